@@ -1,0 +1,31 @@
+# Two commands for a newcomer: `make demo` and `make test`. Both create/reuse .venv and install
+# the pinned, tested versions (constraints.txt) first; nothing else is needed.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.dynkit-installed
+PYTEST_WORKERS ?= 2
+
+.PHONY: install demo test bench docs clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	# torch first, alone: the CPU wheel 2.13.0 then satisfies every torch range below.
+	$(PIP) install -q -c constraints.txt torch==2.13.0
+	$(PIP) install -q -c constraints.txt -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m dynkit.demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) tests
+
+bench: $(STAMP)
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

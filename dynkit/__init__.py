@@ -1,0 +1,37 @@
+"""dynkit: the dynamics of momentum-based neural networks.
+
+Derive continuous limits and adjoints symbolically (:mod:`dynkit.symbolic`), check the papers'
+propositions numerically (:mod:`dynkit.theory`), integrate ODEs with counted function evaluations
+(:mod:`dynkit.solvers`), measure stiffness and NFE (:mod:`dynkit.diagnostics`) and train heavy-ball
+neural ODEs and discrete momentum architectures (:mod:`dynkit.models`, :mod:`dynkit.tasks`).
+"""
+from importlib import import_module as _import_module
+
+from .solvers import (
+    MaxStepsExceeded,
+    NonFiniteState,
+    Solution,
+    SolverError,
+    SolverStats,
+    StepSizeUnderflow,
+    solve,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "solve", "Solution", "SolverStats",
+    "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState",
+    "solvers", "symbolic", "theory", "diagnostics", "models", "tasks",
+]
+
+_LAZY_SUBMODULES = {"symbolic", "theory", "diagnostics", "models", "tasks"}
+
+
+def __getattr__(name: str):
+    # Heavy submodules (sympy, torch models) load on first use: `import dynkit` stays fast.
+    if name in _LAZY_SUBMODULES:
+        module = _import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'dynkit' has no attribute {name!r}")

@@ -1,0 +1,1 @@
+"""NFE counting, stiffness, work-precision and NFE-vs-tolerance sweeps."""

@@ -1,0 +1,1 @@
+"""Torch modules: neural ODE blocks and models, CSAODE, momentum architectures."""

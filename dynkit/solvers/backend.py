@@ -1,0 +1,107 @@
+"""The few array operations the engine needs, for numpy arrays and torch tensors.
+
+The engine never branches on the array library; it asks a :class:`Backend` instead. Step-size
+control reads plain Python floats (one device sync per step); the state arithmetic stays in the
+caller's library so that torch solves remain differentiable by autograd.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+try:  # torch is a hard dependency of dynkit, but the solvers work without it
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+
+class NumpyBackend:
+    name = "numpy"
+
+    def __init__(self, y0: np.ndarray):
+        self.dtype = y0.dtype
+
+    def time(self, t: float):
+        return t
+
+    def lincomb(self, y, ks: Sequence[Any], coeffs: Sequence[float]):
+        """``y + sum_j coeffs[j] * ks[j]`` (``y`` may be None), skipping zero coefficients."""
+        out = y
+        for k, c in zip(ks, coeffs):
+            if c != 0.0:
+                term = k * c
+                out = term if out is None else out + term
+        return out
+
+    def error_norm(self, err, y, y_new, rtol: float, atol) -> float:
+        scale = atol + rtol * np.maximum(np.abs(y), np.abs(y_new))
+        return float(np.sqrt(np.mean(np.square(err / scale)))) if err.size else 0.0
+
+    def rms(self, x, scale) -> float:
+        return float(np.sqrt(np.mean(np.square(x / scale)))) if x.size else 0.0
+
+    def scale(self, y, rtol: float, atol):
+        return atol + rtol * np.abs(y)
+
+    def all_finite(self, x) -> bool:
+        return bool(np.isfinite(x).all())
+
+    def stack(self, xs):
+        return np.stack(xs)
+
+    def output_times(self, t: np.ndarray):
+        return t.astype(self.dtype, copy=False)
+
+
+class TorchBackend:
+    name = "torch"
+
+    def __init__(self, y0):
+        self.dtype = y0.dtype
+        self.device = y0.device
+
+    def time(self, t: float):
+        return torch.tensor(t, dtype=self.dtype, device=self.device)
+
+    def lincomb(self, y, ks, coeffs):
+        out = y
+        for k, c in zip(ks, coeffs):
+            if c != 0.0:
+                # add(alpha=) fuses the scaling; out-of-place keeps autograd's saved tensors intact
+                out = k * c if out is None else torch.add(out, k, alpha=c)
+        return out
+
+    def error_norm(self, err, y, y_new, rtol, atol) -> float:
+        with torch.no_grad():
+            scale = torch.maximum(y.abs(), y_new.abs()).mul_(rtol).add_(atol)
+            if err.numel() == 0:
+                return 0.0
+            return float(torch.linalg.vector_norm(err / scale) / math.sqrt(err.numel()))
+
+    def rms(self, x, scale) -> float:
+        with torch.no_grad():
+            return float(torch.linalg.vector_norm(x / scale) / math.sqrt(x.numel())) if x.numel() else 0.0
+
+    def scale(self, y, rtol, atol):
+        with torch.no_grad():
+            return y.abs() * rtol + atol
+
+    def all_finite(self, x) -> bool:
+        with torch.no_grad():
+            return bool(torch.isfinite(x).all())
+
+    def stack(self, xs):
+        return torch.stack(xs)
+
+    def output_times(self, t: np.ndarray):
+        return torch.as_tensor(t, dtype=self.dtype, device=self.device)
+
+
+def is_torch(x: Any) -> bool:
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def backend_for(y0: Any):
+    return TorchBackend(y0) if is_torch(y0) else NumpyBackend(y0)

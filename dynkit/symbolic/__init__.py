@@ -1,0 +1,1 @@
+"""Symbolic derivations (sympy): continuous limits, adjoints, order conditions, LaTeX."""

@@ -1,0 +1,1 @@
+"""Offline data sets and training loops for the experiments."""
