@@ -31,7 +31,7 @@ class NumpyBackend:
         out = y
         for k, c in zip(ks, coeffs):
             if c != 0.0:
-                term = k * c
+                term = k * float(c)  # a Python float is "weak": float32 states stay float32 (NEP 50)
                 out = term if out is None else out + term
         return out
 
@@ -70,6 +70,7 @@ class TorchBackend:
         for k, c in zip(ks, coeffs):
             if c != 0.0:
                 # add(alpha=) fuses the scaling; out-of-place keeps autograd's saved tensors intact
+                c = float(c)
                 out = k * c if out is None else torch.add(out, k, alpha=c)
         return out
 

@@ -163,6 +163,17 @@ def _dense_polynomial(backend, tableau: RungeKuttaTableau, h: float, y0, ks):
     return interpolate
 
 
+class _LazyAppend:
+    """The stages followed by the end slope, evaluated only when an interpolation needs it."""
+
+    def __init__(self, ks, slope: _Slope):
+        self.ks, self.slope = ks, slope
+
+    def __iter__(self):
+        yield from self.ks
+        yield self.slope.get()
+
+
 def _rk_stages(field, backend, tableau: RungeKuttaTableau, t: float, y, h: float, k1):
     """All stages of one explicit RK step, ``k1 = f(t, y)`` given."""
     ks = [k1]
@@ -308,9 +319,11 @@ def _solve_adaptive(field, backend, rec, stats, tableau, t0, t_end, y0, h, rtol,
         if direction * (t + h - t_end) > 0:
             h = t_end - t
         if abs(h) < 16 * np.spacing(max(abs(t), abs(t + h))):
-            cls = NonFiniteState if nonfinite_last else StepSizeUnderflow
-            why = "f produced NaN/Inf on every trial step" if nonfinite_last else "tolerances unreachable?"
-            raise rec.failure(cls, f"step size {h:.3g} underflowed at t={t:.17g} ({why})", t)
+            if nonfinite_last:
+                raise rec.failure(NonFiniteState, f"f returned NaN/Inf on every trial step beyond t={t:.17g} "
+                                  f"(the step shrank to {h:.3g})", t)
+            raise rec.failure(StepSizeUnderflow, f"step size {h:.3g} underflowed at t={t:.17g} (a singularity, "
+                              f"or rtol/atol too tight for the state's precision?)", t)
         t_new = t_end if direction * (t + h - t_end) >= 0 else t + h
         if tableau.fsal:
             y_new, ks = _fsal_stages(field, backend, tableau, t, y, h, k1, t_new)
@@ -324,7 +337,8 @@ def _solve_adaptive(field, backend, rec, stats, tableau, t0, t_end, y0, h, rtol,
             stats.n_accepted += 1
             slope = _Slope(field, t_new, y_new, ks[-1] if tableau.fsal else None)
             if tableau.p is not None:
-                interp = _dense_polynomial(backend, tableau, h, y, ks)
+                stages = ks if len(tableau.p) == tableau.stages else _LazyAppend(ks, slope)
+                interp = _dense_polynomial(backend, tableau, h, y, stages)
             else:
                 interp = _hermite(backend, h, y, k1, y_new, slope)
             rec.advance(t, t_new, y_new, interp)

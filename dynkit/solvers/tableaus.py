@@ -50,7 +50,8 @@ class RungeKuttaTableau:
         first stage, so a step costs one evaluation less.
     P : sequence or None
         Dense-output matrix: ``y(t + θh) = y + h K^T P [θ, θ², …]``; ``None`` means cubic
-        Hermite interpolation from the step's end values and slopes.
+        Hermite interpolation from the step's end values and slopes. ``P`` may have one row more
+        than there are stages: that row multiplies ``f(t + h, y_new)``, the next step's first stage.
     """
 
     name: str
@@ -76,6 +77,10 @@ class RungeKuttaTableau:
         for i, row in enumerate(self.A):
             if any(row[j] != 0 for j in range(i, s)):
                 raise ValueError(f"tableau {self.name!r}: A must be strictly lower triangular (explicit)")
+        if self.fsal and (tuple(self.A[-1][:-1]) != tuple(self.B[:-1]) or self.B[-1] != 0 or self.C[-1] != 1):
+            raise ValueError(f"tableau {self.name!r}: FSAL needs the last row of A equal to B, B[-1] = 0, C[-1] = 1")
+        if self.P is not None and len(self.P) not in (s, s + 1):
+            raise ValueError(f"tableau {self.name!r}: P needs {s} or {s + 1} rows, got {len(self.P)}")
         set_ = object.__setattr__
         set_(self, "a", _as_array(self.A))
         set_(self, "b", np.array([float(x) for x in self.B]))
@@ -144,7 +149,17 @@ RKF45 = RungeKuttaTableau(
     C=(_0, Fr(1, 4), Fr(3, 8), Fr(12, 13), Fr(1), Fr(1, 2)),
     E=(Fr(25, 216) - Fr(16, 135), _0, Fr(1408, 2565) - Fr(6656, 12825),
        Fr(2197, 4104) - Fr(28561, 56430), Fr(-1, 5) + Fr(9, 50), Fr(-2, 55)),
-    reference="[F] Table III")
+    # A 4th-order, C1 continuous extension from stages 1-5 and f(t + h, y_new): the solution of the
+    # eight order-4 conditions in θ (a one-parameter family in the sixth stage's weight, set to 0 so
+    # that θ = 1 gives B exactly). Derived by dynkit, not taken from the literature.
+    P=((Fr(1), Fr(-19, 8), Fr(239, 108), Fr(-13, 18)),
+       (_0, _0, _0, _0),
+       (_0, Fr(1024, 285), Fr(-2560, 513), Fr(1664, 855)),
+       (_0, Fr(-2197, 456), Fr(24167, 2052), Fr(-2197, 342)),
+       (_0, Fr(21, 10), Fr(-5), Fr(27, 10)),
+       (_0, _0, _0, _0),
+       (_0, Fr(3, 2), Fr(-4), Fr(5, 2))),
+    reference="[F] Table III; dense output derived here")
 
 _DP_B = (Fr(35, 384), _0, Fr(500, 1113), Fr(125, 192), Fr(-2187, 6784), Fr(11, 84), _0)
 _DP_B_HAT = (Fr(5179, 57600), _0, Fr(7571, 16695), Fr(393, 640), Fr(-92097, 339200),
