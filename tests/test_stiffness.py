@@ -202,3 +202,24 @@ def test_for_all_diagonalisable_stiff_linear_systems(slow, fast, angle):
     assert report.is_stiff
     assert report.stiffness_ratio == pytest.approx(fast / slow, rel=1e-5)  # FD of a linear f
     assert report.step_sizes.sum() == pytest.approx(1.0, rel=1e-12)
+
+
+def test_float32_torch_field():
+    stiff_f, _ = mlp_field([1.0, 2000.0])
+    net32 = lambda t, y: stiff_f(t, y.double()).float()  # noqa: E731 - a float32 field
+    report = stiffness_report(net32, torch.tensor([[0.5, -0.3]]), [0.0, 1.0])
+    assert report.is_stiff and report.step_sizes.sum() == pytest.approx(1.0, rel=1e-12)
+
+
+def test_numpy_batch_of_independent_systems():
+    mats = np.stack([STIFF_LINEAR, HARMONIC])
+
+    def f(t, y):  # y: (2, 2), sample b follows its own matrix
+        return np.einsum("bij,bj->bi", mats, y)
+
+    report = stiffness_report(f, np.array([[1.0, 1.0], [1.0, 0.0]]), [0.0, 2.0], batch=True)
+    assert report.eigenvalues.shape == (len(report.times), 2, 2)
+    np.testing.assert_allclose(np.sort(report.eigenvalues[:, 0].real, axis=-1),
+                               np.broadcast_to([-1000.0, -1.0], (len(report.times), 2)), rtol=1e-6)
+    np.testing.assert_allclose(np.abs(report.eigenvalues[:, 1]), 1.0, rtol=1e-6)
+    assert report.is_stiff  # the joint solve is held back by its stiff member

@@ -218,6 +218,14 @@ class _Recorder:
         self.calls.append(_Call(float(t), _to_numpy(y), _to_numpy(out)))
         return out
 
+    def in_dtype(self, dtype):
+        """The recording field for a float64 solve that evaluates ``f`` in ``dtype``."""
+        def call(t, y):
+            out = self.f(t.to(dtype), y.to(dtype))
+            self.calls.append(_Call(float(t), _to_numpy(y), _to_numpy(out)))
+            return out.double()
+        return call
+
 
 def _to_numpy(x) -> np.ndarray:
     if is_torch(x):
@@ -385,7 +393,8 @@ def stiffness_report(
     f : callable
         ``f(t, y) -> dy/dt``, numpy or torch, exactly as for :func:`dynkit.solve`.
     y0 : numpy.ndarray or torch.Tensor
-        Initial state, any shape.
+        Initial state, any shape. A float32 torch state is integrated in float64 (``f`` is still
+        called in float32), because the steps are recovered from the exact stage times.
     t : 1-D array-like
         Output times; the solve runs from ``t[0]`` to ``t[-1]``.
     method : {"dopri5", "rkf45", "bosh3"} or adaptive RungeKuttaTableau
@@ -437,8 +446,15 @@ def stiffness_report(
     recorder = _Recorder(f)
     if is_torch(y0):
         import torch
+        run_f, run_y0 = recorder, y0
+        if y0.dtype != torch.float64:
+            # the replay identifies steps by their stage times, which a float32 time tensor rounds:
+            # integrate in float64 and evaluate f in the caller's dtype
+            dtype = y0.dtype
+            run_y0 = y0.double()
+            run_f = recorder.in_dtype(dtype)
         with torch.no_grad():
-            sol = solve(recorder, y0, t, method=tableau, rtol=rtol, atol=atol, max_steps=max_steps)
+            sol = solve(run_f, run_y0, t, method=tableau, rtol=rtol, atol=atol, max_steps=max_steps)
     else:
         sol = solve(recorder, y0, t, method=tableau, rtol=rtol, atol=atol, max_steps=max_steps)
     steps = _replay(recorder.calls, tableau, sol.stats, batch)
