@@ -33,7 +33,7 @@ References
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -96,7 +96,6 @@ class StiffnessReport:
     reason: str
     n_accepted_steps: int = 0
     longest_run: int = 0
-    extra: dict = field(default_factory=dict, repr=False)
 
     def __bool__(self) -> bool:  # pragma: no cover - guard against `if report:` by mistake
         raise TypeError("use report.is_stiff, not the report itself, as a truth value")
