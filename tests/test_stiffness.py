@@ -223,3 +223,12 @@ def test_numpy_batch_of_independent_systems():
                                np.broadcast_to([-1000.0, -1.0], (len(report.times), 2)), rtol=1e-6)
     np.testing.assert_allclose(np.abs(report.eigenvalues[:, 1]), 1.0, rtol=1e-6)
     assert report.is_stiff  # the joint solve is held back by its stiff member
+
+
+@pytest.mark.parametrize("method", ["dopri5", "rkf45", "bosh3"])
+def test_many_output_times_do_not_confuse_the_step_recovery(method):
+    # dense output between steps may call f at a step's end (Hermite slope); the recovered steps
+    # must still match the solver's counts (else RuntimeError) and tile the interval
+    f, y0, _ = STIFF["stiff_linear"]
+    report = stiffness_report(f, np.array(y0), np.linspace(0.0, 2.0, 57), method=method)
+    assert report.step_sizes.sum() == pytest.approx(2.0, rel=1e-12) and report.is_stiff
