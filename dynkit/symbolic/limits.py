@@ -135,7 +135,7 @@ def nesterov_limit() -> Derivation:
     """Nesterov's method (4) with beta_k = (k-1)/(k+2) -> x'' + (3/t) x' + grad F(x) = 0."""
     s = sp.Symbol("s", positive=True)
     k = sp.Symbol("k", positive=True)
-    tt = sp.Symbol("t", positive=True)
+    tt = t  # one time symbol for the whole module (sympy caches series by symbol)
     grad = sp.Function(r"\nabla F")
     mk1, mk, mkm1, xk = sp.symbols("m^{k+1} m^k m^{k-1} x^k")
     beta = lambda j: (j - 1) / (j + 2)  # noqa: E731  (the NAG schedule)
