@@ -27,6 +27,7 @@ from .adjoint import (Adjoint, ODESystem, adjoint, adjoint_derivation, ghbnode_s
 from .ark import (ark_family, ark_tree_coefficients, coefficients_of, error_constants, satisfies, taylor_conditions,
                   tree_conditions, trees)
 from .derivation import Derivation, Step, equivalent
+from .linear import heavy_ball_block_charpoly, psi_closed_form
 
 _SOURCES = {
     "heavy_ball_limit": _limits.heavy_ball_limit,
@@ -63,4 +64,4 @@ def ark_coefficients() -> dict:
 __all__ = ["DERIVATIONS", "Derivation", "Step", "equivalent", "ODESystem", "Adjoint", "adjoint",
            "adjoint_derivation", "state_block", "vector_function", "hbnode_system", "ghbnode_system",
            "trees", "ark_tree_coefficients", "tree_conditions", "taylor_conditions", "satisfies", "ark_family",
-           "ark_coefficients", "error_constants", "coefficients_of"]
+           "ark_coefficients", "error_constants", "coefficients_of", "heavy_ball_block_charpoly", "psi_closed_form"]

@@ -6,7 +6,8 @@ import sympy as sp
 
 from .derivation import Derivation, Step, equivalent, finish
 
-__all__ = ["psi_eps", "psi_eps_appendix", "eigen_pairing_charpoly", "revnet_jacobian", "psi_closed_form"]
+__all__ = ["psi_eps", "psi_eps_appendix", "eigen_pairing_charpoly", "revnet_jacobian", "psi_closed_form",
+           "heavy_ball_block_charpoly"]
 
 eps = sp.Symbol("varepsilon", positive=True)
 theta = sp.Symbol("theta", real=True)
@@ -105,17 +106,37 @@ def _generic(name, k):
     return sp.Matrix(k, k, lambda i, j: sp.Symbol(f"{name}_{i + 1}{j + 1}"))
 
 
+def heavy_ball_block_charpoly(J, F, gamma, lam=sp.Symbol("lambda")):
+    """``(det(λI - H), ch_JF(λ(λ + γ)))`` for ``H = [[0, J], [F, -γI]]`` (Eq. (59)-(60) of the review).
+
+    Raises
+    ------
+    ValueError
+        If J or F is not a square sympy Matrix, or their sizes differ.
+    """
+    for name, M in (("J", J), ("F", F)):
+        if not isinstance(M, sp.MatrixBase):
+            raise ValueError(f"{name}: expected a sympy Matrix, got {type(M).__name__}")
+        if not M.is_square:
+            raise ValueError(f"{name}: expected a square block, got shape {M.shape}")
+    if J.shape != F.shape:
+        raise ValueError(f"F: expected the shape of J {J.shape}, got {F.shape}")
+    k = J.rows
+    x = sp.Dummy("x")
+    H = sp.BlockMatrix([[sp.zeros(k), J], [F, -gamma * sp.eye(k)]]).as_explicit()
+    chH = sp.expand((lam * sp.eye(2 * k) - H).det(method="berkowitz"))
+    chJF = sp.expand((x * sp.eye(k) - J * F).det(method="berkowitz"))
+    return chH, sp.expand(chJF.subs(x, lam * (lam + gamma)))
+
+
 def eigen_pairing_charpoly(sizes=(1, 2)) -> Derivation:
     """(60)-(62) of the review: ch_H(λ) = ch_JF(λ(λ + γ)) for H = [[0, J], [F, -γI]]; roots pair with sum -γ."""
-    lam, gamma, x, mu = sp.symbols("lambda gamma x mu")
+    lam, gamma, mu = sp.symbols("lambda gamma mu")
     results, stated, steps = [], [], []
     for k in sizes:
-        J, F = _generic("J", k), _generic("F", k)
-        H = sp.BlockMatrix([[sp.zeros(k), J], [F, -gamma * sp.eye(k)]]).as_explicit()
-        chH = sp.expand((lam * sp.eye(2 * k) - H).det(method="berkowitz"))
-        chJF = sp.expand((x * sp.eye(k) - J * F).det(method="berkowitz"))
+        chH, chJF_sub = heavy_ball_block_charpoly(_generic("J", k), _generic("F", k), gamma, lam)
         results.append(chH)
-        stated.append(sp.expand(chJF.subs(x, lam * (lam + gamma))))
+        stated.append(chJF_sub)
         steps.append(Step(rf"Block size n = {k}: $\det(\lambda I - H)$ with generic J, F (compared with "
                           r"$ch_{JF}(\lambda(\lambda+\gamma))$):", sp.factor(chH) if k == 1 else None))
     roots = sp.solve(lam * (lam + gamma) - mu, lam)
