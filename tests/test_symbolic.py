@@ -52,7 +52,7 @@ WRONG = {
     "nesterov_limit": lambda s: sp.Eq(s.lhs - sp.Function("x")(_t()).diff(_t()) / _t(), 0),
     "momentum_rnn_unrolled": lambda s: s + sp.MatrixSymbol("U", *s.shape[:1] * 2) * sp.MatrixSymbol("h_{t-2}", s.shape[0], 1),
     "momentum_attention_unrolled": lambda s: [e * sp.Symbol("beta", positive=True) for e in s[:2]] + [s[2]],
-    "node_adjoint": lambda s: {**s, "rhs": {"h": -s["rhs"]["h"]}},
+    "node_adjoint": lambda s: {**s, "rhs": -s["rhs"]},
     "hbnode_adjoint_second_order": lambda s: {**s, "aT_dot": -s["aT_dot"]},
     "hbnode_adjoint_first_order": lambda s: {"h": s["h"], "m": s["m"].subs(gamma, -gamma)},
     "hbnode_adjoint_time_reversed": lambda s: s.subs(gamma, -gamma),
@@ -60,7 +60,7 @@ WRONG = {
     "ghbnode_adjoint": lambda s: {"h": s["h"].subs(xi, 0), "m": s["m"]},
     "sonode_adjoint": lambda s: {**s, "aT": 2 * s["aT"]},
     "psi_eps": lambda s: [s[0], 0],
-    "psi_eps_appendix": lambda s: [s[0], s[1].replace(sp.cos, sp.cosh), *s[2:]],
+    "psi_eps_appendix": lambda s: [s[0], s[1], s[2].replace(sp.cos, sp.cosh), *s[3:]],
     "eigen_pairing_charpoly": lambda s: [-e for e in s[:-1]] + [s[-1]],  # Eq. (60) as printed (with the minus)
     "revnet_jacobian": lambda s: [s[0].T, *s[1:]],
     "ark3_order_conditions": lambda s: {**s, "solver": [*s["solver"][:-1], s["solver"][-1] + sp.Rational(1, 1000)]},
@@ -172,7 +172,7 @@ def test_tree_combinatorics():
     bushy3, tall4 = ((), ()), ((((),),),)
     assert (tree_density(bushy3), tree_symmetry(bushy3)) == (3, 2)
     assert (tree_density(tall4), tree_symmetry(tall4)) == (24, 1)
-    # Σ_τ |τ|!/(σγ) over trees of order q = 1 (the number of heap-ordered trees / q! normalisation)
+    # Σ_τ q!/(σ(τ)γ(τ)) counts the increasingly labelled rooted trees with q nodes: (q-1)!
     for q in range(1, 7):
         assert sum(sp.Rational(sp.factorial(q), tree_symmetry(t) * tree_density(t)) for t in trees(q)) == \
             sp.factorial(q - 1)
@@ -209,3 +209,21 @@ def test_leading_error_constant_numerically(name, s):
     predicted = consts["scalar"].subs({k: sp.Float(str(v), 50) for k, v in F.items()})
     # the next term is O(h^{p+2}): relative deviation ~ h, far below the tolerance
     assert abs(err / h ** (p + 1) / mpmath.mpf(str(predicted)) - 1) < 1e-5
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.2, 3.0))
+def test_psi_eps_matrix_series_matches_expm(seed, e):
+    """Prop. 4 for matrices: the top-left block of the block-matrix exponential is the stated series."""
+    from scipy.linalg import expm
+    rng = np.random.default_rng(seed)
+    th = rng.normal(size=(2, 2))
+    B = np.block([[np.zeros((2, 2)), np.eye(2)], [th / e, -np.eye(2) / e]])
+    omega = th / e + np.eye(2) / (4 * e ** 2)
+    series, power = np.zeros((2, 2)), np.eye(2)
+    for n in range(40):  # the series converges like 1/(2n)!: 40 terms are exact in float64
+        series += (1 / float(sp.factorial(2 * n)) + 1 / (2 * e * float(sp.factorial(2 * n + 1)))) * power
+        power = power @ omega
+    psi = np.exp(-1 / (2 * e)) * series
+    # both sides are float64 evaluations of the same entire function: agreement to round-off
+    np.testing.assert_allclose(expm(B)[:2, :2], psi, rtol=1e-9, atol=1e-12)

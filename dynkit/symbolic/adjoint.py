@@ -361,8 +361,9 @@ def adjoint_derivation(system: ODESystem, loss=None, stated=None, check_numerica
         steps.append(Step(f"Numerical check against torch autograd at 5 random points: max relative error "
                           f"{err:.2e} ({'passed' if passed else 'FAILED'}, tolerance 1e-10).", None))
         ok = passed if ok is None else (ok and passed)
+    labels = {k: rf"\dot a_{{{k}}}" for k in system.state}
     d = Derivation(name, title, paper, equation, steps, adj.rhs, stated, bool(ok), notes,
-                   {"adjoint": adj, "block_rhs": block_rhs})
+                   {"adjoint": adj, "block_rhs": block_rhs, "labels": labels})
     return d
 
 
@@ -418,9 +419,11 @@ def node_adjoint() -> Derivation:
                            + ("(matches)" if integrand_ok else "(MISMATCH)"), adj.integrand))
     base.steps.append(Step(r"Scalar case: (54) solves the adjoint equation; residual of "
                            r"$\dot a + a\,\partial f/\partial h$ and value at $T$:", [resid, at_T]))
-    base.result = {"rhs": base.result, "integrand": adj.integrand, "eq54": [resid, at_T]}
-    base.stated = {"rhs": stated, "integrand": a * f.jacobian(sp.Matrix(theta)), "eq54": [0, aT]}
+    base.result = {"rhs": base.result["h"], "integrand": adj.integrand, "eq54": [resid, at_T]}
+    base.stated = {"rhs": stated["h"], "integrand": a * f.jacobian(sp.Matrix(theta)), "eq54": [0, aT]}
     base.check_passed = equivalent(base.result, base.stated)
+    base.extra["labels"] = {"rhs": r"\dot a_h", "integrand": r"a\,\partial f/\partial\theta",
+                            "eq54": r"\text{(54): residual, } a(T)"}
     base.notes = ("(54) as written is exact for scalar h, or when the Jacobians at different times commute; "
                   "for general matrices the solution is a time-ordered exponential.")
     return base
@@ -481,7 +484,8 @@ def hbnode_adjoint_second_order() -> Derivation:
                   steps, {"eq26": result, "aT": aT_m, "aT_dot": aT_mdot},
                   {"eq26": stated, "aT": sp.zeros(1, 2), "aT_dot": -dLdh},
                   "The proof works with the adjoint of the velocity, a = a_m = dL/dm (Eqs. (33)-(38)); the "
-                  "proposition's wording 'a = dL/dh' refers to the same quantity only through this proof.")
+                  "proposition's wording 'a = dL/dh' refers to the same quantity only through this proof.",
+                  labels={"eq26": r"\ddot a_m - \gamma\dot a_m", "aT": r"a_m(T)", "aT_dot": r"\dot a_m(T)"})
 
 
 def hbnode_adjoint_time_reversed() -> Derivation:
@@ -527,7 +531,8 @@ def hbnode_remark6() -> Derivation:
              sp.Eq(at.diff(t_sym), at_dot)),
     ]
     return finish("hbnode_remark6", "First-order heavy-ball form of the HBNODE adjoint", "review (000)",
-                  "(47), Remark 6", steps, result, stated)
+                  "(47), Remark 6", steps, result, stated,
+                  labels={"am_dot": r"\dot a_m", "at_dot": r"\dot{\tilde a}_m", "a_h": "a_h"})
 
 
 def ghbnode_adjoint() -> Derivation:
@@ -572,4 +577,5 @@ def sonode_adjoint() -> Derivation:
     ]
     return finish("sonode_adjoint", "Second-order adjoint of SONODE", "review (000)", "(35), (36)", steps,
                   {"eq35": av_ddot, "aT": aT_v, "aT_dot": aT_vdot},
-                  {"eq35": stated, "aT": dL.jacobian(v), "aT_dot": -dL.jacobian(h) - dL.jacobian(v) * Jv})
+                  {"eq35": stated, "aT": dL.jacobian(v), "aT_dot": -dL.jacobian(h) - dL.jacobian(v) * Jv},
+                  labels={"eq35": r"\ddot a_v", "aT": r"a_v(T)", "aT_dot": r"\dot a_v(T)"})

@@ -430,7 +430,9 @@ def _ark_derivation(s: int) -> Derivation:
                   "The coefficients are not printed in the papers; the 'stated' values are those in "
                   "dynkit/solvers/ark.py, and the check asserts they equal the derived member and satisfy "
                   "every condition (scalar, non-autonomous, systems) exactly while failing the next order.",
-                  family=fam, member=member, checks=checks, error_constants=consts)
+                  family=fam, member=member, checks=checks, error_constants=consts,
+                  labels={"member": r"\text{derived member } (" + ", ".join(sp.latex(syms[k]) for k in sorted(member)) + ")",
+                          "solver": r"\text{dk.solvers.ARK%d}" % p, "checks": r"\text{checks}"})
 
 
 def ark3_order_conditions() -> Derivation:

@@ -83,9 +83,17 @@ def equivalent(derived, stated) -> bool:
     return all(_is_zero(x - y) for x, y in zip(a, b))
 
 
-def _latex(obj) -> str:
+def _key_latex(k, labels) -> str:
+    if k in labels:
+        return labels[k]
+    k = str(k)
+    return k if "\\" in k or "_" in k or "{" in k else rf"\text{{{k}}}"
+
+
+def _latex(obj, labels=None) -> str:
+    labels = labels or {}
     if isinstance(obj, dict):
-        return r" \\ ".join(rf"{sp.latex(sp.Symbol(str(k)))} &= {_latex_rhs(v)}" for k, v in obj.items())
+        return r" \\ ".join(rf"{_key_latex(k, labels)} &= {_latex_rhs(v)}" for k, v in obj.items())
     if isinstance(obj, (list, tuple)):
         return r" \\ ".join(_aligned_line(o) for o in obj)
     return _aligned_line(obj)
@@ -147,10 +155,11 @@ class Derivation:
             out.append(rf"{i}. {step.text}")
             if step.expr is not None:
                 out.append(r"$$\begin{aligned}" + _latex(step.expr) + r"\end{aligned}$$")
+        labels = self.extra.get("labels", {})
         out.append("Result:")
-        out.append(r"$$\begin{aligned}" + _latex(self.result) + r"\end{aligned}$$")
+        out.append(r"$$\begin{aligned}" + _latex(self.result, labels) + r"\end{aligned}$$")
         out.append("Stated in the paper:")
-        out.append(r"$$\begin{aligned}" + _latex(self.stated) + r"\end{aligned}$$")
+        out.append(r"$$\begin{aligned}" + _latex(self.stated, labels) + r"\end{aligned}$$")
         out.append(rf"Check (\texttt{{simplify(derived - stated) == 0}}): "
                    rf"{'passed' if self.check_passed else 'FAILED'}.")
         if self.notes:
@@ -164,8 +173,9 @@ class Derivation:
             out.append(f"{i}. {step.text}")
             if step.expr is not None:
                 out.append(r"$$\begin{aligned}" + _latex(step.expr) + r"\end{aligned}$$")
-        out += ["**Result**", r"$$\begin{aligned}" + _latex(self.result) + r"\end{aligned}$$",
-                "**Stated in the paper**", r"$$\begin{aligned}" + _latex(self.stated) + r"\end{aligned}$$",
+        labels = self.extra.get("labels", {})
+        out += ["**Result**", r"$$\begin{aligned}" + _latex(self.result, labels) + r"\end{aligned}$$",
+                "**Stated in the paper**", r"$$\begin{aligned}" + _latex(self.stated, labels) + r"\end{aligned}$$",
                 f"**Check** (`simplify(derived - stated) == 0`): {'passed' if self.check_passed else 'FAILED'}"]
         if self.notes:
             out += ["", f"*Note:* {self.notes}"]

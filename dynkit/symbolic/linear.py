@@ -75,13 +75,16 @@ def psi_eps() -> Derivation:
 
 
 def psi_eps_appendix() -> Derivation:
-    """Appendix A.4: f_ε(θ) = Ψ_ε(εθ - I/(4ε)), G_ε(α) = f_ε(-α²), and Prop. 8 (x(1) = -x0 e^{-1/(2ε)})."""
+    """Appendix A.4: f_ε(θ) = Ψ_ε(εθ - I/(4ε)), F_ε(z) = f_ε(z²), G_ε(α) = f_ε(-α²), and Prop. 8 (x(1) = -x0 e^{-1/(2ε)})."""
     alpha = sp.Symbol("alpha", positive=True)
     psi = psi_closed_form(theta)
     f_eps = sp.simplify(psi.subs(theta, eps * theta - 1 / (4 * eps)))
     u = sp.Symbol("u", positive=True)
     f_stated = _stated_series(u).subs(u, theta)
     f_ok = _same_function(f_eps, f_stated, theta)
+    z = sp.Symbol("z", positive=True)  # F_ε is even and entire; z > 0 fixes the branch of sqrt(z²) = z
+    F_eps = sp.simplify(f_eps.subs(theta, z ** 2))
+    F_stated = sp.exp(-1 / (2 * eps)) * (sp.cosh(z) + sp.sinh(z) / (2 * eps * z))
     G = sp.simplify(sp.expand_complex(f_eps.subs(theta, -alpha ** 2).rewrite(sp.exp)).rewrite(sp.cos))
     G_stated = sp.exp(-1 / (2 * eps)) * (sp.cos(alpha) + sp.sin(alpha) / (2 * eps * alpha))
     # Prop. 8
@@ -94,12 +97,14 @@ def psi_eps_appendix() -> Derivation:
         Step(r"$f_\varepsilon(\theta) = \Psi_\varepsilon(\varepsilon\theta - 1/(4\varepsilon))$ from the closed "
              r"form of $\Psi_\varepsilon$; it equals the series $e^{-1/(2\varepsilon)}\sum(\frac{1}{(2n)!} + "
              r"\frac{1}{2\varepsilon(2n+1)!})\theta^n$: " + ("exact" if f_ok else "MISMATCH"), f_eps),
+        Step(r"$F_\varepsilon(z) = f_\varepsilon(z^2)$ (Lemma 1):", F_eps),
         Step(r"$G_\varepsilon(\alpha) = f_\varepsilon(-\alpha^2)$ (A.4.3):", G),
         Step("Prop. 8: solution of Eq. (14) with x(0) = x_0, x'(0) = 0:", sp.Eq(X(t), sol)),
         Step("at t = 1:", sp.Eq(sp.Symbol("x(1)"), x1)),
     ]
-    return finish("psi_eps_appendix", "f_ε, G_ε and Prop. 8", "Momentum ResNets (003)", "A.4, Prop. 8", steps,
-                  [sp.Integer(int(f_ok)), G, sol, x1], [1, G_stated, sol_stated, -x0 * sp.exp(-1 / (2 * eps))])
+    return finish("psi_eps_appendix", "f_ε, F_ε, G_ε and Prop. 8", "Momentum ResNets (003)", "A.4, Prop. 8", steps,
+                  [sp.Integer(int(f_ok)), F_eps, G, sol, x1],
+                  [1, F_stated, G_stated, sol_stated, -x0 * sp.exp(-1 / (2 * eps))])
 
 
 def _generic(name, k):
