@@ -1,0 +1,500 @@
+"""Linear maps represented by a Momentum ResNet in the continuous limit: Prop. 4 (Psi_eps), Theorems 1
+and 2 (representable maps, lambda_eps) of the Momentum ResNets paper, and the eps -> 0 limit (Culver's
+real-logarithm criterion).
+
+``eps x'' + x' = theta x`` with ``(x(0), x'(0)) = (x0, 0)`` maps ``x0`` to ``Psi_eps(theta) x0`` at ``t = 1``
+(Prop. 4). With ``f_eps(z) = exp(-1/(2 eps)) (cosh(sqrt z) + sinh(sqrt z) / (2 eps sqrt z))`` one has
+``Psi_eps(theta) = f_eps(theta / eps + I / (4 eps**2))`` (appendix A.4); ``f_eps(R) = [lambda_eps, inf)`` with
+``lambda_eps = min_alpha G_eps(alpha)``, ``G_eps(alpha) = exp(-1/(2 eps)) (cos alpha + sin(alpha) / (2 eps alpha))``.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import mpmath
+import numpy as np
+import scipy.linalg
+
+from ..solvers import solve
+from ._core import CheckResult, as_scalar_batch, as_square, combine, verdict
+
+__all__ = ["psi_eps", "psi_eps_series", "psi_eps_ode", "f_eps", "lambda_eps", "lambda_eps_mp",
+           "is_representable", "Representability", "momentum_logarithm", "check_psi_series",
+           "check_lambda_eps", "check_momentum_logarithm", "check_representability"]
+
+_CTX = "Momentum ResNets Prop. 4 / Theorems 1-2"
+
+
+def _eps(eps, *, allow_zero: bool = False) -> np.ndarray:
+    return as_scalar_batch("eps", eps, context=_CTX + (", eps >= 0 (0: first-order model (8))"
+                                                       if allow_zero else ", eps > 0"),
+                           low=0.0, low_open=not allow_zero)
+
+
+# ------------------------------------------------------------------------------------------------
+# Psi_eps three ways
+
+
+def psi_eps_series(theta, eps, *, max_terms: int = 400) -> np.ndarray:
+    """Prop. 4's series ``exp(-1/(2 eps)) sum_n (1/(2n)! + 1/(2 eps (2n+1)!)) (theta/eps + I/(4 eps**2))**n``,
+    summed until the terms are below rounding (batched over leading axes of ``theta``/``eps``).
+
+    Float64 cancellation limits it to moderate ``eps`` (>= ~0.05) and ``||theta|| / eps``; elsewhere use
+    :func:`psi_eps`."""
+    theta = as_square("theta", theta, context=_CTX)
+    e = _eps(eps)
+    d = theta.shape[-1]
+    batch = np.broadcast_shapes(theta.shape[:-2], e.shape)
+    e = np.broadcast_to(e, batch)[..., None, None]
+    X = theta / e + np.eye(d) / (4 * e * e)
+    power = np.broadcast_to(np.eye(d), batch + (d, d)).copy()
+    total = np.zeros(batch + (d, d))
+    fact_even, fact_odd = 1.0, 1.0  # (2n)!, (2n+1)!
+    for n in range(max_terms):
+        if n > 0:
+            power = power @ X
+            fact_even *= (2 * n - 1) * (2 * n)
+            fact_odd *= (2 * n) * (2 * n + 1)
+        term = (1 / fact_even + 1 / (2 * e * fact_odd)) * power
+        total = total + term
+        if n > 2 and np.all(np.abs(term) <= 1e-18 * (1 + np.abs(total))):
+            break
+    return np.exp(-1 / (2 * e)) * total
+
+
+def psi_eps(theta, eps) -> np.ndarray:
+    """``Psi_eps(theta)`` as the top-left block of ``expm([[0, I], [theta/eps, -I/eps]])`` (appendix A.3)."""
+    theta = as_square("theta", theta, context=_CTX)
+    e = _eps(eps)
+    d = theta.shape[-1]
+    batch = np.broadcast_shapes(theta.shape[:-2], e.shape)
+    e = np.broadcast_to(e, batch)[..., None, None]
+    big = np.zeros(batch + (2 * d, 2 * d))
+    big[..., :d, d:] = np.eye(d)
+    big[..., d:, :d] = theta / e
+    big[..., d:, d:] = -np.eye(d) / e
+    return scipy.linalg.expm(big)[..., :d, :d]
+
+
+def psi_eps_ode(theta, eps, *, rtol: float = 1e-10, atol: float = 1e-12) -> np.ndarray:
+    """``Psi_eps(theta)``: solve ``eps X'' + X' = theta X``, ``X(0) = I``, ``X'(0) = 0`` to ``t = 1`` with
+    :func:`dynkit.solve` (dopri5), all columns and the whole batch in one solve."""
+    theta = as_square("theta", theta, context=_CTX)
+    e = _eps(eps)
+    d = theta.shape[-1]
+    batch = np.broadcast_shapes(theta.shape[:-2], e.shape)
+    th = np.broadcast_to(theta, batch + (d, d))
+    e = np.broadcast_to(e, batch)[..., None, None]
+    y0 = np.zeros(batch + (2, d, d))
+    y0[..., 0, :, :] = np.eye(d)
+
+    def field(t, y):
+        x, v = y[..., 0, :, :], y[..., 1, :, :]
+        return np.stack([v, (th @ x - v) / e], axis=-3)
+
+    sol = solve(field, y0, np.array([0.0, 1.0]), method="dopri5", rtol=rtol, atol=atol)
+    return np.asarray(sol.ys[-1][..., 0, :, :])
+
+
+def f_eps(z, eps) -> np.ndarray:
+    """Scalar ``f_eps(z) = exp(-1/(2 eps)) (cosh w + sinh(w) / (2 eps w))``, ``w = sqrt(z)`` (complex ok)."""
+    z = np.asarray(z, dtype=complex)
+    c = 1 / (2 * np.asarray(eps, dtype=float))
+    w = np.sqrt(z)
+    sinhc = np.where(np.abs(w) > 1e-8, np.sinh(w) / np.where(w == 0, 1, w), 1 + z / 6)
+    return np.exp(-c) * (np.cosh(w) + c * sinhc)
+
+
+# ------------------------------------------------------------------------------------------------
+# lambda_eps
+
+
+def _g(alpha, c):
+    return np.cos(alpha) + c * np.sin(alpha) / alpha
+
+
+def _g1(alpha, c):
+    return -np.sin(alpha) + c * (alpha * np.cos(alpha) - np.sin(alpha)) / alpha ** 2
+
+
+def _g2(alpha, c):
+    return -np.cos(alpha) + c * (-alpha ** 2 * np.sin(alpha) - 2 * alpha * np.cos(alpha)
+                                 + 2 * np.sin(alpha)) / alpha ** 3
+
+
+def _lambda_eps_with_argmin(eps: np.ndarray, n_grid: int = 4000) -> tuple[np.ndarray, np.ndarray]:
+    """Global minimum of G_eps and its argmin, vectorised over eps.
+
+    Why it is the global minimum: |cos a + c sin(a)/a| <= sqrt(1 + c**2/a**2) (Cauchy-Schwarz), and the
+    minimum m < -1 (G'(pi) = -c/pi < 0 after G(pi) = -1), so no alpha beyond
+    ``alpha_max = c / sqrt(m**2 - 1)`` can go below m. We scan (0, max(4 pi, alpha_max)] densely, then
+    polish the best grid point with Newton on G'.
+    """
+    c = 1 / (2 * eps)
+    u = (np.arange(1, n_grid + 1) / n_grid)
+    first = 4 * np.pi * u
+    m0 = _g(first[None, :], c[..., None]).min(axis=-1)
+    alpha_max = np.maximum(4 * np.pi, c / np.sqrt(np.maximum(m0 * m0 - 1, 1e-300)))
+    alpha_max = np.minimum(alpha_max, 1e6)
+    grid = alpha_max[..., None] * u
+    values = _g(grid, c[..., None])
+    k = values.argmin(axis=-1)
+    alpha = np.take_along_axis(grid, k[..., None], -1)[..., 0]
+    for _ in range(30):  # Newton on G' (quadratic convergence from a grid point within a spacing)
+        step = _g1(alpha, c) / _g2(alpha, c)
+        alpha = alpha - np.clip(step, -0.1, 0.1)
+    best = np.minimum(_g(alpha, c), values.min(axis=-1))
+    return np.exp(-c) * best, alpha
+
+
+@functools.lru_cache(maxsize=4096)
+def _lambda_scalar(eps: float) -> tuple[float, float]:
+    """(lambda_eps, argmin) for one eps, cached: Theorem 1/2 decisions ask for it repeatedly."""
+    value, alpha = _lambda_eps_with_argmin(np.array([eps]))
+    return float(value[0]), float(alpha[0])
+
+
+def lambda_eps(eps):
+    """``lambda_eps = min_alpha G_eps(alpha)`` (Theorem 1 of the Momentum ResNets paper): the lower end of
+    ``Psi_eps(R) = [lambda_eps, inf)``.
+
+    Vectorised float64: the global minimum is certified by an envelope bound (see
+    :func:`_lambda_eps_with_argmin`) and polished by Newton; it agrees with the 30-digit mpmath value
+    (:func:`lambda_eps_mp`) to ~1e-15 relative for eps in [1e-2, 1e3]. Returns a float for scalar input.
+    """
+    e = _eps(eps)
+    if e.ndim == 0:
+        return _lambda_scalar(float(e))[0]
+    return _lambda_eps_with_argmin(e.reshape(-1))[0].reshape(e.shape)
+
+
+def lambda_eps_mp(eps: float, dps: int = 30, *, alpha0: float | None = None) -> mpmath.mpf:
+    """``lambda_eps`` to ``dps`` digits with mpmath: Newton on G' from the float64 argmin (which locates
+    the right lobe: the global one), or from ``alpha0`` when given."""
+    e = float(_eps(eps))
+    alpha0 = _lambda_scalar(e)[1] if alpha0 is None else float(alpha0)
+    with mpmath.workdps(dps + 10):
+        c = 1 / (2 * mpmath.mpf(e))
+        g = lambda a: mpmath.cos(a) + c * mpmath.sin(a) / a  # noqa: E731
+        dg = lambda a: -mpmath.sin(a) + c * (a * mpmath.cos(a) - mpmath.sin(a)) / a ** 2  # noqa: E731
+        alpha = mpmath.findroot(dg, mpmath.mpf(alpha0))
+        value = mpmath.exp(-c) * g(alpha)
+    return +value
+
+
+# ------------------------------------------------------------------------------------------------
+# Theorems 1 / 2: representability
+
+
+@dataclass(frozen=True)
+class Representability:
+    """Decision of :func:`is_representable`: ``representable`` is True, False, or None where Theorem 2
+    leaves the case open (Jordan blocks of size >= 2 at exactly ``lambda_eps`` occurring an odd number of
+    times). ``reason`` says which condition decided; ``blocks`` maps each real eigenvalue below the
+    threshold to its Jordan block sizes."""
+
+    representable: bool | None
+    reason: str
+    theorem: str
+    threshold: float
+    blocks: dict = field(default_factory=dict)
+
+    def __bool__(self) -> bool:  # pragma: no cover - convenience; None counts as False
+        return bool(self.representable)
+
+
+# clustering of computed eigenvalues: a Jordan block of size s perturbs them by ~eps**(1/s) * ||D||;
+# 1e-5 groups blocks up to size 3 in float64 while keeping distinct eigenvalues of test matrices apart.
+CLUSTER_TOL = 1e-5
+
+
+def _jordan_block_sizes(D: np.ndarray, lam: float, mult: int) -> list[int]:
+    """Sizes of the Jordan blocks of the real matrix D at real eigenvalue lam (algebraic multiplicity
+    mult), from the numerical ranks of (D - lam I)^k."""
+    n = D.shape[-1]
+    N = D - lam * np.eye(n)
+    scale = max(1.0, np.linalg.norm(D, 2))
+    ranks = [n]
+    P = np.eye(n)
+    for k in range(1, mult + 1):
+        P = P @ N
+        s = np.linalg.svd(P, compute_uv=False)
+        ranks.append(int(np.sum(s > 1e-7 * n * scale ** k)))
+    ranks.append(ranks[-1])
+    sizes = []
+    for s in range(1, mult + 1):
+        exact = (ranks[s - 1] - ranks[s]) - (ranks[s] - ranks[s + 1])
+        sizes += [s] * max(exact, 0)
+    return sizes
+
+
+def _real_clusters(eig: np.ndarray, scale: float) -> list[tuple[float, int]]:
+    tol = CLUSTER_TOL * scale
+    real = np.sort(eig[np.abs(eig.imag) <= tol].real)
+    clusters: list[list[float]] = []
+    for x in real:
+        if clusters and x - clusters[-1][-1] <= tol:
+            clusters[-1].append(x)
+        else:
+            clusters.append([x])
+    return [(float(np.mean(c)), len(c)) for c in clusters]
+
+
+def is_representable(D, eps) -> Representability:
+    """Whether the real matrix ``D`` is ``Psi_eps(theta)`` for some real ``theta`` (Theorem 1 for
+    diagonalisable D, Theorem 2 with Jordan blocks). ``eps = 0`` is the first-order model (8): Culver's
+    criterion (D non-singular, every Jordan block at a negative eigenvalue occurring an even number of
+    times).
+
+    Numerical: eigenvalues within ``CLUSTER_TOL * max(1, ||D||)`` are one eigenvalue, and an eigenvalue
+    within that distance of ``lambda_eps`` counts as equal to it.
+    """
+    D = as_square("D", D, context=_CTX)
+    if D.ndim != 2:
+        raise ValueError(f"D must be one square matrix (n, n) ({_CTX}); got shape {D.shape}")
+    e = float(_eps(eps, allow_zero=True))
+    n = D.shape[-1]
+    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    eig = np.linalg.eigvals(D)
+    if e == 0:
+        theorem, threshold = "Culver (1966), eps = 0", 0.0
+        if np.min(np.abs(eig)) <= CLUSTER_TOL * scale:
+            return Representability(False, "D is singular: exp(theta) is always invertible", theorem, 0.0)
+    else:
+        theorem, threshold = "Theorem 1/2 (Momentum ResNets)", lambda_eps(e)
+    tol = CLUSTER_TOL * scale
+    blocks = {}
+    undecided = []
+    for lam, mult in _real_clusters(eig, scale):
+        if lam >= threshold + tol:
+            continue
+        sizes = _jordan_block_sizes(D, lam, mult)
+        blocks[lam] = sizes
+        odd = sorted({s for s in sizes if sizes.count(s) % 2 == 1})
+        if not odd:
+            continue
+        at_threshold = abs(lam - threshold) <= tol and e > 0
+        if not at_threshold:
+            return Representability(
+                False, f"real eigenvalue {lam:.6g} < {'lambda_eps' if e else 'threshold 0'} = {threshold:.6g} "
+                f"has Jordan blocks of "
+                f"size(s) {odd} occurring an odd number of times", theorem, threshold, blocks)
+        if any(s > 1 for s in odd):
+            undecided.append(lam)
+    if undecided:
+        return Representability(
+            None, f"eigenvalue {undecided[0]:.6g} = lambda_eps has an odd number of Jordan blocks of a "
+            f"size >= 2: Theorem 2 decides neither way", theorem, threshold, blocks)
+    what = "non-singular and " if e == 0 else ""
+    return Representability(True, f"{what}every real eigenvalue below {threshold:.6g} has its Jordan "
+                            f"blocks in pairs", theorem, threshold, blocks)
+
+
+# ------------------------------------------------------------------------------------------------
+# constructing theta (Theorem 1's sufficiency proof, eigenvalue by eigenvalue)
+
+
+def _f_inverse(y: np.ndarray, eps: float, threshold: float) -> np.ndarray:
+    """z with f_eps(z) = y: real z for real y >= lambda_eps (monotone branch), non-real z otherwise
+    (Newton on w = sqrt(z) from w0 = arccosh(y e^c)). Raises if Newton does not converge."""
+    c = 1 / (2 * eps)
+    y = np.asarray(y, dtype=complex)
+    z = np.empty_like(y)
+    real = (np.abs(y.imag) <= 1e-12 * (1 + np.abs(y))) & (y.real >= threshold)
+    if np.any(real):
+        yr = y.real[real]
+        f0 = np.exp(-c) * (1 + c)
+        alpha_star = _lambda_scalar(float(eps))[1]
+        # x >= 0: bisection on w = sqrt(x) in [0, w_hi];  x < 0: bisection on alpha in [0, alpha*]
+        pos = yr >= f0
+        lo = np.zeros_like(yr)
+        hi = np.where(pos, 1.0, alpha_star)
+        fpos = lambda w: np.exp(-c) * (np.cosh(w) + c * np.sinh(w) / np.where(w == 0, 1, w))  # noqa
+        while np.any(pos & (fpos(hi) < yr)):
+            hi = np.where(pos & (fpos(hi) < yr), 2 * hi, hi)
+        for _ in range(64):  # interval <= 2^k: 64 halvings reach float64 resolution
+            mid = (lo + hi) / 2
+            val = np.where(pos, fpos(mid), np.exp(-c) * _g(np.where(mid == 0, 1e-300, mid), c))
+            go_up = np.where(pos, val < yr, val > yr)
+            lo, hi = np.where(go_up, mid, lo), np.where(go_up, hi, mid)
+        w = (lo + hi) / 2
+        z[real] = np.where(pos, w * w, -w * w)
+    other = ~real
+    if np.any(other):
+        target = y[other] * np.exp(c)
+        w = np.arccosh(target)
+        w = np.where(np.abs(w.imag) < 1e-3, w + 0.5j, w)  # off the real/imaginary axes
+        for _ in range(100):
+            F = np.cosh(w) + c * np.sinh(w) / w - target
+            dF = np.sinh(w) + c * (w * np.cosh(w) - np.sinh(w)) / (w * w)
+            step = F / dF
+            w = w - step * np.minimum(1, 1 / np.maximum(np.abs(step), 1e-300))
+        F = np.cosh(w) + c * np.sinh(w) / w - target
+        if np.any(np.abs(F) > 1e-9 * (1 + np.abs(target))):
+            raise ValueError(f"momentum_logarithm: Newton did not converge for eigenvalue(s) "
+                             f"{y[other][np.abs(F) > 1e-9 * (1 + np.abs(target))]} (eps={eps})")
+        z[other] = w * w
+    return z
+
+
+def momentum_logarithm(D, eps) -> np.ndarray:
+    """A real ``theta`` with ``Psi_eps(theta) = D`` (Theorem 1's construction), for a real matrix D that is
+    diagonalisable over C and representable (:func:`is_representable`).
+
+    ``f_eps`` is inverted eigenvalue by eigenvalue: a real root on the monotone branch for real
+    eigenvalues >= lambda_eps, conjugate roots for conjugate pairs, and for each pair of equal real
+    eigenvalues below lambda_eps the pair ``z, conj(z)`` on eigenvectors ``u1 +- i u2``, so that
+    ``X = V Z V^-1`` is real; then ``theta = eps X - I / (4 eps)``.
+
+    Raises ValueError when D is not representable or not diagonalisable (the Jordan-block construction
+    of Theorem 2 is not implemented).
+    """
+    D = as_square("D", D, context=_CTX)
+    e = float(_eps(eps))
+    decision = is_representable(D, e)
+    if decision.representable is not True:
+        raise ValueError(f"D is not representable by eps x'' + x' = theta x with eps={e:g} "
+                         f"({decision.theorem}): {decision.reason}")
+    n = D.shape[-1]
+    threshold = decision.threshold
+    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    tol = CLUSTER_TOL * scale
+    eigval, eigvec = np.linalg.eig(D)
+    columns, values = [], []
+    used = np.zeros(n, dtype=bool)
+    # real eigenvalues below threshold: real orthonormal basis of each eigenspace, paired
+    for lam, mult in _real_clusters(eigval, scale):
+        members = (np.abs(eigval.imag) <= tol) & (np.abs(eigval.real - lam) <= tol) & ~used
+        if lam >= threshold + tol or abs(lam - threshold) <= tol:
+            continue
+        if any(s > 1 for s in decision.blocks.get(lam, [1])):
+            raise ValueError(f"momentum_logarithm constructs theta for diagonalisable D (Theorem 1); D has "
+                             f"a Jordan block of size > 1 at {lam:.6g}")
+        _, sv, vh = np.linalg.svd(D - lam * np.eye(n))
+        basis = vh[sv <= 1e-7 * n * scale].T  # absolute threshold: D - lam I may be ~0 (D = lam I)
+        if basis.shape[1] != mult or mult % 2:
+            raise ValueError(f"momentum_logarithm: eigenspace of {lam:.6g} has dimension "
+                             f"{basis.shape[1]} for multiplicity {mult}; D is not diagonalisable")
+        zval = _f_inverse(np.array([lam]), e, threshold)[0]
+        for i in range(0, mult, 2):
+            columns += [basis[:, i] + 1j * basis[:, i + 1], basis[:, i] - 1j * basis[:, i + 1]]
+            values += [zval, np.conj(zval)]
+        used |= members
+    rest = np.flatnonzero(~used)
+    upper = rest[eigval[rest].imag > tol]
+    real_rest = rest[np.abs(eigval[rest].imag) <= tol]
+    z_upper = _f_inverse(eigval[upper], e, threshold)
+    z_real = _f_inverse(eigval[real_rest].real.astype(complex), e, threshold)
+    for idx, zv in zip(upper, z_upper):
+        partner = rest[np.argmin(np.abs(eigval[rest] - np.conj(eigval[idx])))]
+        columns += [eigvec[:, idx], eigvec[:, partner]]
+        values += [zv, np.conj(zv)]
+    for idx, zv in zip(real_rest, z_real):
+        columns.append(eigvec[:, idx].real.astype(complex))
+        values.append(zv.real + 0j)
+    V = np.stack(columns, axis=1)
+    if V.shape != (n, n):
+        raise ValueError(f"momentum_logarithm: could not match eigenvectors ({V.shape[1]} for n={n})")
+    X = V @ np.diag(values) @ np.linalg.inv(V)
+    return e * X.real - np.eye(n) / (4 * e)
+
+
+# ------------------------------------------------------------------------------------------------
+# checks
+
+# Series vs expm: both float64, the series loses ~log10(cond) digits to cancellation for eps ~ 0.1;
+# 1e-8 relative to (1 + ||Psi||) is safe for eps >= 0.1, ||theta|| <= 3.
+PSI_TOL = 1e-8
+# dopri5 at rtol 1e-10 / atol 1e-12 over t in [0, 1]: global error well below 1e-7.
+PSI_ODE_TOL = 1e-7
+
+
+def check_psi_series(theta, eps) -> CheckResult:
+    """Prop. 4: the series Psi_eps(theta) equals x(1) of ``eps x'' + x' = theta x``, ``x'(0) = 0``, from the
+    block-matrix exponential and from :func:`dynkit.solve` (scalar or matrix, symmetric or not)."""
+    theta = as_square("theta", theta, context=_CTX)
+    e = _eps(eps)
+    series = psi_eps_series(theta, e)
+    exact = psi_eps(theta, e)
+    ode = psi_eps_ode(theta, e)
+    scale = 1 + np.abs(exact).max(axis=(-1, -2))
+    batch = exact.shape[:-2]
+    instances = dict(theta=np.broadcast_to(theta, exact.shape), eps=np.broadcast_to(e, batch))
+    return combine("psi_series", [
+        verdict("psi_series.expm", np.abs(series - exact).max(axis=(-1, -2)) / scale, PSI_TOL,
+                instances, "series vs block-matrix exponential (relative)"),
+        verdict("psi_series.ode", np.abs(series - ode).max(axis=(-1, -2)) / scale, PSI_ODE_TOL,
+                instances, "series vs dk.solve(dopri5) of eps x'' + x' = theta x (relative)"),
+    ])
+
+
+def check_lambda_eps(eps, *, dps: int = 30) -> CheckResult:
+    """Theorem 1's ``lambda_eps``: (i) float value = 30-digit mpmath value (relative 1e-13); (ii) it is the
+    global minimum: a 10x finer offset grid of G_eps never goes below it; (iii) the range
+    ``f_eps(R) = [lambda_eps, inf)``: f_eps on a wide real grid stays >= lambda_eps, attains it, and grows past
+    ``1/lambda``-sized targets; (iv) across the given eps (sorted), lambda_eps is non-increasing."""
+    e = np.atleast_1d(_eps(eps)).reshape(-1)
+    lam, alpha = _lambda_eps_with_argmin(e)
+    mp = np.array([float(lambda_eps_mp(x, dps, alpha0=a)) for x, a in zip(e, alpha)])
+    rel_mp = np.abs(lam - mp) / np.abs(mp)
+    c = 1 / (2 * e)
+    u = (np.arange(1, 10001) + 0.37) / 10000  # offset from the search grid, 2.5x finer
+    span = np.maximum(8 * np.pi, 4 * alpha)
+    fine = np.exp(-c[:, None]) * _g(span[:, None] * u, c[:, None])
+    below = np.maximum(lam - fine.min(axis=1), 0) / np.abs(lam)
+    # range on the real line: x = -alpha^2 side is G, x >= 0 side is increasing and unbounded
+    # sqrt(x) up to c + 20: there f_eps >= e^{-c} cosh(c + 20) / 1 > e^{19}, i.e. unbounded in practice
+    x_pos = (c[:, None] + 20) ** 2 * np.linspace(0, 1, 2001) ** 2
+    f_pos = f_eps(x_pos, e[:, None]).real
+    range_gap = (np.maximum(lam[:, None] - f_pos, 0).max(axis=1)
+                 + np.maximum(1e8 - f_pos[:, -1], 0))
+    order = np.argsort(e)
+    increases = np.maximum(np.diff(lam[order]), 0)
+    monotone = np.zeros_like(e)
+    monotone[order[1:]] = increases / np.abs(lam[order[1:]])
+    instances = dict(eps=e)
+    return combine("lambda_eps", [
+        verdict("lambda_eps.mpmath", rel_mp, 1e-13, instances, f"float64 vs {dps}-digit mpmath (relative)"),
+        verdict("lambda_eps.global_min", below, 1e-12, instances,
+                "finer grid of G_eps below lambda_eps (relative)"),
+        verdict("lambda_eps.range", range_gap, 1e-12, instances, "f_eps(R) = [lambda_eps, inf) on a grid"),
+        verdict("lambda_eps.monotone", monotone, 1e-12, instances,
+                "lambda_eps non-increasing in eps (relative increase)"),
+    ])
+
+
+def check_momentum_logarithm(D, eps) -> CheckResult:
+    """Theorem 1 (sufficiency): for representable diagonalisable D, :func:`momentum_logarithm` returns a
+    real theta with ``Psi_eps(theta) = D`` (checked with the block exponential). Tolerance scales with the
+    eigenvector condition number of D (the construction's forward error)."""
+    D = as_square("D", D, context=_CTX)
+    e = np.broadcast_to(_eps(eps), D.shape[:-2])
+    flatD = D.reshape((-1,) + D.shape[-2:])
+    flate = e.reshape(-1)
+    residual = np.empty(len(flatD))
+    tolerance = np.empty(len(flatD))
+    thetas = np.empty_like(flatD)
+    for i, (Di, ei) in enumerate(zip(flatD, flate)):
+        theta = momentum_logarithm(Di, ei)
+        thetas[i] = theta
+        residual[i] = np.abs(psi_eps(theta, ei) - Di).max() / (1 + np.abs(Di).max())
+        tolerance[i] = 1e-9 * np.linalg.cond(np.linalg.eig(Di)[1])
+    tol = float(max(1e-9, np.max(tolerance)))
+    return verdict("momentum_logarithm", residual.reshape(D.shape[:-2]), tol, dict(D=D, eps=e, theta=thetas.reshape(D.shape)),
+        "||Psi_eps(theta) - D|| / (1 + ||D||) for theta = momentum_logarithm(D, eps)")
+
+
+def check_representability(D, eps, expected) -> CheckResult:
+    """``is_representable(D, eps)`` agrees with the known answer ``expected`` (bool per instance), e.g. D
+    built with a chosen multiset of eigenvalues below lambda_eps; residual 1 per disagreement."""
+    D = as_square("D", D, context=_CTX)
+    batch = D.shape[:-2]
+    e = np.broadcast_to(_eps(eps, allow_zero=True), batch)
+    exp = np.broadcast_to(np.asarray(expected, dtype=bool), batch)
+    got = np.array([is_representable(Di, ei).representable for Di, ei in
+                    zip(D.reshape((-1,) + D.shape[-2:]), e.reshape(-1))], dtype=object).reshape(batch)
+    wrong = np.array([g is None or bool(g) != bool(x) for g, x in zip(got.reshape(-1), exp.reshape(-1))],
+                     dtype=float)
+    return verdict("representability", wrong.reshape(batch), 0.0, dict(D=D, eps=e, expected=exp),
+                   "is_representable disagrees with the known answer (1 = disagreement)")
