@@ -113,6 +113,34 @@ def test_revnet_instability_detects_a_contracting_jacobian(monkeypatch):
     assert not result.details["parts"]["revnet_instability.unstable"].holds
 
 
+def _spd_unit(rng, count, n):
+    q = np.linalg.qr(rng.standard_normal((count, n, n)))[0]
+    S = (q * rng.uniform(0.2, 1.0, (count, 1, n))) @ np.swapaxes(q, -1, -2)
+    return (S + np.swapaxes(S, -1, -2)) / 2
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=seeds, n=sizes, gamma=st.floats(0.0, 0.9))
+def test_fixed_point_iterations_revnet_diverges_momentum_converges(seed, n, gamma):
+    rng = np.random.default_rng(seed)
+    A, B = random_matrices(rng, 3, n, log10_cond=2), random_matrices(rng, 3, n, log10_cond=2)
+    assert dk.theory.check_fixed_point_iterations(A, B, _spd_unit(rng, 3, n), gamma).holds
+
+
+def test_fixed_point_iterations_detect_planted_behaviour(monkeypatch):
+    rng = np.random.default_rng(2)
+    A, B, S = random_matrices(rng, 2, 3, log10_cond=1), random_matrices(rng, 2, 3, log10_cond=1), _spd_unit(rng, 2, 3)
+    # gamma = 1 is outside the hypothesis gamma < 1 (the symplectic RevNet limit): rejected up front
+    with pytest.raises(ValueError, match="gamma"):
+        dk.theory.check_fixed_point_iterations(A, B, S, 1.0)
+    with pytest.raises(ValueError, match="eigenvalues in"):
+        dk.theory.check_fixed_point_iterations(A, B, 3 * S, 0.5)
+    contraction = lambda A, B: 0.5 * np.eye(2 * A.shape[-1]) * np.ones(A.shape[:-2] + (1, 1))  # noqa: E731
+    monkeypatch.setattr(spectra, "revnet_jacobian", contraction)
+    result = dk.theory.check_fixed_point_iterations(A, B, S, 0.5)
+    assert not result.holds and not result.details["parts"]["fixed_point_iterations.revnet"].holds
+
+
 def test_revnet_singular_is_rejected():
     A = np.diag([1.0, 0.0])
     with pytest.raises(ValueError, match="A must be invertible"):

@@ -28,13 +28,13 @@ from .representation import (Representability, check_lambda_eps, check_momentum_
                              psi_eps_series)
 from .rnn import (check_inverse_activation_slope, check_momentum_jacobian_product, check_momentum_rnn,
                   check_rnn_jacobian)
-from .spectra import (check_eigen_pairing, check_revnet_continuous, check_revnet_instability,
-                      pairing_roots, revnet_jacobian)
+from .spectra import (check_eigen_pairing, check_fixed_point_iterations, check_revnet_continuous,
+                      check_revnet_instability, momentum_jacobian, pairing_roots, revnet_jacobian)
 
 __all__ = [
     "CheckResult", "Claim", "ClaimRow", "ClaimTable", "CLAIMS", "run_all",
     "check_eigen_pairing", "pairing_roots", "check_revnet_instability", "check_revnet_continuous",
-    "revnet_jacobian", "check_adjoint_norm", "hbnode_jacobian",
+    "revnet_jacobian", "check_fixed_point_iterations", "momentum_jacobian", "check_adjoint_norm", "hbnode_jacobian",
     "check_momentum_rnn", "check_rnn_jacobian", "check_momentum_jacobian_product",
     "check_inverse_activation_slope",
     "check_heavy_ball_rate", "check_gradient_ratio_limit", "heavy_ball_radius", "optimal_momentum",

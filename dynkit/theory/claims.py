@@ -113,13 +113,17 @@ def _attention(n_inst: int, rng: np.random.Generator) -> CheckResult:
 
 
 def _revnet(n_inst: int, rng: np.random.Generator) -> CheckResult:
-    disc, cont = [], []
+    disc, cont, dyn = [], [], []
     for n, count in split_by_size(n_inst, rng):
         A = random_matrices(rng, count, n, log10_cond=4, scale=10 ** rng.uniform(-1, 1))
         B = random_matrices(rng, count, n, log10_cond=4, scale=10 ** rng.uniform(-1, 1))
         disc.append(spectra.check_revnet_instability(A, B))
         cont.append(spectra.check_revnet_continuous(A, B))
-    return _parts("revnet_instability", [disc, cont])
+        q = np.linalg.qr(rng.standard_normal((count, n, n)))[0]
+        S = (q * rng.uniform(0.2, 1.0, (count, 1, n))) @ np.swapaxes(q, -1, -2)
+        dyn.append(spectra.check_fixed_point_iterations(A, B, (S + np.swapaxes(S, -1, -2)) / 2,
+                                                        rng.uniform(0, 0.9), seed=int(rng.integers(2**31))))
+    return _parts("revnet_instability", [disc, cont, dyn])
 
 
 def _psi(n_inst: int, rng: np.random.Generator) -> CheckResult:
@@ -277,8 +281,9 @@ _SPECS = [
      "0 <= beta < 1, gamma > 0, positive feature map elu + 1.", _attention),
     ("revnet_instability", "Momentum ResNets (003)", "Prop. 1 and remark",
      "J(A, B) = [[I, A], [B, I + BA]] has an eigenvalue |lam| >= 1, lam != 1, each solving "
-     "lam^2 - (2 + mu) lam + 1 = 0, mu in Sp(AB); [[0, A], [B, 0]] has eigenvalues +-sqrt(Sp(AB)).",
-     "A and B invertible.", _revnet),
+     "lam^2 - (2 + mu) lam + 1 = 0, mu in Sp(AB); [[0, A], [B, 0]] has eigenvalues +-sqrt(Sp(AB)); "
+     "linearised RevNet iterations do not converge while Momentum ResNet ones (gamma < 1) can.",
+     "A and B invertible; for convergence f'(x*) = -S, S SPD with Sp(S) in (0, 1].", _revnet),
     ("psi_series", "Momentum ResNets (003)", "Prop. 4",
      "The series Psi_eps(theta) equals x(1) of eps x'' + x' = theta x, x'(0) = 0, from the block-matrix "
      "exponential and from dk.solve.",

@@ -18,7 +18,8 @@ import numpy as np
 from ._core import CheckResult, as_scalar_batch, as_square, as_real_array, combine, verdict, worst_sv
 
 __all__ = ["check_eigen_pairing", "pairing_roots", "check_revnet_instability",
-           "check_revnet_continuous", "revnet_jacobian"]
+           "check_revnet_continuous", "revnet_jacobian", "check_fixed_point_iterations",
+           "momentum_jacobian"]
 
 # Backward errors are a few ulps times n for a backward-stable eigen/SVD; 1e-9 leaves room for
 # n <= 12 and for the roots' own rounding when |mu| is large.
@@ -265,4 +266,67 @@ def check_revnet_continuous(A, B) -> CheckResult:
                 "+-sqrt(mu), mu in Sp(AB), are eigenvalues of [[0,A],[B,0]] (backward error)"),
         verdict("revnet_continuous.not_stable", shortfall, BACKWARD_TOL, instances,
                 "not all eigenvalues have Re < 0 (shortfall -max Re / (1+||K||))"),
+    ])
+
+
+# ------------------------------------------------------------------------------------------------
+# the dynamical consequence of Prop. 1: iterating near a fixed point
+
+def momentum_jacobian(A, gamma) -> np.ndarray:
+    """Jacobian at a fixed point of the tied-weight Momentum ResNet (2) with f'(x*) = A, in (v, x):
+    ``[[gamma I, (1 - gamma) A], [gamma I, I + (1 - gamma) A]]``."""
+    context = "Momentum ResNets (2) linearised"
+    A = as_square("A", A, context=context)
+    g = as_scalar_batch("gamma", gamma, context=context, low=0.0, high=1.0)
+    n = A.shape[-1]
+    g = np.broadcast_to(g, A.shape[:-2])[..., None, None]
+    eye = np.broadcast_to(np.eye(n), A.shape)
+    return np.block([[g * eye, (1 - g) * A], [g * eye, eye + (1 - g) * A]])
+
+
+def _log_growth(Jm: np.ndarray, n_steps: int, rng: np.random.Generator) -> np.ndarray:
+    """log10 ||J^n_steps z0|| / ||z0|| for a random z0, renormalising every step."""
+    z = rng.standard_normal(Jm.shape[:-1])
+    z /= np.linalg.norm(z, axis=-1, keepdims=True)
+    log = np.zeros(Jm.shape[:-2])
+    for _ in range(n_steps):
+        z = np.einsum("...ij,...j->...i", Jm, z)
+        norm = np.linalg.norm(z, axis=-1)
+        log += np.log10(np.where(norm > 0, norm, 1e-300))
+        z /= np.where(norm > 0, norm, 1.0)[..., None]
+    return log
+
+
+# a converging linear iteration loses >= 3 digits per 100 steps once rho <= 0.93; a RevNet one (rho >= 1)
+# can only shrink by the conditioning of its eigenvector basis, far less than 6 digits here.
+NO_CONVERGENCE_DIGITS = 6.0
+
+
+def check_fixed_point_iterations(A, B, S, gamma, *, n_steps: int = 400, seed: int = 0) -> CheckResult:
+    """The consequence of Prop. 1 (Momentum ResNets Sect. 3.3): tied-weight RevNet iterations linearised at
+    a fixed point (Jacobian J(A, B)) do not converge — ``||z_n|| / ||z_0||`` stays above ``1e-6`` over
+    ``n_steps`` from a random start — while Momentum ResNet iterations with ``gamma < 1`` and
+    ``f'(x*) = -S`` (S SPD, eigenvalues in (0, 1]) do: the ratio falls below ``1e-6``.
+    Residual: the shortfall in decades (0 when both behave as claimed)."""
+    context = "Momentum ResNets Prop. 1 consequence"
+    A = as_square("A", A, context=context)
+    B = as_square("B", B, context=context)
+    S = as_square("S", S, context=context)
+    ev = np.linalg.eigvalsh((S + np.swapaxes(S, -1, -2)) / 2)
+    if np.any(np.abs(S - np.swapaxes(S, -1, -2)) > 1e-12) or np.any(ev <= 0) or np.any(ev > 1 + 1e-12):
+        raise ValueError(f"S must be symmetric with eigenvalues in (0, 1] ({context}); got eigenvalues "
+                         f"in [{ev.min():.3g}, {ev.max():.3g}]")
+    g = as_scalar_batch("gamma", gamma, context=context, low=0.0, high=1.0, high_open=True)
+    rng = np.random.default_rng(seed)
+    rev = _log_growth(revnet_jacobian(A, B), n_steps, rng)
+    mom = _log_growth(momentum_jacobian(-S, g), n_steps, rng)
+    batch = np.broadcast_shapes(rev.shape, mom.shape)
+    instances = dict(A=np.broadcast_to(A, batch + A.shape[-2:]), S=np.broadcast_to(S, batch + S.shape[-2:]))
+    return combine("fixed_point_iterations", [
+        verdict("fixed_point_iterations.revnet", np.broadcast_to(np.maximum(-NO_CONVERGENCE_DIGITS - rev, 0),
+                                                                  batch), 0.0, instances,
+                f"RevNet iterations shrink by more than 1e-6 over {n_steps} steps (decades)"),
+        verdict("fixed_point_iterations.momentum", np.broadcast_to(np.maximum(mom + NO_CONVERGENCE_DIGITS, 0),
+                                                                    batch), 0.0, instances,
+                f"Momentum ResNet iterations fail to shrink below 1e-6 in {n_steps} steps (decades)"),
     ])
