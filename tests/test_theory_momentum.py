@@ -209,9 +209,11 @@ def test_network_checks_detect_perturbations(monkeypatch):
                         lambda x, v, W, b, g: original_inv(x, v, W, b, g * (1 + 1e-6)))
     assert not dk.theory.check_inversion(x0, v0, W, b, 0.9).holds
     original_bp = momentum_resnet.backprop_formula
-    # a gamma (not gamma) on the velocity path dropped once is caught
-    monkeypatch.setattr(momentum_resnet, "backprop_formula",
-                        lambda x0, v0, W, b, g, cx, cv: tuple(a * (1 + 1e-7) for a in original_bp(x0, v0, W, b, g, cx, cv)))
+
+    def perturbed(*args):  # gradients off by one part in 1e7 must be caught (tolerance 1e-10)
+        return tuple(a * (1 + 1e-7) for a in original_bp(*args))
+
+    monkeypatch.setattr(momentum_resnet, "backprop_formula", perturbed)
     assert not dk.theory.check_backprop_formula(x0, v0, W, b, 0.9).holds
 
 

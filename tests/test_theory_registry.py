@@ -1,7 +1,6 @@
 """dk.theory.CLAIMS and run_all: the table others (CLI, docs, report) are written against."""
 import json
 
-import numpy as np
 import pytest
 
 import dynkit as dk

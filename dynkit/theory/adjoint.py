@@ -76,14 +76,15 @@ def check_adjoint_norm(K: np.ndarray | Callable[[float], np.ndarray], grad_T, *,
 
     if K_of is None:
         Kc = np.broadcast_to(K0, batch + (d, d))
+        K_at = lambda s: Kc  # noqa: E731
         integral = (t - T) * Kc
-        field = lambda s, a: -np.einsum("...i,...ij->...j", a, Kc)  # noqa: E731
     else:
-        nodes = T + (t - T) * (_GAUSS_NODES + 1) / 2
-        integral = sum(w * (t - T) / 2 * np.broadcast_to(as_square("K(s)", K_of(s), context=context),
-                                                          batch + (d, d))
-                       for s, w in zip(nodes, _GAUSS_WEIGHTS))
-        field = lambda s, a: -np.einsum("...i,...ij->...j", a, np.broadcast_to(K_of(s), batch + (d, d)))  # noqa: E731,E501
+        K_at = lambda s: np.broadcast_to(as_square("K(s)", K_of(s), context=context), batch + (d, d))  # noqa
+        nodes = T + (t - T) * (_GAUSS_NODES + 1) / 2  # Gauss-Legendre, exact for K polynomial of degree < 32
+        integral = sum(w * (t - T) / 2 * K_at(s) for s, w in zip(nodes, _GAUSS_WEIGHTS))
+
+    def field(s, a):
+        return -np.einsum("...i,...ij->...j", a, K_at(s))
 
     a_formula = np.einsum("...i,...ij->...j", a_T, scipy.linalg.expm(-integral))
     sol = solve(field, a_T, np.array([T, t]), method="dopri5", rtol=1e-10, atol=1e-12)

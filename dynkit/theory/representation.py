@@ -481,7 +481,8 @@ def check_momentum_logarithm(D, eps) -> CheckResult:
         residual[i] = np.abs(psi_eps(theta, ei) - Di).max() / (1 + np.abs(Di).max())
         tolerance[i] = 1e-9 * np.linalg.cond(np.linalg.eig(Di)[1])
     tol = float(max(1e-9, np.max(tolerance)))
-    return verdict("momentum_logarithm", residual.reshape(D.shape[:-2]), tol, dict(D=D, eps=e, theta=thetas.reshape(D.shape)),
+    instances = dict(D=D, eps=e, theta=thetas.reshape(D.shape))
+    return verdict("momentum_logarithm", residual.reshape(D.shape[:-2]), tol, instances,
         "||Psi_eps(theta) - D|| / (1 + ||D||) for theta = momentum_logarithm(D, eps)")
 
 
