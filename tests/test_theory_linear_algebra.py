@@ -213,6 +213,17 @@ def test_gradient_ratio_limit_holds_below_beta_star_and_fails_above():
     assert not above.details["parts"]["gradient_ratio.limit"].holds
 
 
+def test_heavy_ball_per_step_inequality_is_not_literal():
+    """Measured: Theorem 2's ||e_{k+1}|| <= (1 - sqrt(step nu)) ||e_k|| fails for single steps (the
+    iteration is not a contraction in the Euclidean norm); the asymptotic rate does hold (above)."""
+    A = _spd(5, 6, 100.0)
+    result = dk.theory.check_heavy_ball_contraction(A)
+    assert not result.holds and result.details["per_step"].max() > 1.1 * (1 - np.sqrt(1 / 100.0))
+    assert dk.theory.check_heavy_ball_rate(A, n_steps=1500).holds
+    # for A = c I (nu = L, beta* = 0) heavy ball is one exact gradient step: nothing to expand
+    assert dk.theory.check_heavy_ball_contraction(2.0 * np.eye(3)).holds
+
+
 def test_adaptive_momentum_is_clipped():
     g1, g0 = np.array([[0.0, 0.0]]), np.array([[1.0, 0.0]])
     x1, x0 = np.array([[0.0, 0.0]]), np.array([[1e-9, 0.0]])

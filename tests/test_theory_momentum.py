@@ -117,6 +117,20 @@ def test_is_representable_eps_zero_is_culver():
     assert dk.theory.is_representable(np.diag([0.0, 2.0]), 1.0).representable is True
 
 
+@settings(max_examples=15, deadline=None)
+@given(seed=seeds, n=st.integers(1, 8))
+def test_small_eps_reduces_to_culver(seed, n):
+    """eps -> 0: lambda_eps -> 0-, so away from [lambda_eps, 0] Theorems 1/2 decide like Culver's criterion."""
+    rng = np.random.default_rng(seed)
+    kinds = rng.integers(0, 3, n)
+    values = np.where(kinds == 0, rng.uniform(0.1, 3, n), -rng.choice([0.5, 1.0, 2.0], n))
+    D = np.diag(values)
+    if rng.uniform() < 0.5 and n >= 2:  # force a pair
+        D[1, 1] = D[0, 0]
+    D = _conj(rng, D, n)
+    assert dk.theory.is_representable(D, 0.02).representable is dk.theory.is_representable(D, 0).representable
+
+
 @settings(max_examples=10, deadline=None)
 @given(seed=seeds, n=st.integers(1, 8), eps=st.floats(0.2, 10.0))
 def test_momentum_logarithm_round_trip(seed, n, eps):

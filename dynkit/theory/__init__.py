@@ -15,7 +15,8 @@ from ._core import CheckResult, Claim, ClaimRow, ClaimTable
 from .adjoint import check_adjoint_norm, hbnode_jacobian
 from .attention import check_momentum_attention, momentum_attention_closed, momentum_attention_recurrent
 from .claims import CLAIMS, run_all
-from .heavy_ball import (adaptive_momentum, check_gradient_ratio_limit, check_heavy_ball_rate,
+from .heavy_ball import (adaptive_momentum, check_gradient_ratio_limit, check_heavy_ball_contraction,
+                         check_heavy_ball_rate,
                          heavy_ball_radius, optimal_momentum)
 from .momentum_resnet import (check_backprop_formula, check_first_order_embedding, check_free_velocity,
                               check_inversion, check_large_eps_limit, check_memory_bits,
@@ -37,7 +38,7 @@ __all__ = [
     "revnet_jacobian", "check_fixed_point_iterations", "momentum_jacobian", "check_adjoint_norm", "hbnode_jacobian",
     "check_momentum_rnn", "check_rnn_jacobian", "check_momentum_jacobian_product",
     "check_inverse_activation_slope",
-    "check_heavy_ball_rate", "check_gradient_ratio_limit", "heavy_ball_radius", "optimal_momentum",
+    "check_heavy_ball_rate", "check_gradient_ratio_limit", "check_heavy_ball_contraction", "heavy_ball_radius", "optimal_momentum",
     "adaptive_momentum",
     "check_momentum_attention", "momentum_attention_recurrent", "momentum_attention_closed",
     "psi_eps", "psi_eps_series", "psi_eps_ode", "f_eps", "lambda_eps", "lambda_eps_mp",

@@ -14,7 +14,8 @@ import numpy as np
 
 from ._core import CheckResult, as_scalar_batch, as_square, combine, verdict
 
-__all__ = ["check_heavy_ball_rate", "check_gradient_ratio_limit", "heavy_ball_radius",
+__all__ = ["check_heavy_ball_rate", "check_gradient_ratio_limit", "check_heavy_ball_contraction",
+           "heavy_ball_radius",
            "optimal_momentum", "adaptive_momentum", "ratio_convergence_factor"]
 
 # Spectral radii from quadratic roots of eigenvalues: rounding ~ sqrt(eps) at the double root
@@ -138,6 +139,27 @@ def check_heavy_ball_rate(A, step=None, beta=None, *, n_steps: int = 4000, n_gri
         verdict("heavy_ball_rate.optimal", np.maximum(predicted - best, 0), RADIUS_TOL, instances,
                 f"predicted rate minus best radius over {n_grid} betas in [0, 1)", best=best),
     ])
+
+
+def check_heavy_ball_contraction(A, step=None, *, n_steps: int = 300, seed: int = 0) -> CheckResult:
+    """Theorem 2's inequality read literally, step by step: ``||x^{k+1} - x*|| <= (1 - sqrt(step nu))
+    ||x^k - x*||`` at every k with ``beta = beta*``. Measured finding: this does NOT hold — the iteration
+    matrix is not normal (and has a Jordan block at ``nu``), so single steps can expand the error; only
+    the asymptotic rate (:func:`check_heavy_ball_rate`) is ``1 - sqrt(step nu)``. Residual: the largest
+    per-step ratio divided by the predicted rate, minus 1 (<= 0 would mean the literal statement holds)."""
+    context = _context("Theorem 2, per-step inequality")
+    A, eig = _spd(A, context)
+    batch = A.shape[:-2]
+    step = np.broadcast_to(1 / eig[..., -1] if step is None else as_scalar_batch(
+        "step", step, context=context, low=0, low_open=True), batch)
+    predicted = 1 - np.sqrt(np.clip(step * eig[..., 0], 0, 1))
+    beta = predicted ** 2
+    run = _iterate(A, step, beta, n_steps, np.random.default_rng(seed))
+    with np.errstate(invalid="ignore"):
+        per_step = np.exp(np.diff(run["history"], axis=0)).max(axis=0)
+    excess = np.where(predicted > 0, per_step / np.where(predicted > 0, predicted, 1) - 1, 0.0)
+    return verdict("heavy_ball_contraction", np.maximum(excess, 0), 1e-9, dict(A=A, step=step),
+                   "max_k ||e_{k+1}|| / ||e_k|| over (1 - sqrt(step nu)), minus 1", per_step=per_step)
 
 
 def ratio_convergence_factor(eigenvalues: np.ndarray, step, beta) -> np.ndarray:
