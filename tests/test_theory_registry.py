@@ -78,3 +78,10 @@ def test_theory_does_not_import_models_or_tasks():
             "print(any(m.startswith(('dynkit.models', 'dynkit.tasks')) for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_claim_sample_returns_the_full_result():
+    result = dk.theory.CLAIMS["momentum_attention"].sample(5, seed=1)
+    assert isinstance(result, dk.theory.CheckResult)
+    assert result.holds and result.n_instances == 5 and result.message
+    assert set(result.instance) == {"q", "k", "v"}

@@ -154,13 +154,18 @@ class Claim:
     hypotheses: str
     check: Callable[[int, np.random.Generator], CheckResult] = field(repr=False)
 
-    def run(self, n_instances: int = 1000, seed: int = 0) -> ClaimRow:
+    def sample(self, n_instances: int = 100, seed: int = 0) -> CheckResult:
+        """Check ``n_instances`` random instances drawn with ``seed``; the full :class:`CheckResult`
+        (worst instance, per-part details), where :meth:`run` gives the table row."""
         n_instances = check_count("n_instances", n_instances)
         seed = check_seed("seed", seed)
         with single_threaded_blas():
-            start = time.perf_counter()
-            result = self.check(n_instances, np.random.default_rng(seed))
-            seconds = time.perf_counter() - start
+            return self.check(n_instances, np.random.default_rng(seed))
+
+    def run(self, n_instances: int = 1000, seed: int = 0) -> ClaimRow:
+        start = time.perf_counter()
+        result = self.sample(n_instances, seed)
+        seconds = time.perf_counter() - start
         return ClaimRow(self.id, self.paper, self.equation, result.n_instances, result.n_held,
                         result.residual,
                         result.tolerance, seconds, result.details.get("worst_part", ""))
