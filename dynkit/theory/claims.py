@@ -24,7 +24,7 @@ def _stack(claim: str, groups: list[CheckResult]) -> CheckResult:
 
 def _parts(claim: str, parts: list[list[CheckResult]]) -> CheckResult:
     """Each entry of ``parts`` is one sub-check over size groups; sub-checks saw the same instances."""
-    return combine(claim, [_stack(p[0].claim.split("[")[0], p) for p in parts])
+    return combine(claim, [_stack(p[0].claim, p) for p in parts])
 
 
 def _split(n: int, k: int) -> list[int]:
