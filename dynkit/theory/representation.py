@@ -433,7 +433,8 @@ def check_lambda_eps(eps, *, dps: int = 30) -> CheckResult:
     """Theorem 1's ``lambda_eps``: (i) float value = 30-digit mpmath value (relative 1e-13); (ii) it is the
     global minimum: a 10x finer offset grid of G_eps never goes below it; (iii) the range
     ``f_eps(R) = [lambda_eps, inf)``: f_eps on a wide real grid stays >= lambda_eps, attains it, and grows past
-    ``1/lambda``-sized targets; (iv) across the given eps (sorted), lambda_eps is non-increasing."""
+    ``1/lambda``-sized targets; (iv) across the given eps (sorted), lambda_eps is non-increasing; (v) the
+    limits: ``lambda_eps -> 0`` as eps -> 0 and ``-> -1`` as eps -> inf (values at eps = 1e-3 and 1e4)."""
     e = np.atleast_1d(_eps(eps)).reshape(-1)
     lam, alpha = _lambda_eps_with_argmin(e)
     mp = np.array([float(lambda_eps_mp(x, dps, alpha0=a)) for x, a in zip(e, alpha)])
@@ -453,8 +454,16 @@ def check_lambda_eps(eps, *, dps: int = 30) -> CheckResult:
     increases = np.maximum(np.diff(lam[order]), 0)
     monotone = np.zeros_like(e)
     monotone[order[1:]] = increases / np.abs(lam[order[1:]])
+    # the limits: lambda_eps -> 0 as eps -> 0 and -> -1 as eps -> inf. For eps = 1e-3 the value is
+    # ~ -e^{-500} * 108 (far below 1e-12); for eps = 1e4, -1 - lambda is ~ 1/(2 eps) = 5e-5.
+    lam_small, lam_large = lambda_eps(1e-3), lambda_eps(1e4)
+    limit_gap = max(abs(lam_small) / 1e-12, abs(lam_large + 1) / 1e-4) - 1
+    limits = np.full(e.shape, max(limit_gap, 0.0))
     instances = dict(eps=e)
     return combine("lambda_eps", [
+        verdict("lambda_eps.limits", limits, 0.0, instances,
+                f"|lambda(1e-3)| <= 1e-12 and |lambda(1e4) + 1| <= 1e-4 (got {lam_small:.3g}, "
+                f"{lam_large + 1:.3g}); excess", small=lam_small, large=lam_large),
         verdict("lambda_eps.mpmath", rel_mp, 1e-13, instances, f"float64 vs {dps}-digit mpmath (relative)"),
         verdict("lambda_eps.global_min", below, 1e-12, instances,
                 "finer grid of G_eps below lambda_eps (relative)"),
