@@ -3,6 +3,7 @@ and MomentumRNN ((11)-(15)). Holds on generated instances; says holds=False on p
 import mpmath
 import numpy as np
 import pytest
+from scipy.linalg import block_diag as scipy_block_diag
 from hypothesis import given, settings, strategies as st
 
 import dynkit as dk
@@ -146,6 +147,28 @@ def test_momentum_logarithm_round_trip(seed, n, eps):
     else:
         with pytest.raises(ValueError, match="not representable"):
             dk.theory.momentum_logarithm(D, eps)
+
+
+@pytest.mark.parametrize("eps", [0.3, 1.0, 5.0])
+@pytest.mark.parametrize("case", ["jordan_positive", "jordan3", "jordan_negative_above", "pair_below",
+                                  "complex_jordan", "mixed"])
+def test_momentum_logarithm_jordan_blocks(eps, case):
+    """Theorem 2's construction: D with Jordan blocks gets a real theta with Psi_eps(theta) = D."""
+    lam = dk.theory.lambda_eps(eps)
+    below = 2 * lam - 0.3
+    R = np.array([[0.5, -1.2], [1.2, 0.5]])
+    pair_below = np.kron(np.eye(2), np.array([[below, 1], [0, below]]))
+    J = {"jordan_positive": np.array([[0.7, 1, 0], [0, 0.7, 0], [0, 0, 1.5]]),
+         "jordan3": np.array([[1.3, 1, 0], [0, 1.3, 1], [0, 0, 1.3]]),
+         "jordan_negative_above": np.array([[lam / 2, 1], [0, lam / 2]]),
+         "pair_below": pair_below,
+         "complex_jordan": np.block([[R, np.eye(2)], [np.zeros((2, 2)), R]]),
+         "mixed": scipy_block_diag(pair_below, R, [[2.0]])}[case]
+    D = _conj(np.random.default_rng(1), J, J.shape[0])
+    theta = dk.theory.momentum_logarithm(D, eps)
+    assert np.isrealobj(theta)
+    result = dk.theory.check_momentum_logarithm(D, eps)
+    assert result.holds, result.message
 
 
 def test_random_theta_maps_are_representable():

@@ -139,7 +139,8 @@ def _psi(n_inst: int, rng: np.random.Generator) -> CheckResult:
 def _random_representable(rng: np.random.Generator, n: int, eps: float) -> tuple[np.ndarray, bool]:
     """A real n x n matrix with a known answer to Theorem 1/2: eigenvalues drawn as single reals above
     lambda_eps, complex pairs, paired reals below lambda_eps, single reals below lambda_eps (not
-    representable) and, sometimes, a 2 x 2 Jordan block below lambda_eps (once: not representable)."""
+    representable) and, sometimes, Jordan blocks: 2 x 2 above lambda_eps (representable), 2 x 2 below
+    lambda_eps (once: not representable) or two equal 2 x 2 blocks below lambda_eps (representable)."""
     lam = representation.lambda_eps(eps)
     blocks, ok, used = [], True, 0
     values = set()
@@ -154,8 +155,11 @@ def _random_representable(rng: np.random.Generator, n: int, eps: float) -> tuple
 
     while used < n:
         room = n - used
-        kind = rng.choice(["above", "complex", "pair", "single", "jordan"], p=[.3, .25, .2, .15, .1])
-        if kind in ("complex", "pair", "jordan") and room < 2:
+        kind = rng.choice(["above", "complex", "pair", "single", "jordan", "jordan_above", "jordan_pair"],
+                          p=[.28, .22, .18, .14, .06, .06, .06])
+        if kind == "jordan_pair" and room < 4:
+            kind = "pair"
+        if kind in ("complex", "pair", "jordan", "jordan_above") and room < 2:
             kind = "above" if rng.uniform() < 0.7 else "single"
         if kind == "above":
             blocks.append(np.array([[fresh(lam * 0.8, 3.0)]]))
@@ -171,6 +175,14 @@ def _random_representable(rng: np.random.Generator, n: int, eps: float) -> tuple
             r, phi = rng.uniform(0.3, 2.5), rng.uniform(0.3, 2.8)
             blocks.append(r * np.array([[np.cos(phi), -np.sin(phi)], [np.sin(phi), np.cos(phi)]]))
             used += 2
+        elif kind == "jordan_above":
+            x = fresh(lam * 0.8, 3.0)
+            blocks.append(np.array([[x, 1.0], [0.0, x]]))
+            used += 2
+        elif kind == "jordan_pair":
+            x = fresh(3 * lam - 1, lam * 1.3)
+            blocks.append(np.kron(np.eye(2), np.array([[x, 1.0], [0.0, x]])))
+            used += 4
         else:
             x = fresh(3 * lam - 1, lam * 1.3)
             blocks.append(np.array([[x, 1.0], [0.0, x]]))
@@ -291,7 +303,7 @@ _SPECS = [
     ("representation", "Momentum ResNets (003)", "Thm. 1, Thm. 2, lambda_eps",
      "lambda_eps = min G_eps (global, mpmath-verified) and Psi_eps(R) = [lambda_eps, inf), non-increasing in "
      "eps; is_representable decides Theorems 1/2; momentum_logarithm builds theta with Psi_eps(theta) = D.",
-     "eps > 0; D real; logarithm for diagonalisable D.", _representation),
+     "eps > 0; D real (Jordan blocks allowed); eigenvalues separated by > 1e-5 ||D||.", _representation),
     ("momentum_limits", "Momentum ResNets (003)", "Props. 2, 3, 5, 6, 7, 8",
      "x_eps -> x* as eps -> 0 (rate eps) and as eps -> inf (rate 1/eps); first-order solutions embed; free v0 "
      "represents any map; x -> lam x, lam <= -1 is not reached from v0 = 0; Prop. 8's closed form.",

@@ -338,17 +338,161 @@ def _f_inverse(y: np.ndarray, eps: float, threshold: float) -> np.ndarray:
     return z
 
 
+def _has_jordan_block(D: np.ndarray, eig: np.ndarray, scale: float) -> bool:
+    """Whether some eigenvalue cluster has geometric multiplicity below its algebraic multiplicity."""
+    n = D.shape[-1]
+    for lam, mult in _clusters(eig, scale):
+        if mult > 1:
+            sv = np.linalg.svd(D - lam * np.eye(n), compute_uv=False)
+            if np.count_nonzero(sv <= 1e-7 * n * scale) < mult:
+                return True
+    return False
+
+
+def _clusters(eig: np.ndarray, scale: float) -> list[tuple[complex, int]]:
+    """Eigenvalue clusters (mean, algebraic multiplicity): real ones, and complex ones with Im > 0 (their
+    conjugates are implied)."""
+    tol = CLUSTER_TOL * scale
+    out: list[tuple[complex, int]] = [(complex(lam), m) for lam, m in _real_clusters(eig, scale)]
+    upper = list(eig[eig.imag > tol])
+    while upper:
+        seed = upper.pop(0)
+        group = [seed] + [z for z in upper if abs(z - seed) <= tol]
+        upper = [z for z in upper if abs(z - seed) > tol]
+        out.append((complex(np.mean(group)), len(group)))
+    return out
+
+
+def _jordan_chains(D: np.ndarray, lam: complex, mult: int, scale: float) -> list[np.ndarray]:
+    """Jordan chains of D at eigenvalue lam: a list of (n, s) arrays whose columns v_1..v_s satisfy
+    (D - lam) v_1 = 0, (D - lam) v_{j+1} = v_j. Numerical ranks with threshold 1e-7 n scale^k."""
+    n = D.shape[-1]
+    A = D - lam * np.eye(n)
+    kernels = [np.zeros((n, 0), dtype=A.dtype)]
+    P = np.eye(n, dtype=A.dtype)
+    while kernels[-1].shape[1] < mult and len(kernels) <= mult:
+        P = P @ A
+        _, sv, vh = np.linalg.svd(P)
+        k = len(kernels)
+        kernels.append(vh[sv <= 1e-7 * n * scale ** k].conj().T)
+    if kernels[-1].shape[1] != mult:
+        raise ValueError(f"momentum_logarithm: generalised eigenspace of {lam:.6g} has dimension "
+                         f"{kernels[-1].shape[1]}, expected {mult} (eigenvalues too close to separate)")
+    chains: list[np.ndarray] = []
+    for s in range(len(kernels) - 1, 0, -1):
+        # level-s vectors already produced by longer chains, plus ker A^(s-1), span what we must avoid
+        known = [c[:, s - 1] for c in chains] + list(kernels[s - 1].T)
+        Q = np.linalg.qr(np.array(known).T)[0] if known else np.zeros((n, 0), dtype=A.dtype)
+        rest = kernels[s] - Q @ (Q.conj().T @ kernels[s])
+        u, sv, _ = np.linalg.svd(rest, full_matrices=False)
+        for top in u[:, sv > 1e-6].T:
+            chain = [top]
+            for _ in range(s - 1):
+                chain.append(A @ chain[-1])
+            chains.append(np.array(chain[::-1]).T)  # v_1 = A^(s-1) top, ..., v_s = top
+    if sum(c.shape[1] for c in chains) != mult:
+        raise ValueError(f"momentum_logarithm: could not build Jordan chains at {lam:.6g}")
+    return chains
+
+
+def _inverse_taylor(z: complex, eps: float, order: int) -> np.ndarray:
+    """Taylor coefficients g_0..g_order of the local inverse g of f_eps at f_eps(z) (g_0 = z): Taylor
+    coefficients of f_eps at z by FFT on the unit circle, then series reversion by fixed-point iteration."""
+    m = 64
+    points = z + np.exp(2j * np.pi * np.arange(m) / m)
+    a = np.fft.fft(f_eps(points, eps)) / m  # a_j = f^(j)(z) / j!, radius 1
+    a = a[:order + 1]
+    if abs(a[1]) < 1e-12 * max(1.0, abs(a[0])):
+        raise ValueError(f"momentum_logarithm: f_eps'(z) = 0 at z = {z:.6g}; no analytic inverse branch")
+    h = np.zeros(order + 1, dtype=complex)  # h(u) with f(z + h(u)) = f(z) + u, h(0) = 0
+    h[1] = 1 / a[1]
+    for _ in range(order):
+        comp = np.zeros(order + 1, dtype=complex)  # f(z + h(u)) - f(z), truncated
+        power = np.zeros(order + 1, dtype=complex)
+        power[0] = 1
+        for j in range(1, order + 1):
+            power = np.convolve(power, h)[:order + 1]
+            comp += a[j] * power
+        target = np.zeros(order + 1, dtype=complex)
+        if order >= 1:
+            target[1] = 1
+        h = h - (comp - target) / a[1]
+    h[0] = z
+    return h
+
+
+def _momentum_logarithm_jordan(D: np.ndarray, e: float, decision: Representability) -> np.ndarray:
+    """Theorem 2's construction (appendix A.4.4) for D with Jordan blocks: in a real Jordan basis,
+    each block gets ``g(lam + N) = sum_j g_j N^j`` with g the local inverse of f_eps; complex g_j act through
+    x + iy -> [[x, -y], [y, x]] on (Re v, -Im v) pairs of a complex chain, or on two paired real chains of
+    an eigenvalue below lambda_eps (non-real branch z, conj(z))."""
+    n = D.shape[-1]
+    threshold = decision.threshold
+    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    tol = CLUSTER_TOL * scale
+    columns, blocks = [], []
+
+    def complex_block(coeffs: np.ndarray, s: int) -> np.ndarray:
+        N = np.eye(s, k=1)
+        Y = np.zeros((2 * s, 2 * s))
+        for j, g in enumerate(coeffs[:s]):
+            Y += np.kron(np.linalg.matrix_power(N, j), np.array([[g.real, -g.imag], [g.imag, g.real]]))
+        return Y
+
+    for lam, mult in _clusters(np.linalg.eigvals(D), scale):
+        if abs(lam.imag) > tol:  # complex pair: chains at lam, real basis (Re v, -Im v) interleaved
+            z = _f_inverse(np.array([lam]), e, threshold)[0]
+            for chain in _jordan_chains(D.astype(complex), lam, mult, scale):
+                s = chain.shape[1]
+                columns += [c for j in range(s) for c in (chain[:, j].real, -chain[:, j].imag)]
+                blocks.append(complex_block(_inverse_taylor(z, e, s), s))
+            continue
+        lam = lam.real
+        chains = _jordan_chains(D, lam, mult, scale)
+        if lam > threshold + tol or (abs(lam - threshold) <= tol and all(c.shape[1] == 1 for c in chains)):
+            z = _f_inverse(np.array([max(lam, threshold)], dtype=complex), e, threshold)[0].real
+            for chain in chains:
+                s = chain.shape[1]
+                coeffs = _inverse_taylor(complex(z), e, s).real if s > 1 else np.array([z])
+                columns += list(chain.T)
+                blocks.append(sum(c * np.eye(s, k=j) for j, c in enumerate(coeffs[:s])))
+            continue
+        # below (or at) lambda_eps: pair chains of equal length, non-real branch
+        z = _f_inverse(np.array([lam - 1e-300j]), e, threshold)[0] if lam < threshold - tol else \
+            _f_inverse(np.array([threshold * (1 + 1e-14) - 0j]), e, threshold)[0]
+        by_size: dict[int, list[np.ndarray]] = {}
+        for chain in chains:
+            by_size.setdefault(chain.shape[1], []).append(chain)
+        for s, group in by_size.items():
+            if len(group) % 2:
+                raise ValueError(f"momentum_logarithm: {len(group)} Jordan block(s) of size {s} at {lam:.6g}; "
+                                 f"they must come in pairs (Theorem 2)")
+            for u, w in zip(group[::2], group[1::2]):
+                columns += [c for j in range(s) for c in (u[:, j], w[:, j])]
+                blocks.append(complex_block(_inverse_taylor(z, e, s), s))
+    V = np.array(columns).T.real
+    if V.shape != (n, n):
+        raise ValueError(f"momentum_logarithm: built {V.shape[1]} basis vectors for n = {n}")
+    Y = scipy.linalg.block_diag(*blocks)
+    X = V @ Y @ np.linalg.inv(V)
+    return e * X - np.eye(n) / (4 * e)
+
+
 def momentum_logarithm(D, eps) -> np.ndarray:
-    """A real ``theta`` with ``Psi_eps(theta) = D`` (Theorem 1's construction), for a real matrix D that is
-    diagonalisable over C and representable (:func:`is_representable`).
+    """A real ``theta`` with ``Psi_eps(theta) = D`` for a representable real matrix D (:func:`is_representable`):
+    the constructions of Theorem 1 (diagonalisable D) and Theorem 2 (Jordan blocks).
 
     ``f_eps`` is inverted eigenvalue by eigenvalue: a real root on the monotone branch for real
     eigenvalues >= lambda_eps, conjugate roots for conjugate pairs, and for each pair of equal real
     eigenvalues below lambda_eps the pair ``z, conj(z)`` on eigenvectors ``u1 +- i u2``, so that
-    ``X = V Z V^-1`` is real; then ``theta = eps X - I / (4 eps)``.
+    ``X = V Z V^-1`` is real; then ``theta = eps X - I / (4 eps)`` (as ``Psi_eps(theta) = f_eps(theta/eps +
+    I/(4 eps**2))``).
 
-    Raises ValueError when D is not representable or not diagonalisable (the Jordan-block construction
-    of Theorem 2 is not implemented).
+    D with Jordan blocks (Theorem 2) goes through :func:`_momentum_logarithm_jordan`: numerical Jordan
+    chains (ranks of powers of ``D - lam I``, so eigenvalues must be separated by more than
+    ``CLUSTER_TOL * ||D||``) and the local inverse of f_eps as a power series in the nilpotent part.
+
+    Raises ValueError when D is not representable (or Theorem 2 leaves it undecided).
     """
     D = as_square("D", D, context=_CTX)
     e = float(_eps(eps))
@@ -361,6 +505,8 @@ def momentum_logarithm(D, eps) -> np.ndarray:
     scale = max(1.0, float(np.linalg.norm(D, 2)))
     tol = CLUSTER_TOL * scale
     eigval, eigvec = np.linalg.eig(D)
+    if _has_jordan_block(D, eigval, scale):
+        return _momentum_logarithm_jordan(D, e, decision)
     columns, values = [], []
     used = np.zeros(n, dtype=bool)
     # real eigenvalues below threshold: real orthonormal basis of each eigenspace, paired
@@ -474,9 +620,9 @@ def check_lambda_eps(eps, *, dps: int = 30) -> CheckResult:
 
 
 def check_momentum_logarithm(D, eps) -> CheckResult:
-    """Theorem 1 (sufficiency): for representable diagonalisable D, :func:`momentum_logarithm` returns a
-    real theta with ``Psi_eps(theta) = D`` (checked with the block exponential). Tolerance scales with the
-    eigenvector condition number of D (the construction's forward error)."""
+    """Theorems 1/2 (sufficiency): for representable D, :func:`momentum_logarithm` returns a real theta with
+    ``Psi_eps(theta) = D`` (checked with the block exponential). Tolerance scales with the eigenvector
+    condition number of D (the construction's forward error), between 1e-9 and 1e-6."""
     D = as_square("D", D, context=_CTX)
     e = np.broadcast_to(_eps(eps), D.shape[:-2])
     flatD = D.reshape((-1,) + D.shape[-2:])
@@ -488,7 +634,9 @@ def check_momentum_logarithm(D, eps) -> CheckResult:
         theta = momentum_logarithm(Di, ei)
         thetas[i] = theta
         residual[i] = np.abs(psi_eps(theta, ei) - Di).max() / (1 + np.abs(Di).max())
-        tolerance[i] = 1e-9 * np.linalg.cond(np.linalg.eig(Di)[1])
+        # forward error grows with the conditioning of the eigenvector basis (infinite for Jordan
+        # blocks, whose chains are computed separately): 1e-11 cond, clipped to [1e-9, 1e-6]
+        tolerance[i] = np.clip(1e-11 * np.linalg.cond(np.linalg.eig(Di)[1]), 1e-9, 1e-6)
     tol = float(max(1e-9, np.max(tolerance)))
     instances = dict(D=D, eps=e, theta=thetas.reshape(D.shape))
     return verdict("momentum_logarithm", residual.reshape(D.shape[:-2]), tol, instances,
