@@ -171,6 +171,18 @@ def test_momentum_logarithm_jordan_blocks(eps, case):
     assert result.holds, result.message
 
 
+def test_representation_checks_detect_wrong_answers(monkeypatch):
+    eps = 1.0
+    below = 2 * dk.theory.lambda_eps(eps) - 0.3
+    D = np.diag([below, 0.5])  # not representable
+    assert dk.theory.check_representability(D, eps, expected=False).holds
+    assert not dk.theory.check_representability(D, eps, expected=True).holds
+    # a logarithm built with a perturbed inverse of f_eps must be caught
+    original = representation._f_inverse
+    monkeypatch.setattr(representation, "_f_inverse", lambda y, e, t: original(y, e, t) * (1 + 1e-6))
+    assert not dk.theory.check_momentum_logarithm(np.diag([0.5, 2.0]), eps).holds
+
+
 def test_random_theta_maps_are_representable():
     """Necessity side of Theorem 1: any Psi_eps(theta) must be classed representable."""
     rng = np.random.default_rng(5)
@@ -254,6 +266,17 @@ def test_network_checks_detect_perturbations(monkeypatch):
     assert not dk.theory.check_backprop_formula(x0, v0, W, b, 0.9).holds
 
 
+def test_memory_bits_detects_a_buffer_that_keeps_nothing(monkeypatch):
+    rng = np.random.default_rng(4)
+    W, b = rng.standard_normal((60, 2, 3, 3)), rng.standard_normal((60, 2, 3))
+    x0, v0 = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    assert dk.theory.check_memory_bits(x0, v0, W, b, 0.75).holds
+    original = momentum_resnet.exact_momentum_forward
+    monkeypatch.setattr(momentum_resnet, "exact_momentum_forward",
+                        lambda *a: original(*a)[:2] + (np.zeros_like(original(*a)[2]),))
+    assert not dk.theory.check_memory_bits(x0, v0, W, b, 0.75).holds
+
+
 def test_network_bad_gamma():
     with pytest.raises(ValueError, match="gamma"):
         dk.theory.check_inversion(np.ones(2), np.ones(2), np.ones((1, 2, 2)), np.ones((1, 2)), 1.0)
@@ -272,6 +295,24 @@ def test_momentum_rnn_holds(seed, n, T, act, mu):
     assert dk.theory.check_momentum_rnn(U, W, x, h, 0.3 * rng.standard_normal((2, n)), mu, 0.5,
                                         activation=act).holds
     assert dk.theory.check_rnn_jacobian(U, W, x, h + (0.5 if act == "sigmoid" else 0), activation=act).holds
+
+
+def test_momentum_rnn_detects_perturbed_cell_and_factor(monkeypatch):
+    from dynkit.theory import rnn
+    rng = np.random.default_rng(3)
+    U, W, x = rng.standard_normal((2, 4, 4)) / 2, rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 5, 3))
+    h, v0 = rng.uniform(-0.5, 0.5, (2, 4)), 0.3 * rng.standard_normal((2, 4))
+    args = (U, W, x, h, v0, 0.6, 0.5)
+    assert dk.theory.check_momentum_rnn(*args).holds
+    with monkeypatch.context() as m:  # (15) without the mu Sigma_k term: the plain-RNN factor
+        m.setattr(rnn, "factor15", lambda dsig, dinv, U, mu: dsig.unsqueeze(-1) * U)
+        result = dk.theory.check_momentum_rnn(*args)
+        assert not result.holds and not result.details["parts"]["momentum_rnn.factor15"].holds
+    original = rnn.cell14
+    with monkeypatch.context() as m:  # (14) with mu h_{t-2} dropped: no longer (11)
+        m.setattr(rnn, "cell14", lambda U, Wx, hp, hc, mu, s, sig, inv: original(U, Wx, 0 * hp, hc, mu, s, sig, inv))
+        result = dk.theory.check_momentum_rnn(*args)
+        assert not result.details["parts"]["momentum_rnn.rewrite"].holds
 
 
 def test_momentum_rnn_jacobian_product_is_not_the_total_derivative():

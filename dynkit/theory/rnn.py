@@ -57,6 +57,18 @@ def _mv(M, v):
     return (M @ v.unsqueeze(-1)).squeeze(-1)
 
 
+def cell14(U, Wx, h_prev, h_cur, mu: float, s: float, sig, inv):
+    """The rewritten momentum cell (14): ``sigma(U (h_{t-1} - mu h_{t-2}) + mu sigma^{-1}(h_{t-1}) + s W x_t)``
+    (``Wx`` is ``W x_t``)."""
+    return sig(_mv(U, h_cur - mu * h_prev) + mu * inv(h_cur) + s * Wx)
+
+
+def factor15(dsig, dinv, U, mu: float):
+    """(15)'s factor ``D^_k (U + mu Sigma_k)`` from the diagonals ``dsig = sigma'(.)``, ``dinv = (sigma^{-1})'(h_k)``."""
+    torch = _torch()
+    return dsig.unsqueeze(-1) * (U + mu * torch.diag_embed(dinv))
+
+
 def _batched_jacobian(fn, h):
     """d fn(h) / d h for a batch of independent instances: (B, n) -> (B, n, n)."""
     torch = _torch()
@@ -95,7 +107,7 @@ def check_momentum_rnn(U, W, x, h_init, v0, mu: float, s: float, *, activation: 
     hs14 = [hs11[0], hs11[1]]
 
     def step14(h_prev, h_cur, k):
-        return sig(_mv(Ut, h_cur - mu * h_prev) + mu * inv(h_cur) + s * _mv(Wt, xt[..., k, :]))
+        return cell14(Ut, _mv(Wt, xt[..., k, :]), h_prev, h_cur, mu, s, sig, inv)
 
     for k in range(T):
         hs14.append(step14(hs14[-2], hs14[-1], k))
@@ -110,7 +122,7 @@ def check_momentum_rnn(U, W, x, h_init, v0, mu: float, s: float, *, activation: 
         pre = _mv(Ut, h_cur - mu * h_prev) + mu * inv(h_cur) + s * _mv(Wt, xt[..., k, :])
         dsig = torch.func.vmap(torch.func.grad(lambda z: sig(z)))(pre.reshape(-1)).reshape(pre.shape)
         dinv = torch.func.vmap(torch.func.grad(lambda z: inv(z)))(h_cur.reshape(-1)).reshape(h_cur.shape)
-        formula = dsig.unsqueeze(-1) * (Ut + mu * torch.diag_embed(dinv))
+        formula = factor15(dsig, dinv, Ut, mu)
         err = ((auto - formula).abs() / (1 + auto.abs())).amax((-1, -2))
         worst_factor = torch.maximum(worst_factor, err)
     instances = dict(U=np.asarray(U), h_init=np.asarray(h_init), v0=np.asarray(v0))
@@ -173,7 +185,7 @@ def check_momentum_jacobian_product(U, W, x, h_init, v0, mu: float, s: float, *,
     n, T = Ut.shape[-1], xt.shape[-2]
 
     def step14(h_prev, h_cur, k):
-        return sig(_mv(Ut, h_cur - mu * h_prev) + mu * inv(h_cur) + s * _mv(Wt, xt[..., k, :]))
+        return cell14(Ut, _mv(Wt, xt[..., k, :]), h_prev, h_cur, mu, s, sig, inv)
 
     def run(h):
         prev, cur = h_m1, h
@@ -189,7 +201,7 @@ def check_momentum_jacobian_product(U, W, x, h_init, v0, mu: float, s: float, *,
         pre = _mv(Ut, cur - mu * prev) + mu * inv(cur) + s * _mv(Wt, xt[..., k, :])
         dsig = torch.func.vmap(torch.func.grad(lambda z: sig(z)))(pre.reshape(-1)).reshape(pre.shape)
         dinv = torch.func.vmap(torch.func.grad(lambda z: inv(z)))(cur.reshape(-1)).reshape(cur.shape)
-        prod = (dsig.unsqueeze(-1) * (Ut + mu * torch.diag_embed(dinv))) @ prod
+        prod = factor15(dsig, dinv, Ut, mu) @ prod
         prev, cur = cur, sig(pre)
     err = ((auto - prod).abs().amax((-1, -2)) / (1 + auto.abs().amax((-1, -2)))).numpy()
     return verdict("momentum_jacobian_product", err, RNN_TOL, dict(U=np.asarray(U)),
