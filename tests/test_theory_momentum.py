@@ -151,9 +151,10 @@ def test_momentum_logarithm_round_trip(seed, n, eps):
 
 @pytest.mark.parametrize("eps", [0.3, 1.0, 5.0])
 @pytest.mark.parametrize("case", ["jordan_positive", "jordan3", "jordan_negative_above", "pair_below",
-                                  "complex_jordan", "mixed"])
+                                  "complex_jordan", "mixed", "at_lambda_eps"])
 def test_momentum_logarithm_jordan_blocks(eps, case):
-    """Theorem 2's construction: D with Jordan blocks gets a real theta with Psi_eps(theta) = D."""
+    """Theorem 2's construction: D with Jordan blocks gets a real theta with Psi_eps(theta) = D (and
+    lambda_eps itself, with odd multiplicity, is reached from the real minimiser)."""
     lam = dk.theory.lambda_eps(eps)
     below = 2 * lam - 0.3
     R = np.array([[0.5, -1.2], [1.2, 0.5]])
@@ -163,7 +164,8 @@ def test_momentum_logarithm_jordan_blocks(eps, case):
          "jordan_negative_above": np.array([[lam / 2, 1], [0, lam / 2]]),
          "pair_below": pair_below,
          "complex_jordan": np.block([[R, np.eye(2)], [np.zeros((2, 2)), R]]),
-         "mixed": scipy_block_diag(pair_below, R, [[2.0]])}[case]
+         "mixed": scipy_block_diag(pair_below, R, [[2.0]]),
+         "at_lambda_eps": np.diag([lam, lam, lam, 0.5])}[case]  # three times the real minimum itself
     D = _conj(np.random.default_rng(1), J, J.shape[0])
     theta = dk.theory.momentum_logarithm(D, eps)
     assert np.isrealobj(theta)

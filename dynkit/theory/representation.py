@@ -301,7 +301,8 @@ def _f_inverse(y: np.ndarray, eps: float, threshold: float) -> np.ndarray:
     c = 1 / (2 * eps)
     y = np.asarray(y, dtype=complex)
     z = np.empty_like(y)
-    real = (np.abs(y.imag) <= 1e-12 * (1 + np.abs(y))) & (y.real >= threshold)
+    # lambda_eps itself (to rounding) is on the real branch: its root is the real minimiser -alpha*^2
+    real = (np.abs(y.imag) <= 1e-12 * (1 + np.abs(y))) & (y.real >= threshold - 1e-12 * (1 + abs(threshold)))
     if np.any(real):
         yr = y.real[real]
         f0 = np.exp(-c) * (1 + c)
