@@ -1,1 +1,51 @@
-"""Numerical checks of the papers' propositions."""
+"""Numerical checks of the papers' propositions (``dk.theory``).
+
+Each ``check_*`` function takes one instance or a batch (leading axes) and returns a
+:class:`CheckResult` — ``holds``, the worst ``residual`` against its ``tolerance``, the worst
+``instance`` and a ``message`` — so a user's test can ``assert dk.theory.check_eigen_pairing(J, F, g).holds``.
+:data:`CLAIMS` lists the ten claims of the issue; :func:`run_all` checks them on random instances and
+returns a :class:`ClaimTable` (``print(dk.theory.run_all(100))``).
+
+Modules: :mod:`.spectra` (review Prop. 4; Momentum ResNets Prop. 1), :mod:`.adjoint` (review (54)-(58)),
+:mod:`.rnn` (MomentumRNN (11)-(15)), :mod:`.heavy_ball` (Momentum Transformer Thm. 2, Prop. 3),
+:mod:`.attention` (Momentum Transformer (12)-(14)), :mod:`.representation` (Momentum ResNets Prop. 4,
+Thms. 1-2), :mod:`.momentum_resnet` (Momentum ResNets Props. 2-8, (3), Sect. 3.2, App. E).
+"""
+from ._core import CheckResult, Claim, ClaimRow, ClaimTable
+from .adjoint import check_adjoint_norm, hbnode_jacobian
+from .attention import check_momentum_attention, momentum_attention_closed, momentum_attention_recurrent
+from .claims import CLAIMS, run_all
+from .heavy_ball import (adaptive_momentum, check_gradient_ratio_limit, check_heavy_ball_contraction,
+                         check_heavy_ball_rate,
+                         heavy_ball_radius, optimal_momentum)
+from .momentum_resnet import (check_backprop_formula, check_first_order_embedding, check_free_velocity,
+                              check_inversion, check_large_eps_limit, check_memory_bits,
+                              check_negative_scaling_obstruction, check_prop8_closed_form,
+                              check_small_eps_limit, exact_momentum_forward, exact_momentum_inverse,
+                              momentum_forward, momentum_inverse)
+from .representation import (Representability, check_lambda_eps, check_momentum_logarithm,
+                             check_psi_series, check_representability, f_eps, is_representable,
+                             lambda_eps, lambda_eps_mp, momentum_logarithm, psi_eps, psi_eps_ode,
+                             psi_eps_series)
+from .rnn import (check_inverse_activation_slope, check_momentum_jacobian_product, check_momentum_rnn,
+                  check_rnn_jacobian)
+from .spectra import (check_eigen_pairing, check_fixed_point_iterations, check_revnet_continuous,
+                      check_revnet_instability, momentum_jacobian, pairing_roots, revnet_jacobian)
+
+__all__ = [
+    "CheckResult", "Claim", "ClaimRow", "ClaimTable", "CLAIMS", "run_all",
+    "check_eigen_pairing", "pairing_roots", "check_revnet_instability", "check_revnet_continuous",
+    "revnet_jacobian", "check_fixed_point_iterations", "momentum_jacobian", "check_adjoint_norm", "hbnode_jacobian",
+    "check_momentum_rnn", "check_rnn_jacobian", "check_momentum_jacobian_product",
+    "check_inverse_activation_slope",
+    "check_heavy_ball_rate", "check_gradient_ratio_limit", "check_heavy_ball_contraction", "heavy_ball_radius", "optimal_momentum",
+    "adaptive_momentum",
+    "check_momentum_attention", "momentum_attention_recurrent", "momentum_attention_closed",
+    "psi_eps", "psi_eps_series", "psi_eps_ode", "f_eps", "lambda_eps", "lambda_eps_mp",
+    "is_representable", "Representability", "momentum_logarithm", "check_psi_series",
+    "check_lambda_eps", "check_momentum_logarithm", "check_representability",
+    "check_small_eps_limit", "check_large_eps_limit", "check_first_order_embedding",
+    "check_free_velocity", "check_negative_scaling_obstruction", "check_prop8_closed_form",
+    "check_inversion", "check_memory_bits", "check_backprop_formula", "momentum_forward",
+    "momentum_inverse", "exact_momentum_forward", "exact_momentum_inverse",
+]

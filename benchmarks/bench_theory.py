@@ -1,0 +1,86 @@
+"""Speed of ``dk.theory.run_all``: the 10 claims x 1000 instances against the 60 s goal, and the batching
+speed-up of one check against the naive per-instance loop (the peer, measured in the same run).
+
+    python -m benchmarks.bench_theory            # 1000 instances per claim
+    python -m benchmarks.bench_theory --quick    # 100 instances per claim
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+BUDGET_S = 60.0
+
+
+def _pairing_instances(n_instances: int, seed: int):
+    from dynkit.theory._core import random_matrices, split_by_size
+    rng = np.random.default_rng(seed)
+    groups = []
+    for n, count in split_by_size(n_instances, rng):
+        F = random_matrices(rng, count, n, log10_cond=6, scale=3.0)
+        groups.append((10 ** rng.uniform(-3, 0, (count, n)), F, rng.uniform(0, 4, count)))
+    return groups
+
+
+def _timed(fn) -> tuple[bool, float]:
+    start = time.perf_counter()
+    verdict = fn()
+    return verdict, time.perf_counter() - start
+
+
+def batching_speedup(n_instances: int, seed: int = 0) -> dict:
+    """Batched checks (one call per size group) vs one call per instance on the same instances:
+    check_eigen_pairing (work-bound: 2n SVDs per instance) and check_momentum_attention (overhead-bound)."""
+    import dynkit as dk
+    from dynkit.theory._core import single_threaded_blas
+    groups = _pairing_instances(n_instances, seed)
+    rng = np.random.default_rng(seed)
+    q, k, v = (rng.standard_normal((n_instances, 16, 8)) for _ in range(3))
+    out = {}
+    with single_threaded_blas():
+        for name, batched, looped in [
+            ("eigen_pairing",
+             lambda: all(dk.theory.check_eigen_pairing(J, F, g).holds for J, F, g in groups),
+             lambda: all(dk.theory.check_eigen_pairing(J[i], F[i], g[i]).holds
+                         for J, F, g in groups for i in range(len(g)))),
+            ("momentum_attention",
+             lambda: dk.theory.check_momentum_attention(q, k, v, 0.9, 1.0).holds,
+             lambda: all(dk.theory.check_momentum_attention(q[i], k[i], v[i], 0.9, 1.0).holds
+                         for i in range(n_instances))),
+        ]:
+            ok_b, t_b = _timed(batched)
+            ok_l, t_l = _timed(looped)
+            out[name] = dict(batched_s=t_b, loop_s=t_l, speedup=t_l / t_b, verdicts_agree=ok_b == ok_l)
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100 instances per claim")
+    parser.add_argument("--instances", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    import torch
+    torch.set_num_threads(1)
+    import dynkit as dk
+
+    n = args.instances or (100 if args.quick else 1000)
+    start = time.perf_counter()
+    table = dk.theory.run_all(n, seed=args.seed)
+    total = time.perf_counter() - start
+    print(table)
+    print(f"\nrun_all: {len(table.rows)} claims x {n} instances in {total:.1f} s; "
+          f"ratio to the {BUDGET_S:.0f} s budget: {total / BUDGET_S:.2f}"
+          + ("" if n == 1000 else f" (budget is for 1000 instances; scaled: {total * 1000 / n / BUDGET_S:.2f})"))
+    speed = batching_speedup(n, args.seed)
+    for name, s in speed.items():
+        print(f"check_{name} on {n} instances: batched {s['batched_s']:.3f} s, per-instance loop "
+              f"{s['loop_s']:.3f} s -> batching speed-up x{s['speedup']:.1f} "
+              f"(verdicts agree: {s['verdicts_agree']})")
+    return dict(total_s=total, budget_ratio=total / BUDGET_S, all_hold=table.all_hold, batching=speed)
+
+
+if __name__ == "__main__":
+    main()

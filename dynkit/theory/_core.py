@@ -1,0 +1,327 @@
+"""Result objects, the claim registry's types and input validation shared by every check.
+
+A check returns a :class:`CheckResult` (never a bare bool); a claim (:class:`Claim`) draws random
+instances, runs its checks in batches and returns a :class:`ClaimRow`; :func:`run_all` collects the
+rows into a :class:`ClaimTable`.
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Verdict of one check over one instance or a batch of instances.
+
+    Attributes
+    ----------
+    claim : str
+        Short id of the claim checked (a key of :data:`dynkit.theory.CLAIMS`) with the part, e.g.
+        ``"eigen_pairing"`` or ``"heavy_ball.rate"``.
+    holds : bool
+        True when every instance's residual is at most ``tolerance``.
+    residual : float
+        Worst residual (or worst negative margin) over the batch; compared with ``tolerance``.
+    tolerance : float
+    instance : dict
+        The worst instance (its inputs), so a failure can be replayed.
+    message : str
+        One line saying what was measured and the verdict.
+    residuals : numpy.ndarray
+        Per-instance residuals, flattened over the batch dimensions.
+    details : dict
+        Further numbers behind the verdict (rates, margins, …).
+    """
+
+    claim: str
+    holds: bool
+    residual: float
+    tolerance: float
+    instance: dict
+    message: str
+    residuals: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+    passed: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=bool))
+    details: dict = field(repr=False, default_factory=dict)
+
+    @property
+    def n_instances(self) -> int:
+        return int(self.passed.size)
+
+    @property
+    def n_held(self) -> int:
+        return int(np.count_nonzero(self.passed))
+
+
+def verdict(claim: str, residuals: np.ndarray, tolerance: float, instances: dict, what: str,
+            **details: Any) -> CheckResult:
+    """Build a :class:`CheckResult` from per-instance residuals (batch axes leading in ``instances``).
+
+    NaN residuals count as failures (a check that cannot measure must not say "holds").
+    """
+    res = np.asarray(residuals, dtype=float)
+    batch_shape = res.shape
+    flat = res.reshape(-1)
+    scored = np.where(np.isnan(flat), np.inf, flat)
+    worst = int(np.argmax(scored)) if flat.size else 0
+    index = np.unravel_index(worst, batch_shape) if batch_shape else ()
+    instance = {}
+    for name, value in instances.items():
+        arr = np.asarray(value)
+        instance[name] = arr[index] if batch_shape and arr.shape[:len(batch_shape)] == batch_shape else arr
+    holds = bool(flat.size > 0 and np.all(scored <= tolerance))
+    worst_value = float(scored[worst]) if flat.size else float("nan")
+    message = (f"{claim}: {what}; worst {worst_value:.3g} {'<=' if holds else '>'} tolerance "
+               f"{tolerance:.3g} over {flat.size} instance(s) -> {'holds' if holds else 'VIOLATED'}")
+    return CheckResult(claim, holds, worst_value, float(tolerance), instance, message, flat,
+                       scored <= tolerance, details)
+
+
+def combine(claim: str, results: Sequence[CheckResult], *, disjoint: bool = False) -> CheckResult:
+    """Join sub-checks of one claim: it holds if every part holds. The reported residual and
+    tolerance are those of the part that is worst relative to its own tolerance. Parts that saw the
+    same instances are joined instance by instance; with ``disjoint=True`` (parts saw different
+    instances) their instances are stacked."""
+    def ratio(r: CheckResult) -> float:
+        if np.isnan(r.residual):
+            return np.inf
+        return r.residual / r.tolerance if r.tolerance > 0 else (np.inf if r.residual > 0 else 0.0)
+
+    worst = max(results, key=ratio)
+    if disjoint:
+        passed = np.concatenate([r.passed for r in results])
+    else:
+        sizes = {r.n_instances for r in results}
+        if len(sizes) != 1:
+            raise ValueError(f"combine: parts of {claim!r} saw different numbers of instances {sizes}; "
+                             f"pass disjoint=True if they saw different instances")
+        passed = np.logical_and.reduce([r.passed for r in results])
+    message = "; ".join(r.message for r in results)
+    return CheckResult(claim, all(r.holds for r in results), worst.residual, worst.tolerance,
+                       worst.instance, message, np.array([ratio(r) for r in results]), passed,
+                       {"parts": {r.claim: r for r in results}, "worst_part": worst.claim})
+
+
+# ---------------------------------------------------------------------------------------------
+# claims and the table
+
+
+@dataclass(frozen=True)
+class ClaimRow:
+    """One line of the claim table: a claim's verdict over ``instances`` random instances."""
+
+    claim: str
+    paper: str
+    equation: str
+    instances: int
+    held: int
+    worst_residual: float
+    tolerance: float
+    seconds: float
+    note: str = ""
+
+    @property
+    def holds(self) -> bool:
+        return self.held == self.instances
+
+    def to_dict(self) -> dict:
+        return dict(claim=self.claim, paper=self.paper, equation=self.equation,
+                    instances=self.instances, held=self.held, holds=self.holds,
+                    worst_residual=_jsonable(self.worst_residual), tolerance=self.tolerance,
+                    seconds=round(self.seconds, 4), note=self.note)
+
+
+def _jsonable(x: float) -> float | str:
+    return x if np.isfinite(x) else str(x)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A proposition of one of the papers and the way to check it on random instances.
+
+    ``run(n_instances, seed)`` draws ``n_instances`` instances with ``numpy.random.default_rng(seed)``,
+    checks them (batched) and returns a :class:`ClaimRow`.
+    """
+
+    id: str
+    paper: str
+    equation: str
+    statement: str
+    hypotheses: str
+    check: Callable[[int, np.random.Generator], CheckResult] = field(repr=False)
+
+    def sample(self, n_instances: int = 100, seed: int = 0) -> CheckResult:
+        """Check ``n_instances`` random instances drawn with ``seed``; the full :class:`CheckResult`
+        (worst instance, per-part details), where :meth:`run` gives the table row."""
+        n_instances = check_count("n_instances", n_instances)
+        seed = check_seed("seed", seed)
+        with single_threaded_blas():
+            return self.check(n_instances, np.random.default_rng(seed))
+
+    def run(self, n_instances: int = 1000, seed: int = 0) -> ClaimRow:
+        start = time.perf_counter()
+        result = self.sample(n_instances, seed)
+        seconds = time.perf_counter() - start
+        return ClaimRow(self.id, self.paper, self.equation, result.n_instances, result.n_held,
+                        result.residual,
+                        result.tolerance, seconds, result.details.get("worst_part", ""))
+
+
+@dataclass
+class ClaimTable:
+    """Rows of :func:`run_all`; ``str(table)`` is an aligned text table."""
+
+    rows: list[ClaimRow]
+    n_instances: int
+    seed: int
+
+    @property
+    def all_hold(self) -> bool:
+        return all(row.holds for row in self.rows)
+
+    @property
+    def seconds(self) -> float:
+        return float(sum(row.seconds for row in self.rows))
+
+    def to_dict(self) -> dict:
+        return dict(n_instances=self.n_instances, seed=self.seed, all_hold=self.all_hold,
+                    seconds=round(self.seconds, 4), rows=[row.to_dict() for row in self.rows])
+
+    _HEAD = ("claim", "paper", "equation", "instances", "held", "worst residual", "tolerance",
+             "seconds")
+
+    def _cells(self) -> list[tuple[str, ...]]:
+        return [(r.claim, r.paper, r.equation, str(r.instances),
+                 f"{r.held}{'' if r.holds else ' (FAILED)'}", f"{r.worst_residual:.3g}",
+                 f"{r.tolerance:.3g}", f"{r.seconds:.2f}") for r in self.rows]
+
+    def to_markdown(self) -> str:
+        lines = ["| " + " | ".join(self._HEAD) + " |", "|" + "---|" * len(self._HEAD)]
+        lines += ["| " + " | ".join(cells) + " |" for cells in self._cells()]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        rows = [self._HEAD, *self._cells()]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(self._HEAD))]
+        numeric = {3, 4, 5, 6, 7}
+        fmt = lambda row: "  ".join(c.rjust(w) if i in numeric else c.ljust(w)  # noqa: E731
+                                    for i, (c, w) in enumerate(zip(row, widths)))
+        out = [fmt(rows[0]), "  ".join("-" * w for w in widths), *map(fmt, rows[1:])]
+        out.append(f"{sum(r.holds for r in self.rows)}/{len(self.rows)} claims hold "
+                   f"({self.n_instances} instances each, seed {self.seed}, {self.seconds:.1f} s)")
+        return "\n".join(out)
+
+
+@contextlib.contextmanager
+def single_threaded_blas():
+    """Limit BLAS to one thread while checking: the batches are many tiny matrices, for which threaded
+    OpenBLAS only adds contention (measured 15x slower for batched expm on a shared 2-core machine)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+# ---------------------------------------------------------------------------------------------
+# validation: ValueError naming the argument, the expectation and what was received
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"[:120]
+
+
+def as_real_array(name: str, x: Any, *, context: str) -> np.ndarray:
+    """``x`` as a finite float64 array; ValueError for complex, non-numeric or non-finite input."""
+    if hasattr(x, "detach"):  # torch tensor
+        x = x.detach().cpu().numpy()
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf" or arr.dtype.kind == "b":
+        raise ValueError(f"{name} must be a real floating or integer array ({context}); got "
+                         f"{_describe(arr)}")
+    arr = arr.astype(float)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite ({context}); got {int(np.sum(~np.isfinite(arr)))} "
+                         f"non-finite entries")
+    return arr
+
+
+def as_square(name: str, x: Any, *, context: str, min_ndim: int = 2) -> np.ndarray:
+    """A real finite ``(..., n, n)`` array."""
+    arr = as_real_array(name, x, context=context)
+    if arr.ndim < min_ndim or arr.shape[-1] != arr.shape[-2] or arr.shape[-1] == 0:
+        raise ValueError(f"{name} must be a (batch of) square matrix of shape (..., n, n) with n >= 1 "
+                         f"({context}); got shape {arr.shape}")
+    return arr
+
+
+def as_scalar_batch(name: str, x: Any, *, context: str, low: float | None = None,
+                    high: float | None = None, low_open: bool = False,
+                    high_open: bool = False) -> np.ndarray:
+    """A real finite array of parameters with the stated bounds."""
+    arr = as_real_array(name, x, context=context)
+    bad = np.zeros(arr.shape, dtype=bool)
+    if low is not None:
+        bad |= arr <= low if low_open else arr < low
+    if high is not None:
+        bad |= arr >= high if high_open else arr > high
+    if np.any(bad):
+        lo = "" if low is None else f"{'>' if low_open else '>='} {low}"
+        hi = "" if high is None else f"{'<' if high_open else '<='} {high}"
+        raise ValueError(f"{name} must be {' and '.join(s for s in (lo, hi) if s)} ({context}); got "
+                         f"{arr[bad].reshape(-1)[0]!r}")
+    return arr
+
+
+def check_count(name: str, n: Any) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"{name} must be a positive integer; got {_describe(n)}")
+    return int(n)
+
+
+def check_seed(name: str, seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{name} must be a non-negative integer; got {_describe(seed)}")
+    return int(seed)
+
+
+def rng_from(seed: int | np.random.Generator | None) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(None if seed is None else check_seed("seed", seed))
+
+
+# ---------------------------------------------------------------------------------------------
+# random instances, batched by size
+
+
+def split_by_size(n_instances: int, rng: np.random.Generator, sizes: Sequence[int] = range(1, 13)
+                  ) -> list[tuple[int, int]]:
+    """Draw a size for each of ``n_instances`` instances; return ``[(size, count), ...]`` so that each
+    size is checked in one batch."""
+    drawn = rng.choice(np.asarray(sizes), size=n_instances)
+    return [(int(s), int(np.count_nonzero(drawn == s))) for s in sizes if np.any(drawn == s)]
+
+
+def random_matrices(rng: np.random.Generator, count: int, n: int, *, log10_cond: float = 4.0,
+                    scale: float = 1.0) -> np.ndarray:
+    """``count`` real ``n x n`` matrices ``U diag(s) V^T`` with singular values spread log-uniformly over
+    a random number of decades in ``[0, log10_cond]`` (so batches mix well- and ill-conditioned)."""
+    u = np.linalg.qr(rng.standard_normal((count, n, n)))[0]
+    v = np.linalg.qr(rng.standard_normal((count, n, n)))[0]
+    decades = rng.uniform(0, log10_cond, size=(count, 1))
+    s = scale * 10.0 ** (-decades * rng.uniform(0, 1, size=(count, n)))
+    return (u * s[:, None, :]) @ np.swapaxes(v, -1, -2)
+
+
+def worst_sv(matrices: np.ndarray) -> np.ndarray:
+    """Smallest singular value of each matrix in a batch."""
+    return np.linalg.svd(matrices, compute_uv=False)[..., -1]

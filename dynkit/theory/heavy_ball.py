@@ -1,0 +1,221 @@
+"""Optimal heavy-ball momentum on quadratics: Theorem 2 and Prop. 3 of the Momentum Transformer paper
+(after Sun et al. 2021), and the adaptive momentum (17)/(18).
+
+Heavy ball (9)/(10) on ``f(x) = x^T A x / 2`` (``b = 0`` without loss: the error ``x - x*`` obeys the same
+linear recursion) is linear: on each eigenvector of A with eigenvalue ``lam`` the error follows
+``r**2 - (1 + beta - step lam) r + beta = 0``. The spectral radius of the iteration is therefore the largest
+root modulus over Sp(A) — computed batched, for the stated ``beta`` and for a fine grid of ``beta``.
+The measured rate comes from running the iteration itself (renormalised every step so that thousands of
+steps neither underflow nor lose the direction).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._core import CheckResult, as_scalar_batch, as_square, combine, verdict
+
+__all__ = ["check_heavy_ball_rate", "check_gradient_ratio_limit", "check_heavy_ball_contraction",
+           "heavy_ball_radius",
+           "optimal_momentum", "adaptive_momentum", "ratio_convergence_factor"]
+
+# Spectral radii from quadratic roots of eigenvalues: rounding ~ sqrt(eps) at the double root
+# beta = beta*, where the discriminant vanishes; 1e-6 is comfortably above that.
+RADIUS_TOL = 1e-6
+# measured rate over steps [K/2, K] carries the Jordan-block factor (K/(K/2))^(2/K) at beta*;
+# with K = 4000 that is 1 + 3.5e-4; 2e-3 leaves room and still rejects a sub-optimal beta.
+RATE_TOL = 2e-3
+# Prop. 3's ratio converges geometrically with factor r(lam_2)/r(nu); instances keep that < ~0.99,
+# so after 4000 steps the relative error is far below 1e-6.
+RATIO_TOL = 1e-6
+
+
+def _context(what: str) -> str:
+    return f"Momentum Transformer {what}, f = x^T A x / 2 with A SPD"
+
+
+def _spd(A, context: str) -> tuple[np.ndarray, np.ndarray]:
+    A = as_square("A", A, context=context)
+    if np.any(np.abs(A - np.swapaxes(A, -1, -2)) > 1e-12 * (1 + np.abs(A).max())):
+        raise ValueError(f"A must be symmetric ({context}); got an asymmetric matrix")
+    eig = np.linalg.eigvalsh(A)
+    if np.any(eig[..., 0] <= 0):
+        raise ValueError(f"A must be positive definite ({context}); got smallest eigenvalue "
+                         f"{eig[..., 0].min():.3g}")
+    return A, eig
+
+
+def heavy_ball_radius(eigenvalues: np.ndarray, step, beta) -> np.ndarray:
+    """Spectral radius of heavy ball with ``step``/``beta`` on a quadratic with Hessian eigenvalues
+    ``eigenvalues`` (..., n); ``step``/``beta`` broadcast against the batch shape (...,) plus any
+    trailing grid axes appended after."""
+    lam = np.asarray(eigenvalues, dtype=float)
+    step = np.asarray(step, dtype=float)
+    beta = np.asarray(beta, dtype=float)
+    b = (1 + beta - step * lam).astype(complex)
+    disc = np.sqrt(b * b - 4 * beta)
+    return np.maximum(np.abs((b + disc) / 2), np.abs((b - disc) / 2)).max(axis=-1)
+
+
+def optimal_momentum(A, step=None) -> np.ndarray:
+    """Theorem 2's ``beta* = (1 - sqrt(step nu))**2`` (``step`` defaults to ``1/L``)."""
+    _, eig = _spd(A, _context("Theorem 2"))
+    step = 1 / eig[..., -1] if step is None else np.asarray(step, dtype=float)
+    return (1 - np.sqrt(step * eig[..., 0])) ** 2
+
+
+def adaptive_momentum(grad_k, grad_km1, x_k, x_km1, step: float, delta: float = 1e-3, *,
+                      variant: int = 17) -> np.ndarray:
+    """Adaptive momentum (17) (``variant=17``) or its gradient-descent approximation (18)."""
+    dg = np.linalg.norm(np.asarray(grad_k) - np.asarray(grad_km1), axis=-1)
+    if variant == 17:
+        ratio = step * dg / np.linalg.norm(np.asarray(x_k) - np.asarray(x_km1), axis=-1)
+    elif variant == 18:
+        ratio = dg / np.linalg.norm(np.asarray(grad_km1), axis=-1)
+    else:
+        raise ValueError(f"variant must be 17 or 18 (Momentum Transformer Eq. number); got {variant!r}")
+    return np.clip((1 - np.sqrt(ratio)) ** 2, 0.0, 1.0 - delta)
+
+
+def _iterate(A: np.ndarray, step: np.ndarray, beta: np.ndarray, n_steps: int,
+             rng: np.random.Generator) -> dict:
+    """Run heavy ball (9) on x^T A x / 2 from random (x^0, x^1), renormalising the pair each step.
+    Returns log-norm history of the error and the last two iterates and gradients."""
+    batch, n = A.shape[:-2], A.shape[-1]
+    x_prev = rng.standard_normal(batch + (n,))
+    x = rng.standard_normal(batch + (n,))
+    log_norm = np.zeros(batch)
+    history = np.empty((n_steps + 1,) + batch)
+    history[0] = np.log(np.linalg.norm(x, axis=-1))
+    with np.errstate(divide="ignore", invalid="ignore"):  # exact convergence (A = c I, step = 1/c)
+        for k in range(n_steps):
+            grad = np.einsum("...ij,...j->...i", A, x)
+            x_next = x - step[..., None] * grad + beta[..., None] * (x - x_prev)
+            scale = np.linalg.norm(x_next, axis=-1) + np.linalg.norm(x, axis=-1)
+            scale = np.where(scale > 0, scale, 1.0)
+            x_prev, x = x / scale[..., None], x_next / scale[..., None]
+            log_norm += np.log(scale)
+            history[k + 1] = log_norm + np.log(np.linalg.norm(x, axis=-1))
+    return dict(history=history, x=x, x_prev=x_prev,
+                grad=np.einsum("...ij,...j->...i", A, x),
+                grad_prev=np.einsum("...ij,...j->...i", A, x_prev))
+
+
+def check_heavy_ball_rate(A, step=None, beta=None, *, n_steps: int = 4000, n_grid: int = 400,
+                          seed: int = 0) -> CheckResult:
+    """Theorem 2: with ``step <= 1/L`` and ``beta* = (1 - sqrt(step nu))**2`` heavy ball converges at rate
+    ``1 - sqrt(step nu)``, and no ``beta`` in ``[0, 1)`` does better.
+
+    Three parts: (i) the spectral radius of the iteration with ``beta`` equals the predicted rate
+    (one-sided: larger is a violation); (ii) the rate measured by running ``n_steps`` iterations,
+    ``exp(mean d log||e_k||)`` over the second half, equals the predicted rate within ``RATE_TOL``;
+    (iii) the smallest radius over a grid of ``n_grid`` values of ``beta`` is not below the predicted rate.
+    ``beta`` defaults to ``beta*``; passing another value (or ``step > 1/L``) plants a violation.
+    """
+    context = _context("Theorem 2")
+    A, eig = _spd(A, context)
+    batch = A.shape[:-2]
+    nu, L = eig[..., 0], eig[..., -1]
+    step = np.broadcast_to(1 / L if step is None else as_scalar_batch(
+        "step", step, context=context, low=0, low_open=True), batch)
+    predicted = 1 - np.sqrt(np.clip(step * nu, 0, 1))
+    beta = np.broadcast_to((1 - np.sqrt(np.clip(step * nu, 0, 1))) ** 2 if beta is None else
+                           as_scalar_batch("beta", beta, context=context, low=0, high=1,
+                                           high_open=True), batch)
+    radius = heavy_ball_radius(eig, step[..., None], beta[..., None])
+    run = _iterate(A, step, beta, n_steps, np.random.default_rng(seed))
+    half = n_steps // 2
+    with np.errstate(invalid="ignore"):
+        measured = np.exp((run["history"][-1] - run["history"][half]) / (n_steps - half))
+    measured = np.where(np.isnan(measured), 0.0, measured)  # -inf - -inf: the error hit exactly 0
+    grid = np.linspace(0, 1, n_grid, endpoint=False)
+    best = np.stack([heavy_ball_radius(eig, step[..., None], b) for b in grid], axis=-1).min(axis=-1)
+    instances = dict(A=A, step=step, beta=beta)
+    return combine("heavy_ball_rate", [
+        verdict("heavy_ball_rate.radius", np.maximum(radius - predicted, 0), RADIUS_TOL, instances,
+                "spectral radius with beta minus 1 - sqrt(step nu)", radius=radius, predicted=predicted),
+        # two-sided: with step <= 1/L every mode has modulus sqrt(beta*), so the rate is attained too
+        verdict("heavy_ball_rate.measured", np.abs(measured - predicted), RATE_TOL, instances,
+                f"|measured rate over {n_steps} steps - predicted|", measured=measured),
+        verdict("heavy_ball_rate.optimal", np.maximum(predicted - best, 0), RADIUS_TOL, instances,
+                f"predicted rate minus best radius over {n_grid} betas in [0, 1)", best=best),
+    ])
+
+
+def check_heavy_ball_contraction(A, step=None, *, n_steps: int = 300, seed: int = 0) -> CheckResult:
+    """Theorem 2's inequality read literally, step by step: ``||x^{k+1} - x*|| <= (1 - sqrt(step nu))
+    ||x^k - x*||`` at every k with ``beta = beta*``. Measured finding: this does NOT hold — the iteration
+    matrix is not normal (and has a Jordan block at ``nu``), so single steps can expand the error; only
+    the asymptotic rate (:func:`check_heavy_ball_rate`) is ``1 - sqrt(step nu)``. Residual: the largest
+    per-step ratio divided by the predicted rate, minus 1 (<= 0 would mean the literal statement holds)."""
+    context = _context("Theorem 2, per-step inequality")
+    A, eig = _spd(A, context)
+    batch = A.shape[:-2]
+    step = np.broadcast_to(1 / eig[..., -1] if step is None else as_scalar_batch(
+        "step", step, context=context, low=0, low_open=True), batch)
+    predicted = 1 - np.sqrt(np.clip(step * eig[..., 0], 0, 1))
+    beta = predicted ** 2
+    run = _iterate(A, step, beta, n_steps, np.random.default_rng(seed))
+    with np.errstate(invalid="ignore"):
+        per_step = np.exp(np.diff(run["history"], axis=0)).max(axis=0)
+    excess = np.where(predicted > 0, per_step / np.where(predicted > 0, predicted, 1) - 1, 0.0)
+    return verdict("heavy_ball_contraction", np.maximum(excess, 0), 1e-9, dict(A=A, step=step),
+                   "max_k ||e_{k+1}|| / ||e_k|| over (1 - sqrt(step nu)), minus 1", per_step=per_step)
+
+
+def ratio_convergence_factor(eigenvalues: np.ndarray, step, beta) -> np.ndarray:
+    """Geometric factor at which Prop. 3's ratio approaches ``nu``: the largest root modulus of any
+    other mode divided by the dominant root of the ``nu`` mode (< 1 iff ``beta < beta*``)."""
+    lam = np.asarray(eigenvalues, dtype=float)
+    step = np.asarray(step, dtype=float)[..., None]
+    beta = np.asarray(beta, dtype=float)[..., None]
+    b = (1 + beta - step * lam).astype(complex)
+    disc = np.sqrt(b * b - 4 * beta)
+    big = np.maximum(np.abs((b + disc) / 2), np.abs((b - disc) / 2))
+    small = np.minimum(np.abs((b + disc) / 2), np.abs((b - disc) / 2))
+    lead = big[..., 0]
+    other = np.where(lam[..., 1:] > lam[..., :1] * (1 + 1e-9), big[..., 1:], 0).max(axis=-1, initial=0)
+    return np.maximum(other, small[..., 0]) / lead
+
+
+def check_gradient_ratio_limit(A, beta, step=None, *, n_steps: int | None = None,
+                               delta: float = 1e-3, seed: int = 0) -> CheckResult:
+    """Prop. 3: ``||grad f(x^k) - grad f(x^{k-1})|| / ||x^k - x^{k-1}|| -> nu``; and the adaptive
+    momentum (17) then tends to ``beta*`` (clipped to ``[0, 1 - delta]``), (17) and (18) staying in
+    ``[0, 1 - delta]``.
+
+    Measured finding: the limit needs ``beta < beta*``. For ``beta >= beta*`` every mode of the
+    iteration decays at the same modulus ``sqrt(beta)``, no mode dominates and the ratio keeps
+    oscillating (or converges only like 1/k at ``beta = beta*``); the check then reports a violation.
+    """
+    context = _context("Prop. 3")
+    A, eig = _spd(A, context)
+    batch = A.shape[:-2]
+    nu, L = eig[..., 0], eig[..., -1]
+    step = np.broadcast_to(1 / L if step is None else as_scalar_batch(
+        "step", step, context=context, low=0, low_open=True), batch)
+    beta = np.broadcast_to(as_scalar_batch("beta", beta, context=context, low=0, high=1,
+                                           high_open=True), batch)
+    q = ratio_convergence_factor(eig, step, beta)
+    if n_steps is None:  # enough steps for q**n < 1e-9 where q < 0.999, capped
+        q_max = float(np.max(q, initial=0.0))
+        n_steps = int(np.clip(np.ceil(np.log(1e-9) / np.log(min(max(q_max, 1e-3), 0.999))), 10, 25_000))
+    run = _iterate(A, step, beta, n_steps, np.random.default_rng(seed))
+    dx = run["x"] - run["x_prev"]
+    dg = run["grad"] - run["grad_prev"]
+    ratio = np.linalg.norm(dg, axis=-1) / np.linalg.norm(dx, axis=-1)
+    beta17 = adaptive_momentum(run["grad"], run["grad_prev"], run["x"], run["x_prev"], step, delta,
+                               variant=17)
+    beta18 = adaptive_momentum(run["grad"], run["grad_prev"], run["x"], run["x_prev"], step, delta,
+                               variant=18)
+    target = np.clip((1 - np.sqrt(step * nu)) ** 2, 0, 1 - delta)
+    in_range = np.maximum(np.maximum(-np.minimum(beta17, beta18), 0),
+                          np.maximum(np.maximum(beta17, beta18) - (1 - delta), 0))
+    instances = dict(A=A, beta=beta, step=step)
+    return combine("gradient_ratio", [
+        verdict("gradient_ratio.limit", np.abs(ratio - nu) / nu, RATIO_TOL, instances,
+                f"|ratio - nu| / nu after {n_steps} steps", ratio=ratio, nu=nu, factor=q),
+        verdict("gradient_ratio.adaptive_limit", np.abs(beta17 - target), 1e3 * RATIO_TOL, instances,
+                "|beta_(17) - beta*| (both clipped to [0, 1 - delta])"),
+        verdict("gradient_ratio.adaptive_range", in_range, 0.0, instances,
+                "(17) and (18) stay in [0, 1 - delta]"),
+    ])

@@ -1,0 +1,385 @@
+"""Momentum ResNets: continuous limits and representation results of appendix B (Props. 2, 3, 5, 6, 7,
+8) and the discrete network's exact inversion (3), memory cost (Sect. 3.2, appendix C) and backprop
+formula (appendix E).
+
+The nonlinear residual function of the limits is ``f(x) = tanh(W x + b)``; everything is batched over a
+leading axis and integrated with :func:`dynkit.solve`.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ..solvers import solve
+from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, combine, verdict
+from .representation import f_eps, lambda_eps
+
+__all__ = ["check_small_eps_limit", "check_large_eps_limit", "check_first_order_embedding",
+           "check_free_velocity", "check_negative_scaling_obstruction", "check_prop8_closed_form",
+           "momentum_forward", "momentum_inverse", "exact_momentum_forward", "exact_momentum_inverse",
+           "check_inversion", "check_memory_bits", "check_backprop_formula", "backprop_formula"]
+
+_CTX = "Momentum ResNets"
+
+
+def _tanh_field(W: np.ndarray, b: np.ndarray):
+    return lambda x: np.tanh(np.einsum("...ij,...j->...i", W, x) + b)
+
+
+def _inputs(W, b, x0, context):
+    W = as_square("W", W, context=context)
+    d = W.shape[-1]
+    b = as_real_array("b", b, context=context)
+    x0 = as_real_array("x0", x0, context=context)
+    if b.shape[-1:] != (d,) or x0.shape[-1:] != (d,):
+        raise ValueError(f"b and x0 must have shape (..., {d}) to match W ({context}); got "
+                         f"{b.shape}, {x0.shape}")
+    return W, b, x0
+
+
+def _second_order(f, x0, v0, t, eps, *, inverse_eps: bool = False):
+    """Solve ``eps x'' + x' = f(x)`` (or ``x'' + x'/eps = f(x)`` with ``inverse_eps``) and return x on t."""
+    y0 = np.stack([x0, v0], axis=-2)
+    if inverse_eps:
+        field = lambda s, y: np.stack([y[..., 1, :], f(y[..., 0, :]) - y[..., 1, :] / eps], axis=-2)  # noqa
+    else:
+        field = lambda s, y: np.stack([y[..., 1, :], (f(y[..., 0, :]) - y[..., 1, :]) / eps], axis=-2)  # noqa
+    return np.asarray(solve(field, y0, t, method="dopri5", rtol=1e-9, atol=1e-11).ys[..., 0, :])
+
+
+def _slope(eps_values: np.ndarray, errors: np.ndarray) -> np.ndarray:
+    """Least-squares slope of log(error) against log(eps) per instance (errors: (k, ...))."""
+    x = np.log(eps_values) - np.log(eps_values).mean()
+    y = np.log(np.maximum(errors, 1e-300))
+    return np.tensordot(x, y - y.mean(axis=0), axes=(0, 0)) / (x @ x)
+
+
+# limit rates: x_eps - x* = O(eps) (resp. O(1/eps)); a measured log-log slope within 0.25 of 1 over the
+# eps values used confirms the rate; a non-convergent family has slope ~ 0.
+RATE_SLOPE_TOL = 0.25
+
+
+def check_small_eps_limit(W, b, x0, v0, *, eps_values=(0.08, 0.04, 0.02), T: float = 1.0) -> CheckResult:
+    """Prop. 2: the solution of ``eps x'' + x' = f(x)``, ``x'(0) = v0``, converges uniformly on [0, T] to that
+    of ``x' = f(x)`` as eps -> 0. Measured: sup-norm errors on 41 times for each eps and their log-log slope
+    (rate; expected 1). Residual: ``|slope - 1|``."""
+    context = _CTX + " Prop. 2 (eps -> 0)"
+    W, b, x0 = _inputs(W, b, x0, context)
+    v0 = np.broadcast_to(as_real_array("v0", v0, context=context), x0.shape)
+    e = np.asarray(as_scalar_batch("eps_values", eps_values, context=context, low=0, low_open=True))
+    f = _tanh_field(W, b)
+    t = np.linspace(0, T, 41)
+    first = np.asarray(solve(lambda s, x: f(x), x0, t, method="dopri5", rtol=1e-10, atol=1e-12).ys)
+    errors = np.stack([np.abs(_second_order(f, x0, v0, t, ei) - first).max(axis=(0, -1)) for ei in e])
+    slope = _slope(e, errors)
+    return verdict("small_eps_limit", np.abs(slope - 1), RATE_SLOPE_TOL, dict(W=W, b=b, x0=x0, v0=v0),
+                   f"|log-log slope of sup|x_eps - x*| over eps={tuple(e)} minus 1|", slope=slope,
+                   errors=errors)
+
+
+def check_large_eps_limit(W, b, x0, v0, *, eps_values=(25.0, 50.0, 100.0), T: float = 1.0) -> CheckResult:
+    """Prop. 5: ``x'' + x'/eps = f(x)`` converges uniformly to ``x'' = f(x)`` (same ``x0, v0``) as eps -> inf,
+    measured rate ``1/eps`` (slope -1 in eps). Residual: ``|slope + 1|``."""
+    context = _CTX + " Prop. 5 (eps -> inf)"
+    W, b, x0 = _inputs(W, b, x0, context)
+    v0 = np.broadcast_to(as_real_array("v0", v0, context=context), x0.shape)
+    e = np.asarray(as_scalar_batch("eps_values", eps_values, context=context, low=0, low_open=True))
+    f = _tanh_field(W, b)
+    t = np.linspace(0, T, 41)
+    limit = _second_order(f, x0, v0, t, np.inf, inverse_eps=True)
+    errors = np.stack([np.abs(_second_order(f, x0, v0, t, ei, inverse_eps=True) - limit).max(axis=(0, -1))
+                       for ei in e])
+    slope = _slope(e, errors)
+    return verdict("large_eps_limit", np.abs(slope + 1), RATE_SLOPE_TOL, dict(W=W, b=b, x0=x0, v0=v0),
+                   f"|log-log slope of sup|x_eps - x*| over eps={tuple(e)} plus 1|", slope=slope,
+                   errors=errors)
+
+
+# solver tolerances 1e-10/1e-12 on both sides: trajectories agree to ~1e-8
+ODE_TOL = 1e-7
+
+
+def check_first_order_embedding(W, b, x0, eps, v0=None) -> CheckResult:
+    """Prop. 3: with ``f_hat(x) = eps f'(x) f(x) + f(x)`` (autonomous f) and ``x'(0) = f(x0)``, the solution of
+    ``eps x'' + x' = f_hat(x)`` is the solution of ``x' = f(x)``. Residual: sup-norm difference on [0, 1].
+    ``v0`` overrides the initial velocity (the hypothesis is ``v0 = f(x0)``; another v0 breaks the claim)."""
+    context = _CTX + " Prop. 3"
+    W, b, x0 = _inputs(W, b, x0, context)
+    eps = float(as_scalar_batch("eps", eps, context=context, low=0, low_open=True))
+    f = _tanh_field(W, b)
+
+    def f_hat(x):
+        fx = f(x)
+        s = 1 - fx ** 2  # tanh' at W x + b
+        return eps * s * np.einsum("...ij,...j->...i", W, fx) + fx
+
+    t = np.linspace(0, 1, 21)
+    first = np.asarray(solve(lambda s, x: f(x), x0, t, method="dopri5", rtol=1e-10, atol=1e-12).ys)
+    v_init = f(x0) if v0 is None else np.broadcast_to(as_real_array("v0", v0, context=context), x0.shape)
+    y0 = np.stack([x0, v_init], axis=-2)
+    field = lambda s, y: np.stack([y[..., 1, :], (f_hat(y[..., 0, :]) - y[..., 1, :]) / eps], axis=-2)  # noqa
+    second = np.asarray(solve(field, y0, t, method="dopri5", rtol=1e-10, atol=1e-12).ys[..., 0, :])
+    residual = np.abs(second - first).max(axis=(0, -1)) / (1 + np.abs(first).max(axis=(0, -1)))
+    return verdict("first_order_embedding", residual, ODE_TOL, dict(W=W, b=b, x0=x0),
+                   "sup|x_hat - x*| / (1 + sup|x*|) with f_hat = eps f' f + f, x'(0) = f(x0)")
+
+
+def check_free_velocity(h, x0) -> CheckResult:
+    """Prop. 6: ``x'' + x' = 0`` with ``x'(0) = (h(x0) - x0) / (1 - 1/e)`` gives ``x(1) = h(x0)``, for any map h
+    (a callable on arrays (..., d)). Residual: relative error of x(1) from :func:`dynkit.solve`."""
+    context = _CTX + " Prop. 6"
+    x0 = as_real_array("x0", x0, context=context)
+    target = np.asarray(h(x0), dtype=float)
+    v0 = (target - x0) / (1 - math.exp(-1))
+    x1 = _second_order(lambda x: np.zeros_like(x), x0, v0, np.array([0.0, 1.0]), 1.0)[-1]
+    residual = np.abs(x1 - target).max(axis=-1) / (1 + np.abs(target).max(axis=-1))
+    return verdict("free_velocity", residual, ODE_TOL, dict(x0=x0), "|x(1) - h(x0)| (relative)")
+
+
+def check_prop8_closed_form(x0, eps) -> CheckResult:
+    """Prop. 8: ``x'' + x'/eps = (-pi**2 - 1/(4 eps**2)) x``, ``(x0, 0)`` gives ``x(1) = -x0 exp(-1/(2 eps))``
+    (solved with :func:`dynkit.solve`, batched over eps)."""
+    context = _CTX + " Prop. 8"
+    x0 = as_real_array("x0", x0, context=context)
+    e = as_scalar_batch("eps", eps, context=context, low=0, low_open=True)
+    batch = np.broadcast_shapes(x0.shape[:-1], e.shape)
+    x0 = np.broadcast_to(x0, batch + x0.shape[-1:])
+    eb = np.broadcast_to(e, batch)[..., None]
+    k = -np.pi ** 2 - 1 / (4 * eb * eb)
+    y0 = np.stack([x0, np.zeros_like(x0)], axis=-2)
+    field = lambda s, y: np.stack([y[..., 1, :], k * y[..., 0, :] - y[..., 1, :] / eb], axis=-2)  # noqa
+    x1 = np.asarray(solve(field, y0, np.array([0.0, 1.0]), method="dopri5", rtol=1e-10,
+                          atol=1e-12).ys[-1, ..., 0, :])
+    predicted = -x0 * np.exp(-1 / (2 * eb))
+    residual = np.abs(x1 - predicted).max(axis=-1) / (1 + np.abs(x0).max(axis=-1))
+    return verdict("prop8_closed_form", residual, ODE_TOL, dict(x0=x0, eps=np.broadcast_to(e, batch)),
+                   "|x(1) + x0 exp(-1/(2 eps))| (relative)")
+
+
+def check_negative_scaling_obstruction(lam, eps, *, n_linear: int = 4001, n_cubic: int = 400,
+                                       seed: int = 0) -> CheckResult:
+    """Prop. 7: in 1-D, with ``x'(0) = 0``, no autonomous f maps ``x -> lam x`` for ``lam <= -1`` at time 1.
+
+    Search: (i) all linear ``f = theta x`` — ``x(1) = Psi_eps(theta) x0 = f_eps(z) x0`` over a dense z grid
+    covering ``[lambda_eps, inf)``; (ii) ``n_cubic`` random odd cubics ``f = a x + c x**3`` integrated from
+    ``x0 = 1`` with :func:`dynkit.solve`. The margin is the smallest ``x(1) - lam`` found (for odd f,
+    ``x(1) >= -1`` at ``x0 = 1`` already excludes ``h(-1) >= 1``). Holds iff no candidate reaches ``lam``
+    (margin > 0); with ``lam > lambda_eps`` the linear search finds one and the check reports it.
+    """
+    context = _CTX + " Prop. 7"
+    lam = as_scalar_batch("lam", lam, context=context)
+    e = as_scalar_batch("eps", eps, context=context, low=0, low_open=True)
+    batch = np.broadcast_shapes(lam.shape, e.shape)
+    lam_b, e_b = np.broadcast_to(lam, batch).reshape(-1), np.broadcast_to(e, batch).reshape(-1)
+    # (i) linear: z = -alpha^2 over alpha in [0, 60] plus z >= 0 (where f_eps >= f_eps(0) > 0)
+    alpha = np.linspace(0, 60, n_linear)
+    lin = f_eps(-(alpha ** 2)[None, :], e_b[:, None]).real.min(axis=1)
+    # (ii) odd cubics from x0 = 1
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-60, 10, n_cubic)
+    c = -np.abs(rng.standard_normal(n_cubic)) * 10 ** rng.uniform(-2, 1, n_cubic)
+    y0 = np.zeros((lam_b.size, n_cubic, 2))
+    y0[..., 0] = 1.0
+    inv_e = 1 / e_b[:, None]
+    field = lambda s, y: np.stack([y[..., 1], (a * y[..., 0] + c * y[..., 0] ** 3 - y[..., 1]) * inv_e],  # noqa
+                                  axis=-1)
+    sol = solve(field, y0, np.array([0.0, 1.0]), method="dopri5", rtol=1e-8, atol=1e-10)
+    cubic = np.asarray(sol.ys[-1, ..., 0]).min(axis=-1)
+    margin = np.minimum(lin, cubic) - lam_b
+    return verdict("negative_scaling", np.maximum(-margin, 0).reshape(batch) + (margin <= 0).reshape(batch),
+                   0.0, dict(lam=np.broadcast_to(lam, batch), eps=np.broadcast_to(e, batch)),
+                   "a searched f reaches x(1) <= lam x0 (1 = reached)", margin=margin.reshape(batch),
+                   lambda_eps=lambda_eps(e_b))
+
+
+# ------------------------------------------------------------------------------------------------
+# the discrete network: inversion, memory, backprop
+
+
+def momentum_forward(x0, v0, W, b, gamma: float):
+    """Momentum ResNet (2) with ``f_n(x) = tanh(W_n x + b_n)``: W (depth, ..., d, d), b (depth, ..., d)."""
+    x, v = x0, v0
+    for Wn, bn in zip(W, b):
+        v = gamma * v + (1 - gamma) * np.tanh(np.einsum("...ij,...j->...i", Wn, x) + bn)
+        x = x + v
+    return x, v
+
+
+def momentum_inverse(xK, vK, W, b, gamma: float):
+    """Inversion (3): ``x_n = x_{n+1} - v_{n+1}``, ``v_n = (v_{n+1} - (1 - gamma) f(x_n)) / gamma``."""
+    x, v = xK, vK
+    for Wn, bn in zip(W[::-1], b[::-1]):
+        x = x - v
+        v = (v - (1 - gamma) * np.tanh(np.einsum("...ij,...j->...i", Wn, x) + bn)) / gamma
+    return x, v
+
+
+FIXED_POINT_BITS = 32
+
+
+def _fixed(x: np.ndarray) -> np.ndarray:
+    return np.round(x * 2.0 ** FIXED_POINT_BITS).astype(np.int64)
+
+
+def _ratio(gamma: float) -> tuple[int, int]:
+    frac = Fraction(gamma).limit_denominator(1000)
+    if not 0 < frac < 1:
+        raise ValueError(f"gamma must be in (0, 1) ({_CTX} (3), exact multiplication); got {gamma!r}")
+    return frac.numerator, frac.denominator
+
+
+def exact_momentum_forward(x0, v0, W, b, gamma: float):
+    """Forward (2) in fixed point with Maclaurin et al.'s reversible multiplication by ``gamma = n/d``
+    (appendix C): the remainders of the division by d go into an integer buffer (one per coordinate).
+    Returns integer states ``(x, v, buffer)``."""
+    n, d = _ratio(gamma)
+    x, v = _fixed(np.asarray(x0, float)), _fixed(np.asarray(v0, float))
+    buf = np.zeros_like(v)
+    for Wn, bn in zip(W, b):
+        buf = buf * d + v % d
+        v = (v // d) * n + buf % n
+        buf = buf // n
+        fx = np.tanh(np.einsum("...ij,...j->...i", Wn, x / 2.0 ** FIXED_POINT_BITS) + bn)
+        v = v + _fixed((1 - gamma) * fx)
+        x = x + v
+    return x, v, buf
+
+
+def exact_momentum_inverse(x, v, buf, W, b, gamma: float):
+    """Exact inverse of :func:`exact_momentum_forward`, bit for bit."""
+    n, d = _ratio(gamma)
+    for Wn, bn in zip(W[::-1], b[::-1]):
+        x = x - v
+        fx = np.tanh(np.einsum("...ij,...j->...i", Wn, x / 2.0 ** FIXED_POINT_BITS) + bn)
+        v = v - _fixed((1 - gamma) * fx)
+        r = v % n
+        v = v // n
+        buf = buf * n + r
+        v = v * d + buf % d
+        buf = buf // d
+    return x, v, buf
+
+
+def _net_inputs(x0, v0, W, b, gamma, context):
+    W = as_real_array("W", W, context=context)
+    if W.ndim < 3 or W.shape[-1] != W.shape[-2]:
+        raise ValueError(f"W must have shape (depth, ..., d, d) ({context}); got {W.shape}")
+    d = W.shape[-1]
+    b = as_real_array("b", b, context=context)
+    x0 = as_real_array("x0", x0, context=context)
+    v0 = as_real_array("v0", v0, context=context)
+    if b.shape[-1] != d or x0.shape[-1] != d or v0.shape != x0.shape or b.shape[0] != W.shape[0]:
+        raise ValueError(f"b (depth, ..., {d}), x0 and v0 (..., {d}) must match W {W.shape} ({context}); "
+                         f"got {b.shape}, {x0.shape}, {v0.shape}")
+    gamma = float(as_scalar_batch("gamma", gamma, context=context, low=0, high=1, low_open=True,
+                                  high_open=True))
+    return x0, v0, W, b, gamma
+
+
+def check_inversion(x0, v0, W, b, gamma: float) -> CheckResult:
+    """(3) inverts (2): float64 inversion reconstructs (x0, v0) up to rounding amplified by
+    ``gamma**-depth`` (tolerance ``64 eps depth gamma**-depth``), and the fixed-point version with the
+    information buffer of appendix C reconstructs them bit for bit (tolerance 0)."""
+    context = _CTX + " inversion (3)"
+    x0, v0, W, b, gamma = _net_inputs(x0, v0, W, b, gamma, context)
+    depth = W.shape[0]
+    xK, vK = momentum_forward(x0, v0, W, b, gamma)
+    xr, vr = momentum_inverse(xK, vK, W, b, gamma)
+    scale = 1 + np.maximum(np.abs(x0).max(axis=-1), np.abs(v0).max(axis=-1))
+    float_err = np.maximum(np.abs(xr - x0).max(axis=-1), np.abs(vr - v0).max(axis=-1)) / scale
+    tol = 64 * np.finfo(float).eps * depth * gamma ** (-depth) * (1 + np.abs(xK).max())
+    xi, vi, buf = exact_momentum_forward(x0, v0, W, b, gamma)
+    xe, ve, buf0 = exact_momentum_inverse(xi, vi, buf, W, b, gamma)
+    exact_err = (np.abs(xe - _fixed(x0)).max(axis=-1) + np.abs(ve - _fixed(v0)).max(axis=-1)
+                 + np.abs(buf0).max(axis=-1)).astype(float)
+    instances = dict(x0=x0, v0=v0)
+    return combine("inversion", [
+        verdict("inversion.float", float_err, tol, instances, "float64 (3) after (2), relative"),
+        verdict("inversion.exact", exact_err, 0.0, instances,
+                "fixed-point (2)/(3) with the appendix C buffer, integer error"),
+    ])
+
+
+def check_memory_bits(x0, v0, W, b, gamma: float) -> CheckResult:
+    """Sect. 3.2: a depth-k network loses ``log2((1/gamma)**k) ~ k (1 - gamma) / ln 2`` bits per coordinate.
+    Measured: ``log2`` of the appendix C buffer after the exact forward pass. Residual: the larger of
+    |measured - k log2(1/gamma)| / (2 log2(d) + 2) (the buffer's granularity, d the denominator of gamma) and
+    the paper's approximation error |k log2(1/gamma) / (k (1 - gamma)/ln 2) - 1| / (1 - gamma) (its
+    first-order relative error is (1 - gamma)/2, so <= 1 is the stated accuracy)."""
+    context = _CTX + " Sect. 3.2 memory"
+    x0, v0, W, b, gamma = _net_inputs(x0, v0, W, b, gamma, context)
+    n, d = _ratio(gamma)
+    k = W.shape[0]
+    _, _, buf = exact_momentum_forward(x0, v0, W, b, gamma)
+    measured = np.log2(buf.astype(float) + 1).mean(axis=-1)
+    exact = k * math.log2(d / n)
+    paper = k * (1 - gamma) / math.log(2)
+    # the buffer lags behind while it is below n (i // n returns it to 0: the bits stay in v's low digits)
+    # and the last floor moves it by up to log2(d): 2 log2(d) + 2 bits of slack
+    granularity = 2 * math.log2(d) + 2
+    residual = np.maximum(np.abs(measured - exact) / granularity,
+                          abs(exact / paper - 1) / (1 - gamma))
+    return verdict("memory_bits", residual, 1.0, dict(x0=x0, v0=v0),
+                   "bits in the buffer vs k log2(1/gamma) and k(1-gamma)/ln 2", measured=measured,
+                   exact=exact, paper=paper)
+
+
+# autograd and the formula both in float64 over <= 30 layers: agreement to ~1e-13
+BACKPROP_TOL = 1e-10
+
+
+def backprop_formula(x0, v0, W, b, gamma: float, grad_xK, grad_vK):
+    """Appendix E's backward recursion for ``f_n(x) = tanh(W_n x + b_n)``: gradients of the loss with
+    respect to ``x0, v0, W, b`` given ``dL/dx_K = grad_xK`` and ``dL/dv_K = grad_vK``."""
+    xs, pre = [x0], []
+    x, v = x0, v0
+    for Wn, bn in zip(W, b):
+        pre.append(np.einsum("...ij,...j->...i", Wn, x) + bn)
+        v = gamma * v + (1 - gamma) * np.tanh(pre[-1])
+        x = x + v
+        xs.append(x)
+    gx, gv = np.array(grad_xK, dtype=float), np.array(grad_vK, dtype=float)
+    gW, gb = np.zeros_like(W), np.zeros_like(b)
+    for k in range(W.shape[0] - 1, -1, -1):
+        s = 1 - np.tanh(pre[k]) ** 2
+        total = gx + gv
+        u = (1 - gamma) * s * total  # (1 - gamma) (d_theta f)^T (grad_x + grad_v), with df = diag(s) W
+        gW[k] = u[..., :, None] * xs[k][..., None, :]
+        gb[k] = u
+        gx, gv = gx + np.einsum("...ij,...i->...j", W[k], u), gamma * total
+    return gx, gv, gW, gb
+
+
+def check_backprop_formula(x0, v0, W, b, gamma: float, seed: int = 0) -> CheckResult:
+    """Appendix E: ``grad_{z_{k-1}} L = [[I + (1-g) df, g I], [(1-g) df, g I]]^T grad_{z_k} L`` and
+    ``grad_{theta_{k-1}} L = (1-g) [d_theta f; d_theta f]^T grad_{z_k} L`` equal torch autograd for a random
+    linear loss of (x_K, v_K). Residual: max relative difference over x0, v0, every W_n and b_n."""
+    import torch
+
+    context = _CTX + " appendix E"
+    x0, v0, W, b, gamma = _net_inputs(x0, v0, W, b, gamma, context)
+    rng = np.random.default_rng(seed)
+    cx, cv = rng.standard_normal(x0.shape), rng.standard_normal(x0.shape)
+    gx, gv, gW, gb = backprop_formula(x0, v0, W, b, gamma, cx, cv)
+    # autograd
+    tx0, tv0, tW, tb = (torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in (x0, v0, W, b))
+    x, v = tx0, tv0
+    for k in range(W.shape[0]):
+        v = gamma * v + (1 - gamma) * torch.tanh(torch.einsum("...ij,...j->...i", tW[k], x) + tb[k])
+        x = x + v
+    loss = (x * torch.as_tensor(cx)).sum() + (v * torch.as_tensor(cv)).sum()
+    ax0, av0, aW, ab = torch.autograd.grad(loss, (tx0, tv0, tW, tb))
+    batch = x0.shape[:-1]
+    pairs = [(gx, ax0, False), (gv, av0, False), (gW, aW, True), (gb, ab, True)]
+
+    def rel(a: np.ndarray, t, layered: bool) -> np.ndarray:
+        diff = np.abs(a - t.numpy()) / (1 + np.abs(t.numpy()))
+        if layered:  # (depth, ..., d[, d]): worst layer
+            diff = diff.max(axis=0)
+        return diff.reshape(batch + (-1,)).max(axis=-1)
+
+    residual = np.max(np.stack([rel(*p) for p in pairs]), axis=0)
+    return verdict("backprop_formula", residual, BACKPROP_TOL, dict(x0=x0, v0=v0),
+                   "appendix E formula vs torch autograd (relative)")

@@ -1,0 +1,659 @@
+"""Linear maps represented by a Momentum ResNet in the continuous limit: Prop. 4 (Psi_eps), Theorems 1
+and 2 (representable maps, lambda_eps) of the Momentum ResNets paper, and the eps -> 0 limit (Culver's
+real-logarithm criterion).
+
+``eps x'' + x' = theta x`` with ``(x(0), x'(0)) = (x0, 0)`` maps ``x0`` to ``Psi_eps(theta) x0`` at ``t = 1``
+(Prop. 4). With ``f_eps(z) = exp(-1/(2 eps)) (cosh(sqrt z) + sinh(sqrt z) / (2 eps sqrt z))`` one has
+``Psi_eps(theta) = f_eps(theta / eps + I / (4 eps**2))`` (appendix A.4); ``f_eps(R) = [lambda_eps, inf)`` with
+``lambda_eps = min_alpha G_eps(alpha)``, ``G_eps(alpha) = exp(-1/(2 eps)) (cos alpha + sin(alpha) / (2 eps alpha))``.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import mpmath
+import numpy as np
+import scipy.linalg
+
+from ..solvers import solve
+from ._core import CheckResult, as_scalar_batch, as_square, combine, verdict
+
+__all__ = ["psi_eps", "psi_eps_series", "psi_eps_ode", "f_eps", "lambda_eps", "lambda_eps_mp",
+           "is_representable", "Representability", "momentum_logarithm", "check_psi_series",
+           "check_lambda_eps", "check_momentum_logarithm", "check_representability"]
+
+_CTX = "Momentum ResNets Prop. 4 / Theorems 1-2"
+
+
+def _eps(eps, *, allow_zero: bool = False) -> np.ndarray:
+    return as_scalar_batch("eps", eps, context=_CTX + (", eps >= 0 (0: first-order model (8))"
+                                                       if allow_zero else ", eps > 0"),
+                           low=0.0, low_open=not allow_zero)
+
+
+# ------------------------------------------------------------------------------------------------
+# Psi_eps three ways
+
+
+def psi_eps_series(theta, eps, *, max_terms: int = 400) -> np.ndarray:
+    """Prop. 4's series ``exp(-1/(2 eps)) sum_n (1/(2n)! + 1/(2 eps (2n+1)!)) (theta/eps + I/(4 eps**2))**n``,
+    summed until the terms are below rounding (batched over leading axes of ``theta``/``eps``).
+
+    Float64 cancellation limits it to moderate ``eps`` (>= ~0.05) and ``||theta|| / eps``; elsewhere use
+    :func:`psi_eps`."""
+    theta = as_square("theta", theta, context=_CTX)
+    e = _eps(eps)
+    d = theta.shape[-1]
+    batch = np.broadcast_shapes(theta.shape[:-2], e.shape)
+    e = np.broadcast_to(e, batch)[..., None, None]
+    X = theta / e + np.eye(d) / (4 * e * e)
+    power = np.broadcast_to(np.eye(d), batch + (d, d)).copy()
+    total = np.zeros(batch + (d, d))
+    fact_even, fact_odd = 1.0, 1.0  # (2n)!, (2n+1)!
+    for n in range(max_terms):
+        if n > 0:
+            power = power @ X
+            fact_even *= (2 * n - 1) * (2 * n)
+            fact_odd *= (2 * n) * (2 * n + 1)
+        term = (1 / fact_even + 1 / (2 * e * fact_odd)) * power
+        total = total + term
+        if n > 2 and np.all(np.abs(term) <= 1e-18 * (1 + np.abs(total))):
+            break
+    return np.exp(-1 / (2 * e)) * total
+
+
+def psi_eps(theta, eps) -> np.ndarray:
+    """``Psi_eps(theta)`` as the top-left block of ``expm([[0, I], [theta/eps, -I/eps]])`` (appendix A.3)."""
+    theta = as_square("theta", theta, context=_CTX)
+    e = _eps(eps)
+    d = theta.shape[-1]
+    batch = np.broadcast_shapes(theta.shape[:-2], e.shape)
+    e = np.broadcast_to(e, batch)[..., None, None]
+    big = np.zeros(batch + (2 * d, 2 * d))
+    big[..., :d, d:] = np.eye(d)
+    big[..., d:, :d] = theta / e
+    big[..., d:, d:] = -np.eye(d) / e
+    return scipy.linalg.expm(big)[..., :d, :d]
+
+
+def psi_eps_ode(theta, eps, *, rtol: float = 1e-10, atol: float = 1e-12) -> np.ndarray:
+    """``Psi_eps(theta)``: solve ``eps X'' + X' = theta X``, ``X(0) = I``, ``X'(0) = 0`` to ``t = 1`` with
+    :func:`dynkit.solve` (dopri5), all columns and the whole batch in one solve."""
+    theta = as_square("theta", theta, context=_CTX)
+    e = _eps(eps)
+    d = theta.shape[-1]
+    batch = np.broadcast_shapes(theta.shape[:-2], e.shape)
+    th = np.broadcast_to(theta, batch + (d, d))
+    e = np.broadcast_to(e, batch)[..., None, None]
+    y0 = np.zeros(batch + (2, d, d))
+    y0[..., 0, :, :] = np.eye(d)
+
+    def field(t, y):
+        x, v = y[..., 0, :, :], y[..., 1, :, :]
+        return np.stack([v, (th @ x - v) / e], axis=-3)
+
+    sol = solve(field, y0, np.array([0.0, 1.0]), method="dopri5", rtol=rtol, atol=atol)
+    return np.asarray(sol.ys[-1][..., 0, :, :])
+
+
+def f_eps(z, eps) -> np.ndarray:
+    """Scalar ``f_eps(z) = exp(-1/(2 eps)) (cosh w + sinh(w) / (2 eps w))``, ``w = sqrt(z)`` (complex ok)."""
+    z = np.asarray(z, dtype=complex)
+    c = 1 / (2 * np.asarray(eps, dtype=float))
+    w = np.sqrt(z)
+    sinhc = np.where(np.abs(w) > 1e-8, np.sinh(w) / np.where(w == 0, 1, w), 1 + z / 6)
+    return np.exp(-c) * (np.cosh(w) + c * sinhc)
+
+
+# ------------------------------------------------------------------------------------------------
+# lambda_eps
+
+
+def _g(alpha, c):
+    return np.cos(alpha) + c * np.sin(alpha) / alpha
+
+
+def _g1(alpha, c):
+    return -np.sin(alpha) + c * (alpha * np.cos(alpha) - np.sin(alpha)) / alpha ** 2
+
+
+def _g2(alpha, c):
+    return -np.cos(alpha) + c * (-alpha ** 2 * np.sin(alpha) - 2 * alpha * np.cos(alpha)
+                                 + 2 * np.sin(alpha)) / alpha ** 3
+
+
+def _lambda_eps_with_argmin(eps: np.ndarray, n_grid: int = 4000) -> tuple[np.ndarray, np.ndarray]:
+    """Global minimum of G_eps and its argmin, vectorised over eps.
+
+    Why it is the global minimum: |cos a + c sin(a)/a| <= sqrt(1 + c**2/a**2) (Cauchy-Schwarz), and the
+    minimum m < -1 (G'(pi) = -c/pi < 0 after G(pi) = -1), so no alpha beyond
+    ``alpha_max = c / sqrt(m**2 - 1)`` can go below m. We scan (0, max(4 pi, alpha_max)] densely, then
+    polish the best grid point with Newton on G'.
+    """
+    c = 1 / (2 * eps)
+    u = (np.arange(1, n_grid + 1) / n_grid)
+    first = 4 * np.pi * u
+    m0 = _g(first[None, :], c[..., None]).min(axis=-1)
+    alpha_max = np.maximum(4 * np.pi, c / np.sqrt(np.maximum(m0 * m0 - 1, 1e-300)))
+    alpha_max = np.minimum(alpha_max, 1e6)
+    grid = alpha_max[..., None] * u
+    values = _g(grid, c[..., None])
+    k = values.argmin(axis=-1)
+    alpha = np.take_along_axis(grid, k[..., None], -1)[..., 0]
+    for _ in range(30):  # Newton on G' (quadratic convergence from a grid point within a spacing)
+        step = _g1(alpha, c) / _g2(alpha, c)
+        alpha = alpha - np.clip(step, -0.1, 0.1)
+    best = np.minimum(_g(alpha, c), values.min(axis=-1))
+    return np.exp(-c) * best, alpha
+
+
+@functools.lru_cache(maxsize=4096)
+def _lambda_scalar(eps: float) -> tuple[float, float]:
+    """(lambda_eps, argmin) for one eps, cached: Theorem 1/2 decisions ask for it repeatedly."""
+    value, alpha = _lambda_eps_with_argmin(np.array([eps]))
+    return float(value[0]), float(alpha[0])
+
+
+def lambda_eps(eps):
+    """``lambda_eps = min_alpha G_eps(alpha)`` (Theorem 1 of the Momentum ResNets paper): the lower end of
+    ``Psi_eps(R) = [lambda_eps, inf)``.
+
+    Vectorised float64: the global minimum is certified by an envelope bound (see
+    :func:`_lambda_eps_with_argmin`) and polished by Newton; it agrees with the 30-digit mpmath value
+    (:func:`lambda_eps_mp`) to ~1e-15 relative for eps in [1e-2, 1e3]. Returns a float for scalar input.
+    """
+    e = _eps(eps)
+    if e.ndim == 0:
+        return _lambda_scalar(float(e))[0]
+    return _lambda_eps_with_argmin(e.reshape(-1))[0].reshape(e.shape)
+
+
+def lambda_eps_mp(eps: float, dps: int = 30, *, alpha0: float | None = None) -> mpmath.mpf:
+    """``lambda_eps`` to ``dps`` digits with mpmath: Newton on G' from the float64 argmin (which locates
+    the right lobe: the global one), or from ``alpha0`` when given."""
+    e = float(_eps(eps))
+    alpha0 = _lambda_scalar(e)[1] if alpha0 is None else float(alpha0)
+    with mpmath.workdps(dps + 10):
+        c = 1 / (2 * mpmath.mpf(e))
+        g = lambda a: mpmath.cos(a) + c * mpmath.sin(a) / a  # noqa: E731
+        dg = lambda a: -mpmath.sin(a) + c * (a * mpmath.cos(a) - mpmath.sin(a)) / a ** 2  # noqa: E731
+        alpha = mpmath.findroot(dg, mpmath.mpf(alpha0))
+        value = mpmath.exp(-c) * g(alpha)
+    return +value
+
+
+# ------------------------------------------------------------------------------------------------
+# Theorems 1 / 2: representability
+
+
+@dataclass(frozen=True)
+class Representability:
+    """Decision of :func:`is_representable`: ``representable`` is True, False, or None where Theorem 2
+    leaves the case open (Jordan blocks of size >= 2 at exactly ``lambda_eps`` occurring an odd number of
+    times). ``reason`` says which condition decided; ``blocks`` maps each real eigenvalue below the
+    threshold to its Jordan block sizes."""
+
+    representable: bool | None
+    reason: str
+    theorem: str
+    threshold: float
+    blocks: dict = field(default_factory=dict)
+
+    def __bool__(self) -> bool:  # pragma: no cover - convenience; None counts as False
+        return bool(self.representable)
+
+
+# clustering of computed eigenvalues: a Jordan block of size s perturbs them by ~eps**(1/s) * ||D||;
+# 1e-5 groups blocks up to size 3 in float64 while keeping distinct eigenvalues of test matrices apart.
+CLUSTER_TOL = 1e-5
+
+
+def _jordan_block_sizes(D: np.ndarray, lam: float, mult: int) -> list[int]:
+    """Sizes of the Jordan blocks of the real matrix D at real eigenvalue lam (algebraic multiplicity
+    mult), from the numerical ranks of (D - lam I)^k."""
+    n = D.shape[-1]
+    N = D - lam * np.eye(n)
+    scale = max(1.0, np.linalg.norm(D, 2))
+    ranks = [n]
+    P = np.eye(n)
+    for k in range(1, mult + 1):
+        P = P @ N
+        s = np.linalg.svd(P, compute_uv=False)
+        ranks.append(int(np.sum(s > 1e-7 * n * scale ** k)))
+    ranks.append(ranks[-1])
+    sizes = []
+    for s in range(1, mult + 1):
+        exact = (ranks[s - 1] - ranks[s]) - (ranks[s] - ranks[s + 1])
+        sizes += [s] * max(exact, 0)
+    return sizes
+
+
+def _real_clusters(eig: np.ndarray, scale: float) -> list[tuple[float, int]]:
+    tol = CLUSTER_TOL * scale
+    real = np.sort(eig[np.abs(eig.imag) <= tol].real)
+    clusters: list[list[float]] = []
+    for x in real:
+        if clusters and x - clusters[-1][-1] <= tol:
+            clusters[-1].append(x)
+        else:
+            clusters.append([x])
+    return [(float(np.mean(c)), len(c)) for c in clusters]
+
+
+def is_representable(D, eps) -> Representability:
+    """Whether the real matrix ``D`` is ``Psi_eps(theta)`` for some real ``theta`` (Theorem 1 for
+    diagonalisable D, Theorem 2 with Jordan blocks). ``eps = 0`` is the first-order model (8): Culver's
+    criterion (D non-singular, every Jordan block at a negative eigenvalue occurring an even number of
+    times).
+
+    Numerical: eigenvalues within ``CLUSTER_TOL * max(1, ||D||)`` are one eigenvalue, and an eigenvalue
+    within that distance of ``lambda_eps`` counts as equal to it.
+    """
+    D = as_square("D", D, context=_CTX)
+    if D.ndim != 2:
+        raise ValueError(f"D must be one square matrix (n, n) ({_CTX}); got shape {D.shape}")
+    e = float(_eps(eps, allow_zero=True))
+    n = D.shape[-1]
+    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    eig = np.linalg.eigvals(D)
+    if e == 0:
+        theorem, threshold = "Culver (1966), eps = 0", 0.0
+        if np.min(np.abs(eig)) <= CLUSTER_TOL * scale:
+            return Representability(False, "D is singular: exp(theta) is always invertible", theorem, 0.0)
+    else:
+        theorem, threshold = "Theorem 1/2 (Momentum ResNets)", lambda_eps(e)
+    tol = CLUSTER_TOL * scale
+    blocks = {}
+    undecided = []
+    for lam, mult in _real_clusters(eig, scale):
+        if lam >= threshold + tol:
+            continue
+        sizes = _jordan_block_sizes(D, lam, mult)
+        blocks[lam] = sizes
+        odd = sorted({s for s in sizes if sizes.count(s) % 2 == 1})
+        if not odd:
+            continue
+        at_threshold = abs(lam - threshold) <= tol and e > 0
+        if not at_threshold:
+            return Representability(
+                False, f"real eigenvalue {lam:.6g} < {'lambda_eps' if e else 'threshold 0'} = {threshold:.6g} "
+                f"has Jordan blocks of "
+                f"size(s) {odd} occurring an odd number of times", theorem, threshold, blocks)
+        if any(s > 1 for s in odd):
+            undecided.append(lam)
+    if undecided:
+        return Representability(
+            None, f"eigenvalue {undecided[0]:.6g} = lambda_eps has an odd number of Jordan blocks of a "
+            f"size >= 2: Theorem 2 decides neither way", theorem, threshold, blocks)
+    what = "non-singular and " if e == 0 else ""
+    return Representability(True, f"{what}every real eigenvalue below {threshold:.6g} has its Jordan "
+                            f"blocks in pairs", theorem, threshold, blocks)
+
+
+# ------------------------------------------------------------------------------------------------
+# constructing theta (Theorem 1's sufficiency proof, eigenvalue by eigenvalue)
+
+
+def _f_inverse(y: np.ndarray, eps: float, threshold: float) -> np.ndarray:
+    """z with f_eps(z) = y: real z for real y >= lambda_eps (monotone branch), non-real z otherwise
+    (Newton on w = sqrt(z) from w0 = arccosh(y e^c)). Raises if Newton does not converge."""
+    c = 1 / (2 * eps)
+    y = np.asarray(y, dtype=complex)
+    z = np.empty_like(y)
+    # lambda_eps itself (to rounding) is on the real branch: its root is the real minimiser -alpha*^2
+    real = (np.abs(y.imag) <= 1e-12 * (1 + np.abs(y))) & (y.real >= threshold - 1e-12 * (1 + abs(threshold)))
+    if np.any(real):
+        yr = y.real[real]
+        f0 = np.exp(-c) * (1 + c)
+        alpha_star = _lambda_scalar(float(eps))[1]
+        # x >= 0: bisection on w = sqrt(x) in [0, w_hi];  x < 0: bisection on alpha in [0, alpha*]
+        pos = yr >= f0
+        lo = np.zeros_like(yr)
+        hi = np.where(pos, 1.0, alpha_star)
+        fpos = lambda w: np.exp(-c) * (np.cosh(w) + c * np.sinh(w) / np.where(w == 0, 1, w))  # noqa
+        while np.any(pos & (fpos(hi) < yr)):
+            hi = np.where(pos & (fpos(hi) < yr), 2 * hi, hi)
+        for _ in range(64):  # interval <= 2^k: 64 halvings reach float64 resolution
+            mid = (lo + hi) / 2
+            val = np.where(pos, fpos(mid), np.exp(-c) * _g(np.where(mid == 0, 1e-300, mid), c))
+            go_up = np.where(pos, val < yr, val > yr)
+            lo, hi = np.where(go_up, mid, lo), np.where(go_up, hi, mid)
+        w = (lo + hi) / 2
+        z[real] = np.where(pos, w * w, -w * w)
+    other = ~real
+    if np.any(other):
+        target = y[other] * np.exp(c)
+        w = np.arccosh(target)
+        w = np.where(np.abs(w.imag) < 1e-3, w + 0.5j, w)  # off the real/imaginary axes
+        for _ in range(100):
+            F = np.cosh(w) + c * np.sinh(w) / w - target
+            dF = np.sinh(w) + c * (w * np.cosh(w) - np.sinh(w)) / (w * w)
+            step = F / dF
+            w = w - step * np.minimum(1, 1 / np.maximum(np.abs(step), 1e-300))
+        F = np.cosh(w) + c * np.sinh(w) / w - target
+        if np.any(np.abs(F) > 1e-9 * (1 + np.abs(target))):
+            raise ValueError(f"momentum_logarithm: Newton did not converge for eigenvalue(s) "
+                             f"{y[other][np.abs(F) > 1e-9 * (1 + np.abs(target))]} (eps={eps})")
+        z[other] = w * w
+    return z
+
+
+def _has_jordan_block(D: np.ndarray, eig: np.ndarray, scale: float) -> bool:
+    """Whether some eigenvalue cluster has geometric multiplicity below its algebraic multiplicity."""
+    n = D.shape[-1]
+    for lam, mult in _clusters(eig, scale):
+        if mult > 1:
+            sv = np.linalg.svd(D - lam * np.eye(n), compute_uv=False)
+            if np.count_nonzero(sv <= 1e-7 * n * scale) < mult:
+                return True
+    return False
+
+
+def _clusters(eig: np.ndarray, scale: float) -> list[tuple[complex, int]]:
+    """Eigenvalue clusters (mean, algebraic multiplicity): real ones, and complex ones with Im > 0 (their
+    conjugates are implied)."""
+    tol = CLUSTER_TOL * scale
+    out: list[tuple[complex, int]] = [(complex(lam), m) for lam, m in _real_clusters(eig, scale)]
+    upper = list(eig[eig.imag > tol])
+    while upper:
+        seed = upper.pop(0)
+        group = [seed] + [z for z in upper if abs(z - seed) <= tol]
+        upper = [z for z in upper if abs(z - seed) > tol]
+        out.append((complex(np.mean(group)), len(group)))
+    return out
+
+
+def _jordan_chains(D: np.ndarray, lam: complex, mult: int, scale: float) -> list[np.ndarray]:
+    """Jordan chains of D at eigenvalue lam: a list of (n, s) arrays whose columns v_1..v_s satisfy
+    (D - lam) v_1 = 0, (D - lam) v_{j+1} = v_j. Numerical ranks with threshold 1e-7 n scale^k."""
+    n = D.shape[-1]
+    A = D - lam * np.eye(n)
+    kernels = [np.zeros((n, 0), dtype=A.dtype)]
+    P = np.eye(n, dtype=A.dtype)
+    while kernels[-1].shape[1] < mult and len(kernels) <= mult:
+        P = P @ A
+        _, sv, vh = np.linalg.svd(P)
+        k = len(kernels)
+        kernels.append(vh[sv <= 1e-7 * n * scale ** k].conj().T)
+    if kernels[-1].shape[1] != mult:
+        raise ValueError(f"momentum_logarithm: generalised eigenspace of {lam:.6g} has dimension "
+                         f"{kernels[-1].shape[1]}, expected {mult} (eigenvalues too close to separate)")
+    chains: list[np.ndarray] = []
+    for s in range(len(kernels) - 1, 0, -1):
+        # level-s vectors already produced by longer chains, plus ker A^(s-1), span what we must avoid
+        known = [c[:, s - 1] for c in chains] + list(kernels[s - 1].T)
+        Q = np.linalg.qr(np.array(known).T)[0] if known else np.zeros((n, 0), dtype=A.dtype)
+        rest = kernels[s] - Q @ (Q.conj().T @ kernels[s])
+        u, sv, _ = np.linalg.svd(rest, full_matrices=False)
+        for top in u[:, sv > 1e-6].T:
+            chain = [top]
+            for _ in range(s - 1):
+                chain.append(A @ chain[-1])
+            chains.append(np.array(chain[::-1]).T)  # v_1 = A^(s-1) top, ..., v_s = top
+    if sum(c.shape[1] for c in chains) != mult:
+        raise ValueError(f"momentum_logarithm: could not build Jordan chains at {lam:.6g}")
+    return chains
+
+
+def _inverse_taylor(z: complex, eps: float, order: int) -> np.ndarray:
+    """Taylor coefficients g_0..g_order of the local inverse g of f_eps at f_eps(z) (g_0 = z): Taylor
+    coefficients of f_eps at z by FFT on the unit circle, then series reversion by fixed-point iteration."""
+    m = 64
+    points = z + np.exp(2j * np.pi * np.arange(m) / m)
+    a = np.fft.fft(f_eps(points, eps)) / m  # a_j = f^(j)(z) / j!, radius 1
+    a = a[:order + 1]
+    if abs(a[1]) < 1e-12 * max(1.0, abs(a[0])):
+        raise ValueError(f"momentum_logarithm: f_eps'(z) = 0 at z = {z:.6g}; no analytic inverse branch")
+    h = np.zeros(order + 1, dtype=complex)  # h(u) with f(z + h(u)) = f(z) + u, h(0) = 0
+    h[1] = 1 / a[1]
+    for _ in range(order):
+        comp = np.zeros(order + 1, dtype=complex)  # f(z + h(u)) - f(z), truncated
+        power = np.zeros(order + 1, dtype=complex)
+        power[0] = 1
+        for j in range(1, order + 1):
+            power = np.convolve(power, h)[:order + 1]
+            comp += a[j] * power
+        target = np.zeros(order + 1, dtype=complex)
+        if order >= 1:
+            target[1] = 1
+        h = h - (comp - target) / a[1]
+    h[0] = z
+    return h
+
+
+def _momentum_logarithm_jordan(D: np.ndarray, e: float, decision: Representability) -> np.ndarray:
+    """Theorem 2's construction (appendix A.4.4) for D with Jordan blocks: in a real Jordan basis,
+    each block gets ``g(lam + N) = sum_j g_j N^j`` with g the local inverse of f_eps; complex g_j act through
+    x + iy -> [[x, -y], [y, x]] on (Re v, -Im v) pairs of a complex chain, or on two paired real chains of
+    an eigenvalue below lambda_eps (non-real branch z, conj(z))."""
+    n = D.shape[-1]
+    threshold = decision.threshold
+    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    tol = CLUSTER_TOL * scale
+    columns, blocks = [], []
+
+    def complex_block(coeffs: np.ndarray, s: int) -> np.ndarray:
+        N = np.eye(s, k=1)
+        Y = np.zeros((2 * s, 2 * s))
+        for j, g in enumerate(coeffs[:s]):
+            Y += np.kron(np.linalg.matrix_power(N, j), np.array([[g.real, -g.imag], [g.imag, g.real]]))
+        return Y
+
+    for lam, mult in _clusters(np.linalg.eigvals(D), scale):
+        if abs(lam.imag) > tol:  # complex pair: chains at lam, real basis (Re v, -Im v) interleaved
+            z = _f_inverse(np.array([lam]), e, threshold)[0]
+            for chain in _jordan_chains(D.astype(complex), lam, mult, scale):
+                s = chain.shape[1]
+                columns += [c for j in range(s) for c in (chain[:, j].real, -chain[:, j].imag)]
+                blocks.append(complex_block(_inverse_taylor(z, e, s), s))
+            continue
+        lam = lam.real
+        chains = _jordan_chains(D, lam, mult, scale)
+        if lam > threshold + tol or (abs(lam - threshold) <= tol and all(c.shape[1] == 1 for c in chains)):
+            z = _f_inverse(np.array([max(lam, threshold)], dtype=complex), e, threshold)[0].real
+            for chain in chains:
+                s = chain.shape[1]
+                coeffs = _inverse_taylor(complex(z), e, s).real if s > 1 else np.array([z])
+                columns += list(chain.T)
+                blocks.append(sum(c * np.eye(s, k=j) for j, c in enumerate(coeffs[:s])))
+            continue
+        # below (or at) lambda_eps: pair chains of equal length, non-real branch
+        z = _f_inverse(np.array([lam - 1e-300j]), e, threshold)[0] if lam < threshold - tol else \
+            _f_inverse(np.array([threshold * (1 + 1e-14) - 0j]), e, threshold)[0]
+        by_size: dict[int, list[np.ndarray]] = {}
+        for chain in chains:
+            by_size.setdefault(chain.shape[1], []).append(chain)
+        for s, group in by_size.items():
+            if len(group) % 2:
+                raise ValueError(f"momentum_logarithm: {len(group)} Jordan block(s) of size {s} at {lam:.6g}; "
+                                 f"they must come in pairs (Theorem 2)")
+            for u, w in zip(group[::2], group[1::2]):
+                columns += [c for j in range(s) for c in (u[:, j], w[:, j])]
+                blocks.append(complex_block(_inverse_taylor(z, e, s), s))
+    V = np.array(columns).T.real
+    if V.shape != (n, n):
+        raise ValueError(f"momentum_logarithm: built {V.shape[1]} basis vectors for n = {n}")
+    Y = scipy.linalg.block_diag(*blocks)
+    X = V @ Y @ np.linalg.inv(V)
+    return e * X - np.eye(n) / (4 * e)
+
+
+def momentum_logarithm(D, eps) -> np.ndarray:
+    """A real ``theta`` with ``Psi_eps(theta) = D`` for a representable real matrix D (:func:`is_representable`):
+    the constructions of Theorem 1 (diagonalisable D) and Theorem 2 (Jordan blocks).
+
+    ``f_eps`` is inverted eigenvalue by eigenvalue: a real root on the monotone branch for real
+    eigenvalues >= lambda_eps, conjugate roots for conjugate pairs, and for each pair of equal real
+    eigenvalues below lambda_eps the pair ``z, conj(z)`` on eigenvectors ``u1 +- i u2``, so that
+    ``X = V Z V^-1`` is real; then ``theta = eps X - I / (4 eps)`` (as ``Psi_eps(theta) = f_eps(theta/eps +
+    I/(4 eps**2))``).
+
+    D with Jordan blocks (Theorem 2) goes through :func:`_momentum_logarithm_jordan`: numerical Jordan
+    chains (ranks of powers of ``D - lam I``, so eigenvalues must be separated by more than
+    ``CLUSTER_TOL * ||D||``) and the local inverse of f_eps as a power series in the nilpotent part.
+
+    Raises ValueError when D is not representable (or Theorem 2 leaves it undecided).
+    """
+    D = as_square("D", D, context=_CTX)
+    e = float(_eps(eps))
+    decision = is_representable(D, e)
+    if decision.representable is not True:
+        raise ValueError(f"D is not representable by eps x'' + x' = theta x with eps={e:g} "
+                         f"({decision.theorem}): {decision.reason}")
+    n = D.shape[-1]
+    threshold = decision.threshold
+    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    tol = CLUSTER_TOL * scale
+    eigval, eigvec = np.linalg.eig(D)
+    if _has_jordan_block(D, eigval, scale):
+        return _momentum_logarithm_jordan(D, e, decision)
+    columns, values = [], []
+    used = np.zeros(n, dtype=bool)
+    # real eigenvalues below threshold: real orthonormal basis of each eigenspace, paired
+    for lam, mult in _real_clusters(eigval, scale):
+        members = (np.abs(eigval.imag) <= tol) & (np.abs(eigval.real - lam) <= tol) & ~used
+        if lam >= threshold + tol or abs(lam - threshold) <= tol:
+            continue
+        if any(s > 1 for s in decision.blocks.get(lam, [1])):
+            raise ValueError(f"momentum_logarithm constructs theta for diagonalisable D (Theorem 1); D has "
+                             f"a Jordan block of size > 1 at {lam:.6g}")
+        _, sv, vh = np.linalg.svd(D - lam * np.eye(n))
+        basis = vh[sv <= 1e-7 * n * scale].T  # absolute threshold: D - lam I may be ~0 (D = lam I)
+        if basis.shape[1] != mult or mult % 2:
+            raise ValueError(f"momentum_logarithm: eigenspace of {lam:.6g} has dimension "
+                             f"{basis.shape[1]} for multiplicity {mult}; D is not diagonalisable")
+        zval = _f_inverse(np.array([lam]), e, threshold)[0]
+        for i in range(0, mult, 2):
+            columns += [basis[:, i] + 1j * basis[:, i + 1], basis[:, i] - 1j * basis[:, i + 1]]
+            values += [zval, np.conj(zval)]
+        used |= members
+    rest = np.flatnonzero(~used)
+    upper = rest[eigval[rest].imag > tol]
+    real_rest = rest[np.abs(eigval[rest].imag) <= tol]
+    z_upper = _f_inverse(eigval[upper], e, threshold)
+    z_real = _f_inverse(eigval[real_rest].real.astype(complex), e, threshold)
+    for idx, zv in zip(upper, z_upper):
+        partner = rest[np.argmin(np.abs(eigval[rest] - np.conj(eigval[idx])))]
+        columns += [eigvec[:, idx], eigvec[:, partner]]
+        values += [zv, np.conj(zv)]
+    for idx, zv in zip(real_rest, z_real):
+        columns.append(eigvec[:, idx].real.astype(complex))
+        values.append(zv.real + 0j)
+    V = np.stack(columns, axis=1)
+    if V.shape != (n, n):
+        raise ValueError(f"momentum_logarithm: could not match eigenvectors ({V.shape[1]} for n={n})")
+    X = V @ np.diag(values) @ np.linalg.inv(V)
+    return e * X.real - np.eye(n) / (4 * e)
+
+
+# ------------------------------------------------------------------------------------------------
+# checks
+
+# Series vs expm: both float64, the series loses ~log10(cond) digits to cancellation for eps ~ 0.1;
+# 1e-8 relative to (1 + ||Psi||) is safe for eps >= 0.1, ||theta|| <= 3.
+PSI_TOL = 1e-8
+# dopri5 at rtol 1e-10 / atol 1e-12 over t in [0, 1]: global error well below 1e-7.
+PSI_ODE_TOL = 1e-7
+
+
+def check_psi_series(theta, eps) -> CheckResult:
+    """Prop. 4: the series Psi_eps(theta) equals x(1) of ``eps x'' + x' = theta x``, ``x'(0) = 0``, from the
+    block-matrix exponential and from :func:`dynkit.solve` (scalar or matrix, symmetric or not)."""
+    theta = as_square("theta", theta, context=_CTX)
+    e = _eps(eps)
+    series = psi_eps_series(theta, e)
+    exact = psi_eps(theta, e)
+    ode = psi_eps_ode(theta, e)
+    scale = 1 + np.abs(exact).max(axis=(-1, -2))
+    batch = exact.shape[:-2]
+    instances = dict(theta=np.broadcast_to(theta, exact.shape), eps=np.broadcast_to(e, batch))
+    return combine("psi_series", [
+        verdict("psi_series.expm", np.abs(series - exact).max(axis=(-1, -2)) / scale, PSI_TOL,
+                instances, "series vs block-matrix exponential (relative)"),
+        verdict("psi_series.ode", np.abs(series - ode).max(axis=(-1, -2)) / scale, PSI_ODE_TOL,
+                instances, "series vs dk.solve(dopri5) of eps x'' + x' = theta x (relative)"),
+    ])
+
+
+def check_lambda_eps(eps, *, dps: int = 30) -> CheckResult:
+    """Theorem 1's ``lambda_eps``: (i) float value = 30-digit mpmath value (relative 1e-13); (ii) it is the
+    global minimum: a 10x finer offset grid of G_eps never goes below it; (iii) the range
+    ``f_eps(R) = [lambda_eps, inf)``: f_eps on a wide real grid stays >= lambda_eps, attains it, and grows past
+    ``1/lambda``-sized targets; (iv) across the given eps (sorted), lambda_eps is non-increasing; (v) the
+    limits: ``lambda_eps -> 0`` as eps -> 0 and ``-> -1`` as eps -> inf (values at eps = 1e-3 and 1e4)."""
+    e = np.atleast_1d(_eps(eps)).reshape(-1)
+    lam, alpha = _lambda_eps_with_argmin(e)
+    mp = np.array([float(lambda_eps_mp(x, dps, alpha0=a)) for x, a in zip(e, alpha)])
+    rel_mp = np.abs(lam - mp) / np.abs(mp)
+    c = 1 / (2 * e)
+    u = (np.arange(1, 10001) + 0.37) / 10000  # offset from the search grid, 2.5x finer
+    span = np.maximum(8 * np.pi, 4 * alpha)
+    fine = np.exp(-c[:, None]) * _g(span[:, None] * u, c[:, None])
+    below = np.maximum(lam - fine.min(axis=1), 0) / np.abs(lam)
+    # range on the real line: x = -alpha^2 side is G, x >= 0 side is increasing and unbounded
+    # sqrt(x) up to c + 20: there f_eps >= e^{-c} cosh(c + 20) / 1 > e^{19}, i.e. unbounded in practice
+    x_pos = (c[:, None] + 20) ** 2 * np.linspace(0, 1, 2001) ** 2
+    f_pos = f_eps(x_pos, e[:, None]).real
+    range_gap = (np.maximum(lam[:, None] - f_pos, 0).max(axis=1)
+                 + np.maximum(1e8 - f_pos[:, -1], 0))
+    order = np.argsort(e)
+    increases = np.maximum(np.diff(lam[order]), 0)
+    monotone = np.zeros_like(e)
+    monotone[order[1:]] = increases / np.abs(lam[order[1:]])
+    # the limits: lambda_eps -> 0 as eps -> 0 and -> -1 as eps -> inf. For eps = 1e-3 the value is
+    # ~ -e^{-500} * 108 (far below 1e-12); for eps = 1e4, -1 - lambda is ~ 1/(2 eps) = 5e-5.
+    lam_small, lam_large = lambda_eps(1e-3), lambda_eps(1e4)
+    limit_gap = max(abs(lam_small) / 1e-12, abs(lam_large + 1) / 1e-4) - 1
+    limits = np.full(e.shape, max(limit_gap, 0.0))
+    instances = dict(eps=e)
+    return combine("lambda_eps", [
+        verdict("lambda_eps.limits", limits, 0.0, instances,
+                f"|lambda(1e-3)| <= 1e-12 and |lambda(1e4) + 1| <= 1e-4 (got {lam_small:.3g}, "
+                f"{lam_large + 1:.3g}); excess", small=lam_small, large=lam_large),
+        verdict("lambda_eps.mpmath", rel_mp, 1e-13, instances, f"float64 vs {dps}-digit mpmath (relative)"),
+        verdict("lambda_eps.global_min", below, 1e-12, instances,
+                "finer grid of G_eps below lambda_eps (relative)"),
+        verdict("lambda_eps.range", range_gap, 1e-12, instances, "f_eps(R) = [lambda_eps, inf) on a grid"),
+        verdict("lambda_eps.monotone", monotone, 1e-12, instances,
+                "lambda_eps non-increasing in eps (relative increase)"),
+    ])
+
+
+def check_momentum_logarithm(D, eps) -> CheckResult:
+    """Theorems 1/2 (sufficiency): for representable D, :func:`momentum_logarithm` returns a real theta with
+    ``Psi_eps(theta) = D`` (checked with the block exponential). Tolerance scales with the eigenvector
+    condition number of D (the construction's forward error), between 1e-9 and 1e-6."""
+    D = as_square("D", D, context=_CTX)
+    e = np.broadcast_to(_eps(eps), D.shape[:-2])
+    flatD = D.reshape((-1,) + D.shape[-2:])
+    flate = e.reshape(-1)
+    residual = np.empty(len(flatD))
+    tolerance = np.empty(len(flatD))
+    thetas = np.empty_like(flatD)
+    for i, (Di, ei) in enumerate(zip(flatD, flate)):
+        theta = momentum_logarithm(Di, ei)
+        thetas[i] = theta
+        residual[i] = np.abs(psi_eps(theta, ei) - Di).max() / (1 + np.abs(Di).max())
+        # forward error grows with the conditioning of the eigenvector basis (infinite for Jordan
+        # blocks, whose chains are computed separately): 1e-11 cond, clipped to [1e-9, 1e-6]
+        tolerance[i] = np.clip(1e-11 * np.linalg.cond(np.linalg.eig(Di)[1]), 1e-9, 1e-6)
+    tol = float(max(1e-9, np.max(tolerance)))
+    instances = dict(D=D, eps=e, theta=thetas.reshape(D.shape))
+    return verdict("momentum_logarithm", residual.reshape(D.shape[:-2]), tol, instances,
+        "||Psi_eps(theta) - D|| / (1 + ||D||) for theta = momentum_logarithm(D, eps)")
+
+
+def check_representability(D, eps, expected) -> CheckResult:
+    """``is_representable(D, eps)`` agrees with the known answer ``expected`` (bool per instance), e.g. D
+    built with a chosen multiset of eigenvalues below lambda_eps; residual 1 per disagreement."""
+    D = as_square("D", D, context=_CTX)
+    batch = D.shape[:-2]
+    e = np.broadcast_to(_eps(eps, allow_zero=True), batch)
+    exp = np.broadcast_to(np.asarray(expected, dtype=bool), batch)
+    got = np.array([is_representable(Di, ei).representable for Di, ei in
+                    zip(D.reshape((-1,) + D.shape[-2:]), e.reshape(-1))], dtype=object).reshape(batch)
+    wrong = np.array([g is None or bool(g) != bool(x) for g, x in zip(got.reshape(-1), exp.reshape(-1))],
+                     dtype=float)
+    return verdict("representability", wrong.reshape(batch), 0.0, dict(D=D, eps=e, expected=exp),
+                   "is_representable disagrees with the known answer (1 = disagreement)")

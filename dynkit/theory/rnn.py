@@ -1,0 +1,225 @@
+"""MomentumRNN (review Sect. 2.2-2.3; MomentumRNN paper): the momentum cell (11), its rewrite (14) and
+the Jacobian factors (13) and (15), checked against torch autograd (float64, batched).
+
+Conventions measured here:
+
+* Jacobians are in numerator layout, ``dh_{k+1}/dh_k = D_k U`` for (8). Eq. (13) of the review writes the
+  factor as ``D_k U^T`` (a row-vector convention); the literal product with ``U^T`` agrees with autograd
+  only for symmetric U — :func:`check_rnn_jacobian` reports that mismatch in ``details``.
+* (15)'s factor ``D^_k (U + mu Sigma_k)`` is the partial derivative of (14) with respect to ``h_k`` at fixed
+  ``h_{k-1}``. (14) is a *two-step* recurrence, so the product of these factors is not the total
+  ``dh_T/dh_t``; :func:`check_momentum_jacobian_product` measures that gap (it is not small).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, combine, verdict
+
+__all__ = ["check_momentum_rnn", "check_rnn_jacobian", "check_momentum_jacobian_product",
+           "check_inverse_activation_slope", "ACTIVATIONS"]
+
+ACTIVATIONS = ("tanh", "sigmoid")
+# float64 through <= 30 steps of a smooth cell: agreement ~1e-13; sigma^{-1} near the saturated ends of
+# the range loses digits, so inputs keep |pre-activations| moderate and the tolerance is 1e-9.
+RNN_TOL = 1e-9
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def _act(name: str):
+    torch = _torch()
+    if name not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS} (review (14) needs an invertible "
+                         f"sigma); got {name!r}")
+    if name == "tanh":
+        return torch.tanh, torch.atanh
+    return torch.sigmoid, torch.logit
+
+
+def _inputs(U, W, x, context):
+    torch = _torch()
+    U = as_square("U", U, context=context)
+    n = U.shape[-1]
+    W = as_real_array("W", W, context=context)
+    x = as_real_array("x", x, context=context)
+    if W.ndim < 2 or W.shape[-2] != n or x.ndim < 2 or x.shape[-1] != W.shape[-1]:
+        raise ValueError(f"W must be (..., {n}, m) and x (..., T, m) ({context}); got W {W.shape}, "
+                         f"x {x.shape}")
+    t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
+    return t(U), t(W), t(x)
+
+
+def _mv(M, v):
+    return (M @ v.unsqueeze(-1)).squeeze(-1)
+
+
+def cell14(U, Wx, h_prev, h_cur, mu: float, s: float, sig, inv):
+    """The rewritten momentum cell (14): ``sigma(U (h_{t-1} - mu h_{t-2}) + mu sigma^{-1}(h_{t-1}) + s W x_t)``
+    (``Wx`` is ``W x_t``)."""
+    return sig(_mv(U, h_cur - mu * h_prev) + mu * inv(h_cur) + s * Wx)
+
+
+def factor15(dsig, dinv, U, mu: float):
+    """(15)'s factor ``D^_k (U + mu Sigma_k)`` from the diagonals ``dsig = sigma'(.)``, ``dinv = (sigma^{-1})'(h_k)``."""
+    torch = _torch()
+    return dsig.unsqueeze(-1) * (U + mu * torch.diag_embed(dinv))
+
+
+def _batched_jacobian(fn, h):
+    """d fn(h) / d h for a batch of independent instances: (B, n) -> (B, n, n)."""
+    torch = _torch()
+    J = torch.autograd.functional.jacobian(lambda z: fn(z).sum(0), h, vectorize=True)  # (n, B, n)
+    return J.permute(1, 0, 2)
+
+
+def check_momentum_rnn(U, W, x, h_init, v0, mu: float, s: float, *, activation: str = "tanh") -> CheckResult:
+    """Review (11) and (14) of the MomentumRNN cell agree step by step, and (15)'s factor
+    ``D^_k (U + mu Sigma_k)`` with ``Sigma_k = diag((sigma^{-1})'(h_k))`` equals autograd's
+    ``dh_{k+1}/dh_k`` of (14) at fixed ``h_{k-1}``, at every step.
+
+    Parameters
+    ----------
+    U : (..., n, n); W : (..., n, m); x : (..., T, m) inputs x_1..x_T
+    h_init : (..., n) ``h_{-1}``; v0 : (..., n) ``v_0``; the cell (11) starts from ``h_0 = sigma(U h_{-1} + v_0)``
+    mu >= 0, s > 0; activation: "tanh" or "sigmoid".
+    """
+    torch = _torch()
+    context = "review (11)/(14)/(15), MomentumRNN cell"
+    mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
+    s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
+    Ut, Wt, xt = _inputs(U, W, x, context)
+    sig, inv = _act(activation)
+    h_m1 = torch.as_tensor(as_real_array("h_init", h_init, context=context), dtype=torch.float64)
+    v = torch.as_tensor(as_real_array("v0", v0, context=context), dtype=torch.float64)
+    T = xt.shape[-2]
+    # (11)
+    h = sig(_mv(Ut, h_m1) + v)
+    hs11 = [h_m1, h]
+    for k in range(T):
+        v = mu * v + s * _mv(Wt, xt[..., k, :])
+        h = sig(_mv(Ut, h) + v)
+        hs11.append(h)
+    # (14) from (h_{-1}, h_0)
+    hs14 = [hs11[0], hs11[1]]
+
+    def step14(h_prev, h_cur, k):
+        return cell14(Ut, _mv(Wt, xt[..., k, :]), h_prev, h_cur, mu, s, sig, inv)
+
+    for k in range(T):
+        hs14.append(step14(hs14[-2], hs14[-1], k))
+    rewrite = torch.stack([(a - b).abs().amax(-1) for a, b in zip(hs11, hs14)]).amax(0)
+    # (15) one step at a time, at the (11) trajectory
+    worst_factor = torch.zeros_like(rewrite)
+    n = Ut.shape[-1]
+    for k in range(T):
+        h_prev, h_cur = hs11[k], hs11[k + 1]
+        auto = _batched_jacobian(lambda z: step14(h_prev, z, k), h_cur.reshape(-1, n)).reshape(
+            h_cur.shape[:-1] + (n, n))
+        pre = _mv(Ut, h_cur - mu * h_prev) + mu * inv(h_cur) + s * _mv(Wt, xt[..., k, :])
+        dsig = torch.func.vmap(torch.func.grad(lambda z: sig(z)))(pre.reshape(-1)).reshape(pre.shape)
+        dinv = torch.func.vmap(torch.func.grad(lambda z: inv(z)))(h_cur.reshape(-1)).reshape(h_cur.shape)
+        formula = factor15(dsig, dinv, Ut, mu)
+        err = ((auto - formula).abs() / (1 + auto.abs())).amax((-1, -2))
+        worst_factor = torch.maximum(worst_factor, err)
+    instances = dict(U=np.asarray(U), h_init=np.asarray(h_init), v0=np.asarray(v0))
+    return combine("momentum_rnn", [
+        verdict("momentum_rnn.rewrite", rewrite.numpy(), RNN_TOL, instances,
+                "(14) vs (11), max |h_t| difference over the sequence"),
+        verdict("momentum_rnn.factor15", worst_factor.numpy(), RNN_TOL, instances,
+                "(15) factor D^_k(U + mu Sigma_k) vs autograd dh_{k+1}/dh_k (relative)"),
+    ])
+
+
+def check_rnn_jacobian(U, W, x, h0, *, activation: str = "tanh") -> CheckResult:
+    """Review (13) for the plain cell (8): ``dh_T/dh_0 = D_{T-1} U ... D_0 U`` (numerator layout),
+    ``D_k = diag(sigma'(U h_k + W x_{k+1}))``, equals autograd. ``details['literal_mismatch']`` is the
+    relative difference when the factors are taken literally as ``D_k U^T``."""
+    torch = _torch()
+    context = "review (8)/(13), recurrent cell"
+    Ut, Wt, xt = _inputs(U, W, x, context)
+    sig, _ = _act(activation)
+    h0t = torch.as_tensor(as_real_array("h0", h0, context=context), dtype=torch.float64)
+    n, T = Ut.shape[-1], xt.shape[-2]
+
+    def run(h):
+        for k in range(T):
+            h = sig(_mv(Ut, h) + _mv(Wt, xt[..., k, :]))
+        return h
+
+    auto = _batched_jacobian(lambda z: run(z.reshape(h0t.shape)).reshape(-1, n), h0t.reshape(-1, n)
+                             ).reshape(h0t.shape[:-1] + (n, n))
+    prod = torch.eye(n, dtype=torch.float64).expand(h0t.shape[:-1] + (n, n))
+    literal = prod
+    h = h0t
+    for k in range(T):
+        pre = _mv(Ut, h) + _mv(Wt, xt[..., k, :])
+        d = torch.func.vmap(torch.func.grad(lambda z: sig(z)))(pre.reshape(-1)).reshape(pre.shape)
+        prod = (d.unsqueeze(-1) * Ut) @ prod
+        literal = (d.unsqueeze(-1) * Ut.transpose(-1, -2)) @ literal
+        h = sig(pre)
+    scale = 1 + auto.abs().amax((-1, -2))
+    err = ((auto - prod).abs().amax((-1, -2)) / scale).numpy()
+    lit = ((auto - literal).abs().amax((-1, -2)) / scale).numpy()
+    return verdict("rnn_jacobian", err, RNN_TOL, dict(U=np.asarray(U), h0=np.asarray(h0)),
+                   "(13) product of D_k U vs autograd dh_T/dh_0 (relative)", literal_mismatch=lit)
+
+
+def check_momentum_jacobian_product(U, W, x, h_init, v0, mu: float, s: float, *,
+                                    activation: str = "tanh") -> CheckResult:
+    """Measures review (15) read as a total derivative: ``prod_k D^_k (U + mu Sigma_k)`` against autograd's
+    ``dh_T/dh_0`` of (14) at fixed ``h_{-1}``. Expected to FAIL for T >= 2 and mu > 0 (the product omits the
+    path through ``h_{k-1}``); exact for ``T = 1`` or ``mu = 0``."""
+    torch = _torch()
+    context = "review (14)/(15), MomentumRNN cell"
+    mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
+    s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
+    Ut, Wt, xt = _inputs(U, W, x, context)
+    sig, inv = _act(activation)
+    h_m1 = torch.as_tensor(as_real_array("h_init", h_init, context=context), dtype=torch.float64)
+    v0t = torch.as_tensor(as_real_array("v0", v0, context=context), dtype=torch.float64)
+    h0 = sig(_mv(Ut, h_m1) + v0t)
+    n, T = Ut.shape[-1], xt.shape[-2]
+
+    def step14(h_prev, h_cur, k):
+        return cell14(Ut, _mv(Wt, xt[..., k, :]), h_prev, h_cur, mu, s, sig, inv)
+
+    def run(h):
+        prev, cur = h_m1, h
+        for k in range(T):
+            prev, cur = cur, step14(prev, cur, k)
+        return cur
+
+    auto = _batched_jacobian(lambda z: run(z.reshape(h0.shape)).reshape(-1, n), h0.reshape(-1, n)
+                             ).reshape(h0.shape[:-1] + (n, n))
+    prod = torch.eye(n, dtype=torch.float64).expand(h0.shape[:-1] + (n, n))
+    prev, cur = h_m1, h0
+    for k in range(T):
+        pre = _mv(Ut, cur - mu * prev) + mu * inv(cur) + s * _mv(Wt, xt[..., k, :])
+        dsig = torch.func.vmap(torch.func.grad(lambda z: sig(z)))(pre.reshape(-1)).reshape(pre.shape)
+        dinv = torch.func.vmap(torch.func.grad(lambda z: inv(z)))(cur.reshape(-1)).reshape(cur.shape)
+        prod = factor15(dsig, dinv, Ut, mu) @ prod
+        prev, cur = cur, sig(pre)
+    err = ((auto - prod).abs().amax((-1, -2)) / (1 + auto.abs().amax((-1, -2)))).numpy()
+    return verdict("momentum_jacobian_product", err, RNN_TOL, dict(U=np.asarray(U)),
+                   "product of (15) factors vs total dh_T/dh_0 of (14) (relative)")
+
+
+def check_inverse_activation_slope(y, *, activation: str = "tanh") -> CheckResult:
+    """Review Sect. 2.3: ``(sigma^{-1})'(y) >= 1`` on the range of sigmoid (``1/(y(1-y)) >= 4``) and tanh
+    (``1/(1-y**2) >= 1``). Strictly > 1 everywhere for sigmoid; for tanh equality holds at ``y = 0``
+    (``details['min_slope']`` reports the smallest slope seen). Residual: ``max(0, 1 - slope)``."""
+    torch = _torch()
+    _, inv = _act(activation)
+    y = as_real_array("y", y, context="review Sect. 2.3, (sigma^{-1})' on the range of sigma")
+    lo, hi = (-1.0, 1.0) if activation == "tanh" else (0.0, 1.0)
+    if np.any((y <= lo) | (y >= hi)):
+        raise ValueError(f"y must lie in the open range ({lo}, {hi}) of {activation}; got "
+                         f"{y[(y <= lo) | (y >= hi)].reshape(-1)[0]!r}")
+    yt = torch.as_tensor(y, dtype=torch.float64).reshape(-1)
+    slope = torch.func.vmap(torch.func.grad(lambda z: inv(z)))(yt).numpy().reshape(y.shape)
+    return verdict("inverse_slope", np.maximum(1 - slope, 0), 0.0, dict(y=y),
+                   f"(sigma^-1)' >= 1 for {activation}", min_slope=float(slope.min()))

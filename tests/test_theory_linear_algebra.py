@@ -1,0 +1,273 @@
+"""dk.theory: spectral and linear-algebra claims (review Prop. 4 and (54)-(58); Momentum Transformer
+Thm. 2 / Prop. 3 and (12)-(14); Momentum ResNets Prop. 1). Each check must hold on generated instances
+(hypothesis, sizes 1-12, well- and ill-conditioned) and must say holds=False on planted violations."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import dynkit as dk
+from dynkit.theory import _core, attention, spectra
+from dynkit.theory._core import random_matrices, single_threaded_blas
+
+SETTINGS = settings(max_examples=12, deadline=None)
+sizes = st.integers(1, 12)
+conds = st.sampled_from([0.0, 2.0, 6.0])  # decades of singular-value spread: well to ill-conditioned
+seeds = st.integers(0, 2**31 - 1)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_blas_thread():
+    # tiny batched matrices: threaded OpenBLAS only adds contention on the shared machine
+    with single_threaded_blas():
+        yield
+
+
+def _F(seed, n, cond, count=4, scale=3.0):
+    rng = np.random.default_rng(seed)
+    return rng, random_matrices(rng, count, n, log10_cond=cond, scale=scale) * rng.choice([-1, 1], (count, 1, 1))
+
+
+# ------------------------------------------------------------------------------------ eigen pairing
+
+@SETTINGS
+@given(seed=seeds, n=sizes, cond=conds)
+def test_eigen_pairing_holds(seed, n, cond):
+    rng, F = _F(seed, n, cond)
+    J = 10 ** rng.uniform(-3, 0, (4, n))
+    gamma = rng.uniform(0, 4, 4)
+    result = dk.theory.check_eigen_pairing(J, F, gamma, scale=-1.7, a=2.0)
+    assert result.holds, result.message
+    assert result.n_instances == 4 and result.residual <= result.tolerance
+
+
+def test_eigen_pairing_accepts_diagonal_matrix_and_pairs_sum_to_minus_gamma():
+    rng, F = _F(0, 5, 2.0, count=1)
+    J = np.diag(rng.uniform(0.1, 1, 5))
+    assert dk.theory.check_eigen_pairing(J, F[0], 0.7).holds
+    roots = dk.theory.pairing_roots(np.diag(J), F[0], 0.7)
+    # Vieta: each constructed pair sums to -gamma, to rounding
+    np.testing.assert_allclose(roots.sum(axis=-1), -0.7, atol=1e-12)
+
+
+@SETTINGS
+@given(seed=seeds, n=sizes, cond=conds)
+def test_eigen_pairing_detects_wrong_pair_sum(seed, n, cond):
+    rng, F = _F(seed, n, cond)
+    gamma = rng.uniform(0, 4, 4)
+    assert not dk.theory.check_eigen_pairing(np.ones((4, n)), F, gamma, claimed_sum=-gamma - 0.05).holds
+
+
+def test_eigen_pairing_detects_perturbed_construction(monkeypatch):
+    """If the pairs were built from the wrong quadratic (gamma off by 1%), both the spectrum and the
+    characteristic-polynomial parts must fail."""
+    rng, F = _F(1, 6, 2.0)
+    J, gamma = rng.uniform(0.2, 1, (4, 6)), rng.uniform(0.5, 3, 4)
+    original = spectra.pairing_roots
+    monkeypatch.setattr(spectra, "pairing_roots", lambda J, F, g: original(J, F, np.asarray(g) * 1.01))
+    result = dk.theory.check_eigen_pairing(J, F, gamma)
+    assert not result.holds
+    assert not result.details["parts"]["eigen_pairing.spectrum"].holds
+
+
+def test_eigen_pairing_decay_bound_needs_gamma_at_most_2a():
+    # F = -c I with c large: JF has negative eigenvalues, the pairs are complex with Re = -gamma/2
+    n = 3
+    F = -50 * np.eye(n)
+    assert dk.theory.check_eigen_pairing(np.ones(n), F, 2.0, a=1.0).holds      # gamma = 2a
+    assert not dk.theory.check_eigen_pairing(np.ones(n), F, 3.0, a=1.0).holds  # gamma > 2a
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(J=np.ones(3), F=np.ones((3, 2)), gamma=1.0), "square"),
+    (dict(J=np.full(3, 1.5), F=np.eye(3), gamma=1.0), r"\(0, 1\]"),
+    (dict(J=np.ones(3), F=np.eye(3), gamma=-0.1), "gamma must be >= 0"),
+    (dict(J=np.ones(3), F=np.full((3, 3), np.nan), gamma=1.0), "finite"),
+    (dict(J=np.ones(3), F=np.eye(3) * 1j, gamma=1.0), "real"),
+    (dict(J=np.ones((3, 3)), F=np.eye(3), gamma=1.0), "diagonal"),
+])
+def test_eigen_pairing_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        dk.theory.check_eigen_pairing(**kwargs)
+
+
+# ------------------------------------------------------------------------------------ RevNet Prop. 1
+
+@SETTINGS
+@given(seed=seeds, n=sizes, cond=conds)
+def test_revnet_instability_holds(seed, n, cond):
+    rng = np.random.default_rng(seed)
+    A = random_matrices(rng, 3, n, log10_cond=cond, scale=10 ** rng.uniform(-1, 1))
+    B = random_matrices(rng, 3, n, log10_cond=cond)
+    assert dk.theory.check_revnet_instability(A, B).holds
+    assert dk.theory.check_revnet_continuous(A, B).holds
+
+
+def test_revnet_instability_detects_a_contracting_jacobian(monkeypatch):
+    """A Momentum-ResNet-like contraction (spectral radius < 1) in place of J(A, B) must be reported."""
+    rng = np.random.default_rng(3)
+    A, B = random_matrices(rng, 2, 4, log10_cond=1), random_matrices(rng, 2, 4, log10_cond=1)
+    contraction = lambda A, B: 0.5 * np.eye(2 * A.shape[-1]) * np.ones(A.shape[:-2] + (1, 1))  # noqa: E731
+    monkeypatch.setattr(spectra, "revnet_jacobian", contraction)
+    result = dk.theory.check_revnet_instability(A, B)
+    assert not result.holds
+    assert not result.details["parts"]["revnet_instability.unstable"].holds
+
+
+def _spd_unit(rng, count, n):
+    q = np.linalg.qr(rng.standard_normal((count, n, n)))[0]
+    S = (q * rng.uniform(0.2, 1.0, (count, 1, n))) @ np.swapaxes(q, -1, -2)
+    return (S + np.swapaxes(S, -1, -2)) / 2
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=seeds, n=sizes, gamma=st.floats(0.0, 0.9))
+def test_fixed_point_iterations_revnet_diverges_momentum_converges(seed, n, gamma):
+    rng = np.random.default_rng(seed)
+    A, B = random_matrices(rng, 3, n, log10_cond=2), random_matrices(rng, 3, n, log10_cond=2)
+    assert dk.theory.check_fixed_point_iterations(A, B, _spd_unit(rng, 3, n), gamma).holds
+
+
+def test_fixed_point_iterations_detect_planted_behaviour(monkeypatch):
+    rng = np.random.default_rng(2)
+    A, B, S = random_matrices(rng, 2, 3, log10_cond=1), random_matrices(rng, 2, 3, log10_cond=1), _spd_unit(rng, 2, 3)
+    # gamma = 1 is outside the hypothesis gamma < 1 (the symplectic RevNet limit): rejected up front
+    with pytest.raises(ValueError, match="gamma"):
+        dk.theory.check_fixed_point_iterations(A, B, S, 1.0)
+    with pytest.raises(ValueError, match="eigenvalues in"):
+        dk.theory.check_fixed_point_iterations(A, B, 3 * S, 0.5)
+    contraction = lambda A, B: 0.5 * np.eye(2 * A.shape[-1]) * np.ones(A.shape[:-2] + (1, 1))  # noqa: E731
+    monkeypatch.setattr(spectra, "revnet_jacobian", contraction)
+    result = dk.theory.check_fixed_point_iterations(A, B, S, 0.5)
+    assert not result.holds and not result.details["parts"]["fixed_point_iterations.revnet"].holds
+
+
+def test_revnet_singular_is_rejected():
+    A = np.diag([1.0, 0.0])
+    with pytest.raises(ValueError, match="A must be invertible"):
+        dk.theory.check_revnet_instability(A, np.eye(2))
+
+
+# ------------------------------------------------------------------------------------ adjoint norms
+
+@SETTINGS
+@given(seed=seeds, n=st.integers(1, 6), cond=conds, hb=st.booleans())
+def test_adjoint_norm_holds(seed, n, cond, hb):
+    rng = np.random.default_rng(seed)
+    K = random_matrices(rng, 3, n, log10_cond=cond, scale=2.0)
+    if hb:
+        K = dk.theory.hbnode_jacobian(K, rng.uniform(0, 2, 3))
+    result = dk.theory.check_adjoint_norm(K, rng.standard_normal((3, K.shape[-1])), t=-0.5, T=0.5)
+    assert result.holds, result.message
+
+
+def test_adjoint_norm_detects_non_commuting_time_dependence():
+    """exp(-int K) is not the propagator when K(s) do not commute: the check must say so."""
+    rng = np.random.default_rng(0)
+    K0, K1 = rng.standard_normal((2, 4, 3, 3))
+    result = dk.theory.check_adjoint_norm(lambda s: K0 + 3 * s * K1, rng.standard_normal((4, 3)))
+    assert not result.holds
+    # commuting time dependence (a scalar multiple) keeps the formula exact
+    assert dk.theory.check_adjoint_norm(lambda s: (1 + s) * K0, rng.standard_normal((4, 3))).holds
+
+
+def test_adjoint_norm_bad_times():
+    with pytest.raises(ValueError, match="t < T"):
+        dk.theory.check_adjoint_norm(np.eye(2), np.ones(2), t=1.0, T=0.0)
+
+
+# ------------------------------------------------------------------------------------ heavy ball
+
+def _spd(seed, n, kappa, gap=1.0, count=3):
+    rng = np.random.default_rng(seed)
+    q = np.linalg.qr(rng.standard_normal((count, n, n)))[0]
+    ev = np.concatenate([np.ones((count, 1)), rng.uniform(gap, kappa, (count, n - 1))], axis=1)
+    A = (q * ev[:, None, :]) @ np.swapaxes(q, -1, -2)
+    return (A + np.swapaxes(A, -1, -2)) / 2
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=seeds, n=sizes, kappa=st.sampled_from([2.0, 50.0, 1e3]))
+def test_heavy_ball_rate_holds_and_suboptimal_beta_is_detected(seed, n, kappa):
+    A = _spd(seed, n, kappa)
+    assert dk.theory.check_heavy_ball_rate(A, n_steps=1500).holds
+    beta_star = dk.theory.optimal_momentum(A)
+    if n > 1 or kappa > 1:
+        # half the optimal momentum converges strictly slower than 1 - sqrt(step nu) unless nu = L
+        slow = dk.theory.check_heavy_ball_rate(A, beta=beta_star / 2, n_steps=1500)
+        nu_eq_L = np.isclose(np.linalg.eigvalsh(A)[:, 0], np.linalg.eigvalsh(A)[:, -1])
+        assert slow.holds == bool(nu_eq_L.all())
+
+
+def test_heavy_ball_step_above_4_over_L_violates_theorem_2():
+    A = _spd(0, 4, 10.0)
+    L = np.linalg.eigvalsh(A)[:, -1]
+    assert not dk.theory.check_heavy_ball_rate(A, step=5 / L, n_steps=500).holds
+
+
+def test_gradient_ratio_limit_holds_below_beta_star_and_fails_above():
+    A = _spd(1, 5, 30.0, gap=2.0)
+    beta_star = dk.theory.optimal_momentum(A)
+    assert dk.theory.check_gradient_ratio_limit(A, 0.3 * beta_star).holds
+    # measured finding: with beta > beta* every mode has modulus sqrt(beta) and the ratio does not settle
+    above = dk.theory.check_gradient_ratio_limit(A, beta_star + 0.5 * (1 - beta_star), n_steps=3000)
+    assert not above.details["parts"]["gradient_ratio.limit"].holds
+
+
+def test_heavy_ball_per_step_inequality_is_not_literal():
+    """Measured: Theorem 2's ||e_{k+1}|| <= (1 - sqrt(step nu)) ||e_k|| fails for single steps (the
+    iteration is not a contraction in the Euclidean norm); the asymptotic rate does hold (above)."""
+    A = _spd(5, 6, 100.0)
+    result = dk.theory.check_heavy_ball_contraction(A)
+    assert not result.holds and result.details["per_step"].max() > 1.1 * (1 - np.sqrt(1 / 100.0))
+    assert dk.theory.check_heavy_ball_rate(A, n_steps=1500).holds
+    # for A = c I (nu = L, beta* = 0) heavy ball is one exact gradient step: nothing to expand
+    assert dk.theory.check_heavy_ball_contraction(2.0 * np.eye(3)).holds
+
+
+def test_adaptive_momentum_is_clipped():
+    g1, g0 = np.array([[0.0, 0.0]]), np.array([[1.0, 0.0]])
+    x1, x0 = np.array([[0.0, 0.0]]), np.array([[1e-9, 0.0]])
+    assert 0 <= dk.theory.adaptive_momentum(g1, g0, x1, x0, step=1.0)[0] <= 1 - 1e-3
+    assert dk.theory.adaptive_momentum(g0, g0, x1, x0, step=1.0, delta=0.1)[0] == pytest.approx(0.9)
+
+
+def test_heavy_ball_bad_input():
+    with pytest.raises(ValueError, match="positive definite"):
+        dk.theory.check_heavy_ball_rate(-np.eye(3))
+    with pytest.raises(ValueError, match="symmetric"):
+        dk.theory.check_heavy_ball_rate(np.array([[2.0, 1.0], [0.0, 2.0]]))
+    with pytest.raises(ValueError, match="beta must be"):
+        dk.theory.check_gradient_ratio_limit(np.eye(2), beta=1.0)
+
+
+# ------------------------------------------------------------------------------------ attention
+
+@SETTINGS
+@given(seed=seeds, d=sizes, N=st.integers(1, 24), beta=st.floats(0, 0.99), gamma=st.floats(0.1, 3))
+def test_momentum_attention_holds(seed, d, N, beta, gamma):
+    rng = np.random.default_rng(seed)
+    q, k, v = (rng.standard_normal((2, N, d)) * 3 for _ in range(3))
+    assert dk.theory.check_momentum_attention(q, k, v, beta, gamma).holds
+
+
+def test_momentum_attention_detects_wrong_weights(monkeypatch):
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 10, 4)) for _ in range(3))
+    original = attention._weights
+    # closed-form weights off by one part in a million must be caught (tolerance 1e-10)
+    monkeypatch.setattr(attention, "_weights", lambda N, b, c: original(N, b, c) * (1 + 1e-6))
+    assert not dk.theory.check_momentum_attention(q, k, v, 0.8, 1.0).holds
+
+
+def test_momentum_attention_bad_beta():
+    with pytest.raises(ValueError, match="beta must be"):
+        dk.theory.check_momentum_attention(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2)), 1.0)
+
+
+# ------------------------------------------------------------------------------------ result object
+
+def test_result_reports_worst_instance():
+    res = _core.verdict("demo", np.array([0.0, 3.0, 1.0]), 2.0, dict(x=np.array([10, 20, 30])), "demo")
+    assert not res.holds and res.residual == 3.0 and res.instance["x"] == 20 and res.n_held == 2
+    nan = _core.verdict("demo", np.array([0.0, np.nan]), 1.0, {}, "demo")
+    assert not nan.holds  # an unmeasurable instance never counts as holding

@@ -1,0 +1,90 @@
+"""dk.theory.CLAIMS and run_all: the table others (CLI, docs, report) are written against."""
+import json
+
+import pytest
+
+import dynkit as dk
+
+
+@pytest.fixture(scope="module")
+def table():
+    return dk.theory.run_all(n_instances=3, seed=0)
+
+
+def test_claims_registry_fields():
+    assert len(dk.theory.CLAIMS) == 10
+    for cid, claim in dk.theory.CLAIMS.items():
+        assert claim.id == cid and cid.isidentifier() and cid == cid.lower()
+        for text in (claim.paper, claim.equation, claim.statement, claim.hypotheses):
+            assert isinstance(text, str) and text
+
+
+def test_run_all_every_claim_holds_on_small_batches(table):
+    assert [row.claim for row in table.rows] == list(dk.theory.CLAIMS)
+    for row in table.rows:
+        assert row.instances == 3, row
+        assert row.held == row.instances, row
+        assert row.worst_residual <= row.tolerance
+        assert row.seconds >= 0
+    assert table.all_hold
+
+
+def test_table_renderings(table):
+    data = table.to_dict()
+    json.dumps(data)  # JSON-able
+    assert data["all_hold"] is True and len(data["rows"]) == 10
+    md = table.to_markdown()
+    assert md.count("\n") == 11 and "| eigen_pairing |" in md
+    text = str(table)
+    lines = text.splitlines()
+    assert "worst residual" in lines[0] and len({len(line) for line in lines[2:12]}) == 1  # aligned
+    assert "10/10 claims hold" in lines[-1]
+
+
+def test_run_all_selects_and_is_reproducible():
+    a = dk.theory.run_all(4, seed=3, claims=["momentum_attention", "eigen_pairing"])
+    b = dk.theory.run_all(4, seed=3, claims=["eigen_pairing", "momentum_attention"])
+    assert [r.claim for r in a.rows] == ["eigen_pairing", "momentum_attention"]
+    strip = lambda t: [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in t.rows]  # noqa
+    assert strip(a) == strip(b)
+    # a claim's instances do not depend on which other claims run with it
+    c = dk.theory.run_all(4, seed=3, claims="momentum_attention")
+    assert strip(c) == strip(a)[1:]
+
+
+def test_claim_row_counts_failures():
+    row = dk.theory.ClaimRow("x", "p", "e", 5, 4, 2.0, 1.0, 0.1)
+    assert not row.holds and row.to_dict()["holds"] is False
+    table = dk.theory.ClaimTable([row], 5, 0)
+    assert not table.all_hold and "FAILED" in str(table)
+    assert dk.theory.ClaimRow("x", "p", "e", 5, 5, float("nan"), 1.0, 0.1).to_dict()["worst_residual"] == "nan"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n_instances=0), "n_instances"),
+    (dict(n_instances=2.5), "n_instances"),
+    (dict(seed=-1), "seed"),
+    (dict(claims=["no_such_claim"]), "claims"),
+])
+def test_run_all_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        dk.theory.run_all(**{"n_instances": 2, **kwargs})
+
+
+def test_theory_does_not_import_models_or_tasks():
+    """DESIGN.md: theory imports neither dynkit.models nor dynkit.tasks (checked on the source)."""
+    import ast
+    import pathlib
+    for path in pathlib.Path(dk.theory.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [("." * node.level) + (node.module or "")] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                assert not any(bad in name for bad in ("models", "tasks")), (path.name, name)
+
+
+def test_claim_sample_returns_the_full_result():
+    result = dk.theory.CLAIMS["momentum_attention"].sample(5, seed=1)
+    assert isinstance(result, dk.theory.CheckResult)
+    assert result.holds and result.n_instances == 5 and result.message
+    assert set(result.instance) == {"q", "k", "v"}
