@@ -8,7 +8,10 @@ from scipy.integrate import solve_ivp
 
 from dynkit.diagnostics.work_precision import (PROBLEMS, Problem, WorkPrecisionTable, nfe_ratio_at_matched_error,
                                                work_precision)
-from dynkit.diagnostics import work_precision as wp_module
+import importlib
+
+# the package exports the function work_precision under the module's name: fetch the module itself
+wp_module = importlib.import_module("dynkit.diagnostics.work_precision")
 
 
 @pytest.mark.parametrize("name, exact", [("rigid_body", wp_module._rigid_body_exact),

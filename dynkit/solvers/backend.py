@@ -7,14 +7,10 @@ caller's library so that torch solves remain differentiable by autograd.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Sequence
 
 import numpy as np
-
-try:  # torch is a hard dependency of dynkit, but the solvers work without it
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
 
 
 class NumpyBackend:
@@ -59,6 +55,9 @@ class TorchBackend:
     name = "torch"
 
     def __init__(self, y0):
+        global torch
+        import torch
+
         self.dtype = y0.dtype
         self.device = y0.device
 
@@ -101,7 +100,9 @@ class TorchBackend:
 
 
 def is_torch(x: Any) -> bool:
-    return torch is not None and isinstance(x, torch.Tensor)
+    # A tensor can only exist once torch is imported: numpy-only users never pay torch's import time.
+    module = sys.modules.get("torch")
+    return module is not None and isinstance(x, module.Tensor)
 
 
 def backend_for(y0: Any):

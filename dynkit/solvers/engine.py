@@ -8,13 +8,14 @@ specific to one of them.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from .ark import TwoStepRK
-from .backend import backend_for, is_torch, torch
+from .backend import backend_for, is_torch
 from .errors import MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, VectorFieldShapeError
 from .tableaus import RungeKuttaTableau
 
@@ -277,7 +278,7 @@ def _ark_chain(field, backend, method: TwoStepRK, t, y, h, known):
 def _initial_step(field, backend, tableau, t0, t_end, y0, f0, rtol, atol, direction):
     """Automatic initial step of [HNW] II.4 (one probe evaluation of ``f``, counted)."""
     k = min(tableau.order, tableau.error_order) + 1
-    no_grad = torch.no_grad() if backend.name == "torch" else _nullcontext()
+    no_grad = sys.modules["torch"].no_grad() if backend.name == "torch" else _nullcontext()
     with no_grad:
         scale = backend.scale(y0, rtol, atol)
         d0, d1 = backend.rms(y0, scale), backend.rms(f0, scale)
@@ -471,6 +472,8 @@ def _validate_method(method, methods):
 
 def _validate_state(y0):
     if is_torch(y0):
+        import torch
+
         if y0.dtype not in (torch.float32, torch.float64):
             raise ValueError(f"y0 must be a float32 or float64 tensor, got dtype {y0.dtype}")
         with torch.no_grad():
@@ -526,6 +529,8 @@ def _validate_tolerances(rtol, atol, y0):
     except ValueError:
         raise ValueError(f"atol of shape {atol_np.shape} does not broadcast to y0's shape {tuple(y0.shape)}") from None
     if is_torch(y0):
+        import torch
+
         return rtol, torch.as_tensor(atol_np, dtype=y0.dtype, device=y0.device)
     return rtol, atol_np.astype(y0.dtype)
 
