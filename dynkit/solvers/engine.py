@@ -211,7 +211,12 @@ def _grid_time(t0: float, t_end: float, h: float, n: int, n_total: int) -> float
 # the three loops
 
 
-def _solve_fixed(field, backend, rec, stats, tableau, t0, t_end, y0, h, max_steps):
+def _march_constant_steps(field, backend, rec, stats, t0, t_end, y0, h, max_steps, step):
+    """Constant steps ``t0 + n h`` until ``t_end`` is reached or passed (never shortened).
+
+    ``step(n, t, y, k1) -> y_new`` advances one step given ``k1 = f(t, y)``; outputs inside a step
+    come from cubic Hermite interpolation.
+    """
     n_total = _grid(t0, t_end, h)
     t, y, slope = t0, y0, _Slope(field, t0, y0)
     for n in range(1, n_total + 1):
@@ -219,8 +224,7 @@ def _solve_fixed(field, backend, rec, stats, tableau, t0, t_end, y0, h, max_step
             raise rec.failure(MaxStepsExceeded, f"max_steps={max_steps} reached at t={t:g} "
                               f"({n_total} steps of {h:g} are needed)", t)
         k1 = slope.get()
-        ks = _rk_stages(field, backend, tableau, t, y, h, k1)
-        y_new = backend.lincomb(y, ks, h * tableau.b)
+        y_new = step(n, t, y, k1)
         t_new = _grid_time(t0, t_end, h, n, n_total)
         stats.n_steps += 1
         stats.n_accepted += 1
@@ -232,38 +236,33 @@ def _solve_fixed(field, backend, rec, stats, tableau, t0, t_end, y0, h, max_step
         t, y = t_new, y_new
 
 
-def _solve_two_step(field, backend, rec, stats, method: TwoStepRK, t0, t_end, y0, h, max_steps):
-    n_total = _grid(t0, t_end, h)
-    starter = method.starter
-    # first step: a one-step method of the same order; its stages seed the two-step recursion
-    k1 = field(t0, y0)
-    ks = _rk_stages(field, backend, starter, t0, y0, h, k1)
-    y1 = backend.lincomb(y0, ks, h * starter.b)
-    if n_total > 1:
-        prev_chain = _ark_chain(field, backend, method, t0, y0, h, ks[: method.starter_reuse()])
-    stats.n_steps = stats.n_accepted = 1
-    t1 = _grid_time(t0, t_end, h, 1, n_total)
-    if not backend.all_finite(y1):
-        raise rec.failure(NonFiniteState, f"NaN/Inf in the state at t={t1:g} (starter step)", t1)
-    slope = _Slope(field, t1, y1)
-    rec.advance(t0, t1, y1, _hermite(backend, h, y0, k1, y1, slope))
-    t, y_prev, y = t1, y0, y1
-    coeffs = method.update_coefficients(h)
-    for n in range(2, n_total + 1):
-        if stats.n_steps >= max_steps:
-            raise rec.failure(MaxStepsExceeded, f"max_steps={max_steps} reached at t={t:g} "
-                              f"({n_total} steps of {h:g} are needed)", t)
-        chain = _ark_chain(field, backend, method, t, y, h, [slope.get()])
-        y_new = backend.lincomb(None, (y, y_prev, *chain, *prev_chain), coeffs)
-        t_new = _grid_time(t0, t_end, h, n, n_total)
-        stats.n_steps += 1
-        stats.n_accepted += 1
-        if not backend.all_finite(y_new):
-            raise rec.failure(NonFiniteState, f"NaN/Inf in the state at t={t_new:g} "
-                              f"(step from t={t:g} with step {h:g})", t_new)
-        slope = _Slope(field, t_new, y_new)
-        rec.advance(t, t_new, y_new, _hermite(backend, h, y, chain[0], y_new, slope))
-        t, y_prev, y, prev_chain = t_new, y, y_new, chain
+def _one_step(field, backend, tableau: RungeKuttaTableau, h: float):
+    def step(n, t, y, k1):
+        return backend.lincomb(y, _rk_stages(field, backend, tableau, t, y, h, k1), h * tableau.b)
+
+    return step
+
+
+class _TwoStep:
+    """Step function of a two-step ARK method: the starter first, then Eq. (9) of CSAODE."""
+
+    def __init__(self, field, backend, method: TwoStepRK, h: float):
+        self.field, self.backend, self.method, self.h = field, backend, method, h
+        self.coeffs = method.update_coefficients(h)
+        self.prev = None  # (t_{n-1}, y_{n-1}, chain at t_{n-1} or the starter's stages)
+
+    def __call__(self, n, t, y, k1):
+        field, backend, method, h = self.field, self.backend, self.method, self.h
+        if n == 1:  # a one-step method of the same order; its stages seed the recursion
+            ks = _rk_stages(field, backend, method.starter, t, y, h, k1)
+            self.prev = (t, y, ks[: method.starter_reuse()])
+            return backend.lincomb(y, ks, h * method.starter.b)
+        t_prev, y_prev, prev_chain = self.prev
+        if n == 2:  # complete the chain at t_0 where the starter's stages differ from it
+            prev_chain = _ark_chain(field, backend, method, t_prev, y_prev, h, prev_chain)
+        chain = _ark_chain(field, backend, method, t, y, h, [k1])
+        self.prev = (t, y, chain)
+        return backend.lincomb(None, (y, y_prev, *chain, *prev_chain), self.coeffs)
 
 
 def _ark_chain(field, backend, method: TwoStepRK, t, y, h, known):
@@ -447,13 +446,13 @@ def solve(
     rec = _Recorder(t_out, y0, backend, stats, method_obj.name)
     field = _CountedField(f, backend, y0.shape, stats, rec)
     try:
-        if isinstance(method_obj, TwoStepRK):
-            _solve_two_step(field, backend, rec, stats, method_obj, t0, t_end, y0, step_size, max_steps)
-        elif adaptive:
+        if adaptive:
             _solve_adaptive(field, backend, rec, stats, method_obj, t0, t_end, y0, step_size,
                             rtol, atol, max_steps)
         else:
-            _solve_fixed(field, backend, rec, stats, method_obj, t0, t_end, y0, step_size, max_steps)
+            step = (_TwoStep(field, backend, method_obj, step_size) if isinstance(method_obj, TwoStepRK)
+                    else _one_step(field, backend, method_obj, step_size))
+            _march_constant_steps(field, backend, rec, stats, t0, t_end, y0, step_size, max_steps, step)
     except SolverError as err:
         if throw or isinstance(err, ValueError):
             raise
