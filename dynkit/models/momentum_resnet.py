@@ -83,11 +83,13 @@ class _Rule:
             return self.psis[k](v, **self.kwargs)
 
 
-def _float_forward(rule: _Rule, x: torch.Tensor, v: torch.Tensor):
-    """Plain autograd implementation of the coupled update (activations stored)."""
+def _float_forward(rule: _Rule, x: torch.Tensor, v: torch.Tensor, record: list | None = None):
+    """Plain autograd implementation of the coupled update (activations stored); ``record`` collects states."""
     for k in range(rule.depth):
         v = rule.gamma * v + rule.alpha * rule.phi(k, x)
         x = x + (rule.psi(k, v) if rule.psis is not None else v)
+        if record is not None:
+            record.append((x, v))
     return x, v
 
 
@@ -267,6 +269,18 @@ class _ReversibleStack(nn.Module):
         out = _coupled_forward(rule, x, v, self.exact)
         self._last = rule
         return out
+
+    @torch.no_grad()
+    def trajectory(self, x: torch.Tensor, v: torch.Tensor | None = None, **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
+        """All layers' states in floating point: ``(xs, vs)`` of shape ``(depth + 1, *x.shape)`` (for plots)."""
+        _check_state(x, v, False, self.frac_bits)
+        v = self._initial_velocity(x) if v is None else v
+        rule = self._rule(kwargs)
+        if self.preserve_rng_state:
+            rule.seed = int(torch.randint(0, 2**62, (1,)).item())
+        record = [(x, v)]
+        _float_forward(rule, x, v, record)
+        return torch.stack([s[0] for s in record]), torch.stack([s[1] for s in record])
 
     def inverse(self, x: torch.Tensor, v: torch.Tensor, **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
         """Recover ``(x_0, v_0)`` from the outputs ``(x_L, v_L)`` of the last :meth:`forward`.
