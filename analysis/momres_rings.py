@@ -1,7 +1,7 @@
 """Fig. 5 of the Momentum ResNets paper: separate four nested rings (two alternating classes).
 
-Both models use f(x) = W2^T tanh(W1 x + b), W1, W2 in R^{16x2}, depth 15, weights tied across layers
-(the single theta of Sect. 5.1), followed by a logistic classifier on the final 2-D activations x_15:
+Both models use f_n(x) = W2_n^T tanh(W1_n x + b_n), W1_n, W2_n in R^{16x2}, depth 15 (own weights per
+layer by default; ``--tied`` shares them), followed by a logistic classifier on the final 2-D activations x_15:
 a ResNet (gamma = 0 in Eq. (2), i.e. Eq. (1)) and a Momentum ResNet (gamma = 0.9, v_0 = 0).
 The plot shows the point clouds at layers 0, 3, ..., 15.
 
@@ -32,26 +32,26 @@ def nested_rings(n_per_ring: int, generator: torch.Generator, noise: float = 0.0
 
 
 class Classifier(nn.Module):
-    def __init__(self, gamma: float, depth: int = 15, hidden: int = 16):
+    def __init__(self, gamma: float, tied: bool, depth: int = 15, hidden: int = 16):
         super().__init__()
-        f = nn.Sequential(nn.Linear(2, hidden), nn.Tanh(), nn.Linear(hidden, 2))
-        self.body = MomentumResNet([f] * depth, gamma, exact=False, preserve_rng_state=False)
+        fs = [nn.Sequential(nn.Linear(2, hidden), nn.Tanh(), nn.Linear(hidden, 2)) for _ in range(1 if tied else depth)]
+        self.body = MomentumResNet(fs * (depth if tied else 1), gamma, exact=False, preserve_rng_state=False)
         self.head = nn.Linear(2, 1)
 
     def forward(self, x):
         return self.head(self.body(x)[0]).squeeze(1)
 
 
-def run(seed: int, full: bool, quiet: bool) -> dict:
+def run(seed: int, full: bool, quiet: bool, tied: bool = False) -> dict:
     g = torch.Generator().manual_seed(seed)
     x_train, y_train = nested_rings(200, g)
     x_test, y_test = nested_rings(200, g)
     iterations = 3000 if full else 1000
     out = {"config": {"depth": 15, "hidden": 16, "gamma_momentum": 0.9, "iterations": iterations, "seed": seed,
-                      "optimizer": "Adam lr 1e-2, full batch", "n_train": len(x_train), "tied_weights": True}}
+                      "optimizer": "Adam lr 1e-2, full batch", "n_train": len(x_train), "tied_weights": tied}}
     for kind, gamma in (("resnet", 0.0), ("momentum", 0.9)):
         torch.manual_seed(seed)
-        model = Classifier(gamma)
+        model = Classifier(gamma, tied)
         opt = torch.optim.Adam(model.parameters(), lr=1e-2)
         losses = []
         for it in range(iterations):
@@ -96,13 +96,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--full", action="store_true")
+    parser.add_argument("--tied", action="store_true", help="share one f across the 15 layers")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    result = run(args.seed, args.full, args.quiet)
+    result = run(args.seed, args.full, args.quiet, args.tied)
     command = "python -m analysis.momres_rings " + " ".join(sys.argv[1:] if argv is None else argv)
     write_json(f"{args.out}/rings.json", result, command=command)
     plot(result, f"{args.out}/rings.png")
-    print(f"four nested rings, depth 15, tied weights: test accuracy ResNet {result['resnet']['test_accuracy']:.3f}, "
+    print(f"four nested rings, depth 15, {'tied' if args.tied else 'untied'} weights: test accuracy ResNet {result['resnet']['test_accuracy']:.3f}, "
           f"Momentum ResNet {result['momentum']['test_accuracy']:.3f}")
     return result
 

@@ -1,5 +1,7 @@
 """Momentum ResNet, Eq. (2)/(3): exact inversion, memory-free gradients, momentumnet parity, bad input."""
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch
 from torch import nn
 
@@ -191,3 +193,24 @@ def test_float_mode_inverse_is_eq3():
     with pytest.raises(ValueError, match="gamma"):
         zero = MomentumResNet([mlp(seed=0)], 0.0, exact=False)
         zero.inverse(*zero(x))
+
+
+@settings(max_examples=25, deadline=None)
+@given(gamma=st.floats(0.0, 1.0), depth=st.integers(1, 30), scale=st.floats(1e-3, 1e3), seed=st.integers(0, 2**16))
+def test_exact_inversion_for_any_gamma(gamma, depth, scale, seed):
+    g = torch.Generator().manual_seed(seed)
+    net = MomentumResNet([mlp(seed=seed % 7)] * depth, gamma)
+    x0 = on_grid(scale * torch.randn(3, D, generator=g, dtype=torch.float64))
+    v0 = on_grid(scale * torch.randn(3, D, generator=g, dtype=torch.float64))
+    with torch.no_grad():
+        x_hat, v_hat = net.inverse(*net(x0, v0))
+    assert torch.equal(x_hat, x0) and torch.equal(v_hat, v0)
+    assert net.buffer.information_bits() <= net.buffer.expected_bits() + 1  # never more than Sect. 3.2's bits
+
+
+def test_trajectory_ends_at_forward_output():
+    net = MomentumResNet([mlp(seed=k) for k in range(4)], 0.7, exact=False)
+    x = torch.randn(2, D, dtype=torch.float64)
+    xs, vs = net.trajectory(x)
+    assert xs.shape == (5, 2, D) and torch.equal(xs[0], x)
+    torch.testing.assert_close((xs[-1], vs[-1]), net(x), rtol=0, atol=0)

@@ -162,7 +162,7 @@ class InformationBuffer:
         if int(top.max()) > (_INT64_MAX - (self.n - 1)) // self.n:
             raise OverflowError("InformationBuffer.divide: buffer overflow; "
                                 "the value divided is not the one the last multiply produced")
-        if c.numel() and int(c.abs().max()) >= _VALUE_BOUND // self.d:
+        if c.numel() and int(c.abs().max()) // self.n >= _VALUE_BOUND // self.d:  # |c d / n| < 2**62
             raise OverflowError("InformationBuffer.divide: the result would leave the fixed-point range")
         c, buf = _transfer(c, top, self.n, self.d)
         self.limbs[-1] = buf
