@@ -7,8 +7,8 @@ Method: every (model, depth) runs in a fresh Python subprocess with glibc's mmap
 64 KiB (``MALLOC_MMAP_THRESHOLD_``), so every activation-sized tensor is its own mapping, given back to
 the OS when freed. After one warm-up step the kernel's peak-RSS counter is reset (``/proc/self/clear_refs``)
 and a second step (forward, loss, backward) runs; we report ``VmHWM - VmRSS`` (peak resident memory of
-the step above what was resident before it). As a cross-check we also report the bytes of the distinct storages autograd saved
-for backward (``torch.autograd.graph.saved_tensors_hooks``); a memory-free autograd Function keeps its
+the step above what was resident before it). As a cross-check we also report the bytes of the distinct
+storages autograd saved for backward (``torch.autograd.graph.saved_tensors_hooks``); a memory-free autograd Function keeps its
 state on ``ctx``, which those hooks do not see, so that column is 0 for both memory-free models by design.
 
 Run ``python -m benchmarks.bench_momres_memory [--quick]``; the goals printed as ratios:
@@ -128,7 +128,8 @@ def main(argv: list[str] | None = None) -> dict:
     if args.out:
         from dynkit.io import write_json
 
-        write_json(args.out, result, command="python -m benchmarks.bench_momres_memory " + " ".join(argv or sys.argv[1:]))
+        command = "python -m benchmarks.bench_momres_memory " + " ".join(sys.argv[1:] if argv is None else argv)
+        write_json(args.out, result, command=command)
     return result
 
 
