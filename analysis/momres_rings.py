@@ -64,10 +64,10 @@ def run(seed: int, full: bool, quiet: bool, tied: bool = False) -> dict:
                 print(f"{kind:9s} iteration {it:5d} loss {loss.item():.3e}", file=sys.stderr)
         with torch.no_grad():
             accuracy = lambda x, y: float(((model(x) > 0).float() == y).float().mean())  # noqa: E731
-            states = model.body.trajectory(x_test)[0][::3]
+            states = model.body.trajectory(x_test)[0][::3, ::4]  # layers 0, 3, ..., 15; every 4th point
         out[kind] = {"final_loss": losses[-1], "train_accuracy": accuracy(x_train, y_train),
                      "test_accuracy": accuracy(x_test, y_test), "loss_curve": losses[::10],
-                     "layer_states": states.tolist(), "labels": y_test.tolist()}
+                     "layer_states": states.round(decimals=3).tolist(), "labels": y_test[::4].tolist()}
     return out
 
 
@@ -103,8 +103,8 @@ def main(argv: list[str] | None = None) -> dict:
     command = "python -m analysis.momres_rings " + " ".join(sys.argv[1:] if argv is None else argv)
     write_json(f"{args.out}/rings.json", result, command=command)
     plot(result, f"{args.out}/rings.png")
-    print(f"four nested rings, depth 15, {'tied' if args.tied else 'untied'} weights: test accuracy ResNet {result['resnet']['test_accuracy']:.3f}, "
-          f"Momentum ResNet {result['momentum']['test_accuracy']:.3f}")
+    print(f"four nested rings, depth 15, {'tied' if args.tied else 'untied'} weights: test accuracy "
+          f"ResNet {result['resnet']['test_accuracy']:.3f}, Momentum ResNet {result['momentum']['test_accuracy']:.3f}")
     return result
 
 
