@@ -103,7 +103,8 @@ def test_init_speed_and_tied_weights():
 @pytest.mark.parametrize("gamma", [0.0, 0.5, 0.9])
 @pytest.mark.parametrize("exact", [True, False])
 def test_same_forward_as_momentumnet(gamma, exact):
-    momentumnet = pytest.importorskip("momentumnet")  # dev dependency, installed with --no-deps
+    momentumnet = pytest.importorskip(  # dev dependency: pip install --no-deps momentumnet==0.10
+        "momentumnet", reason="momentumnet not installed (pip install --no-deps momentumnet==0.10)")
     functions = [mlp(seed=k) for k in range(10)]
     x = torch.randn(8, D, dtype=torch.float64)
     with torch.no_grad():
@@ -214,3 +215,12 @@ def test_trajectory_ends_at_forward_output():
     xs, vs = net.trajectory(x)
     assert xs.shape == (5, 2, D) and torch.equal(xs[0], x)
     torch.testing.assert_close((xs[-1], vs[-1]), net(x), rtol=0, atol=0)
+
+
+def test_backward_twice_with_retained_graph():
+    net = MomentumResNet([mlp(seed=k) for k in range(5)], 0.9)
+    x = torch.randn(3, D, dtype=torch.float64, requires_grad=True)
+    loss = net(x)[0].pow(2).sum()
+    first = torch.autograd.grad(loss, x, retain_graph=True)[0]
+    second = torch.autograd.grad(loss, x)[0]  # the forward's buffer must be intact for a second pass
+    assert torch.equal(first, second)
