@@ -102,8 +102,8 @@ def rational(gamma: float, max_denominator: int = MAX_DENOMINATOR) -> Fraction:
 class InformationBuffer:
     """Per-element integer buffer that makes repeated multiplication by ``ratio = n/d`` reversible.
 
-    ``multiply(c)`` returns ``c * n / d`` rounded down and pushes the lost digits onto the buffer
-    (Algorithm 1, Appendix C); ``divide(c)`` undoes the last ``multiply`` bit for bit. The buffer is a
+    ``multiply(c)`` returns ``c * n / d`` (to less than ``n`` units) and pushes the lost digits onto the
+    buffer (Algorithm 1, Appendix C); ``divide(c)`` undoes the last ``multiply`` bit for bit. The buffer is a
     stack of int64 *limbs*; a fresh limb is opened (for all elements, and the step recorded) whenever
     the top limb could overflow at the next step, so the buffer grows as needed and never wraps.
     ``ratio == 0`` (gamma = 0) loses everything: the values are then stored outright.
