@@ -177,12 +177,24 @@ def test_bad_inputs_fail_before_any_computation():
     MomentumResNet([Spy()] * 3, 0.9, exact=False)(torch.tensor([[1e300, 0.0]], dtype=torch.float64))
 
 
-def test_inverse_refuses_inexact_input():
+def test_inverse_refuses_other_tensors_than_the_last_outputs():
     net = MomentumResNet([mlp(seed=0)] * 3, 0.9)
     x = torch.randn(2, D, dtype=torch.float64)
     xL, vL = net(x)
-    with pytest.raises(ValueError, match="grid"):
-        net.inverse(xL + 1e-15 * torch.pi, vL)
+    with pytest.raises(ValueError, match="outputs of the last forward"):
+        net.inverse(xL + 2.0**-20, vL)
+
+
+@pytest.mark.parametrize("dtype, scale", [(torch.float32, 1.0), (torch.float64, 1e3)])
+def test_exact_inverse_of_rounded_outputs(dtype, scale):
+    # float32 outputs, and float64 ones above 2**12, are rounded views of the exact state: the
+    # inverse still recovers the (grid-rounded) input exactly from the forward's own final state
+    net = MomentumResNet([mlp(seed=0, dtype=dtype)] * 200, 1.0 if scale > 1 else 0.9)
+    x0 = to_float(to_fixed(scale * torch.randn(4, D, dtype=dtype)), dtype=dtype)
+    v0 = to_float(to_fixed(scale * torch.randn(4, D, dtype=dtype)), dtype=dtype)
+    with torch.no_grad():
+        x_hat, v_hat = net.inverse(*net(x0, v0))
+    assert torch.equal(x_hat, x0) and torch.equal(v_hat, v0)
 
 
 def test_float_mode_inverse_is_eq3():

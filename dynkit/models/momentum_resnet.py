@@ -31,7 +31,6 @@ from .exact import (
     check_frac_bits,
     check_no_overflow,
     check_representable,
-    is_on_grid,
     rational,
     to_fixed,
     to_float,
@@ -52,10 +51,13 @@ class _Rule:
         self.ratio, self.gamma, self.alpha = ratio, float(ratio), alpha
         self.kwargs, self.seed, self.frac_bits = kwargs, seed, frac_bits
         self.buffer: InformationBuffer | None = None  # filled by the exact forward
+        self.end: tuple[torch.Tensor, torch.Tensor] | None = None  # final (x, v) ints of the exact forward
         self.reconstructed: tuple[torch.Tensor, torch.Tensor] | None = None  # (x_0, v_0) ints, by backward
 
     def with_kwargs(self, kwargs: dict) -> "_Rule":
-        return _Rule(self.phis, self.psis, self.ratio, self.alpha, kwargs, self.seed, self.frac_bits)
+        rule = _Rule(self.phis, self.psis, self.ratio, self.alpha, kwargs, self.seed, self.frac_bits)
+        rule.buffer, rule.end = self.buffer, self.end
+        return rule
 
     @property
     def depth(self) -> int:
@@ -135,6 +137,7 @@ class _MemoryFree(torch.autograd.Function):
     def forward(ctx, rule: _Rule, x: torch.Tensor, v: torch.Tensor, *grad_inputs: torch.Tensor):
         F, dtype = rule.frac_bits, x.dtype
         xq, vq = _exact_forward(rule, to_fixed(x, F, "x"), to_fixed(v, F, "v"), dtype)
+        rule.end = (xq, vq)  # exact final state, for inverse()
         ctx.rule, ctx.end, ctx.dtype = rule, (xq, vq), dtype
         ctx.grad_index = {id(t): i for i, t in enumerate(grad_inputs)}
         return to_float(xq, F, dtype), to_float(vq, F, dtype)
@@ -192,12 +195,14 @@ def _coupled_forward(rule: _Rule, x: torch.Tensor, v: torch.Tensor, exact: bool)
 def _coupled_inverse(rule: _Rule, x: torch.Tensor, v: torch.Tensor, exact: bool):
     """Run the layers backwards: exact on the grid, or Eq. (3) in floating point."""
     if exact:
-        F = rule.frac_bits
-        for name, t in (("x", x), ("v", v)):
-            if not is_on_grid(t, F):
-                raise ValueError(f"{name}: expected values on the fixed-point grid 2**-{F} (the float64 outputs "
-                                 "of forward are); a float32 or modified tensor cannot be inverted exactly")
-        xq, vq, buffer = to_fixed(x, F), to_fixed(v, F), rule.buffer.copy()
+        # The information buffer belongs to one forward pass, so only its outputs can be inverted; we
+        # restart from its exact final state (the float outputs may be rounded: float32, or |x| > 2**12).
+        F, (xq, vq) = rule.frac_bits, rule.end
+        for name, t, q in (("x", x, xq), ("v", v, vq)):
+            if t.shape != q.shape or t.dtype != x.dtype or not torch.equal(to_float(q, F, x.dtype), t):
+                raise ValueError(f"{name}: the exact inverse expects the outputs of the last forward pass "
+                                 "(it needs that pass's information buffer); got a different tensor")
+        buffer = rule.buffer.copy()
         with torch.no_grad():
             for k in reversed(range(rule.depth)):
                 xq, vq, _ = _undo_layer(rule, k, xq, vq, buffer, x.dtype, track=False)
@@ -285,8 +290,9 @@ class _ReversibleStack(nn.Module):
     def inverse(self, x: torch.Tensor, v: torch.Tensor, **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
         """Recover ``(x_0, v_0)`` from the outputs ``(x_L, v_L)`` of the last :meth:`forward`.
 
-        Exact mode: bit-exact, using that forward's information buffer and random seeds; the inputs must
-        be on the fixed-point grid (float64 outputs of forward are). Float mode: Eq. (3), approximate.
+        Exact mode: bit-exact (the inputs of that forward rounded to the fixed-point grid), using that
+        forward's final fixed-point state, information buffer and random seeds; ``x`` and ``v`` must be
+        its outputs. Float mode: Eq. (3), approximate.
         """
         _check_state(x, v, False, self.frac_bits)
         if v is None or v.shape != x.shape:
@@ -298,7 +304,6 @@ class _ReversibleStack(nn.Module):
             rule = self._rule(kwargs)
         else:
             rule = self._last.with_kwargs(kwargs)
-            rule.buffer = self._last.buffer
         return _coupled_inverse(rule, x, v, self.exact)
 
     @property
