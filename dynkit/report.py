@@ -170,7 +170,7 @@ class Section:
 
 def _fmt(x: Any) -> str:
     if isinstance(x, bool):
-        return "yes" if x else "NO"
+        return "yes" if x else "no"
     if isinstance(x, float):
         if x == 0 or math.isnan(x) or math.isinf(x):
             return str(x)
@@ -226,7 +226,7 @@ def section_propositions(ctx: Context, sec: Section) -> None:
         "holds when its worst residual over the instances is within its tolerance."))
     sec.blocks.append(Table(
         ["claim", "paper", "equation", "instances", "held", "worst residual", "tolerance", "seconds"],
-        [[r.claim, r.paper, r.equation, r.instances, bool(r.held), r.worst_residual, r.tolerance, r.seconds]
+        [[r.claim, r.paper, r.equation, r.instances, "yes" if r.held else "NO", r.worst_residual, r.tolerance, r.seconds]
          for r in table.rows]))
     sec.data = {"n_instances": n, "all_hold": bool(table.all_hold), "table": table.to_dict()}
     if not table.all_hold:
