@@ -34,7 +34,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
-from .report import ComponentUnavailable, require
+from .report import ComponentUnavailable, jsonable, require
 
 __all__ = ["main", "load_problem", "CLIError"]
 
@@ -118,7 +118,7 @@ def _write_json(path: str | None, data: dict, args, config: dict) -> None:
     if path:
         from .io import write_json
 
-        write_json(path, data, config=config, command="dynkit " + " ".join(args.argv))
+        write_json(path, jsonable(data), config=jsonable(config), command="dynkit " + " ".join(args.argv))
         _progress(args, f"wrote {path}")
 
 
@@ -225,7 +225,8 @@ def cmd_nfe_sweep(args) -> int:
     from .io import write_json
 
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in kwargs.items()}
-    write_json(out / "nfe_sweep.json", {"results": results}, config=config, command="dynkit " + " ".join(args.argv))
+    write_json(out / "nfe_sweep.json", {"results": jsonable(results)}, config=config,
+               command="dynkit " + " ".join(args.argv))
     plot(results, out / "nfe_sweep.png")
     for model, per_tol in results.items():
         for tol, r in per_tol.items():

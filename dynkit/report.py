@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 from .io import atomic_write, versions, write_json
 
-__all__ = ["build_report", "ComponentUnavailable", "require", "Section", "SECTIONS", "latex_of"]
+__all__ = ["build_report", "ComponentUnavailable", "require", "Section", "SECTIONS", "latex_of", "jsonable"]
 
 MATHJAX_URL = "https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js"
 
@@ -171,11 +171,32 @@ class Section:
 def _fmt(x: Any) -> str:
     if isinstance(x, bool):
         return "yes" if x else "no"
+    if not isinstance(x, (int, float, str)) and hasattr(x, "__float__"):
+        x = float(x)  # mpmath / numpy / sympy numbers
     if isinstance(x, float):
         if x == 0 or math.isnan(x) or math.isinf(x):
             return str(x)
         return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 else f"{x:.2e}"
     return str(x)
+
+
+def jsonable(x: Any) -> Any:
+    """``x`` with every leaf made JSON-friendly: numbers (numpy, mpmath, sympy) to float, arrays to
+    lists, anything else unknown to its ``str``."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    if hasattr(x, "tolist"):
+        return jsonable(x.tolist())
+    if isinstance(x, Path):
+        return str(x)
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return str(x)
 
 
 def latex_of(expr: Any) -> str:
@@ -253,8 +274,10 @@ def section_derivations(ctx: Context, sec: Section) -> None:
         sec.blocks.append(Heading(f"{d.title} — {d.paper}, {d.equation}", "ok" if ok else "failed"))
         for step in d.steps:
             sec.blocks.append(Math(latex_of(step.expr), step.text) if step.expr is not None else Paragraph(step.text))
-        sec.blocks.append(Math(latex_of(d.result), "Result"))
-        sec.blocks.append(Math(latex_of(d.stated), f"As stated in the paper ({d.equation})"))
+        if d.result is not None:
+            sec.blocks.append(Math(latex_of(d.result), "Result"))
+        if d.stated is not None:
+            sec.blocks.append(Math(latex_of(d.stated), f"As stated in the paper ({d.equation})"))
         sec.blocks.append(Code(d.to_latex(), summary="Full LaTeX of this derivation"))
         results[name] = {"title": d.title, "paper": d.paper, "equation": d.equation, "check_passed": ok}
         if not ok:
@@ -508,7 +531,7 @@ def build_report(out_dir: str | Path, *, quick: bool = False, seed: int = 0, qui
     atomic_write(out_dir / "report.md", lambda fh: fh.write(_render_markdown(sections, started)))
     write_json(out_dir / "report.json",
                {"sections": {s.key: {"title": s.title, "status": s.status, "note": s.note,
-                                     "seconds": s.seconds, "data": s.data} for s in sections}},
+                                     "seconds": s.seconds, "data": jsonable(s.data)} for s in sections}},
                config={"quick": ctx.quick, "seed": seed}, command=" ".join(argv) if argv else None)
     return atomic_write(out_dir / "report.html", lambda fh: fh.write(_render_html(sections, started)))
 

@@ -146,3 +146,20 @@ def test_require_names_the_missing_piece(monkeypatch):
     with pytest.raises(report.ComponentUnavailable, match=r"dynkit\.theory\.run_all is not installed"):
         report.require("theory.run_all")
     assert report.require("solvers.METHODS") is dk.solvers.METHODS
+
+
+def test_numbers_from_any_library_are_written(tmp_path, monkeypatch):
+    # Checks may report residuals as mpmath / numpy / sympy numbers: tables and JSON must take them.
+    import mpmath
+    import numpy as np
+    import sympy
+
+    fakes.install(monkeypatch)
+    row = fakes.ClaimRow("mp_claim", "P", "Eq. (1)", np.int64(3), np.bool_(True), mpmath.mpf("1e-40"),
+                         sympy.Rational(1, 10**30), np.float64(0.5))
+    monkeypatch.setattr(dk.theory, "run_all", lambda **kw: fakes.ClaimTable([row]))
+    report.build_report(tmp_path, quick=True)
+    sec = _sections(tmp_path)["propositions"]
+    assert sec["status"] == "ok"
+    assert sec["data"]["table"]["rows"][0]["worst_residual"] == 1e-40
+    assert "| mp_claim | P | Eq. (1) | 3 | yes | 1.00e-40 | 1.00e-30 | 0.5 |" in (tmp_path / "report.md").read_text()

@@ -66,8 +66,11 @@ def derivation_pages(out: Path, derivations: dict[str, Callable] | None, missing
             lines += [f"**Step {i}.** {step.text}", ""]
             if step.expr is not None:
                 lines += [_math(latex_of(step.expr))]
-        lines += ["**Result.**", "", _math(latex_of(d.result)),
-                  f"**As stated in the paper** ({d.equation}).", "", _math(latex_of(d.stated)), verdict, ""]
+        if d.result is not None:
+            lines += ["**Result.**", "", _math(latex_of(d.result))]
+        if d.stated is not None:
+            lines += [f"**As stated in the paper** ({d.equation}).", "", _math(latex_of(d.stated))]
+        lines += [verdict, ""]
         lines += ["LaTeX source:", "", "```latex", d.to_latex(), "```", ""]
         _write(out / f"{name}.md", "\n".join(lines))
         toc.append(name)
@@ -81,8 +84,8 @@ def _table(headers: list[str], rows: list[list]) -> str:
     def fmt(x):
         if isinstance(x, bool):
             return "yes" if x else "**NO**"
-        if isinstance(x, float):
-            return f"{x:.3g}"
+        if not isinstance(x, (int, str)) and hasattr(x, "__float__"):
+            return f"{float(x):.3g}"  # float, numpy, mpmath, sympy numbers
         return str(x).replace("|", "\\|")
 
     return "\n".join(["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
