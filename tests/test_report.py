@@ -91,7 +91,7 @@ def test_sections_with_fake_components(tmp_path, monkeypatch):
     assert sections["propositions"]["note"] == "claims that did not hold: fake_false"
     assert sections["derivations"]["note"] == "derivations that do not match the paper: fake_failing"
     by_name = dict(calls)
-    assert by_name["run_all"]["seed"] == 5 and by_name["run_all"]["n_instances"] == 20
+    assert by_name["run_all"]["seed"] == 5 and by_name["run_all"]["n_instances"] == 10
     assert by_name["nfe_vs_tolerance"]["models"] == ("node", "hbnode") and by_name["nfe_vs_tolerance"]["seed"] == 5
     assert by_name["work_precision"]["include_scipy"] is True
     html = (tmp_path / "report.html").read_text()
@@ -102,9 +102,11 @@ def test_sections_with_fake_components(tmp_path, monkeypatch):
     assert "FAKE heavy-ball limit — FAKE paper, Eq. (99)" in html
     assert html.count("data:image/png;base64,") == 3  # steppers, work-precision, NFE
     md = (tmp_path / "report.md").read_text()
-    assert "| fake_true | FAKE paper | Prop. 1 | 20 | yes |" in md
-    assert "| fake_false | FAKE paper | Prop. 2 | 20 | NO |" in md
-    assert "| hbnode | 1e-05 | 21.0 ± 1.0 | 30.0 ± 2.0 |" in md
+    assert "| fake_true | FAKE paper | Prop. 1 | 10 | yes |" in md
+    assert "| fake_false | FAKE paper | Prop. 2 | 10 | NO |" in md
+    assert "| hbnode | 0.001 | 21.0 ± 1.0 | 30.0 ± 2.0 |" in md
+    assert "| problem | solver | tol 0.0001 | tol 1e-07 |" in md  # work-precision: one column per tolerance
+    assert "| fake_decay | scipy:RK45 | 3.00e-04 (17) | 3.00e-07 (17) |" in md
     assert re.search(r"\$\$\n[^$]*" + re.escape(tex), md)
 
 
