@@ -34,7 +34,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
-from .report import ComponentUnavailable, jsonable, require
+from .report import ComponentUnavailable, claim_holds, jsonable, require
 
 __all__ = ["main", "load_problem", "CLIError"]
 
@@ -141,8 +141,8 @@ def cmd_verify(args) -> int:
     _write_json(args.json, table.to_dict(), args, {"instances": args.instances, "seed": args.seed,
                                                    "claims": args.claims or "all"})
     if not table.all_hold:
-        failed = [r.claim for r in table.rows if not r.held]
-        print(f"dynkit: {len(failed)} claim(s) did not hold: {', '.join(failed)}", file=sys.stderr)
+        failed = [r.claim for r in table.rows if not claim_holds(r)]
+        print(f"dynkit: claim(s) that did not hold: {', '.join(failed) or '(see table)'}", file=sys.stderr)
         return 1
     return 0
 

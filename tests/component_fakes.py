@@ -68,7 +68,7 @@ class ClaimRow:
     paper: str
     equation: str
     instances: int
-    held: bool
+    held: int  # instances on which the claim held (as in dk.theory; a bool is accepted too)
     worst_residual: float
     tolerance: float
     seconds: float
@@ -80,7 +80,7 @@ class ClaimTable:
 
     @property
     def all_hold(self) -> bool:
-        return all(r.held for r in self.rows)
+        return all(r.held == r.instances for r in self.rows)
 
     def to_dict(self) -> dict:
         return {"rows": [asdict(r) for r in self.rows], "all_hold": self.all_hold}
@@ -102,9 +102,9 @@ class Claim:
     hypotheses: list = field(default_factory=list)
 
     def run(self, n_instances: int, seed: int) -> ClaimRow:
-        held = self.id != "fake_false"
-        return ClaimRow(self.id, self.paper, self.equation, n_instances, held,
-                        1e-14 if held else 0.5, 1e-10, 0.01)
+        ok = self.id != "fake_false"
+        return ClaimRow(self.id, self.paper, self.equation, n_instances, n_instances if ok else n_instances - 1,
+                        1e-14 if ok else 0.5, 1e-10, 0.01)
 
 
 CLAIMS = {"fake_true": Claim("fake_true", "FAKE paper", "Prop. 1", "A statement that holds.", ["f is smooth"]),

@@ -86,9 +86,9 @@ def test_proposition_pages_from_the_contract(tmp_path):
     page = (tmp_path / "fake_true.md").read_text()
     assert page.startswith("# fake_true: FAKE paper, Prop. 1")
     assert "**Statement.** A statement that holds." in page and "- f is smooth" in page
-    assert "| fake_true | FAKE paper | Prop. 1 | 7 | yes | 1e-14 | 1e-10 |" in page
+    assert "| fake_true | FAKE paper | Prop. 1 | 7 | 7/7 | holds | 1e-14 | 1e-10 |" in page
     index = (tmp_path / "index.md").read_text()
-    assert "| fake_false | FAKE paper | Prop. 2 | 7 | **NO** | 0.5 | 1e-10 |" in index
+    assert "| fake_false | FAKE paper | Prop. 2 | 7 | 6/7 | **FAILS** | 0.5 | 1e-10 |" in index
 
 
 def test_absent_component_page_says_so(tmp_path):

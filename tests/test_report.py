@@ -102,8 +102,8 @@ def test_sections_with_fake_components(tmp_path, monkeypatch):
     assert "FAKE heavy-ball limit — FAKE paper, Eq. (99)" in html
     assert html.count("data:image/png;base64,") == 3  # steppers, work-precision, NFE
     md = (tmp_path / "report.md").read_text()
-    assert "| fake_true | FAKE paper | Prop. 1 | 10 | yes |" in md
-    assert "| fake_false | FAKE paper | Prop. 2 | 10 | NO |" in md
+    assert "| fake_true | FAKE paper | Prop. 1 | 10 | 10/10 | holds |" in md
+    assert "| fake_false | FAKE paper | Prop. 2 | 10 | 9/10 | FAILS |" in md
     assert "| hbnode | 0.001 | 21.0 ± 1.0 | 30.0 ± 2.0 |" in md
     assert "| problem | solver | tol 0.0001 | tol 1e-07 |" in md  # work-precision: one column per tolerance
     assert "| fake_decay | scipy:RK45 | 3.00e-04 (17) | 3.00e-07 (17) |" in md
@@ -157,11 +157,18 @@ def test_numbers_from_any_library_are_written(tmp_path, monkeypatch):
     import sympy
 
     fakes.install(monkeypatch)
-    row = fakes.ClaimRow("mp_claim", "P", "Eq. (1)", np.int64(3), np.bool_(True), mpmath.mpf("1e-40"),
+    row = fakes.ClaimRow("mp_claim", "P", "Eq. (1)", np.int64(3), np.int64(3), mpmath.mpf("1e-40"),
                          sympy.Rational(1, 10**30), np.float64(0.5))
     monkeypatch.setattr(dk.theory, "run_all", lambda **kw: fakes.ClaimTable([row]))
     report.build_report(tmp_path, quick=True)
     sec = _sections(tmp_path)["propositions"]
     assert sec["status"] == "ok"
     assert sec["data"]["table"]["rows"][0]["worst_residual"] == 1e-40
-    assert "| mp_claim | P | Eq. (1) | 3 | yes | 1.00e-40 | 1.00e-30 | 0.5 |" in (tmp_path / "report.md").read_text()
+    assert "| mp_claim | P | Eq. (1) | 3 | 3/3 | holds | 1.00e-40 | 1.00e-30 | 0.5 |" in (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.parametrize("held, instances, expected, text", [
+    (True, 5, True, "yes"), (False, 5, False, "no"), (5, 5, True, "5/5"), (4, 5, False, "4/5")])
+def test_claim_verdict_from_bool_or_count(held, instances, expected, text):
+    row = fakes.ClaimRow("c", "p", "e", instances, held, 0.0, 1.0, 0.0)
+    assert report.claim_holds(row) is expected and report.held_text(row) == text

@@ -14,6 +14,7 @@ derivation or check that raises is a Sphinx warning, hence an error under ``-W``
 """
 from __future__ import annotations
 
+import inspect
 import io
 import os
 from contextlib import redirect_stdout
@@ -111,16 +112,23 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
     except Exception as exc:
         warn(f"dynkit.theory.run_all raised {type(exc).__name__}: {exc}")
         rows = {}
-    headers = ["claim", "paper", "equation", "instances", "held", "worst residual", "tolerance"]
+    from dynkit.report import claim_holds, held_text
+
+    headers = ["claim", "paper", "equation", "instances", "held", "verdict", "worst residual", "tolerance"]
 
     def row(r):
-        return [r.claim, r.paper, r.equation, r.instances, bool(r.held), r.worst_residual, r.tolerance]
+        return [r.claim, r.paper, r.equation, r.instances, held_text(r), "holds" if claim_holds(r) else "**FAILS**",
+                r.worst_residual, r.tolerance]
 
     for cid, claim in claims.items():
         hyps = claim.hypotheses if isinstance(claim.hypotheses, (list, tuple)) else [claim.hypotheses]
+        how = HOW_CHECKED.format(id=cid)
+        check = getattr(claim, "check", None)  # the real Claim keeps its check function: quote its summary
+        doc = (inspect.getdoc(check) or "").split("\n\n")[0].replace("\n", " ") if callable(check) else ""
+        if doc:
+            how += f" The check, `{check.__module__}.{check.__name__}`: {doc}"
         lines = [f"# {cid}: {claim.paper}, {claim.equation}", "", "**Statement.** " + str(claim.statement), "",
-                 "**Hypotheses.**", "", *[f"- {h}" for h in hyps], "", "**How dynkit checks it.** "
-                 + HOW_CHECKED.format(id=cid), "",
+                 "**Hypotheses.**", "", *[f"- {h}" for h in hyps], "", "**How dynkit checks it.** " + how, "",
                  f"**Check run at build time** ({n_instances} instances, seed 0):", ""]
         lines.append(_table(headers, [row(rows[cid])]) if cid in rows else "*(no result: the check run failed)*\n")
         _write(out / f"{cid}.md", "\n".join(lines))
