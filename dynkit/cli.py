@@ -244,9 +244,14 @@ def cmd_train(args) -> int:
     if args.tol is not None:
         kwargs["tol"] = args.tol
     result = run_training(args.model, args.task, **kwargs)
-    scalars = {k: v for k, v in result.items() if isinstance(v, (int, float, str, bool)) or v is None}
-    for k, v in scalars.items():
-        _say(args, f"{k:20s} {v}")
+    # Print the scalars, one level of nesting deep (e.g. final.test_acc); histories stay in the files.
+    flat = {}
+    for k, v in result.items():
+        for k2, v2 in (v.items() if isinstance(v, dict) else [(None, v)]):
+            if v2 is None or isinstance(v2, (int, float, str, bool)):
+                flat[k if k2 is None else f"{k}.{k2}"] = v2
+    for k, v in flat.items():
+        _say(args, f"{k:24s} {v:.6g}" if isinstance(v, float) else f"{k:24s} {v}")
     return 0
 
 

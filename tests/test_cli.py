@@ -204,7 +204,8 @@ def test_train_wiring(capsys, fake, tmp_path):
     call = dict(fake)["run_training"]
     assert call["model"] == "hbnode" and call["epochs"] == 2 and call["resume"] is True
     assert call["method"] == "rk4" and call["tol"] == 1e-4
-    assert "final_test_accuracy" in out and "history" not in out  # scalars only
+    assert "final.test_acc           0.5\n" in out and "model                    hbnode\n" in out
+    assert "history" not in out and "per_class" not in out  # scalars only
     code, _, err = run(capsys, "train", "--task", "digits")
     assert code == 2 and "--model" in err
 
