@@ -15,13 +15,13 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# torch first, alone: the CPU wheel 2.13.0 then satisfies every torch range below.
 	$(PIP) install -q -c constraints.txt torch==2.13.0
-	$(PIP) install -q -c constraints.txt -e ".[dev]"
+	$(PIP) install -q -c constraints.txt -e ".[dev,docs]"
 	# test-only peer; --no-deps because its declared needs would pull a CUDA torchvision
 	$(PIP) install -q --no-deps momentumnet==0.10
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m dynkit.demo
+	$(VENV)/bin/dynkit report --out report
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) tests
@@ -29,5 +29,8 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m benchmarks
 
+docs: $(STAMP)
+	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis report docs/_build docs/generated

@@ -305,8 +305,8 @@ def check_inversion(x0, v0, W, b, gamma: float) -> CheckResult:
 def check_memory_bits(x0, v0, W, b, gamma: float) -> CheckResult:
     """Sect. 3.2: a depth-k network loses ``log2((1/gamma)**k) ~ k (1 - gamma) / ln 2`` bits per coordinate.
     Measured: ``log2`` of the appendix C buffer after the exact forward pass. Residual: the larger of
-    |measured - k log2(1/gamma)| / (2 log2(d) + 2) (the buffer's granularity, d the denominator of gamma) and
-    the paper's approximation error |k log2(1/gamma) / (k (1 - gamma)/ln 2) - 1| / (1 - gamma) (its
+    ``abs(measured - k log2(1/gamma)) / (2 log2(d) + 2)`` (the buffer's granularity, d the denominator of
+    gamma) and the paper's approximation error ``abs(k log2(1/gamma) / (k (1 - gamma)/ln 2) - 1) / (1 - gamma)`` (its
     first-order relative error is (1 - gamma)/2, so <= 1 is the stated accuracy)."""
     context = _CTX + " Sect. 3.2 memory"
     x0, v0, W, b, gamma = _net_inputs(x0, v0, W, b, gamma, context)

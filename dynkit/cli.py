@@ -1,0 +1,416 @@
+"""The ``dynkit`` command: verify, derive, solve, stiffness, nfe-sweep, train, report.
+
+Every subcommand has ``--help``. Errors print one line, ``dynkit: error: ...``, unless ``--debug``
+(then the traceback). ``--quiet`` silences progress output. Exit codes: 0 success, 1 a check did
+not hold (``verify``, ``derive``, ``report --strict``), 2 an error (bad option or input, a missing
+component, a failed solve).
+
+The ODE of ``dynkit solve`` / ``dynkit stiffness`` (``SPEC``) is ``FILE.py``, ``FILE.py:NAME``,
+``MODULE`` or ``MODULE:NAME``, resolved to an object that provides ``f``, ``y0`` and ``t``:
+
+- a module (no ``:NAME``) defining ``f(t, y) -> dy/dt``, ``y0`` (array-like) and ``t`` (1-D
+  increasing or decreasing output times, at least two);
+- a mapping with keys ``"f"``, ``"y0"``, ``"t"``;
+- a callable taking no arguments and returning such a mapping (``def problem(): return {...}``).
+
+Example file ``decay.py``::
+
+    import numpy as np
+    def f(t, y): return -2.0 * y
+    y0 = np.array([1.0])
+    t = np.linspace(0.0, 1.0, 5)
+
+then ``dynkit solve decay.py --method rk4 --step-size 0.01``.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Sequence
+
+from .report import ComponentUnavailable, claim_holds, jsonable, require
+
+__all__ = ["main", "load_problem", "CLIError"]
+
+
+class CLIError(Exception):
+    """A user error the CLI reports as one line."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Loading a user's ODE
+
+def _load_target(target: str) -> ModuleType:
+    path = Path(target)
+    if target.endswith(".py") or path.is_file():
+        if not path.is_file():
+            raise CLIError(f"SPEC: file {target!r} does not exist")
+        name = f"_dynkit_user_{abs(hash(str(path.resolve())))}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        raise CLIError(f"SPEC: cannot import module {target!r} ({exc}); give FILE.py, FILE.py:NAME, "
+                       "MODULE or MODULE:NAME") from None
+
+
+def load_problem(spec: str) -> dict:
+    """Resolve ``spec`` to ``{"f": callable, "y0": ndarray, "t": ndarray}`` (see the module docstring)."""
+    import numpy as np
+
+    target, _, attr = spec.rpartition(":") if ":" in spec else (spec, "", "")
+    if ":" in spec and not (target and attr):
+        raise CLIError(f"SPEC: expected FILE.py[:NAME] or MODULE[:NAME], got {spec!r}")
+    obj: Any = _load_target(target)
+    where = target
+    if attr:
+        if not hasattr(obj, attr):
+            raise CLIError(f"SPEC: {target!r} has no attribute {attr!r}")
+        obj, where = getattr(obj, attr), f"{target}:{attr}"
+    if isinstance(obj, ModuleType):
+        missing = [k for k in ("f", "y0", "t") if not hasattr(obj, k)]
+        if missing:
+            raise CLIError(f"SPEC: module {where!r} must define f, y0 and t; missing: {', '.join(missing)}")
+        problem = {k: getattr(obj, k) for k in ("f", "y0", "t")}
+    else:
+        if callable(obj) and not isinstance(obj, dict):
+            obj = obj()
+        if not hasattr(obj, "keys"):
+            raise CLIError(f"SPEC: {where!r} must be (or return) a mapping with keys f, y0, t; "
+                           f"got {type(obj).__name__}")
+        missing = [k for k in ("f", "y0", "t") if k not in obj]
+        if missing:
+            raise CLIError(f"SPEC: {where!r} must provide f, y0 and t; missing: {', '.join(missing)}")
+        problem = {k: obj[k] for k in ("f", "y0", "t")}
+    if not callable(problem["f"]):
+        raise CLIError(f"SPEC: f must be callable f(t, y), got {type(problem['f']).__name__}")
+    problem["y0"] = np.asarray(problem["y0"], dtype=float)
+    problem["t"] = np.asarray(problem["t"], dtype=float)
+    if problem["t"].ndim != 1 or problem["t"].size < 2:
+        raise CLIError(f"SPEC: t must be 1-D with at least two times, got shape {problem['t'].shape}")
+    return problem
+
+
+# --------------------------------------------------------------------------------------------------
+# Subcommands. Each takes the parsed namespace and returns an exit code.
+
+def _say(args, *lines: str) -> None:
+    for line in lines:
+        print(line)
+
+
+def _progress(args, line: str) -> None:
+    if not args.quiet:
+        print(line, file=sys.stderr, flush=True)
+
+
+def _write_json(path: str | None, data: dict, args, config: dict) -> None:
+    if path:
+        from .io import write_json
+
+        write_json(path, jsonable(data), config=jsonable(config), command="dynkit " + " ".join(args.argv))
+        _progress(args, f"wrote {path}")
+
+
+def cmd_verify(args) -> int:
+    if args.list:
+        claims = require("theory.CLAIMS")
+        for cid, claim in claims.items():
+            _say(args, f"{cid}: {claim.paper}, {claim.equation} — {claim.statement}")
+        return 0
+    run_all = require("theory.run_all")
+    if args.claims:
+        known = require("theory.CLAIMS")
+        unknown = [c for c in args.claims if c not in known]
+        if unknown:
+            raise CLIError(f"unknown claim(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    _progress(args, f"checking {'all claims' if not args.claims else ', '.join(args.claims)} "
+                    f"on {args.instances} instances (seed {args.seed}) ...")
+    table = run_all(n_instances=args.instances, seed=args.seed, claims=args.claims or None)
+    _say(args, str(table))
+    _write_json(args.json, table.to_dict(), args, {"instances": args.instances, "seed": args.seed,
+                                                   "claims": args.claims or "all"})
+    if not table.all_hold:
+        failed = [r.claim for r in table.rows if not claim_holds(r)]
+        print(f"dynkit: claim(s) that did not hold: {', '.join(failed) or '(see table)'}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_derive(args) -> int:
+    derivations = require("symbolic.DERIVATIONS")
+    if not args.names and not args.all:
+        _say(args, *derivations)
+        return 0
+    names = list(derivations) if args.all else args.names
+    unknown = [n for n in names if n not in derivations]
+    if unknown:
+        raise CLIError(f"unknown derivation(s) {', '.join(unknown)}; known: {', '.join(derivations)}")
+    failed = []
+    for name in names:
+        d = derivations[name]()
+        _say(args, d.to_latex() if args.latex else d.to_markdown(), "")
+        if not d.check_passed:
+            failed.append(name)
+    if failed:
+        print(f"dynkit: derived result differs from the paper's for: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _solve_options(args) -> dict:
+    opts = {"method": args.method, "rtol": args.rtol, "atol": args.atol}
+    if args.step_size is not None:
+        opts["step_size"] = args.step_size
+    if args.max_steps is not None:
+        opts["max_steps"] = args.max_steps
+    return opts
+
+
+def cmd_solve(args) -> int:
+    import numpy as np
+
+    from . import solve
+
+    problem = load_problem(args.spec)
+    opts = _solve_options(args)
+    start = time.perf_counter()
+    sol = solve(problem["f"], problem["y0"], problem["t"], **opts)
+    seconds = time.perf_counter() - start
+    st = sol.stats
+    with np.printoptions(precision=10, suppress=False):
+        _say(args, f"method     {args.method}" + (f" (step size {args.step_size:g})" if args.step_size else
+                                                  f" (rtol {args.rtol:g}, atol {args.atol:g})"),
+             f"t          {float(sol.ts[0]):g} -> {float(sol.ts[-1]):g} ({len(sol.ts)} output times)",
+             f"nfe        {st.nfe}",
+             f"steps      {st.n_steps} ({st.n_accepted} accepted, {st.n_rejected} rejected)",
+             f"y(t_end)   {np.asarray(sol.ys[-1])}",
+             f"seconds    {seconds:.3f}")
+    _write_json(args.json, {"stats": st.as_dict(), "ts": np.asarray(sol.ts), "ys": np.asarray(sol.ys),
+                            "seconds": seconds}, args, {"spec": args.spec, **opts})
+    return 0
+
+
+def cmd_stiffness(args) -> int:
+    stiffness_report = require("diagnostics.stiffness_report")
+    problem = load_problem(args.spec)
+    rep = stiffness_report(problem["f"], problem["y0"], problem["t"], method=args.method,
+                           rtol=args.rtol, atol=args.atol)
+    _say(args, rep.summary())
+    _write_json(args.json, rep.to_dict(), args, {"spec": args.spec, "method": args.method,
+                                                 "rtol": args.rtol, "atol": args.atol})
+    return 0
+
+
+def cmd_nfe_sweep(args) -> int:
+    nfe_vs_tolerance = require("diagnostics.nfe_vs_tolerance")
+    plot = require("diagnostics.plot_nfe_vs_tolerance")
+    out = Path(args.out)
+    kwargs = {"models": tuple(args.models), "task": args.task, "seed": args.seed, "out": out, "quiet": args.quiet}
+    if args.tolerances:
+        kwargs["tolerances"] = tuple(args.tolerances)
+    if args.n_batches is not None:
+        kwargs["n_batches"] = args.n_batches
+    results = nfe_vs_tolerance(**kwargs)
+    from .io import write_json
+
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in kwargs.items()}
+    write_json(out / "nfe_sweep.json", {"results": jsonable(results)}, config=config,
+               command="dynkit " + " ".join(args.argv))
+    plot(results, out / "nfe_sweep.png")
+    for model, per_tol in results.items():
+        for tol, r in per_tol.items():
+            _say(args, f"{model:10s} tol {tol:>8s}  forward NFE {r['forward_nfe']['mean']:8.1f} ± "
+                       f"{r['forward_nfe']['std']:.1f}  backward NFE {r['backward_nfe']['mean']:8.1f} ± "
+                       f"{r['backward_nfe']['std']:.1f}")
+    _progress(args, f"wrote {out / 'nfe_sweep.json'} and {out / 'nfe_sweep.png'}")
+    return 0
+
+
+def cmd_train(args) -> int:
+    run_training = require("tasks.run_training")
+    kwargs = {"epochs": args.epochs, "out": args.out, "seed": args.seed, "resume": args.resume,
+              "quiet": args.quiet, "method": args.method, "full": args.full}
+    if args.tol is not None:
+        kwargs["tol"] = args.tol
+    result = run_training(args.model, args.task, **kwargs)
+    # Print the scalars, one level of nesting deep (e.g. final.test_acc); histories stay in the files.
+    flat = {}
+    for k, v in result.items():
+        for k2, v2 in (v.items() if isinstance(v, dict) else [(None, v)]):
+            if v2 is None or isinstance(v2, (int, float, str, bool)):
+                flat[k if k2 is None else f"{k}.{k2}"] = v2
+    for k, v in flat.items():
+        _say(args, f"{k:24s} {v:.6g}" if isinstance(v, float) else f"{k:24s} {v}")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .report import build_report, statuses
+
+    path = build_report(args.out, quick=args.quick, seed=args.seed, quiet=args.quiet, debug=args.debug,
+                        argv=["dynkit", *args.argv])
+    status = statuses(path.parent)
+    _say(args, f"report: {path}", *(f"  {k:18s} {v}" for k, v in status.items()))
+    bad = {k: v for k, v in status.items() if v in ("failed", "error")}
+    if args.strict:
+        bad.update({k: v for k, v in status.items() if v == "unavailable"})
+    if bad:
+        print(f"dynkit: report sections not ok: {', '.join(f'{k} ({v})' for k, v in bad.items())}", file=sys.stderr)
+        return 1
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------
+# Parser
+
+def _csv(kind: Callable[[str], Any], what: str) -> Callable[[str], list]:
+    def parse(text: str) -> list:
+        try:
+            return [kind(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text!r}") from None
+    return parse
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _method_names() -> list[str]:
+    from .solvers import METHODS
+
+    return list(METHODS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the full traceback on errors")
+    common.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress output")
+
+    parser = argparse.ArgumentParser(
+        prog="dynkit", parents=[common],
+        description="Derive, verify, integrate and train momentum-based neural ODEs.",
+        epilog="Run `dynkit COMMAND --help` for a command's options.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name: str, fn: Callable, help: str, description: str | None = None) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help, description=description or help)
+        p.set_defaults(func=fn)
+        return p
+
+    p = add("verify", cmd_verify, "run the numerical checks of the papers' propositions",
+            "Run the proposition checks of dynkit.theory and print a table (claim, paper/equation, instances, "
+            "held, worst residual). Exit code 1 if any claim does not hold.")
+    p.add_argument("claims", nargs="*", metavar="CLAIM", help="claim ids to check (default: all; see --list)")
+    p.add_argument("--instances", type=_positive_int, default=1000, help="random instances per claim (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--json", metavar="FILE", help="also write the table as JSON")
+    p.add_argument("--list", action="store_true", help="list the claims and exit")
+
+    p = add("derive", cmd_derive, "list or render the symbolic derivations",
+            "Without NAME, list the derivations of dynkit.symbolic; with NAME(s), render them (Markdown by "
+            "default). Exit code 1 if a derived result differs from the paper's equation.")
+    p.add_argument("names", nargs="*", metavar="NAME", help="derivations to render")
+    p.add_argument("--all", action="store_true", help="render every derivation")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--latex", action="store_true", help="render as LaTeX")
+    fmt.add_argument("--markdown", action="store_true", help="render as Markdown (the default)")
+
+    spec_help = ("the ODE: FILE.py, FILE.py:NAME, MODULE or MODULE:NAME providing f(t, y), y0 and t "
+                 "(a module with those names, a mapping, or a function returning a mapping)")
+    methods = _method_names()
+    for name, fn, help in (("solve", cmd_solve, "integrate an ODE given in a Python file or module and print stats"),
+                           ("stiffness", cmd_stiffness, "stiffness report of an ODE given in a Python file or module")):
+        p = add(name, fn, help, help + ". " + spec_help[0].upper() + spec_help[1:] + ".")
+        p.add_argument("spec", metavar="SPEC", help=spec_help)
+        p.add_argument("--method", default="dopri5", choices=methods, metavar="METHOD",
+                       help=f"stepper, one of {', '.join(methods)} (default dopri5)")
+        p.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (adaptive methods)")
+        p.add_argument("--atol", type=float, default=1e-8 if name == "solve" else 1e-9,
+                       help="absolute tolerance (adaptive methods)")
+        if name == "solve":
+            p.add_argument("--step-size", type=float, help="step size (required by fixed-step methods)")
+            p.add_argument("--max-steps", type=_positive_int, help="maximum number of steps")
+        p.add_argument("--json", metavar="FILE", help="also write the result as JSON")
+
+    p = add("nfe-sweep", cmd_nfe_sweep, "NFE vs solver tolerance curves of neural ODE models (JSON + PNG)")
+    p.add_argument("--models", type=_csv(str, "model names"), default=["node", "hbnode"],
+                   help="comma-separated models, e.g. node,anode,sonode,hbnode,ghbnode (default node,hbnode)")
+    p.add_argument("--task", default="digits", help="task (default digits)")
+    p.add_argument("--tolerances", type=_csv(float, "numbers"), help="comma-separated tolerances, e.g. 1e-3,1e-5")
+    p.add_argument("--n-batches", type=_positive_int, help="batches per point")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs/nfe_sweep", help="output folder (default runs/nfe_sweep)")
+
+    p = add("train", cmd_train, "train a model on a task (progress bar, checkpoints, --resume)")
+    p.add_argument("--model", required=True, help="model name, e.g. hbnode")
+    p.add_argument("--task", required=True, help="task name, e.g. digits")
+    p.add_argument("--epochs", type=_positive_int, help="epochs (default: the task's)")
+    p.add_argument("--out", default=None, help="run folder (checkpoints, results)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --out")
+    p.add_argument("--method", default="dopri5", choices=methods, metavar="METHOD",
+                   help=f"stepper, one of {', '.join(methods)} (default dopri5)")
+    p.add_argument("--tol", type=float, help="solver tolerance (default: the task's)")
+    p.add_argument("--full", action="store_true", help="the paper-size run instead of the small default")
+
+    p = add("report", cmd_report, "build the HTML + Markdown report (the job behind `make demo`)",
+            "Run the proposition checks, render the derivations, measure the steppers, compare them with "
+            "scipy and run a small NFE-vs-tolerance experiment into OUT/report.html (self-contained), "
+            "OUT/report.md and OUT/report.json. Exit code 1 if a section failed or raised.")
+    p.add_argument("--out", default="report", help="output folder (default report)")
+    p.add_argument("--quick", action="store_true", help="smallest sizes (for tests and CI)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--strict", action="store_true", help="also fail when a section's component is not installed")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``dynkit`` command with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed usage and the error (or --help)
+        return int(exc.code or 0)
+    args.debug = getattr(args, "debug", False)
+    args.quiet = getattr(args, "quiet", False)
+    args.argv = argv
+    try:
+        return args.func(args)
+    except (CLIError, ComponentUnavailable, ValueError, TypeError) as exc:
+        if args.debug:
+            raise
+        print(f"dynkit {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dynkit: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # anything else (a solver failure, a training error): still one line
+        if args.debug:
+            raise
+        print(f"dynkit {args.command}: error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+              file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""End-to-end tests of the `dynkit` command on tiny settings.
+
+`solve` and the steppers run for real; the other components come from other branches, so their
+commands are checked against small fakes of the contract (tests/component_fakes.py) for the wiring
+(arguments passed, exit codes, files written) and, with the component removed, for the one-line
+"not installed" error.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import component_fakes as fakes  # noqa: E402
+
+import dynkit as dk  # noqa: E402
+from dynkit.cli import main  # noqa: E402
+
+DECAY = """
+import numpy as np
+def f(t, y):
+    return -2.0 * y
+y0 = np.array([1.0, 3.0])
+t = np.linspace(0.0, 1.0, 5)
+def problem():
+    return {"f": f, "y0": [0.5], "t": [0.0, 2.0]}
+not_a_problem = 3
+"""
+
+
+@pytest.fixture
+def decay_file(tmp_path):
+    path = tmp_path / "decay.py"
+    path.write_text(DECAY)
+    return path
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    return fakes.install(monkeypatch)
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("command", [[], ["verify"], ["derive"], ["solve"], ["stiffness"], ["nfe-sweep"],
+                                     ["train"], ["report"]])
+def test_help_everywhere(capsys, command):
+    code, out, _ = run(capsys, *command, "--help")
+    assert code == 0
+    assert out.startswith("usage: dynkit")
+    assert "--quiet" in out and "--debug" in out
+
+
+def test_solve_file_prints_stats_and_writes_json(capsys, decay_file, tmp_path):
+    out_json = tmp_path / "sol.json"
+    code, out, err = run(capsys, "solve", str(decay_file), "--rtol", "1e-9", "--atol", "1e-12", "--json", str(out_json))
+    assert code == 0, err
+    reference = dk.solve(lambda t, y: -2.0 * y, np.array([1.0, 3.0]), np.linspace(0, 1, 5), rtol=1e-9, atol=1e-12)
+    assert f"nfe        {reference.stats.nfe}" in out
+    data = json.loads(out_json.read_text())
+    assert data["stats"] == reference.stats.as_dict()
+    assert data["config"]["method"] == "dopri5" and data["config"]["rtol"] == 1e-9
+    # rtol 1e-9 on exp(-2 t): the end state is right to ~1e-8 relative (a loose factor 100 over rtol).
+    np.testing.assert_allclose(data["ys"][-1], np.exp(-2.0) * np.array([1.0, 3.0]), rtol=1e-7)
+    assert len(data["ts"]) == 5 and "versions" in data
+
+
+def test_solve_function_spec_and_fixed_step(capsys, decay_file):
+    code, out, err = run(capsys, "solve", f"{decay_file}:problem", "--method", "rk4", "--step-size", "0.1")
+    assert code == 0, err
+    assert "nfe        80" in out  # 20 steps of 4 evaluations on [0, 2]
+    assert "steps      20 (20 accepted, 0 rejected)" in out
+
+
+def test_solve_module_spec(capsys, tmp_path, monkeypatch):
+    (tmp_path / "my_ode_mod.py").write_text(DECAY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, err = run(capsys, "solve", "my_ode_mod:problem", "--method", "bosh3")
+    assert code == 0, err
+    assert "method     bosh3" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--method", "rk4"], "step_size is required"),
+    (["--method", "nope"], "invalid choice: 'nope'"),
+    (["--rtol", "abc"], "invalid float value"),
+])
+def test_solve_bad_options_one_line(capsys, decay_file, args, message):
+    code, out, err = run(capsys, "solve", str(decay_file), *args)
+    assert code == 2
+    assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("suffix, message", [
+    (":not_a_problem", "must be (or return) a mapping with keys f, y0, t"),
+    (":missing", "has no attribute 'missing'"),
+])
+def test_solve_bad_spec(capsys, decay_file, suffix, message):
+    code, _, err = run(capsys, "solve", f"{decay_file}{suffix}")
+    assert code == 2 and message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_solve_missing_names_and_files(capsys, tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(t, y):\n    return y\n")
+    code, _, err = run(capsys, "solve", str(bad))
+    assert code == 2 and "missing: y0, t" in err
+    code, _, err = run(capsys, "solve", str(tmp_path / "nope.py"))
+    assert code == 2 and "does not exist" in err
+
+
+def test_debug_shows_the_exception(capsys, decay_file):
+    with pytest.raises(ValueError, match="step_size"):
+        main(["solve", str(decay_file), "--method", "rk4", "--debug"])
+
+
+def test_console_entry_point_no_traceback(decay_file):
+    # The real process, as a user runs it: a solver failure is one line and exit code 2.
+    env = dict(os.environ, PYTHONPATH=os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-m", "dynkit.cli", "solve", str(decay_file), "--max-steps", "2"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("dynkit solve: error:") and "Traceback" not in proc.stderr
+
+
+# ---- commands whose components live on other branches: wiring against the contract ----------------
+
+def test_verify_wiring_and_exit_codes(capsys, fake, tmp_path):
+    code, out, err = run(capsys, "verify", "--instances", "7", "--seed", "3", "--json", str(tmp_path / "v.json"))
+    assert code == 1 and "fake_false" in err  # the fake's second claim does not hold
+    assert fake[-1] == ("run_all", {"n_instances": 7, "seed": 3, "claims": None})
+    assert "fake_true" in out and "n=7" in out
+    data = json.loads((tmp_path / "v.json").read_text())
+    assert data["all_hold"] is False and len(data["rows"]) == 2 and data["config"]["instances"] == 7
+    code, out, _ = run(capsys, "verify", "fake_true", "--instances", "5")
+    assert code == 0 and fake[-1][1]["claims"] == ["fake_true"]
+
+
+def test_verify_list_and_unknown_claim(capsys, fake):
+    code, out, _ = run(capsys, "verify", "--list")
+    assert code == 0 and "fake_true: FAKE paper, Prop. 1" in out
+    code, _, err = run(capsys, "verify", "no_such_claim")
+    assert code == 2 and "unknown claim(s) no_such_claim; known: fake_true, fake_false" in err
+
+
+def test_missing_component_is_one_line(capsys, monkeypatch):
+    fakes.uninstall(monkeypatch, "theory")
+    code, _, err = run(capsys, "verify")
+    assert code == 2
+    assert err.strip() == "dynkit verify: error: dynkit.theory.run_all is not installed in this build"
+
+
+def test_derive_list_render_and_failure(capsys, fake):
+    code, out, _ = run(capsys, "derive")
+    assert code == 0 and out.split() == ["fake_heavy_ball", "fake_failing"]
+    code, out, _ = run(capsys, "derive", "fake_heavy_ball", "--latex")
+    assert code == 0 and "\\frac{d^{2}}{d t^{2}} x{\\left(t \\right)}" in out
+    code, out, err = run(capsys, "derive", "--all")
+    assert code == 1 and "fake_failing" in err and "### FAKE heavy-ball limit" in out
+    code, _, err = run(capsys, "derive", "nope")
+    assert code == 2 and "unknown derivation(s) nope" in err
+
+
+def test_stiffness_wiring(capsys, fake, decay_file, tmp_path):
+    code, out, err = run(capsys, "stiffness", str(decay_file), "--method", "rkf45", "--rtol", "1e-5",
+                         "--json", str(tmp_path / "s.json"))
+    assert code == 0, err
+    assert "FAKE stiffness" in out
+    assert fake[-1] == ("stiffness_report", {"method": "rkf45", "rtol": 1e-5, "atol": 1e-9})
+    assert json.loads((tmp_path / "s.json").read_text())["stiffness_ratio"] == 1.0
+
+
+def test_nfe_sweep_wiring(capsys, fake, tmp_path):
+    out_dir = tmp_path / "sweep"
+    code, out, err = run(capsys, "nfe-sweep", "--models", "node,hbnode,ghbnode", "--tolerances", "1e-3,1e-4",
+                         "--n-batches", "2", "--out", str(out_dir), "--quiet")
+    assert code == 0, err
+    call = dict(fake)["nfe_vs_tolerance"]
+    assert call["models"] == ("node", "hbnode", "ghbnode") and call["tolerances"] == (1e-3, 1e-4)
+    assert call["n_batches"] == 2 and call["quiet"] is True
+    data = json.loads((out_dir / "nfe_sweep.json").read_text())
+    assert set(data["results"]) == {"node", "hbnode", "ghbnode"}
+    assert (out_dir / "nfe_sweep.png").read_bytes()[:4] == b"\x89PNG"
+    assert out.count("forward NFE") == 6 and err == ""
+    code, _, err = run(capsys, "nfe-sweep", "--tolerances", "1e-3,abc")
+    assert code == 2 and "expected comma-separated numbers" in err
+
+
+def test_train_wiring(capsys, fake, tmp_path):
+    code, out, err = run(capsys, "train", "--model", "hbnode", "--task", "digits", "--epochs", "2",
+                         "--out", str(tmp_path / "run"), "--resume", "--method", "rk4", "--tol", "1e-4")
+    assert code == 0, err
+    call = dict(fake)["run_training"]
+    assert call["model"] == "hbnode" and call["epochs"] == 2 and call["resume"] is True
+    assert call["method"] == "rk4" and call["tol"] == 1e-4
+    assert "final.test_acc           0.5\n" in out and "model                    hbnode\n" in out
+    assert "history" not in out and "per_class" not in out  # scalars only
+    code, _, err = run(capsys, "train", "--task", "digits")
+    assert code == 2 and "--model" in err
+
+
+def test_report_exit_codes(capsys, fake, monkeypatch, tmp_path):
+    # With the fakes, one claim and one derivation fail: the report is written and the exit code says so.
+    code, out, err = run(capsys, "report", "--out", str(tmp_path / "r"), "--quick", "--quiet")
+    assert code == 1 and "propositions (failed)" in err and "derivations (failed)" in err
+    assert (tmp_path / "r" / "report.html").exists() and err.count("\n") == 1
+    # A missing component is fine by default, an error under --strict.
+    fakes.uninstall(monkeypatch, "theory")
+    monkeypatch.setattr(fakes, "DERIVATIONS", {"fake_heavy_ball": fakes._fake_heavy_ball})
+    monkeypatch.setattr(dk.symbolic, "DERIVATIONS", fakes.DERIVATIONS)
+    code, out, err = run(capsys, "report", "--out", str(tmp_path / "r2"), "--quick")
+    assert code == 0, err
+    assert "[report] Proposition checks" in err  # progress lines without --quiet
+    assert "propositions       unavailable" in out
+    code, _, err = run(capsys, "report", "--out", str(tmp_path / "r3"), "--quick", "--strict", "--quiet")
+    assert code == 1 and "propositions (unavailable)" in err
+
+
+def test_cli_module_docstring_example_is_what_load_problem_accepts(tmp_path):
+    # The docstring's example file must keep working.
+    from dynkit import cli
+    from dynkit.cli import load_problem
+
+    example = cli.__doc__.split("Example file ``decay.py``::")[1].split("then ``dynkit solve")[0]
+    path = tmp_path / "doc_decay.py"
+    path.write_text(textwrap.dedent(example))
+    problem = load_problem(str(path))
+    assert problem["y0"].shape == (1,) and problem["t"].shape == (5,)
