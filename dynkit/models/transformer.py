@@ -7,8 +7,10 @@ or adaptive-momentum (18) connections (Momentum Transformer Sect. 3; review Eqs.
 Momentum connection (15), ``T_l(X) = f_l(V_hat + X + beta~ (X - T_{l-1}(X)))``: read as the heavy-ball step
 ``x_{l+1} = x_l + gamma~ V_hat_l + beta~ (x_l - x_{l-1})`` where ``x_l`` is the input of layer ``l`` and
 ``V_hat_l`` plays ``-gamma grad f`` (the first layer has no previous input: its momentum term is zero).
-Adaptive momentum sets ``beta~_l`` per sequence from Eq. (18) with ``grad f`` ~ ``V_hat``, clamped to
-``[0, 1 - delta]``; like a step-size rule it is not differentiated through (detached).
+Adaptive momentum sets ``beta~_l`` per token from Eq. (18) with ``grad f`` ~ ``V_hat``, clamped to
+``[0, 1 - delta]``; like a step-size rule it is not differentiated through (detached). Per token, not per
+sequence: a norm over the whole sequence would make an early position depend on later tokens and break
+the decoder's causality (our test caught exactly that).
 """
 from __future__ import annotations
 
@@ -77,8 +79,8 @@ class TransformerLayer(nn.Module):
                 beta = torch.zeros((), dtype=x.dtype, device=x.device)
             elif self.connection == "momentum":
                 beta = torch.tensor(self.connection_beta, dtype=x.dtype, device=x.device)
-            else:  # Eq. (18) per sequence, over tokens and features
-                beta = adaptive_momentum(a.detach(), attn_prev.detach(), delta=self.delta, dim=(1, 2))[:, None, None]
+            else:  # Eq. (18) per token: a norm over the sequence would let later tokens leak into earlier ones
+                beta = adaptive_momentum(a.detach(), attn_prev.detach(), delta=self.delta, dim=-1)[..., None]
             momentum = 0.0 if x_prev is None else beta * (x - x_prev)
             y = x + self.connection_step * a + momentum
         return y + self.ff(self.norm2(y)), x, a
