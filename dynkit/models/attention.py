@@ -234,28 +234,37 @@ def _momentum_core(fq: torch.Tensor, fk: torch.Tensor, v: torch.Tensor, beta: fl
     num = scores @ v
 
     if nc > 1:
-        # Per-chunk contributions to the carried states (weights relative to the chunk's end c1).
-        to_end = L - idx                                                 # c1 - j for j = c0 .. c1 - 1
-        a_sum = torch.einsum("bhcjd,bhcje->bhcde", fk * momentum_weights(to_end, beta).to(dtype)[:, None], v)
-        S = [torch.zeros(b, h, d, dv, dtype=dtype, device=fq.device)]
+        # Per-chunk contributions to the carried states, weights relative to the chunk's end c1:
+        # A_c = sum_j g(c1 - j) a_j and B_c = sum_j beta^{c1-1-j} a_j, both in one product.
+        to_end = L - idx                                                  # c1 - j for j = c0 .. c1 - 1
         if beta > 0.0:
-            m_sum = torch.einsum("bhcjd,bhcje->bhcde", fk * _powers(to_end - 1, beta).to(dtype)[:, None], v)
-            M = [torch.zeros_like(S[0])]
-            carry_g, carry_p = beta * float(momentum_weights(torch.tensor(L), beta)), beta ** L
+            w = torch.stack([momentum_weights(to_end, beta), _powers(to_end - 1, beta)], dim=-1).to(dtype)
+            sums = fk.transpose(-1, -2) @ (v[..., None, :] * w[:, :, None]).flatten(-2)  # (b,h,nc,d,2dv)
+            # views and unbind rather than slices: a slice's backward fills a zero tensor of the full size
+            a_sum, b_sum = sums.unflatten(-1, (2, dv)).unbind(dim=-2)
+            # M_{c+1} = beta^L M_c + B_c (one fused op per chunk; the only sequential step)
+            carry_p = beta ** L
+            b_chunks = b_sum.unbind(dim=2)  # unbind, not b_sum[:, :, c]: each select's backward fills a full zero tensor
+            M = [torch.zeros_like(b_chunks[0])]
             for c in range(nc - 1):
-                S.append(S[c] + carry_g * M[c] + a_sum[:, :, c])
-                M.append(carry_p * M[c] + m_sum[:, :, c])
-        else:
-            for c in range(nc - 1):
-                S.append(S[c] + a_sum[:, :, c])
-        S = torch.stack(S, dim=2)                                         # state at each chunk's start
-        num = num + fq @ S
-        if beta > 0.0:
-            M = torch.stack(M, dim=2)
+                M.append(torch.add(b_chunks[c], M[c], alpha=carry_p))
+            M = torch.stack(M, dim=2)                                     # M at each chunk's start
+            # S_{c+1} = S_c + beta g(L) M_c + A_c: an exclusive cumulative sum over chunks
+            carry_g = beta * float(momentum_weights(torch.tensor(L), beta))
+            S = _exclusive_cumsum(a_sum + carry_g * M, dim=2)
             past = (beta * momentum_weights(idx + 1, beta)).to(dtype)     # beta g(n), n = 1 .. L
-            num = num + past[:, None] * (fq @ M)
+            # two products rather than one over [phi(q), beta g(n) phi(q)]: nothing of size N is saved
+            num = num + fq @ S + past[:, None] * (fq @ M)
+        else:  # linear attention: g = 1, only the plain state S
+            num = num + fq @ _exclusive_cumsum(fk.transpose(-1, -2) @ v, dim=2)
     num = num.reshape(b, h, nc * L, dv)[:, :, :n]
     return gamma * num / denom[..., None]
+
+
+def _exclusive_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Sum of the entries strictly before each index along ``dim``."""
+    head = torch.zeros_like(x.narrow(dim, 0, 1))
+    return torch.cat([head, x.narrow(dim, 0, x.shape[dim] - 1).cumsum(dim)], dim=dim)
 
 
 def _heavy_ball_update(state: tuple | None, fk_i: torch.Tensor, v_i: torch.Tensor, beta: float,
