@@ -94,9 +94,12 @@ def main(argv=None) -> dict:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--full", action="store_true")
+    parser.add_argument("--epochs", type=int, default=None, help="override the number of epochs")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     config = dict(FULL if args.full else QUICK)
+    if args.epochs is not None:
+        config["epochs"] = args.epochs
     results = {}
     for name in MODELS:
         results[name] = train_one(name, config, args.seed, progress=not args.quiet)
