@@ -54,7 +54,7 @@ def test_parallel_form_equals_closed_form(beta, n, chunk, gamma, causal):
     assert rel(out, direct(q, k, v, beta, gamma, causal)) < 1e-5
 
 
-@pytest.mark.parametrize("beta", [0.0, 0.5, 0.9, 0.999])
+@pytest.mark.parametrize("beta", [0.0, 0.5, 0.9, 0.999, 0.9999])
 @pytest.mark.parametrize("n", [1, 100, 4096])
 def test_parallel_and_recurrent_forms_agree_in_float32(beta, n):
     # The contract: agreement to 1e-5 relative in float32 up to N = 4096.

@@ -27,7 +27,8 @@ states in their own scale, ``S = s / gamma`` and ``M = -m``, and use the identit
 Every power has a non-negative exponent (no overflow; underflow to 0 is the correct limit), every weight
 is non-negative (no cancellation introduced by the algorithm) and the weights are computed in float64
 with ``expm1`` before casting. ``beta`` and ``gamma`` are first rounded to the dtype of the inputs (the
-values the recurrent form multiplies by), so that both forms compute one function. Cost and memory are O(N (L + d) d) — linear in N.
+values the recurrent form multiplies by), so that both forms compute one function. Cost O(N (L + d) d),
+memory O(N (L + d)): linear in N. The only sequential step is a loop over the N / L chunks.
 """
 from __future__ import annotations
 
@@ -244,7 +245,7 @@ def _momentum_core(fq: torch.Tensor, fk: torch.Tensor, v: torch.Tensor, beta: fl
             a_sum, b_sum = sums.unflatten(-1, (2, dv)).unbind(dim=-2)
             # M_{c+1} = beta^L M_c + B_c (one fused op per chunk; the only sequential step)
             carry_p = beta ** L
-            b_chunks = b_sum.unbind(dim=2)  # unbind, not b_sum[:, :, c]: each select's backward fills a full zero tensor
+            b_chunks = b_sum.unbind(dim=2)  # not b_sum[:, :, c]: each select's backward fills a full-size zero tensor
             M = [torch.zeros_like(b_chunks[0])]
             for c in range(nc - 1):
                 M.append(torch.add(b_chunks[c], M[c], alpha=carry_p))
