@@ -71,34 +71,41 @@ def hidden_gradient_norms(model, task: dict, x: torch.Tensor, y: torch.Tensor) -
     return norms
 
 
-def second_order_gradient_norms(model, task: dict, x: torch.Tensor, y: torch.Tensor) -> list[float] | None:
-    """``||dL/dh_t||`` in the graph of the equivalent second-order form (review Eq. (14)), MomentumRNN only.
+def second_order_forward(model, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """The MomentumRNN classifier's forward through the second-order form (review Eq. (14)).
 
     ``h_t = tanh(U (h_{t-1} - mu h_{t-2}) + mu atanh(h_{t-1}) + s W x_t + (1 - mu) b)`` computes the same
-    h_t as Eq. (11), but a perturbation of h_t here also moves the implied velocity, so dL/dh_t picks up
-    the ``mu Sigma_k`` term of Eq. (15). (In the graph of Eq. (11), v_t does not depend on h, and dL/dh_t
-    obeys the RNN's product of D_k U^T.) Parameter gradients are the same in both graphs.
+    h_t as Eq. (11) (``atanh(h_{t-1}) = U h_{t-2} + v_{t-1} + b``), but in this graph a perturbation of h_t
+    also moves the implied velocity, so dL/dh_t picks up the ``mu Sigma_k`` term of Eq. (15). In the graph
+    of Eq. (11), v_t does not depend on h and dL/dh_t obeys the RNN's product of ``D_k U^T``. The two graphs
+    compute one function of the parameters, so parameter gradients agree.
     """
+    rnn = model.rnn
+    mu, U, b = rnn.mu, rnn.U.weight, rnn.U.bias
+    drive = rnn.s * rnn.W(x)
+    h_prev2 = h_prev = x.new_zeros(x.shape[0], rnn.hidden_size)
+    hs = []
+    for t in range(x.shape[1]):
+        if t == 0:   # v_1 = s W x_1
+            pre = h_prev @ U.T + drive[:, 0] + b
+        else:        # the clamp only guards rounding at |h| -> 1
+            pre = ((h_prev - mu * h_prev2) @ U.T + mu * torch.atanh(h_prev.clamp(-1 + 1e-7, 1 - 1e-7))
+                   + drive[:, t] + (1 - mu) * b)
+        h = torch.tanh(pre)
+        hs.append(h)
+        h_prev2, h_prev = h_prev, h
+    return model.head(hs[-1]), hs
+
+
+def second_order_gradient_norms(model, task: dict, x: torch.Tensor, y: torch.Tensor) -> list[float] | None:
+    """``||dL/dh_t||`` in the graph of Eq. (14) (MomentumRNN with the standard parametrisation only)."""
     rnn = model.rnn
     if rnn.cell != "rnn" or rnn.rule.name != "momentum" or rnn.parametrization != "standard":
         return None
-    mu, s = rnn.mu, rnn.s
-    U, b = rnn.U.weight, rnn.U.bias
     with torch.enable_grad():
-        drive = s * rnn.W(x)
-        h_prev2 = h_prev = x.new_zeros(x.shape[0], rnn.hidden_size)
-        hs = []
-        for t in range(x.shape[1]):
-            if t == 0:   # v_1 = s W x_1
-                pre = h_prev @ U.T + drive[:, 0] + b
-            else:        # atanh(h_{t-1}) = U h_{t-2} + v_{t-1} + b exactly; clamp guards rounding at |h| -> 1
-                pre = ((h_prev - mu * h_prev2) @ U.T + mu * torch.atanh(h_prev.clamp(-1 + 1e-7, 1 - 1e-7))
-                       + drive[:, t] + (1 - mu) * b)
-            h = torch.tanh(pre)
+        out, hs = second_order_forward(model, x)
+        for h in hs:
             h.retain_grad()
-            hs.append(h)
-            h_prev2, h_prev = h_prev, h
-        out = model.head(hs[-1])
         loss_fn(task, out, y).backward()
         norms = [float(h.grad.norm()) for h in hs]
         model.zero_grad(set_to_none=True)
