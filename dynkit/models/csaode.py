@@ -39,6 +39,9 @@ Choices where the paper is ambiguous (each tested in ``tests/test_csaode.py``)
   self-attention (5) and as local rows of the Euclidean attention (11), and excluded from pooling.
   A sentence shorter than the window keeps one convolution row (its phrase completed by zeros).
 * **Attention scale.** Eq. (5) has no ``1/sqrt(d)``; we follow it.
+* **Time.** ``F`` has no time input in Eq. (4)-(5), so the vector field is autonomous.
+* **RKF over a batch.** The adaptive solver integrates the whole batch as one state, so its steps
+  (and, within its tolerance, a sentence's scores) depend on the batch; RK and ARK do not.
 """
 from __future__ import annotations
 
