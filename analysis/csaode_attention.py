@@ -43,21 +43,27 @@ def main(argv=None) -> dict:
     ts = np.asarray(ts, dtype=float)
     i, j = SENTENCE.index(PAIR[0]), SENTENCE.index(PAIR[1])
     pair = scores[:, i, j]
+    change = np.abs(scores[-1] - scores[0])
+    mi, mj = np.unravel_index(int(np.argmax(change)), change.shape)
     grid = [k for k, t in enumerate(ts) if abs(t / 0.2 - round(t / 0.2)) < 1e-5]  # ts are float32
     data = {"sentence": SENTENCE, "pair": PAIR, "in_vocabulary": {w: w in vocab.index for w in SENTENCE}, "t": ts.tolist(), "score_pair": pair.tolist(),
             "score_pair_reverse": scores[:, j, i].tolist(), "score_pair_on_step_grid": pair[grid].tolist(),
-            "attention_t1": scores[-1].tolist(), "test_accuracy": run["test_accuracy"], "training": run,
+            "attention_t1": scores[-1].tolist(), "attention_t0": scores[0].tolist(),
+            "most_changing_pair": [SENTENCE[mi], SENTENCE[mj]], "score_most_changing_pair": scores[:, mi, mj].tolist(),
+            "max_score_t1_per_row": scores[-1].max(-1).tolist(), "test_accuracy": run["test_accuracy"], "training": run,
             "paper": "Fig. 4: state -> Bighorn rises from 0.0023 to 0.57 (d=300, GloVe, trained to convergence)"}
     write_json(args.out / "results.json", data, config={"seed": args.seed, "epochs": args.epochs, "window": 1,
                                                         "step": 0.2, "solver": "ark", "full": args.full},
                command=command_line())
-    _figure(ts, scores, pair, i, j, args.out / "attention.png")
+    _figure(ts, scores, pair, i, j, (mi, mj), args.out / "attention.png")
     if not args.quiet:
         print(f"A[{PAIR[0]}, {PAIR[1]}](t) on the step grid: " + ", ".join(f"{x:.4f}" for x in pair[grid]))
+        print(f"largest change: A[{SENTENCE[mi]}, {SENTENCE[mj]}](t) on the step grid: "
+              + ", ".join(f"{x:.4f}" for x in scores[grid, mi, mj]))
     return data
 
 
-def _figure(ts, scores, pair, i, j, path) -> None:
+def _figure(ts, scores, pair, i, j, most, path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -71,14 +77,17 @@ def _figure(ts, scores, pair, i, j, path) -> None:
     fig.colorbar(im, ax=axes[0], fraction=0.046)
     axes[1].plot(ts, pair, "-", label=f"A[{PAIR[0]}, {PAIR[1]}]")
     axes[1].plot(ts, scores[:, j, i], "--", label=f"A[{PAIR[1]}, {PAIR[0]}]")
+    axes[1].plot(ts, scores[:, most[0], most[1]], ":", label=f"A[{SENTENCE[most[0]]}, {SENTENCE[most[1]]}] "
+                 "(largest change)")
     axes[1].set_xlabel("ODE time t")
     axes[1].set_ylabel("attention score")
     axes[1].legend()
-    rate = np.gradient(pair, ts)
-    axes[2].quiver(ts[::2], pair[::2], np.ones_like(ts[::2]), rate[::2], angles="xy", width=0.004)
-    axes[2].plot(ts, pair, lw=0.8)
+    curve = scores[:, most[0], most[1]]
+    rate = np.gradient(curve, ts)
+    axes[2].quiver(ts[::2], curve[::2], np.ones_like(ts[::2]), rate[::2], angles="xy", width=0.004)
+    axes[2].plot(ts, curve, lw=0.8)
     axes[2].set_xlabel("ODE time t")
-    axes[2].set_title("score and its direction of change")
+    axes[2].set_title(f"A[{SENTENCE[most[0]]}, {SENTENCE[most[1]]}] and its direction of change")
     fig.tight_layout()
     save_figure(fig, path, dpi=110)
     plt.close(fig)
