@@ -124,16 +124,19 @@ def test_local_rows_without_a_full_phrase_are_zero():
     assert h[1, 1:].abs().max() == 0
 
 
-@pytest.mark.parametrize("solver, method", [("rk", "rk4"), ("ark", "ark4")])
-def test_model_solve_equals_a_direct_solve_of_the_same_block(solver, method):
+@pytest.mark.parametrize("solver, method, step", [("rk", "rk4", 0.2), ("ark", "ark4", 0.2), ("rkf", "rkf45", 0.2),
+                                                  ("rk", "rk4", 0.4), ("ark", "ark4", 0.4)])
+def test_model_solve_equals_a_direct_solve_of_the_same_block(solver, method, step):
     torch.manual_seed(3)
-    model = CSAODE(30, 3, solver=solver, step=0.2, **SMALL).eval()
+    model = CSAODE(30, 3, solver=solver, step=step, **SMALL).eval()
     tokens = torch.randint(1, 30, (2, 6))
     mask = tokens != 0
     h_local = model.local_representation(tokens, mask)
     g_model, _ = model.global_representation(h_local, mask)
     p = position_encoding(6, SMALL["d"])
-    sol = dk.solve(lambda t, g: model.block(g + p, mask), h_local, [0.0, 1.0], method=method, step_size=0.2)
+    t_end = math.ceil(1 / step - 1e-9) * step  # T = ceil(1/r) whole steps: 1.0 for r = 0.2, 1.2 for r = 0.4
+    sol = dk.solve(lambda t, g: model.block(g + p, mask), h_local, [0.0, t_end], method=method, step_size=step,
+                   rtol=1e-3, atol=1e-4)
     torch.testing.assert_close(g_model, sol.ys[-1], atol=1e-6, rtol=1e-6)  # same ops, float32 round-off
 
 
