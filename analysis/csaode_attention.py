@@ -46,7 +46,8 @@ def main(argv=None) -> dict:
     change = np.abs(scores[-1] - scores[0])
     mi, mj = np.unravel_index(int(np.argmax(change)), change.shape)
     grid = [k for k, t in enumerate(ts) if abs(t / 0.2 - round(t / 0.2)) < 1e-5]  # ts are float32
-    data = {"sentence": SENTENCE, "pair": PAIR, "in_vocabulary": {w: w in vocab.index for w in SENTENCE}, "t": ts.tolist(), "score_pair": pair.tolist(),
+    data = {"sentence": SENTENCE, "pair": PAIR, "in_vocabulary": {w: w in vocab.index for w in SENTENCE},
+            "t": ts.tolist(), "score_pair": pair.tolist(),
             "score_pair_reverse": scores[:, j, i].tolist(), "score_pair_on_step_grid": pair[grid].tolist(),
             "attention_t1": scores[-1].tolist(), "attention_t0": scores[0].tolist(),
             "most_changing_pair": [SENTENCE[mi], SENTENCE[mj]], "score_most_changing_pair": scores[:, mi, mj].tolist(),

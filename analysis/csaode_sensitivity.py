@@ -3,10 +3,10 @@
 ``python -m analysis.csaode_sensitivity --out analysis/results/csaode_sensitivity`` trains CSAARK on
 TREC for each configuration below (one seed, ``--epochs`` epochs each) and writes ``results.json``
 and ``sensitivity.png``. The CPU grid scales the paper's d in {50, 200, 300} to {16, 32, 64} (with
-64-d embeddings); windows {1, 2, 3} and steps {0.1, 0.2, 0.5} are the paper's; then Table 2's ablations (one block or five residual blocks instead of the
-ODE, no convolution). ``--full`` uses the paper's d and 300-d embeddings. The default (3 epochs,
-10 runs) takes about 10 minutes on a loaded 2-core machine; ``--epochs 8 --resume`` continues the
-same runs (exact resume) to 8 epochs.
+64-d embeddings); windows {1, 2, 3} and steps {0.1, 0.2, 0.5} are the paper's; then Table 2's
+ablations (one block or five residual blocks instead of the ODE, no convolution). ``--full`` uses
+the paper's d and 300-d embeddings. The default (3 epochs, 10 runs) takes about 10 minutes on a
+loaded 2-core machine; ``--epochs 8 --resume`` continues the same runs (exact resume) to 8 epochs.
 """
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ def main(argv=None) -> dict:
         if "d" in ours and not args.full:
             ours["d"] = CPU_D[ours["d"]]
         run = train_csaode("trec", args.data_dir, solver="ark", epochs=args.epochs, seed=args.seed,
-                           out=args.checkpoints / label.replace(" ", "_").replace("/", ""), resume=args.resume, quiet=args.quiet,
+                           out=args.checkpoints / label.replace(" ", "_").replace("/", ""), resume=args.resume,
+                           quiet=args.quiet,
                            full=args.full, **ours)
         rows.append({"label": label, "overrides": ours, "test_accuracy": run["test_accuracy"],
                      "best_test_accuracy": run["best_test_accuracy"], "n_parameters": run["n_parameters"],
