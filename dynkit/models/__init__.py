@@ -6,3 +6,4 @@ from .attention import (adaptive_momentum, linear_attention, momentum_attention,
                         momentum_attention_step, momentum_weights, softmax_attention)
 from .momentum_rnn import MOMENTUM_RULES, MomentumRNN, MomentumRule, SequenceClassifier
 from .transformer import MomentumTransformer, MultiHeadAttention, TransformerLayer
+from .csaode import CSAODE

@@ -1,2 +1,3 @@
 """Offline data sets and training loops for the experiments."""
 from .sequences import CopyData, DigitSequences, adding_task, copy_task, digit_sequences
+from .text import DATASETS, TextDataset, Vocabulary, load_dataset, train_csaode
