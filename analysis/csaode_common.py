@@ -6,7 +6,8 @@ import shlex
 import sys
 from pathlib import Path
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "data" / "sentence-classification"
+# the team's offline data sits beside the checkout: <workspace>/shared/data/sentence-classification
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "sentence-classification"
 
 
 def parser(description: str, default_out: str) -> argparse.ArgumentParser:
@@ -15,8 +16,8 @@ def parser(description: str, default_out: str) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--full", action="store_true", help="the paper's size (d = 300, 300-d embeddings)")
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA if DEFAULT_DATA.is_dir()
-                   else Path("/work/shared/data/sentence-classification"))
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA,
+                   help=f"folder of the standard sentence-classification files (default {DEFAULT_DATA})")
     return p
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 STEPS = (0.1, 0.2, 0.4, 0.6, 0.8, 1.0)
-DATA = Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "data" / "sentence-classification"
+from analysis.csaode_common import DEFAULT_DATA as DATA  # noqa: E402
 
 
 def _setup(data_dir: Path, seed: int):
@@ -67,8 +67,7 @@ def main(argv=None) -> dict:
     p.add_argument("--repeats", type=int, default=None, help="alternated epochs at r = 0.2 (default 3, quick 2)")
     p.add_argument("--steps", type=float, nargs="+", default=list(STEPS))
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--data-dir", type=Path, default=DATA if DATA.is_dir()
-                   else Path("/work/shared/data/sentence-classification"))
+    p.add_argument("--data-dir", type=Path, default=DATA)
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
     torch.set_num_threads(1)

@@ -5,12 +5,11 @@ import pytest
 import torch
 
 from dynkit.tasks.text import train_csaode
+from shared_data import SENTENCE_DATA, needs_sentence_data
 
 torch.set_num_threads(1)
-DATA = Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "data" / "sentence-classification"
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data/sentence-classification")
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"shared data not found at {DATA}")
+DATA = SENTENCE_DATA
+pytestmark = needs_sentence_data
 TINY = dict(d=8, embed_dim=8, train_subset=192, batch_size=64, quiet=True)
 
 

@@ -7,11 +7,10 @@ import pytest
 import torch
 
 from dynkit.tasks.text import (DATASETS, TREC_CLASSES, Vocabulary, decode_line, load_dataset, pad_batch)
+from shared_data import SENTENCE_DATA, needs_sentence_data
 
-DATA = Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "data" / "sentence-classification"
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data/sentence-classification")
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"shared data not found at {DATA}")
+DATA = SENTENCE_DATA
+needs_data = needs_sentence_data
 
 
 @needs_data
