@@ -10,13 +10,13 @@ bits it allocates (64 per int64 limb), against the k log2(1/gamma) bits per elem
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 
 import torch
 from torch import nn
 
+from analysis.common import command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
 
@@ -67,15 +67,11 @@ def plot(result: dict, path) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="runs/momres_buffer_bits")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--full", action="store_true")
+    parser = experiment_parser(__doc__, "runs/momres_buffer_bits")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     result = run(args.seed, args.full, args.quiet)
-    command = "python -m analysis.momres_buffer_bits " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = command_line("analysis.momres_buffer_bits", argv)
     write_json(f"{args.out}/buffer_bits.json", result, command=command)
     plot(result, f"{args.out}/buffer_bits.png")
     print(f"{'gamma':>10} {'depth':>6} {'k log2(1/g)':>12} {'measured':>10} {'allocated':>10}")

@@ -9,13 +9,13 @@ parameters shared by all 15 layers.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
 import numpy as np
 import torch
 from torch import nn
 
+from analysis.common import command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
 
@@ -76,15 +76,11 @@ def plot(result: dict, path) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="runs/momres_cubic")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--full", action="store_true")
+    parser = experiment_parser(__doc__, "runs/momres_cubic")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     result = run(args.seed, args.full, args.quiet)
-    command = "python -m analysis.momres_cubic " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = command_line("analysis.momres_cubic", argv)
     write_json(f"{args.out}/cubic.json", result, command=command)
     plot(result, f"{args.out}/cubic.png")
     print(f"final MSE fitting -x^3 with tied weights, depth 15: ResNet {result['resnet']['final_mse']:.3e}, "

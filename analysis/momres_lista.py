@@ -18,12 +18,12 @@ y is passed to every block as a keyword argument. Reported: mean test Lasso loss
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
 import torch
 from torch import nn
 
+from analysis.common import command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
 from dynkit.models.revnet import RevNet
@@ -137,15 +137,11 @@ def plot(result: dict, path) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="runs/momres_lista")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--full", action="store_true")
+    parser = experiment_parser(__doc__, "runs/momres_lista")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     result = run(args.seed, args.full, args.quiet)
-    command = "python -m analysis.momres_lista " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = command_line("analysis.momres_lista", argv)
     write_json(f"{args.out}/lista.json", result, command=command)
     plot(result, f"{args.out}/lista.png")
     print("depth " + " ".join(f"{d:>9d}" for d in result["config"]["depths"]))

@@ -11,12 +11,12 @@ relative gradient error ||g - g_autograd|| / ||g_autograd||.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
 import torch
 from torch import nn
 
+from analysis.common import command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
 
@@ -73,15 +73,11 @@ def plot(result: dict, path) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="runs/momres_reference_accuracy")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--full", action="store_true")
+    parser = experiment_parser(__doc__, "runs/momres_reference_accuracy")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     result = run(args.seed, args.full, args.quiet)
-    command = "python -m analysis.momres_reference_accuracy " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = command_line("analysis.momres_reference_accuracy", argv)
     write_json(f"{args.out}/reference_accuracy.json", result, command=command)
     plot(result, f"{args.out}/reference_accuracy.png")
     print(f"{'gamma':>6} {'depth':>6} {'momentumnet fwd':>16} {'ours fwd':>10} {'momentumnet grad':>17} {'ours grad':>10}")

@@ -9,13 +9,13 @@ The plot shows the point clouds at layers 0, 3, ..., 15.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 
 import torch
 from torch import nn
 
+from analysis.common import command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
 
@@ -91,16 +91,12 @@ def plot(result: dict, path) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="runs/momres_rings")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--full", action="store_true")
+    parser = experiment_parser(__doc__, "runs/momres_rings")
     parser.add_argument("--tied", action="store_true", help="share one f across the 15 layers")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     result = run(args.seed, args.full, args.quiet, args.tied)
-    command = "python -m analysis.momres_rings " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = command_line("analysis.momres_rings", argv)
     write_json(f"{args.out}/rings.json", result, command=command)
     plot(result, f"{args.out}/rings.png")
     print(f"four nested rings, depth 15, {'tied' if args.tied else 'untied'} weights: test accuracy "

@@ -9,14 +9,12 @@ Hyper-parameters from Table 1 (copy task): beta = 0.1, gamma = 0.6; connection b
 """
 from __future__ import annotations
 
-import argparse
-import shlex
-import sys
 import time
 from pathlib import Path
 
 import torch
 
+from analysis.common import command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.transformer import MomentumTransformer
 from dynkit.tasks.sequences import copy_task
@@ -89,11 +87,7 @@ def plot(results: dict, path: Path) -> None:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="analysis/results/momseq_copy")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--full", action="store_true")
+    parser = experiment_parser(__doc__, "analysis/results/momseq_copy")
     parser.add_argument("--epochs", type=int, default=None, help="override the number of epochs")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -108,7 +102,7 @@ def main(argv=None) -> dict:
             print(f"{name:20s} train loss {last['train_loss']:.4f}  test loss {last['test_loss']:.4f}  "
                   f"test acc {last['test_accuracy']:.3f}  ({results[name]['seconds']:.0f} s)", flush=True)
     out = Path(args.out)
-    command = "python -m analysis.momseq_copy " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    command = command_line("analysis.momseq_copy", argv)
     write_json(out / "copy.json", {"models": {k: MODELS[k] for k in MODELS}, "results": results},
                config={**config, "seed": args.seed}, command=command)
     plot(results, out / "copy.png")

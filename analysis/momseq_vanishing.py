@@ -12,15 +12,13 @@ per epoch.
 """
 from __future__ import annotations
 
-import argparse
-import shlex
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from analysis.common import command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_rnn import SequenceClassifier
 from dynkit.tasks.sequences import adding_task, digit_sequences
@@ -180,11 +178,7 @@ def plot(results: dict, path: Path) -> None:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="analysis/results/momseq_vanishing")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--full", action="store_true")
+    parser = experiment_parser(__doc__, "analysis/results/momseq_vanishing")
     parser.add_argument("--epochs", type=int, default=None, help="override the number of epochs")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -208,8 +202,7 @@ def main(argv=None) -> dict:
                       f"log10 |dL/dh_1|/|dL/dh_T| init {res['log10_first_over_last'][0]:+.2f} "
                       f"end {res['log10_first_over_last'][-1]:+.2f}{extra}  ({res['seconds']:.0f} s)", flush=True)
     out = Path(args.out)
-    command = "python -m analysis.momseq_vanishing " + " ".join(
-        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    command = command_line("analysis.momseq_vanishing", argv)
     write_json(out / "vanishing.json", {"models": models, "results": results},
                config={**config, "seed": args.seed}, command=command)
     plot(results, out / "vanishing.png")
