@@ -86,7 +86,11 @@ def main(argv=None) -> dict:
         final = np.where(np.isnan(curves[:, -1]), np.inf, curves[:, -1])
         with np.errstate(divide="ignore"):
             log_final = np.log10(final)
-        results[name] = {"log10_norm": np.log10(curves).tolist(),
+        log_curves = np.log10(curves)
+        results[name] = {"log10_norm": log_curves,
+                         "log10_norm_percentiles": {q: np.round(np.nanpercentile(log_curves, q, axis=0), 3).tolist()
+                                                    for q in (5, 25, 50, 75, 95)},
+                         "final_log10_norm": np.round(log_final, 3).tolist(),
                          "median_final_log10_norm": float(np.median(log_final)),
                          "max_final_log10_norm": float(np.max(log_final)),
                          "blow_up_fraction": float(np.mean(final > BLOW_UP)),
@@ -95,9 +99,10 @@ def main(argv=None) -> dict:
             r = results[name]
             print(f"{name:8s} median log10||h(T)|| {r['median_final_log10_norm']:7.2f}  max {r['max_final_log10_norm']:7.2f}"
                   f"  ||h(T)||>1e8: {r['blow_up_fraction']:.2f}  >10: {r['growth_fraction']:.2f}")
-    summary = {n: {k: v for k, v in r.items() if k != "log10_norm"} for n, r in results.items()}
-    write_json(args.out / "node_blowup.json", {"summary": summary, "t": t, "models": results,
-                                                "silverbox": {"u": u, "y": y}},
+    summary = {n: {k: v for k, v in r.items() if k not in ("log10_norm", "log10_norm_percentiles",
+                                                            "final_log10_norm")} for n, r in results.items()}
+    stored = {n: {k: v for k, v in r.items() if k != "log10_norm"} for n, r in results.items()}  # keep JSON small
+    write_json(args.out / "node_blowup.json", {"summary": summary, "t": t, "models": stored},
                config={"inits": inits, "t_end": t_end, "seed": args.seed, "blow_up_threshold": BLOW_UP,
                        "gamma": 1 / (1 + math.exp(3)), "xi": math.log(2), "sigma": "hardtanh[-5,5]",
                        "data": "simulated Duffing oscillator standing in for the measured Silverbox"},

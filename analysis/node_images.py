@@ -21,6 +21,7 @@ def main(argv=None) -> dict:
     p = parser(__doc__.splitlines()[0], "results/node_images")
     p.add_argument("--task", default="digits", choices=("digits", "fashion_mnist"))
     p.add_argument("--epochs", type=int, default=None, help="default: the task's CPU (or --full) budget")
+    p.add_argument("--tol", type=float, default=None, help="rtol = atol (default: 1e-3, the review's code)")
     p.add_argument("--checkpoints", type=Path, default=None,
                    help="keep each model's checkpoint in DIR/<model>/ (for analysis.node_nfe_tolerance)")
     args = p.parse_args(argv)
@@ -29,7 +30,7 @@ def main(argv=None) -> dict:
     for name in args.models:
         ckpt = args.checkpoints / name if args.checkpoints is not None else None
         _, res = train_model(name, args.task, epochs=args.epochs, seed=args.seed, full=args.full, quiet=args.quiet,
-                             out=ckpt)
+                             out=ckpt, tol=args.tol)
         n_batches = -(-res["config"]["settings"]["n_train"] // res["config"]["batch_size"]) \
             if res["config"]["settings"]["n_train"] else None
         results[name] = {"n_parameters": res["n_parameters"], "history": res["history"], "final": res["final"],
@@ -41,7 +42,7 @@ def main(argv=None) -> dict:
             print(f"{name:8s} acc {s['test_acc']:.4f}  forward NFE {s['forward_nfe']:6.1f}  "
                   f"backward NFE {s['backward_nfe']:6.1f}  s/batch {s['batch_time']:.3f}")
     write_json(args.out / "node_images.json", {"summary": summary, "models": results},
-               config={"task": args.task, "seed": args.seed, "full": args.full, "epochs": args.epochs,
+               config={"task": args.task, "seed": args.seed, "full": args.full, "epochs": args.epochs, "tol": args.tol,
                        "settings": SETTINGS[args.task].__dict__}, command=command)
     plot(results, args.out / "node_images.png", args.task)
     return results

@@ -124,7 +124,8 @@ def _named_models(models, task: str, adjoint: bool, solver: str, method: str, se
             if not counters(model):
                 raise ValueError(f"models must be names or modules holding an NFECounter, got "
                                  f"{type(model).__name__} without one")
-            named[key or type(model).__name__.lower()] = model
+            key = key or type(model).__name__.lower()
+            named[key if key not in named else f"{key}_{len(named)}"] = model
             continue
         name = check_model_name(model)
         if train_epochs:
