@@ -144,3 +144,21 @@ def test_wrong_image_size_fails_before_solving():
     with pytest.raises(ValueError, match=r"x must have shape \(batch, 1, 28, 28\)"):
         model(torch.rand(2, 1, 8, 8))
     assert dk.diagnostics.forward_nfe(model) == 0  # nothing was integrated
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.floats(0.1, 20.0))
+def test_ghbnode_position_grows_at_most_linearly(seed, scale):
+    # Eq. (48): dh/dt = tanh(m), so |h_i(T) - h_i(0)| <= T whatever f does -- the mechanism behind
+    # GHBNODE's blow-up control (Fig. 7). HBNODE (dh/dt = m) has no such bound.
+    torch.manual_seed(seed)
+    field = MLPField(3, 8)
+    with torch.no_grad():
+        for p in field.parameters():
+            p.mul_(scale)  # strong, possibly explosive fields
+    model = GHBNODE(field, t1=3.0, method="rk4", step_size=0.05, solver="dynkit")
+    x = torch.randn(4, 3)
+    with torch.no_grad():
+        h = model(x)
+    # RK4 combines tanh values with weights summing to 1, so the bound holds per step exactly
+    assert (h - x).abs().max() <= 3.0 + 1e-5
