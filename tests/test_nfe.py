@@ -121,3 +121,8 @@ def test_run_training_rejects_bad_configuration(kwargs, match):
     args = {"model": "hbnode", "task": "point_cloud", **kwargs}
     with pytest.raises(ValueError, match=match):
         dk.tasks.run_training(args.pop("model"), args.pop("task"), quiet=True, **args)
+
+
+def test_run_training_with_dynkit_solver_defaults_to_backpropagation():
+    res = dk.tasks.run_training("ghbnode", "point_cloud", epochs=1, solver="dynkit", tol=1e-3, quiet=True)
+    assert res["config"]["adjoint"] is False and res["final"]["backward_nfe"] > 0

@@ -142,7 +142,7 @@ def _named_models(models, task: str, adjoint: bool, solver: str, method: str, se
 def nfe_vs_tolerance(models: Sequence | dict = ("node", "anode", "sonode", "hbnode", "ghbnode"), task: str = "digits",
                      tolerances: Iterable[float] = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7), *, n_batches: int = 2,
                      batch_size: int = 16, seed: int = 0, out: str | Path | None = None, quiet: bool = False,
-                     adjoint: bool = True, solver: str = "torchdiffeq", method: str = "dopri5",
+                     adjoint: bool | None = None, solver: str = "torchdiffeq", method: str = "dopri5",
                      train_epochs: int = 0) -> dict:
     """Forward and backward NFE per batch against the solver tolerance ``rtol = atol`` (Fig. 11 of the review).
 
@@ -159,8 +159,9 @@ def nfe_vs_tolerance(models: Sequence | dict = ("node", "anode", "sonode", "hbno
         Batches of the test set measured at each tolerance (the same batches for every model).
     out : path, optional
         Writes ``nfe_vs_tolerance.json`` and ``nfe_vs_tolerance.png`` there.
-    adjoint : bool
-        Backward NFE of the adjoint solve (the review's setting) or of backpropagation.
+    adjoint : bool, optional
+        Backward NFE of the adjoint solve (the review's setting; default with torchdiffeq) or of
+        backpropagation (default with ``solver="dynkit"``, which has no adjoint).
 
     Returns
     -------
@@ -177,6 +178,7 @@ def nfe_vs_tolerance(models: Sequence | dict = ("node", "anode", "sonode", "hbno
     from ..models.ode_block import set_tolerance
     from ..tasks.node_runs import load_task, loss_and_accuracy
 
+    adjoint = (solver == "torchdiffeq") if adjoint is None else adjoint
     named = _named_models(models, task, adjoint, solver, method, seed, train_epochs, quiet)
     _, _, x, y = load_task(task, seed=seed)
     order = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))

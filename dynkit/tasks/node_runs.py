@@ -123,7 +123,7 @@ def evaluator(x: torch.Tensor, y: torch.Tensor, batch_size: int = 256):
 
 def run_training(model: str, task: str, *, epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                  resume: bool = False, quiet: bool = False, method: str = "dopri5", tol: float | None = None,
-                 full: bool = False, solver: str = "torchdiffeq", adjoint: bool = True,
+                 full: bool = False, solver: str = "torchdiffeq", adjoint: bool | None = None,
                  lr: float | None = None, batch_size: int | None = None) -> dict:
     """Train ``model`` on ``task``; checkpoint each epoch under ``out``; return final metrics and history.
 
@@ -142,8 +142,9 @@ def run_training(model: str, task: str, *, epochs: int | None = None, out: str |
         Continue from ``out/checkpoint.pt``.
     method, tol, solver, adjoint
         ODE solver settings (``rtol = atol = tol``, default: the review's for the task). The backward
-        NFE is the adjoint solve's with ``adjoint=True`` (the review's setting), else the number of
-        backpropagated evaluations.
+        NFE is the adjoint solve's with ``adjoint=True`` (the review's setting; the default with
+        torchdiffeq), else the number of backpropagated evaluations (the default, and only choice,
+        with ``solver="dynkit"``).
     full : bool
         The task's full budget (all of Fashion-MNIST, more epochs).
 
@@ -159,7 +160,7 @@ def run_training(model: str, task: str, *, epochs: int | None = None, out: str |
 
 def train_model(model: str, task: str, *, epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                 resume: bool = False, quiet: bool = False, method: str = "dopri5", tol: float | None = None,
-                full: bool = False, solver: str = "torchdiffeq", adjoint: bool = True,
+                full: bool = False, solver: str = "torchdiffeq", adjoint: bool | None = None,
                 lr: float | None = None, batch_size: int | None = None) -> tuple[torch.nn.Module, dict]:
     """:func:`run_training`, returning the trained module too."""
     name = check_model_name(model)
@@ -173,6 +174,7 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
         raise ValueError("resume=True needs out (the folder holding checkpoint.pt)")
     if tol is not None and not tol > 0:
         raise ValueError(f"tol must be positive, got {tol!r}")
+    adjoint = (solver == "torchdiffeq") if adjoint is None else adjoint
     config = {"model": name, "task": task, "epochs": epochs, "seed": seed, "method": method, "tol": tol,
               "solver": solver, "adjoint": adjoint, "full": full,
               "lr": lr or settings.lr, "batch_size": batch_size or settings.batch_size, "settings": asdict(settings)}
