@@ -1,0 +1,269 @@
+"""Counting the function evaluations (NFE) of a learned vector field, forward and backward.
+
+The forward NFE of a batch is the number of calls of the vector field while the model runs. The
+backward NFE is the number of vector-Jacobian products taken through the field's outputs while the
+loss is differentiated. One definition covers both ways of computing gradients:
+
+* with the adjoint method (``odeint_adjoint``) the backward pass solves the adjoint ODE, calling the
+  field and taking one vector-Jacobian product per call, under ``torch.enable_grad``;
+* with discretise-then-optimise (``odeint`` or :func:`dynkit.solve`) autograd backpropagates once
+  through every recorded evaluation that the output depends on.
+
+This is how the review counts NFEs for Figs. 6, 10 and 11 (Sect. 3.4.2).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+
+class NFECounter(nn.Module):
+    """Wraps a vector field ``f(t, y)`` and counts its forward calls and backward products.
+
+    Parameters
+    ----------
+    field : nn.Module
+        The vector field; its parameters become this module's parameters.
+
+    Attributes
+    ----------
+    calls : int
+        Calls of ``field`` since the last :meth:`reset` (forward NFE, read it before ``backward``:
+        the adjoint method calls the field again while differentiating).
+    vjps : int
+        Vector-Jacobian products taken through ``field``'s outputs since the last :meth:`reset`
+        (backward NFE).
+    """
+
+    def __init__(self, field: nn.Module):
+        super().__init__()
+        self.field = field
+        self.calls = 0
+        self.vjps = 0
+
+    def reset(self) -> None:
+        self.calls = 0
+        self.vjps = 0
+
+    def forward(self, t, y):
+        self.calls += 1
+        out = self.field(t, y)
+        if out.requires_grad:
+            out.register_hook(self._count_vjp)
+        return out
+
+    def _count_vjp(self, grad):
+        self.vjps += 1
+        return grad
+
+
+def counters(module: nn.Module) -> list[NFECounter]:
+    """All :class:`NFECounter` submodules of ``module`` (itself included), in registration order."""
+    return [m for m in module.modules() if isinstance(m, NFECounter)]
+
+
+def reset_nfe(module: nn.Module) -> None:
+    """Reset every counter inside ``module`` (call it at the start of each batch)."""
+    for counter in counters(module):
+        counter.reset()
+
+
+def forward_nfe(module: nn.Module) -> int:
+    """Calls of every counted vector field inside ``module`` since the last reset."""
+    return sum(c.calls for c in counters(module))
+
+
+def backward_nfe(module: nn.Module) -> int:
+    """Vector-Jacobian products through every counted vector field inside ``module`` since the last reset."""
+    return sum(c.vjps for c in counters(module))
+
+
+class BatchNFE:
+    """Measure one batch: ``with BatchNFE(model) as nfe: ... ; nfe.forward, nfe.backward``.
+
+    Reset on entry; :meth:`mark_forward` freezes the forward count (call it after the model's
+    forward pass, before ``loss.backward()``); the backward count is read on exit.
+    """
+
+    def __init__(self, module: nn.Module):
+        self.module = module
+        self.forward = 0
+        self.backward = 0
+
+    def __enter__(self) -> "BatchNFE":
+        reset_nfe(self.module)
+        return self
+
+    def mark_forward(self) -> int:
+        self.forward = forward_nfe(self.module)
+        return self.forward
+
+    def __exit__(self, *exc) -> None:
+        self.backward = backward_nfe(self.module)
+
+
+def tolerance_key(tol: float) -> str:
+    """The key of a tolerance in results: ``1e-05`` for 1e-5."""
+    return f"{tol:.0e}"
+
+
+def _named_models(models, task: str, adjoint: bool, solver: str, method: str, seed: int,
+                  train_epochs: int, quiet: bool) -> dict[str, nn.Module]:
+    from ..models.node_paper import check_model_name, from_paper
+
+    if isinstance(models, (str, nn.Module)):
+        models = (models,)
+    items = models.items() if isinstance(models, dict) else [(None, m) for m in models]
+    named = {}
+    for key, model in items:
+        if isinstance(model, nn.Module):
+            if not counters(model):
+                raise ValueError(f"models must be names or modules holding an NFECounter, got "
+                                 f"{type(model).__name__} without one")
+            key = key or type(model).__name__.lower()
+            named[key if key not in named else f"{key}_{len(named)}"] = model
+            continue
+        name = check_model_name(model)
+        if train_epochs:
+            from ..tasks.node_runs import train_model
+
+            named[key or name] = train_model(name, task, epochs=train_epochs, seed=seed, quiet=quiet, solver=solver,
+                                             method=method, adjoint=adjoint)[0]
+        else:
+            torch.manual_seed(seed)
+            named[key or name] = from_paper(name, task, solver=solver, method=method, adjoint=adjoint)
+    return named
+
+
+def nfe_vs_tolerance(models: Sequence | dict = ("node", "anode", "sonode", "hbnode", "ghbnode"), task: str = "digits",
+                     tolerances: Iterable[float] = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7), *, n_batches: int = 2,
+                     batch_size: int = 16, seed: int = 0, out: str | Path | None = None, quiet: bool = False,
+                     adjoint: bool | None = None, solver: str = "torchdiffeq", method: str = "dopri5",
+                     train_epochs: int = 0) -> dict:
+    """Forward and backward NFE per batch against the solver tolerance ``rtol = atol`` (Fig. 11 of the review).
+
+    Parameters
+    ----------
+    models : sequence or dict
+        Model names (built by :func:`dynkit.models.from_paper` for ``task``, as initialised, or
+        trained for ``train_epochs`` epochs first) or modules holding an :class:`NFECounter`
+        (their tolerance is changed in place); a dict gives the result names.
+    task : str
+        Whose test inputs feed the models (``"digits"``, ``"point_cloud"``, ``"fashion_mnist"``).
+    tolerances : iterable of float
+    n_batches, batch_size : int
+        Batches of the test set measured at each tolerance (the same batches for every model).
+    out : path, optional
+        Writes ``nfe_vs_tolerance.json`` and ``nfe_vs_tolerance.png`` there.
+    adjoint : bool, optional
+        Backward NFE of the adjoint solve (the review's setting; default with torchdiffeq) or of
+        backpropagation (default with ``solver="dynkit"``, which has no adjoint).
+
+    Returns
+    -------
+    dict
+        ``results[model][tolerance_key(tol)] = {"forward_nfe": {"mean", "std"}, "backward_nfe": {...},
+        "per_batch": {"forward": [...], "backward": [...]}}``, keys like ``"1e-05"``.
+    """
+    tolerances = [float(t) for t in tolerances]
+    if not tolerances or not all(t > 0 for t in tolerances):
+        raise ValueError(f"tolerances must be positive numbers, got {tolerances!r}")
+    for label, value in (("n_batches", n_batches), ("batch_size", batch_size)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{label} must be a positive integer, got {value!r}")
+    from ..models.ode_block import set_tolerance
+    from ..tasks.node_runs import load_task, loss_and_accuracy
+
+    adjoint = (solver == "torchdiffeq") if adjoint is None else adjoint
+    named = _named_models(models, task, adjoint, solver, method, seed, train_epochs, quiet)
+    _, _, x, y = load_task(task, seed=seed)
+    order = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))
+    batches = [order[i * batch_size:(i + 1) * batch_size] for i in range(n_batches)]
+    if any(len(b) == 0 for b in batches):
+        raise ValueError(f"n_batches * batch_size must be at most the {len(y)} test inputs of {task!r}, "
+                         f"got {n_batches} * {batch_size}")
+    results: dict = {}
+    progress = None if quiet else _progress(len(named) * len(tolerances) * n_batches)
+    for name, model in named.items():
+        model.train()
+        results[name] = {}
+        for tol in tolerances:
+            set_tolerance(model, tol)
+            fwd, bwd = [], []
+            for idx in batches:
+                model.zero_grad(set_to_none=True)
+                with BatchNFE(model) as nfe:
+                    loss, _ = loss_and_accuracy(model(x[idx]), y[idx])
+                    nfe.mark_forward()
+                    loss.backward()
+                fwd.append(nfe.forward)
+                bwd.append(nfe.backward)
+                if progress is not None:
+                    progress.update(1)
+            results[name][tolerance_key(tol)] = {
+                "forward_nfe": {"mean": float(np.mean(fwd)), "std": float(np.std(fwd))},
+                "backward_nfe": {"mean": float(np.mean(bwd)), "std": float(np.std(bwd))},
+                "per_batch": {"forward": fwd, "backward": bwd}}
+        model.zero_grad(set_to_none=True)
+    if progress is not None:
+        progress.close()
+    if out is not None:
+        from ..io import write_json
+
+        config = {"models": list(named), "task": task, "tolerances": tolerances, "n_batches": n_batches,
+                  "batch_size": batch_size, "seed": seed, "adjoint": adjoint, "solver": solver, "method": method,
+                  "train_epochs": train_epochs}
+        write_json(Path(out) / "nfe_vs_tolerance.json", results, config=config)
+        plot_nfe_vs_tolerance(results, Path(out) / "nfe_vs_tolerance.png")
+    return results
+
+
+def _progress(total: int):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="nfe vs tolerance", leave=False)
+
+
+def _model_entries(results: dict) -> dict:
+    # results loaded from JSON also hold "config", "versions", "command"
+    return {k: v for k, v in results.items() if isinstance(v, dict) and all("forward_nfe" in e for e in v.values())}
+
+
+def plot_nfe_vs_tolerance(results: dict, path: str | Path | None = None):
+    """Forward and backward NFE against tolerance, one line per model, as in Fig. 11 of the review."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    entries = _model_entries(results)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharex=True)
+    for name, per_tol in entries.items():
+        tols = sorted(per_tol, key=float, reverse=True)
+        xs = [float(t) for t in tols]
+        for ax, key in zip(axes, ("forward_nfe", "backward_nfe")):
+            mean = np.array([per_tol[t][key]["mean"] for t in tols])
+            std = np.array([per_tol[t][key]["std"] for t in tols])
+            ax.errorbar(xs, mean, yerr=std, marker="o", capsize=3, label=name.upper())
+    for ax, title in zip(axes, ("forward NFE", "backward NFE")):
+        ax.set_xscale("log")
+        ax.invert_xaxis()
+        ax.set_xlabel("tolerance (rtol = atol)")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    axes[0].legend()
+    fig.tight_layout()
+    if path is not None:
+        from ..io import save_figure
+
+        save_figure(fig, path, dpi=120)
+        plt.close(fig)
+    return fig
+
+
+__all__ = ["NFECounter", "BatchNFE", "counters", "reset_nfe", "forward_nfe", "backward_nfe", "nfe_vs_tolerance",
+           "plot_nfe_vs_tolerance", "tolerance_key"]

@@ -1,0 +1,49 @@
+"""A simulated Silverbox: the Duffing-like electronic circuit of the review's Fig. 7, generated offline.
+
+The measured Silverbox benchmark (Wigren & Schoukens) is not available offline; this module simulates
+the system it realises, ``y'' + 2 zeta w y' + w^2 y + a y^3 = b u(t)``, driven by a random multisine
+``u(t)`` (input voltage V1) with output ``y`` (voltage V2). A simulated system stands in for the
+measured one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Multisine:
+    """``u(t) = amplitude * sum_k sin(w_k t + phi_k) / sqrt(K)``: smooth, defined at every time."""
+
+    frequencies: np.ndarray
+    phases: np.ndarray
+    amplitude: float
+
+    @classmethod
+    def random(cls, n: int = 8, max_frequency: float = 1.5, amplitude: float = 0.5, seed: int = 0) -> "Multisine":
+        rng = np.random.default_rng(seed)
+        return cls(np.sort(rng.uniform(0.05, max_frequency, n)), rng.uniform(0, 2 * np.pi, n), float(amplitude))
+
+    def __call__(self, t):
+        t = np.asarray(t, dtype=np.float64)
+        waves = np.sin(np.multiply.outer(t, self.frequencies) + self.phases)
+        return self.amplitude * waves.sum(-1) / np.sqrt(len(self.frequencies))
+
+
+def silverbox(t_end: float = 200.0, n_points: int = 2001, *, omega: float = 1.0, zeta: float = 0.05,
+              cubic: float = 1.0, gain: float = 1.0, seed: int = 0):
+    """Simulate the Duffing oscillator from rest; returns ``(t, u, y, input)`` with ``input`` the multisine."""
+    from ..solvers import solve
+
+    if not (t_end > 0 and n_points >= 2):
+        raise ValueError(f"need t_end > 0 and n_points >= 2, got t_end={t_end!r}, n_points={n_points!r}")
+    u = Multisine.random(seed=seed)
+    t = np.linspace(0.0, t_end, n_points)
+
+    def rhs(s, z):
+        y, v = z
+        return np.array([v, gain * u(s) - 2 * zeta * omega * v - omega ** 2 * y - cubic * y ** 3])
+
+    sol = solve(rhs, np.zeros(2), t, rtol=1e-8, atol=1e-10)
+    return t, u(t), sol.ys[:, 0], u
