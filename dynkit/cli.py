@@ -241,6 +241,8 @@ def cmd_train(args) -> int:
     run_training = require("tasks.run_training")
     kwargs = {"epochs": args.epochs, "out": args.out, "seed": args.seed, "resume": args.resume,
               "quiet": args.quiet, "method": args.method, "full": args.full}
+    if args.data_dir is not None:
+        kwargs["data_dir"] = args.data_dir
     if args.tol is not None:
         kwargs["tol"] = args.tol
     result = run_training(args.model, args.task, **kwargs)
@@ -361,8 +363,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs/nfe_sweep", help="output folder (default runs/nfe_sweep)")
 
     p = add("train", cmd_train, "train a model on a task (progress bar, checkpoints, --resume)")
-    p.add_argument("--model", required=True, help="model name, e.g. hbnode")
-    p.add_argument("--task", required=True, help="task name, e.g. digits")
+    p.add_argument("--model", required=True,
+                   help="node, anode, sonode, hbnode, ghbnode (image/point-cloud tasks) or csark, csarkf, csaark (text)")
+    p.add_argument("--task", required=True,
+                   help="point_cloud, digits, fashion_mnist, or a text set: trec, subj, mr, cr, mpqa")
+    p.add_argument("--data-dir", default=None, help="folder of the sentence-classification files (text tasks)")
     p.add_argument("--epochs", type=_positive_int, help="epochs (default: the task's)")
     p.add_argument("--out", default=None, help="run folder (checkpoints, results)")
     p.add_argument("--seed", type=int, default=0)

@@ -1,0 +1,40 @@
+"""One entry point for every training experiment: ``run_training(model, task, ...)``.
+
+Heavy-ball neural ODEs train on ``point_cloud``, ``digits`` and ``fashion_mnist``
+(:mod:`dynkit.tasks.node_runs`); the CSAODE variants ``csark``, ``csarkf``, ``csaark`` train on the
+sentence-classification sets (:mod:`dynkit.tasks.text`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import node_runs, text
+
+CSAODE_SOLVERS = {"csark": "rk", "csarkf": "rkf", "csaark": "ark"}
+TASKS = (*node_runs.TRAINING_TASKS, *text.DATASETS)
+
+
+def run_training(model: str, task: str, *, epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
+                 resume: bool = False, quiet: bool = False, method: str = "dopri5", tol: float | None = None,
+                 full: bool = False, data_dir: str | Path | None = None, **options) -> dict:
+    """Train ``model`` on ``task`` with checkpoints every epoch (``resume`` continues); return the metrics.
+
+    ``method`` and ``tol`` set the ODE solver of the neural-ODE models; a CSAODE model's solver is its
+    name (CSARK: RK4, CSARKF: RKF45, CSAARK: ARK4), and ``data_dir`` is the folder of the standard
+    sentence-classification files. Other ``options`` go to the task's own trainer.
+    """
+    if task in text.DATASETS:
+        solver = CSAODE_SOLVERS.get(str(model).lower())
+        if solver is None:
+            raise ValueError(f"model for the text task {task!r} must be one of {sorted(CSAODE_SOLVERS)}, got {model!r}")
+        if tol is not None:
+            raise ValueError("tol does not apply to CSAODE models: their solver is chosen by the model name")
+        kwargs = {} if data_dir is None else {"data_dir": data_dir}
+        return text.train_csaode(dataset=task, solver=solver, epochs=epochs, out=out, seed=seed, resume=resume,
+                                 quiet=quiet, full=full, **kwargs, **options)
+    if task in node_runs.TRAINING_TASKS:
+        if data_dir is not None:
+            raise ValueError(f"data_dir applies to the text tasks {text.DATASETS}, not to {task!r}")
+        return node_runs.run_training(model, task, epochs=epochs, out=out, seed=seed, resume=resume, quiet=quiet,
+                                      method=method, tol=tol, full=full, **options)
+    raise ValueError(f"task must be one of {TASKS}, got {task!r}")
