@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import argparse
-import shlex
-import sys
-from pathlib import Path
 
 import torch
+
+from analysis.common import command_line, experiment_parser
 
 MODELS = ("node", "anode", "sonode", "hbnode", "ghbnode")
 COLORS = {"node": "tab:blue", "anode": "tab:orange", "sonode": "tab:green", "hbnode": "tab:red",
@@ -14,11 +13,7 @@ COLORS = {"node": "tab:blue", "anode": "tab:orange", "sonode": "tab:green", "hbn
 
 
 def parser(description: str, default_out: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=description)
-    p.add_argument("--out", type=Path, default=Path(default_out), help="output folder (JSON + PNG)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quiet", action="store_true", help="no progress output")
-    p.add_argument("--full", action="store_true", help="the paper's size (slow on CPU)")
+    p = experiment_parser(description, default_out)
     p.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     return p
 
@@ -27,7 +22,7 @@ def setup(args) -> str:
     """Single-threaded torch (shared CPUs), the output folder; returns the command line for the results."""
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
-    return "python -m " + " ".join(shlex.quote(a) for a in [sys.modules["__main__"].__spec__.name, *sys.argv[1:]])
+    return command_line()
 
 
 def pyplot():
