@@ -91,8 +91,8 @@ def batches_of(x: torch.Tensor, y: torch.Tensor, batch_size: int):
 def nfe_step(model: torch.nn.Module, batch) -> tuple[torch.Tensor, dict]:
     """One training batch with its forward and backward NFE.
 
-    The backward NFE has to be read after ``loss.backward()``, so this step differentiates the loss
-    itself and hands :func:`fit` a detached copy (its own ``backward`` then touches no parameter).
+    The backward NFE has to be read right after ``loss.backward()``, so this step differentiates
+    the loss itself: pass it to :func:`fit` with ``backward=False``.
     """
     x, y = batch
     start = time.perf_counter()
@@ -102,7 +102,7 @@ def nfe_step(model: torch.nn.Module, batch) -> tuple[torch.Tensor, dict]:
     loss.backward()
     metrics = {"train_acc": float(acc), "forward_nfe": nfe_forward, "backward_nfe": backward_nfe(model),
                "batch_time": time.perf_counter() - start}
-    return loss.detach().requires_grad_(), metrics
+    return loss, metrics
 
 
 def evaluator(x: torch.Tensor, y: torch.Tensor, batch_size: int = 256):
@@ -189,7 +189,7 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
         raise ValueError(f"task {task!r} gives inputs of shape {tuple(x_train.shape[1:])}, "
                          f"model expects {net.in_shape}")
     optimizer = torch.optim.Adam(net.parameters(), lr=config["lr"])
-    history = fit(net, optimizer, batches_of(x_train, y_train, config["batch_size"]), nfe_step, epochs, seed=seed,
+    history = fit(net, optimizer, batches_of(x_train, y_train, config["batch_size"]), nfe_step, epochs, seed=seed, backward=False,
                   evaluate=evaluator(x_test, y_test), checkpoint_dir=out, resume=resume, progress=not quiet,
                   description=f"{name}/{task}")
     from ..models.node_paper import count_parameters

@@ -3,7 +3,8 @@
 Every epoch ends with an atomic checkpoint (model, optimiser, history and all random states), so a
 run interrupted at any point resumes from its last completed epoch and finishes with exactly the
 metrics of an uninterrupted run with the same seed. Each epoch's data order comes from a generator
-seeded by ``(seed, epoch)``, not from the global random state, so resuming does not perturb it.
+seeded by ``(seed, epoch)``, not from the global random state, so resuming does not perturb it. An
+optional learning-rate scheduler is stepped after every optimiser step and checkpointed with it.
 """
 from __future__ import annotations
 
@@ -54,9 +55,10 @@ def _set_random_states(states: dict) -> None:
 
 
 def save_checkpoint(path: Path, model: torch.nn.Module, optimizer, epoch: int, history: History,
-                    extra: dict | None = None) -> Path:
+                    extra: dict | None = None, scheduler=None) -> Path:
     state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
-             "history": history.epochs, "random": _random_states(), "extra": extra or {}}
+             "history": history.epochs, "random": _random_states(), "extra": extra or {},
+             "scheduler": scheduler.state_dict() if scheduler is not None else None}
     return atomic_write(path, lambda fh: torch.save(state, fh), mode="wb")
 
 
@@ -73,6 +75,8 @@ def fit(
     resume: bool = False,
     progress: bool = True,
     description: str = "train",
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+    backward: bool = True,
 ) -> History:
     """Train ``model`` for ``epochs`` epochs, checkpointing after each.
 
@@ -83,13 +87,20 @@ def fit(
         ``generator`` (see :func:`epoch_generator`).
     step : callable
         ``step(model, batch) -> (loss, metrics)``: the loss to minimise and a dict of floats to
-        average over the epoch (e.g. forward/backward NFE).
+        average over the epoch (e.g. forward/backward NFE). With ``backward=False`` the step has
+        already called ``loss.backward()`` itself (to measure the backward pass, say); the loss
+        returned is then only checked for finiteness and logged.
     evaluate : callable, optional
         ``evaluate(model) -> dict`` after each epoch (test accuracy, …), run under ``no_grad``.
     checkpoint_dir : path, optional
         Where ``checkpoint.pt`` is written after every epoch (atomically).
     resume : bool
         Continue from ``checkpoint_dir/checkpoint.pt`` if it exists.
+    scheduler : torch.optim.lr_scheduler.LRScheduler, optional
+        Stepped after every optimiser step (a per-batch schedule); its state is checkpointed and
+        restored on resume, and each epoch's record gains ``lr``, the rate at the epoch's end.
+    backward : bool
+        Whether ``fit`` differentiates the loss (default) or ``step`` does (``False``).
 
     Returns
     -------
@@ -98,7 +109,8 @@ def fit(
     Raises
     ------
     ValueError
-        ``epochs`` < 1, or ``resume`` without ``checkpoint_dir``.
+        ``epochs`` < 1, ``resume`` without ``checkpoint_dir``, a ``scheduler`` of another
+        optimiser, or resuming with a ``scheduler`` from a checkpoint written without one.
     TrainingError
         A batch raised (a solver failure, a non-finite loss); names the epoch and batch, keeps the
         last good checkpoint.
@@ -107,12 +119,21 @@ def fit(
         raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
     if resume and checkpoint_dir is None:
         raise ValueError("resume=True needs checkpoint_dir (where the checkpoint was written)")
+    if not isinstance(backward, bool):
+        raise ValueError(f"backward must be a bool, got {backward!r}")
+    if scheduler is not None and getattr(scheduler, "optimizer", None) is not optimizer:
+        raise ValueError(f"scheduler must schedule the optimizer passed to fit, got {scheduler!r} "
+                         f"for {getattr(scheduler, 'optimizer', None)!r}")
     ckpt = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
     history, start = History(), 0
     if resume and ckpt.exists():
         state = torch.load(ckpt, weights_only=False)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
+        if scheduler is not None:
+            if state.get("scheduler") is None:  # restarting the schedule would silently break exact resume
+                raise ValueError(f"scheduler given but checkpoint {ckpt} was written without one")
+            scheduler.load_state_dict(state["scheduler"])
         history.epochs = list(state["history"])
         _set_random_states(state["random"])
         start = state["epoch"] + 1
@@ -134,9 +155,12 @@ def fit(
                 optimizer.zero_grad(set_to_none=True)
                 loss, metrics = step(model, batch)
                 if not torch.isfinite(loss):
-                    raise FloatingPointError(f"non-finite loss {float(loss)}")
-                loss.backward()
+                    raise FloatingPointError(f"non-finite loss {float(loss.detach())}")
+                if backward:
+                    loss.backward()
                 optimizer.step()
+                if scheduler is not None:
+                    scheduler.step()
             except Exception as err:  # noqa: BLE001 - re-raised with the batch named
                 where = f"epoch {epoch + 1}, batch {n_batches}"
                 kept = f"; last good checkpoint: {ckpt}" if ckpt is not None and ckpt.exists() else ""
@@ -146,11 +170,13 @@ def fit(
             for key, value in metrics.items():
                 sums[key] = sums.get(key, 0.0) + float(value)
         record = {"epoch": epoch + 1, **{k: v / max(n_batches, 1) for k, v in sums.items()}}
+        if scheduler is not None:
+            record["lr"] = float(scheduler.get_last_lr()[0])
         if evaluate is not None:
             model.eval()
             with torch.no_grad():
                 record.update(evaluate(model))
         history.epochs.append(record)
         if ckpt is not None:
-            save_checkpoint(ckpt, model, optimizer, epoch, history)
+            save_checkpoint(ckpt, model, optimizer, epoch, history, scheduler=scheduler)
     return history
