@@ -57,3 +57,23 @@ def test_embedding_matrix_copies_known_words_and_projects():
     assert m[vocab.index["zzz"]].abs().max() < 1.0  # small random draw
     projected = embedding_matrix(vocab, ["dog", "the", "cat"], vectors, dim=5)
     assert projected.shape == (len(vocab), 5) and projected[0].abs().max() == 0
+
+
+def test_paper_schedule_resumes_exactly_and_follows_its_formula(tmp_path):
+    opts = dict(solver="rk", seed=2, schedule="paper", **TINY)
+    full = train_csaode("trec", DATA, epochs=2, out=tmp_path / "a", **opts)
+    train_csaode("trec", DATA, epochs=1, out=tmp_path / "b", **opts)
+    resumed = train_csaode("trec", DATA, epochs=2, out=tmp_path / "b", resume=True, **opts)
+    drop = ("epoch_seconds",)  # wall-clock differs, everything else must be identical
+    assert ([{k: v for k, v in e.items() if k not in drop} for e in full["history"]]
+            == [{k: v for k, v in e.items() if k not in drop} for e in resumed["history"]])
+    # 192 sentences in batches of 64: 3 steps per epoch, all warm-up in epoch 1, so after s steps the
+    # rate is lr * 0.9 ** ((s - 2) / 3): s = 3, 6. Float rounding only (rel 1e-12).
+    lr = full["config"]["lr"]
+    assert full["history"][0]["lr"] == pytest.approx(lr * 0.9 ** (1 / 3), rel=1e-12)
+    assert full["history"][1]["lr"] == pytest.approx(lr * 0.9 ** (4 / 3), rel=1e-12)
+
+
+def test_unknown_schedule_raises():
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        train_csaode("trec", DATA, epochs=1, schedule="cosine", **TINY)

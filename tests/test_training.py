@@ -2,6 +2,7 @@
 import pytest
 import torch
 
+from dynkit.tasks.text import paper_schedule
 from dynkit.tasks.training import CHECKPOINT_NAME, TrainingError, epoch_generator, fit
 
 torch.set_num_threads(1)
@@ -120,3 +121,20 @@ def test_bad_arguments_raise():
         fit(model, other, batches, step, 1, scheduler=scheduler, progress=False)
     with pytest.raises(ValueError, match="backward must be a bool"):
         fit(model, optimizer, batches, step, 1, backward=1, progress=False)
+
+
+def test_csaode_paper_schedule_warms_up_linearly_then_decays():
+    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
+    scheduler = paper_schedule(optimizer, steps_per_epoch=4, warmup_epochs=0.5, lr_decay=0.5)
+    rates = [optimizer.param_groups[0]["lr"]]
+    for _ in range(6):
+        optimizer.step()
+        scheduler.step()
+        rates.append(optimizer.param_groups[0]["lr"])
+    # warm-up of 2 steps: 1/2, 1; then halving every 4 steps: 0.5 ** (k / 4) after k post-warm-up steps.
+    assert rates == pytest.approx([0.5, 1.0] + [0.5 ** (k / 4) for k in range(1, 6)], rel=1e-12)
+    for name, bad in (("steps_per_epoch", dict(steps_per_epoch=0)), ("lr_decay", dict(lr_decay=1.5)),
+                      ("warmup_epochs", dict(warmup_epochs=-1))):
+        with pytest.raises(ValueError, match=name):
+            paper_schedule(optimizer, **{"steps_per_epoch": 4, **bad})
+

@@ -237,10 +237,40 @@ def embedding_matrix(vocab: Vocabulary, words: Sequence[str], vectors: np.ndarra
 # training
 
 # train_subset: train on that many training sentences (a seeded draw) -- for quick tests only
+# schedule: "constant" (lr throughout) or "paper" (see paper_schedule; warmup_epochs, lr_decay)
+SCHEDULE = dict(schedule="constant", warmup_epochs=1.0, lr_decay=0.9)
 CPU_CONFIG = dict(d=64, embed_dim=64, window=2, step=0.2, batch_size=64, lr=2e-3, weight_decay=1e-5,
-                  max_len=40, epochs=10, train_subset=None)
+                  max_len=40, epochs=10, train_subset=None, **SCHEDULE)
 FULL_CONFIG = dict(d=300, embed_dim=300, window=2, step=0.2, batch_size=128, lr=1e-3, weight_decay=1e-5,
-                   max_len=64, epochs=30, train_subset=None)
+                   max_len=64, epochs=30, train_subset=None, **SCHEDULE)
+SCHEDULES = ("constant", "paper")
+
+
+def paper_schedule(optimizer: torch.optim.Optimizer, steps_per_epoch: int, warmup_epochs: float = 1.0,
+                   lr_decay: float = 0.9) -> torch.optim.lr_scheduler.LambdaLR:
+    """The CSAODE paper's "exponentially decaying learning rate with a linear warm up" (Experiments, training setup).
+
+    The paper names the shape only (no warm-up length, decay rate or decay unit), so this is our
+    reading, giving the rate of optimiser step ``s`` (0-based; the scheduler is stepped after each
+    optimiser step, see :func:`~dynkit.tasks.training.fit`): it rises linearly to the base
+    rate over ``w = round(warmup_epochs * steps_per_epoch)`` steps, ``lr (s + 1) / w`` for
+    ``s < w``, then decays smoothly by ``lr_decay`` per epoch, ``lr * lr_decay ** ((s + 1 - w) /
+    steps_per_epoch)``. The defaults (one epoch of warm-up, 0.9 per epoch) are our choice.
+    """
+    if not isinstance(steps_per_epoch, int) or steps_per_epoch < 1:
+        raise ValueError(f"steps_per_epoch must be a positive integer, got {steps_per_epoch!r}")
+    if not warmup_epochs >= 0:
+        raise ValueError(f"warmup_epochs must be >= 0, got {warmup_epochs!r}")
+    if not 0 < lr_decay <= 1:
+        raise ValueError(f"lr_decay must be in (0, 1], got {lr_decay!r}")
+    warmup = round(warmup_epochs * steps_per_epoch)
+
+    def factor(s: int) -> float:
+        if s < warmup:
+            return (s + 1) / warmup
+        return lr_decay ** ((s + 1 - warmup) / steps_per_epoch)
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
 def _batches(encoded, labels, batch_size, max_len, generator=None):
@@ -273,7 +303,9 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
         Also return the trained ``model`` and its ``vocab`` (not JSON-serialisable).
     **overrides
         Any key of ``CPU_CONFIG`` (``d``, ``embed_dim``, ``window``, ``step``, ``batch_size``,
-        ``lr``, ``weight_decay``, ``max_len``) or a :class:`~dynkit.models.csaode.CSAODE` keyword
+        ``lr``, ``weight_decay``, ``max_len``, ``schedule`` -- ``"constant"`` (default) or
+        ``"paper"``, :func:`paper_schedule` with ``warmup_epochs`` and ``lr_decay``) or a
+        :class:`~dynkit.models.csaode.CSAODE` keyword
         (``architecture``, ``n_blocks``, ``convolution``, ``ffn_hidden``, ``dropout``).
 
     Returns
@@ -294,6 +326,8 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
     config.update(overrides)
     if epochs is not None:
         config["epochs"] = epochs
+    if config["schedule"] not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {config['schedule']!r}")
     torch.manual_seed(seed)
     data = load_dataset(dataset, data_dir, seed=seed)
     train_idx, test_idx = data.split(fold)
@@ -314,6 +348,9 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
         model.embedding.weight.data.copy_(vectors)
     optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
     bs, max_len = config["batch_size"], config["max_len"]
+    scheduler = None
+    if config["schedule"] == "paper":
+        scheduler = paper_schedule(optimizer, -(-len(train_enc) // bs), config["warmup_epochs"], config["lr_decay"])
     clock = {"start": time.perf_counter()}
 
     def batches(generator):
@@ -336,7 +373,7 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
         return {"epoch_seconds": seconds, "test_accuracy": correct / len(test_y)}
 
     history = fit(model, optimizer, batches, step, config["epochs"], seed=seed, evaluate=evaluate,
-                  checkpoint_dir=out, resume=resume, progress=not quiet,
+                  checkpoint_dir=out, resume=resume, progress=not quiet, scheduler=scheduler,
                   description=f"{dataset} {VARIANTS.get(solver, solver)}")
     accuracies = history.column("test_accuracy")
     extra = {"model": model.eval(), "vocab": vocab} if return_model else {}
