@@ -189,9 +189,9 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
         raise ValueError(f"task {task!r} gives inputs of shape {tuple(x_train.shape[1:])}, "
                          f"model expects {net.in_shape}")
     optimizer = torch.optim.Adam(net.parameters(), lr=config["lr"])
-    history = fit(net, optimizer, batches_of(x_train, y_train, config["batch_size"]), nfe_step, epochs, seed=seed, backward=False,
+    history = fit(net, optimizer, batches_of(x_train, y_train, config["batch_size"]), nfe_step, epochs, seed=seed,
                   evaluate=evaluator(x_test, y_test), checkpoint_dir=out, resume=resume, progress=not quiet,
-                  description=f"{name}/{task}")
+                  description=f"{name}/{task}", backward=False)  # nfe_step differentiates itself
     from ..models.node_paper import count_parameters
 
     result = {"model": name, "task": task, "final": history.epochs[-1], "history": history.epochs,
