@@ -62,23 +62,30 @@ class TorchBackend:
         self.device = y0.device
 
     def time(self, t: float):
-        return torch.tensor(t, dtype=self.dtype, device=self.device)
+        return torch.full((), t, dtype=self.dtype, device=self.device)  # cheaper than torch.tensor
 
     def lincomb(self, y, ks, coeffs):
-        out = y
+        out, fresh = y, False
         for k, c in zip(ks, coeffs):
             if c != 0.0:
-                # add(alpha=) fuses the scaling; out-of-place keeps autograd's saved tensors intact
                 c = float(c)
-                out = k * c if out is None else torch.add(out, k, alpha=c)
+                if fresh:  # accumulate in the buffer made below: no new tensor per term
+                    out.add_(k, alpha=c)
+                else:
+                    # the first term makes a new tensor (y and the stages are never written to);
+                    # add/mul save no inputs for backward, so accumulating in place is autograd-safe
+                    out = k * c if out is None else torch.add(out, k, alpha=c)
+                    fresh = True
         return out
 
     def error_norm(self, err, y, y_new, rtol, atol) -> float:
         with torch.no_grad():
-            scale = torch.maximum(y.abs(), y_new.abs()).mul_(rtol).add_(atol)
             if err.numel() == 0:
                 return 0.0
-            return float(torch.linalg.vector_norm(err / scale) / math.sqrt(err.numel()))
+            # one buffer holds |y|, then the scale, then err / scale: fewer state-sized temporaries
+            ratio = y.abs()
+            torch.maximum(ratio, y_new.abs(), out=ratio).mul_(rtol).add_(atol)
+            return float(torch.linalg.vector_norm(torch.div(err, ratio, out=ratio)) / math.sqrt(err.numel()))
 
     def rms(self, x, scale) -> float:
         with torch.no_grad():

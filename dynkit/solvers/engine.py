@@ -175,22 +175,38 @@ class _LazyAppend:
         yield self.slope.get()
 
 
-def _rk_stages(field, backend, tableau: RungeKuttaTableau, t: float, y, h: float, k1):
+class _Coefficients:
+    """A tableau's ``a`` (row ``i`` left of the diagonal), ``b``, ``c``, ``e`` as tuples of Python floats.
+
+    Converted once per solve: scaling numpy rows by ``h`` on every stage of every step allocates
+    an array each time and hands the backend numpy scalars, which are slow one by one.
+    """
+
+    def __init__(self, tableau: RungeKuttaTableau):
+        self.stages = tableau.stages
+        self.a = [tuple(map(float, tableau.a[i, :i])) for i in range(tableau.stages)]
+        self.b, self.c = tuple(map(float, tableau.b)), tuple(map(float, tableau.c))
+        self.e = None if tableau.e is None else tuple(map(float, tableau.e))
+
+
+def _times(h: float, coeffs):
+    return [h * x for x in coeffs]
+
+
+def _rk_stages(field, backend, coeffs: _Coefficients, t: float, y, h: float, k1):
     """All stages of one explicit RK step, ``k1 = f(t, y)`` given."""
     ks = [k1]
-    a, c = tableau.a, tableau.c
-    for i in range(1, tableau.stages):
-        ks.append(field(t + c[i] * h, backend.lincomb(y, ks, h * a[i, :i])))
+    for i in range(1, coeffs.stages):
+        ks.append(field(t + coeffs.c[i] * h, backend.lincomb(y, ks, _times(h, coeffs.a[i]))))
     return ks
 
 
-def _fsal_stages(field, backend, tableau: RungeKuttaTableau, t: float, y, h: float, k1, t_new: float):
+def _fsal_stages(field, backend, coeffs: _Coefficients, t: float, y, h: float, k1, t_new: float):
     """Stages of an FSAL step: the last one is ``f(t_new, y_new)``, so ``y_new`` is formed first."""
     ks = [k1]
-    a, c = tableau.a, tableau.c
-    for i in range(1, tableau.stages - 1):
-        ks.append(field(t + c[i] * h, backend.lincomb(y, ks, h * a[i, :i])))
-    y_new = backend.lincomb(y, ks, h * tableau.b[:-1])
+    for i in range(1, coeffs.stages - 1):
+        ks.append(field(t + coeffs.c[i] * h, backend.lincomb(y, ks, _times(h, coeffs.a[i]))))
+    y_new = backend.lincomb(y, ks, _times(h, coeffs.b[:-1]))
     ks.append(field(t_new, y_new))
     return y_new, ks
 
@@ -237,8 +253,11 @@ def _march_constant_steps(field, backend, rec, stats, t0, t_end, y0, h, max_step
 
 
 def _one_step(field, backend, tableau: RungeKuttaTableau, h: float):
+    coeffs = _Coefficients(tableau)
+    weights = _times(h, coeffs.b)
+
     def step(n, t, y, k1):
-        return backend.lincomb(y, _rk_stages(field, backend, tableau, t, y, h, k1), h * tableau.b)
+        return backend.lincomb(y, _rk_stages(field, backend, coeffs, t, y, h, k1), weights)
 
     return step
 
@@ -249,14 +268,15 @@ class _TwoStep:
     def __init__(self, field, backend, method: TwoStepRK, h: float):
         self.field, self.backend, self.method, self.h = field, backend, method, h
         self.coeffs = method.update_coefficients(h)
+        self.starter = _Coefficients(method.starter)
         self.prev = None  # (t_{n-1}, y_{n-1}, chain at t_{n-1} or the starter's stages)
 
     def __call__(self, n, t, y, k1):
         field, backend, method, h = self.field, self.backend, self.method, self.h
         if n == 1:  # a one-step method of the same order; its stages seed the recursion
-            ks = _rk_stages(field, backend, method.starter, t, y, h, k1)
+            ks = _rk_stages(field, backend, self.starter, t, y, h, k1)
             self.prev = (t, y, ks[: method.starter_reuse()])
-            return backend.lincomb(y, ks, h * method.starter.b)
+            return backend.lincomb(y, ks, _times(h, self.starter.b))
         t_prev, y_prev, prev_chain = self.prev
         if n == 2:  # complete the chain at t_0 where the starter's stages differ from it
             prev_chain = _ark_chain(field, backend, method, t_prev, y_prev, h, prev_chain)
@@ -306,6 +326,7 @@ def _solve_adaptive(field, backend, rec, stats, tableau, t0, t_end, y0, h, rtol,
     beta = PI_BETA_TIMES_K / k
     alpha = 1.0 / k - 0.75 * beta
     t, y = t0, y0
+    coeffs = _Coefficients(tableau)
     k1 = field(t0, y0)
     if not backend.all_finite(k1):
         raise rec.failure(NonFiniteState, f"f returned NaN/Inf at the initial state (t={t0:g})", t0)
@@ -326,11 +347,11 @@ def _solve_adaptive(field, backend, rec, stats, tableau, t0, t_end, y0, h, rtol,
                               f"or rtol/atol too tight for the state's precision?)", t)
         t_new = t_end if direction * (t + h - t_end) >= 0 else t + h
         if tableau.fsal:
-            y_new, ks = _fsal_stages(field, backend, tableau, t, y, h, k1, t_new)
+            y_new, ks = _fsal_stages(field, backend, coeffs, t, y, h, k1, t_new)
         else:
-            ks = _rk_stages(field, backend, tableau, t, y, h, k1)
-            y_new = backend.lincomb(y, ks, h * tableau.b)
-        err = backend.lincomb(None, ks, h * tableau.e)
+            ks = _rk_stages(field, backend, coeffs, t, y, h, k1)
+            y_new = backend.lincomb(y, ks, _times(h, coeffs.b))
+        err = backend.lincomb(None, ks, _times(h, coeffs.e))
         norm = backend.error_norm(err, y, y_new, rtol, atol)
         stats.n_steps += 1
         if norm <= 1.0:
