@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from analysis.common import command_line, experiment_parser
+from analysis.common import command_line, experiment_config, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.transformer import MomentumTransformer
 from dynkit.tasks.sequences import copy_task
@@ -87,13 +87,9 @@ def plot(results: dict, path: Path) -> None:
 
 
 def main(argv=None) -> dict:
-    parser = experiment_parser(__doc__, "analysis/results/momseq_copy")
-    parser.add_argument("--epochs", type=int, default=None, help="override the number of epochs")
-    args = parser.parse_args(argv)
+    args = experiment_parser(__doc__, "analysis/results/momseq_copy", epochs=True).parse_args(argv)
     torch.set_num_threads(1)
-    config = dict(FULL if args.full else QUICK)
-    if args.epochs is not None:
-        config["epochs"] = args.epochs
+    config = experiment_config(args, QUICK, FULL)
     results = {}
     for name in MODELS:
         results[name] = train_one(name, config, args.seed, progress=not args.quiet)

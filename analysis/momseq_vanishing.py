@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from analysis.common import command_line, experiment_parser
+from analysis.common import command_line, experiment_config, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_rnn import SequenceClassifier
 from dynkit.tasks.sequences import adding_task, digit_sequences
@@ -178,13 +178,9 @@ def plot(results: dict, path: Path) -> None:
 
 
 def main(argv=None) -> dict:
-    parser = experiment_parser(__doc__, "analysis/results/momseq_vanishing")
-    parser.add_argument("--epochs", type=int, default=None, help="override the number of epochs")
-    args = parser.parse_args(argv)
+    args = experiment_parser(__doc__, "analysis/results/momseq_vanishing", epochs=True).parse_args(argv)
     torch.set_num_threads(1)
-    config = dict(FULL if args.full else QUICK)
-    if args.epochs is not None:
-        config["epochs"] = args.epochs
+    config = experiment_config(args, QUICK, FULL)
     models = {**MODELS, **(FULL_EXTRA if args.full else {})}
     results = {}
     for task_name in config["tasks"]:
