@@ -59,8 +59,13 @@ def loss_fn(task: dict, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 def hidden_gradient_norms(model, task: dict, x: torch.Tensor, y: torch.Tensor) -> list[float]:
     """``||dL/dh_t||_2`` for t = 1..T: the total derivative through the whole recurrence (Eq. (13)/(15))."""
+    return _state_gradient_norms(model, task, y, lambda: model(x, return_states=True))
+
+
+def _state_gradient_norms(model, task: dict, y: torch.Tensor, forward) -> list[float]:
+    """``||dL/dh_t||`` of the states ``hs`` that ``forward() -> (out, hs)`` builds, in that graph."""
     with torch.enable_grad():
-        out, hs = model(x, return_states=True)
+        out, hs = forward()
         for h in hs:
             h.retain_grad()
         loss_fn(task, out, y).backward()
@@ -100,14 +105,7 @@ def second_order_gradient_norms(model, task: dict, x: torch.Tensor, y: torch.Ten
     rnn = model.rnn
     if rnn.cell != "rnn" or rnn.rule.name != "momentum" or rnn.parametrization != "standard":
         return None
-    with torch.enable_grad():
-        out, hs = second_order_forward(model, x)
-        for h in hs:
-            h.retain_grad()
-        loss_fn(task, out, y).backward()
-        norms = [float(h.grad.norm()) for h in hs]
-        model.zero_grad(set_to_none=True)
-    return norms
+    return _state_gradient_norms(model, task, y, lambda: second_order_forward(model, x))
 
 
 def train_one(name: str, rnn_kwargs: dict, task: dict, config: dict, seed: int, progress: bool) -> dict:

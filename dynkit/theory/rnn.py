@@ -76,6 +76,23 @@ def _batched_jacobian(fn, h):
     return J.permute(1, 0, 2)
 
 
+def _momentum_cell(U, W, x, h_init, v0, mu, s, activation, context):
+    """Validated inputs of the MomentumRNN cell checks and the one-step map ``step14(h_{k-1}, h_k, k)``
+    of review (14)."""
+    torch = _torch()
+    mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
+    s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
+    Ut, Wt, xt = _inputs(U, W, x, context)
+    sig, inv = _act(activation)
+    h_m1 = torch.as_tensor(as_real_array("h_init", h_init, context=context), dtype=torch.float64)
+    v0t = torch.as_tensor(as_real_array("v0", v0, context=context), dtype=torch.float64)
+
+    def step14(h_prev, h_cur, k):
+        return cell14(Ut, _mv(Wt, xt[..., k, :]), h_prev, h_cur, mu, s, sig, inv)
+
+    return mu, s, Ut, Wt, xt, sig, inv, h_m1, v0t, step14
+
+
 def check_momentum_rnn(U, W, x, h_init, v0, mu: float, s: float, *, activation: str = "tanh") -> CheckResult:
     """Review (11) and (14) of the MomentumRNN cell agree step by step, and (15)'s factor
     ``D^_k (U + mu Sigma_k)`` with ``Sigma_k = diag((sigma^{-1})'(h_k))`` equals autograd's
@@ -88,13 +105,8 @@ def check_momentum_rnn(U, W, x, h_init, v0, mu: float, s: float, *, activation: 
     mu >= 0, s > 0; activation: "tanh" or "sigmoid".
     """
     torch = _torch()
-    context = "review (11)/(14)/(15), MomentumRNN cell"
-    mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
-    s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
-    Ut, Wt, xt = _inputs(U, W, x, context)
-    sig, inv = _act(activation)
-    h_m1 = torch.as_tensor(as_real_array("h_init", h_init, context=context), dtype=torch.float64)
-    v = torch.as_tensor(as_real_array("v0", v0, context=context), dtype=torch.float64)
+    mu, s, Ut, Wt, xt, sig, inv, h_m1, v, step14 = _momentum_cell(
+        U, W, x, h_init, v0, mu, s, activation, "review (11)/(14)/(15), MomentumRNN cell")
     T = xt.shape[-2]
     # (11)
     h = sig(_mv(Ut, h_m1) + v)
@@ -105,10 +117,6 @@ def check_momentum_rnn(U, W, x, h_init, v0, mu: float, s: float, *, activation: 
         hs11.append(h)
     # (14) from (h_{-1}, h_0)
     hs14 = [hs11[0], hs11[1]]
-
-    def step14(h_prev, h_cur, k):
-        return cell14(Ut, _mv(Wt, xt[..., k, :]), h_prev, h_cur, mu, s, sig, inv)
-
     for k in range(T):
         hs14.append(step14(hs14[-2], hs14[-1], k))
     rewrite = torch.stack([(a - b).abs().amax(-1) for a, b in zip(hs11, hs14)]).amax(0)
@@ -174,18 +182,10 @@ def check_momentum_jacobian_product(U, W, x, h_init, v0, mu: float, s: float, *,
     ``dh_T/dh_0`` of (14) at fixed ``h_{-1}``. Expected to FAIL for T >= 2 and mu > 0 (the product omits the
     path through ``h_{k-1}``); exact for ``T = 1`` or ``mu = 0``."""
     torch = _torch()
-    context = "review (14)/(15), MomentumRNN cell"
-    mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
-    s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
-    Ut, Wt, xt = _inputs(U, W, x, context)
-    sig, inv = _act(activation)
-    h_m1 = torch.as_tensor(as_real_array("h_init", h_init, context=context), dtype=torch.float64)
-    v0t = torch.as_tensor(as_real_array("v0", v0, context=context), dtype=torch.float64)
+    mu, s, Ut, Wt, xt, sig, inv, h_m1, v0t, step14 = _momentum_cell(
+        U, W, x, h_init, v0, mu, s, activation, "review (14)/(15), MomentumRNN cell")
     h0 = sig(_mv(Ut, h_m1) + v0t)
     n, T = Ut.shape[-1], xt.shape[-2]
-
-    def step14(h_prev, h_cur, k):
-        return cell14(Ut, _mv(Wt, xt[..., k, :]), h_prev, h_cur, mu, s, sig, inv)
 
     def run(h):
         prev, cur = h_m1, h
