@@ -1,0 +1,80 @@
+"""Goal lines and paired timings shared by every benchmark.
+
+A goal is a ratio against a peer measured in the same run. Each benchmark reports its goals with
+:func:`check_goal`, which prints one line ``GOAL <name>: <value> (goal <op> <target>): met | NOT met``,
+so a missed goal is flagged, never only printed. :func:`paired_medians` times contenders
+interleaved (round robin, order rotated each round) and returns medians, so that the load of a
+shared machine falls on every contender alike.
+"""
+from __future__ import annotations
+
+import shlex
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+RESULTS = Path(__file__).resolve().parent.parent / "analysis" / "results"
+
+
+@dataclass(frozen=True)
+class Goal:
+    """One goal: ``value`` compared with ``target`` (``lower_is_better`` picks the direction)."""
+
+    name: str
+    value: float
+    target: float
+    lower_is_better: bool = True
+    note: str = ""
+
+    @property
+    def met(self) -> bool:
+        return self.value <= self.target if self.lower_is_better else self.value >= self.target
+
+    def line(self) -> str:
+        op = "<=" if self.lower_is_better else ">="
+        note = f"  [{self.note}]" if self.note else ""
+        return f"GOAL {self.name}: {self.value:.4g} (goal {op} {self.target:g}): {'met' if self.met else 'NOT met'}{note}"
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "met": self.met}
+
+
+def check_goal(name: str, value: float, target: float, *, lower_is_better: bool = True, note: str = "") -> Goal:
+    """Print and return the goal line for ``value`` against ``target``."""
+    goal = Goal(name, float(value), float(target), lower_is_better, note)
+    print(goal.line(), flush=True)
+    return goal
+
+
+def paired_medians(contenders: dict[str, Callable[[], Any]], repeats: int = 5, warmup: int = 1) -> dict[str, float]:
+    """Median wall time (s) of each contender, timed interleaved: round ``r`` runs them rotated by ``r``."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    names = list(contenders)
+    for _ in range(warmup):
+        for name in names:
+            contenders[name]()
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeats):
+        for name in names[r % len(names):] + names[: r % len(names)]:
+            start = time.perf_counter()
+            contenders[name]()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def record(name: str, data: dict, goals: list[Goal], argv: list[str] | None = None,
+           out: Path | None = None) -> Path:
+    """Write ``data`` and the goals to ``analysis/results/<name>/results.json`` with its ``COMMAND``."""
+    from dynkit.io import atomic_write, write_json
+
+    folder = (out or RESULTS) / name
+    argv = sys.argv if argv is None else argv
+    module = Path(argv[0]).stem if argv else name
+    command = "python -m benchmarks." + module + "".join(" " + shlex.quote(a) for a in argv[1:])
+    path = write_json(folder / "results.json", {**data, "goals": [g.as_dict() for g in goals]}, command=command)
+    atomic_write(folder / "COMMAND", lambda fh: fh.write(command + "\n"))
+    return path
