@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from .ark import ARK3, ARK4, TwoStepRK
 from .engine import Solution, SolverStats, solve
-from .errors import MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, VectorFieldShapeError
+from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, StepSizeWarning,
+                     VectorFieldError, VectorFieldShapeError, VectorFieldTypeError)
 from .tableaus import BOSH3, DOPRI5, EULER, HEUN, MIDPOINT, RK4, RKF45, SSPRK3, RungeKuttaTableau
 
 
@@ -53,6 +54,7 @@ METHODS: dict[str, MethodInfo] = {info.name: info for info in (
 
 __all__ = [
     "solve", "Solution", "SolverStats", "METHODS", "MethodInfo", "RungeKuttaTableau", "TwoStepRK",
-    "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldShapeError",
+    "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError",
+    "VectorFieldShapeError", "VectorFieldTypeError", "StepSizeWarning",
     "ARK3", "ARK4", "EULER", "MIDPOINT", "HEUN", "RK4", "SSPRK3", "BOSH3", "RKF45", "DOPRI5",
 ]

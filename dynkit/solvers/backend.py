@@ -35,6 +35,34 @@ class NumpyBackend:
         scale = atol + rtol * np.maximum(np.abs(y), np.abs(y_new))
         return float(np.sqrt(np.mean(np.square(err / scale)))) if err.size else 0.0
 
+    def error_scale(self, y, y_new, rtol: float, atol):
+        return atol + rtol * np.maximum(np.abs(y), np.abs(y_new))
+
+    def norms(self, err, scale, per_sample: bool) -> np.ndarray:
+        """RMS of ``err / scale``: over everything (a 0-d array), or per leading index (shape (B,))."""
+        if err.size == 0:
+            return np.zeros(err.shape[0] if per_sample else ())
+        ratio = np.square(err / scale)
+        if per_sample:
+            return np.sqrt(ratio.reshape(len(ratio), -1).mean(axis=1))
+        return np.sqrt(ratio.mean())
+
+    def lincomb_many(self, y, ks: Sequence[Any], weights: np.ndarray):
+        """``y + sum_j weights[:, j] * ks[j]`` for each row of ``weights``: shape ``(m, *y.shape)``."""
+        out = np.tensordot(weights, np.stack(ks), axes=1)
+        if y is not None:
+            out += y
+        return out.astype(self.dtype, copy=False)
+
+    def cast(self, x):
+        return x.astype(self.dtype)
+
+    def to_numpy(self, x) -> np.ndarray:
+        return np.asarray(x, dtype=np.float64)
+
+    def output_buffer(self, n: int, y0):
+        return _NumpyOutputs(n, y0)
+
     def rms(self, x, scale) -> float:
         return float(np.sqrt(np.mean(np.square(x / scale)))) if x.size else 0.0
 
@@ -46,6 +74,8 @@ class NumpyBackend:
 
     def stack(self, xs):
         return np.stack(xs)
+
+    array_type = np.ndarray
 
     def output_times(self, t: np.ndarray):
         return t.astype(self.dtype, copy=False)
@@ -78,6 +108,35 @@ class TorchBackend:
                     fresh = True
         return out
 
+    def error_scale(self, y, y_new, rtol, atol):
+        with torch.no_grad():
+            return torch.maximum(y.abs(), y_new.abs()).mul_(rtol).add_(atol)
+
+    def norms(self, err, scale, per_sample: bool) -> np.ndarray:
+        with torch.no_grad():
+            if err.numel() == 0:
+                return np.zeros(err.shape[0] if per_sample else ())
+            ratio = torch.div(err.detach(), scale).square_()
+            if per_sample:
+                return ratio.reshape(len(ratio), -1).mean(dim=1).sqrt_().cpu().numpy().astype(np.float64)
+            return np.asarray(float(ratio.mean().sqrt_()))
+
+    def lincomb_many(self, y, ks, weights: np.ndarray):
+        w = torch.as_tensor(weights, dtype=self.dtype, device=self.device)
+        out = torch.tensordot(w, torch.stack(list(ks)), dims=1)
+        return out if y is None else out + y
+
+    def cast(self, x):
+        return x.to(self.dtype)
+
+    def to_numpy(self, x) -> np.ndarray:
+        if isinstance(x, torch.Tensor):
+            return x.detach().cpu().numpy().astype(np.float64)
+        return np.asarray(x, dtype=np.float64)
+
+    def output_buffer(self, n: int, y0):
+        return _TorchOutputs(y0)
+
     def error_norm(self, err, y, y_new, rtol, atol) -> float:
         with torch.no_grad():
             if err.numel() == 0:
@@ -102,8 +161,44 @@ class TorchBackend:
     def stack(self, xs):
         return torch.stack(xs)
 
+    @property
+    def array_type(self):
+        return torch.Tensor
+
     def output_times(self, t: np.ndarray):
         return torch.as_tensor(t, dtype=self.dtype, device=self.device)
+
+
+class _NumpyOutputs:
+    """Output states written into one preallocated array as the solve passes them."""
+
+    def __init__(self, n: int, y0):
+        self.data = np.empty((n, *y0.shape), dtype=y0.dtype)
+        self.data[0] = y0
+        self.count = 1
+
+    def put(self, states):
+        """Append the stacked states ``states`` (leading axis: output times)."""
+        self.data[self.count:self.count + len(states)] = states
+        self.count += len(states)
+
+    def result(self):
+        return self.data if self.count == len(self.data) else self.data[:self.count].copy()
+
+
+class _TorchOutputs:
+    """Chunks of output states, concatenated once at the end (autograd-friendly, no in-place writes)."""
+
+    def __init__(self, y0):
+        self.chunks = [y0[None]]
+        self.count = 1
+
+    def put(self, states):
+        self.chunks.append(states)
+        self.count += len(states)
+
+    def result(self):
+        return torch.cat(self.chunks) if len(self.chunks) > 1 else self.chunks[0]
 
 
 def is_torch(x: Any) -> bool:

@@ -52,6 +52,14 @@ class RungeKuttaTableau:
         Dense-output matrix: ``y(t + θh) = y + h K^T P [θ, θ², …]``; ``None`` means cubic
         Hermite interpolation from the step's end values and slopes. ``P`` may have one row more
         than there are stages: that row multiplies ``f(t + h, y_new)``, the next step's first stage.
+        Rows for the extra dense-output stages (``A_dense``) follow.
+    E2 : sequence or None
+        Weights of a second error estimator (DOP853's 3rd-order one), combined with ``E`` by the
+        stepper's error norm.
+    A_dense, C_dense : sequences
+        Extra stages evaluated only when the continuous extension is used (DOP853's stages 14-16):
+        row ``i`` of ``A_dense`` weighs every stage before it (the step's stages, ``f(t + h, y_new)``
+        when the method is not FSAL and ``P`` uses it, then the earlier extra stages).
     """
 
     name: str
@@ -64,11 +72,17 @@ class RungeKuttaTableau:
     fsal: bool = False
     P: tuple | None = None
     reference: str = ""
+    E2: tuple | None = None
+    A_dense: tuple = ()
+    C_dense: tuple = ()
     a: np.ndarray = field(init=False, repr=False, compare=False)
     b: np.ndarray = field(init=False, repr=False, compare=False)
     c: np.ndarray = field(init=False, repr=False, compare=False)
     e: np.ndarray | None = field(init=False, repr=False, compare=False)
     p: np.ndarray | None = field(init=False, repr=False, compare=False)
+    e2: np.ndarray | None = field(init=False, repr=False, compare=False)
+    a_dense: tuple = field(init=False, repr=False, compare=False)
+    c_dense: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         s = len(self.B)
@@ -79,18 +93,32 @@ class RungeKuttaTableau:
                 raise ValueError(f"tableau {self.name!r}: A must be strictly lower triangular (explicit)")
         if self.fsal and (tuple(self.A[-1][:-1]) != tuple(self.B[:-1]) or self.B[-1] != 0 or self.C[-1] != 1):
             raise ValueError(f"tableau {self.name!r}: FSAL needs the last row of A equal to B, B[-1] = 0, C[-1] = 1")
-        if self.P is not None and len(self.P) not in (s, s + 1):
-            raise ValueError(f"tableau {self.name!r}: P needs {s} or {s + 1} rows, got {len(self.P)}")
+        n_dense = len(self.A_dense)
+        if len(self.C_dense) != n_dense:
+            raise ValueError(f"tableau {self.name!r}: C_dense needs {n_dense} entries, got {len(self.C_dense)}")
+        if self.P is not None and len(self.P) not in (s + n_dense, s + 1 + n_dense):
+            raise ValueError(f"tableau {self.name!r}: P needs {s + n_dense} or {s + 1 + n_dense} rows, "
+                             f"got {len(self.P)}")
+        if self.E2 is not None and len(self.E2) != s:
+            raise ValueError(f"tableau {self.name!r}: E2 needs {s} entries, got {len(self.E2)}")
         set_ = object.__setattr__
         set_(self, "a", _as_array(self.A))
         set_(self, "b", np.array([float(x) for x in self.B]))
         set_(self, "c", np.array([float(x) for x in self.C]))
         set_(self, "e", None if self.E is None else np.array([float(x) for x in self.E]))
         set_(self, "p", None if self.P is None else _as_array(self.P))
+        set_(self, "e2", None if self.E2 is None else np.array([float(x) for x in self.E2]))
+        set_(self, "a_dense", tuple(np.array([float(x) for x in row]) for row in self.A_dense))
+        set_(self, "c_dense", np.array([float(x) for x in self.C_dense]))
 
     @property
     def stages(self) -> int:
         return len(self.B)
+
+    @property
+    def p_uses_slope(self) -> bool:
+        """Whether ``P`` weighs ``f(t + h, y_new)`` as an extra row after the stages."""
+        return self.P is not None and len(self.P) == self.stages + 1 + len(self.A_dense)
 
     @property
     def adaptive(self) -> bool:
