@@ -13,7 +13,7 @@ from .ark import ARK3, ARK4, TwoStepRK
 from .engine import Solution, SolverStats, solve
 from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, StepSizeWarning,
                      VectorFieldError, VectorFieldShapeError, VectorFieldTypeError)
-from .tableaus import BOSH3, DOPRI5, EULER, HEUN, MIDPOINT, RK4, RKF45, SSPRK3, RungeKuttaTableau
+from .tableaus import BOSH3, DOP853, DOPRI5, EULER, HEUN, MIDPOINT, RK4, RKF45, SSPRK3, TSIT5, RungeKuttaTableau
 
 
 @dataclass(frozen=True)
@@ -50,11 +50,13 @@ METHODS: dict[str, MethodInfo] = {info.name: info for info in (
     _rk_info(BOSH3, "Bogacki–Shampine 3(2), FSAL, adaptive"),
     _rk_info(RKF45, "Runge–Kutta–Fehlberg 4(5), adaptive, propagates the 4th-order solution"),
     _rk_info(DOPRI5, "Dormand–Prince 5(4), FSAL, adaptive, 4th-order dense output"),
+    _rk_info(TSIT5, "Tsitouras 5(4), FSAL, adaptive, 4th-order dense output"),
+    _rk_info(DOP853, "Dormand–Prince 8(5,3), FSAL, adaptive, 7th-order dense output (3 extra stages on use)"),
 )}
 
 __all__ = [
     "solve", "Solution", "SolverStats", "METHODS", "MethodInfo", "RungeKuttaTableau", "TwoStepRK",
     "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError",
     "VectorFieldShapeError", "VectorFieldTypeError", "StepSizeWarning",
-    "ARK3", "ARK4", "EULER", "MIDPOINT", "HEUN", "RK4", "SSPRK3", "BOSH3", "RKF45", "DOPRI5",
+    "ARK3", "ARK4", "EULER", "MIDPOINT", "HEUN", "RK4", "SSPRK3", "BOSH3", "RKF45", "DOPRI5", "TSIT5", "DOP853",
 ]
