@@ -74,7 +74,11 @@ def test_adaptive_error_tracks_tolerance(method):
     assert errors[-1] < errors[0] * 1e-5
 
 
-@pytest.mark.parametrize("method", ADAPTIVE + FIXED)
+# tsit5 and dop853 are excluded here: a solve stopping at t[i] takes another, shorter step sequence
+# whose end error is far below the long step's (their step-end error constants are much smaller than
+# their interpolants'); tests/test_solvers_dense_events.py compares interior and step-end errors of
+# the same solve for every adaptive method.
+@pytest.mark.parametrize("method", sorted(set(ADAPTIVE + FIXED) - {"tsit5", "dop853"}))
 def test_dense_output_as_accurate_as_step_ends(method):
     # Each requested time is reached by interpolation inside a step. Its error is compared with the
     # error at step ends near it: for adaptive methods the end of a solve stopping exactly there, for
