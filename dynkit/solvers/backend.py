@@ -42,17 +42,45 @@ class NumpyBackend:
         """RMS of ``err / scale``: over everything (a 0-d array), or per leading index (shape (B,))."""
         if err.size == 0:
             return np.zeros(err.shape[0] if per_sample else ())
-        ratio = np.square(err / scale)
+        ratio = err / scale
         if per_sample:
-            return np.sqrt(ratio.reshape(len(ratio), -1).mean(axis=1))
-        return np.sqrt(ratio.mean())
+            return np.sqrt(np.square(ratio).reshape(len(ratio), -1).mean(axis=1, dtype=np.float64))
+        ratio = ratio.reshape(-1)
+        # a dot product: numpy's mean() costs several microseconds of Python on a tiny state
+        return np.asarray(math.sqrt(float(np.dot(ratio, ratio)) / ratio.size))
 
-    def lincomb_many(self, y, ks: Sequence[Any], weights: np.ndarray):
-        """``y + sum_j weights[:, j] * ks[j]`` for each row of ``weights``: shape ``(m, *y.shape)``."""
-        out = np.tensordot(weights, np.stack(ks), axes=1)
+    def lincomb_many(self, y, ks, weights: np.ndarray, h: float = 1.0):
+        """``y + h sum_j weights[:, j] * ks[j]`` for each row of ``weights``: shape ``(m, *y.shape)``.
+
+        ``ks`` is a sequence of arrays or a stage matrix from :meth:`new_stages` (whose ``y`` it is).
+        """
+        if isinstance(ks, _StageMatrix):  # its rows are y, h k_1, h k_2, ...
+            out = (weights.astype(self.dtype, copy=False) @ ks.data[1:1 + weights.shape[1]]).reshape(
+                (len(weights), *ks.shape))
+        else:
+            out = np.tensordot(weights * h, np.stack(ks), axes=1)
         if y is not None:
             out += y
         return out.astype(self.dtype, copy=False)
+
+    # -- stage storage: one matrix per step with rows y, h k_1, h k_2, ...: a stage sum
+    #    y + h sum_j a_ij k_j is then one dot product with (1, a_i1, ..., a_i,i-1)
+
+    def coefficient_rows(self, rows):
+        return [np.concatenate(([1.0], np.asarray(row, dtype=np.float64))).astype(self.dtype) for row in rows]
+
+    def new_stages(self, n: int, y, h: float):
+        data = np.empty((n + 1, y.size), dtype=self.dtype)
+        data[0] = y.reshape(-1)
+        return _StageMatrix(data, y.shape, h)
+
+    def set_stage(self, K, i: int, k) -> None:
+        np.multiply(k.reshape(-1), K.h, out=K.data[i + 1])
+
+    def combine(self, y, K, n: int, row, h: float):
+        """``y + h * sum_{j<n} row[j] K[j]`` (``y`` None: without it); ``y`` is the one in ``K``."""
+        out = np.dot(row, K.data[:n + 1]) if y is not None else np.dot(row[1:], K.data[1:n + 1])
+        return out.reshape(K.shape) if K.reshape else out
 
     def cast(self, x):
         return x.astype(self.dtype)
@@ -121,8 +149,22 @@ class TorchBackend:
                 return ratio.reshape(len(ratio), -1).mean(dim=1).sqrt_().cpu().numpy().astype(np.float64)
             return np.asarray(float(ratio.mean().sqrt_()))
 
-    def lincomb_many(self, y, ks, weights: np.ndarray):
-        w = torch.as_tensor(weights, dtype=self.dtype, device=self.device)
+    # -- stage storage: a list of tensors, sums accumulated in place (autograd-safe, see lincomb)
+
+    def coefficient_rows(self, rows):
+        return [tuple(float(x) for x in row) for row in rows]
+
+    def new_stages(self, n: int, y, h: float):
+        return []
+
+    def set_stage(self, K, i: int, k) -> None:
+        K.append(k)
+
+    def combine(self, y, K, n: int, row, h: float):
+        return self.lincomb(y, K[:n], [h * c for c in row])
+
+    def lincomb_many(self, y, ks, weights: np.ndarray, h: float = 1.0):
+        w = torch.as_tensor(weights * h, dtype=self.dtype, device=self.device)
         out = torch.tensordot(w, torch.stack(list(ks)), dims=1)
         return out if y is None else out + y
 
@@ -167,6 +209,16 @@ class TorchBackend:
 
     def output_times(self, t: np.ndarray):
         return torch.as_tensor(t, dtype=self.dtype, device=self.device)
+
+
+class _StageMatrix:
+    """The stages of one step as rows of a matrix (flattened states), with the state's shape."""
+
+    __slots__ = ("data", "shape", "reshape", "h")
+
+    def __init__(self, data: np.ndarray, shape: tuple, h: float):
+        self.data, self.shape, self.h = data, shape, h
+        self.reshape = len(shape) != 1  # a 1-D state is a row as it is
 
 
 class _NumpyOutputs:

@@ -314,9 +314,8 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
         if n == n_total:  # no slope beyond the end: f is not called for nothing
             return
         k_new = trial.end_slope.get()
-        if checked < 3:  # the first steps: is h beyond the method's stability interval?
-            checked += 1
-            _warn_if_unstable(backend, rec, h, y, trial.y_new, k1, k_new, t_new)
+        if checked < 3:  # the first steps: is h beyond the method's stability interval? (warned once)
+            checked = 3 if _warn_if_unstable(backend, rec, h, y, trial.y_new, k1, k_new, t_new) else checked + 1
         t, y, k1 = t_new, trial.y_new, k_new
 
 
@@ -331,6 +330,8 @@ def _warn_if_unstable(backend, rec, h, y, y_new, k, k_new, t_new):
                           f"h·|Δf|/|Δy| ≈ {h_lambda:.3g} at t={t_new:.6g} (stability intervals are about 2-3); "
                           f"the result may be unstable — take a smaller step or an adaptive method",
                           StepSizeWarning, stacklevel=5)
+            return True
+    return False
 
 
 def _initial_step(field, backend, stepper, t0, t_end, y0, f0, rtol, atol, direction):

@@ -44,10 +44,11 @@ class Trial:
         ``f(t + h, y_new)``, lazily: FSAL steps fill it in, others compute it on first use.
     """
 
-    __slots__ = ("y_new", "error", "interpolant", "end_slope")
+    __slots__ = ("y_new", "error", "interpolant", "end_slope", "error2")
 
     def __init__(self, y_new, error, interpolant, end_slope: Slope):
         self.y_new, self.error, self.interpolant, self.end_slope = y_new, error, interpolant, end_slope
+        self.error2 = None  # a second error estimate, for steppers whose error_norm combines two
 
 
 def hermite_weights(theta: np.ndarray, h: float) -> np.ndarray:
@@ -76,10 +77,6 @@ class _Coefficients:
         self.stages = tableau.stages
         self.a = [tuple(map(float, tableau.a[i, :i])) for i in range(tableau.stages)]
         self.b, self.c = tuple(map(float, tableau.b)), tuple(map(float, tableau.c))
-        self.e = None if tableau.e is None else tuple(map(float, tableau.e))
-        self.e2 = None if tableau.e2 is None else tuple(map(float, tableau.e2))
-        self.a_dense = [tuple(map(float, row)) for row in tableau.a_dense]
-        self.c_dense = tuple(map(float, tableau.c_dense))
 
 
 def _times(h: float, coeffs):
@@ -92,7 +89,8 @@ class ExplicitRK:
     One step computes the stages ``k_i = f(t + c_i h, y + h sum_j a_ij k_j)``, the update
     ``y + h sum b_i k_i``, the error estimate ``h sum e_i k_i`` and an interpolant: the tableau's own
     continuous extension ``y + h K^T P [θ, θ², ...]`` where it has one (its extra stages, if any,
-    evaluated lazily on the first interpolation), cubic Hermite otherwise.
+    evaluated lazily on the first interpolation), cubic Hermite otherwise. The stage sums are the
+    backend's: one matrix-vector product per stage for numpy, in-place accumulation for torch.
     """
 
     def __init__(self, tableau: RungeKuttaTableau, field, backend):
@@ -101,72 +99,87 @@ class ExplicitRK:
         self.order, self.error_order = tableau.order, tableau.error_order
         # the exponent of the step-size controller: err = O(h^k)
         self.k = min(tableau.order, tableau.error_order or tableau.order) + 1
-        self.coeffs = _Coefficients(tableau)
+        s = tableau.stages
+        self.last = s - 1 if tableau.fsal else s  # stages before y_new (FSAL: the last one is f(t + h, y_new))
+        rows = backend.coefficient_rows
+        self.c = tuple(map(float, tableau.c))
+        self.a_rows = rows([tableau.a[i, :i] for i in range(s)])
+        self.b_row = rows([tableau.b[:self.last]])[0]
+        self.e_row = None if tableau.e is None else rows([tableau.e])[0]
+        self.e2_row = None if tableau.e2 is None else rows([tableau.e2])[0]
+        self.slope_row = s if tableau.p_uses_slope else None
+        self.dense_rows = rows(list(tableau.a_dense))
+        self.c_dense = tuple(map(float, tableau.c_dense))
+        self.n_rows = s + (1 if tableau.p_uses_slope else 0) + len(tableau.a_dense)
         self.p_powers = None if tableau.p is None else np.arange(1, tableau.p.shape[1] + 1)
+        self.p_t = None if tableau.p is None else tableau.p.T.copy()
 
     def attempt(self, t: float, y, h: float, k1) -> Trial:
-        field, lincomb, co = self.field, self.backend.lincomb, self.coeffs
-        ks = [k1]
-        last = co.stages - 1 if self.tableau.fsal else co.stages
-        for i in range(1, last):
-            ks.append(field(t + co.c[i] * h, lincomb(y, ks, _times(h, co.a[i]))))
-        y_new = lincomb(y, ks, _times(h, co.b[:last]))
+        field, be, c, a_rows = self.field, self.backend, self.c, self.a_rows
+        K = be.new_stages(self.n_rows, y, h)
+        be.set_stage(K, 0, k1)
+        for i in range(1, self.last):
+            be.set_stage(K, i, field(t + c[i] * h, be.combine(y, K, i, a_rows[i], h)))
+        y_new = be.combine(y, K, self.last, self.b_row, h)
         if self.tableau.fsal:  # the last stage is f(t + h, y_new): the next step's first
-            ks.append(field(t + h, y_new))
-            slope = Slope(field, t + h, y_new, ks[-1])
+            k_last = field(t + h, y_new)
+            be.set_stage(K, self.last, k_last)
+            slope = Slope(field, t + h, y_new, k_last)
         else:
             slope = Slope(field, t + h, y_new)
-        error = None if co.e is None else lincomb(None, ks, _times(h, co.e))
-        return Trial(y_new, error, self._interpolant(t, y, h, ks, k1, y_new, slope), slope)
+        s = self.tableau.stages
+        trial = Trial(y_new, None if self.e_row is None else be.combine(None, K, s, self.e_row, h),
+                      self._interpolant(t, y, h, K, k1, y_new, slope), slope)
+        if self.e2_row is not None:
+            trial.error2 = be.combine(None, K, s, self.e2_row, h)
+        return trial
 
     def error_norm(self, trial: Trial, norm) -> np.ndarray:
         """The controller's norm of the error estimate; ``norm(array)`` is the scaled RMS.
 
         A tableau with a second estimator (``E2``, DOP853's 3rd-order one) combines both as
         ``|e5|² / sqrt(|e5|² + 0.01 |e3|²)`` ([HNW] II.10, the DOP853 code): the 5th-order
-        estimate is trusted only when the 3rd-order one does not contradict it.
+        estimate is trusted only where the 3rd-order one does not contradict it.
         """
         e = norm(trial.error)
-        if self.coeffs.e2 is None:
+        if self.e2_row is None:
             return e
-        ks = trial.interpolant.stages
-        e2 = norm(self.backend.lincomb(None, ks, _times(trial.interpolant.h, self.coeffs.e2)))
+        e2 = norm(trial.error2)
         denom = np.sqrt(e * e + 0.01 * e2 * e2)
         return np.where(denom > 0, e * e / np.where(denom > 0, denom, 1.0), 0.0)
 
-    def _interpolant(self, t, y, h, ks, k1, y_new, slope):
+    def _interpolant(self, t, y, h, K, k1, y_new, slope):
         if self.tableau.p is None:
-            interp = hermite(self.backend, h, y, k1, y_new, slope)
-            interp.stages, interp.h = ks, h
-            return interp
-        return _DenseRK(self, t, y, h, ks, slope)
+            return hermite(self.backend, h, y, k1, y_new, slope)
+        return _DenseRK(self, t, y, h, K, slope)
 
 
 class _DenseRK:
     """A tableau's continuous extension on one step, its extra stages computed on first use."""
 
-    __slots__ = ("stepper", "t", "y", "h", "stages", "slope", "_all")
+    __slots__ = ("stepper", "t", "y", "h", "stages", "slope", "complete")
 
-    def __init__(self, stepper: ExplicitRK, t, y, h, ks, slope: Slope):
-        self.stepper, self.t, self.y, self.h, self.stages, self.slope = stepper, t, y, h, ks, slope
-        self._all = None
+    def __init__(self, stepper: ExplicitRK, t, y, h, K, slope: Slope):
+        self.stepper, self.t, self.y, self.h, self.stages, self.slope = stepper, t, y, h, K, slope
+        self.complete = False
 
     def _all_stages(self):
-        if self._all is None:
-            st = self.stepper
-            ks = list(self.stages)
-            if st.tableau.p_uses_slope:
-                ks.append(self.slope.get())
-            lincomb, h = st.backend.lincomb, self.h
-            for row, c in zip(st.coeffs.a_dense, st.coeffs.c_dense):
-                ks.append(st.field(self.t + c * h, lincomb(self.y, ks, _times(h, row))))
-            self._all = ks
-        return self._all
+        if not self.complete:
+            st, be, K, h = self.stepper, self.stepper.backend, self.stages, self.h
+            n = st.tableau.stages
+            if st.slope_row is not None:
+                be.set_stage(K, n, self.slope.get())
+                n += 1
+            for row, c in zip(st.dense_rows, st.c_dense):
+                be.set_stage(K, n, st.field(self.t + c * h, be.combine(self.y, K, n, row, h)))
+                n += 1
+            self.complete = True
+        return self.stages
 
     def __call__(self, theta: np.ndarray):
         st = self.stepper
         powers = np.asarray(theta, dtype=np.float64)[:, None] ** st.p_powers
-        return st.backend.lincomb_many(self.y, self._all_stages(), self.h * (powers @ st.tableau.p.T))
+        return st.backend.lincomb_many(self.y, self._all_stages(), powers @ st.p_t, self.h)
 
 
 class TwoStep:
