@@ -75,7 +75,7 @@ class NumpyBackend:
         return _StageMatrix(data, y.shape, h)
 
     def set_stage(self, K, i: int, k) -> None:
-        np.multiply(k.reshape(-1), K.h, out=K.data[i + 1])
+        np.multiply(k.reshape(-1) if K.reshape else k, K.h, K.data[i + 1])  # positional out: faster
 
     def combine(self, y, K, n: int, row, h: float):
         """``y + h * sum_{j<n} row[j] K[j]`` (``y`` None: without it); ``y`` is the one in ``K``."""

@@ -587,8 +587,8 @@ def solve(
     y0 = _validate_state(y0)
     t_out = _validate_times(t)
     rtol, atol = _validate_tolerances(rtol, atol, y0)
-    if not isinstance(max_steps, (int, np.integer)) or isinstance(max_steps, bool) or max_steps < 1:
-        raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
+    if not isinstance(max_steps, (int, np.integer)) or isinstance(max_steps, (bool, np.bool_)) or max_steps < 1:
+        raise ValueError(f"max_steps must be a positive integer, got {type(max_steps).__name__} {max_steps!r:.60}")
     for name, value in (("throw", throw), ("dense", dense), ("per_sample", per_sample)):
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {value!r}")
@@ -655,43 +655,53 @@ def _validate_state(y0):
     return y0
 
 
-def _validate_times(t) -> np.ndarray:
-    if is_torch(t):
-        t = t.detach().cpu().numpy()
-    if isinstance(t, (str, bytes)) or np.iscomplexobj(t):
-        raise TypeError(f"t must be a 1-D array of real times, got {t!r:.80}")
+def _real_array(value, name: str, what: str) -> np.ndarray:
+    """``value`` as a float64 array, refusing what numpy would convert silently (strings, bools,
+    complex numbers, objects)."""
+    if is_torch(value):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, (str, bytes, dict, set)) or value is None:
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__} {value!r:.60}")
     try:
-        t_out = np.asarray(t, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"t must be a 1-D array of real times, got {type(t).__name__}") from None
+        raw = np.asarray(value)
+    except (TypeError, ValueError):  # ragged nested sequences
+        raise TypeError(f"{name} must be {what}, got a ragged or mixed {type(value).__name__}") from None
+    if raw.dtype.kind not in "fiu":
+        kind = {"c": "complex", "b": "boolean", "U": "string", "S": "bytes"}.get(raw.dtype.kind, "non-numeric")
+        raise TypeError(f"{name} must be {what}, got {kind} values (dtype {raw.dtype})")
+    return raw.astype(np.float64)
+
+
+def _validate_times(t) -> np.ndarray:
+    t_out = _real_array(t, "t", "a 1-D array of real times")
     if t_out.ndim != 1 or len(t_out) < 2:
         raise ValueError(f"t must be a 1-D array of at least 2 times, got shape {t_out.shape}")
     if not np.isfinite(t_out).all():
-        raise ValueError("t must be finite")
+        raise ValueError(f"t must be finite, got {t_out[~np.isfinite(t_out)][0]!r} at index "
+                         f"{int(np.argmin(np.isfinite(t_out)))}")
     dt = np.diff(t_out)
     if not ((dt > 0).all() or (dt < 0).all()):
         raise ValueError("t must be strictly increasing or strictly decreasing (non-monotone or repeated "
                          f"times at index {int(np.argmax((dt <= 0) if dt[0] > 0 else (dt >= 0))) + 1})")
+    if not np.isfinite(dt).all():
+        raise ValueError(f"t must span a finite interval, got t[0] = {t_out[0]!r} and t[-1] = {t_out[-1]!r}")
     return t_out
 
 
 def _validate_tolerances(rtol, atol, y0):
-    if isinstance(rtol, (str, bytes, bool)) or np.iscomplexobj(rtol):
-        raise TypeError(f"rtol must be a positive float, got {rtol!r}")
-    if isinstance(atol, (str, bytes, bool)) or np.iscomplexobj(atol):
-        raise TypeError(f"atol must be a positive float or array, got {atol!r}")
-    try:
-        rtol = float(rtol)
-    except (TypeError, ValueError):
-        raise ValueError(f"rtol must be a positive float, got {rtol!r}") from None
+    if isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, (int, float, np.integer, np.floating)):
+        raise TypeError(f"rtol must be a positive float, got {type(rtol).__name__} {rtol!r:.60}")
+    rtol = float(rtol)
     if not rtol > 0 or not math.isfinite(rtol):
         raise ValueError(f"rtol must be a positive finite float, got {rtol!r}")
-    if np.ndim(atol) == 0 and not is_torch(atol):
-        atol = float(atol)
+    if isinstance(atol, (bool, np.bool_)):
+        raise TypeError(f"atol must be a positive float or array, got {atol!r}")
+    atol_np = _real_array(atol, "atol", "a positive float or an array of them")
+    if atol_np.ndim == 0 and not is_torch(atol):
+        atol = float(atol_np)
         if not atol > 0 or not math.isfinite(atol):
             raise ValueError(f"atol must be a positive finite float (or array), got {atol!r}")
         return rtol, atol
-    atol_np = atol.detach().cpu().numpy() if is_torch(atol) else np.asarray(atol, dtype=np.float64)
     if not (atol_np > 0).all() or not np.isfinite(atol_np).all():
         raise ValueError("atol must be positive and finite in every component")
     try:
@@ -711,16 +721,16 @@ def _validate_step_size(step_size, direction, adaptive, name, t0, t_end):
             return None
         raise ValueError(f"step_size is required for the fixed-step method {name!r} "
                          f"(a float with the sign of t[-1] - t[0])")
-    if isinstance(step_size, (str, bytes, bool)) or np.iscomplexobj(step_size):
-        raise TypeError(f"step_size must be a real float, got {step_size!r}")
-    try:
-        h = float(step_size)
-    except (TypeError, ValueError):
-        raise ValueError(f"step_size must be a float, got {step_size!r}") from None
+    if isinstance(step_size, (bool, np.bool_)) or not isinstance(step_size, (int, float, np.integer, np.floating)):
+        raise TypeError(f"step_size must be a real float, got {type(step_size).__name__} {step_size!r:.60}")
+    h = float(step_size)
     if not math.isfinite(h) or h == 0.0 or math.copysign(1.0, h) != direction:
         sign = "positive" if direction > 0 else "negative"
         raise ValueError(f"step_size must be {sign} and finite for t going from t[0] towards t[-1] "
                          f"({'increasing' if direction > 0 else 'decreasing'} times), got {step_size!r}")
+    if abs(h) < 16 * np.spacing(max(abs(t0), abs(t_end))):
+        raise ValueError(f"step_size={h:.3g} is below the resolution of t near {max(abs(t0), abs(t_end)):.3g} "
+                         f"(expected at least {16 * np.spacing(max(abs(t0), abs(t_end))):.3g} in magnitude)")
     if not adaptive and not math.isfinite((t_end - t0) / h):
         raise ValueError(f"step_size={h:.3g} is too small for the span |t[-1] - t[0]| = {abs(t_end - t0):.3g}: "
                          f"the number of steps overflows (expected a step of at least "

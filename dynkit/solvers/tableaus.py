@@ -22,10 +22,25 @@ References
 """
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 from fractions import Fraction as Fr
 
 import numpy as np
+
+
+def _check_real_rows(name: str, label: str, rows) -> None:
+    """Every coefficient a finite real number (int, Fraction, float; not a str, bool or complex)."""
+    try:
+        values = [x for row in rows for x in row]
+    except TypeError:
+        raise TypeError(f"tableau {name!r}: {label} must be a sequence of rows of numbers, got {rows!r:.80}") from None
+    for x in values:
+        if isinstance(x, bool) or not isinstance(x, numbers.Real):
+            raise TypeError(f"tableau {name!r}: {label} must hold real numbers, got {type(x).__name__} {x!r:.40}")
+        if not math.isfinite(float(x)):
+            raise ValueError(f"tableau {name!r}: {label} must hold finite numbers, got {x!r}")
 
 
 def _as_array(rows) -> np.ndarray:
@@ -87,7 +102,25 @@ class RungeKuttaTableau:
     c_dense: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"RungeKuttaTableau: name must be a non-empty str, got {self.name!r}")
+        for label, value in (("order", self.order), ("error_order", self.error_order)):
+            if value is None and label == "error_order":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"tableau {self.name!r}: {label} must be a positive int, got {value!r}")
+        if (self.E is None) != (self.error_order is None):
+            raise ValueError(f"tableau {self.name!r}: E and error_order go together (an embedded pair has both), "
+                             f"got E={'None' if self.E is None else 'given'} and error_order={self.error_order!r}")
+        for label, rows in (("A", self.A), ("B", [self.B]), ("C", [self.C]), ("E", [self.E] if self.E else []),
+                            ("E2", [self.E2] if self.E2 else []), ("P", self.P or []), ("A_dense", self.A_dense),
+                            ("C_dense", [self.C_dense])):
+            _check_real_rows(self.name, label, rows)
         s = len(self.B)
+        if s == 0:
+            raise ValueError(f"tableau {self.name!r}: B must have at least one stage")
+        if self.E is not None and len(self.E) != s:
+            raise ValueError(f"tableau {self.name!r}: E needs {s} entries (one per stage), got {len(self.E)}")
         if len(self.A) != s or len(self.C) != s or any(len(row) != s for row in self.A):
             raise ValueError(f"tableau {self.name!r}: A must be {s}x{s} and C of length {s}")
         for i, row in enumerate(self.A):
