@@ -10,7 +10,7 @@ Matched error: the peer's log NFE is interpolated linearly in log error at each 
 lies inside the peer's error range; a point whose relative error exceeds 1e-2 (the orbit was lost)
 is neither ours nor the peer's to match. Errors are relative, ``|y - y_ref|_∞ / |y_ref|_∞`` at the
 final time, against references from independent computations: Arenstorf's period (y(T) = y(0)),
-the rigid body's Jacobi elliptic closed form (DETEST B5), and 30-digit Taylor-series solutions
+the rigid body's Jacobi elliptic closed form (DETEST B5), and 24-digit Taylor-series solutions
 (``mpmath.odefun``) for Lotka–Volterra and Pleiades, cached in
 ``analysis/results/bench_high_order/references.json``.
 
@@ -53,10 +53,10 @@ def pleiades(t, u):
 
 
 def _mp_reference(name: str) -> list[str]:
-    """Taylor-series solution in 30 digits (mpmath.odefun): independent of every RK method here."""
+    """Taylor-series solution in 24 digits (mpmath.odefun): independent of every RK method here."""
     import mpmath
 
-    mpmath.mp.dps = 30
+    mpmath.mp.dps = 24
     if name == "lotka_volterra":
         def f(t, y):
             return [1.5 * y[0] - y[0] * y[1], -3 * y[1] + y[0] * y[1]]
@@ -85,7 +85,7 @@ def references() -> dict:
     cached = json.loads(path.read_text()) if path.exists() else {}
     missing = [n for n in ("lotka_volterra", "pleiades") if n not in cached]
     for name in missing:
-        print(f"computing the {name} reference with mpmath.odefun (30 digits) ...", flush=True)
+        print(f"computing the {name} reference with mpmath.odefun (24 digits; Pleiades takes ~10 minutes) ...", flush=True)
         cached[name] = _mp_reference(name)
     if missing:
         write_json(path, {k: v for k, v in cached.items() if k in ("lotka_volterra", "pleiades")},

@@ -22,7 +22,8 @@ the numpy/torch :mod:`~dynkit.solvers.backend`. The stepper it returns has
 
 ``k`` : int
     exponent of the controller, the local error being O(h^k) (``min(order, error_order) + 1``);
-    read on every step, so a switching stepper may change it.
+    read on every step, so a switching stepper may change it (``safety`` and ``pi_beta``, optional,
+    override the controller's safety factor 0.9 and PI coefficient 0.2 / k, read when ``k`` changes).
 ``attempt(t, y, h, k1) -> Trial``
     one trial step from ``(t, y)`` with step ``h`` (signed), given ``k1 = f(t, y)``; returns a
     :class:`~dynkit.solvers.explicit.Trial`: ``y_new``, ``error`` (array like ``y``, or None for
@@ -400,8 +401,10 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
             raise _max_steps_failure(field, backend, rec, stepper, t, y, k1, h, max_steps)
         if k != stepper.k:
             k = stepper.k
-            beta = PI_BETA_TIMES_K / k
+            beta = getattr(stepper, "pi_beta", None)
+            beta = PI_BETA_TIMES_K / k if beta is None else beta
             alpha = 1.0 / k - 0.75 * beta
+            safety = getattr(stepper, "safety", None) or SAFETY
         if direction * (t + h - t_end) > 0:
             h = t_end - t
         if abs(h) < 16 * np.spacing(max(abs(t), abs(t + h))):
@@ -424,7 +427,7 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
             t_stop = _accept(rec, stepper, trial, t, t_new)
             if t_stop is not None:
                 return
-            factor = MAX_FACTOR if norm == 0.0 else SAFETY * norm ** (-alpha) * err_prev ** beta
+            factor = MAX_FACTOR if norm == 0.0 else safety * norm ** (-alpha) * err_prev ** beta
             factor = min(MAX_FACTOR, max(MIN_FACTOR, factor))
             if rejected_last:
                 factor = min(1.0, factor)
@@ -437,7 +440,7 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
         else:
             stats.n_rejected += 1
             nonfinite_last = not math.isfinite(norm)
-            factor = NONFINITE_FACTOR if nonfinite_last else max(MIN_FACTOR, SAFETY * norm ** (-1.0 / k))
+            factor = NONFINITE_FACTOR if nonfinite_last else max(MIN_FACTOR, safety * norm ** (-1.0 / k))
             rejected_last = True
         h = h * factor
 

@@ -99,6 +99,7 @@ class ExplicitRK:
         self.order, self.error_order = tableau.order, tableau.error_order
         # the exponent of the step-size controller: err = O(h^k)
         self.k = min(tableau.order, tableau.error_order or tableau.order) + 1
+        self.safety, self.pi_beta = tableau.safety, tableau.pi_beta  # None: the controller's defaults
         s = tableau.stages
         self.last = s - 1 if tableau.fsal else s  # stages before y_new (FSAL: the last one is f(t + h, y_new))
         rows = backend.coefficient_rows
