@@ -40,11 +40,14 @@ import numpy as np
 
 from ..solvers import METHODS, RungeKuttaTableau, SolverStats, solve
 from ..solvers.backend import is_torch
+# the stability boundary and the step counting live with the solvers (method="auto" runs them
+# without importing the diagnostics); they are this module's public names too
+from ..solvers.stability import DEFAULT_MIN_RUN, StiffnessDetector, stability_boundary, stability_polynomial
 
-__all__ = ["StiffnessReport", "stiffness_report", "stability_boundary", "stability_polynomial"]
+__all__ = ["StiffnessReport", "StiffnessDetector", "stiffness_report", "stability_boundary",
+           "stability_polynomial"]
 
 DEFAULT_THRESHOLD = 0.5
-DEFAULT_MIN_RUN = 15
 # two stage times closer than this fraction of the step are "the same time"
 _SAME_TIME = 1e-9
 
@@ -136,41 +139,6 @@ def _fmax(x) -> float:
 def _json_float(x: float):
     x = float(x)
     return x if math.isfinite(x) else str(x)
-
-
-# ---------------------------------------------------------------------------------------------
-# the method's stability region
-
-
-def stability_polynomial(tableau: RungeKuttaTableau) -> np.ndarray:
-    """Coefficients ``γ_0..γ_s`` of ``R(z) = Σ γ_k z^k = 1 + z bᵀ(I − zA)⁻¹𝟙`` ([HW] IV.2, Eq. (2.3)),
-    ``γ_k = bᵀ A^{k-1} 𝟙`` for an explicit method."""
-    s = tableau.stages
-    gamma = [1.0]
-    v = np.ones(s)
-    for _ in range(s):
-        gamma.append(float(tableau.b @ v))
-        v = tableau.a @ v
-    return np.array(gamma)
-
-
-def stability_boundary(method: str | RungeKuttaTableau) -> float:
-    """Radius ``r`` of the stability region on the negative real axis: ``|R(−x)| ≤ 1`` for ``0 ≤ x ≤ r``."""
-    if isinstance(method, str) and method in METHODS and isinstance(METHODS[method].implementation,
-                                                                      RungeKuttaTableau):
-        method = METHODS[method].implementation
-    if not isinstance(method, RungeKuttaTableau):
-        raise ValueError(f"method must be a one-step Runge-Kutta method name or tableau, got {method!r}")
-    poly = np.polynomial.Polynomial(stability_polynomial(method))
-    xs = np.linspace(1e-3, 20.0, 20_001)
-    unstable = np.abs(poly(-xs)) > 1.0 + 1e-12
-    if not unstable.any():  # pragma: no cover - no explicit method of this kind
-        return float(xs[-1])
-    lo, hi = xs[max(int(np.argmax(unstable)) - 1, 0)], xs[int(np.argmax(unstable))]
-    for _ in range(60):  # bisection to machine precision
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if abs(poly(-mid)) <= 1.0 + 1e-12 else (lo, mid)
-    return float(lo)
 
 
 def _tableau(method) -> RungeKuttaTableau:

@@ -124,6 +124,8 @@ class Solution:
         returning one value per sample, the sample index of each zero (``None`` for scalar ``g``).
     dense : DenseOutput or None
         With ``dense=True``: the piecewise continuous extension over the steps taken.
+    switch_log : list or None
+        ``method="auto"``: each switch as ``(t, from_method, to_method)`` (``stats.switches`` counts them).
     """
 
     ts: Any
@@ -136,6 +138,7 @@ class Solution:
     y_events: list | None = None
     event_indices: list | None = None
     dense: DenseOutput | None = None
+    switch_log: list | None = None
 
     @property
     def success(self) -> bool:
@@ -215,6 +218,7 @@ class _Recorder:
         self.events = None
         self.dense = None
         self.stop = None  # (result, message) when an event ends the solve
+        self.switch_log = None  # the stepper's list of (t, from, to), for method="auto"
 
     @property
     def done(self) -> bool:
@@ -245,6 +249,7 @@ class _Recorder:
         if self.events is not None:
             sol.t_events, sol.y_events, sol.event_indices = self.events.results()
         sol.dense = self.dense
+        sol.switch_log = self.switch_log
         return sol
 
     def failure(self, cls, message: str, t: float | None) -> SolverError:
@@ -505,6 +510,7 @@ def solve(
     dense: bool = False,
     events: Any = None,
     per_sample: bool = False,
+    jac: Callable[[Any, Any], Any] | None = None,
 ) -> Solution:
     """Integrate ``dy/dt = f(t, y)`` from ``y(t[0]) = y0`` and return the states at the times ``t``.
 
@@ -550,6 +556,11 @@ def solve(
         that many) and ``g.direction`` (+1: only upward crossings, -1: only downward, 0: both).
         A terminal event ends the solve with ``result == "event"``; ``sol.t_events`` /
         ``sol.y_events`` / ``sol.event_indices`` hold the zeros.
+    jac : callable, optional
+        ``jac(t, y) -> ∂f/∂y`` for the Rosenbrock methods (``rosenbrock23``, ``rodas4``, ``auto``):
+        shape ``(y0.size, y0.size)``, or ``(B, n, n)`` per sample with ``per_sample=True`` (whose
+        samples must then be independent). Default: ``torch.func.jacrev`` for torch states, forward
+        differences for numpy states (see :mod:`dynkit.solvers.jacobian`).
     per_sample : bool
         Error control per sample: the leading axis of ``y0`` indexes independent samples, the RMS is
         taken within each sample and a step is accepted only if every sample's error is within
@@ -599,6 +610,8 @@ def solve(
         raise ValueError(f"per_sample=True needs a leading sample axis in y0, got shape {tuple(y0.shape)}")
     if not callable(f):
         raise TypeError(f"f must be a callable f(t, y), got {type(f).__name__}")
+    if jac is not None and not callable(jac):
+        raise TypeError(f"jac must be None or a callable jac(t, y) -> ∂f/∂y, got {type(jac).__name__}")
     t0, t_end = float(t_out[0]), float(t_out[-1])
     direction = 1.0 if t_end > t0 else -1.0
     adaptive = bool(getattr(method_obj, "adaptive", False))
@@ -608,11 +621,13 @@ def solve(
     stats = SolverStats()
     rec = _Recorder(t_out, y0, backend, stats, method_obj.name)
     field = _CountedField(f, backend, y0, stats, rec)
+    field.jac, field.batched = jac, bool(per_sample)  # read by the Rosenbrock steppers
     if dense:
         rec.dense = DenseOutput(backend, t0, y0)
     if events is not None:
         rec.events = EventTracker(events, backend, t0, y0, rec)
     stepper = make_stepper(method_obj, field, backend, step_size)
+    rec.switch_log = getattr(stepper, "switch_log", None)
     try:
         if adaptive:
             _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, step_size,

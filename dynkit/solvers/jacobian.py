@@ -1,0 +1,161 @@
+"""Jacobians ``J = ∂f/∂y`` and time derivatives ``∂f/∂t`` for the linearly implicit (Rosenbrock) steppers.
+
+Three providers, one interface ``provider(t, y, f0) -> (J, f_t)``:
+
+* :class:`UserJacobian` — the user's ``jac(t, y)``;
+* :class:`AutogradJacobian` — ``torch.func.jacrev`` for torch states (one reverse pass per row,
+  vectorised by ``vmap``), and ``∂f/∂t`` in the same call;
+* :class:`FiniteDifferenceJacobian` — forward differences for numpy states, ``f0 = f(t, y)`` reused.
+
+``J`` is an array of shape ``(d, d)`` with ``d = y.size`` (the state flattened), or ``(B, n, n)`` with
+``n = y[0].size`` when the leading axis holds ``B`` independent samples (``batched=True``: the
+Jacobian is block diagonal and only its blocks are formed). ``f_t`` has the state's shape.
+
+Every call of ``f`` is counted in the solve's ``stats.nfe`` (finite-difference calls, the autograd
+pass and the time-derivative probe included); each provider call counts one ``stats.njev``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+
+def _relative_step(backend) -> float:
+    """sqrt(eps) of the state's dtype: balances truncation (O(δ)) and round-off (O(eps/δ))."""
+    if backend.name == "torch":
+        import torch
+
+        return math.sqrt(torch.finfo(backend.dtype).eps)
+    return math.sqrt(np.finfo(backend.dtype).eps)
+
+
+class UserJacobian:
+    """``jac(t, y)`` from the user; ``∂f/∂t`` by one forward difference in ``t`` (one counted call)."""
+
+    def __init__(self, jac: Callable, field, backend, batched: bool):
+        self.jac, self.field, self.backend, self.batched = jac, field, backend, batched
+        shape = tuple(field.shape)
+        n = int(np.prod(shape[1:])) if batched else int(np.prod(shape))
+        self.want = (shape[0], n, n) if batched else (n, n)
+
+    def __call__(self, t: float, y, f0):
+        self.field.stats.njev += 1
+        J = self.jac(self.backend.time(t), y)
+        J = _as_backend_matrix(self.backend, J, "jac")
+        if tuple(J.shape) != self.want:
+            if math.prod(J.shape) == math.prod(self.want):
+                J = J.reshape(self.want)
+            else:
+                raise ValueError(f"jac must return ∂f/∂y of shape {self.want} for a state of shape "
+                                 f"{tuple(self.field.shape)}{' (per sample)' if self.batched else ''}, "
+                                 f"got shape {tuple(J.shape)}")
+        return J, _time_derivative(self.field, self.backend, t, y, f0)
+
+
+class FiniteDifferenceJacobian:
+    """Forward differences ``(f(y + δ_j e_j) − f(y)) / δ_j``, ``δ_j = √ε max(1, |y_j|)`` ([HW] IV.8).
+
+    ``d`` calls of ``f`` (``n`` for a batch: component ``j`` of every sample is perturbed at once,
+    which is exact for independent samples), plus one for ``∂f/∂t``.
+    """
+
+    def __init__(self, field, backend, batched: bool):
+        self.field, self.backend, self.batched = field, backend, batched
+
+    def __call__(self, t: float, y, f0):
+        self.field.stats.njev += 1
+        shape = tuple(y.shape)
+        rows = y.reshape(shape[0], -1) if self.batched else y.reshape(1, -1)
+        f_rows = f0.reshape(rows.shape)
+        n = rows.shape[1]
+        J = np.empty((rows.shape[0], n, n), dtype=y.dtype)
+        for j in range(n):
+            delta = _relative_step(self.backend) * np.maximum(1.0, np.abs(rows[:, j]))
+            probe = rows.copy()
+            probe[:, j] += delta
+            delta = probe[:, j] - rows[:, j]  # the step actually taken, after rounding
+            df = self.field(t, probe.reshape(shape)).reshape(rows.shape) - f_rows
+            J[:, :, j] = df / delta[:, None]
+        return (J if self.batched else J[0]), _time_derivative(self.field, self.backend, t, y, f0)
+
+
+class AutogradJacobian:
+    """``torch.func.jacrev`` of ``f`` with respect to ``(t, y)``: ``J`` and ``∂f/∂t`` in one call.
+
+    Batched states use ``vmap(jacrev(...))`` over the samples, each sample seen by ``f`` as a batch
+    of one. If ``f`` cannot be differentiated in ``t`` (it converts ``t`` to a Python float, say),
+    ``∂f/∂t`` falls back to a forward difference.
+    """
+
+    def __init__(self, field, backend, batched: bool):
+        import torch  # noqa: F401  (only torch states get here)
+
+        self.field, self.backend, self.batched = field, backend, batched
+        self.time_by_autograd = True
+
+    def __call__(self, t: float, y, f0):
+        import torch
+        from torch.func import jacrev, vmap
+
+        field = self.field
+        field.stats.njev += 1
+        f, shape = field.f, tuple(y.shape)
+        tt = self.backend.time(t)
+        y = y.detach()
+        if self.batched:
+            sample = (1, *shape[1:])
+
+            def one(tt, yi):
+                return f(tt, yi.reshape(sample)).reshape(-1)
+
+            rows = y.reshape(shape[0], -1)
+            jac = lambda argnums: vmap(jacrev(one, argnums=argnums), in_dims=(None, 0))(tt, rows)  # noqa: E731
+        else:
+            def whole(tt, yf):
+                return f(tt, yf.reshape(shape)).reshape(-1)
+
+            jac = lambda argnums: jacrev(whole, argnums=argnums)(tt, y.reshape(-1))  # noqa: E731
+        field.stats.nfe += 1  # one forward pass of f inside jacrev (its reverse passes are vectorised)
+        with torch.enable_grad():
+            if self.time_by_autograd:
+                try:
+                    ft, J = jac((0, 1))
+                    return J.detach(), ft.detach().reshape(shape)
+                except Exception:  # f is not differentiable in t: J by autograd, f_t by a difference
+                    self.time_by_autograd = False
+            J = jac(1)
+        return J.detach(), _time_derivative(field, self.backend, t, y, f0)
+
+
+def _time_derivative(field, backend, t: float, y, f0):
+    dt = _relative_step(backend) * max(1.0, abs(t))
+    dt = (t + dt) - t  # the step actually taken, after rounding
+    return backend.lincomb(None, (field(t + dt, y), f0), (1.0 / dt, -1.0 / dt))
+
+
+def _as_backend_matrix(backend, J: Any, name: str):
+    if backend.name == "torch":
+        import torch
+
+        if not isinstance(J, torch.Tensor):
+            J = torch.as_tensor(np.asarray(J), dtype=backend.dtype, device=backend.device)
+        return J.detach().to(backend.dtype)
+    if not isinstance(J, np.ndarray):
+        try:
+            J = np.asarray(J, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must return an array of numbers, got {type(J).__name__}") from None
+    if J.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must return real numbers, got dtype {J.dtype}")
+    return J.astype(backend.dtype, copy=False)
+
+
+def jacobian_provider(field, backend, jac: Callable | None, batched: bool):
+    """The provider for a solve: the user's ``jac``, autograd for torch, finite differences for numpy."""
+    if jac is not None:
+        return UserJacobian(jac, field, backend, batched)
+    if backend.name == "torch":
+        return AutogradJacobian(field, backend, batched)
+    return FiniteDifferenceJacobian(field, backend, batched)
