@@ -58,7 +58,9 @@ def test_fixed_step_methods_reach_their_order(method):
     assert abs(p_system - order) < 0.15, (method, p_system)
 
 
-@pytest.mark.parametrize("method", ADAPTIVE)
+# a 2nd-order propagated solution (rosenbrock23) has a global error ~ tol^(2/3), not ~ tol: it has its
+# own version of this test in tests/test_solvers_stiff.py
+@pytest.mark.parametrize("method", [m for m in ADAPTIVE if METHODS[m].order >= 3])
 def test_adaptive_error_tracks_tolerance(method):
     # Global error over t in [0, 10] of a closed-form problem: it must fall with the tolerance, stay
     # within a modest factor of it (a global error is an accumulation of local ones: factor 100),

@@ -62,6 +62,10 @@ class RosenbrockTableau:
         Weights of the solution and of the error estimate.
     P : (s, q) array
         Dense output: ``y(t + θh) = y + Σ_i u_i Σ_p P[i, p] θ^{p+1}``.
+    bootstrap_dense : bool
+        Raise the dense output's order by one (see :func:`bootstrap_weights`): the quartic through
+        ``y_n, f_n, y_{n+1}, f_{n+1}`` and ``f`` at ``P``'s interpolant at θ = ⅓
+        (one more call of ``f`` per step, made only for steps that are interpolated).
     """
 
     name: str
@@ -75,6 +79,7 @@ class RosenbrockTableau:
     m: np.ndarray
     e: np.ndarray
     P: np.ndarray
+    bootstrap_dense: bool = False
     adaptive: bool = True
 
     @property
@@ -146,7 +151,28 @@ def _rodas4() -> RosenbrockTableau:
     H2 = np.array([-0.6762803392801253, 6.087714651680015, 16.43084320892478, 24.76722511418386,
                    -6.594389125716872, 0.0])
     P = np.stack([m + H1, H2 - H1, -H2], axis=1)
-    return RosenbrockTableau("rodas4", 4, 3, 0.25, a, C, c, d, m, e, P)
+    return RosenbrockTableau("rodas4", 4, 3, 0.25, a, C, c, d, m, e, P, bootstrap_dense=True)
+
+
+def bootstrap_weights(theta: np.ndarray, h: float) -> np.ndarray:
+    """Weights of ``(y_0, f_0, y_1, f_1, f_⅓)`` in the quartic ``p`` with ``p(0) = y_0``,
+    ``p(1) = y_1``, ``p'(θ) = h f_θ`` at ``θ = 0, ⅓, 1`` (derivatives in θ), one row per θ.
+    (Not θ = ½: a cubic ``p'`` through its values at 0, ½, 1 has Simpson's integral whatever ``p``, so
+    ``y_1 − y_0`` would not pin the quartic.)
+
+    With ``f_⅓ = f(t + h/3, q(⅓))`` for a dense output ``q`` of local order ``h^4`` (RODAS's), the slope
+    error is ``O(h^4)``, which enters ``p`` multiplied by ``h``: ``p`` has local error ``O(h^5)``, the
+    order of the step itself (the "bootstrapping" of dense output, Enright et al. 1986, and [HW] II.6).
+    """
+    conditions = np.array([[1, 0, 0, 0, 0],             # p(0)
+                           [0, 1, 0, 0, 0],             # p'(0)
+                           [1, 1, 1, 1, 1],             # p(1)
+                           [0, 1, 2, 3, 4],             # p'(1)
+                           [0, 1, 2 / 3, 1 / 3, 4 / 27]], float)  # p'(1/3)
+    powers = np.asarray(theta, dtype=np.float64)[:, None] ** np.arange(5)
+    weights = powers @ np.linalg.inv(conditions)
+    weights[:, [1, 3, 4]] *= h
+    return weights
 
 
 ROSENBROCK23 = _rosenbrock23()
@@ -271,19 +297,31 @@ class RosenbrockStepper:
         y_new = be.lincomb(y, u, self.m)
         error = be.lincomb(None, u, self.e)
         slope = Slope(field, t + h, y_new, f_last if self.fsal else None)
-        return Trial(y_new, error, _RosenbrockDense(self, y, u), slope)
+        return Trial(y_new, error, _RosenbrockDense(self, t, h, y, k1, u, y_new, slope), slope)
 
 
 class _RosenbrockDense:
-    __slots__ = ("stepper", "y", "u")
+    """The tableau's interpolant on one step, bootstrapped on first use if the tableau asks for it."""
 
-    def __init__(self, stepper: RosenbrockStepper, y, u):
-        self.stepper, self.y, self.u = stepper, y, u
+    __slots__ = ("stepper", "t", "h", "y", "k1", "u", "y_new", "slope", "f_mid")
 
-    def __call__(self, theta: np.ndarray):
+    def __init__(self, stepper: RosenbrockStepper, t, h, y, k1, u, y_new, slope: Slope):
+        self.stepper, self.t, self.h, self.y, self.k1, self.u = stepper, t, h, y, k1, u
+        self.y_new, self.slope, self.f_mid = y_new, slope, None
+
+    def own(self, theta: np.ndarray):
         st = self.stepper
         weights = (np.asarray(theta, dtype=np.float64)[:, None] ** st.powers) @ st.P_t
         return st.backend.lincomb_many(self.y, self.u, weights)
+
+    def __call__(self, theta: np.ndarray):
+        st = self.stepper
+        if not st.tableau.bootstrap_dense:
+            return self.own(theta)
+        if self.f_mid is None:
+            self.f_mid = st.field(self.t + self.h / 3, self.own(np.array([1 / 3]))[0])
+        data = (self.y, self.k1, self.y_new, self.slope.get(), self.f_mid)
+        return st.backend.lincomb_many(None, data, bootstrap_weights(np.asarray(theta, float), self.h))
 
 
 def _failed_trial(backend, field, t, y, h) -> Trial:
