@@ -4,7 +4,7 @@ Three providers, one interface ``provider(t, y, f0) -> (J, f_t)``:
 
 * :class:`UserJacobian` — the user's ``jac(t, y)``;
 * :class:`AutogradJacobian` — ``torch.func.jacrev`` for torch states (one reverse pass per row,
-  vectorised by ``vmap``), and ``∂f/∂t`` in the same call;
+  vectorised), and ``∂f/∂t`` by ``torch.func.jvp``;
 * :class:`FiniteDifferenceJacobian` — forward differences for numpy states, ``f0 = f(t, y)`` reused.
 
 ``J`` is an array of shape ``(d, d)`` with ``d = y.size`` (the state flattened), or ``(B, n, n)`` with
@@ -82,51 +82,48 @@ class FiniteDifferenceJacobian:
 
 
 class AutogradJacobian:
-    """``torch.func.jacrev`` of ``f`` with respect to ``(t, y)``: ``J`` and ``∂f/∂t`` in one call.
+    """``torch.func.jacrev`` of ``f`` in ``y`` and ``torch.func.jvp`` in ``t`` (forward mode).
 
-    Batched states use ``vmap(jacrev(...))`` over the samples, each sample seen by ``f`` as a batch
-    of one. If ``f`` cannot be differentiated in ``t`` (it converts ``t`` to a Python float, say),
-    ``∂f/∂t`` falls back to a forward difference.
+    Batched states (``B`` independent samples on the leading axis) differentiate the sum over the
+    samples, ``Σ_b f_b``: its Jacobian with respect to ``y_b`` is the block ``∂f_b/∂y_b`` exactly when
+    samples do not interact, so ``f`` is called on the whole batch (per-sample parameters work) and
+    the cost is ``n`` reverse passes whatever ``B``. ``∂f/∂t`` by one forward-mode pass; if ``f``
+    cannot be differentiated in ``t`` (it converts ``t`` to a Python float, say), by a forward
+    difference instead. Counted: one call of ``f`` per pass.
     """
 
     def __init__(self, field, backend, batched: bool):
-        import torch  # noqa: F401  (only torch states get here)
-
         self.field, self.backend, self.batched = field, backend, batched
         self.time_by_autograd = True
 
     def __call__(self, t: float, y, f0):
         import torch
-        from torch.func import jacrev, vmap
+        from torch.func import jacrev, jvp
 
         field = self.field
         field.stats.njev += 1
         f, shape = field.f, tuple(y.shape)
         tt = self.backend.time(t)
         y = y.detach()
-        if self.batched:
-            sample = (1, *shape[1:])
-
-            def one(tt, yi):
-                return f(tt, yi.reshape(sample)).reshape(-1)
-
-            rows = y.reshape(shape[0], -1)
-            jac = lambda argnums: vmap(jacrev(one, argnums=argnums), in_dims=(None, 0))(tt, rows)  # noqa: E731
-        else:
-            def whole(tt, yf):
-                return f(tt, yf.reshape(shape)).reshape(-1)
-
-            jac = lambda argnums: jacrev(whole, argnums=argnums)(tt, y.reshape(-1))  # noqa: E731
-        field.stats.nfe += 1  # one forward pass of f inside jacrev (its reverse passes are vectorised)
         with torch.enable_grad():
+            if self.batched:
+                B = shape[0]
+                rows = y.reshape(B, -1)
+                summed = lambda yy: f(tt, yy.reshape(shape)).reshape(B, -1).sum(0)  # noqa: E731
+                J = jacrev(summed)(rows).permute(1, 0, 2)  # [i, b, j] -> [b, i, j]
+            else:
+                J = jacrev(lambda yy: f(tt, yy.reshape(shape)).reshape(-1))(y.reshape(-1))
+            field.stats.nfe += 1  # the forward pass inside jacrev (its reverse passes are vectorised)
+            f_t = None
             if self.time_by_autograd:
                 try:
-                    ft, J = jac((0, 1))
-                    return J.detach(), ft.detach().reshape(shape)
-                except Exception:  # f is not differentiable in t: J by autograd, f_t by a difference
+                    f_t = jvp(lambda s: f(s, y), (tt,), (torch.ones_like(tt),))[1]
+                    field.stats.nfe += 1
+                except Exception:  # f is not differentiable in t: a difference below
                     self.time_by_autograd = False
-            J = jac(1)
-        return J.detach(), _time_derivative(field, self.backend, t, y, f0)
+        if f_t is None:
+            f_t = _time_derivative(field, self.backend, t, y, f0)
+        return J.detach(), f_t.detach().reshape(shape)
 
 
 def _time_derivative(field, backend, t: float, y, f0):
