@@ -277,7 +277,9 @@ def _accept(rec: _Recorder, stepper, trial: Trial, t: float, t_new: float) -> fl
         t_stop = rec.events.step(t, t_new, trial.y_new, interp)
     if t_stop is None:
         rec.advance(t, t_new, trial.y_new, interp)
-    else:  # outputs up to the event only
+    else:  # outputs (and the dense output's span) up to the event only
+        if rec.dense is not None:
+            rec.dense.stop = t_stop
         y_stop = interp(np.array([(t_stop - t) / (t_new - t)]))[0]
         rec.advance(t, t_stop, y_stop, lambda theta: interp(theta * ((t_stop - t) / (t_new - t))))
     hook = getattr(stepper, "accepted", None)
