@@ -298,7 +298,7 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
     if abs(h) > abs(t_end - t0) * (1 + SAME_TIME_RTOL):
         warnings.warn(f"{rec.method}: step_size={h:.6g} is larger than the whole span "
                       f"|t[-1] - t[0]| = {abs(t_end - t0):.6g}: one step, outputs interpolated",
-                      StepSizeWarning, stacklevel=4)
+                      StepSizeWarning, stacklevel=3)
     t, y, k1 = t0, y0, field(t0, y0)
     checked = 0
     for n in range(1, n_total + 1):
@@ -323,8 +323,8 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
 
 
 def _warn_if_unstable(backend, rec, h, y, y_new, k, k_new, t_new):
-    dy = backend.to_numpy(backend.lincomb(y_new, (y,), (-1.0,)))
-    df = backend.to_numpy(backend.lincomb(k_new, (k,), (-1.0,)))
+    dy = backend.to_numpy(y_new) - backend.to_numpy(y)  # detached copies: no autograd graph for a check
+    df = backend.to_numpy(k_new) - backend.to_numpy(k)
     ny = float(np.linalg.norm(dy))
     if ny > 0 and math.isfinite(ny):
         h_lambda = abs(h) * float(np.linalg.norm(df)) / ny
@@ -332,7 +332,7 @@ def _warn_if_unstable(backend, rec, h, y, y_new, k, k_new, t_new):
             warnings.warn(f"{rec.method}: step_size={h:.6g} looks too large for an explicit method here: "
                           f"h·|Δf|/|Δy| ≈ {h_lambda:.3g} at t={t_new:.6g} (stability intervals are about 2-3); "
                           f"the result may be unstable — take a smaller step or an adaptive method",
-                          StepSizeWarning, stacklevel=5)
+                          StepSizeWarning, stacklevel=4)
             return True
     return False
 
