@@ -450,7 +450,8 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
 def _max_steps_failure(field, backend, rec, stepper, t, y, k1, h, max_steps) -> SolverError:
     """MaxStepsExceeded, saying whether the last steps look stability-limited (a stiff problem)."""
     message = f"max_steps={max_steps} reached at t={t:.6g} (last step {h:.3g})"
-    rho = _spectral_radius_estimate(field, backend, t, y, k1)
+    with sys.modules["torch"].no_grad() if backend.name == "torch" else _nullcontext():
+        rho = _spectral_radius_estimate(field, backend, t, y, k1)
     if getattr(stepper, "explicit", True) and rho is not None and abs(h) * rho > STIFF_H_LAMBDA:
         message += (f"; the problem looks stiff: the steps are limited by stability, not accuracy "
                     f"(|h|·ρ(J) ≈ {abs(h) * rho:.3g} with ρ(J) ≈ {rho:.3g} estimated at t={t:.6g}). Use a stiff "
