@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 import torch
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import dynkit as dk
 from dynkit.solvers import METHODS
 from dynkit.solvers.explicit import Slope, Trial, hermite
@@ -95,6 +98,22 @@ def test_evaluate_torch_keeps_library_dtype_and_gradient():
                           atol=1e-8)
 
 
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(times=st.lists(st.floats(0.0, 7.0), min_size=1, max_size=30, unique=True),
+       method=st.sampled_from(["dopri5", "tsit5", "dop853", "bosh3"]))
+def test_outputs_requested_anywhere_equal_the_dense_output(times, method):
+    # for all output grids: the outputs filled in blocks are the dense output at the same times, and
+    # asking for outputs does not change the steps taken (same NFE as without them)
+    t = np.unique(np.concatenate([[0.0, 7.0], times]))
+    y0 = np.array([1.0, 0.0, 0.9])
+    dense = dk.solve(rigid_body, y0, [0.0, 7.0], method=method, rtol=1e-7, atol=1e-9, dense=True)
+    sol = dk.solve(rigid_body, y0, t, method=method, rtol=1e-7, atol=1e-9)
+    assert np.allclose(sol.ys, dense.evaluate(t), rtol=0, atol=1e-14)
+    assert sol.stats.n_steps == dense.stats.n_steps
+    if method != "dop853":  # dop853's three extra stages are spent (and counted) only in steps with outputs
+        assert sol.stats.nfe == dense.stats.nfe
+
+
 # ---------------------------------------------------------------------------------------------------
 # events
 
@@ -123,6 +142,11 @@ def test_terminal_event_at_the_closed_form_time_to_machine_precision(method):
     assert abs(sol.y_events[0][0, 0]) < 1e-12
     assert sol.ts[-1] <= t_star and len(sol.ts) == 3  # outputs 0, 0.5, 1.0 only
     assert sol.event_indices[0] is None
+    if method == "dopri5":  # the dense output's span ends at the event too
+        sol = dk.solve(ballistic, np.array([10.0, 0.0]), [0, 5], events=[height], dense=True)
+        assert abs(sol.evaluate(t_star - 1e-3)[0] - (10 - 9.81 / 2 * (t_star - 1e-3) ** 2)) < 1e-12
+        with pytest.raises(ValueError, match="integrated span"):
+            sol.evaluate(t_star + 0.1)
 
 
 def test_harmonic_crossings_direction_and_terminal_count():

@@ -162,3 +162,25 @@ def test_a_planted_coefficient_error_breaks_the_order_conditions():
     B[4] -= Fr(1, 10 ** 10)  # keep Σ b = 1 so that only the higher conditions see it
     A = [[_mp(x) for x in row] for row in TSIT5.A]
     assert worst(tree_residuals(A, [_mp(x) for x in B], 5)) > 1e-12
+
+
+@pytest.mark.parametrize("method", ["tsit5", "dop853"])
+def test_torch_autograd_through_the_new_methods_matches_finite_differences(method):
+    import torch
+
+    A = np.array([[0.0, 1.0], [-1.0, -0.1]])
+    At = torch.tensor(A.T)
+    y0 = torch.tensor([1.0, 0.5], dtype=torch.float64, requires_grad=True)
+    sol = dk.solve(lambda t, y: y @ At + 0.1 * torch.sin(y), y0, [0, 3.0], method=method, rtol=1e-11, atol=1e-12)
+    sol.ys[-1].sum().backward()
+
+    def end_sum(start):
+        return dk.solve(lambda t, y: y @ A.T + 0.1 * np.sin(y), start, [0, 3.0], method=method, rtol=1e-11,
+                        atol=1e-12).ys[-1].sum()
+
+    e = 1e-6  # central differences: O(e²) truncation, ~1e-10 / e rounding -> agreement to ~1e-6 relative
+    fd = [(end_sum(np.array([1.0, 0.5]) + e * d) - end_sum(np.array([1.0, 0.5]) - e * d)) / (2 * e) for d in np.eye(2)]
+    assert np.allclose(y0.grad.numpy(), fd, rtol=1e-6, atol=0)
+    y32 = torch.tensor([1.0, 0.5], requires_grad=True)  # float32 stays float32, dense output included
+    sol32 = dk.solve(lambda t, y: y @ At.float(), y32, [0, 3.0], method=method, dense=True)
+    assert sol32.ys.dtype == torch.float32 and sol32.evaluate([1.0]).dtype == torch.float32

@@ -31,10 +31,6 @@ class NumpyBackend:
                 out = term if out is None else out + term
         return out
 
-    def error_norm(self, err, y, y_new, rtol: float, atol) -> float:
-        scale = atol + rtol * np.maximum(np.abs(y), np.abs(y_new))
-        return float(np.sqrt(np.mean(np.square(err / scale)))) if err.size else 0.0
-
     def error_scale(self, y, y_new, rtol: float, atol):
         return atol + rtol * np.maximum(np.abs(y), np.abs(y_new))
 
@@ -90,9 +86,6 @@ class NumpyBackend:
 
     def output_buffer(self, n: int, y0):
         return _NumpyOutputs(n, y0)
-
-    def rms(self, x, scale) -> float:
-        return float(np.sqrt(np.mean(np.square(x / scale)))) if x.size else 0.0
 
     def scale(self, y, rtol: float, atol):
         return atol + rtol * np.abs(y)
@@ -178,19 +171,6 @@ class TorchBackend:
 
     def output_buffer(self, n: int, y0):
         return _TorchOutputs(y0)
-
-    def error_norm(self, err, y, y_new, rtol, atol) -> float:
-        with torch.no_grad():
-            if err.numel() == 0:
-                return 0.0
-            # one buffer holds |y|, then the scale, then err / scale: fewer state-sized temporaries
-            ratio = y.abs()
-            torch.maximum(ratio, y_new.abs(), out=ratio).mul_(rtol).add_(atol)
-            return float(torch.linalg.vector_norm(torch.div(err, ratio, out=ratio)) / math.sqrt(err.numel()))
-
-    def rms(self, x, scale) -> float:
-        with torch.no_grad():
-            return float(torch.linalg.vector_norm(x / scale) / math.sqrt(x.numel())) if x.numel() else 0.0
 
     def scale(self, y, rtol, atol):
         with torch.no_grad():

@@ -22,6 +22,7 @@ class DenseOutput:
         self.ends: list[float] = []
         self.interpolants: list = []
         self._arrays = None
+        self.stop: float | None = None  # a terminal event's time: the span ends there
 
     def append(self, t: float, t_new: float, y_new, interpolant) -> None:
         self.starts.append(t)
@@ -31,6 +32,8 @@ class DenseOutput:
 
     @property
     def t_span(self) -> tuple[float, float]:
+        if self.stop is not None:
+            return (self.t0, self.stop)
         return (self.t0, self.ends[-1] if self.ends else self.t0)
 
     def __call__(self, tq: Any):

@@ -282,7 +282,9 @@ def _accept(rec: _Recorder, stepper, trial: Trial, t: float, t_new: float) -> fl
         t_stop = rec.events.step(t, t_new, trial.y_new, interp)
     if t_stop is None:
         rec.advance(t, t_new, trial.y_new, interp)
-    else:  # outputs up to the event only
+    else:  # outputs (and the dense output's span) up to the event only
+        if rec.dense is not None:
+            rec.dense.stop = t_stop
         y_stop = interp(np.array([(t_stop - t) / (t_new - t)]))[0]
         rec.advance(t, t_stop, y_stop, lambda theta: interp(theta * ((t_stop - t) / (t_new - t))))
     hook = getattr(stepper, "accepted", None)
@@ -301,7 +303,7 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
     if abs(h) > abs(t_end - t0) * (1 + SAME_TIME_RTOL):
         warnings.warn(f"{rec.method}: step_size={h:.6g} is larger than the whole span "
                       f"|t[-1] - t[0]| = {abs(t_end - t0):.6g}: one step, outputs interpolated",
-                      StepSizeWarning, stacklevel=4)
+                      StepSizeWarning, stacklevel=3)
     t, y, k1 = t0, y0, field(t0, y0)
     checked = 0
     for n in range(1, n_total + 1):
@@ -326,8 +328,8 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
 
 
 def _warn_if_unstable(backend, rec, h, y, y_new, k, k_new, t_new):
-    dy = backend.to_numpy(backend.lincomb(y_new, (y,), (-1.0,)))
-    df = backend.to_numpy(backend.lincomb(k_new, (k,), (-1.0,)))
+    dy = backend.to_numpy(y_new) - backend.to_numpy(y)  # detached copies: no autograd graph for a check
+    df = backend.to_numpy(k_new) - backend.to_numpy(k)
     ny = float(np.linalg.norm(dy))
     if ny > 0 and math.isfinite(ny):
         h_lambda = abs(h) * float(np.linalg.norm(df)) / ny
@@ -335,7 +337,7 @@ def _warn_if_unstable(backend, rec, h, y, y_new, k, k_new, t_new):
             warnings.warn(f"{rec.method}: step_size={h:.6g} looks too large for an explicit method here: "
                           f"h·|Δf|/|Δy| ≈ {h_lambda:.3g} at t={t_new:.6g} (stability intervals are about 2-3); "
                           f"the result may be unstable — take a smaller step or an adaptive method",
-                          StepSizeWarning, stacklevel=5)
+                          StepSizeWarning, stacklevel=4)
             return True
     return False
 
@@ -453,7 +455,8 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
 def _max_steps_failure(field, backend, rec, stepper, t, y, k1, h, max_steps) -> SolverError:
     """MaxStepsExceeded, saying whether the last steps look stability-limited (a stiff problem)."""
     message = f"max_steps={max_steps} reached at t={t:.6g} (last step {h:.3g})"
-    rho = _spectral_radius_estimate(field, backend, t, y, k1)
+    with sys.modules["torch"].no_grad() if backend.name == "torch" else _nullcontext():
+        rho = _spectral_radius_estimate(field, backend, t, y, k1)
     if getattr(stepper, "explicit", True) and rho is not None and abs(h) * rho > STIFF_H_LAMBDA:
         message += (f"; the problem looks stiff: the steps are limited by stability, not accuracy "
                     f"(|h|·ρ(J) ≈ {abs(h) * rho:.3g} with ρ(J) ≈ {rho:.3g} estimated at t={t:.6g}). Use a stiff "
