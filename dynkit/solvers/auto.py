@@ -58,8 +58,7 @@ class _Tap:
 
     def __init__(self, field):
         self.field = field
-        self.stats, self.shape, self.f = field.stats, field.shape, field.f
-        self.jac, self.batched = getattr(field, "jac", None), getattr(field, "batched", False)
+        self.stats = field.stats
         self.last = self.before = None
 
     def __call__(self, t, y):
