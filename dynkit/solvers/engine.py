@@ -562,8 +562,10 @@ def solve(
     jac : callable, optional
         ``jac(t, y) -> ∂f/∂y`` for the Rosenbrock methods (``rosenbrock23``, ``rodas4``, ``auto``):
         shape ``(y0.size, y0.size)``, or ``(B, n, n)`` per sample with ``per_sample=True`` (whose
-        samples must then be independent). Default: ``torch.func.jacrev`` for torch states, forward
-        differences for numpy states (see :mod:`dynkit.solvers.jacobian`).
+        samples must then be independent); or the pair ``(∂f/∂y, ∂f/∂t)`` (``∂f/∂t`` may be ``0``
+        for an autonomous ``f``), which saves the one call of ``f`` per Jacobian that estimates
+        ``∂f/∂t`` otherwise. Default: ``torch.func.jacrev`` for torch states, forward differences
+        for numpy states (see :mod:`dynkit.solvers.jacobian`).
     per_sample : bool
         Error control per sample: the leading axis of ``y0`` indexes independent samples, the RMS is
         taken within each sample and a step is accepted only if every sample's error is within

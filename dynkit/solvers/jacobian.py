@@ -32,7 +32,8 @@ def _relative_step(backend) -> float:
 
 
 class UserJacobian:
-    """``jac(t, y)`` from the user; ``∂f/∂t`` by one forward difference in ``t`` (one counted call)."""
+    """``jac(t, y)`` from the user: ``J``, or the pair ``(J, ∂f/∂t)`` (``∂f/∂t`` may be ``0`` for an
+    autonomous ``f``); for a bare ``J``, ``∂f/∂t`` by one forward difference in ``t`` (one counted call)."""
 
     def __init__(self, jac: Callable, field, backend, batched: bool):
         self.jac, self.field, self.backend, self.batched = jac, field, backend, batched
@@ -43,6 +44,11 @@ class UserJacobian:
     def __call__(self, t: float, y, f0):
         self.field.stats.njev += 1
         J = self.jac(self.backend.time(t), y)
+        f_t = None
+        if isinstance(J, tuple):
+            if len(J) != 2:
+                raise ValueError(f"jac must return ∂f/∂y or the pair (∂f/∂y, ∂f/∂t), got a tuple of {len(J)}")
+            J, f_t = J
         J = _as_backend_matrix(self.backend, J, "jac")
         if tuple(J.shape) != self.want:
             if math.prod(J.shape) == math.prod(self.want):
@@ -51,7 +57,19 @@ class UserJacobian:
                 raise ValueError(f"jac must return ∂f/∂y of shape {self.want} for a state of shape "
                                  f"{tuple(self.field.shape)}{' (per sample)' if self.batched else ''}, "
                                  f"got shape {tuple(J.shape)}")
-        return J, _time_derivative(self.field, self.backend, t, y, f0)
+        if f_t is None:
+            return J, _time_derivative(self.field, self.backend, t, y, f0)
+        return J, self._time_part(f_t, y)
+
+    def _time_part(self, f_t, y):
+        """The user's ``∂f/∂t`` as an array like ``y`` (a scalar 0 for an autonomous ``f``)."""
+        if isinstance(f_t, (int, float)) and f_t == 0:
+            return y * 0  # zeros like y (its dtype and device); lincomb skips zero weights anyway
+        f_t = _as_backend_matrix(self.backend, f_t, "jac's ∂f/∂t")
+        if tuple(f_t.shape) != tuple(y.shape):
+            raise ValueError(f"jac's ∂f/∂t must have the state's shape {tuple(y.shape)} (or be 0), "
+                             f"got shape {tuple(f_t.shape)}")
+        return f_t
 
 
 class FiniteDifferenceJacobian:
