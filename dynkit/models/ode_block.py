@@ -1,6 +1,7 @@
 """One ODE block: integrate a right-hand side over [t0, t1] with torchdiffeq or :func:`dynkit.solve`."""
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import torch
@@ -9,6 +10,51 @@ from torch import nn
 from ..diagnostics.nfe import NFECounter
 
 SOLVERS = ("torchdiffeq", "dynkit")
+
+
+def solver_methods(solver: str) -> tuple[str, ...]:
+    """The method names ``solver`` can integrate with (torchdiffeq's own list, or :data:`dynkit.solvers.METHODS`)."""
+    if solver == "torchdiffeq":
+        from torchdiffeq._impl.odeint import SOLVERS as TORCHDIFFEQ_METHODS
+
+        return tuple(m for m in TORCHDIFFEQ_METHODS if m != "scipy_solver")  # scipy_solver needs its own options
+    if solver == "dynkit":
+        from ..solvers import METHODS
+
+        return tuple(METHODS)
+    raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+
+
+def check_block_options(solver: str = "torchdiffeq", method: str = "dopri5", rtol: float = 1e-3, atol: float = 1e-3,
+                        step_size: float | None = None, t0: float = 0.0, t1: float = 1.0, **_) -> None:
+    """Validate :class:`ODEBlock` options before anything is built or trained (``ValueError``/``TypeError``).
+
+    ``method`` must be one the chosen ``solver`` knows (a dynkit fixed-step method needs ``step_size``);
+    tolerances finite and positive; ``t0``, ``t1`` finite numbers.
+    """
+    if not isinstance(solver, str):
+        raise TypeError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    if isinstance(method, str):
+        allowed = solver_methods(solver)
+        if method not in allowed:
+            raise ValueError(f"method must be one of {allowed} with solver={solver!r}, got {method!r}")
+        if solver == "dynkit" and step_size is None:
+            from ..solvers import METHODS
+
+            if not METHODS[method].adaptive:
+                raise ValueError(f"step_size is required by the fixed-step method {method!r} (solver='dynkit'), "
+                                 f"got None")
+    elif solver == "torchdiffeq":
+        raise TypeError(f"method must be a method name with solver='torchdiffeq', got {type(method).__name__}")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+            raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    for name, value in (("t0", t0), ("t1", t1)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if step_size is not None and (isinstance(step_size, bool) or not isinstance(step_size, (int, float))
+                                  or not 0 < abs(step_size) < math.inf):
+        raise ValueError(f"step_size must be a non-zero finite number or None, got {step_size!r}")
 
 
 class ODEBlock(nn.Module):
@@ -40,6 +86,9 @@ class ODEBlock(nn.Module):
                  method: str = "dopri5", rtol: float = 1e-3, atol: float = 1e-3, adjoint: bool = False,
                  step_size: float | None = None):
         super().__init__()
+        if not isinstance(dynamics, nn.Module):
+            raise TypeError(f"dynamics must be an nn.Module f(t, z), got {type(dynamics).__name__}")
+        check_block_options(solver, method, rtol, atol, step_size, t0, t1)
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
         if adjoint and solver != "torchdiffeq":

@@ -7,6 +7,7 @@ and ends with exactly the metrics of an uninterrupted run with the same seed).
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -15,8 +16,9 @@ import torch
 import torch.nn.functional as F
 
 from ..diagnostics.nfe import backward_nfe, forward_nfe, reset_nfe
-from ..io import write_json
+from ..io import check_writable_dir, write_json
 from ..models.node_paper import check_model_name, from_paper
+from ..models.ode_block import check_block_options
 from .training import fit
 
 TRAINING_TASKS = ("point_cloud", "digits", "fashion_mnist")
@@ -170,34 +172,52 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
     epochs = (settings.epochs_full if full else settings.epochs) if epochs is None else epochs
     if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
         raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    for flag, value in (("resume", resume), ("quiet", quiet), ("full", full)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{flag} must be a bool, got {value!r}")
+    if adjoint is not None and not isinstance(adjoint, bool):
+        raise TypeError(f"adjoint must be a bool or None, got {adjoint!r}")
     if resume and out is None:
         raise ValueError("resume=True needs out (the folder holding checkpoint.pt)")
-    if tol is not None and not tol > 0:
-        raise ValueError(f"tol must be positive, got {tol!r}")
+    if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 < tol < 1):
+        raise ValueError(f"tol must be a number in (0, 1), got {tol!r}")
+    if lr is not None and (isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < math.inf):
+        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     adjoint = (solver == "torchdiffeq") if adjoint is None else adjoint
+    options = {"solver": solver, "method": method, "adjoint": adjoint}
+    if tol is not None:
+        options.update(rtol=tol, atol=tol)
+    check_block_options(**options)  # an unknown solver or method fails here, before any data or training
+    if out is not None:
+        check_writable_dir(out, "out")
     config = {"model": name, "task": task, "epochs": epochs, "seed": seed, "method": method, "tol": tol,
               "solver": solver, "adjoint": adjoint, "full": full,
               "lr": lr or settings.lr, "batch_size": batch_size or settings.batch_size, "settings": asdict(settings)}
     x_train, y_train, x_test, y_test = load_task(task, seed=seed, full=full)
     torch.manual_seed(seed)
-    options = {"solver": solver, "method": method, "adjoint": adjoint}
-    if tol is not None:
-        options.update(rtol=tol, atol=tol)
     net = from_paper(name, task, **options)
     config["tol"] = net.ode.block.rtol
     if tuple(x_train.shape[1:]) != net.in_shape:
         raise ValueError(f"task {task!r} gives inputs of shape {tuple(x_train.shape[1:])}, "
                          f"model expects {net.in_shape}")
+    # every option that changes the numbers, and the data it trains on: a resume must match all of them
+    manifest = {**{k: v for k, v in config.items() if k != "epochs"}, "kind": "neural_ode",
+                "n_train": len(y_train), "n_test": len(y_test)}
     optimizer = torch.optim.Adam(net.parameters(), lr=config["lr"])
     history = fit(net, optimizer, batches_of(x_train, y_train, config["batch_size"]), nfe_step, epochs, seed=seed,
                   evaluate=evaluator(x_test, y_test), checkpoint_dir=out, resume=resume, progress=not quiet,
-                  description=f"{name}/{task}", backward=False)  # nfe_step differentiates itself
+                  description=f"{name}/{task}", backward=False,  # nfe_step differentiates itself
+                  manifest=manifest)
     from ..models.node_paper import count_parameters
 
     result = {"model": name, "task": task, "final": history.epochs[-1], "history": history.epochs,
               "n_parameters": count_parameters(net), "config": config}
     if out is not None:
-        write_json(Path(out) / RESULT_NAME, result)
+        write_json(Path(out) / RESULT_NAME, result, option="out")
     if not quiet:
         final = result["final"]
         print(f"{name}/{task}: test_acc={final['test_acc']:.4f} forward_nfe={final['forward_nfe']:.1f} "

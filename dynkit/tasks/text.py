@@ -22,6 +22,7 @@ raises ``ValueError`` naming the file and line. Tokens are the file's whitespace
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,9 +53,23 @@ def decode_line(raw: bytes) -> str:
     return raw.decode("latin-1").strip()
 
 
+# Bytes that never occur in a text file: NUL and the C0 controls other than tab, LF, VT, FF, CR
+_BINARY_BYTES = bytes(set(range(32)) - {9, 10, 11, 12, 13})
+MAX_BINARY_FRACTION = 0.01  # a few stray control characters are tolerated, a binary file is not
+
+
 def read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` for every line of ``path`` (1-based, blank lines included as '')."""
-    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+    """``(line number, text)`` for every line of ``path`` (1-based, blank lines included as '').
+
+    Raises ``ValueError`` naming the file when it is not text (a NUL byte, or more than 1% control
+    characters): decoding binary data as Latin-1 would otherwise turn it into "sentences".
+    """
+    data = Path(path).read_bytes()
+    controls = len(data) - len(data.translate(None, _BINARY_BYTES))
+    if b"\0" in data or controls > MAX_BINARY_FRACTION * len(data):
+        raise ValueError(f"data_dir file {str(path)!r} must be a text file, got binary content "
+                         f"({controls} control bytes in {len(data)})")
+    for number, raw in enumerate(data.split(b"\n"), start=1):
         yield number, decode_line(raw)
 
 
@@ -107,13 +122,19 @@ def _trec_file(path: Path, skipped: list) -> tuple[list, list]:
         head, _, question = text.partition(" ")
         coarse = head.split(":", 1)[0]
         if ":" not in head or coarse not in TREC_CLASSES:
-            raise ValueError(f"{path}:{number}: expected a TREC label COARSE:fine with COARSE in "
+            raise ValueError(f"data_dir file {path}:{number}: expected a TREC label COARSE:fine with COARSE in "
                              f"{TREC_CLASSES}, got {head!r}")
         if not question.strip():
-            raise ValueError(f"{path}:{number}: TREC label {head!r} without question text")
+            raise ValueError(f"data_dir file {path}:{number}: TREC label {head!r} without question text")
         sentences.append(question.lower().split())
         labels.append(TREC_CLASSES.index(coarse))
     return sentences, labels
+
+
+def _check_not_empty(path: Path, n_sentences: int) -> None:
+    if n_sentences == 0:
+        raise ValueError(f"data_dir file {str(path)!r} must hold at least one sentence, got none "
+                         f"(the file is empty or has blank lines only)")
 
 
 def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int = 10) -> TextDataset:
@@ -133,7 +154,11 @@ def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int
     """
     if name not in DATASETS:
         raise ValueError(f"name must be one of {DATASETS}, got {name!r}")
-    if not isinstance(n_folds, int) or n_folds < 2:
+    if not isinstance(data_dir, (str, os.PathLike)):
+        raise TypeError(f"data_dir must be a path (str or os.PathLike), got {type(data_dir).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if isinstance(n_folds, bool) or not isinstance(n_folds, int) or n_folds < 2:
         raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
@@ -146,6 +171,8 @@ def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int
     if name == "trec":
         train = _trec_file(data_dir / "TREC.train", skipped)
         test = _trec_file(data_dir / "TREC.test", skipped)
+        for filename, part in (("TREC.train", train), ("TREC.test", test)):
+            _check_not_empty(data_dir / filename, len(part[0]))
         is_test = np.array([False] * len(train[0]) + [True] * len(test[0]))
         return TextDataset(name, train[0] + test[0], np.array(train[1] + test[1], dtype=np.int64),
                            TREC_CLASSES, is_test=is_test, skipped=skipped)
@@ -157,6 +184,7 @@ def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int
                 continue
             sentences.append(text.lower().split())
             labels.append(label)
+        _check_not_empty(data_dir / filename, labels.count(label))
     rng = np.random.default_rng(seed)
     folds = rng.permutation(len(sentences)) % n_folds
     return TextDataset(name, sentences, np.array(labels, dtype=np.int64),
@@ -280,6 +308,34 @@ def _batches(encoded, labels, batch_size, max_len, generator=None):
         yield pad_batch([encoded[i] for i in idx], max_len), torch.as_tensor(labels[idx])
 
 
+def _check_training_arguments(dataset, solver, seed, fold, config: dict, **flags) -> None:
+    if dataset not in DATASETS:
+        raise ValueError(f"dataset must be one of {DATASETS}, got {dataset!r}")
+    if solver not in VARIANTS:
+        raise ValueError(f"solver must be one of {tuple(VARIANTS)}, got {solver!r}")
+    for name, value in (("seed", seed), ("fold", fold)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be a bool, got {value!r}")
+    for name in ("epochs", "batch_size", "max_len", "d", "embed_dim", "window"):
+        value = config[name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    subset = config["train_subset"]
+    if subset is not None and (isinstance(subset, bool) or not isinstance(subset, int) or subset < 1):
+        raise ValueError(f"train_subset must be a positive integer or None, got {subset!r}")
+    for name, low in (("lr", 0.0), ("weight_decay", None), ("step", 0.0)):
+        value = config[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or value < 0 or (low is not None and value <= low):
+            expected = "a finite number >= 0" if low is None else f"a finite number > {low}"
+            raise ValueError(f"{name} must be {expected}, got {value!r}")
+    if config["schedule"] not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {config['schedule']!r}")
+
+
 def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/sentence-classification",
                  solver: str = "ark", epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                  resume: bool = False, quiet: bool = False, full: bool = False, fold: int = 0,
@@ -315,6 +371,7 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
         train accuracy, forward NFE per batch, epoch seconds, test accuracy), ``n_parameters``,
         ``config``.
     """
+    from ..io import check_writable_dir
     from ..models.csaode import CSAODE
     from .training import fit
 
@@ -326,14 +383,21 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
     config.update(overrides)
     if epochs is not None:
         config["epochs"] = epochs
-    if config["schedule"] not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {SCHEDULES}, got {config['schedule']!r}")
+    _check_training_arguments(dataset, solver, seed, fold, config, resume=resume, quiet=quiet, full=full,
+                              glove=glove, return_model=return_model)
+    if resume and out is None:
+        raise ValueError("resume=True needs out (the folder holding checkpoint.pt)")
+    if out is not None:
+        check_writable_dir(out, "out")
     torch.manual_seed(seed)
     data = load_dataset(dataset, data_dir, seed=seed)
     train_idx, test_idx = data.split(fold)
     if config["train_subset"] is not None:
         keep = np.random.default_rng(seed).permutation(len(train_idx))[: int(config["train_subset"])]
         train_idx = train_idx[np.sort(keep)]
+    for part, idx in (("training", train_idx), ("test", test_idx)):
+        if len(idx) == 0:
+            raise ValueError(f"data_dir must give {dataset!r} at least one {part} sentence for fold {fold}, got none")
     vocab = Vocabulary([data.sentences[i] for i in train_idx])
     encoded = [vocab.encode(s) for s in data.sentences]
     train_enc, test_enc = [encoded[i] for i in train_idx], [encoded[i] for i in test_idx]
@@ -372,9 +436,13 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
             correct += int((model(tokens).argmax(1) == labels).sum())
         return {"epoch_seconds": seconds, "test_accuracy": correct / len(test_y)}
 
+    # every option that changes the numbers, and the data trained on: a resume must match all of them
+    manifest = {"kind": "csaode", "dataset": dataset, "solver": solver, "fold": fold, "glove": glove, "full": full,
+                **{k: v for k, v in config.items() if k != "epochs"}, "n_train": len(train_enc),
+                "n_test": len(test_enc), "vocab_size": len(vocab)}
     history = fit(model, optimizer, batches, step, config["epochs"], seed=seed, evaluate=evaluate,
                   checkpoint_dir=out, resume=resume, progress=not quiet, scheduler=scheduler,
-                  description=f"{dataset} {VARIANTS.get(solver, solver)}")
+                  description=f"{dataset} {VARIANTS.get(solver, solver)}", manifest=manifest)
     accuracies = history.column("test_accuracy")
     extra = {"model": model.eval(), "vocab": vocab} if return_model else {}
     return {**extra, "dataset": dataset, "solver": solver, "fold": fold, "test_accuracy": accuracies[-1],
