@@ -88,7 +88,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: st
     except BaseException as err:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        if isinstance(err, OSError) and (err.filename in (tmp, None)):
+        if isinstance(err, OSError) and (err.filename in (tmp, None) or isinstance(err.filename, int)):
             raise type(err)(err.errno, f"cannot write {_labelled(path, option)}: {err.strerror or err}") from err
         if isinstance(err, Exception) and hasattr(err, "add_note"):
             err.add_note(f"while writing {_labelled(path, option)}")
