@@ -102,6 +102,8 @@ def remove_orphan_temporaries(folder: str | os.PathLike) -> list[Path]:
     Only files named like ours (``.NAME.XXXXXXXX.tmp``, where ``NAME`` exists or could) are removed;
     call it when no other process writes into ``folder`` (a run folder at the start of a run).
     """
+    if not isinstance(folder, (str, os.PathLike)):
+        raise TypeError(f"folder must be a path (str or os.PathLike), got {type(folder).__name__}")
     folder = Path(folder)
     if not folder.is_dir():
         return []

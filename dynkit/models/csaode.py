@@ -50,6 +50,7 @@ import math
 import torch
 from torch import nn
 
+from .. import _checks as check
 from .. import solvers as _solvers
 from ..solvers import solve
 
@@ -173,8 +174,11 @@ class CSAODE(nn.Module):
         if not convolution and embed_dim != d:
             raise ValueError(f"convolution=False needs embed_dim == d (H^L is the embedding matrix), "
                              f"got embed_dim={embed_dim}, d={d}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+        check.real(dropout, "dropout", low=0.0, high=1.0, high_open=True)
+        check.real(rtol, "rtol", low=0.0, low_open=True)
+        check.real(atol, "atol", low=0.0, low_open=True)
+        for name, flag in (("convolution", convolution), ("ffn_hidden", ffn_hidden)):
+            check.boolean(flag, name)
         self.d, self.window, self.solver, self.step = d, window, solver, float(step)
         self.rtol, self.atol = rtol, atol
         self.architecture, self.convolution = architecture, convolution
@@ -260,10 +264,20 @@ class CSAODE(nn.Module):
         inverse = torch.rsqrt((diff * diff).sum(-1) + EPS_DISTANCE) * mask[:, None, :]
         return inverse / inverse.sum(-1, keepdim=True)
 
+    def check_tokens(self, tokens: torch.Tensor) -> None:
+        """``tokens`` must be a ``B x M`` integer tensor of ids in ``[0, vocab_size)``."""
+        check.tensor(tokens, "tokens", ndim=2, floating=False, shape_hint="(batch, length)")
+        vocab = self.embedding.num_embeddings
+        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
+            raise ValueError(f"tokens must be ids in [0, {vocab}) (vocab_size), got values in "
+                             f"[{int(tokens.min())}, {int(tokens.max())}]")
+
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """Class scores ``o`` (Eq. (14)) for ``tokens`` (``B x M`` ids, 0 = padding)."""
-        if tokens.ndim != 2:
-            raise ValueError(f"tokens must have shape (batch, length), got {tuple(tokens.shape)}")
+        self.check_tokens(tokens)
+        if mask is not None and (not isinstance(mask, torch.Tensor) or mask.shape != tokens.shape):
+            raise ValueError(f"mask must be a tensor of the shape of tokens {tuple(tokens.shape)}, "
+                             f"got {tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__}")
         mask = tokens != 0 if mask is None else mask.bool()
         if not bool(mask.any(1).all()):
             raise ValueError("every sentence needs at least one token (a row of tokens is all padding)")
@@ -283,6 +297,11 @@ class CSAODE(nn.Module):
         """
         if self.architecture != "ode":
             raise ValueError("attention_over_time needs architecture='ode'")
+        self.check_tokens(tokens)
+        times = list(times)
+        if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t <= horizon(self.step)
+                   for t in times):
+            raise ValueError(f"times must be numbers in [0, {horizon(self.step)}] (the horizon), got {times!r:.200}")
         mask = tokens != 0
         h_local = self.local_representation(tokens, mask)
         ts, ys = self.global_representation(h_local, mask, times=list(times))[1]

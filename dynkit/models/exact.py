@@ -117,9 +117,19 @@ class InformationBuffer:
     """
 
     def __init__(self, shape: torch.Size, ratio: Fraction, device: torch.device | str = "cpu"):
+        if not isinstance(shape, (tuple, list, torch.Size)) or not all(
+                isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+            raise ValueError(f"shape: expected a tuple of integers >= 0, got {shape!r}")
+        if isinstance(ratio, bool) or not isinstance(ratio, (Fraction, int)):
+            raise TypeError(f"ratio: expected a Fraction n/d (see rational()), got {type(ratio).__name__} {ratio!r}")
         if not 0 <= ratio <= 1:
             raise ValueError(f"ratio: expected a fraction in [0, 1], got {ratio}")
         self.shape, self.device = torch.Size(shape), torch.device(device)
+        ratio = Fraction(ratio)
+        try:
+            device = torch.device(device)
+        except (RuntimeError, TypeError) as err:
+            raise ValueError(f"device: expected a torch device such as 'cpu' or 'cuda:0', got {device!r}") from err
         self.n, self.d = ratio.numerator, ratio.denominator
         self.limbs: list[torch.Tensor] = []
         self.opened_at: list[int] = []  # step index at which each limb was opened

@@ -26,7 +26,8 @@ def solver_methods(solver: str) -> tuple[str, ...]:
 
 
 def check_block_options(solver: str = "torchdiffeq", method: str = "dopri5", rtol: float = 1e-3, atol: float = 1e-3,
-                        step_size: float | None = None, t0: float = 0.0, t1: float = 1.0, **_) -> None:
+                        step_size: float | None = None, t0: float = 0.0, t1: float = 1.0, adjoint: bool = False,
+                        **_) -> None:
     """Validate :class:`ODEBlock` options before anything is built or trained (``ValueError``/``TypeError``).
 
     ``method`` must be one the chosen ``solver`` knows (a dynkit fixed-step method needs ``step_size``);
@@ -34,6 +35,8 @@ def check_block_options(solver: str = "torchdiffeq", method: str = "dopri5", rto
     """
     if not isinstance(solver, str):
         raise TypeError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    if not isinstance(adjoint, bool):
+        raise TypeError(f"adjoint must be a bool, got {adjoint!r}")
     if isinstance(method, str):
         allowed = solver_methods(solver)
         if method not in allowed:
@@ -88,7 +91,7 @@ class ODEBlock(nn.Module):
         super().__init__()
         if not isinstance(dynamics, nn.Module):
             raise TypeError(f"dynamics must be an nn.Module f(t, z), got {type(dynamics).__name__}")
-        check_block_options(solver, method, rtol, atol, step_size, t0, t1)
+        check_block_options(solver, method, rtol, atol, step_size, t0, t1, adjoint)
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
         if adjoint and solver != "torchdiffeq":
@@ -106,12 +109,15 @@ class ODEBlock(nn.Module):
     def set_tolerance(self, rtol: float, atol: float | None = None) -> None:
         """Set ``rtol`` and ``atol`` (``atol = rtol`` when omitted, as in Fig. 11 of the review)."""
         atol = rtol if atol is None else atol
-        if not (rtol > 0 and atol > 0):
-            raise ValueError(f"rtol and atol must be positive, got rtol={rtol!r}, atol={atol!r}")
+        check_block_options(self.solver, self.method, rtol, atol)
         self.rtol, self.atol = float(rtol), float(atol)
 
     def forward(self, z0: torch.Tensor, times: Sequence[float] | torch.Tensor | None = None) -> torch.Tensor:
         """``z(t1)``, or when ``times`` is given (starting at ``t0``) the states at ``times`` stacked on dim 0."""
+        if not isinstance(z0, torch.Tensor) or not z0.is_floating_point():
+            raise TypeError(f"z0 must be a floating-point torch.Tensor, got {getattr(z0, 'dtype', type(z0).__name__)}")
+        if not bool(torch.isfinite(z0).all()):  # an adaptive solver would fail obscurely ("underflow in dt nan")
+            raise ValueError(f"z0 must be finite, got {int((~torch.isfinite(z0)).sum())} non-finite entries")
         if times is None:
             t = torch.tensor([self.t0, self.t1], dtype=z0.dtype, device=z0.device)
         else:
@@ -140,6 +146,8 @@ class ODEBlock(nn.Module):
 
 def ode_blocks(module: nn.Module) -> list[ODEBlock]:
     """All :class:`ODEBlock` submodules of ``module``."""
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
     return [m for m in module.modules() if isinstance(m, ODEBlock)]
 
 

@@ -51,6 +51,12 @@ SETTINGS = {
 
 def load_task(task: str, *, seed: int = 0, full: bool = False):
     """(x_train, y_train, x_test, y_test) of ``task`` (the point cloud is its own test set, as in the review)."""
+    if task not in TRAINING_TASKS:
+        raise ValueError(f"task must be one of {TRAINING_TASKS}, got {task!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if not isinstance(full, bool):
+        raise TypeError(f"full must be a bool, got {full!r}")
     if task == "point_cloud":
         from .point_cloud import point_cloud
 

@@ -95,6 +95,27 @@ class TextDataset:
     folds: np.ndarray | None = None
     skipped: list = field(default_factory=list)
 
+    def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str, got {type(self.name).__name__}")
+        _check_sentences(self.sentences)
+        labels = np.asarray(self.labels)
+        if labels.shape != (len(self.sentences),) or not np.issubdtype(labels.dtype, np.integer):
+            raise ValueError(f"labels must be {len(self.sentences)} integers (one per sentence), got "
+                             f"{labels.dtype} of shape {labels.shape}")
+        if not isinstance(self.classes, tuple) or len(self.classes) < 2:
+            raise ValueError(f"classes must be a tuple of at least two class names, got {self.classes!r}")
+        if labels.size and (labels.min() < 0 or labels.max() >= len(self.classes)):
+            raise ValueError(f"labels must lie in [0, {len(self.classes)}) (one per class), got "
+                             f"[{labels.min()}, {labels.max()}]")
+        if (self.is_test is None) == (self.folds is None):
+            raise ValueError("exactly one of is_test (official split) and folds (cross-validation) must be given, "
+                             f"got is_test={self.is_test is not None}, folds={self.folds is not None}")
+        split = self.is_test if self.is_test is not None else self.folds
+        if np.shape(split) != (len(self.sentences),):
+            raise ValueError(f"{'is_test' if self.is_test is not None else 'folds'} must have one entry per "
+                             f"sentence ({len(self.sentences)}), got shape {np.shape(split)}")
+
     def __len__(self) -> int:
         return len(self.sentences)
 
@@ -191,10 +212,23 @@ def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int
                        tuple(c for _, c in BINARY_FILES[name]), folds=folds, skipped=skipped)
 
 
+def _check_sentences(sentences, name: str = "sentences") -> None:
+    # a str is a sequence too: its characters would silently become the "tokens"
+    if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Sequence):
+        raise TypeError(f"{name} must be a list of token lists, got {type(sentences).__name__}")
+    for i, sentence in enumerate(sentences):
+        if isinstance(sentence, (str, bytes)) or not isinstance(sentence, Sequence) or not all(
+                isinstance(t, str) for t in sentence):
+            raise TypeError(f"{name}[{i}] must be a list of str tokens, got {sentence!r:.80}")
+
+
 class Vocabulary:
     """Token ids: 0 is padding, 1 unknown, then the tokens of the training sentences by frequency."""
 
     def __init__(self, sentences: Sequence[Sequence[str]], min_count: int = 1):
+        _check_sentences(sentences)
+        if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
+            raise ValueError(f"min_count must be a positive integer, got {min_count!r}")
         counts: dict[str, int] = {}
         for sentence in sentences:
             for token in sentence:
@@ -207,6 +241,7 @@ class Vocabulary:
         return len(self.tokens)
 
     def encode(self, sentence: Sequence[str]) -> list[int]:
+        _check_sentences([sentence], "sentence")
         return [self.index.get(t, UNK) for t in sentence]
 
 
