@@ -369,7 +369,9 @@ def adaptive_momentum(grad: torch.Tensor, grad_prev: torch.Tensor, *, step: floa
     num = torch.linalg.vector_norm(grad - grad_prev, dim=dim)
     if x is not None or x_prev is not None:
         if x is None or x_prev is None or step is None:
-            raise ValueError("Eq. (17) needs x, x_prev and step together; pass none of them for Eq. (18)")
+            raise ValueError(f"Eq. (17) needs x, x_prev and step together (pass none of them for Eq. (18)), got "
+                             f"x={'given' if x is not None else None}, x_prev="
+                             f"{'given' if x_prev is not None else None}, step={step!r}")
         step = _check_positive(step, "step")
         if x.shape != x_prev.shape:
             raise ValueError(f"x and x_prev must have the same shape, got {tuple(x.shape)} and {tuple(x_prev.shape)}")

@@ -124,12 +124,12 @@ class InformationBuffer:
             raise TypeError(f"ratio: expected a Fraction n/d (see rational()), got {type(ratio).__name__} {ratio!r}")
         if not 0 <= ratio <= 1:
             raise ValueError(f"ratio: expected a fraction in [0, 1], got {ratio}")
-        self.shape, self.device = torch.Size(shape), torch.device(device)
         ratio = Fraction(ratio)
         try:
             device = torch.device(device)
         except (RuntimeError, TypeError) as err:
             raise ValueError(f"device: expected a torch device such as 'cpu' or 'cuda:0', got {device!r}") from err
+        self.shape, self.device = torch.Size(shape), device
         self.n, self.d = ratio.numerator, ratio.denominator
         self.limbs: list[torch.Tensor] = []
         self.opened_at: list[int] = []  # step index at which each limb was opened

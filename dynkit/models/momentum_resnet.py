@@ -226,6 +226,8 @@ def _check_functions(functions, name: str) -> nn.ModuleList:
     if isinstance(functions, nn.Module) and not isinstance(functions, (nn.Sequential, nn.ModuleList)):
         raise ValueError(f"{name}: expected a sequence of nn.Module (one per layer), got a single "
                          f"{type(functions).__name__}; repeat it ([f] * depth) to tie the weights")
+    if isinstance(functions, (str, bytes)) or not hasattr(functions, "__iter__"):
+        raise TypeError(f"{name}: expected a sequence of nn.Module (one per layer), got {type(functions).__name__}")
     functions = list(functions)
     if not functions or not all(isinstance(f, nn.Module) for f in functions):
         raise ValueError(f"{name}: expected a non-empty sequence of nn.Module, got "

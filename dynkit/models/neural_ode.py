@@ -322,7 +322,7 @@ class HBNODE(_NeuralODE):
 
     def __init__(self, field: nn.Module, augment_dim: int = 0, initial: nn.Module | None = None, *,
                  omega: float = -3.0, epsilon: float = 1.0, learn_gamma: bool = True, **block_options):
-        gamma = damping(omega, epsilon, learn_gamma)
+        gamma = damping(omega, epsilon, check.boolean(learn_gamma, "learn_gamma"))
         super().__init__(HeavyBall(field, gamma), augment_dim=augment_dim, initial=initial, **block_options)
 
 
@@ -339,6 +339,8 @@ class GHBNODE(_NeuralODE):
                  omega: float = -3.0, epsilon: float = 1.0, learn_gamma: bool = True, chi: float = 0.0,
                  learn_xi: bool = True, activation: Callable[[torch.Tensor], torch.Tensor] = torch.tanh,
                  **block_options):
+        check.boolean(learn_gamma, "learn_gamma")
+        check.boolean(learn_xi, "learn_xi")
         dynamics = GeneralizedHeavyBall(field, damping(omega, epsilon, learn_gamma), skip_coefficient(chi, learn_xi),
                                         activation)
         super().__init__(dynamics, augment_dim=augment_dim, initial=initial, **block_options)

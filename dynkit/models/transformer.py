@@ -84,6 +84,10 @@ class TransformerLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, x_prev: torch.Tensor | None, attn_prev: torch.Tensor | None):
         """Returns ``(output, x, V_hat)``: the next layer's input, this layer's input and attention."""
+        check.tensor(x, "x", ndim=3, floating=True, shape_hint="(batch, n, d_model)")
+        if x.shape[-1] != self.norm1.normalized_shape[0]:
+            raise ValueError(f"x must have d_model={self.norm1.normalized_shape[0]} features (last dimension), "
+                             f"got shape {tuple(x.shape)}")
         a = self.attn(self.norm1(x))
         if self.connection == "residual":
             y = x + a

@@ -186,7 +186,7 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
     if adjoint is not None and not isinstance(adjoint, bool):
         raise TypeError(f"adjoint must be a bool or None, got {adjoint!r}")
     if resume and out is None:
-        raise ValueError("resume=True needs out (the folder holding checkpoint.pt)")
+        raise ValueError("resume=True needs out (the folder holding checkpoint.pt), got out=None")
     if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 < tol < 1):
         raise ValueError(f"tol must be a number in (0, 1), got {tol!r}")
     if lr is not None and (isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < math.inf):

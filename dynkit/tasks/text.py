@@ -421,7 +421,7 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
     _check_training_arguments(dataset, solver, seed, fold, config, resume=resume, quiet=quiet, full=full,
                               glove=glove, return_model=return_model)
     if resume and out is None:
-        raise ValueError("resume=True needs out (the folder holding checkpoint.pt)")
+        raise ValueError("resume=True needs out (the folder holding checkpoint.pt), got out=None")
     if out is not None:
         check_writable_dir(out, "out")
     torch.manual_seed(seed)

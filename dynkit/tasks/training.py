@@ -300,7 +300,7 @@ def fit(
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     if resume and checkpoint_dir is None:
-        raise ValueError("resume=True needs checkpoint_dir (where the checkpoint was written)")
+        raise ValueError("resume=True needs checkpoint_dir (where the checkpoint was written), got None")
     if not isinstance(backward, bool):
         raise ValueError(f"backward must be a bool, got {backward!r}")
     if scheduler is not None and getattr(scheduler, "optimizer", None) is not optimizer:
