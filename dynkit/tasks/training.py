@@ -101,7 +101,9 @@ def plain(value: Any, where: str = "value") -> Any:
 def _random_states() -> dict:
     numpy_state = np.random.get_state()
     python_state = random.getstate()
-    return {"torch": torch.get_rng_state(),
+    # CUDA generators only when CUDA is in use (reading them would initialise CUDA otherwise)
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else []
+    return {"torch": torch.get_rng_state(), "cuda": list(cuda),
             "numpy": {"bit_generator": numpy_state[0], "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
                       "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
                       "cached_gaussian": float(numpy_state[4])},
@@ -111,6 +113,9 @@ def _random_states() -> dict:
 
 def _set_random_states(states: dict) -> None:
     torch.set_rng_state(states["torch"])
+    cuda = states.get("cuda") or []
+    if cuda and torch.cuda.is_available() and len(cuda) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(cuda)
     n = states["numpy"]
     np.random.set_state((n["bit_generator"], n["key"].numpy().astype(np.uint32), n["pos"], n["has_gauss"],
                          n["cached_gaussian"]))
