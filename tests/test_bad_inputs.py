@@ -98,6 +98,11 @@ def fuzz(entry: str, arg: str, call, strategy, n: int = EXAMPLES, names=None) ->
     run()
 
 
+def builder(cls, **defaults):
+    """``build(**overrides)``: ``cls`` called with valid ``defaults``, some replaced by bad values."""
+    return lambda **overrides: cls(**{**defaults, **overrides})
+
+
 def constructor(entry: str, build, bad_args: dict, n: int = EXAMPLES) -> None:
     """``build(**{arg: bad})`` for every bad argument (the others valid)."""
     for arg, strategy in bad_args.items():
@@ -165,7 +170,7 @@ def _models_neural_ode():
         def run(cls=cls, name=name):
             width = 6 if name == "SONODE" else 3   # SONODE's field sees [h, v]
             aug = {"augment_dim": 0} if name not in ("NODE",) else {}
-            build = lambda **kw: cls(M.MLPField(width, 4), **{**aug, **kw})  # noqa: E731
+            build = builder(cls, field=M.MLPField(width, 4), **aug)
             bad = {"field": NOT_MODULES, "rtol": bad_real_above(), "atol": bad_real_above(),
                    "method": bad_choice(()), "solver": bad_choice(("torchdiffeq", "dynkit")), "t1": BAD_REAL,
                    "adjoint": BAD_BOOL}
@@ -176,10 +181,7 @@ def _models_neural_ode():
             if name == "GHBNODE":
                 bad.update(chi=BAD_REAL, learn_xi=BAD_BOOL, activation=st.sampled_from([None, 3, "tanh"]))
             for arg, strategy in bad.items():
-                if arg == "field":
-                    fuzz(name, arg, lambda f: cls(f, **aug), strategy)
-                else:
-                    fuzz(name, arg, lambda v, arg=arg: build(**{arg: v}), strategy)
+                fuzz(name, arg, lambda v, arg=arg: build(**{arg: v}), strategy)
             model = build()
             fuzz(name, "x", model, st.one_of(NOT_TENSORS, bad_tensor_values((2, 3)),
                                              st.integers(1, 6).filter(lambda w: w != 3).map(lambda w: torch.ones(2, w)),
@@ -190,7 +192,7 @@ def _models_neural_ode():
 
 def _models_fields():
     def mlp():
-        constructor("MLPField", lambda **kw: M.MLPField(**{"in_dim": 3, "hidden": 4, **kw}),
+        constructor("MLPField", builder(M.MLPField, in_dim=3, hidden=4),
                     {"in_dim": bad_int(), "hidden": bad_int(), "out_dim": SOME_BAD_INT, "time": BAD_BOOL,
                      "activation": st.sampled_from([3, "elu"])})
         field = M.MLPField(3, 4)
@@ -198,17 +200,18 @@ def _models_fields():
              st.one_of(NOT_TENSORS, st.integers(1, 6).filter(lambda w: w != 3).map(lambda w: torch.ones(2, w))))
 
     def conv():
-        constructor("ConvField", lambda **kw: M.ConvField(**{"in_channels": 2, "hidden": 4, **kw}),
+        constructor("ConvField", builder(M.ConvField, in_channels=2, hidden=4),
                     {"in_channels": bad_int(), "hidden": bad_int(), "out_channels": SOME_BAD_INT, "time": BAD_BOOL})
         field = M.ConvField(2, 4)
         fuzz("ConvField", "h", lambda h: field(torch.tensor(0.0), h),
              st.one_of(NOT_TENSORS, st.sampled_from([torch.ones(1, 3, 4, 4), torch.ones(2, 2), torch.ones(1, 2, 4)])))
 
     def conv_initial():
-        constructor("ConvInitial", lambda **kw: M.ConvInitial(**{"in_channels": 2, "out_channels": 3, "hidden": 4, **kw}),
+        constructor("ConvInitial", builder(M.ConvInitial, in_channels=2, out_channels=3, hidden=4),
                     {"in_channels": bad_int(), "out_channels": bad_int(), "hidden": bad_int()})
         net = M.ConvInitial(2, 3, 4)
-        fuzz("ConvInitial", "x", net, st.one_of(NOT_TENSORS, st.sampled_from([torch.ones(1, 3, 4, 4), torch.ones(2, 2)])))
+        fuzz("ConvInitial", "x", net,
+             st.one_of(NOT_TENSORS, st.sampled_from([torch.ones(1, 3, 4, 4), torch.ones(2, 2)])))
 
     def wrapper(name, n_scalars):
         cls = getattr(M, name)
@@ -241,7 +244,7 @@ def _models_fields():
 
 def _models_blocks():
     def ode_block():
-        build = lambda **kw: M.ODEBlock(**{"dynamics": M.FirstOrder(_mlp()), **kw})  # noqa: E731
+        build = builder(M.ODEBlock, dynamics=M.FirstOrder(_mlp()))
         constructor("ODEBlock", build, {"dynamics": NOT_MODULES, "t0": BAD_REAL, "t1": BAD_REAL,
                                         "solver": bad_choice(("torchdiffeq", "dynkit")), "method": bad_choice(()),
                                         "rtol": bad_real_above(), "atol": bad_real_above(), "adjoint": BAD_BOOL,
@@ -263,7 +266,7 @@ def _models_blocks():
              st.sampled_from([0.0, -1.0, NAN, INF, "1"]))
 
     def classifier():
-        constructor("Classifier", lambda **kw: M.Classifier(**{"ode": _node(), "in_shape": (3,), "n_outputs": 2, **kw}),
+        constructor("Classifier", builder(M.Classifier, ode=_node(), in_shape=(3,), n_outputs=2),
                     {"ode": NOT_MODULES, "in_shape": st.sampled_from([(), (0,), (-1,), (2.5,), "3", None, 3]),
                      "n_outputs": bad_int()})
         net = M.Classifier(_node(), (3,), 2)
@@ -285,7 +288,7 @@ def _models_blocks():
 
 def _models_csaode():
     def csaode():
-        build = lambda **kw: M.CSAODE(**{"vocab_size": 10, "n_classes": 2, "d": 4, "embed_dim": 4, **kw})  # noqa
+        build = builder(M.CSAODE, vocab_size=10, n_classes=2, d=4, embed_dim=4)
         constructor("CSAODE", build, {
             "vocab_size": bad_int(2), "n_classes": bad_int(2), "d": bad_int(), "embed_dim": bad_int(),
             "window": bad_int(), "n_blocks": bad_int(), "solver": bad_choice(("rk", "rkf", "ark")),
@@ -312,7 +315,7 @@ def _models_momentum_resnet():
     lin = lambda: torch.nn.Linear(4, 4)  # noqa: E731
 
     def momentum_resnet():
-        build = lambda **kw: M.MomentumResNet(**{"functions": [lin()], "gamma": 0.9, **kw})  # noqa: E731
+        build = builder(M.MomentumResNet, functions=[lin()], gamma=0.9)
         constructor("MomentumResNet", build, {
             "functions": st.sampled_from([[], lin(), [3], None, "f"]), "gamma": bad_unit(closed_high=True),
             "init_speed": st.sampled_from([3, "zero"]), "exact": BAD_BOOL, "frac_bits": bad_int(1),
@@ -320,13 +323,14 @@ def _models_momentum_resnet():
         for exact in (True, False):
             net = build(exact=exact)
             x_bad = st.one_of(NOT_TENSORS, bad_tensor_values((2, 4), torch.float64),
-                              st.sampled_from([torch.ones(2, 5, dtype=torch.float64), torch.ones(2, 4, dtype=torch.int64)]))
+                              st.sampled_from([torch.ones(2, 5, dtype=torch.float64),
+                                               torch.ones(2, 4, dtype=torch.int64)]))
             fuzz("MomentumResNet", "x", net, x_bad)
             fuzz("MomentumResNet", "v", lambda v: net(torch.ones(2, 4, dtype=torch.float64), v),
                  st.sampled_from([torch.ones(2, 3, dtype=torch.float64), torch.ones(2, 4), "v"]))
 
     def revnet():
-        build = lambda **kw: M.RevNet(**{"phi_functions": [lin()], "psi_functions": [lin()], **kw})  # noqa: E731
+        build = builder(M.RevNet, phi_functions=[lin()], psi_functions=[lin()])
         constructor("RevNet", build, {"phi_functions": st.sampled_from([[], lin(), [3], None]),
                                       "psi_functions": st.sampled_from([[], [lin(), lin()], None]),
                                       "exact": BAD_BOOL, "frac_bits": bad_int(1), "preserve_rng_state": BAD_BOOL})
@@ -429,7 +433,7 @@ def _models_attention():
 
 def _models_recurrent():
     def rnn():
-        build = lambda **kw: M.MomentumRNN(**{"input_size": 2, "hidden_size": 3, **kw})  # noqa: E731
+        build = builder(M.MomentumRNN, input_size=2, hidden_size=3)
         constructor("MomentumRNN", build, {
             "input_size": bad_int(), "hidden_size": bad_int(), "cell": bad_choice(("rnn", "lstm")),
             "rule": bad_choice(tuple(M.MOMENTUM_RULES)), "mu": bad_real_above(inclusive=True), "s": bad_real_above(),
@@ -445,19 +449,18 @@ def _models_recurrent():
         fuzz("MomentumRNN", "return_states", lambda r: net(x, return_states=r), BAD_BOOL)
 
     def rule():
-        build = lambda **kw: M.MomentumRule(**{"name": "r", "velocity": True, "second_moment": False, **kw})  # noqa
+        build = builder(M.MomentumRule, name="r", velocity=True, second_moment=False)
         constructor("MomentumRule", build, {"name": st.sampled_from(["", None, 3]), "velocity": BAD_BOOL,
                                             "second_moment": BAD_BOOL, "schedule": st.sampled_from([3, "mu"])})
 
     def classifier():
-        build = lambda **kw: M.SequenceClassifier(**{"input_size": 2, "hidden_size": 3, "n_outputs": 2, **kw})  # noqa
+        build = builder(M.SequenceClassifier, input_size=2, hidden_size=3, n_outputs=2)
         constructor("SequenceClassifier", build, {"n_outputs": bad_int(), "every_step": BAD_BOOL,
                                                   "input_size": bad_int(), "rule": bad_choice(("momentum",))})
         fuzz("SequenceClassifier", "x", build(), st.one_of(NOT_TENSORS, st.just(torch.ones(2, 4, 3))))
 
     def transformer():
-        build = lambda **kw: M.MomentumTransformer(**{"vocab_size": 10, "max_length": 8, "d_model": 8, "heads": 2,  # noqa
-                                                      "layers": 1, "d_ff": 8, **kw})
+        build = builder(M.MomentumTransformer, vocab_size=10, max_length=8, d_model=8, heads=2, layers=1, d_ff=8)
         constructor("MomentumTransformer", build, {
             "vocab_size": bad_int(), "max_length": bad_int(), "d_model": bad_int(), "heads": bad_int(),
             "layers": bad_int(), "d_ff": bad_int(), "attention": bad_choice(("softmax", "linear", "momentum")),
@@ -474,7 +477,7 @@ def _models_recurrent():
                              torch.ones(1, 0, dtype=torch.long), torch.ones(2, dtype=torch.long)])))
 
     def mha():
-        build = lambda **kw: M.MultiHeadAttention(**{"d_model": 8, "heads": 2, **kw})  # noqa: E731
+        build = builder(M.MultiHeadAttention, d_model=8, heads=2)
         constructor("MultiHeadAttention", build, {"d_model": bad_int(), "heads": bad_int(), "beta": bad_unit(),
                                                   "gamma": bad_real_above(), "causal": BAD_BOOL,
                                                   "attention": bad_choice(("softmax", "linear", "momentum"))})
@@ -482,7 +485,7 @@ def _models_recurrent():
             [torch.ones(1, 3, 7), torch.ones(3, 8), torch.ones(1, 3, 8, dtype=torch.long)])))
 
     def layer():
-        build = lambda **kw: M.TransformerLayer(**{"d_model": 8, "heads": 2, "d_ff": 8, **kw})  # noqa: E731
+        build = builder(M.TransformerLayer, d_model=8, heads=2, d_ff=8)
         constructor("TransformerLayer", build, {"d_ff": bad_int(), "connection": bad_choice(("residual",)),
                                                 "connection_beta": bad_unit(), "connection_step": bad_real_above(),
                                                 "delta": bad_unit(closed_high=True), "dropout": bad_unit()})
@@ -573,8 +576,8 @@ def _tasks(tmp: Path):
 
     def text_dataset():
         labels = np.array([0, 1])
-        build = lambda **kw: T.TextDataset(**{"name": "x", "sentences": [["a"], ["b"]], "labels": labels,  # noqa
-                                              "classes": ("n", "p"), "folds": np.array([0, 1]), **kw})
+        build = builder(T.TextDataset, name="x", sentences=[["a"], ["b"]], labels=labels, classes=("n", "p"),
+                        folds=np.array([0, 1]))
         constructor("TextDataset", build, {
             "sentences": st.sampled_from(["ab", [["a"], "b"], [[1], ["b"]], None]),
             "labels": st.sampled_from([np.array([0]), np.array([0.5, 1.0]), np.array([0, 5]), None]),

@@ -361,7 +361,8 @@ def adaptive_momentum(grad: torch.Tensor, grad_prev: torch.Tensor, *, step: floa
         if t is None and name.startswith("x"):
             continue
         if not isinstance(t, torch.Tensor) or not t.is_floating_point():
-            raise TypeError(f"{name} must be a floating-point torch.Tensor, got {getattr(t, 'dtype', type(t).__name__)}")
+            got = getattr(t, "dtype", type(t).__name__)
+            raise TypeError(f"{name} must be a floating-point torch.Tensor, got {got}")
         if not bool(torch.isfinite(t).all()):
             raise ValueError(f"{name} must be finite, got {int((~torch.isfinite(t)).sum())} non-finite entries")
     if grad.shape != grad_prev.shape:

@@ -170,8 +170,9 @@ class MomentumRNN(nn.Module):
                     raise ValueError(f"state['t'] must be an integer >= 0, got {value!r}")
             elif key in widths:
                 if not isinstance(value, torch.Tensor) or tuple(value.shape) != (x.shape[0], widths[key]):
-                    raise ValueError(f"state[{key!r}] must be a tensor of shape ({x.shape[0]}, {widths[key]}), got "
-                                     f"{tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__}")
+                    got = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+                    raise ValueError(f"state[{key!r}] must be a tensor of shape ({x.shape[0]}, {widths[key]}), "
+                                     f"got {got}")
             else:
                 raise ValueError(f"state must have keys among ('h', 'c', 'v', 'm', 't'), got {key!r}")
 

@@ -203,7 +203,8 @@ class GeneralizedHeavyBall(nn.Module):
     def __init__(self, field: nn.Module, gamma: ConstrainedScalar, xi: ConstrainedScalar,
                  activation: Callable[[torch.Tensor], torch.Tensor] = torch.tanh):
         super().__init__()
-        self.f, self.gamma, self.xi = check.module(field, "field"), _check_scalar(gamma, "gamma"), _check_scalar(xi, "xi")
+        self.f = check.module(field, "field")
+        self.gamma, self.xi = _check_scalar(gamma, "gamma"), _check_scalar(xi, "xi")
         self.activation = _check_callable(activation, "activation")
 
     def state_width(self) -> int | None:
@@ -363,7 +364,8 @@ def _check_callable(fn, name: str):
 
 def _check_scalar(value, name: str):
     if not isinstance(value, ConstrainedScalar):
-        raise TypeError(f"{name} must be a ConstrainedScalar (see damping, skip_coefficient), got {type(value).__name__}")
+        raise TypeError(f"{name} must be a ConstrainedScalar (see damping, skip_coefficient), "
+                        f"got {type(value).__name__}")
     return value
 
 

@@ -414,7 +414,8 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
     model_keys = {"architecture", "n_blocks", "convolution", "ffn_hidden", "dropout", "rtol", "atol"}
     unknown = set(overrides) - set(config) - model_keys
     if unknown:
-        raise ValueError(f"overrides must be keys of {sorted(set(config) | model_keys)}, got unknown overrides {sorted(unknown)}")
+        raise ValueError(f"overrides must be keys of {sorted(set(config) | model_keys)}, "
+                         f"got unknown overrides {sorted(unknown)}")
     config.update(overrides)
     if epochs is not None:
         config["epochs"] = epochs
