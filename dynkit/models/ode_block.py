@@ -15,8 +15,11 @@ SOLVERS = ("torchdiffeq", "dynkit")
 def solver_methods(solver: str) -> tuple[str, ...]:
     """The method names ``solver`` can integrate with (torchdiffeq's own list, or :data:`dynkit.solvers.METHODS`)."""
     if solver == "torchdiffeq":
-        from torchdiffeq._impl.odeint import SOLVERS as TORCHDIFFEQ_METHODS
-
+        try:
+            from torchdiffeq._impl.odeint import SOLVERS as TORCHDIFFEQ_METHODS
+        except ImportError:  # a torchdiffeq that moved its table: the names of torchdiffeq 0.2
+            TORCHDIFFEQ_METHODS = ("dopri8", "dopri5", "bosh3", "fehlberg2", "adaptive_heun", "euler", "midpoint",
+                                   "heun3", "rk4", "explicit_adams", "implicit_adams", "fixed_adams")
         return tuple(m for m in TORCHDIFFEQ_METHODS if m != "scipy_solver")  # scipy_solver needs its own options
     if solver == "dynkit":
         from ..solvers import METHODS
@@ -49,6 +52,16 @@ def check_block_options(solver: str = "torchdiffeq", method: str = "dopri5", rto
                                  f"got None")
     elif solver == "torchdiffeq":
         raise TypeError(f"method must be a method name with solver='torchdiffeq', got {type(method).__name__}")
+    else:
+        from .. import solvers
+
+        kinds = tuple(getattr(solvers, k) for k in ("RungeKuttaTableau", "TwoStepRK") if hasattr(solvers, k))
+        if not isinstance(method, kinds):
+            raise TypeError(f"method must be a method name or a {' / '.join(k.__name__ for k in kinds)}, "
+                            f"got {type(method).__name__}")
+        if step_size is None and not getattr(method, "adaptive", True):
+            raise ValueError(f"step_size is required by the fixed-step method {getattr(method, 'name', method)!r}, "
+                             f"got None")
     for name, value in (("rtol", rtol), ("atol", atol)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
             raise ValueError(f"{name} must be a positive finite number, got {value!r}")
