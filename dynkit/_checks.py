@@ -82,3 +82,23 @@ def tensor(value: Any, name: str, *, ndim: int | tuple | None = None, floating: 
     if finite and value.is_floating_point() and not bool(torch.isfinite(value).all()):
         raise ValueError(f"{name} must be finite, got {int((~torch.isfinite(value)).sum())} non-finite entries")
     return value
+
+
+def path(value: Any, name: str):
+    """``value`` as a ``pathlib.Path`` (a non-empty str or os.PathLike)."""
+    import os
+    from pathlib import Path
+
+    if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)) or str(value) == "":
+        raise TypeError(f"{name} must be a path (a non-empty str or os.PathLike), got {type(value).__name__} "
+                        f"{_shown(value)}")
+    return Path(value)
+
+
+def existing_file(value: Any, name: str):
+    """``value`` as the ``Path`` of an existing regular file."""
+    p = path(value, name)
+    if not p.is_file():
+        raise ValueError(f"{name} must be an existing file, got {str(p)!r} "
+                         f"({'a directory' if p.is_dir() else 'no such file'})")
+    return p

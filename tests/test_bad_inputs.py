@@ -655,6 +655,217 @@ def _io(tmp: Path):
 
 
 # --------------------------------------------------------------------------------------------------
+# public callables of the submodules of dk.models and dk.tasks (not re-exported by the package)
+
+
+def _submodules(tmp: Path):
+    import dynkit.models.csaode as csaode
+    import dynkit.models.exact as exact
+    import dynkit.models.neural_ode as neural_ode
+    import dynkit.models.node_paper as node_paper
+    import dynkit.models.ode_block as ode_block
+    import dynkit.tasks.images as images
+    import dynkit.tasks.node_runs as node_runs
+    import dynkit.tasks.point_cloud as pc
+    import dynkit.tasks.silverbox as sb
+    import dynkit.tasks.text as text
+    import dynkit.tasks.training as training
+
+    q = torch.ones(2, dtype=torch.int64)
+
+    def csaode_helpers():
+        fuzz("position_encoding", "length", lambda n: csaode.position_encoding(n, 4), bad_int())
+        fuzz("position_encoding", "d", lambda d: csaode.position_encoding(3, d), bad_int())
+        fuzz("position_encoding", "c", lambda c: csaode.position_encoding(3, 4, c), bad_real_above())
+        fuzz("horizon", "step", csaode.horizon, st.one_of(bad_real_above(), st.floats(min_value=1.0, exclude_min=True)))
+        fuzz("expected_nfe", "solver", lambda v: csaode.expected_nfe(v, 0.2), bad_choice(("rk", "ark")))
+        fuzz("expected_nfe", "step", lambda v: csaode.expected_nfe("rk", v), bad_real_above())
+
+    def attention_block():
+        fuzz("SelfAttentionBlock", "d", csaode.SelfAttentionBlock, bad_int())
+        block = csaode.SelfAttentionBlock(4)
+        fuzz("SelfAttentionBlock", "h_plus_p", block, st.one_of(NOT_TENSORS, st.just(torch.ones(1, 3, 5))))
+        fuzz("SelfAttentionBlock", "key_mask", lambda m: block(torch.ones(1, 3, 4), m),
+             st.sampled_from([torch.ones(1, 2, dtype=torch.bool), "mask", torch.ones(1, 3)]))
+
+    def exact_helpers():
+        for fn in (exact.max_abs_value, exact.check_frac_bits):
+            fuzz(fn.__name__, "frac_bits", fn, st.one_of(bad_int(), st.integers(min_value=53)))
+        fuzz("check_representable", "t", lambda t: exact.check_representable(t, "t"),
+             st.one_of(NOT_TENSORS, st.just(torch.tensor([NAN])), st.just(q)))
+        fuzz("check_representable", "frac_bits", lambda f: exact.check_representable(torch.ones(2), "t", f),
+             bad_int())
+        fuzz("to_fixed", "t", exact.to_fixed, st.one_of(NOT_TENSORS, st.just(torch.tensor([NAN])), st.just(q)))
+        fuzz("to_fixed", "frac_bits", lambda f: exact.to_fixed(torch.ones(2), f), bad_int())
+        fuzz("to_float", "q", exact.to_float, st.one_of(NOT_TENSORS, st.just(torch.ones(2))))
+        fuzz("to_float", "frac_bits", lambda f: exact.to_float(q, f), bad_int())
+        fuzz("to_float", "dtype", lambda d: exact.to_float(q, 40, d), st.sampled_from([torch.int64, "float", None]))
+        fuzz("is_on_grid", "t", exact.is_on_grid, st.one_of(NOT_TENSORS, st.just(q)))
+        fuzz("floor_divmod", "a", lambda a: exact.floor_divmod(a, 3), st.one_of(NOT_TENSORS, st.just(torch.ones(2))))
+        fuzz("floor_divmod", "d", lambda d: exact.floor_divmod(q, d), bad_int())
+        fuzz("check_no_overflow", "q", lambda x: exact.check_no_overflow(x, "q"),
+             st.one_of(NOT_TENSORS, st.just(torch.ones(2))))
+        fuzz("rational", "gamma", exact.rational, bad_unit(closed_high=True))
+        fuzz("rational", "max_denominator", lambda m: exact.rational(0.5, m), bad_int())
+
+    def constrained_scalar():
+        build = builder(neural_ode.ConstrainedScalar, raw=0.0, transform=torch.sigmoid)
+        constructor("ConstrainedScalar", build, {"raw": BAD_REAL, "transform": st.sampled_from([None, 3, "sigmoid"]),
+                                                 "learnable": BAD_BOOL})
+
+    def model_name():
+        fuzz("check_model_name", "model", node_paper.check_model_name, bad_choice(tuple(M.MODELS)))
+
+    def block_helpers():
+        fuzz("solver_methods", "solver", ode_block.solver_methods, bad_choice(("torchdiffeq", "dynkit")))
+        fuzz("check_block_options", "method", lambda m: ode_block.check_block_options(method=m), bad_choice(()))
+        fuzz("check_block_options", "rtol", lambda r: ode_block.check_block_options(rtol=r), bad_real_above())
+
+    def image_helpers():
+        (tmp / "bad.idx").write_bytes(b"\x01\x02\x03\x04rest")
+        (tmp / "short.idx").write_bytes(b"\x00\x00\x08\x02\x00\x00\x00\x05")   # 2-D header, cut short
+        fuzz("read_idx", "path", images.read_idx, st.sampled_from(
+            [None, 3, str(tmp / "missing.idx"), str(tmp / "bad.idx"), str(tmp / "short.idx"), str(tmp)]))
+        fuzz("load_idx_images", "directory", images.load_idx_images, st.sampled_from([None, 3, str(tmp / "none")]))
+        fuzz("load_idx_images", "n_train", lambda n: images.load_idx_images(tmp, n_train=n), SOME_BAD_INT)
+        fuzz("fashion_mnist_available", "directory", images.fashion_mnist_available, st.sampled_from([None, 3]))
+        fuzz("load_digits_split", "test_fraction", images.load_digits_split, bad_unit(), n=4)
+        fuzz("load_digits_split", "seed", lambda s: images.load_digits_split(seed=s), bad_int(0), n=4)
+
+    def point_cloud():
+        fuzz("point_cloud", "n_inner", lambda n: pc.point_cloud(n), bad_int())
+        fuzz("point_cloud", "n_outer", lambda n: pc.point_cloud(40, n), bad_int())
+        fuzz("point_cloud", "inner_radius", lambda r: pc.point_cloud(inner_radius=r),
+             st.one_of(bad_real_above(), st.floats(min_value=0.85)))
+        fuzz("point_cloud", "outer_radii", lambda r: pc.point_cloud(outer_radii=r),
+             st.sampled_from([(1.0, 0.9), (0.4, 1.0), (0.9, INF), (NAN, 1.0), None, 3, (1.0,)]))
+        fuzz("point_cloud", "seed", lambda s: pc.point_cloud(seed=s), bad_int(0))
+
+    def silverbox():
+        fuzz("silverbox", "t_end", lambda t: sb.silverbox(t), bad_real_above())
+        fuzz("silverbox", "n_points", lambda n: sb.silverbox(1.0, n), bad_int(2))
+        for arg in ("omega", "zeta", "cubic", "gain"):
+            fuzz("silverbox", arg, lambda v, arg=arg: sb.silverbox(1.0, 3, **{arg: v}), BAD_REAL, n=4)
+        fuzz("silverbox", "seed", lambda s: sb.silverbox(1.0, 3, seed=s), bad_int(0), n=4)
+
+    def multisine():
+        fuzz("Multisine.random", "n", lambda n: sb.Multisine.random(n), bad_int())
+        fuzz("Multisine.random", "max_frequency", lambda f: sb.Multisine.random(max_frequency=f),
+             bad_real_above(0.05, inclusive=False))
+        fuzz("Multisine.random", "amplitude", lambda a: sb.Multisine.random(amplitude=a), BAD_REAL)
+        fuzz("Multisine", "frequencies", lambda f: sb.Multisine(f, np.zeros(2), 1.0),
+             st.sampled_from([None, "f", np.array([NAN, 1.0])]))
+        fuzz("Multisine", "t", sb.Multisine.random(), st.sampled_from(["t", None, np.array([NAN])]))
+
+    def node_runs_helpers():
+        fuzz("node_runs.run_training", "model", lambda m: node_runs.run_training(m, "point_cloud"),
+             bad_choice(tuple(M.MODELS)))
+        fuzz("train_model", "epochs", lambda e: node_runs.train_model("hbnode", "point_cloud", epochs=e),
+             SOME_BAD_INT)
+        fuzz("train_model", "task", lambda t: node_runs.train_model("hbnode", t), bad_choice(node_runs.TRAINING_TASKS))
+        logits, y = torch.zeros(4, 3), torch.tensor([0, 1, 2, 0])
+        fuzz("loss_and_accuracy", "logits", lambda x: node_runs.loss_and_accuracy(x, y),
+             st.one_of(NOT_TENSORS, st.just(torch.zeros(3, 3)), bad_tensor_values((4, 3))))
+        fuzz("loss_and_accuracy", "y", lambda t: node_runs.loss_and_accuracy(logits, t),
+             st.sampled_from([torch.tensor([0, 1, 5, 0]), torch.tensor([0, 1]), torch.zeros(4), None]))
+        fuzz("batches_of", "batch_size", lambda b: node_runs.batches_of(logits, y, b), bad_int())
+        fuzz("batches_of", "y", lambda t: node_runs.batches_of(logits, t, 2), st.sampled_from([None, torch.ones(3)]))
+        fuzz("evaluator", "batch_size", lambda b: node_runs.evaluator(logits, y, b), bad_int())
+        fuzz("evaluator", "x", lambda x: node_runs.evaluator(x, y), st.sampled_from([None, torch.ones(3, 3)]))
+        net = M.from_paper("hbnode", "point_cloud", method="rk4")
+        fuzz("nfe_step", "batch", lambda b: node_runs.nfe_step(net, b),
+             st.sampled_from([None, (torch.ones(2, 2),), (torch.ones(2, 3), torch.ones(2)), "batch"]))
+        fuzz("nfe_step", "model", lambda m: node_runs.nfe_step(m, (torch.ones(2, 2), torch.ones(2))), NOT_TENSORS)
+        fuzz("TaskSettings", "batch_size", lambda b: node_runs.TaskSettings(b, 1e-3, 1, 2), bad_int())
+        fuzz("TaskSettings", "lr", lambda v: node_runs.TaskSettings(8, v, 1, 2), bad_real_above())
+
+    def text_helpers():
+        fuzz("decode_line", "raw", text.decode_line, st.sampled_from([None, 3, "text"]))
+        fuzz("read_lines", "path", lambda p: list(text.read_lines(p)), st.sampled_from([None, 3, str(tmp / "none")]))
+        fuzz("pad_batch", "encoded", text.pad_batch, st.sampled_from([[], [[]], [[1], []], ["ab"], [[1.5]], None,
+                                                                      [[-1]]]))
+        fuzz("pad_batch", "max_len", lambda m: text.pad_batch([[1, 2]], m), st.sampled_from([0, -1, 1.5, "2"]))
+        vocab = T.Vocabulary([["a", "b"]])
+        words, vectors = ["a"], np.ones((1, 3), dtype=np.float32)
+        fuzz("embedding_matrix", "vocab", lambda v: text.embedding_matrix(v, words, vectors, 3), NOT_TENSORS)
+        fuzz("embedding_matrix", "words", lambda w: text.embedding_matrix(vocab, w, vectors, 3),
+             st.sampled_from([["a", "b"], None, "a"]))
+        fuzz("embedding_matrix", "vectors", lambda v: text.embedding_matrix(vocab, words, v, 3),
+             st.sampled_from([np.ones(3), None, np.full((1, 3), NAN)]))
+        fuzz("embedding_matrix", "dim", lambda d: text.embedding_matrix(vocab, words, vectors, d), bad_int())
+        fuzz("glove_embeddings", "vocab", lambda v: text.glove_embeddings(v, 50), NOT_TENSORS)
+        fuzz("glove_embeddings", "dim", lambda d: text.glove_embeddings(vocab, d), bad_int())
+        opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
+        fuzz("paper_schedule", "optimizer", lambda o: text.paper_schedule(o, 4), NOT_TENSORS)
+        fuzz("paper_schedule", "steps_per_epoch", lambda n: text.paper_schedule(opt, n), bad_int())
+        fuzz("paper_schedule", "warmup_epochs", lambda w: text.paper_schedule(opt, 4, w),
+             bad_real_above(inclusive=True))
+        fuzz("paper_schedule", "lr_decay", lambda d: text.paper_schedule(opt, 4, 1.0, d),
+             st.one_of(bad_real_above(), st.floats(min_value=1.0, exclude_min=True)))
+
+    def training_helpers():
+        model = torch.nn.Linear(2, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        fit_ = lambda **kw: training.fit(**{"model": model, "optimizer": opt, "batches": lambda g: [],  # noqa: E731
+                                             "step": lambda m, b: (None, {}), "epochs": 1, "progress": False, **kw})
+        constructor("fit", fit_, {"model": NOT_TENSORS, "optimizer": NOT_TENSORS,
+                                  "batches": st.sampled_from([None, 3]), "step": st.sampled_from([None, 3]),
+                                  "epochs": bad_int(), "seed": bad_int(0), "evaluate": st.sampled_from([3, "x"]),
+                                  "backward": BAD_BOOL, "progress": BAD_BOOL,
+                                  "manifest": st.sampled_from([3, "m", [1]]),
+                                  "checkpoint_dir": st.sampled_from([3, str(tmp / "a_file" / "x")]),
+                                  "scheduler": st.sampled_from([3, "s"])})
+        (tmp / "a_file").write_text("") if not (tmp / "a_file").exists() else None
+        fuzz("epoch_generator", "seed", lambda s: training.epoch_generator(s, 0), bad_int(0))
+        fuzz("epoch_generator", "epoch", lambda e: training.epoch_generator(0, e), bad_int(0))
+        fuzz("plain", "value", training.plain, st.sampled_from([object(), {1.5: 2}, [lambda: 0], {"a": {3}}]))
+        fuzz("save_checkpoint", "model", lambda m: training.save_checkpoint(tmp / "c.pt", m, opt, 0,
+                                                                           training.History()), NOT_TENSORS)
+        fuzz("save_checkpoint", "epoch", lambda e: training.save_checkpoint(tmp / "c.pt", model, opt, e,
+                                                                           training.History()), bad_int(0))
+        fuzz("save_checkpoint", "history", lambda h: training.save_checkpoint(tmp / "c.pt", model, opt, 0, h),
+             st.sampled_from([None, [1], "h"]))
+        fuzz("load_checkpoint", "checkpoint", training.load_checkpoint,  # a path, a directory, an empty file
+             st.sampled_from([None, 3, str(tmp / "none.pt"), str(tmp / "a_file"), str(tmp)]))
+        fuzz("run_manifest", "model", lambda m: training.run_manifest(m, opt, 0), NOT_TENSORS)
+        fuzz("run_manifest", "options", lambda o: training.run_manifest(model, opt, 0, options=o),
+             st.sampled_from([3, "o", [1]]))
+        fuzz("read_manifest", "folder", training.read_manifest, st.sampled_from([None, 3]))
+        (tmp / "bad_manifest").mkdir(exist_ok=True)
+        (tmp / "bad_manifest" / "manifest.json").write_text("{not json")
+        attempt("read_manifest", "manifest.json", lambda: training.read_manifest(tmp / "bad_manifest"), "{not json")
+        fuzz("check_resume", "options", lambda o: training.check_resume(tmp, o, {"seed": 0}),
+             st.sampled_from([{"seed": 1}, {}, None, 3]))  # a differing option is a refusal naming it
+
+    def records():
+        fuzz("History", "epochs", training.History, st.sampled_from([None, 3, "e", [1]]))
+
+    return {
+        "dynkit.models.csaode.position_encoding": csaode_helpers, "dynkit.models.csaode.horizon": csaode_helpers,
+        "dynkit.models.csaode.expected_nfe": csaode_helpers, "dynkit.models.csaode.SelfAttentionBlock": attention_block,
+        **{f"dynkit.models.exact.{n}": exact_helpers for n in (
+            "max_abs_value", "check_frac_bits", "check_representable", "to_fixed", "to_float", "is_on_grid",
+            "floor_divmod", "check_no_overflow", "rational")},
+        "dynkit.models.neural_ode.ConstrainedScalar": constrained_scalar,
+        "dynkit.models.node_paper.check_model_name": model_name,
+        "dynkit.models.ode_block.solver_methods": block_helpers, "dynkit.models.ode_block.check_block_options": block_helpers,
+        **{f"dynkit.tasks.images.{n}": image_helpers for n in (
+            "read_idx", "load_idx_images", "fashion_mnist_available", "load_digits_split")},
+        "dynkit.tasks.point_cloud.point_cloud": point_cloud, "dynkit.tasks.silverbox.silverbox": silverbox,
+        "dynkit.tasks.silverbox.Multisine": multisine,
+        **{f"dynkit.tasks.node_runs.{n}": node_runs_helpers for n in (
+            "TaskSettings", "loss_and_accuracy", "batches_of", "nfe_step", "evaluator", "run_training",
+            "train_model")},
+        **{f"dynkit.tasks.text.{n}": text_helpers for n in (
+            "decode_line", "read_lines", "pad_batch", "glove_embeddings", "embedding_matrix", "paper_schedule")},
+        **{f"dynkit.tasks.training.{n}": training_helpers for n in (
+            "epoch_generator", "plain", "save_checkpoint", "load_checkpoint", "run_manifest", "read_manifest",
+            "check_resume", "fit")},
+        "dynkit.tasks.training.History": records,
+    }
+
+
+# --------------------------------------------------------------------------------------------------
 # the command line
 
 _OS_ERRORS = ("OSError", "PermissionError", "FileNotFoundError", "NotADirectoryError", "FileExistsError",
@@ -795,19 +1006,42 @@ def cases(tmp: Path) -> dict:
         registry.update({f"dynkit.models.{k}": v for k, v in part.items()})
     registry.update({f"dynkit.tasks.{k}": v for k, v in _tasks(tmp).items()})
     registry.update({f"dynkit.io.{k}": v for k, v in _io(tmp).items()})
+    registry.update(_submodules(tmp))
     registry.update({f"dynkit {k}": v for k, v in _cli(tmp).items()})
     return registry
 
 
+def _public_callables(module, defined_in=None):
+    for name, obj in vars(module).items():
+        if name.startswith("_") or isinstance(obj, types.ModuleType) or not callable(obj):
+            continue
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            continue  # an exception class takes whatever message it is given
+        if getattr(obj, "__module__", "") == defined_in if defined_in else getattr(obj, "__module__",
+                                                                                     "").startswith("dynkit"):
+            yield name, obj
+
+
 def public_api() -> list[str]:
-    """Every public callable (function or class) of dk.models, dk.tasks and dk.io, and every command."""
-    names = []
+    """Every public callable (function or class) of dk.models, dk.tasks and dk.io -- those the packages
+    export and those of their public submodules -- and every command."""
+    import importlib
+    import pkgutil
+
+    names, seen = [], set()
     for module in (dk.models, dk.tasks, dk.io):
-        for name, obj in vars(module).items():
-            if name.startswith("_") or isinstance(obj, types.ModuleType) or not callable(obj):
+        for name, obj in _public_callables(module):
+            names.append(f"{module.__name__}.{name}")
+            seen.add(id(obj))
+    for package in (dk.models, dk.tasks):
+        for info in pkgutil.iter_modules(package.__path__):
+            if info.name.startswith("_"):
                 continue
-            if getattr(obj, "__module__", "").startswith("dynkit"):
-                names.append(f"{module.__name__}.{name}")
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            for name, obj in _public_callables(module, defined_in=module.__name__):
+                if id(obj) not in seen:
+                    names.append(f"{module.__name__}.{name}")
+                    seen.add(id(obj))
     names += [f"dynkit {c}" for c in _cli_commands()]
     return sorted(names)
 

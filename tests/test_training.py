@@ -218,7 +218,7 @@ def test_fresh_run_into_a_folder_with_a_checkpoint_is_refused(tmp_path):
 def test_resume_with_other_options_names_them(tmp_path):
     train(1, scheduled=False, checkpoint_dir=tmp_path)
     model, optimizer, _ = make(False)
-    with pytest.raises(CheckpointError, match=r"differing: seed \(run: 5, now: 6\)"):
+    with pytest.raises(CheckpointError, match=r"different: seed \(run: 5, now: 6\)"):
         fit(model, optimizer, batches, step, 2, seed=6, checkpoint_dir=tmp_path, resume=True, progress=False)
     model, optimizer, _ = make(False)
     optimizer.param_groups[0]["lr"] = 0.5

@@ -69,6 +69,9 @@ def position_encoding(length: int, d: int, c: float = 1e-4) -> torch.Tensor:
     dimensions ``(2k, 2k+1)`` share the frequency ``10000^{-2k/d}`` (sin, cos) -- the usual
     0-based encoding pairs ``(2k, 2k+1)`` counted from 0 with ``sin`` first.
     """
+    check.integer(length, "length", 1)
+    check.integer(d, "d", 1)
+    check.real(c, "c", low=0.0, low_open=True)
     i = torch.arange(1, length + 1, dtype=torch.float64)[:, None]
     j = torch.arange(1, d + 1, dtype=torch.float64)[None, :]
     even = (j % 2 == 0)
@@ -79,6 +82,7 @@ def position_encoding(length: int, d: int, c: float = 1e-4) -> torch.Tensor:
 
 def horizon(step: float) -> float:
     """End time ``t_T = T r`` with ``T = ceil(1/r)`` steps (Eq. (8)): 1.2 for ``r = 0.4``."""
+    check.real(step, "step", low=0.0, high=1.0, low_open=True)
     return math.ceil(1.0 / step - 1e-9) * step
 
 
@@ -91,6 +95,7 @@ class SelfAttentionBlock(nn.Module):
 
     def __init__(self, d: int):
         super().__init__()
+        check.integer(d, "d", 1)
         self.encode = nn.Linear(d, d)  # W_P, b_P
         self.norm_p = nn.LayerNorm(d)
         self.query = nn.Linear(d, d, bias=False)
@@ -110,6 +115,15 @@ class SelfAttentionBlock(nn.Module):
         return torch.relu(self.norm_p(self.encode(h_plus_p)))
 
     def forward(self, h_plus_p: torch.Tensor, key_mask: torch.Tensor | None = None) -> torch.Tensor:
+        d = self.encode.in_features
+        check.tensor(h_plus_p, "h_plus_p", ndim=3, floating=True, shape_hint=f"(batch, M, {d})")
+        if h_plus_p.shape[-1] != d:
+            raise ValueError(f"h_plus_p must have shape (batch, M, {d}), got {tuple(h_plus_p.shape)}")
+        if key_mask is not None and (not isinstance(key_mask, torch.Tensor) or key_mask.dtype != torch.bool
+                                     or key_mask.shape != h_plus_p.shape[:2]):
+            raise ValueError(f"key_mask must be a bool tensor of shape {tuple(h_plus_p.shape[:2])}, got "
+                             f"{getattr(key_mask, 'dtype', type(key_mask).__name__)} "
+                             f"{tuple(getattr(key_mask, 'shape', ()))}")
         x = self.encode_position(h_plus_p)
         return torch.relu(self.norm_a(self.attention(x, key_mask) @ self.value(x)))
 
@@ -319,6 +333,7 @@ def expected_nfe(solver: str, step: float) -> int:
     """
     if solver not in ("rk", "ark"):
         raise ValueError(f"solver must be 'rk' or 'ark' (fixed-step), got {solver!r}")
+    check.real(step, "step", low=0.0, high=1.0, low_open=True)
     n_steps = round(horizon(step) / step)
     if solver == "rk" or n_steps == 1:
         return _solvers.METHODS["rk4"].new_evaluations_per_step * n_steps

@@ -119,7 +119,9 @@ class ConstrainedScalar(nn.Module):
 
     def __init__(self, raw: float, transform: Callable[[torch.Tensor], torch.Tensor], learnable: bool = True):
         super().__init__()
-        value = torch.tensor(float(raw))
+        value = torch.tensor(check.real(raw, "raw"))
+        _check_callable(transform, "transform")
+        check.boolean(learnable, "learnable")
         if learnable:
             self.raw = nn.Parameter(value)
         else:

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from .. import _checks as check
 from ..diagnostics.nfe import backward_nfe, forward_nfe, reset_nfe
 from ..io import check_writable_dir, write_json
 from ..models.node_paper import check_model_name, from_paper
@@ -37,6 +38,14 @@ class TaskSettings:
     n_test: int | None = None
     n_train_full: int | None = None
     n_test_full: int | None = None
+
+    def __post_init__(self):
+        for name in ("batch_size", "epochs", "epochs_full"):
+            check.integer(getattr(self, name), name, 1)
+        check.real(self.lr, "lr", low=0.0, low_open=True)
+        for name in ("n_train", "n_test", "n_train_full", "n_test_full"):
+            if getattr(self, name) is not None:
+                check.integer(getattr(self, name), name, 1)
 
 
 SETTINGS = {
@@ -80,6 +89,15 @@ def load_task(task: str, *, seed: int = 0, full: bool = False):
 
 def loss_and_accuracy(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Binary (one logit, BCE) or multi-class (cross-entropy) loss and accuracy."""
+    check.tensor(logits, "logits", ndim=2, floating=True, finite=True, shape_hint="(batch, classes)")
+    check.tensor(y, "y", ndim=1, shape_hint="(batch,)")
+    if len(y) != len(logits):
+        raise ValueError(f"y must have one label per row of logits ({len(logits)}), got {len(y)}")
+    classes = max(logits.shape[-1], 2)
+    if y.is_floating_point() and logits.shape[-1] > 1:
+        raise TypeError(f"y must hold integer class labels, got dtype {y.dtype}")
+    if y.numel() and (int(y.min()) < 0 or int(y.max()) >= classes):
+        raise ValueError(f"y must be labels in [0, {classes}), got values in [{int(y.min())}, {int(y.max())}]")
     if logits.shape[-1] == 1:
         logits = logits.squeeze(-1)
         return F.binary_cross_entropy_with_logits(logits, y.float()), ((logits > 0).long() == y.long()).float().mean()
@@ -88,6 +106,8 @@ def loss_and_accuracy(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tens
 
 def batches_of(x: torch.Tensor, y: torch.Tensor, batch_size: int):
     """``batches(generator)`` for :func:`fit`: a seeded shuffle, then consecutive batches."""
+    _check_data(x, y)
+    check.integer(batch_size, "batch_size", 1)
     def batches(generator: torch.Generator):
         order = torch.randperm(len(y), generator=generator)
         for i in range(0, len(y), batch_size):
@@ -102,6 +122,10 @@ def nfe_step(model: torch.nn.Module, batch) -> tuple[torch.Tensor, dict]:
     The backward NFE has to be read right after ``loss.backward()``, so this step differentiates
     the loss itself: pass it to :func:`fit` with ``backward=False``.
     """
+    check.module(model, "model")
+    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+        raise ValueError(f"batch must be a pair (x, y), got {type(batch).__name__} of length "
+                         f"{len(batch) if hasattr(batch, '__len__') else '?'}")
     x, y = batch
     start = time.perf_counter()
     reset_nfe(model)
@@ -113,7 +137,17 @@ def nfe_step(model: torch.nn.Module, batch) -> tuple[torch.Tensor, dict]:
     return loss, metrics
 
 
+def _check_data(x, y) -> None:
+    check.tensor(x, "x")
+    check.tensor(y, "y", ndim=1)
+    if len(x) != len(y) or len(y) == 0:
+        raise ValueError(f"x and y must hold the same, positive number of samples, got {len(x)} and {len(y)}")
+
+
 def evaluator(x: torch.Tensor, y: torch.Tensor, batch_size: int = 256):
+    """``evaluate(model)`` for :func:`fit`: test loss, accuracy and forward NFE over ``(x, y)``."""
+    _check_data(x, y)
+    check.integer(batch_size, "batch_size", 1)
     def evaluate(model: torch.nn.Module) -> dict:
         total_loss = total_correct = nfe = 0.0
         n_batches = 0

