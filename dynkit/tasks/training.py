@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,7 +170,8 @@ def load_checkpoint(path: str | Path) -> dict:
     try:
         state = torch.load(path, weights_only=True, map_location="cpu")
     except Exception as err:  # noqa: BLE001 - the restricted unpickler's refusal, or a damaged file
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        text = re.sub(r"\x1b\[[0-9;]*m", "", str(err)).strip()  # torch's message carries terminal colours
+        first = text.splitlines()[0] if text else type(err).__name__
         raise CheckpointError(
             f"checkpoint {str(path)!r} refused: expected a file of tensors and plain data that loads safely "
             f"(weights_only=True), got one that does not ({type(err).__name__}: {first[:200]}); it may hold code "
