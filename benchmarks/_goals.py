@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 RESULTS = Path(__file__).resolve().parent.parent / "analysis" / "results"
+REPORTED: list = []  # every goal checked in this process, in order (``python -m benchmarks`` sums them up)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ def check_goal(name: str, value: float, target: float, *, lower_is_better: bool 
     """Print and return the goal line for ``value`` against ``target``."""
     goal = Goal(name, float(value), float(target), lower_is_better, note)
     print(goal.line(), flush=True)
+    REPORTED.append(goal)
     return goal
 
 

@@ -205,3 +205,32 @@ def test_hbnode_trains_with_dynkits_own_adjoint():
         losses.append(float(loss.detach()))
     assert losses[-1] < 0.8 * losses[0]
     assert net.block.field.vjps > 0  # the backward ran through the counted field (adjoint solves)
+
+
+# ---------------------------------------------------------------------------------------------
+# the benchmarks' goal lines (benchmarks/_goals.py): a missed goal must say so
+
+
+def test_goal_lines_flag_a_missed_goal(capsys, tmp_path):
+    import json
+
+    from benchmarks._goals import check_goal, paired_medians, record
+
+    met = check_goal("overhead", 1.10, 1.15)
+    missed = check_goal("overhead", 1.44, 1.15, note="paired run")
+    higher = check_goal("speed-up", 0.9, 1.0, lower_is_better=False)
+    nan = check_goal("no overlap", float("nan"), 1.0)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(": met") and met.met
+    assert lines[1].endswith("NOT met  [paired run]") and not missed.met
+    assert "NOT met" in lines[2] and not higher.met
+    assert "NOT met" in lines[3] and not nan.met  # a goal that cannot be shown met is not met
+    path = record("bench_x", {"a": 1}, [met, missed], argv=["bench_x", "--quick"], out=tmp_path)
+    data = json.loads(path.read_text())
+    assert [g["met"] for g in data["goals"]] == [True, False]
+    assert (tmp_path / "bench_x" / "COMMAND").read_text().strip() == "python -m benchmarks.bench_x --quick"
+    calls = []
+    medians = paired_medians({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeats=3,
+                             clock=iter(range(100)).__next__)
+    assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"]  # warm-up, then rotated rounds
+    assert medians == {"a": 1, "b": 1}  # each timing spans one tick of the fake clock
