@@ -312,7 +312,7 @@ def bench_overhead(quick: bool) -> tuple[dict, list]:
     rtol, atol = 1e-6, 1e-8
     results, goals = {}, []
     print(f"\n## 3. Solver overhead as a user sees it (same field, no_grad): solve / (NFE x one call of f), "
-          f"the calls timed as a loop on the solver's own inputs, like the solve")
+          f"NFE calls of f timed as whole runs like the solve: repeated on y0 (verdict) and replaying the solver's inputs")
     for threads in (1, 2):
         torch.set_num_threads(threads)
         inputs, inside = [], []
