@@ -512,6 +512,8 @@ def solve(
     throw: bool = True,
     dense: bool = False,
     events: Any = None,
+    adjoint: bool = False,
+    adjoint_params: Any = None,
     per_sample: bool = False,
     jac: Callable[[Any, Any], Any] | None = None,
 ) -> Solution:
@@ -566,6 +568,13 @@ def solve(
         for an autonomous ``f``), which saves the one call of ``f`` per Jacobian that estimates
         ``∂f/∂t`` otherwise. Default: ``torch.func.jacrev`` for torch states, forward differences
         for numpy states (see :mod:`dynkit.solvers.jacobian`).
+    adjoint : bool
+        Torch only: gradients by the continuous adjoint solved backward with the same method
+        (memory flat in the number of steps); see :mod:`dynkit.solvers.adjoint`. The solution's
+        ``backward_stats`` count the backward pass.
+    adjoint_params : sequence of tensors, optional
+        With ``adjoint=True``: the tensors ``f`` depends on that receive gradients (default: the
+        parameters of ``f`` when it is an ``nn.Module``).
     per_sample : bool
         Error control per sample: the leading axis of ``y0`` indexes independent samples, the RMS is
         taken within each sample and a step is accepted only if every sample's error is within
@@ -601,6 +610,20 @@ def solve(
     II.10 (DOP853).
     """
     from . import METHODS  # late: the registry lives in the package's __init__
+
+    if adjoint or adjoint_params is not None:
+        from .adjoint import validated_adjoint_call
+
+        unsupported = [name for name, value in (("dense", dense), ("events", events is not None),
+                                                ("per_sample", per_sample), ("jac", jac is not None))
+                       if value is not False]
+        if unsupported:
+            raise ValueError(f"adjoint=True does not combine with {', '.join(unsupported)} (expected "
+                             f"{', '.join(n + '=' + ('None' if n in ('events', 'jac') else 'False') for n in unsupported)}); "
+                             f"solve with autograd (adjoint=False) for those")
+
+        return validated_adjoint_call(f, y0, t, adjoint, adjoint_params, method=method, rtol=rtol, atol=atol,
+                                      step_size=step_size, max_steps=max_steps, throw=throw)
 
     method_obj = _validate_method(method, METHODS)
     y0 = _validate_state(y0)
