@@ -184,7 +184,7 @@ def _random_representable(rng: np.random.Generator, n: int, eps: float) -> tuple
 
 def _representation(n_inst: int, rng: np.random.Generator) -> CheckResult:
     # lambda_eps against 40-digit mpmath over [1e-3, 1e8] (capped: ~15 ms of mpmath per value)
-    eps_lambda = 10 ** rng.uniform(-3, 8, min(n_inst, 100))
+    eps_lambda = 10 ** rng.uniform(-3, 8, min(n_inst, 50))
     lam_part = representation.check_lambda_eps(eps_lambda)
     decisions, log_residual, log_tol = [], np.zeros(n_inst), 1e-7
     Ds, epss, expected, thetas = [], [], [], {}
@@ -248,8 +248,9 @@ def _free_velocity(n_inst, rng):
 
 
 def _prop7(n_inst, rng, lam=None):
+    n_inst = min(n_inst, 200)  # an ODE solve of 100 cubics per instance
     lam = -1 - rng.exponential(1.0, n_inst) if lam is None else lam
-    return momentum_resnet.check_negative_scaling_obstruction(lam, 10 ** rng.uniform(-1, 1.5, n_inst), n_cubic=200,
+    return momentum_resnet.check_negative_scaling_obstruction(lam, 10 ** rng.uniform(-1, 1.5, np.size(lam)), n_cubic=100,
                                                               seed=int(rng.integers(2**31)))
 
 
@@ -283,7 +284,7 @@ def _adjoint(n_inst, rng, *, commuting: bool):
     """(54)/(55) on (HB)NODEs with tanh fields (capped at 200 instances: one autograd solve per size group).
     ``commuting``: d = 1 NODEs (scalar Jacobians commute) and linear fields; else d >= 2 / HBNODE."""
     out = []
-    n_inst = min(n_inst, 200)
+    n_inst = min(n_inst, 100)
     for n, count in split_by_size(n_inst, rng, [1] if commuting else range(1, 7)):
         hb = (not commuting) and (n == 1 or rng.uniform() < 0.5)
         W, b, h0 = _nets(rng, count, n)
@@ -296,13 +297,13 @@ def _adjoint(n_inst, rng, *, commuting: bool):
 
 
 def _hb_eq26(n_inst, rng, *, which: str):
-    n_inst = min(n_inst, 200)  # one fine adjoint path per size group
+    n_inst = min(n_inst, 100)  # one fine adjoint path per size group
     return _by_size("hbnode_adjoint", n_inst, rng, lambda n, c: adjoint.check_hbnode_adjoint_equation(
         *_nets(rng, c, n), rng.standard_normal((c, 2 * n)), rng.uniform(0, 2, c), adjoint=which), range(1, 7))
 
 
 def _remark8(n_inst, rng, gamma1=None):
-    n_inst = min(n_inst, 200)
+    n_inst = min(n_inst, 100)
     return _by_size("adaptive_damping", n_inst, rng, lambda n, c: adjoint.check_adaptive_damping_breaks_adjoint(
         *_nets(rng, c, n), rng.standard_normal((c, 2 * n)), rng.uniform(0.1, 2, c),
         rng.uniform(0.2, 1, c) * rng.choice([-1, 1], c) if gamma1 is None else gamma1), range(1, 7))
@@ -329,7 +330,7 @@ def _rnn_cells(rng, count, n):
 
 
 def _rnn(n_inst, rng, *, part: str, mu=None, symmetric=False):
-    n_inst = min(n_inst, 300)  # torch autograd per size group
+    n_inst = min(n_inst, 150)  # torch autograd per size group
     out = []
     for n, count in split_by_size(n_inst, rng):
         act = rnn.ACTIVATIONS[int(rng.integers(2))]
@@ -368,7 +369,7 @@ def _thm2(n_inst, rng, *, literal: bool, scaled_identity: bool = False):
     def make(n, count):
         A = _spd(rng, count, n, 1e3, 1.0)
         if scaled_identity:
-            A = np.broadcast_to(np.eye(n), A.shape) * 10 ** rng.uniform(-1, 1, (count, 1, 1))
+            A = np.broadcast_to(np.eye(n), A.shape) * 2.0 ** rng.integers(-3, 4, (count, 1, 1))  # s c = 1 exactly
         L = np.linalg.eigvalsh(A)[:, -1]
         step = rng.uniform(0.05, 1.0, count) / L
         if scaled_identity:
@@ -424,7 +425,7 @@ def _restart(n_inst, rng, momentum=None):
 
 
 def _caption(n_inst, rng, *, start: float):
-    n = min(n_inst, 100)  # 40-digit mpmath per value
+    n = min(n_inst, 40)  # 40-digit mpmath per value
     eps = np.concatenate([[start], 10 ** rng.uniform(np.log10(start), 8, n - 1)])[:n] if n > 1 else np.array([start])
     small = 10 ** rng.uniform(-3, -1, max(n // 4, 1))
     return representation.check_lambda_eps_closeness(np.concatenate([eps, small]), near_minus_one_from=start)
@@ -442,13 +443,13 @@ def _lemma1(n_inst, rng, f=None):
 
 
 def _lemma2(n_inst, rng, fprime=None):
-    n = min(n_inst, 100)
+    n = min(n_inst, 50)
     return representation.check_f_eps_prime_zeros_real(10 ** rng.uniform(-1, 2, n), rng.integers(1, 7, n),
                                                        rng.uniform(1, 40, n), rng.uniform(0.5, 60, n), fprime=fprime)
 
 
 def _grows(n_inst, rng, reverse=False):
-    n = min(n_inst, 100)  # two 40-digit values per pair
+    n = min(n_inst, 40)  # two 40-digit values per pair
     e1 = 10 ** rng.uniform(-3, 8, n)
     e2 = e1 * (1 + 10 ** rng.uniform(-3, 1, n))
     return representation.check_representable_set_grows(e2 if reverse else e1, e1 if reverse else e2)
@@ -460,14 +461,14 @@ def _prop9(n_inst, rng, reflect=False):
 
 
 def _thm3(n_inst, rng, delta_max=0.9):
-    n = min(n_inst, 200)
+    n = min(n_inst, 50)  # one tight solve per instance
     a = np.exp(rng.uniform(0.05, 2, n) * rng.choice([-1, 1], n))
     return first_order.check_linear_flow_field(a, rng.uniform(0, delta_max, n) if delta_max else np.zeros(n),
                                                rng.standard_normal(5) * 10 ** rng.uniform(-2, 2, 5))
 
 
 def _prop10(n_inst, rng, lam=None):
-    n = min(n_inst, 50)  # least squares from 8 starts per instance
+    n = min(n_inst, 10)  # least squares from 8 starts per instance
     if lam is None:
         lam = np.exp(rng.uniform(-3, 3, n))
         lam = np.where(np.abs(lam - 1) < 1e-2, 2.0, lam)  # the hypothesis lambda != 1
@@ -574,7 +575,10 @@ def _representation_wrong(rng):
 
 
 def _limit_wrong(rng, large=False):
-    with _patched(momentum_resnet, "_second_order", lambda f: lambda *a, **k: f(*a, **k) + 0.1):
+    """An offset that does not shrink with eps (not added to the eps = inf reference of Prop. 5)."""
+    def make(f):
+        return lambda field, x0, v0, t, eps, **k: f(field, x0, v0, t, eps, **k) + (0.1 if np.isfinite(eps) else 0.0)
+    with _patched(momentum_resnet, "_second_order", make):
         return (_large_eps if large else _small_eps)(2, rng)
 
 
@@ -767,7 +771,7 @@ _SPECS = [
           "under mild extra assumptions but also stabilizes the NAG iteration.",
           "Strongly convex quadratics (kappa <= 1e3), mu_t = (t mod F)/(t mod F + 3), F = ceil(2 sqrt(kappa)).",
           _restart, "measured linear rate alpha <= 1 - 1/(4 kappa)",
-          lambda rng: _restart(2, rng, momentum=lambda t: 1.0), CORRECTED,
+          lambda rng: _restart(2, rng, momentum=lambda t: 1.2), CORRECTED,
           "the rate is O(alpha^t) with 0 < alpha < 1 (alpha^{-t} grows)"),
     # --------------------------------------------------------------------------------- Momentum ResNets
     _spec("revnet_instability", MRN, "Prop. 1 and remark",

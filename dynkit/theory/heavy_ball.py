@@ -156,7 +156,9 @@ def check_heavy_ball_contraction(A, step=None, *, n_steps: int = 300, seed: int 
     beta = predicted ** 2
     run = _iterate(A, step, beta, n_steps, np.random.default_rng(seed))
     with np.errstate(invalid="ignore"):
-        per_step = np.exp(np.diff(run["history"], axis=0)).max(axis=0)
+        # fmax skips the NaN of (-inf) - (-inf): steps after the error became exactly 0
+        per_step = np.fmax.reduce(np.exp(np.diff(run["history"], axis=0)), axis=0)
+    per_step = np.nan_to_num(per_step, nan=0.0)
     excess = np.where(predicted > 0, per_step / np.where(predicted > 0, predicted, 1) - 1, 0.0)
     return verdict("heavy_ball_contraction", np.maximum(excess, 0), 1e-9, dict(A=A, step=step),
                    "max_k ||e_{k+1}|| / ||e_k|| over (1 - sqrt(step nu)), minus 1", per_step=per_step)

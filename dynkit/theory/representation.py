@@ -183,7 +183,7 @@ def lambda_eps_mp(eps: float, dps: int = 40) -> mpmath.mpf:
         c = 1 / (2 * mpmath.mpf(e))
         g = lambda a: mpmath.cos(a) + c * mpmath.sin(a) / a  # noqa: E731
         dg = lambda a: -mpmath.sin(a) + c * (a * mpmath.cos(a) - mpmath.sin(a)) / a ** 2  # noqa: E731
-        n = 400
+        n = 120  # one trough in (pi, 2 pi): the best of 120 points brackets its minimum
         points = [mpmath.pi * (1 + mpmath.mpf(i) / n) for i in range(1, n)]
         best = min(range(len(points)), key=lambda i: g(points[i]))
         lo = points[best - 1] if best > 0 else mpmath.pi
@@ -532,6 +532,14 @@ def momentum_logarithm(D, eps) -> np.ndarray:
     for lam, mult in _real_clusters(eigval, scale):
         members = (np.abs(eigval.imag) <= tol) & (np.abs(eigval.real - lam) <= tol) & ~used
         if lam >= threshold + THRESHOLD_TOL * scale or abs(lam - threshold) <= THRESHOLD_TOL * scale:
+            if mult > 1:  # a repeated real eigenvalue on the real branch: a real basis of its eigenspace
+                _, sv, vh = np.linalg.svd(D - lam * np.eye(n))
+                basis = vh[sv <= 1e-7 * n * scale].T
+                if basis.shape[1] == mult:
+                    zval = _f_inverse(np.array([lam + 0j]), e, threshold)[0].real
+                    columns += [basis[:, i].astype(complex) for i in range(mult)]
+                    values += [zval + 0j] * mult
+                    used |= members
             continue
         if any(s > 1 for s in decision.blocks.get(lam, [1])):
             raise ValueError(f"momentum_logarithm constructs theta for diagonalisable D (Theorem 1); D has "
