@@ -105,6 +105,8 @@ class ODESystem:
             raise ValueError("state: the state symbols must be distinct")
         if not isinstance(t, sp.Symbol):
             raise ValueError(f"t: expected a sympy Symbol, got {t!r}")
+        if isinstance(params, (str, bytes, sp.Basic)) or not hasattr(params, "__iter__"):
+            raise TypeError(f"params: expected a sequence of sympy Symbols, got {type(params).__name__} {params!r}"[:150])
         params = tuple(params)
         if not all(isinstance(p, sp.Symbol) for p in params):
             raise ValueError(f"params: expected sympy Symbols, got {params}")

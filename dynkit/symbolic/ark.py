@@ -47,6 +47,9 @@ def ark_symbols(s: int) -> dict:
 
 def coefficients_of(method) -> dict:
     """Exact (Rational) coefficients of a :class:`dynkit.solvers.TwoStepRK` keyed like :func:`ark_symbols`."""
+    if not all(hasattr(method, k) for k in ("c0", "c_m0", "c1", "c_m1", "c", "a")):
+        raise TypeError(f"method must be a dynkit.solvers.TwoStepRK (e.g. dk.solvers.ARK4); got "
+                        f"{type(method).__name__} {method!r}"[:150])
     q = lambda v: sp.Rational(Fraction(v).numerator, Fraction(v).denominator)  # noqa: E731
     out = {"c0": q(method.c0), "c_m0": q(method.c_m0), "c1": q(method.c1), "c_m1": q(method.c_m1)}
     for j, (c, a) in enumerate(zip(method.c, method.a), start=2):

@@ -411,6 +411,25 @@ def check_count(name: str, n: Any) -> int:
     return int(n)
 
 
+def check_callable(name: str, f: Any, *, context: str) -> Any:
+    if not callable(f):
+        raise TypeError(f"{name} must be callable ({context}); got {_describe(f)}")
+    return f
+
+
+def check_last_dim(name: str, x: np.ndarray, n: int, *, context: str, against: str) -> np.ndarray:
+    """``x`` with last axis of length ``n`` (matching ``against``)."""
+    if x.ndim < 1 or x.shape[-1] != n:
+        raise ValueError(f"{name} must have shape (..., {n}) to match {against} ({context}); got shape {x.shape}")
+    return x
+
+
+def same_size(name: str, M: np.ndarray, n: int, *, context: str, against: str) -> np.ndarray:
+    if M.shape[-1] != n:
+        raise ValueError(f"{name} must be (..., {n}, {n}) like {against} ({context}); got shape {M.shape}")
+    return M
+
+
 def check_seed(name: str, seed: Any) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"{name} must be a non-negative integer; got {_describe(seed)}")

@@ -46,8 +46,16 @@ def _runs(f, y0, method, steps=STEPS):
     return np.array(errors), np.array(nfe, dtype=float), np.array(n_steps, dtype=float)
 
 
+def _method(name: str, method, context: str):
+    from ..solvers import METHODS, TwoStepRK
+    if isinstance(method, str) and method in METHODS or isinstance(method, (RungeKuttaTableau, TwoStepRK)):
+        return method
+    raise ValueError(f"{name} must be a fixed-step method name from dk.solvers.METHODS {sorted(METHODS)} or a "
+                     f"tableau / TwoStepRK ({context}); got {method!r}"[:200])
+
+
 def _order(order: int):
-    if order not in ARK_PEERS:
+    if isinstance(order, bool) or order not in ARK_PEERS:
         raise ValueError(f"order must be one of {sorted(ARK_PEERS)} (ARK3, ARK4); got {order!r}")
     return ARK_PEERS[order]
 
@@ -60,7 +68,7 @@ def check_ark_order(W, b, y0, *, order: int = 4, method=None) -> CheckResult:
     context = "CSAODE Claim 1"
     ark, _ = _order(order)
     f, y0 = _problem(W, b, y0, context)
-    errors, _, _ = _runs(f, y0, ark if method is None else method)
+    errors, _, _ = _runs(f, y0, ark if method is None else _method("method", method, context))
     x = np.log(np.array(STEPS, dtype=float))
     y = np.log(np.maximum(errors, 1e-300))
     slope = -np.polyfit(x, y.reshape(len(STEPS), -1), 1)[0].reshape(errors.shape[1:])
@@ -76,7 +84,7 @@ def check_ark_evaluations(W, b, y0, *, order: int = 4, peer=None) -> CheckResult
     ARK/RK ratio is < 1). ``peer`` replaces the RK method (a cheaper one, e.g. ``"heun"``, plants a violation)."""
     context = "CSAODE ARK evaluations"
     ark, rk = _order(order)
-    rk = rk if peer is None else peer
+    rk = rk if peer is None else _method("peer", peer, context)
     f, y0 = _problem(W, b, y0, context)
     _, nfe_a, st_a = _runs(f, y0, ark)
     _, nfe_r, st_r = _runs(f, y0, rk)

@@ -30,6 +30,9 @@ def hbnode_jacobian(dfdh, gamma, *, J=None, xi: float = 0.0) -> np.ndarray:
     n = F.shape[-1]
     g = as_scalar_batch("gamma", gamma, context=context, low=0.0)
     Jd = np.ones(F.shape[:-2] + (n,)) if J is None else as_real_array("J", J, context=context)
+    if Jd.ndim < 1 or Jd.shape[-1] != n:
+        raise ValueError(f"J must have shape (..., {n}) (the diagonal of dsigma/dm) to match dfdh ({context}); got "
+                         f"shape {Jd.shape}")
     batch = np.broadcast_shapes(F.shape[:-2], g.shape, Jd.shape[:-1])
     K = np.zeros(batch + (2 * n, 2 * n))
     K[..., :n, n:] = np.broadcast_to(Jd, batch + (n,))[..., :, None] * np.eye(n)
@@ -221,7 +224,10 @@ def check_adaptive_damping_breaks_adjoint(W, b, h0, grad_T, gamma0, gamma1, *, T
     T = _check_T(T, context)
     g0 = np.broadcast_to(as_scalar_batch("gamma0", gamma0, context=context, low=0.0), batch)
     g1 = np.broadcast_to(as_scalar_batch("gamma1", gamma1, context=context), batch)
-    a_T = np.broadcast_to(as_real_array("grad_T", grad_T, context=context), batch + (2 * n,))
+    a_T = as_real_array("grad_T", grad_T, context=context)
+    if a_T.shape[-1:] != (2 * n,):
+        raise ValueError(f"grad_T must have shape (..., {2 * n}) (dL/dh_T, dL/dm_T) ({context}); got {a_T.shape}")
+    a_T = np.broadcast_to(a_T, batch + (2 * n,))
     res, _ = _eq26_residual(W, b, h0, a_T, lambda t: g0 + g1 * np.sin(omega * t), T, "m")
     margin = 10 * EQ26_TOL
     return verdict("adaptive_damping", np.maximum(margin - res, 0) / margin, 0.0,

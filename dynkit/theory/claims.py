@@ -209,7 +209,7 @@ def _representation(n_inst: int, rng: np.random.Generator) -> CheckResult:
                 "is_representable vs the known answer (1 = disagreement)"),
         verdict("representation.logarithm", log_residual, log_tol, inst,
                 "||Psi_eps(momentum_logarithm(D)) - D|| / (1 + ||D||)"),
-    ])
+    ], disjoint=True)
 
 
 def _nets(rng, count, n):

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.optimize
 
 from ..solvers import solve
-from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, combine, verdict
+from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, check_count, check_seed, combine, verdict
 
 __all__ = ["check_flow_orientation", "check_linear_flow_field", "log_periodic_field",
            "check_not_a_real_square", "check_crossing_example"]
@@ -70,6 +70,11 @@ def log_periodic_field(a: float, delta: float):
     Lipschitz (``|f'| <= |c| (1 + delta (1 + 2 pi / |ln a|))``) and, for ``delta != 0``, not linear, yet its flow at
     time 1 is exactly ``x -> a x``: ``u = ln|x|`` obeys ``u' = c (1 + delta sin(2 pi u / ln a))``, whose time to
     advance by ``ln a`` is ``ln a / (c sqrt(1 - delta**2)) = 1`` from every start."""
+    context = _CTX + " Theorem 3 counterexample"
+    a = float(as_scalar_batch("a", a, context=context, low=0.0, low_open=True))
+    if abs(np.log(a)) < 1e-3:
+        raise ValueError(f"a must differ from 1 (by more than 1e-3) ({context}); got {a!r}")
+    delta = float(as_scalar_batch("delta", delta, context=context, low=0.0, high=1.0, high_open=True))
     L = np.log(a)
     c = L / np.sqrt(1 - delta ** 2)
 
@@ -116,7 +121,8 @@ def check_not_a_real_square(lam, *, n_starts: int = 8, seed: int = 0) -> CheckRe
     violation)."""
     context = _CTX + " Prop. 10"
     lam = np.atleast_1d(as_scalar_batch("lam", lam, context=context, low=0.0, low_open=True)).reshape(-1)
-    rng = np.random.default_rng(seed)
+    n_starts = check_count("n_starts", n_starts)
+    rng = np.random.default_rng(check_seed("seed", seed))
     best = np.zeros(lam.size)
     for i, l in enumerate(lam):
         A = np.diag([-1.0, -l])

@@ -13,18 +13,20 @@ from typing import Callable
 
 import numpy as np
 
-from ._core import CheckResult, as_real_array, as_square, check_count, verdict
+from ._core import CheckResult, as_real_array, as_square, check_callable, check_count, verdict
 
 __all__ = ["nag_momentum", "restart_momentum", "check_nag_rate", "check_restart_rate"]
 
 
 def nag_momentum(t: int) -> float:
     """``(t - 1)/(t + 2)`` (MomentumRNN paper, Sect. 2.4), t = 1, 2, ..."""
+    t = check_count("t", t)
     return (t - 1) / (t + 2)
 
 
 def restart_momentum(F: int) -> Callable[[int], float]:
     """``(t mod F)/(t mod F + 3)``: NAG restarted every F iterations."""
+    F = check_count("F", F)
     return lambda t: (t % F) / (t % F + 3)
 
 
@@ -82,6 +84,7 @@ def check_nag_rate(A, x0, *, n_steps: int = 500, momentum: Callable[[int], float
     ill-conditioned A)."""
     context = "MomentumRNN Sect. 2.4, NAG rate"
     A, x0, eig, n_steps = _inputs(A, x0, n_steps, context)
+    check_callable("momentum", momentum, context=context)
     logf, dist2 = _run(A, x0, momentum, n_steps)
     t = np.arange(n_steps + 1).reshape((-1,) + (1,) * dist2.ndim)
     L = eig[..., -1]
@@ -103,6 +106,8 @@ def check_restart_rate(A, x0, *, restart: int | None = None, n_cycles: int = 30,
     ``momentum`` replaces the schedule (``lambda t: 1.0`` never damps: the planted violation)."""
     context = "MomentumRNN Sect. 2.4, scheduled restart"
     A, x0, eig, _ = _inputs(A, x0, 1, context)
+    if momentum is not None:
+        check_callable("momentum", momentum, context=context)
     if np.any(eig[..., 0] <= 1e-12 * eig[..., -1]):
         raise ValueError(f"A must be positive definite (strongly convex: the hypothesis of the linear rate) "
                          f"({context}); got smallest eigenvalue {eig[..., 0].min():.3g}")

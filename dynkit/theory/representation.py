@@ -17,7 +17,7 @@ import numpy as np
 import scipy.linalg
 
 from ..solvers import solve
-from ._core import CheckResult, as_scalar_batch, as_square, combine, verdict
+from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, check_callable, check_count, combine, verdict
 
 __all__ = ["psi_eps", "psi_eps_series", "psi_eps_ode", "f_eps", "lambda_eps", "lambda_eps_mp",
            "check_f_eps_surjective", "check_f_eps_prime_zeros_real", "check_representable_set_grows",
@@ -46,6 +46,7 @@ def psi_eps_series(theta, eps, *, max_terms: int = 400) -> np.ndarray:
     :func:`psi_eps`."""
     theta = as_square("theta", theta, context=_CTX)
     e = _eps(eps)
+    max_terms = check_count("max_terms", max_terms)
     d = theta.shape[-1]
     batch = np.broadcast_shapes(theta.shape[:-2], e.shape)
     e = np.broadcast_to(e, batch)[..., None, None]
@@ -84,6 +85,8 @@ def psi_eps_ode(theta, eps, *, rtol: float = 1e-10, atol: float = 1e-12) -> np.n
     :func:`dynkit.solve` (dopri5), all columns and the whole batch in one solve."""
     theta = as_square("theta", theta, context=_CTX)
     e = _eps(eps)
+    rtol = float(as_scalar_batch("rtol", rtol, context=_CTX, low=0.0, low_open=True))
+    atol = float(as_scalar_batch("atol", atol, context=_CTX, low=0.0, low_open=True))
     d = theta.shape[-1]
     batch = np.broadcast_shapes(theta.shape[:-2], e.shape)
     th = np.broadcast_to(theta, batch + (d, d))
@@ -101,8 +104,11 @@ def psi_eps_ode(theta, eps, *, rtol: float = 1e-10, atol: float = 1e-12) -> np.n
 
 def f_eps(z, eps) -> np.ndarray:
     """Scalar ``f_eps(z) = exp(-1/(2 eps)) (cosh w + sinh(w) / (2 eps w))``, ``w = sqrt(z)`` (complex ok)."""
-    z = np.asarray(z, dtype=complex)
-    c = 1 / (2 * np.asarray(eps, dtype=float))
+    z = np.asarray(z)
+    if z.dtype.kind not in "biufc" or not np.all(np.isfinite(z)):
+        raise ValueError(f"z must be finite real or complex numbers ({_CTX}, f_eps); got {z!r}"[:160])
+    z = z.astype(complex)
+    c = 1 / (2 * _eps(eps))
     w = np.sqrt(z)
     sinhc = np.where(np.abs(w) > 1e-8, np.sinh(w) / np.where(w == 0, 1, w), 1 + z / 6)
     return np.exp(-c) * (np.cosh(w) + c * sinhc)
@@ -676,7 +682,13 @@ def check_representability(D, eps, expected) -> CheckResult:
     D = as_square("D", D, context=_CTX)
     batch = D.shape[:-2]
     e = np.broadcast_to(_eps(eps, allow_zero=True), batch)
-    exp = np.broadcast_to(np.asarray(expected, dtype=bool), batch)
+    expected = np.asarray(expected)
+    if expected.dtype.kind not in "bi" or np.any((expected != 0) & (expected != 1)):
+        raise ValueError(f"expected must be booleans (the known answer per instance) ({_CTX}); got {expected!r}"[:160])
+    try:
+        exp = np.broadcast_to(expected.astype(bool), batch)
+    except ValueError:
+        raise ValueError(f"expected must broadcast to D's batch shape {batch} ({_CTX}); got {expected.shape}") from None
     got = np.array([is_representable(Di, ei).representable for Di, ei in
                     zip(D.reshape((-1,) + D.shape[-2:]), e.reshape(-1))], dtype=object).reshape(batch)
     wrong = np.array([g is None or bool(g) != bool(x) for g, x in zip(got.reshape(-1), exp.reshape(-1))],
@@ -708,6 +720,8 @@ def check_f_eps_surjective(w, eps, *, f=None) -> CheckResult:
     replaces f_eps (a map that misses a value, e.g. ``exp`` at 0, plants a violation)."""
     context = _CTX + " Lemma 1"
     e = float(_eps(eps))
+    if f is not None:
+        check_callable("f", f, context=_CTX + " Lemma 1")
     w = np.asarray(w)
     if w.dtype.kind not in "biufc" or not np.all(np.isfinite(w)):
         raise ValueError(f"w must be finite complex numbers ({context}); got {w!r}"[:200])
@@ -759,6 +773,8 @@ def check_f_eps_prime_zeros_real(eps, k, x_right, height, *, fprime=None) -> Che
     changes on the real segment). Residual: the difference (an integer; 0 holds). ``fprime`` replaces
     f_eps' (a factor ``(z - z0)(z - conj z0)`` with z0 inside plants non-real zeros)."""
     context = _CTX + " Lemma 2"
+    if fprime is not None:
+        check_callable("fprime", fprime, context=context)
     e = np.atleast_1d(_eps(eps)).reshape(-1)
     kk = np.atleast_1d(as_scalar_batch("k", k, context=context, low=0)).reshape(-1)
     xr = np.atleast_1d(as_scalar_batch("x_right", x_right, context=context, low=0.0, low_open=True)).reshape(-1)
@@ -796,7 +812,8 @@ def check_representable_set_grows(eps1, eps2, *, dps: int = 40) -> CheckResult:
     by constructing theta for the witness at eps2 (``Psi_eps2(theta) = x``). Residual: 1 where
     ``lambda_eps2 >= lambda_eps1`` or the witness fails (passing ``eps2 <= eps1`` plants a violation)."""
     context = _CTX + " Theorem 1, growth in eps"
-    e1, e2 = np.broadcast_arrays(np.atleast_1d(_eps(eps1)).reshape(-1), np.atleast_1d(
+    e1, e2 = np.broadcast_arrays(np.atleast_1d(as_scalar_batch("eps1", eps1, context=context, low=0.0,
+                                                                low_open=True)).reshape(-1), np.atleast_1d(
         as_scalar_batch("eps2", eps2, context=context, low=0.0, low_open=True)).reshape(-1))
     lam1 = np.array([lambda_eps_mp(x, dps) for x in e1], dtype=object)
     lam2 = np.array([lambda_eps_mp(x, dps) for x in e2], dtype=object)

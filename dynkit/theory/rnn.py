@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, combine, verdict
+from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, check_last_dim, combine, verdict
 
 __all__ = ["check_momentum_rnn", "check_rnn_jacobian", "check_momentum_jacobian_product",
            "check_inverse_activation_slope", "ACTIVATIONS"]
@@ -84,8 +84,11 @@ def _momentum_cell(U, W, x, h_init, v0, mu, s, activation, context):
     s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
     Ut, Wt, xt = _inputs(U, W, x, context)
     sig, inv = _act(activation)
-    h_m1 = torch.as_tensor(as_real_array("h_init", h_init, context=context), dtype=torch.float64)
-    v0t = torch.as_tensor(as_real_array("v0", v0, context=context), dtype=torch.float64)
+    n = Ut.shape[-1]
+    h_m1 = torch.as_tensor(check_last_dim("h_init", as_real_array("h_init", h_init, context=context), n,
+                                          context=context, against="U"), dtype=torch.float64)
+    v0t = torch.as_tensor(check_last_dim("v0", as_real_array("v0", v0, context=context), n, context=context,
+                                         against="U"), dtype=torch.float64)
 
     def step14(h_prev, h_cur, k):
         return cell14(Ut, _mv(Wt, xt[..., k, :]), h_prev, h_cur, mu, s, sig, inv)
@@ -151,7 +154,8 @@ def check_rnn_jacobian(U, W, x, h0, *, activation: str = "tanh", literal: bool =
     context = "review (8)/(13), recurrent cell"
     Ut, Wt, xt = _inputs(U, W, x, context)
     sig, _ = _act(activation)
-    h0t = torch.as_tensor(as_real_array("h0", h0, context=context), dtype=torch.float64)
+    h0t = torch.as_tensor(check_last_dim("h0", as_real_array("h0", h0, context=context), Ut.shape[-1],
+                                         context=context, against="U"), dtype=torch.float64)
     n, T = Ut.shape[-1], xt.shape[-2]
 
     def run(h):
