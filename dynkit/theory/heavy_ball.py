@@ -178,7 +178,8 @@ def check_heavy_ball_contraction(A, step=None, *, n_steps: int = 300, seed: int 
     per_step = np.nan_to_num(per_step, nan=0.0)
     excess = np.where(predicted > 0, per_step / np.where(predicted > 0, predicted, 1) - 1, 0.0)
     return verdict("heavy_ball_contraction", np.maximum(excess, 0), 1e-9, dict(A=A, step=step),
-                   "max_k ||e_{k+1}|| / ||e_k|| over (1 - sqrt(step nu)), minus 1", per_step=per_step)
+                   "max_k ||e_{k+1}|| / ||e_k|| over (1 - sqrt(step nu)), minus 1", per_step=per_step,
+                   sides={"max_k ||x^{k+1} - x*|| / ||x^k - x*||": per_step, "1 - sqrt(step nu)": predicted})
 
 
 def ratio_convergence_factor(eigenvalues: np.ndarray, step, beta) -> np.ndarray:
@@ -236,7 +237,8 @@ def check_gradient_ratio_limit(A, beta, step=None, *, n_steps: int | None = None
     instances = dict(A=A, beta=beta, step=step)
     return combine("gradient_ratio", [
         verdict("gradient_ratio.limit", np.abs(ratio - nu) / nu, RATIO_TOL, instances,
-                f"|ratio - nu| / nu after {n_steps} steps", ratio=ratio, nu=nu, factor=q),
+                f"|ratio - nu| / nu after {n_steps} steps", ratio=ratio, nu=nu, factor=q,
+                sides={f"gradient ratio after {n_steps} steps": ratio, "nu": nu}),
         verdict("gradient_ratio.adaptive_limit", np.abs(beta17 - target), 1e3 * RATIO_TOL, instances,
                 "|beta_(17) - beta*| (both clipped to [0, 1 - delta])"),
         verdict("gradient_ratio.adaptive_range", in_range, 0.0, instances,

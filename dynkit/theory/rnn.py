@@ -174,7 +174,7 @@ def check_rnn_jacobian(U, W, x, h0, *, activation: str = "tanh", literal: bool =
         prod = (d.unsqueeze(-1) * Ut) @ prod
         transposed = (d.unsqueeze(-1) * Ut.transpose(-1, -2)) @ transposed
         h = sig(pre)
-    scale = 1 + auto.abs().amax((-1, -2))
+    scale = auto.abs().amax((-1, -2)).clamp_min(1e-300)  # relative: a tiny Jacobian must not hide the gap
     err = ((auto - prod).abs().amax((-1, -2)) / scale).numpy()
     lit = ((auto - transposed).abs().amax((-1, -2)) / scale).numpy()
     literal_prod = (transposed if literal else prod).numpy()
@@ -211,8 +211,9 @@ def check_momentum_jacobian_product(U, W, x, h_init, v0, mu: float, s: float, *,
         prod = factor15(dsig, dinv, Ut, mu) @ prod
         prev, cur = cur, sig(pre)
     err = ((auto - prod).abs().amax((-1, -2)) / (1 + auto.abs().amax((-1, -2)))).numpy()
-    return verdict("momentum_jacobian_product", err, RNN_TOL, dict(U=np.asarray(U)),
-                   "product of (15) factors vs total dh_T/dh_0 of (14) (relative)")
+    return verdict("momentum_jacobian_product", err, RNN_TOL, dict(U=np.asarray(U), mu=np.full(err.shape, mu)),
+                   "product of (15) factors vs total dh_T/dh_0 of (14) (relative)",
+                   sides={"product of (15) factors": prod.numpy(), "autograd dh_T/dh_0": auto.numpy()})
 
 
 def check_inverse_activation_slope(y, *, activation: str = "tanh", strict: bool = False) -> CheckResult:
