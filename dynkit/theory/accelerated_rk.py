@@ -135,6 +135,3 @@ def perturbed(method, delta: float = 1e-2):
     from fractions import Fraction
     d = Fraction(delta).limit_denominator(10 ** 6)
     return dataclasses.replace(method, name=method.name + "_perturbed", c1=method.c1 + d, c_m1=method.c_m1 + d)
-
-
-_ = RungeKuttaTableau  # the peers of ARK_PEERS are tableaus or method names

@@ -6,7 +6,6 @@ and the first-order adjoint ODE ``a' = -a dF/dz`` (Chen et al.) with finite diff
 """
 from __future__ import annotations
 
-from typing import Callable
 
 import numpy as np
 import scipy.linalg

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.linalg
 
 from ..solvers import solve
-from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, check_callable, check_count, combine, verdict
+from ._core import CheckResult, as_scalar_batch, as_square, check_callable, check_count, combine, verdict
 
 __all__ = ["psi_eps", "psi_eps_series", "psi_eps_ode", "f_eps", "lambda_eps", "lambda_eps_mp",
            "check_f_eps_surjective", "check_f_eps_prime_zeros_real", "check_representable_set_grows",
