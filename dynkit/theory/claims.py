@@ -140,7 +140,7 @@ def _random_representable(rng: np.random.Generator, n: int, eps: float) -> tuple
                 used += 2
             else:
                 blocks.append(np.array([[x]]))
-                ok, used = ok and x >= lam, used + 1
+                ok, used = bool(ok and x >= lam), used + 1
             continue
         if kind == "jordan_pair" and room < 4:
             kind = "pair"
