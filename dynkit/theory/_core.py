@@ -7,6 +7,7 @@ rows into a :class:`ClaimTable`.
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -336,8 +337,23 @@ class ClaimTable:
         fmt = lambda row: "  ".join(c.rjust(w) if i in numeric else c.ljust(w)  # noqa: E731
                                     for i, (c, w) in enumerate(zip(row, widths)))
         out = [fmt(rows[0]), "  ".join("-" * w for w in widths), *map(fmt, rows[1:])]
+        out += self.counterexample_lines()
         out += self.summary_lines()
         return "\n".join(out)
+
+    def counterexample_lines(self, width: int = 240) -> list[str]:
+        """One line per false-as-stated row: the two sides, the gap and the instance (shortened)."""
+        def short(x) -> str:
+            return json.dumps(jsonable(x), separators=(",", ":"))
+        out = []
+        for r in self.rows:
+            if r.counterexample:
+                ce = r.counterexample
+                line = (f"counterexample {r.claim}: {short(ce['sides'])}; gap {ce['gap']:.3g} > tolerance "
+                        f"{ce['tolerance']:.3g}; instance {short(ce['instance'])}"
+                        if isinstance(ce["gap"], float) else f"counterexample {r.claim}: {short(ce)}")
+                out.append(line if len(line) <= width else line[:width - 3] + "...")
+        return out
 
 
 @contextlib.contextmanager
