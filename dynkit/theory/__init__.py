@@ -21,7 +21,7 @@ from .accelerated_rk import check_ark_equal_accuracy, check_ark_evaluations, che
 from .adjoint import (check_adaptive_damping_breaks_adjoint, check_adjoint_nonvanishing, check_adjoint_norm,
                       check_hbnode_adjoint_equation, hbnode_jacobian)
 from .first_order import (check_crossing_example, check_flow_orientation, check_linear_flow_field,
-                          check_not_a_real_square, log_periodic_field)
+                          check_not_a_real_square, log_periodic_field, smooth_field)
 from .optimizers import check_nag_rate, check_restart_rate, nag_momentum, restart_momentum
 from .attention import check_momentum_attention, momentum_attention_closed, momentum_attention_recurrent
 from .claims import CLAIMS, run_all
@@ -48,7 +48,7 @@ __all__ = [
     "VERDICTS", "CheckResult", "Claim", "ClaimRow", "ClaimTable", "CLAIMS", "run_all",
     "check_hbnode_adjoint_equation", "check_adaptive_damping_breaks_adjoint", "check_adjoint_nonvanishing",
     "check_flow_orientation", "check_linear_flow_field", "log_periodic_field", "check_not_a_real_square",
-    "check_crossing_example", "check_nag_rate", "check_restart_rate", "nag_momentum", "restart_momentum",
+    "check_crossing_example", "smooth_field", "check_nag_rate", "check_restart_rate", "nag_momentum", "restart_momentum",
     "check_f_eps_surjective", "check_f_eps_prime_zeros_real", "check_representable_set_grows",
     "check_lambda_eps_closeness", "check_ark_order", "check_ark_evaluations", "check_ark_equal_accuracy",
     "check_eigen_pairing", "pairing_roots", "check_revnet_instability", "check_revnet_continuous",

@@ -483,11 +483,12 @@ def _prop9(n_inst, rng, reflect=False):
         *_nets(rng, c, n), reflect=reflect), range(1, 7))
 
 
-def _thm3(n_inst, rng, delta_max=0.9):
+def _thm3(n_inst, rng, delta_max=0.9, family="log_periodic"):
     n = min(n_inst, 25)  # one tight solve per instance
     a = np.exp(rng.uniform(0.05, 2, n) * rng.choice([-1, 1], n))
+    x0 = rng.standard_normal(5) * 10 ** rng.uniform(-2, 1, 5)
     return first_order.check_linear_flow_field(a, rng.uniform(0.05, delta_max, n) if delta_max else np.zeros(n),
-                                               rng.standard_normal(5) * 10 ** rng.uniform(-2, 2, 5))
+                                               x0, family=family)
 
 
 def _prop10(n_inst, rng, lam=None):
@@ -879,6 +880,12 @@ _SPECS = [
           "that f is linear.",
           "d = 1, f globally Lipschitz (the standing assumption of (15)), a in (0, inf) minus {1}.", _thm3,
           "a Lipschitz non-linear f whose flow is x -> a x", lambda rng: _thm3(3, rng, delta_max=0.0), FALSE),
+    _spec("linear_flow_thm3_smooth", MRN, "Thm. 3 (B.6), corrected",
+          "Suppose d = 1 and f is differentiable at 0 (here C^1). If (15) represents a linear mapping x -> ax at time "
+          "1, f is linear.", "f(x) = ln(a) x + delta x^3/(1 + x^2), delta in [0.05, 0.9): no such nonlinear f has a "
+          "linear time-1 map.", lambda n, rng: _thm3(n, rng, family="smooth"),
+          "a nonlinear C^1 f whose flow is linear", lambda rng: _thm3(3, rng), CORRECTED,
+          "f must be differentiable at 0 (the proof's last step uses f'(0)); Lipschitz is not enough"),
     _spec("non_square_prop10", MRN, "Prop. 10 (B.7)",
           "Consider the matrix A = diag(-1, -lambda), where lambda > 0 and lambda != 1. Then A in GL_2^+(R) - "
           "GL_2(R)^2 and A cannot be represented by (15).", "lambda in [e^-3, e^3] minus (0.99, 1.01).", _prop10,

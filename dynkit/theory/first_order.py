@@ -13,7 +13,7 @@ import scipy.optimize
 from ..solvers import solve
 from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, check_count, check_seed, combine, verdict
 
-__all__ = ["check_flow_orientation", "check_linear_flow_field", "log_periodic_field",
+__all__ = ["check_flow_orientation", "check_linear_flow_field", "log_periodic_field", "smooth_field",
            "check_not_a_real_square", "check_crossing_example"]
 
 _CTX = "Momentum ResNets"
@@ -84,12 +84,25 @@ def log_periodic_field(a: float, delta: float):
     return f
 
 
-def check_linear_flow_field(a, delta, x0) -> CheckResult:
+def smooth_field(a: float, delta: float):
+    """``f(x) = ln(a) x + delta x**3 / (1 + x**2)``: C^1 (smooth), globally Lipschitz, linear iff delta = 0."""
+    context = _CTX + " Theorem 3, smooth fields"
+    a = float(as_scalar_batch("a", a, context=context, low=0.0, low_open=True))
+    delta = float(as_scalar_batch("delta", delta, context=context, low=0.0, high=1.0, high_open=True))
+    L = np.log(a)
+    return lambda t, x: L * x + delta * x ** 3 / (1 + x ** 2)
+
+
+def check_linear_flow_field(a, delta, x0, *, family: str = "log_periodic") -> CheckResult:
     """Theorem 3 (appendix B.6): in d = 1, if ``x' = f(x)`` represents ``x -> a x`` at time 1, f is linear.
     Tested on the Lipschitz fields of :func:`log_periodic_field`: the statement is violated by an instance
     when its flow maps every ``x0`` to ``a x0`` (relative error <= 1e-7, dk.solve at rtol 1e-12) while f is not
     linear (``f(x)/x`` varies by more than 1e-3). Residual 1 for such an instance. (The proof's last step
-    uses ``f'(0)``: with f differentiable at 0 the theorem holds; ``delta = 0`` gives such instances.)"""
+    uses ``f'(0)``: with f differentiable at 0 the theorem holds; ``delta = 0`` gives such instances.)
+    ``family="smooth"`` uses the C^1 fields of :func:`smooth_field` instead (the corrected hypothesis): a
+    nonlinear one must not have a linear time-1 map."""
+    if family not in ("log_periodic", "smooth"):
+        raise ValueError(f"family must be 'log_periodic' or 'smooth'; got {family!r}")
     context = _CTX + " Theorem 3"
     a = np.atleast_1d(as_scalar_batch("a", a, context=context, low=0.0, low_open=True)).reshape(-1)
     if np.any(np.abs(np.log(a)) < 1e-3):
@@ -101,9 +114,11 @@ def check_linear_flow_field(a, delta, x0) -> CheckResult:
     x0 = np.broadcast_to(x0, a.shape + x0.shape[-1:]) if x0.ndim else np.broadcast_to(x0, a.shape + (1,))
     bad, flow_err, spread = np.zeros(a.size), np.zeros(a.size), np.zeros(a.size)
     for i in range(a.size):
-        f = log_periodic_field(a[i], delta[i])
+        f = (log_periodic_field if family == "log_periodic" else smooth_field)(a[i], delta[i])
         x1 = np.asarray(solve(f, x0[i], np.array([0.0, 1.0]), method="dopri5", rtol=1e-12, atol=1e-14).ys[-1])
-        flow_err[i] = np.max(np.abs(x1 - a[i] * x0[i]) / (1e-12 + np.abs(a[i] * x0[i])))
+        gain = x1 / np.where(x0[i] == 0, 1.0, x0[i])  # a linear time-1 map has one gain for every x0
+        ref = a[i] if family == "log_periodic" else np.median(gain)
+        flow_err[i] = np.max(np.abs(gain - ref) / abs(ref))
         grid = np.geomspace(1e-3, 1e3, 601)
         slope = f(0, grid) / grid
         spread[i] = (slope.max() - slope.min()) / np.abs(slope).max()
