@@ -147,6 +147,28 @@ def test_verify_wiring_and_exit_codes(capsys, fake, tmp_path):
     assert code == 0 and fake[-1][1]["claims"] == ["fake_true"]
 
 
+def _row(claim, verdict, expected, error=None):
+    return dk.theory.ClaimRow(claim, "P", "(1)", 3, 0 if verdict == "false as stated" else 3, 0.5, 1e-9, 0.01,
+                              verdict=verdict, expected_verdict=expected, statement="text", error=error)
+
+
+@pytest.mark.parametrize("rows, code", [
+    ([_row("a", "holds", "holds"), _row("b", "false as stated", "false as stated")], 0),  # recorded: no failure
+    ([_row("a", "holds", "holds"), _row("b", "holds", "false as stated")], 1),  # verdict changed: regression
+    ([_row("a", "false as stated", "holds")], 1),  # a claim that held now fails
+    ([_row("a", "undecided", "holds", error="RuntimeError: boom")], 1),  # a check errored
+])
+def test_verify_exit_status_is_about_regressions(capsys, monkeypatch, rows, code):
+    monkeypatch.setattr(dk.theory, "run_all", lambda **kw: dk.theory.ClaimTable(rows, 3, 0))
+    got, out, err = run(capsys, "verify", "--instances", "3")
+    assert got == code, (out, err)
+    assert "verdict" in out.splitlines()[0]  # the verdict column
+    for verdict in {r.verdict for r in rows}:  # one summary line per verdict
+        assert sum(line.split(":")[0].endswith(verdict) for line in out.splitlines()) == 1
+    if code:
+        assert ("errored" in err) or ("differ from the recorded" in err)
+
+
 def test_verify_list_and_unknown_claim(capsys, fake):
     code, out, _ = run(capsys, "verify", "--list")
     assert code == 0 and "fake_true: FAKE paper, Prop. 1" in out
