@@ -24,7 +24,7 @@ from math import factorial
 
 import sympy as sp
 
-from .derivation import Derivation, Step, finish
+from .derivation import Check, Derivation, Step, finish
 
 __all__ = ["ark_symbols", "trees", "tree_order", "tree_density", "tree_symmetry", "tree_elementary_differential",
            "ark_tree_coefficients", "tree_conditions", "taylor_conditions", "scalar_from_trees", "ark_family",
@@ -422,9 +422,9 @@ def _ark_derivation(s: int) -> Derivation:
         Step(r"For $y' = \lambda y$ the local error is $C (h\lambda)^{" + str(p + 1) + r"} y$ with", consts["linear"]),
     ]
     result = {"member": [member[k] for k in sorted(member)], "solver": [solver.get(k, 0) for k in sorted(member)],
-              "checks": [sp.Integer(int(v)) for v in checks.values()]}
+              "checks": [Check(k.replace("_", " "), bool(v)) for k, v in checks.items()]}
     stated = {"member": [member[k] for k in sorted(member)], "solver": [member[k] for k in sorted(member)],
-              "checks": [sp.Integer(1)] * len(checks)}
+              "checks": [Check(k.replace("_", " "), True) for k in checks]}
     return finish(name, f"Order conditions of ARK{p}", "CSAODE (004), Udwadia & Farahani", "(9)-(10)", steps,
                   result, stated,
                   "The coefficients are not printed in the papers; the 'stated' values are those in "
