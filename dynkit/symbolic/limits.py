@@ -86,7 +86,7 @@ def momentum_resnet_limit() -> Derivation:
         Step("Momentum ResNet forward rule, Eq. (2) of the Momentum-ResNet paper.", mr),
         Step(r"With $\varepsilon = 1/(1-\gamma)$, i.e. $\gamma = 1 - 1/\varepsilon$:", with_eps),
         Step(r"This is the symplectic-Euler (Verlet) step with $h=1$ of $\dot x = v$, "
-             r"$\dot v = (f(x)-v)/\varepsilon$ (checked exactly: " + str(same_at_h1) + ")", verlet),
+             r"$\dot v = (f(x)-v)/\varepsilon$ (" + ("checked exactly" if same_at_h1 else "MISMATCH") + ")", verlet),
         Step(r"Samples of smooth curves, divide by $h$, leading term as $h\to 0$:", system),
         Step(r"Eliminate $v = \dot x$ and multiply by $\varepsilon$:", result),
     ]
