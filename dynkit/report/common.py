@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["ComponentUnavailable", "require", "jsonable", "fmt", "latex_of", "claim_holds", "held_text",
-           "claim_verdict", "count_by", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
+           "claim_verdict", "count_by", "ours_text", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
 
 CLAIM_VERDICTS = ("holds", "holds with correction", "false as stated", "undecided")
 """Verdicts of ``dk.theory.run_all()`` rows about a paper's statement as written (DESIGN.md)."""
@@ -120,3 +120,15 @@ def count_by(verdicts: list[str], order: tuple[str, ...]) -> list[tuple[str, int
     """``(verdict, count)`` for every verdict of ``order`` (zeros included), then any other verdict seen."""
     extra = [v for v in dict.fromkeys(verdicts) if v not in order]
     return [(v, verdicts.count(v)) for v in (*order, *extra)]
+
+
+def ours_text(ours: dict) -> str:
+    """A ledger row's measurement: ``mean [ci_low, ci_high] (n seeds)``."""
+    if not ours:
+        return ""
+    text = fmt(ours.get("mean"))
+    if ours.get("ci_low") is not None and ours.get("ci_high") is not None:
+        text += f" [{fmt(ours['ci_low'])}, {fmt(ours['ci_high'])}]"
+    if ours.get("n_seeds"):
+        text += f" ({ours['n_seeds']} seeds)"
+    return text

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from .blocks import Counts, DerivationView, Paragraph, Section, Table, figure
 from .common import (CLAIM_VERDICTS, LEDGER_VERDICTS, claim_holds, claim_verdict, count_by, fmt, held_text,
-                     latex_of, require)
+                     latex_of, ours_text, require)
 
 __all__ = ["Context", "SECTIONS"]
 
@@ -103,17 +103,6 @@ def _compact(x: Any) -> str:
     return str(x)
 
 
-def _ours(ours: dict) -> str:
-    if not ours:
-        return ""
-    text = fmt(ours.get("mean"))
-    if ours.get("ci_low") is not None and ours.get("ci_high") is not None:
-        text += f" [{fmt(ours['ci_low'])}, {fmt(ours['ci_high'])}]"
-    if ours.get("n_seeds"):
-        text += f" ({ours['n_seeds']} seeds)"
-    return text
-
-
 def section_ledger(ctx: Context, sec: Section) -> None:
     ledger = require("experiments.ledger")
     rows = ledger().to_dict()["rows"]
@@ -121,14 +110,14 @@ def section_ledger(ctx: Context, sec: Section) -> None:
     counts = count_by(verdicts, LEDGER_VERDICTS)
     sec.summary.append(Counts(counts, "results"))
     sec.summary.append(Table(["id", "paper", "claim", "ours (mean [95% CI])", "verdict"],
-                             [[r.get("id"), r.get("paper"), r.get("claim"), _ours(r.get("ours") or {}), v]
+                             [[r.get("id"), r.get("paper"), r.get("claim"), ours_text(r.get("ours") or {}), v]
                               for r, v in zip(rows, verdicts)]))
     sec.blocks.append(Paragraph(
         "The empirical ledger: each of the papers' experimental claims, what we measured (mean and confidence "
         "interval over seeds) and the verdict its rule gives, computed from the committed multi-seed results."))
     sec.blocks.append(Table(["id", "paper figure", "experiment", "metric", "ours", "scale", "verdict", "rule"],
                             [[r.get("id"), r.get("paper_figure"), r.get("experiment"), r.get("metric"),
-                              _ours(r.get("ours") or {}), r.get("scale"), v, r.get("rule")]
+                              ours_text(r.get("ours") or {}), r.get("scale"), v, r.get("rule")]
                              for r, v in zip(rows, verdicts)]))
     sec.data = {"verdicts": dict(counts), "rows": rows,
                 "headline": ", ".join(f"{k} {v}" for k, v in counts if v) or "no rows"}
