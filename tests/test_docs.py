@@ -157,3 +157,19 @@ def test_absent_component_page_says_so(tmp_path):
     exc = ComponentUnavailable("dynkit.theory.run_all is not installed in this build")
     dynkit_pages.proposition_pages(tmp_path, None, None, 5, exc)
     assert "Not available in this build: dynkit.theory.run_all is not installed" in (tmp_path / "index.md").read_text()
+
+
+def test_readme_and_pyproject_agree_and_the_package_is_typed():
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    requires = meta["project"]["requires-python"]  # e.g. ">=3.11"
+    readme = (ROOT / "README.md").read_text()
+    assert f"Python ≥ {requires.removeprefix('>=')}" in readme, requires
+    assert "--index-url https://download.pytorch.org/whl/cpu" in readme  # how to get the CPU torch elsewhere
+    assert "make demo" in readme and "make test" in readme
+    data = meta["tool"]["setuptools"]["package-data"]["dynkit"]
+    assert "py.typed" in data and (ROOT / "dynkit" / "py.typed").exists()
+    templates = ROOT / "dynkit" / "report" / "templates"
+    assert any(pattern == "report/templates/*" for pattern in data) and sorted(p.name for p in templates.iterdir()) == [
+        "html.j2", "md.j2", "report.css", "report.j2"]
