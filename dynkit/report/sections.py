@@ -84,7 +84,7 @@ def section_propositions(ctx: Context, sec: Section) -> None:
                                   _compact(r.get("counterexample"))] for r in explained],
                                 caption="Statements, corrections and counterexamples"))
     sec.data = {"n_instances": n, "verdicts": dict(count_by(verdicts, CLAIM_VERDICTS)), "table": table.to_dict(),
-                "headline": ", ".join(f"{k} {v}" for k, v in count_by(verdicts, CLAIM_VERDICTS) if v)}
+                "headline": ", ".join(f"{v} {k}" for k, v in count_by(verdicts, CLAIM_VERDICTS) if v)}
     if any("verdict" in r for r in rows):
         wrong = [r["claim"] for r, v in zip(rows, verdicts) if r.get("expected_verdict") not in (None, v)]
         if wrong:
@@ -120,7 +120,7 @@ def section_ledger(ctx: Context, sec: Section) -> None:
                               ours_text(r.get("ours") or {}), r.get("scale"), v, r.get("rule")]
                              for r, v in zip(rows, verdicts)]))
     sec.data = {"verdicts": dict(counts), "rows": rows,
-                "headline": ", ".join(f"{k} {v}" for k, v in counts if v) or "no rows"}
+                "headline": ", ".join(f"{v} {k}" for k, v in counts if v) or "no rows"}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -214,7 +214,7 @@ def section_steppers(ctx: Context, sec: Section) -> None:
                              "description"], rows))
 
     def draw(path: Path) -> None:
-        fig, axes = _new_figure(11, 5.2)
+        fig, axes = _new_figure(11, 4.8)
         ax = axes[0][0]
         for (name, c), style in zip(curves.items(), _styles()):
             ax.loglog(c["nfe"], c["errors"], label=f"{name} (order {solvers.METHODS[name].order})", **style)
@@ -238,11 +238,12 @@ def section_steppers(ctx: Context, sec: Section) -> None:
 def _plot_work_precision(rows: list[dict], path: Path) -> None:
     """Error vs NFE (top) and vs wall-clock seconds (bottom), one column per problem; one style per solver."""
     import numpy as np
+    from matplotlib.ticker import NullFormatter
 
     problems = list(dict.fromkeys(r["problem"] for r in rows))
     solvers_ = list(dict.fromkeys(r["solver"] for r in rows))
     timed = all("seconds" in r for r in rows)
-    fig, axes = _new_figure(4.4 * len(problems) + 1.5, 8.4 if timed else 4.4, 2 if timed else 1, len(problems))
+    fig, axes = _new_figure(3.9 * len(problems) + 0.8, 8.0 if timed else 4.2, 2 if timed else 1, len(problems))
     styles = dict(zip(solvers_, _styles()))
     for col, problem in enumerate(problems):
         for solver in solvers_:
@@ -257,6 +258,7 @@ def _plot_work_precision(rows: list[dict], path: Path) -> None:
             axes[1][col].set(xlabel="wall-clock seconds (one run)", ylabel="error at final time")
         for ax in axes[:, col]:
             ax.grid(True, which="both", alpha=0.3)
+            ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels of a short log axis overlap
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), frameon=False)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
