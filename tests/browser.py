@@ -80,6 +80,9 @@ def typeset_problems(dom: str, expected_min: int) -> list[str]:
         if raw in text:
             i = text.index(raw)
             problems.append(f"raw TeX {raw!r} in the page text: ...{text[max(0, i - 60):i + 80]!r}")
+    inline = re.search(r"\$[^$\s][^$]*?\\[A-Za-z]+[^$]*?\$", text)  # $...\macro...$ left as text
+    if inline:
+        problems.append(f"raw inline TeX in the page text: {inline.group(0)[:120]!r}")
     markup = re.sub(r"<script\b.*?</script>", " ", dom, flags=re.S | re.I)  # MathJax's own source names them too
     # A TeX error is an <merror> box with data-mjx-error; an undefined macro (noundefined) is red mtext.
     for mark, what in (("data-mjx-error", "TeX error"), ('data-mml-node="mtext" fill="red"', "undefined macro")):

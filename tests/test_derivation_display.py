@@ -74,3 +74,5 @@ def test_derivation_displays_in_jupyter():
     assert "verified exactly" in d._repr_latex_() and d._repr_latex_().count("$$") == 4
     html = d._repr_html_()
     assert html.startswith("<h4>Solution of the linear second-order model") and r'<div class="math' in html
+    # inline $...$ of the step sentences become the inline-math markup MathJax (Jupyter's, Sphinx's) typesets
+    assert r'<span class="math notranslate nohighlight">\(u = \theta/\varepsilon' in html and "$" not in html

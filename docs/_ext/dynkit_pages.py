@@ -128,7 +128,7 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
     headers = ["claim", "paper", "equation", "verdict", "instances", "held", "worst residual", "tolerance"]
 
     def row(r):
-        return [f"{{doc}}`{r['claim']}`" if r["claim"] in claims else r["claim"], r["paper"], r["equation"],
+        return [f"{{doc}}`{r['claim']} <{r['claim']}>`" if r["claim"] in claims else r["claim"], r["paper"], r["equation"],
                 claim_verdict(r), r["instances"], held_text(r), r["worst_residual"], r["tolerance"]]
 
     for cid, claim in claims.items():

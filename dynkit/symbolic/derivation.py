@@ -294,12 +294,16 @@ class Derivation:
         def math(obj, labels=None) -> str:  # Sphinx's markup, which Jupyter's and Sphinx's MathJax both typeset
             return f'<div class="math notranslate nohighlight">\\[{html.escape(to_latex(obj, labels))}\\]</div>'
 
+        def text(sentence: str) -> str:  # $...$ in a step's sentence becomes inline math in the same markup
+            return re.sub(r"\$([^$]+)\$", r'<span class="math notranslate nohighlight">\\(\1\\)</span>',
+                          html.escape(sentence))
+
         labels = self.extra.get("labels", {})
         verdict = "matches the paper" if self.check_passed else "does NOT match the paper"
         parts = [f"<h4>{html.escape(self.title)}</h4><p><em>{html.escape(self.paper)}, Eq. "
                  f"{html.escape(self.equation)}</em> &mdash; derived result {verdict}.</p><ol>"]
         for step in self.steps:
-            parts.append(f"<li>{html.escape(step.text)}{math(step.expr) if step.expr is not None else ''}</li>")
+            parts.append(f"<li>{text(step.text)}{math(step.expr) if step.expr is not None else ''}</li>")
         parts.append(f"</ol><p><strong>Result</strong></p>{math(self.result, labels)}"
                      f"<p><strong>Stated in the paper</strong></p>{math(self.stated, labels)}")
         return "".join(parts)
