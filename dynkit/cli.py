@@ -42,6 +42,7 @@ from types import ModuleType
 from typing import Any, Callable, Sequence
 
 from .report import ComponentUnavailable, claim_holds, jsonable, require
+from .report.common import require_any
 
 __all__ = ["main", "load_problem", "CLIError"]
 
@@ -323,8 +324,8 @@ def cmd_stiffness(args) -> int:
 
 
 def cmd_nfe_sweep(args) -> int:
-    nfe_vs_tolerance = require("diagnostics.nfe_vs_tolerance")
-    plot = require("diagnostics.plot_nfe_vs_tolerance")
+    nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
+    plot = require_any("experiments.plot_nfe_vs_tolerance", "diagnostics.plot_nfe_vs_tolerance")
     out = Path(args.out)
     # out=None: the sweep writes nothing itself, so each file below is written once (with the command).
     kwargs = {"models": tuple(args.models), "task": args.task, "seed": args.seed, "out": None, "quiet": args.quiet}

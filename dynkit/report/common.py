@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ComponentUnavailable", "require", "jsonable", "fmt", "latex_of", "claim_holds", "held_text",
+__all__ = ["ComponentUnavailable", "require", "require_any", "jsonable", "fmt", "latex_of", "claim_holds", "held_text",
            "claim_verdict", "count_by", "ours_text", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
 
 CLAIM_VERDICTS = ("holds", "holds with correction", "false as stated", "undecided")
@@ -40,6 +40,24 @@ def require(dotted: str) -> Any:
         return getattr(module, attr)
     except AttributeError:
         raise ComponentUnavailable(f"{full}.{attr} is not installed in this build") from None
+
+
+def require_any(*dotted: str) -> Any:
+    """The first of ``dotted`` names that this build has (see :func:`require`); a component that moved
+    between modules (``diagnostics.nfe_vs_tolerance`` -> ``experiments.nfe_vs_tolerance``) keeps working.
+
+    Raises
+    ------
+    ComponentUnavailable
+        When none is installed: the message names the first.
+    """
+    first = None
+    for name in dotted:
+        try:
+            return require(name)
+        except ComponentUnavailable as exc:
+            first = first or exc
+    raise first
 
 
 def fmt(x: Any) -> str:

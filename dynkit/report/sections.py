@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from .blocks import Counts, DerivationView, Paragraph, Section, Table, figure
 from .common import (CLAIM_VERDICTS, LEDGER_VERDICTS, claim_holds, claim_verdict, count_by, fmt, held_text,
-                     latex_of, ours_text, require)
+                     latex_of, ours_text, require, require_any)
 
 __all__ = ["Context", "SECTIONS"]
 
@@ -310,7 +310,8 @@ def _plot_nfe(results: dict, path: Path) -> None:
 
 
 def section_nfe(ctx: Context, sec: Section) -> None:
-    nfe_vs_tolerance = require("diagnostics.nfe_vs_tolerance")
+    # Training and measuring models is an experiment (DESIGN.md): it lives in dk.experiments in builds that have it.
+    nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
     tolerances = (1e-2, 1e-3) if ctx.quick else (1e-3, 1e-4, 1e-5, 1e-6)
     n_batches = 1 if ctx.quick else 2
     results = nfe_vs_tolerance(models=("node", "hbnode"), task="digits", tolerances=tolerances,
