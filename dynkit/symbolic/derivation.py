@@ -249,7 +249,7 @@ class Derivation:
 
     def to_latex(self) -> str:
         """A LaTeX fragment: text steps and ``aligned`` equations, for MathJax/Sphinx pages."""
-        out = [rf"\textbf{{{self.title}}} ({self.paper}, Eq.~{self.equation})", ""]
+        out = [rf"\textbf{{{self.title}}} ({self.paper}, {self.equation})", ""]
         for i, step in enumerate(self.steps, 1):
             out.append(rf"{i}. {step.text}")
             if step.expr is not None:
@@ -267,7 +267,7 @@ class Derivation:
 
     def to_markdown(self) -> str:
         """Markdown with ``$$ ... $$`` display math."""
-        out = [f"### {self.title}", f"*{self.paper}, Eq. {self.equation}*", ""]
+        out = [f"### {self.title}", f"*{self.paper}, {self.equation}*", ""]
         for i, step in enumerate(self.steps, 1):
             out.append(f"{i}. {step.text}")
             if step.expr is not None:
@@ -300,7 +300,7 @@ class Derivation:
 
         labels = self.extra.get("labels", {})
         verdict = "matches the paper" if self.check_passed else "does NOT match the paper"
-        parts = [f"<h4>{html.escape(self.title)}</h4><p><em>{html.escape(self.paper)}, Eq. "
+        parts = [f"<h4>{html.escape(self.title)}</h4><p><em>{html.escape(self.paper)}, "
                  f"{html.escape(self.equation)}</em> &mdash; derived result {verdict}.</p><ol>"]
         for step in self.steps:
             parts.append(f"<li>{text(step.text)}{math(step.expr) if step.expr is not None else ''}</li>")
