@@ -108,9 +108,9 @@ def test_proposition_pages_from_the_contract(tmp_path):
     assert page.startswith("# fake_true: FAKE paper, Prop. 1")
     assert "**Verdict: holds**" in page
     assert "**Statement.** A statement that holds." in page and "- f is smooth" in page
-    assert "| {doc}`fake_true <fake_true>` | FAKE paper | Prop. 1 | holds | 7 | 7/7 | 1e-14 | 1e-10 |" in page
+    assert "| {doc}`fake_true <fake_true>` | FAKE paper | Prop. 1 | holds | 7/7 | 1e-14 | 1e-10 |" in page
     index = (tmp_path / "index.md").read_text()
-    assert "| {doc}`fake_false <fake_false>` | FAKE paper | Prop. 2 | did not hold | 7 | 6/7 | 0.5 | 1e-10 |" in index
+    assert "| {doc}`fake_false <fake_false>` | FAKE paper | Prop. 2 | did not hold | 6/7 | 0.5 | 1e-10 |" in index
     assert "**1** holds · **0** holds with correction · **0** false as stated · **0** undecided · **1** did not hold" \
         in index
 

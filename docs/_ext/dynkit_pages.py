@@ -125,11 +125,11 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
         warn(f"dynkit.theory.run_all raised {type(exc).__name__}: {exc}")
         rows = {}
 
-    headers = ["claim", "paper", "equation", "verdict", "instances", "held", "worst residual", "tolerance"]
+    headers = ["claim", "paper", "equation", "verdict", "held", "worst residual", "tolerance"]  # held = k/n instances
 
     def row(r):
         return [f"{{doc}}`{r['claim']} <{r['claim']}>`" if r["claim"] in claims else r["claim"], r["paper"], r["equation"],
-                claim_verdict(r), r["instances"], held_text(r), r["worst_residual"], r["tolerance"]]
+                claim_verdict(r), held_text(r), r["worst_residual"], r["tolerance"]]
 
     for cid, claim in claims.items():
         hyps = claim.hypotheses if isinstance(claim.hypotheses, (list, tuple)) else [claim.hypotheses]
