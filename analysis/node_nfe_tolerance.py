@@ -17,6 +17,7 @@ import torch
 from dynkit.diagnostics import nfe_vs_tolerance
 from dynkit.models import from_paper
 from dynkit.tasks.node_runs import train_model
+from dynkit.tasks.training import load_checkpoint
 
 from .node_common import parser, setup
 
@@ -37,7 +38,7 @@ def main(argv=None) -> dict:
         if args.checkpoints is not None:
             torch.manual_seed(args.seed)
             net = from_paper(name, args.task, adjoint=True)
-            net.load_state_dict(torch.load(args.checkpoints / name / "checkpoint.pt", weights_only=False)["model"])
+            net.load_state_dict(load_checkpoint(args.checkpoints / name / "checkpoint.pt")["model"])  # never unpickles code
         else:
             net = train_model(name, args.task, epochs=args.epochs, seed=args.seed, quiet=args.quiet)[0]
         models[name] = net
