@@ -87,13 +87,15 @@ class ODEBlock(nn.Module):
         Integration interval (the review integrates over [0, 1] for classification).
     solver : {"torchdiffeq", "dynkit"}
         ``"torchdiffeq"`` uses ``torchdiffeq.odeint`` (or ``odeint_adjoint`` when ``adjoint``);
-        ``"dynkit"`` uses :func:`dynkit.solve` (discretise-then-optimise; no adjoint).
+        ``"dynkit"`` uses :func:`dynkit.solve` (discretise-then-optimise, or its continuous adjoint
+        :mod:`dynkit.solvers.adjoint` when ``adjoint``).
     method : str
         Integration method known to the chosen solver (``"dopri5"``, ``"rk4"``, ...).
     rtol, atol : float
         Tolerances of adaptive methods.
     adjoint : bool
-        Backpropagate by the adjoint ODE (torchdiffeq only).
+        Backpropagate by the adjoint ODE, solved backward with the same method (memory flat in the
+        number of steps); the block's parameters are those of ``dynamics``.
     step_size : float, optional
         Step of fixed-step methods.
     """
@@ -107,8 +109,6 @@ class ODEBlock(nn.Module):
         check_block_options(solver, method, rtol, atol, step_size, t0, t1, adjoint)
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
-        if adjoint and solver != "torchdiffeq":
-            raise ValueError(f"adjoint=True needs solver='torchdiffeq', got solver={solver!r}")
         if not float(t1) != float(t0):
             raise ValueError(f"t1 must differ from t0, got t0={t0!r}, t1={t1!r}")
         for name, tol in (("rtol", rtol), ("atol", atol)):
@@ -139,7 +139,7 @@ class ODEBlock(nn.Module):
             from ..solvers import solve
 
             ys = solve(self.field, z0, t, method=self.method, rtol=self.rtol, atol=self.atol,
-                       step_size=self.step_size).ys
+                       step_size=self.step_size, adjoint=self.adjoint).ys
         else:
             import torchdiffeq
 
