@@ -25,7 +25,7 @@ from math import factorial
 import sympy as sp
 
 from ._validate import positive_int
-from .derivation import Derivation, Step, finish
+from .derivation import Check, Derivation, Step, finish
 
 __all__ = ["ark_symbols", "trees", "tree_order", "tree_density", "tree_symmetry", "tree_elementary_differential",
            "ark_tree_coefficients", "tree_conditions", "taylor_conditions", "scalar_from_trees", "ark_family",
@@ -460,9 +460,9 @@ def _ark_derivation(s: int) -> Derivation:
     ]
     direct = _member_direct(s, member[ARK3_PARAMETER if s == 2 else ARK4_PARAMETER])
     result = {"member": [direct.get(k, 0) for k in sorted(member)], "solver": [solver.get(k, 0) for k in sorted(member)],
-              "checks": [sp.Integer(int(v)) for v in checks.values()]}
+              "checks": [Check(k.replace("_", " "), bool(v)) for k, v in checks.items()]}
     stated = {"member": [member[k] for k in sorted(member)], "solver": [member[k] for k in sorted(member)],
-              "checks": [sp.Integer(1)] * len(checks)}
+              "checks": [Check(k.replace("_", " "), True) for k in checks]}
     return finish(name, f"Order conditions of ARK{p}", "CSAODE (004), Udwadia & Farahani", "(9)-(10)", steps,
                   result, stated,
                   "The coefficients are not printed in the papers; the 'stated' values are those in "
