@@ -222,3 +222,14 @@ def test_node_trained_smoke_measures_trained_models(tmp_path):
         assert m[f"{model}.forward_nfe@1e-04"] >= m[f"{model}.forward_nfe@1e-02"] > 0
         assert m[f"{model}.epoch1.backward_nfe"] > 0 and m[f"{model}.stiffness_ratio_after"] >= 1
     assert (tmp_path / "node_trained.png").stat().st_size > 1000
+
+
+def test_migrated_script_runs_as_a_registered_experiment(tmp_path):
+    # momres_cubic began as an analysis script: its argparse options are its config per scale
+    res = E.run("momres_cubic", scale="smoke", seeds=(0, 1), out=tmp_path)
+    assert E.EXPERIMENTS["momres_cubic"].config("smoke").args == ("--iterations", "5")
+    assert set(res["metrics"]) == {"resnet.final_mse", "momentum.final_mse"}
+    assert res["metrics"]["momentum.final_mse"]["n_seeds"] == 2
+    stored = json.loads((tmp_path / "shards" / "seed1" / "cubic.json").read_text())
+    assert stored["config"]["iterations"] == 5 and stored["config"]["seed"] == 1
+    assert (tmp_path / "shards" / "seed1" / "cubic.png").exists()

@@ -5,7 +5,7 @@ Every model sees the same batches (fresh sequences drawn from the epoch's seed) 
 seed; the loss is next-token cross-entropy on the copy (the second w: the only predictable part).
 Hyper-parameters from Table 1 (copy task): beta = 0.1, gamma = 0.6; connection beta~ = 0.99, step 0.99.
 
-    python -m analysis.momseq_copy [--out DIR] [--seed S] [--quiet] [--full]
+    python -m dynkit.experiments.momseq_copy [--out DIR] [--seed S] [--quiet] [--full]
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from analysis.common import command_line, experiment_config, experiment_parser
+from .scripting import register_script, command_line, experiment_config, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.transformer import MomentumTransformer
 from dynkit.tasks.sequences import copy_task
@@ -98,11 +98,19 @@ def main(argv=None) -> dict:
             print(f"{name:20s} train loss {last['train_loss']:.4f}  test loss {last['test_loss']:.4f}  "
                   f"test acc {last['test_accuracy']:.3f}  ({results[name]['seconds']:.0f} s)", flush=True)
     out = Path(args.out)
-    command = command_line("analysis.momseq_copy", argv)
+    command = command_line("dynkit.experiments.momseq_copy", argv)
     write_json(out / "copy.json", {"models": {k: MODELS[k] for k in MODELS}, "results": results},
                config={**config, "seed": args.seed}, command=command)
     plot(results, out / "copy.png")
     return results
+
+
+def _metrics(results: dict) -> dict:
+    return {f"{n}.test_accuracy": r["history"][-1]["test_accuracy"] for n, r in results.items()}
+
+
+register_script("momseq_copy", main, metrics=_metrics, smoke=("--epochs", "1"), cpu=("--epochs", "6"),
+                full=("--full",))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ increasing, so it cannot fit the decreasing -x^3; a Momentum ResNet (Eq. (2), ga
 because its velocity lets trajectories cross. Both use f(x) = W2^T tanh(W1 x + b) with the same
 parameters shared by all 15 layers.
 
-    python -m analysis.momres_cubic --out analysis/results/momres_cubic
+    python -m dynkit.experiments.momres_cubic --out analysis/results/momres_cubic
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from analysis.common import command_line, experiment_parser
+from .scripting import register_script, command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
 
@@ -27,10 +27,10 @@ def make_model(kind: str, depth: int, hidden: int, gamma: float) -> tuple[nn.Mod
     return f, net
 
 
-def run(seed: int, full: bool, quiet: bool) -> dict:
+def run(seed: int, full: bool, quiet: bool, iterations: int | None = None) -> dict:
     torch.manual_seed(seed)
     depth, hidden, gamma = 15, 16, 0.9
-    iterations = 3000 if full else 1200
+    iterations = iterations or (3000 if full else 1200)
     x_train = torch.linspace(-1, 1, 200).unsqueeze(1)
     y_train = -x_train**3
     out = {}
@@ -77,15 +77,24 @@ def plot(result: dict, path) -> None:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = experiment_parser(__doc__, "runs/momres_cubic")
+    parser.add_argument("--iterations", type=int, default=None, help="training iterations (default: the scale\'s)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    result = run(args.seed, args.full, args.quiet)
-    command = command_line("analysis.momres_cubic", argv)
+    result = run(args.seed, args.full, args.quiet, iterations=args.iterations)
+    command = command_line("dynkit.experiments.momres_cubic", argv)
     write_json(f"{args.out}/cubic.json", result, command=command)
     plot(result, f"{args.out}/cubic.png")
     print(f"final MSE fitting -x^3 with tied weights, depth 15: ResNet {result['resnet']['final_mse']:.3e}, "
           f"Momentum ResNet {result['momentum']['final_mse']:.3e}")
     return result
+
+
+def _metrics(result: dict) -> dict:
+    return {"resnet.final_mse": result["resnet"]["final_mse"], "momentum.final_mse": result["momentum"]["final_mse"]}
+
+
+register_script("momres_cubic", main, metrics=_metrics, smoke=("--iterations", "5"), cpu=("--iterations", "600"),
+                full=("--full",))
 
 
 if __name__ == "__main__":

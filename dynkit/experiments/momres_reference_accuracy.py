@@ -7,7 +7,7 @@ depth k, we compare the output x_k and the gradient of ||x_k||^2 w.r.t. W1 from 
 activations in the backward pass instead of storing them. Reported: max |forward difference| and the
 relative gradient error ||g - g_autograd|| / ||g_autograd||.
 
-    python -m analysis.momres_reference_accuracy --out analysis/results/momres_reference_accuracy
+    python -m dynkit.experiments.momres_reference_accuracy --out analysis/results/momres_reference_accuracy
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import sys
 import torch
 from torch import nn
 
-from analysis.common import command_line, experiment_parser
+from .scripting import register_script, command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
 
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     result = run(args.seed, args.full, args.quiet)
-    command = command_line("analysis.momres_reference_accuracy", argv)
+    command = command_line("dynkit.experiments.momres_reference_accuracy", argv)
     write_json(f"{args.out}/reference_accuracy.json", result, command=command)
     plot(result, f"{args.out}/reference_accuracy.png")
     print(f"{'gamma':>6} {'depth':>6} {'momentumnet fwd':>16} {'ours fwd':>10} {'momentumnet grad':>17} {'ours grad':>10}")
@@ -86,6 +86,17 @@ def main(argv: list[str] | None = None) -> dict:
               f"{r['ours_forward_max_abs_diff']:>10.2e} {r['momentumnet_grad_rel_error']:>17.2e} "
               f"{r['ours_grad_rel_error']:>10.2e}")
     return result
+
+
+def _metrics(result: dict) -> dict:
+    deepest = max(r["depth"] for r in result["rows"])
+    rows = [r for r in result["rows"] if r["depth"] == deepest]
+    return {"ours.grad_rel_error": max(r["ours_grad_rel_error"] for r in rows),
+            "momentumnet.grad_rel_error": max(r["momentumnet_grad_rel_error"] for r in rows),
+            "ours.forward_max_abs_diff": max(r["ours_forward_max_abs_diff"] for r in rows)}
+
+
+register_script("momres_reference_accuracy", main, metrics=_metrics, smoke=(), cpu=(), full=("--full",))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ CPU stand-in for MNIST; ``--task fashion_mnist`` runs the MNIST-size models of T
 Fashion-MNIST) and records per epoch the test accuracy, forward/backward NFE per batch (adjoint
 method, as in the review) and the training time.
 
-    python -m analysis.node_images --out analysis/results/node_images
+    python -m dynkit.experiments.node_images --out analysis/results/node_images
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from dynkit.io import save_figure, write_json
 from dynkit.tasks.node_runs import SETTINGS, train_model
 
-from .node_common import COLORS, parser, pyplot, setup
+from .scripting import COLORS, parser, pyplot, register_script, setup
 
 
 def main(argv=None) -> dict:
@@ -66,6 +66,21 @@ def plot(results: dict, path, task: str) -> None:
     fig.suptitle(f"{task}: the five ODE models, same budget")
     fig.tight_layout()
     save_figure(fig, path, dpi=110)
+
+
+def _metrics(results: dict) -> dict:
+    out = {}
+    for name, r in results.items():
+        first, last = r["history"][0], r["history"][-1]
+        out.update({f"{name}.test_acc": last["test_acc"], f"{name}.forward_nfe": last["forward_nfe"],
+                    f"{name}.backward_nfe": last["backward_nfe"],
+                    f"{name}.forward_nfe_growth": last["forward_nfe"] / max(first["forward_nfe"], 1e-12)})
+    return out
+
+
+register_script("node_images", main, metrics=_metrics,
+                smoke=("--epochs", "1", "--models", "node", "hbnode", "--tol", "1e-2"),
+                cpu=("--epochs", "2", "--models", "anode", "sonode", "hbnode"), full=("--full", "--task", "fashion_mnist"))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ With the residual r_n(x) = g_n(x) - x:
 y is passed to every block as a keyword argument. Reported: mean test Lasso loss minus the optimum
 (computed by 3000 FISTA iterations), per depth.
 
-    python -m analysis.momres_lista --out analysis/results/momres_lista
+    python -m dynkit.experiments.momres_lista --out analysis/results/momres_lista
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import sys
 import torch
 from torch import nn
 
-from analysis.common import command_line, experiment_parser
+from .scripting import register_script, command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
 from dynkit.models.revnet import RevNet
@@ -85,12 +85,12 @@ def make_model(kind: str, D: torch.Tensor, depth: int) -> nn.Module:
     return RevNet([ISTAResidual(D) for _ in range(depth)], [ISTAResidual(D) for _ in range(depth)], **options)
 
 
-def run(seed: int, full: bool, quiet: bool) -> dict:
+def run(seed: int, full: bool, quiet: bool, iterations: int | None = None) -> dict:
     g = torch.Generator().manual_seed(seed)
     n_train = 1000
     D, y_train, y_test = make_problem(n_train, 1000, g)
     depths = list(range(1, 21)) if full else [1, 2, 4, 6, 8, 12, 16]
-    iterations = 2000 if full else 300
+    iterations = iterations or (2000 if full else 300)
     optimum = float(lasso_optimum(D, y_test))
     out = {"config": {"lambda": LAMBDA, "gamma": GAMMA, "depths": depths, "iterations": iterations, "seed": seed,
                       "optimizer": "Adam lr 1e-3, full batch of 1000", "dictionary": "16 x 32, unit-norm columns"},
@@ -138,16 +138,24 @@ def plot(result: dict, path) -> None:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = experiment_parser(__doc__, "runs/momres_lista")
+    parser.add_argument("--iterations", type=int, default=None, help="training iterations (default: the scale\'s)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    result = run(args.seed, args.full, args.quiet)
-    command = command_line("analysis.momres_lista", argv)
+    result = run(args.seed, args.full, args.quiet, iterations=args.iterations)
+    command = command_line("dynkit.experiments.momres_lista", argv)
     write_json(f"{args.out}/lista.json", result, command=command)
     plot(result, f"{args.out}/lista.png")
     print("depth " + " ".join(f"{d:>9d}" for d in result["config"]["depths"]))
     for kind in ("lista", "revnet", "momentum"):
         print(f"{kind:9s} " + " ".join(f"{v:9.2e}" for v in result[kind]["test_loss_minus_optimum"]))
     return result
+
+
+def _metrics(result: dict) -> dict:
+    return {f"{k}.deepest_loss_gap": result[k]["test_loss_minus_optimum"][-1] for k in ("lista", "revnet", "momentum")}
+
+
+register_script("momres_lista", main, metrics=_metrics, smoke=("--iterations", "3"), cpu=(), full=("--full",))
 
 
 if __name__ == "__main__":

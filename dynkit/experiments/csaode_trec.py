@@ -1,6 +1,6 @@
 """TREC accuracy of CSARK, CSARKF and CSAARK (Table 1 of the CSAODE paper) at CPU size.
 
-``python -m analysis.csaode_trec --out analysis/results/csaode_trec`` trains the three variants with
+``python -m dynkit.experiments.csaode_trec --out analysis/results/csaode_trec`` trains the three variants with
 the same seed and configuration (``dynkit.tasks.text.CPU_CONFIG``; the paper's size with ``--full``)
 and writes ``results.json`` and ``accuracy.png`` (test accuracy per epoch). Each run checkpoints
 under ``--checkpoints/<solver>`` (default ``runs/csaode_trec``) and ``--resume`` continues an interrupted run.
@@ -14,7 +14,7 @@ import torch
 from dynkit.io import save_figure, write_json
 from dynkit.tasks.text import VARIANTS, train_csaode
 
-from .csaode_common import command_line, parser
+from .scripting import command_line, csaode_parser as parser, register_script
 
 PAPER_TABLE1_TREC = {"rk": 94.8, "rkf": 95.4, "ark": 95.2}  # Table 1, TREC column
 
@@ -73,6 +73,15 @@ def _figure(runs: dict, path) -> None:
     fig.tight_layout()
     save_figure(fig, path, dpi=120)
     plt.close(fig)
+
+
+def _metrics(data: dict) -> dict:
+    return {f"{v}.{k}": s[k] for v, s in data["summary"].items()
+            for k in ("test_accuracy", "mean_epoch_seconds", "forward_nfe_per_batch")}
+
+
+register_script("csaode_trec", main, metrics=_metrics, checkpoints=True, smoke=("--epochs", "1", "--solvers", "rk", "ark"),
+                cpu=("--epochs", "2", "--solvers", "rk", "ark"), full=("--full",))
 
 
 if __name__ == "__main__":

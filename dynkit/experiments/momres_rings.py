@@ -5,7 +5,7 @@ layer by default; ``--tied`` shares them), followed by a logistic classifier on 
 a ResNet (gamma = 0 in Eq. (2), i.e. Eq. (1)) and a Momentum ResNet (gamma = 0.9, v_0 = 0).
 The plot shows the point clouds at layers 0, 3, ..., 15.
 
-    python -m analysis.momres_rings --out analysis/results/momres_rings
+    python -m dynkit.experiments.momres_rings --out analysis/results/momres_rings
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import sys
 import torch
 from torch import nn
 
-from analysis.common import command_line, experiment_parser
+from .scripting import register_script, command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
 
@@ -42,11 +42,11 @@ class Classifier(nn.Module):
         return self.head(self.body(x)[0]).squeeze(1)
 
 
-def run(seed: int, full: bool, quiet: bool, tied: bool = False) -> dict:
+def run(seed: int, full: bool, quiet: bool, tied: bool = False, iterations: int | None = None) -> dict:
     g = torch.Generator().manual_seed(seed)
     x_train, y_train = nested_rings(200, g)
     x_test, y_test = nested_rings(200, g)
-    iterations = 3000 if full else 1000
+    iterations = iterations or (3000 if full else 1000)
     out = {"config": {"depth": 15, "hidden": 16, "gamma_momentum": 0.9, "iterations": iterations, "seed": seed,
                       "optimizer": "Adam lr 1e-2, full batch", "n_train": len(x_train), "tied_weights": tied}}
     for kind, gamma in (("resnet", 0.0), ("momentum", 0.9)):
@@ -92,16 +92,28 @@ def plot(result: dict, path) -> None:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = experiment_parser(__doc__, "runs/momres_rings")
+    parser.add_argument("--iterations", type=int, default=None, help="training iterations (default: the scale\'s)")
     parser.add_argument("--tied", action="store_true", help="share one f across the 15 layers")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    result = run(args.seed, args.full, args.quiet, args.tied)
-    command = command_line("analysis.momres_rings", argv)
+    result = run(args.seed, args.full, args.quiet, args.tied, args.iterations)
+    command = command_line("dynkit.experiments.momres_rings", argv)
     write_json(f"{args.out}/rings.json", result, command=command)
     plot(result, f"{args.out}/rings.png")
     print(f"four nested rings, depth 15, {'tied' if args.tied else 'untied'} weights: test accuracy "
           f"ResNet {result['resnet']['test_accuracy']:.3f}, Momentum ResNet {result['momentum']['test_accuracy']:.3f}")
     return result
+
+
+def _metrics(result: dict) -> dict:
+    return {f"{k}.{m}": result[k][m] for k in ("resnet", "momentum") for m in ("test_accuracy", "final_loss")}
+
+
+register_script("momres_rings", main, metrics=_metrics, smoke=("--iterations", "5"), cpu=("--iterations", "600"),
+                full=("--full",))
+register_script("momres_rings_tied", main, metrics=_metrics, smoke=("--tied", "--iterations", "5"),
+                cpu=("--tied", "--iterations", "600"), full=("--tied", "--full"),
+                summary="Nested rings with one f shared by the 15 layers (Momentum ResNets, Fig. 3, tied)")
 
 
 if __name__ == "__main__":

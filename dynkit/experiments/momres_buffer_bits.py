@@ -6,7 +6,7 @@ information per element (log2 of its content, see ``InformationBuffer.informatio
 bits it allocates (64 per int64 limb), against the k log2(1/gamma) bits per element of Sect. 3.2.
 (Layers whose iterates converge to a fixed point lose fewer bits: the remainders stop being random.)
 
-    python -m analysis.momres_buffer_bits --out analysis/results/momres_buffer_bits
+    python -m dynkit.experiments.momres_buffer_bits --out analysis/results/momres_buffer_bits
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import sys
 import torch
 from torch import nn
 
-from analysis.common import command_line, experiment_parser
+from .scripting import register_script, command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
 
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     result = run(args.seed, args.full, args.quiet)
-    command = command_line("analysis.momres_buffer_bits", argv)
+    command = command_line("dynkit.experiments.momres_buffer_bits", argv)
     write_json(f"{args.out}/buffer_bits.json", result, command=command)
     plot(result, f"{args.out}/buffer_bits.png")
     print(f"{'gamma':>10} {'depth':>6} {'k log2(1/g)':>12} {'measured':>10} {'allocated':>10}")
@@ -79,6 +79,15 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"{r['gamma']:>10.6g} {r['depth']:>6d} {r['expected_bits']:>12.2f} {r['information_bits']:>10.2f} "
               f"{r['allocated_bits']:>10d}")
     return result
+
+
+def _metrics(result: dict) -> dict:
+    rows = [r for r in result["rows"] if r["expected_bits"] > 0]
+    return {"max_relative_bits_error": max(abs(r["information_bits"] / r["expected_bits"] - 1) for r in rows),
+            "allocated_at_least_measured": float(all(r["allocated_bits"] >= r["information_bits"] for r in rows))}
+
+
+register_script("momres_buffer_bits", main, metrics=_metrics, smoke=(), cpu=(), full=("--full",))
 
 
 if __name__ == "__main__":

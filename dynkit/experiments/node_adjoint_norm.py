@@ -7,7 +7,7 @@ one-step-ahead forecasting of a simulated driven Duffing oscillator (Silverbox-l
 samples removed at random). After a short training, ``||dL/dz_t||`` is measured for a loss on the
 last output only, ``z = h`` (ODE-RNN) or ``z = [h, m]`` ((G)HBNODE-RNN), and plotted against T - t.
 
-    python -m analysis.node_adjoint_norm --out analysis/results/node_adjoint_norm
+    python -m dynkit.experiments.node_adjoint_norm --out analysis/results/node_adjoint_norm
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from dynkit.io import save_figure, write_json
 from dynkit.models import GHBNODE, HBNODE, NODE, MLPField
 from dynkit.tasks.silverbox import silverbox
 
-from .node_common import COLORS, parser, pyplot, setup
+from .scripting import COLORS, parser, pyplot, register_script, setup
 
 HYBRIDS = ("node", "hbnode", "ghbnode")
 
@@ -128,6 +128,15 @@ def plot(results: dict, path) -> None:
     ax.legend()
     fig.tight_layout()
     save_figure(fig, path, dpi=110)
+
+
+def _metrics(results: dict) -> dict:
+    return {f"{n}.{k}": r[k] for n, r in results.items() for k in ("norm_at_T", "norm_at_start",
+                                                                   "decay_orders_of_magnitude")}
+
+
+register_script("node_adjoint_norm", main, metrics=_metrics, smoke=("--length", "24", "--iterations", "2"),
+                cpu=(), full=("--full",))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Tables 3 and 2 of the CSAODE paper at CPU size: CSAARK's TREC accuracy and size against d, window, r.
 
-``python -m analysis.csaode_sensitivity --out analysis/results/csaode_sensitivity`` trains CSAARK on
+``python -m dynkit.experiments.csaode_sensitivity --out analysis/results/csaode_sensitivity`` trains CSAARK on
 TREC for each configuration below (one seed, ``--epochs`` epochs each) and writes ``results.json``
 and ``sensitivity.png``. The CPU grid scales the paper's d in {50, 200, 300} to {16, 32, 64} (with
 64-d embeddings); windows {1, 2, 3} and steps {0.1, 0.2, 0.5} are the paper's; then Table 2's
@@ -17,7 +17,7 @@ import torch
 from dynkit.io import save_figure, write_json
 from dynkit.tasks.text import train_csaode
 
-from .csaode_common import command_line, parser
+from .scripting import command_line, csaode_parser as parser, register_script
 
 # (label, overrides, paper test accuracy %, paper |θ|) -- Table 3, rows in the paper's order
 PAPER_TABLE3 = [("d small", {"d": 50}, 91.6, 0.043e6), ("d medium", {"d": 200}, 94.3, 0.32e6),
@@ -80,6 +80,14 @@ def _figure(rows, path) -> None:
     fig.tight_layout()
     save_figure(fig, path, dpi=110)
     plt.close(fig)
+
+
+def _metrics(data: dict) -> dict:
+    return {f"{r['label'].replace(' ', '_')}.test_accuracy": r["test_accuracy"] for r in data["rows"]}
+
+
+register_script("csaode_sensitivity", main, metrics=_metrics, checkpoints=True, smoke=("--epochs", "1"),
+                cpu=("--epochs", "1"), full=("--full", "--epochs", "8"))
 
 
 if __name__ == "__main__":

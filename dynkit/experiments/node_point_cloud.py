@@ -5,7 +5,7 @@ side, models of 525-569 parameters, dopri5 at tolerance 1e-7, Adam (lr 0.01, bat
 draws a new cloud and a new initialisation; a run *separates* the clouds when it classifies all
 120 points correctly at the end. Records loss curves, forward/backward NFE, the separated fraction.
 
-    python -m analysis.node_point_cloud --out analysis/results/node_point_cloud
+    python -m dynkit.experiments.node_point_cloud --out analysis/results/node_point_cloud
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 from dynkit.io import save_figure, write_json
 from dynkit.tasks.node_runs import train_model
 
-from .node_common import COLORS, parser, pyplot, setup
+from .scripting import COLORS, parser, pyplot, register_script, setup
 
 
 def main(argv=None) -> dict:
@@ -74,6 +74,16 @@ def plot(results: dict, path) -> None:
     axes[0].legend()
     fig.tight_layout()
     save_figure(fig, path, dpi=110)
+
+
+def _metrics(results: dict) -> dict:
+    return {f"{n}.{k}": r[k] for n, r in results.items()
+            for k in ("separated_fraction", "final_loss_median", "forward_nfe_mean", "backward_nfe_mean")}
+
+
+register_script("node_point_cloud", main, metrics=_metrics,
+                smoke=("--runs", "1", "--epochs", "1", "--tol", "1e-3", "--models", "node", "hbnode"),
+                cpu=("--runs", "1", "--epochs", "20"), full=("--full",))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ dense layer of ``h(0)``; gamma = sigmoid(-3) for (G)HBNODE, and GHBNODE has sigm
 initialisations (untrained), driven by the input of a simulated Silverbox (see
 :mod:`dynkit.tasks.silverbox`), and ``log10 ||h(t)||`` is recorded.
 
-    python -m analysis.node_blowup --out analysis/results/node_blowup
+    python -m dynkit.experiments.node_blowup --out analysis/results/node_blowup
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from dynkit.io import save_figure, write_json
 from dynkit.models import ANODE, GHBNODE, HBNODE, NODE, SONODE
 from dynkit.tasks.silverbox import silverbox
 
-from .node_common import COLORS, parser, pyplot, setup
+from .scripting import COLORS, parser, pyplot, register_script, setup
 
 BLOW_UP = 1e8  # ||h|| beyond this counts as blown up
 
@@ -123,6 +123,16 @@ def plot(t, results: dict, path) -> None:
     np.atleast_1d(axes)[0].set_ylabel("log10 ||h(t)||")
     fig.tight_layout()
     save_figure(fig, path, dpi=110)
+
+
+def _metrics(results: dict) -> dict:
+    return {f"{n}.{k}": r[k] for n, r in results.items()
+            for k in ("median_final_log10_norm", "blow_up_fraction", "growth_fraction")}
+
+
+register_script("node_blowup", main, metrics=_metrics,
+                smoke=("--inits", "2", "--t-end", "5", "--models", "hbnode", "ghbnode"),
+                cpu=("--inits", "10",), full=("--full",))
 
 
 if __name__ == "__main__":

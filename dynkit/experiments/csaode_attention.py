@@ -1,6 +1,6 @@
 """Continuity analysis (Fig. 4 of the CSAODE paper): a self-attention score over ODE time t in [0, 1].
 
-``python -m analysis.csaode_attention --out analysis/results/csaode_attention`` trains CSAARK with
+``python -m dynkit.experiments.csaode_attention --out analysis/results/csaode_attention`` trains CSAARK with
 window 1 (so attention rows are words) and ``r = 0.2`` on TREC at CPU size, then follows the
 self-attention matrix ``A(t)`` of Eq. (5), evaluated on the ODE state ``G(t) + P``, for the TREC
 test question "What state did the Battle of Bighorn take place in ?" on a fine grid of t (grid
@@ -19,7 +19,7 @@ import torch
 from dynkit.io import save_figure, write_json
 from dynkit.tasks.text import pad_batch, train_csaode
 
-from .csaode_common import command_line, parser
+from .scripting import command_line, csaode_parser as parser, register_script
 
 SENTENCE = "what state did the battle of bighorn take place in ?".split()
 PAIR = ("state", "bighorn")
@@ -92,6 +92,16 @@ def _figure(ts, scores, pair, i, j, most, path) -> None:
     fig.tight_layout()
     save_figure(fig, path, dpi=110)
     plt.close(fig)
+
+
+def _metrics(data: dict) -> dict:
+    pair = data["score_pair"]
+    return {"pair_score_t0": pair[0], "pair_score_t1": pair[-1], "pair_score_rise": pair[-1] - pair[0],
+            "test_accuracy": data["test_accuracy"]}
+
+
+register_script("csaode_attention", main, metrics=_metrics, checkpoints=True, smoke=("--epochs", "1"),
+                cpu=("--epochs", "2"), full=("--full",))
 
 
 if __name__ == "__main__":

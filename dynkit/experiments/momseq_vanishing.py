@@ -8,7 +8,7 @@ over batch and hidden units), the training loss, and the test accuracy (digits) 
 The figure shows ``log10 ||dL/dh_t||`` over (epoch, t) for each model, as in Fig. 2, and the test metric
 per epoch.
 
-    python -m analysis.momseq_vanishing [--out DIR] [--seed S] [--quiet] [--full]
+    python -m dynkit.experiments.momseq_vanishing [--out DIR] [--seed S] [--quiet] [--full]
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from analysis.common import command_line, experiment_config, experiment_parser
+from .scripting import register_script, command_line, experiment_config, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_rnn import SequenceClassifier
 from dynkit.tasks.sequences import adding_task, digit_sequences
@@ -196,11 +196,25 @@ def main(argv=None) -> dict:
                       f"log10 |dL/dh_1|/|dL/dh_T| init {res['log10_first_over_last'][0]:+.2f} "
                       f"end {res['log10_first_over_last'][-1]:+.2f}{extra}  ({res['seconds']:.0f} s)", flush=True)
     out = Path(args.out)
-    command = command_line("analysis.momseq_vanishing", argv)
+    command = command_line("dynkit.experiments.momseq_vanishing", argv)
     write_json(out / "vanishing.json", {"models": models, "results": results},
                config={**config, "seed": args.seed}, command=command)
     plot(results, out / "vanishing.png")
     return results
+
+
+def _metrics(results: dict) -> dict:
+    out = {}
+    for task, per_model in results.items():
+        for name, r in per_model.items():
+            last = r["history"][-1]
+            out[f"{task}.{name}.log10_first_over_last"] = r["log10_first_over_last"][-1]
+            out[f"{task}.{name}.test_metric"] = last.get("test_accuracy", last["test_loss"])
+    return out
+
+
+register_script("momseq_vanishing", main, metrics=_metrics, smoke=("--epochs", "1"), cpu=("--epochs", "3"),
+                full=("--full",))
 
 
 if __name__ == "__main__":
