@@ -101,7 +101,7 @@ def _metrics(data: dict) -> dict:
 
 
 register_script("csaode_attention", main, metrics=_metrics, checkpoints=True, smoke=("--epochs", "1"),
-                cpu=("--epochs", "2"), full=("--full",))
+                cpu=("--epochs", "1"), full=("--full",))
 
 
 if __name__ == "__main__":

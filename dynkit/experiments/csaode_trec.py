@@ -80,8 +80,9 @@ def _metrics(data: dict) -> dict:
             for k in ("test_accuracy", "mean_epoch_seconds", "forward_nfe_per_batch")}
 
 
-register_script("csaode_trec", main, metrics=_metrics, checkpoints=True, smoke=("--epochs", "1", "--solvers", "rk", "ark"),
-                cpu=("--epochs", "2", "--solvers", "rk", "ark"), full=("--full",))
+register_script("csaode_trec", main, metrics=_metrics, checkpoints=True,
+                smoke=("--epochs", "1", "--solvers", "rk", "ark"),
+                cpu=("--epochs", "1", "--solvers", "rk", "ark"), full=("--full",))
 
 
 if __name__ == "__main__":

@@ -213,7 +213,7 @@ def _metrics(results: dict) -> dict:
     return out
 
 
-register_script("momseq_vanishing", main, metrics=_metrics, smoke=("--epochs", "1"), cpu=("--epochs", "3"),
+register_script("momseq_vanishing", main, metrics=_metrics, smoke=("--epochs", "1"), cpu=("--epochs", "2"),
                 full=("--full",))
 
 

@@ -80,7 +80,8 @@ def _metrics(results: dict) -> dict:
 
 register_script("node_images", main, metrics=_metrics,
                 smoke=("--epochs", "1", "--models", "node", "hbnode", "--tol", "1e-2"),
-                cpu=("--epochs", "2", "--models", "anode", "sonode", "hbnode"), full=("--full", "--task", "fashion_mnist"))
+                cpu=("--epochs", "1", "--models", "anode", "sonode", "hbnode"),
+                full=("--full", "--task", "fashion_mnist"))
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ def _metrics(results: dict) -> dict:
 
 register_script("node_point_cloud", main, metrics=_metrics,
                 smoke=("--runs", "1", "--epochs", "1", "--tol", "1e-3", "--models", "node", "hbnode"),
-                cpu=("--runs", "1", "--epochs", "20"), full=("--full",))
+                cpu=("--runs", "1", "--epochs", "10", "--models", "node", "hbnode", "ghbnode"), full=("--full",))
 
 
 if __name__ == "__main__":
