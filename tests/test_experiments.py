@@ -233,3 +233,18 @@ def test_migrated_script_runs_as_a_registered_experiment(tmp_path):
     stored = json.loads((tmp_path / "shards" / "seed1" / "cubic.json").read_text())
     assert stored["config"]["iterations"] == 5 and stored["config"]["seed"] == 1
     assert (tmp_path / "shards" / "seed1" / "cubic.png").exists()
+
+
+def test_shards_finished_by_a_concurrent_worker_are_not_run_again(toy, tmp_path, monkeypatch):
+    # a second worker on the same folder finishes seed 1 while this run is busy with seed 0
+    def worker_then_toy(config, *, seed, out, device):
+        if (seed, config.point) == (0, "a"):
+            E.run("toy", scale="smoke", seeds=(1,), out=tmp_path)
+        return toy_run(config, seed=seed, out=out, device=device)
+
+    monkeypatch.setitem(E.EXPERIMENTS, "toy", Experiment("toy", worker_then_toy, E.EXPERIMENTS["toy"].scales,
+                                                         E.EXPERIMENTS["toy"].points))
+    lines: list[str] = []
+    E.run("toy", scale="smoke", seeds=(0, 1), out=tmp_path, progress=lines.append)
+    assert sorted(CALLS) == [(0, "a"), (0, "b"), (1, "a"), (1, "b")]  # each shard ran once
+    assert sum("finished meanwhile" in line for line in lines) == 2

@@ -96,18 +96,18 @@ add_claim("review.images_hbnode_accuracy", paper=REVIEW,
 # ---- blow-up and adjoint decay (Figs. 7, 8) -----------------------------------------------------------------------
 add_claim("review.ghbnode_controls_blowup", paper=REVIEW,
           claim="GHBNODE's state stays bounded where HBNODE's grows (blow-up control)", paper_figure="Fig. 7",
-          experiment="node_blowup", metric="median log10 ||h(T)||, GHBNODE - HBNODE",
+          experiment="node_blowup", metric="median log10 ‖h(T)‖, GHBNODE - HBNODE",
           value=difference("ghbnode.median_final_log10_norm", "hbnode.median_final_log10_norm"),
           rule=less(-1.0, null=0.0))
 add_claim("review.node_growth_vs_ghbnode", paper=REVIEW,
           claim="NODE's state grows more than GHBNODE's over a long horizon", paper_figure="Fig. 7",
-          experiment="node_blowup", metric="fraction of inits with ||h(T)|| > 10, NODE - GHBNODE",
+          experiment="node_blowup", metric="fraction of inits with ‖h(T)‖ > 10, NODE - GHBNODE",
           value=difference("node.growth_fraction", "ghbnode.growth_fraction"), rule=greater(0.0))
 for model, label in (("hbnode", "HBNODE"), ("ghbnode", "GHBNODE")):
     add_claim(f"review.{model}_adjoint_no_vanishing", paper=REVIEW,
               claim=f"The adjoint of {label}-RNN decays less over a long horizon than ODE-RNN's",
               paper_figure="Fig. 8", experiment="node_adjoint_norm",
-              metric=f"log10 ||dL/dz|| decay from T to the start, {label} - NODE (orders of magnitude)",
+              metric=f"log10 ‖dL/dz‖ decay from T to the start, {label} - NODE (orders of magnitude)",
               value=difference(f"{model}.decay_orders_of_magnitude", "node.decay_orders_of_magnitude"),
               rule=less(-1.0, null=0.0))
 
@@ -133,7 +133,7 @@ add_claim("momres.lista_revnet_fails", paper=MOMRES, claim="A RevNet trained as 
           value=ratio("revnet.deepest_loss_gap", "momentum.deepest_loss_gap"), rule=greater(10.0, null=1.0))
 add_claim("momres.buffer_bits", paper=MOMRES, claim="Exact multiplication by gamma over k layers needs k log2(1/gamma) "
           "bits of buffer per element", paper_figure="Sect. 3.2", experiment="momres_buffer_bits",
-          metric="max |measured bits / (k log2(1/gamma)) - 1| over gammas and depths",
+          metric="max abs(measured bits / (k log2(1/gamma)) - 1) over gammas and depths",
           value=metric("max_relative_bits_error"), rule=less(0.1, null=0.5))
 add_claim("momres.memory_free_gradient", paper=MOMRES, claim="Memory-free backprop (activations reconstructed) gives "
           "the autograd gradient", paper_figure="Sect. 3.2, Appendix E", experiment="momres_reference_accuracy",
@@ -164,7 +164,7 @@ for task in ("digits", "digits_permuted"):
     add_claim(f"momrnn.vanishing_{task}", paper=MOMRNN,
               claim="MomentumRNN's gradient reaches early steps better than the RNN's (less vanishing)",
               paper_figure="Fig. 2", experiment="momseq_vanishing",
-              metric=f"log10 |dL/dh_1| / |dL/dh_T| after training, MomentumRNN - RNN ({task.replace('_', ' ')})",
+              metric=f"log10 ‖dL/dh_1‖ / ‖dL/dh_T‖ after training, MomentumRNN - RNN ({task.replace('_', ' ')})",
               value=difference(f"{task}.MomentumRNN.log10_first_over_last", f"{task}.RNN.log10_first_over_last"),
               rule=greater(0.0))
 add_claim("momrnn.accuracy_permuted", paper=MOMRNN, claim="MomentumRNN is more accurate than the RNN on (permuted) "
