@@ -1,12 +1,9 @@
-"""Matplotlib without a display, for the experiments' figures."""
+"""``matplotlib.pyplot`` for the experiments' figures (the backend stays the caller's: never ``matplotlib.use``)."""
 from __future__ import annotations
 
 
 def pyplot():
-    """``matplotlib.pyplot`` on the Agg backend (no display needed)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    """``matplotlib.pyplot`` (imported on first use; headless machines get Agg by default)."""
     import matplotlib.pyplot as plt
 
     return plt
