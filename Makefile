@@ -24,6 +24,7 @@ demo: $(STAMP)
 	$(VENV)/bin/dynkit report --out report
 
 test: $(STAMP) browser
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) tests
 
 # The report and docs tests load pages in a real headless Chromium (offline). Install Debian's package when

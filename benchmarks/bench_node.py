@@ -26,7 +26,8 @@ import argparse
 import torch
 
 from benchmarks._goals import check_goal, paired_medians, record
-from dynkit.diagnostics import forward_nfe, nfe_vs_tolerance, reset_nfe
+from dynkit.diagnostics import forward_nfe, reset_nfe
+from dynkit.experiments import nfe_vs_tolerance
 from dynkit.models import from_paper
 from dynkit.tasks.node_runs import load_task, loss_and_accuracy
 

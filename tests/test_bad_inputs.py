@@ -990,8 +990,23 @@ def _cli(tmp: Path):
         cli_attempt("report", "--seed", ["--seed", "x"], "x")
         cli_attempt("report", "out", ["--out", str(blocker / "report")], str(blocker))
 
+    def run():
+        cheap = ["momseq_attention_scaling", "--scale", "smoke"]
+        cli_attempt("run", "experiment", ["nosuch"], "nosuch")
+        cli_attempt("run", "--scale", ["nosuch", "--scale", "huge"], "huge")
+        cli_attempt("run", "--backend", [*cheap, "--backend", "dask"], "dask")
+        cli_attempt("run", "device", [*cheap, "--device", "tpu"], "tpu")
+        for value in ("x", "1,1"):
+            cli_attempt("run", "seeds", [*cheap, "--seeds", value], value)
+        cli_attempt("run", "out", [*cheap, "--seeds", "0", "--out", str(blocker / "run")], str(blocker))
+
+    def ledger():
+        cli_attempt("ledger", "results", ["--results", str(blocker)], str(blocker))
+        cli_attempt("ledger", "results", ["--results", str(tmp / "missing")], "missing")
+        cli_attempt("ledger", "json", ["--results", str(tmp), "--json", str(blocker / "l.json")], str(blocker))
+
     return {"verify": verify, "derive": derive, "solve": solve_like("solve"), "stiffness": solve_like("stiffness"),
-            "nfe-sweep": nfe_sweep, "train": train, "report": report}
+            "nfe-sweep": nfe_sweep, "train": train, "report": report, "run": run, "ledger": ledger}
 
 
 # --------------------------------------------------------------------------------------------------
