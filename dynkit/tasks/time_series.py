@@ -1,0 +1,197 @@
+"""Irregularly sampled windows of a multivariate series, and training of the ODE-RNN hybrids on them.
+
+The review's time-series protocol (Sect. 3.4.3-3.4.4): remove 10% of the samples at random (the
+series becomes irregularly sampled), split it chronologically (50% train, 25% validation, 25% test),
+cut each part into non-overlapping windows of ``length + forecast`` stamps. The first ``length``
+stamps are read by the hybrid; the target of each is the next stamp (one-step-ahead); the last
+``forecast`` stamps are predicted from the final state by the ODE alone (Sect. 3.4.3: "by changing
+the time duration of the last step of the ODE integration").
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import torch
+
+
+@dataclass
+class Windows:
+    """``x`` (N, L, d_in) observations after ``gaps`` (N, L); ``targets`` (N, L, d_out) the next stamp;
+    ``future`` (N, F, d_out) the forecast stamps after ``future_gaps`` (N, F)."""
+
+    x: torch.Tensor
+    gaps: torch.Tensor
+    targets: torch.Tensor
+    future: torch.Tensor
+    future_gaps: torch.Tensor
+
+    def __len__(self) -> int:
+        return self.x.shape[0]
+
+    def subset(self, index) -> "Windows":
+        return Windows(*(getattr(self, k)[index] for k in ("x", "gaps", "targets", "future", "future_gaps")))
+
+
+@dataclass
+class TimeSeriesTask:
+    """A windowed task: splits, channel names and the note saying what stands in for what."""
+
+    name: str
+    train: Windows
+    val: Windows
+    test: Windows
+    inputs: tuple
+    outputs: tuple
+    note: str
+    config: dict = field(default_factory=dict)
+
+
+def drop_samples(t: np.ndarray, values: np.ndarray, fraction: float, rng: np.random.Generator):
+    """Remove ``fraction`` of the samples at random (kept in time order): an irregularly sampled series."""
+    if not 0.0 <= fraction < 1.0:
+        raise ValueError(f"drop fraction must lie in [0, 1), got {fraction!r}")
+    keep = np.sort(rng.permutation(len(t))[: len(t) - int(round(fraction * len(t)))])
+    return t[keep], values[keep]
+
+
+def cut_windows(t: np.ndarray, values: np.ndarray, inputs: Sequence[int], outputs: Sequence[int], length: int,
+                forecast: int) -> Windows:
+    """Non-overlapping windows of ``length + forecast`` stamps of one (irregular) series."""
+    if length < 2 or forecast < 1:
+        raise ValueError(f"need length >= 2 and forecast >= 1, got length={length!r}, forecast={forecast!r}")
+    span = length + forecast
+    n = len(t) // span
+    if n < 1:
+        raise ValueError(f"series of {len(t)} samples is shorter than one window of {span} stamps")
+    idx = np.arange(n)[:, None] * span + np.arange(span)[None]
+    tw, vw = t[idx], values[idx]
+    gaps = np.diff(tw, axis=1, prepend=tw[:, :1])
+    as_t = lambda a: torch.tensor(np.ascontiguousarray(a), dtype=torch.float32)  # noqa: E731
+    out = list(outputs)
+    return Windows(as_t(vw[:, :length][..., list(inputs)]), as_t(gaps[:, :length]),
+                   as_t(vw[:, 1:length + 1][..., out]), as_t(vw[:, length:][..., out]), as_t(gaps[:, length:]))
+
+
+def concat(parts: Sequence[Windows]) -> Windows:
+    return Windows(*(torch.cat([getattr(p, k) for p in parts]) for k in ("x", "gaps", "targets", "future",
+                                                                          "future_gaps")))
+
+
+def split_series(t: np.ndarray, values: np.ndarray, fractions=(0.5, 0.25, 0.25)):
+    """Chronological train/validation/test parts of one series."""
+    edges = np.cumsum([0, *fractions])
+    bounds = (edges * len(t)).astype(int)
+    return [(t[a:b], values[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def standardise(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Zero mean, unit variance per channel, with the statistics of ``reference`` (the training part)."""
+    mean, std = reference.mean(0), reference.std(0)
+    return (values - mean) / np.where(std > 0, std, 1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# training
+
+
+def _losses(model, batch: Windows, forecast_weight: float):
+    pred, _, z = model(batch.x, batch.gaps)
+    one_step = (pred - batch.targets).pow(2).mean()
+    future = (model.forecast(z, batch.future_gaps) - batch.future).pow(2).mean()
+    return one_step, future, one_step + forecast_weight * future
+
+
+def test_mse(model, data: Windows, forecast_weight: float, batch_size: int = 256) -> dict:
+    """One-step-ahead and forecast MSE over ``data`` (sample-weighted means over batches)."""
+    sums = np.zeros(2)
+    for i in range(0, len(data), batch_size):
+        batch = data.subset(slice(i, i + batch_size))
+        one, fut, _ = _losses(model, batch, forecast_weight)
+        sums += len(batch) * np.array([float(one), float(fut)])
+    return {"one_step_mse": sums[0] / len(data), "forecast_mse": sums[1] / len(data)}
+
+
+def adjoint_profile(model, data: Windows, n: int = 16) -> list[float]:
+    """Mean over ``n`` windows of ``||dL/dz_k||`` for a loss on the last one-step prediction only (Fig. 8)."""
+    from ..models.ode_rnn import adjoint_norms
+
+    batch = data.subset(slice(0, n))
+    pred, states, _ = model(batch.x, batch.gaps, keep_states=True)
+    (pred[:, -1] - batch.targets[:, -1]).pow(2).sum(-1).mean().backward()
+    norms = adjoint_norms(states)
+    model.zero_grad(set_to_none=True)
+    return norms
+
+
+def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, lr: float, seed: int = 0,
+                 forecast_weight: float = 1.0, quiet: bool = True) -> dict:
+    """Train ``model`` (an :class:`~dynkit.models.ode_rnn.ODERNN`) with Adam via :func:`~dynkit.tasks.training.fit`.
+
+    Each epoch records the training loss, the forward and backward NFE summed over the epoch's
+    batches, the epoch's wall time, and the validation/test one-step and forecast MSE. At the end,
+    the adjoint norm through time on test windows (:func:`adjoint_profile`).
+    """
+    from ..diagnostics.nfe import BatchNFE
+    from .training import fit
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    n_train = len(task.train)
+    n_batches = -(-n_train // batch_size)
+    clock = {}
+
+    def batches(generator):
+        clock["start"] = time.perf_counter()
+        order = torch.randperm(n_train, generator=generator)
+        return (task.train.subset(order[i:i + batch_size]) for i in range(0, n_train, batch_size))
+
+    def step(model, batch):
+        with BatchNFE(model) as nfe:
+            _, _, loss = _losses(model, batch, forecast_weight)
+            nfe.mark_forward()
+            loss.backward()
+        return loss, {"nfe_forward": nfe.forward * n_batches, "nfe_backward": nfe.backward * n_batches}
+
+    def evaluate(model):
+        seconds = time.perf_counter() - clock["start"]
+        val, test = test_mse(model, task.val, forecast_weight), test_mse(model, task.test, forecast_weight)
+        return {"epoch_seconds": seconds, **{f"val_{k}": v for k, v in val.items()},
+                **{f"test_{k}": v for k, v in test.items()}}
+
+    history = fit(model, optimizer, batches, step, epochs, seed=seed, evaluate=evaluate, progress=not quiet,
+                  backward=False, description=task.name)
+    return {"history": history.epochs, "adjoint_norm": adjoint_profile(model, task.test)}
+
+
+def silverbox_windows(n_points: int = 4000, *, length: int = 64, drop: float = 0.1, seed: int = 0) -> TimeSeriesTask:
+    """The simulated Silverbox (:func:`~dynkit.tasks.silverbox.silverbox`) in the same protocol.
+
+    Inputs ``[u, y]`` (voltages V1, V2), output the next ``y``; times in samples (0.15 time units each).
+    """
+    from .silverbox import silverbox
+
+    t, u, y, _ = silverbox(t_end=0.15 * (n_points - 1), n_points=n_points, seed=seed)
+    rng = np.random.default_rng(seed)
+    # time in samples (one stamp = 0.15 time units): a gap is 1 or more
+    t, values = drop_samples(np.arange(n_points, dtype=np.float64), np.column_stack([u, y]), drop, rng)
+    parts = split_series(t, values)
+    reference = parts[0][1]
+    train, val, test = (cut_windows(tp, standardise(vp, reference), (0, 1), (1,), length, 1) for tp, vp in parts)
+    note = "the simulated Duffing circuit of dk.tasks.silverbox stands in for the measured Silverbox benchmark"
+    return TimeSeriesTask("silverbox", train, val, test, ("u", "y"), ("y",), note,
+                          {"n_points": n_points, "length": length, "drop": drop, "seed": seed})
+
+
+def load_time_series(name: str, **options) -> TimeSeriesTask:
+    """``"walker2d"``, ``"plane_vibration"`` or ``"silverbox"`` with its generator's ``options``."""
+    if name == "walker2d":
+        from .walker2d import walker2d
+        return walker2d(**options)
+    if name == "plane_vibration":
+        from .plane_vibration import plane_vibration
+        return plane_vibration(**options)
+    if name == "silverbox":
+        return silverbox_windows(**options)
+    raise ValueError(f"name must be one of ('walker2d', 'plane_vibration', 'silverbox'), got {name!r}")
