@@ -24,6 +24,7 @@ demo: $(STAMP)
 	$(VENV)/bin/dynkit report --out report
 
 test: $(STAMP)
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) tests
 
 bench: $(STAMP)

@@ -14,7 +14,8 @@ import time
 
 import torch
 
-from dynkit.diagnostics import forward_nfe, nfe_vs_tolerance, reset_nfe
+from dynkit.diagnostics import forward_nfe, reset_nfe
+from dynkit.experiments import nfe_vs_tolerance
 from dynkit.models import from_paper
 from dynkit.tasks.node_runs import load_task, loss_and_accuracy
 

@@ -3,7 +3,8 @@
 Derive continuous limits and adjoints symbolically (:mod:`dynkit.symbolic`), check the papers'
 propositions numerically (:mod:`dynkit.theory`), integrate ODEs with counted function evaluations
 (:mod:`dynkit.solvers`), measure stiffness and NFE (:mod:`dynkit.diagnostics`) and train heavy-ball
-neural ODEs and discrete momentum architectures (:mod:`dynkit.models`, :mod:`dynkit.tasks`).
+neural ODEs and discrete momentum architectures (:mod:`dynkit.models`, :mod:`dynkit.tasks`); the
+papers' empirical claims are registered, seeded experiments with verdicts (:mod:`dynkit.experiments`).
 """
 from importlib import import_module as _import_module
 
@@ -22,10 +23,10 @@ __version__ = "0.1.0"
 __all__ = [
     "solve", "Solution", "SolverStats",
     "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState",
-    "solvers", "symbolic", "theory", "diagnostics", "models", "tasks",
+    "solvers", "symbolic", "theory", "diagnostics", "models", "tasks", "experiments",
 ]
 
-_LAZY_SUBMODULES = {"symbolic", "theory", "diagnostics", "models", "tasks"}
+_LAZY_SUBMODULES = {"symbolic", "theory", "diagnostics", "models", "tasks", "experiments"}
 
 
 def __getattr__(name: str):

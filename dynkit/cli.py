@@ -213,8 +213,8 @@ def cmd_stiffness(args) -> int:
 
 
 def cmd_nfe_sweep(args) -> int:
-    nfe_vs_tolerance = require("diagnostics.nfe_vs_tolerance")
-    plot = require("diagnostics.plot_nfe_vs_tolerance")
+    nfe_vs_tolerance = require("experiments.nfe_vs_tolerance")
+    plot = require("experiments.plot_nfe_vs_tolerance")
     out = Path(args.out)
     kwargs = {"models": tuple(args.models), "task": args.task, "seed": args.seed, "out": out, "quiet": args.quiet}
     if args.tolerances:
@@ -270,6 +270,36 @@ def cmd_report(args) -> int:
     if bad:
         print(f"dynkit: report sections not ok: {', '.join(f'{k} ({v})' for k, v in bad.items())}", file=sys.stderr)
         return 1
+    return 0
+
+
+def cmd_run(args) -> int:
+    """``dynkit run NAME``: every (seed, config point) shard of a registered experiment, one line per shard."""
+    run = require("experiments.run")
+    out = args.out or f"runs/experiments/{args.name}/{args.scale}"
+    kwargs = {"scale": args.scale, "seeds": tuple(args.seeds), "out": out, "backend": args.backend,
+              "device": args.device, "progress": (lambda line: None) if args.quiet else
+              (lambda line: print(line, file=sys.stderr, flush=True))}
+    if args.address is not None:
+        kwargs["address"] = args.address
+    results = run(args.name, **kwargs)
+    for name, stats in results["metrics"].items():
+        lo, hi = stats["ci_low"], stats["ci_high"]
+        ci = f" [{lo:.4g}, {hi:.4g}]" if lo is not None and stats["n_seeds"] > 1 else ""
+        _say(args, f"{name:48s} {stats['mean']:.4g}{ci} (n={stats['n_seeds']})")
+    _progress(args, f"wrote {Path(out) / 'results.json'}")
+    return 0
+
+
+def cmd_ledger(args) -> int:
+    """``dynkit ledger``: every empirical claim of the papers with our number and its verdict."""
+    ledger = require("experiments.ledger")
+    table = ledger(args.results) if args.results else ledger()
+    if args.json:
+        from .io import write_json
+
+        write_json(args.json, table.to_dict(), command="dynkit " + " ".join(args.argv))
+    print(table.to_markdown())
     return 0
 
 
@@ -385,6 +415,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="smallest sizes (for tests and CI)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--strict", action="store_true", help="also fail when a section's component is not installed")
+
+    p = add("run", cmd_run, "run a registered experiment: one shard per (seed, config point), resumable",
+            "Run the experiment NAME of dk.experiments.EXPERIMENTS at a scale (smoke: seconds, cpu: minutes, "
+            "full: the paper's size) for each seed; finished shards under --out are reused. Writes "
+            "OUT/results.json (mean and 95%% CI per metric) and the experiment's figures.")
+    p.add_argument("name", metavar="NAME", help="experiment name (see dk.experiments.EXPERIMENTS)")
+    p.add_argument("--scale", default="cpu", choices=["smoke", "cpu", "full"], help="size (default cpu)")
+    p.add_argument("--seeds", type=_csv(int, "integers"), default=[0, 1, 2],
+                   help="comma-separated seeds (default 0,1,2)")
+    p.add_argument("--backend", default="local", choices=["local", "ray"], help="local (default) or ray")
+    p.add_argument("--address", default=None, help="address of an existing Ray cluster (default: start a local one)")
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    p.add_argument("--out", default=None, help="output folder (default runs/experiments/NAME/SCALE)")
+
+    p = add("ledger", cmd_ledger, "print the claims ledger: each paper claim, our number, the verdict",
+            "One row per empirical claim of the five papers: the paper's statement and figure, the experiment, "
+            "our mean with 95%% CI over seeds, the scale and the verdict computed by the claim's rule.")
+    p.add_argument("--results", default=None,
+                   help="folder of <experiment>/results.json (default analysis/results)")
+    p.add_argument("--json", metavar="FILE", help="also write the ledger as JSON")
     return parser
 
 

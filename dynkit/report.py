@@ -412,8 +412,8 @@ def section_work_precision(ctx: Context, sec: Section) -> None:
 
 
 def section_nfe(ctx: Context, sec: Section) -> None:
-    nfe_vs_tolerance = require("diagnostics.nfe_vs_tolerance")
-    plot = require("diagnostics.plot_nfe_vs_tolerance")
+    nfe_vs_tolerance = require("experiments.nfe_vs_tolerance")
+    plot = require("experiments.plot_nfe_vs_tolerance")
     tolerances = (1e-2, 1e-3) if ctx.quick else (1e-3, 1e-4, 1e-5, 1e-6)
     n_batches = 1 if ctx.quick else 2
     results = nfe_vs_tolerance(models=("node", "hbnode"), task="digits", tolerances=tolerances,

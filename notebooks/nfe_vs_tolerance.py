@@ -12,7 +12,7 @@
 #
 # Sect. 3.4 of the review reports that HBNODE and GHBNODE need fewer function evaluations than NODE,
 # ANODE and SONODE, forward and backward, and that the gap widens as the solver tolerance tightens.
-# `dk.diagnostics.nfe_vs_tolerance` measures the forward and backward NFE of each model per tolerance
+# `dk.experiments.nfe_vs_tolerance` measures the forward and backward NFE of each model per tolerance
 # on a task; here on the offline digits task, at a small size (`DYNKIT_NOTEBOOK_SMALL=1`: two
 # tolerances, one batch) or a larger one.
 
@@ -34,7 +34,7 @@ TOLERANCES = (1e-3, 1e-4) if SMALL else (1e-3, 1e-4, 1e-5, 1e-6)
 
 # %%
 out = Path(tempfile.mkdtemp(prefix="nfe_vs_tol_"))
-results = dk.diagnostics.nfe_vs_tolerance(models=MODELS, task="digits", tolerances=TOLERANCES,
+results = dk.experiments.nfe_vs_tolerance(models=MODELS, task="digits", tolerances=TOLERANCES,
                                           n_batches=1 if SMALL else 4, seed=0, out=out, quiet=True)
 print(f"{'model':8s} {'tol':>7s} {'forward NFE':>14s} {'backward NFE':>14s}")
 for model, per_tol in results.items():
@@ -57,7 +57,7 @@ axes[1].legend()
 plt.show()
 
 # dynkit's own figure of the same results:
-dk.diagnostics.plot_nfe_vs_tolerance(results, out / "nfe_vs_tolerance.png")
+dk.experiments.plot_nfe_vs_tolerance(results, out / "nfe_vs_tolerance.png")
 
 # %% [markdown]
 # Checks: every model and tolerance is measured, every NFE is positive, and an adaptive solver never

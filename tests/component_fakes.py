@@ -210,7 +210,8 @@ def run_training(model, task, *, epochs=None, out=None, seed=0, resume=False, qu
 NAMES = {
     "symbolic": ["DERIVATIONS"],
     "theory": ["run_all", "CLAIMS"],
-    "diagnostics": ["stiffness_report", "work_precision", "PROBLEMS", "nfe_vs_tolerance", "plot_nfe_vs_tolerance"],
+    "diagnostics": ["stiffness_report", "work_precision", "PROBLEMS"],
+    "experiments": ["nfe_vs_tolerance", "plot_nfe_vs_tolerance"],
     "tasks": ["run_training"],
 }
 

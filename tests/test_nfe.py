@@ -6,7 +6,8 @@ import pytest
 import torch
 
 import dynkit as dk
-from dynkit.diagnostics import BatchNFE, NFECounter, nfe_vs_tolerance
+from dynkit.diagnostics import BatchNFE, NFECounter
+from dynkit.experiments import nfe_vs_tolerance
 from dynkit.models import HBNODE, NODE, MLPField, from_paper
 from dynkit.tasks.training import TrainingError, fit
 

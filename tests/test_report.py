@@ -128,6 +128,7 @@ def test_a_raising_section_is_recorded_not_fatal(tmp_path, monkeypatch):
 def test_each_missing_component_degrades_only_its_sections(tmp_path, monkeypatch):
     fakes.install(monkeypatch)
     fakes.uninstall(monkeypatch, "diagnostics")
+    fakes.uninstall(monkeypatch, "experiments")
     report.build_report(tmp_path, quick=True)
     statuses = {k: v["status"] for k, v in _sections(tmp_path).items()}
     assert statuses["work_precision"] == statuses["nfe_vs_tolerance"] == "unavailable"

@@ -81,7 +81,7 @@ def loss_and_accuracy(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tens
 def batches_of(x: torch.Tensor, y: torch.Tensor, batch_size: int):
     """``batches(generator)`` for :func:`fit`: a seeded shuffle, then consecutive batches."""
     def batches(generator: torch.Generator):
-        order = torch.randperm(len(y), generator=generator)
+        order = torch.randperm(len(y), generator=generator, device=generator.device).to(y.device)
         for i in range(0, len(y), batch_size):
             idx = order[i:i + batch_size]
             yield x[idx], y[idx]
@@ -124,7 +124,8 @@ def evaluator(x: torch.Tensor, y: torch.Tensor, batch_size: int = 256):
 def run_training(model: str, task: str, *, epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                  resume: bool = False, quiet: bool = False, method: str = "dopri5", tol: float | None = None,
                  full: bool = False, solver: str = "torchdiffeq", adjoint: bool | None = None,
-                 lr: float | None = None, batch_size: int | None = None) -> dict:
+                 lr: float | None = None, batch_size: int | None = None,
+                 device: str | torch.device = "cpu") -> dict:
     """Train ``model`` on ``task``; checkpoint each epoch under ``out``; return final metrics and history.
 
     Parameters
@@ -147,6 +148,8 @@ def run_training(model: str, task: str, *, epochs: int | None = None, out: str |
         with ``solver="dynkit"``).
     full : bool
         The task's full budget (all of Fashion-MNIST, more epochs).
+    device : str or torch.device
+        Where the model and the data live while training (``"cuda"`` on a GPU).
 
     Returns
     -------
@@ -155,13 +158,15 @@ def run_training(model: str, task: str, *, epochs: int | None = None, out: str |
         "n_parameters", "config"}``.
     """
     return train_model(model, task, epochs=epochs, out=out, seed=seed, resume=resume, quiet=quiet, method=method,
-                       tol=tol, full=full, solver=solver, adjoint=adjoint, lr=lr, batch_size=batch_size)[1]
+                       tol=tol, full=full, solver=solver, adjoint=adjoint, lr=lr, batch_size=batch_size,
+                       device=device)[1]
 
 
 def train_model(model: str, task: str, *, epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                 resume: bool = False, quiet: bool = False, method: str = "dopri5", tol: float | None = None,
                 full: bool = False, solver: str = "torchdiffeq", adjoint: bool | None = None,
-                lr: float | None = None, batch_size: int | None = None) -> tuple[torch.nn.Module, dict]:
+                lr: float | None = None, batch_size: int | None = None,
+                device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict]:
     """:func:`run_training`, returning the trained module too."""
     name = check_model_name(model)
     if task not in TRAINING_TASKS:
@@ -178,12 +183,13 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
     config = {"model": name, "task": task, "epochs": epochs, "seed": seed, "method": method, "tol": tol,
               "solver": solver, "adjoint": adjoint, "full": full,
               "lr": lr or settings.lr, "batch_size": batch_size or settings.batch_size, "settings": asdict(settings)}
-    x_train, y_train, x_test, y_test = load_task(task, seed=seed, full=full)
+    device = torch.device(device)
+    x_train, y_train, x_test, y_test = (a.to(device) for a in load_task(task, seed=seed, full=full))
     torch.manual_seed(seed)
     options = {"solver": solver, "method": method, "adjoint": adjoint}
     if tol is not None:
         options.update(rtol=tol, atol=tol)
-    net = from_paper(name, task, **options)
+    net = from_paper(name, task, **options).to(device)
     config["tol"] = net.ode.block.rtol
     if tuple(x_train.shape[1:]) != net.in_shape:
         raise ValueError(f"task {task!r} gives inputs of shape {tuple(x_train.shape[1:])}, "

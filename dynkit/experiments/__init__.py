@@ -1,0 +1,73 @@
+"""Experiments: what to train, sweep and conclude; every empirical claim of the papers with a verdict.
+
+Layer: ``experiments`` imports ``models``, ``tasks``, ``diagnostics``, ``solvers`` and ``io``; only
+``cli`` and ``report`` import it (the import-linter contract in ``pyproject.toml``).
+
+* :data:`EXPERIMENTS` maps a name to an :class:`Experiment`: a frozen config dataclass at three
+  scales (``smoke``: seconds, the tests; ``cpu``: minutes on 2 cores, the results of record;
+  ``full``: the paper's size, for a GPU), the config points of its sweep, and a run function.
+* :func:`run` runs one shard per (seed, config point) under ``out/shards/`` (a finished shard is
+  reused, so an interrupted sweep resumes), locally or through Ray (``backend="ray"``), on
+  ``device="cpu"`` or ``"cuda"``, and aggregates ``out/results.json`` (mean ± 95 % CI per metric).
+* :func:`ledger` evaluates every registered :class:`Claim` on the committed results under
+  ``analysis/results/<experiment>/results.json`` with the claim's :class:`Rule`.
+
+Registering an experiment and its ledger rows
+---------------------------------------------
+In a module of this package (then add it to :data:`MODULES`)::
+
+    from dataclasses import dataclass
+    from pathlib import Path
+    from dynkit.experiments.registry import register
+    from dynkit.experiments.ledger import add_claim, less, ratio
+
+    @dataclass(frozen=True)
+    class MyConfig:
+        models: tuple[str, ...] = ("rnn", "momentum_rnn")
+        model: str = "rnn"           # the config point
+        epochs: int = 5
+
+    @register("my_experiment", smoke=MyConfig(epochs=1), cpu=MyConfig(), full=MyConfig(epochs=50),
+              points=lambda c: [{"model": m} for m in c.models])
+    def my_experiment(config: MyConfig, *, seed: int, out: Path, device: str) -> dict:
+        '''One line: what it measures (paper, figure).'''
+        ...                          # train on `device`, write figures/JSON under `out`
+        return {"metrics": {f"{config.model}.test_acc": acc}, "anything": "JSON-able"}
+
+    add_claim("my_paper.momentum_helps", paper="MomentumRNN (Nguyen et al. 2020)",
+              claim="MomentumRNN beats the RNN", paper_figure="Table 1", experiment="my_experiment",
+              metric="test accuracy MomentumRNN / RNN", value=ratio("momentum_rnn.test_acc", "rnn.test_acc"),
+              rule=greater(1.05, null=1.0))
+
+Rules: the metric names must be unique across one seed's config points (put the point in the name);
+a claim's ``value`` maps one seed's merged metrics to a float (:func:`metric`, :func:`ratio`,
+:func:`difference` or any function); the :class:`Rule` decides the verdict from its mean and 95 % CI
+over ≥ 3 seeds. Run it with ``dynkit run my_experiment --scale cpu --out analysis/results/my_experiment``.
+"""
+from __future__ import annotations
+
+from importlib import import_module
+
+from .ledger import (CLAIMS, MIN_SEEDS, VERDICTS, Claim, Ledger, LedgerRow, Rule, add_claim, difference, greater,
+                     ledger, less, metric, ratio)
+from .nfe_tolerance import nfe_vs_tolerance, plot_nfe_vs_tolerance
+from .registry import EXPERIMENTS, SCALES, Experiment, get, register
+from .runner import BACKENDS, Shard, aggregate, mean_ci, run, shards
+
+MODULES = ["node_trained", "claims"]
+"""The modules that register experiments and claims (imported by :func:`load_all`)."""
+
+
+def load_all() -> dict:
+    """Import every module of :data:`MODULES` (registering their experiments and claims); return EXPERIMENTS."""
+    for name in MODULES:
+        import_module(f"{__name__}.{name}")
+    return EXPERIMENTS
+
+
+load_all()
+
+__all__ = ["EXPERIMENTS", "SCALES", "Experiment", "register", "get", "run", "shards", "Shard", "aggregate",
+           "mean_ci", "BACKENDS", "ledger", "Ledger", "LedgerRow", "Claim", "CLAIMS", "Rule", "VERDICTS", "MIN_SEEDS",
+           "add_claim", "greater", "less", "metric", "ratio", "difference", "nfe_vs_tolerance",
+           "plot_nfe_vs_tolerance", "load_all", "MODULES"]

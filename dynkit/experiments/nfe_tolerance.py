@@ -1,0 +1,168 @@
+"""NFE vs solver tolerance of trained neural ODEs (Fig. 11 of the review): an experiment, since it trains.
+
+The counting itself is :mod:`dynkit.diagnostics.nfe` (pure measurement); this module builds or trains
+the models (:mod:`dynkit.models`, :mod:`dynkit.tasks`) and sweeps the tolerance.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..diagnostics.nfe import BatchNFE, counters, tolerance_key
+from ..models.node_paper import check_model_name, from_paper
+from ..models.ode_block import set_tolerance
+from ..tasks.node_runs import load_task, loss_and_accuracy, train_model
+
+def _named_models(models, task: str, adjoint: bool, solver: str, method: str, seed: int,
+                  train_epochs: int, quiet: bool) -> dict[str, nn.Module]:
+    if isinstance(models, (str, nn.Module)):
+        models = (models,)
+    items = models.items() if isinstance(models, dict) else [(None, m) for m in models]
+    named = {}
+    for key, model in items:
+        if isinstance(model, nn.Module):
+            if not counters(model):
+                raise ValueError(f"models must be names or modules holding an NFECounter, got "
+                                 f"{type(model).__name__} without one")
+            key = key or type(model).__name__.lower()
+            named[key if key not in named else f"{key}_{len(named)}"] = model
+            continue
+        name = check_model_name(model)
+        if train_epochs:
+            named[key or name] = train_model(name, task, epochs=train_epochs, seed=seed, quiet=quiet, solver=solver,
+                                             method=method, adjoint=adjoint)[0]
+        else:
+            torch.manual_seed(seed)
+            named[key or name] = from_paper(name, task, solver=solver, method=method, adjoint=adjoint)
+    return named
+
+
+def nfe_vs_tolerance(models: Sequence | dict = ("node", "anode", "sonode", "hbnode", "ghbnode"), task: str = "digits",
+                     tolerances: Iterable[float] = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7), *, n_batches: int = 2,
+                     batch_size: int = 16, seed: int = 0, out: str | Path | None = None, quiet: bool = False,
+                     adjoint: bool | None = None, solver: str = "torchdiffeq", method: str = "dopri5",
+                     train_epochs: int = 0) -> dict:
+    """Forward and backward NFE per batch against the solver tolerance ``rtol = atol`` (Fig. 11 of the review).
+
+    Parameters
+    ----------
+    models : sequence or dict
+        Model names (built by :func:`dynkit.models.from_paper` for ``task``, as initialised, or
+        trained for ``train_epochs`` epochs first) or modules holding an :class:`NFECounter`
+        (their tolerance is changed in place); a dict gives the result names.
+    task : str
+        Whose test inputs feed the models (``"digits"``, ``"point_cloud"``, ``"fashion_mnist"``).
+    tolerances : iterable of float
+    n_batches, batch_size : int
+        Batches of the test set measured at each tolerance (the same batches for every model).
+    out : path, optional
+        Writes ``nfe_vs_tolerance.json`` and ``nfe_vs_tolerance.png`` there.
+    adjoint : bool, optional
+        Backward NFE of the adjoint solve (the review's setting; default with torchdiffeq) or of
+        backpropagation (default with ``solver="dynkit"``, which has no adjoint).
+
+    Returns
+    -------
+    dict
+        ``results[model][tolerance_key(tol)] = {"forward_nfe": {"mean", "std"}, "backward_nfe": {...},
+        "per_batch": {"forward": [...], "backward": [...]}}``, keys like ``"1e-05"``.
+    """
+    tolerances = [float(t) for t in tolerances]
+    if not tolerances or not all(t > 0 for t in tolerances):
+        raise ValueError(f"tolerances must be positive numbers, got {tolerances!r}")
+    for label, value in (("n_batches", n_batches), ("batch_size", batch_size)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{label} must be a positive integer, got {value!r}")
+    adjoint = (solver == "torchdiffeq") if adjoint is None else adjoint
+    named = _named_models(models, task, adjoint, solver, method, seed, train_epochs, quiet)
+    _, _, x, y = load_task(task, seed=seed)
+    order = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))
+    batches = [order[i * batch_size:(i + 1) * batch_size] for i in range(n_batches)]
+    if any(len(b) == 0 for b in batches):
+        raise ValueError(f"n_batches * batch_size must be at most the {len(y)} test inputs of {task!r}, "
+                         f"got {n_batches} * {batch_size}")
+    results: dict = {}
+    progress = None if quiet else _progress(len(named) * len(tolerances) * n_batches)
+    for name, model in named.items():
+        model.train()
+        device = next(model.parameters()).device  # the data follow the model
+        results[name] = {}
+        for tol in tolerances:
+            set_tolerance(model, tol)
+            fwd, bwd = [], []
+            for idx in batches:
+                model.zero_grad(set_to_none=True)
+                with BatchNFE(model) as nfe:
+                    loss, _ = loss_and_accuracy(model(x[idx].to(device)), y[idx].to(device))
+                    nfe.mark_forward()
+                    loss.backward()
+                fwd.append(nfe.forward)
+                bwd.append(nfe.backward)
+                if progress is not None:
+                    progress.update(1)
+            results[name][tolerance_key(tol)] = {
+                "forward_nfe": {"mean": float(np.mean(fwd)), "std": float(np.std(fwd))},
+                "backward_nfe": {"mean": float(np.mean(bwd)), "std": float(np.std(bwd))},
+                "per_batch": {"forward": fwd, "backward": bwd}}
+        model.zero_grad(set_to_none=True)
+    if progress is not None:
+        progress.close()
+    if out is not None:
+        from ..io import write_json
+
+        config = {"models": list(named), "task": task, "tolerances": tolerances, "n_batches": n_batches,
+                  "batch_size": batch_size, "seed": seed, "adjoint": adjoint, "solver": solver, "method": method,
+                  "train_epochs": train_epochs}
+        write_json(Path(out) / "nfe_vs_tolerance.json", results, config=config)
+        plot_nfe_vs_tolerance(results, Path(out) / "nfe_vs_tolerance.png")
+    return results
+
+
+def _progress(total: int):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="nfe vs tolerance", leave=False)
+
+
+def _model_entries(results: dict) -> dict:
+    # results loaded from JSON also hold "config", "versions", "command"
+    return {k: v for k, v in results.items() if isinstance(v, dict) and all("forward_nfe" in e for e in v.values())}
+
+
+def plot_nfe_vs_tolerance(results: dict, path: str | Path | None = None):
+    """Forward and backward NFE against tolerance, one line per model, as in Fig. 11 of the review."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    entries = _model_entries(results)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharex=True)
+    for name, per_tol in entries.items():
+        tols = sorted(per_tol, key=float, reverse=True)
+        xs = [float(t) for t in tols]
+        for ax, key in zip(axes, ("forward_nfe", "backward_nfe")):
+            mean = np.array([per_tol[t][key]["mean"] for t in tols])
+            std = np.array([per_tol[t][key]["std"] for t in tols])
+            ax.errorbar(xs, mean, yerr=std, marker="o", capsize=3, label=name.upper())
+    for ax, title in zip(axes, ("forward NFE", "backward NFE")):
+        ax.set_xscale("log")
+        ax.invert_xaxis()
+        ax.set_xlabel("tolerance (rtol = atol)")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    axes[0].legend()
+    fig.tight_layout()
+    if path is not None:
+        from ..io import save_figure
+
+        save_figure(fig, path, dpi=120)
+        plt.close(fig)
+    return fig
+
+
+__all__ = ["nfe_vs_tolerance", "plot_nfe_vs_tolerance", "tolerance_key"]

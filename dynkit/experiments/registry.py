@@ -1,0 +1,99 @@
+"""The registry of experiments: a name, a config dataclass per scale, the config points and a run function."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+SCALES = ("smoke", "cpu", "full")
+"""``smoke``: seconds (the tests); ``cpu``: minutes on 2 cores (results of record); ``full``: the paper's size
+(a GPU)."""
+
+RunFunction = Callable[..., dict]
+"""``run(config, *, seed: int, out: Path, device: str) -> {"metrics": {name: float}, ...}`` for one shard."""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One registered experiment.
+
+    Parameters
+    ----------
+    name : str
+        The registry key (``dynkit run NAME``).
+    run : callable
+        ``run(config, *, seed, out, device) -> dict`` runs one shard (one seed, one config point) into
+        the folder ``out`` and returns a JSON-able dict whose ``"metrics"`` maps metric names to floats.
+        Metric names must be unique across the config points of one seed (put the point in the name,
+        e.g. ``"hbnode.forward_nfe@1e-05"``): the ledger merges a seed's shards into one dict.
+    scales : mapping
+        ``{"smoke": config, "cpu": config, "full": config}``, instances of one frozen dataclass.
+    points : callable, optional
+        ``points(config) -> [dict, ...]``: the config points of a sweep, each a dict of field
+        overrides applied with :func:`dataclasses.replace`; default one point, ``{}``.
+    summary : str
+        One line: what the experiment measures, with the paper's figure.
+    render : callable, optional
+        ``render(results, out)`` draws the figures across seeds from the aggregated ``results.json``.
+    """
+
+    name: str
+    run: RunFunction
+    scales: Mapping[str, Any]
+    points: Callable[[Any], Sequence[dict]] | None = None
+    summary: str = ""
+    render: Callable[[dict, Path], None] | None = None
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self):
+        missing = [s for s in SCALES if s not in self.scales]
+        if missing:
+            raise ValueError(f"experiment {self.name!r} needs configs for the scales {SCALES}, missing {missing}")
+        kinds = {type(c) for c in self.scales.values()}
+        if len(kinds) != 1 or not dataclasses.is_dataclass(next(iter(kinds))):
+            raise TypeError(f"experiment {self.name!r}: the scales must be instances of one dataclass, got "
+                            f"{sorted(k.__name__ for k in kinds)}")
+
+    def config(self, scale: str) -> Any:
+        """The config dataclass of ``scale``."""
+        if scale not in SCALES:
+            raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+        return self.scales[scale]
+
+    def config_points(self, config: Any) -> list[tuple[dict, Any]]:
+        """``[(point, config with the point applied), ...]`` of one scale's config."""
+        points = list(self.points(config)) if self.points is not None else [{}]
+        return [(dict(p), dataclasses.replace(config, **p)) for p in points]
+
+
+EXPERIMENTS: dict[str, Experiment] = {}
+"""Every registered experiment by name (filled when :mod:`dynkit.experiments` is imported)."""
+
+
+def register(name: str, *, smoke: Any, cpu: Any, full: Any, points: Callable[[Any], Sequence[dict]] | None = None,
+             summary: str = "", render: Callable[[dict, Path], None] | None = None) -> Callable[[RunFunction],
+                                                                                             RunFunction]:
+    """Decorator: register ``run`` as the experiment ``name`` with its three scales (see :class:`Experiment`)."""
+    def decorate(run: RunFunction) -> RunFunction:
+        if name in EXPERIMENTS and EXPERIMENTS[name].run is not run:
+            raise ValueError(f"an experiment named {name!r} is already registered")
+        doc = (run.__doc__ or "").strip().splitlines()
+        EXPERIMENTS[name] = Experiment(name, run, {"smoke": smoke, "cpu": cpu, "full": full}, points,
+                                       summary or (doc[0] if doc else ""), render)
+        return run
+    return decorate
+
+
+def get(name: str) -> Experiment:
+    """The experiment ``name``; a ValueError lists the registered names otherwise."""
+    try:
+        return EXPERIMENTS[name]
+    except KeyError:
+        raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}") from None
+
+
+def point_key(seed: int, point: Mapping[str, Any]) -> str:
+    """The shard's folder name: ``seed0`` or ``seed0-model=hbnode``."""
+    parts = [f"seed{seed}", *(f"{k}={v}" for k, v in sorted(point.items()))]
+    return "-".join(str(p).replace("/", "_").replace(" ", "") for p in parts)

@@ -1,0 +1,224 @@
+"""The experiments layer: registry, resumable shards, Ray fan-out (faked), the ledger's verdict rule, the CLI."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import dynkit.experiments as E
+from dynkit.cli import main
+from dynkit.experiments.ledger import Claim, evaluate, greater, less, ratio
+from dynkit.experiments.registry import Experiment
+
+CALLS: list = []
+
+
+@dataclass(frozen=True)
+class ToyConfig:
+    points: tuple[str, ...] = ("a", "b")
+    point: str = "a"
+    size: int = 3
+
+
+def toy_run(config: ToyConfig, *, seed: int, out: Path, device: str) -> dict:
+    """A toy experiment: value = size + seed/10 (+1 for point b); fails where told to."""
+    CALLS.append((seed, config.point))
+    if (seed, config.point) in FAIL:
+        raise RuntimeError("interrupted")
+    (out / "figure.txt").write_text("drawn")
+    return {"metrics": {f"{config.point}.value": config.size + seed / 10 + (config.point == "b")}, "note": device}
+
+
+FAIL: set = set()
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    CALLS.clear()
+    FAIL.clear()
+    exp = Experiment("toy", toy_run, {"smoke": ToyConfig(), "cpu": ToyConfig(size=5), "full": ToyConfig(size=9)},
+                     points=lambda c: [{"point": p} for p in c.points])
+    monkeypatch.setitem(E.EXPERIMENTS, "toy", exp)
+    return exp
+
+
+def test_run_aggregates_mean_and_t_interval_over_seeds(toy, tmp_path):
+    res = E.run("toy", scale="smoke", seeds=(0, 1, 2), out=tmp_path)
+    assert len(CALLS) == 6 and (tmp_path / "results.json").exists()
+    stats = res["metrics"]["a.value"]
+    # values 3.0, 3.1, 3.2: mean 3.1, sd 0.1; t(0.975, 2) = 4.302652729911275 (published table value)
+    half = 4.302652729911275 * 0.1 / math.sqrt(3)
+    assert stats["mean"] == pytest.approx(3.1, abs=1e-12)  # float sums of three numbers
+    assert (stats["ci_low"], stats["ci_high"]) == pytest.approx((3.1 - half, 3.1 + half), abs=1e-9)
+    assert stats["n_seeds"] == 3 and res["metrics"]["b.value"]["mean"] == pytest.approx(4.1)
+    assert (tmp_path / "shards" / "seed1-point=b" / "figure.txt").read_text() == "drawn"
+
+
+def test_interrupted_sweep_resumes_running_only_the_missing_shards(toy, tmp_path):
+    FAIL.add((2, "a"))
+    with pytest.raises(RuntimeError, match="interrupted"):
+        E.run("toy", scale="smoke", seeds=(0, 1, 2), out=tmp_path)
+    assert CALLS == [(0, "a"), (0, "b"), (1, "a"), (1, "b"), (2, "a")]
+    FAIL.clear()
+    CALLS.clear()
+    lines: list[str] = []
+    res = E.run("toy", scale="smoke", seeds=(0, 1, 2), out=tmp_path, progress=lines.append)
+    assert CALLS == [(2, "a"), (2, "b")]
+    assert sum("reused" in line for line in lines) == 4 and len(lines) == 6
+    assert res["metrics"]["a.value"]["n_seeds"] == 3
+    CALLS.clear()
+    E.run("toy", scale="cpu", seeds=(0,), out=tmp_path)  # another config: the stored shards do not match
+    assert CALLS == [(0, "a"), (0, "b")]
+
+
+class Ref:
+    """An object reference (hashable by identity, like Ray's)."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class FakeRay(types.ModuleType):
+    """Ray's API as `run` uses it, executing tasks in-process (out of order, to test the bookkeeping)."""
+
+    def __init__(self):
+        super().__init__("ray")
+        self.started = None
+        self.submitted = 0
+
+    def is_initialized(self):
+        return self.started is not None
+
+    def init(self, address=None, **kwargs):
+        self.started = address or "local"
+
+    def remote(self, num_cpus=1):
+        def wrap(fn):
+            ns = types.SimpleNamespace(remote=lambda *a: self._submit(fn, a))
+            return ns
+        return wrap
+
+    def _submit(self, fn, args):
+        self.submitted += 1
+        return Ref(fn(*args))
+
+    def wait(self, refs, num_returns=1):
+        return list(reversed(refs))[:num_returns], list(reversed(refs))[num_returns:]
+
+    def get(self, ref):
+        return ref.value
+
+
+def test_ray_backend_fans_out_missing_shards_to_the_given_cluster(toy, tmp_path, monkeypatch):
+    fake = FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    E.run("toy", scale="smoke", seeds=(0,), out=tmp_path)
+    res = E.run("toy", scale="smoke", seeds=(0, 1), out=tmp_path, backend="ray", address="ray://head:10001")
+    assert fake.started == "ray://head:10001" and fake.submitted == 2  # seed 0 reused
+    local = E.run("toy", scale="smoke", seeds=(0, 1), out=tmp_path / "local")
+    assert res["metrics"] == local["metrics"]
+    assert [s["seed"] for s in res["shards"]] == [0, 0, 1, 1]  # seed-major order whatever the completion order
+
+
+@pytest.mark.parametrize("kwargs, match", [({"scale": "huge"}, "scale"), ({"backend": "dask"}, "backend"),
+                                           ({"device": "tpu"}, "device"), ({"seeds": (1, 1)}, "seeds"),
+                                           ({"name": "nope"}, "experiment must be one of")])
+def test_run_rejects_bad_arguments(toy, tmp_path, kwargs, match):
+    args = {"name": "toy", "out": tmp_path, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        E.run(args.pop("name"), **args)
+
+
+def test_experiment_needs_three_scales_of_one_dataclass():
+    with pytest.raises(ValueError, match="missing"):
+        Experiment("x", toy_run, {"smoke": ToyConfig(), "cpu": ToyConfig()})
+    with pytest.raises(TypeError, match="one dataclass"):
+        Experiment("x", toy_run, {"smoke": ToyConfig(), "cpu": ToyConfig(), "full": {"size": 1}})
+
+
+def _planted(tmp_path: Path, values: list[float], name="toy") -> Path:
+    shards = [{"seed": i, "point": {}, "metrics": {"x": v, "one": 1.0}, "seconds": 0.0} for i, v in enumerate(values)]
+    (tmp_path / name).mkdir(parents=True, exist_ok=True)
+    (tmp_path / name / "results.json").write_text(json.dumps({"experiment": name, "scale": "cpu", "shards": shards}))
+    return tmp_path
+
+
+@pytest.mark.parametrize("values, verdict", [
+    ([0.70, 0.71, 0.69], "reproduced"),                     # whole CI below the paper's 0.8
+    ([0.85, 0.86, 0.84], "partly reproduced"),              # below 1 (the effect), not below 0.8
+    ([0.70, 0.95, 1.05], "partly reproduced"),              # mean below 1, CI wide
+    ([1.20, 1.21, 1.19], "contradicted"),                   # whole CI above 1
+    ([0.90, 1.10, 1.30], "not reproduced at this scale"),   # mean above 1, CI straddles it
+    ([0.70, 0.71], "not reproduced at this scale"),         # fewer than 3 seeds
+])
+def test_planted_results_flip_each_verdict(tmp_path, values, verdict):
+    claim = Claim("t.row", "P", "x shrinks", "Fig. 1", "toy", "x / one", ratio("x", "one"), less(0.8, null=1.0))
+    table = E.ledger(_planted(tmp_path, values), claims=[claim])
+    assert [r.verdict for r in table.rows] == [verdict]
+    row = table.to_dict()["rows"][0]
+    assert set(row) >= {"id", "paper", "claim", "paper_figure", "experiment", "metric", "ours", "scale", "verdict",
+                        "rule"} and row["ours"]["n_seeds"] == len(values)
+    assert sum(table.verdict_counts().values()) == 1 and verdict in table._repr_markdown_()
+
+
+def test_greater_rule_mirrors_less_and_missing_results_are_not_reproduced(tmp_path):
+    up = Claim("t.up", "P", "x grows", "Fig. 1", "toy", "x", ratio("x", "one"), greater(2.0, null=1.0))
+    assert evaluate(up, json.loads(_planted(tmp_path, [2.5, 2.6, 2.4]).joinpath("toy/results.json").read_text())
+                    ).verdict == "reproduced"
+    assert E.ledger(tmp_path / "empty", claims=[up]).rows[0].verdict == "not reproduced at this scale"
+    with pytest.raises(ValueError, match="target"):
+        less(1.2, null=1.0)
+
+
+def test_registered_ledger_covers_the_papers_with_distinct_rows():
+    rows = E.ledger().to_dict()["rows"]
+    assert len(rows) >= 25 and len({r["id"] for r in rows}) == len(rows)
+    assert {r["experiment"] for r in rows} <= set(E.EXPERIMENTS)
+    assert len({r["paper"] for r in rows}) == 5
+    assert all(r["verdict"] in E.VERDICTS for r in rows)
+
+
+def test_cli_run_and_ledger(toy, tmp_path, capsys):
+    assert main(["run", "toy", "--scale", "smoke", "--seeds", "0,1,2", "--out", str(tmp_path / "toy")]) == 0
+    err = capsys.readouterr()
+    assert err.err.count("toy seed") == 6 and "a.value" in err.out
+    assert main(["ledger", "--results", str(tmp_path), "--json", str(tmp_path / "ledger.json")]) == 0
+    out = capsys.readouterr().out
+    assert "| id |" in out and json.loads((tmp_path / "ledger.json").read_text())["rows"]
+    assert main(["run", "nope", "--scale", "smoke"]) == 2
+
+
+def test_layers_contract_holds_and_catches_a_planted_violation(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    lint = Path(sys.executable).parent / "lint-imports"
+    ok = subprocess.run([str(lint), "--config", str(root / "pyproject.toml")], cwd=root, capture_output=True,
+                        text=True)
+    assert ok.returncode == 0, ok.stdout
+    pkg = tmp_path / "planted"
+    (pkg / "diagnostics").mkdir(parents=True)
+    (pkg / "models").mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "models" / "__init__.py").write_text("")
+    (pkg / "diagnostics" / "__init__.py").write_text("from planted.models import x  # measurement imports a model\n")
+    (tmp_path / "contract.toml").write_text(
+        '[tool.importlinter]\nroot_package = "planted"\n[[tool.importlinter.contracts]]\nname = "layers"\n'
+        'type = "layers"\ncontainers = ["planted"]\nlayers = ["models", "diagnostics"]\n')
+    bad = subprocess.run([str(lint), "--config", str(tmp_path / "contract.toml")], cwd=tmp_path, capture_output=True,
+                         text=True, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert bad.returncode == 1 and "planted.diagnostics is not allowed to import planted.models" in bad.stdout
+
+
+def test_node_trained_smoke_measures_trained_models(tmp_path):
+    res = E.run("node_trained", scale="smoke", seeds=(0,), out=tmp_path)
+    m = {k: v["mean"] for k, v in res["metrics"].items()}
+    for model in ("node", "hbnode"):
+        assert m[f"{model}.train_epochs"] == 1
+        assert m[f"{model}.forward_nfe@1e-04"] >= m[f"{model}.forward_nfe@1e-02"] > 0
+        assert m[f"{model}.epoch1.backward_nfe"] > 0 and m[f"{model}.stiffness_ratio_after"] >= 1
+    assert (tmp_path / "node_trained.png").stat().st_size > 1000
