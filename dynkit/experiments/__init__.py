@@ -54,7 +54,7 @@ from .nfe_tolerance import nfe_vs_tolerance, plot_nfe_vs_tolerance
 from .registry import EXPERIMENTS, SCALES, Experiment, get, register
 from .runner import BACKENDS, Shard, aggregate, mean_ci, run, shards
 
-MODULES = ["node_trained", "claims"]
+MODULES = ["node_trained", "claims", "time_series_hybrids", "csaode_cv", "momentum_lstm", "missing_claims"]
 """The modules that register experiments and claims (imported by :func:`load_all`)."""
 
 

@@ -1,176 +1,145 @@
 """The review's time-series experiments (Sect. 3.4.3-3.4.4, Figs. 8, 12, 13): five ODE-RNN hybrids on
-Walker2D, plane vibration and Silverbox.
+Walker2D, plane vibration and Silverbox, registered as ``ode_rnn_walker2d``, ``ode_rnn_plane_vibration``
+and ``ode_rnn_silverbox``.
 
-For every task, model and seed: train with Adam (:func:`~dynkit.tasks.time_series.train_hybrid`),
-record the test MSE, the forward/backward NFE per epoch, the seconds per epoch, and the adjoint norm
-through time. Each (model, seed) is one JSON shard under ``out/shards``; an existing shard is reused.
-Simulated systems stand in for the recorded data (see each task's ``note``).
+One shard trains one hybrid (the config point) on one seed with Adam
+(:func:`~dynkit.tasks.time_series.train_hybrid`) and records the test MSE, the forward/backward NFE
+per epoch, the seconds per epoch and of the whole training, and the adjoint norm ``||dL/dz_k||``
+through the 64 observations of test windows (loss on the last prediction). Simulated systems stand
+in for the recorded data (each task's ``note``). Scales: ``cpu`` shrinks the data, the epochs and
+the solver tolerance (1e-3) to minutes on a CPU; ``full`` takes the review's batch size and learning
+rate (Table 4) and, for plane vibration, its tolerance 1e-7 and series length (73,627 stamps).
 
-    python -m dynkit.experiments.time_series_hybrids walker2d --scale cpu --seeds 0 1 2 --out analysis/results/ts_walker2d
+    dynkit run ode_rnn_walker2d --scale cpu --out analysis/results/ode_rnn_walker2d
 """
 from __future__ import annotations
 
-import argparse
-import json
-import shlex
-import sys
+import functools
+import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..io import save_figure, write_json
+from ..io import save_figure
 from ..models.ode_rnn import HYBRIDS, LABELS
+from .registry import register
 
-# Per task and scale: data options, training options, solver tolerance. The review's batch size and
-# learning rate (Table 4) apply at "full" scale; "cpu" shrinks data and epochs to minutes on a CPU.
-CONFIGS = {
-    "walker2d": {
-        "smoke": dict(data=dict(n_episodes=3, steps=140), epochs=1, batch_size=8, lr=3e-3, tol=1e-2),
-        "cpu": dict(data=dict(n_episodes=6, steps=600), epochs=6, batch_size=16, lr=3e-3, tol=1e-3),
-        "full": dict(data=dict(n_episodes=40, steps=1000), epochs=100, batch_size=256, lr=3e-3, tol=1e-3),
-    },
-    "plane_vibration": {
-        "smoke": dict(data=dict(n_points=320), epochs=1, batch_size=8, lr=1e-3, tol=1e-2),
-        "cpu": dict(data=dict(n_points=3000), epochs=6, batch_size=8, lr=3e-3, tol=1e-3),
-        "full": dict(data=dict(n_points=73627), epochs=100, batch_size=64, lr=1e-4, tol=1e-7),
-    },
-    "silverbox": {
-        "smoke": dict(data=dict(n_points=300), epochs=1, batch_size=8, lr=3e-3, tol=1e-2),
-        "cpu": dict(data=dict(n_points=3000), epochs=6, batch_size=8, lr=3e-3, tol=1e-3),
-        "full": dict(data=dict(n_points=40000), epochs=100, batch_size=64, lr=1e-3, tol=1e-5),
-    },
-}
-TASKS = tuple(CONFIGS)
-SCALES = ("smoke", "cpu", "full")
 # The metric each task's test MSE means: plane vibration forecasts 8 stamps (Sect. 3.4.3), the others
-# forecast one stamp ahead (auto-regressive, Sect. 3.4.4).
+# one stamp ahead (auto-regressive, Sect. 3.4.4).
 TEST_METRIC = {"walker2d": "test_one_step_mse", "plane_vibration": "test_forecast_mse",
                "silverbox": "test_one_step_mse"}
+LOG10_FLOOR = -30.0
+"""Adjoint ratios are floored at 1e-30: below that a float32 gradient has vanished."""
 
 
-def config(task: str, scale: str) -> dict:
-    if task not in CONFIGS:
-        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
-    return CONFIGS[task][scale]
+@dataclass(frozen=True)
+class HybridConfig:
+    """One task's run; ``model`` is the config point. ``data`` are the task generator's options."""
+
+    task: str = "silverbox"
+    models: tuple[str, ...] = HYBRIDS
+    model: str = "node"
+    data: tuple[tuple[str, int], ...] = ()
+    epochs: int = 5
+    batch_size: int = 16
+    lr: float = 3e-3
+    tol: float = 1e-3
 
 
-def run_one(task_name: str, model_name: str, seed: int, scale: str, task=None) -> dict:
-    """Train one hybrid on one task with one seed; returns its JSON-ready record."""
-    from ..models.node_paper import from_paper
-    from ..models import count_parameters
-    from ..tasks.time_series import load_time_series, train_hybrid
-
-    cfg = config(task_name, scale)
-    task = task if task is not None else load_time_series(task_name, **cfg["data"], seed=seed)
-    torch.manual_seed(seed)
-    model = from_paper(model_name, task_name, rtol=cfg["tol"], atol=cfg["tol"])
-    start = time.perf_counter()
-    result = train_hybrid(model, task, epochs=cfg["epochs"], batch_size=cfg["batch_size"], lr=cfg["lr"], seed=seed)
-    hist = result["history"]
-    norms = np.asarray(result["adjoint_norm"])
-    return {"task": task_name, "model": model_name, "seed": seed, "n_parameters": count_parameters(model),
-            "train_seconds": time.perf_counter() - start,
-            "test_mse": float(hist[-1][TEST_METRIC[task_name]]),
-            "nfe_forward_per_epoch": float(np.mean([h["nfe_forward"] for h in hist])),
-            "nfe_backward_per_epoch": float(np.mean([h["nfe_backward"] for h in hist])),
-            "seconds_per_epoch": float(np.mean([h["epoch_seconds"] for h in hist])),
-            "adjoint_norm": norms.tolist(),
-            # log10 of ||dL/dz|| at the first observation over that at the last: << 0 means it vanished
-            "adjoint_log10_ratio": float(np.log10(max(norms[0], 1e-300) / norms[-1])),
-            "history": hist, "note": task.note, "n_train_windows": len(task.train)}
-
-
-def summarise(records: list[dict]) -> dict:
-    """Mean and std over seeds of each scalar, per model."""
-    keys = ("test_mse", "nfe_forward_per_epoch", "nfe_backward_per_epoch", "seconds_per_epoch", "train_seconds",
-            "adjoint_log10_ratio")
-    out = {}
-    for model in HYBRIDS:
-        rows = [r for r in records if r["model"] == model]
-        if rows:
-            out[model] = {k: {"mean": float(np.mean([r[k] for r in rows])), "std": float(np.std([r[k] for r in rows])),
-                              "n": len(rows)} for k in keys}
-            out[model]["n_parameters"] = rows[0]["n_parameters"]
-    return out
-
-
-def run(task: str, scale: str = "cpu", seeds=(0, 1, 2), out: str | Path = "results", models=HYBRIDS,
-        command: str | None = None, quiet: bool = False) -> dict:
-    """All ``models`` x ``seeds`` on ``task``; shards reused; writes ``results.json`` and ``hybrids.png``."""
+@functools.lru_cache(maxsize=4)
+def _task(name: str, data: tuple, seed: int):
     from ..tasks.time_series import load_time_series
 
-    out = Path(out)
-    (out / "shards").mkdir(parents=True, exist_ok=True)
-    records = []
-    for seed in seeds:
-        data = None
-        for model in models:
-            shard = out / "shards" / f"{model}_seed{seed}.json"
-            if shard.exists():
-                records.append(json.loads(shard.read_text()))
-                continue
-            if data is None:
-                data = load_time_series(task, **config(task, scale)["data"], seed=seed)
-            record = run_one(task, model, seed, scale, task=data)
-            write_json(shard, record)
-            records.append(record)
-            if not quiet:
-                print(f"{task} {model} seed {seed}: test MSE {record['test_mse']:.4f}, NFE/epoch "
-                      f"{record['nfe_forward_per_epoch']:.0f} fwd {record['nfe_backward_per_epoch']:.0f} bwd, "
-                      f"{record['seconds_per_epoch']:.1f} s/epoch, adjoint log10 ratio "
-                      f"{record['adjoint_log10_ratio']:.2f}", flush=True)
-    summary = summarise(records)
-    write_json(out / "results.json", {"task": task, "scale": scale, "seeds": list(seeds), "summary": summary,
-                                      "note": records[0]["note"] if records else "",
-                                      "runs": [{k: v for k, v in r.items() if k != "history"} for r in records]},
-               config={"scale": scale, **config(task, scale)}, command=command)
-    plot(records, out / "hybrids.png", task)
-    return summary
+    return load_time_series(name, **dict(data), seed=seed)
 
 
-def plot(records: list[dict], path: Path, task: str) -> None:
-    import matplotlib
+def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> dict:
+    """Train one ODE-RNN hybrid on one seed: test MSE, NFE per epoch, time, adjoint norm through time."""
+    from ..models import count_parameters
+    from ..models.node_paper import from_paper
+    from ..tasks.time_series import train_hybrid
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    task = _task(config.task, config.data, seed)
+    torch.manual_seed(seed)
+    model = from_paper(config.model, config.task, rtol=config.tol, atol=config.tol).to(device)
+    start = time.perf_counter()
+    result = train_hybrid(model, task, epochs=config.epochs, batch_size=config.batch_size, lr=config.lr, seed=seed,
+                          validate=False)
+    seconds = time.perf_counter() - start
+    hist = result["history"]
+    norms = np.asarray(result["adjoint_norm"])
+    log_ratio = max(math.log10(max(norms[0], 1e-300) / norms[-1]), LOG10_FLOOR) if norms[-1] > 0 else LOG10_FLOOR
+    name = config.model
+    metrics = {f"{name}.test_mse": float(hist[-1][TEST_METRIC[config.task]]),
+               f"{name}.nfe_forward_per_epoch": float(np.mean([h["nfe_forward"] for h in hist])),
+               f"{name}.nfe_backward_per_epoch": float(np.mean([h["nfe_backward"] for h in hist])),
+               f"{name}.seconds_per_epoch": float(np.mean([h["epoch_seconds"] for h in hist])),
+               f"{name}.train_seconds": seconds, f"{name}.n_parameters": float(count_parameters(model)),
+               # log10 ||dL/dz|| at the first observation over the last: << 0 means the adjoint vanished
+               f"{name}.adjoint_log10_ratio": log_ratio}
+    for k, value in enumerate(norms):
+        metrics[f"{name}.adjoint_norm@{k}"] = float(value)
+    for h in hist:
+        metrics[f"{name}.epoch{h['epoch']}.test_mse"] = float(h[TEST_METRIC[config.task]])
+    return {"metrics": metrics, "note": task.note, "n_train_windows": len(task.train)}
 
+
+def render_hybrids(results: dict, out: Path) -> None:
+    """Adjoint norm through time (Fig. 8) and test MSE per epoch (Figs. 12-13), mean over seeds."""
+    from .plotting import pyplot
+
+    plt = pyplot()
+    cfg, stats = results["config"], results["metrics"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for i, model in enumerate(HYBRIDS):
-        rows = [r for r in records if r["model"] == model]
-        if not rows:
-            continue
-        norms = np.mean([r["adjoint_norm"] for r in rows], axis=0)
-        axes[0].semilogy(np.arange(len(norms))[::-1], norms, color=f"C{i}", label=LABELS[model])
-        mse = [[h[TEST_METRIC[task]] for h in r["history"]] for r in rows]
-        axes[1].semilogy(np.arange(1, len(mse[0]) + 1), np.mean(mse, axis=0), color=f"C{i}", label=LABELS[model])
-    axes[0].set(xlabel="observations before T", ylabel="||dL/dz_t|| (mean over seeds)", title=f"{task}: adjoint")
+    for i, name in enumerate(cfg["models"]):
+        norms = [stats[k]["mean"] for k in sorted((k for k in stats if k.startswith(f"{name}.adjoint_norm@")),
+                                                   key=lambda k: int(k.split("@")[1]))]
+        if norms:
+            axes[0].semilogy(np.arange(len(norms))[::-1], np.maximum(norms, 1e-30), color=f"C{i}", label=LABELS[name])
+        mse = [stats[f"{name}.epoch{e}.test_mse"]["mean"] for e in range(1, cfg["epochs"] + 1)
+               if f"{name}.epoch{e}.test_mse" in stats]
+        if mse:
+            axes[1].semilogy(np.arange(1, len(mse) + 1), mse, marker="o", color=f"C{i}", label=LABELS[name])
+    task = cfg["task"]
+    axes[0].set(xlabel="observations before the last (T - t)", ylabel="||dL/dz_t|| (mean over seeds)",
+                title=f"{task}: adjoint through time")
     axes[1].set(xlabel="epoch", ylabel=TEST_METRIC[task], title=f"{task}: test MSE")
     for ax in axes:
         ax.grid(alpha=0.3)
     axes[1].legend(fontsize=8)
     fig.tight_layout()
-    save_figure(fig, path, dpi=100)
+    save_figure(fig, Path(out) / "hybrids.png", dpi=100)
     plt.close(fig)
 
 
-def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("task", choices=TASKS)
-    p.add_argument("--scale", choices=SCALES, default="cpu")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    p.add_argument("--models", nargs="+", choices=HYBRIDS, default=list(HYBRIDS))
-    p.add_argument("--out", type=Path, required=True)
-    args = p.parse_args(argv)
-    command = "python -m dynkit.experiments.time_series_hybrids " + " ".join(map(shlex.quote, argv or sys.argv[1:]))
-    torch.set_num_threads(1)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "COMMAND").write_text(command + "\n")
-    return run(args.task, args.scale, args.seeds, args.out, args.models, command=command)
+def _points(config: HybridConfig) -> list[dict]:
+    return [{"model": m} for m in config.models]
 
 
-if __name__ == "__main__":
-    main()
+SMOKE_MODELS = ("node", "hbnode")
+SCALES = {
+    "walker2d": dict(
+        smoke=HybridConfig("walker2d", SMOKE_MODELS, data=(("n_episodes", 3), ("steps", 60), ("length", 12)),
+                           epochs=1, batch_size=8, tol=1e-2),
+        cpu=HybridConfig("walker2d", data=(("n_episodes", 5), ("steps", 600)), epochs=5, batch_size=16, lr=3e-3),
+        full=HybridConfig("walker2d", data=(("n_episodes", 40), ("steps", 1000)), epochs=100, batch_size=256,
+                          lr=3e-3)),
+    "plane_vibration": dict(
+        smoke=HybridConfig("plane_vibration", SMOKE_MODELS, data=(("n_points", 200), ("length", 12), ("forecast", 4)),
+                           epochs=1, batch_size=8, tol=1e-2),
+        cpu=HybridConfig("plane_vibration", data=(("n_points", 3000),), epochs=5, batch_size=8, lr=3e-3),
+        full=HybridConfig("plane_vibration", data=(("n_points", 73627),), epochs=100, batch_size=64, lr=1e-4,
+                          tol=1e-7)),
+    "silverbox": dict(
+        smoke=HybridConfig("silverbox", SMOKE_MODELS, data=(("n_points", 200), ("length", 12)), epochs=1,
+                           batch_size=8, tol=1e-2),
+        cpu=HybridConfig("silverbox", data=(("n_points", 3000),), epochs=5, batch_size=8, lr=3e-3),
+        full=HybridConfig("silverbox", data=(("n_points", 40000),), epochs=100, batch_size=64, lr=1e-3, tol=1e-5)),
+}
+for _task_name, _scales in SCALES.items():
+    register(f"ode_rnn_{_task_name}", **_scales, points=_points, render=render_hybrids,
+             summary=f"ODE-RNN hybrids on {_task_name}: test MSE, NFE per epoch, time, adjoint norm (review "
+                     f"Sect. 3.4, Figs. 8, 12, 13)")(run_hybrid)

@@ -127,11 +127,12 @@ def adjoint_profile(model, data: Windows, n: int = 16) -> list[float]:
 
 
 def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, lr: float, seed: int = 0,
-                 forecast_weight: float = 1.0, quiet: bool = True) -> dict:
+                 forecast_weight: float = 1.0, validate: bool = True, quiet: bool = True) -> dict:
     """Train ``model`` (an :class:`~dynkit.models.ode_rnn.ODERNN`) with Adam via :func:`~dynkit.tasks.training.fit`.
 
     Each epoch records the training loss, the forward and backward NFE summed over the epoch's
-    batches, the epoch's wall time, and the validation/test one-step and forecast MSE. At the end,
+    batches, the epoch's wall time, and the test (and with ``validate`` the validation) one-step and
+    forecast MSE. At the end,
     the adjoint norm through time on test windows (:func:`adjoint_profile`).
     """
     from ..diagnostics.nfe import BatchNFE
@@ -156,9 +157,10 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
 
     def evaluate(model):
         seconds = time.perf_counter() - clock["start"]
-        val, test = test_mse(model, task.val, forecast_weight), test_mse(model, task.test, forecast_weight)
-        return {"epoch_seconds": seconds, **{f"val_{k}": v for k, v in val.items()},
-                **{f"test_{k}": v for k, v in test.items()}}
+        record = {"epoch_seconds": seconds}
+        for split in ("val", "test") if validate else ("test",):
+            record.update({f"{split}_{k}": v for k, v in test_mse(model, getattr(task, split), forecast_weight).items()})
+        return record
 
     history = fit(model, optimizer, batches, step, epochs, seed=seed, evaluate=evaluate, progress=not quiet,
                   backward=False, description=task.name)
