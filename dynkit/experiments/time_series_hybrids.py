@@ -61,19 +61,24 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
     from ..models import count_parameters
     from ..models.node_paper import from_paper
     from ..tasks.time_series import train_hybrid
+    from ..tasks.training import TrainingError
 
     task = _task(config.task, config.data, seed)
     torch.manual_seed(seed)
     model = from_paper(config.model, config.task, rtol=config.tol, atol=config.tol).to(device)
+    name = config.model
     start = time.perf_counter()
-    result = train_hybrid(model, task, epochs=config.epochs, batch_size=config.batch_size, lr=config.lr, seed=seed,
-                          validate=False)
+    try:
+        result = train_hybrid(model, task, epochs=config.epochs, batch_size=config.batch_size, lr=config.lr,
+                              seed=seed, validate=False)
+    except TrainingError as err:  # a solver failure (blow-up) is a result: recorded, the other shards go on
+        return {"metrics": {f"{name}.failed": 1.0, f"{name}.failed_epoch": float(err.epoch + 1)},
+                "error": str(err), "note": task.note}
     seconds = time.perf_counter() - start
     hist = result["history"]
     norms = np.asarray(result["adjoint_norm"])
     log_ratio = max(math.log10(max(norms[0], 1e-300) / norms[-1]), LOG10_FLOOR) if norms[-1] > 0 else LOG10_FLOOR
-    name = config.model
-    metrics = {f"{name}.test_mse": float(hist[-1][TEST_METRIC[config.task]]),
+    metrics = {f"{name}.failed": 0.0, f"{name}.test_mse": float(hist[-1][TEST_METRIC[config.task]]),
                f"{name}.nfe_forward_per_epoch": float(np.mean([h["nfe_forward"] for h in hist])),
                f"{name}.nfe_backward_per_epoch": float(np.mean([h["nfe_backward"] for h in hist])),
                f"{name}.seconds_per_epoch": float(np.mean([h["epoch_seconds"] for h in hist])),
