@@ -81,3 +81,17 @@ def _results(per_seed: list[dict]) -> dict:
 ])
 def test_ledger_rows_turn_known_numbers_into_verdicts(claim_id, per_seed, verdict):
     assert evaluate(CLAIMS[claim_id], _results(per_seed)).verdict == verdict
+
+
+def test_a_solver_failure_in_training_is_recorded_not_raised(monkeypatch, tmp_path):
+    import dynkit.tasks.time_series as ts
+    from dynkit.experiments.time_series_hybrids import run_hybrid
+    from dynkit.tasks.training import TrainingError
+
+    def blow_up(*args, **kwargs):
+        raise TrainingError("training stopped at epoch 1, batch 1: underflow in dt", epoch=0, batch=1, checkpoint=None)
+
+    monkeypatch.setattr(ts, "train_hybrid", blow_up)
+    cfg = E.EXPERIMENTS["ode_rnn_silverbox"].config("smoke")
+    out = run_hybrid(cfg, seed=0, out=tmp_path, device="cpu")
+    assert out["metrics"] == {"node.failed": 1.0, "node.failed_epoch": 1.0} and "underflow" in out["error"]
