@@ -1,1 +1,5 @@
-"""One script per reproduced figure or table; each writes JSON results and a figure (``python -m analysis.<name>``)."""
+"""The results of record (``analysis/results/<experiment>/``) and what renders them.
+
+The experiments themselves live in :mod:`dynkit.experiments` (``dynkit run NAME --scale cpu --out
+analysis/results/NAME``); ``python -m analysis.ledger`` renders the claims ledger from the results here.
+"""

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 STEPS = (0.1, 0.2, 0.4, 0.6, 0.8, 1.0)
-from analysis.csaode_common import DEFAULT_DATA as DATA  # noqa: E402
+from dynkit.experiments.scripting import DEFAULT_DATA as DATA  # noqa: E402
 
 
 def _setup(data_dir: Path, seed: int):

@@ -419,7 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("run", cmd_run, "run a registered experiment: one shard per (seed, config point), resumable",
             "Run the experiment NAME of dk.experiments.EXPERIMENTS at a scale (smoke: seconds, cpu: minutes, "
             "full: the paper's size) for each seed; finished shards under --out are reused. Writes "
-            "OUT/results.json (mean and 95%% CI per metric) and the experiment's figures.")
+            "OUT/results.json (mean and 95% CI per metric) and the experiment's figures.")
     p.add_argument("name", metavar="NAME", help="experiment name (see dk.experiments.EXPERIMENTS)")
     p.add_argument("--scale", default="cpu", choices=["smoke", "cpu", "full"], help="size (default cpu)")
     p.add_argument("--seeds", type=_csv(int, "integers"), default=[0, 1, 2],
@@ -431,7 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("ledger", cmd_ledger, "print the claims ledger: each paper claim, our number, the verdict",
             "One row per empirical claim of the five papers: the paper's statement and figure, the experiment, "
-            "our mean with 95%% CI over seeds, the scale and the verdict computed by the claim's rule.")
+            "our mean with 95% CI over seeds, the scale and the verdict computed by the claim's rule.")
     p.add_argument("--results", default=None,
                    help="folder of <experiment>/results.json (default analysis/results)")
     p.add_argument("--json", metavar="FILE", help="also write the ledger as JSON")

@@ -1,7 +1,7 @@
 """The gradient measurement behind the vanishing-gradient experiment (MomentumRNN Fig. 2, review (13)-(15))."""
 import torch
 
-from analysis.momseq_vanishing import second_order_forward
+from dynkit.experiments.momseq_vanishing import second_order_forward
 from dynkit.models.momentum_rnn import SequenceClassifier
 
 torch.set_num_threads(1)

@@ -19,7 +19,7 @@ for model, label in (("hbnode", "HBNODE"), ("ghbnode", "GHBNODE")):
     for kind in ("forward", "backward"):
         add_claim(f"review.{model}_{kind}_nfe_per_epoch", paper=REVIEW,
                   claim=f"{label} needs fewer {kind} NFE per training batch than NODE",
-                  paper_figure="Fig. 6 (point cloud), Fig. 10 (MNIST)", experiment="node_trained",
+                  paper_figure="Figs. 6, 10 (MNIST; digits here)", experiment="node_trained",
                   metric=f"{kind} NFE {label} / NODE, last training epoch (digits)",
                   value=ratio(f"{model}.last_epoch.{kind}_nfe", f"node.last_epoch.{kind}_nfe"),
                   rule=less(0.8, null=1.0))
@@ -36,3 +36,164 @@ add_claim("review.hbnode_field_less_stiff", paper=REVIEW,
                 "NODE's", paper_figure="Sect. 3.3-3.4 (argument, no figure)", experiment="node_trained",
           metric="log10 stiffness ratio of the trained field, HBNODE - NODE (digits)",
           value=difference("hbnode.log10_stiffness_ratio_after", "node.log10_stiffness_ratio_after"), rule=less(0.0))
+
+
+def _growth(model: str, last: int = 3):
+    def value(m):
+        return m[f"{model}.epoch{last}.forward_nfe"] / m[f"{model}.epoch1.forward_nfe"]
+    value.__name__ = f"{model} forward NFE epoch {last} / epoch 1"
+    return value
+
+
+def _relative_growth(model: str, reference: str, last: int = 3):
+    def value(m):
+        return _growth(model, last)(m) / _growth(reference, last)(m)
+    value.__name__ = f"NFE growth {model} / {reference}"
+    return value
+
+
+add_claim("review.node_nfe_grows_in_training", paper=REVIEW,
+          claim="NODE's forward NFE grows as training proceeds", paper_figure="Figs. 6, 10",
+          experiment="node_trained", metric="NODE forward NFE per batch, epoch 3 / epoch 1 (digits)",
+          value=_growth("node"), rule=greater(1.0))
+add_claim("review.hbnode_nfe_grows_less", paper=REVIEW,
+          claim="HBNODE's forward NFE grows less during training than NODE's", paper_figure="Figs. 6, 10",
+          experiment="node_trained", metric="(HBNODE epoch 3 / epoch 1) / (NODE epoch 3 / epoch 1), forward NFE",
+          value=_relative_growth("hbnode", "node"), rule=less(1.0))
+add_claim("review.hbnode_trained_not_stiff", paper=REVIEW,
+          claim="The trained HBNODE field is not stiff (its step is accuracy-limited; Sect. 3.3's motivation)",
+          paper_figure="Sect. 3.3 (no figure)", experiment="node_trained",
+          metric="fraction of seeds whose trained HBNODE field is stiff (stiffness_report)",
+          value=metric("hbnode.is_stiff_after"), rule=less(0.5))
+
+# ---- point cloud (review Sect. 3.4.1, Fig. 9), experiment node_point_cloud ------------------------------------
+for model, label in (("hbnode", "HBNODE"), ("ghbnode", "GHBNODE")):
+    add_claim(f"review.point_cloud_{model}_forward_nfe", paper=REVIEW,
+              claim=f"On the point cloud {label} needs fewer forward NFE than NODE", paper_figure="Fig. 9",
+              experiment="node_point_cloud", metric=f"mean forward NFE per batch over training, {label} / NODE",
+              value=ratio(f"{model}.forward_nfe_mean", "node.forward_nfe_mean"), rule=less(0.8, null=1.0))
+add_claim("review.point_cloud_hbnode_backward_nfe", paper=REVIEW,
+          claim="On the point cloud HBNODE needs fewer backward NFE than NODE", paper_figure="Fig. 9",
+          experiment="node_point_cloud", metric="mean backward NFE per batch over training, HBNODE / NODE",
+          value=ratio("hbnode.backward_nfe_mean", "node.backward_nfe_mean"), rule=less(0.8, null=1.0))
+add_claim("review.point_cloud_hbnode_loss", paper=REVIEW,
+          claim="On the point cloud HBNODE reaches a lower training loss than NODE in the same epochs",
+          paper_figure="Fig. 9", experiment="node_point_cloud", metric="final training loss, HBNODE / NODE",
+          value=ratio("hbnode.final_loss_median", "node.final_loss_median"), rule=less(0.8, null=1.0))
+
+# ---- image classification, the other baselines (Figs. 6, 10), experiment node_images --------------------------
+for ref, label in (("anode", "ANODE"), ("sonode", "SONODE")):
+    add_claim(f"review.images_hbnode_vs_{ref}_forward_nfe", paper=REVIEW,
+              claim=f"HBNODE needs fewer forward NFE than {label} on image classification",
+              paper_figure="Figs. 6, 10", experiment="node_images",
+              metric=f"forward NFE per batch, last epoch, HBNODE / {label} (digits)",
+              value=ratio("hbnode.forward_nfe", f"{ref}.forward_nfe"), rule=less(0.8, null=1.0))
+add_claim("review.images_hbnode_accuracy", paper=REVIEW,
+          claim="HBNODE is as accurate as ANODE with the same budget", paper_figure="Figs. 6, 10",
+          experiment="node_images", metric="test accuracy HBNODE - ANODE (digits)",
+          value=difference("hbnode.test_acc", "anode.test_acc"), rule=greater(0.0, null=-0.02))
+
+# ---- blow-up and adjoint decay (Figs. 7, 8) -----------------------------------------------------------------------
+add_claim("review.ghbnode_controls_blowup", paper=REVIEW,
+          claim="GHBNODE's state stays bounded where HBNODE's grows (blow-up control)", paper_figure="Fig. 7",
+          experiment="node_blowup", metric="median log10 ‖h(T)‖, GHBNODE - HBNODE",
+          value=difference("ghbnode.median_final_log10_norm", "hbnode.median_final_log10_norm"),
+          rule=less(-1.0, null=0.0))
+add_claim("review.node_growth_vs_ghbnode", paper=REVIEW,
+          claim="NODE's state grows more than GHBNODE's over a long horizon", paper_figure="Fig. 7",
+          experiment="node_blowup", metric="fraction of inits with ‖h(T)‖ > 10, NODE - GHBNODE",
+          value=difference("node.growth_fraction", "ghbnode.growth_fraction"), rule=greater(0.0))
+for model, label in (("hbnode", "HBNODE"), ("ghbnode", "GHBNODE")):
+    add_claim(f"review.{model}_adjoint_no_vanishing", paper=REVIEW,
+              claim=f"The adjoint of {label}-RNN decays less over a long horizon than ODE-RNN's",
+              paper_figure="Fig. 8", experiment="node_adjoint_norm",
+              metric=f"log10 ‖dL/dz‖ decay from T to the start, {label} - NODE (orders of magnitude)",
+              value=difference(f"{model}.decay_orders_of_magnitude", "node.decay_orders_of_magnitude"),
+              rule=less(-1.0, null=0.0))
+
+# ---- Momentum ResNets -----------------------------------------------------------------------------------------------
+add_claim("momres.cubic", paper=MOMRES, claim="With tied weights a Momentum ResNet fits x -> -x^3, a ResNet cannot",
+          paper_figure="Fig. 1", experiment="momres_cubic", metric="final MSE, Momentum ResNet / ResNet",
+          value=ratio("momentum.final_mse", "resnet.final_mse"), rule=less(0.5, null=1.0))
+add_claim("momres.rings", paper=MOMRES, claim="A Momentum ResNet separates four nested rings at least as well as a "
+          "ResNet", paper_figure="Fig. 5", experiment="momres_rings",
+          metric="test accuracy, Momentum ResNet - ResNet",
+          value=difference("momentum.test_accuracy", "resnet.test_accuracy"), rule=greater(0.0, null=-0.02))
+add_claim("momres.rings_tied", paper=MOMRES, claim="With weights tied across layers the Momentum ResNet still "
+          "separates the rings, the ResNet does not", paper_figure="Fig. 5 (tied variant)",
+          experiment="momres_rings_tied", metric="test accuracy, Momentum ResNet - ResNet (tied)",
+          value=difference("momentum.test_accuracy", "resnet.test_accuracy"), rule=greater(0.1, null=0.0))
+add_claim("momres.lista_matches", paper=MOMRES, claim="A Momentum ResNet trained as LISTA does as well as LISTA",
+          paper_figure="Fig. 10", experiment="momres_lista",
+          metric="test Lasso loss minus optimum at the deepest depth, Momentum / LISTA",
+          value=ratio("momentum.deepest_loss_gap", "lista.deepest_loss_gap"), rule=less(1.25, null=2.0))
+add_claim("momres.lista_revnet_fails", paper=MOMRES, claim="A RevNet trained as LISTA fails at depth (its inverse "
+          "is unstable), the Momentum ResNet does not", paper_figure="Fig. 10", experiment="momres_lista",
+          metric="test Lasso loss minus optimum at the deepest depth, RevNet / Momentum",
+          value=ratio("revnet.deepest_loss_gap", "momentum.deepest_loss_gap"), rule=greater(10.0, null=1.0))
+add_claim("momres.buffer_bits", paper=MOMRES, claim="Exact multiplication by gamma over k layers needs k log2(1/gamma) "
+          "bits of buffer per element", paper_figure="Sect. 3.2", experiment="momres_buffer_bits",
+          metric="max abs(measured bits / (k log2(1/gamma)) - 1) over gammas and depths",
+          value=metric("max_relative_bits_error"), rule=less(0.1, null=0.5))
+add_claim("momres.memory_free_gradient", paper=MOMRES, claim="Memory-free backprop (activations reconstructed) gives "
+          "the autograd gradient", paper_figure="Sect. 3.2, Appendix E", experiment="momres_reference_accuracy",
+          metric="relative gradient error of our exact mode at the deepest depth",
+          value=metric("ours.grad_rel_error"), rule=less(1e-8, null=1e-3))
+
+# ---- Momentum Transformer / MomentumRNN -----------------------------------------------------------------------------
+for model, label in (("momentum", "momentum"), ("adaptive", "adaptive-momentum")):
+    add_claim(f"momtr.copy_{model}_vs_linear", paper=MOMTR,
+              claim=f"On the copy task the {label} transformer learns faster than the linear one",
+              paper_figure="Fig. 1", experiment="momseq_copy",
+              metric=f"test accuracy after the same steps, {label} - linear",
+              value=difference(f"{model}.test_accuracy", "linear.test_accuracy"), rule=greater(0.0))
+add_claim("momtr.attention_linear_memory", paper=MOMTR, claim="Momentum attention's memory grows linearly in N, "
+          "softmax attention's quadratically", paper_figure="Sect. 3 (complexity)",
+          experiment="momseq_attention_scaling", metric="exponent p of saved bytes ∝ N^p, momentum attention",
+          value=metric("momentum.memory_exponent"), rule=less(1.2, null=1.8))
+add_claim("momtr.attention_softmax_quadratic", paper=MOMTR, claim="Softmax attention's memory grows quadratically in N",
+          paper_figure="Sect. 3 (complexity)", experiment="momseq_attention_scaling",
+          metric="exponent p of saved bytes ∝ N^p, softmax attention",
+          value=metric("softmax.memory_exponent"), rule=greater(1.8, null=1.2))
+add_claim("momtr.attention_time", paper=MOMTR, claim="Momentum attention's time grows more slowly in N than "
+          "softmax attention's", paper_figure="Sect. 3 (complexity)", experiment="momseq_attention_scaling",
+          metric="time exponent, softmax - momentum", value=difference("softmax.time_exponent",
+                                                                         "momentum.time_exponent"),
+          rule=greater(0.5, null=0.0))
+for task in ("digits", "digits_permuted"):
+    add_claim(f"momrnn.vanishing_{task}", paper=MOMRNN,
+              claim="MomentumRNN's gradient reaches early steps better than the RNN's (less vanishing)",
+              paper_figure="Fig. 2", experiment="momseq_vanishing",
+              metric=f"log10 ‖dL/dh_1‖ / ‖dL/dh_T‖ after training, MomentumRNN - RNN ({task.replace('_', ' ')})",
+              value=difference(f"{task}.MomentumRNN.log10_first_over_last", f"{task}.RNN.log10_first_over_last"),
+              rule=greater(0.0))
+add_claim("momrnn.accuracy_permuted", paper=MOMRNN, claim="MomentumRNN is more accurate than the RNN on (permuted) "
+          "pixel-by-pixel images", paper_figure="Table 1 (PMNIST)", experiment="momseq_vanishing",
+          metric="test accuracy, MomentumRNN - RNN (permuted 8x8 digits)",
+          value=difference("digits_permuted.MomentumRNN.test_metric", "digits_permuted.RNN.test_metric"),
+          rule=greater(0.0))
+
+# ---- CSAODE ----------------------------------------------------------------------------------------------------------
+add_claim("csaode.ark_fewer_nfe", paper=CSAODE, claim="The accelerated RK solver (CSAARK) needs fewer function "
+          "evaluations than RK (CSARK)", paper_figure="Fig. 5, Eq. (9)", experiment="csaode_trec",
+          metric="forward NFE per batch, CSAARK / CSARK (TREC)",
+          value=ratio("CSAARK.forward_nfe_per_batch", "CSARK.forward_nfe_per_batch"), rule=less(0.9, null=1.0))
+add_claim("csaode.ark_faster", paper=CSAODE, claim="CSAARK trains faster than CSARK (1.21x at r = 0.2)",
+          paper_figure="Fig. 5", experiment="csaode_trec", metric="epoch time, CSAARK / CSARK (TREC)",
+          value=ratio("CSAARK.mean_epoch_seconds", "CSARK.mean_epoch_seconds"), rule=less(1 / 1.213, null=1.0))
+add_claim("csaode.ark_accuracy", paper=CSAODE, claim="CSAARK is as accurate as CSARK on TREC",
+          paper_figure="Table 1", experiment="csaode_trec", metric="test accuracy, CSAARK - CSARK",
+          value=difference("CSAARK.test_accuracy", "CSARK.test_accuracy"), rule=greater(0.0, null=-0.02))
+add_claim("csaode.conv_helps", paper=CSAODE, claim="Removing the N-gram convolution lowers accuracy (95.2 -> 92.8)",
+          paper_figure="Table 2", experiment="csaode_sensitivity", metric="TREC test accuracy, base - w/o conv",
+          value=difference("base.test_accuracy", "w/o_conv.test_accuracy"), rule=greater(0.02, null=0.0))
+add_claim("csaode.ode_vs_one_block", paper=CSAODE, claim="The ODE block beats a single self-attention block "
+          "(95.2 vs 93.7)", paper_figure="Table 2", experiment="csaode_sensitivity",
+          metric="TREC test accuracy, base - 1 block",
+          value=difference("base.test_accuracy", "1_block.test_accuracy"), rule=greater(0.015, null=0.0))
+add_claim("csaode.larger_d", paper=CSAODE, claim="A larger hidden size d is more accurate (91.6 -> 94.3 -> 95.2)",
+          paper_figure="Table 3", experiment="csaode_sensitivity", metric="TREC test accuracy, d medium - d small",
+          value=difference("d_medium.test_accuracy", "d_small.test_accuracy"), rule=greater(0.02, null=0.0))
+add_claim("csaode.attention_evolves", paper=CSAODE, claim="Self-attention scores change continuously with ODE time: "
+          "state -> Bighorn rises from 0.0023 to 0.57", paper_figure="Fig. 4", experiment="csaode_attention",
+          metric="A[state, bighorn](t = 1) - A(t = 0)", value=metric("pair_score_rise"), rule=greater(0.1, null=0.0))

@@ -35,9 +35,11 @@ class Rule:
 
     * fewer than :data:`MIN_SEEDS` seeds: ``not reproduced at this scale``;
     * CI entirely beyond ``target``: ``reproduced``;
-    * mean beyond ``null`` (the paper's direction), CI not entirely beyond ``target``: ``partly reproduced``;
+    * CI entirely beyond ``null`` but not beyond ``target`` (a significant effect in the paper's direction,
+      smaller than the paper's): ``partly reproduced``;
     * CI entirely on the other side of ``null``: ``contradicted``;
-    * otherwise (mean on the wrong side, not significantly): ``not reproduced at this scale``.
+    * otherwise (the CI contains ``null``: no effect distinguishable at this scale):
+      ``not reproduced at this scale``.
     """
 
     direction: str
@@ -56,10 +58,9 @@ class Rule:
             return "not reproduced at this scale"
         s = 1 if self.direction == "greater" else -1
         lo, hi = sorted((s * ours["ci_low"], s * ours["ci_high"]))
-        mean = s * ours["mean"]
         if lo > s * self.target:
             return "reproduced"
-        if mean > s * self.null:
+        if lo > s * self.null:
             return "partly reproduced"
         if hi < s * self.null:
             return "contradicted"
@@ -69,7 +70,7 @@ class Rule:
         op = ">" if self.direction == "greater" else "<"
         if self.target == self.null:
             return f"reproduced if 95% CI {op} {self.null:g}; contradicted if CI on the other side"
-        return (f"reproduced if 95% CI {op} {self.target:g}; partly if mean {op} {self.null:g}; "
+        return (f"reproduced if 95% CI {op} {self.target:g}; partly if CI {op} {self.null:g}; "
                 f"contradicted if CI on the other side of {self.null:g}")
 
 

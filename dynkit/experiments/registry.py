@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -44,7 +44,6 @@ class Experiment:
     points: Callable[[Any], Sequence[dict]] | None = None
     summary: str = ""
     render: Callable[[dict, Path], None] | None = None
-    tags: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self):
         missing = [s for s in SCALES if s not in self.scales]

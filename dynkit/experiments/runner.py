@@ -148,9 +148,13 @@ def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: st
         records.update(_run_ray(missing, address, say, len(todo) - len(missing), len(todo)))
     else:
         for j, shard in enumerate(missing, len(todo) - len(missing) + 1):
-            record = run_shard(shard)
+            record = finished(shard)  # another process working on the same folder may have finished it since
+            if record is not None:
+                say(f"[{j}/{len(todo)}] {name} {shard.key}: reused (finished meanwhile)")
+            else:
+                record = run_shard(shard)
+                say(f"[{j}/{len(todo)}] {name} {shard.key}: done in {record['seconds']:.1f}s")
             records[shard.key] = record
-            say(f"[{j}/{len(todo)}] {name} {shard.key}: done in {record['seconds']:.1f}s")
     ordered = [records[s.key] for s in todo]
     results = aggregate(exp, scale, seeds, ordered)
     write_json(out / RESULTS_FILE, results)

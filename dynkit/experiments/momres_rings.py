@@ -1,0 +1,120 @@
+"""Fig. 5 of the Momentum ResNets paper: separate four nested rings (two alternating classes).
+
+Both models use f_n(x) = W2_n^T tanh(W1_n x + b_n), W1_n, W2_n in R^{16x2}, depth 15 (own weights per
+layer by default; ``--tied`` shares them), followed by a logistic classifier on the final 2-D activations x_15:
+a ResNet (gamma = 0 in Eq. (2), i.e. Eq. (1)) and a Momentum ResNet (gamma = 0.9, v_0 = 0).
+The plot shows the point clouds at layers 0, 3, ..., 15.
+
+    python -m dynkit.experiments.momres_rings --out analysis/results/momres_rings
+"""
+from __future__ import annotations
+
+import math
+import sys
+
+import torch
+from torch import nn
+
+from .scripting import register_script, command_line, experiment_parser
+from dynkit.io import save_figure, write_json
+from dynkit.models.momentum_resnet import MomentumResNet
+
+
+def nested_rings(n_per_ring: int, generator: torch.Generator, noise: float = 0.05):
+    """Points on rings of radius 1, 2, 3, 4 (plus Gaussian noise); label = ring index mod 2."""
+    xs, ys = [], []
+    for ring in range(4):
+        angle = 2 * math.pi * torch.rand(n_per_ring, generator=generator)
+        radius = (ring + 1) + noise * torch.randn(n_per_ring, generator=generator)
+        xs.append(torch.stack([radius * torch.cos(angle), radius * torch.sin(angle)], dim=1) / 2)
+        ys.append(torch.full((n_per_ring,), float(ring % 2)))
+    return torch.cat(xs), torch.cat(ys)
+
+
+class Classifier(nn.Module):
+    def __init__(self, gamma: float, tied: bool, depth: int = 15, hidden: int = 16):
+        super().__init__()
+        fs = [nn.Sequential(nn.Linear(2, hidden), nn.Tanh(), nn.Linear(hidden, 2)) for _ in range(1 if tied else depth)]
+        self.body = MomentumResNet(fs * (depth if tied else 1), gamma, exact=False, preserve_rng_state=False)
+        self.head = nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.head(self.body(x)[0]).squeeze(1)
+
+
+def run(seed: int, full: bool, quiet: bool, tied: bool = False, iterations: int | None = None) -> dict:
+    g = torch.Generator().manual_seed(seed)
+    x_train, y_train = nested_rings(200, g)
+    x_test, y_test = nested_rings(200, g)
+    iterations = iterations or (3000 if full else 1000)
+    out = {"config": {"depth": 15, "hidden": 16, "gamma_momentum": 0.9, "iterations": iterations, "seed": seed,
+                      "optimizer": "Adam lr 1e-2, full batch", "n_train": len(x_train), "tied_weights": tied}}
+    for kind, gamma in (("resnet", 0.0), ("momentum", 0.9)):
+        torch.manual_seed(seed)
+        model = Classifier(gamma, tied)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+        losses = []
+        for it in range(iterations):
+            opt.zero_grad()
+            loss = nn.functional.binary_cross_entropy_with_logits(model(x_train), y_train)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            if not quiet and it % 250 == 0:
+                print(f"{kind:9s} iteration {it:5d} loss {loss.item():.3e}", file=sys.stderr)
+        with torch.no_grad():
+            accuracy = lambda x, y: float(((model(x) > 0).float() == y).float().mean())  # noqa: E731
+            states = model.body.trajectory(x_test)[0][::3, ::4]  # layers 0, 3, ..., 15; every 4th point
+        out[kind] = {"final_loss": losses[-1], "train_accuracy": accuracy(x_train, y_train),
+                     "test_accuracy": accuracy(x_test, y_test), "loss_curve": losses[::10],
+                     "layer_states": states.round(decimals=3).tolist(), "labels": y_test[::4].tolist()}
+    return out
+
+
+def plot(result: dict, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 6, figsize=(14, 5))
+    for row, kind, name in ((0, "resnet", "ResNet"), (1, "momentum", "Momentum ResNet")):
+        states, labels = torch.tensor(result[kind]["layer_states"]), torch.tensor(result[kind]["labels"])
+        for col in range(states.shape[0]):
+            ax = axes[row, col]
+            ax.scatter(states[col, :, 0], states[col, :, 1], c=labels, s=2, cmap="coolwarm")
+            ax.set_xticks([]), ax.set_yticks([])
+            ax.set_title(f"{name}, layer {3 * col}" if col == 0 else f"layer {3 * col}", fontsize=8)
+        axes[row, -1].set_xlabel(f"test accuracy {result[kind]['test_accuracy']:.2f}")
+    fig.tight_layout()
+    save_figure(fig, path, dpi=110)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = experiment_parser(__doc__, "runs/momres_rings")
+    parser.add_argument("--iterations", type=int, default=None, help="training iterations (default: the scale\'s)")
+    parser.add_argument("--tied", action="store_true", help="share one f across the 15 layers")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    result = run(args.seed, args.full, args.quiet, args.tied, args.iterations)
+    command = command_line("dynkit.experiments.momres_rings", argv)
+    write_json(f"{args.out}/rings.json", result, command=command)
+    plot(result, f"{args.out}/rings.png")
+    print(f"four nested rings, depth 15, {'tied' if args.tied else 'untied'} weights: test accuracy "
+          f"ResNet {result['resnet']['test_accuracy']:.3f}, Momentum ResNet {result['momentum']['test_accuracy']:.3f}")
+    return result
+
+
+def _metrics(result: dict) -> dict:
+    return {f"{k}.{m}": result[k][m] for k in ("resnet", "momentum") for m in ("test_accuracy", "final_loss")}
+
+
+register_script("momres_rings", main, metrics=_metrics, smoke=("--iterations", "5"), cpu=("--iterations", "600"),
+                full=("--full",))
+register_script("momres_rings_tied", main, metrics=_metrics, smoke=("--tied", "--iterations", "5"),
+                cpu=("--tied", "--iterations", "600"), full=("--tied", "--full"),
+                summary="Nested rings with one f shared by the 15 layers (Momentum ResNets, Fig. 3, tied)")
+
+
+if __name__ == "__main__":
+    main()

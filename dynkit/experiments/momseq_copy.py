@@ -1,0 +1,117 @@
+"""Copy task 0w0w (Momentum Transformer Sect. 4.1, Fig. 1) at CPU size: loss curves of softmax, linear,
+momentum, momentum + momentum connection and adaptive-momentum transformers.
+
+Every model sees the same batches (fresh sequences drawn from the epoch's seed) and starts from the same
+seed; the loss is next-token cross-entropy on the copy (the second w: the only predictable part).
+Hyper-parameters from Table 1 (copy task): beta = 0.1, gamma = 0.6; connection beta~ = 0.99, step 0.99.
+
+    python -m dynkit.experiments.momseq_copy [--out DIR] [--seed S] [--quiet] [--full]
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import torch
+
+from .scripting import register_script, command_line, experiment_config, experiment_parser
+from dynkit.io import save_figure, write_json
+from dynkit.models.transformer import MomentumTransformer
+from dynkit.tasks.sequences import copy_task
+from dynkit.tasks.training import fit
+
+MODELS = {
+    "softmax": dict(attention="softmax"),
+    "linear": dict(attention="linear"),
+    "momentum": dict(attention="momentum", beta=0.1, gamma=0.6),
+    "momentum+connection": dict(attention="momentum", beta=0.1, gamma=0.6, connection="momentum",
+                                connection_beta=0.99, connection_step=0.99),
+    "adaptive": dict(attention="momentum", beta=0.1, gamma=0.6, connection="adaptive", connection_step=0.99),
+}
+
+QUICK = dict(max_length=64, d_model=32, heads=2, layers=2, d_ff=64, batch=32, steps_per_epoch=20, epochs=10,
+             lr=2e-3, test_size=256)
+FULL = dict(max_length=128, d_model=32, heads=2, layers=2, d_ff=64, batch=32, steps_per_epoch=25, epochs=40,
+            lr=2e-3, test_size=256)
+
+
+def masked_loss(model, data):
+    logits = model(data.inputs)
+    loss = torch.nn.functional.cross_entropy(logits[data.mask], data.targets[data.mask])
+    accuracy = (logits[data.mask].argmax(-1) == data.targets[data.mask]).float().mean()
+    return loss, accuracy
+
+
+def train_one(name: str, config: dict, seed: int, progress: bool) -> dict:
+    torch.manual_seed(seed)
+    data0 = copy_task(1, config["max_length"])
+    model = MomentumTransformer(data0.vocab_size, config["max_length"] - 1, d_model=config["d_model"],
+                                heads=config["heads"], layers=config["layers"], d_ff=config["d_ff"], **MODELS[name])
+    optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"])
+    test = copy_task(config["test_size"], config["max_length"], seed=10_000 + seed)
+
+    def batches(generator):
+        for _ in range(config["steps_per_epoch"]):
+            yield copy_task(config["batch"], config["max_length"], seed=int(torch.randint(2**31, (1,), generator=generator)))
+
+    def step(model, data):
+        loss, accuracy = masked_loss(model, data)
+        return loss, {"train_accuracy": float(accuracy)}
+
+    def evaluate(model):
+        loss, accuracy = masked_loss(model, test)
+        return {"test_loss": float(loss), "test_accuracy": float(accuracy)}
+
+    start = time.perf_counter()
+    history = fit(model, optimizer, batches, step, config["epochs"], seed=seed, evaluate=evaluate,
+                  progress=progress, description=name)
+    return {"history": history.epochs, "seconds": time.perf_counter() - start,
+            "parameters": sum(p.numel() for p in model.parameters())}
+
+
+def plot(results: dict, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for name, res in results.items():
+        epochs = [e["epoch"] for e in res["history"]]
+        axes[0].plot(epochs, [e["train_loss"] for e in res["history"]], label=name)
+        axes[1].plot(epochs, [e["test_accuracy"] for e in res["history"]], label=name)
+    axes[0].set(xlabel="epoch", ylabel="training loss (copy part)", yscale="log", title="copy task 0w0w")
+    axes[1].set(xlabel="epoch", ylabel="test copy accuracy")
+    axes[0].legend()
+    fig.tight_layout()
+    save_figure(fig, path, dpi=120)
+
+
+def main(argv=None) -> dict:
+    args = experiment_parser(__doc__, "analysis/results/momseq_copy", epochs=True).parse_args(argv)
+    torch.set_num_threads(1)
+    config = experiment_config(args, QUICK, FULL)
+    results = {}
+    for name in MODELS:
+        results[name] = train_one(name, config, args.seed, progress=not args.quiet)
+        if not args.quiet:
+            last = results[name]["history"][-1]
+            print(f"{name:20s} train loss {last['train_loss']:.4f}  test loss {last['test_loss']:.4f}  "
+                  f"test acc {last['test_accuracy']:.3f}  ({results[name]['seconds']:.0f} s)", flush=True)
+    out = Path(args.out)
+    command = command_line("dynkit.experiments.momseq_copy", argv)
+    write_json(out / "copy.json", {"models": {k: MODELS[k] for k in MODELS}, "results": results},
+               config={**config, "seed": args.seed}, command=command)
+    plot(results, out / "copy.png")
+    return results
+
+
+def _metrics(results: dict) -> dict:
+    return {f"{n}.test_accuracy": r["history"][-1]["test_accuracy"] for n, r in results.items()}
+
+
+register_script("momseq_copy", main, metrics=_metrics, smoke=("--epochs", "1"), cpu=("--epochs", "6"),
+                full=("--full",))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Image classification with the five ODE models (Figs. 6/10 of the review, on offline data).
+
+Trains NODE, ANODE, SONODE, HBNODE and GHBNODE with the same budget on scikit-learn's 8x8 digits (the
+CPU stand-in for MNIST; ``--task fashion_mnist`` runs the MNIST-size models of Table 5 on
+Fashion-MNIST) and records per epoch the test accuracy, forward/backward NFE per batch (adjoint
+method, as in the review) and the training time.
+
+    python -m dynkit.experiments.node_images --out analysis/results/node_images
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from dynkit.io import save_figure, write_json
+from dynkit.tasks.node_runs import SETTINGS, train_model
+
+from .scripting import COLORS, parser, pyplot, register_script, setup
+
+
+def main(argv=None) -> dict:
+    p = parser(__doc__.splitlines()[0], "results/node_images")
+    p.add_argument("--task", default="digits", choices=("digits", "fashion_mnist"))
+    p.add_argument("--epochs", type=int, default=None, help="default: the task's CPU (or --full) budget")
+    p.add_argument("--tol", type=float, default=None, help="rtol = atol (default: 1e-3, the review's code)")
+    p.add_argument("--checkpoints", type=Path, default=None,
+                   help="keep each model's checkpoint in DIR/<model>/ (for analysis.node_nfe_tolerance)")
+    args = p.parse_args(argv)
+    command = setup(args)
+    results = {}
+    for name in args.models:
+        ckpt = args.checkpoints / name if args.checkpoints is not None else None
+        _, res = train_model(name, args.task, epochs=args.epochs, seed=args.seed, full=args.full, quiet=args.quiet,
+                             out=ckpt, tol=args.tol)
+        n_batches = -(-res["config"]["settings"]["n_train"] // res["config"]["batch_size"]) \
+            if res["config"]["settings"]["n_train"] else None
+        results[name] = {"n_parameters": res["n_parameters"], "history": res["history"], "final": res["final"],
+                         "config": res["config"], "batches_per_epoch": n_batches}
+    summary = {name: {k: r["final"][k] for k in ("test_acc", "forward_nfe", "backward_nfe", "batch_time")}
+               for name, r in results.items()}
+    if not args.quiet:
+        for name, s in summary.items():
+            print(f"{name:8s} acc {s['test_acc']:.4f}  forward NFE {s['forward_nfe']:6.1f}  "
+                  f"backward NFE {s['backward_nfe']:6.1f}  s/batch {s['batch_time']:.3f}")
+    write_json(args.out / "node_images.json", {"summary": summary, "models": results},
+               config={"task": args.task, "seed": args.seed, "full": args.full, "epochs": args.epochs, "tol": args.tol,
+                       "settings": SETTINGS[args.task].__dict__}, command=command)
+    plot(results, args.out / "node_images.png", args.task)
+    return results
+
+
+def plot(results: dict, path, task: str) -> None:
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
+    for name, r in results.items():
+        epochs = [e["epoch"] for e in r["history"]]
+        for ax, key in zip(axes[:3], ("forward_nfe", "backward_nfe", "test_acc")):
+            ax.plot(epochs, [e[key] for e in r["history"]], marker="o", color=COLORS[name], label=name.upper())
+        time_per_epoch = [e["batch_time"] for e in r["history"]]
+        axes[3].plot(epochs, time_per_epoch, marker="o", color=COLORS[name], label=name.upper())
+    for ax, title in zip(axes, ("forward NFE per batch", "backward NFE per batch (adjoint)", "test accuracy",
+                                "training time per batch (s)")):
+        ax.set_title(title)
+        ax.set_xlabel("epoch")
+        ax.grid(alpha=0.3)
+    axes[0].legend()
+    fig.suptitle(f"{task}: the five ODE models, same budget")
+    fig.tight_layout()
+    save_figure(fig, path, dpi=110)
+
+
+def _metrics(results: dict) -> dict:
+    out = {}
+    for name, r in results.items():
+        first, last = r["history"][0], r["history"][-1]
+        out.update({f"{name}.test_acc": last["test_acc"], f"{name}.forward_nfe": last["forward_nfe"],
+                    f"{name}.backward_nfe": last["backward_nfe"],
+                    f"{name}.forward_nfe_growth": last["forward_nfe"] / max(first["forward_nfe"], 1e-12)})
+    return out
+
+
+register_script("node_images", main, metrics=_metrics,
+                smoke=("--epochs", "1", "--models", "node", "hbnode", "--tol", "1e-2"),
+                cpu=("--epochs", "1", "--models", "anode", "sonode", "hbnode"),
+                full=("--full", "--task", "fashion_mnist"))
+
+
+if __name__ == "__main__":
+    main()
