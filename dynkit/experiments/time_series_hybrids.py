@@ -100,12 +100,12 @@ def render_hybrids(results: dict, out: Path) -> None:
     cfg, stats = results["config"], results["metrics"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for i, name in enumerate(cfg["models"]):
-        norms = [stats[k]["mean"] for k in sorted((k for k in stats if k.startswith(f"{name}.adjoint_norm@")),
+        norms = [np.nan if stats[k]["mean"] is None else stats[k]["mean"] for k in sorted((k for k in stats if k.startswith(f"{name}.adjoint_norm@")),
                                                    key=lambda k: int(k.split("@")[1]))]
         if norms:
             axes[0].semilogy(np.arange(len(norms))[::-1], np.maximum(norms, 1e-30), color=f"C{i}", label=LABELS[name])
         mse = [stats[f"{name}.epoch{e}.test_mse"]["mean"] for e in range(1, cfg["epochs"] + 1)
-               if f"{name}.epoch{e}.test_mse" in stats]
+               if f"{name}.epoch{e}.test_mse" in stats and stats[f"{name}.epoch{e}.test_mse"]["mean"] is not None]
         if mse:
             axes[1].semilogy(np.arange(1, len(mse) + 1), mse, marker="o", color=f"C{i}", label=LABELS[name])
     task = cfg["task"]
