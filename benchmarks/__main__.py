@@ -12,6 +12,7 @@ import sys
 import time
 
 import benchmarks
+from benchmarks._goals import REPORTED
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
         module = importlib.import_module(f"benchmarks.{name}")
         module.main(["--quick"] if args.quick else [])
         print(f"--- {name}: {time.perf_counter() - start:.1f} s", flush=True)
+    missed = [g for g in REPORTED if not g.met]
+    print(f"\n=== goals: {len(REPORTED) - len(missed)} met, {len(missed)} NOT met", flush=True)
+    for goal in missed:
+        print("  " + goal.line(), flush=True)
     return 0
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 RESULTS = Path(__file__).resolve().parent.parent / "analysis" / "results"
+REPORTED: list = []  # every goal checked in this process, in order (``python -m benchmarks`` sums them up)
 
 
 @dataclass(frozen=True)
@@ -46,11 +47,17 @@ def check_goal(name: str, value: float, target: float, *, lower_is_better: bool 
     """Print and return the goal line for ``value`` against ``target``."""
     goal = Goal(name, float(value), float(target), lower_is_better, note)
     print(goal.line(), flush=True)
+    REPORTED.append(goal)
     return goal
 
 
-def paired_medians(contenders: dict[str, Callable[[], Any]], repeats: int = 5, warmup: int = 1) -> dict[str, float]:
-    """Median wall time (s) of each contender, timed interleaved: round ``r`` runs them rotated by ``r``."""
+def paired_medians(contenders: dict[str, Callable[[], Any]], repeats: int = 5, warmup: int = 1,
+                   clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+    """Median time (s) of each contender, timed interleaved: round ``r`` runs them rotated by ``r``.
+
+    ``clock`` is wall time by default; ``time.process_time`` gives CPU time, which on a shared
+    machine leaves out the time other processes held the core (all threads of this process count).
+    """
     if repeats < 1:
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
     names = list(contenders)
@@ -60,9 +67,9 @@ def paired_medians(contenders: dict[str, Callable[[], Any]], repeats: int = 5, w
     times: dict[str, list[float]] = {name: [] for name in names}
     for r in range(repeats):
         for name in names[r % len(names):] + names[: r % len(names)]:
-            start = time.perf_counter()
+            start = clock()
             contenders[name]()
-            times[name].append(time.perf_counter() - start)
+            times[name].append(clock() - start)
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 

@@ -1,8 +1,8 @@
 """Time and memory of one forward + backward of causal attention vs sequence length N.
 
 Momentum attention (parallel form (13)) against linear attention (its peer: same chunked O(N) engine
-without the momentum state) and softmax attention (O(N^2)). Prints, for each N, the best-of-``repeats``
-CPU time (the methods interleaved; wall time is recorded too) and the bytes of activations saved for backward (counted exactly through autograd's
+without the momentum state) and softmax attention (O(N^2)). Prints, for each N, the median-of-``repeats``
+CPU time (median over repeats, the methods interleaved; wall time is recorded too) and the bytes of activations saved for backward (counted exactly through autograd's
 saved-tensor hooks, unique storages only — a deterministic proxy of training memory that CPU torch can
 report), then the fitted exponents ``time ~ N^p`` and the ratios momentum / linear.
 
@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 import numpy as np
 import torch
 
+from benchmarks._goals import check_goal, record
 from dynkit.models.attention import linear_attention, momentum_attention, softmax_attention
 
 FULL_NS = [256, 512, 1024, 2048, 4096, 8192, 16384]
@@ -46,7 +48,8 @@ def _saved_bytes(fn, *inputs) -> tuple[torch.Tensor, int]:
 
 
 def measure(fns: dict, n: int, *, batch: int, heads: int, dim: int, repeats: int, seed: int = 0) -> dict:
-    """Best-of-``repeats`` CPU and wall time of forward + backward for each function, interleaved.
+    """Median over ``repeats`` of the CPU and wall time of forward + backward of each function, interleaved
+    (round ``r`` runs the functions rotated by ``r``, so machine load falls on all alike).
 
     CPU time (``time.process_time``, one thread) is what the fits use: on a shared machine the wall time
     also counts other people's processes, CPU time much less so.
@@ -54,16 +57,20 @@ def measure(fns: dict, n: int, *, batch: int, heads: int, dim: int, repeats: int
     g = torch.Generator().manual_seed(seed)
     q, k, v = (torch.randn(batch, heads, n, dim, generator=g).requires_grad_() for _ in range(3))
     grad = torch.randn(batch, heads, n, dim, generator=g)
-    result = {name: {"cpu_s": float("inf"), "wall_s": float("inf"),
-                     "saved_bytes": _saved_bytes(fn, q, k, v)[1]} for name, fn in fns.items()}
-    for _ in range(repeats + 1):  # the first round warms up
-        for name, fn in fns.items():
+    result = {name: {"saved_bytes": _saved_bytes(fn, q, k, v)[1]} for name, fn in fns.items()}
+    samples = {name: ([], []) for name in fns}
+    names = list(fns)
+    for r in range(repeats + 1):  # round 0 warms up
+        for name in names[r % len(names):] + names[: r % len(names)]:
             wall, cpu = time.perf_counter(), time.process_time()
-            fn(q, k, v).backward(grad)
+            fns[name](q, k, v).backward(grad)
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
             q.grad = k.grad = v.grad = None
-            result[name]["cpu_s"] = min(result[name]["cpu_s"], cpu)
-            result[name]["wall_s"] = min(result[name]["wall_s"], wall)
+            if r > 0:
+                samples[name][0].append(cpu)
+                samples[name][1].append(wall)
+    for name, (cpus, walls) in samples.items():
+        result[name]["cpu_s"], result[name]["wall_s"] = float(np.median(cpus)), float(np.median(walls))
     return result
 
 
@@ -153,6 +160,10 @@ def main(argv=None) -> dict:
     if last["linear_cumsum"] is not None:
         print(f"momentum / linear_cumsum time at N = {last['N']}: "
               f"{last['momentum']['cpu_s'] / last['linear_cumsum']['cpu_s']:.3f}")
+    goals = [check_goal("momentum attention time exponent", s["momentum_time_exponent"], 1.1),
+             check_goal("momentum / linear attention time (max over N)", s["momentum_over_linear_time_max"], 1.3,
+                        note=f"median over N {s['momentum_over_linear_time_median']:.3f}")]
+    record("bench_attention", result, goals, argv=["bench_attention", *(argv if argv is not None else sys.argv[1:])])
     if args.json:
         from dynkit.io import write_json
         write_json(args.json, result, command="python -m benchmarks.bench_attention "

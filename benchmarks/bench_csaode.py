@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from pathlib import Path
 
 import torch
+
+from benchmarks._goals import RESULTS, check_goal, record
 
 STEPS = (0.1, 0.2, 0.4, 0.6, 0.8, 1.0)
 from dynkit.experiments.scripting import DEFAULT_DATA as DATA  # noqa: E402
@@ -77,16 +80,19 @@ def main(argv=None) -> dict:
     repeats = args.repeats or (2 if args.quick else 3)
     common = (vocab_size, n_classes, batches, config, args.seed)
 
-    time_epoch("rk", 0.2, *common)  # warm-up (allocator, kernels): not timed
+    # r = 0.2, the setting of the goal: epochs interleaved (order rotated each round) after a
+    # warm-up round; the verdict is the ratio of the medians (the best-of ratio is printed beside it)
     goal = {"rk": [], "ark": []}
-    for _ in range(repeats):
-        for solver in ("rk", "ark"):
-            goal[solver].append(time_epoch(solver, 0.2, *common)[0])
-    # the minimum over repeats is the time least inflated by other processes on a shared machine
-    ratio = min(goal["ark"]) / min(goal["rk"])
+    for r in range(repeats + 1):
+        for solver in (("rk", "ark") if r % 2 == 0 else ("ark", "rk")):
+            seconds = time_epoch(solver, 0.2, *common)[0]
+            if r > 0:
+                goal[solver].append(seconds)
     median = statistics.median(goal["ark"]) / statistics.median(goal["rk"])
-    print(f"r=0.2 epoch time CSAARK/CSARK = {ratio:.3f} (best of {repeats} alternated epochs each; ratio of "
-          f"medians {median:.3f}; goal <= 0.8; paper 1/1.213 = 0.824; forward NFE ratio 17/20 = 0.85)")
+    ratio = min(goal["ark"]) / min(goal["rk"])
+    goals = [check_goal("CSAARK / CSARK epoch time at r = 0.2 (ratio of medians)", median, 0.8,
+                        note=f"best-of ratio {ratio:.3f}; {repeats} epochs each; paper 1/1.213 = 0.824; "
+                             f"forward NFE ratio 17/20 = 0.85")]
 
     rows = []
     for r in args.steps:
@@ -100,26 +106,23 @@ def main(argv=None) -> dict:
                          csark_nfe=nfe_rk, csaark_nfe=nfe_ark, nfe_ratio=nfe_ark / nfe_rk, ark_measured=r < 1.0))
         print(f"r={r:<4} CSARK {t_rk:7.2f}s nfe {nfe_rk:4.0f} | CSAARK {t_ark:7.2f}s nfe {nfe_ark:4.0f} | "
               f"time ratio {t_ark / t_rk:.3f} nfe ratio {nfe_ark / nfe_rk:.3f}{note}")
-    result = {"goal_ratio_r0.2": ratio, "goal_ratio_r0.2_medians": median, "goal_seconds": goal,
+    result = {"goal_ratio_r0.2": median, "goal_ratio_r0.2_best_of": ratio, "goal_seconds": goal,
               "per_step": rows, "n_batches": len(batches), "quick": args.quick, "repeats": repeats}
-    if args.out is not None:
-        _write(result, args.out)
+    out = args.out if args.out is not None else RESULTS / "bench_csaode"
+    record(out.name, result, goals, argv=["bench_csaode", *(argv if argv is not None else sys.argv[1:])],
+           out=out.parent)
+    _plot(result, out)
     return result
 
 
-def _write(result: dict, out: Path) -> None:
-    import shlex
-    import sys
-
+def _plot(result: dict, out: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from dynkit.io import save_figure, write_json
+    from dynkit.io import save_figure
 
-    write_json(out / "results.json", result,
-               command="python -m benchmarks.bench_csaode " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
     rows = result["per_step"]
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 3.5))
     steps = [row["step"] for row in rows]

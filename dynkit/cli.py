@@ -55,7 +55,10 @@ def _load_target(target: str) -> ModuleType:
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # the user's file does not run: say so in one line, naming it
+            raise CLIError(f"SPEC: running {target!r} failed: {type(exc).__name__}: {exc}") from exc
         return module
     try:
         return importlib.import_module(target)
@@ -94,8 +97,11 @@ def load_problem(spec: str) -> dict:
         problem = {k: obj[k] for k in ("f", "y0", "t")}
     if not callable(problem["f"]):
         raise CLIError(f"SPEC: f must be callable f(t, y), got {type(problem['f']).__name__}")
-    problem["y0"] = np.asarray(problem["y0"], dtype=float)
-    problem["t"] = np.asarray(problem["t"], dtype=float)
+    for key in ("y0", "t"):
+        try:
+            problem[key] = np.asarray(problem[key], dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise CLIError(f"SPEC: {key} must be an array of numbers, got {problem[key]!r:.80} ({exc})") from None
     if problem["t"].ndim != 1 or problem["t"].size < 2:
         raise CLIError(f"SPEC: t must be 1-D with at least two times, got shape {problem['t'].shape}")
     return problem

@@ -24,43 +24,151 @@ def versions() -> dict:
     return out
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: str = "w") -> Path:
+TEMP_SUFFIX = ".tmp"
+
+
+def _temp_prefix(path: Path) -> str:
+    return f".{path.name}."
+
+
+def _umask() -> int:
+    # os.umask can only be read by setting it; set it back at once (it is process-wide).
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _labelled(path: Path, option: str | None) -> str:
+    return f"{option} {str(path)!r}" if option else repr(str(path))
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: str = "w", *,
+                 option: str | None = None) -> Path:
     """Write ``path`` through ``write(fileobj)`` into a temporary sibling, then rename it into place.
 
-    A crash or an exception leaves either the old file or none, never a half-written one.
+    A crash or an exception leaves either the old file or none, never a half-written one (a crash
+    can leave the temporary ``.NAME.*.tmp`` beside it: :func:`remove_orphan_temporaries` removes
+    those). The file gets the permissions of any other new file, ``0o666 & ~umask`` (0644 under the
+    usual umask 022), or keeps those of the file it replaces.
+
+    Parameters
+    ----------
+    option : str, optional
+        The argument or command-line option the path came from (``"out"``, ``"--json"``): errors
+        name it together with ``path``, never the temporary file.
+
+    Raises
+    ------
+    OSError
+        (of the original subclass: ``PermissionError``, ...) naming ``path`` and ``option``.
     """
+    if not isinstance(path, (str, os.PathLike)) or str(path) == "":
+        raise TypeError(f"{option or 'path'} must be a non-empty str or os.PathLike, got {path!r}")
+    if mode not in ("w", "wb"):
+        raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
+    if not callable(write):
+        raise TypeError(f"write must be a callable write(fileobj), got {type(write).__name__}")
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
+    except OSError as err:
+        raise type(err)(err.errno, f"cannot write {_labelled(path, option)}: {err.strerror or err}") from err
+    try:
+        try:
+            mode_bits = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode_bits = 0o666 & ~_umask()
+        os.chmod(tmp, mode_bits)
         with os.fdopen(fd, mode) as fh:
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(err, OSError) and (err.filename in (tmp, None) or isinstance(err.filename, int)):
+            raise type(err)(err.errno, f"cannot write {_labelled(path, option)}: {err.strerror or err}") from err
+        if isinstance(err, Exception) and hasattr(err, "add_note"):
+            err.add_note(f"while writing {_labelled(path, option)}")
         raise
     return path
 
 
-def write_json(path: str | os.PathLike, data: dict, *, config: dict | None = None, command: str | None = None) -> Path:
-    """Write ``data`` as JSON, adding ``config``, the ``command`` that produced it and ``versions()``."""
+def remove_orphan_temporaries(folder: str | os.PathLike) -> list[Path]:
+    """Delete the temporaries an interrupted :func:`atomic_write` left in ``folder``; return them.
+
+    Only files named like ours (``.NAME.XXXXXXXX.tmp``, where ``NAME`` exists or could) are removed;
+    call it when no other process writes into ``folder`` (a run folder at the start of a run).
+    """
+    if not isinstance(folder, (str, os.PathLike)):
+        raise TypeError(f"folder must be a path (str or os.PathLike), got {type(folder).__name__}")
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    removed = []
+    for tmp in folder.glob(f".*{TEMP_SUFFIX}"):
+        if tmp.is_file() and tmp.name.count(".") >= 3:
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+def check_writable_dir(folder: str | os.PathLike, option: str = "out") -> Path:
+    """Create ``folder`` if needed and check a file can be written in it, before any long work.
+
+    Raises
+    ------
+    ValueError
+        Naming ``option`` and ``folder``: not a folder, cannot be created, or not writable.
+    """
+    if not isinstance(folder, (str, os.PathLike)) or str(folder) == "":
+        raise TypeError(f"{option} must be a path (str or os.PathLike), got {folder!r}")
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-check.", suffix=TEMP_SUFFIX, dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise ValueError(f"{option} must be a writable folder, got {str(folder)!r} "
+                         f"({type(err).__name__}: {err.strerror or err})") from err
+    return folder
+
+
+def write_json(path: str | os.PathLike, data: dict, *, config: dict | None = None, command: str | None = None,
+               option: str | None = None) -> Path:
+    """Write ``data`` as JSON, adding ``config``, the ``command`` that produced it and ``versions()``.
+
+    ``option`` names the argument ``path`` came from, for error messages (see :func:`atomic_write`).
+    """
+    if not isinstance(data, dict):
+        raise TypeError(f"data must be a dict, got {type(data).__name__}")
+    if not isinstance(path, (str, os.PathLike)) or str(path) == "":
+        raise TypeError(f"{option or 'path'} must be a non-empty str or os.PathLike, got {path!r}")
     payload = dict(data)
     if config is not None:
         payload.setdefault("config", config)
     if command is not None:
         payload.setdefault("command", command)
     payload.setdefault("versions", versions())
-    return atomic_write(path, lambda fh: json.dump(payload, fh, indent=2, sort_keys=False, default=_jsonable))
+    text = json.dumps(payload, indent=2, sort_keys=False, default=_jsonable, allow_nan=True)  # fails before any file
+    return atomic_write(path, lambda fh: fh.write(text), option=option)
 
 
-def save_figure(fig, path: str | os.PathLike, **kwargs) -> Path:
-    """Save a matplotlib figure atomically (format from the suffix)."""
+def save_figure(fig, path: str | os.PathLike, *, option: str | None = None, **kwargs) -> Path:
+    """Save a matplotlib figure atomically (format from the suffix: png, svg, pdf, ...)."""
+    if not hasattr(fig, "savefig"):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
     path = Path(path)
-    fmt = path.suffix.lstrip(".") or "png"
-    return atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, **kwargs), mode="wb")
+    fmt = path.suffix.lstrip(".").lower() or "png"
+    supported = fig.canvas.get_supported_filetypes()
+    if fmt not in supported:
+        raise ValueError(f"path must end in one of {sorted('.' + k for k in supported)}, got {str(path)!r}")
+    return atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, **kwargs), mode="wb", option=option)
 
 
 def _jsonable(x):
@@ -77,4 +185,5 @@ def _jsonable(x):
         return x.tolist()
     if isinstance(x, Path):
         return str(x)
-    raise TypeError(f"cannot serialise {type(x).__name__} to JSON")
+    raise TypeError(f"data must hold only JSON-serialisable values (numbers, strings, lists, dicts, arrays), "
+                    f"got a {type(x).__name__}: {x!r:.80}")

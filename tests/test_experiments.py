@@ -171,7 +171,10 @@ def test_greater_rule_mirrors_less_and_missing_results_are_not_reproduced(tmp_pa
     up = Claim("t.up", "P", "x grows", "Fig. 1", "toy", "x", ratio("x", "one"), greater(2.0, null=1.0))
     assert evaluate(up, json.loads(_planted(tmp_path, [2.5, 2.6, 2.4]).joinpath("toy/results.json").read_text())
                     ).verdict == "reproduced"
+    (tmp_path / "empty").mkdir()
     assert E.ledger(tmp_path / "empty", claims=[up]).rows[0].verdict == "not reproduced at this scale"
+    with pytest.raises(ValueError, match="results must be a folder"):
+        E.ledger(tmp_path / "missing", claims=[up])
     with pytest.raises(ValueError, match="target"):
         less(1.2, null=1.0)
 

@@ -111,7 +111,7 @@ def test_solver_failure_stops_training_naming_batch_and_keeps_checkpoint(tmp_pat
     with pytest.raises(TrainingError, match=r"epoch \d+, batch \d+: NonFiniteState.*at t=") as info:
         fit(model, opt, lambda g: [x[:3], x[3:]], step, 10, checkpoint_dir=tmp_path, progress=False)
     assert info.value.epoch >= 1 and info.value.checkpoint.exists()
-    assert torch.load(info.value.checkpoint, weights_only=False)["epoch"] == info.value.epoch - 1
+    assert torch.load(info.value.checkpoint, weights_only=True)["epoch"] == info.value.epoch - 1
 
 
 @pytest.mark.parametrize("kwargs, match", [({"model": "resnet"}, "model must be one of"),

@@ -131,7 +131,6 @@ def test_image_models_run_forward_on_images_and_time_is_fed():
     (lambda: HBNODE(MLPField(2, 4), epsilon=0.0), "epsilon"),
     (lambda: GHBNODE(MLPField(2, 4), epsilon=-1.0), "epsilon"),
     (lambda: NODE(MLPField(2, 4), solver="scipy"), "solver"),
-    (lambda: NODE(MLPField(2, 4), solver="dynkit", adjoint=True), "adjoint"),
     (lambda: NODE(MLPField(2, 4), rtol=0.0), "rtol"),
 ])
 def test_bad_configuration_is_rejected(build, match):

@@ -130,3 +130,28 @@ def test_vocabulary_and_padding():
 def test_datasets_listed():
     assert set(DATASETS) == {"trec", "subj", "mr", "cr", "mpqa"}
     assert torch.is_tensor(pad_batch([[1]]))
+
+
+@pytest.mark.parametrize("content", [b"", b"\n   \n\t\r\n", bytes(range(256)) * 4, b"good words\x00\n"],
+                         ids=["empty", "blank", "binary", "nul"])
+def test_files_without_sentences_are_refused_before_any_training(tmp_path, content):
+    # Before: such files loaded as a data set, and training on 0 sentences reported an accuracy.
+    (tmp_path / "rt-polarity.neg").write_bytes(content)
+    (tmp_path / "rt-polarity.pos").write_bytes(b"a fine sentence\n")
+    with pytest.raises(ValueError, match=r"data_dir file .*rt-polarity\.neg.* must (be a text file|hold at least)"):
+        load_dataset("mr", tmp_path)
+    from dynkit.tasks.text import train_csaode
+
+    with pytest.raises(ValueError, match="rt-polarity.neg"):
+        train_csaode("mr", tmp_path, epochs=1, quiet=True)
+
+
+def test_a_few_stray_control_bytes_in_real_text_are_tolerated(tmp_path):
+    # 1 control byte in ~60: above the 1% that marks a binary file, so refused ...
+    (tmp_path / "rt-polarity.neg").write_bytes(b"a sentence with a form feed\x01 in it\n" * 2)
+    (tmp_path / "rt-polarity.pos").write_bytes(b"fine\n")
+    with pytest.raises(ValueError, match="binary"):
+        load_dataset("mr", tmp_path)
+    # ... while one in a long file (below 1%) is kept as text
+    (tmp_path / "rt-polarity.neg").write_bytes(b"a sentence\x01\n" + b"an ordinary sentence of words\n" * 20)
+    assert len(load_dataset("mr", tmp_path, n_folds=2)) == 22

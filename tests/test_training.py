@@ -3,7 +3,8 @@ import pytest
 import torch
 
 from dynkit.tasks.text import paper_schedule
-from dynkit.tasks.training import CHECKPOINT_NAME, TrainingError, epoch_generator, fit
+from dynkit.tasks.training import (CHECKPOINT_NAME, MANIFEST_NAME, CheckpointError, History, TrainingError,
+                                   epoch_generator, fit, load_checkpoint, save_checkpoint)
 
 torch.set_num_threads(1)
 X = torch.linspace(-1, 1, 40).reshape(20, 2)
@@ -57,14 +58,14 @@ def test_scheduler_resume_is_exact(tmp_path):
 def test_resume_with_a_scheduler_from_a_checkpoint_without_one_raises(tmp_path):
     # Restarting the schedule silently would break exact resume, so it is refused.
     train(1, scheduled=False, checkpoint_dir=tmp_path / "b")
-    with pytest.raises(ValueError, match="without one"):
+    with pytest.raises(ValueError, match="scheduler"):
         train(2, checkpoint_dir=tmp_path / "b", resume=True)
 
 
 def test_without_scheduler_matches_a_plain_loop(tmp_path):
     model, history = train(2, scheduled=False, checkpoint_dir=tmp_path)
     assert "lr" not in history.epochs[0]
-    assert torch.load(tmp_path / CHECKPOINT_NAME, weights_only=False)["scheduler"] is None
+    assert load_checkpoint(tmp_path / CHECKPOINT_NAME)["scheduler"] is None
     # An independent loop doing what fit documents: seed, per-epoch generator, zero_grad/backward/step.
     ref, optimizer, _ = make(False)
     torch.manual_seed(5)
@@ -138,3 +139,124 @@ def test_csaode_paper_schedule_warms_up_linearly_then_decays():
         with pytest.raises(ValueError, match=name):
             paper_schedule(optimizer, **{"steps_per_epoch": 4, **bad})
 
+
+
+# ---------------------------------------------------------------------------------------------
+# checkpoints never run code (issue 14, section 1)
+
+class _Payload:
+    """Unpickling this object runs ``exec`` on its code: the classic malicious pickle."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return exec, (f"open({self.marker!r}, 'w').write('the payload ran')",)
+
+
+def _plant_malicious_checkpoint(folder, marker):
+    folder.mkdir(parents=True, exist_ok=True)
+    good = {"format": "dynkit-checkpoint/2", "model": {"weight": _Payload(marker)}, "optimizer": {}, "epoch": 0,
+            "history": [], "random": {}, "extra": {}, "manifest": {}}
+    torch.save(good, folder / CHECKPOINT_NAME)
+    return folder / CHECKPOINT_NAME
+
+
+def test_malicious_checkpoint_is_refused_and_its_payload_never_runs(tmp_path):
+    marker = tmp_path / "marker"
+    path = _plant_malicious_checkpoint(tmp_path / "run", marker)
+    # The planted file is really malicious: an unrestricted load runs the payload ...
+    torch.load(path, weights_only=False)
+    assert marker.read_text() == "the payload ran"
+    marker.unlink()
+    # ... while dynkit's loader and a resume refuse it with a clear error, and nothing runs.
+    with pytest.raises(CheckpointError, match="refused"):
+        load_checkpoint(path)
+    model, optimizer, _ = make(False)
+    with pytest.raises(CheckpointError, match=f"checkpoint '{path}' refused"):
+        fit(model, optimizer, batches, step, 2, checkpoint_dir=path.parent, resume=True, progress=False)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("content,match", [
+    (b"", "refused"),                                   # empty file
+    (b"not a checkpoint at all", "refused"),           # garbage
+])
+def test_damaged_checkpoints_are_refused(tmp_path, content, match):
+    (tmp_path / CHECKPOINT_NAME).write_bytes(content)
+    with pytest.raises(CheckpointError, match=match):
+        load_checkpoint(tmp_path / CHECKPOINT_NAME)
+
+
+def test_foreign_plain_checkpoint_is_refused_by_format(tmp_path):
+    torch.save({"model": {}, "epoch": 3}, tmp_path / CHECKPOINT_NAME)  # loadable, but not ours
+    with pytest.raises(CheckpointError, match="format"):
+        load_checkpoint(tmp_path / CHECKPOINT_NAME)
+
+
+def test_checkpoint_holds_only_plain_data_and_saving_refuses_anything_else(tmp_path):
+    train(1, checkpoint_dir=tmp_path)
+    state = load_checkpoint(tmp_path / CHECKPOINT_NAME)   # weights_only=True: tensors and plain data
+    assert state["epoch"] == 0 and isinstance(state["random"]["numpy"]["key"], torch.Tensor)
+    model, optimizer, _ = make(False)
+    with pytest.raises(TypeError, match=r"checkpoint\['extra'\]\['bad'\]"):
+        save_checkpoint(tmp_path / "other.pt", model, optimizer, 0, History(), extra={"bad": object()})
+    assert not (tmp_path / "other.pt").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# run folders: manifest, refusals, orphans (issue 14, section 2)
+
+def test_fresh_run_into_a_folder_with_a_checkpoint_is_refused(tmp_path):
+    train(1, checkpoint_dir=tmp_path)
+    before = (tmp_path / CHECKPOINT_NAME).read_bytes()
+    with pytest.raises(CheckpointError, match="already holds a run; pass resume=True"):
+        train(2, checkpoint_dir=tmp_path)
+    assert (tmp_path / CHECKPOINT_NAME).read_bytes() == before  # nothing overwritten
+
+
+def test_resume_with_other_options_names_them(tmp_path):
+    train(1, scheduled=False, checkpoint_dir=tmp_path)
+    model, optimizer, _ = make(False)
+    with pytest.raises(CheckpointError, match=r"different: seed \(run: 5, now: 6\)"):
+        fit(model, optimizer, batches, step, 2, seed=6, checkpoint_dir=tmp_path, resume=True, progress=False)
+    model, optimizer, _ = make(False)
+    optimizer.param_groups[0]["lr"] = 0.5
+    with pytest.raises(CheckpointError, match=r"optimizer.lr \(run: 0.1, now: 0.5\)"):
+        fit(model, optimizer, batches, step, 2, seed=5, checkpoint_dir=tmp_path, resume=True, progress=False)
+    model, optimizer, _ = make(False)
+    with pytest.raises(CheckpointError, match=r"task \(run: '\(absent\)', now: 'other'\)"):
+        fit(model, optimizer, batches, step, 2, seed=5, checkpoint_dir=tmp_path, resume=True, progress=False,
+            manifest={"task": "other"})
+
+
+def test_orphan_temporaries_of_an_interrupted_write_are_removed(tmp_path):
+    orphan = tmp_path / f".{CHECKPOINT_NAME}.k2j4h1xz.tmp"
+    orphan.write_bytes(b"half a checkpoint")
+    unrelated = tmp_path / "notes.tmp"
+    unrelated.write_text("mine")
+    train(1, checkpoint_dir=tmp_path)
+    assert not orphan.exists() and unrelated.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([CHECKPOINT_NAME, MANIFEST_NAME, "notes.tmp"])
+
+
+def test_resume_under_other_versions_warns_that_it_may_not_be_bit_exact(tmp_path):
+    import json
+
+    train(1, scheduled=False, checkpoint_dir=tmp_path)
+    manifest = json.loads((tmp_path / MANIFEST_NAME).read_text())
+    manifest["versions"]["torch"] = "0.0.1"
+    (tmp_path / MANIFEST_NAME).write_text(json.dumps(manifest))
+    with pytest.warns(RuntimeWarning, match="other versions"):
+        train(2, scheduled=False, checkpoint_dir=tmp_path, resume=True)
+
+
+def test_manifest_and_checkpoint_of_different_runs_are_refused(tmp_path):
+    # a checkpoint copied into another run's folder: the checkpoint's own record is checked too
+    train(1, scheduled=False, checkpoint_dir=tmp_path / "a")
+    model, optimizer, _ = make(False)
+    fit(model, optimizer, batches, step, 1, seed=9, checkpoint_dir=tmp_path / "b", progress=False)
+    (tmp_path / "a" / CHECKPOINT_NAME).replace(tmp_path / "b" / CHECKPOINT_NAME)
+    model, optimizer, _ = make(False)
+    with pytest.raises(CheckpointError, match=r"seed \(run: 5, now: 9\)"):
+        fit(model, optimizer, batches, step, 2, seed=9, checkpoint_dir=tmp_path / "b", resume=True, progress=False)

@@ -223,6 +223,8 @@ def ledger(results: str | Path | None = None, claims: Sequence[Claim] | None = N
 
     load_all()
     root = Path(results) if results is not None else RESULTS_ROOT
+    if results is not None and not root.is_dir():
+        raise ValueError(f"results must be a folder holding <experiment>/results.json, got {str(results)!r}")
     cache: dict = {}
     rows = []
     for claim in (claims if claims is not None else CLAIMS.values()):

@@ -67,6 +67,8 @@ def _check_positive(value, name: str) -> float:
 
 
 def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> None:
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be a bool, got {causal!r}")
     for name, x in (("q", q), ("k", k), ("v", v)):
         if not isinstance(x, torch.Tensor):
             raise ValueError(f"{name} must be a torch.Tensor of shape (batch, heads, N, dim), got {type(x).__name__}")
@@ -111,6 +113,11 @@ def momentum_weights(n: torch.Tensor, beta: float) -> torch.Tensor:
 
     ``n`` must be >= 0. ``-expm1(n log beta)`` keeps full relative precision when ``beta^n`` is close to 1,
     and ``1 - beta`` is exact in float64 for beta in [1/2, 1) (Sterbenz's lemma)."""
+    if not isinstance(n, torch.Tensor) or n.is_complex() or n.dtype == torch.bool:
+        raise TypeError(f"n must be a real torch.Tensor of counts >= 0, got {getattr(n, 'dtype', type(n).__name__)}")
+    if n.numel() and not bool((n >= 0).all()):  # also False for nan
+        raise ValueError(f"n must be >= 0 (g(n) sums n powers of beta), got min {float(n.min())}")
+    beta = _check_beta(beta)
     n = n.to(torch.float64)
     if beta == 0.0:
         return (n > 0).to(torch.float64)
@@ -293,9 +300,16 @@ def momentum_attention_step(q_i: torch.Tensor, k_i: torch.Tensor, v_i: torch.Ten
     """One step of the causal recurrent form (12) for autoregressive inference: O(1) state.
 
     ``q_i, k_i``: ``(batch, heads, dim)``, ``v_i``: ``(batch, heads, dim_v)``; ``state`` is ``(m, s, z)``
-    from the previous step or None at the start. Returns ``(out_i, (m, s, z))``. Arguments are not
-    validated here (this is the inner loop); :func:`momentum_attention_recurrent` validates once.
+    from the previous step or None at the start. Returns ``(out_i, (m, s, z))``. Arguments are
+    validated as by :func:`momentum_attention` (a few scalar and shape checks per step).
     """
+    beta, gamma, eps = _check_beta(beta), _check_positive(gamma, "gamma"), _check_positive(eps, "eps")
+    # one step is (batch, heads, dim): check it as a length-1 sequence
+    _check_qkv(*(t.unsqueeze(-2) if isinstance(t, torch.Tensor) and t.dim() == 3 else t
+                 for t in (q_i, k_i, v_i)), causal=True)
+    if state is not None and (not isinstance(state, tuple) or len(state) != 3
+                              or not all(isinstance(t, torch.Tensor) for t in state)):
+        raise ValueError(f"state must be None or the (m, s, z) tuple of the previous step, got {type(state).__name__}")
     phi = _feature_map(feature_map)
     state = _heavy_ball_update(state, phi(k_i), v_i, beta, gamma)
     return _readout(phi(q_i), state[1], state[2], eps), state
@@ -341,14 +355,24 @@ def adaptive_momentum(grad: torch.Tensor, grad_prev: torch.Tensor, *, step: floa
     ``dim`` selects the norm's dimensions (None: all, giving a scalar). A zero denominator gives the
     clamp's upper end (no information on curvature: keep the largest allowed momentum).
     """
-    if not isinstance(delta, (int, float)) or not 0.0 < delta <= 1.0:
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0.0 < delta <= 1.0:
         raise ValueError(f"delta must lie in (0, 1], got {delta!r}")
+    for name, t in (("grad", grad), ("grad_prev", grad_prev), ("x", x), ("x_prev", x_prev)):
+        if t is None and name.startswith("x"):
+            continue
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+            got = getattr(t, "dtype", type(t).__name__)
+            raise TypeError(f"{name} must be a floating-point torch.Tensor, got {got}")
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{name} must be finite, got {int((~torch.isfinite(t)).sum())} non-finite entries")
     if grad.shape != grad_prev.shape:
         raise ValueError(f"grad and grad_prev must have the same shape, got {tuple(grad.shape)} and {tuple(grad_prev.shape)}")
     num = torch.linalg.vector_norm(grad - grad_prev, dim=dim)
     if x is not None or x_prev is not None:
         if x is None or x_prev is None or step is None:
-            raise ValueError("Eq. (17) needs x, x_prev and step together; pass none of them for Eq. (18)")
+            raise ValueError(f"Eq. (17) needs x, x_prev and step together (pass none of them for Eq. (18)), got "
+                             f"x={'given' if x is not None else None}, x_prev="
+                             f"{'given' if x_prev is not None else None}, step={step!r}")
         step = _check_positive(step, "step")
         if x.shape != x_prev.shape:
             raise ValueError(f"x and x_prev must have the same shape, got {tuple(x.shape)} and {tuple(x_prev.shape)}")

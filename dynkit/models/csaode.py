@@ -50,6 +50,7 @@ import math
 import torch
 from torch import nn
 
+from .. import _checks as check
 from .. import solvers as _solvers
 from ..solvers import solve
 
@@ -68,6 +69,9 @@ def position_encoding(length: int, d: int, c: float = 1e-4) -> torch.Tensor:
     dimensions ``(2k, 2k+1)`` share the frequency ``10000^{-2k/d}`` (sin, cos) -- the usual
     0-based encoding pairs ``(2k, 2k+1)`` counted from 0 with ``sin`` first.
     """
+    check.integer(length, "length", 1)
+    check.integer(d, "d", 1)
+    check.real(c, "c", low=0.0, low_open=True)
     i = torch.arange(1, length + 1, dtype=torch.float64)[:, None]
     j = torch.arange(1, d + 1, dtype=torch.float64)[None, :]
     even = (j % 2 == 0)
@@ -78,6 +82,7 @@ def position_encoding(length: int, d: int, c: float = 1e-4) -> torch.Tensor:
 
 def horizon(step: float) -> float:
     """End time ``t_T = T r`` with ``T = ceil(1/r)`` steps (Eq. (8)): 1.2 for ``r = 0.4``."""
+    check.real(step, "step", low=0.0, high=1.0, low_open=True)
     return math.ceil(1.0 / step - 1e-9) * step
 
 
@@ -90,6 +95,7 @@ class SelfAttentionBlock(nn.Module):
 
     def __init__(self, d: int):
         super().__init__()
+        check.integer(d, "d", 1)
         self.encode = nn.Linear(d, d)  # W_P, b_P
         self.norm_p = nn.LayerNorm(d)
         self.query = nn.Linear(d, d, bias=False)
@@ -109,6 +115,15 @@ class SelfAttentionBlock(nn.Module):
         return torch.relu(self.norm_p(self.encode(h_plus_p)))
 
     def forward(self, h_plus_p: torch.Tensor, key_mask: torch.Tensor | None = None) -> torch.Tensor:
+        d = self.encode.in_features
+        check.tensor(h_plus_p, "h_plus_p", ndim=3, floating=True, shape_hint=f"(batch, M, {d})")
+        if h_plus_p.shape[-1] != d:
+            raise ValueError(f"h_plus_p must have shape (batch, M, {d}), got {tuple(h_plus_p.shape)}")
+        if key_mask is not None and (not isinstance(key_mask, torch.Tensor) or key_mask.dtype != torch.bool
+                                     or key_mask.shape != h_plus_p.shape[:2]):
+            raise ValueError(f"key_mask must be a bool tensor of shape {tuple(h_plus_p.shape[:2])}, got "
+                             f"{getattr(key_mask, 'dtype', type(key_mask).__name__)} "
+                             f"{tuple(getattr(key_mask, 'shape', ()))}")
         x = self.encode_position(h_plus_p)
         return torch.relu(self.norm_a(self.attention(x, key_mask) @ self.value(x)))
 
@@ -173,8 +188,11 @@ class CSAODE(nn.Module):
         if not convolution and embed_dim != d:
             raise ValueError(f"convolution=False needs embed_dim == d (H^L is the embedding matrix), "
                              f"got embed_dim={embed_dim}, d={d}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+        check.real(dropout, "dropout", low=0.0, high=1.0, high_open=True)
+        check.real(rtol, "rtol", low=0.0, low_open=True)
+        check.real(atol, "atol", low=0.0, low_open=True)
+        for name, flag in (("convolution", convolution), ("ffn_hidden", ffn_hidden)):
+            check.boolean(flag, name)
         self.d, self.window, self.solver, self.step = d, window, solver, float(step)
         self.rtol, self.atol = rtol, atol
         self.architecture, self.convolution = architecture, convolution
@@ -260,10 +278,20 @@ class CSAODE(nn.Module):
         inverse = torch.rsqrt((diff * diff).sum(-1) + EPS_DISTANCE) * mask[:, None, :]
         return inverse / inverse.sum(-1, keepdim=True)
 
+    def check_tokens(self, tokens: torch.Tensor) -> None:
+        """``tokens`` must be a ``B x M`` integer tensor of ids in ``[0, vocab_size)``."""
+        check.tensor(tokens, "tokens", ndim=2, floating=False, shape_hint="(batch, length)")
+        vocab = self.embedding.num_embeddings
+        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
+            raise ValueError(f"tokens must be ids in [0, {vocab}) (vocab_size), got values in "
+                             f"[{int(tokens.min())}, {int(tokens.max())}]")
+
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """Class scores ``o`` (Eq. (14)) for ``tokens`` (``B x M`` ids, 0 = padding)."""
-        if tokens.ndim != 2:
-            raise ValueError(f"tokens must have shape (batch, length), got {tuple(tokens.shape)}")
+        self.check_tokens(tokens)
+        if mask is not None and (not isinstance(mask, torch.Tensor) or mask.shape != tokens.shape):
+            raise ValueError(f"mask must be a tensor of the shape of tokens {tuple(tokens.shape)}, "
+                             f"got {tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__}")
         mask = tokens != 0 if mask is None else mask.bool()
         if not bool(mask.any(1).all()):
             raise ValueError("every sentence needs at least one token (a row of tokens is all padding)")
@@ -283,6 +311,11 @@ class CSAODE(nn.Module):
         """
         if self.architecture != "ode":
             raise ValueError("attention_over_time needs architecture='ode'")
+        self.check_tokens(tokens)
+        times = list(times)
+        if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t <= horizon(self.step)
+                   for t in times):
+            raise ValueError(f"times must be numbers in [0, {horizon(self.step)}] (the horizon), got {times!r:.200}")
         mask = tokens != 0
         h_local = self.local_representation(tokens, mask)
         ts, ys = self.global_representation(h_local, mask, times=list(times))[1]
@@ -300,6 +333,7 @@ def expected_nfe(solver: str, step: float) -> int:
     """
     if solver not in ("rk", "ark"):
         raise ValueError(f"solver must be 'rk' or 'ark' (fixed-step), got {solver!r}")
+    check.real(step, "step", low=0.0, high=1.0, low_open=True)
     n_steps = round(horizon(step) / step)
     if solver == "rk" or n_steps == 1:
         return _solvers.METHODS["rk4"].new_evaluations_per_step * n_steps

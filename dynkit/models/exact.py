@@ -30,8 +30,19 @@ _INT64_MAX = 2**63 - 1
 _VALUE_BOUND = 2**62  # |fixed-point integer| stays below this, so that one sum of two fits in int64
 
 
+class FixedPointOverflow(OverflowError, ValueError):
+    """A value outside the fixed-point range (or not finite): an ``OverflowError`` and a ``ValueError``."""
+
+
+def _check_int_tensor(q, name: str) -> None:
+    if not isinstance(q, torch.Tensor) or q.dtype != torch.int64:
+        raise TypeError(f"{name}: expected an int64 torch.Tensor (fixed-point integers), "
+                        f"got {getattr(q, 'dtype', type(q).__name__)}")
+
+
 def max_abs_value(frac_bits: int = FRAC_BITS) -> float:
     """The largest magnitude a value may have on the fixed-point grid of ``frac_bits`` bits."""
+    check_frac_bits(frac_bits)
     return float(2 ** (62 - frac_bits))
 
 
@@ -43,6 +54,9 @@ def check_frac_bits(frac_bits: int) -> int:
 
 def check_representable(t: torch.Tensor, name: str, frac_bits: int = FRAC_BITS) -> None:
     """Raise ``ValueError`` unless ``t`` is finite and within the fixed-point range."""
+    check_frac_bits(frac_bits)
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
     if not torch.is_floating_point(t):
         raise ValueError(f"{name}: expected a floating-point tensor, got dtype {t.dtype}")
     if t.numel() == 0:
@@ -62,40 +76,57 @@ def to_fixed(t: torch.Tensor, frac_bits: int = FRAC_BITS, name: str = "tensor") 
     Raises ``OverflowError`` (naming ``name``) for non-finite or out-of-range values instead of
     wrapping around silently.
     """
+    check_frac_bits(frac_bits)
+    if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+        raise TypeError(f"t: expected a floating-point torch.Tensor, got {getattr(t, 'dtype', type(t).__name__)}")
     t = t.detach()
     scaled = t.to(torch.float64) * 2.0**frac_bits  # exact: scaling by a power of two
     if scaled.numel() and not bool((scaled.abs() < _VALUE_BOUND).all()):  # also False for nan
-        raise OverflowError(f"{name}: values leave the fixed-point range |x| < {max_abs_value(frac_bits):g} "
-                            f"or are not finite (max |x| = {float(t.abs().max()):g})")
+        raise FixedPointOverflow(f"{name}: values leave the fixed-point range |x| < {max_abs_value(frac_bits):g} "
+                                 f"or are not finite, got max |x| = {float(t.abs().max()):g}")
     return torch.round(scaled).to(torch.int64)
 
 
 def to_float(q: torch.Tensor, frac_bits: int = FRAC_BITS, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """The float value ``q * 2**-frac_bits`` (exact in float64 while ``|q| < 2**53``)."""
+    check_frac_bits(frac_bits)
+    _check_int_tensor(q, "q")
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype: expected a floating-point torch.dtype, got {dtype!r}")
     return (q.to(torch.float64) * 2.0**-frac_bits).to(dtype)
 
 
 def is_on_grid(t: torch.Tensor, frac_bits: int = FRAC_BITS) -> bool:
     """Whether ``t`` converts to fixed point and back without any change."""
+    if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+        raise TypeError(f"t: expected a floating-point torch.Tensor, got {getattr(t, 'dtype', type(t).__name__)}")
     q = to_fixed(t, frac_bits)
     return bool(torch.equal(to_float(q, frac_bits, t.dtype), t.detach()))
 
 
 def floor_divmod(a: torch.Tensor, d: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``(a // d, a % d)`` for integer tensors, with floor division: ``0 <= a % d < d`` for ``d > 0``."""
+    _check_int_tensor(a, "a")
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise ValueError(f"d: expected a positive int, got {d!r}")
     q = torch.div(a, d, rounding_mode="floor")
     return q, a - q * d
 
 
 def check_no_overflow(q: torch.Tensor, name: str) -> torch.Tensor:
     """Raise ``OverflowError`` if a fixed-point integer tensor left the safe range."""
+    _check_int_tensor(q, "q")
     if q.numel() and int(q.abs().max()) >= _VALUE_BOUND:
-        raise OverflowError(f"{name}: fixed-point value overflow (|q| >= 2**62)")
+        raise FixedPointOverflow(f"{name}: fixed-point value overflow, got |q| >= 2**62")
     return q
 
 
 def rational(gamma: float, max_denominator: int = MAX_DENOMINATOR) -> Fraction:
     """The fraction n/d (d <= ``max_denominator``) closest to ``gamma`` that the exact mode multiplies by."""
+    if isinstance(gamma, bool) or not isinstance(gamma, (int, float, Fraction)) or not 0 <= gamma <= 1:
+        raise ValueError(f"gamma: expected a real number in [0, 1], got {gamma!r}")
+    if isinstance(max_denominator, bool) or not isinstance(max_denominator, int) or max_denominator < 1:
+        raise ValueError(f"max_denominator: expected a positive int, got {max_denominator!r}")
     return Fraction(gamma).limit_denominator(max_denominator)
 
 
@@ -117,9 +148,19 @@ class InformationBuffer:
     """
 
     def __init__(self, shape: torch.Size, ratio: Fraction, device: torch.device | str = "cpu"):
+        if not isinstance(shape, (tuple, list, torch.Size)) or not all(
+                isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+            raise ValueError(f"shape: expected a tuple of integers >= 0, got {shape!r}")
+        if isinstance(ratio, bool) or not isinstance(ratio, (Fraction, int)):
+            raise TypeError(f"ratio: expected a Fraction n/d (see rational()), got {type(ratio).__name__} {ratio!r}")
         if not 0 <= ratio <= 1:
             raise ValueError(f"ratio: expected a fraction in [0, 1], got {ratio}")
-        self.shape, self.device = torch.Size(shape), torch.device(device)
+        ratio = Fraction(ratio)
+        try:
+            device = torch.device(device)
+        except (RuntimeError, TypeError) as err:
+            raise ValueError(f"device: expected a torch device such as 'cpu' or 'cuda:0', got {device!r}") from err
+        self.shape, self.device = torch.Size(shape), device
         self.n, self.d = ratio.numerator, ratio.denominator
         self.limbs: list[torch.Tensor] = []
         self.opened_at: list[int] = []  # step index at which each limb was opened

@@ -226,6 +226,8 @@ def _check_functions(functions, name: str) -> nn.ModuleList:
     if isinstance(functions, nn.Module) and not isinstance(functions, (nn.Sequential, nn.ModuleList)):
         raise ValueError(f"{name}: expected a sequence of nn.Module (one per layer), got a single "
                          f"{type(functions).__name__}; repeat it ([f] * depth) to tie the weights")
+    if isinstance(functions, (str, bytes)) or not hasattr(functions, "__iter__"):
+        raise TypeError(f"{name}: expected a sequence of nn.Module (one per layer), got {type(functions).__name__}")
     functions = list(functions)
     if not functions or not all(isinstance(f, nn.Module) for f in functions):
         raise ValueError(f"{name}: expected a non-empty sequence of nn.Module, got "
@@ -233,7 +235,20 @@ def _check_functions(functions, name: str) -> nn.ModuleList:
     return nn.ModuleList(functions)
 
 
-def _check_state(x, v, exact: bool, frac_bits: int) -> None:
+def _expected_width(function) -> int | None:
+    """The input width of a residual function when it is readable (a leading ``nn.Linear``), else None."""
+    while True:
+        if isinstance(function, nn.Linear):
+            return function.in_features
+        if isinstance(function, ResidualBranch):
+            function = function.block
+        elif isinstance(function, nn.Sequential) and len(function):
+            function = function[0]
+        else:
+            return None
+
+
+def _check_state(x, v, exact: bool, frac_bits: int, functions=None) -> None:
     if not isinstance(x, torch.Tensor) or not torch.is_floating_point(x):
         raise ValueError(f"x: expected a floating-point torch tensor, got {type(x).__name__}"
                          f"{'' if not isinstance(x, torch.Tensor) else ' of dtype ' + str(x.dtype)}")
@@ -245,12 +260,24 @@ def _check_state(x, v, exact: bool, frac_bits: int) -> None:
         check_representable(x, "x", frac_bits)
         if v is not None:
             check_representable(v, "v", frac_bits)
+    else:  # the float mode would propagate nan/inf silently through every layer
+        for name, t in (("x", x), ("v", v)):
+            if t is not None and not bool(torch.isfinite(t).all()):
+                raise ValueError(f"{name}: expected finite values, got {int((~torch.isfinite(t)).sum())} "
+                                 f"non-finite entries")
+    width = None if not functions else _expected_width(functions[0])
+    if width is not None and (x.dim() == 0 or x.shape[-1] != width):
+        raise ValueError(f"x: expected {width} features in the last dimension (the first function's input), "
+                         f"got shape {tuple(x.shape)}")
 
 
 class _ReversibleStack(nn.Module):
     """Common machinery of :class:`MomentumResNet` and :class:`~dynkit.models.revnet.RevNet`."""
 
     def _setup(self, exact: bool, frac_bits: int, preserve_rng_state: bool) -> None:
+        for name, flag in (("exact", exact), ("preserve_rng_state", preserve_rng_state)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name}: expected a bool, got {flag!r}")
         self.exact = bool(exact)
         self.frac_bits = check_frac_bits(frac_bits)
         self.preserve_rng_state = bool(preserve_rng_state)
@@ -259,12 +286,15 @@ class _ReversibleStack(nn.Module):
     def _rule(self, kwargs: dict) -> _Rule:  # pragma: no cover - defined by subclasses
         raise NotImplementedError
 
+    def _first_functions(self) -> list:
+        return list(getattr(self, "functions", None) or getattr(self, "phi_functions", None) or [])
+
     def _initial_velocity(self, x: torch.Tensor) -> torch.Tensor:  # pragma: no cover
         raise NotImplementedError
 
     def forward(self, x: torch.Tensor, v: torch.Tensor | None = None, **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
         """Map ``(x_0, v_0)`` to ``(x_L, v_L)``; ``kwargs`` are passed to every block."""
-        _check_state(x, v, self.exact, self.frac_bits)
+        _check_state(x, v, self.exact, self.frac_bits, self._first_functions())
         if v is None:
             v = self._initial_velocity(x)
             _check_state(x, v, self.exact, self.frac_bits)
@@ -382,6 +412,8 @@ class ResidualBranch(nn.Module):
 
     def __init__(self, block: nn.Module):
         super().__init__()
+        if not isinstance(block, nn.Module):
+            raise TypeError(f"block: expected an nn.Module, got {type(block).__name__}")
         self.block = block
 
     def forward(self, x: torch.Tensor, **kwargs) -> torch.Tensor:
@@ -393,6 +425,8 @@ class MomentumStage(nn.Module):
 
     def __init__(self, momentum: MomentumResNet):
         super().__init__()
+        if not isinstance(momentum, MomentumResNet):
+            raise TypeError(f"momentum: expected a MomentumResNet, got {type(momentum).__name__}")
         self.momentum = momentum
 
     def forward(self, x: torch.Tensor, **kwargs) -> torch.Tensor:

@@ -40,6 +40,15 @@ class MomentumRule:
     second_moment: bool                              # keeps m_t (adam, rmsprop)
     schedule: Optional[Callable[[int, float, Optional[int]], float]] = None  # mu_t(t, mu, F), t = 1, 2, ...
 
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"name must be a non-empty str, got {self.name!r}")
+        for flag in ("velocity", "second_moment"):
+            if not isinstance(getattr(self, flag), bool):
+                raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
+        if self.schedule is not None and not callable(self.schedule):
+            raise TypeError(f"schedule must be a callable mu_t(t, mu, F) or None, got {type(self.schedule).__name__}")
+
 
 MOMENTUM_RULES = {
     "none": MomentumRule("none", False, False, lambda t, mu, F: 0.0),
@@ -149,8 +158,29 @@ class MomentumRNN(nn.Module):
         if not bool(torch.isfinite(x).all()):
             raise ValueError("x must be finite, got non-finite entries")
 
+    def _check_state(self, state, x: torch.Tensor) -> None:
+        if state is None:
+            return
+        if not isinstance(state, dict):
+            raise TypeError(f"state must be None or the dict a previous call returned, got {type(state).__name__}")
+        widths = {"h": self.hidden_size, "c": self.hidden_size, "v": self.W.out_features, "m": self.W.out_features}
+        for key, value in state.items():
+            if key == "t":
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise ValueError(f"state['t'] must be an integer >= 0, got {value!r}")
+            elif key in widths:
+                if not isinstance(value, torch.Tensor) or tuple(value.shape) != (x.shape[0], widths[key]):
+                    got = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+                    raise ValueError(f"state[{key!r}] must be a tensor of shape ({x.shape[0]}, {widths[key]}), "
+                                     f"got {got}")
+            else:
+                raise ValueError(f"state must have keys among ('h', 'c', 'v', 'm', 't'), got {key!r}")
+
     def forward(self, x: torch.Tensor, state: dict | None = None, return_states: bool = False):
         self._check_input(x)
+        if not isinstance(return_states, bool):
+            raise TypeError(f"return_states must be a bool, got {return_states!r}")
+        self._check_state(state, x)
         batch, steps, _ = x.shape
         H, G = self.hidden_size, CELLS[self.cell]
         zeros = x.new_zeros(batch, H)
@@ -200,6 +230,10 @@ class SequenceClassifier(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int, n_outputs: int, every_step: bool = False, **rnn):
         super().__init__()
+        if isinstance(n_outputs, bool) or not isinstance(n_outputs, int) or n_outputs < 1:
+            raise ValueError(f"n_outputs must be a positive integer, got {n_outputs!r}")
+        if not isinstance(every_step, bool):
+            raise TypeError(f"every_step must be a bool, got {every_step!r}")
         self.rnn = MomentumRNN(input_size, hidden_size, **rnn)
         self.head = nn.Linear(hidden_size, n_outputs)
         self.every_step = every_step

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .. import _checks as check
 from .ode_block import ODEBlock
 
 # ---------------------------------------------------------------------------------------------
@@ -37,12 +38,17 @@ class MLPField(nn.Module):
         super().__init__()
         _check_positive(in_dim=in_dim, hidden=hidden)
         out_dim = in_dim if out_dim is None else out_dim
+        _check_positive(out_dim=out_dim)
+        check.boolean(time, "time")
+        _check_callable(activation, "activation")
         extra = int(time)
         self.time, self.activation = time, activation
+        self.in_width, self.in_ndim = in_dim, 2  # what forward's h must have, checked by the models up front
         self.layers = nn.ModuleList([nn.Linear(in_dim + extra, hidden), nn.Linear(hidden + extra, hidden),
                                      nn.Linear(hidden + extra, out_dim)])
 
     def forward(self, t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        _check_field_input(self, h)
         for i, layer in enumerate(self.layers):
             if self.time:
                 h = torch.cat([h, t.expand(*h.shape[:-1], 1)], dim=-1)
@@ -64,8 +70,12 @@ class ConvField(nn.Module):
         super().__init__()
         _check_positive(in_channels=in_channels, hidden=hidden)
         out_channels = in_channels if out_channels is None else out_channels
+        _check_positive(out_channels=out_channels)
+        check.boolean(time, "time")
+        _check_callable(activation, "activation")
         extra = int(time)
         self.time, self.activation = time, activation
+        self.in_width, self.in_ndim = in_channels, 4
         self.layers = nn.ModuleList([
             nn.Conv2d(in_channels + extra, hidden, kernel_size=1),
             nn.Conv2d(hidden + extra, hidden, kernel_size=3, padding=1),
@@ -73,6 +83,7 @@ class ConvField(nn.Module):
         ])
 
     def forward(self, t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        _check_field_input(self, h)
         for i, layer in enumerate(self.layers):
             if self.time:
                 h = torch.cat([h, t.expand(h.shape[0], 1, *h.shape[2:])], dim=1)
@@ -89,11 +100,13 @@ class ConvInitial(nn.Module):
     def __init__(self, in_channels: int, out_channels: int, hidden: int):
         super().__init__()
         _check_positive(in_channels=in_channels, out_channels=out_channels, hidden=hidden)
+        self.in_width, self.in_ndim = in_channels, 4
         self.net = nn.Sequential(nn.Conv2d(in_channels, hidden, 1), nn.LeakyReLU(0.3),
                                  nn.Conv2d(hidden, hidden, 3, padding=1), nn.LeakyReLU(0.3),
                                  nn.Conv2d(hidden, out_channels, 1))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_field_input(self, x, "x")
         return self.net(x)
 
 
@@ -106,7 +119,9 @@ class ConstrainedScalar(nn.Module):
 
     def __init__(self, raw: float, transform: Callable[[torch.Tensor], torch.Tensor], learnable: bool = True):
         super().__init__()
-        value = torch.tensor(float(raw))
+        value = torch.tensor(check.real(raw, "raw"))
+        _check_callable(transform, "transform")
+        check.boolean(learnable, "learnable")
         if learnable:
             self.raw = nn.Parameter(value)
         else:
@@ -119,13 +134,16 @@ class ConstrainedScalar(nn.Module):
 
 def damping(omega: float = -3.0, epsilon: float = 1.0, learnable: bool = True) -> ConstrainedScalar:
     """``gamma = epsilon * sigmoid(omega)`` (Sect. 3.2.2 of the review); ``omega`` starts at -3 there."""
-    if not epsilon > 0:
-        raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
+    check.real(omega, "omega")
+    epsilon = check.real(epsilon, "epsilon", low=0.0, low_open=True)
+    check.boolean(learnable, "learnable")
     return ConstrainedScalar(omega, lambda w: epsilon * torch.sigmoid(w), learnable)
 
 
 def skip_coefficient(chi: float = 0.0, learnable: bool = True) -> ConstrainedScalar:
     """``xi = softplus(chi)`` of GHBNODE, Eq. (48); ``chi = 0`` gives ``xi = ln 2``."""
+    check.real(chi, "chi")
+    check.boolean(learnable, "learnable")
     return ConstrainedScalar(chi, F.softplus, learnable)
 
 
@@ -138,7 +156,11 @@ class FirstOrder(nn.Module):
 
     def __init__(self, field: nn.Module):
         super().__init__()
-        self.f = field
+        self.f = check.module(field, "field")
+
+    def state_width(self) -> int | None:
+        """Components of the state ``z`` along dim 1 that ``f`` accepts (None: unknown)."""
+        return getattr(self.f, "in_width", None)
 
     def forward(self, t, z):
         return self.f(t, z)
@@ -149,9 +171,13 @@ class SecondOrder(nn.Module):
 
     def __init__(self, field: nn.Module):
         super().__init__()
-        self.f = field
+        self.f = check.module(field, "field")
+
+    def state_width(self) -> int | None:
+        return getattr(self.f, "in_width", None)  # f sees the whole state [h, v]
 
     def forward(self, t, z):
+        _check_even(z)
         v = z.chunk(2, dim=1)[1]
         return torch.cat([v, self.f(t, z)], dim=1)
 
@@ -161,9 +187,14 @@ class HeavyBall(nn.Module):
 
     def __init__(self, field: nn.Module, gamma: ConstrainedScalar):
         super().__init__()
-        self.f, self.gamma = field, gamma
+        self.f, self.gamma = check.module(field, "field"), _check_scalar(gamma, "gamma")
+
+    def state_width(self) -> int | None:
+        width = getattr(self.f, "in_width", None)  # f sees the position h, half of z = [h, m]
+        return None if width is None else 2 * width
 
     def forward(self, t, z):
+        _check_even(z)
         h, m = z.chunk(2, dim=1)
         return torch.cat([m, -self.gamma() * m + self.f(t, h)], dim=1)
 
@@ -174,9 +205,16 @@ class GeneralizedHeavyBall(nn.Module):
     def __init__(self, field: nn.Module, gamma: ConstrainedScalar, xi: ConstrainedScalar,
                  activation: Callable[[torch.Tensor], torch.Tensor] = torch.tanh):
         super().__init__()
-        self.f, self.gamma, self.xi, self.activation = field, gamma, xi, activation
+        self.f = check.module(field, "field")
+        self.gamma, self.xi = _check_scalar(gamma, "gamma"), _check_scalar(xi, "xi")
+        self.activation = _check_callable(activation, "activation")
+
+    def state_width(self) -> int | None:
+        width = getattr(self.f, "in_width", None)
+        return None if width is None else 2 * width
 
     def forward(self, t, z):
+        _check_even(z)
         h, m = z.chunk(2, dim=1)
         return torch.cat([self.activation(m), -self.gamma() * m + self.f(t, h) - self.xi() * h], dim=1)
 
@@ -198,8 +236,10 @@ class _NeuralODE(nn.Module):
     def __init__(self, dynamics: nn.Module, *, augment_dim: int = 0, initial: nn.Module | None = None,
                  **block_options):
         super().__init__()
-        if not isinstance(augment_dim, int) or augment_dim < 0:
+        if isinstance(augment_dim, bool) or not isinstance(augment_dim, int) or augment_dim < 0:
             raise ValueError(f"augment_dim must be an integer >= 0, got {augment_dim!r}")
+        if initial is not None:
+            _check_callable(initial, "initial")
         self.augment_dim = augment_dim
         self.initial = initial
         self.block = ODEBlock(dynamics, **block_options)
@@ -210,8 +250,14 @@ class _NeuralODE(nn.Module):
         return self.block.field.field
 
     def initial_state(self, x: torch.Tensor) -> torch.Tensor:
+        check.tensor(x, "x", floating=True, finite=True)
         if x.dim() < 2:
             raise ValueError(f"x must have a batch and a feature/channel dimension, got shape {tuple(x.shape)}")
+        width = getattr(self.dynamics, "state_width", lambda: None)()
+        if width is not None and self.n_states * (x.shape[1] + self.augment_dim) != width:
+            expected = width // self.n_states - self.augment_dim
+            raise ValueError(f"x must have {expected} features/channels along dim 1 (the field's input width), "
+                             f"got shape {tuple(x.shape)}")
         extra = self.n_states * (x.shape[1] + self.augment_dim) - x.shape[1]
         if self.initial is None:
             rest = x.new_zeros(x.shape[0], extra, *x.shape[2:])
@@ -279,7 +325,7 @@ class HBNODE(_NeuralODE):
 
     def __init__(self, field: nn.Module, augment_dim: int = 0, initial: nn.Module | None = None, *,
                  omega: float = -3.0, epsilon: float = 1.0, learn_gamma: bool = True, **block_options):
-        gamma = damping(omega, epsilon, learn_gamma)
+        gamma = damping(omega, epsilon, check.boolean(learn_gamma, "learn_gamma"))
         super().__init__(HeavyBall(field, gamma), augment_dim=augment_dim, initial=initial, **block_options)
 
 
@@ -296,6 +342,8 @@ class GHBNODE(_NeuralODE):
                  omega: float = -3.0, epsilon: float = 1.0, learn_gamma: bool = True, chi: float = 0.0,
                  learn_xi: bool = True, activation: Callable[[torch.Tensor], torch.Tensor] = torch.tanh,
                  **block_options):
+        check.boolean(learn_gamma, "learn_gamma")
+        check.boolean(learn_xi, "learn_xi")
         dynamics = GeneralizedHeavyBall(field, damping(omega, epsilon, learn_gamma), skip_coefficient(chi, learn_xi),
                                         activation)
         super().__init__(dynamics, augment_dim=augment_dim, initial=initial, **block_options)
@@ -306,5 +354,33 @@ MODELS = {"node": NODE, "anode": ANODE, "sonode": SONODE, "hbnode": HBNODE, "ghb
 
 def _check_positive(**sizes) -> None:
     for name, value in sizes.items():
-        if not isinstance(value, int) or value < 1:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _check_callable(fn, name: str):
+    if not callable(fn):
+        raise TypeError(f"{name} must be callable, got {type(fn).__name__}")
+    return fn
+
+
+def _check_scalar(value, name: str):
+    if not isinstance(value, ConstrainedScalar):
+        raise TypeError(f"{name} must be a ConstrainedScalar (see damping, skip_coefficient), "
+                        f"got {type(value).__name__}")
+    return value
+
+
+def _check_even(z: torch.Tensor) -> None:
+    if z.dim() < 2 or z.shape[1] % 2:
+        raise ValueError(f"z must hold position and momentum halves along dim 1 (an even size), "
+                         f"got shape {tuple(z.shape)}")
+
+
+def _check_field_input(field: nn.Module, h, name: str = "h") -> None:
+    # images: (batch, C, H, W) with C channels; vectors: (..., features) with the features last
+    check.tensor(h, name, floating=True)
+    image = field.in_ndim == 4
+    if (h.dim() != 4 or h.shape[1] != field.in_width) if image else (h.dim() < 1 or h.shape[-1] != field.in_width):
+        shape = f"(batch, {field.in_width}, H, W)" if image else f"(..., {field.in_width})"
+        raise ValueError(f"{name} must have shape {shape}, got {tuple(h.shape)}")

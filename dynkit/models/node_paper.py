@@ -71,11 +71,21 @@ class Classifier(nn.Module):
 
     def __init__(self, ode: nn.Module, in_shape: tuple[int, ...], n_outputs: int):
         super().__init__()
+        if not isinstance(ode, nn.Module) or not isinstance(getattr(ode, "augment_dim", None), int):
+            raise TypeError(f"ode must be a neural ODE module (NODE, HBNODE, ...), got {type(ode).__name__}")
+        if not isinstance(in_shape, (tuple, list)) or not in_shape or not all(
+                isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in in_shape):
+            raise ValueError(f"in_shape must be a non-empty tuple of positive integers, got {in_shape!r}")
+        if isinstance(n_outputs, bool) or not isinstance(n_outputs, int) or n_outputs < 1:
+            raise ValueError(f"n_outputs must be a positive integer, got {n_outputs!r}")
         self.ode, self.in_shape = ode, tuple(in_shape)
         width = in_shape[0] + ode.augment_dim
         self.head = nn.Linear(width * math.prod(in_shape[1:]), n_outputs)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a torch.Tensor of shape (batch, {', '.join(map(str, self.in_shape))}), "
+                            f"got {type(x).__name__}")
         if tuple(x.shape[1:]) != self.in_shape:
             raise ValueError(f"x must have shape (batch, {', '.join(map(str, self.in_shape))}), "
                              f"got {tuple(x.shape)}")
@@ -147,4 +157,6 @@ def from_paper(model: str, task: str, **block_options) -> nn.Module:
 
 def count_parameters(module: nn.Module) -> int:
     """Number of trainable parameters."""
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
     return sum(p.numel() for p in module.parameters() if p.requires_grad)

@@ -1,6 +1,7 @@
 """One ODE block: integrate a right-hand side over [t0, t1] with torchdiffeq or :func:`dynkit.solve`."""
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import torch
@@ -9,6 +10,67 @@ from torch import nn
 from ..diagnostics.nfe import NFECounter
 
 SOLVERS = ("torchdiffeq", "dynkit")
+
+
+def solver_methods(solver: str) -> tuple[str, ...]:
+    """The method names ``solver`` can integrate with (torchdiffeq's own list, or :data:`dynkit.solvers.METHODS`)."""
+    if solver == "torchdiffeq":
+        try:
+            from torchdiffeq._impl.odeint import SOLVERS as TORCHDIFFEQ_METHODS
+        except ImportError:  # a torchdiffeq that moved its table: the names of torchdiffeq 0.2
+            TORCHDIFFEQ_METHODS = ("dopri8", "dopri5", "bosh3", "fehlberg2", "adaptive_heun", "euler", "midpoint",
+                                   "heun3", "rk4", "explicit_adams", "implicit_adams", "fixed_adams")
+        return tuple(m for m in TORCHDIFFEQ_METHODS if m != "scipy_solver")  # scipy_solver needs its own options
+    if solver == "dynkit":
+        from ..solvers import METHODS
+
+        return tuple(METHODS)
+    raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+
+
+def check_block_options(solver: str = "torchdiffeq", method: str = "dopri5", rtol: float = 1e-3, atol: float = 1e-3,
+                        step_size: float | None = None, t0: float = 0.0, t1: float = 1.0, adjoint: bool = False,
+                        **_) -> None:
+    """Validate :class:`ODEBlock` options before anything is built or trained (``ValueError``/``TypeError``).
+
+    ``method`` must be one the chosen ``solver`` knows (a dynkit fixed-step method needs ``step_size``);
+    tolerances finite and positive; ``t0``, ``t1`` finite numbers.
+    """
+    if not isinstance(solver, str):
+        raise TypeError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    if not isinstance(adjoint, bool):
+        raise TypeError(f"adjoint must be a bool, got {adjoint!r}")
+    if isinstance(method, str):
+        allowed = solver_methods(solver)
+        if method not in allowed:
+            raise ValueError(f"method must be one of {allowed} with solver={solver!r}, got {method!r}")
+        if solver == "dynkit" and step_size is None:
+            from ..solvers import METHODS
+
+            if not METHODS[method].adaptive:
+                raise ValueError(f"step_size is required by the fixed-step method {method!r} (solver='dynkit'), "
+                                 f"got None")
+    elif solver == "torchdiffeq":
+        raise TypeError(f"method must be a method name with solver='torchdiffeq', got {type(method).__name__}")
+    else:
+        from .. import solvers
+
+        kinds = tuple(getattr(solvers, k) for k in ("RungeKuttaTableau", "TwoStepRK") if hasattr(solvers, k))
+        if not isinstance(method, kinds):
+            raise TypeError(f"method must be a method name or a {' / '.join(k.__name__ for k in kinds)}, "
+                            f"got {type(method).__name__}")
+        if step_size is None and not getattr(method, "adaptive", True):
+            raise ValueError(f"step_size is required by the fixed-step method {getattr(method, 'name', method)!r}, "
+                             f"got None")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+            raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    for name, value in (("t0", t0), ("t1", t1)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if step_size is not None and (isinstance(step_size, bool) or not isinstance(step_size, (int, float))
+                                  or not 0 < abs(step_size) < math.inf):
+        raise ValueError(f"step_size must be a non-zero finite number or None, got {step_size!r}")
 
 
 class ODEBlock(nn.Module):
@@ -25,13 +87,15 @@ class ODEBlock(nn.Module):
         Integration interval (the review integrates over [0, 1] for classification).
     solver : {"torchdiffeq", "dynkit"}
         ``"torchdiffeq"`` uses ``torchdiffeq.odeint`` (or ``odeint_adjoint`` when ``adjoint``);
-        ``"dynkit"`` uses :func:`dynkit.solve` (discretise-then-optimise; no adjoint).
+        ``"dynkit"`` uses :func:`dynkit.solve` (discretise-then-optimise, or its continuous adjoint
+        :mod:`dynkit.solvers.adjoint` when ``adjoint``).
     method : str
         Integration method known to the chosen solver (``"dopri5"``, ``"rk4"``, ...).
     rtol, atol : float
         Tolerances of adaptive methods.
     adjoint : bool
-        Backpropagate by the adjoint ODE (torchdiffeq only).
+        Backpropagate by the adjoint ODE, solved backward with the same method (memory flat in the
+        number of steps); the block's parameters are those of ``dynamics``.
     step_size : float, optional
         Step of fixed-step methods.
     """
@@ -40,10 +104,11 @@ class ODEBlock(nn.Module):
                  method: str = "dopri5", rtol: float = 1e-3, atol: float = 1e-3, adjoint: bool = False,
                  step_size: float | None = None):
         super().__init__()
+        if not isinstance(dynamics, nn.Module):
+            raise TypeError(f"dynamics must be an nn.Module f(t, z), got {type(dynamics).__name__}")
+        check_block_options(solver, method, rtol, atol, step_size, t0, t1, adjoint)
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
-        if adjoint and solver != "torchdiffeq":
-            raise ValueError(f"adjoint=True needs solver='torchdiffeq', got solver={solver!r}")
         if not float(t1) != float(t0):
             raise ValueError(f"t1 must differ from t0, got t0={t0!r}, t1={t1!r}")
         for name, tol in (("rtol", rtol), ("atol", atol)):
@@ -57,12 +122,15 @@ class ODEBlock(nn.Module):
     def set_tolerance(self, rtol: float, atol: float | None = None) -> None:
         """Set ``rtol`` and ``atol`` (``atol = rtol`` when omitted, as in Fig. 11 of the review)."""
         atol = rtol if atol is None else atol
-        if not (rtol > 0 and atol > 0):
-            raise ValueError(f"rtol and atol must be positive, got rtol={rtol!r}, atol={atol!r}")
+        check_block_options(self.solver, self.method, rtol, atol)
         self.rtol, self.atol = float(rtol), float(atol)
 
     def forward(self, z0: torch.Tensor, times: Sequence[float] | torch.Tensor | None = None) -> torch.Tensor:
         """``z(t1)``, or when ``times`` is given (starting at ``t0``) the states at ``times`` stacked on dim 0."""
+        if not isinstance(z0, torch.Tensor) or not z0.is_floating_point():
+            raise TypeError(f"z0 must be a floating-point torch.Tensor, got {getattr(z0, 'dtype', type(z0).__name__)}")
+        if not bool(torch.isfinite(z0).all()):  # an adaptive solver would fail obscurely ("underflow in dt nan")
+            raise ValueError(f"z0 must be finite, got {int((~torch.isfinite(z0)).sum())} non-finite entries")
         if times is None:
             t = torch.tensor([self.t0, self.t1], dtype=z0.dtype, device=z0.device)
         else:
@@ -71,7 +139,7 @@ class ODEBlock(nn.Module):
             from ..solvers import solve
 
             ys = solve(self.field, z0, t, method=self.method, rtol=self.rtol, atol=self.atol,
-                       step_size=self.step_size).ys
+                       step_size=self.step_size, adjoint=self.adjoint).ys
         else:
             import torchdiffeq
 
@@ -91,6 +159,8 @@ class ODEBlock(nn.Module):
 
 def ode_blocks(module: nn.Module) -> list[ODEBlock]:
     """All :class:`ODEBlock` submodules of ``module``."""
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
     return [m for m in module.modules() if isinstance(m, ODEBlock)]
 
 

@@ -19,6 +19,7 @@ import math
 import torch
 from torch import nn
 
+from .. import _checks as check
 from .attention import _check_beta, adaptive_momentum, linear_attention, momentum_attention, softmax_attention
 
 ATTENTIONS = ("softmax", "linear", "momentum")
@@ -33,6 +34,10 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         if attention not in ATTENTIONS:
             raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
+        check.integer(d_model, "d_model", 1)
+        check.integer(heads, "heads", 1)
+        check.real(gamma, "gamma", low=0.0, low_open=True)
+        check.boolean(causal, "causal")
         if d_model % heads:
             raise ValueError(f"d_model must be divisible by heads, got d_model={d_model}, heads={heads}")
         self.attention, self.heads, self.causal = attention, heads, causal
@@ -42,6 +47,10 @@ class MultiHeadAttention(nn.Module):
         self.out = nn.Linear(d_model, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check.tensor(x, "x", ndim=3, floating=True, shape_hint="(batch, n, d_model)")
+        if x.shape[-1] != self.qkv.in_features:
+            raise ValueError(f"x must have d_model={self.qkv.in_features} features (last dimension), "
+                             f"got shape {tuple(x.shape)}")
         b, n, d = x.shape
         q, k, v = self.qkv(x).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
         if self.attention == "softmax":
@@ -63,6 +72,10 @@ class TransformerLayer(nn.Module):
         if connection not in CONNECTIONS:
             raise ValueError(f"connection must be one of {CONNECTIONS}, got {connection!r}")
         self.connection = connection
+        check.integer(d_ff, "d_ff", 1)
+        check.real(connection_step, "connection_step", low=0.0, low_open=True)
+        check.real(delta, "delta", low=0.0, high=1.0, low_open=True)
+        check.real(dropout, "dropout", low=0.0, high=1.0, high_open=True)
         self.connection_beta = _check_beta(connection_beta, "connection_beta")
         self.connection_step, self.delta = connection_step, delta
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
@@ -71,6 +84,10 @@ class TransformerLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, x_prev: torch.Tensor | None, attn_prev: torch.Tensor | None):
         """Returns ``(output, x, V_hat)``: the next layer's input, this layer's input and attention."""
+        check.tensor(x, "x", ndim=3, floating=True, shape_hint="(batch, n, d_model)")
+        if x.shape[-1] != self.norm1.normalized_shape[0]:
+            raise ValueError(f"x must have d_model={self.norm1.normalized_shape[0]} features (last dimension), "
+                             f"got shape {tuple(x.shape)}")
         a = self.attn(self.norm1(x))
         if self.connection == "residual":
             y = x + a
@@ -108,6 +125,10 @@ class MomentumTransformer(nn.Module):
                  connection: str = "residual", connection_beta: float = 0.99, connection_step: float = 1.0,
                  causal: bool = True, dropout: float = 0.0):
         super().__init__()
+        check.integer(vocab_size, "vocab_size", 1)
+        check.integer(max_length, "max_length", 1)
+        check.integer(layers, "layers", 1)
+        check.integer(d_model, "d_model", 1)
         self.embed = nn.Embedding(vocab_size, d_model)
         self.position = nn.Parameter(torch.randn(max_length, d_model) / math.sqrt(d_model))
         self.layers = nn.ModuleList(
@@ -118,8 +139,13 @@ class MomentumTransformer(nn.Module):
         self.head = nn.Linear(d_model, vocab_size)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        if tokens.dim() != 2 or tokens.shape[1] > self.position.shape[0]:
-            raise ValueError(f"tokens must have shape (batch, n) with n <= {self.position.shape[0]}, "
+        check.tensor(tokens, "tokens", ndim=2, floating=False, shape_hint="(batch, n)")
+        vocab = self.embed.num_embeddings
+        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
+            raise ValueError(f"tokens must be ids in [0, {vocab}) (vocab_size), got values in "
+                             f"[{int(tokens.min())}, {int(tokens.max())}]")
+        if tokens.dim() != 2 or not 0 < tokens.shape[1] <= self.position.shape[0]:
+            raise ValueError(f"tokens must have shape (batch, n) with 0 < n <= {self.position.shape[0]} (max_length), "
                              f"got {tuple(tokens.shape)}")
         x = self.embed(tokens) + self.position[: tokens.shape[1]]
         x_prev = attn_prev = None

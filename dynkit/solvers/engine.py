@@ -394,6 +394,8 @@ def solve(
     max_steps: int = 100_000,
     *,
     throw: bool = True,
+    adjoint: bool = False,
+    adjoint_params: Any = None,
 ) -> Solution:
     """Integrate ``dy/dt = f(t, y)`` from ``y(t[0]) = y0`` and return the states at the times ``t``.
 
@@ -424,6 +426,13 @@ def solve(
     throw : bool
         If False, a solver failure returns the partial :class:`Solution` with ``result`` set to
         the failure's code instead of raising.
+    adjoint : bool
+        Torch only: gradients by the continuous adjoint solved backward with the same method
+        (memory flat in the number of steps); see :mod:`dynkit.solvers.adjoint`. The solution's
+        ``backward_stats`` count the backward pass.
+    adjoint_params : sequence of tensors, optional
+        With ``adjoint=True``: the tensors ``f`` depends on that receive gradients (default: the
+        parameters of ``f`` when it is an ``nn.Module``).
 
     Returns
     -------
@@ -450,6 +459,12 @@ def solve(
     1993, Sects. II.4 (step-size control, initial step) and II.6 (dense output).
     """
     from . import METHODS  # late: the registry lives in the package's __init__
+
+    if adjoint or adjoint_params is not None:
+        from .adjoint import validated_adjoint_call
+
+        return validated_adjoint_call(f, y0, t, adjoint, adjoint_params, method=method, rtol=rtol, atol=atol,
+                                      step_size=step_size, max_steps=max_steps, throw=throw)
 
     method_obj = _validate_method(method, METHODS)
     y0 = _validate_state(y0)

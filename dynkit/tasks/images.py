@@ -8,28 +8,34 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .. import _checks as check
+
 FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
 _IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 
 
 def read_idx(path: str | Path) -> np.ndarray:
     """Read one IDX file (MNIST format, optionally gzipped) into a numpy array."""
-    path = Path(path)
+    path = check.existing_file(path, "path")
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rb") as fh:
         data = fh.read()
-    zero, dtype_code, ndim = struct.unpack(">HBB", data[:4])
-    if zero != 0 or dtype_code not in _IDX_DTYPES:
-        raise ValueError(f"path must be an IDX file, got a header {data[:4]!r} in {path}")
-    shape = struct.unpack(f">{ndim}I", data[4:4 + 4 * ndim])
-    return np.frombuffer(data, dtype=_IDX_DTYPES[dtype_code], offset=4 + 4 * ndim).reshape(shape)
+    try:
+        zero, dtype_code, ndim = struct.unpack(">HBB", data[:4])
+        if zero != 0 or dtype_code not in _IDX_DTYPES:
+            raise ValueError(f"a header {data[:4]!r}")
+        shape = struct.unpack(f">{ndim}I", data[4:4 + 4 * ndim])
+        return np.frombuffer(data, dtype=_IDX_DTYPES[dtype_code], offset=4 + 4 * ndim).reshape(shape)
+    except (struct.error, ValueError) as err:
+        raise ValueError(f"path must be an IDX file, got {str(path)!r} with {err}") from None
 
 
 def _find(directory: Path, stem: str) -> Path:
     for name in (stem, stem + ".gz", stem.replace("-idx", ".idx"), stem.replace("-idx", ".idx") + ".gz"):
         if (directory / name).exists():
             return directory / name
-    raise FileNotFoundError(f"no {stem}[.gz] in {directory} (install dataset-fashion-mnist, or pass directory=)")
+    raise ValueError(f"directory must hold {stem}[.gz], got {str(directory)!r} without it "
+                     f"(install dataset-fashion-mnist, or pass directory=)")
 
 
 def load_idx_images(directory: str | Path = FASHION_MNIST_DIR, *, n_train: int | None = None,
@@ -38,7 +44,10 @@ def load_idx_images(directory: str | Path = FASHION_MNIST_DIR, *, n_train: int |
 
     Images are float32 in [0, 1] with shape ``(N, 1, 28, 28)``; ``n_train``/``n_test`` keep the first N.
     """
-    directory = Path(directory)
+    directory = check.path(directory, "directory")
+    for name, n in (("n_train", n_train), ("n_test", n_test)):
+        if n is not None:
+            check.integer(n, name, 1)
     out = []
     for split in ("train", "t10k"):
         x = read_idx(_find(directory, f"{split}-images-idx3-ubyte"))
@@ -51,16 +60,16 @@ def load_idx_images(directory: str | Path = FASHION_MNIST_DIR, *, n_train: int |
 
 def fashion_mnist_available(directory: str | Path = FASHION_MNIST_DIR) -> bool:
     try:
-        _find(Path(directory), "train-images-idx3-ubyte")
-    except FileNotFoundError:
+        _find(check.path(directory, "directory"), "train-images-idx3-ubyte")
+    except ValueError:
         return False
     return True
 
 
 def load_digits_split(test_fraction: float = 0.25, seed: int = 0):
     """scikit-learn's 1797 8x8 digits, scaled to [0, 1], shape ``(N, 1, 8, 8)``, split by a seeded permutation."""
-    if not 0 < test_fraction < 1:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+    check.real(test_fraction, "test_fraction", low=0.0, high=1.0, low_open=True, high_open=True)
+    check.integer(seed, "seed", 0)
     from sklearn.datasets import load_digits
 
     digits = load_digits()

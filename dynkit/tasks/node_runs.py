@@ -7,6 +7,7 @@ and ends with exactly the metrics of an uninterrupted run with the same seed).
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -14,9 +15,11 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from .. import _checks as check
 from ..diagnostics.nfe import backward_nfe, forward_nfe, reset_nfe
-from ..io import write_json
+from ..io import check_writable_dir, write_json
 from ..models.node_paper import check_model_name, from_paper
+from ..models.ode_block import check_block_options
 from .training import fit
 
 TRAINING_TASKS = ("point_cloud", "digits", "fashion_mnist")
@@ -36,6 +39,14 @@ class TaskSettings:
     n_train_full: int | None = None
     n_test_full: int | None = None
 
+    def __post_init__(self):
+        for name in ("batch_size", "epochs", "epochs_full"):
+            check.integer(getattr(self, name), name, 1)
+        check.real(self.lr, "lr", low=0.0, low_open=True)
+        for name in ("n_train", "n_test", "n_train_full", "n_test_full"):
+            if getattr(self, name) is not None:
+                check.integer(getattr(self, name), name, 1)
+
 
 SETTINGS = {
     # Point cloud: Table 4 gives batch 50, lr 0.01 (120 points: 3 batches an epoch).
@@ -49,6 +60,12 @@ SETTINGS = {
 
 def load_task(task: str, *, seed: int = 0, full: bool = False):
     """(x_train, y_train, x_test, y_test) of ``task`` (the point cloud is its own test set, as in the review)."""
+    if task not in TRAINING_TASKS:
+        raise ValueError(f"task must be one of {TRAINING_TASKS}, got {task!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if not isinstance(full, bool):
+        raise TypeError(f"full must be a bool, got {full!r}")
     if task == "point_cloud":
         from .point_cloud import point_cloud
 
@@ -72,6 +89,15 @@ def load_task(task: str, *, seed: int = 0, full: bool = False):
 
 def loss_and_accuracy(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Binary (one logit, BCE) or multi-class (cross-entropy) loss and accuracy."""
+    check.tensor(logits, "logits", ndim=2, floating=True, finite=True, shape_hint="(batch, classes)")
+    check.tensor(y, "y", ndim=1, shape_hint="(batch,)")
+    if len(y) != len(logits):
+        raise ValueError(f"y must have one label per row of logits ({len(logits)}), got {len(y)}")
+    classes = max(logits.shape[-1], 2)
+    if y.is_floating_point() and logits.shape[-1] > 1:
+        raise TypeError(f"y must hold integer class labels, got dtype {y.dtype}")
+    if y.numel() and (int(y.min()) < 0 or int(y.max()) >= classes):
+        raise ValueError(f"y must be labels in [0, {classes}), got values in [{int(y.min())}, {int(y.max())}]")
     if logits.shape[-1] == 1:
         logits = logits.squeeze(-1)
         return F.binary_cross_entropy_with_logits(logits, y.float()), ((logits > 0).long() == y.long()).float().mean()
@@ -80,6 +106,8 @@ def loss_and_accuracy(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tens
 
 def batches_of(x: torch.Tensor, y: torch.Tensor, batch_size: int):
     """``batches(generator)`` for :func:`fit`: a seeded shuffle, then consecutive batches."""
+    _check_data(x, y)
+    check.integer(batch_size, "batch_size", 1)
     def batches(generator: torch.Generator):
         order = torch.randperm(len(y), generator=generator, device=generator.device).to(y.device)
         for i in range(0, len(y), batch_size):
@@ -94,6 +122,10 @@ def nfe_step(model: torch.nn.Module, batch) -> tuple[torch.Tensor, dict]:
     The backward NFE has to be read right after ``loss.backward()``, so this step differentiates
     the loss itself: pass it to :func:`fit` with ``backward=False``.
     """
+    check.module(model, "model")
+    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+        raise ValueError(f"batch must be a pair (x, y), got {type(batch).__name__} of length "
+                         f"{len(batch) if hasattr(batch, '__len__') else '?'}")
     x, y = batch
     start = time.perf_counter()
     reset_nfe(model)
@@ -105,7 +137,17 @@ def nfe_step(model: torch.nn.Module, batch) -> tuple[torch.Tensor, dict]:
     return loss, metrics
 
 
+def _check_data(x, y) -> None:
+    check.tensor(x, "x")
+    check.tensor(y, "y", ndim=1)
+    if len(x) != len(y) or len(y) == 0:
+        raise ValueError(f"x and y must hold the same, positive number of samples, got {len(x)} and {len(y)}")
+
+
 def evaluator(x: torch.Tensor, y: torch.Tensor, batch_size: int = 256):
+    """``evaluate(model)`` for :func:`fit`: test loss, accuracy and forward NFE over ``(x, y)``."""
+    _check_data(x, y)
+    check.integer(batch_size, "batch_size", 1)
     def evaluate(model: torch.nn.Module) -> dict:
         total_loss = total_correct = nfe = 0.0
         n_batches = 0
@@ -175,35 +217,53 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
     epochs = (settings.epochs_full if full else settings.epochs) if epochs is None else epochs
     if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
         raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    for flag, value in (("resume", resume), ("quiet", quiet), ("full", full)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{flag} must be a bool, got {value!r}")
+    if adjoint is not None and not isinstance(adjoint, bool):
+        raise TypeError(f"adjoint must be a bool or None, got {adjoint!r}")
     if resume and out is None:
-        raise ValueError("resume=True needs out (the folder holding checkpoint.pt)")
-    if tol is not None and not tol > 0:
-        raise ValueError(f"tol must be positive, got {tol!r}")
+        raise ValueError("resume=True needs out (the folder holding checkpoint.pt), got out=None")
+    if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 < tol < 1):
+        raise ValueError(f"tol must be a number in (0, 1), got {tol!r}")
+    if lr is not None and (isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < math.inf):
+        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     adjoint = (solver == "torchdiffeq") if adjoint is None else adjoint
+    options = {"solver": solver, "method": method, "adjoint": adjoint}
+    if tol is not None:
+        options.update(rtol=tol, atol=tol)
+    check_block_options(**options)  # an unknown solver or method fails here, before any data or training
+    if out is not None:
+        check_writable_dir(out, "out")
     config = {"model": name, "task": task, "epochs": epochs, "seed": seed, "method": method, "tol": tol,
               "solver": solver, "adjoint": adjoint, "full": full,
               "lr": lr or settings.lr, "batch_size": batch_size or settings.batch_size, "settings": asdict(settings)}
     device = torch.device(device)
     x_train, y_train, x_test, y_test = (a.to(device) for a in load_task(task, seed=seed, full=full))
     torch.manual_seed(seed)
-    options = {"solver": solver, "method": method, "adjoint": adjoint}
-    if tol is not None:
-        options.update(rtol=tol, atol=tol)
     net = from_paper(name, task, **options).to(device)
     config["tol"] = net.ode.block.rtol
     if tuple(x_train.shape[1:]) != net.in_shape:
         raise ValueError(f"task {task!r} gives inputs of shape {tuple(x_train.shape[1:])}, "
                          f"model expects {net.in_shape}")
+    # every option that changes the numbers, and the data it trains on: a resume must match all of them
+    manifest = {**{k: v for k, v in config.items() if k != "epochs"}, "kind": "neural_ode",
+                "n_train": len(y_train), "n_test": len(y_test)}
     optimizer = torch.optim.Adam(net.parameters(), lr=config["lr"])
     history = fit(net, optimizer, batches_of(x_train, y_train, config["batch_size"]), nfe_step, epochs, seed=seed,
                   evaluate=evaluator(x_test, y_test), checkpoint_dir=out, resume=resume, progress=not quiet,
-                  description=f"{name}/{task}", backward=False)  # nfe_step differentiates itself
+                  description=f"{name}/{task}", backward=False,  # nfe_step differentiates itself
+                  manifest=manifest)
     from ..models.node_paper import count_parameters
 
     result = {"model": name, "task": task, "final": history.epochs[-1], "history": history.epochs,
               "n_parameters": count_parameters(net), "config": config}
     if out is not None:
-        write_json(Path(out) / RESULT_NAME, result)
+        write_json(Path(out) / RESULT_NAME, result, option="out")
     if not quiet:
         final = result["final"]
         print(f"{name}/{task}: test_acc={final['test_acc']:.4f} forward_nfe={final['forward_nfe']:.1f} "

@@ -5,6 +5,8 @@ import math
 
 import torch
 
+from .. import _checks as check
+
 
 def _uniform_annulus(n: int, r_min: float, r_max: float, generator: torch.Generator) -> torch.Tensor:
     # uniform in area: r = sqrt(U (r_max^2 - r_min^2) + r_min^2)
@@ -18,6 +20,12 @@ def point_cloud(n_inner: int = 40, n_outer: int = 80, *, inner_radius: float = 0
                 outer_radii: tuple[float, float] = (0.85, 1.0), seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """``n_inner`` points uniform in ``|r| < inner_radius`` (label 0) and ``n_outer`` uniform in the annulus
     ``outer_radii`` (label 1); the review uses 40 and 80 points, radii 0.5 and (0.85, 1.0)."""
+    check.real(inner_radius, "inner_radius", low=0.0, low_open=True)
+    if not isinstance(outer_radii, (tuple, list)) or len(outer_radii) != 2:
+        raise ValueError(f"outer_radii must be a pair (r_min, r_max), got {outer_radii!r}")
+    for r in outer_radii:
+        check.real(r, "outer_radii")
+    check.integer(seed, "seed", 0)
     if not (0 < inner_radius < outer_radii[0] < outer_radii[1]):
         raise ValueError(f"need 0 < inner_radius < outer_radii[0] < outer_radii[1], got {inner_radius}, {outer_radii}")
     for name, n in (("n_inner", n_inner), ("n_outer", n_outer)):

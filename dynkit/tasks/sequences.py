@@ -10,6 +10,21 @@ import numpy as np
 import torch
 
 
+def _seed(seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    return int(seed)
+
+
+def _tensors(record, **expected) -> None:
+    for name, kind in expected.items():
+        value = getattr(record, name)
+        if kind == "tensor_or_none" and value is None:
+            continue
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+
+
 def _positive_int(value, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
@@ -32,6 +47,11 @@ class CopyData:
     vocab_size: int
     pad: int
 
+    def __post_init__(self):
+        _tensors(self, tokens=1, inputs=1, targets=1, mask=1)
+        _positive_int(self.vocab_size, "vocab_size", 2)
+        _positive_int(self.pad, "pad", 0)
+
 
 def copy_task(n: int, max_length: int = 128, symbols: int = 10, *, seed: int = 0,
               fixed_length: bool = False) -> CopyData:
@@ -43,7 +63,9 @@ def copy_task(n: int, max_length: int = 128, symbols: int = 10, *, seed: int = 0
     n = _positive_int(n, "n")
     max_length = _positive_int(max_length, "max_length", 4)
     symbols = _positive_int(symbols, "symbols")
-    rng = np.random.default_rng(seed)
+    if not isinstance(fixed_length, bool):
+        raise TypeError(f"fixed_length must be a bool, got {fixed_length!r}")
+    rng = np.random.default_rng(_seed(seed))
     longest = (max_length - 2) // 2
     pad = symbols + 1
     tokens = np.full((n, max_length), pad, dtype=np.int64)
@@ -65,7 +87,7 @@ def adding_task(n: int, length: int, *, seed: int = 0) -> tuple[torch.Tensor, to
     """
     n = _positive_int(n, "n")
     length = _positive_int(length, "length", 2)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_seed(seed))
     values = rng.random((n, length))
     half = length // 2
     first = rng.integers(0, half, size=n)
@@ -88,6 +110,13 @@ class DigitSequences:
     y_test: torch.Tensor
     permutation: torch.Tensor | None
 
+    def __post_init__(self):
+        _tensors(self, x_train=1, y_train=1, x_test=1, y_test=1, permutation="tensor_or_none")
+        for x, y in (("x_train", "y_train"), ("x_test", "y_test")):
+            if len(getattr(self, x)) != len(getattr(self, y)):
+                raise ValueError(f"{x} and {y} must have the same length, got {len(getattr(self, x))} and "
+                                 f"{len(getattr(self, y))}")
+
 
 def digit_sequences(permuted: bool = False, *, seed: int = 0, test_fraction: float = 0.25) -> DigitSequences:
     """scikit-learn's ``load_digits`` (1797 images, offline) as sequences of 64 pixels, row by row.
@@ -95,8 +124,11 @@ def digit_sequences(permuted: bool = False, *, seed: int = 0, test_fraction: flo
     ``permuted=True`` applies one fixed pixel permutation drawn from ``seed`` to every image (the PMNIST
     protocol of MomentumRNN Sect. 3.1, at 8x8). The train/test split is stratified and seeded.
     """
-    if not 0.0 < test_fraction < 1.0:
+    if isinstance(test_fraction, bool) or not isinstance(test_fraction, (int, float)) or not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must lie in (0, 1), got {test_fraction!r}")
+    if not isinstance(permuted, bool):
+        raise TypeError(f"permuted must be a bool, got {permuted!r}")
+    _seed(seed)
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _checks as check
+
 
 @dataclass(frozen=True)
 class Multisine:
@@ -20,13 +22,32 @@ class Multisine:
     phases: np.ndarray
     amplitude: float
 
+    def __post_init__(self):
+        for name in ("frequencies", "phases"):
+            value = getattr(self, name)
+            if not isinstance(value, np.ndarray) or value.ndim != 1 or not np.all(np.isfinite(value)):
+                raise ValueError(f"{name} must be a 1-D array of finite numbers, got {value!r:.80}")
+        if self.frequencies.shape != self.phases.shape:
+            raise ValueError(f"phases must match frequencies in length, got {len(self.phases)} and "
+                             f"{len(self.frequencies)}")
+        check.real(self.amplitude, "amplitude")
+
     @classmethod
     def random(cls, n: int = 8, max_frequency: float = 1.5, amplitude: float = 0.5, seed: int = 0) -> "Multisine":
+        check.integer(n, "n", 1)
+        check.real(max_frequency, "max_frequency", low=0.05, low_open=True)
+        check.real(amplitude, "amplitude")
+        check.integer(seed, "seed", 0)
         rng = np.random.default_rng(seed)
         return cls(np.sort(rng.uniform(0.05, max_frequency, n)), rng.uniform(0, 2 * np.pi, n), float(amplitude))
 
     def __call__(self, t):
-        t = np.asarray(t, dtype=np.float64)
+        try:
+            t = np.asarray(t, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"t must be a number or an array of numbers, got {t!r:.80}") from None
+        if not np.all(np.isfinite(t)):
+            raise ValueError(f"t must be finite, got {t!r:.80}")
         waves = np.sin(np.multiply.outer(t, self.frequencies) + self.phases)
         return self.amplitude * waves.sum(-1) / np.sqrt(len(self.frequencies))
 
@@ -36,8 +57,11 @@ def silverbox(t_end: float = 200.0, n_points: int = 2001, *, omega: float = 1.0,
     """Simulate the Duffing oscillator from rest; returns ``(t, u, y, input)`` with ``input`` the multisine."""
     from ..solvers import solve
 
-    if not (t_end > 0 and n_points >= 2):
-        raise ValueError(f"need t_end > 0 and n_points >= 2, got t_end={t_end!r}, n_points={n_points!r}")
+    check.real(t_end, "t_end", low=0.0, low_open=True)
+    check.integer(n_points, "n_points", 2)
+    for name, value in (("omega", omega), ("zeta", zeta), ("cubic", cubic), ("gain", gain)):
+        check.real(value, name)
+    check.integer(seed, "seed", 0)
     u = Multisine.random(seed=seed)
     t = np.linspace(0.0, t_end, n_points)
 

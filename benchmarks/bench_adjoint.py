@@ -1,0 +1,122 @@
+"""Peak memory of a gradient through ``dk.solve`` vs the number of steps: adjoint vs backprop-through-solve.
+
+Issue 13 §5: the continuous adjoint (``adjoint=True``) keeps no graph of the steps, so its memory
+should be flat in the number of steps, while backprop through the solve stores every stage.
+
+Method (as :mod:`benchmarks.bench_momres_memory`): each (mode, steps) runs in a fresh subprocess with
+glibc's mmap threshold at 64 KiB, so freed state-sized tensors go back to the OS; after one warm-up
+gradient the peak-RSS counter is reset and a second gradient (solve, loss, backward) runs; we report
+``VmHWM - VmRSS``, the step's peak resident memory above what was resident before it. The field is an
+MLP (batch 256 × 16, width 64, float32), rk4 with a fixed step on [0, 1]; the step count is set by
+the step size. Also printed: the gradients' agreement (adjoint vs backprop) and the time of each.
+
+Goals: flat memory, measured as the adjoint's peak growth from the fewest to the most steps over
+backprop's growth on the same range, <= 0.01 (the absolute adjoint peaks are a fraction of a MiB, at
+the resolution of the RSS counter, so their own ratio is printed but is not the verdict); and
+adjoint / backprop peak at the most steps <= 0.5.
+
+    python -m benchmarks.bench_adjoint [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from benchmarks._goals import check_goal, record
+from benchmarks.bench_momres_memory import _status_kib
+
+BATCH, DIM, WIDTH = 256, 16, 64
+
+
+def _worker(mode: str, steps: int) -> dict:
+    import torch
+
+    import dynkit as dk
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(DIM, WIDTH), torch.nn.Tanh(), torch.nn.Linear(WIDTH, DIM))
+
+    class Field(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = net
+
+        def forward(self, t, y):
+            return self.net(y)
+
+    field = Field()
+    y0 = torch.randn(BATCH, DIM)
+
+    def gradient():
+        field.zero_grad(set_to_none=True)
+        sol = dk.solve(field, y0, [0.0, 1.0], method="rk4", step_size=1.0 / steps, adjoint=(mode == "adjoint"))
+        sol.ys[-1].pow(2).sum().backward()
+        return torch.cat([p.grad.reshape(-1) for p in field.parameters()])
+
+    gradient()
+    before = _status_kib("VmRSS")
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")  # reset VmHWM to the current RSS
+    start = time.perf_counter()
+    grad = gradient()
+    seconds = time.perf_counter() - start
+    peak = _status_kib("VmHWM")
+    return {"mode": mode, "steps": steps, "peak_mib": (peak - before) / 1024, "seconds": seconds,
+            "grad": grad[:64].tolist(), "state_mib": BATCH * DIM * 4 / 2**20}
+
+
+def measure(mode: str, steps: int) -> dict:
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_adjoint", "--worker", mode, str(steps)],
+                         capture_output=True, text=True, env=env, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{mode} with {steps} steps failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="steps 25, 100, 400 only")
+    parser.add_argument("--worker", nargs=2, metavar=("MODE", "STEPS"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(_worker(args.worker[0], int(args.worker[1]))))
+        return {}
+    steps_list = (25, 100, 400) if args.quick else (25, 100, 400, 1600)
+    print(f"rk4 on [0, 1], MLP field batch {BATCH} x {DIM}, width {WIDTH}, float32 "
+          f"(one state = {BATCH * DIM * 4 / 2**20:.3f} MiB); peak RSS of one gradient above its start")
+    print(f"{'steps':>6} {'adjoint MiB':>12} {'backprop MiB':>13} {'adjoint s':>10} {'backprop s':>11} "
+          f"{'grad rel. diff':>15}")
+    rows = []
+    for steps in steps_list:
+        adj, bp = measure("adjoint", steps), measure("backprop", steps)
+        diff = sum((a - b) ** 2 for a, b in zip(adj["grad"], bp["grad"])) ** 0.5 / \
+            max(sum(b * b for b in bp["grad"]) ** 0.5, 1e-30)
+        rows.append(dict(steps=steps, adjoint_peak_mib=adj["peak_mib"], backprop_peak_mib=bp["peak_mib"],
+                         adjoint_seconds=adj["seconds"], backprop_seconds=bp["seconds"], grad_rel_diff=diff))
+        print(f"{steps:>6} {adj['peak_mib']:>12.2f} {bp['peak_mib']:>13.2f} {adj['seconds']:>10.3f} "
+              f"{bp['seconds']:>11.3f} {diff:>15.2e}", flush=True)
+    first, last = rows[0], rows[-1]
+    growth = (last["adjoint_peak_mib"] - first["adjoint_peak_mib"]) / \
+        (last["backprop_peak_mib"] - first["backprop_peak_mib"])
+    print(f"adjoint peak {first['adjoint_peak_mib']:.2f} -> {last['adjoint_peak_mib']:.2f} MiB, backprop "
+          f"{first['backprop_peak_mib']:.2f} -> {last['backprop_peak_mib']:.2f} MiB from {first['steps']} to "
+          f"{last['steps']} steps")
+    goals = [
+        check_goal(f"adjoint / backprop peak-memory growth, {first['steps']} -> {last['steps']} steps", growth, 0.01,
+                   note="flat in the number of steps"),
+        check_goal(f"adjoint / backprop peak memory at {last['steps']} steps",
+                   last["adjoint_peak_mib"] / max(last["backprop_peak_mib"], 1e-3), 0.5),
+    ]
+    data = {"rows": rows, "batch": BATCH, "dim": DIM, "width": WIDTH, "quick": args.quick}
+    record("bench_adjoint", data, goals, argv=["bench_adjoint", *(["--quick"] if args.quick else [])])
+    return data
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+"""Gradients of a torch solve by the continuous adjoint (optimise-then-discretise), with any dynkit method.
+
+For ``dy/dt = f(t, y; θ)`` and a loss ``L(y(t_0), …, y(t_N))`` the adjoint ``a(t) = ∂L/∂y(t)`` and the
+parameter gradient ``g(t)`` obey, backward in time (Chen et al. 2018, Eqs. (4)-(5) and Alg. 1;
+the review's Eqs. (13)-(15)),
+
+.. math::
+
+    \\frac{dy}{dt} = f(t, y), \\qquad \\frac{da}{dt} = -a^\\top \\frac{\\partial f}{\\partial y}, \\qquad
+    \\frac{dg}{dt} = -a^\\top \\frac{\\partial f}{\\partial θ},
+
+from ``a(t_N) = ∂L/∂y_N``, ``g(t_N) = 0``; at each earlier output time ``a`` jumps by ``∂L/∂y_i``.
+Then ``∂L/∂y_0 = a(t_0)`` and ``∂L/∂θ = g(t_0)``. Output times do not move the trajectory, so
+``∂L/∂t_i = ∂L/∂y_i · f(t_i, y_i)`` for ``i ≥ 1``, while moving the start moves everything after it:
+``∂L/∂t_0 = -a_+(t_0) · f(t_0, y_0)`` with ``a_+`` the adjoint before the jump of ``∂L/∂y_0``.
+
+The augmented system ``(y, a, g)`` is one flat tensor solved by :func:`dynkit.solve` itself, so every
+method (adaptive pairs, fixed-step RK, the two-step ARK methods) has an adjoint. The forward and
+backward solves keep no autograd graph: memory is that of a few augmented states, whatever the
+number of steps. ``y`` restarts at each output time from the forward solution (no drift of the
+backward reconstruction across intervals).
+
+Counting evaluations: ``sol.stats.nfe`` counts the forward calls of ``f``; after ``backward``,
+``sol.backward_stats.nfe`` counts the calls of ``f`` in the backward pass. Each evaluation of the
+augmented field is one call of ``f`` plus one vector-Jacobian product through its output, so an
+:class:`~dynkit.diagnostics.NFECounter` wrapping ``f`` sees ``vjps == backward_stats.nfe -
+backward_stats.time_calls``, where ``time_calls`` (``len(t)`` calls without a product) are the
+evaluations ``f(t_i, y_i)`` needed only when ``t`` requires a gradient.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .backend import is_torch
+from .engine import Solution, SolverStats, solve
+
+
+@dataclass
+class BackwardStats(SolverStats):
+    """Work of the backward pass, summed over the backward solves between output times.
+
+    ``nfe`` counts every call of ``f`` (each with one VJP, except the ``time_calls`` evaluations
+    for time gradients); ``n_steps``, ``n_accepted``, ``n_rejected`` are those of the augmented solves.
+    """
+
+    time_calls: int = 0
+
+    def as_dict(self) -> dict:
+        return {**super().as_dict(), "time_calls": self.time_calls}
+
+
+@dataclass
+class AdjointSolution(Solution):
+    """A :class:`Solution` whose ``ys`` backpropagate by the adjoint; ``backward_stats`` fills in on ``backward``."""
+
+    backward_stats: BackwardStats = field(default_factory=BackwardStats)
+
+
+def validated_adjoint_call(f: Callable, y0: Any, t: Any, adjoint: Any, adjoint_params: Any,
+                           **options) -> AdjointSolution:
+    """Check ``solve``'s ``adjoint`` / ``adjoint_params`` arguments, then :func:`solve_adjoint`."""
+    if not isinstance(adjoint, (bool, np.bool_)):
+        raise TypeError(f"adjoint must be True or False, got {adjoint!r}")
+    if not adjoint:
+        raise ValueError("adjoint_params is only used with adjoint=True, got adjoint=False "
+                         "(autograd through the solve differentiates every tensor f uses)")
+    return solve_adjoint(f, y0, t, adjoint_params=adjoint_params, **options)
+
+
+def solve_adjoint(f: Callable, y0: Any, t: Any, *, adjoint_params: Sequence[Any] | None = None,
+                  **options) -> AdjointSolution:
+    """:func:`dynkit.solve` with gradients by the continuous adjoint (called by ``solve(..., adjoint=True)``).
+
+    Parameters
+    ----------
+    f : callable or torch.nn.Module
+        The vector field. When it is a module, its parameters that require grad receive gradients.
+    y0 : torch.Tensor
+        Initial state (numpy states have no autograd: a ValueError names ``adjoint``).
+    t : 1-D tensor or array-like
+        Output times; a tensor that requires grad receives ``∂L/∂t``.
+    adjoint_params : sequence of tensors, optional
+        The tensors ``f`` depends on that should receive gradients (replaces the module's parameters;
+        required when ``f`` is a plain function closing over tensors).
+    **options
+        ``method``, ``rtol``, ``atol``, ``step_size``, ``max_steps``, ``throw``: used by the forward
+        solve and, with the step reversed, by every backward solve.
+    """
+    import torch
+
+    if not is_torch(y0):
+        raise ValueError(f"adjoint=True needs a torch tensor y0 (numpy solves have no autograd), "
+                         f"got {type(y0).__name__}")
+    if adjoint_params is None:
+        params = tuple(p for p in f.parameters() if p.requires_grad) if isinstance(f, torch.nn.Module) else ()
+    else:
+        if isinstance(adjoint_params, torch.Tensor):
+            adjoint_params = (adjoint_params,)
+        params = tuple(adjoint_params)
+        bad = [type(p).__name__ for p in params if not isinstance(p, torch.Tensor)]
+        if bad:
+            raise TypeError(f"adjoint_params must be a sequence of torch tensors, got elements of type {bad}")
+    t_in = t if is_torch(t) else torch.as_tensor(np.asarray(t, dtype=np.float64), dtype=y0.dtype,
+                                                 device=y0.device)
+    holder: dict = {}
+    ys = _AdjointFunction.apply(f, options, holder, y0, t_in, *params)
+    forward = holder["solution"]
+    values = {fl.name: getattr(forward, fl.name) for fl in fields(forward)}
+    values["ys"] = ys
+    solution = AdjointSolution(**values)
+    holder["backward_stats"] = solution.backward_stats
+    return solution
+
+
+def _adjoint_options(options: dict, shape, n_params: int) -> dict:
+    """The backward solves' options: same method and tolerances, the step reversed.
+
+    An ``atol`` per state component applies to ``y`` and to ``a``; the parameter gradients get its
+    smallest value.
+    """
+    import torch
+
+    backward = {k: v for k, v in options.items() if k != "throw"}
+    if backward.get("step_size") is not None:
+        backward["step_size"] = -float(backward["step_size"])
+    atol = backward.get("atol")
+    if atol is not None and np.ndim(atol) > 0:
+        atol = torch.as_tensor(np.asarray(atol.detach().cpu() if is_torch(atol) else atol, dtype=np.float64))
+        per_state = torch.broadcast_to(atol, shape).reshape(-1)
+        backward["atol"] = torch.cat([per_state, per_state, atol.min().expand(n_params)]).numpy()
+    return backward
+
+
+class _AdjointFunction:
+    """``torch.autograd.Function`` (built lazily: numpy-only users never import torch)."""
+
+    _cls = None
+
+    @classmethod
+    def apply(cls, *args):
+        if cls._cls is None:
+            cls._cls = _make_function()
+        return cls._cls.apply(*args)
+
+
+def _make_function():
+    import torch
+
+    class AdjointFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, f, options, holder, y0, t, *params):
+            with torch.no_grad():
+                sol = solve(f, y0, t.detach(), **options)
+            holder["solution"] = sol
+            ctx.f, ctx.options, ctx.holder, ctx.forward_solution = f, options, holder, sol
+            ctx.save_for_backward(t, sol.ys, *params)
+            return sol.ys
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, grad_ys):
+            t, ys, *params = ctx.saved_tensors
+            f, stats = ctx.f, ctx.holder.get("backward_stats") or BackwardStats()
+            ctx.holder["backward_stats"] = stats
+            grads = _backward_pass(f, ys, t, params, grad_ys, ctx.options, ctx.forward_solution,
+                                   stats, need_t=ctx.needs_input_grad[4])
+            grad_y0, grad_t, grad_params = grads
+            return (None, None, None, grad_y0, grad_t, *grad_params)
+
+    return AdjointFunction
+
+
+def _augmented_field(f, params, shape, dtype):
+    """The backward field of ``z = (y, a, g)`` flattened: ``(f, -a^T f_y, -a^T f_θ)``; one call of f, one VJP."""
+    import torch
+
+    n_y = int(np.prod(shape))
+    sizes = [p.numel() for p in params]
+
+    def augmented(tt, z):
+        with torch.enable_grad():
+            y = z[:n_y].view(shape).detach().requires_grad_(True)
+            a = z[n_y: 2 * n_y].view(shape)
+            fy = f(tt, y)
+            vjps = torch.autograd.grad(fy, (y, *params), -a, allow_unused=True)
+        parts = [fy.detach().reshape(-1)]
+        parts += [torch.zeros(n, dtype=dtype, device=z.device) if v is None else v.reshape(-1).to(dtype)
+                  for v, n in zip(vjps, [n_y, *sizes])]
+        return torch.cat(parts)
+
+    return augmented
+
+
+def _backward_pass(f, ys, t, params, grad_ys, options, forward: Solution, stats: BackwardStats, need_t: bool):
+    import torch
+
+    n_out = ys.shape[0]  # fewer than len(t) when a failed forward solve returned a partial solution
+    shape, dtype = ys.shape[1:], ys.dtype
+    n_y = int(np.prod(shape))
+    sizes = [p.numel() for p in params]
+    t_values = t.detach().to(torch.float64).cpu().numpy()
+
+    augmented = _augmented_field(f, params, shape, dtype)
+
+    def f_at(i):
+        stats.nfe += 1
+        stats.time_calls += 1
+        with torch.no_grad():
+            return f(torch.as_tensor(t_values[i], dtype=dtype, device=ys.device), ys[i])
+
+    grad_t = torch.zeros(len(t_values), dtype=dtype, device=ys.device) if need_t else None
+    a = grad_ys[n_out - 1].detach().clone()
+    g = torch.zeros(sum(sizes), dtype=dtype, device=ys.device)
+    backward_options = _adjoint_options(options, shape, sum(sizes))
+    with torch.no_grad():
+        for i in range(n_out - 1, 0, -1):
+            if need_t:
+                grad_t[i] = (grad_ys[i] * f_at(i)).sum()
+            z = torch.cat([ys[i].reshape(-1), a.reshape(-1), g])
+            sol = solve(augmented, z, t_values[[i, i - 1]], **backward_options)
+            for name in ("nfe", "n_steps", "n_accepted", "n_rejected"):
+                setattr(stats, name, getattr(stats, name) + getattr(sol.stats, name))
+            z = sol.ys[-1]
+            a = z[n_y: 2 * n_y].view(shape)
+            g = z[2 * n_y:]
+            if i > 1:
+                a = a + grad_ys[i - 1]
+        if need_t:
+            grad_t[0] = -(a * f_at(0)).sum() if n_out > 1 else 0.0
+        grad_y0 = a + grad_ys[0] if n_out > 1 else grad_ys[0].clone()
+    grad_params, offset = [], 0
+    for p, n in zip(params, sizes):
+        grad_params.append(g[offset: offset + n].view(p.shape).to(p.dtype))
+        offset += n
+    return grad_y0, grad_t, grad_params
