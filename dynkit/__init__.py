@@ -15,6 +15,8 @@ from .solvers import (
     SolverError,
     SolverStats,
     StepSizeUnderflow,
+    StepSizeWarning,
+    VectorFieldError,
     solve,
 )
 
@@ -22,7 +24,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "solve", "Solution", "SolverStats",
-    "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState",
+    "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError", "StepSizeWarning",
     "solvers", "symbolic", "theory", "diagnostics", "models", "tasks", "experiments",
 ]
 

@@ -45,9 +45,14 @@ names = [k for k in dk.symbolic.DERIVATIONS if "hbnode" in k.lower() and "adjoin
 assert names, f"no HBNODE adjoint derivation among {list(dk.symbolic.DERIVATIONS)}"
 for name in names:
     d = dk.symbolic.DERIVATIONS[name]()
-    print(d.to_markdown())
-    print(f"\n{name}: derived result matches the paper ({d.equation}): {d.check_passed}\n")
+    print(f"{name}: derived result matches the paper ({d.equation}): {d.check_passed}")
     assert d.check_passed
+
+# %% [markdown]
+# A `Derivation` displays itself in a notebook (steps, result and the paper's form, typeset):
+
+# %%
+dk.symbolic.DERIVATIONS["hbnode_adjoint_first_order"]()
 
 # %% [markdown]
 # ## 2. From the first-order adjoint (41) to the second-order form (26)
@@ -113,7 +118,7 @@ def backward_system(t, y):
 
 zT = zT.detach()
 y_T = torch.cat([zT, zT[:d], torch.ones(d, dtype=torch.float64)])
-sol = dk.solve(backward_system, y_T, torch.tensor([T, 0.0], dtype=torch.float64), method="dopri5", **tol)
+sol = dk.solve(backward_system, y_T, torch.linspace(T, 0.0, 41, dtype=torch.float64), method="dopri5", **tol)
 grad_adjoint = sol.ys[-1][2 * d:]
 rel = float((grad_adjoint - grad_autograd).norm() / grad_autograd.norm())
 print(f"relative difference adjoint (41) vs autograd: {rel:.2e}  (backward NFE {sol.stats.nfe})")
@@ -124,3 +129,20 @@ print(f"relative difference adjoint (41) vs autograd: {rel:.2e}  (backward NFE {
 
 # %%
 assert rel < 1e-7, rel
+
+# %% [markdown]
+# The adjoint states along the backward solve, from their terminal values $a_h(T) = h(T)$,
+# $a_m(T) = 1$ to the gradients at $t = 0$ (dots: autograd's gradients).
+
+# %%
+import matplotlib.pyplot as plt
+
+ts, ys = sol.ts.numpy(), sol.ys.numpy()
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharex=True)
+for ax, (name, block) in zip(axes, (("a_h", slice(2 * d, 3 * d)), ("a_m", slice(3 * d, 4 * d)))):
+    ax.plot(ts, ys[:, block], marker=".", markevery=5)
+    ax.plot(np.zeros(d), grad_autograd.numpy()[:d] if name == "a_h" else grad_autograd.numpy()[d:], "ko")
+    ax.set(title=f"${name}(t)$", xlabel="t")
+    ax.grid(alpha=0.3)
+fig.tight_layout()
+plt.show()

@@ -135,8 +135,8 @@ class StiffnessReport:
         return {"is_stiff": self.is_stiff, "stiffness_ratio": self.stiffness_ratio, "times": self.times}
 
 
-def stiffness_report(f, y0, t, method="dopri5", rtol=1e-6, atol=1e-9) -> StiffnessReport:
-    CALLS.append(("stiffness_report", {"method": method, "rtol": rtol, "atol": atol}))
+def stiffness_report(f, y0, t, method="dopri5", rtol=1e-6, atol=1e-9, max_steps=100_000) -> StiffnessReport:
+    CALLS.append(("stiffness_report", {"method": method, "rtol": rtol, "atol": atol, "max_steps": max_steps}))
     dy = np.asarray(f(float(t[0]), np.asarray(y0, float)))  # call the user's f once: the wiring is real
     return StiffnessReport(False, 1.0, [float(t[0]), float(t[-1])], [dy.tolist()], {"nfe": 1})
 

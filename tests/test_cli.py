@@ -147,6 +147,28 @@ def test_verify_wiring_and_exit_codes(capsys, fake, tmp_path):
     assert code == 0 and fake[-1][1]["claims"] == ["fake_true"]
 
 
+def _row(claim, verdict, expected, error=None):
+    return dk.theory.ClaimRow(claim, "P", "(1)", 3, 0 if verdict == "false as stated" else 3, 0.5, 1e-9, 0.01,
+                              verdict=verdict, expected_verdict=expected, statement="text", error=error)
+
+
+@pytest.mark.parametrize("rows, code", [
+    ([_row("a", "holds", "holds"), _row("b", "false as stated", "false as stated")], 0),  # recorded: no failure
+    ([_row("a", "holds", "holds"), _row("b", "holds", "false as stated")], 1),  # verdict changed: regression
+    ([_row("a", "false as stated", "holds")], 1),  # a claim that held now fails
+    ([_row("a", "undecided", "holds", error="RuntimeError: boom")], 1),  # a check errored
+])
+def test_verify_exit_status_is_about_regressions(capsys, monkeypatch, rows, code):
+    monkeypatch.setattr(dk.theory, "run_all", lambda **kw: dk.theory.ClaimTable(rows, 3, 0))
+    got, out, err = run(capsys, "verify", "--instances", "3")
+    assert got == code, (out, err)
+    assert "verdict" in out.splitlines()[0]  # the verdict column
+    for verdict in {r.verdict for r in rows}:  # one summary line per verdict
+        assert sum(line.split(":")[0].endswith(verdict) for line in out.splitlines()) == 1
+    if code:
+        assert ("errored" in err) or ("differ from the recorded" in err)
+
+
 def test_verify_list_and_unknown_claim(capsys, fake):
     code, out, _ = run(capsys, "verify", "--list")
     assert code == 0 and "fake_true: FAKE paper, Prop. 1" in out
@@ -177,7 +199,7 @@ def test_stiffness_wiring(capsys, fake, decay_file, tmp_path):
                          "--json", str(tmp_path / "s.json"))
     assert code == 0, err
     assert "FAKE stiffness" in out
-    assert fake[-1] == ("stiffness_report", {"method": "rkf45", "rtol": 1e-5, "atol": 1e-9})
+    assert fake[-1] == ("stiffness_report", {"method": "rkf45", "rtol": 1e-5, "atol": 1e-9, "max_steps": 100_000})
     assert json.loads((tmp_path / "s.json").read_text())["stiffness_ratio"] == 1.0
 
 
@@ -189,6 +211,8 @@ def test_nfe_sweep_wiring(capsys, fake, tmp_path):
     call = dict(fake)["nfe_vs_tolerance"]
     assert call["models"] == ("node", "hbnode", "ghbnode") and call["tolerances"] == (1e-3, 1e-4)
     assert call["n_batches"] == 2 and call["quiet"] is True
+    assert call["out"] is None  # the sweep writes nothing itself: each file below is written once
+    assert sorted(p.name for p in out_dir.iterdir()) == ["nfe_sweep.json", "nfe_sweep.png"]
     data = json.loads((out_dir / "nfe_sweep.json").read_text())
     assert set(data["results"]) == {"node", "hbnode", "ghbnode"}
     assert (out_dir / "nfe_sweep.png").read_bytes()[:4] == b"\x89PNG"
@@ -221,7 +245,7 @@ def test_report_exit_codes(capsys, fake, monkeypatch, tmp_path):
     monkeypatch.setattr(dk.symbolic, "DERIVATIONS", fakes.DERIVATIONS)
     code, out, err = run(capsys, "report", "--out", str(tmp_path / "r2"), "--quick")
     assert code == 0, err
-    assert "[report] Proposition checks" in err  # progress lines without --quiet
+    assert "[report] Claims of the papers (theory)" in err  # progress lines without --quiet
     assert "propositions       unavailable" in out
     code, _, err = run(capsys, "report", "--out", str(tmp_path / "r3"), "--quick", "--strict", "--quiet")
     assert code == 1 and "propositions (unavailable)" in err
@@ -237,3 +261,104 @@ def test_cli_module_docstring_example_is_what_load_problem_accepts(tmp_path):
     path.write_text(textwrap.dedent(example))
     problem = load_problem(str(path))
     assert problem["y0"].shape == (1,) and problem["t"].shape == (5,)
+
+
+# ---- researcher habits: --version, defaults in --help, "-" for standard output, parameters, plots ------
+
+def test_version(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out.strip() == f"dynkit {dk.__version__}"
+
+
+@pytest.mark.parametrize("command", ["verify", "solve", "stiffness", "nfe-sweep", "train", "report"])
+def test_help_shows_every_default(capsys, command):
+    from dynkit.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, __import__("argparse")._SubParsersAction)).choices[command]
+    _, out, _ = run(capsys, command, "--help")
+    text = " ".join(out.split())
+    for action in sub._actions:
+        default = action.default
+        if not action.option_strings or default is None or default is False or default == [] or action.help is None \
+                or default == __import__("argparse").SUPPRESS:
+            continue
+        shown = ",".join(map(str, default)) if isinstance(default, (list, tuple)) else str(default)
+        assert f"default: {shown})" in text or f"default {shown})" in text, (command, action.dest, shown)
+
+
+def test_verify_json_to_stdout_keeps_stdout_pure_json(capsys, fake):
+    code, out, err = run(capsys, "verify", "--instances", "5", "--json", "-")
+    assert code == 1  # the fake has a failing claim
+    data = json.loads(out)  # nothing but the JSON on stdout
+    assert [r["claim"] for r in data["rows"]] == ["fake_true", "fake_false"] and data["command"].startswith("dynkit")
+    assert "fake_true" in err  # the human-readable table went to stderr
+
+
+VDP = """
+import numpy as np
+mu = 1.0
+def f(t, y):
+    return np.array([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]])
+y0 = np.array([2.0, 0.0])
+t = np.array([0.0, 1.0])
+def problem(mu=1.0, t_end=1.0):
+    return {"f": lambda t, y: np.array([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]]), "y0": [2.0, 0.0],
+            "t": [0.0, t_end]}
+"""
+
+
+def test_solve_params_overrides_and_plot(capsys, tmp_path):
+    from scipy.integrate import solve_ivp
+
+    path = tmp_path / "vdp.py"
+    path.write_text(VDP)
+    png = tmp_path / "vdp.png"
+    for spec in (str(path), f"{path}:problem"):  # a module global f reads, and a problem-function argument
+        code, out, err = run(capsys, "solve", spec, "--param", "mu=5", "--t", "0,2", "--y0", "1,0.5",
+                             "--rtol", "1e-10", "--atol", "1e-12", "--json", "-", "--plot", str(png))
+        assert code == 0, err
+        data = json.loads(out)
+        # Independent reference: scipy's DOP853 on the same problem with mu = 5 from (1, 0.5) to t = 2.
+        ref = solve_ivp(lambda t, y: [y[1], 5 * (1 - y[0] ** 2) * y[1] - y[0]], (0, 2), [1.0, 0.5],
+                        method="DOP853", rtol=1e-12, atol=1e-12).y[:, -1]
+        np.testing.assert_allclose(data["ys"][-1], ref, rtol=1e-7)  # both solvers at tight tolerances
+        assert data["ts"] == [0.0, 2.0] and data["config"]["params"] == {"mu": 5}
+        assert png.read_bytes()[:4] == b"\x89PNG"
+    code, _, err = run(capsys, "solve", str(path), "--param", "nu=5")
+    assert code == 2 and "has no global 'nu'" in err
+    code, _, err = run(capsys, "solve", str(path), "--param", "5=mu")
+    assert code == 2 and "expected NAME=VALUE" in err
+    code, _, err = run(capsys, "solve", str(path), "--y0", "1,2,3")
+    assert code == 2 and "--y0: expected 2 values" in err
+
+
+def test_plot_to_stdout_is_a_png(capsysbinary, decay_file):
+    code = main(["solve", str(decay_file), "--plot", "-"])
+    out, err = capsysbinary.readouterr()
+    assert code == 0 and out[:4] == b"\x89PNG" and b"nfe" in err
+
+
+def test_stiffness_passes_max_steps(capsys, fake, decay_file):
+    code, out, err = run(capsys, "stiffness", str(decay_file), "--max-steps", "50", "--method", "rkf45")
+    assert code == 0, err
+    call = dict(fake)["stiffness_report"]
+    assert call["method"] == "rkf45" and call["max_steps"] == 50
+
+
+def test_train_offers_only_methods_the_models_can_use_and_says_when_it_resumes(capsys, fake, tmp_path):
+    import importlib
+
+    torchdiffeq_methods = importlib.import_module("torchdiffeq._impl.odeint").SOLVERS
+    from dynkit.cli import TRAIN_METHODS
+
+    assert set(TRAIN_METHODS) == {m for m in dk.solvers.METHODS if m in torchdiffeq_methods}
+    code, _, err = run(capsys, "train", "--model", "hbnode", "--task", "digits", "--method", "ark4")
+    assert code == 2 and "invalid choice: 'ark4'" in err
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "checkpoint.pt").write_bytes(b"")
+    code, _, err = run(capsys, "train", "--model", "hbnode", "--task", "digits", "--out", str(run_dir), "--resume")
+    assert code == 0 and f"resuming from {run_dir / 'checkpoint.pt'}" in err
+    code, _, err = run(capsys, "train", "--model", "hbnode", "--task", "digits", "--device", "cuda")
+    assert code == 2 and "--device cuda" in err  # the fake (like this build's loop) has no device argument

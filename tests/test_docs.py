@@ -1,12 +1,15 @@
 """The Sphinx docs: a fresh build with warnings as errors, and the pages generated from dynkit.
 
-The full build runs on a fresh copy of docs/ (no generated/ or _build/ left over) exactly as
-`make docs` does. The page generators are also checked directly with the contract fakes, so the
-derivation and proposition pages are tested whether or not those components are in this build.
+The full build runs on a fresh copy of docs/ and notebooks/ (no generated/ or _build/ left over)
+exactly as `make docs` does: it executes the four notebooks and renders them with their figures, and
+its pages are then loaded in headless Chromium, offline, to see their equations typeset. The page
+generators are also checked directly with the contract fakes, so the derivation, claim and ledger
+pages are tested whether or not those components are in this build.
 """
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +23,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import component_fakes as fakes  # noqa: E402
 import dynkit_pages  # noqa: E402
+from browser import remote_references, rendered_dom, typeset_problems  # noqa: E402
 
 from dynkit.report import ComponentUnavailable, require  # noqa: E402
 
@@ -36,16 +40,33 @@ def _available(dotted: str) -> bool:
 def test_docs_build_from_fresh_copy_with_warnings_as_errors(tmp_path):
     src = tmp_path / "docs"
     shutil.copytree(ROOT / "docs", src, ignore=shutil.ignore_patterns("_build", "generated"))
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                DYNKIT_DOCS_INSTANCES="5")
     out = tmp_path / "html"
     proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(src), str(out)],
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    for page in ("index", "api", "guide/steppers", "guide/nfe", "guide/stiffness", "guide/training",
-                 "guide/nfe_vs_tolerance", "guide/notebooks", "generated/cli", "generated/derivations/index",
-                 "generated/propositions/index"):
+    guide = sorted(p.stem for p in (ROOT / "docs" / "guide").glob("*.md"))
+    for page in ("index", "api", *[f"guide/{g}" for g in guide], "generated/cli", "generated/derivations/index",
+                 "generated/propositions/index", "generated/ledger"):
         assert (out / f"{page}.html").exists(), page
+    index = (out / "index.html").read_text()
+    assert all(f'href="guide/{g}.html"' in index for g in guide)  # the glob toctree lists every guide page
+    # The notebooks, executed, with their figures (each draws at least one) and no error output.
+    for nb in sorted((ROOT / "notebooks").glob("*.py")):
+        page = (out / "generated" / "notebooks" / f"{nb.stem}.html").read_text()
+        assert re.search(r'<img[^>]+src="[^"]*\.png"', page), nb.stem
+        assert "Traceback" not in page, nb.stem
+    # Offline typesetting: dynkit's MathJax copy, and the pages' equations typeset in a real browser.
+    assert (out / "_static" / "mathjax" / "tex-svg-full.js").exists()
+    pages = [out / "generated" / "derivations" / "psi_eps.html", out / "generated" / "notebooks" / "hbnode_adjoint.html"]
+    for page in pages:
+        html = page.read_text()
+        assert remote_references(html) == [], page
+        expected = html.count('class="math notranslate nohighlight"')
+        assert expected >= 3, page
+        assert typeset_problems(rendered_dom(page), expected) == [], page
     derivations = (out / "generated/derivations/index.html").read_text()
     assert ("Not available in this build" in derivations) != _available("symbolic.DERIVATIONS")
     propositions = (out / "generated/propositions/index.html").read_text()
@@ -64,7 +85,7 @@ def test_derivation_pages_from_the_contract(tmp_path):
     dynkit_pages.derivation_pages(tmp_path, fakes.DERIVATIONS, warn=warnings.append)
     ok = (tmp_path / "fake_heavy_ball.md").read_text()
     assert ok.startswith("# FAKE heavy-ball limit\n") and "*FAKE paper, Eq. (99).*" in ok
-    assert "```{math}\n\\beta \\frac{d}{d t} x{\\left(t \\right)}" in ok  # sympy's LaTeX in a math block
+    assert "```{math}\n\\begin{aligned}\\beta \\frac{d}{d t} x{\\left(t \\right)}" in ok  # sympy's LaTeX
     assert "**matches**" in ok
     assert "does not match" in (tmp_path / "fake_failing.md").read_text()
     index = (tmp_path / "index.md").read_text()
@@ -85,13 +106,70 @@ def test_proposition_pages_from_the_contract(tmp_path):
     dynkit_pages.proposition_pages(tmp_path, fakes.CLAIMS, fakes.run_all, 7)
     page = (tmp_path / "fake_true.md").read_text()
     assert page.startswith("# fake_true: FAKE paper, Prop. 1")
+    assert "**Verdict: holds**" in page
     assert "**Statement.** A statement that holds." in page and "- f is smooth" in page
-    assert "| fake_true | FAKE paper | Prop. 1 | 7 | 7/7 | holds | 1e-14 | 1e-10 |" in page
+    assert "| {doc}`fake_true <fake_true>` | FAKE paper | Prop. 1 | holds | 7/7 | 1e-14 | 1e-10 |" in page
     index = (tmp_path / "index.md").read_text()
-    assert "| fake_false | FAKE paper | Prop. 2 | 7 | 6/7 | **FAILS** | 0.5 | 1e-10 |" in index
+    assert "| {doc}`fake_false <fake_false>` | FAKE paper | Prop. 2 | did not hold | 6/7 | 0.5 | 1e-10 |" in index
+    assert "**1** holds · **0** holds with correction · **0** false as stated · **0** undecided · **1** did not hold" \
+        in index
+
+
+def test_claim_pages_show_verdicts_corrections_and_counterexamples(tmp_path):
+    class Table:
+        def to_dict(self):
+            return {"rows": [
+                {"claim": "fake_true", "paper": "FAKE paper", "equation": "Prop. 1", "instances": 7, "held": 7,
+                 "holds": True, "worst_residual": 0.0, "tolerance": 1e-10, "verdict": "holds with correction",
+                 "expected_verdict": "holds with correction", "correction": "only for gamma > 0",
+                 "counterexample": None},
+                {"claim": "fake_false", "paper": "FAKE paper", "equation": "Prop. 2", "instances": 7, "held": 2,
+                 "holds": False, "worst_residual": 0.5, "tolerance": 1e-10, "verdict": "false as stated",
+                 "expected_verdict": "false as stated", "correction": None, "counterexample": {"gamma": -1.0}}]}
+
+    dynkit_pages.proposition_pages(tmp_path, fakes.CLAIMS, lambda **kw: Table(), 7)
+    page = (tmp_path / "fake_true.md").read_text()
+    assert "**Verdict: holds with correction** (expected: holds with correction)" in page
+    assert "**Correction.** only for gamma > 0" in page
+    assert "**Counterexample.** gamma = -1.0" in (tmp_path / "fake_false.md").read_text()
+    assert "**0** holds · **1** holds with correction · **1** false as stated · **0** undecided (2 claims)" in \
+        (tmp_path / "index.md").read_text()
+
+
+def test_ledger_page_from_the_contract(tmp_path):
+    class Ledger:
+        def to_dict(self):
+            return {"rows": [{"id": "x1", "paper": "review", "claim": "fewer NFE", "paper_figure": "Fig. 11",
+                              "experiment": "nfe", "metric": "ratio", "ours": {"mean": 0.6, "ci_low": 0.5,
+                                                                               "ci_high": 0.7, "n_seeds": 5},
+                              "scale": "small", "verdict": "partly reproduced", "rule": "CI < 1"}]}
+
+    dynkit_pages.ledger_page(tmp_path / "ledger.md", lambda: Ledger())
+    text = (tmp_path / "ledger.md").read_text()
+    assert "**0** reproduced · **1** partly reproduced · **0** not reproduced at this scale · **0** contradicted" in text
+    assert "| x1 | review | fewer NFE | Fig. 11 | ratio | 0.6 [0.5, 0.7] (5 seeds) | small | partly reproduced | CI < 1 |" \
+        in text
+    dynkit_pages.ledger_page(tmp_path / "absent.md", None, ComponentUnavailable("dynkit.experiments is not installed"))
+    assert "Not available in this build: dynkit.experiments is not installed" in (tmp_path / "absent.md").read_text()
 
 
 def test_absent_component_page_says_so(tmp_path):
     exc = ComponentUnavailable("dynkit.theory.run_all is not installed in this build")
     dynkit_pages.proposition_pages(tmp_path, None, None, 5, exc)
     assert "Not available in this build: dynkit.theory.run_all is not installed" in (tmp_path / "index.md").read_text()
+
+
+def test_readme_and_pyproject_agree_and_the_package_is_typed():
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    requires = meta["project"]["requires-python"]  # e.g. ">=3.11"
+    readme = (ROOT / "README.md").read_text()
+    assert f"Python ≥ {requires.removeprefix('>=')}" in readme, requires
+    assert "--index-url https://download.pytorch.org/whl/cpu" in readme  # how to get the CPU torch elsewhere
+    assert "make demo" in readme and "make test" in readme
+    data = meta["tool"]["setuptools"]["package-data"]["dynkit"]
+    assert "py.typed" in data and (ROOT / "dynkit" / "py.typed").exists()
+    templates = ROOT / "dynkit" / "report" / "templates"
+    assert any(pattern == "report/templates/*" for pattern in data) and sorted(p.name for p in templates.iterdir()) == [
+        "html.j2", "md.j2", "report.css", "report.j2"]

@@ -1,4 +1,4 @@
-"""The HTML report: every section present, self-contained, Markdown twin, statuses that tell the truth.
+"""The HTML report: summary first, every section present, self-contained, Markdown twin, truthful statuses.
 
 The steppers section runs the real solver. Sections backed by components from other branches are
 checked with the contract fakes (tests/component_fakes.py), and with each component removed.
@@ -37,9 +37,15 @@ def _sections(out) -> dict:
 def test_every_section_present_in_html_and_markdown(real_report):
     html = (real_report / "report.html").read_text()
     md = (real_report / "report.md").read_text()
-    for title in TITLES:
-        assert f">{title}</a>" in html and f"<h2>{title} <span" in html, title  # nav entry + heading
+    for key, title in zip([k for k, _, _ in report.SECTIONS] + ["metadata"], TITLES):
+        assert f'<a href="#{key}">{title}</a>' in html and f'<h2 id="{key}">{title} <span' in html, title
         assert f"## {title} [" in md, title
+    # The order a reader meets: summary (one screen), figures, then the details with derivations collapsed.
+    for text in (html, md):
+        assert text.index("Summary") < text.index("Figures") < text.index("\n## Worked derivations [" if text is md
+                                                                             else '<h2 id="derivations"')
+    assert html.count('<details class="derivation"') == len(dk.symbolic.DERIVATIONS)
+    assert '<details class="derivation" open' not in html
     # The report must never hide a crash: any section is ok, failed (a check) or unavailable, never error.
     statuses = {k: v["status"] for k, v in _sections(real_report).items()}
     assert set(statuses.values()) <= {"ok", "unavailable", "failed"}, statuses
@@ -66,9 +72,11 @@ def test_steppers_section_measures_the_real_solver(real_report):
 def test_html_is_self_contained(real_report):
     html = (real_report / "report.html").read_text()
     srcs = re.findall(r'src="([^"]+)"', html)
-    external = [s for s in srcs if not s.startswith("data:image/png;base64,")]
-    assert external == [report.MATHJAX_URL]  # the only remote resource; math stays readable as LaTeX without it
-    assert 'rel="stylesheet"' not in html
+    assert all(s.startswith("data:image/png;base64,") for s in srcs), srcs  # nothing fetched when viewed
+    assert 'rel="stylesheet"' not in html and "https://" not in html.split("<script>", 1)[0]
+    from dynkit.report.mathjax import mathjax_script
+
+    assert mathjax_script() in html  # the bundled MathJax, inline
     images = [s for s in srcs if s.startswith("data:")]
     assert images and all(base64.b64decode(s.split(",", 1)[1])[:4] == b"\x89PNG" for s in images)
     assert (real_report / "figures" / "steppers_order.png").exists()
@@ -86,7 +94,7 @@ def test_sections_with_fake_components(tmp_path, monkeypatch):
     report.build_report(tmp_path, quick=True, seed=5)
     sections = _sections(tmp_path)
     assert {k: v["status"] for k, v in sections.items()} == {
-        "propositions": "failed", "derivations": "failed", "steppers": "ok",
+        "propositions": "failed", "ledger": sections["ledger"]["status"], "derivations": "failed", "steppers": "ok",
         "work_precision": "ok", "nfe_vs_tolerance": "ok", "metadata": "ok"}
     assert sections["propositions"]["note"] == "claims that did not hold: fake_false"
     assert sections["derivations"]["note"] == "derivations that do not match the paper: fake_failing"
@@ -95,15 +103,19 @@ def test_sections_with_fake_components(tmp_path, monkeypatch):
     assert by_name["nfe_vs_tolerance"]["models"] == ("node", "hbnode") and by_name["nfe_vs_tolerance"]["seed"] == 5
     assert by_name["work_precision"]["include_scipy"] is True
     html = (tmp_path / "report.html").read_text()
-    # Derivations: typeset display math plus the LaTeX source, both from sympy's output.
+    # Derivations: display math (typeset by the inlined MathJax) plus the LaTeX source, from sympy's output.
     tex = "\\frac{d^{2}}{d t^{2}} x{\\left(t \\right)}"
     assert re.search(r'<div class="display">\\\[[^<]*' + re.escape(tex), html)
     assert re.search(r'<pre class="tex">[^<]*' + re.escape(tex), html)
-    assert "FAKE heavy-ball limit — FAKE paper, Eq. (99)" in html
+    assert re.search(r'<summary><h3>FAKE heavy-ball limit</h3> <span class="source">FAKE paper, Eq. \(99\)</span> '
+                     r'<span class="badge ok">', html)
     assert html.count("data:image/png;base64,") == 3  # steppers, work-precision, NFE
     md = (tmp_path / "report.md").read_text()
-    assert "| fake_true | FAKE paper | Prop. 1 | 10 | 10/10 | holds |" in md
-    assert "| fake_false | FAKE paper | Prop. 2 | 10 | 9/10 | FAILS |" in md
+    # Summary: counts per verdict, then the compact table; details: the full table.
+    assert "**1** holds · **0** holds with correction · **0** false as stated · **0** undecided · **1** did not hold" in md
+    assert "| fake_true | FAKE paper | Prop. 1 | holds |" in md
+    assert "| fake_true | FAKE paper | Prop. 1 | holds | 10 | 10/10 |" in md
+    assert "| fake_false | FAKE paper | Prop. 2 | did not hold | 10 | 9/10 |" in md
     assert "| hbnode | 0.001 | 21.0 ± 1.0 | 30.0 ± 2.0 |" in md
     assert "| problem | solver | tol 0.0001 | tol 1e-07 |" in md  # work-precision: one column per tolerance
     assert "| fake_decay | scipy:RK45 | 3.00e-04 (17) | 3.00e-07 (17) |" in md
@@ -165,7 +177,7 @@ def test_numbers_from_any_library_are_written(tmp_path, monkeypatch):
     sec = _sections(tmp_path)["propositions"]
     assert sec["status"] == "ok"
     assert sec["data"]["table"]["rows"][0]["worst_residual"] == 1e-40
-    assert "| mp_claim | P | Eq. (1) | 3 | 3/3 | holds | 1.00e-40 | 1.00e-30 | 0.5 |" in (tmp_path / "report.md").read_text()
+    assert "| mp_claim | P | Eq. (1) | holds | 3 | 3/3 | 1.00e-40 | 1.00e-30 | 0.5 |" in (tmp_path / "report.md").read_text()
 
 
 @pytest.mark.parametrize("held, instances, expected, text", [
@@ -173,3 +185,107 @@ def test_numbers_from_any_library_are_written(tmp_path, monkeypatch):
 def test_claim_verdict_from_bool_or_count(held, instances, expected, text):
     row = fakes.ClaimRow("c", "p", "e", instances, held, 0.0, 1.0, 0.0)
     assert report.claim_holds(row) is expected and report.held_text(row) == text
+
+
+# ---- verdicts (theory contract) and the empirical ledger (experiments contract) ---------------------------
+
+VERDICT_ROWS = [
+    {"claim": "a", "paper": "P", "equation": "(1)", "instances": 10, "held": 10, "holds": True, "worst_residual": 0.0,
+     "tolerance": 1e-9, "seconds": 0.1, "verdict": "holds", "expected_verdict": "holds", "statement": "S_a",
+     "counterexample": None, "correction": None},
+    {"claim": "b", "paper": "P", "equation": "(2)", "instances": 10, "held": 3, "holds": False, "worst_residual": 0.5,
+     "tolerance": 1e-9, "seconds": 0.1, "verdict": "false as stated", "expected_verdict": "false as stated",
+     "statement": "S_b", "counterexample": {"gamma": 0.5}, "correction": "needs gamma > 1"},
+]
+
+
+class _Table:
+    def __init__(self, rows):
+        self.rows = rows
+
+    def to_dict(self):
+        return {"rows": self.rows}
+
+
+def test_claim_verdicts_are_counted_and_an_expected_false_is_not_a_failure(tmp_path, monkeypatch):
+    fakes.install(monkeypatch)
+    monkeypatch.setattr(dk.theory, "run_all", lambda **kw: _Table(VERDICT_ROWS))
+    report.build_report(tmp_path, quick=True)
+    sec = _sections(tmp_path)["propositions"]
+    assert sec["status"] == "ok" and sec["data"]["verdicts"] == {
+        "holds": 1, "holds with correction": 0, "false as stated": 1, "undecided": 0}
+    md = (tmp_path / "report.md").read_text()
+    assert "**1** holds · **0** holds with correction · **1** false as stated · **0** undecided (2 claims)" in md
+    assert "| b | S_b | needs gamma > 1 | gamma = 0.5 |" in md
+    html = (tmp_path / "report.html").read_text()
+    assert '<td class="verdict bad">false as stated</td>' in html
+    # Planted: a verdict other than the expected one fails the section and names the claim.
+    wrong = [dict(VERDICT_ROWS[0], verdict="undecided"), VERDICT_ROWS[1]]
+    monkeypatch.setattr(dk.theory, "run_all", lambda **kw: _Table(wrong))
+    report.build_report(tmp_path / "wrong", quick=True)
+    sec = _sections(tmp_path / "wrong")["propositions"]
+    assert sec["status"] == "failed" and sec["note"] == "verdicts other than expected: a"
+
+
+LEDGER_ROWS = [
+    {"id": "hbnode-nfe", "paper": "review", "claim": "HBNODE needs fewer NFE", "paper_figure": "Fig. 11",
+     "experiment": "nfe_sweep", "metric": "NFE ratio", "ours": {"mean": 0.61, "ci_low": 0.55, "ci_high": 0.67,
+                                                               "n_seeds": 5}, "scale": "small", "verdict": "reproduced",
+     "rule": "CI below 1"},
+    {"id": "csa-acc", "paper": "CSAODE", "claim": "CSAARK is more accurate", "paper_figure": "Table 2",
+     "experiment": "trec", "metric": "accuracy gain", "ours": {"mean": -0.01, "ci_low": -0.03, "ci_high": 0.01,
+                                                              "n_seeds": 3}, "scale": "small",
+     "verdict": "not reproduced at this scale", "rule": "CI above 0"},
+]
+
+
+def test_ledger_section_renders_the_experiments_contract(tmp_path, monkeypatch):
+    import types
+
+    fakes.install(monkeypatch)
+    module = types.ModuleType("dynkit.experiments")
+    module.ledger = lambda: _Table(LEDGER_ROWS)
+    monkeypatch.setitem(sys.modules, "dynkit.experiments", module)
+    report.build_report(tmp_path, quick=True)
+    sec = _sections(tmp_path)["ledger"]
+    assert sec["status"] == "ok" and sec["data"]["verdicts"] == {
+        "reproduced": 1, "partly reproduced": 0, "not reproduced at this scale": 1, "contradicted": 0}
+    md = (tmp_path / "report.md").read_text()
+    assert "| hbnode-nfe | review | HBNODE needs fewer NFE | 0.61 [0.55, 0.67] (5 seeds) | reproduced |" in md
+    summary = md[md.index("## Summary"):md.index("## Figures")]
+    assert "**1** reproduced" in summary and "**1** not reproduced at this scale" in summary
+
+
+def test_without_the_experiments_module_the_ledger_says_not_available(tmp_path, monkeypatch):
+    fakes.install(monkeypatch)
+    monkeypatch.setitem(sys.modules, "dynkit.experiments", None)  # import fails as if absent
+    report.build_report(tmp_path, quick=True)
+    sec = _sections(tmp_path)["ledger"]
+    assert sec["status"] == "unavailable" and sec["note"].startswith("not available: dynkit.experiments")
+
+
+def test_work_precision_has_a_wall_clock_panel(real_report):
+    sec = _sections(real_report)["work_precision"]
+    if sec["status"] == "unavailable":
+        pytest.fail("dk.diagnostics.work_precision is part of every build")
+    rows = sec["data"]["table"]["rows"]
+    assert rows and all(r["seconds"] > 0 for r in rows)
+    assert "vs wall-clock time (bottom)" in (real_report / "report.md").read_text()
+
+
+def test_library_code_never_picks_the_matplotlib_backend(tmp_path):
+    import ast
+    from pathlib import Path
+
+    def offenders(root: Path) -> list[str]:
+        found = []
+        for path in root.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "use" \
+                        and isinstance(node.func.value, ast.Name) and node.func.value.id in ("matplotlib", "mpl"):
+                    found.append(f"{path.name}:{node.lineno}")
+        return found
+
+    assert offenders(Path(dk.__file__).parent) == []  # it blanks figures in Jupyter
+    (tmp_path / "planted.py").write_text("import matplotlib\nmatplotlib.use('Agg')\n")
+    assert offenders(tmp_path) == ["planted.py:2"]

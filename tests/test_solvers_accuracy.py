@@ -58,7 +58,9 @@ def test_fixed_step_methods_reach_their_order(method):
     assert abs(p_system - order) < 0.15, (method, p_system)
 
 
-@pytest.mark.parametrize("method", ADAPTIVE)
+# a 2nd-order propagated solution (rosenbrock23) has a global error ~ tol^(2/3), not ~ tol: it has its
+# own version of this test in tests/test_solvers_stiff.py
+@pytest.mark.parametrize("method", [m for m in ADAPTIVE if METHODS[m].order >= 3])
 def test_adaptive_error_tracks_tolerance(method):
     # Global error over t in [0, 10] of a closed-form problem: it must fall with the tolerance, stay
     # within a modest factor of it (a global error is an accumulation of local ones: factor 100),
@@ -74,7 +76,11 @@ def test_adaptive_error_tracks_tolerance(method):
     assert errors[-1] < errors[0] * 1e-5
 
 
-@pytest.mark.parametrize("method", ADAPTIVE + FIXED)
+# tsit5 and dop853 are excluded here: a solve stopping at t[i] takes another, shorter step sequence
+# whose end error is far below the long step's (their step-end error constants are much smaller than
+# their interpolants'); tests/test_solvers_dense_events.py compares interior and step-end errors of
+# the same solve for every adaptive method.
+@pytest.mark.parametrize("method", sorted(set(ADAPTIVE + FIXED) - {"tsit5", "dop853"}))
 def test_dense_output_as_accurate_as_step_ends(method):
     # Each requested time is reached by interpolation inside a step. Its error is compared with the
     # error at step ends near it: for adaptive methods the end of a solve stopping exactly there, for

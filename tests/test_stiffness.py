@@ -232,3 +232,38 @@ def test_many_output_times_do_not_confuse_the_step_recovery(method):
     f, y0, _ = STIFF["stiff_linear"]
     report = stiffness_report(f, np.array(y0), np.linspace(0.0, 2.0, 57), method=method)
     assert report.step_sizes.sum() == pytest.approx(2.0, rel=1e-12) and report.is_stiff
+
+
+# ---------------------------------------------------------------------------------------------
+# the stiff cases the diagnosis exists for, and the counting shared with method="auto"
+
+
+def test_report_on_van_der_pol_mu_1000_stops_and_says_where():
+    # dopri5 cannot finish VdP mu=1000 (millions of steps): the report is on the part integrated,
+    # says so, and its verdict is "stiff" (planted contrast: a nonstiff run is complete, not stiff)
+    mu = 1000.0
+
+    def vdp(t, y):
+        return np.array([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]])
+
+    rep = stiffness_report(vdp, np.array([2.0, 0.0]), [0.0, 3000.0], max_steps=400,
+                                          max_jacobians=100)
+    assert rep.is_stiff and not rep.complete and rep.result == "max_steps_exceeded"
+    assert 0.0 < rep.t_reached < 3000.0 and "part integrated" in rep.summary()
+    assert "STIFF" in rep._repr_markdown_() and rep.to_dict()["complete"] is False
+    calm = stiffness_report(lambda t, y: -y, np.array([1.0]), [0.0, 1.0])
+    assert calm.complete and not calm.is_stiff and calm.t_reached == pytest.approx(1.0)
+
+
+def test_streaming_detector_counts_like_hairer():
+    from dynkit.diagnostics.stiffness import StiffnessDetector
+
+    det = StiffnessDetector(min_run=15, forgive=6)
+    # 14 limited steps, 5 unlimited (not enough to forgive), 1 more limited: stiff at the 15th
+    assert not any(det.update(flag) for flag in [True] * 14 + [False] * 5)
+    assert det.update(True)
+    # planted: 6 unlimited steps in between reset the count
+    det.reset()
+    assert not any(det.update(flag) for flag in [True] * 14 + [False] * 6 + [True] * 14)
+    with pytest.raises(ValueError, match="min_run"):
+        StiffnessDetector(min_run=0)

@@ -268,15 +268,27 @@ def test_network_checks_detect_perturbations(monkeypatch):
     assert not dk.theory.check_backprop_formula(x0, v0, W, b, 0.9).holds
 
 
-def test_memory_bits_detects_a_buffer_that_keeps_nothing(monkeypatch):
+@pytest.mark.parametrize("gamma", [0.5, 0.95, 0.99])
+def test_memory_bits_detects_a_buffer_that_keeps_nothing(monkeypatch, gamma):
+    """The old check's slack (2 log2(d) + 2 bits) let a buffer that keeps nothing pass at gamma = 0.95 and 0.99;
+    the primed buffer measures the bits to 1e-9, so an empty one (or one digit short) is caught at any gamma."""
     rng = np.random.default_rng(4)
-    W, b = rng.standard_normal((60, 2, 3, 3)), rng.standard_normal((60, 2, 3))
+    W, b = rng.standard_normal((5, 2, 3, 3)), rng.standard_normal((5, 2, 3))
     x0, v0 = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
-    assert dk.theory.check_memory_bits(x0, v0, W, b, 0.75).holds
-    original = momentum_resnet.exact_momentum_forward
-    monkeypatch.setattr(momentum_resnet, "exact_momentum_forward",
-                        lambda *a: original(*a)[:2] + (np.zeros_like(original(*a)[2]),))
-    assert not dk.theory.check_memory_bits(x0, v0, W, b, 0.75).holds
+    assert dk.theory.check_memory_bits(x0, v0, W, b, gamma).holds
+    original = momentum_resnet._exact_layers
+
+    def keeps_nothing(x, v, W, b, gamma, buf=None):
+        for x_, v_, _ in original(x, v, W, b, gamma, buf):
+            yield x_, v_, buf
+    monkeypatch.setattr(momentum_resnet, "_exact_layers", keeps_nothing)
+    assert not dk.theory.check_memory_bits(x0, v0, W, b, gamma).holds
+
+    def one_digit_short(x, v, W, b, gamma, buf=None):
+        for k, (x_, v_, buf_) in enumerate(original(x, v, W, b, gamma, buf)):
+            yield x_, v_, (buf_ // 2 if k == W.shape[0] - 1 else buf_)
+    monkeypatch.setattr(momentum_resnet, "_exact_layers", one_digit_short)
+    assert not dk.theory.check_memory_bits(x0, v0, W, b, gamma).holds
 
 
 def test_network_bad_gamma():

@@ -12,33 +12,50 @@ def table():
 
 
 def test_claims_registry_fields():
-    assert len(dk.theory.CLAIMS) == 10
+    assert len(dk.theory.CLAIMS) >= 20
     for cid, claim in dk.theory.CLAIMS.items():
         assert claim.id == cid and cid.isidentifier() and cid == cid.lower()
-        for text in (claim.paper, claim.equation, claim.statement, claim.hypotheses):
+        for text in (claim.paper, claim.equation, claim.statement, claim.hypotheses, claim.summary):
             assert isinstance(text, str) and text
+        assert claim.expected_verdict in dk.theory.VERDICTS
+        # a corrected statement is its own row, naming the correction
+        assert (claim.correction is not None) == (claim.expected_verdict == "holds with correction")
+        assert callable(claim.flip)
 
 
-def test_run_all_every_claim_holds_on_small_batches(table):
+def test_run_all_every_verdict_is_the_recorded_one(table):
     assert [row.claim for row in table.rows] == list(dk.theory.CLAIMS)
     for row in table.rows:
-        assert row.instances == 3, row
-        assert row.held == row.instances, row
-        assert row.worst_residual <= row.tolerance
-        assert row.seconds >= 0
-    assert table.all_hold
+        assert row.error is None, row
+        assert row.verdict == row.expected_verdict, row
+        assert row.instances >= 1 and row.seconds >= 0
+        if row.verdict in ("holds", "holds with correction"):
+            assert row.held == row.instances and row.worst_residual <= row.tolerance
+            assert row.counterexample is None
+        else:  # false as stated: the counterexample with the instance, both sides and the gap
+            assert row.held < row.instances
+            assert set(row.counterexample) >= {"instance", "sides", "gap"} and len(row.counterexample["sides"]) == 2
+    assert not table.regressions and not table.all_hold  # some statements are false as written
+    counts = table.verdict_counts()
+    assert counts["false as stated"] >= 5 and counts["holds with correction"] >= 5 and sum(counts.values()) == len(table.rows)
 
 
 def test_table_renderings(table):
     data = table.to_dict()
     json.dumps(data)  # JSON-able
-    assert data["all_hold"] is True and len(data["rows"]) == 10
+    n = len(dk.theory.CLAIMS)
+    assert data["all_hold"] is False and len(data["rows"]) == n and data["regressions"] == []
+    for row in data["rows"]:  # the interface the report and docs render
+        assert {"verdict", "expected_verdict", "statement", "counterexample", "correction"} <= set(row)
     md = table.to_markdown()
-    assert md.count("\n") == 11 and "| eigen_pairing |" in md
+    assert md.count("\n") == n + 1 and "| eigen_pairing | holds |" in md
     text = str(table)
     lines = text.splitlines()
-    assert "worst residual" in lines[0] and len({len(line) for line in lines[2:12]}) == 1  # aligned
-    assert "10/10 claims hold" in lines[-1]
+    assert "verdict" in lines[0] and len({len(line) for line in lines[2:2 + n]}) == 1  # aligned
+    summary = lines[2 + n:]
+    assert any(line.startswith(f"{c} false as stated:") for line in summary for c in range(1, n))
+    assert "every verdict is the one recorded in the code" in lines[-1]
+    assert "<table>" in table._repr_html_() and "false as stated" in table._repr_markdown_()
 
 
 def test_run_all_selects_and_is_reproducible():
@@ -53,10 +70,10 @@ def test_run_all_selects_and_is_reproducible():
 
 
 def test_claim_row_counts_failures():
-    row = dk.theory.ClaimRow("x", "p", "e", 5, 4, 2.0, 1.0, 0.1)
+    row = dk.theory.ClaimRow("x", "p", "e", 5, 4, 2.0, 1.0, 0.1, verdict="false as stated")
     assert not row.holds and row.to_dict()["holds"] is False
     table = dk.theory.ClaimTable([row], 5, 0)
-    assert not table.all_hold and "FAILED" in str(table)
+    assert not table.all_hold and "expected holds" in str(table) and table.regressions == [row]
     assert dk.theory.ClaimRow("x", "p", "e", 5, 5, float("nan"), 1.0, 0.1).to_dict()["worst_residual"] == "nan"
 
 
@@ -65,6 +82,7 @@ def test_claim_row_counts_failures():
     (dict(n_instances=2.5), "n_instances"),
     (dict(seed=-1), "seed"),
     (dict(claims=["no_such_claim"]), "claims"),
+    (dict(claims=[]), "known claims: eigen_pairing"),
 ])
 def test_run_all_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):

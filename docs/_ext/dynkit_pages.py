@@ -7,7 +7,13 @@
   instances, default 50, seed 0);
 - ``generated/methods.md``: the steppers of ``dynkit.solvers.METHODS`` with the NFE each spends on
   a test problem;
+- ``generated/ledger.md``: the empirical ledger of ``dynkit.experiments.ledger()``;
+- ``generated/notebooks/``: the notebooks of ``notebooks/`` (jupytext percent format) as ``.ipynb``,
+  executed and rendered with their figures by myst-nb;
 - ``generated/cli.md``: the ``--help`` of every ``dynkit`` command.
+
+MathJax is dynkit's offline copy (``conf.py`` points ``mathjax_path`` at it; ``mathjax_static``
+copies it into the static files), so the pages typeset their equations without a network.
 
 A component that is not installed gives a page that says so (the build does not fail); a
 derivation or check that raises is a Sphinx warning, hence an error under ``-W``.
@@ -99,26 +105,31 @@ HOW_CHECKED = ("`dynkit.theory.CLAIMS[{id!r}].run(n_instances, seed)` draws rand
                "`dynkit verify {id} --instances 1000`.")
 
 
+def _counts_line(counts: list[tuple[str, int]], what: str) -> str:
+    return " · ".join(f"**{n}** {verdict}" for verdict, n in counts) + f" ({sum(n for _, n in counts)} {what})"
+
+
 def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, n_instances: int,
                       missing: Exception | None = None, warn: Callable[[str], None] = logger.warning) -> None:
-    """Write ``out/index.md`` (summary table) and ``out/<id>.md`` for every claim."""
-    title = "Proposition checks"
+    """Write ``out/index.md`` (counts per verdict, summary table) and ``out/<id>.md`` for every claim."""
+    from dynkit.report import CLAIM_VERDICTS, claim_verdict, held_text
+    from dynkit.report.common import count_by
+
+    title = "Claims of the papers"
     if claims is None or run_all is None:
         _write(out / "index.md", _unavailable(title, missing))
         return
     try:
-        table = run_all(n_instances=n_instances, seed=0)
-        rows = {r.claim: r for r in table.rows}
+        rows = {r["claim"]: r for r in run_all(n_instances=n_instances, seed=0).to_dict()["rows"]}
     except Exception as exc:
         warn(f"dynkit.theory.run_all raised {type(exc).__name__}: {exc}")
         rows = {}
-    from dynkit.report import claim_holds, held_text
 
-    headers = ["claim", "paper", "equation", "instances", "held", "verdict", "worst residual", "tolerance"]
+    headers = ["claim", "paper", "equation", "verdict", "held", "worst residual", "tolerance"]  # held = k/n instances
 
     def row(r):
-        return [r.claim, r.paper, r.equation, r.instances, held_text(r), "holds" if claim_holds(r) else "**FAILS**",
-                r.worst_residual, r.tolerance]
+        return [f"{{doc}}`{r['claim']} <{r['claim']}>`" if r["claim"] in claims else r["claim"], r["paper"], r["equation"],
+                claim_verdict(r), held_text(r), r["worst_residual"], r["tolerance"]]
 
     for cid, claim in claims.items():
         hyps = claim.hypotheses if isinstance(claim.hypotheses, (list, tuple)) else [claim.hypotheses]
@@ -127,15 +138,80 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
         doc = (inspect.getdoc(check) or "").split("\n\n")[0].replace("\n", " ") if callable(check) else ""
         if doc:
             how += f" The check, `{check.__module__}.{check.__name__}`: {doc}"
-        lines = [f"# {cid}: {claim.paper}, {claim.equation}", "", "**Statement.** " + str(claim.statement), "",
-                 "**Hypotheses.**", "", *[f"- {h}" for h in hyps], "", "**How dynkit checks it.** " + how, "",
-                 f"**Check run at build time** ({n_instances} instances, seed 0):", ""]
-        lines.append(_table(headers, [row(rows[cid])]) if cid in rows else "*(no result: the check run failed)*\n")
+        lines = [f"# {cid}: {claim.paper}, {claim.equation}", ""]
+        r = rows.get(cid)
+        if r is not None:
+            lines += [f"**Verdict: {claim_verdict(r)}**"
+                      + (f" (expected: {r['expected_verdict']})" if r.get("expected_verdict") else "")
+                      + " — about the statement as the paper writes it.", ""]
+        lines += ["**Statement.** " + str(claim.statement), "", "**Hypotheses.**", "", *[f"- {h}" for h in hyps], ""]
+        if r is not None and r.get("correction"):
+            lines += [f"**Correction.** {r['correction']}", ""]
+        if r is not None and r.get("counterexample"):
+            ce = r["counterexample"]
+            text = "; ".join(f"{k} = {v}" for k, v in ce.items()) if isinstance(ce, dict) else str(ce)
+            lines += [f"**Counterexample.** {text}", ""]
+        lines += ["**How dynkit checks it.** " + how, "", f"**Check run at build time** ({n_instances} instances, "
+                  "seed 0):", ""]
+        lines.append(_table(headers, [row(r)]) if r is not None else "*(no result: the check run failed)*\n")
         _write(out / f"{cid}.md", "\n".join(lines))
+    verdicts = [claim_verdict(r) for r in rows.values()]
     index = [f"# {title}", "", f"Every claim below was checked when these docs were built, on {n_instances} random "
-             "instances with seed 0 (`dynkit verify` runs the same checks with more).", "",
-             _table(headers, [row(r) for r in rows.values()]), "```{toctree}", ":maxdepth: 1", "", *claims, "```", ""]
+             "instances with seed 0 (`dynkit verify` runs the same checks with more). The verdict is about the "
+             "paper's statement as written.", "", _counts_line(count_by(verdicts, CLAIM_VERDICTS), "claims"), "",
+             _table(headers, [row(r) for r in rows.values()]), "```{toctree}", ":hidden:", ":maxdepth: 1", "",
+             *claims, "```", ""]
     _write(out / "index.md", "\n".join(index))
+
+
+def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = None,
+                warn: Callable[[str], None] = logger.warning) -> None:
+    """Write ``out`` (one page): the empirical ledger, with counts per verdict."""
+    from dynkit.report import LEDGER_VERDICTS
+    from dynkit.report.common import count_by, ours_text
+
+    title = "Empirical ledger"
+    if ledger is None:
+        _write(out, _unavailable(title, missing))
+        return
+    try:
+        rows = ledger().to_dict()["rows"]
+    except Exception as exc:
+        warn(f"dynkit.experiments.ledger raised {type(exc).__name__}: {exc}")
+        rows = []
+    counts = count_by([str(r.get("verdict", "")) for r in rows], LEDGER_VERDICTS)
+    text = [f"# {title}", "", "Each experimental claim of the papers, what dynkit measured (mean and confidence "
+            "interval over seeds, from the committed results) and the verdict its rule gives.", "",
+            _counts_line(counts, "results"), "",
+            _table(["id", "paper", "claim", "paper figure", "metric", "ours (mean [CI], seeds)", "scale", "verdict",
+                    "rule"],
+                   [[r.get("id"), r.get("paper"), r.get("claim"), r.get("paper_figure"), r.get("metric"),
+                     ours_text(r.get("ours") or {}), r.get("scale"), r.get("verdict"), r.get("rule")] for r in rows])]
+    _write(out, "\n".join(text))
+
+
+def notebook_pages(out: Path, sources: Path) -> list[str]:
+    """Convert each percent-format notebook of ``sources`` to ``out/<name>.ipynb`` (executed by myst-nb)."""
+    import jupytext
+
+    names = []
+    for path in sorted(sources.glob("*.py")):
+        nb = jupytext.read(path)
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        target = out / f"{path.stem}.ipynb"
+        _write(target, jupytext.writes(nb, fmt="ipynb"))
+        names.append(path.stem)
+    return names
+
+
+def mathjax_static(out: Path) -> None:
+    """Copy the MathJax bundle dynkit ships (see dynkit.report.mathjax) to ``out/mathjax/``."""
+    from dynkit.report.mathjax import MATHJAX_BUNDLE, mathjax_bundle
+
+    target = out / "mathjax" / MATHJAX_BUNDLE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists() or target.stat().st_size != mathjax_bundle().stat().st_size:
+        target.write_bytes(mathjax_bundle().read_bytes())
 
 
 def methods_page(out: Path) -> None:
@@ -189,11 +265,14 @@ def generate(app) -> None:
     run_all, missing_r = _lookup("theory.run_all")
     n = int(os.environ.get("DYNKIT_DOCS_INSTANCES", "50"))
     proposition_pages(out / "propositions", claims, run_all, n, missing_c or missing_r)
+    ledger, missing_l = _lookup("experiments.ledger")
+    ledger_page(out / "ledger.md", ledger, missing_l)
     methods_page(out / "methods.md")
+    notebook_pages(out / "notebooks", Path(app.srcdir).parent / "notebooks")
     with redirect_stdout(io.StringIO()):
         cli_page(out / "cli.md")
 
 
 def setup(app):
-    app.connect("builder-inited", generate)
+    app.connect("builder-inited", generate, priority=100)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -38,13 +38,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..solvers import METHODS, RungeKuttaTableau, SolverStats, solve
+from ..solvers import METHODS, RungeKuttaTableau, SolverError, SolverStats, VectorFieldError, solve
 from ..solvers.backend import is_torch
+# the stability boundary and the step counting live with the solvers (method="auto" runs them
+# without importing the diagnostics); they are this module's public names too
+from ..solvers.stability import DEFAULT_MIN_RUN, StiffnessDetector, stability_boundary, stability_polynomial
 
-__all__ = ["StiffnessReport", "stiffness_report", "stability_boundary", "stability_polynomial"]
+__all__ = ["StiffnessReport", "StiffnessDetector", "stiffness_report", "stability_boundary",
+           "stability_polynomial"]
 
 DEFAULT_THRESHOLD = 0.5
-DEFAULT_MIN_RUN = 15
 # two stage times closer than this fraction of the step are "the same time"
 _SAME_TIME = 1e-9
 
@@ -77,6 +80,12 @@ class StiffnessReport:
     method : str
     reason : str
         One sentence explaining the verdict with the numbers behind it.
+    complete : bool
+        False when the solve stopped before ``t[-1]`` (``max_steps`` reached — the usual fate of an
+        explicit method on a stiff problem — or another solver failure): the verdict is then on the
+        part integrated, ``[t[0], t_reached]``, and ``result`` holds the failure's code.
+    t_reached, t_end : float
+    result : str
     """
 
     is_stiff: bool
@@ -96,6 +105,10 @@ class StiffnessReport:
     reason: str
     n_accepted_steps: int = 0
     longest_run: int = 0
+    complete: bool = True
+    t_reached: float = float("nan")
+    t_end: float = float("nan")
+    result: str = "success"
 
     def __bool__(self) -> bool:  # pragma: no cover - guard against `if report:` by mistake
         raise TypeError("use report.is_stiff, not the report itself, as a truth value")
@@ -103,14 +116,29 @@ class StiffnessReport:
     def summary(self) -> str:
         """A few lines for a human: verdict, reason and the main figures."""
         limited = float(np.mean(self.stability_use >= self.threshold)) if len(self.times) else 0.0
+        partial = ([] if self.complete else
+                   [f"  on the part integrated: the solve stopped at t = {self.t_reached:.6g} of {self.t_end:.6g} "
+                    f"({self.result}); the verdict needs only {self.min_run} consecutive steps"])
         return "\n".join([
-            f"{'STIFF' if self.is_stiff else 'not stiff'} for {self.method}: {self.reason}",
+            f"{'STIFF' if self.is_stiff else 'not stiff'} for {self.method}: {self.reason}", *partial,
             f"  steps: {self.stats.n_accepted} accepted, {self.stats.n_rejected} rejected, nfe {self.stats.nfe}; "
             f"{len(self.times)} analysed, {100 * limited:.0f}% stability-limited",
             f"  max h·ρ(J) = {_fmax(self.h_rho):.3g} (stability boundary r = {self.stability_boundary:.3g}), "
             f"max stability use u = {_fmax(self.stability_use):.3g}",
             f"  stiffness ratio max|Re λ|/min|Re λ| = {self.stiffness_ratio:.3g}",
         ])
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: the verdict in bold, then the figures as a small table."""
+        rows = [("verdict", f"**{'STIFF' if self.is_stiff else 'not stiff'}** for {self.method}"),
+                ("reason", self.reason),
+                ("integrated", f"to t = {self.t_reached:.6g} of {self.t_end:.6g}"
+                 + ("" if self.complete else f" ({self.result}: verdict on the part integrated)")),
+                ("steps", f"{self.stats.n_accepted} accepted, {self.stats.n_rejected} rejected, nfe {self.stats.nfe}"),
+                ("max h·ρ(J)", f"{_fmax(self.h_rho):.3g} (stability boundary r = {self.stability_boundary:.3g})"),
+                ("longest stability-limited run", f"{self.longest_run} steps (stiff from {self.min_run})"),
+                ("stiffness ratio", f"{self.stiffness_ratio:.3g}")]
+        return "| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
 
     def to_dict(self) -> dict:
         """JSON-ready: complex eigenvalues as ``[re, im]`` pairs, arrays as lists."""
@@ -120,6 +148,8 @@ class StiffnessReport:
             reason=self.reason, method=self.method, stats=self.stats.as_dict(),
             threshold=self.threshold, min_run=self.min_run, stability_boundary=self.stability_boundary,
             n_accepted_steps=self.n_accepted_steps, longest_run=self.longest_run,
+            complete=self.complete, t_reached=_json_float(self.t_reached), t_end=_json_float(self.t_end),
+            result=self.result,
             times=self.times.tolist(), step_sizes=self.step_sizes.tolist(),
             spectral_radius=self.spectral_radius.tolist(), h_rho=self.h_rho.tolist(),
             stability_use=self.stability_use.tolist(),
@@ -136,41 +166,6 @@ def _fmax(x) -> float:
 def _json_float(x: float):
     x = float(x)
     return x if math.isfinite(x) else str(x)
-
-
-# ---------------------------------------------------------------------------------------------
-# the method's stability region
-
-
-def stability_polynomial(tableau: RungeKuttaTableau) -> np.ndarray:
-    """Coefficients ``γ_0..γ_s`` of ``R(z) = Σ γ_k z^k = 1 + z bᵀ(I − zA)⁻¹𝟙`` ([HW] IV.2, Eq. (2.3)),
-    ``γ_k = bᵀ A^{k-1} 𝟙`` for an explicit method."""
-    s = tableau.stages
-    gamma = [1.0]
-    v = np.ones(s)
-    for _ in range(s):
-        gamma.append(float(tableau.b @ v))
-        v = tableau.a @ v
-    return np.array(gamma)
-
-
-def stability_boundary(method: str | RungeKuttaTableau) -> float:
-    """Radius ``r`` of the stability region on the negative real axis: ``|R(−x)| ≤ 1`` for ``0 ≤ x ≤ r``."""
-    if isinstance(method, str) and method in METHODS and isinstance(METHODS[method].implementation,
-                                                                      RungeKuttaTableau):
-        method = METHODS[method].implementation
-    if not isinstance(method, RungeKuttaTableau):
-        raise ValueError(f"method must be a one-step Runge-Kutta method name or tableau, got {method!r}")
-    poly = np.polynomial.Polynomial(stability_polynomial(method))
-    xs = np.linspace(1e-3, 20.0, 20_001)
-    unstable = np.abs(poly(-xs)) > 1.0 + 1e-12
-    if not unstable.any():  # pragma: no cover - no explicit method of this kind
-        return float(xs[-1])
-    lo, hi = xs[max(int(np.argmax(unstable)) - 1, 0)], xs[int(np.argmax(unstable))]
-    for _ in range(60):  # bisection to machine precision
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if abs(poly(-mid)) <= 1.0 + 1e-12 else (lo, mid)
-    return float(lo)
 
 
 def _tableau(method) -> RungeKuttaTableau:
@@ -246,8 +241,8 @@ def _replay(calls: list[_Call], tableau: RungeKuttaTableau, stats: SolverStats, 
     i = 2  # skip f(t0, y0) and the initial-step probe
     steps: list[_Step] = []
     n_attempts = 0
-    while i < len(calls):
-        stage_calls = calls[i:i + s - 1]
+    while i < len(calls) and n_attempts < stats.n_steps:  # calls after the last attempt (a failure's
+        stage_calls = calls[i:i + s - 1]                  # probes) are not steps
         if len(stage_calls) < s - 1:
             break
         i += s - 1
@@ -256,13 +251,16 @@ def _replay(calls: list[_Call], tableau: RungeKuttaTableau, stats: SolverStats, 
         t_new = base.t + h
         tol = _SAME_TIME * abs(h)
         points = [base] + stage_calls  # (t, Y_i, k_i) of every stage
+        last = n_attempts == stats.n_steps  # its fate is in the counts, not in the calls after it
         if tableau.fsal:
             new = stage_calls[-1]
-            accepted = i >= len(calls) or (calls[i].t - t_new) * np.sign(h) > tol
+            accepted = (len(steps) < stats.n_accepted if last
+                        else i >= len(calls) or (calls[i].t - t_new) * np.sign(h) > tol)
         else:
             y_new = base.y + h * sum(bj * p.k for bj, p in zip(b, points) if bj != 0.0)
-            slope_next = i < len(calls) and abs(calls[i].t - t_new) <= tol
-            accepted = slope_next or i >= len(calls)
+            slope_next = i < len(calls) and abs(calls[i].t - t_new) <= tol and calls[i].k is not None
+            accepted = len(steps) < stats.n_accepted if last else (slope_next or i >= len(calls))
+            slope_next = slope_next and accepted
             new = calls[i] if slope_next else _Call(t_new, y_new, None)
             if slope_next:
                 i += 1
@@ -382,7 +380,7 @@ def stiffness_report(
     threshold: float = DEFAULT_THRESHOLD,
     min_run: int = DEFAULT_MIN_RUN,
     max_jacobians: int = 2000,
-    max_steps: int = 100_000,
+    max_steps: int = 20_000,
     fd_step: float | None = None,
 ) -> StiffnessReport:
     """Solve ``dy/dt = f(t, y)`` with an explicit adaptive method and say whether it was stiff.
@@ -416,7 +414,10 @@ def stiffness_report(
         At most this many accepted steps are analysed (evenly spaced when there are more; "consecutive"
         then means consecutive among those analysed).
     max_steps : int
-        Passed to the solve.
+        Most steps of the solve. A diagnosis need not finish the integration: an explicit method
+        on a stiff problem would take millions of steps (Van der Pol μ = 1000), while the verdict needs
+        ``min_run`` of them. When the solve stops at ``max_steps`` (or fails otherwise) the report is
+        on the part integrated: ``complete`` is False and ``t_reached`` says how far it got.
     fd_step : float, optional
         Relative finite-difference step (default ``ε^{1/3}``).
 
@@ -429,7 +430,7 @@ def stiffness_report(
     ValueError
         Bad arguments (fixed-step or unknown method, threshold ≤ 0, min_run < 1, batch with a 0-d state).
     SolverError
-        If the solve itself fails.
+        Never for a failed solve (see ``max_steps``); ``f``'s own errors still propagate.
     """
     tableau = _tableau(method)
     if not (isinstance(threshold, (int, float)) and threshold > 0):
@@ -453,10 +454,12 @@ def stiffness_report(
             run_y0 = y0.double()
             run_f = recorder.in_dtype(dtype)
         with torch.no_grad():
-            sol = solve(run_f, run_y0, t, method=tableau, rtol=rtol, atol=atol, max_steps=max_steps)
+            sol = _solve_part(run_f, run_y0, t, tableau, rtol, atol, max_steps)
     else:
-        sol = solve(recorder, y0, t, method=tableau, rtol=rtol, atol=atol, max_steps=max_steps)
+        sol = _solve_part(recorder, y0, t, tableau, rtol, atol, max_steps)
     steps = _replay(recorder.calls, tableau, sol.stats, batch)
+    if not steps:
+        raise ValueError("the solve took no accepted step: nothing to diagnose (raise max_steps?)")
 
     picked = np.unique(np.linspace(0, len(steps) - 1, min(max_jacobians, len(steps))).round().astype(int))
     jacobian = _jacobian_fn(f, y0, jac, batch, fd_step)
@@ -494,8 +497,21 @@ def stiffness_report(
         stats=sol.stats, step_sizes=np.array([steps[n].h for n in picked]), spectral_radius=radius,
         h_rho=h * radius, stability_use=use, hairer_rho=np.array([steps[n].hairer_rho for n in picked]),
         stability_boundary=r, threshold=float(threshold), min_run=int(min_run), method=name, reason=reason,
-        n_accepted_steps=len(steps), longest_run=int(run),
+        n_accepted_steps=len(steps), longest_run=int(run), complete=sol.result == "success",
+        t_reached=float(steps[-1].t + steps[-1].h), t_end=float(np.asarray(t, dtype=float)[-1]), result=sol.result,
     )
+
+
+def _solve_part(f, y0, t, tableau, rtol, atol, max_steps):
+    """The solve, or the part of it done before a solver failure (``f``'s own errors propagate)."""
+    try:
+        return solve(f, y0, t, method=tableau, rtol=rtol, atol=atol, max_steps=max_steps)
+    except VectorFieldError:
+        raise
+    except SolverError as err:
+        if err.solution is None or err.solution.stats.n_accepted == 0:
+            raise
+        return err.solution
 
 
 def _real_part_ratio(lam: np.ndarray) -> float:

@@ -21,6 +21,7 @@ References
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -110,7 +111,8 @@ PROBLEMS: dict[str, Problem] = {p.name: p for p in (
 
 @dataclass
 class WorkPrecisionTable:
-    """Rows ``{problem, solver, tol, error, nfe}``; ``error`` is the max-norm error at the final time.
+    """Rows ``{problem, solver, tol, error, nfe, seconds}``; ``error`` is the max-norm error at the final
+    time, ``seconds`` the wall-clock time of the one solve (a single run: indicative, not a benchmark).
 
     ``solver`` is ``"dynkit.<method>"`` or ``"scipy.<RK45|RK23>"``.
     """
@@ -147,9 +149,7 @@ class WorkPrecisionTable:
 
     def plot(self, path):
         """Error against NFE, log-log, one panel per problem; written atomically to ``path``."""
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # no matplotlib.use(): the caller's backend (Jupyter, a script) is kept
 
         from ..io import save_figure
 
@@ -206,21 +206,25 @@ def work_precision(
         t = np.array(p.t_span, dtype=float)
         for m in methods:
             for tol in tols:
+                start = time.perf_counter()
                 sol = solve(p.f, p.y0.astype(float), t, method=m, rtol=tol, atol=tol)
-                rows.append(_row(p, f"dynkit.{m}", tol, sol.ys[-1], sol.stats.nfe))
+                seconds = time.perf_counter() - start
+                rows.append(_row(p, f"dynkit.{m}", tol, sol.ys[-1], sol.stats.nfe, seconds))
         if include_scipy:
             from scipy.integrate import solve_ivp
 
             for peer in SCIPY_PEERS:
                 for tol in tols:
+                    start = time.perf_counter()
                     res = solve_ivp(p.f, p.t_span, p.y0.astype(float), method=peer, rtol=tol, atol=tol)
-                    rows.append(_row(p, f"scipy.{peer}", tol, res.y[:, -1], int(res.nfev)))
+                    seconds = time.perf_counter() - start
+                    rows.append(_row(p, f"scipy.{peer}", tol, res.y[:, -1], int(res.nfev), seconds))
     return WorkPrecisionTable(rows, {p.name: p.source for p in chosen})
 
 
-def _row(p: Problem, solver: str, tol: float, y_end, nfe: int) -> dict:
+def _row(p: Problem, solver: str, tol: float, y_end, nfe: int, seconds: float) -> dict:
     error = float(np.max(np.abs(np.asarray(y_end, dtype=float) - p.reference)))
-    return dict(problem=p.name, solver=solver, tol=tol, error=error, nfe=int(nfe))
+    return dict(problem=p.name, solver=solver, tol=tol, error=error, nfe=int(nfe), seconds=float(seconds))
 
 
 def _resolve_problems(problems) -> list[Problem]:

@@ -135,10 +135,7 @@ def _model_entries(results: dict) -> dict:
 
 def plot_nfe_vs_tolerance(results: dict, path: str | Path | None = None):
     """Forward and backward NFE against tolerance, one line per model, as in Fig. 11 of the review."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # no matplotlib.use(): the caller's backend (Jupyter, a script) is kept
 
     entries = _model_entries(results)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharex=True)

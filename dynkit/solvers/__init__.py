@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .auto import AUTO, AutoSwitching
 from .ark import ARK3, ARK4, TwoStepRK
 from .engine import Solution, SolverStats, solve
-from .errors import MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, VectorFieldShapeError
-from .tableaus import BOSH3, DOPRI5, EULER, HEUN, MIDPOINT, RK4, RKF45, SSPRK3, RungeKuttaTableau
+from .rosenbrock import RODAS4, ROSENBROCK23, RosenbrockTableau
+from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, StepSizeWarning,
+                     VectorFieldError, VectorFieldShapeError, VectorFieldTypeError)
+from .tableaus import BOSH3, DOP853, DOPRI5, EULER, HEUN, MIDPOINT, RK4, RKF45, SSPRK3, TSIT5, RungeKuttaTableau
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,7 @@ class MethodInfo:
     adaptive: bool
     error_order: int | None
     description: str
-    implementation: RungeKuttaTableau | TwoStepRK
+    implementation: RungeKuttaTableau | TwoStepRK | RosenbrockTableau | AutoSwitching
 
 
 def _rk_info(tab: RungeKuttaTableau, description: str) -> MethodInfo:
@@ -37,6 +40,13 @@ def _rk_info(tab: RungeKuttaTableau, description: str) -> MethodInfo:
 
 def _ark_info(m: TwoStepRK, description: str) -> MethodInfo:
     return MethodInfo(m.name, m.order, 2 * m.stages, m.stages, False, None, description, m)
+
+
+def _rosenbrock_info(tab: RosenbrockTableau, description: str) -> MethodInfo:
+    # new evaluations: the stages after the first, plus f(t + h, y_new) unless the last stage is it
+    # (the Jacobian's own calls of f, and the one for ∂f/∂t, come on top: see stats.njev)
+    new = tab.stages - 1 + (0 if tab.fsal else 1)
+    return MethodInfo(tab.name, tab.order, tab.stages, new, True, tab.error_order, description, tab)
 
 
 METHODS: dict[str, MethodInfo] = {info.name: info for info in (
@@ -49,10 +59,20 @@ METHODS: dict[str, MethodInfo] = {info.name: info for info in (
     _rk_info(BOSH3, "Bogacki–Shampine 3(2), FSAL, adaptive"),
     _rk_info(RKF45, "Runge–Kutta–Fehlberg 4(5), adaptive, propagates the 4th-order solution"),
     _rk_info(DOPRI5, "Dormand–Prince 5(4), FSAL, adaptive, 4th-order dense output"),
+    _rk_info(TSIT5, "Tsitouras 5(4), FSAL, adaptive, 4th-order dense output"),
+    _rk_info(DOP853, "Dormand–Prince 8(5,3), FSAL, adaptive, 7th-order dense output (3 extra stages on use)"),
+    _rosenbrock_info(ROSENBROCK23, "Rosenbrock 2(3), Shampine–Reichelt ode23s, L-stable, FSAL, stiff, "
+                                   "crude tolerances"),
+    _rosenbrock_info(RODAS4, "Rosenbrock 4(3), Hairer–Wanner RODAS, L-stable, stiffly accurate, stiff, "
+                             "3rd-order dense output"),
+    MethodInfo("auto", 5, 7, 6, True, 4, "dopri5, switching to rodas4 while the steps are limited by "
+               "stability (dynkit's stiffness test) and back", AUTO),
 )}
 
 __all__ = [
     "solve", "Solution", "SolverStats", "METHODS", "MethodInfo", "RungeKuttaTableau", "TwoStepRK",
-    "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldShapeError",
-    "ARK3", "ARK4", "EULER", "MIDPOINT", "HEUN", "RK4", "SSPRK3", "BOSH3", "RKF45", "DOPRI5",
+    "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError",
+    "VectorFieldShapeError", "VectorFieldTypeError", "StepSizeWarning",
+    "RosenbrockTableau", "ROSENBROCK23", "RODAS4", "AutoSwitching", "AUTO",
+    "ARK3", "ARK4", "EULER", "MIDPOINT", "HEUN", "RK4", "SSPRK3", "BOSH3", "RKF45", "DOPRI5", "TSIT5", "DOP853",
 ]

@@ -1,7 +1,50 @@
-"""One explicit Runge–Kutta engine for every method in :data:`dynkit.solvers.METHODS`.
+"""One controller loop for every method in :data:`dynkit.solvers.METHODS`, driving a small stepper.
 
-Three loops share the same pieces (counted vector field, output recorder, interpolants):
-fixed-step one-step methods, adaptive embedded pairs, and constant-step two-step (ARK) methods.
+How it fits together
+--------------------
+:func:`solve` validates the arguments, wraps ``f`` in a counting, checking :class:`_CountedField`,
+builds a *stepper* for the method and hands it to one of two loops: :func:`_march_adaptive` (embedded
+pairs and any other method with an error estimate) or :func:`_march_constant` (fixed-step methods).
+The loops own everything that is not the method: step-size control (PI controller, [HNW] IV.2 /
+II.4), rejection, failures, the output times (:class:`_Recorder`, several per step filled at once),
+dense output (:class:`~dynkit.solvers.dense.DenseOutput`) and events
+(:class:`~dynkit.solvers.events.EventTracker`).
+
+The stepper protocol (how a new stepper kind plugs in)
+------------------------------------------------------
+A *method object* (what ``METHODS[name].implementation`` holds, or what a user passes as
+``method``) needs ``name`` (str), ``adaptive`` (bool) and ``make_stepper(field, backend)``
+(:class:`~dynkit.solvers.tableaus.RungeKuttaTableau` and
+:class:`~dynkit.solvers.ark.TwoStepRK` are handled by :func:`~dynkit.solvers.explicit.make_stepper`).
+``field(t, y)`` is the counted vector field (``field.stats`` is the solve's :class:`SolverStats`:
+a stepper that factorises or evaluates Jacobians increments ``njev`` / ``nlu`` there), ``backend``
+the numpy/torch :mod:`~dynkit.solvers.backend`. The stepper it returns has
+
+``k`` : int
+    exponent of the controller, the local error being O(h^k) (``min(order, error_order) + 1``);
+    read on every step, so a switching stepper may change it (``safety`` and ``pi_beta``, optional,
+    override the controller's safety factor 0.9 and PI coefficient 0.2 / k, read when ``k`` changes).
+``attempt(t, y, h, k1) -> Trial``
+    one trial step from ``(t, y)`` with step ``h`` (signed), given ``k1 = f(t, y)``; returns a
+    :class:`~dynkit.solvers.explicit.Trial`: ``y_new``, ``error`` (array like ``y``, or None for
+    fixed-step methods), ``interpolant`` (a 1-D numpy array of step fractions θ → the stacked
+    states at ``t + θ h``, leading axis ``len(θ)``) and ``end_slope``
+    (a :class:`~dynkit.solvers.explicit.Slope`: ``f(t + h, y_new)``, filled in by FSAL methods,
+    computed lazily otherwise). ``attempt`` must not change the stepper's state in a way that a
+    rejection would have to undo, or it must undo it itself on the next call.
+``error_norm(trial, norm) -> numpy array`` (optional)
+    the scalar (or per-sample) error measure from ``norm(array)`` (the controller's scaled RMS,
+    per sample when ``per_sample=True``); the default is ``norm(trial.error)``.
+``accepted(trial)`` (optional)
+    called after the controller accepts a trial (reuse of Jacobians, stiffness switching, ...).
+``explicit`` (optional, default True)
+    False for implicit/linearly implicit steppers: a ``MaxStepsExceeded`` then does not suggest
+    a stiff method.
+
+A minimal example: ``class Euler2: adaptive = True; name = "my"; def make_stepper(self, field,
+backend): return MyStepper(field, backend)`` and ``dk.solve(f, y0, t, method=Euler2())``; to
+appear under a name, add a :class:`~dynkit.solvers.MethodInfo` to ``METHODS``.
+
 Methods are data (:mod:`~dynkit.solvers.tableaus`, :mod:`~dynkit.solvers.ark`); nothing here is
 specific to one of them.
 """
@@ -9,14 +52,19 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from .ark import TwoStepRK
 from .backend import backend_for, is_torch
-from .errors import MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, VectorFieldShapeError
+from .dense import DenseOutput
+from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, StepSizeWarning,
+                     VectorFieldError, VectorFieldShapeError, VectorFieldTypeError)
+from .events import EventTracker
+from .explicit import Slope, Trial, make_stepper
 from .tableaus import RungeKuttaTableau
 
 # Step-size control constants ([HNW] II.4, and Hairer's DOPRI5 code for the PI part).
@@ -27,20 +75,31 @@ NONFINITE_FACTOR = 0.25  # shrink after a trial step whose stages overflowed
 PI_BETA_TIMES_K = 0.2  # beta = 0.2 / k, alpha = 1/k - 0.75 beta: Hairer's beta = 0.04 for k = 5
 # Two times closer than this fraction of a step are the same output time (grid round-off).
 SAME_TIME_RTOL = 1e-9
+# h * (spectral radius estimate) above which the last steps of an explicit method look stability-limited
+STIFF_H_LAMBDA = 1.5
+# h * |Δf| / |Δy| above which a fixed step is warned about (explicit RK stability intervals are ~2-3)
+UNSTABLE_H_LAMBDA = 3.0
 
 
 @dataclass
 class SolverStats:
-    """Work done by a solve. ``nfe`` counts every call of ``f``, whatever it was for."""
+    """Work done by a solve. ``nfe`` counts every call of ``f``, whatever it was for.
+
+    ``njev`` (Jacobian evaluations), ``nlu`` (LU factorisations) and ``switches`` (explicit ↔ stiff
+    switches of ``method="auto"``) stay 0 for the explicit methods.
+    """
 
     nfe: int = 0
     n_steps: int = 0
     n_accepted: int = 0
     n_rejected: int = 0
+    njev: int = 0
+    nlu: int = 0
+    switches: int = 0
 
     def as_dict(self) -> dict:
         return dict(nfe=self.nfe, n_steps=self.n_steps, n_accepted=self.n_accepted,
-                    n_rejected=self.n_rejected)
+                    n_rejected=self.n_rejected, njev=self.njev, nlu=self.nlu, switches=self.switches)
 
 
 @dataclass
@@ -50,15 +109,23 @@ class Solution:
     Attributes
     ----------
     ts : array
-        The requested output times, in the library, dtype and device of ``y0``.
+        The requested output times reached, in the library, dtype and device of ``y0``.
     ys : array
         ``ys[i]`` is the state at ``ts[i]``; shape ``(len(ts), *y0.shape)``.
     stats : SolverStats
     result : str
-        ``"success"``, or on a failure returned with ``throw=False`` the failure's code
-        (``"step_size_underflow"``, ``"max_steps_exceeded"``, ``"non_finite_state"``, …).
+        ``"success"``, ``"event"`` (a terminal event ended the solve), or on a failure returned with
+        ``throw=False`` the failure's code (``"step_size_underflow"``, ``"max_steps_exceeded"``, …).
     message : str
     method : str
+    t_events, y_events : list or None
+        With ``events=[g, ...]``: for each ``g`` the times of its zeros (1-D numpy float64 array) and
+        the states there (stacked like ``ys``); ``event_indices[i]`` holds, for an event function
+        returning one value per sample, the sample index of each zero (``None`` for scalar ``g``).
+    dense : DenseOutput or None
+        With ``dense=True``: the piecewise continuous extension over the steps taken.
+    switch_log : list or None
+        ``method="auto"``: each switch as ``(t, from_method, to_method)`` (``stats.switches`` counts them).
     """
 
     ts: Any
@@ -67,10 +134,25 @@ class Solution:
     result: str = "success"
     message: str = ""
     method: str = ""
+    t_events: list | None = None
+    y_events: list | None = None
+    event_indices: list | None = None
+    dense: DenseOutput | None = None
+    switch_log: list | None = None
 
     @property
     def success(self) -> bool:
-        return self.result == "success"
+        return self.result in ("success", "event")
+
+    def evaluate(self, t: Any):
+        """States at the times ``t`` (any order, within the span integrated) from the dense output.
+
+        Needs ``dense=True`` in :func:`solve`. Returns an array ``(len(t), *y0.shape)`` (or
+        ``y0.shape`` for a scalar ``t``) in the library, dtype and device of ``y0``.
+        """
+        if self.dense is None:
+            raise ValueError("evaluate needs dense output: call dk.solve(..., dense=True)")
+        return self.dense(t)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -78,137 +160,101 @@ class Solution:
 
 
 class _CountedField:
-    """Calls ``f``, counts every call and checks the shape of what comes back."""
+    """Calls ``f``, counts every call and checks what comes back (library, shape, dtype, device)."""
 
-    def __init__(self, f, backend, shape, stats, recorder):
-        self.f, self.backend, self.shape, self.stats, self.recorder = f, backend, shape, stats, recorder
+    def __init__(self, f, backend, y0, stats, recorder):
+        self.f, self.backend, self.shape, self.stats, self.recorder = f, backend, y0.shape, stats, recorder
+        self.dtype, self.device = y0.dtype, getattr(y0, "device", None)
+        self.array_type = backend.array_type
 
     def __call__(self, t: float, y):
         self.stats.nfe += 1
-        out = self.f(self.backend.time(t), y)
-        if getattr(out, "shape", None) != self.shape:
-            got = getattr(out, "shape", type(out).__name__)
+        try:
+            out = self.f(self.backend.time(t), y)
+        except Exception as exc:  # the user's error, with where it happened and what was reached
             raise self.recorder.failure(
-                VectorFieldShapeError,
-                f"f returned shape {tuple(got) if not isinstance(got, str) else got} at t={t:g}; "
-                f"expected the state's shape {tuple(self.shape)}", t)
+                VectorFieldError, f"f raised {type(exc).__name__} at t={t:.6g}: {exc}", t) from exc
+        if type(out) is not self.array_type or out.shape != self.shape or out.dtype != self.dtype:
+            out = self._check(out, t)
         return out
+
+    def _check(self, out, t):
+        expected = "a numpy array" if self.backend.name == "numpy" else "a torch tensor"
+        if not isinstance(out, self.array_type):
+            raise self.recorder.failure(
+                VectorFieldTypeError, f"f must return {expected} like y0 (y0 is "
+                f"{'a numpy array' if self.backend.name == 'numpy' else 'a torch tensor'}), got "
+                f"{type(out).__module__}.{type(out).__name__} at t={t:.6g}", t)
+        if out.shape != self.shape:
+            raise self.recorder.failure(
+                VectorFieldShapeError, f"f returned shape {tuple(out.shape)} at t={t:.6g}; "
+                f"expected the state's shape {tuple(self.shape)}", t)
+        if self.device is not None and out.device != self.device:
+            raise self.recorder.failure(
+                VectorFieldTypeError, f"f returned a tensor on {out.device} at t={t:.6g}; expected y0's "
+                f"device {self.device}", t)
+        kind = getattr(out.dtype, "kind", None) or ("c" if out.dtype.is_complex else "f")
+        if kind not in "fiub":
+            raise self.recorder.failure(
+                VectorFieldTypeError, f"f returned dtype {out.dtype} at t={t:.6g}; expected real values "
+                f"of y0's dtype {self.dtype}", t)
+        return self.backend.cast(out)  # y0's dtype is the contract (float32 stays float32)
 
 
 class _Recorder:
-    """Collects the states at the requested output times as the integration passes them."""
+    """Writes the states at the requested output times as the integration passes them.
 
-    def __init__(self, t_out: np.ndarray, y0, backend, stats, method_name: str, y0_is_output: bool = True):
+    All output times inside one step are interpolated in one call and written into a preallocated
+    array (numpy) or one chunk (torch).
+    """
+
+    def __init__(self, t_out: np.ndarray, y0, backend, stats, method_name: str):
         self.t_out, self.backend, self.stats, self.method = t_out, backend, stats, method_name
-        self.ys = [y0]
-        self.next = 1
         self.direction = 1.0 if t_out[-1] > t_out[0] else -1.0
+        self.signed = self.direction * t_out  # increasing: searchsorted works both ways
+        self.out = backend.output_buffer(len(t_out), y0)
+        self.next = 1
+        self.next_signed = float(self.signed[1])
+        self.events = None
+        self.dense = None
+        self.stop = None  # (result, message) when an event ends the solve
+        self.switch_log = None  # the stepper's list of (t, from, to), for method="auto"
 
     @property
     def done(self) -> bool:
         return self.next >= len(self.t_out)
 
-    def advance(self, t_old: float, t_new: float, y_new, interpolate: Callable[[float], Any]):
+    def advance(self, t_old: float, t_new: float, y_new, interpolate: Callable[[np.ndarray], Any]):
         """Record every output time in ``(t_old, t_new]`` (with ``t_new`` possibly past the last)."""
-        tol = SAME_TIME_RTOL * abs(t_new - t_old)
-        while not self.done:
-            t_req = self.t_out[self.next]
-            if abs(t_req - t_new) <= tol:
-                self.ys.append(y_new)
-            elif self.direction * (t_new - t_req) > 0:
-                self.ys.append(interpolate((t_req - t_old) / (t_new - t_old)))
-            else:
-                break
-            self.next += 1
+        h = t_new - t_old
+        tol = SAME_TIME_RTOL * abs(h)
+        end = self.direction * t_new
+        if self.next_signed > end + tol:  # the common case: no output in this step
+            return
+        stop = int(np.searchsorted(self.signed, end + tol, side="right"))
+        exact = abs(self.signed[stop - 1] - end) <= tol
+        inner = stop - 1 if exact else stop
+        if inner > self.next:
+            theta = (self.t_out[self.next:inner] - t_old) / h
+            self.out.put(interpolate(theta))
+        if exact:
+            self.out.put(y_new[None])
+        self.next = stop
+        self.next_signed = float(self.signed[stop]) if stop < len(self.signed) else math.inf
 
     def solution(self, result: str = "success", message: str = "") -> Solution:
-        n = len(self.ys)
-        return Solution(ts=self.backend.output_times(self.t_out[:n]), ys=self.backend.stack(self.ys),
-                        stats=self.stats, result=result, message=message, method=self.method)
+        n = self.out.count
+        sol = Solution(ts=self.backend.output_times(self.t_out[:n]), ys=self.out.result(),
+                       stats=self.stats, result=result, message=message, method=self.method)
+        if self.events is not None:
+            sol.t_events, sol.y_events, sol.event_indices = self.events.results()
+        sol.dense = self.dense
+        sol.switch_log = self.switch_log
+        return sol
 
     def failure(self, cls, message: str, t: float | None) -> SolverError:
         message = f"{self.method}: {message}"
         return cls(message, solution=self.solution(cls.result, message), t=t)
-
-
-class _Slope:
-    """``f(t, y)`` at a step end, computed at most once and only if someone needs it."""
-
-    def __init__(self, field: _CountedField, t: float, y, value=None):
-        self.field, self.t, self.y, self.value = field, t, y, value
-
-    def get(self):
-        if self.value is None:
-            self.value = self.field(self.t, self.y)
-        return self.value
-
-
-def _hermite(backend, h: float, y0, f0, y1, slope1: _Slope):
-    """Cubic Hermite interpolant on one step from the end values and slopes."""
-
-    def interpolate(theta: float):
-        t2, t3 = theta * theta, theta * theta * theta
-        return backend.lincomb(None, (y0, f0, y1, slope1.get()),
-                               (2 * t3 - 3 * t2 + 1, h * (t3 - 2 * t2 + theta), -2 * t3 + 3 * t2, h * (t3 - t2)))
-
-    return interpolate
-
-
-def _dense_polynomial(backend, tableau: RungeKuttaTableau, h: float, y0, ks):
-    """The method's own continuous extension ``y0 + h K^T P [θ, θ², …]``."""
-
-    def interpolate(theta: float):
-        powers = theta ** np.arange(1, tableau.p.shape[1] + 1)
-        return backend.lincomb(y0, ks, h * (tableau.p @ powers))
-
-    return interpolate
-
-
-class _LazyAppend:
-    """The stages followed by the end slope, evaluated only when an interpolation needs it."""
-
-    def __init__(self, ks, slope: _Slope):
-        self.ks, self.slope = ks, slope
-
-    def __iter__(self):
-        yield from self.ks
-        yield self.slope.get()
-
-
-class _Coefficients:
-    """A tableau's ``a`` (row ``i`` left of the diagonal), ``b``, ``c``, ``e`` as tuples of Python floats.
-
-    Converted once per solve: scaling numpy rows by ``h`` on every stage of every step allocates
-    an array each time and hands the backend numpy scalars, which are slow one by one.
-    """
-
-    def __init__(self, tableau: RungeKuttaTableau):
-        self.stages = tableau.stages
-        self.a = [tuple(map(float, tableau.a[i, :i])) for i in range(tableau.stages)]
-        self.b, self.c = tuple(map(float, tableau.b)), tuple(map(float, tableau.c))
-        self.e = None if tableau.e is None else tuple(map(float, tableau.e))
-
-
-def _times(h: float, coeffs):
-    return [h * x for x in coeffs]
-
-
-def _rk_stages(field, backend, coeffs: _Coefficients, t: float, y, h: float, k1):
-    """All stages of one explicit RK step, ``k1 = f(t, y)`` given."""
-    ks = [k1]
-    for i in range(1, coeffs.stages):
-        ks.append(field(t + coeffs.c[i] * h, backend.lincomb(y, ks, _times(h, coeffs.a[i]))))
-    return ks
-
-
-def _fsal_stages(field, backend, coeffs: _Coefficients, t: float, y, h: float, k1, t_new: float):
-    """Stages of an FSAL step: the last one is ``f(t_new, y_new)``, so ``y_new`` is formed first."""
-    ks = [k1]
-    for i in range(1, coeffs.stages - 1):
-        ks.append(field(t + coeffs.c[i] * h, backend.lincomb(y, ks, _times(h, coeffs.a[i]))))
-    y_new = backend.lincomb(y, ks, _times(h, coeffs.b[:-1]))
-    ks.append(field(t_new, y_new))
-    return y_new, ks
 
 
 def _grid(t0: float, t_end: float, h: float) -> int:
@@ -223,93 +269,115 @@ def _grid_time(t0: float, t_end: float, h: float, n: int, n_total: int) -> float
     return t_end if n == n_total and abs(t - t_end) <= SAME_TIME_RTOL * abs(h) else t
 
 
-# ---------------------------------------------------------------------------------------------
-# the three loops
+def _accept(rec: _Recorder, stepper, trial: Trial, t: float, t_new: float) -> float | None:
+    """Everything that follows an accepted step: dense output, events, outputs.
 
-
-def _march_constant_steps(field, backend, rec, stats, t0, t_end, y0, h, max_steps, step):
-    """Constant steps ``t0 + n h`` until ``t_end`` is reached or passed (never shortened).
-
-    ``step(n, t, y, k1) -> y_new`` advances one step given ``k1 = f(t, y)``; outputs inside a step
-    come from cubic Hermite interpolation.
+    Returns the time at which a terminal event ends the solve (None to go on).
     """
+    interp = trial.interpolant
+    if rec.dense is not None:
+        rec.dense.append(t, t_new, trial.y_new, interp)
+    t_stop = None
+    if rec.events is not None:
+        t_stop = rec.events.step(t, t_new, trial.y_new, interp)
+    if t_stop is None:
+        rec.advance(t, t_new, trial.y_new, interp)
+    else:  # outputs (and the dense output's span) up to the event only
+        if rec.dense is not None:
+            rec.dense.stop = t_stop
+        y_stop = interp(np.array([(t_stop - t) / (t_new - t)]))[0]
+        rec.advance(t, t_stop, y_stop, lambda theta: interp(theta * ((t_stop - t) / (t_new - t))))
+    hook = getattr(stepper, "accepted", None)
+    if hook is not None:
+        hook(trial)
+    return t_stop
+
+
+# ---------------------------------------------------------------------------------------------
+# the two loops
+
+
+def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_steps):
+    """Constant steps ``t0 + n h`` until ``t_end`` is reached or passed (never shortened)."""
     n_total = _grid(t0, t_end, h)
-    t, y, slope = t0, y0, _Slope(field, t0, y0)
+    if abs(h) > abs(t_end - t0) * (1 + SAME_TIME_RTOL):
+        warnings.warn(f"{rec.method}: step_size={h:.6g} is larger than the whole span "
+                      f"|t[-1] - t[0]| = {abs(t_end - t0):.6g}: one step, outputs interpolated",
+                      StepSizeWarning, stacklevel=3)
+    t, y, k1 = t0, y0, field(t0, y0)
+    checked = 0
     for n in range(1, n_total + 1):
         if stats.n_steps >= max_steps:
             raise rec.failure(MaxStepsExceeded, f"max_steps={max_steps} reached at t={t:g} "
-                              f"({n_total} steps of {h:g} are needed)", t)
-        k1 = slope.get()
-        y_new = step(n, t, y, k1)
+                              f"({n_total:.3g} steps of {h:g} are needed)", t)
+        trial = stepper.attempt(t, y, h, k1)
         t_new = _grid_time(t0, t_end, h, n, n_total)
         stats.n_steps += 1
         stats.n_accepted += 1
-        if not backend.all_finite(y_new):
+        if not backend.all_finite(trial.y_new):
             raise rec.failure(NonFiniteState, f"NaN/Inf in the state at t={t_new:g} "
                               f"(step from t={t:g} with step {h:g})", t_new)
-        slope = _Slope(field, t_new, y_new)
-        rec.advance(t, t_new, y_new, _hermite(backend, h, y, k1, y_new, slope))
-        t, y = t_new, y_new
+        if _accept(rec, stepper, trial, t, t_new) is not None:
+            return
+        if n == n_total:  # no slope beyond the end: f is not called for nothing
+            return
+        k_new = trial.end_slope.get()
+        if checked < 3:  # the first steps: is h beyond the method's stability interval? (warned once)
+            checked = 3 if _warn_if_unstable(backend, rec, h, y, trial.y_new, k1, k_new, t_new) else checked + 1
+        t, y, k1 = t_new, trial.y_new, k_new
 
 
-def _one_step(field, backend, tableau: RungeKuttaTableau, h: float):
-    coeffs = _Coefficients(tableau)
-    weights = _times(h, coeffs.b)
-
-    def step(n, t, y, k1):
-        return backend.lincomb(y, _rk_stages(field, backend, coeffs, t, y, h, k1), weights)
-
-    return step
-
-
-class _TwoStep:
-    """Step function of a two-step ARK method: the starter first, then Eq. (9) of CSAODE."""
-
-    def __init__(self, field, backend, method: TwoStepRK, h: float):
-        self.field, self.backend, self.method, self.h = field, backend, method, h
-        self.coeffs = method.update_coefficients(h)
-        self.starter = _Coefficients(method.starter)
-        self.prev = None  # (t_{n-1}, y_{n-1}, chain at t_{n-1} or the starter's stages)
-
-    def __call__(self, n, t, y, k1):
-        field, backend, method, h = self.field, self.backend, self.method, self.h
-        if n == 1:  # a one-step method of the same order; its stages seed the recursion
-            ks = _rk_stages(field, backend, self.starter, t, y, h, k1)
-            self.prev = (t, y, ks[: method.starter_reuse()])
-            return backend.lincomb(y, ks, _times(h, self.starter.b))
-        t_prev, y_prev, prev_chain = self.prev
-        if n == 2:  # complete the chain at t_0 where the starter's stages differ from it
-            prev_chain = _ark_chain(field, backend, method, t_prev, y_prev, h, prev_chain)
-        chain = _ark_chain(field, backend, method, t, y, h, [k1])
-        self.prev = (t, y, chain)
-        return backend.lincomb(None, (y, y_prev, *chain, *prev_chain), self.coeffs)
+def _warn_if_unstable(backend, rec, h, y, y_new, k, k_new, t_new):
+    dy = backend.to_numpy(y_new) - backend.to_numpy(y)  # detached copies: no autograd graph for a check
+    df = backend.to_numpy(k_new) - backend.to_numpy(k)
+    ny = float(np.linalg.norm(dy))
+    if ny > 0 and math.isfinite(ny):
+        h_lambda = abs(h) * float(np.linalg.norm(df)) / ny
+        if UNSTABLE_H_LAMBDA < h_lambda < math.inf:
+            warnings.warn(f"{rec.method}: step_size={h:.6g} looks too large for an explicit method here: "
+                          f"h·|Δf|/|Δy| ≈ {h_lambda:.3g} at t={t_new:.6g} (stability intervals are about 2-3); "
+                          f"the result may be unstable — take a smaller step or an adaptive method",
+                          StepSizeWarning, stacklevel=4)
+            return True
+    return False
 
 
-def _ark_chain(field, backend, method: TwoStepRK, t, y, h, known):
-    """k_1 = f(t, y), k_j = f(t + a_j h, y + a_j h k_{j-1}) for j = 2..s (Eq. (10) of CSAODE);
-    the stages in ``known`` (a prefix of the chain) are not recomputed."""
-    chain = list(known)
-    for a_j in method.a_float[len(chain) - 1:]:
-        chain.append(field(t + a_j * h, backend.lincomb(y, (chain[-1],), (a_j * h,))))
-    return chain
+def _initial_step(field, backend, stepper, t0, t_end, y0, f0, rtol, atol, direction):
+    """Automatic initial step of [HNW] II.4 (one probe evaluation of ``f``, counted).
 
-
-def _initial_step(field, backend, tableau, t0, t_end, y0, f0, rtol, atol, direction):
-    """Automatic initial step of [HNW] II.4 (one probe evaluation of ``f``, counted)."""
-    k = min(tableau.order, tableau.error_order) + 1
+    The norms are taken in float64 and safe from overflow; a probe that overflows, or an estimate
+    that underflows to 0, makes the solve start small: the controller grows the step.
+    """
+    k = stepper.k
+    span = abs(t_end - t0)
     no_grad = sys.modules["torch"].no_grad() if backend.name == "torch" else _nullcontext()
     with no_grad:
-        scale = backend.scale(y0, rtol, atol)
-        d0, d1 = backend.rms(y0, scale), backend.rms(f0, scale)
+        scale = backend.to_numpy(backend.scale(y0, rtol, atol))
+        d0, d1 = _safe_rms(backend.to_numpy(y0) / scale), _safe_rms(backend.to_numpy(f0) / scale)
         h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
-        h0 = min(h0, abs(t_end - t0))
+        h0 = min(h0, span)
+        if not h0 > 0:
+            h0 = min(1e-6, span) * 1e-6
         f1 = field(t0 + direction * h0, backend.lincomb(y0, (f0,), (direction * h0,)))
-        d2 = backend.rms(backend.lincomb(f1, (f0,), (-1.0,)), scale) / h0
+        d2 = _safe_rms((backend.to_numpy(f1) - backend.to_numpy(f0)) / scale) / h0
     if not math.isfinite(d1) or not math.isfinite(d2):
         d2 = math.inf  # a probe that overflowed: start small, the controller will grow the step
     dmax = max(d1, d2)
     h1 = max(1e-6, h0 * 1e-3) if dmax <= 1e-15 else (0.01 / dmax) ** (1.0 / k)
-    return direction * min(100 * h0, h1, abs(t_end - t0))
+    h = min(100 * h0, h1, span)
+    if not h > 0:  # the estimate underflowed (huge slopes): a tiny first step, grown by the controller
+        h = h0 * 1e-3
+    return direction * max(h, 64 * np.spacing(max(abs(t0), abs(t_end))))
+
+
+def _safe_rms(x: np.ndarray) -> float:
+    """RMS of ``x`` without overflow in the squares (slopes of 1e150 have a finite RMS)."""
+    if x.size == 0:
+        return 0.0
+    big = float(np.max(np.abs(x)))
+    if big == 0.0 or not math.isfinite(big):
+        return big
+    return big * float(np.sqrt(np.mean(np.square(x / big))))
 
 
 class _nullcontext:
@@ -320,23 +388,30 @@ class _nullcontext:
         return False
 
 
-def _solve_adaptive(field, backend, rec, stats, tableau, t0, t_end, y0, h, rtol, atol, max_steps):
+def _default_error_norm(trial, norm):
+    return norm(trial.error)
+
+
+def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol, atol, max_steps, per_sample):
+    """The adaptive loop: PI step-size control ([HNW] IV.2), rejection, outputs, events."""
     direction = 1.0 if t_end > t0 else -1.0
-    k = min(tableau.order, tableau.error_order) + 1
-    beta = PI_BETA_TIMES_K / k
-    alpha = 1.0 / k - 0.75 * beta
     t, y = t0, y0
-    coeffs = _Coefficients(tableau)
     k1 = field(t0, y0)
     if not backend.all_finite(k1):
         raise rec.failure(NonFiniteState, f"f returned NaN/Inf at the initial state (t={t0:g})", t0)
     if h is None:
-        h = _initial_step(field, backend, tableau, t0, t_end, y0, k1, rtol, atol, direction)
-    err_prev, rejected_last, nonfinite_last = 1e-4, False, False
+        h = _initial_step(field, backend, stepper, t0, t_end, y0, k1, rtol, atol, direction)
+    error_norm = getattr(stepper, "error_norm", None) or _default_error_norm
+    err_prev, rejected_last, nonfinite_last, k = 1e-4, False, False, None
     while direction * (t_end - t) > 0:
         if stats.n_steps >= max_steps:
-            raise rec.failure(MaxStepsExceeded, f"max_steps={max_steps} reached at t={t:g} "
-                              f"(last step {h:g}; loosen rtol/atol or raise max_steps)", t)
+            raise _max_steps_failure(field, backend, rec, stepper, t, y, k1, h, max_steps)
+        if k != stepper.k:
+            k = stepper.k
+            beta = getattr(stepper, "pi_beta", None)
+            beta = PI_BETA_TIMES_K / k if beta is None else beta
+            alpha = 1.0 / k - 0.75 * beta
+            safety = getattr(stepper, "safety", None) or SAFETY
         if direction * (t + h - t_end) > 0:
             h = t_end - t
         if abs(h) < 16 * np.spacing(max(abs(t), abs(t + h))):
@@ -346,37 +421,78 @@ def _solve_adaptive(field, backend, rec, stats, tableau, t0, t_end, y0, h, rtol,
             raise rec.failure(StepSizeUnderflow, f"step size {h:.3g} underflowed at t={t:.17g} (a singularity, "
                               f"or rtol/atol too tight for the state's precision?)", t)
         t_new = t_end if direction * (t + h - t_end) >= 0 else t + h
-        if tableau.fsal:
-            y_new, ks = _fsal_stages(field, backend, coeffs, t, y, h, k1, t_new)
-        else:
-            ks = _rk_stages(field, backend, coeffs, t, y, h, k1)
-            y_new = backend.lincomb(y, ks, _times(h, coeffs.b))
-        err = backend.lincomb(None, ks, _times(h, coeffs.e))
-        norm = backend.error_norm(err, y, y_new, rtol, atol)
+        trial = stepper.attempt(t, y, h, k1)
+        y_new = trial.y_new
+        scale = backend.error_scale(y, y_new, rtol, atol)
+        norms = error_norm(trial, lambda e: backend.norms(e, scale, per_sample))
+        norm = float(norms.max()) if norms.ndim else float(norms)
+        if norm != norm:  # NaN: treat like an overflow
+            norm = math.inf
         stats.n_steps += 1
         if norm <= 1.0:
             stats.n_accepted += 1
-            slope = _Slope(field, t_new, y_new, ks[-1] if tableau.fsal else None)
-            if tableau.p is not None:
-                stages = ks if len(tableau.p) == tableau.stages else _LazyAppend(ks, slope)
-                interp = _dense_polynomial(backend, tableau, h, y, stages)
-            else:
-                interp = _hermite(backend, h, y, k1, y_new, slope)
-            rec.advance(t, t_new, y_new, interp)
-            factor = MAX_FACTOR if norm == 0.0 else SAFETY * norm ** (-alpha) * err_prev ** beta
+            t_stop = _accept(rec, stepper, trial, t, t_new)
+            if t_stop is not None:
+                return
+            factor = MAX_FACTOR if norm == 0.0 else safety * norm ** (-alpha) * err_prev ** beta
             factor = min(MAX_FACTOR, max(MIN_FACTOR, factor))
             if rejected_last:
                 factor = min(1.0, factor)
             err_prev = max(norm, 1e-4)
             t, y = t_new, y_new
-            k1 = slope.get() if direction * (t_end - t) > 0 else None
+            if direction * (t_end - t) > 0:
+                trial.end_slope.t = t_new
+                k1 = trial.end_slope.get()
             rejected_last = nonfinite_last = False
         else:
             stats.n_rejected += 1
             nonfinite_last = not math.isfinite(norm)
-            factor = NONFINITE_FACTOR if nonfinite_last else max(MIN_FACTOR, SAFETY * norm ** (-1.0 / k))
+            factor = NONFINITE_FACTOR if nonfinite_last else max(MIN_FACTOR, safety * norm ** (-1.0 / k))
             rejected_last = True
         h = h * factor
+
+
+def _max_steps_failure(field, backend, rec, stepper, t, y, k1, h, max_steps) -> SolverError:
+    """MaxStepsExceeded, saying whether the last steps look stability-limited (a stiff problem)."""
+    message = f"max_steps={max_steps} reached at t={t:.6g} (last step {h:.3g})"
+    with sys.modules["torch"].no_grad() if backend.name == "torch" else _nullcontext():
+        rho = _spectral_radius_estimate(field, backend, t, y, k1)
+    if getattr(stepper, "explicit", True) and rho is not None and abs(h) * rho > STIFF_H_LAMBDA:
+        message += (f"; the problem looks stiff: the steps are limited by stability, not accuracy "
+                    f"(|h|·ρ(J) ≈ {abs(h) * rho:.3g} with ρ(J) ≈ {rho:.3g} estimated at t={t:.6g}). Use a stiff "
+                    f"method (method='rodas4' or 'rosenbrock23') or method='auto'")
+    else:
+        message += "; loosen rtol/atol or raise max_steps"
+    return rec.failure(MaxStepsExceeded, message, t)
+
+
+def _spectral_radius_estimate(field, backend, t, y, k1, iterations: int = 8) -> float | None:
+    """Power iteration on finite differences of ``f`` (a few counted calls, only on failure)."""
+    try:
+        y_np = backend.to_numpy(y)
+        f0 = backend.to_numpy(k1)
+        v = f0.copy() if np.any(f0) else np.ones_like(y_np)
+        rho = None
+        for _ in range(iterations):
+            nv = float(np.linalg.norm(v))
+            if not nv > 0 or not math.isfinite(nv):
+                return rho
+            eps = 1e-7 * max(1.0, float(np.linalg.norm(y_np))) / nv
+            probe = backend.lincomb(y, (_like(backend, v, y),), (eps,))
+            jv = (backend.to_numpy(field(t, probe)) - f0) / eps
+            rho = float(np.linalg.norm(jv)) / nv
+            v = jv
+        return rho
+    except SolverError:
+        return None
+
+
+def _like(backend, x: np.ndarray, y):
+    if backend.name == "torch":
+        import torch
+
+        return torch.as_tensor(x, dtype=y.dtype, device=y.device)
+    return x.astype(y.dtype)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -394,24 +510,30 @@ def solve(
     max_steps: int = 100_000,
     *,
     throw: bool = True,
+    dense: bool = False,
+    events: Any = None,
     adjoint: bool = False,
     adjoint_params: Any = None,
+    per_sample: bool = False,
+    jac: Callable[[Any, Any], Any] | None = None,
 ) -> Solution:
     """Integrate ``dy/dt = f(t, y)`` from ``y(t[0]) = y0`` and return the states at the times ``t``.
 
     Parameters
     ----------
     f : callable
-        ``f(t, y) -> dy/dt`` with the shape of ``y``. For torch states ``t`` is passed as a 0-d
-        tensor of the state's dtype and device, for numpy states as a float.
+        ``f(t, y) -> dy/dt`` with the shape of ``y``, in the same array library. For torch states
+        ``t`` is passed as a 0-d tensor of the state's dtype and device, for numpy states as a float.
+        Values of another float dtype are cast to ``y0``'s (a float32 state stays float32).
     y0 : numpy.ndarray or torch.Tensor
         Initial state, float32 or float64, any shape (leading batch dimensions are just more
-        components of the state; the error norm is taken over all of them).
+        components of the state; the error norm is taken over all of them unless ``per_sample``).
     t : 1-D array-like
-        Strictly increasing or strictly decreasing output times, at least two.
+        Strictly increasing or strictly decreasing real output times, at least two.
     method : str, RungeKuttaTableau or TwoStepRK
         A name from :data:`METHODS` (``euler``, ``midpoint``, ``heun``, ``rk4``, ``ark3``, ``ark4``,
-        ``bosh3``, ``rkf45``, ``dopri5``), or a user-defined tableau or two-step method.
+        ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5``, ``dop853``), or a user-defined tableau,
+        two-step method or any method object following the stepper protocol of this module.
     rtol, atol : float
         Relative and absolute tolerances of the adaptive methods: a step is accepted when the RMS
         over all components of ``err / (atol + rtol * max(|y|, |y_new|))`` is at most 1.
@@ -421,11 +543,31 @@ def solve(
         automatically when omitted, [HNW] II.4). Its sign must be that of ``t[-1] - t[0]``.
         Fixed-step methods never shorten a step: outputs between grid points, and a final time that
         is not on the grid, are reached by dense output (cubic Hermite) after stepping past them.
+        A step larger than the span, or one beyond the method's stability interval on the first
+        steps, is warned about (:class:`StepSizeWarning`).
     max_steps : int
         Most steps (accepted and rejected) before :class:`MaxStepsExceeded`.
     throw : bool
         If False, a solver failure returns the partial :class:`Solution` with ``result`` set to
         the failure's code instead of raising.
+    dense : bool
+        Keep each step's continuous extension: ``sol.evaluate(tq)`` then gives the state at any
+        time of the span (the method's own interpolant: 4th order for dopri5/tsit5, 7th for dop853).
+    events : callable or sequence of callables, optional
+        Event functions ``g(t, y)`` returning a scalar, or one value per sample (shape ``(B,)`` for a
+        batch on the leading axis). Zeros are located on the interpolant to machine precision
+        (Brent's method). Optional attributes as in scipy: ``g.terminal`` (bool, or the number of
+        zeros after which to stop; for per-sample ``g``: the solve stops when every sample has had
+        that many) and ``g.direction`` (+1: only upward crossings, -1: only downward, 0: both).
+        A terminal event ends the solve with ``result == "event"``; ``sol.t_events`` /
+        ``sol.y_events`` / ``sol.event_indices`` hold the zeros.
+    jac : callable, optional
+        ``jac(t, y) -> ∂f/∂y`` for the Rosenbrock methods (``rosenbrock23``, ``rodas4``, ``auto``):
+        shape ``(y0.size, y0.size)``, or ``(B, n, n)`` per sample with ``per_sample=True`` (whose
+        samples must then be independent); or the pair ``(∂f/∂y, ∂f/∂t)`` (``∂f/∂t`` may be ``0``
+        for an autonomous ``f``), which saves the one call of ``f`` per Jacobian that estimates
+        ``∂f/∂t`` otherwise. Default: ``torch.func.jacrev`` for torch states, forward differences
+        for numpy states (see :mod:`dynkit.solvers.jacobian`).
     adjoint : bool
         Torch only: gradients by the continuous adjoint solved backward with the same method
         (memory flat in the number of steps); see :mod:`dynkit.solvers.adjoint`. The solution's
@@ -433,6 +575,11 @@ def solve(
     adjoint_params : sequence of tensors, optional
         With ``adjoint=True``: the tensors ``f`` depends on that receive gradients (default: the
         parameters of ``f`` when it is an ``nn.Module``).
+    per_sample : bool
+        Error control per sample: the leading axis of ``y0`` indexes independent samples, the RMS is
+        taken within each sample and a step is accepted only if every sample's error is within
+        tolerance (the hardest sample sets the shared step). Without it one RMS over the whole batch
+        lets an easy sample's error exceed the tolerance when another sample is hard.
 
     Returns
     -------
@@ -442,9 +589,12 @@ def solve(
 
     Raises
     ------
-    ValueError
-        Bad arguments (the message names the argument and what was expected), or ``f`` returning
-        the wrong shape (:class:`VectorFieldShapeError`, carrying the partial solution).
+    ValueError, TypeError
+        Bad arguments (the message names the argument, the expected and the received value).
+    VectorFieldError
+        ``f`` raised (the user's exception is ``__cause__``), or returned the wrong library, shape
+        or dtype (:class:`VectorFieldShapeError` is also a ValueError, :class:`VectorFieldTypeError`
+        also a TypeError); each carries ``t`` and the partial solution.
     StepSizeUnderflow, MaxStepsExceeded, NonFiniteState
         Subclasses of :class:`SolverError`; ``err.solution`` holds the outputs and stats reached.
 
@@ -456,12 +606,21 @@ def solve(
     References
     ----------
     E. Hairer, S. P. Nørsett, G. Wanner, *Solving Ordinary Differential Equations I*, Springer
-    1993, Sects. II.4 (step-size control, initial step) and II.6 (dense output).
+    1993, Sects. II.4 (step-size control, initial step), II.6 (dense output, event location) and
+    II.10 (DOP853).
     """
     from . import METHODS  # late: the registry lives in the package's __init__
 
     if adjoint or adjoint_params is not None:
         from .adjoint import validated_adjoint_call
+
+        unsupported = [name for name, value in (("dense", dense), ("events", events is not None),
+                                                ("per_sample", per_sample), ("jac", jac is not None))
+                       if value is not False]
+        if unsupported:
+            raise ValueError(f"adjoint=True does not combine with {', '.join(unsupported)} (expected "
+                             f"{', '.join(n + '=' + ('None' if n in ('events', 'jac') else 'False') for n in unsupported)}); "
+                             f"solve with autograd (adjoint=False) for those")
 
         return validated_adjoint_call(f, y0, t, adjoint, adjoint_params, method=method, rtol=rtol, atol=atol,
                                       step_size=step_size, max_steps=max_steps, throw=throw)
@@ -470,34 +629,50 @@ def solve(
     y0 = _validate_state(y0)
     t_out = _validate_times(t)
     rtol, atol = _validate_tolerances(rtol, atol, y0)
-    if not isinstance(max_steps, (int, np.integer)) or isinstance(max_steps, bool) or max_steps < 1:
-        raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
+    if not isinstance(max_steps, (int, np.integer)) or isinstance(max_steps, (bool, np.bool_)) or max_steps < 1:
+        raise ValueError(f"max_steps must be a positive integer, got {type(max_steps).__name__} {max_steps!r:.60}")
+    for name, value in (("throw", throw), ("dense", dense), ("per_sample", per_sample)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
+    if per_sample and (y0.ndim < 1 or y0.shape[0] < 1):
+        raise ValueError(f"per_sample=True needs a leading sample axis in y0, got shape {tuple(y0.shape)}")
+    if not callable(f):
+        raise TypeError(f"f must be a callable f(t, y), got {type(f).__name__}")
+    if jac is not None and not callable(jac):
+        raise TypeError(f"jac must be None or a callable jac(t, y) -> ∂f/∂y, got {type(jac).__name__}")
     t0, t_end = float(t_out[0]), float(t_out[-1])
     direction = 1.0 if t_end > t0 else -1.0
-    adaptive = isinstance(method_obj, RungeKuttaTableau) and method_obj.adaptive
-    step_size = _validate_step_size(step_size, direction, adaptive, method_obj.name)
+    adaptive = bool(getattr(method_obj, "adaptive", False))
+    step_size = _validate_step_size(step_size, direction, adaptive, method_obj.name, t0, t_end)
 
     backend = backend_for(y0)
     stats = SolverStats()
     rec = _Recorder(t_out, y0, backend, stats, method_obj.name)
-    field = _CountedField(f, backend, y0.shape, stats, rec)
+    field = _CountedField(f, backend, y0, stats, rec)
+    field.jac, field.batched = jac, bool(per_sample)  # read by the Rosenbrock steppers
+    if dense:
+        rec.dense = DenseOutput(backend, t0, y0)
+    if events is not None:
+        rec.events = EventTracker(events, backend, t0, y0, rec)
+    stepper = make_stepper(method_obj, field, backend, step_size)
+    rec.switch_log = getattr(stepper, "switch_log", None)
     try:
         if adaptive:
-            _solve_adaptive(field, backend, rec, stats, method_obj, t0, t_end, y0, step_size,
-                            rtol, atol, max_steps)
+            _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, step_size,
+                            rtol, atol, max_steps, bool(per_sample))
         else:
-            step = (_TwoStep(field, backend, method_obj, step_size) if isinstance(method_obj, TwoStepRK)
-                    else _one_step(field, backend, method_obj, step_size))
-            _march_constant_steps(field, backend, rec, stats, t0, t_end, y0, step_size, max_steps, step)
+            _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, step_size, max_steps)
     except SolverError as err:
-        if throw or isinstance(err, ValueError):
+        if throw or isinstance(err, (ValueError, TypeError)):
             raise
         return err.solution
+    if rec.events is not None and rec.events.stopped is not None:
+        return rec.solution("event", rec.events.stopped)
     return rec.solution()
 
 
 def _validate_method(method, methods):
-    if isinstance(method, (RungeKuttaTableau, TwoStepRK)):
+    if isinstance(method, (RungeKuttaTableau, TwoStepRK)) or callable(getattr(method, "make_stepper", None)):
         return method
     if isinstance(method, str) and method in methods:
         return methods[method].implementation
@@ -526,37 +701,53 @@ def _validate_state(y0):
     return y0
 
 
-def _validate_times(t) -> np.ndarray:
-    if is_torch(t):
-        t = t.detach().cpu().numpy()
+def _real_array(value, name: str, what: str) -> np.ndarray:
+    """``value`` as a float64 array, refusing what numpy would convert silently (strings, bools,
+    complex numbers, objects)."""
+    if is_torch(value):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, (str, bytes, dict, set)) or value is None:
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__} {value!r:.60}")
     try:
-        t_out = np.asarray(t, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"t must be a 1-D array of times, got {type(t).__name__}") from None
+        raw = np.asarray(value)
+    except (TypeError, ValueError):  # ragged nested sequences
+        raise TypeError(f"{name} must be {what}, got a ragged or mixed {type(value).__name__}") from None
+    if raw.dtype.kind not in "fiu":
+        kind = {"c": "complex", "b": "boolean", "U": "string", "S": "bytes"}.get(raw.dtype.kind, "non-numeric")
+        raise TypeError(f"{name} must be {what}, got {kind} values (dtype {raw.dtype})")
+    return raw.astype(np.float64)
+
+
+def _validate_times(t) -> np.ndarray:
+    t_out = _real_array(t, "t", "a 1-D array of real times")
     if t_out.ndim != 1 or len(t_out) < 2:
         raise ValueError(f"t must be a 1-D array of at least 2 times, got shape {t_out.shape}")
     if not np.isfinite(t_out).all():
-        raise ValueError("t must be finite")
+        raise ValueError(f"t must be finite, got {t_out[~np.isfinite(t_out)][0]!r} at index "
+                         f"{int(np.argmin(np.isfinite(t_out)))}")
     dt = np.diff(t_out)
     if not ((dt > 0).all() or (dt < 0).all()):
         raise ValueError("t must be strictly increasing or strictly decreasing (non-monotone or repeated "
                          f"times at index {int(np.argmax((dt <= 0) if dt[0] > 0 else (dt >= 0))) + 1})")
+    if not np.isfinite(dt).all():
+        raise ValueError(f"t must span a finite interval, got t[0] = {t_out[0]!r} and t[-1] = {t_out[-1]!r}")
     return t_out
 
 
 def _validate_tolerances(rtol, atol, y0):
-    try:
-        rtol = float(rtol)
-    except (TypeError, ValueError):
-        raise ValueError(f"rtol must be a positive float, got {rtol!r}") from None
+    if isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, (int, float, np.integer, np.floating)):
+        raise TypeError(f"rtol must be a positive float, got {type(rtol).__name__} {rtol!r:.60}")
+    rtol = float(rtol)
     if not rtol > 0 or not math.isfinite(rtol):
         raise ValueError(f"rtol must be a positive finite float, got {rtol!r}")
-    if np.ndim(atol) == 0 and not is_torch(atol):
-        atol = float(atol)
+    if isinstance(atol, (bool, np.bool_)):
+        raise TypeError(f"atol must be a positive float or array, got {atol!r}")
+    atol_np = _real_array(atol, "atol", "a positive float or an array of them")
+    if atol_np.ndim == 0 and not is_torch(atol):
+        atol = float(atol_np)
         if not atol > 0 or not math.isfinite(atol):
             raise ValueError(f"atol must be a positive finite float (or array), got {atol!r}")
         return rtol, atol
-    atol_np = atol.detach().cpu().numpy() if is_torch(atol) else np.asarray(atol, dtype=np.float64)
     if not (atol_np > 0).all() or not np.isfinite(atol_np).all():
         raise ValueError("atol must be positive and finite in every component")
     try:
@@ -570,18 +761,24 @@ def _validate_tolerances(rtol, atol, y0):
     return rtol, atol_np.astype(y0.dtype)
 
 
-def _validate_step_size(step_size, direction, adaptive, name):
+def _validate_step_size(step_size, direction, adaptive, name, t0, t_end):
     if step_size is None:
         if adaptive:
             return None
         raise ValueError(f"step_size is required for the fixed-step method {name!r} "
                          f"(a float with the sign of t[-1] - t[0])")
-    try:
-        h = float(step_size)
-    except (TypeError, ValueError):
-        raise ValueError(f"step_size must be a float, got {step_size!r}") from None
+    if isinstance(step_size, (bool, np.bool_)) or not isinstance(step_size, (int, float, np.integer, np.floating)):
+        raise TypeError(f"step_size must be a real float, got {type(step_size).__name__} {step_size!r:.60}")
+    h = float(step_size)
     if not math.isfinite(h) or h == 0.0 or math.copysign(1.0, h) != direction:
         sign = "positive" if direction > 0 else "negative"
         raise ValueError(f"step_size must be {sign} and finite for t going from t[0] towards t[-1] "
                          f"({'increasing' if direction > 0 else 'decreasing'} times), got {step_size!r}")
+    if abs(h) < 16 * np.spacing(max(abs(t0), abs(t_end))):
+        raise ValueError(f"step_size={h:.3g} is below the resolution of t near {max(abs(t0), abs(t_end)):.3g} "
+                         f"(expected at least {16 * np.spacing(max(abs(t0), abs(t_end))):.3g} in magnitude)")
+    if not adaptive and not math.isfinite((t_end - t0) / h):
+        raise ValueError(f"step_size={h:.3g} is too small for the span |t[-1] - t[0]| = {abs(t_end - t0):.3g}: "
+                         f"the number of steps overflows (expected a step of at least "
+                         f"{abs(t_end - t0) / 1e300:.3g})")
     return h

@@ -1,4 +1,8 @@
-"""Solver failures. Each carries the partial solution and the statistics reached before it."""
+"""Solver failures. Each carries the partial solution and the statistics reached before it.
+
+``SolverError`` (a ``RuntimeError``) is the family; ``VectorFieldError`` and its subclasses say that
+``f`` itself misbehaved. ``StepSizeWarning`` is a warning, not a failure.
+"""
 from __future__ import annotations
 
 from typing import Any
@@ -45,7 +49,24 @@ class NonFiniteState(SolverError):
     result = "non_finite_state"
 
 
-class VectorFieldShapeError(SolverError, ValueError):
+class VectorFieldError(SolverError):
+    """``f`` failed: it raised (the user's exception is ``__cause__``) or returned something unusable."""
+
+    result = "vector_field_error"
+
+
+class VectorFieldShapeError(VectorFieldError, ValueError):
     """``f`` returned an array whose shape differs from the state's (also a ``ValueError``)."""
 
     result = "bad_vector_field"
+
+
+class VectorFieldTypeError(VectorFieldError, TypeError):
+    """``f`` returned another type than the state's library (a list, a string, numpy for a torch
+    state, ...) or complex values (also a ``TypeError``)."""
+
+    result = "bad_vector_field"
+
+
+class StepSizeWarning(UserWarning):
+    """A fixed step larger than the span, or beyond the method's stability interval."""

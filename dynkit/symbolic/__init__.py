@@ -26,6 +26,7 @@ from .adjoint import (Adjoint, ODESystem, adjoint, adjoint_derivation, ghbnode_s
                       vector_function)
 from .ark import (ark_family, ark_tree_coefficients, coefficients_of, error_constants, satisfies, taylor_conditions,
                   tree_conditions, trees)
+from ._validate import DerivationRegistry, UnknownDerivation
 from .derivation import Derivation, Step, equivalent
 from .linear import heavy_ball_block_charpoly, psi_closed_form
 
@@ -52,7 +53,8 @@ _SOURCES = {
 }
 
 # cached: the docs and the CLI render them repeatedly
-DERIVATIONS: dict[str, Callable[[], Derivation]] = {name: lru_cache(maxsize=1)(fn) for name, fn in _SOURCES.items()}
+DERIVATIONS: dict[str, Callable[[], Derivation]] = DerivationRegistry(
+    {name: lru_cache(maxsize=1)(fn) for name, fn in _SOURCES.items()})
 
 
 def ark_coefficients() -> dict:
@@ -61,7 +63,7 @@ def ark_coefficients() -> dict:
     return {"ark3": dict(ark3), "ark4": dict(ark4)}
 
 
-__all__ = ["DERIVATIONS", "Derivation", "Step", "equivalent", "ODESystem", "Adjoint", "adjoint",
+__all__ = ["DERIVATIONS", "UnknownDerivation", "Derivation", "Step", "equivalent", "ODESystem", "Adjoint", "adjoint",
            "adjoint_derivation", "state_block", "vector_function", "hbnode_system", "ghbnode_system",
            "trees", "ark_tree_coefficients", "tree_conditions", "taylor_conditions", "satisfies", "ark_family",
            "ark_coefficients", "error_constants", "coefficients_of", "heavy_ball_block_charpoly", "psi_closed_form"]

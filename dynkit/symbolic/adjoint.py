@@ -23,16 +23,22 @@ __all__ = ["ODESystem", "Adjoint", "adjoint", "vector_function", "state_block",
            "hbnode_adjoint_time_reversed", "hbnode_remark6", "ghbnode_adjoint", "sonode_adjoint",
            "hbnode_system", "ghbnode_system"]
 
+from ._validate import identifier, positive_int
+
 t_sym = sp.Symbol("t", real=True)
 
 
 def state_block(name: str, n: int) -> sp.Matrix:
     """Column vector of real symbols ``name_1..name_n``."""
+    name, n = identifier("name", name), positive_int("n", n, what="the block's dimension")
     return sp.Matrix(sp.symbols(f"{name}_1:{n + 1}", real=True))
 
 
 def vector_function(name: str, n: int, args: Sequence) -> sp.Matrix:
     """A generic (undefined) vector function ``name: args -> R^n`` as a column of applied functions."""
+    name, n = identifier("name", name), positive_int("n", n, what="the function's output dimension")
+    if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
+        raise TypeError(f"args must be a sequence of sympy expressions; got {type(args).__name__} {args!r}"[:120])
     return sp.Matrix([sp.Function(f"{name}_{i + 1}")(*args) for i in range(n)])
 
 
@@ -99,6 +105,8 @@ class ODESystem:
             raise ValueError("state: the state symbols must be distinct")
         if not isinstance(t, sp.Symbol):
             raise ValueError(f"t: expected a sympy Symbol, got {t!r}")
+        if isinstance(params, (str, bytes, sp.Basic)) or not hasattr(params, "__iter__"):
+            raise TypeError(f"params: expected a sequence of sympy Symbols, got {type(params).__name__} {params!r}"[:150])
         params = tuple(params)
         if not all(isinstance(p, sp.Symbol) for p in params):
             raise ValueError(f"params: expected sympy Symbols, got {params}")
@@ -373,6 +381,7 @@ def adjoint_derivation(system: ODESystem, loss=None, stated=None, check_numerica
 
 def hbnode_system(n: int = 2, f=None, gamma=None, params=()) -> ODESystem:
     """HBNODE (25): dh/dt = m, dm/dt = -γ m + f(h, t)."""
+    n = positive_int("n", n, what="the dimension of h")
     h, m = state_block("h", n), state_block("m", n)
     gamma = sp.Symbol("gamma", positive=True) if gamma is None else gamma
     f = vector_function("f", n, [*h, t_sym]) if f is None else f(h)
@@ -381,6 +390,7 @@ def hbnode_system(n: int = 2, f=None, gamma=None, params=()) -> ODESystem:
 
 def ghbnode_system(n: int = 2, f=None, sigma=None, gamma=None, xi=None, params=()) -> ODESystem:
     """GHBNODE (48): dh/dt = σ(m), dm/dt = -γ m + f(h, t) - ξ h."""
+    n = positive_int("n", n, what="the dimension of h")
     h, m = state_block("h", n), state_block("m", n)
     gamma = sp.Symbol("gamma", positive=True) if gamma is None else gamma
     xi = sp.Symbol("xi", positive=True) if xi is None else xi

@@ -24,7 +24,8 @@ from math import factorial
 
 import sympy as sp
 
-from .derivation import Derivation, Step, finish
+from ._validate import positive_int
+from .derivation import Check, Derivation, Step, finish
 
 __all__ = ["ark_symbols", "trees", "tree_order", "tree_density", "tree_symmetry", "tree_elementary_differential",
            "ark_tree_coefficients", "tree_conditions", "taylor_conditions", "scalar_from_trees", "ark_family",
@@ -36,6 +37,7 @@ h = sp.Symbol("h", positive=True)
 
 def ark_symbols(s: int) -> dict:
     """Symbols of an s-stage ARK method, named like :class:`dynkit.solvers.TwoStepRK`'s fields."""
+    s = positive_int("s", s, what="the number of stages of the ARK method")
     out = {"c0": sp.Symbol("c_0"), "c_m0": sp.Symbol("c_{-0}"), "c1": sp.Symbol("c_1"), "c_m1": sp.Symbol("c_{-1}")}
     for j in range(2, s + 1):
         out[f"c{j}"] = sp.Symbol(f"c_{j}")
@@ -45,6 +47,9 @@ def ark_symbols(s: int) -> dict:
 
 def coefficients_of(method) -> dict:
     """Exact (Rational) coefficients of a :class:`dynkit.solvers.TwoStepRK` keyed like :func:`ark_symbols`."""
+    if not all(hasattr(method, k) for k in ("c0", "c_m0", "c1", "c_m1", "c", "a")):
+        raise TypeError(f"method must be a dynkit.solvers.TwoStepRK (e.g. dk.solvers.ARK4); got "
+                        f"{type(method).__name__} {method!r}"[:150])
     q = lambda v: sp.Rational(Fraction(v).numerator, Fraction(v).denominator)  # noqa: E731
     out = {"c0": q(method.c0), "c_m0": q(method.c_m0), "c1": q(method.c1), "c_m1": q(method.c_m1)}
     for j, (c, a) in enumerate(zip(method.c, method.a), start=2):
@@ -58,7 +63,8 @@ def coefficients_of(method) -> dict:
 
 @lru_cache(maxsize=None)
 def trees(order: int) -> tuple:
-    """All rooted trees with ``order`` nodes (1, 1, 2, 4, 9, 20, ... of them)."""
+    """All rooted trees with ``order`` nodes (1, 1, 2, 4, 9, 20, ... of them); ``order`` >= 1."""
+    order = positive_int("order", order, maximum=12, what="the number of nodes of the rooted trees")
     if order == 1:
         return ((),)
     out = set()
@@ -132,6 +138,8 @@ def ark_tree_coefficients(s: int, order: int, coeffs: dict | None = None) -> dic
     ``φ[None]`` is the coefficient of ``y(t)`` itself. ``coeffs`` (name -> value) substitutes values
     for the symbols of :func:`ark_symbols`.
     """
+    s, order = positive_int("s", s, what="ARK stages"), positive_int("order", order, maximum=8, what="order")
+    coeffs = _coeffs(coeffs)
     c = ark_symbols(s)
     if coeffs:
         c = {k: coeffs.get(k, v) for k, v in c.items()}
@@ -156,6 +164,8 @@ def tree_conditions(s: int, order: int, coeffs: dict | None = None, exact_order:
 
     With ``exact_order`` only the trees with exactly ``order`` nodes are returned.
     """
+    s, order = positive_int("s", s, what="ARK stages"), positive_int("order", order, maximum=8, what="order")
+    coeffs = _coeffs(coeffs)
     phi = ark_tree_coefficients(s, order, coeffs)
     out = {} if exact_order else {None: sp.expand(phi[None] - 1)}
     for q in range(order if exact_order else 1, order + 1):
@@ -279,6 +289,8 @@ def taylor_conditions(s: int, order: int, autonomous: bool = True, coeffs: dict 
     Returns ``{(q, monomial): residual}``: the local error's coefficient of ``h^q · monomial``, for
     ``q <= order`` (or ``q == order`` with ``exact_order``); all zero <=> order ``order`` on that class.
     """
+    s, order = positive_int("s", s, what="ARK stages"), positive_int("order", order, maximum=7, what="order")
+    coeffs = _coeffs(coeffs)
     coefs = _taylor_error(s, order, autonomous)
     syms = ark_symbols(s)
     out = {}
@@ -297,8 +309,18 @@ def taylor_conditions(s: int, order: int, autonomous: bool = True, coeffs: dict 
     return out
 
 
+def _coeffs(coeffs):
+    if coeffs is not None and not isinstance(coeffs, dict):
+        raise TypeError(f"coeffs must be a dict name -> value (keys of ark_symbols) or None; got "
+                        f"{type(coeffs).__name__}")
+    return coeffs
+
+
 def satisfies(conditions: dict) -> bool:
     """Whether every residual is exactly zero."""
+    if not isinstance(conditions, dict):
+        raise TypeError(f"conditions must be a dict of residuals (from tree_conditions/taylor_conditions); got "
+                        f"{type(conditions).__name__}")
     return all(sp.simplify(v) == 0 for v in conditions.values())
 
 
@@ -316,7 +338,7 @@ def ark_family(s: int) -> dict:
     Solves :func:`taylor_conditions` (orders 1..s+1) with c0 = 1, c_{-0} = 0; the free parameter is
     ``c_{-1}`` for s = 2 and ``a_2`` for s = 3. Returns name -> expression in that parameter.
     """
-    if s not in (2, 3):
+    if isinstance(s, bool) or s not in (2, 3):
         raise ValueError(f"s: expected 2 (ARK3) or 3 (ARK4), got {s!r}")
     syms = ark_symbols(s)
     fixed = {"c0": sp.Integer(1), "c_m0": sp.Integer(0)}
@@ -340,6 +362,20 @@ ARK3_COEFFICIENTS = None  # filled lazily by _members() (keeps import fast)
 ARK4_COEFFICIENTS = None
 
 
+def _member_direct(s, value):
+    """The member solved directly from the order conditions with the free parameter fixed (not through
+    :func:`ark_family`): the independent route the derivation compares the family's member with."""
+    syms = ark_symbols(s)
+    free = syms[ARK3_PARAMETER if s == 2 else ARK4_PARAMETER]
+    fixed = {"c0": sp.Integer(1), "c_m0": sp.Integer(0), ARK3_PARAMETER if s == 2 else ARK4_PARAMETER: value}
+    conds = [v for v in tree_conditions(s, s + 1, fixed).values() if v != 0]
+    unknowns = [v for k, v in syms.items() if k not in fixed]
+    sols = sp.solve(conds, unknowns, dict=True)
+    if len(sols) != 1:
+        raise RuntimeError(f"expected one member for s = {s} at {free} = {value}, got {sols}")
+    return {**fixed, **{k: sp.nsimplify(sols[0].get(v, v)) for k, v in syms.items() if k not in fixed}}
+
+
 def _members():
     global ARK3_COEFFICIENTS, ARK4_COEFFICIENTS
     if ARK3_COEFFICIENTS is None:
@@ -357,6 +393,7 @@ def error_constants(s: int, coeffs: dict, p: int) -> dict:
     for y' = λy (local error C (hλ)^{p+1} y). ρ(ζ) = ζ² - ζ has ρ'(1) = 1, so these are also the
     normalised error constants.
     """
+    p = positive_int("p", p, maximum=7, what="the order of the member")
     res = tree_conditions(s, p + 1, coeffs, exact_order=True)
     per_tree = {tau: sp.nsimplify(-r / tree_symmetry(tau)) for tau, r in res.items()}
     tall = ()
@@ -421,15 +458,18 @@ def _ark_derivation(s: int) -> Derivation:
              [sp.Eq(sp.Symbol(_tree_latex(tau)), v) for tau, v in consts["trees"].items()]),
         Step(r"For $y' = \lambda y$ the local error is $C (h\lambda)^{" + str(p + 1) + r"} y$ with", consts["linear"]),
     ]
-    result = {"member": [member[k] for k in sorted(member)], "solver": [solver.get(k, 0) for k in sorted(member)],
-              "checks": [sp.Integer(int(v)) for v in checks.values()]}
+    direct = _member_direct(s, member[ARK3_PARAMETER if s == 2 else ARK4_PARAMETER])
+    result = {"member": [direct.get(k, 0) for k in sorted(member)], "solver": [solver.get(k, 0) for k in sorted(member)],
+              "checks": [Check(k.replace("_", " "), bool(v)) for k, v in checks.items()]}
     stated = {"member": [member[k] for k in sorted(member)], "solver": [member[k] for k in sorted(member)],
-              "checks": [sp.Integer(1)] * len(checks)}
+              "checks": [Check(k.replace("_", " "), True) for k in checks]}
     return finish(name, f"Order conditions of ARK{p}", "CSAODE (004), Udwadia & Farahani", "(9)-(10)", steps,
                   result, stated,
                   "The coefficients are not printed in the papers; the 'stated' values are those in "
                   "dynkit/solvers/ark.py, and the check asserts they equal the derived member and satisfy "
-                  "every condition (scalar, non-autonomous, systems) exactly while failing the next order.",
+                  "every condition (scalar, non-autonomous, systems) exactly while failing the next order; the "
+                  "'member' row compares the family's member with the member solved directly from the systems "
+                  "(tree) conditions at the same parameter, an independent route.",
                   family=fam, member=member, checks=checks, error_constants=consts,
                   labels={"member": r"\text{derived member } (" + ", ".join(sp.latex(syms[k]) for k in sorted(member)) + ")",
                           "solver": r"\text{dk.solvers.ARK%d}" % p, "checks": r"\text{checks}"})

@@ -2,27 +2,97 @@
 
 Every derivation in :mod:`dynkit.symbolic` is computed by sympy from a definition; the paper's
 stated equation is built separately and compared exactly with :func:`equivalent`.
+
+A step or a result never holds a bare boolean: ``sp.Eq(a, b)`` that sympy evaluates to ``False``
+(a symbol against a matrix, say) would print as ``\text{False}``, and a verified fact stored as
+``1`` prints as a lone ``1``. A fact established by a comparison is a :class:`Check` (a label and
+the outcome), which prints as a sentence; :class:`Step` and :func:`finish` refuse booleans.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import sympy as sp
 
-__all__ = ["Step", "Derivation", "equivalent", "finish"]
+__all__ = ["Step", "Check", "Derivation", "equivalent", "finish", "to_latex"]
+
+
+@dataclass(frozen=True)
+class Check:
+    """A fact a derivation established by an exact comparison it could not state as one equation.
+
+    Compared by :func:`equivalent` as 1 (passed) or 0, printed as ``label: verified exactly`` (or
+    ``does not hold``), never as a bare number or boolean.
+    """
+
+    label: str
+    passed: bool
+
+    def __post_init__(self):
+        if not isinstance(self.label, str) or not self.label:
+            raise TypeError(f"Check.label: expected a non-empty str, got {self.label!r}")
+        object.__setattr__(self, "passed", _as_bool(self.passed, "Check.passed"))
+
+    def _latex_(self) -> str:
+        outcome = "verified exactly" if self.passed else "does not hold"
+        return rf"\text{{{_text_escape(self.label)}}} &: \ \text{{{outcome}}}"
+
+
+def _as_bool(value, what: str) -> bool:
+    if not _is_boolean(value):
+        raise TypeError(f"{what}: expected a bool, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def _is_boolean(x) -> bool:
+    """A Python, numpy or sympy truth value (``sp.true``/``sp.false``, e.g. an ``Eq`` sympy decided)."""
+    return isinstance(x, (bool, np.bool_, sp.logic.boolalg.BooleanAtom))
+
+
+def _reject_booleans(obj, where: str) -> None:
+    """Raise TypeError if ``obj`` (or anything nested in it) is a bare truth value."""
+    if _is_boolean(obj):
+        raise TypeError(
+            f"{where}: a bare boolean ({obj!r}) cannot be shown as a derivation step; sympy evaluates "
+            "Eq(a, b) to False when the sides cannot be equal as objects (e.g. a Symbol against a matrix): "
+            "use Eq(..., evaluate=False) with a matching left-hand side, or record the fact as Check(label, passed)")
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _reject_booleans(v, f"{where}[{k!r}]")
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            _reject_booleans(v, f"{where}[{i}]")
+
+
+def _text_escape(text: str) -> str:
+    """``text`` safe inside ``\\text{...}``."""
+    return re.sub(r"([_&%#$\\{}])", r"\\\1", text)
 
 
 @dataclass(frozen=True)
 class Step:
-    """One step of a worked derivation: a sentence and the sympy object it produces."""
+    """One step of a worked derivation: a sentence and the sympy object it produces.
+
+    Raises
+    ------
+    TypeError
+        If ``expr`` is, or holds, a bare boolean (see the module docstring).
+    """
 
     text: str
     expr: Any = None
 
+    def __post_init__(self):
+        _reject_booleans(self.expr, f"Step({self.text[:60]!r}).expr")
+
 
 def _parts(obj) -> list:
     """Flatten an object to the scalar sympy expressions an exact comparison needs."""
+    if isinstance(obj, Check):
+        return [sp.Integer(int(obj.passed))]
     if isinstance(obj, sp.Equality):
         return _parts(obj.lhs - obj.rhs)
     if isinstance(obj, sp.MatrixBase):
@@ -90,25 +160,54 @@ def _key_latex(k, labels) -> str:
     return k if "\\" in k or "_" in k or "{" in k else rf"\text{{{k}}}"
 
 
-def _latex(obj, labels=None) -> str:
-    labels = labels or {}
-    if isinstance(obj, dict):
-        return r" \\ ".join(rf"{_key_latex(k, labels)} &= {_latex_rhs(v)}" for k, v in obj.items())
-    if isinstance(obj, (list, tuple)):
-        return r" \\ ".join(_aligned_line(o) for o in obj)
-    return _aligned_line(obj)
-
-
 def _latex_rhs(obj) -> str:
-    return sp.latex(obj) if not isinstance(obj, (list, tuple)) else ",\\ ".join(sp.latex(o) for o in obj)
+    if isinstance(obj, (list, tuple)):
+        return ",\\ ".join(_latex_rhs(o) for o in obj)
+    if isinstance(obj, Check):
+        return rf"\text{{{_text_escape(obj.label)}: {'verified exactly' if obj.passed else 'does not hold'}}}"
+    return sp.latex(obj)
 
 
 def _aligned_line(obj) -> str:
+    if isinstance(obj, Check):
+        return obj._latex_()
     if isinstance(obj, sp.Equality):
         return rf"{sp.latex(obj.lhs)} &= {sp.latex(obj.rhs)}"
     if isinstance(obj, str):
         return obj
     return rf"& {sp.latex(obj)}"
+
+
+def _lines(obj, labels=None) -> list[str]:
+    labels = labels or {}
+    _reject_booleans(obj, "expression to typeset")
+    if isinstance(obj, dict):
+        return [rf"{_key_latex(k, labels)} &= {_latex_rhs(v)}" for k, v in obj.items()]
+    if isinstance(obj, (list, tuple)):
+        return [_aligned_line(o) for o in obj]
+    return [_aligned_line(obj)]
+
+
+def to_latex(obj, labels: dict | None = None) -> str:
+    """Display LaTeX of what a step, a result or a stated form holds.
+
+    A sympy object, an equation (``lhs &= rhs``), a :class:`Check` (a sentence), a string (taken as
+    LaTeX), a list/tuple (one aligned line each) or a dict (``key &= value`` lines; ``labels`` maps a
+    key to its LaTeX), wrapped in ``aligned``.
+
+    Raises
+    ------
+    TypeError
+        If ``obj`` is, or holds, a bare boolean.
+    """
+    if obj is None:
+        return ""
+    if isinstance(obj, str):
+        return obj
+    lines = _lines(obj, labels)
+    # "{}" keeps a line that starts with "[" from being read as an optional argument ([t] of aligned, [2pt] of \\).
+    lines = ["{}" + line if line.startswith("[") else line for line in lines]
+    return r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}"
 
 
 @dataclass
@@ -150,16 +249,16 @@ class Derivation:
 
     def to_latex(self) -> str:
         """A LaTeX fragment: text steps and ``aligned`` equations, for MathJax/Sphinx pages."""
-        out = [rf"\textbf{{{self.title}}} ({self.paper}, Eq.~{self.equation})", ""]
+        out = [rf"\textbf{{{self.title}}} ({self.paper}, {self.equation})", ""]
         for i, step in enumerate(self.steps, 1):
             out.append(rf"{i}. {step.text}")
             if step.expr is not None:
-                out.append(r"$$\begin{aligned}" + _latex(step.expr) + r"\end{aligned}$$")
+                out.append(f"$${to_latex(step.expr)}$$")
         labels = self.extra.get("labels", {})
         out.append("Result:")
-        out.append(r"$$\begin{aligned}" + _latex(self.result, labels) + r"\end{aligned}$$")
+        out.append(f"$${to_latex(self.result, labels)}$$")
         out.append("Stated in the paper:")
-        out.append(r"$$\begin{aligned}" + _latex(self.stated, labels) + r"\end{aligned}$$")
+        out.append(f"$${to_latex(self.stated, labels)}$$")
         out.append(rf"Check (\texttt{{simplify(derived - stated) == 0}}): "
                    rf"{'passed' if self.check_passed else 'FAILED'}.")
         if self.notes:
@@ -168,22 +267,58 @@ class Derivation:
 
     def to_markdown(self) -> str:
         """Markdown with ``$$ ... $$`` display math."""
-        out = [f"### {self.title}", f"*{self.paper}, Eq. {self.equation}*", ""]
+        out = [f"### {self.title}", f"*{self.paper}, {self.equation}*", ""]
         for i, step in enumerate(self.steps, 1):
             out.append(f"{i}. {step.text}")
             if step.expr is not None:
-                out.append(r"$$\begin{aligned}" + _latex(step.expr) + r"\end{aligned}$$")
+                out.append(f"$${to_latex(step.expr)}$$")
         labels = self.extra.get("labels", {})
-        out += ["**Result**", r"$$\begin{aligned}" + _latex(self.result, labels) + r"\end{aligned}$$",
-                "**Stated in the paper**", r"$$\begin{aligned}" + _latex(self.stated, labels) + r"\end{aligned}$$",
+        out += ["**Result**", f"$${to_latex(self.result, labels)}$$",
+                "**Stated in the paper**", f"$${to_latex(self.stated, labels)}$$",
                 f"**Check** (`simplify(derived - stated) == 0`): {'passed' if self.check_passed else 'FAILED'}"]
         if self.notes:
             out += ["", f"*Note:* {self.notes}"]
         return "\n\n".join(out) + "\n"
 
+    # Jupyter display: the notebook picks the richest of these.
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
+
+    def _repr_latex_(self) -> str:
+        return f"$$\\begin{{array}}{{l}}\\text{{{_text_escape(self.title)}}}\\end{{array}}$$\n" \
+               f"$${to_latex(self.result, self.extra.get('labels', {}))}$$"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        def math(obj, labels=None) -> str:  # Sphinx's markup, which Jupyter's and Sphinx's MathJax both typeset
+            return f'<div class="math notranslate nohighlight">\\[{html.escape(to_latex(obj, labels))}\\]</div>'
+
+        def text(sentence: str) -> str:  # $...$ in a step's sentence becomes inline math in the same markup
+            return re.sub(r"\$([^$]+)\$", r'<span class="math notranslate nohighlight">\\(\1\\)</span>',
+                          html.escape(sentence))
+
+        labels = self.extra.get("labels", {})
+        verdict = "matches the paper" if self.check_passed else "does NOT match the paper"
+        parts = [f"<h4>{html.escape(self.title)}</h4><p><em>{html.escape(self.paper)}, "
+                 f"{html.escape(self.equation)}</em> &mdash; derived result {verdict}.</p><ol>"]
+        for step in self.steps:
+            parts.append(f"<li>{text(step.text)}{math(step.expr) if step.expr is not None else ''}</li>")
+        parts.append(f"</ol><p><strong>Result</strong></p>{math(self.result, labels)}"
+                     f"<p><strong>Stated in the paper</strong></p>{math(self.stated, labels)}")
+        return "".join(parts)
+
 
 def finish(name: str, title: str, paper: str, equation: str, steps: list[Step], result, stated,
            notes: str = "", **extra) -> Derivation:
-    """Build a :class:`Derivation`, running the exact check of ``result`` against ``stated``."""
+    """Build a :class:`Derivation`, running the exact check of ``result`` against ``stated``.
+
+    Raises
+    ------
+    TypeError
+        If ``result`` or ``stated`` is, or holds, a bare boolean (use :class:`Check`).
+    """
+    _reject_booleans(result, f"{name}: result")
+    _reject_booleans(stated, f"{name}: stated")
     return Derivation(name, title, paper, equation, list(steps), result, stated,
                       equivalent(result, stated), notes, extra)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .derivation import Derivation, Step, finish
+from .derivation import Check, Derivation, Step, finish
 
 __all__ = ["heavy_ball_limit", "momentum_resnet_limit", "momentum_resnet_eps_limits", "nesterov_limit",
            "momentum_rnn_unrolled", "momentum_attention_unrolled", "leading_term"]
@@ -86,12 +86,16 @@ def momentum_resnet_limit() -> Derivation:
         Step("Momentum ResNet forward rule, Eq. (2) of the Momentum-ResNet paper.", mr),
         Step(r"With $\varepsilon = 1/(1-\gamma)$, i.e. $\gamma = 1 - 1/\varepsilon$:", with_eps),
         Step(r"This is the symplectic-Euler (Verlet) step with $h=1$ of $\dot x = v$, "
-             r"$\dot v = (f(x)-v)/\varepsilon$ (checked exactly: " + str(same_at_h1) + ")", verlet),
+             r"$\dot v = (f(x)-v)/\varepsilon$ (" + ("checked exactly" if same_at_h1 else "MISMATCH") + ")", verlet),
         Step(r"Samples of smooth curves, divide by $h$, leading term as $h\to 0$:", system),
         Step(r"Eliminate $v = \dot x$ and multiply by $\varepsilon$:", result),
     ]
     return finish("momentum_resnet_limit", "Momentum ResNet to the second-order ODE", "Momentum ResNets (003)",
-                  "(2), Sect. 3.4", steps, [result, sp.Integer(int(same_at_h1))], [stated, sp.Integer(1)])
+                  "(2), Sect. 3.4", steps,
+                  [result, Check(VERLET_LABEL, same_at_h1)], [stated, Check(VERLET_LABEL, True)])
+
+
+VERLET_LABEL = "the Momentum ResNet step is the symplectic-Euler step with h = 1"
 
 
 def momentum_resnet_eps_limits() -> Derivation:
@@ -216,7 +220,8 @@ def momentum_attention_unrolled() -> Derivation:
         Step("Non-causal momentum attention (74) sums to N: the weights at i = N.", weight.subs(i, N)),
         Step("Checked against the recurrence unrolled for i = 1..6: " + ("exact" if ok else "MISMATCH"), None),
     ]
-    result = [weight, weight.subs(i, N), sp.Integer(int(bool(ok)))]
-    stated = [stated_weight, stated_weight.subs(i, N), 1]
+    label = "the closed form equals the recurrence unrolled for i = 1..6"
+    result = [weight, weight.subs(i, N), Check(label, bool(ok))]
+    stated = [stated_weight, stated_weight.subs(i, N), Check(label, True)]
     return finish("momentum_attention_unrolled", "Causal momentum attention in closed form", "review (000)",
                   "(72) -> (73), (74)", steps, result, stated)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .derivation import Derivation, Step, equivalent, finish
+from .derivation import Check, Derivation, Step, equivalent, finish
 
 __all__ = ["psi_eps", "psi_eps_appendix", "eigen_pairing_charpoly", "revnet_jacobian", "psi_closed_form",
            "heavy_ball_block_charpoly"]
@@ -62,14 +62,16 @@ def psi_eps() -> Derivation:
         Step(r"Prop. 4's series, summed by sympy ($u = \theta/\varepsilon + 1/(4\varepsilon^2)$):", series),
         Step(r"Matrix θ: $\exp\begin{pmatrix}0 & I\\ \theta/\varepsilon & -I/\varepsilon\end{pmatrix} = "
              r"e^{-1/(2\varepsilon)}\exp C$ with $C$ squaring to a block diagonal (block algebra, symbolic size d):",
-             sp.Eq(sp.Symbol("C^2"), C2)),
+             sp.Eq(sp.MatPow(sp.MatrixSymbol("C", 2 * d, 2 * d), 2), C2, evaluate=False)),
         Step(r"so $C^{2k} = \mathrm{diag}(\Omega^k, \Omega^k)$ and the (1,1) block of $C^{2k+1}$ is "
              r"$\Omega^k/(2\varepsilon)$: the top-left block of $e^{-1/(2\varepsilon)}\exp C$ is Prop. 4's series.",
              top_left_odd),
     ]
-    result = [sp.Integer(int(scalar_ok)), sp.Integer(int(blocks_ok and odd_ok))]
+    labels = ("scalar θ: the solution at t = 1 equals Prop. 4's series",
+              "matrix θ: the top-left block of the exponential equals Prop. 4's series")
+    result = [Check(labels[0], scalar_ok), Check(labels[1], blocks_ok and odd_ok)]
     return finish("psi_eps", "Solution of the linear second-order model (Ψ_ε)", "Momentum ResNets (003)",
-                  "Prop. 4", steps, result, [1, 1],
+                  "Prop. 4", steps, result, [Check(label, True) for label in labels],
                   "The scalar comparison is exact (simplification, or exact rational sample points of θ).",
                   psi=psi_scalar)
 
@@ -103,8 +105,11 @@ def psi_eps_appendix() -> Derivation:
         Step("at t = 1:", sp.Eq(sp.Symbol("x(1)"), x1)),
     ]
     return finish("psi_eps_appendix", "f_ε, F_ε, G_ε and Prop. 8", "Momentum ResNets (003)", "A.4, Prop. 8", steps,
-                  [sp.Integer(int(f_ok)), F_eps, G, sol, x1],
-                  [1, F_stated, G_stated, sol_stated, -x0 * sp.exp(-1 / (2 * eps))])
+                  [Check(F_LABEL, f_ok), F_eps, G, sol, x1],
+                  [Check(F_LABEL, True), F_stated, G_stated, sol_stated, -x0 * sp.exp(-1 / (2 * eps))])
+
+
+F_LABEL = "f_ε(θ) = Ψ_ε(εθ - 1/(4ε)) equals the series of Appendix A.4"
 
 
 def _generic(name, k):

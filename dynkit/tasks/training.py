@@ -385,15 +385,21 @@ def fit(
         torch.manual_seed(seed)
         np.random.seed(seed)
         random.seed(seed)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        # One bar over the whole run (total, rate, ETA, last loss); the per-epoch bar below counts batches.
+        bar = tqdm(total=epochs, initial=start, desc=description, unit="epoch", dynamic_ncols=True)
+        if start:
+            bar.write(f"{description}: resumed from {ckpt} after epoch {start} of {epochs}")
     for epoch in range(start, epochs):
         model.train()
         sums: dict[str, float] = {}
         n_batches = 0
         iterator = batches(epoch_generator(seed, epoch))
         if progress:
-            from tqdm.auto import tqdm
-
-            iterator = tqdm(iterator, desc=f"{description} epoch {epoch + 1}/{epochs}", leave=False)
+            iterator = tqdm(iterator, desc=f"epoch {epoch + 1}/{epochs}", leave=False, dynamic_ncols=True)
         for n_batches, batch in enumerate(iterator, start=1):
             try:
                 optimizer.zero_grad(set_to_none=True)
@@ -411,6 +417,8 @@ def fit(
                 raise TrainingError(f"training stopped at {where}: {type(err).__name__}: {err}{kept}",
                                     epoch=epoch, batch=n_batches, checkpoint=ckpt) from err
             sums["train_loss"] = sums.get("train_loss", 0.0) + float(loss.detach())
+            if progress:
+                iterator.set_postfix(loss=f"{float(loss.detach()):.4g}", refresh=False)
             for key, value in metrics.items():
                 sums[key] = sums.get(key, 0.0) + float(value)
         record = {"epoch": epoch + 1, **{k: v / max(n_batches, 1) for k, v in sums.items()}}
@@ -423,4 +431,10 @@ def fit(
         history.epochs.append(record)
         if ckpt is not None:
             save_checkpoint(ckpt, model, optimizer, epoch, history, scheduler=scheduler, manifest=options)
+        if bar is not None:
+            bar.set_postfix({k: f"{v:.4g}" for k, v in record.items() if k in ("train_loss", "test_acc", "test_loss")},
+                            refresh=False)
+            bar.update()
+    if bar is not None:
+        bar.close()
     return history

@@ -3,16 +3,26 @@
 Each ``check_*`` function takes one instance or a batch (leading axes) and returns a
 :class:`CheckResult` — ``holds``, the worst ``residual`` against its ``tolerance``, the worst
 ``instance`` and a ``message`` — so a user's test can ``assert dk.theory.check_eigen_pairing(J, F, g).holds``.
-:data:`CLAIMS` lists the ten claims of the issue; :func:`run_all` checks them on random instances and
-returns a :class:`ClaimTable` (``print(dk.theory.run_all(100))``).
+:data:`CLAIMS` lists the claims; :func:`run_all` checks them on random instances and
+returns a :class:`ClaimTable` (``print(dk.theory.run_all(100))``). Each row carries a ``verdict`` about the
+paper's statement *as written* (:data:`VERDICTS`: holds, holds with correction, false as stated, undecided),
+the verdict recorded in the code (``expected_verdict``), the paper's text, and for a false statement the
+smallest counterexample found; a corrected statement is a separate row.
 
 Modules: :mod:`.spectra` (review Prop. 4; Momentum ResNets Prop. 1), :mod:`.adjoint` (review (54)-(58)),
 :mod:`.rnn` (MomentumRNN (11)-(15)), :mod:`.heavy_ball` (Momentum Transformer Thm. 2, Prop. 3),
 :mod:`.attention` (Momentum Transformer (12)-(14)), :mod:`.representation` (Momentum ResNets Prop. 4,
-Thms. 1-2), :mod:`.momentum_resnet` (Momentum ResNets Props. 2-8, (3), Sect. 3.2, App. E).
+Thms. 1-2, Lemmas 1-2, Fig. 4), :mod:`.momentum_resnet` (Momentum ResNets Props. 2-8, (3), Sect. 3.2, App. E),
+:mod:`.first_order` (Momentum ResNets Props. 9-10, Thm. 3, Sect. 4.2 example), :mod:`.optimizers` (MomentumRNN
+NAG / scheduled-restart rates), :mod:`.accelerated_rk` (CSAODE Claim 1 and ARK cost).
 """
-from ._core import CheckResult, Claim, ClaimRow, ClaimTable
-from .adjoint import check_adjoint_norm, hbnode_jacobian
+from ._core import VERDICTS, CheckResult, Claim, ClaimRow, ClaimTable
+from .accelerated_rk import check_ark_equal_accuracy, check_ark_evaluations, check_ark_order
+from .adjoint import (check_adaptive_damping_breaks_adjoint, check_adjoint_nonvanishing, check_adjoint_norm,
+                      check_hbnode_adjoint_equation, hbnode_jacobian)
+from .first_order import (check_crossing_example, check_flow_orientation, check_linear_flow_field,
+                          check_not_a_real_square, log_periodic_field, smooth_field)
+from .optimizers import check_nag_rate, check_restart_rate, nag_momentum, restart_momentum
 from .attention import check_momentum_attention, momentum_attention_closed, momentum_attention_recurrent
 from .claims import CLAIMS, run_all
 from .heavy_ball import (adaptive_momentum, check_gradient_ratio_limit, check_heavy_ball_contraction,
@@ -23,7 +33,9 @@ from .momentum_resnet import (check_backprop_formula, check_first_order_embeddin
                               check_negative_scaling_obstruction, check_prop8_closed_form,
                               check_small_eps_limit, exact_momentum_forward, exact_momentum_inverse,
                               momentum_forward, momentum_inverse)
-from .representation import (Representability, check_lambda_eps, check_momentum_logarithm,
+from .representation import (Representability, check_f_eps_prime_zeros_real, check_f_eps_surjective,
+                             check_lambda_eps, check_lambda_eps_closeness, check_momentum_logarithm,
+                             check_representable_set_grows,
                              check_psi_series, check_representability, f_eps, is_representable,
                              lambda_eps, lambda_eps_mp, momentum_logarithm, psi_eps, psi_eps_ode,
                              psi_eps_series)
@@ -33,7 +45,12 @@ from .spectra import (check_eigen_pairing, check_fixed_point_iterations, check_r
                       check_revnet_instability, momentum_jacobian, pairing_roots, revnet_jacobian)
 
 __all__ = [
-    "CheckResult", "Claim", "ClaimRow", "ClaimTable", "CLAIMS", "run_all",
+    "VERDICTS", "CheckResult", "Claim", "ClaimRow", "ClaimTable", "CLAIMS", "run_all",
+    "check_hbnode_adjoint_equation", "check_adaptive_damping_breaks_adjoint", "check_adjoint_nonvanishing",
+    "check_flow_orientation", "check_linear_flow_field", "log_periodic_field", "check_not_a_real_square",
+    "check_crossing_example", "smooth_field", "check_nag_rate", "check_restart_rate", "nag_momentum", "restart_momentum",
+    "check_f_eps_surjective", "check_f_eps_prime_zeros_real", "check_representable_set_grows",
+    "check_lambda_eps_closeness", "check_ark_order", "check_ark_evaluations", "check_ark_equal_accuracy",
     "check_eigen_pairing", "pairing_roots", "check_revnet_instability", "check_revnet_continuous",
     "revnet_jacobian", "check_fixed_point_iterations", "momentum_jacobian", "check_adjoint_norm", "hbnode_jacobian",
     "check_momentum_rnn", "check_rnn_jacobian", "check_momentum_jacobian_product",

@@ -7,6 +7,7 @@ rows into a :class:`ClaimTable`.
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -47,6 +48,7 @@ class CheckResult:
     residuals: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
     passed: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=bool))
     details: dict = field(repr=False, default_factory=dict)
+    sides: dict = field(repr=False, default_factory=dict)
 
     @property
     def n_instances(self) -> int:
@@ -58,10 +60,13 @@ class CheckResult:
 
 
 def verdict(claim: str, residuals: np.ndarray, tolerance: float, instances: dict, what: str,
-            **details: Any) -> CheckResult:
+            *, sides: dict | None = None, **details: Any) -> CheckResult:
     """Build a :class:`CheckResult` from per-instance residuals (batch axes leading in ``instances``).
 
-    NaN residuals count as failures (a check that cannot measure must not say "holds").
+    ``sides`` maps the names of the two sides of the claimed relation (e.g. ``{"(54)": ..., "autograd":
+    ...}``) to per-instance values; the worst instance's values are kept in ``CheckResult.sides`` so a
+    counterexample can show both. NaN residuals count as failures (a check that cannot measure must not
+    say "holds").
     """
     res = np.asarray(residuals, dtype=float)
     batch_shape = res.shape
@@ -73,12 +78,16 @@ def verdict(claim: str, residuals: np.ndarray, tolerance: float, instances: dict
     for name, value in instances.items():
         arr = np.asarray(value)
         instance[name] = arr[index] if batch_shape and arr.shape[:len(batch_shape)] == batch_shape else arr
+    kept_sides = {}
+    for name, value in (sides or {}).items():
+        arr = np.asarray(value)
+        kept_sides[name] = arr[index] if batch_shape and arr.shape[:len(batch_shape)] == batch_shape else arr
     holds = bool(flat.size > 0 and np.all(scored <= tolerance))
     worst_value = float(scored[worst]) if flat.size else float("nan")
     message = (f"{claim}: {what}; worst {worst_value:.3g} {'<=' if holds else '>'} tolerance "
                f"{tolerance:.3g} over {flat.size} instance(s) -> {'holds' if holds else 'VIOLATED'}")
     return CheckResult(claim, holds, worst_value, float(tolerance), instance, message, flat,
-                       scored <= tolerance, details)
+                       scored <= tolerance, details, kept_sides)
 
 
 def combine(claim: str, results: Sequence[CheckResult], *, disjoint: bool = False) -> CheckResult:
@@ -103,16 +112,45 @@ def combine(claim: str, results: Sequence[CheckResult], *, disjoint: bool = Fals
     message = "; ".join(r.message for r in results)
     return CheckResult(claim, all(r.holds for r in results), worst.residual, worst.tolerance,
                        worst.instance, message, np.array([ratio(r) for r in results]), passed,
-                       {"parts": {r.claim: r for r in results}, "worst_part": worst.claim})
+                       {"parts": {r.claim: r for r in results}, "worst_part": worst.claim}, worst.sides)
 
 
 # ---------------------------------------------------------------------------------------------
 # claims and the table
 
 
+VERDICTS = ("holds", "holds with correction", "false as stated", "undecided")
+
+
+def jsonable(x: Any) -> Any:
+    """numpy scalars/arrays, tuples and dicts as JSON-able Python values (non-finite floats as strings)."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return jsonable(x.tolist())
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (float, np.floating)):
+        return float(x) if np.isfinite(x) else str(float(x))
+    if isinstance(x, (complex, np.complexfloating)):
+        return {"re": jsonable(float(np.real(x))), "im": jsonable(float(np.imag(x)))}
+    if x is None or isinstance(x, (int, str)):
+        return x
+    return repr(x)
+
+
 @dataclass(frozen=True)
 class ClaimRow:
-    """One line of the claim table: a claim's verdict over ``instances`` random instances."""
+    """One line of the claim table: a claim's verdict over ``instances`` random instances.
+
+    ``verdict`` is about the paper's statement *as written* (:data:`VERDICTS`); ``expected_verdict`` is the
+    one recorded in the code for that claim, so a change is a regression. ``counterexample`` (for
+    ``false as stated``) holds the smallest violating instance found, the two sides and the gap.
+    """
 
     claim: str
     paper: str
@@ -123,28 +161,56 @@ class ClaimRow:
     tolerance: float
     seconds: float
     note: str = ""
+    verdict: str = "holds"
+    expected_verdict: str = "holds"
+    statement: str = ""
+    counterexample: dict | None = None
+    correction: str | None = None
+    error: str | None = None
 
     @property
     def holds(self) -> bool:
-        return self.held == self.instances
+        return self.held == self.instances and self.error is None
+
+    @property
+    def regression(self) -> bool:
+        """The verdict differs from the one recorded in the code (or the check errored)."""
+        return self.error is not None or self.verdict != self.expected_verdict
 
     def to_dict(self) -> dict:
         return dict(claim=self.claim, paper=self.paper, equation=self.equation,
                     instances=self.instances, held=self.held, holds=self.holds,
                     worst_residual=_jsonable(self.worst_residual), tolerance=self.tolerance,
-                    seconds=round(self.seconds, 4), note=self.note)
+                    seconds=round(self.seconds, 4), note=self.note, verdict=self.verdict,
+                    expected_verdict=self.expected_verdict, statement=self.statement,
+                    counterexample=jsonable(self.counterexample), correction=self.correction,
+                    error=self.error)
 
 
 def _jsonable(x: float) -> float | str:
     return x if np.isfinite(x) else str(x)
 
 
+def _counterexample(result: CheckResult) -> dict:
+    """The smallest violating instance a check reported (``details['smallest_failing']`` when the
+    registry stacked several sizes, else the worst), with its two sides and the gap."""
+    source = result.details.get("smallest_failing", result)
+    return {"instance": jsonable(source.instance), "sides": jsonable(source.sides),
+            "gap": jsonable(source.residual), "tolerance": jsonable(source.tolerance),
+            "part": source.details.get("worst_part", source.claim)}
+
+
 @dataclass(frozen=True)
 class Claim:
-    """A proposition of one of the papers and the way to check it on random instances.
+    """A statement of one of the papers and the way to check it on random instances.
 
-    ``run(n_instances, seed)`` draws ``n_instances`` instances with ``numpy.random.default_rng(seed)``,
-    checks them (batched) and returns a :class:`ClaimRow`.
+    ``statement`` is the paper's own text (the claim *as stated*); ``summary`` says in a line what is
+    measured; ``hypotheses`` the set the instances are drawn from (the paper's whole hypothesis set).
+    ``correction`` is None for a claim checked as stated, else the correction it is checked with (its
+    verdict is then ``holds with correction``). ``expected_verdict`` is the verdict recorded in the code.
+    ``flip(rng)`` returns a :class:`CheckResult` of the same check on an instance where the verdict must
+    flip (a planted violation for a true claim, an instance inside the corrected hypotheses for a false
+    one): tests use it to show the check can fail.
     """
 
     id: str
@@ -153,6 +219,10 @@ class Claim:
     statement: str
     hypotheses: str
     check: Callable[[int, np.random.Generator], CheckResult] = field(repr=False)
+    summary: str = ""
+    expected_verdict: str = "holds"
+    correction: str | None = None
+    flip: Callable[[np.random.Generator], CheckResult] | None = field(default=None, repr=False)
 
     def sample(self, n_instances: int = 100, seed: int = 0) -> CheckResult:
         """Check ``n_instances`` random instances drawn with ``seed``; the full :class:`CheckResult`
@@ -162,18 +232,33 @@ class Claim:
         with single_threaded_blas():
             return self.check(n_instances, np.random.default_rng(seed))
 
+    def verdict_of(self, result: CheckResult) -> str:
+        if result.n_instances == 0:
+            return "undecided"
+        if result.holds:
+            return "holds with correction" if self.correction else "holds"
+        return "false as stated"
+
     def run(self, n_instances: int = 1000, seed: int = 0) -> ClaimRow:
         start = time.perf_counter()
-        result = self.sample(n_instances, seed)
+        try:
+            result = self.sample(n_instances, seed)
+        except Exception as exc:  # a check that errors is reported (and makes `dynkit verify` exit 1)
+            return ClaimRow(self.id, self.paper, self.equation, 0, 0, float("nan"), float("nan"),
+                            time.perf_counter() - start, "", "undecided", self.expected_verdict,
+                            self.statement, None, self.correction, f"{type(exc).__name__}: {exc}")
         seconds = time.perf_counter() - start
+        verdict_ = self.verdict_of(result)
         return ClaimRow(self.id, self.paper, self.equation, result.n_instances, result.n_held,
-                        result.residual,
-                        result.tolerance, seconds, result.details.get("worst_part", ""))
+                        result.residual, result.tolerance, seconds,
+                        result.details.get("worst_part", ""), verdict_, self.expected_verdict,
+                        self.statement, _counterexample(result) if verdict_ == "false as stated" else None,
+                        self.correction)
 
 
 @dataclass
 class ClaimTable:
-    """Rows of :func:`run_all`; ``str(table)`` is an aligned text table."""
+    """Rows of :func:`run_all`; ``str(table)`` is an aligned text table with one summary line per verdict."""
 
     rows: list[ClaimRow]
     n_instances: int
@@ -181,7 +266,19 @@ class ClaimTable:
 
     @property
     def all_hold(self) -> bool:
+        """Every row holds on every instance (false-as-stated rows make this False by design)."""
         return all(row.holds for row in self.rows)
+
+    @property
+    def regressions(self) -> list[ClaimRow]:
+        """Rows whose verdict differs from the one recorded in the code, or whose check errored."""
+        return [row for row in self.rows if row.regression]
+
+    def verdict_counts(self) -> dict[str, int]:
+        counts = {v: 0 for v in VERDICTS}
+        for row in self.rows:
+            counts[row.verdict] = counts.get(row.verdict, 0) + 1
+        return counts
 
     @property
     def seconds(self) -> float:
@@ -189,31 +286,74 @@ class ClaimTable:
 
     def to_dict(self) -> dict:
         return dict(n_instances=self.n_instances, seed=self.seed, all_hold=self.all_hold,
-                    seconds=round(self.seconds, 4), rows=[row.to_dict() for row in self.rows])
+                    seconds=round(self.seconds, 4), rows=[row.to_dict() for row in self.rows],
+                    verdict_counts=self.verdict_counts(),
+                    regressions=[row.claim for row in self.regressions])
 
-    _HEAD = ("claim", "paper", "equation", "instances", "held", "worst residual", "tolerance",
+    _HEAD = ("claim", "verdict", "paper", "equation", "instances", "held", "worst residual", "tolerance",
              "seconds")
 
     def _cells(self) -> list[tuple[str, ...]]:
-        return [(r.claim, r.paper, r.equation, str(r.instances),
-                 f"{r.held}{'' if r.holds else ' (FAILED)'}", f"{r.worst_residual:.3g}",
-                 f"{r.tolerance:.3g}", f"{r.seconds:.2f}") for r in self.rows]
+        def mark(r):
+            return "" if not r.regression else (" (ERROR)" if r.error else f" (expected {r.expected_verdict})")
+        return [(r.claim, r.verdict + mark(r), r.paper, r.equation, str(r.instances), str(r.held),
+                 f"{r.worst_residual:.3g}", f"{r.tolerance:.3g}", f"{r.seconds:.2f}") for r in self.rows]
+
+    def summary_lines(self) -> list[str]:
+        """One line per verdict that occurs: how many rows and which."""
+        out = []
+        for v, count in self.verdict_counts().items():
+            if count:
+                names = ", ".join(r.claim for r in self.rows if r.verdict == v)
+                out.append(f"{count} {v}: {names}")
+        regress = self.regressions
+        out.append(f"{len(self.rows)} claims ({self.n_instances} instances each, seed {self.seed}, "
+                   f"{self.seconds:.1f} s); "
+                   + (f"{len(regress)} REGRESSION(S) against the recorded verdicts: "
+                      f"{', '.join(r.claim for r in regress)}" if regress else
+                      "every verdict is the one recorded in the code"))
+        return out
 
     def to_markdown(self) -> str:
         lines = ["| " + " | ".join(self._HEAD) + " |", "|" + "---|" * len(self._HEAD)]
         lines += ["| " + " | ".join(cells) + " |" for cells in self._cells()]
         return "\n".join(lines)
 
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown() + "\n\n" + "\n".join(f"- {line}" for line in self.summary_lines())
+
+    def _repr_html_(self) -> str:
+        import html
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self._HEAD)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
+                       for cells in self._cells())
+        summary = "".join(f"<li>{html.escape(line)}</li>" for line in self.summary_lines())
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table><ul>{summary}</ul>"
+
     def __str__(self) -> str:
         rows = [self._HEAD, *self._cells()]
         widths = [max(len(row[i]) for row in rows) for i in range(len(self._HEAD))]
-        numeric = {3, 4, 5, 6, 7}
+        numeric = {4, 5, 6, 7, 8}
         fmt = lambda row: "  ".join(c.rjust(w) if i in numeric else c.ljust(w)  # noqa: E731
                                     for i, (c, w) in enumerate(zip(row, widths)))
         out = [fmt(rows[0]), "  ".join("-" * w for w in widths), *map(fmt, rows[1:])]
-        out.append(f"{sum(r.holds for r in self.rows)}/{len(self.rows)} claims hold "
-                   f"({self.n_instances} instances each, seed {self.seed}, {self.seconds:.1f} s)")
+        out += self.counterexample_lines()
+        out += self.summary_lines()
         return "\n".join(out)
+
+    def counterexample_lines(self, width: int = 240) -> list[str]:
+        """One line per false-as-stated row: the two sides, the gap and the instance (shortened)."""
+        def short(x) -> str:
+            return json.dumps(jsonable(x), separators=(",", ":"))
+        out = []
+        for r in self.rows:
+            if r.counterexample:
+                ce = r.counterexample
+                line = (f"counterexample {r.claim}: {short(ce['sides'])}; gap {ce['gap']:.3g} > tolerance "
+                        f"{ce['tolerance']:.3g}; instance {short(ce['instance'])}"
+                        if isinstance(ce["gap"], float) else f"counterexample {r.claim}: {short(ce)}")
+                out.append(line if len(line) <= width else line[:width - 3] + "...")
+        return out
 
 
 @contextlib.contextmanager
@@ -285,6 +425,25 @@ def check_count(name: str, n: Any) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"{name} must be a positive integer; got {_describe(n)}")
     return int(n)
+
+
+def check_callable(name: str, f: Any, *, context: str) -> Any:
+    if not callable(f):
+        raise TypeError(f"{name} must be callable ({context}); got {_describe(f)}")
+    return f
+
+
+def check_last_dim(name: str, x: np.ndarray, n: int, *, context: str, against: str) -> np.ndarray:
+    """``x`` with last axis of length ``n`` (matching ``against``)."""
+    if x.ndim < 1 or x.shape[-1] != n:
+        raise ValueError(f"{name} must have shape (..., {n}) to match {against} ({context}); got shape {x.shape}")
+    return x
+
+
+def same_size(name: str, M: np.ndarray, n: int, *, context: str, against: str) -> np.ndarray:
+    if M.shape[-1] != n:
+        raise ValueError(f"{name} must be (..., {n}, {n}) like {against} ({context}); got shape {M.shape}")
+    return M
 
 
 def check_seed(name: str, seed: Any) -> int:

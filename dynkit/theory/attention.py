@@ -23,8 +23,21 @@ def elu_feature_map(x: np.ndarray) -> np.ndarray:
     return np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))
 
 
+def _inputs(q, k, v, beta, gamma, context="Momentum Transformer (12)-(14)"):
+    q = as_real_array("q", q, context=context)
+    k = as_real_array("k", k, context=context)
+    v = as_real_array("v", v, context=context)
+    if q.ndim < 2 or q.shape != k.shape or k.shape[:-1] != v.shape[:-1] or q.shape[-2] == 0:
+        raise ValueError(f"q, k must have the same shape (..., N, d) and v shape (..., N, e) "
+                         f"({context}); got {q.shape}, {k.shape}, {v.shape}")
+    beta = float(as_scalar_batch("beta", beta, context=context, low=0.0, high=1.0, high_open=True))
+    gamma = float(as_scalar_batch("gamma", gamma, context=context, low=0.0, low_open=True))
+    return q, k, v, beta, gamma
+
+
 def momentum_attention_recurrent(q, k, v, beta: float, gamma: float, phi=elu_feature_map):
     """Run (12) over the sequence axis (-2). Returns ``(causal outputs, final states (s_N, z_N))``."""
+    q, k, v, beta, gamma = _inputs(q, k, v, beta, gamma)
     fq, fk = phi(q), phi(k)
     batch, N = q.shape[:-2], q.shape[-2]
     m = np.zeros(batch + (fk.shape[-1], v.shape[-1]))
@@ -51,6 +64,7 @@ def _weights(N: int, beta: float, causal: bool) -> np.ndarray:
 def momentum_attention_closed(q, k, v, beta: float, gamma: float, *, causal: bool = True,
                               phi=elu_feature_map) -> np.ndarray:
     """(13) (``causal=True``) or (14): ``gamma phi(q_i)^T sum_j w_ij phi(k_j) v_j^T / phi(q_i)^T z``."""
+    q, k, v, beta, gamma = _inputs(q, k, v, beta, gamma)
     fq, fk = phi(q), phi(k)
     N = q.shape[-2]
     scores = np.einsum("...ia,...ja->...ij", fq, fk)
@@ -71,15 +85,7 @@ def check_momentum_attention(q, k, v, beta: float, gamma: float = 1.0) -> CheckR
     beta : float in [0, 1)
     gamma : float > 0
     """
-    context = "Momentum Transformer (12)-(14)"
-    q = as_real_array("q", q, context=context)
-    k = as_real_array("k", k, context=context)
-    v = as_real_array("v", v, context=context)
-    if q.ndim < 2 or q.shape != k.shape or k.shape[:-1] != v.shape[:-1] or q.shape[-2] == 0:
-        raise ValueError(f"q, k must have the same shape (..., N, d) and v shape (..., N, e) "
-                         f"({context}); got {q.shape}, {k.shape}, {v.shape}")
-    beta = float(as_scalar_batch("beta", beta, context=context, low=0.0, high=1.0, high_open=True))
-    gamma = float(as_scalar_batch("gamma", gamma, context=context, low=0.0, low_open=True))
+    q, k, v, beta, gamma = _inputs(q, k, v, beta, gamma)
     rec, (s, z) = momentum_attention_recurrent(q, k, v, beta, gamma)
     fq = elu_feature_map(q)
     rec_nc = np.einsum("...ia,...ab->...ib", fq, s) / np.einsum("...ia,...a->...i", fq, z)[..., None]

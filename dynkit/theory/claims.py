@@ -5,21 +5,34 @@ instances of one size are checked in one batch. ``Claim.run(n, seed)`` returns a
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+
 import numpy as np
 
-from . import adjoint, attention, heavy_ball, momentum_resnet, representation, rnn, spectra
-from ._core import CheckResult, Claim, ClaimTable, check_count, check_seed, combine, random_matrices, \
-    split_by_size, verdict
+from . import (accelerated_rk, adjoint, attention, first_order, heavy_ball, momentum_resnet, optimizers,
+               representation, rnn, spectra)
+from ._core import VERDICTS, CheckResult, Claim, ClaimTable, check_count, check_seed, combine, \
+    random_matrices, split_by_size, verdict
 
 __all__ = ["CLAIMS", "run_all"]
 
 
+def _size(result: CheckResult) -> int:
+    return int(sum(np.size(v) for v in result.instance.values()))
+
+
 def _stack(claim: str, groups: list[CheckResult]) -> CheckResult:
+    """Join the size groups of one check; keeps the worst group's instance and, when some group fails, the
+    smallest failing one (``details['smallest_failing']``: the counterexample a table row shows)."""
     worst = max(groups, key=lambda g: (not g.holds, g.residual / g.tolerance if g.tolerance else g.residual))
     passed = np.concatenate([g.passed for g in groups])
+    details = {"worst_part": worst.details.get("worst_part", worst.claim)}
+    failing = [g for g in groups if not g.holds]
+    if failing:
+        details["smallest_failing"] = min(failing, key=lambda g: (_size(g), g.residual))
     return CheckResult(claim, bool(passed.all()), worst.residual, worst.tolerance, worst.instance,
-                       worst.message, np.concatenate([g.residuals for g in groups]), passed,
-                       {"worst_part": worst.details.get("worst_part", worst.claim)})
+                       worst.message, np.concatenate([g.residuals for g in groups]), passed, details, worst.sides)
 
 
 def _parts(claim: str, parts: list[list[CheckResult]]) -> CheckResult:
@@ -47,37 +60,6 @@ def _eigen_pairing(n_inst: int, rng: np.random.Generator) -> CheckResult:
     return _stack("eigen_pairing", out)
 
 
-def _adjoint(n_inst: int, rng: np.random.Generator) -> CheckResult:
-    out = []
-    for n, count in split_by_size(n_inst, rng):
-        if n % 2 == 0 and rng.uniform() < 0.5:  # HBNODE: K = [[0, I], [df/dh, -gamma I]] of size n
-            K = adjoint.hbnode_jacobian(random_matrices(rng, count, n // 2, log10_cond=4, scale=2.0),
-                                        rng.uniform(0, 2, count))
-        else:  # NODE: K = df/dh
-            K = random_matrices(rng, count, n, log10_cond=4, scale=2.0)
-        out.append(adjoint.check_adjoint_norm(K, rng.standard_normal((count, n)), t=0.0, T=1.0))
-    return _stack("adjoint_norm", out)
-
-
-def _momentum_rnn(n_inst: int, rng: np.random.Generator) -> CheckResult:
-    cells, jac, slope = [], [], []
-    for n, count in split_by_size(n_inst, rng):
-        act = rnn.ACTIVATIONS[int(rng.integers(2))]
-        T, m = int(rng.integers(2, 9)), int(rng.integers(1, 6))
-        U = random_matrices(rng, count, n, log10_cond=3, scale=1.5)
-        W = rng.standard_normal((count, n, m)) / np.sqrt(m)
-        x = rng.standard_normal((count, T, m))
-        h = rng.uniform(-0.5, 0.5, (count, n))
-        v0 = 0.3 * rng.standard_normal((count, n))
-        mu, s = rng.uniform(0, 0.95), rng.uniform(0.1, 1.0)
-        cells.append(rnn.check_momentum_rnn(U, W, x, h, v0, mu, s, activation=act))
-        jac.append(rnn.check_rnn_jacobian(U, W, x, h + (0.5 if act == "sigmoid" else 0.0), activation=act))
-        lo = -1.0 if act == "tanh" else 0.0
-        slope.append(rnn.check_inverse_activation_slope(rng.uniform(lo, 1.0, count) * (1 - 1e-9) + 1e-12,
-                                                        activation=act))
-    return _parts("momentum_rnn", [cells, jac, slope])
-
-
 def _spd(rng: np.random.Generator, count: int, n: int, kappa_max: float, gap: float) -> np.ndarray:
     q = np.linalg.qr(rng.standard_normal((count, n, n)))[0]
     kappa = 10 ** rng.uniform(np.log10(max(gap, 1.01) + 0.01), np.log10(kappa_max), (count, 1))
@@ -85,22 +67,6 @@ def _spd(rng: np.random.Generator, count: int, n: int, kappa_max: float, gap: fl
     ev = np.concatenate([np.ones((count, 1)), rest], axis=1) * 10 ** rng.uniform(-2, 2, (count, 1))
     A = (q * ev[:, None, :]) @ np.swapaxes(q, -1, -2)
     return (A + np.swapaxes(A, -1, -2)) / 2
-
-
-def _heavy_ball(n_inst: int, rng: np.random.Generator) -> CheckResult:
-    n_rate, n_ratio = _split(n_inst, 2)
-    rate, ratio = [], []
-    for n, count in split_by_size(n_rate, rng):
-        rate.append(heavy_ball.check_heavy_ball_rate(_spd(rng, count, n, 1e3, 1.0), n_steps=2000,
-                                                     seed=int(rng.integers(2**31))))
-    for n, count in (split_by_size(n_ratio, rng) if n_ratio else []):
-        A = _spd(rng, count, n, 100.0, 2.0)
-        L = np.linalg.eigvalsh(A)[:, -1]
-        step = rng.uniform(0.5, 1.0, count) / L
-        beta = heavy_ball.optimal_momentum(A, step) * rng.uniform(0, 0.5, count)
-        ratio.append(heavy_ball.check_gradient_ratio_limit(A, beta, step, seed=int(rng.integers(2**31))))
-    return combine("heavy_ball", [_stack("heavy_ball_rate", rate)] + ([_stack("gradient_ratio", ratio)]
-                                                                       if ratio else []), disjoint=True)
 
 
 def _attention(n_inst: int, rng: np.random.Generator) -> CheckResult:
@@ -144,6 +110,7 @@ def _random_representable(rng: np.random.Generator, n: int, eps: float) -> tuple
     lam = representation.lambda_eps(eps)
     blocks, ok, used = [], True, 0
     values = set()
+    near_used = False
 
     def fresh(lo, hi):
         for _ in range(100):
@@ -157,8 +124,24 @@ def _random_representable(rng: np.random.Generator, n: int, eps: float) -> tuple
 
     while used < n:
         room = n - used
-        kind = rng.choice(["above", "complex", "pair", "single", "jordan", "jordan_above", "jordan_pair"],
-                          p=[.28, .22, .18, .14, .06, .06, .06])
+        kind = rng.choice(["above", "complex", "pair", "single", "jordan", "jordan_above", "jordan_pair",
+                           "near_above", "near_single", "near_pair"],
+                          p=[.22, .2, .14, .1, .06, .06, .06, .06, .06, .04])
+        if kind.startswith("near") and near_used:
+            kind = "above"
+        if kind == "near_pair" and room < 2:
+            kind = "near_single"
+        if kind.startswith("near"):  # within 1e-6 relative of lambda_eps, on either side (at most one per D)
+            near_used = True
+            x = lam * (1 + rng.choice([-1.0, 1.0] if kind == "near_pair" else [-1.0 if kind == "near_above" else 1.0])
+                       * 10 ** rng.uniform(-7, -6))
+            if kind == "near_pair":
+                blocks.append(np.diag([x, x]))
+                used += 2
+            else:
+                blocks.append(np.array([[x]]))
+                ok, used = bool(ok and x >= lam), used + 1
+            continue
         if kind == "jordan_pair" and room < 4:
             kind = "pair"
         if kind in ("complex", "pair", "jordan", "jordan_above") and room < 2:
@@ -200,9 +183,13 @@ def _random_representable(rng: np.random.Generator, n: int, eps: float) -> tuple
 
 
 def _representation(n_inst: int, rng: np.random.Generator) -> CheckResult:
-    eps_lambda = 10 ** rng.uniform(-2, 3, n_inst)
+    n_inst = min(n_inst, 500)  # eigen-decomposition, Jordan ranks and a constructed logarithm per instance
+    # lambda_eps against 40-digit mpmath over [1e-3, 1e8] (capped: ~15 ms of mpmath per value)
+    eps_lambda = 10 ** rng.uniform(-3, 8, min(n_inst, 50))
     lam_part = representation.check_lambda_eps(eps_lambda)
-    decisions, log_residual, log_tol = [], np.zeros(n_inst), 1e-7
+    # 1e-6: near a critical point of f_eps (eigenvalues within 1e-6 of lambda_eps) inverting f_eps loses half the
+    # digits (forward error ~ sqrt(machine eps)); a wrong construction errs by O(1)
+    decisions, log_residual, log_tol = [], np.zeros(n_inst), 1e-6
     Ds, epss, expected, thetas = [], [], [], {}
     for i in range(n_inst):
         n = int(rng.integers(1, 9))
@@ -225,115 +212,754 @@ def _representation(n_inst: int, rng: np.random.Generator) -> CheckResult:
                 "is_representable vs the known answer (1 = disagreement)"),
         verdict("representation.logarithm", log_residual, log_tol, inst,
                 "||Psi_eps(momentum_logarithm(D)) - D|| / (1 + ||D||)"),
-    ])
+    ], disjoint=True)
 
 
-def _limits(n_inst: int, rng: np.random.Generator) -> CheckResult:
-    counts = _split(n_inst, 6)
-    parts: list[list[CheckResult]] = [[] for _ in range(6)]
+def _nets(rng, count, n):
+    W = random_matrices(rng, count, n, log10_cond=2, scale=1.5)
+    return W, rng.standard_normal((count, n)), rng.standard_normal((count, n))
 
-    def net(count, n):
-        W = random_matrices(rng, count, n, log10_cond=2, scale=1.5)
-        return W, rng.standard_normal((count, n)), rng.standard_normal((count, n))
 
-    for n, count in (split_by_size(counts[0], rng, range(1, 13, 3)) if counts[0] else []):
-        W, b, x0 = net(count, n)
-        parts[0].append(momentum_resnet.check_small_eps_limit(W, b, x0, rng.standard_normal((count, n))))
-    for n, count in (split_by_size(counts[1], rng, range(1, 13, 3)) if counts[1] else []):
-        W, b, x0 = net(count, n)
-        parts[1].append(momentum_resnet.check_large_eps_limit(W, b, x0, rng.standard_normal((count, n))))
-    for n, count in (split_by_size(counts[2], rng, range(1, 13, 3)) if counts[2] else []):
-        W, b, x0 = net(count, n)
-        parts[2].append(momentum_resnet.check_first_order_embedding(W, b, x0, rng.uniform(0.05, 2)))
-    for n, count in (split_by_size(counts[3], rng) if counts[3] else []):
+def _by_size(name, n_inst, rng, make, sizes=range(1, 13)):
+    return _stack(name, [make(n, count) for n, count in split_by_size(n_inst, rng, sizes)])
+
+
+def _small_eps(n_inst, rng):
+    return _by_size("small_eps_limit", n_inst, rng, lambda n, c: momentum_resnet.check_small_eps_limit(
+        *_nets(rng, c, n), rng.standard_normal((c, n))), range(1, 13, 3))
+
+
+def _large_eps(n_inst, rng):
+    return _by_size("large_eps_limit", n_inst, rng, lambda n, c: momentum_resnet.check_large_eps_limit(
+        *_nets(rng, c, n), rng.standard_normal((c, n))), range(1, 13, 3))
+
+
+def _embedding(n_inst, rng, v0=None):
+    def make(n, c):
+        W, b, x0 = _nets(rng, c, n)
+        return momentum_resnet.check_first_order_embedding(W, b, x0, rng.uniform(0.05, 2),
+                                                           v0=None if v0 is None else v0(c, n))
+    return _by_size("first_order_embedding", n_inst, rng, make, range(1, 13, 3))
+
+
+def _free_velocity(n_inst, rng):
+    def make(n, c):
         M = random_matrices(rng, 1, n, log10_cond=2)[0]
-        parts[3].append(momentum_resnet.check_free_velocity(
-            lambda x: np.sin(3 * x) @ M.T - x ** 2, rng.standard_normal((count, n))))
-    if counts[4]:
-        parts[4].append(momentum_resnet.check_prop8_closed_form(rng.standard_normal((counts[4], 3)),
-                                                                10 ** rng.uniform(-1, 1.5, counts[4])))
-    if counts[5]:
-        parts[5].append(momentum_resnet.check_negative_scaling_obstruction(
-            -1 - rng.exponential(1.0, counts[5]), 10 ** rng.uniform(-1, 1.5, counts[5]), n_cubic=200,
-            seed=int(rng.integers(2**31))))
-    return combine("momentum_limits", [_stack(p[0].claim, p) for p in parts if p], disjoint=True)
+        return momentum_resnet.check_free_velocity(lambda x: np.sin(3 * x) @ M.T - x ** 2,
+                                                   rng.standard_normal((c, n)))
+    return _by_size("free_velocity", n_inst, rng, make)
 
 
-def _network(n_inst: int, rng: np.random.Generator) -> CheckResult:
-    inv, mem, bp = [], [], []
-    for n, count in split_by_size(n_inst, rng):
-        depth = int(rng.integers(5, 60))
-        gamma = float(rng.choice([0.5, 0.75, 0.9, 0.95, 0.99]))
-        W = rng.standard_normal((depth, count, n, n)) / np.sqrt(n)
-        b = rng.standard_normal((depth, count, n))
-        x0, v0 = rng.standard_normal((count, n)), rng.standard_normal((count, n))
-        inv.append(momentum_resnet.check_inversion(x0, v0, W, b, gamma))
-        mem.append(momentum_resnet.check_memory_bits(x0, v0, W, b, gamma))
-        bp.append(momentum_resnet.check_backprop_formula(x0, v0, W, b, gamma, seed=int(rng.integers(2**31))))
-    return _parts("momentum_network", [inv, mem, bp])
+def _prop7(n_inst, rng, lam=None):
+    n_inst = min(n_inst, 100)  # an ODE solve of 100 cubics per instance
+    lam = -1 - rng.exponential(1.0, n_inst) if lam is None else lam
+    return momentum_resnet.check_negative_scaling_obstruction(lam, 10 ** rng.uniform(-1, 1.5, np.size(lam)), n_cubic=100,
+                                                              seed=int(rng.integers(2**31)))
+
+
+def _prop8(n_inst, rng):
+    return momentum_resnet.check_prop8_closed_form(rng.standard_normal((n_inst, 3)), 10 ** rng.uniform(-1, 1.5, n_inst))
+
+
+def _network_part(which):
+    def gen(n_inst, rng):
+        out = []
+        for n, count in split_by_size(n_inst, rng):
+            depth = int(rng.integers(5, 60))
+            gamma = float(rng.choice([0.5, 0.75, 0.9, 0.95, 0.99]))
+            W = rng.standard_normal((depth, count, n, n)) / np.sqrt(n)
+            b = rng.standard_normal((depth, count, n))
+            x0, v0 = rng.standard_normal((count, n)), rng.standard_normal((count, n))
+            if which == "inversion":
+                out.append(momentum_resnet.check_inversion(x0, v0, W, b, gamma))
+            elif which == "memory":
+                out.append(momentum_resnet.check_memory_bits(x0, v0, W, b, gamma))
+            else:
+                out.append(momentum_resnet.check_backprop_formula(x0, v0, W, b, gamma, seed=int(rng.integers(2**31))))
+        return _stack(out[0].claim, out)
+    return gen
+
+
+# ---------------------------------------------------------------------------------------- review
+
+
+def _adjoint(n_inst, rng, *, commuting: bool):
+    """(54)/(55) on (HB)NODEs with tanh fields (capped at 100 instances: one autograd solve per size group).
+    ``commuting``: d = 1 NODEs (scalar Jacobians commute); else NODEs with d >= 2 and HBNODEs (any d)."""
+    out = []
+    n_inst = min(n_inst, 100)
+    for n, count in split_by_size(n_inst, rng, [1] if commuting else range(1, 7)):
+        hb = (not commuting) and (n == 1 or rng.uniform() < 0.5)
+        W, b, h0 = _nets(rng, count, n)
+        gamma = rng.uniform(0, 2, count) if hb else None
+        out.append(adjoint.check_adjoint_norm(W, b, h0, rng.standard_normal((count, 2 * n if hb else n)),
+                                              T=float(rng.uniform(0.5, 1.5)), gamma=gamma))
+    return _stack("adjoint_norm", out)
+
+
+def _hb_eq26(n_inst, rng, *, which: str):
+    n_inst = min(n_inst, 100)  # one fine adjoint path per size group
+    return _by_size("hbnode_adjoint", n_inst, rng, lambda n, c: adjoint.check_hbnode_adjoint_equation(
+        *_nets(rng, c, n), rng.standard_normal((c, 2 * n)), rng.uniform(0, 2, c), adjoint=which), range(1, 7))
+
+
+def _remark8(n_inst, rng, gamma1=None):
+    n_inst = min(n_inst, 100)
+    return _by_size("adaptive_damping", n_inst, rng, lambda n, c: adjoint.check_adaptive_damping_breaks_adjoint(
+        *_nets(rng, c, n), rng.standard_normal((c, 2 * n)), rng.uniform(0.1, 2, c),
+        rng.uniform(0.2, 1, c) * rng.choice([-1, 1], c) if gamma1 is None else gamma1), range(1, 7))
+
+
+def _nonvanishing(n_inst, rng, big_a: bool = False):
+    """Random F, gamma <= 2a and terminal gradients; the first instance of each size group takes a_T along
+    the left eigenvector of H's most negative real eigenvalue (F's spectrum shifted positive so it is real):
+    a member of "any terminal gradient" that the decay argument after (63) overlooks."""
+    def make(n, c):
+        if not big_a:
+            F = random_matrices(rng, c, n, log10_cond=3, scale=10 ** rng.uniform(-1, 1)) * \
+                rng.choice([-1.0, 1.0], size=(c, 1, 1))
+            F[0] = np.abs(F[0]) @ np.abs(F[0]).T + np.eye(n)  # SPD: H's eigenvalues are real
+            a = rng.uniform(0.05, 2, c)
+            a[0] = rng.uniform(0.05, 0.9)  # H's most negative eigenvalue is <= -1 for F >= I
+            gamma = a * rng.uniform(0, 2, c)
+            grad = rng.standard_normal((c, 2 * n))
+            w, vl = np.linalg.eig(adjoint.hbnode_jacobian(F[0], gamma[0]).T)
+            grad[0] = np.real(vl[:, np.argmin(w.real)])
+            tau = rng.uniform(0.1, 10, c)
+            # keep the rounding of a_T along the growing modes below ~1e-9 after exp(tau H)
+            tau[0] = min(tau[0], 15 / (w.real.max() - w.real.min()))
+            return adjoint.check_adjoint_nonvanishing(F, gamma, a, grad, tau)
+        F = random_matrices(rng, c, n, log10_cond=3, scale=10 ** rng.uniform(-1, 1)) * \
+            rng.choice([-1.0, 1.0], size=(c, 1, 1))
+        a = rng.uniform(0.05, 2, c) * (1e3 if big_a else 1)
+        gamma = a * rng.uniform(0, 2, c) * (0 if big_a else 1)
+        return adjoint.check_adjoint_nonvanishing(F, gamma, a, rng.standard_normal((c, 2 * n)), rng.uniform(0.1, 10, c))
+    return _by_size("adjoint_nonvanishing", n_inst, rng, make)
+
+
+def _rnn_cells(rng, count, n):
+    T, m = int(rng.integers(2, 9)), int(rng.integers(1, 6))
+    U = random_matrices(rng, count, n, log10_cond=3, scale=1.5)
+    W = rng.standard_normal((count, n, m)) / np.sqrt(m)
+    x = rng.standard_normal((count, T, m))
+    h = rng.uniform(-0.5, 0.5, (count, n))
+    v0 = 0.3 * rng.standard_normal((count, n))
+    return U, W, x, h, v0
+
+
+def _rnn(n_inst, rng, *, part: str, mu=None, symmetric=False):
+    n_inst = min(n_inst, 100)  # torch autograd per size group
+    out = []
+    # (13) with U^T: for n = 1 U^T = U, so the literal statement is sampled where it can differ, n >= 2
+    for n, count in split_by_size(n_inst, rng, range(2 if part == "literal13" else 1, 13)):
+        act = rnn.ACTIVATIONS[int(rng.integers(2))]
+        U, W, x, h, v0 = _rnn_cells(rng, count, n)
+        if symmetric:
+            U = (U + np.swapaxes(U, -1, -2)) / 2
+        m, s = (rng.uniform(0, 0.95) if mu is None else mu), rng.uniform(0.1, 1.0)
+        if part in ("rewrite", "factor15"):
+            res = rnn.check_momentum_rnn(U, W, x, h, v0, m, s, activation=act)
+            out.append(res.details["parts"][f"momentum_rnn.{part}"])
+        elif part == "product15":
+            out.append(rnn.check_momentum_jacobian_product(U, W, x, h, v0, m, s, activation=act))
+        else:
+            out.append(rnn.check_rnn_jacobian(U, W, x, h + (0.5 if act == "sigmoid" else 0.0), activation=act,
+                                              literal=part == "literal13"))
+    return _stack(out[0].claim, out)
+
+
+def _slope(n_inst, rng, *, strict: bool, avoid_zero: bool = False):
+    out = []
+    for act in rnn.ACTIVATIONS:
+        lo = -1.0 if act == "tanh" else 0.0
+        y = rng.uniform(lo, 1.0, max(n_inst // 2, 1)) * (1 - 1e-9) + 1e-12
+        if act == "tanh" and not avoid_zero:
+            y[0] = 0.0  # inside the paper's hypothesis set (the range of tanh); the case it overlooks
+        if avoid_zero:
+            y = np.where(np.abs(y) < 1e-3, 0.5, y)
+        out.append(rnn.check_inverse_activation_slope(y, activation=act, strict=strict))
+    return _stack("inverse_slope", out)
+
+
+# ------------------------------------------------------------------------------- Momentum Transformer
+
+
+def _thm2(n_inst, rng, *, literal: bool, scaled_identity: bool = False):
+    def make(n, count):
+        A = _spd(rng, count, n, 1e3, 1.0)
+        if scaled_identity:
+            A = np.broadcast_to(np.eye(n), A.shape) * 2.0 ** rng.integers(-3, 4, (count, 1, 1))  # s c = 1 exactly
+        L = np.linalg.eigvalsh(A)[:, -1]
+        step = rng.uniform(0.05, 1.0, count) / L
+        if scaled_identity:
+            step = 1 / L
+        if literal:
+            return heavy_ball.check_heavy_ball_contraction(A, step, n_steps=300, seed=int(rng.integers(2**31)))
+        return heavy_ball.check_heavy_ball_rate(A, step, n_steps=2000, seed=int(rng.integers(2**31)))
+    return _by_size("heavy_ball_rate", n_inst, rng, make)
+
+
+def _prop3(n_inst, rng, *, all_beta: bool):
+    def make(n, count):
+        A = _spd(rng, count, n, 100.0, 2.0)
+        L = np.linalg.eigvalsh(A)[:, -1]
+        step = rng.uniform(0.5, 1.0, count) / L
+        if all_beta:  # the paper: "for any fixed 0 <= beta < 1": stratified over [0, beta*) and [beta*, 1)
+            beta_star = heavy_ball.optimal_momentum(A, step)
+            upper = np.arange(count) % 2 == 0
+            u = rng.uniform(0, 1, count)
+            beta = np.where(upper, beta_star + (1 - beta_star) * u, beta_star * u)
+            return heavy_ball.check_gradient_ratio_limit(A, beta, step, n_steps=3000, seed=int(rng.integers(2**31)))
+        beta = heavy_ball.optimal_momentum(A, step) * rng.uniform(0, 0.5, count)
+        return heavy_ball.check_gradient_ratio_limit(A, beta, step, seed=int(rng.integers(2**31)))
+    # n = 1 is trivial (the ratio is nu at every k); the statement can only fail for n >= 2
+    return _by_size("gradient_ratio", min(n_inst, 400), rng, make, range(2 if all_beta else 1, 13))
+
+
+# ---------------------------------------------------------------------------------------- MomentumRNN
+
+
+def _psd(rng, count, n, singular: bool):
+    q = np.linalg.qr(rng.standard_normal((count, n, n)))[0]
+    ev = 10 ** rng.uniform(-6, 0, (count, n)) * 10 ** rng.uniform(-2, 2, (count, 1))
+    if singular:
+        ev[:, 0] = 0.0
+    A = (q * ev[:, None, :]) @ np.swapaxes(q, -1, -2)
+    return (A + np.swapaxes(A, -1, -2)) / 2
+
+
+def _nag(n_inst, rng, momentum=optimizers.nag_momentum):
+    return _by_size("nag_rate", n_inst, rng, lambda n, c: optimizers.check_nag_rate(
+        _psd(rng, c, n, singular=n > 1 and rng.uniform() < 0.5), rng.standard_normal((c, n)), n_steps=500,
+        momentum=momentum))
+
+
+def _restart(n_inst, rng, momentum=None):
+    def make(n, c):
+        q = np.linalg.qr(rng.standard_normal((c, n, n)))[0]
+        ev = 10 ** rng.uniform(-3, 0, (c, n))
+        A = (q * ev[:, None, :]) @ np.swapaxes(q, -1, -2)
+        return optimizers.check_restart_rate((A + np.swapaxes(A, -1, -2)) / 2, rng.standard_normal((c, n)),
+                                             momentum=momentum)
+    return _by_size("restart_rate", n_inst, rng, make)
+
+
+# ---------------------------------------------------------------------------------- Momentum ResNets
+
+
+def _caption(n_inst, rng, *, start: float):
+    n = min(n_inst, 40)  # 40-digit mpmath per value
+    eps = np.concatenate([[start], 10 ** rng.uniform(np.log10(start), 8, n - 1)])[:n] if n > 1 else np.array([start])
+    small = 10 ** rng.uniform(-3, -1, max(n // 4, 1))
+    return representation.check_lambda_eps_closeness(np.concatenate([eps, small]), near_minus_one_from=start)
+
+
+def _lemma1(n_inst, rng, f=None):
+    n = min(n_inst, 200)  # 30-digit re-evaluation per target
+    out = []
+    for e in 10 ** rng.uniform(-1, 2, max(1, n // 20)):
+        w = (rng.standard_normal(20) * 10 ** rng.uniform(-3, 3, 20)
+             + 1j * rng.standard_normal(20) * 10 ** rng.uniform(-3, 3, 20) * (rng.uniform(size=20) < 0.8))
+        w[0] = representation.lambda_eps(e) * (1 + rng.uniform(0.01, 2))  # below lambda_eps: a non-real preimage
+        out.append(representation.check_f_eps_surjective(w, e, f=f))
+    return _stack("f_eps_surjective", out)
+
+
+def _lemma2(n_inst, rng, fprime=None):
+    n = min(n_inst, 50)
+    return representation.check_f_eps_prime_zeros_real(10 ** rng.uniform(-1, 2, n), rng.integers(1, 7, n),
+                                                       rng.uniform(1, 40, n), rng.uniform(0.5, 60, n), fprime=fprime)
+
+
+def _grows(n_inst, rng, reverse=False):
+    n = min(n_inst, 40)  # two 40-digit values per pair
+    e1 = 10 ** rng.uniform(-3, 8, n)
+    e2 = e1 * (1 + 10 ** rng.uniform(-3, 1, n))
+    return representation.check_representable_set_grows(e2 if reverse else e1, e1 if reverse else e2)
+
+
+def _prop9(n_inst, rng, reflect=False):
+    return _by_size("flow_orientation", n_inst, rng, lambda n, c: first_order.check_flow_orientation(
+        *_nets(rng, c, n), reflect=reflect), range(1, 7))
+
+
+def _thm3(n_inst, rng, delta_max=0.9, family="log_periodic"):
+    n = min(n_inst, 25)  # one tight solve per instance
+    a = np.exp(rng.uniform(0.05, 2, n) * rng.choice([-1, 1], n))
+    x0 = rng.standard_normal(5) * 10 ** rng.uniform(-2, 1, 5)
+    return first_order.check_linear_flow_field(a, rng.uniform(0.05, delta_max, n) if delta_max else np.zeros(n),
+                                               x0, family=family)
+
+
+def _prop10(n_inst, rng, lam=None):
+    n = min(n_inst, 5)  # least squares from 8 starts per instance
+    if lam is None:
+        lam = np.exp(rng.uniform(-3, 3, n))
+        lam = np.where(np.abs(lam - 1) < 1e-2, 2.0, lam)  # the hypothesis lambda != 1
+    return first_order.check_not_a_real_square(lam, seed=int(rng.integers(2**31)))
+
+
+def _crossing(n_inst, rng, v0_factor=-0.5):
+    return first_order.check_crossing_example(rng.standard_normal(n_inst) * 10 ** rng.uniform(-3, 3, n_inst),
+                                              v0_factor=v0_factor)
+
+
+# --------------------------------------------------------------------------------------------- CSAODE
+
+
+def _ark(kind, n_inst, rng, **kw):
+    n = min(n_inst, 60)  # six fixed-step solves per size group
+    out = []
+    if kind == "equal_accuracy":  # the linear test equation first: part of "any ODE"
+        out.append(accelerated_rk.check_ark_equal_accuracy(None, None, np.ones((1, 1)), order=int(rng.choice([3, 4]))))
+    for d, count in split_by_size(n, rng, range(1, 7)):
+        # y' = W y + tanh(y + b), W of norm ~1-3: solutions that move, errors above rounding at r = 1/64
+        W = random_matrices(rng, count, d, log10_cond=1, scale=3.0) * rng.choice([-1.0, 1.0], size=(count, 1, 1))
+        b, y0 = rng.standard_normal((count, d)), rng.standard_normal((count, d))
+        order = int(rng.choice([3, 4]))
+        if kind == "order":
+            out.append(accelerated_rk.check_ark_order(W, b, y0, order=order, **kw))
+        elif kind == "evaluations":
+            out.append(accelerated_rk.check_ark_evaluations(W, b, y0, order=order, **kw))
+        else:
+            out.append(accelerated_rk.check_ark_equal_accuracy(W, b, y0, order=order))
+    return _stack(out[0].claim, out)
+
+
+# ------------------------------------------------------------------------------ planted violations
+# Each ``flip`` runs a claim's check where its verdict must change: a perturbed formula or instance for a
+# true claim, an instance inside the corrected hypotheses for a false one. Perturbations patch the module
+# for the duration of the call only.
+
+
+@contextlib.contextmanager
+def _patched(module, name, make):
+    original = getattr(module, name)
+    setattr(module, name, make(original))
+    try:
+        yield
+    finally:
+        setattr(module, name, original)
+
+
+def _scaled_solve(factor):
+    def make(original):
+        def solve(*args, **kwargs):
+            sol = original(*args, **kwargs)
+            return dataclasses.replace(sol, ys=sol.ys * factor)
+        return solve
+    return make
+
+
+def _perturbed_rewrite(rng):
+    with _patched(rnn, "cell14", lambda f: lambda *a: f(*a) * (1 + 1e-6)):
+        return _rnn(2, rng, part="rewrite")
+
+
+def _thm2_bad_beta(rng):
+    A = _spd(rng, 3, 3, 1e3, 1.0)
+    step = 1 / np.linalg.eigvalsh(A)[:, -1]
+    return heavy_ball.check_heavy_ball_rate(A, step, heavy_ball.optimal_momentum(A, step) * 0.5, n_steps=500)
+
+
+def _prop3_above(rng):
+    A = _spd(rng, 3, 3, 100.0, 2.0)
+    step = 1 / np.linalg.eigvalsh(A)[:, -1]
+    beta_star = heavy_ball.optimal_momentum(A, step)
+    return heavy_ball.check_gradient_ratio_limit(A, beta_star + (1 - beta_star) * 0.5, step, n_steps=3000)
+
+
+def _attention_wrong(rng):
+    with _patched(attention, "_weights", lambda f: lambda *a: f(*a) * (1 + 1e-6)):
+        return _attention(3, rng)
+
+
+def _nag_gd(rng):
+    A = np.diag(np.geomspace(1e-6, 1.0, 8))[None]
+    return optimizers.check_nag_rate(A, np.ones((1, 8)), n_steps=500, momentum=lambda t: 0.0)
+
+
+def _revnet_contracting(rng):
+    with _patched(spectra, "revnet_jacobian", lambda f: lambda A, B: 0.5 * f(A, B)):
+        return _revnet(3, rng)
+
+
+def _psi_wrong(rng):
+    with _patched(representation, "psi_eps_series", lambda f: lambda *a, **k: f(*a, **k) * (1 + 1e-6)):
+        return _psi(3, rng)
+
+
+def _representation_wrong(rng):
+    def make(f):
+        return lambda eps, *a, **k: (lambda v: (v[0] * (1 + 1e-9), v[1]))(f(eps, *a, **k))
+    representation._lambda_scalar.cache_clear()
+    try:
+        with _patched(representation, "_lambda_eps_with_argmin", make):
+            return _representation(3, rng)
+    finally:
+        representation._lambda_scalar.cache_clear()
+
+
+def _limit_wrong(rng, large=False):
+    """An offset that does not shrink with eps (not added to the eps = inf reference of Prop. 5)."""
+    def make(f):
+        return lambda field, x0, v0, t, eps, **k: f(field, x0, v0, t, eps, **k) + (0.1 if np.isfinite(eps) else 0.0)
+    with _patched(momentum_resnet, "_second_order", make):
+        return (_large_eps if large else _small_eps)(2, rng)
+
+
+def _free_velocity_wrong(rng):
+    with _patched(momentum_resnet, "_second_order", lambda f: lambda *a, **k: f(*a, **k) * (1 + 1e-5)):
+        return _free_velocity(3, rng)
+
+
+def _prop8_wrong(rng):
+    with _patched(momentum_resnet, "solve", _scaled_solve(1 + 1e-5)):
+        return _prop8(3, rng)
+
+
+def _inversion_wrong(rng):
+    with _patched(momentum_resnet, "momentum_inverse",
+                  lambda f: lambda *a: tuple(x * (1 + 1e-9) for x in f(*a))):
+        return _network_part("inversion")(2, rng)
+
+
+def _memory_empty(rng):
+    """A buffer that keeps nothing, at gamma = 0.95 and 0.99 (where the old check's slack hid it)."""
+    def make(f):
+        def layers(x, v, W, b, gamma, buf=None):
+            for x_, v_, _ in f(x, v, W, b, gamma, buf):
+                yield x_, v_, buf
+        return layers
+    out = []
+    with _patched(momentum_resnet, "_exact_layers", make):
+        for gamma in (0.95, 0.99):
+            W, b = rng.standard_normal((5, 2, 3, 3)), rng.standard_normal((5, 2, 3))
+            out.append(momentum_resnet.check_memory_bits(rng.standard_normal((2, 3)), rng.standard_normal((2, 3)),
+                                                         W, b, gamma))
+    return _stack("memory_bits", out)
+
+
+def _backprop_wrong(rng):
+    with _patched(momentum_resnet, "backprop_formula",
+                  lambda f: lambda *a: tuple(x * (1 + 1e-7) for x in f(*a))):
+        return _network_part("backprop")(2, rng)
+
+
+def _ark_equal_accuracy_holds(rng):
+    """An instance where ARK is the cheaper at equal accuracy (about half of random tanh problems are)."""
+    for _ in range(40):
+        W, b, y0 = _nets(rng, 1, 4)
+        result = accelerated_rk.check_ark_equal_accuracy(W, b, y0, order=4)
+        if result.holds:
+            return result
+    return result
+
+
+# ------------------------------------------------------------------------------------------- registry
+
+R, MT, MR, MRN, CS = ("review", "Momentum Transformer", "MomentumRNN", "Momentum ResNets", "CSAODE")
+HOLDS, CORRECTED, FALSE = VERDICTS[:3]
+
+
+def _spec(id, paper, equation, statement, hypotheses, check, summary, flip, expected=HOLDS, correction=None):
+    return Claim(id, paper, equation, statement, hypotheses, check, summary, expected, correction, flip)
 
 
 _SPECS = [
-    ("eigen_pairing", "review (000)", "Prop. 4, (59)-(63)",
-     "The 2n eigenvalues of H = [[0, J], [F, -gamma I]] (and of -M = -(t-T)H) are the roots of "
-     "lam(lam+gamma) = mu, mu in Sp(JF): n pairs summing to -gamma; with gamma <= 2a each pair has Re >= -a.",
-     "J diagonal with entries in (0, 1], F real, gamma >= 0.", _eigen_pairing),
-    ("adjoint_norm", "review (000)", "(54)-(58)",
-     "For a linear NODE/HBNODE field the adjoint norm from exp(-int_T^t K) equals the norm from solving "
-     "the adjoint ODE backward with dk.solve.",
-     "Constant (or commuting) Jacobian K along the trajectory; t < T.", _adjoint),
-    ("momentum_rnn", "review (000) / MomentumRNN (002)", "(11), (13)-(15)",
-     "The rewritten cell (14) equals the momentum cell (11); (13) and each factor of (15) equal autograd "
-     "Jacobians; (sigma^-1)' >= 1 on the range of sigmoid and tanh.",
-     "sigma in {tanh, sigmoid}, mu >= 0, s > 0; (15) factors at fixed h_{k-1}.", _momentum_rnn),
-    ("heavy_ball", "Momentum Transformer (001)", "Thm. 2, Prop. 3, (17)-(18)",
-     "With step <= 1/L and beta* = (1 - sqrt(step nu))^2 heavy ball converges at rate 1 - sqrt(step nu), "
-     "no beta does better; the gradient ratio tends to nu and (17) tends to beta*, in [0, 1 - delta].",
-     "A SPD; step <= 1/L; Prop. 3 measured for beta < beta* (it fails for beta >= beta*).", _heavy_ball),
-    ("momentum_attention", "Momentum Transformer (001)", "(12)-(14)",
-     "The recurrence (12) and the closed forms (13) (causal) and (14) (non-causal) give the same outputs.",
-     "0 <= beta < 1, gamma > 0, positive feature map elu + 1.", _attention),
-    ("revnet_instability", "Momentum ResNets (003)", "Prop. 1 and remark",
-     "J(A, B) = [[I, A], [B, I + BA]] has an eigenvalue |lam| >= 1, lam != 1, each solving "
-     "lam^2 - (2 + mu) lam + 1 = 0, mu in Sp(AB); [[0, A], [B, 0]] has eigenvalues +-sqrt(Sp(AB)); "
-     "linearised RevNet iterations do not converge while Momentum ResNet ones (gamma < 1) can.",
-     "A and B invertible; for convergence f'(x*) = -S, S SPD with Sp(S) in (0, 1].", _revnet),
-    ("psi_series", "Momentum ResNets (003)", "Prop. 4",
-     "The series Psi_eps(theta) equals x(1) of eps x'' + x' = theta x, x'(0) = 0, from the block-matrix "
-     "exponential and from dk.solve.",
-     "eps > 0, theta any real square matrix (here eps in [0.1, 10], ||theta|| <= 3).", _psi),
-    ("representation", "Momentum ResNets (003)", "Thm. 1, Thm. 2, lambda_eps",
-     "lambda_eps = min G_eps (global, mpmath-verified) and Psi_eps(R) = [lambda_eps, inf), non-increasing in "
-     "eps; is_representable decides Theorems 1/2; momentum_logarithm builds theta with Psi_eps(theta) = D.",
-     "eps > 0; D real (Jordan blocks allowed); eigenvalues separated by > 1e-5 ||D||.", _representation),
-    ("momentum_limits", "Momentum ResNets (003)", "Props. 2, 3, 5, 6, 7, 8",
-     "x_eps -> x* as eps -> 0 (rate eps) and as eps -> inf (rate 1/eps); first-order solutions embed; free v0 "
-     "represents any map; x -> lam x, lam <= -1 is not reached from v0 = 0; Prop. 8's closed form.",
-     "f(x) = tanh(W x + b) (Props. 2, 3, 5); 1-D autonomous f for Prop. 7.", _limits),
-    ("momentum_network", "Momentum ResNets (003)", "(2), (3), Sect. 3.2, App. C, App. E",
-     "Inversion (3) reconstructs the input (bit-exact with the App. C buffer); the buffer holds "
-     "~k log2(1/gamma) ~ k(1-gamma)/ln 2 bits; the App. E backprop formula equals autograd.",
-     "0 < gamma < 1 rational (n/d, d <= 1000).", _network),
+    # ---------------------------------------------------------------------------------------- review
+    _spec("eigen_pairing", R, "Prop. 4, (59)-(63)",
+          "Proposition 4: The eigenvalues of -M can be paired so that the sum of each pair equals (t - T)gamma. "
+          "[...] By choosing 0 <= gamma <= 2a, for every pair of eigenvalues of -M there is at least one eigenvalue "
+          "whose real part is no less than (t - T)a.",
+          "J diagonal with entries in (0, 1], F real (any conditioning), gamma in [0, 4], a = 2, t - T < 0.",
+          _eigen_pairing, "roots of lam(lam+gamma) = mu, mu in Sp(JF), are Sp(H) with multiplicity; pair sums",
+          lambda rng: spectra.check_eigen_pairing(rng.uniform(0.1, 1, 3), rng.standard_normal((3, 3)), 1.0,
+                                                  claimed_sum=-1.1)),
+    _spec("adjoint_formula", R, "(54), (55)",
+          "dL/dh_t = dL/dh_T dh_T/dh_t = dL/dh_T exp{-int_T^t df/dh(h(s), s, theta) ds}. (54) [and (55) for "
+          "[dL/dh_t dL/dm_t] with M = int_T^t [[0, dsigma/dm], [df/dh - xi I, -gamma I]] ds]",
+          "Any NODE / HBNODE; here f = tanh(W h + b), d in 1..6, T in [0.5, 1.5], reference: torch autograd "
+          "through dk.solve.", lambda n, rng: _adjoint(n, rng, commuting=False),
+          "(54)/(55) vs autograd for dL/dz_0", lambda rng: _adjoint(2, rng, commuting=True), FALSE),
+    _spec("adjoint_formula_commuting", R, "(54), corrected",
+          "dL/dh_t = dL/dh_T exp{-int_T^t df/dh ds} (54), when the Jacobians df/dh(h(s)) along the trajectory "
+          "commute (e.g. d = 1).",
+          "NODE with d = 1 (scalar Jacobians commute), f = tanh(w h + b).",
+          lambda n, rng: _adjoint(n, rng, commuting=True), "(54) vs autograd, commuting Jacobians",
+          lambda rng: _adjoint(3, rng, commuting=False), CORRECTED,
+          "exact only when the Jacobians along the trajectory commute; in general the propagator is the "
+          "time-ordered exponential"),
+    _spec("adjoint_nonvanishing", R, "after (63)",
+          "Then, we have ||e^T exp{U}|| >= ||e_L^T exp{U_L}|| [...] Therefore, exp{U_L} decays at a rate at most "
+          "(t - T)a [...] HBNODE can learn long-term dependencies effectively as the adjoint state of HBNODE does "
+          "not vanish. (formalised: ||a_t|| >= exp(-a (T - t)) ||a_T||)",
+          "Constant F (any real n x n, n <= 12), 0 <= gamma <= 2a, any terminal gradient (random, and one along "
+          "a fast left eigenvector per size), T - t in [0.1, 10].",
+          _nonvanishing, "shortfall of ||a_t|| below exp(-a(T-t)) ||a_T||",
+          lambda rng: _nonvanishing(3, rng, big_a=True), FALSE),
+    _spec("hbnode_adjoint_prop1", R, "Prop. 1, (26)",
+          "Proposition 1 (Adjoint equation for HBNODE) The adjoint state a(t) := dL/dh(t) for the HBNODE (24) "
+          "satisfies the following HBODE with the same damping parameter gamma as that in (24), "
+          "d^2a/dt^2 - gamma da/dt = a(t) df/dh(h(t), t, theta). (26)",
+          "HBNODE h'' + gamma h' = tanh(W h + b), m(0) = 0, gamma in [0, 2], d in 1..6, any dL/dz_T.",
+          lambda n, rng: _hb_eq26(n, rng, which="h"), "(26) residual for a = dL/dh",
+          lambda rng: _hb_eq26(2, rng, which="m"), FALSE),
+    _spec("hbnode_adjoint_prop1_momentum", R, "Prop. 1, (26), corrected",
+          "The adjoint state a(t) := dL/dm(t) of the HBNODE (24) satisfies d^2a/dt^2 - gamma da/dt = a df/dh (26).",
+          "As hbnode_adjoint_prop1.", lambda n, rng: _hb_eq26(n, rng, which="m"), "(26) residual for a = dL/dm",
+          lambda rng: _hb_eq26(2, rng, which="h"), CORRECTED,
+          "a := dL/dm (the momentum's adjoint), not dL/dh: dL/dh picks up -a_m (df/dh)' when the Jacobian varies"),
+    _spec("adaptive_damping_remark8", R, "Remark 8",
+          "Remark 8 The adaptive momentum in (77) can also be used for the MomentumRNNs but not for heavy-ball "
+          "neural ODEs since such a choice for momentum hyperparameter will destroy the nice properties of the "
+          "adjoint equation of heavy-ball neural ODEs.",
+          "gamma(t) = gamma0 + gamma1 sin(2 pi t), gamma0 in [0.1, 2], |gamma1| in [0.2, 1]; tanh HBNODE.",
+          _remark8, "(26) with gamma(t) fails for a = dL/dm", lambda rng: _remark8(2, rng, gamma1=0.0)),
+    _spec("momentum_rnn_rewrite", R, "(11), (14)",
+          "We can rewrite (11) as h_t = sigma(U(h_{t-1} - mu h_{t-2}) + mu sigma^{-1}(h_{t-1}) + s W x_t). (14)",
+          "sigma in {tanh, sigmoid}, mu in [0, 0.95), s in [0.1, 1], n <= 12, T <= 8.",
+          lambda n, rng: _rnn(n, rng, part="rewrite"), "(14) vs (11) step by step",
+          lambda rng: _perturbed_rewrite(rng)),
+    _spec("rnn_jacobian_13", R, "(13)",
+          "dh_T/dh_t = prod_{k=t}^{T-1} dh_{k+1}/dh_k = prod_{k=t}^{T-1} (D_k U^T), where U^T is the transpose "
+          "of U and D_k = diag(sigma'(U h_k + W x_{k+1})). (13)",
+          "Plain recurrent cell (8), sigma in {tanh, sigmoid}, any U, n in 2..12 (for n = 1, U^T = U).",
+          lambda n, rng: _rnn(n, rng, part="literal13"), "(13) with U^T vs autograd",
+          lambda rng: _rnn(2, rng, part="literal13", symmetric=True), FALSE),
+    _spec("rnn_jacobian_13_layout", R, "(13), corrected",
+          "dh_T/dh_t = prod_{k=t}^{T-1} D_k U (numerator layout; the transposed product U^T D_k ... in the "
+          "gradient's row layout).", "As rnn_jacobian_13.",
+          lambda n, rng: _rnn(n, rng, part="jacobian13"), "(13) with D_k U vs autograd",
+          lambda rng: _rnn(2, rng, part="literal13"), CORRECTED,
+          "the factor is D_k U (or, transposed as a whole, U^T D_k), not D_k U^T"),
+    _spec("momentum_rnn_eq15", R, "(15)",
+          "dh_T/dh_t = prod_{k=t}^{T-1} dh_{k+1}/dh_k = prod_{k=t}^{T-1} D^_k (U^T + mu Sigma_k). (15)",
+          "Momentum cell (14), mu in (0, 0.95), T >= 2.", lambda n, rng: _rnn(n, rng, part="product15"),
+          "product of (15)'s factors vs the total dh_T/dh_0", lambda rng: _rnn(2, rng, part="product15", mu=0.0),
+          FALSE),
+    _spec("momentum_rnn_eq15_partial", R, "(15), corrected",
+          "Each factor D^_k (U + mu Sigma_k) of (15) is the partial derivative of (14)'s h_{k+1} with respect to "
+          "h_k at fixed h_{k-1}.", "As momentum_rnn_eq15.", lambda n, rng: _rnn(n, rng, part="factor15"),
+          "(15) factor vs autograd partial derivative", lambda rng: _rnn(2, rng, part="product15"), CORRECTED,
+          "(15)'s factors are partial derivatives at fixed h_{k-1} (and U, not U^T); their product is not "
+          "dh_T/dh_t, which also follows the path through h_{k-1}"),
+    _spec("inverse_slope", R, "Sect. 2.3",
+          "For mostly used sigma, e.g., sigmoid and tanh, (sigma^{-1}(.))' > 1 and mu Sigma_k dominates U^T.",
+          "y on the whole range of sigma: (0, 1) for sigmoid, (-1, 1) for tanh (y = 0 included).",
+          lambda n, rng: _slope(n, rng, strict=True), "(sigma^-1)' > 1 (strict)",
+          lambda rng: _slope(8, rng, strict=True, avoid_zero=True), FALSE),
+    _spec("inverse_slope_nonstrict", R, "Sect. 2.3, corrected",
+          "(sigma^{-1})' >= 1 on the range of sigmoid and tanh (equality for tanh at 0).",
+          "As inverse_slope.", lambda n, rng: _slope(n, rng, strict=False), "(sigma^-1)' >= 1",
+          lambda rng: _slope(8, rng, strict=True), CORRECTED, ">= 1, not > 1: tanh's (sigma^-1)'(0) = 1"),
+    # ------------------------------------------------------------------------------ Momentum Transformer
+    _spec("heavy_ball_thm2", MT, "Thm. 2",
+          "Given any fixed step size gamma <= 1/L, the optimal choice for beta is beta~ = (1 - sqrt(gamma nu))^2. "
+          "In this case, the heavy ball method achieves a convergence rate of ||x^{k+1} - x*|| <= "
+          "(1 - sqrt(gamma nu)) ||x^k - x*||.",
+          "A SPD (n <= 12, condition number up to 1e3), step in (0, 1/L], beta = beta~, random x^0, x^1.",
+          lambda n, rng: _thm2(n, rng, literal=True), "per-step ratio over 1 - sqrt(step nu)",
+          lambda rng: _thm2(2, rng, literal=True, scaled_identity=True), FALSE),
+    _spec("heavy_ball_thm2_asymptotic", MT, "Thm. 2, corrected",
+          "With step <= 1/L and beta = (1 - sqrt(step nu))^2 heavy ball converges at the asymptotic rate "
+          "1 - sqrt(step nu) (spectral radius, and measured), and no beta in [0, 1) does better.",
+          "As heavy_ball_thm2.", lambda n, rng: _thm2(n, rng, literal=False),
+          "spectral radius, measured rate, optimality over beta", lambda rng: _thm2_bad_beta(rng), CORRECTED,
+          "an asymptotic rate (spectral radius), not a per-step contraction: the iteration matrix is not normal"),
+    _spec("heavy_ball_prop3", MT, "Prop. 3",
+          "Assume that conditions in Theorem 2 hold and {x^k} is generated by the heavy ball method (10). If "
+          "gamma <= 1/L, for any fixed 0 <= beta < 1, we have ||grad f(x^k) - grad f(x^{k-1})|| / "
+          "||x^k - x^{k-1}|| -> nu.",
+          "A SPD (n <= 12, kappa <= 100), step in [0.5, 1]/L, beta in [0, 1) stratified (half below beta~, half "
+          "above), 3000 steps.",
+          lambda n, rng: _prop3(n, rng, all_beta=True), "|ratio - nu| / nu",
+          lambda rng: _prop3(2, rng, all_beta=False), FALSE),
+    _spec("heavy_ball_prop3_below", MT, "Prop. 3, corrected",
+          "For beta < (1 - sqrt(gamma nu))^2 the ratio tends to nu, and the adaptive momenta (17)-(18) tend to "
+          "beta~ and stay in [0, 1 - delta].",
+          "A SPD (kappa <= 100), step in [0.5, 1]/L, beta in [0, beta~/2] (where the ratio converges within "
+          "25 000 steps).", lambda n, rng: _prop3(n, rng, all_beta=False), "|ratio - nu| / nu, beta < beta~",
+          lambda rng: _prop3_above(rng), CORRECTED,
+          "needs beta < beta~ = (1 - sqrt(gamma nu))^2: for beta >= beta~ every mode decays like sqrt(beta) and "
+          "the ratio oscillates"),
+    _spec("momentum_attention", MT, "(12)-(14)",
+          "The recurrence (12) and the closed forms (13) (causal) and (14) (non-causal) give the same outputs.",
+          "0 <= beta < 0.99, gamma in [0.1, 2], positive feature map elu + 1, N <= 32, d <= 12.", _attention,
+          "(13)/(14) vs (12)", lambda rng: _attention_wrong(rng)),
+    # ------------------------------------------------------------------------------------- MomentumRNN
+    _spec("nag_rate", MR, "Sect. 2.4",
+          "For convex optimization, NAG has a convergence rate O(1/t^2), which is significantly faster than GD "
+          "or GD with constant momentum whose convergence rate is O(1/t).",
+          "Convex quadratics (PSD A, possibly singular, eigenvalues over 6 decades), step 1/L, "
+          "mu_t = (t-1)/(t+2), constant 2 ||x0 - x*||^2 / s (Su, Boyd, Candes), 500 steps.", _nag,
+          "(t+1)^2 (f(x_t) - f*) s / (2 ||x0 - x*||^2) <= 1", lambda rng: _nag_gd(rng)),
+    _spec("restart_rate", MR, "Sect. 2.4",
+          "Scheduled restart not only accelerates NAG to a linear convergence rate O(alpha^{-t}) (0 < alpha < 1) "
+          "under mild extra assumptions but also stabilizes the NAG iteration.",
+          "Strongly convex quadratics (kappa <= 1e3), mu_t = (t mod F)/(t mod F + 3), F = ceil(2 sqrt(kappa)).",
+          _restart, "measured linear rate alpha <= 1 - 1/(4 kappa)",
+          lambda rng: _restart(2, rng, momentum=lambda t: 1.2), CORRECTED,
+          "the rate is O(alpha^t) with 0 < alpha < 1 (alpha^{-t} grows)"),
+    # --------------------------------------------------------------------------------- Momentum ResNets
+    _spec("revnet_instability", MRN, "Prop. 1 and remark",
+          "If A and B are invertible, then there exists lambda in Sp(J(A, B)) such that |lambda| >= 1 and "
+          "lambda != 1. [...] a RevNet cannot have converging iterations.",
+          "A and B invertible (condition number up to 1e4), n <= 12; for convergence f'(x*) = -S, S SPD.",
+          _revnet, "Sp(J) from Sp(AB); some |lambda| >= 1; iterations", lambda rng: _revnet_contracting(rng)),
+    _spec("psi_series", MRN, "Prop. 4",
+          "At time 1, (7) defines the linear mapping x0 -> Psi_eps(theta) x0 where Psi_eps(theta) = "
+          "e^{-1/(2eps)} sum_n (1/(2n)! + 1/(2eps(2n+1)!)) (theta/eps + Id/(4 eps^2))^n.",
+          "eps > 0 (here [0.1, 10]), theta any real square matrix (||theta|| <= 3, n <= 12).", _psi,
+          "series vs expm vs dk.solve", lambda rng: _psi_wrong(rng)),
+    _spec("representation", MRN, "Thm. 1, Thm. 2, lambda_eps",
+          "Theorem 1: Let D in D_d^C(R). Then D is represented by a second-order model (7) if and only if for all "
+          "lambda in Sp(D) such that lambda < lambda_eps, lambda is of even multiplicity order.",
+          "eps in [0.2, 10]; D real n <= 8 with eigenvalues above/below lambda_eps, complex pairs, Jordan blocks, "
+          "and eigenvalues within 1e-6 relative of lambda_eps on both sides; lambda_eps for eps in [1e-3, 1e8].",
+          _representation, "decisions vs the known answer; theta constructed; lambda_eps vs mpmath",
+          lambda rng: _representation_wrong(rng)),
+    _spec("lambda_eps_caption", MRN, "Fig. 4 caption",
+          "Figure 4. Left: Evolution of lambda_eps defined in Theorem 1. lambda_eps is non increasing, stays close "
+          "to 0 when eps << 1 and close to -1 when eps >= 2.",
+          "eps in [2, 1e8] (eps = 2 included) and eps in [1e-3, 0.1]; 'close' = within 0.1; lambda_eps at 40 digits.",
+          lambda n, rng: _caption(n, rng, start=2.0), "|lambda_eps + 1| for eps >= 2, |lambda_eps| for eps <= 0.1",
+          lambda rng: _caption(3, rng, start=5.0), FALSE),
+    _spec("lambda_eps_caption_corrected", MRN, "Fig. 4 caption, corrected",
+          "lambda_eps is within 0.1 of -1 for eps >= 5 (lambda_5 = -0.905) and within 0.1 of 0 for eps <= 0.1.",
+          "eps in [5, 1e8] and [1e-3, 0.1].", lambda n, rng: _caption(n, rng, start=5.0),
+          "|lambda_eps + 1| for eps >= 5", lambda rng: _caption(3, rng, start=2.0), CORRECTED,
+          "close to -1 only from eps ~ 5 on: lambda_2 = -0.781"),
+    _spec("lemma1_surjective", MRN, "Lemma 1 (A.4.1)",
+          "Lemma 1 (Surjectivity of f_eps). For eps > 0, f_eps is surjective on C.",
+          "eps in [0.1, 100]; targets w over 6 decades, real (incl. below lambda_eps) and complex.", _lemma1,
+          "min |f_eps(z) - w| over Newton starts (30-digit re-evaluation)",
+          lambda rng: _lemma1(20, rng, f=lambda z: np.exp(1j * np.real(z)))),
+    _spec("lemma2_derivative_zeros", MRN, "Lemma 2 (A.4.3)",
+          "Lemma 2 (On the zeros of f'_eps). For all z in C - R we have f'_eps(z) != 0.",
+          "eps in [0.1, 100]; boxes [-((k+1/2)pi)^2, x] x [-h, h], k <= 6, x <= 40, h <= 60.", _lemma2,
+          "zeros in the box (argument principle) = real zeros",
+          lambda rng: representation.check_f_eps_prime_zeros_real(
+              1.0, 3, 10.0, 20.0, fprime=lambda z: representation._f_eps_prime(z, 0.5) * (z + 20 - 3j) * (z + 20 + 3j))),
+    _spec("representable_set_grows", MRN, "Sect. 4.2 after Thm. 1",
+          "A consequence of this result is that the set of representable linear mappings is strictly increasing "
+          "with eps.", "0 < eps1 < eps2, eps1 in [1e-3, 1e8], eps2/eps1 - 1 in [1e-3, 10]; 40-digit lambda_eps.",
+          _grows, "lambda_eps2 < lambda_eps1 and a witness", lambda rng: _grows(3, rng, reverse=True)),
+    _spec("small_eps_limit", MRN, "Prop. 2",
+          "Proposition 2 (Continuity of the solutions). [...] Then ||x_eps - x*||_inf -> 0 as eps -> 0.",
+          "f = tanh(W x + b), any v0, n in {1, 4, 7, 10}.", _small_eps, "log-log slope of the error (rate eps)",
+          lambda rng: _limit_wrong(rng)),
+    _spec("first_order_embedding", MRN, "Prop. 3",
+          "There exists a function f^ such that for all x solution of (5), x is also solution of the second-order "
+          "model eps x'' + x' = f^(x, theta) with (x(0), x'(0)) = (x0, f(x0, theta0)).",
+          "f = tanh(W x + b), eps in [0.05, 2], f^ = eps f' f + f.", _embedding, "sup |x^ - x*|",
+          lambda rng: _embedding(2, rng, v0=lambda c, n: np.zeros((c, n)))),
+    _spec("large_eps_limit", MRN, "Prop. 5",
+          "Proposition 5 (Convergence of the solution when eps -> +inf). [...] Then x_eps converges uniformly to x* "
+          "as eps -> +inf.", "f = tanh(W x + b), any v0.", _large_eps, "log-log slope (rate 1/eps)",
+          lambda rng: _limit_wrong(rng, large=True)),
+    _spec("free_velocity", MRN, "Prop. 6",
+          "Consider h: R^d -> R^d, and the ODE x'' + x' = 0, (x(0), x'(0)) = (x0, (h(x0) - x0)/(1 - 1/e)). Then "
+          "phi_1(x0) = h(x0).", "h(x) = sin(3x) M^T - x^2, n <= 12.", _free_velocity, "|x(1) - h(x0)|",
+          lambda rng: _free_velocity_wrong(rng)),
+    _spec("negative_scaling", MRN, "Prop. 7",
+          "This in particular proves that x -> lambda x for lambda <= -1 cannot be represented by this ODE with "
+          "initial conditions (x0, 0).", "d = 1, lambda <= -1, eps in [0.1, 30]; linear and odd cubic f searched.",
+          _prop7, "no searched f reaches lambda x0", lambda rng: _prop7(2, rng, lam=np.array([-0.001, -0.002]))),
+    _spec("prop8_closed_form", MRN, "Prop. 8",
+          "There exits f such that the solution of x'' + x'/eps = f(x) with initial condition (x0, 0) at time 1 is "
+          "x(1) = -x0 exp(-1/(2eps)).", "f(x) = (-pi^2 - 1/(4 eps^2)) x, eps in [0.1, 30].", _prop8,
+          "dk.solve vs -x0 exp(-1/(2 eps))", lambda rng: _prop8_wrong(rng)),
+    _spec("orientation_prop9", MRN, "Prop. 9 (B.5)",
+          "Proposition 9 (The homeomorphisms represented by (5) are orientation preserving.) If K is a compact set "
+          "and h: K -> R^d is a homeomorphism represented by (5), then h is in the connected component of the "
+          "identity function on K.", "f = tanh(W x + b), n <= 6; det D Phi_t along t in [0, 1].", _prop9,
+          "det D Phi_t > 0 = Liouville", lambda rng: _prop9(2, rng, reflect=True)),
+    _spec("linear_flow_thm3", MRN, "Thm. 3 (B.6)",
+          "Theorem 3 (Linearity). Suppose d = 1. If (15) represents a linear mapping x -> ax at time 1, we have "
+          "that f is linear.",
+          "d = 1, f globally Lipschitz (the standing assumption of (15)), a in (0, inf) minus {1}.", _thm3,
+          "a Lipschitz non-linear f whose flow is x -> a x", lambda rng: _thm3(3, rng, delta_max=0.0), FALSE),
+    _spec("linear_flow_thm3_smooth", MRN, "Thm. 3 (B.6), corrected",
+          "Suppose d = 1 and f is differentiable at 0 (here C^1). If (15) represents a linear mapping x -> ax at time "
+          "1, f is linear.", "f(x) = ln(a) x + delta x^3/(1 + x^2), delta in [0.05, 0.9): no such nonlinear f has a "
+          "linear time-1 map.", lambda n, rng: _thm3(n, rng, family="smooth"),
+          "a nonlinear C^1 f whose flow is linear", lambda rng: _thm3(3, rng), CORRECTED,
+          "f must be differentiable at 0 (the proof's last step uses f'(0)); Lipschitz is not enough"),
+    _spec("non_square_prop10", MRN, "Prop. 10 (B.7)",
+          "Consider the matrix A = diag(-1, -lambda), where lambda > 0 and lambda != 1. Then A in GL_2^+(R) - "
+          "GL_2(R)^2 and A cannot be represented by (15).", "lambda in [e^-3, e^3] minus (0.99, 1.01).", _prop10,
+          "det A > 0 and min ||B^2 - A|| > 0", lambda rng: _prop10(1, rng, lam=np.array([1.0]))),
+    _spec("crossing_example", MRN, "Sect. 4.2",
+          "For instance, phi_t(x0) = x0 exp(-t/2) cos(t/2) solves x'' + x' = -x/2 with (x(0), x'(0)) = "
+          "(x0, -x0/2). All the trajectories intersect at time pi.", "x0 over 6 decades, both signs.", _crossing,
+          "dk.solve vs closed form; x(pi) = 0", lambda rng: _crossing(3, rng, v0_factor=0.0)),
+    _spec("inversion", MRN, "(3), App. C",
+          "x_n = x_{n+1} - v_{n+1}, v_n = (v_{n+1} - (1 - gamma) f(x_n, theta_n)) / gamma (3) [...] In practice, in "
+          "order to exactly reverse the dynamics, the information lost by the finite-precision multiplication by "
+          "gamma in (2) has to be efficiently stored.",
+          "f = tanh(W x + b), depth 5-60, gamma in {0.5, 0.75, 0.9, 0.95, 0.99}.", _network_part("inversion"),
+          "float and bit-exact inversion", lambda rng: _inversion_wrong(rng)),
+    _spec("memory_bits", MRN, "Sect. 3.2",
+          "For an architecture of depth k, this corresponds to storing log_2((1/gamma)^k) values for each sample "
+          "(k(1 - gamma)/ln(2) if gamma is close to 1).", "As inversion; buffer of App. C (Maclaurin et al.).",
+          _network_part("memory"), "buffer bits = k log2(1/gamma); first-order approximation",
+          lambda rng: _memory_empty(rng)),
+    _spec("backprop_formula", MRN, "App. E",
+          "grad_{z_{k-1}} L = [[I + (1-gamma) df, gamma I], [(1-gamma) df, gamma I]]^T grad_{z_k} L and "
+          "grad_{theta_{k-1}} L = (1-gamma) [d_theta f; d_theta f]^T grad_{z_k} L.", "As inversion.",
+          _network_part("backprop"), "formula vs autograd", lambda rng: _backprop_wrong(rng)),
+    # ------------------------------------------------------------------------------------------- CSAODE
+    _spec("ark_claim1_order", CS, "Claim 1",
+          "Claim 1 The order of local truncation error of the self-attention accelerated Runge-Kutta (ARK) solver "
+          "shown as Equation (9) is O(r^5), which is the same as the self-attention Runge-Kutta (RK) solver "
+          "written as Equation (8).", "y' = W y + tanh(y + b), ||W|| in [0.3, 3], d <= 6; ARK4 (and ARK3: O(r^4)); steps 1/16-1/64.",
+          lambda n, rng: _ark("order", n, rng), "global-error slope = p",
+          lambda rng: _ark("order", 2, rng, method=accelerated_rk.perturbed(accelerated_rk.ARK4))),
+    _spec("ark_fewer_evaluations", CS, "Sect. ARK solver; Udwadia & Farahani",
+          "We design a novel continuous dynamical model named as ARKNet, by proposing an accelerated Runge-Kutta "
+          "method, which improves the training speed compared to RKNet. (ARK of order p needs fewer function "
+          "evaluations than RK of order p: 2, 3 vs 3, 4.)", "As ark_claim1_order; dk.solve stats at fixed steps.",
+          lambda n, rng: _ark("evaluations", n, rng), "NFE per step and over [0, 1], ARK / RK < 1",
+          lambda rng: _ark("evaluations", 2, rng, peer="heun")),
+    _spec("ark_equal_accuracy", CS, "after Claim 1",
+          "The same truncation error means ARKNet and RKNNet have similar accuracy, while the training speed of "
+          "ARKNet is higher than RKNNet. (read: at equal accuracy ARK needs fewer evaluations)",
+          "Any ODE: the linear test equation y' = -y and y' = W y + tanh(y + b), d <= 6; ARK3 vs SSPRK3, ARK4 vs RK4.",
+          lambda n, rng: _ark("equal_accuracy", n, rng), "NFE ratio ARK / RK at equal error",
+          lambda rng: _ark_equal_accuracy_holds(rng), FALSE),
 ]
 
-CLAIMS: dict[str, Claim] = {cid: Claim(cid, paper, eq, statement, hyp, fn)
-                            for cid, paper, eq, statement, hyp, fn in _SPECS}
+CLAIMS: dict[str, Claim] = {claim.id: claim for claim in _SPECS}
 
 
 def run_all(n_instances: int = 1000, seed: int = 0, claims=None, *, progress: bool = False) -> ClaimTable:
-    """Run every claim (or those whose ids are in ``claims``) on ``n_instances`` random instances each,
-    seeded by ``seed`` (claim number i uses ``seed + i``, so a claim's instances do not depend on which
-    others run). Returns a :class:`ClaimTable`; ``progress=True`` shows a tqdm bar."""
+    """Run every claim (or those whose ids are in ``claims``) on up to ``n_instances`` random instances each,
+    seeded by ``seed`` (claim number i uses ``seed + i``, so a claim's instances do not depend on which others
+    run; the expensive ones cap their count, see each row's ``instances``). Returns a :class:`ClaimTable` whose
+    rows carry the verdict about the paper's statement as written; ``progress=True`` shows a tqdm bar.
+
+    Raises ValueError for an empty or unknown selection (the message lists the known claim ids).
+    """
     n_instances = check_count("n_instances", n_instances)
     seed = check_seed("seed", seed)
     if claims is None:
         selected = list(CLAIMS)
     else:
-        selected = [claims] if isinstance(claims, str) else list(claims)
-        unknown = [c for c in selected if c not in CLAIMS]
+        if isinstance(claims, str):
+            claims = [claims]
+        try:
+            selected = list(claims)
+        except TypeError:
+            raise TypeError(f"claims must be a claim id or a list of ids from dk.theory.CLAIMS; got "
+                            f"{type(claims).__name__} {claims!r}") from None
+        if not selected:
+            raise ValueError(f"claims must name at least one claim (or be None for all); known claims: "
+                             f"{', '.join(CLAIMS)}")
+        unknown = [c for c in selected if not isinstance(c, str) or c not in CLAIMS]
         if unknown:
-            raise ValueError(f"claims must be ids from dk.theory.CLAIMS {sorted(CLAIMS)}; got unknown "
-                             f"{unknown}")
+            raise ValueError(f"claims must be ids from dk.theory.CLAIMS; got unknown {unknown}; known claims: "
+                             f"{', '.join(CLAIMS)}")
     todo = [(i, cid) for i, cid in enumerate(CLAIMS) if cid in selected]
     if progress:
         from tqdm.auto import tqdm

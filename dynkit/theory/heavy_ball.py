@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import CheckResult, as_scalar_batch, as_square, combine, verdict
+from ._core import (CheckResult, as_real_array, as_scalar_batch, as_square, check_count, check_seed, combine,
+                    verdict)
 
 __all__ = ["check_heavy_ball_rate", "check_gradient_ratio_limit", "check_heavy_ball_contraction",
            "heavy_ball_radius",
@@ -48,9 +49,12 @@ def heavy_ball_radius(eigenvalues: np.ndarray, step, beta) -> np.ndarray:
     """Spectral radius of heavy ball with ``step``/``beta`` on a quadratic with Hessian eigenvalues
     ``eigenvalues`` (..., n); ``step``/``beta`` broadcast against the batch shape (...,) plus any
     trailing grid axes appended after."""
-    lam = np.asarray(eigenvalues, dtype=float)
-    step = np.asarray(step, dtype=float)
-    beta = np.asarray(beta, dtype=float)
+    context = _context("heavy-ball spectral radius")
+    lam = as_real_array("eigenvalues", eigenvalues, context=context)
+    if lam.ndim < 1 or lam.shape[-1] == 0:
+        raise ValueError(f"eigenvalues must have shape (..., n) with n >= 1 ({context}); got shape {lam.shape}")
+    step = as_scalar_batch("step", step, context=context, low=0.0, low_open=True)
+    beta = as_scalar_batch("beta", beta, context=context, low=0.0, high=1.0, high_open=True)
     b = (1 + beta - step * lam).astype(complex)
     disc = np.sqrt(b * b - 4 * beta)
     return np.maximum(np.abs((b + disc) / 2), np.abs((b - disc) / 2)).max(axis=-1)
@@ -59,30 +63,41 @@ def heavy_ball_radius(eigenvalues: np.ndarray, step, beta) -> np.ndarray:
 def optimal_momentum(A, step=None) -> np.ndarray:
     """Theorem 2's ``beta* = (1 - sqrt(step nu))**2`` (``step`` defaults to ``1/L``)."""
     _, eig = _spd(A, _context("Theorem 2"))
-    step = 1 / eig[..., -1] if step is None else np.asarray(step, dtype=float)
+    step = 1 / eig[..., -1] if step is None else as_scalar_batch("step", step, context=_context("Theorem 2"),
+                                                                 low=0.0, low_open=True)
     return (1 - np.sqrt(step * eig[..., 0])) ** 2
 
 
 def adaptive_momentum(grad_k, grad_km1, x_k, x_km1, step: float, delta: float = 1e-3, *,
                       variant: int = 17) -> np.ndarray:
     """Adaptive momentum (17) (``variant=17``) or its gradient-descent approximation (18)."""
-    dg = np.linalg.norm(np.asarray(grad_k) - np.asarray(grad_km1), axis=-1)
-    if variant == 17:
-        ratio = step * dg / np.linalg.norm(np.asarray(x_k) - np.asarray(x_km1), axis=-1)
-    elif variant == 18:
-        ratio = dg / np.linalg.norm(np.asarray(grad_km1), axis=-1)
-    else:
+    context = _context("adaptive momentum (17)-(18)")
+    if isinstance(variant, bool) or variant not in (17, 18):
         raise ValueError(f"variant must be 17 or 18 (Momentum Transformer Eq. number); got {variant!r}")
+    arrays = {name: as_real_array(name, value, context=context) for name, value in
+              (("grad_k", grad_k), ("grad_km1", grad_km1), ("x_k", x_k), ("x_km1", x_km1))}
+    for name, value in arrays.items():
+        if value.shape != arrays["grad_km1"].shape or value.ndim < 1:
+            raise ValueError(f"{name} must have the shape of grad_km1 {arrays['grad_km1'].shape} (..., n) "
+                             f"({context}); got {value.shape}")
+    step = as_scalar_batch("step", step, context=context, low=0.0, low_open=True)
+    delta = float(as_scalar_batch("delta", delta, context=context, low=0.0, high=1.0, low_open=True, high_open=True))
+    dg = np.linalg.norm(arrays["grad_k"] - arrays["grad_km1"], axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if variant == 17:
+            ratio = step * dg / np.linalg.norm(arrays["x_k"] - arrays["x_km1"], axis=-1)
+        else:
+            ratio = dg / np.linalg.norm(arrays["grad_km1"], axis=-1)
     return np.clip((1 - np.sqrt(ratio)) ** 2, 0.0, 1.0 - delta)
 
 
 def _iterate(A: np.ndarray, step: np.ndarray, beta: np.ndarray, n_steps: int,
-             rng: np.random.Generator) -> dict:
+             rng: np.random.Generator, *, same_start: bool = False) -> dict:
     """Run heavy ball (9) on x^T A x / 2 from random (x^0, x^1), renormalising the pair each step.
     Returns log-norm history of the error and the last two iterates and gradients."""
     batch, n = A.shape[:-2], A.shape[-1]
     x_prev = rng.standard_normal(batch + (n,))
-    x = rng.standard_normal(batch + (n,))
+    x = x_prev.copy() if same_start else rng.standard_normal(batch + (n,))
     log_norm = np.zeros(batch)
     history = np.empty((n_steps + 1,) + batch)
     history[0] = np.log(np.linalg.norm(x, axis=-1))
@@ -113,6 +128,7 @@ def check_heavy_ball_rate(A, step=None, beta=None, *, n_steps: int = 4000, n_gri
     """
     context = _context("Theorem 2")
     A, eig = _spd(A, context)
+    n_steps, n_grid, seed = check_count("n_steps", n_steps), check_count("n_grid", n_grid), check_seed("seed", seed)
     batch = A.shape[:-2]
     nu, L = eig[..., 0], eig[..., -1]
     step = np.broadcast_to(1 / L if step is None else as_scalar_batch(
@@ -149,17 +165,22 @@ def check_heavy_ball_contraction(A, step=None, *, n_steps: int = 300, seed: int 
     per-step ratio divided by the predicted rate, minus 1 (<= 0 would mean the literal statement holds)."""
     context = _context("Theorem 2, per-step inequality")
     A, eig = _spd(A, context)
+    n_steps, seed = check_count("n_steps", n_steps), check_seed("seed", seed)
     batch = A.shape[:-2]
     step = np.broadcast_to(1 / eig[..., -1] if step is None else as_scalar_batch(
         "step", step, context=context, low=0, low_open=True), batch)
     predicted = 1 - np.sqrt(np.clip(step * eig[..., 0], 0, 1))
     beta = predicted ** 2
-    run = _iterate(A, step, beta, n_steps, np.random.default_rng(seed))
+    # the usual start x^1 = x^0 (x* = 0): the expansion is not an artefact of an arbitrary pair (x^0, x^1)
+    run = _iterate(A, step, beta, n_steps, np.random.default_rng(seed), same_start=True)
     with np.errstate(invalid="ignore"):
-        per_step = np.exp(np.diff(run["history"], axis=0)).max(axis=0)
+        # fmax skips the NaN of (-inf) - (-inf): steps after the error became exactly 0
+        per_step = np.fmax.reduce(np.exp(np.diff(run["history"], axis=0)), axis=0)
+    per_step = np.nan_to_num(per_step, nan=0.0)
     excess = np.where(predicted > 0, per_step / np.where(predicted > 0, predicted, 1) - 1, 0.0)
     return verdict("heavy_ball_contraction", np.maximum(excess, 0), 1e-9, dict(A=A, step=step),
-                   "max_k ||e_{k+1}|| / ||e_k|| over (1 - sqrt(step nu)), minus 1", per_step=per_step)
+                   "max_k ||e_{k+1}|| / ||e_k|| over (1 - sqrt(step nu)), minus 1", per_step=per_step,
+                   sides={"max_k ||x^{k+1} - x*|| / ||x^k - x*||": per_step, "1 - sqrt(step nu)": predicted})
 
 
 def ratio_convergence_factor(eigenvalues: np.ndarray, step, beta) -> np.ndarray:
@@ -189,6 +210,10 @@ def check_gradient_ratio_limit(A, beta, step=None, *, n_steps: int | None = None
     """
     context = _context("Prop. 3")
     A, eig = _spd(A, context)
+    if n_steps is not None:
+        n_steps = check_count("n_steps", n_steps)
+    delta = float(as_scalar_batch("delta", delta, context=context, low=0.0, high=1.0, low_open=True, high_open=True))
+    seed = check_seed("seed", seed)
     batch = A.shape[:-2]
     nu, L = eig[..., 0], eig[..., -1]
     step = np.broadcast_to(1 / L if step is None else as_scalar_batch(
@@ -213,7 +238,8 @@ def check_gradient_ratio_limit(A, beta, step=None, *, n_steps: int | None = None
     instances = dict(A=A, beta=beta, step=step)
     return combine("gradient_ratio", [
         verdict("gradient_ratio.limit", np.abs(ratio - nu) / nu, RATIO_TOL, instances,
-                f"|ratio - nu| / nu after {n_steps} steps", ratio=ratio, nu=nu, factor=q),
+                f"|ratio - nu| / nu after {n_steps} steps", ratio=ratio, nu=nu, factor=q,
+                sides={f"gradient ratio after {n_steps} steps": ratio, "nu": nu}),
         verdict("gradient_ratio.adaptive_limit", np.abs(beta17 - target), 1e3 * RATIO_TOL, instances,
                 "|beta_(17) - beta*| (both clipped to [0, 1 - delta])"),
         verdict("gradient_ratio.adaptive_range", in_range, 0.0, instances,

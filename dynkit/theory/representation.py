@@ -17,9 +17,11 @@ import numpy as np
 import scipy.linalg
 
 from ..solvers import solve
-from ._core import CheckResult, as_scalar_batch, as_square, combine, verdict
+from ._core import CheckResult, as_scalar_batch, as_square, check_callable, check_count, combine, verdict
 
 __all__ = ["psi_eps", "psi_eps_series", "psi_eps_ode", "f_eps", "lambda_eps", "lambda_eps_mp",
+           "check_f_eps_surjective", "check_f_eps_prime_zeros_real", "check_representable_set_grows",
+           "check_lambda_eps_closeness",
            "is_representable", "Representability", "momentum_logarithm", "check_psi_series",
            "check_lambda_eps", "check_momentum_logarithm", "check_representability"]
 
@@ -44,6 +46,7 @@ def psi_eps_series(theta, eps, *, max_terms: int = 400) -> np.ndarray:
     :func:`psi_eps`."""
     theta = as_square("theta", theta, context=_CTX)
     e = _eps(eps)
+    max_terms = check_count("max_terms", max_terms)
     d = theta.shape[-1]
     batch = np.broadcast_shapes(theta.shape[:-2], e.shape)
     e = np.broadcast_to(e, batch)[..., None, None]
@@ -82,6 +85,8 @@ def psi_eps_ode(theta, eps, *, rtol: float = 1e-10, atol: float = 1e-12) -> np.n
     :func:`dynkit.solve` (dopri5), all columns and the whole batch in one solve."""
     theta = as_square("theta", theta, context=_CTX)
     e = _eps(eps)
+    rtol = float(as_scalar_batch("rtol", rtol, context=_CTX, low=0.0, low_open=True))
+    atol = float(as_scalar_batch("atol", atol, context=_CTX, low=0.0, low_open=True))
     d = theta.shape[-1]
     batch = np.broadcast_shapes(theta.shape[:-2], e.shape)
     th = np.broadcast_to(theta, batch + (d, d))
@@ -99,8 +104,11 @@ def psi_eps_ode(theta, eps, *, rtol: float = 1e-10, atol: float = 1e-12) -> np.n
 
 def f_eps(z, eps) -> np.ndarray:
     """Scalar ``f_eps(z) = exp(-1/(2 eps)) (cosh w + sinh(w) / (2 eps w))``, ``w = sqrt(z)`` (complex ok)."""
-    z = np.asarray(z, dtype=complex)
-    c = 1 / (2 * np.asarray(eps, dtype=float))
+    z = np.asarray(z)
+    if z.dtype.kind not in "biufc" or not np.all(np.isfinite(z)):
+        raise ValueError(f"z must be finite real or complex numbers ({_CTX}, f_eps); got {z!r}"[:160])
+    z = z.astype(complex)
+    c = 1 / (2 * _eps(eps))
     w = np.sqrt(z)
     sinhc = np.where(np.abs(w) > 1e-8, np.sinh(w) / np.where(w == 0, 1, w), 1 + z / 6)
     return np.exp(-c) * (np.cosh(w) + c * sinhc)
@@ -123,27 +131,26 @@ def _g2(alpha, c):
                                  + 2 * np.sin(alpha)) / alpha ** 3
 
 
-def _lambda_eps_with_argmin(eps: np.ndarray, n_grid: int = 4000) -> tuple[np.ndarray, np.ndarray]:
+def _lambda_eps_with_argmin(eps: np.ndarray, n_grid: int = 2048) -> tuple[np.ndarray, np.ndarray]:
     """Global minimum of G_eps and its argmin, vectorised over eps.
 
-    Why it is the global minimum: |cos a + c sin(a)/a| <= sqrt(1 + c**2/a**2) (Cauchy-Schwarz), and the
-    minimum m < -1 (G'(pi) = -c/pi < 0 after G(pi) = -1), so no alpha beyond
-    ``alpha_max = c / sqrt(m**2 - 1)`` can go below m. We scan (0, max(4 pi, alpha_max)] densely, then
-    polish the best grid point with Newton on G'.
+    Why the minimum lies in (pi, 2 pi): on (0, pi] ``G(alpha) >= cos(alpha) >= -1`` (sin >= 0 there) while
+    ``G(pi) = -1`` and ``G'(pi) = -c/pi < 0``, so min G < -1 is attained beyond pi. Write
+    ``G(alpha) = A(alpha) cos(alpha - phi(alpha))`` with amplitude ``A = sqrt(1 + c**2/alpha**2)`` decreasing and
+    ``phi = arctan(c/alpha)`` in (0, pi/2): the point ``alpha_1 < 3 pi/2`` with ``alpha_1 - phi(alpha_1) = pi``
+    has ``G = -A(alpha_1) < -A(2 pi) <= G(alpha)`` for every ``alpha >= 2 pi``. So a dense grid of (pi, 2 pi] and
+    Newton on G' from its best point give the global minimum; the first trough sits near ``pi + c/pi`` for
+    small c (large eps) and near 4.493 (``tan alpha = alpha``) for large c.
     """
     c = 1 / (2 * eps)
-    u = (np.arange(1, n_grid + 1) / n_grid)
-    first = 4 * np.pi * u
-    m0 = _g(first[None, :], c[..., None]).min(axis=-1)
-    alpha_max = np.maximum(4 * np.pi, c / np.sqrt(np.maximum(m0 * m0 - 1, 1e-300)))
-    alpha_max = np.minimum(alpha_max, 1e6)
-    grid = alpha_max[..., None] * u
-    values = _g(grid, c[..., None])
+    spacing = np.pi / n_grid
+    grid = np.pi + spacing * np.arange(1, n_grid + 1)
+    values = _g(grid[None, :], c[..., None])
     k = values.argmin(axis=-1)
-    alpha = np.take_along_axis(grid, k[..., None], -1)[..., 0]
-    for _ in range(30):  # Newton on G' (quadratic convergence from a grid point within a spacing)
+    alpha = grid[k]
+    for _ in range(40):  # Newton on G' (quadratic convergence from a grid point within a spacing)
         step = _g1(alpha, c) / _g2(alpha, c)
-        alpha = alpha - np.clip(step, -0.1, 0.1)
+        alpha = np.clip(alpha - np.clip(step, -spacing, spacing), np.pi, 2 * np.pi)
     best = np.minimum(_g(alpha, c), values.min(axis=-1))
     return np.exp(-c) * best, alpha
 
@@ -159,9 +166,11 @@ def lambda_eps(eps):
     """``lambda_eps = min_alpha G_eps(alpha)`` (Theorem 1 of the Momentum ResNets paper): the lower end of
     ``Psi_eps(R) = [lambda_eps, inf)``.
 
-    Vectorised float64: the global minimum is certified by an envelope bound (see
-    :func:`_lambda_eps_with_argmin`) and polished by Newton; it agrees with the 30-digit mpmath value
-    (:func:`lambda_eps_mp`) to ~1e-15 relative for eps in [1e-2, 1e3]. Returns a float for scalar input.
+    Vectorised float64: the minimum lies in the first trough, ``alpha`` in (pi, 2 pi) (proof in
+    :func:`_lambda_eps_with_argmin`), found on a grid and polished by Newton. Accuracy: within 1e-13
+    relative of an independent 40-digit mpmath computation (:func:`lambda_eps_mp`) for every eps in
+    [1e-3, 1e8] (tested on a log-spaced grid); below ~7e-4 ``exp(-1/(2 eps))`` underflows float64.
+    Returns a float for scalar input.
     """
     e = _eps(eps)
     if e.ndim == 0:
@@ -169,17 +178,26 @@ def lambda_eps(eps):
     return _lambda_eps_with_argmin(e.reshape(-1))[0].reshape(e.shape)
 
 
-def lambda_eps_mp(eps: float, dps: int = 30, *, alpha0: float | None = None) -> mpmath.mpf:
-    """``lambda_eps`` to ``dps`` digits with mpmath: Newton on G' from the float64 argmin (which locates
-    the right lobe: the global one), or from ``alpha0`` when given."""
+def lambda_eps_mp(eps: float, dps: int = 40) -> mpmath.mpf:
+    """``lambda_eps`` to ``dps`` digits with mpmath, independently of the float64 code: scan G_eps on
+    (pi, 2 pi) at ``dps`` digits (where the global minimum lies, see :func:`_lambda_eps_with_argmin`),
+    then bisect G' between the neighbours of the best scan point."""
     e = float(_eps(eps))
-    alpha0 = _lambda_scalar(e)[1] if alpha0 is None else float(alpha0)
-    with mpmath.workdps(dps + 10):
+    if isinstance(dps, bool) or not isinstance(dps, (int, np.integer)) or not 15 <= dps <= 1000:
+        raise ValueError(f"dps must be an integer in [15, 1000] (mpmath digits); got {dps!r}")
+    with mpmath.workdps(int(dps) + 10):
         c = 1 / (2 * mpmath.mpf(e))
         g = lambda a: mpmath.cos(a) + c * mpmath.sin(a) / a  # noqa: E731
         dg = lambda a: -mpmath.sin(a) + c * (a * mpmath.cos(a) - mpmath.sin(a)) / a ** 2  # noqa: E731
-        alpha = mpmath.findroot(dg, mpmath.mpf(alpha0))
-        value = mpmath.exp(-c) * g(alpha)
+        n = 120  # one trough in (pi, 2 pi): the best of 120 points brackets its minimum
+        points = [mpmath.pi * (1 + mpmath.mpf(i) / n) for i in range(1, n)]
+        best = min(range(len(points)), key=lambda i: g(points[i]))
+        lo = points[best - 1] if best > 0 else mpmath.pi
+        hi = points[best + 1] if best + 1 < len(points) else 2 * mpmath.pi
+        for _ in range(int(3.4 * (dps + 10)) + 10):  # bisection: one bit per step
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if dg(mid) < 0 else (lo, mid)
+        value = mpmath.exp(-c) * g((lo + hi) / 2)
     return +value
 
 
@@ -207,6 +225,9 @@ class Representability:
 # clustering of computed eigenvalues: a Jordan block of size s perturbs them by ~eps**(1/s) * ||D||;
 # 1e-5 groups blocks up to size 3 in float64 while keeping distinct eigenvalues of test matrices apart.
 CLUSTER_TOL = 1e-5
+# an eigenvalue (cluster mean) within THRESHOLD_TOL * max(1, ||D||) of lambda_eps counts as equal to it: decisions
+# are sharp for eigenvalues 1e-6 relative away from lambda_eps on either side
+THRESHOLD_TOL = 1e-10
 
 
 def _jordan_block_sizes(D: np.ndarray, lam: float, mult: int) -> list[int]:
@@ -247,8 +268,9 @@ def is_representable(D, eps) -> Representability:
     criterion (D non-singular, every Jordan block at a negative eigenvalue occurring an even number of
     times).
 
-    Numerical: eigenvalues within ``CLUSTER_TOL * max(1, ||D||)`` are one eigenvalue, and an eigenvalue
-    within that distance of ``lambda_eps`` counts as equal to it.
+    Numerical: eigenvalues within ``CLUSTER_TOL * max(1, ||D||)`` are one eigenvalue (a Jordan block's computed
+    eigenvalues spread by ~eps**(1/size)); the cluster's mean is compared with ``lambda_eps`` to
+    ``THRESHOLD_TOL * max(1, ||D||)``.
     """
     D = as_square("D", D, context=_CTX)
     if D.ndim != 2:
@@ -267,14 +289,16 @@ def is_representable(D, eps) -> Representability:
     blocks = {}
     undecided = []
     for lam, mult in _real_clusters(eig, scale):
-        if lam >= threshold + tol:
+        # the cluster mean is accurate to rounding (a Jordan block's perturbations cancel to first order), so
+        # the comparison with lambda_eps is sharp: THRESHOLD_TOL * ||D||, not the clustering tolerance
+        if lam >= threshold + THRESHOLD_TOL * scale:
             continue
         sizes = _jordan_block_sizes(D, lam, mult)
         blocks[lam] = sizes
         odd = sorted({s for s in sizes if sizes.count(s) % 2 == 1})
         if not odd:
             continue
-        at_threshold = abs(lam - threshold) <= tol and e > 0
+        at_threshold = abs(lam - threshold) <= THRESHOLD_TOL * scale and e > 0
         if not at_threshold:
             return Representability(
                 False, f"real eigenvalue {lam:.6g} < {'lambda_eps' if e else 'threshold 0'} = {threshold:.6g} "
@@ -513,7 +537,15 @@ def momentum_logarithm(D, eps) -> np.ndarray:
     # real eigenvalues below threshold: real orthonormal basis of each eigenspace, paired
     for lam, mult in _real_clusters(eigval, scale):
         members = (np.abs(eigval.imag) <= tol) & (np.abs(eigval.real - lam) <= tol) & ~used
-        if lam >= threshold + tol or abs(lam - threshold) <= tol:
+        if lam >= threshold + THRESHOLD_TOL * scale or abs(lam - threshold) <= THRESHOLD_TOL * scale:
+            if mult > 1:  # a repeated real eigenvalue on the real branch: a real basis of its eigenspace
+                _, sv, vh = np.linalg.svd(D - lam * np.eye(n))
+                basis = vh[sv <= 1e-7 * n * scale].T
+                if basis.shape[1] == mult:
+                    zval = _f_inverse(np.array([lam + 0j]), e, threshold)[0].real
+                    columns += [basis[:, i].astype(complex) for i in range(mult)]
+                    values += [zval + 0j] * mult
+                    used |= members
             continue
         if any(s > 1 for s in decision.blocks.get(lam, [1])):
             raise ValueError(f"momentum_logarithm constructs theta for diagonalisable D (Theorem 1); D has "
@@ -576,15 +608,15 @@ def check_psi_series(theta, eps) -> CheckResult:
     ])
 
 
-def check_lambda_eps(eps, *, dps: int = 30) -> CheckResult:
-    """Theorem 1's ``lambda_eps``: (i) float value = 30-digit mpmath value (relative 1e-13); (ii) it is the
+def check_lambda_eps(eps, *, dps: int = 40) -> CheckResult:
+    """Theorem 1's ``lambda_eps``: (i) float value = independent 40-digit mpmath value (relative 1e-13); (ii) it is the
     global minimum: a 10x finer offset grid of G_eps never goes below it; (iii) the range
     ``f_eps(R) = [lambda_eps, inf)``: f_eps on a wide real grid stays >= lambda_eps, attains it, and grows past
     ``1/lambda``-sized targets; (iv) across the given eps (sorted), lambda_eps is non-increasing; (v) the
     limits: ``lambda_eps -> 0`` as eps -> 0 and ``-> -1`` as eps -> inf (values at eps = 1e-3 and 1e4)."""
     e = np.atleast_1d(_eps(eps)).reshape(-1)
     lam, alpha = _lambda_eps_with_argmin(e)
-    mp = np.array([float(lambda_eps_mp(x, dps, alpha0=a)) for x, a in zip(e, alpha)])
+    mp = np.array([float(lambda_eps_mp(x, dps)) for x in e])
     rel_mp = np.abs(lam - mp) / np.abs(mp)
     c = 1 / (2 * e)
     u = (np.arange(1, 10001) + 0.37) / 10000  # offset from the search grid, 2.5x finer
@@ -650,10 +682,170 @@ def check_representability(D, eps, expected) -> CheckResult:
     D = as_square("D", D, context=_CTX)
     batch = D.shape[:-2]
     e = np.broadcast_to(_eps(eps, allow_zero=True), batch)
-    exp = np.broadcast_to(np.asarray(expected, dtype=bool), batch)
+    expected = np.asarray(expected)
+    if expected.dtype.kind not in "bi" or np.any((expected != 0) & (expected != 1)):
+        raise ValueError(f"expected must be booleans (the known answer per instance) ({_CTX}); got {expected!r}"[:160])
+    try:
+        exp = np.broadcast_to(expected.astype(bool), batch)
+    except ValueError:
+        raise ValueError(f"expected must broadcast to D's batch shape {batch} ({_CTX}); got {expected.shape}") from None
     got = np.array([is_representable(Di, ei).representable for Di, ei in
                     zip(D.reshape((-1,) + D.shape[-2:]), e.reshape(-1))], dtype=object).reshape(batch)
     wrong = np.array([g is None or bool(g) != bool(x) for g, x in zip(got.reshape(-1), exp.reshape(-1))],
                      dtype=float)
     return verdict("representability", wrong.reshape(batch), 0.0, dict(D=D, eps=e, expected=exp),
                    "is_representable disagrees with the known answer (1 = disagreement)")
+
+
+# ------------------------------------------------------------------------------------------------
+# appendix A.4: Lemmas 1-2, the growth of the representable set, Fig. 4's caption
+
+
+def _f_eps_prime(z, c):
+    """``f_eps'(z)`` up to the factor ``exp(-c)``: ``F'(w) / (2 w)``, ``w = sqrt(z)``, ``F(w) = cosh w + c sinh(w)/w``
+    (even in w, so entire in z); the series ``1/6 + c/60 + ...`` near 0."""
+    z = np.asarray(z, dtype=complex)
+    w = np.sqrt(z)
+    small = np.abs(w) < 1e-3
+    ws = np.where(small, 1.0, w)
+    big = (np.sinh(ws) + c * (ws * np.cosh(ws) - np.sinh(ws)) / ws ** 2) / (2 * ws)
+    series = 0.5 + c / 6 + z * (1 / 24 + c / 120)  # d/dz of sum (1/(2n)! + c/(2n+1)!) z^n, two terms
+    return np.where(small, series, big)
+
+
+def check_f_eps_surjective(w, eps, *, f=None) -> CheckResult:
+    """Lemma 1 (Momentum ResNets, A.4.1): for eps > 0, ``f_eps`` is surjective on C. For each target ``w``,
+    Newton (with numerical derivative) from a grid of starts looks for ``z`` with ``f(z) = w``; the residual
+    is ``min |f(z) - w| / (1 + |w|)``, re-evaluated at 30 digits with mpmath for the default f. ``f``
+    replaces f_eps (a map that misses a value, e.g. ``exp`` at 0, plants a violation)."""
+    context = _CTX + " Lemma 1"
+    e = float(_eps(eps))
+    if f is not None:
+        check_callable("f", f, context=_CTX + " Lemma 1")
+    w = np.asarray(w)
+    if w.dtype.kind not in "biufc" or not np.all(np.isfinite(w)):
+        raise ValueError(f"w must be finite complex numbers ({context}); got {w!r}"[:200])
+    w = w.astype(complex).reshape(-1)
+    fn = (lambda z: f_eps(z, e)) if f is None else f
+    starts = np.array([r * np.exp(1j * t) for r in (0.5, 3.0, 20.0, 100.0) for t in np.linspace(0, 2 * np.pi, 9)[:-1]])
+    c = 1 / (2 * e)
+    guess = np.arccosh(np.clip(np.abs(w), 1, None) * np.exp(c) * np.exp(1j * np.angle(w))) ** 2
+    z = np.concatenate([guess[:, None], np.broadcast_to(starts, (w.size, starts.size))], axis=1)
+    with np.errstate(all="ignore"):
+        for _ in range(80):
+            h = 1e-7 * (1 + np.abs(z))
+            val = fn(z) - w[:, None]
+            deriv = (fn(z + h) - fn(z - h)) / (2 * h)
+            step = val / np.where(deriv == 0, 1, deriv)
+            step = np.where(np.isfinite(step), step, 0)
+            z = z - step * np.minimum(1, 10 * (1 + np.abs(z)) / np.maximum(np.abs(step), 1e-300))
+        err = np.abs(fn(z) - w[:, None])
+    err = np.where(np.isfinite(err), err, np.inf)
+    best = err.argmin(axis=1)
+    zb = z[np.arange(w.size), best]
+    if f is None:  # independent re-evaluation at 30 digits
+        with mpmath.workdps(30):
+            cc = 1 / (2 * mpmath.mpf(e))
+
+            def fm(zz):
+                s = mpmath.sqrt(mpmath.mpc(zz))
+                sinhc = mpmath.sinh(s) / s if s != 0 else mpmath.mpf(1)
+                return mpmath.exp(-cc) * (mpmath.cosh(s) + cc * sinhc)
+            resid = np.array([float(abs(fm(complex(zz)) - mpmath.mpc(complex(ww)))) for zz, ww in zip(zb, w)])
+    else:
+        resid = err[np.arange(w.size), best]
+    resid = resid / (1 + np.abs(w))
+    return verdict("f_eps_surjective", resid, 1e-9, dict(w=w, eps=np.full(w.size, e), z=zb),
+                   "min over Newton starts of |f_eps(z) - w| / (1 + |w|)",
+                   sides={"f_eps(z)": w + resid * (1 + np.abs(w)), "w": w})
+
+
+def _winding(values: np.ndarray) -> tuple[float, float]:
+    """Winding number of a closed sampled curve around 0, and the largest angle step (must be small)."""
+    steps = np.angle(np.roll(values, -1) / values)
+    return float(np.sum(steps) / (2 * np.pi)), float(np.max(np.abs(steps)))
+
+
+def check_f_eps_prime_zeros_real(eps, k, x_right, height, *, fprime=None) -> CheckResult:
+    """Lemma 2 (A.4.3): ``f_eps'(z) != 0`` for ``z`` in C - R. In the rectangle
+    ``[-((k + 1/2) pi)**2, x_right] x [-height, height]`` the number of zeros of f_eps' (argument principle:
+    the winding number of f_eps' along the boundary) must equal the number of its real zeros there (sign
+    changes on the real segment). Residual: the difference (an integer; 0 holds). ``fprime`` replaces
+    f_eps' (a factor ``(z - z0)(z - conj z0)`` with z0 inside plants non-real zeros)."""
+    context = _CTX + " Lemma 2"
+    if fprime is not None:
+        check_callable("fprime", fprime, context=context)
+    e = np.atleast_1d(_eps(eps)).reshape(-1)
+    kk = np.atleast_1d(as_scalar_batch("k", k, context=context, low=0)).reshape(-1)
+    xr = np.atleast_1d(as_scalar_batch("x_right", x_right, context=context, low=0.0, low_open=True)).reshape(-1)
+    hh = np.atleast_1d(as_scalar_batch("height", height, context=context, low=0.0, low_open=True)).reshape(-1)
+    e, kk, xr, hh = np.broadcast_arrays(e, kk, xr, hh)
+    diff, real_counts, box_counts = np.zeros(e.size), np.zeros(e.size), np.zeros(e.size)
+    for i in range(e.size):
+        c = 1 / (2 * e[i])
+        fp = (lambda z: _f_eps_prime(z, c)) if fprime is None else fprime
+        x_left = -((kk[i] + 0.5) * np.pi) ** 2
+        for m in (4000, 16000, 64000):
+            s = np.linspace(0, 1, m, endpoint=False)
+            path = np.concatenate([x_left + (xr[i] - x_left) * s - 1j * hh[i],
+                                   xr[i] + 1j * hh[i] * (2 * s - 1),
+                                   xr[i] - (xr[i] - x_left) * s + 1j * hh[i],
+                                   x_left - 1j * hh[i] * (2 * s - 1)])
+            count, worst = _winding(fp(path))
+            if worst < 0.3:
+                break
+        alpha = np.linspace(1e-9, (kk[i] + 0.5) * np.pi, 20001)  # z = -alpha^2 covers [x_left, 0)
+        vals = np.concatenate([fp(-alpha[::-1] ** 2).real, fp(np.linspace(0, xr[i], 2001)).real])
+        real = np.count_nonzero(np.sign(vals[1:]) * np.sign(vals[:-1]) < 0)
+        box_counts[i], real_counts[i] = round(count), real
+        diff[i] = abs(round(count) - real) + (worst >= 0.3)
+    return verdict("f_eps_prime_zeros", diff, 0.0, dict(eps=e, k=kk, x_right=xr, height=hh),
+                   "zeros of f_eps' in the box (winding number) minus its real zeros there",
+                   sides={"zeros in box": box_counts, "real zeros": real_counts})
+
+
+def check_representable_set_grows(eps1, eps2, *, dps: int = 40) -> CheckResult:
+    """Theorem 1's consequence (Momentum ResNets, Sect. 4.2): the set of representable linear maps is strictly
+    increasing with eps. By Theorem 1 it is decided by lambda_eps, so for ``eps1 < eps2`` the claim is
+    ``lambda_eps2 < lambda_eps1`` (then ``diag(x)``, ``lambda_eps2 <= x < lambda_eps1``, is representable at eps2
+    only). Checked with the independent mpmath value (:func:`lambda_eps_mp`) and, where the gap exceeds 1e-6,
+    by constructing theta for the witness at eps2 (``Psi_eps2(theta) = x``). Residual: 1 where
+    ``lambda_eps2 >= lambda_eps1`` or the witness fails (passing ``eps2 <= eps1`` plants a violation)."""
+    context = _CTX + " Theorem 1, growth in eps"
+    e1, e2 = np.broadcast_arrays(np.atleast_1d(as_scalar_batch("eps1", eps1, context=context, low=0.0,
+                                                                low_open=True)).reshape(-1), np.atleast_1d(
+        as_scalar_batch("eps2", eps2, context=context, low=0.0, low_open=True)).reshape(-1))
+    lam1 = np.array([lambda_eps_mp(x, dps) for x in e1], dtype=object)
+    lam2 = np.array([lambda_eps_mp(x, dps) for x in e2], dtype=object)
+    bad = np.array([float(b >= a) for a, b in zip(lam1, lam2)])
+    gap = np.array([float(a - b) for a, b in zip(lam1, lam2)])
+    for i in np.flatnonzero((bad == 0) & (gap > 1e-6)):
+        x = float((lam1[i] + lam2[i]) / 2)
+        theta = momentum_logarithm(np.array([[x]]), e2[i])
+        if abs(psi_eps(theta, e2[i])[0, 0] - x) > 1e-9 * (1 + abs(x)):
+            bad[i] = 1.0
+    return verdict("representable_set_grows", bad, 0.0, dict(eps1=e1, eps2=e2),
+                   "lambda_eps2 < lambda_eps1 for eps1 < eps2 (1 = not strictly smaller)",
+                   sides={"lambda_eps1": np.array([float(v) for v in lam1]),
+                          "lambda_eps2": np.array([float(v) for v in lam2])})
+
+
+def check_lambda_eps_closeness(eps, *, near_minus_one_from: float = 2.0, near_zero_below: float = 0.1,
+                               closeness: float = 0.1, dps: int = 40) -> CheckResult:
+    """Fig. 4's caption (Momentum ResNets): "lambda_eps is non increasing, stays close to 0 when eps << 1 and
+    close to -1 when eps >= 2". "Close" is read as within ``closeness`` (0.1, a tenth of the range [-1, 0])
+    and "eps << 1" as eps <= ``near_zero_below``. Residual per eps: the excess of ``|lambda_eps + 1|``
+    (eps >= ``near_minus_one_from``) or ``|lambda_eps|`` (eps <= ``near_zero_below``) over ``closeness``,
+    with lambda_eps from the independent mpmath computation. lambda_2 = -0.781: false as stated for
+    ``near_minus_one_from=2``; true from eps >= 5 (lambda_5 = -0.9053)."""
+    context = _CTX + " Fig. 4 caption"
+    e = np.atleast_1d(_eps(eps)).reshape(-1)
+    for name, value in (("near_minus_one_from", near_minus_one_from), ("near_zero_below", near_zero_below),
+                        ("closeness", closeness)):
+        as_scalar_batch(name, value, context=context, low=0.0, low_open=True)
+    lam = np.array([float(lambda_eps_mp(x, dps)) for x in e])
+    target = np.where(e >= near_minus_one_from, -1.0, np.where(e <= near_zero_below, 0.0, np.nan))
+    excess = np.where(np.isnan(target), 0.0, np.maximum(np.abs(lam - np.nan_to_num(target)) - closeness, 0))
+    return verdict("lambda_eps_caption", excess, 0.0, dict(eps=e),
+                   f"|lambda_eps - (-1 for eps >= {near_minus_one_from:g}, 0 for eps <= {near_zero_below:g})| "
+                   f"beyond {closeness:g}", sides={"lambda_eps": lam, "claimed value": target})

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, combine, verdict
+from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, check_last_dim, combine, verdict
 
 __all__ = ["check_momentum_rnn", "check_rnn_jacobian", "check_momentum_jacobian_product",
            "check_inverse_activation_slope", "ACTIVATIONS"]
@@ -84,8 +84,11 @@ def _momentum_cell(U, W, x, h_init, v0, mu, s, activation, context):
     s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
     Ut, Wt, xt = _inputs(U, W, x, context)
     sig, inv = _act(activation)
-    h_m1 = torch.as_tensor(as_real_array("h_init", h_init, context=context), dtype=torch.float64)
-    v0t = torch.as_tensor(as_real_array("v0", v0, context=context), dtype=torch.float64)
+    n = Ut.shape[-1]
+    h_m1 = torch.as_tensor(check_last_dim("h_init", as_real_array("h_init", h_init, context=context), n,
+                                          context=context, against="U"), dtype=torch.float64)
+    v0t = torch.as_tensor(check_last_dim("v0", as_real_array("v0", v0, context=context), n, context=context,
+                                         against="U"), dtype=torch.float64)
 
     def step14(h_prev, h_cur, k):
         return cell14(Ut, _mv(Wt, xt[..., k, :]), h_prev, h_cur, mu, s, sig, inv)
@@ -142,15 +145,17 @@ def check_momentum_rnn(U, W, x, h_init, v0, mu: float, s: float, *, activation: 
     ])
 
 
-def check_rnn_jacobian(U, W, x, h0, *, activation: str = "tanh") -> CheckResult:
+def check_rnn_jacobian(U, W, x, h0, *, activation: str = "tanh", literal: bool = False) -> CheckResult:
     """Review (13) for the plain cell (8): ``dh_T/dh_0 = D_{T-1} U ... D_0 U`` (numerator layout),
     ``D_k = diag(sigma'(U h_k + W x_{k+1}))``, equals autograd. ``details['literal_mismatch']`` is the
-    relative difference when the factors are taken literally as ``D_k U^T``."""
+    relative difference when the factors are taken literally as ``D_k U^T``; ``literal=True`` makes that the
+    residual (the review's (13) as written: it agrees with autograd only for symmetric U)."""
     torch = _torch()
     context = "review (8)/(13), recurrent cell"
     Ut, Wt, xt = _inputs(U, W, x, context)
     sig, _ = _act(activation)
-    h0t = torch.as_tensor(as_real_array("h0", h0, context=context), dtype=torch.float64)
+    h0t = torch.as_tensor(check_last_dim("h0", as_real_array("h0", h0, context=context), Ut.shape[-1],
+                                         context=context, against="U"), dtype=torch.float64)
     n, T = Ut.shape[-1], xt.shape[-2]
 
     def run(h):
@@ -161,19 +166,21 @@ def check_rnn_jacobian(U, W, x, h0, *, activation: str = "tanh") -> CheckResult:
     auto = _batched_jacobian(lambda z: run(z.reshape(h0t.shape)).reshape(-1, n), h0t.reshape(-1, n)
                              ).reshape(h0t.shape[:-1] + (n, n))
     prod = torch.eye(n, dtype=torch.float64).expand(h0t.shape[:-1] + (n, n))
-    literal = prod
+    transposed = prod
     h = h0t
     for k in range(T):
         pre = _mv(Ut, h) + _mv(Wt, xt[..., k, :])
         d = torch.func.vmap(torch.func.grad(lambda z: sig(z)))(pre.reshape(-1)).reshape(pre.shape)
         prod = (d.unsqueeze(-1) * Ut) @ prod
-        literal = (d.unsqueeze(-1) * Ut.transpose(-1, -2)) @ literal
+        transposed = (d.unsqueeze(-1) * Ut.transpose(-1, -2)) @ transposed
         h = sig(pre)
-    scale = 1 + auto.abs().amax((-1, -2))
+    scale = auto.abs().amax((-1, -2)).clamp_min(1e-300)  # relative: a tiny Jacobian must not hide the gap
     err = ((auto - prod).abs().amax((-1, -2)) / scale).numpy()
-    lit = ((auto - literal).abs().amax((-1, -2)) / scale).numpy()
-    return verdict("rnn_jacobian", err, RNN_TOL, dict(U=np.asarray(U), h0=np.asarray(h0)),
-                   "(13) product of D_k U vs autograd dh_T/dh_0 (relative)", literal_mismatch=lit)
+    lit = ((auto - transposed).abs().amax((-1, -2)) / scale).numpy()
+    literal_prod = (transposed if literal else prod).numpy()
+    return verdict("rnn_jacobian", lit if literal else err, RNN_TOL, dict(U=np.asarray(U), h0=np.asarray(h0)),
+                   f"(13) product of D_k {'U^T' if literal else 'U'} vs autograd dh_T/dh_0 (relative)",
+                   literal_mismatch=lit, sides={"(13) product": literal_prod, "autograd": auto.numpy()})
 
 
 def check_momentum_jacobian_product(U, W, x, h_init, v0, mu: float, s: float, *,
@@ -204,14 +211,15 @@ def check_momentum_jacobian_product(U, W, x, h_init, v0, mu: float, s: float, *,
         prod = factor15(dsig, dinv, Ut, mu) @ prod
         prev, cur = cur, sig(pre)
     err = ((auto - prod).abs().amax((-1, -2)) / (1 + auto.abs().amax((-1, -2)))).numpy()
-    return verdict("momentum_jacobian_product", err, RNN_TOL, dict(U=np.asarray(U)),
-                   "product of (15) factors vs total dh_T/dh_0 of (14) (relative)")
+    return verdict("momentum_jacobian_product", err, RNN_TOL, dict(U=np.asarray(U), mu=np.full(err.shape, mu)),
+                   "product of (15) factors vs total dh_T/dh_0 of (14) (relative)",
+                   sides={"product of (15) factors": prod.numpy(), "autograd dh_T/dh_0": auto.numpy()})
 
 
-def check_inverse_activation_slope(y, *, activation: str = "tanh") -> CheckResult:
-    """Review Sect. 2.3: ``(sigma^{-1})'(y) >= 1`` on the range of sigmoid (``1/(y(1-y)) >= 4``) and tanh
-    (``1/(1-y**2) >= 1``). Strictly > 1 everywhere for sigmoid; for tanh equality holds at ``y = 0``
-    (``details['min_slope']`` reports the smallest slope seen). Residual: ``max(0, 1 - slope)``."""
+def check_inverse_activation_slope(y, *, activation: str = "tanh", strict: bool = False) -> CheckResult:
+    """Review Sect. 2.3: the paper states ``(sigma^{-1})'(.) > 1`` for sigmoid and tanh (``strict=True``); what
+    holds is ``>= 1``: sigmoid's slope ``1/(y(1-y)) >= 4`` is > 1 everywhere, tanh's ``1/(1-y**2)`` equals 1 at
+    ``y = 0``. Residual: ``max(0, 1 - slope)`` (``>= 1``), or 1 where ``slope <= 1`` (``strict``)."""
     torch = _torch()
     _, inv = _act(activation)
     y = as_real_array("y", y, context="review Sect. 2.3, (sigma^{-1})' on the range of sigma")
@@ -221,5 +229,7 @@ def check_inverse_activation_slope(y, *, activation: str = "tanh") -> CheckResul
                          f"{y[(y <= lo) | (y >= hi)].reshape(-1)[0]!r}")
     yt = torch.as_tensor(y, dtype=torch.float64).reshape(-1)
     slope = torch.func.vmap(torch.func.grad(lambda z: inv(z)))(yt).numpy().reshape(y.shape)
-    return verdict("inverse_slope", np.maximum(1 - slope, 0), 0.0, dict(y=y),
-                   f"(sigma^-1)' >= 1 for {activation}", min_slope=float(slope.min()))
+    residual = (slope <= 1).astype(float) if strict else np.maximum(1 - slope, 0)
+    return verdict("inverse_slope", residual, 0.0, dict(y=y),
+                   f"(sigma^-1)' {'>' if strict else '>='} 1 for {activation}", min_slope=float(slope.min()),
+                   sides={"(sigma^-1)'(y)": slope, "1": np.ones_like(slope)})

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import CheckResult, as_scalar_batch, as_square, as_real_array, combine, verdict, worst_sv
+from ._core import (CheckResult, as_real_array, as_scalar_batch, as_square, check_count, check_seed, combine,
+                    same_size, verdict, worst_sv)
 
 __all__ = ["check_eigen_pairing", "pairing_roots", "check_revnet_instability",
            "check_revnet_continuous", "revnet_jacobian", "check_fixed_point_iterations",
@@ -188,7 +189,7 @@ def revnet_jacobian(A, B) -> np.ndarray:
     """``J(A, B) = [[I, A], [B, I + BA]]``: Jacobian of the tied-weight RevNet map (4) at a fixed point."""
     context = "Momentum ResNets Prop. 1"
     A = as_square("A", A, context=context)
-    B = as_square("B", B, context=context)
+    B = same_size("B", as_square("B", B, context=context), A.shape[-1], context=context, against="A")
     n = A.shape[-1]
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
     A, B = np.broadcast_to(A, batch + (n, n)), np.broadcast_to(B, batch + (n, n))
@@ -215,7 +216,7 @@ def check_revnet_instability(A, B) -> CheckResult:
     """
     context = "Momentum ResNets Prop. 1"
     A = as_square("A", A, context=context)
-    B = as_square("B", B, context=context)
+    B = same_size("B", as_square("B", B, context=context), A.shape[-1], context=context, against="A")
     _require_invertible("A", A, context)
     _require_invertible("B", B, context)
     Jm = revnet_jacobian(A, B)
@@ -247,7 +248,7 @@ def check_revnet_continuous(A, B) -> CheckResult:
     the shortfall ``-max Re(lam)`` (must be <= 0)."""
     context = "Momentum ResNets Prop. 1, continuous remark"
     A = as_square("A", A, context=context)
-    B = as_square("B", B, context=context)
+    B = same_size("B", as_square("B", B, context=context), A.shape[-1], context=context, against="A")
     n = A.shape[-1]
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
     A, B = np.broadcast_to(A, batch + (n, n)), np.broadcast_to(B, batch + (n, n))
@@ -310,8 +311,9 @@ def check_fixed_point_iterations(A, B, S, gamma, *, n_steps: int = 400, seed: in
     Residual: the shortfall in decades (0 when both behave as claimed)."""
     context = "Momentum ResNets Prop. 1 consequence"
     A = as_square("A", A, context=context)
-    B = as_square("B", B, context=context)
-    S = as_square("S", S, context=context)
+    B = same_size("B", as_square("B", B, context=context), A.shape[-1], context=context, against="A")
+    S = same_size("S", as_square("S", S, context=context), A.shape[-1], context=context, against="A")
+    n_steps, seed = check_count("n_steps", n_steps), check_seed("seed", seed)
     ev = np.linalg.eigvalsh((S + np.swapaxes(S, -1, -2)) / 2)
     if np.any(np.abs(S - np.swapaxes(S, -1, -2)) > 1e-12) or np.any(ev <= 0) or np.any(ev > 1 + 1e-12):
         raise ValueError(f"S must be symmetric with eigenvalues in (0, 1] ({context}); got eigenvalues "

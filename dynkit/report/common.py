@@ -1,0 +1,152 @@
+"""Pieces the report, the CLI and the docs share: optional components, JSON-friendly values, verdicts."""
+from __future__ import annotations
+
+import importlib
+import math
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ComponentUnavailable", "require", "require_any", "jsonable", "fmt", "latex_of", "claim_holds", "held_text",
+           "claim_verdict", "count_by", "ours_text", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
+
+CLAIM_VERDICTS = ("holds", "holds with correction", "false as stated", "undecided")
+"""Verdicts of ``dk.theory.run_all()`` rows about a paper's statement as written (DESIGN.md)."""
+
+LEDGER_VERDICTS = ("reproduced", "partly reproduced", "not reproduced at this scale", "contradicted")
+"""Verdicts of ``dk.experiments.ledger()`` rows (DESIGN.md)."""
+
+
+class ComponentUnavailable(RuntimeError):
+    """A part of dynkit that a command or report section needs is not installed in this build."""
+
+
+def require(dotted: str) -> Any:
+    """Return the object ``dynkit.<module>.<name>`` named by ``dotted`` (e.g. ``"theory.run_all"``).
+
+    Raises
+    ------
+    ComponentUnavailable
+        When the module does not exist or lacks the name: the message says which.
+    """
+    module_name, _, attr = dotted.rpartition(".")
+    full = f"dynkit.{module_name}"
+    try:
+        module = importlib.import_module(full)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (full == exc.name or full.startswith(exc.name + ".")):
+            raise ComponentUnavailable(f"{full} is not installed in this build (needed: {full}.{attr})") from None
+        raise
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise ComponentUnavailable(f"{full}.{attr} is not installed in this build") from None
+
+
+def require_any(*dotted: str) -> Any:
+    """The first of ``dotted`` names that this build has (see :func:`require`); a component that moved
+    between modules (``diagnostics.nfe_vs_tolerance`` -> ``experiments.nfe_vs_tolerance``) keeps working.
+
+    Raises
+    ------
+    ComponentUnavailable
+        When none is installed: the message names the first.
+    """
+    first = None
+    for name in dotted:
+        try:
+            return require(name)
+        except ComponentUnavailable as exc:
+            first = first or exc
+    raise first
+
+
+def fmt(x: Any) -> str:
+    """A table cell: booleans as yes/no, numbers (numpy, mpmath, sympy too) to 3 significant digits."""
+    if x is None:
+        return ""
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if not isinstance(x, (int, float, str)) and hasattr(x, "__float__"):
+        x = float(x)
+    if isinstance(x, float):
+        if x == 0 or math.isnan(x) or math.isinf(x):
+            return str(x)
+        return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 else f"{x:.2e}"
+    return str(x)
+
+
+def jsonable(x: Any) -> Any:
+    """``x`` with every leaf made JSON-friendly: numbers (numpy, mpmath, sympy) to float, arrays to
+    lists, anything else unknown to its ``str``."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    if hasattr(x, "tolist"):
+        return jsonable(x.tolist())
+    if isinstance(x, Path):
+        return str(x)
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def latex_of(expr: Any) -> str:
+    """Display LaTeX of what a derivation step holds (see :func:`dynkit.symbolic.derivation.to_latex`)."""
+    from ..symbolic.derivation import to_latex
+
+    return to_latex(expr)
+
+
+def _field(row: Any, name: str, default: Any = None) -> Any:
+    return row.get(name, default) if isinstance(row, dict) else getattr(row, name, default)
+
+
+def _is_bool(x: Any) -> bool:
+    return isinstance(x, bool) or type(x).__name__ in ("bool_", "bool")  # numpy bools too
+
+
+def claim_holds(row: Any) -> bool:
+    """Whether one claim-table row (object or dict) held: its ``holds`` if it has one, else ``held``
+    as a bool, or as the number of instances that held (then every instance must have)."""
+    holds = _field(row, "holds")
+    if holds is not None:
+        return bool(holds)
+    held = _field(row, "held")
+    return bool(held) if _is_bool(held) else int(held) == int(_field(row, "instances"))
+
+
+def held_text(row: Any) -> str:
+    """``held`` as shown in tables: ``k/n`` for a count, yes/no for a bool."""
+    held = _field(row, "held")
+    return ("yes" if held else "no") if _is_bool(held) else f"{int(held)}/{int(_field(row, 'instances'))}"
+
+
+def claim_verdict(row: Any) -> str:
+    """The row's ``verdict`` (one of :data:`CLAIM_VERDICTS`); a row from a build without verdicts gets
+    ``holds`` or ``did not hold`` from its numerical check."""
+    verdict = _field(row, "verdict")
+    if verdict:
+        return str(verdict)
+    return "holds" if claim_holds(row) else "did not hold"
+
+
+def count_by(verdicts: list[str], order: tuple[str, ...]) -> list[tuple[str, int]]:
+    """``(verdict, count)`` for every verdict of ``order`` (zeros included), then any other verdict seen."""
+    extra = [v for v in dict.fromkeys(verdicts) if v not in order]
+    return [(v, verdicts.count(v)) for v in (*order, *extra)]
+
+
+def ours_text(ours: dict) -> str:
+    """A ledger row's measurement: ``mean [ci_low, ci_high] (n seeds)``."""
+    if not ours:
+        return ""
+    text = fmt(ours.get("mean"))
+    if ours.get("ci_low") is not None and ours.get("ci_high") is not None:
+        text += f" [{fmt(ours['ci_low'])}, {fmt(ours['ci_high'])}]"
+    if ours.get("n_seeds"):
+        text += f" ({ours['n_seeds']} seeds)"
+    return text

@@ -1,0 +1,345 @@
+"""The report's sections. Each takes a :class:`Context` and fills a :class:`~dynkit.report.blocks.Section`:
+``summary`` blocks (verdict counts and short tables, for the one-screen summary), ``figures`` and
+detail ``blocks``; ``data`` goes to ``report.json`` (``data["headline"]`` is the one-line status).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import cycle
+from pathlib import Path
+from typing import Any, Callable
+
+from .blocks import Counts, DerivationView, Paragraph, Section, Table, figure
+from .common import (CLAIM_VERDICTS, LEDGER_VERDICTS, claim_holds, claim_verdict, count_by, fmt, held_text,
+                     latex_of, ours_text, require, require_any)
+
+__all__ = ["Context", "SECTIONS"]
+
+
+@dataclass
+class Context:
+    out_dir: Path
+    quick: bool
+    seed: int
+    quiet: bool
+
+
+# --------------------------------------------------------------------------------------------------
+# Figures: matplotlib's object API (no pyplot, no backend switch), one style for every panel.
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+LINESTYLES = ("-", "--", "-.", ":")
+
+
+def _styles():
+    """Distinct (marker, linestyle) pairs, so curves that overlap stay tellable apart."""
+    return cycle([{"marker": m, "linestyle": ls, "markersize": 6, "markerfacecolor": "none" if i % 2 else None}
+                  for i, (m, ls) in enumerate(zip(MARKERS, cycle(LINESTYLES)))])
+
+
+def _save(fig, path: Path) -> None:
+    from ..io import save_figure
+
+    fig.tight_layout()
+    save_figure(fig, path, dpi=110)
+
+
+def _new_figure(width: float, height: float, nrows: int = 1, ncols: int = 1):
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context({"font.size": 11, "axes.titlesize": 12, "legend.fontsize": 9}):
+        fig = Figure(figsize=(width, height))
+        axes = fig.subplots(nrows, ncols, squeeze=False)
+    return fig, axes
+
+
+# --------------------------------------------------------------------------------------------------
+# Claims and the empirical ledger
+
+def section_propositions(ctx: Context, sec: Section) -> None:
+    run_all = require("theory.run_all")
+    n = 10 if ctx.quick else 200
+    table = run_all(n_instances=n, seed=ctx.seed)
+    rows = table.to_dict()["rows"]
+    verdicts = [claim_verdict(r) for r in rows]
+    has_expected = any(r.get("expected_verdict") for r in rows)
+    sec.summary.append(Counts(count_by(verdicts, CLAIM_VERDICTS), "claims"))
+    sec.summary.append(Table(["claim", "paper", "equation", "verdict"] + (["expected"] if has_expected else []),
+                             [[r["claim"], r["paper"], r["equation"], v] + ([r.get("expected_verdict")] if has_expected
+                                                                              else []) for r, v in zip(rows, verdicts)]))
+    sec.blocks.append(Paragraph(
+        f"Each claim of the papers is checked numerically on {n} random instances (seed {ctx.seed}). The verdict is "
+        "about the paper's statement as written: holds, holds with correction, false as stated (with a "
+        "counterexample) or undecided."))
+    sec.blocks.append(Table(
+        ["claim", "paper", "equation", "verdict", "instances", "held", "worst residual", "tolerance", "seconds"],
+        [[r["claim"], r["paper"], r["equation"], v, r["instances"], held_text(r), r["worst_residual"], r["tolerance"],
+          r["seconds"]] for r, v in zip(rows, verdicts)]))
+    explained = [r for r in rows if r.get("statement") or r.get("correction") or r.get("counterexample")]
+    if explained:
+        sec.blocks.append(Table(["claim", "statement", "correction", "counterexample"],
+                                [[r["claim"], r.get("statement") or "", r.get("correction") or "",
+                                  _compact(r.get("counterexample"))] for r in explained],
+                                caption="Statements, corrections and counterexamples"))
+    sec.data = {"n_instances": n, "verdicts": dict(count_by(verdicts, CLAIM_VERDICTS)), "table": table.to_dict(),
+                "headline": ", ".join(f"{v} {k}" for k, v in count_by(verdicts, CLAIM_VERDICTS) if v)}
+    if any("verdict" in r for r in rows):
+        wrong = [r["claim"] for r, v in zip(rows, verdicts) if r.get("expected_verdict") not in (None, v)]
+        if wrong:
+            sec.status, sec.note = "failed", f"verdicts other than expected: {', '.join(wrong)}"
+    else:
+        failed = [r["claim"] for r in rows if not claim_holds(r)]
+        if failed:
+            sec.status, sec.note = "failed", f"claims that did not hold: {', '.join(failed)}"
+
+
+def _compact(x: Any) -> str:
+    if not x:
+        return ""
+    if isinstance(x, dict):
+        return "; ".join(f"{k} = {fmt(v) if not isinstance(v, (list, dict)) else v}" for k, v in x.items())
+    return str(x)
+
+
+def section_ledger(ctx: Context, sec: Section) -> None:
+    ledger = require("experiments.ledger")
+    rows = ledger().to_dict()["rows"]
+    verdicts = [str(r.get("verdict", "")) for r in rows]
+    counts = count_by(verdicts, LEDGER_VERDICTS)
+    sec.summary.append(Counts(counts, "results"))
+    sec.summary.append(Table(["id", "paper", "claim", "ours (mean [95% CI])", "verdict"],
+                             [[r.get("id"), r.get("paper"), r.get("claim"), ours_text(r.get("ours") or {}), v]
+                              for r, v in zip(rows, verdicts)]))
+    sec.blocks.append(Paragraph(
+        "The empirical ledger: each of the papers' experimental claims, what we measured (mean and confidence "
+        "interval over seeds) and the verdict its rule gives, computed from the committed multi-seed results."))
+    sec.blocks.append(Table(["id", "paper figure", "experiment", "metric", "ours", "scale", "verdict", "rule"],
+                            [[r.get("id"), r.get("paper_figure"), r.get("experiment"), r.get("metric"),
+                              ours_text(r.get("ours") or {}), r.get("scale"), v, r.get("rule")]
+                             for r, v in zip(rows, verdicts)]))
+    sec.data = {"verdicts": dict(counts), "rows": rows,
+                "headline": ", ".join(f"{v} {k}" for k, v in counts if v) or "no rows"}
+
+
+# --------------------------------------------------------------------------------------------------
+# Derivations
+
+def section_derivations(ctx: Context, sec: Section) -> None:
+    derivations = require("symbolic.DERIVATIONS")
+    sec.blocks.append(Paragraph(
+        "Every equation below is derived by sympy at report time (nothing is typed by hand); the last lines of "
+        "each derivation compare the derived result with the equation as the paper states it. Click a statement "
+        "to open its derivation."))
+    results, outcome = {}, []
+    for name, make in derivations.items():
+        try:
+            d = make()
+        except Exception as exc:  # one broken derivation must not hide the others
+            sec.blocks.append(DerivationView(name, "", "error", error=f"{type(exc).__name__}: {exc}"))
+            results[name] = {"error": f"{type(exc).__name__}: {exc}"}
+            outcome.append("error")
+            continue
+        ok = bool(d.check_passed)
+        labels = getattr(d, "extra", {}).get("labels", {})
+        sec.blocks.append(DerivationView(
+            d.title, f"{d.paper}, {d.equation}", "ok" if ok else "failed",
+            steps=[(s.text, latex_of(s.expr) if s.expr is not None else "") for s in d.steps],
+            result=_labelled_latex(d.result, labels), stated=_labelled_latex(d.stated, labels),
+            notes=getattr(d, "notes", ""), latex=d.to_latex()))
+        results[name] = {"title": d.title, "paper": d.paper, "equation": d.equation, "check_passed": ok}
+        outcome.append("matches the paper" if ok else "differs from the paper")
+    counts = count_by(outcome, ("matches the paper", "differs from the paper", "error"))
+    sec.summary.append(Counts([c for c in counts if c[1] or c[0] == "matches the paper"], "derivations"))
+    sec.data = {"derivations": results, "headline": ", ".join(f"{n} {k}" for k, n in counts if n)}
+    failed = [n for n, r in results.items() if not r.get("check_passed")]
+    if failed:
+        sec.status, sec.note = "failed", f"derivations that do not match the paper: {', '.join(failed)}"
+
+
+def _labelled_latex(obj, labels) -> str:
+    if obj is None:
+        return ""
+    try:
+        from ..symbolic.derivation import to_latex
+
+        return to_latex(obj, labels)
+    except ImportError:  # pragma: no cover - symbolic is part of every build
+        return latex_of(obj)
+
+
+# --------------------------------------------------------------------------------------------------
+# Steppers, work-precision, NFE
+
+def _test_problem():
+    """The pendulum θ'' = -sin θ as a first-order system, from θ = 1, θ' = 0 on [0, 2]."""
+    import numpy as np
+
+    def f(t, y):
+        return np.array([y[1], -np.sin(y[0])])
+
+    return f, np.array([1.0, 0.0]), (0.0, 2.0)
+
+
+def section_steppers(ctx: Context, sec: Section) -> None:
+    """Method table and measured convergence order of the fixed-step methods (real solver)."""
+    import numpy as np
+    from scipy.integrate import solve_ivp
+
+    from .. import solvers
+
+    f, y0, (t0, t1) = _test_problem()
+    # Reference: scipy's DOP853 at tight tolerance, an implementation independent of dynkit's.
+    ref = solve_ivp(f, (t0, t1), y0, method="DOP853", rtol=1e-13, atol=1e-13).y[:, -1]
+    steps = (0.2, 0.1, 0.05) if ctx.quick else (0.2, 0.1, 0.05, 0.025)
+    rows, curves = [], {}
+    for name, info in solvers.METHODS.items():
+        if info.adaptive:
+            rows.append([name, info.order, info.stages, info.new_evaluations_per_step, "adaptive", "", info.description])
+            continue
+        errs, nfes = [], []
+        for h in steps:
+            sol = solvers.solve(f, y0, [t0, t1], method=name, step_size=h)
+            errs.append(float(np.max(np.abs(sol.ys[-1] - ref))))
+            nfes.append(sol.stats.nfe)
+        observed = math.log2(errs[-2] / errs[-1])
+        curves[name] = {"step_sizes": list(steps), "errors": errs, "nfe": nfes, "observed_order": observed}
+        rows.append([name, info.order, info.stages, info.new_evaluations_per_step, "fixed", observed, info.description])
+    sec.blocks.append(Paragraph(
+        "The steppers of dk.solvers.METHODS. For each fixed-step method the observed order is log2 of the ratio "
+        f"of the errors at the two smallest step sizes (h = {steps[-2]}, {steps[-1]}) on the pendulum "
+        "θ'' = -sin θ, θ(0) = 1, θ'(0) = 0, t in [0, 2]; the reference is scipy's DOP853 at rtol = atol = 1e-13."))
+    sec.blocks.append(Table(["method", "order", "stages", "new f evals / step", "kind", "observed order",
+                             "description"], rows))
+
+    def draw(path: Path) -> None:
+        fig, axes = _new_figure(11, 4.8)
+        ax = axes[0][0]
+        for (name, c), style in zip(curves.items(), _styles()):
+            ax.loglog(c["nfe"], c["errors"], label=f"{name} (order {solvers.METHODS[name].order})", **style)
+        ax.set(xlabel="function evaluations (NFE)", ylabel="max error at t = 2",
+               title="Fixed-step methods on the pendulum: error vs NFE (slope = -order)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(ncol=2)
+        _save(fig, path)
+
+    sec.figures.append(figure("steppers_order.png", "Error vs NFE of the fixed-step methods (slope = -order).",
+                              draw, ctx.out_dir))
+    # Accept half an order of slack: the asymptotic regime is reached only approximately at these h.
+    bad = [n for n, c in curves.items() if c["observed_order"] < solvers.METHODS[n].order - 0.5]
+    sec.data = {"problem": "pendulum, theta(0)=1, theta'(0)=0, t in [0, 2]", "fixed_step": curves,
+                "headline": f"observed order within 0.5 of nominal for {len(curves) - len(bad)}/{len(curves)} "
+                            "fixed-step methods"}
+    if bad:
+        sec.status, sec.note = "failed", f"observed order below the nominal one for: {', '.join(bad)}"
+
+
+def _plot_work_precision(rows: list[dict], path: Path) -> None:
+    """Error vs NFE (top) and vs wall-clock seconds (bottom), one column per problem; one style per solver."""
+    import numpy as np
+    from matplotlib.ticker import NullFormatter
+
+    problems = list(dict.fromkeys(r["problem"] for r in rows))
+    solvers_ = list(dict.fromkeys(r["solver"] for r in rows))
+    timed = all("seconds" in r for r in rows)
+    fig, axes = _new_figure(3.9 * len(problems) + 0.8, 8.0 if timed else 4.2, 2 if timed else 1, len(problems))
+    styles = dict(zip(solvers_, _styles()))
+    for col, problem in enumerate(problems):
+        for solver in solvers_:
+            mine = [r for r in rows if r["problem"] == problem and r["solver"] == solver]
+            if not mine:
+                continue
+            err = np.maximum([float(r["error"]) for r in mine], 1e-17)  # an exact 0 would vanish on log axes
+            for ax, key in zip(axes[:, col], ("nfe", "seconds")):
+                ax.loglog([float(r[key]) for r in mine], err, label=solver, **styles[solver])
+        axes[0][col].set(title=problem, xlabel="function evaluations (NFE)", ylabel="error at final time")
+        if timed:
+            axes[1][col].set(xlabel="wall-clock seconds (one run)", ylabel="error at final time")
+        for ax in axes[:, col]:
+            ax.grid(True, which="both", alpha=0.3)
+            ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels of a short log axis overlap
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), frameon=False)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    from ..io import save_figure
+
+    save_figure(fig, path, dpi=110)
+
+
+def section_work_precision(ctx: Context, sec: Section) -> None:
+    work_precision = require("diagnostics.work_precision")
+    tolerances = (1e-4, 1e-7) if ctx.quick else (1e-4, 1e-6, 1e-8, 1e-10)
+    table = work_precision(tolerances=tolerances, include_scipy=True)
+    sec.blocks.append(Paragraph(
+        "Error against a reference solution vs the number of function evaluations and vs wall-clock time, for "
+        f"dynkit's adaptive steppers and scipy.integrate.solve_ivp at tolerances "
+        f"{', '.join(f'{t:g}' for t in tolerances)}. Times are single runs: indicative, not a benchmark "
+        "(`make bench` measures ratios)."))
+    tols = sorted({r["tol"] for r in table.rows}, reverse=True)
+    cells: dict = {}
+    for r in table.rows:
+        cells.setdefault((r["problem"], r["solver"]), {})[r["tol"]] = f"{fmt(float(r['error']))} ({r['nfe']})"
+    sec.blocks.append(Table(["problem", "solver", *[f"tol {t:g}" for t in tols]],
+                            [[p, s, *[c.get(t, "") for t in tols]] for (p, s), c in cells.items()],
+                            caption="Each cell: error (NFE)."))
+    timed = all("seconds" in r for r in table.rows)
+    caption = "Work-precision: error vs NFE" + (" (top) and vs wall-clock time (bottom)" if timed else "") + \
+              ", dynkit steppers and scipy."
+    sec.figures.append(figure("work_precision.png", caption, lambda p: _plot_work_precision(table.rows, p),
+                              ctx.out_dir))
+    sec.data = {"tolerances": list(tolerances), "table": table.to_dict(),
+                "headline": f"{len({r['solver'] for r in table.rows})} solvers on "
+                            f"{len({r['problem'] for r in table.rows})} problems"}
+
+
+def _plot_nfe(results: dict, path: Path) -> None:
+    fig, axes = _new_figure(11, 4.6, 1, 2)
+    for (model, per_tol), style in zip(results.items(), _styles()):
+        tols = sorted(per_tol, key=float, reverse=True)
+        for ax, key in zip(axes[0], ("forward_nfe", "backward_nfe")):
+            ax.errorbar([float(t) for t in tols], [per_tol[t][key]["mean"] for t in tols],
+                        yerr=[per_tol[t][key]["std"] for t in tols], capsize=3, label=model.upper(), **style)
+    for ax, title in zip(axes[0], ("forward NFE", "backward NFE")):
+        ax.set_xscale("log")
+        ax.invert_xaxis()
+        ax.set(xlabel="tolerance (rtol = atol)", ylabel="NFE per batch", title=title)
+        ax.grid(alpha=0.3)
+        ax.legend()
+    _save(fig, path)
+
+
+def section_nfe(ctx: Context, sec: Section) -> None:
+    # Training and measuring models is an experiment (DESIGN.md): it lives in dk.experiments in builds that have it.
+    nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
+    tolerances = (1e-2, 1e-3) if ctx.quick else (1e-3, 1e-4, 1e-5, 1e-6)
+    n_batches = 1 if ctx.quick else 2
+    results = nfe_vs_tolerance(models=("node", "hbnode"), task="digits", tolerances=tolerances,
+                               n_batches=n_batches, seed=ctx.seed, out=ctx.out_dir / "nfe_vs_tolerance",
+                               quiet=ctx.quiet)
+    results = {k: v for k, v in results.items()
+               if isinstance(v, dict) and all(isinstance(e, dict) and "forward_nfe" in e for e in v.values())}
+    sec.blocks.append(Paragraph(
+        "Forward and backward NFE (mean ± std over batches) of NODE and HBNODE on the digits task, per "
+        f"solver tolerance ({n_batches} batch(es) per point, seed {ctx.seed})."))
+    rows = []
+    for model, per_tol in results.items():
+        for tol, r in per_tol.items():
+            fw, bw = r["forward_nfe"], r["backward_nfe"]
+            rows.append([model, tol, f"{fw['mean']:.1f} ± {fw['std']:.1f}", f"{bw['mean']:.1f} ± {bw['std']:.1f}"])
+    sec.blocks.append(Table(["model", "tolerance", "forward NFE", "backward NFE"], rows))
+    sec.figures.append(figure("nfe_vs_tolerance.png", "NFE vs tolerance, NODE vs HBNODE (forward and backward pass).",
+                              lambda p: _plot_nfe(results, p), ctx.out_dir))
+    sec.data = {"tolerances": list(tolerances), "n_batches": n_batches, "results": results,
+                "headline": f"{', '.join(m.upper() for m in results)} at {len(tolerances)} tolerances"}
+
+
+SECTIONS: list[tuple[str, str, Callable[[Context, Section], None]]] = [
+    ("propositions", "Claims of the papers (theory)", section_propositions),
+    ("ledger", "Empirical ledger (experiments)", section_ledger),
+    ("derivations", "Worked derivations", section_derivations),
+    ("steppers", "Steppers and their convergence order", section_steppers),
+    ("work_precision", "Work-precision: dynkit steppers vs scipy", section_work_precision),
+    ("nfe_vs_tolerance", "NFE vs tolerance: HBNODE vs NODE", section_nfe),
+]
+"""(key, title, function) of every report section, in order; run metadata comes last."""

@@ -1,0 +1,140 @@
+"""CSAODE's claims about the accelerated Runge-Kutta (ARK) solver, measured with :func:`dynkit.solve`'s
+statistics: Claim 1 (local truncation error ``O(r**5)``, the order of RK4), "fewer evaluations" (per step
+and per unit time at a fixed step) and "similar accuracy ... while the training speed is higher" read as
+fewer evaluations at equal accuracy.
+
+Problems: ``y' = W y + tanh(y + b)`` (any d; ``W = None`` gives the linear test equation ``y' = -y``), integrated
+over [0, 1] with fixed steps ``1/N``; the reference is dopri5 at rtol 1e-13.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..solvers import solve
+from ..solvers.ark import ARK3, ARK4, SSPRK3
+from ..solvers.tableaus import RungeKuttaTableau
+from ._core import CheckResult, as_real_array, as_square, combine, verdict
+
+__all__ = ["ARK_PEERS", "check_ark_order", "check_ark_evaluations", "check_ark_equal_accuracy"]
+
+# an ARK method of order p and the classical RK method of the same order it is compared with
+ARK_PEERS = {3: (ARK3, SSPRK3), 4: (ARK4, "rk4")}
+STEPS = (16, 32, 64)
+ORDER_STEPS = (8, 16, 32, 64, 128)  # the order is read from the two finest steps whose error is above rounding
+# errors below this are the reference's (dopri5 at rtol 1e-13) or rounding: they carry no order information
+ERROR_FLOOR = 1e-12
+
+
+def _problem(W, b, y0, context):
+    y0 = as_real_array("y0", y0, context=context)
+    if W is None:
+        return (lambda t, y: -y), y0
+    W = as_square("W", W, context=context)
+    b = as_real_array("b", b, context=context)
+    if b.shape[-1:] != W.shape[-1:] or y0.shape[-1:] != W.shape[-1:]:
+        raise ValueError(f"b and y0 must have shape (..., {W.shape[-1]}) to match W ({context}); got "
+                         f"{b.shape}, {y0.shape}")
+    return (lambda t, y: np.einsum("...ij,...j->...i", W, y) + np.tanh(y + b)), y0
+
+
+def _runs(f, y0, method, steps=STEPS):
+    """Errors over t in [0, 1] (max over the times k/8 and the components, per instance: a global error that
+    happens to cross zero at t = 1 must not fake an order) and NFE for each number of steps."""
+    times = np.linspace(0.0, 1.0, 9)  # on every step grid 1/N, N a multiple of 8
+    ref = np.asarray(solve(f, y0, times, method="dopri5", rtol=1e-13, atol=1e-15).ys)
+    errors, nfe, n_steps = [], [], []
+    for N in steps:
+        sol = solve(f, y0, times, method=method, step_size=1.0 / N)
+        errors.append(np.abs(np.asarray(sol.ys) - ref)[1:].max(axis=(0, -1)))
+        nfe.append(sol.stats.nfe)
+        n_steps.append(sol.stats.n_steps)
+    return np.array(errors), np.array(nfe, dtype=float), np.array(n_steps, dtype=float)
+
+
+def _method(name: str, method, context: str):
+    from ..solvers import METHODS, TwoStepRK
+    if isinstance(method, str) and method in METHODS or isinstance(method, (RungeKuttaTableau, TwoStepRK)):
+        return method
+    raise ValueError(f"{name} must be a fixed-step method name from dk.solvers.METHODS {sorted(METHODS)} or a "
+                     f"tableau / TwoStepRK ({context}); got {method!r}"[:200])
+
+
+def _order(order: int):
+    if isinstance(order, bool) or order not in ARK_PEERS:
+        raise ValueError(f"order must be one of {sorted(ARK_PEERS)} (ARK3, ARK4); got {order!r}")
+    return ARK_PEERS[order]
+
+
+def check_ark_order(W, b, y0, *, order: int = 4, method=None) -> CheckResult:
+    """CSAODE Claim 1: the ARK solver's local truncation error is ``O(r**(p+1))`` like RK's (p = 4; ARK3: p = 3),
+    so its global error (max over t = k/8) falls like ``r**p``. Residual: ``|measured log-log slope - p|`` between
+    the two finest of ``r = 1/8 ... 1/128`` whose errors are above rounding (tolerance 0.35).
+    ``method`` replaces the ARK method (a perturbed coefficient plants a violation)."""
+    context = "CSAODE Claim 1"
+    ark, _ = _order(order)
+    f, y0 = _problem(W, b, y0, context)
+    errors, _, _ = _runs(f, y0, ark if method is None else _method("method", method, context), ORDER_STEPS)
+    x = np.log(np.array(ORDER_STEPS, dtype=float))
+    flat = errors.reshape(len(ORDER_STEPS), -1)
+    slope = np.full(flat.shape[1], np.nan)  # NaN (a failure) where fewer than two errors are above rounding
+    for i in range(flat.shape[1]):
+        kept = np.flatnonzero(flat[:, i] > ERROR_FLOOR)[-2:]  # the two finest steps above rounding
+        if kept.size == 2:
+            slope[i] = -np.diff(np.log(flat[kept, i]))[0] / np.diff(x[kept])[0]
+    slope = slope.reshape(errors.shape[1:])
+    return verdict("ark_order", np.abs(slope - order), 0.35, dict(y0=y0),
+                   f"|global-error slope - {order}|", sides={"measured order": slope, "claimed order": np.full(slope.shape, order)})
+
+
+def check_ark_evaluations(W, b, y0, *, order: int = 4, peer=None) -> CheckResult:
+    """CSAODE (ARKNet "reduces computing costs"; Udwadia & Farahani): an ARK method of order p needs fewer
+    function evaluations than the RK method of order p, per step (new evaluations per step, measured from
+    dk.solve's ``stats.nfe`` between two step counts) and per unit time at the same fixed step (NFE over
+    [0, 1], the ARK starter step included). Residual: ``max(ratio) - 1 + 1e-9`` clipped at 0 (holds when every
+    ARK/RK ratio is < 1). ``peer`` replaces the RK method (a cheaper one, e.g. ``"heun"``, plants a violation)."""
+    context = "CSAODE ARK evaluations"
+    ark, rk = _order(order)
+    rk = rk if peer is None else _method("peer", peer, context)
+    f, y0 = _problem(W, b, y0, context)
+    _, nfe_a, st_a = _runs(f, y0, ark)
+    _, nfe_r, st_r = _runs(f, y0, rk)
+    per_step = ((nfe_a[-1] - nfe_a[0]) / (st_a[-1] - st_a[0])) / ((nfe_r[-1] - nfe_r[0]) / (st_r[-1] - st_r[0]))
+    per_time = np.max(nfe_a / nfe_r)
+    worst = max(per_step, per_time)
+    batch = y0.shape[:-1]
+    return combine("ark_evaluations", [
+        verdict("ark_evaluations.per_step", np.full(batch, max(per_step - 1 + 1e-9, 0)), 0.0, dict(y0=y0),
+                "new evaluations per step, ARK / RK, must be < 1",
+                sides={"ARK per step": np.full(batch, (nfe_a[-1] - nfe_a[0]) / (st_a[-1] - st_a[0])),
+                       "RK per step": np.full(batch, (nfe_r[-1] - nfe_r[0]) / (st_r[-1] - st_r[0]))}),
+        verdict("ark_evaluations.per_time", np.full(batch, max(per_time - 1 + 1e-9, 0)), 0.0, dict(y0=y0),
+                f"NFE over [0, 1] at steps 1/{STEPS}, ARK / RK, must be < 1",
+                sides={"ARK NFE": np.full(batch, nfe_a[-1]), "RK NFE": np.full(batch, nfe_r[-1])}),
+    ])
+
+
+def check_ark_equal_accuracy(W, b, y0, *, order: int = 4) -> CheckResult:
+    """CSAODE after Claim 1: "the same truncation error means ARKNet and RKNet have similar accuracy, while the
+    training speed of ARKNet is higher", read as: to reach the same error at t = 1 the ARK method needs fewer
+    evaluations than RK of the same order. From the fixed-step runs, ``error ~ C N**-p`` for each method, so at
+    equal error the NFE ratio is ``(e_A / e_R)**(1/p) (nfe_A / nfe_R)`` at the same N (finest step). Residual:
+    that ratio minus 1, clipped at 0. False for the linear test equation ``y' = -y`` (ARK4: 1.14, ARK3: 1.06):
+    ARK's larger error constant outweighs its saved evaluations."""
+    context = "CSAODE ARK cost at equal accuracy"
+    ark, rk = _order(order)
+    f, y0 = _problem(W, b, y0, context)
+    e_a, nfe_a, _ = _runs(f, y0, ark)
+    e_r, nfe_r, _ = _runs(f, y0, rk)
+    ratio = (e_a[-1] / np.maximum(e_r[-1], 1e-300)) ** (1 / order) * nfe_a[-1] / nfe_r[-1]
+    return verdict("ark_equal_accuracy", np.maximum(ratio - 1, 0), 0.0, dict(y0=y0),
+                   "NFE ratio ARK / RK at equal error, beyond 1",
+                   sides={"ARK NFE at equal error / RK NFE": ratio, "claimed below": np.ones_like(ratio)})
+
+
+def perturbed(method, delta: float = 1e-2):
+    """A copy of a two-step method with ``c1`` and ``c_{-1}`` moved by ``delta`` (consistent, but of order 1: a
+    planted violation of its order)."""
+    import dataclasses
+    from fractions import Fraction
+    d = Fraction(delta).limit_denominator(10 ** 6)
+    return dataclasses.replace(method, name=method.name + "_perturbed", c1=method.c1 + d, c_m1=method.c_m1 + d)

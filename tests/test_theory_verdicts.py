@@ -1,0 +1,122 @@
+"""dk.theory verdicts: every registered claim's check can flip (a planted violation for a true statement, an
+instance inside the corrected hypotheses for a false one); lambda_eps against an independent 40-digit
+computation; the counterexamples the table reports; the ARK derivation's member comparison can fail."""
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+
+import dynkit as dk
+from dynkit.theory import ClaimTable, _core
+
+TRUE = ("holds", "holds with correction")
+
+
+@pytest.mark.parametrize("cid", list(dk.theory.CLAIMS))
+def test_every_claim_check_can_flip(cid):
+    """The flip of a true claim plants a violation (a perturbed formula or an instance outside the hypotheses)
+    that its check must flag; the flip of a false one is an instance where the statement holds, so the check
+    is not a constant 'false' either."""
+    claim = dk.theory.CLAIMS[cid]
+    with _core.single_threaded_blas():
+        result = claim.flip(np.random.default_rng(7))
+    assert isinstance(result, dk.theory.CheckResult)
+    assert result.holds == (claim.expected_verdict not in TRUE), result.message
+
+
+# ------------------------------------------------------------------------------------------ lambda_eps
+
+def _lambda_reference(eps: float) -> mpmath.mpf:
+    """Independent of dynkit: 40-digit mpmath, a scan of G_eps over (0, 6 pi] (wider than the trough the
+    implementation searches), then mpmath's bracketed root finder on G' around the best point."""
+    with mpmath.workdps(50):
+        c = 1 / (2 * mpmath.mpf(eps))
+        g = lambda a: mpmath.cos(a) + c * mpmath.sin(a) / a  # noqa: E731
+        dg = lambda a: -mpmath.sin(a) + c * (a * mpmath.cos(a) - mpmath.sin(a)) / a ** 2  # noqa: E731
+        grid = [6 * mpmath.pi * k / 360 for k in range(1, 361)]
+        i = min(range(len(grid)), key=lambda j: g(grid[j]))
+        root = mpmath.findroot(dg, (grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]), solver="anderson")
+        return mpmath.exp(-c) * g(root)
+
+
+EPS_GRID = sorted(set(np.round(np.logspace(-3, 8, 34), 12)) | {100.0000001, 100.5, 101.0, 120.0, 300.0, 1000.0})
+
+
+def test_lambda_eps_to_1e13_against_40_digits():
+    """Tolerance 1e-13 relative (the issue's requirement; float64 G_eps at its minimum is good to a few ulps)
+    over eps in [1e-3, 1e8], log-spaced, with values just above 100 where the old grid skipped the trough."""
+    got = dk.theory.lambda_eps(np.array(EPS_GRID))
+    for eps, value in zip(EPS_GRID, got):
+        ref = _lambda_reference(eps)
+        assert abs(value - float(ref)) <= 1e-13 * abs(float(ref)), (eps, value, ref)
+        assert dk.theory.lambda_eps(float(eps)) == value  # the scalar (cached) path agrees
+
+
+def test_lambda_eps_known_values():
+    # the issue's value at eps = 1000 (the old code returned -exp(-1/2000) = -0.9995001249791693)
+    assert dk.theory.lambda_eps(1000.0) == pytest.approx(-0.99950013763670374, rel=1e-15)
+    assert dk.theory.lambda_eps(2.0) == pytest.approx(-0.7811471399756956, rel=1e-13)  # Fig. 4's caption fails
+
+
+def test_lambda_eps_check_flags_a_wrong_value(monkeypatch):
+    """The reference of check_lambda_eps is no longer seeded from dynkit's argmin: a 1e-12 error is caught."""
+    from dynkit.theory import representation
+    original = representation._lambda_eps_with_argmin
+    monkeypatch.setattr(representation, "_lambda_eps_with_argmin",
+                        lambda e, *a: (lambda v: (v[0] * (1 + 1e-12), v[1]))(original(e, *a)))
+    assert not dk.theory.check_lambda_eps(np.array([0.5, 150.0])).holds
+
+
+# ------------------------------------------------------------------------------------- counterexamples
+
+@pytest.fixture(scope="module")
+def false_rows():
+    ids = [c for c, claim in dk.theory.CLAIMS.items() if claim.expected_verdict == "false as stated"]
+    return {row.claim: row for row in dk.theory.run_all(3, seed=1, claims=ids).rows}
+
+
+def test_false_rows_carry_the_paper_text_and_a_counterexample(false_rows):
+    assert len(false_rows) >= 8
+    for row in false_rows.values():
+        assert row.verdict == "false as stated" and row.statement
+        ce = row.counterexample
+        assert ce["instance"] and len(ce["sides"]) == 2 and float(ce["gap"]) > float(ce["tolerance"])
+
+
+def test_specific_counterexamples(false_rows):
+    caption = false_rows["lambda_eps_caption"].counterexample
+    assert caption["instance"]["eps"] == 2.0  # the smallest eps of the caption's range
+    assert caption["sides"]["lambda_eps"] == pytest.approx(-0.78115, abs=1e-5)
+    slope = false_rows["inverse_slope"].counterexample
+    assert slope["instance"]["y"] == 0.0 and slope["sides"]["(sigma^-1)'(y)"] == 1.0  # tanh at 0
+    thm3 = false_rows["linear_flow_thm3"].counterexample["sides"]
+    assert thm3["max |x(1) - a x0| / |a x0|"] < 1e-7 and thm3["variation of f(x)/x"] > 1e-3
+
+
+def test_smallest_counterexample_is_reported():
+    """Among failing size groups the row reports the smallest instance (here d = 1 before d = 3)."""
+    from dynkit.theory.claims import _stack
+    small = _core.verdict("x", np.array([2.0]), 1.0, dict(A=np.ones((1, 1, 1))), "w")
+    large = _core.verdict("x", np.array([9.0]), 1.0, dict(A=np.ones((1, 3, 3))), "w")
+    stacked = _stack("x", [large, small])
+    assert stacked.details["smallest_failing"] is small and stacked.residual == 9.0
+
+
+def test_a_check_that_errors_is_undecided_and_a_regression():
+    claim = dk.theory.Claim("boom", "P", "(1)", "text", "h", lambda n, rng: 1 / 0, "s", "holds", None,
+                            lambda rng: None)
+    row = claim.run(2, 0)
+    assert row.verdict == "undecided" and "ZeroDivisionError" in row.error and row.regression
+    assert ClaimTable([row], 2, 0).regressions == [row]
+
+
+# --------------------------------------------------------------------------------------- symbolic ARK
+
+def test_ark_member_comparison_can_fail(monkeypatch):
+    """The derivation compares the family's member with the member solved directly from the tree conditions;
+    a wrong direct member (or a wrong family) must make it fail (it compared the member with itself before)."""
+    from dynkit.symbolic import ark
+    original = ark._member_direct
+    monkeypatch.setattr(ark, "_member_direct", lambda s, v: {**original(s, v), "c1": original(s, v)["c1"] + 1})
+    assert not ark._ark_derivation(2).check_passed
