@@ -103,7 +103,7 @@ def test_adjoint_norm_at_the_last_observation_is_the_readout_gradient():
 def test_adjoint_norms_needs_a_backward_pass():
     model = ODERNN("node", 1, 1, 2, method="rk4", step_size=1.0)
     _, states, _ = model(torch.randn(1, 3, 1), torch.ones(1, 3), keep_states=True)
-    with pytest.raises(ValueError, match="state 0 has no gradient"):
+    with pytest.raises(ValueError, match=r"states\[0\] has no gradient"):
         adjoint_norms(states)
 
 

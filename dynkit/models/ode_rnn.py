@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .. import _checks as check
 from .neural_ode import (FirstOrder, GeneralizedHeavyBall, HeavyBall, MLPField, SecondOrder, damping,
                          skip_coefficient)
 from .ode_block import ODEBlock
@@ -33,7 +34,7 @@ LABELS = {"node": "ODE-RNN", "anode": "ANODE-RNN", "sonode": "SONODE-RNN", "hbno
           "ghbnode": "GHBNODE-RNN"}
 
 
-class LinearField(nn.Module):
+class _LinearField(nn.Module):
     """A single dense layer ``f(t, h) = W h + b`` (the review's "simple dense network" for Walker2D)."""
 
     def __init__(self, in_dim: int, out_dim: int):
@@ -44,7 +45,7 @@ class LinearField(nn.Module):
         return self.layer(h)
 
 
-class TimeScaled(nn.Module):
+class _TimeScaled(nn.Module):
     """``dz/ds = gap * g(s, z)``: one unit of ``s`` spans each sequence's own gap (``gap`` of shape (B, 1))."""
 
     def __init__(self, dynamics: nn.Module):
@@ -58,7 +59,7 @@ class TimeScaled(nn.Module):
 
 def _field(in_dim: int, out_dim: int, width: int | None, activation) -> nn.Module:
     if width is None:
-        return LinearField(in_dim, out_dim)
+        return _LinearField(in_dim, out_dim)
     return MLPField(in_dim, width, out_dim, activation=activation)
 
 
@@ -70,9 +71,13 @@ def _cell(in_dim: int, out_dim: int, width: int | None) -> nn.Module:
                          nn.Linear(width, out_dim), nn.Tanh())
 
 
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+def _width(value, name: str) -> int | None:
+    return None if value is None else check.integer(value, name, 1)
+
+
+def _callable(value, name: str):
+    if not callable(value):
+        raise TypeError(f"{name} must be a callable (tensor -> tensor), got {type(value).__name__} {value!r:.60}")
     return value
 
 
@@ -107,11 +112,12 @@ class ODERNN(nn.Module):
                  activation: Callable[[torch.Tensor], torch.Tensor] = F.elu,
                  sigma: Callable[[torch.Tensor], torch.Tensor] = torch.tanh, **block_options):
         super().__init__()
-        if model not in HYBRIDS:
-            raise ValueError(f"model must be one of {HYBRIDS}, got {model!r}")
+        check.one_of(model, "model", HYBRIDS)
         for name, value in (("n_inputs", n_inputs), ("n_outputs", n_outputs), ("hidden", hidden)):
-            _check_int(name, value, 1)
-        _check_int("augment", augment, 0)
+            check.integer(value, name, 1)
+        check.integer(augment, "augment", 0)
+        field_width, cell_width = _width(field_width, "field_width"), _width(cell_width, "cell_width")
+        activation, sigma = _callable(activation, "activation"), _callable(sigma, "sigma")
         self.model, self.n_inputs, self.hidden, self.augment = model, n_inputs, hidden, augment
         self.position = hidden + augment
         P = self.position
@@ -125,7 +131,7 @@ class ODERNN(nn.Module):
             dynamics = GeneralizedHeavyBall(_field(P, P, field_width, activation), damping(), skip_coefficient(),
                                             sigma)
         self.n_states = 1 if model in ("node", "anode") else 2
-        self.scaled = TimeScaled(dynamics)
+        self.scaled = _TimeScaled(dynamics)
         self.block = ODEBlock(self.scaled, 0.0, 1.0, **block_options)
         self.cell = _cell(P + n_inputs, hidden, cell_width)
         self.readout = nn.Linear(P, n_outputs)
@@ -152,12 +158,14 @@ class ODERNN(nn.Module):
         return self.readout(z[:, :self.position])
 
     def _check(self, x: torch.Tensor, gaps: torch.Tensor) -> None:
+        check.tensor(x, "x", ndim=3, floating=True, finite=True, shape_hint=f"(batch, length, {self.n_inputs})")
+        check.tensor(gaps, "gaps", ndim=2, floating=True, finite=True, shape_hint="(batch, length)")
         if x.dim() != 3 or x.shape[2] != self.n_inputs:
             raise ValueError(f"x must have shape (batch, length, {self.n_inputs}), got {tuple(x.shape)}")
         if tuple(gaps.shape) != tuple(x.shape[:2]):
             raise ValueError(f"gaps must have shape {tuple(x.shape[:2])} (batch, length), got {tuple(gaps.shape)}")
         if bool((gaps < 0).any()):
-            raise ValueError("gaps must be >= 0 (time must not run backwards)")
+            raise ValueError(f"gaps must be >= 0 (time must not run backwards), got minimum {float(gaps.min())!r}")
 
     def forward(self, x: torch.Tensor, gaps: torch.Tensor, keep_states: bool = False):
         """Read the sequence ``x`` (B, L, n_inputs) observed after ``gaps`` (B, L; ``gaps[:, 0]`` is ignored).
@@ -173,6 +181,7 @@ class ODERNN(nn.Module):
             The final state (for :meth:`forecast`).
         """
         self._check(x, gaps)
+        check.boolean(keep_states, "keep_states")
         z = self.initial_state(x.shape[0], x)
         outputs, states = [], []
         for k in range(x.shape[1]):
@@ -187,6 +196,14 @@ class ODERNN(nn.Module):
 
     def forecast(self, z: torch.Tensor, gaps: torch.Tensor) -> torch.Tensor:
         """Predictions at the next ``F`` times after the state ``z``, ``gaps`` (B, F): the ODE only, no updates."""
+        width = self.n_states * self.position
+        check.tensor(z, "z", ndim=2, floating=True, finite=True, shape_hint=f"(batch, {width})")
+        check.tensor(gaps, "gaps", ndim=2, floating=True, finite=True, shape_hint="(batch, forecast)")
+        if z.shape[1] != width or gaps.shape[0] != z.shape[0]:
+            raise ValueError(f"z must have shape (batch, {width}) and gaps (batch, forecast), got z "
+                             f"{tuple(z.shape)} and gaps {tuple(gaps.shape)}")
+        if bool((gaps < 0).any()):
+            raise ValueError(f"gaps must be >= 0 (time must not run backwards), got minimum {float(gaps.min())!r}")
         outputs = []
         for k in range(gaps.shape[1]):
             z = self.evolve(z, gaps[:, k])
@@ -196,9 +213,14 @@ class ODERNN(nn.Module):
 
 def adjoint_norms(states: list[torch.Tensor]) -> list[float]:
     """``||dL/dz_k||_2`` per observation after ``loss.backward()`` (``z = h`` or ``[h, m]``), Fig. 8 of the review."""
+    if not isinstance(states, (list, tuple)) or not states:
+        raise TypeError(f"states must be a non-empty list of tensors (forward(keep_states=True)), "
+                        f"got {type(states).__name__} {states!r:.60}")
     norms = []
     for k, state in enumerate(states):
+        check.tensor(state, f"states[{k}]")
         if state.grad is None:
-            raise ValueError(f"state {k} has no gradient: run forward(keep_states=True), then backward")
+            raise ValueError(f"states[{k}] has no gradient (run forward(keep_states=True), then backward), "
+                             f"got grad None")
         norms.append(float(state.grad.norm()))
     return norms

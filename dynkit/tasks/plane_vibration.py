@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _checks as check
 from .silverbox import Multisine
-from .time_series import TimeSeriesTask, concat, cut_windows, drop_samples, split_series, standardise
+from .time_series import TimeSeriesTask, _concat, _cut_windows, _drop_samples, _split_series, _standardise
 
 CHANNELS = ("voltage", "force", "accel_root", "accel_mid", "accel_tip")
 MASSES = np.array([4.0, 1.0, 0.8, 0.5])           # fuselage, wing root, mid-wing, tip
@@ -33,7 +34,7 @@ def _chain_forces(x: np.ndarray, v: np.ndarray) -> np.ndarray:
     return -link + np.concatenate([link[1:], [0.0]])
 
 
-def simulate(n_points: int = 4000, dt: float = 0.1, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def _simulate(n_points: int = 4000, dt: float = 0.1, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Times (n,) and the 5 channels (n, 5), from rest, shaker on the mid-wing mass."""
     from ..solvers import solve
 
@@ -63,14 +64,19 @@ def plane_vibration(n_points: int = 4000, *, length: int = 64, forecast: int = 8
 
     All 5 channels are inputs and outputs (one-step-ahead targets and the 8-stamp forecast).
     """
+    check.integer(n_points, "n_points", 2)
+    check.integer(length, "length", 2)
+    check.integer(forecast, "forecast", 1)
+    check.real(drop, "drop", low=0.0, high=1.0, high_open=True)
+    check.integer(seed, "seed", 0)
     rng = np.random.default_rng(seed)
-    _, values = simulate(n_points, seed=seed)
+    _, values = _simulate(n_points, seed=seed)
     # time in stamps (as the review's data, stamps 0..73627): a gap is 1 or more
-    t, values = drop_samples(np.arange(n_points, dtype=np.float64), values, drop, rng)
-    parts = split_series(t, values)
+    t, values = _drop_samples(np.arange(n_points, dtype=np.float64), values, drop, rng)
+    parts = _split_series(t, values)
     reference = parts[0][1]
     channels = range(len(CHANNELS))
-    train, val, test = (concat([cut_windows(tp, standardise(vp, reference), channels, channels, length, forecast)])
+    train, val, test = (_concat([_cut_windows(tp, _standardise(vp, reference), channels, channels, length, forecast)])
                         for tp, vp in parts)
     note = ("a simulated 4-mass vibrating structure with a shaker (5 channels: voltage, force, 3 accelerations) "
             "stands in for the measured aircraft vibration data of the review")

@@ -16,6 +16,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from .. import _checks as check
+
 
 @dataclass
 class Windows:
@@ -27,6 +29,14 @@ class Windows:
     targets: torch.Tensor
     future: torch.Tensor
     future_gaps: torch.Tensor
+
+    def __post_init__(self):
+        for name, ndim in (("x", 3), ("gaps", 2), ("targets", 3), ("future", 3), ("future_gaps", 2)):
+            check.tensor(getattr(self, name), name, ndim=ndim, floating=True)
+        sizes = {name: getattr(self, name).shape[0] for name in ("x", "gaps", "targets", "future", "future_gaps")}
+        if len(set(sizes.values())) != 1:
+            raise ValueError(f"x, gaps, targets, future and future_gaps must hold the same number of windows, "
+                             f"got {sizes}")
 
     def __len__(self) -> int:
         return self.x.shape[0]
@@ -48,24 +58,40 @@ class TimeSeriesTask:
     note: str
     config: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"name must be a non-empty str, got {type(self.name).__name__} {self.name!r:.60}")
+        for split in ("train", "val", "test"):
+            value = getattr(self, split)
+            if not isinstance(value, Windows):
+                raise TypeError(f"{split} must be Windows, got {type(value).__name__}")
+        for label in ("inputs", "outputs"):
+            value = getattr(self, label)
+            if not isinstance(value, tuple) or not value:
+                raise TypeError(f"{label} must be a non-empty tuple of channel names, got {value!r:.60}")
+        if not isinstance(self.note, str):
+            raise TypeError(f"note must be a str, got {type(self.note).__name__}")
+        if not isinstance(self.config, dict):
+            raise TypeError(f"config must be a dict, got {type(self.config).__name__}")
 
-def drop_samples(t: np.ndarray, values: np.ndarray, fraction: float, rng: np.random.Generator):
+
+def _drop_samples(t: np.ndarray, values: np.ndarray, fraction: float, rng: np.random.Generator):
     """Remove ``fraction`` of the samples at random (kept in time order): an irregularly sampled series."""
-    if not 0.0 <= fraction < 1.0:
-        raise ValueError(f"drop fraction must lie in [0, 1), got {fraction!r}")
+    check.real(fraction, "drop", low=0.0, high=1.0, high_open=True)
     keep = np.sort(rng.permutation(len(t))[: len(t) - int(round(fraction * len(t)))])
     return t[keep], values[keep]
 
 
-def cut_windows(t: np.ndarray, values: np.ndarray, inputs: Sequence[int], outputs: Sequence[int], length: int,
+def _cut_windows(t: np.ndarray, values: np.ndarray, inputs: Sequence[int], outputs: Sequence[int], length: int,
                 forecast: int) -> Windows:
     """Non-overlapping windows of ``length + forecast`` stamps of one (irregular) series."""
-    if length < 2 or forecast < 1:
-        raise ValueError(f"need length >= 2 and forecast >= 1, got length={length!r}, forecast={forecast!r}")
+    check.integer(length, "length", 2)
+    check.integer(forecast, "forecast", 1)
     span = length + forecast
     n = len(t) // span
     if n < 1:
-        raise ValueError(f"series of {len(t)} samples is shorter than one window of {span} stamps")
+        raise ValueError(f"length + forecast must be at most the {len(t)} samples of each part of the series, "
+                         f"got {length} + {forecast}")
     idx = np.arange(n)[:, None] * span + np.arange(span)[None]
     tw, vw = t[idx], values[idx]
     gaps = np.diff(tw, axis=1, prepend=tw[:, :1])
@@ -75,19 +101,19 @@ def cut_windows(t: np.ndarray, values: np.ndarray, inputs: Sequence[int], output
                    as_t(vw[:, 1:length + 1][..., out]), as_t(vw[:, length:][..., out]), as_t(gaps[:, length:]))
 
 
-def concat(parts: Sequence[Windows]) -> Windows:
+def _concat(parts: Sequence[Windows]) -> Windows:
     return Windows(*(torch.cat([getattr(p, k) for p in parts]) for k in ("x", "gaps", "targets", "future",
                                                                           "future_gaps")))
 
 
-def split_series(t: np.ndarray, values: np.ndarray, fractions=(0.5, 0.25, 0.25)):
+def _split_series(t: np.ndarray, values: np.ndarray, fractions=(0.5, 0.25, 0.25)):
     """Chronological train/validation/test parts of one series."""
     edges = np.cumsum([0, *fractions])
     bounds = (edges * len(t)).astype(int)
     return [(t[a:b], values[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def standardise(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
+def _standardise(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """Zero mean, unit variance per channel, with the statistics of ``reference`` (the training part)."""
     mean, std = reference.mean(0), reference.std(0)
     return (values - mean) / np.where(std > 0, std, 1.0)
@@ -104,7 +130,7 @@ def _losses(model, batch: Windows, forecast_weight: float):
     return one_step, future, one_step + forecast_weight * future
 
 
-def test_mse(model, data: Windows, forecast_weight: float, batch_size: int = 256) -> dict:
+def _test_mse(model, data: Windows, forecast_weight: float, batch_size: int = 256) -> dict:
     """One-step-ahead and forecast MSE over ``data`` (sample-weighted means over batches)."""
     sums = np.zeros(2)
     for i in range(0, len(data), batch_size):
@@ -114,7 +140,7 @@ def test_mse(model, data: Windows, forecast_weight: float, batch_size: int = 256
     return {"one_step_mse": sums[0] / len(data), "forecast_mse": sums[1] / len(data)}
 
 
-def adjoint_profile(model, data: Windows, n: int = 16) -> list[float]:
+def _adjoint_profile(model, data: Windows, n: int = 16) -> list[float]:
     """Mean over ``n`` windows of ``||dL/dz_k||`` for a loss on the last one-step prediction only (Fig. 8)."""
     from ..models.ode_rnn import adjoint_norms
 
@@ -133,11 +159,26 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
     Each epoch records the training loss, the forward and backward NFE summed over the epoch's
     batches, the epoch's wall time, and the test (and with ``validate`` the validation) one-step and
     forecast MSE. At the end,
-    the adjoint norm through time on test windows (:func:`adjoint_profile`).
+    the adjoint norm through time on test windows (``_adjoint_profile``).
     """
     from ..diagnostics.nfe import BatchNFE
+    from ..models.ode_rnn import ODERNN
     from .training import fit
 
+    if not isinstance(model, ODERNN):
+        raise TypeError(f"model must be an ODERNN, got {type(model).__name__}")
+    if not isinstance(task, TimeSeriesTask):
+        raise TypeError(f"task must be a TimeSeriesTask (load_time_series), got {type(task).__name__}")
+    check.integer(epochs, "epochs", 1)
+    check.integer(batch_size, "batch_size", 1)
+    check.real(lr, "lr", low=0.0, low_open=True)
+    check.integer(seed, "seed", 0)
+    check.real(forecast_weight, "forecast_weight", low=0.0)
+    check.boolean(validate, "validate")
+    check.boolean(quiet, "quiet")
+    if task.train.x.shape[2] != model.n_inputs:
+        raise ValueError(f"model must read the task's {task.train.x.shape[2]} input channels, "
+                         f"got n_inputs={model.n_inputs}")
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     n_train = len(task.train)
     n_batches = -(-n_train // batch_size)
@@ -159,28 +200,32 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
         seconds = time.perf_counter() - clock["start"]
         record = {"epoch_seconds": seconds}
         for split in ("val", "test") if validate else ("test",):
-            record.update({f"{split}_{k}": v for k, v in test_mse(model, getattr(task, split), forecast_weight).items()})
+            record.update({f"{split}_{k}": v for k, v in _test_mse(model, getattr(task, split), forecast_weight).items()})
         return record
 
     history = fit(model, optimizer, batches, step, epochs, seed=seed, evaluate=evaluate, progress=not quiet,
                   backward=False, description=task.name)
-    return {"history": history.epochs, "adjoint_norm": adjoint_profile(model, task.test)}
+    return {"history": history.epochs, "adjoint_norm": _adjoint_profile(model, task.test)}
 
 
-def silverbox_windows(n_points: int = 4000, *, length: int = 64, drop: float = 0.1, seed: int = 0) -> TimeSeriesTask:
+def _silverbox_windows(n_points: int = 4000, *, length: int = 64, drop: float = 0.1, seed: int = 0) -> TimeSeriesTask:
     """The simulated Silverbox (:func:`~dynkit.tasks.silverbox.silverbox`) in the same protocol.
 
     Inputs ``[u, y]`` (voltages V1, V2), output the next ``y``; times in samples (0.15 time units each).
     """
     from .silverbox import silverbox
 
+    check.integer(n_points, "n_points", 2)
+    check.integer(length, "length", 2)
+    check.real(drop, "drop", low=0.0, high=1.0, high_open=True)
+    check.integer(seed, "seed", 0)
     t, u, y, _ = silverbox(t_end=0.15 * (n_points - 1), n_points=n_points, seed=seed)
     rng = np.random.default_rng(seed)
     # time in samples (one stamp = 0.15 time units): a gap is 1 or more
-    t, values = drop_samples(np.arange(n_points, dtype=np.float64), np.column_stack([u, y]), drop, rng)
-    parts = split_series(t, values)
+    t, values = _drop_samples(np.arange(n_points, dtype=np.float64), np.column_stack([u, y]), drop, rng)
+    parts = _split_series(t, values)
     reference = parts[0][1]
-    train, val, test = (cut_windows(tp, standardise(vp, reference), (0, 1), (1,), length, 1) for tp, vp in parts)
+    train, val, test = (_cut_windows(tp, _standardise(vp, reference), (0, 1), (1,), length, 1) for tp, vp in parts)
     note = "the simulated Duffing circuit of dk.tasks.silverbox stands in for the measured Silverbox benchmark"
     return TimeSeriesTask("silverbox", train, val, test, ("u", "y"), ("y",), note,
                           {"n_points": n_points, "length": length, "drop": drop, "seed": seed})
@@ -188,12 +233,11 @@ def silverbox_windows(n_points: int = 4000, *, length: int = 64, drop: float = 0
 
 def load_time_series(name: str, **options) -> TimeSeriesTask:
     """``"walker2d"``, ``"plane_vibration"`` or ``"silverbox"`` with its generator's ``options``."""
+    check.one_of(name, "name", ("walker2d", "plane_vibration", "silverbox"))
     if name == "walker2d":
         from .walker2d import walker2d
         return walker2d(**options)
     if name == "plane_vibration":
         from .plane_vibration import plane_vibration
         return plane_vibration(**options)
-    if name == "silverbox":
-        return silverbox_windows(**options)
-    raise ValueError(f"name must be one of ('walker2d', 'plane_vibration', 'silverbox'), got {name!r}")
+    return _silverbox_windows(**options)

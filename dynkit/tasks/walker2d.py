@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .time_series import TimeSeriesTask, concat, cut_windows, drop_samples, standardise
+from .. import _checks as check
+from .time_series import TimeSeriesTask, _concat, _cut_windows, _drop_samples, _standardise
 
 OBSERVATIONS = 17
 ACTIONS = 6
 POLICY_SEED = 20240601  # the policy is fixed: the same for every episode and every run
 
 
-def mujoco_available() -> bool:
+def _mujoco_available() -> bool:
     try:
         import gymnasium  # noqa: F401
         import mujoco  # noqa: F401
@@ -29,7 +30,7 @@ def mujoco_available() -> bool:
     return True
 
 
-def policy(observation: np.ndarray, t: float) -> np.ndarray:
+def _policy(observation: np.ndarray, t: float) -> np.ndarray:
     """Our fixed policy: a 1.25 Hz gait pattern with left/right legs in anti-phase plus small feedback."""
     rng = np.random.default_rng(POLICY_SEED)
     feedback = 0.05 * rng.standard_normal((ACTIONS, OBSERVATIONS))
@@ -37,9 +38,9 @@ def policy(observation: np.ndarray, t: float) -> np.ndarray:
     return np.clip(0.6 * np.sin(2 * np.pi * 1.25 * t + phases) + np.tanh(feedback @ observation), -1.0, 1.0)
 
 
-def simulate(n_steps: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def _simulate(n_steps: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """One episode of ``n_steps`` control steps (dt = 0.008 s): times (n,) and observations (n, 17)."""
-    if not mujoco_available():
+    if not _mujoco_available():
         raise ValueError("the Walker2D task needs gymnasium[mujoco]: pip install 'dynkit[timeseries]'")
     import gymnasium as gym
 
@@ -50,7 +51,7 @@ def simulate(n_steps: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         observations = []
         for k in range(n_steps):
             observations.append(obs)
-            obs, *_ = env.step(policy(obs, k * dt))
+            obs, *_ = env.step(_policy(obs, k * dt))
     finally:
         env.close()
     return np.arange(n_steps) * dt, np.asarray(observations, dtype=np.float64)
@@ -63,11 +64,17 @@ def walker2d(n_episodes: int = 8, steps: int = 1000, *, length: int = 64, drop: 
     Episodes are assigned to train/validation/test as 50/25/25% (whole episodes; at least one each);
     the target is the input shifted by one stamp (auto-regressive forecast, as in the review).
     """
-    if n_episodes < 3:
-        raise ValueError(f"n_episodes must be >= 3 (train, validation, test), got {n_episodes!r}")
+    check.integer(n_episodes, "n_episodes", 3)  # train, validation, test
+    check.integer(length, "length", 2)
+    check.integer(steps, "steps", length + 1)
+    check.real(drop, "drop", low=0.0, high=1.0, high_open=True)
+    check.integer(seed, "seed", 0)
+    if not _mujoco_available():
+        raise ValueError("the Walker2D task needs gymnasium[mujoco] (pip install 'dynkit[timeseries]'), "
+                         "got no gymnasium/mujoco")
     rng = np.random.default_rng(seed)
     # time in control steps (one stamp = 0.008 s), the unit of the review's data: a gap is 1 or more
-    episodes = [drop_samples(np.arange(steps, dtype=np.float64), simulate(steps, seed=seed * 1000 + e)[1], drop, rng)
+    episodes = [_drop_samples(np.arange(steps, dtype=np.float64), _simulate(steps, seed=seed * 1000 + e)[1], drop, rng)
                 for e in range(n_episodes)]
     n_val = n_test = max(1, n_episodes // 4)
     n_train = n_episodes - n_val - n_test
@@ -75,7 +82,7 @@ def walker2d(n_episodes: int = 8, steps: int = 1000, *, length: int = 64, drop: 
     channels = range(OBSERVATIONS)
 
     def part(chosen):
-        return concat([cut_windows(t, standardise(v, reference), channels, channels, length, 1) for t, v in chosen])
+        return _concat([_cut_windows(t, _standardise(v, reference), channels, channels, length, 1) for t, v in chosen])
 
     note = ("simulated Walker2d-v5 (MuJoCo via gymnasium) driven by dynkit's fixed policy stands in for the "
             "recorded Walker2D kinematics of the review")
