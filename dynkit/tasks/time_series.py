@@ -83,7 +83,7 @@ def _drop_samples(t: np.ndarray, values: np.ndarray, fraction: float, rng: np.ra
 
 
 def _cut_windows(t: np.ndarray, values: np.ndarray, inputs: Sequence[int], outputs: Sequence[int], length: int,
-                forecast: int) -> Windows:
+                 forecast: int) -> Windows:
     """Non-overlapping windows of ``length + forecast`` stamps of one (irregular) series."""
     check.integer(length, "length", 2)
     check.integer(forecast, "forecast", 1)
@@ -200,7 +200,8 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
         seconds = time.perf_counter() - clock["start"]
         record = {"epoch_seconds": seconds}
         for split in ("val", "test") if validate else ("test",):
-            record.update({f"{split}_{k}": v for k, v in _test_mse(model, getattr(task, split), forecast_weight).items()})
+            mse = _test_mse(model, getattr(task, split), forecast_weight)
+            record.update({f"{split}_{k}": v for k, v in mse.items()})
         return record
 
     history = fit(model, optimizer, batches, step, epochs, seed=seed, evaluate=evaluate, progress=not quiet,
