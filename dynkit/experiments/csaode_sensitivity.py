@@ -63,9 +63,6 @@ def main(argv=None) -> dict:
 
 
 def _figure(rows, path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(10, 3.8))

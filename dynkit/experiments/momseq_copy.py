@@ -70,8 +70,6 @@ def train_one(name: str, config: dict, seed: int, progress: bool) -> dict:
 
 
 def plot(results: dict, path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))

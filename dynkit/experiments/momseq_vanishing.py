@@ -150,8 +150,6 @@ def train_one(name: str, rnn_kwargs: dict, task: dict, config: dict, seed: int, 
 
 
 def plot(results: dict, path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     tasks = list(results)

@@ -1,12 +1,10 @@
-"""Matplotlib without a display, for the experiments' figures."""
+"""Matplotlib for the experiments' figures."""
 from __future__ import annotations
 
 
 def pyplot():
-    """``matplotlib.pyplot`` on the Agg backend (no display needed)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    """``matplotlib.pyplot`` on the caller's backend (none is chosen here: matplotlib falls back to Agg
+    without a display, and a Jupyter backend is kept)."""
     import matplotlib.pyplot as plt
 
     return plt
