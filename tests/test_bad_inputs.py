@@ -866,6 +866,111 @@ def _submodules(tmp: Path):
 
 
 # --------------------------------------------------------------------------------------------------
+# ODE-RNN hybrids and the time-series tasks
+
+
+def _tiny_windows(n=4, length=3, d_in=2, d_out=1, forecast=1):
+    return T.Windows(torch.ones(n, length, d_in), torch.ones(n, length), torch.ones(n, length, d_out),
+                     torch.ones(n, forecast, d_out), torch.ones(n, forecast))
+
+
+def _tiny_task():
+    return T.TimeSeriesTask("tiny", _tiny_windows(), _tiny_windows(), _tiny_windows(), ("u", "y"), ("y",), "a test")
+
+
+def _time_series():
+    import dynkit.tasks.plane_vibration as pv
+    import dynkit.tasks.walker2d as wk
+
+    def ode_rnn():
+        build = builder(M.ODERNN, model="hbnode", n_inputs=2, n_outputs=1, hidden=3, method="rk4", step_size=1.0)
+        not_callable = st.sampled_from([None, 3, "tanh", [torch.tanh]])
+        constructor("ODERNN", build, {
+            "model": bad_choice(M.HYBRIDS), "n_inputs": bad_int(), "n_outputs": bad_int(), "hidden": bad_int(),
+            "augment": bad_int(0), "field_width": SOME_BAD_INT, "cell_width": SOME_BAD_INT,
+            "activation": not_callable, "sigma": not_callable, "rtol": bad_real_above()})
+        model = build()
+        gaps = torch.ones(2, 4)
+        fuzz("ODERNN", "x", lambda x: model(x, gaps),
+             st.one_of(NOT_TENSORS, bad_tensor_values((2, 4, 2)), st.just(torch.ones(2, 4, 3)),
+                       st.just(torch.ones(2, 4)), st.just(torch.ones(2, 4, 2, dtype=torch.int64))))
+        fuzz("ODERNN", "gaps", lambda g: model(torch.ones(2, 4, 2), g),
+             st.one_of(NOT_TENSORS, bad_tensor_values((2, 4)), st.just(torch.ones(2, 5)), st.just(-gaps)))
+        fuzz("ODERNN", "keep_states", lambda k: model(torch.ones(2, 4, 2), gaps, k), BAD_BOOL)
+        z = model.initial_state(2, gaps)
+        fuzz("ODERNN", "z", lambda v: model.forecast(v, torch.ones(2, 3)),
+             st.one_of(NOT_TENSORS, bad_tensor_values(tuple(z.shape)), st.just(torch.ones(2, 5))))
+        fuzz("ODERNN", "gaps", lambda g: model.forecast(z, g),
+             st.one_of(NOT_TENSORS, bad_tensor_values((2, 3)), st.just(torch.ones(3, 3)), st.just(-torch.ones(2, 3))))
+
+    def adjoint_norms():
+        no_grad = torch.ones(2, 3)
+        fuzz("adjoint_norms", "states", M.adjoint_norms,
+             st.sampled_from([None, 3, "x", [], (), [None], [no_grad], [torch.ones(2, 3, requires_grad=True)]]))
+
+    def windows():
+        shapes = {"x": (2, 3, 1), "gaps": (2, 3), "targets": (2, 3, 1), "future": (2, 1, 1), "future_gaps": (2, 1)}
+        build = builder(T.Windows, **{k: torch.ones(shape) for k, shape in shapes.items()})
+        constructor("Windows", build, {k: st.sampled_from([None, 3, "x", np.ones(shape), torch.ones(5),
+                                                           torch.ones(shape, dtype=torch.int64),
+                                                           torch.ones((3,) + shape[1:])])
+                                       for k, shape in shapes.items()})
+
+    def task():
+        w = _tiny_windows()
+        build = builder(T.TimeSeriesTask, name="tiny", train=w, val=w, test=w, inputs=("u", "y"), outputs=("y",),
+                        note="a test")
+        not_windows = st.sampled_from([None, 3, "windows", torch.ones(2, 3), {"x": torch.ones(2, 3, 1)}])
+        constructor("TimeSeriesTask", build, {
+            "name": st.sampled_from([None, "", 3, ("tiny",)]), "train": not_windows, "val": not_windows,
+            "test": not_windows, "inputs": st.sampled_from([None, (), ["u"], "u"]),
+            "outputs": st.sampled_from([None, (), ["y"], "y"]), "note": st.sampled_from([None, 3, ["n"]]),
+            "config": st.sampled_from([None, [1], "c"])})
+
+    def load_time_series():
+        lt = T.load_time_series
+        fuzz("load_time_series", "name", lt, bad_choice(("walker2d", "plane_vibration", "silverbox")))
+        attempt("load_time_series", "bogus", lambda: lt("silverbox", bogus=3), 3)
+        fuzz("load_time_series", "n_points", lambda v: lt("silverbox", n_points=v), bad_int(2), n=4)
+        fuzz("load_time_series", "length", lambda v: lt("silverbox", length=v), bad_int(2), n=4)
+        fuzz("load_time_series", "drop", lambda v: lt("silverbox", drop=v), bad_unit(), n=4)
+        fuzz("load_time_series", "seed", lambda v: lt("silverbox", seed=v), bad_int(0), n=4)
+
+    def train_hybrid():
+        model, data = M.ODERNN("node", 2, 1, 2, method="rk4", step_size=1.0), _tiny_task()
+        good = dict(epochs=1, batch_size=2, lr=1e-3)
+
+        def train(**overrides):
+            args = {"model": model, "task": data, **good, **overrides}
+            return T.train_hybrid(args.pop("model"), args.pop("task"), **args)
+
+        constructor("train_hybrid", train, {
+            "model": st.one_of(NOT_MODULES, st.just(torch.nn.Linear(2, 1))),
+            "task": st.sampled_from([None, 3, "silverbox", _tiny_windows()]),
+            "epochs": bad_int(), "batch_size": bad_int(), "lr": bad_real_above(), "seed": bad_int(0),
+            "forecast_weight": bad_real_above(inclusive=True), "validate": BAD_BOOL, "quiet": BAD_BOOL}, n=4)
+        attempt("train_hybrid", "model", lambda: train(model=M.ODERNN("node", 3, 1, 2)), "n_inputs=3")
+
+    def walker2d():
+        build = builder(wk.walker2d)
+        constructor("walker2d", build, {"n_episodes": bad_int(3), "steps": bad_int(2), "length": bad_int(2),
+                                        "drop": bad_unit(), "seed": bad_int(0)}, n=4)
+        attempt("walker2d", "steps", lambda: wk.walker2d(steps=64, length=64), 64)
+
+    def plane_vibration():
+        build = builder(pv.plane_vibration)
+        constructor("plane_vibration", build, {"n_points": bad_int(2), "length": bad_int(2), "forecast": bad_int(),
+                                               "drop": bad_unit(), "seed": bad_int(0)}, n=4)
+        # a series too short for one window of each part: the error names length + forecast
+        attempt("plane_vibration", "n_points", lambda: pv.plane_vibration(20), 20, names=("length",))
+
+    return {"dynkit.models.ODERNN": ode_rnn, "dynkit.models.adjoint_norms": adjoint_norms,
+            "dynkit.tasks.Windows": windows, "dynkit.tasks.TimeSeriesTask": task,
+            "dynkit.tasks.load_time_series": load_time_series, "dynkit.tasks.train_hybrid": train_hybrid,
+            "dynkit.tasks.walker2d.walker2d": walker2d, "dynkit.tasks.plane_vibration.plane_vibration": plane_vibration}
+
+
+# --------------------------------------------------------------------------------------------------
 # the command line
 
 _OS_ERRORS = ("OSError", "PermissionError", "FileNotFoundError", "NotADirectoryError", "FileExistsError",
@@ -1022,6 +1127,7 @@ def cases(tmp: Path) -> dict:
     registry.update({f"dynkit.tasks.{k}": v for k, v in _tasks(tmp).items()})
     registry.update({f"dynkit.io.{k}": v for k, v in _io(tmp).items()})
     registry.update(_submodules(tmp))
+    registry.update(_time_series())
     registry.update({f"dynkit {k}": v for k, v in _cli(tmp).items()})
     return registry
 

@@ -65,7 +65,6 @@ def main(argv=None) -> dict:
 
 
 def _figure(ts, scores, pair, i, j, most, path) -> None:
-
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))

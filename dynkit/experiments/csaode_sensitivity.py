@@ -63,7 +63,6 @@ def main(argv=None) -> dict:
 
 
 def _figure(rows, path) -> None:
-
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(10, 3.8))

@@ -56,7 +56,6 @@ def main(argv=None) -> dict:
 
 
 def _figure(runs: dict, path) -> None:
-
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5, 3.5))

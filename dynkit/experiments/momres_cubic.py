@@ -57,7 +57,6 @@ def run(seed: int, full: bool, quiet: bool, iterations: int | None = None) -> di
 
 
 def plot(result: dict, path) -> None:
-
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)

@@ -120,7 +120,6 @@ def run(seed: int, full: bool, quiet: bool, iterations: int | None = None) -> di
 
 
 def plot(result: dict, path) -> None:
-
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5, 3.5))

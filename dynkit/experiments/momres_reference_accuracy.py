@@ -53,7 +53,6 @@ def run(seed: int, full: bool, quiet: bool) -> dict:
 
 
 def plot(result: dict, path) -> None:
-
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 3.5))

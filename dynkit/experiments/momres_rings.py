@@ -72,7 +72,6 @@ def run(seed: int, full: bool, quiet: bool, tied: bool = False, iterations: int 
 
 
 def plot(result: dict, path) -> None:
-
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 6, figsize=(14, 5))

@@ -1,9 +1,10 @@
-"""``matplotlib.pyplot`` for the experiments' figures (the backend stays the caller's: never ``matplotlib.use``)."""
+"""Matplotlib for the experiments' figures."""
 from __future__ import annotations
 
 
 def pyplot():
-    """``matplotlib.pyplot`` (imported on first use; headless machines get Agg by default)."""
+    """``matplotlib.pyplot`` on the caller's backend (none is chosen here: matplotlib falls back to Agg
+    without a display, and a Jupyter backend is kept)."""
     import matplotlib.pyplot as plt
 
     return plt

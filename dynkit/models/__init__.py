@@ -4,6 +4,7 @@ from .ode_block import ODEBlock, ode_blocks, set_tolerance
 from .neural_ode import (ANODE, GHBNODE, HBNODE, MODELS, NODE, SONODE, ConvField, ConvInitial, FirstOrder,
                          GeneralizedHeavyBall, HeavyBall, MLPField, SecondOrder, damping, skip_coefficient)
 from .node_paper import Classifier, count_parameters, from_paper
+from .ode_rnn import HYBRIDS, ODERNN, adjoint_norms
 # continuous self-attention (CSAODE)
 from .csaode import CSAODE
 # Momentum ResNets and RevNets

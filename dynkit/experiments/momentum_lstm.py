@@ -1,0 +1,181 @@
+"""MomentumRNN's Table 1 at CPU size: pixel-by-pixel and permuted images, LSTM vs the momentum LSTM cells.
+
+Registered as ``momentum_lstm_digits``. Six cells (:class:`~dynkit.models.momentum_rnn.MomentumRNN`
+with ``cell="lstm"``): the plain LSTM, MomentumLSTM, NAG-LSTM, scheduled-restart SRLSTM, AdamLSTM and
+RMSPropLSTM, on scikit-learn's 8x8 digits read pixel by pixel (64 steps; the offline stand-in for
+MNIST's 784) and with one fixed pixel permutation (the PMNIST protocol). The tasks
+``fashion_mnist``/``fashion_mnist_permuted`` (pooled to 14x14, 196 steps, 4000 training images) need
+the Debian package ``dataset-fashion-mnist``. Recorded per (task, cell) and seed: the best and final
+test accuracy and the gradient-norm ratio ``||dL/dh_1|| / ||dL/dh_T||`` (MomentumRNN Sect. 2,
+Eq. (13)) on a fixed training batch at initialisation and after every epoch.
+
+    dynkit run momentum_lstm_digits --scale cpu --out analysis/results/momentum_lstm_digits
+"""
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .registry import register
+
+# The cells of Table 1 (mu = s = 0.6, beta = 0.9; the restart period F = 16 steps, a quarter of the
+# 64-step digit sequences). NAG-LSTM has no row in Table 1.
+CELLS = {
+    "LSTM": dict(rule="none"),
+    "MomentumLSTM": dict(rule="momentum", mu=0.6, s=0.6),
+    "NAGLSTM": dict(rule="nag", s=0.6),
+    "SRLSTM": dict(rule="restart", s=0.6, restart_every=16),
+    "AdamLSTM": dict(rule="adam", mu=0.6, s=0.6, beta=0.9),
+    "RMSPropLSTM": dict(rule="rmsprop", s=0.6, beta=0.9),
+}
+# Table 1 of MomentumRNN: best test accuracy (%), N = 256 hidden units; LSTM is the baseline of [22].
+PAPER = {"digits": {"LSTM": 98.90, "MomentumLSTM": 99.08, "AdamLSTM": 99.09, "RMSPropLSTM": 99.15, "SRLSTM": 99.01},
+         "digits_permuted": {"LSTM": 92.29, "MomentumLSTM": 94.72, "AdamLSTM": 95.05, "RMSPropLSTM": 95.38,
+                             "SRLSTM": 93.82}}
+TASKS = ("digits", "digits_permuted", "fashion_mnist", "fashion_mnist_permuted")
+
+
+def load_task(task: str, seed: int, train_subset: int | None = None):
+    """``(x_train, y_train, x_test, y_test)``, sequences of shape (n, T, 1)."""
+    from ..tasks.sequences import digit_sequences
+
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    if task.startswith("digits"):
+        d = digit_sequences(permuted=task.endswith("permuted"), seed=seed)
+        data = [d.x_train, d.y_train, d.x_test, d.y_test]
+    else:
+        from ..tasks.images import fashion_mnist_available, load_idx_images
+
+        if not fashion_mnist_available():
+            raise ValueError("task fashion_mnist needs the Debian package dataset-fashion-mnist installed")
+        x_tr, y_tr, x_te, y_te = load_idx_images(n_train=4000, n_test=1000)
+        pool = lambda x: torch.nn.functional.avg_pool2d(torch.as_tensor(x, dtype=torch.float32), 2).flatten(1)  # noqa: E731
+        x_tr, x_te = pool(x_tr), pool(x_te)
+        if task.endswith("permuted"):
+            perm = torch.from_numpy(np.random.default_rng(seed).permutation(x_tr.shape[1]))
+            x_tr, x_te = x_tr[:, perm], x_te[:, perm]
+        data = [x_tr[..., None], torch.as_tensor(y_tr).long(), x_te[..., None], torch.as_tensor(y_te).long()]
+    if train_subset is not None:
+        keep = torch.from_numpy(np.random.default_rng(seed).permutation(len(data[0]))[:train_subset])
+        data[0], data[1] = data[0][keep], data[1][keep]
+    return data
+
+
+def gradient_ratio(model, x: torch.Tensor, y: torch.Tensor) -> float:
+    """``||dL/dh_1|| / ||dL/dh_T||`` of the cross-entropy on ``(x, y)`` (total derivatives through the recurrence)."""
+    with torch.enable_grad():
+        out, hs = model(x, return_states=True)
+        for h in hs:
+            h.retain_grad()
+        torch.nn.functional.cross_entropy(out, y).backward()
+        ratio = float(hs[0].grad.norm() / hs[-1].grad.norm())
+    model.zero_grad(set_to_none=True)
+    return ratio
+
+
+@dataclass(frozen=True)
+class MomentumLSTMConfig:
+    """``(task, cell)`` is the config point."""
+
+    tasks: tuple[str, ...] = ("digits", "digits_permuted")
+    cells: tuple[str, ...] = tuple(CELLS)
+    task: str = "digits"
+    cell: str = "LSTM"
+    hidden: int = 32
+    epochs: int = 3
+    batch: int = 64
+    lr: float = 1e-2
+    train_subset: int | None = None
+    eval_batch: int = 128
+
+
+@functools.lru_cache(maxsize=2)
+def _data(task: str, seed: int, train_subset):
+    return load_task(task, seed, train_subset)
+
+
+def train_cell(config: MomentumLSTMConfig, seed: int, data) -> dict:
+    """Train ``config.cell``; test accuracy per epoch and the gradient ratio at init and after each epoch."""
+    from ..models.momentum_rnn import SequenceClassifier
+    from ..tasks.training import fit
+
+    x_tr, y_tr, x_te, y_te = data
+    torch.manual_seed(seed)
+    model = SequenceClassifier(x_tr.shape[2], config.hidden, 10, cell="lstm", **CELLS[config.cell])
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    x_eval, y_eval = x_tr[: config.eval_batch], y_tr[: config.eval_batch]
+    ratios = [gradient_ratio(model, x_eval, y_eval)]
+
+    def batches(generator):
+        order = torch.randperm(len(x_tr), generator=generator)
+        return ((x_tr[order[i:i + config.batch]], y_tr[order[i:i + config.batch]])
+                for i in range(0, len(order), config.batch))
+
+    def step(model, batch):
+        x, y = batch
+        return torch.nn.functional.cross_entropy(model(x), y), {}
+
+    def evaluate(model):
+        ratios.append(gradient_ratio(model, x_eval, y_eval))
+        return {"test_accuracy": float((model(x_te).argmax(-1) == y_te).float().mean())}
+
+    start = time.perf_counter()
+    history = fit(model, optimizer, batches, step, config.epochs, seed=seed, evaluate=evaluate, progress=False,
+                  description=config.cell)
+    return {"accuracy": [100 * h["test_accuracy"] for h in history.epochs], "grad_ratio": ratios,
+            "seconds": time.perf_counter() - start, "n_parameters": sum(p.numel() for p in model.parameters())}
+
+
+def _points(config: MomentumLSTMConfig) -> list[dict]:
+    return [{"task": t, "cell": c} for t in config.tasks for c in config.cells]
+
+
+def render_momentum_lstm(results: dict, out: Path) -> None:
+    """Best accuracy and the gradient ratio during training per cell, mean over seeds."""
+    from ..io import save_figure
+    from .plotting import pyplot
+
+    plt = pyplot()
+    cfg, stats = results["config"], results["metrics"]
+    tasks = cfg["tasks"]
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5 * len(tasks), 3.8), squeeze=False)
+    for j, task in enumerate(tasks):
+        ax = axes[0, j]
+        for i, cell in enumerate(cfg["cells"]):
+            keys = [f"{task}.{cell}.log10_grad_ratio@epoch{e}" for e in range(cfg["epochs"] + 1)]
+            if all(k in stats for k in keys):
+                acc = stats[f"{task}.{cell}.best_accuracy"]["mean"]
+                ax.plot(range(len(keys)), [stats[k]["mean"] for k in keys], marker="o", color=f"C{i}",
+                        label=f"{cell} (best acc {acc:.1f}%)")
+        ax.set(title=task, xlabel="epoch", ylabel="log10 ||dL/dh_1|| / ||dL/dh_T||")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    save_figure(fig, Path(out) / "momentum_lstm.png", dpi=100)
+    plt.close(fig)
+
+
+@register("momentum_lstm_digits",
+          smoke=MomentumLSTMConfig(tasks=("digits",), cells=("LSTM", "MomentumLSTM"), hidden=8, epochs=1, batch=128,
+                                   train_subset=256, eval_batch=64),
+          cpu=MomentumLSTMConfig(),
+          full=MomentumLSTMConfig(hidden=256, epochs=100, batch=128, lr=1e-3, eval_batch=256),
+          points=_points, render=render_momentum_lstm)
+def momentum_lstm(config: MomentumLSTMConfig, *, seed: int, out: Path, device: str) -> dict:
+    """MomentumRNN Table 1 at CPU size: best test accuracy and ||dL/dh_1||/||dL/dh_T|| of six LSTM cells."""
+    r = train_cell(config, seed, _data(config.task, seed, config.train_subset))
+    key = f"{config.task}.{config.cell}"
+    ratios = np.log10(np.maximum(r["grad_ratio"], 1e-300))
+    metrics = {f"{key}.best_accuracy": max(r["accuracy"]), f"{key}.final_accuracy": r["accuracy"][-1],
+               f"{key}.log10_grad_ratio_init": float(ratios[0]),
+               f"{key}.log10_grad_ratio": float(np.mean(ratios[1:])),  # mean over the epochs' ends
+               f"{key}.seconds": r["seconds"], f"{key}.n_parameters": float(r["n_parameters"])}
+    for e, value in enumerate(ratios):
+        metrics[f"{key}.log10_grad_ratio@epoch{e}"] = float(value)
+    return {"metrics": metrics, "accuracy_per_epoch": r["accuracy"]}
