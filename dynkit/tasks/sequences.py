@@ -9,11 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-
-def _seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
-    return int(seed)
+from .._checks import integer
 
 
 def _tensors(record, **expected) -> None:
@@ -23,12 +19,6 @@ def _tensors(record, **expected) -> None:
             continue
         if not isinstance(value, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
-
-
-def _positive_int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 @dataclass
@@ -49,8 +39,8 @@ class CopyData:
 
     def __post_init__(self):
         _tensors(self, tokens=1, inputs=1, targets=1, mask=1)
-        _positive_int(self.vocab_size, "vocab_size", 2)
-        _positive_int(self.pad, "pad", 0)
+        integer(self.vocab_size, "vocab_size", 2)
+        integer(self.pad, "pad", 0)
 
 
 def copy_task(n: int, max_length: int = 128, symbols: int = 10, *, seed: int = 0,
@@ -60,12 +50,12 @@ def copy_task(n: int, max_length: int = 128, symbols: int = 10, *, seed: int = 0
     ``|w|`` is drawn uniformly in ``[1, (max_length - 2) // 2]`` (or fixed at the maximum), symbols of ``w``
     uniformly from ``1..symbols``. Vocabulary: ``symbols + 2`` (separator 0 and padding).
     """
-    n = _positive_int(n, "n")
-    max_length = _positive_int(max_length, "max_length", 4)
-    symbols = _positive_int(symbols, "symbols")
+    n = integer(n, "n", 1)
+    max_length = integer(max_length, "max_length", 4)
+    symbols = integer(symbols, "symbols", 1)
     if not isinstance(fixed_length, bool):
         raise TypeError(f"fixed_length must be a bool, got {fixed_length!r}")
-    rng = np.random.default_rng(_seed(seed))
+    rng = np.random.default_rng(integer(seed, "seed", 0))
     longest = (max_length - 2) // 2
     pad = symbols + 1
     tokens = np.full((n, max_length), pad, dtype=np.int64)
@@ -85,9 +75,9 @@ def adding_task(n: int, length: int, *, seed: int = 0) -> tuple[torch.Tensor, to
     Channel 0: values uniform in [0, 1]; channel 1: two markers, one in each half. ``y`` is the sum of the
     two marked values (mean-squared error of a constant predictor: about 1/6).
     """
-    n = _positive_int(n, "n")
-    length = _positive_int(length, "length", 2)
-    rng = np.random.default_rng(_seed(seed))
+    n = integer(n, "n", 1)
+    length = integer(length, "length", 2)
+    rng = np.random.default_rng(integer(seed, "seed", 0))
     values = rng.random((n, length))
     half = length // 2
     first = rng.integers(0, half, size=n)
@@ -128,7 +118,7 @@ def digit_sequences(permuted: bool = False, *, seed: int = 0, test_fraction: flo
         raise ValueError(f"test_fraction must lie in (0, 1), got {test_fraction!r}")
     if not isinstance(permuted, bool):
         raise TypeError(f"permuted must be a bool, got {permuted!r}")
-    _seed(seed)
+    integer(seed, "seed", 0)
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
