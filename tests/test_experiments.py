@@ -1,6 +1,7 @@
 """The experiments layer: registry, resumable shards, Ray fan-out (faked), the ledger's verdict rule, the CLI."""
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import subprocess
@@ -185,6 +186,21 @@ def test_registered_ledger_covers_the_papers_with_distinct_rows():
     assert {r["experiment"] for r in rows} <= set(E.EXPERIMENTS)
     assert len({r["paper"] for r in rows}) == 5
     assert all(r["verdict"] in E.VERDICTS for r in rows)
+
+
+def test_ledger_finds_the_results_of_record_or_says_it_cannot(tmp_path, monkeypatch):
+    # An installed (non-editable) dynkit has no analysis/results beside it: the ledger must then read
+    # ./analysis/results, and with neither refuse loudly instead of printing "no results" for every row.
+    L = importlib.import_module("dynkit.experiments.ledger")  # the attribute ``ledger`` is the function
+
+    committed = E.ledger().to_dict()["rows"]
+    assert any(r["ours"]["n_seeds"] >= 3 for r in committed)  # the results of record are read at all
+    monkeypatch.setattr(L, "RESULTS_ROOT", tmp_path / "site-packages" / "analysis" / "results")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="results must be given"):
+        E.ledger()
+    (tmp_path / "analysis" / "results").mkdir(parents=True)
+    assert L.default_results_root() == Path.cwd() / "analysis" / "results"
 
 
 def test_cli_run_and_ledger(toy, tmp_path, capsys):

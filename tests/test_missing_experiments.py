@@ -1,15 +1,19 @@
 """Issue 16's experiments at smoke scale: they run through the registry, reuse their shards, and their ledger rows
 turn known per-seed numbers into the verdicts the rules promise."""
+import gzip
 import math
+import struct
 
+import numpy as np
 import pytest
+import torch
 
 import dynkit.experiments as E
 from dynkit.experiments.ledger import CLAIMS, evaluate
 from shared_data import SENTENCE_DATA, needs_sentence_data
 
 NAMES = ["ode_rnn_walker2d", "ode_rnn_plane_vibration", "ode_rnn_silverbox", "csaode_cv_subj", "csaode_cv_mr",
-         "csaode_cv_cr", "csaode_cv_mpqa", "momentum_lstm_digits"]
+         "csaode_cv_cr", "csaode_cv_mpqa", "momentum_lstm_digits", "momentum_lstm_fashion_mnist"]
 
 
 def test_experiments_are_registered_with_ledger_rows():
@@ -39,6 +43,36 @@ def test_momentum_lstm_smoke_run(tmp_path):
     for cell in ("LSTM", "MomentumLSTM"):
         assert 0 <= m[f"digits.{cell}.best_accuracy"]["mean"] <= 100
         assert math.isfinite(m[f"digits.{cell}.log10_grad_ratio@epoch1"]["mean"])
+
+
+def _write_idx(path, array):
+    header = struct.pack(">HBB", 0, 0x08, array.ndim) + struct.pack(f">{array.ndim}I", *array.shape)
+    with gzip.open(path, "wb") as fh:
+        fh.write(header + array.astype(np.uint8).tobytes())
+
+
+def test_momentum_lstm_fashion_mnist_reads_idx_files_and_names_the_missing_package(tmp_path, monkeypatch):
+    # planted IDX files stand in for the Debian package, so the experiment's path runs everywhere; each
+    # class is a distinct constant image, so the 196-step sequences differ between classes
+    from dynkit.experiments import momentum_lstm
+    from dynkit.tasks import images
+
+    rng = np.random.default_rng(0)
+    for split, n in (("train", 300), ("t10k", 60)):
+        labels = rng.integers(0, 10, n)
+        _write_idx(tmp_path / f"{split}-images-idx3-ubyte.gz", (labels[:, None, None] * 25).repeat(28, 1).repeat(28, 2))
+        _write_idx(tmp_path / f"{split}-labels-idx1-ubyte.gz", labels)
+    monkeypatch.setattr(images, "FASHION_MNIST_DIR", tmp_path)
+    momentum_lstm._data.cache_clear()
+    x_tr, y_tr, x_te, _ = momentum_lstm.load_task("fashion_mnist_permuted", 0)
+    assert x_tr.shape == (300, 196, 1) and x_te.shape == (60, 196, 1)  # 28x28 pooled to 14x14, one pixel a step
+    torch.testing.assert_close(x_tr[:, :, 0].mean(1), y_tr.float() * 25 / 255)  # the permutation keeps each image
+    m = E.run("momentum_lstm_fashion_mnist", "smoke", seeds=[0], out=tmp_path / "run")["metrics"]
+    assert 0 <= m["fashion_mnist.MomentumLSTM.best_accuracy"]["mean"] <= 100
+    momentum_lstm._data.cache_clear()
+    monkeypatch.setattr(images, "FASHION_MNIST_DIR", tmp_path / "absent")
+    with pytest.raises(ValueError, match="apt-get install -y dataset-fashion-mnist"):
+        momentum_lstm.load_task("fashion_mnist", 0)
 
 
 @needs_sentence_data

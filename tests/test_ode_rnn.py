@@ -40,7 +40,8 @@ def test_evolve_matches_matrix_exponential_with_per_sequence_gaps(name):
     # f linear -> z(dt) = expm(dt G) [z0, 1] exactly; dopri5 at 1e-10 agrees to ~1e-8 (tolerance 1e-6 leaves
     # margin for the error accumulated over the gap). Each sequence of the batch has its own gap.
     torch.manual_seed(0)
-    model = ODERNN(name, 2, 1, 3, augment=1, sigma=lambda m: m, method="dopri5", rtol=1e-10, atol=1e-10).double()
+    model = ODERNN(name, 2, 1, 3, augment=1, sigma=lambda m: m, activation=lambda v: v, method="dopri5",
+                   rtol=1e-10, atol=1e-10).double()
     z0 = torch.randn(3, model.n_states * model.position, dtype=torch.float64)
     gaps = torch.tensor([0.3, 1.0, 2.5], dtype=torch.float64)
     got = model.evolve(z0, gaps).detach().numpy()
@@ -53,7 +54,7 @@ def test_evolve_matches_matrix_exponential_with_per_sequence_gaps(name):
 def test_evolve_reference_detects_a_wrong_gap():
     # the check above can fail: integrating the first sequence over the second one's gap misses it
     torch.manual_seed(0)
-    model = ODERNN("hbnode", 2, 1, 3, method="dopri5", rtol=1e-10, atol=1e-10).double()
+    model = ODERNN("hbnode", 2, 1, 3, activation=lambda v: v, method="dopri5", rtol=1e-10, atol=1e-10).double()
     z0 = torch.randn(1, 2 * model.position, dtype=torch.float64)
     got = model.evolve(z0, torch.tensor([1.0], dtype=torch.float64)).detach().numpy()[0]
     want = (expm(0.3 * linear_generator(model)) @ np.append(z0[0].numpy(), 1.0))[:-1]
@@ -61,18 +62,22 @@ def test_evolve_reference_detects_a_wrong_gap():
 
 
 @pytest.mark.parametrize("name", HYBRIDS)
-def test_update_writes_h_keeps_momentum_and_zeroes_anode_augmentation(name):
+def test_update_writes_the_whole_state_and_zeroes_anode_augmentation(name):
+    # the cell maps [z, x] to the new state, velocity/momentum included (the reference implementation's
+    # design); ANODE's augmentation restarts at zero. The by-hand value composes the cell's own layers.
     torch.manual_seed(1)
     model = ODERNN(name, 2, 1, 3, augment=2)
     P, H = model.position, model.hidden
     z = torch.randn(4, model.n_states * P)
     x = torch.randn(4, 2)
     new = model.update(z, x)
-    cell = model.cell(torch.cat([z[:, :P], x], 1))
-    torch.testing.assert_close(new[:, :H], cell, rtol=0, atol=0)
-    aug = torch.zeros_like(z[:, H:P]) if name == "anode" else z[:, H:P]
-    torch.testing.assert_close(new[:, H:P], aug, rtol=0, atol=0)
-    torch.testing.assert_close(new[:, P:], z[:, P:], rtol=0, atol=0)  # momentum/velocity carried
+    dense = model.cell[0]
+    by_hand = torch.tanh(torch.cat([z, x], 1) @ dense.weight.T + dense.bias)
+    kept = H if name == "anode" else model.n_states * P
+    assert new.shape == z.shape
+    torch.testing.assert_close(new[:, :kept], by_hand, rtol=1e-6, atol=1e-6)
+    if name == "anode":
+        assert bool((new[:, H:] == 0).all())
 
 
 def test_forecast_over_zero_gaps_repeats_the_readout():

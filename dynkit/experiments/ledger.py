@@ -208,6 +208,16 @@ def load_results(root: str | Path, experiment: str, scale: str) -> dict | None:
     return results if results.get("scale") == scale else None
 
 
+def default_results_root() -> Path:
+    """The results of record: ``analysis/results`` of the source tree dynkit runs from, else of the
+    working directory (an installed, non-editable dynkit has no source tree beside it)."""
+    for root in (RESULTS_ROOT, Path.cwd() / "analysis" / "results"):
+        if root.is_dir():
+            return root
+    raise ValueError(f"results must be given: no results of record at {str(RESULTS_ROOT)!r} nor in "
+                     f"./analysis/results (run from a dynkit checkout, or pass the folder)")
+
+
 def ledger(results: str | Path | None = None, claims: Sequence[Claim] | None = None) -> Ledger:
     """The ledger of every registered claim, computed from the results under ``results``.
 
@@ -222,8 +232,8 @@ def ledger(results: str | Path | None = None, claims: Sequence[Claim] | None = N
     from . import load_all
 
     load_all()
-    root = Path(results) if results is not None else RESULTS_ROOT
-    if results is not None and not root.is_dir():
+    root = Path(results) if results is not None else default_results_root()
+    if not root.is_dir():
         raise ValueError(f"results must be a folder holding <experiment>/results.json, got {str(results)!r}")
     cache: dict = {}
     rows = []

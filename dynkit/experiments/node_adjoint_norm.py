@@ -2,7 +2,8 @@
 
 An ODE-RNN hybrid [Rubanova et al.] (:class:`dynkit.models.ode_rnn.ODERNN`) reads an irregularly
 sampled sequence: between observations the hidden state evolves by the model's ODE (RK4, one step
-per gap), at each observation an RNN cell updates ``h`` from ``[h, x_k]`` (the momentum ``m`` of (G)HBNODE is carried through). The task is
+per gap), at each observation an RNN cell maps ``[z, x_k]`` to the new state (``m`` of (G)HBNODE
+included). The task is
 one-step-ahead forecasting of a simulated driven Duffing oscillator (Silverbox-like, 10% of the
 samples removed at random). After a short training, ``||dL/dz_t||`` is measured for a loss on the
 last output only, ``z = h`` (ODE-RNN) or ``z = [h, m]`` ((G)HBNODE-RNN), and plotted against T - t.
