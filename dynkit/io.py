@@ -171,6 +171,34 @@ def save_figure(fig, path: str | os.PathLike, *, option: str | None = None, **kw
     return atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, **kwargs), mode="wb", option=option)
 
 
+def jsonable(x: Any) -> Any:
+    """``x`` with every leaf a JSON value: dicts (keys as str), lists and tuples recursed; numpy, mpmath
+    and sympy numbers to int/float/bool; arrays and tensors to lists; non-finite floats to strings
+    (``"nan"``, ``"inf"``: valid JSON); complex to ``{"re", "im"}``; paths and anything else to ``str``.
+
+    Lenient where :func:`write_json` is strict: use it for reports and records of arbitrary results."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if x is None or isinstance(x, (bool, int, str)):
+        return x
+    if isinstance(x, float):
+        return x if x - x == 0 else str(x)  # x - x is nan for nan and inf
+    if type(x).__name__ in ("bool_", "bool"):  # numpy bools
+        return bool(x)
+    if isinstance(x, complex) or type(x).__name__.startswith("complex"):
+        return {"re": jsonable(float(x.real)), "im": jsonable(float(x.imag))}
+    if hasattr(x, "tolist"):  # numpy scalars and arrays, torch tensors
+        return jsonable(x.tolist())
+    if isinstance(x, Path):
+        return str(x)
+    try:
+        return jsonable(int(x) if type(x).__name__ in ("Integer", "mpz") else float(x))
+    except (TypeError, ValueError):
+        return str(x)
+
+
 def _jsonable(x):
     try:
         import numpy as np

@@ -12,6 +12,8 @@ import re
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.dirname(__file__))
 import component_fakes as fakes  # noqa: E402
@@ -289,3 +291,43 @@ def test_library_code_never_picks_the_matplotlib_backend(tmp_path):
     assert offenders(Path(dk.__file__).parent) == []  # it blanks figures in Jupyter
     (tmp_path / "planted.py").write_text("import matplotlib\nmatplotlib.use('Agg')\n")
     assert offenders(tmp_path) == ["planted.py:2"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.complex_numbers() | st.text(),
+                    lambda kids: st.lists(kids, max_size=4) | st.tuples(kids, kids)
+                    | st.dictionaries(st.integers() | st.text(max_size=5), kids, max_size=4), max_leaves=20))
+def test_jsonable_gives_strict_json_and_keeps_finite_numbers(x):
+    # the one JSON-cleaning function (dynkit.io.jsonable, used by the report, the theory and the CLI): its
+    # output is strict JSON (no NaN/Infinity tokens) and every finite float survives the round trip
+    import json
+    import math
+
+    from dynkit.io import jsonable
+
+    text = json.dumps(jsonable(x), allow_nan=False)
+
+    def finite_floats(v):
+        if isinstance(v, dict):
+            return [f for w in v.values() for f in finite_floats(w)]
+        if isinstance(v, (list, tuple)):
+            return [f for w in v for f in finite_floats(w)]
+        if isinstance(v, complex):
+            return finite_floats([v.real, v.imag])
+        return [v] if isinstance(v, float) and math.isfinite(v) else []
+
+    assert finite_floats(json.loads(text)) == finite_floats(x)
+
+
+def test_jsonable_converts_numpy_sympy_mpmath_and_torch_leaves():
+    import mpmath
+    import numpy as np
+    import sympy
+    import torch
+
+    from dynkit.io import jsonable
+
+    got = jsonable({"a": np.float32(1.5), "b": np.arange(2), "c": np.nan, "d": np.complex128(1j), "e": mpmath.mpf(2),
+                    "f": sympy.Integer(3), "g": sympy.Rational(1, 2), "h": torch.tensor([1.0]), "i": np.bool_(True)})
+    assert got == {"a": 1.5, "b": [0, 1], "c": "nan", "d": {"re": 0.0, "im": 1.0}, "e": 2.0, "f": 3, "g": 0.5,
+                   "h": [1.0], "i": True}

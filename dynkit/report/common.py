@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import importlib
 import math
-from pathlib import Path
 from typing import Any
+
+from ..io import jsonable  # noqa: F401  (re-exported: dynkit.report.jsonable)
 
 __all__ = ["ComponentUnavailable", "require", "require_any", "jsonable", "fmt", "latex_of", "claim_holds", "held_text",
            "claim_verdict", "count_by", "ours_text", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
@@ -73,25 +74,6 @@ def fmt(x: Any) -> str:
             return str(x)
         return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 else f"{x:.2e}"
     return str(x)
-
-
-def jsonable(x: Any) -> Any:
-    """``x`` with every leaf made JSON-friendly: numbers (numpy, mpmath, sympy) to float, arrays to
-    lists, anything else unknown to its ``str``."""
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if x is None or isinstance(x, (bool, int, float, str)):
-        return x
-    if hasattr(x, "tolist"):
-        return jsonable(x.tolist())
-    if isinstance(x, Path):
-        return str(x)
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return str(x)
 
 
 def latex_of(expr: Any) -> str:

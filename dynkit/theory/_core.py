@@ -14,6 +14,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..io import jsonable
+
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -120,27 +122,6 @@ def combine(claim: str, results: Sequence[CheckResult], *, disjoint: bool = Fals
 
 
 VERDICTS = ("holds", "holds with correction", "false as stated", "undecided")
-
-
-def jsonable(x: Any) -> Any:
-    """numpy scalars/arrays, tuples and dicts as JSON-able Python values (non-finite floats as strings)."""
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return jsonable(x.tolist())
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (float, np.floating)):
-        return float(x) if np.isfinite(x) else str(float(x))
-    if isinstance(x, (complex, np.complexfloating)):
-        return {"re": jsonable(float(np.real(x))), "im": jsonable(float(np.imag(x)))}
-    if x is None or isinstance(x, (int, str)):
-        return x
-    return repr(x)
 
 
 @dataclass(frozen=True)
