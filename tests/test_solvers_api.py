@@ -193,3 +193,15 @@ def test_non_finite_state_raises_with_time(method):
 def test_throw_false_returns_partial_solution_with_result_code():
     sol = dk.solve(lambda t, y: y ** 2, np.ones(1), [0.0, 0.5, 2.0], rtol=1e-8, throw=False)
     assert sol.result == "step_size_underflow" and not sol.success and len(sol.ys) == 2
+
+
+def test_solution_displays_a_summary_not_its_arrays():
+    # 10,001 outputs: the repr and the notebook table say what was solved and the work done, in one short line
+    sol = dk.solve(lambda t, y: -y, np.ones(2), np.linspace(0, 1, 10_001), "dopri5")
+    text = repr(sol)
+    assert len(text) < 300 and "dopri5" in text and "10001 times in [0, 1]" in text
+    assert f"nfe={sol.stats.nfe}" in text and "(10001, 2) float64" in text
+    html = sol._repr_html_()
+    assert html.startswith("<table>") and f"nfe={sol.stats.nfe}" in html
+    failed = dk.solve(lambda t, y: y * y, np.ones(1), np.linspace(0, 2, 5), "dopri5", throw=False)
+    assert "step_size_underflow" in repr(failed) and failed.message[:20] in repr(failed)

@@ -144,6 +144,34 @@ class Solution:
     def success(self) -> bool:
         return self.result in ("success", "event")
 
+    def _summary(self) -> list[tuple[str, str]]:
+        """``(label, value)`` lines shared by ``repr`` and the notebook display: never the arrays themselves."""
+        n = len(self.ts)
+        span = f"[{float(self.ts[0]):.6g}, {float(self.ts[-1]):.6g}]" if n else "[]"
+        lib = "torch" if is_torch(self.ys) else "numpy"
+        s = self.stats
+        lines = [("method", self.method), ("result", self.result + (f": {self.message}" if self.message and
+                                                                    not self.success else "")),
+                 ("outputs", f"{n} times in {span}, ys {tuple(self.ys.shape)} {self.ys.dtype} ({lib})"),
+                 ("work", f"nfe={s.nfe}, steps={s.n_steps} ({s.n_accepted} accepted, {s.n_rejected} rejected)"
+                          + (f", njev={s.njev}, nlu={s.nlu}" if s.njev or s.nlu else "")
+                          + (f", switches={s.switches}" if s.switches else ""))]
+        if self.t_events is not None:
+            lines.append(("events", ", ".join(str(len(te)) for te in self.t_events) + " zero(s) per event function"))
+        if self.dense is not None:
+            lines.append(("dense", "evaluate(t) available"))
+        return lines
+
+    def __repr__(self) -> str:
+        return "Solution(" + ", ".join(f"{k}: {v}" for k, v in self._summary()) + ")"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
+                       f"{html.escape(v)}</td></tr>" for k, v in self._summary())
+        return f"<table><caption>dynkit Solution</caption>{rows}</table>"
+
     def evaluate(self, t: Any):
         """States at the times ``t`` (any order, within the span integrated) from the dense output.
 
