@@ -176,11 +176,21 @@ def jsonable(x: Any) -> Any:
     and sympy numbers to int/float/bool; arrays and tensors to lists; non-finite floats to strings
     (``"nan"``, ``"inf"``: valid JSON); complex to ``{"re", "im"}``; paths and anything else to ``str``.
 
-    Lenient where :func:`write_json` is strict: use it for reports and records of arbitrary results."""
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
+    Lenient where :func:`write_json` is strict: use it for reports and records of arbitrary results.
+    A container that holds itself raises ValueError (JSON has no cycles)."""
+    return _clean(x, frozenset())
+
+
+def _clean(x: Any, _open: frozenset) -> Any:
+    """:func:`jsonable` of ``x`` inside the containers whose ids are ``_open``."""
+    if isinstance(x, (dict, list, tuple)):
+        if id(x) in _open:
+            raise ValueError(f"x must not contain itself (JSON has no cycles), got a {type(x).__name__} "
+                             f"inside itself")
+        inner = _open | {id(x)}
+        if isinstance(x, dict):
+            return {str(k): _clean(v, inner) for k, v in x.items()}
+        return [_clean(v, inner) for v in x]
     if x is None or isinstance(x, (bool, int, str)):
         return x
     if isinstance(x, float):
@@ -188,13 +198,13 @@ def jsonable(x: Any) -> Any:
     if type(x).__name__ in ("bool_", "bool"):  # numpy bools
         return bool(x)
     if isinstance(x, complex) or type(x).__name__.startswith("complex"):
-        return {"re": jsonable(float(x.real)), "im": jsonable(float(x.imag))}
+        return {"re": _clean(float(x.real), _open), "im": _clean(float(x.imag), _open)}
     if hasattr(x, "tolist"):  # numpy scalars and arrays, torch tensors
-        return jsonable(x.tolist())
+        return _clean(x.tolist(), _open)
     if isinstance(x, Path):
         return str(x)
     try:
-        return jsonable(int(x) if type(x).__name__ in ("Integer", "mpz") else float(x))
+        return _clean(int(x) if type(x).__name__ in ("Integer", "mpz") else float(x), _open)
     except (TypeError, ValueError):
         return str(x)
 

@@ -650,8 +650,15 @@ def _io(tmp: Path):
         # no input to get wrong: an argument is Python's own TypeError naming the function
         attempt("versions", "versions", lambda: dk.io.versions(1), 1)
 
+    def jsonable():
+        # any object has a JSON form (str at worst); only a container holding itself has none
+        cyclic: list = [1]
+        cyclic.append({"again": cyclic})
+        attempt("jsonable", "x", lambda: dk.io.jsonable(cyclic), "a list inside itself")
+
     return {"atomic_write": atomic_write, "write_json": write_json, "save_figure": save_figure,
-            "check_writable_dir": check_writable, "remove_orphan_temporaries": orphans, "versions": versions}
+            "check_writable_dir": check_writable, "remove_orphan_temporaries": orphans, "versions": versions,
+            "jsonable": jsonable}
 
 
 # --------------------------------------------------------------------------------------------------

@@ -158,6 +158,13 @@ class CSAODE(nn.Module):
         Hidden ``d x d`` ReLU layer in the classifier (14); see the module docstring.
     dropout : float
         On the embeddings and before the classifier.
+    adjoint : bool
+        Differentiate the ODE by the continuous adjoint (:func:`dynkit.solve` with ``adjoint=True``,
+        solved backward with the same method): memory independent of the number of steps, gradients
+        equal to backpropagation through the solver up to its discretisation error. The ReLU in the
+        attention block makes the field piecewise smooth, which slows that convergence: the largest
+        per-parameter relative gap to backprop measured on a small model is 2.8e-3 (RK4) and 6.5e-3
+        (ARK4) at ``step=0.1``, 6e-8 and 1.7e-3 at ``step=0.025``.
 
     Raises
     ------
@@ -169,7 +176,7 @@ class CSAODE(nn.Module):
     def __init__(self, vocab_size: int, n_classes: int, d: int = 300, embed_dim: int = 300, window: int = 2,
                  solver: str = "ark", step: float = 0.2, *, rtol: float = 1e-3, atol: float = 1e-4,
                  architecture: str = "ode", n_blocks: int = 1, convolution: bool = True,
-                 ffn_hidden: bool = True, dropout: float = 0.1):
+                 ffn_hidden: bool = True, dropout: float = 0.1, adjoint: bool = False):
         super().__init__()
         for name, value, low in (("vocab_size", vocab_size, 2), ("n_classes", n_classes, 2), ("d", d, 1),
                                  ("embed_dim", embed_dim, 1), ("window", window, 1), ("n_blocks", n_blocks, 1)):
@@ -191,10 +198,10 @@ class CSAODE(nn.Module):
         check.real(dropout, "dropout", low=0.0, high=1.0, high_open=True)
         check.real(rtol, "rtol", low=0.0, low_open=True)
         check.real(atol, "atol", low=0.0, low_open=True)
-        for name, flag in (("convolution", convolution), ("ffn_hidden", ffn_hidden)):
+        for name, flag in (("convolution", convolution), ("ffn_hidden", ffn_hidden), ("adjoint", adjoint)):
             check.boolean(flag, name)
         self.d, self.window, self.solver, self.step = d, window, solver, float(step)
-        self.rtol, self.atol = rtol, atol
+        self.rtol, self.atol, self.adjoint = rtol, atol, adjoint
         self.architecture, self.convolution = architecture, convolution
         self.embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=0)
         self.conv = nn.Linear(window * embed_dim, d) if convolution else None  # W_L, b_L of Eq. (2)
@@ -257,11 +264,11 @@ class CSAODE(nn.Module):
             return g, None
         t_end = horizon(self.step)
         t = [0.0, t_end] if times is None else sorted(set(times) | {0.0, t_end})
-        if self.solver == "rkf":
-            sol = solve(self.vector_field(mask, p), h_local, t, method=SOLVERS["rkf"], rtol=self.rtol,
-                        atol=self.atol, step_size=self.step)
-        else:
-            sol = solve(self.vector_field(mask, p), h_local, t, method=SOLVERS[self.solver], step_size=self.step)
+        options = dict(rtol=self.rtol, atol=self.atol) if self.solver == "rkf" else {}
+        if self.adjoint and torch.is_grad_enabled():
+            options.update(adjoint=True, adjoint_params=tuple(self.block.parameters()))
+        sol = solve(self.vector_field(mask, p), h_local, t, method=SOLVERS[self.solver], step_size=self.step,
+                    **options)
         self.last_stats = sol.stats
         return sol.ys[-1], (sol.ts, sol.ys)
 
