@@ -87,6 +87,18 @@ def test_csaode_cv_smoke_run_holds_out_the_seed_fold(tmp_path):
         run_fold(CVConfig("cr", data_dir=str(SENTENCE_DATA)), seed=10, out=tmp_path, device="cpu")
 
 
+@needs_sentence_data
+def test_csaode_cv_ledger_null_is_the_majority_class_rate():
+    # the "learned nothing" accuracy of each set, recounted from the loader (not from the table in the code)
+    from dynkit.experiments.csaode_cv import DATASETS, MAJORITY
+    from dynkit.tasks.text import load_dataset
+
+    for name in DATASETS:
+        counts = np.bincount(load_dataset(name, SENTENCE_DATA).labels)
+        assert MAJORITY[name] == pytest.approx(100 * counts.max() / counts.sum(), abs=0.01), name
+        assert CLAIMS[f"csaode.{name}_rk_accuracy"].rule.null == MAJORITY[name]
+
+
 def _results(per_seed: list[dict]) -> dict:
     return {"shards": [{"seed": s, "point": {}, "metrics": m} for s, m in enumerate(per_seed)]}
 

@@ -6,7 +6,7 @@ Each row compares one number per seed (per CV fold for CSAODE) with the paper's 
 """
 from __future__ import annotations
 
-from .csaode_cv import DATASETS, PAPER as CSAODE_TABLE, VARIANTS
+from .csaode_cv import DATASETS, MAJORITY, PAPER as CSAODE_TABLE, VARIANTS
 from .ledger import add_claim, difference, greater, less, metric, ratio
 from .momentum_lstm import PAPER as MOMRNN_TABLE
 
@@ -65,8 +65,8 @@ for base, base_label in (("node", "ODE-RNN"), ("anode", "ANODE-RNN")):
 
 # ---- CSAODE Table 1 on the four cross-validated sets -----------------------------------------------------------
 # One value per CV fold. Accuracy: reproduced when the CI over folds lies above the paper's figure minus one
-# point; partly when the mean is above chance (50%, the no-effect value of a balanced binary task); contradicted
-# when the whole CI lies at or below chance.
+# point; partly when the CI lies above the majority-class accuracy (what a model that learned nothing scores:
+# 50% on SUBJ and MR, 63.8% on CR, 68.8% on MPQA); contradicted when the whole CI lies below it.
 for dataset in DATASETS:
     for solver, name in VARIANTS.items():
         paper = CSAODE_TABLE[name][dataset]
@@ -74,7 +74,7 @@ for dataset in DATASETS:
                   claim=f"{name} reaches {paper}% test accuracy on {dataset.upper()} (10-fold CV)",
                   paper_figure=f"Table 1: {paper}%", experiment=f"csaode_cv_{dataset}",
                   metric=f"{name} test accuracy (%) per fold, CPU size",
-                  value=metric(f"{name}.accuracy"), rule=greater(paper - 1.0, null=50.0))
+                  value=metric(f"{name}.accuracy"), rule=greater(paper - 1.0, null=MAJORITY[dataset]))
     add_claim(f"csaode.{dataset}_ark_weaker_than_rk", paper=CSAODE,
               claim=f"CSAARK loses a little accuracy against CSARK (paper: 'for most tasks'; on "
                     f"{dataset.upper()} {CSAODE_TABLE['CSARK'][dataset]} vs {CSAODE_TABLE['CSAARK'][dataset]})",
