@@ -809,6 +809,8 @@ def _submodules(tmp: Path):
              bad_real_above(inclusive=True))
         fuzz("paper_schedule", "lr_decay", lambda d: text.paper_schedule(opt, 4, 1.0, d),
              st.one_of(bad_real_above(), st.floats(min_value=1.0, exclude_min=True)))
+        # no input to get wrong: an argument is Python's own TypeError naming the function
+        attempt("default_data_dir", "default_data_dir", lambda: text.default_data_dir("shared"), "shared")
 
     def training_helpers():
         model = torch.nn.Linear(2, 1)
@@ -864,7 +866,8 @@ def _submodules(tmp: Path):
             "TaskSettings", "loss_and_accuracy", "batches_of", "nfe_step", "evaluator", "run_training",
             "train_model")},
         **{f"dynkit.tasks.text.{n}": text_helpers for n in (
-            "decode_line", "read_lines", "pad_batch", "glove_embeddings", "embedding_matrix", "paper_schedule")},
+            "decode_line", "read_lines", "pad_batch", "glove_embeddings", "embedding_matrix", "paper_schedule",
+            "default_data_dir")},
         **{f"dynkit.tasks.training.{n}": training_helpers for n in (
             "epoch_generator", "plain", "save_checkpoint", "load_checkpoint", "run_manifest", "read_manifest",
             "check_resume", "fit")},

@@ -155,3 +155,12 @@ def test_a_few_stray_control_bytes_in_real_text_are_tolerated(tmp_path):
     # ... while one in a long file (below 1%) is kept as text
     (tmp_path / "rt-polarity.neg").write_bytes(b"a sentence\x01\n" + b"an ordinary sentence of words\n" * 20)
     assert len(load_dataset("mr", tmp_path, n_folds=2)) == 22
+
+
+@needs_sentence_data
+def test_default_data_dir_finds_the_shared_sets_beside_the_checkout(tmp_path, monkeypatch):
+    from dynkit.tasks.text import default_data_dir
+
+    assert default_data_dir() == SENTENCE_DATA.resolve()
+    monkeypatch.chdir(tmp_path)  # the working directory does not matter while the checkout has them beside it
+    assert default_data_dir() == SENTENCE_DATA.resolve()

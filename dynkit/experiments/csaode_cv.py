@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..tasks.text import default_data_dir
 from .registry import register
 
 DATASETS = ("subj", "mr", "cr", "mpqa")
@@ -31,7 +32,7 @@ PAPER = {"CSARKF": {"cr": 86.5, "mr": 82.1, "mpqa": 90.8, "subj": 95.2},
 # Majority-class test accuracy (%) of each set over all its sentences -- the accuracy of a model that
 # learned nothing: CR has 2405 of 3771 positive, MPQA 7292 of 10603 negative (tests recount them).
 MAJORITY = {"subj": 50.0, "mr": 50.0, "cr": 63.78, "mpqa": 68.77}
-DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "sentence-classification"
+DEFAULT_DATA = default_data_dir()
 
 
 @dataclass(frozen=True)

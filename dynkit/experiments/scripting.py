@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..tasks.text import default_data_dir
 from .registry import register
 
 MODELS = ("node", "anode", "sonode", "hbnode", "ghbnode")
 COLORS = {"node": "tab:blue", "anode": "tab:orange", "sonode": "tab:green", "hbnode": "tab:red",
           "ghbnode": "tab:purple"}
-# the team's offline data sits beside the checkout: <workspace>/shared/data/sentence-classification
-DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "sentence-classification"
+DEFAULT_DATA = default_data_dir()
 
 
 def experiment_parser(doc: str, default_out: str, full_help: str = "the paper's size (slow on a CPU)",

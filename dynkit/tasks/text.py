@@ -39,6 +39,15 @@ BINARY_FILES = {
     "mpqa": (("mpqa.neg", "negative"), ("mpqa.pos", "positive")),
 }
 DATASETS = ("trec", *BINARY_FILES)
+_SHARED = Path("shared") / "data" / "sentence-classification"
+
+
+def default_data_dir() -> Path:
+    """The team's offline copy of the sets: ``shared/data/sentence-classification`` beside the
+    checkout dynkit runs from, else beside (or in) the working directory; the first candidate when
+    none exists (a loader then names it in its error)."""
+    candidates = [Path(__file__).resolve().parents[3] / _SHARED, Path.cwd().parent / _SHARED, Path.cwd() / _SHARED]
+    return next((c for c in candidates if c.is_dir()), candidates[0])
 PAD, UNK = 0, 1
 VARIANTS = {"rk": "CSARK", "rkf": "CSARKF", "ark": "CSAARK"}
 
