@@ -26,10 +26,10 @@ def test_ode_rnn_smoke_run_measures_and_reuses_shards(tmp_path):
     results = E.run("ode_rnn_silverbox", "smoke", seeds=[0], out=tmp_path)
     m = results["metrics"]
     for model in ("node", "hbnode"):
-        for key in ("test_mse", "nfe_forward_per_epoch", "nfe_backward_per_epoch", "seconds_per_epoch",
-                    "adjoint_log10_ratio"):
+        for key in ("test_mse", "train_loss", "nfe_forward_per_epoch", "nfe_backward_per_epoch", "nfe_test",
+                    "seconds_per_epoch", "adjoint_log10_ratio"):
             assert math.isfinite(m[f"{model}.{key}"]["mean"]), (model, key)
-        assert m[f"{model}.nfe_forward_per_epoch"]["mean"] > 0
+        assert m[f"{model}.nfe_forward_per_epoch"]["mean"] > 0 and m[f"{model}.nfe_test"]["mean"] > 0
         assert f"{model}.adjoint_norm@11" in m and f"{model}.adjoint_norm@12" not in m  # 12 observations
     assert (tmp_path / "hybrids.png").exists()
     shard = next(tmp_path.glob("shards/*/shard.json"))

@@ -4,7 +4,7 @@ and ``ode_rnn_silverbox``.
 
 One shard trains one hybrid (the config point) on one seed with Adam
 (:func:`~dynkit.tasks.time_series.train_hybrid`) and records the test MSE, the forward/backward NFE
-per epoch, the seconds per epoch and of the whole training, and the adjoint norm ``||dL/dz_k||``
+per epoch, the NFE of the trained model over the test windows, the seconds per epoch and of the whole training, and the adjoint norm ``||dL/dz_k||``
 through the 64 observations of test windows (loss on the last prediction). Simulated systems stand
 in for the recorded data (each task's ``note``). Scales: ``cpu`` shrinks the data, the epochs and
 the solver tolerance (1e-3) to minutes on a CPU; ``full`` takes the review's batch size and learning
@@ -79,8 +79,10 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
     norms = np.asarray(result["adjoint_norm"])
     log_ratio = max(math.log10(max(norms[0], 1e-300) / norms[-1]), LOG10_FLOOR) if norms[-1] > 0 else LOG10_FLOOR
     metrics = {f"{name}.failed": 0.0, f"{name}.test_mse": float(hist[-1][TEST_METRIC[config.task]]),
+               f"{name}.train_loss": float(hist[-1]["train_loss"]),  # last epoch: one-step + forecast MSE
                f"{name}.nfe_forward_per_epoch": float(np.mean([h["nfe_forward"] for h in hist])),
                f"{name}.nfe_backward_per_epoch": float(np.mean([h["nfe_backward"] for h in hist])),
+               f"{name}.nfe_test": float(hist[-1]["test_nfe"]),  # the trained model over the test windows
                f"{name}.seconds_per_epoch": float(np.mean([h["epoch_seconds"] for h in hist])),
                f"{name}.train_seconds": seconds, f"{name}.n_parameters": float(count_parameters(model)),
                # log10 ||dL/dz|| at the first observation over the last: << 0 means the adjoint vanished

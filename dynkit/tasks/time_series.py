@@ -159,7 +159,7 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
 
     Each epoch records the training loss, the forward and backward NFE summed over the epoch's
     batches, the epoch's wall time, and the test (and with ``validate`` the validation) one-step and
-    forecast MSE. At the end,
+    forecast MSE and the NFE of that pass (``test_nfe``). At the end,
     the adjoint norm through time on test windows (``_adjoint_profile``).
     """
     from ..diagnostics.nfe import BatchNFE
@@ -201,7 +201,9 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
         seconds = time.perf_counter() - clock["start"]
         record = {"epoch_seconds": seconds}
         for split in ("val", "test") if validate else ("test",):
-            mse = _test_mse(model, getattr(task, split), forecast_weight)
+            with BatchNFE(model) as nfe:
+                mse = _test_mse(model, getattr(task, split), forecast_weight)
+                record[f"{split}_nfe"] = nfe.mark_forward()  # every ODE evaluation of the pass over the split
             record.update({f"{split}_{k}": v for k, v in mse.items()})
         return record
 
