@@ -87,6 +87,19 @@ def test_csaode_cv_smoke_run_holds_out_the_seed_fold(tmp_path):
         run_fold(CVConfig("cr", data_dir=str(SENTENCE_DATA)), seed=10, out=tmp_path, device="cpu")
 
 
+def test_csaode_cv_table_gives_mean_and_sample_std_beside_the_paper(tmp_path):
+    from dynkit.experiments.csaode_cv import PAPER, render_table
+
+    folds = [80.0, 82.0, 87.0]
+    results = {"config": {"dataset": "cr"}, "scale": "cpu", "seeds": [0, 1, 2],
+               "metrics": {"CSARK.accuracy": {"values": folds}}}
+    render_table(results, tmp_path)
+    table = (tmp_path / "table.md").read_text()
+    mean, std = np.mean(folds), np.std(folds, ddof=1)  # 83.0 and 3.61
+    assert f"| CSARK | {mean:.1f} ± {std:.1f} | 3 | {PAPER['CSARK']['cr']} |" in table
+    assert f"| CSAARK | – | 0 | {PAPER['CSAARK']['cr']} |" in table  # no folds: no number made up
+
+
 @needs_sentence_data
 def test_csaode_cv_ledger_null_is_the_majority_class_rate():
     # the "learned nothing" accuracy of each set, recounted from the loader (not from the table in the code)
