@@ -32,6 +32,8 @@ def test_ode_rnn_smoke_run_measures_and_reuses_shards(tmp_path):
         assert m[f"{model}.nfe_forward_per_epoch"]["mean"] > 0 and m[f"{model}.nfe_test"]["mean"] > 0
         assert f"{model}.adjoint_norm@11" in m and f"{model}.adjoint_norm@12" not in m  # 12 observations
     assert (tmp_path / "hybrids.png").exists()
+    table = (tmp_path / "table.md").read_text()
+    assert "| HBNODE-RNN |" in table and "| ODE-RNN |" in table and "test NFE" in table
     shard = next(tmp_path.glob("shards/*/shard.json"))
     stamp = shard.stat().st_mtime_ns
     E.run("ode_rnn_silverbox", "smoke", seeds=[0], out=tmp_path)
@@ -40,6 +42,7 @@ def test_ode_rnn_smoke_run_measures_and_reuses_shards(tmp_path):
 
 def test_momentum_lstm_smoke_run(tmp_path):
     m = E.run("momentum_lstm_digits", "smoke", seeds=[0], out=tmp_path)["metrics"]
+    assert "| digits | MomentumLSTM |" in (tmp_path / "table.md").read_text()
     for cell in ("LSTM", "MomentumLSTM"):
         assert 0 <= m[f"digits.{cell}.best_accuracy"]["mean"] <= 100
         assert math.isfinite(m[f"digits.{cell}.log10_grad_ratio@epoch1"]["mean"])

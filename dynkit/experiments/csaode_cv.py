@@ -72,20 +72,15 @@ def run_fold(config: CVConfig, *, seed: int, out: Path, device: str) -> dict:
 
 def render_table(results: dict, out: Path) -> None:
     """``table.md``: each variant's test accuracy, mean ± sample std over the folds, beside Table 1's figure."""
-    import statistics
-
-    from ..io import atomic_write
+    from .tables import cell, write_table
 
     dataset = results["config"]["dataset"]
-    lines = [f"# CSAODE Table 1 on {dataset.upper()}: test accuracy (%), 10-fold CV", "",
-             f"Scale {results['scale']}; folds {results['seeds']}; majority class {MAJORITY[dataset]}%.", "",
-             "| model | ours: mean ± std over folds | folds | paper |", "| --- | --- | --- | --- |"]
-    for name in VARIANTS.values():
-        values = [v for v in results["metrics"].get(f"{name}.accuracy", {}).get("values", []) if v is not None]
-        ours = (f"{statistics.fmean(values):.1f} ± {statistics.stdev(values):.1f}" if len(values) > 1
-                else f"{values[0]:.1f}" if values else "–")
-        lines.append(f"| {name} | {ours} | {len(values)} | {PAPER[name][dataset]} |")
-    atomic_write(Path(out) / "table.md", lambda fh: fh.write("\n".join(lines) + "\n"))
+    rows = [[name, cell(results, f"{name}.accuracy", ".1f"),
+             len([v for v in results["metrics"].get(f"{name}.accuracy", {}).get("values", []) if v is not None]),
+             PAPER[name][dataset]] for name in VARIANTS.values()]
+    write_table(out, f"CSAODE Table 1 on {dataset.upper()}: test accuracy (%), 10-fold CV",
+                ["model", "ours: mean ± std over folds", "folds", "paper"], rows,
+                note=f"Scale {results['scale']}; folds {results['seeds']}; majority class {MAJORITY[dataset]}%.")
 
 
 def _points(config: CVConfig) -> list[dict]:

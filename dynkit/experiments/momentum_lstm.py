@@ -166,6 +166,29 @@ def render_momentum_lstm(results: dict, out: Path) -> None:
     fig.tight_layout()
     save_figure(fig, Path(out) / "momentum_lstm.png", dpi=100)
     plt.close(fig)
+    _table(results, out)
+
+
+def _table(results: dict, out: Path) -> None:
+    """``table.md``: per task and cell, best and final accuracy and the gradient ratio, mean ± std over seeds."""
+    from .tables import cell, write_table
+
+    cfg = results["config"]
+    rows = []
+    for task in cfg["tasks"]:
+        column = PAPER.get(task.replace("fashion_mnist", "digits"), {})
+        for c in cfg["cells"]:
+            key = f"{task}.{c}"
+            rows.append([task, c, cell(results, f"{key}.best_accuracy", ".1f"),
+                         cell(results, f"{key}.final_accuracy", ".1f"),
+                         cell(results, f"{key}.log10_grad_ratio_init"), cell(results, f"{key}.log10_grad_ratio"),
+                         column.get(c, "–")])
+    write_table(out, "MomentumRNN Table 1's cells at CPU size", ["task", "cell", "best test acc. (%)",
+                "final test acc. (%)", "log10 ratio at init", "log10 ratio, mean over epochs",
+                "paper (MNIST/PMNIST, %)"], rows,
+                note=f"Scale {results['scale']}, seeds {results['seeds']}, hidden {cfg['hidden']}, "
+                     f"{cfg['epochs']} epochs; ratio = ||dL/dh_1|| / ||dL/dh_T||. The paper's column is its MNIST "
+                     f"(PMNIST for permuted tasks) figure at N = 256: it has no digits or Fashion-MNIST row.")
 
 
 FASHION = ("fashion_mnist", "fashion_mnist_permuted")
