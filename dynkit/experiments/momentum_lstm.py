@@ -19,6 +19,7 @@ initialisation and after every epoch.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import time
 from dataclasses import dataclass
@@ -75,15 +76,17 @@ def load_task(task: str, seed: int, train_subset: int | None = None):
 
 
 def gradient_ratio(model, x: torch.Tensor, y: torch.Tensor) -> float:
-    """``||dL/dh_1|| / ||dL/dh_T||`` of the cross-entropy on ``(x, y)`` (total derivatives through the recurrence)."""
+    """``||dL/dh_1|| / ||dL/dh_T||`` of the cross-entropy on ``(x, y)`` (total derivatives through the recurrence).
+
+    Computed in float64 on a copy of the model: over 196 steps an untrained LSTM's ``dL/dh_1`` falls
+    below float32's range (it read exactly 0, a ratio of "1e-300", before this was done)."""
+    probe = copy.deepcopy(model).double()
     with torch.enable_grad():
-        out, hs = model(x, return_states=True)
+        out, hs = probe(x.double(), return_states=True)
         for h in hs:
             h.retain_grad()
         torch.nn.functional.cross_entropy(out, y).backward()
-        ratio = float(hs[0].grad.norm() / hs[-1].grad.norm())
-    model.zero_grad(set_to_none=True)
-    return ratio
+        return float(hs[0].grad.norm() / hs[-1].grad.norm())
 
 
 @dataclass(frozen=True)
