@@ -168,3 +168,18 @@ def test_node_adjoint_norm_smoke_run_measures_every_hybrid(tmp_path):
     for model in models:
         assert math.isfinite(m[f"{model}.decay_orders_of_magnitude"]["mean"]), model
         assert m[f"{model}.norm_at_T"]["mean"] > 0
+
+
+def test_momentum_lstm_gradient_ratio_does_not_underflow_over_196_steps():
+    # an untrained LSTM read pixel by pixel over 196 steps: float32 backprop gave dL/dh_1 = 0 exactly on our
+    # machines (a ratio floored at 1e-300 in the first results); gradient_ratio (float64 on a copy) gives the
+    # true ratio, ~3e-38 here, below float32's normal range, and leaves the model and its grads alone
+    from dynkit.experiments.momentum_lstm import CELLS, gradient_ratio
+    from dynkit.models.momentum_rnn import SequenceClassifier
+
+    torch.manual_seed(0)
+    x, y = torch.rand(32, 196, 1), torch.randint(0, 10, (32,))
+    model = SequenceClassifier(1, 32, 10, cell="lstm", **CELLS["LSTM"])
+    ratio = gradient_ratio(model, x, y)
+    assert 0.0 < ratio < 1e-30
+    assert all(p.grad is None for p in model.parameters()) and next(model.parameters()).dtype == torch.float32
