@@ -181,13 +181,13 @@ def jsonable(x: Any) -> Any:
     return _clean(x, frozenset())
 
 
-def _clean(x: Any, _open: frozenset) -> Any:
-    """:func:`jsonable` of ``x`` inside the containers whose ids are ``_open``."""
+def _clean(x: Any, ancestors: frozenset) -> Any:
+    """:func:`jsonable` of ``x`` inside the containers whose ids are ``ancestors``."""
     if isinstance(x, (dict, list, tuple)):
-        if id(x) in _open:
+        if id(x) in ancestors:
             raise ValueError(f"x must not contain itself (JSON has no cycles), got a {type(x).__name__} "
                              f"inside itself")
-        inner = _open | {id(x)}
+        inner = ancestors | {id(x)}
         if isinstance(x, dict):
             return {str(k): _clean(v, inner) for k, v in x.items()}
         return [_clean(v, inner) for v in x]
@@ -198,13 +198,13 @@ def _clean(x: Any, _open: frozenset) -> Any:
     if type(x).__name__ in ("bool_", "bool"):  # numpy bools
         return bool(x)
     if isinstance(x, complex) or type(x).__name__.startswith("complex"):
-        return {"re": _clean(float(x.real), _open), "im": _clean(float(x.imag), _open)}
+        return {"re": _clean(float(x.real), ancestors), "im": _clean(float(x.imag), ancestors)}
     if hasattr(x, "tolist"):  # numpy scalars and arrays, torch tensors
-        return _clean(x.tolist(), _open)
+        return _clean(x.tolist(), ancestors)
     if isinstance(x, Path):
         return str(x)
     try:
-        return _clean(int(x) if type(x).__name__ in ("Integer", "mpz") else float(x), _open)
+        return _clean(int(x) if type(x).__name__ in ("Integer", "mpz") else float(x), ancestors)
     except (TypeError, ValueError):
         return str(x)
 
