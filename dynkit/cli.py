@@ -178,7 +178,7 @@ def _write_json(path: str | None, data: dict, args, config: dict) -> None:
         from .io import versions
 
         payload = {**jsonable(data), "config": jsonable(config), "command": command, "versions": versions()}
-        json.dump(payload, sys.stdout, indent=2)
+        json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
         sys.stdout.flush()
         return
