@@ -130,7 +130,7 @@ def finished(shard: Shard, notice: Callable[[str], None] | None = None) -> dict 
     except UnicodeDecodeError:
         flaw = "not UTF-8 text"
     except (ValueError, RecursionError) as err:
-        flaw = f"not valid JSON ({str(err).splitlines()[0][:80]})"
+        flaw = f"not valid JSON ({str(err).splitlines()[0][:120]})"
     except OSError as err:
         flaw = f"cannot be read ({err.strerror or err})"
     if flaw is None:
