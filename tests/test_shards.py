@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections import Counter
 from dataclasses import dataclass
@@ -292,8 +293,7 @@ def slow_toy(tmp: Path) -> tuple[Path, dict]:
 
 
 def start_runners(tmp: Path, env: dict, n: int, out: Path, seeds: str = "0,1", **extra) -> list[subprocess.Popen]:
-    ready = tmp / f"ready-{out.name}"
-    ready.mkdir()
+    ready = Path(tempfile.mkdtemp(prefix="ready-", dir=tmp))  # the runners' start line
     return [subprocess.Popen([sys.executable, str(tmp / "driver.py"), str(tmp), str(ready), str(n), str(out), seeds],
                              env={**env, **extra}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              cwd=ROOT) for _ in range(n)]
@@ -333,8 +333,6 @@ def test_without_claims_the_concurrency_test_sees_duplicates(tmp_path):
 
 
 def main() -> int:
-    import tempfile
-
     CALLS.clear()
     E.EXPERIMENTS["toy_shards"] = _toy()
     problems = []
