@@ -23,6 +23,7 @@ from numbers import Integral
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from .. import _checks
 from ..io import check_writable_dir, jsonable, versions, write_json
 from .registry import SCALES, Experiment, get, point_key
 
@@ -238,7 +239,7 @@ def check_device(device: Any, name: str = "device") -> str:
         index = int(device.partition(":")[2] or 0)
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if index >= count:
-            raise ValueError(f"{name} {device!r} is not available: this machine has {count} CUDA device(s)")
+            raise ValueError(f"{name} must be a device of this machine ({count} CUDA device(s)), got {device!r}")
     return device
 
 
@@ -289,7 +290,7 @@ def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: st
                          f"backend={backend!r}")
     seeds = check_seeds(seeds)
     device = check_device(device)
-    out = Path(out) if out is not None else Path("runs/experiments") / name / scale
+    out = _checks.path(out, "out") if out is not None else Path("runs/experiments") / name / scale
     check_writable_dir(out, "out")
     say = progress or (lambda line: None)
     tell = notice or (lambda line: warnings.warn(line, ShardRecomputed, stacklevel=4))
