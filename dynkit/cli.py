@@ -459,7 +459,8 @@ def cmd_run(args) -> int:
     run = require("experiments.run")
     out = args.out or f"runs/experiments/{args.name}/{args.scale}"
     check_writable_dir(out, "--out")
-    kwargs = {"notice": lambda line: print(f"dynkit run: {line}", file=sys.stderr, flush=True),"scale": args.scale, "seeds": tuple(args.seeds), "out": out, "backend": args.backend,
+    kwargs = {"notice": lambda line: print(f"dynkit run: {line}", file=sys.stderr, flush=True),  # even if --quiet
+              "scale": args.scale, "seeds": tuple(args.seeds), "out": out, "backend": args.backend,
               "device": args.device, "progress": (lambda line: None) if args.quiet else
               (lambda line: print(line, file=sys.stderr, flush=True))}
     if args.address is not None:
