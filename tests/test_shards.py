@@ -243,6 +243,27 @@ def test_registered_scripts_hash_the_script_module_not_the_adapter():
     assert code["source_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def nan_run(config: ToyConfig, *, seed: int, out: Path, device: str) -> dict:
+    return {"metrics": {"x": float("nan") if seed == 1 else 2.0 + seed, "one": 1.0}}
+
+
+def test_a_non_finite_metric_is_strict_json_and_left_out_of_the_mean(tmp_path, monkeypatch):
+    from dynkit.experiments.ledger import Claim, evaluate, greater, ratio
+
+    exp = Experiment("nan_toy", nan_run, {s: ToyConfig() for s in ("smoke", "cpu", "full")})
+    monkeypatch.setitem(E.EXPERIMENTS, "nan_toy", exp)
+    E.run("nan_toy", scale="smoke", seeds=(0, 1, 2), out=tmp_path)
+    notices: list[str] = []
+    res = E.run("nan_toy", scale="smoke", seeds=(0, 1, 2), out=tmp_path, notice=notices.append)
+    assert notices == []  # a shard with a NaN metric is a valid record, reused
+    text = (tmp_path / "results.json").read_text()
+    stored = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in results.json is not JSON"))
+    assert stored["metrics"]["x"]["values"] == [2.0, "nan", 4.0] == res["metrics"]["x"]["values"]
+    assert (stored["metrics"]["x"]["mean"], stored["metrics"]["x"]["n_seeds"]) == (3.0, 2)
+    claim = Claim("t.nan", "P", "x grows", "Fig. 1", "nan_toy", "x / one", ratio("x", "one"), greater(1.5, null=1.0))
+    assert evaluate(claim, stored).ours["n_seeds"] == 2  # the ledger reads it back as NaN and leaves it out
+
+
 # --------------------------------------------------------------------------------------------------
 # concurrent runners on one --out (two processes)
 

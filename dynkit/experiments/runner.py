@@ -382,10 +382,12 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> dict:
 
 
 def per_seed_metrics(results: dict) -> dict[int, dict[str, float]]:
-    """``{seed: {metric: value}}``, a seed's shards merged, from an aggregated ``results.json``."""
+    """``{seed: {metric: value}}``, a seed's shards merged, from an aggregated ``results.json`` (the strings
+    ``"nan"``, ``"inf"``, ``"-inf"`` that stand for non-finite metrics in JSON back to floats)."""
     merged: dict[int, dict[str, float]] = {}
     for shard in results["shards"]:
-        merged.setdefault(int(shard["seed"]), {}).update(shard["metrics"])
+        merged.setdefault(int(shard["seed"]), {}).update(
+            {k: float(v) if v in NON_FINITE else v for k, v in shard["metrics"].items()})  # JSON has no NaN
     return merged
 
 
@@ -397,6 +399,6 @@ def aggregate(exp: Experiment, scale: str, seeds: Sequence[int], records: list[d
                            "device": r.get("device", "cpu")} for r in records]}
     by_seed = per_seed_metrics(results)
     names = sorted({m for metrics in by_seed.values() for m in metrics})
-    results["metrics"] = {m: {**mean_ci([s[m] for s in by_seed.values() if m in s]),
-                              "values": [s.get(m) for s in by_seed.values()]} for m in names}
+    results["metrics"] = jsonable({m: {**mean_ci([s[m] for s in by_seed.values() if m in s]),
+                                       "values": [s.get(m) for s in by_seed.values()]} for m in names})
     return results
