@@ -202,6 +202,15 @@ def test_an_intact_shard_is_reused_silently_and_carries_its_identity_and_hash(to
     assert res["metrics"]["b.value"]["values"] == [expected_value(0, "b"), expected_value(1, "b")]
 
 
+def test_a_killed_writer_s_temporary_is_removed_when_the_shard_is_recomputed(toy, tmp_path):
+    folder = tmp_path / "shards" / "seed0-point=a"
+    folder.mkdir(parents=True)
+    orphan = folder / ".shard.json.k3x9q2zz.tmp"  # what atomic_write leaves when killed mid-write
+    orphan.write_text('{"experiment": "toy_sh')
+    _run(tmp_path, seeds=(0,))
+    assert not orphan.exists() and (folder / SHARD_FILE).exists()
+
+
 def test_the_notice_is_a_warning_when_no_notice_function_is_given(toy, tmp_path):
     _run(tmp_path, seeds=(0,))
     (tmp_path / "shards" / "seed0-point=a" / SHARD_FILE).write_text("null")

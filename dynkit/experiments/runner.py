@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import _checks
-from ..io import check_writable_dir, jsonable, versions, write_json
+from ..io import check_writable_dir, jsonable, remove_orphan_temporaries, versions, write_json
 from .registry import SCALES, Experiment, get, point_key
 
 SHARD_FILE = "shard.json"
@@ -165,7 +165,10 @@ def claimed(shard: Shard, wait: bool) -> Iterator[bool]:
 
 
 def run_shard(shard: Shard) -> dict:
-    """Run one shard into its folder and store its record atomically (the marker of a finished shard)."""
+    """Run one shard into its folder and store its record atomically (the marker of a finished shard).
+
+    Call it holding the shard's claim (:func:`claimed`): it first removes the temporaries that a runner
+    killed while writing into the folder left behind."""
     import torch
 
     from .registry import EXPERIMENTS
@@ -176,6 +179,7 @@ def run_shard(shard: Shard) -> dict:
         load_all()
     exp = EXPERIMENTS[shard.experiment]
     shard.folder.mkdir(parents=True, exist_ok=True)
+    remove_orphan_temporaries(shard.folder)  # ours to clean: the claim keeps other writers out
     start = time.perf_counter()
     torch.manual_seed(shard.seed)
     with torch.device(shard.device):  # tensors the run creates without a device follow the chosen one
