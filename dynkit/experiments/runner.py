@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import time
 import warnings
 from dataclasses import dataclass
@@ -233,8 +234,6 @@ def check_seeds(seeds: Any, name: str = "seeds") -> list[int]:
 
 def check_device(device: Any, name: str = "device") -> str:
     """``device`` if it is ``"cpu"``, or ``"cuda"``/``"cuda:N"`` with that GPU present."""
-    import re
-
     if not isinstance(device, str) or not (device == "cpu" or re.fullmatch(r"cuda(:\d+)?", device)):
         raise ValueError(f"{name} must be one of {DEVICES} (or 'cuda:N'), got {device!r}")
     if device != "cpu":
