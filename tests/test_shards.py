@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +29,8 @@ import pytest
 import dynkit
 import dynkit.experiments as E
 from dynkit.experiments.registry import Experiment
-from dynkit.experiments.runner import SHARD_FILE, ShardRecomputed, content_hash, finished, shards
+from dynkit.experiments.runner import (SHARD_FILE, ShardRecomputed, claimed, content_hash, finished, run_shard,
+                                       shards)
 
 ROOT = Path(__file__).resolve().parents[1]
 CALLS: list = []
@@ -332,6 +335,29 @@ def start_runners(tmp: Path, env: dict, n: int, out: Path, seeds: str = "0,1", *
 def computed(tmp: Path) -> Counter:
     log = tmp / "log"
     return Counter(line.split()[1] for line in log.read_text().splitlines()) if log.exists() else Counter()
+
+
+@pytest.mark.parametrize("holder_finishes", [True, False])
+def test_a_claimed_shard_is_left_to_its_holder_and_taken_over_if_the_holder_stops(toy, tmp_path, holder_finishes):
+    # this test holds seed 0 point a's claim, as another runner computing it would
+    shard = shards("toy_shards", "smoke", [0], tmp_path)[0]
+    lines: list[str] = []
+    runner = threading.Thread(target=lambda: E.run("toy_shards", scale="smoke", seeds=(0, 1), out=tmp_path,
+                                                   progress=lines.append))
+    with claimed(shard, wait=False) as mine:
+        assert mine
+        runner.start()
+        deadline = time.time() + 60
+        while len(CALLS) < 3 and time.time() < deadline:
+            time.sleep(0.01)
+        assert sorted(CALLS) == [(0, "b"), (1, "a"), (1, "b")]  # the three others, not the claimed one
+        if holder_finishes:
+            run_shard(shard)
+    runner.join(60)
+    assert not runner.is_alive() and sorted(CALLS) == [(0, "a"), (0, "b"), (1, "a"), (1, "b")]  # each once
+    last = "reused (finished by a concurrent run)" if holder_finishes else "done in"  # else: computed here
+    assert f"seed0-point=a: {last}" in lines[-1], lines
+    assert json.loads((tmp_path / "results.json").read_text())["metrics"]["a.value"]["values"] == [3.0, 3.1]
 
 
 def concurrent_case(tmp: Path, claims: bool = True) -> tuple[Counter, list[str]]:
