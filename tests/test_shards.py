@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import dynkit
 import dynkit.experiments as E
@@ -177,6 +179,25 @@ def _count(outcome: str, detail: str) -> str:
 @pytest.mark.parametrize("name", CORRUPTIONS)
 def test_a_damaged_forged_or_stale_shard_is_recomputed_with_a_notice_naming_it(toy, tmp_path, name):
     shard_case(name, tmp_path)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=st.sampled_from(["seed", "scale", "seconds", "metrics", "point", "device", "result", "versions"]),
+       value=st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=5), st.none(),
+                       st.dictionaries(st.text(max_size=3), st.floats(allow_nan=False), max_size=2)))
+def test_any_hand_edit_of_a_stored_field_is_caught(toy, tmp_path, key, value):
+    # for every field and every JSON value that differs from the stored one: not reused
+    shard = shards("toy_shards", "smoke", [0], tmp_path)[0]
+    if finished(shard) is None:
+        _run(tmp_path, seeds=(0,))
+    record = json.loads(shard.path.read_text())
+    edited = {**record, key: value}
+    notices: list[str] = []
+    shard.path.write_text(json.dumps(edited))
+    reused = finished(shard, notices.append)
+    shard.path.write_text(json.dumps(record))
+    assert (reused is None) == (edited != record) and len(notices) == (edited != record)
 
 
 def test_the_suite_sees_a_reused_forgery(toy, tmp_path, monkeypatch):
