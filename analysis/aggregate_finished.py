@@ -28,7 +28,7 @@ def main(argv=None) -> dict:
     exp = get(args.name)
     done, missing = [], []
     for shard in shards(args.name, args.scale, seeds, args.out):
-        record = finished(shard)
+        record = finished(shard, notice=print)  # a damaged or stale shard counts as missing, said so
         (done if record is not None else missing).append(record if record is not None else shard.key)
     results = aggregate(exp, args.scale, seeds, done)
     results["partial"] = bool(missing)

@@ -65,6 +65,9 @@ def _load_target(target: str) -> ModuleType:
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
+        except SystemExit as exc:  # sys.exit() at import would end dynkit silently with the file's status
+            raise CLIError(f"SPEC: running {target!r} called sys.exit({exc.code!r}); a problem file must define "
+                           "f, y0 and t, not exit") from None
         except Exception as exc:  # the user's file does not run: say so in one line, naming it
             raise CLIError(f"SPEC: running {target!r} failed: {type(exc).__name__}: {exc}") from exc
         return module
@@ -77,17 +80,27 @@ def _load_target(target: str) -> ModuleType:
 
 def parse_param(text: str) -> tuple[str, Any]:
     """``NAME=VALUE`` -> ``(NAME, value)``; the value is a Python literal (``1000``, ``1e-3``, ``[1, 2]``,
-    ``True``) or else the string itself."""
+    ``True``) or else the string itself. A value that begins like a number, a container or a quoted string
+    must be a valid literal (``1e-3x`` or an integer of 5000 digits is an error, not silently a string)."""
     import ast
 
     name, sep, value = text.partition("=")
     if not sep or not name.strip().isidentifier():
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE with NAME an identifier, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE with NAME an identifier, got {text!r:.80}")
+    value = value.strip()
     try:
-        parsed = ast.literal_eval(value.strip())
-    except (ValueError, SyntaxError):
-        parsed = value.strip()
+        parsed = ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        if value[:1] and value[0] in "0123456789+-.([{'\"":
+            reason = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
+            raise argparse.ArgumentTypeError(f"{name.strip()}: expected a Python literal (a number, list, quoted "
+                                             f"string ...) or a bare word, got {_clipped(value)} ({reason})") from None
+        parsed = value
     return name.strip(), parsed
+
+
+def _clipped(text: str, width: int = 40) -> str:
+    return repr(text) if len(text) <= width else repr(text[:width]) + f"... ({len(text)} characters)"
 
 
 def load_problem(spec: str, params: dict | None = None) -> dict:
@@ -126,6 +139,9 @@ def load_problem(spec: str, params: dict | None = None) -> dict:
                 obj = obj(**params)
             except TypeError as exc:
                 raise CLIError(f"--param: {where!r} does not take {sorted(params)}: {exc}") from None
+            except SystemExit as exc:
+                raise CLIError(f"SPEC: calling {where!r} called sys.exit({exc.code!r}); it must return a "
+                               "mapping with f, y0 and t") from None
         elif params:
             raise CLIError(f"--param: {where!r} is a mapping; parameters need a module or a problem function")
         if not hasattr(obj, "keys"):
@@ -178,7 +194,7 @@ def _write_json(path: str | None, data: dict, args, config: dict) -> None:
         from .io import versions
 
         payload = {**jsonable(data), "config": jsonable(config), "command": command, "versions": versions()}
-        json.dump(payload, sys.stdout, indent=2)
+        json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
         sys.stdout.flush()
         return
@@ -257,10 +273,12 @@ def cmd_derive(args) -> int:
     if not args.names and not args.all:
         _say(args, *derivations)
         return 0
-    names = list(derivations) if args.all else args.names
-    unknown = [n for n in names if n not in derivations]
+    unknown = [n for n in args.names if n not in derivations]
     if unknown:
         raise CLIError(f"unknown derivation(s) {', '.join(unknown)}; known: {', '.join(derivations)}")
+    if args.all and args.names:
+        raise CLIError(f"give derivation names or --all, not both; got --all and {' '.join(args.names)}")
+    names = list(derivations) if args.all else args.names
     failed = []
     for name in names:
         d = derivations[name]()
@@ -274,6 +292,11 @@ def cmd_derive(args) -> int:
 
 
 def _solve_options(args) -> dict:
+    from .solvers import METHODS
+
+    if args.step_size is not None and getattr(METHODS.get(args.method), "adaptive", False):
+        raise CLIError(f"--step-size is for the fixed-step methods; {args.method} is adaptive (set --rtol/--atol), "
+                       f"got --method {args.method} --step-size {args.step_size:g}")
     opts = {"method": args.method, "rtol": args.rtol, "atol": args.atol}
     if args.step_size is not None:
         opts["step_size"] = args.step_size
@@ -353,7 +376,9 @@ def cmd_stiffness(args) -> int:
 def cmd_nfe_sweep(args) -> int:
     nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
     plot = require_any("experiments.plot_nfe_vs_tolerance", "diagnostics.plot_nfe_vs_tolerance")
-    out = Path(args.out)
+    from .io import check_writable_dir
+
+    out = check_writable_dir(args.out, "--out")  # before the sweep, not after it
     # out=None: the sweep writes nothing itself, so each file below is written once (with the command).
     kwargs = {"models": tuple(args.models), "task": args.task, "seed": args.seed, "out": None, "quiet": args.quiet}
     if args.tolerances:
@@ -410,8 +435,10 @@ def cmd_train(args) -> int:
 
 
 def cmd_report(args) -> int:
+    from .io import check_writable_dir
     from .report import build_report, statuses
 
+    check_writable_dir(args.out, "--out")
     path = build_report(args.out, quick=args.quick, seed=args.seed, quiet=args.quiet, debug=args.debug,
                         argv=["dynkit", *args.argv])
     status = statuses(path.parent)
@@ -427,9 +454,13 @@ def cmd_report(args) -> int:
 
 def cmd_run(args) -> int:
     """``dynkit run NAME``: every (seed, config point) shard of a registered experiment, one line per shard."""
+    from .io import check_writable_dir
+
     run = require("experiments.run")
     out = args.out or f"runs/experiments/{args.name}/{args.scale}"
-    kwargs = {"scale": args.scale, "seeds": tuple(args.seeds), "out": out, "backend": args.backend,
+    check_writable_dir(out, "--out")
+    kwargs = {"notice": lambda line: print(f"dynkit run: {line}", file=sys.stderr, flush=True),  # even if --quiet
+              "scale": args.scale, "seeds": tuple(args.seeds), "out": out, "backend": args.backend,
               "device": args.device, "progress": (lambda line: None) if args.quiet else
               (lambda line: print(line, file=sys.stderr, flush=True))}
     if args.address is not None:
@@ -459,12 +490,30 @@ def cmd_ledger(args) -> int:
 # Parser
 
 def _csv(kind: Callable[[str], Any], what: str) -> Callable[[str], list]:
+    """A comma-separated list of at least one item, none empty (``''`` and ``,,`` are errors, not the default)."""
     def parse(text: str) -> list:
+        items = text.split(",")
+        if any(not x.strip() for x in items):
+            raise argparse.ArgumentTypeError(f"expected comma-separated {what}, none empty, got {text!r:.80}")
         try:
-            return [kind(x) for x in text.split(",") if x.strip()]
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text!r}") from None
+            return [kind(x.strip()) for x in items]
+        except (ValueError, argparse.ArgumentTypeError):
+            raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text!r:.80}") from None
     return parse
+
+
+SEED_MAX = 2**32 - 1
+"""The largest seed every generator accepts (``numpy.random.seed``)."""
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"expected an integer in [0, {SEED_MAX}], got {text!r:.40}")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -529,7 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
             "(a regression); a claim recorded as false as stated is not a failure.")
     p.add_argument("claims", nargs="*", metavar="CLAIM", help="claim ids to check (default: all; see --list)")
     p.add_argument("--instances", type=_positive_int, default=1000, help="random instances per claim (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
     p.add_argument("--json", metavar="FILE", help="also write the table as JSON (- for standard output)")
     p.add_argument("--list", action="store_true", help="list the claims and exit")
 
@@ -574,7 +623,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", default="digits", help="task (default digits)")
     p.add_argument("--tolerances", type=_csv(float, "numbers"), help="comma-separated tolerances, e.g. 1e-3,1e-5")
     p.add_argument("--n-batches", type=_positive_int, help="batches per point (default: the sweep's)")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed")
     p.add_argument("--out", default="runs/nfe_sweep", help="output folder for nfe_sweep.json and nfe_sweep.png")
 
     p = add("train", cmd_train, "train a model on a task (progress bar, checkpoints, --resume)")
@@ -585,7 +634,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", default=None, help="folder of the sentence-classification files (text tasks)")
     p.add_argument("--epochs", type=_positive_int, help="epochs (default: the task's)")
     p.add_argument("--out", default=None, help="run folder (checkpoints, results; default: none, nothing saved)")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --out")
     p.add_argument("--method", default="dopri5", choices=TRAIN_METHODS, metavar="METHOD",
                    help=f"ODE stepper of the neural-ODE models, one of {', '.join(TRAIN_METHODS)}")
@@ -599,7 +648,7 @@ def build_parser() -> argparse.ArgumentParser:
             "OUT/report.md and OUT/report.json. Exit code 1 if a section failed or raised.")
     p.add_argument("--out", default="report", help="output folder")
     p.add_argument("--quick", action="store_true", help="smallest sizes (for tests and CI)")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed")
     p.add_argument("--strict", action="store_true", help="also fail when a section's component is not installed")
 
     p = add("run", cmd_run, "run a registered experiment: one shard per (seed, config point), resumable",
@@ -608,7 +657,7 @@ def build_parser() -> argparse.ArgumentParser:
             "OUT/results.json (mean and 95% CI per metric) and the experiment's figures.")
     p.add_argument("name", metavar="NAME", help="experiment name (see dk.experiments.EXPERIMENTS)")
     p.add_argument("--scale", default="cpu", choices=["smoke", "cpu", "full"], help="size (default cpu)")
-    p.add_argument("--seeds", type=_csv(int, "integers"), default=[0, 1, 2],
+    p.add_argument("--seeds", type=_csv(_seed, f"integers in [0, {SEED_MAX}]"), default=[0, 1, 2],
                    help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--backend", default="local", choices=["local", "ray"], help="local (default) or ray")
     p.add_argument("--address", default=None, help="address of an existing Ray cluster (default: start a local one)")

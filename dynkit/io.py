@@ -139,9 +139,13 @@ def check_writable_dir(folder: str | os.PathLike, option: str = "out") -> Path:
 
 def write_json(path: str | os.PathLike, data: dict, *, config: dict | None = None, command: str | None = None,
                option: str | None = None) -> Path:
-    """Write ``data`` as JSON, adding ``config``, the ``command`` that produced it and ``versions()``.
+    """Write ``data`` as strict JSON (RFC 8259), adding ``config``, the ``command`` that produced it and
+    ``versions()``.
 
-    ``option`` names the argument ``path`` came from, for error messages (see :func:`atomic_write`).
+    Values are cleaned by :func:`jsonable` with ``strict=True``: numpy and torch numbers and arrays,
+    paths, complex numbers; non-finite floats become the strings ``"nan"``, ``"inf"``, ``"-inf"``
+    (JSON has no NaN); any other object is a TypeError before a file is touched. ``option`` names the
+    argument ``path`` came from, for error messages (see :func:`atomic_write`).
     """
     if not isinstance(data, dict):
         raise TypeError(f"data must be a dict, got {type(data).__name__}")
@@ -153,7 +157,7 @@ def write_json(path: str | os.PathLike, data: dict, *, config: dict | None = Non
     if command is not None:
         payload.setdefault("command", command)
     payload.setdefault("versions", versions())
-    text = json.dumps(payload, indent=2, sort_keys=False, default=_jsonable, allow_nan=True)  # fails before any file
+    text = json.dumps(jsonable(payload, strict=True, name="data"), indent=2, allow_nan=False)  # before any file
     return atomic_write(path, lambda fh: fh.write(text), option=option)
 
 
@@ -171,26 +175,27 @@ def save_figure(fig, path: str | os.PathLike, *, option: str | None = None, **kw
     return atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, **kwargs), mode="wb", option=option)
 
 
-def jsonable(x: Any) -> Any:
-    """``x`` with every leaf a JSON value: dicts (keys as str), lists and tuples recursed; numpy, mpmath
-    and sympy numbers to int/float/bool; arrays and tensors to lists; non-finite floats to strings
-    (``"nan"``, ``"inf"``: valid JSON); complex to ``{"re", "im"}``; paths and anything else to ``str``.
+def jsonable(x: Any, *, strict: bool = False, name: str = "x") -> Any:
+    """``x`` with every leaf a JSON value (RFC 8259): the one JSON-cleaning rule of the package.
 
-    Lenient where :func:`write_json` is strict: use it for reports and records of arbitrary results.
-    A container that holds itself raises ValueError (JSON has no cycles)."""
-    return _clean(x, frozenset())
+    Dicts (keys as str), lists and tuples are recursed; numpy, mpmath and sympy numbers become
+    int/float/bool; arrays and tensors lists; non-finite floats the strings ``"nan"``, ``"inf"``,
+    ``"-inf"``; complex numbers ``{"re", "im"}``; paths str. Anything else becomes ``str(x)``, or with
+    ``strict=True`` (what :func:`write_json` uses) a TypeError naming ``name``. A container that holds
+    itself raises ValueError (JSON has no cycles)."""
+    return _clean(x, frozenset(), strict, name)
 
 
-def _clean(x: Any, ancestors: frozenset) -> Any:
+def _clean(x: Any, ancestors: frozenset, strict: bool = False, name: str = "x") -> Any:
     """:func:`jsonable` of ``x`` inside the containers whose ids are ``ancestors``."""
     if isinstance(x, (dict, list, tuple)):
         if id(x) in ancestors:
-            raise ValueError(f"x must not contain itself (JSON has no cycles), got a {type(x).__name__} "
+            raise ValueError(f"{name} must not contain itself (JSON has no cycles), got a {type(x).__name__} "
                              f"inside itself")
         inner = ancestors | {id(x)}
         if isinstance(x, dict):
-            return {str(k): _clean(v, inner) for k, v in x.items()}
-        return [_clean(v, inner) for v in x]
+            return {str(k): _clean(v, inner, strict, name) for k, v in x.items()}
+        return [_clean(v, inner, strict, name) for v in x]
     if x is None or isinstance(x, (bool, int, str)):
         return x
     if isinstance(x, float):
@@ -200,28 +205,13 @@ def _clean(x: Any, ancestors: frozenset) -> Any:
     if isinstance(x, complex) or type(x).__name__.startswith("complex"):
         return {"re": _clean(float(x.real), ancestors), "im": _clean(float(x.imag), ancestors)}
     if hasattr(x, "tolist"):  # numpy scalars and arrays, torch tensors
-        return _clean(x.tolist(), ancestors)
+        return _clean(x.tolist(), ancestors, strict, name)
     if isinstance(x, Path):
         return str(x)
     try:
         return _clean(int(x) if type(x).__name__ in ("Integer", "mpz") else float(x), ancestors)
     except (TypeError, ValueError):
+        if strict:
+            raise TypeError(f"{name} must hold only JSON-serialisable values (numbers, strings, lists, dicts, "
+                            f"arrays), got a {type(x).__name__}: {x!r:.80}") from None
         return str(x)
-
-
-def _jsonable(x):
-    try:
-        import numpy as np
-
-        if isinstance(x, np.generic):
-            return x.item()
-        if isinstance(x, np.ndarray):
-            return x.tolist()
-    except ImportError:  # pragma: no cover
-        pass
-    if hasattr(x, "tolist"):
-        return x.tolist()
-    if isinstance(x, Path):
-        return str(x)
-    raise TypeError(f"data must hold only JSON-serialisable values (numbers, strings, lists, dicts, arrays), "
-                    f"got a {type(x).__name__}: {x!r:.80}")

@@ -9,14 +9,17 @@ type (a *raw* crash) and never a result (*accepted*). On the command line: exit 
 The suite grows with the API: the public callables are enumerated from the modules, and one without
 cases here fails :func:`test_every_public_entry_point_has_bad_input_cases`.
 
-``python tests/test_bad_inputs.py`` runs every case and prints the counts (tried, clear errors, raw,
-accepted, unnamed = the right type but a message without the argument's name).
+Some cases must end in a correct result instead (``checked``): one that returns something wrong counts as
+*wrong*. ``python tests/test_bad_inputs.py`` runs every case and prints the counts: cases, clear (a named
+error or a correct result), terse (the right type but a message without the argument's name), raw,
+accepted, wrong -- the last three must be zero.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import io
+import json
 import math
 import os
 import sys
@@ -67,16 +70,32 @@ def attempt(entry: str, arg: str, thunk, bad=None, names=None) -> str:
         message = str(err)
         named = any(n in message for n in names)
         says = "got" in message or "was given" in message
-        outcome = "clear" if named and says else "unnamed"
+        outcome = "clear" if named and says else "terse"
         detail = f"{type(err).__name__}: {message}"
     except Exception as err:  # noqa: BLE001 - exactly what this suite is looking for
         outcome, detail = "raw", f"{type(err).__name__}: {err}"
     else:
         outcome, detail = "accepted", "no error"
-    LEDGER["tried"] += 1
+    LEDGER["cases"] += 1
     LEDGER[outcome] += 1
     if outcome != "clear":
         _report(Unclear(f"{entry}: bad {arg}={bad!r:.60}: {outcome}: {detail[:300]}"))
+    return outcome
+
+
+def checked(entry: str, case: str, thunk, correct) -> str:
+    """A case that must end in a correct result: ``correct(thunk())`` true is clear, false is *wrong*, an
+    exception is *raw*."""
+    try:
+        result = thunk()
+    except Exception as err:  # noqa: BLE001
+        outcome, detail = "raw", f"{type(err).__name__}: {err}"
+    else:
+        outcome, detail = ("clear", "") if correct(result) else ("wrong", f"wrong result {result!r:.200}")
+    LEDGER["cases"] += 1
+    LEDGER[outcome] += 1
+    if outcome != "clear":
+        _report(Unclear(f"{entry}: {case}: {outcome}: {detail[:300]}"))
     return outcome
 
 
@@ -650,13 +669,28 @@ def _io(tmp: Path):
         # no input to get wrong: an argument is Python's own TypeError naming the function
         attempt("versions", "versions", lambda: dk.io.versions(1), 1)
 
+    def write_json_nan():
+        # RFC 8259 has no NaN: the file must parse with a strict parser, the non-finite values as strings
+        def strict(path):
+            text = Path(path).read_text()
+            data = json.loads(text, parse_constant=lambda c: {}["not JSON: " + c])
+            return data["x"] == "nan" and data["y"] == ["inf", "-inf"] and data["z"] == "nan"
+        checked("write_json", "non-finite floats", lambda: dk.io.write_json(
+            tmp / "n.json", {"x": float("nan"), "y": [INF, -INF], "z": np.float32("nan")}), strict)
+
     def jsonable():
         # any object has a JSON form (str at worst); only a container holding itself has none
         cyclic: list = [1]
         cyclic.append({"again": cyclic})
         attempt("jsonable", "x", lambda: dk.io.jsonable(cyclic), "a list inside itself")
+        checked("jsonable", "NaN", lambda: json.dumps(dk.io.jsonable({"x": [NAN, INF]}), allow_nan=False),
+                lambda text: text == '{"x": ["nan", "inf"]}')
 
-    return {"atomic_write": atomic_write, "write_json": write_json, "save_figure": save_figure,
+    def write_json_all():
+        write_json()
+        write_json_nan()
+
+    return {"atomic_write": atomic_write, "write_json": write_json_all, "save_figure": save_figure,
             "check_writable_dir": check_writable, "remove_orphan_temporaries": orphans, "versions": versions,
             "jsonable": jsonable}
 
@@ -1013,8 +1047,8 @@ def cli_attempt(command: str, arg: str, argv: list[str], value: str | None = Non
     elif raw:
         outcome = "raw"
     else:
-        outcome = "clear" if code == 2 and last.startswith(prefix) and named else "unnamed"
-    LEDGER["tried"] += 1
+        outcome = "clear" if code == 2 and last.startswith(prefix) and named else "terse"
+    LEDGER["cases"] += 1
     LEDGER[outcome] += 1
     if outcome != "clear":
         _report(Unclear(f"dynkit {command} {' '.join(argv)}: {outcome} (exit {code}): {last[:300]}"))
@@ -1037,7 +1071,10 @@ ODE_FILES = {
     "no_f.py": "y0 = [1.0]\nt = [0.0, 1.0]\n",
     "syntax.py": "def f(t, y) return -y\n",
     "raises.py": "raise RuntimeError('broken module')\n",
+    "exits.py": "import sys\nsys.exit(0)\n",
 }
+HUGE = "9" * 23  # --seed 99999999999999999999999: was torch's "Overflow when unpacking long long"
+DIGITS = "9" * 5000  # past Python's int-string limit: was silently the string
 
 
 def _cli(tmp: Path):
@@ -1051,11 +1088,13 @@ def _cli(tmp: Path):
         for value in ("0", "-3", "x", "1.5"):
             cli_attempt("verify", "--instances", ["--instances", value], value)
         cli_attempt("verify", "--seed", ["--seed", "x"], "x")
+        cli_attempt("verify", "--seed", ["--seed", HUGE], HUGE)
         cli_attempt("verify", "claim", ["no_such_claim"], "no_such_claim")
 
     def derive():
         cli_attempt("derive", "derivation", ["nosuch"], "nosuch")
         cli_attempt("derive", "--latex", ["--latex", "--markdown", "x"])
+        cli_attempt("derive", "derivation", ["--all", "nope"], "nope")  # was: every derivation, exit 0
 
     def solve_like(command):
         def run():
@@ -1063,16 +1102,20 @@ def _cli(tmp: Path):
             cli_attempt(command, "SPEC", [f"{ok}:nosuch"], "nosuch")
             cli_attempt(command, "SPEC", [f"{ok}:"], f"{ok}:")
             for name, arg in (("strings.py", "y0"), ("short_t.py", "t"), ("no_f.py", "f"),
-                              ("syntax.py", "SPEC"), ("raises.py", "SPEC")):
+                              ("syntax.py", "SPEC"), ("raises.py", "SPEC"), ("exits.py", "sys.exit")):
                 cli_attempt(command, arg, [str(tmp / name)], name)
             cli_attempt(command, "--method", [ok, "--method", "nosuch"], "nosuch")
             for value in ("-1", "x", "nan", "0"):
                 cli_attempt(command, "rtol", [ok, "--rtol", value], value)
+            for value in (DIGITS, "1e-3x", "[1, 2", "'open"):  # look like literals, do not parse
+                cli_attempt(command, "--param", [ok, "--param", f"mu={value}"], value[:20])
             if command == "solve":
                 for value in ("0", "nan", "x"):
                     cli_attempt(command, "step_size", [ok, "--method", "rk4", "--step-size", value], value)
                 cli_attempt(command, "--max-steps", [ok, "--max-steps", "0"], "0")
                 cli_attempt(command, "step_size", [ok, "--method", "rk4"])
+                for method in ("dopri5", "bosh3"):  # was: silently the first step of the adaptive method
+                    cli_attempt(command, "--step-size", [ok, "--method", method, "--step-size", "0.1"], method)
         return run
 
     def nfe_sweep():
@@ -1082,6 +1125,11 @@ def _cli(tmp: Path):
             cli_attempt("nfe-sweep", "tolerances", ["--tolerances", value], value)
         cli_attempt("nfe-sweep", "--n-batches", ["--n-batches", "0"], "0")
         cli_attempt("nfe-sweep", "--seed", ["--seed", "x"], "x")
+        cli_attempt("nfe-sweep", "--seed", ["--seed", HUGE], HUGE)
+        for option, value in (("--models", ""), ("--models", ",,"), ("--tolerances", ""), ("--tolerances", "1e-3,")):
+            cli_attempt("nfe-sweep", option, [option, value])  # was: the defaults, silently
+        for out in (blocker, blocker / "sub", Path("/proc/x")):  # was: "File exists" after the whole sweep
+            cli_attempt("nfe-sweep", "--out", ["--out", str(out)], str(out))
 
     def train():
         base = ["--model", "hbnode", "--task", "point_cloud"]
@@ -1097,6 +1145,7 @@ def _cli(tmp: Path):
         cli_attempt("train", "out", [*base, "--out", str(blocker / "run")], str(blocker))
         cli_attempt("train", "resume", [*base, "--resume"])
         cli_attempt("train", "--seed", [*base, "--seed", "x"], "x")
+        cli_attempt("train", "--seed", [*base, "--seed", HUGE], HUGE)
         cli_attempt("train", "data_dir", ["--model", "csaark", "--task", "trec", "--data-dir",
                                           str(tmp / "missing")], "missing")
         cli_attempt("train", "method", ["--model", "csaark", "--task", "trec", "--method", "rk4"], "rk4")
@@ -1104,6 +1153,9 @@ def _cli(tmp: Path):
     def report():
         cli_attempt("report", "--seed", ["--seed", "x"], "x")
         cli_attempt("report", "out", ["--out", str(blocker / "report")], str(blocker))
+        for out in (blocker, Path("/proc/x")):  # was: a bare OSError
+            cli_attempt("report", "--out", ["--out", str(out)], str(out))
+        cli_attempt("report", "--seed", ["--seed", HUGE], HUGE)
 
     def run():
         cheap = ["momseq_attention_scaling", "--scale", "smoke"]
@@ -1114,6 +1166,13 @@ def _cli(tmp: Path):
         for value in ("x", "1,1"):
             cli_attempt("run", "seeds", [*cheap, "--seeds", value], value)
         cli_attempt("run", "out", [*cheap, "--seeds", "0", "--out", str(blocker / "run")], str(blocker))
+        for value in ("", ",,", f"1,{HUGE}", "-1", "1.5"):
+            cli_attempt("run", "--seeds", [*cheap, "--seeds", value])
+        for out in (blocker, Path("/proc/x")):  # was: a bare OSError
+            cli_attempt("run", "--out", [*cheap, "--out", str(out)], str(out))
+        cli_attempt("run", "--device", [*cheap, "--device", "cuda:x"], "cuda:x")
+        cli_attempt("run", "--device", [*cheap, "--device", "cuda:99"], "cuda:99")
+        cli_attempt("run", "address", [*cheap, "--address", "head:6379"], "head:6379")  # was: ignored
 
     def ledger():
         cli_attempt("ledger", "results", ["--results", str(blocker)], str(blocker))
@@ -1128,6 +1187,33 @@ def _cli(tmp: Path):
 # the registry, the API it must cover, the tests
 
 
+def _experiments(tmp: Path):
+    import dynkit.experiments as E
+
+    blocker = tmp / "a_file_too"
+    blocker.write_text("")
+    cheap = "momseq_attention_scaling"
+
+    def run():
+        call = (lambda **kw: E.run(cheap, **{"scale": "smoke", "seeds": (0,), "out": tmp / "run", **kw}))
+        for arg, values in (
+                ("out", [blocker, blocker / "sub", "/proc/x", "/etc/passwd", ""]),
+                ("device", ["cuda:x", "tpu", "cuda:99", 3, None]),
+                # 1.5 ran seed 1, "012" seeds 0, 1, 2, True seed 1
+                ("seeds", [(1.5,), "012", (True,), (2**40,), (-1,), (), (1, 1), None, 3]),
+                ("scale", ["huge", None]), ("backend", ["dask", None])):
+            for bad in values:
+                attempt("experiments.run", arg, lambda bad=bad, arg=arg: call(**{arg: bad}), bad)
+        attempt("experiments.run", "address", lambda: call(address="head:6379"), "head:6379")  # was: ignored
+        attempt("experiments.run", "experiment", lambda: E.run("nosuch", out=tmp / "run"), "nosuch")
+
+    def shards():
+        for bad in [(1.5,), "012", (True,), (2**40,)]:
+            attempt("experiments.shards", "seeds", lambda bad=bad: E.shards(cheap, "smoke", bad, tmp), bad)
+
+    return {"dynkit.experiments.run": run, "dynkit.experiments.shards": shards}
+
+
 def cases(tmp: Path) -> dict:
     """Public name -> a function running its bad-input cases."""
     registry = {}
@@ -1139,6 +1225,7 @@ def cases(tmp: Path) -> dict:
     registry.update(_submodules(tmp))
     registry.update(_time_series())
     registry.update({f"dynkit {k}": v for k, v in _cli(tmp).items()})
+    registry.update(_experiments(tmp))
     return registry
 
 
@@ -1174,6 +1261,7 @@ def public_api() -> list[str]:
                     names.append(f"{module.__name__}.{name}")
                     seen.add(id(obj))
     names += [f"dynkit {c}" for c in _cli_commands()]
+    names += ["dynkit.experiments.run", "dynkit.experiments.shards"]  # the experiments' doors
     return sorted(names)
 
 
@@ -1207,9 +1295,9 @@ def test_bad_inputs_end_in_a_clear_error(registry, name):
         pytest.fail(f"{name} has no bad-input cases")
     if name not in _first_names(registry):
         return  # its cases run under the first name sharing them
-    before = LEDGER["tried"]
+    before = LEDGER["cases"]
     registry[name]()
-    assert LEDGER["tried"] > before  # every registered name really tries something
+    assert LEDGER["cases"] > before  # every registered name really tries something
 
 
 def test_the_classifier_can_fail(monkeypatch):
@@ -1218,14 +1306,17 @@ def test_the_classifier_can_fail(monkeypatch):
         attempt("planted", "n", lambda: [][1])
     with pytest.raises(Unclear, match="accepted"):
         attempt("planted", "n", lambda: 42)
-    with pytest.raises(Unclear, match="unnamed"):
+    with pytest.raises(Unclear, match="terse"):
         attempt("planted", "n", lambda: int("x"))
     monkeypatch.setattr(dk.tasks, "run_training", lambda *a, **k: {}["model"])  # a KeyError deep inside
     with pytest.raises(Unclear, match="raw"):  # the CLI's catch-all for a non-OS, non-solver exception
         cli_attempt("train", "model", ["--model", "hbnode", "--task", "point_cloud"])
-    for key in ("raw", "accepted", "unnamed"):
+    with pytest.raises(Unclear, match="wrong"):
+        checked("planted", "a wrong sum", lambda: 1 + 1, lambda result: result == 3)
+    for key in ("raw", "accepted", "terse", "wrong"):
         LEDGER[key] -= 1  # planted, not counted
-    LEDGER["tried"] -= 4
+    LEDGER["raw"] -= 1
+    LEDGER["cases"] -= 5
 
 
 def main() -> int:
@@ -1243,8 +1334,8 @@ def main() -> int:
             elif name in first:
                 registry[name]()
     print(f"public entry points: {len(PUBLIC)} ({sum(n.startswith('dynkit ') for n in PUBLIC)} commands)")
-    print(f"bad-input cases tried: {LEDGER['tried']}; clear errors: {LEDGER['clear']}; raw: {LEDGER['raw']}; "
-          f"accepted: {LEDGER['accepted']}; unnamed: {LEDGER['unnamed']}")
+    print(f"bad-input cases: {LEDGER['cases']}; clear: {LEDGER['clear']}; terse: {LEDGER['terse']}; "
+          f"raw: {LEDGER['raw']}; accepted: {LEDGER['accepted']}; wrong: {LEDGER['wrong']}")
     for problem in problems:
         print("  " + problem)
     return 1 if problems else 0

@@ -74,7 +74,8 @@ def test_interrupted_sweep_resumes_running_only_the_missing_shards(toy, tmp_path
     assert sum("reused" in line for line in lines) == 4 and len(lines) == 6
     assert res["metrics"]["a.value"]["n_seeds"] == 3
     CALLS.clear()
-    E.run("toy", scale="cpu", seeds=(0,), out=tmp_path)  # another config: the stored shards do not match
+    with pytest.warns(E.ShardRecomputed, match="scale differs"):  # another config: stored shards do not match
+        E.run("toy", scale="cpu", seeds=(0,), out=tmp_path)
     assert CALLS == [(0, "a"), (0, "b")]
 
 

@@ -52,7 +52,7 @@ from .ledger import (CLAIMS, MIN_SEEDS, VERDICTS, Claim, Ledger, LedgerRow, Rule
                      ledger, less, metric, ratio)
 from .nfe_tolerance import nfe_vs_tolerance, plot_nfe_vs_tolerance
 from .registry import EXPERIMENTS, SCALES, Experiment, get, register
-from .runner import BACKENDS, Shard, aggregate, mean_ci, run, shards
+from .runner import BACKENDS, Shard, ShardRecomputed, aggregate, mean_ci, run, shards
 
 MODULES = ["node_trained", "node_point_cloud", "node_images", "node_adjoint_norm", "node_blowup", "momres_cubic",
            "momres_rings", "momres_lista", "momres_buffer_bits", "momres_reference_accuracy", "momseq_copy",
@@ -70,7 +70,7 @@ def load_all() -> dict:
 
 load_all()
 
-__all__ = ["EXPERIMENTS", "SCALES", "Experiment", "register", "get", "run", "shards", "Shard", "aggregate",
-           "mean_ci", "BACKENDS", "ledger", "Ledger", "LedgerRow", "Claim", "CLAIMS", "Rule", "VERDICTS", "MIN_SEEDS",
-           "add_claim", "greater", "less", "metric", "ratio", "difference", "nfe_vs_tolerance",
-           "plot_nfe_vs_tolerance", "load_all", "MODULES"]
+__all__ = ["EXPERIMENTS", "SCALES", "Experiment", "register", "get", "run", "shards", "Shard", "ShardRecomputed",
+           "aggregate", "mean_ci", "BACKENDS", "ledger", "Ledger", "LedgerRow", "Claim", "CLAIMS", "Rule",
+           "VERDICTS", "MIN_SEEDS", "add_claim", "greater", "less", "metric", "ratio", "difference",
+           "nfe_vs_tolerance", "plot_nfe_vs_tolerance", "load_all", "MODULES"]

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -36,6 +38,9 @@ class Experiment:
         One line: what the experiment measures, with the paper's figure.
     render : callable, optional
         ``render(results, out)`` draws the figures across seeds from the aggregated ``results.json``.
+    module : str, optional
+        The module whose source is the experiment's code (default ``run.__module__``): a hash of its
+        source is part of every shard's identity, so editing it makes stored shards stale.
     """
 
     name: str
@@ -44,6 +49,7 @@ class Experiment:
     points: Callable[[Any], Sequence[dict]] | None = None
     summary: str = ""
     render: Callable[[dict, Path], None] | None = None
+    module: str = ""
 
     def __post_init__(self):
         missing = [s for s in SCALES if s not in self.scales]
@@ -53,6 +59,19 @@ class Experiment:
         if len(kinds) != 1 or not dataclasses.is_dataclass(next(iter(kinds))):
             raise TypeError(f"experiment {self.name!r}: the scales must be instances of one dataclass, got "
                             f"{sorted(k.__name__ for k in kinds)}")
+
+    def code(self) -> dict:
+        """The code that computes a shard: the dynkit version and the SHA-256 of the experiment module's
+        source (``None`` when the module has no source file, e.g. a function typed in a notebook)."""
+        from .. import __version__
+
+        module = sys.modules.get(self.module or self.run.__module__)
+        source = getattr(module, "__file__", None)
+        try:
+            digest = hashlib.sha256(Path(source).read_bytes()).hexdigest() if source else None
+        except OSError:
+            digest = None
+        return {"dynkit": __version__, "module": self.module or self.run.__module__, "source_sha256": digest}
 
     def config(self, scale: str) -> Any:
         """The config dataclass of ``scale``."""
@@ -71,15 +90,15 @@ EXPERIMENTS: dict[str, Experiment] = {}
 
 
 def register(name: str, *, smoke: Any, cpu: Any, full: Any, points: Callable[[Any], Sequence[dict]] | None = None,
-             summary: str = "", render: Callable[[dict, Path], None] | None = None) -> Callable[[RunFunction],
-                                                                                             RunFunction]:
+             summary: str = "", render: Callable[[dict, Path], None] | None = None,
+             module: str = "") -> Callable[[RunFunction], RunFunction]:
     """Decorator: register ``run`` as the experiment ``name`` with its three scales (see :class:`Experiment`)."""
     def decorate(run: RunFunction) -> RunFunction:
         if name in EXPERIMENTS and EXPERIMENTS[name].run is not run:
             raise ValueError(f"an experiment named {name!r} is already registered")
         doc = (run.__doc__ or "").strip().splitlines()
         EXPERIMENTS[name] = Experiment(name, run, {"smoke": smoke, "cpu": cpu, "full": full}, points,
-                                       summary or (doc[0] if doc else ""), render)
+                                       summary or (doc[0] if doc else ""), render, module)
         return run
     return decorate
 

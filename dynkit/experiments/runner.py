@@ -1,26 +1,51 @@
-"""Running an experiment: one shard per (seed, config point), finished shards reused, local or through Ray."""
+"""Running an experiment: one shard per (seed, config point), finished shards reused, local or through Ray.
+
+A shard's record (``shard.json``) is self-describing and verifiable: it carries the shard's identity
+(experiment, scale, seed, config point, config and the *code*: the dynkit version and a hash of the
+experiment module's source) and a SHA-256 of its own content. :func:`finished` reuses a record only
+when it is well-formed, matches the identity and the hash; anything else is recomputed, with a
+one-line notice naming the file. A per-shard claim (an advisory ``flock`` on ``.claim`` in the shard's
+folder, released by the kernel if the process dies) keeps concurrent runners on one ``out`` from
+computing the same shard twice.
+"""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hashlib
 import json
 import math
+import os
+import re
 import time
+import warnings
 from dataclasses import dataclass
+from numbers import Integral
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..io import write_json
+from .. import _checks
+from ..io import check_writable_dir, jsonable, remove_orphan_temporaries, versions, write_json
 from .registry import SCALES, Experiment, get, point_key
 
 SHARD_FILE = "shard.json"
 RESULTS_FILE = "results.json"
+CLAIM_FILE = ".claim"
 BACKENDS = ("local", "ray")
 DEVICES = ("cpu", "cuda")
+SEED_RANGE = (0, 2**32 - 1)
+"""Seeds every generator accepts (``numpy.random.seed`` takes at most 2**32 - 1)."""
+NON_FINITE = ("nan", "inf", "-inf")
+"""How :func:`dynkit.io.jsonable` stores a non-finite metric."""
+
+
+class ShardRecomputed(UserWarning):
+    """A stored shard could not be reused (damaged, edited, or written by other code) and is recomputed."""
 
 
 @dataclass(frozen=True)
 class Shard:
-    """One unit of work: an experiment at one scale, one seed and one config point."""
+    """One unit of work: an experiment at one scale, one seed and one config point, computed by ``code``."""
 
     experiment: str
     scale: str
@@ -29,36 +54,122 @@ class Shard:
     config: Any
     folder: Path
     device: str = "cpu"
+    code: dict | None = None
 
     @property
     def key(self) -> str:
         return point_key(self.seed, self.point)
 
+    @property
+    def path(self) -> Path:
+        return self.folder / SHARD_FILE
+
     def identity(self) -> dict:
-        """What a finished shard must match to be reused (the config, not the device or the folder)."""
-        return {"experiment": self.experiment, "scale": self.scale, "seed": self.seed, "point": self.point,
-                "config": _jsonable(dataclasses.asdict(self.config))}
+        """What a finished shard must match to be reused: the config and the code, not the device or the folder."""
+        return {"experiment": self.experiment, "scale": self.scale, "seed": self.seed, "point": jsonable(self.point),
+                "config": jsonable(dataclasses.asdict(self.config)), "code": self.code}
 
 
-def _jsonable(x):
-    return json.loads(json.dumps(x, default=str))
+def content_hash(record: dict) -> str:
+    """SHA-256 of ``record`` without its ``"sha256"`` entry, over canonical strict JSON (sorted keys)."""
+    body = {k: v for k, v in record.items() if k != "sha256"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
-def finished(shard: Shard) -> dict | None:
-    """The stored record of ``shard`` if it finished with the same identity, else None."""
-    path = shard.folder / SHARD_FILE
+def _is_metric(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)) or value in NON_FINITE
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON (RFC 8259)")
+
+
+def _flaw(record: Any, shard: Shard) -> str | None:
+    """Why ``record`` (parsed JSON) cannot stand for ``shard``; None if it can."""
+    if not isinstance(record, dict):
+        return f"not a JSON object (a {type(record).__name__})"
+    if "code" not in record and "sha256" not in record:
+        return "written before shards recorded their code and content hash"
+    missing = [k for k in (*shard.identity(), "metrics", "seconds", "sha256") if k not in record]
+    if missing:
+        return f"missing {', '.join(map(repr, missing))}"
+    metrics, seconds = record["metrics"], record["seconds"]
+    if not isinstance(metrics, dict) or not all(isinstance(k, str) and _is_metric(v) for k, v in metrics.items()):
+        return f"'metrics' must map names to numbers, got {json.dumps(metrics)[:60]}"
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < math.inf:
+        return f"'seconds' must be a number >= 0, got {json.dumps(seconds)[:60]}"
+    if record["sha256"] != content_hash(record):
+        return "its content does not match its sha256 (edited or damaged)"
+    for key, value in shard.identity().items():
+        if record[key] != value:
+            if key == "code":
+                return f"written by other code ({_code_text(record[key])}; now {_code_text(value)})"
+            return f"its {key} differs ({json.dumps(record[key])[:60]}, now {json.dumps(value)[:60]})"
+    return None
+
+
+def _code_text(code: Any) -> str:
+    if not isinstance(code, dict):
+        return json.dumps(code)[:60]
+    digest = code.get("source_sha256")
+    return f"dynkit {code.get('dynkit')}, {code.get('module')} source {str(digest)[:12]}"
+
+
+def finished(shard: Shard, notice: Callable[[str], None] | None = None) -> dict | None:
+    """The stored record of ``shard`` if it is well-formed and matches the shard's identity and its own
+    content hash, else None.
+
+    A file that exists but cannot be reused (not UTF-8, not JSON, not a record, written by other code,
+    edited) is reported through ``notice`` in one line naming it, and will be recomputed.
+    """
+    path = shard.path
     if not path.exists():
         return None
     try:
-        record = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    same = all(record.get(k) == v for k, v in shard.identity().items())
-    return record if same else None
+        record = json.loads(path.read_bytes().decode("utf-8"), parse_constant=_reject_constant)
+        flaw = _flaw(record, shard)
+    except UnicodeDecodeError:
+        flaw = "not UTF-8 text"
+    except (ValueError, RecursionError) as err:
+        flaw = f"not valid JSON ({str(err).splitlines()[0][:120]})"
+    except OSError as err:
+        flaw = f"cannot be read ({err.strerror or err})"
+    if flaw is None:
+        return record
+    if notice is not None:
+        notice(f"recomputing shard {str(path)!r}: {flaw}")
+    return None
+
+
+@contextlib.contextmanager
+def claimed(shard: Shard, wait: bool) -> Iterator[bool]:
+    """Hold the shard's claim (an exclusive ``flock`` on ``folder/.claim``) inside the block; yields False at
+    once when another process holds it and ``wait`` is False. The kernel releases a dead process's claim,
+    so a crash never leaves a stale one. Without ``fcntl`` (Windows) every claim succeeds."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no advisory locks: concurrent runners may duplicate work
+        yield True
+        return
+    shard.folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(shard.folder / CLAIM_FILE, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def run_shard(shard: Shard) -> dict:
-    """Run one shard into its folder and store its record atomically (the marker of a finished shard)."""
+    """Run one shard into its folder and store its record atomically (the marker of a finished shard).
+
+    Call it holding the shard's claim (:func:`claimed`): it first removes the temporaries that a runner
+    killed while writing into the folder left behind."""
     import torch
 
     from .registry import EXPERIMENTS
@@ -69,19 +180,29 @@ def run_shard(shard: Shard) -> dict:
         load_all()
     exp = EXPERIMENTS[shard.experiment]
     shard.folder.mkdir(parents=True, exist_ok=True)
+    remove_orphan_temporaries(shard.folder)  # ours to clean: the claim keeps other writers out
     start = time.perf_counter()
     torch.manual_seed(shard.seed)
     with torch.device(shard.device):  # tensors the run creates without a device follow the chosen one
         result = exp.run(shard.config, seed=shard.seed, out=shard.folder, device=shard.device)
     metrics = result.get("metrics") if isinstance(result, dict) else None
-    if not isinstance(metrics, dict) or not all(isinstance(v, (int, float)) for v in metrics.values()):
+    if not isinstance(metrics, dict) or not all(isinstance(k, str) and isinstance(v, (int, float))
+                                                for k, v in metrics.items()):
         raise TypeError(f"experiment {shard.experiment!r} must return a dict with 'metrics': {{name: float}}, got "
                         f"{type(result).__name__}")
-    record = {**shard.identity(), "device": shard.device, "seconds": time.perf_counter() - start,
-              "metrics": {k: float(v) for k, v in metrics.items()},
-              "result": _jsonable({k: v for k, v in result.items() if k != "metrics"})}
-    write_json(shard.folder / SHARD_FILE, record)
+    record = jsonable({**shard.identity(), "device": shard.device, "seconds": time.perf_counter() - start,
+                       "metrics": {k: float(v) for k, v in metrics.items()},
+                       "result": {k: v for k, v in result.items() if k != "metrics"}, "versions": versions()})
+    record["sha256"] = content_hash(record)
+    write_json(shard.path, record)
     return record
+
+
+def _run_claimed(shard: Shard) -> tuple[dict, bool]:
+    """(record, computed here): wait for the shard's claim, then reuse what a concurrent runner finished or run it."""
+    with claimed(shard, wait=True):
+        record = finished(shard)
+        return (record, False) if record is not None else (run_shard(shard), True)
 
 
 def shards(name: str, scale: str = "cpu", seeds: Iterable[int] = (0, 1, 2), out: str | Path = "runs/experiments",
@@ -89,15 +210,48 @@ def shards(name: str, scale: str = "cpu", seeds: Iterable[int] = (0, 1, 2), out:
     """The shards of a run, seed-major (every config point of seed 0 first)."""
     exp = get(name)
     config = exp.config(scale)
+    seeds = check_seeds(seeds)
     root = Path(out)
-    return [Shard(name, scale, int(seed), point, cfg, root / "shards" / point_key(int(seed), point), device)
+    code = exp.code()
+    return [Shard(name, scale, seed, point, cfg, root / "shards" / point_key(seed, point), device, code)
             for seed in seeds for point, cfg in exp.config_points(config)]
+
+
+def check_seeds(seeds: Any, name: str = "seeds") -> list[int]:
+    """``seeds`` as a list of distinct ints in :data:`SEED_RANGE`, at least one (bools, floats and strings are
+    not seeds: ``"012"`` is not (0, 1, 2))."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+        raise TypeError(f"{name} must be a sequence of integers, got {type(seeds).__name__} {seeds!r:.60}")
+    seeds = list(seeds)
+    bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, Integral)]
+    if bad:
+        raise TypeError(f"{name} must be integers, got {type(bad[0]).__name__} {bad[0]!r:.60} in {seeds!r:.80}")
+    low, high = SEED_RANGE
+    if not seeds or len(set(seeds)) != len(seeds) or not all(low <= s <= high for s in seeds):
+        raise ValueError(f"{name} must be distinct integers in [{low}, {high}], at least one, got {seeds!r:.80}")
+    return [int(s) for s in seeds]
+
+
+def check_device(device: Any, name: str = "device") -> str:
+    """``device`` if it is ``"cpu"``, or ``"cuda"``/``"cuda:N"`` with that GPU present."""
+    if not isinstance(device, str) or not (device == "cpu" or re.fullmatch(r"cuda(:\d+)?", device)):
+        raise ValueError(f"{name} must be one of {DEVICES} (or 'cuda:N'), got {device!r}")
+    if device != "cpu":
+        import torch
+
+        index = int(device.partition(":")[2] or 0)
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if index >= count:
+            raise ValueError(f"{name} must be a device of this machine ({count} CUDA device(s)), got {device!r}")
+    return device
 
 
 def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: str | Path | None = None,
         backend: str = "local", device: str = "cpu", *, address: str | None = None,
-        progress: Callable[[str], None] | None = None) -> dict:
+        progress: Callable[[str], None] | None = None, notice: Callable[[str], None] | None = None) -> dict:
     """Run the experiment ``name``: every (seed, config point) shard, then aggregate into ``out/results.json``.
+
+    Every argument is checked before any work (``out`` must be a writable folder, ``device`` present).
 
     Parameters
     ----------
@@ -105,16 +259,23 @@ def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: st
         A key of :data:`EXPERIMENTS`.
     scale : {"smoke", "cpu", "full"}
     seeds : sequence of int
+        Distinct integers in [0, 2**32 - 1].
     out : path, optional
-        Default ``runs/experiments/<name>/<scale>``. Shards go to ``out/shards/<seed[-point]>/``; a
-        shard whose ``shard.json`` exists with the same config is reused, so an interrupted sweep resumes.
+        Default ``runs/experiments/<name>/<scale>``. Shards go to ``out/shards/<seed[-point]>/``; a shard
+        whose ``shard.json`` is intact and was made with the same config and code is reused, so an
+        interrupted sweep resumes. Several runs may share ``out``: each shard is computed by one of them.
     backend : {"local", "ray"}
         ``"ray"`` submits the missing shards as Ray tasks (``ray.init(address=address)``: a local cluster
         by default, or an existing one); needs the ``ray`` extra.
-    device : {"cpu", "cuda"}
+    device : {"cpu", "cuda", "cuda:N"}
         Where the models train (each run function moves its model and data there).
+    address : str, optional
+        A Ray cluster's address (``backend="ray"`` only).
     progress : callable, optional
         Called with one line per shard (reused, done, with its time).
+    notice : callable, optional
+        Called with one line naming each stored shard that cannot be reused and is recomputed (damaged,
+        edited, or from other code); default: a :class:`ShardRecomputed` warning.
 
     Returns
     -------
@@ -127,18 +288,20 @@ def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: st
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    if device not in DEVICES and not str(device).startswith("cuda:"):
-        raise ValueError(f"device must be one of {DEVICES} (or 'cuda:N'), got {device!r}")
-    seeds = [int(s) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be distinct integers, at least one, got {seeds!r}")
-    out = Path(out) if out is not None else Path("runs/experiments") / name / scale
+    if address is not None and backend != "ray":
+        raise ValueError(f"address is for backend='ray' (a Ray cluster), got address={address!r} with "
+                         f"backend={backend!r}")
+    seeds = check_seeds(seeds)
+    device = check_device(device)
+    out = _checks.path(out, "out") if out is not None else Path("runs/experiments") / name / scale
+    check_writable_dir(out, "out")
     say = progress or (lambda line: None)
+    tell = notice or (lambda line: warnings.warn(line, ShardRecomputed, stacklevel=4))
     todo = shards(name, scale, seeds, out, device)
     records: dict[str, dict] = {}
     missing = []
     for i, shard in enumerate(todo, 1):
-        done = finished(shard)
+        done = finished(shard, tell)
         if done is not None:
             records[shard.key] = done
             say(f"[{i}/{len(todo)}] {name} {shard.key}: reused")
@@ -147,20 +310,38 @@ def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: st
     if backend == "ray":
         records.update(_run_ray(missing, address, say, len(todo) - len(missing), len(todo)))
     else:
-        for j, shard in enumerate(missing, len(todo) - len(missing) + 1):
-            record = finished(shard)  # another process working on the same folder may have finished it since
-            if record is not None:
-                say(f"[{j}/{len(todo)}] {name} {shard.key}: reused (finished meanwhile)")
-            else:
-                record = run_shard(shard)
-                say(f"[{j}/{len(todo)}] {name} {shard.key}: done in {record['seconds']:.1f}s")
-            records[shard.key] = record
+        records.update(_run_local(missing, say, len(todo) - len(missing), len(todo)))
     ordered = [records[s.key] for s in todo]
     results = aggregate(exp, scale, seeds, ordered)
     write_json(out / RESULTS_FILE, results)
     if exp.render is not None:
         exp.render(results, out)
     return results
+
+
+def _run_local(missing: list[Shard], say, n_done: int, n_total: int) -> dict[str, dict]:
+    """Run the missing shards here; one that another runner has claimed is left to it and waited for last."""
+    records, later = {}, []
+    for shard in missing:
+        with claimed(shard, wait=False) as mine:
+            if not mine:
+                later.append(shard)
+                continue
+            record = finished(shard)  # another process working on the same folder may have finished it since
+            computed = record is None
+            if computed:
+                record = run_shard(shard)
+        records[shard.key] = record
+        n_done += 1
+        say(f"[{n_done}/{n_total}] {shard.experiment} {shard.key}: "
+            + (f"done in {record['seconds']:.1f}s" if computed else "reused (finished meanwhile)"))
+    for shard in later:
+        record, computed = _run_claimed(shard)  # computed here only if the other runner stopped without it
+        records[shard.key] = record
+        n_done += 1
+        say(f"[{n_done}/{n_total}] {shard.experiment} {shard.key}: "
+            + (f"done in {record['seconds']:.1f}s" if computed else "reused (finished by a concurrent run)"))
+    return records
 
 
 def _run_ray(missing: list[Shard], address: str | None, say, n_done: int, n_total: int) -> dict[str, dict]:
@@ -172,17 +353,18 @@ def _run_ray(missing: list[Shard], address: str | None, say, n_done: int, n_tota
         raise ValueError("backend='ray' needs Ray: pip install 'dynkit[ray]'") from None
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    remote = ray.remote(num_cpus=1)(run_shard)
+    remote = ray.remote(num_cpus=1)(_run_claimed)
     pending = {remote.remote(shard): shard for shard in missing}
     records = {}
     while pending:
         ready, _ = ray.wait(list(pending), num_returns=1)
         for ref in ready:
             shard = pending.pop(ref)
-            record = ray.get(ref)
+            record, computed = ray.get(ref)
             records[shard.key] = record
             n_done += 1
-            say(f"[{n_done}/{n_total}] {shard.experiment} {shard.key}: done in {record['seconds']:.1f}s (ray)")
+            say(f"[{n_done}/{n_total}] {shard.experiment} {shard.key}: "
+                + (f"done in {record['seconds']:.1f}s (ray)" if computed else "reused (finished meanwhile)"))
     return records
 
 
@@ -203,21 +385,23 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> dict:
 
 
 def per_seed_metrics(results: dict) -> dict[int, dict[str, float]]:
-    """``{seed: {metric: value}}``, a seed's shards merged, from an aggregated ``results.json``."""
+    """``{seed: {metric: value}}``, a seed's shards merged, from an aggregated ``results.json`` (the strings
+    ``"nan"``, ``"inf"``, ``"-inf"`` that stand for non-finite metrics in JSON back to floats)."""
     merged: dict[int, dict[str, float]] = {}
     for shard in results["shards"]:
-        merged.setdefault(int(shard["seed"]), {}).update(shard["metrics"])
+        merged.setdefault(int(shard["seed"]), {}).update(
+            {k: float(v) if v in NON_FINITE else v for k, v in shard["metrics"].items()})  # JSON has no NaN
     return merged
 
 
 def aggregate(exp: Experiment, scale: str, seeds: Sequence[int], records: list[dict]) -> dict:
     """The ``results.json`` of a run: its shards' metrics and each metric's mean ± 95 % CI over the seeds."""
     results = {"experiment": exp.name, "scale": scale, "seeds": list(seeds),
-               "config": _jsonable(dataclasses.asdict(exp.config(scale))),
+               "config": jsonable(dataclasses.asdict(exp.config(scale))),
                "shards": [{"seed": r["seed"], "point": r["point"], "metrics": r["metrics"], "seconds": r["seconds"],
                            "device": r.get("device", "cpu")} for r in records]}
     by_seed = per_seed_metrics(results)
     names = sorted({m for metrics in by_seed.values() for m in metrics})
-    results["metrics"] = {m: {**mean_ci([s[m] for s in by_seed.values() if m in s]),
-                              "values": [s.get(m) for s in by_seed.values()]} for m in names}
+    results["metrics"] = jsonable({m: {**mean_ci([s[m] for s in by_seed.values() if m in s]),
+                                       "values": [s.get(m) for s in by_seed.values()]} for m in names})
     return results

@@ -106,4 +106,4 @@ def register_script(name: str, main: Callable[[list[str]], dict], *, smoke: tupl
 
     run.__doc__ = summary or (sys.modules[main.__module__].__doc__ or name).strip().splitlines()[0]
     register(name, smoke=ScriptConfig(tuple(smoke), checkpoints), cpu=ScriptConfig(tuple(cpu), checkpoints),
-             full=ScriptConfig(tuple(full), checkpoints))(run)
+             full=ScriptConfig(tuple(full), checkpoints), module=main.__module__)(run)

@@ -18,6 +18,7 @@ has finished (``result.json`` would no longer match its history).
 """
 from __future__ import annotations
 
+import io
 import json
 import math
 import random
@@ -30,7 +31,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import torch
 
-from ..io import atomic_write, check_writable_dir, remove_orphan_temporaries, versions
+from ..io import atomic_write, check_writable_dir, jsonable, remove_orphan_temporaries, versions, write_json
 
 CHECKPOINT_NAME = "checkpoint.pt"
 MANIFEST_NAME = "manifest.json"
@@ -146,7 +147,11 @@ def save_checkpoint(path: str | Path, model: torch.nn.Module, optimizer, epoch: 
              "epoch": int(epoch), "history": history.epochs, "random": _random_states(), "extra": extra or {},
              "scheduler": scheduler.state_dict() if scheduler is not None else None, "manifest": manifest or {}}
     state = plain(state, "checkpoint")
-    return atomic_write(path, lambda fh: torch.save(state, fh), mode="wb", option="checkpoint")
+    # Serialise in memory, then write the bytes ourselves: torch's writer turns a failed write (a full disk)
+    # into "unexpected pos"; ours says "cannot write checkpoint PATH: No space left on device".
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    return atomic_write(path, lambda fh: fh.write(buffer.getbuffer()), mode="wb", option="checkpoint")
 
 
 _REQUIRED = {"format": str, "model": dict, "optimizer": dict, "epoch": int, "history": list, "random": dict,
@@ -208,9 +213,9 @@ def run_manifest(model: torch.nn.Module, optimizer, seed: int, scheduler=None, b
     hyper = {f"optimizer.{k}": v for k, v in group.items() if k not in _NOT_HYPERPARAMETERS}
     own = {"seed": int(seed), "model_class": type(model).__qualname__,
            "n_parameters": sum(p.numel() for p in model.parameters()),
-           "optimizer": type(optimizer).__qualname__, **json.loads(json.dumps(hyper, default=str)),
+           "optimizer": type(optimizer).__qualname__, **jsonable(hyper),
            "scheduler": None if scheduler is None else type(scheduler).__qualname__, "backward": bool(backward)}
-    caller = json.loads(json.dumps(options or {}, default=str))  # what JSON would give back, for comparison
+    caller = jsonable(options or {})  # what JSON would give back, for comparison
     return {**caller, **{k: v for k, v in own.items() if k not in caller}}
 
 
@@ -380,7 +385,7 @@ def fit(
             start = done
         if recorded is None:
             record = {"format": MANIFEST_FORMAT, "options": options, "versions": versions()}
-            atomic_write(folder / MANIFEST_NAME, lambda fh: json.dump(record, fh, indent=2), option="checkpoint_dir")
+            write_json(folder / MANIFEST_NAME, record, option="checkpoint_dir")
     if start == 0:
         torch.manual_seed(seed)
         np.random.seed(seed)

@@ -161,15 +161,11 @@ class ClaimRow:
     def to_dict(self) -> dict:
         return dict(claim=self.claim, paper=self.paper, equation=self.equation,
                     instances=self.instances, held=self.held, holds=self.holds,
-                    worst_residual=_jsonable(self.worst_residual), tolerance=self.tolerance,
+                    worst_residual=jsonable(self.worst_residual), tolerance=self.tolerance,
                     seconds=round(self.seconds, 4), note=self.note, verdict=self.verdict,
                     expected_verdict=self.expected_verdict, statement=self.statement,
                     counterexample=jsonable(self.counterexample), correction=self.correction,
                     error=self.error)
-
-
-def _jsonable(x: float) -> float | str:
-    return x if np.isfinite(x) else str(x)
 
 
 def _counterexample(result: CheckResult) -> dict:
