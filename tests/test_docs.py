@@ -84,13 +84,45 @@ def test_derivation_pages_from_the_contract(tmp_path):
     warnings = []
     dynkit_pages.derivation_pages(tmp_path, fakes.DERIVATIONS, warn=warnings.append)
     ok = (tmp_path / "fake_heavy_ball.md").read_text()
-    assert ok.startswith("# FAKE heavy-ball limit\n") and "*FAKE paper, Eq. (99).*" in ok
-    assert "```{math}\n\\begin{aligned}\\beta \\frac{d}{d t} x{\\left(t \\right)}" in ok  # sympy's LaTeX
-    assert "**matches**" in ok
-    assert "does not match" in (tmp_path / "fake_failing.md").read_text()
+    assert ok.startswith("# FAKE heavy-ball limit\n") and "*FAKE paper, Eq. (99)*" in ok
+    assert "$$\n\\begin{aligned}\\beta \\frac{d}{d t} x{\\left(t \\right)}" in ok  # sympy's LaTeX
+    assert "**matches the paper**" in ok
+    assert "**differs from the paper**" in (tmp_path / "fake_failing.md").read_text()
     index = (tmp_path / "index.md").read_text()
     assert "```{toctree}" in index and "\nfake_heavy_ball\nfake_failing\n" in index
     assert warnings == []
+
+
+WRONG_LEFT_HAND_SIDES = re.compile(r"\\text\{(h|m|rhs|eq\d+|aT|aT_dot|am_dot|at_dot|a_h|integrand)\}")
+
+
+def test_derivation_pages_show_the_real_left_hand_sides_and_the_papers_statement(tmp_path):
+    import dynkit as dk
+    from dynkit.report.derivations import derivation_markdown, derivation_view
+
+    dynkit_pages.derivation_pages(tmp_path, dk.symbolic.DERIVATIONS)
+    pages = {p.stem: p.read_text() for p in tmp_path.glob("*.md") if p.stem != "index"}
+    assert set(pages) == set(dk.symbolic.DERIVATIONS)
+    for name, page in pages.items():
+        assert not WRONG_LEFT_HAND_SIDES.search(page), (name, WRONG_LEFT_HAND_SIDES.search(page))
+        shown = page[:page.index("LaTeX source:")]  # the source block below is the raw fragment, for copying
+        assert "(000)" not in shown and "(003)" not in shown, name  # file numbers are internal
+        # one renderer: the page is the report's Markdown of the same view
+        assert page.startswith(derivation_markdown(derivation_view(dk.symbolic.DERIVATIONS[name]()), level=1)), name
+
+    def stated(name):
+        page = pages[name]
+        return page[page.index("**As stated in the paper**"):page.index("Generated from")]
+
+    assert "\\dot a_h &= -a_m\\,\\frac{\\partial f}{\\partial h}" in stated("hbnode_adjoint_first_order")  # block form (41)
+    assert "\\ddot a_m - \\gamma\\dot a_m &= a_m" in stated("hbnode_adjoint_second_order")
+    assert "\\Psi_\\varepsilon(\\theta)" in stated("psi_eps") and "verified exactly" not in stated("psi_eps")
+    assert "symplectic" not in stated("momentum_resnet_limit")  # dynkit's own check is not the paper's words
+    # Planted: the old rendering (dictionary keys as left-hand sides) is what the grep is for.
+    from dynkit.symbolic.derivation import to_latex
+
+    d = dk.symbolic.DERIVATIONS["node_adjoint"]()
+    assert WRONG_LEFT_HAND_SIDES.search(to_latex(d.result)) and not WRONG_LEFT_HAND_SIDES.search(pages["node_adjoint"])
 
 
 def test_a_raising_derivation_is_a_build_warning(tmp_path):

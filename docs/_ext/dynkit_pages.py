@@ -12,8 +12,8 @@
   executed and rendered with their figures by myst-nb;
 - ``generated/cli.md``: the ``--help`` of every ``dynkit`` command.
 
-MathJax is dynkit's offline copy (``conf.py`` points ``mathjax_path`` at it; ``mathjax_static``
-copies it into the static files), so the pages typeset their equations without a network.
+MathJax comes from the ``sphinx-mathjax-offline`` package (``conf.py`` points ``mathjax_path`` at
+it; ``mathjax_static`` copies it into the static files), so the pages typeset without a network.
 
 A component that is not installed gives a page that says so (the build does not fail); a
 derivation or check that raises is a Sphinx warning, hence an error under ``-W``.
@@ -43,14 +43,14 @@ def _unavailable(title: str, exc: Exception) -> str:
     return f"# {title}\n\n```{{note}}\nNot available in this build: {exc}\n```\n"
 
 
-def _math(latex: str) -> str:
-    return f"```{{math}}\n{latex}\n```\n"
-
-
 def derivation_pages(out: Path, derivations: dict[str, Callable] | None, missing: Exception | None = None,
                      warn: Callable[[str], None] = logger.warning) -> None:
-    """Write ``out/index.md`` and ``out/<name>.md`` for every derivation."""
-    from dynkit.report import latex_of
+    """Write ``out/index.md`` and ``out/<name>.md`` for every derivation.
+
+    A page is the report's own rendering of the derivation (:func:`dynkit.report.derivations.derivation_view`
+    and its Markdown), so the docs and the report show the same left-hand sides and the same paper statement.
+    """
+    from dynkit.report.derivations import derivation_markdown, derivation_view
 
     title = "Worked derivations"
     if derivations is None:
@@ -65,24 +65,14 @@ def derivation_pages(out: Path, derivations: dict[str, Callable] | None, missing
             _write(out / f"{name}.md", f"# {name}\n\nThis derivation raised `{type(exc).__name__}: {exc}`.\n")
             toc.append(name)
             continue
-        verdict = ("The derived result **matches** the paper's equation." if d.check_passed else
-                   "**The derived result does not match the paper's equation** (see the last two equations).")
-        lines = [f"# {d.title}", "", f"*{d.paper}, {d.equation}.* Generated from "
-                 f"`dynkit.symbolic.DERIVATIONS[{name!r}]` when these docs were built.", ""]
-        for i, step in enumerate(d.steps, 1):
-            lines += [f"**Step {i}.** {step.text}", ""]
-            if step.expr is not None:
-                lines += [_math(latex_of(step.expr))]
-        if d.result is not None:
-            lines += ["**Result.**", "", _math(latex_of(d.result))]
-        if d.stated is not None:
-            lines += [f"**As stated in the paper** ({d.equation}).", "", _math(latex_of(d.stated))]
-        lines += [verdict, ""]
-        lines += ["LaTeX source:", "", "```latex", d.to_latex(), "```", ""]
+        page = derivation_markdown(derivation_view(d), level=1)
+        lines = [page, f"Generated from `dynkit.symbolic.DERIVATIONS[{name!r}]` when these docs were built.", "",
+                 "LaTeX source:", "", "```latex", d.to_latex().rstrip(), "```", ""]
         _write(out / f"{name}.md", "\n".join(lines))
         toc.append(name)
     index = [f"# {title}", "", "Each page below is produced by sympy from `dynkit.symbolic.DERIVATIONS` at build "
-             "time: no equation is typed by hand, so the pages cannot drift from the code.", "",
+             "time: no equation is typed by hand, so the pages cannot drift from the code. The report "
+             "(`dynkit report`) shows the same derivations, rendered by the same code.", "",
              "```{toctree}", ":maxdepth: 1", "", *toc, "```", ""]
     _write(out / "index.md", "\n".join(index))
 
@@ -204,10 +194,32 @@ def notebook_pages(out: Path, sources: Path) -> list[str]:
     return names
 
 
-def mathjax_static(out: Path) -> None:
-    """Copy the MathJax bundle dynkit ships (see dynkit.report.mathjax) to ``out/mathjax/``."""
-    from dynkit.report.mathjax import MATHJAX_BUNDLE, mathjax_bundle
+MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # a docs dependency (the report itself typesets to MathML)
+MATHJAX_BUNDLE = "tex-svg-full.js"  # TeX in, SVG out, every extension compiled in: nothing loaded on demand
 
+
+def mathjax_bundle() -> Path:
+    """Path of MathJax 3's ``tex-svg-full.js`` as the ``sphinx-mathjax-offline`` package installs it.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the package (or the bundle in it) is not installed.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec(MATHJAX_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"the docs typeset with MathJax from the package {MATHJAX_PACKAGE!r} "
+                                f"(pip install {MATHJAX_PACKAGE}, or the docs extra); it is not installed")
+    path = Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax" / MATHJAX_BUNDLE
+    if not path.is_file():
+        raise FileNotFoundError(f"{MATHJAX_PACKAGE} is installed but has no {path}")
+    return path
+
+
+def mathjax_static(out: Path) -> None:
+    """Copy the MathJax bundle to ``out/mathjax/`` (the docs' static files): nothing from a CDN."""
     target = out / "mathjax" / MATHJAX_BUNDLE
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists() or target.stat().st_size != mathjax_bundle().stat().st_size:
