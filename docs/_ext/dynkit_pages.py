@@ -103,7 +103,7 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
                       missing: Exception | None = None, warn: Callable[[str], None] = logger.warning) -> None:
     """Write ``out/index.md`` (counts per verdict, summary table) and ``out/<id>.md`` for every claim."""
     from dynkit.report import CLAIM_VERDICTS, claim_verdict, held_text
-    from dynkit.report.common import count_by
+    from dynkit.report.common import count_by, paper_name
 
     title = "Claims of the papers"
     if claims is None or run_all is None:
@@ -118,7 +118,8 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
     headers = ["claim", "paper", "equation", "verdict", "held", "worst residual", "tolerance"]  # held = k/n instances
 
     def row(r):
-        return [f"{{doc}}`{r['claim']} <{r['claim']}>`" if r["claim"] in claims else r["claim"], r["paper"], r["equation"],
+        return [f"{{doc}}`{r['claim']} <{r['claim']}>`" if r["claim"] in claims else r["claim"], paper_name(r["paper"]),
+                r["equation"],
                 claim_verdict(r), held_text(r), r["worst_residual"], r["tolerance"]]
 
     for cid, claim in claims.items():
@@ -128,12 +129,10 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
         doc = (inspect.getdoc(check) or "").split("\n\n")[0].replace("\n", " ") if callable(check) else ""
         if doc:
             how += f" The check, `{check.__module__}.{check.__name__}`: {doc}"
-        lines = [f"# {cid}: {claim.paper}, {claim.equation}", ""]
+        lines = [f"# {cid}: {paper_name(claim.paper)}, {claim.equation}", ""]
         r = rows.get(cid)
         if r is not None:
-            lines += [f"**Verdict: {claim_verdict(r)}**"
-                      + (f" (expected: {r['expected_verdict']})" if r.get("expected_verdict") else "")
-                      + " — about the statement as the paper writes it.", ""]
+            lines += [f"**Verdict: {claim_verdict(r)}** — about the statement as the paper writes it.", ""]
         lines += ["**Statement.** " + str(claim.statement), "", "**Hypotheses.**", "", *[f"- {h}" for h in hyps], ""]
         if r is not None and r.get("correction"):
             lines += [f"**Correction.** {r['correction']}", ""]
@@ -141,14 +140,15 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
             ce = r["counterexample"]
             text = "; ".join(f"{k} = {v}" for k, v in ce.items()) if isinstance(ce, dict) else str(ce)
             lines += [f"**Counterexample.** {text}", ""]
-        lines += ["**How dynkit checks it.** " + how, "", f"**Check run at build time** ({n_instances} instances, "
-                  "seed 0):", ""]
+        lines += ["**How dynkit checks it.** " + how, "", f"**Check run at build time** (seed 0; the *held* "
+                  "column gives the instances it ran):", ""]
         lines.append(_table(headers, [row(r)]) if r is not None else "*(no result: the check run failed)*\n")
         _write(out / f"{cid}.md", "\n".join(lines))
     verdicts = [claim_verdict(r) for r in rows.values()]
-    index = [f"# {title}", "", f"Every claim below was checked when these docs were built, on {n_instances} random "
-             "instances with seed 0 (`dynkit verify` runs the same checks with more). The verdict is about the "
-             "paper's statement as written.", "", _counts_line(count_by(verdicts, CLAIM_VERDICTS), "claims"), "",
+    index = [f"# {title}", "", f"Every claim below was checked when these docs were built, on random instances "
+             f"with seed 0 ({n_instances} asked for; the *held* column gives each check's own count, k of n: some "
+             "draw fewer or more by design). `dynkit verify` runs the same checks with more. The verdict is about "
+             "the paper's statement as written.", "", _counts_line(count_by(verdicts, CLAIM_VERDICTS), "claims"), "",
              _table(headers, [row(r) for r in rows.values()]), "```{toctree}", ":hidden:", ":maxdepth: 1", "",
              *claims, "```", ""]
     _write(out / "index.md", "\n".join(index))
@@ -156,9 +156,15 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
 
 def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = None,
                 warn: Callable[[str], None] = logger.warning) -> None:
-    """Write ``out`` (one page): the empirical ledger, with counts per verdict."""
+    """Write ``out`` (one page): the empirical ledger, with counts per outcome (or verdict).
+
+    Rows are counted by the label they carry (``outcome`` where the ledger has one, else ``verdict``;
+    no list of labels is assumed). The table keeps to what a reader needs to read a number: the claim
+    and where the paper makes it, the metric, our mean and CI, the label and its rule; the page's CSS
+    (``_static/dynkit.css``) wraps long cells so the table fits its column.
+    """
     from dynkit.report import LEDGER_VERDICTS
-    from dynkit.report.common import count_by, ours_text
+    from dynkit.report.common import count_by, ours_text, paper_name, row_label
 
     title = "Empirical ledger"
     if ledger is None:
@@ -169,14 +175,21 @@ def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = 
     except Exception as exc:
         warn(f"dynkit.experiments.ledger raised {type(exc).__name__}: {exc}")
         rows = []
-    counts = count_by([str(r.get("verdict", "")) for r in rows], LEDGER_VERDICTS)
-    text = [f"# {title}", "", "Each experimental claim of the papers, what dynkit measured (mean and confidence "
-            "interval over seeds, from the committed results) and the verdict its rule gives.", "",
+    uses_outcome = any(r.get("outcome") for r in rows)
+    label = "outcome" if uses_outcome else "verdict"
+    counts = count_by([row_label(r) for r in rows], () if uses_outcome else LEDGER_VERDICTS)
+
+    def where(r):
+        return ", ".join(filter(None, [paper_name(r.get("paper") or ""), r.get("paper_figure")]))
+
+    text = [f"# {title}", "", "Each experimental claim of the papers, the metric dynkit measured, its mean and 95% "
+            f"confidence interval over seeds (from the committed results in `analysis/results`, at the scale "
+            f"shown) and the {label} its rule gives. `dynkit ledger` prints the same table.", "",
             _counts_line(counts, "results"), "",
-            _table(["id", "paper", "claim", "paper figure", "metric", "ours (mean [CI], seeds)", "scale", "verdict",
-                    "rule"],
-                   [[r.get("id"), r.get("paper"), r.get("claim"), r.get("paper_figure"), r.get("metric"),
-                     ours_text(r.get("ours") or {}), r.get("scale"), r.get("verdict"), r.get("rule")] for r in rows])]
+            _table(["claim", "paper", "metric", "ours: mean [95% CI] (seeds), scale", label, "rule"],
+                   [[f"{r.get('claim')} (`{r.get('id')}`)", where(r), r.get("metric"),
+                     f"{ours_text(r.get('ours') or {})}, {r.get('scale')}", row_label(r), r.get("rule")]
+                    for r in rows])]
     _write(out, "\n".join(text))
 
 
