@@ -401,3 +401,27 @@ def test_paper_names_drop_file_numbers():
     assert paper_name("review (000)") == "Wang et al., momentum review"
     assert paper_name("CSAODE (004), Udwadia & Farahani") == "Zhang et al., CSAODE, Udwadia & Farahani"
     assert paper_name("An unknown paper") == "An unknown paper"
+
+
+def test_every_shipped_equation_converts_to_mathml_and_a_bad_one_is_an_error_node():
+    from dynkit.report.derivations import derivation_view
+    from dynkit.report.mathml import mathml_problem, text_with_math, to_mathml
+
+    n = 0
+    for name, make in dk.symbolic.DERIVATIONS.items():
+        view = derivation_view(make())
+        for tex in [t for _, t in view.steps if t] + [view.result, view.stated]:
+            if tex:
+                n += 1
+                assert mathml_problem(to_mathml(tex)) == "", (name, tex[:200])
+        for sentence in [s for s, _ in view.steps] + [view.notes, view.title]:
+            assert mathml_problem(text_with_math(sentence)) == "", (name, sentence)
+    assert n > 100
+    # aligned becomes a two-column table; \text escapes are undone; planted errors become <merror> with the TeX
+    out = to_mathml(r"\begin{aligned}\dot a_h &= x \\ \text{a\_b} &: 1\end{aligned}")
+    assert out.count("<mtr>") == 2 and 'columnalign="right"' in out and "a_b" in out and "\\" not in out
+    for bad in (r"\nosuchmacro{x}", "x^1^2"):
+        assert mathml_problem(to_mathml(bad)) and "<merror>" in to_mathml(bad) and "x" in to_mathml(bad)
+    assert text_with_math("a < b and $x^2$") == "a &lt; b and " + to_mathml("x^2", display=False)
+    with pytest.raises(TypeError, match="latex: expected a str"):
+        to_mathml(None)
