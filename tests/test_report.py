@@ -425,3 +425,14 @@ def test_every_shipped_equation_converts_to_mathml_and_a_bad_one_is_an_error_nod
     assert text_with_math("a < b and $x^2$") == "a &lt; b and " + to_mathml("x^2", display=False)
     with pytest.raises(TypeError, match="latex: expected a str"):
         to_mathml(None)
+
+
+def test_every_nfe_figure_runs_the_tolerance_axis_loose_to_tight():
+    # dynkit's figure shares the x axis between its panels: inverting it once per panel undid the inversion.
+    per_tol = {t: {"forward_nfe": {"mean": m, "std": 0.0}, "backward_nfe": {"mean": 2 * m, "std": 0.0}}
+               for t, m in (("1e-03", 20.0), ("1e-05", 44.0))}
+    fig = dk.experiments.plot_nfe_vs_tolerance({"node": per_tol})
+    assert all(ax.xaxis_inverted() for ax in fig.axes)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
