@@ -1,7 +1,8 @@
 """Sphinx configuration for dynkit. Build with `make docs` (warnings are errors).
 
-Equations are typeset by dynkit's offline MathJax copy (no CDN); the notebooks of notebooks/ are
-executed at their small size by myst-nb and rendered with their figures.
+Equations are typeset by an offline MathJax copy (the sphinx-mathjax-offline package, a docs
+dependency: no CDN); the notebooks of notebooks/ are executed at their small size by myst-nb and
+rendered with their figures (a notebook whose full run is too slow shows the results of record).
 """
 import os
 import sys
@@ -43,7 +44,7 @@ nb_execution_raise_on_error = True
 nb_execution_timeout = 300
 nb_execution_show_tb = True
 
-# MathJax: dynkit's offline bundle, copied into _static/mathjax by dynkit_pages (nothing from a CDN).
+# MathJax: the offline bundle of sphinx-mathjax-offline, copied into _static/mathjax by dynkit_pages (nothing from a CDN).
 dynkit_pages.mathjax_static(HERE / "generated" / "_static")
 mathjax_path = "mathjax/tex-svg-full.js"
 mathjax3_config = {"tex": {"maxBuffer": 64 * 1024}}  # sympy's adjoint matrices exceed the default 5 KiB
@@ -56,4 +57,5 @@ numpydoc_validation_checks = set()
 
 html_theme = "furo"
 html_title = f"dynkit {release}"
-html_static_path = ["generated/_static"]
+html_static_path = ["_static", "generated/_static"]
+html_css_files = ["dynkit.css"]  # wide tables (the ledger) wrap and scroll inside their column

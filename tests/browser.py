@@ -50,7 +50,7 @@ def _run(page: Path, *args: str, timeout: float = 120) -> subprocess.CompletedPr
 
 
 def rendered_dom(page: Path) -> str:
-    """The page's DOM after its scripts ran (MathJax included), loaded offline."""
+    """The page's DOM after its scripts ran (MathJax, on the docs' pages), loaded offline."""
     return _run(page, "--dump-dom").stdout
 
 
@@ -89,6 +89,72 @@ def typeset_problems(dom: str, expected_min: int) -> list[str]:
         if mark in markup:
             i = markup.index(mark)
             problems.append(f"MathJax {what}: {markup[i:i + 160]!r}")
+    return problems
+
+
+# Run in the page after it loaded (appended to a copy of it): where the first figure sits, then, with
+# every <details> opened so nothing is hidden, how each <math> element was laid out. The answer is
+# written into the DOM as JSON, read back from --dump-dom.
+PROBE = """<script>
+addEventListener("load", () => {
+  const fig = document.querySelector("figure");
+  const out = {viewport: innerHeight, first_figure_top: fig ? fig.getBoundingClientRect().top + scrollY : null};
+  document.querySelectorAll("details").forEach(d => { d.open = true; });
+  const maths = [...document.querySelectorAll("math")];
+  out.math = maths.length;
+  out.native = maths.filter(m => m instanceof MathMLElement).length;
+  out.drawn = maths.filter(m => { const r = m.getBoundingClientRect(); return r.width > 0 && r.height > 0; }).length;
+  out.errors = [...document.querySelectorAll("merror")].map(e => e.textContent.slice(0, 160));
+  const probe = document.createElement("pre");
+  probe.id = "dynkit-probe";
+  probe.textContent = JSON.stringify(out);
+  document.body.appendChild(probe);
+});
+</script>"""
+
+
+def probe(page: Path, workdir: Path, width: int = 1280, height: int = 800) -> tuple[dict, str]:
+    """Load a copy of ``page`` with :data:`PROBE` in a ``width`` x ``height`` window: (its findings, the DOM)."""
+    import json
+
+    copy = Path(workdir) / f"probed_{Path(page).name}"
+    html = Path(page).read_text()
+    copy.write_text(html.replace("</body>", PROBE + "</body>") if "</body>" in html else html + PROBE)
+    dom = _run(copy, f"--window-size={width},{height}", "--dump-dom").stdout
+    found = re.search(r'<pre id="dynkit-probe">(.*?)</pre>', dom, flags=re.S)
+    assert found, "the probe did not run"
+    import html as html_module
+
+    return json.loads(html_module.unescape(found.group(1))), dom
+
+
+def mathml_problems(found: dict, dom: str, expected_min: int) -> list[str]:
+    """What is wrong with the typesetting of a MathML page (empty list: every equation is drawn).
+
+    Every equation must be a ``<math>`` element that Chromium took as MathML and laid out with a
+    nonzero size; no ``<merror>`` (what dynkit.report.mathml makes of TeX it cannot typeset); no raw
+    TeX left in the visible text (``\\[``, ``\\begin{`` ...) and no ``\\macro`` inside an equation.
+    """
+    problems = []
+    if found["math"] < expected_min:
+        problems.append(f"{found['math']} <math> elements, expected at least {expected_min}")
+    if found["native"] != found["math"]:
+        problems.append(f"{found['math'] - found['native']} <math> elements are not MathML elements")
+    if found["drawn"] != found["math"]:
+        problems.append(f"{found['math'] - found['drawn']} <math> elements have no size (not rendered)")
+    problems += [f"<merror>: {e!r}" for e in found["errors"]]
+    text = _visible_text(re.sub(r'<pre id="dynkit-probe">.*?</pre>', " ", dom, flags=re.S))
+    for raw in (r"\[", r"\begin{", "$$", r"\frac{", r"\left"):
+        if raw in text:
+            i = text.index(raw)
+            problems.append(f"raw TeX {raw!r} in the page text: ...{text[max(0, i - 60):i + 80]!r}")
+    inline = re.search(r"\$[^$\s][^$]*?\\[A-Za-z]+[^$]*?\$", text)
+    if inline:
+        problems.append(f"raw inline TeX in the page text: {inline.group(0)[:120]!r}")
+    for math in re.finditer(r"<math\b.*?</math>", dom, flags=re.S):
+        command = re.search(r"\\[A-Za-z]+", re.sub(r"<[^>]+>", "", math.group(0)))
+        if command and "<merror" not in math.group(0):
+            problems.append(f"TeX command {command.group(0)!r} left inside an equation: {math.group(0)[:160]!r}")
     return problems
 
 

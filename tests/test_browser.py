@@ -1,8 +1,10 @@
-"""The report in a real headless browser (Chromium), offline: its equations end up typeset, not raw TeX.
+"""The report in a real headless browser (Chromium), offline: a short first screen and every equation drawn.
 
-The report is built with the real derivations (every equation dynkit ships) and the real claim table;
-the slow measurement sections are left out (tests/test_report.py covers them). A planted violation
-(the same page without its MathJax) must be caught by the same check.
+The report is built with the real derivations (every equation dynkit ships), the real claim table, the
+real ledger and the steppers' figure; the slower measurement sections are left out (tests/test_report.py
+covers them). Its equations are MathML made at generation time: the page has no script, and the probe
+(tests/browser.py) proves that Chromium lays out every <math> element natively, that none is an error
+and that no raw TeX is left. Each check is also run on a planted violation and must fail there.
 """
 from __future__ import annotations
 
@@ -13,52 +15,76 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from browser import remote_references, rendered_dom, typeset_problems  # noqa: E402
+from browser import mathml_problems, probe, remote_references  # noqa: E402
 
 from dynkit import report  # noqa: E402
+
+SCREEN = (1280, 800)  # a laptop screen: the first figure must start within two of them
 
 
 @pytest.fixture(scope="module")
 def small_report(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("browser")
     mp = pytest.MonkeyPatch()
-    mp.setattr(report, "SECTIONS", [s for s in report.SECTIONS if s[0] in ("propositions", "derivations")])
+    mp.setattr(report, "SECTIONS", [s for s in report.SECTIONS if s[0] in
+                                    ("propositions", "ledger", "derivations", "steppers")])
     try:
         return report.build_report(out, quick=True)
     finally:
         mp.undo()
 
 
-def _display_equations(html: str) -> int:
-    return len(re.findall(r'<div class="display">\\\[', html))
+@pytest.fixture(scope="module")
+def probed(small_report, tmp_path_factory):
+    return probe(small_report, tmp_path_factory.mktemp("probe"), *SCREEN)
 
 
-def test_report_equations_are_typeset_offline(small_report):
+def _equations(html: str) -> int:
+    """Equations the generator wrote: display and inline <math> elements."""
+    return len(re.findall(r"<math\b", html))
+
+
+def test_report_has_no_script_and_fetches_nothing(small_report):
     html = small_report.read_text()
-    assert remote_references(html) == []  # nothing to fetch: MathJax, CSS and figures are inline
-    expected = _display_equations(html)
-    assert expected > 100  # every step of every derivation (about 120 equations)
-    dom = rendered_dom(small_report)
-    assert 'data-mathjax="typeset"' in dom  # MathJax's startup finished (set by the page once it has)
-    assert typeset_problems(dom, expected) == []
+    assert "<script" not in html.lower()  # no JavaScript math engine (nor any other script)
+    assert remote_references(html) == []
 
 
-def test_the_check_catches_a_page_without_its_renderer(small_report, tmp_path):
+def test_every_equation_is_drawn_natively(small_report, probed):
     html = small_report.read_text()
-    start = html.index("<script>window.MathJax") if "<script>window.MathJax" in html else html.index("<script>\nwindow.MathJax")
-    planted = tmp_path / "no_mathjax.html"
-    planted.write_text(html[:start] + "</body></html>")
-    problems = typeset_problems(rendered_dom(planted), _display_equations(html))
-    assert any("typeset equations" in p for p in problems) and any("raw TeX" in p for p in problems)
+    assert html.count('<div class="display">') > 100  # every step of every derivation (about 120 display equations)
+    expected = _equations(html)
+    found, dom = probed
+    assert mathml_problems(found, dom, expected) == []
 
 
-def test_the_check_catches_tex_errors(tmp_path):
-    from dynkit.report.blocks import Math, Section
+def test_the_first_figure_is_within_two_screens(probed):
+    found, _ = probed
+    assert 600 <= found["viewport"] <= SCREEN[1]  # the window less its frame: what a reader sees
+    assert found["first_figure_top"] is not None and found["first_figure_top"] < 2 * found["viewport"], found
+
+
+def test_the_checks_catch_raw_tex_errors_and_a_figure_pushed_down(small_report, tmp_path):
+    from dynkit.report.blocks import Math, Paragraph, Section
     from dynkit.report.render import render_html
 
-    page = tmp_path / "bad.html"  # one good equation, an undefined macro, a TeX error (one browser run)
-    page.write_text(render_html([Section("x", "x", blocks=[Math("x^2"), Math(r"\nosuchmacro{x}"), Math("x^1^2")])],
-                                "now"))
-    problems = typeset_problems(rendered_dom(page), 3)
-    assert len(problems) == 2, problems
-    assert "MathJax TeX error" in problems[0] and "MathJax undefined macro" in problems[1]
+    html = small_report.read_text()
+    # Planted 1: the same page with its equations left as TeX (what it was before MathML) and a long
+    # table before the first figure.
+    raw = re.sub(r'<div class="display"><math\b.*?</math></div>', r'<div class="display">\\[\\frac{a}{b}\\]</div>',
+                 html, flags=re.S)
+    raw = raw.replace('<h2 id="figures">', "<table>" + "<tr><td>row</td></tr>" * 200 + '</table><h2 id="figures">')
+    planted = tmp_path / "raw.html"
+    planted.write_text(raw)
+    found, dom = probe(planted, tmp_path, *SCREEN)
+    problems = mathml_problems(found, dom, _equations(html))
+    assert any("<math> elements, expected" in p for p in problems) and any("raw TeX" in p for p in problems)
+    assert found["first_figure_top"] > 2 * found["viewport"]
+    # Planted 2: an unknown macro and a TeX error become <merror>; a correct equation beside them is fine.
+    page = tmp_path / "bad.html"
+    page.write_text(render_html([Section("x", "x", blocks=[Math("x^2"), Math(r"\nosuchmacro{x}"), Math("x^1^2"),
+                                                           Paragraph(r"inline $\alpha^2$ too")])], "now"))
+    found, dom = probe(page, tmp_path, *SCREEN)
+    problems = mathml_problems(found, dom, 4)
+    assert len(problems) == 2 and all(p.startswith("<merror>") for p in problems), problems
+    assert "nosuchmacro" in problems[0] and "DoubleSuperscripts" in problems[1]

@@ -40,11 +40,11 @@ def test_every_section_present_in_html_and_markdown(real_report):
     html = (real_report / "report.html").read_text()
     md = (real_report / "report.md").read_text()
     for key, title in zip([k for k, _, _ in report.SECTIONS] + ["metadata"], TITLES):
-        assert f'<a href="#{key}">{title}</a>' in html and f'<h2 id="{key}">{title} <span' in html, title
-        assert f"## {title} [" in md, title
+        assert f'<a href="#{key}">{title}</a>' in html and f'<h2 id="{key}">{title}' in html, title
+        assert re.search(rf"^## {re.escape(title)}( \[\w+\])?$", md, flags=re.M), title
     # The order a reader meets: summary (one screen), figures, then the details with derivations collapsed.
     for text in (html, md):
-        assert text.index("Summary") < text.index("Figures") < text.index("\n## Worked derivations [" if text is md
+        assert text.index("Summary") < text.index("Figures") < text.index("\n## Worked derivations" if text is md
                                                                              else '<h2 id="derivations"')
     assert html.count('<details class="derivation"') == len(dk.symbolic.DERIVATIONS)
     assert '<details class="derivation" open' not in html
@@ -75,10 +75,9 @@ def test_html_is_self_contained(real_report):
     html = (real_report / "report.html").read_text()
     srcs = re.findall(r'src="([^"]+)"', html)
     assert all(s.startswith("data:image/png;base64,") for s in srcs), srcs  # nothing fetched when viewed
-    assert 'rel="stylesheet"' not in html and "https://" not in html.split("<script>", 1)[0]
-    from dynkit.report.mathjax import mathjax_script
-
-    assert mathjax_script() in html  # the bundled MathJax, inline
+    assert 'rel="stylesheet"' not in html and "https://" not in html
+    assert "<script" not in html.lower()  # equations are MathML typeset at generation time: no math engine
+    assert html.count("<math") > 100 and "<merror" not in html
     images = [s for s in srcs if s.startswith("data:")]
     assert images and all(base64.b64decode(s.split(",", 1)[1])[:4] == b"\x89PNG" for s in images)
     assert (real_report / "figures" / "steppers_order.png").exists()
@@ -105,17 +104,18 @@ def test_sections_with_fake_components(tmp_path, monkeypatch):
     assert by_name["nfe_vs_tolerance"]["models"] == ("node", "hbnode") and by_name["nfe_vs_tolerance"]["seed"] == 5
     assert by_name["work_precision"]["include_scipy"] is True
     html = (tmp_path / "report.html").read_text()
-    # Derivations: display math (typeset by the inlined MathJax) plus the LaTeX source, from sympy's output.
+    # Derivations: display math (MathML typeset from sympy's LaTeX) plus the LaTeX source.
     tex = "\\frac{d^{2}}{d t^{2}} x{\\left(t \\right)}"
-    assert re.search(r'<div class="display">\\\[[^<]*' + re.escape(tex), html)
     assert re.search(r'<pre class="tex">[^<]*' + re.escape(tex), html)
+    assert '<div class="display"><math display="block">' in html and "<mfrac>" in html
     assert re.search(r'<summary><h3>FAKE heavy-ball limit</h3> <span class="source">FAKE paper, Eq. \(99\)</span> '
-                     r'<span class="badge ok">', html)
+                     r'<span class="badge good">matches the paper</span>', html)
     assert html.count("data:image/png;base64,") == 3  # steppers, work-precision, NFE
     md = (tmp_path / "report.md").read_text()
-    # Summary: counts per verdict, then the compact table; details: the full table.
-    assert "**1** holds · **0** holds with correction · **0** false as stated · **0** undecided · **1** did not hold" in md
-    assert "| fake_true | FAKE paper | Prop. 1 | holds |" in md
+    # Summary: counts per verdict and links, no table; details (after the figures): the full table.
+    summary = md[md.index("## Summary"):md.index("## Figures")]
+    assert "**1** holds · **0** holds with correction · **0** false as stated · **0** undecided · **1** did not hold" \
+        in summary and "|" not in summary
     assert "| fake_true | FAKE paper | Prop. 1 | holds | 10 | 10/10 |" in md
     assert "| fake_false | FAKE paper | Prop. 2 | did not hold | 10 | 9/10 |" in md
     assert "| hbnode | 0.001 | 21.0 ± 1.0 | 30.0 ± 2.0 |" in md
@@ -179,7 +179,7 @@ def test_numbers_from_any_library_are_written(tmp_path, monkeypatch):
     sec = _sections(tmp_path)["propositions"]
     assert sec["status"] == "ok"
     assert sec["data"]["table"]["rows"][0]["worst_residual"] == 1e-40
-    assert "| mp_claim | P | Eq. (1) | holds | 3 | 3/3 | 1.00e-40 | 1.00e-30 | 0.5 |" in (tmp_path / "report.md").read_text()
+    assert "| mp_claim | P | Eq. (1) | holds | 3 | 3/3 | 1.00e-40 | 1.00e-30 |" in (tmp_path / "report.md").read_text()
 
 
 @pytest.mark.parametrize("held, instances, expected, text", [
@@ -253,7 +253,8 @@ def test_ledger_section_renders_the_experiments_contract(tmp_path, monkeypatch):
     assert sec["status"] == "ok" and sec["data"]["verdicts"] == {
         "reproduced": 1, "partly reproduced": 0, "not reproduced at this scale": 1, "contradicted": 0}
     md = (tmp_path / "report.md").read_text()
-    assert "| hbnode-nfe | review | HBNODE needs fewer NFE | 0.61 [0.55, 0.67] (5 seeds) | reproduced |" in md
+    assert ("| hbnode-nfe | Wang et al., momentum review, Fig. 11 | HBNODE needs fewer NFE | NFE ratio | "
+            "0.61 [0.55, 0.67] (5 seeds) | small | reproduced | CI below 1 |") in md
     summary = md[md.index("## Summary"):md.index("## Figures")]
     assert "**1** reproduced" in summary and "**1** not reproduced at this scale" in summary
 
@@ -331,3 +332,107 @@ def test_jsonable_converts_numpy_sympy_mpmath_and_torch_leaves():
                     "f": sympy.Integer(3), "g": sympy.Rational(1, 2), "h": torch.tensor([1.0]), "i": np.bool_(True)})
     assert got == {"a": 1.5, "b": [0, 1], "c": "nan", "d": {"re": 0.0, "im": 1.0}, "e": 2.0, "f": 3, "g": 0.5,
                    "h": [1.0], "i": True}
+
+
+# ---- what a reader sees first, and what they must not see ----------------------------------------------
+
+def test_the_summary_is_counts_and_links_and_the_tables_come_after_the_figures(tmp_path, monkeypatch):
+    fakes.install(monkeypatch)
+    monkeypatch.setattr(dk.theory, "run_all", lambda **kw: _Table(VERDICT_ROWS))
+    report.build_report(tmp_path, quick=True)
+    html = (tmp_path / "report.html").read_text()
+    summary = html[html.index('<h2 id="summary">'):html.index('<h2 id="figures">')]
+    assert summary.count("<table") == 1 and 'class="summary"' in summary  # one line per part, no data table
+    assert all(f'<a href="#{k}">' in summary for k, _, _ in report.SECTIONS)
+    assert '<span class="chip good"><b>1</b> holds</span>' in summary
+    assert ">ok<" not in html  # "ok" only says the code ran: never shown as a status
+    details = html[html.index('<h2 id="propositions">'):]
+    assert "<td>a</td><td>P</td><td>(1)</td>" in details and "<td>a</td>" not in summary
+    assert "expected" not in details.split("<table", 1)[1].split("</thead>")[0]  # a regression check, not a column
+    # Planted: a summary that inlines a table is what the first check is for.
+    planted = summary.replace("</table>", "</table><table><tr><td>a</td></tr></table>")
+    assert planted.count("<table") != 1
+
+
+def test_each_claim_row_shows_its_own_instance_count(tmp_path, monkeypatch):
+    fakes.install(monkeypatch)
+    rows = [dict(VERDICT_ROWS[0], instances=100, held=100), dict(VERDICT_ROWS[1], instances=7, held=3)]
+    monkeypatch.setattr(dk.theory, "run_all", lambda **kw: _Table(rows))
+    report.build_report(tmp_path, quick=True)
+    md = (tmp_path / "report.md").read_text()
+    assert "| a | P | (1) | holds | 100 | 100/100 |" in md and "| b | P | (2) | false as stated | 7 | 3/7 |" in md
+    assert "10 random instances" not in md  # the number asked for is not claimed for every row
+    assert _sections(tmp_path)["propositions"]["data"]["instances"] == {"a": 100, "b": 7}
+
+
+def test_ledger_rows_with_an_outcome_are_counted_by_it_and_show_their_metric(tmp_path, monkeypatch):
+    import types
+
+    fakes.install(monkeypatch)
+    rows = [dict(LEDGER_ROWS[0], outcome="smaller effect", reason="effect half the paper's"),
+            dict(LEDGER_ROWS[1], outcome="needs full scale"), dict(LEDGER_ROWS[1], id="x", outcome="a new label")]
+    module = types.ModuleType("dynkit.experiments")
+    module.ledger = lambda: _Table(rows)
+    monkeypatch.setitem(sys.modules, "dynkit.experiments", module)
+    report.build_report(tmp_path, quick=True)
+    sec = _sections(tmp_path)["ledger"]
+    # Counted by the label the rows carry (outcome over verdict), whatever its values: none is hard-coded.
+    assert sec["data"]["counted_by"] == "outcome"
+    assert sec["data"]["counts"] == {"smaller effect": 1, "needs full scale": 1, "a new label": 1}
+    md = (tmp_path / "report.md").read_text()
+    assert "| id | paper | claim | metric | ours: mean [95% CI] (seeds) | scale | outcome | rule | reason |" in md
+    assert "| NFE ratio | 0.61 [0.55, 0.67] (5 seeds) | small | smaller effect | CI below 1 | effect half the paper's |" \
+        in md
+    summary = md[md.index("## Summary"):md.index("## Figures")]
+    assert "**1** smaller effect · **1** needs full scale · **1** a new label (3 results)" in summary
+
+
+def test_no_internal_labels_reach_the_page(real_report):
+    html = (real_report / "report.html").read_text()
+    text = re.sub(r"<pre\b.*?</pre>", " ", html, flags=re.S)  # the LaTeX source blocks are meant to be raw
+    for internal in ("(000)", "(003)", "(004)", "eps -> ", "-> 0", "sqrt(s)", r"\text{rhs}", r"\text{eq26}"):
+        assert internal not in text, internal
+    assert "Wang et al., momentum review" in text and "Sander et al., Momentum ResNets" in text
+
+
+def test_paper_names_drop_file_numbers():
+    from dynkit.report.common import paper_name
+
+    assert paper_name("review (000)") == "Wang et al., momentum review"
+    assert paper_name("CSAODE (004), Udwadia & Farahani") == "Zhang et al., CSAODE, Udwadia & Farahani"
+    assert paper_name("An unknown paper") == "An unknown paper"
+
+
+def test_every_shipped_equation_converts_to_mathml_and_a_bad_one_is_an_error_node():
+    from dynkit.report.derivations import derivation_view
+    from dynkit.report.mathml import mathml_problem, text_with_math, to_mathml
+
+    n = 0
+    for name, make in dk.symbolic.DERIVATIONS.items():
+        view = derivation_view(make())
+        for tex in [t for _, t in view.steps if t] + [view.result, view.stated]:
+            if tex:
+                n += 1
+                assert mathml_problem(to_mathml(tex)) == "", (name, tex[:200])
+        for sentence in [s for s, _ in view.steps] + [view.notes, view.title]:
+            assert mathml_problem(text_with_math(sentence)) == "", (name, sentence)
+    assert n > 100
+    # aligned becomes a two-column table; \text escapes are undone; planted errors become <merror> with the TeX
+    out = to_mathml(r"\begin{aligned}\dot a_h &= x \\ \text{a\_b} &: 1\end{aligned}")
+    assert out.count("<mtr>") == 2 and 'columnalign="right"' in out and "a_b" in out and "\\" not in out
+    for bad in (r"\nosuchmacro{x}", "x^1^2"):
+        assert mathml_problem(to_mathml(bad)) and "<merror>" in to_mathml(bad) and "x" in to_mathml(bad)
+    assert text_with_math("a < b and $x^2$") == "a &lt; b and " + to_mathml("x^2", display=False)
+    with pytest.raises(TypeError, match="latex: expected a str"):
+        to_mathml(None)
+
+
+def test_every_nfe_figure_runs_the_tolerance_axis_loose_to_tight():
+    # dynkit's figure shares the x axis between its panels: inverting it once per panel undid the inversion.
+    per_tol = {t: {"forward_nfe": {"mean": m, "std": 0.0}, "backward_nfe": {"mean": 2 * m, "std": 0.0}}
+               for t, m in (("1e-03", 20.0), ("1e-05", 44.0))}
+    fig = dk.experiments.plot_nfe_vs_tolerance({"node": per_tol})
+    assert all(ax.xaxis_inverted() for ax in fig.axes)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)

@@ -12,8 +12,8 @@
   executed and rendered with their figures by myst-nb;
 - ``generated/cli.md``: the ``--help`` of every ``dynkit`` command.
 
-MathJax is dynkit's offline copy (``conf.py`` points ``mathjax_path`` at it; ``mathjax_static``
-copies it into the static files), so the pages typeset their equations without a network.
+MathJax comes from the ``sphinx-mathjax-offline`` package (``conf.py`` points ``mathjax_path`` at
+it; ``mathjax_static`` copies it into the static files), so the pages typeset without a network.
 
 A component that is not installed gives a page that says so (the build does not fail); a
 derivation or check that raises is a Sphinx warning, hence an error under ``-W``.
@@ -43,14 +43,14 @@ def _unavailable(title: str, exc: Exception) -> str:
     return f"# {title}\n\n```{{note}}\nNot available in this build: {exc}\n```\n"
 
 
-def _math(latex: str) -> str:
-    return f"```{{math}}\n{latex}\n```\n"
-
-
 def derivation_pages(out: Path, derivations: dict[str, Callable] | None, missing: Exception | None = None,
                      warn: Callable[[str], None] = logger.warning) -> None:
-    """Write ``out/index.md`` and ``out/<name>.md`` for every derivation."""
-    from dynkit.report import latex_of
+    """Write ``out/index.md`` and ``out/<name>.md`` for every derivation.
+
+    A page is the report's own rendering of the derivation (:func:`dynkit.report.derivations.derivation_view`
+    and its Markdown), so the docs and the report show the same left-hand sides and the same paper statement.
+    """
+    from dynkit.report.derivations import derivation_markdown, derivation_view
 
     title = "Worked derivations"
     if derivations is None:
@@ -65,24 +65,14 @@ def derivation_pages(out: Path, derivations: dict[str, Callable] | None, missing
             _write(out / f"{name}.md", f"# {name}\n\nThis derivation raised `{type(exc).__name__}: {exc}`.\n")
             toc.append(name)
             continue
-        verdict = ("The derived result **matches** the paper's equation." if d.check_passed else
-                   "**The derived result does not match the paper's equation** (see the last two equations).")
-        lines = [f"# {d.title}", "", f"*{d.paper}, {d.equation}.* Generated from "
-                 f"`dynkit.symbolic.DERIVATIONS[{name!r}]` when these docs were built.", ""]
-        for i, step in enumerate(d.steps, 1):
-            lines += [f"**Step {i}.** {step.text}", ""]
-            if step.expr is not None:
-                lines += [_math(latex_of(step.expr))]
-        if d.result is not None:
-            lines += ["**Result.**", "", _math(latex_of(d.result))]
-        if d.stated is not None:
-            lines += [f"**As stated in the paper** ({d.equation}).", "", _math(latex_of(d.stated))]
-        lines += [verdict, ""]
-        lines += ["LaTeX source:", "", "```latex", d.to_latex(), "```", ""]
+        page = derivation_markdown(derivation_view(d), level=1)
+        lines = [page, f"Generated from `dynkit.symbolic.DERIVATIONS[{name!r}]` when these docs were built.", "",
+                 "LaTeX source:", "", "```latex", d.to_latex().rstrip(), "```", ""]
         _write(out / f"{name}.md", "\n".join(lines))
         toc.append(name)
     index = [f"# {title}", "", "Each page below is produced by sympy from `dynkit.symbolic.DERIVATIONS` at build "
-             "time: no equation is typed by hand, so the pages cannot drift from the code.", "",
+             "time: no equation is typed by hand, so the pages cannot drift from the code. The report "
+             "(`dynkit report`) shows the same derivations, rendered by the same code.", "",
              "```{toctree}", ":maxdepth: 1", "", *toc, "```", ""]
     _write(out / "index.md", "\n".join(index))
 
@@ -113,7 +103,7 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
                       missing: Exception | None = None, warn: Callable[[str], None] = logger.warning) -> None:
     """Write ``out/index.md`` (counts per verdict, summary table) and ``out/<id>.md`` for every claim."""
     from dynkit.report import CLAIM_VERDICTS, claim_verdict, held_text
-    from dynkit.report.common import count_by
+    from dynkit.report.common import count_by, paper_name
 
     title = "Claims of the papers"
     if claims is None or run_all is None:
@@ -128,7 +118,8 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
     headers = ["claim", "paper", "equation", "verdict", "held", "worst residual", "tolerance"]  # held = k/n instances
 
     def row(r):
-        return [f"{{doc}}`{r['claim']} <{r['claim']}>`" if r["claim"] in claims else r["claim"], r["paper"], r["equation"],
+        return [f"{{doc}}`{r['claim']} <{r['claim']}>`" if r["claim"] in claims else r["claim"], paper_name(r["paper"]),
+                r["equation"],
                 claim_verdict(r), held_text(r), r["worst_residual"], r["tolerance"]]
 
     for cid, claim in claims.items():
@@ -138,12 +129,10 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
         doc = (inspect.getdoc(check) or "").split("\n\n")[0].replace("\n", " ") if callable(check) else ""
         if doc:
             how += f" The check, `{check.__module__}.{check.__name__}`: {doc}"
-        lines = [f"# {cid}: {claim.paper}, {claim.equation}", ""]
+        lines = [f"# {cid}: {paper_name(claim.paper)}, {claim.equation}", ""]
         r = rows.get(cid)
         if r is not None:
-            lines += [f"**Verdict: {claim_verdict(r)}**"
-                      + (f" (expected: {r['expected_verdict']})" if r.get("expected_verdict") else "")
-                      + " — about the statement as the paper writes it.", ""]
+            lines += [f"**Verdict: {claim_verdict(r)}** — about the statement as the paper writes it.", ""]
         lines += ["**Statement.** " + str(claim.statement), "", "**Hypotheses.**", "", *[f"- {h}" for h in hyps], ""]
         if r is not None and r.get("correction"):
             lines += [f"**Correction.** {r['correction']}", ""]
@@ -151,14 +140,15 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
             ce = r["counterexample"]
             text = "; ".join(f"{k} = {v}" for k, v in ce.items()) if isinstance(ce, dict) else str(ce)
             lines += [f"**Counterexample.** {text}", ""]
-        lines += ["**How dynkit checks it.** " + how, "", f"**Check run at build time** ({n_instances} instances, "
-                  "seed 0):", ""]
+        lines += ["**How dynkit checks it.** " + how, "", f"**Check run at build time** (seed 0; the *held* "
+                  "column gives the instances it ran):", ""]
         lines.append(_table(headers, [row(r)]) if r is not None else "*(no result: the check run failed)*\n")
         _write(out / f"{cid}.md", "\n".join(lines))
     verdicts = [claim_verdict(r) for r in rows.values()]
-    index = [f"# {title}", "", f"Every claim below was checked when these docs were built, on {n_instances} random "
-             "instances with seed 0 (`dynkit verify` runs the same checks with more). The verdict is about the "
-             "paper's statement as written.", "", _counts_line(count_by(verdicts, CLAIM_VERDICTS), "claims"), "",
+    index = [f"# {title}", "", f"Every claim below was checked when these docs were built, on random instances "
+             f"with seed 0 ({n_instances} asked for; the *held* column gives each check's own count, k of n: some "
+             "draw fewer or more by design). `dynkit verify` runs the same checks with more. The verdict is about "
+             "the paper's statement as written.", "", _counts_line(count_by(verdicts, CLAIM_VERDICTS), "claims"), "",
              _table(headers, [row(r) for r in rows.values()]), "```{toctree}", ":hidden:", ":maxdepth: 1", "",
              *claims, "```", ""]
     _write(out / "index.md", "\n".join(index))
@@ -166,9 +156,15 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
 
 def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = None,
                 warn: Callable[[str], None] = logger.warning) -> None:
-    """Write ``out`` (one page): the empirical ledger, with counts per verdict."""
+    """Write ``out`` (one page): the empirical ledger, with counts per outcome (or verdict).
+
+    Rows are counted by the label they carry (``outcome`` where the ledger has one, else ``verdict``;
+    no list of labels is assumed). The table keeps to what a reader needs to read a number: the claim
+    and where the paper makes it, the metric, our mean and CI, the label and its rule; the page's CSS
+    (``_static/dynkit.css``) wraps long cells so the table fits its column.
+    """
     from dynkit.report import LEDGER_VERDICTS
-    from dynkit.report.common import count_by, ours_text
+    from dynkit.report.common import count_by, ours_text, paper_name, row_label
 
     title = "Empirical ledger"
     if ledger is None:
@@ -179,14 +175,21 @@ def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = 
     except Exception as exc:
         warn(f"dynkit.experiments.ledger raised {type(exc).__name__}: {exc}")
         rows = []
-    counts = count_by([str(r.get("verdict", "")) for r in rows], LEDGER_VERDICTS)
-    text = [f"# {title}", "", "Each experimental claim of the papers, what dynkit measured (mean and confidence "
-            "interval over seeds, from the committed results) and the verdict its rule gives.", "",
+    uses_outcome = any(r.get("outcome") for r in rows)
+    label = "outcome" if uses_outcome else "verdict"
+    counts = count_by([row_label(r) for r in rows], () if uses_outcome else LEDGER_VERDICTS)
+
+    def where(r):
+        return ", ".join(filter(None, [paper_name(r.get("paper") or ""), r.get("paper_figure")]))
+
+    text = [f"# {title}", "", "Each experimental claim of the papers, the metric dynkit measured, its mean and 95% "
+            f"confidence interval over seeds (from the committed results in `analysis/results`, at the scale "
+            f"shown) and the {label} its rule gives. `dynkit ledger` prints the same table.", "",
             _counts_line(counts, "results"), "",
-            _table(["id", "paper", "claim", "paper figure", "metric", "ours (mean [CI], seeds)", "scale", "verdict",
-                    "rule"],
-                   [[r.get("id"), r.get("paper"), r.get("claim"), r.get("paper_figure"), r.get("metric"),
-                     ours_text(r.get("ours") or {}), r.get("scale"), r.get("verdict"), r.get("rule")] for r in rows])]
+            _table(["claim", "paper", "metric", "ours: mean [95% CI] (seeds), scale", label, "rule"],
+                   [[f"{r.get('claim')} (`{r.get('id')}`)", where(r), r.get("metric"),
+                     f"{ours_text(r.get('ours') or {})}, {r.get('scale')}", row_label(r), r.get("rule")]
+                    for r in rows])]
     _write(out, "\n".join(text))
 
 
@@ -204,10 +207,32 @@ def notebook_pages(out: Path, sources: Path) -> list[str]:
     return names
 
 
-def mathjax_static(out: Path) -> None:
-    """Copy the MathJax bundle dynkit ships (see dynkit.report.mathjax) to ``out/mathjax/``."""
-    from dynkit.report.mathjax import MATHJAX_BUNDLE, mathjax_bundle
+MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # a docs dependency (the report itself typesets to MathML)
+MATHJAX_BUNDLE = "tex-svg-full.js"  # TeX in, SVG out, every extension compiled in: nothing loaded on demand
 
+
+def mathjax_bundle() -> Path:
+    """Path of MathJax 3's ``tex-svg-full.js`` as the ``sphinx-mathjax-offline`` package installs it.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the package (or the bundle in it) is not installed.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec(MATHJAX_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"the docs typeset with MathJax from the package {MATHJAX_PACKAGE!r} "
+                                f"(pip install {MATHJAX_PACKAGE}, or the docs extra); it is not installed")
+    path = Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax" / MATHJAX_BUNDLE
+    if not path.is_file():
+        raise FileNotFoundError(f"{MATHJAX_PACKAGE} is installed but has no {path}")
+    return path
+
+
+def mathjax_static(out: Path) -> None:
+    """Copy the MathJax bundle to ``out/mathjax/`` (the docs' static files): nothing from a CDN."""
     target = out / "mathjax" / MATHJAX_BUNDLE
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists() or target.stat().st_size != mathjax_bundle().stat().st_size:

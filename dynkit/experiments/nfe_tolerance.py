@@ -146,9 +146,9 @@ def plot_nfe_vs_tolerance(results: dict, path: str | Path | None = None):
             mean = np.array([per_tol[t][key]["mean"] for t in tols])
             std = np.array([per_tol[t][key]["std"] for t in tols])
             ax.errorbar(xs, mean, yerr=std, marker="o", capsize=3, label=name.upper())
+    axes[0].invert_xaxis()  # loose to tight tolerance, left to right; once: the two panels share their x axis
     for ax, title in zip(axes, ("forward NFE", "backward NFE")):
         ax.set_xscale("log")
-        ax.invert_xaxis()
         ax.set_xlabel("tolerance (rtol = atol)")
         ax.set_title(title)
         ax.grid(alpha=0.3)

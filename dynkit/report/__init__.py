@@ -6,11 +6,12 @@ steppers (:mod:`dynkit.solvers`), compares them with scipy (work-precision, :mod
 and runs a small NFE-vs-tolerance experiment (HBNODE vs NODE). It is the job behind ``make demo``
 and ``dynkit report``.
 
-The page opens with a one-screen summary (each part's status; the claims and the ledger with their
-counts per verdict), then the figures, then the details, with each derivation collapsed under its
-statement. It reads offline: figures are embedded, and the equations are typeset by the MathJax copy
-inlined in the page (:mod:`dynkit.report.mathjax`). The layout is one Jinja2 template
-(``templates/report.j2``) rendered into HTML and Markdown (:mod:`dynkit.report.render`).
+The page opens with a one-screen summary (one line per part with a link: the claims, the ledger and
+the derivations as counts per verdict or outcome, the measurements as a headline), then the figures,
+then the details (the tables, each derivation collapsed under its statement). It reads offline and
+has no script: figures are embedded, and the equations are typeset to MathML when the page is
+generated (:mod:`dynkit.report.mathml`), which the browser draws itself. The layout is one Jinja2
+template (``templates/report.j2``) rendered into HTML and Markdown (:mod:`dynkit.report.render`).
 
 A section whose component is not part of the build is marked *not available* (with the missing
 name) instead of failing the whole report; a section whose check fails is marked *failed*; a section
@@ -66,7 +67,8 @@ def _metadata_section(ctx: Context, sections: list[Section], started: datetime, 
         *[[f"version: {k}", v] for k, v in vers.items()],
     ]))
     sec.blocks.append(Table(["section", "status", "seconds", "note"],
-                            [[s.title, s.status, round(s.seconds, 2), s.note] for s in sections]))
+                            [[s.title, "ran" if s.status == "ok" else s.status, round(s.seconds, 2), s.note]
+                             for s in sections]))
     sec.data = {"started": started.isoformat(), "seed": ctx.seed, "quick": ctx.quick, "versions": vers,
                 "command": argv, "headline": f"seed {ctx.seed}{', quick sizes' if ctx.quick else ''}"}
     return sec

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 from typing import Any
 
 from ..io import jsonable  # noqa: F401  (re-exported: dynkit.report.jsonable)
 
 __all__ = ["ComponentUnavailable", "require", "require_any", "jsonable", "fmt", "latex_of", "claim_holds", "held_text",
-           "claim_verdict", "count_by", "ours_text", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
+           "claim_verdict", "count_by", "ours_text", "paper_name", "row_label", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
 
 CLAIM_VERDICTS = ("holds", "holds with correction", "false as stated", "undecided")
 """Verdicts of ``dk.theory.run_all()`` rows about a paper's statement as written (DESIGN.md)."""
@@ -120,6 +121,31 @@ def count_by(verdicts: list[str], order: tuple[str, ...]) -> list[tuple[str, int
     """``(verdict, count)`` for every verdict of ``order`` (zeros included), then any other verdict seen."""
     extra = [v for v in dict.fromkeys(verdicts) if v not in order]
     return [(v, verdicts.count(v)) for v in (*order, *extra)]
+
+
+# The short names the code gives the papers (/work/shared/papers/README.md), as the ledger cites them.
+PAPER_NAMES = {
+    "review": "Wang et al., momentum review",
+    "Momentum Transformer": "Nguyen et al., Momentum Transformer",
+    "MomentumRNN": "Nguyen et al., MomentumRNN",
+    "Momentum ResNets": "Sander et al., Momentum ResNets",
+    "CSAODE": "Zhang et al., CSAODE",
+}
+
+
+def paper_name(label: str) -> str:
+    """A paper as readers cite it: ``"review (000)"`` -> ``"Wang et al., momentum review"``.
+
+    The file number in parentheses is an internal label and is dropped; each comma-separated part
+    that is a known short name is replaced by authors and title; anything else is kept as written.
+    """
+    parts = [re.sub(r"\s*\(\d{3}\)", "", part).strip() for part in str(label).split(",")]
+    return ", ".join(PAPER_NAMES.get(part, part) for part in parts if part)
+
+
+def row_label(row: Any) -> str:
+    """The label a ledger row is counted by: its ``outcome`` where rows carry one, else its ``verdict``."""
+    return str(_field(row, "outcome") or _field(row, "verdict") or "")
 
 
 def ours_text(ours: dict) -> str:

@@ -1,5 +1,5 @@
 """The report's sections. Each takes a :class:`Context` and fills a :class:`~dynkit.report.blocks.Section`:
-``summary`` blocks (verdict counts and short tables, for the one-screen summary), ``figures`` and
+``summary`` blocks (verdict counts, for the one-screen summary), ``figures`` and
 detail ``blocks``; ``data`` goes to ``report.json`` (``data["headline"]`` is the one-line status).
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from .blocks import Counts, DerivationView, Paragraph, Section, Table, figure
 from .common import (CLAIM_VERDICTS, LEDGER_VERDICTS, claim_holds, claim_verdict, count_by, fmt, held_text,
-                     latex_of, ours_text, require, require_any)
+                     ours_text, paper_name, require, require_any, row_label)
 
 __all__ = ["Context", "SECTIONS"]
 
@@ -64,27 +64,27 @@ def section_propositions(ctx: Context, sec: Section) -> None:
     table = run_all(n_instances=n, seed=ctx.seed)
     rows = table.to_dict()["rows"]
     verdicts = [claim_verdict(r) for r in rows]
-    has_expected = any(r.get("expected_verdict") for r in rows)
-    sec.summary.append(Counts(count_by(verdicts, CLAIM_VERDICTS), "claims"))
-    sec.summary.append(Table(["claim", "paper", "equation", "verdict"] + (["expected"] if has_expected else []),
-                             [[r["claim"], r["paper"], r["equation"], v] + ([r.get("expected_verdict")] if has_expected
-                                                                              else []) for r, v in zip(rows, verdicts)]))
+    counts = count_by(verdicts, CLAIM_VERDICTS)
+    sec.summary.append(Counts(counts, "claims"))
     sec.blocks.append(Paragraph(
-        f"Each claim of the papers is checked numerically on {n} random instances (seed {ctx.seed}). The verdict is "
+        f"Each claim of the papers is checked numerically on random instances (seed {ctx.seed}; {n} asked for, "
+        "and each row says how many its check ran: some checks draw fewer, or more, by design). The verdict is "
         "about the paper's statement as written: holds, holds with correction, false as stated (with a "
         "counterexample) or undecided."))
     sec.blocks.append(Table(
-        ["claim", "paper", "equation", "verdict", "instances", "held", "worst residual", "tolerance", "seconds"],
-        [[r["claim"], r["paper"], r["equation"], v, r["instances"], held_text(r), r["worst_residual"], r["tolerance"],
-          r["seconds"]] for r, v in zip(rows, verdicts)]))
+        ["claim", "paper", "equation", "verdict", "instances", "held", "worst residual", "tolerance"],
+        [[r["claim"], paper_name(r["paper"]), r["equation"], v, r["instances"], held_text(r), r["worst_residual"],
+          r["tolerance"]] for r, v in zip(rows, verdicts)]))
     explained = [r for r in rows if r.get("statement") or r.get("correction") or r.get("counterexample")]
     if explained:
         sec.blocks.append(Table(["claim", "statement", "correction", "counterexample"],
                                 [[r["claim"], r.get("statement") or "", r.get("correction") or "",
                                   _compact(r.get("counterexample"))] for r in explained],
                                 caption="Statements, corrections and counterexamples"))
-    sec.data = {"n_instances": n, "verdicts": dict(count_by(verdicts, CLAIM_VERDICTS)), "table": table.to_dict(),
-                "headline": ", ".join(f"{v} {k}" for k, v in count_by(verdicts, CLAIM_VERDICTS) if v)}
+    sec.data = {"n_instances": n, "instances": {r["claim"]: r["instances"] for r in rows},
+                "verdicts": dict(counts), "table": table.to_dict(),
+                "headline": ", ".join(f"{v} {k}" for k, v in counts if v)}
+    # The expected verdict is a regression check of dynkit itself: it decides the section's status, never a column.
     if any("verdict" in r for r in rows):
         wrong = [r["claim"] for r, v in zip(rows, verdicts) if r.get("expected_verdict") not in (None, v)]
         if wrong:
@@ -106,20 +106,24 @@ def _compact(x: Any) -> str:
 def section_ledger(ctx: Context, sec: Section) -> None:
     ledger = require("experiments.ledger")
     rows = ledger().to_dict()["rows"]
-    verdicts = [str(r.get("verdict", "")) for r in rows]
-    counts = count_by(verdicts, LEDGER_VERDICTS)
+    labels = [row_label(r) for r in rows]
+    # Rows carry an ``outcome`` (newer ledgers) or a ``verdict``: count by whichever they carry, in the
+    # contract's order for verdicts and in order of appearance for any other set of labels.
+    uses_outcome = any(r.get("outcome") for r in rows)
+    counts = count_by(labels, () if uses_outcome else LEDGER_VERDICTS)
+    label_name = "outcome" if uses_outcome else "verdict"
     sec.summary.append(Counts(counts, "results"))
-    sec.summary.append(Table(["id", "paper", "claim", "ours (mean [95% CI])", "verdict"],
-                             [[r.get("id"), r.get("paper"), r.get("claim"), ours_text(r.get("ours") or {}), v]
-                              for r, v in zip(rows, verdicts)]))
     sec.blocks.append(Paragraph(
-        "The empirical ledger: each of the papers' experimental claims, what we measured (mean and confidence "
-        "interval over seeds) and the verdict its rule gives, computed from the committed multi-seed results."))
-    sec.blocks.append(Table(["id", "paper figure", "experiment", "metric", "ours", "scale", "verdict", "rule"],
-                            [[r.get("id"), r.get("paper_figure"), r.get("experiment"), r.get("metric"),
-                              ours_text(r.get("ours") or {}), r.get("scale"), v, r.get("rule")]
-                             for r, v in zip(rows, verdicts)]))
-    sec.data = {"verdicts": dict(counts), "rows": rows,
+        "The empirical ledger: each of the papers' experimental claims, the metric we measured, its mean and 95% "
+        f"confidence interval over seeds, and the {label_name} its rule gives, computed from the committed "
+        "multi-seed results of analysis/results."))
+    extra = [k for k in ("reason",) if any(r.get(k) for r in rows)]
+    sec.blocks.append(Table(
+        ["id", "paper", "claim", "metric", "ours: mean [95% CI] (seeds)", "scale", label_name, "rule", *extra],
+        [[r.get("id"), f"{paper_name(r.get('paper') or '')}, {r.get('paper_figure')}" if r.get("paper_figure")
+          else paper_name(r.get("paper") or ""), r.get("claim"), r.get("metric"), ours_text(r.get("ours") or {}),
+          r.get("scale"), v, r.get("rule"), *[r.get(k) for k in extra]] for r, v in zip(rows, labels)]))
+    sec.data = {"counted_by": label_name, "counts": dict(counts), "verdicts": dict(counts), "rows": rows,
                 "headline": ", ".join(f"{v} {k}" for k, v in counts if v) or "no rows"}
 
 
@@ -127,6 +131,8 @@ def section_ledger(ctx: Context, sec: Section) -> None:
 # Derivations
 
 def section_derivations(ctx: Context, sec: Section) -> None:
+    from .derivations import DIFFERS, MATCHES, derivation_view
+
     derivations = require("symbolic.DERIVATIONS")
     sec.blocks.append(Paragraph(
         "Every equation below is derived by sympy at report time (nothing is typed by hand); the last lines of "
@@ -141,32 +147,16 @@ def section_derivations(ctx: Context, sec: Section) -> None:
             results[name] = {"error": f"{type(exc).__name__}: {exc}"}
             outcome.append("error")
             continue
-        ok = bool(d.check_passed)
-        labels = getattr(d, "extra", {}).get("labels", {})
-        sec.blocks.append(DerivationView(
-            d.title, f"{d.paper}, {d.equation}", "ok" if ok else "failed",
-            steps=[(s.text, latex_of(s.expr) if s.expr is not None else "") for s in d.steps],
-            result=_labelled_latex(d.result, labels), stated=_labelled_latex(d.stated, labels),
-            notes=getattr(d, "notes", ""), latex=d.to_latex()))
-        results[name] = {"title": d.title, "paper": d.paper, "equation": d.equation, "check_passed": ok}
-        outcome.append("matches the paper" if ok else "differs from the paper")
-    counts = count_by(outcome, ("matches the paper", "differs from the paper", "error"))
-    sec.summary.append(Counts([c for c in counts if c[1] or c[0] == "matches the paper"], "derivations"))
+        view = derivation_view(d)
+        sec.blocks.append(view)
+        results[name] = {"title": d.title, "paper": d.paper, "equation": d.equation, "check_passed": bool(d.check_passed)}
+        outcome.append(view.badge)
+    counts = count_by(outcome, (MATCHES, DIFFERS, "error"))
+    sec.summary.append(Counts([c for c in counts if c[1] or c[0] == MATCHES], "derivations"))
     sec.data = {"derivations": results, "headline": ", ".join(f"{n} {k}" for k, n in counts if n)}
     failed = [n for n, r in results.items() if not r.get("check_passed")]
     if failed:
         sec.status, sec.note = "failed", f"derivations that do not match the paper: {', '.join(failed)}"
-
-
-def _labelled_latex(obj, labels) -> str:
-    if obj is None:
-        return ""
-    try:
-        from ..symbolic.derivation import to_latex
-
-        return to_latex(obj, labels)
-    except ImportError:  # pragma: no cover - symbolic is part of every build
-        return latex_of(obj)
 
 
 # --------------------------------------------------------------------------------------------------

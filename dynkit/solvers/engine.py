@@ -560,7 +560,8 @@ def solve(
         Strictly increasing or strictly decreasing real output times, at least two.
     method : str, RungeKuttaTableau or TwoStepRK
         A name from :data:`METHODS` (``euler``, ``midpoint``, ``heun``, ``rk4``, ``ark3``, ``ark4``,
-        ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5``, ``dop853``), or a user-defined tableau,
+        ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5``, ``dop853``; stiff: ``rosenbrock23``, ``rodas4``;
+        ``auto``: dopri5, switching to rodas4 while steps are stability-limited), or a user-defined tableau,
         two-step method or any method object following the stepper protocol of this module.
     rtol, atol : float
         Relative and absolute tolerances of the adaptive methods: a step is accepted when the RMS

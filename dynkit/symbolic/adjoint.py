@@ -434,6 +434,10 @@ def node_adjoint() -> Derivation:
     base.check_passed = equivalent(base.result, base.stated)
     base.extra["labels"] = {"rhs": r"\dot a_h", "integrand": r"a\,\partial f/\partial\theta",
                             "eq54": r"\text{(54): residual, } a(T)"}
+    base.extra["stated_latex"] = (  # (20), (19) and (54) as printed
+        r"\begin{aligned}\dot a_h &= -a_h\,\frac{\partial f}{\partial h} \\ "
+        r"\frac{dL}{d\theta} &= \int_{t_0}^{T} a_h\,\frac{\partial f}{\partial\theta}\,dt \\ "
+        r"a_h(t) &= a_h(T)\exp\left\{-\int_T^t \frac{\partial f}{\partial h}\,ds\right\}\end{aligned}")
     base.notes = ("(54) as written is exact for scalar h, or when the Jacobians at different times commute; "
                   "for general matrices the solution is a time-ordered exponential.")
     return base
@@ -446,9 +450,12 @@ def hbnode_adjoint_first_order() -> Derivation:
     J = _jac_f(sys)
     a = adjoint(sys).a
     stated = {"h": -a["m"] * J, "m": -a["h"] + gamma * a["m"]}
-    return adjoint_derivation(sys, stated=stated, known={r"\partial f/\partial h": J},
-                              name="hbnode_adjoint_first_order", title="Adjoint of the first-order HBNODE system",
-                              equation="(41), Prop. 2")
+    d = adjoint_derivation(sys, stated=stated, known={r"\partial f/\partial h": J},
+                           name="hbnode_adjoint_first_order", title="Adjoint of the first-order HBNODE system",
+                           equation="(41), Prop. 2")
+    d.extra["stated_latex"] = (r"\begin{aligned}\dot a_h &= -a_m\,\frac{\partial f}{\partial h} \\ "
+                               r"\dot a_m &= -a_h + \gamma a_m\end{aligned}")  # (41), as printed
+    return d
 
 
 def _as_functions(sys_adj: Adjoint):
@@ -495,7 +502,10 @@ def hbnode_adjoint_second_order() -> Derivation:
                   {"eq26": stated, "aT": sp.zeros(1, 2), "aT_dot": -dLdh},
                   "The proof works with the adjoint of the velocity, a = a_m = dL/dm (Eqs. (33)-(38)); the "
                   "proposition's wording 'a = dL/dh' refers to the same quantity only through this proof.",
-                  labels={"eq26": r"\ddot a_m - \gamma\dot a_m", "aT": r"a_m(T)", "aT_dot": r"\dot a_m(T)"})
+                  labels={"eq26": r"\ddot a_m - \gamma\dot a_m", "aT": r"a_m(T)", "aT_dot": r"\dot a_m(T)"},
+                  # (26) and (39) as printed (with a := a_m)
+                  stated_latex=r"\begin{aligned}\ddot a_m - \gamma\dot a_m &= a_m\,\frac{\partial f}{\partial h} \\ "
+                               r"a_m(T) &= 0 \\ \dot a_m(T) &= -\frac{\partial L}{\partial h_T}\end{aligned}")
 
 
 def hbnode_adjoint_time_reversed() -> Derivation:
@@ -554,8 +564,11 @@ def ghbnode_adjoint() -> Derivation:
     sig_p = sp.diag(*[sp.Function("sigma")(x).diff(x) for x in m])
     a = adjoint(sys).a
     stated = {"h": -a["m"] * (J - xi * sp.eye(2)), "m": -a["h"] * sig_p + gamma * a["m"]}
-    return adjoint_derivation(sys, stated=stated, known={r"\partial f/\partial h": J, r"\sigma'(m)": sig_p},
-                              name="ghbnode_adjoint", title="Adjoint of GHBNODE", equation="(49), (53), Prop. 3")
+    d = adjoint_derivation(sys, stated=stated, known={r"\partial f/\partial h": J, r"\sigma'(m)": sig_p},
+                           name="ghbnode_adjoint", title="Adjoint of GHBNODE", equation="(49), (53), Prop. 3")
+    d.extra["stated_latex"] = (r"\begin{aligned}\dot a_h &= -a_m\left(\frac{\partial f}{\partial h} - \xi I\right) \\ "
+                               r"\dot a_m &= -a_h\,\sigma'(m) + \gamma a_m\end{aligned}")  # (49), as printed
+    return d
 
 
 def sonode_adjoint() -> Derivation:

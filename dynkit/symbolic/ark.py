@@ -446,8 +446,8 @@ def _ark_derivation(s: int) -> Derivation:
              r"$c_0 = 1$, $c_{-0} = 0$ the nonzero conditions up to order " + str(p) + " are (coefficient of "
              r"$h^q$ times a monomial in $F_{0k} = f^{(k)}$):",
              [sp.Eq(v, 0) for v in dict.fromkeys(scalar.values())]),
-        Step("Solved by sympy: the one-parameter family (free parameter "
-             + sp.latex(syms[ARK3_PARAMETER if s == 2 else ARK4_PARAMETER]) + ")",
+        Step("Solved by sympy: the one-parameter family (free parameter $"
+             + sp.latex(syms[ARK3_PARAMETER if s == 2 else ARK4_PARAMETER]) + "$)",
              [sp.Eq(syms[k], v, evaluate=False) for k, v in fam.items()]),
         Step("The member dk.solve uses:", [sp.Eq(syms[k], v) for k, v in member.items()]),
         Step("Checks on that member: " + ", ".join(f"{k} = {v}" for k, v in checks.items()), None),

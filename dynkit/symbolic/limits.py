@@ -56,8 +56,8 @@ def heavy_ball_limit() -> Derivation:
              r"$h$ and keep the leading term of the series in $h$ (the limit $s\to 0$): Eq. (22).", eq22),
         Step(r"Eliminate $m = \dot x$: the heavy-ball ODE (23).", eq23),
     ]
-    notes = ("The review writes (21) with m^k := (x^{k+1}-x^k)/sqrt(s); the update (21) as printed holds for the "
-             "backward difference m^{k+1} = (x^{k+1}-x^k)/sqrt(s), which is what is used here. The index shift "
+    notes = (r"The review writes (21) with $m^k := (x^{k+1}-x^k)/\sqrt{s}$; the update (21) as printed holds for the "
+             r"backward difference $m^{k+1} = (x^{k+1}-x^k)/\sqrt{s}$, which is what is used here. The index shift "
              "does not change the limit.")
     return finish("heavy_ball_limit", "Heavy-ball method to the heavy-ball ODE", "review (000)", "(21)-(23)",
                   steps, [*eq22, eq23], stated, notes)
@@ -131,7 +131,7 @@ def momentum_resnet_eps_limits() -> Derivation:
     result = [first_order, second_order, lim0, liminf]
     stated = [sp.Eq(X(t).diff(t), f(X(t))), sp.Eq(X(t).diff(t, 2), fr(X(t))), x0 * sp.exp(theta_pos * tp),
               x0 * sp.cos(omega * tp) + v0 * sp.sin(omega * tp) / omega]
-    return finish("momentum_resnet_eps_limits", "Limits eps -> 0 and eps -> infinity of Momentum ResNets",
+    return finish("momentum_resnet_eps_limits", "Limits ε → 0 and ε → ∞ of Momentum ResNets",
                   "Momentum ResNets (003)", "Prop. 2, Prop. 5", steps, result, stated)
 
 
@@ -163,7 +163,7 @@ def nesterov_limit() -> Derivation:
     ]
     return finish("nesterov_limit", "Nesterov's accelerated gradient to its ODE", "review (000)",
                   "(4) with (k-1)/(k+2)", steps, sp.Eq(ode, 0), sp.Eq(stated, 0),
-                  "The ODE x'' + (3/t) x' + grad F(x) = 0 is Su, Boyd and Candes' limit, cited in the review.")
+                  r"The ODE $\ddot x + \frac{3}{t}\dot x + \nabla F(x) = 0$ is Su, Boyd and Candès' limit, cited in the review.")
 
 
 def momentum_rnn_unrolled() -> Derivation:
@@ -186,7 +186,7 @@ def momentum_rnn_unrolled() -> Derivation:
         Step(r"Inverting the cell at $t-1$: $v_{t-1} = \sigma^{-1}(h_{t-1}) - U h_{t-2}$.", sp.Eq(v1, v1_solved)),
         Step(r"Substituting gives the argument of $\sigma$ in (14):", arg14),
     ]
-    return finish("momentum_rnn_unrolled", "MomentumRNN cell as one recurrence", "review (000)", "(11) -> (14)",
+    return finish("momentum_rnn_unrolled", "MomentumRNN cell as one recurrence", "review (000)", "(11) → (14)",
                   steps, arg14, stated, "Compared as matrix expressions with symbolic sizes n, d.")
 
 
@@ -224,4 +224,4 @@ def momentum_attention_unrolled() -> Derivation:
     result = [weight, weight.subs(i, N), Check(label, bool(ok))]
     stated = [stated_weight, stated_weight.subs(i, N), Check(label, True)]
     return finish("momentum_attention_unrolled", "Causal momentum attention in closed form", "review (000)",
-                  "(72) -> (73), (74)", steps, result, stated)
+                  "(72) → (73), (74)", steps, result, stated)

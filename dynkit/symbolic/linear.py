@@ -73,7 +73,10 @@ def psi_eps() -> Derivation:
     return finish("psi_eps", "Solution of the linear second-order model (Ψ_ε)", "Momentum ResNets (003)",
                   "Prop. 4", steps, result, [Check(label, True) for label in labels],
                   "The scalar comparison is exact (simplification, or exact rational sample points of θ).",
-                  psi=psi_scalar)
+                  psi=psi_scalar,
+                  stated_latex=r"\Psi_\varepsilon(\theta) = e^{-\frac{1}{2\varepsilon}} \sum_{n=0}^{\infty} "  # Prop. 4
+                               r"\left(\frac{1}{(2n)!} + \frac{1}{2\varepsilon(2n+1)!}\right)"
+                               r"\left(\frac{\theta}{\varepsilon} + \frac{I_d}{4\varepsilon^2}\right)^n")
 
 
 def psi_eps_appendix() -> Derivation:
