@@ -62,7 +62,8 @@ from .ark import TwoStepRK
 from .backend import backend_for, is_torch
 from .dense import DenseOutput
 from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, StepSizeWarning,
-                     VectorFieldError, VectorFieldShapeError, VectorFieldTypeError)
+                     StepTooLarge, ToleranceWarning, VectorFieldError, VectorFieldShapeError,
+                     VectorFieldTypeError)
 from .events import EventTracker
 from .explicit import Slope, Trial, make_stepper
 from .tableaus import RungeKuttaTableau
@@ -79,6 +80,12 @@ SAME_TIME_RTOL = 1e-9
 STIFF_H_LAMBDA = 1.5
 # h * |Δf| / |Δy| above which a fixed step is warned about (explicit RK stability intervals are ~2-3)
 UNSTABLE_H_LAMBDA = 3.0
+# A fixed-step solve fails (StepTooLarge) after AMPLIFYING_RUN consecutive steps whose change |Δy| grew
+# by AMPLIFYING_GROWTH or more while h * |Δf| / |Δy| > AMPLIFYING_H_LAMBDA (2: the smallest real stability
+# interval of an explicit RK method, Euler's; a stable step makes a decaying mode's changes shrink)
+AMPLIFYING_H_LAMBDA = 2.0
+AMPLIFYING_GROWTH = 1.01
+AMPLIFYING_RUN = 3
 
 
 @dataclass
@@ -334,6 +341,7 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
                       StepSizeWarning, stacklevel=3)
     t, y, k1 = t0, y0, field(t0, y0)
     checked = 0
+    monitor = _AmplificationMonitor(backend, rec, h)
     for n in range(1, n_total + 1):
         if stats.n_steps >= max_steps:
             raise rec.failure(MaxStepsExceeded, f"max_steps={max_steps} reached at t={t:g} "
@@ -345,14 +353,78 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
         if not backend.all_finite(trial.y_new):
             raise rec.failure(NonFiniteState, f"NaN/Inf in the state at t={t_new:g} "
                               f"(step from t={t:g} with step {h:g})", t_new)
+        if n < n_total:  # no slope beyond the end: f is not called for nothing (the last step goes unchecked)
+            monitor.check(t, t_new, y, trial.y_new, k1, trial.end_slope.get())
         if _accept(rec, stepper, trial, t, t_new) is not None:
             return
-        if n == n_total:  # no slope beyond the end: f is not called for nothing
+        if n == n_total:
             return
         k_new = trial.end_slope.get()
         if checked < 3:  # the first steps: is h beyond the method's stability interval? (warned once)
             checked = 3 if _warn_if_unstable(backend, rec, h, y, trial.y_new, k1, k_new, t_new) else checked + 1
         t, y, k1 = t_new, trial.y_new, k_new
+
+
+class _AmplificationMonitor:
+    """Notices a fixed-step solve whose steps amplify instead of following the solution.
+
+    From the values every step has anyway (``y``, ``y_new`` and the slopes ``f`` at both ends) it
+    forms ``λ_h = |h|·|Δf|/|Δy|``, the step times the secant Lipschitz constant along the step: the
+    scale on which the solution changes, measured in steps. A step resolves the solution when
+    ``λ_h`` is small; a stable step on a decaying mode (``λ_h`` up to the method's stability
+    interval, 2 for Euler, 2.79 for RK4) makes the changes ``|Δy|`` shrink. When ``λ_h > 2`` *and*
+    ``|Δy|`` grows on :data:`AMPLIFYING_RUN` consecutive steps, the states are the method's, not the
+    solution's: a decaying mode amplified beyond the stability interval (``Δf·Δy < 0``), or a
+    solution growing faster than the step can follow (``Δf·Δy > 0``: a finite-time blow-up, where the
+    ratio of successive changes itself grows). It costs three reductions over the state per step (one
+    device sync for torch) and no call of ``f``.
+    """
+
+    def __init__(self, backend, rec, h: float):
+        self.backend, self.rec, self.h = backend, rec, abs(h)
+        self.prev_change = 0.0
+        self.run = 0
+        self.first_t = None
+
+    def check(self, t: float, t_new: float, y, y_new, k, k_new) -> None:
+        change, slope_change, dot = _change_norms(self.backend, y, y_new, k, k_new)
+        h_lambda = self.h * slope_change / change if change > 0 else math.inf if slope_change > 0 else 0.0
+        growth = change / self.prev_change if self.prev_change > 0 else math.inf
+        if h_lambda > AMPLIFYING_H_LAMBDA and growth >= AMPLIFYING_GROWTH and math.isfinite(change):
+            self.run += 1
+            self.first_t = t if self.run == 1 else self.first_t
+        else:
+            self.run = 0
+        self.prev_change = change
+        if self.run < AMPLIFYING_RUN:
+            return
+        what = ("a decaying (stiff) mode amplified: the step is beyond the method's stability interval"
+                if dot < 0 else "the solution grows faster than the step can follow (a finite-time blow-up, or "
+                "growth the step cannot resolve)")
+        raise self.rec.failure(
+            StepTooLarge, f"step_size={self.h:g} is too large for this solution: from t={self.first_t:.6g} to "
+            f"t={t_new:.6g} each step's change |Δy| grew (×{growth:.3g} on the last) with |h|·|Δf|/|Δy| ≈ "
+            f"{h_lambda:.3g} > {AMPLIFYING_H_LAMBDA:g} — {what}; the states from t={self.first_t:.6g} on are not "
+            f"the solution. Take a smaller step, an adaptive method, or a stiff one (method='rodas4' or 'auto')",
+            t)
+
+
+def _change_norms(backend, y, y_new, k, k_new) -> tuple[float, float, float]:
+    """``(|y_new - y|, |k_new - k|, (y_new - y)·(k_new - k))`` as floats, outside autograd."""
+    if backend.name == "torch":
+        torch = sys.modules["torch"]
+        with torch.no_grad():
+            dy, dk = (y_new - y).reshape(-1).double(), (k_new - k).reshape(-1).double()
+            values = torch.stack((torch.linalg.vector_norm(dy), torch.linalg.vector_norm(dk), dy @ dk)).tolist()
+        return values[0], values[1], values[2]
+    dy, dk = (y_new - y).reshape(-1), (k_new - k).reshape(-1)
+    dy_dy, dk_dk, dy_dk = float(np.dot(dy, dy)), float(np.dot(dk, dk)), float(np.dot(dy, dk))
+    if math.isinf(dy_dy) or math.isinf(dk_dk) or math.isinf(dy_dk):  # huge states: squares overflow
+        big = max(float(np.max(np.abs(dy))), float(np.max(np.abs(dk))))
+        dy, dk = dy / big, dk / big
+        return (big * math.sqrt(float(np.dot(dy, dy))), big * math.sqrt(float(np.dot(dk, dk))),
+                math.copysign(math.inf, float(np.dot(dy, dk))))
+    return math.sqrt(dy_dy), math.sqrt(dk_dk), dy_dk
 
 
 def _warn_if_unstable(backend, rec, h, y, y_new, k, k_new, t_new):
@@ -544,6 +616,7 @@ def solve(
     adjoint_params: Any = None,
     per_sample: bool = False,
     jac: Callable[[Any, Any], Any] | None = None,
+    first_step: float | None = None,
 ) -> Solution:
     """Integrate ``dy/dt = f(t, y)`` from ``y(t[0]) = y0`` and return the states at the times ``t``.
 
@@ -643,11 +716,12 @@ def solve(
         from .adjoint import validated_adjoint_call
 
         unsupported = [name for name, value in (("dense", dense), ("events", events is not None),
-                                                ("per_sample", per_sample), ("jac", jac is not None))
+                                                ("per_sample", per_sample), ("jac", jac is not None),
+                                                ("first_step", first_step is not None))
                        if value is not False]
         if unsupported:
             raise ValueError(f"adjoint=True does not combine with {', '.join(unsupported)} (expected "
-                             f"{', '.join(n + '=' + ('None' if n in ('events', 'jac') else 'False') for n in unsupported)}); "
+                             f"{', '.join(n + '=' + ('None' if n in ('events', 'jac', 'first_step') else 'False') for n in unsupported)}); "
                              f"solve with autograd (adjoint=False) for those")
 
         return validated_adjoint_call(f, y0, t, adjoint, adjoint_params, method=method, rtol=rtol, atol=atol,
@@ -671,13 +745,21 @@ def solve(
     t0, t_end = float(t_out[0]), float(t_out[-1])
     direction = 1.0 if t_end > t0 else -1.0
     adaptive = bool(getattr(method_obj, "adaptive", False))
-    step_size = _validate_step_size(step_size, direction, adaptive, method_obj.name, t0, t_end)
+    step_size = _validate_method_options(method_obj, adaptive, step_size, first_step, per_sample, jac)
+    step_size = _validate_step_size(step_size, direction, adaptive, method_obj.name, t0, t_end,
+                                    "first_step" if first_step is not None else "step_size")
+    if adaptive and step_size is not None and first_step is None:
+        warnings.warn(f"{method_obj.name}: step_size={step_size:.6g} with the adaptive method {method_obj.name!r} "
+                      f"is only its first step: rtol/atol choose the others. Pass first_step= to say so, or a "
+                      f"fixed-step method ('rk4', 'euler', ...) for constant steps", StepSizeWarning, stacklevel=2)
+    y0 = _private_copy(y0)  # f may write into its argument: the caller's y0 stays as it was
 
     backend = backend_for(y0)
     stats = SolverStats()
     rec = _Recorder(t_out, y0, backend, stats, method_obj.name)
     field = _CountedField(f, backend, y0, stats, rec)
-    field.jac, field.batched = jac, bool(per_sample)  # read by the Rosenbrock steppers
+    field.jac = _wrap_user_jacobian(jac, backend, rec) if callable(jac) else jac  # read by the Rosenbrock steppers
+    field.batched = bool(per_sample)
     if dense:
         rec.dense = DenseOutput(backend, t0, y0)
     if events is not None:
@@ -708,7 +790,49 @@ def _validate_method(method, methods):
     raise ValueError(f"method must be one of {known} (or a RungeKuttaTableau / TwoStepRK), got {method!r}")
 
 
+def _validate_method_options(method_obj, adaptive: bool, step_size, first_step, per_sample, jac):
+    """Refuse (or warn about) arguments that the method would ignore or reinterpret; the step to use."""
+    name = getattr(method_obj, "name", "")
+    if jac is not None and isinstance(method_obj, (RungeKuttaTableau, TwoStepRK)):
+        raise ValueError(f"jac is only used by the stiff (Rosenbrock/implicit) methods and 'auto'; the explicit "
+                         f"method {name!r} never evaluates a Jacobian (expected jac=None, got {jac!r:.60})")
+    if per_sample and not adaptive:
+        raise ValueError(f"per_sample=True controls the error per sample of an adaptive method; the fixed-step "
+                         f"method {name!r} has no error control (expected per_sample=False, got True)")
+    if first_step is not None:
+        if not adaptive:
+            raise ValueError(f"first_step is for adaptive methods; the fixed-step method {name!r} takes step_size "
+                             f"(got first_step={first_step!r:.60})")
+        if step_size is not None:
+            raise ValueError(f"give first_step or step_size, not both (got step_size={step_size!r:.30} and "
+                             f"first_step={first_step!r:.30})")
+        return first_step
+    return step_size
+
+
+def _private_copy(y0):
+    """A copy of ``y0`` that only the solve sees (a torch copy stays in y0's autograd graph)."""
+    return y0.clone() if is_torch(y0) else np.array(y0, copy=True)
+
+
+def _wrap_user_jacobian(jac, backend, rec):
+    """``jac`` whose exceptions become a :class:`VectorFieldError` with ``t`` and the partial solution."""
+
+    def wrapped(t, y):
+        try:
+            return jac(t, y)
+        except Exception as exc:  # the user's error, with where it happened and what was reached
+            t_float = float(backend.to_numpy(t)) if backend.name == "torch" else float(t)
+            raise rec.failure(VectorFieldError, f"jac raised {type(exc).__name__} at t={t_float:.6g}: {exc}",
+                              t_float) from exc
+
+    return wrapped
+
+
 def _validate_state(y0):
+    if isinstance(y0, np.ma.MaskedArray):
+        raise TypeError("y0 must be a plain numpy array, got a masked array (solve would drop its mask): pass "
+                        "y0.filled(value) to choose the masked entries, or solve the unmasked components")
     if is_torch(y0):
         import torch
 
@@ -726,6 +850,9 @@ def _validate_state(y0):
                          f"(use np.asarray(y0, dtype=float))")
     if not finite:
         raise ValueError("y0 must be finite; it contains NaN or Inf")
+    if math.prod(y0.shape) == 0:  # nothing to integrate: almost always an empty batch or slice upstream
+        raise ValueError(f"y0 must have at least one component, got shape {tuple(y0.shape)} (an empty state: "
+                         f"nothing to integrate)")
     return y0
 
 
@@ -768,6 +895,7 @@ def _validate_tolerances(rtol, atol, y0):
     rtol = float(rtol)
     if not rtol > 0 or not math.isfinite(rtol):
         raise ValueError(f"rtol must be a positive finite float, got {rtol!r}")
+    rtol = _sane_rtol(rtol, y0)
     if isinstance(atol, (bool, np.bool_)):
         raise TypeError(f"atol must be a positive float or array, got {atol!r}")
     atol_np = _real_array(atol, "atol", "a positive float or an array of them")
@@ -789,21 +917,39 @@ def _validate_tolerances(rtol, atol, y0):
     return rtol, atol_np.astype(y0.dtype)
 
 
-def _validate_step_size(step_size, direction, adaptive, name, t0, t_end):
+def _sane_rtol(rtol: float, y0) -> float:
+    """``rtol`` raised to ``max(100 eps_float64, eps_state)`` with a warning (scipy's ``solve_ivp`` does
+    the first: a relative error below the rounding of the state cannot be controlled, the steps would
+    underflow); a warning for ``rtol > 1``, which asks for no correct digit."""
+    eps = float(sys.modules["torch"].finfo(y0.dtype).eps if is_torch(y0) else np.finfo(y0.dtype).eps)
+    smallest = max(100 * float(np.finfo(np.float64).eps), eps)
+    if rtol < smallest:
+        warnings.warn(f"rtol={rtol:.3g} is below the precision of the state ({y0.dtype}): raised to "
+                      f"rtol={smallest:.3g} (expected rtol >= {smallest:.3g}; accuracy beyond it comes from atol)",
+                      ToleranceWarning, stacklevel=4)
+        return smallest
+    if rtol > 1:
+        warnings.warn(f"rtol={rtol:.3g} > 1 accepts errors larger than the state itself: the result has no "
+                      f"correct digit (expected 0 < rtol <= 1, typically 1e-3 to 1e-10)", ToleranceWarning,
+                      stacklevel=4)
+    return rtol
+
+
+def _validate_step_size(step_size, direction, adaptive, name, t0, t_end, arg: str = "step_size"):
     if step_size is None:
         if adaptive:
             return None
         raise ValueError(f"step_size is required for the fixed-step method {name!r} "
                          f"(a float with the sign of t[-1] - t[0])")
     if isinstance(step_size, (bool, np.bool_)) or not isinstance(step_size, (int, float, np.integer, np.floating)):
-        raise TypeError(f"step_size must be a real float, got {type(step_size).__name__} {step_size!r:.60}")
+        raise TypeError(f"{arg} must be a real float, got {type(step_size).__name__} {step_size!r:.60}")
     h = float(step_size)
     if not math.isfinite(h) or h == 0.0 or math.copysign(1.0, h) != direction:
         sign = "positive" if direction > 0 else "negative"
-        raise ValueError(f"step_size must be {sign} and finite for t going from t[0] towards t[-1] "
+        raise ValueError(f"{arg} must be {sign} and finite for t going from t[0] towards t[-1] "
                          f"({'increasing' if direction > 0 else 'decreasing'} times), got {step_size!r}")
     if abs(h) < 16 * np.spacing(max(abs(t0), abs(t_end))):
-        raise ValueError(f"step_size={h:.3g} is below the resolution of t near {max(abs(t0), abs(t_end)):.3g} "
+        raise ValueError(f"{arg}={h:.3g} is below the resolution of t near {max(abs(t0), abs(t_end)):.3g} "
                          f"(expected at least {16 * np.spacing(max(abs(t0), abs(t_end))):.3g} in magnitude)")
     if not adaptive and not math.isfinite((t_end - t0) / h):
         raise ValueError(f"step_size={h:.3g} is too small for the span |t[-1] - t[0]| = {abs(t_end - t0):.3g}: "
