@@ -80,6 +80,10 @@ SAME_TIME_RTOL = 1e-9
 STIFF_H_LAMBDA = 1.5
 # h * |Δf| / |Δy| above which a fixed step is warned about (explicit RK stability intervals are ~2-3)
 UNSTABLE_H_LAMBDA = 3.0
+# An underflowed step is blamed on the time variable's resolution when 16 ulps of t exceed this share of the span
+TIME_RESOLUTION_SHARE = 1e-8
+# |f| along the motion on both sides of a bisected reversal above this share: f jumps (chattering)
+JUMP_SHARE = 0.1
 # A fixed-step solve fails (StepTooLarge) after AMPLIFYING_RUN consecutive steps whose change |Δy| grew
 # by AMPLIFYING_GROWTH or more while h * |Δf| / |Δy| > AMPLIFYING_H_LAMBDA (2: the smallest real stability
 # interval of an explicit RK method, Euler's; a stable step makes a decaying mode's changes shrink)
@@ -518,8 +522,7 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
             if nonfinite_last:
                 raise rec.failure(NonFiniteState, f"f returned NaN/Inf on every trial step beyond t={t:.17g} "
                                   f"(the step shrank to {h:.3g})", t)
-            raise rec.failure(StepSizeUnderflow, f"step size {h:.3g} underflowed at t={t:.17g} (a singularity, "
-                              f"or rtol/atol too tight for the state's precision?)", t)
+            raise rec.failure(StepSizeUnderflow, _underflow_message(h, t, t0, t_end), t)
         t_new = t_end if direction * (t + h - t_end) >= 0 else t + h
         trial = stepper.attempt(t, y, h, k1)
         y_new = trial.y_new
@@ -552,18 +555,83 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
         h = h * factor
 
 
+def _underflow_message(h: float, t: float, t0: float, t_end: float) -> str:
+    """What an underflowed step means: time resolution lost at this magnitude of t, or a singularity."""
+    magnitude = max(abs(t), abs(t0), abs(t_end))
+    resolution = float(np.spacing(magnitude))
+    if 16 * resolution > TIME_RESOLUTION_SHARE * abs(t_end - t0):
+        return (f"step size {h:.3g} underflowed at t={t:.17g}: time resolution lost at this magnitude — float64 "
+                f"times near {magnitude:.3g} are {resolution:.3g} apart, too coarse for a span of "
+                f"{abs(t_end - t0):.3g} (a step must be at least {16 * resolution:.3g}). Shift the times: solve "
+                f"from 0 to t[-1] - t[0] with f(t + t[0], y)")
+    return (f"step size {h:.3g} underflowed at t={t:.17g} (a singularity, or rtol/atol too tight for the "
+            f"state's precision?)")
+
+
 def _max_steps_failure(field, backend, rec, stepper, t, y, k1, h, max_steps) -> SolverError:
-    """MaxStepsExceeded, saying whether the last steps look stability-limited (a stiff problem)."""
+    """MaxStepsExceeded, saying whether the last steps look stability-limited (a stiff problem) or
+    chatter across a discontinuity of ``f``."""
     message = f"max_steps={max_steps} reached at t={t:.6g} (last step {h:.3g})"
     with sys.modules["torch"].no_grad() if backend.name == "torch" else _nullcontext():
-        rho = _spectral_radius_estimate(field, backend, t, y, k1)
-    if getattr(stepper, "explicit", True) and rho is not None and abs(h) * rho > STIFF_H_LAMBDA:
+        jump = _slope_jump(field, backend, t, y, k1, h)
+        rho = None if jump is not None else _spectral_radius_estimate(field, backend, t, y, k1)
+    if jump is not None:
+        message += (f"; discontinuity/chattering suspected: f jumps across a surface at distance "
+                    f"{jump[0]:.3g} from the state, its component along the motion reversing from "
+                    f"{jump[1]:+.3g} to {jump[2]:+.3g} (relative to |f|) — the solution slides along a "
+                    f"discontinuity of f (e.g. sign(y)) and every step crosses it, so the steps stay tiny. "
+                    f"Smooth f (e.g. tanh(y/ε) for sign(y)), stop there with a terminal event (events=), or "
+                    f"raise max_steps")
+    elif getattr(stepper, "explicit", True) and rho is not None and abs(h) * rho > STIFF_H_LAMBDA:
         message += (f"; the problem looks stiff: the steps are limited by stability, not accuracy "
                     f"(|h|·ρ(J) ≈ {abs(h) * rho:.3g} with ρ(J) ≈ {rho:.3g} estimated at t={t:.6g}). Use a stiff "
                     f"method (method='rodas4' or 'rosenbrock23') or method='auto'")
     else:
         message += "; loosen rtol/atol or raise max_steps"
     return rec.failure(MaxStepsExceeded, message, t)
+
+
+def _slope_jump(field, backend, t, y, k1, h, probes: int = 6, bisections: int = 60):
+    """``(distance, before, after)`` when ``f`` jumps along the direction of motion near ``y``, else None.
+
+    ``φ(σ) = f(t, y + σ h k1)·k1 / |k1|²`` is 1 at σ = 0. If it turns negative within a few
+    multiples of the last step (the motion reverses: chattering), bisection shrinks the bracket to a
+    few ulps: a smooth ``f`` passes φ through 0 there, a discontinuous one leaves ``|φ|`` of order 1
+    on both sides. A few dozen counted calls of ``f``, only on a MaxStepsExceeded.
+    """
+    try:
+        k_np = backend.to_numpy(k1)
+        kk = float(np.dot(k_np.reshape(-1), k_np.reshape(-1)))
+        if not kk > 0 or not math.isfinite(kk):
+            return None
+
+        def phi(sigma: float) -> float:
+            probe = backend.lincomb(y, (k1,), (sigma * h,))
+            return float(np.dot(backend.to_numpy(field(t, probe)).reshape(-1), k_np.reshape(-1))) / kk
+
+        lo, hi, phi_lo, phi_hi = 0.0, None, 1.0, None
+        for sigma in 4.0 ** np.arange(probes):
+            value = phi(float(sigma))
+            if value < 0:
+                hi, phi_hi = float(sigma), value
+                break
+            lo, phi_lo = float(sigma), value
+        if hi is None:
+            return None
+        for _ in range(bisections):
+            mid = 0.5 * (lo + hi)
+            if not lo < mid < hi:
+                break
+            value = phi(mid)
+            if value < 0:
+                hi, phi_hi = mid, value
+            else:  # an exact 0 (sign(0) on the surface itself) moves the bracket but is no side's value
+                lo, phi_lo = mid, (value if value > 0 else phi_lo)
+        if min(phi_lo, -phi_hi) < JUMP_SHARE:  # φ went continuously through 0: a smooth turn, not a jump
+            return None
+        return hi * abs(h) * math.sqrt(kk), phi_lo, phi_hi
+    except SolverError:
+        return None
 
 
 def _spectral_radius_estimate(field, backend, t, y, k1, iterations: int = 8) -> float | None:
