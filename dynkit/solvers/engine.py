@@ -130,7 +130,8 @@ class Solution:
     stats : SolverStats
     result : str
         ``"success"``, ``"event"`` (a terminal event ended the solve), or on a failure returned with
-        ``throw=False`` the failure's code (``"step_size_underflow"``, ``"max_steps_exceeded"``, …).
+        ``throw=False`` the failure's code (``"step_size_underflow"``, ``"max_steps_exceeded"``,
+        ``"step_too_large"``, …).
     message : str
     method : str
     t_events, y_events : list or None
@@ -704,8 +705,13 @@ def solve(
         ``t`` is passed as a 0-d tensor of the state's dtype and device, for numpy states as a float.
         Values of another float dtype are cast to ``y0``'s (a float32 state stays float32).
     y0 : numpy.ndarray or torch.Tensor
-        Initial state, float32 or float64, any shape (leading batch dimensions are just more
-        components of the state; the error norm is taken over all of them unless ``per_sample``).
+        Initial state, float32 or float64, any shape with at least one component (leading batch
+        dimensions are just more components of the state; the error norm is taken over all of them
+        unless ``per_sample``). The solve works on a copy (as scipy's ``solve_ivp`` does): an ``f``
+        that writes into its argument cannot change the caller's ``y0`` (a torch copy stays in
+        ``y0``'s autograd graph). An empty state (shape ``(0,)``, ``(0, 3)``, ...) is refused with a
+        ValueError rather than "solved" (scipy returns a trivial success): it is almost always an
+        empty batch or slice upstream. A masked array is refused (its mask would be lost).
     t : 1-D array-like
         Strictly increasing or strictly decreasing real output times, at least two.
     method : str, RungeKuttaTableau or TwoStepRK
@@ -715,14 +721,21 @@ def solve(
     rtol, atol : float
         Relative and absolute tolerances of the adaptive methods: a step is accepted when the RMS
         over all components of ``err / (atol + rtol * max(|y|, |y_new|))`` is at most 1.
-        ``atol`` may be an array broadcastable to the state.
+        ``atol`` may be an array broadcastable to the state. An ``rtol`` below
+        ``max(100 eps_float64, eps_state)`` is raised to it (as scipy does), one above 1 asks for no
+        correct digit: both with a :class:`ToleranceWarning`.
     step_size : float, optional
-        The step of a fixed-step method (required), or the first step of an adaptive one (chosen
-        automatically when omitted, [HNW] II.4). Its sign must be that of ``t[-1] - t[0]``.
+        The step of a fixed-step method (required). Its sign must be that of ``t[-1] - t[0]``. Given to
+        an adaptive method it is only the first step, with a :class:`StepSizeWarning` (pass
+        ``first_step`` instead).
         Fixed-step methods never shorten a step: outputs between grid points, and a final time that
         is not on the grid, are reached by dense output (cubic Hermite) after stepping past them.
         A step larger than the span, or one beyond the method's stability interval on the first
-        steps, is warned about (:class:`StepSizeWarning`).
+        steps, is warned about (:class:`StepSizeWarning`). A solve whose steps amplify instead of
+        following the solution (a decaying mode beyond the stability interval, a finite-time
+        blow-up) fails with :class:`StepTooLarge`: never ``"success"``. The test: ``|h|·|Δf|/|Δy|``
+        above 1 (2 for a growing mode) while ``|Δy|`` and ``|Δf|`` grow over 3 consecutive steps; the
+        last step goes unchecked (its end slope is not computed).
     max_steps : int
         Most steps (accepted and rejected) before :class:`MaxStepsExceeded`.
     throw : bool
@@ -733,8 +746,13 @@ def solve(
         time of the span (the method's own interpolant: 4th order for dopri5/tsit5, 7th for dop853).
     events : callable or sequence of callables, optional
         Event functions ``g(t, y)`` returning a scalar, or one value per sample (shape ``(B,)`` for a
-        batch on the leading axis). Zeros are located on the interpolant to machine precision
-        (Brent's method). Optional attributes as in scipy: ``g.terminal`` (bool, or the number of
+        batch on the leading axis). Each is sampled at 17 equally spaced points of every step on the
+        interpolant, and every sign change between samples is located to machine precision
+        (Brent's method): several zeros per step are found unless two fall within 1/16 of a step.
+        A zero exactly at ``t[0]`` counts when ``g`` leaves 0 in an allowed direction during the
+        first step (scipy's convention: a terminal one stops the solve at ``t[0]``). An event
+        function returning NaN fails the solve (:class:`NonFiniteState` naming it); one that raises
+        gives a :class:`VectorFieldError` (its exception as ``__cause__``). Optional attributes as in scipy: ``g.terminal`` (bool, or the number of
         zeros after which to stop; for per-sample ``g``: the solve stops when every sample has had
         that many) and ``g.direction`` (+1: only upward crossings, -1: only downward, 0: both).
         A terminal event ends the solve with ``result == "event"``; ``sol.t_events`` /
@@ -745,7 +763,9 @@ def solve(
         samples must then be independent); or the pair ``(∂f/∂y, ∂f/∂t)`` (``∂f/∂t`` may be ``0``
         for an autonomous ``f``), which saves the one call of ``f`` per Jacobian that estimates
         ``∂f/∂t`` otherwise. Default: ``torch.func.jacrev`` for torch states, forward differences
-        for numpy states (see :mod:`dynkit.solvers.jacobian`).
+        for numpy states (see :mod:`dynkit.solvers.jacobian`). Refused (ValueError) with an explicit
+        method, which would ignore it; an exception raised in ``jac`` becomes a
+        :class:`VectorFieldError` like one in ``f``.
     adjoint : bool
         Torch only: gradients by the continuous adjoint solved backward with the same method
         (memory flat in the number of steps); see :mod:`dynkit.solvers.adjoint`. The solution's
@@ -757,7 +777,11 @@ def solve(
         Error control per sample: the leading axis of ``y0`` indexes independent samples, the RMS is
         taken within each sample and a step is accepted only if every sample's error is within
         tolerance (the hardest sample sets the shared step). Without it one RMS over the whole batch
-        lets an easy sample's error exceed the tolerance when another sample is hard.
+        lets an easy sample's error exceed the tolerance when another sample is hard. Adaptive
+        methods only (a fixed-step method has no error control: ValueError).
+    first_step : float, optional
+        The first step of an adaptive method (chosen automatically when omitted, [HNW] II.4);
+        the sign of ``t[-1] - t[0]``. Not for fixed-step methods (ValueError), nor with ``adjoint``.
 
     Returns
     -------
@@ -773,8 +797,11 @@ def solve(
         ``f`` raised (the user's exception is ``__cause__``), or returned the wrong library, shape
         or dtype (:class:`VectorFieldShapeError` is also a ValueError, :class:`VectorFieldTypeError`
         also a TypeError); each carries ``t`` and the partial solution.
-    StepSizeUnderflow, MaxStepsExceeded, NonFiniteState
+    StepSizeUnderflow, MaxStepsExceeded, NonFiniteState, StepTooLarge
         Subclasses of :class:`SolverError`; ``err.solution`` holds the outputs and stats reached.
+        The messages say what happened: a MaxStepsExceeded diagnoses stiffness or chattering on a
+        discontinuity of ``f``, a StepSizeUnderflow a singularity or times too large for float64 to
+        resolve the span.
 
     Notes
     -----
