@@ -431,8 +431,10 @@ def _change_norms(backend, y, y_new, k, k_new) -> tuple[float, float, float]:
             dy, dk = (y_new - y).reshape(-1).double(), (k_new - k).reshape(-1).double()
             values = torch.stack((torch.linalg.vector_norm(dy), torch.linalg.vector_norm(dk), dy @ dk)).tolist()
         return values[0], values[1], values[2]
-    dy, dk = (y_new - y).reshape(-1), (k_new - k).reshape(-1)
-    dy_dy, dk_dk, dy_dk = float(np.dot(dy, dy)), float(np.dot(dk, dk)), float(np.dot(dy, dk))
+    dy, dk = y_new - y, k_new - k
+    if dy.ndim != 1:
+        dy, dk = dy.reshape(-1), dk.reshape(-1)
+    dy_dy, dk_dk, dy_dk = float(dy.dot(dy)), float(dk.dot(dk)), float(dy.dot(dk))  # the fastest numpy spelling
     if math.isinf(dy_dy) or math.isinf(dk_dk) or math.isinf(dy_dk):  # huge states: squares overflow
         big = max(float(np.max(np.abs(dy))), float(np.max(np.abs(dk))))
         dy, dk = dy / big, dk / big
