@@ -337,3 +337,13 @@ def test_times_beyond_the_resolution_of_float64_are_named():
         dk.solve(lambda t, y: -y, np.ones(1), [1e16, 1e16 + 4])
     sol = dk.solve(lambda t, y: -y, np.ones(1), [0.0, 4.0])  # the same problem, shifted: fine
     assert abs(sol.ys[-1, 0] - np.exp(-4.0)) < 1e-6
+
+
+def test_first_step_with_the_adjoint_starts_the_forward_and_the_reversed_backward_solves():
+    y0 = torch.tensor([2.0], dtype=torch.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no reinterpretation warning on the forward or the backward solves
+        sol = dk.solve(lambda t, y: -y, y0, [0.0, 1.0], rtol=1e-10, atol=1e-12, first_step=0.01, adjoint=True,
+                       adjoint_params=())
+        sol.ys[-1, 0].backward()
+    assert abs(float(y0.grad[0]) - np.exp(-1.0)) < 1e-8  # closed form d y(1) / d y0 = e^{-1}

@@ -783,7 +783,8 @@ def solve(
         methods only (a fixed-step method has no error control: ValueError).
     first_step : float, optional
         The first step of an adaptive method (chosen automatically when omitted, [HNW] II.4);
-        the sign of ``t[-1] - t[0]``. Not for fixed-step methods (ValueError), nor with ``adjoint``.
+        the sign of ``t[-1] - t[0]`` (with ``adjoint``, the backward solves start with its reverse). Not
+        for fixed-step methods (ValueError).
 
     Returns
     -------
@@ -822,16 +823,16 @@ def solve(
         from .adjoint import validated_adjoint_call
 
         unsupported = [name for name, value in (("dense", dense), ("events", events is not None),
-                                                ("per_sample", per_sample), ("jac", jac is not None),
-                                                ("first_step", first_step is not None))
+                                                ("per_sample", per_sample), ("jac", jac is not None))
                        if value is not False]
         if unsupported:
             raise ValueError(f"adjoint=True does not combine with {', '.join(unsupported)} (expected "
-                             f"{', '.join(n + '=' + ('None' if n in ('events', 'jac', 'first_step') else 'False') for n in unsupported)}); "
+                             f"{', '.join(n + '=' + ('None' if n in ('events', 'jac') else 'False') for n in unsupported)}); "
                              f"solve with autograd (adjoint=False) for those")
 
+        first = {} if first_step is None else {"first_step": first_step}  # the backward solves' is reversed
         return validated_adjoint_call(f, y0, t, adjoint, adjoint_params, method=method, rtol=rtol, atol=atol,
-                                      step_size=step_size, max_steps=max_steps, throw=throw)
+                                      step_size=step_size, max_steps=max_steps, throw=throw, **first)
 
     method_obj = _validate_method(method, METHODS)
     y0 = _validate_state(y0)
