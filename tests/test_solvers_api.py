@@ -306,6 +306,17 @@ def jacobian_that_divides_by_zero(t, y):
     return np.array([[-1.0 / 0.0]])
 
 
+def torch_jacobian_that_raises(t, y):
+    raise KeyError("no Jacobian here")
+
+
+def test_an_exception_in_jac_is_wrapped_for_torch_states_too():
+    with pytest.raises(dk.VectorFieldError, match=r"rodas4: jac raised KeyError at t=0") as info:
+        dk.solve(lambda t, y: -y, torch.ones(2, dtype=torch.float64), [0.0, 1.0], method="rodas4",
+                 jac=torch_jacobian_that_raises)
+    assert isinstance(info.value.__cause__, KeyError) and info.value.t == 0.0
+
+
 @pytest.mark.parametrize("method", ["rodas4", "rosenbrock23"])
 def test_an_exception_in_jac_is_wrapped_like_one_in_f(method):
     with pytest.raises(dk.VectorFieldError, match=r"jac raised ZeroDivisionError at t=0") as info:
