@@ -225,10 +225,15 @@ def mutating_torch(t, y):
 
 @pytest.mark.parametrize("make,f", [(lambda: np.array([1.0, 2.0]), mutating_numpy),
                                     (lambda: torch.tensor([1.0, 2.0], dtype=torch.float64), mutating_torch)])
-@pytest.mark.parametrize("method", ["dopri5", "rk4"])
+@pytest.mark.parametrize("method", ["dopri5", "rk4", "adjoint"])
 def test_an_f_that_mutates_its_argument_leaves_the_callers_y0_alone(make, f, method):
     y0 = make()
-    dk.solve(f, y0, [0.0, 0.1], method=method, **kwargs_for(method))
+    if method == "adjoint":
+        if isinstance(y0, np.ndarray):
+            return  # the adjoint is for torch states
+        dk.solve(f, y0, [0.0, 0.1], adjoint=True, adjoint_params=())
+    else:
+        dk.solve(f, y0, [0.0, 0.1], method=method, **kwargs_for(method))
     assert y0.tolist() == [1.0, 2.0]  # scipy copies y0 too
 
 

@@ -831,6 +831,7 @@ def solve(
                              f"solve with autograd (adjoint=False) for those")
 
         first = {} if first_step is None else {"first_step": first_step}  # the backward solves' is reversed
+        y0 = _private_copy(y0) if is_torch(y0) else y0  # as below: f cannot change the caller's y0
         return validated_adjoint_call(f, y0, t, adjoint, adjoint_params, method=method, rtol=rtol, atol=atol,
                                       step_size=step_size, max_steps=max_steps, throw=throw, **first)
 
