@@ -477,6 +477,20 @@ def test_a_step_across_a_finite_time_blow_up_never_succeeds(method, h):
             dk.solve(y_squared, np.array([1.0]), [0.0, 2.0], method=method, step_size=h)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_step_too_large_for_torch_states_and_gradients_unchanged_when_stable(dtype):
+    # the monitor's torch path: h λ = 10 with rk4 (R(-10) = 291) fails; a stable solve keeps its gradient
+    # (closed form: y(1) = R(-h λ)^n y0 with n = 10 steps, d y(1) / d y0 = R^n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dk.StepSizeWarning)
+        with pytest.raises(dk.StepTooLarge):
+            dk.solve(lambda t, y: -100.0 * y, torch.ones(3, dtype=dtype), [0.0, 1.0], method="rk4", step_size=0.1)
+    y0 = torch.ones(3, dtype=dtype, requires_grad=True)
+    dk.solve(lambda t, y: -y, y0, [0.0, 1.0], method="rk4", step_size=0.1).ys[-1].sum().backward()
+    r = AMPLIFICATION["rk4"](-0.1) ** 10
+    assert torch.allclose(y0.grad, torch.full((3,), r, dtype=dtype), rtol=1e-6)
+
+
 STABLE_OR_RESOLVED = [  # (f, y0, span, method, h): legitimate fixed-step solves that must succeed
     (y_squared, [1.0], 0.9, "rk4", 0.01),  # before the blow-up
     (stiff_forced, [0.0], 1.0, "rk4", 0.0025),  # h λ = 2.5 < 2.79: stable, the fast mode decays
