@@ -353,6 +353,10 @@ def test_times_beyond_the_resolution_of_float64_are_named():
         dk.solve(lambda t, y: -y, np.ones(1), [1e16, 1e16 + 4])
     sol = dk.solve(lambda t, y: -y, np.ones(1), [0.0, 4.0])  # the same problem, shifted: fine
     assert abs(sol.ys[-1, 0] - np.exp(-4.0)) < 1e-6
+    # planted: an underflow at a singularity (y' = y^2 blows up at t = 1) is not blamed on the time variable
+    with pytest.raises(dk.StepSizeUnderflow, match="a singularity") as info:
+        dk.solve(lambda t, y: y * y, np.ones(1), [0.0, 2.0])
+    assert "time resolution" not in str(info.value)
 
 
 def test_first_step_with_the_adjoint_starts_the_forward_and_the_reversed_backward_solves():
