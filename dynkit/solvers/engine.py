@@ -754,9 +754,10 @@ def solve(
         A zero exactly at ``t[0]`` counts when ``g`` leaves 0 in an allowed direction during the
         first step (scipy's convention: a terminal one stops the solve at ``t[0]``). An event
         function returning NaN fails the solve (:class:`NonFiniteState` naming it); one that raises
-        gives a :class:`VectorFieldError` (its exception as ``__cause__``). Optional attributes as in scipy: ``g.terminal`` (bool, or the number of
-        zeros after which to stop; for per-sample ``g``: the solve stops when every sample has had
-        that many) and ``g.direction`` (+1: only upward crossings, -1: only downward, 0: both).
+        gives a :class:`VectorFieldError` (its exception as ``__cause__``). Optional attributes as
+        in scipy: ``g.terminal`` (bool, or the number of zeros after which to stop; for per-sample
+        ``g``: the solve stops when every sample has had that many) and ``g.direction`` (+1: only
+        upward crossings, -1: only downward, 0: both).
         A terminal event ends the solve with ``result == "event"``; ``sol.t_events`` /
         ``sol.y_events`` / ``sol.event_indices`` hold the zeros.
     jac : callable, optional
