@@ -491,6 +491,14 @@ def test_step_too_large_for_torch_states_and_gradients_unchanged_when_stable(dty
     assert torch.allclose(y0.grad, torch.full((3,), r, dtype=dtype), rtol=1e-6)
 
 
+def test_the_last_step_is_checked_when_its_end_slope_was_computed():
+    # [0, 1.6] with h = 0.25: the blow-up shows on steps 5-7, the 7th the last, past t = 1.6, whose
+    # output is interpolated (cubic Hermite needs the end slope): that step completes the run of 3
+    with pytest.raises(dk.StepTooLarge, match="blow-up") as info:
+        dk.solve(y_squared, np.array([1.0]), [0.0, 1.6], method="euler", step_size=0.25)
+    assert info.value.t == 1.5
+
+
 STABLE_OR_RESOLVED = [  # (f, y0, span, method, h): legitimate fixed-step solves that must succeed
     (y_squared, [1.0], 0.9, "rk4", 0.01),  # before the blow-up
     (stiff_forced, [0.0], 1.0, "rk4", 0.0025),  # h λ = 2.5 < 2.79: stable, the fast mode decays

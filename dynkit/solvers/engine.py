@@ -362,11 +362,13 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
         if not backend.all_finite(trial.y_new):
             raise rec.failure(NonFiniteState, f"NaN/Inf in the state at t={t_new:g} "
                               f"(step from t={t:g} with step {h:g})", t_new)
-        if n < n_total:  # no slope beyond the end: f is not called for nothing (the last step goes unchecked)
+        if n < n_total:  # no slope beyond the end: f is not called for nothing
             monitor.check(t, t_new, y, trial.y_new, k1, trial.end_slope.get())
         if _accept(rec, stepper, trial, t, t_new) is not None:
             return
-        if n == n_total:
+        if n == n_total:  # the last step is checked only if its end slope was needed (an interpolated output)
+            if trial.end_slope.value is not None:
+                monitor.check(t, t_new, y, trial.y_new, k1, trial.end_slope.value)
             return
         k_new = trial.end_slope.get()
         if checked < 3:  # the first steps: is h beyond the method's stability interval? (warned once)
@@ -737,7 +739,8 @@ def solve(
         following the solution (a decaying mode beyond the stability interval, a finite-time
         blow-up) fails with :class:`StepTooLarge`: never ``"success"``. The test: ``|h|·|Δf|/|Δy|``
         above 1 (2 for a growing mode) while ``|Δy|`` and ``|Δf|`` grow over 3 consecutive steps; the
-        last step goes unchecked (its end slope is not computed).
+        last step is checked only when its end slope was computed for an interpolated output (so a
+        blow-up within the last two steps of the span can go unnoticed).
     max_steps : int
         Most steps (accepted and rejected) before :class:`MaxStepsExceeded`.
     throw : bool
