@@ -16,6 +16,8 @@ from .solvers import (
     SolverStats,
     StepSizeUnderflow,
     StepSizeWarning,
+    StepTooLarge,
+    ToleranceWarning,
     VectorFieldError,
     solve,
 )
@@ -25,6 +27,7 @@ __version__ = "0.1.0"
 __all__ = [
     "solve", "Solution", "SolverStats",
     "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError", "StepSizeWarning",
+    "StepTooLarge", "ToleranceWarning",
     "solvers", "symbolic", "theory", "diagnostics", "models", "tasks", "experiments",
 ]
 

@@ -144,7 +144,8 @@ def test_messages_for_tiny_and_huge_fixed_steps():
     assert "3.33e+13 steps" in str(info.value) and len(str(info.value)) < 200
     with pytest.warns(dk.StepSizeWarning, match="larger than the whole span"):
         dk.solve(good_f, Y0, [0.0, 0.5], method="rk4", step_size=1.0)
-    with pytest.warns(dk.StepSizeWarning, match="looks too large for an explicit method"):
+    with pytest.warns(dk.StepSizeWarning, match="looks too large for an explicit method"), \
+            pytest.raises(dk.StepTooLarge, match="stability interval"):  # and the solve does not succeed
         dk.solve(lambda t, y: -100.0 * y, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a reasonable step is not warned about (the warning can fail)
@@ -256,3 +257,280 @@ def test_generated_output_times(t):
         assert dk.solve(lambda t, y: -y, np.ones(1), t, rtol=1e-3, atol=1e-6, throw=False).ys.shape == (len(t), 1)
     elif not (len(arr) >= 2 and np.isfinite(arr).all() and ((d > 0).all() or (d < 0).all())):
         expect_clear_error(lambda: dk.solve(lambda t, y: -y, np.ones(1), t), "t")
+
+
+# ---------------------------------------------------------------------------------------------------
+# issue 25, section 2: solve never reports success with a wrong answer it could have noticed.
+# Each of the audit's cases must end in a named error (or warning) that says what happened, or in a
+# correct result checked against an independent reference; the ledger counts the outcomes:
+# clear (as required), terse (the right kind of error, a message without the required words), raw
+# (another exception type), accepted (a result where an error or warning was due), wrong (a result
+# that fails its reference). ``pytest -s`` or ``python tests/test_bad_inputs_solvers.py`` prints them.
+
+AUDIT: dict = {}
+
+
+def error(types, *words):
+    return ("error", types, words)
+
+
+def warning(category, *words):
+    return ("warning", category, words)
+
+
+def correct(check):
+    return ("result", check)
+
+
+def classify(thunk, expect) -> tuple[str, str]:
+    """What ``thunk()`` did against ``expect``: (outcome, detail)."""
+    kind = expect[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = thunk()
+        except Exception as err:  # noqa: BLE001 - classified below
+            if kind == "error" and isinstance(err, expect[1]):
+                missing = [w for w in expect[2] if w not in str(err)]
+                return ("terse", f"missing {missing}: {err}") if missing else ("clear", str(err))
+            if isinstance(err, ALLOWED) and kind == "error":
+                return "terse", f"{type(err).__name__}: {err}"
+            return "raw", f"{type(err).__name__}: {err}"
+    if kind == "error":
+        return "accepted", f"returned {getattr(result, 'result', result)!r:.80}"
+    if kind == "warning":
+        hits = [str(w.message) for w in caught if issubclass(w.category, expect[1])]
+        if not hits:
+            return "accepted", "no warning"
+        missing = [w for w in expect[2] if not any(w in h for h in hits)]
+        return ("terse", f"missing {missing}: {hits}") if missing else ("clear", hits[0])
+    ok = expect[1](result)
+    return ("clear", "correct") if ok else ("wrong", f"result {getattr(result, 'result', '')} failed its reference")
+
+
+def audit_case(name: str, expect):
+    def register(thunk):
+        AUDIT[name] = (thunk, expect)
+        return thunk
+
+    return register
+
+
+def y_squared(t, y):
+    return y * y
+
+
+def mutate(t, y):
+    y += 1.0
+    return -y
+
+
+def jac_raises(t, y):
+    return 1 / 0
+
+
+def nan_event(t, y):
+    return np.nan if t > 0.5 else 1.0
+
+
+def g_sin40(t, y):
+    return np.sin(40 * t)
+
+
+def g_at_start(t, y):
+    return y[0] - 1.0
+
+
+g_at_start.terminal = True
+
+
+def stiff_forced(t, y):
+    return -1000 * (y - np.cos(t))
+
+
+audit_case("stiff problem, euler h=0.01", error(dk.StepTooLarge, "step_size=0.01", "stability interval"))(
+    lambda: dk.solve(stiff_forced, np.array([0.0]), np.array([0.0, 1.0]), method="euler", step_size=0.01))
+audit_case("stiff problem, euler, throw=False", correct(lambda s: s.result == "step_too_large" and not s.success))(
+    lambda: dk.solve(stiff_forced, np.array([0.0]), np.array([0.0, 1.0]), method="euler", step_size=0.01,
+                     throw=False))
+audit_case("y'=y^2 through the blow-up, euler h=0.25", error(dk.StepTooLarge, "step_size=0.25", "blow-up"))(
+    lambda: dk.solve(y_squared, np.array([1.0]), [0.0, 2.0], method="euler", step_size=0.25))
+for _lib, _make in (("numpy", lambda: np.array([1.0])), ("torch", lambda: torch.tensor([1.0], dtype=torch.float64))):
+    def _mutation_case(make=_make):
+        y0 = make()
+        dk.solve(mutate if isinstance(y0, np.ndarray) else (lambda t, y: -y.add_(1.0)), y0, [0.0, 1.0])
+        return y0
+
+    audit_case(f"f mutates y ({_lib})", correct(lambda y0: y0.tolist() == [1.0]))(_mutation_case)
+audit_case("jac raises", error(dk.VectorFieldError, "jac raised ZeroDivisionError", "t="))(
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method="rodas4", jac=jac_raises))
+audit_case("event function raises", error(dk.VectorFieldError, "events[0] raised ZeroDivisionError"))(
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], events=[jac_raises]))
+for _shape in ((0,), (0, 3), (2, 0)):
+    audit_case(f"empty y0 {_shape}", error(ValueError, "y0", f"got shape {_shape}"))(
+        lambda shape=_shape: dk.solve(lambda t, y: y, np.zeros(shape), [0.0, 1.0]))
+audit_case("empty y0 (0,), torch", error(ValueError, "y0", "got shape (0,)"))(
+    lambda: dk.solve(lambda t, y: y, torch.zeros(0), [0.0, 1.0]))
+audit_case("rk4 beyond its stability interval", error(dk.StepTooLarge, "step_size=0.1", "stability interval"))(
+    lambda: dk.solve(lambda t, y: -100.0 * y, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1))
+audit_case("masked y0", error(TypeError, "y0", "masked"))(
+    lambda: dk.solve(lambda t, y: -y, np.ma.array([1.0, 2.0], mask=[0, 1]), [0.0, 1.0]))
+audit_case("jac with rk4", error(ValueError, "jac", "'rk4'"))(
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1, jac=jac_raises))
+audit_case("step_size with dopri5", warning(dk.StepSizeWarning, "step_size=0.1", "first step", "first_step="))(
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], step_size=0.1))
+audit_case("jac with dopri5", error(ValueError, "jac", "'dopri5'"))(
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], jac=jac_raises))
+audit_case("first_step with rk4", error(ValueError, "first_step", "'rk4'"))(
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1, first_step=0.1))
+audit_case("per_sample with rk4", error(ValueError, "per_sample", "'rk4'"))(
+    lambda: dk.solve(lambda t, y: -y, np.ones((2, 1)), [0.0, 1.0], method="rk4", step_size=0.1, per_sample=True))
+audit_case("rtol=1e-30", warning(dk.ToleranceWarning, "rtol=1e-30", "raised to"))(
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], rtol=1e-30))
+audit_case("rtol=1e10", warning(dk.ToleranceWarning, "rtol=1e+10", "> 1"))(
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], rtol=1e10))
+audit_case("event function returns NaN", error(dk.NonFiniteState, "events[0] returned NaN"))(
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], events=[nan_event]))
+audit_case("sin(40 t) zeros, f = 0", correct(lambda s: len(s.t_events[0]) == 13 and np.abs(
+    s.t_events[0] - np.arange(13) * np.pi / 40).max() < 1e-15))(  # closed form k pi / 40, k = 0..12
+    lambda: dk.solve(lambda t, y: 0 * y, np.ones(1), [0.0, 1.0], events=[g_sin40]))
+audit_case("terminal event zero at t0", correct(lambda s: s.result == "event" and s.ts.tolist() == [0.0]
+                                                 and s.t_events[0].tolist() == [0.0]))(  # scipy: stops at t0
+    lambda: dk.solve(lambda t, y: np.ones(1), np.array([1.0]), [0.0, 1.0], events=[g_at_start]))
+audit_case("y' = -sign(y) chattering", error(dk.MaxStepsExceeded, "discontinuity/chattering suspected"))(
+    lambda: dk.solve(lambda t, y: -np.sign(y), np.ones(1), [0.0, 2.0], max_steps=500))
+audit_case("t = [1e16, 1e16 + 4]", error(dk.StepSizeUnderflow, "time resolution lost at this magnitude"))(
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [1e16, 1e16 + 4]))
+
+
+def audit_counts() -> tuple[dict, list]:
+    counts = dict.fromkeys(("cases", "clear", "terse", "raw", "accepted", "wrong"), 0)
+    problems = []
+    for name, (thunk, expect) in AUDIT.items():
+        outcome, detail = classify(thunk, expect)
+        counts["cases"] += 1
+        counts[outcome] += 1
+        if outcome != "clear":
+            problems.append(f"{name}: {outcome}: {detail[:200]}")
+    return counts, problems
+
+
+def format_counts(counts: dict) -> str:
+    return "issue-25 solver audit: " + "; ".join(f"{k} {v}" for k, v in counts.items())
+
+
+def test_the_issue_25_audit_cases_end_clearly():
+    counts, problems = audit_counts()
+    print("\n" + format_counts(counts))
+    assert counts["cases"] == len(AUDIT) >= 25
+    assert not problems, problems
+
+
+def test_the_audit_classifier_can_fail():
+    # planted outcomes: each kind of failure is seen as such
+    assert classify(lambda: [][1], error(ValueError, "x"))[0] == "raw"
+    assert classify(lambda: 42, error(ValueError, "x"))[0] == "accepted"
+    assert classify(lambda: int("x"), error(ValueError, "step_size"))[0] == "terse"
+    assert classify(lambda: 42, correct(lambda r: r == 41))[0] == "wrong"
+    assert classify(lambda: 42, warning(UserWarning, "x"))[0] == "accepted"
+    # and the pre-issue behaviour of the audit's first case, a silent "success", is "accepted"
+    assert classify(lambda: dk.solve(stiff_forced, np.array([0.0]), [0.0, 0.01], method="euler", step_size=0.01),
+                    error(dk.StepTooLarge, "stability"))[0] == "accepted"
+
+
+# ---------------------------------------------------------------------------------------------------
+# StepTooLarge: fails exactly when the fixed step amplifies, never on a stable or resolved one
+
+AMPLIFICATION = {  # R(z) of the methods' update for y' = λ y, z = h λ (closed forms, [HW] IV.2)
+    "euler": lambda z: 1 + z,
+    "heun": lambda z: 1 + z + z ** 2 / 2,
+    "midpoint": lambda z: 1 + z + z ** 2 / 2,
+    "rk4": lambda z: 1 + z + z ** 2 / 2 + z ** 3 / 6 + z ** 4 / 24,
+}
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(x=st.floats(0.05, 6.0), method=st.sampled_from(sorted(AMPLIFICATION)))
+def test_a_decaying_mode_fails_exactly_when_the_step_amplifies_it(x, method):
+    # y' = -y with h = x over 20 steps: y_n = R(-x)^n exactly. |R| >= 1.02: the states are the
+    # method's growth, not the solution (which decays): StepTooLarge. |R| <= 1: success, and the
+    # states are R^n (rounding: 1e-12 relative).
+    r = AMPLIFICATION[method](-x)
+    call = lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 20 * x], method=method, step_size=x)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dk.StepSizeWarning)
+        if abs(r) >= 1.02:
+            with pytest.raises(dk.StepTooLarge, match="stability interval"):
+                call()
+        elif abs(r) <= 1.0:
+            sol = call()
+            assert sol.success and abs(sol.ys[-1, 0] - r ** 20) <= 1e-12 * max(1.0, abs(r) ** 20) + 1e-300
+
+
+@pytest.mark.parametrize("method", ["euler", "midpoint", "heun", "rk4", "ark3", "ark4"])
+@pytest.mark.parametrize("h", [0.25, 0.1, 0.01, 0.001])
+def test_a_step_across_a_finite_time_blow_up_never_succeeds(method, h):
+    # y' = y^2, y(0) = 1: y = 1 / (1 - t) blows up at t = 1; integrating to t = 2 cannot succeed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's overflow notes on the way to Inf
+        with pytest.raises((dk.StepTooLarge, dk.NonFiniteState)):
+            dk.solve(y_squared, np.array([1.0]), [0.0, 2.0], method=method, step_size=h)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_step_too_large_for_torch_states_and_gradients_unchanged_when_stable(dtype):
+    # the monitor's torch path: h λ = 10 with rk4 (R(-10) = 291) fails; a stable solve keeps its gradient
+    # (closed form: y(1) = R(-h λ)^n y0 with n = 10 steps, d y(1) / d y0 = R^n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dk.StepSizeWarning)
+        with pytest.raises(dk.StepTooLarge):
+            dk.solve(lambda t, y: -100.0 * y, torch.ones(3, dtype=dtype), [0.0, 1.0], method="rk4", step_size=0.1)
+    y0 = torch.ones(3, dtype=dtype, requires_grad=True)
+    dk.solve(lambda t, y: -y, y0, [0.0, 1.0], method="rk4", step_size=0.1).ys[-1].sum().backward()
+    r = AMPLIFICATION["rk4"](-0.1) ** 10
+    assert torch.allclose(y0.grad, torch.full((3,), r, dtype=dtype), rtol=1e-6)
+
+
+def test_the_last_step_is_checked_when_its_end_slope_was_computed():
+    # [0, 1.6] with h = 0.25: the blow-up shows on steps 5-7, the 7th the last, past t = 1.6, whose
+    # output is interpolated (cubic Hermite needs the end slope): that step completes the run of 3
+    with pytest.raises(dk.StepTooLarge, match="blow-up") as info:
+        dk.solve(y_squared, np.array([1.0]), [0.0, 1.6], method="euler", step_size=0.25)
+    assert info.value.t == 1.5
+
+
+STABLE_OR_RESOLVED = [  # (f, y0, span, method, h): legitimate fixed-step solves that must succeed
+    (y_squared, [1.0], 0.9, "rk4", 0.01),  # before the blow-up
+    (stiff_forced, [0.0], 1.0, "rk4", 0.0025),  # h λ = 2.5 < 2.79: stable, the fast mode decays
+    (stiff_forced, [0.0], 1.0, "heun", 0.0019),  # h λ = 1.9 < 2, beside a slowly growing slow mode
+    (stiff_forced, [0.0], 1.0, "euler", 0.0019),
+    (lambda t, y: 5 * y * (1 - y), [1e-3], 5.0, "rk4", 0.3),  # fast logistic growth, 2 % per step
+    (lambda t, y: y, [1.0], 10.0, "euler", 0.1),  # resolved exponential growth
+    (lambda t, y: np.array([y[1], -y[0]]), [1.0, 0.0], 50.0, "rk4", 0.5),
+    (lambda t, y: np.array([10 * (y[1] - y[0]), y[0] * (28 - y[2]) - y[1], y[0] * y[1] - 8 / 3 * y[2]]),
+     [1.0, 1.0, 1.0], 10.0, "rk4", 0.02),  # chaotic (Lorenz), resolved
+    (lambda t, y: np.array([y[1], 10 * (1 - y[0] ** 2) * y[1] - y[0]]), [2.0, 0.0], 30.0, "rk4", 0.01),
+]
+
+
+@pytest.mark.parametrize("case", range(len(STABLE_OR_RESOLVED)))
+def test_stable_or_resolved_fixed_steps_are_not_flagged(case):
+    f, y0, span, method, h = STABLE_OR_RESOLVED[case]
+    sol = dk.solve(f, np.array(y0), [0.0, span], method=method, step_size=h)
+    assert sol.success
+    if case == 0:  # against the closed form 1 / (1 - t): RK4's error at h = 0.01 (C h^4, C ~ 1e4 near t = 0.9)
+        assert abs(sol.ys[-1, 0] - 10.0) < 1e-3
+
+
+def main() -> int:
+    counts, problems = audit_counts()
+    print(format_counts(counts))
+    for problem in problems:
+        print("  " + problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -1,4 +1,6 @@
 """The contract of dk.solve: array libraries, NFE accounting, autograd, failures."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -205,3 +207,163 @@ def test_solution_displays_a_summary_not_its_arrays():
     assert html.startswith("<table>") and f"nfe={sol.stats.nfe}" in html
     failed = dk.solve(lambda t, y: y * y, np.ones(1), np.linspace(0, 2, 5), "dopri5", throw=False)
     assert "step_size_underflow" in repr(failed) and failed.message[:20] in repr(failed)
+
+
+# ---------------------------------------------------------------------------------------------------
+# issue 25, section 2: no silent reinterpretation, no change to the caller's arrays, messages that say what happened
+
+
+def mutating_numpy(t, y):
+    y += 1.0  # the bug of a user's f that writes into its argument
+    return -y
+
+
+def mutating_torch(t, y):
+    y.add_(1.0)
+    return -y
+
+
+@pytest.mark.parametrize("make,f", [(lambda: np.array([1.0, 2.0]), mutating_numpy),
+                                    (lambda: torch.tensor([1.0, 2.0], dtype=torch.float64), mutating_torch)])
+@pytest.mark.parametrize("method", ["dopri5", "rk4", "adjoint"])
+def test_an_f_that_mutates_its_argument_leaves_the_callers_y0_alone(make, f, method):
+    y0 = make()
+    if method == "adjoint":
+        if isinstance(y0, np.ndarray):
+            return  # the adjoint is for torch states
+        dk.solve(f, y0, [0.0, 0.1], adjoint=True, adjoint_params=())
+    else:
+        dk.solve(f, y0, [0.0, 0.1], method=method, **kwargs_for(method))
+    assert y0.tolist() == [1.0, 2.0]  # scipy copies y0 too
+
+
+def test_the_private_copy_of_a_torch_y0_keeps_the_gradient():
+    # dy/dy0 of y' = -y over [0, 1] is e^{-1} (closed form): the copy stays in y0's autograd graph
+    y0 = torch.tensor([2.0], dtype=torch.float64, requires_grad=True)
+    dk.solve(lambda t, y: -y, y0, [0.0, 1.0], rtol=1e-10, atol=1e-12).ys[-1, 0].backward()
+    assert abs(float(y0.grad[0]) - np.exp(-1.0)) < 1e-8
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (2, 0)])
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_an_empty_state_is_refused_before_f_is_called(shape, library):
+    # chosen over scipy's trivial success (nfe 1): an empty state is almost always an empty batch or
+    # slice upstream, and a "success" would hide it
+    f = CountingField(lambda t, y: y)
+    y0 = np.zeros(shape) if library == "numpy" else torch.zeros(shape, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"y0 must have at least one component, got shape \(" + str(shape[0])):
+        dk.solve(f, y0, [0.0, 1.0])
+    assert f.calls == 0
+
+
+def test_a_masked_y0_is_refused_instead_of_losing_its_mask():
+    with pytest.raises(TypeError, match="y0 must be a plain numpy array, got a masked array"):
+        dk.solve(lambda t, y: -y, np.ma.array([1.0, 2.0], mask=[False, True]), [0.0, 1.0])
+
+
+@pytest.mark.parametrize("method", ["rk4", "euler", "ark4", "dopri5", "dop853"])
+def test_jac_with_an_explicit_method_is_refused(method):
+    with pytest.raises(ValueError, match=rf"jac is only used by the stiff.*{method!r} never evaluates"):
+        dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method=method, jac=lambda t, y: -np.eye(1),
+                 **kwargs_for(method))
+
+
+@pytest.mark.parametrize("method", ["rk4", "ark3"])
+def test_per_sample_with_a_fixed_step_is_refused(method):
+    with pytest.raises(ValueError, match=r"per_sample=True .*fixed-step method .*got True"):
+        dk.solve(lambda t, y: -y, np.ones((2, 1)), [0.0, 1.0], method=method, step_size=0.1, per_sample=True)
+
+
+def test_step_size_with_an_adaptive_method_is_warned_and_first_step_says_it():
+    f = lambda t, y: -y  # noqa: E731
+    with pytest.warns(dk.StepSizeWarning, match=r"step_size=0\.01 with the adaptive method 'dopri5' is only its "
+                                                r"first step.*first_step="):
+        warned = dk.solve(f, np.ones(1), [0.0, 1.0], step_size=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # first_step= is the same solve, without a warning
+        quiet = dk.solve(f, np.ones(1), [0.0, 1.0], first_step=0.01)
+    assert quiet.ys.tolist() == warned.ys.tolist() and quiet.stats == warned.stats
+    with pytest.raises(ValueError, match="first_step is for adaptive methods; the fixed-step method 'rk4'"):
+        dk.solve(f, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1, first_step=0.1)
+    with pytest.raises(ValueError, match="give first_step or step_size, not both"):
+        dk.solve(f, np.ones(1), [0.0, 1.0], step_size=0.1, first_step=0.1)
+    with pytest.raises(ValueError, match="first_step must be positive"):
+        dk.solve(f, np.ones(1), [0.0, 1.0], first_step=-0.1)
+
+
+def test_rtol_out_of_range_is_warned_and_a_tiny_one_raised_as_in_scipy():
+    f = lambda t, y: -y  # noqa: E731
+    with pytest.warns(dk.ToleranceWarning, match=r"rtol=1e-30 is below the precision .* raised to rtol=2\.22e-14"):
+        tiny = dk.solve(f, np.ones(1), [0.0, 1.0], rtol=1e-30)
+    floor = dk.solve(f, np.ones(1), [0.0, 1.0], rtol=100 * np.finfo(np.float64).eps)  # scipy's floor
+    assert tiny.ys.tolist() == floor.ys.tolist()
+    with pytest.warns(dk.ToleranceWarning, match=r"rtol=1e\+10 > 1 .* no correct digit"):
+        dk.solve(f, np.ones(1), [0.0, 1.0], rtol=1e10)
+    with pytest.warns(dk.ToleranceWarning, match=r"below the precision of the state \(torch.float32\)"):
+        dk.solve(f, torch.ones(1), [0.0, 1.0], rtol=1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # sane values are not warned about (the warning can fail)
+        for rtol, y0 in ((1e-6, np.ones(1)), (1.0, np.ones(1)), (1e-13, np.ones(1)), (1e-6, torch.ones(1))):
+            dk.solve(f, y0, [0.0, 1.0], rtol=rtol)
+
+
+def jacobian_that_divides_by_zero(t, y):
+    return np.array([[-1.0 / 0.0]])
+
+
+def torch_jacobian_that_raises(t, y):
+    raise KeyError("no Jacobian here")
+
+
+def test_an_exception_in_jac_is_wrapped_for_torch_states_too():
+    with pytest.raises(dk.VectorFieldError, match=r"rodas4: jac raised KeyError at t=0") as info:
+        dk.solve(lambda t, y: -y, torch.ones(2, dtype=torch.float64), [0.0, 1.0], method="rodas4",
+                 jac=torch_jacobian_that_raises)
+    assert isinstance(info.value.__cause__, KeyError) and info.value.t == 0.0
+
+
+@pytest.mark.parametrize("method", ["rodas4", "rosenbrock23"])
+def test_an_exception_in_jac_is_wrapped_like_one_in_f(method):
+    with pytest.raises(dk.VectorFieldError, match=r"jac raised ZeroDivisionError at t=0") as info:
+        dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method=method, jac=jacobian_that_divides_by_zero)
+    err = info.value
+    assert isinstance(err.__cause__, ZeroDivisionError) and err.t == 0.0
+    assert err.solution is not None and err.solution.result == "vector_field_error"
+    sol = dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method=method, jac=jacobian_that_divides_by_zero,
+                   throw=False)
+    assert sol.result == "vector_field_error" and "jac raised" in sol.message
+
+
+def test_chattering_on_a_discontinuity_is_named():
+    # y' = -sign(y) reaches 0 at t = 1 and then slides: every step crosses the discontinuity
+    with pytest.raises(dk.MaxStepsExceeded, match=r"discontinuity/chattering suspected.*sign\(y\)"):
+        dk.solve(lambda t, y: -np.sign(y), np.ones(1), [0.0, 2.0], max_steps=500)
+    # planted: a smooth problem that runs out of steps, and a stiff one (whose explicit steps also
+    # reverse the motion, smoothly), are not called discontinuous
+    with pytest.raises(dk.MaxStepsExceeded) as info:
+        dk.solve(lambda t, y: np.array([y[1], -y[0]]), np.array([1.0, 0.0]), [0.0, 1e4], max_steps=50)
+    assert "chattering" not in str(info.value)
+    with pytest.raises(dk.MaxStepsExceeded, match="looks stiff") as info:
+        dk.solve(lambda t, y: -1e4 * (y - np.cos(t)), np.zeros(1), [0.0, 10.0], max_steps=300)
+    assert "chattering" not in str(info.value)
+
+
+def test_times_beyond_the_resolution_of_float64_are_named():
+    with pytest.raises(dk.StepSizeUnderflow, match=r"time resolution lost at this magnitude.*2 apart.*Shift the times"):
+        dk.solve(lambda t, y: -y, np.ones(1), [1e16, 1e16 + 4])
+    sol = dk.solve(lambda t, y: -y, np.ones(1), [0.0, 4.0])  # the same problem, shifted: fine
+    assert abs(sol.ys[-1, 0] - np.exp(-4.0)) < 1e-6
+    # planted: an underflow at a singularity (y' = y^2 blows up at t = 1) is not blamed on the time variable
+    with pytest.raises(dk.StepSizeUnderflow, match="a singularity") as info:
+        dk.solve(lambda t, y: y * y, np.ones(1), [0.0, 2.0])
+    assert "time resolution" not in str(info.value)
+
+
+def test_first_step_with_the_adjoint_starts_the_forward_and_the_reversed_backward_solves():
+    y0 = torch.tensor([2.0], dtype=torch.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no reinterpretation warning on the forward or the backward solves
+        sol = dk.solve(lambda t, y: -y, y0, [0.0, 1.0], rtol=1e-10, atol=1e-12, first_step=0.01, adjoint=True,
+                       adjoint_params=())
+        sol.ys[-1, 0].backward()
+    assert abs(float(y0.grad[0]) - np.exp(-1.0)) < 1e-8  # closed form d y(1) / d y0 = e^{-1}

@@ -216,6 +216,77 @@ def test_event_arguments_are_validated():
     assert isinstance(info.value.__cause__, KeyError)
 
 
+def test_every_zero_inside_long_steps_is_found():
+    # issue 25: f = 0 lets dopri5's steps grow to most of the span; g = sin(40 t) has its zeros at
+    # k pi / 40, k = 0..12 in [0, 1] (k = 0 at t0 counts, scipy's convention): all 13, to a few ulps.
+    # Reference: the closed form (scipy's solve_ivp finds 3, checking signs at the step ends only).
+    sol = dk.solve(lambda t, y: 0 * y, np.ones(1), [0.0, 1.0], events=[lambda t, y: np.sin(40 * t)])
+    assert sol.stats.n_accepted < 13  # fewer steps than zeros: some step holds several
+    exact = np.arange(13) * np.pi / 40
+    assert len(sol.t_events[0]) == len(exact)
+    assert np.abs(sol.t_events[0] - exact).max() < 8 * np.spacing(1.0)
+
+    def upward(t, y):
+        return np.sin(40 * t)
+
+    upward.direction = 1  # sin(40 t) rises through its zeros at even k (and leaves 0 upward at t0)
+    sol = dk.solve(lambda t, y: 0 * y, np.ones(1), [0.0, 1.0], events=[upward])
+    assert np.abs(sol.t_events[0] - exact[::2]).max() < 8 * np.spacing(1.0)
+
+
+def test_several_zeros_per_step_of_a_per_sample_event_function():
+    # one value per sample: sample 0 crosses at k pi / 40 (13 zeros in [0, 1]), sample 1 at k pi / 30 (10)
+    freq = np.array([40.0, 30.0])
+    sol = dk.solve(lambda t, y: 0 * y, np.ones((2, 1)), [0.0, 1.0], events=[lambda t, y: np.sin(freq * t)])
+    for sample, n in ((0, 13), (1, 10)):
+        times = np.sort(sol.t_events[0][sol.event_indices[0] == sample])
+        assert np.abs(times - np.arange(n) * np.pi / freq[sample]).max() < 8 * np.spacing(1.0)
+
+
+@pytest.mark.parametrize("slope", [1.0, -1.0])
+@pytest.mark.parametrize("direction", [-1, 0, 1])
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_zero_at_t0_counts_as_in_scipy(slope, direction, terminal):
+    # g(t0) = 0 exactly: scipy's solve_ivp (the reference) counts it when g leaves 0 in an allowed
+    # direction during the first step, and a terminal one stops the solve at t0
+    from scipy.integrate import solve_ivp
+
+    def g(t, y):
+        return y[0] - 1.0
+
+    g.terminal, g.direction = terminal, direction
+
+    def f(t, y):
+        return np.full(1, slope)
+
+    ref = solve_ivp(f, [0.0, 1.0], [1.0], events=g)
+    sol = dk.solve(f, np.array([1.0]), [0.0, 1.0], events=[g])
+    assert (sol.result == "event") == (ref.status == 1)
+    np.testing.assert_array_equal(sol.t_events[0], ref.t_events[0])
+    if sol.result == "event":  # stopped at t0: the outputs end there
+        assert sol.ts.tolist() == [0.0] and sol.ys.tolist() == [[1.0]]
+
+
+def test_a_zero_on_a_step_end_counts_once():
+    # g = t - 0.5 is 0 exactly at the end of the second Euler step (and the start of the third)
+    sol = dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method="euler", step_size=0.25,
+                   events=[lambda t, y: t - 0.5])
+    assert sol.t_events[0].tolist() == [0.5]
+
+
+@pytest.mark.parametrize("nan_from", [0.0, 0.5])
+def test_an_event_function_returning_nan_fails_naming_it(nan_from):
+    def g(t, y):
+        return np.nan if t >= nan_from else 1.0
+
+    with pytest.raises(dk.NonFiniteState, match=r"events\[0\] returned NaN at t=") as info:
+        dk.solve(oscillator, np.array([1.0, 0.0]), [0.0, 1.0], events=[g])
+    assert info.value.t >= nan_from and info.value.solution is not None
+    # planted: the same function without NaN is accepted (the check can fail)
+    sol = dk.solve(oscillator, np.array([1.0, 0.0]), [0.0, 1.0], events=[lambda t, y: 1.0])
+    assert sol.success and len(sol.t_events[0]) == 0
+
+
 # ---------------------------------------------------------------------------------------------------
 # per-sample error control
 

@@ -264,11 +264,12 @@ class CSAODE(nn.Module):
             return g, None
         t_end = horizon(self.step)
         t = [0.0, t_end] if times is None else sorted(set(times) | {0.0, t_end})
-        options = dict(rtol=self.rtol, atol=self.atol) if self.solver == "rkf" else {}
+        # rkf45 is adaptive: the step is only its first one (step_size= would be warned about as reinterpreted)
+        options = dict(rtol=self.rtol, atol=self.atol, first_step=self.step) if self.solver == "rkf" else \
+            dict(step_size=self.step)
         if self.adjoint and torch.is_grad_enabled():
             options.update(adjoint=True, adjoint_params=tuple(self.block.parameters()))
-        sol = solve(self.vector_field(mask, p), h_local, t, method=SOLVERS[self.solver], step_size=self.step,
-                    **options)
+        sol = solve(self.vector_field(mask, p), h_local, t, method=SOLVERS[self.solver], **options)
         self.last_stats = sol.stats
         return sol.ys[-1], (sol.ts, sol.ys)
 

@@ -14,7 +14,8 @@ from .ark import ARK3, ARK4, TwoStepRK
 from .engine import Solution, SolverStats, solve
 from .rosenbrock import RODAS4, ROSENBROCK23, RosenbrockTableau
 from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, StepSizeWarning,
-                     VectorFieldError, VectorFieldShapeError, VectorFieldTypeError)
+                     StepTooLarge, ToleranceWarning, VectorFieldError, VectorFieldShapeError,
+                     VectorFieldTypeError)
 from .tableaus import BOSH3, DOP853, DOPRI5, EULER, HEUN, MIDPOINT, RK4, RKF45, SSPRK3, TSIT5, RungeKuttaTableau
 
 
@@ -72,7 +73,7 @@ METHODS: dict[str, MethodInfo] = {info.name: info for info in (
 __all__ = [
     "solve", "Solution", "SolverStats", "METHODS", "MethodInfo", "RungeKuttaTableau", "TwoStepRK",
     "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError",
-    "VectorFieldShapeError", "VectorFieldTypeError", "StepSizeWarning",
+    "VectorFieldShapeError", "VectorFieldTypeError", "StepSizeWarning", "StepTooLarge", "ToleranceWarning",
     "RosenbrockTableau", "ROSENBROCK23", "RODAS4", "AutoSwitching", "AUTO",
     "ARK3", "ARK4", "EULER", "MIDPOINT", "HEUN", "RK4", "SSPRK3", "BOSH3", "RKF45", "DOPRI5", "TSIT5", "DOP853",
 ]

@@ -86,7 +86,7 @@ def solve_adjoint(f: Callable, y0: Any, t: Any, *, adjoint_params: Sequence[Any]
         The tensors ``f`` depends on that should receive gradients (replaces the module's parameters;
         required when ``f`` is a plain function closing over tensors).
     **options
-        ``method``, ``rtol``, ``atol``, ``step_size``, ``max_steps``, ``throw``: used by the forward
+        ``method``, ``rtol``, ``atol``, ``step_size``, ``first_step``, ``max_steps``, ``throw``: used by the forward
         solve and, with the step reversed, by every backward solve.
     """
     import torch
@@ -124,8 +124,9 @@ def _adjoint_options(options: dict, shape, n_params: int) -> dict:
     import torch
 
     backward = {k: v for k, v in options.items() if k != "throw"}
-    if backward.get("step_size") is not None:
-        backward["step_size"] = -float(backward["step_size"])
+    for step in ("step_size", "first_step"):
+        if backward.get(step) is not None:
+            backward[step] = -float(backward[step])
     atol = backward.get("atol")
     if atol is not None and np.ndim(atol) > 0:
         atol = torch.as_tensor(np.asarray(atol.detach().cpu() if is_torch(atol) else atol, dtype=np.float64))

@@ -62,7 +62,8 @@ from .ark import TwoStepRK
 from .backend import backend_for, is_torch
 from .dense import DenseOutput
 from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, StepSizeWarning,
-                     VectorFieldError, VectorFieldShapeError, VectorFieldTypeError)
+                     StepTooLarge, ToleranceWarning, VectorFieldError, VectorFieldShapeError,
+                     VectorFieldTypeError)
 from .events import EventTracker
 from .explicit import Slope, Trial, make_stepper
 from .tableaus import RungeKuttaTableau
@@ -79,6 +80,20 @@ SAME_TIME_RTOL = 1e-9
 STIFF_H_LAMBDA = 1.5
 # h * |Δf| / |Δy| above which a fixed step is warned about (explicit RK stability intervals are ~2-3)
 UNSTABLE_H_LAMBDA = 3.0
+# An underflowed step is blamed on the time variable's resolution when 16 ulps of t exceed this share of the span
+TIME_RESOLUTION_SHARE = 1e-8
+# |f| along the motion on both sides of a bisected reversal above this share: f jumps (chattering)
+JUMP_SHARE = 0.1
+# A fixed-step solve fails (StepTooLarge) after AMPLIFYING_RUN consecutive steps whose changes |Δy| and
+# |Δf| grew by AMPLIFYING_GROWTH or more while h * |Δf| / |Δy| > AMPLIFYING_H_LAMBDA (1: the step is longer
+# than the solution's local time scale; below the real stability intervals of every method here, ark4's
+# ~1.35 the smallest, and a stable step makes a decaying mode's changes shrink)
+AMPLIFYING_H_LAMBDA = 1.0
+# ... and, for a growing mode (Δf·Δy > 0, genuine growth or a blow-up), h * |Δf| / |Δy| > 2: there even RK4
+# misses e^{hλ} by 5 % per step, Euler by a factor 2.5
+GROWING_H_LAMBDA = 2.0
+AMPLIFYING_GROWTH = 1.01
+AMPLIFYING_RUN = 3
 
 
 @dataclass
@@ -115,7 +130,8 @@ class Solution:
     stats : SolverStats
     result : str
         ``"success"``, ``"event"`` (a terminal event ended the solve), or on a failure returned with
-        ``throw=False`` the failure's code (``"step_size_underflow"``, ``"max_steps_exceeded"``, …).
+        ``throw=False`` the failure's code (``"step_size_underflow"``, ``"max_steps_exceeded"``,
+        ``"step_too_large"``, …).
     message : str
     method : str
     t_events, y_events : list or None
@@ -334,6 +350,7 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
                       StepSizeWarning, stacklevel=3)
     t, y, k1 = t0, y0, field(t0, y0)
     checked = 0
+    monitor = _AmplificationMonitor(backend, rec, h)
     for n in range(1, n_total + 1):
         if stats.n_steps >= max_steps:
             raise rec.failure(MaxStepsExceeded, f"max_steps={max_steps} reached at t={t:g} "
@@ -345,14 +362,87 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
         if not backend.all_finite(trial.y_new):
             raise rec.failure(NonFiniteState, f"NaN/Inf in the state at t={t_new:g} "
                               f"(step from t={t:g} with step {h:g})", t_new)
+        if n < n_total:  # no slope beyond the end: f is not called for nothing
+            monitor.check(t, t_new, y, trial.y_new, k1, trial.end_slope.get())
         if _accept(rec, stepper, trial, t, t_new) is not None:
             return
-        if n == n_total:  # no slope beyond the end: f is not called for nothing
+        if n == n_total:  # the last step is checked only if its end slope was needed (an interpolated output)
+            if trial.end_slope.value is not None:
+                monitor.check(t, t_new, y, trial.y_new, k1, trial.end_slope.value)
             return
         k_new = trial.end_slope.get()
         if checked < 3:  # the first steps: is h beyond the method's stability interval? (warned once)
             checked = 3 if _warn_if_unstable(backend, rec, h, y, trial.y_new, k1, k_new, t_new) else checked + 1
         t, y, k1 = t_new, trial.y_new, k_new
+
+
+class _AmplificationMonitor:
+    """Notices a fixed-step solve whose steps amplify instead of following the solution.
+
+    From the values every step has anyway (``y``, ``y_new`` and the slopes ``f`` at both ends) it
+    forms ``λ_h = |h|·|Δf|/|Δy|``, the step times the secant Lipschitz constant along the step: the
+    scale on which the solution changes, measured in steps. A step resolves the solution when
+    ``λ_h`` is small; a stable step on a decaying mode (``λ_h`` up to the method's stability
+    interval: 2 for Euler, 2.79 for RK4, about 1.35 for ARK4) makes the changes ``|Δy|`` and ``|Δf|``
+    shrink. When ``λ_h > 1`` (``λ_h > 2`` for a growing mode, ``Δf·Δy > 0``) *and* both grow on
+    :data:`AMPLIFYING_RUN` consecutive steps (by 1 % or more each), the states are the method's, not the
+    solution's: a decaying mode amplified beyond the stability interval (``Δf·Δy < 0``), or a
+    solution growing faster than the step can follow (``Δf·Δy > 0``: a finite-time blow-up, where the
+    ratio of successive changes itself grows). It costs three reductions over the state per step (one
+    device sync for torch) and no call of ``f``.
+    """
+
+    def __init__(self, backend, rec, h: float):
+        self.backend, self.rec, self.h = backend, rec, abs(h)
+        self.prev_change = self.prev_slope_change = 0.0
+        self.run = 0
+        self.first_t = None
+
+    def check(self, t: float, t_new: float, y, y_new, k, k_new) -> None:
+        change, slope_change, dot = _change_norms(self.backend, y, y_new, k, k_new)
+        h_lambda = self.h * slope_change / change if change > 0 else math.inf if slope_change > 0 else 0.0
+        growth = change / self.prev_change if self.prev_change > 0 else math.inf
+        # the slope's change must grow too: a slow mode whose change grows genuinely beside a stiff mode
+        # that decays (and makes λ_h large) shrinks the slope's change
+        slope_growth = slope_change / self.prev_slope_change if self.prev_slope_change > 0 else math.inf
+        threshold = GROWING_H_LAMBDA if dot > 0 else AMPLIFYING_H_LAMBDA
+        if h_lambda > threshold and min(growth, slope_growth) >= AMPLIFYING_GROWTH and math.isfinite(change):
+            self.run += 1
+            self.first_t = t if self.run == 1 else self.first_t
+        else:
+            self.run = 0
+        self.prev_change, self.prev_slope_change = change, slope_change
+        if self.run < AMPLIFYING_RUN:
+            return
+        what = ("a decaying (stiff) mode amplified: the step is beyond the method's stability interval"
+                if dot < 0 else "the solution grows faster than the step can follow (a finite-time blow-up, or "
+                "growth the step cannot resolve)")
+        raise self.rec.failure(
+            StepTooLarge, f"step_size={self.h:g} is too large for this solution: from t={self.first_t:.6g} to "
+            f"t={t_new:.6g} each step's change |Δy| grew (×{growth:.3g} on the last) with |h|·|Δf|/|Δy| ≈ "
+            f"{h_lambda:.3g} > {threshold:g} — {what}; the states from t={self.first_t:.6g} on are not "
+            f"the solution. Take a smaller step, an adaptive method, or a stiff one (method='rodas4' or 'auto')",
+            t)
+
+
+def _change_norms(backend, y, y_new, k, k_new) -> tuple[float, float, float]:
+    """``(|y_new - y|, |k_new - k|, (y_new - y)·(k_new - k))`` as floats, outside autograd."""
+    if backend.name == "torch":
+        torch = sys.modules["torch"]
+        with torch.no_grad():
+            dy, dk = (y_new - y).reshape(-1).double(), (k_new - k).reshape(-1).double()
+            values = torch.stack((torch.linalg.vector_norm(dy), torch.linalg.vector_norm(dk), dy @ dk)).tolist()
+        return values[0], values[1], values[2]
+    dy, dk = y_new - y, k_new - k
+    if dy.ndim != 1:
+        dy, dk = dy.reshape(-1), dk.reshape(-1)
+    dy_dy, dk_dk, dy_dk = float(dy.dot(dy)), float(dk.dot(dk)), float(dy.dot(dk))  # the fastest numpy spelling
+    if math.isinf(dy_dy) or math.isinf(dk_dk) or math.isinf(dy_dk):  # huge states: squares overflow
+        big = max(float(np.max(np.abs(dy))), float(np.max(np.abs(dk))))
+        dy, dk = dy / big, dk / big
+        return (big * math.sqrt(float(np.dot(dy, dy))), big * math.sqrt(float(np.dot(dk, dk))),
+                math.copysign(math.inf, float(np.dot(dy, dk))))
+    return math.sqrt(dy_dy), math.sqrt(dk_dk), dy_dk
 
 
 def _warn_if_unstable(backend, rec, h, y, y_new, k, k_new, t_new):
@@ -446,8 +536,7 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
             if nonfinite_last:
                 raise rec.failure(NonFiniteState, f"f returned NaN/Inf on every trial step beyond t={t:.17g} "
                                   f"(the step shrank to {h:.3g})", t)
-            raise rec.failure(StepSizeUnderflow, f"step size {h:.3g} underflowed at t={t:.17g} (a singularity, "
-                              f"or rtol/atol too tight for the state's precision?)", t)
+            raise rec.failure(StepSizeUnderflow, _underflow_message(h, t, t0, t_end), t)
         t_new = t_end if direction * (t + h - t_end) >= 0 else t + h
         trial = stepper.attempt(t, y, h, k1)
         y_new = trial.y_new
@@ -480,18 +569,83 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
         h = h * factor
 
 
+def _underflow_message(h: float, t: float, t0: float, t_end: float) -> str:
+    """What an underflowed step means: time resolution lost at this magnitude of t, or a singularity."""
+    magnitude = max(abs(t), abs(t0), abs(t_end))
+    resolution = float(np.spacing(magnitude))
+    if 16 * resolution > TIME_RESOLUTION_SHARE * abs(t_end - t0):
+        return (f"step size {h:.3g} underflowed at t={t:.17g}: time resolution lost at this magnitude — float64 "
+                f"times near {magnitude:.3g} are {resolution:.3g} apart, too coarse for a span of "
+                f"{abs(t_end - t0):.3g} (a step must be at least {16 * resolution:.3g}). Shift the times: solve "
+                f"from 0 to t[-1] - t[0] with f(t + t[0], y)")
+    return (f"step size {h:.3g} underflowed at t={t:.17g} (a singularity, or rtol/atol too tight for the "
+            f"state's precision?)")
+
+
 def _max_steps_failure(field, backend, rec, stepper, t, y, k1, h, max_steps) -> SolverError:
-    """MaxStepsExceeded, saying whether the last steps look stability-limited (a stiff problem)."""
+    """MaxStepsExceeded, saying whether the last steps look stability-limited (a stiff problem) or
+    chatter across a discontinuity of ``f``."""
     message = f"max_steps={max_steps} reached at t={t:.6g} (last step {h:.3g})"
     with sys.modules["torch"].no_grad() if backend.name == "torch" else _nullcontext():
-        rho = _spectral_radius_estimate(field, backend, t, y, k1)
-    if getattr(stepper, "explicit", True) and rho is not None and abs(h) * rho > STIFF_H_LAMBDA:
+        jump = _slope_jump(field, backend, t, y, k1, h)
+        rho = None if jump is not None else _spectral_radius_estimate(field, backend, t, y, k1)
+    if jump is not None:
+        message += (f"; discontinuity/chattering suspected: f jumps across a surface at distance "
+                    f"{jump[0]:.3g} from the state, its component along the motion reversing from "
+                    f"{jump[1]:+.3g} to {jump[2]:+.3g} (relative to |f|) — the solution slides along a "
+                    f"discontinuity of f (e.g. sign(y)) and every step crosses it, so the steps stay tiny. "
+                    f"Smooth f (e.g. tanh(y/ε) for sign(y)), stop there with a terminal event (events=), or "
+                    f"raise max_steps")
+    elif getattr(stepper, "explicit", True) and rho is not None and abs(h) * rho > STIFF_H_LAMBDA:
         message += (f"; the problem looks stiff: the steps are limited by stability, not accuracy "
                     f"(|h|·ρ(J) ≈ {abs(h) * rho:.3g} with ρ(J) ≈ {rho:.3g} estimated at t={t:.6g}). Use a stiff "
                     f"method (method='rodas4' or 'rosenbrock23') or method='auto'")
     else:
         message += "; loosen rtol/atol or raise max_steps"
     return rec.failure(MaxStepsExceeded, message, t)
+
+
+def _slope_jump(field, backend, t, y, k1, h, probes: int = 6, bisections: int = 60):
+    """``(distance, before, after)`` when ``f`` jumps along the direction of motion near ``y``, else None.
+
+    ``φ(σ) = f(t, y + σ h k1)·k1 / |k1|²`` is 1 at σ = 0. If it turns negative within a few
+    multiples of the last step (the motion reverses: chattering), bisection shrinks the bracket to a
+    few ulps: a smooth ``f`` passes φ through 0 there, a discontinuous one leaves ``|φ|`` of order 1
+    on both sides. A few dozen counted calls of ``f``, only on a MaxStepsExceeded.
+    """
+    try:
+        k_np = backend.to_numpy(k1)
+        kk = float(np.dot(k_np.reshape(-1), k_np.reshape(-1)))
+        if not kk > 0 or not math.isfinite(kk):
+            return None
+
+        def phi(sigma: float) -> float:
+            probe = backend.lincomb(y, (k1,), (sigma * h,))
+            return float(np.dot(backend.to_numpy(field(t, probe)).reshape(-1), k_np.reshape(-1))) / kk
+
+        lo, hi, phi_lo, phi_hi = 0.0, None, 1.0, None
+        for sigma in 4.0 ** np.arange(probes):
+            value = phi(float(sigma))
+            if value < 0:
+                hi, phi_hi = float(sigma), value
+                break
+            lo, phi_lo = float(sigma), value
+        if hi is None:
+            return None
+        for _ in range(bisections):
+            mid = 0.5 * (lo + hi)
+            if not lo < mid < hi:
+                break
+            value = phi(mid)
+            if value < 0:
+                hi, phi_hi = mid, value
+            else:  # an exact 0 (sign(0) on the surface itself) moves the bracket but is no side's value
+                lo, phi_lo = mid, (value if value > 0 else phi_lo)
+        if min(phi_lo, -phi_hi) < JUMP_SHARE:  # φ went continuously through 0: a smooth turn, not a jump
+            return None
+        return hi * abs(h) * math.sqrt(kk), phi_lo, phi_hi
+    except SolverError:
+        return None
 
 
 def _spectral_radius_estimate(field, backend, t, y, k1, iterations: int = 8) -> float | None:
@@ -544,6 +698,7 @@ def solve(
     adjoint_params: Any = None,
     per_sample: bool = False,
     jac: Callable[[Any, Any], Any] | None = None,
+    first_step: float | None = None,
 ) -> Solution:
     """Integrate ``dy/dt = f(t, y)`` from ``y(t[0]) = y0`` and return the states at the times ``t``.
 
@@ -554,8 +709,13 @@ def solve(
         ``t`` is passed as a 0-d tensor of the state's dtype and device, for numpy states as a float.
         Values of another float dtype are cast to ``y0``'s (a float32 state stays float32).
     y0 : numpy.ndarray or torch.Tensor
-        Initial state, float32 or float64, any shape (leading batch dimensions are just more
-        components of the state; the error norm is taken over all of them unless ``per_sample``).
+        Initial state, float32 or float64, any shape with at least one component (leading batch
+        dimensions are just more components of the state; the error norm is taken over all of them
+        unless ``per_sample``). The solve works on a copy (as scipy's ``solve_ivp`` does): an ``f``
+        that writes into its argument cannot change the caller's ``y0`` (a torch copy stays in
+        ``y0``'s autograd graph). An empty state (shape ``(0,)``, ``(0, 3)``, ...) is refused with a
+        ValueError rather than "solved" (scipy returns a trivial success): it is almost always an
+        empty batch or slice upstream. A masked array is refused (its mask would be lost).
     t : 1-D array-like
         Strictly increasing or strictly decreasing real output times, at least two.
     method : str, RungeKuttaTableau or TwoStepRK
@@ -566,14 +726,22 @@ def solve(
     rtol, atol : float
         Relative and absolute tolerances of the adaptive methods: a step is accepted when the RMS
         over all components of ``err / (atol + rtol * max(|y|, |y_new|))`` is at most 1.
-        ``atol`` may be an array broadcastable to the state.
+        ``atol`` may be an array broadcastable to the state. An ``rtol`` below
+        ``max(100 eps_float64, eps_state)`` is raised to it (as scipy does), one above 1 asks for no
+        correct digit: both with a :class:`ToleranceWarning`.
     step_size : float, optional
-        The step of a fixed-step method (required), or the first step of an adaptive one (chosen
-        automatically when omitted, [HNW] II.4). Its sign must be that of ``t[-1] - t[0]``.
+        The step of a fixed-step method (required). Its sign must be that of ``t[-1] - t[0]``. Given to
+        an adaptive method it is only the first step, with a :class:`StepSizeWarning` (pass
+        ``first_step`` instead).
         Fixed-step methods never shorten a step: outputs between grid points, and a final time that
         is not on the grid, are reached by dense output (cubic Hermite) after stepping past them.
         A step larger than the span, or one beyond the method's stability interval on the first
-        steps, is warned about (:class:`StepSizeWarning`).
+        steps, is warned about (:class:`StepSizeWarning`). A solve whose steps amplify instead of
+        following the solution (a decaying mode beyond the stability interval, a finite-time
+        blow-up) fails with :class:`StepTooLarge`: never ``"success"``. The test: ``|h|·|Δf|/|Δy|``
+        above 1 (2 for a growing mode) while ``|Δy|`` and ``|Δf|`` grow over 3 consecutive steps; the
+        last step is checked only when its end slope was computed for an interpolated output (so a
+        blow-up within the last two steps of the span can go unnoticed).
     max_steps : int
         Most steps (accepted and rejected) before :class:`MaxStepsExceeded`.
     throw : bool
@@ -584,10 +752,16 @@ def solve(
         time of the span (the method's own interpolant: 4th order for dopri5/tsit5, 7th for dop853).
     events : callable or sequence of callables, optional
         Event functions ``g(t, y)`` returning a scalar, or one value per sample (shape ``(B,)`` for a
-        batch on the leading axis). Zeros are located on the interpolant to machine precision
-        (Brent's method). Optional attributes as in scipy: ``g.terminal`` (bool, or the number of
-        zeros after which to stop; for per-sample ``g``: the solve stops when every sample has had
-        that many) and ``g.direction`` (+1: only upward crossings, -1: only downward, 0: both).
+        batch on the leading axis). Each is sampled at 17 equally spaced points of every step on the
+        interpolant, and every sign change between samples is located to machine precision
+        (Brent's method): several zeros per step are found unless two fall within 1/16 of a step.
+        A zero exactly at ``t[0]`` counts when ``g`` leaves 0 in an allowed direction during the
+        first step (scipy's convention: a terminal one stops the solve at ``t[0]``). An event
+        function returning NaN fails the solve (:class:`NonFiniteState` naming it); one that raises
+        gives a :class:`VectorFieldError` (its exception as ``__cause__``). Optional attributes as
+        in scipy: ``g.terminal`` (bool, or the number of zeros after which to stop; for per-sample
+        ``g``: the solve stops when every sample has had that many) and ``g.direction`` (+1: only
+        upward crossings, -1: only downward, 0: both).
         A terminal event ends the solve with ``result == "event"``; ``sol.t_events`` /
         ``sol.y_events`` / ``sol.event_indices`` hold the zeros.
     jac : callable, optional
@@ -596,7 +770,9 @@ def solve(
         samples must then be independent); or the pair ``(∂f/∂y, ∂f/∂t)`` (``∂f/∂t`` may be ``0``
         for an autonomous ``f``), which saves the one call of ``f`` per Jacobian that estimates
         ``∂f/∂t`` otherwise. Default: ``torch.func.jacrev`` for torch states, forward differences
-        for numpy states (see :mod:`dynkit.solvers.jacobian`).
+        for numpy states (see :mod:`dynkit.solvers.jacobian`). Refused (ValueError) with an explicit
+        method, which would ignore it; an exception raised in ``jac`` becomes a
+        :class:`VectorFieldError` like one in ``f``.
     adjoint : bool
         Torch only: gradients by the continuous adjoint solved backward with the same method
         (memory flat in the number of steps); see :mod:`dynkit.solvers.adjoint`. The solution's
@@ -608,7 +784,12 @@ def solve(
         Error control per sample: the leading axis of ``y0`` indexes independent samples, the RMS is
         taken within each sample and a step is accepted only if every sample's error is within
         tolerance (the hardest sample sets the shared step). Without it one RMS over the whole batch
-        lets an easy sample's error exceed the tolerance when another sample is hard.
+        lets an easy sample's error exceed the tolerance when another sample is hard. Adaptive
+        methods only (a fixed-step method has no error control: ValueError).
+    first_step : float, optional
+        The first step of an adaptive method (chosen automatically when omitted, [HNW] II.4);
+        the sign of ``t[-1] - t[0]`` (with ``adjoint``, the backward solves start with its reverse). Not
+        for fixed-step methods (ValueError).
 
     Returns
     -------
@@ -624,8 +805,11 @@ def solve(
         ``f`` raised (the user's exception is ``__cause__``), or returned the wrong library, shape
         or dtype (:class:`VectorFieldShapeError` is also a ValueError, :class:`VectorFieldTypeError`
         also a TypeError); each carries ``t`` and the partial solution.
-    StepSizeUnderflow, MaxStepsExceeded, NonFiniteState
+    StepSizeUnderflow, MaxStepsExceeded, NonFiniteState, StepTooLarge
         Subclasses of :class:`SolverError`; ``err.solution`` holds the outputs and stats reached.
+        The messages say what happened: a MaxStepsExceeded diagnoses stiffness or chattering on a
+        discontinuity of ``f``, a StepSizeUnderflow a singularity or times too large for float64 to
+        resolve the span.
 
     Notes
     -----
@@ -651,8 +835,10 @@ def solve(
                              f"{', '.join(n + '=' + ('None' if n in ('events', 'jac') else 'False') for n in unsupported)}); "
                              f"solve with autograd (adjoint=False) for those")
 
+        first = {} if first_step is None else {"first_step": first_step}  # the backward solves' is reversed
+        y0 = _private_copy(y0) if is_torch(y0) else y0  # as below: f cannot change the caller's y0
         return validated_adjoint_call(f, y0, t, adjoint, adjoint_params, method=method, rtol=rtol, atol=atol,
-                                      step_size=step_size, max_steps=max_steps, throw=throw)
+                                      step_size=step_size, max_steps=max_steps, throw=throw, **first)
 
     method_obj = _validate_method(method, METHODS)
     y0 = _validate_state(y0)
@@ -672,13 +858,21 @@ def solve(
     t0, t_end = float(t_out[0]), float(t_out[-1])
     direction = 1.0 if t_end > t0 else -1.0
     adaptive = bool(getattr(method_obj, "adaptive", False))
-    step_size = _validate_step_size(step_size, direction, adaptive, method_obj.name, t0, t_end)
+    step_size = _validate_method_options(method_obj, adaptive, step_size, first_step, per_sample, jac)
+    step_size = _validate_step_size(step_size, direction, adaptive, method_obj.name, t0, t_end,
+                                    "first_step" if first_step is not None else "step_size")
+    if adaptive and step_size is not None and first_step is None:
+        warnings.warn(f"{method_obj.name}: step_size={step_size:.6g} with the adaptive method {method_obj.name!r} "
+                      f"is only its first step: rtol/atol choose the others. Pass first_step= to say so, or a "
+                      f"fixed-step method ('rk4', 'euler', ...) for constant steps", StepSizeWarning, stacklevel=2)
+    y0 = _private_copy(y0)  # f may write into its argument: the caller's y0 stays as it was
 
     backend = backend_for(y0)
     stats = SolverStats()
     rec = _Recorder(t_out, y0, backend, stats, method_obj.name)
     field = _CountedField(f, backend, y0, stats, rec)
-    field.jac, field.batched = jac, bool(per_sample)  # read by the Rosenbrock steppers
+    field.jac = _wrap_user_jacobian(jac, backend, rec) if callable(jac) else jac  # read by the Rosenbrock steppers
+    field.batched = bool(per_sample)
     if dense:
         rec.dense = DenseOutput(backend, t0, y0)
     if events is not None:
@@ -709,7 +903,49 @@ def _validate_method(method, methods):
     raise ValueError(f"method must be one of {known} (or a RungeKuttaTableau / TwoStepRK), got {method!r}")
 
 
+def _validate_method_options(method_obj, adaptive: bool, step_size, first_step, per_sample, jac):
+    """Refuse (or warn about) arguments that the method would ignore or reinterpret; the step to use."""
+    name = getattr(method_obj, "name", "")
+    if jac is not None and isinstance(method_obj, (RungeKuttaTableau, TwoStepRK)):
+        raise ValueError(f"jac is only used by the stiff (Rosenbrock/implicit) methods and 'auto'; the explicit "
+                         f"method {name!r} never evaluates a Jacobian (expected jac=None, got {jac!r:.60})")
+    if per_sample and not adaptive:
+        raise ValueError(f"per_sample=True controls the error per sample of an adaptive method; the fixed-step "
+                         f"method {name!r} has no error control (expected per_sample=False, got True)")
+    if first_step is not None:
+        if not adaptive:
+            raise ValueError(f"first_step is for adaptive methods; the fixed-step method {name!r} takes step_size "
+                             f"(got first_step={first_step!r:.60})")
+        if step_size is not None:
+            raise ValueError(f"give first_step or step_size, not both (got step_size={step_size!r:.30} and "
+                             f"first_step={first_step!r:.30})")
+        return first_step
+    return step_size
+
+
+def _private_copy(y0):
+    """A copy of ``y0`` that only the solve sees (a torch copy stays in y0's autograd graph)."""
+    return y0.clone() if is_torch(y0) else np.array(y0, copy=True)
+
+
+def _wrap_user_jacobian(jac, backend, rec):
+    """``jac`` whose exceptions become a :class:`VectorFieldError` with ``t`` and the partial solution."""
+
+    def wrapped(t, y):
+        try:
+            return jac(t, y)
+        except Exception as exc:  # the user's error, with where it happened and what was reached
+            t_float = float(backend.to_numpy(t)) if backend.name == "torch" else float(t)
+            raise rec.failure(VectorFieldError, f"jac raised {type(exc).__name__} at t={t_float:.6g}: {exc}",
+                              t_float) from exc
+
+    return wrapped
+
+
 def _validate_state(y0):
+    if isinstance(y0, np.ma.MaskedArray):
+        raise TypeError("y0 must be a plain numpy array, got a masked array (solve would drop its mask): pass "
+                        "y0.filled(value) to choose the masked entries, or solve the unmasked components")
     if is_torch(y0):
         import torch
 
@@ -727,6 +963,9 @@ def _validate_state(y0):
                          f"(use np.asarray(y0, dtype=float))")
     if not finite:
         raise ValueError("y0 must be finite; it contains NaN or Inf")
+    if math.prod(y0.shape) == 0:  # nothing to integrate: almost always an empty batch or slice upstream
+        raise ValueError(f"y0 must have at least one component, got shape {tuple(y0.shape)} (an empty state: "
+                         f"nothing to integrate)")
     return y0
 
 
@@ -769,6 +1008,7 @@ def _validate_tolerances(rtol, atol, y0):
     rtol = float(rtol)
     if not rtol > 0 or not math.isfinite(rtol):
         raise ValueError(f"rtol must be a positive finite float, got {rtol!r}")
+    rtol = _sane_rtol(rtol, y0)
     if isinstance(atol, (bool, np.bool_)):
         raise TypeError(f"atol must be a positive float or array, got {atol!r}")
     atol_np = _real_array(atol, "atol", "a positive float or an array of them")
@@ -790,21 +1030,39 @@ def _validate_tolerances(rtol, atol, y0):
     return rtol, atol_np.astype(y0.dtype)
 
 
-def _validate_step_size(step_size, direction, adaptive, name, t0, t_end):
+def _sane_rtol(rtol: float, y0) -> float:
+    """``rtol`` raised to ``max(100 eps_float64, eps_state)`` with a warning (scipy's ``solve_ivp`` does
+    the first: a relative error below the rounding of the state cannot be controlled, the steps would
+    underflow); a warning for ``rtol > 1``, which asks for no correct digit."""
+    eps = float(sys.modules["torch"].finfo(y0.dtype).eps if is_torch(y0) else np.finfo(y0.dtype).eps)
+    smallest = max(100 * float(np.finfo(np.float64).eps), eps)
+    if rtol < smallest:
+        warnings.warn(f"rtol={rtol:.3g} is below the precision of the state ({y0.dtype}): raised to "
+                      f"rtol={smallest:.3g} (expected rtol >= {smallest:.3g}; accuracy beyond it comes from atol)",
+                      ToleranceWarning, stacklevel=4)
+        return smallest
+    if rtol > 1:
+        warnings.warn(f"rtol={rtol:.3g} > 1 accepts errors larger than the state itself: the result has no "
+                      f"correct digit (expected 0 < rtol <= 1, typically 1e-3 to 1e-10)", ToleranceWarning,
+                      stacklevel=4)
+    return rtol
+
+
+def _validate_step_size(step_size, direction, adaptive, name, t0, t_end, arg: str = "step_size"):
     if step_size is None:
         if adaptive:
             return None
         raise ValueError(f"step_size is required for the fixed-step method {name!r} "
                          f"(a float with the sign of t[-1] - t[0])")
     if isinstance(step_size, (bool, np.bool_)) or not isinstance(step_size, (int, float, np.integer, np.floating)):
-        raise TypeError(f"step_size must be a real float, got {type(step_size).__name__} {step_size!r:.60}")
+        raise TypeError(f"{arg} must be a real float, got {type(step_size).__name__} {step_size!r:.60}")
     h = float(step_size)
     if not math.isfinite(h) or h == 0.0 or math.copysign(1.0, h) != direction:
         sign = "positive" if direction > 0 else "negative"
-        raise ValueError(f"step_size must be {sign} and finite for t going from t[0] towards t[-1] "
+        raise ValueError(f"{arg} must be {sign} and finite for t going from t[0] towards t[-1] "
                          f"({'increasing' if direction > 0 else 'decreasing'} times), got {step_size!r}")
     if abs(h) < 16 * np.spacing(max(abs(t0), abs(t_end))):
-        raise ValueError(f"step_size={h:.3g} is below the resolution of t near {max(abs(t0), abs(t_end)):.3g} "
+        raise ValueError(f"{arg}={h:.3g} is below the resolution of t near {max(abs(t0), abs(t_end)):.3g} "
                          f"(expected at least {16 * np.spacing(max(abs(t0), abs(t_end))):.3g} in magnitude)")
     if not adaptive and not math.isfinite((t_end - t0) / h):
         raise ValueError(f"step_size={h:.3g} is too small for the span |t[-1] - t[0]| = {abs(t_end - t0):.3g}: "

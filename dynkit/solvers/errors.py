@@ -1,7 +1,7 @@
 """Solver failures. Each carries the partial solution and the statistics reached before it.
 
 ``SolverError`` (a ``RuntimeError``) is the family; ``VectorFieldError`` and its subclasses say that
-``f`` itself misbehaved. ``StepSizeWarning`` is a warning, not a failure.
+``f`` itself misbehaved. ``StepSizeWarning`` and ``ToleranceWarning`` are warnings, not failures.
 """
 from __future__ import annotations
 
@@ -49,8 +49,18 @@ class NonFiniteState(SolverError):
     result = "non_finite_state"
 
 
+class StepTooLarge(SolverError):
+    """A fixed step too large for the solution: it amplified a decaying mode (beyond the method's
+    stability interval) or stepped across a change faster than itself (a finite-time blow-up, a fast
+    transient), so the states computed from it are wrong. ``err.t`` is where it was noticed."""
+
+    result = "step_too_large"
+
+
 class VectorFieldError(SolverError):
-    """``f`` failed: it raised (the user's exception is ``__cause__``) or returned something unusable."""
+    """``f`` failed: it raised (the user's exception is ``__cause__``) or returned something unusable.
+
+    Also raised when ``jac`` or an event function raises (the message names which)."""
 
     result = "vector_field_error"
 
@@ -70,3 +80,8 @@ class VectorFieldTypeError(VectorFieldError, TypeError):
 
 class StepSizeWarning(UserWarning):
     """A fixed step larger than the span, or beyond the method's stability interval."""
+
+
+class ToleranceWarning(UserWarning):
+    """An ``rtol`` outside the range where it means what it says: below the state's precision (raised
+    to the smallest meaningful value, as scipy does) or above 1 (no correct digit is asked for)."""
