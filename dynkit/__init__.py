@@ -17,13 +17,15 @@ from .solvers import (
     StepSizeUnderflow,
     StepSizeWarning,
     VectorFieldError,
+    odeint,
+    odeint_adjoint,
     solve,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "solve", "Solution", "SolverStats",
+    "solve", "odeint", "odeint_adjoint", "Solution", "SolverStats",
     "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError", "StepSizeWarning",
     "solvers", "symbolic", "theory", "diagnostics", "models", "tasks", "experiments",
 ]
