@@ -225,3 +225,16 @@ def _jsonable(x):
         return str(x)
     raise TypeError(f"data must hold only JSON-serialisable values (numbers, strings, lists, dicts, arrays), "
                     f"got a {type(x).__name__}: {x!r:.80}")
+
+
+def to_pandas(records: list[dict], what: str = "table"):
+    """``records`` (one flat dict per row) as a ``pandas.DataFrame``: the ``to_pandas()`` of dynkit's tables.
+
+    pandas is not a dependency of dynkit: an ImportError names it when it is not installed.
+    """
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(f"{what}.to_pandas() needs pandas, which is not installed (pip install pandas); "
+                          f"the same rows are in {what}.to_dict()") from None
+    return pandas.DataFrame.from_records(records)
