@@ -6,7 +6,7 @@ version. Errors print one line, ``dynkit: error: ...``, unless ``--debug`` (then
 (``dynkit verify --json -``); the human-readable text then goes to standard error.
 
 Exit codes (:data:`EXIT_CODES`): 0 success; 1 a check did not hold (``verify``, ``derive``,
-``report``); 2 a usage error (bad option, argument or input file); 3 the work failed (a solver
+``report``); 2 a usage error (bad option, argument, input or output file); 3 the work failed (a solver
 failure, an error raised while computing, a component missing from the build); 141 the reader of
 standard output closed the pipe (``dynkit derive NAME --latex | head``: no error message).
 
@@ -59,7 +59,7 @@ class CLIError(Exception):
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_FAILED, EXIT_BROKEN_PIPE = 0, 1, 2, 3, 141
 EXIT_CODES = {EXIT_OK: "success", EXIT_CHECK_FAILED: "a check did not hold",
-              EXIT_USAGE: "usage error: a bad option, argument or input file",
+              EXIT_USAGE: "usage error: a bad option, argument, input or output file",
               EXIT_FAILED: "the work failed: a solver failure, an error while computing, a missing component",
               EXIT_BROKEN_PIPE: "the reader of standard output closed the pipe"}
 
@@ -765,6 +765,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"dynkit {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # an output path that cannot be written, an input that cannot be read: usage
+        if args.debug:
+            raise
+        print(f"dynkit {args.command}: error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+              file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("dynkit: interrupted", file=sys.stderr)

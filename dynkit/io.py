@@ -232,6 +232,9 @@ def to_pandas(records: list[dict], what: str = "table"):
 
     pandas is not a dependency of dynkit: an ImportError names it when it is not installed.
     """
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise TypeError(f"records must be a list of dicts (one per row), got {type(records).__name__} "
+                        f"{records!r:.60}")
     try:
         import pandas
     except ImportError:
