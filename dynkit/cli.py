@@ -549,7 +549,8 @@ def _print_rich_table(table) -> bool:
         ours = "–" if record["mean"] is None else f"{record['mean']:.3g}"
         if record["ci_low"] is not None and record["ci_high"] is not None:
             ours += f" [{record['ci_low']:.3g}, {record['ci_high']:.3g}]"
-        cells = {**record, "ours": ours, "verdict": record["verdict"] + (f" ({record['note']})" if record["note"] else "")}
+        verdict = record["verdict"] + (f" ({record['note']})" if record["note"] else "")
+        cells = {**record, "ours": ours, "verdict": verdict}
         out.add_row(*(str(cells[name]) for name in LEDGER_TABLE_COLUMNS))
     Console(soft_wrap=False).print(out)
     return True

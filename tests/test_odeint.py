@@ -168,7 +168,8 @@ def test_adjoint_refuses_a_plain_function_without_adjoint_params(impl):
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 @pytest.mark.parametrize("adjoint", [False, True], ids=["autograd", "adjoint"])
 def test_tuple_state_harmonic_oscillator_and_its_gradient(impl, adjoint):
-    """(x, v)' = (v, -k x) as a tuple of a (1,)- and a (1, 1)-shaped tensor; x = x0 cos(√k t) + v0/√k sin(√k t)."""
+    """(x, v)' = (v, -k x) as a tuple of a (1,)- and a (1, 1)-shaped tensor;
+    x = x0 cos(√k t) + v0/√k sin(√k t)."""
     odeint = IMPLEMENTATIONS[impl][int(adjoint)]
     k = torch.tensor(4.0, **F64, requires_grad=True)
     x0, v0 = torch.tensor([1.0], **F64), torch.tensor([[0.5]], **F64)
@@ -213,6 +214,32 @@ def test_event_of_a_falling_body(impl, reverse):
     # torchdiffeq bisects to atol (1e-9) on its interpolant; the solution is a quadratic, exact for both
     assert float(event_t) == pytest.approx(sign * t_hit, abs=1e-7)
     assert abs(float(sol[1, 0])) <= 1e-6
+
+
+class Falling(nn.Module):
+    def __init__(self, g: float):
+        super().__init__()
+        self.g = nn.Parameter(torch.tensor(g, **F64))
+
+    def forward(self, t, y):
+        return torch.stack([y[1], -self.g * torch.ones_like(y[0])])
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("adjoint", [False, True], ids=["autograd", "adjoint"])
+def test_gradients_of_the_state_at_an_event(impl, adjoint):
+    """The state at the event, differentiated with the event time held fixed (the event time carries no
+    gradient in odeint): h = h0 + v0 T - g T^2/2, v = v0 - g T, so d(h + v)/d(h0, v0, g) = (1, T + 1, -T^2/2 - T)."""
+    odeint = IMPLEMENTATIONS[impl][int(adjoint)]
+    func = Falling(9.81)
+    y0 = torch.tensor([10.0, 2.0], **F64, requires_grad=True)
+    event_t, sol = odeint(func, y0, torch.tensor([0.0, 1.0], **F64), event_fn=lambda s, y: y[0], rtol=1e-10,
+                          atol=1e-12)
+    sol[1].sum().backward()
+    T = float(event_t)
+    assert T == pytest.approx((2 + math.sqrt(4 + 2 * 9.81 * 10)) / 9.81, abs=1e-8)
+    assert y0.grad.tolist() == pytest.approx([1.0, T + 1.0], abs=1e-7)
+    assert float(func.g.grad) == pytest.approx(-T * T / 2 - T, abs=1e-7)
 
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)

@@ -297,7 +297,8 @@ class _Runner:
             params, spec = adjoint
             b_name, b_adaptive = _resolve_method(spec["method"])
             b_options = _resolve_options(spec["options"], b_adaptive, b_name)
-            self.backward = {"method": b_name, "rtol": spec["rtol"], "atol": state.tolerance(spec["atol"], "adjoint_atol")}
+            self.backward = {"method": b_name, "rtol": spec["rtol"],
+                             "atol": state.tolerance(spec["atol"], "adjoint_atol")}
             b_step = b_options.get("step_size" if not b_adaptive else "first_step")
             self.backward_step = None if b_step is None else float(b_step)
 

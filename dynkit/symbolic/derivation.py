@@ -269,7 +269,7 @@ class Derivation:
         return equivalent(self.result, stated)
 
     def to_latex(self) -> str:
-        r"""A LaTeX fragment that compiles in any document loading ``amsmath`` and ``amssymb`` (``dynkit derive --latex``).
+        r"""A LaTeX fragment that compiles with ``amsmath`` and ``amssymb`` loaded (``dynkit derive --latex``).
 
         A ``\subsection*`` with the title, the source, the steps as an ``enumerate`` (each equation in
         ``\[ \begin{aligned} ... \end{aligned} \]``), the result, the paper's form and the check. Text
