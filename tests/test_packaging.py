@@ -49,6 +49,46 @@ def test_wheel_core_dependencies_carry_no_doc_toolchain(wheel_metadata):
     assert {"sphinx", "sphinx-mathjax-offline", "rich"} <= set(extras)
 
 
+def core_closure(requirements: list[str]) -> dict[str, str | None]:
+    """Every distribution a core install pulls in (``requirements`` and theirs, extras off), name -> installed
+    version, resolved against this environment's metadata (None: not installed here)."""
+    import importlib.metadata as metadata
+
+    from packaging.requirements import Requirement
+
+    seen: dict[str, str | None] = {}
+    todo = [Requirement(r) for r in requirements]
+    while todo:
+        req = todo.pop()
+        name = re.sub(r"[-_.]+", "-", req.name).lower()
+        if name in seen or (req.marker is not None and not req.marker.evaluate({"extra": ""})):
+            continue
+        try:
+            dist = metadata.distribution(req.name)
+        except metadata.PackageNotFoundError:
+            seen[name] = None
+            continue
+        seen[name] = dist.version
+        todo += [Requirement(r) for r in dist.requires or []]
+    return seen
+
+
+def test_a_core_install_pulls_no_doc_toolchain(wheel_metadata):
+    """The whole dependency tree of ``pip install dynkit`` (no extras), as installed here: no Sphinx, docutils,
+    Jupyter. (The issue counted 69 packages, 20 of them the Sphinx stack, when MathJax came from the core.)"""
+    metadata, _ = wheel_metadata
+    requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    closure = core_closure([r for r in requires if "extra ==" not in r])
+    assert None not in closure.values(), [n for n, v in closure.items() if v is None]
+    doc_stack = re.compile(r"^(sphinx.*|docutils|alabaster|babel|imagesize|snowballstemmer|furo|myst-.*|jupyter.*|"
+                           r"nbformat|ipykernel|pygments|rich)$")
+    assert not [name for name in closure if doc_stack.match(name)], sorted(closure)
+    assert len(closure) <= 40, sorted(closure)  # 30 measured (torch, scipy, matplotlib, sklearn and theirs)
+    # planted: the docs extra's tree does hold the Sphinx stack
+    docs = core_closure([r.split(";")[0] for r in requires if 'extra == "docs"' in r])
+    assert [name for name in docs if doc_stack.match(name)]
+
+
 def test_planted_sphinx_in_core_is_caught():
     """The check above is not vacuous: a Sphinx requirement in the core list matches NOT_IN_CORE."""
     assert NOT_IN_CORE.match(_requirement_name("sphinx-mathjax-offline>=0.0.2"))
