@@ -648,13 +648,12 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--markdown", action="store_true", help="render as Markdown (the default)")
 
     spec_help = ("the ODE: FILE.py, FILE.py:NAME, MODULE or MODULE:NAME providing f(t, y), y0 and t "
-                 "(a module with those names, a mapping, or a function returning a mapping); FILE.py is run, "
-                 "MODULE imported, with your privileges")
+                 "(a module with those names, a mapping, or a function returning a mapping)")
     methods = _method_names()
     for name, fn, help in (("solve", cmd_solve, "integrate an ODE given in a Python file or module and print stats"),
                            ("stiffness", cmd_stiffness, "stiffness report of an ODE given in a Python file or module")):
         p = add(name, fn, help, help + ". " + spec_help[0].upper() + spec_help[1:] + ". " + USER_CODE_WARNING)
-        p.add_argument("spec", metavar="SPEC", help=spec_help)
+        p.add_argument("spec", metavar="SPEC", help=spec_help + "; FILE.py runs with your privileges")
         p.add_argument("--param", type=parse_param, action="append", default=[], metavar="NAME=VALUE",
                        help="set a parameter of the problem (repeatable), e.g. --param mu=1000")
         p.add_argument("--t", type=_csv(float, "times"), metavar="T0,T1[,...]",

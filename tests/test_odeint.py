@@ -236,7 +236,7 @@ def test_gradients_of_the_state_at_an_event(impl, adjoint):
     event_t, sol = odeint(func, y0, torch.tensor([0.0, 1.0], **F64), event_fn=lambda s, y: y[0], rtol=1e-10,
                           atol=1e-12)
     sol[1].sum().backward()
-    T = float(event_t)
+    T = float(event_t.detach())
     assert T == pytest.approx((2 + math.sqrt(4 + 2 * 9.81 * 10)) / 9.81, abs=1e-8)
     assert y0.grad.tolist() == pytest.approx([1.0, T + 1.0], abs=1e-7)
     assert float(func.g.grad) == pytest.approx(-T * T / 2 - T, abs=1e-7)
@@ -328,6 +328,19 @@ def test_adjoint_backward_settings_are_used():
         (grad,) = torch.autograd.grad((ys * weights).sum(), func.W)
         errors.append(float((grad - ref).norm() / ref.norm()))
     assert errors[0] <= 1e-7 < errors[1] <= 1e-1
+
+
+def test_time_gradients_come_from_odeint_adjoint_and_odeint_refuses_them():
+    """dL/dt for y' = A y, L = sum y(t_2): dL/dt_2 = sum A y(t_2) = -dL/dt_0 (the closed form's), dL/dt_1 = 0.
+    torchdiffeq.odeint differentiates t through its steps; dynkit.odeint cannot and says so."""
+    t = torch.tensor([0.0, 1.0, 2.0], **F64, requires_grad=True)
+    ys = dk.odeint_adjoint(lambda s, y: A @ y, Y0, t, rtol=1e-10, atol=1e-12, adjoint_params=())
+    (grad,) = torch.autograd.grad(ys[-1].sum(), t)
+    expected = float((A @ linear_exact(t.detach())[-1]).sum())
+    assert grad.tolist() == pytest.approx([-expected, 0.0, expected], abs=1e-8)
+    with pytest.raises(ValueError, match="odeint_adjoint"):
+        dk.odeint(lambda s, y: A @ y, Y0, t)
+    assert dk.odeint(lambda s, y: A @ y, Y0, t.detach()).shape == (3, 2)
 
 
 def test_dk_solve_adjoint_refuses_a_plain_function_without_adjoint_params():

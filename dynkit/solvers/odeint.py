@@ -343,6 +343,10 @@ def _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint):
         ys = torch.stack([state.flat, y_event])
         return event_t, state.unflatten(ys, (2,))
 
+    if adjoint is None and t.requires_grad and torch.is_grad_enabled():
+        # dk.solve differentiates through the steps, not the output times: t.grad would stay None silently
+        raise ValueError("t requires grad, but dynkit.odeint (autograd through the steps) gives no gradient with "
+                         "respect to the output times; use dynkit.odeint_adjoint, which does, or pass t.detach()")
     if adaptive:
         first = options.get("first_step")
         ys = run(f, state.flat, t, None if first is None else direction * float(first))
