@@ -262,9 +262,10 @@ def test_dynkit_and_torchdiffeq_dopri5_agree_on_a_neural_field():
     net = nn.Sequential(nn.Linear(3, 16), nn.Tanh(), nn.Linear(16, 3)).double()
     y0 = torch.randn(4, 3, **F64)
     t = torch.linspace(0.0, 1.0, 5, **F64)
-    a = dk.odeint(lambda s, y: net(y), y0, t)
-    b = torchdiffeq.odeint(lambda s, y: net(y), y0, t)
-    assert float((a - b).abs().max()) <= 1e-6  # measured ~1e-8 (rtol 1e-7, atol 1e-9)
+    with torch.no_grad():
+        a = dk.odeint(lambda s, y: net(y), y0, t)
+        b = torchdiffeq.odeint(lambda s, y: net(y), y0, t)
+    assert float((a - b).abs().max()) <= 1e-6  # measured 1.1e-7 (rtol 1e-7, atol 1e-9)
 
 
 @pytest.mark.parametrize("method, match", [
