@@ -24,6 +24,7 @@ fixed-step methods take ``step_size``, ``grid_constructor(func, y0, t) -> grid``
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any, Callable
 
@@ -454,7 +455,7 @@ def _until_event(f, event_fn, state: _State, t, t_np, step, run):
     start, span, y, steps = float(t_np[0]), float(t_np[1] - t_np[0]), state.flat, 0
     grad_free = run.adjoint is not None  # the adjoint re-solves [t0, event_t] with gradients below
     for _ in range(EVENT_HORIZONS):
-        with torch.no_grad() if grad_free else torch.enable_grad():
+        with torch.no_grad() if grad_free else contextlib.nullcontext():  # else: the caller's grad mode
             sol = solve(f, y.detach() if grad_free else y, [start, start + span], method=name, rtol=run.rtol,
                         atol=run.atol, step_size=step, max_steps=max_steps - steps, events=combined)
         steps += sol.stats.n_steps
