@@ -374,8 +374,6 @@ def _problem(args) -> dict:
     return problem
 
 
-STIFFNESS_MAX_STEPS = 20_000
-"""``dynkit stiffness``'s default ``--max-steps`` (that of :func:`dynkit.diagnostics.stiffness_report`)."""
 STIFFNESS_ROUNDS = (250, 2000)
 """Step budgets of the first attempts of ``dynkit stiffness`` (each step of them analysed: at most
 ``max_jacobians`` = 2000), before the whole ``--max-steps``."""
@@ -388,7 +386,9 @@ def cmd_stiffness(args) -> int:
     integrates the whole span (up to ``--max-steps``) at once."""
     stiffness_report = require("diagnostics.stiffness_report")
     problem = _problem(args)
-    cap = args.max_steps or STIFFNESS_MAX_STEPS
+    import inspect
+
+    cap = args.max_steps or inspect.signature(stiffness_report).parameters["max_steps"].default
     budgets = [cap] if args.to_end else [n for n in STIFFNESS_ROUNDS if n < cap] + [cap]
     for budget in budgets:
         _progress(args, f"stiffness: solving with {args.method}, at most {budget} steps ...")
