@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# torch first, alone: the CPU wheel 2.13.0 then satisfies every torch range below.
 	$(PIP) install -q -c constraints.txt torch==2.13.0
-	$(PIP) install -q -c constraints.txt -e ".[dev,docs,timeseries]"
+	$(PIP) install -q -c constraints.txt -e ".[dev,docs,timeseries,cli]"
 	# test-only peer; --no-deps because its declared needs would pull a CUDA torchvision
 	$(PIP) install -q --no-deps momentumnet==0.10
 	touch $(STAMP)

@@ -19,13 +19,15 @@ from .solvers import (
     StepTooLarge,
     ToleranceWarning,
     VectorFieldError,
+    odeint,
+    odeint_adjoint,
     solve,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "solve", "Solution", "SolverStats",
+    "solve", "odeint", "odeint_adjoint", "Solution", "SolverStats",
     "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError", "StepSizeWarning",
     "StepTooLarge", "ToleranceWarning",
     "solvers", "symbolic", "theory", "diagnostics", "models", "tasks", "experiments",

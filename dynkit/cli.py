@@ -3,9 +3,15 @@
 Every subcommand has ``--help`` (showing each option's default); ``dynkit --version`` prints the
 version. Errors print one line, ``dynkit: error: ...``, unless ``--debug`` (then the traceback).
 ``--quiet`` silences progress output. An output-file option given ``-`` writes to standard output
-(``dynkit verify --json -``); the human-readable text then goes to standard error. Exit codes: 0
-success, 1 a check did not hold (``verify``, ``derive``, ``report --strict``), 2 an error (bad
-option or input, a missing component, a failed solve).
+(``dynkit verify --json -``); the human-readable text then goes to standard error.
+
+Exit codes (:data:`EXIT_CODES`): 0 success; 1 a check did not hold (``verify``, ``derive``,
+``report``); 2 a usage error (bad option, argument, input or output file); 3 the work failed (a solver
+failure, an error raised while computing, a component missing from the build); 141 the reader of
+standard output closed the pipe (``dynkit derive NAME --latex | head``: no error message).
+
+``dynkit solve FILE.py`` and ``dynkit stiffness FILE.py`` *run* ``FILE.py`` (and ``MODULE`` is imported)
+with your privileges, as ``python FILE.py`` would: give them only code you trust.
 
 The ODE of ``dynkit solve`` / ``dynkit stiffness`` (``SPEC``) is ``FILE.py``, ``FILE.py:NAME``,
 ``MODULE`` or ``MODULE:NAME``, resolved to an object that provides ``f``, ``y0`` and ``t``:
@@ -49,6 +55,13 @@ __all__ = ["main", "load_problem", "CLIError"]
 
 class CLIError(Exception):
     """A user error the CLI reports as one line."""
+
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_FAILED, EXIT_BROKEN_PIPE = 0, 1, 2, 3, 141
+EXIT_CODES = {EXIT_OK: "success", EXIT_CHECK_FAILED: "a check did not hold",
+              EXIT_USAGE: "usage error: a bad option, argument, input or output file",
+              EXIT_FAILED: "the work failed: a solver failure, an error while computing, a missing component",
+              EXIT_BROKEN_PIPE: "the reader of standard output closed the pipe"}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -246,7 +259,8 @@ def cmd_verify(args) -> int:
             raise CLIError(f"unknown claim(s) {', '.join(unknown)}; known: {', '.join(known)}")
     _progress(args, f"checking {'all claims' if not args.claims else ', '.join(args.claims)} "
                     f"on {args.instances} instances (seed {args.seed}) ...")
-    table = run_all(n_instances=args.instances, seed=args.seed, claims=args.claims or None)
+    table = run_all(n_instances=args.instances, seed=args.seed, claims=args.claims or None,
+                    progress=not args.quiet)  # a bar on standard error, one step per claim
     _say(args, str(table))
     if not hasattr(table, "summary_lines"):  # a table without its own summary: one line per verdict here
         counts: dict = {}
@@ -313,7 +327,7 @@ def cmd_solve(args) -> int:
     problem = _problem(args)
     opts = _solve_options(args)
     start = time.perf_counter()
-    sol = solve(problem["f"], problem["y0"], problem["t"], **opts)
+    sol = solve(problem["f"], problem["y0"], problem["t"], dense=bool(args.plot), **opts)
     seconds = time.perf_counter() - start
     st = sol.stats
     with np.printoptions(precision=10, suppress=False):
@@ -327,19 +341,42 @@ def cmd_solve(args) -> int:
     _write_json(args.json, {"stats": st.as_dict(), "ts": np.asarray(sol.ts), "ys": np.asarray(sol.ys),
                             "seconds": seconds}, args, {"spec": args.spec, "params": dict(args.param), **opts})
     if args.plot:
-        ts, ys = np.asarray(sol.ts), np.asarray(sol.ys).reshape(len(sol.ts), -1)
-
-        def draw(fig) -> None:
-            ax = fig.subplots()
-            for i in range(ys.shape[1]):
-                ax.plot(ts, ys[:, i], label=f"y[{i}]", marker="o" if len(ts) <= 30 else None, ms=3)
-            ax.set(xlabel="t", ylabel="y", title=f"{args.spec} ({args.method}, nfe {st.nfe})")
-            ax.grid(alpha=0.3)
-            if ys.shape[1] <= 10:
-                ax.legend()
-
-        _write_png(args.plot, draw, args)
+        _write_png(args.plot, lambda fig: _draw_solution(fig, sol, f"{args.spec} ({args.method}, nfe {st.nfe})"),
+                   args)
     return 0
+
+
+PLOT_POINTS = 2000
+"""Dense-output samples of ``solve --plot``, on top of the accepted step ends."""
+
+
+def plot_curve(sol) -> tuple[Any, Any, Any]:
+    """``(t, y, t_steps)`` that ``solve --plot`` draws: the dense output on an even grid of
+    :data:`PLOT_POINTS` times merged with the accepted step ends ``t_steps`` (as scipy's
+    ``t_eval=None`` shows every step), ``y`` shaped ``(len(t), n_components)``."""
+    import numpy as np
+
+    t_steps = np.asarray([sol.dense.t0, *sol.dense.ends])
+    t = np.union1d(np.linspace(t_steps[0], t_steps[-1], PLOT_POINTS), t_steps)
+    if t_steps[-1] < t_steps[0]:
+        t = t[::-1]
+    return t, np.asarray(sol.evaluate(t)).reshape(len(t), -1), t_steps
+
+
+def _draw_solution(fig, sol, title: str) -> None:
+    import numpy as np
+
+    t, y, t_steps = plot_curve(sol)
+    at_steps = np.asarray(sol.evaluate(t_steps)).reshape(len(t_steps), -1)
+    ax = fig.subplots()
+    for i in range(y.shape[1]):
+        (line,) = ax.plot(t, y[:, i], lw=1.2, label=f"y[{i}]")
+        if len(t_steps) <= 400:  # the accepted steps, where they can be told apart
+            ax.plot(t_steps, at_steps[:, i], ".", ms=3, color=line.get_color())
+    ax.set(xlabel="t", ylabel="y", title=f"{title}, {len(t_steps) - 1} steps (dots, when ≤ 400)")
+    ax.grid(alpha=0.3)
+    if y.shape[1] <= 10:
+        ax.legend()
 
 
 def _problem(args) -> dict:
@@ -360,16 +397,39 @@ def _problem(args) -> dict:
     return problem
 
 
+STIFFNESS_ROUNDS = (250, 2000)
+"""Step budgets of the first attempts of ``dynkit stiffness`` (each step of them analysed: at most
+``max_jacobians`` = 2000), before the whole ``--max-steps``."""
+
+
 def cmd_stiffness(args) -> int:
+    """Stiffness report, stopping as soon as the verdict is settled: the solve is stiff once ``min_run``
+    consecutive steps were stability-limited (more steps cannot undo that), or it reached ``t[-1]``.
+    Solves of :data:`STIFFNESS_ROUNDS` steps come first, then the whole ``--max-steps``; ``--to-end``
+    integrates the whole span (up to ``--max-steps``) at once."""
     stiffness_report = require("diagnostics.stiffness_report")
     problem = _problem(args)
-    extra = {} if args.max_steps is None else {"max_steps": args.max_steps}
-    rep = stiffness_report(problem["f"], problem["y0"], problem["t"], method=args.method,
-                           rtol=args.rtol, atol=args.atol, **extra)
+    import inspect
+
+    cap = args.max_steps or inspect.signature(stiffness_report).parameters["max_steps"].default
+    budgets = [cap] if args.to_end else [n for n in STIFFNESS_ROUNDS if n < cap] + [cap]
+    for budget in budgets:
+        _progress(args, f"stiffness: solving with {args.method}, at most {budget} steps ...")
+        rep = stiffness_report(problem["f"], problem["y0"], problem["t"], method=args.method,
+                               rtol=args.rtol, atol=args.atol, max_steps=budget)
+        settled = rep.is_stiff or rep.complete
+        _progress(args, f"stiffness: {rep.n_accepted_steps} steps to t = {rep.t_reached:.6g} of {rep.t_end:.6g}; "
+                        f"longest stability-limited run {rep.longest_run} (stiff at {rep.min_run})"
+                        + ("; verdict settled" if settled else ""))
+        if settled:
+            break
     _say(args, rep.summary())
+    if not rep.complete and rep.is_stiff and budget < cap:
+        _say(args, f"stopped after {budget} steps: the verdict (stiff) is settled; --to-end integrates the "
+                   f"whole span (up to --max-steps {cap})")
     _write_json(args.json, rep.to_dict(), args, {"spec": args.spec, "params": dict(args.param),
                                                  "method": args.method, "rtol": args.rtol, "atol": args.atol,
-                                                 **extra})
+                                                 "max_steps": cap, "to_end": args.to_end, "steps_budget": budget})
     return 0
 
 
@@ -475,15 +535,56 @@ def cmd_run(args) -> int:
 
 
 def cmd_ledger(args) -> int:
-    """``dynkit ledger``: every empirical claim of the papers with our number and its verdict."""
+    """``dynkit ledger``: every empirical claim of the papers with our number and its verdict, as a table
+    fitted to the terminal (rich), or ``--format json|csv|md``."""
     ledger = require("experiments.ledger")
     table = ledger(args.results) if args.results else ledger()
     if args.json:
         from .io import write_json
 
         write_json(args.json, table.to_dict(), command="dynkit " + " ".join(args.argv))
-    print(table.to_markdown())
+    if args.format == "json":
+        json.dump(jsonable(table.to_dict()), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.format == "csv":
+        import csv
+
+        records = table.records()
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(records[0]) if records else [], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
+    elif args.format == "table" and _print_rich_table(table):
+        pass
+    else:
+        print(table.to_markdown())
     return 0
+
+
+LEDGER_TABLE_COLUMNS = ("id", "claim", "paper_figure", "metric", "ours", "n_seeds", "verdict")
+"""The columns of ``dynkit ledger``'s terminal table (``--format csv|json|md`` give every field)."""
+
+
+def _print_rich_table(table) -> bool:
+    """Print the ledger as a rich table wrapped to the terminal's width; False when rich is not installed."""
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        print("dynkit ledger: rich is not installed (pip install 'dynkit[cli]'): printing Markdown", file=sys.stderr)
+        return False
+    out = Table(expand=True, title=f"{len(table.rows)} empirical claims")
+    for name in LEDGER_TABLE_COLUMNS:  # the share of the terminal's width each column wraps into
+        out.add_column("n" if name == "n_seeds" else name.replace("_", " "), overflow="fold",
+                       no_wrap=name == "n_seeds", ratio={"claim": 4, "metric": 3, "id": 3, "n_seeds": 1}.get(name, 2))
+    for record in table.records():
+        ours = "–" if record["mean"] is None else f"{record['mean']:.3g}"
+        if record["ci_low"] is not None and record["ci_high"] is not None:
+            ours += f" [{record['ci_low']:.3g}, {record['ci_high']:.3g}]"
+        verdict = record["verdict"] + (f" ({record['note']})" if record["note"] else "")
+        cells = {**record, "ours": ours, "verdict": verdict}
+        out.add_row(*(str(cells[name]) for name in LEDGER_TABLE_COLUMNS))
+    Console(soft_wrap=False).print(out)
+    return True
 
 
 # --------------------------------------------------------------------------------------------------
@@ -545,6 +646,9 @@ class _HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: {shown})" if text else f"default: {shown}"
 
 
+USER_CODE_WARNING = ("FILE.py is executed (MODULE imported) with your privileges, as `python FILE.py` would run it: "
+                     "give it only code you trust.")
+
 TRAIN_METHODS = ("euler", "midpoint", "rk4", "bosh3", "dopri5")
 """The steppers ``dynkit train`` offers: the dynkit names that the models' default ODE solver
 (torchdiffeq) also implements; the others (``ark3``, ``rkf45``, ...) would fail there."""
@@ -561,7 +665,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dynkit", parents=[common], formatter_class=_HelpFormatter,
         description="Derive, verify, integrate and train momentum-based neural ODEs.",
-        epilog="Run `dynkit COMMAND --help` for a command's options. An output FILE of - means standard output.")
+        epilog="Run `dynkit COMMAND --help` for a command's options. An output FILE of - means standard output. "
+               "Exit codes: " + "; ".join(f"{code} {what}" for code, what in EXIT_CODES.items()) + ".")
     parser.add_argument("--version", action="version", version=f"dynkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -596,8 +701,8 @@ def build_parser() -> argparse.ArgumentParser:
     methods = _method_names()
     for name, fn, help in (("solve", cmd_solve, "integrate an ODE given in a Python file or module and print stats"),
                            ("stiffness", cmd_stiffness, "stiffness report of an ODE given in a Python file or module")):
-        p = add(name, fn, help, help + ". " + spec_help[0].upper() + spec_help[1:] + ".")
-        p.add_argument("spec", metavar="SPEC", help=spec_help)
+        p = add(name, fn, help, help + ". " + spec_help[0].upper() + spec_help[1:] + ". " + USER_CODE_WARNING)
+        p.add_argument("spec", metavar="SPEC", help=spec_help + "; FILE.py runs with your privileges")
         p.add_argument("--param", type=parse_param, action="append", default=[], metavar="NAME=VALUE",
                        help="set a parameter of the problem (repeatable), e.g. --param mu=1000")
         p.add_argument("--t", type=_csv(float, "times"), metavar="T0,T1[,...]",
@@ -615,7 +720,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="maximum number of steps (default: the solver's, 100000)")
         p.add_argument("--json", metavar="FILE", help="also write the result as JSON (- for standard output)")
         if name == "solve":
-            p.add_argument("--plot", metavar="FILE", help="also plot y(t) to a PNG (- for standard output)")
+            p.add_argument("--plot", metavar="FILE", help="also plot y(t) to a PNG (- for standard output): the dense "
+                           "output between the accepted steps, which are dotted")
+        if name == "stiffness":
+            p.add_argument("--to-end", action="store_true",
+                           help="integrate the whole span (up to --max-steps) even once the verdict is settled "
+                                "(default: stop as soon as the solve is stiff, trying 250, then 2000 steps first)")
 
     p = add("nfe-sweep", cmd_nfe_sweep, "NFE vs solver tolerance curves of neural ODE models (JSON + PNG)")
     p.add_argument("--models", type=_csv(str, "model names"), default=["node", "hbnode"],
@@ -670,6 +780,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", default=None,
                    help="folder of <experiment>/results.json (default analysis/results)")
     p.add_argument("--json", metavar="FILE", help="also write the ledger as JSON")
+    p.add_argument("--format", default="table", choices=["table", "json", "csv", "md"],
+                   help="standard output: a table fitted to the terminal (needs rich: pip install 'dynkit[cli]'; "
+                        "Markdown without it), JSON, CSV (one flat row per claim) or Markdown")
     return parser
 
 
@@ -684,22 +797,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.debug = getattr(args, "debug", False)
     args.quiet = getattr(args, "quiet", False)
     args.argv = argv
+    from .solvers import SolverError
+
     try:
-        return args.func(args)
-    except (CLIError, ComponentUnavailable, ValueError, TypeError) as exc:
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _closed_pipe()
+    except SolverError as exc:  # before ValueError: a VectorFieldShapeError is both, and the solve failed
+        if args.debug:
+            raise
+        print(f"dynkit {args.command}: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except (CLIError, ValueError, TypeError) as exc:
         if args.debug:
             raise
         print(f"dynkit {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("dynkit: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # anything else (a solver failure, a training error): still one line
+        return EXIT_USAGE
+    except OSError as exc:  # an output path that cannot be written, an input that cannot be read: usage
         if args.debug:
             raise
         print(f"dynkit {args.command}: error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
               file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("dynkit: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # anything else (a missing component, a training error): still one line
+        if args.debug:
+            raise
+        text = str(exc) if isinstance(exc, ComponentUnavailable) else \
+            f"{type(exc).__name__}: {exc} (run with --debug for the traceback)"
+        print(f"dynkit {args.command}: error: {text}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _closed_pipe() -> int:
+    """The reader of standard output went away (``| head``): stop quietly, as Unix tools do."""
+    import os
+
+    try:  # later writes (and the interpreter's final flush) go nowhere instead of raising again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -215,3 +215,19 @@ def _clean(x: Any, ancestors: frozenset, strict: bool = False, name: str = "x") 
             raise TypeError(f"{name} must hold only JSON-serialisable values (numbers, strings, lists, dicts, "
                             f"arrays), got a {type(x).__name__}: {x!r:.80}") from None
         return str(x)
+
+
+def to_pandas(records: list[dict], what: str = "table"):
+    """``records`` (one flat dict per row) as a ``pandas.DataFrame``: the ``to_pandas()`` of dynkit's tables.
+
+    pandas is not a dependency of dynkit: an ImportError names it when it is not installed.
+    """
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise TypeError(f"records must be a list of dicts (one per row), got {type(records).__name__} "
+                        f"{records!r:.60}")
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(f"{what}.to_pandas() needs pandas, which is not installed (pip install pandas); "
+                          f"the same rows are in {what}.to_dict()") from None
+    return pandas.DataFrame.from_records(records)

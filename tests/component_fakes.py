@@ -113,8 +113,8 @@ CLAIMS = {"fake_true": Claim("fake_true", "FAKE paper", "Prop. 1", "A statement 
 CALLS: list = []  # (function name, kwargs) of every call to a fake, for wiring assertions
 
 
-def run_all(n_instances: int = 1000, seed: int = 0, claims=None) -> ClaimTable:
-    CALLS.append(("run_all", {"n_instances": n_instances, "seed": seed, "claims": claims}))
+def run_all(n_instances: int = 1000, seed: int = 0, claims=None, *, progress: bool = False) -> ClaimTable:
+    CALLS.append(("run_all", {"n_instances": n_instances, "seed": seed, "claims": claims, "progress": progress}))
     ids = list(CLAIMS) if claims is None else list(claims)
     return ClaimTable([CLAIMS[c].run(n_instances, seed) for c in ids])
 
@@ -127,6 +127,12 @@ class StiffnessReport:
     times: list
     eigenvalues: list
     stats: dict
+    complete: bool = True
+    n_accepted_steps: int = 1
+    t_reached: float = 0.0
+    t_end: float = 0.0
+    longest_run: int = 0
+    min_run: int = 15
 
     def summary(self) -> str:
         return f"FAKE stiffness: stiff={self.is_stiff} ratio={self.stiffness_ratio:g}"
@@ -138,7 +144,8 @@ class StiffnessReport:
 def stiffness_report(f, y0, t, method="dopri5", rtol=1e-6, atol=1e-9, max_steps=100_000) -> StiffnessReport:
     CALLS.append(("stiffness_report", {"method": method, "rtol": rtol, "atol": atol, "max_steps": max_steps}))
     dy = np.asarray(f(float(t[0]), np.asarray(y0, float)))  # call the user's f once: the wiring is real
-    return StiffnessReport(False, 1.0, [float(t[0]), float(t[-1])], [dy.tolist()], {"nfe": 1})
+    return StiffnessReport(False, 1.0, [float(t[0]), float(t[-1])], [dy.tolist()], {"nfe": 1},
+                           t_reached=float(t[-1]), t_end=float(t[-1]))
 
 
 def _plot_png(path) -> None:

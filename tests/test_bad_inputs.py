@@ -690,9 +690,12 @@ def _io(tmp: Path):
         write_json()
         write_json_nan()
 
+    def to_pandas():
+        fuzz("to_pandas", "records", dk.io.to_pandas, st.sampled_from([None, 3, "rows", [1, 2], {"a": 1}]))
+
     return {"atomic_write": atomic_write, "write_json": write_json_all, "save_figure": save_figure,
             "check_writable_dir": check_writable, "remove_orphan_temporaries": orphans, "versions": versions,
-            "jsonable": jsonable}
+            "jsonable": jsonable, "to_pandas": to_pandas}
 
 
 # --------------------------------------------------------------------------------------------------

@@ -122,7 +122,7 @@ def test_the_time_gradient_at_t0_has_its_minus_sign():
     """A planted sign error in dL/dt0 (a distinct term of the adjoint) is caught by the closed form."""
     A, y0, t = _linear_problem()
     t_ = t.clone().requires_grad_(True)
-    sol = dk.solve(lambda s, y: A @ y, y0, t_, adjoint=True, rtol=1e-10, atol=1e-10)
+    sol = dk.solve(lambda s, y: A @ y, y0, t_, adjoint=True, adjoint_params=(), rtol=1e-10, atol=1e-10)
     grad_t = torch.autograd.grad(sol.ys[-1].sum(), t_)[0]
     # y_N depends on t_N - t_0 only: dL/dt_0 = -dL/dt_N, and dL/dt_1 = 0 (no loss on y_1)
     assert abs(float(grad_t[0] + grad_t[2])) <= 1e-8 * abs(float(grad_t[2]))
@@ -168,6 +168,8 @@ def test_float32_gradients_flow_to_float32_parameters():
     (dict(adjoint_params=[torch.ones(1)]), ValueError, "adjoint_params"),
     (dict(adjoint=True, adjoint_params=[1.0]), TypeError, "adjoint_params"),
     (dict(adjoint="yes"), TypeError, "adjoint"),
+    # a plain function's tensors are invisible to the adjoint: refused, not silently left without gradients
+    (dict(adjoint=True), ValueError, "adjoint_params"),
 ])
 def test_bad_adjoint_arguments(kwargs, error, match):
     y0 = kwargs.pop("y0", torch.ones(1, dtype=torch.float64))

@@ -147,6 +147,12 @@ class WorkPrecisionTable:
     def to_dict(self) -> dict:
         return {"rows": [dict(r) for r in self.rows], "problems": dict(self.problems)}
 
+    def to_pandas(self):
+        """The rows (problem, solver, tol, error, nfe, seconds) as a ``pandas.DataFrame``; needs pandas."""
+        from ..io import to_pandas
+
+        return to_pandas([dict(r) for r in self.rows], "WorkPrecisionTable")
+
     def plot(self, path):
         """Error against NFE, log-log, one panel per problem; written atomically to ``path``."""
         import matplotlib.pyplot as plt  # no matplotlib.use(): the caller's backend (Jupyter, a script) is kept

@@ -165,6 +165,24 @@ class Ledger:
     def verdict_counts(self) -> dict[str, int]:
         return {v: sum(r.verdict == v for r in self.rows) for v in VERDICTS}
 
+    def records(self) -> list[dict]:
+        """One flat dict per row (our number split into ``mean``, ``ci_low``, ``ci_high``, ``n_seeds``):
+        the rows of ``dynkit ledger --format csv`` and of :meth:`to_pandas`."""
+        out = []
+        for r in self.rows:
+            d = r.to_dict()
+            ours = d.pop("ours")
+            d.update({k: ours.get(k) for k in ("mean", "ci_low", "ci_high", "n_seeds")})
+            out.append({k: d[k] for k in ("id", "paper", "claim", "paper_figure", "experiment", "metric", "mean",
+                                          "ci_low", "ci_high", "n_seeds", "scale", "verdict", "rule", "note")})
+        return out
+
+    def to_pandas(self):
+        """The ledger as a ``pandas.DataFrame`` (one row per claim, :meth:`records`); needs pandas."""
+        from ..io import to_pandas
+
+        return to_pandas(self.records(), "Ledger")
+
     def to_markdown(self) -> str:
         lines = ["| id | paper | claim | paper figure | experiment | metric | ours (mean [95% CI], seeds) | scale "
                  "| verdict |", "|" + " --- |" * 9]

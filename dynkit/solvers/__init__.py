@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from .auto import AUTO, AutoSwitching
 from .ark import ARK3, ARK4, TwoStepRK
 from .engine import Solution, SolverStats, solve
+from .odeint import odeint, odeint_adjoint
 from .rosenbrock import RODAS4, ROSENBROCK23, RosenbrockTableau
 from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, StepSizeWarning,
                      StepTooLarge, ToleranceWarning, VectorFieldError, VectorFieldShapeError,
@@ -71,7 +72,7 @@ METHODS: dict[str, MethodInfo] = {info.name: info for info in (
 )}
 
 __all__ = [
-    "solve", "Solution", "SolverStats", "METHODS", "MethodInfo", "RungeKuttaTableau", "TwoStepRK",
+    "solve", "odeint", "odeint_adjoint", "Solution", "SolverStats", "METHODS", "MethodInfo", "RungeKuttaTableau", "TwoStepRK",
     "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError",
     "VectorFieldShapeError", "VectorFieldTypeError", "StepSizeWarning", "StepTooLarge", "ToleranceWarning",
     "RosenbrockTableau", "ROSENBROCK23", "RODAS4", "AutoSwitching", "AUTO",

@@ -71,7 +71,7 @@ def validated_adjoint_call(f: Callable, y0: Any, t: Any, adjoint: Any, adjoint_p
 
 
 def solve_adjoint(f: Callable, y0: Any, t: Any, *, adjoint_params: Sequence[Any] | None = None,
-                  **options) -> AdjointSolution:
+                  backward_options: dict | None = None, **options) -> AdjointSolution:
     """:func:`dynkit.solve` with gradients by the continuous adjoint (called by ``solve(..., adjoint=True)``).
 
     Parameters
@@ -84,7 +84,11 @@ def solve_adjoint(f: Callable, y0: Any, t: Any, *, adjoint_params: Sequence[Any]
         Output times; a tensor that requires grad receives ``∂L/∂t``.
     adjoint_params : sequence of tensors, optional
         The tensors ``f`` depends on that should receive gradients (replaces the module's parameters;
-        required when ``f`` is a plain function closing over tensors).
+        required when ``f`` is not an ``nn.Module``: ``()`` when only ``y0`` and ``t`` need gradients).
+    backward_options : dict, optional
+        ``method``, ``rtol``, ``atol``, ``step_size`` (signed as the forward step) of the backward
+        solves where they differ from the forward's (torchdiffeq's ``adjoint_rtol``, ... in
+        :func:`dynkit.odeint_adjoint`).
     **options
         ``method``, ``rtol``, ``atol``, ``step_size``, ``first_step``, ``max_steps``, ``throw``: used by the forward
         solve and, with the step reversed, by every backward solve.
@@ -95,7 +99,12 @@ def solve_adjoint(f: Callable, y0: Any, t: Any, *, adjoint_params: Sequence[Any]
         raise ValueError(f"adjoint=True needs a torch tensor y0 (numpy solves have no autograd), "
                          f"got {type(y0).__name__}")
     if adjoint_params is None:
-        params = tuple(p for p in f.parameters() if p.requires_grad) if isinstance(f, torch.nn.Module) else ()
+        if not isinstance(f, torch.nn.Module):
+            # A plain function's tensors are invisible here: their gradients would silently stay None.
+            raise ValueError(f"adjoint=True with f that is not an nn.Module needs adjoint_params, the tensors f "
+                             f"uses that should receive gradients (adjoint_params=() when only y0 and t need "
+                             f"them); got f={getattr(f, '__qualname__', type(f).__name__)} and adjoint_params=None")
+        params = tuple(p for p in f.parameters() if p.requires_grad)
     else:
         if isinstance(adjoint_params, torch.Tensor):
             adjoint_params = (adjoint_params,)
@@ -105,7 +114,7 @@ def solve_adjoint(f: Callable, y0: Any, t: Any, *, adjoint_params: Sequence[Any]
             raise TypeError(f"adjoint_params must be a sequence of torch tensors, got elements of type {bad}")
     t_in = t if is_torch(t) else torch.as_tensor(np.asarray(t, dtype=np.float64), dtype=y0.dtype,
                                                  device=y0.device)
-    holder: dict = {}
+    holder: dict = {"backward_options": dict(backward_options or {})}
     ys = _AdjointFunction.apply(f, options, holder, y0, t_in, *params)
     forward = holder["solution"]
     values = {fl.name: getattr(forward, fl.name) for fl in fields(forward)}
@@ -166,7 +175,8 @@ def _make_function():
             t, ys, *params = ctx.saved_tensors
             f, stats = ctx.f, ctx.holder.get("backward_stats") or BackwardStats()
             ctx.holder["backward_stats"] = stats
-            grads = _backward_pass(f, ys, t, params, grad_ys, ctx.options, ctx.forward_solution,
+            options = {**ctx.options, **ctx.holder["backward_options"]}
+            grads = _backward_pass(f, ys, t, params, grad_ys, options, ctx.forward_solution,
                                    stats, need_t=ctx.needs_input_grad[4])
             grad_y0, grad_t, grad_params = grads
             return (None, None, None, grad_y0, grad_t, *grad_params)

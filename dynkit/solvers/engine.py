@@ -779,7 +779,7 @@ def solve(
         ``backward_stats`` count the backward pass.
     adjoint_params : sequence of tensors, optional
         With ``adjoint=True``: the tensors ``f`` depends on that receive gradients (default: the
-        parameters of ``f`` when it is an ``nn.Module``).
+        parameters of ``f`` when it is an ``nn.Module``; required otherwise, ``()`` for none).
     per_sample : bool
         Error control per sample: the leading axis of ``y0`` indexes independent samples, the RMS is
         taken within each sample and a step is accepted only if every sample's error is within

@@ -67,6 +67,27 @@ def _reject_booleans(obj, where: str) -> None:
             _reject_booleans(v, f"{where}[{i}]")
 
 
+# Text-mode LaTeX for the characters that are special (or, with the default fonts, missing) there.
+_TEXT_SPECIALS = {"&": r"\&", "%": r"\%", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}", "$": r"\$",
+                  "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "\\": r"\textbackslash{}",
+                  "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+_UNICODE_MATH = {"α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "δ": r"\delta", "ε": r"\varepsilon",
+                 "η": r"\eta", "θ": r"\theta", "λ": r"\lambda", "μ": r"\mu", "ξ": r"\xi", "π": r"\pi",
+                 "ρ": r"\rho", "σ": r"\sigma", "τ": r"\tau", "φ": r"\phi", "ψ": r"\psi", "ω": r"\omega",
+                 "Γ": r"\Gamma", "Δ": r"\Delta", "Θ": r"\Theta", "Λ": r"\Lambda", "Σ": r"\Sigma",
+                 "Φ": r"\Phi", "Ψ": r"\Psi", "Ω": r"\Omega", "→": r"\to", "≤": r"\le", "≥": r"\ge",
+                 "≈": r"\approx", "∂": r"\partial", "∇": r"\nabla", "√": r"\surd", "·": r"\cdot",
+                 "×": r"\times", "−": "-", "∞": r"\infty", "∈": r"\in"}
+
+
+def latex_text(sentence: str) -> str:
+    """``sentence`` as LaTeX text: its ``$...$`` math spans kept, everything else escaped."""
+    parts = re.split(r"(\$[^$]+\$)", sentence)
+    return "".join(part if i % 2 else "".join(
+        _TEXT_SPECIALS.get(c) or (f"${_UNICODE_MATH[c]}$" if c in _UNICODE_MATH else c) for c in part)
+        for i, part in enumerate(parts))
+
+
 def _text_escape(text: str) -> str:
     """``text`` safe inside ``\\text{...}``."""
     return re.sub(r"([_&%#$\\{}])", r"\\\1", text)
@@ -248,22 +269,36 @@ class Derivation:
         return equivalent(self.result, stated)
 
     def to_latex(self) -> str:
-        """A LaTeX fragment: text steps and ``aligned`` equations, for MathJax/Sphinx pages."""
-        out = [rf"\textbf{{{self.title}}} ({self.paper}, {self.equation})", ""]
-        for i, step in enumerate(self.steps, 1):
-            out.append(rf"{i}. {step.text}")
-            if step.expr is not None:
-                out.append(f"$${to_latex(step.expr)}$$")
+        r"""A LaTeX fragment that compiles with ``amsmath`` and ``amssymb`` loaded (``dynkit derive --latex``).
+
+        A ``\subsection*`` with the title, the source, the steps as an ``enumerate`` (each equation in
+        ``\[ \begin{aligned} ... \end{aligned} \]``), the result, the paper's form and the check. Text
+        is escaped for LaTeX (``_``, ``^``, ``&``, ... and Greek letters outside ``$...$``); the math
+        spans of the sentences are kept.
+        """
         labels = self.extra.get("labels", {})
-        out.append("Result:")
-        out.append(f"$${to_latex(self.result, labels)}$$")
-        out.append("Stated in the paper:")
-        out.append(f"$${to_latex(self.stated, labels)}$$")
-        out.append(rf"Check (\texttt{{simplify(derived - stated) == 0}}): "
-                   rf"{'passed' if self.check_passed else 'FAILED'}.")
+
+        def display(obj, labels=None) -> list[str]:
+            body = to_latex(obj, labels)
+            return [rf"\[ {body} \]"] if body else []
+
+        out = [f"% dynkit derivation {self.name}: a LaTeX fragment (needs \\usepackage{{amsmath,amssymb}})",
+               rf"\subsection*{{{latex_text(self.title)}}}",
+               rf"\noindent\emph{{{latex_text(self.paper)}, {latex_text(self.equation)}}}"]
+        if self.steps:
+            out.append(r"\begin{enumerate}")
+            for step in self.steps:
+                out.append(rf"\item {latex_text(step.text)}")
+                if step.expr is not None:
+                    out += display(step.expr)
+            out.append(r"\end{enumerate}")
+        out += [r"\paragraph{Result.}", *display(self.result, labels),
+                r"\paragraph{Stated in the paper.}", *display(self.stated, labels),
+                rf"\paragraph{{Check.}} \texttt{{simplify(derived - stated) == 0}}: "
+                rf"{'passed' if self.check_passed else 'FAILED'}."]
         if self.notes:
-            out.append(self.notes)
-        return "\n\n".join(out) + "\n"
+            out.append(rf"\paragraph{{Note.}} {latex_text(self.notes)}")
+        return "\n".join(out) + "\n"
 
     def to_markdown(self) -> str:
         """Markdown with ``$$ ... $$`` display math."""

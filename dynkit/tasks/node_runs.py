@@ -113,6 +113,7 @@ def batches_of(x: torch.Tensor, y: torch.Tensor, batch_size: int):
         for i in range(0, len(y), batch_size):
             idx = order[i:i + batch_size]
             yield x[idx], y[idx]
+    batches.batches_per_epoch = -(-len(y) // batch_size)  # the progress bar's total (fit)
     return batches
 
 

@@ -398,13 +398,18 @@ def fit(
         bar = tqdm(total=epochs, initial=start, desc=description, unit="epoch", dynamic_ncols=True)
         if start:
             bar.write(f"{description}: resumed from {ckpt} after epoch {start} of {epochs}")
+    # The per-epoch bar's total: len() of the epoch's batches, else batches.batches_per_epoch, else the
+    # count of the previous epoch (epochs of one run have the same number of batches).
+    per_epoch = getattr(batches, "batches_per_epoch", None)
     for epoch in range(start, epochs):
         model.train()
         sums: dict[str, float] = {}
         n_batches = 0
         iterator = batches(epoch_generator(seed, epoch))
         if progress:
-            iterator = tqdm(iterator, desc=f"epoch {epoch + 1}/{epochs}", leave=False, dynamic_ncols=True)
+            total = len(iterator) if hasattr(iterator, "__len__") else per_epoch
+            iterator = tqdm(iterator, total=total, desc=f"epoch {epoch + 1}/{epochs}", unit="batch", leave=False,
+                            dynamic_ncols=True)
         for n_batches, batch in enumerate(iterator, start=1):
             try:
                 optimizer.zero_grad(set_to_none=True)
@@ -436,10 +441,14 @@ def fit(
         history.epochs.append(record)
         if ckpt is not None:
             save_checkpoint(ckpt, model, optimizer, epoch, history, scheduler=scheduler, manifest=options)
+        per_epoch = n_batches
         if bar is not None:
             bar.set_postfix({k: f"{v:.4g}" for k, v in record.items() if k in ("train_loss", "test_acc", "test_loss")},
                             refresh=False)
-            bar.update()
+            if epoch + 1 < epochs:
+                bar.update()
+            else:  # counted without drawing: close() draws the final bar, once
+                bar.n = epochs
     if bar is not None:
         bar.close()
     return history

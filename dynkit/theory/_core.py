@@ -267,6 +267,12 @@ class ClaimTable:
                     verdict_counts=self.verdict_counts(),
                     regressions=[row.claim for row in self.regressions])
 
+    def to_pandas(self):
+        """The rows as a ``pandas.DataFrame`` (one row per claim, the fields of ``ClaimRow.to_dict``); needs pandas."""
+        from ..io import to_pandas
+
+        return to_pandas([row.to_dict() for row in self.rows], "ClaimTable")
+
     _HEAD = ("claim", "verdict", "paper", "equation", "instances", "held", "worst residual", "tolerance",
              "seconds")
 

@@ -1,0 +1,472 @@
+"""torchdiffeq's ``odeint`` / ``odeint_adjoint`` calling conventions, on top of :func:`dynkit.solve`.
+
+A torchdiffeq user switches by changing one import::
+
+    from dynkit import odeint, odeint_adjoint     # was: from torchdiffeq import odeint, odeint_adjoint
+
+Same signature, defaults (``rtol=1e-7``, ``atol=1e-9``, ``method="dopri5"``), tuple states, ``options``,
+``event_fn`` returning ``(event_t, solution)`` and return values (a tensor, or a tuple of tensors, of
+shape ``(len(t), *y0.shape)``). Every integration is a :func:`dynkit.solve` call (no second engine);
+what differs from torchdiffeq is listed in the docs page "Coming from torchdiffeq"
+(``docs/guide/torchdiffeq.md``).
+
+Method names (:data:`TORCHDIFFEQ_METHODS`): ``dopri5``, ``bosh3``, ``euler``, ``midpoint``, ``rk4``,
+``heun2`` (dynkit's ``heun``) and ``dopri8`` (dynkit's ``dop853``: Dormand–Prince of order 8 with
+another error estimator) map to dynkit's methods; the names in :data:`NO_EQUIVALENT` raise a
+ValueError that names the nearest dynkit method; any name of :data:`dynkit.solvers.METHODS` (``tsit5``,
+``rodas4``, ``auto``, ...) is accepted as well.
+
+Options: adaptive methods take ``first_step`` (dynkit's ``step_size`` of an adaptive method),
+``max_num_steps`` (``max_steps``) and ``dtype`` (ignored: dynkit's times are always float64);
+fixed-step methods take ``step_size``, ``grid_constructor(func, y0, t) -> grid``, ``perturb`` (evaluate
+``func`` just inside each step at its ends, for a ``func`` discontinuous at grid points) and
+``interp="cubic"``. Any other option raises a ValueError naming it.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from .adjoint import solve_adjoint
+from .ark import TwoStepRK
+from .engine import solve
+from .errors import MaxStepsExceeded
+
+__all__ = ["odeint", "odeint_adjoint", "TORCHDIFFEQ_METHODS", "NO_EQUIVALENT"]
+
+# torchdiffeq name -> dynkit name: the same method, or (dopri8) the same order and kind
+TORCHDIFFEQ_METHODS = {"dopri5": "dopri5", "dopri8": "dop853", "bosh3": "bosh3", "euler": "euler",
+                       "midpoint": "midpoint", "rk4": "rk4", "heun2": "heun"}
+# torchdiffeq names without a dynkit equivalent -> what they are and the nearest dynkit method
+NO_EQUIVALENT = {
+    "fehlberg2": "Runge–Kutta–Fehlberg 2(1); nearest in dynkit: 'bosh3' (3(2)) or 'rkf45'",
+    "adaptive_heun": "adaptive Heun 2(1); nearest in dynkit: 'bosh3' (3(2))",
+    "heun3": "Heun's third-order method; nearest in dynkit: 'rk4' or the two-step 'ark3'",
+    "explicit_adams": "Adams–Bashforth (multistep); nearest in dynkit: the two-step 'ark3' / 'ark4'",
+    "implicit_adams": "Adams–Bashforth–Moulton (multistep); nearest in dynkit: the two-step 'ark4'",
+    "fixed_adams": "Adams–Bashforth–Moulton (multistep); nearest in dynkit: the two-step 'ark4'",
+    "scipy_solver": "torchdiffeq's wrapper of scipy.integrate.solve_ivp; use dk.solve with a numpy y0 "
+                    "('rodas4', 'auto' for stiff problems) or scipy itself",
+}
+ADAPTIVE_OPTIONS = ("first_step", "max_num_steps", "dtype")
+FIXED_OPTIONS = ("step_size", "grid_constructor", "perturb", "interp", "max_num_steps", "dtype")
+MAX_NUM_STEPS = 100_000  # dk.solve's default max_steps (torchdiffeq's is 2**31 - 1)
+# Two grid steps equal to this relative precision make a uniform grid (one dk.solve call).
+UNIFORM_RTOL = 1e-10
+# Event search: the horizon of each further attempt doubles, up to this many attempts.
+EVENT_HORIZONS = 64
+
+
+def odeint(func: Callable, y0: Any, t: Any, *, rtol: float = 1e-7, atol: Any = 1e-9, method: str | None = None,
+           options: dict | None = None, event_fn: Callable | None = None):
+    """Integrate ``dy/dt = func(t, y)``, ``y(t[0]) = y0`` with torchdiffeq's calling conventions.
+
+    Parameters
+    ----------
+    func : callable
+        ``func(t, y)`` with ``t`` a 0-d tensor and ``y`` a tensor (or a tuple of tensors, like ``y0``).
+    y0 : torch.Tensor or tuple of torch.Tensor
+        Initial state, float32 or float64 (all tuple elements of one dtype and device).
+    t : 1-D torch.Tensor (or array-like)
+        Strictly increasing or decreasing output times; ``t[0]`` is the initial time. With
+        ``event_fn``, exactly two times: ``t[0]`` and any later (or earlier) time that sets the direction.
+    rtol, atol : float
+        Tolerances of the adaptive methods (dynkit's error test: RMS of
+        ``err / (atol + rtol max(|y|, |y_new|))`` at most 1). ``atol`` may be a tuple (one value or
+        tensor per element of a tuple state) or a tensor broadcastable to the state.
+    method : str, optional
+        A torchdiffeq name (:data:`TORCHDIFFEQ_METHODS`) or any name of :data:`dynkit.solvers.METHODS`;
+        default ``"dopri5"``.
+    options : dict, optional
+        ``first_step``, ``max_num_steps``, ``dtype`` (adaptive methods); ``step_size``,
+        ``grid_constructor``, ``perturb``, ``interp="cubic"``, ``max_num_steps`` (fixed-step methods).
+    event_fn : callable, optional
+        ``event_fn(t, y) -> tensor``: the solve stops where any component first changes sign (the
+        components are made positive at ``t[0]`` and their minimum is located, as in torchdiffeq);
+        the zero is located on the method's interpolant to machine precision (Brent).
+
+    Returns
+    -------
+    torch.Tensor or tuple of torch.Tensor
+        States at ``t``: shape ``(len(t), *y0.shape)`` (per element for a tuple state). With
+        ``event_fn``: ``(event_t, solution)``, ``solution`` holding the states at ``t[0]`` and at the
+        event. Differentiable by autograd through the steps (discretise-then-optimise); the event
+        time itself carries no gradient (as torchdiffeq's ``odeint``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        A method without a dynkit equivalent (the message names the nearest one), an unknown
+        option, bad arguments (from :func:`dynkit.solve`, naming the argument).
+    dynkit.SolverError
+        Solver failures (step-size underflow, too many steps, non-finite states), as in :func:`dynkit.solve`.
+
+    References
+    ----------
+    R. T. Q. Chen, *torchdiffeq* (2018), https://github.com/rtqichen/torchdiffeq: the interface followed here.
+    """
+    return _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint=None)
+
+
+def odeint_adjoint(func: Callable, y0: Any, t: Any, *, rtol: float = 1e-7, atol: Any = 1e-9,
+                   method: str | None = None, options: dict | None = None, event_fn: Callable | None = None,
+                   adjoint_rtol: float | None = None, adjoint_atol: Any = None, adjoint_method: str | None = None,
+                   adjoint_options: dict | None = None, adjoint_params: Any = None):
+    """:func:`odeint` with gradients by the continuous adjoint (:mod:`dynkit.solvers.adjoint`).
+
+    Memory stays flat in the number of steps: the forward solve keeps no graph, and the gradients
+    of ``y0``, ``t`` and the parameters come from the adjoint ODE solved backward (Chen et al. 2018,
+    Eqs. (4)-(5); the review's Eqs. (13)-(15)).
+
+    Parameters
+    ----------
+    func, y0, t, rtol, atol, method, options, event_fn
+        As in :func:`odeint`.
+    adjoint_rtol, adjoint_atol, adjoint_method, adjoint_options
+        The backward solves' settings (default: the forward's; ``adjoint_options`` default to
+        ``options`` when the method is the same, as in torchdiffeq). Only ``step_size`` and
+        ``first_step`` are read from ``adjoint_options``.
+    adjoint_params : sequence of torch.Tensor, optional
+        The tensors ``func`` uses that receive gradients. Default: ``func.parameters()``, which needs
+        ``func`` to be an ``nn.Module``: a plain function without ``adjoint_params`` is refused, as in
+        torchdiffeq (pass ``adjoint_params=()`` when only ``y0``/``t`` need gradients).
+
+    Returns
+    -------
+    As :func:`odeint`.
+    """
+    import torch
+
+    if adjoint_params is None:
+        if not isinstance(func, torch.nn.Module):
+            raise ValueError("odeint_adjoint needs func to be an nn.Module (whose parameters receive gradients) "
+                             "or the tensors it uses given as adjoint_params (adjoint_params=() when there are "
+                             f"none); got func={getattr(func, '__qualname__', type(func).__name__)} and "
+                             "adjoint_params=None")
+        adjoint_params = tuple(func.parameters())
+    elif isinstance(adjoint_params, torch.Tensor):
+        adjoint_params = (adjoint_params,)
+    try:
+        params = tuple(adjoint_params)
+    except TypeError:
+        raise TypeError(f"adjoint_params must be a sequence of torch tensors, got "
+                        f"{type(adjoint_params).__name__}") from None
+    bad = [type(p).__name__ for p in params if not isinstance(p, torch.Tensor)]
+    if bad:
+        raise TypeError(f"adjoint_params must be a sequence of torch tensors, got elements of type {bad}")
+    backward = {"method": method if adjoint_method is None else adjoint_method,
+                "rtol": rtol if adjoint_rtol is None else adjoint_rtol,
+                "atol": atol if adjoint_atol is None else adjoint_atol,
+                "options": (options if adjoint_method in (None, method) else None) if adjoint_options is None
+                else adjoint_options}
+    return _odeint(func, y0, t, rtol, atol, method, options, event_fn,
+                   adjoint=(tuple(p for p in params if p.requires_grad), backward))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class _State:
+    """A tensor or a tuple of tensors as one flat tensor, and back (torchdiffeq's tuple states)."""
+
+    def __init__(self, y0):
+        import torch
+
+        self.is_tuple = isinstance(y0, tuple)
+        parts = y0 if self.is_tuple else (y0,)
+        if self.is_tuple and not parts:
+            raise ValueError("y0 must be a tensor or a non-empty tuple of tensors, got an empty tuple")
+        for i, p in enumerate(parts):
+            if not isinstance(p, torch.Tensor):
+                where = f"y0[{i}]" if self.is_tuple else "y0"
+                raise TypeError(f"{where} must be a torch.Tensor (odeint follows torchdiffeq: a tensor or a tuple "
+                                f"of tensors; dk.solve takes numpy arrays), got {type(p).__name__}")
+            if p.dtype != parts[0].dtype or p.device != parts[0].device:
+                raise ValueError(f"y0's tensors must share one dtype and device, got {p.dtype} on {p.device} at "
+                                 f"y0[{i}] and {parts[0].dtype} on {parts[0].device} at y0[0]")
+        self.shapes = [p.shape for p in parts]
+        self.sizes = [p.numel() for p in parts]
+        self.flat = torch.cat([p.reshape(-1) for p in parts]) if self.is_tuple else y0
+        self.dtype, self.device = self.flat.dtype, self.flat.device
+
+    def unflatten(self, y, lead: tuple = ()):
+        if not self.is_tuple:
+            return y
+        chunks = y.split(self.sizes, dim=len(lead))
+        return tuple(c.reshape(*lead, *s) for c, s in zip(chunks, self.shapes))
+
+    def flatten(self, value, what: str):
+        import torch
+
+        if not self.is_tuple:
+            return value
+        if not isinstance(value, (tuple, list)) or len(value) != len(self.shapes):
+            raise TypeError(f"{what} must return a tuple of {len(self.shapes)} tensors like y0, got "
+                            f"{type(value).__name__}" + (f" of length {len(value)}" if isinstance(value, (tuple, list))
+                                                         else ""))
+        return torch.cat([torch.as_tensor(v).reshape(-1) for v in value])
+
+    def field(self, func):
+        if not self.is_tuple:
+            return func
+        return lambda t, y: self.flatten(func(t, self.unflatten(y)), "func")
+
+    def tolerance(self, tol, name: str):
+        """``atol`` for the flat state: a scalar, a tensor like the state, or one per tuple element."""
+        import torch
+
+        if self.is_tuple and isinstance(tol, (tuple, list)):
+            if len(tol) != len(self.shapes):
+                raise ValueError(f"{name} must be a scalar or one value per element of y0 ({len(self.shapes)}), "
+                                 f"got {len(tol)} values")
+            return torch.cat([torch.broadcast_to(torch.as_tensor(v, dtype=torch.float64), s).reshape(-1)
+                              for v, s in zip(tol, self.shapes)])
+        if isinstance(tol, torch.Tensor) and tol.ndim == 0:
+            return float(tol)
+        return tol
+
+
+def _resolve_method(method) -> tuple[str, bool]:
+    from . import METHODS  # late: the registry lives in the package's __init__
+
+    if method is None:
+        method = "dopri5"
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a method name (str), got {type(method).__name__} {method!r:.60}")
+    if method in NO_EQUIVALENT:
+        raise ValueError(f"method {method!r} ({NO_EQUIVALENT[method]}) has no dynkit equivalent; "
+                         f"expected one of {sorted(TORCHDIFFEQ_METHODS)} or a dynkit method ({', '.join(METHODS)})")
+    name = TORCHDIFFEQ_METHODS.get(method, method)
+    if name not in METHODS:
+        raise ValueError(f"method must be a torchdiffeq name ({', '.join(sorted(TORCHDIFFEQ_METHODS))}) or a dynkit "
+                         f"method ({', '.join(METHODS)}), got {method!r}")
+    return name, METHODS[name].adaptive
+
+
+def _resolve_options(options, adaptive: bool, method: str) -> dict:
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict, got {type(options).__name__}")
+    allowed = ADAPTIVE_OPTIONS if adaptive else FIXED_OPTIONS
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ValueError(f"options {unknown} are not supported by dynkit.odeint with the "
+                         f"{'adaptive' if adaptive else 'fixed-step'} method {method!r} (expected a subset of "
+                         f"{list(allowed)}; see the 'Coming from torchdiffeq' docs page)")
+    if options.get("interp", "cubic") != "cubic":
+        raise ValueError(f"options['interp'] must be 'cubic' (dynkit's fixed-step outputs between grid points are "
+                         f"cubic Hermite), got {options['interp']!r}")
+    if not isinstance(options.get("perturb", False), bool):
+        raise TypeError(f"options['perturb'] must be True or False, got {options['perturb']!r}")
+    if options.get("step_size") is not None and options.get("grid_constructor") is not None:
+        raise ValueError("options 'step_size' and 'grid_constructor' are mutually exclusive; got both")
+    for key in ("step_size", "first_step"):
+        value = options.get(key)
+        if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+                                      or _positive_scalar_tensor(value)):
+            raise ValueError(f"options[{key!r}] must be a positive number (its sign follows t), got {value!r}")
+    return dict(options)
+
+
+def _positive_scalar_tensor(value) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor) and value.numel() == 1 and float(value) > 0
+
+
+def _times(t, state: _State):
+    import torch
+
+    if isinstance(t, torch.Tensor):
+        if not t.is_floating_point():
+            raise TypeError(f"t must be a floating-point tensor, got dtype {t.dtype}")
+        return t
+    return torch.as_tensor(np.asarray(t, dtype=np.float64), dtype=state.dtype, device=state.device)
+
+
+class _Runner:
+    """One :func:`dynkit.solve` (or :func:`~dynkit.solvers.adjoint.solve_adjoint`) call with fixed settings."""
+
+    def __init__(self, name, rtol, atol, max_steps, adjoint, state: _State):
+        self.name, self.rtol, self.atol, self.max_steps, self.adjoint = name, rtol, atol, max_steps, adjoint
+        self.backward = None
+        if adjoint is not None:
+            params, spec = adjoint
+            b_name, b_adaptive = _resolve_method(spec["method"])
+            b_options = _resolve_options(spec["options"], b_adaptive, b_name)
+            self.backward = {"method": b_name, "rtol": spec["rtol"],
+                             "atol": state.tolerance(spec["atol"], "adjoint_atol")}
+            b_step = b_options.get("step_size" if not b_adaptive else "first_step")
+            self.backward_step = None if b_step is None else float(b_step)
+
+    def __call__(self, f, y0, t, step_size=None):
+        kwargs = dict(method=self.name, rtol=self.rtol, atol=self.atol, step_size=step_size, max_steps=self.max_steps)
+        if self.adjoint is None:
+            return solve(f, y0, t, **kwargs).ys
+        params, _ = self.adjoint
+        backward = dict(self.backward)
+        if self.backward_step is not None:
+            backward["step_size"] = math.copysign(self.backward_step, float(t[-1]) - float(t[0]))
+        return solve_adjoint(f, y0, t, adjoint_params=params, backward_options=backward, **kwargs).ys
+
+
+def _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint):
+    import torch
+
+    if not callable(func):
+        raise TypeError(f"func must be a callable func(t, y), got {type(func).__name__}")
+    state = _State(y0)
+    t = _times(t, state)
+    name, adaptive = _resolve_method(method)
+    options = _resolve_options(options, adaptive, name)
+    rtol = float(rtol) if isinstance(rtol, torch.Tensor) and rtol.numel() == 1 else rtol
+    max_steps = int(options.get("max_num_steps", MAX_NUM_STEPS))
+    run = _Runner(name, rtol, state.tolerance(atol, "atol"), max_steps, adjoint, state)
+    f = state.field(func)
+    t_np = t.detach().to(torch.float64).cpu().numpy() if t.ndim == 1 else None
+    if t_np is None or len(t_np) < 2:
+        raise ValueError(f"t must be a 1-D tensor of at least 2 times, got shape {tuple(t.shape)}")
+    direction = 1.0 if t_np[-1] > t_np[0] else -1.0
+
+    if event_fn is not None:
+        if len(t_np) != 2:
+            raise ValueError(f"t must hold 2 times with event_fn (t[0] and a time that sets the direction), "
+                             f"got len(t)={len(t_np)}")
+        step = options.get("step_size" if not adaptive else "first_step")
+        if not adaptive and step is None:
+            raise ValueError(f"event_fn with the fixed-step method {name!r} needs options['step_size'], got None")
+        step = None if step is None else direction * float(step)
+        event_t, y_event = _until_event(f, event_fn, state, t, t_np, step, run)
+        ys = torch.stack([state.flat, y_event])
+        return event_t, state.unflatten(ys, (2,))
+
+    if adjoint is None and t.requires_grad and torch.is_grad_enabled():
+        # dk.solve differentiates through the steps, not the output times: t.grad would stay None silently
+        raise ValueError("t requires grad, but dynkit.odeint (autograd through the steps) gives no gradient with "
+                         "respect to the output times; use dynkit.odeint_adjoint, which does, or pass t.detach()")
+    if adaptive:
+        first = options.get("first_step")
+        ys = run(f, state.flat, t, None if first is None else direction * float(first))
+    else:
+        ys = _fixed_grid(f, func, state, t, t_np, direction, options, run)
+    return state.unflatten(ys, (len(t_np),))
+
+
+def _fixed_grid(f, func, state: _State, t, t_np, direction, options, run):
+    """torchdiffeq's fixed grid: from ``step_size`` (last step shortened to end on ``t[-1]``), from
+    ``grid_constructor``, or ``t`` itself. A uniform grid is one dk.solve call; any other grid, or
+    ``perturb``, one dk.solve call of one step per grid interval (outputs inside by cubic Hermite)."""
+    import torch
+
+    span = t_np[-1] - t_np[0]
+    step = options.get("step_size")
+    if step is not None:
+        h = abs(float(step))
+        n = round(span / (direction * h))
+        if n >= 1 and abs(n * direction * h - span) <= UNIFORM_RTOL * abs(span) and not options.get("perturb"):
+            return run(f, state.flat, t, direction * h)
+        count = math.ceil(abs(span) / h + 1)
+        grid = t_np[0] + direction * h * np.arange(count)
+        grid[-1] = t_np[-1]
+    elif options.get("grid_constructor") is not None:
+        raw = options["grid_constructor"](func, state.unflatten(state.flat), t)
+        grid = (raw.detach().to(torch.float64).cpu().numpy() if isinstance(raw, torch.Tensor)
+                else np.asarray(raw, dtype=np.float64))
+        if grid.ndim != 1 or len(grid) < 2 or grid[0] != t_np[0] or grid[-1] != t_np[-1]:
+            raise ValueError(f"options['grid_constructor'] must return a 1-D grid from t[0] = {t_np[0]!r} to "
+                             f"t[-1] = {t_np[-1]!r}, got shape {grid.shape}"
+                             + (f" from {grid[0]!r} to {grid[-1]!r}" if grid.ndim == 1 and len(grid) else ""))
+        if not (np.diff(grid) * direction > 0).all():
+            raise ValueError("options['grid_constructor'] must return a strictly monotone grid in the direction of t")
+    else:
+        grid = t_np
+    steps = np.diff(grid)
+    if not options.get("perturb") and np.abs(steps - steps[0]).max() <= UNIFORM_RTOL * abs(steps[0]):
+        return run(f, state.flat, t, float(steps[0]))
+    from . import METHODS
+
+    if isinstance(METHODS[run.name].implementation, TwoStepRK):
+        raise ValueError(f"the two-step method {run.name!r} needs a uniform grid (options['step_size'] dividing "
+                         f"t[-1] - t[0], no perturb); got a non-uniform grid or perturb=True")
+    return _stepwise(f, state, t_np, grid, bool(options.get("perturb")), run)
+
+
+def _stepwise(f, state: _State, t_np, grid, perturb: bool, run):
+    """One dk.solve of one step per grid interval, the outputs inside each interval interpolated."""
+    import torch
+
+    direction = 1.0 if grid[-1] > grid[0] else -1.0
+    rows, y, j = [state.flat], state.flat, 1
+    for a, b in zip(grid[:-1], grid[1:]):
+        tol = 1e-9 * abs(b - a)
+        inner = []
+        while j < len(t_np) and direction * (t_np[j] - b) < -tol:
+            inner.append(t_np[j])
+            j += 1
+        ends_on_output = j < len(t_np) and abs(t_np[j] - b) <= tol
+        field = _nudged(f, a, b) if perturb else f
+        ys = run(field, y, np.array([a, *inner, b]), b - a)
+        rows.extend(ys[1:1 + len(inner)])
+        y = ys[-1]
+        if ends_on_output:
+            rows.append(y)
+            j += 1
+    return torch.stack(rows)
+
+
+def _nudged(f, a: float, b: float):
+    """``f`` evaluated just inside ``[a, b]`` at its ends (torchdiffeq's ``perturb``): a ``f``
+    discontinuous at a grid point is sampled on the side of the step being taken."""
+    import torch
+
+    def field(t, y):
+        theta = (float(t) - a) / (b - a)
+        if theta <= 1e-9:
+            t = torch.nextafter(t, torch.full_like(t, b))
+        elif theta >= 1 - 1e-9:
+            t = torch.nextafter(t, torch.full_like(t, a))
+        return f(t, y)
+
+    return field
+
+
+def _until_event(f, event_fn, state: _State, t, t_np, step, run):
+    """The first time where a component of ``event_fn`` changes sign, and the state there.
+
+    Solves over ``[t0, t1]``, then over horizons doubling from there, until the event is found
+    (torchdiffeq integrates without an end time). Returns ``(event_t, y_event)``.
+    """
+    import torch
+
+    t0 = t[0]
+    with torch.no_grad():
+        signs = torch.sign(torch.as_tensor(event_fn(t0, state.unflatten(state.flat))))
+
+    def combined(tt, y):
+        with torch.no_grad():
+            return float(torch.min(torch.as_tensor(event_fn(tt, state.unflatten(y))) * signs))
+
+    combined.terminal = True
+    name, max_steps = run.name, run.max_steps
+    start, span, y, steps = float(t_np[0]), float(t_np[1] - t_np[0]), state.flat, 0
+    grad_free = run.adjoint is not None  # the adjoint re-solves [t0, event_t] with gradients below
+    for _ in range(EVENT_HORIZONS):
+        with torch.no_grad() if grad_free else contextlib.nullcontext():  # else: the caller's grad mode
+            sol = solve(f, y.detach() if grad_free else y, [start, start + span], method=name, rtol=run.rtol,
+                        atol=run.atol, step_size=step, max_steps=max_steps - steps, events=combined)
+        steps += sol.stats.n_steps
+        if sol.result == "event":
+            event_time = float(sol.t_events[0][0])
+            event_t = torch.as_tensor(event_time, dtype=t.dtype, device=t.device)
+            if run.adjoint is None:
+                return event_t, sol.y_events[0][0]
+            return event_t, run(f, state.flat, np.array([float(t_np[0]), event_time]), step)[-1]
+        start, y, span = start + span, sol.ys[-1], 2 * span
+        if steps >= max_steps:
+            break
+    raise MaxStepsExceeded(f"{name}: event_fn had no sign change within {steps} steps (t reached {start:.6g}; "
+                           f"max_num_steps={max_steps})", solution=sol, t=start)

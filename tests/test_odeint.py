@@ -1,0 +1,367 @@
+"""dk.odeint / dk.odeint_adjoint: a torchdiffeq-style suite run against dynkit AND torchdiffeq.
+
+Every test of the shared suite is parametrised over ``IMPLEMENTATIONS``: the same calls, the same
+problems, the same tolerances for ``dynkit.odeint`` and ``torchdiffeq.odeint`` (which is the
+reference interface: a test that torchdiffeq fails is a wrong test, not a dynkit feature). The
+references are closed-form solutions (and autograd through them: ``torch.linalg.matrix_exp``), never
+an ODE solver. All in float64.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torchdiffeq
+from torch import nn
+
+import dynkit as dk
+
+IMPLEMENTATIONS = {
+    "dynkit": (dk.odeint, dk.odeint_adjoint),
+    "torchdiffeq": (torchdiffeq.odeint, torchdiffeq.odeint_adjoint),
+}
+F64 = dict(dtype=torch.float64)
+
+# Closed-form problems (float64): y' = A y with y = expm(A (t - t0)) y0, and a non-autonomous
+# scalar one, y' = cos(t) y with y = y0 exp(sin t - sin t0).
+A = torch.tensor([[-0.1, 1.0], [-1.0, -0.1]], **F64)
+Y0 = torch.tensor([1.0, 0.5], **F64)
+
+
+def linear_exact(t: torch.Tensor, y0=Y0, a=A) -> torch.Tensor:
+    return torch.stack([torch.linalg.matrix_exp(a * (ti - t[0])) @ y0 for ti in t])
+
+
+def cos_exact(t: torch.Tensor, y0: float) -> torch.Tensor:
+    return (y0 * torch.exp(torch.sin(t) - torch.sin(t[0])))[:, None]
+
+
+# (method, options, tolerance on the max error): adaptive methods at torchdiffeq's default
+# rtol=1e-7/atol=1e-9 land within ~1e-6 of the truth on these O(1), O(1)-span problems (the
+# global error is a modest multiple of the local tolerance; torchdiffeq's dopri8 and bosh3 dense
+# outputs measure ~2e-5 and ~6e-6 here, dynkit's ~2e-8 and ~1.5e-7); fixed-step methods at h = 0.01
+# over a span of 2 have global error ~C h^p: euler ~1e-2, midpoint ~1e-4, rk4 ~1e-9.
+CASES = [
+    ("dopri5", None, 1e-6),
+    ("bosh3", None, 5e-5),
+    ("dopri8", None, 1e-4),
+    ("euler", dict(step_size=0.01), 2e-2),
+    ("midpoint", dict(step_size=0.01), 1e-4),
+    ("rk4", dict(step_size=0.01), 1e-8),
+]
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("method, options, tol", CASES)
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "backward-in-time"])
+def test_closed_form_linear(impl, method, options, tol, reverse):
+    odeint, _ = IMPLEMENTATIONS[impl]
+    # outputs on the fixed-step grids (torchdiffeq interpolates linearly between grid points, dynkit by cubic Hermite)
+    t = torch.linspace(0.0, 2.0, 5, **F64)
+    if reverse:
+        t = t.flip(0)
+    ys = odeint(lambda s, y: A @ y, Y0, t, method=method, options=options)
+    assert ys.shape == (len(t), 2) and ys.dtype == torch.float64
+    assert float((ys - linear_exact(t)).abs().max()) <= tol
+    assert torch.equal(ys[0], Y0)
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("method, options, tol", [CASES[0], CASES[-1]])
+def test_closed_form_non_autonomous(impl, method, options, tol):
+    odeint, _ = IMPLEMENTATIONS[impl]
+    t = torch.tensor([0.5, 1.0, 2.5, 3.0], **F64)
+    ys = odeint(lambda s, y: torch.cos(s) * y, torch.tensor([2.0], **F64), t, method=method, options=options)
+    assert float((ys - cos_exact(t, 2.0)).abs().max()) <= 2 * tol  # y ~ 2e^1: errors up to twice the unit case
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_grid_options_step_size_not_dividing_the_span_and_grid_constructor(impl):
+    """torchdiffeq's grids: a ``step_size`` whose last step is shortened to end on ``t[-1]``, and a
+    user ``grid_constructor``; Euler on y' = y (closed form of the Euler recursion on that grid)."""
+    odeint, _ = IMPLEMENTATIONS[impl]
+    t = torch.tensor([0.0, 1.0], **F64)
+    y0 = torch.tensor([1.0], **F64)
+    ys = odeint(lambda s, y: y, y0, t, method="euler", options=dict(step_size=0.3))
+    # grid 0, .3, .6, .9, 1.0: three steps of .3 then one of .1
+    assert float(ys[-1, 0]) == pytest.approx(1.3 ** 3 * 1.1, rel=1e-13)
+    grid = torch.tensor([0.0, 0.5, 0.75, 1.0], **F64)
+    ys = odeint(lambda s, y: y, y0, t, method="euler", options=dict(grid_constructor=lambda f, y, tt: grid))
+    assert float(ys[-1, 0]) == pytest.approx(1.5 * 1.25 * 1.25, rel=1e-13)
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_perturb_samples_a_discontinuous_field_inside_each_step(impl):
+    """f = 1 for t > 0.5, else 0; Euler with h = 0.5: the second step starts at t = 0.5 exactly.
+    Without perturb f(0.5) = 0 (y(1) = 0); with perturb f is evaluated just after 0.5 (y(1) = 0.5)."""
+    odeint, _ = IMPLEMENTATIONS[impl]
+    t = torch.tensor([0.0, 1.0], **F64)
+    y0 = torch.zeros(1, **F64)
+    field = lambda s, y: (s > 0.5).to(y.dtype) * torch.ones_like(y)  # noqa: E731
+    plain = odeint(field, y0, t, method="euler", options=dict(step_size=0.5))
+    nudged = odeint(field, y0, t, method="euler", options=dict(step_size=0.5, perturb=True))
+    assert float(plain[-1, 0]) == 0.0 and float(nudged[-1, 0]) == 0.5
+
+
+# -- gradients --------------------------------------------------------------------------------
+
+
+class Linear(nn.Module):
+    """y' = W y with W a parameter: the closed form expm(W t) y0 gives the reference gradients."""
+
+    def __init__(self):
+        super().__init__()
+        self.W = nn.Parameter(A.clone())
+
+    def forward(self, t, y):
+        return y @ self.W.T
+
+
+def _reference_gradients(t, weights):
+    W = A.clone().requires_grad_(True)
+    y0 = Y0.clone().requires_grad_(True)
+    loss = (linear_exact(t, y0, W) * weights).sum()
+    return torch.autograd.grad(loss, (y0, W))
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("adjoint", [False, True], ids=["autograd", "adjoint"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "backward-in-time"])
+@pytest.mark.parametrize("method, options", [("dopri5", None), ("rk4", dict(step_size=0.01))])
+def test_gradients_match_autograd_through_the_closed_form(impl, adjoint, reverse, method, options):
+    odeint = IMPLEMENTATIONS[impl][int(adjoint)]
+    t = torch.linspace(0.0, 1.5, 4, **F64)
+    if reverse:
+        t = t.flip(0)
+    weights = torch.randn(len(t), 2, generator=torch.Generator().manual_seed(0), **F64)
+    func = Linear()
+    y0 = Y0.clone().requires_grad_(True)
+    ys = odeint(func, y0, t, rtol=1e-10, atol=1e-12, method=method, options=options)
+    got = torch.autograd.grad((ys * weights).sum(), (y0, func.W))
+    for g, r in zip(got, _reference_gradients(t, weights)):
+        # 1e-7 relative: the solves' errors (rtol 1e-10; rk4 at h = 0.01: ~h^4 = 1e-8) are below it; the
+        # adjoint's backward solve adds its own of the same size
+        assert float((g - r).norm() / r.norm()) <= 1e-7
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_adjoint_params_for_a_plain_function(impl):
+    _, odeint_adjoint = IMPLEMENTATIONS[impl]
+    w = torch.tensor(0.7, **F64, requires_grad=True)
+    ys = odeint_adjoint(lambda s, y: -w * y, torch.ones(1, **F64), torch.tensor([0.0, 2.0], **F64),
+                        rtol=1e-10, atol=1e-12, adjoint_params=(w,))
+    (grad,) = torch.autograd.grad(ys[-1].sum(), w)
+    assert float(grad) == pytest.approx(-2 * math.exp(-1.4), rel=1e-7)  # d/dw exp(-2w)
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_adjoint_refuses_a_plain_function_without_adjoint_params(impl):
+    """A lambda closing over a tensor: its gradient would silently stay None, so both refuse."""
+    _, odeint_adjoint = IMPLEMENTATIONS[impl]
+    w = torch.tensor(0.7, **F64, requires_grad=True)
+    with pytest.raises(ValueError, match="adjoint_params"):
+        odeint_adjoint(lambda s, y: -w * y, torch.ones(1, **F64), torch.tensor([0.0, 1.0], **F64))
+
+
+# -- tuple states -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("adjoint", [False, True], ids=["autograd", "adjoint"])
+def test_tuple_state_harmonic_oscillator_and_its_gradient(impl, adjoint):
+    """(x, v)' = (v, -k x) as a tuple of a (1,)- and a (1, 1)-shaped tensor;
+    x = x0 cos(√k t) + v0/√k sin(√k t)."""
+    odeint = IMPLEMENTATIONS[impl][int(adjoint)]
+    k = torch.tensor(4.0, **F64, requires_grad=True)
+    x0, v0 = torch.tensor([1.0], **F64), torch.tensor([[0.5]], **F64)
+    t = torch.linspace(0.0, 2.0, 5, **F64)
+
+    def field(s, state):
+        x, v = state
+        return v.reshape(1), (-k * x).reshape(1, 1)
+
+    kwargs = dict(adjoint_params=(k,)) if adjoint else {}
+    xs, vs = odeint(field, (x0, v0), t, rtol=1e-10, atol=1e-12, **kwargs)
+    assert xs.shape == (5, 1) and vs.shape == (5, 1, 1)
+    w = k.detach().sqrt()
+    exact_x = torch.cos(w * t) + 0.5 / w * torch.sin(w * t)
+    exact_v = -w * torch.sin(w * t) + 0.5 * torch.cos(w * t)
+    assert float((xs.detach()[:, 0] - exact_x).abs().max()) <= 1e-8
+    assert float((vs.detach()[:, 0, 0] - exact_v).abs().max()) <= 1e-8
+    (grad,) = torch.autograd.grad(xs[-1, 0], k)
+    # d/dk of x(2) with w = sqrt(k): dx/dw * dw/dk, dx/dw = -2 sin(2w) + 0.5 (2 cos(2w)/w - sin(2w)/w^2)
+    T, wv = 2.0, float(w)
+    dxdw = -T * math.sin(wv * T) + 0.5 * (T * math.cos(wv * T) / wv - math.sin(wv * T) / wv ** 2)
+    assert float(grad) == pytest.approx(dxdw / (2 * wv), rel=1e-6)
+
+
+# -- events -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "backward-in-time"])
+def test_event_of_a_falling_body(impl, reverse):
+    """Height h' = v, v' = -g from h = 10, v = 2 (forward) or v = -2 (backward in time, the same
+    parabola mirrored): h = 0 at t = (v0 + sqrt(v0^2 + 2 g h0)) / g; only t[0] and the direction count."""
+    odeint, _ = IMPLEMENTATIONS[impl]
+    g, h0, v0 = 9.81, 10.0, 2.0
+    sign = -1.0 if reverse else 1.0
+    y0 = torch.tensor([h0, sign * v0], **F64)
+    t = torch.tensor([0.0, sign * 0.1], **F64)  # the event lies far beyond t[1]: torchdiffeq ignores t[1]
+    event_t, sol = odeint(lambda s, y: torch.stack([y[1], -g * torch.ones_like(y[0])]), y0, t,
+                          event_fn=lambda s, y: y[0])
+    t_hit = (v0 + math.sqrt(v0 ** 2 + 2 * g * h0)) / g
+    assert sol.shape == (2, 2) and torch.equal(sol[0], y0)
+    # torchdiffeq bisects to atol (1e-9) on its interpolant; the solution is a quadratic, exact for both
+    assert float(event_t) == pytest.approx(sign * t_hit, abs=1e-7)
+    assert abs(float(sol[1, 0])) <= 1e-6
+
+
+class Falling(nn.Module):
+    def __init__(self, g: float):
+        super().__init__()
+        self.g = nn.Parameter(torch.tensor(g, **F64))
+
+    def forward(self, t, y):
+        return torch.stack([y[1], -self.g * torch.ones_like(y[0])])
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("adjoint", [False, True], ids=["autograd", "adjoint"])
+def test_gradients_of_the_state_at_an_event(impl, adjoint):
+    """The state at the event, differentiated with the event time held fixed (the event time carries no
+    gradient in odeint): h = h0 + v0 T - g T^2/2, v = v0 - g T, so d(h + v)/d(h0, v0, g) = (1, T + 1, -T^2/2 - T)."""
+    odeint = IMPLEMENTATIONS[impl][int(adjoint)]
+    func = Falling(9.81)
+    y0 = torch.tensor([10.0, 2.0], **F64, requires_grad=True)
+    event_t, sol = odeint(func, y0, torch.tensor([0.0, 1.0], **F64), event_fn=lambda s, y: y[0], rtol=1e-10,
+                          atol=1e-12)
+    sol[1].sum().backward()
+    T = float(event_t.detach())
+    assert T == pytest.approx((2 + math.sqrt(4 + 2 * 9.81 * 10)) / 9.81, abs=1e-8)
+    assert y0.grad.tolist() == pytest.approx([1.0, T + 1.0], abs=1e-7)
+    assert float(func.g.grad) == pytest.approx(-T * T / 2 - T, abs=1e-7)
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_event_with_a_tuple_state_and_several_components(impl):
+    """Any component's sign change stops the solve: y = e^{-t} reaches 0.5 at ln 2 before 0.2 at ln 5."""
+    odeint, _ = IMPLEMENTATIONS[impl]
+    y0 = (torch.ones(1, **F64), torch.ones(1, **F64))
+    event_t, (a, b) = odeint(lambda s, y: (-y[0], -y[1]), y0, torch.tensor([0.0, 1.0], **F64),
+                             event_fn=lambda s, y: torch.cat([y[0] - 0.5, y[1] - 0.2]))
+    assert float(event_t) == pytest.approx(math.log(2.0), abs=1e-7)
+    assert float(a[1, 0]) == pytest.approx(0.5, abs=1e-7) and a.shape == (2, 1)
+
+
+# -- dynkit only: agreement, names, refusals ----------------------------------------------------
+
+
+def test_dynkit_and_torchdiffeq_dopri5_agree_on_a_neural_field():
+    """Same method (dopri5), same tolerances: outputs within a few times the tolerance of each other."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 16), nn.Tanh(), nn.Linear(16, 3)).double()
+    y0 = torch.randn(4, 3, **F64)
+    t = torch.linspace(0.0, 1.0, 5, **F64)
+    with torch.no_grad():
+        a = dk.odeint(lambda s, y: net(y), y0, t)
+        b = torchdiffeq.odeint(lambda s, y: net(y), y0, t)
+    assert float((a - b).abs().max()) <= 1e-6  # measured 1.1e-7 (rtol 1e-7, atol 1e-9)
+
+
+@pytest.mark.parametrize("method, match", [
+    ("fehlberg2", "fehlberg2.*bosh3"),
+    ("adaptive_heun", "adaptive_heun"),
+    ("explicit_adams", "explicit_adams.*ark"),
+    ("scipy_solver", "scipy_solver"),
+    ("rk45", "got 'rk45'"),
+])
+def test_a_method_without_equivalent_is_named(method, match):
+    with pytest.raises(ValueError, match=match):
+        dk.odeint(lambda s, y: -y, Y0, torch.tensor([0.0, 1.0], **F64), method=method)
+
+
+def test_dynkit_method_names_are_accepted_too():
+    t = torch.linspace(0.0, 2.0, 3, **F64)
+    ys = dk.odeint(lambda s, y: A @ y, Y0, t, method="tsit5")
+    assert float((ys - linear_exact(t)).abs().max()) <= 1e-6
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(norm=lambda x: x.abs().max()), "norm"),
+    (dict(step_t=torch.tensor([0.5])), "step_t"),
+    (dict(first_step=-0.1), "first_step"),
+])
+def test_unsupported_or_bad_options_are_refused(options, match):
+    with pytest.raises(ValueError, match=match):
+        dk.odeint(lambda s, y: -y, Y0, torch.tensor([0.0, 1.0], **F64), options=options)
+
+
+def test_fixed_step_options_refused():
+    t = torch.tensor([0.0, 1.0], **F64)
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        dk.odeint(lambda s, y: -y, Y0, t, method="euler",
+                  options=dict(step_size=0.1, grid_constructor=lambda f, y, tt: tt))
+    with pytest.raises(ValueError, match="interp"):
+        dk.odeint(lambda s, y: -y, Y0, t, method="euler", options=dict(interp="linear"))
+    with pytest.raises(ValueError, match="grid_constructor"):
+        dk.odeint(lambda s, y: -y, Y0, t, method="euler",
+                  options=dict(grid_constructor=lambda f, y, tt: torch.tensor([0.0, 0.5], **F64)))
+
+
+def test_first_step_and_max_num_steps_reach_dk_solve():
+    with pytest.raises(dk.MaxStepsExceeded):
+        dk.odeint(lambda s, y: A @ y, Y0, torch.tensor([0.0, 100.0], **F64), options=dict(max_num_steps=5))
+    ys = dk.odeint(lambda s, y: A @ y, Y0, torch.tensor([0.0, 1.0], **F64), options=dict(first_step=1e-3))
+    assert float((ys - linear_exact(torch.tensor([0.0, 1.0], **F64))).abs().max()) <= 1e-6
+
+
+def test_adjoint_backward_settings_are_used():
+    """adjoint_rtol coarser than the forward's: the gradient is visibly less accurate (the setting reaches
+    the backward solves), and still close (it is a gradient, not noise)."""
+    t = torch.linspace(0.0, 1.5, 4, **F64)
+    weights = torch.ones(len(t), 2, **F64)
+    ref = _reference_gradients(t, weights)[1]
+    errors = []
+    for adjoint_rtol in (None, 1e-3):
+        func = Linear()
+        ys = dk.odeint_adjoint(func, Y0, t, rtol=1e-10, atol=1e-12, adjoint_rtol=adjoint_rtol, adjoint_atol=1e-12
+                               if adjoint_rtol is None else 1e-3)
+        (grad,) = torch.autograd.grad((ys * weights).sum(), func.W)
+        errors.append(float((grad - ref).norm() / ref.norm()))
+    assert errors[0] <= 1e-7 < errors[1] <= 1e-1
+
+
+def test_time_gradients_come_from_odeint_adjoint_and_odeint_refuses_them():
+    """dL/dt for y' = A y, L = sum y(t_2): dL/dt_2 = sum A y(t_2) = -dL/dt_0 (the closed form's), dL/dt_1 = 0.
+    torchdiffeq.odeint differentiates t through its steps; dynkit.odeint cannot and says so."""
+    t = torch.tensor([0.0, 1.0, 2.0], **F64, requires_grad=True)
+    ys = dk.odeint_adjoint(lambda s, y: A @ y, Y0, t, rtol=1e-10, atol=1e-12, adjoint_params=())
+    (grad,) = torch.autograd.grad(ys[-1].sum(), t)
+    expected = float((A @ linear_exact(t.detach())[-1]).sum())
+    assert grad.tolist() == pytest.approx([-expected, 0.0, expected], abs=1e-8)
+    with pytest.raises(ValueError, match="odeint_adjoint"):
+        dk.odeint(lambda s, y: A @ y, Y0, t)
+    assert dk.odeint(lambda s, y: A @ y, Y0, t.detach()).shape == (3, 2)
+
+
+def test_dk_solve_adjoint_refuses_a_plain_function_without_adjoint_params():
+    w = torch.tensor(0.7, **F64, requires_grad=True)
+    with pytest.raises(ValueError, match="adjoint_params=\\(\\)"):
+        dk.solve(lambda s, y: -w * y, torch.ones(1, **F64), [0.0, 1.0], adjoint=True)
+    sol = dk.solve(lambda s, y: -w * y, torch.ones(1, **F64), [0.0, 1.0], adjoint=True, adjoint_params=(w,))
+    (grad,) = torch.autograd.grad(sol.ys[-1].sum(), w)
+    assert grad is not None and float(grad) < 0
+
+
+def test_bad_states_are_named():
+    t = torch.tensor([0.0, 1.0], **F64)
+    with pytest.raises(TypeError, match="y0"):
+        dk.odeint(lambda s, y: -y, [1.0, 2.0], t)
+    with pytest.raises(ValueError, match="dtype and device"):
+        dk.odeint(lambda s, y: y, (torch.ones(1, **F64), torch.ones(1)), t)
+    with pytest.raises(dk.VectorFieldError, match="tuple of 2"):
+        dk.odeint(lambda s, y: y[0], (torch.ones(1, **F64), torch.ones(1, **F64)), t)
+    with pytest.raises(ValueError, match="len\\(t\\)=3"):
+        dk.odeint(lambda s, y: -y, Y0, torch.tensor([0.0, 1.0, 2.0], **F64), event_fn=lambda s, y: y[0])
