@@ -288,11 +288,17 @@ def _times(t, state: _State):
     return torch.as_tensor(np.asarray(t, dtype=np.float64), dtype=state.dtype, device=state.device)
 
 
+def _step_key(adaptive: bool) -> str:
+    """The :func:`dynkit.solve` argument a step takes: an adaptive method's is only its first step."""
+    return "first_step" if adaptive else "step_size"
+
+
 class _Runner:
     """One :func:`dynkit.solve` (or :func:`~dynkit.solvers.adjoint.solve_adjoint`) call with fixed settings."""
 
-    def __init__(self, name, rtol, atol, max_steps, adjoint, state: _State):
+    def __init__(self, name, adaptive, rtol, atol, max_steps, adjoint, state: _State):
         self.name, self.rtol, self.atol, self.max_steps, self.adjoint = name, rtol, atol, max_steps, adjoint
+        self.step_key = _step_key(adaptive)
         self.backward = None
         if adjoint is not None:
             params, spec = adjoint
@@ -300,17 +306,19 @@ class _Runner:
             b_options = _resolve_options(spec["options"], b_adaptive, b_name)
             self.backward = {"method": b_name, "rtol": spec["rtol"],
                              "atol": state.tolerance(spec["atol"], "adjoint_atol")}
-            b_step = b_options.get("step_size" if not b_adaptive else "first_step")
+            self.backward_step_key = _step_key(b_adaptive)
+            b_step = b_options.get(self.backward_step_key)
             self.backward_step = None if b_step is None else float(b_step)
 
     def __call__(self, f, y0, t, step_size=None):
-        kwargs = dict(method=self.name, rtol=self.rtol, atol=self.atol, step_size=step_size, max_steps=self.max_steps)
+        kwargs = dict(method=self.name, rtol=self.rtol, atol=self.atol, max_steps=self.max_steps)
+        kwargs[self.step_key] = step_size
         if self.adjoint is None:
             return solve(f, y0, t, **kwargs).ys
         params, _ = self.adjoint
         backward = dict(self.backward)
         if self.backward_step is not None:
-            backward["step_size"] = math.copysign(self.backward_step, float(t[-1]) - float(t[0]))
+            backward[self.backward_step_key] = math.copysign(self.backward_step, float(t[-1]) - float(t[0]))
         return solve_adjoint(f, y0, t, adjoint_params=params, backward_options=backward, **kwargs).ys
 
 
@@ -325,7 +333,7 @@ def _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint):
     options = _resolve_options(options, adaptive, name)
     rtol = float(rtol) if isinstance(rtol, torch.Tensor) and rtol.numel() == 1 else rtol
     max_steps = int(options.get("max_num_steps", MAX_NUM_STEPS))
-    run = _Runner(name, rtol, state.tolerance(atol, "atol"), max_steps, adjoint, state)
+    run = _Runner(name, adaptive, rtol, state.tolerance(atol, "atol"), max_steps, adjoint, state)
     f = state.field(func)
     t_np = t.detach().to(torch.float64).cpu().numpy() if t.ndim == 1 else None
     if t_np is None or len(t_np) < 2:
@@ -457,7 +465,7 @@ def _until_event(f, event_fn, state: _State, t, t_np, step, run):
     for _ in range(EVENT_HORIZONS):
         with torch.no_grad() if grad_free else contextlib.nullcontext():  # else: the caller's grad mode
             sol = solve(f, y.detach() if grad_free else y, [start, start + span], method=name, rtol=run.rtol,
-                        atol=run.atol, step_size=step, max_steps=max_steps - steps, events=combined)
+                        atol=run.atol, max_steps=max_steps - steps, events=combined, **{run.step_key: step})
         steps += sol.stats.n_steps
         if sol.result == "event":
             event_time = float(sol.t_events[0][0])
