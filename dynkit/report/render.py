@@ -18,7 +18,7 @@ __all__ = ["render_html", "render_markdown", "verdict_class"]
 
 _TONE = {
     "good": ("holds", "reproduced", "yes", "matches the paper", "ok"),
-    "warn": ("holds with correction", "partly reproduced"),
+    "warn": ("holds with correction", "erratum", "partly reproduced"),
     "bad": ("false as stated", "contradicted", "did not hold", "differs from the paper", "error", "failed"),
     "neutral": ("undecided", "not reproduced at this scale"),
 }

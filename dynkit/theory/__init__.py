@@ -5,7 +5,7 @@ Each ``check_*`` function takes one instance or a batch (leading axes) and retur
 ``instance`` and a ``message`` — so a user's test can ``assert dk.theory.check_eigen_pairing(J, F, g).holds``.
 :data:`CLAIMS` lists the claims; :func:`run_all` checks them on random instances and
 returns a :class:`ClaimTable` (``print(dk.theory.run_all(100))``). Each row carries a ``verdict`` about the
-paper's statement *as written* (:data:`VERDICTS`: holds, holds with correction, false as stated, undecided),
+paper's statement *as written* (:data:`VERDICTS`: holds, holds with correction, erratum, false as stated, undecided),
 the verdict recorded in the code (``expected_verdict``), the paper's text, and for a false statement the
 smallest counterexample found; a corrected statement is a separate row.
 
