@@ -41,12 +41,64 @@ def test_psi_series_complex_eigenvalues_scalar_and_closed_form():
     np.testing.assert_allclose(dk.theory.psi_eps_series(theta, eps), -np.exp(-1 / (2 * eps)), rtol=1e-10)
 
 
+def _psi_reference(theta: float, eps: float) -> float:
+    """Independent of dynkit: x(1) of eps x'' + x' = theta x, x(0) = 1, x'(0) = 0, from the characteristic roots
+    r = (-1 +- sqrt(1 + 4 eps theta)) / (2 eps) in 60-digit mpmath: x = (r2 e^{r1} - r1 e^{r2}) / (r2 - r1)."""
+    with mpmath.workdps(60):
+        t, e = mpmath.mpf(theta), mpmath.mpf(eps)
+        root = mpmath.sqrt(mpmath.mpc(1 + 4 * e * t))
+        r1, r2 = (-1 + root) / (2 * e), (-1 - root) / (2 * e)
+        return float(mpmath.re((r2 * mpmath.exp(r1) - r1 * mpmath.exp(r2)) / (r2 - r1)))
+
+
+# issue 22: the plain float64 series lost all digits here (residual 2.3e-4 at theta = -1000, eps = 1; relative
+# error 5e4 at theta = -50, eps = 0.01; inf at theta = 300, eps = 0.01) while Prop. 4 is true
+@pytest.mark.parametrize("theta, eps", [(-1000.0, 1.0), (-100.0, 0.1), (-50.0, 0.01), (300.0, 0.01),
+                                        (-1e4, 0.1), (1e4, 1.0), (5.0, 1e-3), (-5.0, 1e-3), (3.0, 1e3),
+                                        (-0.26, 1.0)])
+def test_psi_series_keeps_its_accuracy_at_large_theta_over_eps(theta, eps):
+    """Tolerance 1e-12 relative: the doubled-back series is good to ~1e-13 here (measured); the old sum's errors
+    were 1e-4 to inf."""
+    ref = _psi_reference(theta, eps)
+    got = dk.theory.psi_eps_series(np.array([[theta]]), eps)[0, 0]
+    assert abs(got - ref) <= 1e-12 * abs(ref), (got, ref)
+    result = dk.theory.check_psi_series(np.array([[theta]]), eps, ode=abs(theta / eps) <= 1e4 and eps >= 0.1)
+    assert result.holds, result.message
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=seeds, log_theta=st.floats(-2, 4), log_eps=st.floats(-3, 3), sign=st.sampled_from([-1.0, 1.0]))
+def test_psi_series_against_mpmath_over_the_range(seed, log_theta, log_eps, sign):
+    """For all eps > 0 and scalar theta where Psi is a float64 number: series = 60-digit x(1) to 1e-11 relative."""
+    theta, eps = sign * 10 ** log_theta, 10 ** log_eps
+    ref = _psi_reference(theta, eps)
+    if not np.isfinite(ref) or abs(ref) > 1e300 or abs(ref) < 1e-300:
+        return  # outside float64, not outside the proposition
+    got = dk.theory.psi_eps_series(np.array([[theta]]), eps)[0, 0]
+    assert abs(got - ref) <= 1e-11 * abs(ref), (theta, eps, got, ref)
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=seeds, n=st.integers(2, 12))
+def test_psi_series_matrices_with_large_theta_over_eps(seed, n):
+    """Non-normal matrices with ||theta / eps|| up to 1e5, negative and positive: the check holds."""
+    rng = np.random.default_rng(seed)
+    eps = 10 ** rng.uniform(-2, 0, 2)
+    theta = random_matrices(rng, 2, n, log10_cond=4, scale=1.0) * (eps * 10 ** rng.uniform(2, 5, 2))[:, None, None] \
+        * rng.choice([-1, 1], (2, 1, 1))
+    theta = theta * np.minimum(1, (360000 * eps + 600) / np.abs(theta).sum(-1).max(-1))[:, None, None]  # finite Psi
+    assert dk.theory.check_psi_series(theta, eps, ode=False).holds
+
+
 def test_psi_series_detects_a_dropped_term(monkeypatch):
     original = representation.psi_eps_series
     # dropping the e^{-1/(2 eps)} prefactor's partner term: use the first-order exponential instead
     monkeypatch.setattr(representation, "psi_eps_series",
                         lambda theta, eps: original(theta, eps) * (1 + 1e-5))
     assert not dk.theory.check_psi_series(np.array([[0.3]]), 1.0).holds
+    # and at large |theta / eps| (where the check is now accurate enough to see a 1e-6 error)
+    monkeypatch.setattr(representation, "psi_eps_series", lambda theta, eps: original(theta, eps) * (1 + 1e-6))
+    assert not dk.theory.check_psi_series(np.array([[-1000.0]]), 1.0, ode=False).holds
 
 
 # ------------------------------------------------------------------------------------ lambda_eps
