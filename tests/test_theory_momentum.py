@@ -162,6 +162,52 @@ def test_is_representable_theorem_1_and_2(eps):
         assert decision.reason
 
 
+@pytest.mark.parametrize("delta", [1e-3, 1e-6, 1e-7, 1e-9, 1e-11])
+def test_close_distinct_eigenvalues_below_lambda_eps_are_not_a_pair(delta):
+    """Issue 22: diag(lambda_eps - 0.05, lambda_eps - 0.05 + delta) has two distinct simple eigenvalues below
+    lambda_eps, which Theorem 1 rules out; a fixed 1e-5 clustering called it representable for delta <= 1e-6.
+    The eigenvalues of a diagonal matrix are exact (condition number 1): any delta above ~1e-11 is resolved."""
+    lam = dk.theory.lambda_eps(1.0)
+    decision = dk.theory.is_representable(np.diag([lam - 0.05, lam - 0.05 + delta]), 1.0)
+    assert decision.representable is False, decision.reason
+    if delta >= 1e-7:  # and after a similarity of condition ~10 (eigenvalue condition numbers ~10)
+        rng = np.random.default_rng(3)
+        V = random_matrices(rng, 1, 2, log10_cond=1.0)[0]
+        D = V @ np.diag([lam - 0.05, lam - 0.05 + delta]) @ np.linalg.inv(V)
+        assert dk.theory.is_representable(D, 1.0).representable is False
+
+
+def test_is_representable_says_when_it_cannot_decide():
+    """Eigenvalues 1e-13 apart (within 1000x their rounding uncertainty): distinct or a double eigenvalue cannot be
+    told apart, and the answer depends on it: None, with the reason. Exactly equal: a pair (representable)."""
+    lam = dk.theory.lambda_eps(1.0)
+    decision = dk.theory.is_representable(np.diag([lam - 0.05, lam - 0.05 + 1e-13]), 1.0)
+    assert decision.representable is None and "cannot decide" in decision.reason
+    assert dk.theory.is_representable(np.diag([lam - 0.05, lam - 0.05]), 1.0).representable is True
+    # the same separation above lambda_eps does not matter: decided
+    assert dk.theory.is_representable(np.diag([0.5, 0.5 + 1e-13]), 1.0).representable is True
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=seeds, eps=st.floats(0.2, 10.0), log_delta=st.floats(-7, -2),
+       kind=st.sampled_from(["distinct", "pair", "jordan", "jordan_pair"]), extra=st.integers(0, 4))
+def test_jordan_structure_below_lambda_eps_on_adversarial_instances(seed, eps, log_delta, kind, extra):
+    """For all conditionings up to 10^1.5 and separations down to 1e-7: distinct close eigenvalues and a single
+    Jordan block below lambda_eps are not representable; an exact pair and two equal Jordan blocks are."""
+    rng = np.random.default_rng(seed)
+    lam = dk.theory.lambda_eps(eps)
+    x = lam - 0.05 - rng.uniform(0, 1)
+    block = {"distinct": np.diag([x, x + 10 ** log_delta]), "pair": np.diag([x, x]),
+             "jordan": np.array([[x, 1.0], [0.0, x]]),
+             "jordan_pair": np.kron(np.eye(2), np.array([[x, 1.0], [0.0, x]]))}[kind]
+    rest = np.diag(rng.uniform(0.3, 3.0, extra) + 0.5 * np.arange(extra))  # above lambda_eps, 0.5 apart
+    D = scipy_block_diag(block, rest) if extra else block
+    n = D.shape[0]
+    V = random_matrices(rng, 1, n, log10_cond=1.5)[0]
+    decision = dk.theory.is_representable(V @ D @ np.linalg.inv(V), eps)
+    assert decision.representable is (kind in ("pair", "jordan_pair")), decision.reason
+
+
 def test_is_representable_eps_zero_is_culver():
     assert dk.theory.is_representable(np.diag([-1.0, -1.0, 2.0]), 0).representable is True
     assert dk.theory.is_representable(np.diag([-1.0, 2.0]), 0).representable is False
@@ -223,6 +269,17 @@ def test_momentum_logarithm_jordan_blocks(eps, case):
     assert np.isrealobj(theta)
     result = dk.theory.check_momentum_logarithm(D, eps)
     assert result.holds, result.message
+
+
+def test_representation_claim_detects_a_coarse_clustering(monkeypatch):
+    """Planted: disks 1e9 times too wide merge the close distinct eigenvalues into a pair (the old behaviour);
+    the registry's decision part must fail on its close_distinct instances."""
+    from dynkit.theory import claims
+    monkeypatch.setattr(representation, "RADIUS_FACTOR", 1e10)
+    lam = dk.theory.lambda_eps(1.0)
+    assert dk.theory.is_representable(np.diag([lam - 0.05, lam - 0.05 + 1e-6]), 1.0).representable is not False
+    result = claims._representation(60, np.random.default_rng(11))
+    assert not result.details["parts"]["representation.decision"].holds
 
 
 def test_representation_checks_detect_wrong_answers(monkeypatch):

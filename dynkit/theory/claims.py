@@ -128,7 +128,8 @@ def _random_representable(rng: np.random.Generator, n: int, eps: float) -> tuple
     """A real n x n matrix with a known answer to Theorem 1/2: eigenvalues drawn as single reals above
     lambda_eps, complex pairs, paired reals below lambda_eps, single reals below lambda_eps (not
     representable) and, sometimes, Jordan blocks: 2 x 2 above lambda_eps (representable), 2 x 2 below
-    lambda_eps (once: not representable) or two equal 2 x 2 blocks below lambda_eps (representable)."""
+    lambda_eps (once: not representable) or two equal 2 x 2 blocks below lambda_eps (representable), and two distinct
+    simple eigenvalues 1e-7..1e-3 apart below lambda_eps (not representable)."""
     lam = representation.lambda_eps(eps)
     blocks, ok, used = [], True, 0
     values = set()
@@ -147,8 +148,8 @@ def _random_representable(rng: np.random.Generator, n: int, eps: float) -> tuple
     while used < n:
         room = n - used
         kind = rng.choice(["above", "complex", "pair", "single", "jordan", "jordan_above", "jordan_pair",
-                           "near_above", "near_single", "near_pair"],
-                          p=[.22, .2, .14, .1, .06, .06, .06, .06, .06, .04])
+                           "near_above", "near_single", "near_pair", "close_distinct"],
+                          p=[.2, .2, .13, .1, .06, .06, .06, .06, .06, .04, .03])
         if kind.startswith("near") and near_used:
             kind = "above"
         if kind == "near_pair" and room < 2:
@@ -166,6 +167,15 @@ def _random_representable(rng: np.random.Generator, n: int, eps: float) -> tuple
             continue
         if kind == "jordan_pair" and room < 4:
             kind = "pair"
+        if kind == "close_distinct" and room >= 2:
+            # two distinct simple eigenvalues below lambda_eps, 1e-7..1e-3 apart (issue 22: a fixed clustering
+            # tolerance called them a pair); not representable
+            x = fresh(3 * lam - 1, lam * 1.3)
+            blocks.append(np.diag([x, x + 10 ** rng.uniform(-7, -3)]))
+            ok, used = False, used + 2
+            continue
+        if kind == "close_distinct":
+            kind = "single"
         if kind in ("complex", "pair", "jordan", "jordan_above") and room < 2:
             kind = "above" if rng.uniform() < 0.7 else "single"
         if kind == "above":
@@ -875,7 +885,8 @@ _SPECS = [
           "Theorem 1: Let D in D_d^C(R). Then D is represented by a second-order model (7) if and only if for all "
           "lambda in Sp(D) such that lambda < lambda_eps, lambda is of even multiplicity order.",
           "eps in [0.2, 10]; D real n <= 8 with eigenvalues above/below lambda_eps, complex pairs, Jordan blocks, "
-          "and eigenvalues within 1e-6 relative of lambda_eps on both sides; lambda_eps for eps in [1e-3, 1e8].",
+          "distinct eigenvalues 1e-7..1e-3 apart below lambda_eps, and eigenvalues within 1e-6 relative of "
+          "lambda_eps on both sides; lambda_eps for eps in [1e-3, 1e8].",
           _representation, "decisions vs the known answer; theta constructed; lambda_eps vs mpmath",
           lambda rng: _representation_wrong(rng)),
     _spec("lambda_eps_caption", MRN, "Fig. 4 caption",

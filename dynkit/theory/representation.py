@@ -231,7 +231,7 @@ def lambda_eps_mp(eps: float, dps: int = 40) -> mpmath.mpf:
 class Representability:
     """Decision of :func:`is_representable`: ``representable`` is True, False, or None where Theorem 2
     leaves the case open (Jordan blocks of size >= 2 at exactly ``lambda_eps`` occurring an odd number of
-    times). ``reason`` says which condition decided; ``blocks`` maps each real eigenvalue below the
+    times) or where the matrix's conditioning cannot decide its Jordan structure below the threshold. ``reason`` says which condition decided; ``blocks`` maps each real eigenvalue below the
     threshold to its Jordan block sizes."""
 
     representable: bool | None
@@ -284,40 +284,164 @@ def _real_clusters(eig: np.ndarray, scale: float) -> list[tuple[float, int]]:
     return [(float(np.mean(c)), len(c)) for c in clusters]
 
 
+# Jordan structure from the matrix's own conditioning (issue 22: a fixed 1e-5 clustering merged two distinct simple
+# eigenvalues 1e-6 apart into one "pair"). A computed eigenvalue lambda_i with condition number kappa_i (left/right
+# eigenvectors) is uncertain by ~ kappa_i * u * ||D|| (first order; near-defective eigenvalues have huge kappa_i, so
+# a Jordan block's computed spread u**(1/s) stays inside). RADIUS_FACTOR * n widens that to a safe bound; two
+# eigenvalues whose disks overlap are one eigenvalue, two more than GAP_FACTOR times their radii apart are distinct,
+# and in between the decision is "cannot decide".
+RADIUS_FACTOR = 10.0
+GAP_FACTOR = 1e3
+# a rank decision needs its nonzero singular values RANK_GAP times above what the noise can reach
+RANK_GAP = 1e2
+
+
+@dataclass(frozen=True)
+class _Cluster:
+    value: float  # the cluster's mean (real)
+    size: int  # algebraic multiplicity
+    members: np.ndarray  # computed eigenvalues
+    radius: float  # the cluster's own uncertainty (spread plus rounding, or the first-order radius if simple)
+    ambiguous: bool  # some member is within GAP_FACTOR radii of an eigenvalue outside the cluster
+
+
+def _eigen_clusters(D: np.ndarray) -> tuple[list[_Cluster], np.ndarray]:
+    """Real eigenvalue clusters of D, grouped by overlapping rounding disks (see RADIUS_FACTOR).
+
+    A disk's radius is the first-order bound ``RADIUS_FACTOR n u ||D|| kappa_i``, capped by the Hoelder bound of a
+    Jordan block of size n, ``(RADIUS_FACTOR n u)**(1/n) ||D||`` (a computed double eigenvalue that happens to split by
+    1e-16 has kappa ~ 1e16, whose first-order radius means nothing). Whether a cluster is too close to another to
+    tell distinct from multiple uses the clusters' own spread (plus rounding) for multiple clusters and the
+    first-order radius for simple eigenvalues."""
+    n = D.shape[-1]
+    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    unit = RADIUS_FACTOR * n * np.finfo(float).eps
+    w, vl, vr = scipy.linalg.eig(D, left=True, right=True)
+    dots = np.abs(np.einsum("ij,ij->j", vl.conj(), vr))
+    norms = np.linalg.norm(vl, axis=0) * np.linalg.norm(vr, axis=0)
+    kappa = norms / np.maximum(dots, 1e-300)
+    radius = np.minimum(unit * scale * kappa, unit ** (1 / n) * scale)
+    parent = list(range(n))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    dist = np.abs(w[:, None] - w[None, :])
+    for i in range(n):
+        for j in range(i + 1, n):
+            if dist[i, j] <= radius[i] + radius[j]:
+                parent[find(i)] = find(j)
+    roots = np.array([find(i) for i in range(n)])
+    groups = [np.flatnonzero(roots == r) for r in dict.fromkeys(roots)]
+    means = [complex(np.mean(w[idx])) for idx in groups]
+    # a cluster's own uncertainty: its spread plus rounding (multiple), the first-order radius (simple)
+    fuzz = [float(np.abs(w[idx] - mu).max()) + unit * scale if idx.size > 1 else float(radius[idx[0]])
+            for idx, mu in zip(groups, means)]
+    out = []
+    for g, (idx, mu) in enumerate(zip(groups, means)):
+        if abs(mu.imag) > fuzz[g] + float(radius[idx].max()):
+            continue  # a complex pair's member: Theorems 1-2 put no condition on it
+        ambiguous = any(abs(mu - other) <= GAP_FACTOR * (fuzz[g] + fuzz[h])
+                        for h, other in enumerate(means) if h != g)
+        out.append(_Cluster(mu.real, idx.size, w[idx], fuzz[g], ambiguous))
+    return out, w
+
+
+def _cluster_jordan_sizes(D: np.ndarray, cluster: _Cluster) -> list[int] | None:
+    """Jordan block sizes of D at a cluster of multiplicity m, or None when the numbers cannot decide.
+
+    The cluster is moved to the top-left of an ordered complex Schur form (a unitary similarity: no loss of
+    conditioning), ``T11 = mu I + S + Delta`` with ``S`` strictly upper triangular (exactly nilpotent) and
+    ``||Delta|| <= eta`` = the cluster's spread plus rounding. The block sizes are those of S, from the ranks of
+    ``(T11 - mu I)**k``: a singular value at most ``tau_k = (||S|| + eta)**k - ||S||**k`` (what Delta can move a
+    zero one to) is zero, one above ``RANK_GAP * tau_k`` is not, and one in between leaves the rank undecided."""
+    m = cluster.size
+    if m == 1:
+        return [1]
+    n = D.shape[-1]
+    mu = cluster.value
+    # select the m Schur eigenvalues nearest mu (the cut halfway to the (m+1)-th)
+    T = scipy.linalg.schur(D.astype(complex), output="complex")[0]
+    if m < n:
+        dist = np.sort(np.abs(np.diag(T) - mu))
+        cut = (dist[m - 1] + dist[m]) / 2
+        T, _, sdim = scipy.linalg.schur(D.astype(complex), output="complex", sort=lambda x: abs(x - mu) <= cut)
+        if sdim != m:
+            return None
+    N = T[:m, :m] - mu * np.eye(m)
+    S_norm = float(np.linalg.norm(np.triu(N, 1), 2))
+    # the norm of the cluster's spectral projector, sqrt(1 + ||X||^2) with T11 X - X T22 = -T12: how much the
+    # rounding of D (u ||D||) is amplified in T11 (a derogatory multiple eigenvalue of V diag V^-1 carries noise
+    # ~ u kappa(V) ||D|| in its off-diagonal Schur entries, not only in its diagonal)
+    projector = 1.0
+    if m < n:
+        X = scipy.linalg.solve_sylvester(T[:m, :m], -T[m:, m:], -T[:m, m:])
+        projector = float(np.sqrt(1 + np.linalg.norm(X, 2) ** 2))
+    noise = RADIUS_FACTOR * n * np.finfo(float).eps * max(1.0, float(np.linalg.norm(D, 2))) * projector
+    eta = float(np.abs(np.diag(N)).max()) + noise
+    ranks = [m]
+    P = np.eye(m, dtype=complex)
+    for k in range(1, m + 1):
+        P = P @ N
+        sv = np.linalg.svd(P, compute_uv=False)
+        tau = (S_norm + eta) ** k - S_norm ** k
+        if np.any((sv > tau) & (sv <= RANK_GAP * tau)):
+            return None
+        ranks.append(int(np.sum(sv > tau)))
+    ranks.append(ranks[-1])
+    sizes = []
+    for s_ in range(1, m + 1):
+        sizes += [s_] * max((ranks[s_ - 1] - ranks[s_]) - (ranks[s_] - ranks[s_ + 1]), 0)
+    return sizes if sum(sizes) == m else None
+
+
 def is_representable(D, eps) -> Representability:
     """Whether the real matrix ``D`` is ``Psi_eps(theta)`` for some real ``theta`` (Theorem 1 for
     diagonalisable D, Theorem 2 with Jordan blocks). ``eps = 0`` is the first-order model (8): Culver's
     criterion (D non-singular, every Jordan block at a negative eigenvalue occurring an even number of
     times).
 
-    Numerical: eigenvalues within ``CLUSTER_TOL * max(1, ||D||)`` are one eigenvalue (a Jordan block's computed
-    eigenvalues spread by ~eps**(1/size)); the cluster's mean is compared with ``lambda_eps`` to
-    ``THRESHOLD_TOL * max(1, ||D||)``.
+    Numerical: computed eigenvalues whose rounding disks (radius ``RADIUS_FACTOR n u ||D|| kappa_i``, ``kappa_i`` the
+    eigenvalue's condition number) overlap are one eigenvalue; its Jordan blocks come from an ordered Schur form
+    (:func:`_cluster_jordan_sizes`). Where the numbers cannot separate distinct eigenvalues from a multiple one below
+    the threshold (eigenvalues within ``GAP_FACTOR`` radii of each other, or a singular value in the gray zone of the
+    rank decision) and the answer depends on it, ``representable`` is None and ``reason`` says so. The cluster's
+    mean is compared with ``lambda_eps`` to ``THRESHOLD_TOL * max(1, ||D||)``.
     """
     D = as_square("D", D, context=_CTX)
     if D.ndim != 2:
         raise ValueError(f"D must be one square matrix (n, n) ({_CTX}); got shape {D.shape}")
     e = float(_eps(eps, allow_zero=True))
-    n = D.shape[-1]
     scale = max(1.0, float(np.linalg.norm(D, 2)))
-    eig = np.linalg.eigvals(D)
+    clusters, eig = _eigen_clusters(D)
     if e == 0:
         theorem, threshold = "Culver (1966), eps = 0", 0.0
         if np.min(np.abs(eig)) <= CLUSTER_TOL * scale:
             return Representability(False, "D is singular: exp(theta) is always invertible", theorem, 0.0)
     else:
         theorem, threshold = "Theorem 1/2 (Momentum ResNets)", lambda_eps(e)
-    tol = CLUSTER_TOL * scale
     blocks = {}
-    undecided = []
-    for lam, mult in _real_clusters(eig, scale):
+    undecided, cannot = [], []
+    for cluster in clusters:
+        lam = cluster.value
         # the cluster mean is accurate to rounding (a Jordan block's perturbations cancel to first order), so
-        # the comparison with lambda_eps is sharp: THRESHOLD_TOL * ||D||, not the clustering tolerance
+        # the comparison with lambda_eps is sharp: THRESHOLD_TOL * ||D||, not the clustering radius
         if lam >= threshold + THRESHOLD_TOL * scale:
             continue
-        sizes = _jordan_block_sizes(D, lam, mult)
+        sizes = _cluster_jordan_sizes(D, cluster)
+        if sizes is None:
+            cannot.append(f"the Jordan structure at {lam:.6g} (multiplicity {cluster.size}) is not decidable at this "
+                          f"conditioning")
+            continue
         blocks[lam] = sizes
         odd = sorted({s for s in sizes if sizes.count(s) % 2 == 1})
+        if cluster.ambiguous:
+            cannot.append(f"eigenvalue {lam:.6g} is within {GAP_FACTOR:g}x its rounding uncertainty "
+                          f"({cluster.radius:.3g}) of another eigenvalue: distinct or multiple cannot be decided")
+            continue
         if not odd:
             continue
         at_threshold = abs(lam - threshold) <= THRESHOLD_TOL * scale and e > 0
@@ -328,6 +452,8 @@ def is_representable(D, eps) -> Representability:
                 f"size(s) {odd} occurring an odd number of times", theorem, threshold, blocks)
         if any(s > 1 for s in odd):
             undecided.append(lam)
+    if cannot:
+        return Representability(None, "cannot decide: " + "; ".join(cannot), theorem, threshold, blocks)
     if undecided:
         return Representability(
             None, f"eigenvalue {undecided[0]:.6g} = lambda_eps has an odd number of Jordan blocks of a "
