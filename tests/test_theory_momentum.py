@@ -377,6 +377,55 @@ def test_network_checks_detect_perturbations(monkeypatch):
     assert not dk.theory.check_backprop_formula(x0, v0, W, b, 0.9).holds
 
 
+def _float_loss_reference(x0, v0, W, b, gamma):
+    """Independent of dynkit: (2) forward and (3) backward written out here in float64; bits lost =
+    log2(max reconstruction error / (1 + max |x0|, |v0|) / machine epsilon), at least 0."""
+    x, v = x0.copy(), v0.copy()
+    for Wn, bn in zip(W, b):
+        v = gamma * v + (1 - gamma) * np.tanh(np.einsum("...ij,...j->...i", Wn, x) + bn)
+        x = x + v
+    for Wn, bn in zip(W[::-1], b[::-1]):
+        x = x - v
+        v = (v - (1 - gamma) * np.tanh(np.einsum("...ij,...j->...i", Wn, x) + bn)) / gamma
+    err = np.maximum(np.abs(x - x0).max(-1), np.abs(v - v0).max(-1)) / (1 + np.maximum(np.abs(x0).max(-1),
+                                                                                        np.abs(v0).max(-1)))
+    return np.log2(np.maximum(err / np.finfo(float).eps, 1.0))
+
+
+def test_inversion_float_part_tests_the_bits_lost_per_layer(monkeypatch):
+    """Issue 22: at gamma = 0.1, depth 40 the float64 reconstruction error is ~1e23 and the old tolerance
+    (64 eps depth gamma^-depth ~ 1e28) could never fail. Sect. 3.2: about log2(1/gamma) bits lost a layer,
+    40 log2(10) = 133 bits. The measured loss (independent reference above) is within the check's band, and the
+    check fails for an inverse that loses 2^20 times more, or one that loses nothing (the paper says 133 bits)."""
+    rng = np.random.default_rng(5)
+    W, b = rng.standard_normal((40, 3, 4, 4)) / 2, rng.standard_normal((40, 3, 4))
+    x0, v0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    lost = _float_loss_reference(x0, v0, W, b, 0.1)
+    assert np.all(np.abs(lost - 40 * np.log2(10)) < 30), lost
+    np.testing.assert_allclose(momentum_resnet.float_bits_lost(x0, v0, W, b, 0.1), lost, atol=1e-9)
+    result = dk.theory.check_inversion(x0, v0, W, b, 0.1)
+    assert result.holds, result.message
+    original = momentum_resnet.momentum_inverse
+    monkeypatch.setattr(momentum_resnet, "momentum_inverse",  # the same reconstruction error, 2^20 times larger
+                        lambda *a: tuple(start + 2.0 ** 20 * (r - start) for r, start in zip(original(*a), (x0, v0))))
+    assert not dk.theory.check_inversion(x0, v0, W, b, 0.1).holds
+    monkeypatch.setattr(momentum_resnet, "momentum_inverse", lambda xK, vK, W, b, g: (x0.copy(), v0.copy()))
+    assert not dk.theory.check_inversion(x0, v0, W, b, 0.1).holds  # loses nothing: not what Sect. 3.2 says
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=seeds, n=st.integers(1, 12), depth=st.integers(1, 60), gamma=st.sampled_from([0.1, 0.3, 0.5, 0.9, 0.99]))
+def test_inversion_bits_band_holds_adversarially(seed, n, depth, gamma):
+    """Across depth 1-60, gamma 0.1-0.99, n 1-12, weights up to 2x the registry's: the float band and the
+    bit-exact buffer (Python-integer buffer past 62 bits) both hold."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((depth, 2, n, n)) * rng.uniform(0.1, 2) / np.sqrt(n)
+    b = rng.standard_normal((depth, 2, n))
+    x0, v0 = rng.standard_normal((2, n)), rng.standard_normal((2, n))
+    result = dk.theory.check_inversion(x0, v0, W, b, gamma)
+    assert result.holds, result.message
+
+
 @pytest.mark.parametrize("gamma", [0.5, 0.95, 0.99])
 def test_memory_bits_detects_a_buffer_that_keeps_nothing(monkeypatch, gamma):
     """The old check's slack (2 log2(d) + 2 bits) let a buffer that keeps nothing pass at gamma = 0.95 and 0.99;
