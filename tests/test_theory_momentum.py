@@ -498,6 +498,36 @@ def test_momentum_rnn_jacobian_product_is_not_the_total_derivative():
     assert dk.theory.check_momentum_jacobian_product(U, W, x[:, :1], h, v0, 0.6, 0.5).holds
 
 
+def test_companion_blocks_are_the_sympy_derivation_and_match_autograd():
+    """Issue 22: the correction of (15) is a product of 2n x 2n companion blocks. (i) the block dynkit multiplies
+    (rnn.companion15) equals the sympy Jacobian of (14) evaluated at random numbers (n = 2, tanh); (ii) the
+    top-left block of the product equals autograd's dh_T/dh_0 (tolerance 1e-9: float64, T <= 8) where the
+    paper's product of D^(U + mu Sigma) does not."""
+    import sympy as sp
+    import torch
+    from dynkit.theory import rnn
+    d = dk.symbolic.DERIVATIONS["momentum_rnn_jacobian"]()
+    rng = np.random.default_rng(0)
+    U, hk, hp, wx = rng.standard_normal((2, 2)) / 2, rng.uniform(-0.5, 0.5, 2), rng.uniform(-0.5, 0.5, 2), \
+        rng.standard_normal(2)
+    mu, s_ = 0.6, 0.4
+    values = {sp.Symbol(f"U_{i + 1}{j + 1}"): U[i, j] for i in range(2) for j in range(2)}
+    values.update({sp.Symbol(f"h_k{i + 1}"): hk[i] for i in range(2)})
+    values.update({sp.Symbol(f"h_km1_{i + 1}"): hp[i] for i in range(2)})
+    values.update({sp.Symbol(f"wx_{i + 1}"): wx[i] for i in range(2)})
+    values.update({sp.Symbol("mu", positive=True): mu, sp.Symbol("s", positive=True): s_})
+    concrete = d.result.replace(sp.Function("sigma"), sp.tanh).replace(sp.Function("sigma_inv"), sp.atanh)
+    sym = np.array(concrete.subs(values).doit().evalf(), dtype=float)
+    pre = U @ (hk - mu * hp) + mu * np.arctanh(hk) + s_ * wx
+    block = rnn.companion15(torch.tensor(1 - np.tanh(pre) ** 2), torch.tensor(1 / (1 - hk ** 2)), torch.tensor(U),
+                            mu).numpy()
+    np.testing.assert_allclose(block, sym, atol=1e-12)
+    U3, W3 = random_matrices(rng, 3, 4, scale=1.5), rng.standard_normal((3, 4, 2))
+    x3, h3, v3 = rng.standard_normal((3, 6, 2)), rng.uniform(-0.5, 0.5, (3, 4)), 0.3 * rng.standard_normal((3, 4))
+    assert dk.theory.check_momentum_jacobian_product(U3, W3, x3, h3, v3, mu, s_, form="companion").holds
+    assert not dk.theory.check_momentum_jacobian_product(U3, W3, x3, h3, v3, mu, s_, form="paper").holds
+
+
 def test_rnn_jacobian_literal_transpose_mismatch_is_reported():
     rng = np.random.default_rng(1)
     U = rng.standard_normal((1, 4, 4))

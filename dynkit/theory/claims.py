@@ -394,8 +394,9 @@ def _rnn(n_inst, rng, *, part: str, mu=None, symmetric=False):
         if part in ("rewrite", "factor15"):
             res = rnn.check_momentum_rnn(U, W, x, h, v0, m, s, activation=act)
             out.append(res.details["parts"][f"momentum_rnn.{part}"])
-        elif part == "product15":
-            out.append(rnn.check_momentum_jacobian_product(U, W, x, h, v0, m, s, activation=act))
+        elif part in ("product15", "companion15"):
+            out.append(rnn.check_momentum_jacobian_product(U, W, x, h, v0, m, s, activation=act,
+                                                           form="paper" if part == "product15" else "companion"))
         else:
             out.append(rnn.check_rnn_jacobian(U, W, x, h + (0.5 if act == "sigmoid" else 0.0), activation=act,
                                               literal=part == "literal13"))
@@ -610,6 +611,19 @@ def _attention_wrong(rng):
         return _attention(3, rng)
 
 
+def _companion_wrong(rng):
+    """The companion block with its -mu D^_k U coupling scaled by 0.999: the corrected (15) must fail."""
+    def make(f):
+        def wrong(dsig, dinv, U, mu):
+            B = f(dsig, dinv, U, mu)
+            n = U.shape[-1]
+            B[..., :n, n:] *= 0.999
+            return B
+        return wrong
+    with _patched(rnn, "companion15", make):
+        return _rnn(2, rng, part="companion15", mu=0.5)
+
+
 def _eigen_pairing_wrong(rng):
     """H's damping block off by 1% (-1.01 gamma I): its eigenvalues no longer match the roots built from gamma,
     nor pair to sums (t - T) gamma; the check must see it on H's own eigenvalues."""
@@ -819,12 +833,15 @@ _SPECS = [
           "Momentum cell (14), mu in (0, 0.95), T >= 2.", lambda n, rng: _rnn(n, rng, part="product15"),
           "product of (15)'s factors vs the total dh_T/dh_0", lambda rng: _rnn(2, rng, part="product15", mu=0.0),
           FALSE),
-    _spec("momentum_rnn_eq15_partial", R, "(15), corrected",
-          "Each factor D^_k (U + mu Sigma_k) of (15) is the partial derivative of (14)'s h_{k+1} with respect to "
-          "h_k at fixed h_{k-1}.", "As momentum_rnn_eq15.", lambda n, rng: _rnn(n, rng, part="factor15"),
-          "(15) factor vs autograd partial derivative", lambda rng: _rnn(2, rng, part="product15"), CORRECTED,
-          "(15)'s factors are partial derivatives at fixed h_{k-1} (and U, not U^T); their product is not "
-          "dh_T/dh_t, which also follows the path through h_{k-1}"),
+    _spec("momentum_rnn_eq15_companion", R, "(15), corrected",
+          "dh_T/dh_t = [I 0] prod_{k=t}^{T-1} [[D^_k (U + mu Sigma_k), -mu D^_k U], [I, 0]] [I; 0] (at fixed "
+          "h_{t-1}): (14) is a second-order recurrence, its Jacobian a product of 2n x 2n companion blocks "
+          "(derived by sympy: dk.symbolic.DERIVATIONS['momentum_rnn_jacobian']).",
+          "As momentum_rnn_eq15 (mu in [0, 0.95), T <= 8, n <= 12).", lambda n, rng: _rnn(n, rng, part="companion15"),
+          "top-left block of the companion product vs autograd dh_T/dh_0",
+          lambda rng: _companion_wrong(rng), CORRECTED,
+          "(15) keeps only the top-left block D^_k(U + mu Sigma_k) of each companion block (and writes U^T): it "
+          "drops the path through h_{k-1}, -mu D^_k U; the product of the full 2n x 2n blocks is dh_T/dh_t"),
     _spec("inverse_slope", R, "Sect. 2.3",
           "For mostly used sigma, e.g., sigmoid and tanh, (sigma^{-1}(.))' > 1 and mu Sigma_k dominates U^T.",
           "y on the whole range of sigma: (0, 1) for sigmoid, (-1, 1) for tanh (y = 0 included).",
