@@ -357,3 +357,33 @@ def test_result_reports_worst_instance():
     assert not res.holds and res.residual == 3.0 and res.instance["x"] == 20 and res.n_held == 2
     nan = _core.verdict("demo", np.array([0.0, np.nan]), 1.0, {}, "demo")
     assert not nan.holds  # an unmeasurable instance never counts as holding
+
+
+def test_adjoint_nonvanishing_counterexample_breaks_the_papers_own_bound():
+    """Issue 22: the fair counterexample breaks ||a_t|| >= exp(-a(T-t)) ||e_L|| ||a_T|| (the paper's chain after
+    (63), with its ||e_L|| factor), found by the registry's seeded random search (nothing hand-picked). Re-checked
+    here independently: a_t from scipy's solve_ivp of the adjoint ODE a' = -a H (backward from T), e_L from
+    scipy's sorted complex Schur form. Every failure is step 2 (a bound on U_L's eigenvalues read as a bound on
+    its norm) with a 2 x 2, non-normal U_L."""
+    import scipy.integrate
+    import scipy.linalg
+    ce = dk.theory.run_all(3, seed=0, claims="adjoint_nonvanishing").rows[0].counterexample
+    inst = ce["instance"]
+    F, g, a, aT, tau = (np.asarray(inst[k], dtype=float) for k in ("F", "gamma", "a", "grad_T", "tau"))
+    n = F.shape[-1]
+    H = np.block([[np.zeros((n, n)), np.eye(n)], [F, -g * np.eye(n)]])
+    sol = scipy.integrate.solve_ivp(lambda s, y: y @ H, (0, float(tau)), aT, rtol=1e-12, atol=1e-14)
+    a_t = sol.y[:, -1]  # a(T - s) solves d/ds a = a H
+    U, Q, m = scipy.linalg.schur((tau * H).astype(complex), output="complex", sort=lambda z: z.real >= -a * tau)
+    e = aT @ Q / np.linalg.norm(aT)
+    bound = np.exp(-a * tau) * np.linalg.norm(e[:m]) * np.linalg.norm(aT)
+    assert np.linalg.norm(a_t) < bound * (1 - 1e-6), (np.linalg.norm(a_t), bound)
+    assert m == 2 and abs(U[0, 1]) > 1e-3  # U_L holds both eigenvalues and is not normal
+    step_key = [k for k in ce["sides"] if k.startswith("failing step")][0]
+    assert ce["sides"][step_key] == 2
+
+
+def test_adjoint_nonvanishing_bound_holds_where_it_must():
+    """Planted: gamma = 0 and a 1000x larger a make the paper's bound tiny: every instance holds (the check is not
+    a constant 'false')."""
+    assert dk.theory.CLAIMS["adjoint_nonvanishing"].flip(np.random.default_rng(3)).holds

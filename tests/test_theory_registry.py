@@ -39,7 +39,7 @@ def test_run_all_every_verdict_is_the_recorded_one(table):
             assert (row.reason is not None) == (row.verdict == "undecided")
         else:  # false as stated / erratum: the counterexample with the instance, both sides and the gap
             assert row.held < row.instances
-            assert set(row.counterexample) >= {"instance", "sides", "gap"} and len(row.counterexample["sides"]) == 2
+            assert set(row.counterexample) >= {"instance", "sides", "gap"} and len(row.counterexample["sides"]) >= 2
         if row.verdict == "erratum":  # the intended statement was checked in the same row and held
             assert row.intent and row.correction and row.corrected["holds"]
             assert row.corrected["held"] == row.corrected["instances"] >= 1

@@ -235,12 +235,25 @@ def check_adaptive_damping_breaks_adjoint(W, b, h0, grad_T, gamma0, gamma1, *, T
                    sides={"(26) residual": res, "threshold": np.full(batch, margin)})
 
 
+def _schur_split(K: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """Complex Schur form ``K = Q U Q^H`` with the eigenvalues of real part >= threshold first (the paper's (56),
+    (63): U_L top-left); returns ``(U, Q, m)``, m = size of U_L."""
+    U, Q, m = scipy.linalg.schur(K.astype(complex), output="complex", sort=lambda z: z.real >= threshold)
+    return U, Q, int(m)
+
+
 def check_adjoint_nonvanishing(F, gamma, a, grad_T, tau) -> CheckResult:
-    """Review, after (63): with ``0 <= gamma <= 2a`` "exp{U_L} decays at a rate at most (t - T)a", read as
-    ``||a_t|| >= exp(-a (T - t)) ||a_T||`` for the HBNODE adjoint ``a_t = a_T exp(-M)``, ``M = (t - T) H``,
-    ``H = [[0, I], [F, -gamma I]]`` (constant F), ``tau = T - t > 0``. Residual: the shortfall
-    ``1 - ||a_t|| / (exp(-a tau) ||a_T||)`` (must be <= 0). False as stated: a terminal gradient along a
-    fast left eigenvector (or any generic one through non-normal transients) decays faster."""
+    """Review, after (63), the paper's own bound: with ``0 <= gamma <= 2a`` "||e^T exp{U}|| >= ||e_L^T exp{U_L}||
+    [...] exp{U_L} decays at a rate at most (t - T)a", i.e. ``||a_t|| >= exp(-a (T - t)) ||e_L|| ||a_T||`` for the
+    HBNODE adjoint ``a_t = a_T exp(-M)``, ``-M = (T - t) H``, ``H = [[0, I], [F, -gamma I]]`` (constant F),
+    ``tau = T - t > 0``, with ``-M = Q U Q^H`` (Schur, eigenvalues of real part >= (t - T) a first: U_L),
+    ``e = a_T Q / ||a_T||`` and ``e_L`` its first m entries.
+
+    Residual: the shortfall ``1 - ||a_t|| / (exp(-a tau) ||e_L|| ||a_T||)`` (must be <= 1e-12). The two steps of the
+    argument are measured apart (``sides``): step 1, ``||e^T exp U|| >= ||e_L^T exp U_L||``, is exact (exp U is
+    block upper triangular); step 2, ``||e_L^T exp U_L|| >= exp(-a tau) ||e_L||``, reads a bound on U_L's
+    eigenvalues as a bound on its norm: false when U_L is non-normal (two or more eigenvalues), where exp U_L can
+    shrink a vector far faster than its slowest eigenvalue."""
     context = "review after (63), adjoint decay"
     F = as_square("F", F, context=context)
     n = F.shape[-1]
@@ -259,9 +272,24 @@ def check_adjoint_nonvanishing(F, gamma, a, grad_T, tau) -> CheckResult:
         raise ValueError(f"grad_T must be non-zero ({context}); got a zero vector")
     H = hbnode_jacobian(F, g)
     a_t = np.einsum("...i,...ij->...j", a_T, scipy.linalg.expm(tau[..., None, None] * H))
-    ratio = np.linalg.norm(a_t, axis=-1) / (np.exp(-a * tau) * np.linalg.norm(a_T, axis=-1))
+    norm_T, norm_t = np.linalg.norm(a_T, axis=-1), np.linalg.norm(a_t, axis=-1)
+    e_L_norm, step1_rhs, m_L = np.empty(batch), np.empty(batch), np.empty(batch, dtype=int)
+    for idx in np.ndindex(*batch):
+        U, Q, m = _schur_split(tau[idx] * H[idx], -a[idx] * tau[idx])
+        e = (a_T[idx] @ Q) / norm_T[idx]
+        e_L_norm[idx], m_L[idx] = np.linalg.norm(e[:m]), m
+        step1_rhs[idx] = np.linalg.norm(e[:m] @ scipy.linalg.expm(U[:m, :m])) if m else 0.0
+    bound = np.exp(-a * tau) * e_L_norm * norm_T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(bound > 0, norm_t / bound, np.inf)
+    failing_step = np.where(norm_t / norm_T < step1_rhs * (1 - 1e-12), 1,
+                            np.where(step1_rhs < np.exp(-a * tau) * e_L_norm * (1 - 1e-12), 2, 0))
     return verdict("adjoint_nonvanishing", np.maximum(1 - ratio, 0), 1e-12,
-                   dict(F=F, gamma=g, a=a, grad_T=a_T, tau=tau),
-                   "shortfall of ||a_t|| / (exp(-a(T-t)) ||a_T||) below 1",
-                   sides={"||a_t||": np.linalg.norm(a_t, axis=-1),
-                          "exp(-a(T-t)) ||a_T||": np.exp(-a * tau) * np.linalg.norm(a_T, axis=-1)})
+                   dict(F=F, gamma=g, a=a, grad_T=a_T, tau=tau, size_U_L=m_L),
+                   "shortfall of ||a_t|| / (exp(-a(T-t)) ||e_L|| ||a_T||) below 1",
+                   failing_step=failing_step,
+                   sides={"||a_t||": norm_t, "exp(-a(T-t)) ||e_L|| ||a_T||": bound,
+                          "step 1: ||e_L^T exp U_L|| ||a_T||": step1_rhs * norm_T,
+                          "failing step (1: ||e^T exp U|| >= ||e_L^T exp U_L||, 2: exp U_L decays at most at "
+                          "rate (t-T)a; 0: none)": failing_step})
+

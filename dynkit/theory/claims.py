@@ -345,30 +345,20 @@ def _remark8(n_inst, rng, gamma1=None):
 
 
 def _nonvanishing(n_inst, rng, big_a: bool = False):
-    """Random F, gamma <= 2a and terminal gradients; the first instance of each size group takes a_T along
-    the left eigenvector of H's most negative real eigenvalue (F's spectrum shifted positive so it is real):
-    a member of "any terminal gradient" that the decay argument after (63) overlooks."""
+    """A seeded random search over the hypotheses, nothing hand-picked: random F (n = 1 in half the draws, where
+    H is 2 x 2 and U_L, when it holds both eigenvalues, is a non-normal 2 x 2 block), a, gamma <= 2a, tau and
+    random terminal gradients. ``big_a``: a 1000x larger a with gamma = 0 (the bound becomes tiny: must hold)."""
     def make(n, c):
-        if not big_a:
-            F = random_matrices(rng, c, n, log10_cond=3, scale=10 ** rng.uniform(-1, 1)) * \
-                rng.choice([-1.0, 1.0], size=(c, 1, 1))
-            F[0] = np.abs(F[0]) @ np.abs(F[0]).T + np.eye(n)  # SPD: H's eigenvalues are real
-            a = rng.uniform(0.05, 2, c)
-            a[0] = rng.uniform(0.05, 0.9)  # H's most negative eigenvalue is <= -1 for F >= I
-            gamma = a * rng.uniform(0, 2, c)
-            grad = rng.standard_normal((c, 2 * n))
-            w, vl = np.linalg.eig(adjoint.hbnode_jacobian(F[0], gamma[0]).T)
-            grad[0] = np.real(vl[:, np.argmin(w.real)])
-            tau = rng.uniform(0.1, 10, c)
-            # keep the rounding of a_T along the growing modes below ~1e-9 after exp(tau H)
-            tau[0] = min(tau[0], 15 / (w.real.max() - w.real.min()))
-            return adjoint.check_adjoint_nonvanishing(F, gamma, a, grad, tau)
         F = random_matrices(rng, c, n, log10_cond=3, scale=10 ** rng.uniform(-1, 1)) * \
             rng.choice([-1.0, 1.0], size=(c, 1, 1))
         a = rng.uniform(0.05, 2, c) * (1e3 if big_a else 1)
         gamma = a * rng.uniform(0, 2, c) * (0 if big_a else 1)
         return adjoint.check_adjoint_nonvanishing(F, gamma, a, rng.standard_normal((c, 2 * n)), rng.uniform(0.1, 10, c))
-    return _by_size("adjoint_nonvanishing", n_inst, rng, make)
+    # the search: 2000 seeded 1-D draws whatever n_inst (2 x 2 Schur forms: ~0.3 s), so that the verdict does not
+    # hang on the instance count (about 1% of 1-D draws break the bound); then n_inst draws with n = 2..7
+    groups = [make(1, 2000 if not big_a else 3)]
+    groups.append(_by_size("adjoint_nonvanishing", min(n_inst, 200), rng, make, range(2, 8)))
+    return _stack("adjoint_nonvanishing", groups)
 
 
 def _rnn_cells(rng, count, n):
@@ -781,13 +771,17 @@ _SPECS = [
           "exact only when the Jacobians along the trajectory commute; in general the propagator is the "
           "time-ordered exponential"),
     _spec("adjoint_nonvanishing", R, "after (63)",
-          "Then, we have ||e^T exp{U}|| >= ||e_L^T exp{U_L}|| [...] Therefore, exp{U_L} decays at a rate at most "
-          "(t - T)a [...] HBNODE can learn long-term dependencies effectively as the adjoint state of HBNODE does "
-          "not vanish. (formalised: ||a_t|| >= exp(-a (T - t)) ||a_T||)",
-          "Constant F (any real n x n, n <= 12), 0 <= gamma <= 2a, any terminal gradient (random, and one along "
-          "a fast left eigenvector per size), T - t in [0.1, 10].",
-          _nonvanishing, "shortfall of ||a_t|| below exp(-a(T-t)) ||a_T||",
-          lambda rng: _nonvanishing(3, rng, big_a=True), FALSE),
+          "Then, we have ||e^T exp{U}||_2 >= ||e_L^T exp{U_L}||_2 [...] By choosing 0 <= gamma <= 2a, for every pair "
+          "of eigenvalues of -M there is at least one eigenvalue whose real part is no less than (t - T)a. "
+          "Therefore, exp{U_L} decays at a rate at most (t - T)a [...] HBNODE can learn long-term dependencies "
+          "effectively as the adjoint state of HBNODE does not vanish.",
+          "Constant F (any real n x n, n <= 7), 0 <= gamma <= 2a, a in [0.05, 2], any terminal gradient (random), "
+          "T - t in [0.1, 10]: a seeded random search (2000 draws with n = 1, then n = 2..7), nothing hand-picked.",
+          _nonvanishing, "shortfall of ||a_t|| below the paper's exp(-a(T-t)) ||e_L|| ||a_T||; which step fails",
+          lambda rng: _nonvanishing(3, rng, big_a=True), FALSE,
+          reading="||a_t|| >= exp(-a(T-t)) ||e_L|| ||a_T|| (the paper's own chain (58) -> (63): ||a_t|| / ||a_T|| = "
+                  "||e^T exp U|| >= ||e_L^T exp U_L|| >= exp((t-T)a) ||e_L||), -M = Q U Q^H with U_L the eigenvalues "
+                  "of real part >= (t-T)a"),
     _spec("hbnode_adjoint_prop1", R, "Prop. 1, (26)",
           "Proposition 1 (Adjoint equation for HBNODE) The adjoint state a(t) := dL/dh(t) for the HBNODE (24) "
           "satisfies the following HBODE with the same damping parameter gamma as that in (24), "
