@@ -153,3 +153,36 @@ def test_ark_member_comparison_can_fail(monkeypatch):
     original = ark._member_direct
     monkeypatch.setattr(ark, "_member_direct", lambda s, v: {**original(s, v), "c1": original(s, v)["c1"] + 1})
     assert not ark._ark_derivation(2).check_passed
+
+
+# ------------------------------------------------------------------------------------ ARK family analysis
+
+@pytest.mark.parametrize("order, values", [(3, ["-1/4", "0", "1/12", "1/3"]), (4, ["1/4", "1/2", "2/3", "9/10"])])
+def test_ark_family_members_are_the_symbolic_family(order, values):
+    """dk.theory.ark_member (theory cannot import symbolic) equals dk.symbolic.ark_family at each parameter, and
+    dynkit's own members are the family's at c_{-1} = 1/12, a_2 = 1/2."""
+    import sympy as sp
+    from fractions import Fraction
+    from dynkit.solvers.ark import ARK3, ARK4
+    fam = dk.symbolic.ark_family(order - 1)
+    sym = sp.Symbol("c_{-1}") if order == 3 else sp.Symbol("a_2")
+    for value in values:
+        m = dk.theory.ark_member(order, value)
+        exact = {k: Fraction(str(sp.nsimplify(v.subs(sym, sp.Rational(value))))) for k, v in fam.items()}
+        got = {"c0": m.c0, "c_m0": m.c_m0, "c1": m.c1, "c_m1": m.c_m1, "c2": m.c[0], "a2": m.a[0]}
+        if order == 4:
+            got.update(c3=m.c[1], a3=m.a[1])
+        assert got == exact, (value, got, exact)
+    base = dk.theory.ark_member(order, "1/12" if order == 3 else "1/2")
+    ref = ARK3 if order == 3 else ARK4
+    assert (base.c1, base.c_m1, tuple(base.c), tuple(base.a)) == (ref.c1, ref.c_m1, tuple(ref.c), tuple(ref.a))
+
+
+def test_ark_equal_accuracy_is_dynkits_own_analysis():
+    """Issue 22: the row is labelled as dynkit's analysis of the method (not a verdict on CSAODE), quotes the
+    paper's sentence in its reading and covers the coefficient family."""
+    claim = dk.theory.CLAIMS["ark_equal_accuracy"]
+    assert claim.paper == "dynkit analysis" and "not a verdict on CSAODE" in claim.statement
+    assert "similar accuracy" in claim.reading and "family" in claim.statement
+    result = claim.sample(3, seed=0)
+    assert result.holds and result.n_instances == 6  # three members of each order

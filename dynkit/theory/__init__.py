@@ -17,7 +17,8 @@ Thms. 1-2, Lemmas 1-2, Fig. 4), :mod:`.momentum_resnet` (Momentum ResNets Props.
 NAG / scheduled-restart rates), :mod:`.accelerated_rk` (CSAODE Claim 1 and ARK cost).
 """
 from ._core import VERDICTS, CheckResult, Claim, ClaimRow, ClaimTable
-from .accelerated_rk import check_ark_equal_accuracy, check_ark_evaluations, check_ark_order
+from .accelerated_rk import (ark_member, check_ark_equal_accuracy, check_ark_evaluations,
+                             check_ark_family_equal_accuracy, check_ark_order)
 from .adjoint import (check_adaptive_damping_breaks_adjoint, check_adjoint_nonvanishing, check_adjoint_norm,
                       check_hbnode_adjoint_equation, hbnode_jacobian)
 from .first_order import (check_crossing_example, check_flow_orientation, check_linear_flow_field,
@@ -51,6 +52,7 @@ __all__ = [
     "check_crossing_example", "smooth_field", "check_nag_rate", "check_restart_rate", "nag_momentum", "restart_momentum",
     "check_f_eps_surjective", "check_f_eps_prime_zeros_real", "check_representable_set_grows",
     "check_lambda_eps_closeness", "check_ark_order", "check_ark_evaluations", "check_ark_equal_accuracy",
+    "check_ark_family_equal_accuracy", "ark_member",
     "check_eigen_pairing", "pairing_roots", "check_revnet_instability", "check_revnet_continuous",
     "revnet_jacobian", "check_fixed_point_iterations", "momentum_jacobian", "check_adjoint_norm", "hbnode_jacobian",
     "check_momentum_rnn", "check_rnn_jacobian", "check_momentum_jacobian_product",

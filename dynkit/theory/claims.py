@@ -724,14 +724,23 @@ def _backprop_wrong(rng):
         return _network_part("backprop")(2, rng)
 
 
-def _ark_equal_accuracy_holds(rng):
-    """An instance where ARK is the cheaper at equal accuracy (about half of random tanh problems are)."""
-    for _ in range(40):
-        W, b, y0 = _nets(rng, 1, 4)
-        result = accelerated_rk.check_ark_equal_accuracy(W, b, y0, order=4)
-        if result.holds:
-            return result
-    return result
+def _ark_family(n_inst, rng):
+    n = min(n_inst, 8)  # 6 members x 2 methods x 3 fixed-step solves per problem
+    d = int(rng.integers(1, 7))
+    W = random_matrices(rng, n, d, log10_cond=1, scale=3.0) * rng.choice([-1.0, 1.0], size=(n, 1, 1))
+    return accelerated_rk.check_ark_family_equal_accuracy(W, rng.standard_normal((n, d)), rng.standard_normal((n, d)))
+
+
+def _ark_family_cheap_peer(rng):
+    """Planted: RK's evaluation count doubled (a peer twice as costly): ARK is then the cheaper at equal error on
+    y' = -y for every member, and the analysis must fail."""
+    def make(f):
+        def runs(fun, y0, method, steps=accelerated_rk.STEPS):
+            errors, nfe, n_steps = f(fun, y0, method, steps)
+            return errors, nfe * (2 if method in ("rk4", accelerated_rk.SSPRK3) else 1), n_steps
+        return runs
+    with _patched(accelerated_rk, "_runs", make):
+        return _ark_family(2, rng)
 
 
 # ------------------------------------------------------------------------------------------- registry
@@ -1030,12 +1039,18 @@ _SPECS = [
           "evaluations than RK of order p: 2, 3 vs 3, 4.)", "As ark_claim1_order; dk.solve stats at fixed steps.",
           lambda n, rng: _ark("evaluations", n, rng), "NFE per step and over [0, 1], ARK / RK < 1",
           lambda rng: _ark("evaluations", 2, rng, peer="heun")),
-    _spec("ark_equal_accuracy", CS, "after Claim 1",
-          "The same truncation error means ARKNet and RKNNet have similar accuracy, while the training speed of "
-          "ARKNet is higher than RKNNet. (read: at equal accuracy ARK needs fewer evaluations)",
-          "Any ODE: the linear test equation y' = -y and y' = W y + tanh(y + b), d <= 6; ARK3 vs SSPRK3, ARK4 vs RK4.",
-          lambda n, rng: _ark("equal_accuracy", n, rng), "NFE ratio ARK / RK at equal error",
-          lambda rng: _ark_equal_accuracy_holds(rng), FALSE),
+    _spec("ark_equal_accuracy", "dynkit analysis", "ARK family at equal ODE error",
+          "dynkit's own analysis of the method, not a verdict on CSAODE: at equal ODE error, no member of the ARK "
+          "family (ARK3: c_{-1} in [-1/4, 1/3]; ARK4: a_2 in [1/4, 9/10]; CSAODE calls the coefficients "
+          "hyper-parameters) needs fewer evaluations than RK of the same order on every problem: on y' = -y each "
+          "needs 1.06-1.14x RK's evaluations, and on random y' = W y + tanh(y + b) some problem needs more.",
+          "Members c_{-1} in {-1/4, 1/12, 1/3} (ARK3 vs SSPRK3) and a_2 in {1/4, 1/2, 9/10} (ARK4 vs RK4); y' = -y and "
+          "up to 8 problems y' = W y + tanh(y + b), d <= 6; fixed steps 1/16-1/64.",
+          _ark_family, "equal-error NFE ratio ARK / RK per member", lambda rng: _ark_family_cheap_peer(rng),
+          reading="CSAODE's sentence - 'The same truncation error means ARKNet and RKNNet have similar accuracy, while "
+                  "the training speed of ARKNet is higher than RKNNet' - is about the networks (the experiments "
+                  "ledger tests it); 'fewer evaluations at equal ODE error' is dynkit's own question about the "
+                  "method, answered here for the whole coefficient family"),
 ]
 
 CLAIMS: dict[str, Claim] = {claim.id: claim for claim in _SPECS}
