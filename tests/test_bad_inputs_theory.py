@@ -157,6 +157,9 @@ CASES = [
     (T.check_ark_evaluations, dict(W=I2, b=np.ones(2), y0=np.ones(2)), {"b": [np.ones(3)], "order": [2],
                                                                        "peer": ["nosuch"]}),
     (T.check_ark_equal_accuracy, dict(W=I2, b=np.ones(2), y0=np.ones(2)), {"y0": ["x"], "order": [1]}),
+    (T.ark_member, dict(order=3, parameter="1/12"), {"order": [2, True], "parameter": ["x", None, "1/2"]}),
+    (T.check_ark_family_equal_accuracy, dict(W=I2, b=np.ones(2), y0=np.ones(2), members=[(3, "1/12")]),
+     {"members": [[], [3], [(5, "1/2")]], "y0": [np.ones(3)]}),
     # ---------------------------------------------------------------------------------- dk.symbolic
     (S.state_block, dict(name="h", n=2), {"n": BAD_INT, "name": ["", "1x", None]}),
     (S.vector_function, dict(name="f", n=2, args=[sp.Symbol("t")]), {"n": BAD_INT, "name": [3], "args": [5, "t"]}),

@@ -146,14 +146,20 @@ def ark_member(order: int, parameter) -> "TwoStepRK":
     import dataclasses
     from fractions import Fraction as Fr
     base, _ = _order(order)
-    x = Fr(parameter)
+    try:
+        if isinstance(parameter, bool):
+            raise TypeError
+        x = Fr(parameter)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise ValueError(f"parameter must be a rational number (int, Fraction, float or a string like '1/12'); "
+                         f"got {parameter!r}"[:160]) from None
     if order == 3:
         if x == Fr(1, 2):
-            raise ValueError("parameter c_{-1} = 1/2 is a pole of the ARK3 family (a_2 = 5/(6 - 12 c_{-1}))")
+            raise ValueError("parameter c_{-1} = 1/2 is a pole of the ARK3 family (a_2 = 5/(6 - 12 c_{-1})); got 1/2")
         return dataclasses.replace(base, name=f"ark3[c_m1={x}]", c1=x + 1, c_m1=x, c=(Fr(1, 2) - x,),
                                    a=(Fr(5) / (6 - 12 * x),))
     if x == 0 or x == Fr(6, 5):
-        raise ValueError(f"parameter a_2 = {x} is a pole of the ARK4 family")
+        raise ValueError(f"parameter a_2 must avoid the ARK4 family's poles 0 and 6/5; got {x}")
     den = 12 * x * x * (5 * x - 6)
     return dataclasses.replace(base, name=f"ark4[a2={x}]", c1=(90 * x ** 3 - 133 * x ** 2 + 40 * x - 8) / den,
                                c_m1=(30 * x ** 3 - 61 * x ** 2 + 40 * x - 8) / den,
@@ -183,7 +189,21 @@ def check_ark_family_equal_accuracy(W, b, y0, *, members=None) -> CheckResult:
     context = "dynkit analysis of the ARK family at equal error"
     f_lin, y_lin = _problem(None, None, np.ones((1, 1)), context)
     f, y0 = _problem(W, b, y0, context)
-    members = [(o, p) for o, (_, ps) in ARK_FAMILY.items() for p in ps] if members is None else list(members)
+    if members is None:
+        members = [(o, p) for o, (_, ps) in ARK_FAMILY.items() for p in ps]
+    else:
+        try:
+            members = [(o, p) for o, p in members]
+        except (TypeError, ValueError):
+            raise ValueError(f"members must be a list of (order, parameter) pairs, e.g. [(3, '1/12'), (4, '1/2')]; "
+                             f"got {members!r}"[:160]) from None
+        if not members:
+            raise ValueError("members must name at least one (order, parameter) pair; got an empty list")
+        for o, p in members:
+            try:
+                ark_member(o, p)
+            except ValueError as exc:
+                raise ValueError(f"members: ({o!r}, {p!r}) is not an ARK family member: {exc}") from None
     names, lin, worst_nonlin = [], [], []
     for order, parameter in members:
         method, peer = ark_member(order, parameter), ARK_PEERS[order][1]
