@@ -27,6 +27,20 @@ def test_claims_registry_fields():
         assert callable(claim.flip)
 
 
+def test_every_row_quotes_its_sentence_beside_the_reading_checked():
+    """Issue 22: every row carries the paper's sentence (quoted) and the reading that was checked; a corrected row
+    quotes the same sentence as its false-as-stated twin and checks the corrected statement."""
+    for cid, claim in dk.theory.CLAIMS.items():
+        assert claim.statement and claim.reading and claim.reading != claim.statement, cid
+    twins = {"adjoint_formula_commuting": "adjoint_formula", "heavy_ball_thm2_asymptotic": "heavy_ball_thm2",
+             "heavy_ball_prop3_below": "heavy_ball_prop3", "linear_flow_thm3_smooth": "linear_flow_thm3",
+             "momentum_rnn_eq15_companion": "momentum_rnn_eq15"}
+    for corrected, false in twins.items():
+        assert dk.theory.CLAIMS[corrected].statement == dk.theory.CLAIMS[false].statement
+        assert dk.theory.CLAIMS[corrected].expected_verdict == "holds with correction"
+        assert dk.theory.CLAIMS[false].expected_verdict == "false as stated"
+
+
 def test_run_all_every_verdict_is_the_recorded_one(table):
     assert [row.claim for row in table.rows] == list(dk.theory.CLAIMS)
     for row in table.rows:

@@ -71,7 +71,8 @@ def section_propositions(ctx: Context, sec: Section) -> None:
                                                                               else []) for r, v in zip(rows, verdicts)]))
     sec.blocks.append(Paragraph(
         f"Each claim of the papers is checked numerically on {n} random instances (seed {ctx.seed}). The verdict is "
-        "about the paper's statement as written: holds, holds with correction, false as stated (with a "
+        "about the paper's statement as written: holds, holds with correction, erratum (the intended statement, "
+        "evident from the paper's own text, holds), false as stated (with a "
         "counterexample) or undecided."))
     sec.blocks.append(Table(
         ["claim", "paper", "equation", "verdict", "instances", "held", "worst residual", "tolerance", "seconds"],

@@ -1035,8 +1035,7 @@ _SPECS = [
           lambda rng: _ark("order", 2, rng, method=accelerated_rk.perturbed(accelerated_rk.ARK4))),
     _spec("ark_fewer_evaluations", CS, "Sect. ARK solver; Udwadia & Farahani",
           "We design a novel continuous dynamical model named as ARKNet, by proposing an accelerated Runge-Kutta "
-          "method, which improves the training speed compared to RKNet. (ARK of order p needs fewer function "
-          "evaluations than RK of order p: 2, 3 vs 3, 4.)", "As ark_claim1_order; dk.solve stats at fixed steps.",
+          "method, which improves the training speed compared to RKNet.", "As ark_claim1_order; dk.solve stats at fixed steps.",
           lambda n, rng: _ark("evaluations", n, rng), "NFE per step and over [0, 1], ARK / RK < 1",
           lambda rng: _ark("evaluations", 2, rng, peer="heun")),
     _spec("ark_equal_accuracy", "dynkit analysis", "ARK family at equal ODE error",
@@ -1053,7 +1052,74 @@ _SPECS = [
                   "method, answered here for the whole coefficient family"),
 ]
 
-CLAIMS: dict[str, Claim] = {claim.id: claim for claim in _SPECS}
+# The reading each row checks, where the quote needs one (the quote itself is ``statement``).
+_READINGS = {
+    "adjoint_formula": "dL/dz_0 from (54) (NODE) or (55) (HBNODE, xi = 0, sigma = id) equals torch autograd's "
+                       "gradient through dk.solve, for f = tanh(W h + b) (relative 1e-6)",
+    "adaptive_damping_remark8": "with gamma(t) = gamma0 + gamma1 sin(2 pi t), gamma1 != 0, a = dL/dm no longer "
+                                "solves (26) with damping gamma(t): its residual exceeds 10x the tolerance",
+    "momentum_rnn_rewrite": "(14) and (11) give the same h_t at every step from the same (h_{-1}, v_0)",
+    "momentum_rnn_eq15": "the product of (15)'s factors D^_k (U^T + mu Sigma_k) over k = t..T-1 equals the total "
+                         "derivative dh_T/dh_t of (14) (autograd)",
+    "heavy_ball_thm2": "with step <= 1/L and beta = (1 - sqrt(step nu))^2, every step satisfies ||x^{k+1} - x*|| "
+                       "<= (1 - sqrt(step nu)) ||x^k - x*||",
+    "heavy_ball_prop3": "for every fixed beta in [0, 1) and step <= 1/L the ratio ||grad f(x^k) - grad f(x^{k-1})|| "
+                        "/ ||x^k - x^{k-1}|| tends to nu (relative 1e-6 after 3000 steps)",
+    "momentum_attention": "outputs of the recurrence (12) equal those of the closed forms (13) (causal) and (14) "
+                          "(non-causal)",
+    "nag_rate": "f(x_t) - f* <= 2 ||x0 - x*||^2 / (s (t + 1)^2) (Su, Boyd, Candes' constant) for t <= 500",
+    "revnet_instability": "J(A, B) = [[I, A], [B, I + BA]] has an eigenvalue (computed) decidably != 1 with "
+                          "|lambda| >= 1; its spectrum is the roots of lambda^2 - (2 + mu) lambda + 1, mu in Sp(AB); "
+                          "fixed-point iterations of a RevNet diverge, a Momentum ResNet's converge",
+    "psi_series": "Prop. 4's series equals x(1) of eps x'' + x' = theta x, x(0) = I, x'(0) = 0 (block expm, dk.solve, "
+                  "and a 50-digit closed form for 1 x 1)",
+    "representation": "is_representable(D, eps) gives Theorem 1/2's answer on matrices with a known answer; for "
+                      "representable D, Psi_eps(momentum_logarithm(D)) = D; lambda_eps = 40-digit value",
+    "lemma1_surjective": "for every target w in C some z has f_eps(z) = w (Newton from several starts, residual "
+                         "re-evaluated at 30 digits)",
+    "lemma2_derivative_zeros": "in boxes around the real axis the number of zeros of f'_eps (argument principle) "
+                               "equals the number of its real zeros",
+    "representable_set_grows": "lambda_eps2 < lambda_eps1 for eps1 < eps2 (40 digits), with a matrix representable "
+                               "for eps2 but not for eps1",
+    "small_eps_limit": "sup_t |x_eps(t) - x*(t)| -> 0 as eps -> 0, at rate eps (log-log slope of three eps)",
+    "first_order_embedding": "x of (5) solves eps x'' + x' = f^(x) with f^ = eps f' f + f and x'(0) = f(x0)",
+    "large_eps_limit": "sup_t |x_eps(t) - x*(t)| -> 0 as eps -> inf, at rate 1/eps (x* of x'' = f(x))",
+    "free_velocity": "x'' + x' = 0 from (x0, (h(x0) - x0)/(1 - 1/e)) reaches h(x0) at t = 1",
+    "negative_scaling": "no f among linear and odd cubic fields maps x0 to lambda x0 at time 1 from (x0, 0) when "
+                        "lambda <= -1",
+    "prop8_closed_form": "f(x) = (-pi^2 - 1/(4 eps^2)) x gives x(1) = -x0 exp(-1/(2 eps)) from (x0, 0)",
+    "orientation_prop9": "det D Phi_t(x) > 0 along t in [0, 1] (Liouville: exp of the integrated divergence)",
+    "linear_flow_thm3": "d = 1, f globally Lipschitz: if the time-1 map of (15) is x -> a x, then f(x)/x is constant",
+    "non_square_prop10": "A = diag(-1, -lambda) has det A > 0 and no real B with B^2 = A (least squares from 8 "
+                         "starts stays away from 0)",
+    "crossing_example": "x0 exp(-t/2) cos(t/2) solves x'' + x' = -x/2 with (x0, -x0/2) (dk.solve), and x(pi) = 0",
+    "memory_bits": "the App. C buffer gains k log2(1/gamma) bits per coordinate over depth k; k(1 - gamma)/ln 2 is "
+                   "within 1 - gamma relative of it",
+    "backprop_formula": "App. E's backward recursion equals torch autograd's gradients w.r.t. x0, v0, W, b",
+    "ark_claim1_order": "the global error (max over t = k/8) of ARK4 (ARK3) falls like r^4 (r^3): local truncation "
+                        "O(r^5) (O(r^4))",
+    "ark_fewer_evaluations": "ARK of order p needs fewer function evaluations than RK of order p (2, 3 vs 3, 4 per "
+                             "step, and over [0, 1] at the same fixed step, starter included)",
+}
+# A corrected row quotes the paper's sentence (that of its false-as-stated twin) and checks the corrected statement.
+_CORRECTS = {"adjoint_formula_commuting": "adjoint_formula", "momentum_rnn_eq15_companion": "momentum_rnn_eq15",
+             "heavy_ball_thm2_asymptotic": "heavy_ball_thm2", "heavy_ball_prop3_below": "heavy_ball_prop3",
+             "linear_flow_thm3_smooth": "linear_flow_thm3"}
+
+
+def _quoted(specs: list[Claim]) -> list[Claim]:
+    by_id = {c.id: c for c in specs}
+    out = []
+    for c in specs:
+        if c.id in _CORRECTS:
+            c = dataclasses.replace(c, statement=by_id[_CORRECTS[c.id]].statement, reading=c.statement)
+        elif not c.reading:
+            c = dataclasses.replace(c, reading=_READINGS.get(c.id, ""))
+        out.append(c)
+    return out
+
+
+CLAIMS: dict[str, Claim] = {claim.id: claim for claim in _quoted(_SPECS)}
 
 
 def run_all(n_instances: int = 1000, seed: int = 0, claims=None, *, progress: bool = False) -> ClaimTable:
