@@ -13,10 +13,10 @@ import numpy as np
 from ..solvers import solve
 from ..solvers.ark import ARK3, ARK4, SSPRK3
 from ..solvers.tableaus import RungeKuttaTableau
-from ._core import CheckResult, as_real_array, as_square, combine, verdict
+from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, combine, verdict
 
 __all__ = ["ARK_PEERS", "ARK_FAMILY", "ark_member", "check_ark_order", "check_ark_evaluations",
-           "check_ark_equal_accuracy", "check_ark_family_equal_accuracy"]
+           "check_ark_equal_accuracy", "check_ark_family_equal_accuracy", "check_ark_start"]
 
 # an ARK method of order p and the classical RK method of the same order it is compared with
 ARK_PEERS = {3: (ARK3, SSPRK3), 4: (ARK4, "rk4")}
@@ -216,6 +216,31 @@ def check_ark_family_equal_accuracy(W, b, y0, *, members=None) -> CheckResult:
                    "per ARK member: equal-error NFE ratio vs RK on y' = -y (>= 1.02) and its largest value on the "
                    "nonlinear problems (> 1)",
                    sides={"ratio on y' = -y": lin, "largest ratio on y' = W y + tanh(y + b)": worst_nonlin})
+
+
+def check_ark_start(W, b, y0, *, order: int = 4, r: float = 0.25, method=None) -> CheckResult:
+    """CSAODE after (9)-(10): "the self-attention ARK solver shown as Equation (9) cannot be self-started, that is,
+    G(t_1) is computed by Equation (8). When the step size r = 1.0, the Equation (9) will not be calculated" (and
+    Sect. 5: "when the step size r is 1.0, the computation of CSAARK is equivalent to CSARK"). Measured with
+    dk.solve at fixed steps: the ARK solution at t_1 = r equals one step of RK of the same order (its starter), and
+    over [0, 1] with r = 1 the ARK and RK solutions are equal. Residual: the larger relative difference
+    (tolerance 1e-14: the same arithmetic). ``method`` replaces the ARK method (one with another starter plants a
+    violation)."""
+    context = "CSAODE (9) start, r = 1"
+    ark, rk = _order(order)
+    ark = ark if method is None else _method("method", method, context)
+    r = float(as_scalar_batch("r", r, context=context, low=0.0, high=1.0, low_open=True))
+    f, y0 = _problem(W, b, y0, context)
+    def at(times, m, step):
+        return np.asarray(solve(f, y0, np.asarray(times), method=m, step_size=step).ys[-1])
+    scale = 1 + np.abs(y0).max(axis=-1)
+    first = np.abs(at([0.0, r], ark, r) - at([0.0, r], rk, r)).max(axis=-1) / scale
+    whole = np.abs(at([0.0, 1.0], ark, 1.0) - at([0.0, 1.0], rk, 1.0)).max(axis=-1) / scale
+    instances = dict(y0=y0)
+    return combine("ark_start", [
+        verdict("ark_start.first_step", first, 1e-14, instances, f"ARK G(t_1) vs one RK step (8), r = {r:g}"),
+        verdict("ark_start.r_equals_1", whole, 1e-14, instances, "ARK vs RK over [0, 1] with r = 1"),
+    ])
 
 
 def perturbed(method, delta: float = 1e-2):

@@ -743,6 +743,113 @@ def _ark_family_cheap_peer(rng):
         return _ark_family(2, rng)
 
 
+# ------------------------------------------------------------------------------------ issue 22 section 4
+
+
+def _first_order_adjoint(n_inst, rng, *, ghb: bool):
+    n_inst = min(n_inst, 60)  # one autograd solve per size group
+    def make(n, c):
+        W, b, h0 = _nets(rng, c, n)
+        xi = rng.uniform(0.1, 1.5, c) if ghb else None
+        return adjoint.check_first_order_adjoint(W, b, h0, 0.5 * rng.standard_normal((c, n)),
+                                                 rng.standard_normal((c, 2 * n)), rng.uniform(0, 2, c), xi=xi,
+                                                 T=float(rng.uniform(0.5, 1.5)))
+    return _by_size("first_order_adjoint", n_inst, rng, make, range(1, 7))
+
+
+def _first_order_adjoint_wrong(rng, *, ghb: bool):
+    """(41)/(49) with the damping term off by 5%: the adjoint no longer matches autograd."""
+    def make(f):
+        return lambda a_h, a_m, h, m, W, b, gamma, xi: f(a_h, a_m, h, m, W, b, 1.05 * gamma + 0.05, xi)
+    with _patched(adjoint, "first_order_adjoint_rhs", make):
+        return _first_order_adjoint(2, rng, ghb=ghb)
+
+
+def _remarks(n_inst, rng):
+    n_inst = min(n_inst, 100)
+    return _by_size("adjoint_remarks", n_inst, rng, lambda n, c: adjoint.check_adjoint_remarks(
+        *_nets(rng, c, n), rng.standard_normal((c, 2 * n)), rng.uniform(0, 2, c)), range(1, 7))
+
+
+def _remarks_wrong(rng):
+    """The adjoint path integrated with a damping 5% (+0.05) off the one (47)/(40) are checked with."""
+    def make(f):
+        return lambda W, b, h0, m0, a_T, gamma, *a: f(W, b, h0, m0, a_T, 1.05 * gamma + 0.05, *a)
+    with _patched(adjoint, "_first_order_path", make):
+        return _remarks(2, rng)
+
+
+def _reparam(n_inst, rng, *, wrong: bool = False):
+    def make(n, c):
+        U = random_matrices(rng, c, n, log10_cond=1, scale=1.0)
+        W = rng.standard_normal((c, n, 3))
+        return rnn.check_reparametrisation(U, W, rng.standard_normal((c, 8, 3)), rng.uniform(-0.5, 0.5, (c, n)),
+                                           rng.standard_normal((c, n)), rng.uniform(0, 0.95), rng.uniform(0.1, 1),
+                                           w_hat=W if wrong else None)
+    return _by_size("reparametrisation", min(n_inst, 200), rng, make)
+
+
+def _ark_start(n_inst, rng, method=None):
+    n = min(n_inst, 60)
+    out = []
+    for d, count in split_by_size(n, rng, range(1, 7)):
+        W = random_matrices(rng, count, d, log10_cond=1, scale=3.0) * rng.choice([-1.0, 1.0], size=(count, 1, 1))
+        order = int(rng.choice([3, 4]))
+        out.append(accelerated_rk.check_ark_start(W, rng.standard_normal((count, d)), rng.standard_normal((count, d)),
+                                                  order=order, r=float(rng.choice([0.5, 0.25, 0.2, 0.1])),
+                                                  method=None if method is None else method(order)))
+    return _stack("ark_start", out)
+
+
+def _ark_start_wrong(rng):
+    """ARK started with the midpoint rule instead of (8): its first step (and r = 1) differ from RK's."""
+    from ..solvers.tableaus import MIDPOINT
+    return _ark_start(3, rng, method=lambda order: dataclasses.replace(accelerated_rk.ARK_PEERS[order][0],
+                                                                       starter=MIDPOINT))
+
+
+def _ark_family_order(n_inst, rng, perturb: bool = False):
+    n = min(n_inst, 30)  # five fixed-step solves per member and problem
+    out = []
+    for d, count in split_by_size(n, rng, range(1, 7)):
+        W = random_matrices(rng, count, d, log10_cond=1, scale=3.0) * rng.choice([-1.0, 1.0], size=(count, 1, 1))
+        order = int(rng.choice([3, 4]))
+        param = rng.choice(accelerated_rk.ARK_FAMILY[order][1])
+        method = accelerated_rk.ark_member(order, param)
+        if perturb:
+            method = accelerated_rk.perturbed(method)
+        out.append(accelerated_rk.check_ark_order(W, rng.standard_normal((count, d)), rng.standard_normal((count, d)),
+                                                  order=order, method=method))
+    return _stack("ark_order", out)
+
+
+def _boundary(n_inst, rng, shift=0.0):
+    n = min(n_inst, 100)
+    return representation.check_threshold_boundary(10 ** rng.uniform(np.log10(0.2), 1, n),
+                                                   random_matrices(rng, n, 3, log10_cond=1.5), shift=shift)
+
+
+def _adaptive_parts(result: CheckResult) -> CheckResult:
+    parts = result.details["parts"]
+    return combine("adaptive_momentum", [parts["gradient_ratio.adaptive_limit"], parts["gradient_ratio.adaptive_range"]])
+
+
+def _adaptive(n_inst, rng):
+    """(17)-(18) on Prop. 3's instances below beta~ (where the ratio converges): the parts of that check about the
+    adaptive momenta, (17) -> beta~ = (1 - sqrt(step nu))^2 and (17), (18) in [0, 1 - delta]."""
+    def make(n, count):
+        A = _spd(rng, count, n, 100.0, 2.0)
+        step = rng.uniform(0.5, 1.0, count) / np.linalg.eigvalsh(A)[:, -1]
+        beta = heavy_ball.optimal_momentum(A, step) * rng.uniform(0, 0.5, count)
+        return _adaptive_parts(heavy_ball.check_gradient_ratio_limit(A, beta, step, seed=int(rng.integers(2**31))))
+    return _by_size("adaptive_momentum", min(n_inst, 400), rng, make)
+
+
+def _adaptive_above(rng):
+    """beta above beta~: the gradient ratio oscillates and (17) does not settle at beta~."""
+    return _adaptive_parts(_prop3_above(rng))
+
+
 # ------------------------------------------------------------------------------------------- registry
 
 R, MT, MR, MRN, CS = ("review", "Momentum Transformer", "MomentumRNN", "Momentum ResNets", "CSAODE")
@@ -1050,6 +1157,115 @@ _SPECS = [
                   "the training speed of ARKNet is higher than RKNNet' - is about the networks (the experiments "
                   "ledger tests it); 'fewer evaluations at equal ODE error' is dynkit's own question about the "
                   "method, answered here for the whole coefficient family"),
+
+    # ----------------------------------------------- issue 22, section 4: stated results that had no row
+    _spec("hbnode_adjoint_prop2", R, "Prop. 2, (41)",
+          "Proposition 2 (Adjoint equations for the first-order HBNODE system) The adjoint states a_h(t) := dL/dh(t) "
+          "and a_m(t) := dL/dm(t) for the first-order HBNODE system (25) satisfy da_h(t)/dt = -a_m(t) df/dh(h(t), t, "
+          "theta); da_m(t)/dt = -a_h(t) + gamma a_m(t). (41)",
+          "HBNODE (25) with f = tanh(W h + b), any m(0), gamma in [0, 2], d <= 6, T in [0.5, 1.5], any dL/dz_T.",
+          lambda n, rng: _first_order_adjoint(n, rng, ghb=False), "(41) backward vs autograd dL/d(h_0, m_0)",
+          lambda rng: _first_order_adjoint_wrong(rng, ghb=False),
+          reading="(a_h, a_m)(0) from (41) integrated backward from (dL/dh_T, dL/dm_T) equals torch autograd's "
+                  "dL/d(h_0, m_0) through dk.solve (relative 1e-6)"),
+    _spec("ghbnode_adjoint_prop3", R, "Prop. 3, (49)",
+          "Proposition 3 (Adjoint equations for GHBNODEs) The adjoint states a_h(t) := dL/dh(t), a_m(t) := dL/dm(t) "
+          "for the GHBNODE (48) satisfy da_h/dt = -a_m(t) (df/dh(h(t), t, theta) - xi I), da_m/dt = -a_h(t) "
+          "sigma'(m(t)) + gamma a_m(t). (49)",
+          "GHBNODE (48) with sigma = tanh, f = tanh(W h + b), xi in [0.1, 1.5], gamma in [0, 2], d <= 6, any m(0).",
+          lambda n, rng: _first_order_adjoint(n, rng, ghb=True), "(49) backward vs autograd dL/d(h_0, m_0)",
+          lambda rng: _first_order_adjoint_wrong(rng, ghb=True),
+          reading="(a_h, a_m)(0) from (49) integrated backward equals torch autograd's dL/d(h_0, m_0) (relative 1e-6)"),
+    _spec("hbnode_adjoint_remarks_5_6", R, "Remarks 5, 6, (40), (47)",
+          "Remark 5 [...] By letting tau = T - t and b(tau) = a(T - tau), we can rewrite (26) as d^2b/dtau^2 + "
+          "gamma db/dtau = b(tau) df/dh(h(T - tau), T - tau, theta). (40) Remark 6 Let a~_m(t) = da_m(t)/dt, then "
+          "a_m(t) and a~_m(t) satisfies [...] da_m/dt = a~_m; da~_m/dt = a_m df/dh + gamma a~_m. (47) [...] Moreover, "
+          "we have a_h(t) = gamma a_m(t) - a~_m(t).",
+          "HBNODE, m(0) = 0, f = tanh(W h + b), gamma in [0, 2], d <= 6; the adjoint (a_h, a_m) of (41).",
+          _remarks, "(47), a_h = gamma a_m - a~_m and (40) along the adjoint path (5-point differences)",
+          _remarks_wrong,
+          reading="on the exact adjoint (a_h, a_m) (Prop. 2 row), a~_m := da_m/dt satisfies (47) and a_h = gamma a_m - "
+                  "a~_m; b(tau) = a_m(T - tau) satisfies (40) (Remark 5 read with Prop. 1's intended a = a_m: see the "
+                  "erratum hbnode_adjoint_prop1)"),
+    _spec("momentum_rnn_reparametrisation", MR, "Remark 1, (9)-(10)",
+          "Remark 1 Different parameterizations of (8) can result in different momentum cell architectures. For "
+          "instance, if we let v_t = -p_t, we end up with [...] v_t = mu v_{t-1} + s W^ x_t; h_t = sigma(U h_{t-1} + "
+          "U v_t), (10) where W^ := U^{-1} W is the trainable weight matrix. Even though (9) and (10) are "
+          "mathematically equivalent [...]",
+          "U well conditioned (cond <= 10), n <= 12, T = 8, mu in [0, 0.95), s in [0.1, 1], tanh; the review's "
+          "Remarks 1 and 4 use the same reparametrisation.",
+          _reparam, "(10) with W^ = U^-1 W vs (9), h_t step by step", lambda rng: _reparam(3, rng, wrong=True),
+          reading="from the same h_0 and v_0^(10) = U^-1 v_0^(9), (9) and (10) with W^ = U^-1 W give the same h_t"),
+    _spec("momentum_rnn_paper_eq11", MR, "(11)",
+          "dL/dh_t = dL/dh_T . prod_{k=t}^{T-1} dh_{k+1}/dh_k = dL/dh_T . prod_{k=t}^{T-1} (D_k U^T), (11) where U^T "
+          "is the transpose of U and D_k = diag(sigma'(U h_k + W x_{k+1})).",
+          "As the review's rnn_jacobian_13 (the same content, the MomentumRNN paper's own numbering).",
+          lambda n, rng: _rnn(n, rng, part="literal13"), "(11) with U^T vs autograd; corrected: D_k U",
+          lambda rng: _rnn(2, rng, part="literal13", symmetric=True), ERRATUM,
+          "dh_T/dh_t = prod_k D_k U (numerator layout; U^T D_k in the gradient's row layout): a layout typo.",
+          reading="dh_T/dh_t (numerator layout) equals the product of D_k U^T",
+          intent="dL/dh_t = dL/dh_T . prod_{k=t}^{T-1} dh_{k+1}/dh_k: the chain rule's own factor dh_{k+1}/dh_k of "
+                 "h_{k+1} = sigma(U h_k + W x_{k+1}) is D_k U; ||prod (D_k U^T)||_2 tends to either vanish or explode "
+                 "(the argument uses only norms, unchanged)",
+          corrected_check=lambda n, rng: _rnn(n, rng, part="jacobian13"),
+          corrected_flip=lambda rng: _rnn_jacobian_wrong(rng)),
+    _spec("momentum_rnn_paper_eq12", MR, "(12)",
+          "We can rewrite (9) as h_t = sigma(U(h_{t-1} - mu h_{t-2}) + mu sigma^{-1}(h_{t-1}) + s W x_t), (12)",
+          "As the review's momentum_rnn_rewrite.", lambda n, rng: _rnn(n, rng, part="rewrite"), "(12) vs (9)",
+          lambda rng: _perturbed_rewrite(rng),
+          reading="(12) and (9) give the same h_t at every step from the same (h_{-1}, v_0)"),
+    _spec("momentum_rnn_paper_eq13", MR, "(13)",
+          "dL/dh_t = dL/dh_T . prod_{k=t}^{T-1} dh_{k+1}/dh_k = dL/dh_T . prod_{k=t}^{T-1} D^_k [U^T + mu Sigma_k], "
+          "(13)", "As the review's momentum_rnn_eq15.", lambda n, rng: _rnn(n, rng, part="product15"),
+          "product of (13)'s factors vs the total dh_T/dh_0", lambda rng: _rnn(2, rng, part="product15", mu=0.0), FALSE,
+          reading="the product of D^_k (U^T + mu Sigma_k) equals dh_T/dh_t of (12) (autograd); the correct product is "
+                  "of 2n x 2n companion blocks (row momentum_rnn_eq15_companion)"),
+    _spec("momentum_rnn_paper_inverse_slope", MR, "Sect. 2.3",
+          "For mostly used sigma, e.g., sigmoid and tanh, (sigma^{-1}(.))' > 1 and mu Sigma_k dominates U^T.",
+          "As the review's inverse_slope.", lambda n, rng: _slope(n, rng, strict=True),
+          "(sigma^-1)' > 1 (strict); corrected: >= 1", lambda rng: _slope(8, rng, strict=True, avoid_zero=True),
+          ERRATUM, "(sigma^{-1})' >= 1 on the range of sigmoid (> 4 there) and tanh (equality only at y = 0).",
+          reading="(sigma^{-1})'(y) > 1 for every y in the range of sigma, sigma in {sigmoid, tanh}",
+          intent="[...] and mu Sigma_k dominates U^T. Therefore, with an appropriate choice of mu, the momentum cell "
+                 "can alleviate vanishing gradient: the argument needs Sigma_k >= I (equality only at tanh's y = 0)",
+          corrected_check=lambda n, rng: _slope(n, rng, strict=False), corrected_flip=lambda rng: _slope_wrong(rng)),
+    _spec("adaptive_momentum", MT, "(17), (18)",
+          "In practice, for a given step size gamma, we restrict the adaptive momentum to be in the range [0, 1 - "
+          "delta] [...] proj_[0, 1-delta](1 - sqrt(gamma ||grad f(x^k) - grad f(x^{k-1})|| / ||x^k - x^{k-1}||))^2, "
+          "(17) [...] beta~_k := proj_[0, 1-delta](1 - sqrt(||grad f(x^k) - grad f(x^{k-1})|| / ||grad f(x^{k-1})||))^2. "
+          "(18)", "A SPD (kappa <= 100), step in [0.5, 1]/L, beta in [0, beta~/2], delta = 1e-3 (as heavy_ball_prop3_below).",
+          _adaptive, "(17) -> beta~ and (17), (18) in [0, 1 - delta]", _adaptive_above,
+          reading="(17) along the heavy-ball iterates tends to Theorem 2's beta~ = (1 - sqrt(gamma nu))^2 (through Prop. 3, "
+                  "for beta below beta~), and (17) and (18) stay in [0, 1 - delta]"),
+    _spec("ark_start", CS, "(9)-(10); Sect. 5",
+          "It is worth noting that the self-attention ARK solver shown as Equation (9) cannot be self-started, that "
+          "is, G(t_1) is computed by Equation (8). When the step size r = 1.0, the Equation (9) will not be "
+          "calculated [...] when the step size r is 1.0, the computation of CSAARK is equivalent to CSARK.",
+          "y' = W y + tanh(y + b), d <= 6; ARK3 (starter SSPRK3) and ARK4 (starter RK4); r in {0.5, 0.25, 0.2, 0.1}.",
+          _ark_start, "ARK's first step vs one RK step; ARK vs RK at r = 1", _ark_start_wrong,
+          reading="dk.solve's ARK at fixed step r: G(t_1) equals one step of RK of the same order (8); with r = 1 the "
+                  "ARK and RK solutions over [0, 1] are equal (to rounding: 1e-14)"),
+    _spec("ark_claim1_family", CS, "Claim 1 (coefficient family)",
+          "Claim 1 The order of local truncation error of the self-attention accelerated Runge-Kutta (ARK) solver "
+          "shown as Equation (9) is O(r^5) [...] where c_0, c_{-0} and other coefficients are hyper-parameters.",
+          "Members c_{-1} in {-1/4, 1/12, 1/3} (ARK3) and a_2 in {1/4, 1/2, 9/10} (ARK4); y' = W y + tanh(y + b), d <= 6.",
+          _ark_family_order, "global-error slope = p for each member",
+          lambda rng: _ark_family_order(2, rng, perturb=True),
+          reading="every member of the one-parameter family that satisfies the order conditions (not only dynkit's) "
+                  "has global error O(r^4) (ARK4; ARK3: O(r^3)) on nonlinear problems; a member off the family (a "
+                  "perturbed coefficient) does not"),
+    _spec("theorem2_boundary", MRN, "Thm. 2 at lambda = lambda_eps",
+          "Theorem 2 [...] If A can be represented by a second-order model (7), then each Jordan block of A "
+          "corresponding to an eigen value lambda < lambda_eps occurs an even number of time. Reciprocally, if each "
+          "Jordan block of A corresponding to an eigen value lambda <= lambda_eps occurs an even number of time, "
+          "then A can be represented by a second-order model.",
+          "eps in [0.2, 10]; 3 x 3 matrices V J_3(z*) V^-1, cond(V) <= 10^1.5.",
+          _boundary, "Psi_eps(theta) for X = V J_3(z*) V^-1: Jordan blocks {2, 1} at lambda_eps",
+          lambda rng: _boundary(3, rng, shift=0.1),
+          reading="the theorem leaves lambda = lambda_eps with an odd number of blocks open; dynkit finds there: "
+                  "X = V J_3(z*) V^-1 (z* = -alpha*^2, f'_eps(z*) = 0) gives Psi_eps = f_eps(X) with blocks {2, 1} at "
+                  "lambda_eps (representable, although is_representable, following Theorem 2, says undecided); a "
+                  "lone 2 x 2 block at lambda_eps is not representable (no real preimage with f'_eps != 0)"),
 ]
 
 # The reading each row checks, where the quote needs one (the quote itself is ``statement``).

@@ -23,7 +23,7 @@ __all__ = ["psi_eps", "psi_eps_series", "psi_eps_ode", "f_eps", "lambda_eps", "l
            "check_f_eps_surjective", "check_f_eps_prime_zeros_real", "check_representable_set_grows",
            "check_lambda_eps_closeness",
            "is_representable", "Representability", "momentum_logarithm", "check_psi_series", "psi_eps_scalar_mp",
-           "check_lambda_eps", "check_momentum_logarithm", "check_representability"]
+           "check_lambda_eps", "check_momentum_logarithm", "check_representability", "check_threshold_boundary"]
 
 _CTX = "Momentum ResNets Prop. 4 / Theorems 1-2"
 
@@ -1019,3 +1019,44 @@ def check_lambda_eps_closeness(eps, *, near_minus_one_from: float = 2.0, near_ze
     return verdict("lambda_eps_caption", excess, 0.0, dict(eps=e),
                    f"|lambda_eps - (-1 for eps >= {near_minus_one_from:g}, 0 for eps <= {near_zero_below:g})| "
                    f"beyond {closeness:g}", sides={"lambda_eps": lam, "claimed value": target})
+
+
+def check_threshold_boundary(eps, V, *, shift: float = 0.0) -> CheckResult:
+    """Theorem 2 at the boundary ``lambda = lambda_eps``, which it leaves open (necessity is stated for
+    ``lambda < lambda_eps``, sufficiency asks even Jordan blocks for ``lambda <= lambda_eps``). What dynkit finds:
+    ``f_eps`` has the real critical point ``z* = -alpha*^2`` with ``f_eps(z*) = lambda_eps``, ``f'_eps(z*) = 0``,
+    ``f''_eps(z*) != 0``, so ``theta = eps X - I/(4 eps)`` with ``X = V J_3(z*) V^-1`` (a size-3 Jordan block) gives
+    ``Psi_eps(theta) = f_eps(X)`` with Jordan blocks of sizes {2, 1} at lambda_eps: one block of size 2 (an odd
+    number) is representable next to a 1 x 1 block. (A lone 2 x 2 block at lambda_eps is not: a real 2 x 2 preimage
+    would need a real eigenvalue z with f_eps(z) = lambda_eps and f'_eps(z) != 0, and there is none.)
+
+    Residuals per instance (``V``: (..., 3, 3) invertible): ``|eigenvalues of Psi - lambda_eps|`` (relative),
+    ``sigma_2(N) / sigma_1(N)`` (N = Psi - lambda_eps I has rank 1) and ``||N^2|| / ||N||^2`` (N is nilpotent of
+    index 2: blocks {2, 1}). ``shift`` moves z off z* (a planted violation: one block of size 3 elsewhere)."""
+    context = _CTX + " Theorem 2 at lambda_eps"
+    e = np.atleast_1d(_eps(eps)).reshape(-1)
+    V = as_square("V", V, context=context)
+    if V.shape[-1] != 3:
+        raise ValueError(f"V must be (..., 3, 3) (a basis for the 3 x 3 Jordan block) ({context}); got {V.shape}")
+    V = np.broadcast_to(V, e.shape + (3, 3))
+    shift = float(as_scalar_batch("shift", shift, context=context))
+    res_eig, res_rank, res_nil, lams = (np.empty(e.shape) for _ in range(4))
+    for i, (x, Vi) in enumerate(zip(e, V)):
+        lam, alpha = _lambda_scalar(float(x))
+        z = -alpha ** 2 + shift
+        X = Vi @ (z * np.eye(3) + np.diag([1.0, 1.0], 1)) @ np.linalg.inv(Vi)
+        psi = psi_eps(x * X - np.eye(3) / (4 * x), x)
+        N = psi - lam * np.eye(3)
+        sv = np.linalg.svd(N, compute_uv=False)
+        res_eig[i] = np.abs(np.linalg.eigvals(psi) - lam).max() / (1 + abs(lam))
+        res_rank[i] = sv[1] / max(sv[0], 1e-300)
+        res_nil[i] = np.linalg.norm(N @ N, 2) / max(sv[0] ** 2, 1e-300)
+        lams[i] = lam
+    instances = dict(eps=e, V=V)
+    # a double/triple eigenvalue: computed eigenvalues spread by ~u^(1/2); 1e-6 leaves room for cond(V) <= 1e2
+    return combine("threshold_boundary", [
+        verdict("threshold_boundary.eigenvalues", res_eig, 1e-6, instances, "|Sp(Psi) - lambda_eps| (relative)",
+                sides={"lambda_eps": lams, "max |Sp(Psi) - lambda_eps|": res_eig}),
+        verdict("threshold_boundary.rank_one", res_rank, 1e-8, instances, "sigma_2 / sigma_1 of Psi - lambda_eps I"),
+        verdict("threshold_boundary.nilpotent", res_nil, 1e-8, instances, "||N^2|| / ||N||^2, N = Psi - lambda_eps I"),
+    ])

@@ -252,3 +252,37 @@ def check_inverse_activation_slope(y, *, activation: str = "tanh", strict: bool 
     return verdict("inverse_slope", residual, 0.0, dict(y=y),
                    f"(sigma^-1)' {'>' if strict else '>='} 1 for {activation}", min_slope=float(slope.min()),
                    sides={"(sigma^-1)'(y)": slope, "1": np.ones_like(slope)})
+
+
+def check_reparametrisation(U, W, x, h0, v0, mu: float, s: float, *, w_hat=None) -> CheckResult:
+    """MomentumRNN Remark 1 (review Remark 1, and Remark 4's use of it): with ``v_t = -p_t`` and
+    ``W^ := U^{-1} W`` the cell (9) ``v_t = mu v_{t-1} + s W x_t, h_t = sigma(U h_{t-1} + v_t)`` and (10)
+    ``v_t = mu v_{t-1} + s W^ x_t, h_t = sigma(U h_{t-1} + U v_t)`` are "mathematically equivalent": from the same
+    h_0 and v_0^{(10)} = U^{-1} v_0^{(9)} they give the same h_t (tanh). Residual: max |h_t difference| (tolerance
+    1e-10; U is well conditioned here). ``w_hat`` replaces U^{-1} W (``W`` itself plants a violation)."""
+    context = "MomentumRNN Remark 1, (9) vs (10)"
+    U = as_square("U", U, context=context)
+    W = as_real_array("W", W, context=context)
+    x = as_real_array("x", x, context=context)
+    h0 = as_real_array("h0", h0, context=context)
+    v0 = as_real_array("v0", v0, context=context)
+    n = U.shape[-1]
+    if W.shape[-2] != n or x.shape[-1] != W.shape[-1] or h0.shape[-1:] != (n,) or v0.shape[-1:] != (n,):
+        raise ValueError(f"W must be (..., {n}, m), x (..., T, m), h0 and v0 (..., {n}) to match U ({context}); "
+                         f"got W {W.shape}, x {x.shape}, h0 {h0.shape}, v0 {v0.shape}")
+    mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
+    s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
+    Uinv = np.linalg.inv(U)
+    What = Uinv @ W if w_hat is None else as_real_array("w_hat", w_hat, context=context)
+    mv = lambda M, v: np.einsum("...ij,...j->...i", M, v)  # noqa: E731
+    h9, v9 = h0, v0
+    h10, v10 = h0, mv(Uinv, v0)
+    worst = np.zeros(h0.shape[:-1])
+    for t in range(x.shape[-2]):
+        v9 = mu * v9 + s * mv(W, x[..., t, :])
+        h9 = np.tanh(mv(U, h9) + v9)
+        v10 = mu * v10 + s * mv(What, x[..., t, :])
+        h10 = np.tanh(mv(U, h10) + mv(U, v10))
+        worst = np.maximum(worst, np.abs(h9 - h10).max(axis=-1))
+    return verdict("reparametrisation", worst, 1e-10, dict(U=U, W=W), "(10) with W^ = U^-1 W vs (9), max |h_t - h_t|",
+                   sides={"h_T (9)": h9, "h_T (10)": h10})
