@@ -1006,8 +1006,9 @@ def check_lambda_eps_closeness(eps, *, near_minus_one_from: float = 2.0, near_ze
     close to -1 when eps >= 2". "Close" is read as within ``closeness`` (0.1, a tenth of the range [-1, 0])
     and "eps << 1" as eps <= ``near_zero_below``. Residual per eps: the excess of ``|lambda_eps + 1|``
     (eps >= ``near_minus_one_from``) or ``|lambda_eps|`` (eps <= ``near_zero_below``) over ``closeness``,
-    with lambda_eps from the independent mpmath computation. lambda_2 = -0.781: false as stated for
-    ``near_minus_one_from=2``; true from eps >= 5 (lambda_5 = -0.9053)."""
+    with lambda_eps from the independent mpmath computation. The caption sets no threshold (the registry's row is
+    ``undecided``: informal wording) and reads "close" as nearer to -1 than to 0 (``closeness=0.5``), which holds from
+    eps = 2 on (lambda_2 = -0.781); within 0.1 of -1 it holds only from eps ~ 5 on (lambda_5 = -0.9053)."""
     context = _CTX + " Fig. 4 caption"
     e = np.atleast_1d(_eps(eps)).reshape(-1)
     for name, value in (("near_minus_one_from", near_minus_one_from), ("near_zero_below", near_zero_below),
