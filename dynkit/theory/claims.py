@@ -933,9 +933,9 @@ _SPECS = [
           "dh_T/dh_t = prod_{k=t}^{T-1} D_k U (numerator layout; transposed as a whole, U^T D_k ... in the "
           "gradient's row layout): a layout typo, the vanishing/exploding argument is unchanged.",
           reading="dh_T/dh_t (numerator layout, dh_{k+1}/dh_k = d(h_{k+1})_i/d(h_k)_j) equals the product of D_k U^T",
-          intent="dh_T/dh_t = prod_{k=t}^{T-1} dh_{k+1}/dh_k (13) [...] the gradient vanishes (explodes) when the "
-                 "norm of D_k U^T is smaller (greater) than one: the chain rule's own factor dh_{k+1}/dh_k of "
-                 "h_{k+1} = sigma(U h_k + W x_{k+1}) (8) is D_k U; only the layout of the product is misprinted.",
+          intent="dL/dh_t = dL/dh_T dh_T/dh_t = dL/dh_T prod_{k=t}^{T-1} dh_{k+1}/dh_k [...] ||prod_{k=t}^{T-1} "
+                 "(D_k U^T)||_2 tends to either vanish or explode. (The chain rule's own factor dh_{k+1}/dh_k of (8) "
+                 "is D_k U; the argument uses only norms of the product, unchanged by the layout.)",
           corrected_check=lambda n, rng: _rnn(n, rng, part="jacobian13"),
           corrected_flip=lambda rng: _rnn_jacobian_wrong(rng)),
     _spec("momentum_rnn_eq15", R, "(15)",
