@@ -244,8 +244,8 @@ def _schur_split(K: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarra
 
 
 def check_adjoint_nonvanishing(F, gamma, a, grad_T, tau) -> CheckResult:
-    """Review, after (63), the paper's own bound: with ``0 <= gamma <= 2a`` "||e^T exp{U}|| >= ||e_L^T exp{U_L}||
-    [...] exp{U_L} decays at a rate at most (t - T)a", i.e. ``||a_t|| >= exp(-a (T - t)) ||e_L|| ||a_T||`` for the
+    """Review, after (63), the paper's own bound: with ``0 <= gamma <= 2a``, "``||e^T exp{U}|| >= ||e_L^T exp{U_L}||``
+    [...] ``exp{U_L}`` decays at a rate at most ``(t - T)a``", i.e. ``||a_t|| >= exp(-a (T - t)) ||e_L|| ||a_T||`` for the
     HBNODE adjoint ``a_t = a_T exp(-M)``, ``-M = (T - t) H``, ``H = [[0, I], [F, -gamma I]]`` (constant F),
     ``tau = T - t > 0``, with ``-M = Q U Q^H`` (Schur, eigenvalues of real part >= (t - T) a first: U_L),
     ``e = a_T Q / ||a_T||`` and ``e_L`` its first m entries.

@@ -258,8 +258,8 @@ def check_reparametrisation(U, W, x, h0, v0, mu: float, s: float, *, w_hat=None)
     """MomentumRNN Remark 1 (review Remark 1, and Remark 4's use of it): with ``v_t = -p_t`` and
     ``W^ := U^{-1} W`` the cell (9) ``v_t = mu v_{t-1} + s W x_t, h_t = sigma(U h_{t-1} + v_t)`` and (10)
     ``v_t = mu v_{t-1} + s W^ x_t, h_t = sigma(U h_{t-1} + U v_t)`` are "mathematically equivalent": from the same
-    h_0 and v_0^{(10)} = U^{-1} v_0^{(9)} they give the same h_t (tanh). Residual: max |h_t difference| (tolerance
-    1e-10; U is well conditioned here). ``w_hat`` replaces U^{-1} W (``W`` itself plants a violation)."""
+    h_0 and v_0^{(10)} = U^{-1} v_0^{(9)} they give the same h_t (tanh). Residual: the largest ``|h_t(9) - h_t(10)|``
+    (tolerance 1e-10; U is well conditioned here). ``w_hat`` replaces U^{-1} W (``W`` itself plants a violation)."""
     context = "MomentumRNN Remark 1, (9) vs (10)"
     U = as_square("U", U, context=context)
     W = as_real_array("W", W, context=context)
