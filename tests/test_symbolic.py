@@ -51,6 +51,9 @@ WRONG = {
     "momentum_resnet_eps_limits": lambda s: [*s[:2], s[2] * 2, s[3]],
     "nesterov_limit": lambda s: sp.Eq(s.lhs - sp.Function("x")(_t()).diff(_t()) / _t(), 0),
     "momentum_rnn_unrolled": lambda s: s + sp.MatrixSymbol("U", *s.shape[:1] * 2) * sp.MatrixSymbol("h_{t-2}", s.shape[0], 1),
+    # the review's (15) as printed: only the top-left block, the path through h_{k-1} (-mu D U) dropped
+    "momentum_rnn_jacobian": lambda s: \
+    sp.Matrix(sp.BlockMatrix([[sp.Matrix(s)[:2, :2], sp.zeros(2)], [sp.Matrix(s)[2:, :2], sp.Matrix(s)[2:, 2:]]])),
     "momentum_attention_unrolled": lambda s: [e * sp.Symbol("beta", positive=True) for e in s[:2]] + [s[2]],
     "node_adjoint": lambda s: {**s, "rhs": -s["rhs"]},
     "hbnode_adjoint_second_order": lambda s: {**s, "aT_dot": -s["aT_dot"]},

@@ -69,6 +69,47 @@ def test_eigen_pairing_detects_perturbed_construction(monkeypatch):
     assert not result.details["parts"]["eigen_pairing.spectrum"].holds
 
 
+def _eigvals_reference(H):
+    """Independent of dynkit's check: numpy's eigenvalues one matrix at a time."""
+    return [np.linalg.eigvals(h) for h in H.reshape(-1, *H.shape[-2:])]
+
+
+def test_eigen_pairing_substance_is_checked_on_H_own_eigenvalues(monkeypatch):
+    """Issue 22: the pair sums of the roots are -gamma by construction, and the planted flip perturbed only the
+    claimed sum. Here H itself is perturbed (damping block -1.01 gamma I): H's eigenvalues (numpy, computed
+    here independently) no longer pair to -gamma, and the check's eigenvalue and pair-sum parts must both say so."""
+    rng = np.random.default_rng(2)
+    J, F, g = rng.uniform(0.1, 1, (3, 4)), rng.standard_normal((3, 4, 4)), np.array([0.5, 1.0, 2.0])
+    good = dk.theory.check_eigen_pairing(J, F, g)
+    assert good.holds
+    original = spectra.hbnode_adjoint_matrix
+
+    def wrong(J, F, gamma):
+        H = original(J, F, gamma)
+        H[..., 4:, 4:] *= 1.01
+        return H
+
+    monkeypatch.setattr(spectra, "hbnode_adjoint_matrix", wrong)
+    H = wrong(J, F, g)
+    sums = [np.sort_complex(e).sum() for e in _eigvals_reference(H)]  # trace: -4 * 1.01 gamma, not -4 gamma
+    np.testing.assert_allclose(np.real(sums), -4 * 1.01 * g, rtol=1e-10)
+    bad = dk.theory.check_eigen_pairing(J, F, g)
+    parts = bad.details["parts"]
+    assert not parts["eigen_pairing.eigenvalues"].holds and not parts["eigen_pairing.pair_sum"].holds
+
+
+def test_eigen_pairing_eigenvalue_part_fails_on_its_own(monkeypatch):
+    """The eigenvalue part is independent of the roots: eigenvalues off by 1e-6 (the roots and H untouched) fail
+    it while the backward-error and characteristic-polynomial parts still hold."""
+    rng = np.random.default_rng(3)
+    J, F = rng.uniform(0.1, 1, (2, 3)), rng.standard_normal((2, 3, 3))
+    original = spectra._eigenvalues_with_radius
+    monkeypatch.setattr(spectra, "_eigenvalues_with_radius", lambda M: (lambda w, r: (w + 1e-6, r))(*original(M)))
+    parts = dk.theory.check_eigen_pairing(J, F, 1.0).details["parts"]
+    assert not parts["eigen_pairing.eigenvalues"].holds
+    assert parts["eigen_pairing.spectrum"].holds and parts["eigen_pairing.charpoly"].holds
+
+
 def test_eigen_pairing_decay_bound_needs_gamma_at_most_2a():
     # F = -c I with c large: JF has negative eigenvalues, the pairs are complex with Re = -gamma/2
     n = 3
@@ -100,6 +141,38 @@ def test_revnet_instability_holds(seed, n, cond):
     B = random_matrices(rng, 3, n, log10_cond=cond)
     assert dk.theory.check_revnet_instability(A, B).holds
     assert dk.theory.check_revnet_continuous(A, B).holds
+
+
+@pytest.mark.parametrize("s", [1e-7, 1e-8, 1e-10, 1e-4])
+def test_revnet_instability_at_tiny_weights_is_not_a_false_alarm(s):
+    """Issue 22: A = B = 1e-7 I has eigenvalues 1 +- 1e-7 (independently: numpy here); the old check treated
+    everything within 1e-6 of 1 as 1 and reported VIOLATED with shortfall inf on a true instance of Prop. 1."""
+    A = B = s * np.eye(3)
+    eig = np.linalg.eigvals(spectra.revnet_jacobian(A, B))
+    assert np.abs(eig).max() >= 1 and np.all(np.abs(eig - 1) > s / 2)  # the witness exists
+    result = dk.theory.check_revnet_instability(A, B)
+    assert result.holds, result.message
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=seeds, n=sizes, log_s=st.floats(-9, 1))
+def test_revnet_instability_holds_at_every_scale(seed, n, log_s):
+    rng = np.random.default_rng(seed)
+    A = random_matrices(rng, 3, n, log10_cond=4, scale=10 ** log_s)
+    B = random_matrices(rng, 3, n, log10_cond=4, scale=10 ** log_s)
+    assert dk.theory.check_revnet_instability(A, B).holds
+
+
+def test_revnet_unstable_part_fails_on_its_own(monkeypatch):
+    """Eigenvalues of J scaled into the disc of radius 0.99 (the roots untouched): the witness |lam| >= 1 is gone
+    and the 'unstable' part must fail."""
+    original = spectra._eigenvalues_with_radius
+    shrink = lambda w: 0.99 * w / np.abs(w).max(axis=-1, keepdims=True)  # noqa: E731
+    monkeypatch.setattr(spectra, "_eigenvalues_with_radius", lambda M: (lambda w, r: (shrink(w), r))(*original(M)))
+    rng = np.random.default_rng(1)
+    A, B = random_matrices(rng, 2, 3, scale=0.5), random_matrices(rng, 2, 3, scale=0.5)
+    parts = dk.theory.check_revnet_instability(A, B).details["parts"]
+    assert not parts["revnet_instability.unstable"].holds and parts["revnet_instability.spectrum"].holds
 
 
 def test_revnet_instability_detects_a_contracting_jacobian(monkeypatch):
@@ -284,3 +357,33 @@ def test_result_reports_worst_instance():
     assert not res.holds and res.residual == 3.0 and res.instance["x"] == 20 and res.n_held == 2
     nan = _core.verdict("demo", np.array([0.0, np.nan]), 1.0, {}, "demo")
     assert not nan.holds  # an unmeasurable instance never counts as holding
+
+
+def test_adjoint_nonvanishing_counterexample_breaks_the_papers_own_bound():
+    """Issue 22: the fair counterexample breaks ||a_t|| >= exp(-a(T-t)) ||e_L|| ||a_T|| (the paper's chain after
+    (63), with its ||e_L|| factor), found by the registry's seeded random search (nothing hand-picked). Re-checked
+    here independently: a_t from scipy's solve_ivp of the adjoint ODE a' = -a H (backward from T), e_L from
+    scipy's sorted complex Schur form. Every failure is step 2 (a bound on U_L's eigenvalues read as a bound on
+    its norm) with a 2 x 2, non-normal U_L."""
+    import scipy.integrate
+    import scipy.linalg
+    ce = dk.theory.run_all(3, seed=0, claims="adjoint_nonvanishing").rows[0].counterexample
+    inst = ce["instance"]
+    F, g, a, aT, tau = (np.asarray(inst[k], dtype=float) for k in ("F", "gamma", "a", "grad_T", "tau"))
+    n = F.shape[-1]
+    H = np.block([[np.zeros((n, n)), np.eye(n)], [F, -g * np.eye(n)]])
+    sol = scipy.integrate.solve_ivp(lambda s, y: y @ H, (0, float(tau)), aT, rtol=1e-12, atol=1e-14)
+    a_t = sol.y[:, -1]  # a(T - s) solves d/ds a = a H
+    U, Q, m = scipy.linalg.schur((tau * H).astype(complex), output="complex", sort=lambda z: z.real >= -a * tau)
+    e = aT @ Q / np.linalg.norm(aT)
+    bound = np.exp(-a * tau) * np.linalg.norm(e[:m]) * np.linalg.norm(aT)
+    assert np.linalg.norm(a_t) < bound * (1 - 1e-6), (np.linalg.norm(a_t), bound)
+    assert m == 2 and abs(U[0, 1]) > 1e-3  # U_L holds both eigenvalues and is not normal
+    step_key = [k for k in ce["sides"] if k.startswith("failing step")][0]
+    assert ce["sides"][step_key] == 2
+
+
+def test_adjoint_nonvanishing_bound_holds_where_it_must():
+    """Planted: gamma = 0 and a 1000x larger a make the paper's bound tiny: every instance holds (the check is not
+    a constant 'false')."""
+    assert dk.theory.CLAIMS["adjoint_nonvanishing"].flip(np.random.default_rng(3)).holds

@@ -18,9 +18,27 @@ def test_claims_registry_fields():
         for text in (claim.paper, claim.equation, claim.statement, claim.hypotheses, claim.summary):
             assert isinstance(text, str) and text
         assert claim.expected_verdict in dk.theory.VERDICTS
-        # a corrected statement is its own row, naming the correction
-        assert (claim.correction is not None) == (claim.expected_verdict == "holds with correction")
+        # a corrected statement is its own row, naming the correction; an erratum carries the paper's text that
+        # shows the intent, the corrected statement and its own check
+        assert (claim.correction is not None) == (claim.expected_verdict in ("holds with correction", "erratum"))
+        assert (claim.intent is not None) == (claim.expected_verdict == "erratum") == \
+            (claim.corrected_check is not None) == (claim.corrected_flip is not None)
+        assert (claim.informal is not None) == (claim.expected_verdict == "undecided")
         assert callable(claim.flip)
+
+
+def test_every_row_quotes_its_sentence_beside_the_reading_checked():
+    """Issue 22: every row carries the paper's sentence (quoted) and the reading that was checked; a corrected row
+    quotes the same sentence as its false-as-stated twin and checks the corrected statement."""
+    for cid, claim in dk.theory.CLAIMS.items():
+        assert claim.statement and claim.reading and claim.reading != claim.statement, cid
+    twins = {"adjoint_formula_commuting": "adjoint_formula", "heavy_ball_thm2_asymptotic": "heavy_ball_thm2",
+             "heavy_ball_prop3_below": "heavy_ball_prop3", "linear_flow_thm3_smooth": "linear_flow_thm3",
+             "momentum_rnn_eq15_companion": "momentum_rnn_eq15"}
+    for corrected, false in twins.items():
+        assert dk.theory.CLAIMS[corrected].statement == dk.theory.CLAIMS[false].statement
+        assert dk.theory.CLAIMS[corrected].expected_verdict == "holds with correction"
+        assert dk.theory.CLAIMS[false].expected_verdict == "false as stated"
 
 
 def test_run_all_every_verdict_is_the_recorded_one(table):
@@ -29,15 +47,20 @@ def test_run_all_every_verdict_is_the_recorded_one(table):
         assert row.error is None, row
         assert row.verdict == row.expected_verdict, row
         assert row.instances >= 1 and row.seconds >= 0
-        if row.verdict in ("holds", "holds with correction"):
+        if row.verdict in ("holds", "holds with correction", "undecided"):
             assert row.held == row.instances and row.worst_residual <= row.tolerance
-            assert row.counterexample is None
-        else:  # false as stated: the counterexample with the instance, both sides and the gap
+            assert row.counterexample is None and row.corrected is None
+            assert (row.reason is not None) == (row.verdict == "undecided")
+        else:  # false as stated / erratum: the counterexample with the instance, both sides and the gap
             assert row.held < row.instances
-            assert set(row.counterexample) >= {"instance", "sides", "gap"} and len(row.counterexample["sides"]) == 2
+            assert set(row.counterexample) >= {"instance", "sides", "gap"} and len(row.counterexample["sides"]) >= 2
+        if row.verdict == "erratum":  # the intended statement was checked in the same row and held
+            assert row.intent and row.correction and row.corrected["holds"]
+            assert row.corrected["held"] == row.corrected["instances"] >= 1
     assert not table.regressions and not table.all_hold  # some statements are false as written
     counts = table.verdict_counts()
-    assert counts["false as stated"] >= 5 and counts["holds with correction"] >= 5 and sum(counts.values()) == len(table.rows)
+    assert counts["false as stated"] >= 5 and counts["holds with correction"] >= 4 and counts["erratum"] >= 4
+    assert sum(counts.values()) == len(table.rows)
 
 
 def test_table_renderings(table):
@@ -46,7 +69,8 @@ def test_table_renderings(table):
     n = len(dk.theory.CLAIMS)
     assert data["all_hold"] is False and len(data["rows"]) == n and data["regressions"] == []
     for row in data["rows"]:  # the interface the report and docs render
-        assert {"verdict", "expected_verdict", "statement", "counterexample", "correction"} <= set(row)
+        assert {"verdict", "expected_verdict", "statement", "counterexample", "correction", "reading", "intent",
+                "corrected", "reason"} <= set(row)
     md = table.to_markdown()
     assert md.count("\n") == n + 1 and "| eigen_pairing | holds |" in md
     text = str(table)
@@ -54,6 +78,8 @@ def test_table_renderings(table):
     assert "verdict" in lines[0] and len({len(line) for line in lines[2:2 + n]}) == 1  # aligned
     summary = lines[2 + n:]
     assert any(line.startswith(f"{c} false as stated:") for line in summary for c in range(1, n))
+    assert any(line.startswith(f"{c} erratum:") for line in summary for c in range(1, n))
+    assert any(line.startswith("erratum hbnode_adjoint_prop1: intended") for line in summary)
     assert "every verdict is the one recorded in the code" in lines[-1]
     assert "<table>" in table._repr_html_() and "false as stated" in table._repr_markdown_()
 

@@ -133,9 +133,16 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
         r = rows.get(cid)
         if r is not None:
             lines += [f"**Verdict: {claim_verdict(r)}** — about the statement as the paper writes it.", ""]
-        lines += ["**Statement.** " + str(claim.statement), "", "**Hypotheses.**", "", *[f"- {h}" for h in hyps], ""]
+        lines += ["**Statement.** " + str(claim.statement), ""]
+        if getattr(claim, "reading", ""):
+            lines += ["**Reading checked.** " + str(claim.reading), ""]
+        lines += ["**Hypotheses.**", "", *[f"- {h}" for h in hyps], ""]
+        if getattr(claim, "intent", None):
+            lines += [f"**Intent** (the paper's own text). {claim.intent}", ""]
         if r is not None and r.get("correction"):
             lines += [f"**Correction.** {r['correction']}", ""]
+        if r is not None and r.get("reason"):
+            lines += [f"**Why undecided.** {r['reason']}", ""]
         if r is not None and r.get("counterexample"):
             ce = r["counterexample"]
             text = "; ".join(f"{k} = {v}" for k, v in ce.items()) if isinstance(ce, dict) else str(ce)

@@ -69,7 +69,8 @@ def section_propositions(ctx: Context, sec: Section) -> None:
     sec.blocks.append(Paragraph(
         f"Each claim of the papers is checked numerically on random instances (seed {ctx.seed}; {n} asked for, "
         "and each row says how many its check ran: some checks draw fewer, or more, by design). The verdict is "
-        "about the paper's statement as written: holds, holds with correction, false as stated (with a "
+        "about the paper's statement as written: holds, holds with correction, erratum (the intended statement, "
+        "evident from the paper's own text, holds), false as stated (with a "
         "counterexample) or undecided."))
     sec.blocks.append(Table(
         ["claim", "paper", "equation", "verdict", "instances", "held", "worst residual", "tolerance"],

@@ -36,6 +36,7 @@ _SOURCES = {
     "momentum_resnet_eps_limits": _limits.momentum_resnet_eps_limits,
     "nesterov_limit": _limits.nesterov_limit,
     "momentum_rnn_unrolled": _limits.momentum_rnn_unrolled,
+    "momentum_rnn_jacobian": _limits.momentum_rnn_jacobian,
     "momentum_attention_unrolled": _limits.momentum_attention_unrolled,
     "node_adjoint": _adjoint_mod.node_adjoint,
     "hbnode_adjoint_second_order": _adjoint_mod.hbnode_adjoint_second_order,

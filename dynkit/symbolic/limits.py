@@ -225,3 +225,46 @@ def momentum_attention_unrolled() -> Derivation:
     stated = [stated_weight, stated_weight.subs(i, N), Check(label, True)]
     return finish("momentum_attention_unrolled", "Causal momentum attention in closed form", "review (000)",
                   "(72) → (73), (74)", steps, result, stated)
+
+
+
+def momentum_rnn_jacobian() -> Derivation:
+    """The Jacobian of the MomentumRNN recurrence (14) as a product of 2n x 2n companion blocks (the correction of
+    the review's (15), which keeps only the top-left block).
+
+    (14) is a second-order recurrence, ``h_{k+1} = sigma(a_k)`` with ``a_k = U(h_k - mu h_{k-1}) + mu sigma^{-1}(h_k)
+    + s W x_{k+1}``: its state is ``z_k = (h_k, h_{k-1})`` and ``dz_{k+1}/dz_k`` is computed here by sympy,
+    entry by entry, for n = 2 with sigma and sigma^{-1} undefined functions (the block structure - diagonal
+    ``D^_k``, ``Sigma_k`` - does not depend on n). Then ``dh_T/dh_t`` (at fixed ``h_{t-1}``) is the top-left
+    n x n block of ``prod_{k=t}^{T-1} B_k``, ``B_k = [[D^_k (U + mu Sigma_k), -mu D^_k U], [I, 0]]``."""
+    n = 2
+    mu, s = sp.symbols("mu s", positive=True)
+    U = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"U_{i + 1}{j + 1}"))
+    hk = sp.Matrix(n, 1, lambda i, _: sp.Symbol(f"h_k{i + 1}"))
+    hp = sp.Matrix(n, 1, lambda i, _: sp.Symbol(f"h_km1_{i + 1}"))
+    wx = sp.Matrix(n, 1, lambda i, _: sp.Symbol(f"wx_{i + 1}"))
+    sigma, sinv = sp.Function("sigma"), sp.Function("sigma_inv")
+    a = U * (hk - mu * hp) + mu * hk.applyfunc(sinv) + s * wx
+    h_next = a.applyfunc(sigma)
+    state_next = h_next.col_join(hk)  # z_{k+1} = (h_{k+1}, h_k)
+    jac = state_next.jacobian(hk.col_join(hp))  # computed by sympy
+    x = sp.Dummy("x")
+    D_hat = sp.diag(*[sp.diff(sigma(x), x).subs(x, a[i]) for i in range(n)])
+    Sigma = sp.diag(*[sp.diff(sinv(x), x).subs(x, hk[i]) for i in range(n)])
+    eye, zero = sp.eye(n), sp.zeros(n)
+    stated = sp.BlockMatrix([[D_hat * (U + mu * Sigma), -mu * D_hat * U], [eye, zero]]).as_explicit()
+    steps = [
+        Step(r"(14): $h_{k+1} = \sigma(a_k)$, $a_k = U(h_k - \mu h_{k-1}) + \mu\sigma^{-1}(h_k) + s W x_{k+1}$; a "
+             r"second-order recurrence, state $z_k = (h_k, h_{k-1})$. Argument of $\sigma$ (n = 2):", a),
+        Step(r"$\partial z_{k+1} / \partial z_k$, differentiated by sympy entry by entry:", jac),
+        Step(r"Read as blocks, with $\hat D_k = \mathrm{diag}(\sigma'(a_k))$ and "
+             r"$\Sigma_k = \mathrm{diag}((\sigma^{-1})'(h_k))$: $B_k = [[\hat D_k(U + \mu\Sigma_k), -\mu\hat D_k U], "
+             r"[I, 0]]$, so $dh_T/dh_t = [I\ 0] \prod_{k=t}^{T-1} B_k [I; 0]$ (later factors on the left). The "
+             r"review's (15) keeps only the top-left blocks: it drops the path through $h_{k-1}$ "
+             r"($-\mu \hat D_k U$), and writes $U^\top$ for $U$.", None),
+    ]
+    return finish("momentum_rnn_jacobian", "MomentumRNN Jacobian as companion blocks (correcting (15))",
+                  "review (000)", "(14) → (15), corrected", steps, jac, stated,
+                  "Entry-by-entry for n = 2 with sigma, sigma^{-1} undefined functions; the numerical check "
+                  "dk.theory.check_momentum_jacobian_product(..., form='companion') compares the product with "
+                  "torch autograd for any n.")

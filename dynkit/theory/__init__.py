@@ -5,7 +5,7 @@ Each ``check_*`` function takes one instance or a batch (leading axes) and retur
 ``instance`` and a ``message`` — so a user's test can ``assert dk.theory.check_eigen_pairing(J, F, g).holds``.
 :data:`CLAIMS` lists the claims; :func:`run_all` checks them on random instances and
 returns a :class:`ClaimTable` (``print(dk.theory.run_all(100))``). Each row carries a ``verdict`` about the
-paper's statement *as written* (:data:`VERDICTS`: holds, holds with correction, false as stated, undecided),
+paper's statement *as written* (:data:`VERDICTS`: holds, holds with correction, erratum, false as stated, undecided),
 the verdict recorded in the code (``expected_verdict``), the paper's text, and for a false statement the
 smallest counterexample found; a corrected statement is a separate row.
 
@@ -17,9 +17,10 @@ Thms. 1-2, Lemmas 1-2, Fig. 4), :mod:`.momentum_resnet` (Momentum ResNets Props.
 NAG / scheduled-restart rates), :mod:`.accelerated_rk` (CSAODE Claim 1 and ARK cost).
 """
 from ._core import VERDICTS, CheckResult, Claim, ClaimRow, ClaimTable
-from .accelerated_rk import check_ark_equal_accuracy, check_ark_evaluations, check_ark_order
+from .accelerated_rk import (ark_member, check_ark_equal_accuracy, check_ark_evaluations,
+                             check_ark_family_equal_accuracy, check_ark_order, check_ark_start)
 from .adjoint import (check_adaptive_damping_breaks_adjoint, check_adjoint_nonvanishing, check_adjoint_norm,
-                      check_hbnode_adjoint_equation, hbnode_jacobian)
+                      check_adjoint_remarks, check_first_order_adjoint, check_hbnode_adjoint_equation, hbnode_jacobian)
 from .first_order import (check_crossing_example, check_flow_orientation, check_linear_flow_field,
                           check_not_a_real_square, log_periodic_field, smooth_field)
 from .optimizers import check_nag_rate, check_restart_rate, nag_momentum, restart_momentum
@@ -36,11 +37,12 @@ from .momentum_resnet import (check_backprop_formula, check_first_order_embeddin
 from .representation import (Representability, check_f_eps_prime_zeros_real, check_f_eps_surjective,
                              check_lambda_eps, check_lambda_eps_closeness, check_momentum_logarithm,
                              check_representable_set_grows,
-                             check_psi_series, check_representability, f_eps, is_representable,
+                             check_psi_series, check_representability, check_threshold_boundary, f_eps,
+                             is_representable,
                              lambda_eps, lambda_eps_mp, momentum_logarithm, psi_eps, psi_eps_ode,
                              psi_eps_series)
 from .rnn import (check_inverse_activation_slope, check_momentum_jacobian_product, check_momentum_rnn,
-                  check_rnn_jacobian)
+                  check_reparametrisation, check_rnn_jacobian)
 from .spectra import (check_eigen_pairing, check_fixed_point_iterations, check_revnet_continuous,
                       check_revnet_instability, momentum_jacobian, pairing_roots, revnet_jacobian)
 
@@ -51,6 +53,8 @@ __all__ = [
     "check_crossing_example", "smooth_field", "check_nag_rate", "check_restart_rate", "nag_momentum", "restart_momentum",
     "check_f_eps_surjective", "check_f_eps_prime_zeros_real", "check_representable_set_grows",
     "check_lambda_eps_closeness", "check_ark_order", "check_ark_evaluations", "check_ark_equal_accuracy",
+    "check_ark_family_equal_accuracy", "ark_member", "check_ark_start", "check_first_order_adjoint",
+    "check_adjoint_remarks", "check_threshold_boundary", "check_reparametrisation",
     "check_eigen_pairing", "pairing_roots", "check_revnet_instability", "check_revnet_continuous",
     "revnet_jacobian", "check_fixed_point_iterations", "momentum_jacobian", "check_adjoint_norm", "hbnode_jacobian",
     "check_momentum_rnn", "check_rnn_jacobian", "check_momentum_jacobian_product",

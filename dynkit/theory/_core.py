@@ -121,7 +121,13 @@ def combine(claim: str, results: Sequence[CheckResult], *, disjoint: bool = Fals
 # claims and the table
 
 
-VERDICTS = ("holds", "holds with correction", "false as stated", "undecided")
+VERDICTS = ("holds", "holds with correction", "erratum", "false as stated", "undecided")
+"""``holds``: the statement as printed holds on every instance. ``holds with correction``: a corrected statement
+(its own row, beside the ``false as stated`` row of the printed one) holds. ``erratum``: the statement as printed
+fails, but the intended statement is evident from the paper's own text (quoted in ``intent``: its proof or the
+surrounding argument) and that corrected statement (``correction``) is checked in the same row and holds.
+``false as stated``: the printed statement fails and no evident reading rescues it (a counterexample comes with
+it). ``undecided``: nothing to decide (no instance, or an informal wording: ``reason`` says which)."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +136,11 @@ class ClaimRow:
 
     ``verdict`` is about the paper's statement *as written* (:data:`VERDICTS`); ``expected_verdict`` is the
     one recorded in the code for that claim, so a change is a regression. ``counterexample`` (for
-    ``false as stated``) holds the smallest violating instance found, the two sides and the gap.
+    ``false as stated`` and ``erratum``) holds the smallest violating instance of the printed statement, the two
+    sides and the gap. ``statement`` quotes the paper; ``reading`` is the statement as checked (where the quote
+    needs a formal reading). An ``erratum`` row also carries ``intent`` (the paper's text that shows what was
+    meant), ``correction`` (the intended statement) and ``corrected`` (its check: instances, held, worst
+    residual, tolerance); an ``undecided`` row carries its ``reason``.
     """
 
     claim: str
@@ -148,6 +158,10 @@ class ClaimRow:
     counterexample: dict | None = None
     correction: str | None = None
     error: str | None = None
+    reading: str = ""
+    intent: str | None = None
+    corrected: dict | None = None
+    reason: str | None = None
 
     @property
     def holds(self) -> bool:
@@ -165,7 +179,8 @@ class ClaimRow:
                     seconds=round(self.seconds, 4), note=self.note, verdict=self.verdict,
                     expected_verdict=self.expected_verdict, statement=self.statement,
                     counterexample=jsonable(self.counterexample), correction=self.correction,
-                    error=self.error)
+                    error=self.error, reading=self.reading, intent=self.intent,
+                    corrected=jsonable(self.corrected), reason=self.reason)
 
 
 def _counterexample(result: CheckResult) -> dict:
@@ -181,13 +196,18 @@ def _counterexample(result: CheckResult) -> dict:
 class Claim:
     """A statement of one of the papers and the way to check it on random instances.
 
-    ``statement`` is the paper's own text (the claim *as stated*); ``summary`` says in a line what is
+    ``statement`` is the paper's own text (the claim *as stated*, quoted); ``reading`` the statement as checked
+    where the quote needs a formal reading (empty: checked word for word); ``summary`` says in a line what is
     measured; ``hypotheses`` the set the instances are drawn from (the paper's whole hypothesis set).
-    ``correction`` is None for a claim checked as stated, else the correction it is checked with (its
-    verdict is then ``holds with correction``). ``expected_verdict`` is the verdict recorded in the code.
-    ``flip(rng)`` returns a :class:`CheckResult` of the same check on an instance where the verdict must
-    flip (a planted violation for a true claim, an instance inside the corrected hypotheses for a false
-    one): tests use it to show the check can fail.
+    ``correction`` is None for a claim checked as stated, else the corrected statement: with ``intent`` (the
+    paper's text showing that the correction is what was meant) and ``corrected_check`` (a check of the
+    corrected statement on the same hypotheses) the claim is an *erratum* candidate, without them the row
+    checks the corrected statement itself (``holds with correction``). ``informal`` says why a statement's
+    wording sets no threshold to decide (its verdict is then ``undecided`` while its precise content holds).
+    ``expected_verdict`` is the verdict recorded in the code. ``flip(rng)`` returns a :class:`CheckResult` of
+    the same check on an instance where the verdict must flip (a planted violation for a true claim, an
+    instance inside the corrected hypotheses for a false one); ``corrected_flip(rng)`` plants a violation of
+    the corrected statement of an erratum. Tests use both to show the checks can fail.
     """
 
     id: str
@@ -200,6 +220,23 @@ class Claim:
     expected_verdict: str = "holds"
     correction: str | None = None
     flip: Callable[[np.random.Generator], CheckResult] | None = field(default=None, repr=False)
+    reading: str = ""
+    intent: str | None = None
+    corrected_check: Callable[[int, np.random.Generator], CheckResult] | None = field(default=None, repr=False)
+    corrected_flip: Callable[[np.random.Generator], CheckResult] | None = field(default=None, repr=False)
+    informal: str | None = None
+
+    def __post_init__(self):
+        if self.expected_verdict not in VERDICTS:
+            raise ValueError(f"expected_verdict must be one of {VERDICTS}; got {self.expected_verdict!r}")
+        if (self.intent is None) != (self.corrected_check is None):
+            raise ValueError(f"claim {self.id!r}: an erratum needs both intent and corrected_check")
+        if self.intent is not None and not self.correction:
+            raise ValueError(f"claim {self.id!r}: an erratum needs the corrected statement (correction)")
+
+    @property
+    def is_erratum_candidate(self) -> bool:
+        return self.corrected_check is not None
 
     def sample(self, n_instances: int = 100, seed: int = 0) -> CheckResult:
         """Check ``n_instances`` random instances drawn with ``seed``; the full :class:`CheckResult`
@@ -209,28 +246,52 @@ class Claim:
         with single_threaded_blas():
             return self.check(n_instances, np.random.default_rng(seed))
 
-    def verdict_of(self, result: CheckResult) -> str:
+    def sample_corrected(self, n_instances: int = 100, seed: int = 0) -> CheckResult | None:
+        """The corrected statement's check (an erratum's), on its own stream of instances (``seed`` + 10**6)."""
+        if self.corrected_check is None:
+            return None
+        n_instances = check_count("n_instances", n_instances)
+        seed = check_seed("seed", seed)
+        with single_threaded_blas():
+            return self.corrected_check(n_instances, np.random.default_rng(seed + 10 ** 6))
+
+    def verdict_of(self, result: CheckResult, corrected: CheckResult | None = None) -> str:
+        """The verdict about the printed statement from its check (and, for an erratum candidate, the corrected
+        statement's): see :data:`VERDICTS`."""
         if result.n_instances == 0:
             return "undecided"
         if result.holds:
-            return "holds with correction" if self.correction else "holds"
+            if self.informal:
+                return "undecided"
+            return "holds with correction" if self.correction and not self.is_erratum_candidate else "holds"
+        if corrected is not None and corrected.n_instances and corrected.holds:
+            return "erratum"
         return "false as stated"
 
     def run(self, n_instances: int = 1000, seed: int = 0) -> ClaimRow:
         start = time.perf_counter()
         try:
             result = self.sample(n_instances, seed)
+            corrected = None if result.holds else self.sample_corrected(n_instances, seed)
         except Exception as exc:  # a check that errors is reported (and makes `dynkit verify` exit 1)
             return ClaimRow(self.id, self.paper, self.equation, 0, 0, float("nan"), float("nan"),
                             time.perf_counter() - start, "", "undecided", self.expected_verdict,
-                            self.statement, None, self.correction, f"{type(exc).__name__}: {exc}")
+                            self.statement, None, self.correction, f"{type(exc).__name__}: {exc}",
+                            self.reading, self.intent)
         seconds = time.perf_counter() - start
-        verdict_ = self.verdict_of(result)
+        verdict_ = self.verdict_of(result, corrected)
+        summary = None if corrected is None else {
+            "instances": corrected.n_instances, "held": corrected.n_held, "holds": corrected.holds,
+            "worst_residual": _jsonable(corrected.residual), "tolerance": corrected.tolerance}
+        reason = None
+        if verdict_ == "undecided":
+            reason = self.informal if self.informal and result.n_instances else "no instance was checked"
         return ClaimRow(self.id, self.paper, self.equation, result.n_instances, result.n_held,
                         result.residual, result.tolerance, seconds,
                         result.details.get("worst_part", ""), verdict_, self.expected_verdict,
-                        self.statement, _counterexample(result) if verdict_ == "false as stated" else None,
-                        self.correction)
+                        self.statement,
+                        _counterexample(result) if verdict_ in ("false as stated", "erratum") else None,
+                        self.correction, None, self.reading, self.intent, summary, reason)
 
 
 @dataclass
@@ -325,18 +386,30 @@ class ClaimTable:
         return "\n".join(out)
 
     def counterexample_lines(self, width: int = 240) -> list[str]:
-        """One line per false-as-stated row: the two sides, the gap and the instance (shortened)."""
+        """One line per row that is not plainly true: an erratum's intended statement and the paper's text that
+        shows it; an undecided row's reason; the counterexample (two sides, gap, instance) of a printed statement
+        that fails (false as stated, erratum). Lines are shortened to ``width``."""
         def short(x) -> str:
             return json.dumps(jsonable(x), separators=(",", ":"))
         out = []
         for r in self.rows:
+            if r.verdict == "erratum" and r.corrected:
+                c = r.corrected
+                out.append(_shorten(f"erratum {r.claim}: intended \"{r.correction}\" (held {c['held']}/"
+                                    f"{c['instances']}); the paper shows it: \"{r.intent}\"", width))
+            if r.verdict == "undecided" and r.reason:
+                out.append(_shorten(f"undecided {r.claim}: {r.reason}", width))
             if r.counterexample:
                 ce = r.counterexample
                 line = (f"counterexample {r.claim}: {short(ce['sides'])}; gap {ce['gap']:.3g} > tolerance "
                         f"{ce['tolerance']:.3g}; instance {short(ce['instance'])}"
                         if isinstance(ce["gap"], float) else f"counterexample {r.claim}: {short(ce)}")
-                out.append(line if len(line) <= width else line[:width - 3] + "...")
+                out.append(_shorten(line, width))
         return out
+
+
+def _shorten(line: str, width: int) -> str:
+    return line if len(line) <= width else line[:width - 3] + "..."
 
 
 @contextlib.contextmanager

@@ -13,9 +13,10 @@ import numpy as np
 from ..solvers import solve
 from ..solvers.ark import ARK3, ARK4, SSPRK3
 from ..solvers.tableaus import RungeKuttaTableau
-from ._core import CheckResult, as_real_array, as_square, combine, verdict
+from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, combine, verdict
 
-__all__ = ["ARK_PEERS", "check_ark_order", "check_ark_evaluations", "check_ark_equal_accuracy"]
+__all__ = ["ARK_PEERS", "ARK_FAMILY", "ark_member", "check_ark_order", "check_ark_evaluations",
+           "check_ark_equal_accuracy", "check_ark_family_equal_accuracy", "check_ark_start"]
 
 # an ARK method of order p and the classical RK method of the same order it is compared with
 ARK_PEERS = {3: (ARK3, SSPRK3), 4: (ARK4, "rk4")}
@@ -129,6 +130,117 @@ def check_ark_equal_accuracy(W, b, y0, *, order: int = 4) -> CheckResult:
     return verdict("ark_equal_accuracy", np.maximum(ratio - 1, 0), 0.0, dict(y0=y0),
                    "NFE ratio ARK / RK at equal error, beyond 1",
                    sides={"ARK NFE at equal error / RK NFE": ratio, "claimed below": np.ones_like(ratio)})
+
+
+# The one-parameter families of coefficients (CSAODE: "c_0, c_{-0} and other coefficients are hyper-parameters")
+# that satisfy the order conditions with c_0 = 1, c_{-0} = 0: ARK3 in c_{-1}, ARK4 in a_2. The closed forms are
+# those dk.symbolic.ark_family derives (a test compares them; theory cannot import symbolic, a sibling layer);
+# dynkit's members are c_{-1} = 1/12 and a_2 = 1/2. The members compared span the family away from its poles
+# (ARK3: c_{-1} = 1/2; ARK4: a_2 = 0, 6/5).
+ARK_FAMILY = {3: ("c_m1", ("-1/4", "1/12", "1/3")), 4: ("a2", ("1/4", "1/2", "9/10"))}
+
+
+def ark_member(order: int, parameter) -> "TwoStepRK":
+    """The member of the ARK family of ``order`` (3: parameter ``c_{-1}``, 4: parameter ``a_2``) as a
+    :class:`dynkit.solvers.TwoStepRK` (exact fractions)."""
+    import dataclasses
+    from fractions import Fraction as Fr
+    base, _ = _order(order)
+    try:
+        if isinstance(parameter, bool):
+            raise TypeError
+        x = Fr(parameter)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise ValueError(f"parameter must be a rational number (int, Fraction, float or a string like '1/12'); "
+                         f"got {parameter!r}"[:160]) from None
+    if order == 3:
+        if x == Fr(1, 2):
+            raise ValueError("parameter c_{-1} = 1/2 is a pole of the ARK3 family (a_2 = 5/(6 - 12 c_{-1})); got 1/2")
+        return dataclasses.replace(base, name=f"ark3[c_m1={x}]", c1=x + 1, c_m1=x, c=(Fr(1, 2) - x,),
+                                   a=(Fr(5) / (6 - 12 * x),))
+    if x == 0 or x == Fr(6, 5):
+        raise ValueError(f"parameter a_2 must avoid the ARK4 family's poles 0 and 6/5; got {x}")
+    den = 12 * x * x * (5 * x - 6)
+    return dataclasses.replace(base, name=f"ark4[a2={x}]", c1=(90 * x ** 3 - 133 * x ** 2 + 40 * x - 8) / den,
+                               c_m1=(30 * x ** 3 - 61 * x ** 2 + 40 * x - 8) / den,
+                               c=((5 * x - 2) / (12 * x * x), -1 / (3 * x * x * (5 * x - 6))),
+                               a=(x, x * (6 - 5 * x) / 2))
+
+
+def _equal_error_ratio(f, y0, method, peer, order):
+    e_a, nfe_a, _ = _runs(f, y0, method)
+    e_r, nfe_r, _ = _runs(f, y0, peer)
+    return (e_a[-1] / np.maximum(e_r[-1], 1e-300)) ** (1 / order) * nfe_a[-1] / nfe_r[-1]
+
+
+# on y' = -y every member needs >= 1.06x RK's evaluations at equal error (measured: ARK3 1.06-1.07, ARK4 1.14)
+LINEAR_MARGIN = 0.02
+
+
+def check_ark_family_equal_accuracy(W, b, y0, *, members=None) -> CheckResult:
+    """dynkit's own analysis of CSAODE's ARK method (not a statement of the paper, whose sentence - "the same
+    truncation error means ARKNet and RKNNet have similar accuracy, while the training speed of ARKNet is higher"
+    - is about the networks, tested by the experiments ledger): is "fewer evaluations at equal ODE error" a property
+    of the ARK family? For every member (``members``: ``[(order, parameter), ...]``, default the three of each
+    order in :data:`ARK_FAMILY`), the equal-error NFE ratio ARK / RK of the same order (SSPRK3, RK4; fixed steps,
+    ``(e_A/e_R)**(1/p) nfe_A/nfe_R`` at the finest step) must be at least ``1 + LINEAR_MARGIN`` on the linear test
+    equation ``y' = -y`` and above 1 on at least one of the problems ``y' = W y + tanh(y + b)`` given. Residual:
+    the larger shortfall, over members."""
+    context = "dynkit analysis of the ARK family at equal error"
+    f_lin, y_lin = _problem(None, None, np.ones((1, 1)), context)
+    f, y0 = _problem(W, b, y0, context)
+    if members is None:
+        members = [(o, p) for o, (_, ps) in ARK_FAMILY.items() for p in ps]
+    else:
+        try:
+            members = [(o, p) for o, p in members]
+        except (TypeError, ValueError):
+            raise ValueError(f"members must be a list of (order, parameter) pairs, e.g. [(3, '1/12'), (4, '1/2')]; "
+                             f"got {members!r}"[:160]) from None
+        if not members:
+            raise ValueError("members must name at least one (order, parameter) pair; got an empty list")
+        for o, p in members:
+            try:
+                ark_member(o, p)
+            except ValueError as exc:
+                raise ValueError(f"members: ({o!r}, {p!r}) is not an ARK family member: {exc}") from None
+    names, lin, worst_nonlin = [], [], []
+    for order, parameter in members:
+        method, peer = ark_member(order, parameter), ARK_PEERS[order][1]
+        names.append(method.name)
+        lin.append(float(_equal_error_ratio(f_lin, y_lin, method, peer, order).reshape(-1)[0]))
+        worst_nonlin.append(float(np.max(_equal_error_ratio(f, y0, method, peer, order))))
+    lin, worst_nonlin = np.array(lin), np.array(worst_nonlin)
+    shortfall = np.maximum(np.maximum(1 + LINEAR_MARGIN - lin, 0), np.maximum(1 - worst_nonlin, 0))
+    return verdict("ark_family_equal_accuracy", shortfall, 0.0, dict(member=np.array(names)),
+                   "per ARK member: equal-error NFE ratio vs RK on y' = -y (>= 1.02) and its largest value on the "
+                   "nonlinear problems (> 1)",
+                   sides={"ratio on y' = -y": lin, "largest ratio on y' = W y + tanh(y + b)": worst_nonlin})
+
+
+def check_ark_start(W, b, y0, *, order: int = 4, r: float = 0.25, method=None) -> CheckResult:
+    """CSAODE after (9)-(10): "the self-attention ARK solver shown as Equation (9) cannot be self-started, that is,
+    G(t_1) is computed by Equation (8). When the step size r = 1.0, the Equation (9) will not be calculated" (and
+    Sect. 5: "when the step size r is 1.0, the computation of CSAARK is equivalent to CSARK"). Measured with
+    dk.solve at fixed steps: the ARK solution at t_1 = r equals one step of RK of the same order (its starter), and
+    over [0, 1] with r = 1 the ARK and RK solutions are equal. Residual: the larger relative difference
+    (tolerance 1e-14: the same arithmetic). ``method`` replaces the ARK method (one with another starter plants a
+    violation)."""
+    context = "CSAODE (9) start, r = 1"
+    ark, rk = _order(order)
+    ark = ark if method is None else _method("method", method, context)
+    r = float(as_scalar_batch("r", r, context=context, low=0.0, high=1.0, low_open=True))
+    f, y0 = _problem(W, b, y0, context)
+    def at(times, m, step):
+        return np.asarray(solve(f, y0, np.asarray(times), method=m, step_size=step).ys[-1])
+    scale = 1 + np.abs(y0).max(axis=-1)
+    first = np.abs(at([0.0, r], ark, r) - at([0.0, r], rk, r)).max(axis=-1) / scale
+    whole = np.abs(at([0.0, 1.0], ark, 1.0) - at([0.0, 1.0], rk, 1.0)).max(axis=-1) / scale
+    instances = dict(y0=y0)
+    return combine("ark_start", [
+        verdict("ark_start.first_step", first, 1e-14, instances, f"ARK G(t_1) vs one RK step (8), r = {r:g}"),
+        verdict("ark_start.r_equals_1", whole, 1e-14, instances, "ARK vs RK over [0, 1] with r = 1"),
+    ])
 
 
 def perturbed(method, delta: float = 1e-2):

@@ -14,7 +14,8 @@ from ..solvers import solve
 from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, combine, verdict
 
 __all__ = ["check_adjoint_norm", "hbnode_jacobian", "check_hbnode_adjoint_equation",
-           "check_adaptive_damping_breaks_adjoint", "check_adjoint_nonvanishing"]
+           "check_adaptive_damping_breaks_adjoint", "check_adjoint_nonvanishing", "check_first_order_adjoint",
+           "check_adjoint_remarks"]
 
 # the adjoint solve runs at rtol 1e-10 / atol 1e-12; over |t - T| <= a few units with ||K|| <= ~5
 # the relative error of the norm stays below 1e-7, so 1e-6 separates rounding from a wrong formula.
@@ -235,12 +236,25 @@ def check_adaptive_damping_breaks_adjoint(W, b, h0, grad_T, gamma0, gamma1, *, T
                    sides={"(26) residual": res, "threshold": np.full(batch, margin)})
 
 
+def _schur_split(K: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """Complex Schur form ``K = Q U Q^H`` with the eigenvalues of real part >= threshold first (the paper's (56),
+    (63): U_L top-left); returns ``(U, Q, m)``, m = size of U_L."""
+    U, Q, m = scipy.linalg.schur(K.astype(complex), output="complex", sort=lambda z: z.real >= threshold)
+    return U, Q, int(m)
+
+
 def check_adjoint_nonvanishing(F, gamma, a, grad_T, tau) -> CheckResult:
-    """Review, after (63): with ``0 <= gamma <= 2a`` "exp{U_L} decays at a rate at most (t - T)a", read as
-    ``||a_t|| >= exp(-a (T - t)) ||a_T||`` for the HBNODE adjoint ``a_t = a_T exp(-M)``, ``M = (t - T) H``,
-    ``H = [[0, I], [F, -gamma I]]`` (constant F), ``tau = T - t > 0``. Residual: the shortfall
-    ``1 - ||a_t|| / (exp(-a tau) ||a_T||)`` (must be <= 0). False as stated: a terminal gradient along a
-    fast left eigenvector (or any generic one through non-normal transients) decays faster."""
+    """Review, after (63), the paper's own bound: with ``0 <= gamma <= 2a``, "``||e^T exp{U}|| >= ||e_L^T exp{U_L}||``
+    [...] ``exp{U_L}`` decays at a rate at most ``(t - T)a``", i.e. ``||a_t|| >= exp(-a (T - t)) ||e_L|| ||a_T||`` for the
+    HBNODE adjoint ``a_t = a_T exp(-M)``, ``-M = (T - t) H``, ``H = [[0, I], [F, -gamma I]]`` (constant F),
+    ``tau = T - t > 0``, with ``-M = Q U Q^H`` (Schur, eigenvalues of real part >= (t - T) a first: U_L),
+    ``e = a_T Q / ||a_T||`` and ``e_L`` its first m entries.
+
+    Residual: the shortfall ``1 - ||a_t|| / (exp(-a tau) ||e_L|| ||a_T||)`` (must be <= 1e-12). The two steps of the
+    argument are measured apart (``sides``): step 1, ``||e^T exp U|| >= ||e_L^T exp U_L||``, is exact (exp U is
+    block upper triangular); step 2, ``||e_L^T exp U_L|| >= exp(-a tau) ||e_L||``, reads a bound on U_L's
+    eigenvalues as a bound on its norm: false when U_L is non-normal (two or more eigenvalues), where exp U_L can
+    shrink a vector far faster than its slowest eigenvalue."""
     context = "review after (63), adjoint decay"
     F = as_square("F", F, context=context)
     n = F.shape[-1]
@@ -259,9 +273,146 @@ def check_adjoint_nonvanishing(F, gamma, a, grad_T, tau) -> CheckResult:
         raise ValueError(f"grad_T must be non-zero ({context}); got a zero vector")
     H = hbnode_jacobian(F, g)
     a_t = np.einsum("...i,...ij->...j", a_T, scipy.linalg.expm(tau[..., None, None] * H))
-    ratio = np.linalg.norm(a_t, axis=-1) / (np.exp(-a * tau) * np.linalg.norm(a_T, axis=-1))
+    norm_T, norm_t = np.linalg.norm(a_T, axis=-1), np.linalg.norm(a_t, axis=-1)
+    e_L_norm, step1_rhs, m_L = np.empty(batch), np.empty(batch), np.empty(batch, dtype=int)
+    for idx in np.ndindex(*batch):
+        U, Q, m = _schur_split(tau[idx] * H[idx], -a[idx] * tau[idx])
+        e = (a_T[idx] @ Q) / norm_T[idx]
+        e_L_norm[idx], m_L[idx] = np.linalg.norm(e[:m]), m
+        step1_rhs[idx] = np.linalg.norm(e[:m] @ scipy.linalg.expm(U[:m, :m])) if m else 0.0
+    bound = np.exp(-a * tau) * e_L_norm * norm_T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(bound > 0, norm_t / bound, np.inf)
+    failing_step = np.where(norm_t / norm_T < step1_rhs * (1 - 1e-12), 1,
+                            np.where(step1_rhs < np.exp(-a * tau) * e_L_norm * (1 - 1e-12), 2, 0))
     return verdict("adjoint_nonvanishing", np.maximum(1 - ratio, 0), 1e-12,
-                   dict(F=F, gamma=g, a=a, grad_T=a_T, tau=tau),
-                   "shortfall of ||a_t|| / (exp(-a(T-t)) ||a_T||) below 1",
-                   sides={"||a_t||": np.linalg.norm(a_t, axis=-1),
-                          "exp(-a(T-t)) ||a_T||": np.exp(-a * tau) * np.linalg.norm(a_T, axis=-1)})
+                   dict(F=F, gamma=g, a=a, grad_T=a_T, tau=tau, size_U_L=m_L),
+                   "shortfall of ||a_t|| / (exp(-a(T-t)) ||e_L|| ||a_T||) below 1",
+                   failing_step=failing_step,
+                   sides={"||a_t||": norm_t, "exp(-a(T-t)) ||e_L|| ||a_T||": bound,
+                          "step 1: ||e_L^T exp U_L|| ||a_T||": step1_rhs * norm_T,
+                          "failing step (1: ||e^T exp U|| >= ||e_L^T exp U_L||, 2: exp U_L decays at most at "
+                          "rate (t-T)a; 0: none)": failing_step})
+
+
+
+# ------------------------------------------------------------------------------------------------
+# Prop. 2 (41), Prop. 3 (49), Remark 5 (40), Remark 6 (47): the first-order adjoint systems
+
+
+def _ghb_field(z, W, b, gamma, xi, lib=np):
+    """(48) with f = tanh(W h + b) and sigma = tanh (xi = None: HBNODE (25), sigma = identity, xi = 0)."""
+    n = W.shape[-1]
+    h, m = z[..., :n], z[..., n:]
+    f = lib.tanh(lib.einsum("...ij,...j->...i", W, h) + b)
+    if xi is None:
+        return lib.cat([m, -gamma[..., None] * m + f], -1) if lib is not np else \
+            np.concatenate([m, -gamma[..., None] * m + f], axis=-1)
+    dh, dm = lib.tanh(m), -gamma[..., None] * m + f - xi[..., None] * h
+    return lib.cat([dh, dm], -1) if lib is not np else np.concatenate([dh, dm], axis=-1)
+
+
+def first_order_adjoint_rhs(a_h, a_m, h, m, W, b, gamma, xi):
+    """Right-hand side of (41) (``xi`` None: HBNODE) or (49) (GHBNODE, sigma = tanh):
+    ``a_h' = -a_m (df/dh - xi I)``, ``a_m' = -a_h sigma'(m) + gamma a_m``."""
+    s_ = 1 - np.tanh(np.einsum("...ij,...j->...i", W, h) + b) ** 2
+    da_h = -np.einsum("...i,...ij->...j", a_m * s_, W)
+    if xi is None:
+        return da_h, -a_h + gamma[..., None] * a_m
+    return da_h + xi[..., None] * a_m, -a_h * (1 - np.tanh(m) ** 2) + gamma[..., None] * a_m
+
+
+def _first_order_path(W, b, h0, m0, a_T, gamma, xi, T, ts):
+    """(41)/(49) integrated backward from T with the state; returns (a_h, a_m, h, m) at the times ``ts``."""
+    n = W.shape[-1]
+    z0 = np.concatenate([h0, m0], axis=-1)
+    zT = np.asarray(solve(lambda t, z: _ghb_field(z, W, b, gamma, xi), z0, np.array([0.0, T]), method="dopri5",
+                          rtol=1e-12, atol=1e-14).ys[-1])
+
+    def joint(t, y):
+        z, a = y[..., :2 * n], y[..., 2 * n:]
+        da_h, da_m = first_order_adjoint_rhs(a[..., :n], a[..., n:], z[..., :n], z[..., n:], W, b, gamma, xi)
+        return np.concatenate([_ghb_field(z, W, b, gamma, xi), da_h, da_m], axis=-1)
+
+    y = np.asarray(solve(joint, np.concatenate([zT, a_T], axis=-1), ts, method="dopri5", rtol=1e-12,
+                         atol=1e-14).ys)
+    return y[..., 2 * n:3 * n], y[..., 3 * n:], y[..., :n], y[..., n:2 * n]
+
+
+def check_first_order_adjoint(W, b, h0, m0, grad_T, gamma, *, xi=None, T: float = 1.0) -> CheckResult:
+    """Review Prop. 2 (41) (``xi=None``: HBNODE (25)) and Prop. 3 (49) (GHBNODE (48), sigma = tanh, ``xi > 0``):
+    the adjoint ``(a_h, a_m)(0)`` from the stated system, integrated backward from ``(dL/dh_T, dL/dm_T) = grad_T``,
+    equals torch autograd's ``dL/d(h_0, m_0)`` of ``L = grad_T . z_T`` through a tight dk.solve (an independent
+    route: no adjoint equation). Residual: relative difference (tolerance ADJOINT_TOL)."""
+    import torch
+
+    context = "review Prop. 2 (41) / Prop. 3 (49)"
+    W, b, h0, batch, n = _tanh_inputs(W, b, h0, grad_T, context)
+    m0 = np.broadcast_to(_shape_like("m0", m0, h0, context), batch + (n,))
+    T = _check_T(T, context)
+    g = np.broadcast_to(as_scalar_batch("gamma", gamma, context=context, low=0.0), batch)
+    x = None if xi is None else np.broadcast_to(as_scalar_batch("xi", xi, context=context, low=0.0), batch)
+    a_T = as_real_array("grad_T", grad_T, context=context)
+    if a_T.shape[-1:] != (2 * n,):
+        raise ValueError(f"grad_T must have shape (..., {2 * n}) (dL/dh_T, dL/dm_T) ({context}); got {a_T.shape}")
+    a_T = np.broadcast_to(a_T, batch + (2 * n,))
+    a_h, a_m, _, _ = _first_order_path(W, b, h0, m0, a_T, g, x, T, np.array([T, 0.0]))
+    formula = np.concatenate([a_h[-1], a_m[-1]], axis=-1)
+    Wt, bt, gt = (torch.tensor(np.array(v)) for v in (W, b, g))  # np.array keeps 0-d (ascontiguousarray would not)
+    xt = None if x is None else torch.tensor(np.array(x))
+    z0 = torch.tensor(np.concatenate([h0, m0], axis=-1), requires_grad=True)
+    zT = solve(lambda t, z: _ghb_field(z, Wt, bt, gt, xt, lib=torch), z0, torch.tensor([0.0, T], dtype=torch.float64),
+               method="dopri5", rtol=1e-11, atol=1e-13).ys[-1]
+    auto = torch.autograd.grad((zT * torch.tensor(np.array(a_T))).sum(), z0)[0].numpy()
+    residual = np.linalg.norm(formula - auto, axis=-1) / np.maximum(np.linalg.norm(auto, axis=-1), 1e-300)
+    name = "(41)" if xi is None else "(49)"
+    return verdict("first_order_adjoint", residual, ADJOINT_TOL, dict(W=W, b=b, h0=h0, m0=m0, grad_T=a_T, gamma=g),
+                   f"{name} integrated backward vs autograd dL/d(h_0, m_0) (relative)",
+                   sides={f"{name} (a_h, a_m)(0)": formula, "autograd": auto})
+
+
+def check_adjoint_remarks(W, b, h0, grad_T, gamma, *, T: float = 1.0, n_points: int = 257) -> CheckResult:
+    """Review Remark 6 (47) and Remark 5 (40) on the HBNODE adjoint from (41) (an exact adjoint: Prop. 2 row):
+    with ``a~_m := da_m/dt`` (5-point differences of the path), (47) ``da~_m/dt = a_m df/dh + gamma a~_m`` and
+    ``a_h = gamma a_m - a~_m``; and Remark 5's time reversal ``b(tau) = a_m(T - tau)`` solves
+    ``b'' + gamma b' = b df/dh(h(T - tau))`` (40). Residuals relative to ``1 + max|a| (1 + ||W||)`` (EQ26_TOL)."""
+    context = "review Remarks 5-6, (40), (47)"
+    W, b, h0, batch, n = _tanh_inputs(W, b, h0, grad_T, context)
+    T = _check_T(T, context)
+    g = np.broadcast_to(as_scalar_batch("gamma", gamma, context=context, low=0.0), batch)
+    a_T = as_real_array("grad_T", grad_T, context=context)
+    if a_T.shape[-1:] != (2 * n,):
+        raise ValueError(f"grad_T must have shape (..., {2 * n}) (dL/dh_T, dL/dm_T) ({context}); got {a_T.shape}")
+    a_T = np.broadcast_to(a_T, batch + (2 * n,))
+    ts = np.linspace(T, 0.0, n_points)
+    a_h, a_m, hs, _ = _first_order_path(W, b, h0, np.zeros_like(h0), a_T, g, None, T, ts)
+    def derivatives(y, step):  # 5-point first and second differences on the inner grid
+        return ((-y[4:] + 8 * y[3:-1] - 8 * y[1:-3] + y[:-4]) / (12 * step),
+                (-y[4:] + 16 * y[3:-1] - 30 * y[2:-2] + 16 * y[1:-3] - y[:-4]) / (12 * step ** 2))
+
+    dt = ts[1] - ts[0]  # negative: the grid runs from T to 0
+    tilde, dtilde = derivatives(a_m, dt)  # a~_m = da_m/dt and da~_m/dt
+    s_ = 1 - np.tanh(np.einsum("...ij,t...j->t...i", W, hs[2:-2]) + b) ** 2
+    aJ = np.einsum("t...i,...ij->t...j", a_m[2:-2] * s_, W)
+    scale = 1 + np.abs(np.concatenate([a_h, a_m], -1)).max(axis=(0, -1)) * (1 + np.abs(W).sum(-1).max(-1))
+    eq47 = np.abs(dtilde - aJ - g[..., None] * tilde)
+    identity = np.abs(a_h[2:-2] - (g[..., None] * a_m[2:-2] - tilde))
+    # Remark 5: tau = T - t, b(tau) = a_m(T - tau): on the same grid db/dtau = -da_m/dt, d2b/dtau2 = d2a_m/dt2
+    b1, b2 = derivatives(a_m, -dt)
+    eq40 = np.abs(b2 + g[..., None] * b1 - aJ)
+    instances = dict(W=W, b=b, h0=h0, grad_T=a_T, gamma=g)
+    return combine("adjoint_remarks", [
+        verdict("adjoint_remarks.eq47", eq47.max(axis=(0, -1)) / scale, EQ26_TOL, instances,
+                "(47): da~_m/dt - a_m df/dh - gamma a~_m (relative)"),
+        verdict("adjoint_remarks.a_h", identity.max(axis=(0, -1)) / scale, EQ26_TOL, instances,
+                "Remark 6: a_h - (gamma a_m - a~_m) (relative)"),
+        verdict("adjoint_remarks.eq40", eq40.max(axis=(0, -1)) / scale, EQ26_TOL, instances,
+                "(40): b'' + gamma b' - b df/dh(h(T - tau)), b(tau) = a_m(T - tau) (relative)"),
+    ])
+
+
+def _shape_like(name, value, like, context):
+    arr = as_real_array(name, value, context=context)
+    if arr.shape[-1:] != like.shape[-1:]:
+        raise ValueError(f"{name} must have shape (..., {like.shape[-1]}) like h0 ({context}); got {arr.shape}")
+    return arr

@@ -97,13 +97,15 @@ def check_nag_rate(A, x0, *, n_steps: int = 500, momentum: Callable[[int], float
 
 
 def check_restart_rate(A, x0, *, restart: int | None = None, n_cycles: int = 30,
-                       momentum: Callable[[int], float] | None = None) -> CheckResult:
+                       momentum: Callable[[int], float] | None = None, literal: bool = False) -> CheckResult:
     """MomentumRNN paper, Sect. 2.4: scheduled restart accelerates NAG "to a linear convergence rate" on
     strongly convex problems (the paper writes ``O(alpha**-t)`` with ``0 < alpha < 1``, which grows: read as
     ``O(alpha**t)``). With ``F = restart`` (default ``ceil(2 sqrt(kappa))``) the measured rate
     ``alpha = (f(x_N) / f(x_{N/2}))**(2/N)`` over ``N = n_cycles F`` steps must be at most ``1 - 1/(4 kappa)``
     (faster than a quarter of gradient descent's ``1 - 1/kappa``, far from 1; rounding cannot fake it).
-    ``momentum`` replaces the schedule (``lambda t: 1.0`` never damps: the planted violation)."""
+    ``momentum`` replaces the schedule (``lambda t: 1.0`` never damps: the planted violation).
+    ``literal=True`` checks the rate as printed, ``O(alpha**-t)`` with ``0 < alpha < 1``: a per-step factor
+    ``1/alpha > 1``; residual ``max(1 - factor, 0)`` (a converging run violates it)."""
     context = "MomentumRNN Sect. 2.4, scheduled restart"
     A, x0, eig, _ = _inputs(A, x0, 1, context)
     if momentum is not None:
@@ -119,5 +121,10 @@ def check_restart_rate(A, x0, *, restart: int | None = None, n_cycles: int = 30,
         alpha = np.exp((logf[-1] - logf[n // 2]) / (n - n // 2))
     alpha = np.where(np.isfinite(alpha), alpha, 0.0)  # exact convergence (f = 0) counts as fast
     bound = 1 - 1 / (4 * kappa)
+    if literal:
+        return verdict("restart_rate.literal", np.maximum(1 - alpha, 0), 0.0,
+                       dict(A=A, x0=x0, restart=np.full(kappa.shape, F)),
+                       "printed rate O(alpha^-t), 0 < alpha < 1: measured per-step factor must exceed 1",
+                       sides={"measured factor": alpha, "printed factor 1/alpha >": np.ones_like(alpha)})
     return verdict("restart_rate", np.maximum(alpha - bound, 0), 0.0, dict(A=A, x0=x0, restart=np.full(kappa.shape, F)),
                    "measured linear rate alpha minus 1 - 1/(4 kappa)", sides={"alpha": alpha, "1 - 1/(4 kappa)": bound})

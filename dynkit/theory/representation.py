@@ -22,8 +22,8 @@ from ._core import CheckResult, as_scalar_batch, as_square, check_callable, chec
 __all__ = ["psi_eps", "psi_eps_series", "psi_eps_ode", "f_eps", "lambda_eps", "lambda_eps_mp",
            "check_f_eps_surjective", "check_f_eps_prime_zeros_real", "check_representable_set_grows",
            "check_lambda_eps_closeness",
-           "is_representable", "Representability", "momentum_logarithm", "check_psi_series",
-           "check_lambda_eps", "check_momentum_logarithm", "check_representability"]
+           "is_representable", "Representability", "momentum_logarithm", "check_psi_series", "psi_eps_scalar_mp",
+           "check_lambda_eps", "check_momentum_logarithm", "check_representability", "check_threshold_boundary"]
 
 _CTX = "Momentum ResNets Prop. 4 / Theorems 1-2"
 
@@ -38,12 +38,18 @@ def _eps(eps, *, allow_zero: bool = False) -> np.ndarray:
 # Psi_eps three ways
 
 
-def psi_eps_series(theta, eps, *, max_terms: int = 400) -> np.ndarray:
-    """Prop. 4's series ``exp(-1/(2 eps)) sum_n (1/(2n)! + 1/(2 eps (2n+1)!)) (theta/eps + I/(4 eps**2))**n``,
-    summed until the terms are below rounding (batched over leading axes of ``theta``/``eps``).
+def psi_eps_series(theta, eps, *, max_terms: int = 60) -> np.ndarray:
+    """Prop. 4's series ``exp(-1/(2 eps)) sum_n (1/(2n)! + 1/(2 eps (2n+1)!)) X**n``, ``X = theta/eps + I/(4 eps**2)``
+    (batched over leading axes of ``theta``/``eps``), summed in a form that keeps its accuracy for any ``eps`` and
+    ``||theta / eps||``.
 
-    Float64 cancellation limits it to moderate ``eps`` (>= ~0.05) and ``||theta|| / eps``; elsewhere use
-    :func:`psi_eps`."""
+    The series is ``C(X) + S(X) / (2 eps)`` with ``C = sum X**n/(2n)!`` and ``S = sum X**n/(2n+1)!`` (``cosh(sqrt X)``
+    and ``sinh(sqrt X)/sqrt X``). Summed directly in float64 it cancels catastrophically for large negative
+    ``theta/eps`` (terms ``|X|**n/(2n)!`` up to ``e**sqrt|X|`` for a sum of size 1) and overflows ``(2n)!``. Here both
+    series are summed term by term at ``X / 4**k`` with ``||X|| / 4**k <= 1/4`` (about 20 terms, no cancellation),
+    then brought back with the exact doubling identities of the series, ``C(4Y) = 2 C(Y)**2 - I`` and
+    ``S(4Y) = S(Y) C(Y)`` (``cosh 2s = 2 cosh**2 s - 1``, ``sinh 2s / 2s = (sinh s / s) cosh s``), carrying scalar
+    scale factors in log form so that ``exp(-1/(2 eps))`` and ``cosh(sqrt X)`` never overflow separately."""
     theta = as_square("theta", theta, context=_CTX)
     e = _eps(eps)
     max_terms = check_count("max_terms", max_terms)
@@ -51,19 +57,35 @@ def psi_eps_series(theta, eps, *, max_terms: int = 400) -> np.ndarray:
     batch = np.broadcast_shapes(theta.shape[:-2], e.shape)
     e = np.broadcast_to(e, batch)[..., None, None]
     X = theta / e + np.eye(d) / (4 * e * e)
-    power = np.broadcast_to(np.eye(d), batch + (d, d)).copy()
-    total = np.zeros(batch + (d, d))
+    norm = np.abs(X).sum(axis=-1).max(axis=-1)  # infinity norm per instance
+    k = np.maximum(np.ceil(np.log(np.maximum(norm, 1e-300) * 4) / np.log(4)), 0).astype(int)
+    Y = X / (4.0 ** k)[..., None, None]
+    eye = np.broadcast_to(np.eye(d), batch + (d, d))
+    power, C, S = eye.copy(), eye.copy(), eye.copy()
     fact_even, fact_odd = 1.0, 1.0  # (2n)!, (2n+1)!
-    for n in range(max_terms):
-        if n > 0:
-            power = power @ X
-            fact_even *= (2 * n - 1) * (2 * n)
-            fact_odd *= (2 * n) * (2 * n + 1)
-        term = (1 / fact_even + 1 / (2 * e * fact_odd)) * power
-        total = total + term
-        if n > 2 and np.all(np.abs(term) <= 1e-18 * (1 + np.abs(total))):
+    for n in range(1, max_terms):
+        power = power @ Y
+        fact_even *= (2 * n - 1) * (2 * n)
+        fact_odd *= (2 * n) * (2 * n + 1)
+        C = C + power / fact_even
+        S = S + power / fact_odd
+        if np.all(np.abs(power).max(axis=(-1, -2)) / fact_even <= 1e-17):  # ||Y|| <= 1/4: terms fall 40x a step
             break
-    return np.exp(-1 / (2 * e)) * total
+    log_c, log_s = np.zeros(batch), np.zeros(batch)  # C_true = exp(log_c) C, S_true = exp(log_s) S
+    for step in range(int(k.max()) if k.size else 0):
+        active = (step < k)[..., None, None]
+        new_C = 2 * C @ C - eye * np.exp(-2 * log_c)[..., None, None]
+        new_S = S @ C
+        log_c_new, log_s_new = 2 * log_c, log_s + log_c
+        # renormalise (scale factors move into the logs) so entries stay O(1)
+        mc = np.maximum(np.abs(new_C).max(axis=(-1, -2)), 1e-300)
+        ms = np.maximum(np.abs(new_S).max(axis=(-1, -2)), 1e-300)
+        new_C, new_S = new_C / mc[..., None, None], new_S / ms[..., None, None]
+        log_c_new, log_s_new = log_c_new + np.log(mc), log_s_new + np.log(ms)
+        C, S = np.where(active, new_C, C), np.where(active, new_S, S)
+        log_c, log_s = np.where(active[..., 0, 0], log_c_new, log_c), np.where(active[..., 0, 0], log_s_new, log_s)
+    half = 1 / (2 * e[..., 0, 0])
+    return (np.exp(log_c - half)[..., None, None] * C + (half * np.exp(log_s - half))[..., None, None] * S)
 
 
 def psi_eps(theta, eps) -> np.ndarray:
@@ -209,7 +231,7 @@ def lambda_eps_mp(eps: float, dps: int = 40) -> mpmath.mpf:
 class Representability:
     """Decision of :func:`is_representable`: ``representable`` is True, False, or None where Theorem 2
     leaves the case open (Jordan blocks of size >= 2 at exactly ``lambda_eps`` occurring an odd number of
-    times). ``reason`` says which condition decided; ``blocks`` maps each real eigenvalue below the
+    times) or where the matrix's conditioning cannot decide its Jordan structure below the threshold. ``reason`` says which condition decided; ``blocks`` maps each real eigenvalue below the
     threshold to its Jordan block sizes."""
 
     representable: bool | None
@@ -262,40 +284,164 @@ def _real_clusters(eig: np.ndarray, scale: float) -> list[tuple[float, int]]:
     return [(float(np.mean(c)), len(c)) for c in clusters]
 
 
+# Jordan structure from the matrix's own conditioning (issue 22: a fixed 1e-5 clustering merged two distinct simple
+# eigenvalues 1e-6 apart into one "pair"). A computed eigenvalue lambda_i with condition number kappa_i (left/right
+# eigenvectors) is uncertain by ~ kappa_i * u * ||D|| (first order; near-defective eigenvalues have huge kappa_i, so
+# a Jordan block's computed spread u**(1/s) stays inside). RADIUS_FACTOR * n widens that to a safe bound; two
+# eigenvalues whose disks overlap are one eigenvalue, two more than GAP_FACTOR times their radii apart are distinct,
+# and in between the decision is "cannot decide".
+RADIUS_FACTOR = 10.0
+GAP_FACTOR = 1e3
+# a rank decision needs its nonzero singular values RANK_GAP times above what the noise can reach
+RANK_GAP = 1e2
+
+
+@dataclass(frozen=True)
+class _Cluster:
+    value: float  # the cluster's mean (real)
+    size: int  # algebraic multiplicity
+    members: np.ndarray  # computed eigenvalues
+    radius: float  # the cluster's own uncertainty (spread plus rounding, or the first-order radius if simple)
+    ambiguous: bool  # some member is within GAP_FACTOR radii of an eigenvalue outside the cluster
+
+
+def _eigen_clusters(D: np.ndarray) -> tuple[list[_Cluster], np.ndarray]:
+    """Real eigenvalue clusters of D, grouped by overlapping rounding disks (see RADIUS_FACTOR).
+
+    A disk's radius is the first-order bound ``RADIUS_FACTOR n u ||D|| kappa_i``, capped by the Hoelder bound of a
+    Jordan block of size n, ``(RADIUS_FACTOR n u)**(1/n) ||D||`` (a computed double eigenvalue that happens to split by
+    1e-16 has kappa ~ 1e16, whose first-order radius means nothing). Whether a cluster is too close to another to
+    tell distinct from multiple uses the clusters' own spread (plus rounding) for multiple clusters and the
+    first-order radius for simple eigenvalues."""
+    n = D.shape[-1]
+    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    unit = RADIUS_FACTOR * n * np.finfo(float).eps
+    w, vl, vr = scipy.linalg.eig(D, left=True, right=True)
+    dots = np.abs(np.einsum("ij,ij->j", vl.conj(), vr))
+    norms = np.linalg.norm(vl, axis=0) * np.linalg.norm(vr, axis=0)
+    kappa = norms / np.maximum(dots, 1e-300)
+    radius = np.minimum(unit * scale * kappa, unit ** (1 / n) * scale)
+    parent = list(range(n))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    dist = np.abs(w[:, None] - w[None, :])
+    for i in range(n):
+        for j in range(i + 1, n):
+            if dist[i, j] <= radius[i] + radius[j]:
+                parent[find(i)] = find(j)
+    roots = np.array([find(i) for i in range(n)])
+    groups = [np.flatnonzero(roots == r) for r in dict.fromkeys(roots)]
+    means = [complex(np.mean(w[idx])) for idx in groups]
+    # a cluster's own uncertainty: its spread plus rounding (multiple), the first-order radius (simple)
+    fuzz = [float(np.abs(w[idx] - mu).max()) + unit * scale if idx.size > 1 else float(radius[idx[0]])
+            for idx, mu in zip(groups, means)]
+    out = []
+    for g, (idx, mu) in enumerate(zip(groups, means)):
+        if abs(mu.imag) > fuzz[g] + float(radius[idx].max()):
+            continue  # a complex pair's member: Theorems 1-2 put no condition on it
+        ambiguous = any(abs(mu - other) <= GAP_FACTOR * (fuzz[g] + fuzz[h])
+                        for h, other in enumerate(means) if h != g)
+        out.append(_Cluster(mu.real, idx.size, w[idx], fuzz[g], ambiguous))
+    return out, w
+
+
+def _cluster_jordan_sizes(D: np.ndarray, cluster: _Cluster) -> list[int] | None:
+    """Jordan block sizes of D at a cluster of multiplicity m, or None when the numbers cannot decide.
+
+    The cluster is moved to the top-left of an ordered complex Schur form (a unitary similarity: no loss of
+    conditioning), ``T11 = mu I + S + Delta`` with ``S`` strictly upper triangular (exactly nilpotent) and
+    ``||Delta|| <= eta`` = the cluster's spread plus rounding. The block sizes are those of S, from the ranks of
+    ``(T11 - mu I)**k``: a singular value at most ``tau_k = (||S|| + eta)**k - ||S||**k`` (what Delta can move a
+    zero one to) is zero, one above ``RANK_GAP * tau_k`` is not, and one in between leaves the rank undecided."""
+    m = cluster.size
+    if m == 1:
+        return [1]
+    n = D.shape[-1]
+    mu = cluster.value
+    # select the m Schur eigenvalues nearest mu (the cut halfway to the (m+1)-th)
+    T = scipy.linalg.schur(D.astype(complex), output="complex")[0]
+    if m < n:
+        dist = np.sort(np.abs(np.diag(T) - mu))
+        cut = (dist[m - 1] + dist[m]) / 2
+        T, _, sdim = scipy.linalg.schur(D.astype(complex), output="complex", sort=lambda x: abs(x - mu) <= cut)
+        if sdim != m:
+            return None
+    N = T[:m, :m] - mu * np.eye(m)
+    S_norm = float(np.linalg.norm(np.triu(N, 1), 2))
+    # the norm of the cluster's spectral projector, sqrt(1 + ||X||^2) with T11 X - X T22 = -T12: how much the
+    # rounding of D (u ||D||) is amplified in T11 (a derogatory multiple eigenvalue of V diag V^-1 carries noise
+    # ~ u kappa(V) ||D|| in its off-diagonal Schur entries, not only in its diagonal)
+    projector = 1.0
+    if m < n:
+        X = scipy.linalg.solve_sylvester(T[:m, :m], -T[m:, m:], -T[:m, m:])
+        projector = float(np.sqrt(1 + np.linalg.norm(X, 2) ** 2))
+    noise = RADIUS_FACTOR * n * np.finfo(float).eps * max(1.0, float(np.linalg.norm(D, 2))) * projector
+    eta = float(np.abs(np.diag(N)).max()) + noise
+    ranks = [m]
+    P = np.eye(m, dtype=complex)
+    for k in range(1, m + 1):
+        P = P @ N
+        sv = np.linalg.svd(P, compute_uv=False)
+        tau = (S_norm + eta) ** k - S_norm ** k
+        if np.any((sv > tau) & (sv <= RANK_GAP * tau)):
+            return None
+        ranks.append(int(np.sum(sv > tau)))
+    ranks.append(ranks[-1])
+    sizes = []
+    for s_ in range(1, m + 1):
+        sizes += [s_] * max((ranks[s_ - 1] - ranks[s_]) - (ranks[s_] - ranks[s_ + 1]), 0)
+    return sizes if sum(sizes) == m else None
+
+
 def is_representable(D, eps) -> Representability:
     """Whether the real matrix ``D`` is ``Psi_eps(theta)`` for some real ``theta`` (Theorem 1 for
     diagonalisable D, Theorem 2 with Jordan blocks). ``eps = 0`` is the first-order model (8): Culver's
     criterion (D non-singular, every Jordan block at a negative eigenvalue occurring an even number of
     times).
 
-    Numerical: eigenvalues within ``CLUSTER_TOL * max(1, ||D||)`` are one eigenvalue (a Jordan block's computed
-    eigenvalues spread by ~eps**(1/size)); the cluster's mean is compared with ``lambda_eps`` to
-    ``THRESHOLD_TOL * max(1, ||D||)``.
+    Numerical: computed eigenvalues whose rounding disks (radius ``RADIUS_FACTOR n u ||D|| kappa_i``, ``kappa_i`` the
+    eigenvalue's condition number) overlap are one eigenvalue; its Jordan blocks come from an ordered Schur form
+    (:func:`_cluster_jordan_sizes`). Where the numbers cannot separate distinct eigenvalues from a multiple one below
+    the threshold (eigenvalues within ``GAP_FACTOR`` radii of each other, or a singular value in the gray zone of the
+    rank decision) and the answer depends on it, ``representable`` is None and ``reason`` says so. The cluster's
+    mean is compared with ``lambda_eps`` to ``THRESHOLD_TOL * max(1, ||D||)``.
     """
     D = as_square("D", D, context=_CTX)
     if D.ndim != 2:
         raise ValueError(f"D must be one square matrix (n, n) ({_CTX}); got shape {D.shape}")
     e = float(_eps(eps, allow_zero=True))
-    n = D.shape[-1]
     scale = max(1.0, float(np.linalg.norm(D, 2)))
-    eig = np.linalg.eigvals(D)
+    clusters, eig = _eigen_clusters(D)
     if e == 0:
         theorem, threshold = "Culver (1966), eps = 0", 0.0
         if np.min(np.abs(eig)) <= CLUSTER_TOL * scale:
             return Representability(False, "D is singular: exp(theta) is always invertible", theorem, 0.0)
     else:
         theorem, threshold = "Theorem 1/2 (Momentum ResNets)", lambda_eps(e)
-    tol = CLUSTER_TOL * scale
     blocks = {}
-    undecided = []
-    for lam, mult in _real_clusters(eig, scale):
+    undecided, cannot = [], []
+    for cluster in clusters:
+        lam = cluster.value
         # the cluster mean is accurate to rounding (a Jordan block's perturbations cancel to first order), so
-        # the comparison with lambda_eps is sharp: THRESHOLD_TOL * ||D||, not the clustering tolerance
+        # the comparison with lambda_eps is sharp: THRESHOLD_TOL * ||D||, not the clustering radius
         if lam >= threshold + THRESHOLD_TOL * scale:
             continue
-        sizes = _jordan_block_sizes(D, lam, mult)
+        sizes = _cluster_jordan_sizes(D, cluster)
+        if sizes is None:
+            cannot.append(f"the Jordan structure at {lam:.6g} (multiplicity {cluster.size}) is not decidable at this "
+                          f"conditioning")
+            continue
         blocks[lam] = sizes
         odd = sorted({s for s in sizes if sizes.count(s) % 2 == 1})
+        if cluster.ambiguous:
+            cannot.append(f"eigenvalue {lam:.6g} is within {GAP_FACTOR:g}x its rounding uncertainty "
+                          f"({cluster.radius:.3g}) of another eigenvalue: distinct or multiple cannot be decided")
+            continue
         if not odd:
             continue
         at_threshold = abs(lam - threshold) <= THRESHOLD_TOL * scale and e > 0
@@ -306,6 +452,8 @@ def is_representable(D, eps) -> Representability:
                 f"size(s) {odd} occurring an odd number of times", theorem, threshold, blocks)
         if any(s > 1 for s in odd):
             undecided.append(lam)
+    if cannot:
+        return Representability(None, "cannot decide: " + "; ".join(cannot), theorem, threshold, blocks)
     if undecided:
         return Representability(
             None, f"eigenvalue {undecided[0]:.6g} = lambda_eps has an odd number of Jordan blocks of a "
@@ -582,30 +730,52 @@ def momentum_logarithm(D, eps) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------
 # checks
 
-# Series vs expm: both float64, the series loses ~log10(cond) digits to cancellation for eps ~ 0.1;
-# 1e-8 relative to (1 + ||Psi||) is safe for eps >= 0.1, ||theta|| <= 3.
-PSI_TOL = 1e-8
-# dopri5 at rtol 1e-10 / atol 1e-12 over t in [0, 1]: global error well below 1e-7.
+# Series (summed at X/4^k and doubled back) vs expm, relative to max|Psi|: 5e-13 at worst over 400 random instances
+# with ||theta|| in [1e-2, 1e3], eps in [1e-2, 1e2] (||theta/eps|| to 1e5, non-normal, cond <= 1e4); 1e-9 leaves
+# three decades for conditioning and still sees a 1e-6 error of the series.
+PSI_TOL = 1e-9
+# dopri5 at rtol 1e-10 / atol 1e-12 over t in [0, 1]: 3e-9 relative at worst for ||theta / eps|| <= 1e4.
 PSI_ODE_TOL = 1e-7
 
 
-def check_psi_series(theta, eps) -> CheckResult:
+def psi_eps_scalar_mp(theta: float, eps: float, dps: int = 50) -> float:
+    """Independent reference for a scalar ``theta``: the solution ``x(1)`` of ``eps x'' + x' = theta x``,
+    ``x(0) = 1``, ``x'(0) = 0`` in closed form, ``exp(-1/(2 eps)) (cosh s + sinh(s) / (2 eps s))`` with
+    ``s = sqrt(1 + 4 eps theta) / (2 eps)`` (complex when ``theta < -1/(4 eps)``), in ``dps``-digit mpmath."""
+    with mpmath.workdps(dps):
+        t, e = mpmath.mpf(float(theta)), mpmath.mpf(float(eps))
+        s = mpmath.sqrt(mpmath.mpc(1 + 4 * e * t)) / (2 * e)
+        ratio = mpmath.sinh(s) / s if s != 0 else mpmath.mpf(1)
+        return float(mpmath.re(mpmath.exp(-1 / (2 * e)) * (mpmath.cosh(s) + ratio / (2 * e))))
+
+
+def check_psi_series(theta, eps, *, ode: bool = True) -> CheckResult:
     """Prop. 4: the series Psi_eps(theta) equals x(1) of ``eps x'' + x' = theta x``, ``x'(0) = 0``, from the
-    block-matrix exponential and from :func:`dynkit.solve` (scalar or matrix, symmetric or not)."""
+    block-matrix exponential and (``ode=True``) from :func:`dynkit.solve` (scalar or matrix, symmetric or not),
+    relative to ``max |Psi|``. For 1 x 1 instances the 50-digit closed form :func:`psi_eps_scalar_mp` is a third,
+    independent reference."""
     theta = as_square("theta", theta, context=_CTX)
     e = _eps(eps)
     series = psi_eps_series(theta, e)
     exact = psi_eps(theta, e)
-    ode = psi_eps_ode(theta, e)
-    scale = 1 + np.abs(exact).max(axis=(-1, -2))
+    scale = np.maximum(np.abs(exact).max(axis=(-1, -2)), np.finfo(float).tiny)
     batch = exact.shape[:-2]
     instances = dict(theta=np.broadcast_to(theta, exact.shape), eps=np.broadcast_to(e, batch))
-    return combine("psi_series", [
-        verdict("psi_series.expm", np.abs(series - exact).max(axis=(-1, -2)) / scale, PSI_TOL,
-                instances, "series vs block-matrix exponential (relative)"),
-        verdict("psi_series.ode", np.abs(series - ode).max(axis=(-1, -2)) / scale, PSI_ODE_TOL,
-                instances, "series vs dk.solve(dopri5) of eps x'' + x' = theta x (relative)"),
-    ])
+    parts = [verdict("psi_series.expm", np.abs(series - exact).max(axis=(-1, -2)) / scale, PSI_TOL,
+                     instances, "series vs block-matrix exponential (relative to max |Psi|)",
+                     sides={"series": series, "expm": exact})]
+    if exact.shape[-1] == 1:
+        flat_t, flat_e = instances["theta"].reshape(-1), np.broadcast_to(e, batch).reshape(-1)
+        mp = np.array([psi_eps_scalar_mp(t, x) for t, x in zip(flat_t, flat_e)]).reshape(batch)
+        parts.append(verdict("psi_series.mpmath", np.abs(series[..., 0, 0] - mp) / np.maximum(np.abs(mp), 1e-300),
+                             PSI_TOL, instances, "series vs 50-digit closed form x(1) (relative)",
+                             sides={"series": series[..., 0, 0], "mpmath": mp}))
+    if ode:
+        sol = psi_eps_ode(theta, e)
+        parts.append(verdict("psi_series.ode", np.abs(series - sol).max(axis=(-1, -2)) / scale, PSI_ODE_TOL,
+                             instances, "series vs dk.solve(dopri5) of eps x'' + x' = theta x (relative)",
+                             sides={"series": series, "dk.solve": sol}))
+    return combine("psi_series", parts)
 
 
 def check_lambda_eps(eps, *, dps: int = 40) -> CheckResult:
@@ -836,8 +1006,9 @@ def check_lambda_eps_closeness(eps, *, near_minus_one_from: float = 2.0, near_ze
     close to -1 when eps >= 2". "Close" is read as within ``closeness`` (0.1, a tenth of the range [-1, 0])
     and "eps << 1" as eps <= ``near_zero_below``. Residual per eps: the excess of ``|lambda_eps + 1|``
     (eps >= ``near_minus_one_from``) or ``|lambda_eps|`` (eps <= ``near_zero_below``) over ``closeness``,
-    with lambda_eps from the independent mpmath computation. lambda_2 = -0.781: false as stated for
-    ``near_minus_one_from=2``; true from eps >= 5 (lambda_5 = -0.9053)."""
+    with lambda_eps from the independent mpmath computation. The caption sets no threshold (the registry's row is
+    ``undecided``: informal wording) and reads "close" as nearer to -1 than to 0 (``closeness=0.5``), which holds from
+    eps = 2 on (lambda_2 = -0.781); within 0.1 of -1 it holds only from eps ~ 5 on (lambda_5 = -0.9053)."""
     context = _CTX + " Fig. 4 caption"
     e = np.atleast_1d(_eps(eps)).reshape(-1)
     for name, value in (("near_minus_one_from", near_minus_one_from), ("near_zero_below", near_zero_below),
@@ -849,3 +1020,44 @@ def check_lambda_eps_closeness(eps, *, near_minus_one_from: float = 2.0, near_ze
     return verdict("lambda_eps_caption", excess, 0.0, dict(eps=e),
                    f"|lambda_eps - (-1 for eps >= {near_minus_one_from:g}, 0 for eps <= {near_zero_below:g})| "
                    f"beyond {closeness:g}", sides={"lambda_eps": lam, "claimed value": target})
+
+
+def check_threshold_boundary(eps, V, *, shift: float = 0.0) -> CheckResult:
+    """Theorem 2 at the boundary ``lambda = lambda_eps``, which it leaves open (necessity is stated for
+    ``lambda < lambda_eps``, sufficiency asks even Jordan blocks for ``lambda <= lambda_eps``). What dynkit finds:
+    ``f_eps`` has the real critical point ``z* = -alpha*^2`` with ``f_eps(z*) = lambda_eps``, ``f'_eps(z*) = 0``,
+    ``f''_eps(z*) != 0``, so ``theta = eps X - I/(4 eps)`` with ``X = V J_3(z*) V^-1`` (a size-3 Jordan block) gives
+    ``Psi_eps(theta) = f_eps(X)`` with Jordan blocks of sizes {2, 1} at lambda_eps: one block of size 2 (an odd
+    number) is representable next to a 1 x 1 block. (A lone 2 x 2 block at lambda_eps is not: a real 2 x 2 preimage
+    would need a real eigenvalue z with f_eps(z) = lambda_eps and f'_eps(z) != 0, and there is none.)
+
+    Residuals per instance (``V``: (..., 3, 3) invertible): ``|eigenvalues of Psi - lambda_eps|`` (relative),
+    ``sigma_2(N) / sigma_1(N)`` (N = Psi - lambda_eps I has rank 1) and ``||N^2|| / ||N||^2`` (N is nilpotent of
+    index 2: blocks {2, 1}). ``shift`` moves z off z* (a planted violation: one block of size 3 elsewhere)."""
+    context = _CTX + " Theorem 2 at lambda_eps"
+    e = np.atleast_1d(_eps(eps)).reshape(-1)
+    V = as_square("V", V, context=context)
+    if V.shape[-1] != 3:
+        raise ValueError(f"V must be (..., 3, 3) (a basis for the 3 x 3 Jordan block) ({context}); got {V.shape}")
+    V = np.broadcast_to(V, e.shape + (3, 3))
+    shift = float(as_scalar_batch("shift", shift, context=context))
+    res_eig, res_rank, res_nil, lams = (np.empty(e.shape) for _ in range(4))
+    for i, (x, Vi) in enumerate(zip(e, V)):
+        lam, alpha = _lambda_scalar(float(x))
+        z = -alpha ** 2 + shift
+        X = Vi @ (z * np.eye(3) + np.diag([1.0, 1.0], 1)) @ np.linalg.inv(Vi)
+        psi = psi_eps(x * X - np.eye(3) / (4 * x), x)
+        N = psi - lam * np.eye(3)
+        sv = np.linalg.svd(N, compute_uv=False)
+        res_eig[i] = np.abs(np.linalg.eigvals(psi) - lam).max() / (1 + abs(lam))
+        res_rank[i] = sv[1] / max(sv[0], 1e-300)
+        res_nil[i] = np.linalg.norm(N @ N, 2) / max(sv[0] ** 2, 1e-300)
+        lams[i] = lam
+    instances = dict(eps=e, V=V)
+    # a double/triple eigenvalue: computed eigenvalues spread by ~u^(1/2); 1e-6 leaves room for cond(V) <= 1e2
+    return combine("threshold_boundary", [
+        verdict("threshold_boundary.eigenvalues", res_eig, 1e-6, instances, "|Sp(Psi) - lambda_eps| (relative)",
+                sides={"lambda_eps": lams, "max |Sp(Psi) - lambda_eps|": res_eig}),
+        verdict("threshold_boundary.rank_one", res_rank, 1e-8, instances, "sigma_2 / sigma_1 of Psi - lambda_eps I"),
+        verdict("threshold_boundary.nilpotent", res_nil, 1e-8, instances, "||N^2|| / ||N||^2, N = Psi - lambda_eps I"),
+    ])

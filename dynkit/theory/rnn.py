@@ -183,12 +183,27 @@ def check_rnn_jacobian(U, W, x, h0, *, activation: str = "tanh", literal: bool =
                    literal_mismatch=lit, sides={"(13) product": literal_prod, "autograd": auto.numpy()})
 
 
-def check_momentum_jacobian_product(U, W, x, h_init, v0, mu: float, s: float, *,
-                                    activation: str = "tanh") -> CheckResult:
-    """Measures review (15) read as a total derivative: ``prod_k D^_k (U + mu Sigma_k)`` against autograd's
-    ``dh_T/dh_0`` of (14) at fixed ``h_{-1}``. Expected to FAIL for T >= 2 and mu > 0 (the product omits the
-    path through ``h_{k-1}``); exact for ``T = 1`` or ``mu = 0``."""
+def companion15(dsig, dinv, U, mu: float):
+    """The companion block ``B_k = [[D^_k (U + mu Sigma_k), -mu D^_k U], [I, 0]]`` of (14) (derived by sympy in
+    ``dk.symbolic.DERIVATIONS["momentum_rnn_jacobian"]``): ``d(h_{k+1}, h_k) / d(h_k, h_{k-1})``."""
     torch = _torch()
+    top = torch.cat([factor15(dsig, dinv, U, mu), -mu * dsig.unsqueeze(-1) * U], dim=-1)
+    n = U.shape[-1]
+    eye = torch.eye(n, dtype=U.dtype).expand(top.shape[:-2] + (n, n))
+    return torch.cat([top, torch.cat([eye, torch.zeros_like(eye)], dim=-1)], dim=-2)
+
+
+def check_momentum_jacobian_product(U, W, x, h_init, v0, mu: float, s: float, *,
+                                    activation: str = "tanh", form: str = "paper") -> CheckResult:
+    """Review (15) against autograd's ``dh_T/dh_0`` of (14) at fixed ``h_{-1}``.
+
+    ``form="paper"``: (15) read as a total derivative, ``prod_k D^_k (U + mu Sigma_k)``. Expected to FAIL for
+    T >= 2 and mu > 0 (the product omits the path through ``h_{k-1}``); exact for ``T = 1`` or ``mu = 0``.
+    ``form="companion"``: the correction, the top-left n x n block of ``prod_k B_k`` with the 2n x 2n companion
+    blocks of :func:`companion15` (must hold for any T, mu)."""
+    torch = _torch()
+    if form not in ("paper", "companion"):
+        raise ValueError(f"form must be 'paper' (review (15)) or 'companion' (the 2n x 2n blocks); got {form!r}")
     mu, s, Ut, Wt, xt, sig, inv, h_m1, v0t, step14 = _momentum_cell(
         U, W, x, h_init, v0, mu, s, activation, "review (14)/(15), MomentumRNN cell")
     h0 = sig(_mv(Ut, h_m1) + v0t)
@@ -202,18 +217,22 @@ def check_momentum_jacobian_product(U, W, x, h_init, v0, mu: float, s: float, *,
 
     auto = _batched_jacobian(lambda z: run(z.reshape(h0.shape)).reshape(-1, n), h0.reshape(-1, n)
                              ).reshape(h0.shape[:-1] + (n, n))
-    prod = torch.eye(n, dtype=torch.float64).expand(h0.shape[:-1] + (n, n))
+    m = n if form == "paper" else 2 * n
+    prod = torch.eye(m, dtype=torch.float64).expand(h0.shape[:-1] + (m, m))
     prev, cur = h_m1, h0
     for k in range(T):
         pre = _mv(Ut, cur - mu * prev) + mu * inv(cur) + s * _mv(Wt, xt[..., k, :])
         dsig = torch.func.vmap(torch.func.grad(lambda z: sig(z)))(pre.reshape(-1)).reshape(pre.shape)
         dinv = torch.func.vmap(torch.func.grad(lambda z: inv(z)))(cur.reshape(-1)).reshape(cur.shape)
-        prod = factor15(dsig, dinv, Ut, mu) @ prod
+        block = factor15(dsig, dinv, Ut, mu) if form == "paper" else companion15(dsig, dinv, Ut, mu)
+        prod = block @ prod
         prev, cur = cur, sig(pre)
+    prod = prod[..., :n, :n]  # d h_T / d h_0 at fixed h_{-1}: the top-left block
     err = ((auto - prod).abs().amax((-1, -2)) / (1 + auto.abs().amax((-1, -2)))).numpy()
+    what = "(15) factors" if form == "paper" else "companion blocks"
     return verdict("momentum_jacobian_product", err, RNN_TOL, dict(U=np.asarray(U), mu=np.full(err.shape, mu)),
-                   "product of (15) factors vs total dh_T/dh_0 of (14) (relative)",
-                   sides={"product of (15) factors": prod.numpy(), "autograd dh_T/dh_0": auto.numpy()})
+                   f"product of {what} vs total dh_T/dh_0 of (14) (relative)",
+                   sides={f"product of {what}": prod.numpy(), "autograd dh_T/dh_0": auto.numpy()})
 
 
 def check_inverse_activation_slope(y, *, activation: str = "tanh", strict: bool = False) -> CheckResult:
@@ -233,3 +252,37 @@ def check_inverse_activation_slope(y, *, activation: str = "tanh", strict: bool 
     return verdict("inverse_slope", residual, 0.0, dict(y=y),
                    f"(sigma^-1)' {'>' if strict else '>='} 1 for {activation}", min_slope=float(slope.min()),
                    sides={"(sigma^-1)'(y)": slope, "1": np.ones_like(slope)})
+
+
+def check_reparametrisation(U, W, x, h0, v0, mu: float, s: float, *, w_hat=None) -> CheckResult:
+    """MomentumRNN Remark 1 (review Remark 1, and Remark 4's use of it): with ``v_t = -p_t`` and
+    ``W^ := U^{-1} W`` the cell (9) ``v_t = mu v_{t-1} + s W x_t, h_t = sigma(U h_{t-1} + v_t)`` and (10)
+    ``v_t = mu v_{t-1} + s W^ x_t, h_t = sigma(U h_{t-1} + U v_t)`` are "mathematically equivalent": from the same
+    h_0 and v_0^{(10)} = U^{-1} v_0^{(9)} they give the same h_t (tanh). Residual: the largest ``|h_t(9) - h_t(10)|``
+    (tolerance 1e-10; U is well conditioned here). ``w_hat`` replaces U^{-1} W (``W`` itself plants a violation)."""
+    context = "MomentumRNN Remark 1, (9) vs (10)"
+    U = as_square("U", U, context=context)
+    W = as_real_array("W", W, context=context)
+    x = as_real_array("x", x, context=context)
+    h0 = as_real_array("h0", h0, context=context)
+    v0 = as_real_array("v0", v0, context=context)
+    n = U.shape[-1]
+    if W.shape[-2] != n or x.shape[-1] != W.shape[-1] or h0.shape[-1:] != (n,) or v0.shape[-1:] != (n,):
+        raise ValueError(f"W must be (..., {n}, m), x (..., T, m), h0 and v0 (..., {n}) to match U ({context}); "
+                         f"got W {W.shape}, x {x.shape}, h0 {h0.shape}, v0 {v0.shape}")
+    mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
+    s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
+    Uinv = np.linalg.inv(U)
+    What = Uinv @ W if w_hat is None else as_real_array("w_hat", w_hat, context=context)
+    mv = lambda M, v: np.einsum("...ij,...j->...i", M, v)  # noqa: E731
+    h9, v9 = h0, v0
+    h10, v10 = h0, mv(Uinv, v0)
+    worst = np.zeros(h0.shape[:-1])
+    for t in range(x.shape[-2]):
+        v9 = mu * v9 + s * mv(W, x[..., t, :])
+        h9 = np.tanh(mv(U, h9) + v9)
+        v10 = mu * v10 + s * mv(What, x[..., t, :])
+        h10 = np.tanh(mv(U, h10) + mv(U, v10))
+        worst = np.maximum(worst, np.abs(h9 - h10).max(axis=-1))
+    return verdict("reparametrisation", worst, 1e-10, dict(U=U, W=W), "(10) with W^ = U^-1 W vs (9), max |h_t - h_t|",
+                   sides={"h_T (9)": h9, "h_T (10)": h10})

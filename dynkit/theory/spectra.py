@@ -18,7 +18,7 @@ import numpy as np
 from ._core import (CheckResult, as_real_array, as_scalar_batch, as_square, check_count, check_seed, combine,
                     same_size, verdict, worst_sv)
 
-__all__ = ["check_eigen_pairing", "pairing_roots", "check_revnet_instability",
+__all__ = ["check_eigen_pairing", "pairing_roots", "hbnode_adjoint_matrix", "check_revnet_instability",
            "check_revnet_continuous", "revnet_jacobian", "check_fixed_point_iterations",
            "momentum_jacobian"]
 
@@ -85,6 +85,29 @@ def _as_diag_J(J, F: np.ndarray, context: str) -> np.ndarray:
     return J
 
 
+def hbnode_adjoint_matrix(J, F, gamma) -> np.ndarray:
+    """``H = [[0, J], [F, -gamma I]]`` of the review's (59) (J diagonal, given as its diagonal)."""
+    n = F.shape[-1]
+    batch = np.broadcast_shapes(F.shape[:-2], np.shape(J)[:-1], np.shape(gamma))
+    H = np.zeros(batch + (2 * n, 2 * n))
+    H[..., :n, n:] = np.asarray(J)[..., :, None] * np.eye(n)
+    H[..., n:, :n] = F
+    H[..., n:, n:] = -np.asarray(gamma)[..., None, None] * np.eye(n)
+    return H
+
+
+def _match(eig: np.ndarray, radius: np.ndarray, roots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each batch member, the eigenvalues (and their radii) reordered to match ``roots`` one to one (minimal
+    total distance, scipy's linear_sum_assignment)."""
+    from scipy.optimize import linear_sum_assignment
+    flat_e, flat_r, flat_z = (x.reshape(-1, x.shape[-1]) for x in (eig, radius, roots))
+    out_e, out_r = np.empty_like(flat_e), np.empty_like(flat_r)
+    for i, (e, r, z) in enumerate(zip(flat_e, flat_r, flat_z)):
+        rows, cols = linear_sum_assignment(np.abs(z[:, None] - e[None, :]))
+        out_e[i, rows], out_r[i, rows] = e[cols], r[cols]
+    return out_e.reshape(eig.shape), out_r.reshape(radius.shape)
+
+
 def pairing_roots(J, F, gamma) -> np.ndarray:
     """The constructive pairing of Prop. 4 of the review: for each eigenvalue ``mu`` of ``JF`` the two
     roots of ``lam (lam + gamma) = mu`` (Eq. (62)). Shape ``(..., n, 2)``; each pair sums to ``-gamma``.
@@ -126,8 +149,11 @@ def check_eigen_pairing(J, F, gamma, *, scale: float = 1.0, a: float | None = No
     Returns
     -------
     CheckResult
-        ``residual`` is the worst of the relative backward error of the constructed eigenvalues, the
-        relative mismatch of the characteristic polynomials (60) and the pair-sum error.
+        ``residual`` is the worst of the relative backward error of the constructed roots, the relative mismatch
+        of the characteristic polynomials (60), the distance of H's own eigenvalues (``numpy.linalg.eig``, matched
+        one to one with the roots) from the roots beyond their rounding radii, and the error of the pair sums of
+        those eigenvalues (the pairing is a statement about H's eigenvalues: it is checked on them, not on the
+        roots, whose pairs sum to ``-gamma`` by construction).
     """
     context = "review Prop. 4, H = [[0, J], [F, -gamma I]]"
     F = as_square("F", F, context=context)
@@ -141,10 +167,7 @@ def check_eigen_pairing(J, F, gamma, *, scale: float = 1.0, a: float | None = No
     F = np.broadcast_to(F, batch + (n, n))
     Jd = np.broadcast_to(Jd, batch + (n,))
     g = np.broadcast_to(gamma, batch)
-    H = np.zeros(batch + (2 * n, 2 * n))
-    H[..., :n, n:] = Jd[..., :, None] * np.eye(n)
-    H[..., n:, :n] = F
-    H[..., n:, n:] = -g[..., None, None] * np.eye(n)
+    H = hbnode_adjoint_matrix(Jd, F, g)
     JF = Jd[..., :, None] * F
     roots = pairing_roots(Jd, F, g)  # (..., n, 2)
 
@@ -153,23 +176,37 @@ def check_eigen_pairing(J, F, gamma, *, scale: float = 1.0, a: float | None = No
     roots_M = -scale * roots
     backward = _roots_backward_error(Ms, roots_M.reshape(batch + (2 * n,)))
     charpoly = _charpoly_mismatch(H, JF, lambda z: z * (z + g[..., None]))
+    # the substance, on H's own eigenvalues (numpy.linalg.eig, independent of the roots): match them one to one
+    # with the roots; each must lie within its rounding radius of its root, and the pairs of *eigenvalues* must sum
+    # to (t - T) gamma within their radii
+    eig, radius = _eigenvalues_with_radius(Ms)
+    matched, matched_radius = _match(eig, radius, roots_M.reshape(batch + (2 * n,)))
+    match_error = (np.maximum(np.abs(matched - roots_M.reshape(batch + (2 * n,))) - matched_radius, 0)
+                   / (1 + np.abs(roots_M).max(axis=(-1, -2)))[..., None]).max(axis=-1)
     target = scale * g if claimed_sum is None else np.broadcast_to(
         as_real_array("claimed_sum", claimed_sum, context=context), batch)
-    pair_sums = roots_M.sum(axis=-1)
-    sum_error = np.abs(pair_sums - target[..., None]).max(axis=-1) / (1 + np.abs(roots_M).max(axis=(-1, -2)))
+    pairs = matched.reshape(batch + (n, 2))
+    pair_radius = matched_radius.reshape(batch + (n, 2)).sum(axis=-1)
+    pair_sums = pairs.sum(axis=-1)
+    sum_error = (np.maximum(np.abs(pair_sums - target[..., None]) - pair_radius, 0)
+                 / (1 + np.abs(pairs).max(axis=(-1, -2))[..., None])).max(axis=-1)
     instances = dict(J=Jd, F=F, gamma=g)
     parts = [
         verdict("eigen_pairing.spectrum", backward, BACKWARD_TOL, instances,
                 "roots of lam(lam+gamma)=mu are eigenvalues of -M (relative backward error)"),
         verdict("eigen_pairing.charpoly", charpoly, CHARPOLY_TOL, instances,
                 "det(zI - H) = det(z(z+gamma)I - JF), Eq. (60) (relative mismatch)"),
+        verdict("eigen_pairing.eigenvalues", match_error, BACKWARD_TOL, instances,
+                "eigenvalues of -M (numpy) vs the roots, beyond each one's rounding radius (relative)"),
         verdict("eigen_pairing.pair_sum", sum_error, BACKWARD_TOL, instances,
-                "each pair sums to (t - T) gamma (relative error)"),
+                "each pair of eigenvalues of -M sums to (t - T) gamma, beyond rounding (relative)",
+                sides={"pair sums (eigenvalues of -M)": pair_sums.real, "claimed": np.broadcast_to(target, batch)}),
     ]
     if a is not None:
         a_val = float(as_scalar_batch("a", a, context=context, low=0.0, low_open=True))
-        # margin: for each pair the larger real part must be >= -a (in H's units)
-        best = roots.real.max(axis=-1).min(axis=-1)
+        # margin: for each pair of H's eigenvalues the larger real part must be >= -a (in H's units), up to rounding
+        in_H = pairs / -scale
+        best = (in_H.real + matched_radius.reshape(batch + (n, 2)) / abs(scale)).max(axis=-1).min(axis=-1)
         shortfall = np.maximum(-a_val - best, 0.0) / (1 + a_val)
         parts.append(verdict("eigen_pairing.decay_bound", shortfall, BACKWARD_TOL, instances,
                              f"every pair has Re(lam) >= -a with a = {a_val:g} (needs gamma <= 2a)",
@@ -205,14 +242,31 @@ def _require_invertible(name: str, M: np.ndarray, context: str) -> None:
                          f"matrix with relative smallest singular value {rel.min():.3g}")
 
 
+def _eigenvalues_with_radius(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues of a batch of matrices and each one's rounding radius ``10 m u ||M|| kappa_i`` (``kappa_i`` =
+    ``||x_i|| ||y_i||`` from the right eigenvectors and the rows of their inverse), capped by the Hoelder bound
+    ``(10 m u)**(1/m) ||M||`` of a size-m Jordan block."""
+    m = M.shape[-1]
+    w, X = np.linalg.eig(M)
+    norm = np.linalg.norm(M, ord=2, axis=(-2, -1))[..., None]
+    unit = 10 * m * np.finfo(float).eps
+    try:
+        Y = np.linalg.inv(X)
+        kappa = np.linalg.norm(X, axis=-2) * np.linalg.norm(Y, axis=-1)
+    except np.linalg.LinAlgError:  # a numerically defective batch member: the Hoelder cap decides
+        kappa = np.full(w.shape, np.inf)
+    return w, np.minimum(unit * norm * kappa, unit ** (1 / m) * norm)
+
+
 def check_revnet_instability(A, B) -> CheckResult:
     """Prop. 1 of the Momentum ResNets paper: for invertible A, B the RevNet Jacobian J(A, B) has an
     eigenvalue with ``|lam| >= 1`` and ``lam != 1``; each eigenvalue solves
     ``lam**2 - (2 + mu) lam + 1 = 0`` for some ``mu`` in Sp(AB) (Eq. (11) of its appendix A.0).
 
     The residual is the worst of: the backward error of the roots built from Sp(AB), the mismatch of
-    ``det(zI - J) = det((z - 1)**2 I - z AB)``, and the shortfall ``1 - max |lam|`` over eigenvalues
-    ``lam != 1`` (which must be <= 0).
+    ``det(zI - J) = det((z - 1)**2 I - z AB)``, and the shortfall ``1 - max |lam|`` over J's own eigenvalues
+    (``numpy.linalg.eigvals``) that are decidably ``!= 1``, i.e. farther from 1 than their rounding radius
+    (:func:`_eigenvalues_with_radius`; ``A = B = 1e-7 I`` gives ``1 +- 1e-7``, a radius of ~1e-14).
     """
     context = "Momentum ResNets Prop. 1"
     A = as_square("A", A, context=context)
@@ -223,12 +277,16 @@ def check_revnet_instability(A, B) -> CheckResult:
     batch, n = Jm.shape[:-2], A.shape[-1]
     AB = np.broadcast_to(A, batch + (n, n)) @ np.broadcast_to(B, batch + (n, n))
     mu = np.linalg.eigvals(AB)
-    roots = _quadratic_roots(-(2 + mu), np.ones_like(mu)).reshape(batch + (2 * n,))
+    # lam = 1 + delta with delta^2 - mu delta - mu = 0: the form lam^2 - (2 + mu) lam + 1 loses mu's digits to
+    # 2 + mu when |mu| is small (roots near the double root 1 are then off by ~sqrt(u))
+    roots = 1 + _quadratic_roots(-mu, -mu).reshape(batch + (2 * n,))
     backward = _roots_backward_error(Jm, roots)
     # det(zI - J) = det((z-1)^2 I - z AB) = z^n det(((z-1)^2/z) I - AB)
     charpoly = _charpoly_mismatch(Jm, AB, lambda z: (z - 1) ** 2 / z, z_power=n)
-    eig = np.linalg.eigvals(Jm)
-    away = np.abs(eig - 1) > 1e-6
+    # the substance on J's own eigenvalues (computed independently of Sp(AB)): which are decidably != 1? Within
+    # the rounding radius of 1 they are not (issue 22: a fixed 1e-6 treated 1 +- 1e-7 as 1 and found no witness)
+    eig, radius = _eigenvalues_with_radius(Jm)
+    away = np.abs(eig - 1) > radius
     top = np.where(away, np.abs(eig), -np.inf).max(axis=-1)
     shortfall = np.maximum(1 - top, 0.0)
     instances = dict(A=np.broadcast_to(A, batch + (n, n)), B=np.broadcast_to(B, batch + (n, n)))
