@@ -543,17 +543,18 @@ def cmd_ledger(args) -> int:
         from .io import write_json
 
         write_json(args.json, table.to_dict(), command="dynkit " + " ".join(args.argv))
-    if args.format == "json":
+    fmt = args.format or ("table" if sys.stdout.isatty() else "md")  # a pipe or a file gets Markdown, as ls does
+    if fmt == "json":
         json.dump(jsonable(table.to_dict()), sys.stdout, indent=2)
         sys.stdout.write("\n")
-    elif args.format == "csv":
+    elif fmt == "csv":
         import csv
 
         records = table.records()
         writer = csv.DictWriter(sys.stdout, fieldnames=list(records[0]) if records else [], lineterminator="\n")
         writer.writeheader()
         writer.writerows(records)
-    elif args.format == "table" and _print_rich_table(table):
+    elif fmt == "table" and _print_rich_table(table):
         pass
     else:
         print(table.to_markdown())
@@ -780,9 +781,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", default=None,
                    help="folder of <experiment>/results.json (default analysis/results)")
     p.add_argument("--json", metavar="FILE", help="also write the ledger as JSON")
-    p.add_argument("--format", default="table", choices=["table", "json", "csv", "md"],
+    p.add_argument("--format", default=None, choices=["table", "json", "csv", "md"],
                    help="standard output: a table fitted to the terminal (needs rich: pip install 'dynkit[cli]'; "
-                        "Markdown without it), JSON, CSV (one flat row per claim) or Markdown")
+                        "Markdown without it), JSON, CSV (one flat row per claim) or Markdown (default: table on "
+                        "a terminal, Markdown into a pipe or file)")
     return parser
 
 

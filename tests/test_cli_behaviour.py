@@ -244,8 +244,10 @@ def test_ledger_formats(capsys, monkeypatch):
     assert code == 0 and len(json.loads(out)["rows"]) == n_claims
     code, md, _ = run(capsys, "ledger", "--format", "md")
     assert code == 0 and md.startswith("| id | paper |")
+    code, piped, _ = run(capsys, "ledger")
+    assert code == 0 and piped == md  # into a pipe or a file (not a terminal) the default is Markdown
     monkeypatch.setenv("COLUMNS", "80")
-    code, table, _ = run(capsys, "ledger")
+    code, table, _ = run(capsys, "ledger", "--format", "table")
     widths = [len(line) for line in table.splitlines()]
     assert code == 0 and max(widths) <= 80 and f"{n_claims} empirical claims" in table
     assert max(len(line) for line in md.splitlines()) > 80  # planted: the Markdown lines overflow a terminal
@@ -254,7 +256,7 @@ def test_ledger_formats(capsys, monkeypatch):
 def test_ledger_table_without_rich_falls_back_to_markdown(capsys, monkeypatch):
     for name in ("rich", "rich.console", "rich.table"):
         monkeypatch.setitem(sys.modules, name, None)
-    code, out, err = run(capsys, "ledger")
+    code, out, err = run(capsys, "ledger", "--format", "table")
     assert code == 0 and out.startswith("| id | paper |") and "dynkit[cli]" in err
 
 
