@@ -380,8 +380,9 @@ def cmd_nfe_sweep(args) -> int:
 
     out = check_writable_dir(args.out, "--out")  # before the sweep, not after it
     # out=None: the sweep writes nothing itself, so each file below is written once (with the command).
-    kwargs = {"models": tuple(args.models), "task": args.task, "seed": args.seed, "out": None, "quiet": args.quiet,
-              "solver": args.solver}
+    kwargs = {"models": tuple(args.models), "task": args.task, "seed": args.seed, "out": None, "quiet": args.quiet}
+    if args.solver is not None:  # unset: the sweep's own default (dk.solve)
+        kwargs["solver"] = args.solver
     if args.tolerances:
         kwargs["tolerances"] = tuple(args.tolerances)
     if args.n_batches is not None:
@@ -631,8 +632,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-batches", type=_positive_int, help="batches per point (default: the sweep's)")
     p.add_argument("--seed", type=_seed, default=0, help="random seed")
     p.add_argument("--out", default="runs/nfe_sweep", help="output folder for nfe_sweep.json and nfe_sweep.png")
-    p.add_argument("--solver", default="dynkit", choices=TRAIN_SOLVERS,
-                   help="ODE solver of the models: dynkit (dk.solve) or torchdiffeq (the papers' code)")
+    p.add_argument("--solver", choices=TRAIN_SOLVERS,
+                   help="ODE solver of the models: dynkit (dk.solve, the default) or torchdiffeq (the papers' code)")
 
     p = add("train", cmd_train, "train a model on a task (progress bar, checkpoints, --resume)")
     p.add_argument("--model", required=True,

@@ -221,3 +221,12 @@ def test_ghbnode_position_grows_at_most_linearly(seed, scale):
         h = model(x)
     # RK4 combines tanh values with weights summing to 1, so the bound holds per step exactly
     assert (h - x).abs().max() <= 3.0 + 1e-5
+
+
+@pytest.mark.parametrize("method", ["rosenbrock23", "rodas4", "auto"])
+def test_dynkit_adjoint_refuses_the_implicit_methods_before_solving(method):
+    # Their adjoint takes Jacobians inside the model's autograd and fails obscurely (torch.func RuntimeError)
+    with pytest.raises(ValueError, match=rf"method must be an explicit method with adjoint=True .*got '{method}'"):
+        dk.models.ODEBlock(MLPField(2, 4), method=method, adjoint=True)
+    block = dk.models.ODEBlock(MLPField(2, 4), method=method)  # backpropagation through the steps works
+    block(torch.randn(3, 2)).sum().backward()

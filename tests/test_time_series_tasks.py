@@ -7,23 +7,23 @@ from dynkit.tasks import plane_vibration as pv
 from dynkit.tasks import walker2d as wk
 from dynkit.tasks.silverbox import silverbox_windows
 from dynkit.tasks.time_series import load_time_series
-from dynkit.tasks.windows import cut_windows, drop_samples, split_series, standardise
+from dynkit.tasks.windows import _cut_windows, _drop_samples, _split_series, _standardise
 
 
 def test_drop_samples_removes_the_fraction_and_keeps_time_order():
     t = np.arange(100.0)
-    kept_t, kept_v = drop_samples(t, t[:, None] * 2, 0.1, np.random.default_rng(0))
+    kept_t, kept_v = _drop_samples(t, t[:, None] * 2, 0.1, np.random.default_rng(0))
     assert len(kept_t) == 90 and np.all(np.diff(kept_t) > 0)
     np.testing.assert_array_equal(kept_v[:, 0], 2 * kept_t)  # values travel with their times
     with pytest.raises(ValueError, match=r"drop must be a finite number in \[0.0, 1.0\), got 1.0"):
-        drop_samples(t, t, 1.0, np.random.default_rng(0))
+        _drop_samples(t, t, 1.0, np.random.default_rng(0))
 
 
 def test_windows_shift_targets_by_one_stamp_and_forecast_the_next_ones():
     # a ramp with known values: every quantity of a window can be written down by hand
     t = np.array([0, 1, 3, 4, 5, 7, 8, 9, 11, 12, 13, 14], dtype=float)
     values = np.column_stack([t, 10 * t])
-    w = cut_windows(t, values, inputs=(0, 1), outputs=(1,), length=4, forecast=2)
+    w = _cut_windows(t, values, inputs=(0, 1), outputs=(1,), length=4, forecast=2)
     assert len(w) == 2  # 12 stamps // 6
     np.testing.assert_array_equal(w.x[0, :, 0], [0, 1, 3, 4])
     np.testing.assert_array_equal(w.gaps[0], [0, 1, 2, 1])
@@ -31,14 +31,14 @@ def test_windows_shift_targets_by_one_stamp_and_forecast_the_next_ones():
     np.testing.assert_array_equal(w.future[1, :, 0], [130, 140])
     np.testing.assert_array_equal(w.future_gaps[1], [1, 1])
     with pytest.raises(ValueError, match=r"length \+ forecast must be at most the 5 samples.*got 4 \+ 2"):
-        cut_windows(t[:5], values[:5], (0,), (0,), 4, 2)
+        _cut_windows(t[:5], values[:5], (0,), (0,), 4, 2)
 
 
 def test_split_is_chronological_and_standardise_uses_the_reference():
     t = np.arange(20.0)
-    parts = split_series(t, t[:, None])
+    parts = _split_series(t, t[:, None])
     assert [len(p[0]) for p in parts] == [10, 5, 5] and parts[1][0][0] == 10
-    z = standardise(parts[2][1], parts[0][1])
+    z = _standardise(parts[2][1], parts[0][1])
     np.testing.assert_allclose(z[:, 0], (parts[2][1][:, 0] - 4.5) / np.std(np.arange(10.0)))
 
 

@@ -51,12 +51,17 @@ def check_block_options(solver: str = DEFAULT_SOLVER, method: str = "dopri5", rt
         allowed = solver_methods(solver)
         if method not in allowed:
             raise ValueError(f"method must be one of {allowed} with solver={solver!r}, got {method!r}")
-        if solver == "dynkit" and step_size is None:
-            from ..solvers import METHODS
+        if solver == "dynkit":
+            from ..solvers import METHODS, AutoSwitching, RosenbrockTableau
 
-            if not METHODS[method].adaptive:
+            if step_size is None and not METHODS[method].adaptive:
                 raise ValueError(f"step_size is required by the fixed-step method {method!r} (solver='dynkit'), "
                                  f"got None")
+            # the adjoint's Rosenbrock stages take Jacobians of the augmented field, which fails inside a
+            # torch model's autograd (RuntimeError from torch.func): refused here, clearly, before any solve
+            if adjoint and isinstance(METHODS[method].implementation, (RosenbrockTableau, AutoSwitching)):
+                raise ValueError(f"method must be an explicit method with adjoint=True (solver='dynkit'), got "
+                                 f"{method!r}; use adjoint=False to backpropagate through its steps")
     elif solver == "torchdiffeq":
         raise TypeError(f"method must be a method name with solver='torchdiffeq', got {type(method).__name__}")
     else:

@@ -163,7 +163,7 @@ def evaluator(x: torch.Tensor, y: torch.Tensor, batch_size: int = 256):
     return evaluate
 
 
-def one_step_over_interval(solver: str, method: str) -> dict:
+def _one_step_over_interval(solver: str, method: str) -> dict:
     """``{"step_size": 1.0}`` for a fixed-step dynkit method, else ``{}``.
 
     The models integrate over [0, 1]. Given no step size, torchdiffeq's fixed-step methods take one
@@ -251,12 +251,12 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
     options = {"solver": solver, "method": method, "adjoint": adjoint}
     if tol is not None:
         options.update(rtol=tol, atol=tol)
-    check_block_options(**{**options, **one_step_over_interval(solver, method)})  # before any data or training
-    options.update(one_step_over_interval(solver, method))
+    check_block_options(**{**options, **_one_step_over_interval(solver, method)})  # before any data or training
+    options.update(_one_step_over_interval(solver, method))
     if out is not None:
         check_writable_dir(out, "out")
     config = {"model": name, "task": task, "epochs": epochs, "seed": seed, "method": method, "tol": tol,
-              "solver": solver, "adjoint": adjoint, "full": full, **one_step_over_interval(solver, method),
+              "solver": solver, "adjoint": adjoint, "full": full, **_one_step_over_interval(solver, method),
               "lr": lr or settings.lr, "batch_size": batch_size or settings.batch_size, "settings": asdict(settings)}
     device = torch.device(device)
     x_train, y_train, x_test, y_test = (a.to(device) for a in load_task(task, seed=seed, full=full))

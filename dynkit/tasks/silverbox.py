@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _checks as check
-from .windows import TimeSeriesTask, cut_windows, drop_samples, split_series, standardise
+from .windows import TimeSeriesTask, _cut_windows, _drop_samples, _split_series, _standardise
 
 
 @dataclass(frozen=True)
@@ -86,10 +86,10 @@ def silverbox_windows(n_points: int = 4000, *, length: int = 64, drop: float = 0
     t, u, y, _ = silverbox(t_end=0.15 * (n_points - 1), n_points=n_points, seed=seed)
     rng = np.random.default_rng(seed)
     # time in samples (one stamp = 0.15 time units): a gap is 1 or more
-    t, values = drop_samples(np.arange(n_points, dtype=np.float64), np.column_stack([u, y]), drop, rng)
-    parts = split_series(t, values)
+    t, values = _drop_samples(np.arange(n_points, dtype=np.float64), np.column_stack([u, y]), drop, rng)
+    parts = _split_series(t, values)
     reference = parts[0][1]
-    train, val, test = (cut_windows(tp, standardise(vp, reference), (0, 1), (1,), length, 1) for tp, vp in parts)
+    train, val, test = (_cut_windows(tp, _standardise(vp, reference), (0, 1), (1,), length, 1) for tp, vp in parts)
     note = "the simulated Duffing circuit of dk.tasks.silverbox stands in for the measured Silverbox benchmark"
     return TimeSeriesTask("silverbox", train, val, test, ("u", "y"), ("y",), note,
                           {"n_points": n_points, "length": length, "drop": drop, "seed": seed})

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _checks as check
-from .windows import TimeSeriesTask, concat_windows, cut_windows, drop_samples, standardise
+from .windows import TimeSeriesTask, _concat_windows, _cut_windows, _drop_samples, _standardise
 
 OBSERVATIONS = 17
 ACTIONS = 6
@@ -74,7 +74,7 @@ def walker2d(n_episodes: int = 8, steps: int = 1000, *, length: int = 64, drop: 
                          "got no gymnasium/mujoco")
     rng = np.random.default_rng(seed)
     # time in control steps (one stamp = 0.008 s), the unit of the review's data: a gap is 1 or more
-    episodes = [drop_samples(np.arange(steps, dtype=np.float64), _simulate(steps, seed=seed * 1000 + e)[1], drop, rng)
+    episodes = [_drop_samples(np.arange(steps, dtype=np.float64), _simulate(steps, seed=seed * 1000 + e)[1], drop, rng)
                 for e in range(n_episodes)]
     n_val = n_test = max(1, n_episodes // 4)
     n_train = n_episodes - n_val - n_test
@@ -82,7 +82,7 @@ def walker2d(n_episodes: int = 8, steps: int = 1000, *, length: int = 64, drop: 
     channels = range(OBSERVATIONS)
 
     def part(chosen):
-        return concat_windows([cut_windows(t, standardise(v, reference), channels, channels, length, 1)
+        return _concat_windows([_cut_windows(t, _standardise(v, reference), channels, channels, length, 1)
                                for t, v in chosen])
 
     note = ("simulated Walker2d-v5 (MuJoCo via gymnasium) driven by dynkit's fixed policy stands in for the "

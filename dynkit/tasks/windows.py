@@ -78,14 +78,14 @@ class TimeSeriesTask:
             raise TypeError(f"config must be a dict, got {type(self.config).__name__}")
 
 
-def drop_samples(t: np.ndarray, values: np.ndarray, fraction: float, rng: np.random.Generator):
+def _drop_samples(t: np.ndarray, values: np.ndarray, fraction: float, rng: np.random.Generator):
     """Remove ``fraction`` of the samples at random (kept in time order): an irregularly sampled series."""
     check.real(fraction, "drop", low=0.0, high=1.0, high_open=True)
     keep = np.sort(rng.permutation(len(t))[: len(t) - int(round(fraction * len(t)))])
     return t[keep], values[keep]
 
 
-def cut_windows(t: np.ndarray, values: np.ndarray, inputs: Sequence[int], outputs: Sequence[int], length: int,
+def _cut_windows(t: np.ndarray, values: np.ndarray, inputs: Sequence[int], outputs: Sequence[int], length: int,
                  forecast: int) -> Windows:
     """Non-overlapping windows of ``length + forecast`` stamps of one (irregular) series."""
     check.integer(length, "length", 2)
@@ -104,24 +104,23 @@ def cut_windows(t: np.ndarray, values: np.ndarray, inputs: Sequence[int], output
                    as_t(vw[:, 1:length + 1][..., out]), as_t(vw[:, length:][..., out]), as_t(gaps[:, length:]))
 
 
-def concat_windows(parts: Sequence[Windows]) -> Windows:
+def _concat_windows(parts: Sequence[Windows]) -> Windows:
     """The windows of ``parts`` one after the other (e.g. of several episodes)."""
     return Windows(*(torch.cat([getattr(p, k) for p in parts]) for k in ("x", "gaps", "targets", "future",
                                                                           "future_gaps")))
 
 
-def split_series(t: np.ndarray, values: np.ndarray, fractions=(0.5, 0.25, 0.25)):
+def _split_series(t: np.ndarray, values: np.ndarray, fractions=(0.5, 0.25, 0.25)):
     """Chronological train/validation/test parts of one series."""
     edges = np.cumsum([0, *fractions])
     bounds = (edges * len(t)).astype(int)
     return [(t[a:b], values[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def standardise(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
+def _standardise(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """Zero mean, unit variance per channel, with the statistics of ``reference`` (the training part)."""
     mean, std = reference.mean(0), reference.std(0)
     return (values - mean) / np.where(std > 0, std, 1.0)
 
 
-__all__ = ["Windows", "TimeSeriesTask", "drop_samples", "cut_windows", "concat_windows", "split_series",
-           "standardise"]
+__all__ = ["Windows", "TimeSeriesTask"]  # the helpers are the tasks package's own (the data sets cut with them)
