@@ -441,6 +441,8 @@ def cmd_nfe_sweep(args) -> int:
     out = check_writable_dir(args.out, "--out")  # before the sweep, not after it
     # out=None: the sweep writes nothing itself, so each file below is written once (with the command).
     kwargs = {"models": tuple(args.models), "task": args.task, "seed": args.seed, "out": None, "quiet": args.quiet}
+    if args.solver is not None:  # unset: the sweep's own default (dk.solve)
+        kwargs["solver"] = args.solver
     if args.tolerances:
         kwargs["tolerances"] = tuple(args.tolerances)
     if args.n_batches is not None:
@@ -468,6 +470,8 @@ def cmd_train(args) -> int:
     run_training = require("tasks.run_training")
     kwargs = {"epochs": args.epochs, "out": args.out, "seed": args.seed, "resume": args.resume,
               "quiet": args.quiet, "method": args.method, "full": args.full}
+    if args.solver is not None:  # unset: the task's own (dk.solve; a CSAODE model's is its name)
+        kwargs["solver"] = args.solver
     if args.device != "cpu":
         if "device" not in inspect.signature(run_training).parameters:
             raise CLIError(f"--device {args.device}: this build's dynkit.tasks.run_training trains on the CPU only")
@@ -651,8 +655,11 @@ USER_CODE_WARNING = ("FILE.py is executed (MODULE imported) with your privileges
                      "give it only code you trust.")
 
 TRAIN_METHODS = ("euler", "midpoint", "rk4", "bosh3", "dopri5")
-"""The steppers ``dynkit train`` offers: the dynkit names that the models' default ODE solver
-(torchdiffeq) also implements; the others (``ark3``, ``rkf45``, ...) would fail there."""
+"""The steppers ``dynkit train`` offers: the dynkit names that torchdiffeq also implements, so that
+every one runs with both ``--solver dynkit`` (the default) and ``--solver torchdiffeq``."""
+
+TRAIN_SOLVERS = ("dynkit", "torchdiffeq")
+"""The ODE engines of ``dynkit train`` and ``dynkit nfe-sweep`` (:class:`dynkit.models.ODEBlock`'s ``solver``)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -736,6 +743,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-batches", type=_positive_int, help="batches per point (default: the sweep's)")
     p.add_argument("--seed", type=_seed, default=0, help="random seed")
     p.add_argument("--out", default="runs/nfe_sweep", help="output folder for nfe_sweep.json and nfe_sweep.png")
+    p.add_argument("--solver", choices=TRAIN_SOLVERS,
+                   help="ODE solver of the models: dynkit (dk.solve, the default) or torchdiffeq (the papers' code)")
 
     p = add("train", cmd_train, "train a model on a task (progress bar, checkpoints, --resume)")
     p.add_argument("--model", required=True,
@@ -751,6 +760,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"ODE stepper of the neural-ODE models, one of {', '.join(TRAIN_METHODS)}")
     p.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda, cuda:1, mps)")
     p.add_argument("--tol", type=float, help="solver tolerance (default: the task's)")
+    p.add_argument("--solver", choices=TRAIN_SOLVERS,
+                   help="ODE solver of the neural-ODE models: dynkit (dk.solve, the default) or torchdiffeq "
+                        "(the papers' code)")
     p.add_argument("--full", action="store_true", help="the paper-size run instead of the small default")
 
     p = add("report", cmd_report, "build the HTML + Markdown report (the job behind `make demo`)",

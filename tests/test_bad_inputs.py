@@ -527,7 +527,12 @@ def _tasks(tmp: Path):
         fuzz("run_training", "epochs", lambda e: rt("hbnode", "point_cloud", epochs=e, quiet=True), SOME_BAD_INT)
         fuzz("run_training", "seed", lambda s: rt("hbnode", "point_cloud", epochs=1, seed=s, quiet=True),
              bad_int(0))
+        # dk.solve (the default) lacks torchdiffeq's own methods and has no adjoint for the implicit ones;
+        # torchdiffeq lacks dynkit's
         fuzz("run_training", "method", lambda m: rt("hbnode", "point_cloud", epochs=1, method=m, quiet=True),
+             st.sampled_from(["adaptive_heun", "dopri8", "rosenbrock23", "rodas4", "auto", "nosuch", 3]))
+        fuzz("run_training", "method", lambda m: rt("hbnode", "point_cloud", epochs=1, method=m, quiet=True,
+                                                    solver="torchdiffeq"),
              st.sampled_from(["ark4", "ark3", "rkf45", "nosuch", 3]))
         fuzz("run_training", "tol", lambda t: rt("hbnode", "point_cloud", epochs=1, tol=t, quiet=True),
              st.sampled_from([0.0, -1e-3, NAN, INF, 1.5, "1e-3"]))
@@ -791,6 +796,10 @@ def _submodules(tmp: Path):
         for arg in ("omega", "zeta", "cubic", "gain"):
             fuzz("silverbox", arg, lambda v, arg=arg: sb.silverbox(1.0, 3, **{arg: v}), BAD_REAL, n=4)
         fuzz("silverbox", "seed", lambda s: sb.silverbox(1.0, 3, seed=s), bad_int(0), n=4)
+        fuzz("silverbox_windows", "n_points", lambda n: sb.silverbox_windows(n), bad_int(2), n=4)
+        fuzz("silverbox_windows", "length", lambda v: sb.silverbox_windows(200, length=v), bad_int(2), n=4)
+        fuzz("silverbox_windows", "drop", lambda v: sb.silverbox_windows(200, drop=v), bad_unit(), n=4)
+        fuzz("silverbox_windows", "seed", lambda v: sb.silverbox_windows(200, seed=v), bad_int(0), n=4)
 
     def multisine():
         fuzz("Multisine.random", "n", lambda n: sb.Multisine.random(n), bad_int())
@@ -816,7 +825,7 @@ def _submodules(tmp: Path):
         fuzz("batches_of", "y", lambda t: node_runs.batches_of(logits, t, 2), st.sampled_from([None, torch.ones(3)]))
         fuzz("evaluator", "batch_size", lambda b: node_runs.evaluator(logits, y, b), bad_int())
         fuzz("evaluator", "x", lambda x: node_runs.evaluator(x, y), st.sampled_from([None, torch.ones(3, 3)]))
-        net = M.from_paper("hbnode", "point_cloud", method="rk4")
+        net = M.from_paper("hbnode", "point_cloud", method="rk4", step_size=1.0)
         fuzz("nfe_step", "batch", lambda b: node_runs.nfe_step(net, b),
              st.sampled_from([None, (torch.ones(2, 2),), (torch.ones(2, 3), torch.ones(2)), "batch"]))
         fuzz("nfe_step", "model", lambda m: node_runs.nfe_step(m, (torch.ones(2, 2), torch.ones(2))), NOT_TENSORS)
@@ -898,7 +907,7 @@ def _submodules(tmp: Path):
         **{f"dynkit.tasks.images.{n}": image_helpers for n in (
             "read_idx", "load_idx_images", "fashion_mnist_available", "load_digits_split")},
         "dynkit.tasks.point_cloud.point_cloud": point_cloud, "dynkit.tasks.silverbox.silverbox": silverbox,
-        "dynkit.tasks.silverbox.Multisine": multisine,
+        "dynkit.tasks.silverbox.Multisine": multisine, "dynkit.tasks.silverbox.silverbox_windows": silverbox,
         **{f"dynkit.tasks.node_runs.{n}": node_runs_helpers for n in (
             "TaskSettings", "loss_and_accuracy", "batches_of", "nfe_step", "evaluator", "run_training",
             "train_model")},

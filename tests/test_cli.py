@@ -218,6 +218,9 @@ def test_nfe_sweep_wiring(capsys, fake, tmp_path):
     assert set(data["results"]) == {"node", "hbnode", "ghbnode"}
     assert (out_dir / "nfe_sweep.png").read_bytes()[:4] == b"\x89PNG"
     assert out.count("forward NFE") == 6 and err == ""
+    assert call["solver"] == "dynkit"  # the sweep's own default
+    code, _, err = run(capsys, "nfe-sweep", "--solver", "torchdiffeq", "--out", str(tmp_path / "td"), "--quiet")
+    assert code == 0 and dict(fake)["nfe_vs_tolerance"]["solver"] == "torchdiffeq", err
     code, _, err = run(capsys, "nfe-sweep", "--tolerances", "1e-3,abc")
     assert code == 2 and "expected comma-separated numbers" in err
 
@@ -228,7 +231,9 @@ def test_train_wiring(capsys, fake, tmp_path):
     assert code == 0, err
     call = dict(fake)["run_training"]
     assert call["model"] == "hbnode" and call["epochs"] == 2 and call["resume"] is True
-    assert call["method"] == "rk4" and call["tol"] == 1e-4
+    assert call["method"] == "rk4" and call["tol"] == 1e-4 and call["solver"] is None  # the task's own
+    code, _, err = run(capsys, "train", "--model", "hbnode", "--task", "digits", "--solver", "torchdiffeq")
+    assert code == 0 and dict(fake)["run_training"]["solver"] == "torchdiffeq", err
     assert "final.test_acc           0.5\n" in out and "model                    hbnode\n" in out
     assert "history" not in out and "per_class" not in out  # scalars only
     code, _, err = run(capsys, "train", "--task", "digits")

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import dynkit as dk
+from dynkit import cli
 from dynkit.diagnostics import BatchNFE, NFECounter
 from dynkit.experiments import nfe_vs_tolerance
 from dynkit.models import HBNODE, NODE, MLPField, from_paper
@@ -14,7 +15,8 @@ from dynkit.tasks.training import TrainingError, fit
 torch.set_num_threads(1)
 
 
-@pytest.mark.parametrize("solver, adjoint", [("torchdiffeq", False), ("torchdiffeq", True), ("dynkit", False)])
+@pytest.mark.parametrize("solver, adjoint", [("torchdiffeq", False), ("torchdiffeq", True), ("dynkit", False),
+                                             ("dynkit", True)])
 def test_rk4_counts_are_four_per_step_forward_and_backward(solver, adjoint):
     # RK4 with h = 0.25 on [0, 1]: 4 steps of 4 stages = 16 evaluations forward. Backward: every stage
     # is backpropagated once (direct), or the adjoint RK4 solve takes 4 steps of 4 stages with one
@@ -124,6 +126,33 @@ def test_run_training_rejects_bad_configuration(kwargs, match):
         dk.tasks.run_training(args.pop("model"), args.pop("task"), quiet=True, **args)
 
 
-def test_run_training_with_dynkit_solver_defaults_to_backpropagation():
-    res = dk.tasks.run_training("ghbnode", "point_cloud", epochs=1, solver="dynkit", tol=1e-3, quiet=True)
-    assert res["config"]["adjoint"] is False and res["final"]["backward_nfe"] > 0
+def test_run_training_defaults_to_dynkit_with_its_adjoint_and_keeps_torchdiffeq():
+    # issue 21: dk.solve is every model's engine, its adjoint standing in for torchdiffeq's odeint_adjoint
+    runs = {solver: dk.tasks.run_training("ghbnode", "point_cloud", epochs=1, tol=1e-3, quiet=True,
+                                          **({} if solver is None else {"solver": solver}))
+            for solver in (None, "torchdiffeq")}
+    assert (runs[None]["config"]["solver"], runs[None]["config"]["adjoint"]) == ("dynkit", True)
+    assert (runs["torchdiffeq"]["config"]["solver"], runs["torchdiffeq"]["config"]["adjoint"]) == ("torchdiffeq", True)
+    for run in runs.values():
+        assert run["final"]["forward_nfe"] > 0 and run["final"]["backward_nfe"] > 0
+    backprop = dk.tasks.run_training("ghbnode", "point_cloud", epochs=1, tol=1e-3, quiet=True, adjoint=False)
+    assert backprop["config"]["adjoint"] is False and backprop["final"]["backward_nfe"] > 0
+
+
+def test_dynkit_adjoint_backward_count_equals_its_own_statistics():
+    # An independent count of the adjoint's backward work: dk.solve's backward_stats (one VJP per call of f
+    # except the time_calls, none here as t needs no gradient).
+    torch.manual_seed(0)
+    field = NFECounter(MLPField(3, 6))
+    sol = dk.solve(field, torch.randn(4, 3), torch.tensor([0.0, 1.0]), rtol=1e-5, atol=1e-7, adjoint=True)
+    field.reset()
+    sol.ys[-1].pow(2).sum().backward()
+    assert field.vjps == sol.backward_stats.nfe - sol.backward_stats.time_calls > 6
+
+
+def test_cli_train_records_the_solver(capsys):
+    for argv, solver in (([], "dynkit"), (["--solver", "torchdiffeq"], "torchdiffeq")):
+        code = cli.main(["train", "--model", "node", "--task", "point_cloud", "--epochs", "1", "--method", "rk4",
+                            "--quiet", *argv])
+        out = capsys.readouterr().out
+        assert code == 0 and f"config.solver            {solver}" in out, out

@@ -103,17 +103,77 @@ def test_sonode_field_sees_position_and_velocity():
     assert seen["shape"] == (2, 8)  # [h, v] with h of 3 + 1 augmented dims
 
 
+def test_every_model_solves_with_dynkit_by_default():
+    # issue 21: dk.solve is the default engine of every model; torchdiffeq stays selectable
+    assert dk.models.ODEBlock(MLPField(2, 4)).solver == "dynkit"
+    for task in ("point_cloud", "digits", "walker2d"):
+        for model in MODELS:
+            blocks = dk.models.ode_blocks(from_paper(model, task))
+            assert blocks and all(b.solver == "dynkit" for b in blocks), (model, task)
+            assert all(b.solver == "torchdiffeq" for b in dk.models.ode_blocks(from_paper(model, task,
+                                                                                          solver="torchdiffeq")))
+
+
+def _grads(module):
+    return [p.grad for p in module.parameters() if p.requires_grad]
+
+
+@pytest.mark.parametrize("adjoint", [False, True])
 @pytest.mark.parametrize("model", MODELS)
-def test_solvers_agree_and_both_give_gradients(model):
+def test_solvers_agree_and_both_give_gradients(model, adjoint):
+    # The same model (weights copied) solved by torchdiffeq and by dk.solve, both dopri5 at the same
+    # rtol = 1e-7, atol = 1e-9, in float64. The two controllers choose different steps, so the outputs
+    # differ by the two global errors: each step's local error is held below ~1e-7 (|z| ~ 1) and a
+    # [0, 1] solve takes tens of steps, so each global error is ~1e-6 at most; 1e-5 leaves a factor 10,
+    # while a wrong stage coefficient would leave an O(h) error of order 1e-2 (tested in test_solvers).
+    # Gradients: each engine's own adjoint ODE is solved to the same tolerance (error ~1e-6 relative to
+    # the largest entry); backpropagation differentiates each engine's discrete steps, which adds terms
+    # of the local error's size (measured ~5e-6 relative against a 1e-12 adjoint reference). Allowed:
+    # 1e-4 times the largest gradient entry of the model.
     torch.manual_seed(0)
-    ref = from_paper(model, "point_cloud", rtol=1e-7, atol=1e-9).double()
-    other = from_paper(model, "point_cloud", solver="dynkit", rtol=1e-7, atol=1e-9).double()
+    ref = from_paper(model, "point_cloud", solver="torchdiffeq", rtol=1e-7, atol=1e-9, adjoint=adjoint).double()
+    other = from_paper(model, "point_cloud", rtol=1e-7, atol=1e-9, adjoint=adjoint).double()
+    assert other.ode.block.solver == "dynkit"
     other.load_state_dict(ref.state_dict())
     x = torch.randn(5, 2, dtype=torch.float64)
     a, b = ref(x), other(x)
-    torch.testing.assert_close(a, b, rtol=0, atol=1e-5)  # two 1e-7 solves of the same ODE
-    b.sum().backward()
-    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in other.parameters() if p.requires_grad)
+    torch.testing.assert_close(b, a, rtol=0, atol=1e-5)
+    a.pow(2).sum().backward()
+    b.pow(2).sum().backward()
+    scale = max(float(g.abs().max()) for g in _grads(ref))
+    for ga, gb in zip(_grads(ref), _grads(other)):
+        assert gb is not None and torch.isfinite(gb).all()
+        torch.testing.assert_close(gb, ga, rtol=0, atol=1e-4 * scale)
+
+
+@pytest.mark.parametrize("method", ["euler", "midpoint"])
+def test_solvers_take_identical_fixed_steps(method):
+    # Same tableau, same four steps of 0.25: the engines do the same arithmetic, so outputs and gradients
+    # agree to float64 round-off (1e-12). (torchdiffeq's "rk4" is Kutta's 3/8 rule, dynkit's the classic
+    # RK4, hence the two methods both implement identically.)
+    torch.manual_seed(1)
+    a = HBNODE(MLPField(2, 8), method=method, step_size=0.25, solver="torchdiffeq").double()
+    b = HBNODE(MLPField(2, 8), method=method, step_size=0.25).double()
+    b.load_state_dict(a.state_dict())
+    x = torch.randn(3, 2, dtype=torch.float64)
+    ya, yb = a(x), b(x)
+    torch.testing.assert_close(yb, ya, rtol=0, atol=1e-12)
+    ya.sum().backward()
+    yb.sum().backward()
+    for ga, gb in zip(_grads(a), _grads(b)):
+        torch.testing.assert_close(gb, ga, rtol=0, atol=1e-12)
+
+
+def test_fixed_step_agreement_check_tells_two_tableaus_apart():
+    # The planted violation of the check above: "rk4" is Kutta's 3/8 rule in torchdiffeq and the classic
+    # RK4 in dynkit, both fourth order, yet 1e-12 tells them apart after four steps of 0.25.
+    torch.manual_seed(1)
+    a = HBNODE(MLPField(2, 8), method="rk4", step_size=0.25, solver="torchdiffeq").double()
+    b = HBNODE(MLPField(2, 8), method="rk4", step_size=0.25).double()
+    b.load_state_dict(a.state_dict())
+    x = torch.randn(3, 2, dtype=torch.float64)
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(b(x), a(x), rtol=0, atol=1e-12)
 
 
 def test_image_models_run_forward_on_images_and_time_is_fed():
@@ -161,3 +221,12 @@ def test_ghbnode_position_grows_at_most_linearly(seed, scale):
         h = model(x)
     # RK4 combines tanh values with weights summing to 1, so the bound holds per step exactly
     assert (h - x).abs().max() <= 3.0 + 1e-5
+
+
+@pytest.mark.parametrize("method", ["rosenbrock23", "rodas4", "auto"])
+def test_dynkit_adjoint_refuses_the_implicit_methods_before_solving(method):
+    # Their adjoint takes Jacobians inside the model's autograd and fails obscurely (torch.func RuntimeError)
+    with pytest.raises(ValueError, match=rf"method must be an explicit method with adjoint=True .*got '{method}'"):
+        dk.models.ODEBlock(MLPField(2, 4), method=method, adjoint=True)
+    block = dk.models.ODEBlock(MLPField(2, 4), method=method)  # backpropagation through the steps works
+    block(torch.randn(3, 2)).sum().backward()

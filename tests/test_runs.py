@@ -39,7 +39,7 @@ def test_mismatched_arguments_are_rejected(model, task, kwargs, match):
 
 # ---------------------------------------------------------------------------------------------
 # The resume matrix (issue 14, section 2): what `--resume` does with the same or other options.
-# Fast settings: the point cloud with torchdiffeq's rk4 (one step over [0, 1]).
+# Fast settings: the point cloud with rk4 (one step over [0, 1]).
 FAST = dict(quiet=True, method="rk4", tol=1e-3)
 
 
@@ -130,11 +130,26 @@ def test_unwritable_out_fails_before_any_training(tmp_path, monkeypatch):
         _run(blocker / "run", 1)
 
 
-def test_method_the_solver_lacks_fails_before_any_training(monkeypatch):
+@pytest.mark.parametrize("solver, method", [("torchdiffeq", "ark4"), ("dynkit", "adaptive_heun")])
+def test_method_the_solver_lacks_fails_before_any_training(monkeypatch, solver, method):
     monkeypatch.setattr(dk.tasks.node_runs, "load_task", lambda *a, **k: pytest.fail("loaded data"))
-    with pytest.raises(ValueError, match=r"method must be one of \(.*'dopri5'.*\) with solver='torchdiffeq', "
-                                         r"got 'ark4'"):
-        dk.tasks.run_training("hbnode", "point_cloud", epochs=1, method="ark4", quiet=True)
+    with pytest.raises(ValueError, match=rf"method must be one of \(.*'dopri5'.*\) with solver='{solver}', "
+                                         rf"got '{method}'"):
+        dk.tasks.run_training("hbnode", "point_cloud", epochs=1, method=method, solver=solver, quiet=True)
+
+
+def test_fixed_step_training_takes_one_step_over_the_interval_with_both_solvers():
+    # dynkit train --method rk4: one RK4 step over [0, 1] (torchdiffeq's fixed-step default), recorded;
+    # 4 evaluations forward for every batch.
+    runs = {s: dk.tasks.run_training("node", "point_cloud", epochs=1, method="rk4", solver=s, quiet=True)
+            for s in ("dynkit", "torchdiffeq")}
+    assert runs["dynkit"]["config"]["step_size"] == 1.0 and "step_size" not in runs["torchdiffeq"]["config"]
+    assert all(r["final"]["forward_nfe"] == 4 for r in runs.values())
+
+
+def test_solver_is_refused_for_the_csaode_models():
+    with pytest.raises(ValueError, match="solver must be 'dynkit' for the CSAODE models.*got 'torchdiffeq'"):
+        dk.tasks.run_training("csark", "trec", solver="torchdiffeq")
 
 
 def test_cli_train_refuses_a_malicious_checkpoint_without_running_it(tmp_path, capsys):

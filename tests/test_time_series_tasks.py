@@ -5,8 +5,9 @@ import torch
 
 from dynkit.tasks import plane_vibration as pv
 from dynkit.tasks import walker2d as wk
-from dynkit.tasks.time_series import (_cut_windows, _drop_samples, load_time_series, _silverbox_windows, _split_series,
-                                      _standardise)
+from dynkit.tasks.silverbox import silverbox_windows
+from dynkit.tasks.time_series import load_time_series
+from dynkit.tasks.windows import _cut_windows, _drop_samples, _split_series, _standardise
 
 
 def test_drop_samples_removes_the_fraction_and_keeps_time_order():
@@ -85,7 +86,7 @@ def test_walker2d_without_mujoco_is_a_clear_error(monkeypatch):
 
 
 def test_silverbox_windows_predict_the_next_output_voltage():
-    task = _silverbox_windows(400, length=16, seed=0)
+    task = silverbox_windows(400, length=16, seed=0)
     assert task.train.x.shape[2] == 2 and task.train.targets.shape[2] == 1
     torch.testing.assert_close(task.train.targets[:, :-1, 0], task.train.x[:, 1:, 1], rtol=0, atol=0)
     with pytest.raises(ValueError, match="name must be one of"):

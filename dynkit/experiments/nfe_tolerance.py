@@ -14,7 +14,7 @@ from torch import nn
 
 from ..diagnostics.nfe import BatchNFE, counters, tolerance_key
 from ..models.node_paper import check_model_name, from_paper
-from ..models.ode_block import set_tolerance
+from ..models.ode_block import DEFAULT_SOLVER, set_tolerance
 from ..tasks.node_runs import load_task, loss_and_accuracy, train_model
 
 def _named_models(models, task: str, adjoint: bool, solver: str, method: str, seed: int,
@@ -44,7 +44,7 @@ def _named_models(models, task: str, adjoint: bool, solver: str, method: str, se
 def nfe_vs_tolerance(models: Sequence | dict = ("node", "anode", "sonode", "hbnode", "ghbnode"), task: str = "digits",
                      tolerances: Iterable[float] = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7), *, n_batches: int = 2,
                      batch_size: int = 16, seed: int = 0, out: str | Path | None = None, quiet: bool = False,
-                     adjoint: bool | None = None, solver: str = "torchdiffeq", method: str = "dopri5",
+                     adjoint: bool | None = None, solver: str = DEFAULT_SOLVER, method: str = "dopri5",
                      train_epochs: int = 0) -> dict:
     """Forward and backward NFE per batch against the solver tolerance ``rtol = atol`` (Fig. 11 of the review).
 
@@ -62,8 +62,10 @@ def nfe_vs_tolerance(models: Sequence | dict = ("node", "anode", "sonode", "hbno
     out : path, optional
         Writes ``nfe_vs_tolerance.json`` and ``nfe_vs_tolerance.png`` there.
     adjoint : bool, optional
-        Backward NFE of the adjoint solve (the review's setting; default with torchdiffeq) or of
-        backpropagation (default with ``solver="dynkit"``, which has no adjoint).
+        Backward NFE of the adjoint solve (``True`` or ``None``: the review's setting) or of
+        backpropagation through the steps (``False``); for models given by name.
+    solver : {"dynkit", "torchdiffeq"}
+        The engine of the models given by name (:class:`~dynkit.models.ODEBlock`'s ``solver``).
 
     Returns
     -------
@@ -77,7 +79,7 @@ def nfe_vs_tolerance(models: Sequence | dict = ("node", "anode", "sonode", "hbno
     for label, value in (("n_batches", n_batches), ("batch_size", batch_size)):
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{label} must be a positive integer, got {value!r}")
-    adjoint = (solver == "torchdiffeq") if adjoint is None else adjoint
+    adjoint = True if adjoint is None else adjoint
     named = _named_models(models, task, adjoint, solver, method, seed, train_epochs, quiet)
     _, _, x, y = load_task(task, seed=seed)
     order = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))

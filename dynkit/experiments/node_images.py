@@ -14,7 +14,7 @@ from pathlib import Path
 from dynkit.io import save_figure, write_json
 from dynkit.tasks.node_runs import SETTINGS, train_model
 
-from .scripting import COLORS, parser, pyplot, register_script, setup
+from .scripting import COLORS, add_solver_option, parser, pyplot, register_script, setup
 
 
 def main(argv=None) -> dict:
@@ -24,13 +24,14 @@ def main(argv=None) -> dict:
     p.add_argument("--tol", type=float, default=None, help="rtol = atol (default: 1e-3, the review's code)")
     p.add_argument("--checkpoints", type=Path, default=None,
                    help="keep each model's checkpoint in DIR/<model>/ (for analysis.node_nfe_tolerance)")
+    add_solver_option(p)
     args = p.parse_args(argv)
     command = setup(args)
     results = {}
     for name in args.models:
         ckpt = args.checkpoints / name if args.checkpoints is not None else None
         _, res = train_model(name, args.task, epochs=args.epochs, seed=args.seed, full=args.full, quiet=args.quiet,
-                             out=ckpt, tol=args.tol)
+                             out=ckpt, tol=args.tol, solver=args.solver)
         n_batches = -(-res["config"]["settings"]["n_train"] // res["config"]["batch_size"]) \
             if res["config"]["settings"]["n_train"] else None
         results[name] = {"n_parameters": res["n_parameters"], "history": res["history"], "final": res["final"],
@@ -43,7 +44,7 @@ def main(argv=None) -> dict:
                   f"backward NFE {s['backward_nfe']:6.1f}  s/batch {s['batch_time']:.3f}")
     write_json(args.out / "node_images.json", {"summary": summary, "models": results},
                config={"task": args.task, "seed": args.seed, "full": args.full, "epochs": args.epochs, "tol": args.tol,
-                       "settings": SETTINGS[args.task].__dict__}, command=command)
+                       "solver": args.solver, "settings": SETTINGS[args.task].__dict__}, command=command)
     plot(results, args.out / "node_images.png", args.task)
     return results
 

@@ -14,7 +14,7 @@ import numpy as np
 from dynkit.io import save_figure, write_json
 from dynkit.tasks.node_runs import train_model
 
-from .scripting import COLORS, parser, pyplot, register_script, setup
+from .scripting import COLORS, add_solver_option, parser, pyplot, register_script, setup
 
 
 def main(argv=None) -> dict:
@@ -22,6 +22,7 @@ def main(argv=None) -> dict:
     p.add_argument("--runs", type=int, default=None, help="independent runs (default 4; 100 with --full)")
     p.add_argument("--epochs", type=int, default=None, help="epochs per run (default 30; 100 with --full)")
     p.add_argument("--tol", type=float, default=1e-7)
+    add_solver_option(p)
     args = p.parse_args(argv)
     command = setup(args)
     runs = args.runs or (100 if args.full else 4)
@@ -31,7 +32,8 @@ def main(argv=None) -> dict:
         per_run = []
         for run in range(runs):
             seed = args.seed * 10_000 + run
-            _, res = train_model(name, "point_cloud", epochs=epochs, seed=seed, tol=args.tol, quiet=True)
+            _, res = train_model(name, "point_cloud", epochs=epochs, seed=seed, tol=args.tol, quiet=True,
+                                 solver=args.solver)
             h = res["history"]
             per_run.append({"seed": seed, "loss": [e["train_loss"] for e in h],
                             "forward_nfe": [e["forward_nfe"] for e in h], "backward_nfe": [e["backward_nfe"] for e in h],
@@ -50,6 +52,7 @@ def main(argv=None) -> dict:
             print(n, s)
     write_json(args.out / "node_point_cloud.json", {"summary": summary, "models": results},
                config={"runs": runs, "epochs": epochs, "tol": args.tol, "seed": args.seed, "adjoint": True,
+                       "solver": args.solver,
                        "batch_size": 50, "lr": 0.01}, command=command)
     plot(results, args.out / "node_point_cloud.png")
     return results

@@ -39,6 +39,7 @@ class TrainedNODEConfig:
     n_batches: int = 3
     batch_size: int = 32
     stiffness_samples: int = 2
+    solver: str = "dynkit"  # the models' engine: "dynkit" (dk.solve) or "torchdiffeq" (the papers' code)
 
 
 def field_stiffness(net: torch.nn.Module, x: torch.Tensor) -> dict:
@@ -117,8 +118,9 @@ def node_trained(config: TrainedNODEConfig, *, seed: int, out: Path, device: str
     torch.manual_seed(seed)
     _, _, x_test, _ = load_task(config.task, seed=seed)
     probe = x_test[:config.stiffness_samples].to(device)
-    before = field_stiffness(from_paper(name, config.task).to(device), probe)
-    net, training = train_model(name, config.task, epochs=config.epochs, seed=seed, quiet=True, device=device)
+    before = field_stiffness(from_paper(name, config.task, solver=config.solver).to(device), probe)
+    net, training = train_model(name, config.task, epochs=config.epochs, seed=seed, quiet=True, device=device,
+                                solver=config.solver)
     after = field_stiffness(net, probe)
     sweep = nfe_vs_tolerance({name: net}, task=config.task, tolerances=config.tolerances, n_batches=config.n_batches,
                              batch_size=config.batch_size, seed=seed, quiet=True)[name]

@@ -103,6 +103,22 @@ def register(name: str, *, smoke: Any, cpu: Any, full: Any, points: Callable[[An
     return decorate
 
 
+def register_variant(base: str, name: str, change: Callable[[Any], Any], summary: str) -> Experiment:
+    """Register ``name``: the experiment ``base`` with ``change(config)`` at every scale.
+
+    The variant shares ``base``'s run function, config points, figures and code identity (its shards
+    are stale when ``base``'s module changes); only the configs differ, so its results sit beside
+    ``base``'s under their own name (e.g. the same sweep with another ODE solver).
+    """
+    exp = get(base)
+    if name in EXPERIMENTS and EXPERIMENTS[name].run is not exp.run:
+        raise ValueError(f"an experiment named {name!r} is already registered")
+    variant = dataclasses.replace(exp, name=name, scales={s: change(c) for s, c in exp.scales.items()},
+                                  summary=summary, module=exp.module or exp.run.__module__)
+    EXPERIMENTS[name] = variant
+    return variant
+
+
 def get(name: str) -> Experiment:
     """The experiment ``name``; a ValueError lists the registered names otherwise."""
     try:

@@ -62,6 +62,16 @@ def parser(description: str, default_out: str) -> argparse.ArgumentParser:
     return p
 
 
+def add_solver_option(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``--solver``: the neural-ODE models' engine, ``dynkit`` (:func:`dynkit.solve`, the default) or
+    ``torchdiffeq`` (the papers' code), to check that an outcome does not depend on it."""
+    from ..models.ode_block import DEFAULT_SOLVER, SOLVERS
+
+    p.add_argument("--solver", default=DEFAULT_SOLVER, choices=SOLVERS,
+                   help=f"ODE solver of the models (default {DEFAULT_SOLVER})")
+    return p
+
+
 def csaode_parser(description: str, default_out: str) -> argparse.ArgumentParser:
     """The CSAODE experiments' options: the common ones and ``--data-dir``."""
     p = experiment_parser(description, default_out, full_help="the paper's size (d = 300, 300-d embeddings)")

@@ -48,6 +48,7 @@ class HybridConfig:
     batch_size: int = 16
     lr: float = 3e-3
     tol: float = 1e-3
+    solver: str = "dynkit"  # the hybrids' engine: "dynkit" (dk.solve) or "torchdiffeq" (the papers' code)
 
 
 @functools.lru_cache(maxsize=4)
@@ -66,7 +67,8 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
 
     task = _task(config.task, config.data, seed)
     torch.manual_seed(seed)
-    model = from_paper(config.model, config.task, rtol=config.tol, atol=config.tol).to(device)
+    model = from_paper(config.model, config.task, rtol=config.tol, atol=config.tol,
+                       solver=config.solver).to(device)
     name = config.model
     start = time.perf_counter()
     try:

@@ -1,4 +1,9 @@
-"""One ODE block: integrate a right-hand side over [t0, t1] with torchdiffeq or :func:`dynkit.solve`."""
+"""One ODE block: integrate a right-hand side over [t0, t1] with :func:`dynkit.solve` (default) or torchdiffeq.
+
+Every model and experiment of dynkit solves through :func:`dynkit.solve`, so the NFE they report are
+dynkit's; ``solver="torchdiffeq"`` keeps the papers' own solver selectable (``torchdiffeq.odeint``,
+or ``odeint_adjoint`` with ``adjoint=True``) to check that an outcome does not depend on the engine.
+"""
 from __future__ import annotations
 
 import math
@@ -10,6 +15,8 @@ from torch import nn
 from ..diagnostics.nfe import NFECounter
 
 SOLVERS = ("torchdiffeq", "dynkit")
+DEFAULT_SOLVER = "dynkit"
+"""The engine of every :class:`ODEBlock` unless ``solver`` says otherwise."""
 
 
 def solver_methods(solver: str) -> tuple[str, ...]:
@@ -28,7 +35,7 @@ def solver_methods(solver: str) -> tuple[str, ...]:
     raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
 
 
-def check_block_options(solver: str = "torchdiffeq", method: str = "dopri5", rtol: float = 1e-3, atol: float = 1e-3,
+def check_block_options(solver: str = DEFAULT_SOLVER, method: str = "dopri5", rtol: float = 1e-3, atol: float = 1e-3,
                         step_size: float | None = None, t0: float = 0.0, t1: float = 1.0, adjoint: bool = False,
                         **_) -> None:
     """Validate :class:`ODEBlock` options before anything is built or trained (``ValueError``/``TypeError``).
@@ -44,12 +51,17 @@ def check_block_options(solver: str = "torchdiffeq", method: str = "dopri5", rto
         allowed = solver_methods(solver)
         if method not in allowed:
             raise ValueError(f"method must be one of {allowed} with solver={solver!r}, got {method!r}")
-        if solver == "dynkit" and step_size is None:
-            from ..solvers import METHODS
+        if solver == "dynkit":
+            from ..solvers import METHODS, AutoSwitching, RosenbrockTableau
 
-            if not METHODS[method].adaptive:
+            if step_size is None and not METHODS[method].adaptive:
                 raise ValueError(f"step_size is required by the fixed-step method {method!r} (solver='dynkit'), "
                                  f"got None")
+            # the adjoint's Rosenbrock stages take Jacobians of the augmented field, which fails inside a
+            # torch model's autograd (RuntimeError from torch.func): refused here, clearly, before any solve
+            if adjoint and isinstance(METHODS[method].implementation, (RosenbrockTableau, AutoSwitching)):
+                raise ValueError(f"method must be an explicit method with adjoint=True (solver='dynkit'), got "
+                                 f"{method!r}; use adjoint=False to backpropagate through its steps")
     elif solver == "torchdiffeq":
         raise TypeError(f"method must be a method name with solver='torchdiffeq', got {type(method).__name__}")
     else:
@@ -85,10 +97,10 @@ class ODEBlock(nn.Module):
         ``dynamics(t, z) -> dz/dt``, ``t`` a 0-d tensor.
     t0, t1 : float
         Integration interval (the review integrates over [0, 1] for classification).
-    solver : {"torchdiffeq", "dynkit"}
-        ``"torchdiffeq"`` uses ``torchdiffeq.odeint`` (or ``odeint_adjoint`` when ``adjoint``);
-        ``"dynkit"`` uses :func:`dynkit.solve` (discretise-then-optimise, or its continuous adjoint
-        :mod:`dynkit.solvers.adjoint` when ``adjoint``).
+    solver : {"dynkit", "torchdiffeq"}
+        ``"dynkit"`` (the default) uses :func:`dynkit.solve` (discretise-then-optimise, or its
+        continuous adjoint :mod:`dynkit.solvers.adjoint` when ``adjoint``); ``"torchdiffeq"`` uses
+        ``torchdiffeq.odeint`` (or ``odeint_adjoint`` when ``adjoint``), the solver of the papers' code.
     method : str
         Integration method known to the chosen solver (``"dopri5"``, ``"rk4"``, ...).
     rtol, atol : float
@@ -100,7 +112,7 @@ class ODEBlock(nn.Module):
         Step of fixed-step methods.
     """
 
-    def __init__(self, dynamics: nn.Module, t0: float = 0.0, t1: float = 1.0, *, solver: str = "torchdiffeq",
+    def __init__(self, dynamics: nn.Module, t0: float = 0.0, t1: float = 1.0, *, solver: str = DEFAULT_SOLVER,
                  method: str = "dopri5", rtol: float = 1e-3, atol: float = 1e-3, adjoint: bool = False,
                  step_size: float | None = None):
         super().__init__()

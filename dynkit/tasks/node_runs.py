@@ -19,7 +19,7 @@ from .. import _checks as check
 from ..diagnostics.nfe import backward_nfe, forward_nfe, reset_nfe
 from ..io import check_writable_dir, write_json
 from ..models.node_paper import check_model_name, from_paper
-from ..models.ode_block import check_block_options
+from ..models.ode_block import DEFAULT_SOLVER, check_block_options
 from .training import fit
 
 TRAINING_TASKS = ("point_cloud", "digits", "fashion_mnist")
@@ -164,9 +164,23 @@ def evaluator(x: torch.Tensor, y: torch.Tensor, batch_size: int = 256):
     return evaluate
 
 
+def _one_step_over_interval(solver: str, method: str) -> dict:
+    """``{"step_size": 1.0}`` for a fixed-step dynkit method, else ``{}``.
+
+    The models integrate over [0, 1]. Given no step size, torchdiffeq's fixed-step methods take one
+    step per output interval; :func:`dynkit.solve` asks for the step, so ``dynkit train --method rk4``
+    gets that same single step, recorded in the run's config.
+    """
+    from ..solvers import METHODS
+
+    if solver == "dynkit" and method in METHODS and not METHODS[method].adaptive:
+        return {"step_size": 1.0}
+    return {}
+
+
 def run_training(model: str, task: str, *, epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                  resume: bool = False, quiet: bool = False, method: str = "dopri5", tol: float | None = None,
-                 full: bool = False, solver: str = "torchdiffeq", adjoint: bool | None = None,
+                 full: bool = False, solver: str = DEFAULT_SOLVER, adjoint: bool | None = None,
                  lr: float | None = None, batch_size: int | None = None,
                  device: str | torch.device = "cpu") -> dict:
     """Train ``model`` on ``task``; checkpoint each epoch under ``out``; return final metrics and history.
@@ -185,10 +199,11 @@ def run_training(model: str, task: str, *, epochs: int | None = None, out: str |
     resume : bool
         Continue from ``out/checkpoint.pt``.
     method, tol, solver, adjoint
-        ODE solver settings (``rtol = atol = tol``, default: the review's for the task). The backward
-        NFE is the adjoint solve's with ``adjoint=True`` (the review's setting; the default with
-        torchdiffeq), else the number of backpropagated evaluations (the default, and only choice,
-        with ``solver="dynkit"``).
+        ODE solver settings (``rtol = atol = tol``, default: the review's for the task). ``solver``
+        is ``"dynkit"`` (:func:`dynkit.solve`, the default) or ``"torchdiffeq"`` (the papers' code).
+        The gradient and the backward NFE are the adjoint solve's with ``adjoint=True`` or ``None``
+        (the review's setting, Sect. 3.4.2; :mod:`dynkit.solvers.adjoint` or torchdiffeq's
+        ``odeint_adjoint``), else backpropagation through the solver's steps.
     full : bool
         The task's full budget (all of Fashion-MNIST, more epochs).
     device : str or torch.device
@@ -207,7 +222,7 @@ def run_training(model: str, task: str, *, epochs: int | None = None, out: str |
 
 def train_model(model: str, task: str, *, epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                 resume: bool = False, quiet: bool = False, method: str = "dopri5", tol: float | None = None,
-                full: bool = False, solver: str = "torchdiffeq", adjoint: bool | None = None,
+                full: bool = False, solver: str = DEFAULT_SOLVER, adjoint: bool | None = None,
                 lr: float | None = None, batch_size: int | None = None,
                 device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict]:
     """:func:`run_training`, returning the trained module too."""
@@ -233,15 +248,16 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
         raise ValueError(f"lr must be a positive finite number, got {lr!r}")
     if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    adjoint = (solver == "torchdiffeq") if adjoint is None else adjoint
+    adjoint = True if adjoint is None else adjoint  # the review counts the adjoint solve's backward NFE
     options = {"solver": solver, "method": method, "adjoint": adjoint}
     if tol is not None:
         options.update(rtol=tol, atol=tol)
-    check_block_options(**options)  # an unknown solver or method fails here, before any data or training
+    check_block_options(**{**options, **_one_step_over_interval(solver, method)})  # before any data or training
+    options.update(_one_step_over_interval(solver, method))
     if out is not None:
         check_writable_dir(out, "out")
     config = {"model": name, "task": task, "epochs": epochs, "seed": seed, "method": method, "tol": tol,
-              "solver": solver, "adjoint": adjoint, "full": full,
+              "solver": solver, "adjoint": adjoint, "full": full, **_one_step_over_interval(solver, method),
               "lr": lr or settings.lr, "batch_size": batch_size or settings.batch_size, "settings": asdict(settings)}
     device = torch.device(device)
     x_train, y_train, x_test, y_test = (a.to(device) for a in load_task(task, seed=seed, full=full))

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _checks as check
 from .silverbox import Multisine
-from .time_series import TimeSeriesTask, _concat, _cut_windows, _drop_samples, _split_series, _standardise
+from .windows import TimeSeriesTask, _cut_windows, _drop_samples, _split_series, _standardise
 
 CHANNELS = ("voltage", "force", "accel_root", "accel_mid", "accel_tip")
 MASSES = np.array([4.0, 1.0, 0.8, 0.5])           # fuselage, wing root, mid-wing, tip
@@ -76,7 +76,7 @@ def plane_vibration(n_points: int = 4000, *, length: int = 64, forecast: int = 8
     parts = _split_series(t, values)
     reference = parts[0][1]
     channels = range(len(CHANNELS))
-    train, val, test = (_concat([_cut_windows(tp, _standardise(vp, reference), channels, channels, length, forecast)])
+    train, val, test = (_cut_windows(tp, _standardise(vp, reference), channels, channels, length, forecast)
                         for tp, vp in parts)
     note = ("a simulated 4-mass vibrating structure with a shaker (5 channels: voltage, force, 3 accelerations) "
             "stands in for the measured aircraft vibration data of the review")

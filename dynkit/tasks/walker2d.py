@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _checks as check
-from .time_series import TimeSeriesTask, _concat, _cut_windows, _drop_samples, _standardise
+from .windows import TimeSeriesTask, _concat_windows, _cut_windows, _drop_samples, _standardise
 
 OBSERVATIONS = 17
 ACTIONS = 6
@@ -82,7 +82,8 @@ def walker2d(n_episodes: int = 8, steps: int = 1000, *, length: int = 64, drop: 
     channels = range(OBSERVATIONS)
 
     def part(chosen):
-        return _concat([_cut_windows(t, _standardise(v, reference), channels, channels, length, 1) for t, v in chosen])
+        return _concat_windows([_cut_windows(t, _standardise(v, reference), channels, channels, length, 1)
+                               for t, v in chosen])
 
     note = ("simulated Walker2d-v5 (MuJoCo via gymnasium) driven by dynkit's fixed policy stands in for the "
             "recorded Walker2D kinematics of the review")

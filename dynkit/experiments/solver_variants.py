@@ -1,0 +1,41 @@
+"""The NFE experiments once more with torchdiffeq: does an outcome depend on the ODE engine?
+
+Every model solves with :func:`dynkit.solve` by default (:data:`dynkit.models.ode_block.DEFAULT_SOLVER`),
+so the ledger's NFE rows count dynkit's evaluations. The papers' code solves with torchdiffeq, whose
+step-size controller differs, so each experiment behind an NFE claim group is registered a second
+time as ``<name>_torchdiffeq``: the same run function, config points and scales, with the models'
+``solver`` set to ``"torchdiffeq"`` (the config key ``solver`` of a dataclass config, the option
+``--solver`` of a migrated script). A ledger row comparing the two results checks that the outcome
+is the same with both engines::
+
+    dynkit run node_trained_torchdiffeq --scale cpu --out analysis/results/node_trained_torchdiffeq
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .registry import register_variant
+from .scripting import ScriptConfig
+
+NFE_EXPERIMENTS = ("node_trained", "node_point_cloud", "node_images", "ode_rnn_walker2d", "ode_rnn_plane_vibration",
+                   "ode_rnn_silverbox")
+"""The experiments whose metrics feed the ledger's NFE rows (review Figs. 6, 9, 10, 11, 12, 13)."""
+
+SUFFIX = "_torchdiffeq"
+
+
+def with_solver(config: Any, solver: str) -> Any:
+    """``config`` with the models' ODE solver set to ``solver`` (a script's ``--solver`` option, appended:
+    argparse keeps the last)."""
+    if isinstance(config, ScriptConfig):
+        return dataclasses.replace(config, args=(*config.args, "--solver", solver))
+    if not any(f.name == "solver" for f in dataclasses.fields(config)):
+        raise TypeError(f"config must have a 'solver' field, got {type(config).__name__} without one")
+    return dataclasses.replace(config, solver=solver)
+
+
+for _name in NFE_EXPERIMENTS:
+    register_variant(_name, _name + SUFFIX, lambda config: with_solver(config, "torchdiffeq"),
+                     summary=f"{_name} with the models solved by torchdiffeq (the papers' solver) instead of "
+                             f"dk.solve: same outcome with both?")
