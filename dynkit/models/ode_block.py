@@ -47,6 +47,12 @@ def check_block_options(solver: str = DEFAULT_SOLVER, method: str = "dopri5", rt
         raise TypeError(f"solver must be one of {SOLVERS}, got {solver!r}")
     if not isinstance(adjoint, bool):
         raise TypeError(f"adjoint must be a bool, got {adjoint!r}")
+    if solver == "torchdiffeq":
+        import importlib.util
+
+        if importlib.util.find_spec("torchdiffeq") is None:  # an optional extra since dk.solve is the default
+            raise ImportError("solver='torchdiffeq' needs torchdiffeq, which is not installed: "
+                              "pip install 'dynkit[torchdiffeq]' (or use the default solver='dynkit')")
     if isinstance(method, str):
         allowed = solver_methods(solver)
         if method not in allowed:
