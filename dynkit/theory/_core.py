@@ -282,7 +282,7 @@ class Claim:
         verdict_ = self.verdict_of(result, corrected)
         summary = None if corrected is None else {
             "instances": corrected.n_instances, "held": corrected.n_held, "holds": corrected.holds,
-            "worst_residual": _jsonable(corrected.residual), "tolerance": corrected.tolerance}
+            "worst_residual": jsonable(corrected.residual), "tolerance": corrected.tolerance}
         reason = None
         if verdict_ == "undecided":
             reason = self.informal if self.informal and result.n_instances else "no instance was checked"
