@@ -268,3 +268,28 @@ def test_shards_finished_by_a_concurrent_worker_are_not_run_again(toy, tmp_path,
     E.run("toy", scale="smoke", seeds=(0, 1), out=tmp_path, progress=lines.append)
     assert sorted(CALLS) == [(0, "a"), (0, "b"), (1, "a"), (1, "b")]  # each shard ran once
     assert sum("finished meanwhile" in line for line in lines) == 2
+
+
+def test_until_decided_adds_seeds_only_while_a_row_is_inconclusive(toy, tmp_path, monkeypatch, capsys):
+    from dynkit.experiments.decide import run_until_decided
+    from dynkit.experiments.ledger import CLAIMS, metric
+
+    # toy: b.value / a.value = (4 + s/10) / (3 + s/10), about 1.3 on every seed: decided at the first 5 seeds
+    clear = Claim("t.clear", "P", "b beats a", "Fig. 1", "toy", "b / a", ratio("b.value", "a.value"),
+                  greater(1.1, null=1.0))
+    monkeypatch.setitem(CLAIMS, "t.clear", clear)
+    res = run_until_decided("toy", "smoke", out=tmp_path / "a", max_seeds=8)
+    assert res["seeds"] == [0, 1, 2, 3, 4] and res["until_decided"]["rows"] == {"t.clear": "reproduced"}
+    assert len(CALLS) == 10
+    # a.value = 3 + s/10 against 3.2: its CI holds 3.2 at 5, 6 and 7 seeds -> one seed at a time up to the cap
+    monkeypatch.setitem(CLAIMS, "t.open", Claim("t.open", "P", "a is 3.2", "Fig. 1", "toy", "a", metric("a.value"),
+                                                greater(3.2, null=3.2, sesoi=0.001)))
+    CALLS.clear()
+    res = run_until_decided("toy", "smoke", out=tmp_path / "a", max_seeds=7)
+    assert res["seeds"] == list(range(7)) and res["until_decided"]["rows"]["t.open"] == "inconclusive"
+    assert sorted(CALLS) == [(5, "a"), (5, "b"), (6, "a"), (6, "b")]  # the first 5 seeds' shards were reused
+    with pytest.raises(ValueError, match="min_seeds <= max_seeds"):
+        run_until_decided("toy", "smoke", out=tmp_path / "a", max_seeds=3)
+    assert main(["run", "toy", "--scale", "smoke", "--until-decided", "--max-seeds", "7", "--out",
+                 str(tmp_path / "a")]) == 0
+    assert "toy: 7 seeds" in capsys.readouterr().err
