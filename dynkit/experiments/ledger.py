@@ -406,6 +406,8 @@ class LedgerRow:
         return self.outcome
 
     def to_dict(self) -> dict:
+        from .paper_runs import paper_effect
+
         c = self.claim
         null, target, sesoi = c.bounds()
         natural = (None if self.effect is None else 10 ** self.effect if self.scale == "log" else self.effect)
@@ -419,6 +421,7 @@ class LedgerRow:
                 "per_seed": {str(k): v for k, v in self.per_seed.items()},
                 "invalid_seeds": {str(k): v for k, v in self.invalid_seeds.items()},
                 "validity": [k.why for k in c.validity()], "full_scale": c.full_scale, "rule": c.rule.describe(),
+                "authors_runs": paper_effect(c.id),
                 # the fields the report read before issue 21
                 "verdict": self.outcome, "note": self.reason,
                 "ours": {"mean": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high, "n_seeds": self.n}}
