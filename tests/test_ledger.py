@@ -257,3 +257,15 @@ def test_markdown_and_counts_show_outcomes_effects_and_reasons(tmp_path):
     assert "inconclusive" in md and "seeds needed" in md and "log " in md and "5 (" in md
     assert table.outcome_counts()["inconclusive"] == 1 and sum(table.outcome_counts().values()) == 1
     assert set(table.outcome_counts()) == set(OUTCOMES)
+
+
+def test_skewed_effects_get_a_bootstrap_interval_symmetric_ones_a_t_interval():
+    from dynkit.experiments.ledger import interval
+
+    skewed = [0.0] * 9 + [10.0]  # skewness 2.67
+    mean, lo, hi, method = interval(skewed)
+    assert method == "bootstrap" and lo <= mean <= hi and 0.0 <= lo and hi <= 10.0
+    # a percentile bootstrap of this sample cannot reach below 0 as the t-interval does (mean 1, sd 3.16)
+    assert stats.t.interval(0.95, 9, loc=1.0, scale=stats.sem(skewed))[0] < 0
+    assert interval([1.0, 2.0, 3.0, 2.0, 1.0, 3.0, 2.0, 2.5])[3] == "t"
+    assert interval([1.0])[1:] == (1.0, 1.0, "none")

@@ -91,6 +91,12 @@ add_claim("review.ghbnode_controls_blowup", paper=REVIEW,
           experiment="node_blowup", metric="median log10 ‖h(T)‖, GHBNODE - HBNODE",
           value=difference("ghbnode.median_final_log10_norm", "hbnode.median_final_log10_norm"),
           rule=less(-1.0, null=0.0))
+add_claim("review.ghbnode_blowup_fraction", paper=REVIEW,
+          claim="HBNODE's state blows up from some initialisations, GHBNODE's from none (blow-up control)",
+          paper_figure="Fig. 7", experiment="node_blowup",
+          metric="fraction of inits with ‖h(T)‖ > 1e8, HBNODE - GHBNODE",
+          value=difference("hbnode.blow_up_fraction", "ghbnode.blow_up_fraction"),
+          rule=greater(0.0, sesoi=0.1))  # sesoi chosen: one init in ten
 add_claim("review.node_growth_vs_ghbnode", paper=REVIEW,
           claim="NODE's state grows more than GHBNODE's over a long horizon", paper_figure="Fig. 7",
           experiment="node_blowup", metric="fraction of inits with ‖h(T)‖ > 10, NODE - GHBNODE",

@@ -540,7 +540,7 @@ def evaluate(claim: Claim, results: dict | None) -> LedgerRow:
     xs = list(effects.values())
     n = len(xs)
     mean, lo, hi, method = interval(xs)
-    sd = float(__import__("numpy").std(xs, ddof=1)) if n > 1 else math.nan
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else math.nan
     row = LedgerRow(claim, "inconclusive", effect=mean, ci_low=lo, ci_high=hi, ci_method=method, n=n,
                     n_agree=sum(claim.rule.sign * (x - null) > 0 for x in xs), per_seed=effects)
     row.provisional = decide(lo, hi, null, target, sesoi, claim.rule.sign) if n >= 2 else "inconclusive"
@@ -549,12 +549,17 @@ def evaluate(claim: Claim, results: dict | None) -> LedgerRow:
         row.seeds_needed = seeds_needed(sd, sesoi)
     if n < MIN_SEEDS:
         row.reason = f"n = {n} < {MIN_SEEDS} seeds" + (f" (the CI so far: {row.provisional})" if n > 1 else "")
-        row.seeds_needed = max(MIN_SEEDS, row.seeds_needed or 0) if row.seeds_needed is not None else None
+        if n < 2 or row.provisional != "inconclusive":
+            row.seeds_needed = MIN_SEEDS
+        elif row.seeds_needed is not None:
+            row.seeds_needed = max(MIN_SEEDS, row.seeds_needed)
+        else:
+            row.reason += "; more than 1000 seeds to detect the smallest effect of interest at this spread"
         return _undecided(claim, row)
     row.outcome = row.provisional
     if row.outcome == "inconclusive":
         row.reason = (f"the CI holds no effect and effects beyond ±{sesoi:.3g}; minimal detectable effect at n = {n}: "
-                      f"{row.mde:.3g}")
+                      f"{row.mde:.3g}" + ("" if row.seeds_needed is not None else "; more than 1000 seeds needed"))
         return _undecided(claim, row)
     row.seeds_needed = None
     return row
