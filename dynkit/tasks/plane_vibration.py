@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _checks as check
 from .silverbox import Multisine
-from .time_series import TimeSeriesTask, _concat, _cut_windows, _drop_samples, _split_series, _standardise
+from .windows import TimeSeriesTask, _concat, _cut_windows, _drop_samples, _split_series, _standardise
 
 CHANNELS = ("voltage", "force", "accel_root", "accel_mid", "accel_tip")
 MASSES = np.array([4.0, 1.0, 0.8, 0.5])           # fuselage, wing root, mid-wing, tip

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _checks as check
+from .windows import TimeSeriesTask, _cut_windows, _drop_samples, _split_series, _standardise
 
 
 @dataclass(frozen=True)
@@ -71,3 +72,24 @@ def silverbox(t_end: float = 200.0, n_points: int = 2001, *, omega: float = 1.0,
 
     sol = solve(rhs, np.zeros(2), t, rtol=1e-8, atol=1e-10)
     return t, u(t), sol.ys[:, 0], u
+
+
+def silverbox_windows(n_points: int = 4000, *, length: int = 64, drop: float = 0.1, seed: int = 0) -> TimeSeriesTask:
+    """The simulated Silverbox (:func:`~dynkit.tasks.silverbox.silverbox`) in the same protocol.
+
+    Inputs ``[u, y]`` (voltages V1, V2), output the next ``y``; times in samples (0.15 time units each).
+    """
+    check.integer(n_points, "n_points", 2)
+    check.integer(length, "length", 2)
+    check.real(drop, "drop", low=0.0, high=1.0, high_open=True)
+    check.integer(seed, "seed", 0)
+    t, u, y, _ = silverbox(t_end=0.15 * (n_points - 1), n_points=n_points, seed=seed)
+    rng = np.random.default_rng(seed)
+    # time in samples (one stamp = 0.15 time units): a gap is 1 or more
+    t, values = _drop_samples(np.arange(n_points, dtype=np.float64), np.column_stack([u, y]), drop, rng)
+    parts = _split_series(t, values)
+    reference = parts[0][1]
+    train, val, test = (_cut_windows(tp, _standardise(vp, reference), (0, 1), (1,), length, 1) for tp, vp in parts)
+    note = "the simulated Duffing circuit of dk.tasks.silverbox stands in for the measured Silverbox benchmark"
+    return TimeSeriesTask("silverbox", train, val, test, ("u", "y"), ("y",), note,
+                          {"n_points": n_points, "length": length, "drop": drop, "seed": seed})

@@ -1,123 +1,25 @@
-"""Irregularly sampled windows of a multivariate series, and training of the ODE-RNN hybrids on them.
+"""The review's time-series tasks (Sect. 3.4.3-3.4.4) loaded by name, and training of the ODE-RNN hybrids on them.
 
-The review's time-series protocol (Sect. 3.4.3-3.4.4): remove 10% of the samples at random (the
-series becomes irregularly sampled), split it chronologically (50% train, 25% validation, 25% test),
-cut each part into non-overlapping windows of ``length + forecast`` stamps. The first ``length``
-stamps are read by the hybrid; the target of each is the next stamp (one-step-ahead); the last
-``forecast`` stamps are predicted from the final state by the ODE alone (Sect. 3.4.3: "by changing
-the time duration of the last step of the ODE integration").
+Layering inside ``tasks``: :mod:`.windows` (the protocol: irregular sampling, chronological split,
+windows; "by changing the time duration of the last step of the ODE integration", Sect. 3.4.3) is below
+the data sets :mod:`.walker2d`, :mod:`.plane_vibration` and :mod:`.silverbox`, which are below this module.
 """
 from __future__ import annotations
 
 import copy
 import time
-from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import torch
 
 from .. import _checks as check
+from .plane_vibration import plane_vibration
+from .silverbox import silverbox_windows
+from .walker2d import walker2d
+from .windows import (TimeSeriesTask, Windows, _concat, _cut_windows, _drop_samples,  # noqa: F401 (re-exported)
+                      _split_series, _standardise)
 
-
-@dataclass
-class Windows:
-    """``x`` (N, L, d_in) observations after ``gaps`` (N, L); ``targets`` (N, L, d_out) the next stamp;
-    ``future`` (N, F, d_out) the forecast stamps after ``future_gaps`` (N, F)."""
-
-    x: torch.Tensor
-    gaps: torch.Tensor
-    targets: torch.Tensor
-    future: torch.Tensor
-    future_gaps: torch.Tensor
-
-    def __post_init__(self):
-        for name, ndim in (("x", 3), ("gaps", 2), ("targets", 3), ("future", 3), ("future_gaps", 2)):
-            check.tensor(getattr(self, name), name, ndim=ndim, floating=True)
-        sizes = {name: getattr(self, name).shape[0] for name in ("x", "gaps", "targets", "future", "future_gaps")}
-        if len(set(sizes.values())) != 1:
-            raise ValueError(f"x, gaps, targets, future and future_gaps must hold the same number of windows, "
-                             f"got {sizes}")
-
-    def __len__(self) -> int:
-        return self.x.shape[0]
-
-    def subset(self, index) -> "Windows":
-        return Windows(*(getattr(self, k)[index] for k in ("x", "gaps", "targets", "future", "future_gaps")))
-
-
-@dataclass
-class TimeSeriesTask:
-    """A windowed task: splits, channel names and the note saying what stands in for what."""
-
-    name: str
-    train: Windows
-    val: Windows
-    test: Windows
-    inputs: tuple
-    outputs: tuple
-    note: str
-    config: dict = field(default_factory=dict)
-
-    def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name:
-            raise TypeError(f"name must be a non-empty str, got {type(self.name).__name__} {self.name!r:.60}")
-        for split in ("train", "val", "test"):
-            value = getattr(self, split)
-            if not isinstance(value, Windows):
-                raise TypeError(f"{split} must be Windows, got {type(value).__name__}")
-        for label in ("inputs", "outputs"):
-            value = getattr(self, label)
-            if not isinstance(value, tuple) or not value:
-                raise TypeError(f"{label} must be a non-empty tuple of channel names, got {value!r:.60}")
-        if not isinstance(self.note, str):
-            raise TypeError(f"note must be a str, got {type(self.note).__name__}")
-        if not isinstance(self.config, dict):
-            raise TypeError(f"config must be a dict, got {type(self.config).__name__}")
-
-
-def _drop_samples(t: np.ndarray, values: np.ndarray, fraction: float, rng: np.random.Generator):
-    """Remove ``fraction`` of the samples at random (kept in time order): an irregularly sampled series."""
-    check.real(fraction, "drop", low=0.0, high=1.0, high_open=True)
-    keep = np.sort(rng.permutation(len(t))[: len(t) - int(round(fraction * len(t)))])
-    return t[keep], values[keep]
-
-
-def _cut_windows(t: np.ndarray, values: np.ndarray, inputs: Sequence[int], outputs: Sequence[int], length: int,
-                 forecast: int) -> Windows:
-    """Non-overlapping windows of ``length + forecast`` stamps of one (irregular) series."""
-    check.integer(length, "length", 2)
-    check.integer(forecast, "forecast", 1)
-    span = length + forecast
-    n = len(t) // span
-    if n < 1:
-        raise ValueError(f"length + forecast must be at most the {len(t)} samples of each part of the series, "
-                         f"got {length} + {forecast}")
-    idx = np.arange(n)[:, None] * span + np.arange(span)[None]
-    tw, vw = t[idx], values[idx]
-    gaps = np.diff(tw, axis=1, prepend=tw[:, :1])
-    as_t = lambda a: torch.tensor(np.ascontiguousarray(a), dtype=torch.float32)  # noqa: E731
-    out = list(outputs)
-    return Windows(as_t(vw[:, :length][..., list(inputs)]), as_t(gaps[:, :length]),
-                   as_t(vw[:, 1:length + 1][..., out]), as_t(vw[:, length:][..., out]), as_t(gaps[:, length:]))
-
-
-def _concat(parts: Sequence[Windows]) -> Windows:
-    return Windows(*(torch.cat([getattr(p, k) for p in parts]) for k in ("x", "gaps", "targets", "future",
-                                                                          "future_gaps")))
-
-
-def _split_series(t: np.ndarray, values: np.ndarray, fractions=(0.5, 0.25, 0.25)):
-    """Chronological train/validation/test parts of one series."""
-    edges = np.cumsum([0, *fractions])
-    bounds = (edges * len(t)).astype(int)
-    return [(t[a:b], values[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
-
-
-def _standardise(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """Zero mean, unit variance per channel, with the statistics of ``reference`` (the training part)."""
-    mean, std = reference.mean(0), reference.std(0)
-    return (values - mean) / np.where(std > 0, std, 1.0)
+_silverbox_windows = silverbox_windows  # the name before the windowing moved to .windows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,36 +114,8 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
     return {"history": history.epochs, "adjoint_norm": _adjoint_profile(model, task.test)}
 
 
-def _silverbox_windows(n_points: int = 4000, *, length: int = 64, drop: float = 0.1, seed: int = 0) -> TimeSeriesTask:
-    """The simulated Silverbox (:func:`~dynkit.tasks.silverbox.silverbox`) in the same protocol.
-
-    Inputs ``[u, y]`` (voltages V1, V2), output the next ``y``; times in samples (0.15 time units each).
-    """
-    from .silverbox import silverbox
-
-    check.integer(n_points, "n_points", 2)
-    check.integer(length, "length", 2)
-    check.real(drop, "drop", low=0.0, high=1.0, high_open=True)
-    check.integer(seed, "seed", 0)
-    t, u, y, _ = silverbox(t_end=0.15 * (n_points - 1), n_points=n_points, seed=seed)
-    rng = np.random.default_rng(seed)
-    # time in samples (one stamp = 0.15 time units): a gap is 1 or more
-    t, values = _drop_samples(np.arange(n_points, dtype=np.float64), np.column_stack([u, y]), drop, rng)
-    parts = _split_series(t, values)
-    reference = parts[0][1]
-    train, val, test = (_cut_windows(tp, _standardise(vp, reference), (0, 1), (1,), length, 1) for tp, vp in parts)
-    note = "the simulated Duffing circuit of dk.tasks.silverbox stands in for the measured Silverbox benchmark"
-    return TimeSeriesTask("silverbox", train, val, test, ("u", "y"), ("y",), note,
-                          {"n_points": n_points, "length": length, "drop": drop, "seed": seed})
-
-
 def load_time_series(name: str, **options) -> TimeSeriesTask:
     """``"walker2d"``, ``"plane_vibration"`` or ``"silverbox"`` with its generator's ``options``."""
     check.one_of(name, "name", ("walker2d", "plane_vibration", "silverbox"))
-    if name == "walker2d":
-        from .walker2d import walker2d
-        return walker2d(**options)
-    if name == "plane_vibration":
-        from .plane_vibration import plane_vibration
-        return plane_vibration(**options)
-    return _silverbox_windows(**options)
+    loaders = {"walker2d": walker2d, "plane_vibration": plane_vibration, "silverbox": silverbox_windows}
+    return loaders[name](**options)

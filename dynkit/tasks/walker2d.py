@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _checks as check
-from .time_series import TimeSeriesTask, _concat, _cut_windows, _drop_samples, _standardise
+from .windows import TimeSeriesTask, _concat, _cut_windows, _drop_samples, _standardise
 
 OBSERVATIONS = 17
 ACTIONS = 6
