@@ -74,7 +74,7 @@ def silverbox(t_end: float = 200.0, n_points: int = 2001, *, omega: float = 1.0,
     return t, u(t), sol.ys[:, 0], u
 
 
-def silverbox_windows(n_points: int = 4000, *, length: int = 64, drop: float = 0.1, seed: int = 0) -> TimeSeriesTask:
+def _silverbox_windows(n_points: int = 4000, *, length: int = 64, drop: float = 0.1, seed: int = 0) -> TimeSeriesTask:
     """The simulated Silverbox (:func:`~dynkit.tasks.silverbox.silverbox`) in the same protocol.
 
     Inputs ``[u, y]`` (voltages V1, V2), output the next ``y``; times in samples (0.15 time units each).

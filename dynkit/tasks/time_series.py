@@ -14,12 +14,10 @@ import torch
 
 from .. import _checks as check
 from .plane_vibration import plane_vibration
-from .silverbox import silverbox_windows
+from .silverbox import _silverbox_windows
 from .walker2d import walker2d
 from .windows import (TimeSeriesTask, Windows, _concat, _cut_windows, _drop_samples,  # noqa: F401 (re-exported)
                       _split_series, _standardise)
-
-_silverbox_windows = silverbox_windows  # the name before the windowing moved to .windows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -117,5 +115,5 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
 def load_time_series(name: str, **options) -> TimeSeriesTask:
     """``"walker2d"``, ``"plane_vibration"`` or ``"silverbox"`` with its generator's ``options``."""
     check.one_of(name, "name", ("walker2d", "plane_vibration", "silverbox"))
-    loaders = {"walker2d": walker2d, "plane_vibration": plane_vibration, "silverbox": silverbox_windows}
+    loaders = {"walker2d": walker2d, "plane_vibration": plane_vibration, "silverbox": _silverbox_windows}
     return loaders[name](**options)
