@@ -529,7 +529,13 @@ def cmd_run(args) -> int:
               (lambda line: print(line, file=sys.stderr, flush=True))}
     if args.address is not None:
         kwargs["address"] = args.address
-    results = run(args.name, **kwargs)
+    if args.until_decided:  # seeds 0.. until every ledger row of NAME is decided or --max-seeds is reached
+        from .experiments.decide import run_until_decided
+
+        del kwargs["seeds"]
+        results = run_until_decided(args.name, max_seeds=args.max_seeds, **kwargs)
+    else:
+        results = run(args.name, **kwargs)
     for name, stats in results["metrics"].items():
         lo, hi = stats["ci_low"], stats["ci_high"]
         ci = f" [{lo:.4g}, {hi:.4g}]" if lo is not None and stats["n_seeds"] > 1 else ""
@@ -786,6 +792,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--address", default=None, help="address of an existing Ray cluster (default: start a local one)")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument("--out", default=None, help="output folder (default runs/experiments/NAME/SCALE)")
+    p.add_argument("--until-decided", action="store_true",
+                   help="ignore --seeds: run seeds 0..4, then add one seed at a time while a ledger row of NAME is "
+                        "inconclusive (finished shards reused)")
+    p.add_argument("--max-seeds", type=int, default=10, help="cap of --until-decided (default 10)")
 
     p = add("ledger", cmd_ledger, "print the claims ledger: each paper claim, our number, the verdict",
             "One row per empirical claim of the five papers: the paper's statement and figure, the experiment, "

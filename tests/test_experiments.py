@@ -151,30 +151,31 @@ def _planted(tmp_path: Path, values: list[float], name="toy") -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("values, verdict", [
-    ([0.70, 0.71, 0.69], "reproduced"),                     # whole CI below the paper's 0.8
-    ([0.85, 0.86, 0.84], "partly reproduced"),              # CI below 1 (an effect), not below 0.8
-    ([0.70, 0.95, 1.05], "not reproduced at this scale"),   # mean below 1 but the CI contains 1
-    ([1.20, 1.21, 1.19], "contradicted"),                   # whole CI above 1
-    ([0.90, 1.10, 1.30], "not reproduced at this scale"),   # mean above 1, CI straddles it
-    ([0.70, 0.71], "not reproduced at this scale"),         # fewer than 3 seeds
+@pytest.mark.parametrize("values, outcome", [
+    ([0.70, 0.71, 0.69, 0.70, 0.72], "reproduced"),         # log CI below 0, reaching log10(0.8)
+    ([0.95, 0.96, 0.94, 0.95, 0.95], "smaller effect"),     # log CI below 0, entirely short of log10(0.8)
+    ([0.70, 0.95, 1.05, 1.30, 0.80], "inconclusive"),       # the CI contains no effect and the paper's
+    ([1.20, 1.21, 1.19, 1.20, 1.22], "opposite"),           # whole CI above 1
+    ([0.70, 0.71], "inconclusive"),                         # fewer than MIN_SEEDS seeds
 ])
-def test_planted_results_flip_each_verdict(tmp_path, values, verdict):
+def test_planted_results_flip_each_outcome(tmp_path, values, outcome):
     claim = Claim("t.row", "P", "x shrinks", "Fig. 1", "toy", "x / one", ratio("x", "one"), less(0.8, null=1.0))
     table = E.ledger(_planted(tmp_path, values), claims=[claim])
-    assert [r.verdict for r in table.rows] == [verdict]
+    assert [r.outcome for r in table.rows] == [outcome]
     row = table.to_dict()["rows"][0]
-    assert set(row) >= {"id", "paper", "claim", "paper_figure", "experiment", "metric", "ours", "scale", "verdict",
-                        "rule"} and row["ours"]["n_seeds"] == len(values)
-    assert sum(table.verdict_counts().values()) == 1 and verdict in table._repr_markdown_()
+    assert set(row) >= {"id", "paper", "claim", "paper_figure", "experiment", "metric", "scale", "outcome",
+                        "effect", "ci_low", "ci_high", "n", "n_agree", "reason", "seeds_needed"}
+    assert row["n"] == len(values) and row["scale"] == "log"
+    assert sum(table.outcome_counts().values()) == 1 and outcome in table._repr_markdown_()
 
 
-def test_greater_rule_mirrors_less_and_missing_results_are_not_reproduced(tmp_path):
+def test_greater_rule_mirrors_less_and_missing_results_are_inconclusive(tmp_path):
     up = Claim("t.up", "P", "x grows", "Fig. 1", "toy", "x", ratio("x", "one"), greater(2.0, null=1.0))
-    assert evaluate(up, json.loads(_planted(tmp_path, [2.5, 2.6, 2.4]).joinpath("toy/results.json").read_text())
-                    ).verdict == "reproduced"
+    assert evaluate(up, json.loads(_planted(tmp_path, [2.5, 2.6, 2.4, 2.5, 2.55]).joinpath("toy/results.json")
+                                   .read_text())).outcome == "reproduced"
     (tmp_path / "empty").mkdir()
-    assert E.ledger(tmp_path / "empty", claims=[up]).rows[0].verdict == "not reproduced at this scale"
+    row = E.ledger(tmp_path / "empty", claims=[up]).rows[0]
+    assert row.outcome == "inconclusive" and "no results" in row.reason
     with pytest.raises(ValueError, match="results must be a folder"):
         E.ledger(tmp_path / "missing", claims=[up])
     with pytest.raises(ValueError, match="target"):
@@ -186,7 +187,7 @@ def test_registered_ledger_covers_the_papers_with_distinct_rows():
     assert len(rows) >= 25 and len({r["id"] for r in rows}) == len(rows)
     assert {r["experiment"] for r in rows} <= set(E.EXPERIMENTS)
     assert len({r["paper"] for r in rows}) == 5
-    assert all(r["verdict"] in E.VERDICTS for r in rows)
+    assert all(r["outcome"] in E.OUTCOMES for r in rows)
 
 
 def test_ledger_finds_the_results_of_record_or_says_it_cannot(tmp_path, monkeypatch):
@@ -195,7 +196,7 @@ def test_ledger_finds_the_results_of_record_or_says_it_cannot(tmp_path, monkeypa
     L = importlib.import_module("dynkit.experiments.ledger")  # the attribute ``ledger`` is the function
 
     committed = E.ledger().to_dict()["rows"]
-    assert any(r["ours"]["n_seeds"] >= 3 for r in committed)  # the results of record are read at all
+    assert any(r["n"] >= 3 for r in committed)  # the results of record are read at all
     monkeypatch.setattr(L, "RESULTS_ROOT", tmp_path / "site-packages" / "analysis" / "results")
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match="results must be given"):
@@ -268,3 +269,28 @@ def test_shards_finished_by_a_concurrent_worker_are_not_run_again(toy, tmp_path,
     E.run("toy", scale="smoke", seeds=(0, 1), out=tmp_path, progress=lines.append)
     assert sorted(CALLS) == [(0, "a"), (0, "b"), (1, "a"), (1, "b")]  # each shard ran once
     assert sum("finished meanwhile" in line for line in lines) == 2
+
+
+def test_until_decided_adds_seeds_only_while_a_row_is_inconclusive(toy, tmp_path, monkeypatch, capsys):
+    from dynkit.experiments.decide import run_until_decided
+    from dynkit.experiments.ledger import CLAIMS, metric
+
+    # toy: b.value / a.value = (4 + s/10) / (3 + s/10), about 1.3 on every seed: decided at the first 5 seeds
+    clear = Claim("t.clear", "P", "b beats a", "Fig. 1", "toy", "b / a", ratio("b.value", "a.value"),
+                  greater(1.1, null=1.0))
+    monkeypatch.setitem(CLAIMS, "t.clear", clear)
+    res = run_until_decided("toy", "smoke", out=tmp_path / "a", max_seeds=8)
+    assert res["seeds"] == [0, 1, 2, 3, 4] and res["until_decided"]["rows"] == {"t.clear": "reproduced"}
+    assert len(CALLS) == 10
+    # a.value = 3 + s/10 against 3.2: its CI holds 3.2 at 5, 6 and 7 seeds -> one seed at a time up to the cap
+    monkeypatch.setitem(CLAIMS, "t.open", Claim("t.open", "P", "a is 3.2", "Fig. 1", "toy", "a", metric("a.value"),
+                                                greater(3.2, null=3.2, sesoi=0.001)))
+    CALLS.clear()
+    res = run_until_decided("toy", "smoke", out=tmp_path / "a", max_seeds=7)
+    assert res["seeds"] == list(range(7)) and res["until_decided"]["rows"]["t.open"] == "inconclusive"
+    assert sorted(CALLS) == [(5, "a"), (5, "b"), (6, "a"), (6, "b")]  # the first 5 seeds' shards were reused
+    with pytest.raises(ValueError, match="min_seeds <= max_seeds"):
+        run_until_decided("toy", "smoke", out=tmp_path / "a", max_seeds=3)
+    assert main(["run", "toy", "--scale", "smoke", "--until-decided", "--max-seeds", "7", "--out",
+                 str(tmp_path / "a")]) == 0
+    assert "toy: 7 seeds" in capsys.readouterr().err

@@ -49,10 +49,10 @@ def test_the_nfe_notebook_shows_the_results_of_record_not_the_solvers_floor():
     # The forced-small run sits at the solver's floor (every value 20.0 ± 0.0): the docs show the committed
     # results instead, which span the tolerances; the notebook asserts they are off the floor.
     text = (ROOT / "notebooks" / "nfe_vs_tolerance.py").read_text()
-    assert '"analysis" / "results" / "node_nfe_tolerance"' in text
+    assert '"analysis" / "results" / "node_trained"' in text
     import json
 
-    record = json.loads((ROOT / "analysis" / "results" / "node_nfe_tolerance" / "nfe_vs_tolerance.json").read_text())
-    tols = sorted(record["node"], key=float, reverse=True)
-    assert len(tols) >= 4 and record["node"][tols[-1]]["forward_nfe"]["mean"] > 20.0
+    record = json.loads((ROOT / "analysis" / "results" / "node_trained" / "results.json").read_text())
+    tight = [m for m in record["metrics"] if m.startswith("node.forward_nfe@")]
+    assert len(tight) >= 4 and record["metrics"][max(tight, key=lambda m: -float(m.split("@")[1]))]["mean"] > 20.0
     assert text.count("invert_xaxis()") == 1  # one figure, one direction (loose to tight, as in the report)

@@ -10,7 +10,8 @@ Layer: ``experiments`` imports ``models``, ``tasks``, ``diagnostics``, ``solvers
   reused, so an interrupted sweep resumes), locally or through Ray (``backend="ray"``), on
   ``device="cpu"`` or ``"cuda"``, and aggregates ``out/results.json`` (mean ± 95 % CI per metric).
 * :func:`ledger` evaluates every registered :class:`Claim` on the committed results under
-  ``analysis/results/<experiment>/results.json`` with the claim's :class:`Rule`.
+  ``analysis/results/<experiment>/results.json``: validity checks first (:func:`declare_validity`), then the
+  paired per-seed effect on its scale, its 95 % CI, and one of :data:`OUTCOMES` (see :mod:`.ledger`).
 
 Registering an experiment and its ledger rows
 ---------------------------------------------
@@ -19,7 +20,7 @@ In a module of this package (then add it to :data:`MODULES`)::
     from dataclasses import dataclass
     from pathlib import Path
     from dynkit.experiments.registry import register
-    from dynkit.experiments.ledger import add_claim, less, ratio
+    from dynkit.experiments.ledger import add_claim, at_least, declare_validity, greater, difference
 
     @dataclass(frozen=True)
     class MyConfig:
@@ -35,21 +36,25 @@ In a module of this package (then add it to :data:`MODULES`)::
         return {"metrics": {f"{config.model}.test_acc": acc}, "anything": "JSON-able"}
 
     add_claim("my_paper.momentum_helps", paper="MomentumRNN (Nguyen et al. 2020)",
-              claim="MomentumRNN beats the RNN", paper_figure="Table 1", experiment="my_experiment",
-              metric="test accuracy MomentumRNN / RNN", value=ratio("momentum_rnn.test_acc", "rnn.test_acc"),
-              rule=greater(1.05, null=1.0))
+              claim="MomentumRNN beats the RNN", paper_figure="Table 1: +2 points", experiment="my_experiment",
+              metric="test accuracy MomentumRNN - RNN", value=difference("momentum_rnn.test_acc", "rnn.test_acc"),
+              rule=greater(0.02, null=0.0))
+    declare_validity("my_experiment", at_least("rnn.test_acc", 0.5, "10 classes, chance 0.1"))
 
 Rules: the metric names must be unique across one seed's config points (put the point in the name);
-a claim's ``value`` maps one seed's merged metrics to a float (:func:`metric`, :func:`ratio`,
-:func:`difference` or any function); the :class:`Rule` decides the verdict from its mean and 95 % CI
-over ≥ 3 seeds. Run it with ``dynkit run my_experiment --scale cpu --out analysis/results/my_experiment``.
+a claim's ``value`` is an :class:`Effect` (:func:`ratio`: log10 of a paired ratio; :func:`difference`;
+:func:`metric`: one model's number against an absolute criterion); its :class:`Rule` gives the paper's
+effect, no effect and (where the paper gives no size) the smallest effect of interest; the outcome needs
+≥ :data:`MIN_SEEDS` seeds. Run it with ``dynkit run my_experiment --scale cpu --until-decided --out
+analysis/results/my_experiment``.
 """
 from __future__ import annotations
 
 from importlib import import_module
 
-from .ledger import (CLAIMS, MIN_SEEDS, VERDICTS, Claim, Ledger, LedgerRow, Rule, add_claim, difference, greater,
-                     ledger, less, metric, ratio)
+from .ledger import (CLAIMS, MAX_SEEDS, MIN_SEEDS, OUTCOMES, VALIDITY, VERDICTS, Check, Claim, Effect, Ledger,
+                     LedgerError, LedgerRow, Rule, add_claim, at_least, at_most, declare_validity, difference, greater,
+                     ledger, less, metric, off_floor, plateau, ratio, ratio_of_ratios)
 from .nfe_tolerance import nfe_vs_tolerance, plot_nfe_vs_tolerance
 from .registry import EXPERIMENTS, SCALES, Experiment, get, register
 from .runner import BACKENDS, Shard, ShardRecomputed, aggregate, mean_ci, run, shards
@@ -72,6 +77,9 @@ def load_all() -> dict:
 load_all()
 
 __all__ = ["EXPERIMENTS", "SCALES", "Experiment", "register", "get", "run", "shards", "Shard", "ShardRecomputed",
-           "aggregate", "mean_ci", "BACKENDS", "ledger", "Ledger", "LedgerRow", "Claim", "CLAIMS", "Rule",
-           "VERDICTS", "MIN_SEEDS", "add_claim", "greater", "less", "metric", "ratio", "difference",
-           "nfe_vs_tolerance", "plot_nfe_vs_tolerance", "load_all", "MODULES"]
+           "aggregate",
+           "mean_ci", "BACKENDS", "ledger", "Ledger", "LedgerRow", "LedgerError", "Claim", "CLAIMS", "Rule", "OUTCOMES",
+           "VERDICTS", "MIN_SEEDS", "MAX_SEEDS", "Effect", "Check", "VALIDITY", "declare_validity", "at_least",
+           "at_most", "off_floor", "plateau", "add_claim", "greater", "less", "metric", "ratio", "ratio_of_ratios",
+           "difference", "nfe_vs_tolerance",
+           "plot_nfe_vs_tolerance", "load_all", "MODULES"]

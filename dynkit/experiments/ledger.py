@@ -1,50 +1,243 @@
-"""The claims ledger: each empirical claim of the five papers, our number over seeds, and a computed verdict."""
+"""The claims ledger: each empirical claim of the five papers, decided from paired per-seed effects.
+
+A row is computed, in code, in four steps (issue 21):
+
+1. **Completeness.** Every metric the row's effect and its validity checks read must be present in every
+   seed; a missing metric makes the row ``invalid`` naming the metric and the seeds (never a skip).
+2. **Validity.** Every metric the effect reads must be finite (a diverged run is reported with its seed,
+   never dropped, never turned into 0), positive where the effect takes a logarithm, and pass the checks
+   its experiment declares (:func:`declare_validity`): trained (beats chance or a trivial predictor by a
+   stated margin), plateaued (relative change over the last epochs below a stated threshold), off the
+   solver's floor (an NFE above the minimum evaluations of the tolerance by a stated margin), and any
+   absolute bound (an adjoint that explodes). One invalid seed makes the row ``invalid``.
+3. **The paired effect per seed** on the row's scale (:class:`Effect`): ``log`` (log10) for ratios and
+   norms spanning orders of magnitude, ``difference`` for accuracies, ``linear`` for a single number held
+   against an absolute criterion. Then the mean, a 95 % CI (Student t; a percentile bootstrap where the
+   per-seed effects are skewed), ``n`` and the number of seeds whose effect lies on the paper's side.
+4. **The outcome** (:data:`OUTCOMES`) from the CI, the paper's effect (or the stated criterion) and the
+   smallest effect of interest (``sesoi``), on the row's scale, with ``s = +1`` when the paper's effect
+   lies above no effect and ``-1`` below; on ``s * (effect - null)``:
+
+   * ``reproduced``: the CI excludes no effect (lies above 0) and does not lie entirely short of the
+     paper's effect (its upper end reaches it);
+   * ``smaller effect``: the CI excludes no effect but lies entirely short of the paper's effect;
+   * ``opposite``: the CI lies entirely on the other side of no effect;
+   * ``ruled out``: the CI contains no effect and lies inside ``± sesoi`` (equivalence);
+   * ``inconclusive``: none of these, or fewer than :data:`MIN_SEEDS` seeds; the row gives the minimal
+     detectable effect at this n (80 % power) and the seeds needed to detect ``sesoi``;
+   * ``invalid``: step 1 or 2 failed; the row gives the reason;
+   * ``needs full scale``: an undecided row that its claim marks as undecidable on CPU (the reason and
+     the ``full`` configuration that would decide it are in the row).
+"""
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from .runner import RESULTS_FILE, mean_ci, per_seed_metrics
+from .runner import RESULTS_FILE
 
-VERDICTS = ("reproduced", "partly reproduced", "not reproduced at this scale", "contradicted")
-MIN_SEEDS = 3
+OUTCOMES = ("reproduced", "smaller effect", "ruled out", "opposite", "inconclusive", "invalid", "needs full scale")
+"""The outcomes of a ledger row (see the module docstring)."""
+DECIDED = OUTCOMES[:4]
+VERDICTS = OUTCOMES  # the name of the tuple before issue 21
+MIN_SEEDS = 5
+"""Seeds a row needs before it is decided (fewer: ``inconclusive``, with the provisional outcome)."""
+MAX_SEEDS = 10
+"""Default cap of ``dynkit run --until-decided``."""
+LEVEL = 0.95
+POWER = 0.80
+SKEW_FOR_BOOTSTRAP = 1.0
+"""|sample skewness| of the per-seed effects above which the CI is a percentile bootstrap (n >= 8)."""
+BOOTSTRAP_MIN_N = 8
 RESULTS_ROOT = Path(__file__).resolve().parents[2] / "analysis" / "results"
 """Where the results of record live (``analysis/results/<experiment>/results.json``)."""
+SCALE_KINDS = ("log", "difference", "linear")
 
 
+class LedgerError(ValueError):
+    """A results file the ledger cannot read (the message names the file)."""
+
+
+# ---- effects ------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Effect:
+    """A row's per-seed effect: ``natural(values of metrics)`` mapped to the row's scale.
+
+    Parameters
+    ----------
+    metrics : tuple of str
+        The per-seed metrics the effect reads (one seed's merged metrics).
+    natural : callable
+        ``natural(*values) -> float`` on the paper's natural scale (a ratio, a difference, a number).
+    scale : {"log", "difference", "linear"}
+        ``log``: the effect is ``log10(natural)`` (ratios, norms over orders of magnitude; every metric must
+        be positive); ``difference`` and ``linear``: the natural value itself.
+    name : str
+        How the effect reads, e.g. ``"log10(hbnode.x / node.x)"``.
+    """
+
+    metrics: tuple[str, ...]
+    natural: Callable[..., float]
+    scale: str
+    name: str
+
+    def __post_init__(self):
+        if self.scale not in SCALE_KINDS:
+            raise ValueError(f"scale must be one of {SCALE_KINDS}, got {self.scale!r}")
+
+    def to_scale(self, x: float) -> float:
+        """A natural value (the paper's ratio, a criterion) on the row's scale."""
+        return math.log10(x) if self.scale == "log" else float(x)
+
+    def __call__(self, m: Mapping[str, float]) -> float:
+        return self.to_scale(self.natural(*(m[k] for k in self.metrics)))
+
+
+def ratio(numerator: str, denominator: str) -> Effect:
+    """``log10(numerator / denominator)`` per seed (paired: both from the same seed)."""
+    return Effect((numerator, denominator), lambda a, b: a / b, "log", f"log10({numerator} / {denominator})")
+
+
+def difference(a: str, b: str, scale: str = "difference") -> Effect:
+    """``a - b`` per seed (paired): accuracies, or metrics already on a log scale."""
+    return Effect((a, b), lambda x, y: x - y, scale, f"{a} - {b}")
+
+
+def metric(name: str, scale: str = "linear") -> Effect:
+    """One model's own number per seed, against an absolute criterion (``scale="log"`` for norms)."""
+    return Effect((name,), lambda x: x, scale, f"log10({name})" if scale == "log" else name)
+
+
+def ratio_of_ratios(a: str, b: str, c: str, d: str) -> Effect:
+    """``log10((a / b) / (c / d))`` per seed, e.g. one model's NFE growth over another's."""
+    return Effect((a, b, c, d), lambda w, x, y, z: (w / x) / (y / z), "log", f"log10(({a} / {b}) / ({c} / {d}))")
+
+
+# ---- validity -----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Check:
+    """One validity condition on one seed's metrics, declared by an experiment (:func:`declare_validity`).
+
+    Parameters
+    ----------
+    kind : {"trained", "plateau", "off floor", "bounded"}
+        What the check guards against (printed in the reason of an ``invalid`` row).
+    subject : str
+        The model (metric prefix, e.g. ``"hbnode"`` or ``"digits.LSTM"``) the check is about: it applies to
+        a row whose effect reads a metric starting with ``subject + "."``.
+    metrics : tuple of str
+        The metrics it reads (each must be present: completeness).
+    test : callable
+        ``test(*values) -> (ok, value)``: whether the seed passes, and the number to report.
+    why : str
+        The stated criterion, e.g. ``"test accuracy >= 0.5 (chance 0.1)"``.
+    when : str, optional
+        A regular expression: the check applies only to rows whose effect metrics match it (e.g. ``"nfe"``).
+    """
+
+    kind: str
+    subject: str
+    metrics: tuple[str, ...]
+    test: Callable[..., tuple[bool, float]]
+    why: str
+    when: str | None = None
+
+    def applies(self, effect_metrics: Sequence[str]) -> bool:
+        about = self.subject == "" or any(m.startswith(self.subject + ".") for m in effect_metrics)
+        return about and (self.when is None or any(re.search(self.when, m) for m in effect_metrics))
+
+
+def _subject(metric_name: str, subject: str | None) -> str:
+    return metric_name.rsplit(".", 1)[0] if subject is None else subject
+
+
+def at_least(metric_name: str, bound: float, why: str, kind: str = "trained", when: str | None = None,
+             subject: str | None = None) -> Check:
+    """Valid when ``metric >= bound`` (e.g. the baseline beats chance by a stated margin).
+
+    ``subject`` defaults to the metric's name less its last part (``"digits.LSTM"`` for
+    ``"digits.LSTM.best_accuracy"``); ``""`` applies the check to every row of the experiment.
+    """
+    return Check(kind, _subject(metric_name, subject), (metric_name,), lambda v: (v >= bound, v),
+                 f"{metric_name} >= {bound:g} ({why})", when)
+
+
+def at_most(metric_name: str, bound: float, why: str, kind: str = "trained", when: str | None = None,
+            subject: str | None = None) -> Check:
+    """Valid when ``metric <= bound`` (e.g. a loss below the trivial predictor's); see :func:`at_least`."""
+    return Check(kind, _subject(metric_name, subject), (metric_name,), lambda v: (v <= bound, v),
+                 f"{metric_name} <= {bound:g} ({why})", when)
+
+
+def off_floor(metric_name: str, floor: float, why: str, margin: float = 1.5, when: str | None = "nfe",
+              subject: str | None = None) -> Check:
+    """Valid when an NFE metric exceeds ``margin * floor``, the solver's minimum evaluations at its tolerance.
+
+    ``floor`` is stated per experiment: for dopri5 with torchdiffeq's initial-step selection, one solve
+    costs at least 2 + 6 k evaluations for k accepted steps (FSAL), so 2 accepted steps give 14.
+    """
+    bound = margin * floor
+    return Check("off floor", _subject(metric_name, subject), (metric_name,), lambda v: (v > bound, v),
+                 f"{metric_name} > {margin:g} x floor {floor:g} ({why})", when)
+
+
+def plateau(pattern: str, epochs: int, k: int = 3, rtol: float = 0.02, when: str | None = None) -> Check:
+    """Valid when the loss has plateaued: ``|L[-1] - L[-1-k]| / |L[-1-k]| <= rtol`` over the last ``k`` epochs.
+
+    ``pattern`` holds ``{epoch}`` (1-based), e.g. ``"hbnode.epoch{epoch}.test_mse"``; ``epochs`` is the
+    run's number of epochs.
+    """
+    if epochs <= k:
+        raise ValueError(f"plateau needs more than k={k} epochs, got epochs={epochs}")
+    names = (pattern.format(epoch=epochs - k), pattern.format(epoch=epochs))
+
+    def test(before, last):
+        change = abs(last - before) / abs(before) if before else math.inf
+        return change <= rtol, change
+
+    return Check("plateau", pattern.split(".", 1)[0], names, test,
+                 f"relative change of {pattern.format(epoch='N')} over the last {k} epochs <= {rtol:g}", when)
+
+
+VALIDITY: dict[str, list[Check]] = {}
+"""The validity checks each experiment declares, by experiment name."""
+
+
+def declare_validity(experiment: str, *checks: Check) -> None:
+    """Declare what makes a run of ``experiment`` valid for its claims (added to :data:`VALIDITY`)."""
+    for c in checks:
+        if not isinstance(c, Check):
+            raise TypeError(f"checks must be Check objects (at_least, at_most, off_floor, plateau), got {c!r}")
+    VALIDITY.setdefault(experiment, []).extend(checks)
+
+
+# ---- rules --------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Rule:
-    """The verdict rule of a claim whose effect is a number that should be above (or below) a value.
+    """The paper's effect and no effect of a claim, on the claim's natural scale.
 
     Parameters
     ----------
     direction : {"greater", "less"}
         Which side of ``null`` the paper's effect lies on.
     target : float
-        The paper's effect size (e.g. a ratio of 0.8): ``reproduced`` when the whole 95 % CI lies
-        beyond it.
+        The paper's effect (e.g. a ratio of 0.8) or the stated criterion of a one-model claim.
     null : float
-        No effect (e.g. a ratio of 1): ``contradicted`` when the whole CI lies on the wrong side of it.
-
-    Notes
-    -----
-    With ``s = +1`` for "greater" and ``-1`` for "less", on ``s * value``:
-
-    * fewer than :data:`MIN_SEEDS` seeds: ``not reproduced at this scale``;
-    * CI entirely beyond ``target``: ``reproduced``;
-    * CI entirely beyond ``null`` but not beyond ``target`` (a significant effect in the paper's direction,
-      smaller than the paper's): ``partly reproduced``;
-    * CI entirely on the other side of ``null``: ``contradicted``;
-    * otherwise (the CI contains ``null``: no effect distinguishable at this scale):
-      ``not reproduced at this scale``.
+        No effect (a ratio of 1, a difference of 0), or for a one-model claim the criterion's boundary.
+    sesoi : float, optional
+        The smallest effect of interest **on the row's scale** (log10 units for ratios); default the
+        distance from ``null`` to ``target`` on that scale (the paper's effect). Must be stated where the
+        paper gives no effect size (``target == null``).
     """
 
     direction: str
     target: float
     null: float
+    sesoi: float | None = None
 
     def __post_init__(self):
         if self.direction not in ("greater", "less"):
@@ -52,66 +245,37 @@ class Rule:
         s = 1 if self.direction == "greater" else -1
         if s * self.target < s * self.null:
             raise ValueError(f"target {self.target} must lie on the {self.direction} side of null {self.null}")
+        if self.target == self.null and self.sesoi is None:
+            raise ValueError(f"the paper gives no effect size (target == null == {self.null}): state the smallest "
+                             f"effect of interest, sesoi=")
+        if self.sesoi is not None and not self.sesoi > 0:
+            raise ValueError(f"sesoi must be > 0, got {self.sesoi}")
 
-    def verdict(self, ours: Mapping) -> str:
-        if ours.get("n_seeds", 0) < MIN_SEEDS or ours.get("mean") is None:
-            return "not reproduced at this scale"
-        s = 1 if self.direction == "greater" else -1
-        lo, hi = sorted((s * ours["ci_low"], s * ours["ci_high"]))
-        if lo > s * self.target:
-            return "reproduced"
-        if lo > s * self.null:
-            return "partly reproduced"
-        if hi < s * self.null:
-            return "contradicted"
-        return "not reproduced at this scale"
+    @property
+    def sign(self) -> int:
+        return 1 if self.direction == "greater" else -1
 
     def describe(self) -> str:
         op = ">" if self.direction == "greater" else "<"
-        if self.target == self.null:
-            return f"reproduced if 95% CI {op} {self.null:g}; contradicted if CI on the other side"
-        return (f"reproduced if 95% CI {op} {self.target:g}; partly if CI {op} {self.null:g}; "
-                f"contradicted if CI on the other side of {self.null:g}")
+        return f"paper {op} {self.null:g}" + (f", paper's effect {self.target:g}" if self.target != self.null else "")
 
 
-def greater(target: float, null: float | None = None) -> Rule:
-    return Rule("greater", target, target if null is None else null)
+def greater(target: float, null: float | None = None, sesoi: float | None = None) -> Rule:
+    return Rule("greater", target, target if null is None else null, sesoi)
 
 
-def less(target: float, null: float | None = None) -> Rule:
-    return Rule("less", target, target if null is None else null)
+def less(target: float, null: float | None = None, sesoi: float | None = None) -> Rule:
+    return Rule("less", target, target if null is None else null, sesoi)
 
 
-Value = Callable[[Mapping[str, float]], float]
-
-
-def metric(name: str) -> Value:
-    """A claim's value: the seed's metric ``name``."""
-    def value(m):
-        return m[name]
-    value.__name__ = name
-    return value
-
-
-def ratio(numerator: str, denominator: str) -> Value:
-    """A claim's value: ``numerator / denominator`` within each seed."""
-    def value(m):
-        return m[numerator] / m[denominator]
-    value.__name__ = f"{numerator} / {denominator}"
-    return value
-
-
-def difference(a: str, b: str) -> Value:
-    """A claim's value: ``a - b`` within each seed."""
-    def value(m):
-        return m[a] - m[b]
-    value.__name__ = f"{a} - {b}"
-    return value
-
-
+# ---- claims -------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Claim:
-    """One row of the ledger: a paper's empirical claim, the experiment that tests it and the rule."""
+    """One row of the ledger: a paper's empirical claim, the experiment that tests it, its effect and rule.
+
+    ``full_scale`` (a sentence) marks a claim that no CPU design can decide: an undecided row then reads
+    ``needs full scale`` with that reason and the experiment's ``full`` configuration.
+    """
 
     id: str
     paper: str
@@ -119,40 +283,160 @@ class Claim:
     paper_figure: str
     experiment: str
     metric: str
-    value: Value
+    value: Effect
     rule: Rule
     scale: str = "cpu"
+    full_scale: str = ""
+    checks: tuple[Check, ...] = ()
+
+    @property
+    def effect_scale(self) -> str:
+        return self.value.scale
+
+    def bounds(self) -> tuple[float, float, float]:
+        """``(null, target, sesoi)`` on the row's scale."""
+        null, target = self.value.to_scale(self.rule.null), self.value.to_scale(self.rule.target)
+        sesoi = self.rule.sesoi if self.rule.sesoi is not None else abs(target - null)
+        return null, target, sesoi
+
+    def validity(self) -> list[Check]:
+        return [c for c in (*VALIDITY.get(self.experiment, ()), *self.checks) if c.applies(self.value.metrics)]
 
 
 CLAIMS: dict[str, Claim] = {}
 
 
-def add_claim(id: str, *, paper: str, claim: str, paper_figure: str, experiment: str, metric: str, value: Value,
-              rule: Rule, scale: str = "cpu") -> Claim:
-    """Register a ledger row (see :class:`Claim`); ``value(per_seed_metrics) -> float``."""
+def add_claim(id: str, *, paper: str, claim: str, paper_figure: str, experiment: str, metric: str, value: Effect,
+              rule: Rule, scale: str = "cpu", full_scale: str = "", checks: Sequence[Check] = ()) -> Claim:
+    """Register a ledger row (see :class:`Claim`)."""
     if id in CLAIMS:
         raise ValueError(f"a claim with id {id!r} is already registered")
-    row = Claim(id, paper, claim, paper_figure, experiment, metric, value, rule, scale)
+    if not isinstance(value, Effect):
+        raise TypeError(f"claim {id!r}: value must be an Effect (ratio, difference, metric, ratio_of_ratios), got "
+                        f"{type(value).__name__}")
+    row = Claim(id, paper, claim, paper_figure, experiment, metric, value, rule, scale, full_scale, tuple(checks))
+    row.bounds()  # the paper's ratio must be positive on a log scale
     CLAIMS[id] = row
     return row
 
 
+# ---- statistics ---------------------------------------------------------------------------------------------------
+def _t(q: float, df: int) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(q, df))
+
+
+def interval(xs: Sequence[float], level: float = LEVEL, seed: int = 0) -> tuple[float, float, float, str]:
+    """``(mean, low, high, method)``: a Student-t interval of the mean, or a percentile bootstrap (10 000
+    resamples, fixed seed) when n >= :data:`BOOTSTRAP_MIN_N` and |skewness| > :data:`SKEW_FOR_BOOTSTRAP`."""
+    import numpy as np
+
+    x = np.asarray(xs, dtype=float)
+    n, mean = len(x), float(np.mean(x))
+    if n < 2:
+        return mean, mean, mean, "none"
+    sd = float(np.std(x, ddof=1))
+    skew = float(np.mean((x - mean) ** 3) / np.std(x) ** 3) if sd > 0 else 0.0
+    if n >= BOOTSTRAP_MIN_N and abs(skew) > SKEW_FOR_BOOTSTRAP:
+        rng = np.random.default_rng(seed)
+        means = x[rng.integers(0, n, size=(10_000, n))].mean(axis=1)
+        lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+        return mean, float(lo), float(hi), "bootstrap"
+    half = _t(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
+    return mean, mean - half, mean + half, "t"
+
+
+def detectable(sd: float, n: int, level: float = LEVEL, power: float = POWER) -> float:
+    """Minimal detectable effect of a paired mean with ``n`` seeds: ``(t_{1-a/2} + t_{power}) sd / sqrt(n)``."""
+    if n < 2:
+        return math.inf
+    return (_t(0.5 + level / 2, n - 1) + _t(power, n - 1)) * sd / math.sqrt(n)
+
+
+def seeds_needed(sd: float, sesoi: float, level: float = LEVEL, power: float = POWER, cap: int = 1000) -> int | None:
+    """The smallest n whose minimal detectable effect is at most ``sesoi`` (None above ``cap``)."""
+    if sd == 0:
+        return 2
+    for n in range(2, cap + 1):
+        if detectable(sd, n, level, power) <= sesoi:
+            return n
+    return None
+
+
+def decide(low: float, high: float, null: float, target: float, sesoi: float, sign: int) -> str:
+    """The outcome of a CI ``[low, high]`` on the row's scale (see the module docstring)."""
+    lo, hi = sorted((sign * (low - null), sign * (high - null)))
+    goal = sign * (target - null)
+    if lo > 0:
+        return "reproduced" if hi >= goal else "smaller effect"
+    if hi < 0:
+        return "opposite"
+    if -sesoi < lo and hi < sesoi:
+        return "ruled out"
+    return "inconclusive"
+
+
+# ---- rows ---------------------------------------------------------------------------------------------------------
 @dataclass
 class LedgerRow:
+    """One computed row. ``effect``, ``ci_low``, ``ci_high``, ``paper_effect`` and ``sesoi`` are on ``scale``."""
+
     claim: Claim
-    ours: dict
-    verdict: str
-    note: str = ""
+    outcome: str
+    reason: str = ""
+    effect: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str = "none"
+    n: int = 0
+    n_agree: int = 0
+    per_seed: dict = field(default_factory=dict)
+    invalid_seeds: dict = field(default_factory=dict)
+    mde: float | None = None
+    seeds_needed: int | None = None
+    provisional: str = ""
+
+    @property
+    def scale(self) -> str:
+        return self.claim.effect_scale
+
+    @property
+    def verdict(self) -> str:  # the field's name before issue 21
+        return self.outcome
 
     def to_dict(self) -> dict:
+        from .paper_runs import paper_effect
+
         c = self.claim
+        null, target, sesoi = c.bounds()
+        natural = (None if self.effect is None else 10 ** self.effect if self.scale == "log" else self.effect)
         return {"id": c.id, "paper": c.paper, "claim": c.claim, "paper_figure": c.paper_figure,
-                "experiment": c.experiment, "metric": c.metric, "ours": self.ours, "scale": c.scale,
-                "verdict": self.verdict, "rule": c.rule.describe(), "note": self.note}
+                "experiment": c.experiment, "metric": c.metric, "effect_definition": c.value.name,
+                "scale": self.scale, "run_scale": c.scale, "outcome": self.outcome, "reason": self.reason,
+                "effect": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high, "ci_method": self.ci_method,
+                "effect_natural": natural, "n": self.n, "n_agree": self.n_agree, "null": null,
+                "paper_effect": target, "sesoi": sesoi, "direction": c.rule.direction, "mde": self.mde,
+                "seeds_needed": self.seeds_needed, "provisional": self.provisional,
+                "per_seed": {str(k): v for k, v in self.per_seed.items()},
+                "invalid_seeds": {str(k): v for k, v in self.invalid_seeds.items()},
+                "validity": [k.why for k in c.validity()], "full_scale": c.full_scale, "rule": c.rule.describe(),
+                "authors_runs": paper_effect(c.id),
+                # the fields the report read before issue 21
+                "verdict": self.outcome, "note": self.reason,
+                "ours": {"mean": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high, "n_seeds": self.n}}
 
 
 def _fmt(x) -> str:
     return "–" if x is None else f"{x:.3g}"
+
+
+def effect_text(row: LedgerRow) -> str:
+    """``log10 -0.52 [-0.61, -0.43]`` (the effect on its scale with its CI), ``–`` without one."""
+    if row.effect is None:
+        return "–"
+    ci = f" [{_fmt(row.ci_low)}, {_fmt(row.ci_high)}]" if row.n > 1 else ""
+    return f"{row.scale} {_fmt(row.effect)}{ci}"
 
 
 @dataclass
@@ -160,10 +444,13 @@ class Ledger:
     rows: list[LedgerRow]
 
     def to_dict(self) -> dict:
-        return {"rows": [r.to_dict() for r in self.rows]}
+        return {"rows": [r.to_dict() for r in self.rows], "outcome_counts": self.outcome_counts(),
+                "min_seeds": MIN_SEEDS, "level": LEVEL, "power": POWER}
 
-    def verdict_counts(self) -> dict[str, int]:
-        return {v: sum(r.verdict == v for r in self.rows) for v in VERDICTS}
+    def outcome_counts(self) -> dict[str, int]:
+        return {v: sum(r.outcome == v for r in self.rows) for v in OUTCOMES}
+
+    verdict_counts = outcome_counts  # the name before issue 21
 
     def records(self) -> list[dict]:
         """One flat dict per row (our number split into ``mean``, ``ci_low``, ``ci_high``, ``n_seeds``):
@@ -184,46 +471,177 @@ class Ledger:
         return to_pandas(self.records(), "Ledger")
 
     def to_markdown(self) -> str:
-        lines = ["| id | paper | claim | paper figure | experiment | metric | ours (mean [95% CI], seeds) | scale "
-                 "| verdict |", "|" + " --- |" * 9]
+        from .paper_runs import paper_effect_text
+
+        lines = ["| id | paper | claim | paper figure | metric | effect on its scale [95% CI] | n (agree) | paper's "
+                 "effect / sesoi | outcome | reason or seeds needed | authors' runs |", "|" + " --- |" * 11]
         for r in self.rows:
-            c, o = r.claim, r.ours
-            ours = f"{_fmt(o['mean'])} [{_fmt(o['ci_low'])}, {_fmt(o['ci_high'])}], n={o['n_seeds']}"
-            cells = [c.id, c.paper, c.claim, c.paper_figure, c.experiment, c.metric, ours, c.scale,
-                     r.verdict + (f" ({r.note})" if r.note else "")]
-            lines.append("| " + " | ".join(str(x).replace("|", "/") for x in cells) + " |")
-        counts = ", ".join(f"{k}: {v}" for k, v in self.verdict_counts().items())
+            c = r.claim
+            null, target, sesoi = c.bounds()
+            why = r.reason
+            if r.outcome in ("inconclusive", "needs full scale") and r.seeds_needed is not None:
+                why = (why + "; " if why else "") + f"seeds needed {r.seeds_needed}"
+            cells = [c.id, c.paper, c.claim, c.paper_figure, c.metric, effect_text(r), f"{r.n} ({r.n_agree})",
+                     f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})", r.outcome, why or "–",
+                     paper_effect_text(c.id)]
+            lines.append("| " + " | ".join(str(x).replace("|", "/").replace("\n", " ") for x in cells) + " |")
+        counts = ", ".join(f"{k}: {v}" for k, v in self.outcome_counts().items())
         return "\n".join(lines) + f"\n\n{len(self.rows)} claims — {counts}\n"
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
 
 
+def _missing(by_seed: dict[int, dict], names: Sequence[str]) -> str:
+    """Which metrics are missing in which seeds; a model whose run failed (``<model>.failed``) says so."""
+    gaps: dict[str, list[int]] = {}
+    for seed, m in by_seed.items():
+        for k in names:
+            if k not in m:
+                model = k.rsplit(".", 1)[0]
+                failed = m.get(f"{model}.failed")
+                if failed:
+                    at = m.get(f"{model}.failed_epoch")
+                    gaps.setdefault(f"{model} failed" + (f" at epoch {at:g}" if _finite(at) else ""), []).append(seed)
+                else:
+                    gaps.setdefault(f"missing metric {k}", []).append(seed)
+    return "; ".join(f"{k} in seed(s) {sorted(set(s))}" for k, s in gaps.items())
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
 def evaluate(claim: Claim, results: dict | None) -> LedgerRow:
-    """One row from an experiment's aggregated results (None: not run yet)."""
+    """One row from an experiment's aggregated results (None: not run at the claim's scale)."""
     if results is None:
-        return LedgerRow(claim, mean_ci([]), "not reproduced at this scale", "no results")
-    values, note = [], ""
-    for seed, metrics in sorted(per_seed_metrics(results).items()):
-        try:
-            v = float(claim.value(metrics))
-        except (KeyError, ZeroDivisionError):
-            continue
-        if math.isfinite(v):
-            values.append(v)
-    ours = mean_ci(values)
-    if ours["n_seeds"] < MIN_SEEDS:
-        note = f"{ours['n_seeds']} seed(s) < {MIN_SEEDS}"
-    return LedgerRow(claim, ours, claim.rule.verdict(ours), note)
+        return _undecided(claim, LedgerRow(claim, "inconclusive", f"no results at scale {claim.scale!r}",
+                                           seeds_needed=MIN_SEEDS))
+    by_seed = per_seed_metrics(results)
+    if not by_seed:
+        return _undecided(claim, LedgerRow(claim, "inconclusive", "no seeds in the results", seeds_needed=MIN_SEEDS))
+    checks = claim.validity()
+    needed = list(dict.fromkeys([*claim.value.metrics, *(k for c in checks for k in c.metrics)]))
+    gap = _missing(by_seed, needed)
+    if gap:
+        return LedgerRow(claim, "invalid", f"incomplete: {gap}", n=len(by_seed))
+    invalid: dict[int, list[str]] = {}  # seed -> what failed
+    failures: dict[str, list[str]] = {}  # what failed -> "seed s: value", for a short reason
+    for seed, m in sorted(by_seed.items()):
+        found = []
+        for k in claim.value.metrics:
+            v = m[k]
+            if not _finite(v):
+                found.append((f"{k} diverged", f"seed {seed}: {v}"))
+            elif claim.value.scale == "log" and v <= 0:
+                found.append((f"{k} <= 0 (a log effect needs positive values)", f"seed {seed}: {v:g}"))
+        for c in checks:
+            values = [m[k] for k in c.metrics]
+            if not all(_finite(v) for v in values):
+                found.append((f"{c.kind}: {', '.join(c.metrics)} diverged", f"seed {seed}: {values}"))
+                continue
+            ok, got = c.test(*values)
+            if not ok:
+                found.append((f"{c.kind}: {c.why}", f"seed {seed}: {got:.4g}"))
+        for what, where in found:
+            invalid.setdefault(seed, []).append(what)
+            failures.setdefault(what, []).append(where)
+    if invalid:
+        reason = "; ".join(f"{what} fails in {', '.join(where)}" for what, where in failures.items())
+        return LedgerRow(claim, "invalid", reason, n=len(by_seed), invalid_seeds=invalid)
+    effects = {seed: claim.value(m) for seed, m in sorted(by_seed.items())}
+    bad = {s: v for s, v in effects.items() if not math.isfinite(v)}
+    if bad:
+        return LedgerRow(claim, "invalid", "; ".join(f"seed {s}: effect {v}" for s, v in bad.items()),
+                         n=len(effects), invalid_seeds={s: [f"effect {v}"] for s, v in bad.items()})
+    null, target, sesoi = claim.bounds()
+    xs = list(effects.values())
+    n = len(xs)
+    mean, lo, hi, method = interval(xs)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else math.nan
+    row = LedgerRow(claim, "inconclusive", effect=mean, ci_low=lo, ci_high=hi, ci_method=method, n=n,
+                    n_agree=sum(claim.rule.sign * (x - null) > 0 for x in xs), per_seed=effects)
+    row.provisional = decide(lo, hi, null, target, sesoi, claim.rule.sign) if n >= 2 else "inconclusive"
+    if n > 1:
+        row.mde = detectable(sd, n)
+        row.seeds_needed = seeds_needed(sd, sesoi)
+    if n < MIN_SEEDS:
+        row.reason = f"n = {n} < {MIN_SEEDS} seeds" + (f" (the CI so far: {row.provisional})" if n > 1 else "")
+        if n < 2 or row.provisional != "inconclusive":
+            row.seeds_needed = MIN_SEEDS
+        elif row.seeds_needed is not None:
+            row.seeds_needed = max(MIN_SEEDS, row.seeds_needed)
+        else:
+            row.reason += "; more than 1000 seeds to detect the smallest effect of interest at this spread"
+        return _undecided(claim, row)
+    row.outcome = row.provisional
+    if row.outcome == "inconclusive":
+        row.reason = (f"the CI holds no effect and effects beyond ±{sesoi:.3g}; minimal detectable effect at n = {n}: "
+                      f"{row.mde:.3g}" + ("" if row.seeds_needed is not None else "; more than 1000 seeds needed"))
+        return _undecided(claim, row)
+    row.seeds_needed = None
+    return row
+
+
+def _undecided(claim: Claim, row: LedgerRow) -> LedgerRow:
+    if claim.full_scale:
+        row.outcome = "needs full scale"
+        row.reason = (row.reason + "; " if row.reason else "") + claim.full_scale
+    return row
+
+
+# ---- reading results ----------------------------------------------------------------------------------------------
+def per_seed_metrics(results: dict) -> dict[int, dict[str, float]]:
+    """``{seed: {metric: value}}``, a seed's shards merged (validated by :func:`load_results`)."""
+    merged: dict[int, dict[str, float]] = {}
+    for shard in results["shards"]:
+        merged.setdefault(int(shard["seed"]), {}).update(shard["metrics"])
+    return merged
+
+
+def validate_results(results, path: str | Path) -> dict:
+    """Raise :class:`LedgerError` naming ``path`` unless ``results`` is an aggregated ``results.json``:
+    a dict with ``scale`` (str) and ``shards``, a list of ``{"seed": int, "metrics": {str: number or null}}``
+    (``null`` and non-finite numbers are kept: the ledger reports them as diverged)."""
+    def bad(what):
+        return LedgerError(f"{path}: not a valid results file: {what}")
+
+    if not isinstance(results, dict):
+        raise bad(f"expected a JSON object, got {type(results).__name__}")
+    if not isinstance(results.get("scale"), str):
+        raise bad(f"'scale' must be a string, got {results.get('scale')!r}")
+    shards = results.get("shards")
+    if not isinstance(shards, list):
+        raise bad(f"'shards' must be a list of shard records, got {type(shards).__name__}")
+    for i, s in enumerate(shards):
+        if not isinstance(s, dict):
+            raise bad(f"shards[{i}] must be an object, got {type(s).__name__}")
+        if not isinstance(s.get("seed"), int) or isinstance(s.get("seed"), bool):
+            raise bad(f"shards[{i}].seed must be an integer, got {s.get('seed')!r}")
+        metrics = s.get("metrics")
+        if not isinstance(metrics, dict):
+            raise bad(f"shards[{i}].metrics must be an object of numbers, got {type(metrics).__name__}")
+        for k, v in metrics.items():
+            if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)):
+                raise bad(f"shards[{i}].metrics[{k!r}] must be a number, got {v!r}")
+    metrics = results.get("metrics")
+    if metrics is not None and not isinstance(metrics, dict):
+        raise bad(f"'metrics' must be an object, got {type(metrics).__name__}")
+    return results
 
 
 def load_results(root: str | Path, experiment: str, scale: str) -> dict | None:
-    """``root/<experiment>/results.json`` if it holds ``scale``'s run, else None."""
+    """``root/<experiment>/results.json`` if it holds ``scale``'s run, else None; :class:`LedgerError`
+    naming the file if it is unreadable or not a results file."""
     path = Path(root) / experiment / RESULTS_FILE
     if not path.exists():
         return None
-    results = json.loads(path.read_text())
-    return results if results.get("scale") == scale else None
+    try:
+        results = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise LedgerError(f"{path}: cannot read the results file: {err}") from err
+    validate_results(results, path)
+    return results if results["scale"] == scale else None
 
 
 def default_results_root() -> Path:
@@ -246,6 +664,11 @@ def ledger(results: str | Path | None = None, claims: Sequence[Claim] | None = N
         default the committed results of record, ``analysis/results``.
     claims : sequence of Claim, optional
         Default: every registered claim (:data:`CLAIMS`).
+
+    Raises
+    ------
+    LedgerError
+        A results file is unreadable (truncated, binary) or not a results file; the message names it.
     """
     from . import load_all
 

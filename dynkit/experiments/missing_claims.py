@@ -7,7 +7,8 @@ Each row compares one number per seed (per CV fold for CSAODE) with the paper's 
 from __future__ import annotations
 
 from .csaode_cv import DATASETS, MAJORITY, PAPER as CSAODE_TABLE, VARIANTS
-from .ledger import add_claim, difference, greater, less, metric, ratio
+from .ledger import add_claim, at_least, at_most, declare_validity, difference, greater, less, metric, off_floor, plateau, ratio
+from .registry import get
 from .momentum_lstm import PAPER as MOMRNN_TABLE, PAPER_COLUMN
 
 REVIEW = "Wang et al., momentum review"
@@ -50,6 +51,13 @@ for task in ("walker2d", "silverbox", "plane_vibration"):
                   metric=f"log10(||a(t_1)||/||a(T)||), {label} - ODE-RNN, 64 observations",
                   value=difference(f"{model}.adjoint_log10_ratio", "node.adjoint_log10_ratio"),
                   rule=greater(1.0, null=0.0))
+        # the same claim on the hybrid's own numbers, against an absolute criterion (stated: it shrinks by less
+        # than one order of magnitude over the 64 observations; log10 ratio > -1)
+        add_claim(f"review.{task}_{model}_adjoint_own", paper=REVIEW,
+                  claim=f"The adjoint [dL/dh, dL/dm] of {label} does not vanish through time (its own ratio, "
+                        f"absolute)", paper_figure=where, experiment=f"ode_rnn_{task}",
+                  metric=f"log10(||a(t_1)||/||a(T)||) of {label} alone, 64 observations (criterion > -1)",
+                  value=metric(f"{model}.adjoint_log10_ratio"), rule=greater(-1.0, sesoi=1.0))
 
 # ---- review Sect. 3.4.3, Fig. 12: plane vibration --------------------------------------------------------------
 for model, label in (("hbnode", "HBNODE-RNN"), ("ghbnode", "GHBNODE-RNN")):
@@ -89,7 +97,14 @@ for dataset in DATASETS:
                     f"{dataset.upper()} {CSAODE_TABLE['CSARK'][dataset]} vs {CSAODE_TABLE['CSAARK'][dataset]})",
               paper_figure="Table 1 and its discussion", experiment=f"csaode_cv_{dataset}",
               metric="accuracy CSARK - CSAARK (points) per fold",
-              value=difference("CSARK.accuracy", "CSAARK.accuracy"), rule=greater(0.0))
+              value=difference("CSARK.accuracy", "CSAARK.accuracy"),
+              # the paper's own gap where it is positive, else (MR, MPQA: no loss in the paper) half a point, stated
+              rule=greater(gap, null=0.0) if (gap := round(CSAODE_TABLE["CSARK"][dataset]
+                                                           - CSAODE_TABLE["CSAARK"][dataset], 2)) > 0
+              else greater(0.0, sesoi=0.5))
+    declare_validity(f"csaode_cv_{dataset}", at_least("CSARK.accuracy", MAJORITY[dataset] + 5.0,
+                                                      f"trained: 5 points above the majority class, "
+                                                      f"{MAJORITY[dataset]} %"))
 
 # ---- MomentumRNN Table 1 (digits and Fashion-MNIST as the CPU stand-ins for MNIST) ------------------------------
 # (task, what it stands for, experiment, data in the metric); the effect size is the gain in the Table 1 column
@@ -101,7 +116,10 @@ MOMRNN_TASKS = (
     ("fashion_mnist_permuted", "permuted Fashion-MNIST (for PMNIST)", "momentum_lstm_fashion_mnist",
      "14x14 Fashion-MNIST"),
 )
+FULL_LSTM = "hidden 256, 100 epochs, batch 128, Adam 1e-3 (a GPU)"
 for task, label, experiment, data in MOMRNN_TASKS:
+    declare_validity(experiment, at_least(f"{task}.LSTM.best_accuracy", 50.0, "10 classes, chance 10 %: a stated "
+                                          "margin of 40 points"))
     table = MOMRNN_TABLE[PAPER_COLUMN[task]]
     where = "Table 1" if task.startswith("digits") else "Table 1 (MNIST/PMNIST; the paper has no Fashion-MNIST row)"
     for cell in ("MomentumLSTM", "AdamLSTM", "RMSPropLSTM", "SRLSTM"):
@@ -111,7 +129,9 @@ for task, label, experiment, data in MOMRNN_TASKS:
                   paper_figure=f"{where}: {table[cell]}% vs {table['LSTM']}% (+{gain} points)",
                   experiment=experiment, metric=f"best test accuracy {cell} - LSTM (points), {data}",
                   value=difference(f"{task}.{cell}.best_accuracy", f"{task}.LSTM.best_accuracy"),
-                  rule=greater(gain, null=0.0))
+                  rule=greater(gain, null=0.0),
+                  full_scale=f"a gain of {gain} points needs hundreds of seeds at this size (seed-to-seed spread of "
+                             f"several points); full: {experiment} --scale full ({FULL_LSTM})")
     add_claim(f"momentum_rnn.{task}_momentum_lstm_gradient_ratio", paper=MOMRNN,
               claim="Momentum alleviates vanishing gradients: ||dL/dh_1||/||dL/dh_T|| is larger for MomentumLSTM than "
                     "for the LSTM during training",
@@ -119,3 +139,18 @@ for task, label, experiment, data in MOMRNN_TASKS:
               metric=f"log10 gradient ratio MomentumLSTM - LSTM, mean over epochs, {task}",
               value=difference(f"{task}.MomentumLSTM.log10_grad_ratio", f"{task}.LSTM.log10_grad_ratio"),
               rule=greater(1.0, null=0.0))
+
+# ---- what makes an ODE-RNN hybrid run valid (issue 21) ----------------------------------------------------------
+# Trained: the test error has plateaued, relative change <= 2 % over the last 3 epochs. Off the floor: each window
+# is solved one observation interval at a time; 2 accepted dopri5 steps cost 14 evaluations (2 for the initial
+# step, 6 per step), so the floor per epoch is 14 x the interval solves (walker2d 64, plane vibration 142,
+# silverbox 192: the smallest counts observed, every model), and an NFE row needs 1.5x that floor.
+NFE_FLOOR = {"walker2d": 64 * 14, "plane_vibration": 142 * 14, "silverbox": 192 * 14}
+for task in ("walker2d", "silverbox", "plane_vibration"):
+    epochs = get(f"ode_rnn_{task}").config("cpu").epochs
+    for model in ("node", "anode", "sonode", "hbnode", "ghbnode"):
+        declare_validity(f"ode_rnn_{task}", plateau(f"{model}.epoch{{epoch}}.test_mse", epochs, k=3, rtol=0.02),
+                         off_floor(f"{model}.nfe_forward_per_epoch", NFE_FLOOR[task], "dopri5 at rtol 1e-3, "
+                                   "14 evaluations per interval solve", subject=model),
+                         at_most(f"{model}.adjoint_log10_ratio", 3.0, "an adjoint that grows by more than 3 orders "
+                                 "of magnitude explodes", kind="bounded", when="adjoint"))

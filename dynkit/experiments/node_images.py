@@ -23,7 +23,7 @@ def main(argv=None) -> dict:
     p.add_argument("--epochs", type=int, default=None, help="default: the task's CPU (or --full) budget")
     p.add_argument("--tol", type=float, default=None, help="rtol = atol (default: 1e-3, the review's code)")
     p.add_argument("--checkpoints", type=Path, default=None,
-                   help="keep each model's checkpoint in DIR/<model>/ (for analysis.node_nfe_tolerance)")
+                   help="keep each model's checkpoint in DIR/<model>/ (for a later NFE-vs-tolerance sweep)")
     add_solver_option(p)
     args = p.parse_args(argv)
     command = setup(args)

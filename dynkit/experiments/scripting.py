@@ -106,7 +106,13 @@ class ScriptConfig:
 def register_script(name: str, main: Callable[[list[str]], dict], *, smoke: tuple[str, ...], cpu: tuple[str, ...],
                     full: tuple[str, ...], metrics: Callable[[dict], dict], checkpoints: bool = False,
                     summary: str = "") -> None:
-    """Register ``main`` (an argparse entry point) as the experiment ``name``; see the module docstring."""
+    """Register ``main`` (an argparse entry point) as the experiment ``name``; see the module docstring.
+
+    Run as ``python -m dynkit.experiments.<name>``, the module executes a second time as ``__main__`` after the
+    package registered it: that copy only serves its command line and registers nothing.
+    """
+    if main.__module__ == "__main__":
+        return
     def run(config: ScriptConfig, *, seed: int, out: Path, device: str) -> dict:
         argv = [*config.args, "--out", str(out), "--seed", str(seed), "--quiet"]
         if config.checkpoints:

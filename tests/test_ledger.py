@@ -1,0 +1,271 @@
+"""The ledger decides (issue 21): paired per-seed effects on their scale, validity first, six outcomes.
+
+Each outcome and each validity failure the issue lists is planted as per-seed results and must come out as
+promised; reference intervals are recomputed here with scipy.stats.t.interval, not with the ledger's code.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import stats
+
+import dynkit.experiments as E
+from dynkit.cli import main
+from dynkit.experiments.ledger import (CLAIMS, MIN_SEEDS, OUTCOMES, Claim, LedgerError, at_least, at_most, decide,
+                                       declare_validity, detectable, evaluate, greater, less, off_floor, plateau, ratio,
+                                       seeds_needed)
+
+
+def _results(per_seed: list[dict], scale: str = "cpu") -> dict:
+    return {"scale": scale, "shards": [{"seed": s, "point": {}, "metrics": m} for s, m in enumerate(per_seed)]}
+
+
+def _ratio_claim(**kw) -> Claim:
+    """'x shrinks': x / one, the paper's ratio 0.8 (no effect 1), a trained baseline (one.acc >= 0.5)."""
+    return Claim("t.shrinks", "P", "x shrinks", "Fig. 1", "toy", "x / one", ratio("m.x", "base.x"),
+                 less(0.8, null=1.0), checks=(at_least("base.acc", 0.5, "chance 0.1"),), **kw)
+
+
+def _seeds(ratios, acc=0.9) -> list[dict]:
+    return [{"m.x": r, "base.x": 1.0, "base.acc": acc} for r in ratios]
+
+
+# ---- each outcome ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("ratios, outcome", [
+    ([0.70, 0.71, 0.69, 0.72, 0.70], "reproduced"),       # CI below 1 and reaching the paper's 0.8
+    ([0.95, 0.951, 0.949, 0.95, 0.952], "smaller effect"),  # CI below 1, entirely short of 0.8
+    ([1.00, 1.01, 0.99, 1.005, 0.995], "ruled out"),       # CI inside ±log10(1/0.8) around no effect
+    ([1.20, 1.21, 1.19, 1.20, 1.22], "opposite"),          # CI entirely above 1
+    ([0.50, 1.50, 0.70, 1.30, 1.00], "inconclusive"),      # CI holds no effect and the paper's effect
+])
+def test_planted_per_seed_effects_give_each_outcome(ratios, outcome):
+    row = evaluate(_ratio_claim(), _results(_seeds(ratios)))
+    assert row.outcome == outcome and row.n == 5 and row.scale == "log"
+    logs = np.log10(ratios)
+    lo, hi = stats.t.interval(0.95, len(logs) - 1, loc=logs.mean(), scale=stats.sem(logs))  # independent
+    assert (row.effect, row.ci_low, row.ci_high) == pytest.approx((logs.mean(), lo, hi), rel=1e-9, abs=1e-12)
+    assert row.n_agree == int(np.sum(logs < 0))  # the paper's side of a ratio below 1
+    d = row.to_dict()
+    assert {"outcome", "effect", "ci_low", "ci_high", "scale", "n", "n_agree", "reason", "seeds_needed",
+            "metric"} <= set(d) and d["outcome"] in OUTCOMES
+    if outcome == "inconclusive":
+        assert row.seeds_needed is not None and row.seeds_needed > 5 and row.mde > row.claim.bounds()[2]
+        assert "minimal detectable effect" in row.reason
+    else:
+        assert row.seeds_needed is None
+
+
+def test_a_linear_ci_that_crosses_zero_is_decided_on_the_log_scale():
+    # momres.lista_revnet_fails: per-seed ratios 8.9e8, 7.6e8, 1.6e8 as committed, and two seeds far smaller
+    # (target 10): a linear CI on the ratio crosses 0 (one huge seed hides a unanimous effect), the log CI lies
+    # above log10(10)
+    claim = CLAIMS["momres.lista_revnet_fails"]
+    ratios = [8.9e8, 7.6e8, 1.6e8, 50.0, 200.0]
+    per_seed = [{"revnet.deepest_loss_gap": r * 0.01, "momentum.deepest_loss_gap": 0.01} for r in ratios]
+    row = evaluate(claim, _results(per_seed))
+    assert row.outcome == "reproduced" and row.ci_low > 1 and row.n_agree == 5
+    lin_lo, _ = stats.t.interval(0.95, 4, loc=np.mean(ratios), scale=stats.sem(ratios))
+    assert lin_lo < 0  # the linear interval the old ledger used would have held no effect
+
+
+def test_fewer_than_min_seeds_is_inconclusive_with_the_provisional_outcome():
+    row = evaluate(_ratio_claim(), _results(_seeds([0.70, 0.71, 0.69])))
+    assert MIN_SEEDS == 5 and row.outcome == "inconclusive" and row.provisional == "reproduced"
+    assert "n = 3 < 5" in row.reason and row.seeds_needed == MIN_SEEDS
+
+
+def test_an_undecided_claim_marked_for_full_scale_says_so():
+    row = evaluate(_ratio_claim(full_scale="needs 200 seeds; full: hidden 256"),
+                   _results(_seeds([0.50, 1.50, 0.70, 1.30, 1.00])))
+    assert row.outcome == "needs full scale" and "hidden 256" in row.reason
+    decided = evaluate(_ratio_claim(full_scale="x"), _results(_seeds([0.70, 0.71, 0.69, 0.72, 0.70])))
+    assert decided.outcome == "reproduced"  # decided on CPU: no need for the full scale
+
+
+def test_seeds_needed_is_the_smallest_n_whose_detectable_effect_reaches_the_sesoi():
+    sd, sesoi = 0.3, 0.1
+
+    def mde(n):  # independent: (t_{0.975} + t_{0.80}) sd / sqrt(n)
+        return (stats.t.ppf(0.975, n - 1) + stats.t.ppf(0.80, n - 1)) * sd / math.sqrt(n)
+
+    n = seeds_needed(sd, sesoi)
+    assert mde(n) <= sesoi < mde(n - 1) and detectable(sd, n) == pytest.approx(mde(n), rel=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lo=st.floats(-5, 5), width=st.floats(0, 5), target=st.floats(0.01, 3), sesoi=st.floats(0.01, 3))
+def test_decide_for_greater_mirrors_less(lo, width, target, sesoi):
+    # for all CIs: a claim that x grows by `target` decides on [lo, hi] as a claim that x shrinks by `target`
+    # decides on the mirrored CI [-hi, -lo]
+    hi = lo + width
+    assert decide(lo, hi, 0.0, target, sesoi, +1) == decide(-hi, -lo, 0.0, -target, sesoi, -1)
+
+
+# ---- each validity failure ---------------------------------------------------------------------------------------
+def _walker(s: int, hb: float = 0.5, node: float = 1.0) -> dict:
+    """One valid Walker2D seed: every model plateaued (test MSE flat over the last 3 epochs), NFE off the floor."""
+    m = {}
+    for model, mse in (("node", node), ("anode", node), ("hbnode", hb), ("ghbnode", hb), ("sonode", node)):
+        m.update({f"{model}.test_mse": mse + 0.001 * s, f"{model}.nfe_forward_per_epoch": 3000.0,
+                  f"{model}.adjoint_log10_ratio": -0.5})
+        m.update({f"{model}.epoch{e}.test_mse": mse + 0.001 * s for e in range(1, 21)})
+    return m
+
+
+WALKER = "review.walker2d_hbnode_test_mse_vs_node"
+
+
+def test_a_valid_planted_walker_row_is_decided():
+    assert evaluate(CLAIMS[WALKER], _results([_walker(s) for s in range(5)])).outcome == "reproduced"
+
+
+def test_a_diverged_baseline_is_invalid_with_its_seed_never_a_ratio_of_zero():
+    seeds = [_walker(s) for s in range(5)]
+    seeds[2]["node.test_mse"] = math.inf  # the baseline diverged: hbnode / inf = 0 would pull towards the paper
+    row = evaluate(CLAIMS[WALKER], _results(seeds))
+    assert row.outcome == "invalid" and "node.test_mse diverged" in row.reason and "seed 2" in row.reason
+    assert row.n == 5 and 2 in row.invalid_seeds and row.effect is None
+
+
+def test_a_diverged_momentum_model_is_invalid_not_dropped():
+    seeds = [_walker(s) for s in range(5)]
+    seeds[4]["hbnode.test_mse"] = None  # NaN written as null
+    row = evaluate(CLAIMS[WALKER], _results(seeds))
+    assert row.outcome == "invalid" and "hbnode.test_mse diverged" in row.reason and row.n == 5
+
+
+def test_an_exploding_adjoint_is_invalid_not_a_success():
+    # "the adjoint of HBNODE does not vanish": a decay of -15 orders (it grew by 15) would pass "decays by < 1"
+    claim = CLAIMS["review.hbnode_adjoint_own_decay"]
+    good = [{"hbnode.decay_orders_of_magnitude": 0.2 + 0.01 * s} for s in range(5)]
+    assert evaluate(claim, _results(good)).outcome == "reproduced"
+    bad = [dict(m) for m in good]
+    bad[1]["hbnode.decay_orders_of_magnitude"] = -15.0
+    row = evaluate(claim, _results(bad))
+    assert row.outcome == "invalid" and "bounded" in row.reason and "seed 1" in row.reason
+    # and on the hybrids (Fig. 8 on Walker2D): the same bound on log10(||a(t_1)|| / ||a(T)||)
+    seeds = [_walker(s) for s in range(5)]
+    seeds[0]["hbnode.adjoint_log10_ratio"] = 15.0
+    assert evaluate(CLAIMS["review.walker2d_hbnode_adjoint_own"], _results(seeds)).outcome == "invalid"
+
+
+def test_a_vanishing_adjoint_is_opposite_on_its_own_numbers():
+    # every model's adjoint vanishing by ~20 orders: the comparison between models says nothing, the absolute row
+    # says the paper's sentence is contradicted
+    seeds = [_walker(s) for s in range(5)]
+    for s, m in enumerate(seeds):
+        m["hbnode.adjoint_log10_ratio"] = -20.0 - s
+    assert evaluate(CLAIMS["review.walker2d_hbnode_adjoint_own"], _results(seeds)).outcome == "opposite"
+
+
+def test_an_nfe_at_the_solver_floor_is_invalid():
+    claim = CLAIMS["review.hbnode_forward_nfe_per_epoch"]
+
+    def seed(hb, node):
+        return {"hbnode.last_epoch.forward_nfe": hb, "node.last_epoch.forward_nfe": node, "hbnode.test_acc": 0.9,
+                "node.test_acc": 0.9}
+
+    assert evaluate(claim, _results([seed(40.0 + s, 80.0) for s in range(5)])).outcome == "reproduced"
+    row = evaluate(claim, _results([seed(20.0, 20.0 + s) for s in range(5)]))  # 3 dopri5 steps: the floor
+    assert row.outcome == "invalid" and "off floor" in row.reason
+
+
+def test_an_untrained_baseline_is_invalid():
+    claim = CLAIMS["momtr.copy_momentum_vs_linear"]
+    per_seed = [{"momentum.mean_test_accuracy": 0.19 + 0.01 * s, "linear.mean_test_accuracy": 0.1 + 0.005 * s,
+                 "linear.test_accuracy": 0.1 + 0.005 * s} for s in range(5)]
+    row = evaluate(claim, _results(per_seed))
+    assert row.outcome == "invalid" and "trained: linear.test_accuracy >= 0.5" in row.reason
+
+
+def test_a_loss_still_falling_is_invalid():
+    seeds = [_walker(s) for s in range(5)]
+    for e in range(1, 21):
+        seeds[3][f"node.epoch{e}.test_mse"] = 2.0 - 0.05 * e  # 5 % per epoch at the end
+    row = evaluate(CLAIMS[WALKER], _results(seeds))
+    assert row.outcome == "invalid" and "plateau" in row.reason and "seed 3" in row.reason
+
+
+def test_a_missing_metric_is_invalid_naming_it_and_a_failed_run_says_so():
+    seeds = [_walker(s) for s in range(5)]
+    del seeds[1]["hbnode.test_mse"]
+    row = evaluate(CLAIMS[WALKER], _results(seeds))
+    assert row.outcome == "invalid" and "missing metric hbnode.test_mse in seed(s) [1]" in row.reason
+    seeds[1] = {k: v for k, v in seeds[1].items() if not k.startswith("hbnode.")}
+    seeds[1].update({"hbnode.failed": 1.0, "hbnode.failed_epoch": 1.0})
+    row = evaluate(CLAIMS[WALKER], _results(seeds))
+    assert row.outcome == "invalid" and "hbnode failed at epoch 1 in seed(s) [1]" in row.reason
+
+
+def test_checks_state_their_criteria_and_refuse_bad_declarations():
+    with pytest.raises(ValueError, match="state the smallest effect of interest"):
+        greater(0.0)
+    with pytest.raises(ValueError, match="target"):
+        less(1.2, null=1.0)
+    with pytest.raises(ValueError, match="plateau needs more than"):
+        plateau("m.epoch{epoch}.loss", 3, k=3)
+    with pytest.raises(TypeError, match="Check objects"):
+        declare_validity("toy", "not a check")
+    assert off_floor("m.nfe", 14, "why").test(21.0)[0] is False and off_floor("m.nfe", 14, "why").test(22.0)[0]
+    assert at_most("m.loss", 0.5, "why").applies(["m.loss", "b.loss"]) and not at_most("m.loss", 0.5, "w").applies(
+        ["b.loss"])
+
+
+def test_every_registered_row_has_a_scale_a_sesoi_and_an_outcome():
+    for row in E.ledger().rows:
+        null, target, sesoi = row.claim.bounds()
+        assert sesoi > 0 and math.isfinite(null) and math.isfinite(target), row.claim.id
+        assert row.outcome in OUTCOMES, row.claim.id
+        if row.outcome == "invalid":
+            assert row.reason, row.claim.id
+        if row.outcome == "inconclusive" and row.n >= 2:
+            assert row.seeds_needed is not None or "seeds" in row.reason, row.claim.id
+    # the old linear-scale ratio rows are all on a log scale now
+    assert all((c.value.scale == "log") == c.value.name.startswith("log10(") for c in CLAIMS.values())
+
+
+# ---- results files are validated and named (issue 25 §1) ----------------------------------------------------------
+@pytest.mark.parametrize("content, match", [
+    (b'{"experiment": "toy", "scale": "cpu", "shards": [{"seed": 0, "met', "cannot read"),   # truncated
+    (b"\x89PNG\r\n\x1a\n\x00\xff", "cannot read"),                                          # binary
+    (json.dumps({"experiment": "toy", "scale": "cpu", "metrics": "x", "shards": 5}).encode(), "'shards' must be"),
+    (json.dumps({"scale": "cpu", "metrics": "x", "shards": []}).encode(), "'metrics' must be an object"),
+    (json.dumps([1, 2]).encode(), "expected a JSON object"),
+    (json.dumps({"scale": "cpu", "shards": [{"seed": 0, "metrics": {"m.x": "1"}}]}).encode(), "must be a number"),
+    (json.dumps({"scale": "cpu", "shards": [{"seed": "0", "metrics": {}}]}).encode(), "seed must be an integer"),
+])
+def test_a_bad_results_file_is_an_error_naming_the_file(tmp_path, content, match, capsys):
+    (tmp_path / "momres_cubic").mkdir()
+    path = tmp_path / "momres_cubic" / "results.json"
+    path.write_bytes(content)
+    with pytest.raises(LedgerError, match=match) as err:
+        E.ledger(tmp_path, claims=[CLAIMS["momres.cubic"]])
+    assert str(path) in str(err.value)
+    assert main(["ledger", "--results", str(tmp_path)]) != 0
+    assert str(path) in capsys.readouterr().err
+
+
+def test_markdown_and_counts_show_outcomes_effects_and_reasons(tmp_path):
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "toy" / "results.json").write_text(json.dumps(_results(_seeds([0.5, 1.5, 0.7, 1.3, 1.0]))))
+    table = E.ledger(tmp_path, claims=[_ratio_claim()])
+    md = table.to_markdown()
+    assert "inconclusive" in md and "seeds needed" in md and "log " in md and "5 (" in md
+    assert table.outcome_counts()["inconclusive"] == 1 and sum(table.outcome_counts().values()) == 1
+    assert set(table.outcome_counts()) == set(OUTCOMES)
+
+
+def test_skewed_effects_get_a_bootstrap_interval_symmetric_ones_a_t_interval():
+    from dynkit.experiments.ledger import interval
+
+    skewed = [0.0] * 9 + [10.0]  # skewness 2.67
+    mean, lo, hi, method = interval(skewed)
+    assert method == "bootstrap" and lo <= mean <= hi and 0.0 <= lo and hi <= 10.0
+    # a percentile bootstrap of this sample cannot reach below 0 as the t-interval does (mean 1, sd 3.16)
+    assert stats.t.interval(0.95, 9, loc=1.0, scale=stats.sem(skewed))[0] < 0
+    assert interval([1.0, 2.0, 3.0, 2.0, 1.0, 3.0, 2.0, 2.5])[3] == "t"
+    assert interval([1.0])[1:] == (1.0, 1.0, "none")
