@@ -571,7 +571,7 @@ def cmd_ledger(args) -> int:
     return 0
 
 
-LEDGER_TABLE_COLUMNS = ("id", "claim", "paper_figure", "metric", "ours", "n_seeds", "verdict")
+LEDGER_TABLE_COLUMNS = ("id", "claim", "metric", "effect", "n", "outcome")
 """The columns of ``dynkit ledger``'s terminal table (``--format csv|json|md`` give every field)."""
 
 
@@ -585,14 +585,17 @@ def _print_rich_table(table) -> bool:
         return False
     out = Table(expand=True, title=f"{len(table.rows)} empirical claims")
     for name in LEDGER_TABLE_COLUMNS:  # the share of the terminal's width each column wraps into
-        out.add_column("n" if name == "n_seeds" else name.replace("_", " "), overflow="fold",
-                       no_wrap=name == "n_seeds", ratio={"claim": 4, "metric": 3, "id": 3, "n_seeds": 1}.get(name, 2))
+        out.add_column("n (agree)" if name == "n" else name.replace("_", " "), overflow="fold",
+                       no_wrap=False, ratio={"claim": 4, "metric": 3, "id": 3, "n": 1, "outcome": 4}.get(name, 2))
     for record in table.records():
-        ours = "–" if record["mean"] is None else f"{record['mean']:.3g}"
-        if record["ci_low"] is not None and record["ci_high"] is not None:
-            ours += f" [{record['ci_low']:.3g}, {record['ci_high']:.3g}]"
-        verdict = record["verdict"] + (f" ({record['note']})" if record["note"] else "")
-        cells = {**record, "ours": ours, "verdict": verdict}
+        effect = "–" if record["effect"] is None else f"{record['scale']} {record['effect']:.3g}"
+        if record["effect"] is not None and record["ci_low"] is not None and record["ci_high"] is not None:
+            effect += f" [{record['ci_low']:.3g}, {record['ci_high']:.3g}]"
+        why = record["reason"] or ""
+        if record["outcome"] in ("inconclusive", "needs full scale") and record["seeds_needed"] is not None:
+            why = (why + "; " if why else "") + f"seeds needed {record['seeds_needed']}"
+        outcome = record["outcome"] + (f" ({why})" if why else "")
+        cells = {**record, "effect": effect, "n": f"{record['n']} ({record['n_agree']})", "outcome": outcome}
         out.add_row(*(str(cells[name]) for name in LEDGER_TABLE_COLUMNS))
     Console(soft_wrap=False).print(out)
     return True

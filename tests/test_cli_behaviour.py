@@ -239,7 +239,8 @@ def test_ledger_formats(capsys, monkeypatch):
     code, out, _ = run(capsys, "ledger", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert code == 0 and len(rows) == n_claims
-    assert {"id", "metric", "mean", "ci_low", "n_seeds", "verdict"} <= set(rows[0])
+    assert {"id", "metric", "scale", "effect", "ci_low", "ci_high", "n", "n_agree", "outcome", "reason",
+            "seeds_needed"} <= set(rows[0])
     code, out, _ = run(capsys, "ledger", "--format", "json")
     assert code == 0 and len(json.loads(out)["rows"]) == n_claims
     code, md, _ = run(capsys, "ledger", "--format", "md")

@@ -179,9 +179,9 @@ def test_ledger_page_from_the_contract(tmp_path):
     dynkit_pages.ledger_page(tmp_path / "ledger.md", lambda: Ledger())
     text = (tmp_path / "ledger.md").read_text()
     assert "**0** reproduced · **1** partly reproduced · **0** not reproduced at this scale · **0** contradicted" in text
-    assert "| claim | paper | metric | ours: mean [95% CI] (seeds), scale | verdict | rule |" in text
-    assert ("| fewer NFE (`x1`) | Wang et al., momentum review, Fig. 11 | ratio | 0.6 [0.5, 0.7] (5 seeds), small | "
-            "partly reproduced | CI < 1 |") in text
+    assert "| claim | paper | metric | effect [95% CI] | n (agree) | verdict | reason or seeds needed |" in text
+    assert ("| fewer NFE (`x1`) | Wang et al., momentum review, Fig. 11 | ratio | 0.6 [0.5, 0.7] (5 seeds) |  | "
+            "partly reproduced |  |") in text  # a row from before issue 21: its mean, no n (agree)
     # Rows that carry an outcome (and labels no list anticipates) are counted by it.
     class Outcomes:
         def to_dict(self):
@@ -190,7 +190,7 @@ def test_ledger_page_from_the_contract(tmp_path):
 
     dynkit_pages.ledger_page(tmp_path / "outcomes.md", lambda: Outcomes())
     text = (tmp_path / "outcomes.md").read_text()
-    assert "**1** smaller effect · **1** something new (2 results)" in text and "| outcome | rule |" in text
+    assert "**1** smaller effect · **1** something new (2 results)" in text and "| outcome | reason or seeds needed |" in text
     dynkit_pages.ledger_page(tmp_path / "absent.md", None, ComponentUnavailable("dynkit.experiments is not installed"))
     assert "Not available in this build: dynkit.experiments is not installed" in (tmp_path / "absent.md").read_text()
 

@@ -229,15 +229,14 @@ def test_claim_verdicts_are_counted_and_an_expected_false_is_not_a_failure(tmp_p
     assert sec["status"] == "failed" and sec["note"] == "verdicts other than expected: a"
 
 
-LEDGER_ROWS = [
+LEDGER_ROWS = [  # the ledger's row contract (dk.experiments.LedgerRow.to_dict), two outcomes
     {"id": "hbnode-nfe", "paper": "review", "claim": "HBNODE needs fewer NFE", "paper_figure": "Fig. 11",
-     "experiment": "nfe_sweep", "metric": "NFE ratio", "ours": {"mean": 0.61, "ci_low": 0.55, "ci_high": 0.67,
-                                                               "n_seeds": 5}, "scale": "small", "verdict": "reproduced",
-     "rule": "CI below 1"},
+     "experiment": "nfe_sweep", "metric": "NFE ratio", "scale": "log", "effect": -0.21, "ci_low": -0.26,
+     "ci_high": -0.17, "n": 5, "n_agree": 5, "outcome": "reproduced", "reason": "", "seeds_needed": None},
     {"id": "csa-acc", "paper": "CSAODE", "claim": "CSAARK is more accurate", "paper_figure": "Table 2",
-     "experiment": "trec", "metric": "accuracy gain", "ours": {"mean": -0.01, "ci_low": -0.03, "ci_high": 0.01,
-                                                              "n_seeds": 3}, "scale": "small",
-     "verdict": "not reproduced at this scale", "rule": "CI above 0"},
+     "experiment": "trec", "metric": "accuracy gain", "scale": "difference", "effect": -0.01, "ci_low": -0.03,
+     "ci_high": 0.01, "n": 5, "n_agree": 3, "outcome": "inconclusive", "reason": "CI holds 0 and the paper's 0.02",
+     "seeds_needed": 14},
 ]
 
 
@@ -250,13 +249,14 @@ def test_ledger_section_renders_the_experiments_contract(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "dynkit.experiments", module)
     report.build_report(tmp_path, quick=True)
     sec = _sections(tmp_path)["ledger"]
-    assert sec["status"] == "ok" and sec["data"]["verdicts"] == {
-        "reproduced": 1, "partly reproduced": 0, "not reproduced at this scale": 1, "contradicted": 0}
+    assert sec["status"] == "ok" and sec["data"]["counts"] == {"reproduced": 1, "inconclusive": 1}
     md = (tmp_path / "report.md").read_text()
     assert ("| hbnode-nfe | Wang et al., momentum review, Fig. 11 | HBNODE needs fewer NFE | NFE ratio | "
-            "0.61 [0.55, 0.67] (5 seeds) | small | reproduced | CI below 1 |") in md
+            "log -0.21 [-0.26, -0.17] | 5 (5) | reproduced |  |") in md
+    assert ("| difference -0.01 [-0.03, 0.01] | 5 (3) | inconclusive | CI holds 0 and the paper's 0.02; seeds "
+            "needed 14 |") in md
     summary = md[md.index("## Summary"):md.index("## Figures")]
-    assert "**1** reproduced" in summary and "**1** not reproduced at this scale" in summary
+    assert "**1** reproduced" in summary and "**1** inconclusive" in summary
 
 
 def test_without_the_experiments_module_the_ledger_says_not_available(tmp_path, monkeypatch):
@@ -380,9 +380,9 @@ def test_ledger_rows_with_an_outcome_are_counted_by_it_and_show_their_metric(tmp
     assert sec["data"]["counted_by"] == "outcome"
     assert sec["data"]["counts"] == {"smaller effect": 1, "needs full scale": 1, "a new label": 1}
     md = (tmp_path / "report.md").read_text()
-    assert "| id | paper | claim | metric | ours: mean [95% CI] (seeds) | scale | outcome | rule | reason |" in md
-    assert "| NFE ratio | 0.61 [0.55, 0.67] (5 seeds) | small | smaller effect | CI below 1 | effect half the paper's |" \
-        in md
+    assert ("| id | paper | claim | metric | effect [95% CI] | n (agree) | outcome | reason or seeds needed |"
+            in md)
+    assert "| NFE ratio | log -0.21 [-0.26, -0.17] | 5 (5) | smaller effect | effect half the paper's |" in md
     summary = md[md.index("## Summary"):md.index("## Figures")]
     assert "**1** smaller effect · **1** needs full scale · **1** a new label (3 results)" in summary
 

@@ -171,7 +171,7 @@ def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = 
     (``_static/dynkit.css``) wraps long cells so the table fits its column.
     """
     from dynkit.report import LEDGER_VERDICTS
-    from dynkit.report.common import count_by, ours_text, paper_name, row_label
+    from dynkit.report.common import count_by, effect_text, paper_name, reason_text, row_label
 
     title = "Empirical ledger"
     if ledger is None:
@@ -189,13 +189,15 @@ def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = 
     def where(r):
         return ", ".join(filter(None, [paper_name(r.get("paper") or ""), r.get("paper_figure")]))
 
-    text = [f"# {title}", "", "Each experimental claim of the papers, the metric dynkit measured, its mean and 95% "
-            f"confidence interval over seeds (from the committed results in `analysis/results`, at the scale "
-            f"shown) and the {label} its rule gives. `dynkit ledger` prints the same table.", "",
+    text = [f"# {title}", "", "Each experimental claim of the papers, the metric dynkit measured, the paired "
+            "per-seed effect on its scale with its 95% confidence interval, n with how many seeds agree in sign "
+            f"(from the committed results in `analysis/results`), and the {label} its rule gives after the validity "
+            "checks; undecided rows say why or how many seeds would decide them. `dynkit ledger` prints the same "
+            "table.", "",
             _counts_line(counts, "results"), "",
-            _table(["claim", "paper", "metric", "ours: mean [95% CI] (seeds), scale", label, "rule"],
-                   [[f"{r.get('claim')} (`{r.get('id')}`)", where(r), r.get("metric"),
-                     f"{ours_text(r.get('ours') or {})}, {r.get('scale')}", row_label(r), r.get("rule")]
+            _table(["claim", "paper", "metric", "effect [95% CI]", "n (agree)", label, "reason or seeds needed"],
+                   [[f"{r.get('claim')} (`{r.get('id')}`)", where(r), r.get("metric"), effect_text(r),
+                     f"{r.get('n', '')} ({r.get('n_agree', '')})" if "n" in r else "", row_label(r), reason_text(r)]
                     for r in rows])]
     _write(out, "\n".join(text))
 

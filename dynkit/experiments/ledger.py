@@ -453,15 +453,16 @@ class Ledger:
     verdict_counts = outcome_counts  # the name before issue 21
 
     def records(self) -> list[dict]:
-        """One flat dict per row (our number split into ``mean``, ``ci_low``, ``ci_high``, ``n_seeds``):
-        the rows of ``dynkit ledger --format csv`` and of :meth:`to_pandas`."""
+        """One flat dict per row (the outcome with the effect on its scale, its CI, n and sign agreement, the
+        reason or the seeds needed): the rows of ``dynkit ledger --format csv`` and of :meth:`to_pandas`."""
+        from .paper_runs import paper_effect_text
+
+        keys = ("id", "paper", "claim", "paper_figure", "experiment", "metric", "scale", "effect", "ci_low", "ci_high",
+                "n", "n_agree", "paper_effect", "sesoi", "outcome", "reason", "seeds_needed", "mde", "rule")
         out = []
         for r in self.rows:
             d = r.to_dict()
-            ours = d.pop("ours")
-            d.update({k: ours.get(k) for k in ("mean", "ci_low", "ci_high", "n_seeds")})
-            out.append({k: d[k] for k in ("id", "paper", "claim", "paper_figure", "experiment", "metric", "mean",
-                                          "ci_low", "ci_high", "n_seeds", "scale", "verdict", "rule", "note")})
+            out.append({**{k: d[k] for k in keys}, "authors_runs": paper_effect_text(r.claim.id)})
         return out
 
     def to_pandas(self):

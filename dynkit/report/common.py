@@ -9,7 +9,7 @@ from typing import Any
 from ..io import jsonable  # noqa: F401  (re-exported: dynkit.report.jsonable)
 
 __all__ = ["ComponentUnavailable", "require", "require_any", "jsonable", "fmt", "latex_of", "claim_holds", "held_text",
-           "claim_verdict", "count_by", "ours_text", "paper_name", "row_label", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
+           "claim_verdict", "count_by", "effect_text", "ours_text", "reason_text", "paper_name", "row_label", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
 
 CLAIM_VERDICTS = ("holds", "holds with correction", "false as stated", "undecided")
 """Verdicts of ``dk.theory.run_all()`` rows about a paper's statement as written (DESIGN.md)."""
@@ -146,6 +146,22 @@ def paper_name(label: str) -> str:
 def row_label(row: Any) -> str:
     """The label a ledger row is counted by: its ``outcome`` where rows carry one, else its ``verdict``."""
     return str(_field(row, "outcome") or _field(row, "verdict") or "")
+
+
+def effect_text(row: dict) -> str:
+    """A ledger row's effect on its scale with its 95% CI (``log -0.21 [-0.26, -0.17]``); ``–`` without one."""
+    if row.get("effect") is None:
+        return ours_text(row.get("ours") or {}) if "effect" not in row else "–"  # a row from before issue 21
+    ci = f" [{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]" if row.get("ci_low") is not None else ""
+    return f"{row.get('scale') or ''} {fmt(row['effect'])}{ci}".strip()
+
+
+def reason_text(row: dict) -> str:
+    """Why a ledger row is undecided or invalid, and the seeds that would decide it where known."""
+    text = row.get("reason") or ""
+    if row.get("seeds_needed") is not None and row.get("outcome") in ("inconclusive", "needs full scale"):
+        text = (text + "; " if text else "") + f"seeds needed {row['seeds_needed']}"
+    return text
 
 
 def ours_text(ours: dict) -> str:

@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 from .blocks import Counts, DerivationView, Paragraph, Section, Table, figure
 from .common import (CLAIM_VERDICTS, LEDGER_VERDICTS, claim_holds, claim_verdict, count_by, fmt, held_text,
-                     ours_text, paper_name, require, require_any, row_label)
+                     effect_text, paper_name, reason_text, require, require_any,
+                     row_label)
 
 __all__ = ["Context", "SECTIONS"]
 
@@ -115,15 +116,18 @@ def section_ledger(ctx: Context, sec: Section) -> None:
     label_name = "outcome" if uses_outcome else "verdict"
     sec.summary.append(Counts(counts, "results"))
     sec.blocks.append(Paragraph(
-        "The empirical ledger: each of the papers' experimental claims, the metric we measured, its mean and 95% "
-        f"confidence interval over seeds, and the {label_name} its rule gives, computed from the committed "
-        "multi-seed results of analysis/results."))
-    extra = [k for k in ("reason",) if any(r.get(k) for r in rows)]
+        "The empirical ledger: each of the papers' experimental claims, the metric we measured, the effect per "
+        "seed paired with its baseline on its scale (log10 of a ratio, a difference, or one model's own number "
+        f"against the row's criterion), its mean and 95% confidence interval, n with how many seeds agree in sign, "
+        f"and the {label_name} its rule gives after the validity checks, computed from the committed multi-seed "
+        "results of analysis/results. Undecided rows say why, or how many seeds would decide them."))
+
     sec.blocks.append(Table(
-        ["id", "paper", "claim", "metric", "ours: mean [95% CI] (seeds)", "scale", label_name, "rule", *extra],
+        ["id", "paper", "claim", "metric", "effect [95% CI]", "n (agree)", label_name, "reason or seeds needed"],
         [[r.get("id"), f"{paper_name(r.get('paper') or '')}, {r.get('paper_figure')}" if r.get("paper_figure")
-          else paper_name(r.get("paper") or ""), r.get("claim"), r.get("metric"), ours_text(r.get("ours") or {}),
-          r.get("scale"), v, r.get("rule"), *[r.get(k) for k in extra]] for r, v in zip(rows, labels)]))
+          else paper_name(r.get("paper") or ""), r.get("claim"), r.get("metric"), effect_text(r),
+          f"{r.get('n', '')} ({r.get('n_agree', '')})" if "n" in r else "", v, reason_text(r)]
+         for r, v in zip(rows, labels)]))
     sec.data = {"counted_by": label_name, "counts": dict(counts), "verdicts": dict(counts), "rows": rows,
                 "headline": ", ".join(f"{v} {k}" for k, v in counts if v) or "no rows"}
 
