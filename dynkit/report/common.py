@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from ..io import jsonable  # noqa: F401  (re-exported: dynkit.report.jsonable)
+from .._papers import PAPER_NAMES, paper_name  # noqa: F401  (re-exported)
 
 __all__ = ["ComponentUnavailable", "require", "require_any", "jsonable", "fmt", "latex_of", "claim_holds", "held_text",
            "claim_verdict", "count_by", "effect_text", "ours_text", "reason_text", "paper_name", "row_label", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
@@ -124,25 +125,6 @@ def count_by(verdicts: list[str], order: tuple[str, ...]) -> list[tuple[str, int
 
 
 # The short names the code gives the papers (/work/shared/papers/README.md), as the ledger cites them.
-PAPER_NAMES = {
-    "review": "Wang et al., momentum review",
-    "Momentum Transformer": "Nguyen et al., Momentum Transformer",
-    "MomentumRNN": "Nguyen et al., MomentumRNN",
-    "Momentum ResNets": "Sander et al., Momentum ResNets",
-    "CSAODE": "Zhang et al., CSAODE",
-}
-
-
-def paper_name(label: str) -> str:
-    """A paper as readers cite it: ``"review (000)"`` -> ``"Wang et al., momentum review"``.
-
-    The file number in parentheses is an internal label and is dropped; each comma-separated part
-    that is a known short name is replaced by authors and title; anything else is kept as written.
-    """
-    parts = [re.sub(r"\s*\(\d{3}\)", "", part).strip() for part in str(label).split(",")]
-    return ", ".join(PAPER_NAMES.get(part, part) for part in parts if part)
-
-
 def row_label(row: Any) -> str:
     """The label a ledger row is counted by: its ``outcome`` where rows carry one, else its ``verdict``."""
     return str(_field(row, "outcome") or _field(row, "verdict") or "")

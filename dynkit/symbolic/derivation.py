@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from .._papers import paper_name
+
 __all__ = ["Step", "Check", "Derivation", "equivalent", "finish", "to_latex"]
 
 
@@ -284,7 +286,7 @@ class Derivation:
 
         out = [f"% dynkit derivation {self.name}: a LaTeX fragment (needs \\usepackage{{amsmath,amssymb}})",
                rf"\subsection*{{{latex_text(self.title)}}}",
-               rf"\noindent\emph{{{latex_text(self.paper)}, {latex_text(self.equation)}}}"]
+               rf"\noindent\emph{{{latex_text(paper_name(self.paper))}, {latex_text(self.equation)}}}"]
         if self.steps:
             out.append(r"\begin{enumerate}")
             for step in self.steps:
@@ -302,7 +304,7 @@ class Derivation:
 
     def to_markdown(self) -> str:
         """Markdown with ``$$ ... $$`` display math."""
-        out = [f"### {self.title}", f"*{self.paper}, {self.equation}*", ""]
+        out = [f"### {self.title}", f"*{paper_name(self.paper)}, {self.equation}*", ""]
         for i, step in enumerate(self.steps, 1):
             out.append(f"{i}. {step.text}")
             if step.expr is not None:
@@ -335,7 +337,7 @@ class Derivation:
 
         labels = self.extra.get("labels", {})
         verdict = "matches the paper" if self.check_passed else "does NOT match the paper"
-        parts = [f"<h4>{html.escape(self.title)}</h4><p><em>{html.escape(self.paper)}, "
+        parts = [f"<h4>{html.escape(self.title)}</h4><p><em>{html.escape(paper_name(self.paper))}, "
                  f"{html.escape(self.equation)}</em> &mdash; derived result {verdict}.</p><ol>"]
         for step in self.steps:
             parts.append(f"<li>{text(step.text)}{math(step.expr) if step.expr is not None else ''}</li>")
