@@ -93,6 +93,24 @@ def _connection(n_inst: int, rng: np.random.Generator, reading: str = "previous_
     return _stack("momentum_connection", out)
 
 
+def _adam_rnn(n_inst: int, rng: np.random.Generator, product: str = "(Uv)/r", *, diagonal: bool = False,
+              relaxed_moment: bool = False) -> CheckResult:
+    """Remark 4's cells against torch.optim: half the size groups RMSPropRNN (mu = 0), half AdamRNN; U well
+    conditioned (cond <= 10) so that W^ = U^-1 W is a fair trainable matrix; T = 8 steps."""
+    out = []
+    for n, count in split_by_size(min(n_inst, 400), rng, range(1, 9)):
+        U = random_matrices(rng, count, n, log10_cond=1) * rng.choice([-1.0, 1.0], size=(count, 1, 1))
+        if diagonal:  # where both readings of U v / sqrt(m + eps) coincide
+            U = np.eye(n) * rng.uniform(0.3, 1.5, (count, n, 1))
+        k = int(rng.integers(1, 6))
+        mu = 0.0 if rng.uniform() < 0.5 else float(rng.uniform(0.05, 0.95))
+        out.append(rnn.check_adam_rnn_remark4(U, rng.standard_normal((count, n, k)), rng.standard_normal((count, 8, k)),
+                                              rng.uniform(-0.5, 0.5, (count, n)), mu, float(rng.uniform(0.5, 0.999)),
+                                              float(rng.uniform(0.1, 1)), product=product,
+                                              relaxed_moment=relaxed_moment))
+    return _stack("adam_rnn_remark4", out)
+
+
 def _revnet(n_inst: int, rng: np.random.Generator) -> CheckResult:
     disc, cont, dyn = [], [], []
     for n, count in split_by_size(n_inst, rng):
@@ -1300,6 +1318,30 @@ _SPECS = [
                   "(f_l = id, T_0(X) := X) equals at every layer the heavy-ball recursion (10) with gamma grad_k = "
                   "-V^_k and m^0 = 0, and its unrolled form x^{k+1} = x^1 + sum_j (1 - beta~^{k-j+1})/(1 - beta~) "
                   "V^_j(x^j) (relative 1e-10)"),
+    _spec("adam_rnn_remark4", R, "Remark 4 (AdamRNN, RMSPropRNN)",
+          "Remark 4 Both AdamRNN and RMSPropRNN can also be derived by letting v_t = -p_t and W^ := U^{-1} W as in "
+          "Remark 1. This parameterization yields the following formulation for AdamRNN v_t = mu v_{t-1} + s W^ x_t, "
+          "m_t = beta m_{t-1} + (1 - beta)(W^ x_t . W^ x_t), h_t = sigma(U h_{t-1} + U v_t / sqrt(m_t + eps)). Here, "
+          "we simply need to learn W^ and U without any relaxation. [RMSPropRNN: mu = 0.]",
+          "tanh, U any real n x n with cond <= 10 (n <= 8), W^ any, T = 8, mu = 0 (RMSPropRNN) or in [0.05, 0.95) "
+          "(AdamRNN), beta in [0.5, 0.999), s in [0.1, 1], eps = 0 (torch's optimizers then divide by the same "
+          "sqrt(m_t)).", _adam_rnn, "Remark 4's cell vs torch.optim Adam / RMSprop on (9), every step",
+          lambda rng: _adam_rnn(3, rng, diagonal=True), ERRATUM,
+          "h_t = sigma(U h_{t-1} + U (v_t / sqrt(m_t + eps))) (U applied after the entry-wise quotient), with v_t, m_t "
+          "as printed: Adam (betas mu, beta; step s / (1 - mu), no bias correction) or RMSProp (mu = 0, step s) "
+          "applied to (9) h_t = sigma(U(h_{t-1} + W^ x_t)) with gradient -W^ x_t.",
+          reading="the printed quotient U v_t / sqrt(m_t + eps) is the entry-wise quotient of the vector U v_t; the "
+                  "cell then equals, step by step (1e-10), Adam (mu > 0) / RMSProp (mu = 0) run by torch.optim on (9) "
+                  "with gradient -u_t = -W^ x_t, phi = sigma(U .), eps = 0, Adam's step s / (1 - mu) (Remark 4 "
+                  "keeps the (1 - mu) -> s relaxation of (17), a step rescaling: v_t = s / (1 - mu) times Adam's "
+                  "first moment) and its bias correction undone (footnote 3)",
+          intent="(16): p_t = mu p_{t-1} + (1 - mu) u_t, m_t = beta m_{t-1} + (1 - beta) u_t . u_t, h_t = phi(h_{t-1} "
+                 "- s p_t / sqrt(r_t + eps)) [...] Both AdamRNN and RMSPropRNN can also be derived by letting v_t = "
+                 "-p_t and W^ := U^{-1} W [...] without any relaxation: with phi = sigma(U .) (Sect. 2.2, (9)) the "
+                 "derivation gives sigma(U h_{t-1} + s U (v_t / sqrt(m_t + eps))); the entry-wise quotient does not "
+                 "commute with U unless U is diagonal",
+          corrected_check=lambda n, rng: _adam_rnn(n, rng, product="U(v/r)"),
+          corrected_flip=lambda rng: _adam_rnn(3, rng, product="U(v/r)", relaxed_moment=True)),
 ]
 
 # The reading each row checks, where the quote needs one (the quote itself is ``statement``).
