@@ -64,7 +64,7 @@ def _run(A, x0, mu: Callable[[int], float], n_steps: int) -> tuple[np.ndarray, n
         pair[1] = pair[0]
         pair[0] = x
         scale = np.sqrt(np.einsum("k...i,k...i->...", pair, pair))
-        scale[scale == 0] = 1.0
+        scale = np.where(scale > 0, scale, 1.0)  # an array also for an unbatched instance
         pair /= scale[..., None]
         scales[t] = scale
         f_scaled[t] = np.einsum("...i,...i,...i->...", half_w, pair[0], pair[0])
