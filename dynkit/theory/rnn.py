@@ -304,7 +304,8 @@ def adam_rnn_remark4(U, W_hat, x, h0, mu: float, beta: float, s: float, eps: flo
                      product: str = "U(v/r)", *, relaxed_moment: bool = False) -> np.ndarray:
     """Review Remark 4's AdamRNN (RMSPropRNN at ``mu = 0``), ``v_0 = m_0 = 0``, tanh::
 
-        v_t = mu v_{t-1} + s W^ x_t,  m_t = beta m_{t-1} + (1 - beta) (W^ x_t)^2,  h_t = tanh(U h_{t-1} + U v_t / sqrt(m_t + eps))
+        v_t = mu v_{t-1} + s W^ x_t,  m_t = beta m_{t-1} + (1 - beta) (W^ x_t)^2,
+        h_t = tanh(U h_{t-1} + U v_t / sqrt(m_t + eps))
 
     ``product`` reads the last quotient (:data:`ADAM_PRODUCTS`); ``relaxed_moment`` uses (17)'s ``W x_t = U W^ x_t``
     in ``m_t`` instead (the relaxation Remark 4 says it avoids). Returns h_1..h_T, shape (..., T, n)."""
@@ -391,5 +392,6 @@ def check_adam_rnn_remark4(U, W_hat, x, h0, mu: float, beta: float, s: float, *,
     name = "Adam" if mu > 0 else "RMSProp"
     return verdict("adam_rnn_remark4", gap, ADAM_TOL, dict(U=U, W_hat=W_hat, x=x, h0=h0),
                    f"Remark 4's {name}RNN ({product}) vs torch.optim.{'Adam' if mu > 0 else 'RMSprop'} on (9), "
-                   f"max |h_t - h_t|", sides={"h_T (Remark 4)": cell[..., -1, :], f"h_T ({name})": reference[..., -1, :]},
+                   f"max |h_t - h_t|",
+                   sides={"h_T (Remark 4)": cell[..., -1, :], f"h_T ({name})": reference[..., -1, :]},
                    mu=mu, beta=beta, s=s, product=product)
