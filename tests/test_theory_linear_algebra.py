@@ -350,6 +350,64 @@ def test_momentum_attention_bad_beta():
         dk.theory.check_momentum_attention(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2)), 1.0)
 
 
+# ------------------------------------------------------------------------------- momentum connection (15)
+
+def _heavy_ball_by_hand(x0: float, w: list[float], beta: float) -> list[float]:
+    """Independent of dynkit: for one token (N = 1) the linear attention of a layer is its value x w_V, so
+    heavy ball (9) with -gamma grad f(x^k) = w_k x^k is x^{k+1} = x^k + w_k x^k + beta (x^k - x^{k-1}), x^{-1} = x^0."""
+    xs, previous = [x0], x0
+    for wk in w:
+        previous, x = xs[-1], xs[-1] + wk * xs[-1] + beta * (xs[-1] - previous)
+        xs.append(x)
+    return xs
+
+
+@SETTINGS
+@given(x0=st.floats(-3, 3), w=st.lists(st.floats(-0.5, 0.5), min_size=1, max_size=12), beta=st.floats(0, 0.99))
+def test_momentum_connection_is_heavy_ball_by_hand(x0, w, beta):
+    """One token, d = 1: (15) with T_{l-1}(X) the previous layer's input equals heavy ball computed by hand
+    (relative 1e-12: both add at most 12 terms of size <= ~30 in float64)."""
+    W = np.zeros((len(w), 3, 1, 1))
+    W[:, :2] = 1.0
+    W[:, 2, 0, 0] = w
+    got = attention.momentum_connection_stack(np.array([[x0]]), W, beta)[:, 0, 0]
+    want = np.array(_heavy_ball_by_hand(x0, w, beta))
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * (1 + np.abs(want).max()))
+    assert attention.check_momentum_connection(np.array([[x0]]), W, beta).holds
+
+
+@pytest.mark.parametrize("reading", ["layer_applied", "previous_output"])
+def test_momentum_connection_other_readings_are_not_heavy_ball(reading):
+    """The two other readings of T_{l-1}(X) are checked too: neither is the heavy-ball method (planted)."""
+    rng = np.random.default_rng(1)
+    X, W = rng.standard_normal((3, 6, 4)), rng.standard_normal((3, 5, 3, 4, 4)) * 0.2
+    result = attention.check_momentum_connection(X, W, 0.8, reading)
+    assert not result.holds and result.residual > 1e-3, result.message
+    others = result.details["parts"]["momentum_connection.heavy_ball"].details["other_readings"]
+    assert others["previous_input"] < 1e-12
+    # at beta~ = 0 every reading is the plain residual connection (4)
+    assert attention.check_momentum_connection(X, W, 0.0, reading).holds
+
+
+def test_momentum_connection_detects_wrong_momentum(monkeypatch):
+    """A heavy-ball reference whose unrolled weights are off by 1e-6 is caught (tolerance 1e-10)."""
+    rng = np.random.default_rng(2)
+    X, W = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 6, 3, 3, 3)) * 0.2
+    original = attention.momentum_connection_stack
+    monkeypatch.setattr(attention, "momentum_connection_stack",
+                        lambda X, W, b, r="previous_input": original(X, W, b * (1 + 1e-6), r))
+    assert not attention.check_momentum_connection(X, W, 0.7).holds
+
+
+def test_momentum_connection_bad_inputs():
+    with pytest.raises(ValueError, match="beta_tilde must be"):
+        attention.check_momentum_connection(np.ones((3, 2)), np.ones((2, 3, 2, 2)), 1.0)
+    with pytest.raises(ValueError, match=r"W shape \(\.\.\., L, 3, d, d\)"):
+        attention.check_momentum_connection(np.ones((3, 2)), np.ones((2, 3, 3, 3)), 0.5)
+    with pytest.raises(ValueError, match="reading must be one of"):
+        attention.check_momentum_connection(np.ones((3, 2)), np.ones((1, 3, 2, 2)), 0.5, reading="output")
+
+
 # ------------------------------------------------------------------------------------ result object
 
 def test_result_reports_worst_instance():

@@ -186,3 +186,50 @@ def test_ark_equal_accuracy_is_dynkits_own_analysis():
     assert "similar accuracy" in claim.reading and "family" in claim.statement
     result = claim.sample(3, seed=0)
     assert result.holds and result.n_instances == 6  # three members of each order
+
+
+# ------------------------------------------------------------------------------- review Remark 4 (AdamRNN)
+
+def _adam_by_hand(u: float, w_hat: float, xs, h0, mu, beta, s):
+    """Independent of dynkit and torch: scalar Adam (betas mu, beta, no bias correction, eps = 0, step
+    s / (1 - mu)) or RMSProp (mu = 0, step s) on (9) h_t = tanh(u (h_{t-1} + w_hat x_t)), gradient -w_hat x_t."""
+    h, p, m, out = h0, 0.0, 0.0, []
+    for x in xs:
+        g = -w_hat * x
+        m = beta * m + (1 - beta) * g * g
+        if mu > 0:
+            p = mu * p + (1 - mu) * g
+            y = h - s / (1 - mu) * p / m ** 0.5
+        else:
+            y = h - s * g / m ** 0.5
+        h = float(np.tanh(u * y))
+        out.append(h)
+    return out
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.3, 0.9])
+def test_adam_rnn_remark4_is_adam_by_hand(mu):
+    """n = 1 (both readings coincide): Remark 4's cell equals scalar Adam / RMSProp written out here (1e-12: eight
+    steps of O(1) float arithmetic)."""
+    from dynkit.theory import rnn
+    xs = [0.7, -1.2, 0.4, 2.0, -0.3, 0.9, -1.5, 0.2]
+    want = _adam_by_hand(0.8, 1.3, xs, 0.1, mu, 0.95, 0.5)
+    for product in rnn.ADAM_PRODUCTS:
+        got = rnn.adam_rnn_remark4(np.array([[0.8]]), np.array([[1.3]]), np.array(xs)[:, None], np.array([0.1]),
+                                   mu, 0.95, 0.5, product=product)[:, 0]
+        assert np.allclose(got, want, rtol=0, atol=1e-12)
+
+
+def test_adam_rnn_remark4_readings():
+    """The printed quotient (U v)/sqrt(m) is not Adam for a non-diagonal U (O(1) gap), U (v / sqrt(m)) is (1e-10)."""
+    from dynkit.theory import rnn
+    rng = np.random.default_rng(3)
+    U = np.array([[0.9, 0.4], [-0.3, 1.1]])
+    args = (U, rng.standard_normal((2, 3)), rng.standard_normal((6, 3)), np.array([0.2, -0.1]), 0.6, 0.9, 0.5)
+    assert rnn.check_adam_rnn_remark4(*args, product="U(v/r)").holds
+    literal = rnn.check_adam_rnn_remark4(*args, product="(Uv)/r")
+    assert not literal.holds and literal.residual > 1e-2
+    with pytest.raises(ValueError, match="product must be one of"):
+        rnn.check_adam_rnn_remark4(*args, product="Uv/r")
+    with pytest.raises(ValueError, match="beta must be"):
+        rnn.check_adam_rnn_remark4(*args[:5], 1.0, 0.5)

@@ -10,8 +10,8 @@ the verdict recorded in the code (``expected_verdict``), the paper's text, and f
 smallest counterexample found; a corrected statement is a separate row.
 
 Modules: :mod:`.spectra` (review Prop. 4; Momentum ResNets Prop. 1), :mod:`.adjoint` (review (54)-(58)),
-:mod:`.rnn` (MomentumRNN (11)-(15)), :mod:`.heavy_ball` (Momentum Transformer Thm. 2, Prop. 3),
-:mod:`.attention` (Momentum Transformer (12)-(14)), :mod:`.representation` (Momentum ResNets Prop. 4,
+:mod:`.rnn` (MomentumRNN (11)-(15), review Remark 4), :mod:`.heavy_ball` (Momentum Transformer Thm. 2, Prop. 3),
+:mod:`.attention` (Momentum Transformer (12)-(15)), :mod:`.representation` (Momentum ResNets Prop. 4,
 Thms. 1-2, Lemmas 1-2, Fig. 4), :mod:`.momentum_resnet` (Momentum ResNets Props. 2-8, (3), Sect. 3.2, App. E),
 :mod:`.first_order` (Momentum ResNets Props. 9-10, Thm. 3, Sect. 4.2 example), :mod:`.optimizers` (MomentumRNN
 NAG / scheduled-restart rates), :mod:`.accelerated_rk` (CSAODE Claim 1 and ARK cost).
@@ -24,7 +24,8 @@ from .adjoint import (check_adaptive_damping_breaks_adjoint, check_adjoint_nonva
 from .first_order import (check_crossing_example, check_flow_orientation, check_linear_flow_field,
                           check_not_a_real_square, log_periodic_field, smooth_field)
 from .optimizers import check_nag_rate, check_restart_rate, nag_momentum, restart_momentum
-from .attention import check_momentum_attention, momentum_attention_closed, momentum_attention_recurrent
+from .attention import (check_momentum_attention, check_momentum_connection, momentum_attention_closed,
+                        momentum_attention_recurrent)
 from .claims import CLAIMS, run_all
 from .heavy_ball import (adaptive_momentum, check_gradient_ratio_limit, check_heavy_ball_contraction,
                          check_heavy_ball_rate,
@@ -41,8 +42,8 @@ from .representation import (Representability, check_f_eps_prime_zeros_real, che
                              is_representable,
                              lambda_eps, lambda_eps_mp, momentum_logarithm, psi_eps, psi_eps_ode,
                              psi_eps_series)
-from .rnn import (check_inverse_activation_slope, check_momentum_jacobian_product, check_momentum_rnn,
-                  check_reparametrisation, check_rnn_jacobian)
+from .rnn import (check_adam_rnn_remark4, check_inverse_activation_slope, check_momentum_jacobian_product,
+                  check_momentum_rnn, check_reparametrisation, check_rnn_jacobian)
 from .spectra import (check_eigen_pairing, check_fixed_point_iterations, check_revnet_continuous,
                       check_revnet_instability, momentum_jacobian, pairing_roots, revnet_jacobian)
 
@@ -62,6 +63,7 @@ __all__ = [
     "check_heavy_ball_rate", "check_gradient_ratio_limit", "check_heavy_ball_contraction", "heavy_ball_radius", "optimal_momentum",
     "adaptive_momentum",
     "check_momentum_attention", "momentum_attention_recurrent", "momentum_attention_closed",
+    "check_momentum_connection", "check_adam_rnn_remark4",
     "psi_eps", "psi_eps_series", "psi_eps_ode", "f_eps", "lambda_eps", "lambda_eps_mp",
     "is_representable", "Representability", "momentum_logarithm", "check_psi_series",
     "check_lambda_eps", "check_momentum_logarithm", "check_representability",

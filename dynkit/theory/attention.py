@@ -1,5 +1,6 @@
 """Momentum attention of the Momentum Transformer: the recurrence (12) and the closed forms (13)
-(causal) and (14) (non-causal) compute the same outputs.
+(causal) and (14) (non-causal) compute the same outputs; the momentum connection (15) is the heavy-ball
+method (9)/(10) run over the layers.
 
 The closed forms weight ``phi(k_j) v_j^T`` by ``gamma (1 - beta**(i - j + 1)) / (1 - beta)`` (``i`` the
 query's position for (13), ``N`` for (14)). Batched over any leading axes of ``q, k, v``.
@@ -11,7 +12,7 @@ import numpy as np
 from ._core import CheckResult, as_real_array, as_scalar_batch, combine, verdict
 
 __all__ = ["check_momentum_attention", "momentum_attention_recurrent", "momentum_attention_closed",
-           "elu_feature_map"]
+           "elu_feature_map", "momentum_connection_stack", "check_momentum_connection", "CONNECTION_READINGS"]
 
 # Both sides sum the same O(N) positive terms in a different order; float64 rounding is
 # ~N * eps ~ 1e-13 for N <= 64, so 1e-10 (relative) separates rounding from a wrong weight.
@@ -100,4 +101,113 @@ def check_momentum_attention(q, k, v, beta: float, gamma: float = 1.0) -> CheckR
                 "(13) vs recurrence (12), max relative difference", beta=beta, gamma=gamma),
         verdict("momentum_attention.noncausal", noncausal, ATTENTION_TOL, instances,
                 "(14) vs (12)'s final states, max relative difference", beta=beta, gamma=gamma),
+    ])
+
+
+# ------------------------------------------------------------------------------- momentum connection (15)
+
+CONNECTION_READINGS = ("previous_input", "layer_applied", "previous_output")
+"""Readings of ``T_{l-1}(X)`` in (15), X the input of layer l: the input of layer l - 1 (heavy ball's x^{k-1}),
+layer l - 1 applied to X itself, or the output of layer l - 1 (which is X)."""
+
+# The stack and the heavy-ball recursion add the same O(L) terms in another order; float64 rounding is
+# ~L * eps * (growth) ~ 1e-13 for L <= 24 layers, so 1e-10 (relative) separates rounding from another rule.
+CONNECTION_TOL = 1e-10
+
+
+def _layer_attention(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """V^ of one layer: non-causal linear attention (6) of X (..., N, d) with W (..., 3, d, d) = (W_Q, W_K, W_V)."""
+    q, k, v = (np.einsum("...nd,...ed->...ne", X, W[..., i, :, :]) for i in range(3))
+    return momentum_attention_closed(q, k, v, 0.0, 1.0, causal=False)
+
+
+def _connection_inputs(X, W, beta_tilde, reading, context="Momentum Transformer (15)"):
+    if reading not in CONNECTION_READINGS:
+        raise ValueError(f"reading must be one of {CONNECTION_READINGS} ({context}); got {reading!r}")
+    X = as_real_array("X", X, context=context)
+    W = as_real_array("W", W, context=context)
+    if X.ndim < 2 or W.ndim < 4 or W.shape[-3:] != (3, X.shape[-1], X.shape[-1]) \
+            or W.shape[:-4] != X.shape[:-2] or W.shape[-4] == 0:
+        raise ValueError(f"X must have shape (..., N, d) and W shape (..., L, 3, d, d) with the same leading axes, "
+                         f"L >= 1 ({context}); got X {X.shape}, W {W.shape}")
+    beta_tilde = float(as_scalar_batch("beta_tilde", beta_tilde, context=context, low=0.0, high=1.0,
+                                       high_open=True))
+    return X, W, beta_tilde
+
+
+def momentum_connection_stack(X, W, beta_tilde: float, reading: str = "previous_input") -> np.ndarray:
+    """Run L layers of (15) with f_l = identity from the input ``X`` (..., N, d); ``W`` (..., L, 3, d, d) holds
+    each layer's (W_Q, W_K, W_V). ``reading`` (one of :data:`CONNECTION_READINGS`) says what ``T_{l-1}(X)`` is;
+    the first layer has no predecessor and uses ``T_0(X) := X`` (no momentum yet, as m_0 = 0 in (12)).
+    Returns the inputs of layers 1..L+1, shape (..., L + 1, N, d) (the last is the stack's output)."""
+    X, W, beta_tilde = _connection_inputs(X, W, beta_tilde, reading)
+    states, previous = [X], X
+    for layer in range(W.shape[-4]):
+        V = _layer_attention(X, W[..., layer, :, :, :])
+        if reading == "previous_input" or layer == 0:
+            before = previous
+        elif reading == "layer_applied":  # T_{l-1}(X) = X + V^_{l-1}(X)
+            before = X + _layer_attention(X, W[..., layer - 1, :, :, :])
+        else:  # the output of layer l - 1 is X itself
+            before = X
+        previous, X = X, V + X + beta_tilde * (X - before)
+        states.append(X)
+    return np.stack(states, axis=-3)
+
+
+def check_momentum_connection(X, W, beta_tilde: float, reading: str = "previous_input") -> CheckResult:
+    """Momentum Transformer (15) is the heavy-ball method over the layers: the stack of L layers of (15)
+    (f_l = identity, ``T_{l-1}(X)`` read as ``reading``) equals, at every layer, (i) the heavy-ball recursion in
+    its momentum form (10), ``m^{k+1} = beta~ m^k + grad_k``, ``x^{k+1} = x^k - gamma m^{k+1}`` with
+    ``gamma grad_k := -V^_k(x^k)`` and ``m^0 = 0``, and (ii) its unrolled form ``x^{k+1} = x^1 + sum_{j<=k}
+    (1 - beta~^{k-j+1}) / (1 - beta~) V^_j(x^j)`` (the reweighting of (13)), both computed here from their own
+    recursions, to relative ``CONNECTION_TOL``. ``details['other_readings']`` holds the distance from (i) of the
+    two other readings of ``T_{l-1}(X)``.
+
+    Parameters
+    ----------
+    X : array (..., N, d)
+        The input of the first layer.
+    W : array (..., L, 3, d, d)
+        Per-layer attention weights (W_Q, W_K, W_V) of (2).
+    beta_tilde : float in [0, 1)
+    reading : str
+        One of :data:`CONNECTION_READINGS`.
+    """
+    X, W, beta_tilde = _connection_inputs(X, W, beta_tilde, reading)
+    L = W.shape[-4]
+
+    def heavy_ball():  # (10) with gamma = 1: its own state m, never the stack's differences
+        x, m, xs, steps = X, np.zeros_like(X), [X], []
+        for layer in range(L):
+            step = _layer_attention(x, W[..., layer, :, :, :])  # = -gamma grad f(x^k)
+            m = beta_tilde * m - step
+            x = x - m
+            xs.append(x)
+            steps.append(step)
+        return np.stack(xs, axis=-3), np.stack(steps, axis=-3)
+
+    hb, steps = heavy_ball()
+    k = np.arange(1, L + 1)[:, None]
+    j = np.arange(1, L + 1)[None, :]
+    weights = np.where(j <= k, (1 - beta_tilde ** np.maximum(k - j + 1, 0)) / (1 - beta_tilde), 0.0)
+    unrolled = np.concatenate([X[..., None, :, :], X[..., None, :, :] +
+                               np.einsum("kj,...jnd->...knd", weights, steps)], axis=-3)
+    scale = 1 + np.abs(hb).max(axis=(-1, -2, -3))
+
+    def distance(a, b):
+        return np.abs(a - b).max(axis=(-1, -2, -3)) / scale
+
+    stack = momentum_connection_stack(X, W, beta_tilde, reading)
+    others = {r: float(distance(momentum_connection_stack(X, W, beta_tilde, r), hb).max())
+              for r in CONNECTION_READINGS if r != reading}
+    instances = dict(X=X, W=W)
+    return combine("momentum_connection", [
+        verdict("momentum_connection.heavy_ball", distance(stack, hb), CONNECTION_TOL, instances,
+                f"(15) (T_(l-1)(X) as {reading}) vs heavy ball (10), max relative difference over layers",
+                sides={"(15)": stack[..., -1, :, :], "heavy ball (10)": hb[..., -1, :, :]},
+                beta_tilde=beta_tilde, reading=reading, other_readings=others),
+        verdict("momentum_connection.unrolled", distance(stack, unrolled), CONNECTION_TOL, instances,
+                "(15) vs the unrolled weighted sum of the layers' V^, max relative difference",
+                beta_tilde=beta_tilde, reading=reading),
     ])

@@ -50,19 +50,26 @@ def _run(A, x0, mu: Callable[[int], float], n_steps: int) -> tuple[np.ndarray, n
     z = np.einsum("...ji,...j->...i", V, x0)  # eigen-coordinates; null directions do not move f
     z = np.where(w > 1e-14 * L[..., None], z, 0.0)
     dist2 = np.sum(z * z, axis=-1)
-    x_prev, x = z.copy(), z.copy()
-    logf = np.empty((n_steps + 1,) + L.shape)
-    logscale = np.zeros(L.shape)
+    # the loop is overhead-bound (a few numpy calls per step on small arrays): keep (x_t, x_{t-1}) in one array,
+    # reduce with einsum, and take the logs once at the end (log of a product = sum of logs)
+    pair = np.stack([z, z])  # (2, ..., n): x_t, x_{t-1}
+    step_w = s[..., None] * w  # y - (s w) y, not (1 - s w) y: the same rounding as the plain update where s w = 1
+    half_w = 0.5 * w
+    f_scaled = np.empty((n_steps + 1,) + L.shape)  # f(x_t) / prod of the scales^2 up to t
+    scales = np.ones((n_steps + 1,) + L.shape)
+    f_scaled[0] = np.einsum("...i,...i,...i->...", half_w, z, z)
+    for t in range(1, n_steps + 1):
+        y = pair[0] + mu(t) * (pair[0] - pair[1])
+        x = y - step_w * y
+        pair[1] = pair[0]
+        pair[0] = x
+        scale = np.sqrt(np.einsum("k...i,k...i->...", pair, pair))
+        scale = np.where(scale > 0, scale, 1.0)  # an array also for an unbatched instance
+        pair /= scale[..., None]
+        scales[t] = scale
+        f_scaled[t] = np.einsum("...i,...i,...i->...", half_w, pair[0], pair[0])
     with np.errstate(divide="ignore"):
-        logf[0] = np.log(0.5 * np.sum(w * x * x, axis=-1))
-        for t in range(1, n_steps + 1):
-            y = x + mu(t) * (x - x_prev)
-            x_prev, x = x, y - s[..., None] * w * y
-            scale = np.sqrt(np.sum(x * x, axis=-1) + np.sum(x_prev * x_prev, axis=-1))
-            scale = np.where(scale > 0, scale, 1.0)
-            x, x_prev = x / scale[..., None], x_prev / scale[..., None]
-            logscale += np.log(scale)
-            logf[t] = np.log(0.5 * np.sum(w * x * x, axis=-1)) + 2 * logscale
+        logf = np.log(f_scaled) + 2 * np.cumsum(np.log(scales), axis=0)
     return logf, dist2
 
 

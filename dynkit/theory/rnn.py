@@ -17,7 +17,8 @@ import numpy as np
 from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, check_last_dim, combine, verdict
 
 __all__ = ["check_momentum_rnn", "check_rnn_jacobian", "check_momentum_jacobian_product",
-           "check_inverse_activation_slope", "ACTIVATIONS"]
+           "check_inverse_activation_slope", "ACTIVATIONS", "adam_rnn_remark4", "check_adam_rnn_remark4",
+           "ADAM_PRODUCTS"]
 
 ACTIVATIONS = ("tanh", "sigmoid")
 # float64 through <= 30 steps of a smooth cell: agreement ~1e-13; sigma^{-1} near the saturated ends of
@@ -286,3 +287,111 @@ def check_reparametrisation(U, W, x, h0, v0, mu: float, s: float, *, w_hat=None)
         worst = np.maximum(worst, np.abs(h9 - h10).max(axis=-1))
     return verdict("reparametrisation", worst, 1e-10, dict(U=U, W=W), "(10) with W^ = U^-1 W vs (9), max |h_t - h_t|",
                    sides={"h_T (9)": h9, "h_T (10)": h10})
+
+
+# ------------------------------------------------------------------------ review Remark 4 (AdamRNN, RMSPropRNN)
+
+ADAM_PRODUCTS = ("U(v/r)", "(Uv)/r")
+"""Readings of Remark 4's ``U v_t / sqrt(m_t + eps)``: U times the entry-wise quotient, or the entry-wise quotient
+of the vector ``U v_t``."""
+
+# Both sides run <= 12 steps of the same elementwise arithmetic in another order (torch's optimizer keeps its
+# own moments); float64 agreement is ~1e-14, so 1e-10 on h (tanh, |h| < 1) separates rounding from another rule.
+ADAM_TOL = 1e-10
+
+
+def adam_rnn_remark4(U, W_hat, x, h0, mu: float, beta: float, s: float, eps: float = 0.0,
+                     product: str = "U(v/r)", *, relaxed_moment: bool = False) -> np.ndarray:
+    """Review Remark 4's AdamRNN (RMSPropRNN at ``mu = 0``), ``v_0 = m_0 = 0``, tanh::
+
+        v_t = mu v_{t-1} + s W^ x_t,  m_t = beta m_{t-1} + (1 - beta) (W^ x_t)^2,
+        h_t = tanh(U h_{t-1} + U v_t / sqrt(m_t + eps))
+
+    ``product`` reads the last quotient (:data:`ADAM_PRODUCTS`); ``relaxed_moment`` uses (17)'s ``W x_t = U W^ x_t``
+    in ``m_t`` instead (the relaxation Remark 4 says it avoids). Returns h_1..h_T, shape (..., T, n)."""
+    if product not in ADAM_PRODUCTS:
+        raise ValueError(f"product must be one of {ADAM_PRODUCTS}; got {product!r}")
+    mv = lambda M, v: np.einsum("...ij,...j->...i", M, v)  # noqa: E731
+    h, v, m, out = h0, np.zeros_like(h0), np.zeros_like(h0), []
+    for t in range(x.shape[-2]):
+        u = mv(W_hat, x[..., t, :])
+        moment = mv(U, u) if relaxed_moment else u
+        v = mu * v + s * u
+        m = beta * m + (1 - beta) * moment * moment
+        r = np.sqrt(m + eps)
+        h = np.tanh(mv(U, h) + (mv(U, v / r) if product == "U(v/r)" else mv(U, v) / r))
+        out.append(h)
+    return np.stack(out, axis=-2)
+
+
+def _optimizer_on_cell(U, W_hat, x, h0, mu: float, beta: float, s: float) -> np.ndarray:
+    """The optimizer the cells come from, run by torch.optim (not by the formulas above): (9) ``h_t = phi(h_{t-1}
+    + u_t)`` with ``phi = tanh(U .)``, ``u_t = W^ x_t`` and gradient ``-u_t`` (review Sect. 2.2), accelerated by
+    Adam (``mu > 0``: betas (mu, beta), step s / (1 - mu), the (1 - mu) of (16) relaxed to s) or RMSProp
+    (``mu = 0``: alpha = beta, step s); eps = 0, and Adam's bias correction undone through its learning rate
+    (footnote 3: p_t, m_t are not normalised). One torch parameter holds the whole batch: both optimizers act
+    entry-wise."""
+    torch = _torch()
+    y = torch.tensor(h0, dtype=torch.float64, requires_grad=True)
+    Ut = torch.as_tensor(U, dtype=torch.float64)
+    u = torch.as_tensor(np.einsum("...ij,...tj->...ti", W_hat, x), dtype=torch.float64)
+    if mu > 0:
+        opt = torch.optim.Adam([y], lr=s / (1 - mu), betas=(mu, beta), eps=0.0)
+    else:
+        opt = torch.optim.RMSprop([y], lr=s, alpha=beta, eps=0.0)
+    out = []
+    for t in range(u.shape[-2]):
+        if mu > 0:  # Adam divides by (1 - mu^t) and sqrt(1 - beta^t): multiply them back into the step
+            opt.param_groups[0]["lr"] = s / (1 - mu) * (1 - mu ** (t + 1)) / np.sqrt(1 - beta ** (t + 1))
+        y.grad = -u[..., t, :].clone()
+        opt.step()
+        with torch.no_grad():
+            y.copy_(torch.tanh(torch.einsum("...ij,...j->...i", Ut, y)))
+        out.append(y.detach().clone())
+    return torch.stack(out, dim=-2).numpy()
+
+
+def check_adam_rnn_remark4(U, W_hat, x, h0, mu: float, beta: float, s: float, *, product: str = "U(v/r)",
+                           relaxed_moment: bool = False) -> CheckResult:
+    """Review Remark 4: AdamRNN (RMSPropRNN for ``mu = 0``) written with ``v_t = -p_t`` and ``W^ = U^{-1} W`` is
+    Adam (RMSProp) applied to (9) "without any relaxation": :func:`adam_rnn_remark4` (eps = 0) equals, at every
+    step, torch.optim's Adam / RMSprop run on (9) (:func:`_optimizer_on_cell`), to ``ADAM_TOL``.
+
+    Parameters
+    ----------
+    U : array (..., n, n)
+    W_hat : array (..., n, k)
+    x : array (..., T, k)
+    h0 : array (..., n)
+    mu : float in [0, 1)
+        0 gives RMSPropRNN.
+    beta : float in (0, 1)
+    s : float > 0
+    product : str
+        Reading of ``U v_t / sqrt(m_t + eps)`` (:data:`ADAM_PRODUCTS`).
+    relaxed_moment : bool
+        Plant (17)'s relaxed second moment (a violation of Remark 4's formulas).
+    """
+    context = "review Remark 4, AdamRNN / RMSPropRNN"
+    U = as_square("U", U, context=context)
+    W_hat = as_real_array("W_hat", W_hat, context=context)
+    x = as_real_array("x", x, context=context)
+    h0 = as_real_array("h0", h0, context=context)
+    n = U.shape[-1]
+    if W_hat.shape[-2] != n or x.ndim < 2 or x.shape[-1] != W_hat.shape[-1] or h0.shape[-1:] != (n,):
+        raise ValueError(f"W_hat must be (..., {n}, k), x (..., T, k), h0 (..., {n}) to match U ({context}); "
+                         f"got W_hat {W_hat.shape}, x {x.shape}, h0 {h0.shape}")
+    mu = float(as_scalar_batch("mu", mu, context=context, low=0.0, high=1.0, high_open=True))
+    beta = float(as_scalar_batch("beta", beta, context=context, low=0.0, high=1.0, low_open=True, high_open=True))
+    s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
+    if product not in ADAM_PRODUCTS:
+        raise ValueError(f"product must be one of {ADAM_PRODUCTS} ({context}); got {product!r}")
+    cell = adam_rnn_remark4(U, W_hat, x, h0, mu, beta, s, 0.0, product, relaxed_moment=relaxed_moment)
+    reference = _optimizer_on_cell(U, W_hat, x, h0, mu, beta, s)
+    gap = np.abs(cell - reference).max(axis=(-1, -2))
+    name = "Adam" if mu > 0 else "RMSProp"
+    return verdict("adam_rnn_remark4", gap, ADAM_TOL, dict(U=U, W_hat=W_hat, x=x, h0=h0),
+                   f"Remark 4's {name}RNN ({product}) vs torch.optim.{'Adam' if mu > 0 else 'RMSprop'} on (9), "
+                   f"max |h_t - h_t|",
+                   sides={"h_T (Remark 4)": cell[..., -1, :], f"h_T ({name})": reference[..., -1, :]},
+                   mu=mu, beta=beta, s=s, product=product)
