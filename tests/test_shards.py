@@ -280,7 +280,7 @@ def nan_run(config: ToyConfig, *, seed: int, out: Path, device: str) -> dict:
     return {"metrics": {"x": float("nan") if seed == 1 else 2.0 + seed, "one": 1.0}}
 
 
-def test_a_non_finite_metric_is_strict_json_and_left_out_of_the_mean(tmp_path, monkeypatch):
+def test_a_non_finite_metric_is_strict_json_and_makes_its_row_invalid(tmp_path, monkeypatch):
     from dynkit.experiments.ledger import Claim, evaluate, greater, ratio
 
     exp = Experiment("nan_toy", nan_run, {s: ToyConfig() for s in ("smoke", "cpu", "full")})
@@ -294,7 +294,8 @@ def test_a_non_finite_metric_is_strict_json_and_left_out_of_the_mean(tmp_path, m
     assert stored["metrics"]["x"]["values"] == [2.0, "nan", 4.0] == res["metrics"]["x"]["values"]
     assert (stored["metrics"]["x"]["mean"], stored["metrics"]["x"]["n_seeds"]) == (3.0, 2)
     claim = Claim("t.nan", "P", "x grows", "Fig. 1", "nan_toy", "x / one", ratio("x", "one"), greater(1.5, null=1.0))
-    assert evaluate(claim, stored).ours["n_seeds"] == 2  # the ledger reads it back as NaN and leaves it out
+    row = evaluate(claim, stored)  # the ledger reads it back as NaN: a diverged seed, named, never dropped
+    assert row.outcome == "invalid" and "seed 1" in row.reason, (row.outcome, row.reason)
 
 
 # --------------------------------------------------------------------------------------------------
