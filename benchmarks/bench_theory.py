@@ -2,7 +2,7 @@
 and the batching speed-up of one check against the naive per-instance loop (the peer, measured in the same run).
 
     python -m benchmarks.bench_theory            # 1000 instances per claim; writes analysis/results/bench_theory
-    python -m benchmarks.bench_theory --quick    # 100 instances per claim (goal scaled, nothing written)
+    python -m benchmarks.bench_theory --quick    # 100 instances per claim (time goal not judged, nothing written)
 
 Goal lines: ``run_all_1000_over_60s`` = seconds / 60 (met when <= 1), the batching speed-ups (>= 1) and
 ``verdicts_as_recorded`` (every verdict equals the one recorded in the code: 1 = yes).
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(table)
     print(f"\nrun_all: {len(table.rows)} claims x {n} instances in {total:.1f} s; "
           f"ratio to the {BUDGET_S:.0f} s budget: {total / BUDGET_S:.2f}"
-          + ("" if n == 1000 else f" (budget is for 1000 instances; scaled: {total * 1000 / n / BUDGET_S:.2f})"))
+          + ("" if n == 1000 else " (the budget is for 1000 instances: run without --quick to judge it)"))
     speed = batching_speedup(n, args.seed)
     for name, s in speed.items():
         print(f"check_{name} on {n} instances: batched {s['batched_s']:.3f} s, per-instance loop "
@@ -89,10 +89,12 @@ def main(argv: list[str] | None = None) -> dict:
               f"(verdicts agree: {s['verdicts_agree']})")
     import os
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    goals = [check_goal("run_all_1000_over_60s", total * 1000 / n / BUDGET_S, 1.0,
-                        note=f"{total:.1f} s for {len(table.rows)} claims x {n} instances on {cores} cores"
-                             + ("" if n == 1000 else ", scaled to 1000")),
-             check_goal("verdicts_as_recorded", float(not table.regressions), 1.0, lower_is_better=False,
+    # The time goal is judged at 1000 instances only: most rows cap their instance count and cost is mostly per
+    # size group, so a linear extrapolation from --quick's 100 overstates the time about 8-fold (measured).
+    goals = [check_goal("run_all_1000_over_60s", total / BUDGET_S, 1.0,
+                        note=f"{total:.1f} s for {len(table.rows)} claims x {n} instances on {cores} cores")
+             ] if n == 1000 else []
+    goals += [check_goal("verdicts_as_recorded", float(not table.regressions), 1.0, lower_is_better=False,
                         note=", ".join(r.claim for r in table.regressions) or "no regression")]
     goals += [check_goal(f"batching_speedup_{name}", s["speedup"], 1.0, lower_is_better=False)
               for name, s in speed.items()]

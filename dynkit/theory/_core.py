@@ -351,8 +351,12 @@ class ClaimTable:
                 names = ", ".join(r.claim for r in self.rows if r.verdict == v)
                 out.append(f"{count} {v}: {names}")
         regress = self.regressions
-        out.append(f"{len(self.rows)} claims ({self.n_instances} instances each, seed {self.seed}, "
-                   f"{self.seconds:.1f} s); "
+        counts = sorted(r.instances for r in self.rows)
+        # each row ran its own count (some checks draw fewer or more instances by design): say so, not one number
+        ran = (f"{counts[0]} instances each" if counts and counts[0] == counts[-1] else
+               f"{self.n_instances} instances asked, {counts[0]}-{counts[-1]} run per row (column 'instances')"
+               if counts else "no rows")
+        out.append(f"{len(self.rows)} claims ({ran}, seed {self.seed}, {self.seconds:.1f} s); "
                    + (f"{len(regress)} REGRESSION(S) against the recorded verdicts: "
                       f"{', '.join(r.claim for r in regress)}" if regress else
                       "every verdict is the one recorded in the code"))
