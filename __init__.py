@@ -8,13 +8,17 @@ package folder, so ``import dynkit`` and every ``dynkit.<submodule>`` are the cl
 not part of the wheel, and from inside the clone (the usual way) ``dynkit/`` is the package itself.
 
 Why not a ``src/`` layout: every worktree, script and doc path names ``dynkit/...`` at the root.
-"""
-import os as _os
 
-_package = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "dynkit")
-__path__ = [_package]
-__file__ = _os.path.join(_package, "__init__.py")
-if __spec__ is not None:
-    __spec__.submodule_search_locations = [_package]
-with open(__file__, encoding="utf-8") as _source:
-    exec(compile(_source.read(), __file__, "exec"))
+Only when imported *as* ``dynkit``: a tool that imports this file under another name (pytest collecting the
+clone's folder as a package, named after the folder, e.g. ``dynkit-ci`` or ``main``) gets an empty module.
+"""
+if __name__ == "dynkit":
+    import os as _os
+
+    _package = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "dynkit")
+    __path__ = [_package]
+    __file__ = _os.path.join(_package, "__init__.py")
+    if __spec__ is not None:
+        __spec__.submodule_search_locations = [_package]
+    with open(__file__, encoding="utf-8") as _source:
+        exec(compile(_source.read(), __file__, "exec"))

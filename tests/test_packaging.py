@@ -127,3 +127,14 @@ def test_a_script_next_to_a_clone_imports_the_package_not_the_folder(tmp_path):
     run = subprocess.run([sys.executable, "-S", "-c", "import dynkit; dynkit.solve"], cwd=clone.parent,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode != 0 and "has no attribute 'solve'" in run.stderr
+
+
+def test_the_guard_is_inert_under_any_other_name():
+    """pytest collects a clone's folder as a package named after the folder (``dynkit-ci``, ``main``): the root
+    ``__init__.py`` must then import as an empty module, not run the package under a foreign name."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("dynkit_ci", ROOT / "__init__.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert not hasattr(module, "solve") and module.__name__ == "dynkit_ci"
