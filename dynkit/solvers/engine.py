@@ -430,6 +430,7 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
     if h is None:
         h = _initial_step(field, backend, stepper, t0, t_end, y0, k1, rtol, atol, direction)
     error_norm = getattr(stepper, "error_norm", None) or _default_error_norm
+    step_factor = getattr(stepper, "step_factor", None)  # a stepper with its own controller (radau5)
     err_prev, rejected_last, nonfinite_last, k = 1e-4, False, False, None
     while direction * (t_end - t) > 0:
         if stats.n_steps >= max_steps:
@@ -477,6 +478,8 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
             nonfinite_last = not math.isfinite(norm)
             factor = NONFINITE_FACTOR if nonfinite_last else max(MIN_FACTOR, safety * norm ** (-1.0 / k))
             rejected_last = True
+        if step_factor is not None:
+            factor = step_factor(norm, norm <= 1.0, factor)
         h = h * factor
 
 
@@ -544,6 +547,7 @@ def solve(
     adjoint_params: Any = None,
     per_sample: bool = False,
     jac: Callable[[Any, Any], Any] | None = None,
+    jac_sparsity: Any = None,
 ) -> Solution:
     """Integrate ``dy/dt = f(t, y)`` from ``y(t[0]) = y0`` and return the states at the times ``t``.
 
@@ -595,7 +599,11 @@ def solve(
         samples must then be independent); or the pair ``(∂f/∂y, ∂f/∂t)`` (``∂f/∂t`` may be ``0``
         for an autonomous ``f``), which saves the one call of ``f`` per Jacobian that estimates
         ``∂f/∂t`` otherwise. Default: ``torch.func.jacrev`` for torch states, forward differences
-        for numpy states (see :mod:`dynkit.solvers.jacobian`).
+        for numpy states (see :mod:`dynkit.solvers.jacobian`). A numpy ``jac`` may return a
+        ``scipy.sparse`` matrix: the stiff methods then factorise sparsely (SuperLU).
+    jac_sparsity : array or scipy.sparse matrix, optional
+        The nonzero structure of ``∂f/∂y`` (``(y0.size, y0.size)``, numpy states): finite differences
+        then perturb structurally orthogonal columns together and the LU is sparse.
     adjoint : bool
         Torch only: gradients by the continuous adjoint solved backward with the same method
         (memory flat in the number of steps); see :mod:`dynkit.solvers.adjoint`. The solution's
@@ -643,11 +651,12 @@ def solve(
         from .adjoint import validated_adjoint_call
 
         unsupported = [name for name, value in (("dense", dense), ("events", events is not None),
-                                                ("per_sample", per_sample), ("jac", jac is not None))
+                                                ("per_sample", per_sample), ("jac", jac is not None),
+                                                ("jac_sparsity", jac_sparsity is not None))
                        if value is not False]
         if unsupported:
             raise ValueError(f"adjoint=True does not combine with {', '.join(unsupported)} (expected "
-                             f"{', '.join(n + '=' + ('None' if n in ('events', 'jac') else 'False') for n in unsupported)}); "
+                             f"{', '.join(n + '=' + ('None' if n in ('events', 'jac', 'jac_sparsity') else 'False') for n in unsupported)}); "
                              f"solve with autograd (adjoint=False) for those")
 
         return validated_adjoint_call(f, y0, t, adjoint, adjoint_params, method=method, rtol=rtol, atol=atol,
@@ -677,7 +686,8 @@ def solve(
     stats = SolverStats()
     rec = _Recorder(t_out, y0, backend, stats, method_obj.name)
     field = _CountedField(f, backend, y0, stats, rec)
-    field.jac, field.batched = jac, bool(per_sample)  # read by the Rosenbrock steppers
+    field.jac, field.batched = jac, bool(per_sample)  # read by the stiff steppers (jacobian.py)
+    field.jac_sparsity, field.rtol, field.atol = jac_sparsity, rtol, atol
     if dense:
         rec.dense = DenseOutput(backend, t0, y0)
     if events is not None:

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .explicit import Slope, Trial
-from .jacobian import jacobian_provider
+from .jacobian import is_sparse, jacobian_provider
+from .linalg import SparseLU, sparse_lu
 
 
 @dataclass(frozen=True, eq=False)
@@ -193,6 +194,8 @@ class _NumpyLU:
     def factor(self, J, scale: float):
         import scipy.linalg
 
+        if is_sparse(J):
+            return sparse_lu(J, scale)
         if J.ndim == 3:
             W = scale * np.eye(J.shape[-1], dtype=J.dtype) - J
             with np.errstate(all="ignore"):
@@ -211,6 +214,8 @@ class _NumpyLU:
     def solve(self, LU, rhs):
         import scipy.linalg
 
+        if isinstance(LU, SparseLU):
+            return LU.solve(rhs)
         if isinstance(LU, np.ndarray):  # batched inverse
             flat = rhs.reshape(len(rhs), -1)
             return np.einsum("bij,bj->bi", LU, flat).reshape(rhs.shape)
@@ -274,8 +279,11 @@ class RosenbrockStepper:
     def jacobian_norm(self) -> float:
         """``‖J‖_∞`` (the largest over a batch), once per Jacobian: bounds ``h ρ(J)``."""
         if self._J_norm is None:
-            A = self.J.abs() if self.backend.name == "torch" else np.abs(self.J)
-            self._J_norm = float(A.sum(-1).max())
+            if is_sparse(self.J):
+                self._J_norm = float(abs(self.J).sum(axis=1).max()) if self.J.nnz else 0.0
+            else:
+                A = self.J.abs() if self.backend.name == "torch" else np.abs(self.J)
+                self._J_norm = float(A.sum(-1).max())
         return self._J_norm
 
     def jacobian_at(self, t: float, y, k1):
