@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from .auto import AUTO, AutoSwitching
 from .ark import ARK3, ARK4, TwoStepRK
 from .engine import Solution, SolverStats, solve
+from .radau import RADAU5, RadauIIA
 from .rosenbrock import RODAS4, ROSENBROCK23, RosenbrockTableau
 from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, StepSizeWarning,
                      VectorFieldError, VectorFieldShapeError, VectorFieldTypeError)
@@ -30,7 +31,7 @@ class MethodInfo:
     adaptive: bool
     error_order: int | None
     description: str
-    implementation: RungeKuttaTableau | TwoStepRK | RosenbrockTableau | AutoSwitching
+    implementation: RungeKuttaTableau | TwoStepRK | RosenbrockTableau | RadauIIA | AutoSwitching
 
 
 def _rk_info(tab: RungeKuttaTableau, description: str) -> MethodInfo:
@@ -65,6 +66,10 @@ METHODS: dict[str, MethodInfo] = {info.name: info for info in (
                                    "crude tolerances"),
     _rosenbrock_info(RODAS4, "Rosenbrock 4(3), Hairer–Wanner RODAS, L-stable, stiffly accurate, stiff, "
                              "3rd-order dense output"),
+    # new evaluations: 3 stages per Newton iteration (typically 1-3) + f(t + h, y_new) for the error estimate
+    MethodInfo(RADAU5.name, RADAU5.order, RADAU5.stages, 3 * 2 + 1, True, RADAU5.error_order,
+               "Radau IIA 5(3), 3-stage implicit collocation, L-stable, stiffly accurate, simplified Newton "
+               "with Jacobian and LU reuse (Hairer–Wanner IV.8), 3rd-order dense output; numpy states", RADAU5),
     MethodInfo("auto", 5, 7, 6, True, 4, "dopri5, switching to rodas4 while the steps are limited by "
                "stability (dynkit's stiffness test) and back", AUTO),
 )}
@@ -73,6 +78,6 @@ __all__ = [
     "solve", "Solution", "SolverStats", "METHODS", "MethodInfo", "RungeKuttaTableau", "TwoStepRK",
     "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError",
     "VectorFieldShapeError", "VectorFieldTypeError", "StepSizeWarning",
-    "RosenbrockTableau", "ROSENBROCK23", "RODAS4", "AutoSwitching", "AUTO",
+    "RosenbrockTableau", "ROSENBROCK23", "RODAS4", "RadauIIA", "RADAU5", "AutoSwitching", "AUTO",
     "ARK3", "ARK4", "EULER", "MIDPOINT", "HEUN", "RK4", "SSPRK3", "BOSH3", "RKF45", "DOPRI5", "TSIT5", "DOP853",
 ]

@@ -85,8 +85,9 @@ UNSTABLE_H_LAMBDA = 3.0
 class SolverStats:
     """Work done by a solve. ``nfe`` counts every call of ``f``, whatever it was for.
 
-    ``njev`` (Jacobian evaluations), ``nlu`` (LU factorisations) and ``switches`` (explicit ↔ stiff
-    switches of ``method="auto"``) stay 0 for the explicit methods.
+    ``njev`` (Jacobian evaluations), ``nlu`` (LU factorisations), ``switches`` (explicit ↔ stiff
+    switches of ``method="auto"``), ``newton_iterations`` and ``newton_failures`` (steps rejected
+    because Newton did not converge; implicit methods such as ``radau5``) stay 0 for the explicit methods.
     """
 
     nfe: int = 0
@@ -96,10 +97,13 @@ class SolverStats:
     njev: int = 0
     nlu: int = 0
     switches: int = 0
+    newton_iterations: int = 0
+    newton_failures: int = 0
 
     def as_dict(self) -> dict:
         return dict(nfe=self.nfe, n_steps=self.n_steps, n_accepted=self.n_accepted,
-                    n_rejected=self.n_rejected, njev=self.njev, nlu=self.nlu, switches=self.switches)
+                    n_rejected=self.n_rejected, njev=self.njev, nlu=self.nlu, switches=self.switches,
+                    newton_iterations=self.newton_iterations, newton_failures=self.newton_failures)
 
 
 @dataclass
@@ -155,7 +159,8 @@ class Solution:
                  ("outputs", f"{n} times in {span}, ys {tuple(self.ys.shape)} {self.ys.dtype} ({lib})"),
                  ("work", f"nfe={s.nfe}, steps={s.n_steps} ({s.n_accepted} accepted, {s.n_rejected} rejected)"
                           + (f", njev={s.njev}, nlu={s.nlu}" if s.njev or s.nlu else "")
-                          + (f", switches={s.switches}" if s.switches else ""))]
+                          + (f", switches={s.switches}" if s.switches else "")
+                          + (f", newton={s.newton_iterations}" if s.newton_iterations else ""))]
         if self.t_events is not None:
             lines.append(("events", ", ".join(str(len(te)) for te in self.t_events) + " zero(s) per event function"))
         if self.dense is not None:

@@ -111,6 +111,8 @@ class UserJacobian:
     """``jac(t, y)`` from the user: ``J``, or the pair ``(J, ∂f/∂t)`` (``∂f/∂t`` may be ``0`` for an
     autonomous ``f``); for a bare ``J``, ``∂f/∂t`` by one forward difference in ``t`` (one counted call)."""
 
+    with_time = True  # also ∂f/∂t (the Rosenbrock methods need it; Radau does not)
+
     def __init__(self, jac: Callable, field, backend, batched: bool):
         self.jac, self.field, self.backend, self.batched = jac, field, backend, batched
         shape = tuple(field.shape)
@@ -130,8 +132,7 @@ class UserJacobian:
             if tuple(J.shape) != self.want:
                 raise ValueError(f"jac must return ∂f/∂y of shape {self.want} for a state of shape "
                                  f"{tuple(self.field.shape)}, got a sparse matrix of shape {J.shape}")
-            return J, (_time_derivative(self.field, self.backend, t, y, f0) if f_t is None
-                       else self._time_part(f_t, y))
+            return J, self._time(t, y, f0, f_t)
         J = _as_backend_matrix(self.backend, J, "jac")
         if tuple(J.shape) != self.want:
             if math.prod(J.shape) == math.prod(self.want):
@@ -140,9 +141,12 @@ class UserJacobian:
                 raise ValueError(f"jac must return ∂f/∂y of shape {self.want} for a state of shape "
                                  f"{tuple(self.field.shape)}{' (per sample)' if self.batched else ''}, "
                                  f"got shape {tuple(J.shape)}")
-        if f_t is None:
-            return J, _time_derivative(self.field, self.backend, t, y, f0)
-        return J, self._time_part(f_t, y)
+        return J, self._time(t, y, f0, f_t)
+
+    def _time(self, t, y, f0, f_t):
+        if not self.with_time:
+            return None
+        return _time_derivative(self.field, self.backend, t, y, f0) if f_t is None else self._time_part(f_t, y)
 
     def _time_part(self, f_t, y):
         """The user's ``∂f/∂t`` as an array like ``y`` (a scalar 0 for an autonomous ``f``)."""
@@ -188,6 +192,8 @@ class FiniteDifferenceJacobian:
     .. [CPR] A. R. Curtis, M. J. D. Powell, J. K. Reid, "On the estimation of sparse Jacobian
        matrices", J. Inst. Math. Appl. 13 (1974) 117-119.
     """
+
+    with_time = True  # also ∂f/∂t (the Rosenbrock methods need it; Radau does not)
 
     def __init__(self, field, backend, batched: bool, sparsity=None):
         self.field, self.backend, self.batched = field, backend, batched
@@ -241,7 +247,7 @@ class FiniteDifferenceJacobian:
             values = D / delta[0, pattern.column_of_entry]
             J = scipy.sparse.csc_matrix((values.astype(self.backend.dtype), pattern.indices, pattern.indptr),
                                         shape=pattern.shape)
-        return J, _time_derivative(self.field, self.backend, t, y, f0)
+        return J, (_time_derivative(self.field, self.backend, t, y, f0) if self.with_time else None)
 
     def _group(self, t, rows, f_rows, shape, cols, delta, D, fac):
         """Perturb the columns ``cols`` together (one call of ``f``) and store their differences."""
@@ -299,6 +305,8 @@ class AutogradJacobian:
     difference instead. Counted: one call of ``f`` per pass.
     """
 
+    with_time = True  # also ∂f/∂t (the Rosenbrock methods need it; Radau does not)
+
     def __init__(self, field, backend, batched: bool):
         self.field, self.backend, self.batched = field, backend, batched
         self.time_by_autograd = True
@@ -322,14 +330,16 @@ class AutogradJacobian:
                 J = jacrev(lambda yy: f(tt, yy.reshape(shape)).reshape(-1))(y.reshape(-1))
             field.stats.nfe += 1  # the forward pass inside jacrev (its reverse passes are vectorised)
             f_t = None
-            if self.time_by_autograd:
+            if self.time_by_autograd and self.with_time:
                 try:
                     f_t = jvp(lambda s: f(s, y), (tt,), (torch.ones_like(tt),))[1]
                     field.stats.nfe += 1
                 except Exception:  # f is not differentiable in t: a difference below
                     self.time_by_autograd = False
-        if f_t is None:
+        if f_t is None and self.with_time:
             f_t = _time_derivative(field, self.backend, t, y, f0)
+        if f_t is None:
+            return J.detach(), None
         return J.detach(), f_t.detach().reshape(shape)
 
 
