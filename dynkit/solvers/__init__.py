@@ -70,8 +70,9 @@ METHODS: dict[str, MethodInfo] = {info.name: info for info in (
     MethodInfo(RADAU5.name, RADAU5.order, RADAU5.stages, 3 * 2 + 1, True, RADAU5.error_order,
                "Radau IIA 5(3), 3-stage implicit collocation, L-stable, stiffly accurate, simplified Newton "
                "with Jacobian and LU reuse (Hairer–Wanner IV.8), 3rd-order dense output; numpy states", RADAU5),
-    MethodInfo("auto", 5, 7, 6, True, 4, "dopri5, switching to rodas4 while the steps are limited by "
-               "stability (dynkit's stiffness test) and back", AUTO),
+    MethodInfo("auto", 5, 7, 6, True, 4, "dopri5, switching while the steps are limited by stability "
+               "(dynkit's stiffness test) to radau5 (numpy, rtol ≤ 1e-5) or rodas4 (otherwise), and back; "
+               "sol.switch_log says when and why", AUTO),
 )}
 
 __all__ = [
