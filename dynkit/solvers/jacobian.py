@@ -32,6 +32,8 @@ def _relative_step(backend) -> float:
 
 # the increments' threshold atol / rtol when the field does not carry the solve's tolerances
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-6, 1e-8
+# rounds of recomputing the columns whose difference was lost in rounding
+REFINEMENTS = 2
 
 
 class SparsityPattern:
@@ -172,7 +174,8 @@ class FiniteDifferenceJacobian:
     ``F_j = max(|f_i(y)|, |f_i(y + δ_j e_j)|)`` in its row,
 
     * ``Δ_j ≤ ε^{7/8} F_j`` — the difference is lost in rounding: the column is recomputed at once with
-      ``φ_j`` raised towards ``Δ_j ≈ ε^{1/2} F_j`` (one more call of ``f`` for all such columns of a group);
+      ``φ_j`` raised towards ``Δ_j ≈ ε^{1/2} F_j`` (×1e4 if ``Δ_j = 0``; one more call of ``f`` for all
+      such columns of a group; twice at most);
     * ``Δ_j < ε^{3/4} F_j`` — few digits left: ``φ_j`` ×10 for the next Jacobian;
     * ``Δ_j > ε^{1/4} F_j`` — a large change of ``f``, truncation error likely: ``φ_j`` ×0.1 next time.
 
@@ -231,12 +234,16 @@ class FiniteDifferenceJacobian:
         for cols in self.groups:
             self._group(t, rows, f_rows, shape, cols, delta, D, self.fac[:, cols])
         # refinement: columns whose difference was lost in rounding are recomputed with a larger φ
-        lost = self._adapt(f_rows, D, delta)
-        if lost.any():
+        # (twice at most: a difference that was exactly 0 gives no scale for the first raise)
+        lost = self._adapt(f_rows, D, delta, np.ones(self.fac.shape, bool))
+        for _ in range(REFINEMENTS):
+            if not lost.any():
+                break
             for cols in self.groups:
                 redo = cols[lost[:, cols].any(axis=0)]
                 if redo.size:
                     self._group(t, rows, f_rows, shape, redo, delta, D, self.fac[:, redo])
+            lost = self._adapt(f_rows, D, delta, lost)
         if self.sparsity is None:
             J = D / delta[:, None, :]
             J = (J if self.batched else J[0]).astype(self.backend.dtype, copy=False)
@@ -268,8 +275,9 @@ class FiniteDifferenceJacobian:
             entries = self.sparsity.entries_of(cols)
             D[entries] = df[0, self.sparsity.indices[entries]]
 
-    def _adapt(self, f_rows, D, delta):
-        """Update ``φ`` from the differences (class docstring); return the columns lost in rounding."""
+    def _adapt(self, f_rows, D, delta, only):
+        """Update ``φ`` from the differences (class docstring) for the columns ``only``; return the
+        columns lost in rounding."""
         eps = self.eps
         if self.sparsity is None:
             absD = np.abs(D)  # (B, n, n)
@@ -284,9 +292,9 @@ class FiniteDifferenceJacobian:
             f_at = np.where(has, f_rows[0, self.sparsity.indices[np.maximum(k, 0)]], 0.0)[None]
             big = np.abs(d_at)
         scale = np.maximum(np.abs(f_at), np.abs(f_at + d_at))  # max(|f(y)|, |f(y + δ)|) in that row
-        lost = (big <= eps ** 0.875 * scale) & (self.fac < self.fac_max) & (scale > 0)
-        few = (big < eps ** 0.75 * scale) & ~lost
-        large = big > eps ** 0.25 * scale
+        lost = (big <= eps ** 0.875 * scale) & (self.fac < self.fac_max) & (scale > 0) & only
+        few = (big < eps ** 0.75 * scale) & ~lost & only
+        large = (big > eps ** 0.25 * scale) & only
         raised = np.where(big > 0, self.fac * np.sqrt(eps) * scale / np.where(big > 0, big, 1.0), self.fac * 1e4)
         self.fac = np.where(lost, np.minimum(raised, self.fac_max), self.fac)
         self.fac = np.where(few, np.minimum(10 * self.fac, self.fac_max), self.fac)
