@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 import dynkit as dk
 from dynkit.diagnostics.testset import TESTSET
-from dynkit.solvers import radau, rosenbrock
+from dynkit.solvers import bdf, radau, rosenbrock
 from dynkit.solvers.backend import NumpyBackend
 from dynkit.solvers.engine import SolverStats
 from dynkit.solvers.jacobian import FiniteDifferenceJacobian, SparsityPattern
@@ -63,6 +63,7 @@ def _patient_newton(monkeypatch, request):
     # the order tests solve the collocation system to rounding (rtol 1e-13): more iterations than 7
     if "order" in request.node.name:
         monkeypatch.setattr(radau, "NEWTON_MAX_ITERATIONS", 40)
+        monkeypatch.setattr(bdf, "NEWTON_MAX_ITERATIONS", 40)
 
 
 def _local_error(method, f, exact, y0, t0, h):
@@ -347,3 +348,90 @@ def test_auto_logs_why_it_switched():
         assert (first.from_method, first.to_method) == ("dopri5", stiff)
         assert "stability-limited" in first.reason and f"rtol {rtol:g}" in first.reason
         assert abs(sol.ys[-1] - p.reference).max() / np.abs(p.reference).max() < 100 * rtol
+
+
+# ---------------------------------------------------------------------------------------------
+# bdf: the variable-order NDFs
+
+
+def _fixed_order_error(k: int, h: float, gamma_shift: float = 0.0, gamma_index: int = 1) -> float:
+    """Global error at t = 1.3 of the order-k formula at constant step h on y' = y cos t, started from
+    exact backward differences at t0 = 0.3 (order and step pinned: the order check of each formula)."""
+    from dynkit.solvers.bdf import NDF, BDFStepper
+
+    exact = lambda t: np.array([np.exp(np.sin(t))])  # noqa: E731
+    f = lambda t, y: y * np.cos(t)  # noqa: E731
+    t0 = 0.3
+    y0 = exact(t0)
+    field = _Field(f, y0, rtol=1e-11, atol=1e-13)
+    stepper = BDFStepper(NDF, field, NumpyBackend(y0))
+    stepper.gamma = stepper.gamma.copy()
+    stepper.gamma[gamma_index] += gamma_shift
+    values = np.array([exact(t0 - j * h) for j in range(k + 1)])  # y_n, y_{n-1}, ...
+    D = np.zeros((NDF.max_order + 3, 1))
+    for m in range(k + 1):  # ∇^m y_n = Σ_j (−1)^j C(m, j) y_{n−j}
+        D[m] = sum((-1) ** j * math.comb(m, j) * values[j] for j in range(m + 1))
+    stepper.D, stepper.h, stepper.order = D, h, k
+    t, y = t0, y0
+    steps = int(round(1.0 / h))
+    for _ in range(steps):
+        trial = stepper.attempt(t, y, h, f(t, y))
+        assert not stepper.newton_failed
+        stepper.accepted(trial)
+        t, y = t + h, trial.y_new
+    return float(abs(y[0] - exact(t)[0]))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
+def test_bdf_formula_of_order_k_has_order_k(k):
+    # global error at constant step ~ h^k: observed order within 0.4 of k (h = 1/20 ... 1/80)
+    hs = np.array([1 / 20, 1 / 40, 1 / 80])
+    errors = [_fixed_order_error(k, h) for h in hs]
+    assert abs(np.polyfit(np.log(hs), np.log(errors), 1)[0] - k) < 0.4, errors
+
+
+def test_bdf_order_check_catches_a_wrong_coefficient():
+    # planted: γ_1 off by 1e-2 in the order-3 formula (the weight of ∇y_n ~ h: an O(h) defect per step)
+    hs = np.array([1 / 20, 1 / 40, 1 / 80])
+    errors = [_fixed_order_error(3, h, gamma_shift=1e-2, gamma_index=1) for h in hs]
+    assert abs(np.polyfit(np.log(hs), np.log(errors), 1)[0] - 3) > 1.5
+
+
+def test_bdf_step_change_resamples_the_interpolating_polynomial():
+    # ∇ of a cubic's samples at t_n − j h, rescaled by ρ, equal ∇ of its samples at t_n − j ρ h (exact)
+    from dynkit.solvers.bdf import rescale_matrix
+
+    p = np.polynomial.Polynomial([0.3, -1.0, 2.0, 0.7])
+    k, h, rho = 3, 0.1, 0.37
+
+    def diffs(step):
+        vals = np.array([p(1.0 - j * step) for j in range(k + 1)])
+        return np.array([sum((-1) ** j * math.comb(m, j) * vals[j] for j in range(m + 1)) for m in range(k + 1)])
+
+    np.testing.assert_allclose(rescale_matrix(k, rho) @ diffs(h), diffs(rho * h), atol=1e-13)
+    # planted: the ratio inverted does not
+    assert np.abs(rescale_matrix(k, 1 / rho) @ diffs(h) - diffs(rho * h)).max() > 1e-3
+
+
+def test_bdf_newton_failure_rejects_and_recovers():
+    # planted: the Jacobian's sign flipped on y' = −100 (y − cos t): Newton contracts only for h < 1/300
+    lam = 1e2
+    f = lambda t, y: -lam * (y - np.cos(t))  # noqa: E731
+    sol = dk.solve(f, np.array([1.0]), [0.0, 1.0], method="bdf", rtol=1e-6, atol=1e-9,
+                   jac=lambda t, y: np.array([[+lam]]))  # planted: the wrong sign
+    assert sol.stats.newton_failures > 0
+    exact = lam ** 2 / (1 + lam ** 2) * np.cos(1.0) + lam / (1 + lam ** 2) * np.sin(1.0)
+    assert abs(sol.ys[-1, 0] - exact) < 1e-4
+
+
+@pytest.mark.parametrize("name", ["robertson", "hires", "vdpol", "orego"])
+def test_bdf_on_the_test_set(name):
+    # the published references; rtol 1e-7: error within 1e-3 (relative, components below 1e-6 of the
+    # largest measured against that floor); Jacobians reused: far fewer than one per step
+    p = TESTSET[name]
+    sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method="bdf", rtol=1e-7, atol=1e-10)
+    floor = 1e-6 * np.abs(p.reference).max()
+    err = np.max(np.abs(sol.ys[-1] - p.reference) / np.maximum(np.abs(p.reference), floor))
+    assert err < 1e-3, err
+    assert sol.stats.njev < sol.stats.n_steps / 4
+    assert sol.stats.nfe >= sol.stats.newton_iterations

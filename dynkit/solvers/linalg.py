@@ -37,3 +37,32 @@ def sparse_lu(J, sigma) -> SparseLU | None:
         return SparseLU(scipy.sparse.linalg.splu(W), np.iscomplexobj(W.data))
     except RuntimeError:  # "Factor is exactly singular"
         return None
+
+
+class DenseLU:
+    """LAPACK LU of a dense ``σI − J`` (real or complex ``σ``)."""
+
+    __slots__ = ("lu",)
+
+    def __init__(self, lu):
+        self.lu = lu
+
+    def solve(self, rhs):
+        import scipy.linalg
+
+        return scipy.linalg.lu_solve(self.lu, rhs.reshape(-1), check_finite=False).reshape(rhs.shape)
+
+
+def shifted_lu(J, sigma):
+    """LU of ``σI − J``, dense or sparse as ``J`` is; ``None`` if singular or not finite."""
+    import scipy.linalg
+
+    if type(J).__module__.startswith("scipy.sparse"):
+        return sparse_lu(J, sigma)
+    W = sigma * np.eye(J.shape[0], dtype=np.result_type(J.dtype, type(sigma))) - J
+    if not np.isfinite(W).all():
+        return None
+    lu = scipy.linalg.lu_factor(W, check_finite=False)
+    if not np.all(np.diag(lu[0])):
+        return None
+    return DenseLU(lu)
