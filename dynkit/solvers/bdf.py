@@ -19,8 +19,10 @@ Newton backward form; [SR] Sect. 2.3 writes the same map as a product ``(RU)ᵀ`
   Newton with ``(α I − J)``, ``α = (1 − κ_k) γ_k / h``; stop when ``ρ/(1 − ρ) ‖Δ‖ ≤ κ_N``
   (``ρ`` the contraction, ``κ_N = max(10 ε / rtol, min(0.03, rtol^{1/2}))``), at most 4 iterations;
 * error ``(κ_k γ_k + 1/(k + 1)) d`` (``d = ∇^{k+1} y_{n+1}``: [SR] Eq. (2.5));
-* order: after ``k + 1`` steps of the same size, the estimates at orders ``k − 1`` and ``k + 1``
-  (from ``∇^k`` and ``∇^{k+2}``) and ``k`` each propose a step ``‖err_q‖^{−1/(q+1)}``; the largest wins;
+* step and order: after an accepted step the step is kept until ``k + 1`` steps of one size have been
+  taken (quasi-constant steps; a rejection changes it at once); then the estimates at orders ``k − 1``
+  and ``k + 1`` (from ``∇^k`` and ``∇^{k+2}``) and ``k`` each propose a step ``‖err_q‖^{−1/(q+1)}``
+  (times ``0.9 (2·4 + 1)/(2·4 + N_newt)``); the largest wins, and a growth below 1.2 keeps ``h``;
 * Jacobian and LU reuse: ``J`` is kept across steps and refreshed only when Newton fails with a ``J``
   that is not current (then the same step is retried); the LU is refactorised when ``h`` or ``k`` changes;
   a Newton failure with a current ``J`` halves the step (rejected, counted in ``newton_failures``);
@@ -96,6 +98,30 @@ def rescale_matrix(order: int, ratio: float) -> np.ndarray:
     return B @ V
 
 
+class _LazySlope:
+    """``f(t, y)`` at a step's end, evaluated (and counted) only when used: the NDFs need it only to
+    start a Jacobian by differences (the base point), so most steps never call it. Behaves as the
+    array where one is needed (``np.asarray``)."""
+
+    __slots__ = ("field", "t", "y", "value")
+
+    def __init__(self, field, t, y):
+        self.field, self.t, self.y, self.value = field, t, y, None
+
+    def get(self):
+        if self.value is None:
+            self.value = self.field(self.t, self.y)
+        return self.value
+
+    def __array__(self, dtype=None, copy=None):
+        value = np.asarray(self.get())
+        return value if dtype is None else value.astype(dtype)
+
+
+def _resolve(k1):
+    return k1.get() if isinstance(k1, _LazySlope) else k1
+
+
 class BDFStepper:
     """The stepper of a :class:`BDFMethod` (engine protocol plus ``accepted`` and ``step_factor``);
     numpy states, float64 arithmetic."""
@@ -148,7 +174,7 @@ class BDFStepper:
         if self.D is None:
             self.D = np.zeros((self.method.max_order + 3, y0.size))
             self.D[0] = y0
-            self.D[1] = h * np.asarray(k1, dtype=np.float64).reshape(-1)
+            self.D[1] = h * np.asarray(_resolve(k1), dtype=np.float64).reshape(-1)
             self.h = h
         self._rescale(h)
         k = self.order
@@ -185,10 +211,12 @@ class BDFStepper:
         self.pending = (D_new, iterations, t_new)
         error = (self.C[k] * d).reshape(self.shape)
         y_new_b = y_new.reshape(self.shape).astype(self.backend.dtype, copy=False)
-        return Trial(y_new_b, error, self._interpolant(D_new, k, h), Slope(self.field, t_new, y_new_b))
+        # the engine takes f(t_{n+1}, y_{n+1}) from this Slope for the next step: a lazy one (see _LazySlope)
+        return Trial(y_new_b, error, self._interpolant(D_new, k, h),
+                     Slope(self.field, t_new, y_new_b, _LazySlope(self.field, t_new, y_new_b)))
 
     def _refresh_jacobian(self, t, y, k1) -> None:
-        J, _ = self.jacobian(t, y, k1)
+        J, _ = self.jacobian(t, y, _resolve(k1))
         self.J = J if type(J).__module__.startswith("scipy.sparse") else np.asarray(J, float).reshape(
             len(self.atol), len(self.atol))
         self.J_current, self.lu_key = True, None
@@ -250,13 +278,14 @@ class BDFStepper:
         if not accepted:
             self.equal_steps = 0
             return max(MIN_RATIO, fac * max(norm, 1e-10) ** (-1.0 / (k + 1)))
+        if self.equal_steps < k + 1:
+            return 1.0  # quasi-constant steps: h (and the LU) change only after k + 1 steps of one size
         ratios = {k: fac * max(norm, 1e-10) ** (-1.0 / (k + 1))}
-        if self.equal_steps >= k + 1:
-            scale_norm = self._norm_fn()
-            if k > 1:
-                ratios[k - 1] = fac * max(self.C[k - 1] * scale_norm(self.D[k]), 1e-10) ** (-1.0 / k)
-            if k < self.method.max_order:
-                ratios[k + 1] = fac * max(self.C[k + 1] * scale_norm(self.D[k + 2]), 1e-10) ** (-1.0 / (k + 2))
+        scale_norm = self._norm_fn()
+        if k > 1:
+            ratios[k - 1] = fac * max(self.C[k - 1] * scale_norm(self.D[k]), 1e-10) ** (-1.0 / k)
+        if k < self.method.max_order:
+            ratios[k + 1] = fac * max(self.C[k + 1] * scale_norm(self.D[k + 2]), 1e-10) ** (-1.0 / (k + 2))
         new_order = max(ratios, key=ratios.get)
         ratio = min(MAX_RATIO, ratios[new_order])
         if new_order != k:

@@ -26,9 +26,10 @@ two LU factorisations per step size (a complex one of size ``n``), counted toget
   ``fac = 0.9 (2 k_max + 1) / (2 k_max + N_newt)``, and after an accepted step the smaller of that and
   Gustafsson's predictive controller ``fac · h · (h_n / h_{n−1}) (‖err_{n−1}‖ / ‖err_n‖)^{1/4}
   ‖err_n‖^{−1/4}`` ([HW] Eq. (8.25)); ``h_new / h ∈ [1/5, 8]``, no growth right after a rejection.
-* Reuse: after an accepted step the Jacobian is kept when Newton contracted fast (``θ ≤ 10⁻³``), and
-  then, if the new step would be within ``[1, 1.2]`` times the old, the step is kept as it is so
-  that the LU can be reused too ([HW] IV.8, "Some implementation details").
+* Reuse: after an accepted step the Jacobian is kept when Newton contracted fast (``θ ≤ 10⁻³``, [HW]
+  IV.8) or converged within two iterations (ours: see :meth:`RadauStepper.step_factor`), and then, if
+  the new step would be within ``[1, 1.2]`` times the old, the step is kept as it is so that the LU
+  can be reused too ([HW] IV.8, "Some implementation details").
 * Dense output: the collocation polynomial through ``(0, 0), (c_i, Z_i)`` ([HW] Eq. (8.9)) is of
   order 3 only, and radau5's steps are long (measured: 7e-4 inside the steps of ``y' = −1e6 (y − cos t)``
   at rtol 1e-6, 1e-8 at their ends). So each requested time ``t_0 + θh`` inside a step is reached by one
@@ -392,7 +393,8 @@ class RadauStepper:
             self.stats.newton_failures += 1
             return 0.5
         h = self._h
-        fac = SAFETY * (2 * NEWTON_MAX_ITERATIONS + 1) / (2 * NEWTON_MAX_ITERATIONS + self._iterations_this_step())
+        iterations = self._iterations_this_step()
+        fac = SAFETY * (2 * NEWTON_MAX_ITERATIONS + 1) / (2 * NEWTON_MAX_ITERATIONS + iterations)
         err = max(norm, 1e-10)
         ratio = fac * err ** -0.25
         if accepted:
@@ -404,7 +406,10 @@ class RadauStepper:
             if self.rejected_last:
                 ratio = min(ratio, 1.0)
             self.first = self.rejected_last = False
-            if self.theta <= REUSE_JACOBIAN_THETA:
+            # J is kept unless Newton was slow: more than two iterations at a rate above 1e-3. [HW] refresh
+            # it whenever θ > 1e-3; with difference Jacobians (θ of an approximate J) that meant one per
+            # step or two, and a Jacobian that let Newton converge in two iterations is good enough
+            if iterations <= 2 or self.theta <= REUSE_JACOBIAN_THETA:
                 if KEEP_STEP[0] <= ratio <= KEEP_STEP[1]:
                     ratio = 1.0  # same h: the LU is reused as well
             else:
