@@ -435,3 +435,29 @@ def test_bdf_on_the_test_set(name):
     assert err < 1e-3, err
     assert sol.stats.njev < sol.stats.n_steps / 4
     assert sol.stats.nfe >= sol.stats.newton_iterations
+
+
+# ---------------------------------------------------------------------------------------------
+# the adjoint sits above the engine
+
+
+def _relative_imports(source: str) -> set[str]:
+    """Modules a source imports relatively inside dynkit.solvers (``from .x import``, anywhere in it)."""
+    import ast
+
+    out = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            out.add(node.module or "")
+    return out
+
+
+def test_engine_does_not_import_the_adjoint():
+    import inspect
+
+    from dynkit.solvers import adjoint, engine
+
+    assert "adjoint" not in _relative_imports(inspect.getsource(engine))
+    assert "engine" in _relative_imports(inspect.getsource(adjoint))
+    # planted: a late import inside a function is found too
+    assert "adjoint" in _relative_imports("def solve():\n    from .adjoint import validated_adjoint_call\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import adjoint as _adjoint  # noqa: F401  (registers solve(adjoint=True); it sits above the engine)
 from .auto import AUTO, AutoSwitching
 from .ark import ARK3, ARK4, TwoStepRK
 from .engine import Solution, SolverStats, solve

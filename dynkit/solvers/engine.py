@@ -81,6 +81,17 @@ STIFF_H_LAMBDA = 1.5
 UNSTABLE_H_LAMBDA = 3.0
 
 
+# solve(adjoint=True) hands over to dynkit.solvers.adjoint, which sits above this module (it imports
+# solve); it registers its entry point here when imported (the package's __init__ imports it), so that
+# this module never imports it
+_ADJOINT_ENTRY: list[Callable] = []
+
+
+def register_adjoint(entry: Callable) -> None:
+    """Set the function ``solve(adjoint=True)`` calls (``dynkit.solvers.adjoint.validated_adjoint_call``)."""
+    _ADJOINT_ENTRY[:] = [entry]
+
+
 @dataclass
 class SolverStats:
     """Work done by a solve. ``nfe`` counts every call of ``f``, whatever it was for.
@@ -653,7 +664,7 @@ def solve(
     from . import METHODS  # late: the registry lives in the package's __init__
 
     if adjoint or adjoint_params is not None:
-        from .adjoint import validated_adjoint_call
+        validated_adjoint_call = _ADJOINT_ENTRY[0]  # registered by dynkit.solvers.adjoint (above this module)
 
         unsupported = [name for name, value in (("dense", dense), ("events", events is not None),
                                                 ("per_sample", per_sample), ("jac", jac is not None),
