@@ -168,7 +168,7 @@ class AutoStepper:
                              f"{self.to_explicit.min_run} consecutive steps (last {use:.3g})")
 
     def _switch(self, to, reason: str) -> None:
-        self.switch_log.append(Switch(self._t + self._h, self.active.name, to.name, reason))
+        self.switch_log.append(Switch(float(self._t + self._h), self.active.name, to.name, reason))
         self.field.stats.switches += 1
         self.active = to
         restart = getattr(to, "restart", None)

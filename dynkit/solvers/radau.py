@@ -62,6 +62,7 @@ from .linalg import sparse_lu
 NEWTON_MAX_ITERATIONS = 7
 SAFETY = 0.9
 REUSE_JACOBIAN_THETA = 1e-3  # Newton contraction below which J is kept for the next step
+FIRST_ITERATE_MAX = 1.0  # a one-iteration Newton is accepted only if its correction is at most this (scaled)
 KEEP_STEP = (1.0, 1.2)  # proposed h_new / h in this range: keep h (and the LU)
 MIN_RATIO, MAX_RATIO = 0.2, 8.0
 
@@ -320,7 +321,7 @@ class RadauStepper:
             # after one iteration (no contraction measured yet) η_0 comes from the last step; we also ask
             # the correction itself to be within tolerance (‖ΔW_0‖ ≤ 1), so that a rate measured on a
             # nearly linear step cannot pass a first iterate far off (a guard of ours, not in [HW])
-            if norm == 0.0 or (eta * norm <= self.kappa and (norm_prev is not None or norm <= 1.0)):
+            if norm == 0.0 or (eta * norm <= self.kappa and (norm_prev is not None or norm <= FIRST_ITERATE_MAX)):
                 if record:
                     self.eta = eta
                 return Z, True
