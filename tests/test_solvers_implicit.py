@@ -172,7 +172,7 @@ def _robertson(method, jac=None):
     return np.abs(sol.ys[-1] - p.reference), sol
 
 
-@pytest.mark.parametrize("method", ["rosenbrock23", "rodas4", "radau5", "auto"])
+@pytest.mark.parametrize("method", ["rosenbrock23", "rodas4", "rodas5", "radau5", "bdf", "auto"])
 def test_robertson_right_without_jac(method):
     # reference: the test set's published values (RADAU5 in quadruple precision), y ≈ (2.08e-8, 8.3e-14, 1.0).
     # Every method: absolute error ≤ atol / 4 per component (y1 and y2 sit at 2 atol: the tolerance asks
@@ -461,3 +461,65 @@ def test_engine_does_not_import_the_adjoint():
     assert "engine" in _relative_imports(inspect.getsource(adjoint))
     # planted: a late import inside a function is found too
     assert "adjoint" in _relative_imports("def solve():\n    from .adjoint import validated_adjoint_call\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# rodas5
+
+
+def _rosenbrock_local_errors(tableau, case, hs):
+    from dynkit.solvers.rosenbrock import RosenbrockStepper
+
+    f, exact, y0 = case
+    out = []
+    for h in hs:
+        field = _Field(f, y0)
+        trial = RosenbrockStepper(tableau, field, NumpyBackend(y0)).attempt(0.3, y0, h, f(0.3, y0))
+        out.append((float(np.abs(trial.y_new - exact(0.3 + h)).max()), float(np.abs(trial.error).max())))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("case,hs", [(0, (0.4, 0.2, 0.1, 0.05)), (1, (0.2, 0.1, 0.05, 0.025))])
+def test_rodas5_has_order_five(case, hs):
+    # local error ~ h^6 over steps above the rounding floor (measured slopes 5.0-5.1 on y' = y cos t;
+    # 5.8, 5.2, 4.6 on y' = 1 + y², still approaching its asymptote): the fitted order within 0.6 of 5
+    from dynkit.solvers.rosenbrock import RODAS5
+
+    hs = np.array(hs)
+    errs = _rosenbrock_local_errors(RODAS5, CASES[case], hs)
+    assert abs(np.polyfit(np.log(hs), np.log(errs[:, 0]), 1)[0] - 1 - 5) < 0.6
+
+
+def test_rodas5_error_estimate_has_order_four():
+    # the embedded estimate ~ h^5 on y' = y cos t (measured slopes 5.6, 5.4, 5.2): within 0.6 of 5
+    from dynkit.solvers.rosenbrock import RODAS5
+
+    hs = np.array([0.4, 0.2, 0.1, 0.05])
+    errs = _rosenbrock_local_errors(RODAS5, CASES[0], hs)
+    assert abs(np.polyfit(np.log(hs), np.log(errs[:, 1]), 1)[0] - 5) < 0.6
+
+
+def test_rodas5_order_check_catches_a_wrong_coefficient():
+    # planted: C_21 off by 1e-3: the order drops by more than one
+    from dynkit.solvers.rosenbrock import RODAS5, RosenbrockTableau
+
+    C = RODAS5.C.copy()
+    C[1, 0] += 1e-3
+    wrong = RosenbrockTableau(**{**RODAS5.__dict__, "C": C})
+    hs = np.array([0.4, 0.2, 0.1, 0.05])
+    errs = _rosenbrock_local_errors(wrong, CASES[0], hs)
+    assert np.polyfit(np.log(hs), np.log(errs[:, 0]), 1)[0] - 1 < 4
+
+
+def test_rodas5_is_l_stable():
+    # one step of y' = λy, hλ = z: |R(z)| ≤ 1 on the negative axis and R(−1e12) ≈ 0
+    from dynkit.solvers.rosenbrock import RODAS5, RosenbrockStepper
+
+    lam = -1e6
+    values = []
+    for z in -np.logspace(-2, 12, 30):
+        y0 = np.array([1.0])
+        field = _Field(lambda t, y: lam * y, y0, jac=lambda t, y: np.array([[lam]]))
+        trial = RosenbrockStepper(RODAS5, field, NumpyBackend(y0)).attempt(0.0, y0, z / lam, lam * y0)
+        values.append(float(trial.y_new[0]))
+    assert max(abs(v) for v in values) <= 1 + 1e-12 and abs(values[-1]) < 1e-6

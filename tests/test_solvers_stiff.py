@@ -127,7 +127,7 @@ def _stiff_exact(t, lam):
     return A * np.cos(t) + B * np.sin(t) - A * np.exp(lam * t)
 
 
-@pytest.mark.parametrize("method", ["rosenbrock23", "rodas4", "radau5", "bdf", "auto"])
+@pytest.mark.parametrize("method", ["rosenbrock23", "rodas4", "rodas5", "radau5", "bdf", "auto"])
 def test_stiff_linear_problem_in_few_steps(method):
     # λ = -1e6: an explicit method needs ~1e6 steps; an L-stable one follows the slow solution with
     # steps set by accuracy. Error ≤ 10 rtol at the outputs (global error of a smooth problem).
@@ -236,7 +236,7 @@ def _rel_error(y, ref):
 
 
 @pytest.mark.parametrize("name", list(TESTSET))
-@pytest.mark.parametrize("method", ["rodas4", "radau5"])
+@pytest.mark.parametrize("method", ["rodas4", "rodas5", "radau5"])
 @pytest.mark.parametrize("with_jac", [True, False], ids=["jac", "no-jac"])
 def test_stiff_methods_reach_the_published_reference(name, method, with_jac):
     # goal of issues 13 and 23: relative error ≤ 1e-3 at rtol 1e-6 (atol 1e-10), with the analytic Jacobian

@@ -15,7 +15,7 @@ from .ark import ARK3, ARK4, TwoStepRK
 from .engine import Solution, SolverStats, solve
 from .bdf import NDF, BDFMethod
 from .radau import RADAU5, RadauIIA
-from .rosenbrock import RODAS4, ROSENBROCK23, RosenbrockTableau
+from .rosenbrock import RODAS4, RODAS5, ROSENBROCK23, RosenbrockTableau
 from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, StepSizeWarning,
                      VectorFieldError, VectorFieldShapeError, VectorFieldTypeError)
 from .tableaus import BOSH3, DOP853, DOPRI5, EULER, HEUN, MIDPOINT, RK4, RKF45, SSPRK3, TSIT5, RungeKuttaTableau
@@ -68,6 +68,8 @@ METHODS: dict[str, MethodInfo] = {info.name: info for info in (
                                    "crude tolerances"),
     _rosenbrock_info(RODAS4, "Rosenbrock 4(3), Hairer–Wanner RODAS, L-stable, stiffly accurate, stiff, "
                              "3rd-order dense output"),
+    _rosenbrock_info(RODAS5, "Rosenbrock 5(4), Di Marzo's RODAS5, L-stable, stiffly accurate, stiff, 4th-degree "
+                             "dense output"),
     # new evaluations: 3 stages per Newton iteration (typically 1-3) + f(t + h, y_new) for the error estimate
     MethodInfo(RADAU5.name, RADAU5.order, RADAU5.stages, 3 * 2 + 1, True, RADAU5.error_order,
                "Radau IIA 5(3), 3-stage implicit collocation, L-stable, stiffly accurate, simplified Newton "
@@ -85,6 +87,6 @@ __all__ = [
     "solve", "Solution", "SolverStats", "METHODS", "MethodInfo", "RungeKuttaTableau", "TwoStepRK",
     "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError",
     "VectorFieldShapeError", "VectorFieldTypeError", "StepSizeWarning",
-    "RosenbrockTableau", "ROSENBROCK23", "RODAS4", "RadauIIA", "RADAU5", "BDFMethod", "NDF", "AutoSwitching", "AUTO",
+    "RosenbrockTableau", "ROSENBROCK23", "RODAS4", "RODAS5", "RadauIIA", "RADAU5", "BDFMethod", "NDF", "AutoSwitching", "AUTO",
     "ARK3", "ARK4", "EULER", "MIDPOINT", "HEUN", "RK4", "SSPRK3", "BOSH3", "RKF45", "DOPRI5", "TSIT5", "DOP853",
 ]

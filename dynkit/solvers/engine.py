@@ -581,7 +581,7 @@ def solve(
     method : str, RungeKuttaTableau or TwoStepRK
         A name from :data:`METHODS` (``euler``, ``midpoint``, ``heun``, ``rk4``, ``ark3``, ``ark4``,
         ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5``, ``dop853``; stiff: ``rosenbrock23``, ``rodas4``,
-        ``radau5``, ``bdf``, and ``auto``), or a user-defined tableau,
+        ``rodas5``, ``radau5``, ``bdf``, and ``auto``), or a user-defined tableau,
         two-step method or any method object following the stepper protocol of this module.
     rtol, atol : float
         Relative and absolute tolerances of the adaptive methods: a step is accepted when the RMS
@@ -611,7 +611,8 @@ def solve(
         A terminal event ends the solve with ``result == "event"``; ``sol.t_events`` /
         ``sol.y_events`` / ``sol.event_indices`` hold the zeros.
     jac : callable, optional
-        ``jac(t, y) -> ∂f/∂y`` for the stiff methods (``rosenbrock23``, ``rodas4``, ``radau5``, ``bdf``, ``auto``):
+        ``jac(t, y) -> ∂f/∂y`` for the stiff methods (``rosenbrock23``, ``rodas4``, ``rodas5``, ``radau5``, ``bdf``,
+        ``auto``):
         shape ``(y0.size, y0.size)``, or ``(B, n, n)`` per sample with ``per_sample=True`` (whose
         samples must then be independent); or the pair ``(∂f/∂y, ∂f/∂t)`` (``∂f/∂t`` may be ``0``
         for an autonomous ``f``), which saves the one call of ``f`` per Jacobian that estimates
