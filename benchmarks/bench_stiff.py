@@ -333,6 +333,44 @@ def report(data: dict, table: list[dict], ours: list) -> list:
     return goals
 
 
+def parse_log(path: str) -> tuple[dict, list, list]:
+    """The runs of a printed log (the lines written by :func:`ladder`), for the problems whose both Jacobian
+    modes are complete, with their ratio rows."""
+    import re
+
+    head = re.compile(r"^(\S+) \((\d+) states\), (jac|no-jac):$")
+    line = re.compile(r"^\s+(\S+)\s+rtol (\S+): error (\S+)\s+work\s+(\d+)\s+nfe\s+(\d+)\s+njev\s+(\d+)\s+"
+                      r"nlu\s+(\d+)\s+(\S+) ms$")
+    failed = re.compile(r"^\s+(\S+)\s+rtol (\S+): FAILED (.*)$")
+    data, key, ours, done = {}, None, [], set()
+    with open(path) as fh:
+        text = fh.read().splitlines()
+    first = text[0]
+    if first.startswith("dynkit methods:"):
+        ours = first.split(":", 1)[1].split(";")[0].replace(" ", "").split(",")
+    for row in text:
+        if m := head.match(row):
+            if key:
+                done.add(key)
+            key = f"{m[1]}/{m[3]}"
+            data[key] = {name: [] for name in ours + [f"scipy-{p}" for p in PEERS]}
+        elif key and (m := line.match(row)):
+            name = m[1] if m[1] in ours else f"scipy-{m[1]}"
+            data[key][name].append(dict(solver=m[1], rtol=float(m[2]), error=float(m[3]), work=int(m[4]),
+                                        nfe=int(m[5]), njev=int(m[6]), nlu=int(m[7]), time=float(m[8]) / 1e3))
+        elif key and (m := failed.match(row)):
+            name = m[1] if m[1] in ours else f"scipy-{m[1]}"
+            data[key][name].append(dict(solver=m[1], rtol=float(m[2]), failed=m[3]))
+        elif key and (row.startswith("GOAL") or row.startswith("ratio table")):
+            done.add(key)  # a mode is complete when the next one started or the log went on to goals
+    data = {k: v for k, v in data.items() if k in done}
+    table = []
+    for k, runs in data.items():
+        name, mode = k.split("/")
+        table += ratio_rows(name, mode, runs, ours, name.startswith("brusselator") and mode == "jac")
+    return data, table, ours
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three problems, four tolerances; nothing recorded")
@@ -343,12 +381,20 @@ def main(argv=None) -> None:
     parser.add_argument("--table", metavar="RESULTS_JSON", help="print the ratio table of a recorded run and exit")
     parser.add_argument("--merge", nargs="+", metavar="RESULTS_JSON", help="combine recorded runs of disjoint "
                         "problems (run in parallel with --only) into one record under --record-as")
+    parser.add_argument("--from-log", metavar="LOG", help="rebuild runs, table and goals from the printed log of a "
+                        "run that did not finish (the problems it completed), and record them under --record-as")
     args = parser.parse_args(argv)
     if args.table:
         import json
 
         with open(args.table) as fh:
             print_table(json.load(fh)["table"])
+        return
+    if args.from_log:
+        data, table, ours = parse_log(args.from_log)
+        goals = report(data, table, ours)
+        record(args.record_as, dict(problems=sorted({k.split("/")[0] for k in data}), levels=LEVELS, runs=data,
+                                    table=table, dynkit_methods=ours, from_log=args.from_log), goals)
         return
     if args.merge:
         import json
