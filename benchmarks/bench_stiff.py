@@ -1,132 +1,434 @@
-"""Stiff solvers against scipy's Radau and BDF on the Bari IVP test set (issue 13, Sect. 1).
+"""Stiff solvers against scipy's Radau, BDF and LSODA at matched achieved error (issue 23, Sect. 3).
 
-Problems (:data:`dynkit.diagnostics.testset.TESTSET`): Robertson to t = 1e11, HIRES, Van der Pol
-μ = 1000 in the test set's scaled form (VDPOL, ε = 1e-6, t ∈ [0, 2]) and OREGO, each with its
-published reference value, checked here independently against scipy Radau at rtol = 1e-12.
+Problems: Robertson to t = 1e11, HIRES, OREGO (the Bari test set, :data:`dynkit.diagnostics.testset.TESTSET`,
+published references), Van der Pol μ = 1000 on [0, 3000] (unscaled), a dense linear system ``y' = A y``
+with ``A = −Q diag(λ) Qᵀ`` (λ log-spaced in [1, 1e6], Q a seeded random orthogonal matrix; exact solution
+``Q e^{−λt} Qᵀ y_0``) with n = 10, 100, 1000, and the 1-D Brusselator of [HW] IV.1 with N = 500 grid points
+(1000 states) and a sparse Jacobian. References: published (test set), exact (linear), scipy Radau at
+rtol 1e-12 (Van der Pol, Brusselator).
 
-Every solver gets the problem's analytic Jacobian (``jac=``), so that no solver's count hides
-finite-difference calls; dynkit's ``jac`` also says ``∂f/∂t = 0`` (the problems are autonomous;
-Radau and BDF do not use ∂f/∂t). Counts: ``nfe`` (dynkit: every call of ``f``; scipy: ``nfev``), ``njev``, ``nlu``; *work* = nfe + njev + nlu, each weighed 1
-(one analytic Jacobian of these ≤ 8-dimensional problems costs about one call of ``f``; one LU of an
-≤ 8×8 matrix less). Wall time: the best of 3 runs of each point.
+Each solver runs at a ladder of tolerances (``atol = rtol · atol_ratio`` per problem), with the analytic
+Jacobian (``jac=``; sparse for the Brusselator) and without (finite differences; for the Brusselator with
+``jac_sparsity=``, grouped differences). Measured per run: the achieved error ``max_i |y_i − r_i| /
+max(|r_i|, 1e-6 max_j |r_j|)`` at the final time, the *work* ``= calls of f + n · Jacobians`` (a Jacobian
+counts as n evaluations — n columns — whether analytic or by differences; scipy's ``nfev`` leaves the
+difference calls out, dynkit's ``nfe`` counts them, so for dynkit without ``jac=`` it is ``nfe`` alone; with
+``jac_sparsity`` a Jacobian counts as its number of column groups), and the wall time (best of the repeats,
+niced, on a shared machine: timings are noisy, a 1.5× margin is part of the goal).
 
-Error: ``max_i |y_i − r_i| / max(|r_i|, 1e-6 max_j |r_j|)`` at the final time (relative per
-component; components below 1e-6 of the largest, Robertson's y2 ≈ 8e-14, measured against that floor).
+Matched error: each solver's log work and log time are interpolated linearly in log error between its
+runs, at the error levels 1e-4 … 1e-10 (a level outside a solver's range of achieved errors is left out for
+it: no extrapolation). At each level the best dynkit method is compared with the best scipy method.
 
-Goals, in one run:
+Goals (printed ``GOAL … met | NOT met``):
 
-1. accuracy: rodas4 and auto at rtol = 1e-6 (atol = 1e-10): error ≤ 1e-3 on every problem;
-2. work and NFE at matched error ≤ scipy Radau and ≤ scipy BDF: the peer's log work (log NFE,
-   log time) interpolated linearly in log error at our rtol = 1e-6 error (peers run at
-   rtol = 1e-3 … 1e-11; where the peer never got as accurate, its most accurate point stands in);
-   the ratio ours / peer ≤ 1 for each problem.
+1. every problem and Jacobian mode, every error level both reach: best dynkit work ≤ 1.0× best scipy work,
+   best dynkit time ≤ 1.5× best scipy time;
+2. Brusselator with sparse Jacobian: best dynkit time ≤ 1.0× scipy BDF's (sparse) at matched error;
+3. without ``jac=``, at rtol 1e-6, every dynkit stiff method's error ≤ 10 · rtol (no silent wrong answer).
 
-Run ``python -m benchmarks.bench_stiff`` (``--quick``: fewer peer tolerances, no record).
+A run is stopped after 30 s (it then counts as failed at that tolerance and ends the solver's ladder).
+BLAS threads: run with ``OPENBLAS_NUM_THREADS=1`` (on a loaded machine, threaded LAPACK on 100×100
+matrices took 57 ms per LU, for dynkit and scipy alike).
+
+Run ``OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_stiff`` (``--quick``: three problems, four tolerances, nothing
+recorded; ``--record-as bench_stiff/before`` to keep a run under another name).
+
+References
+----------
+.. [HW] E. Hairer, G. Wanner, *Solving ODEs II*, 2nd ed., Springer 1996, Sect. IV.1 (Brusselator, Eq. (1.6')),
+   IV.10 (the test problems).
 """
 from __future__ import annotations
 
 import argparse
+import inspect
 import time
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import scipy.integrate
+import scipy.sparse
 
 import dynkit as dk
 from benchmarks._goals import check_goal, record
 from dynkit.diagnostics.testset import TESTSET
 
 NAME = "bench_stiff"
-ATOL = 1e-10
-RTOL = 1e-6
-OURS = ("rodas4", "auto")
-PEERS = ("Radau", "BDF")
+LEVELS = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10]
+STIFF_DYNKIT = ("rosenbrock23", "rodas4", "rodas5", "radau5", "bdf", "auto")
+PEERS = ("Radau", "BDF", "LSODA")
+# a method's tightest rtol (rosenbrock23 is of order 2: below 1e-6 it needs hundreds of thousands of steps)
+MIN_RTOL = {"rosenbrock23": 1e-6}
+RUN_CAP_S = 30.0  # a run is stopped after this long, and ends that solver's ladder (tighter tolerances cost more)
+
+
+@dataclass
+class Problem:
+    name: str
+    f: Callable
+    jac: Callable
+    y0: np.ndarray
+    t_end: float
+    reference: np.ndarray | None
+    atol_ratio: float | np.ndarray
+    rtols: list
+    sparsity: object = None
+    repeats: int = 3
+
+
+def _vdp(mu: float = 1000.0):
+    def f(t, y):
+        return np.array([y[1], mu * ((1 - y[0] ** 2) * y[1] - y[0])])
+
+    def jac(t, y):
+        return np.array([[0.0, 1.0], [mu * (-2 * y[0] * y[1] - 1), mu * (1 - y[0] ** 2)]])
+
+    return f, jac
+
+
+def _linear(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    lam = np.logspace(0, 6, n)
+    A = -(Q * lam) @ Q.T
+    y0 = Q @ np.ones(n)
+    t_end = 10.0
+    exact = Q @ (np.exp(-lam * t_end) * (Q.T @ y0))
+    return (lambda t, y: A @ y), (lambda t, y: A), y0, t_end, exact
+
+
+def _brusselator(N: int, alpha: float = 1 / 50):
+    """[HW] IV.1 Eq. (1.6'): u_i' = 1 + u_i² v_i − 4u_i + α(N+1)²(u_{i−1} − 2u_i + u_{i+1}), v_i' = 3u_i − u_i² v_i
+    + α(N+1)²(v_{i−1} − 2v_i + v_{i+1}), u_0 = u_{N+1} = 1, v_0 = v_{N+1} = 3, u_i(0) = 1 + sin(2π x_i), v_i(0) = 3."""
+    c = alpha * (N + 1) ** 2
+    x = np.arange(1, N + 1) / (N + 1)
+    y0 = np.concatenate([1 + np.sin(2 * np.pi * x), np.full(N, 3.0)])
+    lap = scipy.sparse.diags([np.ones(N - 1), -2 * np.ones(N), np.ones(N - 1)], [-1, 0, 1]) * c
+
+    def f(t, y):
+        u, v = y[:N], y[N:]
+        up, vp = np.concatenate([[1.0], u, [1.0]]), np.concatenate([[3.0], v, [3.0]])
+        uuv = u * u * v
+        return np.concatenate([1 + uuv - 4 * u + c * (up[:-2] - 2 * u + up[2:]),
+                               3 * u - uuv + c * (vp[:-2] - 2 * v + vp[2:])])
+
+    def jac(t, y):
+        u, v = y[:N], y[N:]
+        return scipy.sparse.bmat([[scipy.sparse.diags(2 * u * v - 4) + lap, scipy.sparse.diags(u * u)],
+                                  [scipy.sparse.diags(3 - 2 * u * v), scipy.sparse.diags(-u * u) + lap]]).tocsc()
+
+    sparsity = (jac(0.0, y0) != 0).astype(np.int8).tocsc()
+    return f, jac, y0, 10.0, sparsity
+
+
+def problems(quick: bool) -> list[Problem]:
+    full = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11]
+    big = [1e-3, 1e-5, 1e-7, 1e-9, 1e-11]
+    ps = []
+    for name, ratio in (("robertson", np.array([1e-2, 1e-8, 1e-2])), ("hires", 1e-3), ("orego", 1.0)):
+        p = TESTSET[name]
+        ps.append(Problem(name, p.f, p.jac, p.y0, p.t_end, p.reference, ratio, full))
+    f, jac = _vdp()
+    ps.append(Problem("vdp1000", f, jac, np.array([2.0, 0.0]), 3000.0, None, 1e-2, full))
+    for n in (10, 100, 1000):
+        f, jac, y0, t_end, exact = _linear(n)
+        ps.append(Problem(f"linear{n}", f, jac, y0, t_end, exact, 1e-3, full if n < 1000 else big,
+                          repeats=3 if n < 1000 else 1))
+    f, jac, y0, t_end, sparsity = _brusselator(500)
+    ps.append(Problem("brusselator1000", f, jac, y0, t_end, None, 1.0, big, sparsity=sparsity, repeats=1))
+    if quick:
+        ps = [p for p in ps if p.name in ("robertson", "hires", "linear100")]
+        for p in ps:
+            p.rtols, p.repeats = [1e-4, 1e-6, 1e-8, 1e-10], 1
+    return ps
+
+
+def reference(p: Problem) -> np.ndarray:
+    if p.reference is not None:
+        return np.asarray(p.reference, float)
+    res = scipy.integrate.solve_ivp(p.f, (0.0, p.t_end), p.y0, method="Radau", rtol=1e-12, atol=1e-12 * np.max(
+        np.abs(p.y0)), jac=p.jac)
+    if not res.success:
+        raise RuntimeError(f"{p.name}: reference solve failed: {res.message}")
+    return res.y[:, -1]
 
 
 def rel_error(y, ref) -> float:
-    ref = np.asarray(ref, float)
     floor = 1e-6 * np.abs(ref).max()
     return float(np.max(np.abs(np.asarray(y, float) - ref) / np.maximum(np.abs(ref), floor)))
 
 
-def run_dynkit(problem, method: str, rtol: float) -> dict:
-    def go():
-        # the test-set problems are autonomous: jac returns (J, ∂f/∂t = 0), as scipy needs no ∂f/∂t either
-        return dk.solve(problem.f, problem.y0, [0.0, problem.t_end], method=method, rtol=rtol, atol=ATOL,
-                        jac=lambda t, y: (problem.jac(t, y), 0), max_steps=1_000_000)
+def _columns(p: Problem) -> int:
+    """Evaluations one Jacobian is worth: n, or the column groups of the sparsity pattern."""
+    if p.sparsity is None:
+        return len(p.y0)
+    from dynkit.solvers.jacobian import SparsityPattern
 
-    sol, best = None, np.inf
-    for _ in range(3):
-        start = time.perf_counter()
-        sol = go()
-        best = min(best, time.perf_counter() - start)
-    s = sol.stats
-    return dict(solver=method, rtol=rtol, error=rel_error(sol.ys[-1], problem.reference), nfe=s.nfe,
-                njev=s.njev, nlu=s.nlu, work=s.nfe + s.njev + s.nlu, time=best, steps=s.n_steps,
-                switches=s.switches)
+    return len(SparsityPattern(p.sparsity, len(p.y0)).groups)
 
 
-def run_scipy(problem, method: str, rtol: float, atol: float = ATOL, repeats: int = 3) -> dict:
-    best, res = np.inf, None
+class OverBudget(Exception):
+    """A run went past the time cap (raised from inside f)."""
+
+
+def _capped(f, cap_s: float):
+    """``f`` that raises :class:`OverBudget` once ``cap_s`` seconds have passed since its first call."""
+    start = [None]
+    calls = [0]
+
+    def g(t, y):
+        calls[0] += 1
+        if start[0] is None:
+            start[0] = time.perf_counter()
+        elif calls[0] % 64 == 0 and time.perf_counter() - start[0] > cap_s:
+            raise OverBudget(f"over the {cap_s:.0f} s cap")
+        return f(t, y)
+
+    return g
+
+
+def _timed(run, repeats):
+    """Best of ``repeats`` runs (a run slower than 2 s is not repeated: its noise is small in relative terms)."""
+    best, out = np.inf, None
     for _ in range(repeats):
         start = time.perf_counter()
-        res = scipy.integrate.solve_ivp(problem.f, (0.0, problem.t_end), problem.y0, method=method, rtol=rtol,
-                                        atol=atol, jac=problem.jac)
+        out = run()
         best = min(best, time.perf_counter() - start)
-    return dict(solver=method, rtol=rtol, error=rel_error(res.y[:, -1], problem.reference), nfe=res.nfev,
-                njev=res.njev, nlu=res.nlu, work=res.nfev + res.njev + res.nlu, time=best,
-                success=bool(res.success))
+        if best > 2.0:
+            break
+    return out, best
 
 
-def matched(peer_points: list[dict], error: float, key: str) -> tuple[float | None, str]:
-    """The peer's ``key`` at ``error``, interpolated linearly in log-log, and how it was matched.
+SOLVE_TAKES_SPARSITY = "jac_sparsity" in inspect.signature(dk.solve).parameters
 
-    Below the peer's smallest error (it never got as accurate at any tolerance run), the peer's most
-    accurate point stands in: a comparison in the peer's favour (less accuracy for its work). Above
-    its largest error: None.
-    """
-    pts = sorted((p["error"], p[key]) for p in peer_points if p["error"] > 0 and p.get("success", True))
-    if not pts or error > pts[-1][0]:
-        return None, "our error above every peer point"
-    if error < pts[0][0]:
-        return pts[0][1], f"peer never reached our error: its most accurate point (error {pts[0][0]:.2e})"
-    le = np.log([e for e, _ in pts])
-    lv = np.log([v for _, v in pts])
-    order = np.argsort(le)
-    return float(np.exp(np.interp(np.log(error), le[order], lv[order]))), "interpolated"
+
+def run_dynkit(p: Problem, method: str, rtol: float, with_jac: bool, ref) -> dict:
+    atol = rtol * p.atol_ratio
+    kw = {}
+    if with_jac:
+        kw["jac"] = p.jac
+    elif p.sparsity is not None and SOLVE_TAKES_SPARSITY:
+        kw["jac_sparsity"] = p.sparsity
+    try:
+        sol, best = _timed(lambda: dk.solve(_capped(p.f, RUN_CAP_S), p.y0, [0.0, p.t_end], method=method, rtol=rtol,
+                                            atol=atol, max_steps=200_000, **kw), p.repeats)
+    except dk.solvers.SolverError as err:
+        return dict(solver=method, rtol=rtol, failed=f"{type(err).__name__}: {str(err)[:120]}")
+    s = sol.stats
+    cols = _columns(p) if "jac_sparsity" in kw or with_jac else len(p.y0)
+    work = s.nfe + (s.njev * cols if with_jac else 0)
+    return dict(solver=method, rtol=rtol, error=rel_error(sol.ys[-1], ref), work=int(work), nfe=s.nfe,
+                njev=s.njev, nlu=s.nlu, steps=s.n_steps, time=best,
+                newton=getattr(s, "newton_iterations", 0))
+
+
+def run_scipy(p: Problem, method: str, rtol: float, with_jac: bool, ref) -> dict:
+    atol = rtol * p.atol_ratio
+    kw = {}
+    if with_jac:
+        kw["jac"] = p.jac
+    elif p.sparsity is not None:
+        kw["jac_sparsity"] = p.sparsity
+    if method == "LSODA" and with_jac and p.sparsity is not None:
+        kw["jac"] = lambda t, y: p.jac(t, y).toarray()  # LSODA takes dense Jacobians only
+    if method == "LSODA" and "jac_sparsity" in kw:
+        kw.pop("jac_sparsity")  # LSODA has none: dense differences
+    try:
+        res, best = _timed(lambda: scipy.integrate.solve_ivp(_capped(p.f, RUN_CAP_S), (0.0, p.t_end), p.y0,
+                                                             method=method, rtol=rtol, atol=atol, **kw), p.repeats)
+    except OverBudget as err:
+        return dict(solver=method, rtol=rtol, failed=str(err))
+    if not res.success:
+        return dict(solver=method, rtol=rtol, failed=res.message)
+    cols = _columns(p) if (p.sparsity is not None and method != "LSODA") else len(p.y0)
+    return dict(solver=method, rtol=rtol, error=rel_error(res.y[:, -1], ref), work=int(res.nfev + res.njev * cols),
+                nfe=int(res.nfev), njev=int(res.njev), nlu=int(res.nlu), time=best)
+
+
+def at_level(points: list[dict], level: float, key: str) -> float | None:
+    """``key`` at achieved error ``level``, interpolated linearly in log-log between the solver's runs."""
+    pts = sorted((pt["error"], pt[key]) for pt in points if "error" in pt and pt["error"] > 0)
+    if len(pts) < 2 or not pts[0][0] <= level <= pts[-1][0]:
+        return None
+    le, lv = np.log([e for e, _ in pts]), np.log([v for _, v in pts])
+    return float(np.exp(np.interp(np.log(level), le, lv)))
+
+
+def ladder(run, p, solver, with_jac, ref, log) -> list[dict]:
+    out = []
+    for rtol in p.rtols:
+        if rtol < MIN_RTOL.get(solver, 0.0):
+            continue
+        pt = run(p, solver, rtol, with_jac, ref)
+        out.append(pt)
+        if "failed" in pt:
+            log(f"    {solver:12s} rtol {rtol:.0e}: FAILED {pt['failed']}")
+            break
+        log(f"    {solver:12s} rtol {rtol:.0e}: error {pt['error']:.2e}  work {pt['work']:>8d}  nfe {pt['nfe']:>8d}  "
+            f"njev {pt['njev']:>5d}  nlu {pt['nlu']:>5d}  {1e3 * pt['time']:9.1f} ms")
+    return out
+
+
+def print_table(table: list[dict]) -> None:
+    """The ratio table: per problem, Jacobian mode and error level, best dynkit / best scipy."""
+    print("\nratio table (best dynkit / best scipy at matched achieved error; work = f calls + n per Jacobian):")
+    print(f"{'problem':16s} {'mode':6s} {'level':>7s}  {'work ratio':>10s} {'(ours vs peer)':28s} {'time ratio':>10s} "
+          f"{'(ours vs peer)':28s}")
+    for row in table:
+        w, t = row["work"], row.get("time")
+        print(f"{row['problem']:16s} {row['mode']:6s} {row['level']:7.0e}  {w['ratio']:10.2f} "
+              f"{w['ours'] + ' vs ' + w['peer']:28s} " + (f"{t['ratio']:10.2f} {t['ours'] + ' vs ' + t['peer']:28s}"
+                                                            if t else ""))
+
+
+def ratio_rows(p_name: str, mode: str, runs: dict, ours: list, sparse: bool) -> list[dict]:
+    """Per error level: the best dynkit method's work and time against the best scipy method's."""
+    rows = []
+    for level in LEVELS:
+        row = dict(problem=p_name, mode=mode, level=level)
+        for key in ("work", "time"):
+            mine = {m: at_level(runs[m], level, key) for m in ours}
+            theirs = {m: at_level(runs[f"scipy-{m}"], level, key) for m in PEERS}
+            mine = {m: v for m, v in mine.items() if v is not None}
+            theirs = {m: v for m, v in theirs.items() if v is not None}
+            if not mine or not theirs:
+                continue
+            bm, bt = min(mine, key=mine.get), min(theirs, key=theirs.get)
+            row[key] = dict(ours=bm, peer=bt, ratio=mine[bm] / theirs[bt], value=mine[bm], peer_value=theirs[bt])
+            if sparse and key == "time" and "BDF" in theirs:
+                row["time_vs_bdf"] = mine[bm] / theirs["BDF"]
+        if "work" in row:
+            rows.append(row)
+    return rows
+
+
+def report(data: dict, table: list[dict], ours: list) -> list:
+    """Print the ratio table and every goal line; return the goals."""
+    goals = []
+    for key, runs in data.items():
+        name, mode = key.split("/")
+        if mode != "no-jac":
+            continue
+        for m in ours:
+            pt = next((x for x in runs.get(m, []) if x["rtol"] == 1e-6), None)
+            if pt is not None:
+                err = pt.get("error", np.inf)
+                goals.append(check_goal(f"{name} {m} no jac: error at rtol 1e-6 / rtol ≤ 10", err / 1e-6, 10.0,
+                                        note=pt.get("failed", f"error {err:.2e}")))
+    print_table(table)
+    for row in table:
+        label = f"{row['problem']} {row['mode']} at error {row['level']:.0e}"
+        w = row["work"]
+        goals.append(check_goal(f"{label}: best dynkit work / best scipy work ≤ 1", w["ratio"], 1.0,
+                                note=f"{w['ours']} {w['value']:.4g} vs {w['peer']} {w['peer_value']:.4g}"))
+        if "time" in row:
+            t = row["time"]
+            goals.append(check_goal(f"{label}: best dynkit time / best scipy time ≤ 1.5", t["ratio"], 1.5,
+                                    note=f"{t['ours']} {1e3 * t['value']:.1f} ms vs {t['peer']} "
+                                         f"{1e3 * t['peer_value']:.1f} ms"))
+        if "time_vs_bdf" in row:
+            goals.append(check_goal(f"{label}: best dynkit time / scipy BDF time (sparse) ≤ 1", row["time_vs_bdf"], 1.0))
+    return goals
+
+
+def parse_log(path: str) -> tuple[dict, list, list]:
+    """The runs of a printed log (the lines written by :func:`ladder`), for the problems whose both Jacobian
+    modes are complete, with their ratio rows."""
+    import re
+
+    head = re.compile(r"^(\S+) \((\d+) states\), (jac|no-jac):$")
+    line = re.compile(r"^\s+(\S+)\s+rtol (\S+): error (\S+)\s+work\s+(\d+)\s+nfe\s+(\d+)\s+njev\s+(\d+)\s+"
+                      r"nlu\s+(\d+)\s+(\S+) ms$")
+    failed = re.compile(r"^\s+(\S+)\s+rtol (\S+): FAILED (.*)$")
+    data, key, ours, done = {}, None, [], set()
+    with open(path) as fh:
+        text = fh.read().splitlines()
+    first = text[0]
+    if first.startswith("dynkit methods:"):
+        ours = first.split(":", 1)[1].split(";")[0].replace(" ", "").split(",")
+    for row in text:
+        if m := head.match(row):
+            if key:
+                done.add(key)
+            key = f"{m[1]}/{m[3]}"
+            data[key] = {name: [] for name in ours + [f"scipy-{p}" for p in PEERS]}
+        elif key and (m := line.match(row)):
+            name = m[1] if m[1] in ours else f"scipy-{m[1]}"
+            data[key][name].append(dict(solver=m[1], rtol=float(m[2]), error=float(m[3]), work=int(m[4]),
+                                        nfe=int(m[5]), njev=int(m[6]), nlu=int(m[7]), time=float(m[8]) / 1e3))
+        elif key and (m := failed.match(row)):
+            name = m[1] if m[1] in ours else f"scipy-{m[1]}"
+            data[key][name].append(dict(solver=m[1], rtol=float(m[2]), failed=m[3]))
+        elif key and (row.startswith("GOAL") or row.startswith("ratio table")):
+            done.add(key)  # a mode is complete when the next one started or the log went on to goals
+    data = {k: v for k, v in data.items() if k in done}
+    table = []
+    for k, runs in data.items():
+        name, mode = k.split("/")
+        table += ratio_rows(name, mode, runs, ours, name.startswith("brusselator") and mode == "jac")
+    return data, table, ours
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer peer tolerances; nothing recorded")
+    parser.add_argument("--quick", action="store_true", help="three problems, four tolerances; nothing recorded")
+    parser.add_argument("--record-as", default=NAME, help="folder under analysis/results (default bench_stiff)")
+    parser.add_argument("--only", default="", help="comma-separated problem names (default: all)")
+    parser.add_argument("--repeats", type=int, default=None, help="timing repeats per run (default 3, 1 for the big "
+                        "problems)")
+    parser.add_argument("--table", metavar="RESULTS_JSON", help="print the ratio table of a recorded run and exit")
+    parser.add_argument("--merge", nargs="+", metavar="RESULTS_JSON", help="combine recorded runs of disjoint "
+                        "problems (run in parallel with --only) into one record under --record-as")
+    parser.add_argument("--from-log", metavar="LOG", help="rebuild runs, table and goals from the printed log of a "
+                        "run that did not finish (the problems it completed), and record them under --record-as")
     args = parser.parse_args(argv)
-    peer_rtols = [1e-3, 1e-5, 1e-7, 1e-9] if args.quick else [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11]
-    data, goals = {}, []
-    for name, problem in TESTSET.items():
-        check = run_scipy(problem, "Radau", 1e-12, atol=1e-14, repeats=1)
-        print(f"{name}: published reference vs scipy Radau at rtol 1e-12: relative difference {check['error']:.2e}")
-        ours = {m: run_dynkit(problem, m, RTOL) for m in OURS}
-        peers = {p: [run_scipy(problem, p, r) for r in peer_rtols] for p in PEERS}
-        for m, point in ours.items():
-            print(f"  {m:8s} rtol {RTOL:g}: error {point['error']:.2e}, nfe {point['nfe']}, njev {point['njev']}, "
-                  f"nlu {point['nlu']}, work {point['work']}, {1e3 * point['time']:.1f} ms, switches {point['switches']}")
-        for p, pts in peers.items():
-            for pt in pts:
-                print(f"  {p:8s} rtol {pt['rtol']:g}: error {pt['error']:.2e}, nfe {pt['nfe']}, njev {pt['njev']}, "
-                      f"nlu {pt['nlu']}, work {pt['work']}, {1e3 * pt['time']:.1f} ms")
-        data[name] = dict(reference_check=check["error"], ours=ours, peers=peers)
-        for m, point in ours.items():
-            goals.append(check_goal(f"{name} {m} error at rtol 1e-6 ≤ 1e-3", point["error"], 1e-3))
-            for p in PEERS:
-                for key in ("nfe", "work", "time"):
-                    peer, how = matched(peers[p], point["error"], key)
-                    label = f"{name} {m} {key} / {p} {key} at matched error ≤ 1"
-                    if peer is None:
-                        goals.append(check_goal(label, np.inf, 1.0, note=f"our error {point['error']:.2e}: {how}"))
-                    else:
-                        goals.append(check_goal(label, point[key] / peer, 1.0, note=f"{point[key]:.4g} vs "
-                                                f"{peer:.4g} at error {point['error']:.2e} ({how})"))
+    if args.table:
+        import json
+
+        with open(args.table) as fh:
+            print_table(json.load(fh)["table"])
+        return
+    if args.from_log:
+        data, table, ours = parse_log(args.from_log)
+        goals = report(data, table, ours)
+        record(args.record_as, dict(problems=sorted({k.split("/")[0] for k in data}), levels=LEVELS, runs=data,
+                                    table=table, dynkit_methods=ours, from_log=args.from_log), goals)
+        return
+    if args.merge:
+        import json
+
+        parts = []
+        for path in args.merge:
+            with open(path) as fh:
+                parts.append(json.load(fh))
+        data = {k: v for part in parts for k, v in part["runs"].items()}
+        table = [row for part in parts for row in part["table"]]
+        ours = parts[0]["dynkit_methods"]
+        goals = report(data, table, ours)
+        record(args.record_as, dict(problems=[n for part in parts for n in part["problems"]], levels=LEVELS,
+                                    runs=data, table=table, dynkit_methods=ours, merged_from=args.merge), goals)
+        return
+    ours = [m for m in STIFF_DYNKIT if m in dk.solvers.METHODS]
+    print(f"dynkit methods: {', '.join(ours)}; peers: scipy {', '.join(PEERS)}", flush=True)
+    data, table = {}, []
+    chosen = [p for p in problems(args.quick) if not args.only or p.name in args.only.split(",")]
+    for p in chosen:
+        if args.repeats is not None:
+            p.repeats = args.repeats
+        ref = reference(p)
+        for with_jac in (True, False):
+            mode = "jac" if with_jac else "no-jac"
+            print(f"{p.name} ({len(p.y0)} states), {mode}:", flush=True)
+            runs = {m: ladder(run_dynkit, p, m, with_jac, ref, print) for m in ours}
+            runs.update({f"scipy-{m}": ladder(run_scipy, p, m, with_jac, ref, print) for m in PEERS})
+            data[f"{p.name}/{mode}"] = runs
+            table += ratio_rows(p.name, mode, runs, ours, p.sparsity is not None and with_jac)
+    goals = report(data, table, ours)
     if not args.quick:
-        record(NAME, data, goals)
+        record(args.record_as, dict(problems=[p.name for p in chosen], levels=LEVELS, runs=data, table=table,
+                                    dynkit_methods=ours), goals)
 
 
 if __name__ == "__main__":

@@ -128,7 +128,7 @@ def test_user_two_step_method_in_csaode_form():
 
 def test_methods_registry_describes_every_method():
     assert set(METHODS) == {"euler", "midpoint", "heun", "rk4", "ark3", "ark4", "bosh3", "rkf45", "dopri5",
-                            "tsit5", "dop853", "rosenbrock23", "rodas4", "auto"}
+                            "tsit5", "dop853", "rosenbrock23", "rodas4", "rodas5", "radau5", "bdf", "auto"}
     # Rosenbrock: stages after the first, plus f(t + h, y_new) unless FSAL (rosenbrock23's last stage)
     assert METHODS["rodas4"].new_evaluations_per_step == 6 and METHODS["rosenbrock23"].new_evaluations_per_step == 2
     assert METHODS["dop853"].new_evaluations_per_step == 12 and METHODS["dop853"].order == 8

@@ -127,7 +127,7 @@ def _stiff_exact(t, lam):
     return A * np.cos(t) + B * np.sin(t) - A * np.exp(lam * t)
 
 
-@pytest.mark.parametrize("method", ["rosenbrock23", "rodas4", "auto"])
+@pytest.mark.parametrize("method", ["rosenbrock23", "rodas4", "rodas5", "radau5", "bdf", "auto"])
 def test_stiff_linear_problem_in_few_steps(method):
     # λ = -1e6: an explicit method needs ~1e6 steps; an L-stable one follows the slow solution with
     # steps set by accuracy. Error ≤ 10 rtol at the outputs (global error of a smooth problem).
@@ -236,10 +236,14 @@ def _rel_error(y, ref):
 
 
 @pytest.mark.parametrize("name", list(TESTSET))
-def test_rodas4_reaches_the_published_reference(name):
-    # goal of issue 13: relative error ≤ 1e-3 at rtol 1e-6 (atol 1e-10), analytic Jacobian
+@pytest.mark.parametrize("method", ["rodas4", "rodas5", "radau5"])
+@pytest.mark.parametrize("with_jac", [True, False], ids=["jac", "no-jac"])
+def test_stiff_methods_reach_the_published_reference(name, method, with_jac):
+    # goal of issues 13 and 23: relative error ≤ 1e-3 at rtol 1e-6 (atol 1e-10), with the analytic Jacobian
+    # and with none (finite differences)
     p = TESTSET[name]
-    sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method="rodas4", rtol=1e-6, atol=1e-10, jac=p.jac, max_steps=50_000)
+    sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=method, rtol=1e-6, atol=1e-10, jac=p.jac if with_jac else None,
+                   max_steps=50_000)
     assert _rel_error(sol.ys[-1], p.reference) < 1e-3
 
 
@@ -274,8 +278,8 @@ def test_auto_switches_on_van_der_pol_mu_1000():
     p = TESTSET["vdpol"]
     sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method="auto", rtol=1e-6, atol=1e-10, jac=p.jac)
     assert sol.stats.switches >= 1 and len(sol.switch_log) == sol.stats.switches
-    t, src, dst = sol.switch_log[0]
-    assert (src, dst) == ("dopri5", "rodas4") and 0.0 < t < p.t_end
+    t, src, dst, why = sol.switch_log[0]
+    assert (src, dst) == ("dopri5", "radau5") and 0.0 < t < p.t_end and "stability-limited" in why
     assert _rel_error(sol.ys[-1], p.reference) < 1e-3
 
 

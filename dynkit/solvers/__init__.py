@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import adjoint as _adjoint  # noqa: F401  (registers solve(adjoint=True); it sits above the engine)
 from .auto import AUTO, AutoSwitching
 from .ark import ARK3, ARK4, TwoStepRK
 from .engine import Solution, SolverStats, solve
+from .bdf import NDF, BDFMethod
 from .odeint import odeint, odeint_adjoint
-from .rosenbrock import RODAS4, ROSENBROCK23, RosenbrockTableau
+from .radau import RADAU5, RadauIIA
+from .rosenbrock import RODAS4, RODAS5, ROSENBROCK23, RosenbrockTableau
 from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, StepSizeWarning,
                      StepTooLarge, ToleranceWarning, VectorFieldError, VectorFieldShapeError,
                      VectorFieldTypeError)
@@ -32,7 +35,7 @@ class MethodInfo:
     adaptive: bool
     error_order: int | None
     description: str
-    implementation: RungeKuttaTableau | TwoStepRK | RosenbrockTableau | AutoSwitching
+    implementation: RungeKuttaTableau | TwoStepRK | RosenbrockTableau | RadauIIA | BDFMethod | AutoSwitching
 
 
 def _rk_info(tab: RungeKuttaTableau, description: str) -> MethodInfo:
@@ -67,14 +70,26 @@ METHODS: dict[str, MethodInfo] = {info.name: info for info in (
                                    "crude tolerances"),
     _rosenbrock_info(RODAS4, "Rosenbrock 4(3), Hairer–Wanner RODAS, L-stable, stiffly accurate, stiff, "
                              "3rd-order dense output"),
-    MethodInfo("auto", 5, 7, 6, True, 4, "dopri5, switching to rodas4 while the steps are limited by "
-               "stability (dynkit's stiffness test) and back", AUTO),
+    _rosenbrock_info(RODAS5, "Rosenbrock 5(4), Di Marzo's RODAS5, L-stable, stiffly accurate, stiff, 4th-degree "
+                             "dense output"),
+    # new evaluations: 3 stages per Newton iteration (typically 1-3) + f(t + h, y_new) for the error estimate
+    MethodInfo(RADAU5.name, RADAU5.order, RADAU5.stages, 3 * 2 + 1, True, RADAU5.error_order,
+               "Radau IIA 5(3), 3-stage implicit collocation, L-stable, stiffly accurate, simplified Newton "
+               "with Jacobian and LU reuse (Hairer–Wanner IV.8), 3rd-order dense output; numpy states", RADAU5),
+    # new evaluations: 1-4 Newton iterations per step, typically 1-2
+    MethodInfo(NDF.name, NDF.max_order, 1, 2, True, None,
+               "variable-order (1-5) NDFs (Shampine–Reichelt's ode15s), backward differences, simplified Newton, "
+               "Jacobian kept until Newton fails, LU per step size/order; numpy states", NDF),
+    MethodInfo("auto", 5, 7, 6, True, 4, "dopri5, switching while the steps are limited by stability "
+               "(dynkit's stiffness test) to radau5 (numpy, rtol ≤ 1e-5) or rodas4 (otherwise), and back; "
+               "sol.switch_log says when and why", AUTO),
 )}
 
 __all__ = [
     "solve", "odeint", "odeint_adjoint", "Solution", "SolverStats", "METHODS", "MethodInfo", "RungeKuttaTableau", "TwoStepRK",
     "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError",
     "VectorFieldShapeError", "VectorFieldTypeError", "StepSizeWarning", "StepTooLarge", "ToleranceWarning",
-    "RosenbrockTableau", "ROSENBROCK23", "RODAS4", "AutoSwitching", "AUTO",
+    "RosenbrockTableau", "ROSENBROCK23", "RODAS4", "RODAS5", "RadauIIA", "RADAU5", "BDFMethod", "NDF",
+    "AutoSwitching", "AUTO",
     "ARK3", "ARK4", "EULER", "MIDPOINT", "HEUN", "RK4", "SSPRK3", "BOSH3", "RKF45", "DOPRI5", "TSIT5", "DOP853",
 ]

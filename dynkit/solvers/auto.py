@@ -9,12 +9,16 @@ The switch is dynkit's own stiffness test (:mod:`dynkit.diagnostics.stiffness`, 
   negative real axis); :class:`~dynkit.solvers.stability.StiffnessDetector` counts the steps with
   ``u`` at the boundary the way Hairer's DOPRI5 code does (stiff after 15 such steps, the count
   forgiven after 6 steps below). Stiff → switch to rodas4 (costs nothing: no extra call of ``f``).
-* stiff → explicit: after every accepted rodas4 step, the Jacobian already at hand gives the largest
+* which stiff method: chosen once per solve from the tolerance and the state. ``radau5`` (order 5,
+  its error falls fastest with the tolerance) when ``rtol ≤ 1e-5`` and the state is a numpy array;
+  ``rodas4`` otherwise (crude tolerances, where its cheaper step wins, and torch states, which
+  ``radau5`` does not take).
+* stiff → explicit: after every accepted stiff step, the Jacobian already at hand gives the largest
   modulus of its decaying eigenvalues ``ρ``; when ``h ρ / r`` stays below 1/2 (dopri5 could take the
   same step with room to spare) for 15 consecutive steps, switch back.
 
-``sol.stats.switches`` counts the switches and ``sol.switch_log`` lists them as
-``(t, from_method, to_method)``.
+``sol.stats.switches`` counts the switches and ``sol.switch_log`` lists them as :class:`Switch`
+``(t, from_method, to_method, reason)``, the reason in words with the measured numbers.
 
 References
 ----------
@@ -25,8 +29,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from typing import NamedTuple
+
 from .explicit import ExplicitRK
-from .rosenbrock import RODAS4, RosenbrockStepper, RosenbrockTableau
+from .jacobian import is_sparse
+from .radau import RADAU5, RadauIIA
+from .rosenbrock import RODAS4, RosenbrockTableau
 from .stability import StiffnessDetector, stability_boundary
 from .tableaus import DOPRI5, RungeKuttaTableau
 
@@ -35,16 +43,41 @@ from .tableaus import DOPRI5, RungeKuttaTableau
 SWITCH_THRESHOLD = 0.95
 # u = h ρ(J) / r at or below which the explicit method could take the stiff method's step with room to spare
 BACK_THRESHOLD = 0.5
+# rtol at or below which the tight-tolerance stiff method (radau5) is used for numpy states
+TIGHT_RTOL = 1e-5
+
+
+class Switch(NamedTuple):
+    """One switch of ``method="auto"``: at the end of the step ending at ``t``, why."""
+
+    t: float
+    from_method: str
+    to_method: str
+    reason: str
 
 
 class AutoSwitching:
-    """A method object for :func:`dynkit.solve`: ``explicit`` while not stiff, ``stiff`` while stiff."""
+    """A method object for :func:`dynkit.solve`: ``explicit`` while not stiff, a stiff method while stiff
+    (``stiff`` at crude tolerances or for torch states, ``tight_stiff`` for numpy states at
+    ``rtol ≤ tight_rtol``; ``tight_stiff=None``: always ``stiff``)."""
 
     adaptive = True
 
     def __init__(self, explicit: RungeKuttaTableau = DOPRI5, stiff: RosenbrockTableau = RODAS4,
-                 name: str = "auto"):
+                 name: str = "auto", tight_stiff: RadauIIA | None = RADAU5, tight_rtol: float = TIGHT_RTOL):
         self.explicit, self.stiff, self.name = explicit, stiff, name
+        self.tight_stiff, self.tight_rtol = tight_stiff, tight_rtol
+
+    def choose_stiff(self, field, backend) -> tuple[object, str]:
+        """The stiff method for this solve and why."""
+        rtol = float(getattr(field, "rtol", 1e-6))
+        if self.tight_stiff is None:
+            return self.stiff, f"{self.stiff.name} (the only stiff method configured)"
+        if backend.name != "numpy":
+            return self.stiff, f"{self.stiff.name} ({self.tight_stiff.name} takes numpy states only)"
+        if rtol <= self.tight_rtol:
+            return self.tight_stiff, f"{self.tight_stiff.name} (rtol {rtol:g} ≤ {self.tight_rtol:g}: order 5)"
+        return self.stiff, f"{self.stiff.name} (rtol {rtol:g} > {self.tight_rtol:g}: crude tolerance)"
 
     def make_stepper(self, field, backend):
         return AutoStepper(self, field, backend)
@@ -74,13 +107,16 @@ class AutoStepper:
         self.name, self.field, self.backend = method.name, field, backend
         self.tap = _Tap(field)
         self.explicit_stepper = ExplicitRK(method.explicit, self.tap, backend)
-        self.stiff_stepper = RosenbrockStepper(method.stiff, field, backend)
+        stiff, self.stiff_choice = method.choose_stiff(field, backend)
+        self.stiff_stepper = stiff.make_stepper(field, backend)
         self.boundary = stability_boundary(method.explicit)
         self.to_stiff = StiffnessDetector()
         self.to_explicit = StiffnessDetector(forgive=1)  # consecutive steps well inside the boundary
         self.active = self.explicit_stepper
-        self.switch_log: list[tuple[float, str, str]] = []
+        self.switch_log: list[Switch] = []
         self._t = self._h = None
+        self._made_by = None  # the stepper of the last trial
+        self._use = 0.0
 
     # the controller reads these on every step: a switch changes the error exponent and safety
     @property
@@ -102,27 +138,42 @@ class AutoStepper:
     def attempt(self, t, y, h, k1):
         self._t, self._h = t, h
         self.tap.last = self.tap.before = None
+        self._made_by = self.active
         return self.active.attempt(t, y, h, k1)
+
+    def step_factor(self, norm, accepted, engine_factor):
+        """The step factor of the stepper that made the trial, if it has its own controller."""
+        own = getattr(self._made_by, "step_factor", None)
+        return own(norm, accepted, engine_factor) if own is not None else engine_factor
 
     def error_norm(self, trial, norm):
         own = getattr(self.active, "error_norm", None)
         return own(trial, norm) if own is not None else norm(trial.error)
 
     def accepted(self, trial) -> None:
+        hook = getattr(self.active, "accepted", None)
+        if hook is not None:
+            hook(trial)
         h = abs(self._h)
         if self.explicit:
             use = h * self._hairer_rho(trial) / self.boundary
             if self.to_stiff.update(use >= SWITCH_THRESHOLD):
-                self._switch(self.stiff_stepper)
+                self._switch(self.stiff_stepper, f"{self.explicit_stepper.name} stability-limited: h·ρ̂/r ≥ "
+                             f"{SWITCH_THRESHOLD} on {self.to_stiff.min_run} steps (last {use:.3g}); "
+                             f"stiff method {self.stiff_choice}")
         else:
             use = h * self._decaying_radius() / self.boundary
             if self.to_explicit.update(use <= BACK_THRESHOLD):
-                self._switch(self.explicit_stepper)
+                self._switch(self.explicit_stepper, f"not stiff: h·ρ(J)/r ≤ {BACK_THRESHOLD} on "
+                             f"{self.to_explicit.min_run} consecutive steps (last {use:.3g})")
 
-    def _switch(self, to) -> None:
-        self.switch_log.append((self._t + self._h, self.active.name, to.name))
+    def _switch(self, to, reason: str) -> None:
+        self.switch_log.append(Switch(float(self._t + self._h), self.active.name, to.name, reason))
         self.field.stats.switches += 1
         self.active = to
+        restart = getattr(to, "restart", None)
+        if restart is not None:  # a stepper with memory (radau5's extrapolation, Jacobian reuse) starts afresh
+            restart()
         self.to_stiff.reset()
         self.to_explicit.reset()
 
@@ -139,8 +190,12 @@ class AutoStepper:
 
     def _decaying_radius(self) -> float:
         """Largest ``|λ|`` over the eigenvalues with ``Re λ < 0`` of the stiff stepper's Jacobian."""
-        J = self.backend.to_numpy(self.stiff_stepper.J)
-        lam = np.linalg.eigvals(J) if J.shape[-1] <= 64 else _power_radius(J)
+        J = self.stiff_stepper.J
+        if is_sparse(J):
+            lam = _power_radius(J)
+        else:
+            J = self.backend.to_numpy(J)
+            lam = np.linalg.eigvals(J) if J.shape[-1] <= 64 else _power_radius(J)
         decaying = np.abs(lam)[lam.real < 0]
         return float(decaying.max()) if decaying.size else 0.0
 
@@ -151,7 +206,7 @@ def _power_radius(J: np.ndarray, iterations: int = 20) -> np.ndarray:
     v = np.ones(J.shape[:-1])
     rho = 0.0
     for _ in range(iterations):
-        w = np.einsum("...ij,...j->...i", J, v)
+        w = J @ v if is_sparse(J) else np.einsum("...ij,...j->...i", J, v)
         nw, nv = float(np.linalg.norm(w)), float(np.linalg.norm(v))
         if not nw > 0 or not nv > 0:
             break

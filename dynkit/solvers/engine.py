@@ -96,12 +96,24 @@ AMPLIFYING_GROWTH = 1.01
 AMPLIFYING_RUN = 3
 
 
+# solve(adjoint=True) hands over to dynkit.solvers.adjoint, which sits above this module (it imports
+# solve); it registers its entry point here when imported (the package's __init__ imports it), so that
+# this module never imports it
+_ADJOINT_ENTRY: list[Callable] = []
+
+
+def register_adjoint(entry: Callable) -> None:
+    """Set the function ``solve(adjoint=True)`` calls (``dynkit.solvers.adjoint.validated_adjoint_call``)."""
+    _ADJOINT_ENTRY[:] = [entry]
+
+
 @dataclass
 class SolverStats:
     """Work done by a solve. ``nfe`` counts every call of ``f``, whatever it was for.
 
-    ``njev`` (Jacobian evaluations), ``nlu`` (LU factorisations) and ``switches`` (explicit ↔ stiff
-    switches of ``method="auto"``) stay 0 for the explicit methods.
+    ``njev`` (Jacobian evaluations), ``nlu`` (LU factorisations), ``switches`` (explicit ↔ stiff
+    switches of ``method="auto"``), ``newton_iterations`` and ``newton_failures`` (steps rejected
+    because Newton did not converge; implicit methods such as ``radau5``) stay 0 for the explicit methods.
     """
 
     nfe: int = 0
@@ -111,10 +123,13 @@ class SolverStats:
     njev: int = 0
     nlu: int = 0
     switches: int = 0
+    newton_iterations: int = 0
+    newton_failures: int = 0
 
     def as_dict(self) -> dict:
         return dict(nfe=self.nfe, n_steps=self.n_steps, n_accepted=self.n_accepted,
-                    n_rejected=self.n_rejected, njev=self.njev, nlu=self.nlu, switches=self.switches)
+                    n_rejected=self.n_rejected, njev=self.njev, nlu=self.nlu, switches=self.switches,
+                    newton_iterations=self.newton_iterations, newton_failures=self.newton_failures)
 
 
 @dataclass
@@ -171,7 +186,8 @@ class Solution:
                  ("outputs", f"{n} times in {span}, ys {tuple(self.ys.shape)} {self.ys.dtype} ({lib})"),
                  ("work", f"nfe={s.nfe}, steps={s.n_steps} ({s.n_accepted} accepted, {s.n_rejected} rejected)"
                           + (f", njev={s.njev}, nlu={s.nlu}" if s.njev or s.nlu else "")
-                          + (f", switches={s.switches}" if s.switches else ""))]
+                          + (f", switches={s.switches}" if s.switches else "")
+                          + (f", newton={s.newton_iterations}" if s.newton_iterations else ""))]
         if self.t_events is not None:
             lines.append(("events", ", ".join(str(len(te)) for te in self.t_events) + " zero(s) per event function"))
         if self.dense is not None:
@@ -520,6 +536,7 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
     if h is None:
         h = _initial_step(field, backend, stepper, t0, t_end, y0, k1, rtol, atol, direction)
     error_norm = getattr(stepper, "error_norm", None) or _default_error_norm
+    step_factor = getattr(stepper, "step_factor", None)  # a stepper with its own controller (radau5)
     err_prev, rejected_last, nonfinite_last, k = 1e-4, False, False, None
     while direction * (t_end - t) > 0:
         if stats.n_steps >= max_steps:
@@ -566,6 +583,8 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
             nonfinite_last = not math.isfinite(norm)
             factor = NONFINITE_FACTOR if nonfinite_last else max(MIN_FACTOR, safety * norm ** (-1.0 / k))
             rejected_last = True
+        if step_factor is not None:
+            factor = step_factor(norm, norm <= 1.0, factor)
         h = h * factor
 
 
@@ -699,6 +718,7 @@ def solve(
     per_sample: bool = False,
     jac: Callable[[Any, Any], Any] | None = None,
     first_step: float | None = None,
+    jac_sparsity: Any = None,
 ) -> Solution:
     """Integrate ``dy/dt = f(t, y)`` from ``y(t[0]) = y0`` and return the states at the times ``t``.
 
@@ -720,8 +740,8 @@ def solve(
         Strictly increasing or strictly decreasing real output times, at least two.
     method : str, RungeKuttaTableau or TwoStepRK
         A name from :data:`METHODS` (``euler``, ``midpoint``, ``heun``, ``rk4``, ``ark3``, ``ark4``,
-        ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5``, ``dop853``; stiff: ``rosenbrock23``, ``rodas4``;
-        ``auto``: dopri5, switching to rodas4 while steps are stability-limited), or a user-defined tableau,
+        ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5``, ``dop853``; stiff: ``rosenbrock23``, ``rodas4``,
+        ``rodas5``, ``radau5``, ``bdf``, and ``auto``), or a user-defined tableau,
         two-step method or any method object following the stepper protocol of this module.
     rtol, atol : float
         Relative and absolute tolerances of the adaptive methods: a step is accepted when the RMS
@@ -765,14 +785,19 @@ def solve(
         A terminal event ends the solve with ``result == "event"``; ``sol.t_events`` /
         ``sol.y_events`` / ``sol.event_indices`` hold the zeros.
     jac : callable, optional
-        ``jac(t, y) -> ∂f/∂y`` for the Rosenbrock methods (``rosenbrock23``, ``rodas4``, ``auto``):
+        ``jac(t, y) -> ∂f/∂y`` for the stiff methods (``rosenbrock23``, ``rodas4``, ``rodas5``, ``radau5``, ``bdf``,
+        ``auto``):
         shape ``(y0.size, y0.size)``, or ``(B, n, n)`` per sample with ``per_sample=True`` (whose
         samples must then be independent); or the pair ``(∂f/∂y, ∂f/∂t)`` (``∂f/∂t`` may be ``0``
         for an autonomous ``f``), which saves the one call of ``f`` per Jacobian that estimates
         ``∂f/∂t`` otherwise. Default: ``torch.func.jacrev`` for torch states, forward differences
-        for numpy states (see :mod:`dynkit.solvers.jacobian`). Refused (ValueError) with an explicit
-        method, which would ignore it; an exception raised in ``jac`` becomes a
-        :class:`VectorFieldError` like one in ``f``.
+        for numpy states (see :mod:`dynkit.solvers.jacobian`). A numpy ``jac`` may return a
+        ``scipy.sparse`` matrix: the stiff methods then factorise sparsely (SuperLU). Refused
+        (ValueError) with an explicit method, which would ignore it; an exception raised in ``jac``
+        becomes a :class:`VectorFieldError` like one in ``f``.
+    jac_sparsity : array or scipy.sparse matrix, optional
+        The nonzero structure of ``∂f/∂y`` (``(y0.size, y0.size)``, numpy states): finite differences
+        then perturb structurally orthogonal columns together and the LU is sparse.
     adjoint : bool
         Torch only: gradients by the continuous adjoint solved backward with the same method
         (memory flat in the number of steps); see :mod:`dynkit.solvers.adjoint`. The solution's
@@ -825,14 +850,15 @@ def solve(
     from . import METHODS  # late: the registry lives in the package's __init__
 
     if adjoint or adjoint_params is not None:
-        from .adjoint import validated_adjoint_call
+        validated_adjoint_call = _ADJOINT_ENTRY[0]  # registered by dynkit.solvers.adjoint (above this module)
 
         unsupported = [name for name, value in (("dense", dense), ("events", events is not None),
-                                                ("per_sample", per_sample), ("jac", jac is not None))
+                                                ("per_sample", per_sample), ("jac", jac is not None),
+                                                ("jac_sparsity", jac_sparsity is not None))
                        if value is not False]
         if unsupported:
             raise ValueError(f"adjoint=True does not combine with {', '.join(unsupported)} (expected "
-                             f"{', '.join(n + '=' + ('None' if n in ('events', 'jac') else 'False') for n in unsupported)}); "
+                             f"{', '.join(n + '=' + ('None' if n in ('events', 'jac', 'jac_sparsity') else 'False') for n in unsupported)}); "
                              f"solve with autograd (adjoint=False) for those")
 
         first = {} if first_step is None else {"first_step": first_step}  # the backward solves' is reversed
@@ -858,7 +884,7 @@ def solve(
     t0, t_end = float(t_out[0]), float(t_out[-1])
     direction = 1.0 if t_end > t0 else -1.0
     adaptive = bool(getattr(method_obj, "adaptive", False))
-    step_size = _validate_method_options(method_obj, adaptive, step_size, first_step, per_sample, jac)
+    step_size = _validate_method_options(method_obj, adaptive, step_size, first_step, per_sample, jac, jac_sparsity)
     step_size = _validate_step_size(step_size, direction, adaptive, method_obj.name, t0, t_end,
                                     "first_step" if first_step is not None else "step_size")
     if adaptive and step_size is not None and first_step is None:
@@ -871,8 +897,9 @@ def solve(
     stats = SolverStats()
     rec = _Recorder(t_out, y0, backend, stats, method_obj.name)
     field = _CountedField(f, backend, y0, stats, rec)
-    field.jac = _wrap_user_jacobian(jac, backend, rec) if callable(jac) else jac  # read by the Rosenbrock steppers
+    field.jac = _wrap_user_jacobian(jac, backend, rec) if callable(jac) else jac  # read by the stiff steppers
     field.batched = bool(per_sample)
+    field.jac_sparsity, field.rtol, field.atol = jac_sparsity, rtol, atol
     if dense:
         rec.dense = DenseOutput(backend, t0, y0)
     if events is not None:
@@ -903,12 +930,14 @@ def _validate_method(method, methods):
     raise ValueError(f"method must be one of {known} (or a RungeKuttaTableau / TwoStepRK), got {method!r}")
 
 
-def _validate_method_options(method_obj, adaptive: bool, step_size, first_step, per_sample, jac):
+def _validate_method_options(method_obj, adaptive: bool, step_size, first_step, per_sample, jac, jac_sparsity=None):
     """Refuse (or warn about) arguments that the method would ignore or reinterpret; the step to use."""
     name = getattr(method_obj, "name", "")
-    if jac is not None and isinstance(method_obj, (RungeKuttaTableau, TwoStepRK)):
-        raise ValueError(f"jac is only used by the stiff (Rosenbrock/implicit) methods and 'auto'; the explicit "
-                         f"method {name!r} never evaluates a Jacobian (expected jac=None, got {jac!r:.60})")
+    for arg, value in (("jac", jac), ("jac_sparsity", jac_sparsity)):
+        if value is not None and isinstance(method_obj, (RungeKuttaTableau, TwoStepRK)):
+            raise ValueError(f"{arg} is only used by the stiff (Rosenbrock/implicit) methods and 'auto'; the "
+                             f"explicit method {name!r} never evaluates a Jacobian (expected {arg}=None, got "
+                             f"{value!r:.60})")
     if per_sample and not adaptive:
         raise ValueError(f"per_sample=True controls the error per sample of an adaptive method; the fixed-step "
                          f"method {name!r} has no error control (expected per_sample=False, got True)")
