@@ -59,6 +59,17 @@ def _check_T(T, context):
     return T
 
 
+
+def _first_order_inputs(W, b, h0, grad_T, gamma, T, context: str):
+    """The validated inputs of the first-order HBNODE adjoint checks: ``W, b, h0, batch, n, T, gamma, a_T``."""
+    W, b, h0, batch, n = _tanh_inputs(W, b, h0, grad_T, context)
+    T = _check_T(T, context)
+    g = np.broadcast_to(as_scalar_batch("gamma", gamma, context=context, low=0.0), batch)
+    a_T = as_real_array("grad_T", grad_T, context=context)
+    if a_T.shape[-1:] != (2 * n,):
+        raise ValueError(f"grad_T must have shape (..., {2 * n}) (dL/dh_T, dL/dm_T) ({context}); got {a_T.shape}")
+    return W, b, h0, batch, n, T, g, np.broadcast_to(a_T, batch + (2 * n,))
+
 def check_adjoint_norm(W, b, h0, grad_T, *, T: float = 1.0, gamma=None) -> CheckResult:
     """Review (54) (NODE) and (55) (HBNODE, ``gamma`` given): ``dL/dz_0 = dL/dz_T exp(-int_T^0 K(s) ds)``
     with ``K`` the Jacobian of the field along the trajectory, against torch autograd of ``L = grad_T . z_T``
@@ -200,13 +211,7 @@ def check_hbnode_adjoint_equation(W, b, h0, grad_T, gamma, *, adjoint: str = "h"
     context = "review Prop. 1, (26)"
     if adjoint not in ("h", "m"):
         raise ValueError(f"adjoint must be 'h' (dL/dh, the paper's wording) or 'm' (dL/dm); got {adjoint!r}")
-    W, b, h0, batch, n = _tanh_inputs(W, b, h0, grad_T, context)
-    T = _check_T(T, context)
-    g = np.broadcast_to(as_scalar_batch("gamma", gamma, context=context, low=0.0), batch)
-    a_T = as_real_array("grad_T", grad_T, context=context)
-    if a_T.shape[-1:] != (2 * n,):
-        raise ValueError(f"grad_T must have shape (..., {2 * n}) (dL/dh_T, dL/dm_T) ({context}); got {a_T.shape}")
-    a_T = np.broadcast_to(a_T, batch + (2 * n,))
+    W, b, h0, batch, n, T, g, a_T = _first_order_inputs(W, b, h0, grad_T, gamma, T, context)
     res, size = _eq26_residual(W, b, h0, a_T, lambda t: g, T, adjoint)
     return verdict(f"hbnode_adjoint.{adjoint}", res, EQ26_TOL, dict(W=W, b=b, h0=h0, grad_T=a_T, gamma=g),
                    f"(26) residual for a = dL/d{adjoint}, relative",
@@ -377,13 +382,7 @@ def check_adjoint_remarks(W, b, h0, grad_T, gamma, *, T: float = 1.0, n_points: 
     ``a_h = gamma a_m - a~_m``; and Remark 5's time reversal ``b(tau) = a_m(T - tau)`` solves
     ``b'' + gamma b' = b df/dh(h(T - tau))`` (40). Residuals relative to ``1 + max|a| (1 + ||W||)`` (EQ26_TOL)."""
     context = "review Remarks 5-6, (40), (47)"
-    W, b, h0, batch, n = _tanh_inputs(W, b, h0, grad_T, context)
-    T = _check_T(T, context)
-    g = np.broadcast_to(as_scalar_batch("gamma", gamma, context=context, low=0.0), batch)
-    a_T = as_real_array("grad_T", grad_T, context=context)
-    if a_T.shape[-1:] != (2 * n,):
-        raise ValueError(f"grad_T must have shape (..., {2 * n}) (dL/dh_T, dL/dm_T) ({context}); got {a_T.shape}")
-    a_T = np.broadcast_to(a_T, batch + (2 * n,))
+    W, b, h0, batch, n, T, g, a_T = _first_order_inputs(W, b, h0, grad_T, gamma, T, context)
     ts = np.linspace(T, 0.0, n_points)
     a_h, a_m, hs, _ = _first_order_path(W, b, h0, np.zeros_like(h0), a_T, g, None, T, ts)
     def derivatives(y, step):  # 5-point first and second differences on the inner grid
