@@ -143,7 +143,7 @@ def test_proposition_pages_from_the_contract(tmp_path):
     assert "| {doc}`fake_true <fake_true>` | FAKE paper | Prop. 1 | holds | 7/7 | 1e-14 | 1e-10 |" in page
     index = (tmp_path / "index.md").read_text()
     assert "| {doc}`fake_false <fake_false>` | FAKE paper | Prop. 2 | did not hold | 6/7 | 0.5 | 1e-10 |" in index
-    assert "**1** holds · **0** holds with correction · **0** false as stated · **0** undecided · **1** did not hold" \
+    assert "**1** holds · **0** holds with correction · **0** erratum · **0** false as stated · **0** undecided · **1** did not hold" \
         in index
 
 
@@ -164,7 +164,7 @@ def test_claim_pages_show_verdicts_corrections_and_counterexamples(tmp_path):
     assert "**Verdict: holds with correction** — about" in page and "expected" not in page  # a test's business
     assert "**Correction.** only for gamma > 0" in page
     assert "**Counterexample.** gamma = -1.0" in (tmp_path / "fake_false.md").read_text()
-    assert "**0** holds · **1** holds with correction · **1** false as stated · **0** undecided (2 claims)" in \
+    assert "**0** holds · **1** holds with correction · **0** erratum · **1** false as stated · **0** undecided (2 claims)" in \
         (tmp_path / "index.md").read_text()
 
 

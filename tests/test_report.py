@@ -114,7 +114,7 @@ def test_sections_with_fake_components(tmp_path, monkeypatch):
     md = (tmp_path / "report.md").read_text()
     # Summary: counts per verdict and links, no table; details (after the figures): the full table.
     summary = md[md.index("## Summary"):md.index("## Figures")]
-    assert "**1** holds · **0** holds with correction · **0** false as stated · **0** undecided · **1** did not hold" \
+    assert "**1** holds · **0** holds with correction · **0** erratum · **0** false as stated · **0** undecided · **1** did not hold" \
         in summary and "|" not in summary
     assert "| fake_true | FAKE paper | Prop. 1 | holds | 10 | 10/10 |" in md
     assert "| fake_false | FAKE paper | Prop. 2 | did not hold | 10 | 9/10 |" in md
@@ -215,9 +215,9 @@ def test_claim_verdicts_are_counted_and_an_expected_false_is_not_a_failure(tmp_p
     report.build_report(tmp_path, quick=True)
     sec = _sections(tmp_path)["propositions"]
     assert sec["status"] == "ok" and sec["data"]["verdicts"] == {
-        "holds": 1, "holds with correction": 0, "false as stated": 1, "undecided": 0}
+        "holds": 1, "holds with correction": 0, "erratum": 0, "false as stated": 1, "undecided": 0}
     md = (tmp_path / "report.md").read_text()
-    assert "**1** holds · **0** holds with correction · **1** false as stated · **0** undecided (2 claims)" in md
+    assert "**1** holds · **0** holds with correction · **0** erratum · **1** false as stated · **0** undecided (2 claims)" in md
     assert "| b | S_b | needs gamma > 1 | gamma = 0.5 |" in md
     html = (tmp_path / "report.html").read_text()
     assert '<td class="verdict bad">false as stated</td>' in html

@@ -12,7 +12,7 @@ from .._papers import PAPER_NAMES, paper_name  # noqa: F401  (re-exported)
 __all__ = ["ComponentUnavailable", "require", "require_any", "jsonable", "fmt", "latex_of", "claim_holds", "held_text",
            "claim_verdict", "count_by", "effect_text", "ours_text", "reason_text", "paper_name", "row_label", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
 
-CLAIM_VERDICTS = ("holds", "holds with correction", "false as stated", "undecided")
+CLAIM_VERDICTS = ("holds", "holds with correction", "erratum", "false as stated", "undecided")
 """Verdicts of ``dk.theory.run_all()`` rows about a paper's statement as written (DESIGN.md)."""
 
 LEDGER_VERDICTS = ("reproduced", "partly reproduced", "not reproduced at this scale", "contradicted")
