@@ -254,23 +254,10 @@ def test_increment_follows_a_tiny_component():
 
 
 def _brusselator(N):
-    a = 1 / 50
-    c = a * (N + 1) ** 2
-    x = np.arange(1, N + 1) / (N + 1)
-    y0 = np.concatenate([1 + np.sin(2 * np.pi * x), np.full(N, 3.0)])
-    lap = scipy.sparse.diags([np.ones(N - 1), -2 * np.ones(N), np.ones(N - 1)], [-1, 0, 1]) * c
+    """The benchmark's 1-D Brusselator ([HW] IV.1 (1.6')): f, its sparse analytic Jacobian, y0."""
+    from benchmarks.bench_stiff import _brusselator as brusselator
 
-    def f(t, y):
-        u, v = y[:N], y[N:]
-        up, vp = np.concatenate([[1.0], u, [1.0]]), np.concatenate([[3.0], v, [3.0]])
-        return np.concatenate([1 + u * u * v - 4 * u + c * (up[:-2] - 2 * u + up[2:]),
-                               3 * u - u * u * v + c * (vp[:-2] - 2 * v + vp[2:])])
-
-    def jac(t, y):
-        u, v = y[:N], y[N:]
-        return scipy.sparse.bmat([[scipy.sparse.diags(2 * u * v - 4) + lap, scipy.sparse.diags(u * u)],
-                                  [scipy.sparse.diags(3 - 2 * u * v), scipy.sparse.diags(-u * u) + lap]]).tocsc()
-
+    f, jac, y0, _, _ = brusselator(N)
     return f, jac, y0
 
 
