@@ -102,9 +102,11 @@ for dataset in DATASETS:
               rule=greater(gap, null=0.0) if (gap := round(CSAODE_TABLE["CSARK"][dataset]
                                                            - CSAODE_TABLE["CSAARK"][dataset], 2)) > 0
               else greater(0.0, sesoi=0.5))
-    declare_validity(f"csaode_cv_{dataset}", at_least("CSARK.accuracy", MAJORITY[dataset] + 5.0,
-                                                      f"trained: 5 points above the majority class, "
-                                                      f"{MAJORITY[dataset]} %"))
+    # every variant a row speaks of must have learned (the ARK/RKF rows are about their own accuracy)
+    declare_validity(f"csaode_cv_{dataset}", *(at_least(f"{variant}.accuracy", MAJORITY[dataset] + 5.0,
+                                                        f"trained: 5 points above the majority class, "
+                                                        f"{MAJORITY[dataset]} %")
+                                               for variant in ("CSARK", "CSARKF", "CSAARK")))
 
 # ---- MomentumRNN Table 1 (digits and Fashion-MNIST as the CPU stand-ins for MNIST) ------------------------------
 # (task, what it stands for, experiment, data in the metric); the effect size is the gain in the Table 1 column
