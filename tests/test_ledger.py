@@ -106,13 +106,16 @@ def test_decide_for_greater_mirrors_less(lo, width, target, sesoi):
 
 
 # ---- each validity failure ---------------------------------------------------------------------------------------
+WALKER_EPOCHS = E.get("ode_rnn_walker2d").config("cpu").epochs
+
+
 def _walker(s: int, hb: float = 0.5, node: float = 1.0) -> dict:
     """One valid Walker2D seed: every model plateaued (test MSE flat over the last 3 epochs), NFE off the floor."""
     m = {}
     for model, mse in (("node", node), ("anode", node), ("hbnode", hb), ("ghbnode", hb), ("sonode", node)):
-        m.update({f"{model}.test_mse": mse + 0.001 * s, f"{model}.nfe_forward_per_epoch": 3000.0,
-                  f"{model}.adjoint_log10_ratio": -0.5})
-        m.update({f"{model}.epoch{e}.test_mse": mse + 0.001 * s for e in range(1, 21)})
+        m.update({f"{model}.test_mse": mse + 0.001 * s, f"{model}.tight.forward_nfe_per_solve": 60.0 * mse,
+                  f"{model}.tight.backward_nfe_per_solve": 60.0 * mse, f"{model}.adjoint_log10_ratio": -0.5})
+        m.update({f"{model}.epoch{e}.test_mse": mse + 0.001 * s for e in range(1, WALKER_EPOCHS + 1)})
     return m
 
 
@@ -174,6 +177,16 @@ def test_an_nfe_at_the_solver_floor_is_invalid():
     assert row.outcome == "invalid" and "off floor" in row.reason
 
 
+def test_a_hybrid_nfe_at_the_solver_floor_is_invalid():
+    # the ODE-RNN NFE rows read the trained model at rtol 1e-6, per interval solve: 2 dopri5 steps (14) is the floor
+    claim = CLAIMS["review.walker2d_hbnode_forward_nfe"]
+    assert evaluate(claim, _results([_walker(s) for s in range(5)])).outcome == "reproduced"
+    seeds = [_walker(s) for s in range(5)]
+    seeds[1]["node.tight.forward_nfe_per_solve"] = 14.0
+    row = evaluate(claim, _results(seeds))
+    assert row.outcome == "invalid" and "off floor" in row.reason and "seed 1" in row.reason
+
+
 def test_an_untrained_baseline_is_invalid():
     claim = CLAIMS["momtr.copy_momentum_vs_linear"]
     per_seed = [{"momentum.mean_test_accuracy": 0.19 + 0.01 * s, "linear.mean_test_accuracy": 0.1 + 0.005 * s,
@@ -184,8 +197,8 @@ def test_an_untrained_baseline_is_invalid():
 
 def test_a_loss_still_falling_is_invalid():
     seeds = [_walker(s) for s in range(5)]
-    for e in range(1, 21):
-        seeds[3][f"node.epoch{e}.test_mse"] = 2.0 - 0.05 * e  # 5 % per epoch at the end
+    for e in range(1, WALKER_EPOCHS + 1):
+        seeds[3][f"node.epoch{e}.test_mse"] = 2.0 + 0.1 * (WALKER_EPOCHS - e)  # 5 % per epoch at the end
     row = evaluate(CLAIMS[WALKER], _results(seeds))
     assert row.outcome == "invalid" and "plateau" in row.reason and "seed 3" in row.reason
 

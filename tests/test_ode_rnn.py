@@ -62,18 +62,21 @@ def test_evolve_reference_detects_a_wrong_gap():
 
 
 @pytest.mark.parametrize("name", HYBRIDS)
-def test_update_writes_the_whole_state_and_zeroes_anode_augmentation(name):
-    # the cell maps [z, x] to the new state, velocity/momentum included (the reference implementation's
-    # design); ANODE's augmentation restarts at zero. The by-hand value composes the cell's own layers.
+@pytest.mark.parametrize("residual", [False, True])
+def test_update_writes_the_whole_state_and_zeroes_anode_augmentation(name, residual):
+    # the cell maps [z, x] to the new state (tanh) or adds a linear increment to it (residual, the authors'
+    # design), velocity/momentum included; ANODE's augmentation restarts at zero. The by-hand value uses
+    # the cell's own layer.
     torch.manual_seed(1)
-    model = ODERNN(name, 2, 1, 3, augment=2)
+    model = ODERNN(name, 2, 1, 3, augment=2, residual=residual)
     P, H = model.position, model.hidden
     z = torch.randn(4, model.n_states * P)
     x = torch.randn(4, 2)
     new = model.update(z, x)
     dense = model.cell[0]
-    by_hand = torch.tanh(torch.cat([z, x], 1) @ dense.weight.T + dense.bias)
     kept = H if name == "anode" else model.n_states * P
+    affine = torch.cat([z, x], 1) @ dense.weight.T + dense.bias
+    by_hand = z[:, :kept] + affine if residual else torch.tanh(affine)
     assert new.shape == z.shape
     torch.testing.assert_close(new[:, :kept], by_hand, rtol=1e-6, atol=1e-6)
     if name == "anode":

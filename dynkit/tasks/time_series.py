@@ -52,14 +52,51 @@ def _adjoint_profile(model, data: Windows, n: int = 16) -> list[float]:
     return adjoint_norms(states)
 
 
+def _tight_nfe(model, task: TimeSeriesTask, tol: float, forecast_weight: float, n: int = 64) -> dict:
+    """NFE per interval solve of the trained ``model`` at ``rtol = atol = tol``: the forward and backward
+    pass of one training step over ``n`` training windows, and the forward pass over ``n`` test windows.
+
+    Per interval solve, so that the floor is the solver's (14 evaluations for 2 accepted dopri5
+    steps) whatever the window length; the tolerance is restored afterwards.
+    """
+    from ..diagnostics.nfe import BatchNFE
+
+    block, saved = model.block, (model.block.rtol, model.block.atol)
+    solves = [0]
+    hook = block.register_forward_hook(lambda *_: solves.__setitem__(0, solves[0] + 1))
+    block.rtol = block.atol = float(tol)
+    try:
+        with BatchNFE(model) as train:
+            _, _, loss = _losses(model, task.train.subset(slice(0, n)), forecast_weight)
+            train.mark_forward()
+            loss.backward()
+        model.zero_grad(set_to_none=True)
+        train_solves, solves[0] = solves[0], 0
+        with torch.no_grad(), BatchNFE(model) as test:
+            _losses(model, task.test.subset(slice(0, n)), forecast_weight)
+            test.mark_forward()
+    finally:
+        hook.remove()
+        block.rtol, block.atol = saved
+    return {"tol": float(tol), "interval_solves": train_solves, "forward_per_solve": train.forward / train_solves,
+            "backward_per_solve": train.backward / train_solves, "test_per_solve": test.forward / solves[0]}
+
+
 def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, lr: float, seed: int = 0,
-                 forecast_weight: float = 1.0, validate: bool = True, quiet: bool = True) -> dict:
+                 forecast_weight: float = 1.0, validate: bool = True, quiet: bool = True,
+                 lr_schedule: str = "constant", nfe_tol: float | None = None) -> dict:
     """Train ``model`` (an :class:`~dynkit.models.ode_rnn.ODERNN`) with Adam via :func:`~dynkit.tasks.training.fit`.
 
     Each epoch records the training loss, the forward and backward NFE summed over the epoch's
     batches, the epoch's wall time, and the test (and with ``validate`` the validation) one-step and
     forecast MSE and the NFE of that pass (``test_nfe``). At the end,
-    the adjoint norm through time on test windows (``_adjoint_profile``).
+    the adjoint norm through time on test windows (``_adjoint_profile``) and, with ``nfe_tol``, the
+    NFE per interval solve of one training pass of the trained model at that tolerance
+    (``tight_nfe``: at the training tolerance the solver may sit at its floor of 2 steps, and then
+    the NFE measure the tolerance, not the model).
+
+    ``lr_schedule`` is ``"constant"`` or ``"cosine"`` (the rate decays to 0 over the run, per batch,
+    so that the last epochs settle on a plateau).
     """
     from ..diagnostics.nfe import BatchNFE
     from ..models.ode_rnn import ODERNN
@@ -76,12 +113,17 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
     check.real(forecast_weight, "forecast_weight", low=0.0)
     check.boolean(validate, "validate")
     check.boolean(quiet, "quiet")
+    check.one_of(lr_schedule, "lr_schedule", ("constant", "cosine"))
+    if nfe_tol is not None:
+        check.real(nfe_tol, "nfe_tol", low=0.0, low_open=True)
     if task.train.x.shape[2] != model.n_inputs:
         raise ValueError(f"model must read the task's {task.train.x.shape[2]} input channels, "
                          f"got n_inputs={model.n_inputs}")
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     n_train = len(task.train)
     n_batches = -(-n_train // batch_size)
+    scheduler = (torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs * n_batches)
+                 if lr_schedule == "cosine" else None)
     clock = {}
 
     def batches(generator):
@@ -107,8 +149,11 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
         return record
 
     history = fit(model, optimizer, batches, step, epochs, seed=seed, evaluate=evaluate, progress=not quiet,
-                  backward=False, description=task.name)
-    return {"history": history.epochs, "adjoint_norm": _adjoint_profile(model, task.test)}
+                  backward=False, description=task.name, scheduler=scheduler)
+    result = {"history": history.epochs, "adjoint_norm": _adjoint_profile(model, task.test)}
+    if nfe_tol is not None:
+        result["tight_nfe"] = _tight_nfe(model, task, nfe_tol, forecast_weight)
+    return result
 
 
 def load_time_series(name: str, **options) -> TimeSeriesTask:
