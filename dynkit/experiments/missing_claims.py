@@ -118,9 +118,9 @@ for dataset in DATASETS:
 MOMRNN_TASKS = (
     ("digits", "pixel-by-pixel digits (MNIST)", "momentum_lstm_digits", "8x8 digits"),
     ("digits_permuted", "permuted digits (PMNIST)", "momentum_lstm_digits", "8x8 digits"),
-    ("fashion_mnist", "pixel-by-pixel Fashion-MNIST (for MNIST)", "momentum_lstm_fashion_mnist", "14x14 Fashion-MNIST"),
+    ("fashion_mnist", "pixel-by-pixel Fashion-MNIST (for MNIST)", "momentum_lstm_fashion_mnist", "7x7 Fashion-MNIST"),
     ("fashion_mnist_permuted", "permuted Fashion-MNIST (for PMNIST)", "momentum_lstm_fashion_mnist",
-     "14x14 Fashion-MNIST"),
+     "7x7 Fashion-MNIST"),
 )
 FULL_LSTM = "hidden 256, 100 epochs, batch 128, Adam 1e-3 (a GPU)"
 for task, label, experiment, data in MOMRNN_TASKS:

@@ -6,8 +6,9 @@ and with one fixed pixel permutation (the PMNIST protocol). Registered as
 
 * ``momentum_lstm_digits``: scikit-learn's 8x8 digits (64 steps; the offline stand-in for MNIST's
   784), 30 epochs;
-* ``momentum_lstm_fashion_mnist``: Fashion-MNIST average-pooled to 14x14 (196 steps), 4000 training
-  and 1000 test images, 5 epochs at Adam 3e-3 (1e-2 made the LSTM's accuracy oscillate); needs the
+* ``momentum_lstm_fashion_mnist``: Fashion-MNIST average-pooled to 7x7 (49 steps; ``pool=2`` gives
+  14x14, 196 steps, where 5 epochs left the LSTM below 50 %), 4000 training and 1000 test images,
+  15 epochs at Adam 3e-3 (1e-2 made the LSTM's accuracy oscillate); needs the
   Debian package ``dataset-fashion-mnist``. The paper has no Fashion-MNIST row: these are real 28x28
   images standing in for its MNIST/PMNIST.
 
@@ -50,8 +51,11 @@ PAPER_COLUMN = {"digits": "digits", "digits_permuted": "digits_permuted", "fashi
                 "fashion_mnist_permuted": "digits_permuted"}
 
 
-def load_task(task: str, seed: int, train_subset: int | None = None):
-    """``(x_train, y_train, x_test, y_test)``, sequences of shape (n, T, 1)."""
+def load_task(task: str, seed: int, train_subset: int | None = None, pool: int = 2):
+    """``(x_train, y_train, x_test, y_test)``, sequences of shape (n, T, 1).
+
+    Fashion-MNIST images are average-pooled by ``pool`` (2: 14x14, T = 196; 4: 7x7, T = 49) before being read
+    pixel by pixel."""
     from ..tasks.sequences import digit_sequences
 
     if task not in TASKS:
@@ -66,8 +70,10 @@ def load_task(task: str, seed: int, train_subset: int | None = None):
             raise ValueError(f"task {task!r} needs Fashion-MNIST's IDX files in {str(images.FASHION_MNIST_DIR)!r}: "
                              f"apt-get install -y dataset-fashion-mnist")
         x_tr, y_tr, x_te, y_te = images.load_idx_images(images.FASHION_MNIST_DIR, n_train=4000, n_test=1000)
-        pool = lambda x: torch.nn.functional.avg_pool2d(torch.as_tensor(x, dtype=torch.float32), 2).flatten(1)  # noqa: E731
-        x_tr, x_te = pool(x_tr), pool(x_te)
+        def pooled(x):
+            return torch.nn.functional.avg_pool2d(torch.as_tensor(x, dtype=torch.float32), pool).flatten(1)
+
+        x_tr, x_te = pooled(x_tr), pooled(x_te)
         if task.endswith("permuted"):
             perm = torch.from_numpy(np.random.default_rng(seed).permutation(x_tr.shape[1]))
             x_tr, x_te = x_tr[:, perm], x_te[:, perm]
@@ -106,11 +112,12 @@ class MomentumLSTMConfig:
     lr: float = 1e-2
     train_subset: int | None = None
     eval_batch: int = 128
+    pool: int = 2  # Fashion-MNIST: average-pooling factor before reading pixel by pixel (2: 14x14, 4: 7x7)
 
 
 @functools.lru_cache(maxsize=2)
-def _data(task: str, seed: int, train_subset):
-    return load_task(task, seed, train_subset)
+def _data(task: str, seed: int, train_subset, pool: int = 2):
+    return load_task(task, seed, train_subset, pool)
 
 
 def train_cell(config: MomentumLSTMConfig, seed: int, data) -> dict:
@@ -203,11 +210,13 @@ FASHION = ("fashion_mnist", "fashion_mnist_permuted")
 @register("momentum_lstm_fashion_mnist",
           smoke=MomentumLSTMConfig(tasks=FASHION[:1], cells=("LSTM", "MomentumLSTM"), task=FASHION[0], hidden=8,
                                    epochs=1, batch=128, train_subset=256, eval_batch=64),
-          cpu=MomentumLSTMConfig(tasks=FASHION, task=FASHION[0], epochs=5, lr=3e-3),
+          # cpu: 7x7 images (T = 49), 15 epochs: the LSTM baseline trains well past chance (at 14x14 for 5 epochs
+          # it stayed at 18-48 %, below the validity bar)
+          cpu=MomentumLSTMConfig(tasks=FASHION, task=FASHION[0], epochs=15, lr=3e-3, pool=4),
           full=MomentumLSTMConfig(tasks=FASHION, task=FASHION[0], hidden=256, epochs=100, batch=128, lr=1e-3,
                                   eval_batch=256),
           points=_points, render=render_momentum_lstm,
-          summary="MomentumRNN Table 1's cells on pixel-by-pixel (and permuted) Fashion-MNIST, 14x14")
+          summary="MomentumRNN Table 1's cells on pixel-by-pixel (and permuted) Fashion-MNIST, 7x7 at cpu scale")
 @register("momentum_lstm_digits",
           smoke=MomentumLSTMConfig(tasks=("digits",), cells=("LSTM", "MomentumLSTM"), hidden=8, epochs=1, batch=128,
                                    train_subset=256, eval_batch=64),
@@ -216,7 +225,7 @@ FASHION = ("fashion_mnist", "fashion_mnist_permuted")
           points=_points, render=render_momentum_lstm)
 def momentum_lstm(config: MomentumLSTMConfig, *, seed: int, out: Path, device: str) -> dict:
     """MomentumRNN Table 1 at CPU size: best test accuracy and ||dL/dh_1||/||dL/dh_T|| of six LSTM cells."""
-    r = train_cell(config, seed, _data(config.task, seed, config.train_subset))
+    r = train_cell(config, seed, _data(config.task, seed, config.train_subset, config.pool))
     key = f"{config.task}.{config.cell}"
     ratios = np.log10(np.maximum(r["grad_ratio"], 1e-300))
     metrics = {f"{key}.best_accuracy": max(r["accuracy"]), f"{key}.final_accuracy": r["accuracy"][-1],
