@@ -8,7 +8,7 @@ forward/backward NFE per epoch, the NFE of the trained model over the test windo
 epoch and of the whole training, and the adjoint norm ``||dL/dz_k||`` through the 64 observations
 of test windows (loss on the last prediction). Simulated systems stand in for the recorded data (each
 task's ``note``). Scales: ``cpu`` shrinks the data (16-25 training windows) and trains at tolerance
-1e-3 for 150 (Walker2D) or 60 epochs with a cosine-decayed rate, so that the test error ends on a
+1e-3 for 80 (Walker2D) or 40 epochs with a cosine-decayed rate, so that the test error ends on a
 plateau, about a minute per shard; its NFE rows are measured on the trained model at rtol 1e-6 (at
 1e-3 every model sits on the solver's floor of 2 steps per interval); ``full`` takes the review's batch size and learning rate (Table 4) and, for plane
 vibration, its tolerance 1e-7 and series length (73,627 stamps). ``table.md`` sums a run up.
@@ -163,21 +163,21 @@ SCALES = {
     "walker2d": dict(
         smoke=HybridConfig("walker2d", SMOKE_MODELS, data=(("n_episodes", 3), ("steps", 60), ("length", 12)),
                            epochs=1, batch_size=8, tol=1e-2),
-        cpu=HybridConfig("walker2d", data=(("n_episodes", 4), ("steps", 600)), epochs=150, batch_size=16, lr=3e-3,
+        cpu=HybridConfig("walker2d", data=(("n_episodes", 4), ("steps", 600)), epochs=80, batch_size=16, lr=3e-3,
                          lr_schedule="cosine", nfe_tol=1e-6),
         full=HybridConfig("walker2d", data=(("n_episodes", 40), ("steps", 1000)), epochs=100, batch_size=256,
                           lr=3e-3)),
     "plane_vibration": dict(
         smoke=HybridConfig("plane_vibration", SMOKE_MODELS, data=(("n_points", 200), ("length", 12), ("forecast", 4)),
                            epochs=1, batch_size=8, tol=1e-2),
-        cpu=HybridConfig("plane_vibration", data=(("n_points", 4000),), epochs=60, batch_size=16, lr=3e-3,
+        cpu=HybridConfig("plane_vibration", data=(("n_points", 4000),), epochs=40, batch_size=16, lr=3e-3,
                          lr_schedule="cosine", nfe_tol=1e-6),
         full=HybridConfig("plane_vibration", data=(("n_points", 73627),), epochs=100, batch_size=64, lr=1e-4,
                           tol=1e-7)),
     "silverbox": dict(
         smoke=HybridConfig("silverbox", SMOKE_MODELS, data=(("n_points", 200), ("length", 12)), epochs=1,
                            batch_size=8, tol=1e-2),
-        cpu=HybridConfig("silverbox", data=(("n_points", 3000),), epochs=60, batch_size=16, lr=3e-3,
+        cpu=HybridConfig("silverbox", data=(("n_points", 3000),), epochs=40, batch_size=16, lr=3e-3,
                          lr_schedule="cosine", nfe_tol=1e-6),
         full=HybridConfig("silverbox", data=(("n_points", 40000),), epochs=100, batch_size=64, lr=1e-3, tol=1e-5)),
 }
