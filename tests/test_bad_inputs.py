@@ -944,7 +944,7 @@ def _time_series():
         constructor("ODERNN", build, {
             "model": bad_choice(M.HYBRIDS), "n_inputs": bad_int(), "n_outputs": bad_int(), "hidden": bad_int(),
             "augment": bad_int(0), "field_width": SOME_BAD_INT, "cell_width": SOME_BAD_INT,
-            "activation": not_callable, "sigma": not_callable, "rtol": bad_real_above()})
+            "activation": not_callable, "sigma": not_callable, "residual": BAD_BOOL, "rtol": bad_real_above()})
         model = build()
         gaps = torch.ones(2, 4)
         fuzz("ODERNN", "x", lambda x: model(x, gaps),
@@ -1004,7 +1004,9 @@ def _time_series():
             "model": st.one_of(NOT_MODULES, st.just(torch.nn.Linear(2, 1))),
             "task": st.sampled_from([None, 3, "silverbox", _tiny_windows()]),
             "epochs": bad_int(), "batch_size": bad_int(), "lr": bad_real_above(), "seed": bad_int(0),
-            "forecast_weight": bad_real_above(inclusive=True), "validate": BAD_BOOL, "quiet": BAD_BOOL}, n=4)
+            "forecast_weight": bad_real_above(inclusive=True), "validate": BAD_BOOL, "quiet": BAD_BOOL,
+            "lr_schedule": bad_choice(("constant", "cosine")),
+            "nfe_tol": st.sampled_from([0.0, -1e-6, NAN, INF, "1e-6", True])}, n=4)
         attempt("train_hybrid", "model", lambda: train(model=M.ODERNN("node", 3, 1, 2)), "n_inputs=3")
 
     def walker2d():

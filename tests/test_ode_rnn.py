@@ -151,3 +151,26 @@ def test_bad_sequences_are_named(x, gaps, match):
     model = ODERNN("node", 2, 1, 3, method="rk4", step_size=1.0)
     with pytest.raises(ValueError, match=match):
         model(x, gaps)
+
+
+def test_tight_nfe_reads_the_trained_model_at_its_own_tolerance_and_restores_the_training_one():
+    # the NFE rows of the hybrids are measured at rtol 1e-6 on the trained model: per interval solve, more than
+    # at 1e-3 on the same model (the check can fail: a measurement left at the training tolerance gives equal
+    # counts), and the block's tolerance is the training one again afterwards
+    from dynkit.tasks.time_series import _tight_nfe
+    from dynkit.tasks.windows import TimeSeriesTask, Windows
+
+    torch.manual_seed(3)
+    n, length = 4, 6
+    x = torch.randn(n, length, 2)
+    windows = Windows(x, torch.full((n, length), 2.0), torch.randn(n, length, 1), torch.randn(n, 2, 1),
+                      torch.full((n, 2), 2.0))
+    task = TimeSeriesTask("tiny", windows, windows, windows, ("u", "y"), ("y",), "a test")
+    model = ODERNN("hbnode", 2, 1, 4, field_width=8, method="dopri5", rtol=1e-3, atol=1e-3)
+    loose = _tight_nfe(model, task, 1e-3, 1.0)
+    tight = _tight_nfe(model, task, 1e-6, 1.0)
+    assert (model.block.rtol, model.block.atol) == (1e-3, 1e-3)
+    assert loose["interval_solves"] == tight["interval_solves"] == (length - 1) + 2  # gaps in the window + forecast
+    for key in ("forward_per_solve", "backward_per_solve", "test_per_solve"):
+        assert tight[key] > loose[key] >= 14 - 1e-9  # 14: two accepted dopri5 steps, the floor
+    assert all(p.grad is None for p in model.parameters())  # the measurement leaves no gradient behind

@@ -274,7 +274,9 @@ class Claim:
     """One row of the ledger: a paper's empirical claim, the experiment that tests it, its effect and rule.
 
     ``full_scale`` (a sentence) marks a claim that no CPU design can decide: an undecided row then reads
-    ``needs full scale`` with that reason and the experiment's ``full`` configuration.
+    ``needs full scale`` with that reason and the experiment's ``full`` configuration. ``design_note`` says
+    where our model or setting differs from the authors' (so that a reader can tell a failure of the
+    method from one of ours).
     """
 
     id: str
@@ -288,6 +290,7 @@ class Claim:
     scale: str = "cpu"
     full_scale: str = ""
     checks: tuple[Check, ...] = ()
+    design_note: str = ""
 
     @property
     def effect_scale(self) -> str:
@@ -307,14 +310,16 @@ CLAIMS: dict[str, Claim] = {}
 
 
 def add_claim(id: str, *, paper: str, claim: str, paper_figure: str, experiment: str, metric: str, value: Effect,
-              rule: Rule, scale: str = "cpu", full_scale: str = "", checks: Sequence[Check] = ()) -> Claim:
+              rule: Rule, scale: str = "cpu", full_scale: str = "", checks: Sequence[Check] = (),
+              design_note: str = "") -> Claim:
     """Register a ledger row (see :class:`Claim`)."""
     if id in CLAIMS:
         raise ValueError(f"a claim with id {id!r} is already registered")
     if not isinstance(value, Effect):
         raise TypeError(f"claim {id!r}: value must be an Effect (ratio, difference, metric, ratio_of_ratios), got "
                         f"{type(value).__name__}")
-    row = Claim(id, paper, claim, paper_figure, experiment, metric, value, rule, scale, full_scale, tuple(checks))
+    row = Claim(id, paper, claim, paper_figure, experiment, metric, value, rule, scale, full_scale, tuple(checks),
+                design_note)
     row.bounds()  # the paper's ratio must be positive on a log scale
     CLAIMS[id] = row
     return row
@@ -421,7 +426,7 @@ class LedgerRow:
                 "per_seed": {str(k): v for k, v in self.per_seed.items()},
                 "invalid_seeds": {str(k): v for k, v in self.invalid_seeds.items()},
                 "validity": [k.why for k in c.validity()], "full_scale": c.full_scale, "rule": c.rule.describe(),
-                "authors_runs": paper_effect(c.id),
+                "authors_runs": paper_effect(c.id), "design_note": c.design_note,
                 # the fields the report read before issue 21
                 "verdict": self.outcome, "note": self.reason,
                 "ours": {"mean": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high, "n_seeds": self.n}}
@@ -462,7 +467,8 @@ class Ledger:
         out = []
         for r in self.rows:
             d = r.to_dict()
-            out.append({**{k: d[k] for k in keys}, "authors_runs": paper_effect_text(r.claim.id)})
+            out.append({**{k: d[k] for k in keys}, "authors_runs": paper_effect_text(r.claim.id),
+                        "design_note": r.claim.design_note})
         return out
 
     def to_pandas(self):
@@ -482,6 +488,8 @@ class Ledger:
             why = r.reason
             if r.outcome in ("inconclusive", "needs full scale") and r.seeds_needed is not None:
                 why = (why + "; " if why else "") + f"seeds needed {r.seeds_needed}"
+            if c.design_note:
+                why = (why + ". " if why else "") + f"Design: {c.design_note}"
             cells = [c.id, c.paper, c.claim, c.paper_figure, c.metric, effect_text(r), f"{r.n} ({r.n_agree})",
                      f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})", r.outcome, why or "–",
                      paper_effect_text(c.id)]
