@@ -3,7 +3,7 @@
 One shard trains one model on one seed, then measures on the trained module:
 
 * forward/backward NFE per batch against ``rtol = atol`` (Fig. 11 of the review);
-* forward/backward NFE of every training epoch (Figs. 6 and 10);
+* forward/backward NFE of every training epoch (Figs. 6 and 10; at ``cpu`` scale trained at rtol 1e-5);
 * the stiffness report of the learned vector field before and after training (is the learned
   field stiff? the review argues HBNODE's damping keeps its dynamics benign, Sect. 3.3).
 """
@@ -40,6 +40,7 @@ class TrainedNODEConfig:
     batch_size: int = 32
     stiffness_samples: int = 2
     solver: str = "dynkit"  # the models' engine: "dynkit" (dk.solve) or "torchdiffeq" (the papers' code)
+    train_tol: float | None = None  # rtol = atol in training; None: the paper's for the task (1e-3 for images)
 
 
 def field_stiffness(net: torch.nn.Module, x: torch.Tensor) -> dict:
@@ -109,8 +110,11 @@ def render_node_trained(results: dict, out: Path) -> None:
 @register("node_trained", smoke=TrainedNODEConfig(models=("node", "hbnode"), task="point_cloud", epochs=1,
                                                   tolerances=(1e-2, 1e-4), n_batches=1, batch_size=8,
                                                   stiffness_samples=1),
-          cpu=TrainedNODEConfig(), full=TrainedNODEConfig(models=("node", "anode", "sonode", "hbnode", "ghbnode"),
-                                                          task="fashion_mnist", epochs=10, n_batches=10),
+          # cpu: trained at rtol 1e-5 — at the paper's 1e-3 every model on 8x8 digits sat on dopri5's floor (20
+          # evaluations per batch), so the per-epoch NFE rows measured the tolerance, not the model
+          cpu=TrainedNODEConfig(train_tol=1e-5),
+          full=TrainedNODEConfig(models=("node", "anode", "sonode", "hbnode", "ghbnode"), task="fashion_mnist",
+                                 epochs=10, n_batches=10),
           points=_points, render=render_node_trained)
 def node_trained(config: TrainedNODEConfig, *, seed: int, out: Path, device: str) -> dict:
     """Trained NODE/HBNODE/GHBNODE: NFE vs tolerance (Fig. 11), NFE per epoch (Figs. 6, 10), field stiffness."""
@@ -120,7 +124,7 @@ def node_trained(config: TrainedNODEConfig, *, seed: int, out: Path, device: str
     probe = x_test[:config.stiffness_samples].to(device)
     before = field_stiffness(from_paper(name, config.task, solver=config.solver).to(device), probe)
     net, training = train_model(name, config.task, epochs=config.epochs, seed=seed, quiet=True, device=device,
-                                solver=config.solver)
+                                solver=config.solver, tol=config.train_tol)
     after = field_stiffness(net, probe)
     sweep = nfe_vs_tolerance({name: net}, task=config.task, tolerances=config.tolerances, n_batches=config.n_batches,
                              batch_size=config.batch_size, seed=seed, quiet=True)[name]
