@@ -294,3 +294,33 @@ def test_until_decided_adds_seeds_only_while_a_row_is_inconclusive(toy, tmp_path
     assert main(["run", "toy", "--scale", "smoke", "--until-decided", "--max-seeds", "7", "--out",
                  str(tmp_path / "a")]) == 0
     assert "toy: 7 seeds" in capsys.readouterr().err
+
+
+def test_implicit_nfe_tells_a_stiff_field_from_a_benign_one():
+    # the control experiment of issue 23 (Sect. 4) on planted linear fields y' = A y over [0, 1]: with
+    # A = diag(-1e4, -1) dopri5 is stability-limited (its step ~3.3/1e4: thousands of evaluations) while radau5
+    # and bdf are not, and auto switches to a stiff method; with A = diag(-1, -0.5) dopri5 is the cheapest and
+    # auto never switches. Bounds: factors of 5, far from the measured ~50x and ~1.3x.
+    from types import SimpleNamespace
+
+    import torch
+
+    from dynkit.experiments.node_trained import implicit_nfe
+
+    class Linear(torch.nn.Module):
+        def __init__(self, diagonal):
+            super().__init__()
+            self.register_buffer("A", torch.diag(torch.tensor(diagonal)))
+
+        def forward(self, t, y):
+            return y @ self.A.T
+
+    def net(diagonal):
+        block = SimpleNamespace(field=SimpleNamespace(field=Linear(diagonal)), t0=0.0, t1=1.0)
+        return SimpleNamespace(ode=SimpleNamespace(block=block, initial_state=lambda x: x))
+
+    stiff = implicit_nfe(net([-1e4, -1.0]), torch.ones(2, 2))
+    assert stiff["radau5"]["nfe"] * 5 < stiff["dopri5"]["nfe"] and stiff["bdf"]["nfe"] * 5 < stiff["dopri5"]["nfe"]
+    assert stiff["auto"]["switched_fraction"] == 1.0 and stiff["radau5"]["njev"] >= 1
+    benign = implicit_nfe(net([-1.0, -0.5]), torch.ones(2, 2))
+    assert benign["dopri5"]["nfe"] < benign["radau5"]["nfe"] and benign["auto"]["switched_fraction"] == 0.0

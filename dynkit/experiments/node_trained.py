@@ -5,10 +5,13 @@ One shard trains one model on one seed, then measures on the trained module:
 * forward/backward NFE per batch against ``rtol = atol`` (Fig. 11 of the review);
 * forward/backward NFE of every training epoch (Figs. 6 and 10; at ``cpu`` scale trained at rtol 1e-5);
 * the stiffness report of the learned vector field before and after training (is the learned
-  field stiff? the review argues HBNODE's damping keeps its dynamics benign, Sect. 3.3).
+  field stiff? the review argues HBNODE's damping keeps its dynamics benign, Sect. 3.3);
+* the NFE of solving the trained field with dopri5 and with the implicit ``radau5``, ``bdf`` and
+  ``auto`` (:func:`implicit_nfe`): the control experiment for that argument.
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +63,46 @@ def field_stiffness(net: torch.nn.Module, x: torch.Tensor) -> dict:
             "max_h_rho": float(max(rep.h_rho)) if len(rep.h_rho) else 0.0,
             "spectral_radius": float(max(rep.spectral_radius)) if len(rep.spectral_radius) else 0.0,
             "nfe": int(rep.stats.nfe), "reason": rep.reason}
+
+
+IMPLICIT_METHODS = ("dopri5", "radau5", "bdf", "auto")
+"""The methods the trained fields are solved with (issue 23, Sect. 4): an implicit method is the control
+experiment for "HBNODE's field is less stiff" (an explicit method's NFE grow with stiffness, an implicit one's
+do not)."""
+
+
+def implicit_nfe(net: torch.nn.Module, x: torch.Tensor, rtol: float = 1e-5, atol: float = 1e-7,
+                 methods: tuple[str, ...] = IMPLICIT_METHODS) -> dict:
+    """Mean evaluations of ``f`` (the finite-difference Jacobians' included), ``njev`` and ``nlu`` of solving
+    the learned field of ``net`` over the model's interval from the initial states of ``x``, one system per
+    input, with each of ``methods`` (float64 numpy): ``{method: {"nfe", "njev", "nlu", "switched_fraction"}}``,
+    the last the fraction of solves in which ``auto`` switched to a stiff method.
+    """
+    import numpy as np
+
+    from ..solvers import solve
+
+    ode = net.ode
+    field = ode.block.field.field
+    with torch.no_grad():
+        z0 = ode.initial_state(x).detach().double()
+    field64 = copy.deepcopy(field).double()
+
+    def f(t, y):
+        with torch.no_grad():
+            return field64(torch.as_tensor(t, dtype=torch.float64),
+                           torch.from_numpy(np.ascontiguousarray(y))[None])[0].numpy()
+
+    out = {}
+    for method in methods:
+        records = []
+        for z in z0:
+            sol = solve(f, z.numpy(), [ode.block.t0, ode.block.t1], method=method, rtol=rtol, atol=atol)
+            st = sol.stats
+            records.append((st.nfe, st.njev, st.nlu, bool(sol.switch_log)))
+        nfe, njev, nlu, switched = (np.mean([r[i] for r in records]) for i in range(4))
+        out[method] = {"nfe": float(nfe), "njev": float(njev), "nlu": float(nlu), "switched_fraction": float(switched)}
+    return out
 
 
 def _points(config: TrainedNODEConfig) -> list[dict]:
@@ -126,6 +169,7 @@ def node_trained(config: TrainedNODEConfig, *, seed: int, out: Path, device: str
     net, training = train_model(name, config.task, epochs=config.epochs, seed=seed, quiet=True, device=device,
                                 solver=config.solver, tol=config.train_tol)
     after = field_stiffness(net, probe)
+    implicit = implicit_nfe(net, probe)
     sweep = nfe_vs_tolerance({name: net}, task=config.task, tolerances=config.tolerances, n_batches=config.n_batches,
                              batch_size=config.batch_size, seed=seed, quiet=True)[name]
     history = training["history"]
@@ -142,6 +186,9 @@ def node_trained(config: TrainedNODEConfig, *, seed: int, out: Path, device: str
     for key, entry in sweep.items():
         metrics[f"{name}.forward_nfe@{key}"] = entry["forward_nfe"]["mean"]
         metrics[f"{name}.backward_nfe@{key}"] = entry["backward_nfe"]["mean"]
+    for method, entry in implicit.items():  # the trained field through explicit and implicit methods (issue 23)
+        for key, value in entry.items():
+            metrics[f"{name}.field@1e-05.{method}.{key}"] = value
     for epoch in history:
         metrics[f"{name}.epoch{epoch['epoch']}.forward_nfe"] = epoch["forward_nfe"]
         metrics[f"{name}.epoch{epoch['epoch']}.backward_nfe"] = epoch["backward_nfe"]
@@ -149,7 +196,7 @@ def node_trained(config: TrainedNODEConfig, *, seed: int, out: Path, device: str
     metrics[f"{name}.last_epoch.forward_nfe"] = last["forward_nfe"]
     metrics[f"{name}.last_epoch.backward_nfe"] = last["backward_nfe"]
     metrics[f"{name}.last_epoch.backward_over_forward"] = last["backward_nfe"] / max(last["forward_nfe"], 1e-12)
-    return {"metrics": metrics, "stiffness": {"before": before, "after": after},
+    return {"metrics": metrics, "stiffness": {"before": before, "after": after}, "implicit_nfe": implicit,
             "nfe_vs_tolerance": {k: {"forward": v["forward_nfe"], "backward": v["backward_nfe"]}
                                  for k, v in sweep.items()},
             "history": [{k: e[k] for k in ("epoch", "forward_nfe", "backward_nfe", "test_acc") if k in e}
