@@ -188,6 +188,53 @@ def test_robertson_right_without_jac(method):
         assert (err / np.abs(p.reference) <= 1e-3).all(), err / np.abs(p.reference)
 
 
+STIFF_METHODS = ["radau5", "bdf", "rodas4", "rodas5", "rosenbrock23", "auto"]
+LOOSE_ATOL = np.array([1e-5, 1e-11, 1e-5])
+
+
+@pytest.fixture(scope="module")
+def robertson_reference():
+    """Robertson at t = 1e11 by scipy's Radau at rtol 1e-10 with the analytic Jacobian (independent of
+    dynkit), checked against the test set's published values."""
+    p = TESTSET["robertson"]
+    ref = scipy.integrate.solve_ivp(p.f, (0.0, p.t_end), p.y0, method="Radau", rtol=1e-10,
+                                    atol=[1e-16, 1e-22, 1e-16], jac=p.jac).y[:, -1]
+    assert np.allclose(ref, p.reference, rtol=1e-6, atol=0)
+    return ref
+
+
+def _wrong_components(y, ref, atol, share=1e-1):
+    """Components off by more than ``share`` relative, among those where the reference or the answer
+    is above atol (a blown-up answer counts wherever the reference is)."""
+    above = (np.abs(ref) > atol) | (np.abs(y) > atol)
+    rel = np.abs(y - ref) / np.maximum(np.abs(ref), atol)
+    return np.flatnonzero(above & (rel > share))
+
+
+@pytest.mark.parametrize("rtol", [1e-2, 1e-3, 1e-4])
+@pytest.mark.parametrize("method", STIFF_METHODS)
+def test_robertson_loose_tolerance_never_a_silent_wrong_answer(method, rtol, robertson_reference):
+    # issue 23's report: radau5 at rtol 1e-3, atol (1e-5, 1e-11, 1e-5), no jac= returned y1 = -2e7 with
+    # "success". The cause: Newton stopped at κ = 0.03 of the tolerance on steps whose size was limited by
+    # Newton's convergence (truncation error ~1e-3 of the tolerance), leaving y1 (~1e-8, far below atol)
+    # with an iteration error of its own size; y1 went negative, and from y1 < 0 Robertson's equations
+    # blow up (y1' ≈ -4.8e-4 y1² on the slow manifold). scipy's Radau and BDF do the same at this
+    # tolerance. Every stiff method: success and right within 10 % wherever anything is above atol
+    # (or a reported failure, which none needs here).
+    p = TESTSET["robertson"]
+    sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=method, rtol=rtol, atol=LOOSE_ATOL, throw=False)
+    if sol.success:
+        assert _wrong_components(sol.ys[-1], robertson_reference, LOOSE_ATOL).size == 0, sol.ys[-1]
+
+
+def test_loose_robertson_check_catches_the_tolerance_bound_newton(monkeypatch, robertson_reference):
+    # planted: Newton stopping at [HW]'s κ whatever the step's error (the behaviour of the report)
+    monkeypatch.setattr(radau, "NEWTON_SHARE_FLOOR", 1.0)
+    p = TESTSET["robertson"]
+    sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method="radau5", rtol=1e-3, atol=LOOSE_ATOL)
+    assert sol.success and _wrong_components(sol.ys[-1], robertson_reference, LOOSE_ATOL).size > 0
+
+
 class _UnscaledDifferences(FiniteDifferenceJacobian):
     """Planted: the old increments √ε max(1, |y_j|), never refined (the behaviour issue 23 reports)."""
 
