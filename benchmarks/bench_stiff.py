@@ -31,6 +31,9 @@ A run is stopped after 30 s (it then counts as failed at that tolerance and ends
 BLAS threads: run with ``OPENBLAS_NUM_THREADS=1`` (on a loaded machine, threaded LAPACK on 100×100
 matrices took 57 ms per LU, for dynkit and scipy alike).
 
+``--robertson-check``: issue 23's done criterion alone (Robertson, rtol 1e-6, vector atol, no ``jac=``; error and
+work per method, scipy beside).
+
 Run ``OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_stiff`` (``--quick``: three problems, four tolerances, nothing
 recorded; ``--record-as bench_stiff/before`` to keep a run under another name).
 
@@ -371,6 +374,43 @@ def parse_log(path: str) -> tuple[dict, list, list]:
     return data, table, ours
 
 
+ROBERTSON_CHECK_ATOL = np.array([1e-8, 1e-14, 1e-8])
+
+
+def robertson_check(with_jac: bool = False) -> list[dict]:
+    """Issue 23's done criterion: Robertson to t = 1e11, rtol 1e-6, atol (1e-8, 1e-14, 1e-8), numpy f, no
+    ``jac=``: per stiff method (and scipy's peers on the same input) the largest relative error over the
+    components whose reference is above atol, the error in units of the tolerance (``max_i |e_i| / (atol_i +
+    rtol |r_i|)``: ≤ 1 is what the tolerance asks), and the work. Reference: the test set's published values."""
+    p = TESTSET["robertson"]
+    ref, atol, rtol = np.asarray(p.reference, float), ROBERTSON_CHECK_ATOL, 1e-6
+    above = np.abs(ref) > atol
+    rows = []
+    jac = p.jac if with_jac else None
+    for m in STIFF_DYNKIT:
+        if m not in dk.solvers.METHODS:
+            continue
+        sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=m, rtol=rtol, atol=atol, jac=jac, throw=False)
+        s = sol.stats
+        rows.append(dict(solver=m, result=sol.result, y=np.asarray(sol.ys[-1], float), nfe=s.nfe, njev=s.njev,
+                         nlu=s.nlu, steps=s.n_steps))
+    for m in PEERS:
+        res = scipy.integrate.solve_ivp(p.f, (0.0, p.t_end), p.y0, method=m, rtol=rtol, atol=atol, jac=jac)
+        rows.append(dict(solver=f"scipy {m}", result="success" if res.success else res.message, y=res.y[:, -1],
+                         nfe=int(res.nfev), njev=int(res.njev), nlu=int(res.nlu), steps=len(res.t) - 1))
+    print(f"Robertson to t = 1e11, rtol {rtol:g}, atol {atol.tolist()}, numpy f, {'analytic jac=' if with_jac else 'no jac='}"
+          f"; reference: the test set's published values")
+    print(f"{'method':14s} {'result':8s} {'max rel err':>11s} {'err/tol':>8s} {'nfe':>7s} {'njev':>5s} {'nlu':>5s} "
+          f"{'steps':>6s}  (rel err over components with |ref| > atol; err/tol = max |e_i| / (atol_i + rtol |ref_i|))")
+    for r in rows:
+        e = np.abs(r["y"] - ref)
+        r["rel_error"] = float(np.max(e[above] / np.abs(ref[above])))
+        r["error_in_tolerance"] = float(np.max(e / (atol + rtol * np.abs(ref))))
+        print(f"{r['solver']:14s} {r['result'][:8]:8s} {r['rel_error']:11.2e} {r['error_in_tolerance']:8.3f} "
+              f"{r['nfe']:7d} {r['njev']:5d} {r['nlu']:5d} {r['steps']:6d}")
+    return rows
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three problems, four tolerances; nothing recorded")
@@ -383,7 +423,14 @@ def main(argv=None) -> None:
                         "problems (run in parallel with --only) into one record under --record-as")
     parser.add_argument("--from-log", metavar="LOG", help="rebuild runs, table and goals from the printed log of a "
                         "run that did not finish (the problems it completed), and record them under --record-as")
+    parser.add_argument("--robertson-check", action="store_true", help="issue 23's done criterion: Robertson, rtol "
+                        "1e-6, vector atol, no jac= (add --with-jac for the analytic Jacobian): error and work per "
+                        "method, scipy's peers beside; nothing recorded")
+    parser.add_argument("--with-jac", action="store_true", help="with --robertson-check: the analytic Jacobian")
     args = parser.parse_args(argv)
+    if args.robertson_check:
+        robertson_check(args.with_jac)
+        return
     if args.table:
         import json
 
