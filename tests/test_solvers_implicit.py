@@ -584,3 +584,41 @@ def test_difference_jacobian_stays_accurate_on_the_slow_manifold():
     # ε^{3/4} where |f| is small by cancellation (the earlier rule) gives 1.2e-5 (rodas4 then took 50× the steps)
     assert max(_slow_manifold_jacobian_errors()) < 1e-6
     assert max(_slow_manifold_jacobian_errors(fac_min=np.finfo(float).eps ** 0.75)) > 1e-6
+
+
+# ---------------------------------------------------------------------------------------------
+# auto at tight tolerances: the switch when dopri5's step is pinned below its stability boundary
+
+
+def _robertson_auto_switch(rtol):
+    p = TESTSET["robertson"]
+    sol = dk.solve(p.f, p.y0, [0.0, 1.0], method="auto", rtol=rtol, atol=rtol * 1e-2)
+    return sol.switch_log
+
+
+def test_auto_switches_early_at_a_tight_tolerance():
+    # Robertson at rtol 1e-10: dopri5's error estimate holds h·ρ̂/r at 0.85-0.95, below Hairer's 0.95, and the
+    # first count alone switched at t = 1.26 after ~900 explicit steps; the pinned count switches by t ≈ 0.07
+    log = _robertson_auto_switch(1e-10)
+    assert log and log[0].t < 0.2 and (log[0].from_method, log[0].to_method) == ("dopri5", "radau5")
+    assert "pinned near its stability boundary" in log[0].reason and "0.5 on 45 steps" in log[0].reason
+
+
+def test_early_switch_check_catches_the_first_count_alone(monkeypatch):
+    from dynkit.solvers import auto
+
+    monkeypatch.setattr(auto, "PINNED_RTOL", 0.0)  # planted: Hairer's count only
+    log = _robertson_auto_switch(1e-10)
+    assert not (log and log[0].t < 0.2)
+
+
+@pytest.mark.parametrize("rtol", [1e-2, 1e-8, 1e-11])
+def test_pinned_count_leaves_nonstiff_problems_explicit(rtol):
+    # Lorenz and Van der Pol μ = 5: nonstiff, steps limited by accuracy (at rtol 1e-2 they sit at u ≥ 1/2:
+    # the pinned count is off at crude tolerances)
+    problems = [(lambda t, y: np.array([10 * (y[1] - y[0]), y[0] * (28 - y[2]) - y[1], y[0] * y[1] - 8 / 3 * y[2]]),
+                 np.array([1.0, 1.0, 1.0]), 20.0),
+                (lambda t, y: np.array([y[1], 5 * (1 - y[0] ** 2) * y[1] - y[0]]), np.array([2.0, 0.0]), 30.0)]
+    for f, y0, T in problems:
+        sol = dk.solve(f, y0, [0.0, T], method="auto", rtol=rtol, atol=rtol * 1e-2)
+        assert sol.stats.switches == 0, sol.switch_log
