@@ -235,6 +235,37 @@ def test_loose_robertson_check_catches_the_tolerance_bound_newton(monkeypatch, r
     assert sol.success and _wrong_components(sol.ys[-1], robertson_reference, LOOSE_ATOL).size > 0
 
 
+# issue 23's done criterion asks 1e-3 relative on every component above atol. y1 ≈ 2.1e-8 sits at 2 atol and
+# y2 ≈ 8.3e-14 at 8 atol: 1e-3 relative there is atol / 500 and atol / 120, far tighter than the tolerance asks
+# (error scale atol_i + rtol |y_i| ≈ atol_i). Measured (bench_stiff --robertson-check), in units of that scale:
+# bdf 0.23, rosenbrock23 0.16, rodas4 0.015 (relative 2.8e-2, 1.9e-2, 1.8e-3), the same with the analytic
+# jac= (so not the difference Jacobian); scipy's BDF 5.4e-3 and LSODA 8.2e-2 relative on the same input.
+# Those three are marked as expected failures (strict: a change that makes one pass must say so here).
+DONE_CRITERION_NOT_MET = {"bdf", "rodas4", "rosenbrock23"}
+
+
+@pytest.mark.parametrize("method", [pytest.param(m, marks=pytest.mark.xfail(
+    strict=True, reason="1e-3 relative at 2 atol is tighter than the tolerance; within it (see above)"))
+    if m in DONE_CRITERION_NOT_MET else m for m in STIFF_METHODS])
+def test_robertson_done_criterion(method):
+    # Robertson to 1e11, rtol 1e-6, atol (1e-8, 1e-14, 1e-8), numpy f, no jac=: within 1e-3 relative where the
+    # reference is above atol
+    p = TESTSET["robertson"]
+    err, sol = _robertson(method)
+    ref = np.asarray(p.reference, float)
+    above = np.abs(ref) > ROBERTSON_ATOL
+    assert sol.success and (err[above] / np.abs(ref[above]) <= 1e-3).all(), err / np.abs(ref)
+
+
+@pytest.mark.parametrize("method", STIFF_METHODS)
+def test_robertson_within_its_tolerance(method):
+    # the same solve, every method: success and error ≤ (atol_i + rtol |y_i|) / 2 per component (what the
+    # tolerance asks, with room: measured ≤ 0.23 of it)
+    p = TESTSET["robertson"]
+    err, sol = _robertson(method)
+    assert sol.success and (err <= 0.5 * (ROBERTSON_ATOL + 1e-6 * np.abs(p.reference))).all(), err
+
+
 class _UnscaledDifferences(FiniteDifferenceJacobian):
     """Planted: the old increments √ε max(1, |y_j|), never refined (the behaviour issue 23 reports)."""
 
