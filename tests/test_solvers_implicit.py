@@ -143,10 +143,22 @@ def test_radau5_counts_every_call_and_reuses_jacobians():
     assert s.newton_iterations >= s.n_steps - s.newton_failures
 
 
-def test_radau5_refuses_torch_states():
+@pytest.mark.parametrize("method", ["radau5", "bdf"])
+def test_radau5_and_bdf_refuse_torch_states_naming_y0(method):
+    # numpy/LAPACK float64 inside: a torch y0 is refused before any call of f, the message naming y0 and
+    # the torch-capable stiff methods (converting silently would cut the autograd graph)
     torch = pytest.importorskip("torch")
-    with pytest.raises(ValueError, match="radau5.*numpy"):
-        dk.solve(lambda t, y: -y, torch.ones(2, dtype=torch.float64), [0.0, 1.0], method="radau5")
+    calls = []
+
+    def f(t, y):
+        calls.append(t)
+        return -y
+
+    with pytest.raises(ValueError, match=rf"{method}.*needs y0 as a numpy array, got a torch.Tensor.*rodas4"):
+        dk.solve(f, torch.ones(2, dtype=torch.float64), [0.0, 1.0], method=method)
+    assert calls == []
+    sol = dk.solve(f, torch.ones(2, dtype=torch.float64), [0.0, 1.0], method="auto")  # the alternative named
+    assert torch.is_tensor(sol.ys) and sol.success
 
 
 def test_radau5_dense_output_inside_long_steps():

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field as dataclass_field
 import numpy as np
 
 from .explicit import Slope, Trial
-from .jacobian import is_sparse, jacobian_provider
+from .jacobian import is_sparse, jacobian_provider, torch_refusal
 from .linalg import sparse_lu
 
 NEWTON_MAX_ITERATIONS = 7
@@ -168,8 +168,7 @@ class RadauStepper:
 
     def __init__(self, method: RadauIIA, field, backend):
         if backend.name != "numpy":
-            raise ValueError(f"method {method.name!r} needs a numpy y0 (got a torch tensor); for torch states use "
-                             f"method='rodas4' or 'rosenbrock23' (autograd Jacobians)")
+            raise ValueError(torch_refusal(method.name))
         if method.stages != 3:
             raise ValueError(f"RadauStepper implements 3-stage Radau IIA, got {method.stages} stages")
         self.method, self.field, self.backend = method, field, backend
