@@ -1,7 +1,7 @@
 """Stiff solvers against scipy's Radau, BDF and LSODA at matched achieved error (issue 23, Sect. 3).
 
 Problems: Robertson to t = 1e11, HIRES, OREGO (the Bari test set, :data:`dynkit.diagnostics.testset.TESTSET`,
-published references), Van der Pol μ = 1000 on [0, 3000] (unscaled), a dense linear system ``y' = A y``
+published references), Van der Pol μ = 1000 on [0, 3000] (MATLAB's ``vdp1000``, unscaled), a dense linear system ``y' = A y``
 with ``A = −Q diag(λ) Qᵀ`` (λ log-spaced in [1, 1e6], Q a seeded random orthogonal matrix; exact solution
 ``Q e^{−λt} Qᵀ y_0``) with n = 10, 100, 1000, and the 1-D Brusselator of [HW] IV.1 with N = 500 grid points
 (1000 states) and a sparse Jacobian. References: published (test set), exact (linear), scipy Radau at
@@ -82,11 +82,14 @@ class Problem:
 
 
 def _vdp(mu: float = 1000.0):
+    """MATLAB's ``vdp1000``: ``y_1' = y_2``, ``y_2' = μ (1 − y_1²) y_2 − y_1`` (period ≈ (3 − 2 ln 2) μ ≈ 1614:
+    [0, 3000] holds about two relaxation cycles). An earlier version multiplied ``y_1`` by μ as well, a
+    different problem with ~3600 cycles on [0, 3000] (its reference never finished)."""
     def f(t, y):
-        return np.array([y[1], mu * ((1 - y[0] ** 2) * y[1] - y[0])])
+        return np.array([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]])
 
     def jac(t, y):
-        return np.array([[0.0, 1.0], [mu * (-2 * y[0] * y[1] - 1), mu * (1 - y[0] ** 2)]])
+        return np.array([[0.0, 1.0], [-2 * mu * y[0] * y[1] - 1, mu * (1 - y[0] ** 2)]])
 
     return f, jac
 
