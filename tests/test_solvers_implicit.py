@@ -665,3 +665,49 @@ def test_pinned_count_leaves_nonstiff_problems_explicit(rtol):
     for f, y0, T in problems:
         sol = dk.solve(f, y0, [0.0, T], method="auto", rtol=rtol, atol=rtol * 1e-2)
         assert sol.stats.switches == 0, sol.switch_log
+
+
+# ---------------------------------------------------------------------------------------------
+# the engine's last step: a remainder below the smallest step is stepped over, not an underflow
+
+
+class _ShortOfTheEnd:
+    """An exact stepper for y' = 1 (error 0) whose controller asks for steps ending ``ulps`` ulps before
+    ``t_end`` (as halvings and rounding can): the engine must stretch that step to ``t_end``."""
+
+    adaptive, name = True, "short_of_the_end"
+
+    def __init__(self, t_end, ulps):
+        self.t_end, self.ulps = t_end, ulps
+
+    def make_stepper(self, field, backend):
+        method = self
+
+        class Stepper:
+            k, explicit = 2, True
+
+            def attempt(self, t, y, h, k1):
+                from dynkit.solvers.explicit import Slope, Trial
+
+                self.t_new, self.h = t + h, h
+                y_new = y + h
+                return Trial(y_new, 0 * y, lambda th: np.stack([y + x * h for x in th]), Slope(field, t + h, y_new))
+
+            def step_factor(self, norm, accepted, factor):
+                left = method.t_end - self.t_new
+                want = left - method.ulps * np.spacing(method.t_end) if left > 0.5 else left
+                return want / self.h
+
+        return Stepper()
+
+
+def test_engine_steps_over_a_remainder_below_the_smallest_step():
+    # planted: a step ending 3 ulps before t_end left a remainder the engine refused as a StepSizeUnderflow
+    # (radau5 on HIRES at rtol 1e-2 ended so, 5.7e-14 before t = 321.8122); now that step goes to t_end
+    t_end = 321.8122
+    sol = dk.solve(lambda t, y: np.ones_like(y), np.zeros(1), [0.0, t_end], method=_ShortOfTheEnd(t_end, 3),
+                   first_step=1.0)
+    assert sol.success and sol.ts[-1] == t_end and abs(sol.ys[-1, 0] - t_end) < 1e-12
+    p = TESTSET["hires"]
+    sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method="radau5", rtol=1e-2, atol=1e-5)
+    assert sol.success
