@@ -380,13 +380,13 @@ def parse_log(path: str) -> tuple[dict, list, list]:
 ROBERTSON_CHECK_ATOL = np.array([1e-8, 1e-14, 1e-8])
 
 
-def robertson_check(with_jac: bool = False) -> list[dict]:
+def robertson_check(with_jac: bool = False, rtol: float = 1e-6, atol=ROBERTSON_CHECK_ATOL) -> list[dict]:
     """Issue 23's done criterion: Robertson to t = 1e11, rtol 1e-6, atol (1e-8, 1e-14, 1e-8), numpy f, no
     ``jac=``: per stiff method (and scipy's peers on the same input) the largest relative error over the
     components whose reference is above atol, the error in units of the tolerance (``max_i |e_i| / (atol_i +
     rtol |r_i|)``: ≤ 1 is what the tolerance asks), and the work. Reference: the test set's published values."""
     p = TESTSET["robertson"]
-    ref, atol, rtol = np.asarray(p.reference, float), ROBERTSON_CHECK_ATOL, 1e-6
+    ref, atol = np.asarray(p.reference, float), np.broadcast_to(np.asarray(atol, float), (3,))
     above = np.abs(ref) > atol
     rows = []
     jac = p.jac if with_jac else None
@@ -409,7 +409,7 @@ def robertson_check(with_jac: bool = False) -> list[dict]:
         e = np.abs(r["y"] - ref)
         r["rel_error"] = float(np.max(e[above] / np.abs(ref[above])))
         r["error_in_tolerance"] = float(np.max(e / (atol + rtol * np.abs(ref))))
-        print(f"{r['solver']:14s} {r['result'][:8]:8s} {r['rel_error']:11.2e} {r['error_in_tolerance']:8.3f} "
+        print(f"{r['solver']:14s} {r['result'][:8]:8s} {r['rel_error']:11.2e} {r['error_in_tolerance']:8.3g} "
               f"{r['nfe']:7d} {r['njev']:5d} {r['nlu']:5d} {r['steps']:6d}")
     return rows
 
@@ -430,9 +430,13 @@ def main(argv=None) -> None:
                         "1e-6, vector atol, no jac= (add --with-jac for the analytic Jacobian): error and work per "
                         "method, scipy's peers beside; nothing recorded")
     parser.add_argument("--with-jac", action="store_true", help="with --robertson-check: the analytic Jacobian")
+    parser.add_argument("--check-rtol", type=float, default=1e-6, help="with --robertson-check: rtol (default 1e-6)")
+    parser.add_argument("--check-atol", type=float, nargs=3, default=list(ROBERTSON_CHECK_ATOL),
+                        help="with --robertson-check: the three atol (default 1e-8 1e-14 1e-8; issue 23's loose "
+                        "case: --check-rtol 1e-3 --check-atol 1e-5 1e-11 1e-5)")
     args = parser.parse_args(argv)
     if args.robertson_check:
-        robertson_check(args.with_jac)
+        robertson_check(args.with_jac, args.check_rtol, args.check_atol)
         return
     if args.table:
         import json
