@@ -1,9 +1,9 @@
 """Stiff solvers against scipy's Radau, BDF and LSODA at matched achieved error (issue 23, Sect. 3).
 
 Problems: Robertson to t = 1e11, HIRES, OREGO (the Bari test set, :data:`dynkit.diagnostics.testset.TESTSET`,
-published references), Van der Pol μ = 1000 on [0, 3000] (MATLAB's ``vdp1000``, unscaled), a dense linear system ``y' = A y``
-with ``A = −Q diag(λ) Qᵀ`` (λ log-spaced in [1, 1e6], Q a seeded random orthogonal matrix; exact solution
-``Q e^{−λt} Qᵀ y_0``) with n = 10, 100, 1000, and the 1-D Brusselator of [HW] IV.1 with N = 500 grid points
+published references), Van der Pol μ = 1000 on [0, 3000] (MATLAB's ``vdp1000``, unscaled), a dense linear
+system ``y' = A y`` with ``A = −Q diag(λ) Qᵀ`` (λ log-spaced in [1, 1e6], Q a seeded random orthogonal matrix;
+exact solution ``Q e^{−λt} Qᵀ y_0``) with n = 10, 100, 1000, and the 1-D Brusselator of [HW] IV.1 with N = 500 grid points
 (1000 states) and a sparse Jacobian. References: published (test set), exact (linear), scipy Radau at
 rtol 1e-12 (Van der Pol, Brusselator).
 
@@ -401,8 +401,9 @@ def robertson_check(with_jac: bool = False, rtol: float = 1e-6, atol=ROBERTSON_C
         res = scipy.integrate.solve_ivp(p.f, (0.0, p.t_end), p.y0, method=m, rtol=rtol, atol=atol, jac=jac)
         rows.append(dict(solver=f"scipy {m}", result="success" if res.success else res.message, y=res.y[:, -1],
                          nfe=int(res.nfev), njev=int(res.njev), nlu=int(res.nlu), steps=len(res.t) - 1))
-    print(f"Robertson to t = 1e11, rtol {rtol:g}, atol {atol.tolist()}, numpy f, {'analytic jac=' if with_jac else 'no jac='}"
-          f"; reference: the test set's published values")
+    mode = "analytic jac=" if with_jac else "no jac="
+    print(f"Robertson to t = 1e11, rtol {rtol:g}, atol {atol.tolist()}, numpy f, {mode}; reference: the test set's "
+          f"published values")
     print(f"{'method':14s} {'result':8s} {'max rel err':>11s} {'err/tol':>8s} {'nfe':>7s} {'njev':>5s} {'nlu':>5s} "
           f"{'steps':>6s}  (rel err over components with |ref| > atol; err/tol = max |e_i| / (atol_i + rtol |ref_i|))")
     for r in rows:

@@ -19,7 +19,8 @@ two LU factorisations per step size (a complex one of size ``n``), counted toget
   the previous step's collocation polynomial extrapolated ([HW] Eq. (8.12)), zero on the first step.
   Ours: the iteration goes on (within ``k_max``) until ``η_k ‖ΔW_k‖ ≤ κ · min(1, max(10 ‖err‖, 10⁻²))``
   with ``‖err‖`` the last accepted step's error estimate, accepting [HW]'s ``κ`` only when the iterations
-  run out (the step size and the Jacobian's reuse go by the iterations to ``κ``). Where the step size is
+  run out (the step size and the Jacobian's reuse go by the iterations to ``κ``; a contraction
+  ``θ ≥ 1`` in the extra iterations fails the step as in [HW]). Where the step size is
   limited by Newton's convergence, not accuracy, the truncation error is far below the tolerance (1e-3
   of it on Robertson's late phase), and an iteration stopped at ``κ`` of the tolerance leaves an error
   larger than the step's own in components far below ``atol``: on Robertson at rtol 1e-3, atol (1e-5,
