@@ -156,7 +156,8 @@ class Solution:
     dense : DenseOutput or None
         With ``dense=True``: the piecewise continuous extension over the steps taken.
     switch_log : list or None
-        ``method="auto"``: each switch as ``(t, from_method, to_method)`` (``stats.switches`` counts them).
+        ``method="auto"``: each switch as ``Switch(t, from_method, to_method, reason)`` (``stats.switches``
+        counts them; ``reason`` names the stiffness count that fired and its numbers).
     """
 
     ts: Any
