@@ -8,7 +8,11 @@ The switch is dynkit's own stiffness test (:mod:`dynkit.diagnostics.stiffness`, 
   gives the *stability use* ``u = h ρ̂ / r`` (``r`` = 3.31, dopri5's stability boundary on the
   negative real axis); :class:`~dynkit.solvers.stability.StiffnessDetector` counts the steps with
   ``u`` at the boundary the way Hairer's DOPRI5 code does (stiff after 15 such steps, the count
-  forgiven after 6 steps below). Stiff → switch to rodas4 (costs nothing: no extra call of ``f``).
+  forgiven after 6 steps below). At tight tolerances the error estimate holds dopri5's step below the
+  boundary (``u`` ≈ 0.85-0.95 for 858 steps on Robertson at rtol 1e-10 before the 15th step at 0.95), so at
+  ``rtol ≤ 1e-7`` a second count (ours) also switches: ``u ≥ 1/2`` on 45 steps, with the same forgiveness
+  (not at crude tolerances, where nonstiff steps limited by accuracy may sit at ``u ≥ 1/2``). The switch costs
+  nothing (no extra call of ``f``); ``switch_log`` says which count fired.
 * which stiff method: chosen once per solve from the tolerance and the state. ``radau5`` (order 5,
   its error falls fastest with the tolerance) when ``rtol ≤ 1e-5`` and the state is a numpy array;
   ``rodas4`` otherwise (crude tolerances, where its cheaper step wins, and torch states, which
@@ -41,6 +45,14 @@ from .tableaus import DOPRI5, RungeKuttaTableau
 # u = h ρ̂ / r at or above which an explicit step counts as stability-limited (Hairer's DOPRI5 code:
 # h ρ̂ > 3.25 with r = 3.31)
 SWITCH_THRESHOLD = 0.95
+# ... and the second count: u at or above this on PINNED_RUN steps (no 6 unlimited steps in between). At tight
+# tolerances dopri5's error estimate holds the step below the boundary: on Robertson at rtol 1e-10 u sat at
+# 0.85-0.95 for 858 steps before the 15th step at 0.95 came (the first count alone)
+PINNED_THRESHOLD = 0.5
+PINNED_RUN = 45
+# ... counted only at rtol at or below this: at crude tolerances Hairer's count works (the step reaches the
+# boundary), and nonstiff steps limited by accuracy may sit at u ≥ 1/2 (Lorenz, Van der Pol μ = 5 at rtol 1e-2)
+PINNED_RTOL = 1e-7
 # u = h ρ(J) / r at or below which the explicit method could take the stiff method's step with room to spare
 BACK_THRESHOLD = 0.5
 # rtol at or below which the tight-tolerance stiff method (radau5) is used for numpy states
@@ -111,6 +123,8 @@ class AutoStepper:
         self.stiff_stepper = stiff.make_stepper(field, backend)
         self.boundary = stability_boundary(method.explicit)
         self.to_stiff = StiffnessDetector()
+        self.pinned = StiffnessDetector(min_run=PINNED_RUN)
+        self.pinned_on = float(getattr(field, "rtol", 1e-6)) <= PINNED_RTOL
         self.to_explicit = StiffnessDetector(forgive=1)  # consecutive steps well inside the boundary
         self.active = self.explicit_stepper
         self.switch_log: list[Switch] = []
@@ -157,10 +171,17 @@ class AutoStepper:
         h = abs(self._h)
         if self.explicit:
             use = h * self._hairer_rho(trial) / self.boundary
-            if self.to_stiff.update(use >= SWITCH_THRESHOLD):
+            at_boundary = self.to_stiff.update(use >= SWITCH_THRESHOLD)
+            pinned = self.pinned_on and self.pinned.update(use >= PINNED_THRESHOLD)
+            if at_boundary:
                 self._switch(self.stiff_stepper, f"{self.explicit_stepper.name} stability-limited: h·ρ̂/r ≥ "
                              f"{SWITCH_THRESHOLD} on {self.to_stiff.min_run} steps (last {use:.3g}); "
                              f"stiff method {self.stiff_choice}")
+            elif pinned:
+                self._switch(self.stiff_stepper, f"{self.explicit_stepper.name} step pinned near its stability "
+                             f"boundary: h·ρ̂/r ≥ {PINNED_THRESHOLD} on {self.pinned.min_run} steps (last {use:.3g}; "
+                             f"below {SWITCH_THRESHOLD}: the error estimate holds the step there at a tight "
+                             f"tolerance); stiff method {self.stiff_choice}")
         else:
             use = h * self._decaying_radius() / self.boundary
             if self.to_explicit.update(use <= BACK_THRESHOLD):
@@ -175,6 +196,7 @@ class AutoStepper:
         if restart is not None:  # a stepper with memory (radau5's extrapolation, Jacobian reuse) starts afresh
             restart()
         self.to_stiff.reset()
+        self.pinned.reset()
         self.to_explicit.reset()
 
     def _hairer_rho(self, trial) -> float:

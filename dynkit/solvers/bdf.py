@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .explicit import Slope, Trial
-from .jacobian import jacobian_provider
+from .jacobian import jacobian_provider, torch_refusal
 from .linalg import shifted_lu
 
 MAX_ORDER = 5
@@ -130,8 +130,7 @@ class BDFStepper:
 
     def __init__(self, method: BDFMethod, field, backend):
         if backend.name != "numpy":
-            raise ValueError(f"method {method.name!r} needs a numpy y0 (got a torch tensor); for torch states use "
-                             f"method='rodas4' or 'rosenbrock23' (autograd Jacobians)")
+            raise ValueError(torch_refusal(method.name))
         self.method, self.field, self.backend = method, field, backend
         self.name = method.name
         self.order, self.error_order = 1, 1  # the current order (changes)

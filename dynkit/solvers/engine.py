@@ -156,7 +156,8 @@ class Solution:
     dense : DenseOutput or None
         With ``dense=True``: the piecewise continuous extension over the steps taken.
     switch_log : list or None
-        ``method="auto"``: each switch as ``(t, from_method, to_method)`` (``stats.switches`` counts them).
+        ``method="auto"``: each switch as ``Switch(t, from_method, to_method, reason)`` (``stats.switches``
+        counts them; ``reason`` names the stiffness count that fired and its numbers).
     """
 
     ts: Any
@@ -545,14 +546,17 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
             beta = PI_BETA_TIMES_K / k if beta is None else beta
             alpha = 1.0 / k - 0.75 * beta
             safety = getattr(stepper, "safety", None) or SAFETY
-        if direction * (t + h - t_end) > 0:
+        # the last step: one that reaches t_end, or would leave less than the smallest step (16 ulps) before
+        # it (that remainder could not be stepped: a StepSizeUnderflow one ulp-sized step short of t_end)
+        last = direction * (t_end - (t + h)) < 16 * np.spacing(max(abs(t), abs(t_end)))
+        if last:
             h = t_end - t
         if abs(h) < 16 * np.spacing(max(abs(t), abs(t + h))):
             if nonfinite_last:
                 raise rec.failure(NonFiniteState, f"f returned NaN/Inf on every trial step beyond t={t:.17g} "
                                   f"(the step shrank to {h:.3g})", t)
             raise rec.failure(StepSizeUnderflow, _underflow_message(h, t, t0, t_end), t)
-        t_new = t_end if direction * (t + h - t_end) >= 0 else t + h
+        t_new = t_end if last else t + h
         trial = stepper.attempt(t, y, h, k1)
         y_new = trial.y_new
         scale = backend.error_scale(y, y_new, rtol, atol)

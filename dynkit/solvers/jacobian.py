@@ -394,6 +394,15 @@ def jacobian_provider(field, backend, jac: Callable | None, batched: bool):
     return FiniteDifferenceJacobian(field, backend, batched, pattern)
 
 
+def torch_refusal(name: str) -> str:
+    """Why ``radau5``/``bdf`` refuse a torch ``y0``, and what to do instead (their arithmetic is numpy/LAPACK
+    in float64; converting a torch state silently would cut the autograd graph the torch solves promise)."""
+    return (f"method {name!r} needs y0 as a numpy array, got a torch.Tensor (its Newton iterations and LU run in "
+            f"numpy float64). For a torch y0 use method='rodas4', 'rodas5', 'rosenbrock23' or 'auto' (torch "
+            f"arithmetic, autograd Jacobians, differentiable); or solve with numpy yourself: "
+            f"y0.detach().cpu().numpy() and an f on numpy arrays (no gradients through the solve)")
+
+
 def is_sparse(J: Any) -> bool:
     """Whether ``J`` is a ``scipy.sparse`` matrix (without importing scipy.sparse for dense ones)."""
     return type(J).__module__.startswith("scipy.sparse")
