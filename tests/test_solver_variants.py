@@ -8,13 +8,14 @@ import torch
 import dynkit.experiments as E
 from dynkit.experiments.registry import register_variant
 from dynkit.experiments.scripting import ScriptConfig
-from dynkit.experiments.solver_variants import NFE_EXPERIMENTS, SUFFIX, with_solver
+from dynkit.experiments.solver_variants import NFE_EXPERIMENTS, SUFFIX, TWIN_MODELS, with_solver
 
 torch.set_num_threads(1)
 
 
 @pytest.mark.parametrize("name", NFE_EXPERIMENTS)
 def test_each_nfe_experiment_has_a_torchdiffeq_twin_differing_only_in_the_solver(name):
+    # (and, where TWIN_MODELS names them, in training only the models its rows compare)
     base, twin = E.EXPERIMENTS[name], E.EXPERIMENTS[name + SUFFIX]
     assert (twin.run, twin.points, twin.render) == (base.run, base.points, base.render)
     assert twin.code()["module"] == base.code()["module"]  # stale together when the experiment's code changes
@@ -25,7 +26,9 @@ def test_each_nfe_experiment_has_a_torchdiffeq_twin_differing_only_in_the_solver
             assert "--solver" not in config.args  # the base runs the default engine, dk.solve
         else:
             assert config.solver == "dynkit"
-            assert changed == dataclasses.replace(config, solver="torchdiffeq")
+            models = TWIN_MODELS.get(name, config.models)
+            assert set(models) <= set(config.models)
+            assert changed == dataclasses.replace(config, solver="torchdiffeq", models=models)
 
 
 def test_with_solver_refuses_a_config_without_the_key():

@@ -93,10 +93,6 @@ for base, base_label in (("node", "ODE-RNN"), ("anode", "ANODE-RNN")):
                   metric=f"{reads.replace('test', 'forecast test')} {base_label} / HBNODE-RNN",
                   value=ratio(f"{base}.{key}", f"hbnode.{key}"), rule=greater(2.0, null=1.0))
 
-for _id, _claim in list(CLAIMS.items()):
-    if _claim.experiment.startswith("ode_rnn_"):
-        CLAIMS[_id] = replace(_claim, design_note=HYBRID_DESIGN)
-
 # ---- CSAODE Table 1 on the four cross-validated sets -----------------------------------------------------------
 # One value per CV fold. Accuracy: reproduced when the CI over folds lies above the paper's figure minus one
 # point; partly when the CI lies above the majority-class accuracy (what a model that learned nothing scores:
@@ -175,3 +171,23 @@ for task in ("walker2d", "silverbox", "plane_vibration"):
                                    "accepted steps per interval solve", subject=model, when="tight"),
                          at_most(f"{model}.adjoint_log10_ratio", 3.0, "an adjoint that grows by more than 3 orders "
                                  "of magnitude explodes", kind="bounded", when="adjoint"))
+
+# the same NFE claim with torchdiffeq, the papers' solver (the twin experiment of solver_variants): is the outcome
+# the engine's or the model's?
+add_claim("review.walker2d_hbnode_forward_nfe_torchdiffeq", paper=REVIEW,
+          claim="HBNODE-RNN needs significantly fewer NFE than ODE-RNN on Walker2D (forward NFE of a training step), "
+                "solved with torchdiffeq instead of dk.solve: the same outcome with both engines?",
+          paper_figure="Fig. 13 (NFE)", experiment="ode_rnn_walker2d_torchdiffeq",
+          metric="forward NFE of a training step per interval solve, trained model, rtol 1e-6, HBNODE-RNN / ODE-RNN, "
+                 "torchdiffeq", value=ratio("hbnode.tight.forward_nfe_per_solve", "node.tight.forward_nfe_per_solve"),
+          rule=less(0.8, null=1.0))
+for model in ("node", "hbnode"):
+    declare_validity("ode_rnn_walker2d_torchdiffeq",
+                     plateau(f"{model}.epoch{{epoch}}.test_mse", get("ode_rnn_walker2d").config("cpu").epochs, k=3,
+                             rtol=0.02),
+                     off_floor(f"{model}.tight.forward_nfe_per_solve", NFE_FLOOR, "dopri5 at rtol 1e-6, 2 accepted "
+                               "steps per interval solve", subject=model, when="tight"))
+
+for _id, _claim in list(CLAIMS.items()):
+    if _claim.experiment.startswith("ode_rnn_"):
+        CLAIMS[_id] = replace(_claim, design_note=HYBRID_DESIGN)

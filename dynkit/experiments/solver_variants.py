@@ -24,6 +24,9 @@ NFE_EXPERIMENTS = ("node_trained", "node_point_cloud", "node_images", "ode_rnn_w
 
 SUFFIX = "_torchdiffeq"
 
+TWIN_MODELS = {"ode_rnn_walker2d": ("node", "hbnode")}
+"""Where the twin trains only the models its ledger rows compare (a cheaper run that decides the same rows)."""
+
 
 def with_solver(config: Any, solver: str) -> Any:
     """``config`` with the models' ODE solver set to ``solver`` (a script's ``--solver`` option, appended:
@@ -35,7 +38,16 @@ def with_solver(config: Any, solver: str) -> Any:
     return dataclasses.replace(config, solver=solver)
 
 
+def _twin(name: str):
+    def change(config: Any) -> Any:
+        config = with_solver(config, "torchdiffeq")
+        if name in TWIN_MODELS and not isinstance(config, ScriptConfig):
+            config = dataclasses.replace(config, models=TWIN_MODELS[name])
+        return config
+    return change
+
+
 for _name in NFE_EXPERIMENTS:
-    register_variant(_name, _name + SUFFIX, lambda config: with_solver(config, "torchdiffeq"),
+    register_variant(_name, _name + SUFFIX, _twin(_name),
                      summary=f"{_name} with the models solved by torchdiffeq (the papers' solver) instead of "
                              f"dk.solve: same outcome with both?")
