@@ -76,7 +76,9 @@ def test_hbnode_without_force_coasts(gamma_raw, h0, m0):
     gamma = 1 / (1 + math.exp(-gamma_raw))
     h = model(torch.tensor([[h0]], dtype=torch.float64))
     expected = h0 + m0 * (1 - math.exp(-gamma)) / gamma
-    assert abs(float(h) - expected) < 1e-8  # tolerance 1e-10 solve of a smooth linear system
+    # a solve at rtol 1e-10: the global error sums the accepted steps' local errors (measured up to 5.5e-9
+    # relative, gamma_raw=-2.07, m0=2), so the bound is 100x the tolerance relative to the solution
+    assert abs(float(h) - expected) < 100 * 1e-10 * max(1.0, abs(expected))
 
 
 def test_ghbnode_right_hand_side_is_eq48():
