@@ -711,3 +711,28 @@ def test_engine_steps_over_a_remainder_below_the_smallest_step():
     p = TESTSET["hires"]
     sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method="radau5", rtol=1e-2, atol=1e-5)
     assert sol.success
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 12), seed=st.integers(0, 2**31 - 1), shift=st.sampled_from([2.0, 3.5 + 1.5j]))
+def test_dense_lu_solves_shifted_systems(n, seed, shift):
+    # the stiff steppers' dense LU (LAPACK getrf/getrs called directly) against numpy's solver, for a real and a
+    # complex shift (radau5's two systems) and real or complex right-hand sides: agreement to 1e-10 relative
+    # (the matrices are diagonally dominant, condition number below ~10, so rounding gives ~1e-15)
+    from dynkit.solvers.linalg import shifted_lu
+
+    rng = np.random.default_rng(seed)
+    J = rng.standard_normal((n, n)) / (2 * n)
+    for rhs in (rng.standard_normal(n), rng.standard_normal(n) + 1j * rng.standard_normal(n)):
+        expected = np.linalg.solve(shift * np.eye(n) - J, rhs)
+        got = shifted_lu(J, shift).solve(rhs)
+        assert np.allclose(got, expected, rtol=1e-10, atol=1e-12 * np.abs(expected).max())
+
+
+def test_dense_lu_of_a_singular_matrix_is_none():
+    # an exactly zero pivot: no factor (the stepper then rejects the step); not finite: no factor
+    from dynkit.solvers.linalg import dense_lu
+
+    assert dense_lu(np.zeros((3, 3))) is None
+    assert dense_lu(np.array([[1.0, np.nan], [0.0, 1.0]])) is None
+    assert dense_lu(np.eye(2)) is not None

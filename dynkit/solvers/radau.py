@@ -68,7 +68,7 @@ import numpy as np
 
 from .explicit import Slope, Trial
 from .jacobian import is_sparse, jacobian_provider, torch_refusal
-from .linalg import sparse_lu
+from .linalg import shifted_lu
 
 NEWTON_MAX_ITERATIONS = 7
 SAFETY = 0.9
@@ -223,34 +223,16 @@ class RadauStepper:
 
     def _factor(self, h: float) -> bool:
         """LU of ``E_1 = γ̂/h I − J`` and ``E_2 = (α̂ + iβ̂)/h I − J``; False if singular."""
-        import scipy.linalg
-
         self.stats.nlu += 1
         self.lu_h = h
-        s1, s2 = self.gamma / h, self.alpha_beta / h
-        J = self.J
-        if is_sparse(J):
-            self.LU1, self.LU2 = sparse_lu(J, s1), sparse_lu(J, s2)
-            return self.LU1 is not None and self.LU2 is not None
-        n = J.shape[0]
-        E1 = s1 * np.eye(n) - J
-        E2 = s2 * np.eye(n) - J
-        if not (np.isfinite(E1).all() and np.isfinite(E2).all()):
-            self.LU1 = self.LU2 = None
-            return False
-        self.LU1 = scipy.linalg.lu_factor(E1, check_finite=False)
-        self.LU2 = scipy.linalg.lu_factor(E2, check_finite=False)
-        if not (np.all(np.diag(self.LU1[0])) and np.all(np.diag(self.LU2[0]))):
+        self.LU1, self.LU2 = shifted_lu(self.J, self.gamma / h), shifted_lu(self.J, self.alpha_beta / h)
+        if self.LU1 is None or self.LU2 is None:
             self.LU1 = self.LU2 = None
             return False
         return True
 
     def _solve(self, LU, rhs):
-        import scipy.linalg
-
-        if hasattr(LU, "solve"):
-            return LU.solve(rhs)
-        return scipy.linalg.lu_solve(LU, rhs, check_finite=False)
+        return LU.solve(rhs)
 
     # -- one step -----------------------------------------------------------------------------
 
@@ -307,7 +289,9 @@ class RadauStepper:
         if record:
             self.kappa_iterations = None
         for k in range(NEWTON_MAX_ITERATIONS):
-            F = np.stack([self._f(t + c[i] * h, y0 + Z[i]) for i in range(3)])
+            F = np.empty_like(Z)
+            for i in range(3):
+                F[i] = self._f(t + c[i] * h, y0 + Z[i])
             if not np.isfinite(F).all():
                 return Z, False
             TF = self.T_inv @ F
@@ -319,11 +303,12 @@ class RadauStepper:
             # the 2n real system with the block [[α̂, β̂], [−β̂, α̂]]/h ⊗ I − I ⊗ J is, in v = ΔW_2 − iΔW_3,
             # (α̂ + iβ̂)/h v − J v = r_2 − i r_3
             v = self._solve(LU2, r2 - 1j * r3)
-            dW = np.stack([dW1, v.real, -v.imag])
+            dW = np.array([dW1, v.real, -v.imag])
             self.stats.newton_iterations += 1
             if record:
                 self.newton_iterations += 1
-            norm = math.sqrt(float(np.mean(np.square(dW / scale))))
+            scaled = (dW / scale).ravel()
+            norm = math.sqrt(float(scaled @ scaled) / scaled.size)
             if not math.isfinite(norm):
                 return Z, False
             if norm_prev is not None:

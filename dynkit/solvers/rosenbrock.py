@@ -46,7 +46,7 @@ import numpy as np
 
 from .explicit import Slope, Trial
 from .jacobian import is_sparse, jacobian_provider
-from .linalg import SparseLU, sparse_lu
+from .linalg import dense_lu, sparse_lu
 
 
 @dataclass(frozen=True, eq=False)
@@ -245,34 +245,22 @@ class _NumpyLU:
     """LU of ``W`` by LAPACK (scipy); a batch ``(B, n, n)`` by one batched inverse (small blocks)."""
 
     def factor(self, J, scale: float):
-        import scipy.linalg
-
         if is_sparse(J):
             return sparse_lu(J, scale)
+        W = scale * np.eye(J.shape[-1], dtype=J.dtype) - J
         if J.ndim == 3:
-            W = scale * np.eye(J.shape[-1], dtype=J.dtype) - J
             with np.errstate(all="ignore"):
                 try:
                     return np.linalg.inv(W)
                 except np.linalg.LinAlgError:
                     return None
-        W = scale * np.eye(len(J), dtype=J.dtype) - J
-        if not np.isfinite(W).all():
-            return None
-        lu, piv = scipy.linalg.lu_factor(W, check_finite=False)
-        if not np.all(np.diag(lu)):  # exactly singular: no solution this step
-            return None
-        return lu, piv
+        return dense_lu(W)
 
     def solve(self, LU, rhs):
-        import scipy.linalg
-
-        if isinstance(LU, SparseLU):
-            return LU.solve(rhs)
         if isinstance(LU, np.ndarray):  # batched inverse
             flat = rhs.reshape(len(rhs), -1)
             return np.einsum("bij,bj->bi", LU, flat).reshape(rhs.shape)
-        return scipy.linalg.lu_solve(LU, rhs.reshape(-1), check_finite=False).reshape(rhs.shape)
+        return LU.solve(rhs)
 
 
 class _TorchLU:
