@@ -285,6 +285,9 @@ class _UnscaledDifferences(FiniteDifferenceJacobian):
         super().__init__(field, backend, batched, sparsity)
         self.threshold = np.ones_like(self.threshold)
 
+    def _rescale(self, rows):
+        pass  # the scale stays 1
+
     def _adapt(self, f_rows, D, delta, only):
         return np.zeros_like(self.fac, dtype=bool)
 
@@ -751,3 +754,55 @@ def test_bench_stiff_goal_difference_jacobian_harmless(no_jac_error, met):
     goals = report({"p/jac": runs(1e-6), "p/no-jac": runs(no_jac_error)}, [], ["radau5"])
     [goal] = [g for g in goals if "analytic jac=" in g.name]
     assert goal.met is met
+
+
+SCALAR_ATOL_CASES = [(1e-6, 1e-6), (1e-5, 1e-6), (1e-4, 1e-6), (1e-3, 1e-6)]
+
+
+def _robertson_scalar_atol(method, rtol, atol):
+    """Robertson to 1e11 with one atol for all components, no jac=: the error in units of the tolerance."""
+    p = TESTSET["robertson"]
+    sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=method, rtol=rtol, atol=atol, throw=False)
+    ref = np.asarray(p.reference, float)
+    return sol, np.max(np.abs(np.asarray(sol.ys[-1]) - ref) / (atol + rtol * np.abs(ref)))
+
+
+@pytest.mark.parametrize("rtol, atol", SCALAR_ATOL_CASES)
+@pytest.mark.parametrize("method", STIFF_METHODS)
+def test_robertson_scalar_atol_right_without_jac(method, rtol, atol):
+    # a scalar atol of 1e-6 is 30x y2's largest value (3.6e-5): the difference increments must follow the
+    # component's size, not the level atol / rtol (1 for y2 at rtol = atol), or the Jacobian is a secant over
+    # 1e5 times y2 and the answer is wrong: rodas5 37 tolerances off, radau5 and bdf at y1 ~ -2e7 (measured with
+    # the earlier rule). Now: at most 0.014 of the tolerance on these cases (measured), asked: within it.
+    sol, err = _robertson_scalar_atol(method, rtol, atol)
+    assert sol.success and err <= 1.0, (sol.result, err)
+
+
+class _LevelScaledDifferences(FiniteDifferenceJacobian):
+    """Planted: increments scaled to max(|y_j|, atol_j / rtol) (the rule before the component's size counted)."""
+
+    def _rescale(self, rows):
+        self.threshold = self.level
+
+
+def test_scalar_atol_check_catches_level_scaled_increments(monkeypatch):
+    def provider(field, backend, jac, batched):
+        return _LevelScaledDifferences(field, backend, batched)
+
+    monkeypatch.setattr(rosenbrock, "jacobian_provider", provider)
+    _, err = _robertson_scalar_atol("rodas5", 1e-6, 1e-6)
+    assert err > 1.0
+
+
+@pytest.mark.parametrize("rtol", [1e-4, 1e-8])
+@pytest.mark.parametrize("method", STIFF_METHODS)
+def test_dense_output_of_the_stiff_methods(method, rtol):
+    # y1' = cos t, y2' = -50 (y2 - sin t): dense output over the span against dop853 at rtol 1e-13 (its error
+    # ~1e-14), within 50 rtol (measured at most 2.5 rtol at 1e-4 and 15 rtol at 1e-8, bdf; the interpolants are
+    # of lower order than the steps). bdf's interpolants once shared the difference table that later steps
+    # rescaled in place: its dense output was off by 8.7e-3 at rtol 1e-8 while the outputs at t were right
+    f = lambda t, y: np.array([np.cos(t), -50 * (y[1] - np.sin(t))])  # noqa: E731
+    tq = np.linspace(0.0, 10.0, 401)
+    ref = dk.solve(f, np.zeros(2), tq, method="dop853", rtol=1e-13, atol=1e-15).ys
+    sol = dk.solve(f, np.zeros(2), [0.0, 10.0], method=method, dense=True, rtol=rtol, atol=rtol * 1e-2)
+    assert np.abs(sol.evaluate(tq) - ref).max() <= 50 * rtol

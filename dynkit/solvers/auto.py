@@ -188,6 +188,11 @@ class AutoStepper:
                 self._switch(self.explicit_stepper, f"not stiff: h·ρ(J)/r ≤ {BACK_THRESHOLD} on "
                              f"{self.to_explicit.min_run} consecutive steps (last {use:.3g})")
 
+    def projected(self, y) -> None:
+        hook = getattr(self.active, "projected", None)
+        if hook is not None:
+            hook(y)
+
     def _switch(self, to, reason: str) -> None:
         self.switch_log.append(Switch(float(self._t + self._h), self.active.name, to.name, reason))
         self.field.stats.switches += 1

@@ -165,8 +165,10 @@ class BDFStepper:
         if h == self.h:
             return
         k = self.order
-        self.D[:k + 1] = rescale_matrix(k, h / self.h) @ self.D[:k + 1]
-        self.D[k + 1:] = 0.0  # differences beyond the order are not carried across a change of step
+        # a new array: the accepted steps' interpolants (dense output) hold the old one
+        D = np.zeros_like(self.D)
+        D[:k + 1] = rescale_matrix(k, h / self.h) @ self.D[:k + 1]  # differences beyond the order are dropped
+        self.D = D
         self.h, self.equal_steps, self.lu_key = h, 0, None
 
     def _f(self, t, y_flat):
@@ -270,6 +272,12 @@ class BDFStepper:
         self.D = D_new
         self.equal_steps += 1
         self.J_current = False
+
+    def projected(self, y) -> None:
+        """The accepted state was clipped (``nonnegative=``): the predictor starts from it ([SR]'s ode15s keeps
+        the differences as they are)."""
+        self.D = self.D.copy()  # the step's interpolant keeps the unclipped differences
+        self.D[0] = np.asarray(y, dtype=np.float64).reshape(-1)
 
     def step_factor(self, norm: float, accepted: bool, engine_factor: float) -> float:
         """``h_new / h`` and the next order ([SR] Sect. 2.3; module docstring)."""

@@ -65,6 +65,7 @@ from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnde
                      StepTooLarge, ToleranceWarning, VectorFieldError, VectorFieldShapeError,
                      VectorFieldTypeError)
 from .events import EventTracker
+from .constraints import NonNegative
 from .explicit import Slope, Trial, make_stepper
 from .tableaus import RungeKuttaTableau
 
@@ -525,7 +526,8 @@ def _default_error_norm(trial, norm):
     return norm(trial.error)
 
 
-def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol, atol, max_steps, per_sample):
+def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol, atol, max_steps, per_sample,
+                    constraint=None):
     """The adaptive loop: PI step-size control ([HNW] IV.2), rejection, outputs, events."""
     direction = 1.0 if t_end > t0 else -1.0
     t, y = t0, y0
@@ -564,12 +566,20 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
         norm = float(norms.max()) if norms.ndim else float(norms)
         if norm != norm:  # NaN: treat like an overflow
             norm = math.inf
+        if constraint is not None:  # negative parts of constrained components count as error (constraints.py)
+            norm = max(norm, constraint.violation(y_new, lambda e: backend.norms(e, scale, per_sample)))
         stats.n_steps += 1
         if norm <= 1.0:
             stats.n_accepted += 1
+            clipped = constraint is not None and _clip(constraint, trial)
             t_stop = _accept(rec, stepper, trial, t, t_new)
             if t_stop is not None:
                 return
+            if clipped:
+                y_new = trial.y_new
+                hook = getattr(stepper, "projected", None)  # a stepper that keeps the state itself (bdf)
+                if hook is not None:
+                    hook(y_new)
             factor = MAX_FACTOR if norm == 0.0 else safety * norm ** (-alpha) * err_prev ** beta
             factor = min(MAX_FACTOR, max(MIN_FACTOR, factor))
             if rejected_last:
@@ -577,8 +587,11 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
             err_prev = max(norm, 1e-4)
             t, y = t_new, y_new
             if direction * (t_end - t) > 0:
-                trial.end_slope.t = t_new
-                k1 = trial.end_slope.get()
+                if clipped:  # the end slope belongs to the unclipped state
+                    k1 = field(t_new, y_new)
+                else:
+                    trial.end_slope.t = t_new
+                    k1 = trial.end_slope.get()
             rejected_last = nonfinite_last = False
         else:
             stats.n_rejected += 1
@@ -588,6 +601,16 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
         if step_factor is not None:
             factor = step_factor(norm, norm <= 1.0, factor)
         h = h * factor
+
+
+def _clip(constraint, trial: Trial) -> bool:
+    """Clip an accepted trial's constrained components at 0 (state and interpolant); True if the state changed."""
+    trial.interpolant = constraint.interpolant(trial.interpolant)
+    projected = constraint.project(trial.y_new)
+    if projected is trial.y_new:
+        return False
+    trial.y_new = projected
+    return True
 
 
 def _underflow_message(h: float, t: float, t0: float, t_end: float) -> str:
@@ -721,6 +744,7 @@ def solve(
     jac: Callable[[Any, Any], Any] | None = None,
     first_step: float | None = None,
     jac_sparsity: Any = None,
+    nonnegative: Any = None,
 ) -> Solution:
     """Integrate ``dy/dt = f(t, y)`` from ``y(t[0]) = y0`` and return the states at the times ``t``.
 
@@ -800,6 +824,12 @@ def solve(
     jac_sparsity : array or scipy.sparse matrix, optional
         The nonzero structure of ``∂f/∂y`` (``(y0.size, y0.size)``, numpy states): finite differences
         then perturb structurally orthogonal columns together and the LU is sparse.
+    nonnegative : bool, boolean mask or sequence of int, optional
+        Components kept at or above 0 (``True``: all; a mask of ``y0``'s shape; indices into
+        ``y0.ravel()``): a step that takes one below 0 by more than the tolerance is rejected, a
+        smaller excursion is set to 0 (:mod:`dynkit.solvers.constraints`, after Shampine et al. 2005).
+        For concentrations and populations whose ``atol`` exceeds their size somewhere. Adaptive
+        methods, numpy states, not with ``adjoint=True``; ``y0`` must satisfy it.
     adjoint : bool
         Torch only: gradients by the continuous adjoint solved backward with the same method
         (memory flat in the number of steps); see :mod:`dynkit.solvers.adjoint`. The solution's
@@ -856,11 +886,13 @@ def solve(
 
         unsupported = [name for name, value in (("dense", dense), ("events", events is not None),
                                                 ("per_sample", per_sample), ("jac", jac is not None),
-                                                ("jac_sparsity", jac_sparsity is not None))
+                                                ("jac_sparsity", jac_sparsity is not None),
+                                                ("nonnegative", nonnegative not in (None, False)))
                        if value is not False]
         if unsupported:
+            nones = ('events', 'jac', 'jac_sparsity', 'nonnegative')
             raise ValueError(f"adjoint=True does not combine with {', '.join(unsupported)} (expected "
-                             f"{', '.join(n + '=' + ('None' if n in ('events', 'jac', 'jac_sparsity') else 'False') for n in unsupported)}); "
+                             f"{', '.join(n + '=' + ('None' if n in nones else 'False') for n in unsupported)}); "
                              f"solve with autograd (adjoint=False) for those")
 
         first = {} if first_step is None else {"first_step": first_step}  # the backward solves' is reversed
@@ -893,6 +925,13 @@ def solve(
         warnings.warn(f"{method_obj.name}: step_size={step_size:.6g} with the adaptive method {method_obj.name!r} "
                       f"is only its first step: rtol/atol choose the others. Pass first_step= to say so, or a "
                       f"fixed-step method ('rk4', 'euler', ...) for constant steps", StepSizeWarning, stacklevel=2)
+    constraint = NonNegative.from_argument(nonnegative, y0)
+    if constraint is not None:
+        if not adaptive:
+            raise ValueError(f"nonnegative= needs an adaptive method (it rejects steps that go negative); "
+                             f"{method_obj.name!r} has fixed steps (expected nonnegative=None)")
+        constraint.check_initial(y0)
+        f = constraint.wrap(f, at_zero_only=bool(getattr(method_obj, "smooth_field", False)))
     y0 = _private_copy(y0)  # f may write into its argument: the caller's y0 stays as it was
 
     backend = backend_for(y0)
@@ -911,7 +950,7 @@ def solve(
     try:
         if adaptive:
             _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, step_size,
-                            rtol, atol, max_steps, bool(per_sample))
+                            rtol, atol, max_steps, bool(per_sample), constraint)
         else:
             _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, step_size, max_steps)
     except SolverError as err:

@@ -30,7 +30,7 @@ def _relative_step(backend) -> float:
         return math.sqrt(torch.finfo(backend.dtype).eps)
     return math.sqrt(np.finfo(backend.dtype).eps)
 
-# the increments' threshold atol / rtol when the field does not carry the solve's tolerances
+# the tolerances that bound the increments' scale (atol, atol / rtol) when the field does not carry them
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-6, 1e-8
 # rounds of recomputing the columns whose difference was lost in rounding
 REFINEMENTS = 2
@@ -165,10 +165,15 @@ class FiniteDifferenceJacobian:
     """Forward differences with increments scaled to each column's state and tolerance, refined where
     a column's difference is lost in rounding ([S] and [SR] Sect. 6; [HW] IV.8 for the scaling).
 
-    Column ``j`` is perturbed by ``δ_j = φ_j · max(|y_j|, atol_j / rtol)``: a component far below the
-    level ``atol_j / rtol`` where the error control turns absolute is perturbed on that level (not by
-    ``√ε · max(1, |y_j|)``, which is 1e-8 for a component of size 1e-13 and turns its difference
-    quotient into a secant over a range a hundred thousand times its size — Robertson's y2). The factor
+    Column ``j`` is perturbed by ``δ_j = φ_j · max(|y_j|, s_j)`` with the scale ``s_j = max(atol_j,
+    min(atol_j / rtol, m_j))``, ``m_j`` the largest ``|y_j|`` at the Jacobians so far (the component's
+    typical size). Not ``√ε · max(1, |y_j|)``, which is 1e-8 for a component of size 1e-13 and turns its
+    difference quotient into a secant over a range a hundred thousand times its size (Robertson's y2);
+    and not the level ``atol_j / rtol`` where the error control turns absolute on its own: with a scalar
+    ``atol = rtol`` that level is 1 for Robertson's y2, which never exceeds 3.6e-5, and the secant made
+    rodas5 return y1 37 tolerances off (rtol = atol = 1e-6) and radau5 and bdf blow up to y1 ≈ −2e7 as a
+    success (rtol 1e-5, atol 1e-6), where the analytic ``jac=`` is right. ``m_j`` cannot fall, and when
+    ``s_j`` changes ``φ_j`` is scaled inversely, so an increment adapted to rounding is kept. The factor
     ``φ_j`` starts at ``√ε`` and is kept per column from one Jacobian to the next (Salane's adaptive
     increments [S]): with ``Δ_j`` the column's largest difference ``|f_i(y + δ_j e_j) − f_i(y)|`` and
     ``F_j = max(|f_i(y)|, |f_i(y + δ_j e_j)|)`` in its row,
@@ -212,7 +217,10 @@ class FiniteDifferenceJacobian:
         self.fac = np.full(self.rows_shape, math.sqrt(eps))
         rtol = float(getattr(field, "rtol", DEFAULT_RTOL))
         atol = np.asarray(getattr(field, "atol", DEFAULT_ATOL), dtype=np.float64)
-        self.threshold = np.broadcast_to(atol, shape).reshape(self.rows_shape) / rtol
+        atol_rows = np.broadcast_to(atol, shape).reshape(self.rows_shape)
+        self.level, self.floor = atol_rows / rtol, atol_rows  # s_j lies in [atol_j, atol_j / rtol]
+        self.magnitude = np.zeros(self.rows_shape)  # the largest |y_j| at the Jacobians so far
+        self.threshold = self.floor.copy()
         self.sparsity = None
         if sparsity is not None:
             if batched:
@@ -229,6 +237,7 @@ class FiniteDifferenceJacobian:
         rows = y.reshape(self.rows_shape).astype(np.float64, copy=False)
         f_rows = f0.reshape(self.rows_shape).astype(np.float64, copy=False)
         n = self.rows_shape[1]
+        self._rescale(rows)
         if self.sparsity is None:
             D = np.empty((self.rows_shape[0], n, n))  # D[b, i, j] = f_i(y + δ_j e_j) − f_i(y)
         else:
@@ -255,6 +264,17 @@ class FiniteDifferenceJacobian:
             J = scipy.sparse.csc_matrix((values.astype(self.backend.dtype), pattern.indices, pattern.indptr),
                                         shape=pattern.shape)
         return J, (_time_derivative(self.field, self.backend, t, y, f0) if self.with_time else None)
+
+    def _rescale(self, rows) -> None:
+        """Update each column's scale ``s_j`` from the component's largest size so far; ``φ_j`` moves the other
+        way, so that an increment adapted at the old scale is kept (class docstring)."""
+        self.magnitude = np.maximum(self.magnitude, np.abs(rows))
+        threshold = np.maximum(self.floor, np.minimum(self.level, self.magnitude))
+        if not np.array_equal(threshold, self.threshold):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(threshold > 0, self.threshold / threshold, 1.0)
+            self.fac = np.clip(self.fac * ratio, self.fac_min, self.fac_max)
+            self.threshold = threshold
 
     def _differences(self, t, rows, f_rows, shape, groups, delta, D):
         """Perturb each group of columns together (one call of ``f`` a group) and store the differences."""

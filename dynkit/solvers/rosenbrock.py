@@ -73,6 +73,8 @@ class RosenbrockTableau:
         ``y_n, f_n, y_{n+1}, f_{n+1}`` and ``f`` at ``P``'s interpolant at θ = ⅓
         (one more call of ``f`` per step, made only for steps that are interpolated, and only on
         nonstiff steps, ``|h| ‖J‖_∞ ≤ 1``: elsewhere ``P``'s interpolant, which is stiff-safe).
+    smooth_field : bool
+        Always True: read by ``nonnegative=`` (:meth:`dynkit.solvers.constraints.NonNegative.wrap`).
     dense_by_substeps : bool
         Reach every output time inside a step by a sub-step of the method (as on stiff steps) on
         every step: for a method whose ``P`` is of lower order than the method (rodas5: measured 20×
@@ -93,6 +95,9 @@ class RosenbrockTableau:
     bootstrap_dense: bool = False
     adaptive: bool = True
     dense_by_substeps: bool = False
+    # nonnegative=: f is modified only where a constrained component is exactly 0, not wherever it is ≤ 0
+    # (a Rosenbrock step's order needs a smooth f and J; see dynkit.solvers.constraints)
+    smooth_field: bool = True
 
     @property
     def stages(self) -> int:
