@@ -806,3 +806,33 @@ def test_dense_output_of_the_stiff_methods(method, rtol):
     ref = dk.solve(f, np.zeros(2), tq, method="dop853", rtol=1e-13, atol=1e-15).ys
     sol = dk.solve(f, np.zeros(2), [0.0, 10.0], method=method, dense=True, rtol=rtol, atol=rtol * 1e-2)
     assert np.abs(sol.evaluate(tq) - ref).max() <= 50 * rtol
+
+
+def test_radau5_at_rtol_1e_10_does_not_stall_in_rounding():
+    # the bench's dense linear system (n = 10, eigenvalues 1..1e6) at rtol 1e-10, atol 1e-13 with the exact jac=:
+    # radau5's extra Newton iterations (the tighter stop on small-error steps) stall in rounding there; failing
+    # the step on that stall halved it to max_steps (measured at commit 3e148ef: 1.8 million calls of f, t =
+    # 0.82 of 10). Now: success, error 1.9e-11 relative (asked: 1e-9, the tolerance level with room for the
+    # global error's growth)
+    assert _linear10_tight_radau5() <= 1e-9
+
+
+def _linear10_tight_radau5() -> float:
+    from benchmarks.bench_stiff import _linear, rel_error
+
+    f, jac, y0, t_end, exact = _linear(10)
+    sol = dk.solve(f, y0, [0.0, t_end], method="radau5", rtol=1e-10, atol=1e-13, jac=jac, max_steps=20_000,
+                   throw=False)  # 3,657 steps needed
+    return rel_error(np.asarray(sol.ys[-1]), exact) if sol.success else math.inf
+
+
+def test_tight_radau5_check_catches_a_newton_stop_below_rounding(monkeypatch):
+    # planted: the tighter Newton stop allowed below 10 eps / rtol (the first version)
+    init = radau.RadauStepper.__init__
+
+    def without_floor(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.kappa_floor = 0.0
+
+    monkeypatch.setattr(radau.RadauStepper, "__init__", without_floor)
+    assert not _linear10_tight_radau5() <= 1e-9

@@ -2,10 +2,11 @@
 
 Concentrations, populations and probabilities cannot be negative, but a tolerance lets a computed
 component that is smaller than its ``atol`` take either sign, and some equations are unstable once a
-component is negative. Robertson's kinetics at ``rtol = 1e-3``, ``atol = 1e-6`` is the classic case:
-``y_1`` (~1e-7 at t = 1e10, below ``atol``) goes negative by a tolerated amount, and from there the
-equations carry the solution onto a branch where ``y_1`` falls linearly, to ``−1.9e7`` at t = 1e11:
-an accurate solution of the equations from a wrong (tolerated) state, returned as a success.
+component is negative. Robertson's kinetics at ``rtol = 1e-3``, ``atol = 1e-4`` is the classic case
+(``y_2`` never exceeds 3.6e-5): ``y_1`` (~2e-12 at t = 3e10, below ``atol``) goes negative by a tolerated
+amount, and from there the equations carry the solution onto a branch where ``y_1`` falls linearly, to
+``−1.7e7`` at t = 1e11 (``radau5``): an accurate solution of the equations from a wrong (tolerated) state,
+returned as a success.
 
 With ``nonnegative=`` the adaptive loop ([STKB] Sect. 3, for any method):
 

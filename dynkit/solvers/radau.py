@@ -20,7 +20,9 @@ two LU factorisations per step size (a complex one of size ``n``), counted toget
   Ours: the iteration goes on (within ``k_max``) until ``η_k ‖ΔW_k‖ ≤ κ · min(1, max(10 ‖err‖, 10⁻²))``
   with ``‖err‖`` the last accepted step's error estimate, accepting [HW]'s ``κ`` only when the iterations
   run out (the step size and the Jacobian's reuse go by the iterations to ``κ``; a contraction
-  ``θ ≥ 1`` in the extra iterations fails the step as in [HW]). Where the step size is
+  ``θ ≥ 1`` in the extra iterations fails the step as in [HW]). The tighter stop is never below the
+  rounding level ``10 ε / rtol`` of [HW]'s ``κ``: below it, at rtol 1e-10, the extra iterations stalled in
+  rounding (``θ ≥ 1``), and the failed steps were halved until ``max_steps`` on a 10-state linear system. Where the step size is
   limited by Newton's convergence, not accuracy, the truncation error is far below the tolerance (1e-3
   of it on Robertson's late phase), and an iteration stopped at ``κ`` of the tolerance leaves an error
   larger than the step's own in components far below ``atol``: on Robertson at rtol 1e-3, atol (1e-5,
@@ -187,6 +189,7 @@ class RadauStepper:
         self.atol = np.broadcast_to(np.asarray(atol, float), self.shape).reshape(-1)
         eps = float(np.finfo(np.float64).eps)
         self.kappa = max(10 * eps / rtol, min(0.03, math.sqrt(rtol)))
+        self.kappa_floor = 10 * eps / rtol
         self.c = method.c
         self.T, self.T_inv = method.T, method.T_inv
         self.gamma, self.alpha_beta = method.gamma, method.alpha_beta
@@ -283,7 +286,8 @@ class RadauStepper:
         g, ab = self.gamma / h, self.alpha_beta / h
         a, b = ab.real, ab.imag
         eta = max(self.eta, np.finfo(float).eps) ** 0.8
-        target = self.kappa * self.newton_share  # stop here (≤ κ: see newton_share)
+        # stop here (≤ κ: see newton_share), never below the rounding level 10 ε / rtol of [HW]'s κ
+        target = max(self.kappa * self.newton_share, self.kappa_floor)
         norm_prev = None
         met_kappa = False  # η ‖ΔW‖ ≤ κ reached ([HW]'s test), if not yet the tighter target
         if record:
