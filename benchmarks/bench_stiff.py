@@ -37,6 +37,9 @@ A run is stopped after 30 s (it then counts as failed at that tolerance and ends
 BLAS threads: run with ``OPENBLAS_NUM_THREADS=1`` (on a loaded machine, threaded LAPACK on 100×100
 matrices took 57 ms per LU, for dynkit and scipy alike).
 
+``--robertson-grid``: Robertson over rtol × a scalar atol (32 cases), no ``jac=``, every stiff method with and
+without ``nonnegative=True`` and scipy's peers: which answers are right, silently wrong, or failed.
+
 ``--robertson-check``: issue 23's done criterion alone (Robertson, rtol 1e-6, vector atol, no ``jac=``; error and
 work per method, scipy beside).
 
@@ -441,6 +444,49 @@ def robertson_check(with_jac: bool = False, rtol: float = 1e-6, atol=ROBERTSON_C
     return rows
 
 
+GRID_RTOLS = (1e-2, 1e-3, 1e-4, 1e-5)
+GRID_ATOLS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
+
+
+def robertson_grid(methods=STIFF_DYNKIT, peers=PEERS) -> dict:
+    """Robertson to t = 1e11 over rtol × scalar atol (:data:`GRID_RTOLS` × :data:`GRID_ATOLS`, 32 cases), no
+    ``jac=``: per method, with and without ``nonnegative=True`` (scipy's peers without), each case ``.`` (within 10
+    tolerances of the published reference: ``max_i |e_i| / (atol + rtol |r_i|) ≤ 10``), ``X`` (a success further
+    off: a silent wrong answer) or ``F`` (a reported failure). Returns ``{label: (cells, total calls of f)}``."""
+    import warnings
+
+    p = TESTSET["robertson"]
+    ref = np.asarray(p.reference, float)
+    out = {}
+    print("Robertson to t = 1e11, no jac=, atol the same for all components; rows: rtol "
+          f"{', '.join(f'{r:g}' for r in GRID_RTOLS)}; in each, atol {GRID_ATOLS[0]:g} ... {GRID_ATOLS[-1]:g}")
+    print("'.': within 10 tolerances of the reference, 'X': a success further off, 'F': a reported failure")
+    runs = [(m, nn) for m in methods for nn in (False, True)] + [(f"scipy {m}", False) for m in peers]
+    for name, nonnegative in runs:
+        cells, calls = [], 0
+        for rtol in GRID_RTOLS:
+            for atol in GRID_ATOLS:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # overflow in f on the blown-up branches
+                    if name.startswith("scipy "):
+                        res = scipy.integrate.solve_ivp(p.f, (0.0, p.t_end), p.y0, method=name[6:], rtol=rtol,
+                                                        atol=atol)
+                        ok, y, nfe = res.success, res.y[:, -1], int(res.nfev)
+                    else:
+                        sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=name, rtol=rtol, atol=atol, throw=False,
+                                       nonnegative=nonnegative or None)
+                        ok, y, nfe = sol.success, np.asarray(sol.ys[-1], float), sol.stats.nfe
+                calls += nfe
+                err = np.max(np.abs(y - ref) / (atol + rtol * np.abs(ref)))
+                cells.append("F" if not ok else "." if err <= 10 else "X")
+        label = f"{name}{' nonnegative' if nonnegative else ''}"
+        rows = " ".join("".join(cells[i * len(GRID_ATOLS):(i + 1) * len(GRID_ATOLS)]) for i in range(len(GRID_RTOLS)))
+        print(f"{label:26s} {rows}   wrong {cells.count('X'):2d}, failed {cells.count('F'):2d}, calls of f {calls}",
+              flush=True)
+        out[label] = (cells, calls)
+    return out
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three problems, four tolerances; nothing recorded")
@@ -456,12 +502,17 @@ def main(argv=None) -> None:
     parser.add_argument("--robertson-check", action="store_true", help="issue 23's done criterion: Robertson, rtol "
                         "1e-6, vector atol, no jac= (add --with-jac for the analytic Jacobian): error and work per "
                         "method, scipy's peers beside; nothing recorded")
+    parser.add_argument("--robertson-grid", action="store_true", help="Robertson over rtol 1e-2..1e-5 x scalar atol "
+                        "1e-3..1e-10, no jac=, every stiff method with and without nonnegative=True, scipy beside")
     parser.add_argument("--with-jac", action="store_true", help="with --robertson-check: the analytic Jacobian")
     parser.add_argument("--check-rtol", type=float, default=1e-6, help="with --robertson-check: rtol (default 1e-6)")
     parser.add_argument("--check-atol", type=float, nargs=3, default=list(ROBERTSON_CHECK_ATOL),
                         help="with --robertson-check: the three atol (default 1e-8 1e-14 1e-8; issue 23's loose "
                         "case: --check-rtol 1e-3 --check-atol 1e-5 1e-11 1e-5)")
     args = parser.parse_args(argv)
+    if args.robertson_grid:
+        robertson_grid()
+        return
     if args.robertson_check:
         robertson_check(args.with_jac, args.check_rtol, args.check_atol)
         return

@@ -100,3 +100,12 @@ def test_nonnegative_refused_for_torch_and_the_adjoint():
         dk.solve(lambda t, y: -y, torch.ones(2), [0.0, 1.0], nonnegative=True)
     with pytest.raises(ValueError, match="adjoint=True does not combine with nonnegative"):
         dk.solve(lambda t, y: -y, torch.ones(2), [0.0, 1.0], nonnegative=True, adjoint=True, adjoint_params=())
+
+
+def test_robertson_grid_tells_right_from_silently_wrong():
+    # the bench's grid (32 cases) for bdf: silently wrong cases without the constraint (measured 9), none with it
+    from benchmarks.bench_stiff import robertson_grid
+
+    grid = robertson_grid(methods=("bdf",), peers=())
+    assert grid["bdf"][0].count("X") > 0
+    assert set(grid["bdf nonnegative"][0]) == {"."}
