@@ -409,6 +409,20 @@ def parse_log(path: str) -> tuple[dict, list, list]:
 ROBERTSON_CHECK_ATOL = np.array([1e-8, 1e-14, 1e-8])
 
 
+def _solve_robertson(solver: str, rtol: float, atol, jac=None, nonnegative=None) -> dict:
+    """One Robertson solve to t = 1e11 by a dynkit method or ``"scipy <method>"``: result, final state, counts."""
+    p = TESTSET["robertson"]
+    if solver.startswith("scipy "):
+        res = scipy.integrate.solve_ivp(p.f, (0.0, p.t_end), p.y0, method=solver[6:], rtol=rtol, atol=atol, jac=jac)
+        return dict(solver=solver, result="success" if res.success else res.message, y=res.y[:, -1],
+                    nfe=int(res.nfev), njev=int(res.njev), nlu=int(res.nlu), steps=len(res.t) - 1)
+    sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=solver, rtol=rtol, atol=atol, jac=jac, throw=False,
+                   nonnegative=nonnegative)
+    s = sol.stats
+    return dict(solver=solver, result=sol.result, y=np.asarray(sol.ys[-1], float), nfe=s.nfe, njev=s.njev,
+                nlu=s.nlu, steps=s.n_steps)
+
+
 def robertson_check(with_jac: bool = False, rtol: float = 1e-6, atol=ROBERTSON_CHECK_ATOL) -> list[dict]:
     """Issue 23's done criterion: Robertson to t = 1e11, rtol 1e-6, atol (1e-8, 1e-14, 1e-8), numpy f, no
     ``jac=``: per stiff method (and scipy's peers on the same input) the largest relative error over the
@@ -417,19 +431,8 @@ def robertson_check(with_jac: bool = False, rtol: float = 1e-6, atol=ROBERTSON_C
     p = TESTSET["robertson"]
     ref, atol = np.asarray(p.reference, float), np.broadcast_to(np.asarray(atol, float), (3,))
     above = np.abs(ref) > atol
-    rows = []
-    jac = p.jac if with_jac else None
-    for m in STIFF_DYNKIT:
-        if m not in dk.solvers.METHODS:
-            continue
-        sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=m, rtol=rtol, atol=atol, jac=jac, throw=False)
-        s = sol.stats
-        rows.append(dict(solver=m, result=sol.result, y=np.asarray(sol.ys[-1], float), nfe=s.nfe, njev=s.njev,
-                         nlu=s.nlu, steps=s.n_steps))
-    for m in PEERS:
-        res = scipy.integrate.solve_ivp(p.f, (0.0, p.t_end), p.y0, method=m, rtol=rtol, atol=atol, jac=jac)
-        rows.append(dict(solver=f"scipy {m}", result="success" if res.success else res.message, y=res.y[:, -1],
-                         nfe=int(res.nfev), njev=int(res.njev), nlu=int(res.nlu), steps=len(res.t) - 1))
+    solvers = [m for m in STIFF_DYNKIT if m in dk.solvers.METHODS] + [f"scipy {m}" for m in PEERS]
+    rows = [_solve_robertson(m, rtol, atol, jac=p.jac if with_jac else None) for m in solvers]
     mode = "analytic jac=" if with_jac else "no jac="
     print(f"Robertson to t = 1e11, rtol {rtol:g}, atol {atol.tolist()}, numpy f, {mode}; reference: the test set's "
           f"published values")
@@ -468,17 +471,10 @@ def robertson_grid(methods=STIFF_DYNKIT, peers=PEERS) -> dict:
             for atol in GRID_ATOLS:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # overflow in f on the blown-up branches
-                    if name.startswith("scipy "):
-                        res = scipy.integrate.solve_ivp(p.f, (0.0, p.t_end), p.y0, method=name[6:], rtol=rtol,
-                                                        atol=atol)
-                        ok, y, nfe = res.success, res.y[:, -1], int(res.nfev)
-                    else:
-                        sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=name, rtol=rtol, atol=atol, throw=False,
-                                       nonnegative=nonnegative or None)
-                        ok, y, nfe = sol.success, np.asarray(sol.ys[-1], float), sol.stats.nfe
-                calls += nfe
-                err = np.max(np.abs(y - ref) / (atol + rtol * np.abs(ref)))
-                cells.append("F" if not ok else "." if err <= 10 else "X")
+                    run = _solve_robertson(name, rtol, atol, nonnegative=nonnegative or None)
+                calls += run["nfe"]
+                err = np.max(np.abs(run["y"] - ref) / (atol + rtol * np.abs(ref)))
+                cells.append("F" if run["result"] != "success" else "." if err <= 10 else "X")
         label = f"{name}{' nonnegative' if nonnegative else ''}"
         rows = " ".join("".join(cells[i * len(GRID_ATOLS):(i + 1) * len(GRID_ATOLS)]) for i in range(len(GRID_RTOLS)))
         print(f"{label:26s} {rows}   wrong {cells.count('X'):2d}, failed {cells.count('F'):2d}, calls of f {calls}",

@@ -801,11 +801,29 @@ def test_dense_output_of_the_stiff_methods(method, rtol):
     # ~1e-14), within 50 rtol (measured at most 2.5 rtol at 1e-4 and 15 rtol at 1e-8, bdf; the interpolants are
     # of lower order than the steps). bdf's interpolants once shared the difference table that later steps
     # rescaled in place: its dense output was off by 8.7e-3 at rtol 1e-8 while the outputs at t were right
+    assert _dense_output_error(method, rtol) <= 50 * rtol
+
+
+def _dense_output_error(method, rtol) -> float:
     f = lambda t, y: np.array([np.cos(t), -50 * (y[1] - np.sin(t))])  # noqa: E731
     tq = np.linspace(0.0, 10.0, 401)
     ref = dk.solve(f, np.zeros(2), tq, method="dop853", rtol=1e-13, atol=1e-15).ys
     sol = dk.solve(f, np.zeros(2), [0.0, 10.0], method=method, dense=True, rtol=rtol, atol=rtol * 1e-2)
-    assert np.abs(sol.evaluate(tq) - ref).max() <= 50 * rtol
+    return float(np.abs(sol.evaluate(tq) - ref).max())
+
+
+def test_dense_output_check_catches_a_difference_table_rescaled_in_place(monkeypatch):
+    # planted: bdf's rescaling writing into the array the earlier steps' interpolants hold (the first version)
+    def rescale_in_place(self, h):
+        if h == self.h:
+            return
+        k = self.order
+        self.D[:k + 1] = bdf.rescale_matrix(k, h / self.h) @ self.D[:k + 1]
+        self.D[k + 1:] = 0.0
+        self.h, self.equal_steps, self.lu_key = h, 0, None
+
+    monkeypatch.setattr(bdf.BDFStepper, "_rescale", rescale_in_place)
+    assert not _dense_output_error("bdf", 1e-8) <= 50 * 1e-8
 
 
 def test_radau5_at_rtol_1e_10_does_not_stall_in_rounding():

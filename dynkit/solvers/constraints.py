@@ -53,18 +53,19 @@ class NonNegative:
                              f"{type(y0).__module__}.{type(y0).__name__} y0)")
         if nonnegative is True:
             return cls(np.ones(y0.shape, bool))
+        expected = (f"nonnegative must be None, True, a boolean mask of y0's shape, or a non-empty 1-D sequence of "
+                    f"indices into y0.ravel(); got {nonnegative!r:.80}")
         try:
             arr = np.asarray(nonnegative)
-        except Exception:  # a ragged list, an unconvertible object
-            arr = np.asarray([None])
+        except ValueError:  # a ragged list
+            raise ValueError(expected) from None
         if arr.dtype == bool:
             if arr.shape != y0.shape:
                 raise ValueError(f"nonnegative as a boolean mask must have y0's shape {y0.shape}, got shape "
                                  f"{arr.shape}")
             return cls(arr.copy()) if arr.any() else None
         if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer) or arr.size == 0:
-            raise ValueError(f"nonnegative must be None, True, a boolean mask of y0's shape, or a non-empty 1-D "
-                             f"sequence of indices into y0.ravel(); got {nonnegative!r:.80}")
+            raise ValueError(expected)
         if arr.min() < -y0.size or arr.max() >= y0.size:
             raise ValueError(f"nonnegative indices must lie in [0, {y0.size}) (y0 has {y0.size} components), got "
                              f"{arr.tolist()!r:.80}")

@@ -9,19 +9,29 @@ from __future__ import annotations
 import numpy as np
 
 
-class SparseLU:
-    """``splu`` of ``σI − J``, solving for right-hand sides shaped like the state."""
+class _Factor:
+    """A factorised matrix solving for right-hand sides shaped like the state; a complex right-hand side of a
+    real factor is solved as its real and imaginary parts."""
 
-    __slots__ = ("lu", "complex")
+    __slots__ = ("complex",)
+
+    def solve(self, rhs):
+        flat = rhs.reshape(-1)
+        if np.iscomplexobj(flat) and not self.complex:
+            return (self._solve(flat.real) + 1j * self._solve(flat.imag)).reshape(rhs.shape)
+        return self._solve(flat).reshape(rhs.shape)
+
+
+class SparseLU(_Factor):
+    """``splu`` of ``σI − J``."""
+
+    __slots__ = ("lu",)
 
     def __init__(self, lu, complex_: bool):
         self.lu, self.complex = lu, complex_
 
-    def solve(self, rhs):
-        flat = rhs.reshape(-1)
-        if np.iscomplexobj(flat) and not self.complex:  # a real factor, a complex right-hand side
-            return (self.lu.solve(flat.real) + 1j * self.lu.solve(flat.imag)).reshape(rhs.shape)
-        return self.lu.solve(flat).reshape(rhs.shape)
+    def _solve(self, flat):
+        return self.lu.solve(flat)
 
 
 def sparse_lu(J, sigma) -> SparseLU | None:
@@ -39,7 +49,7 @@ def sparse_lu(J, sigma) -> SparseLU | None:
         return None
 
 
-class DenseLU:
+class DenseLU(_Factor):
     """LAPACK LU (``getrf``/``getrs``, called directly: ``scipy.linalg.lu_solve`` costs ~5 µs a call in argument
     checks, ten times the solve itself for the small systems of the stiff test set) of a dense matrix."""
 
@@ -47,13 +57,10 @@ class DenseLU:
 
     def __init__(self, lu, piv, getrs):
         self.lu, self.piv, self.getrs = lu, piv, getrs
+        self.complex = np.iscomplexobj(lu)
 
-    def solve(self, rhs):
-        flat = rhs.reshape(-1)
-        if np.iscomplexobj(flat) and not np.iscomplexobj(self.lu):  # a real factor, a complex right-hand side
-            return (self.solve(flat.real) + 1j * self.solve(flat.imag)).reshape(rhs.shape)
-        x, info = self.getrs(self.lu, self.piv, flat)
-        return x.reshape(rhs.shape)
+    def _solve(self, flat):
+        return self.getrs(self.lu, self.piv, flat)[0]
 
 
 def dense_lu(W) -> DenseLU | None:
@@ -73,4 +80,4 @@ def shifted_lu(J, sigma):
     """LU of ``σI − J``, dense or sparse as ``J`` is; ``None`` if singular or not finite."""
     if type(J).__module__.startswith("scipy.sparse"):
         return sparse_lu(J, sigma)
-    return dense_lu(sigma * np.eye(J.shape[0], dtype=np.result_type(J.dtype, type(sigma))) - J)
+    return dense_lu(sigma * np.eye(J.shape[0], dtype=np.result_type(J.dtype, sigma)) - J)  # a float32 J stays float32

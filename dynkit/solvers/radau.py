@@ -188,8 +188,8 @@ class RadauStepper:
         self.rtol = rtol
         self.atol = np.broadcast_to(np.asarray(atol, float), self.shape).reshape(-1)
         eps = float(np.finfo(np.float64).eps)
-        self.kappa = max(10 * eps / rtol, min(0.03, math.sqrt(rtol)))
-        self.kappa_floor = 10 * eps / rtol
+        self.kappa_floor = 10 * eps / rtol  # the rounding level
+        self.kappa = max(self.kappa_floor, min(0.03, math.sqrt(rtol)))
         self.c = method.c
         self.T, self.T_inv = method.T, method.T_inv
         self.gamma, self.alpha_beta = method.gamma, method.alpha_beta
@@ -234,9 +234,6 @@ class RadauStepper:
             return False
         return True
 
-    def _solve(self, LU, rhs):
-        return LU.solve(rhs)
-
     # -- one step -----------------------------------------------------------------------------
 
     def _f(self, t: float, y_flat: np.ndarray) -> np.ndarray:
@@ -261,7 +258,7 @@ class RadauStepper:
             return self._failed(t, y, h)
         y_new = y0 + Z[2]
         rhs = f0 + (self.dd @ Z) / h
-        err = self._solve(self.LU1, rhs)
+        err = self.LU1.solve(rhs)
         self._step = (t, h, y0, Z)
         y_new_b = y_new.reshape(self.shape).astype(self.backend.dtype, copy=False)
         trial = Trial(y_new_b, err.reshape(self.shape), self._interpolant(t, y0, h, Z), Slope(self.field, t + h, y_new_b))
@@ -303,10 +300,10 @@ class RadauStepper:
             r1 = TF[0] - g * W[0]
             r2 = TF[1] - (a * W[1] + b * W[2])
             r3 = TF[2] - (-b * W[1] + a * W[2])
-            dW1 = self._solve(LU1, r1)
+            dW1 = LU1.solve(r1)
             # the 2n real system with the block [[α̂, β̂], [−β̂, α̂]]/h ⊗ I − I ⊗ J is, in v = ΔW_2 − iΔW_3,
             # (α̂ + iβ̂)/h v − J v = r_2 − i r_3
-            v = self._solve(LU2, r2 - 1j * r3)
+            v = LU2.solve(r2 - 1j * r3)
             dW = np.array([dW1, v.real, -v.imag])
             self.stats.newton_iterations += 1
             if record:
@@ -392,7 +389,7 @@ class RadauStepper:
             t, y0, Z, h = trial.error2
             err = trial.error.reshape(-1)
             f_pert = self._f(t, y0 + err)
-            err = self._solve(self.LU1, f_pert + (self.dd @ Z) / h)
+            err = self.LU1.solve(f_pert + (self.dd @ Z) / h)
             trial.error = err.reshape(self.shape)
             value = norm(trial.error)
         return value

@@ -46,7 +46,7 @@ import numpy as np
 
 from .explicit import Slope, Trial
 from .jacobian import is_sparse, jacobian_provider
-from .linalg import dense_lu, sparse_lu
+from .linalg import shifted_lu
 
 
 @dataclass(frozen=True, eq=False)
@@ -250,16 +250,13 @@ class _NumpyLU:
     """LU of ``W`` by LAPACK (scipy); a batch ``(B, n, n)`` by one batched inverse (small blocks)."""
 
     def factor(self, J, scale: float):
-        if is_sparse(J):
-            return sparse_lu(J, scale)
-        W = scale * np.eye(J.shape[-1], dtype=J.dtype) - J
         if J.ndim == 3:
             with np.errstate(all="ignore"):
                 try:
-                    return np.linalg.inv(W)
+                    return np.linalg.inv(scale * np.eye(J.shape[-1], dtype=J.dtype) - J)
                 except np.linalg.LinAlgError:
                     return None
-        return dense_lu(W)
+        return shifted_lu(J, scale)
 
     def solve(self, LU, rhs):
         if isinstance(LU, np.ndarray):  # batched inverse
