@@ -3,7 +3,11 @@
 Every subcommand has ``--help`` (showing each option's default); ``dynkit --version`` prints the
 version. Errors print one line, ``dynkit: error: ...``, unless ``--debug`` (then the traceback).
 ``--quiet`` silences progress output. An output-file option given ``-`` writes to standard output
-(``dynkit verify --json -``); the human-readable text then goes to standard error.
+(``dynkit verify --json -``); the human-readable text then goes to standard error. Output files are written
+only as regular files (atomically): a ``--json``, ``--plot`` or ``--out`` file that is a device node
+(``/dev/full``), a named pipe, a folder or a symbolic link is refused before any work, naming it (exit 2),
+and left as it was; give the link's target instead of the link, or ``-`` for standard output.
+A problem whose ``f`` calls ``sys.exit()`` is a failure (exit 3), whatever the status it passes.
 
 Exit codes (:data:`EXIT_CODES`): 0 success; 1 a check did not hold (``verify``, ``derive``,
 ``report``); 2 a usage error (bad option, argument, input or output file); 3 the work failed (a solver
