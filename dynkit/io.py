@@ -49,6 +49,8 @@ _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (sta
 
 def file_kind(mode: int) -> str:
     """What an ``st_mode`` is, in words: ``"a regular file"``, ``"a character device"``, ..."""
+    if isinstance(mode, bool) or not isinstance(mode, int) or mode < 0:
+        raise TypeError(f"mode must be an st_mode (an int >= 0, from os.stat), got {type(mode).__name__} {mode!r:.40}")
     for test, words in _KINDS:
         if test(mode):
             return words
