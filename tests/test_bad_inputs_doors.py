@@ -568,7 +568,11 @@ def main(argv: list[str]) -> int:
         os.chdir(tmp)
         for name, run in cases(Path(tmp)).items():
             if not argv or any(word in name for word in argv):
+                before = Counter(LEDGER)
                 run()
+                group = Counter(LEDGER)
+                group.subtract(before)
+                print(f"{name:44s} " + " ".join(f"{k} {group[k]}" for k in ("cases", *OUTCOMES) if group[k]))
     print(f"issue 34 doors: cases: {LEDGER['cases']}; " + "; ".join(f"{k}: {LEDGER[k]}" for k in OUTCOMES))
     for problem in PROBLEMS:
         print("  " + problem)

@@ -423,6 +423,21 @@ def test_a_shard_folder_linked_out_of_the_run_folder_is_refused(toy, tmp_path):
         R._outside_flaw = original
 
 
+def test_the_shard_audit_counts_what_a_rerun_would_reuse_and_why_not(toy, tmp_path):
+    from analysis.shard_audit import audit
+
+    _run(tmp_path / "toy_result")
+    assert audit(tmp_path) == {"toy_result": Counter(reusable=4)}
+    path = tmp_path / "toy_result" / "shards" / "seed1-point=a" / SHARD_FILE
+    path.write_bytes(_edit(_before_package_hash)(json.loads(path.read_text())))  # planted: the earlier identity
+    other = tmp_path / "toy_result" / "shards" / "seed0-point=b" / SHARD_FILE
+    other.write_bytes(_edit(_stale_package)(json.loads(other.read_text())))
+    stored = path.read_bytes()
+    assert audit(tmp_path) == {"toy_result": Counter({"reusable": 2, "before the package hash": 1,
+                                                      "written by other code": 1})}
+    assert path.read_bytes() == stored  # read, never re-stamped
+
+
 def nan_run(config: ToyConfig, *, seed: int, out: Path, device: str) -> dict:
     return {"metrics": {"x": float("nan") if seed == 1 else 2.0 + seed, "one": 1.0}}
 
