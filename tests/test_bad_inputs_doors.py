@@ -558,6 +558,34 @@ def test_a_writer_that_replaces_a_device_node_is_caught(tmp_path, monkeypatch):
     LEDGER["cases"] -= 1
 
 
+def test_a_special_file_put_there_during_the_write_survives_too(tmp_path):
+    # the check is repeated before the rename: a pipe created while the content was being written is not replaced
+    path = tmp_path / "out.json"
+
+    def write_while_a_pipe_appears(fh):
+        fh.write("{}")
+        os.mkfifo(path)
+
+    with pytest.raises(ValueError, match="got '.*out.json', which is a named pipe"):
+        dk.io.atomic_write(path, write_while_a_pipe_appears, option="--json")
+    assert stat.S_ISFIFO(path.lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]  # no temporary left behind
+
+
+def test_a_regular_file_is_still_replaced_atomically_and_a_new_path_created(tmp_path):
+    existing, new = tmp_path / "old.json", tmp_path / "sub" / "new.json"
+    existing.write_text("old")
+    existing.chmod(0o600)
+    dk.io.write_json(existing, {"a": 1})
+    dk.io.write_json(new, {"b": 2})
+    assert '"a": 1' in existing.read_text() and stat.S_IMODE(existing.stat().st_mode) == 0o600
+    assert '"b": 2' in new.read_text()
+    linked_parent = tmp_path / "linked"
+    linked_parent.symlink_to(tmp_path / "sub")  # links among the parents are followed, as documented
+    dk.io.write_json(linked_parent / "via_link.json", {"c": 3})
+    assert (tmp_path / "sub" / "via_link.json").is_file()
+
+
 def main(argv: list[str]) -> int:
     """Every group of cases, or those whose name contains one of ``argv``; print the counts."""
     import tempfile

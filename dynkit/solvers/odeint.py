@@ -109,9 +109,12 @@ def odeint(func: Callable, y0: Any, t: Any, *, rtol: float = 1e-7, atol: Any = 1
     ------
     ValueError, TypeError
         A method without a dynkit equivalent (the message names the nearest one), an unknown
-        option, bad arguments (from :func:`dynkit.solve`, naming the argument).
+        option, bad arguments (naming the argument, before any step); ``event_fn`` returning None, a
+        bool or a string; an ``event_fn`` that is zero at ``t[0]``.
     dynkit.SolverError
-        Solver failures (step-size underflow, too many steps, non-finite states), as in :func:`dynkit.solve`.
+        Solver failures (step-size underflow, too many steps, non-finite states), as in :func:`dynkit.solve`;
+        :class:`~dynkit.solvers.VectorFieldError` when ``func``, ``event_fn`` or ``grid_constructor`` raises
+        (the exception is its ``__cause__``) or ``func`` returns something unusable.
 
     References
     ----------
@@ -455,11 +458,11 @@ def _grid_array(raw) -> np.ndarray:
     """What ``grid_constructor`` returned, as float64 times; a TypeError naming it for anything else."""
     import torch
 
-    if isinstance(raw, torch.Tensor) and (raw.is_floating_point() or not (raw.is_complex() or
-                                                                           raw.dtype == torch.bool)):
+    real = isinstance(raw, torch.Tensor) and not (raw.is_complex() or raw.dtype == torch.bool)
+    if real:
         return raw.detach().to(torch.float64).cpu().numpy()
     expected = "must return a 1-D tensor of times"
-    if raw is None or isinstance(raw, (str, bytes, dict, set, torch.Tensor)):
+    if raw is None or isinstance(raw, (str, bytes, dict, set, torch.Tensor)):  # a tensor here: complex or bool
         what = f"dtype {raw.dtype}" if isinstance(raw, torch.Tensor) else f"{type(raw).__name__} {raw!r:.40}"
         raise TypeError(f"options['grid_constructor'] {expected}, got {what}")
     try:
