@@ -3,7 +3,11 @@
 Every subcommand has ``--help`` (showing each option's default); ``dynkit --version`` prints the
 version. Errors print one line, ``dynkit: error: ...``, unless ``--debug`` (then the traceback).
 ``--quiet`` silences progress output. An output-file option given ``-`` writes to standard output
-(``dynkit verify --json -``); the human-readable text then goes to standard error.
+(``dynkit verify --json -``); the human-readable text then goes to standard error. Output files are written
+only as regular files (atomically): a ``--json``, ``--plot`` or ``--out`` file that is a device node
+(``/dev/full``), a named pipe, a folder or a symbolic link is refused before any work, naming it (exit 2),
+and left as it was; give the link's target instead of the link, or ``-`` for standard output.
+A problem whose ``f`` calls ``sys.exit()`` is a failure (exit 3), whatever the status it passes.
 
 Exit codes (:data:`EXIT_CODES`): 0 success; 1 a check did not hold (``verify``, ``derive``,
 ``report``); 2 a usage error (bad option, argument, input or output file); 3 the work failed (a solver
@@ -125,6 +129,8 @@ def load_problem(spec: str, params: dict | None = None) -> dict:
     import numpy as np
 
     params = dict(params or {})
+    if not isinstance(spec, str) or not spec.strip():
+        raise CLIError(f"SPEC: expected FILE.py, FILE.py:NAME, MODULE or MODULE:NAME, got {spec!r}")
     target, _, attr = spec.rpartition(":") if ":" in spec else (spec, "", "")
     if ":" in spec and not (target and attr):
         raise CLIError(f"SPEC: expected FILE.py[:NAME] or MODULE[:NAME], got {spec!r}")
@@ -167,6 +173,9 @@ def load_problem(spec: str, params: dict | None = None) -> dict:
     if not callable(problem["f"]):
         raise CLIError(f"SPEC: f must be callable f(t, y), got {type(problem['f']).__name__}")
     for key in ("y0", "t"):
+        if np.iscomplexobj(problem[key]):  # np.asarray(dtype=float) would drop the imaginary parts silently
+            raise CLIError(f"SPEC: {key} must be real, got complex values {problem[key]!r:.80} (dk.solve integrates "
+                           f"real states: split z into [z.real, z.imag] and f accordingly)")
         try:
             problem[key] = np.asarray(problem[key], dtype=float)
         except (TypeError, ValueError) as exc:
@@ -213,7 +222,7 @@ def _write_json(path: str | None, data: dict, args, config: dict) -> None:
         return
     from .io import write_json
 
-    write_json(path, jsonable(data), config=jsonable(config), command=command)
+    write_json(path, jsonable(data), config=jsonable(config), command=command, option="--json")
     _progress(args, f"wrote {path}")
 
 
@@ -231,7 +240,7 @@ def _write_png(path: str, draw: Callable[[Any], None], args) -> None:
         return
     from .io import save_figure
 
-    save_figure(fig, path, dpi=110)
+    save_figure(fig, path, dpi=110, option="--plot")
     _progress(args, f"wrote {path}")
 
 
@@ -436,9 +445,11 @@ def cmd_stiffness(args) -> int:
 def cmd_nfe_sweep(args) -> int:
     nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
     plot = require_any("experiments.plot_nfe_vs_tolerance", "diagnostics.plot_nfe_vs_tolerance")
-    from .io import check_writable_dir
+    from .io import check_output_path, check_writable_dir
 
     out = check_writable_dir(args.out, "--out")  # before the sweep, not after it
+    for name in ("nfe_sweep.json", "nfe_sweep.png"):
+        check_output_path(out / name, "--out")
     # out=None: the sweep writes nothing itself, so each file below is written once (with the command).
     kwargs = {"models": tuple(args.models), "task": args.task, "seed": args.seed, "out": None, "quiet": args.quiet}
     if args.solver is not None:  # unset: the sweep's own default (dk.solve)
@@ -552,7 +563,7 @@ def cmd_ledger(args) -> int:
     if args.json:
         from .io import write_json
 
-        write_json(args.json, table.to_dict(), command="dynkit " + " ".join(args.argv))
+        write_json(args.json, table.to_dict(), command="dynkit " + " ".join(args.argv), option="--json")
     fmt = args.format or ("table" if sys.stdout.isatty() else "md")  # a pipe or a file gets Markdown, as ls does
     if fmt == "json":
         json.dump(jsonable(table.to_dict()), sys.stdout, indent=2)
@@ -827,9 +838,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .solvers import SolverError
 
     try:
+        _check_output_files(args)
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
+    except SystemExit as exc:  # sys.exit() inside the user's f (or anything the work runs): not a success
+        if args.debug:
+            raise
+        print(f"dynkit {args.command}: error: the work called sys.exit({exc.code!r}) before it finished (an "
+              "f, jac or problem file must return, not exit)", file=sys.stderr)
+        return EXIT_FAILED
     except BrokenPipeError:
         return _closed_pipe()
     except SolverError as exc:  # before ValueError: a VectorFieldShapeError is both, and the solve failed
@@ -858,6 +876,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{type(exc).__name__}: {exc} (run with --debug for the traceback)"
         print(f"dynkit {args.command}: error: {text}", file=sys.stderr)
         return EXIT_FAILED
+
+
+OUTPUT_FILE_OPTIONS = ("json", "plot")
+"""The options naming an output file; checked (:func:`dynkit.io.check_output_path`) before any work."""
+
+
+def _check_output_files(args) -> None:
+    from .io import check_output_path
+
+    for name in OUTPUT_FILE_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None and value != STDOUT:
+            check_output_path(value, f"--{name}")
 
 
 def _closed_pipe() -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -42,9 +43,77 @@ def _labelled(path: Path, option: str | None) -> str:
     return f"{option} {str(path)!r}" if option else repr(str(path))
 
 
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
+
+
+def file_kind(mode: int) -> str:
+    """What an ``st_mode`` is, in words: ``"a regular file"``, ``"a character device"``, ..."""
+    if isinstance(mode, bool) or not isinstance(mode, int) or mode < 0:
+        raise TypeError(f"mode must be an st_mode (an int >= 0, from os.stat), got {type(mode).__name__} {mode!r:.40}")
+    for test, words in _KINDS:
+        if test(mode):
+            return words
+    return "a regular file" if stat.S_ISREG(mode) else f"a special file (mode {stat.filemode(mode)})"
+
+
+def check_output_path(path: str | os.PathLike, option: str | None = None) -> Path:
+    """``path`` as a :class:`~pathlib.Path` if dynkit may write a file there; a ValueError otherwise.
+
+    The one rule of every writer (:func:`atomic_write` and so ``write_json``, ``save_figure``, the
+    checkpoints, the shards, the report, ``dynkit ... --json/--plot/--out``): a result is written only
+    as a *regular file*, onto a path that is new or already a regular file. Refused, naming ``path``
+    (and ``option``) and what it is: a device node (``/dev/null``, ``/dev/full``), a folder, a named
+    pipe, a socket, and a **symbolic link** -- dynkit never writes through a link (nor replaces one):
+    give the link's target, or remove the link. Links among the *parent* folders are followed as usual.
+    A parent that exists but is not a folder (``/etc/passwd/x.json``) is refused too.
+
+    The check is repeated just before the rename, so only a change in between (another process
+    replacing the file in that instant) can slip past it.
+    """
+    label = option or "path"
+    if not isinstance(path, (str, os.PathLike)) or str(path) == "":
+        raise TypeError(f"{label} must be a non-empty str or os.PathLike, got {path!r}")
+    path = Path(path)
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except NotADirectoryError:
+        mode = None  # a parent is not a folder: named below
+    except OSError as err:
+        raise type(err)(err.errno, f"cannot write {_labelled(path, option)}: {err.strerror or err}") from err
+    if mode is not None and not stat.S_ISREG(mode):
+        what = file_kind(mode)
+        if stat.S_ISLNK(mode):
+            what += f" (to {os.readlink(path)!r}); dynkit does not write through links: give the target or " \
+                    "remove the link"
+        raise ValueError(f"{label} must be a regular file or a new path, got {str(path)!r}, which is {what}")
+    if mode is None:
+        parent = path.parent
+        while True:
+            try:
+                parent_mode = parent.stat().st_mode  # links among the parents are followed
+            except (FileNotFoundError, NotADirectoryError):
+                if parent == parent.parent:
+                    break
+                parent = parent.parent
+                continue
+            except OSError:
+                break  # unreadable: the write itself will say why
+            if not stat.S_ISDIR(parent_mode):
+                raise ValueError(f"{label} must be a path inside a folder, got {str(path)!r}, but {str(parent)!r} "
+                                 f"is {file_kind(parent_mode)}, not a folder")
+            break
+    return path
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: str = "w", *,
                  option: str | None = None) -> Path:
     """Write ``path`` through ``write(fileobj)`` into a temporary sibling, then rename it into place.
+
+    Only regular files are written (:func:`check_output_path`: a device node, a folder, a pipe or a
+    symbolic link at ``path`` is refused before anything is written, and checked again before the rename).
 
     A crash or an exception leaves either the old file or none, never a half-written one (a crash
     can leave the temporary ``.NAME.*.tmp`` beside it: :func:`remove_orphan_temporaries` removes
@@ -59,6 +128,8 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: st
 
     Raises
     ------
+    ValueError
+        ``path`` is not a regular file or a new path (:func:`check_output_path`).
     OSError
         (of the original subclass: ``PermissionError``, ...) naming ``path`` and ``option``.
     """
@@ -68,7 +139,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: st
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
     if not callable(write):
         raise TypeError(f"write must be a callable write(fileobj), got {type(write).__name__}")
-    path = Path(path)
+    path = check_output_path(path, option)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
@@ -84,6 +155,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: st
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        check_output_path(path, option)  # again: the write may have taken long
         os.replace(tmp, path)
     except BaseException as err:
         if os.path.exists(tmp):

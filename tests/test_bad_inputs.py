@@ -667,6 +667,17 @@ def _io(tmp: Path):
         fuzz("check_writable_dir", "out", dk.io.check_writable_dir,
              st.sampled_from([None, 3, "", str(blocker), str(blocker / "sub")]))
 
+    def check_output():
+        # issue 34: only a regular file or a new path; a folder, a parent that is a file, a link are refused
+        link = tmp / "a_link"
+        if not link.is_symlink():
+            link.symlink_to(blocker)
+        fuzz("check_output_path", "path", dk.io.check_output_path,
+             st.sampled_from([None, 3, "", str(blocker / "x.json"), str(tmp), str(link)]))
+
+    def kind():
+        fuzz("file_kind", "mode", dk.io.file_kind, st.sampled_from([None, "x", 2.5, -1, True]))
+
     def orphans():
         fuzz("remove_orphan_temporaries", "folder", dk.io.remove_orphan_temporaries, st.sampled_from([None, 3, 2.5]))
 
@@ -699,7 +710,8 @@ def _io(tmp: Path):
         fuzz("to_pandas", "records", dk.io.to_pandas, st.sampled_from([None, 3, "rows", [1, 2], {"a": 1}]))
 
     return {"atomic_write": atomic_write, "write_json": write_json_all, "save_figure": save_figure,
-            "check_writable_dir": check_writable, "remove_orphan_temporaries": orphans, "versions": versions,
+            "check_writable_dir": check_writable, "check_output_path": check_output, "file_kind": kind,
+            "remove_orphan_temporaries": orphans, "versions": versions,
             "jsonable": jsonable, "to_pandas": to_pandas}
 
 

@@ -116,6 +116,19 @@ def _stale_source(r):  # an honest record written by another version of the expe
     r["code"]["source_sha256"] = "0" * 64
 
 
+def _stale_package(r):  # an honest record written when a module below the experiment (a task, a solver) differed
+    r["code"]["package_sha256"] = "0" * 64
+
+
+def _stale_library(r):  # an honest record written under another torch
+    r["code"]["libraries"]["torch"] = "1.0.0"
+
+
+def _before_package_hash(r):  # an honest record of the earlier identity: the experiment module's hash only
+    for key in ("package_sha256", "libraries"):
+        r["code"].pop(key)
+
+
 CORRUPTIONS = {
     "a JSON list": (lambda r: b"[1, 2]", "not a JSON object (a list)"),
     "JSON null": (lambda r: b"null", "not a JSON object (a NoneType)"),
@@ -137,6 +150,10 @@ CORRUPTIONS = {
     "forged (other version, metrics 999)": (_edit(_forge, rehash=False), "does not match its sha256"),
     "stale dynkit version": (_edit(_stale_version), "written by other code (dynkit 0.0.1"),
     "stale experiment source": (_edit(_stale_source), "source 000000000000"),
+    "stale package (a task or solver changed)": (_edit(_stale_package), "package 000000000000"),
+    "stale library version": (_edit(_stale_library), "torch 1.0.0"),
+    "recorded before the package hash": (_edit(_before_package_hash),
+                                         "recorded before shards covered the package"),
     "another seed's record": (_edit(_set("seed", 7)), "its seed differs"),
     "another config": (_edit(lambda r: r["config"].update({"size": 4})), "its config differs"),
     "written before shards had code and hash": (_edit(_drop("code", "sha256"), rehash=False),
@@ -222,7 +239,15 @@ def test_an_intact_shard_is_reused_silently_and_carries_its_identity_and_hash(to
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     assert record["sha256"] == hashlib.sha256(canonical.encode()).hexdigest()
     source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()  # toy_run is defined in this file
-    assert record["code"] == {"dynkit": dynkit.__version__, "module": toy_run.__module__, "source_sha256": source}
+    import numpy
+    import scipy
+    import torch
+
+    assert record["code"] == {"dynkit": dynkit.__version__, "module": toy_run.__module__, "source_sha256": source,
+                              "package_sha256": E.EXPERIMENTS["toy_shards"].code()["package_sha256"],
+                              "libraries": {"numpy": numpy.__version__, "scipy": scipy.__version__,
+                                            "torch": torch.__version__}}
+    assert len(record["code"]["package_sha256"]) == 64  # what it covers: the planted changes below
     assert res["metrics"]["b.value"]["values"] == [expected_value(0, "b"), expected_value(1, "b")]
 
 
@@ -274,6 +299,143 @@ def test_registered_scripts_hash_the_script_module_not_the_adapter():
     assert code["module"] == "dynkit.experiments.momres_cubic"
     path = Path(sys.modules["dynkit.experiments.momres_cubic"].__file__)
     assert code["source_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# -- issue 34: the code identity covers every module below the experiment; shards are read only inside out --
+
+PLANTED_EXPERIMENT = textwrap.dedent("""
+    def run(config, *, seed, out, device):
+        from ..tasks.silverbox import silverbox  # noqa: F401 - what the identity must follow, as node_blowup does
+        from .scripting import setup  # noqa: F401
+        return {"metrics": {"value": float(seed)}}
+""")
+
+
+@pytest.fixture
+def package_copy(tmp_path, monkeypatch):
+    """A copy of the dynkit sources that the code identity hashes (``registry.PACKAGE_ROOT``), with a toy
+    experiment module inside its ``experiments`` folder: planted changes go to the copy, never the package."""
+    import shutil
+
+    import dynkit.experiments.registry as registry
+
+    copy = tmp_path / "dynkit"
+    shutil.copytree(registry.PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(registry, "PACKAGE_ROOT", copy)
+    source = copy / "experiments" / "planted_experiment.py"
+    source.write_text(PLANTED_EXPERIMENT)
+    module = type(sys)("planted_experiment")
+    module.__file__ = str(source)
+    exec(compile("def run(config, *, seed, out, device):\n    return {'metrics': {'value': float(seed)}}\n",
+                 str(source), "exec"), module.__dict__)
+    monkeypatch.setitem(sys.modules, "planted_experiment", module)
+    monkeypatch.setitem(E.EXPERIMENTS, "planted", Experiment("planted", module.run,
+                                                             {s: ToyConfig() for s in ("smoke", "cpu", "full")}))
+    return copy
+
+
+def _append(path: Path, text: str) -> None:
+    path.write_text(path.read_text() + text)
+
+
+@pytest.mark.parametrize("changed, stale", [
+    ("tasks/silverbox.py", True),       # the issue's case: node_blowup's data, two layers below
+    ("solvers/engine.py", True),        # reached through dk.solve, imported by no experiment by name
+    ("experiments/scripting.py", True),  # an experiments module the experiment imports
+    ("experiments/runner.py", True),    # the machinery that runs every shard
+    ("experiments/ledger.py", False),   # another part of the experiments layer: not below this experiment
+    ("cli.py", False),                  # above the experiments layer
+    ("report/render.py", False),
+])
+def test_a_change_to_a_module_below_the_experiment_recomputes_its_shards(package_copy, tmp_path, changed, stale):
+    out = tmp_path / "out"
+    E.run("planted", scale="smoke", seeds=(0,), out=out)
+    notices: list[str] = []
+    E.run("planted", scale="smoke", seeds=(0,), out=out, notice=notices.append)
+    assert notices == []  # unchanged code: reused
+    _append(package_copy / changed, "\nDRIVE_AMPLITUDE = 0.2  # planted change\n")
+    E.run("planted", scale="smoke", seeds=(0,), out=out, notice=notices.append)
+    if stale:
+        assert len(notices) == 1 and "written by other code" in notices[0] and "package" in notices[0], notices
+        assert str(out / "shards" / "seed0" / SHARD_FILE) in notices[0]
+    else:
+        assert notices == []
+
+
+def test_the_identity_follows_node_blowup_into_its_task_module():
+    import dynkit.experiments.registry as registry
+
+    files = {str(p.relative_to(registry.PACKAGE_ROOT)) for p in registry.code_files("dynkit.experiments.node_blowup")}
+    assert {"tasks/silverbox.py", "experiments/node_blowup.py", "experiments/scripting.py", "solvers/engine.py",
+            "models/neural_ode.py", "io.py"} <= files
+    assert not files & {"cli.py", "experiments/ledger.py", "experiments/momres_cubic.py"}
+    assert not any(f.startswith("report/") for f in files)
+
+
+def test_a_new_library_version_recomputes_the_shards(package_copy, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    E.run("planted", scale="smoke", seeds=(0,), out=out)
+    monkeypatch.setattr(sys.modules["numpy"], "__version__", "0.0.planted")
+    notices: list[str] = []
+    E.run("planted", scale="smoke", seeds=(0,), out=out, notice=notices.append)
+    assert len(notices) == 1 and "numpy 0.0.planted" in notices[0]
+
+
+def test_a_shard_linked_out_of_the_run_folder_is_never_read(toy, tmp_path):
+    out = tmp_path / "out"
+    _run(out)
+    path = out / "shards" / "seed1-point=a" / SHARD_FILE
+    outside = tmp_path / "elsewhere.json"
+    record = json.loads(path.read_text())
+    record["metrics"] = {k: 999.0 for k in record["metrics"]}  # a forgery with a recomputed hash
+    record["sha256"] = content_hash(record)
+    outside.write_text(json.dumps(record))
+    path.unlink()
+    path.symlink_to(outside)
+    notices: list[str] = []
+    assert finished(shards("toy_shards", "smoke", [1], out)[0], notices.append) is None  # not read: not reused
+    assert len(notices) == 1 and str(path) in notices[0] and "symbolic link" in notices[0]
+    with pytest.raises(ValueError, match=r"out must be a regular file .*seed1-point=a/shard\.json.*symbolic link"):
+        _run(out)  # refused before any work: a run never replaces the link
+    assert path.is_symlink() and json.loads(outside.read_text())["metrics"] == record["metrics"]
+
+
+def test_a_shard_folder_linked_out_of_the_run_folder_is_refused(toy, tmp_path):
+    out = tmp_path / "out"
+    _run(out)
+    folder = out / "shards" / "seed1-point=a"
+    elsewhere = tmp_path / "elsewhere"
+    folder.rename(elsewhere)
+    folder.symlink_to(elsewhere)
+    notices: list[str] = []
+    assert finished(shards("toy_shards", "smoke", [1], out)[0], notices.append) is None
+    assert len(notices) == 1 and "outside out" in notices[0]
+    with pytest.raises(ValueError, match="out must hold its shards inside it.*linked folder"):
+        _run(out)
+    # planted: without the check, the same record is reused from outside
+    import dynkit.experiments.runner as R
+
+    original = R._outside_flaw
+    try:
+        R._outside_flaw = lambda path, mode, root: None
+        assert finished(shards("toy_shards", "smoke", [1], out)[0]) is not None
+    finally:
+        R._outside_flaw = original
+
+
+def test_the_shard_audit_counts_what_a_rerun_would_reuse_and_why_not(toy, tmp_path):
+    from analysis.shard_audit import audit
+
+    _run(tmp_path / "toy_result")
+    assert audit(tmp_path) == {"toy_result": Counter(reusable=4)}
+    path = tmp_path / "toy_result" / "shards" / "seed1-point=a" / SHARD_FILE
+    path.write_bytes(_edit(_before_package_hash)(json.loads(path.read_text())))  # planted: the earlier identity
+    other = tmp_path / "toy_result" / "shards" / "seed0-point=b" / SHARD_FILE
+    other.write_bytes(_edit(_stale_package)(json.loads(other.read_text())))
+    stored = path.read_bytes()
+    assert audit(tmp_path) == {"toy_result": Counter({"reusable": 2, "before the package hash": 1,
+                                                      "written by other code": 1})}
+    assert path.read_bytes() == stored  # read, never re-stamped
 
 
 def nan_run(config: ToyConfig, *, seed: int, out: Path, device: str) -> dict:

@@ -1,10 +1,18 @@
 """Running an experiment: one shard per (seed, config point), finished shards reused, local or through Ray.
 
 A shard's record (``shard.json``) is self-describing and verifiable: it carries the shard's identity
-(experiment, scale, seed, config point, config and the *code*: the dynkit version and a hash of the
-experiment module's source) and a SHA-256 of its own content. :func:`finished` reuses a record only
-when it is well-formed, matches the identity and the hash; anything else is recomputed, with a
-one-line notice naming the file. A per-shard claim (an advisory ``flock`` on ``.claim`` in the shard's
+(experiment, scale, seed, config point, config and the *code*: the dynkit version, a hash of every package
+source the shard depends on and the numpy/scipy/torch versions, see
+:func:`~dynkit.experiments.registry.code_identity`) and a SHA-256 of its own content. :func:`finished`
+reuses a record only when it is a regular file inside the run folder (a link is never followed), is
+well-formed, matches the identity and the hash; anything else is recomputed, with a one-line notice naming
+the file.
+
+What the hashes promise: integrity against *accidents* -- a damaged or hand-edited record, a record
+computed by other code or other library versions is not reused. What they do not: an unkeyed SHA-256 is
+no signature, so a record forged by someone who can write the folder (with its hash recomputed) is
+accepted; keep results you rely on where only you can write, and the results of record under version
+control. A per-shard claim (an advisory ``flock`` on ``.claim`` in the shard's
 folder, released by the kernel if the process dies) keeps concurrent runners on one ``out`` from
 computing the same shard twice.
 """
@@ -17,6 +25,7 @@ import json
 import math
 import os
 import re
+import stat
 import time
 import warnings
 from dataclasses import dataclass
@@ -25,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import _checks
-from ..io import check_writable_dir, jsonable, remove_orphan_temporaries, versions, write_json
+from ..io import check_output_path, check_writable_dir, jsonable, remove_orphan_temporaries, versions, write_json
 from .registry import SCALES, Experiment, get, point_key
 
 SHARD_FILE = "shard.json"
@@ -113,7 +122,13 @@ def _code_text(code: Any) -> str:
     if not isinstance(code, dict):
         return json.dumps(code)[:60]
     digest = code.get("source_sha256")
-    return f"dynkit {code.get('dynkit')}, {code.get('module')} source {str(digest)[:12]}"
+    package = code.get("package_sha256")
+    libraries = code.get("libraries")
+    text = f"dynkit {code.get('dynkit')}, {code.get('module')} source {str(digest)[:12]}"
+    if package is None:
+        return text + ", no package hash (recorded before shards covered the package)"
+    libs = ", ".join(f"{k} {v}" for k, v in libraries.items()) if isinstance(libraries, dict) else "no versions"
+    return text + f", package {str(package)[:12]}, {libs}"
 
 
 def finished(shard: Shard, notice: Callable[[str], None] | None = None) -> dict | None:
@@ -124,11 +139,18 @@ def finished(shard: Shard, notice: Callable[[str], None] | None = None) -> dict 
     edited) is reported through ``notice`` in one line naming it, and will be recomputed.
     """
     path = shard.path
-    if not path.exists():
-        return None
     try:
-        record = json.loads(path.read_bytes().decode("utf-8"), parse_constant=_reject_constant)
-        flaw = _flaw(record, shard)
+        mode = path.lstat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as err:
+        mode, flaw = None, f"cannot be read ({err.strerror or err})"
+    try:
+        if mode is not None:
+            flaw = _outside_flaw(path, mode, shard.folder.parent.parent)
+        if flaw is None:
+            record = json.loads(_read_inside(path).decode("utf-8"), parse_constant=_reject_constant)
+            flaw = _flaw(record, shard)
     except UnicodeDecodeError:
         flaw = "not UTF-8 text"
     except (ValueError, RecursionError) as err:
@@ -142,6 +164,38 @@ def finished(shard: Shard, notice: Callable[[str], None] | None = None) -> dict 
     return None
 
 
+def _outside_flaw(path: Path, mode: int, root: Path) -> str | None:
+    """Why the file at ``path`` (``lstat`` mode ``mode``) is not read as a shard of the run folder ``root``:
+    not a regular file (a link, even to a file inside, is never followed), or reached through a linked folder
+    that leads out of ``root``."""
+    from ..io import file_kind
+
+    if not stat.S_ISREG(mode):
+        what = file_kind(mode) + (f" (to {os.readlink(path)!r})" if stat.S_ISLNK(mode) else "")
+        return f"{what}, not a regular file: shards are read only as regular files inside out, never through a link"
+    real, inside = os.path.realpath(path), os.path.realpath(root)
+    if os.path.commonpath([real, inside]) != inside:
+        return f"it lies outside out ({real!r} through a linked folder): shards are read only inside out"
+    return None
+
+
+def _check_inside(shard: Shard, out: Path) -> None:
+    """A ValueError naming the shard's file if it cannot be read and written as a regular file inside ``out``
+    (a link there, or a linked folder leading out of ``out``): the run refuses rather than replace a link."""
+    check_output_path(shard.path, "out")
+    real, inside = os.path.realpath(shard.folder), os.path.realpath(out)
+    if os.path.commonpath([real, inside]) != inside:
+        raise ValueError(f"out must hold its shards inside it, got {str(shard.folder)!r}, which leads to {real!r} "
+                         f"through a linked folder; remove the link")
+
+
+def _read_inside(path: Path) -> bytes:
+    """The bytes of ``path``, opened without following a link put there after the check (``O_NOFOLLOW``)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
 @contextlib.contextmanager
 def claimed(shard: Shard, wait: bool) -> Iterator[bool]:
     """Hold the shard's claim (an exclusive ``flock`` on ``folder/.claim``) inside the block; yields False at
@@ -153,7 +207,7 @@ def claimed(shard: Shard, wait: bool) -> Iterator[bool]:
         yield True
         return
     shard.folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(shard.folder / CLAIM_FILE, os.O_RDWR | os.O_CREAT, 0o666)
+    fd = os.open(shard.folder / CLAIM_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
@@ -298,6 +352,9 @@ def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: st
     say = progress or (lambda line: None)
     tell = notice or (lambda line: warnings.warn(line, ShardRecomputed, stacklevel=4))
     todo = shards(name, scale, seeds, out, device)
+    check_output_path(out / RESULTS_FILE, "out")
+    for shard in todo:  # before any work: nothing is read or written through a link out of `out`
+        _check_inside(shard, out)
     records: dict[str, dict] = {}
     missing = []
     for i, shard in enumerate(todo, 1):

@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from ..io import atomic_write, versions, write_json
+from ..io import atomic_write, check_output_path, versions, write_json
 from .blocks import Code, Section, Table
 from .common import (CLAIM_VERDICTS, LEDGER_VERDICTS, ComponentUnavailable, claim_holds, claim_verdict, jsonable,
                      latex_of, require)
@@ -74,6 +74,10 @@ def _metadata_section(ctx: Context, sections: list[Section], started: datetime, 
     return sec
 
 
+REPORT_FILES = ("report.md", "report.json", "report.html")
+"""The files :func:`build_report` writes into its folder (besides ``figures/``)."""
+
+
 def build_report(out_dir: str | Path, *, quick: bool = False, seed: int = 0, quiet: bool = True,
                  debug: bool = False, argv: list[str] | None = None) -> Path:
     """Build the report into ``out_dir`` and return the path of its HTML file.
@@ -107,6 +111,8 @@ def build_report(out_dir: str | Path, *, quick: bool = False, seed: int = 0, qui
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise ValueError(f"seed must be an int, got {seed!r}")
     out_dir = Path(out_dir)
+    for name in REPORT_FILES:  # before the sections run: a device node or a link there is refused, not replaced
+        check_output_path(out_dir / name, "out")
     out_dir.mkdir(parents=True, exist_ok=True)
     ctx = Context(out_dir, bool(quick), seed, quiet)
     started = datetime.now(timezone.utc)

@@ -66,7 +66,7 @@ class NonNegative:
             return cls(arr.copy()) if arr.any() else None
         if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer) or arr.size == 0:
             raise ValueError(expected)
-        if arr.min() < -y0.size or arr.max() >= y0.size:
+        if arr.min() < 0 or arr.max() >= y0.size:  # a negative index is refused, as the message says
             raise ValueError(f"nonnegative indices must lie in [0, {y0.size}) (y0 has {y0.size} components), got "
                              f"{arr.tolist()!r:.80}")
         mask = np.zeros(y0.size, bool)

@@ -39,7 +39,7 @@ class DenseOutput:
     def __call__(self, tq: Any):
         if is_torch(tq):
             tq = tq.detach().cpu().numpy()
-        if isinstance(tq, (str, bytes)) or np.iscomplexobj(tq):
+        if tq is None or isinstance(tq, (str, bytes)) or np.iscomplexobj(tq):
             raise TypeError(f"t must be real times, got {tq!r:.80}")
         try:
             times = np.asarray(tq, dtype=np.float64)
@@ -50,7 +50,8 @@ class DenseOutput:
         if times.ndim != 1:
             raise ValueError(f"t must be a scalar or a 1-D array of times, got shape {times.shape}")
         if not np.isfinite(times).all():
-            raise ValueError("t must be finite")
+            raise ValueError(f"t must be finite, got {times[~np.isfinite(times)][0]!r} at index "
+                             f"{int(np.argmin(np.isfinite(times)))}")
         if not self.starts:
             raise ValueError("no step was taken: the dense output is empty")
         lo, hi = sorted(self.t_span)

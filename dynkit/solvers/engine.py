@@ -236,7 +236,8 @@ class _CountedField:
         except Exception as exc:  # the user's error, with where it happened and what was reached
             raise self.recorder.failure(
                 VectorFieldError, f"f raised {type(exc).__name__} at t={t:.6g}: {exc}", t) from exc
-        if type(out) is not self.array_type or out.shape != self.shape or out.dtype != self.dtype:
+        if (type(out) is not self.array_type or out.shape != self.shape or out.dtype != self.dtype
+                or (self.device is not None and out.device != self.device)):  # a meta tensor: shape without data
             out = self._check(out, t)
         return out
 
@@ -1016,6 +1017,9 @@ def _validate_state(y0):
     if isinstance(y0, np.ma.MaskedArray):
         raise TypeError("y0 must be a plain numpy array, got a masked array (solve would drop its mask): pass "
                         "y0.filled(value) to choose the masked entries, or solve the unmasked components")
+    if isinstance(y0, np.matrix):
+        raise TypeError("y0 must be a plain numpy array or torch tensor, got a numpy.matrix (its * is the matrix "
+                        "product, so f would compute something else on the states): pass np.asarray(y0)")
     if is_torch(y0):
         import torch
 
@@ -1065,8 +1069,9 @@ def _validate_times(t) -> np.ndarray:
                          f"{int(np.argmin(np.isfinite(t_out)))}")
     dt = np.diff(t_out)
     if not ((dt > 0).all() or (dt < 0).all()):
-        raise ValueError("t must be strictly increasing or strictly decreasing (non-monotone or repeated "
-                         f"times at index {int(np.argmax((dt <= 0) if dt[0] > 0 else (dt >= 0))) + 1})")
+        i = int(np.argmax((dt <= 0) if dt[0] > 0 else (dt >= 0))) + 1
+        raise ValueError("t must be strictly increasing or strictly decreasing, got non-monotone or repeated "
+                         f"times at index {i} (t[{i - 1}] = {t_out[i - 1]!r}, t[{i}] = {t_out[i]!r})")
     if not np.isfinite(dt).all():
         raise ValueError(f"t must span a finite interval, got t[0] = {t_out[0]!r} and t[-1] = {t_out[-1]!r}")
     return t_out
@@ -1086,18 +1091,37 @@ def _validate_tolerances(rtol, atol, y0):
         atol = float(atol_np)
         if not atol > 0 or not math.isfinite(atol):
             raise ValueError(f"atol must be a positive finite float (or array), got {atol!r}")
+        _warn_large_atol(atol, y0)
         return rtol, atol
     if not (atol_np > 0).all() or not np.isfinite(atol_np).all():
         raise ValueError("atol must be positive and finite in every component")
+    _warn_large_atol(float(atol_np.max()), y0)
     try:
         np.broadcast_shapes(atol_np.shape, tuple(y0.shape))
     except ValueError:
-        raise ValueError(f"atol of shape {atol_np.shape} does not broadcast to y0's shape {tuple(y0.shape)}") from None
+        raise ValueError(f"atol must broadcast to y0's shape {tuple(y0.shape)}, got shape {atol_np.shape}") from None
     if is_torch(y0):
         import torch
 
         return rtol, torch.as_tensor(atol_np, dtype=y0.dtype, device=y0.device)
     return rtol, atol_np.astype(y0.dtype)
+
+
+def _warn_large_atol(atol: float, y0) -> None:
+    """A :class:`ToleranceWarning` when ``atol`` (its largest component) exceeds ``max(1, max|y0|)``: errors
+    as large as the state itself then pass the error test (like ``rtol > 1``), so the result may have no
+    correct digit (``atol=1e308`` turns the error control off)."""
+    if is_torch(y0):
+        with sys.modules["torch"].no_grad():
+            size = float(y0.detach().abs().max())
+    else:
+        size = float(np.abs(y0).max())
+    scale = max(1.0, size)
+    if atol > scale:
+        warnings.warn(f"atol={atol:.3g} exceeds the size of the state (max(1, max|y0|) = {scale:.3g}): errors as "
+                      f"large as the solution pass the error test and the result may have no correct digit "
+                      f"(expected atol below the size of the components, typically 1e-6 to 1e-12 of it)",
+                      ToleranceWarning, stacklevel=5)
 
 
 def _sane_rtol(rtol: float, y0) -> float:

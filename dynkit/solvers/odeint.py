@@ -17,15 +17,24 @@ ValueError that names the nearest dynkit method; any name of :data:`dynkit.solve
 ``rodas4``, ``auto``, ...) is accepted as well.
 
 Options: adaptive methods take ``first_step`` (dynkit's ``step_size`` of an adaptive method),
-``max_num_steps`` (``max_steps``) and ``dtype`` (ignored: dynkit's times are always float64);
+``max_num_steps`` (``max_steps``, a positive int) and ``dtype`` (a floating torch dtype, checked and
+then ignored: dynkit's times are always float64);
 fixed-step methods take ``step_size``, ``grid_constructor(func, y0, t) -> grid``, ``perturb`` (evaluate
 ``func`` just inside each step at its ends, for a ``func`` discontinuous at grid points) and
 ``interp="cubic"``. Any other option raises a ValueError naming it.
+
+Every argument is checked before any step, with an error naming it; what the user's callables do
+wrong is reported as in :func:`dynkit.solve`: an exception raised in ``func``, ``event_fn`` or
+``options["grid_constructor"]`` becomes a :class:`~dynkit.VectorFieldError` naming the callable (the
+exception as ``__cause__``); a value of the wrong kind (``event_fn`` returning None, a bool or a string,
+``func`` returning a tensor on another device such as ``meta``) a TypeError naming it. An ``event_fn``
+that is zero at ``t[0]`` is refused: its event would be the initial time itself.
 """
 from __future__ import annotations
 
 import contextlib
 import math
+from numbers import Integral
 from typing import Any, Callable
 
 import numpy as np
@@ -33,7 +42,7 @@ import numpy as np
 from .adjoint import solve_adjoint
 from .ark import TwoStepRK
 from .engine import solve
-from .errors import MaxStepsExceeded
+from .errors import MaxStepsExceeded, VectorFieldError
 
 __all__ = ["odeint", "odeint_adjoint", "TORCHDIFFEQ_METHODS", "NO_EQUIVALENT"]
 
@@ -100,9 +109,12 @@ def odeint(func: Callable, y0: Any, t: Any, *, rtol: float = 1e-7, atol: Any = 1
     ------
     ValueError, TypeError
         A method without a dynkit equivalent (the message names the nearest one), an unknown
-        option, bad arguments (from :func:`dynkit.solve`, naming the argument).
+        option, bad arguments (naming the argument, before any step); ``event_fn`` returning None, a
+        bool or a string; an ``event_fn`` that is zero at ``t[0]``.
     dynkit.SolverError
-        Solver failures (step-size underflow, too many steps, non-finite states), as in :func:`dynkit.solve`.
+        Solver failures (step-size underflow, too many steps, non-finite states), as in :func:`dynkit.solve`;
+        :class:`~dynkit.solvers.VectorFieldError` when ``func``, ``event_fn`` or ``grid_constructor`` raises
+        (the exception is its ``__cause__``) or ``func`` returns something unusable.
 
     References
     ----------
@@ -224,6 +236,9 @@ class _State:
                                  f"got {len(tol)} values")
             return torch.cat([torch.broadcast_to(torch.as_tensor(v, dtype=torch.float64), s).reshape(-1)
                               for v, s in zip(tol, self.shapes)])
+        if not self.is_tuple and isinstance(tol, (tuple, list)):
+            raise TypeError(f"{name} must be a float or a tensor broadcastable to y0 (a tuple gives one value per "
+                            f"element of a tuple y0, and y0 is one tensor), got {type(tol).__name__} {tol!r:.60}")
         if isinstance(tol, torch.Tensor) and tol.ndim == 0:
             return float(tol)
         return tol
@@ -237,8 +252,9 @@ def _resolve_method(method) -> tuple[str, bool]:
     if not isinstance(method, str):
         raise TypeError(f"method must be a method name (str), got {type(method).__name__} {method!r:.60}")
     if method in NO_EQUIVALENT:
-        raise ValueError(f"method {method!r} ({NO_EQUIVALENT[method]}) has no dynkit equivalent; "
-                         f"expected one of {sorted(TORCHDIFFEQ_METHODS)} or a dynkit method ({', '.join(METHODS)})")
+        raise ValueError(f"method must be one of {sorted(TORCHDIFFEQ_METHODS)} or a dynkit method "
+                         f"({', '.join(METHODS)}), got {method!r} ({NO_EQUIVALENT[method]}), which has no dynkit "
+                         f"equivalent")
     name = TORCHDIFFEQ_METHODS.get(method, method)
     if name not in METHODS:
         raise ValueError(f"method must be a torchdiffeq name ({', '.join(sorted(TORCHDIFFEQ_METHODS))}) or a dynkit "
@@ -254,9 +270,9 @@ def _resolve_options(options, adaptive: bool, method: str) -> dict:
     allowed = ADAPTIVE_OPTIONS if adaptive else FIXED_OPTIONS
     unknown = sorted(set(options) - set(allowed))
     if unknown:
-        raise ValueError(f"options {unknown} are not supported by dynkit.odeint with the "
-                         f"{'adaptive' if adaptive else 'fixed-step'} method {method!r} (expected a subset of "
-                         f"{list(allowed)}; see the 'Coming from torchdiffeq' docs page)")
+        raise ValueError(f"options must be a subset of {list(allowed)} with the "
+                         f"{'adaptive' if adaptive else 'fixed-step'} method {method!r}, got {unknown}, which "
+                         f"dynkit.odeint does not support (see the 'Coming from torchdiffeq' docs page)")
     if options.get("interp", "cubic") != "cubic":
         raise ValueError(f"options['interp'] must be 'cubic' (dynkit's fixed-step outputs between grid points are "
                          f"cubic Hermite), got {options['interp']!r}")
@@ -266,16 +282,35 @@ def _resolve_options(options, adaptive: bool, method: str) -> dict:
         raise ValueError("options 'step_size' and 'grid_constructor' are mutually exclusive; got both")
     for key in ("step_size", "first_step"):
         value = options.get(key)
-        if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-                                      or _positive_scalar_tensor(value)):
-            raise ValueError(f"options[{key!r}] must be a positive number (its sign follows t), got {value!r}")
+        if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                      and 0 < value < math.inf or _positive_scalar_tensor(value)):
+            raise ValueError(f"options[{key!r}] must be a positive finite number (its sign follows t), "
+                             f"got {value!r}")
+    steps = options.get("max_num_steps")
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, Integral) or steps < 1):
+        raise TypeError(f"options['max_num_steps'] must be a positive int, got {type(steps).__name__} {steps!r:.40}")
+    dtype = options.get("dtype")
+    if dtype is not None and not _floating_dtype(dtype):
+        raise TypeError(f"options['dtype'] must be a floating torch dtype (torch.float32 or torch.float64; dynkit "
+                        f"keeps its times in float64), got {type(dtype).__name__} {dtype!r:.40}")
+    grid = options.get("grid_constructor")
+    if grid is not None and not callable(grid):
+        raise TypeError(f"options['grid_constructor'] must be a callable grid_constructor(func, y0, t) -> grid, got "
+                        f"{type(grid).__name__} {grid!r:.40}")
     return dict(options)
+
+
+def _floating_dtype(dtype) -> bool:
+    import torch
+
+    return isinstance(dtype, torch.dtype) and dtype.is_floating_point
 
 
 def _positive_scalar_tensor(value) -> bool:
     import torch
 
-    return isinstance(value, torch.Tensor) and value.numel() == 1 and float(value) > 0
+    return (isinstance(value, torch.Tensor) and value.numel() == 1 and value.is_floating_point()
+            and 0 < float(value) < math.inf)
 
 
 def _times(t, state: _State):
@@ -285,7 +320,16 @@ def _times(t, state: _State):
         if not t.is_floating_point():
             raise TypeError(f"t must be a floating-point tensor, got dtype {t.dtype}")
         return t
-    return torch.as_tensor(np.asarray(t, dtype=np.float64), dtype=state.dtype, device=state.device)
+    expected = "a 1-D tensor (or array) of real times"
+    if t is None or isinstance(t, (str, bytes, dict, set)):
+        raise TypeError(f"t must be {expected}, got {type(t).__name__} {t!r:.40}")
+    try:
+        raw = np.asarray(t)
+    except (TypeError, ValueError):
+        raise TypeError(f"t must be {expected}, got a ragged or mixed {type(t).__name__}") from None
+    if raw.dtype.kind not in "fiu":
+        raise TypeError(f"t must be {expected}, got {type(t).__name__} of dtype {raw.dtype}")
+    return torch.as_tensor(raw.astype(np.float64), dtype=state.dtype, device=state.device)
 
 
 def _step_key(adaptive: bool) -> str:
@@ -331,6 +375,9 @@ def _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint):
     t = _times(t, state)
     name, adaptive = _resolve_method(method)
     options = _resolve_options(options, adaptive, name)
+    if event_fn is not None and not callable(event_fn):
+        raise TypeError(f"event_fn must be a callable event_fn(t, y) -> tensor, got {type(event_fn).__name__} "
+                        f"{event_fn!r:.40}")
     rtol = float(rtol) if isinstance(rtol, torch.Tensor) and rtol.numel() == 1 else rtol
     max_steps = int(options.get("max_num_steps", MAX_NUM_STEPS))
     run = _Runner(name, adaptive, rtol, state.tolerance(atol, "atol"), max_steps, adjoint, state)
@@ -381,15 +428,19 @@ def _fixed_grid(f, func, state: _State, t, t_np, direction, options, run):
         grid = t_np[0] + direction * h * np.arange(count)
         grid[-1] = t_np[-1]
     elif options.get("grid_constructor") is not None:
-        raw = options["grid_constructor"](func, state.unflatten(state.flat), t)
-        grid = (raw.detach().to(torch.float64).cpu().numpy() if isinstance(raw, torch.Tensor)
-                else np.asarray(raw, dtype=np.float64))
+        try:
+            raw = options["grid_constructor"](func, state.unflatten(state.flat), t)
+        except Exception as exc:  # the user's error, named as dk.solve names an exception in f
+            raise VectorFieldError(f"options['grid_constructor'] raised {type(exc).__name__} at t={t_np[0]:.6g}: "
+                                   f"{exc}", t=float(t_np[0])) from exc
+        grid = _grid_array(raw)
         if grid.ndim != 1 or len(grid) < 2 or grid[0] != t_np[0] or grid[-1] != t_np[-1]:
             raise ValueError(f"options['grid_constructor'] must return a 1-D grid from t[0] = {t_np[0]!r} to "
                              f"t[-1] = {t_np[-1]!r}, got shape {grid.shape}"
                              + (f" from {grid[0]!r} to {grid[-1]!r}" if grid.ndim == 1 and len(grid) else ""))
         if not (np.diff(grid) * direction > 0).all():
-            raise ValueError("options['grid_constructor'] must return a strictly monotone grid in the direction of t")
+            raise ValueError(f"options['grid_constructor'] must return a strictly monotone grid in the direction of "
+                             f"t, got {np.array2string(grid, threshold=8)}")
     else:
         grid = t_np
     steps = np.diff(grid)
@@ -401,6 +452,26 @@ def _fixed_grid(f, func, state: _State, t, t_np, direction, options, run):
         raise ValueError(f"the two-step method {run.name!r} needs a uniform grid (options['step_size'] dividing "
                          f"t[-1] - t[0], no perturb); got a non-uniform grid or perturb=True")
     return _stepwise(f, state, t_np, grid, bool(options.get("perturb")), run)
+
+
+def _grid_array(raw) -> np.ndarray:
+    """What ``grid_constructor`` returned, as float64 times; a TypeError naming it for anything else."""
+    import torch
+
+    real = isinstance(raw, torch.Tensor) and not (raw.is_complex() or raw.dtype == torch.bool)
+    if real:
+        return raw.detach().to(torch.float64).cpu().numpy()
+    expected = "must return a 1-D tensor of times"
+    if raw is None or isinstance(raw, (str, bytes, dict, set, torch.Tensor)):  # a tensor here: complex or bool
+        what = f"dtype {raw.dtype}" if isinstance(raw, torch.Tensor) else f"{type(raw).__name__} {raw!r:.40}"
+        raise TypeError(f"options['grid_constructor'] {expected}, got {what}")
+    try:
+        array = np.asarray(raw)
+    except (TypeError, ValueError):
+        array = np.asarray([None])
+    if array.dtype.kind not in "fiu":
+        raise TypeError(f"options['grid_constructor'] {expected}, got {type(raw).__name__} {raw!r:.40}")
+    return array.astype(np.float64)
 
 
 def _stepwise(f, state: _State, t_np, grid, perturb: bool, run):
@@ -442,6 +513,41 @@ def _nudged(f, a: float, b: float):
     return field
 
 
+class _EventFnError(Exception):
+    """Carries the error that ``event_fn`` (or its value) caused through dk.solve's event machinery."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _event_value(event_fn, t, y):
+    """``event_fn(t, y)`` as a real floating tensor: an exception in it becomes a VectorFieldError naming
+    ``event_fn``, a value of the wrong kind (None, a bool, a string, complex) a TypeError naming it."""
+    import torch
+
+    try:
+        raw = event_fn(t, y)
+    except Exception as exc:  # the user's error, named as dk.solve(events=) names it
+        error = VectorFieldError(f"event_fn raised {type(exc).__name__} at t={float(t):.6g}: {exc}", t=float(t))
+        error.__cause__ = exc
+        raise _EventFnError(error) from exc
+    expected = ("event_fn must return a real-valued tensor (or float) whose sign change marks the event, "
+                "got ")
+    if isinstance(raw, (bool, np.bool_)) or isinstance(raw, torch.Tensor) and raw.dtype == torch.bool:
+        raise _EventFnError(TypeError(expected + f"a boolean {raw!r:.40} (a bool has no sign change to "
+                                      "locate: return a difference such as y[0] - 1.0)"))
+    if isinstance(raw, torch.Tensor):
+        value = raw
+    elif isinstance(raw, (int, float, np.integer, np.floating)):
+        value = torch.as_tensor(float(raw), dtype=torch.float64)
+    else:
+        raise _EventFnError(TypeError(expected + f"{type(raw).__name__} {raw!r:.40}"))
+    if value.is_complex() or not (value.is_floating_point() or value.dtype in (torch.int32, torch.int64)):
+        raise _EventFnError(TypeError(expected + f"dtype {value.dtype}"))
+    return value.detach().to(torch.float64)
+
+
 def _until_event(f, event_fn, state: _State, t, t_np, step, run):
     """The first time where a component of ``event_fn`` changes sign, and the state there.
 
@@ -451,12 +557,22 @@ def _until_event(f, event_fn, state: _State, t, t_np, step, run):
     import torch
 
     t0 = t[0]
-    with torch.no_grad():
-        signs = torch.sign(torch.as_tensor(event_fn(t0, state.unflatten(state.flat))))
+    try:
+        with torch.no_grad():
+            first = _event_value(event_fn, t0, state.unflatten(state.flat))
+    except _EventFnError as err:
+        raise err.error from err.error.__cause__
+    zero = (first == 0).nonzero()
+    if len(zero):
+        where = "" if first.ndim == 0 else f" (component {tuple(int(i) for i in zero[0])})"
+        raise ValueError(f"event_fn must be nonzero at t[0] = {float(t0):.6g}, got 0{where}: the event would be the "
+                         f"initial time itself (odeint looks for the first sign change after t[0]; start after it or "
+                         f"shift event_fn)")
+    signs = torch.sign(first)
 
     def combined(tt, y):
         with torch.no_grad():
-            return float(torch.min(torch.as_tensor(event_fn(tt, state.unflatten(y))) * signs))
+            return float(torch.min(_event_value(event_fn, tt, state.unflatten(y)) * signs))
 
     combined.terminal = True
     name, max_steps = run.name, run.max_steps
@@ -464,8 +580,16 @@ def _until_event(f, event_fn, state: _State, t, t_np, step, run):
     grad_free = run.adjoint is not None  # the adjoint re-solves [t0, event_t] with gradients below
     for _ in range(EVENT_HORIZONS):
         with torch.no_grad() if grad_free else contextlib.nullcontext():  # else: the caller's grad mode
-            sol = solve(f, y.detach() if grad_free else y, [start, start + span], method=name, rtol=run.rtol,
-                        atol=run.atol, max_steps=max_steps - steps, events=combined, **{run.step_key: step})
+            try:
+                sol = solve(f, y.detach() if grad_free else y, [start, start + span], method=name, rtol=run.rtol,
+                            atol=run.atol, max_steps=max_steps - steps, events=combined, **{run.step_key: step})
+            except VectorFieldError as err:  # dk.solve names event_fn "events[0]": name it as the caller knows it
+                cause = err.__cause__
+                if isinstance(cause, _EventFnError):
+                    if isinstance(cause.error, VectorFieldError):  # with what was reached, as dk.solve's
+                        cause.error.solution, cause.error.t = err.solution, err.t
+                    raise cause.error from cause.error.__cause__
+                raise
         steps += sol.stats.n_steps
         if sol.result == "event":
             event_time = float(sol.t_events[0][0])

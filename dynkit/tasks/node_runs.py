@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from .. import _checks as check
 from ..diagnostics.nfe import backward_nfe, forward_nfe, reset_nfe
-from ..io import check_writable_dir, write_json
+from ..io import check_output_path, check_writable_dir, write_json
 from ..models.node_paper import check_model_name, from_paper
 from ..models.ode_block import DEFAULT_SOLVER, check_block_options
 from .training import fit
@@ -256,6 +256,7 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
     options.update(_one_step_over_interval(solver, method))
     if out is not None:
         check_writable_dir(out, "out")
+        check_output_path(Path(out) / RESULT_NAME, "out")
     config = {"model": name, "task": task, "epochs": epochs, "seed": seed, "method": method, "tol": tol,
               "solver": solver, "adjoint": adjoint, "full": full, **_one_step_over_interval(solver, method),
               "lr": lr or settings.lr, "batch_size": batch_size or settings.batch_size, "settings": asdict(settings)}

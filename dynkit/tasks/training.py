@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import torch
 
-from ..io import atomic_write, check_writable_dir, jsonable, remove_orphan_temporaries, versions, write_json
+from ..io import atomic_write, check_output_path, check_writable_dir, jsonable, remove_orphan_temporaries, versions, write_json
 
 CHECKPOINT_NAME = "checkpoint.pt"
 MANIFEST_NAME = "manifest.json"
@@ -356,6 +356,8 @@ def fit(
         folder = check_writable_dir(checkpoint_dir, "checkpoint_dir")
         remove_orphan_temporaries(folder)  # left by a write that a crash interrupted
         ckpt = folder / CHECKPOINT_NAME
+        for name in (CHECKPOINT_NAME, MANIFEST_NAME):  # regular files only, before the first epoch
+            check_output_path(folder / name, "checkpoint_dir")
         options = run_manifest(model, optimizer, seed, scheduler, backward, manifest)
         recorded = read_manifest(folder)
         if not resume and ckpt.exists():
