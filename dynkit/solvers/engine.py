@@ -1100,16 +1100,26 @@ def _validate_tolerances(rtol, atol, y0):
     return rtol, atol_np.astype(y0.dtype)
 
 
+_RAISED_RTOLS: set = set()  # (rtol, dtype) pairs already warned about in this process
+
+
 def _sane_rtol(rtol: float, y0) -> float:
     """``rtol`` raised to ``max(100 eps_float64, eps_state)`` with a warning (scipy's ``solve_ivp`` does
     the first: a relative error below the rounding of the state cannot be controlled, the steps would
-    underflow); a warning for ``rtol > 1``, which asks for no correct digit."""
+    underflow); a warning for ``rtol > 1``, which asks for no correct digit.
+
+    The raise is announced once per process for each ``(rtol, dtype)``: a training loop (or torchdiffeq's
+    default ``rtol=1e-7`` with a float32 state) calls the solver thousands of times with the same setting,
+    and one line says all there is to say."""
     eps = float(sys.modules["torch"].finfo(y0.dtype).eps if is_torch(y0) else np.finfo(y0.dtype).eps)
     smallest = max(100 * float(np.finfo(np.float64).eps), eps)
     if rtol < smallest:
-        warnings.warn(f"rtol={rtol:.3g} is below the precision of the state ({y0.dtype}): raised to "
-                      f"rtol={smallest:.3g} (expected rtol >= {smallest:.3g}; accuracy beyond it comes from atol)",
-                      ToleranceWarning, stacklevel=4)
+        key = (rtol, str(y0.dtype))
+        if key not in _RAISED_RTOLS:
+            _RAISED_RTOLS.add(key)
+            warnings.warn(f"rtol={rtol:.3g} is below the precision of the state ({y0.dtype}): raised to "
+                          f"rtol={smallest:.3g} (expected rtol >= {smallest:.3g}; accuracy beyond it comes from "
+                          f"atol). Said once per process for this rtol and dtype.", ToleranceWarning, stacklevel=4)
         return smallest
     if rtol > 1:
         warnings.warn(f"rtol={rtol:.3g} > 1 accepts errors larger than the state itself: the result has no "
