@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
+CORE   := $(VENV)/.dynkit-core
 STAMP  := $(VENV)/.dynkit-installed
 PYTEST_WORKERS ?= 2
 
@@ -11,16 +12,22 @@ PYTEST_WORKERS ?= 2
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+# The core alone (what `import dynkit` and the demo's report need): `make demo` installs no more.
+$(CORE): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# torch first, alone: the CPU wheel 2.13.0 then satisfies every torch range below.
 	$(PIP) install -q -c constraints.txt torch==2.13.0
+	$(PIP) install -q -c constraints.txt -e .
+	touch $(CORE)
+
+# Everything the tests, the docs and the benchmarks need, on top of the core.
+$(STAMP): $(CORE)
 	$(PIP) install -q -c constraints.txt -e ".[dev,docs,timeseries,cli]"
 	# test-only peer; --no-deps because its declared needs would pull a CUDA torchvision
 	$(PIP) install -q --no-deps momentumnet==0.10
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(CORE)
 	$(VENV)/bin/dynkit report --out report
 
 test: $(STAMP) browser
