@@ -22,6 +22,10 @@ import component_fakes as fakes  # noqa: E402
 import dynkit as dk  # noqa: E402
 from dynkit.cli import main  # noqa: E402
 
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
 DECAY = """
 import numpy as np
 def f(t, y):
@@ -386,3 +390,20 @@ def test_derive_lists_one_line_each_and_draws_math_on_a_terminal(capsys):
 def test_a_bad_flag_shows_the_commands_usage(capsys):
     code, _, err = run(capsys, "ledger", "--bogus")
     assert code == 2 and err.startswith("usage: dynkit ledger") and "unrecognized arguments: --bogus" in err
+
+
+README_EXAMPLE_COMMANDS = [line.split("#")[0].split() for line in
+                           (ROOT / "README.md").read_text().splitlines() if line.startswith("dynkit ") and "examples/" in line]
+
+
+@pytest.mark.parametrize("argv", README_EXAMPLE_COMMANDS, ids=lambda a: " ".join(a[1:4]))
+def test_the_readmes_example_commands_run_on_the_shipped_problem(argv, tmp_path, monkeypatch, capsys):
+    """Every README line that runs the shipped examples/ problem succeeds as written (from the repository root)."""
+    monkeypatch.chdir(ROOT)
+    argv = [str(tmp_path / a) if a.endswith(".png") else a for a in argv[1:]]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+
+
+def test_the_readme_runs_the_shipped_example():
+    assert len(README_EXAMPLE_COMMANDS) >= 3 and (ROOT / "examples" / "vdp.py").is_file()
