@@ -856,7 +856,7 @@ def solve(
         methods, numpy states, not with ``adjoint=True``; ``y0`` must satisfy it.
     control : StepControl, optional
         A user's error norm (a seminorm, say), bounds on the step size and per-step callbacks
-        (:class:`~dynkit.solvers.control.StepControl`); default: none of them.
+        (:class:`~dynkit.solvers.StepControl`); default: none of them.
     adjoint : bool
         Torch only: gradients by the continuous adjoint solved backward with the same method
         (memory flat in the number of steps); see :mod:`dynkit.solvers.adjoint`. The solution's
