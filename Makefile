@@ -43,6 +43,8 @@ ifeq ($(CHROMIUM),)
 	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "make test needs Chromium: run 'apt-get install chromium' as root, or set DYNKIT_CHROMIUM=/path/to/chrome" >&2; exit 1; }
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }
 endif
+	@# a font with a MATH table, for the brackets of the report's matrices (the browser test measures them)
+	@fc-list 2>/dev/null | grep -qi "math" || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-dejavu-extra >/dev/null; } || echo "make test: no math font found (apt-get install fonts-dejavu-extra): the bracket test will fail" >&2
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
