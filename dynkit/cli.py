@@ -558,7 +558,10 @@ def cmd_ledger(args) -> int:
     """``dynkit ledger``: every empirical claim of the papers with our number and its verdict, as a table
     fitted to the terminal (rich), or ``--format json|csv|md``."""
     ledger = require("experiments.ledger")
+    _progress(args, f"ledger: computing every claim's outcome from {args.results or 'the results of record'} ...")
+    started = time.perf_counter()
     table = ledger(args.results) if args.results else ledger()
+    _progress(args, f"ledger: {len(table.rows)} rows in {time.perf_counter() - started:.1f} s")
     if args.json:
         from .io import write_json
 
