@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
+CORE   := $(VENV)/.dynkit-core
 STAMP  := $(VENV)/.dynkit-installed
 PYTEST_WORKERS ?= 2
 
@@ -11,16 +12,22 @@ PYTEST_WORKERS ?= 2
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+# The core alone (what `import dynkit` and the demo's report need): `make demo` installs no more.
+$(CORE): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# torch first, alone: the CPU wheel 2.13.0 then satisfies every torch range below.
 	$(PIP) install -q -c constraints.txt torch==2.13.0
+	$(PIP) install -q -c constraints.txt -e .
+	touch $(CORE)
+
+# Everything the tests, the docs and the benchmarks need, on top of the core.
+$(STAMP): $(CORE)
 	$(PIP) install -q -c constraints.txt -e ".[dev,docs,timeseries,cli]"
 	# test-only peer; --no-deps because its declared needs would pull a CUDA torchvision
 	$(PIP) install -q --no-deps momentumnet==0.10
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(CORE)
 	$(VENV)/bin/dynkit report --out report
 
 test: $(STAMP) browser
@@ -36,6 +43,8 @@ ifeq ($(CHROMIUM),)
 	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "make test needs Chromium: run 'apt-get install chromium' as root, or set DYNKIT_CHROMIUM=/path/to/chrome" >&2; exit 1; }
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }
 endif
+	@# a font with a MATH table, for the brackets of the report's matrices (the browser test measures them)
+	@fc-list 2>/dev/null | grep -qi "math" || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-dejavu-extra >/dev/null; } || echo "make test: no math font found (apt-get install fonts-dejavu-extra): the bracket test will fail" >&2
 
 bench: $(STAMP)
 	$(PY) -m benchmarks

@@ -291,10 +291,17 @@ def cmd_verify(args) -> int:
     return 0
 
 
+def _first_line(fn: Callable) -> str:
+    """The first line of a derivation function's docstring ('' without one): what ``derive`` lists."""
+    doc = (getattr(fn, "__doc__", None) or "").strip()
+    return doc.splitlines()[0] if doc else ""
+
+
 def cmd_derive(args) -> int:
     derivations = require("symbolic.DERIVATIONS")
     if not args.names and not args.all:
-        _say(args, *derivations)
+        width = max(map(len, derivations), default=0)
+        _say(args, *(f"{name:<{width}}  {_first_line(fn)}".rstrip() for name, fn in derivations.items()))
         return 0
     unknown = [n for n in args.names if n not in derivations]
     if unknown:
@@ -305,7 +312,10 @@ def cmd_derive(args) -> int:
     failed = []
     for name in names:
         d = derivations[name]()
-        _say(args, d.to_latex() if args.latex else d.to_markdown(), "")
+        # readable math on a terminal; Markdown into a pipe or a file (as `ledger` does); LaTeX on request
+        fmt = "latex" if args.latex else "markdown" if args.markdown else "text" if args.text \
+            else "text" if sys.stdout.isatty() else "markdown"
+        _say(args, d.to_latex() if fmt == "latex" else d.to_markdown() if fmt == "markdown" else d.to_text(), "")
         if not d.check_passed:
             failed.append(name)
     if failed:
@@ -559,7 +569,10 @@ def cmd_ledger(args) -> int:
     """``dynkit ledger``: every empirical claim of the papers with our number and its verdict, as a table
     fitted to the terminal (rich), or ``--format json|csv|md``."""
     ledger = require("experiments.ledger")
+    _progress(args, f"ledger: computing every claim's outcome from {args.results or 'the results of record'} ...")
+    started = time.perf_counter()
     table = ledger(args.results) if args.results else ledger()
+    _progress(args, f"ledger: {len(table.rows)} rows in {time.perf_counter() - started:.1f} s")
     if args.json:
         from .io import write_json
 
@@ -716,13 +729,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the claims and exit")
 
     p = add("derive", cmd_derive, "list or render the symbolic derivations",
-            "Without NAME, list the derivations of dynkit.symbolic; with NAME(s), render them (Markdown by "
-            "default). Exit code 1 if a derived result differs from the paper's equation.")
+            "Without NAME, list the derivations of dynkit.symbolic, one line each; with NAME(s), render them: "
+            "equations drawn in Unicode on a terminal, Markdown into a pipe or a file, LaTeX with --latex. "
+            "Exit code 1 if a derived result differs from the paper's equation.")
     p.add_argument("names", nargs="*", metavar="NAME", help="derivations to render")
     p.add_argument("--all", action="store_true", help="render every derivation")
     fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--latex", action="store_true", help="render as LaTeX")
-    fmt.add_argument("--markdown", action="store_true", help="render as Markdown (the default)")
+    fmt.add_argument("--latex", action="store_true", help="render as LaTeX (a fragment for amsmath)")
+    fmt.add_argument("--markdown", action="store_true",
+                     help="render as Markdown with $$ math (the default into a pipe or a file)")
+    fmt.add_argument("--text", action="store_true",
+                     help="render as plain text, equations drawn in Unicode (the default on a terminal)")
 
     spec_help = ("the ODE: FILE.py, FILE.py:NAME, MODULE or MODULE:NAME providing f(t, y), y0 and t "
                  "(a module with those names, a mapping, or a function returning a mapping)")
@@ -824,12 +841,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of ``dynkit COMMAND``."""
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[command]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``dynkit`` command with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # said by the command's own parser, so the usage shown is the command's, not dynkit's
+            _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse has printed usage and the error (or --help)
         return int(exc.code or 0)
     args.debug = getattr(args, "debug", False)

@@ -105,6 +105,16 @@ addEventListener("load", () => {
   out.native = maths.filter(m => m instanceof MathMLElement).length;
   out.drawn = maths.filter(m => { const r = m.getBoundingClientRect(); return r.width > 0 && r.height > 0; }).length;
   out.errors = [...document.querySelectorAll("merror")].map(e => e.textContent.slice(0, 160));
+  // where the verdict / outcome column of each table ends (visible without scrolling at this width?)
+  out.width = document.documentElement.clientWidth;
+  out.verdict_columns = [...document.querySelectorAll("th")].filter(th => /^(verdict|outcome)$/.test(th.textContent.trim()))
+    .map(th => ({header: th.textContent.trim(), right: th.getBoundingClientRect().right}));
+  // each stretchy fence beside a table (a matrix's bracket): its height over the table's
+  out.fence_ratios = [...document.querySelectorAll('mo[stretchy="true"]')].flatMap(mo => {
+    const table = [...mo.parentElement.children].find(c => c.localName === "mtable");
+    const h = table ? table.getBoundingClientRect().height : 0;
+    return h > 0 ? [mo.getBoundingClientRect().height / h] : [];
+  });
   const probe = document.createElement("pre");
   probe.id = "dynkit-probe";
   probe.textContent = JSON.stringify(out);

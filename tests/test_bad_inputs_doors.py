@@ -383,7 +383,7 @@ def odeint_cases() -> dict:
             attempt(f"odeint(func={value!r})", ("func",), call(func=value))
         for value in (None, "1", [1.0, 2.0], np.ones(2), (), (Y0, "x"), torch.ones(2, dtype=torch.int64)):
             attempt(f"odeint(y0={value!r:.30})", ("y0",), call(y0=value))
-        for value in ("0,1", b"01", None, {"a": 1}, [0.0], torch.tensor([0, 1]), [[0.0, 1.0]], [0.0, float("nan")],
+        for value in ("0,1", b"01", None, {"a": 1}, [], torch.tensor([0, 1]), [[0.0, 1.0]], [0.0, float("nan")],
                       [1.0, 1.0], [0, 1j]):
             attempt(f"odeint(t={value!r:.30})", ("t",), call(t=value))
         for value in (-1.0, 0.0, float("nan"), "x", None, True):

@@ -88,3 +88,30 @@ def test_the_checks_catch_raw_tex_errors_and_a_figure_pushed_down(small_report, 
     problems = mathml_problems(found, dom, 4)
     assert len(problems) == 2 and all(p.startswith("<merror>") for p in problems), problems
     assert "nosuchmacro" in problems[0] and "DoubleSuperscripts" in problems[1]
+
+
+def test_the_verdict_and_outcome_columns_are_visible_at_1280_px(probed):
+    """The claims table's verdict and the ledger's outcome end inside a 1280 px window (no sideways scroll)."""
+    found, _ = probed
+    columns = found["verdict_columns"]
+    assert {c["header"] for c in columns} >= {"verdict"} and columns
+    assert all(c["right"] <= found["width"] for c in columns), columns
+
+
+def test_the_legend_of_the_words_is_on_the_first_screen(small_report):
+    html = small_report.read_text()
+    legend = html[html.index('<details class="legend"'):html.index("</details>", html.index('<details class="legend"'))]
+    assert html.index('<details class="legend"') < html.index('<h2 id="figures">')
+    for word in ("holds", "erratum", "false as stated"):
+        assert f">{word}</span></dt>" in legend
+
+
+def test_matrix_brackets_stretch_to_the_matrix(small_report, probed, tmp_path):
+    """A matrix's brackets are as tall as the matrix (they need a font with a MATH table, which the report's CSS
+    names). Planted: the same page with a text font for math draws them one line high, and the check fails."""
+    found, _ = probed
+    assert found["fence_ratios"] and min(found["fence_ratios"]) >= 0.8, sorted(found["fence_ratios"])[:5]
+    planted = tmp_path / "serif_math.html"
+    planted.write_text(small_report.read_text().replace("</style>", "math{font-family:serif !important}</style>", 1))
+    bad, _ = probe(planted, tmp_path, *SCREEN)
+    assert min(bad["fence_ratios"]) < 0.8

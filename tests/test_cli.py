@@ -22,6 +22,10 @@ import component_fakes as fakes  # noqa: E402
 import dynkit as dk  # noqa: E402
 from dynkit.cli import main  # noqa: E402
 
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
 DECAY = """
 import numpy as np
 def f(t, y):
@@ -185,7 +189,7 @@ def test_missing_component_is_one_line(capsys, monkeypatch):
 
 def test_derive_list_render_and_failure(capsys, fake):
     code, out, _ = run(capsys, "derive")
-    assert code == 0 and out.split() == ["fake_heavy_ball", "fake_failing"]
+    assert code == 0 and out.split() == ["fake_heavy_ball", "fake_failing"]  # the fakes have no docstring
     code, out, _ = run(capsys, "derive", "fake_heavy_ball", "--latex")
     assert code == 0 and "\\frac{d^{2}}{d t^{2}} x{\\left(t \\right)}" in out
     code, out, err = run(capsys, "derive", "--all")
@@ -368,3 +372,38 @@ def test_train_offers_only_methods_the_models_can_use_and_says_when_it_resumes(c
     assert code == 0 and f"resuming from {run_dir / 'checkpoint.pt'}" in err
     code, _, err = run(capsys, "train", "--model", "hbnode", "--task", "digits", "--device", "cuda")
     assert code == 2 and "--device cuda" in err  # the fake (like this build's loop) has no device argument
+
+
+def test_derive_lists_one_line_each_and_draws_math_on_a_terminal(capsys):
+    """The real registry: each name with its one-line description; --text draws the equations (no LaTeX)."""
+    code, out, _ = run(capsys, "derive")
+    lines = out.strip().splitlines()
+    assert code == 0 and len(lines) == len(dk.symbolic.DERIVATIONS)
+    assert all(len(line.split(None, 1)) == 2 for line in lines), "a derivation listed without its description"
+    code, out, _ = run(capsys, "derive", "heavy_ball_limit", "--text")
+    assert code == 0 and "x[k+1] = β⋅(-x[k-1] + x[k]) - s⋅∇F(x[k]) + x[k]" in out
+    assert "\\nabla" not in out and "$" not in out and "\\begin" not in out
+    code, out, _ = run(capsys, "derive", "heavy_ball_limit")  # capsys is no terminal: Markdown, as ledger
+    assert code == 0 and out.startswith("### ")
+
+
+def test_a_bad_flag_shows_the_commands_usage(capsys):
+    code, _, err = run(capsys, "ledger", "--bogus")
+    assert code == 2 and err.startswith("usage: dynkit ledger") and "unrecognized arguments: --bogus" in err
+
+
+README_EXAMPLE_COMMANDS = [line.split("#")[0].split() for line in
+                           (ROOT / "README.md").read_text().splitlines() if line.startswith("dynkit ") and "examples/" in line]
+
+
+@pytest.mark.parametrize("argv", README_EXAMPLE_COMMANDS, ids=lambda a: " ".join(a[1:4]))
+def test_the_readmes_example_commands_run_on_the_shipped_problem(argv, tmp_path, monkeypatch, capsys):
+    """Every README line that runs the shipped examples/ problem succeeds as written (from the repository root)."""
+    monkeypatch.chdir(ROOT)
+    argv = [str(tmp_path / a) if a.endswith(".png") else a for a in argv[1:]]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+
+
+def test_the_readme_runs_the_shipped_example():
+    assert len(README_EXAMPLE_COMMANDS) >= 3 and (ROOT / "examples" / "vdp.py").is_file()

@@ -274,3 +274,11 @@ def test_to_pandas_on_tables(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match="pip install pandas"):
         ledger.to_pandas()
+
+
+def test_ledger_says_what_it_is_doing_and_quiet_silences_it(capsys):
+    code, out, err = run(capsys, "ledger", "--format", "json")
+    assert code == 0 and err.startswith("ledger: computing") and re.search(r"ledger: \d+ rows in [\d.]+ s", err)
+    assert json.loads(out)["rows"]  # the progress goes to stderr, never into the data
+    code, _, err = run(capsys, "ledger", "--format", "json", "--quiet")
+    assert code == 0 and err == ""

@@ -251,3 +251,23 @@ def test_the_solve_docstring_names_every_method():
     missing = sorted(n for n in names if f"``{n}``" not in dk.solve.__doc__)
     assert missing == [], missing
     assert {"rosenbrock23", "rodas4"} <= names  # the check is not vacuous: the stiff methods are registered
+
+
+def test_the_readme_opens_with_a_runnable_odeint_example_and_its_figure(monkeypatch, tmp_path):
+    """The first screen (like torchdiffeq's and diffrax's): two commands, then a short odeint example that runs
+    as written, then the figure it draws (a file of the repository, so GitHub shows it)."""
+    readme = (ROOT / "README.md").read_text()
+    first = readme[:readme.index("## The report and the docs")]
+    block = re.findall(r"```python\n(.*?)```", first, flags=re.S)[0]
+    assert "from dynkit import odeint" in block and len(block.strip().splitlines()) <= 8
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
+    z = namespace["z"]
+    assert tuple(z.shape) == (601, 2) and abs(float(z[-1, 0])) < 0.2  # friction 0.3: settled near x = 0 by t = 30
+    figure = re.search(r"!\[[^]]+\]\(([^)]+\.png)\)", first).group(1)
+    assert (ROOT / figure).is_file()
+    monkeypatch.chdir(ROOT)
+    import runpy
+
+    runpy.run_path(str(ROOT / "examples" / "heavy_ball.py"), run_name="not_main")["main"](str(tmp_path / "f.png"))
+    assert (tmp_path / "f.png").stat().st_size > 10_000

@@ -9,6 +9,7 @@ an ODE solver. All in float64.
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -227,21 +228,29 @@ class Falling(nn.Module):
         return torch.stack([y[1], -self.g * torch.ones_like(y[0])])
 
 
-@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 @pytest.mark.parametrize("adjoint", [False, True], ids=["autograd", "adjoint"])
-def test_gradients_of_the_state_at_an_event(impl, adjoint):
-    """The state at the event, differentiated with the event time held fixed (the event time carries no
-    gradient in odeint): h = h0 + v0 T - g T^2/2, v = v0 - g T, so d(h + v)/d(h0, v0, g) = (1, T + 1, -T^2/2 - T)."""
-    odeint = IMPLEMENTATIONS[impl][int(adjoint)]
-    func = Falling(9.81)
+def test_gradients_of_the_event_time_and_state_are_total_derivatives(adjoint):
+    """The falling body h = h0 + v0 T - g T^2/2 stops at h(T*) = 0. The event time moves with the parameters
+    (implicit function theorem): dT*/dh0 = -1/v, dT*/dv0 = -T*/v, dT*/dg = T*^2/(2 v) with v = v0 - g T* < 0;
+    the state there moves with it: h(T*) = 0 for all parameters, so d(h + v)/d(h0, v0, g) = dv/d(...) =
+    (-g dT*/dh0, 1 - g dT*/dv0, -T* - g dT*/dg). dynkit gives these total derivatives on both paths;
+    torchdiffeq's odeint holds T* fixed (its state gradient is (1, T* + 1, -T*^2/2 - T*): a difference the
+    'Coming from torchdiffeq' page lists)."""
+    odeint = (dk.odeint, dk.odeint_adjoint)[int(adjoint)]
+    g = 9.81
+    func = Falling(g)
     y0 = torch.tensor([10.0, 2.0], **F64, requires_grad=True)
     event_t, sol = odeint(func, y0, torch.tensor([0.0, 1.0], **F64), event_fn=lambda s, y: y[0], rtol=1e-10,
                           atol=1e-12)
+    T = (2 + math.sqrt(4 + 2 * g * 10)) / g
+    v = 2.0 - g * T
+    dT = [-1 / v, -T / v, T * T / (2 * v)]
+    assert float(event_t.detach()) == pytest.approx(T, abs=1e-8)
+    grads = torch.autograd.grad(event_t, (y0, func.g), retain_graph=True)
+    assert [*grads[0].tolist(), float(grads[1])] == pytest.approx(dT, abs=1e-7)
     sol[1].sum().backward()
-    T = float(event_t.detach())
-    assert T == pytest.approx((2 + math.sqrt(4 + 2 * 9.81 * 10)) / 9.81, abs=1e-8)
-    assert y0.grad.tolist() == pytest.approx([1.0, T + 1.0], abs=1e-7)
-    assert float(func.g.grad) == pytest.approx(-T * T / 2 - T, abs=1e-7)
+    expected = [-g * dT[0], 1 - g * dT[1], -T - g * dT[2]]
+    assert [*y0.grad.tolist(), float(func.g.grad)] == pytest.approx(expected, abs=1e-7)
 
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
@@ -289,12 +298,18 @@ def test_dynkit_method_names_are_accepted_too():
 
 
 @pytest.mark.parametrize("options, match", [
-    (dict(norm=lambda x: x.abs().max()), "norm"),
-    (dict(step_t=torch.tensor([0.5])), "step_t"),
+    (dict(safety=0.8), "safety"),
+    (dict(ifactor=10.0), "ifactor"),
     (dict(first_step=-0.1), "first_step"),
+    (dict(min_step=-1.0), "min_step"),
+    (dict(max_step="big"), "max_step"),
+    (dict(min_step=2.0, max_step=1.0), "min_step must be <= max_step"),
+    (dict(step_t=[0.2, float("nan")]), "step_t"),
+    (dict(step_t=[0.5], jump_t=[0.5]), "must not share"),
+    (dict(norm="seminorm"), "adjoint_options"),
 ])
 def test_unsupported_or_bad_options_are_refused(options, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises((ValueError, TypeError), match=match):
         dk.odeint(lambda s, y: -y, Y0, torch.tensor([0.0, 1.0], **F64), options=options)
 
 
@@ -365,3 +380,241 @@ def test_bad_states_are_named():
         dk.odeint(lambda s, y: y[0], (torch.ones(1, **F64), torch.ones(1, **F64)), t)
     with pytest.raises(ValueError, match="len\\(t\\)=3"):
         dk.odeint(lambda s, y: -y, Y0, torch.tensor([0.0, 1.0, 2.0], **F64), event_fn=lambda s, y: y[0])
+
+
+# -- torchdiffeq's options and callbacks (run against both libraries) ---------------------------
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("adjoint", [False, True], ids=["autograd", "adjoint"])
+def test_a_single_output_time_returns_y0(impl, adjoint):
+    odeint = IMPLEMENTATIONS[impl][int(adjoint)]
+    y0 = Y0.clone().requires_grad_(True)
+    kwargs = dict(adjoint_params=()) if adjoint else {}
+    ys = odeint(lambda s, y: A @ y, y0, torch.tensor([0.3], **F64), **kwargs)
+    assert ys.shape == (1, 2) and ys[0].tolist() == Y0.tolist()
+    ys.sum().backward()
+    assert y0.grad.tolist() == [1.0, 1.0]
+
+
+class Counting(nn.Module):
+    """y' = A y counting its calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.nfe = 0
+
+    def forward(self, t, y):
+        self.nfe += 1
+        return A @ y
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_the_norm_option_measures_the_error(impl):
+    """A norm 100x the RMS asks for 100x the accuracy: more evaluations, a smaller error; one that ignores
+    the error accepts every step. (Planted: an ignored norm would give the same count three times.)"""
+    odeint, _ = IMPLEMENTATIONS[impl]
+    t = torch.linspace(0.0, 5.0, 6, **F64)
+    counts, errors = [], []
+    for norm in (None, lambda e: 100 * e.pow(2).mean().sqrt(), lambda e: 0 * e.abs().max()):
+        func = Counting()
+        ys = odeint(func, Y0, t, rtol=1e-6, atol=1e-8, options=None if norm is None else dict(norm=norm))
+        counts.append(func.nfe)
+        errors.append(float((ys - linear_exact(t)).abs().max()))
+    assert counts[1] > counts[0] > counts[2] and errors[1] < errors[0]
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_min_and_max_step_bound_the_steps(impl):
+    """On [1, 8]: min_step=2 leaves at most 4 steps at rtol 1e-10 (about 200 without it); max_step=0.1 forces at
+    least 70 where rtol 1e-3 alone takes larger steps."""
+    odeint, _ = IMPLEMENTATIONS[impl]
+    t = torch.tensor([1.0, 8.0], **F64)
+
+    def steps(rtol, options):
+        func, taken = Counting(), []
+        func.callback_accept_step = lambda t0, y0, dt: taken.append(float(dt))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # dynkit warns that min_step overrides the tolerance
+            odeint(func, Y0, t, rtol=rtol, atol=rtol * 1e-2, options=options)
+        return taken
+
+    bounded_below, free = steps(1e-10, dict(min_step=2.0)), steps(1e-10, {})
+    assert len(bounded_below) <= 4 < 100 < len(free) and min(bounded_below[:-1]) >= 2.0 - 1e-12
+    bounded_above, free = steps(1e-3, dict(max_step=0.1)), steps(1e-3, {})
+    assert len(bounded_above) >= 70 > len(free) and max(bounded_above) <= 0.1 + 1e-12 < max(free)
+
+
+def test_min_step_says_that_the_tolerance_was_not_met():
+    with pytest.warns(dk.ToleranceWarning, match="accepted at control.min_step=2 with an error above"):
+        dk.odeint(lambda s, y: A @ y, Y0, torch.tensor([1.0, 8.0], **F64), rtol=1e-10, options=dict(min_step=2.0))
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("method, options", [("rk4", dict(step_size=0.1)), ("dopri5", None)])
+def test_module_callbacks_are_called_per_step(impl, method, options):
+    """torchdiffeq's callback_step before every step; accept/reject after each attempt of an adaptive method."""
+    odeint, _ = IMPLEMENTATIONS[impl]
+    func, calls = Counting(), {"step": 0, "accept": 0, "reject": 0}
+    func.callback_step = lambda t0, y0, dt: calls.__setitem__("step", calls["step"] + 1)
+    if options is None:
+        func.callback_accept_step = lambda t0, y0, dt: calls.__setitem__("accept", calls["accept"] + 1)
+        func.callback_reject_step = lambda t0, y0, dt: calls.__setitem__("reject", calls["reject"] + 1)
+    odeint(func, torch.tensor([1.0, 2.0], **F64), torch.tensor([0.0, 1.0], **F64), method=method, options=options)
+    if options is not None:
+        assert calls == {"step": 10, "accept": 0, "reject": 0}
+    else:
+        assert calls["step"] > 0 and calls["accept"] + calls["reject"] == calls["step"]
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_accept_and_reject_callbacks_with_a_fixed_step_method_are_warned(impl):
+    odeint, _ = IMPLEMENTATIONS[impl]
+    func = Counting()
+    func.callback_accept_step = lambda t0, y0, dt: None
+    with pytest.warns(UserWarning):
+        odeint(func, Y0, torch.tensor([0.0, 1.0], **F64), method="rk4", options=dict(step_size=0.1))
+
+
+def test_adjoint_callbacks_are_called_in_the_backward_solves():
+    func, calls = Linear(), {"forward": 0, "backward": 0}
+    func.callback_step = lambda t0, y0, dt: calls.__setitem__("forward", calls["forward"] + 1)
+    func.callback_step_adjoint = lambda t0, y0, dt: calls.__setitem__("backward", calls["backward"] + 1)
+    ys = dk.odeint_adjoint(func, Y0, torch.tensor([0.0, 1.0], **F64), method="rk4", options=dict(step_size=0.1))
+    assert calls == {"forward": 10, "backward": 0}
+    ys.sum().backward()
+    assert calls == {"forward": 10, "backward": 10}
+
+
+class Jump(nn.Module):
+    """x' = -x/2 before t = 1/2, x' = x^2 after: x(1/2) = e^{-1/4} x0, then x = 1/(1/x(1/2) - (t - 1/2))."""
+
+    def __init__(self):
+        super().__init__()
+        self.nfe = 0
+
+    def forward(self, t, x):
+        self.nfe += 1
+        return -0.5 * x if t < 0.5 else x ** 2
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("adjoint", [False, True], ids=["autograd", "adjoint"])
+def test_jump_t_restarts_at_a_discontinuity(impl, adjoint):
+    odeint = IMPLEMENTATIONS[impl][int(adjoint)]
+    kwargs = dict(adjoint_params=()) if adjoint else {}
+    x0 = torch.tensor([0.5, 0.8], **F64)
+    t = torch.tensor([0.0, 0.3, 1.0], **F64)
+    exact_half = x0 * math.exp(-0.25)
+    exact = torch.stack([x0, x0 * math.exp(-0.15), 1 / (1 / exact_half - 0.5)])
+    plain, jumped = Jump(), Jump()
+    odeint(plain, x0, t, rtol=1e-8, atol=1e-10, **kwargs)
+    ys = odeint(jumped, x0, t, rtol=1e-8, atol=1e-10, options=dict(jump_t=torch.tensor([0.5])), **kwargs)
+    assert jumped.nfe < plain.nfe  # the step that straddles the jump is no longer rejected again and again
+    assert float((ys - exact).abs().max()) <= 1e-7  # rtol 1e-8 on O(1) values over two smooth pieces
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_step_t_makes_a_step_end_there(impl):
+    odeint, _ = IMPLEMENTATIONS[impl]
+    func, starts = Counting(), []
+    func.callback_accept_step = lambda t0, y0, dt: starts.append(float(t0))
+    odeint(func, Y0, torch.tensor([0.0, 3.0], **F64), rtol=1e-4, options=dict(step_t=torch.tensor([0.7, 2.2], **F64)))
+    assert any(abs(s - 0.7) < 1e-12 for s in starts) and any(abs(s - 2.2) < 1e-12 for s in starts)
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_the_adjoint_seminorm_saves_backward_work_and_keeps_the_gradient(impl):
+    """Kidger, Chen & Lyons (2021): leaving the parameter gradients out of the backward error test takes fewer
+    steps; the gradients stay within the tolerance of the closed form's."""
+    _, odeint_adjoint = IMPLEMENTATIONS[impl]
+    t = torch.linspace(0.0, 1.5, 4, **F64)
+    weights = torch.ones(len(t), 2, **F64)
+    ref = _reference_gradients(t, weights)[1]
+    work, errors = [], []
+    for adjoint_options in (None, dict(norm="seminorm")):
+        func = Linear()
+        nfe = [0]
+        func.callback_step_adjoint = lambda t0, y0, dt: nfe.__setitem__(0, nfe[0] + 1)
+        ys = odeint_adjoint(func, Y0, t, rtol=1e-8, atol=1e-10, adjoint_options=adjoint_options)
+        (grad,) = torch.autograd.grad((ys * weights).sum(), func.W)
+        work.append(nfe[0])
+        errors.append(float((grad - ref).norm() / ref.norm()))
+    assert work[1] < work[0] and max(errors) <= 1e-6
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_a_users_adjoint_norm_sees_torchdiffeqs_tuple(impl):
+    """(t, y, adj_y, *adj_params), each shaped like its tensor."""
+    _, odeint_adjoint = IMPLEMENTATIONS[impl]
+    seen = []
+
+    def adjoint_norm(parts):
+        seen.append(tuple(tuple(p.shape) for p in parts))
+        return max(p.pow(2).mean().sqrt() for p in parts)
+
+    ys = odeint_adjoint(Linear(), Y0, torch.tensor([0.0, 1.0], **F64), adjoint_options=dict(norm=adjoint_norm))
+    ys.sum().backward()
+    assert seen and set(seen) == {((), (2,), (2,), (2, 2))}
+
+
+# -- the two bugs that blamed the user's func ----------------------------------------------------
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_a_tuple_state_may_hold_a_0_d_tensor(impl):
+    odeint, _ = IMPLEMENTATIONS[impl]
+    x0, v0 = torch.tensor(1.0, **F64), torch.tensor([0.0], **F64)
+    x, v = odeint(lambda s, y: (y[1][0], -y[0].reshape(1)), (x0, v0), torch.tensor([0.0, 1.0], **F64))
+    assert x.shape == (2,) and float(x[-1]) == pytest.approx(math.cos(1.0), abs=1e-6)
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_the_adjoint_of_a_field_independent_of_y_and_the_parameters(impl):
+    """y' = cos t: y(t) = y0 + sin t, so d sum y(t_i) / d y0 = len(t) (torchdiffeq returns it; dynkit raised
+    'element 0 of tensors does not require grad' from inside the backward field)."""
+    _, odeint_adjoint = IMPLEMENTATIONS[impl]
+    y0 = torch.tensor([0.2], **F64, requires_grad=True)
+    ys = odeint_adjoint(lambda s, y: torch.cos(s) * torch.ones_like(y), y0, torch.linspace(0.0, 1.0, 3, **F64),
+                        adjoint_params=())
+    ys.sum().backward()
+    assert float(y0.grad) == pytest.approx(3.0, abs=1e-7)
+
+
+# -- dynkit only: torchdiffeq's implicit methods are named with the nearest stiff dynkit method -----
+
+
+@pytest.mark.parametrize("method", ["implicit_euler", "implicit_midpoint", "trapezoid", "radauIIA3", "radauIIA5",
+                                    "gl4", "gl6", "sdirk2", "trbdf2", "implicit_adams"])
+def test_torchdiffeqs_implicit_methods_name_the_nearest_stiff_method(method):
+    with pytest.raises(ValueError, match=f"{method}.*nearest in dynkit: (the two-step )?'(rosenbrock23|rodas4|rodas5|ark4)'"):
+        dk.odeint(lambda s, y: -y, Y0, torch.tensor([0.0, 1.0], **F64), method=method)
+
+
+# -- the 'Coming from torchdiffeq' page says what the code does ---------------------------------
+
+GUIDE = (__import__("pathlib").Path(__file__).resolve().parents[1] / "docs" / "guide" / "torchdiffeq.md").read_text()
+# a valid value for each option the page lists as supported (dopri5; rk4 for the fixed-step ones)
+SUPPORTED_VALUES = {"first_step": 0.1, "max_num_steps": 1000, "dtype": torch.float64, "norm": lambda e: e.abs().max(),
+                    "min_step": 0.0, "max_step": 1.0, "step_t": [0.5], "jump_t": [0.5], "step_size": 0.1,
+                    "grid_constructor": lambda f, y, t: torch.linspace(0.0, 1.0, 11, **F64), "perturb": True,
+                    "interp": "cubic"}
+
+
+def test_the_guide_lists_what_odeint_supports_and_what_it_refuses():
+    """Each option in the page's table runs; each option the page calls refused raises a ValueError naming it."""
+    table = GUIDE[GUIDE.index("## Options and callbacks"):GUIDE.index("## What differs")]
+    listed = set(__import__("re").findall(r"\b(\w+)=", table.split("In `dk.solve`")[0])) - {"options", "dict",
+                                                                                          "adjoint_options"}
+    assert listed == set(SUPPORTED_VALUES), listed ^ set(SUPPORTED_VALUES)
+    t = torch.tensor([0.0, 1.0], **F64)
+    for name, value in SUPPORTED_VALUES.items():
+        fixed = name in ("step_size", "grid_constructor", "perturb", "interp")
+        options = {name: value, **({"step_size": 0.1} if name in ("perturb", "interp") else {})}
+        dk.odeint(lambda s, y: -y, Y0, t, method="rk4" if fixed else "dopri5", options=options)
+    refused_line = GUIDE[GUIDE.index("**Refused options.**"):].split("\n- ")[0]
+    refused = __import__("re").findall(r"`(\w+)`", refused_line.split("and any other option")[0])
+    assert set(refused) >= {"safety", "ifactor", "dfactor", "solver"}
+    for name in refused:
+        with pytest.raises(ValueError, match=name):
+            dk.odeint(lambda s, y: -y, Y0, t, options={name: 1.0})

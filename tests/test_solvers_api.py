@@ -367,3 +367,17 @@ def test_first_step_with_the_adjoint_starts_the_forward_and_the_reversed_backwar
                        adjoint_params=())
         sol.ys[-1, 0].backward()
     assert abs(float(y0.grad[0]) - np.exp(-1.0)) < 1e-8  # closed form d y(1) / d y0 = e^{-1}
+
+
+def test_a_raised_rtol_is_said_once_per_process_for_each_rtol_and_dtype():
+    """torchdiffeq's defaults (rtol 1e-7) with a float32 state: one warning for a training loop, not one per
+    call (forward, adjoint and every backward interval would each say it)."""
+    f = lambda t, y: -y  # noqa: E731
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            dk.odeint(f, torch.ones(2), torch.linspace(0.0, 1.0, 3))
+        dk.solve(f, torch.ones(2, dtype=torch.float64), [0.0, 1.0], rtol=1e-20)  # another dtype and rtol: said
+    raised = [w for w in caught if issubclass(w.category, dk.ToleranceWarning)]
+    assert len(raised) == 2, [str(w.message) for w in raised]
+    assert "torch.float32" in str(raised[0].message) and "once per process" in str(raised[0].message)

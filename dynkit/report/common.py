@@ -9,7 +9,7 @@ from typing import Any
 from ..io import jsonable  # noqa: F401  (re-exported: dynkit.report.jsonable)
 from .._papers import PAPER_NAMES, paper_name  # noqa: F401  (re-exported)
 
-__all__ = ["ComponentUnavailable", "require", "require_any", "jsonable", "fmt", "latex_of", "claim_holds", "held_text",
+__all__ = ["MEANINGS", "legend", "ComponentUnavailable", "require", "require_any", "jsonable", "fmt", "latex_of", "claim_holds", "held_text",
            "claim_verdict", "count_by", "effect_text", "ours_text", "reason_text", "paper_name", "row_label", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
 
 CLAIM_VERDICTS = ("holds", "holds with correction", "erratum", "false as stated", "undecided")
@@ -17,6 +17,37 @@ CLAIM_VERDICTS = ("holds", "holds with correction", "erratum", "false as stated"
 
 LEDGER_VERDICTS = ("reproduced", "partly reproduced", "not reproduced at this scale", "contradicted")
 """Verdicts of ``dk.experiments.ledger()`` rows (DESIGN.md)."""
+
+
+MEANINGS = {
+    # the claims of the papers (dynkit.theory): a verdict about each statement as the paper writes it
+    "holds": "the statement as written holds on every instance checked",
+    "holds with correction": "holds once the stated correction is made (the row gives it)",
+    "erratum": "an evident typo: the statement the authors meant holds",
+    "false as stated": "a counterexample refutes the statement as written (the row gives it)",
+    "undecided": "the check could not settle it in its budget (the row says why)",
+    # the empirical ledger (dynkit.experiments): an outcome from paired runs with seeds fixed in advance
+    "reproduced": "the effect's confidence interval excludes no effect, on the paper's side, and reaches the "
+                  "paper's effect",
+    "smaller effect": "on the paper's side, but entirely short of the paper's effect",
+    "negligible": "the interval lies inside ± the smallest effect of interest, whatever its sign",
+    "ruled out": "the interval contains no effect and lies inside ± the smallest effect of interest",
+    "opposite": "the interval lies entirely on the other side of no effect",
+    "inconclusive": "none of these with the seeds run; the row says how many seeds would decide it",
+    "invalid": "a model did not learn, or another validity check failed; the row says which",
+    "deterministic": "the same value in every seed: one measurement, shown as its value",
+    "needs full scale": "the mechanism needs the paper's scale (stated in the recipe before the runs)",
+    # the worked derivations (dynkit.symbolic)
+    "matches the paper": "sympy's result equals the paper's equation exactly",
+    "differs from the paper": "sympy's result differs from the paper's equation (the note says how)",
+}
+"""What each verdict and outcome word of the report means: the legend of its first screen."""
+
+
+def legend(words) -> list[tuple[str, str]]:
+    """``(word, meaning)`` for each word of ``words`` that has one, in the order of :data:`MEANINGS`."""
+    used = set(words)
+    return [(word, meaning) for word, meaning in MEANINGS.items() if word in used]
 
 
 class ComponentUnavailable(RuntimeError):

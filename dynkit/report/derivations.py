@@ -53,10 +53,15 @@ def derivation_view(d: Any) -> DerivationView:
     from ..symbolic.derivation import to_latex
 
     labels = getattr(d, "extra", {}).get("labels", {})
+    steps = [(s.text, to_latex(s.expr) if s.expr is not None else "") for s in d.steps]
+    result = to_latex(d.result, labels) if d.result is not None else ""
+    if steps and steps[-1][1] and steps[-1][1] in (result, to_latex(d.result)):
+        # the last step already shows the result: say so there instead of repeating its equation below
+        steps[-1] = (steps[-1][0].rstrip() + " This is the result.", steps[-1][1])
+        result = ""
     return DerivationView(
         d.title, f"{paper_name(d.paper)}, {d.equation}", MATCHES if d.check_passed else DIFFERS,
-        steps=[(s.text, to_latex(s.expr) if s.expr is not None else "") for s in d.steps],
-        result=to_latex(d.result, labels) if d.result is not None else "",
+        steps=steps, result=result,
         stated=paper_statement(d) if d.stated is not None else "",
         notes=getattr(d, "notes", "") or "", latex=d.to_latex())
 

@@ -13,7 +13,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from .blocks import Section
-from .common import CLAIM_VERDICTS, LEDGER_VERDICTS
+from .common import CLAIM_VERDICTS, LEDGER_VERDICTS, legend
 from .mathml import text_with_math, to_mathml
 
 __all__ = ["render_html", "render_markdown", "render_block_markdown", "verdict_class"]
@@ -24,7 +24,8 @@ _TONE = {
     "warn": ("holds with correction", "partly reproduced", "smaller effect", "erratum"),
     "bad": ("false as stated", "contradicted", "opposite", "did not hold", "differs from the paper", "error", "failed",
             "invalid"),
-    "neutral": ("undecided", "not reproduced at this scale", "ruled out", "inconclusive", "needs full scale",
+    "neutral": ("undecided", "not reproduced at this scale", "ruled out", "negligible", "deterministic", "inconclusive",
+                "needs full scale",
                 "unavailable"),
 }
 _CLASS = {verdict: tone for tone, verdicts in _TONE.items() for verdict in verdicts}
@@ -56,9 +57,10 @@ def _environment(html: bool) -> Environment:
 
 def _render(html: bool, sections: list[Section], generated: str, **extra) -> str:
     env = _environment(html)
+    words = [word for s in sections for b in s.summary if b.kind == "counts" for word, _ in b.items]
     return env.get_template("report.j2").render(
         macros="html.j2" if html else "md.j2", title="dynkit report", generated=generated, sections=sections,
-        **extra)
+        legend=legend(words), **extra)
 
 
 def render_html(sections: list[Section], generated: str) -> str:

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .blocks import Counts, DerivationView, Paragraph, Section, Table, figure
-from .common import (CLAIM_VERDICTS, LEDGER_VERDICTS, claim_holds, claim_verdict, count_by, fmt, held_text,
+from .common import (CLAIM_VERDICTS, LEDGER_VERDICTS, ComponentUnavailable, claim_holds, claim_verdict, count_by, fmt,
+                     held_text,
                      effect_text, paper_name, reason_text, require, require_any,
                      row_label)
 
@@ -74,9 +75,10 @@ def section_propositions(ctx: Context, sec: Section) -> None:
         "evident from the paper's own text, holds), false as stated (with a "
         "counterexample) or undecided."))
     sec.blocks.append(Table(
-        ["claim", "paper", "equation", "verdict", "instances", "held", "worst residual", "tolerance"],
-        [[r["claim"], paper_name(r["paper"]), r["equation"], v, r["instances"], held_text(r), r["worst_residual"],
-          r["tolerance"]] for r, v in zip(rows, verdicts)]))
+        ["claim", "paper, equation", "what the paper states", "verdict", "instances", "held", "worst residual",
+         "tolerance"],
+        [[r["claim"], f"{paper_name(r['paper'])}, {r['equation']}", _excerpt(r.get("statement")), v, r["instances"],
+          held_text(r), r["worst_residual"], r["tolerance"]] for r, v in zip(rows, verdicts)]))
     explained = [r for r in rows if r.get("statement") or r.get("correction") or r.get("counterexample")]
     if explained:
         sec.blocks.append(Table(["claim", "statement", "correction", "counterexample"],
@@ -95,6 +97,14 @@ def section_propositions(ctx: Context, sec: Section) -> None:
         failed = [r["claim"] for r in rows if not claim_holds(r)]
         if failed:
             sec.status, sec.note = "failed", f"claims that did not hold: {', '.join(failed)}"
+
+
+def _excerpt(statement: str | None, limit: int = 170) -> str:
+    """The paper's sentence, cut at a word near ``limit`` characters (the full quote is in the table below)."""
+    text = " ".join(str(statement or "").split())
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0] + " …"
 
 
 def _compact(x: Any) -> str:
@@ -304,29 +314,91 @@ def _plot_nfe(results: dict, path: Path) -> None:
     _save(fig, path)
 
 
-def section_nfe(ctx: Context, sec: Section) -> None:
-    # Training and measuring models is an experiment (DESIGN.md): it lives in dk.experiments in builds that have it.
-    nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
-    tolerances = (1e-2, 1e-3) if ctx.quick else (1e-3, 1e-4, 1e-5, 1e-6)
-    n_batches = 1 if ctx.quick else 2
-    results = nfe_vs_tolerance(models=("node", "hbnode"), task="digits", tolerances=tolerances,
-                               n_batches=n_batches, seed=ctx.seed, out=ctx.out_dir / "nfe_vs_tolerance",
-                               quiet=ctx.quiet)
-    results = {k: v for k, v in results.items()
-               if isinstance(v, dict) and all(isinstance(e, dict) and "forward_nfe" in e for e in v.values())}
-    sec.blocks.append(Paragraph(
-        "Forward and backward NFE (mean ± std over batches) of NODE and HBNODE on the digits task, per "
-        f"solver tolerance ({n_batches} batch(es) per point, seed {ctx.seed})."))
+TRAINED_NFE_EXPERIMENT = "node_trained"
+"""The results of record whose trained models give the report's NFE-vs-tolerance figure."""
+
+
+def _trained_nfe(models: tuple[str, ...]) -> tuple[dict, dict] | None:
+    """Per model and tolerance, forward/backward NFE (mean, std over seeds) of the *trained* models of the
+    results of record (:data:`TRAINED_NFE_EXPERIMENT`), with the run's description; None when absent."""
+    import json
+    import re
+
+    import numpy as np
+
+    try:
+        root = require("experiments.ledger.default_results_root")()
+    except (ComponentUnavailable, ValueError):
+        return None
+    path = root / TRAINED_NFE_EXPERIMENT / "results.json"
+    if not path.is_file():
+        return None
+    run = json.loads(path.read_text())
+    values: dict = {}
+    for shard in run.get("shards", []):
+        for key, value in shard.get("metrics", {}).items():
+            found = re.fullmatch(r"(\w+)\.(forward_nfe|backward_nfe)@([0-9.e+-]+)", key)
+            if found and found.group(1) in models:
+                model, kind, tol = found.groups()
+                values.setdefault(model, {}).setdefault(f"{float(tol):g}", {}).setdefault(kind, []).append(value)
+    if not values:
+        return None
+    results = {m: {tol: {k: {"mean": float(np.mean(v)), "std": float(np.std(v)), "n": len(v)} for k, v in kinds.items()}
+                   for tol, kinds in per_tol.items()} for m, per_tol in values.items()}
+    config = run.get("config", {})
+    about = {"experiment": TRAINED_NFE_EXPERIMENT, "scale": run.get("scale"), "seeds": run.get("seeds", []),
+             "task": config.get("task"), "epochs": config.get("epochs"), "train_tol": config.get("train_tol"),
+             "path": str(path)}
+    return results, about
+
+
+def _nfe_rows(results: dict) -> list[list]:
     rows = []
     for model, per_tol in results.items():
         for tol, r in per_tol.items():
             fw, bw = r["forward_nfe"], r["backward_nfe"]
             rows.append([model, tol, f"{fw['mean']:.1f} ± {fw['std']:.1f}", f"{bw['mean']:.1f} ± {bw['std']:.1f}"])
-    sec.blocks.append(Table(["model", "tolerance", "forward NFE", "backward NFE"], rows))
-    sec.figures.append(figure("nfe_vs_tolerance.png", "NFE vs tolerance, NODE vs HBNODE (forward and backward pass).",
+    return rows
+
+
+def section_nfe(ctx: Context, sec: Section) -> None:
+    models = ("node", "hbnode")
+    trained = _trained_nfe(models)
+    if trained is not None:
+        results_t, about = trained
+        sec.blocks.append(Paragraph(
+            f"Trained models (the results of record, {about['experiment']} at its {about['scale']} scale): NODE and "
+            f"HBNODE trained {about['epochs']} epochs on {about['task']} at rtol = atol = {about['train_tol']:g}, then "
+            f"forward and backward NFE per batch measured at each tolerance; mean ± std over seeds "
+            f"{', '.join(map(str, about['seeds']))}. Rerun with the COMMAND beside {about['path']}."))
+        sec.blocks.append(Table(["model", "tolerance", "forward NFE", "backward NFE"], _nfe_rows(results_t),
+                                caption="Trained models (results of record)"))
+        sec.figures.append(figure("nfe_vs_tolerance_trained.png", "NFE vs tolerance of trained NODE and HBNODE "
+                                  f"(results of record, {len(about['seeds'])} seeds; forward and backward pass).",
+                                  lambda p: _plot_nfe(results_t, p), ctx.out_dir))
+    # Training and measuring models is an experiment (DESIGN.md): it lives in dk.experiments in builds that have it.
+    nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
+    tolerances = (1e-2, 1e-3) if ctx.quick else (1e-3, 1e-4, 1e-5, 1e-6)
+    n_batches = 1 if ctx.quick else 2
+    results = nfe_vs_tolerance(models=models, task="digits", tolerances=tolerances,
+                               n_batches=n_batches, seed=ctx.seed, out=ctx.out_dir / "nfe_vs_tolerance",
+                               quiet=ctx.quiet)
+    results = {k: v for k, v in results.items()
+               if isinstance(v, dict) and all(isinstance(e, dict) and "forward_nfe" in e for e in v.values())}
+    sec.blocks.append(Paragraph(
+        "Untrained models, measured now: forward and backward NFE (mean ± std over batches) of NODE and HBNODE "
+        f"at their initial weights (no training; seed {ctx.seed}, {n_batches} batch(es) per point) on the digits "
+        "task, per solver tolerance. A smoke measurement of the pipeline: the papers' claim is about trained "
+        "models" + (" (above)." if trained is not None else "; no results of record were found to show them.")))
+    sec.blocks.append(Table(["model", "tolerance", "forward NFE", "backward NFE"], _nfe_rows(results),
+                            caption="Untrained models (initial weights), measured now"))
+    sec.figures.append(figure("nfe_vs_tolerance.png", "NFE vs tolerance of UNTRAINED NODE and HBNODE (initial "
+                              "weights, measured now; forward and backward pass).",
                               lambda p: _plot_nfe(results, p), ctx.out_dir))
+    which = "trained (results of record) and untrained" if trained is not None else "untrained only"
     sec.data = {"tolerances": list(tolerances), "n_batches": n_batches, "results": results,
-                "headline": f"{', '.join(m.upper() for m in results)} at {len(tolerances)} tolerances"}
+                "trained": None if trained is None else {"results": trained[0], **trained[1]},
+                "headline": f"{', '.join(m.upper() for m in results)} at {len(tolerances)} tolerances: {which}"}
 
 
 SECTIONS: list[tuple[str, str, Callable[[Context, Section], None]]] = [

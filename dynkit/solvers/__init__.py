@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from . import adjoint as _adjoint  # noqa: F401  (registers solve(adjoint=True); it sits above the engine)
 from .auto import AUTO, AutoSwitching
 from .ark import ARK3, ARK4, TwoStepRK
+from .control import StepControl
 from .engine import Solution, SolverStats, solve
 from .bdf import NDF, BDFMethod
 from .odeint import odeint, odeint_adjoint
@@ -86,7 +87,8 @@ METHODS: dict[str, MethodInfo] = {info.name: info for info in (
 )}
 
 __all__ = [
-    "solve", "odeint", "odeint_adjoint", "Solution", "SolverStats", "METHODS", "MethodInfo", "RungeKuttaTableau", "TwoStepRK",
+    "solve", "odeint", "odeint_adjoint", "Solution", "SolverStats", "StepControl", "METHODS", "MethodInfo",
+    "RungeKuttaTableau", "TwoStepRK",
     "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError",
     "VectorFieldShapeError", "VectorFieldTypeError", "StepSizeWarning", "StepTooLarge", "ToleranceWarning",
     "RosenbrockTableau", "ROSENBROCK23", "RODAS4", "RODAS5", "RadauIIA", "RADAU5", "BDFMethod", "NDF",

@@ -196,7 +196,9 @@ def _augmented_field(f, params, shape, dtype):
             y = z[:n_y].view(shape).detach().requires_grad_(True)
             a = z[n_y: 2 * n_y].view(shape)
             fy = f(tt, y)
-            vjps = torch.autograd.grad(fy, (y, *params), -a, allow_unused=True)
+            # a field that depends on neither y nor the parameters (f = const, f(t)) has no graph: zero VJPs
+            vjps = torch.autograd.grad(fy, (y, *params), -a, allow_unused=True) if fy.requires_grad \
+                else (None,) * (1 + len(params))
         parts = [fy.detach().reshape(-1)]
         parts += [torch.zeros(n, dtype=dtype, device=z.device) if v is None else v.reshape(-1).to(dtype)
                   for v, n in zip(vjps, [n_y, *sizes])]

@@ -66,6 +66,7 @@ from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnde
                      VectorFieldTypeError)
 from .events import EventTracker
 from .constraints import NonNegative
+from .control import StepControl
 from .explicit import Slope, Trial, make_stepper
 from .tableaus import RungeKuttaTableau
 
@@ -272,6 +273,8 @@ class _Recorder:
     """
 
     def __init__(self, t_out: np.ndarray, y0, backend, stats, method_name: str):
+        self.control: StepControl | None = None  # dk.solve(control=): read by the step loops
+        self.forced_steps = 0  # steps accepted at control.min_step with an error above the tolerance
         self.t_out, self.backend, self.stats, self.method = t_out, backend, stats, method_name
         self.direction = 1.0 if t_out[-1] > t_out[0] else -1.0
         self.signed = self.direction * t_out  # increasing: searchsorted works both ways
@@ -374,6 +377,8 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
         if stats.n_steps >= max_steps:
             raise rec.failure(MaxStepsExceeded, f"max_steps={max_steps} reached at t={t:g} "
                               f"({n_total:.3g} steps of {h:g} are needed)", t)
+        if rec.control is not None and rec.control.on_step is not None:
+            rec.control.on_step(t, y, h)
         trial = stepper.attempt(t, y, h, k1)
         t_new = _grid_time(t0, t_end, h, n, n_total)
         stats.n_steps += 1
@@ -537,6 +542,10 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
         raise rec.failure(NonFiniteState, f"f returned NaN/Inf at the initial state (t={t0:g})", t0)
     if h is None:
         h = _initial_step(field, backend, stepper, t0, t_end, y0, k1, rtol, atol, direction)
+    control = rec.control
+    bounded = control is not None and control.bounds_steps
+    if bounded:
+        h = control.clamp(h)
     error_norm = getattr(stepper, "error_norm", None) or _default_error_norm
     step_factor = getattr(stepper, "step_factor", None)  # a stepper with its own controller (radau5)
     err_prev, rejected_last, nonfinite_last, k = 1e-4, False, False, None
@@ -560,18 +569,28 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
                                   f"(the step shrank to {h:.3g})", t)
             raise rec.failure(StepSizeUnderflow, _underflow_message(h, t, t0, t_end), t)
         t_new = t_end if last else t + h
+        if control is not None and control.on_step is not None:
+            control.on_step(t, y, h)
         trial = stepper.attempt(t, y, h, k1)
         y_new = trial.y_new
         scale = backend.error_scale(y, y_new, rtol, atol)
-        norms = error_norm(trial, lambda e: backend.norms(e, scale, per_sample))
+        if control is not None and control.norm is not None:
+            norms = error_norm(trial, lambda e: np.float64(control.error(backend, e, scale)))
+        else:
+            norms = error_norm(trial, lambda e: backend.norms(e, scale, per_sample))
         norm = float(norms.max()) if norms.ndim else float(norms)
         if norm != norm:  # NaN: treat like an overflow
             norm = math.inf
         if constraint is not None:  # negative parts of constrained components count as error (constraints.py)
             norm = max(norm, constraint.violation(y_new, lambda e: backend.norms(e, scale, per_sample)))
         stats.n_steps += 1
-        if norm <= 1.0:
+        # torchdiffeq's min_step rule: a finite error at the smallest allowed step is accepted (and counted)
+        forced = bounded and 1.0 < norm < math.inf and abs(h) <= control.min_step
+        if norm <= 1.0 or forced:
+            rec.forced_steps += forced
             stats.n_accepted += 1
+            if control is not None and control.on_accept is not None:
+                control.on_accept(t, y, h)
             clipped = constraint is not None and _clip(constraint, trial)
             t_stop = _accept(rec, stepper, trial, t, t_new)
             if t_stop is not None:
@@ -596,12 +615,16 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
             rejected_last = nonfinite_last = False
         else:
             stats.n_rejected += 1
+            if control is not None and control.on_reject is not None:
+                control.on_reject(t, y, h)
             nonfinite_last = not math.isfinite(norm)
             factor = NONFINITE_FACTOR if nonfinite_last else max(MIN_FACTOR, safety * norm ** (-1.0 / k))
             rejected_last = True
         if step_factor is not None:
             factor = step_factor(norm, norm <= 1.0, factor)
         h = h * factor
+        if bounded:
+            h = control.clamp(h)
 
 
 def _clip(constraint, trial: Trial) -> bool:
@@ -746,6 +769,7 @@ def solve(
     first_step: float | None = None,
     jac_sparsity: Any = None,
     nonnegative: Any = None,
+    control: StepControl | None = None,
 ) -> Solution:
     """Integrate ``dy/dt = f(t, y)`` from ``y(t[0]) = y0`` and return the states at the times ``t``.
 
@@ -831,6 +855,9 @@ def solve(
         smaller excursion is set to 0 (:mod:`dynkit.solvers.constraints`, after Shampine et al. 2005).
         For concentrations and populations whose ``atol`` exceeds their size somewhere. Adaptive
         methods, numpy states, not with ``adjoint=True``; ``y0`` must satisfy it.
+    control : StepControl, optional
+        A user's error norm (a seminorm, say), bounds on the step size and per-step callbacks
+        (:class:`~dynkit.solvers.StepControl`); default: none of them.
     adjoint : bool
         Torch only: gradients by the continuous adjoint solved backward with the same method
         (memory flat in the number of steps); see :mod:`dynkit.solvers.adjoint`. The solution's
@@ -916,6 +943,11 @@ def solve(
         raise TypeError(f"f must be a callable f(t, y), got {type(f).__name__}")
     if jac is not None and not callable(jac):
         raise TypeError(f"jac must be None or a callable jac(t, y) -> ∂f/∂y, got {type(jac).__name__}")
+    if control is not None and not isinstance(control, StepControl):
+        raise TypeError(f"control must be None or a dynkit.solvers.StepControl, got {type(control).__name__}")
+    if control is not None and control.norm is not None and per_sample:
+        raise ValueError("control.norm and per_sample=True do not combine (per_sample measures each sample's "
+                         "error with the RMS norm); expected control.norm=None or per_sample=False")
     t0, t_end = float(t_out[0]), float(t_out[-1])
     direction = 1.0 if t_end > t0 else -1.0
     adaptive = bool(getattr(method_obj, "adaptive", False))
@@ -948,6 +980,7 @@ def solve(
         rec.events = EventTracker(events, backend, t0, y0, rec)
     stepper = make_stepper(method_obj, field, backend, step_size)
     rec.switch_log = getattr(stepper, "switch_log", None)
+    rec.control = control
     try:
         if adaptive:
             _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, step_size,
@@ -958,6 +991,10 @@ def solve(
         if throw or isinstance(err, (ValueError, TypeError)):
             raise
         return err.solution
+    if rec.forced_steps:
+        warnings.warn(f"{method_obj.name}: {rec.forced_steps} step(s) accepted at control.min_step="
+                      f"{control.min_step:g} with an error above the tolerance (rtol={rtol:g}): the solution is "
+                      f"not controlled to it there", ToleranceWarning, stacklevel=2)
     if rec.events is not None and rec.events.stopped is not None:
         return rec.solution("event", rec.events.stopped)
     return rec.solution()
@@ -1124,16 +1161,26 @@ def _warn_large_atol(atol: float, y0) -> None:
                       ToleranceWarning, stacklevel=5)
 
 
+_RAISED_RTOLS: set = set()  # (rtol, dtype) pairs already warned about in this process
+
+
 def _sane_rtol(rtol: float, y0) -> float:
     """``rtol`` raised to ``max(100 eps_float64, eps_state)`` with a warning (scipy's ``solve_ivp`` does
     the first: a relative error below the rounding of the state cannot be controlled, the steps would
-    underflow); a warning for ``rtol > 1``, which asks for no correct digit."""
+    underflow); a warning for ``rtol > 1``, which asks for no correct digit.
+
+    The raise is announced once per process for each ``(rtol, dtype)``: a training loop (or torchdiffeq's
+    default ``rtol=1e-7`` with a float32 state) calls the solver thousands of times with the same setting,
+    and one line says all there is to say."""
     eps = float(sys.modules["torch"].finfo(y0.dtype).eps if is_torch(y0) else np.finfo(y0.dtype).eps)
     smallest = max(100 * float(np.finfo(np.float64).eps), eps)
     if rtol < smallest:
-        warnings.warn(f"rtol={rtol:.3g} is below the precision of the state ({y0.dtype}): raised to "
-                      f"rtol={smallest:.3g} (expected rtol >= {smallest:.3g}; accuracy beyond it comes from atol)",
-                      ToleranceWarning, stacklevel=4)
+        key = (rtol, str(y0.dtype))
+        if key not in _RAISED_RTOLS:
+            _RAISED_RTOLS.add(key)
+            warnings.warn(f"rtol={rtol:.3g} is below the precision of the state ({y0.dtype}): raised to "
+                          f"rtol={smallest:.3g} (expected rtol >= {smallest:.3g}; accuracy beyond it comes from "
+                          f"atol). Said once per process for this rtol and dtype.", ToleranceWarning, stacklevel=4)
         return smallest
     if rtol > 1:
         warnings.warn(f"rtol={rtol:.3g} > 1 accepts errors larger than the state itself: the result has no "

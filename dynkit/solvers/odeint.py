@@ -35,19 +35,21 @@ from __future__ import annotations
 import contextlib
 import math
 from numbers import Integral
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from .adjoint import solve_adjoint
 from .ark import TwoStepRK
+from .control import StepControl
 from .engine import solve
 from .errors import MaxStepsExceeded, VectorFieldError
 
 __all__ = ["odeint", "odeint_adjoint", "TORCHDIFFEQ_METHODS", "NO_EQUIVALENT"]
 
 # torchdiffeq name -> dynkit name: the same method, or (dopri8) the same order and kind
-TORCHDIFFEQ_METHODS = {"dopri5": "dopri5", "dopri8": "dop853", "bosh3": "bosh3", "euler": "euler",
+TORCHDIFFEQ_METHODS = {"dopri5": "dopri5", "dopri8": "dop853", "bosh3": "bosh3", "tsit5": "tsit5", "euler": "euler",
                        "midpoint": "midpoint", "rk4": "rk4", "heun2": "heun"}
 # torchdiffeq names without a dynkit equivalent -> what they are and the nearest dynkit method
 NO_EQUIVALENT = {
@@ -60,7 +62,22 @@ NO_EQUIVALENT = {
     "scipy_solver": "torchdiffeq's wrapper of scipy.integrate.solve_ivp; use dk.solve with a numpy y0 "
                     "('rodas4', 'auto' for stiff problems) or scipy itself",
 }
-ADAPTIVE_OPTIONS = ("first_step", "max_num_steps", "dtype")
+# torchdiffeq's implicit (stiff) methods: dynkit's stiff methods are the linearly implicit Rosenbrock ones (torch and
+# numpy states) and radau5 / bdf (numpy states, through dk.solve)
+_STIFF = ("nearest in dynkit: {torch} with a torch state (L-stable Rosenbrock, Jacobian by autograd), or "
+          "dk.solve(..., method={numpy}) with a numpy state")
+NO_EQUIVALENT.update({
+    "implicit_euler": "implicit Euler, order 1; " + _STIFF.format(torch="'rosenbrock23'", numpy="'bdf'"),
+    "implicit_midpoint": "implicit midpoint, order 2; " + _STIFF.format(torch="'rosenbrock23'", numpy="'radau5'"),
+    "trapezoid": "implicit trapezoid, order 2; " + _STIFF.format(torch="'rosenbrock23'", numpy="'radau5'"),
+    "sdirk2": "SDIRK of order 2; " + _STIFF.format(torch="'rosenbrock23'", numpy="'radau5'"),
+    "trbdf2": "TR-BDF2, order 2; " + _STIFF.format(torch="'rosenbrock23'", numpy="'bdf'"),
+    "radauIIA3": "Radau IIA of order 3; " + _STIFF.format(torch="'rodas4'", numpy="'radau5'"),
+    "radauIIA5": "Radau IIA of order 5; " + _STIFF.format(torch="'rodas5'", numpy="'radau5'"),
+    "gl4": "Gauss–Legendre of order 4 (fixed step, symplectic); " + _STIFF.format(torch="'rodas4'", numpy="'radau5'"),
+    "gl6": "Gauss–Legendre of order 6 (fixed step, symplectic); " + _STIFF.format(torch="'rodas5'", numpy="'radau5'"),
+})
+ADAPTIVE_OPTIONS = ("first_step", "max_num_steps", "dtype", "norm", "min_step", "max_step", "step_t", "jump_t")
 FIXED_OPTIONS = ("step_size", "grid_constructor", "perturb", "interp", "max_num_steps", "dtype")
 MAX_NUM_STEPS = 100_000  # dk.solve's default max_steps (torchdiffeq's is 2**31 - 1)
 # Two grid steps equal to this relative precision make a uniform grid (one dk.solve call).
@@ -208,7 +225,7 @@ class _State:
         if not self.is_tuple:
             return y
         chunks = y.split(self.sizes, dim=len(lead))
-        return tuple(c.reshape(*lead, *s) for c, s in zip(chunks, self.shapes))
+        return tuple(c.reshape(tuple(lead) + tuple(s)) for c, s in zip(chunks, self.shapes))
 
     def flatten(self, value, what: str):
         import torch
@@ -297,7 +314,46 @@ def _resolve_options(options, adaptive: bool, method: str) -> dict:
     if grid is not None and not callable(grid):
         raise TypeError(f"options['grid_constructor'] must be a callable grid_constructor(func, y0, t) -> grid, got "
                         f"{type(grid).__name__} {grid!r:.40}")
-    return dict(options)
+    options = dict(options)
+    for key in ("min_step", "max_step"):
+        if key in options:
+            value = options[key]
+            value = float(value) if _scalar_tensor(value) else value
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise ValueError(f"options[{key!r}] must be a number >= 0 (a bound on |step|), got {value!r}")
+            options[key] = float(value)
+    if options.get("norm") is not None and not callable(options["norm"]) and options["norm"] != "seminorm":
+        raise TypeError(f"options['norm'] must be a callable norm(tensor) -> scalar (or 'seminorm' in "
+                        f"adjoint_options), got {options['norm']!r:.60}")
+    for key in ("step_t", "jump_t"):
+        if options.get(key) is not None:
+            options[key] = _time_points(options[key], f"options[{key!r}]")
+    if "step_t" in options and "jump_t" in options:
+        shared = set(options["step_t"].tolist()) & set(options["jump_t"].tolist())
+        if shared:
+            raise ValueError(f"options 'step_t' and 'jump_t' must not share times (as in torchdiffeq), got "
+                             f"{sorted(shared)} in both")
+    return options
+
+
+def _scalar_tensor(value) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor) and value.numel() == 1
+
+
+def _time_points(value, name: str) -> np.ndarray:
+    """``step_t`` / ``jump_t`` as a sorted 1-D float64 array of distinct finite times."""
+    import torch
+
+    raw = value.detach().to(torch.float64).cpu().numpy() if isinstance(value, torch.Tensor) else value
+    try:
+        points = np.asarray(raw, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a 1-D tensor (or sequence) of times, got {type(value).__name__}") from None
+    if not np.isfinite(points).all():
+        raise ValueError(f"{name} must hold finite times, got {points.tolist()}")
+    return np.unique(points)
 
 
 def _floating_dtype(dtype) -> bool:
@@ -337,25 +393,76 @@ def _step_key(adaptive: bool) -> str:
     return "first_step" if adaptive else "step_size"
 
 
+CALLBACKS = ("callback_step", "callback_accept_step", "callback_reject_step")
+"""torchdiffeq's per-step callbacks, read from ``func`` (a module) when present; ``NAME_adjoint`` for the
+backward solves of :func:`odeint_adjoint`."""
+
+
+def _callbacks(func, adaptive: bool, name: str, suffix: str = "") -> dict:
+    """``func``'s torchdiffeq callbacks (``callback_step{suffix}``, ...) as ``{"on_step": callable, ...}``."""
+    found = {key: getattr(func, key + suffix) for key in CALLBACKS if callable(getattr(func, key + suffix, None))}
+    if not adaptive:
+        ignored = [key + suffix for key in CALLBACKS[1:] if key in found]
+        if ignored:
+            warnings.warn(f"{', '.join(ignored)} of func are never called by the fixed-step method {name!r} "
+                          f"(every step is accepted; callback_step{suffix} is called)", UserWarning, stacklevel=4)
+        found = {k: v for k, v in found.items() if k == "callback_step"}
+    return {"on_" + key.removeprefix("callback_").removesuffix("_step"): cb for key, cb in found.items()}
+
+
+def _with_tensors(callback, unflatten):
+    """A callback called as torchdiffeq calls it: ``(t0, y0, dt)``, times as tensors, ``y0`` like the state."""
+    import torch
+
+    def call(t, y, h):
+        dtype = y.dtype if isinstance(y, torch.Tensor) else torch.float64
+        callback(torch.as_tensor(t, dtype=dtype), unflatten(y), torch.as_tensor(h, dtype=dtype))
+
+    return call
+
+
+def _control(options: dict, callbacks: dict, unflatten, norm=None) -> StepControl | None:
+    """The :class:`StepControl` of a solve: its norm, step bounds and callbacks (None when there are none)."""
+    kwargs = {key: _with_tensors(callback, unflatten) for key, callback in callbacks.items()}
+    if norm is not None:
+        kwargs["norm"] = norm
+    for key in ("min_step", "max_step"):
+        if key in options:
+            kwargs[key] = options[key]
+    return StepControl(**kwargs) if kwargs else None
+
+
 class _Runner:
     """One :func:`dynkit.solve` (or :func:`~dynkit.solvers.adjoint.solve_adjoint`) call with fixed settings."""
 
-    def __init__(self, name, adaptive, rtol, atol, max_steps, adjoint, state: _State):
+    def __init__(self, name, adaptive, rtol, atol, max_steps, adjoint, state: _State, func=None, options=None):
         self.name, self.rtol, self.atol, self.max_steps, self.adjoint = name, rtol, atol, max_steps, adjoint
         self.step_key = _step_key(adaptive)
+        options = options or {}
+        user_norm = options.get("norm")
+        if user_norm == "seminorm":
+            raise ValueError("options['norm']='seminorm' is for the backward solves: pass it in adjoint_options "
+                             "(adjoint_options=dict(norm='seminorm')) of odeint_adjoint")
+        # the user's norm sees the error shaped like y0 (a 0-d y0 is solved as one component)
+        norm = None if user_norm is None else (lambda e: user_norm(state.unflatten(e.reshape(state.flat.shape))))
+        self.control = _control(options, _callbacks(func, adaptive, name), state.unflatten, norm)
         self.backward = None
         if adjoint is not None:
             params, spec = adjoint
             b_name, b_adaptive = _resolve_method(spec["method"])
             b_options = _resolve_options(spec["options"], b_adaptive, b_name)
+            if not b_adaptive and b_options.get("norm") is not None:
+                raise ValueError(f"adjoint_options['norm'] needs an adaptive adjoint method, got {b_name!r}")
             self.backward = {"method": b_name, "rtol": spec["rtol"],
-                             "atol": state.tolerance(spec["atol"], "adjoint_atol")}
+                             "atol": state.tolerance(spec["atol"], "adjoint_atol"),
+                             "control": _control(b_options, _callbacks(func, b_adaptive, b_name, "_adjoint"),
+                                                 lambda z: z, _adjoint_norm(b_options.get("norm"), state, params))}
             self.backward_step_key = _step_key(b_adaptive)
             b_step = b_options.get(self.backward_step_key)
             self.backward_step = None if b_step is None else float(b_step)
 
     def __call__(self, f, y0, t, step_size=None):
-        kwargs = dict(method=self.name, rtol=self.rtol, atol=self.atol, max_steps=self.max_steps)
+        kwargs = dict(method=self.name, rtol=self.rtol, atol=self.atol, max_steps=self.max_steps, control=self.control)
         kwargs[self.step_key] = step_size
         if self.adjoint is None:
             return solve(f, y0, t, **kwargs).ys
@@ -364,6 +471,35 @@ class _Runner:
         if self.backward_step is not None:
             backward[self.backward_step_key] = math.copysign(self.backward_step, float(t[-1]) - float(t[0]))
         return solve_adjoint(f, y0, t, adjoint_params=params, backward_options=backward, **kwargs).ys
+
+
+def _adjoint_norm(norm, state: _State, params):
+    """The backward solves' error measure over the flat augmented state ``z = (y, a, g)``.
+
+    ``"seminorm"``: the RMS over ``y`` and ``a`` only, leaving the parameter gradients ``g`` out of the
+    step control (Kidger, Chen & Lyons 2021: they do not feed back into the dynamics, so their error need
+    not limit the step). A callable gets torchdiffeq's tuple ``(t, *y, *a, *g)``, ``t`` a 0-d zero
+    (dynkit's augmented state carries no time; the gradient of ``t`` is formed from ``f`` at the outputs),
+    ``y`` and ``a`` shaped like ``y0``'s elements, each ``g`` like its parameter.
+    """
+    import torch
+
+    if norm is None:
+        return None
+    n_y = sum(state.sizes)
+    if norm == "seminorm":
+        return lambda z: torch.sqrt(torch.mean(z[:2 * n_y] ** 2))
+    sizes = [p.numel() for p in params]
+
+    def parts(flat):  # the elements of y0's shape(s) (a 0-d y0 is solved as one component)
+        return state.unflatten(flat) if state.is_tuple else (flat.reshape(state.shapes[0]),)
+
+    def tupled(z):
+        ys, adj = parts(z[:n_y]), parts(z[n_y:2 * n_y])
+        gs = tuple(g.reshape(p.shape) for g, p in zip(z[2 * n_y:].split(sizes), params))
+        return norm((torch.zeros((), dtype=z.dtype, device=z.device), *ys, *adj, *gs))
+
+    return tupled
 
 
 def _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint):
@@ -380,11 +516,14 @@ def _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint):
                         f"{event_fn!r:.40}")
     rtol = float(rtol) if isinstance(rtol, torch.Tensor) and rtol.numel() == 1 else rtol
     max_steps = int(options.get("max_num_steps", MAX_NUM_STEPS))
-    run = _Runner(name, adaptive, rtol, state.tolerance(atol, "atol"), max_steps, adjoint, state)
+    run = _Runner(name, adaptive, rtol, state.tolerance(atol, "atol"), max_steps, adjoint, state, func, options)
     f = state.field(func)
     t_np = t.detach().to(torch.float64).cpu().numpy() if t.ndim == 1 else None
-    if t_np is None or len(t_np) < 2:
-        raise ValueError(f"t must be a 1-D tensor of at least 2 times, got shape {tuple(t.shape)}")
+    if t_np is None or len(t_np) < 1 or (event_fn is not None and len(t_np) < 2):
+        raise ValueError(f"t must be a 1-D tensor of at least {2 if event_fn is not None else 1} time(s), got "
+                         f"shape {tuple(t.shape)}")
+    if len(t_np) == 1:  # torchdiffeq returns y0 at its one time, without calling func
+        return state.unflatten(state.flat.unsqueeze(0), (1,))
     direction = 1.0 if t_np[-1] > t_np[0] else -1.0
 
     if event_fn is not None:
@@ -405,7 +544,9 @@ def _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint):
                          "respect to the output times; use dynkit.odeint_adjoint, which does, or pass t.detach()")
     if adaptive:
         first = options.get("first_step")
-        ys = run(f, state.flat, t, None if first is None else direction * float(first))
+        first = None if first is None else direction * float(first)
+        breaks = _breakpoints(options, t_np, direction)
+        ys = run(f, state.flat, t, first) if not breaks else _segmented(f, state, t_np, breaks, first, run)
     else:
         ys = _fixed_grid(f, func, state, t, t_np, direction, options, run)
     return state.unflatten(ys, (len(t_np),))
@@ -472,6 +613,39 @@ def _grid_array(raw) -> np.ndarray:
     if array.dtype.kind not in "fiu":
         raise TypeError(f"options['grid_constructor'] {expected}, got {type(raw).__name__} {raw!r:.40}")
     return array.astype(np.float64)
+
+
+def _breakpoints(options: dict, t_np, direction: float) -> list[tuple[float, bool]]:
+    """The ``step_t`` and ``jump_t`` strictly inside the span, in the direction of ``t``: ``(time, is_jump)``."""
+    points = [(float(p), key == "jump_t") for key in ("step_t", "jump_t") for p in options.get(key, ())
+              if direction * (p - t_np[0]) > 0 and direction * (t_np[-1] - p) > 0]
+    return sorted(points, key=lambda p: direction * p[0])
+
+
+def _segmented(f, state: _State, t_np, breaks, first, run):
+    """``step_t`` / ``jump_t``: one solve per segment between them, so that a step ends on each. A segment that
+    starts or ends on a ``jump_t`` samples ``f`` just inside itself there (the side of the step being taken),
+    as torchdiffeq does for a ``func`` discontinuous at that time."""
+    import torch
+
+    edges = [float(t_np[0]), *(p for p, _ in breaks), float(t_np[-1])]
+    jumps = {p for p, jump in breaks if jump}
+    rows, y, j = [state.flat], state.flat, 1
+    for a, b in zip(edges[:-1], edges[1:]):
+        tol = 1e-12 * max(abs(a), abs(b), abs(b - a))
+        inner = []
+        while j < len(t_np) and (b - t_np[j]) * np.sign(b - a) > tol:
+            inner.append(float(t_np[j]))
+            j += 1
+        ends_on_output = j < len(t_np) and abs(t_np[j] - b) <= tol
+        field = _nudged(f, a, b) if a in jumps or b in jumps else f
+        ys = run(field, y, np.array([a, *inner, b]), first if a == edges[0] else None)
+        rows.extend(ys[1:1 + len(inner)])
+        y = ys[-1]
+        if ends_on_output:
+            rows.append(y)
+            j += 1
+    return torch.stack(rows)
 
 
 def _stepwise(f, state: _State, t_np, grid, perturb: bool, run):
@@ -548,6 +722,36 @@ def _event_value(event_fn, t, y):
     return value.detach().to(torch.float64)
 
 
+def _differentiable_event(f, event_fn, state: _State, signs, event_t, y_event):
+    """The event time and state carrying their gradients (implicit function theorem).
+
+    At the event ``g(t*, y(t*)) = 0`` for the component ``g`` that crossed zero, so a change of ``y(t*)``
+    (through ``y0`` or the parameters) moves ``t*`` by ``-∂g/∂y · δy / (dg/dt)``, ``dg/dt = ∂g/∂t + ∂g/∂y · f``,
+    and the state returned at the event moves along ``f`` with it. Both are first-order terms with value 0
+    added to the values found, so the values are unchanged and autograd (or the adjoint behind ``y_event``)
+    gives torchdiffeq's ``odeint_adjoint`` gradients of ``event_t``."""
+    import torch
+
+    if not torch.is_grad_enabled() or not (y_event.requires_grad or event_t.requires_grad):
+        return event_t, y_event
+    t_d = event_t.detach().requires_grad_(True)
+    y_d = y_event.detach().requires_grad_(True)
+    with torch.enable_grad():
+        values = torch.as_tensor(event_fn(t_d, state.unflatten(y_d))).reshape(-1) * signs.reshape(-1)
+        if not values.requires_grad:  # a value without a graph (a float): no first-order dependence to follow
+            return event_t, y_event
+        which = int(torch.argmin(values.detach().abs()))
+        dg_dt, dg_dy = torch.autograd.grad(values[which], (t_d, y_d), allow_unused=True)
+        slope = f(t_d, y_d).detach()
+    rate = (0.0 if dg_dt is None else dg_dt) + (0.0 if dg_dy is None else (dg_dy * slope).sum())
+    if not float(rate) != 0.0:
+        return event_t, y_event  # a tangential crossing: t* does not move to first order we can compute
+    live = (torch.as_tensor(event_fn(event_t.detach(), state.unflatten(y_event))).reshape(-1)
+            * signs.reshape(-1))[which]
+    shift = -(live - live.detach()) / rate.detach()
+    return event_t.detach() + shift.to(event_t.dtype), y_event + slope * shift.to(slope.dtype)
+
+
 def _until_event(f, event_fn, state: _State, t, t_np, step, run):
     """The first time where a component of ``event_fn`` changes sign, and the state there.
 
@@ -582,7 +786,8 @@ def _until_event(f, event_fn, state: _State, t, t_np, step, run):
         with torch.no_grad() if grad_free else contextlib.nullcontext():  # else: the caller's grad mode
             try:
                 sol = solve(f, y.detach() if grad_free else y, [start, start + span], method=name, rtol=run.rtol,
-                            atol=run.atol, max_steps=max_steps - steps, events=combined, **{run.step_key: step})
+                            atol=run.atol, max_steps=max_steps - steps, events=combined, control=run.control,
+                            **{run.step_key: step})
             except VectorFieldError as err:  # dk.solve names event_fn "events[0]": name it as the caller knows it
                 cause = err.__cause__
                 if isinstance(cause, _EventFnError):
@@ -595,8 +800,10 @@ def _until_event(f, event_fn, state: _State, t, t_np, step, run):
             event_time = float(sol.t_events[0][0])
             event_t = torch.as_tensor(event_time, dtype=t.dtype, device=t.device)
             if run.adjoint is None:
-                return event_t, sol.y_events[0][0]
-            return event_t, run(f, state.flat, np.array([float(t_np[0]), event_time]), step)[-1]
+                y_event = sol.y_events[0][0]
+            else:
+                y_event = run(f, state.flat, np.array([float(t_np[0]), event_time]), step)[-1]
+            return _differentiable_event(f, event_fn, state, signs, event_t, y_event)
         start, y, span = start + span, sol.ys[-1], 2 * span
         if steps >= max_steps:
             break

@@ -19,7 +19,7 @@ import sympy as sp
 
 from .._papers import paper_name
 
-__all__ = ["Step", "Check", "Derivation", "equivalent", "finish", "to_latex"]
+__all__ = ["Step", "Check", "Derivation", "equivalent", "finish", "to_latex", "to_text"]
 
 
 @dataclass(frozen=True)
@@ -233,6 +233,94 @@ def to_latex(obj, labels: dict | None = None) -> str:
     return r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}"
 
 
+_PLAIN = [(r"\\(?:mathrm|mathbf|mathcal|text|operatorname)\{([^{}]*)\}", r"\1"),
+          (r"\\sqrt\{([^{}]*)\}", r"√(\1)"), (r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)"),
+          (r"\\ddot\s*\{?([A-Za-z])\}?", "\\1\u0308"), (r"\\dot\s*\{?([A-Za-z])\}?", "\\1\u0307"),
+          (r"\\tilde\s*\{?([A-Za-z])\}?", "\\1\u0303"), (r"\\hat\s*\{?([A-Za-z])\}?", "\\1\u0302"),
+          (r"\\(?:,|;|!|quad)", " "), (r"\\left|\\right", ""), (r"\^\{([^{}]*)\}", r"^(\1)"),
+          (r"_\{([^{}]*)\}", r"_\1")]
+_MACROS = {"nabla": "∇", "partial": "∂", "to": "→", "infty": "∞", "cdot": "·", "leq": "≤", "geq": "≥",
+           "le": "≤", "ge": "≥", "neq": "≠", "approx": "≈", "in": "∈", "mapsto": "↦", "times": "×", "top": "ᵀ",
+           "otimes": "⊗", "bullet": "•", "det": "det ", "exp": "exp ", "log": "log ", "sin": "sin ",
+           "cos": "cos ", "circ": "∘", "sum": "∑", "prod": "∏", "int": "∫", "ldots": "…", "dots": "…",
+           "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+           "eta": "η", "theta": "θ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π", "rho": "ρ",
+           "sigma": "σ", "tau": "τ", "phi": "φ", "varphi": "φ", "psi": "ψ", "omega": "ω", "Gamma": "Γ",
+           "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω"}
+
+
+def plain(text: str) -> str:
+    """LaTeX in a sentence or a symbol's name made readable as plain Unicode (``$`` dropped, ``\\nabla``
+    -> ∇, ``\\dot a`` -> ȧ, ``x^{k+1}`` -> ``x^(k+1)``); what it does not know stays as written."""
+    text = text.replace("$", "")
+    for pattern, repl in _PLAIN:
+        text = re.sub(pattern, repl, text)
+    return re.sub(r"\\([A-Za-z]+) ?", lambda m: _MACROS.get(m.group(1), m.group(0)), text)
+
+
+def _plain_name(name: str) -> str:
+    """A symbol's name for a terminal: LaTeX made plain, a sequence index ``x^{k+1}`` written ``x[k+1]``
+    (sympy would draw it as ``x__(k+1)``), ``varepsilon`` as ε."""
+    name = re.sub(r"^([A-Za-z])\^\{([^{}]*)\}$", r"\1[\2]", name)
+    name = re.sub(r"^([A-Za-z])\^([A-Za-z0-9])$", r"\1[\2]", name)
+    return {"varepsilon": "ε"}.get(name, plain(name))
+
+
+def _plain_names(obj):
+    """``obj`` with its symbols, matrix symbols and undefined functions renamed by :func:`_plain_name`
+    (before drawing, so the columns of a multi-line drawing stay aligned)."""
+    from sympy.core.function import AppliedUndef
+
+    renames = {}
+    for sym in obj.atoms(sp.Symbol, sp.MatrixSymbol):
+        name = _plain_name(sym.name)
+        if name != sym.name:
+            renames[sym] = sp.MatrixSymbol(name, *sym.shape) if isinstance(sym, sp.MatrixSymbol) \
+                else sp.Symbol(name, **sym.assumptions0)
+    obj = obj.xreplace(renames)
+    return obj.replace(lambda e: isinstance(e, AppliedUndef) and _plain_name(e.func.__name__) != e.func.__name__,
+                       lambda e: sp.Function(_plain_name(e.func.__name__))(*e.args))
+
+
+def _pretty(obj, width: int) -> str:
+    """One sympy object drawn in Unicode (``sympy.pretty``), a Check as its sentence, a string as given."""
+    if isinstance(obj, Check):
+        return f"{plain(obj.label)}: {'verified exactly' if obj.passed else 'does not hold'}"
+    if isinstance(obj, str):
+        return plain(obj)
+    if isinstance(obj, (list, tuple)) and not isinstance(obj, sp.Basic):
+        return ",  ".join(_pretty(o, width) for o in obj)
+    if isinstance(obj, (sp.Basic, sp.MatrixBase)):
+        obj = _plain_names(obj)
+    return sp.pretty(obj, use_unicode=True, num_columns=width)
+
+
+def _keyed(key: str, drawing: str) -> str:
+    """``key = drawing`` on one line, or ``key =`` above a drawing of several lines (kept aligned)."""
+    if "\n" not in drawing:
+        return f"{key} = {drawing}"
+    return f"{key} =\n" + "\n".join("    " + line for line in drawing.splitlines())
+
+
+def to_text(obj, labels: dict | None = None, width: int = 100) -> str:
+    """What a step, a result or a stated form holds, drawn for a terminal (Unicode, no LaTeX).
+
+    The same shapes as :func:`to_latex`: one block per equation of a list, ``key = value`` for a dict
+    (``labels`` maps a key to its text), each block indented by four spaces.
+    """
+    if obj is None:
+        return ""
+    _reject_booleans(obj, "expression to draw")
+    labels = labels or {}
+    if isinstance(obj, dict):
+        blocks = [_keyed(plain(str(labels.get(k, k))), _pretty(v, width)) for k, v in obj.items()]
+    elif isinstance(obj, (list, tuple)):
+        blocks = [_pretty(o, width) for o in obj]
+    else:
+        blocks = [_pretty(obj, width)]
+    return "\n\n".join("\n".join("    " + line for line in block.splitlines()) for block in blocks)
+
+
 @dataclass
 class Derivation:
     """A worked derivation reproducing one of the papers' equations.
@@ -316,6 +404,23 @@ class Derivation:
         if self.notes:
             out += ["", f"*Note:* {self.notes}"]
         return "\n\n".join(out) + "\n"
+
+    def to_text(self, width: int = 100) -> str:
+        """Plain text for a terminal (``dynkit derive NAME``): the steps with their equations drawn in
+        Unicode by ``sympy.pretty``, the result, the paper's form and the check."""
+        labels = self.extra.get("labels", {})
+        out = [self.title, "=" * len(self.title), f"{paper_name(self.paper)}, {self.equation}", ""]
+        for i, step in enumerate(self.steps, 1):
+            out.append(f"{i}. {plain(step.text)}")
+            if step.expr is not None:
+                out += ["", to_text(step.expr, width=width)]
+            out.append("")
+        out += ["Result:", "", to_text(self.result, labels, width), "",
+                "Stated in the paper:", "", to_text(self.stated, labels, width), "",
+                f"Check (simplify(derived - stated) == 0): {'passed' if self.check_passed else 'FAILED'}"]
+        if self.notes:
+            out += ["", f"Note: {plain(self.notes)}"]
+        return "\n".join(out) + "\n"
 
     # Jupyter display: the notebook picks the richest of these.
     def _repr_markdown_(self) -> str:
