@@ -97,7 +97,7 @@ CASES = [
       "reading": ["output"]}),
     (T.check_adam_rnn_remark4, dict(U=I2, W_hat=np.ones((2, 1)), x=np.ones((3, 1)), h0=np.zeros(2), mu=0.5,
                                     beta=0.9, s=0.5),
-     {"U": BAD_MATRIX, "W_hat": [np.ones((3, 1))], "x": [np.ones((3, 2))], "h0": [np.zeros(3)],
+     {"U": BAD_MATRIX, "W_hat": [np.ones((3, 1)), np.ones(2)], "x": [np.ones((3, 2))], "h0": [np.zeros(3)],
       "mu": [-1.0, 1.0], "beta": [0.0, 1.0], "s": [0.0], "product": ["Uv/r"]}),
     (T.momentum_attention_recurrent, dict(q=Q, k=Q, v=Q, beta=0.5, gamma=1.0),
      {"q": [np.ones(2), "x"], "k": [np.ones((1, 4, 2))], "beta": [1.0], "gamma": [0.0]}),

@@ -71,23 +71,52 @@ def _slope(eps_values: np.ndarray, errors: np.ndarray) -> np.ndarray:
 RATE_SLOPE_TOL = 0.25
 
 
-def check_small_eps_limit(W, b, x0, v0, *, eps_values=(0.08, 0.04, 0.02), T: float = 1.0) -> CheckResult:
+def check_small_eps_limit(W, b, x0, v0, *, eps_values=(0.08, 0.04, 0.02), T: float = 1.0,
+                          max_halvings: int = 4) -> CheckResult:
     """Prop. 2: the solution of ``eps x'' + x' = f(x)``, ``x'(0) = v0``, converges uniformly on [0, T] to that
-    of ``x' = f(x)`` as eps -> 0. Measured: sup-norm errors on 41 times for each eps and their log-log slope
-    (rate; expected 1). Residual: ``|slope - 1|``."""
+    of ``x' = f(x)`` as eps -> 0. Measured: sup-norm errors on 41 times for each eps, and the local log-log
+    slope between the two smallest eps (the asymptotic rate, expected 1). Residual: ``|slope - 1|``.
+
+    The limit is tested as a limit, not on a pre-asymptotic window: while some instance's local slope is not yet
+    within ``RATE_SLOPE_TOL`` of 1, eps is halved again (at most ``max_halvings`` times). An instance whose error
+    still falls (local slope above ``RATE_SLOPE_TOL``) when the budget is spent is *undecided*
+    (:attr:`CheckResult.is_undecided`), not violated; only an error that stopped falling is a violation (issue 32:
+    with W scaled x6 a three-eps fit failed 4 of 20 true instances while the errors fell 0.925 -> 0.024 as eps went
+    0.08 -> 0.00125).
+
+    Range: tanh fields ``f(x) = tanh(W x + b)`` (any real W, b), any x0, v0, T > 0; eps_values decreasing and
+    positive (sorted here). Cost: one stiff-ish dopri5 solve per eps (steps ~ T / eps)."""
     context = _CTX + " Prop. 2 (eps -> 0)"
     W, b, x0 = _inputs(W, b, x0, context)
     v0 = _v0(v0, x0, context)
     T = float(as_scalar_batch("T", T, context=context, low=0, low_open=True))
-    e = np.asarray(as_scalar_batch("eps_values", eps_values, context=context, low=0, low_open=True))
+    e = np.asarray(as_scalar_batch("eps_values", eps_values, context=context, low=0, low_open=True)).reshape(-1)
+    e = np.sort(e)[::-1]
+    if e.size < 2 or np.any(np.diff(e) >= 0):
+        raise ValueError(f"eps_values must be at least two distinct positive values ({context}); got {tuple(e)}")
+    if isinstance(max_halvings, bool) or not isinstance(max_halvings, (int, np.integer)) or max_halvings < 0:
+        raise ValueError(f"max_halvings must be a non-negative integer ({context}); got {max_halvings!r}")
     f = _tanh_field(W, b)
     t = np.linspace(0, T, 41)
     first = np.asarray(solve(lambda s, x: f(x), x0, t, method="dopri5", rtol=1e-10, atol=1e-12).ys)
-    errors = np.stack([np.abs(_second_order(f, x0, v0, t, ei) - first).max(axis=(0, -1)) for ei in e])
-    slope = _slope(e, errors)
+    eps_list = list(e)
+    errors = [np.abs(_second_order(f, x0, v0, t, ei) - first).max(axis=(0, -1)) for ei in eps_list]
+
+    def local_slope():
+        return _slope(np.array(eps_list[-2:]), np.stack(errors[-2:]))
+
+    slope = local_slope()
+    for _ in range(max_halvings):
+        if np.all(np.abs(slope - 1) <= RATE_SLOPE_TOL):
+            break
+        eps_list.append(eps_list[-1] / 2)
+        errors.append(np.abs(_second_order(f, x0, v0, t, eps_list[-1]) - first).max(axis=(0, -1)))
+        slope = local_slope()
+    still_falling = slope > RATE_SLOPE_TOL
     return verdict("small_eps_limit", np.abs(slope - 1), RATE_SLOPE_TOL, dict(W=W, b=b, x0=x0, v0=v0),
-                   f"|log-log slope of sup|x_eps - x*| over eps={tuple(e)} minus 1|", slope=slope,
-                   errors=errors)
+                   f"|local log-log slope of sup|x_eps - x*| at eps={eps_list[-2]:.3g}, {eps_list[-1]:.3g} minus 1| "
+                   f"(undecided where the error still falls)", slope=slope, errors=np.stack(errors),
+                   eps_values=np.array(eps_list), undecided=still_falling)
 
 
 def check_large_eps_limit(W, b, x0, v0, *, eps_values=(25.0, 50.0, 100.0), T: float = 1.0) -> CheckResult:

@@ -378,6 +378,9 @@ def check_adam_rnn_remark4(U, W_hat, x, h0, mu: float, beta: float, s: float, *,
     x = as_real_array("x", x, context=context)
     h0 = as_real_array("h0", h0, context=context)
     n = U.shape[-1]
+    if W_hat.ndim < 2:  # a 1-D W_hat (one input column) would index a missing axis below
+        raise ValueError(f"W_hat must be a matrix (..., {n}, k) ({context}; a single input column is shape "
+                         f"({n}, 1)); got shape {W_hat.shape}")
     if W_hat.shape[-2] != n or x.ndim < 2 or x.shape[-1] != W_hat.shape[-1] or h0.shape[-1:] != (n,):
         raise ValueError(f"W_hat must be (..., {n}, k), x (..., T, k), h0 (..., {n}) to match U ({context}); "
                          f"got W_hat {W_hat.shape}, x {x.shape}, h0 {h0.shape}")
