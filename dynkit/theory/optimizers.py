@@ -120,7 +120,7 @@ def check_restart_rate(A, x0, *, restart: int | None = None, n_cycles: int = 30,
     the constant 0.4 keeps a margin). Gradient descent's rate ``(1 - 1/kappa)**2`` lies above this bound for every
     kappa > 30, so ``momentum=lambda t: 0.0`` (no acceleration) fails there (issue 32: the former bound
     ``1 - 1/(4 kappa)`` was weaker than gradient descent's and a planted momentum = 0 "held" at kappa = 1e3); for
-    kappa <= 30 the two rates are too close for any constant to separate them.
+    kappa <= 30 this bound does not separate the two rates (the check then has no power against GD).
     ``momentum`` replaces the schedule (``lambda t: 1.0`` never damps, ``lambda t: 0.0`` is gradient descent).
     ``literal=True`` checks the rate as printed, ``O(alpha**-t)`` with ``0 < alpha < 1``: a per-step factor
     ``1/alpha > 1``; residual ``max(1 - factor, 0)`` (a converging run violates it)."""

@@ -268,6 +268,9 @@ class Representability:
     theorem: str
     threshold: float
     blocks: dict = field(default_factory=dict)
+    # None only because some eigenvalue with unpaired simple blocks is lambda_eps to rounding: D is then within
+    # rounding of a representable matrix (its eigenvalue moved onto lambda_eps), which momentum_logarithm constructs
+    within_rounding: bool = False
 
     def __bool__(self) -> bool:  # pragma: no cover - convenience; None counts as False
         return bool(self.representable)
@@ -355,7 +358,9 @@ def _eigen_clusters(D: np.ndarray) -> tuple[list[_Cluster], np.ndarray]:
     n = D.shape[-1]
     scale = _norm_scale(D)
     unit = RADIUS_FACTOR * n * np.finfo(float).eps
-    w, vl, vr = scipy.linalg.eig(D, left=True, right=True)
+    # eigenvalues of D / ||D|| (LAPACK loses tiny matrices to underflow: eig([[-7e-216]]) gave -6.7e-139)
+    w, vl, vr = scipy.linalg.eig(D / scale, left=True, right=True)
+    w = w * scale
     dots = np.abs(np.einsum("ij,ij->j", vl.conj(), vr))
     norms = np.linalg.norm(vl, axis=0) * np.linalg.norm(vr, axis=0)
     kappa = norms / np.maximum(dots, 1e-300)
@@ -468,7 +473,7 @@ def is_representable(D, eps) -> Representability:
     else:
         theorem, threshold = "Theorem 1/2 (Momentum ResNets)", _threshold(e)
     blocks = {}
-    undecided, cannot = [], []
+    undecided, cannot, gray = [], [], []
     for cluster in clusters:
         lam = cluster.value
         # the gray zone: the cluster's rounding radius (the mean of a Jordan block's computed eigenvalues is more
@@ -498,12 +503,14 @@ def is_representable(D, eps) -> Representability:
         if any(s > 1 for s in odd):
             undecided.append(lam)
         else:  # simple blocks: representable at or above lambda_eps, not below; rounding cannot tell which
+            gray.append(lam)
             cannot.append(f"eigenvalue {lam:.6g} (unpaired Jordan blocks {odd}) is within its gray zone {band:.3g} "
                           f"(rounding radius + {LAMBDA_RTOL:g} |lambda_eps|) of lambda_eps = "
                           f"{mpmath.nstr(threshold, 7)}: which side it lies on cannot be decided")
     threshold = float(threshold)
     if cannot:
-        return Representability(None, "cannot decide: " + "; ".join(cannot), theorem, threshold, blocks)
+        return Representability(None, "cannot decide: " + "; ".join(cannot), theorem, threshold, blocks,
+                                within_rounding=len(gray) == len(cannot) and not undecided)
     if undecided:
         return Representability(
             None, f"eigenvalue {undecided[0]:.6g} = lambda_eps (to rounding) has an odd number of Jordan blocks of a "
@@ -715,12 +722,15 @@ def momentum_logarithm(D, eps) -> np.ndarray:
     chains (ranks of powers of ``D - lam I``, so eigenvalues must be separated by more than
     ``CLUSTER_TOL * ||D||``) and the local inverse of f_eps as a power series in the nilpotent part.
 
-    Raises ValueError when D is not representable (or Theorem 2 leaves it undecided).
+    Raises ValueError when D is not representable (or Theorem 2 leaves it undecided); an eigenvalue equal to
+    lambda_eps to rounding (``Representability.within_rounding``) is inverted at the real minimiser.
     """
     D = as_square("D", D, context=_CTX)
     e = float(_eps(eps))
     decision = is_representable(D, e)
-    if decision.representable is not True:
+    # an eigenvalue at lambda_eps to rounding (is_representable cannot tell its side) is inverted at the real
+    # minimiser: theta then gives D to rounding, the best any float64 construction can do
+    if decision.representable is not True and not decision.within_rounding:
         raise ValueError(f"D is not representable by eps x'' + x' = theta x with eps={e:g} "
                          f"({decision.theorem}): {decision.reason}")
     n = D.shape[-1]
