@@ -15,7 +15,7 @@ import numpy as np
 from ._core import (CheckResult, as_real_array, as_scalar_batch, as_square, check_count, check_seed, combine,
                     verdict)
 
-__all__ = ["check_heavy_ball_rate", "check_gradient_ratio_limit", "check_heavy_ball_contraction",
+__all__ = ["check_heavy_ball_rate", "check_heavy_ball_forms", "HEAVY_BALL_FORM_INITS", "check_gradient_ratio_limit", "check_heavy_ball_contraction",
            "heavy_ball_radius",
            "optimal_momentum", "adaptive_momentum", "ratio_convergence_factor"]
 
@@ -192,6 +192,50 @@ def check_heavy_ball_contraction(A, step=None, *, n_steps: int = 300, seed: int 
     return verdict("heavy_ball_contraction", np.maximum(excess, 0), 1e-9, dict(A=A, step=step),
                    "max_k ||e_{k+1}|| / ||e_k|| over (1 - sqrt(step nu)), minus 1", per_step=per_step,
                    sides={"max_k ||x^{k+1} - x*|| / ||x^k - x*||": per_step, "1 - sqrt(step nu)": predicted})
+
+
+HEAVY_BALL_FORM_INITS = ("matched", "zero")
+"""Initial momentum of (10) against (9) from (x^0, x^1): ``m^1 = (x^0 - x^1) / gamma`` (what makes the forms
+equal) or ``m^1 = 0`` (the usual start; equal only when x^1 = x^0)."""
+
+
+def check_heavy_ball_forms(A, x0, x1, step, beta, *, n_steps: int = 50, init: str = "matched") -> CheckResult:
+    """Momentum Transformer (9) <=> (10): heavy ball ``x^{k+1} = x^k - gamma grad f(x^k) + beta (x^k - x^{k-1})`` and
+    its momentum form ``m^{k+1} = beta m^k + grad f(x^k), x^{k+1} = x^k - gamma m^{k+1}`` give the same iterates on
+    ``f(x) = x^T A x / 2`` from (x^0, x^1) when ``m^1 = (x^0 - x^1) / gamma`` (``init``, see
+    :data:`HEAVY_BALL_FORM_INITS`). Residual: max over k <= n_steps of ``|x^k (9) - x^k (10)|`` relative to the
+    largest iterate (1e-12: both forms add the same terms in another order).
+
+    Range: A symmetric (any sign: the identity is algebraic), gamma > 0, beta in [0, 1), any x^0, x^1."""
+    context = _context("(9)-(10)")
+    A = as_square("A", A, context=context)
+    if np.any(np.abs(A - np.swapaxes(A, -1, -2)) > 1e-12 * (1 + np.abs(A).max())):
+        raise ValueError(f"A must be symmetric ({context})")
+    x0 = as_real_array("x0", x0, context=context)
+    x1 = as_real_array("x1", x1, context=context)
+    if x0.shape[-1:] != A.shape[-1:] or x1.shape != x0.shape:
+        raise ValueError(f"x0 and x1 must have shape (..., {A.shape[-1]}) to match A ({context}); got {x0.shape}, "
+                         f"{x1.shape}")
+    step = float(as_scalar_batch("step", step, context=context, low=0.0, low_open=True))
+    beta = float(as_scalar_batch("beta", beta, context=context, low=0.0, high=1.0, high_open=True))
+    n_steps = check_count("n_steps", n_steps)
+    if init not in HEAVY_BALL_FORM_INITS:
+        raise ValueError(f"init must be one of {HEAVY_BALL_FORM_INITS} ({context}); got {init!r}")
+    grad = lambda x: np.einsum("...ij,...j->...i", A, x)  # noqa: E731
+    prev, cur = x0, x1
+    m = (x0 - x1) / step if init == "matched" else np.zeros_like(x1)
+    y = x1
+    gap = np.zeros(np.broadcast_shapes(A.shape[:-2], x0.shape[:-1]))
+    size = np.maximum(np.abs(x0).max(axis=-1), np.abs(x1).max(axis=-1))
+    for _ in range(n_steps):
+        prev, cur = cur, cur - step * grad(cur) + beta * (cur - prev)
+        m = beta * m + grad(y)
+        y = y - step * m
+        size = np.maximum(size, np.abs(cur).max(axis=-1))
+        gap = np.maximum(gap, np.abs(cur - y).max(axis=-1))
+    return verdict("heavy_ball_forms", gap / np.maximum(size, np.finfo(float).tiny), 1e-12,
+                   dict(A=A, x0=x0, x1=x1), f"(10) with init {init!r} vs (9), max |x^k - x^k| / max |x^k|",
+                   sides={"x^K (9)": cur, "x^K (10)": y})
 
 
 def ratio_convergence_factor(eigenvalues: np.ndarray, step, beta) -> np.ndarray:

@@ -21,7 +21,7 @@ __all__ = ["check_small_eps_limit", "check_large_eps_limit", "check_first_order_
            "check_free_velocity", "check_negative_scaling_obstruction", "check_prop8_closed_form",
            "momentum_forward", "momentum_inverse", "exact_momentum_forward", "exact_momentum_inverse",
            "check_inversion", "check_memory_bits", "check_backprop_formula", "backprop_formula",
-           "buffer_bits"]
+           "buffer_bits", "check_prop7_criterion"]
 
 _CTX = "Momentum ResNets"
 
@@ -240,6 +240,48 @@ def check_negative_scaling_obstruction(lam, eps, *, n_linear: int = 4001, n_cubi
                    0.0, dict(lam=np.broadcast_to(lam, batch), eps=np.broadcast_to(e, batch)),
                    "a searched f reaches x(1) <= lam x0 (1 = reached)", margin=margin.reshape(batch),
                    lambda_eps=lambda_eps(e_b))
+
+
+def check_prop7_criterion(x0, eps, *, n_fields: int = 200, seed: int = 0, free_velocity: bool = False) -> CheckResult:
+    """Prop. 7's general criterion: in 1-D with ``x'(0) = 0``, "if there exists x0 in R+ such that h(x0) <= -x0 and
+    x0 <= h(-x0) then h cannot be represented" by the autonomous ``eps x'' + x' = f(x)``. Equivalently: for every
+    autonomous f the time-1 map phi never has both ``phi(x0) <= -x0`` and ``phi(-x0) >= x0``. Searched over
+    ``n_fields`` random fields ``f(x) = a x + b x^2 + c x^3 + d sin(k x)`` (not odd: the criterion is about any h,
+    not only the lambda x corollary's odd ones; a <= 0 mostly, so trajectories swing across 0) integrated from +-x0
+    with :func:`dynkit.solve`; margin ``min(-x0 - phi(x0), phi(-x0) - x0)`` must stay negative.
+
+    Range: x0 > 0, eps > 0. ``free_velocity=True`` starts from Prop. 6's velocity ``(h(x0) - x0) / (1 - 1/e)`` for
+    h = -2 x (f = 0, outside the hypothesis v0 = 0): both conditions are met, the planted violation."""
+    context = _CTX + " Prop. 7 (criterion)"
+    x0 = as_scalar_batch("x0", x0, context=context, low=0, low_open=True)
+    e = as_scalar_batch("eps", eps, context=context, low=0, low_open=True)
+    n_fields, seed = check_count("n_fields", n_fields), check_seed("seed", seed)
+    batch = np.broadcast_shapes(x0.shape, e.shape)
+    xb, eb = np.broadcast_to(x0, batch).reshape(-1, 1), np.broadcast_to(e, batch).reshape(-1, 1)
+    rng = np.random.default_rng(seed)
+    scale = 10 ** rng.uniform(-1, 1.5, n_fields)
+    a = -rng.uniform(-0.2, 1, n_fields) * scale * 10
+    b, c = rng.standard_normal(n_fields) * scale, -np.abs(rng.standard_normal(n_fields)) * scale
+    d, k = rng.standard_normal(n_fields) * scale, rng.uniform(0.5, 5, n_fields)
+    if free_velocity:
+        a = b = c = d = np.zeros(n_fields)
+    f = lambda x: a * x + b * x ** 2 / xb + c * x ** 3 / xb ** 2 + d * xb * np.sin(k * x / xb)  # noqa: E731
+    starts = np.stack([np.broadcast_to(xb, (xb.shape[0], n_fields)), -np.broadcast_to(xb, (xb.shape[0], n_fields))])
+    v_init = np.zeros_like(starts)
+    if free_velocity:  # Prop. 6: x'' + x' = 0 reaches h(x0) = -2 x0 at t = 1 from this velocity (eps = 1)
+        v_init = (-2 * starts - starts) / (1 - np.exp(-1))
+        eb = np.ones_like(eb)
+    y0 = np.stack([starts, v_init], axis=-1)
+    field = lambda s, y: np.stack([y[..., 1], (f(y[..., 0]) - y[..., 1]) / eb], axis=-1)  # noqa: E731
+    sol = solve(field, y0, np.array([0.0, 1.0]), method="dopri5", rtol=1e-9, atol=1e-11 * float(xb.min()))
+    phi_plus, phi_minus = np.asarray(sol.ys[-1][0, ..., 0]), np.asarray(sol.ys[-1][1, ..., 0])
+    margin = np.minimum(-xb - phi_plus, phi_minus - xb) / xb  # > 0: both conditions met
+    closest = margin.max(axis=-1)
+    return verdict("prop7_criterion", np.where(closest >= 0, 1 + closest, 0.0).reshape(batch),
+                   0.0, dict(x0=np.broadcast_to(x0, batch), eps=np.broadcast_to(e, batch)),
+                   "a searched autonomous f has phi(x0) <= -x0 and phi(-x0) >= x0 (1 = met)",
+                   sides={"closest approach min(-x0 - phi(x0), phi(-x0) - x0) / x0": closest.reshape(batch),
+                          "0 (never reached)": np.zeros(batch)})
 
 
 # ------------------------------------------------------------------------------------------------

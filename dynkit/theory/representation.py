@@ -23,7 +23,8 @@ __all__ = ["psi_eps", "psi_eps_series", "psi_eps_ode", "f_eps", "lambda_eps", "l
            "check_f_eps_surjective", "check_f_eps_prime_zeros_real", "check_representable_set_grows",
            "check_lambda_eps_closeness",
            "is_representable", "Representability", "momentum_logarithm", "check_psi_series", "psi_eps_scalar_mp",
-           "check_lambda_eps", "check_momentum_logarithm", "check_representability", "check_threshold_boundary"]
+           "check_lambda_eps", "check_momentum_logarithm", "check_representability", "check_threshold_boundary",
+           "check_representable_up_to_scale", "check_scaling_representable", "check_first_order_range"]
 
 _CTX = "Momentum ResNets Prop. 4 / Theorems 1-2"
 
@@ -658,7 +659,7 @@ def _momentum_logarithm_jordan(D: np.ndarray, e: float, decision: Representabili
     an eigenvalue below lambda_eps (non-real branch z, conj(z))."""
     n = D.shape[-1]
     threshold = decision.threshold
-    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    scale = _norm_scale(D)  # D's own scale (issue 32: max(1, ||D||) merged the eigenvalues of a tiny D)
     tol = CLUSTER_TOL * scale
     columns, blocks = [], []
 
@@ -735,7 +736,7 @@ def momentum_logarithm(D, eps) -> np.ndarray:
                          f"({decision.theorem}): {decision.reason}")
     n = D.shape[-1]
     threshold = decision.threshold
-    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    scale = _norm_scale(D)  # D's own scale (issue 32: max(1, ||D||) merged the eigenvalues of a tiny D)
     tol = CLUSTER_TOL * scale
     eigval, eigvec = np.linalg.eig(D)
     if _has_jordan_block(D, eigval, scale):
@@ -1158,3 +1159,151 @@ def check_threshold_boundary(eps, V, *, shift: float = 0.0) -> CheckResult:
         verdict("threshold_boundary.rank_one", res_rank, 1e-8, instances, "sigma_2 / sigma_1 of Psi - lambda_eps I"),
         verdict("threshold_boundary.nilpotent", res_nil, 1e-8, instances, "||N^2|| / ||N||^2, N = Psi - lambda_eps I"),
     ])
+
+
+# ------------------------------------------------------------------------------------------------
+# consequences of Theorem 1 (Sect. 4.2) and the first-order range (Culver; Andrica & Rohan)
+
+
+def _logarithm_residual(D: np.ndarray, e: float) -> float:
+    """``||Psi_eps(theta) - D|| / (1 + ||D||)`` for theta = momentum_logarithm(D, eps) (block expm), inf when D is
+    not representable (momentum_logarithm refuses it)."""
+    try:
+        theta = momentum_logarithm(D, e)
+    except ValueError:
+        return np.inf
+    return float(np.abs(psi_eps(theta, e) - D).max() / max(np.abs(D).max(), np.finfo(float).tiny))
+
+
+def check_representable_up_to_scale(D, eps, *, alpha=None) -> CheckResult:
+    """Momentum ResNets Sect. 4.2 after Theorem 1: "one can learn any mapping up to scale using the ODE (7): if D is
+    diagonalizable in C, there exists alpha_eps > 0 such that for all lambda in Sp(alpha_eps D), lambda >
+    lambda_eps" and alpha_eps D is represented. Checked with ``alpha_eps = |lambda_eps| / (2 rho(D))`` (every
+    eigenvalue of alpha D inside the disk of radius |lambda_eps| / 2): (i) the real eigenvalues of alpha D exceed
+    lambda_eps (margin relative to |lambda_eps|); (ii) momentum_logarithm(alpha D) gives a real theta with
+    Psi_eps(theta) = alpha D (block exponential, relative to max |alpha D|: 1e-8 x cond of the eigenvectors).
+
+    Range: real n x n D != 0 with cond(eigenvectors) <= 1e4, eps in [0.1, 100] (for smaller eps alpha_eps D is
+    tiny, ~|lambda_eps|, and the block-expm reference is accurate only to ~1e-16 absolute). ``alpha`` overrides alpha_eps
+    (a large alpha on a D with a lone negative eigenvalue plants a violation)."""
+    D = as_square("D", D, context=_CTX + ", up to scale")
+    e = np.broadcast_to(_eps(eps), D.shape[:-2])
+    flatD, flate = D.reshape((-1,) + D.shape[-2:]), e.reshape(-1)
+    margin, construct, tol = np.empty(len(flatD)), np.empty(len(flatD)), np.empty(len(flatD))
+    alphas = np.empty(len(flatD))
+    for i, (Di, ei) in enumerate(zip(flatD, flate)):
+        w, V = np.linalg.eig(Di)
+        rho = np.abs(w).max()
+        if rho == 0:
+            raise ValueError(f"D must not be nilpotent ({_CTX}, up to scale): its scale is arbitrary")
+        lam = lambda_eps(float(ei))
+        a = abs(lam) / (2 * rho) if alpha is None else float(as_scalar_batch("alpha", alpha, context=_CTX,
+                                                                            low=0.0, low_open=True))
+        alphas[i] = a
+        real = (a * w)[np.abs(w.imag) <= 1e-9 * rho].real
+        margin[i] = max(0.0, float((lam - real).max(initial=-np.inf)) / abs(lam)) if real.size else 0.0
+        construct[i] = _logarithm_residual(a * Di, float(ei))
+        tol[i] = np.clip(1e-8 * np.linalg.cond(V), 1e-8, 1e-5)
+    shape = D.shape[:-2]
+    instances = dict(D=D, eps=e)
+    return combine("representable_up_to_scale", [
+        verdict("up_to_scale.spectrum", margin.reshape(shape), 0.0, instances,
+                "real eigenvalues of alpha D below lambda_eps (relative)", alpha=alphas),
+        verdict("up_to_scale.construction", (construct / tol).reshape(shape), 1.0, instances,
+                "max |Psi_eps(momentum_logarithm(alpha D)) - alpha D| / max |alpha D| over 1e-8 cond(V)",
+                sides={"alpha_eps": alphas.reshape(shape), "relative residual": construct.reshape(shape)}),
+    ])
+
+
+def check_scaling_representable(lam, *, eps_max: float = 1e8) -> CheckResult:
+    """Momentum Resnets Sect. 3.3 (after Prop. 3; App. B.4): "even with the restrictive initial condition v_0 = 0,
+    x -> lambda x for lambda > -1 can always be represented by a second-order model (6)". Reading: for every
+    lambda > -1 some eps > 0 and a linear f(x) = theta x give x(1) = lambda x0 from (x0, 0). Constructed: the
+    smallest eps in 1e-2 * 2^k (up to ``eps_max``) with lambda_eps < lambda (lambda_eps decreases to -1), theta from
+    f_eps's inverse (momentum_logarithm of the 1 x 1 matrix); verified by :func:`dynkit.solve` of
+    eps x'' + x' = theta x from (1, 0) (dopri5, rtol 1e-11), relative 1e-7.
+
+    Range: lambda in (-1 + 1e-7, 1e3]. For lambda <= -1 no eps exists (lambda_eps > -1 for all eps): residual inf."""
+    context = _CTX + ", x -> lambda x with v0 = 0"
+    lam = np.atleast_1d(as_scalar_batch("lam", lam, context=context)).reshape(-1)
+    eps_max = float(as_scalar_batch("eps_max", eps_max, context=context, low=1.0))
+    eps_found, thetas = np.full(lam.shape, np.nan), np.zeros(lam.shape)
+    for i, target in enumerate(lam):
+        e = 1e-2
+        while e <= eps_max and not lambda_eps(e) < target:
+            e *= 2
+        if e > eps_max:
+            continue
+        try:
+            thetas[i] = momentum_logarithm(np.array([[target]]), e)[0, 0]
+            eps_found[i] = e
+        except ValueError:
+            continue
+    ok = np.isfinite(eps_found)
+    e_ode = np.where(ok, eps_found, 1.0)
+    y0 = np.zeros(lam.shape + (2,))
+    y0[..., 0] = 1.0
+    th = np.where(ok, thetas, 0.0)
+    sol = solve(lambda t, y: np.stack([y[..., 1], (th * y[..., 0] - y[..., 1]) / e_ode], axis=-1), y0,
+                np.array([0.0, 1.0]), method="dopri5", rtol=1e-11, atol=1e-13)
+    x1 = np.asarray(sol.ys[-1][..., 0])
+    gap = np.where(ok, np.abs(x1 - lam) / np.maximum(np.abs(lam), 1e-3), np.inf)
+    return verdict("scaling_representable", gap, 1e-7, dict(lam=lam),
+                   "|x(1) - lambda| / |lambda| for the constructed (eps, theta), dk.solve from (1, 0) (inf: no eps)",
+                   sides={"x(1) (dk.solve)": x1, "lambda": lam}, eps=eps_found, theta=thetas)
+
+
+def check_first_order_range(M, *, singular_ok: bool = False) -> CheckResult:
+    """Momentum ResNets Sect. 4.2: "Psi_0(R^{dxd}) = exp(R^{dxd}) = {M^2 | M in GL_d(R)}" (Andrica & Rohan). The
+    inclusion exp(X) = (exp(X / 2))^2 is an identity; the check is the other one: D = M^2 for invertible M (the
+    registry includes M with purely imaginary eigenvalue pairs, where D has negative eigenvalues in pairs) passes
+    Culver's test (``is_representable(D, 0)``) and has a real logarithm, built here (eigenvectors of D's real Schur
+    form; each pair of equal negative eigenvalues gets the conjugate logarithms log|l| +- i pi on a conjugate basis
+    u +- i v of its eigenspace) and verified by expm(log D) = D (relative 1e-8).
+
+    Range: real n x n diagonalisable M (n <= 12), invertible. ``singular_ok=True`` accepts a singular M (outside
+    GL_d): M^2 is then singular and has no logarithm, which the check flags (the planted violation)."""
+    context = _CTX + ", Psi_0 = exp = squares"
+    M = as_square("M", M, context=context)
+    flat = M.reshape((-1,) + M.shape[-2:])
+    res = np.empty(len(flat))
+    for i, Mi in enumerate(flat):
+        if not singular_ok and np.linalg.cond(Mi) > 1e12:
+            raise ValueError(f"M must be invertible (GL_d) ({context}); got cond {np.linalg.cond(Mi):.3g}")
+        D = Mi @ Mi
+        decision = is_representable(D, 0.0)
+        if decision.representable is not True:
+            res[i] = np.inf
+            continue
+        # a real logarithm of D: 2 x (a real logarithm of M where M has one; else via D's own real Schur form)
+        T, Z = scipy.linalg.schur(D, output="real")
+        L = _real_log_quasi_triangular(T)
+        logD = Z @ L @ Z.T
+        res[i] = np.abs(scipy.linalg.expm(logD) - D).max() / (1 + np.abs(D).max())
+    return verdict("first_order_range", res.reshape(M.shape[:-2]), 1e-8, dict(M=M),
+                   "M^2 passes Culver's test and expm(real log(M^2)) = M^2 (relative; inf: no real log)")
+
+
+def _real_log_quasi_triangular(T: np.ndarray) -> np.ndarray:
+    """A real logarithm of a real quasi-triangular T: scipy's logm where no eigenvalue is real and negative, else
+    from an eigendecomposition whose equal negative eigenvalues are paired (Culver: they come in pairs) and given the
+    conjugate logarithms log|l| +- i pi on the conjugate basis u +- i v of their eigenspace (the result is real).
+    The caller verifies expm of the result."""
+    w = np.linalg.eigvals(T)
+    if np.all((w.real > 0) | (np.abs(w.imag) > 1e-12 * (1 + np.abs(w)))):
+        return np.real(scipy.linalg.logm(T))
+    vals, vecs = np.linalg.eig(T)
+    order = np.argsort(vals.real)
+    logs = np.log(vals.astype(complex))
+    # give the paired negative eigenvalues conjugate logarithms: +i pi on one, -i pi on its partner
+    neg = [j for j in order if vals[j].real < 0 and abs(vals[j].imag) <= 1e-9 * (1 + abs(vals[j]))]
+    for a, b in zip(neg[0::2], neg[1::2]):
+        logs[a] = np.log(-vals[a].real) + 1j * np.pi
+        logs[b] = np.log(-vals[b].real) - 1j * np.pi
+    # eigenvectors of a negative pair can be chosen real; make the pair's basis conjugate: u +- i v
+    V = vecs.astype(complex)
+    for a, b in zip(neg[0::2], neg[1::2]):  # a real basis of the pair's eigenspace: T's null space at their mean
+        mean = (vals[a].real + vals[b].real) / 2
+        u, v = np.linalg.svd(T - mean * np.eye(T.shape[-1]))[2][-2:]
+        V[:, a], V[:, b] = u + 1j * v, u - 1j * v
+    return np.real(V @ np.diag(logs) @ np.linalg.inv(V))
