@@ -67,8 +67,8 @@ def test_is_representable_is_never_confidently_wrong(log_eps, side, log_gap, log
     """Range: any eps >= 0 and any scale of D. A matrix V diag(x, big...) V^-1 (cond(V) <= 10) with one eigenvalue
     x = lambda_eps (1 - side gap) (gap from 1e-13 to 1 relative; for eps < 7e-4 x = side * 10^-(log_gap + 300)
     below or above the underflowed threshold) and big eigenvalues up to 1e8: the answer is the exact one or None,
-    and it is decided whenever the gap exceeds 1e-8 relative (1e-11 for a 1 x 1 D) (far outside rounding for cond(V) <= 10, ||D|| <= 1e8
-    when |x| is not negligible against ||D||)."""
+    and it is decided whenever the gap exceeds 1e-8 relative (1e-11 for a 1 x 1 D; far outside rounding for
+    cond(V) <= 10, ||D|| <= 1e8 when |x| is not negligible against ||D||)."""
     eps = 10 ** log_eps
     lam = _lambda_mp(eps)
     underflow = abs(lam) < mpmath.mpf(2.2e-308)
@@ -254,3 +254,82 @@ def test_lambda_eps_over_its_range(log_eps):
 def test_issue_case_7_adam_rnn_1d_w_hat_is_a_clear_error():
     with pytest.raises(ValueError, match="W_hat"):
         T.check_adam_rnn_remark4(np.eye(2), np.ones(2), np.ones((3, 1)), np.zeros(2), 0.5, 0.9, 0.5)
+
+
+# ------------------------------------------------------------------ issue 32's new rows: checks over their ranges
+
+@settings(max_examples=15, deadline=None)
+@given(log_gap=st.floats(-6, 0), log_pos=st.floats(-2, 3), negative=st.booleans())
+def test_scaling_representable_against_40_digits(log_gap, log_pos, negative):
+    """Range lambda in (-1 + 1e-6, 1e3]: the constructed (eps, theta) maps 1 to lambda, recomputed here from the
+    characteristic roots at 40 digits (relative 1e-8: theta is a float64 root of f_eps)."""
+    lam = -1 + 10 ** log_gap if negative else 10 ** log_pos
+    result = T.check_scaling_representable(lam)
+    assert result.holds, result.message
+    eps, theta = float(result.details["eps"][0]), float(result.details["theta"][0])
+    assert abs(float(_psi_mp(theta, eps)) - lam) <= 1e-8 * max(abs(lam), 1e-3)
+
+
+@FAST
+@given(r=st.floats(0.01, 0.99))
+def test_ark_final_time_holds_exactly_when_r_divides_one(r):
+    """T = ceil(1/r) steps of r end at 1 iff r = 1/N (decided here with the nearest N, to 1e-12)."""
+    divides = abs(round(1 / r) * r - 1) <= 1e-12
+    assert T.check_ark_final_time(np.eye(2) * 0.3, np.ones(2), np.ones(2), r).holds == divides
+    assert T.check_ark_final_time(np.eye(2) * 0.3, np.ones(2), np.ones(2), 1 / max(round(1 / r), 2)).holds
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(1, 6), imaginary=st.booleans(), seed=st.integers(0, 2**16))
+def test_first_order_range_over_invertible_matrices(n, imaginary, seed):
+    """Every M^2, M in GL_n(R), has a real logarithm (Andrica & Rohan); with a purely imaginary pair +- i w in M,
+    M^2 has the negative pair -w^2 (counted here from M's own eigenvalues) and still passes."""
+    rng = np.random.default_rng(seed)
+    M = rng.standard_normal((n, n)) + 2 * np.eye(n)
+    if imaginary and n >= 2:
+        q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+        J = np.diag(rng.uniform(0.5, 2, n))
+        J[0, 0] = J[1, 1] = 0.0
+        J[0, 1], J[1, 0] = -1.3, 1.3
+        M = q @ J @ q.T
+        assert np.sum(np.linalg.eigvals(M @ M).real < 0) == 2
+    assert T.check_first_order_range(M).holds
+
+
+@settings(max_examples=12, deadline=None)
+@given(mu=st.floats(0, 0.99), log_spread=st.floats(0, 8), n=st.integers(1, 6), seed=st.integers(0, 2**16))
+def test_momentum_gd_rate_over_its_range(mu, log_spread, n, seed):
+    """Range mu in [0, 0.99], convex quadratics with spectra over up to 8 decades (a zero eigenvalue half the time):
+    the O(1/t) bound with constant 1/(2 (1 - mu)) holds; an unstable step 2.5 (1 + mu)/L breaks it."""
+    rng = np.random.default_rng(seed)
+    ev = 10 ** rng.uniform(-log_spread, 0, n)
+    if n > 1 and seed % 2:
+        ev[0] = 0.0
+    q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    A = (q * ev) @ q.T
+    A = (A + A.T) / 2
+    x0 = rng.standard_normal(n)
+    assert T.check_momentum_gd_rate(A, x0, mu).holds
+    assert not T.check_momentum_gd_rate(A, x0, mu, step=2.5 * (1 + mu) / ev.max()).holds
+
+
+def test_momentum_rnn_eq3_printed_is_an_implicit_step():
+    """Scalar f = a x^2 / 2: (3) as printed gives (1 + s a) x_1 = x_0 - mu p_0 (p_0 = x_0), computed here by hand;
+    Polyak's explicit step is x_0 - s a x_0 - mu x_0. The check flags the printed form and passes the explicit one."""
+    a, s, mu, x0 = 2.0, 0.3, 0.5, 1.0
+    implicit_x1 = (x0 - mu * x0) / (1 + s * a)
+    explicit_x1 = x0 - mu * x0 - s * a * x0
+    assert abs(implicit_x1 - explicit_x1) > 0.1
+    A, b = np.array([[a]]), np.zeros(1)
+    assert not T.check_momentum_gd_form(A, b, np.array([x0]), mu, s).holds
+    assert T.check_momentum_gd_form(A, b, np.array([x0]), mu, s, gradient_at="x_{t-1}").holds
+
+
+def test_csaode_eq10_printed_stages_lose_two_orders():
+    """(10) as printed (r twice) has global order 2; the Udwadia-Farahani stages keep order 4 (slopes measured by
+    the check, read here from its details: within 0.35 of 2 and of 4)."""
+    rng = np.random.default_rng(1)
+    W, b, y0 = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal(3), rng.standard_normal(3)
+    printed = T.check_ark_stage_form(W, b, y0, form="printed")
+    assert not printed.holds and abs(float(printed.details["slope"]) - 2) < 0.35
+    assert T.check_ark_stage_form(W, b, y0, form="udwadia_farahani").holds

@@ -19,8 +19,8 @@ and ARK cost).
 """
 from ._core import VERDICTS, CheckResult, Claim, ClaimRow, ClaimTable
 from .accelerated_rk import (ark_member, check_ark_equal_accuracy, check_ark_evaluations,
-                             check_ark_family_equal_accuracy, check_ark_final_time, check_ark_order, check_ark_stage_form,
-                             check_ark_start)
+                             check_ark_family_equal_accuracy, check_ark_final_time, check_ark_order,
+                             check_ark_stage_form, check_ark_start)
 from .adjoint import (check_adaptive_damping_breaks_adjoint, check_adjoint_nonvanishing, check_adjoint_norm,
                       check_adjoint_remarks, check_first_order_adjoint, check_ghbnode_adjoint_not_heavy_ball,
                       check_hbnode_adjoint_equation, hbnode_jacobian)
@@ -28,8 +28,8 @@ from .first_order import (check_crossing_example, check_flow_orientation, check_
                           check_not_a_real_square, log_periodic_field, smooth_field)
 from .optimizers import (check_momentum_gd_form, check_momentum_gd_rate, check_nag_rate, check_restart_rate,
                          nag_momentum, restart_momentum)
-from .attention import (check_linear_attention_rnn, check_momentum_attention, check_momentum_connection, momentum_attention_closed,
-                        momentum_attention_recurrent)
+from .attention import (check_linear_attention_rnn, check_momentum_attention, check_momentum_connection,
+                        momentum_attention_closed, momentum_attention_recurrent)
 from .claims import CLAIMS, run_all
 from .heavy_ball import (adaptive_momentum, check_gradient_ratio_limit, check_heavy_ball_contraction,
                          check_heavy_ball_forms,
@@ -48,8 +48,8 @@ from .representation import (Representability, check_f_eps_prime_zeros_real, che
                              is_representable,
                              lambda_eps, lambda_eps_mp, momentum_logarithm, psi_eps, psi_eps_ode,
                              psi_eps_series)
-from .rnn import (check_adam_rnn_remark4, check_gd_analogy, check_inverse_activation_slope, check_momentum_jacobian_product,
-                  check_momentum_rnn, check_reparametrisation, check_rnn_jacobian)
+from .rnn import (check_adam_rnn_remark4, check_gd_analogy, check_inverse_activation_slope,
+                  check_momentum_jacobian_product, check_momentum_rnn, check_reparametrisation, check_rnn_jacobian)
 from .spectra import (check_eigen_pairing, check_fixed_point_iterations, check_revnet_continuous,
                       check_revnet_instability, momentum_jacobian, pairing_roots, revnet_jacobian)
 

@@ -1168,10 +1168,11 @@ _SPECS = [
           "under mild extra assumptions but also stabilizes the NAG iteration.",
           "Strongly convex quadratics (kappa <= 1e3), mu_t = (t mod F)/(t mod F + 3), F = ceil(2 sqrt(kappa)).",
           lambda n, rng: _restart(n, rng, literal=True), "measured per-step factor vs alpha^{-1} > 1; "
-          "corrected: factor <= exp(-0.4 / sqrt(kappa)) (accelerated)", lambda rng: _restart(2, rng, momentum=lambda t: 1.2, literal=True),
+          "corrected: factor <= exp(-0.4 / sqrt(kappa)) (accelerated)",
+          lambda rng: _restart(2, rng, momentum=lambda t: 1.2, literal=True),
           ERRATUM, "Scheduled restart accelerates NAG to a linear convergence rate O(alpha^t), 0 < alpha < 1 "
-          "(measured: alpha <= exp(-0.4 / sqrt(kappa)), an accelerated rate that gradient descent's (1 - 1/kappa)^2 misses "
-          "for kappa > 30) on strongly convex quadratics.",
+          "(measured: alpha <= exp(-0.4 / sqrt(kappa)), an accelerated rate that gradient descent's (1 - 1/kappa)^2 "
+          "misses for kappa > 30) on strongly convex quadratics.",
           reading="f(x_t) - f* behaves as alpha^{-t} with 0 < alpha < 1: the per-step factor alpha^{-1} exceeds 1",
           intent="accelerates NAG to a linear convergence rate [...] but also stabilizes the NAG iteration "
                  "(a rate that grows, alpha^{-t} with alpha < 1, is neither linear convergence nor stable)",
@@ -1491,8 +1492,8 @@ _SPECS = [
           "u_t). (7)",
           "U invertible (cond <= 1e3), W, x any, T <= 8, tanh.", lambda n, rng: _gd_analogy(n, rng, "(6)-(7)"),
           "(7) vs (6) step by step", lambda rng: _gd_analogy(3, rng, "(6)-(7)", plant=True),
-          reading="from the same h_0, (6) h_t = sigma(U h_{t-1} + W x_t) and (7) with phi = sigma(U .), u_t = U^-1 W x_t "
-                  "give the same h_t (1e-10)"),
+          reading="from the same h_0, (6) h_t = sigma(U h_{t-1} + W x_t) and (7) with phi = sigma(U .), "
+                  "u_t = U^-1 W x_t give the same h_t (1e-10)"),
     _spec("momentum_rnn_gd_analogy_8_9", MR, "(8)-(9)",
           "p_t = mu p_{t-1} - s u_t; h_t = phi(h_{t-1} - p_t), (8) [...] Let v_t := -U p_t, we arrive at the "
           "following dynamical system: v_t = mu v_{t-1} + s W x_t; h_t = sigma(U h_{t-1} + v_t). (9)",
@@ -1512,7 +1513,8 @@ _SPECS = [
           "p_t = mu p_{t-1} + s grad f(x_{t-1}); x_t = x_{t-1} - p_t: Polyak's heavy ball x_t = x_{t-1} - s grad "
           "f(x_{t-1}) + mu (x_{t-1} - x_{t-2}) (an explicit step; the printed grad f(x_t) makes every step implicit).",
           reading="the iterates of (3) as printed (grad f at x_t: (I + s A) x_t = x_{t-1} - mu p_{t-1} - s b) satisfy "
-                  "Polyak's heavy-ball recurrence x_t = x_{t-1} - s grad f(x_{t-1}) + mu (x_{t-1} - x_{t-2}) for t >= 2",
+                  "Polyak's heavy-ball recurrence x_t = x_{t-1} - s grad f(x_{t-1}) + mu (x_{t-1} - x_{t-2}) for "
+                  "t >= 2",
           intent="This can be significantly accelerated by using the momentum [55] (Polyak 1964: the gradient at the "
                  "current iterate, before the step), and Sect. 2.2 applies (3) explicitly: p_t = mu p_{t-1} - s u_t "
                  "(8) with the 'gradient' -u_t known before h_t; the same index t is used for GD's own gradient, "
@@ -1532,7 +1534,8 @@ _SPECS = [
           "in (67). We further integrate momentum into (67) and derive the momentum connection as follows: T_l(X) = "
           "f_l(V^ + X + beta~(X - T_{l-1}(X))), 0 <= beta~ < 1. (75)",
           "As momentum_connection (the review's (75) repeats the Momentum Transformer's (15)).", _connection,
-          "stack of (75) vs heavy ball, every layer", lambda rng: _connection(3, rng, reading="layer_applied", beta_low=0.1),
+          "stack of (75) vs heavy ball, every layer",
+          lambda rng: _connection(3, rng, reading="layer_applied", beta_low=0.1),
           reading="as momentum_connection: T_{l-1}(X) is the input of layer l - 1, and the stack of (75) (f_l = id) is "
                   "heavy ball with gamma grad_k = -V^_k at every layer (relative 1e-10)"),
     _spec("review_adaptive_momentum", R, "(76), (77)",
@@ -1586,18 +1589,20 @@ _SPECS = [
     _spec("scaling_v0_zero", MRN, "Sect. 3.3 after Prop. 3; App. B.4",
           "Furthermore, even with the restrictive initial condition v_0 = 0, x -> lambda x for lambda > -1 can always "
           "be represented by a second-order model (6) (see details in Appendix B.4).",
-          "lambda in (-1 + 1e-6, -1 + 1] and [0, 1e3] (log-spread), v0 = 0, linear f = theta x, eps found.", _scaling_v0,
+          "lambda in (-1 + 1e-6, -1 + 1] and [0, 1e3] (log-spread), v0 = 0, linear f = theta x, eps found.",
+          _scaling_v0,
           "x(1) = lambda for the constructed (eps, theta), dk.solve", lambda rng: _scaling_v0(3, rng, planted=True),
           reading="for each lambda > -1 some eps > 0 and theta give x(1) = lambda x0 from (x0, 0) for eps x'' + x' = "
-                  "theta x (eps the first of 1e-2 2^k with lambda_eps < lambda; theta from f_eps's inverse; verified by "
-                  "dk.solve, relative 1e-7)"),
+                  "theta x (eps the first of 1e-2 2^k with lambda_eps < lambda; theta from f_eps's inverse; verified "
+                  "by dk.solve, relative 1e-7)"),
     _spec("prop7_criterion", MRN, "Prop. 7 (B.3)",
           "If there exists x0 in R+ such that h(x0) <= -x0 and x0 <= h(-x0) then h cannot be represented by (13).",
           "d = 1, x0 in [0.1, 10], eps in [0.1, 30], 100 random autonomous fields a x + b x^2 + c x^3 + d sin(k x) per "
           "instance (not odd), v0 = 0.", _prop7_general,
           "no field has phi(x0) <= -x0 and phi(-x0) >= x0", lambda rng: _prop7_general(2, rng, free=True),
           reading="no autonomous f gives a time-1 map phi of eps x'' + x' = f(x), x'(0) = 0, with phi(x0) <= -x0 and "
-                  "phi(-x0) >= x0 (a seeded random search of non-odd fields; only its lambda <= -1 corollary had a row)"),
+                  "phi(-x0) >= x0 (a seeded random search of non-odd fields; only its lambda <= -1 corollary had a "
+                  "row)"),
     _spec("first_order_range", MRN, "Sect. 4.2, (8)",
           "and this range is known (Andrica & Rohan, 2010) to be Psi_0(R^{dxd}) = exp(R^{dxd}) = {M^2 | M in "
           "GL_d(R)}.",
@@ -1611,7 +1616,8 @@ _SPECS = [
           "Z_{-j+1}; theta) (10) where a_j (j in {2, 3}) are the stable hyper-parameters which can be calculated by "
           "accelerated Runge-Kutta algorithm.",
           "y' = W y + tanh(y + b) (autonomous, P = 0), d <= 6, ARK3 / ARK4 (dynkit's members), r = 1/16 .. 1/128.",
-          lambda n, rng: _ark_stage(n, rng), "observed order of (9)-(10) as printed; corrected: Udwadia-Farahani stages",
+          lambda n, rng: _ark_stage(n, rng),
+          "observed order of (9)-(10) as printed; corrected: Udwadia-Farahani stages",
           lambda rng: _ark_stage(3, rng, constant=True), ERRATUM,
           "Z_j = r F(t_i + a_j r, G(t_i) + P + a_j Z_{j-1}) (Udwadia & Farahani's k_j = F(y + a_j h k_{j-1}) with Z = "
           "h k): Z_{j-1} already carries r, so the printed a_j r Z_{j-1} applies r twice and drops the order to 2.",
@@ -1627,7 +1633,8 @@ _SPECS = [
           "r in (0.02, 0.98) uniform; y' = W y + tanh(y + b), d <= 4; ARK4 (Udwadia-Farahani stages).", _ark_final,
           "|t_T - 1| with T = ceil(1/r)", lambda rng: _ark_final(3, rng, divides=True), FALSE,
           reading="t_i - t_{i-1} = r from t_0 = 0 and T = ceil(1/r) steps end at t_T = T r = 1, the end of the ODE "
-                  "block's interval (false unless r divides 1: r = 0.3 ends at t = 1.2; the sides show |G(t_T) - y(1)|)"),
+                  "block's interval (false unless r divides 1: r = 0.3 ends at t = 1.2; the sides show "
+                  "|G(t_T) - y(1)|)"),
 ]
 
 # The reading each row checks, where the quote needs one (the quote itself is ``statement``).

@@ -146,7 +146,8 @@ def check_restart_rate(A, x0, *, restart: int | None = None, n_cycles: int = 30,
                        "printed rate O(alpha^-t), 0 < alpha < 1: measured per-step factor must exceed 1",
                        sides={"measured factor": alpha, "printed factor 1/alpha >": np.ones_like(alpha)})
     return verdict("restart_rate", np.maximum(alpha - bound, 0), 0.0, dict(A=A, x0=x0, restart=np.full(kappa.shape, F)),
-                   f"measured linear rate alpha minus the accelerated bound exp(-{RESTART_RATE_CONSTANT:g} / sqrt(kappa))",
+                   f"measured linear rate alpha minus the accelerated bound "
+                   f"exp(-{RESTART_RATE_CONSTANT:g} / sqrt(kappa))",
                    sides={"alpha": alpha, f"exp(-{RESTART_RATE_CONSTANT:g} / sqrt(kappa))": bound,
                           "gradient descent (1 - 1/kappa)^2": (1 - 1 / kappa) ** 2})
 

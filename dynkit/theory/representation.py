@@ -821,10 +821,11 @@ def check_psi_series(theta, eps, *, ode: bool = True) -> CheckResult:
     independent reference.
 
     Range: eps > 0 and any real theta whose Psi fits float64 (where the series overflows, a ValueError names theta
-    before the references are computed: eps = 1e-3, theta = 1e4 gives Psi ~ e^2700). The expm and mpmath parts are relative to ``max |Psi|`` however small
-    Psi is (eps = 1e-3, theta = -1e4: Psi = 6.6e-218); the ODE part is relative to ``max(max |Psi|, 1e-5)``
-    (``PSI_ODE_FLOOR``: dopri5 at atol 1e-12 knows a Psi far below 1 to ~1e-15 absolute only) and costs steps in
-    proportion to ``sqrt(||theta / eps||) + 1/eps``: ``ode=True`` is meant for ``||theta / eps|| <= 1e4``, eps >= 1e-3.
+    before the references are computed: eps = 1e-3, theta = 1e4 gives Psi ~ e^2700). The expm and mpmath parts are
+    relative to ``max |Psi|`` however small Psi is (eps = 1e-3, theta = -1e4: Psi = 6.6e-218); the ODE part is
+    relative to ``max(max |Psi|, 1e-5)`` (``PSI_ODE_FLOOR``: dopri5 at atol 1e-12 knows a Psi far below 1 to ~1e-15
+    absolute only) and costs steps in proportion to ``sqrt(||theta / eps||) + 1/eps``: ``ode=True`` is meant for
+    ``||theta / eps|| <= 1e4``, eps >= 1e-3.
     """
     theta = as_square("theta", theta, context=_CTX)
     e = _eps(eps)
@@ -1184,8 +1185,8 @@ def check_representable_up_to_scale(D, eps, *, alpha=None) -> CheckResult:
     Psi_eps(theta) = alpha D (block exponential, relative to max |alpha D|: 1e-8 x cond of the eigenvectors).
 
     Range: real n x n D != 0 with cond(eigenvectors) <= 1e4, eps in [0.1, 100] (for smaller eps alpha_eps D is
-    tiny, ~|lambda_eps|, and the block-expm reference is accurate only to ~1e-16 absolute). ``alpha`` overrides alpha_eps
-    (a large alpha on a D with a lone negative eigenvalue plants a violation)."""
+    tiny, ~|lambda_eps|, and the block-expm reference is accurate only to ~1e-16 absolute). ``alpha`` overrides
+    alpha_eps (a large alpha on a D with a lone negative eigenvalue plants a violation)."""
     D = as_square("D", D, context=_CTX + ", up to scale")
     e = np.broadcast_to(_eps(eps), D.shape[:-2])
     flatD, flate = D.reshape((-1,) + D.shape[-2:]), e.reshape(-1)
