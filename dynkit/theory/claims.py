@@ -1521,6 +1521,14 @@ _SPECS = [
                  "x_t = x_{t-1} - s grad f(x_t), which the paper calls GD (explicit)",
           corrected_check=lambda n, rng: _gd_form(n, rng, gradient_at="x_{t-1}"),
           corrected_flip=lambda rng: _gd_form(3, rng, gradient_at="x_{t-1}", reference_mu=0.01)),
+    _spec("review_linear_attention_rnn", R, "(70)-(71)",
+          "In particular, we can further write the linear attention with causal masking in (70) into the following RNN "
+          "form s_i = s_{i-1} + phi(k_i) v_i^T; z_i = z_{i-1} + phi(k_i); v^_i = phi(q_i)^T s_i / phi(q_i)^T z_i, (71) "
+          "where s_0 = 0 and z_0 = 0.",
+          "As linear_attention_rnn (the review's (70)-(71) repeat the Momentum Transformer's (7)-(8)).",
+          _linear_attention, "(71) vs (70) at every position", lambda rng: _linear_attention(3, rng, z_weight=1.001),
+          reading="the RNN (71) from s_0 = z_0 = 0 gives, at every position i, the causal closed form (70) (relative "
+                  "1e-10); the same formulas as the Momentum Transformer's (7)-(8)"),
     _spec("review_momentum_attention", R, "(72)-(74)",
           "m_i = beta m_{i-1} - phi(k_i) v_i^T; s_i = s_{i-1} - gamma m_i; z_i = z_{i-1} + phi(k_i); v^_i = phi(q_i)^T "
           "s_i / phi(q_i)^T z_i, (72) [...] Note that (73) is mathematically equivalent to (72) [...] we obtain the "
@@ -1546,7 +1554,7 @@ _SPECS = [
           "(76) -> beta~ and (76), (77) in [0, 1 - delta]", _adaptive_above,
           reading="(76) along the heavy-ball iterates tends to beta~ = (1 - sqrt(gamma nu))^2 (for beta below beta~) "
                   "and (76), (77) stay in [0, 1 - delta]"),
-    _spec("review_restart_rate", R, "Sect. 2.2 (NAG-principled RNNs)",
+    _spec("review_restart_rate", R, "Sect. 2.4 (NAG-principled RNNs)",
           "Scheduled restart not only accelerates NAG to a linear convergence rate O(alpha^{-t}) (0 < alpha < 1) "
           "under mild extra assumptions but also stabilizes the NAG iteration [106].",
           "As restart_rate (the review repeats the MomentumRNN paper's sentence, with the same alpha^{-t}).",
@@ -1558,7 +1566,7 @@ _SPECS = [
           intent="accelerates NAG to a linear convergence rate [...] but also stabilizes the NAG iteration "
                  "(a rate that grows, alpha^{-t} with alpha < 1, is neither linear convergence nor stable)",
           corrected_check=_restart, corrected_flip=lambda rng: _restart(2, rng, momentum=lambda t: 1.0)),
-    _spec("momentum_gd_rate", R, "Sect. 2.2 (NAG-principled RNNs)",
+    _spec("momentum_gd_rate", R, "Sect. 2.4 (NAG-principled RNNs)",
           "For convex optimization, NAG has a convergence rate O(1/t^2), which is significantly faster than GD or GD "
           "with constant momentum whose convergence rate is O(1/t).",
           "Convex quadratics (PSD A, possibly singular, eigenvalues over 6 decades), step 1/L, constant mu in "
@@ -1575,7 +1583,7 @@ _SPECS = [
           reading="a_m from (49) does not solve a'' - gamma a' = a (df/dh - xi I) (the heavy-ball adjoint equation of "
                   "(26)/(47)): its residual exceeds 10x the tolerance (with sigma = identity and xi = 0, the HBNODE, "
                   "it does solve it)"),
-    _spec("representable_up_to_scale", MRN, "Sect. 4.2 after Thm. 1",
+    _spec("representable_up_to_scale", MRN, "Sect. 4.3 after Thm. 1",
           "Another consequence is that one can learn any mapping up to scale using the ODE (7): if D in D_d^C(R), "
           "there exists alpha_eps > 0 such that for all lambda in Sp(alpha_eps D), one has lambda > lambda_eps. "
           "Theorem 1 shows that alpha_eps D is represented by a second-order model (7).",
@@ -1586,7 +1594,7 @@ _SPECS = [
           reading="with alpha_eps = |lambda_eps| / (2 rho(D)) the real eigenvalues of alpha_eps D exceed lambda_eps "
                   "(complex ones carry no condition) and momentum_logarithm builds a real theta with Psi_eps(theta) = "
                   "alpha_eps D (block expm, relative 1e-8 cond)"),
-    _spec("scaling_v0_zero", MRN, "Sect. 3.3 after Prop. 3; App. B.4",
+    _spec("scaling_v0_zero", MRN, "Sect. 4.2 after Prop. 3; App. B.4",
           "Furthermore, even with the restrictive initial condition v_0 = 0, x -> lambda x for lambda > -1 can always "
           "be represented by a second-order model (6) (see details in Appendix B.4).",
           "lambda in (-1 + 1e-6, -1 + 1] and [0, 1e3] (log-spread), v0 = 0, linear f = theta x, eps found.",
@@ -1603,7 +1611,7 @@ _SPECS = [
           reading="no autonomous f gives a time-1 map phi of eps x'' + x' = f(x), x'(0) = 0, with phi(x0) <= -x0 and "
                   "phi(-x0) >= x0 (a seeded random search of non-odd fields; only its lambda <= -1 corollary had a "
                   "row)"),
-    _spec("first_order_range", MRN, "Sect. 4.2, (8)",
+    _spec("first_order_range", MRN, "Sect. 4.3, (8)",
           "and this range is known (Andrica & Rohan, 2010) to be Psi_0(R^{dxd}) = exp(R^{dxd}) = {M^2 | M in "
           "GL_d(R)}.",
           "M real invertible n x n (n <= 8, cond <= 1e2), half of them with a purely imaginary eigenvalue pair.",

@@ -153,7 +153,7 @@ def check_restart_rate(A, x0, *, restart: int | None = None, n_cycles: int = 30,
 
 
 def check_momentum_gd_rate(A, x0, mu: float, *, step: float | None = None, n_steps: int = 500) -> CheckResult:
-    """MomentumRNN Sect. 2.4 (and review Sect. 2.2): "GD or GD with constant momentum whose convergence rate is
+    """MomentumRNN Sect. 2.4 (and the review's Sect. 2.4): "GD or GD with constant momentum whose convergence rate is
     O(1/t)". Heavy ball ``x_{t+1} = x_t - s grad f(x_t) + mu (x_t - x_{t-1})`` (x_{-1} = x_0) on convex quadratics
     (A PSD, possibly singular), checked with an explicit constant: ``max_t t s (f(x_t) - f*) / ||x_0 - x*||**2 <=
     1 / (2 (1 - mu))`` (gradient descent's 1/2 at mu = 0; each mode decays like GD with step s / (1 - mu), so the

@@ -1177,7 +1177,7 @@ def _logarithm_residual(D: np.ndarray, e: float) -> float:
 
 
 def check_representable_up_to_scale(D, eps, *, alpha=None) -> CheckResult:
-    """Momentum ResNets Sect. 4.2 after Theorem 1: "one can learn any mapping up to scale using the ODE (7): if D is
+    """Momentum ResNets Sect. 4.3 after Theorem 1: "one can learn any mapping up to scale using the ODE (7): if D is
     diagonalizable in C, there exists alpha_eps > 0 such that for all lambda in Sp(alpha_eps D), lambda >
     lambda_eps" and alpha_eps D is represented. Checked with ``alpha_eps = |lambda_eps| / (2 rho(D))`` (every
     eigenvalue of alpha D inside the disk of radius |lambda_eps| / 2): (i) the real eigenvalues of alpha D exceed
@@ -1217,7 +1217,7 @@ def check_representable_up_to_scale(D, eps, *, alpha=None) -> CheckResult:
 
 
 def check_scaling_representable(lam, *, eps_max: float = 1e8) -> CheckResult:
-    """Momentum Resnets Sect. 3.3 (after Prop. 3; App. B.4): "even with the restrictive initial condition v_0 = 0,
+    """Momentum ResNets Sect. 4.2 (after Prop. 3; App. B.4): "even with the restrictive initial condition v_0 = 0,
     x -> lambda x for lambda > -1 can always be represented by a second-order model (6)". Reading: for every
     lambda > -1 some eps > 0 and a linear f(x) = theta x give x(1) = lambda x0 from (x0, 0). Constructed: the
     smallest eps in 1e-2 * 2^k (up to ``eps_max``) with lambda_eps < lambda (lambda_eps decreases to -1), theta from
@@ -1255,7 +1255,7 @@ def check_scaling_representable(lam, *, eps_max: float = 1e8) -> CheckResult:
 
 
 def check_first_order_range(M, *, singular_ok: bool = False) -> CheckResult:
-    """Momentum ResNets Sect. 4.2: "Psi_0(R^{dxd}) = exp(R^{dxd}) = {M^2 | M in GL_d(R)}" (Andrica & Rohan). The
+    """Momentum ResNets Sect. 4.3: "Psi_0(R^{dxd}) = exp(R^{dxd}) = {M^2 | M in GL_d(R)}" (Andrica & Rohan). The
     inclusion exp(X) = (exp(X / 2))^2 is an identity; the check is the other one: D = M^2 for invertible M (the
     registry includes M with purely imaginary eigenvalue pairs, where D has negative eigenvalues in pairs) passes
     Culver's test (``is_representable(D, 0)``) and has a real logarithm, built here (eigenvectors of D's real Schur
