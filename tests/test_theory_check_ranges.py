@@ -169,9 +169,10 @@ def test_restart_rate_over_its_range(log_kappa, n, seed):
 
 @pytest.mark.parametrize("scale", [3.0, 6.0])
 def test_issue_case_4_small_eps_limit_true_for_larger_weights(scale):
-    """The errors do go to 0 (Prop. 2 is true): no instance may be violated; each holds or is undecided."""
+    """The errors do go to 0 (Prop. 2 is true): no instance may be violated; each holds or is undecided. (On these
+    20 instances the three-eps fit of the old check violated 2 at x3 and 5 at x6.)"""
     from dynkit.theory.claims import _nets
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(5)
     for n in (1, 4, 7, 10):
         W, b, x0 = _nets(rng, 5, n)
         result = T.check_small_eps_limit(W * scale, b, x0, rng.standard_normal((5, n)))

@@ -1180,13 +1180,13 @@ def check_representable_up_to_scale(D, eps, *, alpha=None) -> CheckResult:
     """Momentum ResNets Sect. 4.3 after Theorem 1: "one can learn any mapping up to scale using the ODE (7): if D is
     diagonalizable in C, there exists alpha_eps > 0 such that for all lambda in Sp(alpha_eps D), lambda >
     lambda_eps" and alpha_eps D is represented. Checked with ``alpha_eps = |lambda_eps| / (2 rho(D))`` (every
-    eigenvalue of alpha D inside the disk of radius |lambda_eps| / 2): (i) the real eigenvalues of alpha D exceed
-    lambda_eps (margin relative to |lambda_eps|); (ii) momentum_logarithm(alpha D) gives a real theta with
-    Psi_eps(theta) = alpha D (block exponential, relative to max |alpha D|: 1e-8 x cond of the eigenvectors).
+    eigenvalue of alpha D inside the disk of radius ``|lambda_eps| / 2``): (i) the real eigenvalues of alpha D exceed
+    lambda_eps (margin relative to ``|lambda_eps|``); (ii) momentum_logarithm(alpha D) gives a real theta with
+    Psi_eps(theta) = alpha D (block exponential, relative to ``max |alpha D|``: 1e-8 x cond of the eigenvectors).
 
     Range: real n x n D != 0 with cond(eigenvectors) <= 1e4, eps in [0.1, 100] (for smaller eps alpha_eps D is
-    tiny, ~|lambda_eps|, and the block-expm reference is accurate only to ~1e-16 absolute). ``alpha`` overrides
-    alpha_eps (a large alpha on a D with a lone negative eigenvalue plants a violation)."""
+    tiny, about ``|lambda_eps|``, and the block-expm reference is accurate only to ~1e-16 absolute). ``alpha``
+    overrides alpha_eps (a large alpha on a D with a lone negative eigenvalue plants a violation)."""
     D = as_square("D", D, context=_CTX + ", up to scale")
     e = np.broadcast_to(_eps(eps), D.shape[:-2])
     flatD, flate = D.reshape((-1,) + D.shape[-2:]), e.reshape(-1)
