@@ -196,7 +196,7 @@ CASES = [
      {"D": BAD_MATRIX + [np.array([[0.0, 1.0], [0.0, 0.0]])], "eps": BAD_POSITIVE, "alpha": [0.0, -1.0]}),
     (T.check_scaling_representable, dict(lam=0.5), {"lam": [np.nan, "x"], "eps_max": [0.5, np.nan]}),
     (T.check_prop7_criterion, dict(x0=1.0, eps=1.0, n_fields=3),
-     {"x0": [0.0, -1.0, np.nan], "eps": BAD_POSITIVE, "n_fields": BAD_INT, "seed": [-1]}),
+     {"x0": [0.0, -1.0, np.nan], "eps": BAD_POSITIVE, "n_fields": BAD_INT, "seed": [-1], "n_rounds": [-1, 1.5, True]}),
     (T.check_first_order_range, dict(M=SPD), {"M": BAD_MATRIX + [np.zeros((2, 2))]}),
     (T.check_ark_stage_form, dict(W=I2, b=np.ones(2), y0=np.ones(2)),
      {"y0": [np.ones(3)], "order": [5], "form": ["uf", None]}),

@@ -242,13 +242,18 @@ def check_negative_scaling_obstruction(lam, eps, *, n_linear: int = 4001, n_cubi
                    lambda_eps=lambda_eps(e_b))
 
 
-def check_prop7_criterion(x0, eps, *, n_fields: int = 200, seed: int = 0, free_velocity: bool = False) -> CheckResult:
+def check_prop7_criterion(x0, eps, *, n_fields: int = 200, n_rounds: int = 4, seed: int = 0,
+                          free_velocity: bool = False) -> CheckResult:
     """Prop. 7's general criterion: in 1-D with ``x'(0) = 0``, "if there exists x0 in R+ such that h(x0) <= -x0 and
     x0 <= h(-x0) then h cannot be represented" by the autonomous ``eps x'' + x' = f(x)``. Equivalently: for every
-    autonomous f the time-1 map phi never has both ``phi(x0) <= -x0`` and ``phi(-x0) >= x0``. Searched over
-    ``n_fields`` random fields ``f(x) = a x + b x^2 + c x^3 + d sin(k x)`` (not odd: the criterion is about any h,
-    not only the lambda x corollary's odd ones; a <= 0 mostly, so trajectories swing across 0) integrated from +-x0
-    with :func:`dynkit.solve`; margin ``min(-x0 - phi(x0), phi(-x0) - x0)`` must stay negative.
+    autonomous f the time-1 map phi never has both ``phi(x0) <= -x0`` and ``phi(-x0) >= x0``, i.e. the margin
+    ``min(-x0 - phi(x0), phi(-x0) - x0) / x0`` stays negative.
+
+    Searched adversarially, per instance: ``n_fields`` random fields ``f(x) = a x + b x^2 + c x^3 + d sin(k x)`` (not
+    odd: the criterion is about any h, not only the lambda x corollary's odd ones), then ``n_rounds`` rounds that
+    keep the best tenth and mutate it (log-normal steps on every coefficient) towards a larger margin; all fields
+    integrated from +-x0 with :func:`dynkit.solve` (dopri5, rtol 1e-9). ``details['closest']`` is the best margin
+    reached (the energy argument of the proof says it stays below 0).
 
     Range: x0 > 0, eps > 0. ``free_velocity=True`` starts from Prop. 6's velocity ``(h(x0) - x0) / (1 - 1/e)`` for
     h = -2 x (f = 0, outside the hypothesis v0 = 0): both conditions are met, the planted violation."""
@@ -256,32 +261,53 @@ def check_prop7_criterion(x0, eps, *, n_fields: int = 200, seed: int = 0, free_v
     x0 = as_scalar_batch("x0", x0, context=context, low=0, low_open=True)
     e = as_scalar_batch("eps", eps, context=context, low=0, low_open=True)
     n_fields, seed = check_count("n_fields", n_fields), check_seed("seed", seed)
+    if isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer)) or n_rounds < 0:
+        raise ValueError(f"n_rounds must be a non-negative integer ({context}); got {n_rounds!r}")
     batch = np.broadcast_shapes(x0.shape, e.shape)
     xb, eb = np.broadcast_to(x0, batch).reshape(-1, 1), np.broadcast_to(e, batch).reshape(-1, 1)
+    B = xb.shape[0]
     rng = np.random.default_rng(seed)
-    scale = 10 ** rng.uniform(-1, 1.5, n_fields)
-    a = -rng.uniform(-0.2, 1, n_fields) * scale * 10
-    b, c = rng.standard_normal(n_fields) * scale, -np.abs(rng.standard_normal(n_fields)) * scale
-    d, k = rng.standard_normal(n_fields) * scale, rng.uniform(0.5, 5, n_fields)
+    scale = 10 ** rng.uniform(-1, 1.5, (B, n_fields))
+    coef = np.stack([-rng.uniform(-0.2, 1, (B, n_fields)) * scale * 10, rng.standard_normal((B, n_fields)) * scale,
+                     -np.abs(rng.standard_normal((B, n_fields))) * scale, rng.standard_normal((B, n_fields)) * scale,
+                     rng.uniform(0.5, 5, (B, n_fields))])  # a, b, c, d, k
     if free_velocity:
-        a = b = c = d = np.zeros(n_fields)
-    f = lambda x: a * x + b * x ** 2 / xb + c * x ** 3 / xb ** 2 + d * xb * np.sin(k * x / xb)  # noqa: E731
-    starts = np.stack([np.broadcast_to(xb, (xb.shape[0], n_fields)), -np.broadcast_to(xb, (xb.shape[0], n_fields))])
-    v_init = np.zeros_like(starts)
-    if free_velocity:  # Prop. 6: x'' + x' = 0 reaches h(x0) = -2 x0 at t = 1 from this velocity (eps = 1)
-        v_init = (-2 * starts - starts) / (1 - np.exp(-1))
-        eb = np.ones_like(eb)
-    y0 = np.stack([starts, v_init], axis=-1)
-    field = lambda s, y: np.stack([y[..., 1], (f(y[..., 0]) - y[..., 1]) / eb], axis=-1)  # noqa: E731
-    sol = solve(field, y0, np.array([0.0, 1.0]), method="dopri5", rtol=1e-9, atol=1e-11 * float(xb.min()))
-    phi_plus, phi_minus = np.asarray(sol.ys[-1][0, ..., 0]), np.asarray(sol.ys[-1][1, ..., 0])
-    margin = np.minimum(-xb - phi_plus, phi_minus - xb) / xb  # > 0: both conditions met
+        coef[:4] = 0.0
+    e_run = np.ones_like(eb) if free_velocity else eb
+
+    def margins(cf):
+        a, b, c, d, k = cf
+        f = lambda x: a * x + b * x ** 2 / xb + c * x ** 3 / xb ** 2 + d * xb * np.sin(k * x / xb)  # noqa: E731
+        starts = np.stack([np.broadcast_to(xb, a.shape), -np.broadcast_to(xb, a.shape)])
+        # Prop. 6 (planted): x'' + x' = 0 reaches h(x0) = -2 x0 at t = 1 from this velocity
+        v_init = (-3 * starts) / (1 - np.exp(-1)) if free_velocity else np.zeros_like(starts)
+        field = lambda s, y: np.stack([y[..., 1], (f(y[..., 0]) - y[..., 1]) / e_run], axis=-1)  # noqa: E731
+        sol = solve(field, np.stack([starts, v_init], axis=-1), np.array([0.0, 1.0]), method="dopri5", rtol=1e-9,
+                    atol=1e-11 * float(xb.min()))
+        phi_plus, phi_minus = np.asarray(sol.ys[-1][0, ..., 0]), np.asarray(sol.ys[-1][1, ..., 0])
+        m = np.minimum(-xb - phi_plus, phi_minus - xb) / xb  # > 0: both conditions met
+        return np.where(np.isfinite(m), m, -np.inf)
+
+    margin = margins(coef)
+    keep = max(n_fields // 10, 1)
+    for _ in range(0 if free_velocity else n_rounds):
+        best = np.argsort(margin, axis=-1)[:, -keep:]
+        parents = np.take_along_axis(coef, np.broadcast_to(best, (5,) + best.shape), axis=-1)
+        children = np.repeat(parents, n_fields // keep, axis=-1)
+        children = children * np.exp(0.3 * rng.standard_normal(children.shape)) * \
+            np.where(rng.uniform(size=children.shape) < 0.1, -1.0, 1.0)
+        # c <= 0 keeps every field confining (no finite-time blow-up); |coefficients| <= 1e3 keeps dopri5's cost bounded
+        children = np.clip(children, -1e3, 1e3)
+        children[2], children[4] = -np.abs(children[2]), np.clip(np.abs(children[4]), 0.1, 20)
+        child_margin = margins(children)
+        coef = np.concatenate([parents, children], axis=-1)
+        margin = np.concatenate([np.take_along_axis(margin, best, axis=-1), child_margin], axis=-1)
     closest = margin.max(axis=-1)
     return verdict("prop7_criterion", np.where(closest >= 0, 1 + closest, 0.0).reshape(batch),
                    0.0, dict(x0=np.broadcast_to(x0, batch), eps=np.broadcast_to(e, batch)),
                    "a searched autonomous f has phi(x0) <= -x0 and phi(-x0) >= x0 (1 = met)",
                    sides={"closest approach min(-x0 - phi(x0), phi(-x0) - x0) / x0": closest.reshape(batch),
-                          "0 (never reached)": np.zeros(batch)})
+                          "0 (never reached)": np.zeros(batch)}, closest=closest.reshape(batch))
 
 
 # ------------------------------------------------------------------------------------------------
