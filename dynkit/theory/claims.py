@@ -965,7 +965,7 @@ def _scaling_v0(n_inst, rng, planted=False):
 
 
 def _prop7_general(n_inst, rng, free=False):
-    n = min(n_inst, 20)  # 100 fields and 4 rounds of 100 mutants, two starts each, per instance
+    n = min(n_inst, 12)  # 100 fields and 4 rounds of 100 mutants, two starts each, per instance (~0.3 s each)
     return momentum_resnet.check_prop7_criterion(10 ** rng.uniform(-1, 1, n), 10 ** rng.uniform(-1, 1.5, n),
                                                  n_fields=100, seed=int(rng.integers(2**31)), free_velocity=free)
 
