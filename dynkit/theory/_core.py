@@ -51,10 +51,18 @@ class CheckResult:
     passed: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=bool))
     details: dict = field(repr=False, default_factory=dict)
     sides: dict = field(repr=False, default_factory=dict)
+    undecided: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=bool))
 
     @property
     def n_instances(self) -> int:
         return int(self.passed.size)
+
+    @property
+    def is_undecided(self) -> bool:
+        """Not every instance held, but none was violated: the failing ones could not be settled (a limit still
+        converging at the end of the budget, say). Neither "holds" nor a counterexample."""
+        return (not self.holds) and self.undecided.size == self.passed.size and bool(
+            np.all(self.passed | self.undecided))
 
     @property
     def n_held(self) -> int:
@@ -62,13 +70,14 @@ class CheckResult:
 
 
 def verdict(claim: str, residuals: np.ndarray, tolerance: float, instances: dict, what: str,
-            *, sides: dict | None = None, **details: Any) -> CheckResult:
+            *, sides: dict | None = None, undecided: np.ndarray | None = None, **details: Any) -> CheckResult:
     """Build a :class:`CheckResult` from per-instance residuals (batch axes leading in ``instances``).
 
     ``sides`` maps the names of the two sides of the claimed relation (e.g. ``{"(54)": ..., "autograd":
     ...}``) to per-instance values; the worst instance's values are kept in ``CheckResult.sides`` so a
     counterexample can show both. NaN residuals count as failures (a check that cannot measure must not
-    say "holds").
+    say "holds"). ``undecided`` marks the instances a check could not settle (they do not hold, and are not
+    violations either: :attr:`CheckResult.is_undecided`).
     """
     res = np.asarray(residuals, dtype=float)
     batch_shape = res.shape
@@ -84,12 +93,17 @@ def verdict(claim: str, residuals: np.ndarray, tolerance: float, instances: dict
     for name, value in (sides or {}).items():
         arr = np.asarray(value)
         kept_sides[name] = arr[index] if batch_shape and arr.shape[:len(batch_shape)] == batch_shape else arr
-    holds = bool(flat.size > 0 and np.all(scored <= tolerance))
+    passed = scored <= tolerance
+    open_ = np.zeros(flat.shape, dtype=bool) if undecided is None else \
+        np.broadcast_to(np.asarray(undecided, dtype=bool), batch_shape).reshape(-1) & ~passed
+    holds = bool(flat.size > 0 and np.all(passed))
     worst_value = float(scored[worst]) if flat.size else float("nan")
+    outcome = "holds" if holds else (
+        f"undecided ({int(open_.sum())} instance(s) not settled)" if np.all(passed | open_) else "VIOLATED")
     message = (f"{claim}: {what}; worst {worst_value:.3g} {'<=' if holds else '>'} tolerance "
-               f"{tolerance:.3g} over {flat.size} instance(s) -> {'holds' if holds else 'VIOLATED'}")
+               f"{tolerance:.3g} over {flat.size} instance(s) -> {outcome}")
     return CheckResult(claim, holds, worst_value, float(tolerance), instance, message, flat,
-                       scored <= tolerance, details, kept_sides)
+                       passed, details, kept_sides, open_)
 
 
 def combine(claim: str, results: Sequence[CheckResult], *, disjoint: bool = False) -> CheckResult:
@@ -111,10 +125,19 @@ def combine(claim: str, results: Sequence[CheckResult], *, disjoint: bool = Fals
             raise ValueError(f"combine: parts of {claim!r} saw different numbers of instances {sizes}; "
                              f"pass disjoint=True if they saw different instances")
         passed = np.logical_and.reduce([r.passed for r in results])
+    # an instance is undecided when some part could not settle it and no part violated it
+    opens = [r.undecided if r.undecided.size == r.passed.size else np.zeros(r.passed.size, dtype=bool)
+             for r in results]
+    if disjoint:
+        undecided = np.concatenate(opens)
+    else:
+        undecided = np.logical_or.reduce(opens) & np.logical_and.reduce(
+            [r.passed | o for r, o in zip(results, opens)])
     message = "; ".join(r.message for r in results)
     return CheckResult(claim, all(r.holds for r in results), worst.residual, worst.tolerance,
                        worst.instance, message, np.array([ratio(r) for r in results]), passed,
-                       {"parts": {r.claim: r for r in results}, "worst_part": worst.claim}, worst.sides)
+                       {"parts": {r.claim: r for r in results}, "worst_part": worst.claim}, worst.sides,
+                       undecided & ~passed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -258,7 +281,7 @@ class Claim:
     def verdict_of(self, result: CheckResult, corrected: CheckResult | None = None) -> str:
         """The verdict about the printed statement from its check (and, for an erratum candidate, the corrected
         statement's): see :data:`VERDICTS`."""
-        if result.n_instances == 0:
+        if result.n_instances == 0 or result.is_undecided:
             return "undecided"
         if result.holds:
             if self.informal:
@@ -285,7 +308,10 @@ class Claim:
             "worst_residual": jsonable(corrected.residual), "tolerance": corrected.tolerance}
         reason = None
         if verdict_ == "undecided":
-            reason = self.informal if self.informal and result.n_instances else "no instance was checked"
+            reason = self.informal if self.informal and result.n_instances else (
+                "no instance was checked" if not result.n_instances else
+                f"{int(result.undecided.sum())} instance(s) could not be settled within the check's budget (none "
+                f"violated): {result.message}")
         return ClaimRow(self.id, self.paper, self.equation, result.n_instances, result.n_held,
                         result.residual, result.tolerance, seconds,
                         result.details.get("worst_part", ""), verdict_, self.expected_verdict,

@@ -16,6 +16,7 @@ from ..solvers.tableaus import RungeKuttaTableau
 from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, combine, verdict
 
 __all__ = ["ARK_PEERS", "ARK_FAMILY", "ark_member", "check_ark_order", "check_ark_evaluations",
+           "check_ark_stage_form", "check_ark_final_time", "ARK_STAGE_FORMS",
            "check_ark_equal_accuracy", "check_ark_family_equal_accuracy", "check_ark_start"]
 
 # an ARK method of order p and the classical RK method of the same order it is compared with
@@ -250,3 +251,90 @@ def perturbed(method, delta: float = 1e-2):
     from fractions import Fraction
     d = Fraction(delta).limit_denominator(10 ** 6)
     return dataclasses.replace(method, name=method.name + "_perturbed", c1=method.c1 + d, c_m1=method.c_m1 + d)
+
+
+# ------------------------------------------------------------------------------ CSAODE (10) as printed; T = ceil(1/r)
+
+ARK_STAGE_FORMS = ("printed", "udwadia_farahani")
+"""CSAODE (10)'s stages: as printed, ``Z_j = r F(G + a_j r Z_{j-1})`` (Z already carries r, so r enters twice), or
+the Udwadia-Farahani form ``Z_j = r F(G + a_j Z_{j-1})`` (``k_j = F(y + a_j h k_{j-1})``, Z = h k) dynkit implements."""
+
+
+def _ark_by_hand(f, y0, method, r: float, n_steps: int, form: str) -> np.ndarray:
+    """(9) with the stages (10) in ``form``, written out here (not dk.solve's loop): G(t_1) from one starter step
+    (8), then n_steps - 1 two-step updates. Autonomous F (the stages' time argument does not matter), P = 0."""
+    coef = [float(x) for x in (method.c0, method.c_m0, method.c1, method.c_m1)]
+    c, a = [float(x) for x in method.c], [float(x) for x in method.a]
+    prev = y0
+    cur = np.asarray(solve(lambda t, y: f(t, y), y0, np.array([0.0, r]), method=method.starter, step_size=r).ys[-1])
+    factor = r if form == "printed" else 1.0
+
+    def chain(G):
+        Z = [r * f(0.0, G)]
+        for aj in a:
+            Z.append(r * f(0.0, G + aj * factor * Z[-1]))
+        return Z
+
+    for _ in range(n_steps - 1):
+        Zp, Zm = chain(cur), chain(prev)
+        new = coef[0] * cur - coef[1] * prev + coef[2] * Zp[0] - coef[3] * Zm[0] + \
+            sum(cj * (zp - zm) for cj, zp, zm in zip(c, Zp[1:], Zm[1:]))
+        prev, cur = cur, new
+    return cur
+
+
+def check_ark_stage_form(W, b, y0, *, order: int = 4, form: str = "printed") -> CheckResult:
+    """CSAODE (10), ``Z_j = r F(t_i + a_j r, G(t_i) + P + a_j r Z_{j-1})``, with (9) and Claim 1 ("local truncation
+    error O(r^5)", ARK of Udwadia & Farahani 2008): the global error at t = 1 of (9)-(10) over r = 1/16 .. 1/128
+    falls like r^p (p = 4; ARK3: 3). Residual ``|slope - p|`` from the two finest steps whose error is above
+    rounding (tolerance 0.35, as ark_claim1_order). ``form`` (:data:`ARK_STAGE_FORMS`): as printed (r applied twice)
+    or the Udwadia-Farahani form; the latter also equals dk.solve's ARK (to 1e-12, a second part).
+
+    Range: y' = W y + tanh(y + b) (autonomous, P = 0), any real W (n <= 6), b, y0; dynkit's ARK3 / ARK4 members."""
+    context = "CSAODE (10)"
+    if form not in ARK_STAGE_FORMS:
+        raise ValueError(f"form must be one of {ARK_STAGE_FORMS} ({context}); got {form!r}")
+    ark, _ = _order(order)
+    f, y0 = _problem(W, b, y0, context)
+    ref = np.asarray(solve(f, y0, np.array([0.0, 1.0]), method="dopri5", rtol=1e-13, atol=1e-15).ys[-1])
+    steps = (16, 32, 64, 128)
+    errors = np.stack([np.abs(_ark_by_hand(f, y0, ark, 1.0 / N, N, form) - ref).max(axis=-1) for N in steps])
+    usable = errors > ERROR_FLOOR
+    slope = np.full(errors.shape[1:], float(ark.order))
+    for idx in np.ndindex(errors.shape[1:]):
+        e = errors[(slice(None),) + idx]
+        ok = np.flatnonzero(usable[(slice(None),) + idx])
+        if ok.size >= 2:
+            i, j = ok[-2], ok[-1]
+            slope[idx] = np.log(e[i] / e[j]) / np.log(steps[j] / steps[i])
+    parts = [verdict("ark_stage_form.order", np.abs(slope - ark.order), 0.35, dict(y0=y0),
+                     f"|observed order - {ark.order}| of (9)-(10) with {form} stages", slope=slope,
+                     sides={"observed order": slope, "p": np.full(slope.shape, float(ark.order))})]
+    if form == "udwadia_farahani":
+        by_solver = np.asarray(solve(f, y0, np.array([0.0, 1.0]), method=ark, step_size=1.0 / 32).ys[-1])
+        gap = np.abs(_ark_by_hand(f, y0, ark, 1.0 / 32, 32, form) - by_solver).max(axis=-1) / (1 + np.abs(ref).max(-1))
+        parts.append(verdict("ark_stage_form.solver", gap, 1e-12, dict(y0=y0),
+                             "Udwadia-Farahani stages by hand vs dk.solve's ARK, r = 1/32"))
+        return combine("ark_stage_form", parts)
+    return parts[0]
+
+
+def check_ark_final_time(W, b, y0, r, *, order: int = 4) -> CheckResult:
+    """CSAODE after (8) and (9): "the output is H^G = G(t_T) (T = ceil(1/r))", t_i - t_{i-1} = r, from t_0 = 0, as the
+    solution of the ODE block at t = 1. Reading: t_T = T r = 1, so G(t_T) approximates the solution at t = 1.
+    Residual: ``|T r - 1|`` (tolerance 1e-12), with G(t_T) and the dopri5 solution at t = 1 as the two sides.
+
+    Range: r in (0, 1). For r = 1/N the output time is 1; for any other r it overshoots by ``ceil(1/r) r - 1`` (up to
+    r): r = 0.3 integrates to t = 1.2."""
+    context = "CSAODE T = ceil(1/r)"
+    ark, _ = _order(order)
+    r_arr = np.atleast_1d(as_scalar_batch("r", r, context=context, low=0.0, high=1.0, low_open=True,
+                                          high_open=True)).reshape(-1)
+    f, y0 = _problem(W, b, y0, context)
+    at_one = np.asarray(solve(f, y0, np.array([0.0, 1.0]), method="dopri5", rtol=1e-12, atol=1e-14).ys[-1])
+    T = np.ceil(1 / r_arr - 1e-12)  # ceil(1/r) without a rounding artefact at r = 1/N
+    overshoot = np.abs(T * r_arr - 1)
+    outputs = [_ark_by_hand(f, y0, ark, float(ri), int(Ti), "udwadia_farahani") for ri, Ti in zip(r_arr, T)]
+    gaps = np.array([np.abs(o - at_one).max() for o in outputs])
+    return verdict("ark_final_time", overshoot, 1e-12, dict(r=r_arr),
+                   "|t_T - 1| with T = ceil(1/r)", sides={"t_T": T * r_arr, "|G(t_T) - y(1)|": gaps})

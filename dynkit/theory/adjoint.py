@@ -11,9 +11,10 @@ import numpy as np
 import scipy.linalg
 
 from ..solvers import solve
-from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, combine, verdict
+from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, check_count, combine, verdict
 
 __all__ = ["check_adjoint_norm", "hbnode_jacobian", "check_hbnode_adjoint_equation",
+           "check_ghbnode_adjoint_not_heavy_ball",
            "check_adaptive_damping_breaks_adjoint", "check_adjoint_nonvanishing", "check_first_order_adjoint",
            "check_adjoint_remarks"]
 
@@ -408,6 +409,45 @@ def check_adjoint_remarks(W, b, h0, grad_T, gamma, *, T: float = 1.0, n_points: 
         verdict("adjoint_remarks.eq40", eq40.max(axis=(0, -1)) / scale, EQ26_TOL, instances,
                 "(40): b'' + gamma b' - b df/dh(h(T - tau)), b(tau) = a_m(T - tau) (relative)"),
     ])
+
+
+def check_ghbnode_adjoint_not_heavy_ball(W, b, h0, m0, grad_T, gamma, xi, *, T: float = 1.0, n_points: int = 257,
+                                         plant: bool = False) -> CheckResult:
+    """Review after Prop. 3: "the adjoint state of the GHBNODE (49) does not satisfy the exact heavy-ball ODE".
+    Reading: along the GHBNODE (48) (sigma = tanh, xi > 0), a_m from (49) does not solve the heavy-ball adjoint
+    equation ``a'' - gamma a' = a (df/dh - xi I)`` (the analogue of (26)/(47)): differentiating (49) leaves
+    ``-a_h sigma''(m) m'`` and ``sigma'(m)`` factors. Holds when that residual (5-point differences of the path,
+    relative as in :func:`check_adjoint_remarks`) exceeds ``10 EQ26_TOL`` on every instance.
+
+    Range: f = tanh(W h + b), any W, b, h0, m0, grad_T, gamma >= 0, xi > 0, T > 0. ``plant=True`` runs the HBNODE
+    (sigma = identity, xi = 0), whose a_m does solve it (review Remark 6): the statement then fails."""
+    context = "review after Prop. 3, (49)"
+    W, b, h0, batch, n = _tanh_inputs(W, b, h0, grad_T, context)
+    m0 = np.broadcast_to(_shape_like("m0", m0, h0, context), batch + (n,))
+    T = _check_T(T, context)
+    n_points = check_count("n_points", n_points)
+    g = np.broadcast_to(as_scalar_batch("gamma", gamma, context=context, low=0.0), batch)
+    x = np.broadcast_to(as_scalar_batch("xi", xi, context=context, low=0.0, low_open=True), batch)
+    a_T = as_real_array("grad_T", grad_T, context=context)
+    if a_T.shape[-1:] != (2 * n,):
+        raise ValueError(f"grad_T must have shape (..., {2 * n}) (dL/dh_T, dL/dm_T) ({context}); got {a_T.shape}")
+    a_T = np.broadcast_to(a_T, batch + (2 * n,))
+    ts = np.linspace(T, 0.0, n_points)
+    a_h, a_m, hs, _ = _first_order_path(W, b, h0, m0, a_T, g, None if plant else x, T, ts)
+    xi_used = np.zeros(batch) if plant else x
+    dt = ts[1] - ts[0]
+    d1 = (-a_m[4:] + 8 * a_m[3:-1] - 8 * a_m[1:-3] + a_m[:-4]) / (12 * dt)
+    d2 = (-a_m[4:] + 16 * a_m[3:-1] - 30 * a_m[2:-2] + 16 * a_m[1:-3] - a_m[:-4]) / (12 * dt * dt)
+    s_ = 1 - np.tanh(np.einsum("...ij,t...j->t...i", W, hs[2:-2]) + b) ** 2
+    aK = np.einsum("t...i,...ij->t...j", a_m[2:-2] * s_, W) - xi_used[..., None] * a_m[2:-2]
+    scale = 1 + np.abs(np.concatenate([a_h, a_m], -1)).max(axis=(0, -1)) * (1 + np.abs(W).sum(-1).max(-1))
+    res = np.abs(d2 - g[..., None] * d1 - aK).max(axis=(0, -1)) / scale
+    margin = 10 * EQ26_TOL
+    return verdict("ghbnode_not_heavy_ball", np.maximum(margin - res, 0) / margin, 0.0,
+                   dict(W=W, b=b, h0=h0, m0=m0, grad_T=a_T, gamma=g, xi=x),
+                   "the heavy-ball adjoint equation must FAIL for a_m of (49): shortfall of its residual below 10x "
+                   "the tolerance", sides={"|a_m'' - gamma a_m' - a_m (J - xi I)|": res,
+                                           "threshold": np.full(batch, margin)})
 
 
 def _shape_like(name, value, like, context):

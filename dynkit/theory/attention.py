@@ -12,6 +12,7 @@ import numpy as np
 from ._core import CheckResult, as_real_array, as_scalar_batch, combine, verdict
 
 __all__ = ["check_momentum_attention", "momentum_attention_recurrent", "momentum_attention_closed",
+           "check_linear_attention_rnn",
            "elu_feature_map", "momentum_connection_stack", "check_momentum_connection", "CONNECTION_READINGS"]
 
 # Both sides sum the same O(N) positive terms in a different order; float64 rounding is
@@ -102,6 +103,48 @@ def check_momentum_attention(q, k, v, beta: float, gamma: float = 1.0) -> CheckR
         verdict("momentum_attention.noncausal", noncausal, ATTENTION_TOL, instances,
                 "(14) vs (12)'s final states, max relative difference", beta=beta, gamma=gamma),
     ])
+
+
+# ------------------------------------------------------------------------------ linear attention (7) <=> (8)
+
+
+def _linear_attention_closed(fq: np.ndarray, fk: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """(7): ``phi(q_i)^T sum_{j<=i} phi(k_j) v_j^T / phi(q_i)^T sum_{j<=i} phi(k_j)`` with a causal mask."""
+    N = fq.shape[-2]
+    scores = np.einsum("...ia,...ja->...ij", fq, fk) * np.tril(np.ones((N, N)))
+    return np.einsum("...ij,...jb->...ib", scores, v) / scores.sum(axis=-1)[..., None]
+
+
+def _linear_attention_rnn(fq: np.ndarray, fk: np.ndarray, v: np.ndarray, *, z_weight: float = 1.0) -> np.ndarray:
+    """(8): ``s_i = s_{i-1} + phi(k_i) v_i^T, z_i = z_{i-1} + phi(k_i)``, ``s_0 = z_0 = 0``, step by step
+    (``z_weight`` scales the z update: anything but 1 plants a violation)."""
+    batch, N = fq.shape[:-2], fq.shape[-2]
+    s = np.zeros(batch + (fk.shape[-1], v.shape[-1]))
+    z = np.zeros(batch + (fk.shape[-1],))
+    out = np.empty(batch + (N, v.shape[-1]))
+    for i in range(N):
+        s = s + fk[..., i, :, None] * v[..., i, None, :]
+        z = z + z_weight * fk[..., i, :]
+        out[..., i, :] = np.einsum("...a,...ab->...b", fq[..., i, :], s) / \
+            np.einsum("...a,...a->...", fq[..., i, :], z)[..., None]
+    return out
+
+
+def check_linear_attention_rnn(q, k, v, *, z_weight: float = 1.0) -> CheckResult:
+    """Momentum Transformer (7) <=> (8) (and the review's (70) <=> (71)): causal linear attention in closed form
+    equals its RNN form at every position (feature map elu + 1), to relative ``ATTENTION_TOL``.
+
+    Range: any real q, k (..., N, d), v (..., N, e), N >= 1. ``z_weight`` != 1 plants a wrong normaliser."""
+    q, k, v, _, _ = _inputs(q, k, v, 0.0, 1.0, context="Momentum Transformer (7)-(8)")
+    z_weight = float(as_scalar_batch("z_weight", z_weight, context="Momentum Transformer (7)-(8)", low=0.0,
+                                     low_open=True))
+    fq, fk = elu_feature_map(q), elu_feature_map(k)
+    closed = _linear_attention_closed(fq, fk, v)
+    rnn = _linear_attention_rnn(fq, fk, v, z_weight=z_weight)
+    gap = np.abs(closed - rnn).max(axis=(-1, -2)) / (1 + np.abs(closed).max(axis=(-1, -2)))
+    return verdict("linear_attention_rnn", gap, ATTENTION_TOL, dict(q=q, k=k, v=v),
+                   "(8) RNN form vs (7) causal closed form, max relative difference",
+                   sides={"(7) last output": closed[..., -1, :], "(8) last output": rnn[..., -1, :]})
 
 
 # ------------------------------------------------------------------------------- momentum connection (15)

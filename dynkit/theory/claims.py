@@ -31,8 +31,11 @@ def _stack(claim: str, groups: list[CheckResult]) -> CheckResult:
     failing = [g for g in groups if not g.holds]
     if failing:
         details["smallest_failing"] = min(failing, key=lambda g: (_size(g), g.residual))
+    undecided = np.concatenate([g.undecided if g.undecided.size == g.passed.size else np.zeros(g.passed.size, bool)
+                                for g in groups])
     return CheckResult(claim, bool(passed.all()), worst.residual, worst.tolerance, worst.instance,
-                       worst.message, np.concatenate([g.residuals for g in groups]), passed, details, worst.sides)
+                       worst.message, np.concatenate([g.residuals for g in groups]), passed, details, worst.sides,
+                       undecided)
 
 
 def _parts(claim: str, parts: list[list[CheckResult]]) -> CheckResult:
@@ -883,6 +886,127 @@ def _adaptive_above(rng):
     return _adaptive_parts(_prop3_above(rng))
 
 
+# ------------------------------------------------------------------------- issue 32: rows for the stated results
+
+
+def _linear_attention(n_inst, rng, z_weight=1.0):
+    def make(d, c):
+        N = int(rng.integers(1, 33))
+        q, k, v = (rng.standard_normal((c, N, d)) * 10 ** rng.uniform(-1, 0.5) for _ in range(3))
+        return attention.check_linear_attention_rnn(q, k, v, z_weight=z_weight)
+    return _by_size("linear_attention_rnn", n_inst, rng, make)
+
+
+def _hb_forms(n_inst, rng, init="matched"):
+    def make(n, c):
+        A = random_matrices(rng, c, n, log10_cond=3, scale=1.0)
+        A = (A + np.swapaxes(A, -1, -2)) / 2
+        x0, x1 = rng.standard_normal((c, n)), rng.standard_normal((c, n))
+        return heavy_ball.check_heavy_ball_forms(A, x0, x1, rng.uniform(0.01, 0.5), rng.uniform(0, 0.99),
+                                                 n_steps=40, init=init)
+    return _by_size("heavy_ball_forms", min(n_inst, 400), rng, make)
+
+
+def _gd_analogy(n_inst, rng, pair, plant=False):
+    def make(n, c):
+        U = random_matrices(rng, c, n, log10_cond=3, scale=1.0) * rng.choice([-1.0, 1.0], size=(c, 1, 1))
+        m = int(rng.integers(1, 6))
+        return rnn.check_gd_analogy(U, rng.standard_normal((c, n, m)) / np.sqrt(m),
+                                    rng.standard_normal((c, int(rng.integers(2, 9)), m)),
+                                    rng.uniform(-0.5, 0.5, (c, n)), pair=pair, mu=rng.uniform(0, 0.95),
+                                    s=rng.uniform(0.1, 1), plant=plant)
+    return _by_size("gd_analogy", min(n_inst, 400), rng, make)
+
+
+def _gd_form(n_inst, rng, gradient_at="x_t", linear=False, reference_mu=None):
+    def make(n, c):
+        A = _psd(rng, c, n, singular=n > 1 and rng.uniform() < 0.3) * (0.0 if linear else 1.0)
+        mu = float(rng.uniform(0.05, 0.95))
+        return optimizers.check_momentum_gd_form(A, rng.standard_normal((c, n)), rng.standard_normal((c, n)), mu,
+                                                 float(rng.uniform(0.1, 1.0)), gradient_at=gradient_at,
+                                                 reference_mu=None if reference_mu is None else mu + reference_mu)
+    return _by_size("momentum_gd_form", min(n_inst, 400), rng, make)
+
+
+def _gd_momentum_rate(n_inst, rng, unstable=False):
+    def make(n, c):
+        A = _psd(rng, c, n, singular=n > 1 and rng.uniform() < 0.5)
+        mu = float(rng.uniform(0, 0.95))
+        L = np.linalg.eigvalsh(A)[:, -1].max()
+        return optimizers.check_momentum_gd_rate(A, rng.standard_normal((c, n)), mu,
+                                                 step=2.5 * (1 + mu) / L if unstable else None, n_steps=500)
+    return _by_size("momentum_gd_rate", n_inst, rng, make)
+
+
+def _ghbnode_adjoint(n_inst, rng, plant=False):
+    n_inst = min(n_inst, 60)
+    return _by_size("ghbnode_not_heavy_ball", n_inst, rng, lambda n, c: adjoint.check_ghbnode_adjoint_not_heavy_ball(
+        *_nets(rng, c, n), rng.standard_normal((c, n)), rng.standard_normal((c, 2 * n)), rng.uniform(0, 2, c),
+        rng.uniform(0.1, 2, c), plant=plant), range(1, 7))
+
+
+def _up_to_scale(n_inst, rng, alpha=None):
+    def make(n, c):
+        D = random_matrices(rng, c, n, log10_cond=2, scale=10 ** rng.uniform(-1, 2)) * \
+            rng.choice([-1.0, 1.0], size=(c, 1, 1))
+        if alpha is not None:  # planted: a lone eigenvalue -1 (scaled by alpha = 1 it stays below lambda_eps)
+            D = np.broadcast_to(np.diag(np.concatenate([[-1.0], 1 + np.arange(n - 1)])), (c, n, n)).copy()
+        return representation.check_representable_up_to_scale(D, 10 ** rng.uniform(-1, 2, c), alpha=alpha)
+    return _by_size("representable_up_to_scale", min(n_inst, 300), rng, make, range(1, 9))
+
+
+def _scaling_v0(n_inst, rng, planted=False):
+    n = min(n_inst, 200)
+    if planted:  # lambda <= -1: outside the statement, no eps reaches it (lambda_eps > -1)
+        return representation.check_scaling_representable(np.concatenate([[-1.0], rng.uniform(-3, -1, n - 1)]))
+    lam = np.concatenate([-1 + 10 ** rng.uniform(-6, 0, n // 2),
+                          rng.uniform(0, 1, n - n // 2) * 10 ** rng.uniform(-2, 3, n - n // 2)])
+    return representation.check_scaling_representable(lam)
+
+
+def _prop7_general(n_inst, rng, free=False):
+    n = min(n_inst, 12)  # 100 fields and 4 rounds of 100 mutants, two starts each, per instance (~0.3 s each)
+    return momentum_resnet.check_prop7_criterion(10 ** rng.uniform(-1, 1, n), 10 ** rng.uniform(-1, 1.5, n),
+                                                 n_fields=100, seed=int(rng.integers(2**31)), free_velocity=free)
+
+
+def _first_order_range(n_inst, rng, singular=False):
+    def make(n, c):
+        M = random_matrices(rng, c, n, log10_cond=2, scale=1.0) * rng.choice([-1.0, 1.0], size=(c, 1, 1))
+        if n >= 2:  # half: a purely imaginary eigenvalue pair (M^2 then has a negative pair)
+            q = np.linalg.qr(rng.standard_normal((c, n, n)))[0]
+            J = np.zeros((c, n, n))
+            w = rng.uniform(0.3, 3, c)
+            J[:, 0, 1], J[:, 1, 0] = -w, w
+            J[:, 2:, 2:] = random_matrices(rng, c, n - 2, log10_cond=1, scale=1.0) if n > 2 else 0
+            Mi = q @ J @ np.swapaxes(q, -1, -2)
+            M = np.where((np.arange(c) % 2 == 0)[:, None, None], Mi, M)
+        if singular:
+            M = M.copy()
+            M[..., :, 0] = 0.0
+        return representation.check_first_order_range(M, singular_ok=singular)
+    return _by_size("first_order_range", min(n_inst, 300), rng, make, range(1, 9))
+
+
+def _ark_stage(n_inst, rng, form="printed", constant=False):
+    n = min(n_inst, 30)
+    out = []
+    for d, count in split_by_size(n, rng, range(1, 7)):
+        W = rng.standard_normal((count, d, d)) * 0.7 / np.sqrt(d) * (0.0 if constant else 1.0)
+        b = rng.standard_normal((count, d)) + (40.0 if constant else 0.0)  # tanh(y + 40) = 1: F constant
+        order = int(rng.choice([3, 4]))
+        out.append(accelerated_rk.check_ark_stage_form(W, b, rng.standard_normal((count, d)), order=order, form=form))
+    return _stack("ark_stage_form", out)
+
+
+def _ark_final(n_inst, rng, divides=False):
+    n = min(n_inst, 40)
+    d = int(rng.integers(1, 5))
+    r = 1.0 / rng.integers(2, 33, n) if divides else rng.uniform(0.02, 0.98, n)
+    return accelerated_rk.check_ark_final_time(rng.standard_normal((d, d)) * 0.7, rng.standard_normal(d),
+                                               rng.standard_normal(d), r)
+
+
 # ------------------------------------------------------------------------------------------- registry
 
 R, MT, MR, MRN, CS = ("review", "Momentum Transformer", "MomentumRNN", "Momentum ResNets", "CSAODE")
@@ -1020,13 +1144,14 @@ _SPECS = [
           lambda n, rng: _prop3(n, rng, all_beta=True), "|ratio - nu| / nu",
           lambda rng: _prop3(2, rng, all_beta=False), FALSE),
     _spec("heavy_ball_prop3_below", MT, "Prop. 3, corrected",
-          "For beta < (1 - sqrt(gamma nu))^2 the ratio tends to nu, and the adaptive momenta (17)-(18) tend to "
+          "For beta <= (1 - sqrt(gamma nu))^2 the ratio tends to nu, and the adaptive momenta (17)-(18) tend to "
           "beta~ and stay in [0, 1 - delta].",
           "A SPD (kappa <= 100), step in [0.5, 1]/L, beta in [0, beta~/2] (where the ratio converges within "
           "25 000 steps).", lambda n, rng: _prop3(n, rng, all_beta=False), "|ratio - nu| / nu, beta < beta~",
           lambda rng: _prop3_above(rng), CORRECTED,
-          "needs beta < beta~ = (1 - sqrt(gamma nu))^2: for beta >= beta~ every mode decays like sqrt(beta) and "
-          "the ratio oscillates"),
+          "needs beta <= beta~ = (1 - sqrt(gamma nu))^2: for beta > beta~ every mode decays like sqrt(beta) and "
+          "the ratio oscillates; at beta = beta~ it still converges, like 1/k (a Jordan block of the nu mode: 6e-8 "
+          "at k = 3e4), which the row's budget reports as undecided, not violated"),
     _spec("momentum_attention", MT, "(12)-(14)",
           "The recurrence (12) and the closed forms (13) (causal) and (14) (non-causal) give the same outputs.",
           "0 <= beta < 0.99, gamma in [0.1, 2], positive feature map elu + 1, N <= 32, d <= 12.", _attention,
@@ -1043,9 +1168,11 @@ _SPECS = [
           "under mild extra assumptions but also stabilizes the NAG iteration.",
           "Strongly convex quadratics (kappa <= 1e3), mu_t = (t mod F)/(t mod F + 3), F = ceil(2 sqrt(kappa)).",
           lambda n, rng: _restart(n, rng, literal=True), "measured per-step factor vs alpha^{-1} > 1; "
-          "corrected: factor <= 1 - 1/(4 kappa)", lambda rng: _restart(2, rng, momentum=lambda t: 1.2, literal=True),
+          "corrected: factor <= exp(-0.4 / sqrt(kappa)) (accelerated)",
+          lambda rng: _restart(2, rng, momentum=lambda t: 1.2, literal=True),
           ERRATUM, "Scheduled restart accelerates NAG to a linear convergence rate O(alpha^t), 0 < alpha < 1 "
-          "(measured: alpha <= 1 - 1/(4 kappa)) on strongly convex quadratics.",
+          "(measured: alpha <= exp(-0.4 / sqrt(kappa)), an accelerated rate that gradient descent's (1 - 1/kappa)^2 "
+          "misses for kappa > 30) on strongly convex quadratics.",
           reading="f(x_t) - f* behaves as alpha^{-t} with 0 < alpha < 1: the per-step factor alpha^{-1} exceeds 1",
           intent="accelerates NAG to a linear convergence rate [...] but also stabilizes the NAG iteration "
                  "(a rate that grows, alpha^{-t} with alpha < 1, is neither linear convergence nor stable)",
@@ -1342,6 +1469,181 @@ _SPECS = [
                  "commute with U unless U is diagonal",
           corrected_check=lambda n, rng: _adam_rnn(n, rng, product="U(v/r)"),
           corrected_flip=lambda rng: _adam_rnn(3, rng, product="U(v/r)", relaxed_moment=True)),
+    # ------------------------------------------------------------------ issue 32: stated results that had no row
+    _spec("linear_attention_rnn", MT, "(7)-(8)",
+          "In particular, we can further write the linear attention with causal masking in (7) into the following RNN "
+          "form s_i = s_{i-1} + phi(k_i) v_i^T; z_i = z_{i-1} + phi(k_i); v^_i = phi(q_i)^T s_i / phi(q_i)^T z_i, (8) "
+          "where s_0 = 0 and z_0 = 0.",
+          "phi = elu + 1, N <= 32, d <= 12, any real q, k, v.", _linear_attention,
+          "(8) vs (7) at every position", lambda rng: _linear_attention(3, rng, z_weight=1.001),
+          reading="the RNN (8) from s_0 = z_0 = 0 gives, at every position i, the causal closed form (7) "
+                  "phi(q_i)^T sum_{j<=i} phi(k_j) v_j^T / phi(q_i)^T sum_{j<=i} phi(k_j) (relative 1e-10)"),
+    _spec("heavy_ball_forms", MT, "(9)-(10)",
+          "Starting from x^0 and x^1, the heavy ball method iterates as follows x^{k+1} = x^k - gamma grad f(x^k) + "
+          "beta(x^k - x^{k-1}), (9) [...] By introducing the momentum state m, we can rewrite the HB method as "
+          "m^{k+1} = beta m^k + grad f(x^k); x^{k+1} = x^k - gamma m^{k+1}. (10)",
+          "Quadratics x^T A x / 2 with A symmetric (any sign), gamma in [0.01, 0.5], beta in [0, 0.99), 40 steps.",
+          _hb_forms, "(10) vs (9), every iterate", lambda rng: _hb_forms(3, rng, init="zero"),
+          reading="(9) from (x^0, x^1) and (10) from x^1 with m^1 = (x^0 - x^1) / gamma (the momentum state that "
+                  "'rewrites' the pair) give the same iterates (relative 1e-12); with the usual m^1 = 0 they differ "
+                  "unless x^1 = x^0"),
+    _spec("momentum_rnn_gd_analogy_6_7", MR, "(6)-(7)",
+          "Moreover, let phi(.) := sigma(U(.)) and u_t := U^{-1} W x_t, we can rewrite (6) as h_t = phi(h_{t-1} + "
+          "u_t). (7)",
+          "U invertible (cond <= 1e3), W, x any, T <= 8, tanh.", lambda n, rng: _gd_analogy(n, rng, "(6)-(7)"),
+          "(7) vs (6) step by step", lambda rng: _gd_analogy(3, rng, "(6)-(7)", plant=True),
+          reading="from the same h_0, (6) h_t = sigma(U h_{t-1} + W x_t) and (7) with phi = sigma(U .), "
+                  "u_t = U^-1 W x_t give the same h_t (1e-10)"),
+    _spec("momentum_rnn_gd_analogy_8_9", MR, "(8)-(9)",
+          "p_t = mu p_{t-1} - s u_t; h_t = phi(h_{t-1} - p_t), (8) [...] Let v_t := -U p_t, we arrive at the "
+          "following dynamical system: v_t = mu v_{t-1} + s W x_t; h_t = sigma(U h_{t-1} + v_t). (9)",
+          "U invertible (cond <= 1e3), mu in [0, 0.95), s in [0.1, 1], T <= 8, tanh.",
+          lambda n, rng: _gd_analogy(n, rng, "(8)-(9)"), "(9) vs (8) step by step",
+          lambda rng: _gd_analogy(3, rng, "(8)-(9)", plant=True),
+          reading="from the same h_0 and p_0 = v_0 = 0, (8) with phi = sigma(U .), u_t = U^-1 W x_t and (9) give the "
+                  "same h_t (1e-10)"),
+    _spec("momentum_rnn_eq3", MR, "(3)",
+          "Starting from x_0, GD iterates as x_t = x_{t-1} - s grad f(x_t) with s > 0 being the step size. This can "
+          "be significantly accelerated by using the momentum [55], which results in p_0 = x_0; p_t = mu p_{t-1} + "
+          "s grad f(x_t); x_t = x_{t-1} - p_t, t >= 1, (3)",
+          "f = x^T A x / 2 + b^T x, A PSD (eigenvalues over 6 decades, possibly singular), mu in [0.05, 0.95), "
+          "s in [0.1, 1], 30 steps.",
+          _gd_form, "(3) vs Polyak's heavy ball; corrected: grad f(x_{t-1})",
+          lambda rng: _gd_form(3, rng, linear=True), ERRATUM,
+          "p_t = mu p_{t-1} + s grad f(x_{t-1}); x_t = x_{t-1} - p_t: Polyak's heavy ball x_t = x_{t-1} - s grad "
+          "f(x_{t-1}) + mu (x_{t-1} - x_{t-2}) (an explicit step; the printed grad f(x_t) makes every step implicit).",
+          reading="the iterates of (3) as printed (grad f at x_t: (I + s A) x_t = x_{t-1} - mu p_{t-1} - s b) satisfy "
+                  "Polyak's heavy-ball recurrence x_t = x_{t-1} - s grad f(x_{t-1}) + mu (x_{t-1} - x_{t-2}) for "
+                  "t >= 2",
+          intent="This can be significantly accelerated by using the momentum [55] (Polyak 1964: the gradient at the "
+                 "current iterate, before the step), and Sect. 2.2 applies (3) explicitly: p_t = mu p_{t-1} - s u_t "
+                 "(8) with the 'gradient' -u_t known before h_t; the same index t is used for GD's own gradient, "
+                 "x_t = x_{t-1} - s grad f(x_t), which the paper calls GD (explicit)",
+          corrected_check=lambda n, rng: _gd_form(n, rng, gradient_at="x_{t-1}"),
+          corrected_flip=lambda rng: _gd_form(3, rng, gradient_at="x_{t-1}", reference_mu=0.01)),
+    _spec("review_linear_attention_rnn", R, "(70)-(71)",
+          "In particular, we can further write the linear attention with causal masking in (70) into the following RNN "
+          "form s_i = s_{i-1} + phi(k_i) v_i^T; z_i = z_{i-1} + phi(k_i); v^_i = phi(q_i)^T s_i / phi(q_i)^T z_i, (71) "
+          "where s_0 = 0 and z_0 = 0.",
+          "As linear_attention_rnn (the review's (70)-(71) repeat the Momentum Transformer's (7)-(8)).",
+          _linear_attention, "(71) vs (70) at every position", lambda rng: _linear_attention(3, rng, z_weight=1.001),
+          reading="the RNN (71) from s_0 = z_0 = 0 gives, at every position i, the causal closed form (70) (relative "
+                  "1e-10); the same formulas as the Momentum Transformer's (7)-(8)"),
+    _spec("review_momentum_attention", R, "(72)-(74)",
+          "m_i = beta m_{i-1} - phi(k_i) v_i^T; s_i = s_{i-1} - gamma m_i; z_i = z_{i-1} + phi(k_i); v^_i = phi(q_i)^T "
+          "s_i / phi(q_i)^T z_i, (72) [...] Note that (73) is mathematically equivalent to (72) [...] we obtain the "
+          "following momentum attention (74)",
+          "As momentum_attention (the review's (72)-(74) repeat the Momentum Transformer's (12)-(14)).", _attention,
+          "(73)/(74) vs (72)", lambda rng: _attention_wrong(rng),
+          reading="outputs of the recurrence (72) equal those of the closed forms (73) (causal) and (74) (non-causal, "
+                  "from (72)'s final states); the same formulas as the Momentum Transformer's (12)-(14)"),
+    _spec("review_momentum_connection", R, "(75)",
+          "Each transformer layer has a residual connection between the self-attention output and the input as shown "
+          "in (67). We further integrate momentum into (67) and derive the momentum connection as follows: T_l(X) = "
+          "f_l(V^ + X + beta~(X - T_{l-1}(X))), 0 <= beta~ < 1. (75)",
+          "As momentum_connection (the review's (75) repeats the Momentum Transformer's (15)).", _connection,
+          "stack of (75) vs heavy ball, every layer",
+          lambda rng: _connection(3, rng, reading="layer_applied", beta_low=0.1),
+          reading="as momentum_connection: T_{l-1}(X) is the input of layer l - 1, and the stack of (75) (f_l = id) is "
+                  "heavy ball with gamma grad_k = -V^_k at every layer (relative 1e-10)"),
+    _spec("review_adaptive_momentum", R, "(76), (77)",
+          "Hence, we have the following adaptive momentum proj_[0,1-delta](1 - sqrt(gamma ||grad f(x^k) - grad "
+          "f(x^{k-1})|| / ||x^k - x^{k-1}||))^2, (76) [...] beta_k := proj_[0,1-delta](1 - sqrt(||grad f(x^k) - "
+          "grad f(x^{k-1})|| / ||grad f(x^{k-1})||))^2. (77)",
+          "As adaptive_momentum (the review's (76)-(77) repeat the Momentum Transformer's (17)-(18)).", _adaptive,
+          "(76) -> beta~ and (76), (77) in [0, 1 - delta]", _adaptive_above,
+          reading="(76) along the heavy-ball iterates tends to beta~ = (1 - sqrt(gamma nu))^2 (for beta below beta~) "
+                  "and (76), (77) stay in [0, 1 - delta]"),
+    _spec("review_restart_rate", R, "Sect. 2.4 (NAG-principled RNNs)",
+          "Scheduled restart not only accelerates NAG to a linear convergence rate O(alpha^{-t}) (0 < alpha < 1) "
+          "under mild extra assumptions but also stabilizes the NAG iteration [106].",
+          "As restart_rate (the review repeats the MomentumRNN paper's sentence, with the same alpha^{-t}).",
+          lambda n, rng: _restart(n, rng, literal=True), "measured per-step factor vs alpha^{-1} > 1; corrected: "
+          "accelerated linear rate", lambda rng: _restart(2, rng, momentum=lambda t: 1.2, literal=True), ERRATUM,
+          "Scheduled restart accelerates NAG to a linear convergence rate O(alpha^t), 0 < alpha < 1 (measured: "
+          "alpha <= exp(-0.4 / sqrt(kappa))) on strongly convex quadratics.",
+          reading="f(x_t) - f* behaves as alpha^{-t} with 0 < alpha < 1: the per-step factor alpha^{-1} exceeds 1",
+          intent="accelerates NAG to a linear convergence rate [...] but also stabilizes the NAG iteration "
+                 "(a rate that grows, alpha^{-t} with alpha < 1, is neither linear convergence nor stable)",
+          corrected_check=_restart, corrected_flip=lambda rng: _restart(2, rng, momentum=lambda t: 1.0)),
+    _spec("momentum_gd_rate", R, "Sect. 2.4 (NAG-principled RNNs)",
+          "For convex optimization, NAG has a convergence rate O(1/t^2), which is significantly faster than GD or GD "
+          "with constant momentum whose convergence rate is O(1/t).",
+          "Convex quadratics (PSD A, possibly singular, eigenvalues over 6 decades), step 1/L, constant mu in "
+          "[0, 0.95), 500 steps.", _gd_momentum_rate,
+          "t s (f(x_t) - f*) / ||x0 - x*||^2 over 1/(2 (1 - mu))", lambda rng: _gd_momentum_rate(3, rng, unstable=True),
+          reading="heavy ball with constant mu and step 1/L on convex quadratics: f(x_t) - f* <= ||x0 - x*||^2 / "
+                  "(2 (1 - mu) s t) for t <= 500 (GD's constant 1/2 at mu = 0)"),
+    _spec("ghbnode_adjoint_not_heavy_ball", R, "after Prop. 3, (49)",
+          "Though the adjoint state of the GHBNODE (49) does not satisfy the exact heavy-ball ODE, based on our "
+          "empirical study, it also significantly reduces the backward NFEs.",
+          "GHBNODE (48): f = tanh(W h + b), sigma = tanh, xi in [0.1, 2], gamma in [0, 2], any m0 and dL/dz_T, d <= 6.",
+          _ghbnode_adjoint, "residual of a_m'' - gamma a_m' = a_m (J - xi I) above 10x tolerance",
+          lambda rng: _ghbnode_adjoint(3, rng, plant=True),
+          reading="a_m from (49) does not solve a'' - gamma a' = a (df/dh - xi I) (the heavy-ball adjoint equation of "
+                  "(26)/(47)): its residual exceeds 10x the tolerance (with sigma = identity and xi = 0, the HBNODE, "
+                  "it does solve it)"),
+    _spec("representable_up_to_scale", MRN, "Sect. 4.3 after Thm. 1",
+          "Another consequence is that one can learn any mapping up to scale using the ODE (7): if D in D_d^C(R), "
+          "there exists alpha_eps > 0 such that for all lambda in Sp(alpha_eps D), one has lambda > lambda_eps. "
+          "Theorem 1 shows that alpha_eps D is represented by a second-order model (7).",
+          "Real D (n <= 8, cond <= 1e2, any sign, scale 0.1-100), eps in [0.1, 100] (below, alpha_eps D ~ lambda_eps "
+          "is under 1e-3 and the block-expm reference loses its relative accuracy).", _up_to_scale,
+          "alpha_eps D's real eigenvalues above lambda_eps, Psi_eps(theta) = alpha_eps D",
+          lambda rng: _up_to_scale(3, rng, alpha=1.0),
+          reading="with alpha_eps = |lambda_eps| / (2 rho(D)) the real eigenvalues of alpha_eps D exceed lambda_eps "
+                  "(complex ones carry no condition) and momentum_logarithm builds a real theta with Psi_eps(theta) = "
+                  "alpha_eps D (block expm, relative 1e-8 cond)"),
+    _spec("scaling_v0_zero", MRN, "Sect. 4.2 after Prop. 3; App. B.4",
+          "Furthermore, even with the restrictive initial condition v_0 = 0, x -> lambda x for lambda > -1 can always "
+          "be represented by a second-order model (6) (see details in Appendix B.4).",
+          "lambda in (-1 + 1e-6, -1 + 1] and [0, 1e3] (log-spread), v0 = 0, linear f = theta x, eps found.",
+          _scaling_v0,
+          "x(1) = lambda for the constructed (eps, theta), dk.solve", lambda rng: _scaling_v0(3, rng, planted=True),
+          reading="for each lambda > -1 some eps > 0 and theta give x(1) = lambda x0 from (x0, 0) for eps x'' + x' = "
+                  "theta x (eps the first of 1e-2 2^k with lambda_eps < lambda; theta from f_eps's inverse; verified "
+                  "by dk.solve, relative 1e-7)"),
+    _spec("prop7_criterion", MRN, "Prop. 7 (B.3)",
+          "If there exists x0 in R+ such that h(x0) <= -x0 and x0 <= h(-x0) then h cannot be represented by (13).",
+          "d = 1, x0 in [0.1, 10], eps in [0.1, 30], v0 = 0; per instance 100 random autonomous fields a x + b x^2 + "
+          "c x^3 + d sin(k x) (not odd), then 4 rounds mutating the best tenth towards the forbidden quadrant.",
+          _prop7_general,
+          "no field has phi(x0) <= -x0 and phi(-x0) >= x0", lambda rng: _prop7_general(2, rng, free=True),
+          reading="no autonomous f gives a time-1 map phi of eps x'' + x' = f(x), x'(0) = 0, with phi(x0) <= -x0 and "
+                  "phi(-x0) >= x0 (a seeded adversarial search of non-odd fields, which comes within ~2% of x0 and no "
+                  "closer; only its lambda <= -1 corollary had a row)"),
+    _spec("first_order_range", MRN, "Sect. 4.3, (8)",
+          "and this range is known (Andrica & Rohan, 2010) to be Psi_0(R^{dxd}) = exp(R^{dxd}) = {M^2 | M in "
+          "GL_d(R)}.",
+          "M real invertible n x n (n <= 8, cond <= 1e2), half of them with a purely imaginary eigenvalue pair.",
+          _first_order_range, "M^2 has a real logarithm (Culver; expm(log M^2) = M^2)",
+          lambda rng: _first_order_range(3, rng, singular=True),
+          reading="exp(X) = exp(X/2)^2 gives one inclusion; the other: every M^2, M in GL_d(R), passes Culver's test "
+                  "and a real logarithm L with expm(L) = M^2 is built (relative 1e-8)"),
+    _spec("ark_stage_form", CS, "(10)",
+          "Z_j = rF(t_i + a_j r, G(t_i) + P + a_j r Z_{j-1}; theta), Z_{-j} = rF(t_i + a_j r, G(t_{i-1}) + P + a_j r "
+          "Z_{-j+1}; theta) (10) where a_j (j in {2, 3}) are the stable hyper-parameters which can be calculated by "
+          "accelerated Runge-Kutta algorithm.",
+          "y' = W y + tanh(y + b) (autonomous, P = 0), d <= 6, ARK3 / ARK4 (dynkit's members), r = 1/16 .. 1/128.",
+          lambda n, rng: _ark_stage(n, rng),
+          "observed order of (9)-(10) as printed; corrected: Udwadia-Farahani stages",
+          lambda rng: _ark_stage(3, rng, constant=True), ERRATUM,
+          "Z_j = r F(t_i + a_j r, G(t_i) + P + a_j Z_{j-1}) (Udwadia & Farahani's k_j = F(y + a_j h k_{j-1}) with Z = "
+          "h k): Z_{j-1} already carries r, so the printed a_j r Z_{j-1} applies r twice and drops the order to 2.",
+          reading="(9) with the stages (10) as printed has global error O(r^p) (p = 4 for ARK4, 3 for ARK3): Claim 1",
+          intent="we propose a new continuous dynamical model named ARKNet via accelerated Runge-Kutta (ARK) algorithm "
+                 "(Udwadia and Farahani 2008), which has a truncation error of O(r^5) as RKNNet [...] and (8)'s own "
+                 "stages Z_j = F(..., G(t_{i-1}) + P + a_j r Z_{j-1}) carry no r: the factor r belongs to one place",
+          corrected_check=lambda n, rng: _ark_stage(n, rng, form="udwadia_farahani"),
+          corrected_flip=lambda rng: _ark_stage(3, rng, form="printed")),
+    _spec("ark_final_time", CS, "(8)-(9): T = ceil(1/r)",
+          "The input of the solver is G(t_0) = H^L(t_0 = 0), the output is H^G = G(t_T) (T = ceil(1/r)), and ceil(.) "
+          "indicates rounding",
+          "r in (0.02, 0.98) uniform; y' = W y + tanh(y + b), d <= 4; ARK4 (Udwadia-Farahani stages).", _ark_final,
+          "|t_T - 1| with T = ceil(1/r)", lambda rng: _ark_final(3, rng, divides=True), FALSE,
+          reading="t_i - t_{i-1} = r from t_0 = 0 and T = ceil(1/r) steps end at t_T = T r = 1, the end of the ODE "
+                  "block's interval (false unless r divides 1: r = 0.3 ends at t = 1.2; the sides show "
+                  "|G(t_T) - y(1)|)"),
 ]
 
 # The reading each row checks, where the quote needs one (the quote itself is ``statement``).

@@ -21,7 +21,7 @@ __all__ = ["check_small_eps_limit", "check_large_eps_limit", "check_first_order_
            "check_free_velocity", "check_negative_scaling_obstruction", "check_prop8_closed_form",
            "momentum_forward", "momentum_inverse", "exact_momentum_forward", "exact_momentum_inverse",
            "check_inversion", "check_memory_bits", "check_backprop_formula", "backprop_formula",
-           "buffer_bits"]
+           "buffer_bits", "check_prop7_criterion"]
 
 _CTX = "Momentum ResNets"
 
@@ -71,23 +71,52 @@ def _slope(eps_values: np.ndarray, errors: np.ndarray) -> np.ndarray:
 RATE_SLOPE_TOL = 0.25
 
 
-def check_small_eps_limit(W, b, x0, v0, *, eps_values=(0.08, 0.04, 0.02), T: float = 1.0) -> CheckResult:
+def check_small_eps_limit(W, b, x0, v0, *, eps_values=(0.08, 0.04, 0.02), T: float = 1.0,
+                          max_halvings: int = 4) -> CheckResult:
     """Prop. 2: the solution of ``eps x'' + x' = f(x)``, ``x'(0) = v0``, converges uniformly on [0, T] to that
-    of ``x' = f(x)`` as eps -> 0. Measured: sup-norm errors on 41 times for each eps and their log-log slope
-    (rate; expected 1). Residual: ``|slope - 1|``."""
+    of ``x' = f(x)`` as eps -> 0. Measured: sup-norm errors on 41 times for each eps, and the local log-log
+    slope between the two smallest eps (the asymptotic rate, expected 1). Residual: ``|slope - 1|``.
+
+    The limit is tested as a limit, not on a pre-asymptotic window: while some instance's local slope is not yet
+    within ``RATE_SLOPE_TOL`` of 1, eps is halved again (at most ``max_halvings`` times). An instance whose error
+    still falls (local slope above ``RATE_SLOPE_TOL``) when the budget is spent is *undecided*
+    (:attr:`CheckResult.is_undecided`), not violated; only an error that stopped falling is a violation (issue 32:
+    with W scaled x6 a three-eps fit failed 4 of 20 true instances while the errors fell 0.925 -> 0.024 as eps went
+    0.08 -> 0.00125).
+
+    Range: tanh fields ``f(x) = tanh(W x + b)`` (any real W, b), any x0, v0, T > 0; eps_values decreasing and
+    positive (sorted here). Cost: one stiff-ish dopri5 solve per eps (steps ~ T / eps)."""
     context = _CTX + " Prop. 2 (eps -> 0)"
     W, b, x0 = _inputs(W, b, x0, context)
     v0 = _v0(v0, x0, context)
     T = float(as_scalar_batch("T", T, context=context, low=0, low_open=True))
-    e = np.asarray(as_scalar_batch("eps_values", eps_values, context=context, low=0, low_open=True))
+    e = np.asarray(as_scalar_batch("eps_values", eps_values, context=context, low=0, low_open=True)).reshape(-1)
+    e = np.sort(e)[::-1]
+    if e.size < 2 or np.any(np.diff(e) >= 0):
+        raise ValueError(f"eps_values must be at least two distinct positive values ({context}); got {tuple(e)}")
+    if isinstance(max_halvings, bool) or not isinstance(max_halvings, (int, np.integer)) or max_halvings < 0:
+        raise ValueError(f"max_halvings must be a non-negative integer ({context}); got {max_halvings!r}")
     f = _tanh_field(W, b)
     t = np.linspace(0, T, 41)
     first = np.asarray(solve(lambda s, x: f(x), x0, t, method="dopri5", rtol=1e-10, atol=1e-12).ys)
-    errors = np.stack([np.abs(_second_order(f, x0, v0, t, ei) - first).max(axis=(0, -1)) for ei in e])
-    slope = _slope(e, errors)
+    eps_list = list(e)
+    errors = [np.abs(_second_order(f, x0, v0, t, ei) - first).max(axis=(0, -1)) for ei in eps_list]
+
+    def local_slope():
+        return _slope(np.array(eps_list[-2:]), np.stack(errors[-2:]))
+
+    slope = local_slope()
+    for _ in range(max_halvings):
+        if np.all(np.abs(slope - 1) <= RATE_SLOPE_TOL):
+            break
+        eps_list.append(eps_list[-1] / 2)
+        errors.append(np.abs(_second_order(f, x0, v0, t, eps_list[-1]) - first).max(axis=(0, -1)))
+        slope = local_slope()
+    still_falling = slope > RATE_SLOPE_TOL
     return verdict("small_eps_limit", np.abs(slope - 1), RATE_SLOPE_TOL, dict(W=W, b=b, x0=x0, v0=v0),
-                   f"|log-log slope of sup|x_eps - x*| over eps={tuple(e)} minus 1|", slope=slope,
-                   errors=errors)
+                   f"|local log-log slope of sup|x_eps - x*| at eps={eps_list[-2]:.3g}, {eps_list[-1]:.3g} minus 1| "
+                   f"(undecided where the error still falls)", slope=slope, errors=np.stack(errors),
+                   eps_values=np.array(eps_list), undecided=still_falling)
 
 
 def check_large_eps_limit(W, b, x0, v0, *, eps_values=(25.0, 50.0, 100.0), T: float = 1.0) -> CheckResult:
@@ -211,6 +240,74 @@ def check_negative_scaling_obstruction(lam, eps, *, n_linear: int = 4001, n_cubi
                    0.0, dict(lam=np.broadcast_to(lam, batch), eps=np.broadcast_to(e, batch)),
                    "a searched f reaches x(1) <= lam x0 (1 = reached)", margin=margin.reshape(batch),
                    lambda_eps=lambda_eps(e_b))
+
+
+def check_prop7_criterion(x0, eps, *, n_fields: int = 200, n_rounds: int = 4, seed: int = 0,
+                          free_velocity: bool = False) -> CheckResult:
+    """Prop. 7's general criterion: in 1-D with ``x'(0) = 0``, "if there exists x0 in R+ such that h(x0) <= -x0 and
+    x0 <= h(-x0) then h cannot be represented" by the autonomous ``eps x'' + x' = f(x)``. Equivalently: for every
+    autonomous f the time-1 map phi never has both ``phi(x0) <= -x0`` and ``phi(-x0) >= x0``, i.e. the margin
+    ``min(-x0 - phi(x0), phi(-x0) - x0) / x0`` stays negative.
+
+    Searched adversarially, per instance: ``n_fields`` random fields ``f(x) = a x + b x^2 + c x^3 + d sin(k x)`` (not
+    odd: the criterion is about any h, not only the lambda x corollary's odd ones), then ``n_rounds`` rounds that
+    keep the best tenth and mutate it (log-normal steps on every coefficient) towards a larger margin; all fields
+    integrated from +-x0 with :func:`dynkit.solve` (dopri5, rtol 1e-9). ``details['closest']`` is the best margin
+    reached (the energy argument of the proof says it stays below 0).
+
+    Range: x0 > 0, eps > 0. ``free_velocity=True`` starts from Prop. 6's velocity ``(h(x0) - x0) / (1 - 1/e)`` for
+    h = -2 x (f = 0, outside the hypothesis v0 = 0): both conditions are met, the planted violation."""
+    context = _CTX + " Prop. 7 (criterion)"
+    x0 = as_scalar_batch("x0", x0, context=context, low=0, low_open=True)
+    e = as_scalar_batch("eps", eps, context=context, low=0, low_open=True)
+    n_fields, seed = check_count("n_fields", n_fields), check_seed("seed", seed)
+    if isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer)) or n_rounds < 0:
+        raise ValueError(f"n_rounds must be a non-negative integer ({context}); got {n_rounds!r}")
+    batch = np.broadcast_shapes(x0.shape, e.shape)
+    xb, eb = np.broadcast_to(x0, batch).reshape(-1, 1), np.broadcast_to(e, batch).reshape(-1, 1)
+    B = xb.shape[0]
+    rng = np.random.default_rng(seed)
+    scale = 10 ** rng.uniform(-1, 1.5, (B, n_fields))
+    coef = np.stack([-rng.uniform(-0.2, 1, (B, n_fields)) * scale * 10, rng.standard_normal((B, n_fields)) * scale,
+                     -np.abs(rng.standard_normal((B, n_fields))) * scale, rng.standard_normal((B, n_fields)) * scale,
+                     rng.uniform(0.5, 5, (B, n_fields))])  # a, b, c, d, k
+    if free_velocity:
+        coef[:4] = 0.0
+    e_run = np.ones_like(eb) if free_velocity else eb
+
+    def margins(cf):
+        a, b, c, d, k = cf
+        f = lambda x: a * x + b * x ** 2 / xb + c * x ** 3 / xb ** 2 + d * xb * np.sin(k * x / xb)  # noqa: E731
+        starts = np.stack([np.broadcast_to(xb, a.shape), -np.broadcast_to(xb, a.shape)])
+        # Prop. 6 (planted): x'' + x' = 0 reaches h(x0) = -2 x0 at t = 1 from this velocity
+        v_init = (-3 * starts) / (1 - np.exp(-1)) if free_velocity else np.zeros_like(starts)
+        field = lambda s, y: np.stack([y[..., 1], (f(y[..., 0]) - y[..., 1]) / e_run], axis=-1)  # noqa: E731
+        sol = solve(field, np.stack([starts, v_init], axis=-1), np.array([0.0, 1.0]), method="dopri5", rtol=1e-9,
+                    atol=1e-11 * float(xb.min()))
+        phi_plus, phi_minus = np.asarray(sol.ys[-1][0, ..., 0]), np.asarray(sol.ys[-1][1, ..., 0])
+        m = np.minimum(-xb - phi_plus, phi_minus - xb) / xb  # > 0: both conditions met
+        return np.where(np.isfinite(m), m, -np.inf)
+
+    margin = margins(coef)
+    keep = max(n_fields // 10, 1)
+    for _ in range(0 if free_velocity else n_rounds):
+        best = np.argsort(margin, axis=-1)[:, -keep:]
+        parents = np.take_along_axis(coef, np.broadcast_to(best, (5,) + best.shape), axis=-1)
+        children = np.repeat(parents, n_fields // keep, axis=-1)
+        children = children * np.exp(0.3 * rng.standard_normal(children.shape)) * \
+            np.where(rng.uniform(size=children.shape) < 0.1, -1.0, 1.0)
+        # c <= 0 keeps every field confining (no finite-time blow-up); |coefficients| <= 1e3 keeps dopri5's cost bounded
+        children = np.clip(children, -1e3, 1e3)
+        children[2], children[4] = -np.abs(children[2]), np.clip(np.abs(children[4]), 0.1, 20)
+        child_margin = margins(children)
+        coef = np.concatenate([parents, children], axis=-1)
+        margin = np.concatenate([np.take_along_axis(margin, best, axis=-1), child_margin], axis=-1)
+    closest = margin.max(axis=-1)
+    return verdict("prop7_criterion", np.where(closest >= 0, 1 + closest, 0.0).reshape(batch),
+                   0.0, dict(x0=np.broadcast_to(x0, batch), eps=np.broadcast_to(e, batch)),
+                   "a searched autonomous f has phi(x0) <= -x0 and phi(-x0) >= x0 (1 = met)",
+                   sides={"closest approach min(-x0 - phi(x0), phi(-x0) - x0) / x0": closest.reshape(batch),
+                          "0 (never reached)": np.zeros(batch)}, closest=closest.reshape(batch))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ real-logarithm criterion).
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass, field
 
 import mpmath
@@ -23,7 +24,8 @@ __all__ = ["psi_eps", "psi_eps_series", "psi_eps_ode", "f_eps", "lambda_eps", "l
            "check_f_eps_surjective", "check_f_eps_prime_zeros_real", "check_representable_set_grows",
            "check_lambda_eps_closeness",
            "is_representable", "Representability", "momentum_logarithm", "check_psi_series", "psi_eps_scalar_mp",
-           "check_lambda_eps", "check_momentum_logarithm", "check_representability", "check_threshold_boundary"]
+           "check_lambda_eps", "check_momentum_logarithm", "check_representability", "check_threshold_boundary",
+           "check_representable_up_to_scale", "check_scaling_representable", "check_first_order_range"]
 
 _CTX = "Momentum ResNets Prop. 4 / Theorems 1-2"
 
@@ -154,7 +156,19 @@ def _g2(alpha, c):
 
 
 def _lambda_eps_with_argmin(eps: np.ndarray, n_grid: int = 2048) -> tuple[np.ndarray, np.ndarray]:
-    """Global minimum of G_eps and its argmin, vectorised over eps.
+    """``lambda_eps`` and the argmin of G_eps, vectorised over eps (:func:`_scaled_min_g` times ``exp(-1/(2 eps))``;
+    0 or subnormal where that factor underflows, see :func:`lambda_eps`)."""
+    best, alpha = _scaled_min_g(eps, n_grid)
+    return np.exp(-1 / (2 * eps)) * best, alpha
+
+
+# below this |lambda_eps| a float64 value is subnormal (fewer than 53 bits) or 0: lambda_eps raises there
+_LAMBDA_FLOOR = np.finfo(float).tiny
+
+
+def _scaled_min_g(eps: np.ndarray, n_grid: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+    """``exp(1/(2 eps)) lambda_eps`` (the minimum of ``cos a + c sin(a) / a``, c = 1/(2 eps), which never under- or
+    overflows) and its argmin, vectorised over eps.
 
     Why the minimum lies in (pi, 2 pi): on (0, pi] ``G(alpha) >= cos(alpha) >= -1`` (sin >= 0 there) while
     ``G(pi) = -1`` and ``G'(pi) = -c/pi < 0``, so min G < -1 is attained beyond pi. Write
@@ -174,7 +188,7 @@ def _lambda_eps_with_argmin(eps: np.ndarray, n_grid: int = 2048) -> tuple[np.nda
         step = _g1(alpha, c) / _g2(alpha, c)
         alpha = np.clip(alpha - np.clip(step, -spacing, spacing), np.pi, 2 * np.pi)
     best = np.minimum(_g(alpha, c), values.min(axis=-1))
-    return np.exp(-c) * best, alpha
+    return best, alpha
 
 
 @functools.lru_cache(maxsize=4096)
@@ -191,13 +205,30 @@ def lambda_eps(eps):
     Vectorised float64: the minimum lies in the first trough, ``alpha`` in (pi, 2 pi) (proof in
     :func:`_lambda_eps_with_argmin`), found on a grid and polished by Newton. Accuracy: within 1e-13
     relative of an independent 40-digit mpmath computation (:func:`lambda_eps_mp`) for every eps in
-    [1e-3, 1e8] (tested on a log-spaced grid); below ~7e-4 ``exp(-1/(2 eps))`` underflows float64.
+    [1e-3, 1e8] (tested on a log-spaced grid, and by a property test over eps in [7.2e-4, 1e8]).
     Returns a float for scalar input.
+
+    Raises
+    ------
+    ValueError
+        For eps below ~7.1e-4, where ``|lambda_eps| < 2.2e-308`` (``exp(-1/(2 eps))`` underflows float64: eps = 1e-4
+        gives -3.7e-2169). :func:`lambda_eps_mp` returns those values as mpmath numbers.
     """
     e = _eps(eps)
-    if e.ndim == 0:
-        return _lambda_scalar(float(e))[0]
-    return _lambda_eps_with_argmin(e.reshape(-1))[0].reshape(e.shape)
+    value = _lambda_scalar(float(e))[0] if e.ndim == 0 else _lambda_eps_with_argmin(e.reshape(-1))[0].reshape(e.shape)
+    tiny = np.abs(value) < _LAMBDA_FLOOR
+    if np.any(tiny):
+        worst = float(np.max(np.where(tiny, e, 0)))
+        raise ValueError(f"eps = {worst:.6g}: lambda_eps = -exp(-1/(2 eps)) x O(1/eps) underflows float64 for eps "
+                         f"below ~7.1e-4 ({_CTX}); use lambda_eps_mp(eps) for its mpmath value")
+    return value
+
+
+def _threshold(eps: float) -> float | mpmath.mpf:
+    """``lambda_eps`` as a float where float64 holds it, else (eps below ~7.1e-4) as a 30-digit mpmath number: the
+    threshold Theorem 1/2's decisions compare eigenvalues with (an mpf compares with floats exactly)."""
+    value = _lambda_scalar(float(eps))[0]
+    return value if abs(value) >= _LAMBDA_FLOOR else lambda_eps_mp(float(eps), 30)
 
 
 def lambda_eps_mp(eps: float, dps: int = 40) -> mpmath.mpf:
@@ -239,6 +270,9 @@ class Representability:
     theorem: str
     threshold: float
     blocks: dict = field(default_factory=dict)
+    # None only because some eigenvalue with unpaired simple blocks is lambda_eps to rounding: D is then within
+    # rounding of a representable matrix (its eigenvalue moved onto lambda_eps), which momentum_logarithm constructs
+    within_rounding: bool = False
 
     def __bool__(self) -> bool:  # pragma: no cover - convenience; None counts as False
         return bool(self.representable)
@@ -247,9 +281,19 @@ class Representability:
 # clustering of computed eigenvalues: a Jordan block of size s perturbs them by ~eps**(1/s) * ||D||;
 # 1e-5 groups blocks up to size 3 in float64 while keeping distinct eigenvalues of test matrices apart.
 CLUSTER_TOL = 1e-5
-# an eigenvalue (cluster mean) within THRESHOLD_TOL * max(1, ||D||) of lambda_eps counts as equal to it: decisions
-# are sharp for eigenvalues 1e-6 relative away from lambda_eps on either side
+# momentum_logarithm: an eigenvalue within THRESHOLD_TOL * max(1, ||D||) of lambda_eps is inverted on the real branch
 THRESHOLD_TOL = 1e-10
+# is_representable's gray zone around lambda_eps: the eigenvalue's own rounding uncertainty (its cluster radius, scaled
+# by ||D||, not by max(1, ||D||): D and c D have the same structure) plus LAMBDA_RTOL |lambda_eps| (lambda_eps's float64
+# accuracy is 1e-13 relative). Outside it the side of lambda_eps is decided; inside it an eigenvalue whose Jordan blocks
+# are not paired makes the answer "cannot decide" (issue 32: an absolute band 1e-10 max(1, ||D||) answered
+# "representable" for diag(1e6, lambda_eps - 1e-5) and for a lone -1e-20 at eps = 1e-3).
+LAMBDA_RTOL = 1e-12
+
+
+def _norm_scale(D: np.ndarray) -> float:
+    """||D||_2 (at least the smallest normal float): the scale of D's eigenvalues' rounding errors."""
+    return max(float(np.linalg.norm(D, 2)), np.finfo(float).tiny)
 
 
 def _jordan_block_sizes(D: np.ndarray, lam: float, mult: int) -> list[int]:
@@ -314,9 +358,11 @@ def _eigen_clusters(D: np.ndarray) -> tuple[list[_Cluster], np.ndarray]:
     tell distinct from multiple uses the clusters' own spread (plus rounding) for multiple clusters and the
     first-order radius for simple eigenvalues."""
     n = D.shape[-1]
-    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    scale = _norm_scale(D)
     unit = RADIUS_FACTOR * n * np.finfo(float).eps
-    w, vl, vr = scipy.linalg.eig(D, left=True, right=True)
+    # eigenvalues of D / ||D|| (LAPACK loses tiny matrices to underflow: eig([[-7e-216]]) gave -6.7e-139)
+    w, vl, vr = scipy.linalg.eig(D / scale, left=True, right=True)
+    w = w * scale
     dots = np.abs(np.einsum("ij,ij->j", vl.conj(), vr))
     norms = np.linalg.norm(vl, axis=0) * np.linalg.norm(vr, axis=0)
     kappa = norms / np.maximum(dots, 1e-300)
@@ -380,7 +426,7 @@ def _cluster_jordan_sizes(D: np.ndarray, cluster: _Cluster) -> list[int] | None:
     if m < n:
         X = scipy.linalg.solve_sylvester(T[:m, :m], -T[m:, m:], -T[:m, m:])
         projector = float(np.sqrt(1 + np.linalg.norm(X, 2) ** 2))
-    noise = RADIUS_FACTOR * n * np.finfo(float).eps * max(1.0, float(np.linalg.norm(D, 2))) * projector
+    noise = RADIUS_FACTOR * n * np.finfo(float).eps * _norm_scale(D) * projector
     eta = float(np.abs(np.diag(N)).max()) + noise
     ranks = [m]
     P = np.eye(m, dtype=complex)
@@ -408,28 +454,34 @@ def is_representable(D, eps) -> Representability:
     eigenvalue's condition number) overlap are one eigenvalue; its Jordan blocks come from an ordered Schur form
     (:func:`_cluster_jordan_sizes`). Where the numbers cannot separate distinct eigenvalues from a multiple one below
     the threshold (eigenvalues within ``GAP_FACTOR`` radii of each other, or a singular value in the gray zone of the
-    rank decision) and the answer depends on it, ``representable`` is None and ``reason`` says so. The cluster's
-    mean is compared with ``lambda_eps`` to ``THRESHOLD_TOL * max(1, ||D||)``.
+    rank decision) and the answer depends on it, ``representable`` is None and ``reason`` says so.
+
+    Range: any real square D (any scale: the decisions are invariant under D -> c D for c > 0 at eps = 0 and use
+    ``||D||``-relative rounding radii) and any eps >= 0 (below eps ~ 7.1e-4, where lambda_eps underflows float64, the
+    threshold is its mpmath value). An eigenvalue's side of ``lambda_eps`` is decided when it lies outside its gray
+    zone, its rounding radius plus ``LAMBDA_RTOL |lambda_eps|``; inside it, unpaired Jordan blocks give ``None``
+    ("cannot decide"), never a confident answer that rounding could reverse.
     """
     D = as_square("D", D, context=_CTX)
     if D.ndim != 2:
         raise ValueError(f"D must be one square matrix (n, n) ({_CTX}); got shape {D.shape}")
     e = float(_eps(eps, allow_zero=True))
-    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    scale = _norm_scale(D)
     clusters, eig = _eigen_clusters(D)
     if e == 0:
         theorem, threshold = "Culver (1966), eps = 0", 0.0
         if np.min(np.abs(eig)) <= CLUSTER_TOL * scale:
             return Representability(False, "D is singular: exp(theta) is always invertible", theorem, 0.0)
     else:
-        theorem, threshold = "Theorem 1/2 (Momentum ResNets)", lambda_eps(e)
+        theorem, threshold = "Theorem 1/2 (Momentum ResNets)", _threshold(e)
     blocks = {}
-    undecided, cannot = [], []
+    undecided, cannot, gray = [], [], []
     for cluster in clusters:
         lam = cluster.value
-        # the cluster mean is accurate to rounding (a Jordan block's perturbations cancel to first order), so
-        # the comparison with lambda_eps is sharp: THRESHOLD_TOL * ||D||, not the clustering radius
-        if lam >= threshold + THRESHOLD_TOL * scale:
+        # the gray zone: the cluster's rounding radius (the mean of a Jordan block's computed eigenvalues is more
+        # accurate than its spread, so this is safe) plus lambda_eps's own accuracy
+        band = float(cluster.radius + LAMBDA_RTOL * abs(threshold))
+        if lam - threshold > band:
             continue
         sizes = _cluster_jordan_sizes(D, cluster)
         if sizes is None:
@@ -444,19 +496,26 @@ def is_representable(D, eps) -> Representability:
             continue
         if not odd:
             continue
-        at_threshold = abs(lam - threshold) <= THRESHOLD_TOL * scale and e > 0
+        at_threshold = abs(lam - threshold) <= band and e > 0
         if not at_threshold:
             return Representability(
-                False, f"real eigenvalue {lam:.6g} < {'lambda_eps' if e else 'threshold 0'} = {threshold:.6g} "
-                f"has Jordan blocks of "
-                f"size(s) {odd} occurring an odd number of times", theorem, threshold, blocks)
+                False, f"real eigenvalue {lam:.6g} < {'lambda_eps' if e else 'threshold 0'} = "
+                f"{mpmath.nstr(threshold, 7)} has Jordan blocks of "
+                f"size(s) {odd} occurring an odd number of times", theorem, float(threshold), blocks)
         if any(s > 1 for s in odd):
             undecided.append(lam)
+        else:  # simple blocks: representable at or above lambda_eps, not below; rounding cannot tell which
+            gray.append(lam)
+            cannot.append(f"eigenvalue {lam:.6g} (unpaired Jordan blocks {odd}) is within its gray zone {band:.3g} "
+                          f"(rounding radius + {LAMBDA_RTOL:g} |lambda_eps|) of lambda_eps = "
+                          f"{mpmath.nstr(threshold, 7)}: which side it lies on cannot be decided")
+    threshold = float(threshold)
     if cannot:
-        return Representability(None, "cannot decide: " + "; ".join(cannot), theorem, threshold, blocks)
+        return Representability(None, "cannot decide: " + "; ".join(cannot), theorem, threshold, blocks,
+                                within_rounding=len(gray) == len(cannot) and not undecided)
     if undecided:
         return Representability(
-            None, f"eigenvalue {undecided[0]:.6g} = lambda_eps has an odd number of Jordan blocks of a "
+            None, f"eigenvalue {undecided[0]:.6g} = lambda_eps (to rounding) has an odd number of Jordan blocks of a "
             f"size >= 2: Theorem 2 decides neither way", theorem, threshold, blocks)
     what = "non-singular and " if e == 0 else ""
     return Representability(True, f"{what}every real eigenvalue below {threshold:.6g} has its Jordan "
@@ -601,7 +660,7 @@ def _momentum_logarithm_jordan(D: np.ndarray, e: float, decision: Representabili
     an eigenvalue below lambda_eps (non-real branch z, conj(z))."""
     n = D.shape[-1]
     threshold = decision.threshold
-    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    scale = _norm_scale(D)  # D's own scale (issue 32: max(1, ||D||) merged the eigenvalues of a tiny D)
     tol = CLUSTER_TOL * scale
     columns, blocks = [], []
 
@@ -665,17 +724,20 @@ def momentum_logarithm(D, eps) -> np.ndarray:
     chains (ranks of powers of ``D - lam I``, so eigenvalues must be separated by more than
     ``CLUSTER_TOL * ||D||``) and the local inverse of f_eps as a power series in the nilpotent part.
 
-    Raises ValueError when D is not representable (or Theorem 2 leaves it undecided).
+    Raises ValueError when D is not representable (or Theorem 2 leaves it undecided); an eigenvalue equal to
+    lambda_eps to rounding (``Representability.within_rounding``) is inverted at the real minimiser.
     """
     D = as_square("D", D, context=_CTX)
     e = float(_eps(eps))
     decision = is_representable(D, e)
-    if decision.representable is not True:
+    # an eigenvalue at lambda_eps to rounding (is_representable cannot tell its side) is inverted at the real
+    # minimiser: theta then gives D to rounding, the best any float64 construction can do
+    if decision.representable is not True and not decision.within_rounding:
         raise ValueError(f"D is not representable by eps x'' + x' = theta x with eps={e:g} "
                          f"({decision.theorem}): {decision.reason}")
     n = D.shape[-1]
     threshold = decision.threshold
-    scale = max(1.0, float(np.linalg.norm(D, 2)))
+    scale = _norm_scale(D)  # D's own scale (issue 32: max(1, ||D||) merged the eigenvalues of a tiny D)
     tol = CLUSTER_TOL * scale
     eigval, eigvec = np.linalg.eig(D)
     if _has_jordan_block(D, eigval, scale):
@@ -736,7 +798,11 @@ def momentum_logarithm(D, eps) -> np.ndarray:
 PSI_TOL = 1e-9
 # dopri5 at rtol 1e-10 / atol 1e-12 over t in [0, 1]: 3e-9 relative at worst for ||theta / eps|| <= 1e4.
 PSI_ODE_TOL = 1e-7
-
+# the ODE reference's absolute floor: x(t) starts at I and is controlled to atol = 1e-12, so a Psi far below 1 (eps
+# = 0.01, theta = -30: 3.4e-22) is known to ~1e-15 absolute only (issue 32: relative residuals up to 1e202). The ODE
+# part is relative to max(max |Psi|, PSI_ODE_FLOOR); the series is held to its relative accuracy there by expm and,
+# for 1 x 1 instances, the 50-digit closed form.
+PSI_ODE_FLOOR = 1e-12 / PSI_ODE_TOL
 
 def psi_eps_scalar_mp(theta: float, eps: float, dps: int = 50) -> float:
     """Independent reference for a scalar ``theta``: the solution ``x(1)`` of ``eps x'' + x' = theta x``,
@@ -753,10 +819,22 @@ def check_psi_series(theta, eps, *, ode: bool = True) -> CheckResult:
     """Prop. 4: the series Psi_eps(theta) equals x(1) of ``eps x'' + x' = theta x``, ``x'(0) = 0``, from the
     block-matrix exponential and (``ode=True``) from :func:`dynkit.solve` (scalar or matrix, symmetric or not),
     relative to ``max |Psi|``. For 1 x 1 instances the 50-digit closed form :func:`psi_eps_scalar_mp` is a third,
-    independent reference."""
+    independent reference.
+
+    Range: eps > 0 and any real theta whose Psi fits float64 (where the series overflows, a ValueError names theta
+    before the references are computed: eps = 1e-3, theta = 1e4 gives Psi ~ e^2700). The expm and mpmath parts are
+    relative to ``max |Psi|`` however small Psi is (eps = 1e-3, theta = -1e4: Psi = 6.6e-218); the ODE part is
+    relative to ``max(max |Psi|, 1e-5)`` (``PSI_ODE_FLOOR``: dopri5 at atol 1e-12 knows a Psi far below 1 to ~1e-15
+    absolute only) and costs steps in proportion to ``sqrt(||theta / eps||) + 1/eps``: ``ode=True`` is meant for
+    ``||theta / eps|| <= 1e4``, eps >= 1e-3.
+    """
     theta = as_square("theta", theta, context=_CTX)
     e = _eps(eps)
-    series = psi_eps_series(theta, e)
+    with np.errstate(over="ignore", invalid="ignore"):
+        series = psi_eps_series(theta, e)
+    if not np.all(np.isfinite(series)):
+        raise ValueError(f"theta too large for eps ({_CTX}): Psi_eps(theta) overflows float64 (largest |Psi| "
+                         f"above 1.8e308); the proposition holds there too, but float64 cannot hold the value")
     exact = psi_eps(theta, e)
     scale = np.maximum(np.abs(exact).max(axis=(-1, -2)), np.finfo(float).tiny)
     batch = exact.shape[:-2]
@@ -772,8 +850,10 @@ def check_psi_series(theta, eps, *, ode: bool = True) -> CheckResult:
                              sides={"series": series[..., 0, 0], "mpmath": mp}))
     if ode:
         sol = psi_eps_ode(theta, e)
-        parts.append(verdict("psi_series.ode", np.abs(series - sol).max(axis=(-1, -2)) / scale, PSI_ODE_TOL,
-                             instances, "series vs dk.solve(dopri5) of eps x'' + x' = theta x (relative)",
+        parts.append(verdict("psi_series.ode", np.abs(series - sol).max(axis=(-1, -2))
+                             / np.maximum(scale, PSI_ODE_FLOOR), PSI_ODE_TOL, instances,
+                             f"series vs dk.solve(dopri5) of eps x'' + x' = theta x (relative to max(|Psi|, "
+                             f"{PSI_ODE_FLOOR:g}), the ODE's absolute floor)",
                              sides={"series": series, "dk.solve": sol}))
     return combine("psi_series", parts)
 
@@ -783,26 +863,44 @@ def check_lambda_eps(eps, *, dps: int = 40) -> CheckResult:
     global minimum: a 10x finer offset grid of G_eps never goes below it; (iii) the range
     ``f_eps(R) = [lambda_eps, inf)``: f_eps on a wide real grid stays >= lambda_eps, attains it, and grows past
     ``1/lambda``-sized targets; (iv) across the given eps (sorted), lambda_eps is non-increasing; (v) the
-    limits: ``lambda_eps -> 0`` as eps -> 0 and ``-> -1`` as eps -> inf (values at eps = 1e-3 and 1e4)."""
+    limits: ``lambda_eps -> 0`` as eps -> 0 and ``-> -1`` as eps -> inf (values at eps = 1e-3 and 1e4).
+
+    Range: every eps > 0. All five parts are relative, so they are computed on the scaled quantities
+    ``exp(1/(2 eps)) lambda_eps`` and ``log |f_eps|``: for eps below ~7.1e-4, where lambda_eps itself underflows
+    float64 (:func:`lambda_eps` raises there), the check still measures the float64 minimum of G_eps against mpmath
+    (issue 32: it reported VIOLATED at eps = 1e-4 from an underflowed -0.0)."""
     e = np.atleast_1d(_eps(eps)).reshape(-1)
     lam, alpha = _lambda_eps_with_argmin(e)
-    mp = np.array([float(lambda_eps_mp(x, dps)) for x in e])
-    rel_mp = np.abs(lam - mp) / np.abs(mp)
     c = 1 / (2 * e)
+    # exp(c) lambda_eps: from the float value where it is a normal float (so a wrong float value is seen), else from
+    # the scaled minimum (the float value is then 0 or subnormal)
+    scaled = _scaled_min_g(e)[0]
+    normal = np.abs(lam) >= _LAMBDA_FLOOR
+    with mpmath.workdps(30):
+        from_float = np.array([float(mpmath.mpf(float(v)) * mpmath.exp(mpmath.mpf(float(x))))
+                               for v, x in zip(lam, c)])
+    scaled = np.where(normal, from_float, scaled)
+    with mpmath.workdps(dps + 10):
+        mp = np.array([float(lambda_eps_mp(x, dps) * mpmath.exp(1 / (2 * mpmath.mpf(float(x))))) for x in e])
+    rel_mp = np.abs(scaled - mp) / np.abs(mp)
     u = (np.arange(1, 10001) + 0.37) / 10000  # offset from the search grid, 2.5x finer
     span = np.maximum(8 * np.pi, 4 * alpha)
-    fine = np.exp(-c[:, None]) * _g(span[:, None] * u, c[:, None])
-    below = np.maximum(lam - fine.min(axis=1), 0) / np.abs(lam)
-    # range on the real line: x = -alpha^2 side is G, x >= 0 side is increasing and unbounded
-    # sqrt(x) up to c + 20: there f_eps >= e^{-c} cosh(c + 20) / 1 > e^{19}, i.e. unbounded in practice
-    x_pos = (c[:, None] + 20) ** 2 * np.linspace(0, 1, 2001) ** 2
-    f_pos = f_eps(x_pos, e[:, None]).real
-    range_gap = (np.maximum(lam[:, None] - f_pos, 0).max(axis=1)
-                 + np.maximum(1e8 - f_pos[:, -1], 0))
+    fine = _g(span[:, None] * u, c[:, None])
+    below = np.maximum(scaled - fine.min(axis=1), 0) / np.abs(scaled)
+    # range on the real line: x = -alpha^2 side is G, x >= 0 side is increasing and unbounded, in log form:
+    # log f_eps(x) = -c + log(cosh w + c sinh(w)/w), w = sqrt(x) up to c + 20 (f_eps > e^19 there)
+    w = (c[:, None] + 20) * np.linspace(0, 1, 2001)
+    log_cosh = w + np.log1p(np.exp(-2 * w)) - np.log(2)
+    log_sinhc = np.where(w > 1e-8, w + np.log1p(-np.exp(-2 * np.maximum(w, 1e-8))) - np.log(2)
+                         - np.log(np.maximum(w, 1e-8)), 0.0)
+    log_f = -c[:, None] + np.logaddexp(log_cosh, np.log(c)[:, None] + log_sinhc)
+    # f_eps >= 0 > lambda_eps on x >= 0 (cosh, sinh(w)/w > 0): the range part asks for the growth past 1e8
+    range_gap = np.maximum(np.log(1e8) - log_f[:, -1], 0)
     order = np.argsort(e)
-    increases = np.maximum(np.diff(lam[order]), 0)
+    log_abs = np.log(np.abs(scaled)) - c  # log |lambda_eps|, non-decreasing in eps
+    increases = np.maximum(np.expm1(log_abs[order[:-1]] - log_abs[order[1:]]), 0)
     monotone = np.zeros_like(e)
-    monotone[order[1:]] = increases / np.abs(lam[order[1:]])
+    monotone[order[1:]] = increases
     # the limits: lambda_eps -> 0 as eps -> 0 and -> -1 as eps -> inf. For eps = 1e-3 the value is
     # ~ -e^{-500} * 108 (far below 1e-12); for eps = 1e4, -1 - lambda is ~ 1/(2 eps) = 5e-5.
     lam_small, lam_large = lambda_eps(1e-3), lambda_eps(1e4)
@@ -813,10 +911,12 @@ def check_lambda_eps(eps, *, dps: int = 40) -> CheckResult:
         verdict("lambda_eps.limits", limits, 0.0, instances,
                 f"|lambda(1e-3)| <= 1e-12 and |lambda(1e4) + 1| <= 1e-4 (got {lam_small:.3g}, "
                 f"{lam_large + 1:.3g}); excess", small=lam_small, large=lam_large),
-        verdict("lambda_eps.mpmath", rel_mp, 1e-13, instances, f"float64 vs {dps}-digit mpmath (relative)"),
+        verdict("lambda_eps.mpmath", rel_mp, 1e-13, instances,
+                f"float64 vs {dps}-digit mpmath, exp(1/(2 eps)) lambda_eps (relative)",
+                sides={"float64": scaled, "mpmath": mp}),
         verdict("lambda_eps.global_min", below, 1e-12, instances,
                 "finer grid of G_eps below lambda_eps (relative)"),
-        verdict("lambda_eps.range", range_gap, 1e-12, instances, "f_eps(R) = [lambda_eps, inf) on a grid"),
+        verdict("lambda_eps.range", range_gap, 1e-12, instances, "f_eps(R) = [lambda_eps, inf) on a grid (log)"),
         verdict("lambda_eps.monotone", monotone, 1e-12, instances,
                 "lambda_eps non-increasing in eps (relative increase)"),
     ])
@@ -1061,3 +1161,153 @@ def check_threshold_boundary(eps, V, *, shift: float = 0.0) -> CheckResult:
         verdict("threshold_boundary.rank_one", res_rank, 1e-8, instances, "sigma_2 / sigma_1 of Psi - lambda_eps I"),
         verdict("threshold_boundary.nilpotent", res_nil, 1e-8, instances, "||N^2|| / ||N||^2, N = Psi - lambda_eps I"),
     ])
+
+
+# ------------------------------------------------------------------------------------------------
+# consequences of Theorem 1 (Sect. 4.2) and the first-order range (Culver; Andrica & Rohan)
+
+
+def _logarithm_residual(D: np.ndarray, e: float) -> float:
+    """``||Psi_eps(theta) - D|| / (1 + ||D||)`` for theta = momentum_logarithm(D, eps) (block expm), inf when D is
+    not representable (momentum_logarithm refuses it)."""
+    try:
+        theta = momentum_logarithm(D, e)
+    except ValueError:
+        return np.inf
+    return float(np.abs(psi_eps(theta, e) - D).max() / max(np.abs(D).max(), np.finfo(float).tiny))
+
+
+def check_representable_up_to_scale(D, eps, *, alpha=None) -> CheckResult:
+    """Momentum ResNets Sect. 4.3 after Theorem 1: "one can learn any mapping up to scale using the ODE (7): if D is
+    diagonalizable in C, there exists alpha_eps > 0 such that for all lambda in Sp(alpha_eps D), lambda >
+    lambda_eps" and alpha_eps D is represented. Checked with ``alpha_eps = |lambda_eps| / (2 rho(D))`` (every
+    eigenvalue of alpha D inside the disk of radius ``|lambda_eps| / 2``): (i) the real eigenvalues of alpha D exceed
+    lambda_eps (margin relative to ``|lambda_eps|``); (ii) momentum_logarithm(alpha D) gives a real theta with
+    Psi_eps(theta) = alpha D (block exponential, relative to ``max |alpha D|``: 1e-8 x cond of the eigenvectors).
+
+    Range: real n x n D != 0 with cond(eigenvectors) <= 1e4, eps in [0.1, 100] (for smaller eps alpha_eps D is
+    tiny, about ``|lambda_eps|``, and the block-expm reference is accurate only to ~1e-16 absolute). ``alpha``
+    overrides alpha_eps (a large alpha on a D with a lone negative eigenvalue plants a violation)."""
+    D = as_square("D", D, context=_CTX + ", up to scale")
+    e = np.broadcast_to(_eps(eps), D.shape[:-2])
+    flatD, flate = D.reshape((-1,) + D.shape[-2:]), e.reshape(-1)
+    margin, construct, tol = np.empty(len(flatD)), np.empty(len(flatD)), np.empty(len(flatD))
+    alphas = np.empty(len(flatD))
+    for i, (Di, ei) in enumerate(zip(flatD, flate)):
+        w, V = np.linalg.eig(Di)
+        rho = np.abs(w).max()
+        if rho == 0:
+            raise ValueError(f"D must not be nilpotent ({_CTX}, up to scale): its scale is arbitrary")
+        lam = lambda_eps(float(ei))
+        a = abs(lam) / (2 * rho) if alpha is None else float(as_scalar_batch("alpha", alpha, context=_CTX,
+                                                                            low=0.0, low_open=True))
+        alphas[i] = a
+        real = (a * w)[np.abs(w.imag) <= 1e-9 * rho].real
+        margin[i] = max(0.0, float((lam - real).max(initial=-np.inf)) / abs(lam)) if real.size else 0.0
+        construct[i] = _logarithm_residual(a * Di, float(ei))
+        tol[i] = np.clip(1e-8 * np.linalg.cond(V), 1e-8, 1e-5)
+    shape = D.shape[:-2]
+    instances = dict(D=D, eps=e)
+    return combine("representable_up_to_scale", [
+        verdict("up_to_scale.spectrum", margin.reshape(shape), 0.0, instances,
+                "real eigenvalues of alpha D below lambda_eps (relative)", alpha=alphas),
+        verdict("up_to_scale.construction", (construct / tol).reshape(shape), 1.0, instances,
+                "max |Psi_eps(momentum_logarithm(alpha D)) - alpha D| / max |alpha D| over 1e-8 cond(V)",
+                sides={"alpha_eps": alphas.reshape(shape), "relative residual": construct.reshape(shape)}),
+    ])
+
+
+def check_scaling_representable(lam, *, eps_max: float = 1e8) -> CheckResult:
+    """Momentum ResNets Sect. 4.2 (after Prop. 3; App. B.4): "even with the restrictive initial condition v_0 = 0,
+    x -> lambda x for lambda > -1 can always be represented by a second-order model (6)". Reading: for every
+    lambda > -1 some eps > 0 and a linear f(x) = theta x give x(1) = lambda x0 from (x0, 0). Constructed: the
+    smallest eps in 1e-2 * 2^k (up to ``eps_max``) with lambda_eps < lambda (lambda_eps decreases to -1), theta from
+    f_eps's inverse (momentum_logarithm of the 1 x 1 matrix); verified by :func:`dynkit.solve` of
+    eps x'' + x' = theta x from (1, 0) (dopri5, rtol 1e-11), relative 1e-7.
+
+    Range: lambda in (-1 + 1e-7, 1e3]. For lambda <= -1 no eps exists (lambda_eps > -1 for all eps): residual inf."""
+    context = _CTX + ", x -> lambda x with v0 = 0"
+    lam = np.atleast_1d(as_scalar_batch("lam", lam, context=context)).reshape(-1)
+    eps_max = float(as_scalar_batch("eps_max", eps_max, context=context, low=1.0))
+    eps_found, thetas = np.full(lam.shape, np.nan), np.zeros(lam.shape)
+    for i, target in enumerate(lam):
+        e = 1e-2
+        while e <= eps_max and not lambda_eps(e) < target:
+            e *= 2
+        if e > eps_max:
+            continue
+        try:
+            thetas[i] = momentum_logarithm(np.array([[target]]), e)[0, 0]
+            eps_found[i] = e
+        except ValueError:
+            continue
+    ok = np.isfinite(eps_found)
+    e_ode = np.where(ok, eps_found, 1.0)
+    y0 = np.zeros(lam.shape + (2,))
+    y0[..., 0] = 1.0
+    th = np.where(ok, thetas, 0.0)
+    sol = solve(lambda t, y: np.stack([y[..., 1], (th * y[..., 0] - y[..., 1]) / e_ode], axis=-1), y0,
+                np.array([0.0, 1.0]), method="dopri5", rtol=1e-11, atol=1e-13)
+    x1 = np.asarray(sol.ys[-1][..., 0])
+    gap = np.where(ok, np.abs(x1 - lam) / np.maximum(np.abs(lam), 1e-3), np.inf)
+    return verdict("scaling_representable", gap, 1e-7, dict(lam=lam),
+                   "|x(1) - lambda| / |lambda| for the constructed (eps, theta), dk.solve from (1, 0) (inf: no eps)",
+                   sides={"x(1) (dk.solve)": x1, "lambda": lam}, eps=eps_found, theta=thetas)
+
+
+def check_first_order_range(M, *, singular_ok: bool = False) -> CheckResult:
+    """Momentum ResNets Sect. 4.3: "Psi_0(R^{dxd}) = exp(R^{dxd}) = {M^2 | M in GL_d(R)}" (Andrica & Rohan). The
+    inclusion exp(X) = (exp(X / 2))^2 is an identity; the check is the other one: D = M^2 for invertible M (the
+    registry includes M with purely imaginary eigenvalue pairs, where D has negative eigenvalues in pairs) passes
+    Culver's test (``is_representable(D, 0)``) and has a real logarithm, built here (eigenvectors of D's real Schur
+    form; each pair of equal negative eigenvalues gets the conjugate logarithms log|l| +- i pi on a conjugate basis
+    u +- i v of its eigenspace) and verified by expm(log D) = D (relative 1e-8).
+
+    Range: real n x n diagonalisable M (n <= 12), invertible. ``singular_ok=True`` accepts a singular M (outside
+    GL_d): M^2 is then singular and has no logarithm, which the check flags (the planted violation)."""
+    context = _CTX + ", Psi_0 = exp = squares"
+    M = as_square("M", M, context=context)
+    flat = M.reshape((-1,) + M.shape[-2:])
+    res = np.empty(len(flat))
+    for i, Mi in enumerate(flat):
+        if not singular_ok and np.linalg.cond(Mi) > 1e12:
+            raise ValueError(f"M must be invertible (GL_d) ({context}); got cond {np.linalg.cond(Mi):.3g}")
+        D = Mi @ Mi
+        decision = is_representable(D, 0.0)
+        if decision.representable is not True:
+            res[i] = np.inf
+            continue
+        # a real logarithm of D: 2 x (a real logarithm of M where M has one; else via D's own real Schur form)
+        T, Z = scipy.linalg.schur(D, output="real")
+        L = _real_log_quasi_triangular(T)
+        logD = Z @ L @ Z.T
+        res[i] = np.abs(scipy.linalg.expm(logD) - D).max() / (1 + np.abs(D).max())
+    return verdict("first_order_range", res.reshape(M.shape[:-2]), 1e-8, dict(M=M),
+                   "M^2 passes Culver's test and expm(real log(M^2)) = M^2 (relative; inf: no real log)")
+
+
+def _real_log_quasi_triangular(T: np.ndarray) -> np.ndarray:
+    """A real logarithm of a real quasi-triangular T: scipy's logm where no eigenvalue is real and negative, else
+    from an eigendecomposition whose equal negative eigenvalues are paired (Culver: they come in pairs) and given the
+    conjugate logarithms log|l| +- i pi on the conjugate basis u +- i v of their eigenspace (the result is real).
+    The caller verifies expm of the result."""
+    w = np.linalg.eigvals(T)
+    if np.all((w.real > 0) | (np.abs(w.imag) > 1e-12 * (1 + np.abs(w)))):
+        with warnings.catch_warnings():  # logm's "may be inaccurate (err ~ 1e-13)": the caller measures expm(L) - T
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.real(scipy.linalg.logm(T))
+    vals, vecs = np.linalg.eig(T)
+    order = np.argsort(vals.real)
+    logs = np.log(vals.astype(complex))
+    # give the paired negative eigenvalues conjugate logarithms: +i pi on one, -i pi on its partner
+    neg = [j for j in order if vals[j].real < 0 and abs(vals[j].imag) <= 1e-9 * (1 + abs(vals[j]))]
+    for a, b in zip(neg[0::2], neg[1::2]):
+        logs[a] = np.log(-vals[a].real) + 1j * np.pi
+        logs[b] = np.log(-vals[b].real) - 1j * np.pi
+    # eigenvectors of a negative pair can be chosen real; make the pair's basis conjugate: u +- i v
+    V = vecs.astype(complex)
+    for a, b in zip(neg[0::2], neg[1::2]):  # a real basis of the pair's eigenspace: T's null space at their mean
+        mean = (vals[a].real + vals[b].real) / 2
+        u, v = np.linalg.svd(T - mean * np.eye(T.shape[-1]))[2][-2:]
+        V[:, a], V[:, b] = u + 1j * v, u - 1j * v
+    return np.real(V @ np.diag(logs) @ np.linalg.inv(V))

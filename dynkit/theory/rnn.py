@@ -18,7 +18,7 @@ from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, check
 
 __all__ = ["check_momentum_rnn", "check_rnn_jacobian", "check_momentum_jacobian_product",
            "check_inverse_activation_slope", "ACTIVATIONS", "adam_rnn_remark4", "check_adam_rnn_remark4",
-           "ADAM_PRODUCTS"]
+           "ADAM_PRODUCTS", "check_gd_analogy", "GD_ANALOGY_PAIRS"]
 
 ACTIVATIONS = ("tanh", "sigmoid")
 # float64 through <= 30 steps of a smooth cell: agreement ~1e-13; sigma^{-1} near the saturated ends of
@@ -289,6 +289,58 @@ def check_reparametrisation(U, W, x, h0, v0, mu: float, s: float, *, w_hat=None)
                    sides={"h_T (9)": h9, "h_T (10)": h10})
 
 
+# ---------------------------------------------------------------- MomentumRNN (6) <=> (7) and (8) <=> (9)
+
+GD_ANALOGY_PAIRS = ("(6)-(7)", "(8)-(9)")
+"""The rewrites of MomentumRNN Sect. 2.2: the recurrent cell (6) as the 'gradient step' (7) with phi = sigma(U .) and
+u_t = U^{-1} W x_t; the accelerated system (8) as the momentum cell (9) with v_t := -U p_t."""
+
+
+def check_gd_analogy(U, W, x, h0, *, pair: str = "(6)-(7)", mu: float = 0.5, s: float = 1.0,
+                     plant: bool = False) -> CheckResult:
+    """MomentumRNN Sect. 2.2: "let phi(.) := sigma(U(.)) and u_t := U^{-1} W x_t, we can rewrite (6) as (7)" and
+    "let v_t := -U p_t, we arrive at" (9) from (8): from the same h_0 (and p_0 = v_0 = 0) both sides give the same
+    h_t at every step (tanh). Residual: the largest ``|h_t - h_t|`` (tolerance 1e-10; U with cond <= 1e3 here, the
+    rewrite solves with U once per step).
+
+    Range: U invertible (any real n x n), any W (n, m), inputs x (T, m), h0 (n); mu >= 0, s > 0 for (8)-(9).
+    ``plant=True`` uses U^T for U^{-1} in u_t ((6)-(7)) or v_t := -p_t ((8)-(9)): a wrong rewrite the check flags."""
+    context = f"MomentumRNN Sect. 2.2, {pair}"
+    if pair not in GD_ANALOGY_PAIRS:
+        raise ValueError(f"pair must be one of {GD_ANALOGY_PAIRS}; got {pair!r}")
+    U = as_square("U", U, context=context)
+    W = as_real_array("W", W, context=context)
+    x = as_real_array("x", x, context=context)
+    h0 = as_real_array("h0", h0, context=context)
+    n = U.shape[-1]
+    if W.ndim < 2 or W.shape[-2] != n or x.ndim < 2 or x.shape[-1] != W.shape[-1] or h0.shape[-1:] != (n,):
+        raise ValueError(f"W must be (..., {n}, m), x (..., T, m), h0 (..., {n}) to match U ({context}); "
+                         f"got W {W.shape}, x {x.shape}, h0 {h0.shape}")
+    mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
+    s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
+    mv = lambda M, v: np.einsum("...ij,...j->...i", M, v)  # noqa: E731
+    Uinv = np.swapaxes(U, -1, -2) if (plant and pair == "(6)-(7)") else np.linalg.inv(U)
+    phi = lambda y: np.tanh(mv(U, y))  # noqa: E731
+    h_left, h_right, p, v = h0, h0, np.zeros_like(h0), np.zeros_like(h0)
+    worst = np.zeros(np.broadcast_shapes(U.shape[:-2], h0.shape[:-1]))
+    for t in range(x.shape[-2]):
+        Wx = mv(W, x[..., t, :])
+        u = mv(Uinv, Wx)
+        if pair == "(6)-(7)":
+            h_left = np.tanh(mv(U, h_left) + Wx)  # (6)
+            h_right = phi(h_right + u)  # (7)
+        else:
+            p = mu * p - s * u  # (8)
+            h_left = phi(h_left - p)
+            v = mu * v + s * (mv(Uinv, Wx) if plant else Wx)  # (9); planted: v_t := -p_t (no U)
+            h_right = np.tanh(mv(U, h_right) + v)
+        worst = np.maximum(worst, np.abs(h_left - h_right).max(axis=-1))
+    left, right = pair.split("-")
+    return verdict("gd_analogy", worst, 1e-10, dict(U=U, W=W, x=x, h0=h0),
+                   f"{right} vs {left}{' (planted wrong rewrite)' if plant else ''}, max |h_t - h_t|",
+                   sides={f"h_T {left}": h_left, f"h_T {right}": h_right}, pair=pair)
+
+
 # ------------------------------------------------------------------------ review Remark 4 (AdamRNN, RMSPropRNN)
 
 ADAM_PRODUCTS = ("U(v/r)", "(Uv)/r")
@@ -361,6 +413,8 @@ def check_adam_rnn_remark4(U, W_hat, x, h0, mu: float, beta: float, s: float, *,
     ----------
     U : array (..., n, n)
     W_hat : array (..., n, k)
+        At least 2-D (one input column is (n, 1)); a 1-D W_hat is a ValueError naming it (issue 32: it raised a
+        bare IndexError).
     x : array (..., T, k)
     h0 : array (..., n)
     mu : float in [0, 1)
@@ -378,6 +432,9 @@ def check_adam_rnn_remark4(U, W_hat, x, h0, mu: float, beta: float, s: float, *,
     x = as_real_array("x", x, context=context)
     h0 = as_real_array("h0", h0, context=context)
     n = U.shape[-1]
+    if W_hat.ndim < 2:  # a 1-D W_hat (one input column) would index a missing axis below
+        raise ValueError(f"W_hat must be a matrix (..., {n}, k) ({context}; a single input column is shape "
+                         f"({n}, 1)); got shape {W_hat.shape}")
     if W_hat.shape[-2] != n or x.ndim < 2 or x.shape[-1] != W_hat.shape[-1] or h0.shape[-1:] != (n,):
         raise ValueError(f"W_hat must be (..., {n}, k), x (..., T, k), h0 (..., {n}) to match U ({context}); "
                          f"got W_hat {W_hat.shape}, x {x.shape}, h0 {h0.shape}")
