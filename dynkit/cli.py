@@ -529,11 +529,11 @@ def cmd_run(args) -> int:
               (lambda line: print(line, file=sys.stderr, flush=True))}
     if args.address is not None:
         kwargs["address"] = args.address
-    if args.until_decided:  # seeds 0.. until every ledger row of NAME is decided or --max-seeds is reached
-        from .experiments.decide import run_until_decided
+    if args.planned:  # the looks of NAME's committed plan, until every ledger row of NAME is decided
+        from .experiments.decide import run_planned
 
         del kwargs["seeds"]
-        results = run_until_decided(args.name, max_seeds=args.max_seeds, **kwargs)
+        results = run_planned(args.name, args.plan, **kwargs)
     else:
         results = run(args.name, **kwargs)
     for name, stats in results["metrics"].items():
@@ -795,10 +795,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--address", default=None, help="address of an existing Ray cluster (default: start a local one)")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument("--out", default=None, help="output folder (default runs/experiments/NAME/SCALE)")
-    p.add_argument("--until-decided", action="store_true",
-                   help="ignore --seeds: run seeds 0..4, then add one seed at a time while a ledger row of NAME is "
-                        "inconclusive (finished shards reused)")
-    p.add_argument("--max-seeds", type=int, default=10, help="cap of --until-decided (default 10)")
+    p.add_argument("--planned", action="store_true",
+                   help="ignore --seeds: run the looks of NAME's committed plan (analysis/plans/NAME.json: seeds and "
+                        "alpha spending fixed before the results), stopping at the first look that decides every "
+                        "ledger row of NAME (finished shards reused)")
+    p.add_argument("--plan", default=None, help="the plan file of --planned (default analysis/plans/NAME.json)")
 
     p = add("ledger", cmd_ledger, "print the claims ledger: each paper claim, our number, the verdict",
             "One row per empirical claim of the five papers: the paper's statement and figure, the experiment, "

@@ -1,0 +1,93 @@
+"""Trivial predictors beside every trained model (issue 30 §1): what a model must beat to count as trained.
+
+A trivial predictor depends only on the data, so its metric is computed from a shard's recorded config and seed
+(the data are regenerated deterministically) without retraining anything: ``python -m analysis.baselines`` writes
+``analysis/results/<experiment>/baselines.json`` (``{"seeds": {seed: {metric: value}}}``) and the ledger reads it
+beside ``results.json``. A row whose experiment declares a trained bar (:func:`beats_baseline`) and has no
+baseline for a seed is ``invalid`` (incomplete), never decided without it.
+
+Forecasts and regression (the ODE-RNN hybrids): **persistence** (the next stamp is the last observed one) and
+the **mean** (every stamp is the training targets' mean per channel), each scored with the model's own test
+metric on the same test windows; ``baseline.best.test_mse`` is the better of the two.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable, Mapping
+
+import numpy as np
+
+from .ledger import Check
+
+BASELINES_FILE = "baselines.json"
+BaselineFunction = Callable[[Mapping, int], dict]
+"""``f(config as recorded in results.json, seed) -> {"baseline.<predictor>.<metric>": value}``."""
+BASELINES: dict[str, BaselineFunction] = {}
+"""The trivial-predictor function of each experiment that has one, by experiment name."""
+
+
+def _forecast_baselines(config: Mapping, seed: int) -> dict:
+    """Persistence and mean predictors on the test windows of one ODE-RNN task, scored like the models'
+    ``test_mse`` (:data:`~dynkit.experiments.time_series_hybrids.TEST_METRIC`)."""
+    from .time_series_hybrids import TEST_METRIC, _task
+
+    task = _task(config["task"], tuple(tuple(p) for p in config["data"]), seed)
+    test, train = task.test, task.train
+    out_idx = [task.inputs.index(c) for c in task.outputs]  # the outputs' channels among the inputs
+    x = test.x.double().numpy()[..., out_idx]
+    mean = train.targets.double().numpy().reshape(-1, len(out_idx)).mean(0)
+    targets, future = test.targets.double().numpy(), test.future.double().numpy()
+    if TEST_METRIC[config["task"]] == "test_one_step_mse":
+        truth, persistence = targets, x  # the stamp after each observation; persistence repeats the observation
+    else:  # forecast: every future stamp predicted by the last observed one
+        truth, persistence = future, np.repeat(x[:, -1:], future.shape[1], axis=1)
+    values = {"persistence": float(np.mean((persistence - truth) ** 2)),
+              "mean": float(np.mean((mean - truth) ** 2))}
+    values["best"] = min(values.values())
+    return {f"baseline.{k}.test_mse": v for k, v in values.items()}
+
+
+for _task_name in ("walker2d", "plane_vibration", "silverbox"):
+    BASELINES[f"ode_rnn_{_task_name}"] = _forecast_baselines
+BASELINES["ode_rnn_walker2d_torchdiffeq"] = _forecast_baselines
+
+
+def compute(experiment: str, results: Mapping) -> dict:
+    """``{"experiment", "config", "seeds": {seed: {metric: value}}}`` for every seed of ``results`` (an
+    aggregated ``results.json``), from its recorded ``config``."""
+    if experiment not in BASELINES:
+        raise ValueError(f"experiment must be one of {sorted(BASELINES)}, got {experiment!r}")
+    config = results.get("config")
+    if not isinstance(config, Mapping):
+        raise ValueError(f"results of {experiment!r} must record their 'config' to regenerate the data")
+    seeds = sorted({int(s["seed"]) for s in results["shards"]})
+    return {"experiment": experiment, "config": dict(config),
+            "seeds": {str(s): BASELINES[experiment](config, s) for s in seeds}}
+
+
+def load(folder: str | Path) -> dict[int, dict]:
+    """``{seed: {metric: value}}`` from ``folder/baselines.json``; ``{}`` when there is none."""
+    path = Path(folder) / BASELINES_FILE
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    return {int(k): dict(v) for k, v in data["seeds"].items()}
+
+
+def beats_baseline(metric_name: str, baseline: str, margin: float, why: str, subject: str | None = None,
+                   when: str | None = None) -> Check:
+    """A trained bar: valid when ``metric <= (1 - margin) * baseline`` (a loss at least ``margin`` below the
+    trivial predictor's on the same data).
+
+    The reason of a failing seed names the model's metric and the baseline's value.
+    """
+    if not 0 <= margin < 1:
+        raise ValueError(f"margin must lie in [0, 1), got {margin!r}")
+    factor = 1 - margin
+
+    def test(value, floor):
+        return value <= factor * floor, (value, floor)
+
+    return Check("trained bar", metric_name.split(".", 1)[0] if subject is None else subject, (metric_name, baseline),
+                 test, f"{metric_name} <= {factor:g} x {baseline} ({why})", when)
