@@ -11,9 +11,9 @@ the next look only while a row is ``inconclusive``. The results record the plan 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping, Sequence
 
-from .ledger import CLAIMS, judge
+from .ledger import CLAIMS, Claim, judge
 from .plans import Plan, load_plan, PLANS_ROOT
 from .registry import get
 from .runner import run
@@ -54,21 +54,40 @@ def run_planned(name: str, plan: Plan | str | Path | None = None, scale: str = "
     if plan.experiment != name:
         raise ValueError(f"plan must be {name}'s, got the plan of {plan.experiment!r}")
     out = Path(out) if out is not None else Path("runs/experiments") / name / scale
-    say = progress or (lambda line: None)
+    say = progress
     claims = [c for c in CLAIMS.values() if c.experiment == name and (not plan.rows or c.id in plan.rows)]
-    for n in plan.looks:
+    base: dict = {}
+
+    def results_at(n: int) -> dict:
         results = run(name, scale=scale, seeds=tuple(range(n)), out=out, progress=progress, **run_kwargs)
-        base = {}
+        base.clear()
         if name in _baselines.BASELINES:
             data = _baselines.compute(name, results)
             write_json(out / _baselines.BASELINES_FILE, data, command=f"dynkit run {name} --planned")
-            base = {int(k): v for k, v in data["seeds"].items()}
-        rows = {r.claim.id: r for r in judge(claims, lambda c: (results, base), {name: plan})}
-        say(f"{name}: look at {n} seeds (level {plan.level_at(n):.4g}); "
+            base.update({int(k): v for k, v in data["seeds"].items()})
+        return results
+
+    n, rows, results = follow_plan(claims, plan, results_at, lambda n: base, say)
+    results["plan"] = {**plan.to_dict(), "stopped_at": n, "level": plan.level_at(n)}
+    results["rows"] = {i: r.outcome for i, r in rows.items()}
+    write_json(out / "results.json", results, command=f"dynkit run {name} --planned")
+    return results
+
+
+def follow_plan(claims: Sequence[Claim], plan: Plan, results_at: Callable[[int], dict],
+                baselines_at: Callable[[int], Mapping] | None = None, say: Callable[[str], None] | None = None
+                ) -> tuple[int, dict, dict]:
+    """The stopping rule of a plan: at each look ``n``, ``results_at(n)`` (the results of seeds ``0 .. n-1``)
+    judged at the look's level (:func:`~dynkit.experiments.ledger.judge`); stop at the first look where no row
+    is ``inconclusive``, else at the last. Returns ``(n, {id: LedgerRow}, results)``.
+    """
+    say = say or (lambda line: None)
+    for n in plan.looks:
+        results = results_at(n)
+        base = baselines_at(n) if baselines_at is not None else {}
+        rows = {r.claim.id: r for r in judge(claims, lambda c: (results, base), {plan.experiment: plan})}
+        say(f"{plan.experiment}: look at {n} seeds (level {plan.level_at(n):.4g}); "
             + ", ".join(f"{i}: {r.outcome}" for i, r in rows.items()))
-        if not any(r.outcome in UNDECIDED for r in rows.values()) or n == plan.looks[-1]:
-            results["plan"] = {**plan.to_dict(), "stopped_at": n, "level": plan.level_at(n)}
-            results["rows"] = {i: r.outcome for i, r in rows.items()}
-            write_json(out / "results.json", results, command=f"dynkit run {name} --planned")
-            return results
-    raise AssertionError("unreachable: the last look returns")
+        if not any(r.outcome in UNDECIDED for r in rows.values()):
+            break
+    return n, rows, results

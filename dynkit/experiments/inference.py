@@ -16,6 +16,7 @@ Efron, B. (1987). Better bootstrap confidence intervals. *JASA* 82, 171-185 (BCa
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -163,7 +164,7 @@ def spending(t: float, alpha: float = ALPHA, kind: str = "obrien-fleming") -> fl
 
     ``obrien-fleming``: ``2 - 2 Phi(z_{1-alpha/2} / sqrt(t))``; ``pocock``: ``alpha log(1 + (e - 1) t)``.
     """
-    from scipy import stats
+    from scipy import special
 
     if kind not in SPENDING:
         raise ValueError(f"kind must be one of {SPENDING}, got {kind!r}")
@@ -171,7 +172,7 @@ def spending(t: float, alpha: float = ALPHA, kind: str = "obrien-fleming") -> fl
         raise ValueError(f"t must lie in (0, 1], got {t!r}")
     if kind == "pocock":
         return alpha * math.log(1 + (math.e - 1) * t)
-    return float(2 - 2 * stats.norm.cdf(stats.norm.ppf(1 - alpha / 2) / math.sqrt(t)))
+    return float(2 - 2 * special.ndtr(special.ndtri(1 - alpha / 2) / math.sqrt(t)))
 
 
 def look_levels(looks: Sequence[int], alpha: float = ALPHA, kind: str = "obrien-fleming") -> list[float]:
@@ -182,30 +183,38 @@ def look_levels(looks: Sequence[int], alpha: float = ALPHA, kind: str = "obrien-
     decision over all looks at most ``alpha`` by the union bound (conservative: it ignores the correlation
     between looks, which the exact Lan-DeMets boundaries would spend).
     """
+    return list(_look_levels(tuple(looks), alpha, kind))
+
+
+@functools.lru_cache(maxsize=256)
+def _look_levels(looks: tuple, alpha: float, kind: str) -> tuple:
     if not looks or any(not isinstance(n, int) or n < 2 for n in looks) or list(looks) != sorted(set(looks)):
         raise ValueError(f"looks must be increasing seed counts >= 2, got {list(looks)!r}")
     spent = [spending(n / looks[-1], alpha, kind) for n in looks]
-    return [b - a for a, b in zip([0.0, *spent[:-1]], spent)]
+    return tuple(b - a for a, b in zip([0.0, *spent[:-1]], spent))
 
 
 def detectable(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
     """Minimal detectable effect of a paired mean with ``n`` seeds at two-sided ``alpha``:
     ``(t_{1-alpha/2} + t_{power}) sd / sqrt(n)`` (t quantiles, ``n - 1`` degrees of freedom)."""
-    from scipy import stats
+    from scipy import special
 
     if n < 2:
         return math.inf
-    return float((stats.t.ppf(1 - alpha / 2, n - 1) + stats.t.ppf(power, n - 1)) * sd / math.sqrt(n))
+    return float((special.stdtrit(n - 1, 1 - alpha / 2) + special.stdtrit(n - 1, power)) * sd / math.sqrt(n))
 
 
 def seeds_needed(sd: float, sesoi: float, alpha: float = ALPHA, power: float = POWER, cap: int = 1000) -> int | None:
     """The smallest n whose minimal detectable effect is at most ``sesoi`` (None above ``cap``)."""
     if sd == 0:
         return 2
-    for n in range(2, cap + 1):
-        if detectable(sd, n, alpha, power) <= sesoi:
-            return n
-    return None
+    if detectable(sd, cap, alpha, power) > sesoi:
+        return None
+    lo, hi = 1, cap  # detectable falls with n: bisect for the first n that reaches sesoi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if detectable(sd, mid, alpha, power) <= sesoi else (mid, hi)
+    return hi
 
 
 DECISIONS = ("reproduced", "smaller effect", "opposite")
