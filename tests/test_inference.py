@@ -106,7 +106,8 @@ def test_a_zero_spread_metric_renders_as_one_deterministic_measurement(tmp_path)
     assert row.deterministic and row.ci_method == "deterministic" and row.ci_low == row.ci_high == row.effect
     assert row.effect == pytest.approx(math.log10(17 / 20), rel=1e-12)
     assert "deterministic (identical in 5 seeds)" in effect_text(row) and "[" not in effect_text(row)
-    assert "one deterministic measurement" in row.reason
+    assert row.outcome == "deterministic" and row.provisional == "reproduced"  # 17/20 is on the paper's side
+    assert "one deterministic measurement" in row.reason and "reads reproduced" in row.reason
     (tmp_path / "csaode_trec").mkdir()
     (tmp_path / "csaode_trec" / "results.json").write_text(json.dumps(_results(per_seed)))
     md = E.ledger(tmp_path, claims=[claim]).to_markdown()

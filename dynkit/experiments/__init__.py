@@ -45,7 +45,8 @@ Rules: the metric names must be unique across one seed's config points (put the 
 a claim's ``value`` is an :class:`Effect` (:func:`ratio`: log10 of a paired ratio; :func:`difference`;
 :func:`metric`: one model's number against an absolute criterion); its :class:`Rule` gives the paper's
 effect, no effect and (where the paper gives no size) the smallest effect of interest; the outcome needs
-≥ :data:`MIN_SEEDS` seeds. Run it with ``dynkit run my_experiment --scale cpu --until-decided --out
+≥ :data:`MIN_SEEDS` seeds. Write its plan from a pilot before the main runs (``python -m analysis.plans
+my_experiment --pilot PILOT/results.json``), then run it with ``dynkit run my_experiment --scale cpu --planned --out
 analysis/results/my_experiment``.
 """
 from __future__ import annotations

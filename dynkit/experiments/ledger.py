@@ -32,6 +32,8 @@ A row is computed, in code, in five steps (issues 21 and 30):
    * ``inconclusive``: the interval holds 0 and reaches beyond ``± sesoi``, or fewer than :data:`MIN_SEEDS`
      seeds; the row gives the minimal detectable effect at this n (80 % power) and the seeds needed;
    * ``invalid``: step 1 or 2 failed (or the results do not follow the plan); the row gives the reason;
+   * ``deterministic``: the per-seed effects have zero spread: one measurement, whose value the row holds against
+     the same bounds (what it reads is ``provisional``: e.g. ``reproduced``), with no interval;
    * ``needs full scale``: the claim's recipe states, before any result, that the mechanism it tests needs the
      paper's scale (``full_scale``): whatever the ``cpu`` interval says (shown as ``provisional``).
 """
@@ -48,14 +50,15 @@ from . import inference as _inference
 from .inference import ALPHA, decide, holm_levels, p_value, sign_test
 from .runner import RESULTS_FILE
 
-OUTCOMES = ("reproduced", "smaller effect", "negligible", "opposite", "inconclusive", "invalid", "needs full scale")
+OUTCOMES = ("reproduced", "smaller effect", "negligible", "opposite", "inconclusive", "invalid", "deterministic",
+            "needs full scale")
 """The outcomes of a ledger row (see the module docstring)."""
 DECIDED = OUTCOMES[:4]
 VERDICTS = OUTCOMES  # the name of the tuple before issue 21
 MIN_SEEDS = 5
 """Seeds a row needs before it is decided (fewer: ``inconclusive``, with the provisional outcome)."""
 MAX_SEEDS = 10
-"""Default cap of ``dynkit run --until-decided``."""
+"""The default cap of a plan's seeds at the ``cpu`` scale (:data:`dynkit.experiments.plans.CAP`)."""
 LEVEL = 1 - ALPHA
 """The interval level of a primary row at a single look (secondary rows and early looks: higher)."""
 POWER = 0.80
@@ -650,8 +653,11 @@ def evaluate(claim: Claim, results: dict | None, *, alpha: float = ALPHA, method
             row.reason += "; more than 1000 seeds to detect the smallest effect of interest at this spread"
         return _undecided(claim, row)
     row.outcome = row.provisional
-    if row.deterministic:
-        row.reason = f"one deterministic measurement (zero spread over {n} seeds), held against ±{sesoi:.3g}"
+    if row.deterministic:  # one measurement, not n replications: its value against the bounds, not an interval
+        row.outcome, row.seeds_needed = "deterministic", None
+        row.reason = (f"one deterministic measurement (zero spread over {n} seeds): held against the paper's effect "
+                      f"and ±{sesoi:.3g} it reads {row.provisional}")
+        return _undecided(claim, row)
     if row.outcome == "inconclusive":
         row.reason = (f"the CI holds no effect and effects beyond ±{sesoi:.3g}; minimal detectable effect at n = {n}: "
                       f"{row.mde:.3g}" + ("" if row.seeds_needed is not None else "; more than 1000 seeds needed"))
