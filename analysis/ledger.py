@@ -102,7 +102,8 @@ def changes(before: dict, after: dict) -> str:
              f"After (issue 30's rule: trained bars, magnitude floor, plans, Holm within families): {n} rows — "
              f"{text(new_counts)}", "",
              f"Every row at a Bonferroni level over all {n} rows (t interval at 1 - 0.05/{n}): before's rule — "
-             f"{text(bonferroni(before['rows'], rule='issue 21'))}; after's rule — {text(bonferroni(after['rows']))}", "",
+             f"{text(bonferroni(before['rows'], rule='issue 21'))}; after's rule — "
+             f"{text(bonferroni(after['rows']))}", "",
              "A label counts as unchanged when the old outcome maps onto the new one (ruled out -> negligible).", "",
              "| id | before | before: effect [CI], n | after | after: effect [CI] (method, level), n (sign) | "
              "family | reason |", "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -113,7 +114,8 @@ def changes(before: dict, after: dict) -> str:
             continue
         eff = ("–" if r["effect"] is None else
                f"{r['effect']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}] ({r['ci_method']}, {r['level']:.4g})")
-        cells = [r["id"], before_label, _old_ours(o) if o else "–", r["outcome"], f"{eff}, {r['n']}; {r['sign_test']}",
+        cells = [r["id"], before_label, _old_ours(o) if o else "–", r["outcome"],
+                 f"{eff}, {r['n']}; {r['sign_test']}",
                  r["family"], why_changed(o, r)]
         lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
     gone = sorted(set(old) - {r["id"] for r in after["rows"]})

@@ -571,7 +571,7 @@ def cmd_ledger(args) -> int:
     return 0
 
 
-LEDGER_TABLE_COLUMNS = ("id", "claim", "metric", "effect", "n", "outcome")
+LEDGER_TABLE_COLUMNS = ("id", "claim", "metric", "effect", "n", "family", "outcome")
 """The columns of ``dynkit ledger``'s terminal table (``--format csv|json|md`` give every field)."""
 
 
@@ -585,17 +585,25 @@ def _print_rich_table(table) -> bool:
         return False
     out = Table(expand=True, title=f"{len(table.rows)} empirical claims")
     for name in LEDGER_TABLE_COLUMNS:  # the share of the terminal's width each column wraps into
-        out.add_column("n (agree)" if name == "n" else name.replace("_", " "), overflow="fold",
-                       no_wrap=False, ratio={"claim": 4, "metric": 3, "id": 3, "n": 1, "outcome": 4}.get(name, 2))
+        out.add_column("n (sign)" if name == "n" else name.replace("_", " "), overflow="fold",
+                       no_wrap=False,
+                       ratio={"claim": 4, "metric": 3, "id": 3, "n": 1, "outcome": 4, "family": 2}.get(name, 2))
     for record in table.records():
         effect = "–" if record["effect"] is None else f"{record['scale']} {record['effect']:.3g}"
-        if record["effect"] is not None and record["ci_low"] is not None and record["ci_high"] is not None:
-            effect += f" [{record['ci_low']:.3g}, {record['ci_high']:.3g}]"
+        if record["deterministic"]:
+            effect += ", deterministic (one measurement)"
+        elif record["effect"] is not None and record["ci_low"] is not None and record["ci_high"] is not None:
+            effect += (f" [{record['ci_low']:.3g}, {record['ci_high']:.3g}] ({record['ci_method']}, "
+                       f"{100 * record['level']:.4g}%)")
         why = record["reason"] or ""
         if record["outcome"] in ("inconclusive", "needs full scale") and record["seeds_needed"] is not None:
             why = (why + "; " if why else "") + f"seeds needed {record['seeds_needed']}"
         outcome = record["outcome"] + (f" ({why})" if why else "")
-        cells = {**record, "effect": effect, "n": f"{record['n']} ({record['n_agree']})", "outcome": outcome}
+        if record["baseline"]:
+            outcome += f"; trained bar: {record['baseline']}"
+        family = f"{record['family']} ({'primary' if record['primary'] else 'secondary'}, level {record['level']:.4g})"
+        cells = {**record, "effect": effect, "n": f"{record['n']} ({record['n_agree']}/{record['n_sign']} on the "
+                 f"paper's side)", "family": family, "outcome": outcome}
         out.add_row(*(str(cells[name]) for name in LEDGER_TABLE_COLUMNS))
     Console(soft_wrap=False).print(out)
     return True

@@ -205,13 +205,19 @@ def test_a_vanishing_adjoint_is_opposite_on_its_own_numbers():
 def test_an_nfe_at_the_solver_floor_is_invalid():
     claim = CLAIMS["review.hbnode_forward_nfe_per_epoch"]
 
-    def seed(hb, node):
+    def seed(hb, node):  # the floors: each model's forward NFE as initialised at rtol 1e-5 (measured: 38 and 44)
         return {"hbnode.last_epoch.forward_nfe": hb, "node.last_epoch.forward_nfe": node, "hbnode.test_acc": 0.9,
-                "node.test_acc": 0.9}
+                "node.test_acc": 0.9, "floor.hbnode.forward_nfe@train": 38.0, "floor.node.forward_nfe@train": 44.0}
 
     assert evaluate(claim, _results([seed(40.0 + s, 80.0) for s in range(5)])).outcome == "reproduced"
     row = evaluate(claim, _results([seed(20.0, 20.0 + s) for s in range(5)]))  # 3 dopri5 steps: the floor
     assert row.outcome == "invalid" and "off floor" in row.reason
+    # issue 30 §7: 38 evaluations, the untrained HBNODE's own count, passed the old fixed bound 1.5 x 14 = 21; the
+    # measured floor binds
+    row = evaluate(claim, _results([seed(38.0, 80.0 + s) for s in range(5)]))
+    assert row.outcome == "invalid"
+    assert "hbnode.last_epoch.forward_nfe 38 vs floor.hbnode.forward_nfe@train 38" in row.reason
+    assert off_floor("hbnode.last_epoch.forward_nfe", 14, "old").test(38.0)[0]  # what the fixed bound said
 
 
 def test_a_hybrid_nfe_at_the_solver_floor_is_invalid():

@@ -55,7 +55,8 @@ from importlib import import_module
 
 from .ledger import (CLAIMS, MAX_SEEDS, MIN_SEEDS, OUTCOMES, VALIDITY, VERDICTS, Check, Claim, Effect, Ledger,
                      LedgerError, LedgerRow, Rule, add_claim, at_least, at_most, declare_validity, difference, greater,
-                     ledger, less, metric, off_floor, plateau, ratio, ratio_of_ratios)
+                     family_of, judge, ledger, less, metric, off_floor, plateau, ratio, ratio_of_ratios)
+from .plans import Plan, load_plans
 from .nfe_tolerance import nfe_vs_tolerance, plot_nfe_vs_tolerance
 from .registry import EXPERIMENTS, SCALES, Experiment, get, register
 from .runner import BACKENDS, Shard, ShardRecomputed, aggregate, mean_ci, run, shards
@@ -82,5 +83,5 @@ __all__ = ["EXPERIMENTS", "SCALES", "Experiment", "register", "get", "run", "sha
            "mean_ci", "BACKENDS", "ledger", "Ledger", "LedgerRow", "LedgerError", "Claim", "CLAIMS", "Rule", "OUTCOMES",
            "VERDICTS", "MIN_SEEDS", "MAX_SEEDS", "Effect", "Check", "VALIDITY", "declare_validity", "at_least",
            "at_most", "off_floor", "plateau", "add_claim", "greater", "less", "metric", "ratio", "ratio_of_ratios",
-           "difference", "nfe_vs_tolerance",
+           "difference", "family_of", "judge", "Plan", "load_plans", "nfe_vs_tolerance",
            "plot_nfe_vs_tolerance", "load_all", "MODULES"]

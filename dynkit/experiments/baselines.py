@@ -6,6 +6,9 @@ A trivial predictor depends only on the data, so its metric is computed from a s
 beside ``results.json``. A row whose experiment declares a trained bar (:func:`beats_baseline`) and has no
 baseline for a seed is ``invalid`` (incomplete), never decided without it.
 
+NFE floors (``node_trained``): each model's forward NFE as initialised, untrained, at the tolerance a row reads
+(:func:`untrained_forward_nfe`); a trained model's NFE at or below it measures the tolerance, not the model.
+
 Forecasts and regression (the ODE-RNN hybrids): **persistence** (the next stamp is the last observed one) and
 the **mean** (every stamp is the training targets' mean per channel), each scored with the model's own test
 metric on the same test windows; ``baseline.best.test_mse`` is the better of the two.
@@ -46,6 +49,59 @@ def _forecast_baselines(config: Mapping, seed: int) -> dict:
               "mean": float(np.mean((mean - truth) ** 2))}
     values["best"] = min(values.values())
     return {f"baseline.{k}.test_mse": v for k, v in values.items()}
+
+
+def untrained_forward_nfe(model: str, task: str, tol: float, seed: int, batch_size: int, n_batches: int = 3,
+                          solver: str = "dynkit") -> float:
+    """Mean forward NFE per batch of ``model`` as initialised (``torch.manual_seed(seed)``, no training) at
+    ``rtol = atol = tol`` over ``n_batches`` test batches of ``batch_size``: the NFE the tolerance and the
+    architecture cost before the model learned anything, the floor a trained model's NFE is held against."""
+    import torch
+
+    from ..diagnostics.nfe import BatchNFE
+    from ..models.node_paper import from_paper
+    from ..models.ode_block import set_tolerance
+    from ..tasks.node_runs import load_task
+
+    torch.manual_seed(seed)
+    net = from_paper(model, task, solver=solver)
+    set_tolerance(net, tol)
+    _, _, x, _ = load_task(task, seed=seed)
+    order = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
+    counts = []
+    with torch.no_grad():
+        for i in range(n_batches):
+            with BatchNFE(net) as nfe:
+                net(x[order[i * batch_size:(i + 1) * batch_size]])
+                nfe.mark_forward()
+            counts.append(nfe.forward)
+    return float(np.mean(counts))
+
+
+def _node_trained_floors(config: Mapping, seed: int) -> dict:
+    """Each model's forward NFE as initialised at the training tolerance (training batch size: the per-epoch
+    rows) and at 1e-7 (the sweep's batch size: the tolerance rows)."""
+    from ..diagnostics.nfe import tolerance_key
+    from ..tasks.node_runs import SETTINGS
+
+    out = {}
+    for model in config["models"]:
+        for key, tol, batch in (("train", config["train_tol"], SETTINGS[config["task"]].batch_size),
+                                (tolerance_key(1e-7), 1e-7, config["batch_size"])):
+            out[f"floor.{model}.forward_nfe@{key}"] = untrained_forward_nfe(
+                model, config["task"], tol, seed, batch, config["n_batches"], config["solver"])
+    return out
+
+
+BASELINES["node_trained"] = _node_trained_floors
+
+
+def above_measured_floor(metric_name: str, floor: str, why: str, subject: str | None = None,
+                         when: str | None = "nfe") -> Check:
+    """Off the floor: valid when an NFE metric exceeds ``floor``, the same model's NFE as initialised at the same
+    tolerance (:func:`untrained_forward_nfe`), so the check binds where a fixed solver count cannot."""
+    return Check("off floor", metric_name.split(".", 1)[0] if subject is None else subject, (metric_name, floor),
+                 lambda v, f: (v > f, (v, f)), f"{metric_name} > {floor} ({why})", when)
 
 
 for _task_name in ("walker2d", "plane_vibration", "silverbox"):

@@ -6,6 +6,7 @@ papers' effect sizes where the paper states one (cited per row), else the no-eff
 """
 from __future__ import annotations
 
+from .baselines import above_measured_floor
 from .ledger import (add_claim, at_least, at_most, declare_validity, difference, greater, less, metric, off_floor,
                      ratio, ratio_of_ratios)
 
@@ -215,12 +216,17 @@ for model, label in (("hbnode", "HBNODE"), ("ghbnode", "GHBNODE")):
 # so one solve of 2 accepted steps costs 14; an NFE within 1.5x that floor measures the tolerance, not the model.
 DIGIT_CHANCE = "10 classes, chance 0.1: a stated margin of 40 points"
 for model in ("node", "hbnode", "ghbnode"):
+    # off the floor (issue 30 §7): above the same model's NFE as initialised at the same tolerance, measured
+    # (dynkit.experiments.baselines.untrained_forward_nfe; 38-44 per batch at rtol 1e-5), not a solver count of 14 x
+    # 1.5 that no model of this size comes near
     declare_validity("node_trained",
                      at_least(f"{model}.test_acc", 0.5, DIGIT_CHANCE),
-                     off_floor(f"{model}.last_epoch.forward_nfe", 14, "one dopri5 solve per batch, trained at rtol 1e-5",
-                               when=r"epoch", subject=model),
-                     off_floor(f"{model}.forward_nfe@1e-07", 14, "one dopri5 solve at rtol 1e-7", when="@1e-07",
-                               subject=model))
+                     above_measured_floor(f"{model}.last_epoch.forward_nfe", f"floor.{model}.forward_nfe@train",
+                                          "the untrained model's forward NFE at the training tolerance 1e-5",
+                                          when=r"epoch", subject=model),
+                     above_measured_floor(f"{model}.forward_nfe@1e-07", f"floor.{model}.forward_nfe@1e-07",
+                                          "the untrained model's forward NFE at rtol 1e-7", when="@1e-07",
+                                          subject=model))
     declare_validity("node_point_cloud",
                      at_most(f"{model}.final_loss_median", 0.5, "binary cross-entropy; the trivial predictor "
                              "(class prior 2/3) scores 0.637"))

@@ -285,7 +285,8 @@ class Claim:
     ``full_scale`` (a sentence, part of the experiment's recipe and stated before its results) marks a claim whose
     mechanism needs the paper's scale: the row reads ``needs full scale`` with that reason whatever the ``cpu``
     interval says (shown as the provisional outcome). ``family`` overrides the default family (:func:`family_of`);
-    ``primary=True`` makes the row its family's primary one (default: the family's first registered row). ``design_note`` says
+    ``primary=True`` makes the row its family's primary one (default: the family's first registered row).
+    ``design_note`` says
     where our model or setting differs from the authors' (so that a reader can tell a failure of the
     method from one of ours).
     """
