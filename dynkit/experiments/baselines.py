@@ -15,6 +15,7 @@ metric on the same test windows; ``baseline.best.test_mse`` is the better of the
 """
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Callable, Mapping
@@ -93,7 +94,23 @@ def _node_trained_floors(config: Mapping, seed: int) -> dict:
     return out
 
 
+def _node_images_floors(config: Mapping, seed: int) -> dict:
+    """node_images (a migrated script: its config is its argument list): each model's forward NFE as initialised at
+    the training tolerance and batch size (the rows read the last epoch's forward NFE per batch)."""
+    from ..tasks.node_runs import SETTINGS
+
+    args = list(config["args"])
+    opt = lambda flag, default: args[args.index(flag) + 1] if flag in args else default  # noqa: E731
+    models = (list(itertools.takewhile(lambda a: not a.startswith("--"), args[args.index("--models") + 1:]))
+              if "--models" in args else ["node", "anode", "sonode", "hbnode", "ghbnode"])
+    task, tol = opt("--task", "digits"), float(opt("--tol", 1e-3))
+    return {f"floor.{m}.forward_nfe@train": untrained_forward_nfe(m, task, tol, seed, SETTINGS[task].batch_size,
+                                                                  solver=opt("--solver", "dynkit"))
+            for m in models}
+
+
 BASELINES["node_trained"] = _node_trained_floors
+BASELINES["node_images"] = _node_images_floors
 
 
 def above_measured_floor(metric_name: str, floor: str, why: str, subject: str | None = None,
