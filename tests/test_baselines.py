@@ -63,7 +63,7 @@ def test_baselines_are_computed_from_the_recorded_config_and_read_beside_the_res
     with pytest.raises(ValueError, match="must record their 'config'"):
         compute("ode_rnn_silverbox", {"shards": []})
     with pytest.raises(ValueError, match="experiment must be one of"):
-        compute("momres_cubic", results)
+        compute("momres_rings", results)
 
 
 def test_the_committed_plans_load_and_name_their_rows():
@@ -78,3 +78,23 @@ def test_a_plan_round_trips_through_its_file(tmp_path):
     assert load_plan(tmp_path / "toy.json") == plan
     with pytest.raises(ValueError, match="not a look"):
         plan.level_at(7)
+
+
+def test_the_cubic_fit_is_held_to_the_zero_predictor():
+    from fractions import Fraction
+
+    from dynkit.experiments.ledger import evaluate
+
+    # independent: mean of x^6 over 200 points evenly spaced on [-1, 1], exact rational arithmetic
+    exact = float(sum(Fraction(-199 + 2 * i, 199) ** 6 for i in range(200)) / 200)
+    zero = BASELINES["momres_cubic"]({}, 0)["baseline.zero.final_mse"]
+    assert zero == pytest.approx(exact, rel=1e-6)  # 1e-6: the script's points are float32
+    claim = E.CLAIMS["momres.cubic"]
+    fit = [{"momentum.final_mse": 0.03 + 0.001 * s, "resnet.final_mse": zero, "baseline.zero.final_mse": zero}
+           for s in range(5)]
+    assert evaluate(claim, {"scale": "cpu", "shards": [{"seed": s, "metrics": m} for s, m in enumerate(fit)]}
+                    ).outcome == "reproduced"  # the ResNet at the zero predictor is the claim, not a failed run
+    for m in fit:  # a Momentum ResNet that learned nothing: the row is invalid, not "reproduced" or "opposite"
+        m["momentum.final_mse"] = zero * (1 + 0.001 * fit.index(m))
+    row = evaluate(claim, {"scale": "cpu", "shards": [{"seed": s, "metrics": m} for s, m in enumerate(fit)]})
+    assert row.outcome == "invalid" and "momentum.final_mse" in row.reason and "baseline.zero.final_mse" in row.reason
