@@ -153,13 +153,16 @@ def _planted(tmp_path: Path, values: list[float], name="toy") -> Path:
 
 @pytest.mark.parametrize("values, outcome", [
     ([0.70, 0.71, 0.69, 0.70, 0.72], "reproduced"),         # log CI below 0, reaching log10(0.8)
-    ([0.95, 0.96, 0.94, 0.95, 0.95], "smaller effect"),     # log CI below 0, entirely short of log10(0.8)
+    ([0.95, 0.96, 0.94, 0.95, 0.95], "smaller effect"),     # log CI below 0, beyond ±0.01, short of log10(0.8)
     ([0.70, 0.95, 1.05, 1.30, 0.80], "inconclusive"),       # the CI contains no effect and the paper's
-    ([1.20, 1.21, 1.19, 1.20, 1.22], "opposite"),           # whole CI above 1
+    ([1.20, 1.21, 1.19, 1.20, 1.22], "opposite"),           # whole CI above 1, beyond ±0.01
+    ([1.00, 1.001, 0.999, 1.0, 1.002], "negligible"),       # inside ±0.01 around no effect
     ([0.70, 0.71], "inconclusive"),                         # fewer than MIN_SEEDS seeds
 ])
 def test_planted_results_flip_each_outcome(tmp_path, values, outcome):
-    claim = Claim("t.row", "P", "x shrinks", "Fig. 1", "toy", "x / one", ratio("x", "one"), less(0.8, null=1.0))
+    # sesoi 0.01 on the log scale (2.3 %), below the paper's effect, so that every outcome can occur (issue 30)
+    claim = Claim("t.row", "P", "x shrinks", "Fig. 1", "toy", "x / one", ratio("x", "one"),
+                  less(0.8, null=1.0, sesoi=0.01))
     table = E.ledger(_planted(tmp_path, values), claims=[claim])
     assert [r.outcome for r in table.rows] == [outcome]
     row = table.to_dict()["rows"][0]
