@@ -243,17 +243,20 @@ declare_validity("momres_cubic", beats_baseline("momentum.final_mse", "baseline.
                                                 "the zero predictor on the same 200 points, a stated margin of 10 %"))
 for model in ("momentum", "resnet"):
     declare_validity("momres_rings", at_least(f"{model}.test_accuracy", 0.5, "4 rings, chance 0.25"))
-declare_validity("momres_rings_tied", at_least("resnet.test_accuracy", 0.5, "4 rings, chance 0.25"))
-declare_validity("momseq_copy", at_least("linear.test_accuracy", 0.5, "copy task: chance 0.1 per token; the "
-                                         "baseline must have learned to copy"))
+for model in ("momentum", "resnet"):  # every model of the row (issue 30 §1), the momentum one too
+    declare_validity("momres_rings_tied", at_least(f"{model}.test_accuracy", 0.5, "4 rings, chance 0.25"))
+for model in ("linear", "momentum", "adaptive"):  # every model a copy row compares
+    declare_validity("momseq_copy", at_least(f"{model}.test_accuracy", 0.5, "copy task: chance 0.1 per token; the "
+                                             "model must have learned to copy"))
 for task in ("digits", "digits_permuted"):
-    declare_validity("momseq_vanishing", at_least(f"{task}.RNN.test_metric", 0.5, DIGIT_CHANCE))
+    for cell in ("RNN", "MomentumRNN"):
+        declare_validity("momseq_vanishing", at_least(f"{task}.{cell}.test_metric", 0.5, DIGIT_CHANCE))
 # both solvers' models, for every row (the NFE and time rows too: issue 30 §1, a trained bar for every model of every
 # row; an NFE of an untrained model is a count of the method's structure, not the claim's)
 for _solver in ("CSARK", "CSAARK"):
     declare_validity("csaode_trec", at_least(f"{_solver}.test_accuracy", 0.8, "TREC, 6 classes: trained means within "
                                              "15 points of the paper's 95.2 %", subject=""))
-for variant in ("base", "d_small"):
+for variant in ("base", "d_small", "d_medium", "w/o_conv", "1_block"):
     declare_validity("csaode_sensitivity", at_least(f"{variant}.test_accuracy", 0.8, "TREC, 6 classes: trained means "
                                                     "within 15 points of the paper's 95.2 %"))
 declare_validity("csaode_attention", at_least("test_accuracy", 0.8, "TREC, 6 classes: trained means within 15 "
