@@ -233,7 +233,7 @@ def test_a_hybrid_nfe_at_the_solver_floor_is_invalid():
 def test_an_untrained_baseline_is_invalid():
     claim = CLAIMS["momtr.copy_momentum_vs_linear"]
     per_seed = [{"momentum.mean_test_accuracy": 0.19 + 0.01 * s, "linear.mean_test_accuracy": 0.1 + 0.005 * s,
-                 "linear.test_accuracy": 0.1 + 0.005 * s} for s in range(5)]
+                 "linear.test_accuracy": 0.1 + 0.005 * s, "momentum.test_accuracy": 0.9} for s in range(5)]
     row = evaluate(claim, _results(per_seed))
     assert row.outcome == "invalid" and "trained: linear.test_accuracy >= 0.5" in row.reason
 
