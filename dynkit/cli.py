@@ -550,11 +550,11 @@ def cmd_run(args) -> int:
               (lambda line: print(line, file=sys.stderr, flush=True))}
     if args.address is not None:
         kwargs["address"] = args.address
-    if args.until_decided:  # seeds 0.. until every ledger row of NAME is decided or --max-seeds is reached
-        from .experiments.decide import run_until_decided
+    if args.planned:  # the looks of NAME's committed plan, until every ledger row of NAME is decided
+        from .experiments.decide import run_planned
 
         del kwargs["seeds"]
-        results = run_until_decided(args.name, max_seeds=args.max_seeds, **kwargs)
+        results = run_planned(args.name, args.plan, **kwargs)
     else:
         results = run(args.name, **kwargs)
     for name, stats in results["metrics"].items():
@@ -595,7 +595,7 @@ def cmd_ledger(args) -> int:
     return 0
 
 
-LEDGER_TABLE_COLUMNS = ("id", "claim", "metric", "effect", "n", "outcome")
+LEDGER_TABLE_COLUMNS = ("id", "claim", "metric", "effect", "n", "family", "outcome")
 """The columns of ``dynkit ledger``'s terminal table (``--format csv|json|md`` give every field)."""
 
 
@@ -609,17 +609,25 @@ def _print_rich_table(table) -> bool:
         return False
     out = Table(expand=True, title=f"{len(table.rows)} empirical claims")
     for name in LEDGER_TABLE_COLUMNS:  # the share of the terminal's width each column wraps into
-        out.add_column("n (agree)" if name == "n" else name.replace("_", " "), overflow="fold",
-                       no_wrap=False, ratio={"claim": 4, "metric": 3, "id": 3, "n": 1, "outcome": 4}.get(name, 2))
+        out.add_column("n (sign)" if name == "n" else name.replace("_", " "), overflow="fold",
+                       no_wrap=False,
+                       ratio={"claim": 4, "metric": 3, "id": 3, "n": 1, "outcome": 4, "family": 2}.get(name, 2))
     for record in table.records():
         effect = "–" if record["effect"] is None else f"{record['scale']} {record['effect']:.3g}"
-        if record["effect"] is not None and record["ci_low"] is not None and record["ci_high"] is not None:
-            effect += f" [{record['ci_low']:.3g}, {record['ci_high']:.3g}]"
+        if record["deterministic"]:
+            effect += ", deterministic (one measurement)"
+        elif record["effect"] is not None and record["ci_low"] is not None and record["ci_high"] is not None:
+            effect += (f" [{record['ci_low']:.3g}, {record['ci_high']:.3g}] ({record['ci_method']}, "
+                       f"{100 * record['level']:.4g}%)")
         why = record["reason"] or ""
         if record["outcome"] in ("inconclusive", "needs full scale") and record["seeds_needed"] is not None:
             why = (why + "; " if why else "") + f"seeds needed {record['seeds_needed']}"
         outcome = record["outcome"] + (f" ({why})" if why else "")
-        cells = {**record, "effect": effect, "n": f"{record['n']} ({record['n_agree']})", "outcome": outcome}
+        if record["baseline"]:
+            outcome += f"; trained bar: {record['baseline']}"
+        family = f"{record['family']} ({'primary' if record['primary'] else 'secondary'}, level {record['level']:.4g})"
+        cells = {**record, "effect": effect, "n": f"{record['n']} ({record['n_agree']}/{record['n_sign']} on the "
+                 f"paper's side)", "family": family, "outcome": outcome}
         out.add_row(*(str(cells[name]) for name in LEDGER_TABLE_COLUMNS))
     Console(soft_wrap=False).print(out)
     return True
@@ -823,10 +831,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--address", default=None, help="address of an existing Ray cluster (default: start a local one)")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument("--out", default=None, help="output folder (default runs/experiments/NAME/SCALE)")
-    p.add_argument("--until-decided", action="store_true",
-                   help="ignore --seeds: run seeds 0..4, then add one seed at a time while a ledger row of NAME is "
-                        "inconclusive (finished shards reused)")
-    p.add_argument("--max-seeds", type=int, default=10, help="cap of --until-decided (default 10)")
+    p.add_argument("--planned", action="store_true",
+                   help="ignore --seeds: run the looks of NAME's committed plan (analysis/plans/NAME.json: seeds and "
+                        "alpha spending fixed before the results), stopping at the first look that decides every "
+                        "ledger row of NAME (finished shards reused)")
+    p.add_argument("--plan", default=None, help="the plan file of --planned (default analysis/plans/NAME.json)")
 
     p = add("ledger", cmd_ledger, "print the claims ledger: each paper claim, our number, the verdict",
             "One row per empirical claim of the five papers: the paper's statement and figure, the experiment, "

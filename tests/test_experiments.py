@@ -153,13 +153,16 @@ def _planted(tmp_path: Path, values: list[float], name="toy") -> Path:
 
 @pytest.mark.parametrize("values, outcome", [
     ([0.70, 0.71, 0.69, 0.70, 0.72], "reproduced"),         # log CI below 0, reaching log10(0.8)
-    ([0.95, 0.96, 0.94, 0.95, 0.95], "smaller effect"),     # log CI below 0, entirely short of log10(0.8)
+    ([0.95, 0.96, 0.94, 0.95, 0.95], "smaller effect"),     # log CI below 0, beyond ±0.01, short of log10(0.8)
     ([0.70, 0.95, 1.05, 1.30, 0.80], "inconclusive"),       # the CI contains no effect and the paper's
-    ([1.20, 1.21, 1.19, 1.20, 1.22], "opposite"),           # whole CI above 1
+    ([1.20, 1.21, 1.19, 1.20, 1.22], "opposite"),           # whole CI above 1, beyond ±0.01
+    ([1.00, 1.001, 0.999, 1.0, 1.002], "negligible"),       # inside ±0.01 around no effect
     ([0.70, 0.71], "inconclusive"),                         # fewer than MIN_SEEDS seeds
 ])
 def test_planted_results_flip_each_outcome(tmp_path, values, outcome):
-    claim = Claim("t.row", "P", "x shrinks", "Fig. 1", "toy", "x / one", ratio("x", "one"), less(0.8, null=1.0))
+    # sesoi 0.01 on the log scale (2.3 %), below the paper's effect, so that every outcome can occur (issue 30)
+    claim = Claim("t.row", "P", "x shrinks", "Fig. 1", "toy", "x / one", ratio("x", "one"),
+                  less(0.8, null=1.0, sesoi=0.01))
     table = E.ledger(_planted(tmp_path, values), claims=[claim])
     assert [r.outcome for r in table.rows] == [outcome]
     row = table.to_dict()["rows"][0]
@@ -271,29 +274,37 @@ def test_shards_finished_by_a_concurrent_worker_are_not_run_again(toy, tmp_path,
     assert sum("finished meanwhile" in line for line in lines) == 2
 
 
-def test_until_decided_adds_seeds_only_while_a_row_is_inconclusive(toy, tmp_path, monkeypatch, capsys):
-    from dynkit.experiments.decide import run_until_decided
+def test_planned_runs_look_by_look_and_records_the_plan(toy, tmp_path, monkeypatch, capsys):
+    from dynkit.experiments.decide import run_planned
+    from dynkit.experiments.inference import look_levels
     from dynkit.experiments.ledger import CLAIMS, metric
+    from dynkit.experiments.plans import Plan
 
-    # toy: b.value / a.value = (4 + s/10) / (3 + s/10), about 1.3 on every seed: decided at the first 5 seeds
+    # toy: b.value / a.value = (4 + s/10) / (3 + s/10), about 1.3 on every seed: decided at the first look
     clear = Claim("t.clear", "P", "b beats a", "Fig. 1", "toy", "b / a", ratio("b.value", "a.value"),
                   greater(1.1, null=1.0))
     monkeypatch.setitem(CLAIMS, "t.clear", clear)
-    res = run_until_decided("toy", "smoke", out=tmp_path / "a", max_seeds=8)
-    assert res["seeds"] == [0, 1, 2, 3, 4] and res["until_decided"]["rows"] == {"t.clear": "reproduced"}
+    plan = Plan("toy", (5, 7), rows=("t.clear",))
+    res = run_planned("toy", plan, "smoke", out=tmp_path / "a")
+    assert res["seeds"] == [0, 1, 2, 3, 4] and res["rows"] == {"t.clear": "reproduced"}
+    assert res["plan"]["stopped_at"] == 5 and res["plan"]["level"] == pytest.approx(look_levels((5, 7))[0])
+    assert json.loads((tmp_path / "a" / "results.json").read_text())["plan"]["looks"] == [5, 7]  # on disk too
     assert len(CALLS) == 10
-    # a.value = 3 + s/10 against 3.2: its CI holds 3.2 at 5, 6 and 7 seeds -> one seed at a time up to the cap
+    # a.value = 3 + s/10 against 3.2: its CI holds 3.2 at 5 seeds -> the second look, then it stops at the last
     monkeypatch.setitem(CLAIMS, "t.open", Claim("t.open", "P", "a is 3.2", "Fig. 1", "toy", "a", metric("a.value"),
                                                 greater(3.2, null=3.2, sesoi=0.001)))
     CALLS.clear()
-    res = run_until_decided("toy", "smoke", out=tmp_path / "a", max_seeds=7)
-    assert res["seeds"] == list(range(7)) and res["until_decided"]["rows"]["t.open"] == "inconclusive"
+    res = run_planned("toy", Plan("toy", (5, 7), rows=("t.clear", "t.open")), "smoke", out=tmp_path / "a")
+    assert res["seeds"] == list(range(7)) and res["rows"]["t.open"] == "inconclusive"
     assert sorted(CALLS) == [(5, "a"), (5, "b"), (6, "a"), (6, "b")]  # the first 5 seeds' shards were reused
-    with pytest.raises(ValueError, match="min_seeds <= max_seeds"):
-        run_until_decided("toy", "smoke", out=tmp_path / "a", max_seeds=3)
-    assert main(["run", "toy", "--scale", "smoke", "--until-decided", "--max-seeds", "7", "--out",
+    with pytest.raises(ValueError, match="plan must be a committed plan file"):
+        run_planned("toy", tmp_path / "nope.json", "smoke", out=tmp_path / "a")
+    with pytest.raises(ValueError, match="plan must be toy's"):
+        run_planned("toy", Plan("other", (5,)), "smoke", out=tmp_path / "a")
+    (tmp_path / "toy.json").write_text(json.dumps(Plan("toy", (5, 7), rows=("t.open",)).to_dict()))
+    assert main(["run", "toy", "--scale", "smoke", "--planned", "--plan", str(tmp_path / "toy.json"), "--out",
                  str(tmp_path / "a")]) == 0
-    assert "toy: 7 seeds" in capsys.readouterr().err
+    assert "toy: look at 7 seeds" in capsys.readouterr().err
 
 
 def test_implicit_nfe_tells_a_stiff_field_from_a_benign_one():

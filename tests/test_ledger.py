@@ -24,39 +24,50 @@ def _results(per_seed: list[dict], scale: str = "cpu") -> dict:
     return {"scale": scale, "shards": [{"seed": s, "point": {}, "metrics": m} for s, m in enumerate(per_seed)]}
 
 
-def _ratio_claim(**kw) -> Claim:
+def _ratio_claim(sesoi=None, **kw) -> Claim:
     """'x shrinks': x / one, the paper's ratio 0.8 (no effect 1), a trained baseline (one.acc >= 0.5)."""
     return Claim("t.shrinks", "P", "x shrinks", "Fig. 1", "toy", "x / one", ratio("m.x", "base.x"),
-                 less(0.8, null=1.0), checks=(at_least("base.acc", 0.5, "chance 0.1"),), **kw)
+                 less(0.8, null=1.0, sesoi=sesoi), checks=(at_least("base.acc", 0.5, "chance 0.1"),), **kw)
 
 
 def _seeds(ratios, acc=0.9) -> list[dict]:
     return [{"m.x": r, "base.x": 1.0, "base.acc": acc} for r in ratios]
 
 
-# ---- each outcome ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("ratios, outcome", [
-    ([0.70, 0.71, 0.69, 0.72, 0.70], "reproduced"),       # CI below 1 and reaching the paper's 0.8
-    ([0.95, 0.951, 0.949, 0.95, 0.952], "smaller effect"),  # CI below 1, entirely short of 0.8
-    ([1.00, 1.01, 0.99, 1.005, 0.995], "ruled out"),       # CI inside ±log10(1/0.8) around no effect
-    ([1.20, 1.21, 1.19, 1.20, 1.22], "opposite"),          # CI entirely above 1
-    ([0.50, 1.50, 0.70, 1.30, 1.00], "inconclusive"),      # CI holds no effect and the paper's effect
+# ---- each outcome: every cell of the rule's table (Lakens' four cases, docs/guide/experiments.md) ------------------
+# sesoi of the ratio claim: log10(1 / 0.8) = 0.097 unless given; "inside" = the CI lies inside ± sesoi
+@pytest.mark.parametrize("ratios, sesoi, outcome", [
+    ([0.70, 0.71, 0.69, 0.72, 0.70], None, "reproduced"),       # excludes 0, not inside, reaches the paper's 0.8
+    ([0.95, 0.951, 0.949, 0.95, 0.952], 0.01, "smaller effect"),  # excludes 0, not inside ±0.01, short of 0.8
+    ([0.95, 0.951, 0.949, 0.95, 0.952], None, "negligible"),    # excludes 0 on the paper's side, but inside ±sesoi
+    ([1.05, 1.051, 1.049, 1.05, 1.052], None, "negligible"),    # excludes 0 on the other side, inside ±sesoi
+    ([1.00, 1.01, 0.99, 1.005, 0.995], None, "negligible"),     # holds 0, inside ±sesoi (equivalence)
+    ([1.40, 1.41, 1.39, 1.40, 1.42], None, "opposite"),         # excludes 0 on the other side, not inside
+    ([0.50, 1.50, 0.70, 1.30, 1.00], None, "inconclusive"),     # holds 0 and effects beyond ±sesoi
 ])
-def test_planted_per_seed_effects_give_each_outcome(ratios, outcome):
-    row = evaluate(_ratio_claim(), _results(_seeds(ratios)))
+def test_planted_per_seed_effects_give_each_outcome(ratios, sesoi, outcome):
+    row = evaluate(_ratio_claim(sesoi), _results(_seeds(ratios)))
     assert row.outcome == outcome and row.n == 5 and row.scale == "log"
     logs = np.log10(ratios)
     lo, hi = stats.t.interval(0.95, len(logs) - 1, loc=logs.mean(), scale=stats.sem(logs))  # independent
     assert (row.effect, row.ci_low, row.ci_high) == pytest.approx((logs.mean(), lo, hi), rel=1e-9, abs=1e-12)
-    assert row.n_agree == int(np.sum(logs < 0))  # the paper's side of a ratio below 1
+    assert row.n_agree == int(np.sum(logs < 0)) and row.n_sign == int(np.sum(logs != 0))  # the paper's side: < 0
+    assert row.sign_p == pytest.approx(stats.binomtest(row.n_agree, row.n_sign).pvalue, rel=1e-12)
     d = row.to_dict()
-    assert {"outcome", "effect", "ci_low", "ci_high", "scale", "n", "n_agree", "reason", "seeds_needed",
-            "metric"} <= set(d) and d["outcome"] in OUTCOMES
+    assert {"outcome", "effect", "ci_low", "ci_high", "ci_method", "level", "sign_test", "family", "baseline",
+            "scale", "n", "n_agree", "reason", "seeds_needed", "metric"} <= set(d) and d["outcome"] in OUTCOMES
     if outcome == "inconclusive":
         assert row.seeds_needed is not None and row.seeds_needed > 5 and row.mde > row.claim.bounds()[2]
         assert "minimal detectable effect" in row.reason
     else:
         assert row.seeds_needed is None
+
+
+def test_the_old_rule_called_an_effect_inside_the_sesoi_opposite():
+    # a 20 % increase where the paper's effect is a 20 % decrease: 0.079 on the log scale, inside ±0.097 -> the
+    # magnitude floor makes it negligible; the rule of issue 21 said "opposite" (its CI excludes 0)
+    row = evaluate(_ratio_claim(), _results(_seeds([1.20, 1.21, 1.19, 1.20, 1.22])))
+    assert row.outcome == "negligible" and row.ci_low > 0 and row.ci_high < row.claim.bounds()[2]
 
 
 def test_a_linear_ci_that_crosses_zero_is_decided_on_the_log_scale():
@@ -78,12 +89,16 @@ def test_fewer_than_min_seeds_is_inconclusive_with_the_provisional_outcome():
     assert "n = 3 < 5" in row.reason and row.seeds_needed == MIN_SEEDS
 
 
-def test_an_undecided_claim_marked_for_full_scale_says_so():
-    row = evaluate(_ratio_claim(full_scale="needs 200 seeds; full: hidden 256"),
+def test_a_claim_whose_recipe_needs_full_scale_says_so_whatever_its_cpu_interval():
+    row = evaluate(_ratio_claim(full_scale="the mechanism needs 784 steps; full: hidden 256"),
                    _results(_seeds([0.50, 1.50, 0.70, 1.30, 1.00])))
-    assert row.outcome == "needs full scale" and "hidden 256" in row.reason
+    assert row.outcome == "needs full scale" and "hidden 256" in row.reason and row.provisional == "inconclusive"
+    # stated before the results, the rule binds decided rows too (issue 30 §7): never only the undecided ones
     decided = evaluate(_ratio_claim(full_scale="x"), _results(_seeds([0.70, 0.71, 0.69, 0.72, 0.70])))
-    assert decided.outcome == "reproduced"  # decided on CPU: no need for the full scale
+    assert decided.outcome == "needs full scale" and decided.provisional == "reproduced"
+    invalid = evaluate(_ratio_claim(full_scale="x"), _results(_seeds([0.70, 0.71, 0.69, 0.72, 0.70], acc=0.2)))
+    assert invalid.outcome == "invalid"
+    assert not any(c.full_scale for c in CLAIMS.values())  # no registered recipe states it today
 
 
 def test_seeds_needed_is_the_smallest_n_whose_detectable_effect_reaches_the_sesoi():
@@ -113,9 +128,10 @@ def _walker(s: int, hb: float = 0.5, node: float = 1.0) -> dict:
     """One valid Walker2D seed: every model plateaued (test MSE flat over the last 3 epochs), NFE off the floor."""
     m = {}
     for model, mse in (("node", node), ("anode", node), ("hbnode", hb), ("ghbnode", hb), ("sonode", node)):
-        m.update({f"{model}.test_mse": mse + 0.001 * s, f"{model}.tight.forward_nfe_per_solve": 60.0 * mse,
-                  f"{model}.tight.backward_nfe_per_solve": 60.0 * mse, f"{model}.adjoint_log10_ratio": -0.5})
+        m.update({f"{model}.test_mse": mse + 0.001 * s, f"{model}.tight.forward_nfe_per_solve": 60.0 * mse + s,
+                  f"{model}.tight.backward_nfe_per_solve": 60.0 * mse + s, f"{model}.adjoint_log10_ratio": -0.5})
         m.update({f"{model}.epoch{e}.test_mse": mse + 0.001 * s for e in range(1, WALKER_EPOCHS + 1)})
+    m["baseline.best.test_mse"] = 2.0  # the trivial predictor's (persistence or mean): every model beats it
     return m
 
 
@@ -124,6 +140,26 @@ WALKER = "review.walker2d_hbnode_test_mse_vs_node"
 
 def test_a_valid_planted_walker_row_is_decided():
     assert evaluate(CLAIMS[WALKER], _results([_walker(s) for s in range(5)])).outcome == "reproduced"
+
+
+@pytest.mark.parametrize("row_id", [WALKER, "review.walker2d_hbnode_forward_nfe", "review.walker2d_hbnode_adjoint_own"])
+def test_a_mean_predictor_in_place_of_a_model_makes_its_rows_invalid(row_id):
+    # issue 30: a Walker2D model replaced by the mean predictor (test MSE 0.97, a flat curve) passed every check and
+    # flipped rows; the trained bar holds each model of a row to 0.9 x the better trivial predictor's MSE
+    seeds = [_walker(s) for s in range(5)]
+    for s, m in enumerate(seeds):
+        m.update({"baseline.persistence.test_mse": 0.08, "baseline.mean.test_mse": 0.97,
+                  "baseline.best.test_mse": 0.08})
+        for model in ("node", "hbnode"):
+            m.update({f"{model}.test_mse": 0.97, **{f"{model}.epoch{e}.test_mse": 0.97
+                                                    for e in range(1, WALKER_EPOCHS + 1)}})
+    row = evaluate(CLAIMS[row_id], _results(seeds))
+    assert row.outcome == "invalid" and "trained bar" in row.reason
+    assert "hbnode.test_mse 0.97 vs baseline.best.test_mse 0.08" in row.reason  # the model, its metric, the baseline's
+    # and without the trivial predictor's metric the row is incomplete, never decided
+    for m in seeds:
+        del m["baseline.best.test_mse"]
+    assert "missing metric baseline.best.test_mse" in evaluate(CLAIMS[row_id], _results(seeds)).reason
 
 
 def test_a_diverged_baseline_is_invalid_with_its_seed_never_a_ratio_of_zero():
@@ -144,7 +180,8 @@ def test_a_diverged_momentum_model_is_invalid_not_dropped():
 def test_an_exploding_adjoint_is_invalid_not_a_success():
     # "the adjoint of HBNODE does not vanish": a decay of -15 orders (it grew by 15) would pass "decays by < 1"
     claim = CLAIMS["review.hbnode_adjoint_own_decay"]
-    good = [{"hbnode.decay_orders_of_magnitude": 0.2 + 0.01 * s} for s in range(5)]
+    # -0.3: 1.3 orders on the right side of the criterion 1, beyond its sesoi of 1 (0.2 would be negligible)
+    good = [{"hbnode.decay_orders_of_magnitude": -0.3 + 0.01 * s} for s in range(5)]
     assert evaluate(claim, _results(good)).outcome == "reproduced"
     bad = [dict(m) for m in good]
     bad[1]["hbnode.decay_orders_of_magnitude"] = -15.0
@@ -168,13 +205,19 @@ def test_a_vanishing_adjoint_is_opposite_on_its_own_numbers():
 def test_an_nfe_at_the_solver_floor_is_invalid():
     claim = CLAIMS["review.hbnode_forward_nfe_per_epoch"]
 
-    def seed(hb, node):
+    def seed(hb, node):  # the floors: each model's forward NFE as initialised at rtol 1e-5 (measured: 38 and 44)
         return {"hbnode.last_epoch.forward_nfe": hb, "node.last_epoch.forward_nfe": node, "hbnode.test_acc": 0.9,
-                "node.test_acc": 0.9}
+                "node.test_acc": 0.9, "floor.hbnode.forward_nfe@train": 38.0, "floor.node.forward_nfe@train": 44.0}
 
     assert evaluate(claim, _results([seed(40.0 + s, 80.0) for s in range(5)])).outcome == "reproduced"
     row = evaluate(claim, _results([seed(20.0, 20.0 + s) for s in range(5)]))  # 3 dopri5 steps: the floor
     assert row.outcome == "invalid" and "off floor" in row.reason
+    # issue 30 §7: 38 evaluations, the untrained HBNODE's own count, passed the old fixed bound 1.5 x 14 = 21; the
+    # measured floor binds
+    row = evaluate(claim, _results([seed(38.0, 80.0 + s) for s in range(5)]))
+    assert row.outcome == "invalid"
+    assert "hbnode.last_epoch.forward_nfe 38 vs floor.hbnode.forward_nfe@train 38" in row.reason
+    assert off_floor("hbnode.last_epoch.forward_nfe", 14, "old").test(38.0)[0]  # what the fixed bound said
 
 
 def test_a_hybrid_nfe_at_the_solver_floor_is_invalid():
@@ -190,7 +233,7 @@ def test_a_hybrid_nfe_at_the_solver_floor_is_invalid():
 def test_an_untrained_baseline_is_invalid():
     claim = CLAIMS["momtr.copy_momentum_vs_linear"]
     per_seed = [{"momentum.mean_test_accuracy": 0.19 + 0.01 * s, "linear.mean_test_accuracy": 0.1 + 0.005 * s,
-                 "linear.test_accuracy": 0.1 + 0.005 * s} for s in range(5)]
+                 "linear.test_accuracy": 0.1 + 0.005 * s, "momentum.test_accuracy": 0.9} for s in range(5)]
     row = evaluate(claim, _results(per_seed))
     assert row.outcome == "invalid" and "trained: linear.test_accuracy >= 0.5" in row.reason
 
@@ -270,15 +313,3 @@ def test_markdown_and_counts_show_outcomes_effects_and_reasons(tmp_path):
     assert "inconclusive" in md and "seeds needed" in md and "log " in md and "5 (" in md
     assert table.outcome_counts()["inconclusive"] == 1 and sum(table.outcome_counts().values()) == 1
     assert set(table.outcome_counts()) == set(OUTCOMES)
-
-
-def test_skewed_effects_get_a_bootstrap_interval_symmetric_ones_a_t_interval():
-    from dynkit.experiments.ledger import interval
-
-    skewed = [0.0] * 9 + [10.0]  # skewness 2.67
-    mean, lo, hi, method = interval(skewed)
-    assert method == "bootstrap" and lo <= mean <= hi and 0.0 <= lo and hi <= 10.0
-    # a percentile bootstrap of this sample cannot reach below 0 as the t-interval does (mean 1, sd 3.16)
-    assert stats.t.interval(0.95, 9, loc=1.0, scale=stats.sem(skewed))[0] < 0
-    assert interval([1.0, 2.0, 3.0, 2.0, 1.0, 3.0, 2.0, 2.5])[3] == "t"
-    assert interval([1.0])[1:] == (1.0, 1.0, "none")

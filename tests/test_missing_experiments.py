@@ -125,7 +125,9 @@ def _hybrid(task: str, values: dict, s: int) -> dict:
     m = {}
     for model in ("node", "anode", "sonode", "hbnode", "ghbnode"):
         m.update({f"{model}.epoch{e}.test_mse": 1.0 for e in range(1, epochs + 1)})
-        m.update({f"{model}.nfe_forward_per_epoch": 1e5, f"{model}.adjoint_log10_ratio": -0.5})
+        m.update({f"{model}.nfe_forward_per_epoch": 1e5, f"{model}.adjoint_log10_ratio": -0.5,
+                  f"{model}.test_mse": 1.0})
+    m["baseline.best.test_mse"] = 10.0  # the trivial predictor's test MSE: every planted model beats it (issue 30)
     return {**m, **{k: v(s) if callable(v) else v for k, v in values.items()}}
 
 
@@ -142,13 +144,14 @@ def _hybrid(task: str, values: dict, s: int) -> dict:
     ("review.silverbox_hbnode_adjoint_not_vanishing",
      [_hybrid("silverbox", {"hbnode.adjoint_log10_ratio": lambda s: -0.5 - 0.1 * s,
                             "node.adjoint_log10_ratio": -10.0}, s) for s in range(5)], "reproduced"),
-    # CSARK on SUBJ: 70% per fold is above chance but far from 95.9 - 1 -> smaller effect
-    ("csaode.subj_rk_accuracy", [{"CSARK.accuracy": 70.0 + s} for s in range(10)], "smaller effect"),
+    # CSARK on SUBJ: 70% per fold is above chance (50 %) but far from 95.9 - 1: with the row's sesoi the whole gap
+    # to the paper (44.9 points), 20-29 points above chance lie inside ±sesoi -> negligible (issue 30)
+    ("csaode.subj_rk_accuracy", [{"CSARK.accuracy": 70.0 + s} for s in range(10)], "negligible"),
     ("csaode.subj_rk_accuracy", [{"CSARK.accuracy": 95.5 + 0.1 * s} for s in range(10)], "reproduced"),
-    # MomentumLSTM 2 points below a trained LSTM on every seed -> opposite
+    # MomentumLSTM 4-6 points below a trained LSTM on every seed -> opposite
     ("momentum_rnn.digits_permuted_MomentumLSTM_beats_lstm",
-     [{"digits_permuted.MomentumLSTM.best_accuracy": 80.0 + s, "digits_permuted.LSTM.best_accuracy": 82.0 + s}
-      for s in range(5)], "opposite"),
+     [{"digits_permuted.MomentumLSTM.best_accuracy": 78.0 + s - 0.5 * (s % 3), "digits_permuted.LSTM.best_accuracy":
+       83.0 + s} for s in range(5)], "opposite"),
     # the same with an LSTM at 30 % (chance 10 %): the baseline is not trained -> invalid
     ("momentum_rnn.digits_permuted_MomentumLSTM_beats_lstm",
      [{"digits_permuted.MomentumLSTM.best_accuracy": 28.0 + s, "digits_permuted.LSTM.best_accuracy": 30.0 + s}

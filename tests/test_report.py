@@ -110,14 +110,15 @@ def test_sections_with_fake_components(tmp_path, monkeypatch):
     assert '<div class="display"><math display="block">' in html and "<mfrac>" in html
     assert re.search(r'<summary><h3>FAKE heavy-ball limit</h3> <span class="source">FAKE paper, Eq. \(99\)</span> '
                      r'<span class="badge good">matches the paper</span>', html)
-    assert html.count("data:image/png;base64,") == 3  # steppers, work-precision, NFE
+    # steppers, work-precision, NFE of the trained models of record (analysis/results/node_trained) and of untrained ones
+    assert html.count("data:image/png;base64,") == 4
     md = (tmp_path / "report.md").read_text()
     # Summary: counts per verdict and links, no table; details (after the figures): the full table.
     summary = md[md.index("## Summary"):md.index("## Figures")]
     assert "**1** holds · **0** holds with correction · **0** erratum · **0** false as stated · **0** undecided · **1** did not hold" \
         in summary and "|" not in summary
-    assert "| fake_true | FAKE paper | Prop. 1 | holds | 10 | 10/10 |" in md
-    assert "| fake_false | FAKE paper | Prop. 2 | did not hold | 10 | 9/10 |" in md
+    assert re.search(r"\| fake_true \| FAKE\ paper,\ Prop\.\ 1 \|[^|]*\| holds\ \|\ 10\ \|\ 10/10 \|", md)
+    assert re.search(r"\| fake_false \| FAKE\ paper,\ Prop\.\ 2 \|[^|]*\| did\ not\ hold\ \|\ 10\ \|\ 9/10 \|", md)
     assert "| hbnode | 0.001 | 21.0 ± 1.0 | 30.0 ± 2.0 |" in md
     assert "| problem | solver | tol 0.0001 | tol 1e-07 |" in md  # work-precision: one column per tolerance
     assert "| fake_decay | scipy:RK45 | 3.00e-04 (17) | 3.00e-07 (17) |" in md
@@ -179,7 +180,8 @@ def test_numbers_from_any_library_are_written(tmp_path, monkeypatch):
     sec = _sections(tmp_path)["propositions"]
     assert sec["status"] == "ok"
     assert sec["data"]["table"]["rows"][0]["worst_residual"] == 1e-40
-    assert "| mp_claim | P | Eq. (1) | holds | 3 | 3/3 | 1.00e-40 | 1.00e-30 |" in (tmp_path / "report.md").read_text()
+    md = (tmp_path / "report.md").read_text()
+    assert re.search(r"\| mp_claim \| P,\ Eq\.\ \(1\) \|[^|]*\| holds\ \|\ 3\ \|\ 3/3\ \|\ 1\.00e\-40\ \|\ 1\.00e\-30 \|", md)
 
 
 @pytest.mark.parametrize("held, instances, expected, text", [
@@ -347,7 +349,7 @@ def test_the_summary_is_counts_and_links_and_the_tables_come_after_the_figures(t
     assert '<span class="chip good"><b>1</b> holds</span>' in summary
     assert ">ok<" not in html  # "ok" only says the code ran: never shown as a status
     details = html[html.index('<h2 id="propositions">'):]
-    assert "<td>a</td><td>P</td><td>(1)</td>" in details and "<td>a</td>" not in summary
+    assert "<td>a</td><td>P, (1)</td>" in details and "<td>a</td>" not in summary
     assert "expected" not in details.split("<table", 1)[1].split("</thead>")[0]  # a regression check, not a column
     # Planted: a summary that inlines a table is what the first check is for.
     planted = summary.replace("</table>", "</table><table><tr><td>a</td></tr></table>")
@@ -360,7 +362,7 @@ def test_each_claim_row_shows_its_own_instance_count(tmp_path, monkeypatch):
     monkeypatch.setattr(dk.theory, "run_all", lambda **kw: _Table(rows))
     report.build_report(tmp_path, quick=True)
     md = (tmp_path / "report.md").read_text()
-    assert "| a | P | (1) | holds | 100 | 100/100 |" in md and "| b | P | (2) | false as stated | 7 | 3/7 |" in md
+    assert re.search(r"\| a \| P,\ \(1\) \|[^|]*\| holds\ \|\ 100\ \|\ 100/100 \|", md) and re.search(r"\| b \| P,\ \(2\) \|[^|]*\| false\ as\ stated\ \|\ 7\ \|\ 3/7 \|", md)
     assert "10 random instances" not in md  # the number asked for is not claimed for every row
     assert _sections(tmp_path)["propositions"]["data"]["instances"] == {"a": 100, "b": 7}
 
@@ -436,3 +438,21 @@ def test_every_nfe_figure_runs_the_tolerance_axis_loose_to_tight():
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def test_the_nfe_section_says_which_models_are_trained(tmp_path, monkeypatch):
+    """The trained models' figure comes from the results of record and says so; the live measurement is labelled
+    untrained (planted: without the results of record, only the untrained one remains, and the headline says so)."""
+    calls = fakes.install(monkeypatch)
+    report.build_report(tmp_path, quick=True, seed=5)
+    nfe = _sections(tmp_path)["nfe_vs_tolerance"]
+    html = (tmp_path / "report.html").read_text()
+    assert "results of record" in html and "UNTRAINED" in html and "trained (results of record)" in nfe["data"]["headline"]
+    assert nfe["data"]["trained"]["seeds"] and set(nfe["data"]["trained"]["results"]) == {"node", "hbnode"}
+    from dynkit.report import sections
+
+    monkeypatch.setattr(sections, "TRAINED_NFE_EXPERIMENT", "no_such_experiment")
+    report.build_report(tmp_path / "without", quick=True, seed=5)
+    nfe = _sections(tmp_path / "without")["nfe_vs_tolerance"]
+    assert nfe["data"]["trained"] is None and nfe["data"]["headline"].endswith("untrained only")
+    assert calls

@@ -45,7 +45,8 @@ Rules: the metric names must be unique across one seed's config points (put the 
 a claim's ``value`` is an :class:`Effect` (:func:`ratio`: log10 of a paired ratio; :func:`difference`;
 :func:`metric`: one model's number against an absolute criterion); its :class:`Rule` gives the paper's
 effect, no effect and (where the paper gives no size) the smallest effect of interest; the outcome needs
-≥ :data:`MIN_SEEDS` seeds. Run it with ``dynkit run my_experiment --scale cpu --until-decided --out
+≥ :data:`MIN_SEEDS` seeds. Write its plan from a pilot before the main runs (``python -m analysis.plans
+my_experiment --pilot PILOT/results.json``), then run it with ``dynkit run my_experiment --scale cpu --planned --out
 analysis/results/my_experiment``.
 """
 from __future__ import annotations
@@ -54,7 +55,8 @@ from importlib import import_module
 
 from .ledger import (CLAIMS, MAX_SEEDS, MIN_SEEDS, OUTCOMES, VALIDITY, VERDICTS, Check, Claim, Effect, Ledger,
                      LedgerError, LedgerRow, Rule, add_claim, at_least, at_most, declare_validity, difference, greater,
-                     ledger, less, metric, off_floor, plateau, ratio, ratio_of_ratios)
+                     family_of, judge, ledger, less, metric, off_floor, plateau, ratio, ratio_of_ratios)
+from .plans import Plan, load_plans
 from .nfe_tolerance import nfe_vs_tolerance, plot_nfe_vs_tolerance
 from .registry import EXPERIMENTS, SCALES, Experiment, get, register
 from .runner import BACKENDS, Shard, ShardRecomputed, aggregate, mean_ci, run, shards
@@ -81,5 +83,5 @@ __all__ = ["EXPERIMENTS", "SCALES", "Experiment", "register", "get", "run", "sha
            "mean_ci", "BACKENDS", "ledger", "Ledger", "LedgerRow", "LedgerError", "Claim", "CLAIMS", "Rule", "OUTCOMES",
            "VERDICTS", "MIN_SEEDS", "MAX_SEEDS", "Effect", "Check", "VALIDITY", "declare_validity", "at_least",
            "at_most", "off_floor", "plateau", "add_claim", "greater", "less", "metric", "ratio", "ratio_of_ratios",
-           "difference", "nfe_vs_tolerance",
+           "difference", "family_of", "judge", "Plan", "load_plans", "nfe_vs_tolerance",
            "plot_nfe_vs_tolerance", "load_all", "MODULES"]

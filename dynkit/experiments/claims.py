@@ -6,8 +6,9 @@ papers' effect sizes where the paper states one (cited per row), else the no-eff
 """
 from __future__ import annotations
 
-from .ledger import (add_claim, at_least, at_most, declare_validity, difference, greater, less, metric, off_floor,
-                     ratio, ratio_of_ratios)
+from .baselines import above_measured_floor, beats_baseline
+from .ledger import (add_claim, at_least, at_most, declare_validity, difference, greater, less, metric, ratio,
+                     ratio_of_ratios)
 
 REVIEW = "Wang et al., momentum review"
 MOMRES = "Sander et al., Momentum ResNets"
@@ -215,12 +216,17 @@ for model, label in (("hbnode", "HBNODE"), ("ghbnode", "GHBNODE")):
 # so one solve of 2 accepted steps costs 14; an NFE within 1.5x that floor measures the tolerance, not the model.
 DIGIT_CHANCE = "10 classes, chance 0.1: a stated margin of 40 points"
 for model in ("node", "hbnode", "ghbnode"):
+    # off the floor (issue 30 §7): above the same model's NFE as initialised at the same tolerance, measured
+    # (dynkit.experiments.baselines.untrained_forward_nfe; 38-44 per batch at rtol 1e-5), not a solver count of 14 x
+    # 1.5 that no model of this size comes near
     declare_validity("node_trained",
                      at_least(f"{model}.test_acc", 0.5, DIGIT_CHANCE),
-                     off_floor(f"{model}.last_epoch.forward_nfe", 14, "one dopri5 solve per batch, trained at rtol 1e-5",
-                               when=r"epoch", subject=model),
-                     off_floor(f"{model}.forward_nfe@1e-07", 14, "one dopri5 solve at rtol 1e-7", when="@1e-07",
-                               subject=model))
+                     above_measured_floor(f"{model}.last_epoch.forward_nfe", f"floor.{model}.forward_nfe@train",
+                                          "the untrained model's forward NFE at the training tolerance 1e-5",
+                                          when=r"epoch", subject=model),
+                     above_measured_floor(f"{model}.forward_nfe@1e-07", f"floor.{model}.forward_nfe@1e-07",
+                                          "the untrained model's forward NFE at rtol 1e-7", when="@1e-07",
+                                          subject=model))
     declare_validity("node_point_cloud",
                      at_most(f"{model}.final_loss_median", 0.5, "binary cross-entropy; the trivial predictor "
                              "(class prior 2/3) scores 0.637"))
@@ -229,17 +235,28 @@ for model in ("node", "hbnode", "ghbnode"):
                               "orders of magnitude explodes", kind="bounded"))
 for model in ("anode", "sonode", "hbnode"):
     declare_validity("node_images", at_least(f"{model}.test_acc", 0.5, DIGIT_CHANCE),
-                     off_floor(f"{model}.forward_nfe", 14, "one dopri5 solve per batch, trained at rtol 1e-5"))
+                     above_measured_floor(f"{model}.forward_nfe", f"floor.{model}.forward_nfe@train",
+                                          "the untrained model's forward NFE at the training tolerance 1e-5"))
+# the Momentum ResNet must fit x -> -x^3 better than predicting 0 (MSE 0.146) by a stated margin of 10 %; the tied
+# ResNet is held to no bar: that it cannot beat the zero predictor (a 1-D flow map is increasing) is the claim itself
+declare_validity("momres_cubic", beats_baseline("momentum.final_mse", "baseline.zero.final_mse", 0.1,
+                                                "the zero predictor on the same 200 points, a stated margin of 10 %"))
 for model in ("momentum", "resnet"):
     declare_validity("momres_rings", at_least(f"{model}.test_accuracy", 0.5, "4 rings, chance 0.25"))
-declare_validity("momres_rings_tied", at_least("resnet.test_accuracy", 0.5, "4 rings, chance 0.25"))
-declare_validity("momseq_copy", at_least("linear.test_accuracy", 0.5, "copy task: chance 0.1 per token; the "
-                                         "baseline must have learned to copy"))
+for model in ("momentum", "resnet"):  # every model of the row (issue 30 §1), the momentum one too
+    declare_validity("momres_rings_tied", at_least(f"{model}.test_accuracy", 0.5, "4 rings, chance 0.25"))
+for model in ("linear", "momentum", "adaptive"):  # every model a copy row compares
+    declare_validity("momseq_copy", at_least(f"{model}.test_accuracy", 0.5, "copy task: chance 0.1 per token; the "
+                                             "model must have learned to copy"))
 for task in ("digits", "digits_permuted"):
-    declare_validity("momseq_vanishing", at_least(f"{task}.RNN.test_metric", 0.5, DIGIT_CHANCE))
-declare_validity("csaode_trec", at_least("CSARK.test_accuracy", 0.8, "TREC, 6 classes: trained means within 15 "
-                                         "points of the paper's 95.2 %", when="accuracy"))
-for variant in ("base", "d_small"):
+    for cell in ("RNN", "MomentumRNN"):
+        declare_validity("momseq_vanishing", at_least(f"{task}.{cell}.test_metric", 0.5, DIGIT_CHANCE))
+# both solvers' models, for every row (the NFE and time rows too: issue 30 §1, a trained bar for every model of every
+# row; an NFE of an untrained model is a count of the method's structure, not the claim's)
+for _solver in ("CSARK", "CSAARK"):
+    declare_validity("csaode_trec", at_least(f"{_solver}.test_accuracy", 0.8, "TREC, 6 classes: trained means within "
+                                             "15 points of the paper's 95.2 %", subject=""))
+for variant in ("base", "d_small", "d_medium", "w/o_conv", "1_block"):
     declare_validity("csaode_sensitivity", at_least(f"{variant}.test_accuracy", 0.8, "TREC, 6 classes: trained means "
                                                     "within 15 points of the paper's 95.2 %"))
 declare_validity("csaode_attention", at_least("test_accuracy", 0.8, "TREC, 6 classes: trained means within 15 "

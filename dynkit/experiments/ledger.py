@@ -1,33 +1,41 @@
 """The claims ledger: each empirical claim of the five papers, decided from paired per-seed effects.
 
-A row is computed, in code, in four steps (issue 21):
+A row is computed, in code, in five steps (issues 21 and 30):
 
 1. **Completeness.** Every metric the row's effect and its validity checks read must be present in every
    seed; a missing metric makes the row ``invalid`` naming the metric and the seeds (never a skip).
 2. **Validity.** Every metric the effect reads must be finite (a diverged run is reported with its seed,
    never dropped, never turned into 0), positive where the effect takes a logarithm, and pass the checks
-   its experiment declares (:func:`declare_validity`): trained (beats chance or a trivial predictor by a
-   stated margin), plateaued (relative change over the last epochs below a stated threshold), off the
-   solver's floor (an NFE above the minimum evaluations of the tolerance by a stated margin), and any
-   absolute bound (an adjoint that explodes). One invalid seed makes the row ``invalid``.
+   its experiment declares (:func:`declare_validity`): a trained bar (each model beats the trivial
+   predictor on the same data by a stated margin, :func:`~dynkit.experiments.baselines.beats_baseline`, or
+   chance by a stated margin), plateaued, off the solver's floor, and any absolute bound (an adjoint that
+   explodes). One invalid seed makes the row ``invalid``.
 3. **The paired effect per seed** on the row's scale (:class:`Effect`): ``log`` (log10) for ratios and
    norms spanning orders of magnitude, ``difference`` for accuracies, ``linear`` for a single number held
-   against an absolute criterion. Then the mean, a 95 % CI (Student t; a percentile bootstrap where the
-   per-seed effects are skewed), ``n`` and the number of seeds whose effect lies on the paper's side.
-4. **The outcome** (:data:`OUTCOMES`) from the CI, the paper's effect (or the stated criterion) and the
-   smallest effect of interest (``sesoi``), on the row's scale, with ``s = +1`` when the paper's effect
-   lies above no effect and ``-1`` below; on ``s * (effect - null)``:
+   against an absolute criterion. Then the mean and its interval by the method the experiment's plan fixes
+   (:mod:`dynkit.experiments.plans`: Student t or BCa bootstrap, from :mod:`scipy.stats`), at the row's
+   level, and a sign test (how many seeds lie on the paper's side). Per-seed effects with zero spread are one
+   **deterministic** measurement: shown as its value, not as a replicated effect with an interval.
+4. **The level.** Rows of one experiment that measure the same kind of metric form a *family*
+   (:func:`family_of`); its first row is primary, judged at the plan's level for the look its results are at
+   (``alpha`` = 0.05 for one look); the others are secondary, judged at Holm's step-down level within the
+   family (:func:`~dynkit.experiments.inference.holm_levels`).
+5. **The outcome** (:data:`OUTCOMES`, :func:`~dynkit.experiments.inference.decide`: Lakens' four cases of
+   equivalence testing) from the interval, the paper's effect (or the stated criterion) and the smallest
+   effect of interest ``sesoi``, on ``s * (effect - null)`` with ``s = +1`` when the paper's effect lies above
+   no effect and ``-1`` below:
 
-   * ``reproduced``: the CI excludes no effect (lies above 0) and does not lie entirely short of the
-     paper's effect (its upper end reaches it);
-   * ``smaller effect``: the CI excludes no effect but lies entirely short of the paper's effect;
-   * ``opposite``: the CI lies entirely on the other side of no effect;
-   * ``ruled out``: the CI contains no effect and lies inside ``± sesoi`` (equivalence);
-   * ``inconclusive``: none of these, or fewer than :data:`MIN_SEEDS` seeds; the row gives the minimal
-     detectable effect at this n (80 % power) and the seeds needed to detect ``sesoi``;
-   * ``invalid``: step 1 or 2 failed; the row gives the reason;
-   * ``needs full scale``: an undecided row that its claim marks as undecidable on CPU (the reason and
-     the ``full`` configuration that would decide it are in the row).
+   * ``negligible``: the interval lies inside ``± sesoi``, whatever its sign and whether it excludes 0;
+   * ``reproduced``: the interval lies above 0, not inside ``± sesoi``, and reaches the paper's effect;
+   * ``smaller effect``: the interval lies above 0, not inside ``± sesoi``, entirely short of the paper's effect;
+   * ``opposite``: the interval lies below 0 and not inside ``± sesoi``;
+   * ``inconclusive``: the interval holds 0 and reaches beyond ``± sesoi``, or fewer than :data:`MIN_SEEDS`
+     seeds; the row gives the minimal detectable effect at this n (80 % power) and the seeds needed;
+   * ``invalid``: step 1 or 2 failed (or the results do not follow the plan); the row gives the reason;
+   * ``deterministic``: the per-seed effects have zero spread: one measurement, whose value the row holds against
+     the same bounds (what it reads is ``provisional``: e.g. ``reproduced``), with no interval;
+   * ``needs full scale``: the claim's recipe states, before any result, that the mechanism it tests needs the
+     paper's scale (``full_scale``): whatever the ``cpu`` interval says (shown as ``provisional``).
 """
 from __future__ import annotations
 
@@ -38,21 +46,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+from . import inference as _inference
+from .inference import ALPHA, decide, holm_levels, p_value, sign_test
 from .runner import RESULTS_FILE
 
-OUTCOMES = ("reproduced", "smaller effect", "ruled out", "opposite", "inconclusive", "invalid", "needs full scale")
+OUTCOMES = ("reproduced", "smaller effect", "negligible", "opposite", "inconclusive", "invalid", "deterministic",
+            "needs full scale")
 """The outcomes of a ledger row (see the module docstring)."""
 DECIDED = OUTCOMES[:4]
 VERDICTS = OUTCOMES  # the name of the tuple before issue 21
 MIN_SEEDS = 5
 """Seeds a row needs before it is decided (fewer: ``inconclusive``, with the provisional outcome)."""
 MAX_SEEDS = 10
-"""Default cap of ``dynkit run --until-decided``."""
-LEVEL = 0.95
+"""The default cap of a plan's seeds at the ``cpu`` scale (:data:`dynkit.experiments.plans.CAP`)."""
+LEVEL = 1 - ALPHA
+"""The interval level of a primary row at a single look (secondary rows and early looks: higher)."""
 POWER = 0.80
-SKEW_FOR_BOOTSTRAP = 1.0
-"""|sample skewness| of the per-seed effects above which the CI is a percentile bootstrap (n >= 8)."""
-BOOTSTRAP_MIN_N = 8
 RESULTS_ROOT = Path(__file__).resolve().parents[2] / "analysis" / "results"
 """Where the results of record live (``analysis/results/<experiment>/results.json``)."""
 SCALE_KINDS = ("log", "difference", "linear")
@@ -273,8 +282,11 @@ def less(target: float, null: float | None = None, sesoi: float | None = None) -
 class Claim:
     """One row of the ledger: a paper's empirical claim, the experiment that tests it, its effect and rule.
 
-    ``full_scale`` (a sentence) marks a claim that no CPU design can decide: an undecided row then reads
-    ``needs full scale`` with that reason and the experiment's ``full`` configuration. ``design_note`` says
+    ``full_scale`` (a sentence, part of the experiment's recipe and stated before its results) marks a claim whose
+    mechanism needs the paper's scale: the row reads ``needs full scale`` with that reason whatever the ``cpu``
+    interval says (shown as the provisional outcome). ``family`` overrides the default family (:func:`family_of`);
+    ``primary=True`` makes the row its family's primary one (default: the family's first registered row).
+    ``design_note`` says
     where our model or setting differs from the authors' (so that a reader can tell a failure of the
     method from one of ours).
     """
@@ -291,6 +303,8 @@ class Claim:
     full_scale: str = ""
     checks: tuple[Check, ...] = ()
     design_note: str = ""
+    family: str = ""
+    primary: bool = False
 
     @property
     def effect_scale(self) -> str:
@@ -311,7 +325,7 @@ CLAIMS: dict[str, Claim] = {}
 
 def add_claim(id: str, *, paper: str, claim: str, paper_figure: str, experiment: str, metric: str, value: Effect,
               rule: Rule, scale: str = "cpu", full_scale: str = "", checks: Sequence[Check] = (),
-              design_note: str = "") -> Claim:
+              design_note: str = "", family: str = "", primary: bool = False) -> Claim:
     """Register a ledger row (see :class:`Claim`)."""
     if id in CLAIMS:
         raise ValueError(f"a claim with id {id!r} is already registered")
@@ -319,67 +333,51 @@ def add_claim(id: str, *, paper: str, claim: str, paper_figure: str, experiment:
         raise TypeError(f"claim {id!r}: value must be an Effect (ratio, difference, metric, ratio_of_ratios), got "
                         f"{type(value).__name__}")
     row = Claim(id, paper, claim, paper_figure, experiment, metric, value, rule, scale, full_scale, tuple(checks),
-                design_note)
+                design_note, family, primary)
     row.bounds()  # the paper's ratio must be positive on a log scale
     CLAIMS[id] = row
     return row
 
 
-# ---- statistics ---------------------------------------------------------------------------------------------------
-def _t(q: float, df: int) -> float:
-    from scipy import stats
-
-    return float(stats.t.ppf(q, df))
+METRIC_FORMS = (("nfe", "nfe"), ("mse", "loss"), ("loss", "loss"), ("acc", "accuracy"), ("adjoint", "gradient"),
+                ("decay", "gradient"), ("grad", "gradient"))
+"""(substring of a metric name, the form it belongs to), first match wins: the kinds of metric a family shares."""
 
 
-def interval(xs: Sequence[float], level: float = LEVEL, seed: int = 0) -> tuple[float, float, float, str]:
-    """``(mean, low, high, method)``: a Student-t interval of the mean, or a percentile bootstrap (10 000
-    resamples, fixed seed) when n >= :data:`BOOTSTRAP_MIN_N` and |skewness| > :data:`SKEW_FOR_BOOTSTRAP`."""
-    import numpy as np
+def family_of(claim: Claim) -> str:
+    """The family of a row: ``<experiment>/<metric form>`` unless the claim states one.
 
-    x = np.asarray(xs, dtype=float)
-    n, mean = len(x), float(np.mean(x))
-    if n < 2:
-        return mean, mean, mean, "none"
-    sd = float(np.std(x, ddof=1))
-    skew = float(np.mean((x - mean) ** 3) / np.std(x) ** 3) if sd > 0 else 0.0
-    if n >= BOOTSTRAP_MIN_N and abs(skew) > SKEW_FOR_BOOTSTRAP:
-        rng = np.random.default_rng(seed)
-        means = x[rng.integers(0, n, size=(10_000, n))].mean(axis=1)
-        lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-        return mean, float(lo), float(hi), "bootstrap"
-    half = _t(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
-    return mean, mean - half, mean + half, "t"
+    Rows of one experiment share their models (they are computed from the same shards); rows that also measure
+    the same form of metric (NFE of any pass or at any tolerance, a loss, an accuracy, a gradient's decay) test
+    one hypothesis from several sides and form a family (forward/backward/test NFE; "vs NODE" and "vs ANODE";
+    one comparison at several points). A metric of no listed form is its own form (its last name part).
+    """
+    if claim.family:
+        return claim.family
+    names = [m.lower() for m in claim.value.metrics]
+    for needle, form in METRIC_FORMS:
+        if any(needle in m.rsplit(".", 1)[-1] or needle in m for m in names):
+            return f"{claim.experiment}/{form}"
+    return f"{claim.experiment}/{names[0].rsplit('.', 1)[-1]}"
+
+
+# ---- statistics (issue 30: dynkit.experiments.inference) -----------------------------------------------------------
+def interval(xs: Sequence[float], level: float = LEVEL, method: str = "t", seed: int = 0) -> tuple[float, float,
+                                                                                                       float, str]:
+    """``(mean, low, high, method)`` of :func:`dynkit.experiments.inference.interval` (scipy.stats: Student t or
+    BCa bootstrap, ``method`` fixed by the plan; ``"deterministic"`` for zero spread, ``"none"`` for one seed)."""
+    ci = _inference.interval(xs, level, method, seed)
+    return ci.mean, ci.low, ci.high, ci.method
 
 
 def detectable(sd: float, n: int, level: float = LEVEL, power: float = POWER) -> float:
     """Minimal detectable effect of a paired mean with ``n`` seeds: ``(t_{1-a/2} + t_{power}) sd / sqrt(n)``."""
-    if n < 2:
-        return math.inf
-    return (_t(0.5 + level / 2, n - 1) + _t(power, n - 1)) * sd / math.sqrt(n)
+    return _inference.detectable(sd, n, 1 - level, power)
 
 
 def seeds_needed(sd: float, sesoi: float, level: float = LEVEL, power: float = POWER, cap: int = 1000) -> int | None:
     """The smallest n whose minimal detectable effect is at most ``sesoi`` (None above ``cap``)."""
-    if sd == 0:
-        return 2
-    for n in range(2, cap + 1):
-        if detectable(sd, n, level, power) <= sesoi:
-            return n
-    return None
-
-
-def decide(low: float, high: float, null: float, target: float, sesoi: float, sign: int) -> str:
-    """The outcome of a CI ``[low, high]`` on the row's scale (see the module docstring)."""
-    lo, hi = sorted((sign * (low - null), sign * (high - null)))
-    goal = sign * (target - null)
-    if lo > 0:
-        return "reproduced" if hi >= goal else "smaller effect"
-    if hi < 0:
-        return "opposite"
-    if -sesoi < lo and hi < sesoi:
-        return "ruled out"
-    return "inconclusive"
+    return _inference.seeds_needed(sd, sesoi, 1 - level, power, cap)
 
 
 # ---- rows ---------------------------------------------------------------------------------------------------------
@@ -401,10 +399,33 @@ class LedgerRow:
     mde: float | None = None
     seeds_needed: int | None = None
     provisional: str = ""
+    family: str = ""
+    primary: bool = True
+    alpha: float = ALPHA
+    n_sign: int = 0
+    sign_p: float | None = None
+    deterministic: bool = False
+    plan: str = ""
+    baseline: str = ""
 
     @property
     def scale(self) -> str:
         return self.claim.effect_scale
+
+    @property
+    def level(self) -> float:
+        """The interval's level, ``1 - alpha`` (alpha: the plan's look, Holm's step within the family)."""
+        return 1 - self.alpha
+
+    def sign_text(self) -> str:
+        """``4/5 on the paper's side (sign test p = 0.38)``; ``–`` without per-seed effects."""
+        if not self.per_seed:
+            return "–"
+        p = "" if self.sign_p is None else f" (sign test p = {self.sign_p:.2g})"
+        return f"{self.n_agree}/{self.n_sign} on the paper's side{p}"
+
+    def family_text(self) -> str:
+        return f"{self.family} ({'primary' if self.primary else 'secondary'}, level {self.level:.4g})"
 
     @property
     def verdict(self) -> str:  # the field's name before issue 21
@@ -427,6 +448,9 @@ class LedgerRow:
                 "invalid_seeds": {str(k): v for k, v in self.invalid_seeds.items()},
                 "validity": [k.why for k in c.validity()], "full_scale": c.full_scale, "rule": c.rule.describe(),
                 "authors_runs": paper_effect(c.id), "design_note": c.design_note,
+                "family": self.family, "primary": self.primary, "alpha": self.alpha, "level": self.level,
+                "n_sign": self.n_sign, "sign_p": self.sign_p, "sign_test": self.sign_text(),
+                "deterministic": self.deterministic, "plan": self.plan, "baseline": self.baseline,
                 # the fields the report read before issue 21
                 "verdict": self.outcome, "note": self.reason,
                 "ours": {"mean": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high, "n_seeds": self.n}}
@@ -437,10 +461,14 @@ def _fmt(x) -> str:
 
 
 def effect_text(row: LedgerRow) -> str:
-    """``log10 -0.52 [-0.61, -0.43]`` (the effect on its scale with its CI), ``–`` without one."""
+    """``log -0.52 [-0.61, -0.43] (t, 95%)`` (the effect on its scale with its interval, method and level);
+    a deterministic measurement reads ``log -0.05, deterministic (identical in 5 seeds)``; ``–`` without one."""
     if row.effect is None:
         return "–"
-    ci = f" [{_fmt(row.ci_low)}, {_fmt(row.ci_high)}]" if row.n > 1 else ""
+    if row.deterministic:
+        return f"{row.scale} {_fmt(row.effect)}, deterministic (identical in {row.n} seeds)"
+    ci = (f" [{_fmt(row.ci_low)}, {_fmt(row.ci_high)}] ({row.ci_method}, {100 * row.level:.4g}%)"
+          if row.n > 1 else "")
     return f"{row.scale} {_fmt(row.effect)}{ci}"
 
 
@@ -463,7 +491,8 @@ class Ledger:
         from .paper_runs import paper_effect_text
 
         keys = ("id", "paper", "claim", "paper_figure", "experiment", "metric", "scale", "effect", "ci_low", "ci_high",
-                "n", "n_agree", "paper_effect", "sesoi", "outcome", "reason", "seeds_needed", "mde", "rule")
+                "ci_method", "level", "deterministic", "n", "n_agree", "n_sign", "sign_p", "family", "primary",
+                "baseline", "plan", "paper_effect", "sesoi", "outcome", "reason", "seeds_needed", "mde", "rule")
         out = []
         for r in self.rows:
             d = r.to_dict()
@@ -480,8 +509,9 @@ class Ledger:
     def to_markdown(self) -> str:
         from .paper_runs import paper_effect_text
 
-        lines = ["| id | paper | claim | paper figure | metric | effect on its scale [95% CI] | n (agree) | paper's "
-                 "effect / sesoi | outcome | reason or seeds needed | authors' runs |", "|" + " --- |" * 11]
+        lines = ["| id | paper | claim | paper figure | metric | effect on its scale [CI] (method, level) | n | sign "
+                 "test | family (level) | trained bar | paper's effect / sesoi | outcome | reason or seeds needed | "
+                 "authors' runs |", "|" + " --- |" * 14]
         for r in self.rows:
             c = r.claim
             null, target, sesoi = c.bounds()
@@ -490,9 +520,10 @@ class Ledger:
                 why = (why + "; " if why else "") + f"seeds needed {r.seeds_needed}"
             if c.design_note:
                 why = (why + ". " if why else "") + f"Design: {c.design_note}"
-            cells = [c.id, c.paper, c.claim, c.paper_figure, c.metric, effect_text(r), f"{r.n} ({r.n_agree})",
-                     f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})", r.outcome, why or "–",
-                     paper_effect_text(c.id)]
+            n = f"1 measurement ({r.n} seeds)" if r.deterministic else str(r.n)
+            cells = [c.id, c.paper, c.claim, c.paper_figure, c.metric, effect_text(r), n, r.sign_text(),
+                     r.family_text(), r.baseline or "–", f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})",
+                     r.outcome, why or "–", paper_effect_text(c.id)]
             lines.append("| " + " | ".join(str(x).replace("|", "/").replace("\n", " ") for x in cells) + " |")
         counts = ", ".join(f"{k}: {v}" for k, v in self.outcome_counts().items())
         return "\n".join(lines) + f"\n\n{len(self.rows)} claims — {counts}\n"
@@ -521,19 +552,52 @@ def _finite(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def evaluate(claim: Claim, results: dict | None) -> LedgerRow:
-    """One row from an experiment's aggregated results (None: not run at the claim's scale)."""
+def _bar_text(claim: Claim, checks: Sequence[Check], by_seed: dict[int, dict]) -> str:
+    """The trained bars of a row: each model's metric beside its trivial predictor's (means over seeds), or the
+    stated bound of a chance-level bar."""
+    parts = []
+    for c in checks:
+        if c.kind == "trained bar":
+            model, base = c.metrics
+            mv = [m[model] for m in by_seed.values() if _finite(m.get(model))]
+            bv = [m[base] for m in by_seed.values() if _finite(m.get(base))]
+            if mv and bv:
+                parts.append(f"{model} {sum(mv) / len(mv):.3g} vs {base} {sum(bv) / len(bv):.3g}")
+        elif c.kind == "trained":
+            parts.append(c.why)
+    return "; ".join(parts)
+
+
+def evaluate(claim: Claim, results: dict | None, *, alpha: float = ALPHA, method: str = "t",
+             baselines: Mapping[int, Mapping[str, float]] | None = None, plan: str = "") -> LedgerRow:
+    """One row from an experiment's aggregated results (None: not run at the claim's scale).
+
+    Parameters
+    ----------
+    alpha : float
+        The row's significance level (its interval's level is ``1 - alpha``): the plan's look, Holm's step
+        (:func:`ledger` sets it).
+    method : {"t", "bca"}
+        The interval, fixed by the experiment's plan.
+    baselines : mapping, optional
+        ``{seed: {"baseline....": value}}``, the trivial predictors' metrics beside the shards
+        (:mod:`dynkit.experiments.baselines`), merged into each seed's metrics.
+    plan : str
+        How the plan reads (shown in the row).
+    """
     if results is None:
         return _undecided(claim, LedgerRow(claim, "inconclusive", f"no results at scale {claim.scale!r}",
-                                           seeds_needed=MIN_SEEDS))
-    by_seed = per_seed_metrics(results)
+                                           seeds_needed=MIN_SEEDS, alpha=alpha, plan=plan))
+    by_seed = per_seed_metrics(results, baselines)
     if not by_seed:
-        return _undecided(claim, LedgerRow(claim, "inconclusive", "no seeds in the results", seeds_needed=MIN_SEEDS))
+        return _undecided(claim, LedgerRow(claim, "inconclusive", "no seeds in the results", seeds_needed=MIN_SEEDS,
+                                           alpha=alpha, plan=plan))
     checks = claim.validity()
+    bar = _bar_text(claim, checks, by_seed)
     needed = list(dict.fromkeys([*claim.value.metrics, *(k for c in checks for k in c.metrics)]))
     gap = _missing(by_seed, needed)
     if gap:
-        return LedgerRow(claim, "invalid", f"incomplete: {gap}", n=len(by_seed))
+        return LedgerRow(claim, "invalid", f"incomplete: {gap}", n=len(by_seed), alpha=alpha, plan=plan, baseline=bar)
     invalid: dict[int, list[str]] = {}  # seed -> what failed
     failures: dict[str, list[str]] = {}  # what failed -> "seed s: value", for a short reason
     for seed, m in sorted(by_seed.items()):
@@ -551,29 +615,35 @@ def evaluate(claim: Claim, results: dict | None) -> LedgerRow:
                 continue
             ok, got = c.test(*values)
             if not ok:
-                found.append((f"{c.kind}: {c.why}", f"seed {seed}: {got:.4g}"))
+                shown = (" vs ".join(f"{k} {v:.4g}" for k, v in zip(c.metrics, got)) if isinstance(got, tuple)
+                         else f"{got:.4g}")
+                found.append((f"{c.kind}: {c.why}", f"seed {seed}: {shown}"))
         for what, where in found:
             invalid.setdefault(seed, []).append(what)
             failures.setdefault(what, []).append(where)
     if invalid:
         reason = "; ".join(f"{what} fails in {', '.join(where)}" for what, where in failures.items())
-        return LedgerRow(claim, "invalid", reason, n=len(by_seed), invalid_seeds=invalid)
+        return LedgerRow(claim, "invalid", reason, n=len(by_seed), invalid_seeds=invalid, alpha=alpha, plan=plan,
+                         baseline=bar)
     effects = {seed: claim.value(m) for seed, m in sorted(by_seed.items())}
     bad = {s: v for s, v in effects.items() if not math.isfinite(v)}
     if bad:
         return LedgerRow(claim, "invalid", "; ".join(f"seed {s}: effect {v}" for s, v in bad.items()),
-                         n=len(effects), invalid_seeds={s: [f"effect {v}"] for s, v in bad.items()})
+                         n=len(effects), invalid_seeds={s: [f"effect {v}"] for s, v in bad.items()}, alpha=alpha,
+                         plan=plan, baseline=bar)
     null, target, sesoi = claim.bounds()
     xs = list(effects.values())
     n = len(xs)
-    mean, lo, hi, method = interval(xs)
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else math.nan
-    row = LedgerRow(claim, "inconclusive", effect=mean, ci_low=lo, ci_high=hi, ci_method=method, n=n,
-                    n_agree=sum(claim.rule.sign * (x - null) > 0 for x in xs), per_seed=effects)
-    row.provisional = decide(lo, hi, null, target, sesoi, claim.rule.sign) if n >= 2 else "inconclusive"
+    ci = _inference.interval(xs, 1 - alpha, method)
+    sd = math.sqrt(sum((x - ci.mean) ** 2 for x in xs) / (n - 1)) if n > 1 else math.nan
+    k, m, p = sign_test(xs, null, claim.rule.sign)
+    row = LedgerRow(claim, "inconclusive", effect=ci.mean, ci_low=ci.low, ci_high=ci.high, ci_method=ci.method, n=n,
+                    n_agree=k, per_seed=effects, alpha=alpha, n_sign=m, sign_p=p,
+                    deterministic=ci.method == "deterministic", plan=plan, baseline=bar)
+    row.provisional = decide(ci.low, ci.high, null, target, sesoi, claim.rule.sign) if n >= 2 else "inconclusive"
     if n > 1:
-        row.mde = detectable(sd, n)
-        row.seeds_needed = seeds_needed(sd, sesoi)
+        row.mde = _inference.detectable(sd, n, alpha)
+        row.seeds_needed = _inference.seeds_needed(sd, sesoi, alpha)
     if n < MIN_SEEDS:
         row.reason = f"n = {n} < {MIN_SEEDS} seeds" + (f" (the CI so far: {row.provisional})" if n > 1 else "")
         if n < 2 or row.provisional != "inconclusive":
@@ -584,27 +654,41 @@ def evaluate(claim: Claim, results: dict | None) -> LedgerRow:
             row.reason += "; more than 1000 seeds to detect the smallest effect of interest at this spread"
         return _undecided(claim, row)
     row.outcome = row.provisional
+    if row.deterministic:  # one measurement, not n replications: its value against the bounds, not an interval
+        row.outcome, row.seeds_needed = "deterministic", None
+        row.reason = (f"one deterministic measurement (zero spread over {n} seeds): held against the paper's effect "
+                      f"and ±{sesoi:.3g} it reads {row.provisional}")
+        return _undecided(claim, row)
     if row.outcome == "inconclusive":
         row.reason = (f"the CI holds no effect and effects beyond ±{sesoi:.3g}; minimal detectable effect at n = {n}: "
                       f"{row.mde:.3g}" + ("" if row.seeds_needed is not None else "; more than 1000 seeds needed"))
         return _undecided(claim, row)
     row.seeds_needed = None
-    return row
+    return _undecided(claim, row)
 
 
 def _undecided(claim: Claim, row: LedgerRow) -> LedgerRow:
-    if claim.full_scale:
+    """A claim whose recipe states that it needs the paper's scale reads ``needs full scale`` whatever its
+    ``cpu`` interval (kept as ``provisional``); ``invalid`` stays ``invalid``."""
+    if claim.full_scale and row.outcome != "invalid":
+        if row.outcome != "inconclusive" or not row.provisional:
+            row.provisional = row.outcome
         row.outcome = "needs full scale"
         row.reason = (row.reason + "; " if row.reason else "") + claim.full_scale
     return row
 
 
 # ---- reading results ----------------------------------------------------------------------------------------------
-def per_seed_metrics(results: dict) -> dict[int, dict[str, float]]:
-    """``{seed: {metric: value}}``, a seed's shards merged (validated by :func:`load_results`)."""
+def per_seed_metrics(results: dict, baselines: Mapping[int, Mapping[str, float]] | None = None
+                     ) -> dict[int, dict[str, float]]:
+    """``{seed: {metric: value}}``, a seed's shards merged (validated by :func:`load_results`), with the trivial
+    predictors' metrics of that seed (``baselines``) beside them."""
     merged: dict[int, dict[str, float]] = {}
     for shard in results["shards"]:
         merged.setdefault(int(shard["seed"]), {}).update(shard["metrics"])
+    for seed, values in (baselines or {}).items():
+        if seed in merged:
+            merged[seed].update(values)
     return merged
 
 
@@ -663,33 +747,85 @@ def default_results_root() -> Path:
                      f"./analysis/results (run from a dynkit checkout, or pass the folder)")
 
 
-def ledger(results: str | Path | None = None, claims: Sequence[Claim] | None = None) -> Ledger:
+def ledger(results: str | Path | None = None, claims: Sequence[Claim] | None = None,
+           plans: str | Path | Mapping | None = None) -> Ledger:
     """The ledger of every registered claim, computed from the results under ``results``.
 
     Parameters
     ----------
     results : path, optional
-        A folder holding ``<experiment>/results.json`` as written by :func:`dynkit.experiments.run`;
-        default the committed results of record, ``analysis/results``.
+        A folder holding ``<experiment>/results.json`` as written by :func:`dynkit.experiments.run` (and the
+        trivial predictors' ``<experiment>/baselines.json``); default the committed results of record,
+        ``analysis/results``.
     claims : sequence of Claim, optional
         Default: every registered claim (:data:`CLAIMS`).
+    plans : path or mapping, optional
+        The plans (:mod:`dynkit.experiments.plans`): a folder of ``<experiment>.json`` or ``{experiment: Plan}``;
+        default ``plans/`` beside the results folder (``analysis/plans`` for the results of record). An
+        experiment without a plan is judged as one look at its n with a t interval, and its rows say so.
 
     Raises
     ------
     LedgerError
         A results file is unreadable (truncated, binary) or not a results file; the message names it.
     """
-    from . import load_all
+    from . import baselines as _baselines, load_all
+    from .plans import load_plans
 
     load_all()
     root = Path(results) if results is not None else default_results_root()
     if not root.is_dir():
         raise ValueError(f"results must be a folder holding <experiment>/results.json, got {str(results)!r}")
+    plan_of = dict(plans) if isinstance(plans, Mapping) else load_plans(plans if plans is not None
+                                                                         else root.parent / "plans")
     cache: dict = {}
-    rows = []
-    for claim in (claims if claims is not None else CLAIMS.values()):
+
+    def lookup(claim: Claim):
         key = (claim.experiment, claim.scale)
         if key not in cache:
-            cache[key] = load_results(root, *key)
-        rows.append(evaluate(claim, cache[key]))
-    return Ledger(rows)
+            found = load_results(root, *key)
+            cache[key] = (found, _baselines.load(root / claim.experiment) if found is not None else {})
+        return cache[key]
+
+    return Ledger(judge(list(claims if claims is not None else CLAIMS.values()), lookup, plan_of))
+
+
+def judge(chosen: Sequence[Claim], lookup: Callable[[Claim], tuple], plan_of: Mapping) -> list[LedgerRow]:
+    """The rows of ``chosen``: each at its plan's look level, then the secondary rows of each family again at
+    Holm's level within the family (see the module docstring).
+
+    ``lookup(claim) -> (results or None, {seed: baselines})``; ``plan_of``: ``{experiment: Plan}``.
+    """
+    families: dict[str, list[int]] = {}
+    for i, claim in enumerate(chosen):
+        families.setdefault(family_of(claim), []).append(i)
+    primary = {f: next((i for i in idx if chosen[i].primary), idx[0]) for f, idx in families.items()}
+    setting: list[dict] = []  # per row: evaluate's keyword arguments at the look's level
+    rows: list[LedgerRow] = []
+    for claim in chosen:
+        found, base = lookup(claim)
+        plan = plan_of.get(claim.experiment)
+        kw = {"baselines": base, "method": plan.interval if plan else "t",
+              "plan": plan.describe() if plan else "none (one look at the results' n, t interval)"}
+        n = len({int(s["seed"]) for s in found["shards"]}) if found is not None else 0
+        if plan is not None and found is not None:
+            try:
+                kw["alpha"] = plan.level_at(n)
+            except ValueError as err:  # results that did not follow their plan decide nothing
+                setting.append(kw)
+                rows.append(LedgerRow(claim, "invalid", str(err), n=n, plan=kw["plan"]))
+                continue
+        setting.append(kw)
+        rows.append(evaluate(claim, found, **kw))
+    for fam, idx in families.items():
+        for i in idx:
+            rows[i].family, rows[i].primary = fam, i == primary[fam]
+        tested = [i for i in idx if i != primary[fam] and rows[i].per_seed and rows[i].outcome != "invalid"]
+        if not tested:
+            continue
+        ps = [p_value(list(rows[i].per_seed.values()), chosen[i].bounds()[0]) for i in tested]
+        base_alpha = min(setting[i].get("alpha", ALPHA) for i in tested)
+        for i, level in zip(tested, holm_levels(ps, base_alpha)):
+            rows[i] = evaluate(chosen[i], lookup(chosen[i])[0], **{**setting[i], "alpha": level})
+            rows[i].family, rows[i].primary = fam, False
+    return rows

@@ -24,9 +24,8 @@ _TONE = {
     "warn": ("holds with correction", "partly reproduced", "smaller effect", "erratum"),
     "bad": ("false as stated", "contradicted", "opposite", "did not hold", "differs from the paper", "error", "failed",
             "invalid"),
-    "neutral": ("undecided", "not reproduced at this scale", "ruled out", "negligible", "deterministic", "inconclusive",
-                "needs full scale",
-                "unavailable"),
+    "neutral": ("undecided", "not reproduced at this scale", "ruled out", "negligible", "inconclusive", "deterministic",
+                "needs full scale", "unavailable"),
 }
 _CLASS = {verdict: tone for tone, verdicts in _TONE.items() for verdict in verdicts}
 assert set(CLAIM_VERDICTS) | set(LEDGER_VERDICTS) <= set(_CLASS)  # every contract verdict has a colour
