@@ -271,3 +271,27 @@ def layout_problems(found: dict, must_fit: tuple[str, ...] = ()) -> list[str]:
                             f"{item['client_width']} px, overflow-x {item['overflow_x']}, "
                             f"scrollbar {item['scrollbar']} px): {item['text']!r}")
     return problems
+
+
+def main(argv: list[str]) -> None:
+    """``python tests/browser.py HTML_DIR PAGE...``: each built page's layout at 1280 x 800, as the tests see it.
+
+    Prints, per page, the first figure's top (and the window's height) and how many equations, tables and
+    code blocks fit, scroll visibly or are cut off (then each problem).
+    """
+    from collections import Counter
+
+    root, pages = Path(argv[0]), argv[1:]
+    for name in pages:
+        found = layout(root / f"{name}.html")
+        counts = Counter(f"{item['kind']} {item['layout']}" for item in found["boxes"])
+        print(f"{name}: first figure top {found['first_figure_top']} px (window {found['viewport']} px high); "
+              + ", ".join(f"{n} {what}" for what, n in sorted(counts.items())))
+        for problem in layout_problems(found):
+            print(f"    {problem}")
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])
