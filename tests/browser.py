@@ -254,7 +254,10 @@ def layout(page: Path, width: int = 1280, height: int = 800) -> dict:
 
     Scrollbars are overlays (``SCROLLBARS["overlay"]``): a scrollbar counts only where the page makes it stay.
     """
-    found, _ = probe(page, Path(page).parent, width, height, script=LAYOUT_PROBE, scrollbars="overlay")
+    try:
+        found, _ = probe(page, Path(page).parent, width, height, script=LAYOUT_PROBE, scrollbars="overlay")
+    finally:
+        (Path(page).parent / f"probed_{Path(page).name}").unlink(missing_ok=True)  # leave the build as it was
     return found
 
 
