@@ -58,4 +58,4 @@ numpydoc_validation_checks = set()
 html_theme = "furo"
 html_title = f"dynkit {release}"
 html_static_path = ["_static", "generated/_static"]
-html_css_files = ["dynkit.css"]  # wide tables (the ledger) wrap and scroll inside their column
+html_css_files = ["dynkit.css"]  # wide tables, equations and code fit or scroll visibly (tests/test_docs_layout.py)

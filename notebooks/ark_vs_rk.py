@@ -16,7 +16,7 @@
 # measure error against NFE on a test problem, next to the one-step methods of the same order
 # (SSPRK3 and RK4), and the observed convergence orders.
 
-# %%
+# %% tags=["hide-input"]
 import os
 
 import matplotlib.pyplot as plt
@@ -27,11 +27,6 @@ import dynkit as dk
 
 SMALL = os.environ.get("DYNKIT_NOTEBOOK_SMALL") == "1"
 
-# %% [markdown]
-# Test problem: the Van der Pol oscillator with $\mu = 1$ (smooth, non-linear, not stiff) on
-# $[0, 5]$; the reference is scipy's DOP853 at rtol = atol = 1e-13.
-
-# %%
 MU, T = 1.0, 5.0
 
 
@@ -52,10 +47,8 @@ for label, method in methods.items():
         errs.append(float(np.max(np.abs(sol.ys[-1] - ref))))
         nfes.append(sol.stats.nfe)
     results[label] = (np.array(nfes), np.array(errs))
-    orders = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
-    print(f"{label:7s} NFE {nfes}  errors {['%.1e' % e for e in errs]}  observed orders {np.round(orders, 2)}")
 
-# %%
+# %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(6, 4))
 for label, (nfe, err) in results.items():
     ax.loglog(nfe, err, "o-", label=label)
@@ -65,6 +58,16 @@ ax.set_title("Van der Pol (μ = 1): error vs NFE")
 ax.grid(True, which="both", alpha=0.3)
 ax.legend()
 plt.show()
+
+# %% [markdown]
+# Test problem: the Van der Pol oscillator with $\mu = 1$ (smooth, non-linear, not stiff) on
+# $[0, 5]$; the reference is scipy's DOP853 at rtol = atol = 1e-13. The errors, NFE and observed
+# orders behind the figure (the code that computes them and draws it is collapsed above it):
+
+# %%
+for label, (nfes, errs) in results.items():
+    orders = np.log2(errs[:-1] / errs[1:])
+    print(f"{label:7s} NFE {nfes.tolist()}  errors {['%.1e' % e for e in errs]}  observed orders {np.round(orders, 2)}")
 
 # %% [markdown]
 # Error at equal cost: interpolate each one-step method's error (log-log) at the NFE ARK spent with

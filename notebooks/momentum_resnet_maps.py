@@ -19,13 +19,9 @@
 #
 # Over the reals $\Psi_\varepsilon(\mathbb R) = [\lambda_\varepsilon, \infty)$ with
 # $\lambda_\varepsilon = \min_\alpha e^{-1/(2\varepsilon)}(\cos\alpha + \sin\alpha / (2\varepsilon\alpha))$,
-# and Theorem 1: a real matrix diagonalisable over $\mathbb C$ is representable iff each of its
-# eigenvalues below $\lambda_\varepsilon$ has even multiplicity. We (1) check Prop. 4 against
-# `dk.solve`, (2) plot $\lambda_\varepsilon$ against $\varepsilon$ (Fig. 4, left), (3) draw the
-# representable eigenvalue regions for $d = 2$ (Fig. 4, right) and (4) represent a map with a single
-# negative eigenvalue, which no first-order model ($\varepsilon = 0$) can.
+# drawn against $\varepsilon$ below (Fig. 4, left; section 2 checks it).
 
-# %%
+# %% tags=["hide-input"]
 import math
 import os
 
@@ -61,6 +57,38 @@ def flow(theta, eps, x0):
     return dk.solve(f, np.concatenate([x0, np.zeros(d)]), [0.0, 1.0], rtol=1e-11, atol=1e-12).ys[-1, :d]
 
 
+def argmin_alpha(eps):
+    """α minimising G_ε(α) = e^{-1/(2ε)}(cos α + sin α / (2εα)); λ_ε = G_ε(α)."""
+    g = lambda a: math.exp(-1 / (2 * eps)) * (math.cos(a) + math.sin(a) / (2 * eps * a))
+    grid = np.linspace(1e-3, 4 * math.pi, 4000)  # the minimum lies in the first period past 0
+    a0 = grid[np.argmin([g(a) for a in grid])]
+    res = minimize_scalar(g, bracket=(a0 - 0.01, a0, a0 + 0.01))
+    return res.x, res.fun
+
+
+def lam(eps):
+    return argmin_alpha(eps)[1]
+
+
+epsilons = np.linspace(0.02, 3, 40 if SMALL else 150)
+lams = np.array([lam(e) for e in epsilons])
+
+# %% tags=["hide-input"]
+fig, ax = plt.subplots(figsize=(5, 3.5))
+ax.plot(epsilons, lams)
+ax.set_xlabel("ε")
+ax.set_ylabel("λ_ε")
+ax.set_title("λ_ε = min Ψ_ε(ℝ)")
+ax.grid(alpha=0.3)
+plt.show()
+
+# %% [markdown]
+# Theorem 1: a real matrix diagonalisable over $\mathbb C$ is representable iff each of its
+# eigenvalues below $\lambda_\varepsilon$ has even multiplicity. We (1) check Prop. 4 against
+# `dk.solve`, (2) check $\lambda_\varepsilon$ against $\varepsilon$ (Fig. 4, left, above), (3) draw the
+# representable eigenvalue regions for $d = 2$ (Fig. 4, right) and (4) represent a map with a single
+# negative eigenvalue, which no first-order model ($\varepsilon = 0$) can.
+
 # %% [markdown]
 # ## 1. Prop. 4 against the ODE solver
 
@@ -78,21 +106,6 @@ assert worst < 1e-8  # solves at rtol 1e-11; the series is summed to machine pre
 # ## 2. λ_ε against ε
 
 # %%
-def argmin_alpha(eps):
-    """α minimising G_ε(α) = e^{-1/(2ε)}(cos α + sin α / (2εα)); λ_ε = G_ε(α)."""
-    g = lambda a: math.exp(-1 / (2 * eps)) * (math.cos(a) + math.sin(a) / (2 * eps * a))
-    grid = np.linspace(1e-3, 4 * math.pi, 4000)  # the minimum lies in the first period past 0
-    a0 = grid[np.argmin([g(a) for a in grid])]
-    res = minimize_scalar(g, bracket=(a0 - 0.01, a0, a0 + 0.01))
-    return res.x, res.fun
-
-
-def lam(eps):
-    return argmin_alpha(eps)[1]
-
-
-epsilons = np.linspace(0.02, 3, 40 if SMALL else 150)
-lams = np.array([lam(e) for e in epsilons])
 for e in (0.1, 0.5, 1.0, 2.0, 3.0):
     print(f"lambda_eps at eps = {e}: {lam(e):+.4f}")
 
@@ -102,16 +115,8 @@ by_flow = min(flow(np.array([[th]]), 1.0, np.array([1.0]))[0] for th in thetas)
 print(f"min over the theta grid of the flow map at eps = 1: {by_flow:+.4f} (lambda_1 = {lam(1.0):+.4f})")
 assert lam(1.0) <= by_flow < lam(1.0) + 0.01  # the grid minimum sits just above the true minimum
 
-fig, ax = plt.subplots(figsize=(5, 3.5))
-ax.plot(epsilons, lams)
-ax.set_xlabel("ε")
-ax.set_ylabel("λ_ε")
-ax.set_title("λ_ε = min Ψ_ε(ℝ)")
-ax.grid(alpha=0.3)
-plt.show()
-
 # %% [markdown]
-# λ_ε is non-increasing, near 0 for small ε and tends to -1 as ε grows (Fig. 4, left).
+# λ_ε is non-increasing, near 0 for small ε and tends to -1 as ε grows (Fig. 4, left; the figure at the top).
 
 # %%
 assert np.all(np.diff(lams) <= 1e-12) and -1 < lams[-1] < lams[0] <= 0 and abs(lams[0]) < 1e-6

@@ -20,7 +20,7 @@
 # `DYNKIT_NOTEBOOK_SMALL=1`: two tolerances, one batch — there every value sits at the solver's floor
 # of 20 evaluations, which says nothing about the models).
 
-# %%
+# %% tags=["hide-input"]
 import json
 import os
 import tempfile
@@ -57,29 +57,18 @@ if os.environ.get("DYNKIT_NOTEBOOK_RUN") == "1" or not (RECORD / "results.json")
         n_batches=1 if small else 4, seed=0, out=Path(tempfile.mkdtemp(prefix="nfe_vs_tol_")), quiet=True)
     models = {m: results[m] for m in MODELS}
     of_record = False
-    print("measured now (untrained models)")
+    provenance = ["measured now (untrained models)"]
 else:
     record = json.loads((RECORD / "results.json").read_text())
     models = per_model_per_tolerance(record)
     MODELS = tuple(m for m in record["config"]["models"] if m in models)
     models = {m: models[m] for m in MODELS}
     of_record = True
-    print(f"results of record: {RECORD.relative_to(RECORD.parents[2])}, seeds {record['seeds']}")
-    print("config:", {k: v for k, v in record["config"].items() if k not in ("models", "model")})
+    provenance = [f"results of record: {RECORD.relative_to(RECORD.parents[2])}, seeds {record['seeds']}",
+                  f"config: {({k: v for k, v in record['config'].items() if k not in ('models', 'model')})}"]
 tolerances = sorted(next(iter(models.values())), key=float, reverse=True)  # loose -> tight
 
-# %%
-print(f"{'model':8s} {'tol':>7s} {'forward NFE':>14s} {'backward NFE':>16s}")
-for model, per_tol in models.items():
-    for tol in tolerances:
-        fw, bw = per_tol[tol]["forward_nfe"], per_tol[tol]["backward_nfe"]
-        print(f"{model:8s} {tol:>7s} {fw['mean']:8.1f} ± {fw['std']:<4.1f} {bw['mean']:9.1f} ± {bw['std']:<5.1f}")
-
-# %% [markdown]
-# Forward and backward NFE per tolerance, loose to tight from left to right (as in the report). Each
-# model has its own marker and line style, so curves that coincide stay visible.
-
-# %%
+# %% tags=["hide-input"]
 styles = dict(zip(("node", "anode", "sonode", "hbnode", "ghbnode"),
               [("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"), ("v", "-")]))
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
@@ -99,6 +88,19 @@ axes[0].set_ylabel("NFE per batch (mean ± std)")
 axes[1].legend()
 fig.tight_layout()
 plt.show()
+
+# %% [markdown]
+# Forward and backward NFE per tolerance, loose to tight from left to right (as in the report). Each
+# model has its own marker and line style, so curves that coincide stay visible. Below: where the
+# numbers come from, and the mean ± std per model and tolerance behind the figure.
+
+# %%
+print(*provenance, sep="\n")
+print(f"{'model':8s} {'tol':>7s} {'forward NFE':>14s} {'backward NFE':>16s}")
+for model, per_tol in models.items():
+    for tol in tolerances:
+        fw, bw = per_tol[tol]["forward_nfe"], per_tol[tol]["backward_nfe"]
+        print(f"{model:8s} {tol:>7s} {fw['mean']:8.1f} ± {fw['std']:<4.1f} {bw['mean']:9.1f} ± {bw['std']:<5.1f}")
 
 # %% [markdown]
 # Checks: every model and tolerance is there, every NFE is positive, an adaptive solver never needs

@@ -40,8 +40,14 @@ OFFLINE_FLAGS = ["--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=http:/
                  "--proxy-bypass-list=<-loopback>"]
 
 
-def _run(page: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    cmd = [*_isolation(), chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+# How the page draws its scrollbars: not at all (screenshots, the report's checks), or as overlays that
+# show only while one scrolls and take no room (macOS, phones, some Linux desktops): the reader for whom
+# content past a box's edge looks cut off unless the page styles a scrollbar that stays.
+SCROLLBARS = {"hidden": ["--hide-scrollbars"], "overlay": ["--enable-features=OverlayScrollbar"]}
+
+
+def _run(page: Path, *args: str, timeout: float = 120, scrollbars: str = "hidden") -> subprocess.CompletedProcess:
+    cmd = [*_isolation(), chromium(), "--headless", "--no-sandbox", "--disable-gpu", *SCROLLBARS[scrollbars],
            "--no-first-run", "--disable-extensions", *OFFLINE_FLAGS, "--virtual-time-budget=60000", *args,
            Path(page).resolve().as_uri()]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -123,14 +129,19 @@ addEventListener("load", () => {
 </script>"""
 
 
-def probe(page: Path, workdir: Path, width: int = 1280, height: int = 800) -> tuple[dict, str]:
-    """Load a copy of ``page`` with :data:`PROBE` in a ``width`` x ``height`` window: (its findings, the DOM)."""
+def probe(page: Path, workdir: Path, width: int = 1280, height: int = 800, script: str = PROBE,
+          scrollbars: str = "hidden") -> tuple[dict, str]:
+    """Load a copy of ``page`` with ``script`` (default :data:`PROBE`) in a ``width`` x ``height`` window.
+
+    ``script`` is a ``<script>`` element that writes its findings as JSON into ``<pre id="dynkit-probe">``;
+    returns (those findings, the DOM). ``scrollbars`` is a key of :data:`SCROLLBARS`.
+    """
     import json
 
     copy = Path(workdir) / f"probed_{Path(page).name}"
     html = Path(page).read_text()
-    copy.write_text(html.replace("</body>", PROBE + "</body>") if "</body>" in html else html + PROBE)
-    dom = _run(copy, f"--window-size={width},{height}", "--dump-dom").stdout
+    copy.write_text(html.replace("</body>", script + "</body>") if "</body>" in html else html + script)
+    dom = _run(copy, f"--window-size={width},{height}", "--dump-dom", scrollbars=scrollbars).stdout
     found = re.search(r'<pre id="dynkit-probe">(.*?)</pre>', dom, flags=re.S)
     assert found, "the probe did not run"
     import html as html_module
@@ -173,3 +184,117 @@ def remote_references(html: str) -> list[str]:
     refs = re.findall(r"""(?:src|href)\s*=\s*["']((?:https?:)?//[^"']+)""", html, flags=re.I)
     links = re.findall(r"""<a\b[^>]*href\s*=\s*["']((?:https?:)?//[^"']+)""", html, flags=re.I)
     return [r for r in refs if r not in links]  # a hyperlink is not loaded when the page is viewed
+
+
+# The layout of a docs page (Sphinx, furo) as a reader sees it: run after the page loaded and MathJax
+# typeset it, with the <details> left as the page has them (collapsed code stays collapsed).
+#   first_figure_top: where the article's first image starts (px from the top of the page);
+#   boxes: each display equation, table and code block the reader can see, with the box that clips
+#     it (itself or the nearest ancestor whose overflow-x is not visible) and how it is laid out:
+#     "fits"       nothing sticks out of that box;
+#     "scrolls"    it sticks out, the box scrolls (overflow-x auto/scroll) and its scrollbar takes room
+#                  (a scrollbar a reader sees: a classic one, or an overlay one styled to stay);
+#     "hidden scrollbar"  it scrolls but the scrollbar takes no room (hidden, or an overlay one that
+#                  only shows while scrolling): to the reader the content is cut off;
+#     "clipped"    it sticks out of a box with overflow-x hidden or clip;
+#     "beyond the article"  nothing clips it inside the article and it runs past the article's right edge;
+#     "beyond the window"   what it shows of itself ends past the window's right edge (the page grew wider than
+#                  the window: furo's <html> has overflow-x hidden, so the rest cannot be scrolled to).
+LAYOUT_PROBE = """<script>
+addEventListener("load", () => {
+  const typeset = window.MathJax && MathJax.startup && MathJax.startup.promise ? MathJax.startup.promise
+                                                                               : Promise.resolve();
+  typeset.then(() => new Promise(done => setTimeout(done, 100))).then(() => {  // a layout pass after typesetting
+    const article = document.querySelector("article[role=main]") || document.querySelector("article") || document.body;
+    const articleRight = article.getBoundingClientRect().right;
+    const img = article.querySelector("img");
+    const out = {viewport: innerHeight, width: document.documentElement.clientWidth, article_right: articleRight,
+                 first_figure_top: img ? img.getBoundingClientRect().top + scrollY : null, boxes: []};
+    const px = v => parseFloat(v) || 0;
+    for (const el of article.querySelectorAll('mjx-container[display="true"], table, pre')) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0 || el.closest("mjx-assistive-mml")) continue;  // not shown
+      let box = el;
+      while (box !== article && getComputedStyle(box).overflowX === "visible") box = box.parentElement;
+      const style = getComputedStyle(box);
+      const kind = el.localName === "mjx-container" ? "equation" : el.localName === "table" ? "table" : "code";
+      const item = {kind, text: el.textContent.trim().slice(0, 60), right: r.left + el.scrollWidth,
+                    box_class: box.className && box.className.baseVal === undefined ? box.className : box.localName,
+                    overflow_x: style.overflowX, scroll_width: box.scrollWidth, client_width: box.clientWidth};
+      const scrollbar = box.offsetHeight - box.clientHeight - px(style.borderTopWidth) - px(style.borderBottomWidth);
+      item.scrollbar = scrollbar;
+      const shownRight = box === article ? item.right : Math.min(item.right, box.getBoundingClientRect().right);
+      if (shownRight > out.width + 1) {
+        item.layout = "beyond the window";  // the page is wider than the window, which furo does not scroll
+      } else if (box === article) {
+        item.layout = item.right > articleRight + 1 ? "beyond the article" : "fits";
+      } else if (box.scrollWidth <= box.clientWidth + 1) {
+        item.layout = "fits";
+      } else if (style.overflowX === "auto" || style.overflowX === "scroll") {
+        item.layout = scrollbar > 0 ? "scrolls" : "hidden scrollbar";
+      } else {
+        item.layout = "clipped";
+      }
+      out.boxes.push(item);
+    }
+    const probe = document.createElement("pre");
+    probe.id = "dynkit-probe";
+    probe.textContent = JSON.stringify(out);
+    document.body.appendChild(probe);
+  });
+});
+</script>"""
+
+# What a reader cannot see whole at 1280 px: content cut off at the edge of its box.
+CUT_OFF = ("clipped", "hidden scrollbar", "beyond the article", "beyond the window")
+
+
+def layout(page: Path, width: int = 1280, height: int = 800) -> dict:
+    """:data:`LAYOUT_PROBE`'s findings on a docs ``page`` (probed beside it, so its links resolve).
+
+    Scrollbars are overlays (``SCROLLBARS["overlay"]``): a scrollbar counts only where the page makes it stay.
+    """
+    try:
+        found, _ = probe(page, Path(page).parent, width, height, script=LAYOUT_PROBE, scrollbars="overlay")
+    finally:
+        (Path(page).parent / f"probed_{Path(page).name}").unlink(missing_ok=True)  # leave the build as it was
+    return found
+
+
+def layout_problems(found: dict, must_fit: tuple[str, ...] = ()) -> list[str]:
+    """What a reader of the probed page cannot see whole (empty list: nothing is cut off).
+
+    Every equation, table and code block must fit its column or scroll with a visible scrollbar; the
+    kinds named in ``must_fit`` (``"table"``, ``"code"``, ``"equation"``) must fit without scrolling.
+    """
+    problems = []
+    for item in found["boxes"]:
+        if item["layout"] in CUT_OFF or (item["kind"] in must_fit and item["layout"] != "fits"):
+            problems.append(f"{item['kind']} {item['layout']} ({item['scroll_width']} px in a box of "
+                            f"{item['client_width']} px, overflow-x {item['overflow_x']}, "
+                            f"scrollbar {item['scrollbar']} px): {item['text']!r}")
+    return problems
+
+
+def main(argv: list[str]) -> None:
+    """``python tests/browser.py HTML_DIR PAGE...``: each built page's layout at 1280 x 800, as the tests see it.
+
+    Prints, per page, the first figure's top (and the window's height) and how many equations, tables and
+    code blocks fit, scroll visibly or are cut off (then each problem).
+    """
+    from collections import Counter
+
+    root, pages = Path(argv[0]), argv[1:]
+    for name in pages:
+        found = layout(root / f"{name}.html")
+        counts = Counter(f"{item['kind']} {item['layout']}" for item in found["boxes"])
+        print(f"{name}: first figure top {found['first_figure_top']} px (window {found['viewport']} px high); "
+              + ", ".join(f"{n} {what}" for what, n in sorted(counts.items())))
+        for problem in layout_problems(found):
+            print(f"    {problem}")
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])

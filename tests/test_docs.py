@@ -23,9 +23,13 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import component_fakes as fakes  # noqa: E402
 import dynkit_pages  # noqa: E402
-from browser import remote_references, rendered_dom, typeset_problems  # noqa: E402
+from browser import layout, layout_problems, remote_references, rendered_dom, typeset_problems  # noqa: E402
 
 from dynkit.report import ComponentUnavailable, require  # noqa: E402
+
+
+SCREEN = (1280, 800)  # a laptop screen: the layout checks' window
+CODE_COLUMN = 80  # characters: the landing page's code column holds about 90 at 1280 px (its probe below)
 
 
 def _available(dotted: str) -> bool:
@@ -67,6 +71,18 @@ def test_docs_build_from_fresh_copy_with_warnings_as_errors(tmp_path):
         expected = html.count('class="math notranslate nohighlight"')
         assert expected >= 3, page
         assert typeset_problems(rendered_dom(page), expected) == [], page
+    # The layout at 1280 x 800 (tests/browser.py's LAYOUT_PROBE, overlay scrollbars; tests/test_docs_layout.py
+    # plants each violation): no equation, table or code block cut off on the derivation pages, the ledger and
+    # the landing page; the ledger's table and the landing page's code fit without scrolling; every notebook
+    # opens with its figure on the first screen, and cuts nothing off either.
+    checked = [(page, ()) for page in sorted((out / "generated" / "derivations").glob("*.html"))]
+    checked += [(out / "generated" / "ledger.html", ("table",)), (out / "index.html", ("code", "table"))]
+    for page, must_fit in checked:
+        assert layout_problems(layout(page, *SCREEN), must_fit) == [], page
+    for nb in sorted((ROOT / "notebooks").glob("*.py")):
+        found = layout(out / "generated" / "notebooks" / f"{nb.stem}.html", *SCREEN)
+        assert found["first_figure_top"] is not None and found["first_figure_top"] < found["viewport"], (nb.stem, found)
+        assert layout_problems(found) == [], nb.stem
     derivations = (out / "generated/derivations/index.html").read_text()
     assert ("Not available in this build" in derivations) != _available("symbolic.DERIVATIONS")
     propositions = (out / "generated/propositions/index.html").read_text()
@@ -271,3 +287,23 @@ def test_the_readme_opens_with_a_runnable_odeint_example_and_its_figure(monkeypa
 
     runpy.run_path(str(ROOT / "examples" / "heavy_ball.py"), run_name="not_main")["main"](str(tmp_path / "f.png"))
     assert (tmp_path / "f.png").stat().st_size > 10_000
+
+
+def _code_lines_wider_than_the_column(markdown: str) -> list[str]:
+    blocks = re.findall(r"^```[^\n]*\n(.*?)^```", markdown, flags=re.S | re.M)
+    return [line for block in blocks for line in block.splitlines() if len(line) > CODE_COLUMN]
+
+
+def test_the_landing_page_and_the_readme_share_one_example_that_fits_the_code_column():
+    """The README's first example is the landing page's, line for line; no code line on the landing page (nor in
+    the example) is wider than the docs' code column. Planted: a long comment is caught."""
+    readme, index = (ROOT / "README.md").read_text(), (ROOT / "docs" / "index.md").read_text()
+
+    def example(text):
+        return re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
+
+    assert example(readme) == example(index)
+    assert _code_lines_wider_than_the_column(index) == []
+    assert _code_lines_wider_than_the_column(f"```python\n{example(readme)}```\n") == []
+    planted = index.replace("import torch\n", "import torch  # " + "so torch is there " * 4 + "\n", 1)
+    assert _code_lines_wider_than_the_column(planted) == ["import torch  # " + "so torch is there " * 4]

@@ -56,3 +56,27 @@ def test_the_nfe_notebook_shows_the_results_of_record_not_the_solvers_floor():
     tight = [m for m in record["metrics"] if m.startswith("node.forward_nfe@")]
     assert len(tight) >= 4 and record["metrics"][max(tight, key=lambda m: -float(m.split("@")[1]))]["mean"] > 20.0
     assert text.count("invert_xaxis()") == 1  # one figure, one direction (loose to tight, as in the report)
+
+
+def _visible_code_before_the_first_figure(path: Path) -> list[str]:
+    """The code cells a reader sees (not collapsed by myst-nb's ``hide-input`` tag) above the first figure."""
+    import jupytext
+
+    visible = []
+    for cell in jupytext.read(path).cells:
+        if cell.cell_type == "code" and "plt.show()" in cell.source:
+            return visible
+        if cell.cell_type == "code" and "hide-input" not in cell.metadata.get("tags", []):
+            visible.append(cell.source.splitlines()[0])
+    return [*visible, "(no figure at all)"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_the_notebook_opens_with_its_figure(path, tmp_path):
+    """Above the first figure there is only text and collapsed code (imports, helpers, the computation it shows),
+    so the page's first screen shows it (tests/test_docs.py measures that in Chromium). Planted: the same
+    notebook with its cells uncollapsed is caught."""
+    assert _visible_code_before_the_first_figure(path) == []
+    planted = tmp_path / path.name
+    planted.write_text(path.read_text().replace('# %% tags=["hide-input"]', "# %%"))
+    assert _visible_code_before_the_first_figure(planted)
