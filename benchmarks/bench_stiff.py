@@ -559,6 +559,44 @@ def wrong_as_success(methods=None, peers=PEERS, only: str = "") -> dict:
     return out
 
 
+RATIO_LEVELS = (1e-7, 1e-8, 1e-9)
+
+
+def method_ratios(methods=("bdf", "rodas4", "rodas5"), only: str = "robertson,hires,orego,vdp1000",
+                  with_jac: bool = True) -> dict:
+    """Issue 33's per-method work ratios: each of ``methods`` against the best scipy method (and scipy's BDF) at
+    matched achieved error :data:`RATIO_LEVELS`, on the ratio table's problems, tolerance ladders and work measure
+    (one timing repeat: work only). Returns ``{problem: {method: {level: (vs best, best peer, vs BDF)}}}``."""
+    out: dict = {}
+    print(f"work / best scipy work at matched error ({'analytic jac=' if with_jac else 'no jac='}); "
+          f"levels {', '.join(f'{x:.0e}' for x in RATIO_LEVELS)}", flush=True)
+    for p in problems(False):
+        if p.name not in only.split(","):
+            continue
+        p.repeats = 1
+        ref = reference(p)
+        quiet = lambda *a, **k: None  # noqa: E731
+        runs = {m: ladder(run_dynkit, p, m, with_jac, ref, quiet) for m in methods}
+        peers = {m: ladder(run_scipy, p, m, with_jac, ref, quiet) for m in PEERS}
+        out[p.name] = {}
+        for m in methods:
+            cells = {}
+            for level in RATIO_LEVELS:
+                mine = at_level(runs[m], level, "work")
+                theirs = {q: at_level(peers[q], level, "work") for q in PEERS}
+                theirs = {q: v for q, v in theirs.items() if v is not None}
+                if mine is None or not theirs:
+                    cells[level] = None
+                    continue
+                best = min(theirs, key=theirs.get)
+                cells[level] = (mine / theirs[best], best, mine / theirs["BDF"] if "BDF" in theirs else None)
+            out[p.name][m] = cells
+            shown = "  ".join("   -   " if c is None else f"{c[0]:5.2f}x {c[1]:5s}" + (
+                f" (BDF {c[2]:.2f}x)" if c[2] is not None else "") for c in cells.values())
+            print(f"{p.name:10s} {m:8s} {shown}", flush=True)
+    return out
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three problems, four tolerances; nothing recorded")
@@ -586,7 +624,14 @@ def main(argv=None) -> None:
                         "than 10 tolerances off over rtol 1e-2..1e-10, no jac=, scipy beside; nothing recorded")
     parser.add_argument("--methods", default="", help="with --wrong-as-success: comma-separated solvers (dynkit "
                         "names; default all stiff methods and scipy's peers)")
+    parser.add_argument("--method-ratios", action="store_true", help="issue 33: bdf, rodas4, rodas5 each against the "
+                        "best scipy method at matched error 1e-7..1e-9 (robertson, hires, orego, vdp1000; --only to "
+                        "choose; --no-jac for difference Jacobians); nothing recorded")
+    parser.add_argument("--no-jac", action="store_true", help="with --method-ratios: without jac=")
     args = parser.parse_args(argv)
+    if args.method_ratios:
+        method_ratios(only=args.only or "robertson,hires,orego,vdp1000", with_jac=not args.no_jac)
+        return
     if args.wrong_as_success:
         chosen = [m for m in args.methods.split(",") if m]
         wrong_as_success([m for m in chosen if m in dk.solvers.METHODS] or None,
