@@ -40,6 +40,11 @@ matrices took 57 ms per LU, for dynkit and scipy alike).
 ``--robertson-grid``: Robertson over rtol × a scalar atol (32 cases), no ``jac=``, every stiff method with and
 without ``nonnegative=True`` and scipy's peers: which answers are right, silently wrong, or failed.
 
+``--wrong-as-success`` (issue 33): per problem (Robertson, HIRES, OREGO, VDPOL, Van der Pol μ = 1e3 and 1e6) and
+method, the successes more than 10 tolerances off over rtol 1e-2..1e-10, no ``jac=``, scipy beside.
+``--method-ratios`` (issue 33): bdf, rodas4 and rodas5 each against the best scipy method at matched error
+1e-7..1e-9.
+
 ``--robertson-check``: issue 23's done criterion alone (Robertson, rtol 1e-6, vector atol, no ``jac=``; error and
 work per method, scipy beside).
 
@@ -562,11 +567,13 @@ def wrong_as_success(methods=None, peers=PEERS, only: str = "") -> dict:
 RATIO_LEVELS = (1e-7, 1e-8, 1e-9)
 
 
-def method_ratios(methods=("bdf", "rodas4", "rodas5"), only: str = "robertson,hires,orego,vdp1000",
+def method_ratios(methods=("bdf", "rodas4", "rodas5", "radau5", "auto"), only: str = "robertson,hires,orego,vdp1000",
                   with_jac: bool = True) -> dict:
     """Issue 33's per-method work ratios: each of ``methods`` against the best scipy method (and scipy's BDF) at
     matched achieved error :data:`RATIO_LEVELS`, on the ratio table's problems, tolerance ladders and work measure
-    (one timing repeat: work only). Returns ``{problem: {method: {level: (vs best, best peer, vs BDF)}}}``."""
+    (one timing repeat: work only); then ``auto`` against the best dynkit method at each *rtol* of the ladder (issue
+    33: auto must not pick a method above 2× the best at the requested tolerance). Returns ``{problem: {method:
+    {level: (vs best, best peer, vs BDF)}}}``."""
     out: dict = {}
     print(f"work / best scipy work at matched error ({'analytic jac=' if with_jac else 'no jac='}); "
           f"levels {', '.join(f'{x:.0e}' for x in RATIO_LEVELS)}", flush=True)
@@ -594,6 +601,14 @@ def method_ratios(methods=("bdf", "rodas4", "rodas5"), only: str = "robertson,hi
             shown = "  ".join("   -   " if c is None else f"{c[0]:5.2f}x {c[1]:5s}" + (
                 f" (BDF {c[2]:.2f}x)" if c[2] is not None else "") for c in cells.values())
             print(f"{p.name:10s} {m:8s} {shown}", flush=True)
+        if "auto" in runs:
+            cells = []
+            for rtol in p.rtols:
+                works = {m: pt["work"] for m in methods for pt in runs[m] if pt["rtol"] == rtol and "work" in pt}
+                if "auto" in works and len(works) > 1:
+                    best = min((m for m in works if m != "auto"), key=works.get)
+                    cells.append(f"{rtol:.0e} {works['auto'] / works[best]:.2f}x {best}")
+            print(f"{p.name:10s} auto / best dynkit at the same rtol: " + ", ".join(cells), flush=True)
     return out
 
 
