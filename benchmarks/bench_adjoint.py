@@ -16,6 +16,9 @@ the resolution of the RSS counter, so their own ratio is printed but is not the 
 adjoint / backprop peak at the most steps <= 0.5.
 
     python -m benchmarks.bench_adjoint [--quick]
+
+``--accuracy`` (issue 33): the adjoint gradient's error at matched forward error against torchdiffeq's adjoint
+(:func:`accuracy`; goal ≤ 1.0×), printed, not recorded.
 """
 from __future__ import annotations
 
@@ -79,11 +82,109 @@ def measure(mode: str, steps: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+ACCURACY_TOLS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
+ACCURACY_SPAN, ACCURACY_GAIN = 2.0, 3.0  # forward errors 2e-2 .. 1e-7 over the tolerances (a field of gain 1 on
+# [0, 1] was so gentle that dopri5's errors sat at 1e-9 whatever the tolerance)
+ACCURACY_LEVELS = (1e-3, 1e-4, 1e-5)
+ACCURACY_BATCH, ACCURACY_WIDTH = 1024, 64
+
+
+def _accuracy_problem(dim: int):
+    """An MLP field (dim → 64 → dim, tanh, float64, seeded, last layer ×3), a batch of 1024 states and seeded output
+    weights."""
+    import torch
+
+    torch.manual_seed(dim)
+    field = torch.nn.Sequential(torch.nn.Linear(dim, ACCURACY_WIDTH), torch.nn.Tanh(),
+                                torch.nn.Linear(ACCURACY_WIDTH, dim)).double()
+    with torch.no_grad():
+        field[2].weight.mul_(ACCURACY_GAIN)
+    y0 = torch.randn(ACCURACY_BATCH, dim, dtype=torch.float64)
+    weights = torch.randn(ACCURACY_BATCH, dim, dtype=torch.float64)
+    return field, y0, weights
+
+
+def _gradient(odeint, field, y0, weights, rtol: float, **kwargs):
+    """``(y(T), dL/dθ)`` with ``L = Σ w · y(T)`` through ``odeint`` (torchdiffeq's calling convention)."""
+    import torch
+
+    module = _TimeField(field)
+    ys = odeint(module, y0, torch.tensor([0.0, ACCURACY_SPAN], dtype=torch.float64), rtol=rtol, atol=rtol, **kwargs)
+    grads = torch.autograd.grad((ys[-1] * weights).sum(), tuple(field.parameters()))
+    return ys[-1].detach(), torch.cat([g.reshape(-1) for g in grads])
+
+
+def _TimeField(net):
+    """``net`` as an autonomous field ``f(t, y) = net(y)`` (an nn.Module: its parameters are the net's)."""
+    import torch
+
+    class Field(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = net
+
+        def forward(self, t, y):
+            return self.net(y)
+
+    return Field()
+
+
+def accuracy(dims=(2, 16)) -> dict:
+    """Issue 33 (5): the adjoint gradient's error at matched forward error, dynkit vs torchdiffeq (dopri5, rtol = atol
+    over :data:`ACCURACY_TOLS`). Reference for both: torchdiffeq's ``odeint`` differentiated by autograd through a
+    solve at rtol = atol = 1e-12 (neither adjoint). Errors are relative 2-norms (final state over the batch; gradient
+    over all parameters); each tool's log gradient error is interpolated in its log forward error at
+    :data:`ACCURACY_LEVELS`. Goal: dynkit / torchdiffeq ≤ 1.0 at every level both reach."""
+    import torch
+    import torchdiffeq
+
+    import dynkit as dk
+
+    torch.set_num_threads(1)
+    import numpy as np
+
+    out, goals = {}, []
+    for dim in dims:
+        field, y0, weights = _accuracy_problem(dim)
+        ref_y, ref_g = _gradient(torchdiffeq.odeint, field, y0, weights, 1e-12)
+        curves = {}
+        for name, odeint in (("dynkit", dk.odeint_adjoint), ("torchdiffeq", torchdiffeq.odeint_adjoint)):
+            points = []
+            for tol in ACCURACY_TOLS:
+                y, g = _gradient(odeint, field, y0, weights, tol, adjoint_params=tuple(field.parameters()))
+                points.append((float((y - ref_y).norm() / ref_y.norm()), float((g - ref_g).norm() / ref_g.norm())))
+            curves[name] = points
+            print(f"dim {dim:2d} {name:11s} " + "  ".join(f"rtol {t:.0e}: fwd {f:.2e} grad {g:.2e}"
+                                                         for t, (f, g) in zip(ACCURACY_TOLS, points)), flush=True)
+        ratios = {}
+        for level in ACCURACY_LEVELS:
+            at = {}
+            for name, points in curves.items():
+                pts = sorted(points)
+                fe, ge = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
+                if fe[0] <= np.log(level) <= fe[-1]:
+                    at[name] = float(np.exp(np.interp(np.log(level), fe, ge)))
+            if len(at) == 2:
+                ratios[level] = at["dynkit"] / at["torchdiffeq"]
+                print(f"dim {dim:2d} forward error {level:.0e}: gradient error dynkit {at['dynkit']:.2e}, torchdiffeq "
+                      f"{at['torchdiffeq']:.2e}, ratio {ratios[level]:.2f}", flush=True)
+        out[dim] = dict(curves=curves, ratios=ratios)
+        if ratios:
+            goals.append(check_goal(f"adjoint gradient error / torchdiffeq's at matched forward error, dim {dim} "
+                                    f"(worst level)", max(ratios.values()), 1.0))
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="steps 25, 100, 400 only")
     parser.add_argument("--worker", nargs=2, metavar=("MODE", "STEPS"), help=argparse.SUPPRESS)
+    parser.add_argument("--accuracy", action="store_true", help="issue 33: adjoint gradient error at matched forward "
+                        "error against torchdiffeq's adjoint (MLP field, batch 1024, dims 2 and 16); nothing recorded")
     args = parser.parse_args(argv)
+    if args.accuracy:
+        accuracy()
+        return {}
     if args.worker:
         print(json.dumps(_worker(args.worker[0], int(args.worker[1]))))
         return {}

@@ -40,6 +40,11 @@ matrices took 57 ms per LU, for dynkit and scipy alike).
 ``--robertson-grid``: Robertson over rtol × a scalar atol (32 cases), no ``jac=``, every stiff method with and
 without ``nonnegative=True`` and scipy's peers: which answers are right, silently wrong, or failed.
 
+``--wrong-as-success`` (issue 33): per problem (Robertson, HIRES, OREGO, VDPOL, Van der Pol μ = 1e3 and 1e6) and
+method, the successes more than 10 tolerances off over rtol 1e-2..1e-10, no ``jac=``, scipy beside.
+``--method-ratios`` (issue 33): bdf, rodas4 and rodas5 each against the best scipy method at matched error
+1e-7..1e-9.
+
 ``--robertson-check``: issue 23's done criterion alone (Robertson, rtol 1e-6, vector atol, no ``jac=``; error and
 work per method, scipy beside).
 
@@ -483,6 +488,130 @@ def robertson_grid(methods=STIFF_DYNKIT, peers=PEERS) -> dict:
     return out
 
 
+WRONG_RTOLS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
+# a success further than this many tolerances from the reference, max_i |e_i| / (atol_i + rtol |r_i|), is wrong
+WRONG_TOLERANCES = 10.0
+WRONG_CAP_S = 20.0  # a run stopped after this long counts as failed (it is not an answer)
+
+
+def wrong_problems() -> list[Problem]:
+    """Issue 33's set: Robertson, HIRES, OREGO (the test set, published references, the ratio table's atol),
+    Van der Pol μ = 1e3 on [0, 3000] (two relaxation cycles) and μ = 1e6 on [0, 1e6] (unscaled, past the first
+    relaxation jump; over two cycles scipy's Radau at rtol 1e-12 fails, its step below the spacing of t), references
+    by scipy Radau at rtol 1e-12, and the test set's scaled VDPOL (ε = 1e-6, published reference)."""
+    ps = []
+    for name, ratio in (("robertson", np.array([1e-2, 1e-8, 1e-2])), ("hires", 1e-3), ("orego", 1.0),
+                        ("vdpol", 1.0)):
+        p = TESTSET[name]
+        ps.append(Problem(name, p.f, p.jac, p.y0, p.t_end, p.reference, ratio, list(WRONG_RTOLS), repeats=1))
+    for mu, t_end, label in ((1e3, 3000.0, "vdp1000"), (1e6, 1e6, "vdp1e6")):
+        f, jac = _vdp(mu)
+        ps.append(Problem(label, f, jac, np.array([2.0, 0.0]), t_end, None, 1e-2, list(WRONG_RTOLS), repeats=1))
+    return ps
+
+
+def wrong_as_success(methods=None, peers=PEERS, only: str = "") -> dict:
+    """Issue 33's "wrong as success" count: per problem of :func:`wrong_problems` and per method, over rtol
+    :data:`WRONG_RTOLS` (``atol = rtol · atol_ratio``, no ``jac=``), each run ``.`` (a success within
+    :data:`WRONG_TOLERANCES` tolerances of the reference), ``X`` (a success further off: wrong as success) or ``F`` (a
+    reported failure, or stopped after :data:`WRONG_CAP_S`). Returns ``{problem: {method: (cells, errors)}}``."""
+    import warnings
+
+    methods = [m for m in (methods or STIFF_DYNKIT) if m in dk.solvers.METHODS]
+    chosen = [p for p in wrong_problems() if not only or p.name in only.split(",")]
+    out: dict = {}
+    print(f"wrong as success: {WRONG_TOLERANCES:g}+ tolerances off (max_i |e_i| / (atol_i + rtol |r_i|)) and reported "
+          f"as success; rtol {', '.join(f'{r:.0e}' for r in WRONG_RTOLS)}; no jac=; '.' right, 'X' wrong as success, "
+          f"'F' failed; after each row the error in tolerances per rtol", flush=True)
+    totals = {m: 0 for m in [*methods, *(f"scipy {m}" for m in peers)]}
+    for p in chosen:
+        ref = reference(p)
+        out[p.name] = {}
+        for solver in totals:
+            cells, errors = [], []
+            for rtol in WRONG_RTOLS:
+                if rtol < MIN_RTOL.get(solver, 0.0):
+                    cells.append("-")
+                    errors.append(None)
+                    continue
+                atol = rtol * np.broadcast_to(np.asarray(p.atol_ratio, float), p.y0.shape)
+                f = _capped(p.f, WRONG_CAP_S)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    try:
+                        if solver.startswith("scipy "):
+                            res = scipy.integrate.solve_ivp(f, (0.0, p.t_end), p.y0, method=solver[6:], rtol=rtol,
+                                                            atol=atol)
+                            ok, y = res.success, res.y[:, -1]
+                        else:
+                            sol = dk.solve(f, p.y0, [0.0, p.t_end], method=solver, rtol=rtol, atol=atol,
+                                           max_steps=200_000, throw=False)
+                            ok, y = sol.result == "success", np.asarray(sol.ys[-1], float)
+                    except OverBudget:
+                        ok, y = False, None
+                if not ok:
+                    cells.append("F")
+                    errors.append(None)
+                    continue
+                err = float(np.max(np.abs(y - ref) / (atol + rtol * np.abs(ref))))
+                errors.append(err)
+                cells.append("." if err <= WRONG_TOLERANCES else "X")
+            totals[solver] += cells.count("X")
+            out[p.name][solver] = (cells, errors)
+            shown = " ".join("-" if e is None else f"{e:.2g}" for e in errors)
+            print(f"{p.name:10s} {solver:14s} {''.join(cells)}  wrong {cells.count('X')}  [{shown}]", flush=True)
+    print("wrong as success in all: " + ", ".join(f"{m} {n}" for m, n in totals.items()), flush=True)
+    return out
+
+
+RATIO_LEVELS = (1e-7, 1e-8, 1e-9)
+
+
+def method_ratios(methods=("bdf", "rodas4", "rodas5", "radau5", "auto"), only: str = "robertson,hires,orego,vdp1000",
+                  with_jac: bool = True) -> dict:
+    """Issue 33's per-method work ratios: each of ``methods`` against the best scipy method (and scipy's BDF) at
+    matched achieved error :data:`RATIO_LEVELS`, on the ratio table's problems, tolerance ladders and work measure
+    (one timing repeat: work only); then ``auto`` against the best dynkit method at each *rtol* of the ladder (issue
+    33: auto must not pick a method above 2× the best at the requested tolerance). Returns ``{problem: {method:
+    {level: (vs best, best peer, vs BDF)}}}``."""
+    out: dict = {}
+    print(f"work / best scipy work at matched error ({'analytic jac=' if with_jac else 'no jac='}); "
+          f"levels {', '.join(f'{x:.0e}' for x in RATIO_LEVELS)}", flush=True)
+    for p in problems(False):
+        if p.name not in only.split(","):
+            continue
+        p.repeats = 1
+        ref = reference(p)
+        quiet = lambda *a, **k: None  # noqa: E731
+        runs = {m: ladder(run_dynkit, p, m, with_jac, ref, quiet) for m in methods}
+        peers = {m: ladder(run_scipy, p, m, with_jac, ref, quiet) for m in PEERS}
+        out[p.name] = {}
+        for m in methods:
+            cells = {}
+            for level in RATIO_LEVELS:
+                mine = at_level(runs[m], level, "work")
+                theirs = {q: at_level(peers[q], level, "work") for q in PEERS}
+                theirs = {q: v for q, v in theirs.items() if v is not None}
+                if mine is None or not theirs:
+                    cells[level] = None
+                    continue
+                best = min(theirs, key=theirs.get)
+                cells[level] = (mine / theirs[best], best, mine / theirs["BDF"] if "BDF" in theirs else None)
+            out[p.name][m] = cells
+            shown = "  ".join("   -   " if c is None else f"{c[0]:5.2f}x {c[1]:5s}" + (
+                f" (BDF {c[2]:.2f}x)" if c[2] is not None else "") for c in cells.values())
+            print(f"{p.name:10s} {m:8s} {shown}", flush=True)
+        if "auto" in runs:
+            cells = []
+            for rtol in p.rtols:
+                works = {m: pt["work"] for m in methods for pt in runs[m] if pt["rtol"] == rtol and "work" in pt}
+                if "auto" in works and len(works) > 1:
+                    best = min((m for m in works if m != "auto"), key=works.get)
+                    cells.append(f"{rtol:.0e} {works['auto'] / works[best]:.2f}x {best}")
+            print(f"{p.name:10s} auto / best dynkit at the same rtol: " + ", ".join(cells), flush=True)
+    return out
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three problems, four tolerances; nothing recorded")
@@ -505,7 +634,24 @@ def main(argv=None) -> None:
     parser.add_argument("--check-atol", type=float, nargs=3, default=list(ROBERTSON_CHECK_ATOL),
                         help="with --robertson-check: the three atol (default 1e-8 1e-14 1e-8; issue 23's loose "
                         "case: --check-rtol 1e-3 --check-atol 1e-5 1e-11 1e-5)")
+    parser.add_argument("--wrong-as-success", action="store_true", help="issue 33: per problem (Robertson, HIRES, "
+                        "OREGO, VDPOL, Van der Pol mu 1e3 and 1e6; --only to choose) and method, the successes more "
+                        "than 10 tolerances off over rtol 1e-2..1e-10, no jac=, scipy beside; nothing recorded")
+    parser.add_argument("--methods", default="", help="with --wrong-as-success: comma-separated solvers (dynkit "
+                        "names; default all stiff methods and scipy's peers)")
+    parser.add_argument("--method-ratios", action="store_true", help="issue 33: bdf, rodas4, rodas5 each against the "
+                        "best scipy method at matched error 1e-7..1e-9 (robertson, hires, orego, vdp1000; --only to "
+                        "choose; --no-jac for difference Jacobians); nothing recorded")
+    parser.add_argument("--no-jac", action="store_true", help="with --method-ratios: without jac=")
     args = parser.parse_args(argv)
+    if args.method_ratios:
+        method_ratios(only=args.only or "robertson,hires,orego,vdp1000", with_jac=not args.no_jac)
+        return
+    if args.wrong_as_success:
+        chosen = [m for m in args.methods.split(",") if m]
+        wrong_as_success([m for m in chosen if m in dk.solvers.METHODS] or None,
+                         [m for m in PEERS if not chosen or m in chosen], args.only)
+        return
     if args.robertson_grid:
         robertson_grid()
         return

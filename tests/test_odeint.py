@@ -348,17 +348,25 @@ def test_adjoint_backward_settings_are_used():
     assert errors[0] <= 1e-7 < errors[1] <= 1e-1
 
 
-def test_time_gradients_come_from_odeint_adjoint_and_odeint_refuses_them():
+@pytest.mark.parametrize("adjoint", [False, True], ids=["autograd", "adjoint"])
+def test_time_gradients_come_from_odeint_and_odeint_adjoint(adjoint):
     """dL/dt for y' = A y, L = sum y(t_2): dL/dt_2 = sum A y(t_2) = -dL/dt_0 (the closed form's), dL/dt_1 = 0.
-    torchdiffeq.odeint differentiates t through its steps; dynkit.odeint cannot and says so."""
+    Both paths give them (issue 33: the autograd path refused, earlier it returned None silently); 1e-8 absolute
+    is the solve's error at rtol 1e-10 on values of order 1."""
     t = torch.tensor([0.0, 1.0, 2.0], **F64, requires_grad=True)
-    ys = dk.odeint_adjoint(lambda s, y: A @ y, Y0, t, rtol=1e-10, atol=1e-12, adjoint_params=())
-    (grad,) = torch.autograd.grad(ys[-1].sum(), t)
+    call = (lambda: dk.odeint_adjoint(lambda s, y: A @ y, Y0, t, rtol=1e-10, atol=1e-12, adjoint_params=())) \
+        if adjoint else (lambda: dk.odeint(lambda s, y: A @ y, Y0, t, rtol=1e-10, atol=1e-12))
+    (grad,) = torch.autograd.grad(call()[-1].sum(), t)
     expected = float((A @ linear_exact(t.detach())[-1]).sum())
     assert grad.tolist() == pytest.approx([-expected, 0.0, expected], abs=1e-8)
-    with pytest.raises(ValueError, match="odeint_adjoint"):
-        dk.odeint(lambda s, y: A @ y, Y0, t)
     assert dk.odeint(lambda s, y: A @ y, Y0, t.detach()).shape == (3, 2)
+
+
+def test_odeint_refuses_time_gradients_it_cannot_give():
+    """A non-uniform fixed grid is solved one interval at a time between numpy times: t.grad would stay None."""
+    t = torch.tensor([0.0, 0.3, 1.0], **F64, requires_grad=True)
+    with pytest.raises(ValueError, match="no gradient in t"):
+        dk.odeint(lambda s, y: A @ y, Y0, t, method="rk4", options=dict(grid_constructor=lambda f, y, tt: tt))
 
 
 def test_dk_solve_adjoint_refuses_a_plain_function_without_adjoint_params():

@@ -10,8 +10,11 @@ The switch is dynkit's own stiffness test (:mod:`dynkit.diagnostics.stiffness`, 
   ``u`` at the boundary the way Hairer's DOPRI5 code does (stiff after 15 such steps, the count
   forgiven after 6 steps below). At tight tolerances the error estimate holds dopri5's step below the
   boundary (``u`` ≈ 0.85-0.95 for 858 steps on Robertson at rtol 1e-10 before the 15th step at 0.95), so at
-  ``rtol ≤ 1e-7`` a second count (ours) also switches: ``u ≥ 1/2`` on 45 steps, with the same forgiveness
-  (not at crude tolerances, where nonstiff steps limited by accuracy may sit at ``u ≥ 1/2``). The switch costs
+  ``rtol ≤ 1e-7`` a second count (ours) also switches: ``u ≥ 1/2 (rtol/1e-7)^{1/5}`` on 45 steps, with the same
+  forgiveness (not at crude tolerances, where nonstiff steps limited by accuracy may sit at ``u ≥ 1/2``). The
+  threshold falls with the tolerance as an accuracy-limited dopri5 step does (``∝ rtol^{1/5}``); with 1/2 at every
+  rtol, auto ran dopri5 on Robertson to t = 3.8 (rtol 1e-10) and 8.9 (1e-11): 2.0× and 3.1× radau5's work, now
+  0.93× and 0.91× (issue 33: ``bench_stiff --method-ratios``). The switch costs
   nothing (no extra call of ``f``); ``switch_log`` says which count fired.
 * which stiff method: chosen once per solve from the tolerance and the state. ``radau5`` (order 5,
   its error falls fastest with the tolerance) when ``rtol ≤ 1e-5`` and the state is a numpy array;
@@ -124,7 +127,13 @@ class AutoStepper:
         self.boundary = stability_boundary(method.explicit)
         self.to_stiff = StiffnessDetector()
         self.pinned = StiffnessDetector(min_run=PINNED_RUN)
-        self.pinned_on = float(getattr(field, "rtol", 1e-6)) <= PINNED_RTOL
+        rtol = float(getattr(field, "rtol", 1e-6))
+        self.pinned_on = rtol <= PINNED_RTOL
+        # below PINNED_RTOL the threshold falls as a non-stiff problem's accuracy-limited step does, ∝ rtol^{1/5}
+        # (dopri5's local error is O(h^5)): the same problem's u sits lower by that factor, so no problem caught
+        # at PINNED_RTOL only for accuracy is caught below it; a stiff transient whose step is still held by the
+        # error estimate is (Robertson at rtol 1e-11 ran dopri5 to t = 8.9 with the fixed threshold: 3x radau5)
+        self.pinned_threshold = PINNED_THRESHOLD * (rtol / PINNED_RTOL) ** 0.2 if self.pinned_on else PINNED_THRESHOLD
         self.to_explicit = StiffnessDetector(forgive=1)  # consecutive steps well inside the boundary
         self.active = self.explicit_stepper
         self.switch_log: list[Switch] = []
@@ -172,14 +181,14 @@ class AutoStepper:
         if self.explicit:
             use = h * self._hairer_rho(trial) / self.boundary
             at_boundary = self.to_stiff.update(use >= SWITCH_THRESHOLD)
-            pinned = self.pinned_on and self.pinned.update(use >= PINNED_THRESHOLD)
+            pinned = self.pinned_on and self.pinned.update(use >= self.pinned_threshold)
             if at_boundary:
                 self._switch(self.stiff_stepper, f"{self.explicit_stepper.name} stability-limited: h·ρ̂/r ≥ "
                              f"{SWITCH_THRESHOLD} on {self.to_stiff.min_run} steps (last {use:.3g}); "
                              f"stiff method {self.stiff_choice}")
             elif pinned:
                 self._switch(self.stiff_stepper, f"{self.explicit_stepper.name} step pinned near its stability "
-                             f"boundary: h·ρ̂/r ≥ {PINNED_THRESHOLD} on {self.pinned.min_run} steps (last {use:.3g}; "
+                             f"boundary: h·ρ̂/r ≥ {self.pinned_threshold:.3g} on {self.pinned.min_run} steps (last {use:.3g}; "
                              f"below {SWITCH_THRESHOLD}: the error estimate holds the step there at a tight "
                              f"tolerance); stiff method {self.stiff_choice}")
         else:

@@ -96,6 +96,14 @@ AMPLIFYING_H_LAMBDA = 1.0
 GROWING_H_LAMBDA = 2.0
 AMPLIFYING_GROWTH = 1.01
 AMPLIFYING_RUN = 3
+# A fixed step is warned about when an eigenvalue estimate λ of ∂f/∂y with Re λ < -UNSTABLE_MODE_DECAY |λ| (a mode
+# that decays) has |R(hλ)| > 1 and |R(hλ)|^(number of steps) >= UNSTABLE_MODE_GROWTH: over the solve the mode grows
+# by 10 % or more where it should shrink
+UNSTABLE_MODE_DECAY = 1e-3
+UNSTABLE_MODE_GROWTH = 1.1
+# An adaptive solve fails (NonFiniteState) after this many accepted steps that changed nothing (the step below
+# the state's precision) between trials that overflowed: the state sits at the edge of its dtype's range
+OVERFLOW_STALLS = 3
 
 
 # solve(adjoint=True) hands over to dynkit.solvers.adjoint, which sits above this module (it imports
@@ -363,8 +371,9 @@ def _accept(rec: _Recorder, stepper, trial: Trial, t: float, t_new: float) -> fl
 # the two loops
 
 
-def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_steps):
-    """Constant steps ``t0 + n h`` until ``t_end`` is reached or passed (never shortened)."""
+def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_steps, stability=None):
+    """Constant steps ``t0 + n h`` until ``t_end`` is reached or passed (never shortened); ``stability`` is the
+    method's stability function ``R(z)`` (None: not checked against the steps' eigenvalue estimates)."""
     n_total = _grid(t0, t_end, h)
     if abs(h) > abs(t_end - t0) * (1 + SAME_TIME_RTOL):
         warnings.warn(f"{rec.method}: step_size={h:.6g} is larger than the whole span "
@@ -372,7 +381,7 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
                       StepSizeWarning, stacklevel=3)
     t, y, k1 = t0, y0, field(t0, y0)
     checked = 0
-    monitor = _AmplificationMonitor(backend, rec, h)
+    monitor = _AmplificationMonitor(backend, rec, h, stability, n_total)
     for n in range(1, n_total + 1):
         if stats.n_steps >= max_steps:
             raise rec.failure(MaxStepsExceeded, f"max_steps={max_steps} reached at t={t:g} "
@@ -394,8 +403,9 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
             if trial.end_slope.value is not None:
                 monitor.check(t, t_new, y, trial.y_new, k1, trial.end_slope.value)
             return
-        if checked < 3:  # the first steps: is h beyond the method's stability interval? (warned once)
+        if checked < 3 and not monitor.warned:  # the first steps: is h beyond the stability interval? (once)
             checked = 3 if _warn_if_unstable(rec, h, monitor.h_lambda, t_new) else checked + 1
+            monitor.warned = checked == 3
         t, y, k1 = t_new, trial.y_new, trial.end_slope.get()
 
 
@@ -415,15 +425,21 @@ class _AmplificationMonitor:
     device sync for torch) and no call of ``f``.
     """
 
-    def __init__(self, backend, rec, h: float):
-        self.backend, self.rec, self.h = backend, rec, abs(h)
+    def __init__(self, backend, rec, h: float, stability=None, n_total: int = 1):
+        self.backend, self.rec, self.h, self.signed_h = backend, rec, abs(h), h
         self.prev_change = self.prev_slope_change = 0.0
         self.run = 0
         self.first_t = None
         self.h_lambda = 0.0  # the last step's |h|·|Δf|/|Δy| (read by the stability warning)
+        self.stability, self.n_total = stability, n_total
+        self.previous = None  # the last step's (Δy, Δf, Δy·Δy, Δy·Δf) for the Ritz values
+        self.warned = False  # one stability warning per solve
 
     def check(self, t: float, t_new: float, y, y_new, k, k_new) -> None:
-        change, slope_change, dot = _change_norms(self.backend, y, y_new, k, k_new)
+        if self.stability is not None and not self.warned:
+            change, slope_change, dot = self._check_eigenvalues(t_new, y, y_new, k, k_new)
+        else:
+            change, slope_change, dot = _change_norms(self.backend, y, y_new, k, k_new)
         h_lambda = self.h * slope_change / change if change > 0 else math.inf if slope_change > 0 else 0.0
         self.h_lambda = h_lambda
         growth = change / self.prev_change if self.prev_change > 0 else math.inf
@@ -448,6 +464,80 @@ class _AmplificationMonitor:
             f"{h_lambda:.3g} > {threshold:g} — {what}; the states from t={self.first_t:.6g} on are not "
             f"the solution. Take a smaller step, an adaptive method, or a stiff one (method='rodas4' or 'auto')",
             t)
+
+
+    def _check_eigenvalues(self, t_new: float, y, y_new, k, k_new) -> tuple[float, float, float]:
+        """Ritz values of ``J`` from the last two steps' changes, checked against the stability region.
+
+        ``Δy`` and ``Δf ≈ J Δy`` are what power iteration with the step map ``R(hJ)`` produces for free: the
+        mode that the steps amplify most comes to dominate ``Δy``. The 2×2 projection ``(YᵀY)⁻¹ YᵀF`` of ``J``
+        on ``Y = [Δy_prev, Δy]`` (``F = [Δf_prev, Δf]``) gives a real eigenvalue or a complex pair; a decaying
+        mode (``Re λ < 0``) with ``|R(hλ)| > 1`` grows where it should decay, warned about (once) when it would
+        grow by :data:`UNSTABLE_MODE_GROWTH` or more over the solve's steps. No call of ``f``; three more
+        reductions per step than the amplification test (one device sync for torch).
+        """
+        backend = self.backend
+        if backend.name == "torch":
+            torch = sys.modules["torch"]
+            with torch.no_grad():
+                dy, df = (y_new - y).reshape(-1).double(), (k_new - k).reshape(-1).double()
+                prods = [dy @ dy, df @ df, dy @ df]
+                if self.previous is not None:
+                    a, fa = self.previous[0], self.previous[1]
+                    prods += [a @ dy, a @ df, dy @ fa]
+                values = torch.stack(prods).tolist()
+        else:
+            dy, df = (y_new - y).reshape(-1), (k_new - k).reshape(-1)
+            values = [float(dy @ dy), float(df @ df), float(dy @ df)]
+            if self.previous is not None:
+                a, fa = self.previous[0], self.previous[1]
+                values += [float(a @ dy), float(a @ df), float(dy @ fa)]
+        if not all(map(math.isfinite, values)):  # huge states: the overflow-safe norms, no eigenvalue check
+            self.previous = None
+            return _change_norms(backend, y, y_new, k, k_new)
+        bb, ff, bf = values[0], values[1], values[2]
+        ritz = []
+        if bb > 0:
+            ritz = [complex(bf / bb)]  # the Rayleigh quotient along the last change
+            if self.previous is not None:
+                aa, afa = self.previous[2], self.previous[3]
+                ab, afb, bfa = values[3], values[4], values[5]
+                gram = np.array([[aa, ab], [ab, bb]])
+                if np.linalg.det(gram) > 1e-6 * aa * bb:  # two independent directions: the 2x2 projection
+                    ritz = list(np.linalg.eigvals(np.linalg.solve(gram, np.array([[afa, afb], [bfa, bf]]))))
+        self.previous = (dy, df, bb, bf)
+        for lam in ritz:
+            if not lam.real < -UNSTABLE_MODE_DECAY * abs(lam):
+                continue  # growing or oscillating without decay: |R| > 1 may be the solution's own growth
+            amplification = abs(self.stability(self.signed_h * lam))
+            if amplification > 1.0 and amplification ** self.n_total >= UNSTABLE_MODE_GROWTH:
+                self._warn_unstable_mode(t_new, lam, amplification)
+                break
+        return math.sqrt(bb), math.sqrt(ff), bf
+
+    def _warn_unstable_mode(self, t_new: float, lam: complex, amplification: float) -> None:
+        self.warned = True
+        def show(z: complex) -> str:
+            return f"{z.real:.4g}" if abs(z.imag) <= 1e-12 * abs(z) else f"{z.real:.4g}{z.imag:+.4g}i"
+
+        eig, growth = show(lam), amplification ** self.n_total
+        warnings.warn(f"{self.rec.method}: step_size={self.signed_h:.6g} lies outside the method's stability region "
+                      f"for a decaying mode of this problem: eigenvalue λ ≈ {eig} of ∂f/∂y (estimated from the "
+                      f"steps' changes of f, at t={t_new:.6g}), h·λ ≈ {show(self.signed_h * lam)} and |R(hλ)| ≈ "
+                      f"{amplification:.6g} > 1, so that mode grows ×{growth:.3g} over the {self.n_total} steps where "
+                      f"it should decay: the result is wrong. Take a smaller step (|h·λ| inside the stability "
+                      f"region), an adaptive method, or a stiff one", StepSizeWarning, stacklevel=4)
+
+
+def _stability_function(method_obj) -> Callable[[complex], complex] | None:
+    """``R(z)`` of a one-step explicit Runge–Kutta method (None for the others: their stability is not a
+    polynomial of one step)."""
+    if not isinstance(method_obj, RungeKuttaTableau):
+        return None
+    from .stability import stability_polynomial
+
+    gamma = stability_polynomial(method_obj)[::-1]
+    return lambda z: complex(np.polyval(gamma, z))
 
 
 def _change_norms(backend, y, y_new, k, k_new) -> tuple[float, float, float]:
@@ -549,6 +639,7 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
     error_norm = getattr(stepper, "error_norm", None) or _default_error_norm
     step_factor = getattr(stepper, "step_factor", None)  # a stepper with its own controller (radau5)
     err_prev, rejected_last, nonfinite_last, k = 1e-4, False, False, None
+    overflow_pending, overflow_stalls = False, 0  # accepted steps that changed nothing since an overflowed trial
     while direction * (t_end - t) > 0:
         if stats.n_steps >= max_steps:
             raise _max_steps_failure(field, backend, rec, stepper, t, y, k1, h, max_steps)
@@ -600,6 +691,11 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
                 hook = getattr(stepper, "projected", None)  # a stepper that keeps the state itself (bdf)
                 if hook is not None:
                     hook(y_new)
+            if overflow_pending:  # cleared by a step that changes the state
+                stalled = _unchanged(backend, y, y_new)
+                overflow_pending, overflow_stalls = stalled, overflow_stalls + 1 if stalled else 0
+                if overflow_stalls >= OVERFLOW_STALLS:
+                    raise rec.failure(NonFiniteState, _range_edge_message(backend, y, t, h), t)
             factor = MAX_FACTOR if norm == 0.0 else safety * norm ** (-alpha) * err_prev ** beta
             factor = min(MAX_FACTOR, max(MIN_FACTOR, factor))
             if rejected_last:
@@ -618,6 +714,7 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
             if control is not None and control.on_reject is not None:
                 control.on_reject(t, y, h)
             nonfinite_last = not math.isfinite(norm)
+            overflow_pending = overflow_pending or nonfinite_last
             factor = NONFINITE_FACTOR if nonfinite_last else max(MIN_FACTOR, safety * norm ** (-1.0 / k))
             rejected_last = True
         if step_factor is not None:
@@ -625,6 +722,27 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
         h = h * factor
         if bounded:
             h = control.clamp(h)
+
+
+def _unchanged(backend, y, y_new) -> bool:
+    """Whether a step left every component of the state exactly as it was (its change below the state's
+    precision)."""
+    if backend.name == "torch":
+        torch = sys.modules["torch"]
+        with torch.no_grad():
+            return bool(torch.equal(y, y_new))
+    return bool(np.array_equal(y, y_new))
+
+
+def _range_edge_message(backend, y, t: float, h: float) -> str:
+    """Why a solve whose every changing step overflows cannot go on: the state is at the edge of its dtype."""
+    dtype = backend.dtype
+    largest = float(sys.modules["torch"].finfo(dtype).max if backend.name == "torch" else np.finfo(dtype).max)
+    size = float(np.max(np.abs(backend.to_numpy(y))))
+    return (f"the solution leaves the range of {str(dtype).replace('torch.', '')} at t={t:.6g}: |y| reached "
+            f"{size:.3g} (the largest finite value is {largest:.3g}); every step that changes the state in its "
+            f"precision overflows to Inf, the ones that do not (down to {abs(h):.3g}) leave it unchanged. "
+            f"Rescale the problem or solve in float64")
 
 
 def _clip(constraint, trial: Trial) -> bool:
@@ -664,13 +782,34 @@ def _max_steps_failure(field, backend, rec, stepper, t, y, k1, h, max_steps) -> 
                     f"discontinuity of f (e.g. sign(y)) and every step crosses it, so the steps stay tiny. "
                     f"Smooth f (e.g. tanh(y/ε) for sign(y)), stop there with a terminal event (events=), or "
                     f"raise max_steps")
-    elif getattr(stepper, "explicit", True) and rho is not None and abs(h) * rho > STIFF_H_LAMBDA:
+    elif (precision := _precision_limit(backend, y, k1, h)) is not None:
+        message += (f"; {precision} precision limits the steps, not stiffness: the last step changes the state by "
+                    f"at most {_PRECISION_CHANGE_ULPS} ulps of {precision}, so its error estimates are rounding "
+                    f"noise. Solve in float64 (y0.double() / y0.astype(np.float64)), or loosen rtol/atol")
+    elif (getattr(stepper, "explicit", True) and rho is not None and math.isfinite(rho)
+          and abs(h) * rho > STIFF_H_LAMBDA):
         message += (f"; the problem looks stiff: the steps are limited by stability, not accuracy "
                     f"(|h|·ρ(J) ≈ {abs(h) * rho:.3g} with ρ(J) ≈ {rho:.3g} estimated at t={t:.6g}). Use a stiff "
                     f"method (method='rodas4' or 'rosenbrock23') or method='auto'")
     else:
         message += "; loosen rtol/atol or raise max_steps"
     return rec.failure(MaxStepsExceeded, message, t)
+
+
+_PRECISION_CHANGE_ULPS = 64
+
+
+def _precision_limit(backend, y, k1, h) -> str | None:
+    """The dtype's name (``"float32"``) when a float32 state's last step ``h·f`` changes no component by more
+    than a few dozen ulps: the step has shrunk to the rounding level of the state, not to a stability limit."""
+    if "float32" not in str(backend.dtype):
+        return None
+    y_np, k_np = backend.to_numpy(y).reshape(-1), backend.to_numpy(k1).reshape(-1)
+    eps = float(np.finfo(np.float32).eps)
+    change = np.abs(h * k_np)
+    if not np.isfinite(change).all() or not change.any():
+        return None
+    return "float32" if bool(np.all(change <= _PRECISION_CHANGE_ULPS * eps * np.abs(y_np))) else None
 
 
 def _slope_jump(field, backend, t, y, k1, h, probes: int = 6, bisections: int = 60):
@@ -966,6 +1105,7 @@ def solve(
         constraint.check_initial(y0)
         f = constraint.wrap(f, at_zero_only=bool(getattr(method_obj, "smooth_field", False)))
     y0 = _private_copy(y0)  # f may write into its argument: the caller's y0 stays as it was
+    t_grad = _times_requiring_grad(t, y0)
 
     backend = backend_for(y0)
     stats = SolverStats()
@@ -973,11 +1113,13 @@ def solve(
     field = _CountedField(f, backend, y0, stats, rec)
     field.jac = _wrap_user_jacobian(jac, backend, rec) if callable(jac) else jac  # read by the stiff steppers
     field.batched = bool(per_sample)
-    field.jac_sparsity, field.rtol, field.atol = jac_sparsity, rtol, atol
+    field.jac_sparsity, field.rtol, field.atol = _sparsity_pattern(jac_sparsity, y0), rtol, atol
     if dense:
         rec.dense = DenseOutput(backend, t0, y0)
     if events is not None:
         rec.events = EventTracker(events, backend, t0, y0, rec)
+    if t_grad is not None:
+        y0 = _with_start_time_gradient(field, t_grad, y0)
     stepper = make_stepper(method_obj, field, backend, step_size)
     rec.switch_log = getattr(stepper, "switch_log", None)
     rec.control = control
@@ -986,7 +1128,8 @@ def solve(
             _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, step_size,
                             rtol, atol, max_steps, bool(per_sample), constraint)
         else:
-            _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, step_size, max_steps)
+            _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, step_size, max_steps,
+                            _stability_function(method_obj))
     except SolverError as err:
         if throw or isinstance(err, (ValueError, TypeError)):
             raise
@@ -996,8 +1139,51 @@ def solve(
                       f"{control.min_step:g} with an error above the tolerance (rtol={rtol:g}): the solution is "
                       f"not controlled to it there", ToleranceWarning, stacklevel=2)
     if rec.events is not None and rec.events.stopped is not None:
-        return rec.solution("event", rec.events.stopped)
-    return rec.solution()
+        solution = rec.solution("event", rec.events.stopped)
+    else:
+        solution = rec.solution()
+    if t_grad is not None:
+        solution.ys = _with_output_time_gradients(field, t_grad, solution.ys)
+    return solution
+
+
+def _times_requiring_grad(t, y0):
+    """``t`` when autograd should differentiate the outputs in it (a torch ``t`` that requires grad, a torch
+    state, grad mode on), else None."""
+    if not (is_torch(t) and is_torch(y0) and t.requires_grad):
+        return None
+    return t if sys.modules["torch"].is_grad_enabled() else None
+
+
+def _with_start_time_gradient(field, t, y0):
+    """``y0`` unchanged in value, with ``∂/∂t_0 = −f(t_0, y_0)``: the flow carries it to every output, where
+    ``∂y(t_i)/∂t_0 = −Φ(t_i, t_0) f(t_0, y_0)`` (one counted call of ``f``).
+
+    ``(t_0 − t_0.detach())`` is exactly 0, so the values are untouched; only the graph gains the term.
+    """
+    torch = sys.modules["torch"]
+    with torch.no_grad():
+        f0 = field(float(t[0].detach()), y0.detach())
+    if not bool(torch.isfinite(f0).all()):
+        return y0  # 0 * Inf would poison the state; the solve reports the non-finite slope itself
+    return y0 - (t[0] - t[0].detach()).to(y0.dtype) * f0
+
+
+def _with_output_time_gradients(field, t, ys):
+    """Outputs unchanged in value, with ``∂y(t_i)/∂t_i = f(t_i, y_i)`` (one counted call of ``f`` per output).
+
+    With :func:`_with_start_time_gradient` this gives autograd the exact first derivatives in every ``t_i``
+    (``∂y(t_0)/∂t_0 = −f_0 + f_0 = 0``); the slopes are detached, so second derivatives in ``t`` are not
+    included.
+    """
+    torch = sys.modules["torch"]
+    n = ys.shape[0]
+    with torch.no_grad():
+        slopes = torch.stack([field(float(t[i].detach()), ys[i].detach()) for i in range(n)])
+    if not bool(torch.isfinite(slopes).all()):
+        return ys
+    shift = (t[:n] - t[:n].detach()).to(ys.dtype).reshape((n,) + (1,) * (ys.ndim - 1))
+    return ys + shift * slopes
 
 
 def _validate_method(method, methods):
@@ -1017,6 +1203,12 @@ def _validate_method_options(method_obj, adaptive: bool, step_size, first_step, 
             raise ValueError(f"{arg} is only used by the stiff (Rosenbrock/implicit) methods and 'auto'; the "
                              f"explicit method {name!r} never evaluates a Jacobian (expected {arg}=None, got "
                              f"{value!r:.60})")
+    if jac is not None and jac_sparsity is not None:
+        raise ValueError(f"give jac or jac_sparsity, not both: jac_sparsity only groups the finite differences "
+                         f"that replace a missing jac, so with jac= it would be ignored (expected jac_sparsity=None, "
+                         f"or jac=None to difference f; a sparse pattern of your own jac comes from returning a "
+                         f"scipy.sparse matrix), got jac={getattr(jac, '__name__', type(jac).__name__)} and a "
+                         f"jac_sparsity")
     if per_sample and not adaptive:
         raise ValueError(f"per_sample=True controls the error per sample of an adaptive method; the fixed-step "
                          f"method {name!r} has no error control (expected per_sample=False, got True)")
@@ -1029,6 +1221,19 @@ def _validate_method_options(method_obj, adaptive: bool, step_size, first_step, 
                              f"first_step={first_step!r:.30})")
         return first_step
     return step_size
+
+
+def _sparsity_pattern(jac_sparsity, y0):
+    """``jac_sparsity`` checked (shape, 0/1 values, numpy state) before any work, as a
+    :class:`~dynkit.solvers.jacobian.SparsityPattern`."""
+    if jac_sparsity is None:
+        return None
+    if is_torch(y0):
+        raise ValueError("jac_sparsity is for numpy states (expected jac_sparsity=None for a torch y0: its "
+                         "Jacobian comes dense from autograd)")
+    from .jacobian import SparsityPattern
+
+    return SparsityPattern(jac_sparsity, int(np.prod(y0.shape)))
 
 
 def _private_copy(y0):

@@ -49,6 +49,7 @@ class SparsityPattern:
 
         if scipy.sparse.issparse(pattern):
             S = scipy.sparse.csc_matrix(pattern)
+            _check_zero_one(S.data)
         else:
             try:
                 dense = np.asarray(pattern)
@@ -57,6 +58,7 @@ class SparsityPattern:
                                 f"got {type(pattern).__name__}") from None
             if dense.dtype.kind not in "biuf":
                 raise TypeError(f"jac_sparsity must hold 0/1 or booleans, got dtype {dense.dtype}")
+            _check_zero_one(dense)
             S = scipy.sparse.csc_matrix(dense != 0)
         if S.shape != (d, d):
             raise ValueError(f"jac_sparsity must have shape ({d}, {d}) for a state of {d} components, "
@@ -87,6 +89,75 @@ class SparsityPattern:
         nonempty = np.diff(self.indptr) > 0
         out[nonempty] = order[ends[nonempty]]
         return out
+
+
+def _check_zero_one(values: np.ndarray) -> None:
+    """Refuse a pattern holding anything but 0/1 (or booleans): 0.5, 2 or NaN say the caller passed values of a
+    Jacobian, or a weight, where its structure was expected."""
+    if values.dtype.kind == "b":
+        return
+    bad = ~((values == 0) | (values == 1))
+    if bad.any():
+        raise ValueError(f"jac_sparsity must hold only 0/1 or booleans (the structure of ∂f/∂y, 1 where an entry "
+                         f"may be nonzero), got {values[bad].ravel()[0]!r} among its {int(bad.sum())} other values")
+
+
+# the probe that checks a sparsity pattern: a row's difference that the pattern's entries leave unexplained by
+# more than this share of what they explain (or than the rounding level below) makes the dense check run
+PATTERN_PROBE_SHARE = 1e-3
+PATTERN_ROUNDING_ULPS = 1e3
+# the dense check names an entry outside the pattern whose difference exceeds this share of its row's largest
+PATTERN_MISSING_SHARE = 1e-6
+
+
+def check_pattern(field, t: float, rows: np.ndarray, f_rows: np.ndarray, shape, dtype, pattern, D, delta) -> None:
+    """Verify ``jac_sparsity`` once, at the first Jacobian: a ValueError naming the entries it misses.
+
+    One probe ``f(y + p) − f(y)`` with ``p_j = ±h_j r_j`` (``r_j`` in [0.5, 1], a fixed seed; ``h_j = √ε
+    max(|y_j|, max_k |y_k|)``, large enough that a component at 0 still moves every ``f_i`` depending on it) is
+    compared with ``Σ_j J_ij p_j`` from the grouped differences: the entries the pattern declares explain every row
+    of it unless the pattern misses some. Only then (a row unexplained by more than :data:`PATTERN_PROBE_SHARE`) a dense difference
+    Jacobian (``d`` more calls of ``f``) names the missing entries; a false alarm of the probe costs those calls and
+    raises nothing. An entry that is zero at the first Jacobian and nonzero later is not seen.
+    """
+    eps = float(np.finfo(dtype).eps)
+    rng = np.random.default_rng(20240533)
+    y = rows[0]
+    size = float(np.max(np.abs(y))) or 1.0
+    step = np.sqrt(eps) * np.maximum(np.abs(y), size)
+    step = (y + step) - y  # the increments actually taken, after rounding
+    p = step * rng.uniform(0.5, 1.0, y.size) * rng.choice((-1.0, 1.0), y.size)
+    terms = D / delta[0, pattern.column_of_entry] * p[pattern.column_of_entry]  # J_ij p_j, declared entries
+    explained, magnitude = np.zeros(y.size), np.zeros(y.size)
+    np.add.at(explained, pattern.indices, terms)
+    np.add.at(magnitude, pattern.indices, np.abs(terms))
+    moved = y + p
+    f_moved = np.asarray(field(t, moved.reshape(shape).astype(dtype, copy=False)), dtype=np.float64).reshape(-1)
+    residual = np.abs(f_moved - f_rows[0] - explained)
+    floor = PATTERN_ROUNDING_ULPS * eps * np.maximum(np.abs(f_rows[0]), np.abs(f_moved))
+    if not (residual > PATTERN_PROBE_SHARE * magnitude + floor).any():
+        return
+    d = rows.shape[1]
+    dense = np.empty((d, d))
+    for j in range(d):
+        probe = y.copy()
+        probe[j] += step[j]
+        dense[:, j] = np.asarray(field(t, probe.reshape(shape).astype(dtype, copy=False)),
+                                 dtype=np.float64).reshape(-1) - f_rows[0]
+    declared = np.zeros((d, d), bool)
+    declared[pattern.indices, pattern.column_of_entry] = True
+    row_scale = np.abs(dense).max(axis=1, keepdims=True)
+    row_floor = PATTERN_ROUNDING_ULPS * eps * np.abs(f_rows[0])[:, None]
+    missing = np.argwhere(~declared & (np.abs(dense) > PATTERN_MISSING_SHARE * row_scale + row_floor))
+    if len(missing) == 0:
+        return
+    shown = ", ".join(f"({i}, {j})" for i, j in missing[:10]) + (f", ... ({len(missing)} in all)"
+                                                                  if len(missing) > 10 else "")
+    raise ValueError(f"jac_sparsity misses nonzero entries of ∂f/∂y at t={t:.6g}: (row, column) = {shown} "
+                     f"(difference quotients {', '.join(f'{dense[i, j] / step[j]:.3g}' for i, j in missing[:3])}"
+                     f"{', ...' if len(missing) > 3 else ''}); the grouped differences would add them into other "
+                     f"entries and the solve would be wrong. Add them to the pattern (expected a pattern with 1 "
+                     f"wherever f_i depends on y_j)")
 
 
 def _column_groups(indptr: np.ndarray, indices: np.ndarray, d: int) -> list[np.ndarray]:
@@ -230,6 +301,7 @@ class FiniteDifferenceJacobian:
             self.groups = sparsity.groups
         else:
             self.groups = [np.array([j]) for j in range(n)]
+        self.pattern_checked = False  # jac_sparsity is verified at the first Jacobian (check_pattern)
 
     def __call__(self, t: float, y, f0):
         self.field.stats.njev += 1
@@ -260,6 +332,9 @@ class FiniteDifferenceJacobian:
             import scipy.sparse
 
             pattern = self.sparsity
+            if not self.pattern_checked:
+                check_pattern(self.field, t, rows, f_rows, shape, self.backend.dtype, pattern, D, delta)
+                self.pattern_checked = True
             values = D / delta[0, pattern.column_of_entry]
             J = scipy.sparse.csc_matrix((values.astype(self.backend.dtype), pattern.indices, pattern.indptr),
                                         shape=pattern.shape)

@@ -82,8 +82,10 @@ FIXED_OPTIONS = ("step_size", "grid_constructor", "perturb", "interp", "max_num_
 MAX_NUM_STEPS = 100_000  # dk.solve's default max_steps (torchdiffeq's is 2**31 - 1)
 # Two grid steps equal to this relative precision make a uniform grid (one dk.solve call).
 UNIFORM_RTOL = 1e-10
-# Event search: the horizon of each further attempt doubles, up to this many attempts.
-EVENT_HORIZONS = 64
+# Event search: the horizon of each further attempt doubles, up to this many attempts (2**10 - 1 = 1023 times
+# |t[1] - t[0]| in all: an event that never fires ends the search there, in a bounded time, instead of
+# torchdiffeq's endless integration).
+EVENT_HORIZONS = 10
 
 
 def odeint(func: Callable, y0: Any, t: Any, *, rtol: float = 1e-7, atol: Any = 1e-9, method: str | None = None,
@@ -112,7 +114,9 @@ def odeint(func: Callable, y0: Any, t: Any, *, rtol: float = 1e-7, atol: Any = 1
     event_fn : callable, optional
         ``event_fn(t, y) -> tensor``: the solve stops where any component first changes sign (the
         components are made positive at ``t[0]`` and their minimum is located, as in torchdiffeq);
-        the zero is located on the method's interpolant to machine precision (Brent).
+        the zero is located on the method's interpolant to machine precision (Brent). The search runs
+        over horizons doubling from ``|t[1] - t[0]|``; an event that has not fired by
+        ``t[0] + 1023 (t[1] - t[0])`` ends the solve there (that time is returned, with a ``RuntimeWarning``).
 
     Returns
     -------
@@ -476,8 +480,8 @@ class _Runner:
 def _adjoint_norm(norm, state: _State, params):
     """The backward solves' error measure over the flat augmented state ``z = (y, a, g)``.
 
-    ``"seminorm"``: the RMS over ``y`` and ``a`` only, leaving the parameter gradients ``g`` out of the
-    step control (Kidger, Chen & Lyons 2021: they do not feed back into the dynamics, so their error need
+    ``"seminorm"``: the default's part-by-part measure over ``y`` and ``a`` only (``(RMS_y² + RMS_a²)^{1/2}``),
+    leaving the parameter gradients ``g`` out of the step control (Kidger, Chen & Lyons 2021: they do not feed back into the dynamics, so their error need
     not limit the step). A callable gets torchdiffeq's tuple ``(t, *y, *a, *g)``, ``t`` a 0-d zero
     (dynkit's augmented state carries no time; the gradient of ``t`` is formed from ``f`` at the outputs),
     ``y`` and ``a`` shaped like ``y0``'s elements, each ``g`` like its parameter.
@@ -487,8 +491,8 @@ def _adjoint_norm(norm, state: _State, params):
     if norm is None:
         return None
     n_y = sum(state.sizes)
-    if norm == "seminorm":
-        return lambda z: torch.sqrt(torch.mean(z[:2 * n_y] ** 2))
+    if norm == "seminorm":  # the default's part-by-part measure (adjoint.PartwiseErrorMethod) without the g parts
+        return lambda z: torch.sqrt(torch.mean(z[:n_y] ** 2) + torch.mean(z[n_y:2 * n_y] ** 2))
     sizes = [p.numel() for p in params]
 
     def parts(flat):  # the elements of y0's shape(s) (a 0-d y0 is solved as one component)
@@ -538,14 +542,13 @@ def _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint):
         ys = torch.stack([state.flat, y_event])
         return event_t, state.unflatten(ys, (2,))
 
-    if adjoint is None and t.requires_grad and torch.is_grad_enabled():
-        # dk.solve differentiates through the steps, not the output times: t.grad would stay None silently
-        raise ValueError("t requires grad, but dynkit.odeint (autograd through the steps) gives no gradient with "
-                         "respect to the output times; use dynkit.odeint_adjoint, which does, or pass t.detach()")
     if adaptive:
         first = options.get("first_step")
         first = None if first is None else direction * float(first)
         breaks = _breakpoints(options, t_np, direction)
+        if breaks and adjoint is None and t.requires_grad and torch.is_grad_enabled():
+            raise ValueError("t requires grad, but dynkit.odeint with step_t/jump_t solves each piece between them "
+                             "separately and gives no gradient in t; use dynkit.odeint_adjoint, or t.detach()")
         ys = run(f, state.flat, t, first) if not breaks else _segmented(f, state, t_np, breaks, first, run)
     else:
         ys = _fixed_grid(f, func, state, t, t_np, direction, options, run)
@@ -592,7 +595,7 @@ def _fixed_grid(f, func, state: _State, t, t_np, direction, options, run):
     if isinstance(METHODS[run.name].implementation, TwoStepRK):
         raise ValueError(f"the two-step method {run.name!r} needs a uniform grid (options['step_size'] dividing "
                          f"t[-1] - t[0], no perturb); got a non-uniform grid or perturb=True")
-    return _stepwise(f, state, t_np, grid, bool(options.get("perturb")), run)
+    return _stepwise(f, state, t_np, grid, bool(options.get("perturb")), run, bool(t.requires_grad))
 
 
 def _grid_array(raw) -> np.ndarray:
@@ -648,11 +651,16 @@ def _segmented(f, state: _State, t_np, breaks, first, run):
     return torch.stack(rows)
 
 
-def _stepwise(f, state: _State, t_np, grid, perturb: bool, run):
+def _stepwise(f, state: _State, t_np, grid, perturb: bool, run, t_requires_grad: bool = False):
     """One dk.solve of one step per grid interval, the outputs inside each interval interpolated."""
     import torch
 
     direction = 1.0 if grid[-1] > grid[0] else -1.0
+    if run.adjoint is None and t_requires_grad and torch.is_grad_enabled():
+        # one solve per grid interval between numpy times: a gradient in t would silently stay None
+        raise ValueError("t requires grad, but dynkit.odeint on a non-uniform grid or with perturb=True solves each "
+                         "grid interval separately and gives no gradient in t; use a uniform grid "
+                         "(options['step_size'] dividing the span), dynkit.odeint_adjoint, or t.detach()")
     rows, y, j = [state.flat], state.flat, 1
     for a, b in zip(grid[:-1], grid[1:]):
         tol = 1e-9 * abs(b - a)
@@ -756,7 +764,9 @@ def _until_event(f, event_fn, state: _State, t, t_np, step, run):
     """The first time where a component of ``event_fn`` changes sign, and the state there.
 
     Solves over ``[t0, t1]``, then over horizons doubling from there, until the event is found
-    (torchdiffeq integrates without an end time). Returns ``(event_t, y_event)``.
+    (torchdiffeq integrates without an end time), for at most :data:`EVENT_HORIZONS` horizons: an event
+    that never fires ends the solve at the last time reached, ``t0 + 1023 (t1 - t0)``, with a
+    ``RuntimeWarning`` (torchdiffeq's search would not end). Returns ``(event_t, y_event)``.
     """
     import torch
 
@@ -807,5 +817,13 @@ def _until_event(f, event_fn, state: _State, t, t_np, step, run):
         start, y, span = start + span, sol.ys[-1], 2 * span
         if steps >= max_steps:
             break
+    else:  # every horizon searched without a sign change: the solve ends at the last time
+        warnings.warn(f"{name}: event_fn had no sign change from t={float(t_np[0]):.6g} to t={start:.6g} "
+                      f"({2 ** EVENT_HORIZONS - 1} times |t[1] - t[0]|): the solve ends there and returns that "
+                      f"time as event_t, which is not an event", RuntimeWarning, stacklevel=4)
+        last_t = torch.as_tensor(start, dtype=t.dtype, device=t.device)
+        if run.adjoint is None:
+            return last_t, y
+        return last_t, run(f, state.flat, np.array([float(t_np[0]), start]), step)[-1]
     raise MaxStepsExceeded(f"{name}: event_fn had no sign change within {steps} steps (t reached {start:.6g}; "
                            f"max_num_steps={max_steps})", solution=sol, t=start)
