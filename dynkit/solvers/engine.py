@@ -1173,8 +1173,8 @@ def _with_output_time_gradients(field, t, ys):
     """Outputs unchanged in value, with ``∂y(t_i)/∂t_i = f(t_i, y_i)`` (one counted call of ``f`` per output).
 
     With :func:`_with_start_time_gradient` this gives autograd the exact first derivatives in every ``t_i``
-    (``∂y(t_0)/∂t_0 = −f_0 + f_0 = 0``); the slopes are detached, so second derivatives in ``t`` are not
-    included.
+    (the first output is ``y0`` itself: ``∂y(t_0)/∂t_0 = 0``); the slopes are detached, so second derivatives in
+    ``t`` are not included.
     """
     torch = sys.modules["torch"]
     n = ys.shape[0]
@@ -1183,6 +1183,9 @@ def _with_output_time_gradients(field, t, ys):
     if not bool(torch.isfinite(slopes).all()):
         return ys
     shift = (t[:n] - t[:n].detach()).to(ys.dtype).reshape((n,) + (1,) * (ys.ndim - 1))
+    # the recorder's first row is the caller's y0 itself, not the start-time-shifted state the steps start from:
+    # y(t_0) = y0 does not move with t_0 (adding f_0 there would give it ∂/∂t_0 = f_0)
+    shift = torch.cat([torch.zeros_like(shift[:1]), shift[1:]])
     return ys + shift * slopes
 
 
