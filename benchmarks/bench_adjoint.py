@@ -44,15 +44,7 @@ def _worker(mode: str, steps: int) -> dict:
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(DIM, WIDTH), torch.nn.Tanh(), torch.nn.Linear(WIDTH, DIM))
 
-    class Field(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.net = net
-
-        def forward(self, t, y):
-            return self.net(y)
-
-    field = Field()
+    field = _TimeField(net)
     y0 = torch.randn(BATCH, DIM)
 
     def gradient():

@@ -629,48 +629,40 @@ def _segmented(f, state: _State, t_np, breaks, first, run):
     """``step_t`` / ``jump_t``: one solve per segment between them, so that a step ends on each. A segment that
     starts or ends on a ``jump_t`` samples ``f`` just inside itself there (the side of the step being taken),
     as torchdiffeq does for a ``func`` discontinuous at that time."""
-    import torch
-
     edges = [float(t_np[0]), *(p for p, _ in breaks), float(t_np[-1])]
     jumps = {p for p, jump in breaks if jump}
-    rows, y, j = [state.flat], state.flat, 1
-    for a, b in zip(edges[:-1], edges[1:]):
-        tol = 1e-12 * max(abs(a), abs(b), abs(b - a))
-        inner = []
-        while j < len(t_np) and (b - t_np[j]) * np.sign(b - a) > tol:
-            inner.append(float(t_np[j]))
-            j += 1
-        ends_on_output = j < len(t_np) and abs(t_np[j] - b) <= tol
-        field = _nudged(f, a, b) if a in jumps or b in jumps else f
-        ys = run(field, y, np.array([a, *inner, b]), first if a == edges[0] else None)
-        rows.extend(ys[1:1 + len(inner)])
-        y = ys[-1]
-        if ends_on_output:
-            rows.append(y)
-            j += 1
-    return torch.stack(rows)
+    return _piecewise(f, state, t_np, edges, run, nudge=lambda a, b: a in jumps or b in jumps,
+                      step=lambda a, b: first if a == edges[0] else None)
 
 
 def _stepwise(f, state: _State, t_np, grid, perturb: bool, run, t_requires_grad: bool = False):
     """One dk.solve of one step per grid interval, the outputs inside each interval interpolated."""
     import torch
 
-    direction = 1.0 if grid[-1] > grid[0] else -1.0
     if run.adjoint is None and t_requires_grad and torch.is_grad_enabled():
         # one solve per grid interval between numpy times: a gradient in t would silently stay None
         raise ValueError("t requires grad, but dynkit.odeint on a non-uniform grid or with perturb=True solves each "
                          "grid interval separately and gives no gradient in t; use a uniform grid "
                          "(options['step_size'] dividing the span), dynkit.odeint_adjoint, or t.detach()")
+    return _piecewise(f, state, t_np, grid, run, nudge=lambda a, b: perturb, step=lambda a, b: b - a)
+
+
+def _piecewise(f, state: _State, t_np, edges, run, nudge, step):
+    """One dk.solve per interval ``[a, b]`` of ``edges`` (the outputs inside it from that solve), chained:
+    ``nudge(a, b)`` says whether ``f`` is sampled just inside the interval at its ends, ``step(a, b)`` gives
+    the solve's (first) step."""
+    import torch
+
+    direction = 1.0 if edges[-1] > edges[0] else -1.0
     rows, y, j = [state.flat], state.flat, 1
-    for a, b in zip(grid[:-1], grid[1:]):
+    for a, b in zip(edges[:-1], edges[1:]):
         tol = 1e-9 * abs(b - a)
         inner = []
         while j < len(t_np) and direction * (t_np[j] - b) < -tol:
-            inner.append(t_np[j])
+            inner.append(float(t_np[j]))
             j += 1
         ends_on_output = j < len(t_np) and abs(t_np[j] - b) <= tol
-        field = _nudged(f, a, b) if perturb else f
-        ys = run(field, y, np.array([a, *inner, b]), b - a)
+        ys = run(_nudged(f, a, b) if nudge(a, b) else f, y, np.array([a, *inner, b]), step(a, b))
         rows.extend(ys[1:1 + len(inner)])
         y = ys[-1]
         if ends_on_output:
