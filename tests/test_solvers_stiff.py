@@ -352,6 +352,37 @@ def test_auto_jump_check_fails_when_shrinking_steps_count(monkeypatch):
     assert _vdp1000_auto_error_in_tolerances(1e-2) > 10.0
 
 
+def _torch_vdp1000_auto(method):
+    """Van der Pol μ = 1000 as a torch state on [0, 1000] (through the first relaxation jump) at rtol 1e-7: the
+    solution and its calls of ``f`` (autograd's Jacobian passes included)."""
+    f = _torch_vdp(1000.0)
+    sol = dk.solve(f, torch.tensor([2.0, 0.0], dtype=torch.float64), [0.0, 1000.0], method=method, rtol=1e-7,
+                   atol=1e-9)
+    return sol, sol.stats.nfe
+
+
+def test_auto_takes_rodas5_for_torch_states_at_tight_tolerances():
+    # issue 33: auto must not pick a method far above the best at the requested tolerance. For torch states
+    # (radau5 takes numpy only) it used rodas4 at every rtol; at rtol 1e-7 here rodas4 alone costs 7789 calls,
+    # rodas5 3647, auto with rodas5 3038 (measured). Reference: scipy's Radau at rtol 1e-12, within 1e-4 relative
+    sol, nfe = _torch_vdp1000_auto("auto")
+    assert "rodas5" in sol.switch_log[0].reason and sol.switch_log[0].to_method == "rodas5"
+    _, nfe_rodas5 = _torch_vdp1000_auto("rodas5")
+    assert nfe <= nfe_rodas5
+    mu = 1000.0
+    ref = scipy.integrate.solve_ivp(lambda t, y: [y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]], (0.0, 1000.0),
+                                    [2.0, 0.0], method="Radau", rtol=1e-12, atol=1e-12,
+                                    jac=lambda t, y: [[0.0, 1.0], [-2 * mu * y[0] * y[1] - 1, mu * (1 - y[0] ** 2)]])
+    assert _rel_error(sol.ys[-1].numpy(), ref.y[:, -1]) < 1e-4
+
+
+def test_auto_torch_work_check_fails_with_rodas4():
+    # planted: rodas4 for torch states at every rtol (as before): 4457 calls, above rodas5's 3647
+    _, nfe = _torch_vdp1000_auto(auto.AutoSwitching(tight_torch=None))
+    _, nfe_rodas5 = _torch_vdp1000_auto("rodas5")
+    assert nfe > nfe_rodas5
+
+
 @pytest.mark.parametrize("rtol", [1e-3, 1e-6, 1e-9])
 def test_auto_does_not_switch_on_a_nonstiff_problem(rtol):
     # planted nonstiff: a damped oscillator and Lotka–Volterra: zero switches, dopri5's result

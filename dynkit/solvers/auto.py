@@ -18,8 +18,10 @@ The switch is dynkit's own stiffness test (:mod:`dynkit.diagnostics.stiffness`, 
   nothing (no extra call of ``f``); ``switch_log`` says which count fired.
 * which stiff method: chosen once per solve from the tolerance and the state. ``radau5`` (order 5,
   its error falls fastest with the tolerance) when ``rtol ≤ 1e-5`` and the state is a numpy array;
-  ``rodas4`` otherwise (crude tolerances, where its cheaper step wins, and torch states, which
-  ``radau5`` does not take).
+  ``rodas5`` then for torch states (which ``radau5`` does not take): with an exact Jacobian (autograd's) it needs
+  0.2-0.8× rodas4's work at matched error 1e-5..1e-9 on HIRES, OREGO and Van der Pol μ = 1000, and at the same
+  rtol 0.4-0.7× on those and Robertson (issue 33: with rodas4 auto was 2-5× the best torch-capable method there);
+  ``rodas4`` at crude tolerances, where its cheaper step and dense output win.
 * stiff → explicit: after every accepted stiff step, the Jacobian already at hand gives the largest
   modulus of its decaying eigenvalues ``ρ``; when ``h ρ / r`` stays below 1/2 (dopri5 could take the
   same step with room to spare) for 15 consecutive steps, none below half the first of them, switch back. (Steps
@@ -43,7 +45,7 @@ from typing import NamedTuple
 from .explicit import ExplicitRK
 from .jacobian import is_sparse
 from .radau import RADAU5, RadauIIA
-from .rosenbrock import RODAS4, RosenbrockTableau
+from .rosenbrock import RODAS4, RODAS5, RosenbrockTableau
 from .stability import StiffnessDetector, stability_boundary
 from .tableaus import DOPRI5, RungeKuttaTableau
 
@@ -78,15 +80,16 @@ class Switch(NamedTuple):
 
 class AutoSwitching:
     """A method object for :func:`dynkit.solve`: ``explicit`` while not stiff, a stiff method while stiff
-    (``stiff`` at crude tolerances or for torch states, ``tight_stiff`` for numpy states at
-    ``rtol ≤ tight_rtol``; ``tight_stiff=None``: always ``stiff``)."""
+    (``stiff`` at crude tolerances, ``tight_stiff`` for numpy states and ``tight_torch`` for torch states at
+    ``rtol ≤ tight_rtol``; ``tight_stiff=None``: always ``stiff``; ``tight_torch=None``: ``stiff`` for torch)."""
 
     adaptive = True
 
     def __init__(self, explicit: RungeKuttaTableau = DOPRI5, stiff: RosenbrockTableau = RODAS4,
-                 name: str = "auto", tight_stiff: RadauIIA | None = RADAU5, tight_rtol: float = TIGHT_RTOL):
+                 name: str = "auto", tight_stiff: RadauIIA | None = RADAU5, tight_rtol: float = TIGHT_RTOL,
+                 tight_torch: RosenbrockTableau | None = RODAS5):
         self.explicit, self.stiff, self.name = explicit, stiff, name
-        self.tight_stiff, self.tight_rtol = tight_stiff, tight_rtol
+        self.tight_stiff, self.tight_rtol, self.tight_torch = tight_stiff, tight_rtol, tight_torch
 
     def choose_stiff(self, field, backend) -> tuple[object, str]:
         """The stiff method for this solve and why."""
@@ -94,6 +97,9 @@ class AutoSwitching:
         if self.tight_stiff is None:
             return self.stiff, f"{self.stiff.name} (the only stiff method configured)"
         if backend.name != "numpy":
+            if self.tight_torch is not None and rtol <= self.tight_rtol:
+                return self.tight_torch, (f"{self.tight_torch.name} (rtol {rtol:g} ≤ {self.tight_rtol:g}: order 5; "
+                                          f"{self.tight_stiff.name} takes numpy states only)")
             return self.stiff, f"{self.stiff.name} ({self.tight_stiff.name} takes numpy states only)"
         if rtol <= self.tight_rtol:
             return self.tight_stiff, f"{self.tight_stiff.name} (rtol {rtol:g} ≤ {self.tight_rtol:g}: order 5)"
