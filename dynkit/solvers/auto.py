@@ -20,7 +20,8 @@ The switch is dynkit's own stiffness test (:mod:`dynkit.diagnostics.stiffness`, 
   its error falls fastest with the tolerance) when ``rtol ≤ 1e-5`` and the state is a numpy array;
   ``rodas5`` then for torch states (which ``radau5`` does not take): with an exact Jacobian (autograd's) it needs
   0.2-0.8× rodas4's work at matched error 1e-5..1e-9 on HIRES, OREGO and Van der Pol μ = 1000, and at the same
-  rtol 0.35-0.87× on those and Robertson (issue 33: with rodas4 auto was 2-5× the best torch-capable method there);
+  rtol 0.35-0.87× on those and Robertson (issue 33: with rodas4, auto cost 2.2-5.0× rodas5's work at matched error
+  1e-7..1e-9 on the first three);
   ``rodas4`` at crude tolerances, where its cheaper step and dense output win.
 * stiff → explicit: after every accepted stiff step, the Jacobian already at hand gives the largest
   modulus of its decaying eigenvalues ``ρ``; when ``h ρ / r`` stays below 1/2 (dopri5 could take the
