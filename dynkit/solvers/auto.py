@@ -18,11 +18,16 @@ The switch is dynkit's own stiffness test (:mod:`dynkit.diagnostics.stiffness`, 
   nothing (no extra call of ``f``); ``switch_log`` says which count fired.
 * which stiff method: chosen once per solve from the tolerance and the state. ``radau5`` (order 5,
   its error falls fastest with the tolerance) when ``rtol ≤ 1e-5`` and the state is a numpy array;
-  ``rodas4`` otherwise (crude tolerances, where its cheaper step wins, and torch states, which
-  ``radau5`` does not take).
+  ``rodas5`` then for torch states (which ``radau5`` does not take): with an exact Jacobian (autograd's) it needs
+  0.2-0.8× rodas4's work at matched error 1e-5..1e-9 on HIRES, OREGO and Van der Pol μ = 1000, and at the same
+  rtol 0.35-0.87× on those and Robertson (issue 33: with rodas4, auto cost 2.2-5.0× rodas5's work at matched error
+  1e-7..1e-9 on the first three);
+  ``rodas4`` at crude tolerances, where its cheaper step and dense output win.
 * stiff → explicit: after every accepted stiff step, the Jacobian already at hand gives the largest
   modulus of its decaying eigenvalues ``ρ``; when ``h ρ / r`` stays below 1/2 (dopri5 could take the
-  same step with room to spare) for 15 consecutive steps, switch back.
+  same step with room to spare) for 15 consecutive steps, none below half the first of them, switch back. (Steps
+  that shrink through the run are a fast transient under way, such as a relaxation jump, after which the stiffness
+  returns: see :func:`_steady`.)
 
 ``sol.stats.switches`` counts the switches and ``sol.switch_log`` lists them as :class:`Switch`
 ``(t, from_method, to_method, reason)``, the reason in words with the measured numbers.
@@ -41,7 +46,7 @@ from typing import NamedTuple
 from .explicit import ExplicitRK
 from .jacobian import is_sparse
 from .radau import RADAU5, RadauIIA
-from .rosenbrock import RODAS4, RosenbrockTableau
+from .rosenbrock import RODAS4, RODAS5, RosenbrockTableau
 from .stability import StiffnessDetector, stability_boundary
 from .tableaus import DOPRI5, RungeKuttaTableau
 
@@ -58,6 +63,9 @@ PINNED_RUN = 45
 PINNED_RTOL = 1e-7
 # u = h ρ(J) / r at or below which the explicit method could take the stiff method's step with room to spare
 BACK_THRESHOLD = 0.5
+# an accepted stiff step below this share of the first step of its run does not count towards the switch back
+# (a fast transient under way: see _steady)
+STEADY_SHARE = 0.5
 # rtol at or below which the tight-tolerance stiff method (radau5) is used for numpy states
 TIGHT_RTOL = 1e-5
 
@@ -73,15 +81,16 @@ class Switch(NamedTuple):
 
 class AutoSwitching:
     """A method object for :func:`dynkit.solve`: ``explicit`` while not stiff, a stiff method while stiff
-    (``stiff`` at crude tolerances or for torch states, ``tight_stiff`` for numpy states at
-    ``rtol ≤ tight_rtol``; ``tight_stiff=None``: always ``stiff``)."""
+    (``stiff`` at crude tolerances, ``tight_stiff`` for numpy states and ``tight_torch`` for torch states at
+    ``rtol ≤ tight_rtol``; ``tight_stiff=None``: always ``stiff``; ``tight_torch=None``: ``stiff`` for torch)."""
 
     adaptive = True
 
     def __init__(self, explicit: RungeKuttaTableau = DOPRI5, stiff: RosenbrockTableau = RODAS4,
-                 name: str = "auto", tight_stiff: RadauIIA | None = RADAU5, tight_rtol: float = TIGHT_RTOL):
+                 name: str = "auto", tight_stiff: RadauIIA | None = RADAU5, tight_rtol: float = TIGHT_RTOL,
+                 tight_torch: RosenbrockTableau | None = RODAS5):
         self.explicit, self.stiff, self.name = explicit, stiff, name
-        self.tight_stiff, self.tight_rtol = tight_stiff, tight_rtol
+        self.tight_stiff, self.tight_rtol, self.tight_torch = tight_stiff, tight_rtol, tight_torch
 
     def choose_stiff(self, field, backend) -> tuple[object, str]:
         """The stiff method for this solve and why."""
@@ -89,6 +98,9 @@ class AutoSwitching:
         if self.tight_stiff is None:
             return self.stiff, f"{self.stiff.name} (the only stiff method configured)"
         if backend.name != "numpy":
+            if self.tight_torch is not None and rtol <= self.tight_rtol:
+                return self.tight_torch, (f"{self.tight_torch.name} (rtol {rtol:g} ≤ {self.tight_rtol:g}: order 5; "
+                                          f"{self.tight_stiff.name} takes numpy states only)")
             return self.stiff, f"{self.stiff.name} ({self.tight_stiff.name} takes numpy states only)"
         if rtol <= self.tight_rtol:
             return self.tight_stiff, f"{self.tight_stiff.name} (rtol {rtol:g} ≤ {self.tight_rtol:g}: order 5)"
@@ -140,6 +152,7 @@ class AutoStepper:
         self._t = self._h = None
         self._made_by = None  # the stepper of the last trial
         self._use = 0.0
+        self._h_run = None  # the first step of the current run towards the switch back
 
     # the controller reads these on every step: a switch changes the error exponent and safety
     @property
@@ -193,9 +206,12 @@ class AutoStepper:
                              f"tolerance); stiff method {self.stiff_choice}")
         else:
             use = h * self._decaying_radius() / self.boundary
-            if self.to_explicit.update(use <= BACK_THRESHOLD):
+            if self.to_explicit.limited == 0:  # this step would start a run towards the switch back
+                self._h_run = h
+            if self.to_explicit.update(use <= BACK_THRESHOLD and _steady(h, self._h_run)):
                 self._switch(self.explicit_stepper, f"not stiff: h·ρ(J)/r ≤ {BACK_THRESHOLD} on "
-                             f"{self.to_explicit.min_run} consecutive steps (last {use:.3g})")
+                             f"{self.to_explicit.min_run} consecutive steps, none below {STEADY_SHARE:g}× the first "
+                             f"(last {use:.3g})")
 
     def projected(self, y) -> None:
         hook = getattr(self.active, "projected", None)
@@ -234,6 +250,17 @@ class AutoStepper:
             lam = np.linalg.eigvals(J) if J.shape[-1] <= 64 else _power_radius(J)
         decaying = np.abs(lam)[lam.real < 0]
         return float(decaying.max()) if decaying.size else 0.0
+
+
+def _steady(h: float, h_run: float) -> bool:
+    """Whether an accepted stiff step may count towards the switch back: not below half the first step of the run
+    (``h_run``). Steps that shrink through the run are a fast transient under way, not a nonstiff stretch: on Van der
+    Pol μ = 1000 the steps into a relaxation jump shrink ×0.7 a step while ``J``'s eigenvalues turn positive (no
+    decaying one: ``h ρ / r = 0``); switched back there, dopri5 crossed the jump and ran 15 steps at its stability
+    boundary before the stiffness was seen again, at rtol 1e-2 the answer 12.8 tolerances off (0.30 without the
+    switch back; bench_stiff --wrong-as-success). Half, not the step before: steps that alternate by a few per cent
+    (rodas4 on Robertson with a component held at 0 by ``nonnegative=True``) still count."""
+    return h >= STEADY_SHARE * h_run
 
 
 def _power_radius(J: np.ndarray, iterations: int = 20) -> np.ndarray:

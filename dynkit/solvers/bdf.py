@@ -53,6 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .control import tolerance_factor as proportionality
 from .explicit import Slope, Trial
 from .jacobian import jacobian_provider, torch_refusal
 from .linalg import shifted_lu
@@ -70,7 +71,7 @@ TOLERANCE_EXPONENT = 0.2
 
 def tolerance_factor(rtol: float) -> float:
     """``θ(rtol)``: the share of the user's tolerance that one step's local error may take."""
-    return min(1.0, TOLERANCE_FACTOR * rtol ** TOLERANCE_EXPONENT)
+    return proportionality(rtol, TOLERANCE_FACTOR, TOLERANCE_EXPONENT)
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,6 +14,20 @@ from typing import Any, Callable
 __all__ = ["StepControl"]
 
 
+def tolerance_factor(rtol: float, factor: float, exponent: float) -> float:
+    """Tolerance proportionality: ``θ = min(1, factor · rtol^exponent)``, the share of the user's tolerance that one
+    step's local error may take. A code that holds the local error of an order-``p`` solution to ``tol`` has a global
+    error ``∝ tol^{p/(p+1)}`` ([HNW] II.4); a local tolerance ``θ · tol`` with ``exponent ≤ 1/p`` brings the global
+    error back towards ``∝ tol``.
+
+    References
+    ----------
+    E. Hairer, S. P. Nørsett, G. Wanner, *Solving Ordinary Differential Equations I*, 2nd ed., Springer 1993,
+    Sect. II.4. L. F. Shampine, "Tolerance proportionality in ODE codes", Lecture Notes in Math. 1386 (1989) 118-136.
+    """
+    return min(1.0, factor * rtol ** exponent)
+
+
 @dataclass(frozen=True)
 class StepControl:
     """Controls of the adaptive step loop (and the callbacks of the fixed-step one).

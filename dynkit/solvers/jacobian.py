@@ -34,6 +34,10 @@ def _relative_step(backend) -> float:
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-6, 1e-8
 # rounds of recomputing the columns whose difference was lost in rounding
 REFINEMENTS = 2
+# re-probe columns with an entry lost in the rounding of a row other than the column's largest (_resolve_rows)
+RESOLVE_ROWS = True
+# rounding units of f in which a re-probed entry may differ from the first value and replace it
+ROUNDING_ULPS = 8.0
 
 
 class SparsityPattern:
@@ -253,7 +257,11 @@ class FiniteDifferenceJacobian:
       ``φ_j`` raised towards ``Δ_j ≈ ε^{1/2} F_j`` (×1e4 if ``Δ_j = 0``; one more call of ``f`` for all
       such columns of a group; twice at most);
     * ``Δ_j < ε^{3/4} F_j`` — few digits left: ``φ_j`` ×10 for the next Jacobian;
-    * ``Δ_j > ε^{1/4} F_j`` — a large change of ``f``, truncation error likely: ``φ_j`` ×0.1 next time.
+    * ``Δ_j > ε^{1/4} F_j`` — a large change of ``f``, truncation error likely: ``φ_j`` ×0.1 next time;
+    * an entry of another row that the increment cannot tell from that row's rounding (``ε F_i / δ_j`` above
+      ``ε^{3/8}`` of the row's largest entry): the column is differenced once more with a larger increment, and
+      those entries are taken from it where they agree with the first within rounding (dense ``J`` only;
+      ``_resolve_rows``).
 
     ``φ`` stays within ``[√ε, 0.1]``: never below its start, because a difference large against
     ``|f|`` is not evidence of truncation where ``f`` is small by cancellation — on the slow manifold of
@@ -327,6 +335,8 @@ class FiniteDifferenceJacobian:
             lost = self._adapt(f_rows, D, delta, lost)
         if self.sparsity is None:
             J = D / delta[:, None, :]
+            if RESOLVE_ROWS:
+                self._resolve_rows(t, rows, f_rows, shape, D, delta, J)
             J = (J if self.batched else J[0]).astype(self.backend.dtype, copy=False)
         else:
             import scipy.sparse
@@ -339,6 +349,45 @@ class FiniteDifferenceJacobian:
             J = scipy.sparse.csc_matrix((values.astype(self.backend.dtype), pattern.indices, pattern.indptr),
                                         shape=pattern.shape)
         return J, (_time_derivative(self.field, self.backend, t, y, f0) if self.with_time else None)
+
+    def _resolve_rows(self, t, rows, f_rows, shape, D, delta, J) -> None:
+        """Re-probe the columns with an entry lost in the rounding of another row (dense ``J``, in place).
+
+        An increment fitted to its column's largest difference can be far too small for a row where ``|f_i|`` is
+        large: at HIRES's start y3 ≈ 1e-13 takes an increment ~1e-20, f3 (tiny) resolves ∂f3/∂y3 well, and in
+        f1 ≈ −1.7 the change 8.32 · 1e-20 is below one rounding unit: ∂f1/∂y3 = 8.32 came out 0. Entry ``(i, j)``
+        can be told apart from rounding down to ``ε F_i / δ_j`` (``F_i = max(|f_i(y)|, |f_i(y + δ_j e_j)|)``);
+        where that exceeds ``ε^{3/8}`` of the row's largest entry, column ``j`` is differenced once more with the
+        increment that resolves every such row to ``√ε`` of its scale, ``√ε F_i / R_i``, at most
+        ``0.1 · max(|y_j|, atol_j / rtol)``, and only those entries are taken from it, and only where the new value
+        lies within the old one's rounding (``ROUNDING_ULPS · ε F_i / δ_j``): the others keep the fitted increment,
+        whose truncation error is smaller."""
+        eps = self.eps
+        R = np.abs(J).max(axis=2, keepdims=True)  # (B, n, 1): each row's largest entry
+        F = np.maximum(np.abs(f_rows)[:, :, None], np.abs(f_rows[:, :, None] + D))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            noise = eps * F / delta[:, None, :]  # the smallest change of entry (i, j) above f_i's rounding
+            coarse = (noise > eps ** 0.375 * R) & (R > 0)
+            if not coarse.any():
+                return
+            wanted = np.where(coarse, np.sqrt(eps) * F / np.where(R > 0, R, 1.0), 0.0).max(axis=1)  # (B, n)
+        cap = 0.1 * np.maximum(np.abs(rows), self.level)
+        cols = np.flatnonzero(coarse.any(axis=(0, 1)))
+        step = np.minimum(np.maximum(wanted[:, cols], delta[:, cols]), cap[:, cols])
+        moved = rows[:, cols] + step
+        taken = moved - rows[:, cols]
+        for k, j in enumerate(cols):
+            if not (taken[:, k] > delta[:, j]).any():
+                continue  # no larger increment allowed: nothing to gain
+            probe = rows.copy()
+            probe[:, j] = moved[:, k]
+            df = np.asarray(self.field(t, probe.reshape(shape).astype(self.backend.dtype, copy=False)),
+                            dtype=np.float64).reshape(rows.shape) - f_rows
+            column = df / taken[:, k][:, None]
+            # an entry moves only within the old value's rounding: beyond it the old value stands, and the difference
+            # is the larger increment's truncation error (Robertson's ∂f2/∂y2 = −121.3 became −121.8 without this)
+            within = np.abs(column - J[:, :, j]) <= ROUNDING_ULPS * noise[:, :, j]
+            J[:, :, j] = np.where(coarse[:, :, j] & within, column, J[:, :, j])
 
     def _rescale(self, rows) -> None:
         """Update each column's scale ``s_j`` from the component's largest size so far; ``φ_j`` moves the other
