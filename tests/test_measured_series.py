@@ -265,3 +265,11 @@ def test_the_table_says_what_the_data_are(tmp_path):
     assert "simulated system standing in for the measured silverbox" in (tmp_path / "table.md").read_text()
     hybrids._table({**results, "config": {**results["config"], "source": "measured"}}, tmp_path)
     assert "the measured silverbox series with the review authors'" in (tmp_path / "table.md").read_text()
+
+
+def test_a_hybrid_shard_records_the_data_it_read(tmp_path):
+    exp = E.get("ode_rnn_silverbox")
+    _, config = exp.config_points(exp.config("smoke"))[0]
+    out = hybrids.run_hybrid(config, seed=0, out=tmp_path, device="cpu")
+    assert out["data"]["source"] == "measured" and out["data"]["sha256"] == "e7076735427b"
+    assert out["note"].startswith("measured: Silverbox") and out["n_train_windows"] == 2  # smoke: max_windows 2

@@ -11,7 +11,8 @@ train on the measured series with the review authors' preprocessing and split (`
 :mod:`dynkit.tasks.measured`; the folder: ``$DYNKIT_TIME_SERIES_DIR`` or a ``directory`` data option); Walker2D on
 a MuJoCo simulation (``"simulated"``: the recorded walker set is not available offline). Results recorded before
 the option existed (no ``source`` in their config) were trained on the simulated stand-ins and are read as such
-(:func:`data_source`). Each shard records its task's ``note``.
+(:func:`data_source`). Each shard records its task's ``note`` and ``data`` (its source, options and, for a
+measured file, its SHA-256).
 
 Scales: ``cpu`` shrinks the data (15-25 training windows) and trains at tolerance 1e-3 for 80 (Walker2D) or 40
 epochs with a cosine-decayed rate, so that the test error ends on a plateau, about a minute per shard; its NFE
@@ -108,6 +109,7 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
     from ..tasks.training import TrainingError
 
     task = _task(config.task, task_options(config), seed)
+    data = {**task.config, "source": task.source}  # in the shard: what was read (a measured file's SHA-256)
     torch.manual_seed(seed)
     model = from_paper(config.model, config.task, rtol=config.tol, atol=config.tol,
                        solver=config.solver).to(device)
@@ -118,7 +120,7 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
                               seed=seed, validate=False, lr_schedule=config.lr_schedule, nfe_tol=config.nfe_tol)
     except TrainingError as err:  # a solver failure (blow-up) is a result: recorded, the other shards go on
         return {"metrics": {f"{name}.failed": 1.0, f"{name}.failed_epoch": float(err.epoch + 1)},
-                "error": str(err), "note": task.note}
+                "error": str(err), "note": task.note, "data": data}
     seconds = time.perf_counter() - start
     hist = result["history"]
     norms = np.asarray(result["adjoint_norm"])
@@ -142,7 +144,7 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
         metrics[f"{name}.adjoint_norm@{k}"] = float(value)
     for h in hist:
         metrics[f"{name}.epoch{h['epoch']}.test_mse"] = float(h[TEST_METRIC[config.task]])
-    return {"metrics": metrics, "note": task.note, "n_train_windows": len(task.train)}
+    return {"metrics": metrics, "note": task.note, "data": data, "n_train_windows": len(task.train)}
 
 
 def render_hybrids(results: dict, out: Path) -> None:
