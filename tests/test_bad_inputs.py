@@ -1054,6 +1054,9 @@ def _time_series():
                  not_none(bad_int(minimum)), n=4)
         fuzz("silverbox_measured", "max_windows", lambda v: sb.silverbox_measured(max_windows=v),
              not_none(bad_int(1)), n=4)
+        fuzz("silverbox_measured_drive", "directory", lambda v: sb.silverbox_measured_drive(v),
+             st.sampled_from(["", 3, True]), n=3)
+        fuzz("silverbox_measured_drive", "verify", lambda v: sb.silverbox_measured_drive(verify=v), BAD_BOOL, n=4)
         fuzz("plane_vibration_measured", "length", lambda v: pv.plane_vibration_measured(length=v),
              not_none(bad_int(2)), n=4)
         fuzz("plane_vibration_measured", "forecast", lambda v: pv.plane_vibration_measured(forecast=v),
@@ -1098,6 +1101,7 @@ def _time_series():
             **{f"dynkit.tasks.{name}": measured_series for name in (
                 "measured.SeriesFile", "measured.MeasuredProtocol", "measured.default_directory",
                 "measured.read_series", "measured.load_measured", "silverbox.silverbox_measured",
+                "silverbox.silverbox_measured_drive",
                 "plane_vibration.plane_vibration_measured")}}
 
 

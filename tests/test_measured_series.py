@@ -273,3 +273,34 @@ def test_a_hybrid_shard_records_the_data_it_read(tmp_path):
     out = hybrids.run_hybrid(config, seed=0, out=tmp_path, device="cpu")
     assert out["data"]["source"] == "measured" and out["data"]["sha256"] == "e7076735427b"
     assert out["note"].startswith("measured: Silverbox") and out["n_train_windows"] == 2  # smoke: max_windows 2
+
+
+# ---- the blow-up experiment (the review's Fig. 7, the authors' silverbox_init.py) ----------------------------
+
+def test_the_measured_drive_is_v1_of_the_training_samples_linear_between_them():
+    v = np.loadtxt(SB_FILE, delimiter=",", skiprows=1, usecols=(0, 1))
+    scaled = 100 * (v - v.mean(0))
+    t, u, y, drive = sb.silverbox_measured_drive()
+    np.testing.assert_array_equal(t, np.arange(1000.0))
+    np.testing.assert_allclose(np.column_stack([u, y]), scaled[:1000], rtol=1e-12, atol=1e-12)  # float64 throughout
+    assert drive(2.25) == pytest.approx(0.75 * scaled[2, 0] + 0.25 * scaled[3, 0], rel=1e-12)
+    assert drive(-3.0) == u[0] and drive(5000.0) == u[-1]  # held at the ends
+
+
+@pytest.mark.parametrize("source, words", [("measured", "silverbox.csv"), ("simulated", "simulated Duffing")])
+def test_node_blowup_runs_on_either_drive_and_records_which(tmp_path, source, words):
+    from dynkit.experiments import node_blowup
+
+    node_blowup.main(["--inits", "1", "--t-end", "3", "--models", "hbnode", "--source", source, "--quiet",
+                      "--out", str(tmp_path)])
+    config = json.loads((tmp_path / "node_blowup.json").read_text())["config"]
+    assert config["source"] == source and words in config["data"]
+
+
+def test_node_blowup_refuses_a_horizon_beyond_the_measured_drive(tmp_path, capsys):
+    from dynkit.experiments import node_blowup
+
+    with pytest.raises(SystemExit):
+        node_blowup.main(["--t-end", "1500", "--out", str(tmp_path / "x")])
+    assert "--t-end must lie in (0, 999] (the measured drive's training samples), got 1500" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()  # refused before any work

@@ -8,13 +8,14 @@ available offline, and the driven system of the blow-up experiment (:mod:`dynkit
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import _checks as check
-from .measured import MeasuredProtocol, SeriesFile, load_measured
+from .measured import MeasuredProtocol, SeriesFile, _scale, load_measured, read_series
 from .windows import TimeSeriesTask, _cut_windows, _drop_samples, _split_series, _standardise
 
 
@@ -112,6 +113,23 @@ def silverbox_measured(directory: str | os.PathLike | None = None, *, length: in
     ``directory``: see :mod:`dynkit.tasks.measured`.
     """
     return load_measured(MEASURED, directory, length=length, max_windows=max_windows, verify=verify)
+
+
+def silverbox_measured_drive(directory: str | os.PathLike | None = None, *, verify: bool = True):
+    """The measured Silverbox's training part as a driven system, like :func:`silverbox`: ``(t, u, y, input)``.
+
+    ``t`` the 1,000 training samples' times (in samples, 0..999), ``u`` and ``y`` the voltages V1 and V2 with the
+    authors' scaling (:data:`MEASURED`: centred, times 100), ``input`` V1 as a function of time, linear between
+    samples and held at the ends (the authors' ``v1_func`` in ``silverbox_init.py``, the drive of their Fig. 3, the
+    review's Fig. 7). ``directory``: see :mod:`dynkit.tasks.measured`.
+    """
+    values, _ = read_series(MEASURED.file, directory, min_rows=MEASURED.span, verify=verify,
+                            needed_for="the authors' split")
+    n_train = MEASURED.span * MEASURED.split[0] // sum(MEASURED.split)  # 1,000 (silverbox_init.py trsize)
+    scaled = _scale(values, MEASURED)[:n_train]
+    t = np.arange(n_train, dtype=np.float64)
+    u, y = scaled[:, 0], scaled[:, 1]
+    return t, u, y, functools.partial(np.interp, xp=t, fp=u)
 
 
 def silverbox_windows(n_points: int = 4000, *, length: int = 64, drop: float = 0.1, seed: int = 0) -> TimeSeriesTask:
