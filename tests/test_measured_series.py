@@ -304,3 +304,39 @@ def test_node_blowup_refuses_a_horizon_beyond_the_measured_drive(tmp_path, capsy
         node_blowup.main(["--t-end", "1500", "--out", str(tmp_path / "x")])
     assert "--t-end must lie in (0, 999] (the measured drive's training samples), got 1500" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()  # refused before any work
+
+
+# ---- the ledger says what each row's data were, from the config its results record ------------------------------
+
+def test_the_rows_of_record_say_they_ran_on_stand_ins():
+    from dynkit.experiments.ledger import ledger
+
+    table = ledger()
+    rows = [r for r in table.rows if r.claim.experiment in ("ode_rnn_plane_vibration", "ode_rnn_silverbox",
+                                                            "ode_rnn_walker2d", "node_blowup")]
+    assert len({r.claim.experiment for r in rows}) == 4
+    assert all("stand-in" in r.data and r.to_dict()["data"] == r.data for r in rows)  # recorded before the option
+    assert "Data: a simulated system standing in for the measured plane vibration series" in table.to_markdown()
+
+
+def test_a_measured_record_says_so_in_its_rows(tmp_path):
+    from dynkit.experiments.ledger import CLAIMS, ledger
+
+    (tmp_path / "ode_rnn_silverbox").mkdir()
+    record = json.loads((RESULTS / "ode_rnn_silverbox" / "results.json").read_text())
+    record["config"]["source"] = "measured"  # planted: the same numbers, recorded as a measured run
+    (tmp_path / "ode_rnn_silverbox" / "results.json").write_text(json.dumps(record))
+    claims = [c for c in CLAIMS.values() if c.experiment == "ode_rnn_silverbox"]
+    rows = ledger(tmp_path, claims=claims, plans={}).rows
+    assert rows and all(r.data == "the measured silverbox series with the review authors' preprocessing and split"
+                        for r in rows)
+
+
+def test_node_blowup_records_its_source_in_every_scale():
+    from dynkit.experiments.node_blowup import data_label
+
+    for scale in ("smoke", "cpu", "full"):
+        args = E.get("node_blowup").config(scale).args
+        assert args[args.index("--source") + 1] == "measured"
+        assert "measured Silverbox's input voltage" in data_label({"args": list(args)})
+    assert "stand-in" in data_label({"args": ["--inits", "10"]})  # the record of results before the option

@@ -147,9 +147,20 @@ def _metrics(results: dict) -> dict:
             for k in ("median_final_log10_norm", "blow_up_fraction", "growth_fraction")}
 
 
+def data_label(config) -> str:
+    """What the drive of a run was, from the config its results record (the scale's arguments): a record without
+    ``--source`` predates the measured drive and ran on the simulated stand-in."""
+    args = list(config.get("args", ()))
+    source = args[args.index("--source") + 1] if "--source" in args[:-1] else "simulated"
+    if source == "measured":
+        return "the measured Silverbox's input voltage V1 drives the models (the review authors' setting)"
+    return "a simulated Duffing oscillator's input drives the models (a stand-in for the measured Silverbox)"
+
+
+# each scale names its source, so that its record says which drive it ran on
 register_script("node_blowup", main, metrics=_metrics,
-                smoke=("--inits", "2", "--t-end", "5", "--models", "hbnode", "ghbnode"),
-                cpu=("--inits", "10",), full=("--full",))
+                smoke=("--inits", "2", "--t-end", "5", "--models", "hbnode", "ghbnode", "--source", "measured"),
+                cpu=("--inits", "10", "--source", "measured"), full=("--full", "--source", "measured"))
 
 
 if __name__ == "__main__":

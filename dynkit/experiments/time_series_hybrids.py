@@ -199,8 +199,8 @@ def data_label(config) -> str:
     """What the data of ``config`` (a :class:`HybridConfig` or a recorded config) are, for a table or a report."""
     task = config["task"] if isinstance(config, dict) else config.task
     if data_source(config) == "measured":
-        return f"the measured {task} series with the review authors' preprocessing and split"
-    stand_in = "the recorded walker set" if task == "walker2d" else f"the measured {task} series"
+        return f"the measured {task.replace('_', ' ')} series with the review authors' preprocessing and split"
+    stand_in = "the recorded walker set" if task == "walker2d" else f"the measured {task.replace('_', ' ')} series"
     return f"a simulated system standing in for {stand_in} (a stand-in, not the review's data)"
 
 
