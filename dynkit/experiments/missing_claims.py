@@ -10,7 +10,8 @@ from dataclasses import replace
 
 from .baselines import beats_baseline
 from .csaode_cv import DATASETS, MAJORITY, PAPER as CSAODE_TABLE, VARIANTS
-from .ledger import CLAIMS, add_claim, at_least, at_most, declare_data, declare_validity, difference, greater, less, metric, off_floor, plateau, ratio
+from .ledger import (CLAIMS, add_claim, at_least, at_most, declare_data, declare_validity, difference, greater, less,
+                     metric, off_floor, plateau, ratio)
 from .registry import get
 from .momentum_lstm import PAPER as MOMRNN_TABLE, PAPER_COLUMN
 from .time_series_hybrids import data_label

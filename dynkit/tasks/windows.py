@@ -132,4 +132,5 @@ def _standardise(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return (values - mean) / np.where(std > 0, std, 1.0)
 
 
-__all__ = ["SOURCES", "Windows", "TimeSeriesTask"]  # the helpers are the tasks package's own (the data sets cut with them)
+# the helpers are the tasks package's own (the data sets cut with them)
+__all__ = ["SOURCES", "Windows", "TimeSeriesTask"]
