@@ -157,6 +157,11 @@ BAD_REAL = st.sampled_from([NAN, INF, -INF, None, "1", True])  # for any finite 
 BAD_BOOL = st.sampled_from([1, 0, "yes", None, 1.0])
 
 
+def not_none(strategy):
+    """``strategy`` without ``None`` (for an argument whose ``None`` means its default)."""
+    return strategy.filter(lambda v: v is not None)
+
+
 def bad_choice(allowed):
     return st.one_of(st.text(max_size=8).filter(lambda s: s not in allowed), st.sampled_from([None, 3, 1.5]))
 
@@ -993,16 +998,71 @@ def _time_series():
             "name": st.sampled_from([None, "", 3, ("tiny",)]), "train": not_windows, "val": not_windows,
             "test": not_windows, "inputs": st.sampled_from([None, (), ["u"], "u"]),
             "outputs": st.sampled_from([None, (), ["y"], "y"]), "note": st.sampled_from([None, 3, ["n"]]),
-            "config": st.sampled_from([None, [1], "c"])})
+            "config": st.sampled_from([None, [1], "c"]), "source": bad_choice(("measured", "simulated"))})
 
     def load_time_series():
         lt = T.load_time_series
         fuzz("load_time_series", "name", lt, bad_choice(("walker2d", "plane_vibration", "silverbox")))
+        fuzz("load_time_series", "source", lambda v: lt("silverbox", source=v), bad_choice(("measured", "simulated")))
         attempt("load_time_series", "bogus", lambda: lt("silverbox", bogus=3), 3)
-        fuzz("load_time_series", "n_points", lambda v: lt("silverbox", n_points=v), bad_int(2), n=4)
-        fuzz("load_time_series", "length", lambda v: lt("silverbox", length=v), bad_int(2), n=4)
-        fuzz("load_time_series", "drop", lambda v: lt("silverbox", drop=v), bad_unit(), n=4)
-        fuzz("load_time_series", "seed", lambda v: lt("silverbox", seed=v), bad_int(0), n=4)
+        # the simulated stand-in's options
+        sim = lambda **o: lt("silverbox", source="simulated", **o)  # noqa: E731
+        fuzz("load_time_series", "n_points", lambda v: sim(n_points=v), bad_int(2), n=4)
+        fuzz("load_time_series", "length", lambda v: sim(length=v), bad_int(2), n=4)
+        fuzz("load_time_series", "drop", lambda v: sim(drop=v), bad_unit(), n=4)
+        fuzz("load_time_series", "seed", lambda v: sim(seed=v), bad_int(0), n=4)
+        # the measured series' options (checked before the file is read)
+        fuzz("load_time_series", "length", lambda v: lt("silverbox", length=v), not_none(bad_int(2)), n=4)
+        fuzz("load_time_series", "max_windows", lambda v: lt("plane_vibration", max_windows=v),
+             not_none(bad_int(1)), n=4)
+        fuzz("load_time_series", "split_seed", lambda v: lt("plane_vibration", split_seed=v), not_none(bad_int(0)),
+             n=4)
+        fuzz("load_time_series", "verify", lambda v: lt("silverbox", verify=v), BAD_BOOL, n=4)
+
+    def measured_series():
+        import dataclasses
+
+        import dynkit.tasks.measured as ms
+        import dynkit.tasks.silverbox as sb
+
+        constructor("SeriesFile", builder(ms.SeriesFile, name="x.csv", columns=("a", "b"), sha256_prefix="0123abcd"),
+                    {"name": st.sampled_from([None, "", "a/b.csv", 3]),
+                     "columns": st.sampled_from([None, (), ("a", ""), ["a", "b"], ("a", "a"), 3]),
+                     "sha256_prefix": st.sampled_from([None, "", "0123", "0123ABCD", "xyzxyzxy", 3]),
+                     "first_row_only": st.sampled_from([None, "a", ("c",), ("a", "b"), 3])}, n=4)
+        protocol = builder(ms.MeasuredProtocol, **{f.name: getattr(sb.MEASURED, f.name)
+                                                   for f in dataclasses.fields(sb.MEASURED)})
+        constructor("MeasuredProtocol", protocol, {
+            "name": st.sampled_from([None, "", 3]), "file": st.sampled_from([None, "silverbox.csv", 3]),
+            "inputs": st.sampled_from([None, (), ("V3",), "V1", ["V1"]]),
+            "outputs": st.sampled_from([None, (), ("V3",), "V2"]),
+            "scaling": bad_choice(ms.SCALINGS), "factor": bad_real_above(), "span": not_none(bad_int(2)),
+            "margin": bad_int(0), "keep": st.sampled_from([0.0, -0.1, 1.5, NAN, None, "1"]), "noise_draw": BAD_BOOL,
+            "split": st.sampled_from([None, (1, 1), (0, 1, 1), (1, 1, 0), (1.0, 0, 4), [1, 0, 4], (1, -1, 4)]),
+            "split_seed": bad_int(0), "length": bad_int(2), "forecast": bad_int(1),
+            "description": st.sampled_from([None, "", 3]), "sources": st.sampled_from([None, "", 3])}, n=4)
+        attempt("default_directory", "default_directory", lambda: ms.default_directory("here"), "here")
+        good = sb.MEASURED.file
+        fuzz("read_series", "file", lambda v: ms.read_series(v), st.sampled_from([None, "silverbox.csv", 3]), n=4)
+        fuzz("read_series", "directory", lambda v: ms.read_series(good, v), st.sampled_from(["", 3, True]), n=4)
+        fuzz("read_series", "min_rows", lambda v: ms.read_series(good, min_rows=v), bad_int(1), n=4)
+        fuzz("read_series", "verify", lambda v: ms.read_series(good, verify=v), BAD_BOOL, n=4)
+        fuzz("load_measured", "protocol", lambda v: ms.load_measured(v), st.sampled_from([None, "silverbox", 3]),
+             n=4)
+        for arg, minimum in (("length", 2), ("forecast", 1), ("split_seed", 0), ("max_windows", 1)):
+            fuzz("load_measured", arg, lambda v, arg=arg: ms.load_measured(sb.MEASURED, **{arg: v}),
+                 not_none(bad_int(minimum)), n=4)
+        fuzz("silverbox_measured", "max_windows", lambda v: sb.silverbox_measured(max_windows=v),
+             not_none(bad_int(1)), n=4)
+        fuzz("silverbox_measured_drive", "directory", lambda v: sb.silverbox_measured_drive(v),
+             st.sampled_from(["", 3, True]), n=3)
+        fuzz("silverbox_measured_drive", "verify", lambda v: sb.silverbox_measured_drive(verify=v), BAD_BOOL, n=4)
+        fuzz("plane_vibration_measured", "length", lambda v: pv.plane_vibration_measured(length=v),
+             not_none(bad_int(2)), n=4)
+        fuzz("plane_vibration_measured", "forecast", lambda v: pv.plane_vibration_measured(forecast=v),
+             not_none(bad_int(1)), n=4)
+        # the forecast must stay inside the 100 samples held back after the last start index
+        attempt("plane_vibration_measured", "forecast", lambda: pv.plane_vibration_measured(forecast=102), 102)
 
     def train_hybrid():
         model, data = M.ODERNN("node", 2, 1, 2, method="rk4", step_size=1.0), _tiny_task()
@@ -1037,7 +1097,12 @@ def _time_series():
     return {"dynkit.models.ODERNN": ode_rnn, "dynkit.models.adjoint_norms": adjoint_norms,
             "dynkit.tasks.Windows": windows, "dynkit.tasks.TimeSeriesTask": task,
             "dynkit.tasks.load_time_series": load_time_series, "dynkit.tasks.train_hybrid": train_hybrid,
-            "dynkit.tasks.walker2d.walker2d": walker2d, "dynkit.tasks.plane_vibration.plane_vibration": plane_vibration}
+            "dynkit.tasks.walker2d.walker2d": walker2d, "dynkit.tasks.plane_vibration.plane_vibration": plane_vibration,
+            **{f"dynkit.tasks.{name}": measured_series for name in (
+                "measured.SeriesFile", "measured.MeasuredProtocol", "measured.default_directory",
+                "measured.read_series", "measured.load_measured", "silverbox.silverbox_measured",
+                "silverbox.silverbox_measured_drive",
+                "plane_vibration.plane_vibration_measured")}}
 
 
 # --------------------------------------------------------------------------------------------------

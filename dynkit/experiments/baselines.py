@@ -34,9 +34,10 @@ BASELINES: dict[str, BaselineFunction] = {}
 def _forecast_baselines(config: Mapping, seed: int) -> dict:
     """Persistence and mean predictors on the test windows of one ODE-RNN task, scored like the models'
     ``test_mse`` (:data:`~dynkit.experiments.time_series_hybrids.TEST_METRIC`)."""
-    from .time_series_hybrids import TEST_METRIC, _task
+    from .time_series_hybrids import TEST_METRIC, _task, task_options
 
-    task = _task(config["task"], tuple(tuple(p) for p in config["data"]), seed)
+    # the data the shard trained on: a config recorded before the measured series is read as simulated
+    task = _task(config["task"], task_options(dict(config)), seed)
     test, train = task.test, task.train
     out_idx = [task.inputs.index(c) for c in task.outputs]  # the outputs' channels among the inputs
     x = test.x.double().numpy()[..., out_idx]

@@ -7,8 +7,9 @@ papers' effect sizes where the paper states one (cited per row), else the no-eff
 from __future__ import annotations
 
 from .baselines import above_measured_floor, beats_baseline
-from .ledger import (add_claim, at_least, at_most, declare_validity, difference, greater, less, metric, ratio,
-                     ratio_of_ratios)
+from .ledger import (add_claim, at_least, at_most, declare_data, declare_validity, difference, greater, less, metric,
+                     ratio, ratio_of_ratios)
+from .node_blowup import data_label as blowup_data_label
 
 REVIEW = "Wang et al., momentum review"
 MOMRES = "Sander et al., Momentum ResNets"
@@ -98,6 +99,7 @@ add_claim("review.ghbnode_blowup_fraction", paper=REVIEW,
           metric="fraction of inits with ‖h(T)‖ > 1e8, HBNODE - GHBNODE",
           value=difference("hbnode.blow_up_fraction", "ghbnode.blow_up_fraction"),
           rule=greater(0.0, sesoi=0.1))  # sesoi chosen: one init in ten
+declare_data("node_blowup", blowup_data_label)  # each row says which drive its run had (measured or simulated)
 add_claim("review.node_growth_vs_ghbnode", paper=REVIEW,
           claim="NODE's state grows more than GHBNODE's over a long horizon", paper_figure="Fig. 7",
           experiment="node_blowup", metric="fraction of inits with ‖h(T)‖ > 10, NODE - GHBNODE",

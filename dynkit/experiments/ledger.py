@@ -224,6 +224,18 @@ def declare_validity(experiment: str, *checks: Check) -> None:
     VALIDITY.setdefault(experiment, []).extend(checks)
 
 
+DATA_NOTES: dict[str, Callable[[Mapping], str]] = {}
+"""What the data of a run were (measured, or a simulated stand-in), from the config its results record, by
+experiment name: each of the experiment's rows says it (:func:`declare_data`)."""
+
+
+def declare_data(experiment: str, describe: Callable[[Mapping], str]) -> None:
+    """Declare how a row of ``experiment`` names its data: ``describe(recorded config) -> str``."""
+    if not callable(describe):
+        raise TypeError(f"describe must be callable (recorded config -> str), got {type(describe).__name__}")
+    DATA_NOTES[experiment] = describe
+
+
 # ---- rules --------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Rule:
@@ -407,6 +419,7 @@ class LedgerRow:
     deterministic: bool = False
     plan: str = ""
     baseline: str = ""
+    data: str = ""
 
     @property
     def scale(self) -> str:
@@ -450,7 +463,7 @@ class LedgerRow:
                 "authors_runs": paper_effect(c.id), "design_note": c.design_note,
                 "family": self.family, "primary": self.primary, "alpha": self.alpha, "level": self.level,
                 "n_sign": self.n_sign, "sign_p": self.sign_p, "sign_test": self.sign_text(),
-                "deterministic": self.deterministic, "plan": self.plan, "baseline": self.baseline,
+                "deterministic": self.deterministic, "plan": self.plan, "baseline": self.baseline, "data": self.data,
                 # the fields the report read before issue 21
                 "verdict": self.outcome, "note": self.reason,
                 "ours": {"mean": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high, "n_seeds": self.n}}
@@ -520,6 +533,8 @@ class Ledger:
                 why = (why + "; " if why else "") + f"seeds needed {r.seeds_needed}"
             if c.design_note:
                 why = (why + ". " if why else "") + f"Design: {c.design_note}"
+            if r.data:
+                why = (why + ". " if why else "") + f"Data: {r.data}"
             n = f"1 measurement ({r.n} seeds)" if r.deterministic else str(r.n)
             cells = [c.id, c.paper, c.claim, c.paper_figure, c.metric, effect_text(r), n, r.sign_text(),
                      r.family_text(), r.baseline or "–", f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})",
@@ -828,4 +843,8 @@ def judge(chosen: Sequence[Claim], lookup: Callable[[Claim], tuple], plan_of: Ma
         for i, level in zip(tested, holm_levels(ps, base_alpha)):
             rows[i] = evaluate(chosen[i], lookup(chosen[i])[0], **{**setting[i], "alpha": level})
             rows[i].family, rows[i].primary = fam, False
+    for claim, row in zip(chosen, rows):  # what the run's data were, as its results record them
+        found = lookup(claim)[0]
+        if found is not None and claim.experiment in DATA_NOTES:
+            row.data = DATA_NOTES[claim.experiment](found.get("config") or {})
     return rows

@@ -4,8 +4,12 @@ As in the review's Silverbox setting: the right-hand side is one dense layer of 
 is augmented by one zero dimension, SONODE/HBNODE/GHBNODE get their initial velocity/momentum from a
 dense layer of ``h(0)``; gamma = sigmoid(-3) for (G)HBNODE, and GHBNODE has sigma = hardtanh on
 [-5, 5] and xi = ln 2. Each model is integrated over a long horizon from many random
-initialisations (untrained), driven by the input of a simulated Silverbox (see
-:mod:`dynkit.tasks.silverbox`), and ``log10 ||h(t)||`` is recorded.
+initialisations (untrained), driven by the input voltage V1 of the measured Silverbox (``--source measured``,
+the default: its first 1,000 samples, centred and times 100, linear between samples, time in samples, from
+``h(0) = V2(0)``, as the authors' ``silverbox_init.py``; :func:`dynkit.tasks.silverbox.silverbox_measured_drive`)
+or of the simulated one (``--source simulated``, the stand-in of the results recorded before the option, whose
+config has no ``source``: :func:`dynkit.tasks.silverbox.silverbox`, from ``h(0) = y(0) + 0.1``), and
+``log10 ||h(t)||`` is recorded.
 
     python -m dynkit.experiments.node_blowup --out analysis/results/node_blowup
 """
@@ -20,7 +24,7 @@ from torch import nn
 import dynkit as dk
 from dynkit.io import save_figure, write_json
 from dynkit.models import ANODE, GHBNODE, HBNODE, NODE, SONODE
-from dynkit.tasks.silverbox import silverbox
+from dynkit.tasks.silverbox import silverbox, silverbox_measured_drive
 
 from .scripting import COLORS, parser, pyplot, register_script, setup
 
@@ -71,17 +75,30 @@ def main(argv=None) -> dict:
     p = parser(__doc__.splitlines()[0], "results/node_blowup")
     p.add_argument("--inits", type=int, default=None, help="random initialisations per model (20; 100 with --full)")
     p.add_argument("--t-end", type=float, default=None, help="horizon (100; 400 with --full)")
+    p.add_argument("--source", choices=("measured", "simulated"), default="measured",
+                   help="the drive: the measured Silverbox's V1 (default; folder: $DYNKIT_TIME_SERIES_DIR) or the "
+                        "simulated stand-in")
     args = p.parse_args(argv)
-    command = setup(args)
     inits = args.inits or (100 if args.full else 20)
     t_end = args.t_end or (400.0 if args.full else 100.0)
-    t, u, y, drive = silverbox(t_end=t_end, n_points=201, seed=args.seed)
+    if args.source == "measured":
+        samples, _, v2, drive = silverbox_measured_drive()
+        if not 0 < t_end <= samples[-1]:
+            p.error(f"--t-end must lie in (0, {samples[-1]:g}] (the measured drive's training samples), got {t_end:g}")
+        t, y0 = np.linspace(0.0, t_end, 201), float(v2[0])
+        data = ("the measured Silverbox's V1 (silverbox.csv, first 1,000 samples, centred x100, linear between "
+                "samples; the authors' silverbox_init.py), h(0) = V2(0)")
+    else:
+        t, _, y, drive = silverbox(t_end=t_end, n_points=201, seed=args.seed)
+        y0 = float(y[0]) + 0.1
+        data = "simulated Duffing oscillator standing in for the measured Silverbox"
+    command = setup(args)
     results = {}
     for name in args.models:
         curves = []
         for i in range(inits):
             torch.manual_seed(args.seed * 100_003 + i)
-            curves.append(trajectory_norms(build(name, drive).double(), float(y[0]) + 0.1, t))
+            curves.append(trajectory_norms(build(name, drive).double(), y0, t))
         curves = np.array(curves)
         final = np.where(np.isnan(curves[:, -1]), np.inf, curves[:, -1])
         with np.errstate(divide="ignore"):
@@ -105,7 +122,7 @@ def main(argv=None) -> dict:
     write_json(args.out / "node_blowup.json", {"summary": summary, "t": t, "models": stored},
                config={"inits": inits, "t_end": t_end, "seed": args.seed, "blow_up_threshold": BLOW_UP,
                        "gamma": 1 / (1 + math.exp(3)), "xi": math.log(2), "sigma": "hardtanh[-5,5]",
-                       "data": "simulated Duffing oscillator standing in for the measured Silverbox"},
+                       "source": args.source, "data": data},
                command=command)
     plot(t, results, args.out / "node_blowup.png")
     return results
@@ -130,9 +147,20 @@ def _metrics(results: dict) -> dict:
             for k in ("median_final_log10_norm", "blow_up_fraction", "growth_fraction")}
 
 
+def data_label(config) -> str:
+    """What the drive of a run was, from the config its results record (the scale's arguments): a record without
+    ``--source`` predates the measured drive and ran on the simulated stand-in."""
+    args = list(config.get("args", ()))
+    source = args[args.index("--source") + 1] if "--source" in args[:-1] else "simulated"
+    if source == "measured":
+        return "the measured Silverbox's input voltage V1 drives the models (the review authors' setting)"
+    return "a simulated Duffing oscillator's input drives the models (a stand-in for the measured Silverbox)"
+
+
+# each scale names its source, so that its record says which drive it ran on
 register_script("node_blowup", main, metrics=_metrics,
-                smoke=("--inits", "2", "--t-end", "5", "--models", "hbnode", "ghbnode"),
-                cpu=("--inits", "10",), full=("--full",))
+                smoke=("--inits", "2", "--t-end", "5", "--models", "hbnode", "ghbnode", "--source", "measured"),
+                cpu=("--inits", "10", "--source", "measured"), full=("--full", "--source", "measured"))
 
 
 if __name__ == "__main__":

@@ -6,12 +6,19 @@ One shard trains one hybrid (the config point) on one seed with Adam
 (:func:`~dynkit.tasks.time_series.train_hybrid`) and records the test MSE, the training loss, the
 forward/backward NFE per epoch, the NFE of the trained model over the test windows, the seconds per
 epoch and of the whole training, and the adjoint norm ``||dL/dz_k||`` through the 64 observations
-of test windows (loss on the last prediction). Simulated systems stand in for the recorded data (each
-task's ``note``). Scales: ``cpu`` shrinks the data (16-25 training windows) and trains at tolerance
-1e-3 for 80 (Walker2D) or 40 epochs with a cosine-decayed rate, so that the test error ends on a
-plateau, about a minute per shard; its NFE rows are measured on the trained model at rtol 1e-6 (at
-1e-3 every model sits on the solver's floor of 2 steps per interval); ``full`` takes the review's batch size and learning rate (Table 4) and, for plane
-vibration, its tolerance 1e-7 and series length (73,627 stamps). ``table.md`` sums a run up.
+of test windows (loss on the last prediction). Data (config key ``source``): plane vibration and Silverbox
+train on the measured series with the review authors' preprocessing and split (``"measured"``, the default,
+:mod:`dynkit.tasks.measured`; the folder: ``$DYNKIT_TIME_SERIES_DIR`` or a ``directory`` data option); Walker2D on
+a MuJoCo simulation (``"simulated"``: the recorded walker set is not available offline). Results recorded before
+the option existed (no ``source`` in their config) were trained on the simulated stand-ins and are read as such
+(:func:`data_source`). Each shard records its task's ``note`` and ``data`` (its source, options and, for a
+measured file, its SHA-256).
+
+Scales: ``cpu`` shrinks the data (15-25 training windows) and trains at tolerance 1e-3 for 80 (Walker2D) or 40
+epochs with a cosine-decayed rate, so that the test error ends on a plateau, about a minute per shard; its NFE
+rows are measured on the trained model at rtol 1e-6 (at 1e-3 every model sits on the solver's floor of 2 steps
+per interval); ``full`` takes the review's batch size and learning rate (Table 4) and, for plane vibration, its
+tolerance 1e-7 and every window of the measured series. ``table.md`` sums a run up.
 
     dynkit run ode_rnn_walker2d --scale cpu --out analysis/results/ode_rnn_walker2d
 """
@@ -40,7 +47,8 @@ LOG10_FLOOR = -300.0
 
 @dataclass(frozen=True)
 class HybridConfig:
-    """One task's run; ``model`` is the config point. ``data`` are the task generator's options."""
+    """One task's run; ``model`` is the config point. ``source`` is ``"measured"`` or ``"simulated"``
+    (:func:`~dynkit.tasks.time_series.load_time_series`), ``data`` that loader's options."""
 
     task: str = "silverbox"
     models: tuple[str, ...] = HYBRIDS
@@ -53,13 +61,44 @@ class HybridConfig:
     solver: str = "dynkit"  # the hybrids' engine: "dynkit" (dk.solve) or "torchdiffeq" (the papers' code)
     lr_schedule: str = "constant"  # "cosine": the rate decays to 0 so that the last epochs sit on a plateau
     nfe_tol: float | None = None  # NFE of the trained model also at this tolerance (off the training tol's floor)
+    source: str = "measured"  # the recorded series where they exist; "simulated": the stand-in systems
+
+    def __post_init__(self):
+        from ..tasks.windows import SOURCES
+
+        if self.source not in SOURCES:
+            raise ValueError(f"source must be one of {SOURCES}, got {self.source!r}")
+        if self.task == "walker2d" and self.source != "simulated":
+            raise ValueError(f"source must be 'simulated' for walker2d (the recorded walker set is not available "
+                             f"offline), got {self.source!r}")
+
+
+def data_source(config) -> str:
+    """The ``source`` of a :class:`HybridConfig` or of a recorded config (a dict from ``results.json``): a record
+    without one predates the measured series, its runs trained on the simulated stand-ins."""
+    recorded = config.get("source") if isinstance(config, dict) else config.source
+    return "simulated" if recorded is None else recorded
+
+
+def task_options(config) -> tuple:
+    """The hashable options :func:`_task` builds the data set of ``config`` (a :class:`HybridConfig` or a recorded
+    config) from: its ``data`` with its :func:`data_source` first."""
+    data = config["data"] if isinstance(config, dict) else config.data
+    return (("source", data_source(config)), *(tuple(p) for p in data))
 
 
 @functools.lru_cache(maxsize=4)
 def _task(name: str, data: tuple, seed: int):
+    """The data set of task ``name`` from the loader options ``data`` (:func:`task_options`; no ``source``: the
+    simulated stand-in). A simulated system is generated with the shard's ``seed``; a measured series is split by
+    the authors' fixed seed (the shard's seed varies the model and the batch order, never the data)."""
     from ..tasks.time_series import load_time_series
 
-    return load_time_series(name, **dict(data), seed=seed)
+    options = dict(data)
+    options.setdefault("source", "simulated")
+    if options["source"] == "simulated":
+        options["seed"] = seed
+    return load_time_series(name, **options)
 
 
 def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> dict:
@@ -69,7 +108,8 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
     from ..tasks.time_series import train_hybrid
     from ..tasks.training import TrainingError
 
-    task = _task(config.task, config.data, seed)
+    task = _task(config.task, task_options(config), seed)
+    data = {**task.config, "source": task.source}  # in the shard: what was read (a measured file's SHA-256)
     torch.manual_seed(seed)
     model = from_paper(config.model, config.task, rtol=config.tol, atol=config.tol,
                        solver=config.solver).to(device)
@@ -80,7 +120,7 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
                               seed=seed, validate=False, lr_schedule=config.lr_schedule, nfe_tol=config.nfe_tol)
     except TrainingError as err:  # a solver failure (blow-up) is a result: recorded, the other shards go on
         return {"metrics": {f"{name}.failed": 1.0, f"{name}.failed_epoch": float(err.epoch + 1)},
-                "error": str(err), "note": task.note}
+                "error": str(err), "note": task.note, "data": data}
     seconds = time.perf_counter() - start
     hist = result["history"]
     norms = np.asarray(result["adjoint_norm"])
@@ -104,7 +144,7 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
         metrics[f"{name}.adjoint_norm@{k}"] = float(value)
     for h in hist:
         metrics[f"{name}.epoch{h['epoch']}.test_mse"] = float(h[TEST_METRIC[config.task]])
-    return {"metrics": metrics, "note": task.note, "n_train_windows": len(task.train)}
+    return {"metrics": metrics, "note": task.note, "data": data, "n_train_windows": len(task.train)}
 
 
 def render_hybrids(results: dict, out: Path) -> None:
@@ -151,7 +191,17 @@ def _table(results: dict, out: Path) -> None:
                 ["model"] + [c for c, _ in columns], rows,
                 note=f"Scale {results['scale']}, seeds {results['seeds']}, {cfg['epochs']} epochs, tolerance "
                      f"{cfg['tol']}. Test MSE: {TEST_METRIC[cfg['task']]}. log10 adjoint ratio: log10 ||dL/dz(t_1)|| / "
-                     f"||dL/dz(T)|| over 64 observations (0: no decay). The review gives these only as figures.")
+                     f"||dL/dz(T)|| over 64 observations (0: no decay). The review gives these only as figures. "
+                     f"Data: {data_label(cfg)}.")
+
+
+def data_label(config) -> str:
+    """What the data of ``config`` (a :class:`HybridConfig` or a recorded config) are, for a table or a report."""
+    task = config["task"] if isinstance(config, dict) else config.task
+    if data_source(config) == "measured":
+        return f"the measured {task.replace('_', ' ')} series with the review authors' preprocessing and split"
+    stand_in = "the recorded walker set" if task == "walker2d" else f"the measured {task.replace('_', ' ')} series"
+    return f"a simulated system standing in for {stand_in} (a stand-in, not the review's data)"
 
 
 def _points(config: HybridConfig) -> list[dict]:
@@ -159,27 +209,30 @@ def _points(config: HybridConfig) -> list[dict]:
 
 
 SMOKE_MODELS = ("node", "hbnode")
+# plane vibration and Silverbox read the measured series (source "measured", the HybridConfig default); their
+# ``max_windows`` keeps the first windows of each part (the cpu scale's cut of the authors' 509 / 254 / 254 plane
+# vibration windows; Silverbox's 15 / 61 windows are kept whole). Walker2D exists only simulated.
 SCALES = {
     "walker2d": dict(
         smoke=HybridConfig("walker2d", SMOKE_MODELS, data=(("n_episodes", 3), ("steps", 60), ("length", 12)),
-                           epochs=1, batch_size=8, tol=1e-2),
+                           epochs=1, batch_size=8, tol=1e-2, source="simulated"),
         cpu=HybridConfig("walker2d", data=(("n_episodes", 4), ("steps", 600)), epochs=80, batch_size=16, lr=3e-3,
-                         lr_schedule="cosine", nfe_tol=1e-6),
+                         lr_schedule="cosine", nfe_tol=1e-6, source="simulated"),
         full=HybridConfig("walker2d", data=(("n_episodes", 40), ("steps", 1000)), epochs=100, batch_size=256,
-                          lr=3e-3)),
+                          lr=3e-3, source="simulated")),
     "plane_vibration": dict(
-        smoke=HybridConfig("plane_vibration", SMOKE_MODELS, data=(("n_points", 200), ("length", 12), ("forecast", 4)),
+        smoke=HybridConfig("plane_vibration", SMOKE_MODELS, data=(("max_windows", 2), ("length", 12),
+                                                                  ("forecast", 4)),
                            epochs=1, batch_size=8, tol=1e-2),
-        cpu=HybridConfig("plane_vibration", data=(("n_points", 4000),), epochs=40, batch_size=16, lr=3e-3,
+        cpu=HybridConfig("plane_vibration", data=(("max_windows", 25),), epochs=40, batch_size=16, lr=3e-3,
                          lr_schedule="cosine", nfe_tol=1e-6),
-        full=HybridConfig("plane_vibration", data=(("n_points", 73627),), epochs=100, batch_size=64, lr=1e-4,
-                          tol=1e-7)),
+        full=HybridConfig("plane_vibration", data=(), epochs=100, batch_size=64, lr=1e-4, tol=1e-7)),
     "silverbox": dict(
-        smoke=HybridConfig("silverbox", SMOKE_MODELS, data=(("n_points", 200), ("length", 12)), epochs=1,
+        smoke=HybridConfig("silverbox", SMOKE_MODELS, data=(("max_windows", 2), ("length", 12)), epochs=1,
                            batch_size=8, tol=1e-2),
-        cpu=HybridConfig("silverbox", data=(("n_points", 3000),), epochs=40, batch_size=16, lr=3e-3,
-                         lr_schedule="cosine", nfe_tol=1e-6),
-        full=HybridConfig("silverbox", data=(("n_points", 40000),), epochs=100, batch_size=64, lr=1e-3, tol=1e-5)),
+        cpu=HybridConfig("silverbox", data=(), epochs=40, batch_size=16, lr=3e-3, lr_schedule="cosine",
+                         nfe_tol=1e-6),
+        full=HybridConfig("silverbox", data=(), epochs=100, batch_size=64, lr=1e-3, tol=1e-5)),
 }
 for _task_name, _scales in SCALES.items():
     register(f"ode_rnn_{_task_name}", **_scales, points=_points, render=render_hybrids,

@@ -1,19 +1,26 @@
-"""A simulated vibrating aircraft structure standing in for the review's plane-vibration data (Sect. 3.4.3).
+"""The review's plane-vibration data (Sect. 3.4.3): the measured F-16 series, and a simulated stand-in.
+
+:func:`plane_vibration_measured` reads the measured series (:data:`MEASURED`: the file, the authors'
+preprocessing, split and windows, each setting with its source). :func:`plane_vibration` simulates a structure
+with the same observables, the stand-in used before the measured series were available offline.
 
 The review's data (Noël & Schoukens, F-16 ground vibration test) records 5 attributes per stamp: the
-shaker's input voltage, the force applied to the aircraft and the accelerations at 3 spots. That
-recording is not available offline; this module simulates a structure with the same observables: a
+shaker's input voltage, the force applied to the aircraft and the accelerations at 3 spots. The
+simulation is a structure with the same observables: a
 chain of masses (fuselage, wing root, mid-wing, wing tip) joined by damped springs, one connection
 with a cubic stiffness (the nonlinearity of the real test), excited at the wing by a shaker whose
 force follows the input voltage (a random multisine) through a first-order lag. The 5 observed
-channels are ``[voltage, force, a_root, a_mid, a_tip]``. A simulated system stands in for the
-measured benchmark.
+channels are ``[voltage, force, a_root, a_mid, a_tip]``. Its results say that a simulated system stands in
+for the measured benchmark.
 """
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
 from .. import _checks as check
+from .measured import MeasuredProtocol, SeriesFile, load_measured
 from .silverbox import Multisine
 from .windows import TimeSeriesTask, _cut_windows, _drop_samples, _split_series, _standardise
 
@@ -23,6 +30,30 @@ STIFFNESS = np.array([6.0, 5.0, 4.0, 3.0])        # ground-fuselage, then betwee
 DAMPING = np.array([0.08, 0.05, 0.05, 0.04])
 CUBIC = 2.0                                       # cubic stiffness of the fuselage-root connection
 SHAKER_LAG, SHAKER_GAIN = 0.3, 1.5                # force lag (time units) and gain
+
+MEASURED = MeasuredProtocol(
+    name="plane_vibration",
+    # the authors' data/pv.csv (hedixia/HeavyBallNODE, commit cd1065f), unchanged (sha256 as their file's at
+    # cd1065f); shared/data/README.md 1b
+    file=SeriesFile("plane_vibration_f16_gvt.csv",
+                    ("Force", "Voltage", "Acceleration1", "Acceleration2", "Acceleration3", "Fs"),
+                    sha256_prefix="b72a9d063e39", first_row_only=("Fs",)),  # pvdat.py drops Fs (data[:, :-2])
+    # every channel is read and predicted (review Sect. 3.4.3: "5 attributes are recorded per time stamp")
+    inputs=("Force", "Voltage", "Acceleration1", "Acceleration2", "Acceleration3"),
+    outputs=("Force", "Voltage", "Acceleration1", "Acceleration2", "Acceleration3"),
+    scaling="standardise", factor=1.0,  # pvdat.py: (data - mean) / std per channel over the whole series
+    span=None, margin=100,              # pvdat.py: full_len = len(data) - 100 start indices (stamps 0..73627)
+    keep=0.9,                           # pvdat.py throwout_rate=0.1; review: "randomly take out 10% of the data"
+    noise_draw=True,                    # pvdat.py: np.random.seed(1), randn(*data.shape) (error_var=0), then choice
+    split=(2, 1, 1),                    # pvdat.py tvt_ratio; review: first 50% train, next 25% validation, rest test
+    split_seed=1,                       # pvdat.py: np.random.seed(1)
+    length=64,                          # trainpv.py seqlen = 64; review: "64 time stamps" per input instance
+    forecast=8,                         # trainpv.py forelen = 8 (pvdat.py's default is 30); review: "8 consecutive
+                                        # time stamps starting from the last time stamp of the segment"
+    description="F-16 ground vibration test (Noël & Schoukens 2017), 5 channels, 400 Hz",
+    sources="hedixia/HeavyBallNODE pvdat.py, plane_vibration/trainpv.py; review Sect. 3.4.3",
+)
+"""The measured series and the authors' protocol (``pvdat.py`` with ``trainpv.py``'s window and forecast)."""
 
 
 def _chain_forces(x: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -58,9 +89,24 @@ def _simulate(n_points: int = 4000, dt: float = 0.1, *, seed: int = 0) -> tuple[
     return t, np.column_stack([voltage(t), zs[:, 2 * n], acc[:, 1], acc[:, 2], acc[:, 3]])
 
 
+def plane_vibration_measured(directory: str | os.PathLike | None = None, *, length: int | None = None,
+                             forecast: int | None = None, split_seed: int | None = None,
+                             max_windows: int | None = None, verify: bool = True) -> TimeSeriesTask:
+    """The measured F-16 series with the authors' preprocessing, split and windows (:data:`MEASURED`).
+
+    Each channel standardised over the whole series; 90% of the start indices 0..n-101 drawn at random (seed 1,
+    as the authors) and split in time order 2:1:1 into train, validation and test; windows of 65 consecutive
+    kept indices (64 read, each one's next predicted) and an 8-stamp forecast from the 65th on. About 509 / 254 /
+    254 windows; ``max_windows`` keeps the first of each part. ``directory``: see :mod:`dynkit.tasks.measured`.
+    """
+    return load_measured(MEASURED, directory, length=length, forecast=forecast, split_seed=split_seed,
+                         max_windows=max_windows, verify=verify)
+
+
 def plane_vibration(n_points: int = 4000, *, length: int = 64, forecast: int = 8, drop: float = 0.1,
                     seed: int = 0) -> TimeSeriesTask:
-    """The review's protocol: 10% removed, 50/25/25% chronological split, windows of 64 inputs + 8 forecast stamps.
+    """The simulated stand-in, cut by the review's protocol: 10% removed, 50/25/25% chronological split, windows of
+    64 inputs + 8 forecast stamps (the measured series: :func:`plane_vibration_measured`).
 
     All 5 channels are inputs and outputs (one-step-ahead targets and the 8-stamp forecast).
     """

@@ -1,18 +1,47 @@
-"""A simulated Silverbox: the Duffing-like electronic circuit of the review's Fig. 7, generated offline.
+"""Silverbox, the Duffing-like electronic circuit of the review's Fig. 7: the measured series and a simulation.
 
-The measured Silverbox benchmark (Wigren & Schoukens) is not available offline; this module simulates
+:func:`silverbox_measured` reads the measured benchmark (Wigren & Schoukens 2013; :data:`MEASURED`: the file,
+the authors' preprocessing and split, each setting with its source). :func:`silverbox` simulates
 the system it realises, ``y'' + 2 zeta w y' + w^2 y + a y^3 = b u(t)``, driven by a random multisine
-``u(t)`` (input voltage V1) with output ``y`` (voltage V2). A simulated system stands in for the
-measured one.
+``u(t)`` (input voltage V1) with output ``y`` (voltage V2): the stand-in used before the measured series were
+available offline, and the driven system of the blow-up experiment (:mod:`dynkit.experiments.node_blowup`).
 """
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import _checks as check
+from .measured import MeasuredProtocol, SeriesFile, _scale, load_measured, read_series
 from .windows import TimeSeriesTask, _cut_windows, _drop_samples, _split_series, _standardise
+
+
+MEASURED = MeasuredProtocol(
+    name="silverbox",
+    # the authors' data/sb.csv (hedixia/HeavyBallNODE, commit cd1065f), unchanged; shared/data/README.md 1b.
+    # The digest is that of their file at cd1065f (sha256 e7076735427b0b9b...); the README's "e70767354271" is a
+    # typo of it (11 digits agree, the 12th is "b")
+    file=SeriesFile("silverbox.csv", ("V1", "V2"), sha256_prefix="e7076735427b"),
+    # review Sect. 3.2.3 (Fig. 7): "the input voltage V1(t) is used to predict the output V2(t)"; the hybrids
+    # read both voltages and predict the next V2 (one step ahead, as the review's Walker2D task, Sect. 3.4.4)
+    inputs=("V1", "V2"), outputs=("V2",),
+    scaling="centre", factor=100.0,  # sonode_data_loader.py load_data: 100 * (v - mean(v)) per voltage,
+                                     # rescaling=100 in silverbox_init.py
+    span=5000, margin=0,             # silverbox_init.py: trsize = 1000, tssize = 4000 (the first 5,000 samples)
+    keep=1.0, noise_draw=False,      # silverbox_init.py: regularly sampled, nothing removed, no random draw
+    split=(1, 0, 4),                 # silverbox_init.py: data[:1000] train, data[1000:5000] test, no validation
+    split_seed=0,                    # unused (nothing is drawn)
+    length=64,                       # dynkit's windows: the authors integrate one sequence (silverbox_init.py
+                                     # evaluates 64 stamps, evaluation_times=arange(64); SONODE's Silverbox
+                                     # trains on the 1,000 samples as one series); 65-sample runs give 15 / 61
+    forecast=1,                      # one step ahead: the next V2 (as dynkit's simulated Silverbox windows)
+    description="Silverbox electronic Duffing oscillator (Wigren & Schoukens 2013), voltages V1 (input), V2",
+    sources="hedixia/HeavyBallNODE sonode_data_loader.py, silverbox_init.py; review Sect. 3.2.3, Fig. 7",
+)
+"""The measured series and the authors' scaling and split (their ``silverbox_init.py``); windows are dynkit's."""
 
 
 @dataclass(frozen=True)
@@ -74,8 +103,37 @@ def silverbox(t_end: float = 200.0, n_points: int = 2001, *, omega: float = 1.0,
     return t, u(t), sol.ys[:, 0], u
 
 
+def silverbox_measured(directory: str | os.PathLike | None = None, *, length: int | None = None,
+                       max_windows: int | None = None, verify: bool = True) -> TimeSeriesTask:
+    """The measured Silverbox with the authors' scaling and split (:data:`MEASURED`), cut into windows.
+
+    Both voltages centred on their means over the whole series and multiplied by 100; samples 0..999 train,
+    1000..4999 test (no validation part: ``val`` holds no windows); windows of 65 consecutive samples (64 read,
+    each one's next V2 predicted): 15 training and 61 test windows. ``max_windows`` keeps the first of each part.
+    ``directory``: see :mod:`dynkit.tasks.measured`.
+    """
+    return load_measured(MEASURED, directory, length=length, max_windows=max_windows, verify=verify)
+
+
+def silverbox_measured_drive(directory: str | os.PathLike | None = None, *, verify: bool = True):
+    """The measured Silverbox's training part as a driven system, like :func:`silverbox`: ``(t, u, y, input)``.
+
+    ``t`` the 1,000 training samples' times (in samples, 0..999), ``u`` and ``y`` the voltages V1 and V2 with the
+    authors' scaling (:data:`MEASURED`: centred, times 100), ``input`` V1 as a function of time, linear between
+    samples and held at the ends (the authors' ``v1_func`` in ``silverbox_init.py``, the drive of their Fig. 3, the
+    review's Fig. 7). ``directory``: see :mod:`dynkit.tasks.measured`.
+    """
+    values, _ = read_series(MEASURED.file, directory, min_rows=MEASURED.span, verify=verify,
+                            needed_for="the authors' split")
+    n_train = MEASURED.span * MEASURED.split[0] // sum(MEASURED.split)  # 1,000 (silverbox_init.py trsize)
+    scaled = _scale(values, MEASURED)[:n_train]
+    t = np.arange(n_train, dtype=np.float64)
+    u, y = scaled[:, 0], scaled[:, 1]
+    return t, u, y, functools.partial(np.interp, xp=t, fp=u)
+
+
 def silverbox_windows(n_points: int = 4000, *, length: int = 64, drop: float = 0.1, seed: int = 0) -> TimeSeriesTask:
-    """The simulated Silverbox (:func:`silverbox`) cut by the review's protocol (:mod:`dynkit.tasks.windows`).
+    """The simulated stand-in (:func:`silverbox`) cut by the review's protocol (:mod:`dynkit.tasks.windows`).
 
     Inputs ``[u, y]`` (voltages V1, V2), output the next ``y``; times in samples (0.15 time units each).
     """

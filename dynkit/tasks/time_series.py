@@ -13,10 +13,17 @@ import numpy as np
 import torch
 
 from .. import _checks as check
-from .plane_vibration import plane_vibration
-from .silverbox import silverbox_windows
+from .plane_vibration import plane_vibration, plane_vibration_measured
+from .silverbox import silverbox_measured, silverbox_windows
 from .walker2d import walker2d  # gymnasium and MuJoCo load only when a Walker2D task is built
-from .windows import TimeSeriesTask, Windows
+from .windows import SOURCES, TimeSeriesTask, Windows
+
+LOADERS = {("plane_vibration", "measured"): plane_vibration_measured,
+           ("plane_vibration", "simulated"): plane_vibration,
+           ("silverbox", "measured"): silverbox_measured,
+           ("silverbox", "simulated"): silverbox_windows,
+           ("walker2d", "simulated"): walker2d}  # the recorded walker set is not available offline
+"""The function building each task from each source."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,6 +123,9 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
     check.one_of(lr_schedule, "lr_schedule", ("constant", "cosine"))
     if nfe_tol is not None:
         check.real(nfe_tol, "nfe_tol", low=0.0, low_open=True)
+    if validate and len(task.val) == 0:
+        raise ValueError(f"validate must be False for task {task.name!r}: it holds no validation windows "
+                         f"(the authors' split has none)")
     if task.train.x.shape[2] != model.n_inputs:
         raise ValueError(f"model must read the task's {task.train.x.shape[2]} input channels, "
                          f"got n_inputs={model.n_inputs}")
@@ -156,14 +166,21 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
     return result
 
 
-def load_time_series(name: str, **options) -> TimeSeriesTask:
-    """``"walker2d"``, ``"plane_vibration"`` or ``"silverbox"`` with its generator's ``options``."""
+def load_time_series(name: str, source: str = "measured", **options) -> TimeSeriesTask:
+    """``"walker2d"``, ``"plane_vibration"`` or ``"silverbox"`` from ``source`` with its loader's ``options``.
+
+    ``source="measured"`` reads the recorded series (:func:`~dynkit.tasks.plane_vibration.plane_vibration_measured`,
+    :func:`~dynkit.tasks.silverbox.silverbox_measured`; options such as ``directory`` and ``max_windows``);
+    ``"simulated"`` generates the stand-in (:func:`~dynkit.tasks.plane_vibration.plane_vibration`,
+    :func:`~dynkit.tasks.silverbox.silverbox_windows`, :func:`~dynkit.tasks.walker2d.walker2d`; options such as
+    ``n_points`` and ``seed``). Walker2D exists only simulated. The task's ``source`` says which.
+    """
     check.one_of(name, "name", ("walker2d", "plane_vibration", "silverbox"))
-    if name == "walker2d":
-        return walker2d(**options)
-    if name == "plane_vibration":
-        return plane_vibration(**options)
-    return silverbox_windows(**options)
+    check.one_of(source, "source", SOURCES)
+    if (name, source) not in LOADERS:
+        raise ValueError(f"source must be 'simulated' for {name!r} (its recorded data are not available offline: a "
+                         f"simulation stands in), got {source!r}")
+    return LOADERS[name, source](**options)
 
 
-__all__ = ["Windows", "TimeSeriesTask", "load_time_series", "train_hybrid"]
+__all__ = ["LOADERS", "Windows", "TimeSeriesTask", "load_time_series", "train_hybrid"]

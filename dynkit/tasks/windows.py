@@ -21,6 +21,9 @@ import torch
 
 from .. import _checks as check
 
+SOURCES = ("measured", "simulated")
+"""What a task's data are: a recorded benchmark series, or a simulated system standing in for one."""
+
 
 @dataclass
 class Windows:
@@ -50,7 +53,11 @@ class Windows:
 
 @dataclass
 class TimeSeriesTask:
-    """A windowed task: splits, channel names and the note saying what stands in for what."""
+    """A windowed task: splits, channel names and the note saying what stands in for what.
+
+    ``source`` labels the data: ``"measured"`` (a recorded benchmark series, :mod:`~dynkit.tasks.measured`) or
+    ``"simulated"`` (a generated system standing in for one).
+    """
 
     name: str
     train: Windows
@@ -60,6 +67,7 @@ class TimeSeriesTask:
     outputs: tuple
     note: str
     config: dict = field(default_factory=dict)
+    source: str = "simulated"
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -76,6 +84,7 @@ class TimeSeriesTask:
             raise TypeError(f"note must be a str, got {type(self.note).__name__}")
         if not isinstance(self.config, dict):
             raise TypeError(f"config must be a dict, got {type(self.config).__name__}")
+        check.one_of(self.source, "source", SOURCES)
 
 
 def _drop_samples(t: np.ndarray, values: np.ndarray, fraction: float, rng: np.random.Generator):
@@ -123,4 +132,5 @@ def _standardise(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return (values - mean) / np.where(std > 0, std, 1.0)
 
 
-__all__ = ["Windows", "TimeSeriesTask"]  # the helpers are the tasks package's own (the data sets cut with them)
+# the helpers are the tasks package's own (the data sets cut with them)
+__all__ = ["SOURCES", "Windows", "TimeSeriesTask"]
