@@ -182,11 +182,13 @@ def test_node_adjoint_norm_smoke_run_measures_every_hybrid(tmp_path):
     # the Fig. 8 experiment (issue 16 changed the hybrids' update under it): every hybrid trains on windows with
     # their own irregular times and reports a finite adjoint decay over the held-out window
     m = E.run("node_adjoint_norm", "smoke", seeds=[0], out=tmp_path)["metrics"]
-    models = {key.split(".")[0] for key in m}
+    models = {key.split(".")[0] for key in m} - {"baseline"}  # the trivial predictors sit beside the models
     assert {"node", "hbnode"} <= models
     for model in models:
         assert math.isfinite(m[f"{model}.decay_orders_of_magnitude"]["mean"]), model
         assert m[f"{model}.norm_at_T"]["mean"] > 0
+        assert m[f"{model}.train_mse"]["mean"] > 0 and m[f"{model}.test_mse"]["mean"] > 0  # its training metric
+    assert m["baseline.best.train_mse"]["mean"] > 0 and m["baseline.best.test_mse"]["mean"] > 0
 
 
 def test_momentum_lstm_gradient_ratio_does_not_underflow_over_196_steps():

@@ -97,15 +97,18 @@ def _node_trained_floors(config: Mapping, seed: int) -> dict:
 
 def _node_images_floors(config: Mapping, seed: int) -> dict:
     """node_images (a migrated script: its config is its argument list): each model's forward NFE as initialised at
-    the training tolerance and batch size (the rows read the last epoch's forward NFE per batch)."""
+    the training tolerance and batch size (the rows read the last epoch's forward NFE per batch), from the seed the
+    models of run ``seed`` train with (:func:`dynkit.experiments.node_images.model_seed`)."""
     from ..tasks.node_runs import SETTINGS
+    from .node_images import model_seed
 
     args = list(config["args"])
     opt = lambda flag, default: args[args.index(flag) + 1] if flag in args else default  # noqa: E731
     models = (list(itertools.takewhile(lambda a: not a.startswith("--"), args[args.index("--models") + 1:]))
               if "--models" in args else ["node", "anode", "sonode", "hbnode", "ghbnode"])
     task, tol = opt("--task", "digits"), float(opt("--tol", 1e-3))
-    return {f"floor.{m}.forward_nfe@train": untrained_forward_nfe(m, task, tol, seed, SETTINGS[task].batch_size,
+    return {f"floor.{m}.forward_nfe@train": untrained_forward_nfe(m, task, tol, model_seed(seed),
+                                                                  SETTINGS[task].batch_size,
                                                                   solver=opt("--solver", "dynkit"))
             for m in models}
 

@@ -8,6 +8,12 @@ one-step-ahead forecasting of a simulated driven Duffing oscillator (Silverbox-l
 samples removed at random). After a short training, ``||dL/dz_t||`` is measured for a loss on the
 last output only, ``z = h`` (ODE-RNN) or ``z = [h, m]`` ((G)HBNODE-RNN), and plotted against T - t.
 
+Did the models learn (issue 30 §1, issue 31 item 7)? Each shard records every model's one-step-ahead MSE after
+training on the windows it trained on (``<model>.train_mse``) and on the held-out window whose adjoint is measured
+(``<model>.test_mse``), and beside them the trivial predictors' on the same stamps (:func:`trivial_forecasts`):
+persistence (the next output is the last observed one) and the training targets' mean, and the better of the two
+(``baseline.best.<metric>``). The ledger holds every model of a row to that bar.
+
     python -m dynkit.experiments.node_adjoint_norm --out analysis/results/node_adjoint_norm
 """
 from __future__ import annotations
@@ -48,6 +54,36 @@ def gaps(t: torch.Tensor) -> torch.Tensor:
     return torch.diff(t, dim=1, prepend=t[:, :1])
 
 
+N_SEQUENCES = 8
+"""Windows of the simulated run: the first ``N_SEQUENCES - 1`` train, the last is held out (its adjoint is measured)."""
+TRAIN_WINDOWS = slice(0, N_SEQUENCES - 1)
+HELD_OUT = N_SEQUENCES - 1
+
+
+def one_step_mse(model: torch.nn.Module, times: torch.Tensor, x: torch.Tensor) -> float:
+    """The model's one-step-ahead MSE over windows ``x`` (batch, length + 1, 2): each output after observation ``k``
+    against the output channel at ``k + 1`` (the loss it trains on, over every stamp of the windows)."""
+    with torch.no_grad():
+        pred, _, _ = model(x[:, :-1], gaps(times[:, :-1]))
+    return float((pred[..., 0] - x[:, 1:, 1]).pow(2).mean())
+
+
+def trivial_forecasts(x: torch.Tensor, split: str) -> dict:
+    """The trivial predictors' one-step-ahead MSE on the stamps :func:`one_step_mse` scores (``split``: ``"train"``,
+    the training windows, or ``"test"``, the held-out one): ``baseline.persistence.<split>_mse`` (the next output is
+    the last observed one), ``baseline.mean.<split>_mse`` (every output is the training targets' mean) and
+    ``baseline.best.<split>_mse``, the better of the two."""
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    y = x[..., 1].double()
+    windows = y[TRAIN_WINDOWS] if split == "train" else y[HELD_OUT:HELD_OUT + 1]
+    truth, last = windows[:, 1:], windows[:, :-1]
+    mean = y[TRAIN_WINDOWS, 1:].mean()
+    values = {"persistence": float((last - truth).pow(2).mean()), "mean": float((mean - truth).pow(2).mean())}
+    values["best"] = min(values.values())
+    return {f"baseline.{k}.{split}_mse": v for k, v in values.items()}
+
+
 def main(argv=None) -> dict:
     p = parser(__doc__.splitlines()[0], "results/node_adjoint_norm")
     p.set_defaults(models=list(HYBRIDS))
@@ -57,7 +93,8 @@ def main(argv=None) -> dict:
     command = setup(args)
     length = args.length or (1000 if args.full else 200)
     iterations = args.iterations or (300 if args.full else 30)
-    times, x = make_data(length, 8, args.seed)
+    times, x = make_data(length, N_SEQUENCES, args.seed)
+    baseline = {**trivial_forecasts(x, "train"), **trivial_forecasts(x, "test")}
     results = {}
     for name in args.models:
         if name not in HYBRIDS:
@@ -68,33 +105,38 @@ def main(argv=None) -> dict:
         losses = []
         for it in range(iterations):
             # four consecutive training windows (the last window is held out), each with its own times
-            i = it % (len(times) - 4)
+            i = it % (N_SEQUENCES - 4)  # windows i .. i + 3, all among the first N_SEQUENCES - 1
             pred, _, _ = model(x[i:i + 4, :-1], gaps(times[i:i + 4, :-1]))
             loss = (pred[..., 0] - x[i:i + 4, 1:, 1]).pow(2).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
             losses.append(float(loss.detach()))
-        j = len(times) - 1  # a held-out window
+        # what the model learned, on the stamps the trivial predictors are scored on
+        train_mse = one_step_mse(model, times[TRAIN_WINDOWS], x[TRAIN_WINDOWS])
+        test_mse = one_step_mse(model, times[HELD_OUT:HELD_OUT + 1], x[HELD_OUT:HELD_OUT + 1])
+        j = HELD_OUT
         pred, states, _ = model(x[j:j + 1, :-1], gaps(times[j:j + 1, :-1]), keep_states=True)
         final_loss = (pred[:, -1, 0] - x[j:j + 1, -1, 1]).pow(2).sum()
         final_loss.backward()
         norms = adjoint_norms(states)
         t_seq = times[j, :-1].numpy()
-        results[name] = {"train_loss": losses, "T_minus_t": (t_seq[-1] - t_seq).tolist(), "adjoint_norm": norms,
+        results[name] = {"train_loss": losses, "train_mse": train_mse, "test_mse": test_mse,
+                         "T_minus_t": (t_seq[-1] - t_seq).tolist(), "adjoint_norm": norms,
                          "norm_at_T": norms[-1], "norm_at_start": norms[0],
                          "decay_orders_of_magnitude": float(np.log10(norms[-1] / max(norms[0], 1e-300)))}
         if not args.quiet:
-            print(f"{name:8s} loss {losses[0]:.3f} -> {losses[-1]:.3f}; ||dL/dz|| at T {norms[-1]:.3e}, "
+            print(f"{name:8s} loss {losses[0]:.3f} -> {losses[-1]:.3f}; one-step MSE train {train_mse:.4g} "
+                  f"(best trivial {baseline['baseline.best.train_mse']:.4g}), held out {test_mse:.4g} (best trivial "
+                  f"{baseline['baseline.best.test_mse']:.4g}); ||dL/dz|| at T {norms[-1]:.3e}, "
                   f"at T-{t_seq[-1]:.0f} {norms[0]:.3e}", flush=True)
-    summary = {n: {k: r[k] for k in ("norm_at_T", "norm_at_start", "decay_orders_of_magnitude")}
-               for n, r in results.items()}
-    write_json(args.out / "node_adjoint_norm.json", {"summary": summary, "models": results},
+    summary = {n: {k: r[k] for k in SUMMARY} for n, r in results.items()}
+    write_json(args.out / "node_adjoint_norm.json", {"summary": summary, "baseline": baseline, "models": results},
                config={"length": length, "iterations": iterations, "seed": args.seed, "hidden": 16, "width": 32,
                        "method": "rk4, one step per gap", "data": "simulated Silverbox, 10% samples dropped"},
                command=command)
     plot(results, args.out / "node_adjoint_norm.png")
-    return results
+    return {"models": results, "baseline": baseline}
 
 
 def plot(results: dict, path) -> None:
@@ -111,9 +153,12 @@ def plot(results: dict, path) -> None:
     save_figure(fig, path, dpi=110)
 
 
-def _metrics(results: dict) -> dict:
-    return {f"{n}.{k}": r[k] for n, r in results.items() for k in ("norm_at_T", "norm_at_start",
-                                                                   "decay_orders_of_magnitude")}
+SUMMARY = ("norm_at_T", "norm_at_start", "decay_orders_of_magnitude", "train_mse", "test_mse")
+"""What a shard records per model (``<model>.<key>``), beside the trivial predictors' ``baseline.*``."""
+
+
+def _metrics(result: dict) -> dict:
+    return {**{f"{n}.{k}": r[k] for n, r in result["models"].items() for k in SUMMARY}, **result["baseline"]}
 
 
 register_script("node_adjoint_norm", main, metrics=_metrics, smoke=("--length", "24", "--iterations", "2"),
