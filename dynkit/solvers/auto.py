@@ -33,7 +33,7 @@ The switch is dynkit's own stiffness test (:mod:`dynkit.diagnostics.stiffness`, 
   t = 302, after which dopri5 took 808 steps, 4850 calls of ``f``, for the last 20 time units, radau5 alone 244
   steps and 1920 calls; auto 2.16× bdf's work at that rtol). So after a switch back the first
   ``COST_STEPS`` (15) accepted explicit steps' calls of ``f`` per unit time are compared with the stiff method's over
-  the run that qualified for the switch back; when the explicit ones are more, switch to the stiff method again,
+  the run that qualified for the switch back; above ``COST_MARGIN`` (3) times, switch to the stiff method again,
   and the next switch back needs twice as many qualifying steps (each such trial costs about 15 explicit steps and
   they get rarer, so a problem that alternates between stiff and non-stiff stretches still switches).
 
@@ -79,6 +79,11 @@ TIGHT_RTOL = 1e-5
 # accepted explicit steps after a switch back over which their calls of f per unit time are compared with the stiff
 # method's over its last run (see AutoStepper._costlier)
 COST_STEPS = 15
+# ... and the factor by which the explicit steps' calls per unit time must exceed the stiff run's to switch again: the
+# two rates are over different stretches of time, and a solution speeding up raises the later one (Van der Pol
+# μ = 1000 nearing a jump: 1.1-1.9× on the 15 steps after a switch back, where going on with dopri5 is still the
+# cheaper run; HIRES at rtol 1e-11, dopri5's step held at a third of radau5's: 3.7-4.8×)
+COST_MARGIN = 3.0
 
 
 class Switch(NamedTuple):
@@ -237,7 +242,8 @@ class AutoStepper:
 
     def _costlier(self) -> bool:
         """After a switch back, at the ``COST_STEPS``-th accepted explicit step: if the explicit method has used
-        more calls of ``f`` per unit time than the stiff method did over the run that qualified for the switch back,
+        over ``COST_MARGIN`` times the calls of ``f`` per unit time that the stiff method did over the run that
+        qualified for the switch back,
         switch to the stiff method again and double the run the next switch back needs (module docstring)."""
         if self._cost_check is None:
             return False
@@ -246,12 +252,12 @@ class AutoStepper:
             return False
         start, self._cost_check = self._cost_check, None
         rate = _rate(start, self._mark)
-        if not rate > self._stiff_rate:
+        if not rate > COST_MARGIN * self._stiff_rate:
             return False
         back = self.to_explicit.min_run
         self._switch(self.stiff_stepper, f"{self.explicit_stepper.name} costlier than {self.stiff_stepper.name}: "
-                     f"{rate:.3g} calls of f per unit time on {COST_STEPS} steps, {self._stiff_rate:.3g} before the "
-                     f"switch back (the error estimate, not stability, limits its step); next switch back after "
+                     f"{rate:.3g} calls of f per unit time on {COST_STEPS} steps, over {COST_MARGIN:g}× the "
+                     f"{self._stiff_rate:.3g} before the switch back (the error estimate, not stability, limits its step); next switch back after "
                      f"{2 * back} steps")
         self.to_explicit.min_run = 2 * back
         return True
