@@ -891,6 +891,34 @@ def test_auto_at_tight_tolerances_costs_no_more_than_radau5_on_robertson(monkeyp
     assert dk.solve(p.f, p.y0, [0.0, p.t_end], method="auto", **kwargs).stats.nfe > 2 * radau
 
 
+def _hires_auto_and_radau5_calls(rtol: float = 1e-11) -> tuple[SolverStats, int]:
+    """HIRES at rtol 1e-11 (atol rtol·1e-3, as the stiff bench's), analytic Jacobian: auto's stats and radau5's calls
+    of f."""
+    p = TESTSET["hires"]
+    kwargs = dict(rtol=rtol, atol=rtol * 1e-3, jac=p.jac)
+    sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method="auto", **kwargs)
+    return sol, dk.solve(p.f, p.y0, [0.0, p.t_end], method="radau5", **kwargs).stats.nfe
+
+
+def test_auto_switches_to_the_stiff_method_again_when_the_explicit_one_costs_more():
+    """Issue 33 (6): on HIRES at rtol 1e-11 radau5's step is stable for dopri5 from t ≈ 302 and auto switched back;
+    dopri5's error estimate then held its step at a third of radau5's (4850 calls of f for the last 20 time units,
+    radau5 1920): auto took 1.12x radau5's calls, 2.16x bdf's work. When 15 explicit steps take over 3x the calls per
+    unit time of the stiff run before, auto switches to radau5 again (measured 1.00x radau5's calls). 1.05x: the
+    trials of dopri5 (15 steps each, rarer each time)."""
+    sol, radau = _hires_auto_and_radau5_calls()
+    assert sol.stats.nfe <= 1.05 * radau
+    assert any("costlier than radau5" in s.reason for s in sol.switch_log), sol.switch_log
+
+
+def test_auto_cost_check_catches_the_switch_back_left_unchecked(monkeypatch):
+    from dynkit.solvers import auto
+
+    monkeypatch.setattr(auto, "COST_STEPS", 10**9)  # planted: the explicit method's cost never compared
+    sol, radau = _hires_auto_and_radau5_calls()
+    assert sol.stats.nfe > 1.05 * radau
+
+
 # -- issue 33: an entry lost in the rounding of a row other than its column's largest --------------------------
 
 

@@ -347,8 +347,11 @@ def test_auto_does_not_switch_back_into_a_relaxation_jump():
 
 
 def test_auto_jump_check_fails_when_shrinking_steps_count(monkeypatch):
-    # planted: every stiff step counts towards the switch back, shrinking or not (as before): 12.8 tolerances
+    # planted: every stiff step counts towards the switch back, shrinking or not (as before): 12.8 tolerances. The
+    # cost test after a switch back is left out too: it also sends dopri5 in a jump back to radau5 (1.59 tolerances
+    # with it, measured), and this check is of the shrinking-steps rule alone
     monkeypatch.setattr(auto, "_steady", lambda h, h_run: True)
+    monkeypatch.setattr(auto, "COST_STEPS", 10**9)
     assert _vdp1000_auto_error_in_tolerances(1e-2) > 10.0
 
 

@@ -28,6 +28,14 @@ The switch is dynkit's own stiffness test (:mod:`dynkit.diagnostics.stiffness`, 
   same step with room to spare) for 15 consecutive steps, none below half the first of them, switch back. (Steps
   that shrink through the run are a fast transient under way, such as a relaxation jump, after which the stiffness
   returns: see :func:`_steady`.)
+* explicit again costlier: stability alone does not say the explicit step will be as long; at a tight tolerance
+  its error estimate may hold it far below the stiff method's step (HIRES at rtol 1e-11: radau5 switched back at
+  t = 302, after which dopri5 took 808 steps, 4850 calls of ``f``, for the last 20 time units, radau5 alone 244
+  steps and 1920 calls; auto 2.16× bdf's work at that rtol). So after a switch back the first
+  ``COST_STEPS`` (15) accepted explicit steps' calls of ``f`` per unit time are compared with the stiff method's over
+  the run that qualified for the switch back; above ``COST_MARGIN`` (3) times, switch to the stiff method again,
+  and the next switch back needs twice as many qualifying steps (each such trial costs about 15 explicit steps and
+  they get rarer, so a problem that alternates between stiff and non-stiff stretches still switches).
 
 ``sol.stats.switches`` counts the switches and ``sol.switch_log`` lists them as :class:`Switch`
 ``(t, from_method, to_method, reason)``, the reason in words with the measured numbers.
@@ -68,6 +76,14 @@ BACK_THRESHOLD = 0.5
 STEADY_SHARE = 0.5
 # rtol at or below which the tight-tolerance stiff method (radau5) is used for numpy states
 TIGHT_RTOL = 1e-5
+# accepted explicit steps after a switch back over which their calls of f per unit time are compared with the stiff
+# method's over its last run (see AutoStepper._costlier)
+COST_STEPS = 15
+# ... and the factor by which the explicit steps' calls per unit time must exceed the stiff run's to switch again: the
+# two rates are over different stretches of time, and a solution speeding up raises the later one (Van der Pol
+# μ = 1000 nearing a jump: 1.1-1.9× on the 15 steps after a switch back, where going on with dopri5 is still the
+# cheaper run; HIRES at rtol 1e-11, dopri5's step held at a third of radau5's: 3.7-4.8×)
+COST_MARGIN = 3.0
 
 
 class Switch(NamedTuple):
@@ -153,6 +169,11 @@ class AutoStepper:
         self._made_by = None  # the stepper of the last trial
         self._use = 0.0
         self._h_run = None  # the first step of the current run towards the switch back
+        self._mark = None  # (t, calls of f) at the end of the last accepted step
+        self._run_mark = None  # ... at the start of the current run towards the switch back
+        self._stiff_rate = None  # the stiff method's calls of f per unit time over the run that switched back
+        self._cost_check = None  # the mark at the switch back while the explicit method's cost is under test
+        self._steps_since = 0  # accepted explicit steps since that switch back
 
     # the controller reads these on every step: a switch changes the error exponent and safety
     @property
@@ -191,7 +212,10 @@ class AutoStepper:
         if hook is not None:
             hook(trial)
         h = abs(self._h)
+        mark, self._mark = self._mark, (float(self._t + self._h), self.field.stats.nfe)
         if self.explicit:
+            if self._costlier():
+                return
             use = h * self._hairer_rho(trial) / self.boundary
             at_boundary = self.to_stiff.update(use >= SWITCH_THRESHOLD)
             pinned = self.pinned_on and self.pinned.update(use >= self.pinned_threshold)
@@ -208,10 +232,35 @@ class AutoStepper:
             use = h * self._decaying_radius() / self.boundary
             if self.to_explicit.limited == 0:  # this step would start a run towards the switch back
                 self._h_run = h
+                self._run_mark = mark if mark is not None else (float(self._t), self.field.stats.nfe)
             if self.to_explicit.update(use <= BACK_THRESHOLD and _steady(h, self._h_run)):
+                self._stiff_rate = _rate(self._run_mark, self._mark)
+                self._cost_check, self._steps_since = self._mark, 0
                 self._switch(self.explicit_stepper, f"not stiff: h·ρ(J)/r ≤ {BACK_THRESHOLD} on "
                              f"{self.to_explicit.min_run} consecutive steps, none below {STEADY_SHARE:g}× the first "
                              f"(last {use:.3g})")
+
+    def _costlier(self) -> bool:
+        """After a switch back, at the ``COST_STEPS``-th accepted explicit step: if the explicit method has used
+        over ``COST_MARGIN`` times the calls of ``f`` per unit time that the stiff method did over the run that
+        qualified for the switch back,
+        switch to the stiff method again and double the run the next switch back needs (module docstring)."""
+        if self._cost_check is None:
+            return False
+        self._steps_since += 1
+        if self._steps_since < COST_STEPS:
+            return False
+        start, self._cost_check = self._cost_check, None
+        rate = _rate(start, self._mark)
+        if not rate > COST_MARGIN * self._stiff_rate:
+            return False
+        back = self.to_explicit.min_run
+        self._switch(self.stiff_stepper, f"{self.explicit_stepper.name} costlier than {self.stiff_stepper.name}: "
+                     f"{rate:.3g} calls of f per unit time on {COST_STEPS} steps, over {COST_MARGIN:g}× the "
+                     f"{self._stiff_rate:.3g} before the switch back (the error estimate, not stability, limits its step); next switch back after "
+                     f"{2 * back} steps")
+        self.to_explicit.min_run = 2 * back
+        return True
 
     def projected(self, y) -> None:
         hook = getattr(self.active, "projected", None)
@@ -222,6 +271,8 @@ class AutoStepper:
         self.switch_log.append(Switch(float(self._t + self._h), self.active.name, to.name, reason))
         self.field.stats.switches += 1
         self.active = to
+        if to is self.stiff_stepper:  # the explicit method's cost test ends with its run
+            self._cost_check = None
         restart = getattr(to, "restart", None)
         if restart is not None:  # a stepper with memory (radau5's extrapolation, Jacobian reuse) starts afresh
             restart()
@@ -250,6 +301,12 @@ class AutoStepper:
             lam = np.linalg.eigvals(J) if J.shape[-1] <= 64 else _power_radius(J)
         decaying = np.abs(lam)[lam.real < 0]
         return float(decaying.max()) if decaying.size else 0.0
+
+
+def _rate(start: tuple[float, int], end: tuple[float, int]) -> float:
+    """Calls of ``f`` per unit time between two ``(t, calls)`` marks (``inf`` over no time)."""
+    span = abs(end[0] - start[0])
+    return (end[1] - start[1]) / span if span > 0 else float("inf")
 
 
 def _steady(h: float, h_run: float) -> bool:
