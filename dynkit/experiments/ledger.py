@@ -491,7 +491,16 @@ class Ledger:
 
     def to_dict(self) -> dict:
         return {"rows": [r.to_dict() for r in self.rows], "outcome_counts": self.outcome_counts(),
-                "min_seeds": MIN_SEEDS, "level": LEVEL, "power": POWER}
+                "min_seeds": MIN_SEEDS, "level": LEVEL, "power": POWER, "setups": self.setups()}
+
+    def setups(self) -> dict[str, list[dict]]:
+        """``{experiment: setup table}`` of every experiment of the rows that has a recipe: each setting's paper
+        value and source, ours at the ``cpu`` scale read from its config, and why they differ
+        (:func:`dynkit.experiments.recipes.setup_table`)."""
+        from .recipes import RECIPES, setup_table
+
+        names = dict.fromkeys(r.claim.experiment for r in self.rows)
+        return {name: setup_table(name) for name in names if name in RECIPES}
 
     def outcome_counts(self) -> dict[str, int]:
         return {v: sum(r.outcome == v for r in self.rows) for v in OUTCOMES}
@@ -541,7 +550,16 @@ class Ledger:
                      r.outcome, why or "–", paper_effect_text(c.id)]
             lines.append("| " + " | ".join(str(x).replace("|", "/").replace("\n", " ") for x in cells) + " |")
         counts = ", ".join(f"{k}: {v}" for k, v in self.outcome_counts().items())
-        return "\n".join(lines) + f"\n\n{len(self.rows)} claims — {counts}\n"
+        return "\n".join(lines) + f"\n\n{len(self.rows)} claims — {counts}\n" + self.setups_markdown()
+
+    def setups_markdown(self) -> str:
+        """The "setup against the paper" table of each experiment with a recipe (see :meth:`setups`)."""
+        from .recipes import setup_markdown
+
+        parts = [f"\n### {name}\n\n" + setup_markdown(name) for name in self.setups()]
+        return ("\n## Setup against the paper\n\nPer experiment with a recipe: each setting that can change an "
+                "outcome, the paper's value and its source, ours at the cpu scale (read from its config) and why "
+                "they differ.\n" + "".join(parts)) if parts else ""
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()

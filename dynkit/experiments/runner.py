@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import _checks
 from ..io import check_output_path, check_writable_dir, jsonable, remove_orphan_temporaries, versions, write_json
-from .registry import SCALES, Experiment, get, point_key
+from .registry import RUN_SCALES, Experiment, get, point_key
 
 SHARD_FILE = "shard.json"
 RESULTS_FILE = "results.json"
@@ -338,8 +338,9 @@ def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: st
         mean with 95 % confidence interval over the seeds.
     """
     exp = get(name)
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+    if scale not in RUN_SCALES:
+        raise ValueError(f"scale must be one of {RUN_SCALES}, got {scale!r}")
+    exp.config(scale)  # before any work: the paper scale refuses here when the code cannot run the recipe
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if address is not None and backend != "ray":
