@@ -169,3 +169,29 @@ def test_the_ledger_shows_the_setup_against_the_paper():
     assert list(setups) == ["ode_rnn_plane_vibration"]
     assert {r["setting"] for r in setups["ode_rnn_plane_vibration"]} >= {"solver tolerance", "gradient clipping",
                                                                          "epochs", "batch size", "learning rate"}
+
+
+def test_the_ledger_says_where_the_results_of_record_ran_another_config():
+    claim = next(c for c in CLAIMS.values() if c.experiment == "ode_rnn_plane_vibration")
+    cpu = json.loads(json.dumps(E.runner.jsonable(dataclasses.asdict(E.get(claim.experiment).config("cpu")))))
+    same = Ledger([LedgerRow(claim, "inconclusive", "")], {claim.experiment: cpu})
+    assert same.stale_setups() == {} and "were run with another config" not in same.to_markdown()
+    planted = Ledger([LedgerRow(claim, "inconclusive", "")], {claim.experiment: {**cpu, "tol": 1e-7}})
+    assert planted.stale_setups() == {claim.experiment: {"tol": [1e-7, cpu["tol"]]}}
+    assert "were run with another config: tol 1e-07 (registered cpu: 0.001)" in planted.to_markdown()
+
+
+def test_the_docs_ledger_page_shows_the_setups(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "_ext"))
+    import dynkit_pages
+
+    claim = next(c for c in CLAIMS.values() if c.experiment == "ode_rnn_walker2d")
+    dynkit_pages.ledger_page(tmp_path / "with.md", lambda: Ledger([LedgerRow(claim, "inconclusive", "")]))
+    text = (tmp_path / "with.md").read_text()
+    assert "## Setup against the paper" in text and "### ode_rnn_walker2d" in text
+    assert "gaps divided by 64" in text and "not built yet: the authors' time scaling" in text
+    other = next(c for c in CLAIMS.values() if c.experiment not in RECIPES)
+    dynkit_pages.ledger_page(tmp_path / "without.md", lambda: Ledger([LedgerRow(other, "inconclusive", "")]))
+    assert "Setup against the paper" not in (tmp_path / "without.md").read_text()

@@ -39,6 +39,7 @@ A row is computed, in code, in five steps (issues 21 and 30):
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -488,10 +489,14 @@ def effect_text(row: LedgerRow) -> str:
 @dataclass
 class Ledger:
     rows: list[LedgerRow]
+    recorded: dict[str, dict] = field(default_factory=dict)
+    """``{experiment: the config its results of record were run with}`` (from ``results.json``), to say where they
+    differ from the registered ``cpu`` config the setup tables read."""
 
     def to_dict(self) -> dict:
         return {"rows": [r.to_dict() for r in self.rows], "outcome_counts": self.outcome_counts(),
-                "min_seeds": MIN_SEEDS, "level": LEVEL, "power": POWER, "setups": self.setups()}
+                "min_seeds": MIN_SEEDS, "level": LEVEL, "power": POWER, "setups": self.setups(),
+                "setups_not_yet_run": self.stale_setups()}
 
     def setups(self) -> dict[str, list[dict]]:
         """``{experiment: setup table}`` of every experiment of the rows that has a recipe: each setting's paper
@@ -501,6 +506,24 @@ class Ledger:
 
         names = dict.fromkeys(r.claim.experiment for r in self.rows)
         return {name: setup_table(name) for name in names if name in RECIPES}
+
+    def stale_setups(self) -> dict[str, dict[str, list]]:
+        """``{experiment: {config key: [recorded, registered]}}`` where the results of record were run with another
+        config than the registered ``cpu`` one the setup table shows (their rerun is pending; a key the record
+        lacks reads ``None``: it predates the option); experiments without a difference are left out."""
+        from ..io import jsonable
+        from .registry import get
+
+        out = {}
+        for name in self.setups():
+            run_with = self.recorded.get(name)
+            if run_with is None:
+                continue
+            now = json.loads(json.dumps(jsonable(dataclasses.asdict(get(name).config("cpu")))))
+            keys = sorted(k for k in set(now) | set(run_with) if now.get(k) != run_with.get(k))
+            if keys:
+                out[name] = {k: [run_with.get(k), now.get(k)] for k in keys}
+        return out
 
     def outcome_counts(self) -> dict[str, int]:
         return {v: sum(r.outcome == v for r in self.rows) for v in OUTCOMES}
@@ -556,7 +579,13 @@ class Ledger:
         """The "setup against the paper" table of each experiment with a recipe (see :meth:`setups`)."""
         from .recipes import setup_markdown
 
-        parts = [f"\n### {name}\n\n" + setup_markdown(name) for name in self.setups()]
+        stale = self.stale_setups()
+        parts = [f"\n### {name}\n\n" + setup_markdown(name)
+                 + (f"\nThe results of record of {name} were run with another config: "
+                    + "; ".join(f"{k} {json.dumps(a)} (registered cpu: {json.dumps(b)})"
+                                for k, (a, b) in stale[name].items())
+                    + ". The table shows the registered cpu config; its rerun is pending.\n"
+                    if name in stale else "") for name in self.setups()]
         return ("\n## Setup against the paper\n\nPer experiment with a recipe: each setting that can change an "
                 "outcome, the paper's value and its source, ours at the cpu scale (read from its config) and why "
                 "they differ.\n" + "".join(parts)) if parts else ""
@@ -820,7 +849,10 @@ def ledger(results: str | Path | None = None, claims: Sequence[Claim] | None = N
             cache[key] = (found, _baselines.load(root / claim.experiment) if found is not None else {})
         return cache[key]
 
-    return Ledger(judge(list(claims if claims is not None else CLAIMS.values()), lookup, plan_of))
+    rows = judge(list(claims if claims is not None else CLAIMS.values()), lookup, plan_of)
+    recorded = {exp: found["config"] for (exp, scale), (found, _) in cache.items()
+                if scale == "cpu" and found is not None and isinstance(found.get("config"), dict)}
+    return Ledger(rows, recorded)
 
 
 def judge(chosen: Sequence[Claim], lookup: Callable[[Claim], tuple], plan_of: Mapping) -> list[LedgerRow]:
