@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import dynkit.experiments as E
 from dynkit.cli import main
 from dynkit.experiments.ledger import CLAIMS, Ledger, LedgerRow
 from dynkit.experiments.recipes import (ALL, NOT_STATED, RECIPES, Recipe, RecipeError, Setting, paper_config,
-                                        setup_markdown, setup_table)
+                                        read_field, setup_markdown, setup_table, write_field)
 from dynkit.experiments.registry import Experiment
 
 HYBRIDS = ("ode_rnn_plane_vibration", "ode_rnn_silverbox", "ode_rnn_walker2d")
@@ -195,3 +196,22 @@ def test_the_docs_ledger_page_shows_the_setups(tmp_path):
     other = next(c for c in CLAIMS.values() if c.experiment not in RECIPES)
     dynkit_pages.ledger_page(tmp_path / "without.md", lambda: Ledger([LedgerRow(other, "inconclusive", "")]))
     assert "Setup against the paper" not in (tmp_path / "without.md").read_text()
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(sorted(RECIPES)), scale=st.sampled_from(["smoke", "cpu", "full"]),
+       value=st.one_of(st.integers(1, 10**6), st.floats(1e-12, 1.0), st.just(ALL)), data=st.data())
+def test_a_written_field_reads_back_and_nothing_else_moves(name, scale, value, data):
+    """For all recipes, scales and values: what the paper scale writes into a field is what the table reads."""
+    config = E.get(name).config(scale)
+    fields = sorted({s.field for s in RECIPES[name].settings if s.field.startswith("data.") or s.field in
+                     ("epochs", "batch_size", "lr", "tol", "train_tol")})
+    if not fields:
+        return
+    name_of = data.draw(st.sampled_from(fields))
+    if value == ALL and not name_of.startswith("data."):
+        value = 3
+    written = write_field(config, name_of, value)
+    assert read_field(written, name_of) == value
+    others = [s.field for s in RECIPES[name].settings if s.field and s.field != name_of]
+    assert [read_field(written, f) for f in others] == [read_field(config, f) for f in others]

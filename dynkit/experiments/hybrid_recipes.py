@@ -18,6 +18,7 @@ ADJOINT = Setting("adjoint", "adjoint (torchdiffeq odeint_adjoint)",
                   missing="an adjoint option in HybridConfig")
 OPTIMISER = Setting("optimiser", "Adam", "review Sect. 3.4 (all experiments use Adam)",
                     fixed="Adam")  # dynkit.tasks.time_series.train_hybrid
+STEP_SCHEDULE = "a step learning-rate schedule in train_hybrid (it offers constant and cosine)"
 ENGINE_WHY = {"cpu": "dynkit's own solver counts every evaluation; ode_rnn_*_torchdiffeq runs the authors' engine",
               "full": "dynkit's own solver counts every evaluation; ode_rnn_*_torchdiffeq runs the authors' engine"}
 
@@ -60,7 +61,7 @@ add_recipe(Recipe("ode_rnn_plane_vibration", "review Sect. 3.4.3", (
             reasons={"cpu": "3e-3 with a cosine decay so that 40 epochs end on a plateau",
                      "full": "1e-4, Table 4's value, constant (no step schedule yet)"}),
     Setting("learning-rate schedule", "step: 1e-4 from epoch 50 (Adam restarted)", f"{PV} lr_dict", field="lr_schedule",
-            missing="a step learning-rate schedule in train_hybrid (it offers constant and cosine)",
+            missing=STEP_SCHEDULE,
             reasons={"cpu": "cosine decay to 0 over 40 epochs (a plateau within the CPU budget)",
                      "full": "constant (no step schedule yet)"}),
     _clip(f"{PV} (clip_grad_norm_ 1.0)"),
@@ -98,7 +99,7 @@ add_recipe(Recipe("ode_rnn_walker2d", "review Sect. 3.4.4", (
             reasons={"cpu": "3e-3 (Table 4's) with a cosine decay so that 80 epochs end on a plateau",
                      "full": "3e-3, Table 4's value, constant (no step schedule yet)"}),
     Setting("learning-rate schedule", "step: 3e-3 from epoch 50 (Adam restarted)", f"{WK} lr_dict",
-            field="lr_schedule", missing="a step learning-rate schedule in train_hybrid (it offers constant and cosine)",
+            field="lr_schedule", missing=STEP_SCHEDULE,
             reasons={"cpu": "cosine decay to 0 over 80 epochs (a plateau within the CPU budget)",
                      "full": "constant (no step schedule yet)"}),
     _clip(f"{WK} (clip_grad_norm_ 1.0)"),
