@@ -8,7 +8,10 @@ commit cd1065f (``plane_vibration/trainpv.py`` and ``hbnode_rnn_pv.py``, ``walke
 """
 from __future__ import annotations
 
-from .recipes import ALL, NOT_STATED, Recipe, Setting, add_recipe
+import dataclasses
+
+from .recipes import ALL, NOT_STATED, RECIPES, Recipe, Setting, add_recipe
+from .solver_variants import SUFFIX
 
 REPO = "HeavyBallNODE"
 SMOKE = {"smoke": "smoke: seconds for the tests, nothing is decided from it"}
@@ -126,3 +129,5 @@ add_recipe(Recipe("ode_rnn_silverbox", "review Sect. 3.3 (Silverbox); no hybrid 
     Setting("epochs", NOT_STATED, NO_TRAINING, field="epochs"),
     Setting("batch size", NOT_STATED, NO_TRAINING, field="batch_size"),
 ), default_reasons=SMOKE, no_paper_run=NO_TRAINING))
+for _name in ("ode_rnn_plane_vibration", "ode_rnn_walker2d", "ode_rnn_silverbox"):  # the torchdiffeq twins: same recipe
+    add_recipe(dataclasses.replace(RECIPES[_name], experiment=_name + SUFFIX))

@@ -8,12 +8,15 @@ identity.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from .recipes import NOT_STATED, Recipe, Setting, add_recipe
+from .solver_variants import SUFFIX
 
 MNIST = "HeavyBallNODE mnist/mnist_hbnode.py"
 SMOKE = {"smoke": "smoke: seconds for the tests, nothing is decided from it"}
 
-add_recipe(Recipe("node_trained", "review Sect. 3.4.2", (
+TRAINED = add_recipe(Recipe("node_trained", "review Sect. 3.4.2", (
     Setting("data set", "mnist", "review Sect. 3.4.2 (MNIST and CIFAR10, Figs. 10-11)", field="task",
             missing="an MNIST training task (dynkit.tasks.node_runs trains point_cloud, digits, fashion_mnist; MNIST "
                     "is not available offline)",
@@ -37,3 +40,4 @@ add_recipe(Recipe("node_trained", "review Sect. 3.4.2", (
             reasons={"cpu": "a decision needs the seeds its plan fixes in advance",
                      "full": "a decision needs the seeds its plan fixes in advance"}),
 ), default_reasons=SMOKE))
+add_recipe(dataclasses.replace(TRAINED, experiment="node_trained" + SUFFIX))  # the torchdiffeq twin: same recipe
