@@ -311,7 +311,9 @@ def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: st
     ----------
     name : str
         A key of :data:`EXPERIMENTS`.
-    scale : {"smoke", "cpu", "full"}
+    scale : {"smoke", "cpu", "full", "paper"}
+        ``"paper"``: the authors' recipe (:func:`dynkit.experiments.recipes.paper_config`); refused, before any
+        work, with a :class:`~dynkit.experiments.recipes.RecipeError` naming each piece the code still lacks.
     seeds : sequence of int
         Distinct integers in [0, 2**32 - 1].
     out : path, optional
