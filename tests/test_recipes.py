@@ -165,6 +165,8 @@ def test_the_ledger_shows_the_setup_against_the_paper():
     assert "## Setup against the paper" in md and "### ode_rnn_plane_vibration" in md
     assert setup_markdown("ode_rnn_plane_vibration") in md
     assert "| solver tolerance | 1e-07 (" in md and "not built yet: gradient clipping" in md
+    row = next(line for line in md.splitlines() if line.startswith(f"| {claim.id} |"))
+    assert "Setup differs from the paper in: " in row and "solver tolerance" in row and "optimiser" not in row
     setups = table.to_dict()["setups"]
     assert list(setups) == ["ode_rnn_plane_vibration"]
     assert {r["setting"] for r in setups["ode_rnn_plane_vibration"]} >= {"solver tolerance", "gradient clipping",

@@ -557,6 +557,8 @@ class Ledger:
         lines = ["| id | paper | claim | paper figure | metric | effect on its scale [CI] (method, level) | n | sign "
                  "test | family (level) | trained bar | paper's effect / sesoi | outcome | reason or seeds needed | "
                  "authors' runs |", "|" + " --- |" * 14]
+        differs = {name: [row["setting"] for row in table if not row["as_paper"]["cpu"]]
+                   for name, table in self.setups().items()}
         for r in self.rows:
             c = r.claim
             null, target, sesoi = c.bounds()
@@ -567,6 +569,9 @@ class Ledger:
                 why = (why + ". " if why else "") + f"Design: {c.design_note}"
             if r.data:
                 why = (why + ". " if why else "") + f"Data: {r.data}"
+            if differs.get(c.experiment):  # what could explain the row, from the recipe (its table below)
+                why = ((why + ". " if why else "") + "Setup differs from the paper in: "
+                       + ", ".join(differs[c.experiment]) + f" (setup of {c.experiment} below)")
             n = f"1 measurement ({r.n} seeds)" if r.deterministic else str(r.n)
             cells = [c.id, c.paper, c.claim, c.paper_figure, c.metric, effect_text(r), n, r.sign_text(),
                      r.family_text(), r.baseline or "–", f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})",
