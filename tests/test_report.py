@@ -261,6 +261,36 @@ def test_ledger_section_renders_the_experiments_contract(tmp_path, monkeypatch):
     assert "**1** reproduced" in summary and "**1** inconclusive" in summary
 
 
+SETUPS = {"nfe_sweep": [  # the ledger's setup contract (dk.experiments.recipes.setup_table)
+    {"setting": "solver tolerance", "paper": "1e-07", "source": "trainpv.py", "cpu": "0.001",
+     "as_paper": {"cpu": False}, "why": {"cpu": "CPU time"}, "missing": ""},
+    {"setting": "optimiser", "paper": "Adam", "source": "Sect. 3.4", "cpu": "Adam", "as_paper": {"cpu": True},
+     "why": {"cpu": ""}, "missing": ""}]}
+
+
+def test_ledger_section_shows_each_setup_against_the_paper(tmp_path, monkeypatch):
+    import types
+
+    class WithSetups(_Table):
+        def to_dict(self):
+            return {"rows": self.rows, "setups": SETUPS}
+
+    fakes.install(monkeypatch)
+    module = types.ModuleType("dynkit.experiments")
+    module.ledger = lambda: WithSetups(LEDGER_ROWS)
+    monkeypatch.setitem(sys.modules, "dynkit.experiments", module)
+    report.build_report(tmp_path, quick=True)
+    md = (tmp_path / "report.md").read_text()
+    assert "Setup against the paper: nfe_sweep" in md
+    assert "| solver tolerance | 1e-07 (trainpv.py) | 0.001 | CPU time |" in md
+    assert "| optimiser | Adam (Sect. 3.4) | Adam | as the paper |" in md
+    assert _sections(tmp_path)["ledger"]["data"]["setups"] == SETUPS
+    # without setups (an older ledger), no such table
+    module.ledger = lambda: _Table(LEDGER_ROWS)
+    report.build_report(tmp_path / "old", quick=True)
+    assert "Setup against the paper" not in (tmp_path / "old" / "report.md").read_text()
+
+
 def test_without_the_experiments_module_the_ledger_says_not_available(tmp_path, monkeypatch):
     fakes.install(monkeypatch)
     monkeypatch.setitem(sys.modules, "dynkit.experiments", None)  # import fails as if absent

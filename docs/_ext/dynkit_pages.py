@@ -178,10 +178,11 @@ def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = 
         _write(out, _unavailable(title, missing))
         return
     try:
-        rows = ledger().to_dict()["rows"]
+        data = ledger().to_dict()
+        rows, setups = data["rows"], data.get("setups") or {}
     except Exception as exc:
         warn(f"dynkit.experiments.ledger raised {type(exc).__name__}: {exc}")
-        rows = []
+        rows, setups = [], {}
     uses_outcome = any(r.get("outcome") for r in rows)
     label = "outcome" if uses_outcome else "verdict"
     counts = count_by([row_label(r) for r in rows], () if uses_outcome else LEDGER_VERDICTS)
@@ -199,6 +200,17 @@ def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = 
                    [[f"{r.get('claim')} (`{r.get('id')}`)", where(r), r.get("metric"), effect_text(r),
                      f"{r.get('n', '')} ({r.get('n_agree', '')})" if "n" in r else "", row_label(r), reason_text(r)]
                     for r in rows])]
+    if setups:
+        text += ["", "## Setup against the paper", "", "Per experiment with a recipe (`dynkit.experiments.recipes`): "
+                 "each setting that can change an outcome, the paper's value and where it is stated, ours at the "
+                 "`cpu` scale (read from the experiment's config) and why they differ. `dynkit run NAME --scale "
+                 "paper` runs the paper's column, or says which piece of it the code still lacks."]
+        for name, table in setups.items():
+            text += ["", f"### {name}", "",
+                     _table(["setting", "paper (source)", "cpu", "why"],
+                            [[r.get("setting"), f"{r.get('paper')} ({r.get('source')})", r.get("cpu"),
+                              (r.get("why") or {}).get("cpu") or ("as the paper" if (r.get("as_paper") or {}).get("cpu")
+                                                                 else "–")] for r in table])]
     _write(out, "\n".join(text))
 
 

@@ -58,14 +58,15 @@ from .ledger import (CLAIMS, MAX_SEEDS, MIN_SEEDS, OUTCOMES, VALIDITY, VERDICTS,
                      family_of, judge, ledger, less, metric, off_floor, plateau, ratio, ratio_of_ratios)
 from .plans import Plan, load_plans
 from .nfe_tolerance import nfe_vs_tolerance, plot_nfe_vs_tolerance
-from .registry import EXPERIMENTS, SCALES, Experiment, get, register
+from .recipes import RECIPES, Recipe, RecipeError, Setting, setup_table
+from .registry import EXPERIMENTS, RUN_SCALES, SCALES, Experiment, get, register
 from .runner import BACKENDS, Shard, ShardRecomputed, aggregate, mean_ci, run, shards
 
 MODULES = ["node_trained", "node_point_cloud", "node_images", "node_adjoint_norm", "node_blowup", "momres_cubic",
            "momres_rings", "momres_lista", "momres_buffer_bits", "momres_reference_accuracy", "momseq_copy",
            "momseq_vanishing", "momseq_attention_scaling", "csaode_trec", "csaode_sensitivity", "csaode_attention",
            "claims", "time_series_hybrids", "csaode_cv", "momentum_lstm", "missing_claims",
-           "solver_variants"]
+           "solver_variants", "hybrid_recipes", "node_recipes"]
 """The modules that register experiments and claims (imported by :func:`load_all`)."""
 
 
@@ -84,4 +85,5 @@ __all__ = ["EXPERIMENTS", "SCALES", "Experiment", "register", "get", "run", "sha
            "VERDICTS", "MIN_SEEDS", "MAX_SEEDS", "Effect", "Check", "VALIDITY", "declare_validity", "at_least",
            "at_most", "off_floor", "plateau", "add_claim", "greater", "less", "metric", "ratio", "ratio_of_ratios",
            "difference", "family_of", "judge", "Plan", "load_plans", "nfe_vs_tolerance",
-           "plot_nfe_vs_tolerance", "load_all", "MODULES"]
+           "plot_nfe_vs_tolerance", "load_all", "MODULES", "RECIPES", "Recipe", "RecipeError", "Setting",
+           "setup_table", "RUN_SCALES"]

@@ -39,6 +39,7 @@ A row is computed, in code, in five steps (issues 21 and 30):
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -488,10 +489,41 @@ def effect_text(row: LedgerRow) -> str:
 @dataclass
 class Ledger:
     rows: list[LedgerRow]
+    recorded: dict[str, dict] = field(default_factory=dict)
+    """``{experiment: the config its results of record were run with}`` (from ``results.json``), to say where they
+    differ from the registered ``cpu`` config the setup tables read."""
 
     def to_dict(self) -> dict:
         return {"rows": [r.to_dict() for r in self.rows], "outcome_counts": self.outcome_counts(),
-                "min_seeds": MIN_SEEDS, "level": LEVEL, "power": POWER}
+                "min_seeds": MIN_SEEDS, "level": LEVEL, "power": POWER, "setups": self.setups(),
+                "setups_not_yet_run": self.stale_setups()}
+
+    def setups(self) -> dict[str, list[dict]]:
+        """``{experiment: setup table}`` of every experiment of the rows that has a recipe: each setting's paper
+        value and source, ours at the ``cpu`` scale read from its config, and why they differ
+        (:func:`dynkit.experiments.recipes.setup_table`)."""
+        from .recipes import RECIPES, setup_table
+
+        names = dict.fromkeys(r.claim.experiment for r in self.rows)
+        return {name: setup_table(name) for name in names if name in RECIPES}
+
+    def stale_setups(self) -> dict[str, dict[str, list]]:
+        """``{experiment: {config key: [recorded, registered]}}`` where the results of record were run with another
+        config than the registered ``cpu`` one the setup table shows (their rerun is pending; a key the record
+        lacks reads ``None``: it predates the option); experiments without a difference are left out."""
+        from ..io import jsonable
+        from .registry import get
+
+        out = {}
+        for name in self.setups():
+            run_with = self.recorded.get(name)
+            if run_with is None:
+                continue
+            now = json.loads(json.dumps(jsonable(dataclasses.asdict(get(name).config("cpu")))))
+            keys = sorted(k for k in set(now) | set(run_with) if now.get(k) != run_with.get(k))
+            if keys:
+                out[name] = {k: [run_with.get(k), now.get(k)] for k in keys}
+        return out
 
     def outcome_counts(self) -> dict[str, int]:
         return {v: sum(r.outcome == v for r in self.rows) for v in OUTCOMES}
@@ -525,6 +557,8 @@ class Ledger:
         lines = ["| id | paper | claim | paper figure | metric | effect on its scale [CI] (method, level) | n | sign "
                  "test | family (level) | trained bar | paper's effect / sesoi | outcome | reason or seeds needed | "
                  "authors' runs |", "|" + " --- |" * 14]
+        differs = {name: [row["setting"] for row in table if not row["as_paper"]["cpu"]]
+                   for name, table in self.setups().items()}
         for r in self.rows:
             c = r.claim
             null, target, sesoi = c.bounds()
@@ -535,13 +569,31 @@ class Ledger:
                 why = (why + ". " if why else "") + f"Design: {c.design_note}"
             if r.data:
                 why = (why + ". " if why else "") + f"Data: {r.data}"
+            if differs.get(c.experiment):  # what could explain the row, from the recipe (its table below)
+                why = ((why + ". " if why else "") + "Setup differs from the paper in: "
+                       + ", ".join(differs[c.experiment]) + f" (setup of {c.experiment} below)")
             n = f"1 measurement ({r.n} seeds)" if r.deterministic else str(r.n)
             cells = [c.id, c.paper, c.claim, c.paper_figure, c.metric, effect_text(r), n, r.sign_text(),
                      r.family_text(), r.baseline or "–", f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})",
                      r.outcome, why or "–", paper_effect_text(c.id)]
             lines.append("| " + " | ".join(str(x).replace("|", "/").replace("\n", " ") for x in cells) + " |")
         counts = ", ".join(f"{k}: {v}" for k, v in self.outcome_counts().items())
-        return "\n".join(lines) + f"\n\n{len(self.rows)} claims — {counts}\n"
+        return "\n".join(lines) + f"\n\n{len(self.rows)} claims — {counts}\n" + self.setups_markdown()
+
+    def setups_markdown(self) -> str:
+        """The "setup against the paper" table of each experiment with a recipe (see :meth:`setups`)."""
+        from .recipes import setup_markdown
+
+        stale = self.stale_setups()
+        parts = [f"\n### {name}\n\n" + setup_markdown(name)
+                 + (f"\nThe results of record of {name} were run with another config: "
+                    + "; ".join(f"{k} {json.dumps(a)} (registered cpu: {json.dumps(b)})"
+                                for k, (a, b) in stale[name].items())
+                    + ". The table shows the registered cpu config; its rerun is pending.\n"
+                    if name in stale else "") for name in self.setups()]
+        return ("\n## Setup against the paper\n\nPer experiment with a recipe: each setting that can change an "
+                "outcome, the paper's value and its source, ours at the cpu scale (read from its config) and why "
+                "they differ.\n" + "".join(parts)) if parts else ""
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
@@ -802,7 +854,10 @@ def ledger(results: str | Path | None = None, claims: Sequence[Claim] | None = N
             cache[key] = (found, _baselines.load(root / claim.experiment) if found is not None else {})
         return cache[key]
 
-    return Ledger(judge(list(claims if claims is not None else CLAIMS.values()), lookup, plan_of))
+    rows = judge(list(claims if claims is not None else CLAIMS.values()), lookup, plan_of)
+    recorded = {exp: found["config"] for (exp, scale), (found, _) in cache.items()
+                if scale == "cpu" and found is not None and isinstance(found.get("config"), dict)}
+    return Ledger(rows, recorded)
 
 
 def judge(chosen: Sequence[Claim], lookup: Callable[[Claim], tuple], plan_of: Mapping) -> list[LedgerRow]:

@@ -12,6 +12,11 @@ from typing import Any, Callable, Mapping, Sequence
 SCALES = ("smoke", "cpu", "full")
 """``smoke``: seconds (the tests); ``cpu``: minutes on 2 cores (results of record); ``full``: the paper's size
 (a GPU)."""
+PAPER_SCALE = "paper"
+"""Not a registered config: the authors' recipe, built from the experiment's recipe
+(:func:`dynkit.experiments.recipes.paper_config`); it refuses while the code lacks a piece of the recipe."""
+RUN_SCALES = (*SCALES, PAPER_SCALE)
+"""The scales ``dynkit run`` accepts."""
 
 RunFunction = Callable[..., dict]
 """``run(config, *, seed: int, out: Path, device: str) -> {"metrics": {name: float}, ...}`` for one shard."""
@@ -66,9 +71,15 @@ class Experiment:
         return code_identity(self.module or self.run.__module__)
 
     def config(self, scale: str) -> Any:
-        """The config dataclass of ``scale``."""
+        """The config dataclass of ``scale``; ``"paper"``: built from the experiment's recipe (a
+        :class:`~dynkit.experiments.recipes.RecipeError` names what the code lacks to run it, or that there is no
+        recipe)."""
+        if scale == PAPER_SCALE:
+            from .recipes import paper_config
+
+            return paper_config(self)
         if scale not in SCALES:
-            raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+            raise ValueError(f"scale must be one of {RUN_SCALES}, got {scale!r}")
         return self.scales[scale]
 
     def config_points(self, config: Any) -> list[tuple[dict, Any]]:

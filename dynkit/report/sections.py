@@ -117,7 +117,8 @@ def _compact(x: Any) -> str:
 
 def section_ledger(ctx: Context, sec: Section) -> None:
     ledger = require("experiments.ledger")
-    rows = ledger().to_dict()["rows"]
+    data = ledger().to_dict()
+    rows, setups = data["rows"], data.get("setups") or {}
     labels = [row_label(r) for r in rows]
     # Rows carry an ``outcome`` (newer ledgers) or a ``verdict``: count by whichever they carry, in the
     # contract's order for verdicts and in order of appearance for any other set of labels.
@@ -138,7 +139,14 @@ def section_ledger(ctx: Context, sec: Section) -> None:
           else paper_name(r.get("paper") or ""), r.get("claim"), r.get("metric"), effect_text(r),
           f"{r.get('n', '')} ({r.get('n_agree', '')})" if "n" in r else "", v, reason_text(r)]
          for r, v in zip(rows, labels)]))
+    for name, table in setups.items():  # each experiment's setup against the paper (its recipe)
+        sec.blocks.append(Paragraph(f"Setup against the paper: {name} (ours at the cpu scale, read from its config)."))
+        sec.blocks.append(Table(["setting", "paper (source)", "cpu", "why"],
+                                [[r["setting"], f"{r['paper']} ({r['source']})", r["cpu"],
+                                  r["why"]["cpu"] or ("as the paper" if r["as_paper"]["cpu"] else "–")]
+                                 for r in table]))
     sec.data = {"counted_by": label_name, "counts": dict(counts), "verdicts": dict(counts), "rows": rows,
+                "setups": setups,
                 "headline": ", ".join(f"{v} {k}" for k, v in counts if v) or "no rows"}
 
 
