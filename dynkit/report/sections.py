@@ -330,9 +330,6 @@ def _trained_nfe(models: tuple[str, ...]) -> tuple[dict, dict] | None:
     """Per model and tolerance, forward/backward NFE (mean, std over seeds) of the *trained* models of the
     results of record (:data:`TRAINED_NFE_EXPERIMENT`), with the run's description; None when absent."""
     import json
-    import re
-
-    import numpy as np
 
     try:
         root = require("experiments.ledger.default_results_root")()
@@ -342,22 +339,31 @@ def _trained_nfe(models: tuple[str, ...]) -> tuple[dict, dict] | None:
     if not path.is_file():
         return None
     run = json.loads(path.read_text())
-    values: dict = {}
-    for shard in run.get("shards", []):
-        for key, value in shard.get("metrics", {}).items():
-            found = re.fullmatch(r"(\w+)\.(forward_nfe|backward_nfe)@([0-9.e+-]+)", key)
-            if found and found.group(1) in models:
-                model, kind, tol = found.groups()
-                values.setdefault(model, {}).setdefault(f"{float(tol):g}", {}).setdefault(kind, []).append(value)
-    if not values:
+    config = run.get("config", {})
+    metrics = run.get("metrics", {})
+    key = require("diagnostics.nfe.tolerance_key")
+    # the run's own aggregates (results.json "metrics": per-seed values), keyed as node_trained writes them
+    results = {m: {f"{t:g}": {k: _spread(metrics[f"{m}.{k}@{key(t)}"]["values"]) for k in ("forward_nfe",
+                                                                                          "backward_nfe")}
+                   for t in sorted(config.get("tolerances", []), reverse=True)
+                   if all(f"{m}.{k}@{key(t)}" in metrics for k in ("forward_nfe", "backward_nfe"))}
+               for m in models}
+    results = {m: per_tol for m, per_tol in results.items() if per_tol}
+    if not results:
         return None
-    results = {m: {tol: {k: {"mean": float(np.mean(v)), "std": float(np.std(v)), "n": len(v)} for k, v in kinds.items()}
-                   for tol, kinds in per_tol.items()} for m, per_tol in values.items()}
     config = run.get("config", {})
     about = {"experiment": TRAINED_NFE_EXPERIMENT, "scale": run.get("scale"), "seeds": run.get("seeds", []),
              "task": config.get("task"), "epochs": config.get("epochs"), "train_tol": config.get("train_tol"),
              "path": str(path)}
     return results, about
+
+
+def _spread(values: list) -> dict:
+    """Mean, sample standard deviation and count of per-seed values (as the nfe_vs_tolerance notebook shows them)."""
+    import numpy as np
+
+    v = np.asarray(values, dtype=float)
+    return {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0, "n": len(v)}
 
 
 def _nfe_rows(results: dict) -> list[list]:

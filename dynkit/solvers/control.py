@@ -87,7 +87,7 @@ class StepControl:
         """``h`` with its magnitude brought into ``[min_step, max_step]`` (its sign kept)."""
         return math.copysign(min(max(abs(h), self.min_step), self.max_step), h)
 
-    def error(self, backend, error, scale) -> float:
+    def error(self, error, scale) -> float:
         """The user's norm of the scaled error, as a float (NaN counts as an overflow)."""
         value = self.norm(error / scale)
         try:

@@ -666,7 +666,7 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
         y_new = trial.y_new
         scale = backend.error_scale(y, y_new, rtol, atol)
         if control is not None and control.norm is not None:
-            norms = error_norm(trial, lambda e: np.float64(control.error(backend, e, scale)))
+            norms = error_norm(trial, lambda e: np.float64(control.error(e, scale)))
         else:
             norms = error_norm(trial, lambda e: backend.norms(e, scale, per_sample))
         norm = float(norms.max()) if norms.ndim else float(norms)

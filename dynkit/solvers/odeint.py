@@ -367,10 +367,7 @@ def _floating_dtype(dtype) -> bool:
 
 
 def _positive_scalar_tensor(value) -> bool:
-    import torch
-
-    return (isinstance(value, torch.Tensor) and value.numel() == 1 and value.is_floating_point()
-            and 0 < float(value) < math.inf)
+    return _scalar_tensor(value) and value.is_floating_point() and 0 < float(value) < math.inf
 
 
 def _times(t, state: _State):
