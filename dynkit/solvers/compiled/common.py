@@ -32,6 +32,15 @@ import numpy as np
 
 from .. import engine as _engine
 
+# -- the types of the compiled problem: f(t, y, p) -> dy/dt and jac(t, y, p) -> ∂f/∂y, as numba first-class function
+# types. A kernel declared with them compiles once per process (and is cached on disk), not once per user f: the
+# user's f is then compiled alone (a fraction of a second) and called through a function pointer.
+FIELD_SIGNATURE = numba.types.float64[::1](numba.types.float64, numba.types.float64[::1], numba.types.float64[::1])
+JACOBIAN_SIGNATURE = numba.types.float64[:, ::1](numba.types.float64, numba.types.float64[::1],
+                                                 numba.types.float64[::1])
+FIELD_TYPE = numba.types.FunctionType(FIELD_SIGNATURE)
+JACOBIAN_TYPE = numba.types.FunctionType(JACOBIAN_SIGNATURE)
+
 # -- status codes of a compiled solve (CompiledResult.status)
 SUCCESS = 0
 MAX_STEPS = 1  # MaxStepsExceeded

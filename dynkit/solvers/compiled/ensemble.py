@@ -126,9 +126,9 @@ def _validate(f, y0s, t, params, method, rtol, atol, first_step, max_steps, thre
     if P is not None and P.ndim == 2 and Y.ndim == 2 and P.shape[0] != Y.shape[0]:
         raise ValueError(f"y0s and params must have one row per trajectory: got {Y.shape[0]} initial states and "
                          f"{P.shape[0]} parameter sets")
-    Y = np.ascontiguousarray(np.broadcast_to(Y, (m, Y.shape[-1])))
+    Y = np.array(np.broadcast_to(Y, (m, Y.shape[-1])))  # fresh, writable, C-ordered: the kernel's signature
     if P is not None:
-        P = np.ascontiguousarray(np.broadcast_to(P, (m, P.shape[-1])))
+        P = np.array(np.broadcast_to(P, (m, P.shape[-1])))
     t_out = _validate_times(t)
     rtol, atol = _validate_tolerances(rtol, atol, Y[0])
     if np.ndim(atol) > 1 or (np.ndim(atol) == 1 and np.shape(atol)[0] not in (1, Y.shape[1])):
@@ -247,9 +247,13 @@ def _ensemble_kernel():
     if not _KERNEL:
         import numba
 
-        from .explicit import march
+        from .common import FIELD_TYPE
+        from .explicit import _F8, _I8, _IVEC, _MAT, _VEC, march
 
-        @numba.njit(parallel=True)
+        signature = numba.types.void(FIELD_TYPE, _MAT, _MAT, _VEC, _VEC, _VEC, _VEC, _MAT, _MAT, _VEC, _IVEC, _VEC,
+                                     _VEC, _MAT, _F8, _VEC, _F8, _I8, _F8[:, :, ::1], _I8[:, ::1], _IVEC, _VEC)
+
+        @numba.njit(signature, parallel=True)
         def run(f, P, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, Y, rtol, atol, first_step,
                 max_steps, ys, stats, status, t_stop):
             no_steps = np.empty(0)
@@ -279,7 +283,7 @@ def _compiled(problem, Y, P, t_out, method, rtol, atol, first_step, max_steps, t
     status = np.zeros(m, dtype=np.int64)
     t_stop = np.full(m, math.nan)
     params = np.zeros((m, 0)) if P is None else P
-    atol_vec = np.ascontiguousarray(np.broadcast_to(np.asarray(atol, dtype=np.float64), (n,)))
+    atol_vec = np.array(np.broadcast_to(np.asarray(atol, dtype=np.float64), (n,)))
     previous = numba.get_num_threads()
     if threads is not None:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
