@@ -70,6 +70,28 @@ CASES = (
 ADAPTIVE_EXPLICIT = ("bosh3", "rkf45", "dopri5", "tsit5", "dop853")
 
 
+def spy_on_max_steps_diagnosis(monkeypatch) -> list[int]:
+    """Record ``nfe`` when each MaxStepsExceeded diagnosis (``engine._max_steps_failure``) starts, for both paths.
+
+    The diagnosis bisects a slope reversal down to a few ulps: how many halvings (calls of ``f``) that takes depends on
+    the last bits of the state where the solve stopped, which the two paths reach only to rounding. So the counts are
+    compared where the step loops end, and the totals within the bisection's slack."""
+    from dynkit.solvers import engine
+
+    starts: list[int] = []
+    original = engine._max_steps_failure
+
+    def spy(field, *args):
+        starts.append(field.stats.nfe)
+        return original(field, *args)
+
+    monkeypatch.setattr(engine, "_max_steps_failure", spy)
+    return starts
+
+
+DIAGNOSIS_SLACK = 3  # calls of f: the bisection's count may differ by a halving or two (see above)
+
+
 def python_path(case: Case, method: str, **options):
     """The Python path's solution and its accepted steps' end times (from its dense output's step list)."""
     sol = dk.solve(case.f, case.y0, case.t, method=method, rtol=case.rtol, atol=case.atol, dense=True, **options)
