@@ -37,7 +37,9 @@ class EnsembleSolution:
     ys : float64 array ``(m, n_t, n)``
         ``ys[i, j]`` is trajectory ``i``'s state at ``ts[j]``; NaN past a failed trajectory's last output.
     stats : dict of int64 arrays ``(m,)``
-        Per trajectory, the counters of :class:`~dynkit.solvers.SolverStats` (``stats["nfe"][i]`` ...).
+        Per trajectory, the counters of :class:`~dynkit.solvers.SolverStats` (``stats["nfe"][i]`` ...). Compiled, a
+        trajectory that ran out of steps counts the step loop's evaluations only: :func:`dynkit.solve` adds those of
+        its diagnosis (stiffness, chattering) to the ``MaxStepsExceeded`` it raises, which an ensemble does not run.
     results : array of str ``(m,)``
         ``"success"`` or the failure's code (``"max_steps_exceeded"``, ``"step_size_underflow"``,
         ``"non_finite_state"``, ...), as :attr:`Solution.result <dynkit.solvers.Solution.result>`.
@@ -126,9 +128,9 @@ def _validate(f, y0s, t, params, method, rtol, atol, first_step, max_steps, thre
     if P is not None and P.ndim == 2 and Y.ndim == 2 and P.shape[0] != Y.shape[0]:
         raise ValueError(f"y0s and params must have one row per trajectory: got {Y.shape[0]} initial states and "
                          f"{P.shape[0]} parameter sets")
-    Y = np.array(np.broadcast_to(Y, (m, Y.shape[-1])))  # fresh, writable, C-ordered: the kernel's signature
+    Y = np.array(np.broadcast_to(Y, (m, Y.shape[-1])), order="C")  # fresh, writable, C-ordered: the kernel signature
     if P is not None:
-        P = np.array(np.broadcast_to(P, (m, P.shape[-1])))
+        P = np.array(np.broadcast_to(P, (m, P.shape[-1])), order="C")
     t_out = _validate_times(t)
     rtol, atol = _validate_tolerances(rtol, atol, Y[0])
     if np.ndim(atol) > 1 or (np.ndim(atol) == 1 and np.shape(atol)[0] not in (1, Y.shape[1])):
@@ -283,7 +285,7 @@ def _compiled(problem, Y, P, t_out, method, rtol, atol, first_step, max_steps, t
     status = np.zeros(m, dtype=np.int64)
     t_stop = np.full(m, math.nan)
     params = np.zeros((m, 0)) if P is None else P
-    atol_vec = np.array(np.broadcast_to(np.asarray(atol, dtype=np.float64), (n,)))
+    atol_vec = np.array(np.broadcast_to(np.asarray(atol, dtype=np.float64), (n,)), order="C")
     previous = numba.get_num_threads()
     if threads is not None:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
