@@ -4,7 +4,8 @@ What users of diffrax's ``vmap`` over ``diffeqsolve`` and DifferentialEquations.
 one difference: a trajectory here is an independent solve (its own step sizes, rejections and failure), not one
 lane of a batched solve that shares steps. Compiled, the trajectories run in a numba ``prange`` over the explicit
 loop of :mod:`.explicit` (each exactly the steps ``dk.solve(..., compile=True)`` takes for it); without numba the
-same results come from a Python loop over :func:`dynkit.solve`.
+same results come from a Python loop over :func:`dynkit.solve`. The kernel is
+:func:`.explicit.march_many`.
 
 This module imports numba only when it compiles.
 """
@@ -242,41 +243,12 @@ def _python_loop(f, Y, P, t_out, method, rtol, atol, first_step, max_steps) -> E
                             method=method, compiled=False)
 
 
-_KERNEL: list = []  # the parallel ensemble kernel, built on first use (numba imported then)
-
-
-def _ensemble_kernel():
-    if not _KERNEL:
-        import numba
-
-        from .common import FIELD_TYPE
-        from .explicit import _F8, _I8, _IVEC, _MAT, _VEC, march
-
-        signature = numba.types.void(FIELD_TYPE, _MAT, _MAT, _VEC, _VEC, _VEC, _VEC, _MAT, _MAT, _VEC, _IVEC, _VEC,
-                                     _VEC, _MAT, _F8, _VEC, _F8, _I8, _F8[:, :, ::1], _I8[:, ::1], _IVEC, _VEC)
-
-        @numba.njit(signature, parallel=True)
-        def run(f, P, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, Y, rtol, atol, first_step,
-                max_steps, ys, stats, status, t_stop):
-            no_steps = np.empty(0)
-            for i in numba.prange(Y.shape[0]):
-                y_last = np.empty(Y.shape[1])
-                f_last = np.empty(Y.shape[1])
-                code, t_end, h, n_filled, steps, n_recorded = march(
-                    f, P[i], a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, Y[i], rtol, atol,
-                    first_step, max_steps, ys[i], stats[i], y_last, f_last, no_steps)
-                status[i] = code
-                t_stop[i] = t_end
-
-        _KERNEL.append(run)
-    return _KERNEL[0]
-
-
 def _compiled(problem, Y, P, t_out, method, rtol, atol, first_step, max_steps, threads) -> EnsembleSolution:
     import numba
 
     from . import KERNELS
     from .common import STATUS_RESULTS
+    from .explicit import march_many
 
     m, n = Y.shape
     driver = KERNELS[method]
@@ -290,7 +262,7 @@ def _compiled(problem, Y, P, t_out, method, rtol, atol, first_step, max_steps, t
     if threads is not None:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
     try:
-        _ensemble_kernel()(problem.f, params, *driver.coefficients.arrays(), t_out, Y, float(rtol), atol_vec,
+        march_many(problem.f, params, *driver.coefficients.arrays(), t_out, Y, float(rtol), atol_vec,
                            0.0 if first_step is None else float(first_step), int(max_steps), ys, stats, status,
                            t_stop)
     finally:
