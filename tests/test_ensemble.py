@@ -49,7 +49,7 @@ def test_each_trajectory_is_its_own_solve(compiled, monkeypatch):
         alone = _individual(i)
         assert compiled.results[i] == alone.result
         counts = alone.stats.as_dict()
-        if not alone.success:  # the ensemble reports the step loop's count: no MaxStepsExceeded diagnosis per trajectory
+        if not alone.success:  # the ensemble counts the step loop's calls: no MaxStepsExceeded diagnosis per trajectory
             counts["nfe"] = diagnosis_starts[-1]
         assert {k: int(v[i]) for k, v in compiled.stats.items()} == counts
         n = len(alone.ts)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import math
 import re
 import warnings
 import weakref
@@ -211,14 +210,11 @@ def compile_problem(f: Callable, y0: np.ndarray, t0: float = 0.0, *, params: Any
 # ---------------------------------------------------------------------------------------------
 # dk.solve(compile=...)
 
-COMPILE_MODES = (False, True, "auto")
-
-
 def validate_compile(compile: Any) -> Any:
     """``compile`` checked: False, True or "auto" (``dk.solve`` calls this before any work)."""
     if isinstance(compile, (bool, np.bool_)):
         return bool(compile)
-    if compile == "auto":
+    if isinstance(compile, str) and compile == "auto":
         return "auto"
     raise ValueError(f"compile must be False, True or 'auto', got {compile!r:.60}")
 

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import CompilationError, CompileWarning, SolverError
-from . import JIT_HINT, compile_problem, kernel_names, numba_available, validate_compile
+from . import JIT_HINT, compile_problem, numba_available, validate_compile
 
 __all__ = ["solve_ensemble", "EnsembleSolution"]
 

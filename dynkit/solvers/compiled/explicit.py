@@ -23,10 +23,10 @@ import numpy as np
 
 from ..tableaus import RungeKuttaTableau
 from . import register_kernel
-from .common import (CACHE, FIELD_TYPE, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NONFINITE, NONFINITE_START, OVERFLOW_STALLS,
-                     RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, CompiledResult, accepted_factor, all_finite,
-                     hermite_into, initial_step, last_step, outputs_due, pi_coefficients, rejected_factor,
-                     same_state, step_underflowed)
+from .common import (CACHE, FIELD_TYPE, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NONFINITE, NONFINITE_START,
+                     OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, CompiledResult, accepted_factor,
+                     all_finite, hermite_into, initial_step, last_step, outputs_due, pi_coefficients,
+                     rejected_factor, same_state, step_underflowed)
 
 # flags (an int64 array handed to the kernel)
 FSAL, HAS_P, P_USES_SLOPE, HAS_E2, EXPONENT = range(5)
