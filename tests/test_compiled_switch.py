@@ -1,6 +1,7 @@
 """dk.solve(compile=...): validation, refusals with the reason, the "auto" fallback, numba hidden."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import warnings
@@ -192,3 +193,31 @@ def test_for_all_tolerances_and_starts_both_paths_count_the_same_work(rtol, x0, 
     assert compiled.stats == python.stats
     scale = float(np.abs(python.ys).max())
     np.testing.assert_allclose(compiled.ys, python.ys, rtol=0, atol=STATE_RTOL * scale)  # why: compiled_problems
+
+
+# the bad fields of tests/test_bad_inputs_solvers.py that numba can be asked to compile
+BAD_FIELDS = {
+    "list": lambda t, y: [1.0, 2.0],
+    "string": lambda t, y: "dy",
+    "none": lambda t, y: None,
+    "scalar": lambda t, y: 1.0,
+    "complex": lambda t, y: y + 1j,
+    "shape": lambda t, y: np.ones(3),
+    "object": lambda t, y: np.array([None, 1.0], dtype=object),
+    "raises": lambda t, y: np.array([y[0] / 0.0, 1.0]),  # numba keeps Python's ZeroDivisionError
+    "nan": lambda t, y: y * np.nan,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_FIELDS))
+def test_a_bad_field_with_compile_true_is_a_clear_error_naming_f(kind):
+    """The fuzz suite's contract for compile=True: a ValueError, TypeError or SolverError naming f."""
+    with pytest.raises((ValueError, TypeError, dk.SolverError)) as info:
+        dk.solve(BAD_FIELDS[kind], Y0, T, compile=True)
+    assert re.search(r"\bf\b", str(info.value)), info.value
+    if kind == "raises":
+        assert isinstance(info.value, dk.VectorFieldError) and isinstance(info.value.__cause__, ZeroDivisionError)
+    elif kind == "nan":
+        assert isinstance(info.value, dk.NonFiniteState)
+    else:
+        assert isinstance(info.value, dk.CompilationError)

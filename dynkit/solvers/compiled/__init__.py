@@ -106,6 +106,7 @@ def _compiled_function(user: Callable, takes_params: bool, kind: str, t0: float,
     """``user`` test-compiled on ``(t0, y0[, p])`` and wrapped as ``g(t, y, p)`` of the kernels' function type
     (:data:`.common.FIELD_SIGNATURE` or ``JACOBIAN_SIGNATURE``); a :class:`CompilationError` saying why not."""
     import numba
+    import numba.core.errors
     from numba.core.dispatcher import Dispatcher
 
     from .common import FIELD_SIGNATURE, JACOBIAN_SIGNATURE
@@ -120,9 +121,12 @@ def _compiled_function(user: Callable, takes_params: bool, kind: str, t0: float,
         inner = cache[(kind, "inner")] = user if isinstance(user, Dispatcher) else numba.njit(user)
     try:  # compiles inner for these argument types, and shows what it returns
         out = inner(float(t0), y0.copy(), p) if takes_params else inner(float(t0), y0.copy())
-    except Exception as exc:  # numba's TypingError, or the function's own error on y0
+    except numba.core.errors.NumbaError as exc:  # TypingError, UnsupportedError, ...: numba cannot compile it
         raise CompilationError(f"{kind} ({label}) could not be compiled by numba ({type(exc).__name__}): "
                                f"{_condensed(exc)}") from exc
+    except Exception as exc:  # it compiled, and raised on y0: what the Python path's first call would say
+        raise VectorFieldError(f"{kind} raised {type(exc).__name__} at t={t0:.6g} (compiled, called on y0): {exc}",
+                               solution=None, t=float(t0)) from exc
     if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.shape != shape:
         what = (f"an array of shape {out.shape} and dtype {out.dtype}" if isinstance(out, np.ndarray)
                 else type(out).__name__)
@@ -189,6 +193,8 @@ def compile_problem(f: Callable, y0: np.ndarray, t0: float = 0.0, *, params: Any
     CompilationError
         numba is not installed (``pip install dynkit[jit]``), or ``f`` / ``jac`` cannot be compiled (numba's
         message condensed), or returns something else than a float64 array of the right shape.
+    VectorFieldError
+        ``f`` / ``jac`` compiled but raised when called on ``(t0, y0)`` (the user's exception is ``__cause__``).
     """
     if not numba_available():
         raise CompilationError(f"the compiled path needs numba, which is not installed: {JIT_HINT}")
