@@ -32,7 +32,7 @@ def test_every_adaptive_explicit_method_has_a_kernel():
 def test_both_paths_take_the_same_steps(method, case):
     python_sol, python_steps = python_path(case, method)
     result = compiled_run(case, method)
-    assert path_differences(python_sol, python_steps, result) == []
+    assert path_differences(python_sol, python_steps, result, case.rtol) == []
     # and dk.solve(compile=True) returns that result as a Solution
     sol = dk.solve(case.f, case.y0, case.t, method=method, rtol=case.rtol, atol=case.atol, compile=True)
     assert sol.stats == python_sol.stats and sol.result == "success" and sol.method == method
@@ -62,8 +62,8 @@ def test_a_planted_violation_fails_the_equivalence_check(plant):
         a[2, 1] *= 1 + 1e-4
         driver = _perturbed(coefficients, a=a)
     python_sol, python_steps = python_path(case, method)
-    assert path_differences(python_sol, python_steps, compiled_run(case, method)) == []  # the honest kernel
-    assert path_differences(python_sol, python_steps, compiled_run(case, method, driver)) != []
+    assert path_differences(python_sol, python_steps, compiled_run(case, method), case.rtol) == []  # the honest kernel
+    assert path_differences(python_sol, python_steps, compiled_run(case, method, driver), case.rtol) != []
 
 
 def test_the_kernel_reads_the_controller_defaults_of_the_engine():
@@ -72,7 +72,7 @@ def test_the_kernel_reads_the_controller_defaults_of_the_engine():
     coefficients = KERNELS[method].coefficients
     explicit = _perturbed(coefficients, control=np.array([0.2 / 5, 0.9]))
     python_sol, python_steps = python_path(case, method)
-    assert path_differences(python_sol, python_steps, compiled_run(case, method, explicit)) == []
+    assert path_differences(python_sol, python_steps, compiled_run(case, method, explicit), case.rtol) == []
 
 
 def _both(f, y0, t, method="dopri5", **options):

@@ -166,3 +166,18 @@ def test_threads_do_not_change_the_results(compiled):
     np.testing.assert_array_equal(one.ys, compiled.ys)
     for key in one.stats:
         np.testing.assert_array_equal(one.stats[key], compiled.stats[key])
+
+
+def test_a_trajectory_whose_f_raises_is_marked_and_the_others_go_on():
+    """numba drops an exception raised inside its parallel loop: the trajectory must not pass for a success."""
+    def fails_for_large_p(t, y, p):
+        if p[0] > 5.0:
+            raise ValueError("p too large")
+        return -p[0] * y
+
+    ens = dk.solve_ensemble(fails_for_large_p, np.ones(2), T, params=[[1.0], [10.0], [2.0]], compile=True)
+    assert list(ens.results) == ["success", "vector_field_error", "success"]
+    np.testing.assert_allclose(ens.ys[0, :, 0], np.exp(-T), rtol=1e-5)  # rtol 1e-6 per step, 4 time units
+    assert np.isnan(ens.ys[1, 1:]).all()
+    loop = dk.solve_ensemble(fails_for_large_p, np.ones(2), T, params=[[1.0], [10.0], [2.0]], compile=False)
+    assert list(loop.results) == list(ens.results)  # the Python loop says the same (with the message)

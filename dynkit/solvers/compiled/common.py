@@ -103,10 +103,13 @@ NONFINITE = 3  # NonFiniteState: NaN/Inf in f at the start, on every trial down 
 NEWTON_FAILURE = 4  # implicit kernels: Newton failed down to the smallest step (reported as StepSizeUnderflow)
 NONFINITE_START = 5  # NonFiniteState: f returned NaN/Inf at the initial state
 RANGE_EDGE = 6  # NonFiniteState: the state sits at the edge of float64's range (accepted steps change nothing)
+# a trajectory of a parallel kernel that never returned: f raised inside a prange, where numba drops the exception
+# (the status array starts with this code, march overwrites it when it returns)
+ABORTED = 7
 
 STATUS_RESULTS = {SUCCESS: "success", MAX_STEPS: "max_steps_exceeded", STEP_UNDERFLOW: "step_size_underflow",
                   NONFINITE: "non_finite_state", NEWTON_FAILURE: "step_size_underflow",
-                  NONFINITE_START: "non_finite_state", RANGE_EDGE: "non_finite_state"}
+                  NONFINITE_START: "non_finite_state", RANGE_EDGE: "non_finite_state", ABORTED: "vector_field_error"}
 
 # -- positions in the stats vector: the order of SolverStats' fields
 STAT_FIELDS = ("nfe", "n_steps", "n_accepted", "n_rejected", "njev", "nlu", "switches", "newton_iterations",

@@ -43,7 +43,9 @@ class EnsembleSolution:
         its diagnosis (stiffness, chattering) to the ``MaxStepsExceeded`` it raises, which an ensemble does not run.
     results : array of str ``(m,)``
         ``"success"`` or the failure's code (``"max_steps_exceeded"``, ``"step_size_underflow"``,
-        ``"non_finite_state"``, ...), as :attr:`Solution.result <dynkit.solvers.Solution.result>`.
+        ``"non_finite_state"``, ...), as :attr:`Solution.result <dynkit.solvers.Solution.result>`;
+        ``"vector_field_error"`` for a trajectory whose compiled ``f`` raised (numba drops the exception inside its
+        parallel loop, so its message is lost: rerun that trajectory with :func:`dynkit.solve` to see it).
     t_stop : float64 array ``(m,)``
         Where each trajectory stopped (``ts[-1]`` on success).
     method : str
@@ -247,14 +249,14 @@ def _compiled(problem, Y, P, t_out, method, rtol, atol, first_step, max_steps, t
     import numba
 
     from . import KERNELS
-    from .common import STATUS_RESULTS
+    from .common import ABORTED, STATUS_RESULTS
     from .explicit import march_many
 
     m, n = Y.shape
     driver = KERNELS[method]
     ys = np.full((m, len(t_out), n), np.nan)
     stats = np.zeros((m, len(STAT_FIELDS)), dtype=np.int64)
-    status = np.zeros(m, dtype=np.int64)
+    status = np.full(m, ABORTED, dtype=np.int64)  # what a trajectory whose f raised keeps (see common.ABORTED)
     t_stop = np.full(m, math.nan)
     params = np.zeros((m, 0)) if P is None else P
     atol_vec = np.array(np.broadcast_to(np.asarray(atol, dtype=np.float64), (n,)), order="C")
@@ -263,10 +265,34 @@ def _compiled(problem, Y, P, t_out, method, rtol, atol, first_step, max_steps, t
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
     try:
         march_many(problem.f, params, *driver.coefficients.arrays(), t_out, Y, float(rtol), atol_vec,
-                           0.0 if first_step is None else float(first_step), int(max_steps), ys, stats, status,
-                           t_stop)
+                   0.0 if first_step is None else float(first_step), int(max_steps), ys, stats, status, t_stop)
+    except Exception:  # noqa: BLE001 - a trajectory's f raised: numba's parallel loop re-raises it unreliably
+        _one_by_one(problem, driver, params, Y, t_out, rtol, atol_vec, first_step, max_steps, ys, stats, status,
+                    t_stop)
     finally:
         numba.set_num_threads(previous)
     results = np.array([STATUS_RESULTS[int(code)] for code in status])
     return EnsembleSolution(ts=t_out.copy(), ys=ys, stats={k: stats[:, j].copy() for j, k in enumerate(STAT_FIELDS)},
                             results=results, t_stop=t_stop, method=method, compiled=True)
+
+
+def _one_by_one(problem, driver, params, Y, t_out, rtol, atol_vec, first_step, max_steps, ys, stats, status,
+                t_stop) -> None:
+    """The trajectories in turn with the single-solve kernel, those whose ``f`` raises marked ``ABORTED``.
+
+    numba drops an exception raised inside its parallel loop, or leaves it set and raises a SystemError, depending on
+    the threads' timing; one by one, each trajectory's exception is caught where it happens.
+    """
+    import dataclasses
+
+    from .common import ABORTED
+
+    ys[:] = np.nan
+    for i in range(Y.shape[0]):
+        try:
+            result = driver(dataclasses.replace(problem, p=params[i]), float(t_out[0]), float(t_out[-1]), Y[i], t_out,
+                            float(rtol), atol_vec, 0.0 if first_step is None else float(first_step), int(max_steps))
+        except Exception:  # noqa: BLE001 - this trajectory's f raised
+            status[i], t_stop[i], stats[i] = ABORTED, math.nan, 0
+            continue
+        status[i], t_stop[i], stats[i], ys[i] = result.status, result.t_fail, result.stats, result.ys
