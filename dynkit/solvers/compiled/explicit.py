@@ -23,10 +23,10 @@ import numpy as np
 
 from ..tableaus import RungeKuttaTableau
 from . import register_kernel
-from .common import (CACHE, FIELD_TYPE, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NONFINITE, NONFINITE_START,
-                     OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, CompiledResult, accepted_factor,
-                     all_finite, hermite_into, initial_step, last_step, outputs_due, pi_coefficients,
-                     rejected_factor, same_state, step_underflowed)
+from .common import (CACHE, ERR_PREV_FLOOR, FIELD_TYPE, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NONFINITE,
+                     NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, CompiledResult,
+                     accepted_factor, all_finite, hermite_into, initial_step, last_step, outputs_due,
+                     pi_coefficients, rejected_factor, same_state, step_underflowed)
 
 # flags (an int64 array handed to the kernel)
 FSAL, HAS_P, P_USES_SLOPE, HAS_E2, EXPONENT = range(5)
@@ -163,7 +163,7 @@ def march(f, p, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, y0,
     else:
         h = first_step
     alpha, beta, safety = pi_coefficients(k, control[0], control[1])
-    err_prev = 1e-4
+    err_prev = ERR_PREV_FLOOR
     rejected_last = False
     nonfinite_last = False
     overflow_pending = False
@@ -265,7 +265,7 @@ def march(f, p, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, y0,
                     f_last[:] = k1
                     return RANGE_EDGE, t, h, n_filled, steps, n_recorded
             factor = accepted_factor(norm, err_prev, alpha, beta, safety, rejected_last)
-            err_prev = max(norm, 1e-4)
+            err_prev = max(norm, ERR_PREV_FLOOR)
             t = t_new
             y, y_new = y_new, y
             if direction * (t_end - t) > 0:
