@@ -20,9 +20,10 @@ $(CORE): pyproject.toml constraints.txt
 	$(PIP) install -q -c constraints.txt -e .
 	touch $(CORE)
 
-# Everything the tests, the docs and the benchmarks need, on top of the core.
+# Everything the tests, the docs and the benchmarks need, on top of the core (jit: numba, so that the tests
+# exercise the compiled path; `make demo` stays core-only).
 $(STAMP): $(CORE)
-	$(PIP) install -q -c constraints.txt -e ".[dev,docs,timeseries,cli]"
+	$(PIP) install -q -c constraints.txt -e ".[dev,docs,timeseries,cli,jit]"
 	# test-only peer; --no-deps because its declared needs would pull a CUDA torchvision
 	$(PIP) install -q --no-deps momentumnet==0.10
 	touch $(STAMP)

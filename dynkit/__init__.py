@@ -9,6 +9,8 @@ papers' empirical claims are registered, seeded experiments with verdicts (:mod:
 from importlib import import_module as _import_module
 
 from .solvers import (
+    CompilationError,
+    CompileWarning,
     MaxStepsExceeded,
     NonFiniteState,
     Solution,
@@ -22,12 +24,14 @@ from .solvers import (
     odeint,
     odeint_adjoint,
     solve,
+    solve_ensemble,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "solve", "odeint", "odeint_adjoint", "Solution", "SolverStats",
+    "solve", "solve_ensemble", "odeint", "odeint_adjoint", "Solution", "SolverStats", "CompilationError",
+    "CompileWarning",
     "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError", "StepSizeWarning",
     "StepTooLarge", "ToleranceWarning",
     "solvers", "symbolic", "theory", "diagnostics", "models", "tasks", "experiments",

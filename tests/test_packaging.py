@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Never in the core install: the doc toolchain (Sphinx pulls ~20 packages), test and cluster tools,
 # optional peers. `make test` / `make docs` get them from the extras (Makefile).
 NOT_IN_CORE = re.compile(r"^(sphinx.*|furo|numpydoc|myst-.*|jupytext|pytest.*|hypothesis|import-linter|ray|rich|"
-                         r"torchode|diffrax|jax|gymnasium|pyarrow|kumo-.*|pandas|torchdiffeq)$", re.IGNORECASE)
+                         r"torchode|diffrax|jax|gymnasium|pyarrow|kumo-.*|pandas|torchdiffeq|numba|llvmlite)$", re.IGNORECASE)
 
 
 def _requirement_name(line: str) -> str:
@@ -46,7 +46,7 @@ def test_wheel_core_dependencies_carry_no_doc_toolchain(wheel_metadata):
     assert {"numpy", "scipy", "sympy", "torch", "Jinja2", "latex2mathml"} <= set(core), core
     assert not [name for name in core if NOT_IN_CORE.match(name)], core
     # the doc toolchain (and MathJax for the Sphinx pages) is still installable, from the extras
-    assert {"sphinx", "sphinx-mathjax-offline", "rich", "torchdiffeq"} <= set(extras)
+    assert {"sphinx", "sphinx-mathjax-offline", "rich", "torchdiffeq", "numba"} <= set(extras)
 
 
 def core_closure(requirements: list[str]) -> dict[str, str | None]:

@@ -18,8 +18,9 @@ from .bdf import NDF, BDFMethod
 from .odeint import odeint, odeint_adjoint
 from .radau import RADAU5, RadauIIA
 from .rosenbrock import RODAS4, RODAS5, ROSENBROCK23, RosenbrockTableau
-from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, StepSizeWarning,
-                     StepTooLarge, ToleranceWarning, VectorFieldError, VectorFieldShapeError,
+from .compiled import EnsembleSolution, solve_ensemble
+from .errors import (CompilationError, CompileWarning, MaxStepsExceeded, NonFiniteState, SolverError,
+                     StepSizeUnderflow, StepSizeWarning, StepTooLarge, ToleranceWarning, VectorFieldError, VectorFieldShapeError,
                      VectorFieldTypeError)
 from .tableaus import BOSH3, DOP853, DOPRI5, EULER, HEUN, MIDPOINT, RK4, RKF45, SSPRK3, TSIT5, RungeKuttaTableau
 
@@ -87,7 +88,8 @@ METHODS: dict[str, MethodInfo] = {info.name: info for info in (
 )}
 
 __all__ = [
-    "solve", "odeint", "odeint_adjoint", "Solution", "SolverStats", "StepControl", "METHODS", "MethodInfo",
+    "solve", "solve_ensemble", "EnsembleSolution", "odeint", "odeint_adjoint", "Solution", "SolverStats",
+    "StepControl", "METHODS", "MethodInfo", "CompilationError", "CompileWarning",
     "RungeKuttaTableau", "TwoStepRK",
     "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError",
     "VectorFieldShapeError", "VectorFieldTypeError", "StepSizeWarning", "StepTooLarge", "ToleranceWarning",

@@ -909,6 +909,7 @@ def solve(
     jac_sparsity: Any = None,
     nonnegative: Any = None,
     control: StepControl | None = None,
+    compile: bool | str = False,
 ) -> Solution:
     """Integrate ``dy/dt = f(t, y)`` from ``y(t[0]) = y0`` and return the states at the times ``t``.
 
@@ -997,6 +998,16 @@ def solve(
     control : StepControl, optional
         A user's error norm (a seminorm, say), bounds on the step size and per-step callbacks
         (:class:`~dynkit.solvers.StepControl`); default: none of them.
+    compile : bool or "auto"
+        Run the whole step loop compiled with numba (:mod:`dynkit.solvers.compiled`; ``pip install dynkit[jit]``):
+        ``f`` written with numba, or plain numpy code that numba compiles, a 1-D float64 numpy ``y0``, a method with
+        a compiled kernel (the adaptive explicit pairs ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5``, ``dop853``, and
+        the stiff ones that have one). Same steps, ``nfe``, :class:`SolverStats`, results and failures as the Python
+        path (``throw=False`` included); the first solve of an ``f`` pays numba's compile time (seconds), later ones
+        reuse it. ``True`` refuses what it cannot compile (:class:`CompilationError`: numba missing, ``f`` not
+        compilable, numba's message condensed; ValueError: ``dense``, ``events``, ``per_sample``, ``control``,
+        ``nonnegative``, ``jac_sparsity``, ``adjoint``, a torch or non-1-D state, a method without a kernel, named);
+        ``"auto"`` then runs the Python path with a :class:`CompileWarning` saying why. Default False.
     adjoint : bool
         Torch only: gradients by the continuous adjoint solved backward with the same method
         (memory flat in the number of steps); see :mod:`dynkit.solvers.adjoint`. The solution's
@@ -1047,8 +1058,12 @@ def solve(
     II.10 (DOP853).
     """
     from . import METHODS  # late: the registry lives in the package's __init__
+    from .compiled import refuse_or_warn, solve_or_fallback, validate_compile
 
+    compile = validate_compile(compile)
     if adjoint or adjoint_params is not None:
+        if compile is not False:
+            refuse_or_warn(compile, "the compiled path does not support adjoint (solve with compile=False for it)")
         validated_adjoint_call = _ADJOINT_ENTRY[0]  # registered by dynkit.solvers.adjoint (above this module)
 
         unsupported = [name for name, value in (("dense", dense), ("events", events is not None),
@@ -1104,6 +1119,14 @@ def solve(
                              f"{method_obj.name!r} has fixed steps (expected nonnegative=None)")
         constraint.check_initial(y0)
         f = constraint.wrap(f, at_zero_only=bool(getattr(method_obj, "smooth_field", False)))
+    if compile is not False:  # the whole loop in numba (dynkit.solvers.compiled), or the reason it cannot be
+        options = {"dense": dense, "events": events is not None, "per_sample": per_sample,
+                   "control": control is not None, "nonnegative": constraint is not None,
+                   "jac_sparsity": jac_sparsity is not None}
+        solution = solve_or_fallback(compile, f, y0, t_out, method, rtol, atol, step_size if adaptive else None,
+                                     max_steps, throw, options, jac=jac)
+        if solution is not None:
+            return solution
     y0 = _private_copy(y0)  # f may write into its argument: the caller's y0 stays as it was
     t_grad = _times_requiring_grad(t, y0)
 

@@ -85,3 +85,13 @@ class StepSizeWarning(UserWarning):
 class ToleranceWarning(UserWarning):
     """An ``rtol`` outside the range where it means what it says: below the state's precision (raised
     to the smallest meaningful value, as scipy does) or above 1 (no correct digit is asked for)."""
+
+
+class CompilationError(RuntimeError):
+    """``compile=True`` could not compile the solve: numba is not installed (``pip install dynkit[jit]``), or ``f``
+    (or ``jac``) is not code numba compiles (numba's message, condensed), or returns something else than a float64
+    array of the state's shape. An option or method the compiled path lacks is a ValueError instead."""
+
+
+class CompileWarning(UserWarning):
+    """``compile="auto"`` ran the Python path; the message says why the compiled one was not taken."""

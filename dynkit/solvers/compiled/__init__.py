@@ -1,0 +1,403 @@
+"""The compiled path: whole stepping loops in numba for numpy problems (``dk.solve(..., compile=True)``).
+
+Why
+---
+For a small system the Python step loop costs far more than ``f``: a step of ``dopri5`` on a 2-state problem is a
+few dozen small numpy operations and Python calls, tens of microseconds, where the arithmetic takes well under one.
+A compiled loop pays that once per solve instead of once per step.
+
+How it fits together
+--------------------
+:func:`compile_problem` turns the user's ``f(t, y)`` (a numba function as it is, or plain numpy code compiled with
+``numba.njit`` and test-compiled on ``y0``) into the kernels' calling convention ``f(t, y, p) -> float64[:]``.
+:data:`KERNELS` maps a method name to a *driver* ``driver(problem, t0, t_end, y0, t_eval, rtol, atol, first_step,
+max_steps) -> CompiledResult`` (:mod:`.common`); each kernel module registers its methods with
+:func:`register_kernel` when imported (:mod:`.explicit`: the embedded explicit pairs; the stiff modules theirs).
+:func:`solve_compiled` maps the result onto the same :class:`~dynkit.solvers.Solution`,
+:class:`~dynkit.solvers.SolverStats` and typed failures as the Python path. The kernels are loops only: the
+coefficients are read from the methods' data (:mod:`dynkit.solvers.tableaus`), and the controller's rules are
+:mod:`.common`'s twins of :mod:`dynkit.solvers.engine`'s, so both paths take the same steps (tests/
+test_compiled_explicit.py checks the accepted step times, the counters and the states).
+
+numba is optional (``pip install dynkit[jit]``): this module imports it only inside its functions, so that
+``import dynkit`` never does.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import re
+import warnings
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import (CompilationError, CompileWarning, MaxStepsExceeded, NonFiniteState, SolverError,
+                      StepSizeUnderflow, VectorFieldError)
+
+__all__ = ["numba_available", "compile_problem", "register_kernel", "KERNELS", "solve_compiled", "kernel_names",
+           "JIT_HINT", "solve_ensemble", "EnsembleSolution"]
+
+JIT_HINT = "pip install dynkit[jit]"
+
+# method name -> driver(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> CompiledResult
+KERNELS: dict[str, Callable] = {}
+# the modules that register kernels when imported (a module not present in this checkout is not one)
+_KERNEL_MODULES = ("explicit", "radau", "bdf", "rosenbrock")
+_loaded = False
+
+
+def numba_available() -> bool:
+    """Whether numba can be imported (the ``jit`` extra is installed)."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def register_kernel(name: str, driver: Callable) -> None:
+    """Make ``driver`` the compiled kernel of the method ``name`` (called by the kernel modules on import)."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"register_kernel: name must be a method name (str), got {name!r}")
+    if not callable(driver):
+        raise TypeError(f"register_kernel: driver must be callable, got {type(driver).__name__}")
+    KERNELS[name] = driver
+
+
+def kernel_names() -> list[str]:
+    """The method names that have a compiled kernel (imports the kernel modules, hence numba)."""
+    global _loaded
+    if not _loaded:
+        for module in _KERNEL_MODULES:
+            if importlib.util.find_spec(f"{__name__}.{module}") is not None:
+                importlib.import_module(f".{module}", __name__)
+        _loaded = True
+    return sorted(KERNELS)
+
+
+# ---------------------------------------------------------------------------------------------
+# compiling the user's problem
+
+# user function -> its wrapper in the kernels' convention, so that solving the same f again reuses the kernels
+# numba compiled for it (a new wrapper would be a new type, and every kernel would compile again)
+_WRAPPERS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+def _condensed(exc: BaseException, limit: int = 400) -> str:
+    """numba's error message in a few lines: its boilerplate, source listings and ANSI colours left out."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    keep = []
+    for line in text.splitlines():
+        line = line.strip()
+        if (not line or line.startswith(("During:", "File \"", "^", "This error may have been caused",
+                                         "For more information", "See https", "Failed in nopython mode pipeline",
+                                         "Resolution failure for", "- Resolution", "Rewrite", ">"))
+                or set(line) <= set("-^ ")):
+            continue
+        keep.append(line)
+    message = " ".join(keep) or type(exc).__name__
+    return message if len(message) <= limit else message[:limit - 3] + "..."
+
+
+def _wrapper(user: Callable, takes_params: bool, kind: str):
+    """``user`` in the convention ``g(t, y, p)``, njit-compiled lazily (cached per user function)."""
+    import numba
+    from numba.core.dispatcher import Dispatcher
+
+    try:
+        cache = _WRAPPERS.setdefault(user, {})
+    except TypeError:  # not weak-referenceable (a builtin, a callable object without __weakref__)
+        cache = {}
+    key = (kind, takes_params)
+    if key in cache:
+        return cache[key]
+    inner = user if isinstance(user, Dispatcher) else numba.njit(user)
+    if takes_params:
+        @numba.njit
+        def wrapped(t, y, p):
+            return inner(t, y, p)
+    else:
+        @numba.njit
+        def wrapped(t, y, p):
+            return inner(t, y)
+    cache[key] = wrapped
+    return wrapped
+
+
+_NO_JACOBIAN: list = []  # the placeholder jac(t, y, p) of problems without one, made once
+
+
+def _no_jacobian():
+    if not _NO_JACOBIAN:
+        import numba
+
+        @numba.njit
+        def no_jacobian(t, y, p):
+            return np.empty((0, 0))
+
+        _NO_JACOBIAN.append(no_jacobian)
+    return _NO_JACOBIAN[0]
+
+
+def _test_call(wrapped, name: str, t0: float, y0: np.ndarray, p: np.ndarray, shape: tuple, source) -> None:
+    """Compile ``wrapped`` by calling it once on ``(t0, y0, p)``; a :class:`CompilationError` saying why it cannot
+    be compiled, or why what it returns is not what the kernels need."""
+    label = getattr(source, "__name__", type(source).__name__)
+    try:
+        out = wrapped(float(t0), y0.copy(), p)
+    except Exception as exc:  # numba's TypingError, or the function's own error on y0
+        kind = type(exc).__name__
+        raise CompilationError(f"{name} ({label}) could not be compiled by numba ({kind}): {_condensed(exc)}") from exc
+    if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.shape != shape:
+        what = (f"an array of shape {out.shape} and dtype {out.dtype}" if isinstance(out, np.ndarray)
+                else type(out).__name__)
+        raise CompilationError(f"{name} ({label}) must return a float64 array of shape {shape} in compiled code, "
+                               f"got {what}")
+
+
+def compile_problem(f: Callable, y0: np.ndarray, t0: float = 0.0, *, params: Any = None,
+                    jac: Callable | None = None):
+    """The problem ``f`` (and ``jac``) in the compiled kernels' calling convention.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(t, y)`` — or ``f(t, y, p)`` when ``params`` is given — returning ``dy/dt`` as a float64 array of ``y``'s
+        shape: a numba function (used as it is) or plain numpy code (compiled here with ``numba.njit``).
+    y0 : float64 array ``(n,)``
+        A state to test-compile ``f`` on (``f`` is called once at ``(t0, y0)``; the call is not counted in a solve's
+        ``nfe``).
+    t0 : float
+    params : 1-D float array, optional
+        The parameter vector passed to ``f(t, y, p)`` (and ``jac(t, y, p)``).
+    jac : callable, optional
+        ``jac(t, y)`` (or ``jac(t, y, p)``) returning ``∂f/∂y`` as a float64 ``(n, n)`` array.
+
+    Returns
+    -------
+    CompiledProblem
+        See :class:`dynkit.solvers.compiled.common.CompiledProblem`.
+
+    Raises
+    ------
+    CompilationError
+        numba is not installed (``pip install dynkit[jit]``), or ``f`` / ``jac`` cannot be compiled (numba's
+        message condensed), or returns something else than a float64 array of the right shape.
+    """
+    if not numba_available():
+        raise CompilationError(f"the compiled path needs numba, which is not installed: {JIT_HINT}")
+    from .common import CompiledProblem
+
+    kernel_names()  # KERNELS filled for whoever uses the problem next
+    y0 = np.ascontiguousarray(y0, dtype=np.float64)
+    takes_params = params is not None
+    p = np.empty(0) if params is None else np.ascontiguousarray(params, dtype=np.float64)
+    n = y0.shape[0]
+    wrapped_f = _wrapper(f, takes_params, "f")
+    _test_call(wrapped_f, "f", t0, y0, p, (n,), f)
+    if jac is None:
+        wrapped_jac, has_jac = _no_jacobian(), False
+    else:
+        wrapped_jac, has_jac = _wrapper(jac, takes_params, "jac"), True
+        _test_call(wrapped_jac, "jac", t0, y0, p, (n, n), jac)
+    return CompiledProblem(f=wrapped_f, p=p, n=n, jac=wrapped_jac, has_jac=has_jac, source=f)
+
+
+# ---------------------------------------------------------------------------------------------
+# dk.solve(compile=...)
+
+COMPILE_MODES = (False, True, "auto")
+
+
+def validate_compile(compile: Any) -> Any:
+    """``compile`` checked: False, True or "auto" (``dk.solve`` calls this before any work)."""
+    if isinstance(compile, (bool, np.bool_)):
+        return bool(compile)
+    if compile == "auto":
+        return "auto"
+    raise ValueError(f"compile must be False, True or 'auto', got {compile!r:.60}")
+
+
+def unsupported_reason(method: Any, y0: Any, options: dict[str, bool]) -> str | None:
+    """Why this solve cannot take the compiled path (None when it can), numba aside.
+
+    ``options`` maps an option's name (``"events"``, ``"dense"``, ...) to whether the call uses it.
+    """
+    used = [name for name, value in options.items() if value]
+    if used:
+        return (f"the compiled path does not support {', '.join(used)} (solve with compile=False for "
+                f"{'it' if len(used) == 1 else 'them'})")
+    if not isinstance(y0, np.ndarray):
+        return f"the compiled path takes numpy states, got a {type(y0).__module__}.{type(y0).__name__} y0"
+    if y0.dtype != np.float64 or y0.ndim != 1:
+        return (f"the compiled path takes a 1-D float64 y0, got shape {tuple(y0.shape)} dtype {y0.dtype} (flatten "
+                f"the state and cast it with y0.astype(np.float64).ravel(), f reshaping inside)")
+    if not isinstance(method, str):
+        return f"the compiled path runs methods named in METHODS, got the method object {method!r:.60}"
+    return None
+
+
+def method_reason(method: str) -> str | None:
+    """Why ``method`` has no compiled kernel (None when it has one); imports the kernel modules."""
+    names = kernel_names()
+    if method in KERNELS:
+        return None
+    return f"method {method!r} has no compiled kernel (compiled methods: {', '.join(names)})"
+
+
+def solve_or_fallback(mode, f, y0, t_out: np.ndarray, method: Any, rtol: float, atol: Any, first_step,
+                      max_steps: int, throw: bool, options: dict[str, bool], jac=None):
+    """``dk.solve``'s compiled branch: the :class:`Solution`, or None to run the Python path.
+
+    With ``mode=True`` anything that prevents compiling raises (:class:`CompilationError` for numba missing or an
+    ``f`` numba cannot compile, ValueError for an option or method the compiled path lacks); with ``"auto"`` the
+    reason is warned about (:class:`CompileWarning`) and None returned.
+    """
+    reason, error = unsupported_reason(method, y0, options), ValueError
+    if reason is None and not numba_available():
+        reason, error = f"numba is not installed ({JIT_HINT})", CompilationError
+    if reason is None:
+        reason = method_reason(method)
+    problem = None
+    if reason is None:
+        try:
+            problem = compile_problem(f, y0, float(t_out[0]), jac=jac)
+        except CompilationError as exc:
+            reason, error = str(exc), CompilationError
+    if reason is not None:
+        refuse_or_warn(mode, reason, error, stacklevel=4)
+        return None
+    return solve_compiled(problem, method, t_out, y0, rtol, atol, first_step, max_steps, throw)
+
+
+def refuse_or_warn(mode, reason: str, error: type = ValueError, stacklevel: int = 3) -> None:
+    """``compile=True``: raise ``error`` with the reason; ``"auto"``: warn (:class:`CompileWarning`) and return."""
+    if mode is True:
+        raise error(f"compile=True: {reason}")
+    warnings.warn(f"compile='auto' runs the Python path: {reason}", CompileWarning, stacklevel=stacklevel)
+
+
+class _FailureRecorder:
+    """What ``engine._max_steps_failure`` needs of the recorder: ``failure(cls, message, t)``."""
+
+    def __init__(self, method: str, build: Callable):
+        self.method, self.build = method, build
+
+    def failure(self, cls, message: str, t):
+        message = f"{self.method}: {message}"
+        return cls(message, solution=self.build(cls.result, message), t=t)
+
+
+class _PythonField:
+    """The compiled ``f`` called from Python and counted into ``stats.nfe`` (the failure diagnoses)."""
+
+    def __init__(self, problem, stats):
+        self.problem, self.stats = problem, stats
+
+    def __call__(self, t: float, y):
+        self.stats.nfe += 1
+        return self.problem.f(float(t), np.ascontiguousarray(y, dtype=np.float64), self.problem.p)
+
+
+def solve_compiled(problem, method: str, t_out: np.ndarray, y0: np.ndarray, rtol: float, atol: Any,
+                   first_step: float | None, max_steps: int, throw: bool = True):
+    """Run the compiled kernel of ``method`` and return what ``dk.solve`` returns for it.
+
+    Parameters
+    ----------
+    problem : CompiledProblem
+        From :func:`compile_problem`.
+    method : str
+        A name in :data:`KERNELS`.
+    t_out : float64 array
+        The validated output times (``t_out[0]`` is the start).
+    y0 : float64 array ``(n,)``
+    rtol : float
+    atol : float or array broadcastable to ``(n,)``
+    first_step : float or None
+        None (or 0) for the automatic initial step.
+    max_steps : int
+    throw : bool
+        False: a failure returns the partial :class:`Solution` with the failure's ``result`` code.
+
+    Returns
+    -------
+    Solution
+        ``ts``, ``ys``, ``stats`` (:class:`SolverStats`), ``result``, ``message``, ``method``, as the Python path.
+    """
+    from .. import engine
+    from ..engine import Solution, SolverStats
+    from . import common
+
+    kernel_names()
+    if method not in KERNELS:
+        raise ValueError(method_reason(method))
+    y0 = np.ascontiguousarray(y0, dtype=np.float64)
+    t_out = np.ascontiguousarray(t_out, dtype=np.float64)
+    atol_vec = np.ascontiguousarray(np.broadcast_to(np.asarray(atol, dtype=np.float64), y0.shape))
+    t0, t_end = float(t_out[0]), float(t_out[-1])
+    try:
+        result = KERNELS[method](problem, t0, t_end, y0, t_out, float(rtol), atol_vec,
+                                 0.0 if first_step is None else float(first_step), int(max_steps))
+    except SolverError:
+        raise
+    except Exception as exc:  # raised inside the compiled f (numba re-raises it); no partial solution survives
+        message = f"{method}: f raised {type(exc).__name__} in compiled code: {exc}"
+        error = VectorFieldError(message, solution=None, t=None)
+        raise error from exc
+    stats = SolverStats(*(int(x) for x in result.stats))
+
+    def build(code: str = "success", message: str = "") -> Solution:
+        n = int(result.n_filled)
+        ys = result.ys if n == len(result.ys) else result.ys[:n].copy()
+        return Solution(ts=t_out[:n].copy(), ys=ys, stats=stats, result=code, message=message, method=method)
+
+    if result.status == common.SUCCESS:
+        return build()
+    rec = _FailureRecorder(method, build)
+    t, h = float(result.t_fail), float(result.h_last)
+    if result.status == common.MAX_STEPS:
+        if result.y_last is not None and result.f_last is not None:
+            # the Python path's diagnosis (stiffness, chattering), with its calls of f counted the same way
+            stepper = type("CompiledStepper", (), {"explicit": _is_explicit(method)})()
+            error = engine._max_steps_failure(_PythonField(problem, stats), engine.backend_for(y0), rec, stepper, t,
+                                              result.y_last, result.f_last, h, max_steps)
+        else:
+            error = rec.failure(MaxStepsExceeded, f"max_steps={max_steps} reached at t={t:.6g} (last step {h:.3g})",
+                                t)
+    elif result.status == common.STEP_UNDERFLOW:
+        error = rec.failure(StepSizeUnderflow, engine._underflow_message(h, t, t0, t_end), t)
+    elif result.status == common.NEWTON_FAILURE:
+        error = rec.failure(StepSizeUnderflow, f"Newton iterations failed at every step size down to {h:.3g} at "
+                            f"t={t:.17g}; " + engine._underflow_message(h, t, t0, t_end), t)
+    elif result.status == common.NONFINITE_START:
+        error = rec.failure(NonFiniteState, f"f returned NaN/Inf at the initial state (t={t:g})", t)
+    elif result.status == common.RANGE_EDGE:
+        error = rec.failure(NonFiniteState, engine._range_edge_message(engine.backend_for(y0), result.y_last, t, h),
+                            t)
+    elif result.status == common.NONFINITE:
+        error = rec.failure(NonFiniteState, f"f returned NaN/Inf on every trial step beyond t={t:.17g} (the step "
+                            f"shrank to {h:.3g})", t)
+    else:
+        raise RuntimeError(f"compiled kernel of {method!r} returned an unknown status {result.status}")
+    if throw:
+        raise error
+    return error.solution
+
+
+def _is_explicit(method: str) -> bool:
+    """Whether ``method`` is an explicit method (a MaxStepsExceeded then may suggest a stiff one)."""
+    from .. import METHODS
+
+    info = METHODS.get(method)
+    implementation = getattr(info, "implementation", None)
+    return bool(getattr(implementation, "explicit", True)) and not hasattr(implementation, "make_stepper")
+
+
+# ---------------------------------------------------------------------------------------------
+# ensembles (the public entry is dynkit.solve_ensemble); imported last: ensemble.py uses the names above
+
+from .ensemble import EnsembleSolution, solve_ensemble  # noqa: E402

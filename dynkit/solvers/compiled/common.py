@@ -1,0 +1,307 @@
+"""Pieces every compiled kernel shares: status codes, the result record, and the controller's rules in numba.
+
+Each function here is the compiled twin of a piece of :mod:`dynkit.solvers.engine`, with the same constants (read
+from the engine, one source of truth) and the same arithmetic, so that a kernel built from them takes the steps the
+Python loop takes:
+
+* :func:`initial_step` — ``engine._initial_step`` ([HNW] II.4, one probe evaluation of ``f``);
+* :func:`pi_coefficients`, :func:`accepted_factor`, :func:`rejected_factor` — the PI controller of
+  ``engine._march_adaptive`` (safety 0.9, ``β = 0.2 / k``, ``α = 1/k − 0.75 β``, factors clipped to [0.2, 10], no
+  growth right after a rejection, 0.25 after a non-finite trial);
+* :func:`last_step`, :func:`step_underflowed` — the last-step rule (a step that would leave less than 16 ulps of
+  ``t`` before ``t_end`` is stretched to it) and the underflow test (``|h|`` below 16 ulps of ``t``);
+* :func:`rms_error_norm` — the RMS of ``err / (atol + rtol max(|y|, |y_new|))``;
+* :func:`outputs_due`, :func:`hermite_into` — the output recorder's rule (output times within ``1e-9 |h|`` of a step's
+  end are that end, the ones inside are interpolated) and cubic Hermite interpolation.
+
+This module imports numba: import it only once :func:`dynkit.solvers.compiled.numba_available` said yes.
+
+References
+----------
+.. [HNW] E. Hairer, S. P. Nørsett, G. Wanner, *Solving Ordinary Differential Equations I*, 2nd ed., Springer 1993,
+   Sects. II.4 (initial step, step-size control) and II.6 (Hermite interpolation).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numba
+import numpy as np
+
+from .. import engine as _engine
+
+# -- status codes of a compiled solve (CompiledResult.status)
+SUCCESS = 0
+MAX_STEPS = 1  # MaxStepsExceeded
+STEP_UNDERFLOW = 2  # StepSizeUnderflow
+NONFINITE = 3  # NonFiniteState: NaN/Inf in f at the start, on every trial down to the smallest step, or range edge
+NEWTON_FAILURE = 4  # implicit kernels: Newton failed down to the smallest step (reported as StepSizeUnderflow)
+NONFINITE_START = 5  # NonFiniteState: f returned NaN/Inf at the initial state
+RANGE_EDGE = 6  # NonFiniteState: the state sits at the edge of float64's range (accepted steps change nothing)
+
+STATUS_RESULTS = {SUCCESS: "success", MAX_STEPS: "max_steps_exceeded", STEP_UNDERFLOW: "step_size_underflow",
+                  NONFINITE: "non_finite_state", NEWTON_FAILURE: "step_size_underflow",
+                  NONFINITE_START: "non_finite_state", RANGE_EDGE: "non_finite_state"}
+
+# -- positions in the stats vector: the order of SolverStats' fields
+STAT_FIELDS = ("nfe", "n_steps", "n_accepted", "n_rejected", "njev", "nlu", "switches", "newton_iterations",
+               "newton_failures")
+NFE, N_STEPS, N_ACCEPTED, N_REJECTED, NJEV, NLU, SWITCHES, NEWTON_ITERATIONS, NEWTON_FAILURES = range(9)
+
+# -- the engine's constants, frozen into the kernels when they compile
+SAFETY = _engine.SAFETY
+MIN_FACTOR = _engine.MIN_FACTOR
+MAX_FACTOR = _engine.MAX_FACTOR
+NONFINITE_FACTOR = _engine.NONFINITE_FACTOR
+PI_BETA_TIMES_K = _engine.PI_BETA_TIMES_K
+SAME_TIME_RTOL = _engine.SAME_TIME_RTOL
+OVERFLOW_STALLS = _engine.OVERFLOW_STALLS
+ERR_PREV_FLOOR = 1e-4  # the PI controller's remembered error starts at (and never goes below) this
+
+
+@dataclass
+class CompiledProblem:
+    """What :func:`dynkit.solvers.compiled.compile_problem` returns: the problem in the kernels' calling convention.
+
+    Attributes
+    ----------
+    f : numba dispatcher
+        ``f(t, y, p) -> float64[:]`` (a new array of shape ``(n,)``).
+    p : float64 array
+        The parameter vector handed to ``f`` and ``jac`` (empty when the problem has none).
+    n : int
+        Number of state components.
+    jac : numba dispatcher
+        ``jac(t, y, p) -> float64[:, :]``; a placeholder returning a ``(0, 0)`` array when ``has_jac`` is False
+        (numba needs a function of that type either way).
+    has_jac : bool
+    source : callable
+        The user's ``f`` as given (for messages).
+    """
+
+    f: Any
+    p: np.ndarray
+    n: int
+    jac: Any
+    has_jac: bool
+    source: Callable | None = None
+
+
+@dataclass
+class CompiledResult:
+    """What a kernel driver returns (see ``KERNELS`` in :mod:`dynkit.solvers.compiled`).
+
+    Attributes
+    ----------
+    status : int
+        One of the codes of this module (``SUCCESS``, ``MAX_STEPS``, ``STEP_UNDERFLOW``, ``NONFINITE``, ...).
+    t_fail : float
+        Where the solve stopped (``t_end`` on success).
+    ys : float64 array ``(n_eval, n)``
+        The states at the output times; rows past ``n_filled`` are NaN.
+    n_filled : int
+        Output rows reached (the first is ``y0``).
+    stats : int64 array
+        The counters in the order of :class:`~dynkit.solvers.SolverStats` (:data:`STAT_FIELDS`).
+    steps : float64 array or None
+        The accepted steps' end times, when the driver was asked to record them.
+    h_last : float
+        The step size when the solve stopped (for the failure messages).
+    y_last, f_last : float64 arrays or None
+        The state at ``t_fail`` and ``f`` there (an explicit kernel's ``MaxStepsExceeded`` diagnosis uses them).
+    """
+
+    status: int
+    t_fail: float
+    ys: np.ndarray
+    n_filled: int
+    stats: np.ndarray
+    steps: np.ndarray | None = None
+    h_last: float = math.nan
+    y_last: np.ndarray | None = None
+    f_last: np.ndarray | None = None
+    extra: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# the controller's rules
+
+
+@numba.njit
+def min_step(t_a: float, t_b: float) -> float:
+    """The smallest step at these times: 16 ulps of the larger magnitude."""
+    return 16.0 * np.spacing(max(abs(t_a), abs(t_b)))
+
+
+@numba.njit
+def last_step(t: float, h: float, t_end: float, direction: float):
+    """``(h, last)``: a step that reaches ``t_end`` or would leave less than 16 ulps before it becomes
+    ``t_end - t`` (``engine._march_adaptive``'s rule)."""
+    last = direction * (t_end - (t + h)) < 16.0 * np.spacing(max(abs(t), abs(t_end)))
+    if last:
+        h = t_end - t
+    return h, last
+
+
+@numba.njit
+def step_underflowed(t: float, h: float) -> bool:
+    """Whether ``|h|`` is below 16 ulps of ``t`` (and of ``t + h``): a :class:`StepSizeUnderflow`."""
+    return abs(h) < 16.0 * np.spacing(max(abs(t), abs(t + h)))
+
+
+@numba.njit
+def pi_coefficients(k: int, pi_beta: float, safety: float):
+    """``(alpha, beta, safety)`` of the PI controller for error exponent ``k``; ``pi_beta`` NaN and ``safety`` NaN
+    or 0 mean the engine's defaults (a method's own values otherwise, like ``RungeKuttaTableau.pi_beta``)."""
+    beta = PI_BETA_TIMES_K / k if pi_beta != pi_beta else pi_beta
+    alpha = 1.0 / k - 0.75 * beta
+    if safety != safety or safety == 0.0:
+        safety = SAFETY
+    return alpha, beta, safety
+
+
+@numba.njit
+def accepted_factor(norm: float, err_prev: float, alpha: float, beta: float, safety: float,
+                    rejected_last: bool) -> float:
+    """The step factor after an accepted step (PI control, [HNW] IV.2; no growth right after a rejection)."""
+    if norm == 0.0:
+        factor = MAX_FACTOR
+    else:
+        factor = safety * norm ** (-alpha) * err_prev ** beta
+    factor = min(MAX_FACTOR, max(MIN_FACTOR, factor))
+    if rejected_last:
+        factor = min(1.0, factor)
+    return factor
+
+
+@numba.njit
+def rejected_factor(norm: float, safety: float, k: int) -> float:
+    """The step factor after a rejected step (0.25 after a non-finite error)."""
+    if not math.isfinite(norm):
+        return NONFINITE_FACTOR
+    return max(MIN_FACTOR, safety * norm ** (-1.0 / k))
+
+
+@numba.njit
+def rms_error_norm(err, y, y_new, rtol: float, atol) -> float:
+    """RMS of ``err / (atol + rtol max(|y|, |y_new|))`` (NaN stays NaN: the caller treats it as Inf)."""
+    total = 0.0
+    for j in range(err.shape[0]):
+        ratio = err[j] / (atol[j] + rtol * max(abs(y[j]), abs(y_new[j])))
+        total += ratio * ratio
+    return math.sqrt(total / err.shape[0])
+
+
+@numba.njit
+def safe_rms(x) -> float:
+    """RMS of ``x`` without overflow in the squares (``engine._safe_rms``)."""
+    if x.shape[0] == 0:
+        return 0.0
+    big = 0.0
+    for j in range(x.shape[0]):
+        a = abs(x[j])
+        if a > big or a != a:
+            big = a
+    if big == 0.0 or not math.isfinite(big):
+        return big
+    total = 0.0
+    for j in range(x.shape[0]):
+        r = x[j] / big
+        total += r * r
+    return big * math.sqrt(total / x.shape[0])
+
+
+@numba.njit
+def initial_step(f, p, t0: float, t_end: float, y0, f0, rtol: float, atol, direction: float, k: int) -> float:
+    """Automatic initial step of [HNW] II.4, as ``engine._initial_step`` (one call of ``f``: the caller counts it)."""
+    n = y0.shape[0]
+    span = abs(t_end - t0)
+    scale = np.empty(n)
+    scaled = np.empty(n)
+    for j in range(n):
+        scale[j] = atol[j] + rtol * abs(y0[j])
+        scaled[j] = y0[j] / scale[j]
+    d0 = safe_rms(scaled)
+    for j in range(n):
+        scaled[j] = f0[j] / scale[j]
+    d1 = safe_rms(scaled)
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    h0 = min(h0, span)
+    if not h0 > 0:
+        h0 = min(1e-6, span) * 1e-6
+    probe = np.empty(n)
+    for j in range(n):
+        probe[j] = y0[j] + f0[j] * (direction * h0)
+    f1 = f(t0 + direction * h0, probe, p)
+    for j in range(n):
+        scaled[j] = (f1[j] - f0[j]) / scale[j]
+    d2 = safe_rms(scaled) / h0
+    if not math.isfinite(d1) or not math.isfinite(d2):
+        d2 = math.inf
+    dmax = max(d1, d2)
+    if dmax <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / dmax) ** (1.0 / k)
+    h = min(100 * h0, h1, span)
+    if not h > 0:
+        h = h0 * 1e-3
+    return direction * max(h, 64 * np.spacing(max(abs(t0), abs(t_end))))
+
+
+@numba.njit
+def all_finite(x) -> bool:
+    for j in range(x.shape[0]):
+        if not math.isfinite(x[j]):
+            return False
+    return True
+
+
+@numba.njit
+def same_state(a, b) -> bool:
+    """Whether two states are equal component by component (``np.array_equal``)."""
+    for j in range(a.shape[0]):
+        if a[j] != b[j]:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# outputs
+
+
+@numba.njit
+def outputs_due(signed_times, next_index: int, t_old: float, t_new: float, direction: float):
+    """The output times a step from ``t_old`` to ``t_new`` passes (``engine._Recorder.advance``).
+
+    Returns ``(inner, stop, exact)``: rows ``next_index .. inner - 1`` are to be interpolated inside the step; with
+    ``exact`` the row ``stop - 1`` is the step's end (its time within ``1e-9 |h|`` of ``t_new``); ``stop`` is the
+    next row to fill. ``signed_times`` is ``direction * t_eval`` (increasing).
+    """
+    m = signed_times.shape[0]
+    if next_index >= m:
+        return next_index, next_index, False
+    h = t_new - t_old
+    tol = SAME_TIME_RTOL * abs(h)
+    end = direction * t_new
+    if signed_times[next_index] > end + tol:
+        return next_index, next_index, False
+    stop = np.searchsorted(signed_times, end + tol, side="right")
+    exact = abs(signed_times[stop - 1] - end) <= tol
+    inner = stop - 1 if exact else stop
+    return inner, stop, exact
+
+
+@numba.njit
+def hermite_into(out, theta: float, h: float, y0, f0, y1, f1) -> None:
+    """Cubic Hermite interpolation on one step at the fraction ``theta`` ([HNW] II.6), written into ``out``."""
+    t2 = theta * theta
+    t3 = t2 * theta
+    w0 = 2 * t3 - 3 * t2 + 1
+    w1 = h * (t3 - 2 * t2 + theta)
+    w2 = 3 * t2 - 2 * t3
+    w3 = h * (t3 - t2)
+    for j in range(out.shape[0]):
+        out[j] = w0 * y0[j] + w1 * f0[j] + w2 * y1[j] + w3 * f1[j]
