@@ -24,9 +24,8 @@ import numba
 import numpy as np
 
 from ..jacobian import REFINEMENTS, RESOLVE_ROWS, ROUNDING_ULPS
+from .common import NFE, NJEV
 
-# positions in the stats vector (the order of SolverStats' fields)
-NFE, N_STEPS, N_ACCEPTED, N_REJECTED, NJEV, NLU, SWITCHES, NEWTON_ITERATIONS, NEWTON_FAILURES = range(9)
 
 EPS = float(np.finfo(np.float64).eps)
 SQRT_EPS = math.sqrt(EPS)

@@ -18,11 +18,14 @@ import numba
 import numpy as np
 
 from .. import radau as py
-from .jacobian import NEWTON_FAILURES, NEWTON_ITERATIONS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NLU, \
-    difference_state, jacobian
+from . import register_kernel
+from .jacobian import difference_state, jacobian
+from .common import (MAX_FACTOR, MAX_STEPS, MIN_FACTOR, N_ACCEPTED, N_REJECTED, N_STEPS, NEWTON_FAILURES,
+                     NEWTON_ITERATIONS, NFE, NLU, NONFINITE, NONFINITE_FACTOR, NONFINITE_START, OVERFLOW_STALLS,
+                     PI_BETA_TIMES_K, RANGE_EDGE, SAFETY, STEP_UNDERFLOW, SUCCESS, initial_step, last_step,
+                     outputs_due, rms_error_norm, same_state, step_underflowed)
 from .linalg import lu_solve, shifted_lu
-from .stiff_loop import MAX_STEPS, NONFINITE, OVERFLOW_STALLS, STEP_UNDERFLOW, SUCCESS, error_norm, \
-    compile_kernel, initial_step, last_step, outputs_in_step, push_step, too_small
+from .stiff_loop import StiffDriver, compile_kernel, push_step
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -186,7 +189,8 @@ def _substep(f, p, t, y0, h, Z, J, theta, co, V_inv, rtol, atol, kappa, kappa_fl
 
 
 def _radau_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state):
-    """The whole solve; ``(status, t_fail, ys, n_filled, stats, steps)`` (steps: accepted step end times)."""
+    """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the accepted steps'
+    end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
     c, T, T_inv, gamma, alpha_beta, dd, V, controls = co
     k_max = controls[0]
     safety, reuse_theta = controls[1], controls[2]
@@ -241,18 +245,21 @@ def _radau_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step,
     stats[NFE] += 1
     for i in range(n):
         if not math.isfinite(k1[i]):
-            return NONFINITE, t0, ys, nxt, stats, steps[:n_steps_out]
-    h = first_step if first_step != 0.0 else initial_step(f, t0, t_end, y0, k1, p, rtol, atol, k_exp, stats)
+            return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
+    if first_step != 0.0:
+        h = first_step
+    else:
+        h = initial_step(f, p, t0, t_end, y0, k1, rtol, atol, direction, int(k_exp))
+        stats[NFE] += 1
     nonfinite_last = False
     overflow_pending, overflow_stalls = False, 0
     while direction * (t_end - t) > 0:
         if stats[N_STEPS] >= max_steps:
-            return MAX_STEPS, t, ys, nxt, stats, steps[:n_steps_out]
-        last = last_step(t, h, t_end, direction)
-        if last:
-            h = t_end - t
-        if too_small(t, h):
-            return (NONFINITE if nonfinite_last else STEP_UNDERFLOW), t, ys, nxt, stats, steps[:n_steps_out]
+            return MAX_STEPS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
+        h, last = last_step(t, h, t_end, direction)
+        if step_underflowed(t, h):
+            return (NONFINITE if nonfinite_last else STEP_UNDERFLOW), t, h, ys, nxt, stats, steps[:n_steps_out], \
+                y, k1
         t_new = t_end if last else t + h
         # -- attempt
         accepted_so_far = stats[N_ACCEPTED]
@@ -286,21 +293,21 @@ def _radau_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step,
                 rhs[i] = k1[i] + (dd[0] * Z[0, i] + dd[1] * Z[1, i] + dd[2] * Z[2, i]) / h
             err[:] = rhs
             lu_solve(LU1, piv1, err)
-            norm = error_norm(err, y, y_new, rtol, atol)
+            norm = rms_error_norm(err, y, y_new, rtol, atol)
             if norm > 1.0 and (first or rejected_last):  # the refined estimate ([HW] Eq. (8.20))
                 f_pert = f(t, y + err, p)
                 stats[NFE] += 1
                 for i in range(n):
                     err[i] = f_pert[i] + (dd[0] * Z[0, i] + dd[1] * Z[1, i] + dd[2] * Z[2, i]) / h
                 lu_solve(LU1, piv1, err)
-                norm = error_norm(err, y, y_new, rtol, atol)
+                norm = rms_error_norm(err, y, y_new, rtol, atol)
             if norm != norm:  # NaN: treated like an overflow
                 norm = math.inf
         stats[N_STEPS] += 1
         accepted = norm <= 1.0
         if accepted:
             stats[N_ACCEPTED] += 1
-            stop, inner, exact = outputs_in_step(signed, direction, nxt, t, t_new)
+            inner, stop, exact = outputs_due(signed, nxt, t, t_new, direction)
             for row in range(nxt, inner):
                 _substep(f, p, t, y, h, Z, J, (t_eval[row] - t) / h, co, V_inv, rtol, atol, kappa, kappa_floor,
                          newton_share, memory, sLU1, spiv1, sLU2, spiv2, out, stats)
@@ -311,13 +318,11 @@ def _radau_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step,
             K = np.linalg.solve(V, Z)  # the collocation polynomial, for the next Newton start
             h_prev, have_previous = h, True
             if overflow_pending:
-                stalled = True
-                for i in range(n):
-                    stalled = stalled and y[i] == y_new[i]
+                stalled = same_state(y, y_new)
                 overflow_pending = stalled
                 overflow_stalls = overflow_stalls + 1 if stalled else 0
                 if overflow_stalls >= OVERFLOW_STALLS:
-                    return NONFINITE, t, ys, nxt, stats, steps[:n_steps_out]
+                    return RANGE_EDGE, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
             steps, n_steps_out = push_step(steps, n_steps_out, t_new)
             t = t_new
             y[:] = y_new
@@ -364,15 +369,15 @@ def _radau_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step,
                 if not J_fresh:
                     refresh = True
         h = h * ratio
-    return SUCCESS, t, ys, nxt, stats, steps[:n_steps_out]
+    return SUCCESS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
 
 
-def solve_radau5(problem_f, problem_jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps):
-    """Run the kernel (``problem_jac`` None: difference Jacobians); the tuple of :func:`radau_kernel`."""
+def run(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
+    """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple (:class:`.StiffDriver`)."""
     atol = np.array(np.broadcast_to(np.asarray(atol, float), y0.shape), dtype=np.float64)  # a writable copy
-    return kernel()(problem_f, problem_jac, p, float(t0), float(t_end), np.array(y0, dtype=np.float64),
-                        np.array(t_eval, dtype=np.float64), float(rtol), atol, float(first_step), int(max_steps),
-                        coefficients(), difference_state(atol, float(rtol)))
+    return kernel()(f, jac, p, float(t0), float(t_end), np.array(y0, dtype=np.float64),
+                    np.array(t_eval, dtype=np.float64), float(rtol), atol, float(first_step), int(max_steps),
+                    coefficients(), difference_state(atol, float(rtol)))
 
 
 _COMPILED = []
@@ -383,3 +388,6 @@ def kernel():
     if not _COMPILED:
         _COMPILED.append(compile_kernel(_radau_kernel_loop, coefficients()))
     return _COMPILED[0]
+
+
+register_kernel("radau5", StiffDriver("radau5", run))

@@ -11,18 +11,22 @@ tableau's interpolant. See :mod:`dynkit.solvers.rosenbrock` for the methods and 
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
 import numpy as np
 
 from .. import rosenbrock as py
+from . import register_kernel
 from ..control import tolerance_factor
-from .jacobian import N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NLU, difference_state, jacobian, time_derivative
+from .jacobian import difference_state, jacobian, time_derivative
+from .common import (MAX_FACTOR, MAX_STEPS, MIN_FACTOR, N_ACCEPTED, N_REJECTED, N_STEPS, NEWTON_FAILURES,
+                     NEWTON_ITERATIONS, NFE, NLU, NONFINITE, NONFINITE_FACTOR, NONFINITE_START, OVERFLOW_STALLS,
+                     PI_BETA_TIMES_K, RANGE_EDGE, SAFETY, STEP_UNDERFLOW, SUCCESS, initial_step, last_step,
+                     outputs_due, rms_error_norm, same_state, step_underflowed)
 from .linalg import lu_solve, shifted_lu
-from .stiff_loop import MAX_FACTOR, MAX_STEPS, MIN_FACTOR, NONFINITE, NONFINITE_FACTOR, OVERFLOW_STALLS, \
-    PI_BETA_TIMES_K, SAFETY, STEP_UNDERFLOW, SUCCESS, error_norm, initial_step, last_step, outputs_in_step, \
-    compile_kernel, push_step, too_small
+from .stiff_loop import StiffDriver, compile_kernel, push_step
 
 TABLEAUS = {"rosenbrock23": py.ROSENBROCK23, "rodas4": py.RODAS4, "rodas5": py.RODAS5}
 
@@ -95,7 +99,8 @@ def _combine(y, u, weights, out) -> None:
 
 
 def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state):
-    """The whole solve; ``(status, t_fail, ys, n_filled, stats, steps)`` (steps: accepted step end times)."""
+    """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the accepted steps'
+    end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
     a, C, c, d, m, e, P, flags, B = co
     gamma, k = flags[0], flags[1]
     fsal, bootstrap, by_substeps, bootstrap_h_norm = flags[2] != 0.0, flags[3] != 0.0, flags[4] != 0.0, flags[5]
@@ -135,18 +140,21 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
     stats[NFE] += 1
     for i in range(n):
         if not math.isfinite(k1[i]):
-            return NONFINITE, t0, ys, nxt, stats, steps[:n_steps_out]
-    h = first_step if first_step != 0.0 else initial_step(f, t0, t_end, y0, k1, p, rtol, atol, k, stats)
+            return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
+    if first_step != 0.0:
+        h = first_step
+    else:
+        h = initial_step(f, p, t0, t_end, y0, k1, rtol, atol, direction, int(k))
+        stats[NFE] += 1
     err_prev, rejected_last, nonfinite_last = 1e-4, False, False
     overflow_pending, overflow_stalls = False, 0
     while direction * (t_end - t) > 0:
         if stats[N_STEPS] >= max_steps:
-            return MAX_STEPS, t, ys, nxt, stats, steps[:n_steps_out]
-        last = last_step(t, h, t_end, direction)
-        if last:
-            h = t_end - t
-        if too_small(t, h):
-            return (NONFINITE if nonfinite_last else STEP_UNDERFLOW), t, ys, nxt, stats, steps[:n_steps_out]
+            return MAX_STEPS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
+        h, last = last_step(t, h, t_end, direction)
+        if step_underflowed(t, h):
+            return (NONFINITE if nonfinite_last else STEP_UNDERFLOW), t, h, ys, nxt, stats, steps[:n_steps_out], \
+                y, k1
         t_new = t_end if last else t + h
         # -- attempt: J and ∂f/∂t once per step start, the LU once per h
         if not (J_t == t and J_at == stats[N_ACCEPTED]):
@@ -177,7 +185,7 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
                     started = True
             if fsal:
                 have_end_slope, end_slope = True, f_last
-            norm = error_norm(err, y, y_new, rtol, atol)
+            norm = rms_error_norm(err, y, y_new, rtol, atol)
             if norm != norm:
                 norm = math.inf
         else:  # W singular or not finite: a trial the controller rejects as non-finite
@@ -186,7 +194,7 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
         stats[N_STEPS] += 1
         if norm <= 1.0:
             stats[N_ACCEPTED] += 1
-            stop, inner, exact = outputs_in_step(signed, direction, nxt, t, t_new)
+            inner, stop, exact = outputs_due(signed, nxt, t, t_new, direction)
             if inner > nxt:
                 stiff = abs(h) * J_norm > bootstrap_h_norm
                 if stiff or by_substeps:
@@ -245,13 +253,11 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
                 ys[inner] = y_new
             nxt = stop
             if overflow_pending:
-                stalled = True
-                for i in range(n):
-                    stalled = stalled and y[i] == y_new[i]
+                stalled = same_state(y, y_new)
                 overflow_pending = stalled
                 overflow_stalls = overflow_stalls + 1 if stalled else 0
                 if overflow_stalls >= OVERFLOW_STALLS:
-                    return NONFINITE, t, ys, nxt, stats, steps[:n_steps_out]
+                    return RANGE_EDGE, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
             factor = MAX_FACTOR if norm == 0.0 else SAFETY * norm ** (-alpha) * err_prev ** beta
             factor = min(MAX_FACTOR, max(MIN_FACTOR, factor))
             if rejected_last:
@@ -274,15 +280,16 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
             factor = NONFINITE_FACTOR if nonfinite_last else max(MIN_FACTOR, SAFETY * norm ** (-1.0 / k))
             rejected_last = True
         h = h * factor
-    return SUCCESS, t, ys, nxt, stats, steps[:n_steps_out]
+    return SUCCESS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
 
 
-def solve_rosenbrock(name, problem_f, problem_jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps):
-    """Run the kernel for the tableau ``name`` (``problem_jac`` None: difference Jacobians)."""
+def run(name, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
+    """The compiled solve with the tableau ``name`` (``jac`` None: difference Jacobians); the kernel's tuple
+    (:class:`.StiffDriver`)."""
     atol = np.array(np.broadcast_to(np.asarray(atol, float), y0.shape), dtype=np.float64)  # a writable copy
-    return kernel()(problem_f, problem_jac, p, float(t0), float(t_end), np.array(y0, dtype=np.float64),
-                             np.array(t_eval, dtype=np.float64), float(rtol), atol, float(first_step),
-                             int(max_steps), coefficients(TABLEAUS[name], rtol), difference_state(atol, float(rtol)))
+    return kernel()(f, jac, p, float(t0), float(t_end), np.array(y0, dtype=np.float64),
+                    np.array(t_eval, dtype=np.float64), float(rtol), atol, float(first_step),
+                    int(max_steps), coefficients(TABLEAUS[name], rtol), difference_state(atol, float(rtol)))
 
 
 _COMPILED = []
@@ -293,3 +300,7 @@ def kernel():
     if not _COMPILED:
         _COMPILED.append(compile_kernel(_rosenbrock_kernel_loop, coefficients(py.RODAS4, 1e-6)))
     return _COMPILED[0]
+
+
+for _name in TABLEAUS:
+    register_kernel(_name, StiffDriver(_name, functools.partial(run, _name)))
