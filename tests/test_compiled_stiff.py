@@ -139,6 +139,32 @@ def test_switch_runs_the_kernel():
     assert set(METHODS) <= set(KERNELS)
 
 
+def _nan_at_start(t, y):
+    """NaN at the initial state: NonFiniteState before any step."""
+    return y * np.nan
+
+
+# (A NaN that appears at a later time is left out: both paths then shrink the step to a few ulps of t before it, where
+# the rounding-level differences of the step times decide whether the last trial's stages reach the NaN, so the
+# failure is StepSizeUnderflow in one path and NonFiniteState in the other.)
+@pytest.mark.parametrize("case", ["max_steps", "nonfinite"])
+@pytest.mark.parametrize("method", METHODS)
+def test_failures_are_the_python_failures(method, case):
+    """The same typed failure, message, stats and partial outputs (``throw=False``) as the Python path."""
+    f, jac, y0, t_end = PROBLEMS["robertson"]
+    t = [0.0, 0.5, 10.0, t_end]
+    kw = dict(method=method, rtol=1e-6, atol=1e-10, jac=jac, throw=False)
+    if case == "max_steps":
+        kw["max_steps"] = 40
+    else:
+        f = _nan_at_start
+    slow = dk.solve(f, y0, t, **kw)
+    fast = dk.solve(f, y0, t, compile=True, **kw)
+    assert not slow.success and slow.result == fast.result and slow.message == fast.message
+    assert slow.stats == fast.stats
+    assert len(slow.ys) == len(fast.ys) and np.allclose(fast.ys, slow.ys, rtol=1e-9, atol=1e-300)
+
+
 def _plant(module, co_index, change, method):
     """A run of ``module``'s kernel with ``coefficients[co_index]`` changed by ``change`` (a copy)."""
     def run(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps):

@@ -58,7 +58,11 @@ def _rescale(D, k, ratio, binomial) -> None:
     for j in range(k + 1):
         for m in range(k + 1):
             V[j, m] = _phi(m, -j * ratio)
-    M = binomial[:k + 1, :k + 1] @ V
+    M = np.zeros((k + 1, k + 1))
+    for r in range(k + 1):
+        for j in range(k + 1):
+            for m in range(k + 1):
+                M[r, m] += binomial[r, j] * V[j, m]
     old = D[:k + 1].copy()
     D[:] = 0.0
     for r in range(k + 1):
@@ -172,6 +176,9 @@ def _bdf_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, m
     overflow_pending, overflow_stalls = False, 0
     while direction * (t_end - t) > 0:
         if stats[N_STEPS] >= max_steps:
+            if not k1_ready:  # the failure's diagnosis needs f here (the Python path evaluates it, counted)
+                k1 = f(t, y, p)
+                stats[NFE] += 1
             return MAX_STEPS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
         h, last = last_step(t, h, t_end, direction)
         if step_underflowed(t, h):
