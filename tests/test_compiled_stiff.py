@@ -37,7 +37,8 @@ STAT_FIELDS = ("nfe", "n_steps", "n_accepted", "n_rejected", "njev", "nlu", "swi
 #   lost in rounding and recomputed, an entry re-probed) flip under rounding-level changes of y, and a Rosenbrock
 #   step uses J itself (not only to converge Newton): step times moved by up to 5e-3 relative, states by up to
 #   3.5e-2 of the scale (rodas5 on HIRES), still with identical counters. (The difference Jacobians themselves are
-#   bit for bit the Python ones at the same states, with the same calls of f: test_difference_jacobian_is_the_python_rule.)
+#   bit for bit the Python ones at the same states, with the same calls of f:
+#   test_difference_jacobian_is_the_python_rule.)
 STEP_RTOL_TIGHT, STATE_SHARE_TIGHT = 1e-4, 1e-4
 STEP_RTOL_LOOSE, STATE_SHARE_LOOSE = 2e-2, 0.1
 

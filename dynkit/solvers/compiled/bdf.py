@@ -19,11 +19,10 @@ import numpy as np
 
 from .. import bdf as py
 from . import register_kernel
+from .common import (MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NEWTON_FAILURES, NEWTON_ITERATIONS, NFE, NLU,
+                     NONFINITE, NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, initial_step,
+                     last_step, outputs_due, rms_error_norm, same_state, step_underflowed)
 from .jacobian import difference_state, jacobian
-from .common import (MAX_FACTOR, MAX_STEPS, MIN_FACTOR, N_ACCEPTED, N_REJECTED, N_STEPS, NEWTON_FAILURES,
-                     NEWTON_ITERATIONS, NFE, NLU, NONFINITE, NONFINITE_FACTOR, NONFINITE_START, OVERFLOW_STALLS,
-                     PI_BETA_TIMES_K, RANGE_EDGE, SAFETY, STEP_UNDERFLOW, SUCCESS, initial_step, last_step,
-                     outputs_due, rms_error_norm, same_state, step_underflowed)
 from .linalg import lu_solve, shifted_lu
 from .stiff_loop import StiffDriver, compile_kernel, push_step
 

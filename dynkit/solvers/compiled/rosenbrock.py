@@ -1,4 +1,5 @@
-"""``rosenbrock23``, ``rodas4``, ``rodas5`` compiled: one loop over a :class:`~dynkit.solvers.rosenbrock.RosenbrockTableau`.
+"""``rosenbrock23``, ``rodas4``, ``rodas5`` compiled: one loop over a
+:class:`~dynkit.solvers.rosenbrock.RosenbrockTableau`.
 
 Loops only: ``γ``, ``a``, ``C``, ``c``, ``d``, ``m``, ``e``, the dense-output weights ``P``, FSAL, the
 bootstrapped and sub-step dense outputs and the tolerance proportionality are read from the tableau objects of
@@ -18,13 +19,12 @@ import numba
 import numpy as np
 
 from .. import rosenbrock as py
-from . import register_kernel
 from ..control import tolerance_factor
+from . import register_kernel
+from .common import (ERR_PREV_FLOOR, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NLU, NONFINITE, NONFINITE_START,
+                     OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, accepted_factor, initial_step, last_step,
+                     outputs_due, pi_coefficients, rejected_factor, rms_error_norm, same_state, step_underflowed)
 from .jacobian import difference_state, jacobian, time_derivative
-from .common import (MAX_FACTOR, MAX_STEPS, MIN_FACTOR, N_ACCEPTED, N_REJECTED, N_STEPS, NEWTON_FAILURES,
-                     NEWTON_ITERATIONS, NFE, NLU, NONFINITE, NONFINITE_FACTOR, NONFINITE_START, OVERFLOW_STALLS,
-                     PI_BETA_TIMES_K, RANGE_EDGE, SAFETY, STEP_UNDERFLOW, SUCCESS, initial_step, last_step,
-                     outputs_due, rms_error_norm, same_state, step_underflowed)
 from .linalg import lu_solve, shifted_lu
 from .stiff_loop import StiffDriver, compile_kernel, push_step
 
@@ -116,8 +116,7 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
     nxt = 1
     steps = np.empty(64)
     n_steps_out = 0
-    beta = PI_BETA_TIMES_K / k
-    alpha = 1.0 / k - 0.75 * beta
+    alpha, beta, safety = pi_coefficients(int(k), math.nan, math.nan)  # the engine's PI controller
     J = np.zeros((n, n))
     f_t = np.zeros(n)
     LU = np.empty((n, n))
@@ -146,7 +145,7 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
     else:
         h = initial_step(f, p, t0, t_end, y0, k1, rtol, atol, direction, int(k))
         stats[NFE] += 1
-    err_prev, rejected_last, nonfinite_last = 1e-4, False, False
+    err_prev, rejected_last, nonfinite_last = ERR_PREV_FLOOR, False, False
     overflow_pending, overflow_stalls = False, 0
     while direction * (t_end - t) > 0:
         if stats[N_STEPS] >= max_steps:
@@ -258,11 +257,8 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
                 overflow_stalls = overflow_stalls + 1 if stalled else 0
                 if overflow_stalls >= OVERFLOW_STALLS:
                     return RANGE_EDGE, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
-            factor = MAX_FACTOR if norm == 0.0 else SAFETY * norm ** (-alpha) * err_prev ** beta
-            factor = min(MAX_FACTOR, max(MIN_FACTOR, factor))
-            if rejected_last:
-                factor = min(1.0, factor)
-            err_prev = max(norm, 1e-4)
+            factor = accepted_factor(norm, err_prev, alpha, beta, safety, rejected_last)
+            err_prev = max(norm, ERR_PREV_FLOOR)
             steps, n_steps_out = push_step(steps, n_steps_out, t_new)
             t = t_new
             y[:] = y_new
@@ -277,7 +273,7 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
             stats[N_REJECTED] += 1
             nonfinite_last = not math.isfinite(norm)
             overflow_pending = overflow_pending or nonfinite_last
-            factor = NONFINITE_FACTOR if nonfinite_last else max(MIN_FACTOR, SAFETY * norm ** (-1.0 / k))
+            factor = rejected_factor(norm, safety, int(k))
             rejected_last = True
         h = h * factor
     return SUCCESS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1

@@ -1,0 +1,180 @@
+"""Compiled stiff methods against LSODA, scipy's Radau and BDF at matched error in CPU time (issue 36).
+
+Problems, references, the achieved-error measure and the matched-error interpolation are :mod:`benchmarks.bench_stiff`'s
+(imported, not copied): Robertson to 1e11, HIRES, OREGO (published references) and Van der Pol μ = 1000 on [0, 3000]
+(scipy Radau at rtol 1e-12), ``atol = rtol · atol_ratio``, the analytic ``jac=`` for every solver, output at the end
+time only. Each solver runs a ladder of rtols; its log CPU time is interpolated in log achieved error at the levels
+1e-4 … 1e-8 (no extrapolation: a level outside a solver's achieved errors is left out for it). rtol runs from 1e-3
+to 1e-11 for the compiled methods and LSODA, to 1e-9 for the Python path and scipy's Radau and BDF (their runs at
+1e-10 and 1e-11 took four minutes; the best scipy method at these problems and levels is LSODA throughout).
+
+Contenders: dynkit's ``radau5``, ``bdf``, ``rodas4``, ``rodas5`` through ``dk.solve(..., compile=True)`` (after) and
+through the Python path (before), scipy's ``LSODA``, ``Radau``, ``BDF``. Timing: ``time.process_time`` (CPU time of
+this process, one BLAS thread: run with ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``), every contender of a (problem,
+rtol) run interleaved round robin with the order rotated each round, the minimum of ``--repeats`` rounds (a solver
+slower than 1 s is timed once). The compile time is measured apart: numba compiling the user's ``f`` and ``jac``
+(:func:`dynkit.solvers.compiled.compile_problem`, per problem) and each kernel's first call in this process (loading it
+from numba's cache, or compiling it the first time ever), never inside the timed runs.
+
+Goal (printed ``GOAL … met | NOT met``): at every problem and level both reach, the best compiled dynkit method's CPU
+time ≤ 1.0× LSODA's. Printed beside it: the same ratio for the Python path (before), and against the best scipy method.
+
+Run ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_compiled_stiff`` (about 2 min;
+``--quick``: two problems, nothing recorded).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import scipy.integrate
+
+import dynkit as dk
+from benchmarks._goals import check_goal, record
+from benchmarks.bench_stiff import at_level, problems, reference, rel_error
+
+NAME = "bench_compiled_stiff"
+LEVELS = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8]
+RTOLS = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11]
+# the Python path (before) and scipy's Radau and BDF stop here: their runs at 1e-10 and 1e-11 alone took four minutes
+PYTHON_MIN_RTOL = 1e-9
+DYNKIT = ("radau5", "bdf", "rodas4", "rodas5")
+PEERS = ("LSODA", "Radau", "BDF")
+PROBLEMS = ("robertson", "hires", "orego", "vdp1000")
+SLOW_S = 0.1  # a run slower than this is timed once (its noise is small in relative terms)
+
+
+def _runner(p, solver: str, rtol: float):
+    """A no-argument callable solving ``p`` with ``solver`` ("compiled:radau5", "python:bdf", "scipy:LSODA")."""
+    kind, method = solver.split(":")
+    atol = rtol * p.atol_ratio
+    if kind == "scipy":
+        def run():
+            res = scipy.integrate.solve_ivp(p.f, (0.0, p.t_end), p.y0, method=method, rtol=rtol, atol=atol, jac=p.jac)
+            return res.y[:, -1] if res.success else None
+    else:
+        compiled = kind == "compiled"
+
+        def run():
+            sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=method, rtol=rtol, atol=atol, jac=p.jac,
+                           compile=compiled, max_steps=200_000, throw=False)
+            return sol.ys[-1] if sol.success else None
+    return run
+
+
+def compile_times(ps) -> dict:
+    """Seconds numba takes for each problem's ``f``/``jac`` and for each kernel's first call (cache load or compile)."""
+    from dynkit.solvers.compiled import compile_problem
+
+    out = {}
+    for p in ps:
+        start = time.perf_counter()
+        compile_problem(p.f, p.y0, jac=p.jac)
+        out[f"{p.name}: f and jac"] = time.perf_counter() - start
+    p = ps[0]
+    for method in DYNKIT:
+        start = time.perf_counter()
+        _runner(p, f"compiled:{method}", 1e-3)()
+        out[f"kernel {method} (first call, {p.name})"] = time.perf_counter() - start
+    return out
+
+
+def measure(p, solvers, rtols, repeats, log) -> dict:
+    """Per solver, the runs of its ladder: rtol, achieved error, CPU time (interleaved, min over rounds)."""
+    ref = reference(p)
+    runs = {s: [] for s in solvers}
+    alive = list(solvers)  # a solver that failed at one rtol is not run at tighter ones
+    for rtol in rtols:
+        contenders = {s: _runner(p, s, rtol) for s in alive
+                      if not (s.split(":")[1] != "LSODA" and not s.startswith("compiled:") and rtol < PYTHON_MIN_RTOL)}
+        best = {s: np.inf for s in contenders}
+        ys = {}
+        for r in range(repeats):
+            order = list(contenders)
+            order = order[r % len(order):] + order[:r % len(order)]
+            for s in order:
+                if r > 0 and (best[s] > SLOW_S or ys.get(s) is None):
+                    continue
+                start = time.process_time()
+                ys[s] = contenders[s]()
+                best[s] = min(best[s], time.process_time() - start)
+        for s in contenders:
+            if ys[s] is None:
+                runs[s].append(dict(rtol=rtol, failed=True))
+                alive.remove(s)
+                continue
+            runs[s].append(dict(rtol=rtol, error=rel_error(ys[s], ref), time=best[s]))
+        log(f"  {p.name} rtol {rtol:.0e}: " + "  ".join(
+            f"{s.split(':')[0][0]}:{s.split(':')[1]} {1e3 * best[s]:.1f}ms" for s in contenders if ys[s] is not None))
+    return runs
+
+
+def ratio_table(name: str, runs: dict) -> list[dict]:
+    """Per level: best compiled, best Python-path dynkit, LSODA and best scipy time at matched error."""
+    rows = []
+    for level in LEVELS:
+        at = {s: at_level([pt for pt in pts if "error" in pt], level, "time") for s, pts in runs.items()}
+        at = {s: v for s, v in at.items() if v is not None}
+        compiled = {s: v for s, v in at.items() if s.startswith("compiled:")}
+        python = {s: v for s, v in at.items() if s.startswith("python:")}
+        scipy_ = {s: v for s, v in at.items() if s.startswith("scipy:")}
+        if not compiled or "scipy:LSODA" not in at:
+            continue
+        bc = min(compiled, key=compiled.get)
+        row = dict(problem=name, level=level, compiled=bc.split(":")[1], compiled_s=compiled[bc],
+                   lsoda_s=at["scipy:LSODA"], after_vs_lsoda=compiled[bc] / at["scipy:LSODA"])
+        bs = min(scipy_, key=scipy_.get)
+        row.update(best_scipy=bs.split(":")[1], after_vs_best_scipy=compiled[bc] / scipy_[bs])
+        if python:
+            bp = min(python, key=python.get)
+            row.update(python=bp.split(":")[1], python_s=python[bp], before_vs_lsoda=python[bp] / at["scipy:LSODA"],
+                       speedup=python[bp] / compiled[bc])
+        rows.append(row)
+    return rows
+
+
+def markdown(rows: list[dict], compile_s: dict) -> str:
+    lines = ["| problem | error | before: best Python dynkit / LSODA | after: best compiled dynkit / LSODA | "
+             "after / best scipy | compiled method | speed-up over Python path |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        before = f"{r['before_vs_lsoda']:.2f} ({r['python']})" if "python" in r else "–"
+        speedup = f"{r['speedup']:.1f}×" if "speedup" in r else "–"
+        lines.append(f"| {r['problem']} | {r['level']:.0e} | {before} | {r['after_vs_lsoda']:.2f} | "
+                     f"{r['after_vs_best_scipy']:.2f} ({r['best_scipy']}) | {r['compiled']} | {speedup} |")
+    lines += ["", "Compile time (s, not in the ratios): " + ", ".join(f"{k} {v:.2f}" for k, v in compile_s.items())]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="Robertson and HIRES only, nothing recorded")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--no-python", action="store_true", help="leave the Python path (before) out")
+    args = ap.parse_args(argv)
+    ps = [p for p in problems(False) if p.name in PROBLEMS]
+    if args.quick:
+        ps = [p for p in ps if p.name in ("robertson", "hires")]
+    solvers = [f"compiled:{m}" for m in DYNKIT] + [f"scipy:{m}" for m in PEERS]
+    if not args.no_python:
+        solvers += [f"python:{m}" for m in DYNKIT]
+    compile_s = compile_times(ps)
+    print("compile time (s):", {k: round(v, 2) for k, v in compile_s.items()}, flush=True)
+    data = dict(levels=LEVELS, rtols=RTOLS, repeats=args.repeats, compile_s=compile_s, runs={}, table=[])
+    for p in ps:
+        runs = measure(p, solvers, RTOLS, args.repeats, lambda s: print(s, flush=True))
+        data["runs"][p.name] = runs
+        data["table"] += ratio_table(p.name, runs)
+    table = markdown(data["table"], compile_s)
+    print("\n" + table, flush=True)
+    worst = max(r["after_vs_lsoda"] for r in data["table"])
+    goal = check_goal("compiled stiff: best compiled dynkit CPU time / LSODA at matched error, worst over problems "
+                      "and levels 1e-4..1e-8", worst, 1.0)
+    if not args.quick:
+        path = record(NAME, data, [goal], argv=["bench_compiled_stiff", *(argv or [])])
+        (path.parent / "README.md").write_text(f"# {NAME}\n\n{__doc__.split(chr(10))[0]}\n\n{table}\n\n{goal.line()}\n")
+
+
+if __name__ == "__main__":
+    main()
