@@ -166,6 +166,30 @@ def test_failures_are_the_python_failures(method, case):
     assert len(slow.ys) == len(fast.ys) and np.allclose(fast.ys, slow.ys, rtol=1e-9, atol=1e-300)
 
 
+def _vdp_strided(t, y):
+    """Van der Pol μ = 1000 returned as a strided view (every other entry of a longer array)."""
+    out = np.zeros(4)
+    out[0] = y[1]
+    out[2] = 1000.0 * (1 - y[0] ** 2) * y[1] - y[0]
+    return out[::2]
+
+
+def _vdp_jac_fortran(t, y):
+    """Its Jacobian returned Fortran-ordered (the transpose of a C array)."""
+    return np.array([[0.0, -2000.0 * y[0] * y[1] - 1.0], [1.0, 1000.0 * (1 - y[0] ** 2)]]).T
+
+
+@pytest.mark.parametrize("method", ["radau5", "rodas4"])
+def test_non_contiguous_returns_are_read_as_values(method):
+    """f returning a strided view and jac a Fortran-ordered array give the Python path's solve: the kernels, typed
+    for C arrays, see them through a contiguous adapter (without it the Jacobian was read transposed)."""
+    kw = dict(method=method, rtol=1e-6, atol=1e-8, jac=_vdp_jac_fortran)
+    slow = dk.solve(_vdp_strided, np.array([2.0, 0.0]), [0.0, 3000.0], **kw)
+    fast = dk.solve(_vdp_strided, np.array([2.0, 0.0]), [0.0, 3000.0], compile=True, **kw)
+    assert fast.stats == slow.stats
+    assert np.allclose(fast.ys, slow.ys, rtol=1e-6, atol=1e-8)
+
+
 def _plant(module, co_index, change, method):
     """A run of ``module``'s kernel with ``coefficients[co_index]`` changed by ``change`` (a copy)."""
     def run(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps):
