@@ -87,10 +87,10 @@ class ToleranceWarning(UserWarning):
     to the smallest meaningful value, as scipy does) or above 1 (no correct digit is asked for)."""
 
 
-class CompilationError(RuntimeError):
+class CompilationError(ValueError):
     """``compile=True`` could not compile the solve: numba is not installed (``pip install dynkit[jit]``), or ``f``
     (or ``jac``) is not code numba compiles (numba's message, condensed), or returns something else than a float64
-    array of the state's shape. An option or method the compiled path lacks is a ValueError instead."""
+    array of the state's shape. A ValueError, like the refusal of an option or method the compiled path lacks."""
 
 
 class CompileWarning(UserWarning):

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import math
 import re
 import warnings
 import weakref
@@ -102,29 +101,51 @@ def _condensed(exc: BaseException, limit: int = 400) -> str:
     return message if len(message) <= limit else message[:limit - 3] + "..."
 
 
-def _wrapper(user: Callable, takes_params: bool, kind: str):
-    """``user`` in the convention ``g(t, y, p)``, njit-compiled lazily (cached per user function)."""
+def _compiled_function(user: Callable, takes_params: bool, kind: str, t0: float, y0: np.ndarray, p: np.ndarray,
+                       shape: tuple):
+    """``user`` test-compiled on ``(t0, y0[, p])`` and wrapped as ``g(t, y, p)`` of the kernels' function type
+    (:data:`.common.FIELD_SIGNATURE` or ``JACOBIAN_SIGNATURE``); a :class:`CompilationError` saying why not."""
     import numba
+    import numba.core.errors
     from numba.core.dispatcher import Dispatcher
 
+    from .common import FIELD_SIGNATURE, JACOBIAN_SIGNATURE
+
+    label = getattr(user, "__name__", type(user).__name__)
     try:
         cache = _WRAPPERS.setdefault(user, {})
     except TypeError:  # not weak-referenceable (a builtin, a callable object without __weakref__)
         cache = {}
+    inner = cache.get((kind, "inner"))
+    if inner is None:
+        inner = cache[(kind, "inner")] = user if isinstance(user, Dispatcher) else numba.njit(user)
+    try:  # compiles inner for these argument types, and shows what it returns
+        out = inner(float(t0), y0.copy(), p) if takes_params else inner(float(t0), y0.copy())
+    except numba.core.errors.NumbaError as exc:  # TypingError, UnsupportedError, ...: numba cannot compile it
+        raise CompilationError(f"{kind} ({label}) could not be compiled by numba ({type(exc).__name__}): "
+                               f"{_condensed(exc)}") from exc
+    except Exception as exc:  # it compiled, and raised on y0: what the Python path's first call would say
+        raise VectorFieldError(f"{kind} raised {type(exc).__name__} at t={t0:.6g} (compiled, called on y0): {exc}",
+                               solution=None, t=float(t0)) from exc
+    if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.shape != shape:
+        what = (f"an array of shape {out.shape} and dtype {out.dtype}" if isinstance(out, np.ndarray)
+                else type(out).__name__)
+        raise CompilationError(f"{kind} ({label}) must return a float64 array of shape {shape} in compiled code, "
+                               f"got {what}")
     key = (kind, takes_params)
-    if key in cache:
-        return cache[key]
-    inner = user if isinstance(user, Dispatcher) else numba.njit(user)
-    if takes_params:
-        @numba.njit
-        def wrapped(t, y, p):
-            return inner(t, y, p)
-    else:
-        @numba.njit
-        def wrapped(t, y, p):
-            return inner(t, y)
-    cache[key] = wrapped
-    return wrapped
+    if key not in cache:
+        if takes_params:
+            def wrapped(t, y, p):
+                return np.ascontiguousarray(inner(t, y, p))
+        else:
+            def wrapped(t, y, p):
+                return np.ascontiguousarray(inner(t, y))
+        try:
+            cache[key] = numba.njit(FIELD_SIGNATURE if kind == "f" else JACOBIAN_SIGNATURE)(wrapped)
+        except Exception as exc:
+            raise CompilationError(f"{kind} ({label}) could not be compiled by numba in the kernels' convention "
+                                   f"({type(exc).__name__}): {_condensed(exc)}") from exc
+    return cache[key]
 
 
 _NO_JACOBIAN: list = []  # the placeholder jac(t, y, p) of problems without one, made once
@@ -134,28 +155,14 @@ def _no_jacobian():
     if not _NO_JACOBIAN:
         import numba
 
-        @numba.njit
+        from .common import JACOBIAN_SIGNATURE
+
+        @numba.njit(JACOBIAN_SIGNATURE)
         def no_jacobian(t, y, p):
             return np.empty((0, 0))
 
         _NO_JACOBIAN.append(no_jacobian)
     return _NO_JACOBIAN[0]
-
-
-def _test_call(wrapped, name: str, t0: float, y0: np.ndarray, p: np.ndarray, shape: tuple, source) -> None:
-    """Compile ``wrapped`` by calling it once on ``(t0, y0, p)``; a :class:`CompilationError` saying why it cannot
-    be compiled, or why what it returns is not what the kernels need."""
-    label = getattr(source, "__name__", type(source).__name__)
-    try:
-        out = wrapped(float(t0), y0.copy(), p)
-    except Exception as exc:  # numba's TypingError, or the function's own error on y0
-        kind = type(exc).__name__
-        raise CompilationError(f"{name} ({label}) could not be compiled by numba ({kind}): {_condensed(exc)}") from exc
-    if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.shape != shape:
-        what = (f"an array of shape {out.shape} and dtype {out.dtype}" if isinstance(out, np.ndarray)
-                else type(out).__name__)
-        raise CompilationError(f"{name} ({label}) must return a float64 array of shape {shape} in compiled code, "
-                               f"got {what}")
 
 
 def compile_problem(f: Callable, y0: np.ndarray, t0: float = 0.0, *, params: Any = None,
@@ -186,37 +193,34 @@ def compile_problem(f: Callable, y0: np.ndarray, t0: float = 0.0, *, params: Any
     CompilationError
         numba is not installed (``pip install dynkit[jit]``), or ``f`` / ``jac`` cannot be compiled (numba's
         message condensed), or returns something else than a float64 array of the right shape.
+    VectorFieldError
+        ``f`` / ``jac`` compiled but raised when called on ``(t0, y0)`` (the user's exception is ``__cause__``).
     """
     if not numba_available():
         raise CompilationError(f"the compiled path needs numba, which is not installed: {JIT_HINT}")
     from .common import CompiledProblem
 
     kernel_names()  # KERNELS filled for whoever uses the problem next
-    y0 = np.ascontiguousarray(y0, dtype=np.float64)
+    y0 = np.array(y0, dtype=np.float64, order="C")
     takes_params = params is not None
-    p = np.empty(0) if params is None else np.ascontiguousarray(params, dtype=np.float64)
+    p = np.empty(0) if params is None else np.array(params, dtype=np.float64, order="C")
     n = y0.shape[0]
-    wrapped_f = _wrapper(f, takes_params, "f")
-    _test_call(wrapped_f, "f", t0, y0, p, (n,), f)
+    wrapped_f = _compiled_function(f, takes_params, "f", t0, y0, p, (n,))
     if jac is None:
         wrapped_jac, has_jac = _no_jacobian(), False
     else:
-        wrapped_jac, has_jac = _wrapper(jac, takes_params, "jac"), True
-        _test_call(wrapped_jac, "jac", t0, y0, p, (n, n), jac)
+        wrapped_jac, has_jac = _compiled_function(jac, takes_params, "jac", t0, y0, p, (n, n)), True
     return CompiledProblem(f=wrapped_f, p=p, n=n, jac=wrapped_jac, has_jac=has_jac, source=f)
 
 
 # ---------------------------------------------------------------------------------------------
 # dk.solve(compile=...)
 
-COMPILE_MODES = (False, True, "auto")
-
-
 def validate_compile(compile: Any) -> Any:
     """``compile`` checked: False, True or "auto" (``dk.solve`` calls this before any work)."""
     if isinstance(compile, (bool, np.bool_)):
         return bool(compile)
-    if compile == "auto":
+    if isinstance(compile, str) and compile == "auto":
         return "auto"
     raise ValueError(f"compile must be False, True or 'auto', got {compile!r:.60}")
 
@@ -335,9 +339,10 @@ def solve_compiled(problem, method: str, t_out: np.ndarray, y0: np.ndarray, rtol
     kernel_names()
     if method not in KERNELS:
         raise ValueError(method_reason(method))
-    y0 = np.ascontiguousarray(y0, dtype=np.float64)
-    t_out = np.ascontiguousarray(t_out, dtype=np.float64)
-    atol_vec = np.ascontiguousarray(np.broadcast_to(np.asarray(atol, dtype=np.float64), y0.shape))
+    # fresh writable C-ordered float64 arrays: what the kernels' signatures take (a caller's read-only y0 included)
+    y0 = np.array(y0, dtype=np.float64, order="C")
+    t_out = np.array(t_out, dtype=np.float64, order="C")
+    atol_vec = np.array(np.broadcast_to(np.asarray(atol, dtype=np.float64), y0.shape), order="C")
     t0, t_end = float(t_out[0]), float(t_out[-1])
     try:
         result = KERNELS[method](problem, t0, t_end, y0, t_out, float(rtol), atol_vec,

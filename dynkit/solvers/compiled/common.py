@@ -23,14 +23,77 @@ References
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numba
 import numpy as np
 
 from .. import engine as _engine
+
+# -- numba's on-disk cache, keyed on the sources. numba invalidates a cached function when its own file changes, not
+# when a function it compiled in from another file does (march inlines this module's controller): a stale kernel
+# would then run silently. The locators below key every function of this package on a hash of all its sources and
+# the engine's (whose constants the kernels freeze), so any edit recompiles; without them nothing is cached.
+_PACKAGE = __name__.rsplit(".", 1)[0]
+
+
+def source_stamp(paths) -> str:
+    """sha256 over the contents of ``paths`` (and numba's version): what a cached kernel was compiled from."""
+    digest = hashlib.sha256(numba.__version__.encode())
+    for path in sorted(map(Path, paths)):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+SOURCE_STAMP = source_stamp([*Path(__file__).parent.glob("*.py"), Path(_engine.__file__)])
+
+
+def _source_hashed(base: type) -> type:
+    """A numba cache locator like ``base`` for this package's functions, stamped with :data:`SOURCE_STAMP`."""
+
+    class Locator(base):
+        def get_source_stamp(self):
+            return SOURCE_STAMP
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not getattr(py_func, "__module__", "").startswith(_PACKAGE + "."):
+                return None
+            return super().from_function(py_func, py_file)
+
+    Locator.__name__ = Locator.__qualname__ = f"SourceHashed{base.__name__}"
+    return Locator
+
+
+def _install_cache_locators() -> bool:
+    """Put the source-hashed locators first in numba's list; False (cache nothing) if numba's internals differ."""
+    try:
+        from numba.core import caching
+
+        bases = (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator)
+        classes = caching.CacheImpl._locator_classes
+    except AttributeError:
+        return False
+    if not any(getattr(c, "__name__", "").startswith("SourceHashed") for c in classes):
+        classes[:0] = [_source_hashed(base) for base in bases]
+    return True
+
+
+CACHE = _install_cache_locators()  # the kernels' ``cache=`` flag
+
+# -- the types of the compiled problem: f(t, y, p) -> dy/dt and jac(t, y, p) -> ∂f/∂y, as numba first-class function
+# types. A kernel declared with them compiles once per process (and is cached on disk), not once per user f: the
+# user's f is then compiled alone (a fraction of a second) and called through a function pointer.
+FIELD_SIGNATURE = numba.types.float64[::1](numba.types.float64, numba.types.float64[::1], numba.types.float64[::1])
+JACOBIAN_SIGNATURE = numba.types.float64[:, ::1](numba.types.float64, numba.types.float64[::1],
+                                                 numba.types.float64[::1])
+FIELD_TYPE = numba.types.FunctionType(FIELD_SIGNATURE)
+JACOBIAN_TYPE = numba.types.FunctionType(JACOBIAN_SIGNATURE)
 
 # -- status codes of a compiled solve (CompiledResult.status)
 SUCCESS = 0
@@ -40,10 +103,13 @@ NONFINITE = 3  # NonFiniteState: NaN/Inf in f at the start, on every trial down 
 NEWTON_FAILURE = 4  # implicit kernels: Newton failed down to the smallest step (reported as StepSizeUnderflow)
 NONFINITE_START = 5  # NonFiniteState: f returned NaN/Inf at the initial state
 RANGE_EDGE = 6  # NonFiniteState: the state sits at the edge of float64's range (accepted steps change nothing)
+# a trajectory of a parallel kernel that never returned: f raised inside a prange, where numba drops the exception
+# (the status array starts with this code, march overwrites it when it returns)
+ABORTED = 7
 
 STATUS_RESULTS = {SUCCESS: "success", MAX_STEPS: "max_steps_exceeded", STEP_UNDERFLOW: "step_size_underflow",
                   NONFINITE: "non_finite_state", NEWTON_FAILURE: "step_size_underflow",
-                  NONFINITE_START: "non_finite_state", RANGE_EDGE: "non_finite_state"}
+                  NONFINITE_START: "non_finite_state", RANGE_EDGE: "non_finite_state", ABORTED: "vector_field_error"}
 
 # -- positions in the stats vector: the order of SolverStats' fields
 STAT_FIELDS = ("nfe", "n_steps", "n_accepted", "n_rejected", "njev", "nlu", "switches", "newton_iterations",

@@ -4,7 +4,8 @@ What users of diffrax's ``vmap`` over ``diffeqsolve`` and DifferentialEquations.
 one difference: a trajectory here is an independent solve (its own step sizes, rejections and failure), not one
 lane of a batched solve that shares steps. Compiled, the trajectories run in a numba ``prange`` over the explicit
 loop of :mod:`.explicit` (each exactly the steps ``dk.solve(..., compile=True)`` takes for it); without numba the
-same results come from a Python loop over :func:`dynkit.solve`.
+same results come from a Python loop over :func:`dynkit.solve`. The kernel is
+:func:`.explicit.march_many`.
 
 This module imports numba only when it compiles.
 """
@@ -18,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import CompilationError, CompileWarning, SolverError
-from . import JIT_HINT, compile_problem, kernel_names, numba_available, validate_compile
+from . import JIT_HINT, compile_problem, numba_available, validate_compile
 
 __all__ = ["solve_ensemble", "EnsembleSolution"]
 
@@ -37,10 +38,14 @@ class EnsembleSolution:
     ys : float64 array ``(m, n_t, n)``
         ``ys[i, j]`` is trajectory ``i``'s state at ``ts[j]``; NaN past a failed trajectory's last output.
     stats : dict of int64 arrays ``(m,)``
-        Per trajectory, the counters of :class:`~dynkit.solvers.SolverStats` (``stats["nfe"][i]`` ...).
+        Per trajectory, the counters of :class:`~dynkit.solvers.SolverStats` (``stats["nfe"][i]`` ...). Compiled, a
+        trajectory that ran out of steps counts the step loop's evaluations only: :func:`dynkit.solve` adds those of
+        its diagnosis (stiffness, chattering) to the ``MaxStepsExceeded`` it raises, which an ensemble does not run.
     results : array of str ``(m,)``
         ``"success"`` or the failure's code (``"max_steps_exceeded"``, ``"step_size_underflow"``,
-        ``"non_finite_state"``, ...), as :attr:`Solution.result <dynkit.solvers.Solution.result>`.
+        ``"non_finite_state"``, ...), as :attr:`Solution.result <dynkit.solvers.Solution.result>`;
+        ``"vector_field_error"`` for a trajectory whose compiled ``f`` raised (numba drops the exception inside its
+        parallel loop, so its message is lost: rerun that trajectory with :func:`dynkit.solve` to see it).
     t_stop : float64 array ``(m,)``
         Where each trajectory stopped (``ts[-1]`` on success).
     method : str
@@ -126,9 +131,9 @@ def _validate(f, y0s, t, params, method, rtol, atol, first_step, max_steps, thre
     if P is not None and P.ndim == 2 and Y.ndim == 2 and P.shape[0] != Y.shape[0]:
         raise ValueError(f"y0s and params must have one row per trajectory: got {Y.shape[0]} initial states and "
                          f"{P.shape[0]} parameter sets")
-    Y = np.ascontiguousarray(np.broadcast_to(Y, (m, Y.shape[-1])))
+    Y = np.array(np.broadcast_to(Y, (m, Y.shape[-1])), order="C")  # fresh, writable, C-ordered: the kernel signature
     if P is not None:
-        P = np.ascontiguousarray(np.broadcast_to(P, (m, P.shape[-1])))
+        P = np.array(np.broadcast_to(P, (m, P.shape[-1])), order="C")
     t_out = _validate_times(t)
     rtol, atol = _validate_tolerances(rtol, atol, Y[0])
     if np.ndim(atol) > 1 or (np.ndim(atol) == 1 and np.shape(atol)[0] not in (1, Y.shape[1])):
@@ -240,55 +245,54 @@ def _python_loop(f, Y, P, t_out, method, rtol, atol, first_step, max_steps) -> E
                             method=method, compiled=False)
 
 
-_KERNEL: list = []  # the parallel ensemble kernel, built on first use (numba imported then)
-
-
-def _ensemble_kernel():
-    if not _KERNEL:
-        import numba
-
-        from .explicit import march
-
-        @numba.njit(parallel=True)
-        def run(f, P, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, Y, rtol, atol, first_step,
-                max_steps, ys, stats, status, t_stop):
-            no_steps = np.empty(0)
-            for i in numba.prange(Y.shape[0]):
-                y_last = np.empty(Y.shape[1])
-                f_last = np.empty(Y.shape[1])
-                code, t_end, h, n_filled, steps, n_recorded = march(
-                    f, P[i], a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, Y[i], rtol, atol,
-                    first_step, max_steps, ys[i], stats[i], y_last, f_last, no_steps)
-                status[i] = code
-                t_stop[i] = t_end
-
-        _KERNEL.append(run)
-    return _KERNEL[0]
-
-
 def _compiled(problem, Y, P, t_out, method, rtol, atol, first_step, max_steps, threads) -> EnsembleSolution:
     import numba
 
     from . import KERNELS
-    from .common import STATUS_RESULTS
+    from .common import ABORTED, STATUS_RESULTS
+    from .explicit import march_many
 
     m, n = Y.shape
     driver = KERNELS[method]
     ys = np.full((m, len(t_out), n), np.nan)
     stats = np.zeros((m, len(STAT_FIELDS)), dtype=np.int64)
-    status = np.zeros(m, dtype=np.int64)
+    status = np.full(m, ABORTED, dtype=np.int64)  # what a trajectory whose f raised keeps (see common.ABORTED)
     t_stop = np.full(m, math.nan)
     params = np.zeros((m, 0)) if P is None else P
-    atol_vec = np.ascontiguousarray(np.broadcast_to(np.asarray(atol, dtype=np.float64), (n,)))
+    atol_vec = np.array(np.broadcast_to(np.asarray(atol, dtype=np.float64), (n,)), order="C")
     previous = numba.get_num_threads()
     if threads is not None:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
     try:
-        _ensemble_kernel()(problem.f, params, *driver.coefficients.arrays(), t_out, Y, float(rtol), atol_vec,
-                           0.0 if first_step is None else float(first_step), int(max_steps), ys, stats, status,
-                           t_stop)
+        march_many(problem.f, params, *driver.coefficients.arrays(), t_out, Y, float(rtol), atol_vec,
+                   0.0 if first_step is None else float(first_step), int(max_steps), ys, stats, status, t_stop)
+    except Exception:  # noqa: BLE001 - a trajectory's f raised: numba's parallel loop re-raises it unreliably
+        _one_by_one(problem, driver, params, Y, t_out, rtol, atol_vec, first_step, max_steps, ys, stats, status,
+                    t_stop)
     finally:
         numba.set_num_threads(previous)
     results = np.array([STATUS_RESULTS[int(code)] for code in status])
     return EnsembleSolution(ts=t_out.copy(), ys=ys, stats={k: stats[:, j].copy() for j, k in enumerate(STAT_FIELDS)},
                             results=results, t_stop=t_stop, method=method, compiled=True)
+
+
+def _one_by_one(problem, driver, params, Y, t_out, rtol, atol_vec, first_step, max_steps, ys, stats, status,
+                t_stop) -> None:
+    """The trajectories in turn with the single-solve kernel, those whose ``f`` raises marked ``ABORTED``.
+
+    numba drops an exception raised inside its parallel loop, or leaves it set and raises a SystemError, depending on
+    the threads' timing; one by one, each trajectory's exception is caught where it happens.
+    """
+    import dataclasses
+
+    from .common import ABORTED
+
+    ys[:] = np.nan
+    for i in range(Y.shape[0]):
+        try:
+            result = driver(dataclasses.replace(problem, p=params[i]), float(t_out[0]), float(t_out[-1]), Y[i], t_out,
+                            float(rtol), atol_vec, 0.0 if first_step is None else float(first_step), int(max_steps))
+        except Exception:  # noqa: BLE001 - this trajectory's f raised
+            status[i], t_stop[i], stats[i] = ABORTED, math.nan, 0
+            continue
+        status[i], t_stop[i], stats[i], ys[i] = result.status, result.t_fail, result.stats, result.ys

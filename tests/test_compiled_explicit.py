@@ -1,0 +1,143 @@
+"""The compiled explicit loop against the Python path: same accepted steps, same counters, same states.
+
+Every adaptive explicit method of METHODS runs the shared problem set (tests/compiled_problems.py) through both paths;
+the tolerances and why are stated there. Planted violations (a tableau entry, a controller constant perturbed by
+1e-4 of itself) must make the same comparison fail.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import dynkit as dk
+from dynkit.solvers import METHODS, RungeKuttaTableau
+from dynkit.solvers.compiled import KERNELS, kernel_names
+from dynkit.solvers.compiled.explicit import ExplicitCoefficients, ExplicitDriver
+
+from compiled_problems import (ADAPTIVE_EXPLICIT, CASES, DIAGNOSIS_SLACK, blow_up, compiled_run, path_differences,
+                               python_path, spy_on_max_steps_diagnosis, stiff_cosine)
+
+
+def test_every_adaptive_explicit_method_has_a_kernel():
+    adaptive = {name for name, info in METHODS.items()
+                if isinstance(info.implementation, RungeKuttaTableau) and info.implementation.adaptive}
+    assert adaptive == set(ADAPTIVE_EXPLICIT)
+    assert adaptive <= set(kernel_names())
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("method", ADAPTIVE_EXPLICIT)
+def test_both_paths_take_the_same_steps(method, case):
+    python_sol, python_steps = python_path(case, method)
+    result = compiled_run(case, method)
+    assert path_differences(python_sol, python_steps, result, case.rtol) == []
+    # and dk.solve(compile=True) returns that result as a Solution
+    sol = dk.solve(case.f, case.y0, case.t, method=method, rtol=case.rtol, atol=case.atol, compile=True)
+    assert sol.stats == python_sol.stats and sol.result == "success" and sol.method == method
+    np.testing.assert_array_equal(sol.ts, python_sol.ts)
+    np.testing.assert_array_equal(sol.ys, result.ys)
+
+
+def _perturbed(coefficients: ExplicitCoefficients, **changes) -> ExplicitDriver:
+    return ExplicitDriver(dataclasses.replace(coefficients, **changes))
+
+
+@pytest.mark.parametrize("plant", ["error_weight", "controller_beta", "controller_safety", "stage_weight"])
+def test_a_planted_violation_fails_the_equivalence_check(plant):
+    """The comparison sees a kernel whose data or controller differs from the Python path's by 1e-4 of itself."""
+    case, method = CASES[1], "dopri5"
+    coefficients = KERNELS[method].coefficients
+    if plant == "error_weight":
+        e = coefficients.e.copy()
+        e[0] *= 1 + 1e-4
+        driver = _perturbed(coefficients, e=e)
+    elif plant == "controller_beta":  # dopri5's β = 0.2 / 5 = 0.04, the engine's PI_BETA_TIMES_K / k
+        driver = _perturbed(coefficients, control=np.array([0.04 * (1 + 1e-4), np.nan]))
+    elif plant == "controller_safety":
+        driver = _perturbed(coefficients, control=np.array([np.nan, 0.9 * (1 + 1e-4)]))
+    else:
+        a = coefficients.a.copy()
+        a[2, 1] *= 1 + 1e-4
+        driver = _perturbed(coefficients, a=a)
+    python_sol, python_steps = python_path(case, method)
+    assert path_differences(python_sol, python_steps, compiled_run(case, method), case.rtol) == []  # the honest kernel
+    assert path_differences(python_sol, python_steps, compiled_run(case, method, driver), case.rtol) != []
+
+
+def test_the_kernel_reads_the_controller_defaults_of_the_engine():
+    """NaN in the control vector means the engine's β = 0.2/k and safety 0.9: spelled out, the same steps."""
+    case, method = CASES[2], "tsit5"
+    coefficients = KERNELS[method].coefficients
+    explicit = _perturbed(coefficients, control=np.array([0.2 / 5, 0.9]))
+    python_sol, python_steps = python_path(case, method)
+    assert path_differences(python_sol, python_steps, compiled_run(case, method, explicit), case.rtol) == []
+
+
+def _both(f, y0, t, method="dopri5", **options):
+    python = dk.solve(f, y0, t, method=method, throw=False, **options)
+    compiled = dk.solve(f, y0, t, method=method, throw=False, compile=True, **options)
+    return python, compiled
+
+
+def test_max_steps_failure_matches_the_python_path_with_its_diagnosis(monkeypatch):
+    """MaxStepsExceeded: the same partial solution, counters and message (which diagnoses the stiffness: the Python
+    path's diagnosis runs on the compiled state, its calls of f counted)."""
+    starts = spy_on_max_steps_diagnosis(monkeypatch)
+    python, compiled = _both(stiff_cosine, np.array([0.0]), np.linspace(0.0, 1.0, 5), max_steps=60)
+    assert python.result == compiled.result == "max_steps_exceeded"
+    assert compiled.message == python.message and "looks stiff" in compiled.message
+    assert starts[0] == starts[1]  # the step loops' evaluations
+    assert abs(compiled.stats.nfe - python.stats.nfe) <= DIAGNOSIS_SLACK
+    assert dataclasses.replace(compiled.stats, nfe=0) == dataclasses.replace(python.stats, nfe=0)
+    np.testing.assert_array_equal(compiled.ts, python.ts)
+    with pytest.raises(dk.MaxStepsExceeded, match="looks stiff") as info:
+        dk.solve(stiff_cosine, np.array([0.0]), [0.0, 1.0], max_steps=60, compile=True)
+    assert info.value.solution.stats.n_steps == 60 and info.value.t > 0
+
+
+def test_step_size_underflow_matches_the_python_path():
+    python, compiled = _both(blow_up, np.array([1.0]), np.array([0.0, 0.5, 2.0]))
+    assert python.result == compiled.result == "step_size_underflow"
+    assert compiled.stats == python.stats
+    np.testing.assert_array_equal(compiled.ts, python.ts)
+    np.testing.assert_allclose(compiled.ys, python.ys, rtol=1e-10)  # y(0.5) = 2, reached on matching steps
+    assert compiled.message == python.message
+
+
+def test_non_finite_slope_at_the_start_is_a_non_finite_state():
+    def nan_field(t, y):
+        return y * np.nan
+
+    python, compiled = _both(nan_field, np.array([1.0, 2.0]), [0.0, 1.0])
+    assert python.result == compiled.result == "non_finite_state"
+    assert compiled.message == python.message and compiled.stats == python.stats
+
+
+def test_an_exception_in_compiled_f_is_a_vector_field_error():
+    def raises_past_one(t, y):
+        if t > 1.0:
+            raise ValueError("t beyond 1")
+        return -y
+
+    with pytest.raises(dk.VectorFieldError, match="t beyond 1"):
+        dk.solve(raises_past_one, np.array([1.0]), [0.0, 2.0], compile=True)
+
+
+def test_the_disk_cache_is_keyed_on_every_source_the_kernels_compile_in(tmp_path):
+    """numba alone would reuse a cached kernel after an edit of common.py (it stamps a function with its own file);
+    the package's locator stamps it with a hash of all of them, so an edit anywhere invalidates it."""
+    from dynkit.solvers.compiled import common, explicit
+
+    assert common.CACHE
+    locator = explicit.march._cache._impl._locator
+    assert type(locator).__name__.startswith("SourceHashed")
+    assert locator.get_source_stamp() == common.SOURCE_STAMP
+    files = []
+    for name in ("common.py", "explicit.py"):
+        files.append(tmp_path / name)
+        files[-1].write_text(f"# {name}\nSAFETY = 0.9\n")
+    before = common.source_stamp(files)
+    files[0].write_text("# common.py\nSAFETY = 0.91\n")  # the planted edit: a constant march compiles in
+    assert common.source_stamp(files) != before
