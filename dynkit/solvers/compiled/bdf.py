@@ -19,9 +19,9 @@ import numpy as np
 
 from .. import bdf as py
 from . import register_kernel
-from .common import (MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NEWTON_FAILURES, NEWTON_ITERATIONS, NFE, NLU,
-                     NONFINITE, NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, initial_step,
-                     last_step, outputs_due, rms_error_norm, same_state, step_underflowed)
+from .common import (CACHE, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NEWTON_FAILURES, NEWTON_ITERATIONS, NFE,
+                     NLU, NONFINITE, NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS,
+                     initial_step, last_step, outputs_due, rms_error_norm, same_state, step_underflowed)
 from .jacobian import difference_state, jacobian
 from .linalg import lu_solve, shifted_lu
 from .stiff_loop import StiffDriver, compile_kernel, push_step
@@ -39,7 +39,7 @@ def coefficients(method, rtol: float) -> tuple:
     return kappa, method.gamma(), method.error_constants(), controls, binomial
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _phi(m, x) -> float:
     """``∏_{i<m} (x + i) / m!``: the weight of ``∇^m y_n`` in ``p(t_n + x h)`` (Newton backward form)."""
     out = 1.0
@@ -48,7 +48,7 @@ def _phi(m, x) -> float:
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _rescale(D, k, ratio, binomial) -> None:
     """``∇_new = M ∇_old`` for rows ``0 … k`` (the polynomial re-sampled at ``t_n − j · ratio · h``); the
     differences beyond the order are dropped."""
@@ -71,7 +71,7 @@ def _rescale(D, k, ratio, binomial) -> None:
                 D[r, i] += w * old[m, i]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _newton(f, p, t_new, y_pred, psi, alpha, scale, LU, piv, max_iterations, newton_tol, d, stats):
     """Simplified Newton for the correction ``d`` (in place); ``(converged, iterations)``."""
     n = y_pred.size
@@ -111,7 +111,7 @@ def _newton(f, p, t_new, y_pred, psi, alpha, scale, LU, piv, max_iterations, new
     return False, max_iterations
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _scaled_rms(v, y, atol_s, rtol_s) -> float:
     s = 0.0
     for q in range(v.size):

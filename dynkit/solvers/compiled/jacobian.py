@@ -12,7 +12,8 @@ increments and count the same calls of ``f``:
 * with :data:`~dynkit.solvers.jacobian.RESOLVE_ROWS`, columns with an entry lost in the rounding of another row
   are re-probed with a larger increment, an entry taken from the re-probe only within the old value's rounding.
 
-The persistent state of the rule (``φ``, the largest ``|y|``, the scale and its bounds) is a ``(5, n)`` array
+The persistent state of the rule (``φ``, the largest ``|y|``, the scale and its bounds, and the rule's constants) is
+an ``(8, n)`` array
 made by :func:`difference_state`, kept by the kernel for the whole solve as the Python provider keeps its
 attributes. Every call of ``f`` is counted in ``stats[NFE]``, every Jacobian in ``stats[NJEV]``.
 """
@@ -24,30 +25,34 @@ import numba
 import numpy as np
 
 from ..jacobian import REFINEMENTS, RESOLVE_ROWS, ROUNDING_ULPS
-from .common import NFE, NJEV
+from .common import CACHE, NFE, NJEV
 
 
 EPS = float(np.finfo(np.float64).eps)
 SQRT_EPS = math.sqrt(EPS)
 FAC_MIN, FAC_MAX = SQRT_EPS, 0.1  # FiniteDifferenceJacobian's fac_min, fac_max
-# the difference-Jacobian state rows
-FAC, MAGNITUDE, THRESHOLD, LEVEL, FLOOR = range(5)
+# the difference-Jacobian state rows: φ, the largest |y| so far, the scale s and its bounds, then the rule's constants
+# (each a row of one value: read at run time, so that the compiled kernels, cached on disk, follow the Python module)
+FAC, MAGNITUDE, THRESHOLD, LEVEL, FLOOR, RULE_REFINEMENTS, RULE_RESOLVE_ROWS, RULE_ROUNDING_ULPS = range(8)
 
 
 def difference_state(atol: np.ndarray, rtol: float) -> np.ndarray:
     """The rule's state at the start of a solve: ``φ = √ε``, no magnitude seen, scale ``atol``, bounds
     ``[atol, atol/rtol]`` (as :class:`~dynkit.solvers.jacobian.FiniteDifferenceJacobian` starts)."""
     atol = np.asarray(atol, dtype=np.float64)
-    st = np.empty((5, atol.size))
+    st = np.empty((8, atol.size))
     st[FAC] = SQRT_EPS
     st[MAGNITUDE] = 0.0
     st[THRESHOLD] = atol
     st[LEVEL] = atol / rtol
     st[FLOOR] = atol
+    st[RULE_REFINEMENTS] = REFINEMENTS
+    st[RULE_RESOLVE_ROWS] = float(RESOLVE_ROWS)
+    st[RULE_ROUNDING_ULPS] = ROUNDING_ULPS
     return st
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _rescale(y, st) -> None:
     n = y.size
     changed = False
@@ -64,7 +69,7 @@ def _rescale(y, st) -> None:
             st[THRESHOLD, j] = new[j]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _differences(f, t, y, f0, p, st, cols, D, delta, stats) -> None:
     """Column ``j`` (``cols[j]`` True) of ``D = f(y + δ_j e_j) − f(y)``, one counted call of ``f`` each."""
     n = y.size
@@ -84,7 +89,7 @@ def _differences(f, t, y, f0, p, st, cols, D, delta, stats) -> None:
             D[i, j] = fj[i] - f0[i]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _adapt(f0, D, st, only, lost) -> bool:
     """Update ``φ`` of the columns ``only`` from their largest difference; mark the columns lost in rounding."""
     n = f0.size
@@ -111,7 +116,7 @@ def _adapt(f0, D, st, only, lost) -> bool:
     return any_lost
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _resolve_rows(f, t, y, f0, p, st, D, delta, J, stats) -> None:
     """Re-probe the columns with an entry lost in another row's rounding (the Python ``_resolve_rows``)."""
     n = y.size
@@ -150,11 +155,11 @@ def _resolve_rows(f, t, y, f0, p, st, D, delta, J, stats) -> None:
         probe[j] = y[j]
         for i in range(n):
             column = (fj[i] - f0[i]) / taken
-            if coarse[i, j] and abs(column - J[i, j]) <= ROUNDING_ULPS * noise[i, j]:
+            if coarse[i, j] and abs(column - J[i, j]) <= st[RULE_ROUNDING_ULPS, 0] * noise[i, j]:
                 J[i, j] = column
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def difference_jacobian(f, t, y, f0, p, st, J, stats) -> None:
     """``J ← ∂f/∂y(t, y)`` by forward differences (``f0 = f(t, y)``), the rule of the module docstring."""
     n = y.size
@@ -166,7 +171,7 @@ def difference_jacobian(f, t, y, f0, p, st, J, stats) -> None:
     lost = np.zeros(n, dtype=np.bool_)
     _differences(f, t, y, f0, p, st, only, D, delta, stats)
     any_lost = _adapt(f0, D, st, only, lost)
-    for _ in range(REFINEMENTS):
+    for _ in range(int(st[RULE_REFINEMENTS, 0])):
         if not any_lost:
             break
         only[:] = lost
@@ -175,11 +180,11 @@ def difference_jacobian(f, t, y, f0, p, st, J, stats) -> None:
     for i in range(n):
         for j in range(n):
             J[i, j] = D[i, j] / delta[j]
-    if RESOLVE_ROWS:
+    if st[RULE_RESOLVE_ROWS, 0] != 0.0:
         _resolve_rows(f, t, y, f0, p, st, D, delta, J, stats)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def time_derivative(f, t, y, f0, p, out, stats) -> None:
     """``out ← ∂f/∂t`` by one forward difference in ``t`` (one counted call), as the Python path."""
     dt = SQRT_EPS * max(1.0, abs(t))
@@ -190,7 +195,7 @@ def time_derivative(f, t, y, f0, p, out, stats) -> None:
         out[i] = f1[i] * (1.0 / dt) + f0[i] * (-1.0 / dt)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def jacobian(f, jac, t, y, f0, p, st, J, stats) -> None:
     """``J ← ∂f/∂y``: the user's ``jac(t, y, p)`` (one ``njev``), or differences when ``jac`` is None."""
     if jac is None:

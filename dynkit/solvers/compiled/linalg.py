@@ -20,14 +20,16 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .common import CACHE
 
-@numba.njit(cache=True, inline="always")
+
+@numba.njit(cache=CACHE, inline="always")
 def _magnitude(x):
     """LAPACK's pivot measure: ``|x|`` for reals, ``|Re x| + |Im x|`` for complex ``x`` (izamax's dcabs1)."""
     return abs(x.real) + abs(x.imag)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def shifted_lu(J, sigma, LU, piv) -> bool:
     """Factor ``σI − J`` into ``LU`` (unit lower and upper triangle in one array) and the row exchanges ``piv``.
 
@@ -67,7 +69,7 @@ def shifted_lu(J, sigma, LU, piv) -> bool:
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def lu_solve(LU, piv, x) -> None:
     """``x ← (σI − J)⁻¹ x`` in place, from :func:`shifted_lu`'s factor."""
     n = LU.shape[0]

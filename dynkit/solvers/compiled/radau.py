@@ -19,9 +19,9 @@ import numpy as np
 
 from .. import radau as py
 from . import register_kernel
-from .common import (MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NEWTON_FAILURES, NEWTON_ITERATIONS, NFE, NLU,
-                     NONFINITE, NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, initial_step,
-                     last_step, outputs_due, rms_error_norm, same_state, step_underflowed)
+from .common import (CACHE, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NEWTON_FAILURES, NEWTON_ITERATIONS, NFE,
+                     NLU, NONFINITE, NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS,
+                     initial_step, last_step, outputs_due, rms_error_norm, same_state, step_underflowed)
 from .jacobian import difference_state, jacobian
 from .linalg import lu_solve, shifted_lu
 from .stiff_loop import StiffDriver, compile_kernel, push_step
@@ -40,7 +40,7 @@ def coefficients(method=py.RADAU5) -> tuple:
             np.ascontiguousarray(V), controls)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _factor(J, h, gamma, alpha_beta, LU1, piv1, LU2, piv2) -> bool:
     """The LU pair ``γ̂/h I − J`` and ``(α̂ + iβ̂)/h I − J``; False if either is singular or not finite."""
     ok1 = shifted_lu(J, gamma / h, LU1, piv1)
@@ -48,7 +48,7 @@ def _factor(J, h, gamma, alpha_beta, LU1, piv1, LU2, piv2) -> bool:
     return ok1 and ok2
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _newton(f, p, t, y0, h, Z, LU1, piv1, LU2, piv2, co, rtol, atol, kappa, kappa_floor, newton_share,
             memory, record, stats):
     """Simplified Newton on the transformed stages from ``Z`` (updated in place); True if converged.
@@ -148,7 +148,7 @@ def _newton(f, p, t, y0, h, Z, LU1, piv1, LU2, piv2, co, rtol, atol, kappa, kapp
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _dense_weights(theta, V_inv):
     """Weights of ``Z_i`` in the collocation polynomial at ``θ`` ([HW] Eq. (8.9))."""
     w = np.zeros(3)
@@ -158,7 +158,7 @@ def _dense_weights(theta, V_inv):
     return w
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _substep(f, p, t, y0, h, Z, J, theta, co, V_inv, rtol, atol, kappa, kappa_floor, newton_share, memory,
              LU1, piv1, LU2, piv2, out, stats) -> None:
     """``out ← y(t + θh)``: one step of size ``θh`` from ``y0`` with the step's ``J`` (own LU pair, Newton from

@@ -21,9 +21,10 @@ import numpy as np
 from .. import rosenbrock as py
 from ..control import tolerance_factor
 from . import register_kernel
-from .common import (ERR_PREV_FLOOR, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NLU, NONFINITE, NONFINITE_START,
-                     OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, accepted_factor, initial_step, last_step,
-                     outputs_due, pi_coefficients, rejected_factor, rms_error_norm, same_state, step_underflowed)
+from .common import (CACHE, ERR_PREV_FLOOR, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NLU, NONFINITE,
+                     NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, accepted_factor,
+                     initial_step, last_step, outputs_due, pi_coefficients, rejected_factor, rms_error_norm,
+                     same_state, step_underflowed)
 from .jacobian import difference_state, jacobian, time_derivative
 from .linalg import lu_solve, shifted_lu
 from .stiff_loop import StiffDriver, compile_kernel, push_step
@@ -52,7 +53,7 @@ def coefficients(tableau, rtol: float) -> tuple:
             flags, _bootstrap_basis())
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, stats):
     """The ``u_i`` of one step of size ``h`` into ``u`` (Eq. (7.4)); returns ``f`` at the last stage."""
     a, C, c, d = co[0], co[1], co[2], co[3]
@@ -88,7 +89,7 @@ def _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, stats):
     return f_last
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _combine(y, u, weights, out) -> None:
     """``out ← y + Σ_j weights_j u_j`` (zero weights skipped, in the Python ``lincomb``'s order)."""
     out[:] = y

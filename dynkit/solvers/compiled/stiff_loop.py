@@ -12,34 +12,28 @@ import weakref
 import numba
 import numpy as np
 
-from .common import CompiledResult
-
-# the calling convention of a compiled problem: f(t, y, p) -> dy/dt, jac(t, y, p) -> ∂f/∂y
-F_SIGNATURE = numba.types.float64[::1](numba.types.float64, numba.types.float64[::1], numba.types.float64[::1])
-JAC_SIGNATURE = numba.types.float64[:, ::1](numba.types.float64, numba.types.float64[::1],
-                                            numba.types.float64[::1])
+from .common import CACHE, FIELD_TYPE, JACOBIAN_TYPE, CompiledResult
 
 
 def compile_kernel(loop, coefficients_example: tuple):
     """``loop`` compiled once for every problem: ``f`` and ``jac`` enter as first-class function values of
-    :data:`F_SIGNATURE` / :data:`JAC_SIGNATURE` (``jac`` may be None: difference Jacobians), not as
-    specialisations, so the kernel compiles once per method (and is cached on disk), not once per problem.
+    :data:`.common.FIELD_TYPE` / :data:`.common.JACOBIAN_TYPE` (``jac`` may be None: difference Jacobians), not as
+    specialisations, so the kernel compiles once per method (and is cached on disk, keyed on the package's sources:
+    :data:`.common.CACHE`), not once per problem. Everything a kernel reads from outside this package (coefficients,
+    the steppers' and the difference rule's constants) is an argument, so a cached kernel cannot go stale.
 
     The arguments after ``f`` and ``jac``: ``p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps,
-    coefficients, difference_state``. numba's cache is invalidated by changes to the kernel's own module only:
-    after editing a helper module (:mod:`.common`, :mod:`.jacobian`, :mod:`.linalg`) delete the ``*.nbi``/``*.nbc``
-    files of ``dynkit/solvers/compiled/__pycache__``.
+    coefficients, difference_state``.
     """
     t = numba.types
     vector = t.float64[::1]
     tail = (vector, t.float64, t.float64, vector, vector, t.float64, vector, t.float64, t.int64,
             numba.typeof(coefficients_example), t.float64[:, ::1])
-    f_type = t.FunctionType(F_SIGNATURE)
-    signatures = [(f_type, jac_type, *tail) for jac_type in (t.none, t.FunctionType(JAC_SIGNATURE))]
-    return numba.njit(signatures, cache=True)(loop)
+    signatures = [(FIELD_TYPE, jac_type, *tail) for jac_type in (t.none, JACOBIAN_TYPE)]
+    return numba.njit(signatures, cache=CACHE)(loop)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def push_step(steps, count, t):
     """Append ``t`` to the accepted step times (doubling the buffer when full); the buffer and the new count."""
     if count == steps.size:
