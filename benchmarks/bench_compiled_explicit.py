@@ -5,10 +5,11 @@
    ``PIDController``, the end state saved) on [0, 2000] (~10,000 steps, so that the per-call overheads of both are
    amortised), dynkit's Python path and scipy's RK45 on [0, 200] (~1,100 steps: their per-step cost does not depend on
    the span). µs per step (accepted and rejected), CPU time, paired medians. Goal: compiled ≤ 5× diffrax.
-2. Compile time, reported apart: numba compiling the explicit kernels on first use (a fresh process with an empty
-   numba cache) and loading them from the disk cache (a second fresh process), the user's ``f`` (once per ``f`` and
-   process), diffrax's jit (once per function and shapes); amortised over a sweep of 100 solves of the ~1,100-step
-   problem with one ``f`` (a parameter sweep's pattern), against the Python path's time for the same sweep.
+2. Compile time, reported apart: numba compiling the explicit kernel, and the ensemble's, on first use (a fresh
+   process with an empty numba cache) and loading them from the disk cache (a second fresh process), the user's ``f``
+   (once per ``f`` and process), diffrax's jit (once per function and shapes); amortised over a sweep of 100 solves
+   of the ~1,100-step problem with one ``f`` (a parameter sweep's pattern), against the Python path's time for the
+   same sweep.
 3. Ensemble: 10,000 Van der Pol trajectories (mu = 1, starts uniform in [-2, 2]², t in [0, 10], 11 outputs,
    rtol 1e-6, atol 1e-8) with ``dk.solve_ensemble`` (tsit5, one numba thread, and all threads) against a loop over
    scipy's LSODA (``scipy.integrate.odeint``, its Fortran driver, and ``solve_ivp(method="LSODA")``) with the same
@@ -146,7 +147,10 @@ def oscillator(t, y):
     return np.array([y[1], -y[0]])
 start = time.process_time()
 compile_problem(oscillator, np.array([1.0, 0.0]), 0.0)
-print(kernel, time.process_time() - start)
+f_seconds = time.process_time() - start
+start = time.process_time()
+import dynkit.solvers.compiled.explicit_ensemble
+print(kernel, f_seconds, time.process_time() - start)
 """
 
 
@@ -158,7 +162,8 @@ def bench_compile(repeats: int) -> tuple[dict, list]:
                    PYTHONPATH=os.pathsep.join([str(RESULTS.parent.parent), os.environ.get("PYTHONPATH", "")]))
         probes = [subprocess.run([sys.executable, "-c", _COMPILE_PROBE], capture_output=True, text=True, check=True,
                                  env=env).stdout.split() for _ in range(2)]
-    (kernel_seconds, f_seconds), (cached_kernel_seconds, _) = [tuple(map(float, p)) for p in probes]
+    (kernel_seconds, f_seconds, ensemble_seconds), (cached_kernel_seconds, _, cached_ensemble_seconds) = [
+        tuple(map(float, p)) for p in probes]
     y0 = np.array([1.0, 0.0])
     starts = np.linspace(0.5, 1.5, SWEEP)
 
@@ -173,13 +178,15 @@ def bench_compile(repeats: int) -> tuple[dict, list]:
                            clock=CLOCK)
     saved = times["Python"] / SWEEP - times["compiled"] / SWEEP  # per solve
     fig = dict(kernel_compile_seconds=kernel_seconds, kernel_cached_load_seconds=cached_kernel_seconds,
-               f_compile_seconds=f_seconds, sweep_solves=SWEEP, sweep_seconds=times)
+               f_compile_seconds=f_seconds, ensemble_kernel_compile_seconds=ensemble_seconds,
+               ensemble_kernel_cached_load_seconds=cached_ensemble_seconds, sweep_solves=SWEEP, sweep_seconds=times)
     for label, compile_total in (("first_use", kernel_seconds + f_seconds),
                                  ("cached", cached_kernel_seconds + f_seconds)):
         fig[f"sweep_ratio_with_compile_{label}"] = (compile_total + times["compiled"]) / times["Python"]
         fig[f"break_even_solves_{label}"] = compile_total / max(saved, 1e-12)
     print(f"compile: kernel {kernel_seconds:.2f} s on first use (then cached on disk: {cached_kernel_seconds:.2f} s "
-          f"per process), f {f_seconds:.3f} s (once per f and process); sweep of {SWEEP} solves: compiled "
+          f"per process), f {f_seconds:.3f} s (once per f and process), the ensemble kernel {ensemble_seconds:.2f} s "
+          f"on first use ({cached_ensemble_seconds:.2f} s cached); sweep of {SWEEP} solves: compiled "
           f"{times['compiled']:.3f} s vs Python {times['Python']:.3f} s; with compile time included "
           f"{fig['sweep_ratio_with_compile_first_use']:.3f}x on first use (break-even after "
           f"{fig['break_even_solves_first_use']:.0f} solves), {fig['sweep_ratio_with_compile_cached']:.3f}x with the "
@@ -253,7 +260,9 @@ def _markdown(per_step: dict, compile_fig: dict, ens: dict, goals: list) -> str:
     lines += ["", "## Compile time", "",
               f"- numba, the explicit kernels: {compile_fig['kernel_compile_seconds']:.2f} s on first use, then "
               f"cached on disk ({compile_fig['kernel_cached_load_seconds']:.2f} s per process to load); the user's f: "
-              f"{compile_fig['f_compile_seconds']:.3f} s once per f and process",
+              f"{compile_fig['f_compile_seconds']:.3f} s once per f and process; the ensemble kernel: "
+              f"{compile_fig['ensemble_kernel_compile_seconds']:.2f} s on first use, "
+              f"{compile_fig['ensemble_kernel_cached_load_seconds']:.2f} s cached",
               f"- diffrax jit, first call: {per_step['diffrax_first_call_seconds'] or float('nan'):.2f} s",
               f"- sweep of {compile_fig['sweep_solves']} solves ({compile_fig['sweep_seconds']['compiled']:.3f} s "
               f"compiled, {compile_fig['sweep_seconds']['Python']:.3f} s Python): compiled incl. compile / Python = "

@@ -106,6 +106,20 @@ def test_step_size_underflow_matches_the_python_path():
     assert compiled.message == python.message
 
 
+@pytest.mark.filterwarnings("ignore:.*encountered in dot:RuntimeWarning")  # the Python path's overflow, the subject
+def test_leaving_float64s_range_is_the_same_non_finite_state():
+    """y' = y from 1e308 overflows at t = ln(1.797...) ≈ 0.5865: every trial beyond it overflows, the step shrinks to
+    its floor; both paths stop there with the same message and counters."""
+    def growth(t, y):
+        return y
+
+    python, compiled = _both(growth, np.array([1e308]), np.array([0.0, 0.3, 1.0]))
+    assert python.result == compiled.result == "non_finite_state"
+    assert compiled.message == python.message and "every trial step beyond t=0.5865" in compiled.message
+    assert compiled.stats == python.stats
+    np.testing.assert_array_equal(compiled.ts, python.ts)
+
+
 def test_non_finite_slope_at_the_start_is_a_non_finite_state():
     def nan_field(t, y):
         return y * np.nan

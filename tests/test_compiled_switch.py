@@ -233,3 +233,29 @@ def test_a_given_first_step_is_taken_as_on_the_python_path():
     with pytest.warns(dk.StepSizeWarning, match="only its first step"):
         as_step_size = dk.solve(van_der_pol, Y0, T, step_size=0.01, compile=True)
     assert as_step_size.stats == python.stats
+
+
+def strided_field(t, y):
+    """A view with stride 2: not C-contiguous."""
+    out = np.empty(4)
+    out[0], out[1], out[2], out[3] = y[1], 99.0, -y[0], 99.0
+    return out[::2]
+
+
+def transposed_jacobian(t, y):
+    """∂f/∂y of strided_field, returned Fortran-ordered (a transpose)."""
+    return np.array([[0.0, -1.0], [1.0, 0.0]]).T
+
+
+def test_compile_problem_hands_the_kernels_c_contiguous_arrays():
+    """Kernels typed for C-ordered arrays would read a strided f or a transposed jac's data as it lies."""
+    from dynkit.solvers.compiled import compile_problem
+
+    problem = compile_problem(strided_field, Y0, 0.0, jac=transposed_jacobian)
+    y = np.array([1.0, 2.0])
+    np.testing.assert_array_equal(problem.f(0.0, y, problem.p), strided_field(0.0, y))
+    np.testing.assert_array_equal(problem.jac(0.0, y, problem.p), [[0.0, 1.0], [-1.0, 0.0]])
+    python = dk.solve(strided_field, Y0, T)
+    compiled = dk.solve(strided_field, Y0, T, compile=True)
+    assert compiled.stats == python.stats
+    np.testing.assert_allclose(compiled.ys, python.ys, rtol=0, atol=STATE_RTOL)

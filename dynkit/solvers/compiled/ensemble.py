@@ -5,7 +5,7 @@ one difference: a trajectory here is an independent solve (its own step sizes, r
 lane of a batched solve that shares steps. Compiled, the trajectories run in a numba ``prange`` over the explicit
 loop of :mod:`.explicit` (each exactly the steps ``dk.solve(..., compile=True)`` takes for it); without numba the
 same results come from a Python loop over :func:`dynkit.solve`. The kernel is
-:func:`.explicit.march_many`.
+:func:`.explicit_ensemble.march_many`.
 
 This module imports numba only when it compiles.
 """
@@ -250,7 +250,7 @@ def _compiled(problem, Y, P, t_out, method, rtol, atol, first_step, max_steps, t
 
     from . import KERNELS
     from .common import ABORTED, STATUS_RESULTS
-    from .explicit import march_many
+    from .explicit_ensemble import march_many
 
     m, n = Y.shape
     driver = KERNELS[method]

@@ -23,10 +23,10 @@ import numpy as np
 
 from ..tableaus import RungeKuttaTableau
 from . import register_kernel
-from .common import (CACHE, FIELD_TYPE, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NONFINITE, NONFINITE_START,
-                     OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, CompiledResult, accepted_factor,
-                     all_finite, hermite_into, initial_step, last_step, outputs_due, pi_coefficients,
-                     rejected_factor, same_state, step_underflowed)
+from .common import (CACHE, ERR_PREV_FLOOR, FIELD_TYPE, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NONFINITE,
+                     NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, CompiledResult,
+                     accepted_factor, all_finite, hermite_into, initial_step, last_step, outputs_due,
+                     pi_coefficients, rejected_factor, same_state, step_underflowed)
 
 # flags (an int64 array handed to the kernel)
 FSAL, HAS_P, P_USES_SLOPE, HAS_E2, EXPONENT = range(5)
@@ -109,13 +109,14 @@ def _scaled_rms(weights, hK, rows: int, y, y_new, rtol: float, atol, err) -> flo
     return math.sqrt(total / n)
 
 
-_F8, _I8 = numba.types.float64, numba.types.int64
-_VEC, _MAT, _IVEC = _F8[::1], _F8[:, ::1], _I8[::1]
-# compiled on import, once (cached on disk, keyed on the package's sources: common.CACHE): f is a first-class function
-# of FIELD_TYPE, not a type of its own, so a user's f is compiled alone
-MARCH_SIGNATURE = numba.types.Tuple((_I8, _F8, _F8, _I8, _VEC, _I8))(
-    FIELD_TYPE, _VEC, _MAT, _VEC, _VEC, _VEC, _VEC, _MAT, _MAT, _VEC, _IVEC, _VEC, _VEC, _VEC, _F8, _VEC, _F8, _I8,
-    _MAT, _IVEC, _VEC, _VEC, _VEC)
+# the kernels' argument types (C-ordered float64 / int64 vectors and matrices)
+F8, I8 = numba.types.float64, numba.types.int64
+VEC, MAT, IVEC = F8[::1], F8[:, ::1], I8[::1]
+# march compiles on import, once (then loads from the disk cache, keyed on the package's sources: common.CACHE): f is a
+# first-class function of FIELD_TYPE, not a type of its own, so a user's f is compiled alone
+MARCH_SIGNATURE = numba.types.Tuple((I8, F8, F8, I8, VEC, I8))(
+    FIELD_TYPE, VEC, MAT, VEC, VEC, VEC, VEC, MAT, MAT, VEC, IVEC, VEC, VEC, VEC, F8, VEC, F8, I8,
+    MAT, IVEC, VEC, VEC, VEC)
 
 
 @numba.njit(MARCH_SIGNATURE, cache=CACHE)
@@ -163,7 +164,7 @@ def march(f, p, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, y0,
     else:
         h = first_step
     alpha, beta, safety = pi_coefficients(k, control[0], control[1])
-    err_prev = 1e-4
+    err_prev = ERR_PREV_FLOOR
     rejected_last = False
     nonfinite_last = False
     overflow_pending = False
@@ -265,7 +266,7 @@ def march(f, p, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, y0,
                     f_last[:] = k1
                     return RANGE_EDGE, t, h, n_filled, steps, n_recorded
             factor = accepted_factor(norm, err_prev, alpha, beta, safety, rejected_last)
-            err_prev = max(norm, 1e-4)
+            err_prev = max(norm, ERR_PREV_FLOOR)
             t = t_new
             y, y_new = y_new, y
             if direction * (t_end - t) > 0:
@@ -283,25 +284,6 @@ def march(f, p, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, y0,
             rejected_last = True
         h = h * factor
     return SUCCESS, t, h, n_filled, steps, n_recorded
-
-
-@numba.njit(numba.types.void(FIELD_TYPE, _MAT, _MAT, _VEC, _VEC, _VEC, _VEC, _MAT, _MAT, _VEC, _IVEC, _VEC, _VEC, _MAT,
-                             _F8, _VEC, _F8, _I8, _F8[:, :, ::1], _I8[:, ::1], _IVEC, _VEC), parallel=True, cache=CACHE)
-def march_many(f, P, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, Y, rtol, atol, first_step,
-               max_steps, ys, stats, status, t_stop):
-    """:func:`march` for each row of ``Y`` (initial states) and ``P`` (parameter vectors), in a ``prange``.
-
-    Trajectory ``i`` writes ``ys[i]``, ``stats[i]``, ``status[i]`` and ``t_stop[i]``; each has its own steps.
-    """
-    no_steps = np.empty(0)
-    for i in numba.prange(Y.shape[0]):
-        y_last = np.empty(Y.shape[1])
-        f_last = np.empty(Y.shape[1])
-        code, t_end, h, n_filled, steps, n_recorded = march(
-            f, P[i], a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, Y[i], rtol, atol, first_step,
-            max_steps, ys[i], stats[i], y_last, f_last, no_steps)
-        status[i] = code
-        t_stop[i] = t_end
 
 
 class ExplicitDriver:
