@@ -13,9 +13,9 @@ Contenders: dynkit's ``radau5``, ``bdf``, ``rodas4``, ``rodas5`` through ``dk.so
 through the Python path (before), scipy's ``LSODA``, ``Radau``, ``BDF``. Timing: ``time.process_time`` (CPU time of
 this process, one BLAS thread: run with ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``), every contender of a (problem,
 rtol) run interleaved round robin with the order rotated each round, the minimum of ``--repeats`` rounds (a solver
-slower than 1 s is timed once). The compile time is measured apart: numba compiling the user's ``f`` and ``jac``
-(:func:`dynkit.solvers.compiled.compile_problem`, per problem) and each kernel's first call in this process (loading it
-from numba's cache, or compiling it the first time ever), never inside the timed runs.
+slower than 1 s is timed once). The compile time is measured apart (:func:`compile_times`): each kernel's loading in this process (from
+numba's cache; ``--cold-compile`` measures their compilation from nothing) and, per problem, numba compiling the user's
+``f`` and ``jac`` with a first solve of every method, never inside the timed runs.
 
 Goal (printed ``GOAL … met | NOT met``): at every problem and level both reach, the best compiled dynkit method's CPU
 time ≤ 1.0× LSODA's. Printed beside it: the same ratio for the Python path (before), and against the best scipy method.
@@ -72,19 +72,24 @@ def _runner(p, solver: str, rtol: float, with_jac: bool = True):
 
 
 def compile_times(ps) -> dict:
-    """Seconds numba takes for each problem's ``f``/``jac`` and for each kernel's first call (cache load or compile)."""
-    from dynkit.solvers.compiled import compile_problem
+    """Seconds spent compiling, kept out of the timed runs: each kernel's loading in this process (from numba's cache,
+    or its compilation the first time ever), then per problem numba compiling ``f`` and ``jac``
+    (:func:`dynkit.solvers.compiled.compile_problem`) and the first solve of every method in both Jacobian modes (the
+    drivers' contiguous adapters of ``f`` and ``jac`` compile there)."""
+    from dynkit.solvers.compiled import bdf, compile_problem, radau, rosenbrock
 
     out = {}
+    for module in (radau, bdf, rosenbrock):
+        start = time.perf_counter()
+        module.kernel()
+        out[f"kernel {module.__name__.rsplit('.', 1)[1]} (load)"] = time.perf_counter() - start
     for p in ps:
         start = time.perf_counter()
         compile_problem(p.f, p.y0, jac=p.jac)
+        for method in DYNKIT:
+            for with_jac in (True, False):
+                _runner(p, f"compiled:{method}", 1e-3, with_jac)()
         out[f"{p.name}: f and jac"] = time.perf_counter() - start
-    p = ps[0]
-    for method in DYNKIT:
-        start = time.perf_counter()
-        _runner(p, f"compiled:{method}", 1e-3)()
-        out[f"kernel {method} (first call, {p.name})"] = time.perf_counter() - start
     return out
 
 
