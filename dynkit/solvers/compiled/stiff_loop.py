@@ -7,8 +7,6 @@ tuple to :class:`~.common.CompiledResult` (:class:`StiffDriver`).
 """
 from __future__ import annotations
 
-import weakref
-
 import numba
 import numpy as np
 
@@ -44,30 +42,6 @@ def push_step(steps, count, t):
     return steps, count + 1
 
 
-# compiled f or jac -> its C-contiguous adapter (made once per function: a new one would compile again)
-_ADAPTERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def contiguous(g):
-    """``g(t, y, p)`` returning a C-contiguous array whatever ``g`` returns (``J.T`` is Fortran-ordered): numba
-    hands a kernel typed for C arrays the data of another layout as it is, so an unadapted ``jac`` returning ``J.T``
-    was read transposed (a silent wrong Jacobian: radau5 then crawled to 44,000 steps on Van der Pol)."""
-    try:
-        return _ADAPTERS[g]
-    except (KeyError, TypeError):
-        pass
-
-    @numba.njit
-    def adapted(t, y, p):
-        return np.ascontiguousarray(g(t, y, p))
-
-    try:
-        _ADAPTERS[g] = adapted
-    except TypeError:  # not weak-referenceable
-        pass
-    return adapted
-
-
 class StiffDriver:
     """A registered kernel driver (``driver(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)``):
     ``run(f, jac_or_None, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)`` returns the kernel's tuple
@@ -77,8 +51,8 @@ class StiffDriver:
         self.name, self.run = name, run
 
     def __call__(self, problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> CompiledResult:
-        jac = contiguous(problem.jac) if problem.has_jac else None
-        status, t, h, ys, n_filled, stats, steps, y, k1 = self.run(contiguous(problem.f), jac, problem.p, t0, t_end,
+        jac = problem.jac if problem.has_jac else None  # (compile_problem's functions return C-contiguous arrays)
+        status, t, h, ys, n_filled, stats, steps, y, k1 = self.run(problem.f, jac, problem.p, t0, t_end,
                                                                   y0, t_eval, rtol, atol, first_step, max_steps)
         return CompiledResult(status=int(status), t_fail=float(t), ys=ys, n_filled=int(n_filled), stats=stats,
                               steps=steps, h_last=float(h), y_last=y, f_last=k1)
