@@ -642,7 +642,9 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
     overflow_pending, overflow_stalls = False, 0  # accepted steps that changed nothing since an overflowed trial
     while direction * (t_end - t) > 0:
         if stats.n_steps >= max_steps:
-            raise _max_steps_failure(field, backend, rec, stepper, t, y, k1, h, max_steps)
+            # a stepper may hand over its end slope unevaluated (bdf's _LazySlope): the diagnosis needs the array
+            slope = k1.get() if hasattr(k1, "get") and not hasattr(k1, "shape") else k1
+            raise _max_steps_failure(field, backend, rec, stepper, t, y, slope, h, max_steps)
         if k != stepper.k:
             k = stepper.k
             beta = getattr(stepper, "pi_beta", None)

@@ -1,0 +1,209 @@
+"""``∂f/∂y`` (and ``∂f/∂t``) for the compiled stiff kernels: the user's ``jac`` or forward differences.
+
+The compiled counterpart of :class:`dynkit.solvers.jacobian.FiniteDifferenceJacobian` (dense, one sample) and
+:class:`~dynkit.solvers.jacobian.UserJacobian`: the same rule, step by step, so that both paths take the same
+increments and count the same calls of ``f``:
+
+* per column ``j`` the increment ``δ_j = φ_j max(|y_j|, s_j)`` with the scale ``s_j`` in ``[atol_j, atol_j/rtol]``
+  following the largest ``|y_j|`` seen so far, and ``φ_j`` (from ``√ε``, within ``[√ε, 0.1]``) adapted after each
+  Jacobian to the size of the column's largest difference; the increment actually taken after rounding (the next
+  float where ``y_j + δ_j`` rounds back to ``y_j``);
+* up to :data:`~dynkit.solvers.jacobian.REFINEMENTS` rounds recomputing the columns lost in rounding;
+* with :data:`~dynkit.solvers.jacobian.RESOLVE_ROWS`, columns with an entry lost in the rounding of another row
+  are re-probed with a larger increment, an entry taken from the re-probe only within the old value's rounding.
+
+The persistent state of the rule (``φ``, the largest ``|y|``, the scale and its bounds, and the rule's constants) is
+an ``(8, n)`` array
+made by :func:`difference_state`, kept by the kernel for the whole solve as the Python provider keeps its
+attributes. Every call of ``f`` is counted in ``stats[NFE]``, every Jacobian in ``stats[NJEV]``.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from ..jacobian import REFINEMENTS, RESOLVE_ROWS, ROUNDING_ULPS
+from .common import CACHE, NFE, NJEV
+
+
+EPS = float(np.finfo(np.float64).eps)
+SQRT_EPS = math.sqrt(EPS)
+FAC_MIN, FAC_MAX = SQRT_EPS, 0.1  # FiniteDifferenceJacobian's fac_min, fac_max
+# the difference-Jacobian state rows: φ, the largest |y| so far, the scale s and its bounds, then the rule's constants
+# (each a row of one value: read at run time, so that the compiled kernels, cached on disk, follow the Python module)
+FAC, MAGNITUDE, THRESHOLD, LEVEL, FLOOR, RULE_REFINEMENTS, RULE_RESOLVE_ROWS, RULE_ROUNDING_ULPS = range(8)
+
+
+def difference_state(atol: np.ndarray, rtol: float) -> np.ndarray:
+    """The rule's state at the start of a solve: ``φ = √ε``, no magnitude seen, scale ``atol``, bounds
+    ``[atol, atol/rtol]`` (as :class:`~dynkit.solvers.jacobian.FiniteDifferenceJacobian` starts)."""
+    atol = np.asarray(atol, dtype=np.float64)
+    st = np.empty((8, atol.size))
+    st[FAC] = SQRT_EPS
+    st[MAGNITUDE] = 0.0
+    st[THRESHOLD] = atol
+    st[LEVEL] = atol / rtol
+    st[FLOOR] = atol
+    st[RULE_REFINEMENTS] = REFINEMENTS
+    st[RULE_RESOLVE_ROWS] = float(RESOLVE_ROWS)
+    st[RULE_ROUNDING_ULPS] = ROUNDING_ULPS
+    return st
+
+
+@numba.njit(cache=CACHE)
+def _rescale(y, st) -> None:
+    n = y.size
+    changed = False
+    new = np.empty(n)
+    for j in range(n):
+        st[MAGNITUDE, j] = max(st[MAGNITUDE, j], abs(y[j]))
+        new[j] = max(st[FLOOR, j], min(st[LEVEL, j], st[MAGNITUDE, j]))
+        if new[j] != st[THRESHOLD, j]:
+            changed = True
+    if changed:
+        for j in range(n):
+            ratio = st[THRESHOLD, j] / new[j] if new[j] > 0 else 1.0
+            st[FAC, j] = min(max(st[FAC, j] * ratio, FAC_MIN), FAC_MAX)
+            st[THRESHOLD, j] = new[j]
+
+
+@numba.njit(cache=CACHE)
+def _differences(f, t, y, f0, p, st, cols, D, delta, stats) -> None:
+    """Column ``j`` (``cols[j]`` True) of ``D = f(y + δ_j e_j) − f(y)``, one counted call of ``f`` each."""
+    n = y.size
+    probe = y.copy()
+    for j in range(n):
+        if not cols[j]:
+            continue
+        moved = y[j] + st[FAC, j] * max(abs(y[j]), st[THRESHOLD, j])
+        if moved == y[j]:  # below the state's resolution: the smallest increment that changes y_j
+            moved = np.nextafter(y[j], np.inf)
+        delta[j] = moved - y[j]
+        probe[j] = moved
+        fj = f(t, probe, p)
+        stats[NFE] += 1
+        probe[j] = y[j]
+        for i in range(n):
+            D[i, j] = fj[i] - f0[i]
+
+
+@numba.njit(cache=CACHE)
+def _adapt(f0, D, st, only, lost) -> bool:
+    """Update ``φ`` of the columns ``only`` from their largest difference; mark the columns lost in rounding."""
+    n = f0.size
+    any_lost = False
+    for j in range(n):
+        lost[j] = False
+        if not only[j]:
+            continue
+        row, big = 0, abs(D[0, j])
+        for i in range(1, n):
+            if abs(D[i, j]) > big:
+                row, big = i, abs(D[i, j])
+        f_at, d_at = f0[row], D[row, j]
+        scale = max(abs(f_at), abs(f_at + d_at))
+        fac = st[FAC, j]
+        if big <= EPS ** 0.875 * scale and fac < FAC_MAX and scale > 0:
+            raised = fac * SQRT_EPS * scale / big if big > 0 else fac * 1e4
+            st[FAC, j] = min(raised, FAC_MAX)
+            lost[j] = any_lost = True
+        elif big < EPS ** 0.75 * scale:
+            st[FAC, j] = min(10 * fac, FAC_MAX)
+        elif big > EPS ** 0.25 * scale:
+            st[FAC, j] = max(0.1 * fac, FAC_MIN)
+    return any_lost
+
+
+@numba.njit(cache=CACHE)
+def _resolve_rows(f, t, y, f0, p, st, D, delta, J, stats) -> None:
+    """Re-probe the columns with an entry lost in another row's rounding (the Python ``_resolve_rows``)."""
+    n = y.size
+    R = np.zeros(n)
+    for i in range(n):
+        for j in range(n):
+            R[i] = max(R[i], abs(J[i, j]))
+    coarse = np.zeros((n, n), dtype=np.bool_)
+    noise = np.empty((n, n))
+    wanted = np.zeros(n)
+    any_coarse = False
+    for i in range(n):
+        for j in range(n):
+            F = max(abs(f0[i]), abs(f0[i] + D[i, j]))
+            noise[i, j] = EPS * F / delta[j]
+            if noise[i, j] > EPS ** 0.375 * R[i] and R[i] > 0:
+                coarse[i, j] = any_coarse = True
+                wanted[j] = max(wanted[j], SQRT_EPS * F / R[i])
+    if not any_coarse:
+        return
+    probe = y.copy()
+    for j in range(n):
+        has = False
+        for i in range(n):
+            has = has or coarse[i, j]
+        if not has:
+            continue
+        step = min(max(wanted[j], delta[j]), 0.1 * max(abs(y[j]), st[LEVEL, j]))
+        moved = y[j] + step
+        taken = moved - y[j]
+        if not taken > delta[j]:
+            continue  # no larger increment allowed: nothing to gain
+        probe[j] = moved
+        fj = f(t, probe, p)
+        stats[NFE] += 1
+        probe[j] = y[j]
+        for i in range(n):
+            column = (fj[i] - f0[i]) / taken
+            if coarse[i, j] and abs(column - J[i, j]) <= st[RULE_ROUNDING_ULPS, 0] * noise[i, j]:
+                J[i, j] = column
+
+
+@numba.njit(cache=CACHE)
+def difference_jacobian(f, t, y, f0, p, st, J, stats) -> None:
+    """``J ← ∂f/∂y(t, y)`` by forward differences (``f0 = f(t, y)``), the rule of the module docstring."""
+    n = y.size
+    stats[NJEV] += 1
+    _rescale(y, st)
+    D = np.empty((n, n))
+    delta = np.empty(n)
+    only = np.ones(n, dtype=np.bool_)
+    lost = np.zeros(n, dtype=np.bool_)
+    _differences(f, t, y, f0, p, st, only, D, delta, stats)
+    any_lost = _adapt(f0, D, st, only, lost)
+    for _ in range(int(st[RULE_REFINEMENTS, 0])):
+        if not any_lost:
+            break
+        only[:] = lost
+        _differences(f, t, y, f0, p, st, only, D, delta, stats)
+        any_lost = _adapt(f0, D, st, only, lost)
+    for i in range(n):
+        for j in range(n):
+            J[i, j] = D[i, j] / delta[j]
+    if st[RULE_RESOLVE_ROWS, 0] != 0.0:
+        _resolve_rows(f, t, y, f0, p, st, D, delta, J, stats)
+
+
+@numba.njit(cache=CACHE)
+def time_derivative(f, t, y, f0, p, out, stats) -> None:
+    """``out ← ∂f/∂t`` by one forward difference in ``t`` (one counted call), as the Python path."""
+    dt = SQRT_EPS * max(1.0, abs(t))
+    dt = (t + dt) - t  # the step actually taken, after rounding
+    f1 = f(t + dt, y, p)
+    stats[NFE] += 1
+    for i in range(y.size):
+        out[i] = f1[i] * (1.0 / dt) + f0[i] * (-1.0 / dt)
+
+
+@numba.njit(cache=CACHE)
+def jacobian(f, jac, t, y, f0, p, st, J, stats) -> None:
+    """``J ← ∂f/∂y``: the user's ``jac(t, y, p)`` (one ``njev``), or differences when ``jac`` is None."""
+    if jac is None:
+        difference_jacobian(f, t, y, f0, p, st, J, stats)
+    else:
+        stats[NJEV] += 1
+        Ju = jac(t, y, p)
+        n = y.size
+        for i in range(n):
+            for j in range(n):
+                J[i, j] = Ju[i, j]

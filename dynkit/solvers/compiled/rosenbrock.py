@@ -1,0 +1,303 @@
+"""``rosenbrock23``, ``rodas4``, ``rodas5`` compiled: one loop over a
+:class:`~dynkit.solvers.rosenbrock.RosenbrockTableau`.
+
+Loops only: ``γ``, ``a``, ``C``, ``c``, ``d``, ``m``, ``e``, the dense-output weights ``P``, FSAL, the
+bootstrapped and sub-step dense outputs and the tolerance proportionality are read from the tableau objects of
+:mod:`dynkit.solvers.rosenbrock` (one source of truth). As :class:`~dynkit.solvers.rosenbrock.RosenbrockStepper`:
+one Jacobian and ``∂f/∂t`` per step start (a rejected step reuses them), one LU of ``W = I/(hγ) − J`` per new
+``h``, the stages of [HW] IV.7 Eq. (7.4), and the engine's PI controller. Output times inside a step: on a stiff
+step (``|h| ‖J‖_∞ > 1``) or for a tableau with ``dense_by_substeps`` a sub-step of the method per time (an LU and
+``s − 1`` calls of ``f``, counted); otherwise the bootstrapped quartic (one more call of ``f`` per step) or the
+tableau's interpolant. See :mod:`dynkit.solvers.rosenbrock` for the methods and references.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+
+from .. import rosenbrock as py
+from ..control import tolerance_factor
+from . import register_kernel
+from .common import (CACHE, ERR_PREV_FLOOR, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NLU, NONFINITE,
+                     NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, accepted_factor,
+                     initial_step, last_step, outputs_due, pi_coefficients, rejected_factor, rms_error_norm,
+                     same_state, step_underflowed)
+from .jacobian import difference_state, jacobian, time_derivative
+from .linalg import lu_solve, shifted_lu
+from .stiff_loop import StiffDriver, compile_kernel, push_step
+
+TABLEAUS = {"rosenbrock23": py.ROSENBROCK23, "rodas4": py.RODAS4, "rodas5": py.RODAS5}
+
+def _bootstrap_basis() -> np.ndarray:
+    """``B`` with ``bootstrap_weights(θ, 1)[m] = Σ_q θ_m^q B[q]`` (rows: powers 0-4), from the Python function."""
+    theta = np.linspace(0.1, 0.9, 5)
+    weights = py.bootstrap_weights(theta, 1.0)  # (5 θ, 5 data)
+    powers = theta[:, None] ** np.arange(5)
+    return np.linalg.solve(powers, weights)
+
+
+def coefficients(tableau, rtol: float) -> tuple:
+    """The numbers the kernel reads, from the tableau (and ``θ(rtol)`` of its tolerance proportionality)."""
+    rule = tableau.tolerance_proportionality
+    theta = 1.0 if rule is None else tolerance_factor(float(rtol), *rule)
+    flags = np.array([float(tableau.gamma), float(min(tableau.order, tableau.error_order) + 1),
+                      float(tableau.fsal), float(tableau.bootstrap_dense), float(tableau.dense_by_substeps),
+                      py.BOOTSTRAP_H_NORM])
+    return (np.ascontiguousarray(tableau.a, dtype=np.float64), np.ascontiguousarray(tableau.C, dtype=np.float64),
+            np.ascontiguousarray(tableau.c, dtype=np.float64), np.ascontiguousarray(tableau.d, dtype=np.float64),
+            np.ascontiguousarray(tableau.m, dtype=np.float64),
+            np.array([float(x) / theta for x in tableau.e]), np.ascontiguousarray(tableau.P, dtype=np.float64),
+            flags, _bootstrap_basis())
+
+
+@numba.njit(cache=CACHE)
+def _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, stats):
+    """The ``u_i`` of one step of size ``h`` into ``u`` (Eq. (7.4)); returns ``f`` at the last stage."""
+    a, C, c, d = co[0], co[1], co[2], co[3]
+    s = c.size
+    n = y.size
+    f_last = k1
+    arg = np.empty(n)
+    for i in range(s):
+        if i == 0:
+            fi = k1
+        else:
+            arg[:] = y
+            for j in range(i):
+                if a[i, j] != 0.0:
+                    for q in range(n):
+                        arg[q] = arg[q] + u[j, q] * a[i, j]
+            fi = f(t + c[i] * h, arg, p)
+            stats[NFE] += 1
+            if i == s - 1:
+                f_last = fi
+        for q in range(n):
+            u[i, q] = fi[q]
+        for j in range(i):
+            if C[i, j] != 0.0:
+                w = C[i, j] / h
+                for q in range(n):
+                    u[i, q] = u[i, q] + u[j, q] * w
+        if d[i] != 0.0:
+            w = d[i] * h
+            for q in range(n):
+                u[i, q] = u[i, q] + f_t[q] * w
+        lu_solve(LU, piv, u[i])
+    return f_last
+
+
+@numba.njit(cache=CACHE)
+def _combine(y, u, weights, out) -> None:
+    """``out ← y + Σ_j weights_j u_j`` (zero weights skipped, in the Python ``lincomb``'s order)."""
+    out[:] = y
+    for j in range(weights.size):
+        if weights[j] != 0.0:
+            for q in range(out.size):
+                out[q] = out[q] + u[j, q] * weights[j]
+
+
+def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state):
+    """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the accepted steps'
+    end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
+    a, C, c, d, m, e, P, flags, B = co
+    gamma, k = flags[0], flags[1]
+    fsal, bootstrap, by_substeps, bootstrap_h_norm = flags[2] != 0.0, flags[3] != 0.0, flags[4] != 0.0, flags[5]
+    s = c.size
+    q_dense = P.shape[1]
+    n = y0.size
+    stats = np.zeros(9, dtype=np.int64)
+    n_eval = t_eval.size
+    ys = np.full((n_eval, n), np.nan)
+    ys[0] = y0
+    direction = 1.0 if t_end > t0 else -1.0
+    signed = direction * t_eval
+    nxt = 1
+    steps = np.empty(64)
+    n_steps_out = 0
+    alpha, beta, safety = pi_coefficients(int(k), math.nan, math.nan)  # the engine's PI controller
+    J = np.zeros((n, n))
+    f_t = np.zeros(n)
+    LU = np.empty((n, n))
+    piv = np.empty(n, dtype=np.int64)
+    sLU = np.empty((n, n))
+    spiv = np.empty(n, dtype=np.int64)
+    u = np.empty((s, n))
+    us = np.empty((s, n))
+    y_new = np.empty(n)
+    err = np.empty(n)
+    out = np.empty(n)
+    w = np.empty(s)
+    J_t, J_at = math.nan, -1
+    lu_h = math.nan
+    lu_ok = False
+    J_norm = 0.0
+    t = t0
+    y = y0.copy()
+    k1 = f(t0, y, p)
+    stats[NFE] += 1
+    for i in range(n):
+        if not math.isfinite(k1[i]):
+            return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
+    if first_step != 0.0:
+        h = first_step
+    else:
+        h = initial_step(f, p, t0, t_end, y0, k1, rtol, atol, direction, int(k))
+        stats[NFE] += 1
+    err_prev, rejected_last, nonfinite_last = ERR_PREV_FLOOR, False, False
+    overflow_pending, overflow_stalls = False, 0
+    while direction * (t_end - t) > 0:
+        if stats[N_STEPS] >= max_steps:
+            return MAX_STEPS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
+        h, last = last_step(t, h, t_end, direction)
+        if step_underflowed(t, h):
+            return (NONFINITE if nonfinite_last else STEP_UNDERFLOW), t, h, ys, nxt, stats, steps[:n_steps_out], \
+                y, k1
+        t_new = t_end if last else t + h
+        # -- attempt: J and ∂f/∂t once per step start, the LU once per h
+        if not (J_t == t and J_at == stats[N_ACCEPTED]):
+            jacobian(f, jac, t, y, k1, p, fd_state, J, stats)
+            time_derivative(f, t, y, k1, p, f_t, stats)
+            J_t, J_at, lu_h = t, stats[N_ACCEPTED], math.nan
+            J_norm = 0.0
+            for i in range(n):
+                row = 0.0
+                for j in range(n):
+                    row += abs(J[i, j])
+                J_norm = max(J_norm, row)
+        if lu_h != h:
+            lu_ok = shifted_lu(J, 1.0 / (h * gamma), LU, piv)
+            lu_h = h
+            stats[NLU] += 1
+        have_end_slope = False
+        end_slope = k1
+        if lu_ok:
+            f_last = _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, stats)
+            _combine(y, u, m, y_new)
+            err[:] = 0.0
+            started = False
+            for j in range(s):  # lincomb(None, u, e): the first nonzero term, then sums
+                if e[j] != 0.0:
+                    for q in range(n):
+                        err[q] = err[q] + u[j, q] * e[j] if started else u[j, q] * e[j]
+                    started = True
+            if fsal:
+                have_end_slope, end_slope = True, f_last
+            norm = rms_error_norm(err, y, y_new, rtol, atol)
+            if norm != norm:
+                norm = math.inf
+        else:  # W singular or not finite: a trial the controller rejects as non-finite
+            y_new[:] = y
+            norm = math.inf
+        stats[N_STEPS] += 1
+        if norm <= 1.0:
+            stats[N_ACCEPTED] += 1
+            inner, stop, exact = outputs_due(signed, nxt, t, t_new, direction)
+            if inner > nxt:
+                stiff = abs(h) * J_norm > bootstrap_h_norm
+                if stiff or by_substeps:
+                    for row in range(nxt, inner):
+                        th = (t_eval[row] - t) / h
+                        if th <= 0.0 or th >= 1.0:
+                            ys[row] = y if th <= 0.0 else y_new
+                            continue
+                        hs = th * h
+                        stats[NLU] += 1
+                        if shifted_lu(J, 1.0 / (hs * gamma), sLU, spiv):
+                            _stages(f, p, t, y, hs, k1, f_t, sLU, spiv, co, us, stats)
+                            _combine(y, us, m, out)
+                        else:
+                            for i in range(s):
+                                w[i] = 0.0
+                                for q in range(q_dense):
+                                    w[i] += th ** (q + 1) * P[i, q]
+                            _combine(y, u, w, out)
+                        ys[row] = out
+                elif not bootstrap:
+                    for row in range(nxt, inner):
+                        th = (t_eval[row] - t) / h
+                        for i in range(s):
+                            w[i] = 0.0
+                            for q in range(q_dense):
+                                w[i] += th ** (q + 1) * P[i, q]
+                        _combine(y, u, w, out)
+                        ys[row] = out
+                else:
+                    for i in range(s):  # P's interpolant at θ = 1/3, and f there (one call per step)
+                        w[i] = 0.0
+                        for q in range(q_dense):
+                            w[i] += (1.0 / 3.0) ** (q + 1) * P[i, q]
+                    _combine(y, u, w, out)
+                    f_mid = f(t + h / 3, out, p)
+                    stats[NFE] += 1
+                    if not have_end_slope:
+                        end_slope = f(t + h, y_new, p)
+                        stats[NFE] += 1
+                        have_end_slope = True
+                    for row in range(nxt, inner):
+                        th = (t_eval[row] - t) / h
+                        bw = np.zeros(5)
+                        for r in range(5):
+                            for q in range(5):
+                                bw[r] += th ** q * B[q, r]
+                        bw[1] *= h
+                        bw[3] *= h
+                        bw[4] *= h
+                        for i in range(n):
+                            out[i] = (y[i] * bw[0] + k1[i] * bw[1] + y_new[i] * bw[2] + end_slope[i] * bw[3]
+                                      + f_mid[i] * bw[4])
+                        ys[row] = out
+            if exact:
+                ys[inner] = y_new
+            nxt = stop
+            if overflow_pending:
+                stalled = same_state(y, y_new)
+                overflow_pending = stalled
+                overflow_stalls = overflow_stalls + 1 if stalled else 0
+                if overflow_stalls >= OVERFLOW_STALLS:
+                    return RANGE_EDGE, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
+            factor = accepted_factor(norm, err_prev, alpha, beta, safety, rejected_last)
+            err_prev = max(norm, ERR_PREV_FLOOR)
+            steps, n_steps_out = push_step(steps, n_steps_out, t_new)
+            t = t_new
+            y[:] = y_new
+            if direction * (t_end - t) > 0:
+                if have_end_slope:
+                    k1 = end_slope
+                else:
+                    k1 = f(t_new, y, p)
+                    stats[NFE] += 1
+            rejected_last = nonfinite_last = False
+        else:
+            stats[N_REJECTED] += 1
+            nonfinite_last = not math.isfinite(norm)
+            overflow_pending = overflow_pending or nonfinite_last
+            factor = rejected_factor(norm, safety, int(k))
+            rejected_last = True
+        h = h * factor
+    return SUCCESS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
+
+
+def run(name, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
+    """The compiled solve with the tableau ``name`` (``jac`` None: difference Jacobians); the kernel's tuple
+    (:class:`.StiffDriver`)."""
+    atol = np.array(np.broadcast_to(np.asarray(atol, float), y0.shape), dtype=np.float64)  # a writable copy
+    return kernel()(f, jac, p, float(t0), float(t_end), np.array(y0, dtype=np.float64),
+                    np.array(t_eval, dtype=np.float64), float(rtol), atol, float(first_step),
+                    int(max_steps), coefficients(TABLEAUS[name], rtol), difference_state(atol, float(rtol)))
+
+
+_COMPILED = []
+
+
+def kernel():
+    """The compiled loop (compiled, or loaded from numba's cache, on first use)."""
+    if not _COMPILED:
+        _COMPILED.append(compile_kernel(_rosenbrock_kernel_loop, coefficients(py.RODAS4, 1e-6)))
+    return _COMPILED[0]
+
+
+for _name in TABLEAUS:
+    register_kernel(_name, StiffDriver(_name, functools.partial(run, _name)))

@@ -1,0 +1,58 @@
+"""What the compiled stiff kernels (radau5, bdf, the Rosenbrock methods) share beyond :mod:`.common`.
+
+The controller's rules (initial step, last step, underflow, error norm, output times) are :mod:`.common`'s; here:
+how a stiff kernel is compiled (:func:`compile_kernel`: once per method, with ``f`` and ``jac`` as first-class
+function values), the record of accepted step times (:func:`push_step`), and the driver that hands a kernel's
+tuple to :class:`~.common.CompiledResult` (:class:`StiffDriver`).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .common import CACHE, FIELD_TYPE, JACOBIAN_TYPE, CompiledResult
+
+
+def compile_kernel(loop, coefficients_example: tuple):
+    """``loop`` compiled once for every problem: ``f`` and ``jac`` enter as first-class function values of
+    :data:`.common.FIELD_TYPE` / :data:`.common.JACOBIAN_TYPE` (``jac`` may be None: difference Jacobians), not as
+    specialisations, so the kernel compiles once per method (and is cached on disk, keyed on the package's sources:
+    :data:`.common.CACHE`), not once per problem. Everything a kernel reads from outside this package (coefficients,
+    the steppers' and the difference rule's constants) is an argument, so a cached kernel cannot go stale.
+
+    The arguments after ``f`` and ``jac``: ``p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps,
+    coefficients, difference_state``.
+    """
+    t = numba.types
+    vector = t.float64[::1]
+    tail = (vector, t.float64, t.float64, vector, vector, t.float64, vector, t.float64, t.int64,
+            numba.typeof(coefficients_example), t.float64[:, ::1])
+    signatures = [(FIELD_TYPE, jac_type, *tail) for jac_type in (t.none, JACOBIAN_TYPE)]
+    return numba.njit(signatures, cache=CACHE)(loop)
+
+
+@numba.njit(cache=CACHE)
+def push_step(steps, count, t):
+    """Append ``t`` to the accepted step times (doubling the buffer when full); the buffer and the new count."""
+    if count == steps.size:
+        bigger = np.empty(2 * steps.size)
+        bigger[:count] = steps
+        steps = bigger
+    steps[count] = t
+    return steps, count + 1
+
+
+class StiffDriver:
+    """A registered kernel driver (``driver(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)``):
+    ``run(f, jac_or_None, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)`` returns the kernel's tuple
+    ``(status, t, h, ys, n_filled, stats, steps, y, k1)``."""
+
+    def __init__(self, name: str, run):
+        self.name, self.run = name, run
+
+    def __call__(self, problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> CompiledResult:
+        jac = problem.jac if problem.has_jac else None  # (compile_problem's functions return C-contiguous arrays)
+        status, t, h, ys, n_filled, stats, steps, y, k1 = self.run(problem.f, jac, problem.p, t0, t_end,
+                                                                  y0, t_eval, rtol, atol, first_step, max_steps)
+        return CompiledResult(status=int(status), t_fail=float(t), ys=ys, n_filled=int(n_filled), stats=stats,
+                              steps=steps, h_last=float(h), y_last=y, f_last=k1)
