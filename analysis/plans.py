@@ -12,7 +12,8 @@ runs; ``dynkit run NAME --planned`` then follows it.
 over them. The looks come from the history of each ``results.json`` (every committed seed count at the final
 config and scale; ``git log -- analysis/results/NAME/results.json``), and for the runs made with issue 21's
 ``--until-decided`` (one more seed at a time while a row was inconclusive, cap 10) every count from 5 to 10.
-Every plan fixes the t interval (the method the ledger used for all but skewed rows).
+Every plan fixes the t interval (the method the ledger used for all but skewed rows). A prospective plan already
+committed (written before its results, e.g. issue 31's reruns) is kept as it is.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from dynkit.experiments import CLAIMS, load_all
 from dynkit.experiments.ledger import evaluate, load_results
-from dynkit.experiments.plans import CAP, PLANS_ROOT, Plan, plan_from_pilot
+from dynkit.experiments.plans import CAP, PLANS_ROOT, Plan, load_plan, plan_from_pilot
 from dynkit.io import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -56,6 +57,11 @@ def retrospective(out: Path = PLANS_ROOT) -> dict[str, Plan]:
     for name in sorted({c.experiment for c in CLAIMS.values()}):
         results = load_results(RESULTS, name, "cpu")
         if results is None:
+            continue
+        kept = out / f"{name}.json"
+        if kept.exists() and load_plan(kept).prospective:  # a plan fixed before its results is never rewritten after
+            plans[name] = load_plan(kept)
+            print(f"{plans[name].describe()} (kept)")
             continue
         n = len({int(s["seed"]) for s in results["shards"]})
         looks = tuple(k for k in LOOKS_OF_RECORD.get(name, (n,)) if k >= 2)

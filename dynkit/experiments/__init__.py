@@ -66,7 +66,8 @@ MODULES = ["node_trained", "node_point_cloud", "node_images", "node_adjoint_norm
            "momres_rings", "momres_lista", "momres_buffer_bits", "momres_reference_accuracy", "momseq_copy",
            "momseq_vanishing", "momseq_attention_scaling", "csaode_trec", "csaode_sensitivity", "csaode_attention",
            "claims", "time_series_hybrids", "csaode_cv", "momentum_lstm", "missing_claims",
-           "solver_variants", "hybrid_recipes", "node_recipes"]
+           "solver_variants", "hybrid_recipes", "node_recipes", "csaode_recipes",
+           "momentum_recipes"]
 """The modules that register experiments and claims (imported by :func:`load_all`)."""
 
 
