@@ -1076,8 +1076,10 @@ def _time_series():
             "model": st.one_of(NOT_MODULES, st.just(torch.nn.Linear(2, 1))),
             "task": st.sampled_from([None, 3, "silverbox", _tiny_windows()]),
             "epochs": bad_int(), "batch_size": bad_int(), "lr": bad_real_above(), "seed": bad_int(0),
-            "forecast_weight": bad_real_above(inclusive=True), "validate": BAD_BOOL, "quiet": BAD_BOOL,
-            "lr_schedule": bad_choice(("constant", "cosine")),
+            "loss_weights": st.sampled_from([(1.0, 0.0), (1.0, -1.0, 1.0), (NAN, 0.0, 1.0), "1", None]),
+            "validate": BAD_BOOL, "quiet": BAD_BOOL, "lr_schedule": bad_choice(("constant", "cosine", "step")),
+            "lr_steps": st.sampled_from([((0, 1e-4),), ((5, -1.0),), ((5,),), "5", None]),
+            "clip_norm": st.sampled_from([0.0, -1.0, NAN, "1"]), "shrink": st.sampled_from([0.0, -0.01, NAN, "1"]),
             "nfe_tol": st.sampled_from([0.0, -1e-6, NAN, INF, "1e-6", True])}, n=4)
         attempt("train_hybrid", "model", lambda: train(model=M.ODERNN("node", 3, 1, 2)), "n_inputs=3")
 
