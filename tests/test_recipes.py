@@ -208,6 +208,13 @@ def test_the_ledger_says_where_the_results_of_record_ran_another_config():
     assert planted.stale_setups() == {claim.experiment: {"tol": [1e-7, cpu["tol"]]}}
     assert (f"were run with another config: tol 1e-07 (registered cpu: {cpu['tol']:g})"
             in planted.to_markdown())
+    # a record that predates an option reads as its default (the behaviour before it), nothing else
+    walker = next(c for c in CLAIMS.values() if c.experiment == "ode_rnn_walker2d")
+    now = json.loads(json.dumps(E.runner.jsonable(dataclasses.asdict(E.get(walker.experiment).config("cpu")))))
+    older = {k: v for k, v in now.items() if k not in ("design", "cell", "clip_norm")}
+    assert Ledger([LedgerRow(walker, "inconclusive", "")], {walker.experiment: older}).stale_setups() == {}
+    assert Ledger([LedgerRow(walker, "inconclusive", "")], {walker.experiment: {**older, "cell": "residual"}}
+                  ).stale_setups() == {walker.experiment: {"cell": ["residual", "overwrite"]}}
 
 
 def test_the_docs_ledger_page_shows_the_setups(tmp_path):
