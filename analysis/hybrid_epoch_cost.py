@@ -2,10 +2,11 @@
 item 2: the tolerance the cpu campaign can afford).
 
     OMP_NUM_THREADS=1 nice -n 19 python -m analysis.hybrid_epoch_cost [--model hbnode] [--tols 1e-3,1e-5,1e-7]
-        [--epochs 6] [--windows 64] [--batch 64]
+        [--epochs 6] [--windows 64] [--batch 64] [--lr 1e-3]
 
 Each tolerance trains the registered ``cpu`` config of ``ode_rnn_plane_vibration`` (the authors' design, the adjoint,
-the measured series) changed only in the model, the tolerance, the epochs, the windows and the batch, and prints the
+the measured series) changed only in the model, the tolerance, the epochs, the windows, the batch and the rate
+(constant), and prints the
 mean seconds of an epoch (its training steps and the test pass), the NFE of the test pass and of the backward
 passes, and the test MSE per epoch. Wall time on a shared CPU: compare tolerances within one run.
 """
@@ -26,6 +27,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--epochs", type=int, default=6)
     p.add_argument("--windows", type=int, default=64)
     p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--lr", type=float, default=1e-3, help="Adam's rate, held constant (the authors' first rate)")
     args = p.parse_args(argv)
     import dynkit.experiments as E
     from dynkit.experiments.time_series_hybrids import run_hybrid
@@ -36,7 +38,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     rows = []
     for tol in (float(t) for t in args.tols.split(",")):
         config = dataclasses.replace(base, model=args.model, tol=tol, epochs=args.epochs, data=data,
-                                     batch_size=args.batch, nfe_tol=None)
+                                     batch_size=args.batch, lr=args.lr, lr_schedule="constant", lr_steps=(),
+                                     nfe_tol=None)
         start = time.perf_counter()
         m = run_hybrid(config, seed=0, out=Path(tempfile.mkdtemp()), device="cpu")["metrics"]
         name = args.model
