@@ -90,13 +90,26 @@ def _test_mse(model, data: Windows, weights=LOSS_WEIGHTS, read_back=None, batch_
     return {"one_step_mse": sums[0] / len(data), "forecast_mse": sums[1] / len(data)}
 
 
+def _check_steps(steps) -> None:
+    """``steps`` must be ``((epoch >= 1, rate > 0), ...)``."""
+    if not isinstance(steps, (tuple, list)) or any(not isinstance(p, (tuple, list)) or len(p) != 2 for p in steps):
+        raise ValueError(f"lr_steps must be a tuple of (epoch, rate) pairs, got {steps!r:.80}")
+    for e, rate in steps:
+        check.integer(e, "lr_steps epoch", 1)
+        check.real(rate, "lr_steps rate", low=0.0, low_open=True)
+
+
 class StepRestarts:
     """The authors' step schedule (``lr_dict`` in their ``trainpv.py``): at the start of epoch ``e`` of
     ``steps`` (``((e, lr), ...)``) the rate becomes ``lr`` and Adam restarts (its moments and step count cleared,
     as their fresh ``torch.optim.Adam``). Stepped once per batch; ``batches_per_epoch`` converts."""
 
     def __init__(self, optimizer: torch.optim.Optimizer, steps, batches_per_epoch: int):
-        self.optimizer, self.batches_per_epoch, self.batches = optimizer, batches_per_epoch, 0
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        _check_steps(steps)
+        self.optimizer, self.batches = optimizer, 0
+        self.batches_per_epoch = check.integer(batches_per_epoch, "batches_per_epoch", 1)
         self.steps = {int(e): float(lr) for e, lr in steps}
 
     def step(self) -> None:
@@ -120,6 +133,8 @@ class StepRestarts:
 def shrink_parameters(model: torch.nn.Module, factor: float) -> torch.nn.Module:
     """Every parameter of ``model`` times ``factor``, in place (the authors' ``shrink_parameters(model, 0.01)``
     before training; buffers, e.g. a fixed coefficient, are left as they are)."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     check.real(factor, "factor", low=0.0, low_open=True)
     with torch.no_grad():
         for p in model.parameters():
@@ -209,12 +224,7 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
     check.boolean(validate, "validate")
     check.boolean(quiet, "quiet")
     check.one_of(lr_schedule, "lr_schedule", ("constant", "cosine", "step"))
-    if not isinstance(lr_steps, (tuple, list)) or any(not isinstance(p, (tuple, list)) or len(p) != 2
-                                                       for p in lr_steps):
-        raise ValueError(f"lr_steps must be a tuple of (epoch, rate) pairs, got {lr_steps!r:.80}")
-    for e, rate in lr_steps:
-        check.integer(e, "lr_steps epoch", 1)
-        check.real(rate, "lr_steps rate", low=0.0, low_open=True)
+    _check_steps(lr_steps)
     if lr_steps and lr_schedule != "step":
         raise ValueError(f"lr_steps must be empty unless lr_schedule is 'step', got {lr_steps!r} with "
                          f"lr_schedule={lr_schedule!r}")
