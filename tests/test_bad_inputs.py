@@ -1076,10 +1076,29 @@ def _time_series():
             "model": st.one_of(NOT_MODULES, st.just(torch.nn.Linear(2, 1))),
             "task": st.sampled_from([None, 3, "silverbox", _tiny_windows()]),
             "epochs": bad_int(), "batch_size": bad_int(), "lr": bad_real_above(), "seed": bad_int(0),
-            "forecast_weight": bad_real_above(inclusive=True), "validate": BAD_BOOL, "quiet": BAD_BOOL,
-            "lr_schedule": bad_choice(("constant", "cosine")),
+            "loss_weights": st.sampled_from([(1.0, 0.0), (1.0, -1.0, 1.0), (NAN, 0.0, 1.0), "1", None]),
+            "validate": BAD_BOOL, "quiet": BAD_BOOL, "lr_schedule": bad_choice(("constant", "cosine", "step")),
+            "lr_steps": st.sampled_from([((0, 1e-4),), ((5, -1.0),), ((5,),), "5", None]),
+            "clip_norm": st.sampled_from([0.0, -1.0, NAN, "1"]), "shrink": st.sampled_from([0.0, -0.01, NAN, "1"]),
             "nfe_tol": st.sampled_from([0.0, -1e-6, NAN, INF, "1e-6", True])}, n=4)
         attempt("train_hybrid", "model", lambda: train(model=M.ODERNN("node", 3, 1, 2)), "n_inputs=3")
+
+    from dynkit.tasks import time_series as TS
+
+    def StepRestarts():
+        def build(optimizer=None, steps=((2, 1e-4),), batches_per_epoch=3):
+            optimizer = torch.optim.Adam([torch.nn.Parameter(torch.ones(1))]) if optimizer is None else optimizer
+            return TS.StepRestarts(optimizer, steps, batches_per_epoch)
+
+        constructor("StepRestarts", build, {
+            "optimizer": st.sampled_from([3, "adam", torch.nn.Linear(1, 1)]),
+            "steps": st.sampled_from([((0, 1e-4),), ((2, -1.0),), ((2,),), "2", None]),
+            "batches_per_epoch": bad_int()}, n=4)
+
+    def shrink_parameters():
+        constructor("shrink_parameters", lambda model=None, factor=0.01: TS.shrink_parameters(
+            torch.nn.Linear(1, 1) if model is None else model, factor), {
+            "model": st.sampled_from([3, "net", torch.ones(2)]), "factor": bad_real_above()}, n=4)
 
     def walker2d():
         build = builder(wk.walker2d)
@@ -1097,6 +1116,8 @@ def _time_series():
     return {"dynkit.models.ODERNN": ode_rnn, "dynkit.models.adjoint_norms": adjoint_norms,
             "dynkit.tasks.Windows": windows, "dynkit.tasks.TimeSeriesTask": task,
             "dynkit.tasks.load_time_series": load_time_series, "dynkit.tasks.train_hybrid": train_hybrid,
+            "dynkit.tasks.time_series.StepRestarts": StepRestarts,
+            "dynkit.tasks.time_series.shrink_parameters": shrink_parameters,
             "dynkit.tasks.walker2d.walker2d": walker2d, "dynkit.tasks.plane_vibration.plane_vibration": plane_vibration,
             **{f"dynkit.tasks.{name}": measured_series for name in (
                 "measured.SeriesFile", "measured.MeasuredProtocol", "measured.default_directory",

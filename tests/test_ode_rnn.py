@@ -73,9 +73,13 @@ def test_update_writes_the_whole_state_and_zeroes_anode_augmentation(name, resid
     z = torch.randn(4, model.n_states * P)
     x = torch.randn(4, 2)
     new = model.update(z, x)
-    dense = model.cell[0]
     kept = H if name == "anode" else model.n_states * P
-    affine = torch.cat([z, x], 1) @ dense.weight.T + dense.bias
+    if residual:  # the authors' parametrisation: one dense layer per block of [z, x] (position, velocity, input)
+        pieces = torch.cat([z, x], 1).split(model.cell.blocks, dim=1)
+        affine = sum(p @ d.weight.T + d.bias for p, d in zip(pieces, model.cell.parts))
+    else:
+        dense = model.cell[0]
+        affine = torch.cat([z, x], 1) @ dense.weight.T + dense.bias
     by_hand = z[:, :kept] + affine if residual else torch.tanh(affine)
     assert new.shape == z.shape
     torch.testing.assert_close(new[:, :kept], by_hand, rtol=1e-6, atol=1e-6)
@@ -167,10 +171,167 @@ def test_tight_nfe_reads_the_trained_model_at_its_own_tolerance_and_restores_the
                       torch.full((n, 2), 2.0))
     task = TimeSeriesTask("tiny", windows, windows, windows, ("u", "y"), ("y",), "a test")
     model = ODERNN("hbnode", 2, 1, 4, field_width=8, method="dopri5", rtol=1e-3, atol=1e-3)
-    loose = _tight_nfe(model, task, 1e-3, 1.0)
-    tight = _tight_nfe(model, task, 1e-6, 1.0)
+    loose = _tight_nfe(model, task, 1e-3, (1.0, 0.0, 1.0))
+    tight = _tight_nfe(model, task, 1e-6, (1.0, 0.0, 1.0))
     assert (model.block.rtol, model.block.atol) == (1e-3, 1e-3)
     assert loose["interval_solves"] == tight["interval_solves"] == (length - 1) + 2  # gaps in the window + forecast
     for key in ("forward_per_solve", "backward_per_solve", "test_per_solve"):
         assert tight[key] > loose[key] >= 14 - 1e-9  # 14: two accepted dopri5 steps, the floor
     assert all(p.grad is None for p in model.parameters())  # the measurement leaves no gradient behind
+
+
+# ---------------------------------------------------------------------------------------------
+# the review authors' design (issue 31 item 2)
+
+def test_the_authors_plane_vibration_hybrids_have_the_review_parameter_counts_exactly():
+    # the review's Sect. 3.4.3 counts (15,986 / 16,730 / 16,649 / 16,127 / 16,127) are the reference; the authors'
+    # sizes reproduce them to the parameter, dynkit's earlier design only within 1 % (planted: the other design)
+    for name in HYBRIDS:
+        ours = dk.models.count_parameters(dk.models.from_paper(name, "plane_vibration", design="authors"))
+        assert ours == PAPER_PARAMETERS["plane_vibration"][name], name
+    earlier = dk.models.count_parameters(dk.models.from_paper("hbnode", "plane_vibration"))
+    assert earlier != PAPER_PARAMETERS["plane_vibration"]["hbnode"]
+
+
+@pytest.mark.parametrize("restoring", ["learnable", "fixed"])
+def test_the_restoring_term_matches_the_matrix_exponential(restoring):
+    # the authors' HBNODE: dh = m, dm = -gamma m + f(h) - xi h, xi = softplus(0) = ln 2; with f linear the flow is
+    # expm(dt G) with -xi on the (m, h) block, against which dopri5 at 1e-10 agrees to 1e-6 (as the test above).
+    # Planted: the generator without the restoring term misses it.
+    torch.manual_seed(0)
+    model = ODERNN("hbnode", 2, 1, 3, restoring=restoring, activation=lambda v: v, rtol=1e-10,
+                   atol=1e-10).double()
+    dyn = model.scaled.dynamics
+    assert isinstance(dyn.xi.raw, torch.nn.Parameter) == (restoring == "learnable")
+    z0 = torch.randn(1, 6, dtype=torch.float64)
+    got = model.evolve(z0, torch.tensor([0.7], dtype=torch.float64)).detach().numpy()[0]
+    G = linear_generator(model)
+    without = expm(0.7 * G) @ np.append(z0[0].numpy(), 1.0)
+    G[3:6, :3] -= np.log(2.0) * np.eye(3)
+    want = expm(0.7 * G) @ np.append(z0[0].numpy(), 1.0)
+    np.testing.assert_allclose(got, want[:-1], rtol=1e-6, atol=1e-6)
+    assert not np.allclose(got, without[:-1], rtol=1e-6, atol=1e-6)
+
+
+def test_read_window_predicts_after_the_gap_and_reads_back_before_it():
+    # the authors' order: the prediction of observation k + 1 is the state carried across the gap to it; over zero
+    # gaps the prediction is the read-back (the state does not move), over a real gap it is not
+    torch.manual_seed(3)
+    model = ODERNN("ghbnode", 2, 2, 4, field_width=8, prediction="after_gap", residual=True,
+                   initial_state="window", window=5)
+    x = torch.randn(3, 5, 2)
+    pred, recon, _, _ = model.read_window(x, torch.zeros(3, 5))
+    torch.testing.assert_close(pred, recon, rtol=1e-6, atol=1e-6)
+    pred, recon, _, _ = model.read_window(x, torch.ones(3, 5))
+    assert not torch.allclose(pred, recon, rtol=1e-3, atol=1e-3)
+    with pytest.raises(ValueError, match="prediction must be 'after_update'"):
+        model(x, torch.ones(3, 5))
+
+
+def test_the_window_initial_state_reads_the_whole_window():
+    # the authors' ic: a dense layer of the flattened window; ANODE's writes its first `hidden` components only
+    torch.manual_seed(4)
+    model = ODERNN("anode", 2, 1, 3, augment=4, initial_state="window", window=5, augmentation="initial",
+                   residual=True, prediction="after_gap")
+    x = torch.randn(2, 5, 2)
+    z0 = model.initial_state(2, x)
+    by_hand = x.reshape(2, -1) @ model.encoder.weight.T + model.encoder.bias
+    torch.testing.assert_close(z0[:, :3], by_hand)
+    assert bool((z0[:, 3:] == 0).all())
+    later = x.clone()
+    later[:, -1] += 1.0  # the last observation moves the initial state (planted: zeros would not)
+    assert not torch.allclose(model.initial_state(2, later), z0)
+    with pytest.raises(ValueError, match="window=5"):
+        model.initial_state(2, torch.randn(2, 4, 2))
+
+
+@pytest.mark.parametrize("name", ["sonode", "hbnode"])
+def test_the_adjoint_gradient_is_the_backpropagated_one(name):
+    # dk.solve's adjoint with the gap carried in the state: at 1e-10 in float64 both gradients are the exact
+    # gradient of the same loss to ~1e-8; 1e-5 leaves margin for the error accumulated over 6 solves
+    torch.manual_seed(5)
+    x, gaps = torch.randn(2, 4, 2, dtype=torch.float64), torch.rand(2, 4, dtype=torch.float64) + 0.5
+    grads = []
+    for adjoint in (False, True):
+        torch.manual_seed(6)
+        model = ODERNN(name, 2, 1, 3, field_width=5, residual=True, prediction="after_gap", adjoint=adjoint,
+                       rtol=1e-10, atol=1e-10).double()
+        pred, recon, _, _ = model.read_window(x, gaps)
+        (pred.pow(2).sum() + recon.pow(2).sum()).backward()
+        grads.append(torch.cat([p.grad.flatten() for p in model.parameters()]))
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-5, atol=1e-7)
+
+
+def test_time_scale_multiplies_every_gap():
+    # evolving over gap g with time_scale s is evolving over s * g (the authors' Walker2D divides by 64)
+    torch.manual_seed(7)
+    scaled = ODERNN("hbnode", 2, 1, 3, time_scale=1 / 64, rtol=1e-9, atol=1e-9).double()
+    plain = ODERNN("hbnode", 2, 1, 3, rtol=1e-9, atol=1e-9).double()
+    plain.load_state_dict(scaled.state_dict())
+    z = torch.randn(2, 6, dtype=torch.float64)
+    g = torch.tensor([64.0, 32.0], dtype=torch.float64)
+    torch.testing.assert_close(scaled.evolve(z, g), plain.evolve(z, g / 64), rtol=1e-12, atol=1e-12)
+    assert not torch.allclose(scaled.evolve(z, g), plain.evolve(z, g))
+
+
+def test_step_restarts_set_the_rate_and_restart_adam_at_the_epoch():
+    # the authors' lr_dict {0: 1e-3, 2: 0.5}: a fresh Adam at the start of epoch 2 (after 3 batches an epoch)
+    from dynkit.tasks.time_series import StepRestarts
+
+    w = torch.nn.Parameter(torch.ones(3))
+    opt = torch.optim.Adam([w], lr=1e-3)
+    schedule = StepRestarts(opt, ((2, 0.5),), batches_per_epoch=3)
+    for batch in range(6):
+        opt.zero_grad()
+        w.pow(2).sum().backward()
+        opt.step()
+        assert opt.param_groups[0]["lr"] == 1e-3 and opt.state  # before the step epoch: Adam's moments kept
+        schedule.step()
+    assert opt.param_groups[0]["lr"] == 0.5 and not opt.state  # epoch 2 starts: new rate, moments cleared
+
+
+def _tiny_task():
+    from dynkit.tasks.silverbox import silverbox_windows
+
+    return silverbox_windows(400, length=8)
+
+
+def test_train_hybrid_clips_shrinks_and_weighs_as_told(monkeypatch):
+    # clip_grad_norm_ is called with the norm before every step (planted: without clip_norm it is never called);
+    # shrink multiplies every parameter once before training; the reconstruction weight enters the loss
+    from dynkit.tasks import time_series as T
+
+    task = _tiny_task()
+    calls = []
+    real = torch.nn.utils.clip_grad_norm_
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda params, norm: calls.append(norm) or real(params, norm))
+    torch.manual_seed(0)
+    model = ODERNN("hbnode", 2, 1, 3, residual=True, prediction="after_gap", method="rk4", step_size=1.0)
+    before = [p.detach().clone() for p in model.parameters()]
+    n_batches = -(-len(task.train) // 8)
+    T.train_hybrid(model, task, epochs=1, batch_size=8, lr=1e-12, validate=False, clip_norm=1.0, shrink=0.01,
+                   loss_weights=(0.1, 0.1, 1.0))
+    assert calls == [1.0] * n_batches
+    for b, p in zip(before, model.parameters()):  # lr 1e-12: what moved is the shrink (Adam steps ~1e-12)
+        torch.testing.assert_close(p.detach(), 0.01 * b, rtol=1e-6, atol=1e-9)
+    calls.clear()
+    T.train_hybrid(model, task, epochs=1, batch_size=8, lr=1e-12, validate=False)
+    assert calls == []
+    with pytest.raises(ValueError, match="reconstruction weight 0"):
+        T.train_hybrid(ODERNN("node", 2, 1, 3), task, epochs=1, batch_size=8, lr=1e-3, validate=False,
+                       loss_weights=(0.1, 0.1, 1.0))
+
+
+def test_the_reconstruction_term_is_the_read_back_mse():
+    from dynkit.tasks.time_series import _losses
+
+    torch.manual_seed(1)
+    task = _tiny_task()
+    batch = task.train.subset(slice(0, 4))
+    model = ODERNN("node", 2, 1, 3, residual=True, prediction="after_gap", method="rk4", step_size=1.0)
+    # Silverbox reads [u, y] and predicts y: the read-back is compared with the y column (planted: the u column)
+    assert task.inputs.index(task.outputs[0]) == 1
+    _, _, loss = _losses(model, batch, (0.0, 1.0, 0.0), read_back=(1,))
+    _, recon, _, _ = model.read_window(batch.x, torch.cat([batch.gaps[:, 1:], batch.future_gaps[:, :1]], 1))
+    torch.testing.assert_close(loss, (recon - batch.x[..., 1:2]).pow(2).mean())
+    assert not torch.allclose(loss, (recon - batch.x[..., :1]).pow(2).mean())

@@ -56,7 +56,19 @@ def test_paper_values_are_what_the_paper_scale_builds(name):
 
 @pytest.mark.parametrize("name, field, setting, planted_value", [
     ("ode_rnn_plane_vibration", "tol", "solver tolerance", 1e-3),  # the issue's example: 1e-3 where they use 1e-7
+    # each piece of the authors' design, planted back to dynkit's earlier value
+    ("ode_rnn_plane_vibration", "cell", "jump cell", "overwrite"),
+    ("ode_rnn_plane_vibration", "design", "model design", "dynkit"),
+    ("ode_rnn_plane_vibration", "restoring", "restoring term", "none"),
+    ("ode_rnn_plane_vibration", "initial_state", "initial state", "zeros"),
+    ("ode_rnn_plane_vibration", "adjoint", "adjoint", False),
+    ("ode_rnn_plane_vibration", "clip_norm", "gradient clipping", None),
+    ("ode_rnn_plane_vibration", "lr_schedule", "learning-rate schedule", "cosine"),
+    ("ode_rnn_plane_vibration", "lr_steps", "learning-rate steps", ((5, 1e-4),)),
+    ("ode_rnn_plane_vibration", "shrink", "initialisation", 1.0),
+    ("ode_rnn_plane_vibration", "loss_weights", "loss weights", (1.0, 0.0, 1.0)),
     ("ode_rnn_walker2d", "tol", "solver tolerance", 1e-3),
+    ("ode_rnn_walker2d", "time_scale", "time scaling", 1.0),
     ("node_trained", "train_tol", "training tolerance", 1e-5)])  # the paper's 1e-3 here: plant the cpu scale's
 def test_a_planted_tolerance_in_the_paper_config_fails(name, field, setting, planted_value):
     recipe = RECIPES[name]
@@ -82,10 +94,14 @@ def test_every_setting_has_a_source_and_a_reason_where_ours_differs(name, scale)
 def test_ours_is_the_registered_cpu_config(name, monkeypatch):
     recipe, exp = RECIPES[name], E.get(name)
     table = setup_table(name)
+    def text(x):  # a tuple's items joined (nested ones too), floats as %g
+        if isinstance(x, tuple):
+            return ", ".join(map(text, x)) or "–"
+        return f"{x:g}" if isinstance(x, float) else str(x)
+
     for s, row in zip(recipe.settings, table):
         expected = _field_value(exp.config("cpu"), s.field) if s.field else s.fixed
-        items = expected if isinstance(expected, tuple) else (expected,)
-        assert row["cpu"] == ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in items), s.name
+        assert row["cpu"] == text(expected), s.name
     # planted: change the registered cpu config, and the table follows (read, never retyped)
     assert any(s.field == "epochs" for s in recipe.settings)
     changed = {**exp.scales, "cpu": dataclasses.replace(exp.scales["cpu"], epochs=exp.scales["cpu"].epochs + 7)}
@@ -102,8 +118,7 @@ def test_a_reasonless_difference_is_caught():
     assert not rows[0]["as_paper"] and rows[0]["why"] == ""  # the check above would fail on this recipe
 
 
-@pytest.mark.parametrize("name, piece", [("ode_rnn_plane_vibration", "residual jump cell"),
-                                         ("ode_rnn_walker2d", "residual jump cell"),
+@pytest.mark.parametrize("name, piece", [("ode_rnn_walker2d", "the authors' Walker2D skeleton"),
                                          ("ode_rnn_silverbox", "trains no Silverbox hybrid"),
                                          ("node_trained", "an MNIST training task")])
 def test_the_paper_scale_refuses_and_names_the_missing_piece(name, piece, tmp_path, capsys):
@@ -116,6 +131,17 @@ def test_the_paper_scale_refuses_and_names_the_missing_piece(name, piece, tmp_pa
     assert main(["run", name, "--scale", "paper", "--seeds", "0", "--out", str(out), "--quiet"]) != 0
     assert piece in capsys.readouterr().err
     assert not out.exists() and not (tmp_path / "runner" / "results.json").exists()
+
+
+def test_the_paper_scale_of_plane_vibration_is_the_authors_recipe():
+    """Every piece of the authors' plane-vibration design is built: the paper scale runs, and it is their recipe."""
+    exp, recipe = E.get("ode_rnn_plane_vibration"), RECIPES["ode_rnn_plane_vibration"]
+    assert recipe.missing() == []
+    config = exp.config("paper")
+    assert_paper_config_faithful(recipe, config)
+    assert (config.tol, config.adjoint, config.clip_norm, config.shrink, config.epochs) == (1e-7, True, 1.0, 0.01, 500)
+    assert (config.cell, config.restoring, config.initial_state, config.design) == ("residual", "learnable", "window",
+                                                                                   "authors")
 
 
 def test_no_recipe_no_paper_scale():
@@ -164,7 +190,7 @@ def test_the_ledger_shows_the_setup_against_the_paper():
     md = table.to_markdown()
     assert "## Setup against the paper" in md and "### ode_rnn_plane_vibration" in md
     assert setup_markdown("ode_rnn_plane_vibration") in md
-    assert "| solver tolerance | 1e-07 (" in md and "not built yet: gradient clipping" in md
+    assert "| solver tolerance | 1e-07 (" in md and "| gradient clipping | 1 (" in md
     row = next(line for line in md.splitlines() if line.startswith(f"| {claim.id} |"))
     assert "Setup differs from the paper in: " in row and "solver tolerance" in row and "optimiser" not in row
     setups = table.to_dict()["setups"]
@@ -180,7 +206,15 @@ def test_the_ledger_says_where_the_results_of_record_ran_another_config():
     assert same.stale_setups() == {} and "were run with another config" not in same.to_markdown()
     planted = Ledger([LedgerRow(claim, "inconclusive", "")], {claim.experiment: {**cpu, "tol": 1e-7}})
     assert planted.stale_setups() == {claim.experiment: {"tol": [1e-7, cpu["tol"]]}}
-    assert "were run with another config: tol 1e-07 (registered cpu: 0.001)" in planted.to_markdown()
+    assert (f"were run with another config: tol 1e-07 (registered cpu: {cpu['tol']:g})"
+            in planted.to_markdown())
+    # a record that predates an option reads as its default (the behaviour before it), nothing else
+    walker = next(c for c in CLAIMS.values() if c.experiment == "ode_rnn_walker2d")
+    now = json.loads(json.dumps(E.runner.jsonable(dataclasses.asdict(E.get(walker.experiment).config("cpu")))))
+    older = {k: v for k, v in now.items() if k not in ("design", "cell", "clip_norm")}
+    assert Ledger([LedgerRow(walker, "inconclusive", "")], {walker.experiment: older}).stale_setups() == {}
+    assert Ledger([LedgerRow(walker, "inconclusive", "")], {walker.experiment: {**older, "cell": "residual"}}
+                  ).stale_setups() == {walker.experiment: {"cell": ["residual", "overwrite"]}}
 
 
 def test_the_docs_ledger_page_shows_the_setups(tmp_path):
@@ -193,7 +227,7 @@ def test_the_docs_ledger_page_shows_the_setups(tmp_path):
     dynkit_pages.ledger_page(tmp_path / "with.md", lambda: Ledger([LedgerRow(claim, "inconclusive", "")]))
     text = (tmp_path / "with.md").read_text()
     assert "## Setup against the paper" in text and "### ode_rnn_walker2d" in text
-    assert "gaps divided by 64" in text and "not built yet: the authors' time scaling" in text
+    assert "| time scaling | 0.015625 (" in text and "not built yet: the authors' Walker2D skeleton" in text
     other = next(c for c in CLAIMS.values() if c.experiment not in RECIPES)
     dynkit_pages.ledger_page(tmp_path / "without.md", lambda: Ledger([LedgerRow(other, "inconclusive", "")]))
     assert "Setup against the paper" not in (tmp_path / "without.md").read_text()

@@ -510,7 +510,8 @@ class Ledger:
     def stale_setups(self) -> dict[str, dict[str, list]]:
         """``{experiment: {config key: [recorded, registered]}}`` where the results of record were run with another
         config than the registered ``cpu`` one the setup table shows (their rerun is pending; a key the record
-        lacks reads ``None``: it predates the option); experiments without a difference are left out."""
+        lacks predates the option: it reads as the option's default, the behaviour before the option, else
+        ``None``); experiments without a difference are left out."""
         from ..io import jsonable
         from .registry import get
 
@@ -519,7 +520,11 @@ class Ledger:
             run_with = self.recorded.get(name)
             if run_with is None:
                 continue
-            now = json.loads(json.dumps(jsonable(dataclasses.asdict(get(name).config("cpu")))))
+            config = get(name).config("cpu")
+            now = json.loads(json.dumps(jsonable(dataclasses.asdict(config))))
+            defaults = json.loads(json.dumps(jsonable({f.name: f.default for f in dataclasses.fields(config)
+                                                       if f.default is not dataclasses.MISSING})))
+            run_with = {**{k: v for k, v in defaults.items() if k not in run_with}, **run_with}
             keys = sorted(k for k in set(now) | set(run_with) if now.get(k) != run_with.get(k))
             if keys:
                 out[name] = {k: [run_with.get(k), now.get(k)] for k in keys}

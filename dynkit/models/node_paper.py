@@ -53,6 +53,19 @@ TIME_SERIES = {
     "silverbox": (2, 1, True, {"node": (16, 0, 32), "anode": (16, 1, 32), "sonode": (16, 0, 32),
                                "hbnode": (16, 0, 32), "ghbnode": (16, 0, 32)}),
 }
+# The review authors' own hybrids (github.com/hedixia/HeavyBallNODE, plane_vibration/*_rnn_pv.py): per model
+# (hidden, augment, the ReLU perceptron field's hidden widths). Every hybrid there has a residual cell linear in
+# [z, x] block by block, an initial state read by a dense layer from the whole 64-stamp window, predicts after
+# carrying the state across the gap, and its ANODE's 22 augmented components are zero at the start only; their
+# HBNODE has the restoring term -xi h with xi learnable (``HeavyBallNODE(corr=0, corrf=False)``). The counts are
+# the review's 15,986 / 16,730 / 16,649 / 16,127 / 16,127 exactly (tests/test_node_models.py).
+AUTHORS_PLANE_VIBRATION = {"node": (21, 0, (63, 84)), "anode": (5, 22, (81, 108)), "sonode": (19, 0, (38, 19)),
+                           "hbnode": (20, 0, (20, 20)), "ghbnode": (20, 0, (20, 20))}
+AUTHORS_WINDOW = 64
+"""The window the authors' initial state reads (``seqlen = 64`` in ``plane_vibration/trainpv.py``)."""
+DESIGNS = ("dynkit", "authors")
+"""The hybrids' skeleton: dynkit's earlier one (:data:`TIME_SERIES`) or the authors' (:data:`AUTHORS_PLANE_VIBRATION`;
+Silverbox, which the authors train no hybrid on, takes the same skeleton with its 2 inputs and 1 output)."""
 # The review's parameter counts (Sect. 3.4.3, 3.4.4); None where it reports none.
 PAPER_PARAMETERS = {
     "walker2d": {"node": 8729, "anode": 8815, "sonode": None, "hbnode": 8899, "ghbnode": 8899},
@@ -98,7 +111,10 @@ def check_model_name(model: str) -> str:
     return model.lower()
 
 
-def from_paper(model: str, task: str, **block_options) -> nn.Module:
+AUTHORS_TASKS = ("plane_vibration", "silverbox")
+
+
+def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options) -> nn.Module:
     """``model`` (``"node"``, ``"anode"``, ``"sonode"``, ``"hbnode"``, ``"ghbnode"``) configured for ``task``.
 
     Parameters
@@ -109,9 +125,13 @@ def from_paper(model: str, task: str, **block_options) -> nn.Module:
         configurations (Sect. 3.4.2, Table 5); ``"digits"`` (1x8x8, dynkit's small stand-in);
         ``"point_cloud"`` (2-D points, one logit; Sect. 3.4.1); ``"walker2d"``,
         ``"plane_vibration"``, ``"silverbox"``: the ODE-RNN hybrid (see the module docstring).
+    design : {"dynkit", "authors"}
+        For ``"plane_vibration"`` and ``"silverbox"``: the hybrid skeleton (:data:`DESIGNS`).
     **block_options
         Override the :class:`~dynkit.models.ODEBlock` options (solver, method, rtol, atol, adjoint);
-        the tolerance defaults to the review's for the task (:data:`PAPER_TOLERANCE`).
+        the tolerance defaults to the review's for the task (:data:`PAPER_TOLERANCE`). With
+        ``design="authors"`` also the :class:`~dynkit.models.ode_rnn.ODERNN` options of the skeleton (``residual``,
+        ``restoring``, ``initial_state``, ``time_scale``, ...).
 
     Returns
     -------
@@ -120,10 +140,24 @@ def from_paper(model: str, task: str, **block_options) -> nn.Module:
         omega learnable from -3, GHBNODE sigma = tanh and xi = softplus(chi) learnable from ln 2.
     """
     name = check_model_name(model)
+    if design not in DESIGNS:
+        raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     tol = PAPER_TOLERANCE[task]
     options = {"rtol": tol, "atol": tol, **block_options}
+    if design != "dynkit" and task not in AUTHORS_TASKS:
+        raise ValueError(f"design must be 'dynkit' for task {task!r} (the authors' hybrid skeleton exists for "
+                         f"{AUTHORS_TASKS}), got {design!r}")
+    if task in TIME_SERIES and design == "authors":
+        from .ode_rnn import ODERNN
+
+        n_inputs, n_outputs = TIME_SERIES[task][:2]
+        hidden, augment, widths = AUTHORS_PLANE_VIBRATION[name]
+        authors = {"field_width": widths, "activation": torch.relu, "residual": True, "initial_state": "window",
+                   "window": AUTHORS_WINDOW, "augmentation": "initial", "prediction": "after_gap",
+                   "restoring": "learnable" if name == "hbnode" else "none"}
+        return ODERNN(name, n_inputs, n_outputs, hidden, augment=augment, **{**authors, **options})
     if task in TIME_SERIES:
         from .ode_rnn import ODERNN
 

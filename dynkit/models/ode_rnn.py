@@ -52,7 +52,10 @@ class _DenseField(nn.Module):
 
 
 class _TimeScaled(nn.Module):
-    """``dz/ds = gap * g(s, z)``: one unit of ``s`` spans each sequence's own gap (``gap`` of shape (B, 1))."""
+    """``dz/ds = gap * g(s, z)``: one unit of ``s`` spans each sequence's own gap (``gap`` of shape (B, 1)).
+
+    With ``gap`` None the gap rides in the state's last column (``d gap / ds = 0``): the adjoint's backward solve
+    runs after :meth:`ODERNN.evolve` has returned, so the gap must be part of what is integrated."""
 
     def __init__(self, dynamics: nn.Module):
         super().__init__()
@@ -60,31 +63,99 @@ class _TimeScaled(nn.Module):
         self.gap: torch.Tensor | None = None
 
     def forward(self, s: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
-        return self.gap * self.dynamics(s, z)
+        if self.gap is not None:
+            return self.gap * self.dynamics(s, z)
+        gap = z[:, -1:]
+        return torch.cat([gap * self.dynamics(s, z[:, :-1]), torch.zeros_like(gap)], dim=1)
 
 
-def _field(in_dim: int, out_dim: int, width: int | None, activation) -> nn.Module:
+def _field(in_dim: int, out_dim: int, width, activation) -> nn.Module:
     if width is None:
         return _DenseField(in_dim, out_dim, activation)
+    if isinstance(width, tuple):
+        return _Perceptron(in_dim, width, out_dim, activation)
     return MLPField(in_dim, width, out_dim, activation=activation)
 
 
-def _cell(in_dim: int, out_dim: int, width: int | None, residual: bool) -> nn.Module:
-    """The recurrent update: one dense layer (``width=None``) or a 3-layer perceptron with tanh inside;
-    a tanh output (the new state) or, ``residual``, a linear one (the increment)."""
+class _Perceptron(nn.Module):
+    """``f(t, h)``: dense layers ``in_dim -> widths[0] -> ... -> out_dim`` with ``activation`` between them (the
+    authors' plane-vibration fields have unequal widths, e.g. 21 -> 63 -> 84 -> 21)."""
+
+    def __init__(self, in_dim: int, widths: tuple[int, ...], out_dim: int, activation):
+        super().__init__()
+        sizes = (in_dim, *widths, out_dim)
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+        self.activation = activation
+
+    def forward(self, t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        for i, layer in enumerate(self.layers):
+            h = layer(h)
+            if i < len(self.layers) - 1:
+                h = self.activation(h)
+        return h
+
+
+class _BlockLinear(nn.Module):
+    """A linear map of ``[z, x]`` as a sum of one dense layer per block (each with its bias), the parametrisation
+    of the authors' plane-vibration cell (``dense2(p) + dense2q(q) + dense1(x)``): the same maps as one dense
+    layer, with their parameter count."""
+
+    def __init__(self, blocks: tuple[int, ...], out_dim: int):
+        super().__init__()
+        self.blocks = blocks
+        self.parts = nn.ModuleList(nn.Linear(b, out_dim) for b in blocks)
+
+    def forward(self, zx: torch.Tensor) -> torch.Tensor:
+        return sum(part(piece) for part, piece in zip(self.parts, zx.split(self.blocks, dim=1)))
+
+
+def _cell(blocks: tuple[int, ...], out_dim: int, width: int | None, residual: bool) -> nn.Module:
+    """The recurrent update of ``[z, x]`` (``blocks``: the widths of its position, velocity and input parts).
+
+    Overwrite (``residual=False``): one dense layer (``width=None``) or a 3-layer perceptron with tanh inside,
+    then a tanh (the new state). Residual (the authors'): the increment, linear in ``[z, x]`` block by block
+    (``width=None``, their plane-vibration cell) or a 3-layer tanh perceptron with a linear output (their
+    Walker2D cell)."""
+    in_dim = sum(blocks)
+    if residual and width is None:
+        return _BlockLinear(blocks, out_dim)
     layers = [nn.Linear(in_dim, out_dim)] if width is None else [
         nn.Linear(in_dim, width), nn.Tanh(), nn.Linear(width, width), nn.Tanh(), nn.Linear(width, out_dim)]
     return nn.Sequential(*layers) if residual else nn.Sequential(*layers, nn.Tanh())
 
 
-def _width(value, name: str) -> int | None:
-    return None if value is None else check.integer(value, name, 1)
+def _width(value, name: str):
+    """``None``, a positive int, or (a perceptron field's hidden widths) a non-empty tuple of positive ints."""
+    if value is None:
+        return None
+    if isinstance(value, (tuple, list)):
+        if not value:
+            raise ValueError(f"{name} must be None, a positive int or a non-empty tuple of them, got {value!r}")
+        return tuple(check.integer(w, name, 1) for w in value)
+    return check.integer(value, name, 1)
 
 
 def _callable(value, name: str):
     if not callable(value):
         raise TypeError(f"{name} must be a callable (tensor -> tensor), got {type(value).__name__} {value!r:.60}")
     return value
+
+
+def _identity(m: torch.Tensor) -> torch.Tensor:
+    return m
+
+
+RESTORING = ("none", "learnable", "fixed")
+"""HBNODE-RNN's restoring term ``-xi h``: absent (Eq. (25) as the review writes it), ``xi = softplus(chi)``
+learnable from ``ln 2`` (the authors' plane-vibration code) or fixed at ``ln 2`` (their Walker2D code)."""
+INITIAL_STATES = ("zeros", "window")
+"""The state before the first observation: zeros, or a dense layer of the whole window (the authors' ``ic``)."""
+AUGMENTATIONS = ("every_observation", "initial")
+"""Where ANODE-RNN's augmented components are zero: after every observation (the cell writes the position only)
+or at the initial state only (the authors': the cell writes the whole state)."""
+PREDICTIONS = ("after_update", "after_gap")
+"""What the one-step prediction of observation ``k + 1`` reads: the state right after the update at ``k``, or
+(the authors') that state carried by the ODE across the gap to ``k + 1``."""
 
 
 class ODERNN(nn.Module):
@@ -96,55 +167,92 @@ class ODERNN(nn.Module):
     n_inputs, n_outputs : int
         Features per observation and per prediction.
     hidden : int
-        Size of the position ``h`` (what the cell writes for ``"anode"``; the other hybrids' cell
-        writes the whole state).
+        Size of the position ``h`` (what the cell writes for ``"anode"`` with ``augmentation=
+        "every_observation"``; what the initial state writes with ``augmentation="initial"``).
     augment : int
-        Extra ODE components of the position (written by the cell; zeroed after each observation
-        for ``"anode"``).
-    field_width : int or None
-        Hidden width of the 3-layer perceptron ``f``; ``None`` makes ``f`` one dense layer.
+        Extra ODE components of the position (zero at the start, and after each observation for ``"anode"``
+        with ``augmentation="every_observation"``).
+    field_width : int, tuple of int, or None
+        Hidden width of the 3-layer perceptron ``f``; a tuple: the hidden widths of a perceptron with one layer
+        more than the tuple's length (the authors' unequal widths); ``None`` makes ``f`` one dense layer.
     cell_width : int or None
         Hidden width of a 3-layer recurrent cell; ``None`` makes the cell one dense layer.
     activation : callable
         Activation of ``f``: after each hidden layer of a perceptron ``f``, or after the single dense
         layer. ``tanh`` by default (the authors' code uses a linear field on Walker2D and ReLU
-        perceptrons on plane vibration; dynkit keeps ``f`` bounded): a bounded ``f`` keeps the carried velocity/momentum bounded over a window (``|m| <= sup|f| /
-        gamma``). With an unbounded ELU field the momentum of HBNODE-RNN and SONODE-RNN grew
-        exponentially over the 64 stamps of a window (test MSE 1e8 to 1e10 on plane vibration, solver
-        failures on Walker2D, measured with dynkit 0.1.0).
+        perceptrons on plane vibration): a bounded ``f`` keeps the carried velocity/momentum bounded over a window
+        (``|m| <= sup|f| / gamma``). With an unbounded ELU field and the overwrite cell the momentum of
+        HBNODE-RNN and SONODE-RNN grew exponentially over the 64 stamps of a window (test MSE 1e8 to 1e10 on
+        plane vibration, solver failures on Walker2D, measured with dynkit 0.1.0).
     sigma : callable
         GHBNODE's ``sigma`` (``tanh`` by default; the review's Silverbox run uses a hardtanh).
     residual : bool
-        The authors' residual cell ``z + cell([z, x])`` with a linear output, instead of the default
-        overwrite ``tanh(...)``. Without the authors' other safeguards (parameters shrunk by 0.01 at
-        initialisation, an initial state read from the whole window, gradient clipping) it diverged
-        on plane vibration here (HBNODE-RNN forecast MSE 1e11 after 20 epochs, measured).
+        The authors' residual cell ``z + cell([z, x])`` with a linear output (block by block without
+        ``cell_width``), instead of the overwrite ``tanh(...)``. Without the authors' other safeguards (parameters
+        shrunk by 0.01 at initialisation, an initial state read from the whole window, gradient clipping:
+        :func:`~dynkit.tasks.time_series.train_hybrid`) it diverged on plane vibration here (HBNODE-RNN forecast
+        MSE 1e11 after 20 epochs, measured).
+    restoring : {"none", "learnable", "fixed"}
+        HBNODE-RNN's restoring term (:data:`RESTORING`): with it the ODE is GHBNODE's with ``sigma`` the
+        identity, as the authors' ``HeavyBallNODE(corr=0)`` (their ``dh = -m`` is ours with ``m -> -m``).
+    initial_state : {"zeros", "window"}
+        :data:`INITIAL_STATES`; ``"window"`` needs ``window``, the number of observations of every sequence.
+    augmentation : {"every_observation", "initial"}
+        :data:`AUGMENTATIONS` (``"anode"`` only).
+    prediction : {"after_update", "after_gap"}
+        :data:`PREDICTIONS`; ``"after_gap"`` reads windows with :meth:`read_window`.
+    time_scale : float
+        Every gap is multiplied by it before it is integrated (the authors divide Walker2D's by 64).
     **block_options
         :class:`~dynkit.models.ODEBlock` options (``method``, ``rtol``, ``atol``, ``solver``,
         ``adjoint``, ``step_size`` in units of one gap).
+
+    References
+    ----------
+    The review (Sect. 3.4.3-3.4.4, Eqs. (25), (48)); its authors' code, github.com/hedixia/HeavyBallNODE
+    (``base.py`` ``ODE_RNN_with_Grad_Listener``, ``plane_vibration/*_rnn_pv.py``, ``walker2d/*_rnn_walker.py``).
     """
 
     def __init__(self, model: str, n_inputs: int, n_outputs: int, hidden: int, *, augment: int = 0,
-                 field_width: int | None = None, cell_width: int | None = None,
+                 field_width: int | tuple[int, ...] | None = None, cell_width: int | None = None,
                  activation: Callable[[torch.Tensor], torch.Tensor] = torch.tanh,
                  sigma: Callable[[torch.Tensor], torch.Tensor] = torch.tanh, residual: bool = False,
-                 **block_options):
+                 restoring: str = "none", initial_state: str = "zeros", window: int | None = None,
+                 augmentation: str = "every_observation", prediction: str = "after_update",
+                 time_scale: float = 1.0, **block_options):
         super().__init__()
         check.one_of(model, "model", HYBRIDS)
         for name, value in (("n_inputs", n_inputs), ("n_outputs", n_outputs), ("hidden", hidden)):
             check.integer(value, name, 1)
         check.integer(augment, "augment", 0)
         field_width, cell_width = _width(field_width, "field_width"), _width(cell_width, "cell_width")
+        if isinstance(cell_width, tuple):
+            raise ValueError(f"cell_width must be None or a positive int, got {cell_width!r}")
         activation, sigma = _callable(activation, "activation"), _callable(sigma, "sigma")
+        check.one_of(restoring, "restoring", RESTORING)
+        check.one_of(initial_state, "initial_state", INITIAL_STATES)
+        check.one_of(augmentation, "augmentation", AUGMENTATIONS)
+        check.one_of(prediction, "prediction", PREDICTIONS)
+        self.time_scale = check.real(time_scale, "time_scale", low=0.0, low_open=True)
+        if restoring != "none" and model != "hbnode":
+            raise ValueError(f"restoring must be 'none' for {model!r} (HBNODE-RNN's option; GHBNODE-RNN always has "
+                             f"its -xi h), got {restoring!r}")
+        if initial_state == "window":
+            window = check.integer(window, "window", 1)
         self.model, self.n_inputs, self.hidden, self.augment = model, n_inputs, hidden, augment
+        self.restoring, self.initial, self.window = restoring, initial_state, window
+        self.augmentation, self.prediction = augmentation, prediction
         self.position = hidden + augment
         P = self.position
         if model in ("node", "anode"):
             dynamics = FirstOrder(_field(P, P, field_width, activation))
         elif model == "sonode":
             dynamics = SecondOrder(_field(2 * P, P, field_width, activation))
-        elif model == "hbnode":  # Eq. (25) as the review writes it (the authors' code adds a restoring -xi h)
+        elif model == "hbnode" and restoring == "none":  # Eq. (25) as the review writes it
             dynamics = HeavyBall(_field(P, P, field_width, activation), damping())
+        elif model == "hbnode":  # the authors' HeavyBallNODE(corr=...): Eq. (25) with a restoring -xi h
+            dynamics = GeneralizedHeavyBall(_field(P, P, field_width, activation), damping(),
+                                            skip_coefficient(learnable=restoring == "learnable"), _identity)
         else:
             dynamics = GeneralizedHeavyBall(_field(P, P, field_width, activation), damping(), skip_coefficient(),
                                             sigma)
@@ -152,17 +260,32 @@ class ODERNN(nn.Module):
         self.scaled = _TimeScaled(dynamics)
         self.block = ODEBlock(self.scaled, 0.0, 1.0, **block_options)
         width = self.n_states * P
-        self.cell_out = hidden if model == "anode" else width
+        self.resets_augmentation = model == "anode" and augmentation == "every_observation"
+        self.cell_out = hidden if self.resets_augmentation else width
         self.residual = check.boolean(residual, "residual")
-        self.cell = _cell(width + n_inputs, self.cell_out, cell_width, self.residual)
+        self.cell = _cell((*(P,) * self.n_states, n_inputs), self.cell_out, cell_width, self.residual)
+        # the authors' ic: the whole window, flattened, to the state (their ANODE's: to the first ``hidden``)
+        self.initial_width = hidden if model == "anode" else width
+        self.encoder = nn.Linear(window * n_inputs, self.initial_width) if initial_state == "window" else None
         self.readout = nn.Linear(P, n_outputs)
 
     def initial_state(self, batch: int, like: torch.Tensor) -> torch.Tensor:
-        return like.new_zeros(batch, self.n_states * self.position)
+        """The state before the first observation of ``like`` (B, L, n_inputs): zeros, or the encoder's."""
+        z = like.new_zeros(batch, self.n_states * self.position)
+        if self.encoder is None:
+            return z
+        if like.shape[1] != self.window:
+            raise ValueError(f"x must hold window={self.window} observations per sequence (the initial state reads "
+                             f"the whole window), got {like.shape[1]}")
+        written = self.encoder(like.reshape(batch, -1))
+        return torch.cat([written, z[:, self.initial_width:]], dim=1)
 
     def evolve(self, z: torch.Tensor, gap: torch.Tensor) -> torch.Tensor:
-        """``z`` after each sequence's ``gap`` (shape (B,)) of the ODE."""
-        self.scaled.gap = gap.reshape(-1, 1).to(z.dtype)
+        """``z`` after each sequence's ``gap`` (shape (B,), times ``time_scale``) of the ODE."""
+        gap = (self.time_scale * gap).reshape(-1, 1).to(z.dtype)
+        if self.block.adjoint:  # the gap integrated as a constant component (see _TimeScaled)
+            return self.block(torch.cat([z, gap], dim=1))[:, :-1]
+        self.scaled.gap = gap
         try:
             return self.block(z)
         finally:
@@ -170,29 +293,31 @@ class ODERNN(nn.Module):
 
     def update(self, z: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """The observation update ``z <- cell([z, x])`` (``residual``: ``z + cell([z, x])``); ANODE's
-        augmentation restarts at zero."""
+        augmentation restarts at zero (``augmentation="every_observation"``)."""
         new = self.cell(torch.cat([z, x], dim=1))
         if self.residual:
             new = z[:, :self.cell_out] + new
-        if self.model == "anode":
+        if self.resets_augmentation:
             new = torch.cat([new, new.new_zeros(new.shape[0], self.augment)], dim=1)
         return new
 
     def read(self, z: torch.Tensor) -> torch.Tensor:
         return self.readout(z[:, :self.position])
 
-    def _check(self, x: torch.Tensor, gaps: torch.Tensor) -> None:
+    def _check(self, x: torch.Tensor, gaps: torch.Tensor, name: str = "gaps") -> None:
         check.tensor(x, "x", ndim=3, floating=True, finite=True, shape_hint=f"(batch, length, {self.n_inputs})")
-        check.tensor(gaps, "gaps", ndim=2, floating=True, finite=True, shape_hint="(batch, length)")
+        check.tensor(gaps, name, ndim=2, floating=True, finite=True, shape_hint="(batch, length)")
         if x.dim() != 3 or x.shape[2] != self.n_inputs:
             raise ValueError(f"x must have shape (batch, length, {self.n_inputs}), got {tuple(x.shape)}")
         if tuple(gaps.shape) != tuple(x.shape[:2]):
-            raise ValueError(f"gaps must have shape {tuple(x.shape[:2])} (batch, length), got {tuple(gaps.shape)}")
+            raise ValueError(f"{name} must have shape {tuple(x.shape[:2])} (batch, length), got {tuple(gaps.shape)}")
         if bool((gaps < 0).any()):
-            raise ValueError(f"gaps must be >= 0 (time must not run backwards), got minimum {float(gaps.min())!r}")
+            raise ValueError(f"{name} must be >= 0 (time must not run backwards), got minimum {float(gaps.min())!r}")
 
     def forward(self, x: torch.Tensor, gaps: torch.Tensor, keep_states: bool = False):
-        """Read the sequence ``x`` (B, L, n_inputs) observed after ``gaps`` (B, L; ``gaps[:, 0]`` is ignored).
+        """Read the sequence ``x`` (B, L, n_inputs) observed after ``gaps`` (B, L; ``gaps[:, 0]`` is ignored),
+        predicting each next observation from the state right after the update (``prediction="after_update"``;
+        the authors' order: :meth:`read_window`).
 
         Returns
         -------
@@ -204,6 +329,9 @@ class ODERNN(nn.Module):
         z : torch.Tensor
             The final state (for :meth:`forecast`).
         """
+        if self.prediction != "after_update":
+            raise ValueError(f"prediction must be 'after_update' to call the model on (x, gaps); it predicts after "
+                             f"the gap: call read_window(x, ahead), got prediction={self.prediction!r}")
         self._check(x, gaps)
         check.boolean(keep_states, "keep_states")
         z = self.initial_state(x.shape[0], x)
@@ -217,6 +345,34 @@ class ODERNN(nn.Module):
                 states.append(z)
             outputs.append(self.read(z))
         return torch.stack(outputs, 1), states, z
+
+    def read_window(self, x: torch.Tensor, ahead: torch.Tensor, keep_states: bool = False):
+        """The authors' order (``ODE_RNN_with_Grad_Listener``): update with observation ``k``, read it back (the
+        reconstruction), carry the state across ``ahead[:, k]`` (the gap to observation ``k + 1``), read the
+        prediction of ``k + 1``.
+
+        Returns
+        -------
+        predictions, reconstructions : torch.Tensor
+            (B, L, n_outputs) each.
+        states : list of torch.Tensor
+            With ``keep_states``, the state after each update (``retain_grad()``, as in :meth:`forward`).
+        z : torch.Tensor
+            The state at the time of the last prediction (for :meth:`forecast`).
+        """
+        self._check(x, ahead, "ahead")
+        check.boolean(keep_states, "keep_states")
+        z = self.initial_state(x.shape[0], x)
+        predictions, reconstructions, states = [], [], []
+        for k in range(x.shape[1]):
+            z = self.update(z, x[:, k])
+            if keep_states:
+                z.retain_grad()
+                states.append(z)
+            reconstructions.append(self.read(z))
+            z = self.evolve(z, ahead[:, k])
+            predictions.append(self.read(z))
+        return torch.stack(predictions, 1), torch.stack(reconstructions, 1), states, z
 
     def forecast(self, z: torch.Tensor, gaps: torch.Tensor) -> torch.Tensor:
         """Predictions at the next ``F`` times after the state ``z``, ``gaps`` (B, F): the ODE only, no updates."""
