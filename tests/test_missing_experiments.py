@@ -165,18 +165,31 @@ def test_ledger_rows_turn_known_numbers_into_outcomes(claim_id, per_seed, outcom
     assert evaluate(CLAIMS[claim_id], _results(per_seed)).outcome == outcome
 
 
-def test_a_solver_failure_in_training_is_recorded_not_raised(monkeypatch, tmp_path):
+def _training_stopped():
+    from dynkit.tasks.training import TrainingError
+    return TrainingError("training stopped at epoch 1, batch 1: underflow in dt", epoch=0, batch=1, checkpoint=None)
+
+
+def _forecast_ran_out_of_steps():
+    # a solver failure outside a training step (seed 4's SONODE-RNN on Silverbox: the test forecast hit max_steps)
+    from dynkit.solvers.errors import MaxStepsExceeded
+    return MaxStepsExceeded("max_steps=100000 reached at t=0.5 (underflow in float32)")
+
+
+@pytest.mark.parametrize("error, epoch, words", [(_training_stopped, 1.0, "underflow"),
+                                                  (_forecast_ran_out_of_steps, None, "max_steps")])
+def test_a_solver_failure_in_training_is_recorded_not_raised(monkeypatch, tmp_path, error, epoch, words):
     import dynkit.tasks.time_series as ts
     from dynkit.experiments.time_series_hybrids import run_hybrid
-    from dynkit.tasks.training import TrainingError
 
     def blow_up(*args, **kwargs):
-        raise TrainingError("training stopped at epoch 1, batch 1: underflow in dt", epoch=0, batch=1, checkpoint=None)
+        raise error()
 
     monkeypatch.setattr(ts, "train_hybrid", blow_up)
     cfg = E.EXPERIMENTS["ode_rnn_silverbox"].config("smoke")
     out = run_hybrid(cfg, seed=0, out=tmp_path, device="cpu")
-    assert out["metrics"] == {"node.failed": 1.0, "node.failed_epoch": 1.0} and "underflow" in out["error"]
+    epoch = float(cfg.epochs) if epoch is None else epoch  # outside training: counted at the last epoch
+    assert out["metrics"] == {"node.failed": 1.0, "node.failed_epoch": epoch} and words in out["error"]
 
 
 def test_node_adjoint_norm_smoke_run_measures_every_hybrid(tmp_path):

@@ -125,6 +125,7 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
     """Train one ODE-RNN hybrid on one seed: test MSE, NFE per epoch, time, adjoint norm through time."""
     from ..models import count_parameters
     from ..models.node_paper import from_paper
+    from ..solvers.errors import SolverError
     from ..tasks.time_series import train_hybrid
     from ..tasks.training import TrainingError
 
@@ -146,8 +147,10 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
                               seed=seed, validate=False, lr_schedule=config.lr_schedule, lr_steps=config.lr_steps,
                               clip_norm=config.clip_norm, shrink=config.shrink, loss_weights=config.loss_weights,
                               nfe_tol=config.nfe_tol)
-    except TrainingError as err:  # a solver failure (blow-up) is a result: recorded, the other shards go on
-        return {"metrics": {f"{name}.failed": 1.0, f"{name}.failed_epoch": float(err.epoch + 1)},
+    except (TrainingError, SolverError) as err:  # a solver failure (blow-up) is a result: recorded, the other
+        # shards go on; one outside a training step (the test forecast, the NFE probe) counts at the last epoch
+        epoch = err.epoch if isinstance(err, TrainingError) else config.epochs - 1
+        return {"metrics": {f"{name}.failed": 1.0, f"{name}.failed_epoch": float(epoch + 1)},
                 "error": str(err), "note": task.note, "data": data}
     seconds = time.perf_counter() - start
     hist = result["history"]
