@@ -21,10 +21,10 @@ from .. import bdf as py
 from . import register_kernel
 from .common import (CACHE, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NEWTON_FAILURES, NEWTON_ITERATIONS, NFE,
                      NLU, NONFINITE, NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS,
-                     initial_step, last_step, outputs_due, rms_error_norm, same_state, step_underflowed)
+                     last_step, outputs_due, rms_error_norm, same_state, step_underflowed)
 from .jacobian import difference_state, jacobian
 from .linalg import lu_solve, shifted_lu
-from .stiff_loop import StiffDriver, compile_kernel, push_step
+from .stiff_loop import StiffDriver, compile_kernel, first_slope_and_step, output_buffers, push_step
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -128,14 +128,8 @@ def _bdf_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, m
     max_iterations = int(controls[1])
     safety, min_ratio, max_ratio, keep_below, theta = controls[2], controls[3], controls[4], controls[5], controls[6]
     n = y0.size
-    stats = np.zeros(9, dtype=np.int64)
-    n_eval = t_eval.size
-    ys = np.full((n_eval, n), np.nan)
-    ys[0] = y0
-    direction = 1.0 if t_end > t0 else -1.0
-    signed = direction * t_eval
+    stats, ys, direction, signed, steps = output_buffers(y0, t0, t_end, t_eval)
     nxt = 1
-    steps = np.empty(64)
     n_steps_out = 0
     rtol_s = rtol * theta  # the tolerance the steps work to (the error test sees error / θ)
     atol_s = theta * atol
@@ -160,17 +154,10 @@ def _bdf_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, m
     err = np.empty(n)
     t = t0
     y = y0.copy()
-    k1 = f(t0, y, p)
-    stats[NFE] += 1
+    k1, h, finite = first_slope_and_step(f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, 2, stats)
     k1_ready = True
-    for i in range(n):
-        if not math.isfinite(k1[i]):
-            return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
-    if first_step != 0.0:
-        h = first_step
-    else:
-        h = initial_step(f, p, t0, t_end, y0, k1, rtol, atol, direction, 2)
-        stats[NFE] += 1
+    if not finite:
+        return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
     nonfinite_last = False
     overflow_pending, overflow_stalls = False, 0
     while direction * (t_end - t) > 0:

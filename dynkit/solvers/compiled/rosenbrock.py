@@ -23,11 +23,11 @@ from ..control import tolerance_factor
 from . import register_kernel
 from .common import (CACHE, ERR_PREV_FLOOR, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NLU, NONFINITE,
                      NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, accepted_factor,
-                     initial_step, last_step, outputs_due, pi_coefficients, rejected_factor, rms_error_norm,
+                     last_step, outputs_due, pi_coefficients, rejected_factor, rms_error_norm,
                      same_state, step_underflowed)
 from .jacobian import difference_state, jacobian, time_derivative
 from .linalg import lu_solve, shifted_lu
-from .stiff_loop import StiffDriver, compile_kernel, push_step
+from .stiff_loop import StiffDriver, compile_kernel, first_slope_and_step, output_buffers, push_step
 
 TABLEAUS = {"rosenbrock23": py.ROSENBROCK23, "rodas4": py.RODAS4, "rodas5": py.RODAS5}
 
@@ -108,14 +108,8 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
     s = c.size
     q_dense = P.shape[1]
     n = y0.size
-    stats = np.zeros(9, dtype=np.int64)
-    n_eval = t_eval.size
-    ys = np.full((n_eval, n), np.nan)
-    ys[0] = y0
-    direction = 1.0 if t_end > t0 else -1.0
-    signed = direction * t_eval
+    stats, ys, direction, signed, steps = output_buffers(y0, t0, t_end, t_eval)
     nxt = 1
-    steps = np.empty(64)
     n_steps_out = 0
     alpha, beta, safety = pi_coefficients(int(k), math.nan, math.nan)  # the engine's PI controller
     J = np.zeros((n, n))
@@ -136,16 +130,9 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
     J_norm = 0.0
     t = t0
     y = y0.copy()
-    k1 = f(t0, y, p)
-    stats[NFE] += 1
-    for i in range(n):
-        if not math.isfinite(k1[i]):
-            return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
-    if first_step != 0.0:
-        h = first_step
-    else:
-        h = initial_step(f, p, t0, t_end, y0, k1, rtol, atol, direction, int(k))
-        stats[NFE] += 1
+    k1, h, finite = first_slope_and_step(f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, int(k), stats)
+    if not finite:
+        return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
     err_prev, rejected_last, nonfinite_last = ERR_PREV_FLOOR, False, False
     overflow_pending, overflow_stalls = False, 0
     while direction * (t_end - t) > 0:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .common import CACHE, FIELD_TYPE, JACOBIAN_TYPE, CompiledResult
+from .common import CACHE, FIELD_TYPE, JACOBIAN_TYPE, NFE, CompiledResult, initial_step
 
 
 def compile_kernel(loop, coefficients_example: tuple):
@@ -40,6 +40,36 @@ def push_step(steps, count, t):
         steps = bigger
     steps[count] = t
     return steps, count + 1
+
+
+@numba.njit(cache=CACHE)
+def output_buffers(y0, t0, t_end, t_eval):
+    """A kernel's records before its first step: ``(stats, ys, direction, signed, steps)`` (the counters in
+    :class:`~dynkit.solvers.SolverStats` order, the outputs with ``y0`` in the first row and NaN after it, the
+    direction of time, the output times times it, an empty buffer of accepted step times)."""
+    stats = np.zeros(9, dtype=np.int64)
+    ys = np.full((t_eval.size, y0.size), np.nan)
+    ys[0] = y0
+    direction = 1.0 if t_end > t0 else -1.0
+    return stats, ys, direction, direction * t_eval, np.empty(64)
+
+
+@numba.njit(cache=CACHE)
+def first_slope_and_step(f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, k, stats):
+    """``(k1, h, finite)``: the slope ``f(t0, y)`` at the start (``y``: the kernel's copy of ``y0``; counted) and
+    the first step, ``first_step`` or the engine's
+    automatic one for order ``k`` (its probe counted); ``finite`` is False (and ``h`` 0) when ``f(t0, y0)`` has a
+    NaN or an infinity, which ends the solve before any step."""
+    k1 = f(t0, y, p)
+    stats[NFE] += 1
+    for i in range(k1.size):
+        if not np.isfinite(k1[i]):
+            return k1, 0.0, False
+    if first_step != 0.0:
+        return k1, first_step, True
+    h = initial_step(f, p, t0, t_end, y0, k1, rtol, atol, direction, k)
+    stats[NFE] += 1
+    return k1, h, True
 
 
 class StiffDriver:
