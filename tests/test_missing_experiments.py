@@ -218,3 +218,17 @@ def test_momentum_lstm_gradient_ratio_does_not_underflow_over_196_steps():
     ratio = gradient_ratio(model, x, y)
     assert 0.0 < ratio < 1e-30
     assert all(p.grad is None for p in model.parameters()) and next(model.parameters()).dtype == torch.float32
+
+
+def test_fig8_rows_name_their_stand_in_data_and_design():
+    # node_adjoint_norm runs a simulated oscillator where the review's Fig. 8 has Walker2D, on the authors' residual
+    # cell: every row must say both, whatever the recorded config (a row without them would read as the paper's run)
+    from dynkit.experiments.ledger import DATA_NOTES
+
+    rows = [c for c in CLAIMS.values() if c.experiment == "node_adjoint_norm"]
+    assert len(rows) == 4
+    for claim in rows:
+        assert "residual" in claim.design_note and "RK4" in claim.design_note, claim.id
+    for recorded in ({}, {"args": ["--cell", "overwrite"]}):
+        note = DATA_NOTES["node_adjoint_norm"](recorded)
+        assert "stand-in" in note and "Walker2D" in note
