@@ -19,9 +19,9 @@ import numpy as np
 
 from .. import bdf as py
 from . import register_kernel
-from .common import (CACHE, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NEWTON_FAILURES, NEWTON_ITERATIONS, NFE,
-                     NLU, NONFINITE, NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS,
-                     last_step, outputs_due, rms_error_norm, same_state, step_underflowed)
+from .common import (CACHE, MAX_STEPS, NEWTON_FAILURES, NEWTON_ITERATIONS, NFE, NLU, NONFINITE, NONFINITE_START,
+                     N_ACCEPTED, N_REJECTED, N_STEPS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, last_step, outputs_due,
+                     overflow_stall, rms_error_norm, step_underflowed)
 from .jacobian import difference_state, jacobian
 from .linalg import lu_solve, shifted_lu
 from .stiff_loop import StiffDriver, compile_kernel, first_slope_and_step, output_buffers, push_step
@@ -254,12 +254,9 @@ def _bdf_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, m
             D, D_new = D_new, D
             equal_steps += 1
             J_current = False
-            if overflow_pending:
-                stalled = same_state(y, y_new)
-                overflow_pending = stalled
-                overflow_stalls = overflow_stalls + 1 if stalled else 0
-                if overflow_stalls >= OVERFLOW_STALLS:
-                    return RANGE_EDGE, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
+            overflow_pending, overflow_stalls, at_edge = overflow_stall(overflow_pending, overflow_stalls, y, y_new)
+            if at_edge:
+                return RANGE_EDGE, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
             steps, n_steps_out = push_step(steps, n_steps_out, t_new)
             t = t_new
             y[:] = y_new

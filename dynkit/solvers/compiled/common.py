@@ -334,6 +334,18 @@ def same_state(a, b) -> bool:
     return True
 
 
+@numba.njit
+def overflow_stall(pending: bool, stalls: int, y, y_new):
+    """The engine's range-edge watch after an accepted step: ``(pending, stalls, at_edge)``. Pending since an
+    overflowed trial, it is cleared by a step that changes the state; ``OVERFLOW_STALLS`` accepted steps in a row that
+    change nothing put the solve at the edge of float64's range (``RANGE_EDGE``)."""
+    if not pending:
+        return False, stalls, False
+    stalled = same_state(y, y_new)
+    stalls = stalls + 1 if stalled else 0
+    return stalled, stalls, stalls >= OVERFLOW_STALLS
+
+
 # ---------------------------------------------------------------------------------------------
 # outputs
 

@@ -23,10 +23,10 @@ import numpy as np
 
 from ..tableaus import RungeKuttaTableau
 from . import register_kernel
-from .common import (CACHE, ERR_PREV_FLOOR, FIELD_TYPE, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NONFINITE,
-                     NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, CompiledResult,
-                     accepted_factor, all_finite, hermite_into, initial_step, last_step, outputs_due,
-                     pi_coefficients, rejected_factor, same_state, step_underflowed)
+from .common import (CACHE, ERR_PREV_FLOOR, FIELD_TYPE, MAX_STEPS, NFE, NONFINITE, NONFINITE_START, N_ACCEPTED,
+                     N_REJECTED, N_STEPS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, CompiledResult, accepted_factor,
+                     all_finite, hermite_into, initial_step, last_step, outputs_due, overflow_stall, pi_coefficients,
+                     rejected_factor, step_underflowed)
 
 # flags (an int64 array handed to the kernel)
 FSAL, HAS_P, P_USES_SLOPE, HAS_E2, EXPONENT = range(5)
@@ -257,14 +257,11 @@ def march(f, p, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, y0,
             if exact:
                 ys[stop - 1, :] = y_new
             n_filled = stop
-            if overflow_pending:  # cleared by a step that changes the state
-                stalled = same_state(y, y_new)
-                overflow_pending = stalled
-                overflow_stalls = overflow_stalls + 1 if stalled else 0
-                if overflow_stalls >= OVERFLOW_STALLS:
-                    y_last[:] = y
-                    f_last[:] = k1
-                    return RANGE_EDGE, t, h, n_filled, steps, n_recorded
+            overflow_pending, overflow_stalls, at_edge = overflow_stall(overflow_pending, overflow_stalls, y, y_new)
+            if at_edge:
+                y_last[:] = y
+                f_last[:] = k1
+                return RANGE_EDGE, t, h, n_filled, steps, n_recorded
             factor = accepted_factor(norm, err_prev, alpha, beta, safety, rejected_last)
             err_prev = max(norm, ERR_PREV_FLOOR)
             t = t_new

@@ -21,10 +21,9 @@ import numpy as np
 from .. import rosenbrock as py
 from ..control import tolerance_factor
 from . import register_kernel
-from .common import (CACHE, ERR_PREV_FLOOR, MAX_STEPS, N_ACCEPTED, N_REJECTED, N_STEPS, NFE, NLU, NONFINITE,
-                     NONFINITE_START, OVERFLOW_STALLS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, accepted_factor,
-                     last_step, outputs_due, pi_coefficients, rejected_factor, rms_error_norm,
-                     same_state, step_underflowed)
+from .common import (CACHE, ERR_PREV_FLOOR, MAX_STEPS, NFE, NLU, NONFINITE, NONFINITE_START, N_ACCEPTED, N_REJECTED,
+                     N_STEPS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, accepted_factor, last_step, outputs_due,
+                     overflow_stall, pi_coefficients, rejected_factor, rms_error_norm, step_underflowed)
 from .jacobian import difference_state, jacobian, time_derivative
 from .linalg import lu_solve, shifted_lu
 from .stiff_loop import StiffDriver, compile_kernel, first_slope_and_step, output_buffers, push_step
@@ -239,12 +238,9 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
             if exact:
                 ys[inner] = y_new
             nxt = stop
-            if overflow_pending:
-                stalled = same_state(y, y_new)
-                overflow_pending = stalled
-                overflow_stalls = overflow_stalls + 1 if stalled else 0
-                if overflow_stalls >= OVERFLOW_STALLS:
-                    return RANGE_EDGE, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
+            overflow_pending, overflow_stalls, at_edge = overflow_stall(overflow_pending, overflow_stalls, y, y_new)
+            if at_edge:
+                return RANGE_EDGE, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
             factor = accepted_factor(norm, err_prev, alpha, beta, safety, rejected_last)
             err_prev = max(norm, ERR_PREV_FLOOR)
             steps, n_steps_out = push_step(steps, n_steps_out, t_new)
