@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,12 +17,16 @@ from dynkit.experiments.ledger import CLAIMS, Ledger, LedgerRow
 from dynkit.experiments.recipes import (ALL, NOT_STATED, RECIPES, Recipe, RecipeError, Setting, paper_config,
                                         read_field, setup_markdown, setup_table, write_field)
 from dynkit.experiments.registry import Experiment
+from dynkit.experiments.scripting import ScriptConfig
 
 HYBRIDS = ("ode_rnn_plane_vibration", "ode_rnn_silverbox", "ode_rnn_walker2d")
 
 
 def _field_value(config, name: str):
-    """The config's value of ``name`` read independently of the recipes module (``dataclasses.asdict``)."""
+    """The config's value of ``name`` read independently of the recipes module (``dataclasses.asdict``; a
+    script's config: its module's ``options`` function on the command line)."""
+    if isinstance(config, ScriptConfig):
+        return sys.modules[config._options.__module__].options(list(config.args))[name]
     d = dataclasses.asdict(config)
     if name.startswith("data."):
         return dict(map(tuple, d["data"])).get(name[5:], ALL)
@@ -103,8 +108,9 @@ def test_ours_is_the_registered_cpu_config(name, monkeypatch):
         expected = _field_value(exp.config("cpu"), s.field) if s.field else s.fixed
         assert row["cpu"] == text(expected), s.name
     # planted: change the registered cpu config, and the table follows (read, never retyped)
-    assert any(s.field == "epochs" for s in recipe.settings)
-    changed = {**exp.scales, "cpu": dataclasses.replace(exp.scales["cpu"], epochs=exp.scales["cpu"].epochs + 7)}
+    counted = next(s.field for s in recipe.settings if s.field in ("epochs", "iterations"))
+    cpu = exp.scales["cpu"]
+    changed = {**exp.scales, "cpu": write_field(cpu, counted, read_field(cpu, counted) + 7)}
     monkeypatch.setitem(E.EXPERIMENTS, name, dataclasses.replace(exp, scales=changed))
     after = {r["setting"]: r["cpu"] for r in setup_table(name)}
     before = {r["setting"]: r["cpu"] for r in table}
@@ -145,8 +151,9 @@ def test_the_paper_scale_of_plane_vibration_is_the_authors_recipe():
 
 
 def test_no_recipe_no_paper_scale():
+    exp = Experiment("toy_without_recipe", toy_run, {"smoke": ToyConfig(), "cpu": ToyConfig(5), "full": ToyConfig(9)})
     with pytest.raises(RecipeError, match="one with a recipe"):
-        E.get("momres_cubic").config("paper")
+        exp.config("paper")
 
 
 @dataclass(frozen=True)
@@ -233,8 +240,12 @@ def test_the_docs_ledger_page_shows_the_setups(tmp_path):
     assert "Setup against the paper" not in (tmp_path / "without.md").read_text()
 
 
+SCRIPTS = sorted(n for n in RECIPES if isinstance(E.get(n).config("cpu"), ScriptConfig))
+"""The recipes of experiments registered from scripts (their values read from the script's ``options``)."""
+
+
 @settings(max_examples=40, deadline=None)
-@given(name=st.sampled_from(sorted(RECIPES)), scale=st.sampled_from(["smoke", "cpu", "full"]),
+@given(name=st.sampled_from(sorted(set(RECIPES) - set(SCRIPTS))), scale=st.sampled_from(["smoke", "cpu", "full"]),
        value=st.one_of(st.integers(1, 10**6), st.floats(1e-12, 1.0), st.just(ALL)), data=st.data())
 def test_a_written_field_reads_back_and_nothing_else_moves(name, scale, value, data):
     """For all recipes, scales and values: what the paper scale writes into a field is what the table reads."""
@@ -250,3 +261,32 @@ def test_a_written_field_reads_back_and_nothing_else_moves(name, scale, value, d
     assert read_field(written, name_of) == value
     others = [s.field for s in RECIPES[name].settings if s.field and s.field != name_of]
     assert [read_field(written, f) for f in others] == [read_field(config, f) for f in others]
+
+
+def test_a_scripts_settings_are_read_from_its_command_line_and_written_onto_it():
+    """A script's config (``momres_cubic``): the recipe reads what its command line runs with, and the paper scale
+    can only write an option the script has; a value fixed in its code is refused, never silently kept."""
+    config = E.get("momres_cubic").config("cpu")
+    from dynkit.experiments import momres_cubic
+
+    assert config.options() == momres_cubic.options(list(config.args)) and read_field(config, "iterations") == 600
+    written = write_field(config, "iterations", 77)
+    assert written.args == ("--iterations", "77") and read_field(written, "iterations") == 77
+    others = [s.field for s in RECIPES["momres_cubic"].settings if s.field != "iterations"]
+    assert [read_field(written, f) for f in others] == [read_field(config, f) for f in others]
+    assert write_field(config, "depth", 15) is config  # already the paper's: nothing to write
+    with pytest.raises(RecipeError, match="no command-line option for depth"):
+        write_field(config, "depth", 3)  # planted: a paper value the script cannot be given
+    with pytest.raises(RecipeError, match="must name a setting of the script's options"):
+        read_field(config, "epochs")
+    flagged = config.with_option("full", True)
+    assert flagged.args == ("--iterations", "600", "--full") and flagged.with_option("full", False).args == config.args
+    assert read_field(flagged.with_option("iterations", None).with_option("iterations", False), "iterations") == 3000
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_a_scripts_paper_scale_changes_only_its_command_line(name):
+    exp = E.get(name)
+    config = paper_config(exp, strict=False)
+    assert isinstance(config, ScriptConfig) and config.checkpoints == exp.config("full").checkpoints
+    assert_paper_config_faithful(RECIPES[name], config)

@@ -27,17 +27,26 @@ def make_model(kind: str, depth: int, hidden: int, gamma: float) -> tuple[nn.Mod
     return f, net
 
 
-def run(seed: int, full: bool, quiet: bool, iterations: int | None = None) -> dict:
+def options(argv: list[str] | None = None) -> dict:
+    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres_recipes`)."""
+    args = build_parser().parse_args(argv)
+    return {"depth": 15, "hidden": 16, "gamma": 0.9, "tied_weights": True, "optimiser": "Adam", "lr": 1e-2,
+            "train_points": 200, "iterations": args.iterations or (3000 if args.full else 1200)}
+
+
+def run(seed: int, quiet: bool, *, depth: int, hidden: int, gamma: float, tied_weights: bool, optimiser: str,
+        lr: float, train_points: int, iterations: int) -> dict:
+    if not tied_weights or optimiser != "Adam":
+        raise ValueError(f"tied_weights must be True and optimiser 'Adam' (the script builds nothing else), got "
+                         f"{tied_weights!r}, {optimiser!r}")
     torch.manual_seed(seed)
-    depth, hidden, gamma = 15, 16, 0.9
-    iterations = iterations or (3000 if full else 1200)
-    x_train = torch.linspace(-1, 1, 200).unsqueeze(1)
+    x_train = torch.linspace(-1, 1, train_points).unsqueeze(1)
     y_train = -x_train**3
     out = {}
     for kind in ("resnet", "momentum"):
         torch.manual_seed(seed)
         _, net = make_model(kind, depth, hidden, gamma)
-        opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+        opt = torch.optim.Adam(net.parameters(), lr=lr)
         losses = []
         for it in range(iterations):
             opt.zero_grad()
@@ -52,7 +61,7 @@ def run(seed: int, full: bool, quiet: bool, iterations: int | None = None) -> di
                      "trajectories_x0": x_show.squeeze(1).tolist(),
                      "trajectories": net.trajectory(x_show)[0].squeeze(2).tolist()}
     out["config"] = {"depth": depth, "hidden": hidden, "gamma": gamma, "iterations": iterations, "seed": seed,
-                     "optimizer": "Adam lr 1e-2", "train_points": 200, "tied_weights": True}
+                     "optimizer": f"Adam lr {lr:g}", "train_points": train_points, "tied_weights": True}
     return out
 
 
@@ -72,12 +81,17 @@ def plot(result: dict, path) -> None:
     save_figure(fig, path, dpi=120)
 
 
-def main(argv: list[str] | None = None) -> dict:
+def build_parser():
     parser = experiment_parser(__doc__, "runs/momres_cubic")
-    parser.add_argument("--iterations", type=int, default=None, help="training iterations (default: the scale\'s)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--iterations", type=int, default=None,
+                        help="training iterations (default 1200, 3000 with --full)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
     torch.set_num_threads(1)
-    result = run(args.seed, args.full, args.quiet, iterations=args.iterations)
+    result = run(args.seed, args.quiet, **options(argv))
     command = command_line("dynkit.experiments.momres_cubic", argv)
     write_json(f"{args.out}/cubic.json", result, command=command)
     plot(result, f"{args.out}/cubic.png")
@@ -91,7 +105,7 @@ def _metrics(result: dict) -> dict:
 
 
 register_script("momres_cubic", main, metrics=_metrics, smoke=("--iterations", "5"), cpu=("--iterations", "600"),
-                full=("--full",))
+                full=("--full",), options=options)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,9 @@ authors' public code, github.com/hedixia/HeavyBallNODE at commit cd1065f (read, 
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 from dataclasses import dataclass, field as _field
 from typing import Any, Mapping
 
@@ -34,8 +36,15 @@ class RecipeError(ValueError):
 
 
 def read_field(config: Any, name: str) -> Any:
-    """The value of ``name`` in ``config``: an attribute, or ``data.<option>`` of its ``data`` pairs
-    (:data:`ALL` when the option is absent)."""
+    """The value of ``name`` in ``config``: an attribute, ``data.<option>`` of its ``data`` pairs (:data:`ALL`
+    when the option is absent), or, for a script's config (one with ``options()``, see
+    :class:`~dynkit.experiments.scripting.ScriptConfig`), the setting its command line runs with."""
+    if callable(getattr(config, "options", None)):
+        options = config.options()
+        if name not in options:
+            raise RecipeError(f"field must name a setting of the script's options, one of {sorted(options)}, "
+                              f"got {name!r}")
+        return options[name]
     if name.startswith("data."):
         return dict(config.data).get(name[5:], ALL)
     if not hasattr(config, name):
@@ -44,7 +53,22 @@ def read_field(config: Any, name: str) -> Any:
 
 
 def write_field(config: Any, name: str, value: Any) -> Any:
-    """``config`` with ``name`` set to ``value`` (:data:`ALL` removes a ``data.<option>``)."""
+    """``config`` with ``name`` set to ``value`` (:data:`ALL` removes a ``data.<option>``; a script's config
+    gets ``--name value`` on its command line, refused unless the script then runs with ``value``)."""
+    if callable(getattr(config, "with_option", None)):
+        if _same(read_field(config, name), value):  # already so (and a name the script's options know)
+            return config
+        written = config.with_option(name, value)
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):  # argparse's usage text: the error below says it
+                runs_with = read_field(written, name)
+        except SystemExit:
+            raise RecipeError(f"the script has no command-line option for {name} (it is fixed in its code): "
+                              f"cannot write {_text(value)}") from None
+        if not _same(runs_with, value):
+            raise RecipeError(f"the script cannot be given {name} = {_text(value)} on its command line: it runs "
+                              f"with {_text(runs_with)}")
+        return written
     if name.startswith("data."):
         key = name[5:]
         pairs = tuple(p for p in config.data if p[0] != key)

@@ -11,7 +11,7 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from ..tasks.text import default_data_dir
 from .registry import register
@@ -102,11 +102,49 @@ class ScriptConfig:
     args: tuple[str, ...] = ()
     checkpoints: bool = False  # pass --checkpoints <shard>/checkpoints (kept out of git: *.pt)
 
+    # The script's ``options(argv)`` (what its ``main`` would run with) rides on the instance, not as a field:
+    # the config's JSON (a shard's identity) stays the command line alone.
+    def options(self) -> Mapping[str, Any]:
+        """The settings this config's command line runs with, as the script resolves them (its defaults and
+        scale rules applied), e.g. ``{"iterations": 600, "lr": 0.01, ...}``; empty for a script registered
+        without ``options``."""
+        resolve = getattr(self, "_options", None)
+        if resolve is None:
+            return {}
+        return {k: tuple(v) if isinstance(v, list) else v for k, v in resolve(list(self.args)).items()}
+
+    def with_option(self, name: str, value: Any) -> "ScriptConfig":
+        """This config with ``--name value`` on its command line (``name``'s underscores as dashes; ``True`` a
+        bare flag, ``False`` none), replacing an earlier value of that option."""
+        flag = "--" + name.replace("_", "-")
+        args, i = [], 0
+        while i < len(self.args):
+            if self.args[i] == flag:
+                i += 1 if i + 1 >= len(self.args) or self.args[i + 1].startswith("--") else 2
+                continue
+            args.append(self.args[i])
+            i += 1
+        if value is True:
+            args.append(flag)
+        elif value is not False:
+            args += [flag, *(map(str, value) if isinstance(value, (tuple, list)) else (str(value),))]
+        return _with_options(ScriptConfig(tuple(args), self.checkpoints), getattr(self, "_options", None))
+
+
+def _with_options(config: ScriptConfig, options: Callable[[list[str]], Mapping[str, Any]] | None) -> ScriptConfig:
+    if options is not None:
+        object.__setattr__(config, "_options", options)
+    return config
+
 
 def register_script(name: str, main: Callable[[list[str]], dict], *, smoke: tuple[str, ...], cpu: tuple[str, ...],
                     full: tuple[str, ...], metrics: Callable[[dict], dict], checkpoints: bool = False,
-                    summary: str = "") -> None:
+                    summary: str = "", options: Callable[[list[str]], Mapping[str, Any]] | None = None) -> None:
     """Register ``main`` (an argparse entry point) as the experiment ``name``; see the module docstring.
+
+    ``options(argv)``, when given, returns the settings ``main(argv)`` would run with (its parser's defaults and
+    the scale rules it applies): :meth:`ScriptConfig.options`, which the experiment's recipe reads its values from
+    (:mod:`~dynkit.experiments.recipes`).
 
     Run as ``python -m dynkit.experiments.<name>``, the module executes a second time as ``__main__`` after the
     package registered it: that copy only serves its command line and registers nothing.
@@ -121,5 +159,6 @@ def register_script(name: str, main: Callable[[list[str]], dict], *, smoke: tupl
         return {"metrics": {k: float(v) for k, v in metrics(result).items()}}
 
     run.__doc__ = summary or (sys.modules[main.__module__].__doc__ or name).strip().splitlines()[0]
-    register(name, smoke=ScriptConfig(tuple(smoke), checkpoints), cpu=ScriptConfig(tuple(cpu), checkpoints),
-             full=ScriptConfig(tuple(full), checkpoints), module=main.__module__)(run)
+    scales = {scale: _with_options(ScriptConfig(tuple(args), checkpoints), options)
+              for scale, args in (("smoke", smoke), ("cpu", cpu), ("full", full))}
+    register(name, **scales, module=main.__module__)(run)
