@@ -1,20 +1,40 @@
-"""The recipe (:mod:`~dynkit.experiments.recipes`) of ``node_trained``: the review's image-classification NODEs
-(Sect. 3.4.2, Figs. 10-11, Tables 4-5).
+"""The recipes (:mod:`~dynkit.experiments.recipes`) of the review's NODE experiments (Sect. 3.3-3.4, Table 4):
+``node_trained`` (image classification, Sect. 3.4.2, Figs. 10-11, Tables 4-5), ``node_point_cloud`` (Sect. 3.4.1,
+Fig. 9), and their torchdiffeq twins (the same recipe).
 
 The paper's values are read from the review and from its authors' code, github.com/hedixia/HeavyBallNODE at commit
-cd1065f (``mnist/mnist_hbnode.py``, ``mnist/mnist_train.py``); where the two disagree the recipe names both. Kept
-apart from :mod:`~dynkit.experiments.node_trained` so that a recipe's wording is not part of the shards' code
-identity.
+cd1065f (``mnist/mnist_hbnode.py``, ``mnist/mnist_train.py``, ``point_cloud/nested_n_spheres_*.ipynb``); where the
+two disagree the recipe names both. Our values of a script-registered experiment are read from its ``options``
+(what its command line runs with). Kept apart from the experiment modules so that a recipe's wording is not part of
+the shards' code identity.
 """
 from __future__ import annotations
 
 import dataclasses
 
-from .recipes import NOT_STATED, Recipe, Setting, add_recipe
+from .recipes import NOT_STATED, RECIPES, Recipe, Setting, add_recipe
 from .solver_variants import SUFFIX
 
 MNIST = "HeavyBallNODE mnist/mnist_hbnode.py"
 SMOKE = {"smoke": "smoke: seconds for the tests, nothing is decided from it"}
+PLAN_SEEDS = "the plan's seeds (analysis/plans)"
+PLAN_WHY = {"cpu": "a decision needs the seeds its plan fixes in advance",
+            "full": "a decision needs the seeds its plan fixes in advance"}
+
+
+def _optimiser(source: str) -> Setting:
+    """Adam, as every experiment of the review (Sect. 3.4) and ``source``."""
+    return Setting("optimiser", "Adam", f"review Sect. 3.4; {source}", fixed="Adam")
+
+
+def _engine(source: str, twin: str) -> Setting:
+    """The ODE engine: the authors' torchdiffeq (``source``); ours dynkit's, ``twin`` runs theirs."""
+    why = f"dynkit's own solver counts every evaluation; {twin + SUFFIX} runs the authors' engine"
+    return Setting("ODE engine", "torchdiffeq", source, field="solver", reasons={"cpu": why, "full": why})
+
+
+def _seeds(paper: str, source: str, ours: str = PLAN_SEEDS) -> Setting:
+    return Setting("seeds", paper, source, fixed=ours, reasons=PLAN_WHY)
 
 TRAINED = add_recipe(Recipe("node_trained", "review Sect. 3.4.2", (
     Setting("data set", "mnist", "review Sect. 3.4.2 (MNIST and CIFAR10, Figs. 10-11)", field="task",
@@ -31,13 +51,60 @@ TRAINED = add_recipe(Recipe("node_trained", "review Sect. 3.4.2", (
                      "full": "None: the task's tolerance of dynkit.models.node_paper.PAPER_TOLERANCE (1e-3)"}),
     Setting("tolerances of the NFE sweep", NOT_STATED, "review Fig. 11 (the text lists no values)",
             field="tolerances"),
-    Setting("optimiser", "Adam", f"review Sect. 3.4; {MNIST} (optim.Adam)", fixed="Adam"),
+    _optimiser(f"{MNIST} (optim.Adam)"),
     Setting("gradient clipping", "global norm 10.0", "HeavyBallNODE mnist/mnist_train.py (clip_grad_norm_ 10.0)",
             fixed="none (dynkit.tasks.node_runs.train_model)", missing="gradient clipping in train_model"),
     Setting("epochs", 40, f"{MNIST} (--niters default 40)", field="epochs",
             reasons={"cpu": "CPU time: 3 epochs of 8x8 digits", "full": "10 epochs of a Fashion-MNIST subset"}),
-    Setting("seeds", "5 runs (for tries in range(5))", MNIST, fixed="the plan's seeds (analysis/plans)",
-            reasons={"cpu": "a decision needs the seeds its plan fixes in advance",
-                     "full": "a decision needs the seeds its plan fixes in advance"}),
+    _seeds("5 runs (for tries in range(5))", MNIST),
 ), default_reasons=SMOKE))
-add_recipe(dataclasses.replace(TRAINED, experiment="node_trained" + SUFFIX))  # the torchdiffeq twin: same recipe
+
+
+PC = "HeavyBallNODE point_cloud/nested_n_spheres_*.ipynb"
+PC_SECT = "review Sect. 3.4.1"
+PC_DATA = "120 points: 40 uniform in |r| < 0.5, 80 uniform in 0.85 < |r| < 1"
+
+
+def _point_cloud_counts() -> tuple[int, ...]:
+    """Our point-cloud models' parameter counts, counted (NODE, ANODE, SONODE, HBNODE, GHBNODE)."""
+    from ..models.node_paper import count_parameters, from_paper
+
+    return tuple(count_parameters(from_paper(m, "point_cloud")) for m in ("node", "anode", "sonode", "hbnode",
+                                                                           "ghbnode"))
+
+
+PC_COUNTS_WHY = "the paper gives counts, not widths: ours are sized to land within one parameter of them"
+PC_DESIGN_WHY = ("ours follow the review's text (a 3-layer field, a dense output layer, the stated counts), not "
+                 "the authors' notebook")
+add_recipe(Recipe("node_point_cloud", "review Sect. 3.4.1, Fig. 9", (
+    Setting("data set", PC_DATA, PC_SECT, fixed=PC_DATA),  # dynkit.tasks.point_cloud, a new draw per run
+    Setting("models", ("node", "anode", "sonode", "hbnode", "ghbnode"), f"{PC_SECT}, Fig. 9", field="models",
+            reasons={"cpu": "CPU time: the three models the rows compare (NODE, HBNODE, GHBNODE)"}),
+    Setting("parameter counts", (525, 567, 528, 568, 568), f"{PC_SECT} (NODE, ANODE, SONODE, HBNODE, GHBNODE)",
+            fixed=", ".join(map(str, _point_cloud_counts())) + " (dynkit.models.node_paper.POINT_CLOUD)",
+            reasons={"cpu": PC_COUNTS_WHY, "full": PC_COUNTS_WHY}),
+    Setting("model design", "authors' notebook", f"{PC}: ELU 3-layer field (hidden 20; HBNODE 14), ANODE one zero "
+            "dimension, SONODE/HBNODE/GHBNODE's initial velocity from a 3-layer hardtanh network of the point, a "
+            "hardtanh(-1, 1) output", fixed="ELU 3-layer field, one zero augmented dimension for every model but "
+            "NODE, zero initial velocity, one output logit (dynkit.models.node_paper.from_paper)",
+            missing="the authors' point-cloud skeleton (their initial-velocity network and bounded output)",
+            reasons={"cpu": PC_DESIGN_WHY, "full": PC_DESIGN_WHY}),
+    Setting("loss", "MSE of the bounded output against the labels", f"{PC} (nn.MSELoss)",
+            fixed="binary cross-entropy of one logit (dynkit.tasks.node_runs.loss_and_accuracy)",
+            missing="the authors' MSE loss on a bounded output", reasons={"cpu": PC_DESIGN_WHY, "full": PC_DESIGN_WHY}),
+    _engine(f"{PC} (torchdiffeq's odeint_adjoint)", "node_point_cloud"),
+    Setting("solver", "dopri5", f"{PC} (odeint's default method)", field="method"),
+    Setting("solver tolerance", 1e-7, f"{PC_SECT} (tolerance 1e-7); {PC} (--tol 1e-7)", field="tol"),
+    Setting("adjoint", True, f"{PC} (from torchdiffeq import odeint_adjoint as odeint)", field="adjoint"),
+    _optimiser(f"{PC} (optim.Adam)"),
+    Setting("learning rate", 0.01, f"review Table 4; {PC} (--lr 0.01)", field="lr"),
+    Setting("batch size", 50, "review Table 4 (the notebook steps on its whole data file)", field="batch_size"),
+    Setting("epochs", 100, f"{PC} (--niters 300: 300 Adam steps; at Table 4's batch 50, the 120 points make 3 steps "
+            "an epoch, so 100 epochs)", field="epochs"),
+    Setting("independent runs", 100, f"{PC_SECT} (100 independent runs); {PC} (range(100))", field="runs",
+            reasons={"cpu": "CPU time (about 2 min a run): one run per seed, the plan's seeds are the runs"}),
+    _seeds("unseeded", f"{PC} (no manual seed)", "the plan's seeds: run r of seed s from seed 10,000 s + r"),
+), default_reasons=SMOKE))
+
+for _name in ("node_trained", "node_point_cloud"):  # the torchdiffeq twins: the same recipe
+    add_recipe(dataclasses.replace(RECIPES[_name], experiment=_name + SUFFIX))
