@@ -18,7 +18,7 @@ def _run_keywords(module) -> set[str]:
     return {n for n, p in inspect.signature(module.run).parameters.items() if p.kind is p.KEYWORD_ONLY}
 
 
-SCRIPTS = ["node_point_cloud"]
+SCRIPTS = ["node_point_cloud", "node_images"]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -30,32 +30,40 @@ def test_a_scripts_options_are_exactly_what_its_run_takes(name):
         assert set(E.get(name).config(scale).options()) == _run_keywords(module), scale
 
 
-def _fake_point_cloud_training(calls):
+def _fake_training(calls):
+    """A stand-in for :func:`dynkit.tasks.node_runs.train_model` that records what it is asked to train with."""
     def train_model(model, task, **kwargs):
         calls.append({"model": model, "task": task, **kwargs})
-        history = [{"train_loss": 0.1, "forward_nfe": 20.0, "backward_nfe": 26.0, "test_acc": 1.0}]
-        return None, {"history": history, "n_parameters": 525}
+        epoch = {"epoch": 1, "train_loss": 0.1, "forward_nfe": 20.0, "backward_nfe": 26.0, "test_acc": 1.0,
+                 "batch_time": 0.01}
+        return None, {"history": [epoch], "final": epoch, "n_parameters": 525,
+                      "config": {"settings": {"n_train": None}, "batch_size": kwargs["batch_size"]}}
     return train_model
 
 
-def test_node_point_cloud_trains_with_the_settings_its_recipe_reads(monkeypatch, tmp_path):
-    from dynkit.experiments import node_point_cloud
-
+@pytest.mark.parametrize("name", ["node_point_cloud", "node_images"])
+def test_a_node_script_trains_with_the_settings_its_recipe_reads(name, monkeypatch, tmp_path):
+    """What the twin's recipe reads (its options) is what every model trains with; a planted tolerance on the command
+    line moves both together, and the recipe names it."""
+    module = importlib.import_module(f"dynkit.experiments.{name}")
     calls = []
-    monkeypatch.setattr(node_point_cloud, "train_model", _fake_point_cloud_training(calls))
-    config = E.get("node_point_cloud" + SUFFIX).config("cpu")
-    node_point_cloud.main([*config.args, "--out", str(tmp_path), "--quiet"])
+    monkeypatch.setattr(module, "train_model", _fake_training(calls))
+    config = E.get(name + SUFFIX).config("cpu")
+    module.main([*config.args, "--out", str(tmp_path), "--quiet"])
     settings = config.options()
-    assert [c["model"] for c in calls] == list(settings["models"]) and len(calls) == settings["runs"] * 3
-    for key in ("epochs", "tol", "solver", "method", "adjoint", "batch_size", "lr"):
-        assert {c[key] for c in calls} == {settings[key]}, key
     assert settings["solver"] == "torchdiffeq"  # the twin's own command line, read through its options
-    # planted: a tolerance on the command line moves what the recipe reads and what the run trains with, together
+    assert [c["model"] for c in calls] == [m for m in settings["models"] for _ in range(settings.get("runs", 1))]
+    checked = set(settings) & set(calls[0]) - {"model"}
+    assert checked >= {"epochs", "tol", "solver", "method", "adjoint", "batch_size", "lr"}
+    for key in checked:
+        assert {c[key] for c in calls} == {settings[key]}, key
     calls.clear()
-    planted = config.with_option("tol", 1e-3)
-    node_point_cloud.main([*planted.args, "--out", str(tmp_path), "--quiet"])
-    assert read_field(planted, "tol") == 1e-3 and {c["tol"] for c in calls} == {1e-3}
-    assert any(m.startswith("solver tolerance") for m in RECIPES["node_point_cloud"].mismatches(planted))
+    planted = config.with_option("tol", 1e-3 if settings["tol"] != 1e-3 else 1e-4)
+    module.main([*planted.args, "--out", str(tmp_path), "--quiet"])
+    assert {c["tol"] for c in calls} == {read_field(planted, "tol")} != {settings["tol"]}
+    paper_tol = next(s.paper for s in RECIPES[name].settings if s.field == "tol")
+    assert (read_field(planted, "tol") != paper_tol) == any(m.startswith(("solver tolerance", "training tolerance"))
+                                                             for m in RECIPES[name].mismatches(planted))
 
 
 @pytest.mark.parametrize("name", ["node_point_cloud", "node_point_cloud" + SUFFIX])
@@ -69,3 +77,13 @@ def test_node_point_cloud_paper_scale(name):
     # planted: a paper value the script cannot be given on its command line is refused, never silently kept
     with pytest.raises(RecipeError, match="no command-line option for lr"):
         write_field(config, "lr", 1e-3)
+
+
+@pytest.mark.parametrize("name", ["node_images", "node_images" + SUFFIX])
+def test_node_images_paper_scale_refuses_while_mnist_and_clipping_are_missing(name):
+    with pytest.raises(RecipeError, match="an MNIST training task.*gradient clipping in train_model"):
+        E.get(name).config("paper")
+    config = paper_config(E.get(name), strict=False)
+    assert RECIPES[name].mismatches(config) == [] and config.options()["tol"] == 1e-3
+    planted = config.with_option("tol", 1e-5)  # the cpu scale's tolerance, planted at the paper scale
+    assert [m.split(":")[0] for m in RECIPES[name].mismatches(planted)] == ["training tolerance"]

@@ -1,6 +1,6 @@
 """The recipes (:mod:`~dynkit.experiments.recipes`) of the review's NODE experiments (Sect. 3.3-3.4, Table 4):
-``node_trained`` (image classification, Sect. 3.4.2, Figs. 10-11, Tables 4-5), ``node_point_cloud`` (Sect. 3.4.1,
-Fig. 9), and their torchdiffeq twins (the same recipe).
+``node_trained`` (image classification, Sect. 3.4.2, Figs. 10-11, Tables 4-5), ``node_images`` (Figs. 6 and 10),
+``node_point_cloud`` (Sect. 3.4.1, Fig. 9), and their torchdiffeq twins (the same recipe).
 
 The paper's values are read from the review and from its authors' code, github.com/hedixia/HeavyBallNODE at commit
 cd1065f (``mnist/mnist_hbnode.py``, ``mnist/mnist_train.py``, ``point_cloud/nested_n_spheres_*.ipynb``); where the
@@ -36,27 +36,63 @@ def _engine(source: str, twin: str) -> Setting:
 def _seeds(paper: str, source: str, ours: str = PLAN_SEEDS) -> Setting:
     return Setting("seeds", paper, source, fixed=ours, reasons=PLAN_WHY)
 
+IMAGE_DATA = Setting(
+    "data set", "mnist", "review Sect. 3.4.2 (MNIST and CIFAR10, Figs. 10-11)", field="task",
+    missing="an MNIST training task (dynkit.tasks.node_runs trains point_cloud, digits, fashion_mnist; MNIST is not "
+            "available offline)",
+    reasons={"cpu": "CPU time: scikit-learn's 8x8 digits stand in for MNIST",
+             "full": "Fashion-MNIST (1x28x28, the MNIST-size models of Table 5) stands in: MNIST is not available "
+                     "offline"})
+DIGITS_FLOOR_WHY = ("1e-5: at 1e-3 every model on 8x8 digits sat on dopri5's floor (20 evaluations per batch), so the "
+                    "per-epoch NFE rows measured the tolerance, not the model")
+IMAGE_CLIPPING = Setting("gradient clipping", "global norm 10.0",
+                         "HeavyBallNODE mnist/mnist_train.py (clip_grad_norm_ 10.0)",
+                         fixed="none (dynkit.tasks.node_runs.train_model)", missing="gradient clipping in train_model")
+
+
+def _image_models(rows: str) -> Setting:
+    return Setting("models", ("node", "anode", "sonode", "hbnode", "ghbnode"), "review Sect. 3.4.2, Table 5",
+                   field="models", reasons={"cpu": f"CPU time: the three models {rows}"})
+
+
+def _image_tolerance(field: str, source: str = "", full_why: str = "") -> Setting:
+    return Setting("training tolerance", 1e-3, f"{MNIST} (--tol default 1e-3){source}", field=field,
+                   reasons={"cpu": DIGITS_FLOOR_WHY, **({"full": full_why} if full_why else {})})
+
+
+def _image_epochs(full_why: str) -> Setting:
+    return Setting("epochs", 40, f"{MNIST} (--niters default 40)", field="epochs",
+                   reasons={"cpu": "CPU time: 3 epochs of 8x8 digits", "full": full_why})
+
+
 TRAINED = add_recipe(Recipe("node_trained", "review Sect. 3.4.2", (
-    Setting("data set", "mnist", "review Sect. 3.4.2 (MNIST and CIFAR10, Figs. 10-11)", field="task",
-            missing="an MNIST training task (dynkit.tasks.node_runs trains point_cloud, digits, fashion_mnist; MNIST "
-                    "is not available offline)",
-            reasons={"cpu": "CPU time: scikit-learn's 8x8 digits stand in for MNIST",
-                     "full": "Fashion-MNIST (1x28x28, the MNIST-size models of Table 5) stands in: MNIST is not "
-                             "available offline"}),
-    Setting("models", ("node", "anode", "sonode", "hbnode", "ghbnode"), "review Sect. 3.4.2, Table 5",
-            field="models", reasons={"cpu": "CPU time: the three models the claims compare"}),
-    Setting("training tolerance", 1e-3, f"{MNIST} (--tol default 1e-3)", field="train_tol",
-            reasons={"cpu": "1e-5: at 1e-3 every model on 8x8 digits sat on dopri5's floor (20 evaluations per "
-                            "batch), so the per-epoch NFE rows measured the tolerance, not the model",
-                     "full": "None: the task's tolerance of dynkit.models.node_paper.PAPER_TOLERANCE (1e-3)"}),
+    IMAGE_DATA,
+    _image_models("the claims compare"),
+    _image_tolerance("train_tol", full_why="None: the task's tolerance of dynkit.models.node_paper.PAPER_TOLERANCE "
+                                           "(1e-3)"),
     Setting("tolerances of the NFE sweep", NOT_STATED, "review Fig. 11 (the text lists no values)",
             field="tolerances"),
     _optimiser(f"{MNIST} (optim.Adam)"),
-    Setting("gradient clipping", "global norm 10.0", "HeavyBallNODE mnist/mnist_train.py (clip_grad_norm_ 10.0)",
-            fixed="none (dynkit.tasks.node_runs.train_model)", missing="gradient clipping in train_model"),
-    Setting("epochs", 40, f"{MNIST} (--niters default 40)", field="epochs",
-            reasons={"cpu": "CPU time: 3 epochs of 8x8 digits", "full": "10 epochs of a Fashion-MNIST subset"}),
+    IMAGE_CLIPPING,
+    _image_epochs("10 epochs of a Fashion-MNIST subset"),
     _seeds("5 runs (for tries in range(5))", MNIST),
+), default_reasons=SMOKE))
+
+AUTHORS_ODEINT = "HeavyBallNODE base.py NODElayer (misc.py's odeint, which is torchdiffeq's odeint_adjoint)"
+add_recipe(Recipe("node_images", "review Sect. 3.4.2, Figs. 6 and 10, Tables 4-5", (
+    IMAGE_DATA,
+    _image_models("the rows compare (ANODE, SONODE, HBNODE)"),
+    _engine(AUTHORS_ODEINT, "node_images"),
+    Setting("solver", "dopri5", f"{AUTHORS_ODEINT}: dopri5, torchdiffeq's default", field="method"),
+    _image_tolerance("tol", "; review Sect. 3.1 trains Fig. 6's CIFAR10 models at 1e-5"),
+    Setting("adjoint", True, AUTHORS_ODEINT, field="adjoint"),
+    _optimiser(f"{MNIST} (optim.Adam)"),
+    Setting("learning rate", 1e-3, f"review Table 4 (MNIST); {MNIST} (--lr 0.001)", field="lr"),
+    Setting("batch size", 64, f"review Table 4 (MNIST; {MNIST} loads mnist(batch_size=256))", field="batch_size"),
+    IMAGE_CLIPPING,
+    _image_epochs("10 epochs of all of Fashion-MNIST"),
+    _seeds("5 runs (for tries in range(5))", MNIST, "the plan's seeds, each mapped to a model seed of this "
+           "experiment's own stream (dynkit.experiments.node_images.model_seed)"),
 ), default_reasons=SMOKE))
 
 
@@ -106,5 +142,5 @@ add_recipe(Recipe("node_point_cloud", "review Sect. 3.4.1, Fig. 9", (
     _seeds("unseeded", f"{PC} (no manual seed)", "the plan's seeds: run r of seed s from seed 10,000 s + r"),
 ), default_reasons=SMOKE))
 
-for _name in ("node_trained", "node_point_cloud"):  # the torchdiffeq twins: the same recipe
+for _name in ("node_trained", "node_point_cloud", "node_images"):  # the torchdiffeq twins: the same recipe
     add_recipe(dataclasses.replace(RECIPES[_name], experiment=_name + SUFFIX))
