@@ -18,7 +18,7 @@ def _run_keywords(module) -> set[str]:
     return {n for n, p in inspect.signature(module.run).parameters.items() if p.kind is p.KEYWORD_ONLY}
 
 
-SCRIPTS = ["node_point_cloud", "node_images"]
+SCRIPTS = ["node_point_cloud", "node_images", "node_blowup"]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -87,3 +87,22 @@ def test_node_images_paper_scale_refuses_while_mnist_and_clipping_are_missing(na
     assert RECIPES[name].mismatches(config) == [] and config.options()["tol"] == 1e-3
     planted = config.with_option("tol", 1e-5)  # the cpu scale's tolerance, planted at the paper scale
     assert [m.split(":")[0] for m in RECIPES[name].mismatches(planted)] == ["training tolerance"]
+
+
+def test_node_blowup_paper_scale_is_the_authors_script(monkeypatch, tmp_path):
+    """Nothing of Fig. 7's recipe is missing: the paper scale runs the authors' horizon, inits and tolerance, and the
+    solves get the tolerance the recipe reads."""
+    from dynkit.experiments import node_blowup
+
+    recipe, config = RECIPES["node_blowup"], E.get("node_blowup").config("paper")
+    assert recipe.missing() == [] and recipe.mismatches(config) == []
+    settings = config.options()
+    assert (settings["inits"], settings["t_end"], settings["rtol"], settings["atol"]) == (10, 63.0, 1e-7, 1e-7)
+    solves = []
+    monkeypatch.setattr(node_blowup, "trajectory_norms",
+                        lambda model, y0, t, rtol, atol: solves.append((rtol, atol, t[-1])) or t * 0 + 1.0)
+    node_blowup.main([*config.args, "--inits", "1", "--out", str(tmp_path), "--quiet"])
+    assert set(solves) == {(1e-7, 1e-7, 63.0)} and len(solves) == 5
+    # planted: the script's own tolerance at the paper scale is caught, by name
+    planted = config.with_option("rtol", 1e-6)
+    assert [m.split(":")[0] for m in recipe.mismatches(planted)] == ["relative tolerance"]

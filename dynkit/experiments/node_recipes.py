@@ -1,9 +1,11 @@
 """The recipes (:mod:`~dynkit.experiments.recipes`) of the review's NODE experiments (Sect. 3.3-3.4, Table 4):
 ``node_trained`` (image classification, Sect. 3.4.2, Figs. 10-11, Tables 4-5), ``node_images`` (Figs. 6 and 10),
-``node_point_cloud`` (Sect. 3.4.1, Fig. 9), and their torchdiffeq twins (the same recipe).
+``node_point_cloud`` (Sect. 3.4.1, Fig. 9), their torchdiffeq twins (the same recipe), ``node_blowup`` (Sect. 3.2.3,
+Fig. 7).
 
 The paper's values are read from the review and from its authors' code, github.com/hedixia/HeavyBallNODE at commit
-cd1065f (``mnist/mnist_hbnode.py``, ``mnist/mnist_train.py``, ``point_cloud/nested_n_spheres_*.ipynb``); where the
+cd1065f (``mnist/mnist_hbnode.py``, ``mnist/mnist_train.py``, ``point_cloud/nested_n_spheres_*.ipynb``,
+``silverbox_init.py``); where the
 two disagree the recipe names both. Our values of a script-registered experiment are read from its ``options``
 (what its command line runs with). Kept apart from the experiment modules so that a recipe's wording is not part of
 the shards' code identity.
@@ -140,6 +142,48 @@ add_recipe(Recipe("node_point_cloud", "review Sect. 3.4.1, Fig. 9", (
     Setting("independent runs", 100, f"{PC_SECT} (100 independent runs); {PC} (range(100))", field="runs",
             reasons={"cpu": "CPU time (about 2 min a run): one run per seed, the plan's seeds are the runs"}),
     _seeds("unseeded", f"{PC} (no manual seed)", "the plan's seeds: run r of seed s from seed 10,000 s + r"),
+), default_reasons=SMOKE))
+
+SB = "HeavyBallNODE silverbox_init.py"
+BLOWUP_SECT = "review Sect. 3.2.3"
+UNTRAINED = "untrained models: no optimiser, learning rate or epochs (review Sect. 3.2.3, Fig. 7)"
+NORM = "||h(t)||"
+GHB = "sigma = hardtanh on [-5, 5], xi = ln 2"
+add_recipe(Recipe("node_blowup", "review Sect. 3.2.3, Fig. 7", (
+    Setting("data set", "measured", f"{BLOWUP_SECT} (the Silverbox task of its ref. [65]); {SB} (data/sb.csv: V1 "
+            "of the first 1,000 samples x100, linear between samples, time in samples; h(0) = V2(0))",
+            field="source"),
+    Setting("models", ("node", "anode", "sonode", "hbnode", "ghbnode"), f"{BLOWUP_SECT}, Fig. 7", field="models"),
+    Setting("field", "a dense layer of [h, V1(t)]", f"{BLOWUP_SECT} (footnote 4: no h^3 term); {SB} (DF)",
+            fixed="a dense layer of [h, V1(t)]"),  # node_blowup.DrivenDense
+    Setting("initial state", "ANODE: one zero dimension; SONODE/HBNODE/GHBNODE: velocity from a dense network",
+            f"{BLOWUP_SECT}; {SB} (initial_velocity: a dense layer without bias, of a constant 1)",
+            fixed="ANODE: one zero dimension; SONODE/HBNODE/GHBNODE: velocity from a dense network",
+            ),  # node_blowup.build: nn.Linear(1, 1) of h(0), the review's wording
+    Setting("damping gamma", "sigmoid(-3)", BLOWUP_SECT, fixed="sigmoid(-3)"),
+    Setting("GHBNODE", GHB, f"{BLOWUP_SECT}; {SB} (corr=0: xi = softplus(0), actv_h Hardtanh(-5, 5))", fixed=GHB),
+    Setting("initialisations", 10, f"{SB} (for r in range(10))", field="inits",
+            reasons={"full": "100: the rows compare fractions of inits (one in ten is the smallest effect of interest)"}),
+    Setting("horizon (samples)", 63.0, f"{SB} (evaluation_times = arange(64); the review's text gives none)",
+            field="t_end", reasons={r: "ours: a longer horizon than the authors' 63 samples, so that the growth the "
+                                       "rows count (||h(T)|| above 10 and 1e8) has time to show; not yet rerun at 63"
+                                    for r in ("cpu", "full")}),
+    Setting("ODE engine", "torchdiffeq", f"{SB} (NODEintegrate: torchdiffeq, dopri5)", fixed="dynkit (dk.solve)",
+            reasons={r: "dk.solve: an engine moves an untrained trajectory by the tolerance only, and no row here "
+                        "counts evaluations" for r in ("cpu", "full")}),
+    Setting("solver", "dopri5", f"{SB} (torchdiffeq's default)", fixed="dopri5"),
+    *(Setting(f"{kind} tolerance", 1e-7, f"{SB} (NODEintegrate tol=1e-7)", field=field,
+              reasons={r: "ours (relative 1e-6, absolute 1e-8: the script's defaults); the authors' 1e-7 is one "
+                          "option away (--rtol, --atol), not yet rerun" for r in ("cpu", "full")})
+      for kind, field in (("relative", "rtol"), ("absolute", "atol"))),
+    Setting("measured norm", NORM, f"review Sect. 3.2.3 and Fig. 7 (||h(t)||; the authors' {SB} norms the whole "
+            "state [h, m])", fixed=NORM),  # node_blowup.trajectory_norms: h with ANODE's augmentation
+    Setting("statistic", "log10 of the mean norm over the inits", f"{SB} (np.log10(np.mean(odesizelist, axis=0)))",
+            fixed="per init: log10 ||h(T)||, its median, the fractions above 1e8 and 10",
+            reasons={r: "the rows compare medians and fractions over inits (a mean is one init's blow-up)" for r in
+                     ("cpu", "full")}),
+    Setting("training", UNTRAINED, f"{BLOWUP_SECT}; {SB} (the models are never trained)", fixed=UNTRAINED),
+    _seeds("unseeded", f"{SB} (no manual seed)", "the plan's seeds: init i of seed s from torch seed 100,003 s + i"),
 ), default_reasons=SMOKE))
 
 for _name in ("node_trained", "node_point_cloud", "node_images"):  # the torchdiffeq twins: the same recipe
