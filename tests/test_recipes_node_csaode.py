@@ -18,7 +18,7 @@ def _run_keywords(module) -> set[str]:
     return {n for n, p in inspect.signature(module.run).parameters.items() if p.kind is p.KEYWORD_ONLY}
 
 
-SCRIPTS = ["node_point_cloud", "node_images", "node_blowup"]
+SCRIPTS = ["node_point_cloud", "node_images", "node_blowup", "node_adjoint_norm"]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -106,3 +106,37 @@ def test_node_blowup_paper_scale_is_the_authors_script(monkeypatch, tmp_path):
     # planted: the script's own tolerance at the paper scale is caught, by name
     planted = config.with_option("rtol", 1e-6)
     assert [m.split(":")[0] for m in recipe.mismatches(planted)] == ["relative tolerance"]
+
+
+def test_node_adjoint_norm_names_its_stand_in_and_refuses_the_paper_scale():
+    recipe = RECIPES["node_adjoint_norm"]
+    with pytest.raises(RecipeError, match="Walker2D's recorded training sequences.*the authors' Walker2D skeleton"):
+        E.get("node_adjoint_norm").config("paper")
+    rows = {r["setting"]: r for r in recipe.rows(E.get("node_adjoint_norm").config("cpu"), "cpu")}
+    assert "simulated" in rows["data set"]["ours"] and "not available offline" in rows["data set"]["why"]
+    assert not rows["data set"]["as_paper"] and not rows["model design"]["as_paper"]
+    config = paper_config(E.get("node_adjoint_norm"), strict=False)
+    assert recipe.mismatches(config) == []
+    assert (config.options()["length"], config.options()["shrink"]) == (64, 1.0)  # the walker scripts' values
+    planted = config.with_option("shrink", 0.01)  # the plane-vibration shrink, planted at the paper scale
+    assert [m.split(":")[0] for m in recipe.mismatches(planted)] == ["initialisation"]
+
+
+@pytest.mark.parametrize("extra, shrinks", [((), [0.01]), (("--shrink", "1.0"), []), (("--cell", "overwrite"), [])])
+def test_node_adjoint_norm_trains_with_the_safeguards_its_recipe_reads(extra, shrinks, monkeypatch, tmp_path):
+    import torch
+
+    from dynkit.experiments import node_adjoint_norm
+
+    argv = ["--length", "12", "--iterations", "2", "--models", "hbnode", *extra]
+    settings = node_adjoint_norm.options(argv)
+    assert settings["shrink"] == (shrinks[0] if shrinks else 1.0)
+    seen = {"shrink": [], "clip": []}
+    shrink, clip = node_adjoint_norm.shrink_parameters, torch.nn.utils.clip_grad_norm_
+    monkeypatch.setattr(node_adjoint_norm, "shrink_parameters",
+                        lambda model, factor: seen["shrink"].append(factor) or shrink(model, factor))
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_",
+                        lambda params, norm: seen["clip"].append(norm) or clip(params, norm))
+    node_adjoint_norm.main([*argv, "--out", str(tmp_path), "--quiet"])
+    assert seen["shrink"] == shrinks
+    assert seen["clip"] == [settings["clip_norm"]] * 2 if settings["clip_norm"] else seen["clip"] == []

@@ -1,11 +1,11 @@
 """The recipes (:mod:`~dynkit.experiments.recipes`) of the review's NODE experiments (Sect. 3.3-3.4, Table 4):
 ``node_trained`` (image classification, Sect. 3.4.2, Figs. 10-11, Tables 4-5), ``node_images`` (Figs. 6 and 10),
 ``node_point_cloud`` (Sect. 3.4.1, Fig. 9), their torchdiffeq twins (the same recipe), ``node_blowup`` (Sect. 3.2.3,
-Fig. 7).
+Fig. 7) and ``node_adjoint_norm`` (Sect. 3.3, Fig. 8: Walker2D, run on a simulated stand-in).
 
 The paper's values are read from the review and from its authors' code, github.com/hedixia/HeavyBallNODE at commit
 cd1065f (``mnist/mnist_hbnode.py``, ``mnist/mnist_train.py``, ``point_cloud/nested_n_spheres_*.ipynb``,
-``silverbox_init.py``); where the
+``silverbox_init.py``, ``walker2d/*_rnn_walker.py``); where the
 two disagree the recipe names both. Our values of a script-registered experiment are read from its ``options``
 (what its command line runs with). Kept apart from the experiment modules so that a recipe's wording is not part of
 the shards' code identity.
@@ -184,6 +184,66 @@ add_recipe(Recipe("node_blowup", "review Sect. 3.2.3, Fig. 7", (
                      ("cpu", "full")}),
     Setting("training", UNTRAINED, f"{BLOWUP_SECT}; {SB} (the models are never trained)", fixed=UNTRAINED),
     _seeds("unseeded", f"{SB} (no manual seed)", "the plan's seeds: init i of seed s from torch seed 100,003 s + i"),
+), default_reasons=SMOKE))
+
+WK = "HeavyBallNODE walker2d/*_rnn_walker.py"
+WK_SECT = "review Sect. 3.3 (Fig. 8) and Sect. 3.4.4"
+WALKER_DATA = ("Walker2D's recorded training sequences (not available offline; this experiment runs a simulated "
+               "oscillator in their place)")
+STAND_IN = ("the recorded Walker2D set is not available offline: 8 windows of a simulated driven Duffing oscillator "
+            "(Silverbox-like) stand in, 7 to train, 1 held out whose adjoint is measured")
+STAND_IN_WHY = {"cpu": STAND_IN, "full": STAND_IN}
+DESIGN_WHY = {r: "dynkit's hybrid with the authors' residual cell and safeguards from their plane-vibration script "
+                 "(node_adjoint_norm.hybrid), sized for the stand-in's 2 inputs" for r in ("cpu", "full")}
+add_recipe(Recipe("node_adjoint_norm", "review Sect. 3.3, Fig. 8 (settings of Sect. 3.4.4)", (
+    Setting("data set", "Walker2D kinematics (the recorded set of the review's ref. [8])", f"{WK_SECT}; {WK} "
+            "(odelstm_data.Walker2dImitationData)", fixed="simulated driven Duffing oscillator, 10 % of the samples "
+            "dropped (node_adjoint_norm.make_data)", missing=WALKER_DATA, reasons=STAND_IN_WHY),
+    Setting("irregular sampling", "10 % of the samples removed", "review Sect. 3.4.4",
+            fixed="10 % of the samples removed"),  # node_adjoint_norm.make_data
+    Setting("sequence length", 64, f"review Sect. 3.4.4 (64 time stamps); {WK} (seqlen = 64)", field="length",
+            reasons={r: "ours: longer windows than the paper's 64 stamps, so that the adjoint is followed over a "
+                        "larger gap T - t" for r in ("cpu", "full")}),
+    Setting("models", ("node", "hbnode", "ghbnode"), f"{WK_SECT} (Fig. 8: ODE-RNN, HBNODE-RNN, GHBNODE-RNN)",
+            field="models"),
+    Setting("model design", "authors", f"{WK}: hidden 24, the ODE a dense layer of h, a 3-layer tanh cell, zero "
+            "initial state; HBNODE's restoring term fixed at softplus(0) h (corr=0, frozen), GHBNODE's learnable "
+            "from softplus(1) with tanh on dh", fixed="hidden 16, a tanh 3-layer field of width 32, HBNODE's "
+            "restoring term learnable (node_adjoint_norm.hybrid)",
+            missing="the authors' Walker2D skeleton (a dense-layer field, hidden 24)", reasons=DESIGN_WHY),
+    Setting("jump cell", "residual for (G)HBNODE-RNN, overwrite for ODE-RNN", f"{WK} temprnn (HBNODE/GHBNODE: out "
+            "= dense3(...) + h; node_rnn_walker.py: out = dense3(...))", field="cell",
+            missing="a jump cell per model (the script's --cell applies to every model)",
+            reasons={r: "one cell for every model (the script's --cell): the residual one of the authors' two "
+                        "heavy-ball hybrids, so that the models differ in their ODE alone" for r in ("cpu", "full")}),
+    Setting("solver", "dopri5 at tolerance 1e-7, gradients by the adjoint", f"{WK} (ODE_RNN_with_Grad_Listener "
+            "tol=1e-7; misc.py's odeint is odeint_adjoint)", fixed="RK4, one step per gap, backpropagation through "
+            "the steps (node_adjoint_norm.hybrid)", missing="an adaptive solver with the adjoint in this script",
+            reasons={r: "CPU time: one RK4 step per gap (ours; dL/dz_t is read at the same observation states)"
+                     for r in ("cpu", "full")}),
+    Setting("time scaling", 1 / 64, f"{WK} (train_times / 64.0)", fixed="the stand-in's own clock (0.15 a sample)",
+            reasons=STAND_IN_WHY),
+    _optimiser(f"{WK} (torch.optim.Adam)"),
+    Setting("learning rate", 3e-3, f"review Table 4 (Walker2D); {WK} (ODE-RNN's rate throughout, (G)HBNODE-RNN's "
+            "from epoch 50)", field="lr"),
+    Setting("learning-rate schedule", "(G)HBNODE-RNN: 1e-3 for 50 epochs, then 3e-3 (a fresh Adam)",
+            f"{WK} lr_dict {{0: 1e-3, 50: 3e-3}} (node_rnn_walker.py: {{0: 3e-3}})", fixed="constant",
+            missing="a learning-rate schedule in this script",
+            reasons={r: "ours: Table 4's rate throughout a short run" for r in ("cpu", "full")}),
+    Setting("gradient clipping", 1.0, f"{WK} (clip_grad_norm_ 1.0)", field="clip_norm"),
+    Setting("initialisation", 1.0, f"{WK} (no shrink_parameters: torch's default initialisation)", field="shrink",
+            reasons={r: "ours: every parameter times 0.01 (the authors' plane-vibration pre_shrink), the residual "
+                        "cell's safeguard; --shrink 1 is the walker scripts'" for r in ("cpu", "full")}),
+    Setting("loss", "one-step MSE", f"{WK} (criteria(predict, train_y), nn.MSELoss)", fixed="one-step MSE"),
+    Setting("batch (sequences a step)", 256, f"review Table 4; {WK} (batchsize = 256)", field="batch_windows",
+            missing=WALKER_DATA, reasons=STAND_IN_WHY),
+    Setting("training length", "500 epochs", f"{WK} (range(500))", field="iterations", missing=WALKER_DATA,
+            reasons={r: "ours: 300 Adam steps (after 30 no model beat persistence)" for r in ("cpu", "full")}),
+    Setting("measured", "||dL/dz_t|| of the loss on the last output, on every training batch", f"{WK} (gradrec: "
+            "lossf on predict[-1], the grads of ode_rnn.h_rnn)", fixed="||dL/dz_t|| of the loss on the last output, "
+            "once, on the held-out window after training", reasons={r: "measured where the trained bar is checked "
+                                                                    "(the held-out window)" for r in ("cpu", "full")}),
+    _seeds("one run, torch.manual_seed(0)", f"{WK} (torch.manual_seed(0))"),
 ), default_reasons=SMOKE))
 
 for _name in ("node_trained", "node_point_cloud", "node_images"):  # the torchdiffeq twins: the same recipe
