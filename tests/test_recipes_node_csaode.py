@@ -140,3 +140,61 @@ def test_node_adjoint_norm_trains_with_the_safeguards_its_recipe_reads(extra, sh
     node_adjoint_norm.main([*argv, "--out", str(tmp_path), "--quiet"])
     assert seen["shrink"] == shrinks
     assert seen["clip"] == [settings["clip_norm"]] * 2 if settings["clip_norm"] else seen["clip"] == []
+
+
+# ---- CSAODE ---------------------------------------------------------------------------------------------------------
+CV = ["csaode_cv_cr", "csaode_cv_mpqa", "csaode_cv_mr", "csaode_cv_subj"]
+
+
+def test_the_cv_recipes_are_one_builder_over_the_data_set():
+    from dynkit.experiments.csaode_recipes import cv_recipe
+
+    for name in CV:
+        dataset = name.rsplit("_", 1)[1]
+        assert RECIPES[name] == cv_recipe(dataset)
+        assert read_field(E.get(name).config("cpu"), "dataset") == dataset
+        assert next(s for s in RECIPES[name].settings if s.name == "data set").paper == dataset
+    others = [[(s.name, s.paper, s.field) for s in RECIPES[n].settings if s.name != "data set"] for n in CV]
+    assert all(o == others[0] for o in others)
+    with pytest.raises(ValueError, match="dataset must be one of"):
+        cv_recipe("trec")
+
+
+@pytest.mark.parametrize("scale", ["smoke", "cpu", "full"])
+def test_a_cv_fold_trains_with_every_value_its_recipe_reads(scale, monkeypatch, tmp_path):
+    """The table's values are what the fold trains with at every scale (before, the full scale showed d = 32 and ran
+    FULL_CONFIG's 300): each recipe field reaches train_csaode unchanged."""
+    import dynkit.tasks.text as text
+    from dynkit.experiments.csaode_cv import run_fold
+
+    calls = []
+    def train_csaode(dataset, data_dir, **kwargs):
+        calls.append({"dataset": dataset, **kwargs})
+        return {"test_accuracy": 0.9, "n_parameters": 1, "history": [{"epoch_seconds": 1.0}], "config": {}}
+
+    monkeypatch.setattr(text, "train_csaode", train_csaode)
+    config = E.get("csaode_cv_mr").config(scale)
+    run_fold(config, seed=4, out=tmp_path, device="cpu")
+    (call,) = calls
+    assert call["fold"] == 4 and call["solver"] == config.solver
+    for s in RECIPES["csaode_cv_mr"].settings:
+        if s.field and s.field != "solvers":
+            assert call[s.field] == read_field(config, s.field), s.name
+    # planted: the full scale's d set back to the cpu's 32 is what would run, not silently FULL_CONFIG's 300
+    import dataclasses
+
+    calls.clear()
+    run_fold(dataclasses.replace(E.get("csaode_cv_mr").config("full"), d=32), seed=0, out=tmp_path, device="cpu")
+    assert calls[0]["d"] == 32 and calls[0]["full"] is True
+
+
+@pytest.mark.parametrize("name", CV)
+def test_a_cv_paper_scale_refuses_without_weight_normalization_and_catches_a_planted_value(name):
+    import dataclasses
+
+    with pytest.raises(RecipeError, match="weight normalization"):
+        E.get(name).config("paper")
+    recipe, config = RECIPES[name], paper_config(E.get(name), strict=False)
+    assert recipe.mismatches(config) == [] and (config.d, config.embed_dim, config.weight_decay) == (300, 300, 1e-5)
+    planted = dataclasses.replace(config, weight_decay=1e-4, dataset="trec")
+    assert sorted(m.split(":")[0] for m in recipe.mismatches(planted)) == ["L2 weight decay", "data set"]
