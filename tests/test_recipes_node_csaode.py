@@ -18,7 +18,8 @@ def _run_keywords(module) -> set[str]:
     return {n for n, p in inspect.signature(module.run).parameters.items() if p.kind is p.KEYWORD_ONLY}
 
 
-SCRIPTS = ["node_point_cloud", "node_images", "node_blowup", "node_adjoint_norm"]
+SCRIPTS = ["node_point_cloud", "node_images", "node_blowup", "node_adjoint_norm", "csaode_sensitivity",
+           "csaode_attention"]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -198,3 +199,65 @@ def test_a_cv_paper_scale_refuses_without_weight_normalization_and_catches_a_pla
     assert recipe.mismatches(config) == [] and (config.d, config.embed_dim, config.weight_decay) == (300, 300, 1e-5)
     planted = dataclasses.replace(config, weight_decay=1e-4, dataset="trec")
     assert sorted(m.split(":")[0] for m in recipe.mismatches(planted)) == ["L2 weight decay", "data set"]
+
+
+def _recorded_csaode(calls):
+    """A stand-in for :func:`dynkit.tasks.text.train_csaode` recording the configuration it would train with, resolved
+    as it resolves it (its base configuration, the overrides, the epochs)."""
+    from dynkit.tasks.text import CPU_CONFIG, FULL_CONFIG
+
+    def train_csaode(dataset, data_dir, *, solver, epochs, full, return_model=False, **kwargs):
+        config = {**(FULL_CONFIG if full else CPU_CONFIG), **{k: v for k, v in kwargs.items() if k not in
+                                                              ("out", "seed", "resume", "quiet")}, "epochs": epochs}
+        calls.append({"dataset": dataset, "solver": solver, "full": full, **config})
+        if return_model:
+            raise _Stop  # csaode_attention: the settings are what is checked, not the attention read afterwards
+        return {"test_accuracy": 0.9, "best_test_accuracy": 0.9, "n_parameters": 1,
+                "history": [{"nfe_forward": 1, "epoch_seconds": 1.0}]}
+    return train_csaode
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("name, changed", [("csaode_sensitivity", {"d", "window", "step", "architecture", "n_blocks",
+                                                                   "convolution"}),
+                                           ("csaode_attention", set())])
+@pytest.mark.parametrize("scale", ["cpu", "full"])
+def test_a_csaode_script_trains_with_the_settings_its_recipe_reads(name, changed, scale, monkeypatch, tmp_path):
+    module = importlib.import_module(f"dynkit.experiments.{name}")
+    calls = []
+    monkeypatch.setattr(module, "train_csaode", _recorded_csaode(calls))
+    config = E.get(name).config(scale)
+    with pytest.raises(_Stop) if name == "csaode_attention" else _nothing():
+        module.main([*config.args, "--out", str(tmp_path), "--checkpoints", str(tmp_path / "ck"), "--quiet"])
+    settings = config.options()
+    assert calls and all(c["dataset"] == "trec" for c in calls)
+    for call in calls:
+        for key in set(settings) & set(call) - changed:
+            assert call[key] == settings[key], key
+    if name == "csaode_sensitivity":  # Table 3's d = 50 and 200 are the grid the recipe reads
+        assert sorted({c["d"] for c in calls} - {settings["d"]}) == sorted(settings["d_grid"])
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.parametrize("name", ["csaode_sensitivity", "csaode_attention"])
+def test_a_csaode_scripts_paper_scale_refuses_and_a_planted_value_is_caught(name):
+    recipe = RECIPES[name]
+    with pytest.raises(RecipeError, match="GloVe-300 vectors.*learning-rate schedule option.*weight normalization"):
+        E.get(name).config("paper")
+    assert {s.name for s in recipe.settings if s.missing} == {"word embeddings: GloVe initialisation",
+                                                              "learning-rate schedule", "initialisation"}
+    config = paper_config(E.get(name), strict=False)
+    assert recipe.mismatches(config) == [] and config.options()["epochs"] == 10 and config.options()["d"] == 300
+    assert [m.split(":")[0] for m in recipe.mismatches(config.with_option("epochs", 1))] == ["epochs"]
+    with pytest.raises(RecipeError, match="no command-line option for window"):
+        write_field(config, "window", 3)  # planted: a value fixed in the script's code is refused, never kept

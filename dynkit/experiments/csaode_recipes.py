@@ -74,16 +74,21 @@ def _epochs(reasons: dict | None = None) -> Setting:
     return Setting("epochs", TREC_EPOCHS[0], TREC_EPOCHS[1], field="epochs", reasons=reasons or {})
 
 
-def _trained_setup(reasons: dict) -> tuple[Setting, ...]:
-    """The training setup of a script run on TREC (``csaode_sensitivity``, ``csaode_attention``), ours read from
-    the script's options: ``reasons`` per field name where ours differs."""
-    why = lambda name: reasons.get(name, {})  # noqa: E731 - the reasons of one field
+SCRIPT_DROPOUT = Setting("dropout", "0.1", DROPOUT.source, fixed="0.1")  # dynkit.models.csaode.CSAODE's default
+SCRIPT_SCHEDULE_WHY = _both("ours: a constant rate, the base configuration's (dynkit.tasks.text.CPU_CONFIG, "
+                            "FULL_CONFIG)")
+
+
+def _script_setup(reasons: dict[str, dict]) -> tuple[Setting, ...]:
+    """The training setup of a script trained on TREC (``csaode_sensitivity``, ``csaode_attention``), ours read from
+    the script's options; ``reasons`` maps a field name to its ``{scale: why}`` where ours differs."""
     return (
         Setting("data set", TREC_DATA, TREC_SOURCE, fixed=TREC_DATA),  # dynkit.tasks.text.load_dataset("trec")
-        _hidden_size(why("d")), _embedding_size(why("embed_dim")), GLOVE_NONE, OPTIMISER, LEARNING_RATE,
-        _schedule(why("schedule")), WARMUP, DECAY,
-        TREC_BATCH,
-        L2, DROPOUT, INITIALISATION, MAX_LEN, _epochs(why("epochs")),
+        _hidden_size(reasons.get("d", {})), _embedding_size(reasons.get("embed_dim", {})), GLOVE_NONE, OPTIMISER,
+        LEARNING_RATE,
+        Setting("learning-rate schedule", "paper", _schedule().source, field="schedule",
+                missing="a learning-rate schedule option in the script", reasons=SCRIPT_SCHEDULE_WHY),
+        WARMUP, DECAY, TREC_BATCH, L2, SCRIPT_DROPOUT, INITIALISATION, MAX_LEN, _epochs(reasons.get("epochs", {})),
     )
 
 
@@ -146,3 +151,45 @@ def cv_recipe(dataset: str) -> Recipe:
 
 for _dataset in CV_SETS:
     add_recipe(cv_recipe(_dataset))
+
+
+# ---- Tables 2-3: CSAARK's sensitivity to d, the filter size and r, and the ablations ------------------------------
+add_recipe(Recipe("csaode_sensitivity", f"{PAPER}, Tables 2-3", (
+    *_script_setup({"d": {"cpu": CPU_SIZE},
+                    "embed_dim": {"cpu": CPU_SIZE + " (the embedding dimension equals d, as in the paper)"},
+                    "epochs": {"cpu": "CPU time: one epoch per configuration (ten configurations a seed)",
+                               "full": "ours: 8 epochs per configuration"}}),
+    Setting("solver", "ark", f"{PAPER}, Tables 2-3 (CSAARK)", field="solver"),
+    WINDOW,
+    Setting("solver step size r", *TREC_STEP, field="step"),
+    Setting("hidden sizes of Table 3", (50, 200), f"{PAPER}, Table 3 (50d, 200d beside 300d)", field="d_grid",
+            reasons={"cpu": "CPU size: Table 3's 50 and 200 scaled with the base d (300 to 64)"}),
+    Setting("filter sizes of Table 3", "1 and 3", f"{PAPER}, Table 3 (1cov, 3cov beside 2conv)",
+            fixed="1 and 3"),  # csaode_sensitivity.PAPER_TABLE3
+    Setting("step sizes of Table 3", "0.5 and 0.1", f"{PAPER}, Table 3 (0.5r, 0.1r beside 0.2r)",
+            fixed="0.5 and 0.1"),
+    Setting("ablations of Table 2", "one block, five residual blocks, no N-gram convolution",
+            f"{PAPER}, Table 2 and Ablation Experiments", fixed="one block, five residual blocks, no N-gram "
+            "convolution"),
+    Setting("seeds", NOT_STATED, f"{PAPER}, Tables 2-3 (no repetitions stated)",
+            fixed="the plan's seeds (analysis/plans)"),
+), default_reasons=SMOKE))
+
+# ---- Fig. 4: the continuity analysis ------------------------------------------------------------------------------
+CONTINUITY = f"{PAPER}, Continuity Analysis"
+SENTENCE = "What state did the Battle of Bighorn take place in"
+add_recipe(Recipe("csaode_attention", f"{PAPER}, Fig. 4", (
+    *_script_setup({"d": {"cpu": CPU_SIZE},
+                    "embed_dim": {"cpu": CPU_SIZE + " (the embedding dimension equals d, as in the paper)"},
+                    "epochs": {"cpu": "CPU time: one epoch", "full": "ours: the script's default of 4 epochs"}}),
+    Setting("solver", NOT_STATED, f"{CONTINUITY} (\"our model\"; no solver named)", field="solver"),
+    Setting("N-gram filter size", 1, f"{CONTINUITY} (window size 1, so that attention rows are words)",
+            field="window"),
+    Setting("solver step size r", 0.2, f"{CONTINUITY} (r = 0.2)", field="step"),
+    Setting("sentence", SENTENCE, f"{CONTINUITY} and Fig. 4 (from the TREC test set)",
+            fixed=SENTENCE),  # csaode_attention.SENTENCE, lower-cased as the vocabulary is
+    Setting("times read on [0, 1]", NOT_STATED, f"{CONTINUITY} (\"some time steps from 0.0 to 1.0\")",
+            field="n_times"),
+    Setting("seeds", NOT_STATED, f"{CONTINUITY} (one sentence of one trained model)",
+            fixed="the plan's seeds (analysis/plans)"),
+), default_reasons=SMOKE))
