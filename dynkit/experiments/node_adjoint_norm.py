@@ -143,7 +143,8 @@ def run(seed: int, quiet: bool, *, models: tuple[str, ...], length: int, iterati
     """Train each hybrid on the training windows (Adam, ``batch_windows`` consecutive windows a step), then measure
     its one-step MSE and ``||dL/dz_t||`` on the held-out window: ``{"models": {...}, "baseline": {...}}``."""
     if not 1 <= batch_windows < N_SEQUENCES:
-        raise ValueError(f"batch_windows must lie in [1, {N_SEQUENCES - 1}] (the training windows), got {batch_windows}")
+        raise ValueError(f"batch_windows must lie in [1, {N_SEQUENCES - 1}] (the training windows), got "
+                         f"{batch_windows}")
     times, x = make_data(length, N_SEQUENCES, seed)
     baseline = {**trivial_forecasts(x, "train"), **trivial_forecasts(x, "test")}
     results = {}

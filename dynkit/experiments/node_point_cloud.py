@@ -53,8 +53,8 @@ def main(argv=None) -> dict:
     return results
 
 
-def run(seed: int, quiet: bool, *, models: tuple[str, ...], runs: int, epochs: int, tol: float, solver: str, method: str,
-        adjoint: bool, batch_size: int, lr: float) -> dict:
+def run(seed: int, quiet: bool, *, models: tuple[str, ...], runs: int, epochs: int, tol: float, solver: str,
+        method: str, adjoint: bool, batch_size: int, lr: float) -> dict:
     """``runs`` independent runs of each model (run ``r`` of seed ``s`` draws its cloud and initialisation from
     ``10_000 s + r``); per model the runs' curves and the summary :func:`_metrics` reads."""
     results = {}

@@ -5,10 +5,9 @@ Fig. 7) and ``node_adjoint_norm`` (Sect. 3.3, Fig. 8: Walker2D, run on a simulat
 
 The paper's values are read from the review and from its authors' code, github.com/hedixia/HeavyBallNODE at commit
 cd1065f (``mnist/mnist_hbnode.py``, ``mnist/mnist_train.py``, ``point_cloud/nested_n_spheres_*.ipynb``,
-``silverbox_init.py``, ``walker2d/*_rnn_walker.py``); where the
-two disagree the recipe names both. Our values of a script-registered experiment are read from its ``options``
-(what its command line runs with). Kept apart from the experiment modules so that a recipe's wording is not part of
-the shards' code identity.
+``silverbox_init.py``, ``walker2d/*_rnn_walker.py``); where the two disagree the recipe names both. Our values of a
+script-registered experiment are read from its ``options`` (what its command line runs with). Kept apart from the
+experiment modules so that a recipe's wording is not part of the shards' code identity.
 """
 from __future__ import annotations
 
@@ -20,8 +19,14 @@ from .solver_variants import SUFFIX
 MNIST = "HeavyBallNODE mnist/mnist_hbnode.py"
 SMOKE = {"smoke": "smoke: seconds for the tests, nothing is decided from it"}
 PLAN_SEEDS = "the plan's seeds (analysis/plans)"
-PLAN_WHY = {"cpu": "a decision needs the seeds its plan fixes in advance",
-            "full": "a decision needs the seeds its plan fixes in advance"}
+
+
+def _both(why: str) -> dict:
+    """The same reason at the ``cpu`` and ``full`` scales."""
+    return {"cpu": why, "full": why}
+
+
+PLAN_WHY = _both("a decision needs the seeds its plan fixes in advance")
 
 
 def _optimiser(source: str) -> Setting:
@@ -32,11 +37,12 @@ def _optimiser(source: str) -> Setting:
 def _engine(source: str, twin: str) -> Setting:
     """The ODE engine: the authors' torchdiffeq (``source``); ours dynkit's, ``twin`` runs theirs."""
     why = f"dynkit's own solver counts every evaluation; {twin + SUFFIX} runs the authors' engine"
-    return Setting("ODE engine", "torchdiffeq", source, field="solver", reasons={"cpu": why, "full": why})
+    return Setting("ODE engine", "torchdiffeq", source, field="solver", reasons=_both(why))
 
 
 def _seeds(paper: str, source: str, ours: str = PLAN_SEEDS) -> Setting:
     return Setting("seeds", paper, source, fixed=ours, reasons=PLAN_WHY)
+
 
 IMAGE_DATA = Setting(
     "data set", "mnist", "review Sect. 3.4.2 (MNIST and CIFAR10, Figs. 10-11)", field="task",
@@ -120,16 +126,16 @@ add_recipe(Recipe("node_point_cloud", "review Sect. 3.4.1, Fig. 9", (
             reasons={"cpu": "CPU time: the three models the rows compare (NODE, HBNODE, GHBNODE)"}),
     Setting("parameter counts", (525, 567, 528, 568, 568), f"{PC_SECT} (NODE, ANODE, SONODE, HBNODE, GHBNODE)",
             fixed=", ".join(map(str, _point_cloud_counts())) + " (dynkit.models.node_paper.POINT_CLOUD)",
-            reasons={"cpu": PC_COUNTS_WHY, "full": PC_COUNTS_WHY}),
+            reasons=_both(PC_COUNTS_WHY)),
     Setting("model design", "authors' notebook", f"{PC}: ELU 3-layer field (hidden 20; HBNODE 14), ANODE one zero "
             "dimension, SONODE/HBNODE/GHBNODE's initial velocity from a 3-layer hardtanh network of the point, a "
             "hardtanh(-1, 1) output", fixed="ELU 3-layer field, one zero augmented dimension for every model but "
             "NODE, zero initial velocity, one output logit (dynkit.models.node_paper.from_paper)",
             missing="the authors' point-cloud skeleton (their initial-velocity network and bounded output)",
-            reasons={"cpu": PC_DESIGN_WHY, "full": PC_DESIGN_WHY}),
+            reasons=_both(PC_DESIGN_WHY)),
     Setting("loss", "MSE of the bounded output against the labels", f"{PC} (nn.MSELoss)",
             fixed="binary cross-entropy of one logit (dynkit.tasks.node_runs.loss_and_accuracy)",
-            missing="the authors' MSE loss on a bounded output", reasons={"cpu": PC_DESIGN_WHY, "full": PC_DESIGN_WHY}),
+            missing="the authors' MSE loss on a bounded output", reasons=_both(PC_DESIGN_WHY)),
     _engine(f"{PC} (torchdiffeq's odeint_adjoint)", "node_point_cloud"),
     Setting("solver", "dopri5", f"{PC} (odeint's default method)", field="method"),
     Setting("solver tolerance", 1e-7, f"{PC_SECT} (tolerance 1e-7); {PC} (--tol 1e-7)", field="tol"),
@@ -158,30 +164,30 @@ add_recipe(Recipe("node_blowup", "review Sect. 3.2.3, Fig. 7", (
             fixed="a dense layer of [h, V1(t)]"),  # node_blowup.DrivenDense
     Setting("initial state", "ANODE: one zero dimension; SONODE/HBNODE/GHBNODE: velocity from a dense network",
             f"{BLOWUP_SECT}; {SB} (initial_velocity: a dense layer without bias, of a constant 1)",
-            fixed="ANODE: one zero dimension; SONODE/HBNODE/GHBNODE: velocity from a dense network",
-            ),  # node_blowup.build: nn.Linear(1, 1) of h(0), the review's wording
+            fixed="ANODE: one zero dimension; SONODE/HBNODE/GHBNODE: velocity from a dense network"),
+    # ours: node_blowup.build, nn.Linear(1, 1) of h(0), in the review's words
     Setting("damping gamma", "sigmoid(-3)", BLOWUP_SECT, fixed="sigmoid(-3)"),
     Setting("GHBNODE", GHB, f"{BLOWUP_SECT}; {SB} (corr=0: xi = softplus(0), actv_h Hardtanh(-5, 5))", fixed=GHB),
     Setting("initialisations", 10, f"{SB} (for r in range(10))", field="inits",
-            reasons={"full": "100: the rows compare fractions of inits (one in ten is the smallest effect of interest)"}),
+            reasons={"full": "100: the rows compare fractions of inits (one in ten is the smallest effect of "
+                             "interest)"}),
     Setting("horizon (samples)", 63.0, f"{SB} (evaluation_times = arange(64); the review's text gives none)",
-            field="t_end", reasons={r: "ours: a longer horizon than the authors' 63 samples, so that the growth the "
-                                       "rows count (||h(T)|| above 10 and 1e8) has time to show; not yet rerun at 63"
-                                    for r in ("cpu", "full")}),
+            field="t_end", reasons=_both("ours: a longer horizon than the authors' 63 samples, so that the "
+                                         "growth the rows count (||h(T)|| above 10 and 1e8) has time to show; not "
+                                         "yet rerun at 63")),
     Setting("ODE engine", "torchdiffeq", f"{SB} (NODEintegrate: torchdiffeq, dopri5)", fixed="dynkit (dk.solve)",
-            reasons={r: "dk.solve: an engine moves an untrained trajectory by the tolerance only, and no row here "
-                        "counts evaluations" for r in ("cpu", "full")}),
+            reasons=_both("dk.solve: an engine moves an untrained trajectory by the tolerance only, and no row here "
+                          "counts evaluations")),
     Setting("solver", "dopri5", f"{SB} (torchdiffeq's default)", fixed="dopri5"),
     *(Setting(f"{kind} tolerance", 1e-7, f"{SB} (NODEintegrate tol=1e-7)", field=field,
-              reasons={r: "ours (relative 1e-6, absolute 1e-8: the script's defaults); the authors' 1e-7 is one "
-                          "option away (--rtol, --atol), not yet rerun" for r in ("cpu", "full")})
+              reasons=_both("ours (relative 1e-6, absolute 1e-8: the script's defaults); the authors' 1e-7 is one "
+                            "option away (--rtol, --atol), not yet rerun"))
       for kind, field in (("relative", "rtol"), ("absolute", "atol"))),
     Setting("measured norm", NORM, f"review Sect. 3.2.3 and Fig. 7 (||h(t)||; the authors' {SB} norms the whole "
             "state [h, m])", fixed=NORM),  # node_blowup.trajectory_norms: h with ANODE's augmentation
     Setting("statistic", "log10 of the mean norm over the inits", f"{SB} (np.log10(np.mean(odesizelist, axis=0)))",
             fixed="per init: log10 ||h(T)||, its median, the fractions above 1e8 and 10",
-            reasons={r: "the rows compare medians and fractions over inits (a mean is one init's blow-up)" for r in
-                     ("cpu", "full")}),
+            reasons=_both("the rows compare medians and fractions over inits (a mean is one init's blow-up)")),
     Setting("training", UNTRAINED, f"{BLOWUP_SECT}; {SB} (the models are never trained)", fixed=UNTRAINED),
     _seeds("unseeded", f"{SB} (no manual seed)", "the plan's seeds: init i of seed s from torch seed 100,003 s + i"),
 ), default_reasons=SMOKE))
@@ -192,9 +198,9 @@ WALKER_DATA = ("Walker2D's recorded training sequences (not available offline; t
                "oscillator in their place)")
 STAND_IN = ("the recorded Walker2D set is not available offline: 8 windows of a simulated driven Duffing oscillator "
             "(Silverbox-like) stand in, 7 to train, 1 held out whose adjoint is measured")
-STAND_IN_WHY = {"cpu": STAND_IN, "full": STAND_IN}
-DESIGN_WHY = {r: "dynkit's hybrid with the authors' residual cell and safeguards from their plane-vibration script "
-                 "(node_adjoint_norm.hybrid), sized for the stand-in's 2 inputs" for r in ("cpu", "full")}
+STAND_IN_WHY = _both(STAND_IN)
+DESIGN_WHY = _both("dynkit's hybrid with the authors' residual cell and safeguards from their plane-vibration script "
+                   "(node_adjoint_norm.hybrid), sized for the stand-in's 2 inputs")
 add_recipe(Recipe("node_adjoint_norm", "review Sect. 3.3, Fig. 8 (settings of Sect. 3.4.4)", (
     Setting("data set", "Walker2D kinematics (the recorded set of the review's ref. [8])", f"{WK_SECT}; {WK} "
             "(odelstm_data.Walker2dImitationData)", fixed="simulated driven Duffing oscillator, 10 % of the samples "
@@ -202,8 +208,8 @@ add_recipe(Recipe("node_adjoint_norm", "review Sect. 3.3, Fig. 8 (settings of Se
     Setting("irregular sampling", "10 % of the samples removed", "review Sect. 3.4.4",
             fixed="10 % of the samples removed"),  # node_adjoint_norm.make_data
     Setting("sequence length", 64, f"review Sect. 3.4.4 (64 time stamps); {WK} (seqlen = 64)", field="length",
-            reasons={r: "ours: longer windows than the paper's 64 stamps, so that the adjoint is followed over a "
-                        "larger gap T - t" for r in ("cpu", "full")}),
+            reasons=_both("ours: longer windows than the paper's 64 stamps, so that the adjoint is followed over a "
+                          "larger gap T - t")),
     Setting("models", ("node", "hbnode", "ghbnode"), f"{WK_SECT} (Fig. 8: ODE-RNN, HBNODE-RNN, GHBNODE-RNN)",
             field="models"),
     Setting("model design", "authors", f"{WK}: hidden 24, the ODE a dense layer of h, a 3-layer tanh cell, zero "
@@ -214,13 +220,12 @@ add_recipe(Recipe("node_adjoint_norm", "review Sect. 3.3, Fig. 8 (settings of Se
     Setting("jump cell", "residual for (G)HBNODE-RNN, overwrite for ODE-RNN", f"{WK} temprnn (HBNODE/GHBNODE: out "
             "= dense3(...) + h; node_rnn_walker.py: out = dense3(...))", field="cell",
             missing="a jump cell per model (the script's --cell applies to every model)",
-            reasons={r: "one cell for every model (the script's --cell): the residual one of the authors' two "
-                        "heavy-ball hybrids, so that the models differ in their ODE alone" for r in ("cpu", "full")}),
+            reasons=_both("one cell for every model (the script's --cell): the residual one of the authors' two "
+                          "heavy-ball hybrids, so that the models differ in their ODE alone")),
     Setting("solver", "dopri5 at tolerance 1e-7, gradients by the adjoint", f"{WK} (ODE_RNN_with_Grad_Listener "
             "tol=1e-7; misc.py's odeint is odeint_adjoint)", fixed="RK4, one step per gap, backpropagation through "
             "the steps (node_adjoint_norm.hybrid)", missing="an adaptive solver with the adjoint in this script",
-            reasons={r: "CPU time: one RK4 step per gap (ours; dL/dz_t is read at the same observation states)"
-                     for r in ("cpu", "full")}),
+            reasons=_both("CPU time: one RK4 step per gap (ours; dL/dz_t is read at the same observation states)")),
     Setting("time scaling", 1 / 64, f"{WK} (train_times / 64.0)", fixed="the stand-in's own clock (0.15 a sample)",
             reasons=STAND_IN_WHY),
     _optimiser(f"{WK} (torch.optim.Adam)"),
@@ -229,20 +234,20 @@ add_recipe(Recipe("node_adjoint_norm", "review Sect. 3.3, Fig. 8 (settings of Se
     Setting("learning-rate schedule", "(G)HBNODE-RNN: 1e-3 for 50 epochs, then 3e-3 (a fresh Adam)",
             f"{WK} lr_dict {{0: 1e-3, 50: 3e-3}} (node_rnn_walker.py: {{0: 3e-3}})", fixed="constant",
             missing="a learning-rate schedule in this script",
-            reasons={r: "ours: Table 4's rate throughout a short run" for r in ("cpu", "full")}),
+            reasons=_both("ours: Table 4's rate throughout a short run")),
     Setting("gradient clipping", 1.0, f"{WK} (clip_grad_norm_ 1.0)", field="clip_norm"),
     Setting("initialisation", 1.0, f"{WK} (no shrink_parameters: torch's default initialisation)", field="shrink",
-            reasons={r: "ours: every parameter times 0.01 (the authors' plane-vibration pre_shrink), the residual "
-                        "cell's safeguard; --shrink 1 is the walker scripts'" for r in ("cpu", "full")}),
+            reasons=_both("ours: every parameter times 0.01 (the authors' plane-vibration pre_shrink), the residual "
+                          "cell's safeguard; --shrink 1 is the walker scripts'")),
     Setting("loss", "one-step MSE", f"{WK} (criteria(predict, train_y), nn.MSELoss)", fixed="one-step MSE"),
     Setting("batch (sequences a step)", 256, f"review Table 4; {WK} (batchsize = 256)", field="batch_windows",
             missing=WALKER_DATA, reasons=STAND_IN_WHY),
     Setting("training length", "500 epochs", f"{WK} (range(500))", field="iterations", missing=WALKER_DATA,
-            reasons={r: "ours: 300 Adam steps (after 30 no model beat persistence)" for r in ("cpu", "full")}),
+            reasons=_both("ours: 300 Adam steps (after 30 no model beat persistence)")),
     Setting("measured", "||dL/dz_t|| of the loss on the last output, on every training batch", f"{WK} (gradrec: "
             "lossf on predict[-1], the grads of ode_rnn.h_rnn)", fixed="||dL/dz_t|| of the loss on the last output, "
-            "once, on the held-out window after training", reasons={r: "measured where the trained bar is checked "
-                                                                    "(the held-out window)" for r in ("cpu", "full")}),
+            "once, on the held-out window after training", reasons=_both("measured where the trained bar is checked "
+                                                                         "(the held-out window)")),
     _seeds("one run, torch.manual_seed(0)", f"{WK} (torch.manual_seed(0))"),
 ), default_reasons=SMOKE))
 
