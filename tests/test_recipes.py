@@ -108,7 +108,8 @@ def test_ours_is_the_registered_cpu_config(name, monkeypatch):
         expected = _field_value(exp.config("cpu"), s.field) if s.field else s.fixed
         assert row["cpu"] == text(expected), s.name
     # planted: change the registered cpu config, and the table follows (read, never retyped)
-    counted = next(s.field for s in recipe.settings if s.field in ("epochs", "iterations"))
+    # a count that is no training length where nothing is trained (node_blowup integrates untrained models)
+    counted = next(s.field for s in recipe.settings if s.field in ("epochs", "iterations", "inits"))
     cpu = exp.scales["cpu"]
     changed = {**exp.scales, "cpu": write_field(cpu, counted, read_field(cpu, counted) + 7)}
     monkeypatch.setitem(E.EXPERIMENTS, name, dataclasses.replace(exp, scales=changed))

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from dynkit.io import save_figure, write_json
-from dynkit.tasks.text import pad_batch, train_csaode
+from dynkit.tasks.text import CPU_CONFIG, FULL_CONFIG, pad_batch, train_csaode
 
 from .scripting import command_line, csaode_parser as parser, register_script
 
@@ -25,19 +25,39 @@ SENTENCE = "what state did the battle of bighorn take place in ?".split()
 PAIR = ("state", "bighorn")
 
 
-def main(argv=None) -> dict:
+def build_parser():
     p = parser(__doc__.splitlines()[0], "analysis/results/csaode_attention")
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--checkpoints", type=Path, default=Path("runs/csaode_attention"))
     p.add_argument("--resume", action="store_true")
-    args = p.parse_args(argv)
-    torch.set_num_threads(1)
-    run = train_csaode("trec", args.data_dir, solver="ark", epochs=args.epochs, out=args.checkpoints,
-                       seed=args.seed, resume=args.resume, quiet=args.quiet, full=args.full, window=1, step=0.2,
-                       return_model=True)
-    model, vocab = run.pop("model"), run.pop("vocab")
+    return p
+
+
+def options(argv: list[str] | None = None) -> dict:
+    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.csaode_recipes`): the
+    base configuration (:data:`dynkit.tasks.text.CPU_CONFIG`, ``FULL_CONFIG`` with ``--full``) with Fig. 4's window
+    1 and step 0.2, CSAARK, the epochs and the times the attention is read at."""
+    args = build_parser().parse_args(argv)
+    base = {k: v for k, v in (FULL_CONFIG if args.full else CPU_CONFIG).items() if k != "epochs"}
+    return {"solver": "ark", "epochs": args.epochs, "full": args.full, **base, "window": 1, "step": 0.2,
+            "n_times": 51}
+
+
+def run(seed: int, quiet: bool, data_dir: Path, checkpoints: Path, resume: bool, *, solver: str, epochs: int,
+        full: bool, d: int, embed_dim: int, window: int, step: float, batch_size: int, lr: float, weight_decay: float,
+        max_len: int, train_subset: int | None, schedule: str, warmup_epochs: float, lr_decay: float,
+        n_times: int) -> tuple[dict, tuple]:
+    """CSAODE trained on TREC with these settings (:func:`~dynkit.tasks.text.train_csaode`), then ``A(t)`` of
+    :data:`SENTENCE` at ``n_times`` times on ``[0, 1]``: ``(data, figure)``, what ``results.json`` records and the
+    arguments of the figure after its path."""
+    trained = train_csaode("trec", data_dir, solver=solver, epochs=epochs, out=checkpoints, seed=seed, resume=resume,
+                           quiet=quiet, full=full, d=d, embed_dim=embed_dim, window=window, step=step,
+                           batch_size=batch_size, lr=lr, weight_decay=weight_decay, max_len=max_len,
+                           train_subset=train_subset, schedule=schedule, warmup_epochs=warmup_epochs,
+                           lr_decay=lr_decay, return_model=True)
+    model, vocab = trained.pop("model"), trained.pop("vocab")
     tokens = pad_batch([vocab.encode(SENTENCE)])
-    times = np.round(np.linspace(0.0, 1.0, 51), 10).tolist()
+    times = np.round(np.linspace(0.0, 1.0, n_times), 10).tolist()
     ts, scores = model.attention_over_time(tokens, times)
     scores = scores[:, 0].numpy()  # (times, M, M): row = query word, column = key word
     ts = np.asarray(ts, dtype=float)
@@ -45,22 +65,32 @@ def main(argv=None) -> dict:
     pair = scores[:, i, j]
     change = np.abs(scores[-1] - scores[0])
     mi, mj = np.unravel_index(int(np.argmax(change)), change.shape)
-    grid = [k for k, t in enumerate(ts) if abs(t / 0.2 - round(t / 0.2)) < 1e-5]  # ts are float32
+    grid = [k for k, t in enumerate(ts) if abs(t / step - round(t / step)) < 1e-5]  # ts are float32
     data = {"sentence": SENTENCE, "pair": PAIR, "in_vocabulary": {w: w in vocab.index for w in SENTENCE},
             "t": ts.tolist(), "score_pair": pair.tolist(),
             "score_pair_reverse": scores[:, j, i].tolist(), "score_pair_on_step_grid": pair[grid].tolist(),
             "attention_t1": scores[-1].tolist(), "attention_t0": scores[0].tolist(),
             "most_changing_pair": [SENTENCE[mi], SENTENCE[mj]], "score_most_changing_pair": scores[:, mi, mj].tolist(),
-            "max_score_t1_per_row": scores[-1].max(-1).tolist(), "test_accuracy": run["test_accuracy"], "training": run,
+            "max_score_t1_per_row": scores[-1].max(-1).tolist(), "test_accuracy": trained["test_accuracy"],
+            "training": trained,
             "paper": "Fig. 4: state -> Bighorn rises from 0.0023 to 0.57 (d=300, GloVe, trained to convergence)"}
-    write_json(args.out / "results.json", data, config={"seed": args.seed, "epochs": args.epochs, "window": 1,
-                                                        "step": 0.2, "solver": "ark", "full": args.full},
-               command=command_line())
-    _figure(ts, scores, pair, i, j, (mi, mj), args.out / "attention.png")
-    if not args.quiet:
+    if not quiet:
         print(f"A[{PAIR[0]}, {PAIR[1]}](t) on the step grid: " + ", ".join(f"{x:.4f}" for x in pair[grid]))
         print(f"largest change: A[{SENTENCE[mi]}, {SENTENCE[mj]}](t) on the step grid: "
               + ", ".join(f"{x:.4f}" for x in scores[grid, mi, mj]))
+    return data, (ts, scores, pair, i, j, (mi, mj))
+
+
+def main(argv=None) -> dict:
+    args = build_parser().parse_args(argv)
+    torch.set_num_threads(1)
+    settings = options(argv)
+    data, figure = run(args.seed, args.quiet, args.data_dir, args.checkpoints, args.resume, **settings)
+    write_json(args.out / "results.json", data, config={"seed": args.seed, "epochs": args.epochs,
+                                                        "window": settings["window"], "step": settings["step"],
+                                                        "solver": settings["solver"], "full": args.full},
+               command=command_line())
+    _figure(*figure, args.out / "attention.png")
     return data
 
 
@@ -98,7 +128,7 @@ def _metrics(data: dict) -> dict:
 
 
 register_script("csaode_attention", main, metrics=_metrics, checkpoints=True, smoke=("--epochs", "1"),
-                cpu=("--epochs", "1"), full=("--full",))
+                cpu=("--epochs", "1"), full=("--full",), options=options)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from dynkit.io import save_figure, write_json
-from dynkit.tasks.text import train_csaode
+from dynkit.tasks.text import CPU_CONFIG, FULL_CONFIG, train_csaode
 
 from .scripting import command_line, csaode_parser as parser, register_script
 
@@ -31,35 +31,64 @@ PAPER_TABLE3 = [("d small", {"d": 50}, 91.6, 0.043e6), ("d medium", {"d": 200}, 
 CPU_D = {50: 16, 200: 32}
 
 
-def main(argv=None) -> dict:
+def build_parser():
     p = parser(__doc__.splitlines()[0], "analysis/results/csaode_sensitivity")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--checkpoints", type=Path, default=Path("runs/csaode_sensitivity"))
     p.add_argument("--resume", action="store_true")
-    args = p.parse_args(argv)
+    return p
+
+
+def options(argv: list[str] | None = None) -> dict:
+    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.csaode_recipes`): the
+    base configuration every row starts from (:data:`dynkit.tasks.text.CPU_CONFIG`, ``FULL_CONFIG`` with
+    ``--full``), the epochs, and the hidden sizes standing for Table 3's d = 50 and 200."""
+    args = build_parser().parse_args(argv)
+    base = {k: v for k, v in (FULL_CONFIG if args.full else CPU_CONFIG).items() if k != "epochs"}
+    return {"solver": "ark", "epochs": args.epochs, "full": args.full, **base,
+            "d_grid": (50, 200) if args.full else (CPU_D[50], CPU_D[200])}
+
+
+def main(argv=None) -> dict:
+    args = build_parser().parse_args(argv)
     torch.set_num_threads(1)
-    rows = []
-    for label, overrides, paper_acc, paper_params in PAPER_TABLE3:
-        ours = dict(overrides)
-        if "d" in ours and not args.full:
-            ours["d"] = CPU_D[ours["d"]]
-        run = train_csaode("trec", args.data_dir, solver="ark", epochs=args.epochs, seed=args.seed,
-                           out=args.checkpoints / label.replace(" ", "_").replace("/", ""), resume=args.resume,
-                           quiet=args.quiet,
-                           full=args.full, **ours)
-        rows.append({"label": label, "overrides": ours, "test_accuracy": run["test_accuracy"],
-                     "best_test_accuracy": run["best_test_accuracy"], "n_parameters": run["n_parameters"],
-                     "forward_nfe": run["history"][-1]["nfe_forward"],
-                     "mean_epoch_seconds": sum(e["epoch_seconds"] for e in run["history"]) / len(run["history"]),
-                     "paper_test_accuracy": paper_acc / 100, "paper_n_parameters": paper_params})
-        if not args.quiet:
-            print(f"{label:9s} {ours}: acc {100 * run['test_accuracy']:.1f}% |θ| {run['n_parameters']} "
-                  f"(paper {paper_acc}%, {paper_params / 1e6:.3g}M)")
+    settings = options(argv)
+    rows = run(args.seed, args.quiet, args.data_dir, args.checkpoints, args.resume, **settings)
     data = {"rows": rows, "note": "CPU size: one seed, few epochs; differences of ~1% are within seed noise"}
     write_json(args.out / "results.json", data, config={"seed": args.seed, "epochs": args.epochs, "full": args.full},
                command=command_line())
     _figure(rows, args.out / "sensitivity.png")
     return data
+
+
+def run(seed: int, quiet: bool, data_dir: Path, checkpoints: Path, resume: bool, *, solver: str, epochs: int,
+        full: bool, d_grid: tuple[int, int], d: int, embed_dim: int, window: int, step: float, batch_size: int,
+        lr: float, weight_decay: float, max_len: int, train_subset: int | None, schedule: str, warmup_epochs: float,
+        lr_decay: float) -> list[dict]:
+    """One row per configuration of :data:`PAPER_TABLE3`: the base configuration (the keywords after ``d_grid``)
+    with the row's change, Table 3's d = 50 and 200 as ``d_grid``; each trained on TREC by ``solver`` for ``epochs``
+    epochs (checkpoints under ``checkpoints``)."""
+    base = dict(d=d, embed_dim=embed_dim, window=window, step=step, batch_size=batch_size, lr=lr,
+                weight_decay=weight_decay, max_len=max_len, train_subset=train_subset, schedule=schedule,
+                warmup_epochs=warmup_epochs, lr_decay=lr_decay)
+    rows = []
+    for label, overrides, paper_acc, paper_params in PAPER_TABLE3:
+        ours = dict(overrides)
+        if "d" in ours:
+            ours["d"] = dict(zip((50, 200), d_grid))[ours["d"]]
+        trained = train_csaode("trec", data_dir, solver=solver, epochs=epochs, seed=seed,
+                               out=checkpoints / label.replace(" ", "_").replace("/", ""), resume=resume,
+                               quiet=quiet, full=full, **{**base, **ours})
+        rows.append({"label": label, "overrides": ours, "test_accuracy": trained["test_accuracy"],
+                     "best_test_accuracy": trained["best_test_accuracy"], "n_parameters": trained["n_parameters"],
+                     "forward_nfe": trained["history"][-1]["nfe_forward"],
+                     "mean_epoch_seconds": sum(e["epoch_seconds"] for e in trained["history"])
+                     / len(trained["history"]),
+                     "paper_test_accuracy": paper_acc / 100, "paper_n_parameters": paper_params})
+        if not quiet:
+            print(f"{label:9s} {ours}: acc {100 * trained['test_accuracy']:.1f}% |θ| {trained['n_parameters']} "
+                  f"(paper {paper_acc}%, {paper_params / 1e6:.3g}M)")
+    return rows
 
 
 def _figure(rows, path) -> None:
@@ -84,7 +113,7 @@ def _metrics(data: dict) -> dict:
 
 
 register_script("csaode_sensitivity", main, metrics=_metrics, checkpoints=True, smoke=("--epochs", "1"),
-                cpu=("--epochs", "1"), full=("--full", "--epochs", "8"))
+                cpu=("--epochs", "1"), full=("--full", "--epochs", "8"), options=options)
 
 
 if __name__ == "__main__":

@@ -97,38 +97,76 @@ def trivial_forecasts(x: torch.Tensor, split: str) -> dict:
     return {f"baseline.{k}.{split}_mse": v for k, v in values.items()}
 
 
-def main(argv=None) -> dict:
+def build_parser():
     p = parser(__doc__.splitlines()[0], "results/node_adjoint_norm")
     p.set_defaults(models=list(HYBRIDS))
     p.add_argument("--length", type=int, default=None, help="sequence length (200; 1000 with --full)")
     p.add_argument("--iterations", type=int, default=None,
                    help="training iterations (300 at every scale: after 30 no model beat persistence)")
     p.add_argument("--cell", choices=CELLS, default="residual", help="observation update (default: the authors')")
-    args = p.parse_args(argv)
+    p.add_argument("--shrink", type=float, default=None,
+                   help="every parameter times this before training (default 0.01 with the residual cell, as the "
+                        "authors' plane-vibration script; 1, none, with the overwrite cell)")
+    return p
+
+
+def options(argv: list[str] | None = None) -> dict:
+    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.node_recipes`): the
+    command line's, the hybrids' sizes, and the safeguards of the residual cell (shrink 0.01, clipping at 1.0)."""
+    args = build_parser().parse_args(argv)
+    residual = args.cell == "residual"
+    return {"models": tuple(args.models), "length": args.length or (1000 if args.full else 200),
+            "iterations": args.iterations or 300, "cell": args.cell, "hidden": 16, "width": 32, "lr": 3e-3,
+            "batch_windows": 4, "shrink": args.shrink if args.shrink is not None else (0.01 if residual else 1.0),
+            "clip_norm": 1.0 if residual else None}
+
+
+def main(argv=None) -> dict:
+    args = build_parser().parse_args(argv)
     command = setup(args)
-    length = args.length or (1000 if args.full else 200)
-    iterations = args.iterations or 300
-    times, x = make_data(length, N_SEQUENCES, args.seed)
+    settings = options(argv)
+    out = run(args.seed, args.quiet, **settings)
+    results = out["models"]
+    summary = {n: {k: r[k] for k in SUMMARY} for n, r in results.items()}
+    write_json(args.out / "node_adjoint_norm.json", {"summary": summary, "baseline": out["baseline"],
+                                                     "models": results},
+               config={"length": settings["length"], "iterations": settings["iterations"], "seed": args.seed,
+                       "hidden": settings["hidden"], "width": settings["width"], "cell": settings["cell"],
+                       "method": "rk4, one step per gap", "data": "simulated Silverbox, 10% samples dropped"},
+               command=command)
+    plot(results, args.out / "node_adjoint_norm.png")
+    return out
+
+
+def run(seed: int, quiet: bool, *, models: tuple[str, ...], length: int, iterations: int, cell: str, hidden: int,
+        width: int, lr: float, batch_windows: int, shrink: float, clip_norm: float | None) -> dict:
+    """Train each hybrid on the training windows (Adam, ``batch_windows`` consecutive windows a step), then measure
+    its one-step MSE and ``||dL/dz_t||`` on the held-out window: ``{"models": {...}, "baseline": {...}}``."""
+    if not 1 <= batch_windows < N_SEQUENCES:
+        raise ValueError(f"batch_windows must lie in [1, {N_SEQUENCES - 1}] (the training windows), got "
+                         f"{batch_windows}")
+    times, x = make_data(length, N_SEQUENCES, seed)
     baseline = {**trivial_forecasts(x, "train"), **trivial_forecasts(x, "test")}
     results = {}
-    for name in args.models:
+    for name in models:
         if name not in HYBRIDS:
             raise ValueError(f"models must be among {HYBRIDS} for this experiment, got {name!r}")
-        torch.manual_seed(args.seed)
-        model = hybrid(name, cell=args.cell).double()
-        if args.cell == "residual":  # the authors' safeguards of the residual cell (their misc.py, walker script)
-            shrink_parameters(model, 0.01)
-        opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+        torch.manual_seed(seed)
+        model = hybrid(name, hidden=hidden, width=width, cell=cell).double()
+        if shrink != 1.0:  # the authors' safeguards of the residual cell (their misc.py, plane-vibration script)
+            shrink_parameters(model, shrink)
+        opt = torch.optim.Adam(model.parameters(), lr=lr)
         losses = []
         for it in range(iterations):
-            # four consecutive training windows (the last window is held out), each with its own times
-            i = it % (N_SEQUENCES - 4)  # windows i .. i + 3, all among the first N_SEQUENCES - 1
-            pred, _, _ = model(x[i:i + 4, :-1], gaps(times[i:i + 4, :-1]))
-            loss = (pred[..., 0] - x[i:i + 4, 1:, 1]).pow(2).mean()
+            # consecutive training windows (the last window is held out), each with its own times
+            i = it % (N_SEQUENCES - batch_windows)  # windows i .. i + batch_windows - 1, all among the first
+            b = slice(i, i + batch_windows)         # N_SEQUENCES - 1
+            pred, _, _ = model(x[b, :-1], gaps(times[b, :-1]))
+            loss = (pred[..., 0] - x[b, 1:, 1]).pow(2).mean()
             opt.zero_grad()
             loss.backward()
-            if args.cell == "residual":
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            if clip_norm is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
             opt.step()
             losses.append(float(loss.detach()))
         # what the model learned, on the stamps the trivial predictors are scored on
@@ -144,18 +182,11 @@ def main(argv=None) -> dict:
                          "T_minus_t": (t_seq[-1] - t_seq).tolist(), "adjoint_norm": norms,
                          "norm_at_T": norms[-1], "norm_at_start": norms[0],
                          "decay_orders_of_magnitude": float(np.log10(norms[-1] / max(norms[0], 1e-300)))}
-        if not args.quiet:
+        if not quiet:
             print(f"{name:8s} loss {losses[0]:.3f} -> {losses[-1]:.3f}; one-step MSE train {train_mse:.4g} "
                   f"(best trivial {baseline['baseline.best.train_mse']:.4g}), held out {test_mse:.4g} (best trivial "
                   f"{baseline['baseline.best.test_mse']:.4g}); ||dL/dz|| at T {norms[-1]:.3e}, "
                   f"at T-{t_seq[-1]:.0f} {norms[0]:.3e}", flush=True)
-    summary = {n: {k: r[k] for k in SUMMARY} for n, r in results.items()}
-    write_json(args.out / "node_adjoint_norm.json", {"summary": summary, "baseline": baseline, "models": results},
-               config={"length": length, "iterations": iterations, "seed": args.seed, "hidden": 16, "width": 32,
-                       "cell": args.cell,
-                       "method": "rk4, one step per gap", "data": "simulated Silverbox, 10% samples dropped"},
-               command=command)
-    plot(results, args.out / "node_adjoint_norm.png")
     return {"models": results, "baseline": baseline}
 
 
@@ -182,7 +213,7 @@ def _metrics(result: dict) -> dict:
 
 
 register_script("node_adjoint_norm", main, metrics=_metrics, smoke=("--length", "24", "--iterations", "2"),
-                cpu=(), full=("--full",))
+                cpu=(), full=("--full",), options=options)
 
 
 if __name__ == "__main__":

@@ -58,12 +58,12 @@ def build(name: str, drive) -> nn.Module:
                    learn_xi=False, activation=hardtanh)
 
 
-def trajectory_norms(model, y0: float, t: np.ndarray) -> np.ndarray:
-    """``||h(t)||`` on ``t`` (NaN after a solver failure)."""
+def trajectory_norms(model, y0: float, t: np.ndarray, rtol: float = 1e-6, atol: float = 1e-8) -> np.ndarray:
+    """``||h(t)||`` on ``t`` (NaN after a solver failure), solved by dopri5 at ``rtol``, ``atol``."""
     x = torch.tensor([[y0]], dtype=torch.float64)
     with torch.no_grad():
         z0 = model.initial_state(x)
-        sol = dk.solve(model.dynamics, z0, t, rtol=1e-6, atol=1e-8, max_steps=50_000, throw=False)
+        sol = dk.solve(model.dynamics, z0, t, rtol=rtol, atol=atol, max_steps=50_000, throw=False)
     width = 1 + model.augment_dim
     norms = np.full(len(t), np.nan)
     ys = sol.ys[:, 0, :width]
@@ -71,34 +71,75 @@ def trajectory_norms(model, y0: float, t: np.ndarray) -> np.ndarray:
     return norms
 
 
-def main(argv=None) -> dict:
+def build_parser():
     p = parser(__doc__.splitlines()[0], "results/node_blowup")
     p.add_argument("--inits", type=int, default=None, help="random initialisations per model (20; 100 with --full)")
     p.add_argument("--t-end", type=float, default=None, help="horizon (100; 400 with --full)")
     p.add_argument("--source", choices=("measured", "simulated"), default="measured",
                    help="the drive: the measured Silverbox's V1 (default; folder: $DYNKIT_TIME_SERIES_DIR) or the "
                         "simulated stand-in")
-    args = p.parse_args(argv)
-    inits = args.inits or (100 if args.full else 20)
-    t_end = args.t_end or (400.0 if args.full else 100.0)
-    if args.source == "measured":
+    p.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance of the solves (default 1e-6)")
+    p.add_argument("--atol", type=float, default=1e-8, help="absolute tolerance of the solves (default 1e-8)")
+    return p
+
+
+def options(argv: list[str] | None = None) -> dict:
+    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.node_recipes`)."""
+    args = build_parser().parse_args(argv)
+    return {"models": tuple(args.models), "inits": args.inits or (100 if args.full else 20),
+            "t_end": args.t_end or (400.0 if args.full else 100.0), "source": args.source, "rtol": args.rtol,
+            "atol": args.atol}
+
+
+def drive_of(source: str, t_end: float, seed: int):
+    """``(t, y0, drive, data)``: the output times on ``[0, t_end]``, ``h(0)``, the input voltage ``V1(t)`` and what
+    the data are (``source``: ``"measured"`` or ``"simulated"``, drawn from ``seed``); a ``ValueError`` for a horizon
+    beyond the measured drive."""
+    if source == "measured":
         samples, _, v2, drive = silverbox_measured_drive()
         if not 0 < t_end <= samples[-1]:
-            p.error(f"--t-end must lie in (0, {samples[-1]:g}] (the measured drive's training samples), got {t_end:g}")
-        t, y0 = np.linspace(0.0, t_end, 201), float(v2[0])
-        data = ("the measured Silverbox's V1 (silverbox.csv, first 1,000 samples, centred x100, linear between "
-                "samples; the authors' silverbox_init.py), h(0) = V2(0)")
-    else:
-        t, _, y, drive = silverbox(t_end=t_end, n_points=201, seed=args.seed)
-        y0 = float(y[0]) + 0.1
-        data = "simulated Duffing oscillator standing in for the measured Silverbox"
+            raise ValueError(f"--t-end must lie in (0, {samples[-1]:g}] (the measured drive's training samples), got "
+                             f"{t_end:g}")
+        return np.linspace(0.0, t_end, 201), float(v2[0]), drive, (
+            "the measured Silverbox's V1 (silverbox.csv, first 1,000 samples, centred x100, linear between samples; "
+            "the authors' silverbox_init.py), h(0) = V2(0)")
+    t, _, y, drive = silverbox(t_end=t_end, n_points=201, seed=seed)
+    return t, float(y[0]) + 0.1, drive, "simulated Duffing oscillator standing in for the measured Silverbox"
+
+
+def main(argv=None) -> dict:
+    p = build_parser()
+    args = p.parse_args(argv)
+    settings = options(argv)
+    try:
+        drive_of(settings["source"], settings["t_end"], args.seed)  # refused before any work
+    except ValueError as error:
+        p.error(str(error))
     command = setup(args)
+    t, results, data = run(args.seed, args.quiet, **settings)
+    summary = {n: {k: v for k, v in r.items() if k not in ("log10_norm", "log10_norm_percentiles",
+                                                            "final_log10_norm")} for n, r in results.items()}
+    stored = {n: {k: v for k, v in r.items() if k != "log10_norm"} for n, r in results.items()}  # keep JSON small
+    write_json(args.out / "node_blowup.json", {"summary": summary, "t": t, "models": stored},
+               config={"inits": settings["inits"], "t_end": settings["t_end"], "seed": args.seed,
+                       "blow_up_threshold": BLOW_UP, "gamma": 1 / (1 + math.exp(3)), "xi": math.log(2),
+                       "sigma": "hardtanh[-5,5]", "source": settings["source"], "data": data},
+               command=command)
+    plot(t, results, args.out / "node_blowup.png")
+    return results
+
+
+def run(seed: int, quiet: bool, *, models: tuple[str, ...], inits: int, t_end: float, source: str, rtol: float,
+        atol: float) -> tuple[np.ndarray, dict, str]:
+    """``(t, results, data)``: each model integrated from ``inits`` random initialisations (init ``i`` of seed ``s``
+    from torch seed ``100,003 s + i``) on the drive of ``source`` (:func:`drive_of`), with ``log10 ||h(t)||``."""
+    t, y0, drive, data = drive_of(source, t_end, seed)
     results = {}
-    for name in args.models:
+    for name in models:
         curves = []
         for i in range(inits):
-            torch.manual_seed(args.seed * 100_003 + i)
-            curves.append(trajectory_norms(build(name, drive).double(), y0, t))
+            torch.manual_seed(seed * 100_003 + i)
+            curves.append(trajectory_norms(build(name, drive).double(), y0, t, rtol, atol))
         curves = np.array(curves)
         final = np.where(np.isnan(curves[:, -1]), np.inf, curves[:, -1])
         with np.errstate(divide="ignore"):
@@ -112,20 +153,11 @@ def main(argv=None) -> dict:
                          "max_final_log10_norm": float(np.max(log_final)),
                          "blow_up_fraction": float(np.mean(final > BLOW_UP)),
                          "growth_fraction": float(np.mean(final > 10.0))}
-        if not args.quiet:
+        if not quiet:
             r = results[name]
             print(f"{name:8s} median log10||h(T)|| {r['median_final_log10_norm']:7.2f}  max {r['max_final_log10_norm']:7.2f}"
                   f"  ||h(T)||>1e8: {r['blow_up_fraction']:.2f}  >10: {r['growth_fraction']:.2f}")
-    summary = {n: {k: v for k, v in r.items() if k not in ("log10_norm", "log10_norm_percentiles",
-                                                            "final_log10_norm")} for n, r in results.items()}
-    stored = {n: {k: v for k, v in r.items() if k != "log10_norm"} for n, r in results.items()}  # keep JSON small
-    write_json(args.out / "node_blowup.json", {"summary": summary, "t": t, "models": stored},
-               config={"inits": inits, "t_end": t_end, "seed": args.seed, "blow_up_threshold": BLOW_UP,
-                       "gamma": 1 / (1 + math.exp(3)), "xi": math.log(2), "sigma": "hardtanh[-5,5]",
-                       "source": args.source, "data": data},
-               command=command)
-    plot(t, results, args.out / "node_blowup.png")
-    return results
+    return t, results, data
 
 
 def plot(t, results: dict, path) -> None:
@@ -160,7 +192,8 @@ def data_label(config) -> str:
 # each scale names its source, so that its record says which drive it ran on
 register_script("node_blowup", main, metrics=_metrics,
                 smoke=("--inits", "2", "--t-end", "5", "--models", "hbnode", "ghbnode", "--source", "measured"),
-                cpu=("--inits", "10", "--source", "measured"), full=("--full", "--source", "measured"))
+                cpu=("--inits", "10", "--source", "measured"), full=("--full", "--source", "measured"),
+                options=options)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import hashlib
 from pathlib import Path
 
 from dynkit.io import save_figure, write_json
+from dynkit.models.node_paper import PAPER_TOLERANCE
 from dynkit.tasks.node_runs import SETTINGS, train_model
 
 from .scripting import COLORS, add_solver_option, parser, pyplot, register_script, setup
@@ -37,7 +38,7 @@ def model_seed(seed: int) -> int:
     return int.from_bytes(digest[:4], "big") >> 1
 
 
-def main(argv=None) -> dict:
+def build_parser():
     p = parser(__doc__.splitlines()[0], "results/node_images")
     p.add_argument("--task", default="digits", choices=("digits", "fashion_mnist"))
     p.add_argument("--epochs", type=int, default=None, help="default: the task's CPU (or --full) budget")
@@ -45,30 +46,55 @@ def main(argv=None) -> dict:
     p.add_argument("--checkpoints", type=Path, default=None,
                    help="keep each model's checkpoint in DIR/<model>/ (for a later NFE-vs-tolerance sweep)")
     add_solver_option(p)
-    args = p.parse_args(argv)
+    return p
+
+
+def options(argv: list[str] | None = None) -> dict:
+    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.node_recipes`): the
+    command line's, with the task's budget (:data:`dynkit.tasks.node_runs.SETTINGS`: epochs, batch size, learning
+    rate) and tolerance (:data:`dynkit.models.node_paper.PAPER_TOLERANCE`) where it gives none."""
+    args = build_parser().parse_args(argv)
+    task = SETTINGS[args.task]
+    return {"task": args.task, "models": tuple(args.models), "full": args.full,
+            "epochs": args.epochs or (task.epochs_full if args.full else task.epochs),
+            "tol": PAPER_TOLERANCE[args.task] if args.tol is None else args.tol, "solver": args.solver,
+            "method": "dopri5", "adjoint": True, "batch_size": task.batch_size, "lr": task.lr}
+
+
+def main(argv=None) -> dict:
+    args = build_parser().parse_args(argv)
     command = setup(args)
-    results = {}
     seed = model_seed(args.seed)
-    for name in args.models:
-        ckpt = args.checkpoints / name if args.checkpoints is not None else None
-        _, res = train_model(name, args.task, epochs=args.epochs, seed=seed, full=args.full, quiet=args.quiet,
-                             out=ckpt, tol=args.tol, solver=args.solver)
-        n_batches = -(-res["config"]["settings"]["n_train"] // res["config"]["batch_size"]) \
-            if res["config"]["settings"]["n_train"] else None
-        results[name] = {"n_parameters": res["n_parameters"], "history": res["history"], "final": res["final"],
-                         "config": res["config"], "batches_per_epoch": n_batches}
+    results = run(seed, args.quiet, args.checkpoints, **options(argv))
     summary = {name: {k: r["final"][k] for k in ("test_acc", "forward_nfe", "backward_nfe", "batch_time")}
                for name, r in results.items()}
     if not args.quiet:
         for name, s in summary.items():
             print(f"{name:8s} acc {s['test_acc']:.4f}  forward NFE {s['forward_nfe']:6.1f}  "
                   f"backward NFE {s['backward_nfe']:6.1f}  s/batch {s['batch_time']:.3f}")
+    # the command line's values, as recorded before the options were resolved here (None: the task's default)
     write_json(args.out / "node_images.json", {"summary": summary, "models": results},
                config={"task": args.task, "seed": args.seed, "model_seed": seed, "full": args.full,
                        "epochs": args.epochs, "tol": args.tol, "solver": args.solver,
                        "settings": SETTINGS[args.task].__dict__},
                command=command)
     plot(results, args.out / "node_images.png", args.task)
+    return results
+
+
+def run(seed: int, quiet: bool, checkpoints: Path | None, *, task: str, models: tuple[str, ...], full: bool,
+        epochs: int, tol: float, solver: str, method: str, adjoint: bool, batch_size: int, lr: float) -> dict:
+    """Train each of ``models`` on ``task`` from the model seed ``seed`` (:func:`model_seed`); per model its history,
+    final metrics and config."""
+    results = {}
+    for name in models:
+        ckpt = checkpoints / name if checkpoints is not None else None
+        _, res = train_model(name, task, epochs=epochs, seed=seed, full=full, quiet=quiet, out=ckpt, tol=tol,
+                             solver=solver, method=method, adjoint=adjoint, batch_size=batch_size, lr=lr)
+        n_batches = -(-res["config"]["settings"]["n_train"] // res["config"]["batch_size"]) \
+            if res["config"]["settings"]["n_train"] else None
+        results[name] = {"n_parameters": res["n_parameters"], "history": res["history"], "final": res["final"],
+                         "config": res["config"], "batches_per_epoch": n_batches}
     return results
 
 
@@ -107,7 +133,7 @@ register_script("node_images", main, metrics=_metrics,
                 # cpu: 3 epochs at rtol 1e-5 (1 epoch at 1e-3 left every model on dopri5's floor of 20 evaluations
                 # per batch and ANODE/HBNODE below 50 % in one seed)
                 cpu=("--epochs", "3", "--tol", "1e-5", "--models", "anode", "sonode", "hbnode"),
-                full=("--full", "--task", "fashion_mnist"))
+                full=("--full", "--task", "fashion_mnist"), options=options)
 
 
 if __name__ == "__main__":

@@ -12,49 +12,70 @@ from __future__ import annotations
 import numpy as np
 
 from dynkit.io import save_figure, write_json
-from dynkit.tasks.node_runs import train_model
+from dynkit.tasks.node_runs import SETTINGS, train_model
 
 from .scripting import COLORS, add_solver_option, parser, pyplot, register_script, setup
 
 
-def main(argv=None) -> dict:
+def build_parser():
     p = parser(__doc__.splitlines()[0], "results/node_point_cloud")
     p.add_argument("--runs", type=int, default=None, help="independent runs (default 4; 100 with --full)")
     p.add_argument("--epochs", type=int, default=None, help="epochs per run (default 30; 100 with --full)")
     p.add_argument("--tol", type=float, default=1e-7)
     add_solver_option(p)
-    args = p.parse_args(argv)
+    return p
+
+
+def options(argv: list[str] | None = None) -> dict:
+    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.node_recipes`):
+    the command line's, and the task's batch size and learning rate (:data:`dynkit.tasks.node_runs.SETTINGS`)."""
+    args = build_parser().parse_args(argv)
+    task = SETTINGS["point_cloud"]
+    return {"models": tuple(args.models), "runs": args.runs or (100 if args.full else 4),
+            "epochs": args.epochs or (100 if args.full else 30), "tol": args.tol, "solver": args.solver,
+            "method": "dopri5", "adjoint": True, "batch_size": task.batch_size, "lr": task.lr}
+
+
+def main(argv=None) -> dict:
+    args = build_parser().parse_args(argv)
     command = setup(args)
-    runs = args.runs or (100 if args.full else 4)
-    epochs = args.epochs or (100 if args.full else 30)
+    settings = options(argv)
+    results = run(args.seed, args.quiet, **settings)
+    summary = {n: {k: v for k, v in r.items() if k != "runs"} for n, r in results.items()}
+    if not args.quiet:
+        for n, s in summary.items():
+            print(n, s)
+    write_json(args.out / "node_point_cloud.json", {"summary": summary, "models": results},
+               config={"runs": settings["runs"], "epochs": settings["epochs"], "tol": settings["tol"],
+                       "seed": args.seed, "adjoint": settings["adjoint"], "solver": settings["solver"],
+                       "batch_size": settings["batch_size"], "lr": settings["lr"]}, command=command)
+    plot(results, args.out / "node_point_cloud.png")
+    return results
+
+
+def run(seed: int, quiet: bool, *, models: tuple[str, ...], runs: int, epochs: int, tol: float, solver: str,
+        method: str, adjoint: bool, batch_size: int, lr: float) -> dict:
+    """``runs`` independent runs of each model (run ``r`` of seed ``s`` draws its cloud and initialisation from
+    ``10_000 s + r``); per model the runs' curves and the summary :func:`_metrics` reads."""
     results = {}
-    for name in args.models:
+    for name in models:
         per_run = []
-        for run in range(runs):
-            seed = args.seed * 10_000 + run
-            _, res = train_model(name, "point_cloud", epochs=epochs, seed=seed, tol=args.tol, quiet=True,
-                                 solver=args.solver)
+        for i in range(runs):
+            run_seed = seed * 10_000 + i
+            _, res = train_model(name, "point_cloud", epochs=epochs, seed=run_seed, tol=tol, quiet=True, solver=solver,
+                                 method=method, adjoint=adjoint, batch_size=batch_size, lr=lr)
             h = res["history"]
-            per_run.append({"seed": seed, "loss": [e["train_loss"] for e in h],
+            per_run.append({"seed": run_seed, "loss": [e["train_loss"] for e in h],
                             "forward_nfe": [e["forward_nfe"] for e in h], "backward_nfe": [e["backward_nfe"] for e in h],
                             "final_accuracy": h[-1]["test_acc"], "separated": h[-1]["test_acc"] == 1.0})
-            if not args.quiet:
-                print(f"{name} run {run}: loss {h[-1]['train_loss']:.4f} acc {h[-1]['test_acc']:.3f} "
+            if not quiet:
+                print(f"{name} run {i}: loss {h[-1]['train_loss']:.4f} acc {h[-1]['test_acc']:.3f} "
                       f"NFE f/b {h[-1]['forward_nfe']:.0f}/{h[-1]['backward_nfe']:.0f}", flush=True)
         results[name] = {"n_parameters": res["n_parameters"], "runs": per_run,
                          "separated_fraction": float(np.mean([r["separated"] for r in per_run])),
                          "final_loss_median": float(np.median([r["loss"][-1] for r in per_run])),
                          "forward_nfe_mean": float(np.mean([np.mean(r["forward_nfe"]) for r in per_run])),
                          "backward_nfe_mean": float(np.mean([np.mean(r["backward_nfe"]) for r in per_run]))}
-    summary = {n: {k: v for k, v in r.items() if k != "runs"} for n, r in results.items()}
-    if not args.quiet:
-        for n, s in summary.items():
-            print(n, s)
-    write_json(args.out / "node_point_cloud.json", {"summary": summary, "models": results},
-               config={"runs": runs, "epochs": epochs, "tol": args.tol, "seed": args.seed, "adjoint": True,
-                       "solver": args.solver,
-                       "batch_size": 50, "lr": 0.01}, command=command)
-    plot(results, args.out / "node_point_cloud.png")
     return results
 
 
@@ -88,7 +109,8 @@ register_script("node_point_cloud", main, metrics=_metrics,
                 smoke=("--runs", "1", "--epochs", "1", "--tol", "1e-3", "--models", "node", "hbnode"),
                 # cpu: 100 epochs, ~2 min per seed: at 10 epochs every model sat at the trivial predictor's loss
                 # (0.63-0.66, the class prior's 0.637); at 50 one seed's GHBNODE still did (0.65)
-                cpu=("--runs", "1", "--epochs", "100", "--models", "node", "hbnode", "ghbnode"), full=("--full",))
+                cpu=("--runs", "1", "--epochs", "100", "--models", "node", "hbnode", "ghbnode"), full=("--full",),
+                options=options)
 
 
 if __name__ == "__main__":

@@ -29,10 +29,10 @@ TWIN_MODELS = {"ode_rnn_walker2d": ("node", "hbnode")}
 
 
 def with_solver(config: Any, solver: str) -> Any:
-    """``config`` with the models' ODE solver set to ``solver`` (a script's ``--solver`` option, appended:
-    argparse keeps the last)."""
+    """``config`` with the models' ODE solver set to ``solver`` (a script's ``--solver`` option, put last in place
+    of any earlier one; the script's ``options`` ride along, so the twin's recipe reads what it runs with)."""
     if isinstance(config, ScriptConfig):
-        return dataclasses.replace(config, args=(*config.args, "--solver", solver))
+        return config.with_option("solver", solver)
     if not any(f.name == "solver" for f in dataclasses.fields(config)):
         raise TypeError(f"config must have a 'solver' field, got {type(config).__name__} without one")
     return dataclasses.replace(config, solver=solver)
