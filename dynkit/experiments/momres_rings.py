@@ -15,6 +15,7 @@ import sys
 import torch
 from torch import nn
 
+from .arg_types import positive_float, positive_int
 from .scripting import register_script, command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
@@ -42,19 +43,33 @@ class Classifier(nn.Module):
         return self.head(self.body(x)[0]).squeeze(1)
 
 
-def run(seed: int, full: bool, quiet: bool, tied: bool = False, iterations: int | None = None) -> dict:
+def options(argv: list[str] | None = None) -> dict:
+    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres_recipes`)."""
+    args = build_parser().parse_args(argv)
+    iterations = args.iterations or (3000 if args.full else 1000)
+    return {"depth": 15, "hidden": 16, "gamma": 0.9, "tied": args.tied, "optimiser": "Adam", "lr": args.lr,
+            "points_per_ring": args.points_per_ring, "test_points_per_ring": args.test_points_per_ring,
+            "iterations": iterations, "resnet_iterations": args.resnet_iterations or iterations}
+
+
+def run(seed: int, quiet: bool, *, depth: int, hidden: int, gamma: float, tied: bool, optimiser: str,
+        lr: float, points_per_ring: int, test_points_per_ring: int, iterations: int, resnet_iterations: int) -> dict:
+    if optimiser != "Adam":
+        raise ValueError(f"optimiser must be 'Adam' (the script builds nothing else), got {optimiser!r}")
     g = torch.Generator().manual_seed(seed)
-    x_train, y_train = nested_rings(200, g)
-    x_test, y_test = nested_rings(200, g)
-    iterations = iterations or (3000 if full else 1000)
-    out = {"config": {"depth": 15, "hidden": 16, "gamma_momentum": 0.9, "iterations": iterations, "seed": seed,
-                      "optimizer": "Adam lr 1e-2, full batch", "n_train": len(x_train), "tied_weights": tied}}
-    for kind, gamma in (("resnet", 0.0), ("momentum", 0.9)):
+    x_train, y_train = nested_rings(points_per_ring, g)
+    x_test, y_test = nested_rings(test_points_per_ring, g)
+    out = {"config": {"depth": depth, "hidden": hidden, "gamma_momentum": gamma, "iterations": iterations,
+                      "seed": seed, "optimizer": f"Adam lr {lr:g}, full batch", "n_train": len(x_train),
+                      "tied_weights": tied}}
+    if resnet_iterations != iterations:  # recorded where it leaves the default
+        out["config"]["resnet_iterations"] = resnet_iterations
+    for kind, kind_gamma, steps in (("resnet", 0.0, resnet_iterations), ("momentum", gamma, iterations)):
         torch.manual_seed(seed)
-        model = Classifier(gamma, tied)
-        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+        model = Classifier(kind_gamma, tied, depth, hidden)
+        opt = torch.optim.Adam(model.parameters(), lr=lr)
         losses = []
-        for it in range(iterations):
+        for it in range(steps):
             opt.zero_grad()
             loss = nn.functional.binary_cross_entropy_with_logits(model(x_train), y_train)
             loss.backward()
@@ -87,13 +102,23 @@ def plot(result: dict, path) -> None:
     save_figure(fig, path, dpi=110)
 
 
-def main(argv: list[str] | None = None) -> dict:
+def build_parser():
     parser = experiment_parser(__doc__, "runs/momres_rings")
-    parser.add_argument("--iterations", type=int, default=None, help="training iterations (default: the scale\'s)")
+    parser.add_argument("--iterations", type=int, default=None,
+                        help="training iterations (default 1000, 3000 with --full)")
     parser.add_argument("--tied", action="store_true", help="share one f across the 15 layers")
-    args = parser.parse_args(argv)
+    parser.add_argument("--resnet-iterations", type=positive_int, default=None,
+                        help="the ResNet's training iterations (default: --iterations)")
+    parser.add_argument("--lr", type=positive_float, default=1e-2, help="Adam's learning rate (default 0.01)")
+    parser.add_argument("--points-per-ring", type=positive_int, default=200, help="training points per ring (default 200)")
+    parser.add_argument("--test-points-per-ring", type=positive_int, default=200, help="test points per ring (default 200)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
     torch.set_num_threads(1)
-    result = run(args.seed, args.full, args.quiet, args.tied, args.iterations)
+    result = run(args.seed, args.quiet, **options(argv))
     command = command_line("dynkit.experiments.momres_rings", argv)
     write_json(f"{args.out}/rings.json", result, command=command)
     plot(result, f"{args.out}/rings.png")
@@ -107,10 +132,11 @@ def _metrics(result: dict) -> dict:
 
 
 register_script("momres_rings", main, metrics=_metrics, smoke=("--iterations", "5"), cpu=("--iterations", "600"),
-                full=("--full",))
+                full=("--full",), options=options)
 register_script("momres_rings_tied", main, metrics=_metrics, smoke=("--tied", "--iterations", "5"),
                 cpu=("--tied", "--iterations", "600"), full=("--tied", "--full"),
-                summary="Nested rings with one f shared by the 15 layers (Momentum ResNets, Fig. 3, tied)")
+                summary="Nested rings with one f shared by the 15 layers (Momentum ResNets, Fig. 3, tied)",
+                options=options)
 
 
 if __name__ == "__main__":
