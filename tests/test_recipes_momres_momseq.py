@@ -125,7 +125,9 @@ def test_the_resnets_count_follows_iterations_unless_given(name):
     ("momres_lista", ["--gamma", "1"], "--gamma: expected a number in [0, 1), got '1'"),
     ("momres_lista", ["--lr", "inf"], "--lr: expected a finite number > 0, got 'inf'"),
     ("momres_buffer_bits", ["--batch", "0"], "--batch: expected a positive integer, got '0'"),
-    ("momres_reference_accuracy", ["--batch", "2.5"], "--batch: expected a positive integer, got '2.5'")])
+    ("momres_reference_accuracy", ["--batch", "2.5"], "--batch: expected a positive integer, got '2.5'"),
+    ("momseq_copy", ["--lr-drop-after", "0"], "--lr-drop-after: expected a positive integer, got '0'"),
+    ("momseq_copy", ["--optimiser", "SGD"], "--optimiser: invalid choice: 'SGD'")])
 def test_a_bad_option_is_refused_by_name_before_any_work(module, argv, expected, capsys):
     import importlib
 
@@ -133,3 +135,62 @@ def test_a_bad_option_is_refused_by_name_before_any_work(module, argv, expected,
     with pytest.raises(SystemExit):
         script.options(argv)
     assert expected in capsys.readouterr().err
+
+
+def test_copy_paper_scale_is_sect_4_1_and_table_1():
+    """momseq_copy: Sect. 4.1's sizes and training, Table 1's momentum values; the paper scale runs them."""
+    exp, recipe = E.get("momseq_copy"), RECIPES["momseq_copy"]
+    assert recipe.missing() == []
+    options = exp.config("paper").options()
+    assert (options["max_length"], options["layers"], options["heads"], options["d_model"], options["batch"]) == (
+        128, 4, 8, 32, 64)
+    assert (options["optimiser"], options["lr"], options["lr_drop_after"]) == ("RAdam", 0.001, 3000)
+    assert (options["beta"], options["step"], options["connection_beta"], options["connection_step"],
+            options["adaptive_step"]) == (0.1, 0.6, 0.99, 0.99, 0.99)
+    # planted: the cpu scale's learning rate in the paper config is caught by name
+    planted = exp.config("paper").with_option("lr", 0.002)
+    assert [m.split(":")[0] for m in recipe.mismatches(planted)] == ["learning rate"]
+
+
+def test_copy_models_are_built_from_the_recipes_values():
+    """The models the run trains carry the options' Table 1 values (one source): a planted change moves them."""
+    from dynkit.experiments import momseq_copy
+
+    settings = momseq_copy.options([])
+    built = momseq_copy.model_settings(**{k: settings[k] for k in momseq_copy.MOMENTUM})
+    assert built == momseq_copy.MODELS and tuple(built) == settings["models"]
+    assert built["momentum+connection"] == dict(attention="momentum", beta=0.1, gamma=0.6, connection="momentum",
+                                                connection_beta=0.99, connection_step=0.99)
+    planted = momseq_copy.model_settings(**{**{k: settings[k] for k in momseq_copy.MOMENTUM}, "beta": 0.3})
+    assert planted["adaptive"]["beta"] == 0.3 and planted != built
+
+
+def test_copy_lr_drop_divides_the_rate_by_ten_after_the_given_steps(tmp_path):
+    from dynkit.experiments import momseq_copy
+
+    argv = ["--epochs", "2", "--max-length", "6", "--steps-per-epoch", "2", "--batch", "4", "--test-size", "4",
+            "--d-model", "8", "--heads", "2", "--layers", "1", "--d-ff", "8", "--lr", "0.01", "--lr-drop-after", "3",
+            "--optimiser", "RAdam", "--quiet", "--out", str(tmp_path)]
+    results = momseq_copy.main(argv)
+    # 2 steps per epoch: the rate is 0.01 after step 2 and 0.001 from step 3 on (MultiStepLR's closed form)
+    assert [e["lr"] for e in results["linear"]["history"]] == pytest.approx([0.01, 0.001], rel=1e-12)
+
+
+@pytest.mark.parametrize("name, reason", [("momseq_attention_scaling", "measures no cost against N"),
+                                          ("momseq_vanishing", "MNIST")])
+def test_the_sequence_paper_scales_refuse_by_name(name, reason):
+    with pytest.raises(RecipeError, match=reason):
+        E.get(name).config("paper")
+
+
+def test_vanishing_cells_follow_the_options():
+    from dynkit.experiments import momseq_vanishing
+
+    settings = momseq_vanishing.options(["--models", "RNN,MomentumRNN"])
+    assert settings["models"] == ("RNN", "MomentumRNN") and (settings["mu"], settings["s"]) == (0.6, 0.6)
+    cells = momseq_vanishing.model_settings(**{k: settings[k] for k in momseq_vanishing.CELL})
+    assert cells["MomentumRNN"] == dict(cell="rnn", rule="momentum", mu=0.6, s=0.6)
+    assert {**momseq_vanishing.MODELS, **momseq_vanishing.FULL_EXTRA} == cells
+    assert momseq_vanishing.options(["--full"])["models"] == tuple(cells)  # --full: all seven
+    # the recipe's paper scale writes a tuple space-separated: the same subset as the registered comma form
+    assert momseq_vanishing.options(["--models", "RNN", "MomentumRNN"])["models"] == settings["models"]
