@@ -39,16 +39,45 @@ def test_cubic_uniform_points_are_fresh_draws_on_the_interval():
 
 
 @pytest.mark.parametrize("name", ["momres_rings", "momres_rings_tied"])
-def test_rings_paper_scale_refuses_and_names_the_missing_pieces(name):
-    recipe = RECIPES[name]
-    with pytest.raises(RecipeError, match="the authors' ring generator"):
-        E.get(name).config("paper")
-    assert {m.split(":")[0] for m in recipe.missing()} == {"data", "training draws", "classifier",
-                                                           "ResNet learning rate"}
-    config = paper_config(E.get(name), strict=False)  # what is expressible is written
-    options = config.options()
+def test_rings_paper_scale_is_the_authors_example(name):
+    exp, recipe = E.get(name), RECIPES[name]
+    assert recipe.missing() == []
+    options = exp.config("paper").options()
     assert (options["tied"], options["lr"], options["iterations"], options["resnet_iterations"],
             options["points_per_ring"], options["test_points_per_ring"]) == (True, 0.2, 1500, 5000, 2000, 500)
+    assert (options["rings"], options["fresh_draws"], options["head"], options["resnet_lr"],
+            options["resnet_lr_schedule"]) == ("authors", True, "none", 0.01, "authors")
+    # planted: the logistic head of the registered scales in the paper config is caught by name
+    planted = exp.config("paper").with_option("head", "logistic")
+    assert [m.split(":")[0] for m in recipe.mismatches(planted)] == ["classifier head"]
+
+
+def test_the_authors_rings_and_schedule():
+    """The authors' rings (radii 3 (k/2 + 0.2 u)) and the ResNet's schedule (their lr_list: 1, 1/2, 1/20)."""
+    from dynkit.experiments.momres_rings import authors_rings, lr_factor
+
+    x, y = authors_rings(1000, torch.Generator().manual_seed(0))
+    radius = x.norm(dim=1).reshape(4, 1000)
+    for k in range(4):  # ring k + 1: radius in [1.5 (k + 1), 1.5 (k + 1) + 0.6); round-off only
+        assert radius[k].min() >= 1.5 * (k + 1) - 1e-5 and radius[k].max() < 1.5 * (k + 1) + 0.6 + 1e-5
+    assert y.reshape(4, 1000)[:, 0].tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert [lr_factor("authors", i, 5000) for i in (0, 2499, 2500, 3749, 3750, 4999)] == [1, 1, 0.5, 0.5, 0.05,
+                                                                                          0.05]
+    assert {lr_factor("constant", i, 5000) for i in range(0, 5000, 250)} == {1.0}
+
+
+def test_rings_runs_the_authors_pieces(tmp_path):
+    """A few iterations with every authors' option: the head-less net classifies by argmax of x_15."""
+    from dynkit.experiments import momres_rings
+
+    argv = ["--tied", "--iterations", "3", "--resnet-iterations", "4", "--points-per-ring", "5",
+            "--test-points-per-ring", "5", "--rings", "authors", "--fresh-draws", "--head", "none", "--lr", "0.2",
+            "--resnet-lr", "0.01", "--resnet-lr-schedule", "authors", "--quiet", "--out", str(tmp_path)]
+    result = momres_rings.main(argv)
+    assert result["config"]["head"] == "none" and result["config"]["resnet_iterations"] == 4
+    assert len(result["resnet"]["loss_curve"]) == 1 and 0 <= result["momentum"]["test_accuracy"] <= 1
+    model = momres_rings.Classifier(0.9, True, head="none")
+    assert model.head is None and model(torch.zeros(3, 2)).shape == (3, 2)
 
 
 def test_the_untied_rings_row_says_it_is_not_the_authors_net():

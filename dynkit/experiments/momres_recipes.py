@@ -5,7 +5,8 @@ Peyré, ``shared/papers/003``): ``momres_cubic`` (Fig. 1), ``momres_rings`` and 
 
 The paper's values are read from the paper and from its authors' public code, github.com/michaelsdr/momentumnet
 (``examples/plot_dynamics_1D.py``, ``examples/run_separation_nested_rings.py``, ``momentumnet/toy_datasets.py``,
-``examples/plot_memory.py``; read, never copied). Where the paper and the code disagree, the paper's text wins and
+``examples/plot_memory.py``; read, never copied; their values are the same from the first commit, a410930 of
+February 2021, the paper's, to the last). Where the paper and the code disagree, the paper's text wins and
 the source names both. Our values are read from each script's ``options`` (what its command line runs with).
 Kept apart from the experiment modules so that a recipe's wording is not part of the shards' code identity.
 """
@@ -58,22 +59,21 @@ def _rings(name: str, tied_reason: dict) -> Recipe:
         Setting("momentum gamma", 0.9, f"{PAPER}, Sect. 3.1 and 5.2 (gamma = 0.9 in the experiments; {RINGS_RUN} "
                 "sets 0.99: the paper's text wins)", field="gamma"),
         Setting("initial velocity", "v_0 = 0", f"{RINGS_RUN} (init_speed=0)", fixed="v_0 = 0"),
-        Setting("data", "4 rings, radii 1.5, 3, 4.5, 6, uniform radial noise of width 0.6, labels alternating",
-                TOY_DATA, fixed="4 rings, radii 0.5, 1, 1.5, 2, Gaussian radial noise of sd 0.025, labels "
-                "alternating (momres_rings.nested_rings)", missing="the authors' ring generator"),
+        Setting("rings", "authors", f"{TOY_DATA}: 4 rings of radius 3 (k/2 + 0.2 u), u uniform, labels "
+                "alternating", field="rings"),
         Setting("training points per ring", 2000, f"{RINGS_RUN} (make_data(2000))", field="points_per_ring"),
-        Setting("training draws", "fresh every iteration", RINGS_RUN,
-                fixed="one fixed training set", missing="fresh training draws every iteration"),
+        Setting("fresh training points every iteration", True, f"{RINGS_RUN} (make_data inside the loop)",
+                field="fresh_draws"),
         Setting("test points per ring", 500, f"{RINGS_RUN} (make_data(500))", field="test_points_per_ring"),
-        Setting("classifier", "cross-entropy on the 2-D output x_15", f"{RINGS_RUN} (nn.CrossEntropyLoss on the "
-                "network's output)", fixed="a logistic layer on x_15, binary cross-entropy (momres_rings.Classifier)",
-                missing="cross-entropy on the network's 2-D output without a classifier layer"),
+        Setting("classifier head", "none", f"{RINGS_RUN} (nn.CrossEntropyLoss on the network's 2-D output)",
+                field="head"),
         Setting("optimiser", "Adam", f"{RINGS_RUN} (optim.Adam, full batch)", field="optimiser"),
         Setting("learning rate", 0.2, f"{RINGS_RUN} (the Momentum ResNet: 0.2, constant)", field="lr"),
         Setting("iterations", 1500, f"{RINGS_RUN} (the Momentum ResNet: n_epochs = 1500)", field="iterations"),
-        Setting("ResNet learning rate", "0.01, halved at iteration 2500, divided by 10 at 3750",
-                f"{RINGS_RUN} (the ResNet's lr_list)", fixed="the Momentum ResNet's learning rate, constant",
-                missing="a separate ResNet learning rate and schedule"),
+        Setting("ResNet learning rate", 0.01, f"{RINGS_RUN} (the ResNet's lr_list starts at 0.01)",
+                field="resnet_lr"),
+        Setting("ResNet learning-rate schedule", "authors", f"{RINGS_RUN} (the ResNet's lr_list: halved from "
+                "iteration 2500, divided by 10 more from 3750)", field="resnet_lr_schedule"),
         Setting("ResNet iterations", 5000, f"{RINGS_RUN} (the ResNet: n_epochs = 5000)", field="resnet_iterations"),
         Setting("seeds", "one run (torch.manual_seed(1))", RINGS_RUN, fixed="the plan's seeds (analysis/plans)",
                 reasons=SEEDS),
