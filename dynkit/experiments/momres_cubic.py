@@ -109,7 +109,8 @@ def build_parser():
                         help="the ResNet's training iterations (default: --iterations)")
     parser.add_argument("--optimiser", choices=sorted(OPTIMISERS), default="Adam", help="optimiser (default Adam)")
     parser.add_argument("--lr", type=positive_float, default=1e-2, help="learning rate (default 0.01)")
-    parser.add_argument("--train-points", type=positive_int, default=200, help="training points per iteration (default 200)")
+    parser.add_argument("--train-points", type=positive_int, default=200,
+                        help="training points per iteration (default 200)")
     parser.add_argument("--sampling", choices=SAMPLINGS, default="grid",
                         help="training points: a fixed grid on [-1, 1] (default) or fresh uniform draws each "
                              "iteration")
