@@ -89,7 +89,7 @@ def test_the_untied_rings_row_says_it_is_not_the_authors_net():
 
 
 @pytest.mark.parametrize("name, field, value", [("momres_cubic", "hidden", 32), ("momres_cubic", "depth", 20),
-                                                ("momres_rings", "gamma", 0.99), ("momres_rings", "optimiser", "SGD")])
+                                                ("momres_rings", "hidden", 32), ("momres_rings", "optimiser", "SGD")])
 def test_a_value_fixed_in_the_scripts_code_is_refused(name, field, value):
     """Planted: a paper value the script cannot be given on its command line (fixed in its code)."""
     with pytest.raises(RecipeError, match=f"no command-line option for {field}"):
@@ -149,6 +149,7 @@ def test_the_resnets_count_follows_iterations_unless_given(name):
 
 @pytest.mark.parametrize("module, argv, expected", [
     ("momres_cubic", ["--lr", "0"], "--lr: expected a finite number > 0, got '0'"),
+    ("momres_cubic", ["--gamma", "-0.1"], "--gamma: expected a number in [0, 1), got '-0.1'"),
     ("momres_cubic", ["--train-points", "-3"], "--train-points: expected a positive integer, got '-3'"),
     ("momres_rings", ["--points-per-ring", "x"], "--points-per-ring: expected a positive integer, got 'x'"),
     ("momres_lista", ["--gamma", "1"], "--gamma: expected a number in [0, 1), got '1'"),

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .arg_types import positive_float, positive_int
+from .arg_types import momentum_float, positive_float, positive_int
 from .scripting import register_script, command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
@@ -38,7 +38,7 @@ def options(argv: list[str] | None = None) -> dict:
     """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres_recipes`)."""
     args = build_parser().parse_args(argv)
     iterations = args.iterations or (3000 if args.full else 1200)
-    return {"depth": 15, "hidden": 16, "gamma": 0.9, "tied_weights": True, "optimiser": args.optimiser,
+    return {"depth": 15, "hidden": 16, "gamma": args.gamma, "tied_weights": True, "optimiser": args.optimiser,
             "lr": args.lr, "train_points": args.train_points, "sampling": args.sampling, "iterations": iterations,
             "resnet_iterations": args.resnet_iterations or iterations}
 
@@ -89,7 +89,8 @@ def plot(result: dict, path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
-    for ax, kind, title in zip(axes, ("resnet", "momentum"), ("ResNet", "Momentum ResNet (gamma = 0.9)")):
+    momentum_title = f"Momentum ResNet (gamma = {result['config']['gamma']:g})"
+    for ax, kind, title in zip(axes, ("resnet", "momentum"), ("ResNet", momentum_title)):
         traj = np.array(result[kind]["trajectories"])
         for j in range(traj.shape[1]):
             ax.plot(range(traj.shape[0]), traj[:, j], "-o", ms=2)
@@ -107,6 +108,8 @@ def build_parser():
                         help="training iterations (default 1200, 3000 with --full)")
     parser.add_argument("--resnet-iterations", type=positive_int, default=None,
                         help="the ResNet's training iterations (default: --iterations)")
+    parser.add_argument("--gamma", type=momentum_float, default=0.9,
+                        help="the Momentum ResNet's gamma (default 0.9, the paper's)")
     parser.add_argument("--optimiser", choices=sorted(OPTIMISERS), default="Adam", help="optimiser (default Adam)")
     parser.add_argument("--lr", type=positive_float, default=1e-2, help="learning rate (default 0.01)")
     parser.add_argument("--train-points", type=positive_int, default=200,

@@ -26,7 +26,8 @@ DYNAMICS_1D = "momentumnet examples/plot_dynamics_1D.py"
 
 add_recipe(Recipe("momres_cubic", FIG1, (
     Setting("depth", 15, f"{FIG1} (depth 15); {DYNAMICS_1D} (n_iters = 15)", field="depth"),
-    Setting("momentum gamma", 0.9, f"{FIG1} (gamma = 0.9; {DYNAMICS_1D} sets 0.99: the paper's text wins)",
+    Setting("momentum gamma", 0.9, f"{FIG1} (gamma = 0.9; {DYNAMICS_1D} sets 0.99: the paper's text wins; "
+            "--gamma 0.99 runs the code's)",
             field="gamma"),
     Setting("tied weights", True, f"{FIG1} (theta_n = theta for all n); {DYNAMICS_1D} (one function)",
             field="tied_weights"),
@@ -57,7 +58,7 @@ def _rings(name: str, tied_reason: dict) -> Recipe:
         Setting("tied weights", True, f"{RINGS_RUN} (one function for all layers)", field="tied",
                 reasons=tied_reason),
         Setting("momentum gamma", 0.9, f"{PAPER}, Sect. 3.1 and 5.2 (gamma = 0.9 in the experiments; {RINGS_RUN} "
-                "sets 0.99: the paper's text wins)", field="gamma"),
+                "sets 0.99: the paper's text wins; --gamma 0.99 runs the code's)", field="gamma"),
         Setting("initial velocity", "v_0 = 0", f"{RINGS_RUN} (init_speed=0)", fixed="v_0 = 0"),
         Setting("rings", "authors", f"{TOY_DATA}: 4 rings of radius 3 (k/2 + 0.2 u), u uniform, labels "
                 "alternating", field="rings"),

@@ -17,7 +17,7 @@ import sys
 import torch
 from torch import nn
 
-from .arg_types import positive_float, positive_int
+from .arg_types import momentum_float, positive_float, positive_int
 from .scripting import register_script, command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
@@ -91,7 +91,7 @@ def options(argv: list[str] | None = None) -> dict:
     """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres_recipes`)."""
     args = build_parser().parse_args(argv)
     iterations = args.iterations or (3000 if args.full else 1000)
-    return {"depth": 15, "hidden": 16, "gamma": 0.9, "tied": args.tied, "optimiser": "Adam", "lr": args.lr,
+    return {"depth": 15, "hidden": 16, "gamma": args.gamma, "tied": args.tied, "optimiser": "Adam", "lr": args.lr,
             "points_per_ring": args.points_per_ring, "test_points_per_ring": args.test_points_per_ring,
             "iterations": iterations, "resnet_iterations": args.resnet_iterations or iterations,
             "rings": args.rings, "fresh_draws": args.fresh_draws, "head": args.head,
@@ -164,6 +164,8 @@ def build_parser():
     parser = experiment_parser(__doc__, "runs/momres_rings")
     parser.add_argument("--iterations", type=int, default=None,
                         help="training iterations (default 1000, 3000 with --full)")
+    parser.add_argument("--gamma", type=momentum_float, default=0.9,
+                        help="the Momentum ResNet's gamma (default 0.9, the paper's)")
     parser.add_argument("--tied", action="store_true", help="share one f across the 15 layers")
     parser.add_argument("--resnet-iterations", type=positive_int, default=None,
                         help="the ResNet's training iterations (default: --iterations)")
