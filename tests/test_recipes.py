@@ -44,7 +44,8 @@ def assert_paper_config_faithful(recipe: Recipe, config) -> None:
                 assert value == s.paper, f"{recipe.experiment}: {s.name}"
 
 
-def test_the_hybrids_and_node_trained_have_recipes():
+def test_every_registered_experiment_has_a_recipe():
+    assert set(E.load_all()) == set(RECIPES)  # issue 31: every experiment shows its setup against the paper
     assert {*HYBRIDS, "node_trained"} <= set(RECIPES)
     for name in RECIPES:
         E.get(name)  # each recipe belongs to a registered experiment
@@ -108,8 +109,9 @@ def test_ours_is_the_registered_cpu_config(name, monkeypatch):
         expected = _field_value(exp.config("cpu"), s.field) if s.field else s.fixed
         assert row["cpu"] == text(expected), s.name
     # planted: change the registered cpu config, and the table follows (read, never retyped)
-    # a count that is no training length where nothing is trained (node_blowup integrates untrained models)
-    counted = next(s.field for s in recipe.settings if s.field in ("epochs", "iterations", "inits"))
+    # a training length; where nothing is trained (node_blowup, the measurements) a count or a size
+    counted = next(s.field for s in sorted(recipe.settings, key=lambda s: COUNTED.index(s.field)
+                                           if s.field in COUNTED else len(COUNTED)) if s.field in COUNTED)
     cpu = exp.scales["cpu"]
     changed = {**exp.scales, "cpu": write_field(cpu, counted, read_field(cpu, counted) + 7)}
     monkeypatch.setitem(E.EXPERIMENTS, name, dataclasses.replace(exp, scales=changed))
@@ -241,6 +243,8 @@ def test_the_docs_ledger_page_shows_the_setups(tmp_path):
     assert "Setup against the paper" not in (tmp_path / "without.md").read_text()
 
 
+COUNTED = ("epochs", "iterations", "inits", "batch", "repeats")
+"""The config fields the planted change of a cpu config may count up, in order of preference."""
 SCRIPTS = sorted(n for n in RECIPES if isinstance(E.get(n).config("cpu"), ScriptConfig))
 """The recipes of experiments registered from scripts (their values read from the script's ``options``)."""
 
@@ -273,7 +277,8 @@ def test_a_scripts_settings_are_read_from_its_command_line_and_written_onto_it()
     assert config.options() == momres_cubic.options(list(config.args)) and read_field(config, "iterations") == 600
     written = write_field(config, "iterations", 77)
     assert written.args == ("--iterations", "77") and read_field(written, "iterations") == 77
-    others = [s.field for s in RECIPES["momres_cubic"].settings if s.field != "iterations"]
+    others = [s.field for s in RECIPES["momres_cubic"].settings  # the ResNet's count follows --iterations by default
+              if s.field and s.field not in ("iterations", "resnet_iterations")]
     assert [read_field(written, f) for f in others] == [read_field(config, f) for f in others]
     assert write_field(config, "depth", 15) is config  # already the paper's: nothing to write
     with pytest.raises(RecipeError, match="no command-line option for depth"):

@@ -67,7 +67,7 @@ MODULES = ["node_trained", "node_point_cloud", "node_images", "node_adjoint_norm
            "momseq_vanishing", "momseq_attention_scaling", "csaode_trec", "csaode_sensitivity", "csaode_attention",
            "claims", "time_series_hybrids", "csaode_cv", "momentum_lstm", "missing_claims",
            "solver_variants", "hybrid_recipes", "node_recipes", "csaode_recipes",
-           "momentum_recipes", "momres_recipes"]
+           "momentum_recipes", "momres_recipes", "momseq_recipes"]
 """The modules that register experiments and claims (imported by :func:`load_all`)."""
 
 

@@ -16,6 +16,7 @@ import sys
 import torch
 from torch import nn
 
+from .arg_types import positive_int
 from .scripting import register_script, command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
@@ -23,13 +24,24 @@ from dynkit.models.momentum_resnet import MomentumResNet
 GAMMAS = (0.1, 0.5, 0.9, 0.99, 1 - 1 / 50000)
 
 
-def run(seed: int, full: bool, quiet: bool) -> dict:
-    depths = [10, 100, 1000] if full else [10, 100, 300]
+def options(argv: list[str] | None = None) -> dict:
+    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres_recipes`)."""
+    args = build_parser().parse_args(argv)
+    return {"width": 8, "hidden": 16, "batch": args.batch, "gammas": GAMMAS, "dtype": "float64",
+            "depths": (10, 100, 1000) if args.full else (10, 100, 300)}
+
+
+def run(seed: int, quiet: bool, *, width: int, hidden: int, batch: int, gammas: tuple[float, ...], dtype: str,
+        depths: tuple[int, ...]) -> dict:
+    if dtype != "float64":
+        raise ValueError(f"dtype must be 'float64' (the script builds nothing else), got {dtype!r}")
+    depths = list(depths)
     torch.manual_seed(seed)
-    layers = [nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 8)).double() for _ in range(max(depths))]
-    x = 2 * torch.randn(256, 8, dtype=torch.float64)
+    layers = [nn.Sequential(nn.Linear(width, hidden), nn.Tanh(), nn.Linear(hidden, width)).double()
+              for _ in range(max(depths))]
+    x = 2 * torch.randn(batch, width, dtype=torch.float64)
     rows = []
-    for gamma in GAMMAS:
+    for gamma in gammas:
         for depth in depths:
             net = MomentumResNet(layers[:depth], gamma)
             with torch.no_grad():
@@ -41,8 +53,8 @@ def run(seed: int, full: bool, quiet: bool) -> dict:
             rows.append(row)
             if not quiet:
                 print(row, file=sys.stderr)
-    return {"rows": rows, "config": {"depths": depths, "gammas": GAMMAS, "width": 8, "hidden": 16, "batch": 256,
-                                     "seed": seed}}
+    return {"rows": rows, "config": {"depths": depths, "gammas": gammas, "width": width, "hidden": hidden,
+                                     "batch": batch, "seed": seed}}
 
 
 def plot(result: dict, path) -> None:
@@ -63,11 +75,16 @@ def plot(result: dict, path) -> None:
     save_figure(fig, path, dpi=120)
 
 
-def main(argv: list[str] | None = None) -> dict:
+def build_parser():
     parser = experiment_parser(__doc__, "runs/momres_buffer_bits")
-    args = parser.parse_args(argv)
+    parser.add_argument("--batch", type=positive_int, default=256, help="inputs per forward pass (default 256)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
     torch.set_num_threads(1)
-    result = run(args.seed, args.full, args.quiet)
+    result = run(args.seed, args.quiet, **options(argv))
     command = command_line("dynkit.experiments.momres_buffer_bits", argv)
     write_json(f"{args.out}/buffer_bits.json", result, command=command)
     plot(result, f"{args.out}/buffer_bits.png")
@@ -94,7 +111,7 @@ def _metrics(result: dict) -> dict:
                                                      for r in result["rows"]))}
 
 
-register_script("momres_buffer_bits", main, metrics=_metrics, smoke=(), cpu=(), full=("--full",))
+register_script("momres_buffer_bits", main, metrics=_metrics, smoke=(), cpu=(), full=("--full",), options=options)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 A ResNet (Eq. (1)) with tied weights approximates a first-order ODE flow, whose 1-D maps are
 increasing, so it cannot fit the decreasing -x^3; a Momentum ResNet (Eq. (2), gamma = 0.9) can,
 because its velocity lets trajectories cross. Both use f(x) = W2^T tanh(W1 x + b) with the same
-parameters shared by all 15 layers.
+parameters shared by all 15 layers. By default both train with Adam on a fixed grid of points; the options
+give the authors' example instead (plain SGD, fresh uniform points every iteration, fewer iterations for the
+Momentum ResNet than for the ResNet; see :mod:`~dynkit.experiments.momres_recipes`).
 
     python -m dynkit.experiments.momres_cubic --out analysis/results/momres_cubic
 """
@@ -15,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .arg_types import momentum_float, positive_float, positive_int
 from .scripting import register_script, command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
@@ -27,28 +30,43 @@ def make_model(kind: str, depth: int, hidden: int, gamma: float) -> tuple[nn.Mod
     return f, net
 
 
+OPTIMISERS = {"Adam": torch.optim.Adam, "SGD": torch.optim.SGD}  # SGD: plain, no momentum (the authors')
+SAMPLINGS = ("grid", "uniform")
+
+
 def options(argv: list[str] | None = None) -> dict:
     """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres_recipes`)."""
     args = build_parser().parse_args(argv)
-    return {"depth": 15, "hidden": 16, "gamma": 0.9, "tied_weights": True, "optimiser": "Adam", "lr": 1e-2,
-            "train_points": 200, "iterations": args.iterations or (3000 if args.full else 1200)}
+    iterations = args.iterations or (3000 if args.full else 1200)
+    return {"depth": 15, "hidden": 16, "gamma": args.gamma, "tied_weights": True, "optimiser": args.optimiser,
+            "lr": args.lr, "train_points": args.train_points, "sampling": args.sampling, "iterations": iterations,
+            "resnet_iterations": args.resnet_iterations or iterations}
+
+
+def training_points(sampling: str, n: int, generator: torch.Generator) -> torch.Tensor:
+    """``n`` inputs on [-1, 1] as a column: the fixed ``grid`` (the same every call) or ``uniform`` draws."""
+    if sampling == "grid":
+        return torch.linspace(-1, 1, n).unsqueeze(1)
+    return (2 * torch.rand(n, generator=generator) - 1).unsqueeze(1)
 
 
 def run(seed: int, quiet: bool, *, depth: int, hidden: int, gamma: float, tied_weights: bool, optimiser: str,
-        lr: float, train_points: int, iterations: int) -> dict:
-    if not tied_weights or optimiser != "Adam":
-        raise ValueError(f"tied_weights must be True and optimiser 'Adam' (the script builds nothing else), got "
-                         f"{tied_weights!r}, {optimiser!r}")
+        lr: float, train_points: int, sampling: str, iterations: int, resnet_iterations: int) -> dict:
+    if not tied_weights or optimiser not in OPTIMISERS or sampling not in SAMPLINGS:
+        raise ValueError(f"tied_weights must be True, optimiser one of {sorted(OPTIMISERS)} and sampling one of "
+                         f"{SAMPLINGS} (the script builds nothing else), got {tied_weights!r}, {optimiser!r}, "
+                         f"{sampling!r}")
     torch.manual_seed(seed)
-    x_train = torch.linspace(-1, 1, train_points).unsqueeze(1)
-    y_train = -x_train**3
     out = {}
-    for kind in ("resnet", "momentum"):
+    for kind, steps in (("resnet", resnet_iterations), ("momentum", iterations)):
         torch.manual_seed(seed)
+        draws = torch.Generator().manual_seed(seed)  # uniform sampling: both models see the same fresh points
         _, net = make_model(kind, depth, hidden, gamma)
-        opt = torch.optim.Adam(net.parameters(), lr=lr)
+        opt = OPTIMISERS[optimiser](net.parameters(), lr=lr)
         losses = []
-        for it in range(iterations):
+        for it in range(steps):
+            x_train = training_points(sampling, train_points, draws)
+            y_train = -x_train**3
             opt.zero_grad()
             loss = ((net(x_train)[0] - y_train) ** 2).mean()
             loss.backward()
@@ -61,7 +79,9 @@ def run(seed: int, quiet: bool, *, depth: int, hidden: int, gamma: float, tied_w
                      "trajectories_x0": x_show.squeeze(1).tolist(),
                      "trajectories": net.trajectory(x_show)[0].squeeze(2).tolist()}
     out["config"] = {"depth": depth, "hidden": hidden, "gamma": gamma, "iterations": iterations, "seed": seed,
-                     "optimizer": f"Adam lr {lr:g}", "train_points": train_points, "tied_weights": True}
+                     "optimizer": f"{optimiser} lr {lr:g}", "train_points": train_points, "tied_weights": True}
+    if (sampling, resnet_iterations) != ("grid", iterations):  # recorded where they leave the default
+        out["config"].update(sampling=sampling, resnet_iterations=resnet_iterations)
     return out
 
 
@@ -69,7 +89,8 @@ def plot(result: dict, path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
-    for ax, kind, title in zip(axes, ("resnet", "momentum"), ("ResNet", "Momentum ResNet (gamma = 0.9)")):
+    momentum_title = f"Momentum ResNet (gamma = {result['config']['gamma']:g})"
+    for ax, kind, title in zip(axes, ("resnet", "momentum"), ("ResNet", momentum_title)):
         traj = np.array(result[kind]["trajectories"])
         for j in range(traj.shape[1]):
             ax.plot(range(traj.shape[0]), traj[:, j], "-o", ms=2)
@@ -85,6 +106,17 @@ def build_parser():
     parser = experiment_parser(__doc__, "runs/momres_cubic")
     parser.add_argument("--iterations", type=int, default=None,
                         help="training iterations (default 1200, 3000 with --full)")
+    parser.add_argument("--resnet-iterations", type=positive_int, default=None,
+                        help="the ResNet's training iterations (default: --iterations)")
+    parser.add_argument("--gamma", type=momentum_float, default=0.9,
+                        help="the Momentum ResNet's gamma (default 0.9, the paper's)")
+    parser.add_argument("--optimiser", choices=sorted(OPTIMISERS), default="Adam", help="optimiser (default Adam)")
+    parser.add_argument("--lr", type=positive_float, default=1e-2, help="learning rate (default 0.01)")
+    parser.add_argument("--train-points", type=positive_int, default=200,
+                        help="training points per iteration (default 200)")
+    parser.add_argument("--sampling", choices=SAMPLINGS, default="grid",
+                        help="training points: a fixed grid on [-1, 1] (default) or fresh uniform draws each "
+                             "iteration")
     return parser
 
 

@@ -16,21 +16,33 @@ import sys
 import torch
 from torch import nn
 
+from .arg_types import positive_int
 from .scripting import register_script, command_line, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
 
 
-def run(seed: int, full: bool, quiet: bool) -> dict:
+def options(argv: list[str] | None = None) -> dict:
+    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres_recipes`)."""
+    args = build_parser().parse_args(argv)
+    return {"width": 4, "hidden": 16, "batch": args.batch, "dtype": "float64", "tied_weights": True,
+            "gammas": (0.9, 0.99), "depths": (10, 30, 100, 300, 1000) if args.full else (10, 100, 300)}
+
+
+def run(seed: int, quiet: bool, *, width: int, hidden: int, batch: int, dtype: str, tied_weights: bool,
+        gammas: tuple[float, ...], depths: tuple[int, ...]) -> dict:
+    if dtype != "float64" or not tied_weights:
+        raise ValueError(f"dtype must be 'float64' and tied_weights True (the script builds nothing else), got "
+                         f"{dtype!r}, {tied_weights!r}")
     from momentumnet import MomentumNet, __version__ as momentumnet_version
 
-    depths = [10, 30, 100, 300, 1000] if full else [10, 100, 300]
+    depths = list(depths)
     rows = []
-    for gamma in (0.9, 0.99):
+    for gamma in gammas:
         for depth in depths:
             torch.manual_seed(seed)
-            f = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 4)).double()
-            x = torch.randn(8, 4, dtype=torch.float64)
+            f = nn.Sequential(nn.Linear(width, hidden), nn.Tanh(), nn.Linear(hidden, width)).double()
+            x = torch.randn(batch, width, dtype=torch.float64)
             results = {}
             for name, net in (("autograd", MomentumNet([f] * depth, gamma, use_backprop=True)),
                               ("momentumnet", MomentumNet([f] * depth, gamma, use_backprop=False)),
@@ -48,7 +60,7 @@ def run(seed: int, full: bool, quiet: bool) -> dict:
             rows.append(row)
             if not quiet:
                 print(row, file=sys.stderr)
-    return {"rows": rows, "config": {"depths": depths, "seed": seed, "width": 4, "hidden": 16, "batch": 8,
+    return {"rows": rows, "config": {"depths": depths, "seed": seed, "width": width, "hidden": hidden, "batch": batch,
                                      "dtype": "float64", "momentumnet": momentumnet_version}}
 
 
@@ -69,11 +81,16 @@ def plot(result: dict, path) -> None:
     save_figure(fig, path, dpi=120)
 
 
-def main(argv: list[str] | None = None) -> dict:
+def build_parser():
     parser = experiment_parser(__doc__, "runs/momres_reference_accuracy")
-    args = parser.parse_args(argv)
+    parser.add_argument("--batch", type=positive_int, default=8, help="inputs per forward pass (default 8)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
     torch.set_num_threads(1)
-    result = run(args.seed, args.full, args.quiet)
+    result = run(args.seed, args.quiet, **options(argv))
     command = command_line("dynkit.experiments.momres_reference_accuracy", argv)
     write_json(f"{args.out}/reference_accuracy.json", result, command=command)
     plot(result, f"{args.out}/reference_accuracy.png")
@@ -93,7 +110,8 @@ def _metrics(result: dict) -> dict:
             "ours.forward_max_abs_diff": max(r["ours_forward_max_abs_diff"] for r in rows)}
 
 
-register_script("momres_reference_accuracy", main, metrics=_metrics, smoke=(), cpu=(), full=("--full",))
+register_script("momres_reference_accuracy", main, metrics=_metrics, smoke=(), cpu=(), full=("--full",),
+                options=options)
 
 
 if __name__ == "__main__":

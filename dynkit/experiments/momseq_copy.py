@@ -14,25 +14,35 @@ from pathlib import Path
 
 import torch
 
+from .arg_types import positive_float, positive_int
 from .scripting import register_script, command_line, experiment_config, experiment_parser
 from dynkit.io import save_figure, write_json
 from dynkit.models.transformer import MomentumTransformer
 from dynkit.tasks.sequences import copy_task
 from dynkit.tasks.training import fit
 
-MODELS = {
-    "softmax": dict(attention="softmax"),
-    "linear": dict(attention="linear"),
-    "momentum": dict(attention="momentum", beta=0.1, gamma=0.6),
-    "momentum+connection": dict(attention="momentum", beta=0.1, gamma=0.6, connection="momentum",
-                                connection_beta=0.99, connection_step=0.99),
-    "adaptive": dict(attention="momentum", beta=0.1, gamma=0.6, connection="adaptive", connection_step=0.99),
-}
+MOMENTUM = dict(beta=0.1, step=0.6, connection_beta=0.99, connection_step=0.99, adaptive_step=0.99)
+"""Table 1 (copy task): momentum attention's beta and step (gamma), the momentum connection's beta~ and step, the
+adaptive connection's step."""
 
+
+def model_settings(beta: float, step: float, connection_beta: float, connection_step: float,
+                   adaptive_step: float) -> dict:
+    """The five transformers of Fig. 1 (those dynkit has), each as :class:`MomentumTransformer` keywords."""
+    momentum = dict(attention="momentum", beta=beta, gamma=step)
+    return {"softmax": dict(attention="softmax"), "linear": dict(attention="linear"), "momentum": momentum,
+            "momentum+connection": dict(momentum, connection="momentum", connection_beta=connection_beta,
+                                        connection_step=connection_step),
+            "adaptive": dict(momentum, connection="adaptive", connection_step=adaptive_step)}
+
+
+MODELS = model_settings(**MOMENTUM)
+OPTIMISERS = {"Adam": torch.optim.Adam, "RAdam": torch.optim.RAdam}
 QUICK = dict(max_length=64, d_model=32, heads=2, layers=2, d_ff=64, batch=32, steps_per_epoch=20, epochs=10,
              lr=2e-3, test_size=256)
 FULL = dict(max_length=128, d_model=32, heads=2, layers=2, d_ff=64, batch=32, steps_per_epoch=25, epochs=40,
             lr=2e-3, test_size=256)
+TRAINING_DEFAULTS = dict(optimiser="Adam", lr_drop_after=None)  # written to the results only where they differ
 
 
 def masked_loss(model, data):
@@ -46,8 +56,12 @@ def train_one(name: str, config: dict, seed: int, progress: bool) -> dict:
     torch.manual_seed(seed)
     data0 = copy_task(1, config["max_length"])
     model = MomentumTransformer(data0.vocab_size, config["max_length"] - 1, d_model=config["d_model"],
-                                heads=config["heads"], layers=config["layers"], d_ff=config["d_ff"], **MODELS[name])
-    optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"])
+                                heads=config["heads"], layers=config["layers"], d_ff=config["d_ff"],
+                                **config["models"][name])
+    optimizer = OPTIMISERS[config["optimiser"]](model.parameters(), lr=config["lr"])
+    # the paper's schedule: the rate divided by 10 after lr_drop_after optimiser steps (fit steps it per batch)
+    scheduler = (None if config["lr_drop_after"] is None else
+                 torch.optim.lr_scheduler.MultiStepLR(optimizer, [config["lr_drop_after"]], gamma=0.1))
     test = copy_task(config["test_size"], config["max_length"], seed=10_000 + seed)
 
     def batches(generator):
@@ -64,7 +78,7 @@ def train_one(name: str, config: dict, seed: int, progress: bool) -> dict:
 
     start = time.perf_counter()
     history = fit(model, optimizer, batches, step, config["epochs"], seed=seed, evaluate=evaluate,
-                  progress=progress, description=name)
+                  progress=progress, description=name, scheduler=scheduler)
     return {"history": history.epochs, "seconds": time.perf_counter() - start,
             "parameters": sum(p.numel() for p in model.parameters())}
 
@@ -84,17 +98,47 @@ def plot(results: dict, path: Path) -> None:
     save_figure(fig, path, dpi=120)
 
 
-def main(argv=None) -> dict:
+def build_parser():
     parser = experiment_parser(__doc__, "analysis/results/momseq_copy", epochs=True)
-    parser.add_argument("--max-length", type=int, default=None,
+    parser.add_argument("--max-length", type=positive_int, default=None,
                         help="longest sequence 0w0w (default 64; 128 with --full)")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
+    for key, kind, what in (("d_model", positive_int, "model width"), ("heads", positive_int, "attention heads"),
+                            ("layers", positive_int, "transformer layers"),
+                            ("d_ff", positive_int, "feed-forward width"),
+                            ("batch", positive_int, "sequences per batch"),
+                            ("steps_per_epoch", positive_int, "batches per epoch"),
+                            ("lr", positive_float, "learning rate"), ("test_size", positive_int, "test sequences")):
+        parser.add_argument("--" + key.replace("_", "-"), type=kind, default=None,
+                            help=f"{what} (default {QUICK[key]:g}; {FULL[key]:g} with --full)")
+    parser.add_argument("--optimiser", choices=sorted(OPTIMISERS), default="Adam", help="optimiser (default Adam)")
+    parser.add_argument("--lr-drop-after", type=positive_int, default=None,
+                        help="divide the learning rate by 10 after this many optimiser steps (default: never)")
+    return parser
+
+
+def options(argv: list[str] | None = None) -> dict:
+    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momseq_recipes`)."""
+    args = build_parser().parse_args(argv)
     config = experiment_config(args, QUICK, FULL)
-    if args.max_length is not None:
-        config["max_length"] = args.max_length
+    for key in ("max_length", *(k for k in QUICK if k not in ("epochs", "max_length"))):
+        if getattr(args, key) is not None:
+            config[key] = getattr(args, key)
+    return {**config, "symbols": 10, "optimiser": args.optimiser, "lr_drop_after": args.lr_drop_after,
+            "models": tuple(MODELS), **MOMENTUM}
+
+
+def main(argv=None) -> dict:
+    args = build_parser().parse_args(argv)
+    torch.set_num_threads(1)
+    settings = options(argv)
+    if settings["symbols"] != 10:
+        raise ValueError(f"symbols must be 10 (copy_task's default, the script builds nothing else), got "
+                         f"{settings['symbols']!r}")
+    models = {name: model_settings(**{k: settings[k] for k in MOMENTUM})[name] for name in settings["models"]}
+    config = {**{k: settings[k] for k in QUICK}, "models": models,
+              **{k: settings[k] for k in TRAINING_DEFAULTS}}
     results = {}
-    for name in MODELS:
+    for name in models:
         results[name] = train_one(name, config, args.seed, progress=not args.quiet)
         if not args.quiet:
             last = results[name]["history"][-1]
@@ -102,8 +146,10 @@ def main(argv=None) -> dict:
                   f"test acc {last['test_accuracy']:.3f}  ({results[name]['seconds']:.0f} s)", flush=True)
     out = Path(args.out)
     command = command_line("dynkit.experiments.momseq_copy", argv)
-    write_json(out / "copy.json", {"models": {k: MODELS[k] for k in MODELS}, "results": results},
-               config={**config, "seed": args.seed}, command=command)
+    recorded = {k: settings[k] for k in QUICK}
+    recorded.update({k: settings[k] for k, default in TRAINING_DEFAULTS.items() if settings[k] != default})
+    write_json(out / "copy.json", {"models": models, "results": results},
+               config={**recorded, "seed": args.seed}, command=command)
     plot(results, out / "copy.png")
     return results
 
@@ -121,7 +167,7 @@ def _metrics(results: dict) -> dict:
 # cpu (issue 21): sequences of at most 12 stamps (|w| <= 5), short enough that softmax attention solves the task
 # (test accuracy 0.996 after 30 epochs, seed 0; linear 0.95, momentum 0.965), about 30 s per model
 register_script("momseq_copy", main, metrics=_metrics, smoke=("--epochs", "1"),
-                cpu=("--epochs", "30", "--max-length", "12"), full=("--full",))
+                cpu=("--epochs", "30", "--max-length", "12"), full=("--full",), options=options)
 
 
 if __name__ == "__main__":

@@ -25,17 +25,25 @@ from dynkit.models.momentum_rnn import SequenceClassifier
 from dynkit.tasks.sequences import adding_task, digit_sequences
 from dynkit.tasks.training import fit
 
-MODELS = {
-    "RNN": dict(cell="rnn", rule="none"),
-    "MomentumRNN": dict(cell="rnn", rule="momentum", mu=0.6, s=0.6),
-    "LSTM": dict(cell="lstm", rule="none"),
-    "MomentumLSTM": dict(cell="lstm", rule="momentum", mu=0.6, s=0.6),
-}
-FULL_EXTRA = {
-    "AdamLSTM": dict(cell="lstm", rule="adam", mu=0.6, s=0.6, beta=0.9),
-    "RMSPropLSTM": dict(cell="lstm", rule="rmsprop", s=0.6, beta=0.9),
-    "SRLSTM": dict(cell="lstm", rule="restart", s=0.6, restart_every=16),
-}
+CELL = dict(mu=0.6, s=0.6, beta=0.9, restart_every=16)
+"""The momentum cells' settings: momentum mu, step s, the Adam/RMSProp cells' beta, SRLSTM's restart period."""
+
+
+def model_settings(mu: float, s: float, beta: float, restart_every: int) -> dict:
+    """Every cell the script trains, as :class:`SequenceClassifier` keywords (the last three only with --full)."""
+    return {
+        "RNN": dict(cell="rnn", rule="none"),
+        "MomentumRNN": dict(cell="rnn", rule="momentum", mu=mu, s=s),
+        "LSTM": dict(cell="lstm", rule="none"),
+        "MomentumLSTM": dict(cell="lstm", rule="momentum", mu=mu, s=s),
+        "AdamLSTM": dict(cell="lstm", rule="adam", mu=mu, s=s, beta=beta),
+        "RMSPropLSTM": dict(cell="lstm", rule="rmsprop", s=s, beta=beta),
+        "SRLSTM": dict(cell="lstm", rule="restart", s=s, restart_every=restart_every),
+    }
+
+
+MODELS = {k: v for k, v in model_settings(**CELL).items() if k in ("RNN", "MomentumRNN", "LSTM", "MomentumLSTM")}
+FULL_EXTRA = {k: v for k, v in model_settings(**CELL).items() if k not in MODELS}
 QUICK = dict(hidden=32, epochs=8, batch=64, lr=3e-3, adding_length=64, adding_train=2048, adding_test=512,
              eval_batch=128, tasks=["digits", "digits_permuted", "adding"])
 FULL = dict(hidden=64, epochs=30, batch=64, lr=2e-3, adding_length=128, adding_train=4096, adding_test=1024,
@@ -174,16 +182,24 @@ def plot(results: dict, path: Path) -> None:
     save_figure(fig, path, dpi=100)
 
 
-def main(argv=None) -> dict:
+def build_parser():
     parser = experiment_parser(__doc__, "analysis/results/momseq_vanishing", epochs=True)
-    parser.add_argument("--tasks", help="comma-separated subset of the tasks (default: all of the scale's)")
-    parser.add_argument("--models", help="comma-separated subset of the models (default: all of the scale's)")
+    # comma-separated (the registered scales' form) or space-separated (how the recipe's paper scale writes a tuple)
+    parser.add_argument("--tasks", nargs="+", help="comma-separated subset of the tasks (default: all of the scale's)")
+    parser.add_argument("--models", nargs="+",
+                        help="comma-separated subset of the models (default: all of the scale's)")
+    return parser
+
+
+def options(argv: list[str] | None = None) -> dict:
+    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momseq_recipes`);
+    a subset of ``--tasks`` or ``--models`` outside the scale's is refused (argparse's exit, status 2)."""
+    parser = build_parser()
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
     config = experiment_config(args, QUICK, FULL)
-    models = {**MODELS, **(FULL_EXTRA if args.full else {})}
-    for option, known in (("tasks", config["tasks"]), ("models", list(models))):
-        chosen = getattr(args, option)
+    models = list({**MODELS, **(FULL_EXTRA if args.full else {})})
+    for option, known in (("tasks", config["tasks"]), ("models", models)):
+        chosen = None if getattr(args, option) is None else ",".join(getattr(args, option))
         if chosen is not None:
             picked = chosen.split(",")
             unknown = [x for x in picked if x not in known]
@@ -192,7 +208,21 @@ def main(argv=None) -> dict:
             if option == "tasks":
                 config = {**config, "tasks": picked}
             else:
-                models = {k: models[k] for k in picked}
+                models = picked
+    return {**config, "tasks": tuple(config["tasks"]), "models": tuple(models), "optimiser": "Adam", "clip": None,
+            **CELL}
+
+
+def main(argv=None) -> dict:
+    args = build_parser().parse_args(argv)
+    settings = options(argv)
+    torch.set_num_threads(1)
+    if settings["optimiser"] != "Adam" or settings["clip"] is not None:
+        raise ValueError(f"optimiser must be 'Adam' and clip None (the script builds nothing else), got "
+                         f"{settings['optimiser']!r}, {settings['clip']!r}")
+    config = {k: settings[k] for k in QUICK}
+    cells = model_settings(**{k: settings[k] for k in CELL})
+    models = {name: cells[name] for name in settings["models"]}
     results = {}
     for task_name in config["tasks"]:
         task = load_task(task_name, config, args.seed)
@@ -230,7 +260,7 @@ def _metrics(results: dict) -> dict:
 # below the validity bar of 50 %)
 register_script("momseq_vanishing", main, metrics=_metrics, smoke=("--epochs", "1"),
                 cpu=("--epochs", "60", "--tasks", "digits,digits_permuted", "--models", "RNN,MomentumRNN"),
-                full=("--full",))
+                full=("--full",), options=options)
 
 
 if __name__ == "__main__":
