@@ -561,7 +561,8 @@ def cmd_run(args) -> int:
     for name, stats in results["metrics"].items():
         lo, hi = stats["ci_low"], stats["ci_high"]
         ci = f" [{lo:.4g}, {hi:.4g}]" if lo is not None and stats["n_seeds"] > 1 else ""
-        _say(args, f"{name:48s} {stats['mean']:.4g}{ci} (n={stats['n_seeds']})")
+        mean = "no finite value" if stats["mean"] is None else f"{stats['mean']:.4g}"
+        _say(args, f"{name:48s} {mean}{ci} (n={stats['n_seeds']})")
     _progress(args, f"wrote {Path(out) / 'results.json'}")
     return 0
 

@@ -1,6 +1,8 @@
 """The experiments layer: registry, resumable shards, Ray fan-out (faked), the ledger's verdict rule, the CLI."""
 from __future__ import annotations
 
+import dataclasses
+
 import importlib
 import json
 import math
@@ -216,6 +218,17 @@ def test_cli_run_and_ledger(toy, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "| id |" in out and json.loads((tmp_path / "ledger.json").read_text())["rows"]
     assert main(["run", "nope", "--scale", "smoke"]) == 2
+
+
+def test_cli_run_reports_a_diverged_metric_instead_of_crashing(toy, tmp_path, capsys, monkeypatch):
+    def diverging(config, *, seed, out, device):  # a training run that diverged (point a) in every seed
+        return {"metrics": {f"{config.point}.value": float("nan") if config.point == "a" else 1.0}}
+
+    monkeypatch.setitem(E.EXPERIMENTS, "toy", dataclasses.replace(E.EXPERIMENTS["toy"], run=diverging))
+    assert main(["run", "toy", "--scale", "smoke", "--seeds", "0,1", "--out", str(tmp_path / "toy")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(ln.startswith("a.value") and "no finite value" in ln for ln in lines)
+    assert any(ln.startswith("b.value") and " 1 " in ln for ln in lines)
 
 
 def test_layers_contract_holds_and_catches_a_planted_violation(tmp_path):
