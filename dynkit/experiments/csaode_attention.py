@@ -128,7 +128,7 @@ def _metrics(data: dict) -> dict:
 
 
 register_script("csaode_attention", main, metrics=_metrics, checkpoints=True, smoke=("--epochs", "1"),
-                cpu=("--epochs", "1"), full=("--full",), options=options)
+                cpu=("--epochs", "10"), full=("--full",), options=options)
 
 
 if __name__ == "__main__":

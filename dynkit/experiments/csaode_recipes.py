@@ -153,8 +153,7 @@ for _dataset in CV_SETS:
 
 # ---- Tables 2-3: CSAARK's sensitivity to d, the filter size and r, and the ablations ------------------------------
 add_recipe(Recipe("csaode_sensitivity", f"{PAPER}, Tables 2-3", (
-    *_script_setup({"cpu": "CPU time: one epoch per configuration (ten configurations a seed)",
-                    "full": "ours: 8 epochs per configuration"}),
+    *_script_setup({"full": "ours: 8 epochs per configuration"}),
     Setting("solver", "ark", f"{PAPER}, Tables 2-3 (CSAARK)", field="solver"),
     WINDOW,
     Setting("solver step size r", *TREC_STEP, field="step"),
@@ -175,7 +174,7 @@ add_recipe(Recipe("csaode_sensitivity", f"{PAPER}, Tables 2-3", (
 CONTINUITY = f"{PAPER}, Continuity Analysis"
 SENTENCE = "What state did the Battle of Bighorn take place in"
 add_recipe(Recipe("csaode_attention", f"{PAPER}, Fig. 4", (
-    *_script_setup({"cpu": "CPU time: one epoch", "full": "ours: the script's default of 4 epochs"}),
+    *_script_setup({"full": "ours: the script's default of 4 epochs"}),
     Setting("solver", NOT_STATED, f"{CONTINUITY} (\"our model\"; no solver named)", field="solver"),
     Setting("N-gram filter size", 1, f"{CONTINUITY} (window size 1, so that attention rows are words)",
             field="window"),

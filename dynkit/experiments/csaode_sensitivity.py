@@ -113,7 +113,7 @@ def _metrics(data: dict) -> dict:
 
 
 register_script("csaode_sensitivity", main, metrics=_metrics, checkpoints=True, smoke=("--epochs", "1"),
-                cpu=("--epochs", "1"), full=("--full", "--epochs", "8"), options=options)
+                cpu=("--epochs", "10"), full=("--full", "--epochs", "8"), options=options)
 
 
 if __name__ == "__main__":
