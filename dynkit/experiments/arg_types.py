@@ -7,36 +7,26 @@ identity.
 from __future__ import annotations
 
 import argparse
+import math
+from typing import Callable
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: an integer >= 1 (argparse names the option in its error)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def bounded(kind: type, expected: str, accept: Callable[[float], bool]) -> Callable[[str], float]:
+    """An argparse type: ``kind(text)`` where ``accept`` holds of it (never for NaN), else an error saying
+    ``expected`` (argparse names the option)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = math.nan
+        if not accept(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    parse.__name__ = expected  # argparse's "invalid <name> value" reads as the expectation
+    return parse
 
 
-def positive_float(text: str) -> float:
-    """An argparse type: a finite number > 0 (a learning rate)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
-    return value
-
-
-def momentum_float(text: str) -> float:
-    """An argparse type: a momentum gamma in [0, 1)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
-    return value
+positive_int = bounded(int, "a positive integer", lambda v: v >= 1)
+positive_float = bounded(float, "a finite number > 0", lambda v: 0 < v < math.inf)  # a learning rate
+momentum_float = bounded(float, "a number in [0, 1)", lambda v: 0 <= v < 1)  # a momentum gamma
