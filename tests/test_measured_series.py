@@ -238,9 +238,9 @@ def test_the_hybrid_experiments_train_on_the_measured_series_where_they_exist():
 
 
 def test_results_recorded_before_the_option_are_read_as_simulated(monkeypatch):
-    # walker2d's record predates the option (trained on its simulated stand-in); plane vibration's was rerun on the
-    # measured series (issue 31 item 2) and says so itself
-    config = json.loads((RESULTS / "ode_rnn_walker2d" / "results.json").read_text())["config"]
+    # the walker2d torchdiffeq twin's record predates the option (trained on its simulated stand-in); plane
+    # vibration's was rerun on the measured series (issue 31 item 2) and says so itself
+    config = json.loads((RESULTS / "ode_rnn_walker2d_torchdiffeq" / "results.json").read_text())["config"]
     assert "source" not in config
     assert hybrids.data_source(config) == "simulated" and "stand" in hybrids.data_label(config)
     rerun = json.loads((RESULTS / "ode_rnn_plane_vibration" / "results.json").read_text())["config"]
