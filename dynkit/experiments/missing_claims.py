@@ -20,7 +20,7 @@ REVIEW = "Wang et al., momentum review"
 # Where our hybrids differ from the authors' public code (hedixia/HeavyBallNODE, read for issues 21 and 31): a
 # failure of these rows may be ours, not the method's. Plane vibration and Silverbox run the authors' design since
 # issue 31 (dynkit.experiments.hybrid_recipes lists every setting); Walker2D too, on its simulated stand-in (issue 31
-# item 4), its cpu training read from the registered config; its torchdiffeq twin's results of record predate it.
+# item 4), its cpu training read from the registered config (its torchdiffeq twin the same).
 AUTHORS_DESIGN = ("the authors' design (hedixia/HeavyBallNODE: their sizes, residual cell, restoring term, initial "
                   "state read from the window, adjoint, clipping, 0.01 shrink, loss weights); at the cpu scale "
                   "trained 56 Adam steps (theirs 4,000) at 1e-2, then 1e-3, then 1e-4 (theirs 1e-3 then 1e-4), at tolerance 1e-3 "
@@ -37,9 +37,7 @@ HYBRID_DESIGNS = {"ode_rnn_plane_vibration": AUTHORS_DESIGN,
                   "ode_rnn_silverbox": AUTHORS_DESIGN.replace("the authors' design", "the authors' plane-vibration "
                                                               "design (they train no Silverbox hybrid)").replace(
                       ", on 64 of the 509 plane-vibration training windows", ", batch 4 on the 15 training windows"),
-                  "ode_rnn_walker2d": WALKER2D_DESIGN,
-                  # its results of record ran dynkit's earlier design, not rerun on the authors' (issue 31 item 4)
-                  "ode_rnn_walker2d_torchdiffeq": None}
+                  "ode_rnn_walker2d": WALKER2D_DESIGN}
 HYBRID_DESIGN = ("ours, not the authors': the paper's parameter counts reached with a wider state (the authors keep "
                  "data channels + a few augmented ones and add layers), a tanh cell overwriting the state (theirs is "
                  "residual with a linear output; ours diverged that way without their 0.01 init shrink and gradient "
@@ -221,8 +219,7 @@ for model in ("node", "hbnode"):
 
 for _id, _claim in list(CLAIMS.items()):
     if _claim.experiment.startswith("ode_rnn_"):
-        design = HYBRID_DESIGNS.get(_claim.experiment, HYBRID_DESIGNS.get(_claim.experiment.removesuffix(
-            "_torchdiffeq"))) or HYBRID_DESIGN
+        design = HYBRID_DESIGNS.get(_claim.experiment.removesuffix("_torchdiffeq"), HYBRID_DESIGN)
         CLAIMS[_id] = replace(_claim, design_note=design)
 # each row says what its run's data were (measured, or the simulated stand-in), from the config its results record
 for _task in ("walker2d", "plane_vibration", "silverbox"):
