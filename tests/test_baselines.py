@@ -67,8 +67,8 @@ def test_baselines_are_computed_from_the_recorded_config_and_read_beside_the_res
 
 
 PROSPECTIVE = ("ode_rnn_plane_vibration", "ode_rnn_silverbox",  # issue 31: plans written before a redesign's runs
-               "csaode_trec", "momentum_lstm_digits", "node_adjoint_norm", "node_blowup",
-               "csaode_sensitivity", "csaode_attention")
+               "ode_rnn_walker2d", "ode_rnn_walker2d_torchdiffeq", "csaode_trec", "momentum_lstm_digits",
+               "node_adjoint_norm", "node_blowup", "csaode_sensitivity", "csaode_attention")
 
 
 def test_the_committed_plans_load_and_name_their_rows():

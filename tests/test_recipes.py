@@ -75,6 +75,13 @@ def test_paper_values_are_what_the_paper_scale_builds(name):
     ("ode_rnn_plane_vibration", "loss_weights", "loss weights", (1.0, 0.0, 1.0)),
     ("ode_rnn_walker2d", "tol", "solver tolerance", 1e-3),
     ("ode_rnn_walker2d", "time_scale", "time scaling", 1.0),
+    # the authors' Walker2D design (issue 31 item 4), each piece planted back to dynkit's earlier value
+    ("ode_rnn_walker2d", "design", "model design", "dynkit"),
+    ("ode_rnn_walker2d", "restoring", "restoring term", "none"),
+    ("ode_rnn_walker2d", "prediction", "prediction order", "skeleton"),
+    ("ode_rnn_walker2d", "model_lr", "ODE-RNN and ANODE-RNN rates", ()),
+    ("ode_rnn_walker2d", "loss_weights", "loss weights", (1.0, 0.0, 1.0)),
+    ("ode_rnn_walker2d", "lr_schedule", "learning-rate schedule", "cosine"),
     ("node_trained", "train_tol", "training tolerance", 1e-5)])  # the paper's 1e-3 here: plant the cpu scale's
 def test_a_planted_tolerance_in_the_paper_config_fails(name, field, setting, planted_value):
     recipe = RECIPES[name]
@@ -127,7 +134,7 @@ def test_a_reasonless_difference_is_caught():
     assert not rows[0]["as_paper"] and rows[0]["why"] == ""  # the check above would fail on this recipe
 
 
-@pytest.mark.parametrize("name, piece", [("ode_rnn_walker2d", "the authors' Walker2D skeleton"),
+@pytest.mark.parametrize("name, piece", [("ode_rnn_walker2d", "the recorded walker set"),
                                          ("ode_rnn_silverbox", "trains no Silverbox hybrid"),
                                          ("node_trained", "an MNIST training task")])
 def test_the_paper_scale_refuses_and_names_the_missing_piece(name, piece, tmp_path, capsys):
@@ -151,6 +158,23 @@ def test_the_paper_scale_of_plane_vibration_is_the_authors_recipe():
     assert (config.tol, config.adjoint, config.clip_norm, config.shrink, config.epochs) == (1e-7, True, 1.0, 0.01, 500)
     assert (config.cell, config.restoring, config.initial_state, config.design) == ("residual", "learnable", "window",
                                                                                    "authors")
+
+
+def test_the_walker2d_recipe_lacks_only_the_recorded_set():
+    """The authors' Walker2D skeleton is built (issue 31 item 4): the paper scale refuses for the data alone, and every
+    other setting of its full config is the authors' (read from the config, never typed into the recipe)."""
+    exp, recipe = E.get("ode_rnn_walker2d"), RECIPES["ode_rnn_walker2d"]
+    assert [m.split(":")[0] for m in recipe.missing()] == ["data set"]
+    config = paper_config(exp, strict=False)
+    assert_paper_config_faithful(recipe, config)
+    assert (config.design, config.cell, config.restoring, config.time_scale, config.tol, config.adjoint,
+            config.clip_norm, config.batch_size, config.epochs) == ("authors", "residual", "fixed", 1 / 64, 1e-7, True,
+                                                                    1.0, 256, 500)
+    assert dict(config.data)["preprocessing"] == "authors"
+    # planted: the earlier loader at the paper scale is caught
+    planted = dataclasses.replace(config, data=(("preprocessing", "dynkit"),))
+    with pytest.raises(AssertionError, match="preprocessing"):
+        assert_paper_config_faithful(recipe, planted)
 
 
 def test_no_recipe_no_paper_scale():
@@ -221,10 +245,10 @@ def test_the_ledger_says_where_the_results_of_record_ran_another_config():
     # a record that predates an option reads as its default (the behaviour before it), nothing else
     walker = next(c for c in CLAIMS.values() if c.experiment == "ode_rnn_walker2d")
     now = json.loads(json.dumps(E.runner.jsonable(dataclasses.asdict(E.get(walker.experiment).config("cpu")))))
-    older = {k: v for k, v in now.items() if k not in ("design", "cell", "clip_norm")}
+    older = {k: v for k, v in now.items() if k not in ("initial_state", "shrink", "solver")}  # at their defaults
     assert Ledger([LedgerRow(walker, "inconclusive", "")], {walker.experiment: older}).stale_setups() == {}
-    assert Ledger([LedgerRow(walker, "inconclusive", "")], {walker.experiment: {**older, "cell": "residual"}}
-                  ).stale_setups() == {walker.experiment: {"cell": ["residual", "overwrite"]}}
+    assert Ledger([LedgerRow(walker, "inconclusive", "")], {walker.experiment: {**older, "initial_state": "window"}}
+                  ).stale_setups() == {walker.experiment: {"initial_state": ["window", "zeros"]}}
 
 
 def test_the_docs_ledger_page_shows_the_setups(tmp_path):
@@ -237,7 +261,7 @@ def test_the_docs_ledger_page_shows_the_setups(tmp_path):
     dynkit_pages.ledger_page(tmp_path / "with.md", lambda: Ledger([LedgerRow(claim, "inconclusive", "")]))
     text = (tmp_path / "with.md").read_text()
     assert "## Setup against the paper" in text and "### ode_rnn_walker2d" in text
-    assert "| time scaling | 0.015625 (" in text and "not built yet: the authors' Walker2D skeleton" in text
+    assert "| time scaling | 0.015625 (" in text and "not built yet: the recorded walker set" in text
     other = dataclasses.replace(claim, id="toy.no_recipe", experiment="toy_without_recipe")  # no recipe, no table
     dynkit_pages.ledger_page(tmp_path / "without.md", lambda: Ledger([LedgerRow(other, "inconclusive", "")]))
     assert "Setup against the paper" not in (tmp_path / "without.md").read_text()

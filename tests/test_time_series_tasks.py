@@ -76,6 +76,40 @@ def test_walker2d_simulates_mujoco_with_our_fixed_policy():
     torch.testing.assert_close(task.train.targets[:, :-1], task.train.x[:, 1:], rtol=0, atol=0)
 
 
+def test_walker2d_the_authors_loader_pairs_each_raw_observation_with_the_next_step():
+    # the authors' odelstm_data.py loop (perturb_sequences, align_sequences) rebuilt step by step from the raw episodes
+    # and the same uniform draws: a kept observation's time counts the steps since the previous kept one, its target
+    # is the raw observation a step later (kept or not), no standardisation, windows of 16 start every 4 (exact
+    # equality: the same float32 values are copied, nothing is computed)
+    task = wk.walker2d(n_episodes=7, steps=200, length=16, seed=5, preprocessing="authors")
+    rng = np.random.default_rng(5)
+    expected = []
+    for e in range(7):
+        obs = wk._simulate(200, seed=5 * 1000 + e)[1].astype(np.float32)
+        x, y, u = obs[:-1], obs[1:], rng.random(199)
+        xs, ts, ys, skip = [], [], [], 0
+        for t in range(len(x)):
+            skip += 1
+            if u[t] >= 0.1:  # kept with probability 0.9
+                xs.append(x[t]), ts.append(skip), ys.append(y[t])
+                skip = 0
+        expected.append([(xs[s:s + 16], ts[s:s + 16], ys[s:s + 16]) for s in range(0, len(ys) - 16, 4)])
+    # 15 % test (1 episode), 10 % validation (int(0.25 * 7) - 1 = 0, at least 1), the rest training (5)
+    for split, episodes in (("test", expected[:1]), ("val", expected[1:2]), ("train", expected[2:])):
+        w, windows = getattr(task, split), [win for episode in episodes for win in episode]
+        assert len(w) == len(windows), split
+        np.testing.assert_array_equal(w.x.numpy(), np.array([win[0] for win in windows]))
+        np.testing.assert_array_equal(w.gaps.numpy(), np.array([win[1] for win in windows], dtype=np.float32))
+        np.testing.assert_array_equal(w.targets.numpy(), np.array([win[2] for win in windows]))
+        torch.testing.assert_close(w.ahead, w.gaps, rtol=0, atol=0)  # their model integrates the gap before
+    assert 0.05 < float((task.train.gaps > 1).float().mean()) < 0.15  # about 10 % of the stamps dropped
+    # planted: dynkit's earlier loader standardises and cuts non-overlapping windows: not these
+    ours = wk.walker2d(n_episodes=7, steps=200, length=16, seed=5)
+    assert ours.train.ahead is None and ours.train.x.shape != task.train.x.shape
+    with pytest.raises(ValueError, match="preprocessing must be one of"):
+        wk.walker2d(n_episodes=3, steps=100, preprocessing="theirs")
+
+
 def test_walker2d_without_mujoco_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(wk, "_mujoco_available", lambda: False)
     for build in (lambda: wk._simulate(10), wk.walker2d):

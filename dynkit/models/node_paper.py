@@ -61,11 +61,28 @@ TIME_SERIES = {
 # the review's 15,986 / 16,730 / 16,649 / 16,127 / 16,127 exactly (tests/test_node_models.py).
 AUTHORS_PLANE_VIBRATION = {"node": (21, 0, (63, 84)), "anode": (5, 22, (81, 108)), "sonode": (19, 0, (38, 19)),
                            "hbnode": (20, 0, (20, 20)), "ghbnode": (20, 0, (20, 20))}
+# Their Walker2D hybrids (walker2d/*_rnn_walker.py): per model (hidden, augment, cell hidden widths, the cell is
+# residual, initial state, prediction order). Every field is one dense layer without activation; the cell a 3-layer
+# tanh perceptron with a linear output, residual (``+ h``) for SONODE/HBNODE/GHBNODE, replacing the state for
+# ODE-RNN/ANODE-RNN (their ``temprnn`` has no ``+ h`` there), whose prediction is read before the observation
+# (``rnn_out=True``: :data:`~dynkit.models.ode_rnn.PREDICTIONS`); ANODE-RNN starts from a dense layer of the first
+# observation to 5 components, 19 zeros beside them; HBNODE's restoring coefficient is frozen at softplus(0) = ln 2
+# (``corr=0, corrf=True``), GHBNODE's learnable from softplus(1) (``corr=1, corrf=False``), sigma = tanh. Counts:
+# 8,729 / 8,819 / 8,757 / 8,898 / 8,899 (tests/test_ode_rnn.py counts the layers independently); the review gives
+# 8,729 / 8,815 / - / 8,899 / 8,899 (their count includes HBNODE's frozen coefficient; ANODE-RNN's 4 are unexplained).
+AUTHORS_WALKER2D = {"node": (24, 0, (72, 48), False, "zeros", "before_update"),
+                    "anode": (5, 19, (72, 48), False, "first", "before_update"),
+                    "sonode": (23, 0, 46, True, "zeros", "after_gap"),
+                    "hbnode": (24, 0, 48, True, "zeros", "after_gap"),
+                    "ghbnode": (24, 0, 48, True, "zeros", "after_gap")}
+AUTHORS_WALKER2D_CHI = {"hbnode": 0.0, "ghbnode": 1.0}
+"""``xi = softplus(chi)`` at the start in the authors' Walker2D HBNODE (frozen) and GHBNODE (learnable)."""
 AUTHORS_WINDOW = 64
 """The window the authors' initial state reads (``seqlen = 64`` in ``plane_vibration/trainpv.py``)."""
 DESIGNS = ("dynkit", "authors")
 """The hybrids' skeleton: dynkit's earlier one (:data:`TIME_SERIES`) or the authors' (:data:`AUTHORS_PLANE_VIBRATION`;
-Silverbox, which the authors train no hybrid on, takes the same skeleton with its 2 inputs and 1 output)."""
+Silverbox, which the authors train no hybrid on, takes the same skeleton with its 2 inputs and 1 output;
+:data:`AUTHORS_WALKER2D` for Walker2D)."""
 # The review's parameter counts (Sect. 3.4.3, 3.4.4); None where it reports none.
 PAPER_PARAMETERS = {
     "walker2d": {"node": 8729, "anode": 8815, "sonode": None, "hbnode": 8899, "ghbnode": 8899},
@@ -111,7 +128,27 @@ def check_model_name(model: str) -> str:
     return model.lower()
 
 
-AUTHORS_TASKS = ("plane_vibration", "silverbox")
+AUTHORS_TASKS = ("plane_vibration", "silverbox", "walker2d")
+
+
+def _identity(v: torch.Tensor) -> torch.Tensor:
+    return v
+
+
+def _authors_walker2d(name: str, options: dict) -> dict:
+    """The :class:`~dynkit.models.ode_rnn.ODERNN` arguments of the authors' Walker2D ``name`` (:data:`AUTHORS_WALKER2D`)
+    under the caller's ``options``: ``residual`` and ``initial_state`` set the second-order hybrids' cell and start;
+    ODE-RNN's and ANODE-RNN's are their skeleton's (the state replaced, ANODE-RNN's start read from the first
+    observation), whatever the options say."""
+    hidden, augment, cell, residual, initial, prediction = AUTHORS_WALKER2D[name]
+    built = {"hidden": hidden, "augment": augment, "field_width": None, "cell_width": cell, "activation": _identity,
+             "squash": False, "residual": residual, "initial_state": initial, "prediction": prediction,
+             "augmentation": "initial", "time_scale": 1 / AUTHORS_WINDOW,
+             "restoring": "fixed" if name == "hbnode" else "none", "chi": AUTHORS_WALKER2D_CHI.get(name, 0.0)}
+    built.update(options)
+    if name in ("node", "anode"):
+        built.update(residual=residual, initial_state=initial)
+    return built
 
 
 def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options) -> nn.Module:
@@ -126,7 +163,7 @@ def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options
         ``"point_cloud"`` (2-D points, one logit; Sect. 3.4.1); ``"walker2d"``,
         ``"plane_vibration"``, ``"silverbox"``: the ODE-RNN hybrid (see the module docstring).
     design : {"dynkit", "authors"}
-        For ``"plane_vibration"`` and ``"silverbox"``: the hybrid skeleton (:data:`DESIGNS`).
+        For the time-series tasks: the hybrid skeleton (:data:`DESIGNS`).
     **block_options
         Override the :class:`~dynkit.models.ODEBlock` options (solver, method, rtol, atol, adjoint);
         the tolerance defaults to the review's for the task (:data:`PAPER_TOLERANCE`). With
@@ -149,6 +186,12 @@ def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options
     if design != "dynkit" and task not in AUTHORS_TASKS:
         raise ValueError(f"design must be 'dynkit' for task {task!r} (the authors' hybrid skeleton exists for "
                          f"{AUTHORS_TASKS}), got {design!r}")
+    if task == "walker2d" and design == "authors":
+        from .ode_rnn import ODERNN
+
+        n_inputs, n_outputs = TIME_SERIES[task][:2]
+        built = _authors_walker2d(name, options)
+        return ODERNN(name, n_inputs, n_outputs, built.pop("hidden"), **built)
     if task in TIME_SERIES and design == "authors":
         from .ode_rnn import ODERNN
 

@@ -109,19 +109,23 @@ class _BlockLinear(nn.Module):
         return sum(part(piece) for part, piece in zip(self.parts, zx.split(self.blocks, dim=1)))
 
 
-def _cell(blocks: tuple[int, ...], out_dim: int, width: int | None, residual: bool) -> nn.Module:
+def _cell(blocks: tuple[int, ...], out_dim: int, width, residual: bool, squash: bool = True) -> nn.Module:
     """The recurrent update of ``[z, x]`` (``blocks``: the widths of its position, velocity and input parts).
 
-    Overwrite (``residual=False``): one dense layer (``width=None``) or a 3-layer perceptron with tanh inside,
-    then a tanh (the new state). Residual (the authors'): the increment, linear in ``[z, x]`` block by block
-    (``width=None``, their plane-vibration cell) or a 3-layer tanh perceptron with a linear output (their
-    Walker2D cell)."""
+    Overwrite (``residual=False``): one dense layer (``width=None``) or a 3-layer perceptron with tanh inside
+    (``width`` an int, or a tuple of the two hidden widths), then a tanh (``squash``; without it the linear output
+    is the new state, the authors' Walker2D ODE-RNN cell). Residual (the authors'): the increment, linear in
+    ``[z, x]`` block by block (``width=None``, their plane-vibration cell) or a 3-layer tanh perceptron with a
+    linear output (their Walker2D cell)."""
     in_dim = sum(blocks)
     if residual and width is None:
         return _BlockLinear(blocks, out_dim)
-    layers = [nn.Linear(in_dim, out_dim)] if width is None else [
-        nn.Linear(in_dim, width), nn.Tanh(), nn.Linear(width, width), nn.Tanh(), nn.Linear(width, out_dim)]
-    return nn.Sequential(*layers) if residual else nn.Sequential(*layers, nn.Tanh())
+    if width is None:
+        layers = [nn.Linear(in_dim, out_dim)]
+    else:
+        first, second = width if isinstance(width, tuple) else (width, width)
+        layers = [nn.Linear(in_dim, first), nn.Tanh(), nn.Linear(first, second), nn.Tanh(), nn.Linear(second, out_dim)]
+    return nn.Sequential(*layers) if residual or not squash else nn.Sequential(*layers, nn.Tanh())
 
 
 def _width(value, name: str):
@@ -148,14 +152,18 @@ def _identity(m: torch.Tensor) -> torch.Tensor:
 RESTORING = ("none", "learnable", "fixed")
 """HBNODE-RNN's restoring term ``-xi h``: absent (Eq. (25) as the review writes it), ``xi = softplus(chi)``
 learnable from ``ln 2`` (the authors' plane-vibration code) or fixed at ``ln 2`` (their Walker2D code)."""
-INITIAL_STATES = ("zeros", "window")
-"""The state before the first observation: zeros, or a dense layer of the whole window (the authors' ``ic``)."""
+INITIAL_STATES = ("zeros", "window", "first")
+"""The state before the first observation: zeros, a dense layer of the whole window (the authors' plane-vibration
+``ic``) or of the first observation only (their Walker2D ANODE-RNN's ``IC``)."""
 AUGMENTATIONS = ("every_observation", "initial")
 """Where ANODE-RNN's augmented components are zero: after every observation (the cell writes the position only)
 or at the initial state only (the authors': the cell writes the whole state)."""
-PREDICTIONS = ("after_update", "after_gap")
+PREDICTIONS = ("after_update", "after_gap", "before_update")
 """What the one-step prediction of observation ``k + 1`` reads: the state right after the update at ``k``, or
-(the authors') that state carried by the ODE across the gap to ``k + 1``."""
+(the authors') that state carried by the ODE across the gap to ``k + 1``; ``"before_update"`` (the authors'
+Walker2D ODE-RNN and ANODE-RNN, ``rnn_out=True`` in their ``ODE_RNN_with_Grad_Listener``): the target of
+observation ``k`` is read from the state before observation ``k`` is read and before the gap to it is integrated,
+i.e. two stamps ahead of the last observation read (the first from the initial state alone)."""
 
 
 class ODERNN(nn.Module):
@@ -175,8 +183,12 @@ class ODERNN(nn.Module):
     field_width : int, tuple of int, or None
         Hidden width of the 3-layer perceptron ``f``; a tuple: the hidden widths of a perceptron with one layer
         more than the tuple's length (the authors' unequal widths); ``None`` makes ``f`` one dense layer.
-    cell_width : int or None
-        Hidden width of a 3-layer recurrent cell; ``None`` makes the cell one dense layer.
+    cell_width : int, tuple of two ints, or None
+        Hidden width(s) of a 3-layer recurrent cell (a tuple: its two unequal hidden widths, the authors' Walker2D
+        ODE-RNN's 72 and 48); ``None`` makes the cell one dense layer.
+    squash : bool
+        The overwrite cell's final tanh (``residual=False``); ``False``: its linear output is the new state (the
+        authors' Walker2D ODE-RNN and ANODE-RNN).
     activation : callable
         Activation of ``f``: after each hidden layer of a perceptron ``f``, or after the single dense
         layer. ``tanh`` by default (the authors' code uses a linear field on Walker2D and ReLU
@@ -195,12 +207,15 @@ class ODERNN(nn.Module):
     restoring : {"none", "learnable", "fixed"}
         HBNODE-RNN's restoring term (:data:`RESTORING`): with it the ODE is GHBNODE's with ``sigma`` the
         identity, as the authors' ``HeavyBallNODE(corr=0)`` (their ``dh = -m`` is ours with ``m -> -m``).
-    initial_state : {"zeros", "window"}
+    chi : float
+        ``xi = softplus(chi)`` at the start, of GHBNODE-RNN's and HBNODE-RNN's restoring term (0: ``xi = ln 2``; the
+        authors' Walker2D GHBNODE-RNN starts at ``chi = 1``, their ``corr=1``).
+    initial_state : {"zeros", "window", "first"}
         :data:`INITIAL_STATES`; ``"window"`` needs ``window``, the number of observations of every sequence.
     augmentation : {"every_observation", "initial"}
         :data:`AUGMENTATIONS` (``"anode"`` only).
-    prediction : {"after_update", "after_gap"}
-        :data:`PREDICTIONS`; ``"after_gap"`` reads windows with :meth:`read_window`.
+    prediction : {"after_update", "after_gap", "before_update"}
+        :data:`PREDICTIONS`; ``"after_gap"`` reads windows with :meth:`read_window`, the others with ``forward``.
     time_scale : float
         Every gap is multiplied by it before it is integrated (the authors divide Walker2D's by 64).
     **block_options
@@ -214,20 +229,22 @@ class ODERNN(nn.Module):
     """
 
     def __init__(self, model: str, n_inputs: int, n_outputs: int, hidden: int, *, augment: int = 0,
-                 field_width: int | tuple[int, ...] | None = None, cell_width: int | None = None,
+                 field_width: int | tuple[int, ...] | None = None, cell_width: int | tuple[int, int] | None = None,
                  activation: Callable[[torch.Tensor], torch.Tensor] = torch.tanh,
                  sigma: Callable[[torch.Tensor], torch.Tensor] = torch.tanh, residual: bool = False,
-                 restoring: str = "none", initial_state: str = "zeros", window: int | None = None,
-                 augmentation: str = "every_observation", prediction: str = "after_update",
-                 time_scale: float = 1.0, **block_options):
+                 squash: bool = True, restoring: str = "none", chi: float = 0.0, initial_state: str = "zeros",
+                 window: int | None = None, augmentation: str = "every_observation",
+                 prediction: str = "after_update", time_scale: float = 1.0, **block_options):
         super().__init__()
         check.one_of(model, "model", HYBRIDS)
         for name, value in (("n_inputs", n_inputs), ("n_outputs", n_outputs), ("hidden", hidden)):
             check.integer(value, name, 1)
         check.integer(augment, "augment", 0)
         field_width, cell_width = _width(field_width, "field_width"), _width(cell_width, "cell_width")
-        if isinstance(cell_width, tuple):
-            raise ValueError(f"cell_width must be None or a positive int, got {cell_width!r}")
+        if isinstance(cell_width, tuple) and len(cell_width) != 2:
+            raise ValueError(f"cell_width must be None, a positive int or a tuple of two, got {cell_width!r}")
+        squash = check.boolean(squash, "squash")
+        chi = check.real(chi, "chi")
         activation, sigma = _callable(activation, "activation"), _callable(sigma, "sigma")
         check.one_of(restoring, "restoring", RESTORING)
         check.one_of(initial_state, "initial_state", INITIAL_STATES)
@@ -252,9 +269,9 @@ class ODERNN(nn.Module):
             dynamics = HeavyBall(_field(P, P, field_width, activation), damping())
         elif model == "hbnode":  # the authors' HeavyBallNODE(corr=...): Eq. (25) with a restoring -xi h
             dynamics = GeneralizedHeavyBall(_field(P, P, field_width, activation), damping(),
-                                            skip_coefficient(learnable=restoring == "learnable"), _identity)
+                                            skip_coefficient(chi, learnable=restoring == "learnable"), _identity)
         else:
-            dynamics = GeneralizedHeavyBall(_field(P, P, field_width, activation), damping(), skip_coefficient(),
+            dynamics = GeneralizedHeavyBall(_field(P, P, field_width, activation), damping(), skip_coefficient(chi),
                                             sigma)
         self.n_states = 1 if model in ("node", "anode") else 2
         self.scaled = _TimeScaled(dynamics)
@@ -263,10 +280,12 @@ class ODERNN(nn.Module):
         self.resets_augmentation = model == "anode" and augmentation == "every_observation"
         self.cell_out = hidden if self.resets_augmentation else width
         self.residual = check.boolean(residual, "residual")
-        self.cell = _cell((*(P,) * self.n_states, n_inputs), self.cell_out, cell_width, self.residual)
-        # the authors' ic: the whole window, flattened, to the state (their ANODE's: to the first ``hidden``)
+        self.cell = _cell((*(P,) * self.n_states, n_inputs), self.cell_out, cell_width, self.residual, squash)
+        # the authors' ic: the whole window (or its first observation), flattened, to the state (their ANODE's: to
+        # the first ``hidden``)
         self.initial_width = hidden if model == "anode" else width
-        self.encoder = nn.Linear(window * n_inputs, self.initial_width) if initial_state == "window" else None
+        reads = {"window": window, "first": 1}.get(initial_state)
+        self.encoder = None if reads is None else nn.Linear(reads * n_inputs, self.initial_width)
         self.readout = nn.Linear(P, n_outputs)
 
     def initial_state(self, batch: int, like: torch.Tensor) -> torch.Tensor:
@@ -274,6 +293,8 @@ class ODERNN(nn.Module):
         z = like.new_zeros(batch, self.n_states * self.position)
         if self.encoder is None:
             return z
+        if self.initial == "first":
+            return torch.cat([self.encoder(like[:, 0]), z[:, self.initial_width:]], dim=1)
         if like.shape[1] != self.window:
             raise ValueError(f"x must hold window={self.window} observations per sequence (the initial state reads "
                              f"the whole window), got {like.shape[1]}")
@@ -317,33 +338,43 @@ class ODERNN(nn.Module):
     def forward(self, x: torch.Tensor, gaps: torch.Tensor, keep_states: bool = False):
         """Read the sequence ``x`` (B, L, n_inputs) observed after ``gaps`` (B, L; ``gaps[:, 0]`` is ignored),
         predicting each next observation from the state right after the update (``prediction="after_update"``;
-        the authors' order: :meth:`read_window`).
+        the authors' plane-vibration order: :meth:`read_window`). With ``prediction="before_update"`` (the
+        authors' Walker2D ODE-RNN) output ``k`` is read before the gap to observation ``k`` (``gaps[:, 0]`` from
+        the initial state included) is integrated and before observation ``k`` is read.
 
         Returns
         -------
         outputs : torch.Tensor
             (B, L, n_outputs), the readout after each observation (the one-step-ahead prediction).
         states : list of torch.Tensor
-            With ``keep_states``, the state after each update, each with ``retain_grad()`` so that
-            ``states[k].grad`` is the adjoint ``dL/dz`` at observation ``k`` after ``backward``.
+            With ``keep_states``, the state after each update (``"before_update"``: each but the last, which no
+            output reads), each with ``retain_grad()`` so that ``states[k].grad`` is the adjoint ``dL/dz`` at
+            observation ``k`` after ``backward``.
         z : torch.Tensor
             The final state (for :meth:`forecast`).
         """
-        if self.prediction != "after_update":
-            raise ValueError(f"prediction must be 'after_update' to call the model on (x, gaps); it predicts after "
-                             f"the gap: call read_window(x, ahead), got prediction={self.prediction!r}")
+        if self.prediction == "after_gap":
+            raise ValueError(f"prediction must be 'after_update' or 'before_update' to call the model on (x, gaps); "
+                             f"it predicts after the gap: call read_window(x, ahead), got prediction="
+                             f"{self.prediction!r}")
         self._check(x, gaps)
         check.boolean(keep_states, "keep_states")
         z = self.initial_state(x.shape[0], x)
         outputs, states = [], []
+        before = self.prediction == "before_update"
         for k in range(x.shape[1]):
-            if k > 0:
+            if before:
+                outputs.append(self.read(z))
+            if k > 0 or before:
                 z = self.evolve(z, gaps[:, k])
             z = self.update(z, x[:, k])
             if keep_states:
                 z.retain_grad()
                 states.append(z)
-            outputs.append(self.read(z))
+            if not before:
+                outputs.append(self.read(z))
+        if before and keep_states:  # the last update feeds no output (its target lies beyond the window)
+            states = states[:-1]
         return torch.stack(outputs, 1), states, z
 
     def read_window(self, x: torch.Tensor, ahead: torch.Tensor, keep_states: bool = False):

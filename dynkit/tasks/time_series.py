@@ -36,7 +36,10 @@ LOSS_WEIGHTS = (1.0, 0.0, 1.0)
 
 
 def _ahead(batch: Windows) -> torch.Tensor:
-    """The gap from each read observation to its target: the next read one's, then the last target's."""
+    """The interval from each read observation to its target: the windows' ``ahead`` where they carry one, else the
+    gap to the next read observation, then the last target's."""
+    if batch.ahead is not None:
+        return batch.ahead
     return torch.cat([batch.gaps[:, 1:], batch.future_gaps[:, :1]], dim=1)
 
 
@@ -148,8 +151,7 @@ def _adjoint_profile(model, data: Windows, n: int = 16) -> list[float]:
 
     # in float64 on a copy: a gradient that decays below float32's range (~1e-38) is measured, not floored
     probe = copy.deepcopy(model).double()
-    batch = data.subset(slice(0, n))
-    batch = Windows(*(getattr(batch, k).double() for k in ("x", "gaps", "targets", "future", "future_gaps")))
+    batch = data.subset(slice(0, n)).map(torch.Tensor.double)
     pred, _, _, states = _predict(probe, batch, keep_states=True)
     (pred[:, -1] - batch.targets[:, -1]).pow(2).sum(-1).mean().backward()
     return adjoint_norms(states)

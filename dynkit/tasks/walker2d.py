@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _checks as check
-from .windows import TimeSeriesTask, _concat_windows, _cut_windows, _drop_samples, _standardise
+import torch
+
+from .windows import TimeSeriesTask, Windows, _concat_windows, _cut_windows, _drop_samples, _standardise
 
 OBSERVATIONS = 17
 ACTIONS = 6
@@ -57,36 +59,76 @@ def _simulate(n_steps: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return np.arange(n_steps) * dt, np.asarray(observations, dtype=np.float64)
 
 
-def walker2d(n_episodes: int = 8, steps: int = 1000, *, length: int = 64, drop: float = 0.1,
-             seed: int = 0) -> TimeSeriesTask:
-    """Windows of ``length`` + 1 stamps of simulated Walker2D episodes, 10% of the samples removed.
+PREPROCESSING = ("dynkit", "authors")
+"""How episodes become windows: dynkit's earlier protocol (:mod:`~dynkit.tasks.windows`: standardised, split
+50/25/25, non-overlapping windows, the target the next kept stamp) or the review authors' (:func:`_authors_windows`)."""
 
-    Episodes are assigned to train/validation/test as 50/25/25% (whole episodes; at least one each);
-    the target is the input shifted by one stamp (auto-regressive forecast, as in the review).
+
+def _authors_windows(observations: np.ndarray, length: int, drop: float, rng: np.random.Generator) -> Windows:
+    """One episode as the review authors' loader cuts it (hedixia/HeavyBallNODE ``odelstm_data.py``,
+    ``Walker2dImitationData``): the raw observations (no standardisation), each paired with the one a control step
+    after it (the target, kept whatever is dropped); each pair dropped with probability ``drop``, a kept one's time
+    the number of steps since the previous kept one; windows of ``length`` kept pairs starting every ``length // 4``.
+    The authors' model integrates each prediction over that time, the gap *before* its observation: ``ahead`` is it.
+    """
+    x, y = observations[:-1], observations[1:]
+    kept = np.flatnonzero(rng.random(len(x)) >= drop)
+    times = np.diff(kept, prepend=-1).astype(np.float64)  # steps since the previous kept stamp (their ``skip``)
+    starts = np.arange(0, len(kept) - length, length // 4)
+    if len(starts) == 0:
+        raise ValueError(f"steps must leave more than length={length} kept stamps per episode, got {len(kept)}")
+    idx = starts[:, None] + np.arange(length)[None]
+    as_t = lambda a: torch.tensor(np.ascontiguousarray(a), dtype=torch.float32)  # noqa: E731
+    gaps, targets = times[idx], y[kept][idx]
+    # no forecast in their task: the "future" stamp is the last target (its loss weight is 0), after its interval
+    return Windows(as_t(x[kept][idx]), as_t(gaps), as_t(targets), as_t(targets[:, -1:]), as_t(gaps[:, -1:]),
+                   ahead=as_t(gaps))
+
+
+def walker2d(n_episodes: int = 8, steps: int = 1000, *, length: int = 64, drop: float = 0.1,
+             seed: int = 0, preprocessing: str = "dynkit") -> TimeSeriesTask:
+    """Windows of ``length`` (+ 1) stamps of simulated Walker2D episodes, 10% of the samples removed.
+
+    ``preprocessing="dynkit"``: episodes are assigned to train/validation/test as 50/25/25% (whole episodes; at
+    least one each), standardised with the training part's statistics, cut into non-overlapping windows; the target
+    is the input shifted by one stamp (auto-regressive forecast, as in the review). ``"authors"``: the review
+    authors' loader (:func:`_authors_windows`), the first 15 % of the episodes for testing, the next 10 % for
+    validation, the rest for training (at least one each); time in control steps either way (the authors' model
+    divides it by 64: the hybrid's ``time_scale``).
     """
     check.integer(n_episodes, "n_episodes", 3)  # train, validation, test
     check.integer(length, "length", 2)
     check.integer(steps, "steps", length + 1)
     check.real(drop, "drop", low=0.0, high=1.0, high_open=True)
     check.integer(seed, "seed", 0)
+    check.one_of(preprocessing, "preprocessing", PREPROCESSING)
     if not _mujoco_available():
         raise ValueError("the Walker2D task needs gymnasium[mujoco] (pip install 'dynkit[timeseries]'), "
                          "got no gymnasium/mujoco")
     rng = np.random.default_rng(seed)
+    note = ("simulated Walker2d-v5 (MuJoCo via gymnasium) driven by dynkit's fixed policy stands in for the "
+            "recorded Walker2D kinematics of the review")
+    config = {"n_episodes": n_episodes, "steps": steps, "length": length, "drop": drop, "seed": seed}
+    channels = tuple(range(OBSERVATIONS))
+    if preprocessing == "authors":
+        episodes = [_authors_windows(_simulate(steps, seed=seed * 1000 + e)[1], length, drop, rng)
+                    for e in range(n_episodes)]
+        n_test = max(1, int(0.15 * n_episodes))
+        n_val = max(1, int(0.25 * n_episodes) - n_test)
+        return TimeSeriesTask("walker2d", _concat_windows(episodes[n_test + n_val:]),
+                              _concat_windows(episodes[n_test:n_test + n_val]), _concat_windows(episodes[:n_test]),
+                              channels, channels, note + " (the authors' preprocessing: raw, overlapping windows)",
+                              {**config, "preprocessing": preprocessing})
     # time in control steps (one stamp = 0.008 s), the unit of the review's data: a gap is 1 or more
     episodes = [_drop_samples(np.arange(steps, dtype=np.float64), _simulate(steps, seed=seed * 1000 + e)[1], drop, rng)
                 for e in range(n_episodes)]
     n_val = n_test = max(1, n_episodes // 4)
     n_train = n_episodes - n_val - n_test
     reference = np.concatenate([v for _, v in episodes[:n_train]])
-    channels = range(OBSERVATIONS)
 
     def part(chosen):
         return _concat_windows([_cut_windows(t, _standardise(v, reference), channels, channels, length, 1)
                                for t, v in chosen])
 
-    note = ("simulated Walker2d-v5 (MuJoCo via gymnasium) driven by dynkit's fixed policy stands in for the "
-            "recorded Walker2D kinematics of the review")
     return TimeSeriesTask("walker2d", part(episodes[:n_train]), part(episodes[n_train:n_train + n_val]),
-                          part(episodes[n_train + n_val:]), tuple(channels), tuple(channels), note,
-                          {"n_episodes": n_episodes, "steps": steps, "length": length, "drop": drop, "seed": seed})
+                          part(episodes[n_train + n_val:]), channels, channels, note, config)

@@ -25,30 +25,44 @@ SOURCES = ("measured", "simulated")
 """What a task's data are: a recorded benchmark series, or a simulated system standing in for one."""
 
 
+FIELDS = ("x", "gaps", "targets", "future", "future_gaps", "ahead")
+
+
 @dataclass
 class Windows:
     """``x`` (N, L, d_in) observations after ``gaps`` (N, L); ``targets`` (N, L, d_out) the next stamp;
-    ``future`` (N, F, d_out) the forecast stamps after ``future_gaps`` (N, F)."""
+    ``future`` (N, F, d_out) the forecast stamps after ``future_gaps`` (N, F). ``ahead`` (N, L), optional: the
+    interval a model that predicts after the gap integrates from each observation to its target; ``None``: the gap
+    to the next observation, then the first forecast stamp's (the authors' Walker2D loader feeds the gap before each
+    observation instead, :func:`~dynkit.tasks.walker2d.walker2d`)."""
 
     x: torch.Tensor
     gaps: torch.Tensor
     targets: torch.Tensor
     future: torch.Tensor
     future_gaps: torch.Tensor
+    ahead: torch.Tensor | None = None
 
     def __post_init__(self):
-        for name, ndim in (("x", 3), ("gaps", 2), ("targets", 3), ("future", 3), ("future_gaps", 2)):
-            check.tensor(getattr(self, name), name, ndim=ndim, floating=True)
-        sizes = {name: getattr(self, name).shape[0] for name in ("x", "gaps", "targets", "future", "future_gaps")}
+        for name, ndim in (("x", 3), ("gaps", 2), ("targets", 3), ("future", 3), ("future_gaps", 2), ("ahead", 2)):
+            if name != "ahead" or self.ahead is not None:
+                check.tensor(getattr(self, name), name, ndim=ndim, floating=True)
+        sizes = {name: getattr(self, name).shape[0] for name in FIELDS if getattr(self, name) is not None}
         if len(set(sizes.values())) != 1:
-            raise ValueError(f"x, gaps, targets, future and future_gaps must hold the same number of windows, "
-                             f"got {sizes}")
+            raise ValueError(f"x, gaps, targets, future, future_gaps (and ahead) must hold the same number of "
+                             f"windows, got {sizes}")
+        if self.ahead is not None and tuple(self.ahead.shape) != tuple(self.gaps.shape):
+            raise ValueError(f"ahead must have the shape of gaps {tuple(self.gaps.shape)}, got {tuple(self.ahead.shape)}")
 
     def __len__(self) -> int:
         return self.x.shape[0]
 
+    def map(self, fn) -> "Windows":
+        """These windows with ``fn`` applied to every tensor (``ahead`` stays ``None`` when it is)."""
+        return Windows(*(None if getattr(self, k) is None else fn(getattr(self, k)) for k in FIELDS))
+
     def subset(self, index) -> "Windows":
-        return Windows(*(getattr(self, k)[index] for k in ("x", "gaps", "targets", "future", "future_gaps")))
+        return self.map(lambda a: a[index])
 
 
 @dataclass
@@ -115,8 +129,10 @@ def _cut_windows(t: np.ndarray, values: np.ndarray, inputs: Sequence[int], outpu
 
 def _concat_windows(parts: Sequence[Windows]) -> Windows:
     """The windows of ``parts`` one after the other (e.g. of several episodes)."""
-    return Windows(*(torch.cat([getattr(p, k) for p in parts]) for k in ("x", "gaps", "targets", "future",
-                                                                          "future_gaps")))
+    if len({p.ahead is None for p in parts}) > 1:
+        raise ValueError("parts must all carry ahead or none of them, got a mix")
+    return Windows(*(None if getattr(parts[0], k) is None else torch.cat([getattr(p, k) for p in parts])
+                     for k in FIELDS))
 
 
 def _split_series(t: np.ndarray, values: np.ndarray, fractions=(0.5, 0.25, 0.25)):
