@@ -307,7 +307,7 @@ SCALES = {
         smoke=_walker2d(1, (("n_episodes", 3), ("steps", 100)), models=SMOKE_MODELS, batch_size=8, tol=1e-2),
         cpu=_walker2d(24, (("n_episodes", 8), ("steps", 1000)), batch_size=32, lr_steps=WALKER2D_CPU_STEPS,
                       model_lr=(("node", 3e-3, WALKER2D_CPU_STEPS[1:]), ("anode", 3e-3, WALKER2D_CPU_STEPS[1:])),
-                      tol=1e-3, nfe_tol=1e-6),
+                      tol=1e-7, nfe_tol=1e-6),
         full=_walker2d(500, (("n_episodes", 40), ("steps", 1000)), batch_size=256, tol=1e-7)),
     "plane_vibration": dict(
         smoke=_authors("plane_vibration", 1, models=SMOKE_MODELS, data=(("max_windows", 2), ("forecast", 4)),
