@@ -22,9 +22,9 @@ from . import register_kernel
 from .common import (CACHE, MAX_STEPS, NEWTON_FAILURES, NEWTON_ITERATIONS, NFE, NLU, NONFINITE, NONFINITE_START,
                      N_ACCEPTED, N_REJECTED, N_STEPS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, last_step, outputs_due,
                      overflow_stall, rms_error_norm, step_underflowed)
-from .jacobian import difference_state, jacobian
+from .jacobian import jacobian
 from .linalg import lu_solve, shifted_lu
-from .stiff_loop import StiffDriver, compile_kernel, first_slope_and_step, output_buffers, push_step
+from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -303,22 +303,13 @@ def _bdf_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, m
     return SUCCESS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
 
 
+KERNEL = StiffKernel(_bdf_kernel_loop, lambda: coefficients(py.NDF, 1e-6))
+kernel = KERNEL.kernel
+
+
 def run(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
     """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple (:class:`.StiffDriver`)."""
-    atol = np.array(np.broadcast_to(np.asarray(atol, float), y0.shape), dtype=np.float64)  # a writable copy
-    return kernel()(f, jac, p, float(t0), float(t_end), np.array(y0, dtype=np.float64),
-                    np.array(t_eval, dtype=np.float64), float(rtol), atol, float(first_step), int(max_steps),
-                    coefficients(py.NDF, rtol), difference_state(atol, float(rtol)))
-
-
-_COMPILED = []
-
-
-def kernel():
-    """The compiled loop (compiled, or loaded from numba's cache, on first use)."""
-    if not _COMPILED:
-        _COMPILED.append(compile_kernel(_bdf_kernel_loop, coefficients(py.NDF, 1e-6)))
-    return _COMPILED[0]
+    return KERNEL(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients(py.NDF, rtol))
 
 
 register_kernel("bdf", StiffDriver("bdf", run))

@@ -24,9 +24,9 @@ from . import register_kernel
 from .common import (CACHE, ERR_PREV_FLOOR, MAX_STEPS, NFE, NLU, NONFINITE, NONFINITE_START, N_ACCEPTED, N_REJECTED,
                      N_STEPS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, accepted_factor, last_step, outputs_due,
                      overflow_stall, pi_coefficients, rejected_factor, rms_error_norm, step_underflowed)
-from .jacobian import difference_state, jacobian, time_derivative
+from .jacobian import jacobian, time_derivative
 from .linalg import lu_solve, shifted_lu
-from .stiff_loop import StiffDriver, compile_kernel, first_slope_and_step, output_buffers, push_step
+from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
 
 TABLEAUS = {"rosenbrock23": py.ROSENBROCK23, "rodas4": py.RODAS4, "rodas5": py.RODAS5}
 
@@ -263,23 +263,15 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
     return SUCCESS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
 
 
+KERNEL = StiffKernel(_rosenbrock_kernel_loop, lambda: coefficients(py.RODAS4, 1e-6))
+kernel = KERNEL.kernel
+
+
 def run(name, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
     """The compiled solve with the tableau ``name`` (``jac`` None: difference Jacobians); the kernel's tuple
     (:class:`.StiffDriver`)."""
-    atol = np.array(np.broadcast_to(np.asarray(atol, float), y0.shape), dtype=np.float64)  # a writable copy
-    return kernel()(f, jac, p, float(t0), float(t_end), np.array(y0, dtype=np.float64),
-                    np.array(t_eval, dtype=np.float64), float(rtol), atol, float(first_step),
-                    int(max_steps), coefficients(TABLEAUS[name], rtol), difference_state(atol, float(rtol)))
-
-
-_COMPILED = []
-
-
-def kernel():
-    """The compiled loop (compiled, or loaded from numba's cache, on first use)."""
-    if not _COMPILED:
-        _COMPILED.append(compile_kernel(_rosenbrock_kernel_loop, coefficients(py.RODAS4, 1e-6)))
-    return _COMPILED[0]
+    return KERNEL(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps,
+                  coefficients(TABLEAUS[name], rtol))
 
 
 for _name in TABLEAUS:

@@ -11,6 +11,7 @@ import numba
 import numpy as np
 
 from .common import CACHE, FIELD_TYPE, JACOBIAN_TYPE, NFE, CompiledResult, initial_step
+from .jacobian import difference_state
 
 
 def compile_kernel(loop, coefficients_example: tuple):
@@ -29,6 +30,27 @@ def compile_kernel(loop, coefficients_example: tuple):
             numba.typeof(coefficients_example), t.float64[:, ::1])
     signatures = [(FIELD_TYPE, jac_type, *tail) for jac_type in (t.none, JACOBIAN_TYPE)]
     return numba.njit(signatures, cache=CACHE)(loop)
+
+
+class StiffKernel:
+    """A stiff method's loop, compiled on first use (:func:`compile_kernel`; ``example``: coefficients of the type
+    every call passes), and its call with the arguments cast and ``atol`` copied to a writable per-component array."""
+
+    def __init__(self, loop, example):
+        self.loop, self.example, self._compiled = loop, example, None
+
+    def kernel(self):
+        """The compiled loop (compiled, or loaded from numba's cache, on first use)."""
+        if self._compiled is None:
+            self._compiled = compile_kernel(self.loop, self.example())
+        return self._compiled
+
+    def __call__(self, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients) -> tuple:
+        """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple (:class:`StiffDriver`)."""
+        atol = np.array(np.broadcast_to(np.asarray(atol, float), y0.shape), dtype=np.float64)
+        return self.kernel()(f, jac, p, float(t0), float(t_end), np.array(y0, dtype=np.float64),
+                             np.array(t_eval, dtype=np.float64), float(rtol), atol, float(first_step),
+                             int(max_steps), coefficients, difference_state(atol, float(rtol)))
 
 
 @numba.njit(cache=CACHE)
