@@ -125,3 +125,18 @@ def test_silverbox_windows_predict_the_next_output_voltage():
     torch.testing.assert_close(task.train.targets[:, :-1, 0], task.train.x[:, 1:, 1], rtol=0, atol=0)
     with pytest.raises(ValueError, match="name must be one of"):
         load_time_series("sunspots")
+
+
+def test_train_hybrid_moves_the_windows_to_the_models_device():
+    # the loaders build windows on the CPU; a model on another device (a lent GPU) trains on copies there. The
+    # meta device stands in for CUDA on CI: every tensor of every split must land on it, and nothing moves when
+    # the windows are already on the model's device
+    from dynkit.tasks.time_series import _on_device
+
+    task = load_time_series("silverbox", max_windows=2)
+    assert _on_device(task, torch.device("cpu")) is task
+    moved = _on_device(task, torch.device("meta"))
+    for split in ("train", "val", "test"):
+        for name in ("x", "gaps", "targets", "future", "future_gaps"):
+            assert getattr(getattr(moved, split), name).device.type == "meta", (split, name)
+    assert task.train.x.device.type == "cpu"  # the cached task itself is left as it was

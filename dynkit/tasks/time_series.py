@@ -7,6 +7,7 @@ The windows and the protocol that cuts them are :mod:`dynkit.tasks.windows`; the
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 
 import numpy as np
@@ -187,6 +188,14 @@ def _tight_nfe(model, task: TimeSeriesTask, tol: float, weights, n: int = 64) ->
             "backward_per_solve": train.backward / train_solves, "test_per_solve": test.forward / solves[0]}
 
 
+def _on_device(task: TimeSeriesTask, device: torch.device) -> TimeSeriesTask:
+    """``task`` with its windows on ``device`` (the model's): the loaders build them on the CPU."""
+    if task.train.x.device == device:
+        return task
+    move = (lambda w: w.map(lambda t: t.to(device)))  # noqa: E731
+    return dataclasses.replace(task, train=move(task.train), val=move(task.val), test=move(task.test))
+
+
 def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, lr: float, seed: int = 0,
                  loss_weights: tuple[float, float, float] = LOSS_WEIGHTS, validate: bool = True,
                  quiet: bool = True, lr_schedule: str = "constant", lr_steps: tuple = (),
@@ -206,7 +215,8 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
     then at the start of each epoch ``e`` of ``lr_steps = ((e, rate), ...)`` that rate with Adam restarted,
     :class:`StepRestarts`). ``loss_weights`` weigh the one-step, reconstruction and forecast MSE (the authors':
     ``(0.1, 0.1, 1.0)``); ``clip_norm`` clips the gradients' global norm before each step (the authors': 1.0);
-    ``shrink`` multiplies every parameter once before training (the authors': 0.01).
+    ``shrink`` multiplies every parameter once before training (the authors': 0.01). The windows train on the
+    model's device (moved there once).
     """
     from ..diagnostics.nfe import BatchNFE
     from ..models.ode_rnn import ODERNN
@@ -244,6 +254,7 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
     if task.train.x.shape[2] != model.n_inputs:
         raise ValueError(f"model must read the task's {task.train.x.shape[2]} input channels, "
                          f"got n_inputs={model.n_inputs}")
+    task = _on_device(task, next(model.parameters()).device)
     read_back = _read_back(task) if weights[1] else None
     if shrink != 1.0:
         shrink_parameters(model, shrink)
@@ -257,7 +268,7 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
 
     def batches(generator):
         clock["start"] = time.perf_counter()
-        order = torch.randperm(n_train, generator=generator)
+        order = torch.randperm(n_train, generator=generator, device=generator.device)
         return (task.train.subset(order[i:i + batch_size]) for i in range(0, n_train, batch_size))
 
     def step(model, batch):
