@@ -7,6 +7,7 @@ import importlib
 import inspect
 
 import pytest
+import torch
 
 import dynkit.experiments as E
 from dynkit.experiments.recipes import RECIPES, RecipeError, paper_config, read_field, write_field
@@ -81,13 +82,36 @@ def test_node_point_cloud_paper_scale(name):
 
 
 @pytest.mark.parametrize("name", ["node_images", "node_images" + SUFFIX])
-def test_node_images_paper_scale_refuses_while_mnist_and_clipping_are_missing(name):
-    with pytest.raises(RecipeError, match="an MNIST training task.*gradient clipping in train_model"):
+def test_node_images_paper_scale_refuses_while_mnist_is_missing(name):
+    with pytest.raises(RecipeError, match="missing: data set: an MNIST training task") as refused:
         E.get(name).config("paper")
+    assert "clipping" not in str(refused.value)  # built: train_model(clip_norm=...), the script's --clip-norm
     config = paper_config(E.get(name), strict=False)
     assert RECIPES[name].mismatches(config) == [] and config.options()["tol"] == 1e-3
+    assert config.options()["clip_norm"] == 10.0
     planted = config.with_option("tol", 1e-5)  # the cpu scale's tolerance, planted at the paper scale
     assert [m.split(":")[0] for m in RECIPES[name].mismatches(planted)] == ["training tolerance"]
+    planted = config.with_option("clip_norm", 1.0)  # ANODE's clip in mnist_anode.py, planted for every model
+    assert [m.split(":")[0] for m in RECIPES[name].mismatches(planted)] == ["gradient clipping"]
+
+
+@pytest.mark.parametrize("clip", [None, 1e-6])
+def test_train_model_clips_exactly_when_asked(monkeypatch, clip):
+    from dynkit.tasks.node_runs import train_model
+
+    calls = []
+    real = torch.nn.utils.clip_grad_norm_
+
+    def spy(params, max_norm, *args, **kwargs):
+        calls.append(max_norm)
+        return real(params, max_norm, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", spy)
+    _, result = train_model("node", "point_cloud", epochs=1, quiet=True, tol=1e-2, clip_norm=clip)
+    assert calls == [] if clip is None else (len(calls) >= 1 and set(calls) == {clip})  # once per batch
+    assert ("clip_norm" in result["config"]) is (clip is not None)  # earlier runs' manifests stay the same
+    with pytest.raises(ValueError, match="clip_norm must be a positive finite number or None, got 0"):
+        train_model("node", "point_cloud", epochs=1, quiet=True, clip_norm=0)
 
 
 def test_node_blowup_paper_scale_is_the_authors_script(monkeypatch, tmp_path):

@@ -47,9 +47,12 @@ def _common(cpu: dict) -> tuple[Setting, ...]:
                 "beta 0.9; SRLSTM s 1.0, restart every 2 steps. PMNIST: s 1.0 (SRLSTM 0.9), AdamLSTM and RMSPropLSTM "
                 "beta 0.01, SRLSTM restart every 40 steps (dynkit.experiments.momentum_lstm.AUTHORS_CELLS)",
                 field="cell_settings", reasons=why("cell parameters (mu, s, beta; SRLSTM restart period)")),
-        Setting("initialisation", "forget-gate biases 1.0, other biases 0", CELLS_PY + " (fg_init=1.0)",
+        Setting("initialisation", "input weights orthogonal, hidden weights identity (eye_ on the 4N x N matrix), "
+                "biases 0 but the forget gate's 1.0 in both the input and the hidden bias",
+                CELLS_PY + " (reset_parameters of every cell: orthogonal_(x2h.weight), eye_(h2h.weight), fg_init=1.0)",
                 fixed="every parameter uniform in ±1/sqrt(N) (torch.nn.LSTM's; dynkit.models.momentum_rnn)",
-                missing="the authors' forget-gate bias initialisation"),
+                missing="the authors' initialisation (orthogonal input weights, identity hidden weights, forget-gate "
+                        "biases; their input bias also enters the momentum, which dynkit's cell has no bias for)"),
         Setting("SRLSTM cell", "Nesterov step on the whole pre-activation", CELLS_PY + " (NesterovLSTMCell: gates = "
                 "y + (k-1)/(k+2) (y - v_prev), y = h2h(h) - s x2h(x))",
                 fixed="momentum on the input drive with mu_t = (t mod F)/(t mod F + 3) (dynkit.models.momentum_rnn)",

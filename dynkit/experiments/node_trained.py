@@ -44,6 +44,7 @@ class TrainedNODEConfig:
     stiffness_samples: int = 2
     solver: str = "dynkit"  # the models' engine: "dynkit" (dk.solve) or "torchdiffeq" (the papers' code)
     train_tol: float | None = None  # rtol = atol in training; None: the paper's for the task (1e-3 for images)
+    clip_norm: float | None = None  # the gradients' global norm clipped to this in training (the authors' MNIST: 10)
 
 
 def field_stiffness(net: torch.nn.Module, x: torch.Tensor) -> dict:
@@ -157,7 +158,7 @@ def render_node_trained(results: dict, out: Path) -> None:
           # evaluations per batch), so the per-epoch NFE rows measured the tolerance, not the model
           cpu=TrainedNODEConfig(train_tol=1e-5),
           full=TrainedNODEConfig(models=("node", "anode", "sonode", "hbnode", "ghbnode"), task="fashion_mnist",
-                                 epochs=10, n_batches=10),
+                                 epochs=10, n_batches=10, clip_norm=10.0),
           points=_points, render=render_node_trained)
 def node_trained(config: TrainedNODEConfig, *, seed: int, out: Path, device: str) -> dict:
     """Trained NODE/HBNODE/GHBNODE: NFE vs tolerance (Fig. 11), NFE per epoch (Figs. 6, 10), field stiffness."""
@@ -167,7 +168,7 @@ def node_trained(config: TrainedNODEConfig, *, seed: int, out: Path, device: str
     probe = x_test[:config.stiffness_samples].to(device)
     before = field_stiffness(from_paper(name, config.task, solver=config.solver).to(device), probe)
     net, training = train_model(name, config.task, epochs=config.epochs, seed=seed, quiet=True, device=device,
-                                solver=config.solver, tol=config.train_tol)
+                                solver=config.solver, tol=config.train_tol, clip_norm=config.clip_norm)
     after = field_stiffness(net, probe)
     implicit = implicit_nfe(net, probe)
     sweep = nfe_vs_tolerance({name: net}, task=config.task, tolerances=config.tolerances, n_batches=config.n_batches,

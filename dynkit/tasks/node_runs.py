@@ -138,6 +138,16 @@ def nfe_step(model: torch.nn.Module, batch) -> tuple[torch.Tensor, dict]:
     return loss, metrics
 
 
+def _clipped(step, max_norm: float):
+    """``step`` (a :func:`fit` step that differentiates itself, such as :func:`nfe_step`), then the gradients'
+    global norm clipped to ``max_norm`` (``torch.nn.utils.clip_grad_norm_``) before the optimiser's step."""
+    def clipped_step(model: torch.nn.Module, batch):
+        loss, metrics = step(model, batch)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        return loss, metrics
+    return clipped_step
+
+
 def _check_data(x, y) -> None:
     check.tensor(x, "x")
     check.tensor(y, "y", ndim=1)
@@ -181,7 +191,7 @@ def _one_step_over_interval(solver: str, method: str) -> dict:
 def run_training(model: str, task: str, *, epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                  resume: bool = False, quiet: bool = False, method: str = "dopri5", tol: float | None = None,
                  full: bool = False, solver: str = DEFAULT_SOLVER, adjoint: bool | None = None,
-                 lr: float | None = None, batch_size: int | None = None,
+                 lr: float | None = None, batch_size: int | None = None, clip_norm: float | None = None,
                  device: str | torch.device = "cpu") -> dict:
     """Train ``model`` on ``task``; checkpoint each epoch under ``out``; return final metrics and history.
 
@@ -206,6 +216,9 @@ def run_training(model: str, task: str, *, epochs: int | None = None, out: str |
         ``odeint_adjoint``), else backpropagation through the solver's steps.
     full : bool
         The task's full budget (all of Fashion-MNIST, more epochs).
+    clip_norm : float, optional
+        Clip the gradients' global norm to this before each step (the review authors' MNIST runs: 10.0); None: no
+        clipping.
     device : str or torch.device
         Where the model and the data live while training (``"cuda"`` on a GPU).
 
@@ -217,13 +230,13 @@ def run_training(model: str, task: str, *, epochs: int | None = None, out: str |
     """
     return train_model(model, task, epochs=epochs, out=out, seed=seed, resume=resume, quiet=quiet, method=method,
                        tol=tol, full=full, solver=solver, adjoint=adjoint, lr=lr, batch_size=batch_size,
-                       device=device)[1]
+                       clip_norm=clip_norm, device=device)[1]
 
 
 def train_model(model: str, task: str, *, epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                 resume: bool = False, quiet: bool = False, method: str = "dopri5", tol: float | None = None,
                 full: bool = False, solver: str = DEFAULT_SOLVER, adjoint: bool | None = None,
-                lr: float | None = None, batch_size: int | None = None,
+                lr: float | None = None, batch_size: int | None = None, clip_norm: float | None = None,
                 device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict]:
     """:func:`run_training`, returning the trained module too."""
     name = check_model_name(model)
@@ -248,6 +261,9 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
         raise ValueError(f"lr must be a positive finite number, got {lr!r}")
     if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if clip_norm is not None and (isinstance(clip_norm, bool) or not isinstance(clip_norm, (int, float))
+                                  or not 0 < clip_norm < math.inf):
+        raise ValueError(f"clip_norm must be a positive finite number or None, got {clip_norm!r}")
     adjoint = True if adjoint is None else adjoint  # the review counts the adjoint solve's backward NFE
     options = {"solver": solver, "method": method, "adjoint": adjoint}
     if tol is not None:
@@ -259,7 +275,9 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
         check_output_path(Path(out) / RESULT_NAME, "out")
     config = {"model": name, "task": task, "epochs": epochs, "seed": seed, "method": method, "tol": tol,
               "solver": solver, "adjoint": adjoint, "full": full, **_one_step_over_interval(solver, method),
-              "lr": lr or settings.lr, "batch_size": batch_size or settings.batch_size, "settings": asdict(settings)}
+              "lr": lr or settings.lr, "batch_size": batch_size or settings.batch_size, "settings": asdict(settings),
+              # recorded only when set: the manifests (and resumes) of runs from before the option stay the same
+              **({"clip_norm": float(clip_norm)} if clip_norm is not None else {})}
     device = torch.device(device)
     x_train, y_train, x_test, y_test = (a.to(device) for a in load_task(task, seed=seed, full=full))
     torch.manual_seed(seed)
@@ -272,7 +290,8 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
     manifest = {**{k: v for k, v in config.items() if k != "epochs"}, "kind": "neural_ode",
                 "n_train": len(y_train), "n_test": len(y_test)}
     optimizer = torch.optim.Adam(net.parameters(), lr=config["lr"])
-    history = fit(net, optimizer, batches_of(x_train, y_train, config["batch_size"]), nfe_step, epochs, seed=seed,
+    step = nfe_step if clip_norm is None else _clipped(nfe_step, clip_norm)
+    history = fit(net, optimizer, batches_of(x_train, y_train, config["batch_size"]), step, epochs, seed=seed,
                   evaluate=evaluator(x_test, y_test), checkpoint_dir=out, resume=resume, progress=not quiet,
                   description=f"{name}/{task}", backward=False,  # nfe_step differentiates itself
                   manifest=manifest)
