@@ -276,12 +276,17 @@ class _nothing:
 @pytest.mark.parametrize("name", ["csaode_sensitivity", "csaode_attention"])
 def test_a_csaode_scripts_paper_scale_refuses_and_a_planted_value_is_caught(name):
     recipe = RECIPES[name]
-    with pytest.raises(RecipeError, match="GloVe-300 vectors.*learning-rate schedule option.*weight normalization"):
+    with pytest.raises(RecipeError, match="GloVe-300 vectors.*weight normalization"):
         E.get(name).config("paper")
     assert {s.name for s in recipe.settings if s.missing} == {"word embeddings: GloVe initialisation",
-                                                              "learning-rate schedule", "initialisation"}
+                                                              "initialisation"}
     config = paper_config(E.get(name), strict=False)
     assert recipe.mismatches(config) == [] and config.options()["epochs"] == 10 and config.options()["d"] == 300
+    assert config.options()["schedule"] == "paper"  # the script's --schedule, written by the paper scale
     assert [m.split(":")[0] for m in recipe.mismatches(config.with_option("epochs", 1))] == ["epochs"]
+    planted = config.with_option("schedule", "constant")  # the cpu scale's rate, planted at the paper scale
+    assert [m.split(":")[0] for m in recipe.mismatches(planted)] == ["learning-rate schedule"]
+    with pytest.raises(SystemExit):  # a schedule the script does not know is refused by its parser, before any work
+        config.with_option("schedule", "cosine").options()
     with pytest.raises(RecipeError, match="no command-line option for window"):
         write_field(config, "window", 3)  # planted: a value fixed in the script's code is refused, never kept

@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from dynkit.io import save_figure, write_json
-from dynkit.tasks.text import CPU_CONFIG, FULL_CONFIG, train_csaode
+from dynkit.tasks.text import CPU_CONFIG, FULL_CONFIG, SCHEDULES, train_csaode
 
 from .scripting import command_line, csaode_parser as parser, register_script
 
@@ -36,6 +36,8 @@ def build_parser():
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--checkpoints", type=Path, default=Path("runs/csaode_sensitivity"))
     p.add_argument("--resume", action="store_true")
+    p.add_argument("--schedule", choices=SCHEDULES, default=None,
+                   help="the learning-rate schedule (default: the base configuration's, constant)")
     return p
 
 
@@ -45,6 +47,8 @@ def options(argv: list[str] | None = None) -> dict:
     ``--full``), the epochs, and the hidden sizes standing for Table 3's d = 50 and 200."""
     args = build_parser().parse_args(argv)
     base = {k: v for k, v in (FULL_CONFIG if args.full else CPU_CONFIG).items() if k != "epochs"}
+    if args.schedule is not None:
+        base["schedule"] = args.schedule
     return {"solver": "ark", "epochs": args.epochs, "full": args.full, **base,
             "d_grid": (50, 200) if args.full else (CPU_D[50], CPU_D[200])}
 
