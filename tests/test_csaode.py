@@ -266,3 +266,23 @@ def test_adjoint_gradients_match_backpropagation_through_the_solver(solver):
         assert adjoint[name] is not None, name
         assert float((adjoint[name] - g).norm() / g.norm()) < 2e-2, name
     assert any(n.startswith("blocks.0.") and g is not None and bool(g.any()) for n, g in backprop.items())
+
+
+def test_weight_normalization_reparametrises_every_weight_matrix_and_keeps_the_initial_function():
+    # the paper's training setup: Xavier, then weight normalization. At initialisation g = ||v|| row-wise, so the
+    # network computes the same function (up to float32 round-off, 1e-6); every Linear now trains g and v
+    torch.manual_seed(3)
+    plain = CSAODE(30, 4, step=0.25, **SMALL).eval()
+    torch.manual_seed(3)
+    normed = CSAODE(30, 4, step=0.25, weight_norm=True, **SMALL).eval()
+    linears = [m for m in normed.modules() if isinstance(m, torch.nn.Linear)]
+    assert linears and all(torch.nn.utils.parametrize.is_parametrized(m, "weight") for m in linears)
+    assert not any(torch.nn.utils.parametrize.is_parametrized(m, "weight") for m in plain.modules()
+                   if isinstance(m, torch.nn.Linear))
+    tokens = torch.tensor([[5, 6, 7, 8], [9, 10, 0, 0]])
+    torch.testing.assert_close(normed(tokens), plain(tokens), atol=1e-6, rtol=1e-6)
+    normed(tokens).sum().backward()
+    magnitude = linears[0].parametrizations.weight.original0
+    assert magnitude.grad is not None and torch.isfinite(magnitude.grad).all()
+    with pytest.raises(TypeError, match="weight_norm"):
+        CSAODE(30, 4, weight_norm="yes", **SMALL)

@@ -1,7 +1,9 @@
 """CSAODE on TREC trained to validity (issue 31 item 6): every row of ``csaode_trec``, the NFE and time rows too,
 shares the accuracy check of the runs it comes from; the registered experiment records what those rows read; its
-recipe is the paper's where it says so and the ``paper`` scale refuses while weight normalization is missing."""
+recipe is the paper's where it says so and the ``paper`` scale refuses while GloVe-300 is missing."""
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
@@ -65,6 +67,13 @@ def test_the_cpu_scale_trains_the_paper_epochs_and_schedule():
     assert not rows["hidden size d"]["as_paper"] and "CPU time" in rows["hidden size d"]["why"]
 
 
-def test_the_paper_scale_refuses_without_weight_normalization():
-    with pytest.raises(RecipeError, match="weight normalization"):
+def test_the_paper_scale_refuses_without_glove_300_and_writes_weight_normalization():
+    with pytest.raises(RecipeError, match="missing: word embeddings: GloVe initialisation: GloVe-300") as refused:
         E.get("csaode_trec").config("paper")
+    assert "weight normalization" not in str(refused.value)  # built: CSAODE(weight_norm=True)
+    from dynkit.experiments.recipes import paper_config
+
+    config = paper_config(E.get("csaode_trec"), strict=False)
+    assert config.weight_norm is True and RECIPES["csaode_trec"].mismatches(config) == []
+    planted = dataclasses.replace(config, weight_norm=False)  # the cpu scale's, planted at the paper scale
+    assert [m.split(":")[0] for m in RECIPES["csaode_trec"].mismatches(planted)] == ["weight normalization"]

@@ -214,15 +214,18 @@ def test_a_cv_fold_trains_with_every_value_its_recipe_reads(scale, monkeypatch, 
 
 
 @pytest.mark.parametrize("name", CV)
-def test_a_cv_paper_scale_refuses_without_weight_normalization_and_catches_a_planted_value(name):
+def test_a_cv_paper_scale_refuses_without_glove_300_and_catches_a_planted_value(name):
     import dataclasses
 
-    with pytest.raises(RecipeError, match="weight normalization"):
+    with pytest.raises(RecipeError, match="GloVe-300 vectors") as refused:
         E.get(name).config("paper")
+    assert "weight normalization" not in str(refused.value)  # built: CSAODE(weight_norm=True)
     recipe, config = RECIPES[name], paper_config(E.get(name), strict=False)
     assert recipe.mismatches(config) == [] and (config.d, config.embed_dim, config.weight_decay) == (300, 300, 1e-5)
-    planted = dataclasses.replace(config, weight_decay=1e-4, dataset="trec")
-    assert sorted(m.split(":")[0] for m in recipe.mismatches(planted)) == ["L2 weight decay", "data set"]
+    assert config.weight_norm is True
+    planted = dataclasses.replace(config, weight_decay=1e-4, dataset="trec", weight_norm=False)
+    assert sorted(m.split(":")[0] for m in recipe.mismatches(planted)) == ["L2 weight decay", "data set",
+                                                                           "weight normalization"]
 
 
 def _recorded_csaode(calls):
@@ -276,13 +279,14 @@ class _nothing:
 @pytest.mark.parametrize("name", ["csaode_sensitivity", "csaode_attention"])
 def test_a_csaode_scripts_paper_scale_refuses_and_a_planted_value_is_caught(name):
     recipe = RECIPES[name]
-    with pytest.raises(RecipeError, match="GloVe-300 vectors.*weight normalization"):
+    with pytest.raises(RecipeError, match="GloVe-300 vectors") as refused:
         E.get(name).config("paper")
-    assert {s.name for s in recipe.settings if s.missing} == {"word embeddings: GloVe initialisation",
-                                                              "initialisation"}
+    assert "weight normalization" not in str(refused.value)  # built: the script's --weight-norm
+    assert {s.name for s in recipe.settings if s.missing} == {"word embeddings: GloVe initialisation"}
     config = paper_config(E.get(name), strict=False)
     assert recipe.mismatches(config) == [] and config.options()["epochs"] == 10 and config.options()["d"] == 300
     assert config.options()["schedule"] == "paper"  # the script's --schedule, written by the paper scale
+    assert config.options()["weight_norm"] is True  # and its --weight-norm
     assert [m.split(":")[0] for m in recipe.mismatches(config.with_option("epochs", 1))] == ["epochs"]
     planted = config.with_option("schedule", "constant")  # the cpu scale's rate, planted at the paper scale
     assert [m.split(":")[0] for m in recipe.mismatches(planted)] == ["learning-rate schedule"]

@@ -32,6 +32,8 @@ def build_parser():
     p.add_argument("--resume", action="store_true")
     p.add_argument("--schedule", choices=SCHEDULES, default=None,
                    help="the learning-rate schedule (default: the base configuration's, constant)")
+    p.add_argument("--weight-norm", action="store_true",
+                   help="weight normalization of every weight matrix (the paper's training setup)")
     return p
 
 
@@ -44,13 +46,13 @@ def options(argv: list[str] | None = None) -> dict:
     if args.schedule is not None:
         base["schedule"] = args.schedule
     return {"solver": "ark", "epochs": args.epochs, "full": args.full, **base, "window": 1, "step": 0.2,
-            "n_times": 51}
+            "n_times": 51, "weight_norm": args.weight_norm}
 
 
 def run(seed: int, quiet: bool, data_dir: Path, checkpoints: Path, resume: bool, *, solver: str, epochs: int,
         full: bool, d: int, embed_dim: int, window: int, step: float, batch_size: int, lr: float, weight_decay: float,
         max_len: int, train_subset: int | None, schedule: str, warmup_epochs: float, lr_decay: float,
-        n_times: int) -> tuple[dict, tuple]:
+        n_times: int, weight_norm: bool) -> tuple[dict, tuple]:
     """CSAODE trained on TREC with these settings (:func:`~dynkit.tasks.text.train_csaode`), then ``A(t)`` of
     :data:`SENTENCE` at ``n_times`` times on ``[0, 1]``: ``(data, figure)``, what ``results.json`` records and the
     arguments of the figure after its path."""
@@ -58,7 +60,7 @@ def run(seed: int, quiet: bool, data_dir: Path, checkpoints: Path, resume: bool,
                            quiet=quiet, full=full, d=d, embed_dim=embed_dim, window=window, step=step,
                            batch_size=batch_size, lr=lr, weight_decay=weight_decay, max_len=max_len,
                            train_subset=train_subset, schedule=schedule, warmup_epochs=warmup_epochs,
-                           lr_decay=lr_decay, return_model=True)
+                           lr_decay=lr_decay, weight_norm=weight_norm, return_model=True)
     model, vocab = trained.pop("model"), trained.pop("vocab")
     tokens = pad_batch([vocab.encode(SENTENCE)])
     times = np.round(np.linspace(0.0, 1.0, n_times), 10).tolist()
@@ -132,7 +134,7 @@ def _metrics(data: dict) -> dict:
 
 
 register_script("csaode_attention", main, metrics=_metrics, checkpoints=True, smoke=("--epochs", "1"),
-                cpu=("--epochs", "10"), full=("--full",), options=options)
+                cpu=("--epochs", "10"), full=("--full", "--weight-norm"), options=options)
 
 
 if __name__ == "__main__":

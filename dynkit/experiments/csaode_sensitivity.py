@@ -38,6 +38,8 @@ def build_parser():
     p.add_argument("--resume", action="store_true")
     p.add_argument("--schedule", choices=SCHEDULES, default=None,
                    help="the learning-rate schedule (default: the base configuration's, constant)")
+    p.add_argument("--weight-norm", action="store_true",
+                   help="weight normalization of every weight matrix (the paper's training setup)")
     return p
 
 
@@ -50,7 +52,7 @@ def options(argv: list[str] | None = None) -> dict:
     if args.schedule is not None:
         base["schedule"] = args.schedule
     return {"solver": "ark", "epochs": args.epochs, "full": args.full, **base,
-            "d_grid": (50, 200) if args.full else (CPU_D[50], CPU_D[200])}
+            "d_grid": (50, 200) if args.full else (CPU_D[50], CPU_D[200]), "weight_norm": args.weight_norm}
 
 
 def main(argv=None) -> dict:
@@ -68,13 +70,13 @@ def main(argv=None) -> dict:
 def run(seed: int, quiet: bool, data_dir: Path, checkpoints: Path, resume: bool, *, solver: str, epochs: int,
         full: bool, d_grid: tuple[int, int], d: int, embed_dim: int, window: int, step: float, batch_size: int,
         lr: float, weight_decay: float, max_len: int, train_subset: int | None, schedule: str, warmup_epochs: float,
-        lr_decay: float) -> list[dict]:
+        lr_decay: float, weight_norm: bool) -> list[dict]:
     """One row per configuration of :data:`PAPER_TABLE3`: the base configuration (the keywords after ``d_grid``)
     with the row's change, Table 3's d = 50 and 200 as ``d_grid``; each trained on TREC by ``solver`` for ``epochs``
     epochs (checkpoints under ``checkpoints``)."""
     base = dict(d=d, embed_dim=embed_dim, window=window, step=step, batch_size=batch_size, lr=lr,
                 weight_decay=weight_decay, max_len=max_len, train_subset=train_subset, schedule=schedule,
-                warmup_epochs=warmup_epochs, lr_decay=lr_decay)
+                warmup_epochs=warmup_epochs, lr_decay=lr_decay, weight_norm=weight_norm)
     rows = []
     for label, overrides, paper_acc, paper_params in PAPER_TABLE3:
         ours = dict(overrides)
@@ -117,7 +119,7 @@ def _metrics(data: dict) -> dict:
 
 
 register_script("csaode_sensitivity", main, metrics=_metrics, checkpoints=True, smoke=("--epochs", "1"),
-                cpu=("--epochs", "10"), full=("--full", "--epochs", "8"), options=options)
+                cpu=("--epochs", "10"), full=("--full", "--epochs", "8", "--weight-norm"), options=options)
 
 
 if __name__ == "__main__":

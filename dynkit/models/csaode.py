@@ -158,6 +158,9 @@ class CSAODE(nn.Module):
         Hidden ``d x d`` ReLU layer in the classifier (14); see the module docstring.
     dropout : float
         On the embeddings and before the classifier.
+    weight_norm : bool
+        Reparametrise every weight matrix by weight normalization (Salimans and Kingma 2016) after its Xavier
+        initialisation, as the paper's training setup does (the function at initialisation is unchanged).
     adjoint : bool
         Differentiate the ODE by the continuous adjoint (:func:`dynkit.solve` with ``adjoint=True``,
         solved backward with the same method): memory independent of the number of steps, gradients
@@ -176,7 +179,7 @@ class CSAODE(nn.Module):
     def __init__(self, vocab_size: int, n_classes: int, d: int = 300, embed_dim: int = 300, window: int = 2,
                  solver: str = "ark", step: float = 0.2, *, rtol: float = 1e-3, atol: float = 1e-4,
                  architecture: str = "ode", n_blocks: int = 1, convolution: bool = True,
-                 ffn_hidden: bool = True, dropout: float = 0.1, adjoint: bool = False):
+                 ffn_hidden: bool = True, dropout: float = 0.1, adjoint: bool = False, weight_norm: bool = False):
         super().__init__()
         for name, value, low in (("vocab_size", vocab_size, 2), ("n_classes", n_classes, 2), ("d", d, 1),
                                  ("embed_dim", embed_dim, 1), ("window", window, 1), ("n_blocks", n_blocks, 1)):
@@ -198,7 +201,8 @@ class CSAODE(nn.Module):
         check.real(dropout, "dropout", low=0.0, high=1.0, high_open=True)
         check.real(rtol, "rtol", low=0.0, low_open=True)
         check.real(atol, "atol", low=0.0, low_open=True)
-        for name, flag in (("convolution", convolution), ("ffn_hidden", ffn_hidden), ("adjoint", adjoint)):
+        for name, flag in (("convolution", convolution), ("ffn_hidden", ffn_hidden), ("adjoint", adjoint),
+                           ("weight_norm", weight_norm)):
             check.boolean(flag, name)
         self.d, self.window, self.solver, self.step = d, window, solver, float(step)
         self.rtol, self.atol, self.adjoint = rtol, atol, adjoint
@@ -214,6 +218,10 @@ class CSAODE(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.last_stats = None  # SolverStats of the latest forward solve (NFE)
         self._reset_parameters()
+        if weight_norm:  # the paper's training setup: "all other parameters ... normalized by weight normalization"
+            for module in self.modules():
+                if isinstance(module, nn.Linear):
+                    nn.utils.parametrizations.weight_norm(module)
 
     def _reset_parameters(self):
         # Xavier for every weight matrix, as in the paper's experiments

@@ -434,7 +434,7 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
         ``lr``, ``weight_decay``, ``max_len``, ``schedule`` -- ``"constant"`` (default) or
         ``"paper"``, :func:`paper_schedule` with ``warmup_epochs`` and ``lr_decay``) or a
         :class:`~dynkit.models.csaode.CSAODE` keyword
-        (``architecture``, ``n_blocks``, ``convolution``, ``ffn_hidden``, ``dropout``).
+        (``architecture``, ``n_blocks``, ``convolution``, ``ffn_hidden``, ``dropout``, ``weight_norm``).
 
     Returns
     -------
@@ -448,7 +448,7 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
     from .training import fit
 
     config = dict(FULL_CONFIG if full else CPU_CONFIG)
-    model_keys = {"architecture", "n_blocks", "convolution", "ffn_hidden", "dropout", "rtol", "atol"}
+    model_keys = {"architecture", "n_blocks", "convolution", "ffn_hidden", "dropout", "rtol", "atol", "weight_norm"}
     unknown = set(overrides) - set(config) - model_keys
     if unknown:
         raise ValueError(f"overrides must be keys of {sorted(set(config) | model_keys)}, "
