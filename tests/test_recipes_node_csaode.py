@@ -96,19 +96,11 @@ def test_node_images_paper_scale_refuses_while_mnist_is_missing(name):
 
 
 @pytest.mark.parametrize("clip", [None, 1e-6])
-def test_train_model_clips_exactly_when_asked(monkeypatch, clip):
+def test_train_model_clips_exactly_when_asked(clip_calls, clip):
     from dynkit.tasks.node_runs import train_model
 
-    calls = []
-    real = torch.nn.utils.clip_grad_norm_
-
-    def spy(params, max_norm, *args, **kwargs):
-        calls.append(max_norm)
-        return real(params, max_norm, *args, **kwargs)
-
-    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", spy)
     _, result = train_model("node", "point_cloud", epochs=1, quiet=True, tol=1e-2, clip_norm=clip)
-    assert calls == [] if clip is None else (len(calls) >= 1 and set(calls) == {clip})  # once per batch
+    assert clip_calls == [] if clip is None else (len(clip_calls) >= 1 and set(clip_calls) == {clip})  # per batch
     assert ("clip_norm" in result["config"]) is (clip is not None)  # earlier runs' manifests stay the same
     with pytest.raises(ValueError, match="clip_norm must be a positive finite number or None, got 0"):
         train_model("node", "point_cloud", epochs=1, quiet=True, clip_norm=0)
@@ -149,7 +141,6 @@ def test_node_adjoint_norm_names_its_stand_in_and_refuses_the_paper_scale():
 
 @pytest.mark.parametrize("extra, shrinks", [((), [0.01]), (("--shrink", "1.0"), []), (("--cell", "overwrite"), [])])
 def test_node_adjoint_norm_trains_with_the_safeguards_its_recipe_reads(extra, shrinks, monkeypatch, tmp_path):
-    import torch
 
     from dynkit.experiments import node_adjoint_norm
 
