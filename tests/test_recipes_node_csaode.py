@@ -141,7 +141,6 @@ def test_node_adjoint_norm_names_its_stand_in_and_refuses_the_paper_scale():
 
 @pytest.mark.parametrize("extra, shrinks", [((), [0.01]), (("--shrink", "1.0"), []), (("--cell", "overwrite"), [])])
 def test_node_adjoint_norm_trains_with_the_safeguards_its_recipe_reads(extra, shrinks, monkeypatch, tmp_path):
-
     from dynkit.experiments import node_adjoint_norm
 
     argv = ["--length", "12", "--iterations", "2", "--models", "hbnode", *extra]
