@@ -82,7 +82,7 @@ def test_the_recipe_is_the_authors_where_it_says_so_and_names_the_cuts(name):
     recipe, exp = RECIPES[name], E.get(name)
     paper = exp.config("full")  # the full scale trains the authors' recipe on our stand-in data
     for setting in ("learning rate", "optimiser", "gradient clipping", "batch size", "hidden size N", "epochs",
-                    "cell parameters (mu, s, beta; SRLSTM restart period)"):
+                    "cell parameters (mu, s, beta; SRLSTM restart period)", "initialisation"):
         row = next(r for r in recipe.rows(paper, "full") if r["setting"] == setting)
         assert row["as_paper"], (name, setting)
     planted = dataclasses.replace(paper, lr=1e-2)  # the issue's example: 1e-2 where the authors use 1e-3
@@ -90,5 +90,9 @@ def test_the_recipe_is_the_authors_where_it_says_so_and_names_the_cuts(name):
     cpu_rows = {r["setting"]: r for r in recipe.rows(exp.config("cpu"), "cpu")}
     cut = "sequence length" if name.endswith("digits") else "pooling before reading (sequence length 784 / pool^2)"
     assert not cpu_rows[cut]["as_paper"] and "CPU time" in cpu_rows[cut]["why"]
-    with pytest.raises(RecipeError, match="forget-gate bias"):
+    planted = dataclasses.replace(paper, init="uniform")  # the cpu scale's initialisation, planted at full
+    assert [m.split(":")[0] for m in recipe.mismatches(planted)] == [
+        m.split(":")[0] for m in recipe.mismatches(paper)] + ["initialisation"]
+    with pytest.raises(RecipeError, match="missing: SRLSTM cell: the authors' Nesterov form") as refused:
         exp.config("paper")
+    assert "initialisation" not in str(refused.value)  # built: MomentumRNN(init="authors")

@@ -140,3 +140,29 @@ def test_bad_inputs():
     x[1, 3, 2] = float("nan")
     with pytest.raises(ValueError, match="finite"):
         model(x)
+
+
+@pytest.mark.parametrize("rule", ["none", "momentum", "adam"])
+def test_the_authors_initialisation_is_theirs_and_their_input_bias_enters_the_drive(rule):
+    # MomentumRNN's reset_parameters (mnist-timit/momentumnet.py), written out here: x2h orthogonal, h2h the
+    # identity on its first N rows (eye_ on 4N x N), biases 0 but the forget block (rows N..2N) 1.0 in both
+    torch.manual_seed(0)
+    n, d = 5, 3
+    rnn = MomentumRNN(d, n, cell="lstm", rule=rule, init="authors")
+    w, u = rnn.W.weight.detach(), rnn.U.weight.detach()
+    torch.testing.assert_close(w.T @ w, torch.eye(d), atol=1e-6, rtol=0)  # orthonormal columns (4N > d)
+    torch.testing.assert_close(u, torch.cat([torch.eye(n), torch.zeros(3 * n, n)]))
+    forget = torch.zeros(4 * n)
+    forget[n:2 * n] = 1.0
+    for bias in (rnn.W.bias, rnn.U.bias):
+        torch.testing.assert_close(bias.detach(), forget)
+    # the input bias is part of the drive the momentum accumulates: with x = 0 the first step's momentum is s * b_x
+    state = rnn(torch.zeros(1, 1, d))[1]
+    if rule == "momentum":
+        torch.testing.assert_close(state["v"][0], rnn.s * forget)
+    plain = MomentumRNN(d, n, cell="lstm", rule=rule)
+    assert plain.W.bias is None and not torch.equal(plain.U.weight, u)  # planted: the default is not theirs
+    with pytest.raises(ValueError, match="init must be one of"):
+        MomentumRNN(d, n, init="xavier")
+    with pytest.raises(ValueError, match="parametrization='standard'"):
+        MomentumRNN(d, n, init="authors", parametrization="remark")

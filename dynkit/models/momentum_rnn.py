@@ -61,6 +61,10 @@ MOMENTUM_RULES = {
 
 CELLS = {"rnn": 1, "lstm": 4}  # number of gate blocks in the pre-activation
 PARAMETRIZATIONS = ("standard", "remark")
+INITS = ("uniform", "authors")
+"""``uniform``: every parameter in ``±1/sqrt(hidden_size)`` (torch.nn.LSTM's); ``authors``: MomentumRNN's code
+(``mnist-timit/momentumnet.py`` ``reset_parameters``, read not copied): an input bias, orthogonal input weights,
+identity hidden weights (``eye_`` on the gates x hidden matrix), zero biases but the forget gate's 1.0 in both."""
 
 
 def _real(value, name: str, low: float, high: float, closed_high: bool = False) -> float:
@@ -94,6 +98,9 @@ class MomentumRNN(nn.Module):
         The restart period F (required for ``rule="restart"``).
     parametrization : {"standard", "remark"}
         Eq. (11)/(17) or the equivalent Remark 1/4 form.
+    init : {"uniform", "authors"}
+        The initialisation (:data:`INITS`); ``"authors"`` adds a bias to the input drive (the authors' ``x2h``,
+        which their momentum accumulates too) and needs ``parametrization="standard"``.
 
     Notes
     -----
@@ -106,7 +113,7 @@ class MomentumRNN(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int, cell: str = "rnn", rule: str = "momentum", *,
                  mu: float = 0.6, s: float = 0.6, beta: float = 0.9, eps: float = 1e-8,
-                 restart_every: int | None = None, parametrization: str = "standard"):
+                 restart_every: int | None = None, parametrization: str = "standard", init: str = "uniform"):
         super().__init__()
         for name, value in (("input_size", input_size), ("hidden_size", hidden_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -117,6 +124,10 @@ class MomentumRNN(nn.Module):
             raise ValueError(f"rule must be one of {sorted(MOMENTUM_RULES)}, got {rule!r}")
         if parametrization not in PARAMETRIZATIONS:
             raise ValueError(f"parametrization must be one of {PARAMETRIZATIONS}, got {parametrization!r}")
+        if init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {init!r}")
+        if init == "authors" and parametrization != "standard":
+            raise ValueError(f"init='authors' needs parametrization='standard' (their cells), got {parametrization!r}")
         self.mu = _real(mu, "mu", 0.0, math.inf)
         self.s = _real(s, "s", 0.0, math.inf)
         if self.s == 0.0:
@@ -133,11 +144,20 @@ class MomentumRNN(nn.Module):
         self.restart_every = restart_every
         gates = CELLS[cell] * hidden_size
         drive = gates if parametrization == "standard" else hidden_size
-        self.W = nn.Linear(input_size, drive, bias=False)   # W (standard) or W_hat (remark)
+        self.init = init
+        self.W = nn.Linear(input_size, drive, bias=init == "authors")  # W (standard) or W_hat (remark)
         self.U = nn.Linear(hidden_size, gates, bias=True)   # U and the bias b
-        bound = 1.0 / math.sqrt(hidden_size)                # torch.nn.RNN/LSTM's initialisation
-        for p in self.parameters():
-            nn.init.uniform_(p, -bound, bound)
+        if init == "authors":
+            nn.init.orthogonal_(self.W.weight)
+            nn.init.eye_(self.U.weight)
+            for bias in (self.W.bias, self.U.bias):
+                nn.init.zeros_(bias)
+                if cell == "lstm":  # gates i, f, g, o: the forget gate's block
+                    nn.init.ones_(bias[hidden_size:2 * hidden_size])
+        else:
+            bound = 1.0 / math.sqrt(hidden_size)            # torch.nn.RNN/LSTM's initialisation
+            for p in self.parameters():
+                nn.init.uniform_(p, -bound, bound)
 
     def extra_repr(self) -> str:
         return (f"{self.input_size}, {self.hidden_size}, cell={self.cell!r}, rule={self.rule.name!r}, "
