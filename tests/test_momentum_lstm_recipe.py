@@ -93,6 +93,24 @@ def test_the_recipe_is_the_authors_where_it_says_so_and_names_the_cuts(name):
     planted = dataclasses.replace(paper, init="uniform")  # the cpu scale's initialisation, planted at full
     assert [m.split(":")[0] for m in recipe.mismatches(planted)] == [
         m.split(":")[0] for m in recipe.mismatches(paper)] + ["initialisation"]
-    with pytest.raises(RecipeError, match="missing: SRLSTM cell: the authors' Nesterov form") as refused:
-        exp.config("paper")
-    assert "initialisation" not in str(refused.value)  # built: MomentumRNN(init="authors")
+    with pytest.raises(RecipeError, match=r"missing: data set: MNIST \(not available offline\)$"):
+        exp.config("paper")  # the one piece left: init="authors" and the Nesterov SRLSTM cell are built
+    planted = dataclasses.replace(paper, srlstm="ours")  # dynkit's restart rule, planted at full
+    assert [m.split(":")[0] for m in recipe.mismatches(planted)] == [
+        m.split(":")[0] for m in recipe.mismatches(paper)] + ["SRLSTM cell"]
+
+
+@pytest.mark.parametrize("task", ["digits", "digits_permuted"])
+def test_the_authors_srlstm_and_initialisation_reach_the_model(task):
+    ours = _tiny(task=task, cell="SRLSTM", cell_settings="authors")
+    theirs = dataclasses.replace(ours, srlstm="authors", init="authors")
+    assert M.cell_kwargs(ours)["rule"] == "restart" and M.cell_kwargs(theirs)["rule"] == "nesterov_restart"
+    # the same s and restart period as their recipes.md command for the task
+    assert {k: v for k, v in M.cell_kwargs(theirs).items() if k != "rule"} == \
+        {k: v for k, v in M.cell_kwargs(ours).items() if k != "rule"}
+    trained = M.train_cell(theirs, 0, M._data(theirs.task, 0, theirs.train_subset, theirs.pool))  # end to end
+    assert all(0.0 <= a <= 100.0 for a in trained["accuracy"]) and trained["n_parameters"] > 0
+    with pytest.raises(ValueError, match="srlstm must be one of"):
+        dataclasses.replace(ours, srlstm="nesterov")
+    with pytest.raises(ValueError, match="init must be one of"):
+        dataclasses.replace(ours, init="xavier")

@@ -166,3 +166,37 @@ def test_the_authors_initialisation_is_theirs_and_their_input_bias_enters_the_dr
         MomentumRNN(d, n, init="xavier")
     with pytest.raises(ValueError, match="parametrization='standard'"):
         MomentumRNN(d, n, init="authors", parametrization="remark")
+
+
+def test_nesterov_restart_is_the_authors_srlstm_written_out():
+    # NesterovLSTMCell of MomentumRNN's code, driven as their mnist.py drives it (read, not copied): k counts
+    # 1, 2, ..., F and starts again; y_k = h2h(h) - eps x2h(x); gates = y_k + (k-1)/(k+2) (y_k - y_{k-1}). Float64:
+    # the two computations differ only in round-off (1e-12)
+    torch.manual_seed(2)
+    n, F_, steps = 4, 3, 8
+    rnn = MomentumRNN(2, n, cell="lstm", rule="nesterov_restart", s=0.9, restart_every=F_, init="authors").double()
+    with torch.no_grad():  # away from the identity init, so every term matters
+        for p in rnn.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    x = torch.randn(3, steps, 2, dtype=torch.float64)
+    h = c = torch.zeros(3, n, dtype=torch.float64)
+    v = torch.zeros(3, 4 * n, dtype=torch.float64)
+    k, expected = 0, []
+    for t in range(steps):
+        k += 1
+        y = rnn.U(h) - 0.9 * rnn.W(x[:, t])
+        gates = y + (k - 1.0) / (k + 2.0) * (y - v)
+        v = y
+        i_g, f_g, g_g, o_g = gates.chunk(4, 1)
+        c = torch.sigmoid(f_g) * c + torch.sigmoid(i_g) * torch.tanh(g_g)
+        h = torch.sigmoid(o_g) * torch.tanh(c)
+        expected.append(h)
+        if k == F_:
+            k = 0
+    out, _ = rnn(x)
+    torch.testing.assert_close(out, torch.stack(expected, 1), atol=1e-12, rtol=0)
+    restart = MomentumRNN(2, n, cell="lstm", rule="restart", s=0.9, restart_every=F_, init="authors").double()
+    restart.load_state_dict(rnn.state_dict())
+    assert not torch.allclose(restart(x)[0], out)  # planted: dynkit's restart rule is another recurrence
+    with pytest.raises(ValueError, match="needs restart_every"):
+        MomentumRNN(2, n, rule="nesterov_restart")

@@ -65,7 +65,10 @@ OPTIMIZERS = {"adam": lambda params, lr: torch.optim.Adam(params, lr=lr),
 def cell_kwargs(config: "MomentumLSTMConfig") -> dict:
     """The :class:`~dynkit.models.momentum_rnn.MomentumRNN` keywords of ``config.cell`` on ``config.task``."""
     kind = "permuted" if config.task.endswith("permuted") else "pixel"
-    return dict(CELL_SETTINGS[config.cell_settings][kind][config.cell])
+    kwargs = dict(CELL_SETTINGS[config.cell_settings][kind][config.cell])
+    if config.cell == "SRLSTM" and config.srlstm == "authors":  # their NesterovLSTMCell, the same s and period
+        kwargs["rule"] = "nesterov_restart"
+    return kwargs
 
 
 # Table 1 of MomentumRNN: best test accuracy (%), N = 256 hidden units; LSTM is the baseline of [22].
@@ -144,12 +147,15 @@ class MomentumLSTMConfig:
     clip: float | None = None  # global gradient-norm clipping (the authors': 1.0); None: none
     cell_settings: str = "ours"  # a key of CELL_SETTINGS ("authors": their per-task mu, s, beta and restart)
     init: str = "uniform"  # dynkit.models.momentum_rnn.INITS ("authors": their orthogonal/identity/forget-bias one)
+    srlstm: str = "ours"  # SRLSTM's cell: "ours" (rule "restart") or "authors" (rule "nesterov_restart", theirs)
 
     def __post_init__(self):
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}, got {self.optimizer!r}")
         from ..models.momentum_rnn import INITS
 
+        if self.srlstm not in ("ours", "authors"):
+            raise ValueError(f"srlstm must be one of ('ours', 'authors'), got {self.srlstm!r}")
         if self.init not in INITS:
             raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
         if self.cell_settings not in CELL_SETTINGS:
@@ -266,7 +272,8 @@ AUTHORS_TRAINING = dict(cells=TABLE1_CELLS, hidden=256, epochs=150, batch=128, l
           # cpu: 7x7 images (T = 49), 30 epochs: the LSTM baseline trains past the validity bar (at 14x14 for 5
           # epochs it stayed at 18-48 %; at 7x7 for 15 epochs at 38-40 % in 2 of 5 seeds)
           cpu=MomentumLSTMConfig(tasks=FASHION, task=FASHION[0], epochs=30, lr=3e-3, pool=4),
-          full=MomentumLSTMConfig(tasks=FASHION, task=FASHION[0], eval_batch=256, init="authors", **AUTHORS_TRAINING),
+          full=MomentumLSTMConfig(tasks=FASHION, task=FASHION[0], eval_batch=256, init="authors", srlstm="authors",
+                                  **AUTHORS_TRAINING),
           points=_points, render=render_momentum_lstm,
           summary="MomentumRNN Table 1's cells on pixel-by-pixel (and permuted) Fashion-MNIST, 7x7 at cpu scale")
 @register("momentum_lstm_digits",
@@ -276,7 +283,7 @@ AUTHORS_TRAINING = dict(cells=TABLE1_CELLS, hidden=256, epochs=150, batch=128, l
           # per-task cells and restart periods) at N = 32 (timed: 0.27 s an epoch against 4.4 s at N = 128), the five
           # cells of Table 1 (NAG-LSTM has no row); was Adam 1e-2, batch 64, 30 epochs, one cell setting for all
           cpu=MomentumLSTMConfig(**{**AUTHORS_TRAINING, "hidden": 32}),
-          full=MomentumLSTMConfig(eval_batch=256, init="authors", **AUTHORS_TRAINING),
+          full=MomentumLSTMConfig(eval_batch=256, init="authors", srlstm="authors", **AUTHORS_TRAINING),
           points=_points, render=render_momentum_lstm)
 def momentum_lstm(config: MomentumLSTMConfig, *, seed: int, out: Path, device: str) -> dict:
     """MomentumRNN Table 1 at CPU size: best test accuracy and ||dL/dh_1||/||dL/dh_T|| of six LSTM cells."""

@@ -13,6 +13,8 @@ rule           update of the cell's pre-activation ``a_t`` (then ``h_t = sigma(a
 ``adam``       ``v_t`` as momentum, ``m_t = beta m_{t-1} + (1 - beta) d_t^2``,
                ``a_t = U h_{t-1} + v_t / sqrt(m_t + eps) + b``                      (review Eq. (17))
 ``rmsprop``    adam with ``mu = 0``
+``nesterov_    ``y_t = U h_{t-1} + b - s d_t``, ``a_t = y_t + (k-1)/(k+2) (y_t - y_{t-1})``, ``k`` counting
+restart``      1..F and restarting (the MomentumRNN authors' SRLSTM, ``NesterovLSTMCell`` of their code)
 =============  ==========================================================================================
 
 ``parametrization="remark"`` is the equivalent form of Remark 1 (Eq. (12)) / Remark 4: ``d_t = W_hat x_t``
@@ -39,11 +41,12 @@ class MomentumRule:
     velocity: bool                                   # keeps v_t (all but "none")
     second_moment: bool                              # keeps m_t (adam, rmsprop)
     schedule: Optional[Callable[[int, float, Optional[int]], float]] = None  # mu_t(t, mu, F), t = 1, 2, ...
+    preactivation: bool = False  # extrapolates the whole pre-activation (Nesterov), not a velocity of the drive
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
             raise TypeError(f"name must be a non-empty str, got {self.name!r}")
-        for flag in ("velocity", "second_moment"):
+        for flag in ("velocity", "second_moment", "preactivation"):
             if not isinstance(getattr(self, flag), bool):
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
         if self.schedule is not None and not callable(self.schedule):
@@ -57,6 +60,9 @@ MOMENTUM_RULES = {
     "restart": MomentumRule("restart", True, False, lambda t, mu, F: (t % F) / (t % F + 3)),
     "adam": MomentumRule("adam", True, True, lambda t, mu, F: mu),
     "rmsprop": MomentumRule("rmsprop", True, True, lambda t, mu, F: 0.0),
+    # k = 1, ..., F, then 1 again: the authors' step counter, reset every F steps
+    "nesterov_restart": MomentumRule("nesterov_restart", True, False,
+                                     lambda t, mu, F: ((t - 1) % F) / ((t - 1) % F + 3), preactivation=True),
 }
 
 CELLS = {"rnn": 1, "lstm": 4}  # number of gate blocks in the pre-activation
@@ -136,9 +142,11 @@ class MomentumRNN(nn.Module):
         self.eps = _real(eps, "eps", 0.0, math.inf)
         if self.eps == 0.0:
             raise ValueError(f"eps must be > 0, got {eps!r}")
-        if rule == "restart" and (isinstance(restart_every, bool) or not isinstance(restart_every, int)
-                                  or restart_every < 1):
-            raise ValueError(f"rule='restart' needs restart_every, a positive integer F; got {restart_every!r}")
+        if rule in ("restart", "nesterov_restart") and (isinstance(restart_every, bool)
+                                                        or not isinstance(restart_every, int) or restart_every < 1):
+            raise ValueError(f"rule={rule!r} needs restart_every, a positive integer F; got {restart_every!r}")
+        if rule == "nesterov_restart" and parametrization != "standard":
+            raise ValueError(f"rule='nesterov_restart' needs parametrization='standard', got {parametrization!r}")
         self.input_size, self.hidden_size = input_size, hidden_size
         self.cell, self.rule, self.parametrization = cell, MOMENTUM_RULES[rule], parametrization
         self.restart_every = restart_every
@@ -214,8 +222,11 @@ class MomentumRNN(nn.Module):
         hs = []
         for i in range(steps):
             d = drives[:, i]
-            if not self.rule.velocity:                      # plain cell
-                drive = F.linear(d, self.U.weight) if remark else d
+            if self.rule.preactivation:                     # the authors' SRLSTM: Nesterov on the pre-activation
+                y = self.U(h) - self.s * d
+                pre, v = y + self.mu_at(t0 + i + 1) * (y - v), y
+            elif not self.rule.velocity:                    # plain cell
+                pre = self.U(h) + (F.linear(d, self.U.weight) if remark else d)
             else:
                 v = self.mu_at(t0 + i + 1) * v + self.s * d
                 drive = v
@@ -226,7 +237,7 @@ class MomentumRNN(nn.Module):
                 if self.rule.second_moment:
                     scale = torch.sqrt(m + self.eps)
                     drive = drive / (scale.repeat(1, G) if remark else scale)
-            pre = self.U(h) + drive
+                pre = self.U(h) + drive
             if self.cell == "rnn":
                 h = torch.tanh(pre)
             else:
