@@ -3,10 +3,10 @@
     OMP_NUM_THREADS=1 python -m analysis.fan_out --workers 16 --start-until 300 \\
         ode_rnn_plane_vibration ode_rnn_silverbox
 
-Each experiment runs the seeds of its committed plan (``analysis/plans/NAME.json``) at the ``cpu`` scale (``--scale``) into
-``analysis/results/NAME`` (``--results`` another folder). The shards of all experiments are queued in the order
-given, within one the costliest models first (:data:`MODEL_COST`), and each worker claims the next unfinished one
-(the runner's claim: no shard runs twice, a finished one is reused). A worker starts no shard after
+Each experiment runs the seeds of its committed plan (``analysis/plans/NAME.json``) at the ``cpu`` scale
+(``--scale``) into ``analysis/results/NAME`` (``--results`` another folder). The shards of all experiments are
+queued in the order given, within one the costliest models first (:data:`MODEL_COST`), and each worker claims the
+next unfinished one (the runner's claim: no shard runs twice, a finished one is reused). A worker starts no shard after
 ``--start-until`` seconds, so a run inside a time limit ends with whole shards: the ones left are computed by a later
 run or by ``dynkit run NAME --planned`` (resumable). Each finished shard prints its seconds. Nothing is aggregated
 here: ``dynkit run NAME --planned`` reuses the shards and writes ``results.json`` once all of them are done.
@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(todo)} shards of {', '.join(args.names)}; {args.workers} workers", flush=True)
     deadline = time.time() + args.start_until
     context = multiprocessing.get_context("spawn")  # each worker imports torch afresh, one thread each
-    workers = [context.Process(target=work, args=(args.names, results, args.scale, deadline, k)) for k in range(args.workers)]
+    workers = [context.Process(target=work, args=(args.names, results, args.scale, deadline, k))
+               for k in range(args.workers)]
     for w in workers:
         w.start()
     for w in workers:

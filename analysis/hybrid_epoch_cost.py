@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                "test_nfe": m[f"{name}.nfe_test"], "backward_nfe_per_epoch": m[f"{name}.nfe_backward_per_epoch"],
                "test_mse": [m[f"{name}.epoch{e}.test_mse"] for e in range(1, args.epochs + 1)]}
         rows.append(row)
-        print(f"{name} on {args.device} tol={tol:g}: {row['per_epoch']:.2f} s an epoch ({args.windows or 'all'} windows, batch {args.batch}), "
+        print(f"{name} on {args.device} tol={tol:g}: {row['per_epoch']:.2f} s an epoch "
+              f"({args.windows or 'all'} windows, batch {args.batch}), "
               f"test NFE {row['test_nfe']:.0f}, backward NFE an epoch {row['backward_nfe_per_epoch']:.0f}, "
               f"test MSE by epoch {[round(v, 4) for v in row['test_mse']]}", flush=True)
     return rows

@@ -232,3 +232,20 @@ def test_fig8_rows_name_their_stand_in_data_and_design():
     for recorded in ({}, {"args": ["--cell", "overwrite"]}):
         note = DATA_NOTES["node_adjoint_norm"](recorded)
         assert "stand-in" in note and "Walker2D" in note
+
+
+def test_the_hybrid_design_notes_read_the_registered_cpu_training(monkeypatch):
+    # the note a plane-vibration row carries is derived from the cpu config, so it cannot describe another scale:
+    # planted, an old config (14 epochs on the first 64 windows of each part) must give that note
+    import dataclasses
+    import types
+
+    from dynkit.experiments import missing_claims
+
+    cpu = E.get("ode_rnn_plane_vibration").config("cpu")
+    old = dataclasses.replace(cpu, epochs=14, batch_size=16, data=(("max_windows", 64),))
+    monkeypatch.setattr(missing_claims, "get", lambda name: types.SimpleNamespace(config=lambda scale: old))
+    note = missing_claims._authors_design("ode_rnn_plane_vibration", "the authors' design")
+    assert "14 epochs of batch 16 on the first 64 training windows of each part" in note
+    now = missing_claims.HYBRID_DESIGNS["ode_rnn_plane_vibration"]
+    assert f"{cpu.epochs} epochs of batch {cpu.batch_size} on every training window" in now and "first 64" not in now

@@ -17,9 +17,9 @@ import numpy as np
 import torch
 
 from dynkit.io import save_figure, write_json
-from dynkit.tasks.text import CPU_CONFIG, FULL_CONFIG, SCHEDULES, pad_batch, train_csaode
+from dynkit.tasks.text import pad_batch, train_csaode
 
-from .scripting import command_line, csaode_parser as parser, register_script
+from .scripting import command_line, csaode_parser as parser, csaode_training, register_script
 
 SENTENCE = "what state did the battle of bighorn take place in ?".split()
 PAIR = ("state", "bighorn")
@@ -30,10 +30,6 @@ def build_parser():
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--checkpoints", type=Path, default=Path("runs/csaode_attention"))
     p.add_argument("--resume", action="store_true")
-    p.add_argument("--schedule", choices=SCHEDULES, default=None,
-                   help="the learning-rate schedule (default: the base configuration's, constant)")
-    p.add_argument("--weight-norm", action="store_true",
-                   help="weight normalization of every weight matrix (the paper's training setup)")
     return p
 
 
@@ -42,11 +38,8 @@ def options(argv: list[str] | None = None) -> dict:
     base configuration (:data:`dynkit.tasks.text.CPU_CONFIG`, ``FULL_CONFIG`` with ``--full``) with Fig. 4's window
     1 and step 0.2, CSAARK, the epochs and the times the attention is read at."""
     args = build_parser().parse_args(argv)
-    base = {k: v for k, v in (FULL_CONFIG if args.full else CPU_CONFIG).items() if k != "epochs"}
-    if args.schedule is not None:
-        base["schedule"] = args.schedule
-    return {"solver": "ark", "epochs": args.epochs, "full": args.full, **base, "window": 1, "step": 0.2,
-            "n_times": 51, "weight_norm": args.weight_norm}
+    return {"solver": "ark", "epochs": args.epochs, "full": args.full, **csaode_training(args), "window": 1,
+            "step": 0.2, "n_times": 51}
 
 
 def run(seed: int, quiet: bool, data_dir: Path, checkpoints: Path, resume: bool, *, solver: str, epochs: int,

@@ -15,9 +15,9 @@ from pathlib import Path
 import torch
 
 from dynkit.io import save_figure, write_json
-from dynkit.tasks.text import CPU_CONFIG, FULL_CONFIG, SCHEDULES, train_csaode
+from dynkit.tasks.text import train_csaode
 
-from .scripting import command_line, csaode_parser as parser, register_script
+from .scripting import command_line, csaode_parser as parser, csaode_training, register_script
 
 # (label, overrides, paper test accuracy %, paper |θ|) -- Table 3, rows in the paper's order
 PAPER_TABLE3 = [("d small", {"d": 50}, 91.6, 0.043e6), ("d medium", {"d": 200}, 94.3, 0.32e6),
@@ -36,10 +36,6 @@ def build_parser():
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--checkpoints", type=Path, default=Path("runs/csaode_sensitivity"))
     p.add_argument("--resume", action="store_true")
-    p.add_argument("--schedule", choices=SCHEDULES, default=None,
-                   help="the learning-rate schedule (default: the base configuration's, constant)")
-    p.add_argument("--weight-norm", action="store_true",
-                   help="weight normalization of every weight matrix (the paper's training setup)")
     return p
 
 
@@ -48,11 +44,8 @@ def options(argv: list[str] | None = None) -> dict:
     base configuration every row starts from (:data:`dynkit.tasks.text.CPU_CONFIG`, ``FULL_CONFIG`` with
     ``--full``), the epochs, and the hidden sizes standing for Table 3's d = 50 and 200."""
     args = build_parser().parse_args(argv)
-    base = {k: v for k, v in (FULL_CONFIG if args.full else CPU_CONFIG).items() if k != "epochs"}
-    if args.schedule is not None:
-        base["schedule"] = args.schedule
-    return {"solver": "ark", "epochs": args.epochs, "full": args.full, **base,
-            "d_grid": (50, 200) if args.full else (CPU_D[50], CPU_D[200]), "weight_norm": args.weight_norm}
+    return {"solver": "ark", "epochs": args.epochs, "full": args.full, **csaode_training(args),
+            "d_grid": (50, 200) if args.full else (CPU_D[50], CPU_D[200])}
 
 
 def main(argv=None) -> dict:

@@ -29,11 +29,11 @@ LR_WHY = ("the cpu run affords 240 Adam steps where the authors take 4,000 (400 
           "HBNODE-RNN (pilot seed 100, all windows, batch 64), 80 steps at 1e-3 end at test forecast MSE 0.83 "
           "(persistence 0.52, the mean 0.98: not learned), at 1e-2 at 0.33-0.60 (still moving)")
 CPU_WHY = {"lr": {"cpu": LR_WHY},
-           "lr_steps": {"cpu": "a fresh Adam at each drop to a tenth (the authors' drop): 1e-3 for epochs 19-24, 1e-4 "
-                               "for the last 6 of 30, so that the run ends on a plateau (the ledger's check allows 2 % "
-                               "over the last 3 epochs); pilot seed 100: HBNODE-RNN's test forecast MSE rises from 0.33 "
-                               "to 0.60 between epochs 8 and 10 at a constant 1e-2, ANODE-RNN's still falls 6 % over "
-                               "the last 3 of 10 epochs with the drops at 7 and 9"}}
+           "lr_steps": {"cpu": "a fresh Adam at each drop to a tenth (the authors' drop): 1e-3 for epochs 19-24, "
+                               "1e-4 for the last 6 of 30, so that the run ends on a plateau (the ledger's check "
+                               "allows 2 % over the last 3 epochs); pilot seed 100: HBNODE-RNN's test forecast MSE "
+                               "rises from 0.33 to 0.60 between epochs 8 and 10 at a constant 1e-2, ANODE-RNN's still "
+                               "falls 6 % over the last 3 of 10 epochs with the drops at 7 and 9"}}
 
 
 def _seeds(source: str) -> Setting:

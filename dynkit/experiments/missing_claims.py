@@ -21,10 +21,19 @@ REVIEW = "Wang et al., momentum review"
 # failure of these rows may be ours, not the method's. Plane vibration and Silverbox run the authors' design since
 # issue 31 (dynkit.experiments.hybrid_recipes lists every setting); Walker2D too, on its simulated stand-in (issue 31
 # item 4), its cpu training read from the registered config (its torchdiffeq twin the same).
-AUTHORS_DESIGN = ("the authors' design (hedixia/HeavyBallNODE: their sizes, residual cell, restoring term, initial "
-                  "state read from the window, adjoint, clipping, 0.01 shrink, loss weights); at the cpu scale "
-                  "trained 56 Adam steps (theirs 4,000) at 1e-2, then 1e-3, then 1e-4 (theirs 1e-3 then 1e-4), at tolerance 1e-3 "
-                  "(theirs 1e-7), on 64 of the 509 plane-vibration training windows")
+def _authors_design(name: str, what: str) -> str:
+    """The design note of a hybrid experiment run on the authors' plane-vibration design, its cpu training read from
+    the registered config (so that the note cannot drift from what the cpu scale runs)."""
+    cpu = get(name).config("cpu")
+    windows = dict(cpu.data).get("max_windows")
+    on = f"the first {windows} training windows of each part" if windows else "every training window"
+    rates = ", then ".join(f"{rate:g}" for rate in (cpu.lr, *(r for _, r in cpu.lr_steps)))
+    return (f"{what} (hedixia/HeavyBallNODE: their sizes, residual cell, restoring term, initial state read from the "
+            f"window, adjoint, clipping, 0.01 shrink, loss weights); at the cpu scale {cpu.epochs} epochs of batch "
+            f"{cpu.batch_size} on {on} (theirs 500 epochs of 64) at {rates} (theirs 1e-3 then 1e-4), at tolerance "
+            f"{cpu.tol:g} (theirs 1e-7)")
+
+
 _WALKER_CPU = get("ode_rnn_walker2d").config("cpu")
 WALKER2D_DESIGN = (f"the authors' Walker2D design (hedixia/HeavyBallNODE walker2d/*_rnn_walker.py: their sizes, a linear "
                    f"field, a 3-layer tanh cell, residual for SONODE/HBNODE/GHBNODE, HBNODE's frozen restoring term, "
@@ -33,10 +42,9 @@ WALKER2D_DESIGN = (f"the authors' Walker2D design (hedixia/HeavyBallNODE walker2
                    f"ODE-RNN/ANODE-RNN code reads it two stamps ahead); at the cpu scale {_WALKER_CPU.epochs} epochs of "
                    f"batch {_WALKER_CPU.batch_size} (theirs 500 of 256) on {dict(_WALKER_CPU.data)['n_episodes']} "
                    f"simulated episodes, tolerance {_WALKER_CPU.tol:g} (theirs 1e-7)")
-HYBRID_DESIGNS = {"ode_rnn_plane_vibration": AUTHORS_DESIGN,
-                  "ode_rnn_silverbox": AUTHORS_DESIGN.replace("the authors' design", "the authors' plane-vibration "
-                                                              "design (they train no Silverbox hybrid)").replace(
-                      ", on 64 of the 509 plane-vibration training windows", ", batch 4 on the 15 training windows"),
+HYBRID_DESIGNS = {"ode_rnn_plane_vibration": _authors_design("ode_rnn_plane_vibration", "the authors' design"),
+                  "ode_rnn_silverbox": _authors_design("ode_rnn_silverbox", "the authors' plane-vibration design, as "
+                                                       "they train no Silverbox hybrid"),
                   "ode_rnn_walker2d": WALKER2D_DESIGN}
 HYBRID_DESIGN = ("ours, not the authors': the paper's parameter counts reached with a wider state (the authors keep "
                  "data channels + a few augmented ones and add layers), a tanh cell overwriting the state (theirs is "

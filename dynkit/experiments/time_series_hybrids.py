@@ -20,7 +20,8 @@ parameter shrink, loss weights; the recipe in :mod:`~dynkit.experiments.hybrid_r
 Walker2D runs the authors' Walker2D design (:data:`WALKER2D_AUTHORS`) on the simulated walker cut by their loader;
 dynkit's earlier design stays as ``design="dynkit"``. Scales: ``cpu`` cuts the training (:data:`CPU_TRAINING`: 30
 epochs, 240 Adam steps on plane vibration's 509 windows, 120 on Silverbox's 15, at tolerance 1e-3; Walker2D: 8
-simulated episodes of 1,000 steps, 24 epochs of batch 32, :data:`WALKER2D_CPU_STEPS`), never the design; its NFE rows are measured on the trained model at rtol 1e-6.
+simulated episodes of 1,000 steps, 24 epochs of batch 32, :data:`WALKER2D_CPU_STEPS`), never the design; its NFE
+rows are measured on the trained model at rtol 1e-6.
 ``full`` (and ``paper``) is the authors' run: 500 epochs, batch 64 (Walker2D 256), tolerance 1e-7.
 ``table.md`` sums a run up.
 

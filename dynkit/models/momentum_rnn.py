@@ -169,7 +169,7 @@ class MomentumRNN(nn.Module):
 
     def extra_repr(self) -> str:
         return (f"{self.input_size}, {self.hidden_size}, cell={self.cell!r}, rule={self.rule.name!r}, "
-                f"mu={self.mu}, s={self.s}, parametrization={self.parametrization!r}")
+                f"mu={self.mu}, s={self.s}, parametrization={self.parametrization!r}, init={self.init!r}")
 
     def mu_at(self, t: int) -> float:
         """The momentum mu_t used at step t = 1, 2, ... (constant, NAG or scheduled restart)."""
