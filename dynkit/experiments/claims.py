@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .baselines import above_measured_floor, beats_baseline
-from .ledger import (CLAIMS, add_claim, at_least, at_most, declare_data, declare_validity, difference, greater, less,
+from .ledger import (CLAIMS, add_claim, at_least, declare_data, declare_validity, difference, greater, less,
                      metric, ratio, ratio_of_ratios)
 from .node_blowup import data_label as blowup_data_label
 
@@ -237,6 +237,10 @@ DIGIT_CHANCE = "10 classes, chance 0.1: a stated margin of 40 points"
 ADJOINT_BAR_MARGIN = 0.1
 ADJOINT_BAR_WHY = ("the better of persistence and the training mean on the same {split} stamps, a stated margin of "
                    "10 %")
+# node_point_cloud's trained bar: the final training loss at most half the trivial predictor's on the same cloud (the
+# best constant output: 8/9 under the authors' MSE against labels -1 and 1, 0.637 under cross-entropy, class prior 2/3)
+POINT_CLOUD_BAR_MARGIN = 0.5
+POINT_CLOUD_BAR_WHY = "the best constant output's loss on the same cloud, a stated margin of 50 %"
 for model in ("node", "hbnode", "ghbnode"):
     # off the floor (issue 30 §7): above the same model's NFE as initialised at the same tolerance, measured
     # (dynkit.experiments.baselines.untrained_forward_nfe; 38-44 per batch at rtol 1e-5), not a solver count of 14 x
@@ -250,8 +254,8 @@ for model in ("node", "hbnode", "ghbnode"):
                                           "the untrained model's forward NFE at rtol 1e-7", when="@1e-07",
                                           subject=model))
     declare_validity("node_point_cloud",
-                     at_most(f"{model}.final_loss_median", 0.5, "binary cross-entropy; the trivial predictor "
-                             "(class prior 2/3) scores 0.637"))
+                     beats_baseline(f"{model}.final_loss_median", "baseline.final_loss", POINT_CLOUD_BAR_MARGIN,
+                                    POINT_CLOUD_BAR_WHY, subject=model))
     declare_validity("node_adjoint_norm",
                      at_least(f"{model}.decay_orders_of_magnitude", -3.0, "an adjoint that grows by more than 3 "
                               "orders of magnitude explodes", kind="bounded"),

@@ -40,6 +40,20 @@ IMAGE_TASKS["fashion_mnist"] = IMAGE_TASKS["mnist"]  # same 1x28x28 inputs, same
 # Point cloud (2-D, binary): per model (p, hidden width) of the 3-layer perceptron field.
 POINT_CLOUD = {"node": (0, 20), "anode": (1, 20), "sonode": (1, 18), "hbnode": (1, 20), "ghbnode": (1, 20)}
 
+# The review authors' point-cloud models (hedixia/HeavyBallNODE, point_cloud/nested_n_spheres_*.ipynb): per model the
+# hidden width of the ELU 3-layer field and of the initial-velocity network (a 3-layer hardtanh(-5, 5) perceptron of
+# the point; SONODE, HBNODE, GHBNODE), the augmented dimensions (ANODE: one zero), and a dense layer to one output
+# bounded by hardtanh(-1, 1). Their HBNODE and GHBNODE integrate dz = -v, dv = f(z) - sigmoid(gamma) v (GHBNODE
+# + 2 z, the identity for sigma): ours with m = -v, the same models (f and the initial network change sign, a
+# symmetric initialisation keeps their law), so GHBNODE is ours with sigma the identity and xi = 2 frozen.
+# Counts: 525, 567, 527, 568, 568 (tests/test_node_models.py); the review's 528 for SONODE counts the notebook's
+# damping parameter, created and never used.
+AUTHORS_POINT_CLOUD = {"node": (20, 0), "anode": (20, 1), "sonode": (13, 0), "hbnode": (14, 0), "ghbnode": (14, 0)}
+AUTHORS_POINT_CLOUD_XI = 2.0
+"""The authors' point-cloud GHBNODE's restoring coefficient (``res = 2``), a constant."""
+AUTHORS_POINT_CLOUD_BOUND = 1.0
+"""Their output's bound: ``hardtanh(-1, 1)`` of the dense layer, trained by MSE against labels -1 and 1."""
+
 # Tolerances used by the review: 1e-7 for the point cloud (Sect. 3.4.1); 1e-3 for images (its code).
 PAPER_TOLERANCE = {"point_cloud": 1e-7, "mnist": 1e-3, "fashion_mnist": 1e-3, "cifar10": 1e-3, "digits": 1e-3}
 
@@ -94,13 +108,18 @@ TASKS = tuple(IMAGE_TASKS) + ("point_cloud",) + tuple(TIME_SERIES)
 
 
 class Classifier(nn.Module):
-    """``ode`` followed by a dense layer on the flattened position ``h(T)``.
+    """``ode`` followed by a dense layer on the flattened position ``h(T)``, bounded by ``hardtanh(-bound, bound)``
+    when ``bound`` is given (the review authors' point-cloud output).
 
     Checks the input shape before solving anything, so a wrong image size fails at once.
     """
 
-    def __init__(self, ode: nn.Module, in_shape: tuple[int, ...], n_outputs: int):
+    def __init__(self, ode: nn.Module, in_shape: tuple[int, ...], n_outputs: int, *, bound: float | None = None):
         super().__init__()
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float))
+                                  or not 0 < bound < math.inf):
+            raise ValueError(f"bound must be None or a positive finite number, got {bound!r}")
+        self.bound = None if bound is None else float(bound)
         if not isinstance(ode, nn.Module) or not isinstance(getattr(ode, "augment_dim", None), int):
             raise TypeError(f"ode must be a neural ODE module (NODE, HBNODE, ...), got {type(ode).__name__}")
         if not isinstance(in_shape, (tuple, list)) or not in_shape or not all(
@@ -119,7 +138,24 @@ class Classifier(nn.Module):
         if tuple(x.shape[1:]) != self.in_shape:
             raise ValueError(f"x must have shape (batch, {', '.join(map(str, self.in_shape))}), "
                              f"got {tuple(x.shape)}")
-        return self.head(self.ode(x).flatten(1))
+        out = self.head(self.ode(x).flatten(1))
+        return out if self.bound is None else nn.functional.hardtanh(out, -self.bound, self.bound)
+
+
+def _hardtanh5(x: torch.Tensor) -> torch.Tensor:
+    return nn.functional.hardtanh(x, -5.0, 5.0)
+
+
+class MLPInitial(nn.Module):
+    """The review authors' point-cloud initial velocity: a 3-layer ``hardtanh(-5, 5)`` perceptron of the input,
+    ``dim -> hidden -> hidden -> dim`` (``initial_velocity`` in their notebooks)."""
+
+    def __init__(self, dim: int, hidden: int):
+        super().__init__()
+        self.net = MLPField(dim, hidden, dim, activation=_hardtanh5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x.new_zeros(()), x)
 
 
 def check_model_name(model: str) -> str:
@@ -128,7 +164,7 @@ def check_model_name(model: str) -> str:
     return model.lower()
 
 
-AUTHORS_TASKS = ("plane_vibration", "silverbox", "walker2d")
+AUTHORS_TASKS = ("plane_vibration", "silverbox", "walker2d", "point_cloud")
 
 
 def _identity(v: torch.Tensor) -> torch.Tensor:
@@ -163,7 +199,8 @@ def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options
         ``"point_cloud"`` (2-D points, one logit; Sect. 3.4.1); ``"walker2d"``,
         ``"plane_vibration"``, ``"silverbox"``: the ODE-RNN hybrid (see the module docstring).
     design : {"dynkit", "authors"}
-        For the time-series tasks: the hybrid skeleton (:data:`DESIGNS`).
+        For the time-series tasks: the hybrid skeleton (:data:`DESIGNS`); for ``"point_cloud"``: ``"authors"`` is
+        the review authors' notebook models (:data:`AUTHORS_POINT_CLOUD`, a bounded output).
     **block_options
         Override the :class:`~dynkit.models.ODEBlock` options (solver, method, rtol, atol, adjoint);
         the tolerance defaults to the review's for the task (:data:`PAPER_TOLERANCE`). With
@@ -211,6 +248,8 @@ def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options
         return ODERNN(name, n_inputs, n_outputs, hidden, augment=augment, **widths, **options)
     cls = MODELS[name]
     second_order = cls.n_states == 2
+    if task == "point_cloud" and design == "authors":
+        return _authors_point_cloud(name, options)
     if task == "point_cloud":
         p, hidden = POINT_CLOUD[name]
         width = 2 + p
@@ -230,6 +269,21 @@ def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options
         initial = ConvInitial(channels, 2 * width - channels, hidden) if second_order else None
         ode = cls(field, augment_dim=p, initial=initial, **options)
     return Classifier(ode, in_shape, n_classes)
+
+
+def _authors_point_cloud(name: str, options: dict) -> Classifier:
+    """The review authors' point-cloud ``name`` (:data:`AUTHORS_POINT_CLOUD`) with the block ``options``."""
+    hidden, augment = AUTHORS_POINT_CLOUD[name]
+    cls = MODELS[name]
+    width = 2 + augment
+    field = MLPField(2 * width if name == "sonode" else width, hidden, width)  # F.elu, as their nn.ELU
+    kwargs = {"augment_dim": augment} if name != "node" else {}
+    if cls.n_states == 2:
+        kwargs["initial"] = MLPInitial(width, hidden)
+    if name == "ghbnode":
+        # xi = softplus(chi) = 2 frozen; sigma the identity (their tanhc returns its input)
+        kwargs.update(activation=_identity, learn_xi=False, chi=math.log(math.expm1(AUTHORS_POINT_CLOUD_XI)))
+    return Classifier(cls(field, **kwargs, **options), (2,), 1, bound=AUTHORS_POINT_CLOUD_BOUND)
 
 
 def count_parameters(module: nn.Module) -> int:

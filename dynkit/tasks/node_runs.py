@@ -7,6 +7,7 @@ and ends with exactly the metrics of an uninterrupted run with the same seed).
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -23,6 +24,11 @@ from ..models.ode_block import DEFAULT_SOLVER, check_block_options
 from .training import fit
 
 TRAINING_TASKS = ("point_cloud", "digits", "fashion_mnist")
+OBJECTIVES = ("cross_entropy", "mse")
+"""``"cross_entropy"``: logits (one for two classes); ``"mse"``: one bounded output against the labels mapped to -1
+and 1 (the review authors' point cloud, ``nn.MSELoss`` on a ``hardtanh(-1, 1)`` output), positive read as class 1."""
+DESIGN_OBJECTIVES = {"dynkit": "cross_entropy", "authors": "mse"}
+"""The objective each model design trains (``design="authors"`` exists for the point cloud only)."""
 RESULT_NAME = "result.json"
 
 
@@ -87,9 +93,20 @@ def load_task(task: str, *, seed: int = 0, full: bool = False):
     raise ValueError(f"task must be one of {TRAINING_TASKS}, got {task!r}")
 
 
-def loss_and_accuracy(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Binary (one logit, BCE) or multi-class (cross-entropy) loss and accuracy."""
+def _check_objective(objective: str) -> str:
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    return objective
+
+
+def loss_and_accuracy(logits: torch.Tensor, y: torch.Tensor,
+                      objective: str = "cross_entropy") -> tuple[torch.Tensor, torch.Tensor]:
+    """Binary (one logit, BCE) or multi-class (cross-entropy) loss and accuracy; with ``objective="mse"`` the mean
+    squared error of one output against ``2 y - 1`` (:data:`OBJECTIVES`)."""
+    _check_objective(objective)
     check.tensor(logits, "logits", ndim=2, floating=True, finite=True, shape_hint="(batch, classes)")
+    if objective == "mse" and logits.shape[-1] != 1:
+        raise ValueError(f"logits must have one output per row with objective 'mse', got shape {tuple(logits.shape)}")
     check.tensor(y, "y", ndim=1, shape_hint="(batch,)")
     if len(y) != len(logits):
         raise ValueError(f"y must have one label per row of logits ({len(logits)}), got {len(y)}")
@@ -100,8 +117,22 @@ def loss_and_accuracy(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tens
         raise ValueError(f"y must be labels in [0, {classes}), got values in [{int(y.min())}, {int(y.max())}]")
     if logits.shape[-1] == 1:
         logits = logits.squeeze(-1)
+        if objective == "mse":
+            return F.mse_loss(logits, 2 * y.float() - 1), ((logits > 0).long() == y.long()).float().mean()
         return F.binary_cross_entropy_with_logits(logits, y.float()), ((logits > 0).long() == y.long()).float().mean()
     return F.cross_entropy(logits, y), (logits.argmax(-1) == y).float().mean()
+
+
+def trivial_loss(y: torch.Tensor, objective: str = "cross_entropy") -> float:
+    """The loss of the best constant predictor of the labels ``y``: the entropy of their frequencies (cross-entropy),
+    or the variance of ``2 y - 1`` (``"mse"``, whose best constant is their mean)."""
+    _check_objective(objective)
+    check.tensor(y, "y", ndim=1, shape_hint="(batch,)")
+    if objective == "mse":
+        return float((2 * y.double() - 1).var(unbiased=False))
+    freq = torch.bincount(y.long()).double() / len(y)
+    freq = freq[freq > 0]
+    return float(-(freq * freq.log()).sum())
 
 
 def batches_of(x: torch.Tensor, y: torch.Tensor, batch_size: int):
@@ -117,8 +148,8 @@ def batches_of(x: torch.Tensor, y: torch.Tensor, batch_size: int):
     return batches
 
 
-def nfe_step(model: torch.nn.Module, batch) -> tuple[torch.Tensor, dict]:
-    """One training batch with its forward and backward NFE.
+def nfe_step(model: torch.nn.Module, batch, objective: str = "cross_entropy") -> tuple[torch.Tensor, dict]:
+    """One training batch with its forward and backward NFE (the loss of ``objective``, :data:`OBJECTIVES`).
 
     The backward NFE has to be read right after ``loss.backward()``, so this step differentiates
     the loss itself: pass it to :func:`fit` with ``backward=False``.
@@ -130,7 +161,7 @@ def nfe_step(model: torch.nn.Module, batch) -> tuple[torch.Tensor, dict]:
     x, y = batch
     start = time.perf_counter()
     reset_nfe(model)
-    loss, acc = loss_and_accuracy(model(x), y)
+    loss, acc = loss_and_accuracy(model(x), y, objective)
     nfe_forward = forward_nfe(model)
     loss.backward()
     metrics = {"train_acc": float(acc), "forward_nfe": nfe_forward, "backward_nfe": backward_nfe(model),
@@ -155,16 +186,17 @@ def _check_data(x, y) -> None:
         raise ValueError(f"x and y must hold the same, positive number of samples, got {len(x)} and {len(y)}")
 
 
-def evaluator(x: torch.Tensor, y: torch.Tensor, batch_size: int = 256):
-    """``evaluate(model)`` for :func:`fit`: test loss, accuracy and forward NFE over ``(x, y)``."""
+def evaluator(x: torch.Tensor, y: torch.Tensor, batch_size: int = 256, objective: str = "cross_entropy"):
+    """``evaluate(model)`` for :func:`fit`: test loss (of ``objective``), accuracy and forward NFE over ``(x, y)``."""
     _check_data(x, y)
+    _check_objective(objective)
     check.integer(batch_size, "batch_size", 1)
     def evaluate(model: torch.nn.Module) -> dict:
         total_loss = total_correct = nfe = 0.0
         n_batches = 0
         for i in range(0, len(y), batch_size):
             reset_nfe(model)
-            loss, acc = loss_and_accuracy(model(x[i:i + batch_size]), y[i:i + batch_size])
+            loss, acc = loss_and_accuracy(model(x[i:i + batch_size]), y[i:i + batch_size], objective)
             n = len(y[i:i + batch_size])
             total_loss += float(loss) * n
             total_correct += float(acc) * n
@@ -192,7 +224,7 @@ def run_training(model: str, task: str, *, epochs: int | None = None, out: str |
                  resume: bool = False, quiet: bool = False, method: str = "dopri5", tol: float | None = None,
                  full: bool = False, solver: str = DEFAULT_SOLVER, adjoint: bool | None = None,
                  lr: float | None = None, batch_size: int | None = None, clip_norm: float | None = None,
-                 device: str | torch.device = "cpu") -> dict:
+                 device: str | torch.device = "cpu", design: str = "dynkit") -> dict:
     """Train ``model`` on ``task``; checkpoint each epoch under ``out``; return final metrics and history.
 
     Parameters
@@ -221,6 +253,10 @@ def run_training(model: str, task: str, *, epochs: int | None = None, out: str |
         clipping.
     device : str or torch.device
         Where the model and the data live while training (``"cuda"`` on a GPU).
+    design : {"dynkit", "authors"}
+        The models (:func:`~dynkit.models.node_paper.from_paper`); ``"authors"`` (the point cloud only): the review
+        authors' notebook models, trained by the mean squared error of their bounded output
+        (:data:`DESIGN_OBJECTIVES`).
 
     Returns
     -------
@@ -230,14 +266,14 @@ def run_training(model: str, task: str, *, epochs: int | None = None, out: str |
     """
     return train_model(model, task, epochs=epochs, out=out, seed=seed, resume=resume, quiet=quiet, method=method,
                        tol=tol, full=full, solver=solver, adjoint=adjoint, lr=lr, batch_size=batch_size,
-                       clip_norm=clip_norm, device=device)[1]
+                       clip_norm=clip_norm, device=device, design=design)[1]
 
 
 def train_model(model: str, task: str, *, epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                 resume: bool = False, quiet: bool = False, method: str = "dopri5", tol: float | None = None,
                 full: bool = False, solver: str = DEFAULT_SOLVER, adjoint: bool | None = None,
                 lr: float | None = None, batch_size: int | None = None, clip_norm: float | None = None,
-                device: str | torch.device = "cpu") -> tuple[torch.nn.Module, dict]:
+                device: str | torch.device = "cpu", design: str = "dynkit") -> tuple[torch.nn.Module, dict]:
     """:func:`run_training`, returning the trained module too."""
     name = check_model_name(model)
     if task not in TRAINING_TASKS:
@@ -264,6 +300,10 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
     if clip_norm is not None and (isinstance(clip_norm, bool) or not isinstance(clip_norm, (int, float))
                                   or not 0 < clip_norm < math.inf):
         raise ValueError(f"clip_norm must be a positive finite number or None, got {clip_norm!r}")
+    if design not in DESIGN_OBJECTIVES or (design == "authors" and task != "point_cloud"):
+        raise ValueError(f"design must be 'dynkit', or 'authors' for task 'point_cloud', got {design!r} for task "
+                         f"{task!r}")
+    objective = DESIGN_OBJECTIVES[design]
     adjoint = True if adjoint is None else adjoint  # the review counts the adjoint solve's backward NFE
     options = {"solver": solver, "method": method, "adjoint": adjoint}
     if tol is not None:
@@ -277,11 +317,12 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
               "solver": solver, "adjoint": adjoint, "full": full, **_one_step_over_interval(solver, method),
               "lr": lr or settings.lr, "batch_size": batch_size or settings.batch_size, "settings": asdict(settings),
               # recorded only when set: the manifests (and resumes) of runs from before the option stay the same
-              **({"clip_norm": float(clip_norm)} if clip_norm is not None else {})}
+              **({"clip_norm": float(clip_norm)} if clip_norm is not None else {}),
+              **({"design": design} if design != "dynkit" else {})}
     device = torch.device(device)
     x_train, y_train, x_test, y_test = (a.to(device) for a in load_task(task, seed=seed, full=full))
     torch.manual_seed(seed)
-    net = from_paper(name, task, **options).to(device)
+    net = from_paper(name, task, design=design, **options).to(device)
     config["tol"] = net.ode.block.rtol
     if tuple(x_train.shape[1:]) != net.in_shape:
         raise ValueError(f"task {task!r} gives inputs of shape {tuple(x_train.shape[1:])}, "
@@ -290,15 +331,17 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
     manifest = {**{k: v for k, v in config.items() if k != "epochs"}, "kind": "neural_ode",
                 "n_train": len(y_train), "n_test": len(y_test)}
     optimizer = torch.optim.Adam(net.parameters(), lr=config["lr"])
-    step = nfe_step if clip_norm is None else _clipped(nfe_step, clip_norm)
+    step = functools.partial(nfe_step, objective=objective)
+    step = step if clip_norm is None else _clipped(step, clip_norm)
     history = fit(net, optimizer, batches_of(x_train, y_train, config["batch_size"]), step, epochs, seed=seed,
-                  evaluate=evaluator(x_test, y_test), checkpoint_dir=out, resume=resume, progress=not quiet,
+                  evaluate=evaluator(x_test, y_test, objective=objective), checkpoint_dir=out, resume=resume, progress=not quiet,
                   description=f"{name}/{task}", backward=False,  # nfe_step differentiates itself
                   manifest=manifest)
     from ..models.node_paper import count_parameters
 
     result = {"model": name, "task": task, "final": history.epochs[-1], "history": history.epochs,
-              "n_parameters": count_parameters(net), "config": config}
+              "n_parameters": count_parameters(net), "config": config,
+              "trivial_train_loss": trivial_loss(y_train.cpu(), objective)}
     if out is not None:
         write_json(Path(out) / RESULT_NAME, result, option="out")
     if not quiet:
