@@ -160,4 +160,6 @@ def test_point_cloud_trained_bar_uses_the_runs_trivial_loss():
     good, _ = checks[0].test(0.40, 8 / 9)
     bad, _ = checks[0].test(0.46, 8 / 9)  # planted: more than half the trivial predictor's loss
     assert good and not bad
+    # NODE is the baseline the review says cannot separate the cloud: no trained bar on it
+    assert {c.subject for c in VALIDITY["node_point_cloud"]} == {"hbnode", "ghbnode"}
     assert node_runs.DESIGN_OBJECTIVES == {"dynkit": "cross_entropy", "authors": "mse"}

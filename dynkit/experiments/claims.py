@@ -238,9 +238,18 @@ ADJOINT_BAR_MARGIN = 0.1
 ADJOINT_BAR_WHY = ("the better of persistence and the training mean on the same {split} stamps, a stated margin of "
                    "10 %")
 # node_point_cloud's trained bar: the final training loss at most half the trivial predictor's on the same cloud (the
-# best constant output: 8/9 under the authors' MSE against labels -1 and 1, 0.637 under cross-entropy, class prior 2/3)
+# best constant output: 8/9 under the authors' MSE against labels -1 and 1, 0.637 under cross-entropy, class prior 2/3),
+# held by HBNODE and GHBNODE, the models whose claims the rows test. NODE is held to none: the review's Sect. 3.4.1
+# states that "NODE cannot separate the point cloud since it preserves the topology" and counts its 100 runs in Fig. 9,
+# failures included, so a NODE stuck above the bar is the experiment's baseline, not a failed run (a non-finite NODE
+# loss makes the row's effect non-finite: invalid). Changed after look 1 of the plan, which applied the bar to NODE
+# too (analysis/plans/node_point_cloud.json says so).
 POINT_CLOUD_BAR_MARGIN = 0.5
 POINT_CLOUD_BAR_WHY = "the best constant output's loss on the same cloud, a stated margin of 50 %"
+for model in ("hbnode", "ghbnode"):
+    declare_validity("node_point_cloud",
+                     beats_baseline(f"{model}.final_loss_median", "baseline.final_loss", POINT_CLOUD_BAR_MARGIN,
+                                    POINT_CLOUD_BAR_WHY, subject=model))
 for model in ("node", "hbnode", "ghbnode"):
     # off the floor (issue 30 §7): above the same model's NFE as initialised at the same tolerance, measured
     # (dynkit.experiments.baselines.untrained_forward_nfe; 38-44 per batch at rtol 1e-5), not a solver count of 14 x
@@ -253,9 +262,6 @@ for model in ("node", "hbnode", "ghbnode"):
                      above_measured_floor(f"{model}.forward_nfe@1e-07", f"floor.{model}.forward_nfe@1e-07",
                                           "the untrained model's forward NFE at rtol 1e-7", when="@1e-07",
                                           subject=model))
-    declare_validity("node_point_cloud",
-                     beats_baseline(f"{model}.final_loss_median", "baseline.final_loss", POINT_CLOUD_BAR_MARGIN,
-                                    POINT_CLOUD_BAR_WHY, subject=model))
     declare_validity("node_adjoint_norm",
                      at_least(f"{model}.decay_orders_of_magnitude", -3.0, "an adjoint that grows by more than 3 "
                               "orders of magnitude explodes", kind="bounded"),
