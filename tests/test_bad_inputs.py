@@ -292,7 +292,7 @@ def _models_blocks():
     def classifier():
         constructor("Classifier", builder(M.Classifier, ode=_node(), in_shape=(3,), n_outputs=2),
                     {"ode": NOT_MODULES, "in_shape": st.sampled_from([(), (0,), (-1,), (2.5,), "3", None, 3]),
-                     "n_outputs": bad_int()})
+                     "n_outputs": bad_int(), "bound": st.sampled_from([0.0, -1.0, NAN, INF, "1", True])})
         net = M.Classifier(_node(), (3,), 2)
         fuzz("Classifier", "x", net, st.one_of(NOT_TENSORS, st.sampled_from([torch.ones(2, 4), torch.ones(2, 3, 1)])))
 
@@ -782,6 +782,12 @@ def _submodules(tmp: Path):
     def model_name():
         fuzz("check_model_name", "model", node_paper.check_model_name, bad_choice(tuple(M.MODELS)))
 
+    def mlp_initial():
+        constructor("MLPInitial", builder(node_paper.MLPInitial, dim=2, hidden=3),
+                    {"dim": bad_int(), "hidden": bad_int()})
+        fuzz("MLPInitial", "x", node_paper.MLPInitial(2, 3),
+             st.one_of(NOT_TENSORS, st.sampled_from([torch.ones(2, 3), torch.ones(2), torch.tensor([[NAN, 1.0]])])))
+
     def block_helpers():
         fuzz("solver_methods", "solver", ode_block.solver_methods, bad_choice(("torchdiffeq", "dynkit")))
         fuzz("check_block_options", "method", lambda m: ode_block.check_block_options(method=m), bad_choice(()))
@@ -838,6 +844,14 @@ def _submodules(tmp: Path):
              st.one_of(NOT_TENSORS, st.just(torch.zeros(3, 3)), bad_tensor_values((4, 3))))
         fuzz("loss_and_accuracy", "y", lambda t: node_runs.loss_and_accuracy(logits, t),
              st.sampled_from([torch.tensor([0, 1, 5, 0]), torch.tensor([0, 1]), torch.zeros(4), None]))
+        fuzz("loss_and_accuracy", "objective", lambda o: node_runs.loss_and_accuracy(logits[:, :1], y % 2, o),
+             bad_choice(node_runs.OBJECTIVES))
+        fuzz("trivial_loss", "y", node_runs.trivial_loss,
+             st.sampled_from([None, torch.zeros(2, 2, dtype=torch.long), "y", torch.tensor([-1, 0]),
+                              torch.tensor([0.5, 1.0]), torch.tensor([NAN, 1.0]), torch.zeros(0, dtype=torch.long)]))
+        fuzz("trivial_loss", "objective", lambda o: node_runs.trivial_loss(y, o), bad_choice(node_runs.OBJECTIVES))
+        fuzz("train_model", "design", lambda d: node_runs.train_model("hbnode", "point_cloud", epochs=1, design=d),
+             bad_choice(("dynkit", "authors")))
         fuzz("batches_of", "batch_size", lambda b: node_runs.batches_of(logits, y, b), bad_int())
         fuzz("batches_of", "y", lambda t: node_runs.batches_of(logits, t, 2), st.sampled_from([None, torch.ones(3)]))
         fuzz("evaluator", "batch_size", lambda b: node_runs.evaluator(logits, y, b), bad_int())
@@ -919,7 +933,7 @@ def _submodules(tmp: Path):
             "max_abs_value", "check_frac_bits", "check_representable", "to_fixed", "to_float", "is_on_grid",
             "floor_divmod", "check_no_overflow", "rational")},
         "dynkit.models.neural_ode.ConstrainedScalar": constrained_scalar,
-        "dynkit.models.node_paper.check_model_name": model_name,
+        "dynkit.models.node_paper.check_model_name": model_name, "dynkit.models.node_paper.MLPInitial": mlp_initial,
         "dynkit.models.ode_block.solver_methods": block_helpers, "dynkit.models.ode_block.check_block_options": block_helpers,
         **{f"dynkit.tasks.images.{n}": image_helpers for n in (
             "read_idx", "load_idx_images", "fashion_mnist_available", "load_digits_split")},
@@ -927,7 +941,7 @@ def _submodules(tmp: Path):
         "dynkit.tasks.silverbox.Multisine": multisine, "dynkit.tasks.silverbox.silverbox_windows": silverbox,
         **{f"dynkit.tasks.node_runs.{n}": node_runs_helpers for n in (
             "TaskSettings", "loss_and_accuracy", "batches_of", "nfe_step", "evaluator", "run_training",
-            "train_model")},
+            "train_model", "trivial_loss")},
         **{f"dynkit.tasks.text.{n}": text_helpers for n in (
             "decode_line", "read_lines", "pad_batch", "glove_embeddings", "embedding_matrix", "paper_schedule",
             "default_data_dir")},

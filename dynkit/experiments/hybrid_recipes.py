@@ -178,7 +178,8 @@ add_recipe(Recipe("ode_rnn_silverbox", "review Sect. 3.3 (Silverbox); no hybrid 
     Setting("training windows", ALL, f"{SB} (first 1,000 samples for training, next 4,000 for testing)",
             field="data.max_windows"),
     *(dataclasses.replace(s, paper=NOT_STATED, source=NO_TRAINING + "; " + s.source,
-                          reasons={"cpu": "; ".join(filter(None, (SB_DESIGN, SB_CPU.get(s.name, s.reasons.get("cpu"))))),
+                          reasons={"cpu": "; ".join(filter(None, (SB_DESIGN,
+                                                                  SB_CPU.get(s.name, s.reasons.get("cpu"))))),
                                    "full": "; ".join(filter(None, (SB_DESIGN, s.reasons.get("full"))))})
       if s.name not in ("ODE engine", "optimiser") else s for s in _authors_design()),
     Setting("ODE-RNN and ANODE-RNN rates", NOT_STATED, NO_TRAINING, field="model_lr",

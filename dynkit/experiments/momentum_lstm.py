@@ -9,7 +9,8 @@ and with one fixed pixel permutation (the PMNIST protocol). Registered as
   N = 32 hidden units;
 * ``momentum_lstm_fashion_mnist``: Fashion-MNIST average-pooled to 7x7 (49 steps; ``pool=2`` gives
   14x14, 196 steps, where 5 epochs left the LSTM below 50 %), 4000 training and 1000 test images, the
-  authors' training, initialisation and SRLSTM cell at N = 32; needs the Debian package ``dataset-fashion-mnist``. The paper has no Fashion-MNIST row: these are real 28x28
+  authors' training, initialisation and SRLSTM cell at N = 32; needs the Debian package
+  ``dataset-fashion-mnist``. The paper has no Fashion-MNIST row: these are real 28x28
   images standing in for its MNIST/PMNIST.
 
 Recorded per (task, cell) and seed: the best and final test accuracy and the gradient-norm ratio

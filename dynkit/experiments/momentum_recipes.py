@@ -65,9 +65,9 @@ SRLSTM_KEPT = ("kept as run: dynkit's restart rule on the input drive, the resul
                "Nesterov cell was built after them, one field away, not rerun)")
 MNIST_MISSING = "MNIST (not available offline)"
 DIGITS_CPU = {"hidden size N": HIDDEN_CUT, "initialisation": INIT_KEPT, "SRLSTM cell": SRLSTM_KEPT}
-FASHION_CPU = {"hidden size N": ("CPU time: timed on the shared machine, one thread, 49 steps, N = 32 trains 150 epochs of "
-                                  "4000 images in about 100 s (pilot seed 100); N = 256 costs tens of times more per "
-                                  "step (digits: N = 128 took 16x N = 32), hours per shard for 50 shards")}
+FASHION_CPU = {"hidden size N": ("CPU time: timed on the shared machine, one thread, 49 steps, N = 32 trains 150 "
+                                  "epochs of 4000 images in about 100 s (pilot seed 100); N = 256 costs tens of times "
+                                  "more per step (digits: N = 128 took 16x N = 32), hours per shard for 50 shards")}
 
 
 DIGITS = add_recipe(Recipe("momentum_lstm_digits", "MomentumRNN paper, Table 1", (

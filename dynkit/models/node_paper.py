@@ -23,6 +23,7 @@ import math
 import torch
 from torch import nn
 
+from .. import _checks as check
 from .neural_ode import MODELS, ConvField, ConvInitial, MLPField
 
 # Image tasks: input shape, classes, and per model (p, hidden width). p and widths of mnist/cifar10
@@ -152,9 +153,16 @@ class MLPInitial(nn.Module):
 
     def __init__(self, dim: int, hidden: int):
         super().__init__()
+        for name, value in (("dim", dim), ("hidden", hidden)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self.dim = dim
         self.net = MLPField(dim, hidden, dim, activation=_hardtanh5)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check.tensor(x, "x", ndim=2, floating=True, finite=True, shape_hint=f"(batch, {self.dim})")
+        if x.shape[1] != self.dim:
+            raise ValueError(f"x must have shape (batch, {self.dim}), got {tuple(x.shape)}")
         return self.net(x.new_zeros(()), x)
 
 

@@ -128,6 +128,8 @@ def trivial_loss(y: torch.Tensor, objective: str = "cross_entropy") -> float:
     or the variance of ``2 y - 1`` (``"mse"``, whose best constant is their mean)."""
     _check_objective(objective)
     check.tensor(y, "y", ndim=1, shape_hint="(batch,)")
+    if len(y) == 0 or not bool(torch.all(y == y.round())) or float(y.min()) < 0:
+        raise ValueError(f"y must be a non-empty tensor of class labels (whole numbers >= 0), got {y!r:.80}")
     if objective == "mse":
         return float((2 * y.double() - 1).var(unbiased=False))
     freq = torch.bincount(y.long()).double() / len(y)
@@ -334,7 +336,8 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
     step = functools.partial(nfe_step, objective=objective)
     step = step if clip_norm is None else _clipped(step, clip_norm)
     history = fit(net, optimizer, batches_of(x_train, y_train, config["batch_size"]), step, epochs, seed=seed,
-                  evaluate=evaluator(x_test, y_test, objective=objective), checkpoint_dir=out, resume=resume, progress=not quiet,
+                  evaluate=evaluator(x_test, y_test, objective=objective), checkpoint_dir=out, resume=resume,
+                  progress=not quiet,
                   description=f"{name}/{task}", backward=False,  # nfe_step differentiates itself
                   manifest=manifest)
     from ..models.node_paper import count_parameters
