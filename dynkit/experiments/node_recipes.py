@@ -121,7 +121,7 @@ def _point_cloud_counts() -> tuple[int, ...]:
 
 
 PC_COUNTS_WHY = ("the authors' widths (20, 20, 13, 14, 14): the review's 528 for SONODE counts the notebook's damping "
-                 "parameter, created in every model's field and used by HBNODE's and GHBNODE's only")
+                 "parameter, created in every second-order model's field and used by HBNODE's and GHBNODE's only")
 add_recipe(Recipe("node_point_cloud", "review Sect. 3.4.1, Fig. 9", (
     Setting("data set", PC_DATA, PC_SECT, fixed=PC_DATA),  # dynkit.tasks.point_cloud, a new draw per run
     Setting("models", ("node", "anode", "sonode", "hbnode", "ghbnode"), f"{PC_SECT}, Fig. 9", field="models",

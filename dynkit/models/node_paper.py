@@ -256,14 +256,8 @@ def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options
         return ODERNN(name, n_inputs, n_outputs, hidden, augment=augment, **widths, **options)
     cls = MODELS[name]
     second_order = cls.n_states == 2
-    if task == "point_cloud" and design == "authors":
-        return _authors_point_cloud(name, options)
     if task == "point_cloud":
-        p, hidden = POINT_CLOUD[name]
-        width = 2 + p
-        field = MLPField(2 * width if name == "sonode" else width, hidden, width)
-        kwargs = {} if name == "node" else {"augment_dim": p}
-        return Classifier(cls(field, **kwargs, **options), (2,), 1)
+        return _point_cloud(name, design, options)
     in_shape, n_classes, sizes = IMAGE_TASKS[task]
     p, hidden = sizes[name]
     channels = in_shape[0]
@@ -279,19 +273,25 @@ def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options
     return Classifier(ode, in_shape, n_classes)
 
 
-def _authors_point_cloud(name: str, options: dict) -> Classifier:
-    """The review authors' point-cloud ``name`` (:data:`AUTHORS_POINT_CLOUD`) with the block ``options``."""
-    hidden, augment = AUTHORS_POINT_CLOUD[name]
+def _point_cloud(name: str, design: str, options: dict) -> Classifier:
+    """The point-cloud ``name`` with the block ``options``: dynkit's (:data:`POINT_CLOUD`: zero initial velocity, one
+    logit) or the review authors' (:data:`AUTHORS_POINT_CLOUD`: the initial-velocity network, GHBNODE's restoring term,
+    a bounded output)."""
+    authors = design == "authors"
+    if authors:
+        hidden, augment = AUTHORS_POINT_CLOUD[name]
+    else:
+        augment, hidden = POINT_CLOUD[name]
     cls = MODELS[name]
     width = 2 + augment
     field = MLPField(2 * width if name == "sonode" else width, hidden, width)  # F.elu, as their nn.ELU
     kwargs = {"augment_dim": augment} if name != "node" else {}
-    if cls.n_states == 2:
+    if authors and cls.n_states == 2:
         kwargs["initial"] = MLPInitial(width, hidden)
-    if name == "ghbnode":
+    if authors and name == "ghbnode":
         # xi = softplus(chi) = 2 frozen; sigma the identity (their tanhc returns its input)
         kwargs.update(activation=_identity, learn_xi=False, chi=math.log(math.expm1(AUTHORS_POINT_CLOUD_XI)))
-    return Classifier(cls(field, **kwargs, **options), (2,), 1, bound=AUTHORS_POINT_CLOUD_BOUND)
+    return Classifier(cls(field, **kwargs, **options), (2,), 1, bound=AUTHORS_POINT_CLOUD_BOUND if authors else None)
 
 
 def count_parameters(module: nn.Module) -> int:
