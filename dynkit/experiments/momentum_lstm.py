@@ -283,9 +283,10 @@ AUTHORS_TRAINING = dict(cells=TABLE1_CELLS, hidden=256, epochs=150, batch=128, l
           smoke=MomentumLSTMConfig(tasks=("digits",), cells=("LSTM", "MomentumLSTM"), hidden=8, epochs=1, batch=128,
                                    train_subset=256, eval_batch=64),
           # cpu (issue 31 item 5): the authors' training (RMSprop 1e-3, clipping 1.0, batch 128, 150 epochs, their
-          # per-task cells and restart periods) at N = 32 (timed: 0.27 s an epoch against 4.4 s at N = 128), the five
-          # cells of Table 1 (NAG-LSTM has no row); was Adam 1e-2, batch 64, 30 epochs, one cell setting for all
-          cpu=MomentumLSTMConfig(**{**AUTHORS_TRAINING, "hidden": 32}),
+          # per-task cells and restart periods), initialisation and SRLSTM cell at N = 32 (timed: 0.27 s an epoch
+          # against 4.4 s at N = 128), the five cells of Table 1 (NAG-LSTM has no row); was Adam 1e-2, batch 64, 30
+          # epochs, one cell setting for all, then (until 2026-11-28) torch's uniform initialisation and dynkit's SRLSTM
+          cpu=MomentumLSTMConfig(init="authors", srlstm="authors", **{**AUTHORS_TRAINING, "hidden": 32}),
           full=MomentumLSTMConfig(eval_batch=256, init="authors", srlstm="authors", **AUTHORS_TRAINING),
           points=_points, render=render_momentum_lstm)
 def momentum_lstm(config: MomentumLSTMConfig, *, seed: int, out: Path, device: str) -> dict:

@@ -59,12 +59,8 @@ def _common(cpu: dict) -> tuple[Setting, ...]:
     )
 
 
-INIT_KEPT = ("kept as run: torch.nn.LSTM's uniform initialisation, the results of record's (init='authors' was built "
-             "after them, one field away, not rerun)")
-SRLSTM_KEPT = ("kept as run: dynkit's restart rule on the input drive, the results of record's (the authors' "
-               "Nesterov cell was built after them, one field away, not rerun)")
 MNIST_MISSING = "MNIST (not available offline)"
-DIGITS_CPU = {"hidden size N": HIDDEN_CUT, "initialisation": INIT_KEPT, "SRLSTM cell": SRLSTM_KEPT}
+DIGITS_CPU = {"hidden size N": HIDDEN_CUT}
 FASHION_CPU = {"hidden size N": ("CPU time: timed on the shared machine, one thread, 49 steps, N = 32 trains 150 "
                                   "epochs of 4000 images in about 100 s (pilot seed 100); N = 256 costs tens of times "
                                   "more per step (digits: N = 128 took 16x N = 32), hours per shard for 50 shards")}
