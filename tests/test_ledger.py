@@ -316,3 +316,14 @@ def test_markdown_and_counts_show_outcomes_effects_and_reasons(tmp_path):
     assert "inconclusive" in md and "seeds needed" in md and "log " in md and "5 (" in md
     assert table.outcome_counts()["inconclusive"] == 1 and sum(table.outcome_counts().values()) == 1
     assert set(table.outcome_counts()) == set(OUTCOMES)
+
+
+def test_the_markdown_says_whether_each_rows_plan_was_written_before_its_results():
+    from dynkit.experiments.ledger import plan_kind
+    from dynkit.experiments.plans import Plan
+
+    before = Plan("toy", (5,), rows=("t.a",), prospective=True, written="written before the runs")
+    after = Plan("toy", (5,), rows=("t.a",), prospective=False, written="after the results")
+    assert plan_kind(before.describe()) == "prospective"
+    assert plan_kind(after.describe()) == "retrospective"  # planted: a plan written after its results
+    assert plan_kind(None) == plan_kind("none (one look at the results' n, t interval)") == "none"

@@ -161,5 +161,61 @@ def test_point_cloud_trained_bar_uses_the_runs_trivial_loss():
     bad, _ = checks[0].test(0.46, 8 / 9)  # planted: more than half the trivial predictor's loss
     assert good and not bad
     # NODE is the baseline the review says cannot separate the cloud: no trained bar on it
-    assert {c.subject for c in VALIDITY["node_point_cloud"]} == {"hbnode", "ghbnode"}
+    assert {c.subject for c in VALIDITY["node_point_cloud"] if c.kind == "trained bar"} == {"hbnode", "ghbnode"}
     assert node_runs.DESIGN_OBJECTIVES == {"dynkit": "cross_entropy", "authors": "mse"}
+
+
+@pytest.mark.parametrize("model", ["node", "hbnode", "ghbnode"])
+def test_point_cloud_nfe_rows_are_held_off_the_untrained_floor(model):
+    from dynkit.experiments.ledger import CLAIMS, VALIDITY
+
+    checks = [c for c in VALIDITY["node_point_cloud"] if c.kind == "off floor" and c.subject == model]
+    assert len(checks) == 1 and checks[0].metrics == (f"{model}.forward_nfe_mean", f"floor.{model}.forward_nfe@train")
+    assert checks[0].test(45.0, 38.0)[0] and not checks[0].test(38.0, 38.0)[0]  # planted: at the floor
+    nfe_rows = [c for c in CLAIMS.values() if c.experiment == "node_point_cloud" and "nfe" in c.value.name]
+    loss_row = CLAIMS["review.point_cloud_hbnode_loss"]
+    mine = [r for r in nfe_rows if any(m.startswith(model + ".") for m in r.value.metrics)]
+    assert mine and all(checks[0].applies(r.value.metrics) for r in mine)
+    assert not checks[0].applies(loss_row.value.metrics)
+
+
+def test_point_cloud_floor_is_the_untrained_models_counted_evaluations():
+    """The baseline's floor against the field's calls counted by a forward hook (not dynkit's NFE counter)."""
+    from dynkit.experiments.baselines import BASELINES
+    from dynkit.models.ode_block import set_tolerance
+    from dynkit.tasks.node_runs import load_task
+
+    seed, batch = 3, 50
+    floors = BASELINES["node_point_cloud"]({"args": ["--runs", "1", "--models", "node", "hbnode"]}, seed)
+    assert set(floors) == {"floor.node.forward_nfe@train", "floor.hbnode.forward_nfe@train"}
+    for model in ("node", "hbnode"):
+        torch.manual_seed(seed * 10_000)
+        net = from_paper(model, "point_cloud", design="authors")
+        set_tolerance(net, 1e-7)
+        calls = []
+        fields = [m for name, m in net.named_modules() if name.endswith("field")]
+        assert fields, "the model has no field module to count"
+        hooks = [f.register_forward_hook(lambda *a: calls.append(1)) for f in fields[:1]]
+        _, _, x, _ = load_task("point_cloud", seed=seed * 10_000)
+        order = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed * 10_000))
+        per_batch = []
+        with torch.no_grad():
+            for i in range(2):
+                calls.clear()
+                net(x[order[i * batch:(i + 1) * batch]])
+                per_batch.append(len(calls))
+        for h in hooks:
+            h.remove()
+        assert floors[f"floor.{model}.forward_nfe@train"] == pytest.approx(np.mean(per_batch))
+
+
+def test_point_cloud_loss_row_is_a_difference_that_holds_zero_losses():
+    from dynkit.experiments.ledger import CLAIMS
+
+    row = CLAIMS["review.point_cloud_hbnode_loss"]
+    # HBNODE's MSE reaches exactly 0 (the review's "goes to zero"): the effect must stay finite there
+    assert row.value({"node.final_loss_median": 0.15, "hbnode.final_loss_median": 0.0}) == pytest.approx(0.15)
+    assert row.value({"node.final_loss_median": 0.0, "hbnode.final_loss_median": 0.3}) == pytest.approx(-0.3)
+    # the floor: a tenth of the best constant output's MSE, found here by a scalar search (labels 1/3 -1, 2/3 +1)
+    best = minimize_scalar(lambda c: ((c + 1) ** 2 + 2 * (c - 1) ** 2) / 3).fun
+    assert row.rule.direction == "greater" and row.rule.sesoi == pytest.approx(best / 10)

@@ -6,7 +6,7 @@ A trivial predictor depends only on the data, so its metric is computed from a s
 beside ``results.json``. A row whose experiment declares a trained bar (:func:`beats_baseline`) and has no
 baseline for a seed is ``invalid`` (incomplete), never decided without it.
 
-NFE floors (``node_trained``): each model's forward NFE as initialised, untrained, at the tolerance a row reads
+NFE floors (``node_trained``, ``node_images``, ``node_point_cloud``): each model's forward NFE as initialised, untrained, at the tolerance a row reads
 (:func:`untrained_forward_nfe`); a trained model's NFE at or below it measures the tolerance, not the model.
 
 Forecasts and regression (the ODE-RNN hybrids): **persistence** (the next stamp is the last observed one) and
@@ -54,10 +54,11 @@ def _forecast_baselines(config: Mapping, seed: int) -> dict:
 
 
 def untrained_forward_nfe(model: str, task: str, tol: float, seed: int, batch_size: int, n_batches: int = 3,
-                          solver: str = "dynkit") -> float:
+                          solver: str = "dynkit", design: str = "dynkit") -> float:
     """Mean forward NFE per batch of ``model`` as initialised (``torch.manual_seed(seed)``, no training) at
     ``rtol = atol = tol`` over ``n_batches`` test batches of ``batch_size``: the NFE the tolerance and the
-    architecture cost before the model learned anything, the floor a trained model's NFE is held against."""
+    architecture cost before the model learned anything, the floor a trained model's NFE is held against.
+    ``design``: :func:`~dynkit.models.node_paper.from_paper`'s (``"authors"``: the point-cloud notebooks' models)."""
     import torch
 
     from ..diagnostics.nfe import BatchNFE
@@ -66,7 +67,7 @@ def untrained_forward_nfe(model: str, task: str, tol: float, seed: int, batch_si
     from ..tasks.node_runs import load_task
 
     torch.manual_seed(seed)
-    net = from_paper(model, task, solver=solver)
+    net = from_paper(model, task, solver=solver, design=design)
     set_tolerance(net, tol)
     _, _, x, _ = load_task(task, seed=seed)
     order = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
@@ -113,6 +114,19 @@ def _node_images_floors(config: Mapping, seed: int) -> dict:
             for m in models}
 
 
+def _node_point_cloud_floors(config: Mapping, seed: int) -> dict:
+    """node_point_cloud (a migrated script): each model's forward NFE as initialised at the training tolerance and
+    batch size, in the design the script trains, mean over the seed's runs (run ``r`` draws its cloud and model from
+    ``10_000 seed + r``, :func:`dynkit.experiments.node_point_cloud.run`); the rows read the mean forward NFE per
+    batch over training."""
+    from .node_point_cloud import options
+
+    o = options(list(config["args"]))
+    return {f"floor.{m}.forward_nfe@train": float(np.mean([
+        untrained_forward_nfe(m, "point_cloud", o["tol"], seed * 10_000 + r, o["batch_size"], 2, o["solver"],
+                              o["design"]) for r in range(o["runs"])])) for m in o["models"]}
+
+
 def _cubic_zero_predictor(config: Mapping, seed: int) -> dict:
     """momres_cubic: the zero predictor's MSE on the script's training points (200 on [-1, 1], target -x^3): the
     floor a fit must beat; it depends on neither the seed nor the model."""
@@ -125,6 +139,7 @@ def _cubic_zero_predictor(config: Mapping, seed: int) -> dict:
 BASELINES["momres_cubic"] = _cubic_zero_predictor
 BASELINES["node_trained"] = _node_trained_floors
 BASELINES["node_images"] = _node_images_floors
+BASELINES["node_point_cloud"] = _node_point_cloud_floors
 
 
 def above_measured_floor(metric_name: str, floor: str, why: str, subject: str | None = None,

@@ -72,10 +72,17 @@ add_claim("review.point_cloud_hbnode_backward_nfe", paper=REVIEW,
           claim="On the point cloud HBNODE needs fewer backward NFE than NODE", paper_figure="Fig. 9",
           experiment="node_point_cloud", metric="mean backward NFE per batch over training, HBNODE / NODE",
           value=ratio("hbnode.backward_nfe_mean", "node.backward_nfe_mean"), rule=less(0.8, null=1.0))
+# A difference of MSEs, not a log ratio: the authors' models train by the MSE against labels -1 and 1, which HBNODE
+# drives to exactly 0 (seeds 4, 7, 9 of look 2), where a log ratio is undefined. Changed after look 2 had been seen
+# (the plan says so: analysis/plans/node_point_cloud.json); the floor is a tenth of the best constant output's loss
+# (8/9), fixed from the objective, not from the data.
+POINT_CLOUD_LOSS_FLOOR = 0.1 * 8 / 9
 add_claim("review.point_cloud_hbnode_loss", paper=REVIEW,
           claim="On the point cloud HBNODE reaches a lower training loss than NODE in the same epochs",
-          paper_figure="Fig. 9", experiment="node_point_cloud", metric="final training loss, HBNODE / NODE",
-          value=ratio("hbnode.final_loss_median", "node.final_loss_median"), rule=less(0.8, null=1.0))
+          paper_figure="Fig. 9", experiment="node_point_cloud",
+          metric="final training loss (MSE against labels -1 and 1), NODE - HBNODE",
+          value=difference("node.final_loss_median", "hbnode.final_loss_median"),
+          rule=greater(0.0, sesoi=POINT_CLOUD_LOSS_FLOOR))
 
 # ---- image classification, the other baselines (Figs. 6, 10), experiment node_images --------------------------
 for ref, label in (("anode", "ANODE"), ("sonode", "SONODE")):
@@ -250,6 +257,10 @@ for model in ("hbnode", "ghbnode"):
     declare_validity("node_point_cloud",
                      beats_baseline(f"{model}.final_loss_median", "baseline.final_loss", POINT_CLOUD_BAR_MARGIN,
                                     POINT_CLOUD_BAR_WHY, subject=model))
+for model in ("node", "hbnode", "ghbnode"):  # the NFE rows: each model off its untrained NFE at the training 1e-7
+    declare_validity("node_point_cloud",
+                     above_measured_floor(f"{model}.forward_nfe_mean", f"floor.{model}.forward_nfe@train",
+                                          "the untrained model's forward NFE per batch at the training tolerance 1e-7"))
 for model in ("node", "hbnode", "ghbnode"):
     # off the floor (issue 30 §7): above the same model's NFE as initialised at the same tolerance, measured
     # (dynkit.experiments.baselines.untrained_forward_nfe; 38-44 per batch at rtol 1e-5), not a solver count of 14 x

@@ -474,6 +474,14 @@ def _fmt(x) -> str:
     return "–" if x is None else f"{x:.3g}"
 
 
+def plan_kind(plan: str | None) -> str:
+    """A row's plan in one word: ``prospective`` (committed before the results it governs), ``retrospective``
+    (written after them: the row's seeds were not fixed blind) or ``none``."""
+    if not plan or plan.startswith("none"):
+        return "none"
+    return "prospective" if plan.endswith("prospective") else "retrospective"
+
+
 def effect_text(row: LedgerRow) -> str:
     """``log -0.52 [-0.61, -0.43] (t, 95%)`` (the effect on its scale with its interval, method and level);
     a deterministic measurement reads ``log -0.05, deterministic (identical in 5 seeds)``; ``–`` without one."""
@@ -559,9 +567,9 @@ class Ledger:
     def to_markdown(self) -> str:
         from .paper_runs import paper_effect_text
 
-        lines = ["| id | paper | claim | paper figure | metric | effect on its scale [CI] (method, level) | n | sign "
-                 "test | family (level) | trained bar | paper's effect / sesoi | outcome | reason or seeds needed | "
-                 "authors' runs |", "|" + " --- |" * 14]
+        lines = ["| id | paper | claim | paper figure | metric | effect on its scale [CI] (method, level) | n | plan "
+                 "| sign test | family (level) | trained bar | paper's effect / sesoi | outcome | reason or seeds needed "
+                 "| authors' runs |", "|" + " --- |" * 15]
         differs = {name: [row["setting"] for row in table if not row["as_paper"]["cpu"]]
                    for name, table in self.setups().items()}
         for r in self.rows:
@@ -578,8 +586,9 @@ class Ledger:
                 why = ((why + ". " if why else "") + "Setup differs from the paper in: "
                        + ", ".join(differs[c.experiment]) + f" (setup of {c.experiment} below)")
             n = f"1 measurement ({r.n} seeds)" if r.deterministic else str(r.n)
-            cells = [c.id, c.paper, c.claim, c.paper_figure, c.metric, effect_text(r), n, r.sign_text(),
-                     r.family_text(), r.baseline or "–", f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})",
+            cells = [c.id, c.paper, c.claim, c.paper_figure, c.metric, effect_text(r), n, plan_kind(r.plan),
+                     r.sign_text(), r.family_text(), r.baseline or "–",
+                     f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})",
                      r.outcome, why or "–", paper_effect_text(c.id)]
             lines.append("| " + " | ".join(str(x).replace("|", "/").replace("\n", " ") for x in cells) + " |")
         counts = ", ".join(f"{k}: {v}" for k, v in self.outcome_counts().items())
