@@ -10,6 +10,8 @@ not part of the shards' code identity.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from .recipes import NOT_STATED, Recipe, Setting, add_recipe
 
 PAPER = "CSAODE paper"
@@ -109,7 +111,7 @@ TREC = add_recipe(Recipe("csaode_trec", f"{PAPER}, Table 1 and Fig. 5", (
     Setting("solver step size r", *TREC_STEP, field="step"),
     OPTIMISER, LEARNING_RATE, _schedule(), WARMUP, DECAY,
     TREC_BATCH,
-    L2, DROPOUT, *INITIALISATION, MAX_LEN, _epochs(),
+    L2, DROPOUT, INITIALISATION[0], dataclasses.replace(INITIALISATION[1], reasons={}), MAX_LEN, _epochs(),
     Setting("seeds", "10 runs (timing)", f"{PAPER}, Performance analysis (average of 10 runs)",
             fixed="the plan's seeds (analysis/plans)", reasons=PLAN_WHY),
 ), default_reasons=SMOKE))

@@ -56,9 +56,7 @@ DIGITS_FLOOR_WHY = ("1e-5: at 1e-3 every model on 8x8 digits sat on dopri5's flo
 IMAGE_CLIPPING = Setting("gradient clipping", 10.0,
                          "HeavyBallNODE mnist/mnist_train.py (clip_grad_norm_ 10.0, the loop of mnist_hbnode.py and "
                          "mnist_full_run.py; ANODE's own mnist_anode.py clips at 1.0, which one value for every model "
-                         "does not separate)", field="clip_norm",
-                         reasons={"cpu": "kept as run: the results of record trained without clipping (clip_norm "
-                                         "was built after them; --clip-norm 10 is one option away, not rerun)"})
+                         "does not separate)", field="clip_norm")
 
 
 def _image_models(rows: str) -> Setting:
