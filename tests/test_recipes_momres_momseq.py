@@ -137,10 +137,10 @@ def test_measurements_without_a_paper_run_refuse_the_paper_scale(name, reason):
     assert all(r["as_paper"] or r["why"] == "the paper states none: ours" for r in rows)
 
 
-@pytest.mark.parametrize("name", ["momres_cubic", "momres_rings"])
-def test_the_resnets_count_follows_iterations_unless_given(name):
-    config = E.get(name).config("cpu")
-    assert config.options()["resnet_iterations"] == config.options()["iterations"] == 600
+@pytest.mark.parametrize("name, scale, iterations", [("momres_cubic", "cpu", 600), ("momres_rings", "smoke", 5)])
+def test_the_resnets_count_follows_iterations_unless_given(name, scale, iterations):
+    config = E.get(name).config(scale)  # momres_rings' cpu scale gives the authors' two counts (1500, 5000)
+    assert config.options()["resnet_iterations"] == config.options()["iterations"] == iterations
     moved = write_field(config, "iterations", 77)
     assert moved.options()["resnet_iterations"] == 77
     apart = write_field(moved, "resnet_iterations", 5)
@@ -224,3 +224,13 @@ def test_vanishing_cells_follow_the_options():
     assert momseq_vanishing.options(["--full"])["models"] == tuple(cells)  # --full: all seven
     # the recipe's paper scale writes a tuple space-separated: the same subset as the registered comma form
     assert momseq_vanishing.options(["--models", "RNN", "MomentumRNN"])["models"] == settings["models"]
+
+
+@pytest.mark.parametrize("name", ["momres_rings", "momres_rings_tied"])
+def test_the_rings_cpu_scale_is_the_authors_training_whole(name):
+    recipe, config = RECIPES[name], E.get(name).config("cpu")
+    # only the seeds differ (and the untied row's tying, its variant of Fig. 5)
+    allowed = {"seeds"} | ({"tied weights"} if name == "momres_rings" else set())
+    assert {r["setting"] for r in recipe.rows(config, "cpu") if not r["as_paper"]} == allowed
+    planted = write_field(config, "lr", 0.01)  # the results of record's rate
+    assert "learning rate" in {r["setting"] for r in recipe.rows(planted, "cpu") if not r["as_paper"]}
