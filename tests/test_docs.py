@@ -195,18 +195,20 @@ def test_ledger_page_from_the_contract(tmp_path):
     dynkit_pages.ledger_page(tmp_path / "ledger.md", lambda: Ledger())
     text = (tmp_path / "ledger.md").read_text()
     assert "**0** reproduced · **1** partly reproduced · **0** not reproduced at this scale · **0** contradicted" in text
-    assert "| claim | paper | metric | effect [95% CI] | n (agree) | verdict | reason or seeds needed |" in text
+    assert "| claim | paper | metric | effect [95% CI] | n (agree) | plan | verdict | reason or seeds needed |" in text
     assert ("| fewer NFE (`x1`) | Wang et al., momentum review, Fig. 11 | ratio | 0.6 [0.5, 0.7] (5 seeds) |  | "
-            "partly reproduced |  |") in text  # a row from before issue 21: its mean, no n (agree)
+            "none | partly reproduced |  |") in text  # a row from before issue 21: its mean, no n (agree), no plan
     # Rows that carry an outcome (and labels no list anticipates) are counted by it.
     class Outcomes:
         def to_dict(self):
             row = Ledger().to_dict()["rows"][0]
-            return {"rows": [dict(row, outcome="smaller effect"), dict(row, id="x2", outcome="something new")]}
+            return {"rows": [dict(row, outcome="smaller effect", plan="toy: n = 5, t interval, written after the results"),
+                             dict(row, id="x2", outcome="something new", plan="toy: n = 5, t interval, prospective")]}
 
     dynkit_pages.ledger_page(tmp_path / "outcomes.md", lambda: Outcomes())
     text = (tmp_path / "outcomes.md").read_text()
     assert "**1** smaller effect · **1** something new (2 results)" in text and "| outcome | reason or seeds needed |" in text
+    assert "| retrospective | smaller effect |" in text and "| prospective | something new |" in text
     dynkit_pages.ledger_page(tmp_path / "absent.md", None, ComponentUnavailable("dynkit.experiments is not installed"))
     assert "Not available in this build: dynkit.experiments is not installed" in (tmp_path / "absent.md").read_text()
 

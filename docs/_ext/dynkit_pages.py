@@ -161,6 +161,13 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
     _write(out / "index.md", "\n".join(index))
 
 
+def plan_text(plan) -> str:
+    """The row's plan in one word (prospective / retrospective / none), as ``dynkit ledger`` prints it."""
+    from dynkit.experiments.ledger import plan_kind
+
+    return plan_kind(plan) if isinstance(plan, str) or plan is None else "–"
+
+
 def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = None,
                 warn: Callable[[str], None] = logger.warning) -> None:
     """Write ``out`` (one page): the empirical ledger, with counts per outcome (or verdict).
@@ -192,14 +199,16 @@ def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = 
 
     text = [f"# {title}", "", "Each experimental claim of the papers, the metric dynkit measured, the paired "
             "per-seed effect on its scale with its 95% confidence interval, n with how many seeds agree in sign "
-            f"(from the committed results in `analysis/results`), and the {label} its rule gives after the validity "
-            "checks; undecided rows say why or how many seeds would decide them. `dynkit ledger` prints the same "
-            "table.", "",
+            "(from the committed results in `analysis/results`), whether the plan fixing its seeds was written "
+            f"before the results (prospective) or after them (retrospective), and the {label} its rule gives after "
+            "the validity checks; undecided rows say why or how many seeds would decide them. `dynkit ledger` prints "
+            "the same table.", "",
             _counts_line(counts, "results"), "",
-            _table(["claim", "paper", "metric", "effect [95% CI]", "n (agree)", label, "reason or seeds needed"],
+            _table(["claim", "paper", "metric", "effect [95% CI]", "n (agree)", "plan", label,
+                    "reason or seeds needed"],
                    [[f"{r.get('claim')} (`{r.get('id')}`)", where(r), r.get("metric"), effect_text(r),
-                     f"{r.get('n', '')} ({r.get('n_agree', '')})" if "n" in r else "", row_label(r), reason_text(r)]
-                    for r in rows])]
+                     f"{r.get('n', '')} ({r.get('n_agree', '')})" if "n" in r else "", plan_text(r.get("plan")),
+                     row_label(r), reason_text(r)] for r in rows])]
     if setups:
         text += ["", "## Setup against the paper", "", "Per experiment with a recipe (`dynkit.experiments.recipes`): "
                  "each setting that can change an outcome, the paper's value and where it is stated, ours at the "
