@@ -127,7 +127,10 @@ def _metrics(data: dict) -> dict:
 
 
 register_script("csaode_attention", main, metrics=_metrics, checkpoints=True, smoke=("--epochs", "1"),
-                cpu=("--epochs", "10"), full=("--full", "--weight-norm"), options=options)
+                # cpu: the paper's schedule and weight normalization (until 2026-11-28 a constant rate, none)
+                cpu=("--epochs", "10", "--schedule", "paper", "--weight-norm"),
+                full=("--full", "--schedule", "paper", "--weight-norm"),
+                options=options)
 
 
 if __name__ == "__main__":
