@@ -70,7 +70,7 @@ PROSPECTIVE = ("ode_rnn_plane_vibration",  # issue 31: plans written before a re
                "ode_rnn_walker2d", "ode_rnn_walker2d_torchdiffeq", "csaode_trec", "momentum_lstm_digits",
                "node_adjoint_norm", "node_blowup", "momentum_lstm_fashion_mnist", "ode_rnn_silverbox",
                "node_trained", "node_images", "momres_rings", "momres_rings_tied",
-               "csaode_attention")
+               "csaode_attention", "momseq_copy")
 
 
 def test_the_committed_plans_load_and_name_their_rows():
