@@ -69,7 +69,7 @@ def test_baselines_are_computed_from_the_recorded_config_and_read_beside_the_res
 PROSPECTIVE = ("ode_rnn_plane_vibration",  # issue 31: plans written before a redesign's runs
                "ode_rnn_walker2d", "ode_rnn_walker2d_torchdiffeq", "csaode_trec", "momentum_lstm_digits",
                "node_adjoint_norm", "node_blowup", "momentum_lstm_fashion_mnist", "ode_rnn_silverbox",
-               "node_trained", "node_images", "momres_rings", "momres_rings_tied",
+               "node_trained", "node_images",
                "csaode_attention", "momseq_copy")
 
 

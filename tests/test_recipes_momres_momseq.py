@@ -234,3 +234,5 @@ def test_the_rings_cpu_scale_is_the_authors_training_whole(name):
     assert {r["setting"] for r in recipe.rows(config, "cpu") if not r["as_paper"]} == allowed
     planted = write_field(config, "lr", 0.01)  # the results of record's rate
     assert "learning rate" in {r["setting"] for r in recipe.rows(planted, "cpu") if not r["as_paper"]}
+    planted = write_field(config, "gamma", 0.9)  # the paper's image experiments' gamma, not the rings script's
+    assert "momentum gamma" in {r["setting"] for r in recipe.rows(planted, "cpu") if not r["as_paper"]}

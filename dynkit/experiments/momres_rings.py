@@ -205,13 +205,14 @@ def _metrics(result: dict) -> dict:
     return {f"{k}.{m}": result[k][m] for k in ("resnet", "momentum") for m in ("test_accuracy", "final_loss")}
 
 
-AUTHORS_ARGS = ("--rings", "authors", "--points-per-ring", "2000", "--test-points-per-ring", "500", "--fresh-draws",
-                "--head", "none", "--lr", "0.2", "--iterations", "1500", "--resnet-iterations", "5000",
+AUTHORS_ARGS = ("--gamma", "0.99", "--rings", "authors", "--points-per-ring", "2000", "--test-points-per-ring", "500",
+                "--fresh-draws", "--head", "none", "--lr", "0.2", "--iterations", "1500", "--resnet-iterations", "5000",
                 "--resnet-lr", "0.01", "--resnet-lr-schedule", "authors")
 """The authors' training (momentumnet ``examples/run_separation_nested_rings.py``, read in
-:mod:`~dynkit.experiments.momres_recipes`): their rings, 2000 fresh points a ring every iteration, no head, Adam at 0.2
-for 1500 iterations (the ResNet at 0.01 with their schedule for 5000). The cpu scale runs it whole: a tied shard took
-85 s on the shared machine (pilot seed 100, 2026-11-28); until then it ran 600 iterations of dynkit's rings."""
+:mod:`~dynkit.experiments.momres_recipes`): gamma 0.99, their rings, 2000 fresh points a ring every iteration, no head,
+Adam at 0.2 for 1500 iterations (the ResNet at 0.01 with their schedule for 5000). The cpu scale runs it whole: a tied
+shard took 85 s on the shared machine (pilot seed 100, 2026-11-28); until then it ran 600 iterations of dynkit's rings.
+A first run of it at gamma 0.9 (2026-11-28 01:39-02:00 UTC, in git history) left the untied Momentum ResNet at 0.54."""
 
 register_script("momres_rings", main, metrics=_metrics, smoke=("--iterations", "5"), cpu=AUTHORS_ARGS,
                 full=("--full",), options=options)
