@@ -127,6 +127,25 @@ def _node_point_cloud_floors(config: Mapping, seed: int) -> dict:
                               o["design"]) for r in range(o["runs"])])) for m in o["models"]}
 
 
+def _attention_pair_in_vocabulary(config: Mapping, seed: int) -> dict:
+    """csaode_attention (a migrated script): ``data.pair_in_vocabulary``, 1 when both words of the pair the row reads
+    (:data:`~dynkit.experiments.csaode_attention.PAIR`) are in the vocabulary the seed's model was trained with (TREC's
+    training split, built as :func:`~dynkit.tasks.text.train_csaode` builds it), else 0: a word outside it is the
+    unknown token, and its attention score is not the paper's."""
+    from ..tasks.text import Vocabulary, load_dataset
+    from .csaode_attention import PAIR, build_parser, options
+
+    args = list(config["args"])
+    settings, data_dir = options(args), build_parser().parse_args(args).data_dir
+    data = load_dataset("trec", data_dir, seed=seed)
+    train_idx, _ = data.split(0)
+    if settings["train_subset"] is not None:
+        keep = np.random.default_rng(seed).permutation(len(train_idx))[: int(settings["train_subset"])]
+        train_idx = train_idx[np.sort(keep)]
+    vocab = Vocabulary([data.sentences[i] for i in train_idx])
+    return {"data.pair_in_vocabulary": float(all(w in vocab.index for w in PAIR))}
+
+
 def _cubic_zero_predictor(config: Mapping, seed: int) -> dict:
     """momres_cubic: the zero predictor's MSE on the script's training points (200 on [-1, 1], target -x^3): the
     floor a fit must beat; it depends on neither the seed nor the model."""
@@ -140,6 +159,7 @@ BASELINES["momres_cubic"] = _cubic_zero_predictor
 BASELINES["node_trained"] = _node_trained_floors
 BASELINES["node_images"] = _node_images_floors
 BASELINES["node_point_cloud"] = _node_point_cloud_floors
+BASELINES["csaode_attention"] = _attention_pair_in_vocabulary
 
 
 def above_measured_floor(metric_name: str, floor: str, why: str, subject: str | None = None,
