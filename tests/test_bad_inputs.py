@@ -888,6 +888,13 @@ def _submodules(tmp: Path):
              st.one_of(bad_real_above(), st.floats(min_value=1.0, exclude_min=True)))
         # no input to get wrong: an argument is Python's own TypeError naming the function
         attempt("default_data_dir", "default_data_dir", lambda: text.default_data_dir("shared"), "shared")
+        data = text.TextDataset("toy", [["a"], ["b"], ["c"]], np.array([0, 1, 0]), ("x", "y"),
+                                is_test=np.array([False, False, True]))
+        fuzz("training_split", "data", lambda d: text.training_split(d, 0, 0, None), NOT_TENSORS)
+        fuzz("training_split", "fold", lambda f: text.training_split(data, f, 0, None), st.sampled_from([1, -1, 2.5]))
+        fuzz("training_split", "seed", lambda s: text.training_split(data, 0, s, None), bad_int(0))
+        fuzz("training_split", "train_subset", lambda n: text.training_split(data, 0, 0, n),  # None: all of them
+             st.one_of(st.integers(max_value=0), st.sampled_from([2.5, NAN, "3", True])))
 
     def training_helpers():
         model = torch.nn.Linear(2, 1)
@@ -944,7 +951,7 @@ def _submodules(tmp: Path):
             "train_model", "trivial_loss")},
         **{f"dynkit.tasks.text.{n}": text_helpers for n in (
             "decode_line", "read_lines", "pad_batch", "glove_embeddings", "embedding_matrix", "paper_schedule",
-            "default_data_dir")},
+            "default_data_dir", "training_split")},
         **{f"dynkit.tasks.training.{n}": training_helpers for n in (
             "epoch_generator", "plain", "save_checkpoint", "load_checkpoint", "run_manifest", "read_manifest",
             "check_resume", "fit")},

@@ -6,8 +6,9 @@ A trivial predictor depends only on the data, so its metric is computed from a s
 beside ``results.json``. A row whose experiment declares a trained bar (:func:`beats_baseline`) and has no
 baseline for a seed is ``invalid`` (incomplete), never decided without it.
 
-NFE floors (``node_trained``, ``node_images``, ``node_point_cloud``): each model's forward NFE as initialised, untrained, at the tolerance a row reads
-(:func:`untrained_forward_nfe`); a trained model's NFE at or below it measures the tolerance, not the model.
+NFE floors (``node_trained``, ``node_images``, ``node_point_cloud``): each model's forward NFE as initialised,
+untrained, at the tolerance a row reads (:func:`untrained_forward_nfe`); a trained model's NFE at or below it measures
+the tolerance, not the model.
 
 Forecasts and regression (the ODE-RNN hybrids): **persistence** (the next stamp is the last observed one) and
 the **mean** (every stamp is the training targets' mean per channel), each scored with the model's own test
@@ -132,16 +133,13 @@ def _attention_pair_in_vocabulary(config: Mapping, seed: int) -> dict:
     (:data:`~dynkit.experiments.csaode_attention.PAIR`) are in the vocabulary the seed's model was trained with (TREC's
     training split, built as :func:`~dynkit.tasks.text.train_csaode` builds it), else 0: a word outside it is the
     unknown token, and its attention score is not the paper's."""
-    from ..tasks.text import Vocabulary, load_dataset
+    from ..tasks.text import Vocabulary, load_dataset, training_split
     from .csaode_attention import PAIR, build_parser, options
 
     args = list(config["args"])
     settings, data_dir = options(args), build_parser().parse_args(args).data_dir
     data = load_dataset("trec", data_dir, seed=seed)
-    train_idx, _ = data.split(0)
-    if settings["train_subset"] is not None:
-        keep = np.random.default_rng(seed).permutation(len(train_idx))[: int(settings["train_subset"])]
-        train_idx = train_idx[np.sort(keep)]
+    train_idx, _ = training_split(data, 0, seed, settings["train_subset"])
     vocab = Vocabulary([data.sentences[i] for i in train_idx])
     return {"data.pair_in_vocabulary": float(all(w in vocab.index for w in PAIR))}
 

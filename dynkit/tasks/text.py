@@ -408,6 +408,24 @@ def _check_training_arguments(dataset, solver, seed, fold, config: dict, **flags
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {config['schedule']!r}")
 
 
+def training_split(data: TextDataset, fold: int, seed: int, train_subset: int | None) -> tuple[np.ndarray,
+                                                                                             np.ndarray]:
+    """``(training, test)`` indices of ``data`` for ``fold``, the training part cut to ``train_subset`` sentences
+    drawn with ``seed`` (``None``: all): the split :func:`train_csaode` trains and builds its vocabulary on."""
+    if not isinstance(data, TextDataset):
+        raise TypeError(f"data must be a TextDataset (load_dataset), got {type(data).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if train_subset is not None and (isinstance(train_subset, bool) or not isinstance(train_subset, (int, np.integer))
+                                     or train_subset < 1):
+        raise ValueError(f"train_subset must be None or an integer >= 1, got {train_subset!r}")
+    train_idx, test_idx = data.split(fold)
+    if train_subset is not None:
+        keep = np.random.default_rng(seed).permutation(len(train_idx))[: int(train_subset)]
+        train_idx = train_idx[np.sort(keep)]
+    return train_idx, test_idx
+
+
 def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/sentence-classification",
                  solver: str = "ark", epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                  resume: bool = False, quiet: bool = False, full: bool = False, fold: int = 0,
@@ -464,10 +482,7 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
         check_writable_dir(out, "out")
     torch.manual_seed(seed)
     data = load_dataset(dataset, data_dir, seed=seed)
-    train_idx, test_idx = data.split(fold)
-    if config["train_subset"] is not None:
-        keep = np.random.default_rng(seed).permutation(len(train_idx))[: int(config["train_subset"])]
-        train_idx = train_idx[np.sort(keep)]
+    train_idx, test_idx = training_split(data, fold, seed, config["train_subset"])
     for part, idx in (("training", train_idx), ("test", test_idx)):
         if len(idx) == 0:
             raise ValueError(f"data_dir must give {dataset!r} at least one {part} sentence for fold {fold}, got none")
