@@ -327,3 +327,5 @@ def test_the_markdown_says_whether_each_rows_plan_was_written_before_its_results
     assert plan_kind(before.describe()) == "prospective"
     assert plan_kind(after.describe()) == "retrospective"  # planted: a plan written after its results
     assert plan_kind(None) == plan_kind("none (one look at the results' n, t interval)") == "none"
+    with pytest.raises(ValueError, match="plan must be"):  # a text no Plan writes is refused, not read as one kind
+        plan_kind("toy: n = 5, t interval, looked at twice")

@@ -161,13 +161,6 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
     _write(out / "index.md", "\n".join(index))
 
 
-def plan_text(plan) -> str:
-    """The row's plan in one word (prospective / retrospective / none), as ``dynkit ledger`` prints it."""
-    from dynkit.experiments.ledger import plan_kind
-
-    return plan_kind(plan) if isinstance(plan, str) or plan is None else "–"
-
-
 def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = None,
                 warn: Callable[[str], None] = logger.warning) -> None:
     """Write ``out`` (one page): the empirical ledger, with counts per outcome (or verdict).
@@ -184,6 +177,8 @@ def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = 
     if ledger is None:
         _write(out, _unavailable(title, missing))
         return
+    from dynkit.experiments.ledger import plan_kind  # the plan column, as `dynkit ledger` prints it
+
     try:
         data = ledger().to_dict()
         rows, setups = data["rows"], data.get("setups") or {}
@@ -207,7 +202,7 @@ def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = 
             _table(["claim", "paper", "metric", "effect [95% CI]", "n (agree)", "plan", label,
                     "reason or seeds needed"],
                    [[f"{r.get('claim')} (`{r.get('id')}`)", where(r), r.get("metric"), effect_text(r),
-                     f"{r.get('n', '')} ({r.get('n_agree', '')})" if "n" in r else "", plan_text(r.get("plan")),
+                     f"{r.get('n', '')} ({r.get('n_agree', '')})" if "n" in r else "", plan_kind(r.get("plan")),
                      row_label(r), reason_text(r)] for r in rows])]
     if setups:
         text += ["", "## Setup against the paper", "", "Per experiment with a recipe (`dynkit.experiments.recipes`): "

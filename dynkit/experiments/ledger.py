@@ -475,11 +475,18 @@ def _fmt(x) -> str:
 
 
 def plan_kind(plan: str | None) -> str:
-    """A row's plan in one word: ``prospective`` (committed before the results it governs), ``retrospective``
-    (written after them: the row's seeds were not fixed blind) or ``none``."""
+    """A row's plan (:meth:`~dynkit.experiments.plans.Plan.describe`, or ``None``/``"none ..."`` without one) in one
+    word: ``prospective`` (committed before the results it governs), ``retrospective`` (written after them: the row's
+    seeds were not fixed blind) or ``none``."""
+    from .plans import KIND_TEXT
+
     if not plan or plan.startswith("none"):
         return "none"
-    return "prospective" if plan.endswith("prospective") else "retrospective"
+    for prospective, text in KIND_TEXT.items():
+        if plan.endswith(text):
+            return "prospective" if prospective else "retrospective"
+    raise ValueError(f"plan must be a Plan.describe() text (ending {' or '.join(map(repr, KIND_TEXT.values()))}) "
+                     f"or None, got {plan!r}")
 
 
 def effect_text(row: LedgerRow) -> str:

@@ -62,7 +62,7 @@ def _rings(name: str, tied_reason: dict) -> Recipe:
                 reasons=tied_reason),
         Setting("momentum gamma", 0.99, f"{RINGS_RUN} (gamma = 0.99 with the rate 0.2); Sect. 5.1 states none for "
                 "Fig. 5 (Sect. 5.2's 'gamma = 0.9 in the experiments' is the image experiments'; read as Fig. 5's "
-                "until 2026-11-28: at 0.9 the authors' rate 0.2 left the untied Momentum ResNet at 0.54 test accuracy)",
+                "until 2026-11-28: at 0.9 the authors' rate 0.2 left the untied Momentum ResNet at 0.53 test accuracy)",
                 field="gamma"),
         Setting("initial velocity", "v_0 = 0", f"{RINGS_RUN} (init_speed=0)", fixed="v_0 = 0"),
         Setting("rings", "authors", f"{TOY_DATA}: 4 rings of radius 3 (k/2 + 0.2 u), u uniform, labels "

@@ -212,7 +212,7 @@ AUTHORS_ARGS = ("--gamma", "0.99", "--rings", "authors", "--points-per-ring", "2
 :mod:`~dynkit.experiments.momres_recipes`): gamma 0.99, their rings, 2000 fresh points a ring every iteration, no head,
 Adam at 0.2 for 1500 iterations (the ResNet at 0.01 with their schedule for 5000). The cpu scale runs it whole: a tied
 shard took 85 s on the shared machine (pilot seed 100, 2026-11-28); until then it ran 600 iterations of dynkit's rings.
-A first run of it at gamma 0.9 (2026-11-28 01:39-02:00 UTC, in git history) left the untied Momentum ResNet at 0.54."""
+A first run of it at gamma 0.9 (2026-11-28 01:39-02:00 UTC, in git history) left the untied Momentum ResNet at 0.53."""
 
 register_script("momres_rings", main, metrics=_metrics, smoke=("--iterations", "5"), cpu=AUTHORS_ARGS,
                 full=("--full",), options=options)

@@ -26,6 +26,9 @@ from .inference import ALPHA, INTERVAL_METHODS, POWER, SPENDING, look_levels, se
 
 PLANS_ROOT = Path(__file__).resolve().parents[2] / "analysis" / "plans"
 """The committed plans (``analysis/plans/<experiment>.json``)."""
+KIND_TEXT = {True: "prospective", False: "written after the results"}
+"""How :meth:`Plan.describe` ends, by ``prospective`` (the ledger's plan column reads it back:
+:func:`~dynkit.experiments.ledger.plan_kind`)."""
 CAP = 10
 """The most seeds a plan runs at the ``cpu`` scale (a row needing more is inconclusive at the cap)."""
 
@@ -85,7 +88,7 @@ class Plan:
         return look_levels(self.looks, self.alpha, self.spending)[self.looks.index(n)]
 
     def describe(self) -> str:
-        kind = "prospective" if self.prospective else "written after the results"
+        kind = KIND_TEXT[self.prospective]
         looks = (f"looks at n = {', '.join(map(str, self.looks))} ({self.spending} spending)" if len(self.looks) > 1
                  else f"n = {self.looks[0]}")
         return f"{self.experiment}: {looks}, {self.interval} interval, {kind}"
