@@ -108,6 +108,78 @@ def check_output_path(path: str | os.PathLike, option: str | None = None) -> Pat
     return path
 
 
+DEFAULT_READ_LIMIT = 256 * 1024 * 1024  # bytes: no result, plan or shard of ours comes near
+
+
+def read_regular_bytes(path: str | os.PathLike, option: str | None = None, *,
+                       max_bytes: int = DEFAULT_READ_LIMIT, single_link: bool = False) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``max_bytes``; a ValueError otherwise.
+
+    The one rule of every reader (results, plans, shards, manifests, checkpoints' indexes), the twin
+    of :func:`check_output_path` for writers. The file is opened without blocking and examined
+    through its open descriptor, so what is checked is what is read: a device (``/dev/zero``), a named
+    pipe, a socket or a folder -- directly or behind a symbolic link -- is refused before a byte is
+    read, and so is a file larger than ``max_bytes``. ``single_link=True`` also refuses a file with a
+    second name (a hard link, ``st_nlink > 1``): a shard must be the file its folder wrote, not a
+    name for a file kept elsewhere.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` does not exist (naming ``option`` and ``path``).
+    ValueError
+        ``path`` is not a regular file, is too large, or has a second name; the message names
+        ``option``, ``path`` and what it is.
+    """
+    label = option or "path"
+    if not isinstance(path, (str, os.PathLike)) or str(path) == "":
+        raise TypeError(f"{label} must be a non-empty str or os.PathLike, got {path!r}")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
+        raise TypeError(f"max_bytes must be an int >= 0, got {max_bytes!r}")
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError as err:
+        raise FileNotFoundError(err.errno, f"{_labelled(path, option)} does not exist", str(path)) from None
+    except IsADirectoryError:
+        raise ValueError(f"{label} must be a regular file, got {str(path)!r}, which is a folder") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{label} must be a regular file, got {str(path)!r}, which is "
+                             f"{file_kind(info.st_mode)}: refused before reading")
+        if info.st_size > max_bytes:
+            raise ValueError(f"{label} must be a file of at most {max_bytes} bytes, got {str(path)!r} "
+                             f"of {info.st_size} bytes")
+        if single_link and info.st_nlink > 1:
+            raise ValueError(f"{label} must be a file with one name, got {str(path)!r}, which has "
+                             f"{info.st_nlink} (a hard link): refused, it may stand for a file kept elsewhere")
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:  # grew while read
+                raise ValueError(f"{label} must be a file of at most {max_bytes} bytes, got {str(path)!r}, "
+                                 "which grew past that while read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_regular_text(path: str | os.PathLike, option: str | None = None, *,
+                      max_bytes: int = DEFAULT_READ_LIMIT, single_link: bool = False) -> str:
+    """:func:`read_regular_bytes` decoded as UTF-8 (a ValueError naming ``path`` if it is not)."""
+    data = read_regular_bytes(path, option, max_bytes=max_bytes, single_link=single_link)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{option or 'path'} must be UTF-8 text, got {str(path)!r} "
+                         f"(byte {err.start} is not UTF-8)") from None
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: str = "w", *,
                  option: str | None = None) -> Path:
     """Write ``path`` through ``write(fileobj)`` into a temporary sibling, then rename it into place.
