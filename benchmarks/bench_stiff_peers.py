@@ -1,0 +1,293 @@
+"""Stiff solving against the fastest compiled peers, CPU time at matched error.
+
+Two parts, each ratio dynkit / peer from one run of this process:
+
+1. **Small systems against numbalsoda** (LSODA from ODEPACK, called with a numba ``cfunc`` right-hand side written
+   in place, so nothing of Python runs inside its steps): Robertson to 1e11, HIRES, OREGO (the published references
+   of :data:`dynkit.diagnostics.testset.TESTSET`) and Van der Pol μ = 1000 on [0, 3000] (reference: scipy Radau at
+   1e-12), as in :mod:`benchmarks.bench_stiff`. numbalsoda takes no Jacobian (LSODA differences its own) and one
+   scalar ``atol``; every contender gets the same scalar ``atol = rtol · ATOL_RATIO[problem]``. dynkit runs
+   ``radau5``, ``bdf``, ``rodas4``, ``rodas5`` with ``compile=True``, in two modes: difference Jacobians (like for
+   like with LSODA, the goal) and the analytic ``jac=`` (printed beside it).
+2. **Large sparse systems against CVODE** (SUNDIALS through scikit-sundae, BDF with its sparse direct solver and its
+   own grouped-difference Jacobian from the same sparsity pattern): the 1-D Brusselator of [HW] IV.1 with 1k, 10k and
+   100k states, dynkit's ``bdf`` with ``jac_sparsity=``. Both call the same Python ``f`` (CVODE through a wrapper
+   that copies its value into CVODE's array). Reference: CVODE at rtol = atol = 1e-10, checked against dynkit's
+   ``radau5`` at the same tolerance where that fits (1k states).
+
+Each contender runs a ladder of rtols; its log CPU time is interpolated in log achieved error at the levels
+(:func:`benchmarks.bench_stiff.at_level`, no extrapolation). Timing: ``time.process_time``, contenders of one rtol
+interleaved with the order rotated each round, the minimum of the rounds (one round for a run slower than 0.1 s).
+Compile time (numba compiling dynkit's kernels and each ``f``, numbalsoda's ``cfunc``) is measured apart and
+printed, never inside a timed run. Goals (``GOAL … met | NOT met``): dynkit / numbalsoda ≤ 1.0 at every problem and
+level both reach (difference Jacobians), dynkit / CVODE ≤ 1.0 at 100k states.
+
+The peers are optional (``pip install numbalsoda scikit-sundae``; numbalsoda builds from source and needs a Fortran
+compiler, Debian's ``gfortran``): a part whose peer is missing is skipped with a message naming the package.
+
+Run ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_stiff_peers`` (``--quick``:
+fewer rtols, the sparse part at 1k and 10k states only, nothing recorded).
+
+References
+----------
+.. [HW] E. Hairer, G. Wanner, *Solving ODEs II*, 2nd ed., Springer 1996, Sect. IV.1 and IV.10.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import time
+
+import numpy as np
+
+import dynkit as dk
+from benchmarks._goals import check_goal, record
+from benchmarks.bench_stiff import _brusselator, _vdp, at_level, reference, rel_error
+from dynkit.diagnostics.testset import TESTSET
+
+NAME = "bench_stiff_peers"
+DYNKIT = ("radau5", "bdf", "rodas4", "rodas5")
+LEVELS = (1e-4, 1e-5, 1e-6, 1e-7)
+RTOLS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
+ATOL_RATIO = {"robertson": 1e-8, "hires": 1e-3, "orego": 1.0, "vdp1000": 1e-2}
+SPARSE_STATES = (1_000, 10_000, 100_000)
+SPARSE_RTOLS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
+SPARSE_LEVELS = (1e-4, 1e-5, 1e-6)
+SLOW_S = 0.1
+
+
+def _missing(package: str) -> bool:
+    if importlib.util.find_spec(package) is None:
+        print(f"SKIPPED: {package} is not installed (pip install {package.replace('sksundae', 'scikit-sundae')})")
+        return True
+    return False
+
+
+# ---- part 1: small systems, numbalsoda --------------------------------------------------------------------
+
+def _numbalsoda_rhs() -> dict:
+    """In-place ``cfunc`` right-hand sides (numbalsoda's ``lsoda_sig``), written out from the problems' formulas."""
+    from numba import cfunc
+    from numbalsoda import lsoda_sig
+
+    @cfunc(lsoda_sig)
+    def robertson(t, u, du, p):
+        a, b, c = 0.04 * u[0], 1e4 * u[1] * u[2], 3e7 * u[1] * u[1]
+        du[0] = -a + b
+        du[1] = a - b - c
+        du[2] = c
+
+    @cfunc(lsoda_sig)
+    def hires(t, y, d, p):
+        r = 280.0 * y[5] * y[7]
+        d[0] = -1.71 * y[0] + 0.43 * y[1] + 8.32 * y[2] + 0.0007
+        d[1] = 1.71 * y[0] - 8.75 * y[1]
+        d[2] = -10.03 * y[2] + 0.43 * y[3] + 0.035 * y[4]
+        d[3] = 8.32 * y[1] + 1.71 * y[2] - 1.12 * y[3]
+        d[4] = -1.745 * y[4] + 0.43 * y[5] + 0.43 * y[6]
+        d[5] = -r + 0.69 * y[3] + 1.71 * y[4] - 0.43 * y[5] + 0.69 * y[6]
+        d[6] = r - 1.81 * y[6]
+        d[7] = -r + 1.81 * y[6]
+
+    @cfunc(lsoda_sig)
+    def orego(t, y, d, p):
+        s, q, w = 77.27, 8.375e-6, 0.161
+        d[0] = s * (y[1] + y[0] * (1.0 - q * y[0] - y[1]))
+        d[1] = (y[2] - (1.0 + y[0]) * y[1]) / s
+        d[2] = w * (y[0] - y[2])
+
+    @cfunc(lsoda_sig)
+    def vdp1000(t, y, d, p):
+        d[0] = y[1]
+        d[1] = 1000.0 * (1.0 - y[0] * y[0]) * y[1] - y[0]
+
+    return {"robertson": robertson, "hires": hires, "orego": orego, "vdp1000": vdp1000}
+
+
+class Small:
+    """One small problem: ``f``, ``jac``, ``y0``, ``t_end``, its reference and the peer's right-hand side."""
+
+    def __init__(self, name: str, rhs):
+        if name == "vdp1000":
+            self.f, self.jac = _vdp()
+            self.y0, self.t_end, self.reference = np.array([2.0, 0.0]), 3000.0, None
+        else:
+            p = TESTSET[name]
+            self.f, self.jac, self.y0, self.t_end, self.reference = p.f, p.jac, p.y0, p.t_end, p.reference
+        self.name, self.rhs = name, rhs
+        self.ref = reference(self)
+
+    def runner(self, solver: str, rtol: float):
+        atol = rtol * ATOL_RATIO[self.name]
+        if solver == "numbalsoda":
+            from numbalsoda import lsoda
+
+            address, t_eval = self.rhs.address, np.array([0.0, self.t_end])
+
+            def run():
+                usol, ok = lsoda(address, self.y0, t_eval, rtol=rtol, atol=atol, mxstep=500_000)
+                return usol[-1] if ok else None
+            return run
+        method, mode = solver.split(":")
+        jac = self.jac if mode == "jac" else None
+
+        def run():
+            sol = dk.solve(self.f, self.y0, [0.0, self.t_end], method=method, rtol=rtol, atol=atol, jac=jac,
+                           compile=True, max_steps=500_000, throw=False)
+            return sol.ys[-1] if sol.success else None
+        return run
+
+
+def ladder(problem, solvers, rtols, log) -> dict:
+    """Per solver, its runs: rtol, achieved error, CPU time (interleaved rounds, the minimum)."""
+    runs = {s: [] for s in solvers}
+    alive = list(solvers)
+    for rtol in rtols:
+        contenders = {s: problem.runner(s, rtol) for s in alive}
+        best, ys = {s: np.inf for s in contenders}, {}
+        for r in range(3):
+            order = list(contenders)[r % len(contenders):] + list(contenders)[:r % len(contenders)]
+            for s in order:
+                if r > 0 and (best[s] > SLOW_S or ys.get(s) is None):
+                    continue
+                start = time.process_time()
+                ys[s] = contenders[s]()
+                best[s] = min(best[s], time.process_time() - start)
+        for s in contenders:
+            if ys[s] is None:
+                runs[s].append(dict(rtol=rtol, failed=True))
+                alive.remove(s)
+            else:
+                runs[s].append(dict(rtol=rtol, error=rel_error(ys[s], problem.ref), time=best[s]))
+        log(f"  {problem.name} rtol {rtol:.0e}: " + "  ".join(
+            f"{s} {1e3 * best[s]:.2f}ms" for s in contenders if ys[s] is not None))
+    return runs
+
+
+def matched(runs: dict, levels, ours: str, peer: str) -> list[dict]:
+    """Per level both reach: the best of ``ours`` (a prefix filter) and the peer, at matched error."""
+    rows = []
+    for level in levels:
+        at = {s: at_level([p for p in pts if "error" in p], level, "time") for s, pts in runs.items()}
+        mine = {s: v for s, v in at.items() if v is not None and s.startswith(ours)}
+        if not mine or at.get(peer) is None:
+            continue
+        best = min(mine, key=mine.get)
+        rows.append(dict(level=level, dynkit=best, dynkit_s=mine[best], peer_s=at[peer],
+                         ratio=mine[best] / at[peer]))
+    return rows
+
+
+def small_systems(rtols, log) -> dict:
+    start = time.perf_counter()
+    rhs = _numbalsoda_rhs()
+    compile_s = {"numbalsoda cfuncs": time.perf_counter() - start}
+    out = {}
+    for name in ("robertson", "hires", "orego", "vdp1000"):
+        problem = Small(name, rhs[name])
+        solvers = ["numbalsoda"] + [f"{m}:{mode}" for mode in ("diff", "jac") for m in DYNKIT]
+        start = time.perf_counter()
+        for s in solvers:  # compiling, loading the kernels, numba compiling f and jac: kept out of the timing
+            problem.runner(s, 1e-3)()
+        compile_s[f"{name}: first solves"] = time.perf_counter() - start
+        runs = ladder(problem, solvers, rtols, log)
+        out[name] = dict(runs=runs, diff=matched(runs, LEVELS, tuple(f"{m}:diff" for m in DYNKIT), "numbalsoda"),
+                         jac=matched(runs, LEVELS, tuple(f"{m}:jac" for m in DYNKIT), "numbalsoda"))
+    out["compile_s"] = compile_s
+    return out
+
+
+# ---- part 2: large sparse systems, CVODE ------------------------------------------------------------------
+
+class Sparse:
+    """The 1-D Brusselator with ``states`` unknowns, its sparsity pattern and a CVODE reference."""
+
+    def __init__(self, states: int):
+        self.f, _, self.y0, self.t_end, self.sparsity = _brusselator(states // 2)
+        self.name, self.states = f"brusselator{states}", states
+        self.ref = self._cvode(1e-10, 1e-10)
+        if self.ref is None:
+            raise RuntimeError(f"{self.name}: the CVODE reference at 1e-10 failed")
+
+    def _cvode(self, rtol, atol):
+        from sksundae.cvode import CVODE
+
+        f = self.f
+
+        def rhs(t, y, yp):
+            yp[:] = f(t, y)
+
+        solver = CVODE(rhs, method="BDF", rtol=rtol, atol=atol, linsolver="sparse", sparsity=self.sparsity,
+                       max_num_steps=500_000)
+        sol = solver.solve(np.array([0.0, self.t_end]), self.y0)
+        return np.asarray(sol.y)[-1] if sol.success else None
+
+    def runner(self, solver: str, rtol: float):
+        if solver == "cvode":
+            return lambda: self._cvode(rtol, rtol)
+
+        def run():
+            sol = dk.solve(self.f, self.y0, [0.0, self.t_end], method=solver, rtol=rtol, atol=rtol,
+                           jac_sparsity=self.sparsity, max_steps=500_000, throw=False)
+            return sol.ys[-1] if sol.success else None
+        return run
+
+
+def sparse_systems(states, rtols, log) -> dict:
+    out = {}
+    for n in states:
+        problem = Sparse(n)
+        runs = ladder(problem, ["cvode", "bdf"], rtols, log)
+        out[problem.name] = dict(runs=runs, rows=matched(runs, SPARSE_LEVELS, ("bdf",), "cvode"))
+    return out
+
+
+def report(small: dict | None, sparse: dict | None) -> list:
+    goals = []
+    if small is not None:
+        print("\ndynkit (compiled) / numbalsoda, CPU time at matched error")
+        print(f"{'problem':10} {'level':>7}  {'diff Jacobians':>24}  {'analytic jac':>24}")
+        worst = 0.0
+        for name, data in small.items():
+            if name == "compile_s":
+                continue
+            jac = {r["level"]: r for r in data["jac"]}
+            for row in data["diff"]:
+                worst = max(worst, row["ratio"])
+                j = jac.get(row["level"])
+                jtext = f"{j['ratio']:.2f} ({j['dynkit'].split(':')[0]})" if j else "-"
+                print(f"{name:10} {row['level']:7.0e}  {row['ratio']:>15.2f} ({row['dynkit'].split(':')[0]:>6})"
+                      f"  {jtext:>24}")
+        for what, seconds in small["compile_s"].items():
+            print(f"  compile, apart: {what} {seconds:.1f} s")
+        goals.append(check_goal("stiff small systems: dynkit/numbalsoda, worst level (difference Jacobians)",
+                                worst, 1.0))
+    if sparse is not None:
+        print("\ndynkit bdf / CVODE (sparse), CPU time at matched error")
+        for name, data in sparse.items():
+            for row in data["rows"]:
+                print(f"{name:20} {row['level']:7.0e}  {row['ratio']:.2f}  "
+                      f"(dynkit {row['dynkit_s']:.3f} s, CVODE {row['peer_s']:.3f} s)")
+        largest = max(sparse, key=lambda k: int(k.removeprefix("brusselator")))
+        rows = sparse[largest]["rows"]
+        if rows:
+            goals.append(check_goal(f"stiff sparse: dynkit/CVODE at {largest}, worst level",
+                                    max(r["ratio"] for r in rows), 1.0))
+    return goals
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rtols, 1k and 10k states; nothing recorded")
+    args = parser.parse_args(argv)
+    log = lambda line: print(line, flush=True)  # noqa: E731
+    small = None if _missing("numbalsoda") else small_systems(RTOLS[:5] if args.quick else RTOLS, log)
+    sparse = None if _missing("sksundae") else sparse_systems(
+        SPARSE_STATES[:2] if args.quick else SPARSE_STATES, SPARSE_RTOLS[:3] if args.quick else SPARSE_RTOLS, log)
+    goals = report(small, sparse)
+    if not args.quick and goals:
+        record(NAME, {"small": small, "sparse": sparse}, goals)
+
+
+if __name__ == "__main__":
+    main()

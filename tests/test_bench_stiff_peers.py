@@ -1,0 +1,28 @@
+"""The peers benchmark's own arithmetic (no timing here: the benchmark prints its ratios, tests never time)."""
+import math
+
+from benchmarks.bench_stiff_peers import _missing, matched
+
+
+def test_a_missing_peer_is_skipped_with_the_package_named(capsys):
+    assert _missing("no_such_peer_package_for_dynkit")
+    assert "SKIPPED: no_such_peer_package_for_dynkit is not installed" in capsys.readouterr().out
+
+
+def _runs(scale: float) -> list[dict]:
+    # error falls tenfold per rung, time grows twofold: log time is linear in log error
+    return [dict(rtol=10.0 ** -k, error=10.0 ** -k, time=scale * 2.0 ** k) for k in range(3, 8)]
+
+
+def test_matched_error_ratio_is_the_interpolated_time_ratio():
+    runs = {"numbalsoda": _runs(1.0), "radau5:diff": _runs(3.0), "bdf:diff": _runs(5.0),
+            "radau5:jac": _runs(0.5)}
+    rows = matched(runs, (1e-4, 3e-6), ("radau5:diff", "bdf:diff"), "numbalsoda")
+    assert [r["dynkit"] for r in rows] == ["radau5:diff", "radau5:diff"]  # the jac mode is not in the prefix
+    for row in rows:  # both lines are straight in log-log with the same slope: ratio 3 at any level
+        assert math.isclose(row["ratio"], 3.0, rel_tol=1e-12)
+
+
+def test_levels_a_contender_does_not_reach_are_left_out():
+    runs = {"numbalsoda": _runs(1.0), "bdf:diff": [dict(rtol=1e-3, error=1e-3, time=1.0), dict(rtol=1e-4, failed=True)]}
+    assert matched(runs, (1e-4, 1e-6), ("bdf:diff",), "numbalsoda") == []
