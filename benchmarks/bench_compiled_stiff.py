@@ -37,7 +37,7 @@ import numpy as np
 import scipy.integrate
 
 import dynkit as dk
-from benchmarks._goals import check_goal, record
+from benchmarks._goals import check_goal, interleaved_minimum, record
 from benchmarks.bench_stiff import at_level, problems, reference, rel_error
 
 NAME = "bench_compiled_stiff"
@@ -133,17 +133,7 @@ def measure(p, solvers, rtols, repeats, log, with_jac: bool) -> dict:
     for rtol in rtols:
         contenders = {s: _runner(p, s, rtol, with_jac) for s in alive
                       if not (s.split(":")[1] != "LSODA" and not s.startswith("compiled:") and rtol < PYTHON_MIN_RTOL)}
-        best = {s: np.inf for s in contenders}
-        ys = {}
-        for r in range(repeats):
-            order = list(contenders)
-            order = order[r % len(order):] + order[:r % len(order)]
-            for s in order:
-                if r > 0 and (best[s] > SLOW_S or ys.get(s) is None):
-                    continue
-                start = time.process_time()
-                ys[s] = contenders[s]()
-                best[s] = min(best[s], time.process_time() - start)
+        best, ys = interleaved_minimum(contenders, repeats, SLOW_S)
         for s in contenders:
             if ys[s] is None:
                 runs[s].append(dict(rtol=rtol, failed=True))

@@ -41,7 +41,7 @@ import time
 import numpy as np
 
 import dynkit as dk
-from benchmarks._goals import check_goal, record
+from benchmarks._goals import check_goal, interleaved_minimum, record
 from benchmarks.bench_stiff import _brusselator, _vdp, at_level, reference, rel_error
 from dynkit.diagnostics.testset import TESTSET
 
@@ -144,15 +144,7 @@ def ladder(problem, solvers, rtols, log) -> dict:
     alive = list(solvers)
     for rtol in rtols:
         contenders = {s: problem.runner(s, rtol) for s in alive}
-        best, ys = {s: np.inf for s in contenders}, {}
-        for r in range(3):
-            order = list(contenders)[r % len(contenders):] + list(contenders)[:r % len(contenders)]
-            for s in order:
-                if r > 0 and (best[s] > SLOW_S or ys.get(s) is None):
-                    continue
-                start = time.process_time()
-                ys[s] = contenders[s]()
-                best[s] = min(best[s], time.process_time() - start)
+        best, ys = interleaved_minimum(contenders, 3, SLOW_S)
         for s in contenders:
             if ys[s] is None:
                 runs[s].append(dict(rtol=rtol, failed=True))

@@ -1,5 +1,6 @@
 """The peers benchmark's own arithmetic (no timing here: the benchmark prints its ratios, tests never time)."""
 import math
+import time
 
 from benchmarks.bench_stiff_peers import _missing, matched
 
@@ -26,3 +27,24 @@ def test_matched_error_ratio_is_the_interpolated_time_ratio():
 def test_levels_a_contender_does_not_reach_are_left_out():
     runs = {"numbalsoda": _runs(1.0), "bdf:diff": [dict(rtol=1e-3, error=1e-3, time=1.0), dict(rtol=1e-4, failed=True)]}
     assert matched(runs, (1e-4, 1e-6), ("bdf:diff",), "numbalsoda") == []
+
+
+def test_interleaved_minimum_times_failed_and_slow_contenders_once():
+    from benchmarks._goals import interleaved_minimum
+
+    calls = []
+
+    def contender(name, value, seconds=0.0):
+        def run():
+            calls.append(name)
+            end = time.process_time() + seconds
+            while time.process_time() < end:  # burn CPU time: the clock is the process's
+                pass
+            return value
+        return run
+
+    best, outputs = interleaved_minimum({"fast": contender("fast", 1), "failed": contender("failed", None),
+                                         "slow": contender("slow", 2, 0.02)}, rounds=3, slow_s=0.01)
+    assert calls.count("fast") == 3 and calls.count("failed") == 1 and calls.count("slow") == 1
+    assert outputs == {"fast": 1, "failed": None, "slow": 2}
+    assert best["slow"] >= 0.02 - 1e-3  # process_time's resolution is far finer than 1 ms on Linux
