@@ -1,0 +1,326 @@
+"""The code a shard is computed by: the dynkit modules its run imports, each hashed by what it does.
+
+A shard's identity names the modules of its *import closure* -- the experiment's module and the runner's,
+every dynkit module they import (at the top or inside functions, absolute or relative, ``from . import
+name`` of a submodule, a module reached as an attribute of an imported package such as ``dk.models``,
+``import_module`` of a literal name), the packages above each of them (Python runs a package's
+``__init__`` before its modules), transitively -- read from the syntax trees, so the identity is known
+before the run, the same in every process, and never depends on what else a process imported first.
+
+Each module carries two digests of its syntax tree, never of its bytes:
+
+``code``
+    the tree with its docstrings removed and every dynkit module it imports replaced by a placeholder:
+    comments, docstrings, formatting and the place of a file in the package do not change it;
+``links``
+    the same tree with each placeholder replaced by the ``code`` of the module imported there: a module
+    that imports another module in the same place is a change.
+
+The identity compares the *multiset* of ``(code, links)`` pairs, not the names: moving or renaming a file
+(its importers updated) changes dotted names only, so every shard stays reusable; an edit of code a run
+imports changes that module's pair (and its importers' ``links``), so exactly the shards whose closure
+holds it are recomputed. The names are kept beside the digests to say which module changed.
+
+Two deliberate limits. The experiments package's ``__init__`` is left out: it only imports every
+experiment to register it (following it would make every shard depend on every experiment). A module
+that imports by a computed name (``import_module(f".{name}")``) is taken to reach every module of its
+own package -- except the ``dynkit`` package itself, whose lazy submodules are followed where they are
+used (``dk.models.…``). A name reached only through ``getattr`` with a computed string is not seen.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+PACKAGE = "dynkit"
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+"""The folder of the ``dynkit`` package whose modules the closure is read from."""
+REGISTRATION_INDEX = "dynkit.experiments"
+"""The package whose ``__init__`` imports every experiment to register it: not part of any closure."""
+LAZY_PACKAGES = ("dynkit",)
+"""Packages whose computed imports are their lazy attributes, followed where the code uses them."""
+MACHINERY = ("dynkit.experiments.registry", "dynkit.experiments.runner")
+"""Modules that run every shard, roots of every closure beside the experiment's module."""
+LIBRARIES = ("numpy", "scipy", "torch")
+"""Packages whose versions are part of a shard's code identity."""
+DIGEST_CHARS = 32
+"""Hex digits kept of each module's SHA-256 (128 bits: against accidents, see :func:`code_identity`)."""
+_MARK = "@@import:"  # marks an imported module in a dumped tree (no import statement can spell it)
+_OUTSIDE = "@outside"  # where a module outside the package is filed while its closure is read
+
+
+@dataclass(frozen=True)
+class ModuleCode:
+    """One module as the identity sees it: its dotted name, its digests and the modules it reaches."""
+
+    name: str
+    is_package: bool
+    code: str
+    links: str
+    reaches: frozenset[str]
+    computed_import: bool
+
+
+def module_name(relative: str, package: str = PACKAGE) -> str:
+    """``"tasks/silverbox.py"`` -> ``"dynkit.tasks.silverbox"``; ``"tasks/__init__.py"`` -> ``"dynkit.tasks"``."""
+    parts = [package, *Path(relative).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def read_package(root: Path | None = None) -> dict[str, bytes]:
+    """``{path relative to root: bytes}`` of every ``.py`` file of the package below ``root``."""
+    root = Path(root or PACKAGE_ROOT)
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.py"))
+            if "__pycache__" not in p.parts}
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_CHARS]
+
+
+def _strip_docstrings(tree: ast.AST) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+
+
+class _Reader:
+    """Resolves one module's imports against the package's module names and marks them in its tree."""
+
+    def __init__(self, name: str, is_package: bool, modules: set[str]):
+        self.name, self.modules = name, modules
+        self.package = name if is_package else name.rpartition(".")[0]
+        self.reaches: set[str] = set()
+        self.aliases: dict[str, str] = {}
+        self.computed_import = False
+
+    def _absolute(self, module: str | None, level: int) -> str | None:
+        if level == 0:
+            return module
+        parts = self.package.split(".")
+        if level - 1 >= len(parts):
+            return None
+        base = ".".join(parts[:len(parts) - (level - 1)])
+        return f"{base}.{module}" if module else base
+
+    def _reach(self, dotted: str) -> str | None:
+        """Record every module that importing ``dotted`` runs; return the deepest one."""
+        parts, deepest = dotted.split("."), None
+        for i in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:i])
+            if prefix in self.modules:
+                self.reaches.add(prefix)
+                deepest = prefix
+        return deepest
+
+    def read(self, tree: ast.Module) -> None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == PACKAGE and (target := self._reach(alias.name)):
+                        bound = alias.asname or alias.name.split(".")[0]
+                        self.aliases[bound] = target if alias.asname else PACKAGE
+                        if alias.asname:
+                            alias.name = _MARK + target
+            elif isinstance(node, ast.ImportFrom):
+                base = self._absolute(node.module, node.level)
+                if base is None or base.split(".")[0] != PACKAGE or not (target := self._reach(base)):
+                    continue
+                for alias in node.names:
+                    sub = self._reach(f"{base}.{alias.name}") if f"{base}.{alias.name}" in self.modules else None
+                    if sub:
+                        self.aliases[alias.asname or alias.name] = sub
+                        alias.name, alias.asname = _MARK + sub, alias.asname or alias.name
+                node.module, node.level = _MARK + target, 0
+            elif isinstance(node, ast.Call) and _called_name(node.func) in ("import_module", "__import__"):
+                self._computed(node)
+        for node in ast.walk(tree):  # dk.models.neural_ode.X: a submodule reached as an attribute
+            if isinstance(node, ast.Attribute) and (chain := _chain(node)) and chain[0] in self.aliases:
+                self._reach(".".join([self.aliases[chain[0]], *chain[1:]]))
+
+    def _computed(self, call: ast.Call) -> None:
+        """``import_module("...")``: the module named; a computed name relative to this package (a leading
+        dot, ``__name__``, a package argument) or spelled from ``dynkit``: any module of this package. Any
+        other computed name (``__import__(name)`` of a library's) is not the package's."""
+        arg = call.args[0] if call.args else None
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            text = arg.value
+            level = len(text) - len(text.lstrip("."))
+            dotted = self._absolute(text[level:] or None, level) if level else text
+            if dotted and dotted.split(".")[0] == PACKAGE:
+                self._reach(dotted)
+            return
+        head = arg.values[0] if isinstance(arg, ast.JoinedStr) and arg.values else None
+        relative = len(call.args) > 1 or any(k.arg == "package" for k in call.keywords)
+        if isinstance(head, ast.Constant) and isinstance(head.value, str):
+            relative |= head.value.startswith(".") or head.value.split(".")[0] == PACKAGE
+        if isinstance(head, ast.FormattedValue) and isinstance(head.value, ast.Name):
+            relative |= head.value.id in ("__name__", "__package__")
+        self.computed_import |= relative
+
+
+def _called_name(func: ast.AST) -> str | None:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _chain(node: ast.Attribute) -> list[str] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return [node.id, *reversed(parts)] if isinstance(node, ast.Name) else None
+
+
+def read_modules(sources: Mapping[str, bytes], package: str = PACKAGE) -> dict[str, ModuleCode]:
+    """Every module of a package, ``{dotted name: ModuleCode}``, from ``{relative path: source bytes}``."""
+    names = {module_name(path, package): path for path in sources}
+    modules = frozenset(names)
+    read = {name: _read_one(name, Path(path).name == "__init__.py", sources[path], modules)
+            for name, path in names.items()}
+    code = {name: _digest(_unmark(text, lambda target: "<dynkit>")) for name, (text, *_) in read.items()}
+    code[REGISTRATION_INDEX] = "<registration index>"
+    return {name: ModuleCode(name, Path(names[name]).name == "__init__.py", code[name],
+                             _digest(_unmark(text, lambda target: code.get(target, "<dynkit>"))), reaches, computed)
+            for name, (text, reaches, computed) in read.items()}
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_one(name: str, is_package: bool, source: bytes, modules: frozenset[str]):
+    """(the dumped tree with its imports marked, the modules it reaches, whether it imports by a computed
+    name) of one module; cached, so that a run's many identities parse each source once."""
+    reader = _Reader(name, is_package, modules)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):  # a module that cannot run: its bytes stand for it
+        return "<unparsable>" + source.hex(), frozenset(), False
+    _strip_docstrings(tree)
+    reader.read(tree)
+    return ast.dump(tree), frozenset(reader.reaches - {name}), reader.computed_import
+
+
+def _unmark(text: str, replace) -> str:
+    out, rest = [], text
+    while (start := rest.find(_MARK)) >= 0:
+        end = start + len(_MARK)
+        stop = end
+        while stop < len(rest) and (rest[stop].isalnum() or rest[stop] in "._"):
+            stop += 1
+        out.append(rest[:start] + replace(rest[end:stop]))
+        rest = rest[stop:]
+    return "".join(out) + rest
+
+
+def closure(roots: Iterable[str], modules: Mapping[str, ModuleCode]) -> list[str]:
+    """The dotted names (sorted) that running ``roots`` imports, by the rules of the module docstring."""
+    seen: set[str] = set()
+    todo = [r for r in roots if r in modules]
+    while todo:
+        name = todo.pop()
+        if name in seen or name == REGISTRATION_INDEX or name not in modules:
+            continue
+        seen.add(name)
+        module = modules[name]
+        parts = name.split(".")
+        todo.extend(p for i in range(1, len(parts)) if (p := ".".join(parts[:i])) in modules)  # run first
+        todo.extend(module.reaches)
+        if module.computed_import and name not in LAZY_PACKAGES:
+            package = name if module.is_package else name.rpartition(".")[0]
+            todo.extend(m for m in modules if m.rpartition(".")[0] == package)
+    return sorted(seen)
+
+
+def library_versions() -> dict[str, str | None]:
+    """``{"numpy": ..., "scipy": ..., "torch": ...}`` as installed (None where missing)."""
+    versions = {}
+    for name in LIBRARIES:
+        lib = sys.modules.get(name)
+        if lib is None:
+            try:
+                lib = __import__(name)
+            except ImportError:
+                lib = None
+        versions[name] = getattr(lib, "__version__", None)
+    return versions
+
+
+def code_identity(module: str, sources: Mapping[str, bytes] | None = None) -> dict:
+    """What a shard of an experiment defined in ``module`` is computed by; part of every shard's identity.
+
+    ``{"dynkit": version, "python": "3.11", "libraries": {"numpy": ..., "scipy": ..., "torch": ...},
+    "modules": {dotted name: [code, links], ...}}`` over the closure of ``module`` and :data:`MACHINERY`
+    (see the module docstring; the Python minor version is there because syntax trees differ between
+    Python versions). ``module`` is a dotted name in ``sys.modules``: one whose file lies inside the
+    package is read as that package module; one outside it (a test's toy experiment) adds its own tree
+    under its name. ``sources``: ``{relative path: bytes}`` of the package (default: read from
+    :data:`PACKAGE_ROOT`).
+
+    What it promises: a record is reused only with the code (as syntax, imports resolved) and libraries
+    that computed it, against *accidents* (an edit, an upgrade, a damaged file). What it does not: an
+    unkeyed hash is no signature -- anyone who can write the folder can forge a record with matching
+    digests; it covers Python sources, not compiled libraries beyond their versions, the hardware, or
+    data files read at run time.
+    """
+    from .. import __version__
+
+    root = Path(PACKAGE_ROOT)
+    sources = dict(read_package(root) if sources is None else sources)
+    roots = list(MACHINERY)
+    source = getattr(sys.modules.get(module), "__file__", None)
+    shown = {}
+    if source is not None:
+        path = Path(source).resolve()
+        if path.is_relative_to(root.resolve()):
+            roots.append(module_name(path.relative_to(root.resolve()).as_posix()))
+        else:  # read beside the package, so that its imports of dynkit resolve
+            sources[f"{_OUTSIDE}/{module}.py"] = path.read_bytes()
+            roots.append(module_name(f"{_OUTSIDE}/{module}.py"))
+            shown[roots[-1]] = module
+    modules = read_modules(sources)
+    names = closure(roots, modules)
+    return {"dynkit": __version__, "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+            "libraries": library_versions(),
+            "modules": {shown.get(n, n): [modules[n].code, modules[n].links] for n in names}}
+
+
+def same_code(recorded: dict, now: dict) -> bool:
+    """Whether two code identities name the same code: equal versions and equal multisets of module digests
+    (the names are not compared: a moved module is the same code)."""
+    return ({k: v for k, v in recorded.items() if k != "modules"} == {k: v for k, v in now.items() if k != "modules"}
+            and _pairs(recorded.get("modules")) == _pairs(now.get("modules")))
+
+
+def _pairs(modules) -> Counter | None:
+    if not isinstance(modules, dict) or not all(isinstance(v, list) and len(v) == 2 for v in modules.values()):
+        return None
+    return Counter(tuple(v) for v in modules.values())
+
+
+def describe_change(recorded: dict, now: dict) -> str:
+    """One phrase: what differs between a recorded code identity and the current one (which modules changed,
+    which were added or dropped, which versions)."""
+    said = [f"{k} {recorded.get(k)} -> {now.get(k)}" for k in ("dynkit", "python") if recorded.get(k) != now.get(k)]
+    old_libs, new_libs = recorded.get("libraries") or {}, now.get("libraries") or {}
+    said += [f"{k} {old_libs.get(k)} -> {new_libs.get(k)}" for k in sorted({*old_libs, *new_libs})
+             if old_libs.get(k) != new_libs.get(k)]
+    old, new = recorded.get("modules"), now.get("modules")
+    if _pairs(old) is None:
+        return "; ".join(said + ["no module digests recorded"])
+    now_pairs, old_pairs = Counter(tuple(v) for v in new.values()), Counter(tuple(v) for v in old.values())
+    changed = [n for n in sorted(set(old) & set(new)) if old[n][0] != new[n][0]]
+    relinked = [n for n in sorted(set(old) & set(new)) if old[n][0] == new[n][0] and old[n][1] != new[n][1]]
+    added = [n for n in sorted(set(new) - set(old)) if old_pairs[tuple(new[n])] == 0]
+    dropped = [n for n in sorted(set(old) - set(new)) if now_pairs[tuple(old[n])] == 0]
+    for label, names in (("code changed in", changed), ("now imported", added), ("no longer imported", dropped),
+                         ("imports changed in", [] if changed else relinked)):
+        if names:
+            said.append(f"{label} {', '.join(names[:4])}" + (f" and {len(names) - 4} more" if len(names) > 4 else ""))
+    return "; ".join(said) or "module digests differ"
