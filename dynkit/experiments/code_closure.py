@@ -275,15 +275,16 @@ def code_identity(module: str, sources: Mapping[str, bytes] | None = None) -> di
     sources = dict(read_package(root) if sources is None else sources)
     roots = list(MACHINERY)
     source = getattr(sys.modules.get(module), "__file__", None)
+    path = Path(source).resolve() if source else None
     shown = {}
-    if source is not None:
-        path = Path(source).resolve()
-        if path.is_relative_to(root.resolve()):
-            roots.append(module_name(path.relative_to(root.resolve()).as_posix()))
-        else:  # read beside the package, so that its imports of dynkit resolve
-            sources[f"{_OUTSIDE}/{module}.py"] = path.read_bytes()
-            roots.append(module_name(f"{_OUTSIDE}/{module}.py"))
-            shown[roots[-1]] = module
+    if path is not None and path.is_relative_to(root.resolve()):
+        roots.append(module_name(path.relative_to(root.resolve()).as_posix()))
+    elif module in {module_name(p) for p in sources} or path is None:
+        roots.append(module)
+    else:  # a module outside the package: read beside it, so that its imports of dynkit resolve
+        sources[f"{_OUTSIDE}/{module}.py"] = path.read_bytes()
+        roots.append(module_name(f"{_OUTSIDE}/{module}.py"))
+        shown[roots[-1]] = module
     modules = read_modules(sources)
     names = closure(roots, modules)
     return {"dynkit": __version__, "python": f"{sys.version_info.major}.{sys.version_info.minor}",
