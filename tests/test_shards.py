@@ -407,6 +407,36 @@ def test_a_shard_linked_out_of_the_run_folder_is_never_read(toy, tmp_path):
     assert path.is_symlink() and json.loads(outside.read_text())["metrics"] == record["metrics"]
 
 
+def test_a_hard_link_to_a_forged_file_outside_out_is_recomputed_never_reused(toy, tmp_path):
+    out = tmp_path / "out"
+    _run(out)
+    path = out / "shards" / "seed1-point=a" / SHARD_FILE
+    forged = tmp_path / "forged.json"  # outside out, a forgery with a recomputed hash
+    record = json.loads(path.read_text())
+    record["metrics"] = {k: 999.0 for k in record["metrics"]}
+    record["sha256"] = content_hash(record)
+    forged.write_text(json.dumps(record))
+    path.unlink()
+    os.link(forged, path)  # the same file under a second name inside out: a regular file to lstat
+    CALLS.clear()
+    res, notices = _run(out)
+    assert CALLS == [(1, "a")] and len(notices) == 1, (CALLS, notices)
+    assert str(path) in notices[0] and "hard link" in notices[0]
+    assert res["metrics"]["a.value"]["values"] == [expected_value(0, "a"), expected_value(1, "a")]
+    assert os.stat(path).st_nlink == 1 and json.loads(forged.read_text())["metrics"] == record["metrics"]
+    # planted: a reader that does not count names reuses the forgery
+    import dynkit.experiments.runner as R
+
+    path.unlink()
+    os.link(forged, path)
+    original = R.read_regular_bytes
+    try:
+        R.read_regular_bytes = lambda p, option=None, **kw: original(p, option)
+        assert finished(shards("toy_shards", "smoke", [1], out)[0])["metrics"]["a.value"] == 999.0
+    finally:
+        R.read_regular_bytes = original
+
+
 def test_a_shard_folder_linked_out_of_the_run_folder_is_refused(toy, tmp_path):
     out = tmp_path / "out"
     _run(out)

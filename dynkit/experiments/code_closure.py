@@ -17,7 +17,8 @@ Each module carries two digests of its syntax tree, never of its bytes:
     that imports another module in the same place is a change.
 
 The identity compares the *multiset* of ``(code, links)`` pairs, not the names: moving or renaming a file
-(its importers updated) changes dotted names only, so every shard stays reusable; an edit of code a run
+(its importers updated) changes dotted names only, so every shard stays reusable (a module with no statement
+but its docstring, such as the empty ``__init__`` of a new subfolder, runs nothing and is left out); an edit of code a run
 imports changes that module's pair (and its importers' ``links``), so exactly the shards whose closure
 holds it are recomputed. The names are kept beside the digests to say which module changed.
 
@@ -65,6 +66,8 @@ class ModuleCode:
     links: str
     reaches: frozenset[str]
     computed_import: bool
+    empty: bool = False
+    """No statement besides its docstring (an empty ``__init__``): it runs nothing, so it is no code."""
 
 
 def module_name(relative: str, package: str = PACKAGE) -> str:
@@ -90,7 +93,7 @@ def _strip_docstrings(tree: ast.AST) -> None:
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                     and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
+                node.body = body[1:] or ([] if isinstance(node, ast.Module) else [ast.Pass()])
 
 
 class _Reader:
@@ -189,8 +192,9 @@ def read_modules(sources: Mapping[str, bytes], package: str = PACKAGE) -> dict[s
     code = {name: _digest(_unmark(text, lambda target: "<dynkit>")) for name, (text, *_) in read.items()}
     code[REGISTRATION_INDEX] = "<registration index>"
     return {name: ModuleCode(name, Path(names[name]).name == "__init__.py", code[name],
-                             _digest(_unmark(text, lambda target: code.get(target, "<dynkit>"))), reaches, computed)
-            for name, (text, reaches, computed) in read.items()}
+                             _digest(_unmark(text, lambda target: code.get(target, "<dynkit>"))), reaches, computed,
+                             empty)
+            for name, (text, reaches, computed, empty) in read.items()}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -201,10 +205,10 @@ def _read_one(name: str, is_package: bool, source: bytes, modules: frozenset[str
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):  # a module that cannot run: its bytes stand for it
-        return "<unparsable>" + source.hex(), frozenset(), False
+        return "<unparsable>" + source.hex(), frozenset(), False, False
     _strip_docstrings(tree)
     reader.read(tree)
-    return ast.dump(tree), frozenset(reader.reaches - {name}), reader.computed_import
+    return ast.dump(tree), frozenset(reader.reaches - {name}), reader.computed_import, not tree.body
 
 
 def _unmark(text: str, replace) -> str:
@@ -289,7 +293,7 @@ def code_identity(module: str, sources: Mapping[str, bytes] | None = None) -> di
     names = closure(roots, modules)
     return {"dynkit": __version__, "python": f"{sys.version_info.major}.{sys.version_info.minor}",
             "libraries": library_versions(),
-            "modules": {shown.get(n, n): [modules[n].code, modules[n].links] for n in names}}
+            "modules": {shown.get(n, n): [modules[n].code, modules[n].links] for n in names if not modules[n].empty}}
 
 
 def same_code(recorded: dict, now: dict) -> bool:
