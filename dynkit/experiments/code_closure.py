@@ -44,6 +44,9 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 """The folder of the ``dynkit`` package whose modules the closure is read from."""
 REGISTRATION_INDEX = "dynkit.experiments"
 """The package whose ``__init__`` imports every experiment to register it: not part of any closure."""
+IDENTITY = "dynkit.experiments.code_closure"
+"""This module: it decides reuse and computes nothing of a shard, so it is not part of any closure (a change
+to how digests are taken changes the digests themselves)."""
 LAZY_PACKAGES = ("dynkit",)
 """Packages whose computed imports are their lazy attributes, followed where the code uses them."""
 MACHINERY = ("dynkit.experiments.registry", "dynkit.experiments.runner")
@@ -229,7 +232,7 @@ def closure(roots: Iterable[str], modules: Mapping[str, ModuleCode]) -> list[str
     todo = [r for r in roots if r in modules]
     while todo:
         name = todo.pop()
-        if name in seen or name == REGISTRATION_INDEX or name not in modules:
+        if name in seen or name in (REGISTRATION_INDEX, IDENTITY) or name not in modules:
             continue
         seen.add(name)
         module = modules[name]
