@@ -1,32 +1,36 @@
-"""The code a shard is computed by: the dynkit modules its run imports, each hashed by what it does.
+"""The code a shard is computed by: the dynkit modules its run imports, each digested as syntax.
 
-A shard's identity names the modules of its *import closure* -- the experiment's module and the runner's,
-every dynkit module they import (at the top or inside functions, absolute or relative, ``from . import
-name`` of a submodule, a module reached as an attribute of an imported package such as ``dk.models``,
+A shard's identity names the modules of its *import closure*: the experiment's module and the
+runner's, every dynkit module they import (at the top or inside functions, absolute or relative,
+``from . import name`` of a submodule, a submodule reached as an attribute such as ``dk.models``,
 ``import_module`` of a literal name), the packages above each of them (Python runs a package's
-``__init__`` before its modules), transitively -- read from the syntax trees, so the identity is known
-before the run, the same in every process, and never depends on what else a process imported first.
+``__init__`` first), transitively. It is read from the syntax trees, so it is known before the run,
+is the same in every process, and does not depend on what else a process imported first.
 
 Each module carries two digests of its syntax tree, never of its bytes:
 
 ``code``
-    the tree with its docstrings removed and every dynkit module it imports replaced by a placeholder:
+    the tree without its docstrings, every dynkit module it imports replaced by a placeholder:
     comments, docstrings, formatting and the place of a file in the package do not change it;
 ``links``
-    the same tree with each placeholder replaced by the ``code`` of the module imported there: a module
-    that imports another module in the same place is a change.
+    the same tree with each placeholder replaced by the ``code`` of the module imported there:
+    taking the same names from another module is a change.
 
-The identity compares the *multiset* of ``(code, links)`` pairs, not the names: moving or renaming a file
-(its importers updated) changes dotted names only, so every shard stays reusable (a module with no statement
-but its docstring, such as the empty ``__init__`` of a new subfolder, runs nothing and is left out); an edit of code a run
-imports changes that module's pair (and its importers' ``links``), so exactly the shards whose closure
-holds it are recomputed. The names are kept beside the digests to say which module changed.
+The identity compares the *multiset* of ``(code, links)`` pairs, not the names: moving or renaming
+a file (its importers updated) changes dotted names only, so every shard stays reusable (a module
+with no statement but its docstring, such as a new subfolder's empty ``__init__``, runs nothing and
+is left out). An edit of code that a run imports changes that module's pair and its importers'
+``links``, so exactly the shards whose closure holds it are recomputed; the names are kept beside
+the digests to say which module changed.
 
-Two deliberate limits. The experiments package's ``__init__`` is left out: it only imports every
-experiment to register it (following it would make every shard depend on every experiment). A module
-that imports by a computed name (``import_module(f".{name}")``) is taken to reach every module of its
-own package -- except the ``dynkit`` package itself, whose lazy submodules are followed where they are
-used (``dk.models.…``). A name reached only through ``getattr`` with a computed string is not seen.
+Left out on purpose: the experiments package's ``__init__`` (it imports every experiment to register
+it; following it would make every shard depend on every experiment) and this module (it decides
+reuse and computes nothing; a change to how digests are taken changes the digests anyway). A module
+importing by a computed name (``import_module(f".{name}", __name__)``) is taken to reach every
+module of its package, except ``dynkit`` itself, whose lazy submodules are followed where they are
+used. A module reached only through ``getattr`` with a computed string is not seen. The closure is
+of modules, not functions: ``tasks/__init__`` imports ``tasks.time_series``, which imports
+``tasks.silverbox``, so every run that imports ``dynkit.tasks`` runs (and depends on) silverbox.
 """
 from __future__ import annotations
 
@@ -43,10 +47,9 @@ PACKAGE = "dynkit"
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 """The folder of the ``dynkit`` package whose modules the closure is read from."""
 REGISTRATION_INDEX = "dynkit.experiments"
-"""The package whose ``__init__`` imports every experiment to register it: not part of any closure."""
+"""The package whose ``__init__`` imports every experiment to register them: in no closure."""
 IDENTITY = "dynkit.experiments.code_closure"
-"""This module: it decides reuse and computes nothing of a shard, so it is not part of any closure (a change
-to how digests are taken changes the digests themselves)."""
+"""This module: it decides reuse and computes nothing of a shard, so it is in no closure."""
 LAZY_PACKAGES = ("dynkit",)
 """Packages whose computed imports are their lazy attributes, followed where the code uses them."""
 MACHINERY = ("dynkit.experiments.registry", "dynkit.experiments.runner")
@@ -54,14 +57,15 @@ MACHINERY = ("dynkit.experiments.registry", "dynkit.experiments.runner")
 LIBRARIES = ("numpy", "scipy", "torch")
 """Packages whose versions are part of a shard's code identity."""
 DIGEST_CHARS = 32
-"""Hex digits kept of each module's SHA-256 (128 bits: against accidents, see :func:`code_identity`)."""
+"""Hex digits kept of each module's SHA-256 (128 bits, against accidents: :func:`code_identity`)."""
 _MARK = "@@import:"  # marks an imported module in a dumped tree (no import statement can spell it)
+_IMPORTERS = ("import_module", "__import__")
 _OUTSIDE = "@outside"  # where a module outside the package is filed while its closure is read
 
 
 @dataclass(frozen=True)
 class ModuleCode:
-    """One module as the identity sees it: its dotted name, its digests and the modules it reaches."""
+    """One module as the identity sees it: its name, its digests and the modules it reaches."""
 
     name: str
     is_package: bool
@@ -70,11 +74,12 @@ class ModuleCode:
     reaches: frozenset[str]
     computed_import: bool
     empty: bool = False
-    """No statement besides its docstring (an empty ``__init__``): it runs nothing, so it is no code."""
+    """No statement besides its docstring (an empty ``__init__``): it runs nothing."""
 
 
 def module_name(relative: str, package: str = PACKAGE) -> str:
-    """``"tasks/silverbox.py"`` -> ``"dynkit.tasks.silverbox"``; ``"tasks/__init__.py"`` -> ``"dynkit.tasks"``."""
+    """The dotted name of a file: ``"tasks/silverbox.py"`` is ``"dynkit.tasks.silverbox"``,
+    ``"tasks/__init__.py"`` is ``"dynkit.tasks"``."""
     parts = [package, *Path(relative).with_suffix("").parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -94,15 +99,16 @@ def _strip_docstrings(tree: ast.AST) -> None:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                node.body = body[1:] or ([] if isinstance(node, ast.Module) else [ast.Pass()])
+            first = body[0].value if body and isinstance(body[0], ast.Expr) else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                keep = [] if isinstance(node, ast.Module) else [ast.Pass()]
+                node.body = body[1:] or keep
 
 
 class _Reader:
-    """Resolves one module's imports against the package's module names and marks them in its tree."""
+    """Resolves one module's imports against the package's modules and marks them in its tree."""
 
-    def __init__(self, name: str, is_package: bool, modules: set[str]):
+    def __init__(self, name: str, is_package: bool, modules: frozenset[str]):
         self.name, self.modules = name, modules
         self.package = name if is_package else name.rpartition(".")[0]
         self.reaches: set[str] = set()
@@ -139,24 +145,26 @@ class _Reader:
                             alias.name = _MARK + target
             elif isinstance(node, ast.ImportFrom):
                 base = self._absolute(node.module, node.level)
-                if base is None or base.split(".")[0] != PACKAGE or not (target := self._reach(base)):
+                target = self._reach(base) if base and base.split(".")[0] == PACKAGE else None
+                if target is None:
                     continue
                 for alias in node.names:
-                    sub = self._reach(f"{base}.{alias.name}") if f"{base}.{alias.name}" in self.modules else None
-                    if sub:
+                    dotted = f"{base}.{alias.name}"
+                    if dotted in self.modules and (sub := self._reach(dotted)):
                         self.aliases[alias.asname or alias.name] = sub
                         alias.name, alias.asname = _MARK + sub, alias.asname or alias.name
                 node.module, node.level = _MARK + target, 0
-            elif isinstance(node, ast.Call) and _called_name(node.func) in ("import_module", "__import__"):
+            elif isinstance(node, ast.Call) and _called(node.func) in _IMPORTERS:
                 self._computed(node)
         for node in ast.walk(tree):  # dk.models.neural_ode.X: a submodule reached as an attribute
-            if isinstance(node, ast.Attribute) and (chain := _chain(node)) and chain[0] in self.aliases:
+            chain = _chain(node) if isinstance(node, ast.Attribute) else None
+            if chain and chain[0] in self.aliases:
                 self._reach(".".join([self.aliases[chain[0]], *chain[1:]]))
 
     def _computed(self, call: ast.Call) -> None:
-        """``import_module("...")``: the module named; a computed name relative to this package (a leading
-        dot, ``__name__``, a package argument) or spelled from ``dynkit``: any module of this package. Any
-        other computed name (``__import__(name)`` of a library's) is not the package's."""
+        """``import_module("...")``: the module named. A computed name relative to this package
+        (a leading dot, ``__name__``, a package argument) or spelled from ``dynkit``: any module of
+        this package. Another computed name (``__import__(name)`` of a library) is not ours."""
         arg = call.args[0] if call.args else None
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             text = arg.value
@@ -174,8 +182,10 @@ class _Reader:
         self.computed_import |= relative
 
 
-def _called_name(func: ast.AST) -> str | None:
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+def _called(func: ast.AST) -> str | None:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
 
 
 def _chain(node: ast.Attribute) -> list[str] | None:
@@ -187,23 +197,27 @@ def _chain(node: ast.Attribute) -> list[str] | None:
 
 
 def read_modules(sources: Mapping[str, bytes], package: str = PACKAGE) -> dict[str, ModuleCode]:
-    """Every module of a package, ``{dotted name: ModuleCode}``, from ``{relative path: source bytes}``."""
+    """Every module of a package, ``{dotted name: ModuleCode}``, from ``{relative path: bytes}``."""
     names = {module_name(path, package): path for path in sources}
     modules = frozenset(names)
-    read = {name: _read_one(name, Path(path).name == "__init__.py", sources[path], modules)
+    packages = {name for name, path in names.items() if Path(path).name == "__init__.py"}
+    read = {name: _read_one(name, name in packages, sources[path], modules)
             for name, path in names.items()}
-    code = {name: _digest(_unmark(text, lambda target: "<dynkit>")) for name, (text, *_) in read.items()}
+    code = {name: _digest(_unmark(text, lambda target: "<dynkit>"))
+            for name, (text, *_) in read.items()}
     code[REGISTRATION_INDEX] = "<registration index>"
-    return {name: ModuleCode(name, Path(names[name]).name == "__init__.py", code[name],
-                             _digest(_unmark(text, lambda target: code.get(target, "<dynkit>"))), reaches, computed,
-                             empty)
-            for name, (text, reaches, computed, empty) in read.items()}
+    result = {}
+    for name, (text, reaches, computed, empty) in read.items():
+        links = _digest(_unmark(text, lambda target: code.get(target, "<dynkit>")))
+        result[name] = ModuleCode(name, name in packages, code[name], links, reaches, computed,
+                                  empty)
+    return result
 
 
 @functools.lru_cache(maxsize=4096)
 def _read_one(name: str, is_package: bool, source: bytes, modules: frozenset[str]):
-    """(the dumped tree with its imports marked, the modules it reaches, whether it imports by a computed
-    name) of one module; cached, so that a run's many identities parse each source once."""
+    """(the dumped tree with its imports marked, the modules it reaches, whether it imports by a
+    computed name, whether it is empty) of one module; cached: a run parses each source once."""
     reader = _Reader(name, is_package, modules)
     try:
         tree = ast.parse(source)
@@ -227,7 +241,7 @@ def _unmark(text: str, replace) -> str:
 
 
 def closure(roots: Iterable[str], modules: Mapping[str, ModuleCode]) -> list[str]:
-    """The dotted names (sorted) that running ``roots`` imports, by the rules of the module docstring."""
+    """The dotted names (sorted) that running ``roots`` imports (the rules: the module docstring)."""
     seen: set[str] = set()
     todo = [r for r in roots if r in modules]
     while todo:
@@ -237,7 +251,7 @@ def closure(roots: Iterable[str], modules: Mapping[str, ModuleCode]) -> list[str
         seen.add(name)
         module = modules[name]
         parts = name.split(".")
-        todo.extend(p for i in range(1, len(parts)) if (p := ".".join(parts[:i])) in modules)  # run first
+        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # packages above run first
         todo.extend(module.reaches)
         if module.computed_import and name not in LAZY_PACKAGES:
             package = name if module.is_package else name.rpartition(".")[0]
@@ -260,21 +274,32 @@ def library_versions() -> dict[str, str | None]:
 
 
 def code_identity(module: str, sources: Mapping[str, bytes] | None = None) -> dict:
-    """What a shard of an experiment defined in ``module`` is computed by; part of every shard's identity.
+    """What a shard of an experiment defined in ``module`` is computed by (part of its identity).
 
-    ``{"dynkit": version, "python": "3.11", "libraries": {"numpy": ..., "scipy": ..., "torch": ...},
-    "modules": {dotted name: [code, links], ...}}`` over the closure of ``module`` and :data:`MACHINERY`
-    (see the module docstring; the Python minor version is there because syntax trees differ between
-    Python versions). ``module`` is a dotted name in ``sys.modules``: one whose file lies inside the
-    package is read as that package module; one outside it (a test's toy experiment) adds its own tree
-    under its name. ``sources``: ``{relative path: bytes}`` of the package (default: read from
-    :data:`PACKAGE_ROOT`).
+    Parameters
+    ----------
+    module : str
+        A dotted name in ``sys.modules``: a module whose file lies in the package is read as that
+        package module (by name if its file is elsewhere); one outside it (a test's toy experiment)
+        adds its own tree under its name.
+    sources : mapping, optional
+        ``{path relative to the package: bytes}`` (default: read from :data:`PACKAGE_ROOT`).
 
-    What it promises: a record is reused only with the code (as syntax, imports resolved) and libraries
-    that computed it, against *accidents* (an edit, an upgrade, a damaged file). What it does not: an
-    unkeyed hash is no signature -- anyone who can write the folder can forge a record with matching
-    digests; it covers Python sources, not compiled libraries beyond their versions, the hardware, or
-    data files read at run time.
+    Returns
+    -------
+    dict
+        ``{"dynkit": version, "python": "3.11", "libraries": {"numpy": ..., "scipy": ..., "torch":
+        ...}, "modules": {dotted name: [code, links], ...}}`` over the closure of ``module`` and
+        :data:`MACHINERY` (see the module docstring; the Python minor version is there because
+        syntax trees differ between Python versions).
+
+    Notes
+    -----
+    What it promises: a record is reused only with the code (as syntax, imports resolved) and the
+    libraries that computed it, against *accidents* (an edit, an upgrade, a damaged file). What it
+    does not: an unkeyed hash is no signature, so anyone who can write the folder can forge a record
+    with matching digests; it covers Python sources, not compiled libraries beyond their versions,
+    the hardware, or data files read at run time.
     """
     from .. import __version__
 
@@ -296,39 +321,52 @@ def code_identity(module: str, sources: Mapping[str, bytes] | None = None) -> di
     names = closure(roots, modules)
     return {"dynkit": __version__, "python": f"{sys.version_info.major}.{sys.version_info.minor}",
             "libraries": library_versions(),
-            "modules": {shown.get(n, n): [modules[n].code, modules[n].links] for n in names if not modules[n].empty}}
+            "modules": {shown.get(n, n): [modules[n].code, modules[n].links]
+                        for n in names if not modules[n].empty}}
 
 
 def same_code(recorded: dict, now: dict) -> bool:
-    """Whether two code identities name the same code: equal versions and equal multisets of module digests
-    (the names are not compared: a moved module is the same code)."""
-    return ({k: v for k, v in recorded.items() if k != "modules"} == {k: v for k, v in now.items() if k != "modules"}
-            and _pairs(recorded.get("modules")) == _pairs(now.get("modules")))
+    """Whether two code identities name the same code: equal versions, equal multisets of module
+    digests (names are not compared: a moved module is the same code)."""
+    def versions(code: dict) -> dict:
+        return {k: v for k, v in code.items() if k != "modules"}
+
+    pairs = _pairs(recorded.get("modules"))
+    same_modules = pairs is not None and pairs == _pairs(now.get("modules"))
+    return versions(recorded) == versions(now) and same_modules
 
 
-def _pairs(modules) -> Counter | None:
-    if not isinstance(modules, dict) or not all(isinstance(v, list) and len(v) == 2 for v in modules.values()):
+def _pairs(modules: object) -> Counter | None:
+    if not isinstance(modules, dict):
+        return None
+    if not all(isinstance(v, list) and len(v) == 2 and all(isinstance(d, str) for d in v)
+               for v in modules.values()):
         return None
     return Counter(tuple(v) for v in modules.values())
 
 
 def describe_change(recorded: dict, now: dict) -> str:
-    """One phrase: what differs between a recorded code identity and the current one (which modules changed,
-    which were added or dropped, which versions)."""
-    said = [f"{k} {recorded.get(k)} -> {now.get(k)}" for k in ("dynkit", "python") if recorded.get(k) != now.get(k)]
+    """One phrase: what differs between a recorded code identity and the current one (the versions,
+    the modules whose code changed, those now or no longer imported)."""
+    said = [f"{k} {recorded.get(k)} -> {now.get(k)}" for k in ("dynkit", "python")
+            if recorded.get(k) != now.get(k)]
     old_libs, new_libs = recorded.get("libraries") or {}, now.get("libraries") or {}
     said += [f"{k} {old_libs.get(k)} -> {new_libs.get(k)}" for k in sorted({*old_libs, *new_libs})
              if old_libs.get(k) != new_libs.get(k)]
     old, new = recorded.get("modules"), now.get("modules")
     if _pairs(old) is None:
         return "; ".join(said + ["no module digests recorded"])
-    now_pairs, old_pairs = Counter(tuple(v) for v in new.values()), Counter(tuple(v) for v in old.values())
-    changed = [n for n in sorted(set(old) & set(new)) if old[n][0] != new[n][0]]
-    relinked = [n for n in sorted(set(old) & set(new)) if old[n][0] == new[n][0] and old[n][1] != new[n][1]]
+    new = new if isinstance(new, dict) else {}
+    old_pairs, new_pairs = _pairs(old), _pairs(new) or Counter()
+    both = sorted(set(old) & set(new))
+    changed = [n for n in both if old[n][0] != new[n][0]]
+    relinked = [n for n in both if old[n][0] == new[n][0] and old[n][1] != new[n][1]]
     added = [n for n in sorted(set(new) - set(old)) if old_pairs[tuple(new[n])] == 0]
-    dropped = [n for n in sorted(set(old) - set(new)) if now_pairs[tuple(old[n])] == 0]
-    for label, names in (("code changed in", changed), ("now imported", added), ("no longer imported", dropped),
+    dropped = [n for n in sorted(set(old) - set(new)) if new_pairs[tuple(old[n])] == 0]
+    for label, names in (("code changed in", changed), ("now imported", added),
+                         ("no longer imported", dropped),
                          ("imports changed in", [] if changed else relinked)):
         if names:
-            said.append(f"{label} {', '.join(names[:4])}" + (f" and {len(names) - 4} more" if len(names) > 4 else ""))
+            more = f" and {len(names) - 4} more" if len(names) > 4 else ""
+            said.append(f"{label} {', '.join(names[:4])}{more}")
     return "; ".join(said) or "module digests differ"
