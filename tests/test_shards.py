@@ -124,9 +124,10 @@ def _stale_library(r):  # an honest record written under another torch
     r["code"]["libraries"]["torch"] = "1.0.0"
 
 
-def _before_module_digests(r):  # an honest record of the earlier identity: whole-file hashes of the package
-    r["code"] = {"dynkit": r["code"]["dynkit"], "module": toy_run.__module__, "source_sha256": "0" * 64,
-                 "package_sha256": "0" * 64, "libraries": r["code"]["libraries"]}
+def _before_module_digests(r):  # an honest record of the earlier identity: whole-file hashes
+    r["code"] = {"dynkit": r["code"]["dynkit"], "module": toy_run.__module__,
+                 "source_sha256": "0" * 64, "package_sha256": "0" * 64,
+                 "libraries": r["code"]["libraries"]}
 
 
 CORRUPTIONS = {
@@ -150,9 +151,11 @@ CORRUPTIONS = {
     "forged (other version, metrics 999)": (_edit(_forge, rehash=False), "does not match its sha256"),
     "stale dynkit version": (_edit(_stale_version), "written by other code (dynkit 0.0.1"),
     "stale experiment source": (_edit(_stale_source), f"code changed in {toy_run.__module__}"),
-    "stale package (a task or solver changed)": (_edit(_stale_package), "code changed in dynkit.solvers.engine"),
+    "stale package (a task or solver changed)": (_edit(_stale_package),
+                                                 "code changed in dynkit.solvers.engine"),
     "stale library version": (_edit(_stale_library), "torch 1.0.0"),
-    "recorded with whole-file hashes": (_edit(_before_module_digests), "recorded with whole-file hashes"),
+    "recorded with whole-file hashes": (_edit(_before_module_digests),
+                                        "recorded with whole-file hashes"),
     "another seed's record": (_edit(_set("seed", 7)), "its seed differs"),
     "another config": (_edit(lambda r: r["config"].update({"size": 4})), "its config differs"),
     "written before shards had code and hash": (_edit(_drop("code", "sha256"), rehash=False),
@@ -244,8 +247,9 @@ def test_an_intact_shard_is_reused_silently_and_carries_its_identity_and_hash(to
     code = record["code"]
     assert code == E.EXPERIMENTS["toy_shards"].code()
     assert {k: v for k, v in code.items() if k != "modules"} == {
-        "dynkit": dynkit.__version__, "python": f"{sys.version_info.major}.{sys.version_info.minor}",
-        "libraries": {"numpy": numpy.__version__, "scipy": scipy.__version__, "torch": torch.__version__}}
+        "dynkit": dynkit.__version__, "python": "{0}.{1}".format(*sys.version_info),
+        "libraries": {"numpy": numpy.__version__, "scipy": scipy.__version__,
+                      "torch": torch.__version__}}
     # the toy's own module (this file) and the runner that ran it, each with its two digests
     assert {toy_run.__module__, "dynkit.experiments.runner", "dynkit.io"} <= set(code["modules"])
     assert all(len(c) == len(links) == 32 for c, links in code["modules"].values())
@@ -268,8 +272,8 @@ def test_the_notice_is_a_warning_when_no_notice_function_is_given(toy, tmp_path)
         E.run("toy_shards", scale="smoke", seeds=(0,), out=tmp_path)
 
 
-def test_editing_the_experiment_module_s_code_makes_its_shards_stale_a_comment_does_not(tmp_path, monkeypatch):
-    # the code identity digests the module's syntax tree: a comment or docstring is not code, an edit is
+def test_editing_the_module_s_code_makes_its_shards_stale_a_comment_does_not(tmp_path, monkeypatch):
+    # the code identity digests the module's syntax tree: a comment or docstring is not code
     source = tmp_path / "edited_experiment.py"
     source.write_text(textwrap.dedent("""
         def run(config, *, seed, out, device):
@@ -302,8 +306,9 @@ def test_editing_the_experiment_module_s_code_makes_its_shards_stale_a_comment_d
 def test_registered_scripts_hash_the_script_module_not_only_the_adapter():
     exp = E.EXPERIMENTS["momres_cubic"]  # registered through scripting.register_script
     code = exp.code()
-    assert {"dynkit.experiments.momres_cubic", "dynkit.experiments.scripting"} <= set(code["modules"])
-    assert "dynkit.experiments.momres_lista" not in code["modules"]  # another script of the same adapter
+    names = set(code["modules"])
+    assert {"dynkit.experiments.momres_cubic", "dynkit.experiments.scripting"} <= names
+    assert "dynkit.experiments.momres_lista" not in names  # another script, same adapter
 
 
 # -- issue 34: the code identity covers every module below the experiment; shards are read only inside out --
@@ -371,10 +376,12 @@ def test_a_change_to_a_module_below_the_experiment_recomputes_its_shards(package
 
 def test_the_identity_follows_node_blowup_into_its_task_module():
     names = set(E.EXPERIMENTS["node_blowup"].code()["modules"])
-    assert {"dynkit.tasks.silverbox", "dynkit.experiments.node_blowup", "dynkit.experiments.scripting",
-            "dynkit.solvers.engine", "dynkit.models.neural_ode", "dynkit.io", "dynkit.tasks", "dynkit"} <= names
-    assert not names & {"dynkit.cli", "dynkit.experiments.ledger", "dynkit.experiments.momres_cubic",
-                        "dynkit.experiments", "dynkit.theory.claims"}
+    assert {"dynkit.tasks.silverbox", "dynkit.experiments.node_blowup",
+            "dynkit.experiments.scripting", "dynkit.solvers.engine", "dynkit.models.neural_ode",
+            "dynkit.io", "dynkit.tasks", "dynkit"} <= names
+    assert not names & {"dynkit.cli", "dynkit.experiments.ledger",
+                        "dynkit.experiments.momres_cubic", "dynkit.experiments",
+                        "dynkit.theory.claims"}
     assert not any(n.startswith("dynkit.report") for n in names)
 
 
@@ -423,7 +430,8 @@ def test_a_hard_link_to_a_forged_file_outside_out_is_recomputed_never_reused(toy
     assert CALLS == [(1, "a")] and len(notices) == 1, (CALLS, notices)
     assert str(path) in notices[0] and "hard link" in notices[0]
     assert res["metrics"]["a.value"]["values"] == [expected_value(0, "a"), expected_value(1, "a")]
-    assert os.stat(path).st_nlink == 1 and json.loads(forged.read_text())["metrics"] == record["metrics"]
+    assert os.stat(path).st_nlink == 1  # the recomputed record replaced the name
+    assert json.loads(forged.read_text())["metrics"] == record["metrics"]  # the other: untouched
     # planted: a reader that does not count names reuses the forgery
     import dynkit.experiments.runner as R
 
@@ -466,11 +474,13 @@ def test_the_shard_audit_counts_what_a_rerun_would_reuse_and_why_not(toy, tmp_pa
     _run(tmp_path / "toy_result")
     assert audit(tmp_path) == {"toy_result": Counter(reusable=4)}
     path = tmp_path / "toy_result" / "shards" / "seed1-point=a" / SHARD_FILE
-    path.write_bytes(_edit(_before_module_digests)(json.loads(path.read_text())))  # planted: the earlier identity
+    earlier = _edit(_before_module_digests)(json.loads(path.read_text()))  # planted: old identity
+    path.write_bytes(earlier)
     other = tmp_path / "toy_result" / "shards" / "seed0-point=b" / SHARD_FILE
     other.write_bytes(_edit(_stale_package)(json.loads(other.read_text())))
     stored = path.read_bytes()
-    assert audit(tmp_path) == {"toy_result": Counter({"reusable": 2, "before per-module code digests": 1,
+    assert audit(tmp_path) == {"toy_result": Counter({"reusable": 2,
+                                                      "before per-module code digests": 1,
                                                       "written by other code": 1})}
     assert path.read_bytes() == stored  # read, never re-stamped
 
@@ -527,7 +537,7 @@ import dynkit.experiments as E
 import dynkit.experiments.runner as R
 if os.environ.get("NO_CLAIMS"):  # planted: runners that do not claim their shards
     R.claimed = lambda shard, wait: contextlib.nullcontext(True)
-E.EXPERIMENTS["slow_toy"].code()  # its sources parsed before the start line: the race is in the shards
+E.EXPERIMENTS["slow_toy"].code()  # sources parsed before the start line: the race is in the shards
 ready = Path(sys.argv[2])
 ready.joinpath(str(os.getpid())).touch()
 deadline = time.time() + 120

@@ -86,8 +86,9 @@ class Experiment:
 
 
 def code_identity(module: str) -> dict:
-    """What a shard of an experiment defined in ``module`` is computed by (its import closure, each module's
-    code digests, the library versions): see :func:`dynkit.experiments.code_closure.code_identity`."""
+    """What a shard of an experiment defined in ``module`` is computed by (its import closure, each
+    module's code digests, the library versions): see
+    :func:`dynkit.experiments.code_closure.code_identity`."""
     from .code_closure import code_identity as identity
 
     return identity(module)

@@ -1,12 +1,13 @@
 """Running an experiment: one shard per (seed, config point), finished shards reused, local or through Ray.
 
-A shard's record (``shard.json``) is self-describing and verifiable: it carries the shard's identity
-(experiment, scale, seed, config point, config and the *code*: the dynkit version, the Python minor version,
-the numpy/scipy/torch versions and the digests of every dynkit module the run imports, see
-:mod:`~dynkit.experiments.code_closure`) and a SHA-256 of its own content. :func:`finished` reuses a record
-only when it is a regular file with one name inside the run folder (a link is never followed, a hard link
-never trusted), is well-formed, matches the identity and the hash; anything else is recomputed, with a
-one-line notice naming the file (and, for other code, the module that changed).
+A shard's record (``shard.json``) is self-describing and verifiable: it carries the shard's
+identity (experiment, scale, seed, config point, config and the *code*: the dynkit, Python (minor),
+numpy, scipy and torch versions and the digests of every dynkit module the run imports, see
+:mod:`~dynkit.experiments.code_closure`) and a SHA-256 of its own content. :func:`finished` reuses
+a record only when it is a regular file with one name inside the run folder (a link is never
+followed, a hard link never trusted), is well-formed, matches the identity and the hash; anything
+else is recomputed, with a one-line notice naming the file (and, for other code, the module that
+changed).
 
 What the hashes promise: integrity against *accidents* -- a damaged or hand-edited record, a record
 computed by other code or other library versions is not reused. What they do not: an unkeyed SHA-256 is
@@ -34,8 +35,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import _checks
-from ..io import (check_output_path, check_writable_dir, jsonable, read_regular_bytes, remove_orphan_temporaries,
-                  versions, write_json)
+from ..io import (check_output_path, check_writable_dir, jsonable, read_regular_bytes,
+                  remove_orphan_temporaries, versions, write_json)
 from .code_closure import describe_change, same_code
 from .registry import RUN_SCALES, Experiment, get, point_key
 
@@ -115,8 +116,8 @@ def _flaw(record: Any, shard: Shard) -> str | None:
     for key, value in shard.identity().items():
         if key == "code":
             if not isinstance(record[key], dict) or "modules" not in record[key]:
-                return ("written by other code (recorded with whole-file hashes, before shards carried "
-                        "per-module code digests)")
+                return ("written by other code (recorded with whole-file hashes, before "
+                        "shards carried per-module code digests)")
             if not same_code(record[key], value):
                 return f"written by other code ({describe_change(record[key], value)})"
         elif record[key] != value:
@@ -185,9 +186,10 @@ def _check_inside(shard: Shard, out: Path) -> None:
 
 
 def _read_single(path: Path) -> tuple[str | None, bytes]:
-    """(why not, b"") or (None, the bytes of ``path``): a regular file with one name only. A hard link is a
-    second name for a file that may be kept, and changed, outside ``out``: nothing proves the run wrote it,
-    so it is recomputed (the fresh record replaces the name; the other file is left alone)."""
+    """(why not, b"") or (None, the bytes of ``path``): a regular file with one name only. A hard
+    link is a second name for a file that may be kept, and changed, outside ``out``: nothing proves
+    the run wrote it, so it is recomputed (the fresh record replaces the name; the other file is
+    left alone)."""
     try:
         return None, read_regular_bytes(path, "out", single_link=True)
     except ValueError as err:
