@@ -39,9 +39,9 @@ import functools
 import hashlib
 import sys
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
 
 PACKAGE = "dynkit"
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
@@ -196,22 +196,46 @@ def _chain(node: ast.Attribute) -> list[str] | None:
     return [node.id, *reversed(parts)] if isinstance(node, ast.Name) else None
 
 
-def read_modules(sources: Mapping[str, bytes], package: str = PACKAGE) -> dict[str, ModuleCode]:
-    """Every module of a package, ``{dotted name: ModuleCode}``, from ``{relative path: bytes}``."""
-    names = {module_name(path, package): path for path in sources}
-    modules = frozenset(names)
-    packages = {name for name, path in names.items() if Path(path).name == "__init__.py"}
-    read = {name: _read_one(name, name in packages, sources[path], modules)
-            for name, path in names.items()}
-    code = {name: _digest(_unmark(text, lambda target: "<dynkit>"))
-            for name, (text, *_) in read.items()}
-    code[REGISTRATION_INDEX] = "<registration index>"
-    result = {}
-    for name, (text, reaches, computed, empty) in read.items():
-        links = _digest(_unmark(text, lambda target: code.get(target, "<dynkit>")))
-        result[name] = ModuleCode(name, name in packages, code[name], links, reaches, computed,
-                                  empty)
-    return result
+def read_modules(sources: Mapping[str, bytes], package: str = PACKAGE) -> Mapping[str, ModuleCode]:
+    """Every module of a package, ``{dotted name: ModuleCode}``, from ``{relative path: bytes}``;
+    a module is parsed when it is first looked up (a closure reads about half the package)."""
+    return _Modules(sources, package)
+
+
+class _Modules(Mapping):
+    def __init__(self, sources: Mapping[str, bytes], package: str):
+        self._sources = sources
+        self._paths = {module_name(path, package): path for path in sources}
+        self._names = frozenset(self._paths)
+        self._codes: dict[str, str] = {REGISTRATION_INDEX: "<registration index>"}
+        self._read: dict[str, ModuleCode] = {}
+
+    def __iter__(self):
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._paths
+
+    def _tree(self, name: str):
+        path = self._paths[name]
+        return _read_one(name, Path(path).name == "__init__.py", self._sources[path], self._names)
+
+    def _code(self, name: str) -> str:
+        if name not in self._codes:
+            self._codes[name] = _digest(_unmark(self._tree(name)[0], lambda target: "<dynkit>"))
+        return self._codes[name]
+
+    def __getitem__(self, name: str) -> ModuleCode:
+        if name not in self._read:
+            text, reaches, computed, empty = self._tree(name)
+            links = _digest(_unmark(text, lambda target: self._code(target)))
+            is_package = Path(self._paths[name]).name == "__init__.py"
+            self._read[name] = ModuleCode(name, is_package, self._code(name), links, reaches,
+                                          computed, empty)
+        return self._read[name]
 
 
 @functools.lru_cache(maxsize=4096)
