@@ -200,8 +200,11 @@ def migrate(folder: Path, write: bool) -> dict[str, Counter]:
         counts = table.setdefault(path.parents[2].name, Counter())
         if path not in old:
             code = record.get("code") if isinstance(record, dict) else None
-            counts["already per-module" if isinstance(code, dict) and "modules" in code
-                   else "no code recorded"] += 1
+            if not isinstance(code, dict):
+                counts["no code recorded"] += 1
+            else:
+                counts["already per-module" if "modules" in code
+                       else "no package hash recorded (nothing to verify)"] += 1
             continue
         if record.get("sha256") != content_hash(record):
             counts["content hash broken"] += 1
