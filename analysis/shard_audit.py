@@ -23,6 +23,7 @@ from dynkit.experiments.runner import finished, shards
 
 REASONS = (("written before shards recorded their code", "before shards recorded their code"),
            ("recorded before shards covered the package", "before the package hash"),
+           ("recorded with whole-file hashes", "before per-module code digests"),
            ("written by other code", "written by other code"),
            ("differs", "other config or scale"))
 

@@ -113,20 +113,21 @@ def _stale_version(r):  # an honest record written by another dynkit version (it
 
 
 def _stale_source(r):  # an honest record written by another version of the experiment's module
-    r["code"]["source_sha256"] = "0" * 64
+    r["code"]["modules"][toy_run.__module__][0] = "0" * 32
 
 
 def _stale_package(r):  # an honest record written when a module below the experiment (a task, a solver) differed
-    r["code"]["package_sha256"] = "0" * 64
+    r["code"]["modules"]["dynkit.solvers.engine"][0] = "0" * 32
 
 
 def _stale_library(r):  # an honest record written under another torch
     r["code"]["libraries"]["torch"] = "1.0.0"
 
 
-def _before_package_hash(r):  # an honest record of the earlier identity: the experiment module's hash only
-    for key in ("package_sha256", "libraries"):
-        r["code"].pop(key)
+def _before_module_digests(r):  # an honest record of the earlier identity: whole-file hashes
+    r["code"] = {"dynkit": r["code"]["dynkit"], "module": toy_run.__module__,
+                 "source_sha256": "0" * 64, "package_sha256": "0" * 64,
+                 "libraries": r["code"]["libraries"]}
 
 
 CORRUPTIONS = {
@@ -149,11 +150,12 @@ CORRUPTIONS = {
                       "does not match its sha256"),
     "forged (other version, metrics 999)": (_edit(_forge, rehash=False), "does not match its sha256"),
     "stale dynkit version": (_edit(_stale_version), "written by other code (dynkit 0.0.1"),
-    "stale experiment source": (_edit(_stale_source), "source 000000000000"),
-    "stale package (a task or solver changed)": (_edit(_stale_package), "package 000000000000"),
+    "stale experiment source": (_edit(_stale_source), f"code changed in {toy_run.__module__}"),
+    "stale package (a task or solver changed)": (_edit(_stale_package),
+                                                 "code changed in dynkit.solvers.engine"),
     "stale library version": (_edit(_stale_library), "torch 1.0.0"),
-    "recorded before the package hash": (_edit(_before_package_hash),
-                                         "recorded before shards covered the package"),
+    "recorded with whole-file hashes": (_edit(_before_module_digests),
+                                        "recorded with whole-file hashes"),
     "another seed's record": (_edit(_set("seed", 7)), "its seed differs"),
     "another config": (_edit(lambda r: r["config"].update({"size": 4})), "its config differs"),
     "written before shards had code and hash": (_edit(_drop("code", "sha256"), rehash=False),
@@ -238,16 +240,19 @@ def test_an_intact_shard_is_reused_silently_and_carries_its_identity_and_hash(to
     body = {k: v for k, v in record.items() if k != "sha256"}
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     assert record["sha256"] == hashlib.sha256(canonical.encode()).hexdigest()
-    source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()  # toy_run is defined in this file
     import numpy
     import scipy
     import torch
 
-    assert record["code"] == {"dynkit": dynkit.__version__, "module": toy_run.__module__, "source_sha256": source,
-                              "package_sha256": E.EXPERIMENTS["toy_shards"].code()["package_sha256"],
-                              "libraries": {"numpy": numpy.__version__, "scipy": scipy.__version__,
-                                            "torch": torch.__version__}}
-    assert len(record["code"]["package_sha256"]) == 64  # what it covers: the planted changes below
+    code = record["code"]
+    assert code == E.EXPERIMENTS["toy_shards"].code()
+    assert {k: v for k, v in code.items() if k != "modules"} == {
+        "dynkit": dynkit.__version__, "python": "{0}.{1}".format(*sys.version_info),
+        "libraries": {"numpy": numpy.__version__, "scipy": scipy.__version__,
+                      "torch": torch.__version__}}
+    # the toy's own module (this file) and the runner that ran it, each with its two digests
+    assert {toy_run.__module__, "dynkit.experiments.runner", "dynkit.io"} <= set(code["modules"])
+    assert all(len(c) == len(links) == 32 for c, links in code["modules"].values())
     assert res["metrics"]["b.value"]["values"] == [expected_value(0, "b"), expected_value(1, "b")]
 
 
@@ -267,8 +272,8 @@ def test_the_notice_is_a_warning_when_no_notice_function_is_given(toy, tmp_path)
         E.run("toy_shards", scale="smoke", seeds=(0,), out=tmp_path)
 
 
-def test_editing_the_experiment_module_makes_its_shards_stale(tmp_path, monkeypatch):
-    # the code identity is a hash of the module's source: an edit (even a comment) recomputes every shard
+def test_editing_the_module_s_code_makes_its_shards_stale_a_comment_does_not(tmp_path, monkeypatch):
+    # the code identity digests the module's syntax tree: a comment or docstring is not code
     source = tmp_path / "edited_experiment.py"
     source.write_text(textwrap.dedent("""
         def run(config, *, seed, out, device):
@@ -285,20 +290,25 @@ def test_editing_the_experiment_module_makes_its_shards_stale(tmp_path, monkeypa
     notices: list[str] = []
     E.run("edited", scale="smoke", seeds=(0,), out=out, notice=notices.append)
     assert notices == []
-    source.write_text(source.read_text() + "# a comment\n")
+    source.write_text('"""A docstring."""\n' + source.read_text() + "# a comment\n")
     E.run("edited", scale="smoke", seeds=(0,), out=out, notice=notices.append)
-    assert len(notices) == 1 and "written by other code" in notices[0] and "edited_experiment source" in notices[0]
+    assert notices == []
+    source.write_text(source.read_text() + "SCALE = 2\n")  # code: stale
+    E.run("edited", scale="smoke", seeds=(0,), out=out, notice=notices.append)
+    assert len(notices) == 1 and "written by other code" in notices[0]
+    assert "code changed in edited_experiment" in notices[0]
+    released = dynkit.__version__
     monkeypatch.setattr(dynkit, "__version__", "99.0")  # a new dynkit release: stale too
     E.run("edited", scale="smoke", seeds=(0,), out=out, notice=notices.append)
-    assert len(notices) == 2 and "now dynkit 99.0" in notices[1]
+    assert len(notices) == 2 and f"dynkit {released} -> 99.0" in notices[1]
 
 
-def test_registered_scripts_hash_the_script_module_not_the_adapter():
+def test_registered_scripts_hash_the_script_module_not_only_the_adapter():
     exp = E.EXPERIMENTS["momres_cubic"]  # registered through scripting.register_script
     code = exp.code()
-    assert code["module"] == "dynkit.experiments.momres_cubic"
-    path = Path(sys.modules["dynkit.experiments.momres_cubic"].__file__)
-    assert code["source_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    names = set(code["modules"])
+    assert {"dynkit.experiments.momres_cubic", "dynkit.experiments.scripting"} <= names
+    assert "dynkit.experiments.momres_lista" not in names  # another script, same adapter
 
 
 # -- issue 34: the code identity covers every module below the experiment; shards are read only inside out --
@@ -317,11 +327,11 @@ def package_copy(tmp_path, monkeypatch):
     experiment module inside its ``experiments`` folder: planted changes go to the copy, never the package."""
     import shutil
 
-    import dynkit.experiments.registry as registry
+    import dynkit.experiments.code_closure as closure
 
     copy = tmp_path / "dynkit"
-    shutil.copytree(registry.PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(registry, "PACKAGE_ROOT", copy)
+    shutil.copytree(closure.PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(closure, "PACKAGE_ROOT", copy)
     source = copy / "experiments" / "planted_experiment.py"
     source.write_text(PLANTED_EXPERIMENT)
     module = type(sys)("planted_experiment")
@@ -356,29 +366,33 @@ def test_a_change_to_a_module_below_the_experiment_recomputes_its_shards(package
     _append(package_copy / changed, "\nDRIVE_AMPLITUDE = 0.2  # planted change\n")
     E.run("planted", scale="smoke", seeds=(0,), out=out, notice=notices.append)
     if stale:
-        assert len(notices) == 1 and "written by other code" in notices[0] and "package" in notices[0], notices
+        module = "dynkit." + changed.removesuffix(".py").replace("/", ".")
+        assert len(notices) == 1 and "written by other code" in notices[0], notices
+        assert f"code changed in {module}" in notices[0], notices
         assert str(out / "shards" / "seed0" / SHARD_FILE) in notices[0]
     else:
         assert notices == []
 
 
 def test_the_identity_follows_node_blowup_into_its_task_module():
-    import dynkit.experiments.registry as registry
-
-    files = {str(p.relative_to(registry.PACKAGE_ROOT)) for p in registry.code_files("dynkit.experiments.node_blowup")}
-    assert {"tasks/silverbox.py", "experiments/node_blowup.py", "experiments/scripting.py", "solvers/engine.py",
-            "models/neural_ode.py", "io.py"} <= files
-    assert not files & {"cli.py", "experiments/ledger.py", "experiments/momres_cubic.py"}
-    assert not any(f.startswith("report/") for f in files)
+    names = set(E.EXPERIMENTS["node_blowup"].code()["modules"])
+    assert {"dynkit.tasks.silverbox", "dynkit.experiments.node_blowup",
+            "dynkit.experiments.scripting", "dynkit.solvers.engine", "dynkit.models.neural_ode",
+            "dynkit.io", "dynkit.tasks", "dynkit"} <= names
+    assert not names & {"dynkit.cli", "dynkit.experiments.ledger",
+                        "dynkit.experiments.momres_cubic", "dynkit.experiments",
+                        "dynkit.theory.claims"}
+    assert not any(n.startswith("dynkit.report") for n in names)
 
 
 def test_a_new_library_version_recomputes_the_shards(package_copy, tmp_path, monkeypatch):
     out = tmp_path / "out"
     E.run("planted", scale="smoke", seeds=(0,), out=out)
+    numpy_version = sys.modules["numpy"].__version__
     monkeypatch.setattr(sys.modules["numpy"], "__version__", "0.0.planted")
     notices: list[str] = []
     E.run("planted", scale="smoke", seeds=(0,), out=out, notice=notices.append)
-    assert len(notices) == 1 and "numpy 0.0.planted" in notices[0]
+    assert len(notices) == 1 and "numpy " + numpy_version + " -> 0.0.planted" in notices[0]
 
 
 def test_a_shard_linked_out_of_the_run_folder_is_never_read(toy, tmp_path):
@@ -398,6 +412,37 @@ def test_a_shard_linked_out_of_the_run_folder_is_never_read(toy, tmp_path):
     with pytest.raises(ValueError, match=r"out must be a regular file .*seed1-point=a/shard\.json.*symbolic link"):
         _run(out)  # refused before any work: a run never replaces the link
     assert path.is_symlink() and json.loads(outside.read_text())["metrics"] == record["metrics"]
+
+
+def test_a_hard_link_to_a_forged_file_outside_out_is_recomputed_never_reused(toy, tmp_path):
+    out = tmp_path / "out"
+    _run(out)
+    path = out / "shards" / "seed1-point=a" / SHARD_FILE
+    forged = tmp_path / "forged.json"  # outside out, a forgery with a recomputed hash
+    record = json.loads(path.read_text())
+    record["metrics"] = {k: 999.0 for k in record["metrics"]}
+    record["sha256"] = content_hash(record)
+    forged.write_text(json.dumps(record))
+    path.unlink()
+    os.link(forged, path)  # the same file under a second name inside out: a regular file to lstat
+    CALLS.clear()
+    res, notices = _run(out)
+    assert CALLS == [(1, "a")] and len(notices) == 1, (CALLS, notices)
+    assert str(path) in notices[0] and "hard link" in notices[0]
+    assert res["metrics"]["a.value"]["values"] == [expected_value(0, "a"), expected_value(1, "a")]
+    assert os.stat(path).st_nlink == 1  # the recomputed record replaced the name
+    assert json.loads(forged.read_text())["metrics"] == record["metrics"]  # the other: untouched
+    # planted: a reader that does not count names reuses the forgery
+    import dynkit.experiments.runner as R
+
+    path.unlink()
+    os.link(forged, path)
+    original = R.read_regular_bytes
+    try:
+        R.read_regular_bytes = lambda p, option=None, **kw: original(p, option)
+        assert finished(shards("toy_shards", "smoke", [1], out)[0])["metrics"]["a.value"] == 999.0
+    finally:
+        R.read_regular_bytes = original
 
 
 def test_a_shard_folder_linked_out_of_the_run_folder_is_refused(toy, tmp_path):
@@ -429,11 +474,13 @@ def test_the_shard_audit_counts_what_a_rerun_would_reuse_and_why_not(toy, tmp_pa
     _run(tmp_path / "toy_result")
     assert audit(tmp_path) == {"toy_result": Counter(reusable=4)}
     path = tmp_path / "toy_result" / "shards" / "seed1-point=a" / SHARD_FILE
-    path.write_bytes(_edit(_before_package_hash)(json.loads(path.read_text())))  # planted: the earlier identity
+    earlier = _edit(_before_module_digests)(json.loads(path.read_text()))  # planted: old identity
+    path.write_bytes(earlier)
     other = tmp_path / "toy_result" / "shards" / "seed0-point=b" / SHARD_FILE
     other.write_bytes(_edit(_stale_package)(json.loads(other.read_text())))
     stored = path.read_bytes()
-    assert audit(tmp_path) == {"toy_result": Counter({"reusable": 2, "before the package hash": 1,
+    assert audit(tmp_path) == {"toy_result": Counter({"reusable": 2,
+                                                      "before per-module code digests": 1,
                                                       "written by other code": 1})}
     assert path.read_bytes() == stored  # read, never re-stamped
 
@@ -490,6 +537,7 @@ import dynkit.experiments as E
 import dynkit.experiments.runner as R
 if os.environ.get("NO_CLAIMS"):  # planted: runners that do not claim their shards
     R.claimed = lambda shard, wait: contextlib.nullcontext(True)
+E.EXPERIMENTS["slow_toy"].code()  # sources parsed before the start line: the race is in the shards
 ready = Path(sys.argv[2])
 ready.joinpath(str(os.getpid())).touch()
 deadline = time.time() + 120

@@ -18,7 +18,7 @@ def test_each_nfe_experiment_has_a_torchdiffeq_twin_differing_only_in_the_solver
     # (and, where TWIN_MODELS names them, in training only the models its rows compare)
     base, twin = E.EXPERIMENTS[name], E.EXPERIMENTS[name + SUFFIX]
     assert (twin.run, twin.points, twin.render) == (base.run, base.points, base.render)
-    assert twin.code()["module"] == base.code()["module"]  # stale together when the experiment's code changes
+    assert twin.code() == base.code()  # stale together when the experiment's code changes
     for scale in E.SCALES:
         config, changed = base.config(scale), twin.config(scale)
         if isinstance(config, ScriptConfig):

@@ -1,10 +1,7 @@
 """The registry of experiments: a name, a config dataclass per scale, the config points and a run function."""
 from __future__ import annotations
 
-import ast
 import dataclasses
-import hashlib
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -45,8 +42,8 @@ class Experiment:
     render : callable, optional
         ``render(results, out)`` draws the figures across seeds from the aggregated ``results.json``.
     module : str, optional
-        The module whose source is the experiment's code (default ``run.__module__``): a hash of its
-        source is part of every shard's identity, so editing it makes stored shards stale.
+        The module whose code the experiment runs (default ``run.__module__``): the root, beside the
+        runner's, of the import closure whose code digests are part of every shard's identity.
     """
 
     name: str
@@ -88,118 +85,13 @@ class Experiment:
         return [(dict(p), dataclasses.replace(config, **p)) for p in points]
 
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[1]
-"""The ``dynkit`` package folder whose sources a shard's code identity hashes."""
-ABOVE_EXPERIMENTS = ("cli.py", "report")
-"""Parts of the package above the experiments layer (the import-linter contract keeps experiments from importing
-them), left out of the code identity."""
-MACHINERY = ("registry.py", "runner.py")
-"""Modules of the experiments layer that run every shard, always in its code identity."""
-LIBRARIES = ("numpy", "scipy", "torch")
-"""Packages whose versions are part of a shard's code identity."""
-
-
-def _sha256(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-def _experiment_imports(path: Path) -> set[str]:
-    """The ``dynkit.experiments`` modules ``path`` imports anywhere in it (at the top or inside functions), as
-    file names (``"scripting.py"``), read from its syntax tree: absolute and relative imports, and
-    ``from . import name`` of a submodule."""
-    folder = PACKAGE_ROOT / "experiments"
-    try:
-        tree = ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return set()
-    inside = path.resolve().parent == folder
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            dotted = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level == 0:
-                base = node.module or ""
-            elif inside and node.level == 1:
-                base = "dynkit.experiments" + (f".{node.module}" if node.module else "")
-            elif inside and node.level == 2:
-                base = "dynkit" + (f".{node.module}" if node.module else "")
-            else:
-                continue
-            dotted = [base] + [f"{base}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        for name in dotted:
-            parts = name.split(".")
-            if parts[:2] == ["dynkit", "experiments"] and len(parts) >= 3 and (folder / f"{parts[2]}.py").is_file():
-                found.add(f"{parts[2]}.py")
-    return found
-
-
-def code_files(module: str) -> list[Path]:
-    """The source files a shard of an experiment defined in ``module`` depends on (sorted).
-
-    Every file of the ``dynkit`` package below the experiments layer (solvers, symbolic, theory,
-    diagnostics, models, tasks, ``io``, ``__init__``, ...), whether the experiment imports it or reaches it
-    lazily (``dk.models``); of the experiments layer, the machinery (:data:`MACHINERY`) and the experiment's
-    own module with every experiments module it imports, transitively (read from their syntax trees, so a
-    change to another experiment does not touch this one's shards); never what lies above (``cli``,
-    ``report``). A module outside the package (a test's toy experiment) adds its own file.
-    """
-    root = PACKAGE_ROOT
-    files = {p for p in root.rglob("*.py") if p.relative_to(root).parts[0] not in (*ABOVE_EXPERIMENTS, "experiments")}
-    experiments = root / "experiments"
-    todo = [experiments / name for name in MACHINERY]
-    source = getattr(sys.modules.get(module), "__file__", None)
-    if source is not None:
-        todo.append(Path(source).resolve())
-    seen: set[Path] = set()
-    while todo:
-        path = todo.pop()
-        if path in seen or not path.is_file():
-            continue
-        seen.add(path)
-        todo.extend(experiments / name for name in _experiment_imports(path))
-    return sorted(files | seen)
-
-
 def code_identity(module: str) -> dict:
-    """What a shard of an experiment defined in ``module`` is computed by; part of every shard's identity.
+    """What a shard of an experiment defined in ``module`` is computed by (its import closure, each
+    module's code digests, the library versions): see
+    :func:`dynkit.experiments.code_closure.code_identity`."""
+    from .code_closure import code_identity as identity
 
-    ``{"dynkit": version, "module": module, "source_sha256": SHA-256 of the module's file (None without one),
-    "package_sha256": SHA-256 over every file of :func:`code_files` (its path in the package and its bytes),
-    "libraries": {"numpy": ..., "scipy": ..., "torch": ...}}``. A change to any of those files (a drive
-    amplitude in ``tasks/silverbox.py``, a solver's step control, a comment) or to a library version makes
-    the stored shards stale: they are recomputed with a notice.
-
-    What it promises: a record is reused only with the code and libraries that computed it, against
-    *accidents* (an edit, an upgrade, a damaged file). What it does not: an unkeyed SHA-256 is no signature
-    -- anyone who can write the folder can forge a record with a matching hash; it covers Python sources,
-    not the compiled libraries beyond their version numbers, the hardware, or data files read at run time.
-    """
-    from .. import __version__
-
-    root = PACKAGE_ROOT
-    digest = hashlib.sha256()
-    for path in code_files(module):
-        name = str(path.relative_to(root)) if path.is_relative_to(root) else f"<{module}>"
-        digest.update(name.encode() + b"\0" + (_sha256(path) or "unreadable").encode() + b"\n")
-    source = getattr(sys.modules.get(module), "__file__", None)
-    libraries = {}
-    for name in LIBRARIES:
-        lib = sys.modules.get(name)
-        if lib is None:
-            try:
-                lib = __import__(name)
-            except ImportError:
-                lib = None
-        libraries[name] = getattr(lib, "__version__", None)
-    return {"dynkit": __version__, "module": module,
-            "source_sha256": _sha256(Path(source)) if source else None,
-            "package_sha256": digest.hexdigest(), "libraries": libraries}
+    return identity(module)
 
 
 EXPERIMENTS: dict[str, Experiment] = {}

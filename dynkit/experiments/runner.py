@@ -1,12 +1,13 @@
 """Running an experiment: one shard per (seed, config point), finished shards reused, local or through Ray.
 
-A shard's record (``shard.json``) is self-describing and verifiable: it carries the shard's identity
-(experiment, scale, seed, config point, config and the *code*: the dynkit version, a hash of every package
-source the shard depends on and the numpy/scipy/torch versions, see
-:func:`~dynkit.experiments.registry.code_identity`) and a SHA-256 of its own content. :func:`finished`
-reuses a record only when it is a regular file inside the run folder (a link is never followed), is
-well-formed, matches the identity and the hash; anything else is recomputed, with a one-line notice naming
-the file.
+A shard's record (``shard.json``) is self-describing and verifiable: it carries the shard's
+identity (experiment, scale, seed, config point, config and the *code*: the dynkit, Python (minor),
+numpy, scipy and torch versions and the digests of every dynkit module the run imports, see
+:mod:`~dynkit.experiments.code_closure`) and a SHA-256 of its own content. :func:`finished` reuses
+a record only when it is a regular file with one name inside the run folder (a link is never
+followed, a hard link never trusted), is well-formed, matches the identity and the hash; anything
+else is recomputed, with a one-line notice naming the file (and, for other code, the module that
+changed).
 
 What the hashes promise: integrity against *accidents* -- a damaged or hand-edited record, a record
 computed by other code or other library versions is not reused. What they do not: an unkeyed SHA-256 is
@@ -34,7 +35,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import _checks
-from ..io import check_output_path, check_writable_dir, jsonable, remove_orphan_temporaries, versions, write_json
+from ..io import (check_output_path, check_writable_dir, jsonable, read_regular_bytes,
+                  remove_orphan_temporaries, versions, write_json)
+from .code_closure import describe_change, same_code
 from .registry import RUN_SCALES, Experiment, get, point_key
 
 SHARD_FILE = "shard.json"
@@ -111,24 +114,15 @@ def _flaw(record: Any, shard: Shard) -> str | None:
     if record["sha256"] != content_hash(record):
         return "its content does not match its sha256 (edited or damaged)"
     for key, value in shard.identity().items():
-        if record[key] != value:
-            if key == "code":
-                return f"written by other code ({_code_text(record[key])}; now {_code_text(value)})"
+        if key == "code":
+            if not isinstance(record[key], dict) or "modules" not in record[key]:
+                return ("written by other code (recorded with whole-file hashes, before "
+                        "shards carried per-module code digests)")
+            if not same_code(record[key], value):
+                return f"written by other code ({describe_change(record[key], value)})"
+        elif record[key] != value:
             return f"its {key} differs ({json.dumps(record[key])[:60]}, now {json.dumps(value)[:60]})"
     return None
-
-
-def _code_text(code: Any) -> str:
-    if not isinstance(code, dict):
-        return json.dumps(code)[:60]
-    digest = code.get("source_sha256")
-    package = code.get("package_sha256")
-    libraries = code.get("libraries")
-    text = f"dynkit {code.get('dynkit')}, {code.get('module')} source {str(digest)[:12]}"
-    if package is None:
-        return text + ", no package hash (recorded before shards covered the package)"
-    libs = ", ".join(f"{k} {v}" for k, v in libraries.items()) if isinstance(libraries, dict) else "no versions"
-    return text + f", package {str(package)[:12]}, {libs}"
 
 
 def finished(shard: Shard, notice: Callable[[str], None] | None = None) -> dict | None:
@@ -149,7 +143,9 @@ def finished(shard: Shard, notice: Callable[[str], None] | None = None) -> dict 
         if mode is not None:
             flaw = _outside_flaw(path, mode, shard.folder.parent.parent)
         if flaw is None:
-            record = json.loads(_read_inside(path).decode("utf-8"), parse_constant=_reject_constant)
+            flaw, data = _read_single(path)
+        if flaw is None:
+            record = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
             flaw = _flaw(record, shard)
     except UnicodeDecodeError:
         flaw = "not UTF-8 text"
@@ -189,11 +185,15 @@ def _check_inside(shard: Shard, out: Path) -> None:
                          f"through a linked folder; remove the link")
 
 
-def _read_inside(path: Path) -> bytes:
-    """The bytes of ``path``, opened without following a link put there after the check (``O_NOFOLLOW``)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read()
+def _read_single(path: Path) -> tuple[str | None, bytes]:
+    """(why not, b"") or (None, the bytes of ``path``): a regular file with one name only. A hard
+    link is a second name for a file that may be kept, and changed, outside ``out``: nothing proves
+    the run wrote it, so it is recomputed (the fresh record replaces the name; the other file is
+    left alone)."""
+    try:
+        return None, read_regular_bytes(path, "shard", single_link=True)
+    except ValueError as err:
+        return f"{err}; shards are reused only as files their run wrote", b""
 
 
 @contextlib.contextmanager
