@@ -1,6 +1,7 @@
 """Result files: written atomically (temp file + rename) and stamped with the versions that made them."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import platform
@@ -112,7 +113,8 @@ DEFAULT_READ_LIMIT = 256 * 1024 * 1024  # bytes: no result, plan or shard of our
 
 
 def read_regular_bytes(path: str | os.PathLike, option: str | None = None, *,
-                       max_bytes: int = DEFAULT_READ_LIMIT, single_link: bool = False) -> bytes:
+                       max_bytes: int = DEFAULT_READ_LIMIT, single_link: bool = False,
+                       follow_links: bool = True) -> bytes:
     """The bytes of ``path`` if it is a regular file of at most ``max_bytes``; a ValueError otherwise.
 
     The one rule of every reader (results, plans, shards, manifests, checkpoints' indexes), the twin
@@ -121,7 +123,8 @@ def read_regular_bytes(path: str | os.PathLike, option: str | None = None, *,
     pipe, a socket or a folder -- directly or behind a symbolic link -- is refused before a byte is
     read, and so is a file larger than ``max_bytes``. ``single_link=True`` also refuses a file with a
     second name (a hard link, ``st_nlink > 1``): a shard must be the file its folder wrote, not a
-    name for a file kept elsewhere.
+    name for a file kept elsewhere. ``follow_links=False`` refuses a symbolic link at ``path`` itself
+    (opened with ``O_NOFOLLOW``: a link put there after an earlier check is not followed either).
 
     Raises
     ------
@@ -138,11 +141,17 @@ def read_regular_bytes(path: str | os.PathLike, option: str | None = None, *,
         raise TypeError(f"max_bytes must be an int >= 0, got {max_bytes!r}")
     path = Path(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+        fd = os.open(path, flags if follow_links else flags | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError as err:
         raise FileNotFoundError(err.errno, f"{_labelled(path, option)} does not exist", str(path)) from None
     except IsADirectoryError:
         raise ValueError(f"{label} must be a regular file, got {str(path)!r}, which is a folder") from None
+    except OSError as err:
+        if not follow_links and err.errno == errno.ELOOP:
+            raise ValueError(f"{label} must be a regular file, got {str(path)!r}, which is a symbolic link: "
+                             "refused, links are not followed here") from None
+        raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -170,9 +179,11 @@ def read_regular_bytes(path: str | os.PathLike, option: str | None = None, *,
 
 
 def read_regular_text(path: str | os.PathLike, option: str | None = None, *,
-                      max_bytes: int = DEFAULT_READ_LIMIT, single_link: bool = False) -> str:
+                      max_bytes: int = DEFAULT_READ_LIMIT, single_link: bool = False,
+                      follow_links: bool = True) -> str:
     """:func:`read_regular_bytes` decoded as UTF-8 (a ValueError naming ``path`` if it is not)."""
-    data = read_regular_bytes(path, option, max_bytes=max_bytes, single_link=single_link)
+    data = read_regular_bytes(path, option, max_bytes=max_bytes, single_link=single_link,
+                              follow_links=follow_links)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -191,7 +191,7 @@ def _read_single(path: Path) -> tuple[str | None, bytes]:
     the run wrote it, so it is recomputed (the fresh record replaces the name; the other file is
     left alone)."""
     try:
-        return None, read_regular_bytes(path, "shard", single_link=True)
+        return None, read_regular_bytes(path, "shard", single_link=True, follow_links=False)
     except ValueError as err:
         return f"{err}; shards are reused only as files their run wrote", b""
 
