@@ -485,18 +485,21 @@ def cmd_nfe_sweep(args) -> int:
     return 0
 
 
-def cmd_train(args) -> int:
-    import inspect
+def _device(text: str) -> str:
+    """``--device`` checked as every training entry checks it (:func:`dynkit._checks.device`), before any work."""
+    from ._checks import device
 
+    return device(text, "--device")
+
+
+def cmd_train(args) -> int:
     run_training = require("tasks.run_training")
+    device = _device(args.device)
     kwargs = {"epochs": args.epochs, "out": args.out, "seed": args.seed, "resume": args.resume,
               "quiet": args.quiet, "method": args.method, "full": args.full}
     if args.solver is not None:  # unset: the task's own (dk.solve; a CSAODE model's is its name)
         kwargs["solver"] = args.solver
-    if args.device != "cpu":
-        if "device" not in inspect.signature(run_training).parameters:
-            raise CLIError(f"--device {args.device}: this build's dynkit.tasks.run_training trains on the CPU only")
-        kwargs["device"] = args.device
+    kwargs["device"] = device
     if args.resume:
         checkpoint = Path(args.out or ".") / "checkpoint.pt"
         if args.out is not None and checkpoint.exists():
@@ -543,11 +546,12 @@ def cmd_run(args) -> int:
 
     run = require("experiments.run")
     require("experiments.get")(args.name).config(args.scale)  # the paper scale refuses before any folder is made
+    device = _device(args.device)
     out = args.out or f"runs/experiments/{args.name}/{args.scale}"
     check_writable_dir(out, "--out")
     kwargs = {"notice": lambda line: print(f"dynkit run: {line}", file=sys.stderr, flush=True),  # even if --quiet
               "scale": args.scale, "seeds": tuple(args.seeds), "out": out, "backend": args.backend,
-              "device": args.device, "progress": (lambda line: None) if args.quiet else
+              "device": device, "progress": (lambda line: None) if args.quiet else
               (lambda line: print(line, file=sys.stderr, flush=True))}
     if args.address is not None:
         kwargs["address"] = args.address
@@ -805,7 +809,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --out")
     p.add_argument("--method", default="dopri5", choices=TRAIN_METHODS, metavar="METHOD",
                    help=f"ODE stepper of the neural-ODE models, one of {', '.join(TRAIN_METHODS)}")
-    p.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda, cuda:1, mps)")
+    p.add_argument("--device", default="cpu",
+                   help="torch device to train on: cpu, cuda, cuda:N or mps, one this machine has")
     p.add_argument("--tol", type=float, help="solver tolerance (default: the task's)")
     p.add_argument("--solver", choices=TRAIN_SOLVERS,
                    help="ODE solver of the neural-ODE models: dynkit (dk.solve, the default) or torchdiffeq "
@@ -833,7 +838,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--backend", default="local", choices=["local", "ray"], help="local (default) or ray")
     p.add_argument("--address", default=None, help="address of an existing Ray cluster (default: start a local one)")
-    p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    p.add_argument("--device", default="cpu",
+                   help="torch device the shards train on: cpu, cuda, cuda:N or mps, one this machine has")
     p.add_argument("--out", default=None, help="output folder (default runs/experiments/NAME/SCALE)")
     p.add_argument("--planned", action="store_true",
                    help="ignore --seeds: run the looks of NAME's committed plan (analysis/plans/NAME.json: seeds and "

@@ -204,9 +204,10 @@ def plot_nfe_vs_tolerance(results, path) -> Path:
 
 # ---- dk.tasks --------------------------------------------------------------------------------------
 def run_training(model, task, *, epochs=None, out=None, seed=0, resume=False, quiet=False, method="dopri5",
-                 tol=1e-3, full=False, solver=None) -> dict:
+                 tol=1e-3, full=False, solver=None, device="cpu") -> dict:
     CALLS.append(("run_training", {"model": model, "task": task, "epochs": epochs, "out": out, "seed": seed,
-                                   "resume": resume, "method": method, "tol": tol, "full": full, "solver": solver}))
+                                   "resume": resume, "method": method, "tol": tol, "full": full, "solver": solver,
+                                   "device": device}))
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
         (Path(out) / "result.json").write_text(json.dumps({"model": model}))
