@@ -547,6 +547,14 @@ def cmd_run(args) -> int:
     run = require("experiments.run")
     require("experiments.get")(args.name).config(args.scale)  # the paper scale refuses before any folder is made
     device = _device(args.device)
+    if args.plan is not None and not args.planned:
+        raise CLIError(f"--plan {args.plan!r} applies only with --planned (without it the seeds are --seeds'); "
+                       "add --planned, or leave --plan out")
+    plan = None
+    if args.planned and args.plan is not None:  # read (a regular file only) before any folder is made
+        from .experiments.plans import load_plan
+
+        plan = load_plan(args.plan, "--plan")
     out = args.out or f"runs/experiments/{args.name}/{args.scale}"
     check_writable_dir(out, "--out")
     kwargs = {"notice": lambda line: print(f"dynkit run: {line}", file=sys.stderr, flush=True),  # even if --quiet
@@ -559,7 +567,7 @@ def cmd_run(args) -> int:
         from .experiments.decide import run_planned
 
         del kwargs["seeds"]
-        results = run_planned(args.name, args.plan, **kwargs)
+        results = run_planned(args.name, plan, **kwargs)
     else:
         results = run(args.name, **kwargs)
     for name, stats in results["metrics"].items():

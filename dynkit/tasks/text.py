@@ -77,7 +77,13 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
     """
     from .. import _checks as check
 
-    data = check.existing_file(path, "path").read_bytes()
+    from ..io import read_regular_bytes
+
+    path = check.path(path, "path")
+    try:
+        data = read_regular_bytes(path, "path")  # a pipe, a device or a folder is refused before reading
+    except FileNotFoundError:
+        raise ValueError(f"path must be an existing file, got {str(path)!r} (no such file)") from None
     controls = len(data) - len(data.translate(None, _BINARY_BYTES))
     if b"\0" in data or controls > MAX_BINARY_FRACTION * len(data):
         raise ValueError(f"data_dir file {str(path)!r} must be a text file, got binary content "
