@@ -45,6 +45,7 @@ import argparse
 import importlib
 import importlib.util
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -556,6 +557,10 @@ def cmd_run(args) -> int:
 
         plan = load_plan(args.plan, "--plan")
     out = args.out or f"runs/experiments/{args.name}/{args.scale}"
+    from .experiments.runner import RUN_FOLDER_MARKS
+    from .io import check_own_folder
+
+    check_own_folder(out, "--out", RUN_FOLDER_MARKS)  # not /, nor a folder of other files
     check_writable_dir(out, "--out")
     kwargs = {"notice": lambda line: print(f"dynkit run: {line}", file=sys.stderr, flush=True),  # even if --quiet
               "scale": args.scale, "seeds": tuple(args.seeds), "out": out, "backend": args.backend,
@@ -934,13 +939,41 @@ OUTPUT_FILE_OPTIONS = ("json", "plot")
 """The options naming an output file; checked (:func:`dynkit.io.check_output_path`) before any work."""
 
 
+def _input_files(args) -> list[tuple[str, str]]:
+    """The files the command reads, as ``(option, path)``: SPEC's FILE.py, --plan."""
+    found = []
+    spec = getattr(args, "spec", None)
+    if isinstance(spec, str) and spec:
+        target = spec.rpartition(":")[0] if ":" in spec else spec
+        found.append(("SPEC", target))
+    if getattr(args, "plan", None):
+        found.append(("--plan", args.plan))
+    return found
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one of them does not exist (yet): not the same file
+        return False
+
+
 def _check_output_files(args) -> None:
     from .io import check_output_path
 
+    outputs = []
     for name in OUTPUT_FILE_OPTIONS:
         value = getattr(args, name, None)
         if value is not None and value != STDOUT:
             check_output_path(value, f"--{name}")
+            for option, path in _input_files(args):  # by inode: a second name or a link is the same file
+                if _same_file(value, path):
+                    raise CLIError(f"--{name} must not be a file the command reads, got {value!r}, which is "
+                                   f"{option} {path!r}: writing it would replace the input")
+            for other, path in outputs:
+                if _same_file(value, path) or os.path.abspath(value) == os.path.abspath(path):
+                    raise CLIError(f"--{name} must be another file than --{other}, got {value!r} for both")
+            outputs.append((name, value))
 
 
 def _closed_pipe() -> int:

@@ -33,11 +33,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import _checks
-from ..io import check_output_path, check_writable_dir, jsonable, remove_orphan_temporaries, versions, write_json
+from ..io import (check_output_path, check_own_folder, check_writable_dir, jsonable, remove_orphan_temporaries,
+                  versions, write_json)
 from .registry import RUN_SCALES, Experiment, get, point_key
 
 SHARD_FILE = "shard.json"
 RESULTS_FILE = "results.json"
+RUN_FOLDER_MARKS = ("shards", RESULTS_FILE)  # what a run writes in its folder: a folder without either is not one
 CLAIM_FILE = ".claim"
 BACKENDS = ("local", "ray")
 DEVICES = _checks.DEVICE_FORMS
@@ -343,6 +345,7 @@ def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: st
     seeds = check_seeds(seeds)
     device = check_device(device)
     out = _checks.path(out, "out") if out is not None else Path("runs/experiments") / name / scale
+    check_own_folder(out, "out", RUN_FOLDER_MARKS)
     check_writable_dir(out, "out")
     say = progress or (lambda line: None)
     tell = notice or (lambda line: warnings.warn(line, ShardRecomputed, stacklevel=4))
