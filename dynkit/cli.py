@@ -455,14 +455,16 @@ def cmd_stiffness(args) -> int:
 
 def cmd_nfe_sweep(args) -> int:
     nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
-    plot = require_any("experiments.plot_nfe_vs_tolerance", "diagnostics.plot_nfe_vs_tolerance")
+    from .experiments.nfe_tolerance import UNTRAINED, is_untrained, sweep_training, write_nfe_sweep
     from .io import check_output_path, check_writable_dir
 
     out = check_writable_dir(args.out, "--out")  # before the sweep, not after it
     for name in ("nfe_sweep.json", "nfe_sweep.png"):
         check_output_path(out / name, "--out")
-    # out=None: the sweep writes nothing itself, so each file below is written once (with the command).
+    # out=None: the sweep writes nothing itself; write_nfe_sweep writes both files, as the library does.
     kwargs = {"models": tuple(args.models), "task": args.task, "seed": args.seed, "out": None, "quiet": args.quiet}
+    if args.train_epochs:
+        kwargs["train_epochs"] = args.train_epochs
     if args.solver is not None:  # unset: the sweep's own default (dk.solve)
         kwargs["solver"] = args.solver
     if args.tolerances:
@@ -470,18 +472,18 @@ def cmd_nfe_sweep(args) -> int:
     if args.n_batches is not None:
         kwargs["n_batches"] = args.n_batches
     results = nfe_vs_tolerance(**kwargs)
-    from .io import write_json
-
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in kwargs.items() if k != "out"}
-    config["out"] = str(out)
-    write_json(out / "nfe_sweep.json", {"results": jsonable(results)}, config=config,
-               command="dynkit " + " ".join(args.argv))
-    plot(results, out / "nfe_sweep.png")
+    config.update(out=str(out), train_epochs=args.train_epochs)
+    write_nfe_sweep(results, out, "nfe_sweep", config=config, command="dynkit " + " ".join(args.argv))
+    training = sweep_training(results, config)
     for model, per_tol in results.items():
+        label = f"{model} ({UNTRAINED})" if is_untrained(training.get(model)) else model
         for tol, r in per_tol.items():
-            _say(args, f"{model:10s} tol {tol:>8s}  forward NFE {r['forward_nfe']['mean']:8.1f} ± "
+            _say(args, f"{label:20s} tol {tol:>8s}  forward NFE {r['forward_nfe']['mean']:8.1f} ± "
                        f"{r['forward_nfe']['std']:.1f}  backward NFE {r['backward_nfe']['mean']:8.1f} ± "
                        f"{r['backward_nfe']['std']:.1f}")
+    if any(is_untrained(record) for record in training.values()):
+        _say(args, f"{UNTRAINED}: the models are measured as initialised (--train-epochs N trains them first)")
     _progress(args, f"wrote {out / 'nfe_sweep.json'} and {out / 'nfe_sweep.png'}")
     return 0
 
@@ -692,6 +694,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
 def _method_names() -> list[str]:
     from .solvers import METHODS
 
@@ -809,6 +821,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs/nfe_sweep", help="output folder for nfe_sweep.json and nfe_sweep.png")
     p.add_argument("--solver", choices=TRAIN_SOLVERS,
                    help="ODE solver of the models: dynkit (dk.solve, the default) or torchdiffeq (the papers' code)")
+    p.add_argument("--train-epochs", type=_non_negative_int, default=0,
+                   help="epochs to train each model on the task first; 0: measured as initialised, labelled "
+                        "UNTRAINED in the table, the JSON and the figure")
 
     p = add("train", cmd_train, "train a model on a task (progress bar, checkpoints, --resume)")
     p.add_argument("--model", required=True,

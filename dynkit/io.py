@@ -39,6 +39,8 @@ def _temp_prefix(path: Path) -> str:
 
 def is_temporary(name: str) -> bool:
     """Whether the file name ``name`` is one of dynkit's temporaries (:data:`TEMP_MARKER`)."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a file name (a str), got {type(name).__name__} {name!r:.60}")
     return _TEMP_NAME.fullmatch(name) is not None
 
 
