@@ -137,5 +137,5 @@ def build_report(out_dir: str | Path, *, quick: bool = False, seed: int = 0, qui
 
 def statuses(report_dir: str | Path) -> dict[str, str]:
     """Section key -> status, read back from ``report.json`` in ``report_dir``."""
-    data = json.loads(read_regular_text(Path(report_dir) / "report.json", "report_dir"))
+    data = json.loads(read_regular_text(Path(report_dir) / "report.json", "report.json of report_dir"))
     return {k: v["status"] for k, v in data["sections"].items()}
