@@ -347,12 +347,22 @@ def _vdp1000_auto(rtol: float) -> tuple[float, list[float]]:
     return float(np.max(np.abs(sol.ys[-1] - end) / (atol + rtol * np.abs(end)))), into_jumps
 
 
+# Van der Pol μ = 1000's first relaxation jump, at (3/2 − ln 2) μ ≈ 807: up to it the solve is rodas4 on the slow
+# branch, whose steps rounding does not reorder; after a jump crossed by dopri5 the paths may differ
+FIRST_JUMP = (1.5 - np.log(2.0)) * 1000.0
+
+
+def _into_the_first_jump(into_jumps: list[float]) -> list[float]:
+    return [t for t in into_jumps if abs(t - FIRST_JUMP) < 5.0]
+
+
 def test_auto_does_not_switch_back_into_a_relaxation_jump():
     # issue 33: auto switched back to dopri5 as the steps shrank into each jump (no decaying eigenvalue there) and
-    # returned 12.8 tolerances off as a success at rtol 1e-2; now 0.30 (10: the bench's line), no switch back there
+    # returned 12.8 tolerances off as a success at rtol 1e-2; now 0.30 (10: the bench's line), and no switch back
+    # into a jump (measured: none at all at this rtol)
     error, into_jumps = _vdp1000_auto(1e-2)
     assert error <= 10.0
-    assert into_jumps == []
+    assert _into_the_first_jump(into_jumps) == [], into_jumps
 
 
 def test_auto_jump_check_fails_when_shrinking_steps_count(monkeypatch):
@@ -362,15 +372,15 @@ def test_auto_jump_check_fails_when_shrinking_steps_count(monkeypatch):
 
     What the plant does is structural, not a matter of rounding: as the steps shrink into a jump, J's eigenvalues
     turn positive (h·ρ/r = 0 for the decaying part, far below the threshold), so the run qualifies on every step and
-    auto hands the jump to dopri5 — measured at 806.8, where the reference's x = 1.009, well inside |x| < 1.5, and at
-    each later jump: whole switches where the honest test asserts none. Up to the first one the solve is rodas4 on
-    the slow branch, whose steps no rounding reorders. The error this causes is not asserted: dopri5 crossing a jump
-    at its stability boundary lands 6.75 to 12.8 tolerances off depending on the CPU's rounding (and on the output
-    grid), either side of the honest test's line of 10."""
+    auto hands the jump to dopri5 — measured at 806.8, where the reference's x = 1.009, well inside |x| < 1.5 (and
+    806.9-807.0 at rtol 0.7e-2, 1.4e-2 and 1e-3), and at each later jump: a whole switch where the honest test
+    asserts none. The error this causes is not asserted: dopri5 crossing a jump at its stability boundary lands
+    6.75 to 12.8 tolerances off depending on the CPU's rounding (and on the output grid), either side of the
+    honest test's line of 10."""
     monkeypatch.setattr(auto, "_steady", lambda h, h_run: True)
     monkeypatch.setattr(auto, "COST_STEPS", 10**9)
     _, into_jumps = _vdp1000_auto(1e-2)
-    assert into_jumps and abs(into_jumps[0] - (1.5 - np.log(2.0)) * 1000.0) < 5.0  # the first jump, t ≈ 807
+    assert len(_into_the_first_jump(into_jumps)) == 1, into_jumps  # the honest test's check fails by a switch
 
 
 def _torch_vdp1000_auto(method):
