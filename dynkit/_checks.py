@@ -108,7 +108,7 @@ DEVICE_FORMS = ("cpu", "cuda", "cuda:N", "mps")
 
 
 def available_devices() -> list[str]:
-    """The torch devices this machine has: ``"cpu"``, each ``"cuda:N"``, and ``"mps"`` where present."""
+    """The torch devices this machine has: ``"cpu"``, each ``"cuda:N"``, ``"mps"`` where present."""
     import torch
 
     found = ["cpu"]
@@ -121,11 +121,13 @@ def available_devices() -> list[str]:
 
 
 def device(value: Any, name: str = "device") -> str:
-    """``value`` as the name of a torch device this machine has (``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"``).
+    """``value`` as the name of a torch device this machine has: ``"cpu"``, ``"cuda"``, ``"cuda:N"``
+    or ``"mps"``.
 
-    The one check of every training entry, before any data is loaded: a device of another form, or one the
-    machine lacks (no GPU, a CPU-only torch build, ``cuda:N`` beyond the GPUs), is a ``ValueError`` naming it
-    and what the machine has, where torch would fail later with its own message (or an ``AssertionError``).
+    The one check of every training entry, before any data is loaded: a device of another form, or one
+    the machine lacks (no GPU, a CPU-only torch build, ``cuda:N`` beyond the GPUs), is a ``ValueError``
+    naming it and what the machine has, where torch would fail later with its own message (or an
+    ``AssertionError``).
     """
     import re
 
@@ -147,8 +149,9 @@ def device(value: Any, name: str = "device") -> str:
                 why = "this torch build has no CUDA support (a CPU-only build)"
             else:
                 why = "no CUDA GPU is visible (none installed, or CUDA_VISIBLE_DEVICES hides them)"
-            raise ValueError(f"{name} must be a device this machine has ({', '.join(have)}), got {value!r}: {why}")
+            raise ValueError(f"{name} must be a device this machine has ({', '.join(have)}), "
+                             f"got {value!r}: {why}")
     elif value.startswith("mps") and "mps" not in have:
-        raise ValueError(f"{name} must be a device this machine has ({', '.join(have)}), got {value!r}: Apple's "
-                         "Metal (MPS) backend is not available")
+        raise ValueError(f"{name} must be a device this machine has ({', '.join(have)}), got {value!r}: "
+                         "Apple's Metal (MPS) backend is not available")
     return value
