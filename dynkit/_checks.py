@@ -102,3 +102,56 @@ def existing_file(value: Any, name: str):
         raise ValueError(f"{name} must be an existing file, got {str(p)!r} "
                          f"({'a directory' if p.is_dir() else 'no such file'})")
     return p
+
+
+DEVICE_FORMS = ("cpu", "cuda", "cuda:N", "mps")
+
+
+def available_devices() -> list[str]:
+    """The torch devices this machine has: ``"cpu"``, each ``"cuda:N"``, ``"mps"`` where present."""
+    import torch
+
+    found = ["cpu"]
+    if torch.cuda.is_available():
+        found += [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        found.append("mps")
+    return found
+
+
+def device(value: Any, name: str = "device") -> str:
+    """``value`` as the name of a torch device this machine has: ``"cpu"``, ``"cuda"``, ``"cuda:N"``
+    or ``"mps"``.
+
+    The one check of every training entry, before any data is loaded: a device of another form, or one
+    the machine lacks (no GPU, a CPU-only torch build, ``cuda:N`` beyond the GPUs), is a ``ValueError``
+    naming it and what the machine has, where torch would fail later with its own message (or an
+    ``AssertionError``).
+    """
+    import re
+
+    import torch
+
+    if isinstance(value, torch.device):
+        value = str(value)
+    have = available_devices()
+    if not isinstance(value, str) or not re.fullmatch(r"cpu|cuda(:\d+)?|mps(:0)?", value):
+        raise ValueError(f"{name} must be one of {', '.join(DEVICE_FORMS)}, got {_shown(value)} "
+                         f"(this machine has {', '.join(have)})")
+    if value.startswith("cuda"):
+        index = int(value.partition(":")[2] or 0)
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if index >= count:
+            if count:
+                why = f"it has {count} CUDA GPU{'s' * (count > 1)}"
+            elif torch.version.cuda is None:
+                why = "this torch build has no CUDA support (a CPU-only build)"
+            else:
+                why = "no CUDA GPU is visible (none installed, or CUDA_VISIBLE_DEVICES hides them)"
+            raise ValueError(f"{name} must be a device this machine has ({', '.join(have)}), "
+                             f"got {value!r}: {why}")
+    elif value.startswith("mps") and "mps" not in have:
+        raise ValueError(f"{name} must be a device this machine has ({', '.join(have)}), got {value!r}: "
+                         "Apple's Metal (MPS) backend is not available")
+    return value

@@ -45,6 +45,7 @@ import argparse
 import importlib
 import importlib.util
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -454,14 +455,16 @@ def cmd_stiffness(args) -> int:
 
 def cmd_nfe_sweep(args) -> int:
     nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
-    plot = require_any("experiments.plot_nfe_vs_tolerance", "diagnostics.plot_nfe_vs_tolerance")
+    from .experiments.nfe_tolerance import UNTRAINED, is_untrained, sweep_training, write_nfe_sweep
     from .io import check_output_path, check_writable_dir
 
     out = check_writable_dir(args.out, "--out")  # before the sweep, not after it
     for name in ("nfe_sweep.json", "nfe_sweep.png"):
         check_output_path(out / name, "--out")
-    # out=None: the sweep writes nothing itself, so each file below is written once (with the command).
+    # out=None: the sweep writes nothing itself; write_nfe_sweep writes both files, as the library does.
     kwargs = {"models": tuple(args.models), "task": args.task, "seed": args.seed, "out": None, "quiet": args.quiet}
+    if args.train_epochs:
+        kwargs["train_epochs"] = args.train_epochs
     if args.solver is not None:  # unset: the sweep's own default (dk.solve)
         kwargs["solver"] = args.solver
     if args.tolerances:
@@ -469,34 +472,37 @@ def cmd_nfe_sweep(args) -> int:
     if args.n_batches is not None:
         kwargs["n_batches"] = args.n_batches
     results = nfe_vs_tolerance(**kwargs)
-    from .io import write_json
-
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in kwargs.items() if k != "out"}
-    config["out"] = str(out)
-    write_json(out / "nfe_sweep.json", {"results": jsonable(results)}, config=config,
-               command="dynkit " + " ".join(args.argv))
-    plot(results, out / "nfe_sweep.png")
+    config.update(out=str(out), train_epochs=args.train_epochs)
+    write_nfe_sweep(results, out, "nfe_sweep", config=config, command="dynkit " + " ".join(args.argv))
+    training = sweep_training(results, config)
     for model, per_tol in results.items():
+        label = f"{model} ({UNTRAINED})" if is_untrained(training.get(model)) else model
         for tol, r in per_tol.items():
-            _say(args, f"{model:10s} tol {tol:>8s}  forward NFE {r['forward_nfe']['mean']:8.1f} ± "
+            _say(args, f"{label:20s} tol {tol:>8s}  forward NFE {r['forward_nfe']['mean']:8.1f} ± "
                        f"{r['forward_nfe']['std']:.1f}  backward NFE {r['backward_nfe']['mean']:8.1f} ± "
                        f"{r['backward_nfe']['std']:.1f}")
+    if any(is_untrained(record) for record in training.values()):
+        _say(args, f"{UNTRAINED}: the models are measured as initialised (--train-epochs N trains them first)")
     _progress(args, f"wrote {out / 'nfe_sweep.json'} and {out / 'nfe_sweep.png'}")
     return 0
 
 
-def cmd_train(args) -> int:
-    import inspect
+def _device(text: str) -> str:
+    """``--device`` checked as every training entry checks it (:func:`dynkit._checks.device`), before any work."""
+    from ._checks import device
 
+    return device(text, "--device")
+
+
+def cmd_train(args) -> int:
     run_training = require("tasks.run_training")
+    device = _device(args.device)
     kwargs = {"epochs": args.epochs, "out": args.out, "seed": args.seed, "resume": args.resume,
               "quiet": args.quiet, "method": args.method, "full": args.full}
     if args.solver is not None:  # unset: the task's own (dk.solve; a CSAODE model's is its name)
         kwargs["solver"] = args.solver
-    if args.device != "cpu":
-        if "device" not in inspect.signature(run_training).parameters:
-            raise CLIError(f"--device {args.device}: this build's dynkit.tasks.run_training trains on the CPU only")
-        kwargs["device"] = args.device
+    kwargs["device"] = device
     if args.resume:
         checkpoint = Path(args.out or ".") / "checkpoint.pt"
         if args.out is not None and checkpoint.exists():
@@ -543,11 +549,24 @@ def cmd_run(args) -> int:
 
     run = require("experiments.run")
     require("experiments.get")(args.name).config(args.scale)  # the paper scale refuses before any folder is made
+    device = _device(args.device)
+    if args.plan is not None and not args.planned:
+        raise CLIError(f"--plan {args.plan!r} applies only with --planned (without it the seeds are --seeds'); "
+                       "add --planned, or leave --plan out")
+    plan = None
+    if args.planned and args.plan is not None:  # read (a regular file only) before any folder is made
+        from .experiments.plans import load_plan
+
+        plan = load_plan(args.plan, "--plan")
     out = args.out or f"runs/experiments/{args.name}/{args.scale}"
+    from .experiments.runner import RUN_FOLDER_MARKS
+    from .io import check_own_folder
+
+    check_own_folder(out, "--out", RUN_FOLDER_MARKS)  # not /, nor a folder of other files
     check_writable_dir(out, "--out")
     kwargs = {"notice": lambda line: print(f"dynkit run: {line}", file=sys.stderr, flush=True),  # even if --quiet
               "scale": args.scale, "seeds": tuple(args.seeds), "out": out, "backend": args.backend,
-              "device": args.device, "progress": (lambda line: None) if args.quiet else
+              "device": device, "progress": (lambda line: None) if args.quiet else
               (lambda line: print(line, file=sys.stderr, flush=True))}
     if args.address is not None:
         kwargs["address"] = args.address
@@ -555,7 +574,7 @@ def cmd_run(args) -> int:
         from .experiments.decide import run_planned
 
         del kwargs["seeds"]
-        results = run_planned(args.name, args.plan, **kwargs)
+        results = run_planned(args.name, plan, **kwargs)
     else:
         results = run(args.name, **kwargs)
     for name, stats in results["metrics"].items():
@@ -672,6 +691,16 @@ def _positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
     return value
 
 
@@ -792,6 +821,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs/nfe_sweep", help="output folder for nfe_sweep.json and nfe_sweep.png")
     p.add_argument("--solver", choices=TRAIN_SOLVERS,
                    help="ODE solver of the models: dynkit (dk.solve, the default) or torchdiffeq (the papers' code)")
+    p.add_argument("--train-epochs", type=_non_negative_int, default=0,
+                   help="epochs to train each model on the task first; 0: measured as initialised, labelled "
+                        "UNTRAINED in the table, the JSON and the figure")
 
     p = add("train", cmd_train, "train a model on a task (progress bar, checkpoints, --resume)")
     p.add_argument("--model", required=True,
@@ -805,7 +837,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --out")
     p.add_argument("--method", default="dopri5", choices=TRAIN_METHODS, metavar="METHOD",
                    help=f"ODE stepper of the neural-ODE models, one of {', '.join(TRAIN_METHODS)}")
-    p.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda, cuda:1, mps)")
+    p.add_argument("--device", default="cpu",
+                   help="torch device to train on: cpu, cuda, cuda:N or mps, one this machine has")
     p.add_argument("--tol", type=float, help="solver tolerance (default: the task's)")
     p.add_argument("--solver", choices=TRAIN_SOLVERS,
                    help="ODE solver of the neural-ODE models: dynkit (dk.solve, the default) or torchdiffeq "
@@ -833,7 +866,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--backend", default="local", choices=["local", "ray"], help="local (default) or ray")
     p.add_argument("--address", default=None, help="address of an existing Ray cluster (default: start a local one)")
-    p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    p.add_argument("--device", default="cpu",
+                   help="torch device the shards train on: cpu, cuda, cuda:N or mps, one this machine has")
     p.add_argument("--out", default=None, help="output folder (default runs/experiments/NAME/SCALE)")
     p.add_argument("--planned", action="store_true",
                    help="ignore --seeds: run the looks of NAME's committed plan (analysis/plans/NAME.json: seeds and "
@@ -920,13 +954,41 @@ OUTPUT_FILE_OPTIONS = ("json", "plot")
 """The options naming an output file; checked (:func:`dynkit.io.check_output_path`) before any work."""
 
 
+def _input_files(args) -> list[tuple[str, str]]:
+    """The files the command reads, as ``(option, path)``: SPEC's FILE.py, --plan."""
+    found = []
+    spec = getattr(args, "spec", None)
+    if isinstance(spec, str) and spec:
+        target = spec.rpartition(":")[0] if ":" in spec else spec
+        found.append(("SPEC", target))
+    if getattr(args, "plan", None):
+        found.append(("--plan", args.plan))
+    return found
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one of them does not exist (yet): not the same file
+        return False
+
+
 def _check_output_files(args) -> None:
     from .io import check_output_path
 
+    outputs = []
     for name in OUTPUT_FILE_OPTIONS:
         value = getattr(args, name, None)
         if value is not None and value != STDOUT:
             check_output_path(value, f"--{name}")
+            for option, path in _input_files(args):  # by inode: a second name or a link is the same file
+                if _same_file(value, path):
+                    raise CLIError(f"--{name} must not be a file the command reads, got {value!r}, which is "
+                                   f"{option} {path!r}: writing it would replace the input")
+            for other, path in outputs:
+                if _same_file(value, path) or os.path.abspath(value) == os.path.abspath(path):
+                    raise CLIError(f"--{name} must be another file than --{other}, got {value!r} for both")
+            outputs.append((name, value))
 
 
 def _closed_pipe() -> int:

@@ -5,6 +5,7 @@ import errno
 import json
 import os
 import platform
+import re
 import stat
 import sys
 import tempfile
@@ -27,10 +28,21 @@ def versions() -> dict:
 
 
 TEMP_SUFFIX = ".tmp"
+TEMP_MARKER = ".dynkit-"
+"""In the name of every temporary file of ours, ``.NAME.dynkit-XXXXXXXX.tmp`` (XXXXXXXX: :func:`tempfile.mkstemp`'s
+eight random characters): :func:`remove_orphan_temporaries` deletes those and nothing a user named."""
+_TEMP_NAME = re.compile(r"\..+" + re.escape(TEMP_MARKER) + r"[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX))
 
 
 def _temp_prefix(path: Path) -> str:
-    return f".{path.name}."
+    return f".{path.name}{TEMP_MARKER}"
+
+
+def is_temporary(name: str) -> bool:
+    """Whether the file name ``name`` is one of dynkit's temporaries (:data:`TEMP_MARKER`)."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a file name (a str), got {type(name).__name__} {name!r:.60}")
+    return _TEMP_NAME.fullmatch(name) is not None
 
 
 def _umask() -> int:
@@ -199,7 +211,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: st
     symbolic link at ``path`` is refused before anything is written, and checked again before the rename).
 
     A crash or an exception leaves either the old file or none, never a half-written one (a crash
-    can leave the temporary ``.NAME.*.tmp`` beside it: :func:`remove_orphan_temporaries` removes
+    can leave the temporary ``.NAME.dynkit-*.tmp`` beside it: :func:`remove_orphan_temporaries` removes
     those). The file gets the permissions of any other new file, ``0o666 & ~umask`` (0644 under the
     usual umask 022), or keeps those of the file it replaces.
 
@@ -254,7 +266,8 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: st
 def remove_orphan_temporaries(folder: str | os.PathLike) -> list[Path]:
     """Delete the temporaries an interrupted :func:`atomic_write` left in ``folder``; return them.
 
-    Only files named like ours (``.NAME.XXXXXXXX.tmp``, where ``NAME`` exists or could) are removed;
+    Only regular files named as :func:`atomic_write` and :func:`check_writable_dir` name theirs
+    (``.NAME.dynkit-XXXXXXXX.tmp``, :func:`is_temporary`) are removed, never a user's ``.notes.tmp``;
     call it when no other process writes into ``folder`` (a run folder at the start of a run).
     """
     if not isinstance(folder, (str, os.PathLike)):
@@ -263,8 +276,8 @@ def remove_orphan_temporaries(folder: str | os.PathLike) -> list[Path]:
     if not folder.is_dir():
         return []
     removed = []
-    for tmp in folder.glob(f".*{TEMP_SUFFIX}"):
-        if tmp.is_file() and tmp.name.count(".") >= 3:
+    for tmp in sorted(folder.iterdir()):
+        if is_temporary(tmp.name) and stat.S_ISREG(tmp.lstat().st_mode):
             tmp.unlink(missing_ok=True)
             removed.append(tmp)
     return removed
@@ -283,13 +296,36 @@ def check_writable_dir(folder: str | os.PathLike, option: str = "out") -> Path:
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".write-check.", suffix=TEMP_SUFFIX, dir=folder)
+        fd, probe = tempfile.mkstemp(prefix=f".write-check{TEMP_MARKER}", suffix=TEMP_SUFFIX, dir=folder)
         os.close(fd)
         os.unlink(probe)
     except OSError as err:
         raise ValueError(f"{option} must be a writable folder, got {str(folder)!r} "
                          f"({type(err).__name__}: {err.strerror or err})") from err
     return folder
+
+
+def check_own_folder(folder: str | os.PathLike, option: str, marks: tuple[str, ...]) -> Path:
+    """``folder`` as a folder dynkit may fill with a run's files: new, empty, or already holding one of ``marks``
+    (the names a run of that kind writes there, e.g. ``shards`` and ``results.json``), and never a filesystem's
+    root. A ValueError naming ``option`` otherwise, before anything is created or written: a run's
+    ``results.json`` and figures would land among another folder's files (``/``, a home folder, a project).
+    """
+    if not isinstance(folder, (str, os.PathLike)) or str(folder) == "":
+        raise TypeError(f"{option} must be a path (str or os.PathLike), got {folder!r}")
+    path = Path(folder)
+    resolved = path.resolve()
+    if resolved == Path(resolved.anchor) or os.path.ismount(resolved):
+        raise ValueError(f"{option} must be a folder for the run's files, got {str(folder)!r}, which is the root "
+                         "of a filesystem: name a folder below it (e.g. runs/NAME)")
+    if resolved.is_dir():
+        names = {p.name for p in resolved.iterdir()}
+        if names and not names & set(marks):
+            raise ValueError(f"{option} must be a new or empty folder, or one a run wrote (holding "
+                             f"{' or '.join(marks)}), got {str(folder)!r}, which holds {len(names)} other "
+                             f"entr{'y' if len(names) == 1 else 'ies'} (e.g. {sorted(names)[0]!r}): the run would "
+                             "write its files among them")
+    return path
 
 
 def write_json(path: str | os.PathLike, data: dict, *, config: dict | None = None, command: str | None = None,

@@ -193,7 +193,7 @@ def remote_references(html: str) -> list[str]:
 #     it (itself or the nearest ancestor whose overflow-x is not visible) and how it is laid out:
 #     "fits"       nothing sticks out of that box;
 #     "scrolls"    it sticks out, the box scrolls (overflow-x auto/scroll) and its scrollbar takes room
-#                  (a scrollbar a reader sees: a classic one, or an overlay one styled to stay);
+#                  and is one a reader sees: styled by the page to stay (the browser's own may be an overlay);
 #     "hidden scrollbar"  it scrolls but the scrollbar takes no room (hidden, or an overlay one that
 #                  only shows while scrolling): to the reader the content is cut off;
 #     "clipped"    it sticks out of a box with overflow-x hidden or clip;
@@ -221,7 +221,16 @@ addEventListener("load", () => {
       const item = {kind, text: el.textContent.trim().slice(0, 60), right: r.left + el.scrollWidth,
                     box_class: box.className && box.className.baseVal === undefined ? box.className : box.localName,
                     overflow_x: style.overflowX, scroll_width: box.scrollWidth, client_width: box.clientWidth};
-      const scrollbar = box.offsetHeight - box.clientHeight - px(style.borderTopWidth) - px(style.borderBottomWidth);
+      // A scrollbar every reader sees is one the page styles (::-webkit-scrollbar: Chromium draws it classic even
+      // where the system's scrollbars are overlays that show only while scrolling), not overridden by the standard
+      // properties (Chromium ignores the ::-webkit-scrollbar styling where scrollbar-width or -color is set), and
+      // that takes room. The browser's own scrollbar counts for nothing: whether this Chromium draws it classic or
+      // as an overlay depends on its version (Chromium 156 ignores --enable-features=OverlayScrollbar), not on
+      // the page, and on a reader's overlay system it hides.
+      const styled = getComputedStyle(box, "::-webkit-scrollbar").height !== "auto"
+                     && style.scrollbarWidth === "auto" && style.scrollbarColor === "auto";
+      const gap = box.offsetHeight - box.clientHeight - px(style.borderTopWidth) - px(style.borderBottomWidth);
+      const scrollbar = styled ? gap : 0;
       item.scrollbar = scrollbar;
       const shownRight = box === article ? item.right : Math.min(item.right, box.getBoundingClientRect().right);
       if (shownRight > out.width + 1) {
@@ -252,7 +261,9 @@ CUT_OFF = ("clipped", "hidden scrollbar", "beyond the article", "beyond the wind
 def layout(page: Path, width: int = 1280, height: int = 800) -> dict:
     """:data:`LAYOUT_PROBE`'s findings on a docs ``page`` (probed beside it, so its links resolve).
 
-    Scrollbars are overlays (``SCROLLBARS["overlay"]``): a scrollbar counts only where the page makes it stay.
+    Scrollbars are taken as overlays, as on a reader's macOS, phone or some Linux desktops: a scrollbar counts only
+    where the page styles it to stay, whatever this Chromium draws by itself (the probe reads the styling; the
+    overlay flag, ``SCROLLBARS["overlay"]``, is not honoured by every version).
     """
     try:
         found, _ = probe(page, Path(page).parent, width, height, script=LAYOUT_PROBE, scrollbars="overlay")

@@ -188,10 +188,10 @@ def work_precision(problems=None, methods=("dopri5", "rkf45", "bosh3"), toleranc
 
 
 def nfe_vs_tolerance(models=("node", "hbnode"), task="digits", tolerances=(1e-3, 1e-5), n_batches=2, seed=0,
-                     out=None, quiet=False, solver="dynkit") -> dict:
+                     out=None, quiet=False, solver="dynkit", train_epochs=0) -> dict:
     CALLS.append(("nfe_vs_tolerance", {"models": models, "task": task, "tolerances": tolerances,
                                        "n_batches": n_batches, "seed": seed, "out": out, "quiet": quiet,
-                                       "solver": solver}))
+                                       "solver": solver, "train_epochs": train_epochs}))
     return {m: {f"{tol:g}": {"forward_nfe": {"mean": 20.0 + i, "std": 1.0}, "backward_nfe": {"mean": 30.0, "std": 2.0}}
                 for tol in tolerances} for i, m in enumerate(models)}
 
@@ -204,9 +204,10 @@ def plot_nfe_vs_tolerance(results, path) -> Path:
 
 # ---- dk.tasks --------------------------------------------------------------------------------------
 def run_training(model, task, *, epochs=None, out=None, seed=0, resume=False, quiet=False, method="dopri5",
-                 tol=1e-3, full=False, solver=None) -> dict:
+                 tol=1e-3, full=False, solver=None, device="cpu") -> dict:
     CALLS.append(("run_training", {"model": model, "task": task, "epochs": epochs, "out": out, "seed": seed,
-                                   "resume": resume, "method": method, "tol": tol, "full": full, "solver": solver}))
+                                   "resume": resume, "method": method, "tol": tol, "full": full, "solver": solver,
+                                   "device": device}))
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
         (Path(out) / "result.json").write_text(json.dumps({"model": model}))

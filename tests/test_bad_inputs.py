@@ -685,6 +685,23 @@ def _io(tmp: Path):
 
     def orphans():
         fuzz("remove_orphan_temporaries", "folder", dk.io.remove_orphan_temporaries, st.sampled_from([None, 3, 2.5]))
+        fuzz("is_temporary", "name", dk.io.is_temporary, st.sampled_from([None, 3, b".a.dynkit-abcdefgh.tmp"]))
+
+    def own_folder():
+        foreign = tmp / "foreign"
+        foreign.mkdir(exist_ok=True)
+        (foreign / "notes.txt").write_text("a user's")
+        fuzz("check_own_folder", "out", lambda p: dk.io.check_own_folder(p, "out", ("shards",)),
+             st.sampled_from([None, 3, "", "/", str(foreign)]))
+
+    def readers():
+        fifo = tmp / "a_fifo"
+        if not fifo.exists():
+            os.mkfifo(fifo)
+        for name in ("read_regular_bytes", "read_regular_text"):
+            fuzz(name, "path", getattr(dk.io, name), st.sampled_from([None, 3, "", str(tmp), str(fifo)]))
+            fuzz(name, "max_bytes", lambda n, name=name: getattr(dk.io, name)(blocker, max_bytes=n),
+                 st.sampled_from([None, -1, 2.5, True]))
 
     def versions():
         # no input to get wrong: an argument is Python's own TypeError naming the function
@@ -716,7 +733,8 @@ def _io(tmp: Path):
 
     return {"atomic_write": atomic_write, "write_json": write_json_all, "save_figure": save_figure,
             "check_writable_dir": check_writable, "check_output_path": check_output, "file_kind": kind,
-            "remove_orphan_temporaries": orphans, "versions": versions,
+            "remove_orphan_temporaries": orphans, "is_temporary": orphans, "check_own_folder": own_folder,
+            "read_regular_bytes": readers, "read_regular_text": readers, "versions": versions,
             "jsonable": jsonable, "to_pandas": to_pandas}
 
 

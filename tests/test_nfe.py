@@ -61,7 +61,11 @@ def test_nfe_vs_tolerance_structure_files_and_monotone_forward(tmp_path):
         assert per_tol["1e-06"]["forward_nfe"]["mean"] > per_tol["1e-02"]["forward_nfe"]["mean"]
         assert per_tol["1e-06"]["backward_nfe"]["mean"] > per_tol["1e-02"]["backward_nfe"]["mean"]
     saved = json.loads((tmp_path / "nfe_vs_tolerance.json").read_text())
-    assert saved["mine"] == json.loads(json.dumps(res["mine"])) and "versions" in saved
+    assert saved["results"]["mine"] == json.loads(json.dumps(res["mine"])) and "versions" in saved
+    # the name was measured as initialised, the module's training is not known: neither is recorded as 0 epochs
+    assert saved["training"]["node"]["state"].startswith("UNTRAINED") and saved["training"]["node"]["epochs"] == 0
+    assert saved["training"]["mine"]["epochs"] == "unknown (given trained modules)"
+    assert saved["training"] == res.training
     assert (tmp_path / "nfe_vs_tolerance.png").stat().st_size > 1000
     assert module.ode.block.rtol == 1e-6  # a given module is measured in place
 

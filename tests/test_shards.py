@@ -259,7 +259,7 @@ def test_an_intact_shard_is_reused_silently_and_carries_its_identity_and_hash(to
 def test_a_killed_writer_s_temporary_is_removed_when_the_shard_is_recomputed(toy, tmp_path):
     folder = tmp_path / "shards" / "seed0-point=a"
     folder.mkdir(parents=True)
-    orphan = folder / ".shard.json.k3x9q2zz.tmp"  # what atomic_write leaves when killed mid-write
+    orphan = folder / ".shard.json.dynkit-k3x9q2zz.tmp"  # what atomic_write leaves when killed mid-write
     orphan.write_text('{"experiment": "toy_sh')
     _run(tmp_path, seeds=(0,))
     assert not orphan.exists() and (folder / SHARD_FILE).exists()

@@ -327,32 +327,60 @@ def test_auto_switches_on_van_der_pol_mu_1000():
     assert _rel_error(sol.ys[-1], p.reference) < 1e-3
 
 
-def _vdp1000_auto_error_in_tolerances(rtol: float) -> float:
+def _vdp1000_auto(rtol: float) -> tuple[float, list[float]]:
     """Van der Pol μ = 1000 on [0, 3000] (two relaxation cycles), auto at rtol, atol = rtol / 100, no ``jac=``:
-    ``max_i |y_i − r_i| / (atol + rtol |r_i|)`` against scipy's Radau at rtol 1e-12 (independent of dynkit)."""
+    ``max_i |y_i − r_i| / (atol + rtol |r_i|)`` against scipy's Radau at rtol 1e-12 (independent of dynkit), and
+    the times at which auto switched back to the explicit method *into* a relaxation jump: where the reference's
+    |x| < 1.5 (each slow branch runs |x| from 2 down to the fold at 1 over ~800 time units, the steps shrinking
+    near its end; just after a jump |x| ≈ 2, where a switch back is right)."""
     mu = 1000.0
     f = lambda t, y: np.array([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]])  # noqa: E731
     jac = lambda t, y: np.array([[0.0, 1.0], [-2 * mu * y[0] * y[1] - 1, mu * (1 - y[0] ** 2)]])  # noqa: E731
     y0 = np.array([2.0, 0.0])
-    ref = scipy.integrate.solve_ivp(f, (0.0, 3000.0), y0, method="Radau", rtol=1e-12, atol=1e-12, jac=jac).y[:, -1]
+    ref = scipy.integrate.solve_ivp(f, (0.0, 3000.0), y0, method="Radau", rtol=1e-12, atol=1e-12, jac=jac,
+                                    dense_output=True)
     atol = rtol / 100
     sol = dk.solve(f, y0, [0.0, 3000.0], method="auto", rtol=rtol, atol=atol)
-    return float(np.max(np.abs(sol.ys[-1] - ref) / (atol + rtol * np.abs(ref))))
+    into_jumps = [switch.t for switch in sol.switch_log
+                  if switch.to_method == "dopri5" and abs(ref.sol(switch.t)[0]) < 1.5]
+    end = ref.y[:, -1]
+    return float(np.max(np.abs(sol.ys[-1] - end) / (atol + rtol * np.abs(end)))), into_jumps
+
+
+# Van der Pol μ = 1000's first relaxation jump, at (3/2 − ln 2) μ ≈ 807: up to it the solve is rodas4 on the slow
+# branch, whose steps rounding does not reorder; after a jump crossed by dopri5 the paths may differ
+FIRST_JUMP = (1.5 - np.log(2.0)) * 1000.0
+
+
+def _into_the_first_jump(into_jumps: list[float]) -> list[float]:
+    return [t for t in into_jumps if abs(t - FIRST_JUMP) < 5.0]
 
 
 def test_auto_does_not_switch_back_into_a_relaxation_jump():
     # issue 33: auto switched back to dopri5 as the steps shrank into each jump (no decaying eigenvalue there) and
-    # returned 12.8 tolerances off as a success at rtol 1e-2; now 0.30 (10: the bench's line)
-    assert _vdp1000_auto_error_in_tolerances(1e-2) <= 10.0
+    # returned 12.8 tolerances off as a success at rtol 1e-2; now 0.30 (10: the bench's line), and no switch back
+    # into a jump (measured: none at all at this rtol)
+    error, into_jumps = _vdp1000_auto(1e-2)
+    assert error <= 10.0
+    assert _into_the_first_jump(into_jumps) == [], into_jumps
 
 
 def test_auto_jump_check_fails_when_shrinking_steps_count(monkeypatch):
-    # planted: every stiff step counts towards the switch back, shrinking or not (as before): 12.8 tolerances. The
-    # cost test after a switch back is left out too: it also sends dopri5 in a jump back to radau5 (1.59 tolerances
-    # with it, measured), and this check is of the shrinking-steps rule alone
+    """Planted: every stiff step counts towards the switch back, shrinking or not (as before). The cost test after a
+    switch back is left out too: it also sends dopri5 in a jump back to the stiff method, and this check is of the
+    shrinking-steps rule alone.
+
+    What the plant does is structural, not a matter of rounding: as the steps shrink into a jump, J's eigenvalues
+    turn positive (h·ρ/r = 0 for the decaying part, far below the threshold), so the run qualifies on every step and
+    auto hands the jump to dopri5 — measured at 806.8, where the reference's x = 1.009, well inside |x| < 1.5 (and
+    806.9-807.0 at rtol 0.7e-2, 1.4e-2 and 1e-3), and at each later jump: a whole switch where the honest test
+    asserts none. The error this causes is not asserted: dopri5 crossing a jump at its stability boundary lands
+    6.75 to 12.8 tolerances off depending on the CPU's rounding (and on the output grid), either side of the
+    honest test's line of 10."""
     monkeypatch.setattr(auto, "_steady", lambda h, h_run: True)
     monkeypatch.setattr(auto, "COST_STEPS", 10**9)
-    assert _vdp1000_auto_error_in_tolerances(1e-2) > 10.0
+    _, into_jumps = _vdp1000_auto(1e-2)
+    assert len(_into_the_first_jump(into_jumps)) == 1, into_jumps  # the honest test's check fails by a switch
 
 
 def _torch_vdp1000_auto(method):

@@ -57,7 +57,7 @@ from .ledger import (CLAIMS, MAX_SEEDS, MIN_SEEDS, OUTCOMES, VALIDITY, VERDICTS,
                      LedgerError, LedgerRow, Rule, add_claim, at_least, at_most, declare_validity, difference, greater,
                      family_of, judge, ledger, less, metric, off_floor, plateau, ratio, ratio_of_ratios)
 from .plans import Plan, load_plans
-from .nfe_tolerance import nfe_vs_tolerance, plot_nfe_vs_tolerance
+from .nfe_tolerance import nfe_vs_tolerance, plot_nfe_vs_tolerance, write_nfe_sweep
 from .recipes import RECIPES, Recipe, RecipeError, Setting, setup_table
 from .registry import EXPERIMENTS, RUN_SCALES, SCALES, Experiment, get, register
 from .runner import BACKENDS, Shard, ShardRecomputed, aggregate, mean_ci, run, shards
@@ -86,5 +86,5 @@ __all__ = ["EXPERIMENTS", "SCALES", "Experiment", "register", "get", "run", "sha
            "VERDICTS", "MIN_SEEDS", "MAX_SEEDS", "Effect", "Check", "VALIDITY", "declare_validity", "at_least",
            "at_most", "off_floor", "plateau", "add_claim", "greater", "less", "metric", "ratio", "ratio_of_ratios",
            "difference", "family_of", "judge", "Plan", "load_plans", "nfe_vs_tolerance",
-           "plot_nfe_vs_tolerance", "load_all", "MODULES", "RECIPES", "Recipe", "RecipeError", "Setting",
+           "plot_nfe_vs_tolerance", "write_nfe_sweep", "load_all", "MODULES", "RECIPES", "Recipe", "RecipeError", "Setting",
            "setup_table", "RUN_SCALES"]

@@ -189,9 +189,11 @@ def compute(experiment: str, results: Mapping) -> dict:
 def load(folder: str | Path) -> dict[int, dict]:
     """``{seed: {metric: value}}`` from ``folder/baselines.json``; ``{}`` when there is none."""
     path = Path(folder) / BASELINES_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return {}
-    data = json.loads(path.read_text())
+    from ..io import read_regular_text
+
+    data = json.loads(read_regular_text(path, "baselines"))
     return {int(k): dict(v) for k, v in data["seeds"].items()}
 
 

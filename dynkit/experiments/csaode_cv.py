@@ -79,7 +79,7 @@ def run_fold(config: CVConfig, *, seed: int, out: Path, device: str) -> dict:
     if not 0 <= seed < 10:
         raise ValueError(f"seed is the held-out fold of the 10-fold CV: must be in 0..9, got {seed!r}")
     result = train_csaode(config.dataset, config.data_dir, solver=config.solver, seed=0, fold=seed, quiet=True,
-                          **config.training())
+                          device=device, **config.training())
     name = VARIANTS[config.solver]
     epoch_seconds = [h["epoch_seconds"] for h in result["history"]]
     return {"metrics": {f"{name}.accuracy": 100 * result["test_accuracy"],

@@ -99,7 +99,8 @@ def csaode_trec(config: TrecConfig, *, seed: int, out: Path, device: str) -> dic
     torch.set_num_threads(1)  # the epoch times are compared: one thread, as on the shared 2-core machine
     metrics, runs = {}, {}
     for solver in config.solvers:
-        run = train_csaode("trec", default_data_dir(), solver=solver, seed=seed, quiet=True, **config.training())
+        run = train_csaode("trec", default_data_dir(), solver=solver, seed=seed, quiet=True, device=device,
+                           **config.training())
         history = run["history"]
         name = VARIANTS[solver]
         metrics.update({f"{name}.test_accuracy": run["test_accuracy"],

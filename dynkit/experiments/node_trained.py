@@ -173,7 +173,7 @@ def node_trained(config: TrainedNODEConfig, *, seed: int, out: Path, device: str
     after = field_stiffness(net, probe)
     implicit = implicit_nfe(net, probe)
     sweep = nfe_vs_tolerance({name: net}, task=config.task, tolerances=config.tolerances, n_batches=config.n_batches,
-                             batch_size=config.batch_size, seed=seed, quiet=True)[name]
+                             batch_size=config.batch_size, seed=seed, quiet=True, trained_epochs=config.epochs)[name]
     history = training["history"]
     metrics = {f"{name}.test_acc": training["final"]["test_acc"], f"{name}.train_epochs": config.epochs,
                f"{name}.stiffness_ratio_before": before["stiffness_ratio"],

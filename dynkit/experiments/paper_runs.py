@@ -17,9 +17,11 @@ LOGS = Path(__file__).resolve().parents[2] / "analysis" / "results" / "paper_run
 @lru_cache(maxsize=1)
 def paper_runs() -> dict:
     """``{"source": {...}, "rows": {claim_id: {"scale", "mean", "min", "max", "n", "values", "note"}}}``."""
-    if not LOGS.exists():
+    if not LOGS.exists() and not LOGS.is_symlink():
         return {"source": {}, "rows": {}}
-    return json.loads(LOGS.read_text())
+    from ..io import read_regular_text
+
+    return json.loads(read_regular_text(LOGS, "paper runs' logs"))
 
 
 def paper_effect(claim_id: str) -> dict | None:

@@ -121,8 +121,19 @@ def plan_from_pilot(experiment: str, per_row: Mapping[str, tuple[Sequence[float]
     return Plan(experiment, tuple(looks), interval, spending, tuple(per_row), basis, prospective, written)
 
 
-def load_plan(path: str | Path) -> Plan:
-    data = json.loads(Path(path).read_text())
+def load_plan(path: str | Path, option: str = "plan") -> Plan:
+    """The :class:`Plan` in the JSON file ``path`` (a regular file: :func:`dynkit.io.read_regular_text`); errors
+    name ``option``."""
+    from ..io import read_regular_text
+
+    text = read_regular_text(path, option)
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        raise ValueError(f"{option} must be a JSON plan file, got {str(path)!r}: {err}") from None
+    if not isinstance(data, dict) or "experiment" not in data:
+        raise ValueError(f"{option} must be a plan (a JSON object with 'experiment', 'looks', ...), got "
+                         f"{str(path)!r} holding {type(data).__name__}")
     return Plan(**{k: data[k] for k in Plan.__dataclass_fields__ if k in data})
 
 

@@ -226,14 +226,23 @@ def recipe_of(name: str) -> Recipe:
 
 def paper_config(experiment: Any, *, strict: bool = True) -> Any:
     """The ``paper`` scale's config of a registered :class:`~dynkit.experiments.registry.Experiment`."""
+    from .registry import Experiment
+
+    if not isinstance(experiment, Experiment):
+        raise TypeError(f"experiment must be a registered Experiment (dk.experiments.get(NAME)), got "
+                        f"{type(experiment).__name__} {experiment!r:.60}")
     return recipe_of(experiment.name).paper_config(experiment.scales["full"], strict=strict)
 
 
 def setup_table(name: str, scales: tuple[str, ...] = REPORT_SCALES) -> list[dict]:
     """``[{"setting", "paper", "source", <scale>: ours, "why": {scale: reason}}, ...]`` of the experiment ``name``
-    (empty without a recipe), our values read from its registered configs."""
+    (empty for a registered experiment without a recipe), our values read from its registered configs; a name
+    that is no registered experiment is a ValueError listing those that are."""
     from .registry import get
 
+    if not isinstance(name, str):
+        raise TypeError(f"name must be an experiment's name (a str), got {type(name).__name__} {name!r:.60}")
+    get(name)  # a ValueError naming the registered experiments
     recipe = RECIPES.get(name)
     if recipe is None:
         return []

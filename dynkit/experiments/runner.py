@@ -25,7 +25,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import stat
 import time
 import warnings
@@ -35,16 +34,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import _checks
-from ..io import (check_output_path, check_writable_dir, jsonable, read_regular_bytes,
+from ..io import (check_output_path, check_own_folder, check_writable_dir, jsonable, read_regular_bytes,
                   remove_orphan_temporaries, versions, write_json)
 from .code_closure import describe_change, same_code
 from .registry import RUN_SCALES, Experiment, get, point_key
 
 SHARD_FILE = "shard.json"
 RESULTS_FILE = "results.json"
+RUN_FOLDER_MARKS = ("shards", RESULTS_FILE)  # what a run writes in its folder: a folder without either is not one
 CLAIM_FILE = ".claim"
 BACKENDS = ("local", "ray")
-DEVICES = ("cpu", "cuda")
+DEVICES = _checks.DEVICE_FORMS
 SEED_RANGE = (0, 2**32 - 1)
 """Seeds every generator accepts (``numpy.random.seed`` takes at most 2**32 - 1)."""
 NON_FINITE = ("nan", "inf", "-inf")
@@ -287,17 +287,9 @@ def check_seeds(seeds: Any, name: str = "seeds") -> list[int]:
 
 
 def check_device(device: Any, name: str = "device") -> str:
-    """``device`` if it is ``"cpu"``, or ``"cuda"``/``"cuda:N"`` with that GPU present."""
-    if not isinstance(device, str) or not (device == "cpu" or re.fullmatch(r"cuda(:\d+)?", device)):
-        raise ValueError(f"{name} must be one of {DEVICES} (or 'cuda:N'), got {device!r}")
-    if device != "cpu":
-        import torch
-
-        index = int(device.partition(":")[2] or 0)
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if index >= count:
-            raise ValueError(f"{name} must be a device of this machine ({count} CUDA device(s)), got {device!r}")
-    return device
+    """``device`` if this machine has it (``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"``): the training entries' one
+    check (:func:`dynkit._checks.device`)."""
+    return _checks.device(device, name)
 
 
 def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: str | Path | None = None,
@@ -323,8 +315,9 @@ def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: st
     backend : {"local", "ray"}
         ``"ray"`` submits the missing shards as Ray tasks (``ray.init(address=address)``: a local cluster
         by default, or an existing one); needs the ``ray`` extra.
-    device : {"cpu", "cuda", "cuda:N"}
-        Where the models train (each run function moves its model and data there).
+    device : {"cpu", "cuda", "cuda:N", "mps"}
+        Where the models train (each run function moves its model and data there); one this machine lacks is
+        refused before any work, naming what it has.
     address : str, optional
         A Ray cluster's address (``backend="ray"`` only).
     progress : callable, optional
@@ -351,6 +344,7 @@ def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: st
     seeds = check_seeds(seeds)
     device = check_device(device)
     out = _checks.path(out, "out") if out is not None else Path("runs/experiments") / name / scale
+    check_own_folder(out, "out", RUN_FOLDER_MARKS)
     check_writable_dir(out, "out")
     say = progress or (lambda line: None)
     tell = notice or (lambda line: warnings.warn(line, ShardRecomputed, stacklevel=4))

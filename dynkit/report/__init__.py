@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from ..io import atomic_write, check_output_path, versions, write_json
+from ..io import atomic_write, check_output_path, read_regular_text, versions, write_json
 from .blocks import Code, Section, Table
 from .common import (CLAIM_VERDICTS, LEDGER_VERDICTS, ComponentUnavailable, claim_holds, claim_verdict, jsonable,
                      latex_of, require)
@@ -137,5 +137,5 @@ def build_report(out_dir: str | Path, *, quick: bool = False, seed: int = 0, qui
 
 def statuses(report_dir: str | Path) -> dict[str, str]:
     """Section key -> status, read back from ``report.json`` in ``report_dir``."""
-    data = json.loads((Path(report_dir) / "report.json").read_text())
+    data = json.loads(read_regular_text(Path(report_dir) / "report.json", "report.json of report_dir"))
     return {k: v["status"] for k, v in data["sections"].items()}

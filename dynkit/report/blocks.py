@@ -116,5 +116,7 @@ def figure(name: str, caption: str, draw: Callable[[Path], Any], workdir: Path) 
     """Run ``draw(path)`` (something that writes a PNG to ``path``) and keep the bytes."""
     path = workdir / "figures" / name
     path.parent.mkdir(parents=True, exist_ok=True)
+    from ..io import read_regular_bytes
+
     draw(path)
-    return Figure(name, path.read_bytes(), caption)
+    return Figure(name, read_regular_bytes(path, "figure"), caption)

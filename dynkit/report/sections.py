@@ -336,9 +336,11 @@ def _trained_nfe(models: tuple[str, ...]) -> tuple[dict, dict] | None:
     except (ComponentUnavailable, ValueError):
         return None
     path = root / TRAINED_NFE_EXPERIMENT / "results.json"
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return None
-    run = json.loads(path.read_text())
+    from ..io import read_regular_text
+
+    run = json.loads(read_regular_text(path, "results"))
     config = run.get("config", {})
     metrics = run.get("metrics", {})
     key = require("diagnostics.nfe.tolerance_key")

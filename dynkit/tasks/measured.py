@@ -131,13 +131,15 @@ def read_series(file: SeriesFile, directory: str | os.PathLike | None = None, *,
     else:
         folder, how = check.path(directory, "directory"), "from the directory argument"
     path = folder / file.name
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise FileNotFoundError(
             f"the measured series {file.name!r} is missing: no file {str(path)!r} (folder {how}). Pass "
             f"directory=... (a data option of the experiment) or set ${DIRECTORY_VARIABLE} to a folder holding "
             f"{file.name} (the review authors' file, see docs/guide/experiments.md, 'Measured time series'), or "
             f"use source='simulated' for the simulated stand-in")
-    raw = path.read_bytes()
+    from ..io import read_regular_bytes
+
+    raw = read_regular_bytes(path, "directory")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -254,7 +254,8 @@ def run_training(model: str, task: str, *, epochs: int | None = None, out: str |
         Clip the gradients' global norm to this before each step (the review authors' MNIST runs: 10.0); None: no
         clipping.
     device : str or torch.device
-        Where the model and the data live while training (``"cuda"`` on a GPU).
+        Where the model and the data live while training: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``, one
+        this machine has (else a ``ValueError`` naming what it has, before any data is loaded).
     design : {"dynkit", "authors"}
         The models (:func:`~dynkit.models.node_paper.from_paper`); ``"authors"`` (the point cloud only): the review
         authors' notebook models, trained by the mean squared error of their bounded output
@@ -278,6 +279,7 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
                 device: str | torch.device = "cpu", design: str = "dynkit") -> tuple[torch.nn.Module, dict]:
     """:func:`run_training`, returning the trained module too."""
     name = check_model_name(model)
+    device = torch.device(check.device(device))
     if task not in TRAINING_TASKS:
         raise ValueError(f"task must be one of {TRAINING_TASKS}, got {task!r}")
     settings = SETTINGS[task]
@@ -321,7 +323,6 @@ def train_model(model: str, task: str, *, epochs: int | None = None, out: str | 
               # recorded only when set: the manifests (and resumes) of runs from before the option stay the same
               **({"clip_norm": float(clip_norm)} if clip_norm is not None else {}),
               **({"design": design} if design != "dynkit" else {})}
-    device = torch.device(device)
     x_train, y_train, x_test, y_test = (a.to(device) for a in load_task(task, seed=seed, full=full))
     torch.manual_seed(seed)
     net = from_paper(name, task, design=design, **options).to(device)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import _checks
 from . import node_runs, text
 
 CSAODE_SOLVERS = {"csark": "rk", "csarkf": "rkf", "csaark": "ark"}
@@ -17,15 +18,18 @@ TASKS = (*node_runs.TRAINING_TASKS, *text.DATASETS)
 def run_training(model: str, task: str, *, epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                  resume: bool = False, quiet: bool = False, method: str | None = None, tol: float | None = None,
                  full: bool = False, data_dir: str | Path | None = None, solver: str | None = None,
-                 **options) -> dict:
+                 device: str = "cpu", **options) -> dict:
     """Train ``model`` on ``task`` with checkpoints every epoch (``resume`` continues); return the metrics.
 
     ``method`` and ``tol`` set the ODE solver of the neural-ODE models (default ``"dopri5"`` and the
     task's tolerance); a CSAODE model's solver is its name (CSARK: RK4, CSARKF: RKF45, CSAARK: ARK4),
     so ``method``, ``tol`` and a ``solver`` other than ``"dynkit"`` are refused there, and ``data_dir`` is
     the folder of the standard sentence-classification files. ``solver`` is the neural-ODE models' engine
-    (``"dynkit"``, the default, or ``"torchdiffeq"``). Other ``options`` go to the task's own trainer.
+    (``"dynkit"``, the default, or ``"torchdiffeq"``). ``device`` is where the model and its data train
+    (``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"``): one this machine lacks is a ``ValueError`` naming it and what
+    the machine has, before any data is loaded. Other ``options`` go to the task's own trainer.
     """
+    device = _checks.device(device)
     if not isinstance(task, str):
         raise TypeError(f"task must be one of {TASKS}, got {task!r}")
     if task in text.DATASETS:
@@ -43,11 +47,11 @@ def run_training(model: str, task: str, *, epochs: int | None = None, out: str |
                              f"{', '.join(f'{k}: {v}' for k, v in CSAODE_SOLVERS.items())}), got {method!r}")
         kwargs = {} if data_dir is None else {"data_dir": data_dir}
         return text.train_csaode(dataset=task, solver=variant, epochs=epochs, out=out, seed=seed, resume=resume,
-                                 quiet=quiet, full=full, **kwargs, **options)
+                                 quiet=quiet, full=full, device=device, **kwargs, **options)
     if task in node_runs.TRAINING_TASKS:
         if data_dir is not None:
             raise ValueError(f"data_dir applies to the text tasks {text.DATASETS}, not to {task!r}")
         return node_runs.run_training(model, task, epochs=epochs, out=out, seed=seed, resume=resume, quiet=quiet,
-                                      method=method or "dopri5", tol=tol, full=full,
+                                      method=method or "dopri5", tol=tol, full=full, device=device,
                                       **({} if solver is None else {"solver": solver}), **options)
     raise ValueError(f"task must be one of {TASKS}, got {task!r}")

