@@ -48,7 +48,8 @@ def test_a_three_term_recursion():
 def test_the_three_term_limit_matches_the_scheme_numerically():
     """F = x^2 / 2, b2 = 0.5, gamma = 1: the scheme at s = 1e-6 (t = 1 after 1000 steps) against the exact solution
     of 1.5 x'' + x' + x = 0, x(0) = 1, x'(0) = 0 (roots of 1.5 l^2 + l + 1); the gap is O(sqrt(s)) = 1e-3, so
-    5e-3 separates it from a wrong limit (with (1 - b2) x'' the solution differs by 0.24 at t = 1; measured gap 7e-5)."""
+    5e-3 separates it from a wrong limit (with (1 - b2) x'' the solution differs by 0.24 at t = 1; measured gap
+    7e-5)."""
     b2, gamma, step = 0.5, 1.0, 1e-6
     dt = np.sqrt(step)
     xs = [1.0, 1.0, 1.0]

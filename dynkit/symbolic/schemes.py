@@ -10,13 +10,16 @@ correction.
 
 >>> import sympy as sp
 >>> from dynkit.symbolic import continuous_limit, iterate, k
+>>> from dynkit.symbolic.schemes import t
 >>> x, s, r = iterate("x"), sp.Symbol("s", positive=True), sp.Symbol("r", positive=True)
 >>> grad = sp.Function("g")
 >>> beta = (k - 1) / (k + r - 1)
 >>> y = x[k] + beta * (x[k] - x[k - 1])
->>> d = continuous_limit([sp.Eq(x[k + 1], y - s * grad(y))], step=s, dt=sp.sqrt(s))
->>> d.result
-[Eq(g(x(t)) + Derivative(x(t), (t, 2)) + r*Derivative(x(t), t)/t, 0)]
+>>> X = sp.Function("x")(t)
+>>> stated = sp.Eq(X.diff(t, 2) + r / t * X.diff(t) + grad(X), 0)   # Su, Boyd & Candes' limit, r for 3
+>>> d = continuous_limit([sp.Eq(x[k + 1], y - s * grad(y))], step=s, dt=sp.sqrt(s), stated=[stated])
+>>> d.check_passed, d.extra["limit"].correction_orders
+(True, [1])
 """
 from __future__ import annotations
 
@@ -234,7 +237,8 @@ def continuous_limit(equations, *, step: sp.Symbol, dt: sp.Expr | None = None, s
         ``sqrt(step)`` then ``step`` and keeps the first with a non-trivial limit (the leading equation moves the
         curves and is driven by more than their own derivatives); ``SchemeLimit.tried`` says why others failed.
     stated : optional
-        The limit you expect (a sympy Eq, an expression = 0, or a list, one per equation): compared exactly with
+        The limit you expect, in the curves ``Function(name)(t)`` of time ``t = sp.Symbol("t", real=True)`` (a
+        sympy Eq, an expression = 0, or a list, one per equation of the scheme): compared exactly with
         the derived ODEs by :func:`equivalent` (``Derivation.check_passed``). Without it ``check_passed`` is False
         (nothing was compared) and the note says so.
     name, title, paper, equation, notes : str

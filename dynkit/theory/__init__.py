@@ -28,7 +28,8 @@ from .first_order import (check_crossing_example, check_flow_orientation, check_
                           check_not_a_real_square, log_periodic_field, smooth_field)
 from .optimizers import (check_momentum_gd_form, check_momentum_gd_rate, check_nag_rate, check_restart_rate,
                          nag_momentum, restart_momentum)
-from .attention import (check_attention_reweighting, check_linear_attention_rnn, check_momentum_attention, check_momentum_connection,
+from .attention import (check_attention_reweighting, check_linear_attention_rnn, check_momentum_attention,
+                        check_momentum_connection,
                         momentum_attention_closed, momentum_attention_recurrent)
 from .claims import CLAIMS, run_all
 from .heavy_ball import (adaptive_momentum, check_gradient_ratio_limit, check_heavy_ball_contraction,

@@ -92,7 +92,8 @@ def check_ark_order(W, b, y0, *, order: int = 4, method=None, omega: float = 0.0
         errors = np.concatenate([errors, finer])
         slope = _finest_slope(errors, steps)
     return verdict("ark_order", np.abs(slope - order), 0.35, dict(y0=y0),
-                   f"|global-error slope - {order}|", sides={"measured order": slope, "claimed order": np.full(slope.shape, order)})
+                   f"|global-error slope - {order}|",
+                   sides={"measured order": slope, "claimed order": np.full(slope.shape, order)})
 
 
 def _finest_slope(errors: np.ndarray, steps) -> np.ndarray:

@@ -11,7 +11,8 @@ import numpy as np
 
 from ._core import CheckResult, as_real_array, as_scalar_batch, combine, verdict
 
-__all__ = ["check_momentum_attention", "check_attention_reweighting", "momentum_attention_recurrent", "momentum_attention_closed",
+__all__ = ["check_momentum_attention", "check_attention_reweighting", "momentum_attention_recurrent",
+           "momentum_attention_closed",
            "check_linear_attention_rnn",
            "elu_feature_map", "momentum_connection_stack", "check_momentum_connection", "CONNECTION_READINGS"]
 

@@ -1672,7 +1672,8 @@ _SPECS = [
           lambda n, rng: _ark_stage(n, rng),
           "observed order of (9)-(10) as printed; corrected: Udwadia-Farahani stages",
           lambda rng: _ark_stage(3, rng, constant=True), ERRATUM,
-          "Z_j = r F(t_i + a_j r, G(t_i) + P + a_j Z_{j-1}), Z_{-j} = r F(t_{i-1} + a_j r, G(t_{i-1}) + P + a_j Z_{-j+1}) "
+          "Z_j = r F(t_i + a_j r, G(t_i) + P + a_j Z_{j-1}), Z_{-j} = r F(t_{i-1} + a_j r, G(t_{i-1}) + P + a_j "
+          "Z_{-j+1}) "
           "(Udwadia & Farahani's k_j = F(t + a_j h, y + a_j h k_{j-1}) with Z = h k, the previous step's stages at "
           "its own times): Z_{j-1} already carries r, so the printed a_j r Z_{j-1} applies r twice (order 2), and "
           "Z_{-j} at t_i + a_j r instead of t_{i-1} + a_j r drops the order to 1 when F depends on t.",
@@ -1718,7 +1719,8 @@ _SPECS = [
           "Remark 1 Comparing (13) with (7), we see that momentum plays a role in reweighting the terms "
           "{phi(k_j) v_j^T}_{j=1}^i. It is interesting to note that this reweighting is opposite to that used for "
           "reweighting the local attention (Dai et al., 2019).",
-          "beta in [0.01, 0.99), N in 2..64, gamma in [0.1, 2]: the weights of (13), measured from the recurrence (12).",
+          "beta in [0.01, 0.99), N in 2..64, gamma in [0.1, 2]: the weights of (13), measured from the "
+          "recurrence (12).",
           _reweighting, "largest decrease of the weight with the distance i - j",
           lambda rng: _reweighting(20, rng, beta_low=-0.9, beta_high=-0.1),
           reading="in (13) the weight (1 - beta^{i-j+1})/(1 - beta) of phi(k_j) v_j^T, measured from (12) by unit "
@@ -1728,7 +1730,8 @@ _SPECS = [
           "Remark 7 Comparing (73) with (70), we see that momentum plays a role in reweighting the terms "
           "{phi(k_j) v_j^T}_{j=1}^i. It is interesting to note that this reweighting is opposite to that used for "
           "reweighting the local attention [19].",
-          "beta in [0.01, 0.99), N in 2..64, gamma in [0.1, 2]: the weights of (73), measured from the recurrence (72).",
+          "beta in [0.01, 0.99), N in 2..64, gamma in [0.1, 2]: the weights of (73), measured from the "
+          "recurrence (72).",
           _reweighting, "largest decrease of the weight with the distance i - j",
           lambda rng: _reweighting(20, rng, beta_low=-0.9, beta_high=-0.1),
           reading="in (73) the weight (1 - beta^{i-j+1})/(1 - beta) of phi(k_j) v_j^T, measured from (72) by unit "
@@ -1743,7 +1746,8 @@ _SPECS = [
           "(RMSPropRNN) or in [0.05, 0.95), beta in [0.5, 0.999), s in [0.1, 1], eps = 0.",
           _adam_rnn, "the printed cell (U v_t, then the entry-wise quotient) vs torch.optim Adam / RMSprop on (7)",
           lambda rng: _adam_rnn(3, rng, diagonal=True), ERRATUM,
-          "h_t = sigma(U h_{t-1} + U (v_t / sqrt(m_t + eps))) (U applied after the entry-wise quotient): Adam / RMSProp "
+          "h_t = sigma(U h_{t-1} + U (v_t / sqrt(m_t + eps))) (U applied after the entry-wise quotient): Adam / "
+          "RMSProp "
           "applied to (7) h_t = phi(h_{t-1} + u_t), phi = sigma(U .).",
           reading="the printed U v_t / sqrt(m_t + eps) is the entry-wise quotient of the vector U v_t; the cell then "
                   "equals, step by step (1e-10), Adam (mu > 0) / RMSProp (mu = 0) run by torch.optim on (7) with "

@@ -15,7 +15,8 @@ import numpy as np
 from ._core import (CheckResult, as_real_array, as_scalar_batch, as_square, check_count, check_seed, combine,
                     verdict)
 
-__all__ = ["check_heavy_ball_rate", "check_heavy_ball_forms", "check_heavy_ball_momentum_index", "HB_MOMENTUM_INDICES", "HEAVY_BALL_FORM_INITS", "check_gradient_ratio_limit",
+__all__ = ["check_heavy_ball_rate", "check_heavy_ball_forms", "check_heavy_ball_momentum_index",
+           "HB_MOMENTUM_INDICES", "HEAVY_BALL_FORM_INITS", "check_gradient_ratio_limit",
            "check_heavy_ball_contraction",
            "heavy_ball_radius",
            "optimal_momentum", "adaptive_momentum", "ratio_convergence_factor"]
