@@ -1625,7 +1625,8 @@ _SPECS = [
           lambda rng: _ghbnode_adjoint(3, rng, plant=True),
           reading="a_m from (49) does not solve a'' - gamma a' = a (df/dh - xi I) (the heavy-ball adjoint equation of "
                   "(26)/(47)): its residual exceeds 10x the tolerance (with sigma = identity and xi = 0, the HBNODE, "
-                  "it does solve it)"),
+                  "it does solve it); where the momentum stays near 0 the deviation, a_m (J - xi I)(sigma'(m) - 1) - "
+                  "a_h sigma''(m) m' = O(m^2), is below the differences' resolution and the instance is undecided"),
     _spec("representable_up_to_scale", MRN, "Sect. 4.3 after Thm. 1",
           "Another consequence is that one can learn any mapping up to scale using the ODE (7): if D in D_d^C(R), "
           "there exists alpha_eps > 0 such that for all lambda in Sp(alpha_eps D), one has lambda > lambda_eps. "
@@ -1747,12 +1748,11 @@ _SPECS = [
           _adam_rnn, "the printed cell (U v_t, then the entry-wise quotient) vs torch.optim Adam / RMSprop on (7)",
           lambda rng: _adam_rnn(3, rng, diagonal=True), ERRATUM,
           "h_t = sigma(U h_{t-1} + U (v_t / sqrt(m_t + eps))) (U applied after the entry-wise quotient): Adam / "
-          "RMSProp "
-          "applied to (7) h_t = phi(h_{t-1} + u_t), phi = sigma(U .).",
+          "RMSProp applied to (7) h_t = phi(h_{t-1} + u_t), phi = sigma(U .), as (14) does.",
           reading="the printed U v_t / sqrt(m_t + eps) is the entry-wise quotient of the vector U v_t; the cell then "
                   "equals, step by step (1e-10), Adam (mu > 0) / RMSProp (mu = 0) run by torch.optim on (7) with "
                   "gradient -u_t = -W^ x_t (step s / (1 - mu), bias correction undone: footnote 3)",
-          intent="(15)-(16) apply Adam to (7) as h_t = phi(h_{t-1} - s p_t / sqrt(m_t + eps)), phi(.) = sigma(U(.)); "
+          intent="(14) applies Adam to (7) as h_t = phi(h_{t-1} - s p_t / sqrt(r_t + eps)), phi(.) = sigma(U(.)); "
                  "letting v_t = -p_t 'without any relaxation' gives sigma(U h_{t-1} + s U (v_t / sqrt(m_t + eps))): "
                  "the entry-wise quotient does not commute with U unless U is diagonal",
           corrected_check=lambda n, rng: _adam_rnn(n, rng, product="U(v/r)"),
