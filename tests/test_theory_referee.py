@@ -123,3 +123,38 @@ def test_ark_claim1_family_is_not_seed_dependent(seed):
     """At 10 instances, seed 52 gave a slope 0.358 off at r = 1/64..1/128 (pre-asymptotic, a stiff-ish W): refined
     to r = 1/512 it is the asymptotic order, so the row's verdict does not depend on the seed."""
     assert T.CLAIMS["ark_claim1_family"].sample(10, seed).holds
+
+
+def test_review_eq21_index_misprint_by_hand():
+    """Scalar F = x^2 / 2 + (1 - cos x): heavy ball (1) run here, m formed both ways. As printed (forward difference)
+    the m-equation of (21) misses by sqrt(s) |grad F(x^{k+1}) - grad F(x^k)| and the x-equation by the change of
+    step; with the backward difference both vanish to rounding. The check agrees with both answers."""
+    s, gamma = 0.04, 2.0
+    r, beta = np.sqrt(s), 1 - gamma * np.sqrt(s)
+    grad = lambda x: x + np.sin(x)  # noqa: E731
+    xs = [1.0, 0.9]
+    for _ in range(12):
+        xs.append(xs[-1] - s * grad(xs[-1]) + beta * (xs[-1] - xs[-2]))
+    xs = np.array(xs)
+    fwd = (xs[1:] - xs[:-1]) / r  # fwd[k] = (x^{k+1} - x^k)/sqrt(s)
+    k = np.arange(1, 10)
+    printed_gap = np.abs(fwd[k + 1] - ((1 - gamma * r) * fwd[k] - r * grad(xs[k]))).max()
+    backward_gap = np.abs(fwd[k] - ((1 - gamma * r) * fwd[k - 1] - r * grad(xs[k]))).max()
+    assert printed_gap > 1e-3 and backward_gap < 1e-14
+    args = (np.eye(1), np.zeros(1), np.array([1.0]), np.array([0.9]), s, gamma)
+    assert not T.check_heavy_ball_momentum_index(*args, n_steps=10).holds
+    assert T.check_heavy_ball_momentum_index(*args, index="backward", n_steps=10).holds
+
+
+@pytest.mark.parametrize("beta, grows", [(0.5, True), (0.99, True), (0.0, False), (-0.5, False)])
+def test_momentum_attention_weights_grow_with_distance(beta, grows):
+    """(13)'s weight (1 - beta^(d+1))/(1 - beta) at distance d, by hand: increasing in d for 0 < beta < 1 (opposite
+    to local attention), flat at beta = 0, alternating for beta < 0; the check measures it from (12)."""
+    d = np.arange(16)
+    w = (1 - beta ** (d + 1)) / (1 - beta)
+    assert (bool(np.all(np.diff(w) > 0))) == grows
+    assert T.check_attention_reweighting(beta, 16).holds == grows
+
+
+def test_verify_has_at_least_80_rows():
+    assert len(T.CLAIMS) >= 80
