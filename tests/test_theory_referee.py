@@ -158,3 +158,28 @@ def test_momentum_attention_weights_grow_with_distance(beta, grows):
 
 def test_verify_has_at_least_80_rows():
     assert len(T.CLAIMS) >= 80
+
+
+@settings(max_examples=5, deadline=None)
+@given(order=st.sampled_from([3, 4]), omega=st.floats(0.5, 3), d=st.integers(1, 4), seed=st.integers(0, 2**16))
+def test_csaode_eq10_over_its_range(order, omega, d, seed):
+    """Range: y' = W y + tanh(y + b) + sin(omega t), any W, b, y0: the Udwadia-Farahani stages keep the order (and
+    equal dk.solve's ARK); the printed stages do not (order ~1 once F depends on t)."""
+    rng = np.random.default_rng(seed)
+    W, b, y0 = rng.standard_normal((d, d)) * 0.7 / np.sqrt(d), rng.standard_normal(d), rng.standard_normal(d)
+    assert T.check_ark_stage_form(W, b, y0, order=order, omega=omega, form="udwadia_farahani").holds
+    assert not T.check_ark_stage_form(W, b, y0, order=order, omega=omega).holds
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 5), mu=st.floats(0.05, 0.95), s=st.floats(0.1, 1.0), seed=st.integers(0, 2**16))
+def test_momentum_rnn_eq3_over_its_range(n, mu, s, seed):
+    """Range: A PSD, any b, x0, mu in [0.05, 0.95), s in [0.1, 1]: the corrected (3) (gradient at x_{t-1}, p_0 = 0) is
+    heavy ball from t = 1 on; the printed (3) is not (its x_0 = 0, A = 0 corner aside)."""
+    rng = np.random.default_rng(seed)
+    q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    A = (q * rng.uniform(0.1, 2, n)) @ q.T
+    A = (A + A.T) / 2
+    b, x0 = rng.standard_normal(n), rng.standard_normal(n)
+    assert T.check_momentum_gd_form(A, b, x0, mu, s, gradient_at="x_{t-1}", p0="zero").holds
+    assert not T.check_momentum_gd_form(A, b, x0, mu, s).holds

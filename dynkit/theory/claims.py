@@ -1697,22 +1697,22 @@ _SPECS = [
                   "= r ceil(1/r) (CSAODE never says the run ends at t = 1; its (6) calls the final time T), with "
                   "1 <= t_T < 1 + r; the sides show |G(t_T) - y(1)|"),
     _spec("review_eq21_momentum_index", R, "(21)",
-          "For any fixed step size s, let m^k := (x^{k+1} - x^k)/sqrt(s), and let beta := 1 - gamma sqrt(s), where "
-          "gamma >= 0 is another hyperparameter. Then we can rewrite (1) as m^{k+1} = (1 - gamma sqrt(s)) m^k - "
-          "sqrt(s) grad F(x^k); x^{k+1} = x^k + sqrt(s) m^{k+1}. (21)",
-          "F = x^T A x / 2 + b^T x + sum(1 - cos x) (A symmetric, n <= 8), s in [1e-3, 0.5], gamma sqrt(s) in "
+          "For any fixed step size s, let m^k := (x^{k+1} - x^k)/√s, and let beta := 1 - gamma √s, where "
+          "gamma >= 0 is another hyperparameter. Then we can rewrite (1) as m^{k+1} = (1 - gamma √s) m^k - "
+          "√s grad F(x^k); x^{k+1} = x^k + √s m^{k+1}. (21)",
+          "F = x^T A x / 2 + b^T x + sum(1 - cos x) (A symmetric, n <= 8), s in [1e-3, 0.5], gamma √s in "
           "[0, 0.99), random x^0, x^1, 30 steps.",
           lambda n, rng: _hb_index(n, rng), "both equations of (21) on the iterates of (1), m^k as printed; "
-          "corrected: m^k = (x^k - x^{k-1})/sqrt(s)",
+          "corrected: m^k = (x^k - x^{k-1})/√s",
           lambda rng: _hb_index(3, rng, trivial=True), ERRATUM,
-          "m^k := (x^k - x^{k-1})/sqrt(s) (the backward difference): then (1) is exactly (21), m^{k+1} = (1 - gamma "
-          "sqrt(s)) m^k - sqrt(s) grad F(x^k), x^{k+1} = x^k + sqrt(s) m^{k+1}; with the printed forward difference "
+          "m^k := (x^k - x^{k-1})/√s (the backward difference): then (1) is exactly (21), m^{k+1} = (1 - gamma "
+          "√s) m^k - √s grad F(x^k), x^{k+1} = x^k + √s m^{k+1}; with the printed forward difference "
           "the gradient would be at x^{k+1} and the x-equation would need equal successive steps. The limit (22)-(23) "
           "is the same.",
-          reading="with m^k := (x^{k+1} - x^k)/sqrt(s) formed from the iterates of (1), both equations of (21) hold "
+          reading="with m^k := (x^{k+1} - x^k)/√s formed from the iterates of (1), both equations of (21) hold "
                   "for every k (relative 1e-12)",
-          intent="x^{k+1} = x^k + sqrt(s) m^{k+1} (21) [the second equation of (21) itself defines m^{k+1} = (x^{k+1} "
-                 "- x^k)/sqrt(s), i.e. m^k = (x^k - x^{k-1})/sqrt(s)] [...] Let s -> 0 in (21); we obtain dx/dt = "
+          intent="x^{k+1} = x^k + √s m^{k+1} (21) [the second equation of (21) itself defines m^{k+1} = (x^{k+1} "
+                 "- x^k)/√s, i.e. m^k = (x^k - x^{k-1})/√s] [...] Let s → 0 in (21); we obtain dx/dt = "
                  "m(t) (22)",
           corrected_check=lambda n, rng: _hb_index(n, rng, index="backward"),
           corrected_flip=lambda rng: _hb_index(3, rng, index="backward", reference_gamma=0.1)),
