@@ -419,9 +419,9 @@ def check_ghbnode_adjoint_not_heavy_ball(W, b, h0, m0, grad_T, gamma, xi, *, T: 
     ``-a_h sigma''(m) m'`` and ``sigma'(m)`` factors. Holds when that residual (5-point differences of the path,
     relative as in :func:`check_adjoint_remarks`) exceeds ``10 EQ26_TOL`` on every instance.
 
-    Range: f = tanh(W h + b), any W, b, h0, m0, grad_T, gamma >= 0, xi > 0, T > 0. The deviation from the heavy-ball
-    equation is ``a_m (J - xi I)(sigma'(m) - 1) - a_h sigma''(m) m'``, O(|m|^2): where the momentum stays near 0
-    (m0 = 0 with W, b, h0 at 1e-2) it falls below what the differences resolve, and such an instance is
+    Range: f = tanh(W h + b), any W, b, h0, m0, grad_T, gamma >= 0, xi > 0, T > 0. The deviation from the
+    heavy-ball equation is ``a_m (J - xi I)(sigma'(m) - 1) - a_h sigma''(m) m'``, ``O(|m|^2)``: where the momentum
+    stays near 0 (m0 = 0 with W, b, h0 at 1e-2) it falls below what the differences resolve, and such an instance is
     *undecided* (:attr:`CheckResult.is_undecided`), not a counterexample: the statement is true there, the check
     cannot show it. ``plant=True`` runs the HBNODE (sigma = identity, xi = 0), whose a_m does solve it (review
     Remark 6; deviation exactly 0): the statement then fails."""

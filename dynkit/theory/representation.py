@@ -991,7 +991,7 @@ def check_f_eps_surjective(w, eps, *, f=None) -> CheckResult:
     Newton runs off to ``|z| -> oo`` is no root). ``f`` replaces f_eps (a map that misses a value, e.g. ``exp``
     or ``1/(1 + z^2)`` at 0, plants a violation).
 
-    Range: eps > 0 (checked for eps in [0.1, 100]), w any finite complex number (|w| up to 1e3 checked)."""
+    Range: eps > 0 (checked for eps in [0.1, 100]), w any finite complex number (``|w|`` up to 1e3 checked)."""
     context = _CTX + " Lemma 1"
     e = float(_eps(eps))
     if f is not None:
