@@ -1,12 +1,14 @@
 """Claims in your own tests: assertions on :class:`dynkit.theory.CheckResult` and hypothesis strategies.
 
 :func:`assert_holds` and :func:`assert_violated` work like ``numpy.testing``'s assertions: nothing happens when the
-result is what you assert, and an ``AssertionError`` otherwise, whose message gives the claim, the part that
-failed, the worst residual against its tolerance, how many instances failed, the worst instance and its two sides.
+result is what you assert, and an ``AssertionError`` otherwise, whose message gives the claim, the
+part that failed, the worst residual against its tolerance, how many instances failed, the worst
+instance and its two sides.
 
-The strategies (they need ``hypothesis``, in the ``dev`` extra) draw the inputs the checks document as their range:
-matrices with a given spectrum, symmetric positive definite matrices of bounded condition number, invertible
-diagonalisable matrices, and log-uniform ranges such as Momentum ResNets' ``eps``.
+The strategies (they need ``hypothesis``, in the ``dev`` extra) draw the inputs the checks document
+as their range: matrices with a given spectrum, symmetric positive definite matrices of bounded
+condition number, invertible diagonalisable matrices, and log-uniform ranges such as Momentum
+ResNets' ``eps``.
 
 >>> import numpy as np, dynkit as dk
 >>> from dynkit.testing import assert_holds
@@ -75,8 +77,8 @@ def assert_holds(result: CheckResult, err_msg: str = "") -> None:
     Raises
     ------
     AssertionError
-        With :func:`describe_failure`'s lines: the part that failed, the worst residual against its tolerance, the
-        worst instance (to replay it) and its two sides.
+        With :func:`describe_failure`'s lines: the part that failed, the worst residual against its
+        tolerance, the worst instance (to replay it) and its two sides.
     TypeError
         If ``result`` is not a CheckResult (a bare bool would hide what failed).
     """
@@ -92,8 +94,8 @@ def assert_violated(result: CheckResult, err_msg: str = "") -> None:
     Raises
     ------
     AssertionError
-        If the result holds (the message gives the residual, the tolerance and the instance that held) or is
-        undecided (no instance violated: not a counterexample).
+        If the result holds (the message gives the residual, the tolerance and the instance that
+        held) or is undecided (no instance violated: not a counterexample).
     TypeError
         If ``result`` is not a CheckResult.
     """
@@ -104,7 +106,8 @@ def assert_violated(result: CheckResult, err_msg: str = "") -> None:
                              + describe_failure(result))
 
 
-# ------------------------------------------------------------------------------------------- strategies
+# -------------------------------------------------------------------------------------------
+# strategies
 
 
 def _st():
@@ -158,7 +161,8 @@ def matrices_with_spectrum(eigenvalues, *, cond_max: float = 10.0):
     Parameters
     ----------
     eigenvalues : sequence of float, or a hypothesis strategy of such sequences
-        The spectrum (real). A strategy (e.g. ``st.lists(st.floats(-3, -1), min_size=2, max_size=2)``) draws it.
+        The spectrum (real). A strategy (e.g. ``st.lists(st.floats(-3, -1), min_size=2,
+        max_size=2)``) draws it.
     cond_max : float
         Largest condition number of the eigenvector basis (1: a symmetric matrix up to rotation).
     """
@@ -193,6 +197,7 @@ def spd_matrices(n: int, *, cond_max: float = 1e3, scale=(1e-2, 1e2)):
 
 def invertible_matrices(n: int, *, cond_max: float = 1e2):
     """Invertible diagonalisable real n x n matrices with condition number at most ``cond_max`` (singular values
-    in ``[1, cond_max]`` up to a common scale): the range of ``check_first_order_range`` (cond <= 1e2)."""
+    in ``[1, cond_max]`` up to a common scale): the range of ``check_first_order_range`` (cond <=
+    1e2)."""
     n = _check_n(n)
     return _basis(_st(), n, cond_max)

@@ -1,8 +1,9 @@
 """A Derivation shown in a notebook page of a Sphinx (myst-nb) build is typeset by the obvious calls: the object
-itself (its ``_repr_html_``, Sphinx's math markup) and ``Markdown(d.to_markdown())`` (with the docs' own
-``nb_render_markdown_format = "myst"``; myst-nb's default, commonmark, leaves the $$ ... $$ as raw text with no
-warning). A tiny offline project: one MyST notebook, executed, built to HTML; the HTML is searched for MathJax's
-containers (``\\[...\\]`` in a ``math`` div, ``\\(...\\)`` in a ``math`` span) and for raw ``$$`` left over."""
+itself (its ``_repr_html_``, Sphinx's math markup) and ``Markdown(d.to_markdown())`` (with the
+docs' own ``nb_render_markdown_format = "myst"``; myst-nb's default, commonmark, leaves the $$
+... $$ as raw text with no warning). A tiny offline project: one MyST notebook, executed, built
+to HTML; the HTML is searched for MathJax's containers (``\\[...\\]`` in a ``math`` div,
+``\\(...\\)`` in a ``math`` span) and for raw ``$$`` left over."""
 from __future__ import annotations
 
 import os
@@ -73,7 +74,8 @@ def test_a_derivation_is_typeset_in_a_myst_nb_page(tmp_path):
     markdown = dk.symbolic.DERIVATIONS["nesterov_limit"]().to_markdown()
     n_display = markdown.count("$$") // 2  # display equations of one rendering
     displays = DISPLAY.findall(html)
-    # both cells' displays are typeset: the object's HTML and the Markdown output parsed with dollarmath
+    # both cells' displays are typeset: the object's HTML and the Markdown output parsed with
+    # dollarmath
     assert len(displays) >= 2 * n_display, (len(displays), n_display)
     assert sum(r"\begin{aligned}" in body for body in displays) >= 2 * n_display
     assert INLINE.search(html)  # the steps' inline $...$ as \( ... \) in a math span

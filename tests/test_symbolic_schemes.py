@@ -1,6 +1,7 @@
 """dk.symbolic.continuous_limit on schemes that are not prebuilt: the stated limits are typed here from the
-literature (Su, Boyd & Candes for Nesterov's r/t) or expanded by hand in the docstrings; a numerical run of a
-scheme against its limit's exact solution checks the engine independently of sympy."""
+literature (Su, Boyd & Candes for Nesterov's r/t) or expanded by hand in the docstrings; a
+numerical run of a scheme against its limit's exact solution checks the engine independently of
+sympy."""
 from __future__ import annotations
 
 import numpy as np
@@ -37,19 +38,20 @@ THREE_TERM = sp.Eq(x[k + 1], x[k] + (1 - GAMMA * sp.sqrt(s) - B2) * (x[k] - x[k 
 
 
 def test_a_three_term_recursion():
-    """x_{k+1} - x_k = a (x_k - x_{k-1}) - b2 (x_{k-1} - x_{k-2}) - s grad F, a = 1 - gamma sqrt(s) - b2. By hand with
-    dt = sqrt(s): x_{k+1} - x_k = dt x' + dt^2 x''/2, x_k - x_{k-1} = dt x' - dt^2 x''/2, x_{k-1} - x_{k-2} = dt x' -
-    3 dt^2 x''/2; order dt: (1 - a - b2) x' = gamma dt x' (moves to order dt^2); order dt^2: x''(1/2 + a/2 + 3 b2/2) +
-    gamma x' + grad F = (1 + b2) x'' + gamma x' + grad F."""
+    """x_{k+1} - x_k = a (x_k - x_{k-1}) + b2 (x_{k-1} - x_{k-2}) - s grad F, a = 1 - gamma sqrt(s) - b2.
+    By hand with dt = sqrt(s): x_{k+1} - x_k = dt x' + dt^2 x''/2, x_k - x_{k-1} = dt x' - dt^2 x''/2,
+    x_{k-1} - x_{k-2} = dt x' - 3 dt^2 x''/2; order dt: (1 - a - b2) x' = gamma dt x' (moves to order
+    dt^2); order dt^2: x''(1/2 + a/2 + 3 b2/2) + gamma x' + grad F = (1 + b2) x'' + gamma x' +
+    grad F."""
     d = continuous_limit(THREE_TERM, step=s, stated=sp.Eq((1 + B2) * X.diff(t, 2) + GAMMA * X.diff(t) + grad(X), 0))
     assert d.check_passed and d.extra["limit"].dt == sp.sqrt(s)  # found by the automatic scaling
 
 
 def test_the_three_term_limit_matches_the_scheme_numerically():
     """F = x^2 / 2, b2 = 0.5, gamma = 1: the scheme at s = 1e-6 (t = 1 after 1000 steps) against the exact solution
-    of 1.5 x'' + x' + x = 0, x(0) = 1, x'(0) = 0 (roots of 1.5 l^2 + l + 1); the gap is O(sqrt(s)) = 1e-3, so
-    5e-3 separates it from a wrong limit (with (1 - b2) x'' the solution differs by 0.24 at t = 1; measured gap
-    7e-5)."""
+    of 1.5 x'' + x' + x = 0, x(0) = 1, x'(0) = 0 (roots of 1.5 l^2 + l + 1); the gap is
+    O(sqrt(s)) = 1e-3, so 5e-3 separates it from a wrong limit (with (1 - b2) x'' the solution
+    differs by 0.24 at t = 1; measured gap 7e-5)."""
     b2, gamma, step = 0.5, 1.0, 1e-6
     dt = np.sqrt(step)
     xs = [1.0, 1.0, 1.0]

@@ -1,5 +1,6 @@
 """dynkit.testing: the assertions' messages, the strategies' promises, and the docs page's pytest example (run
-here as a user would run it: two tests pass, the planted violation fails with a readable message)."""
+here as a user would run it: two tests pass, the planted violation fails with a readable
+message)."""
 from __future__ import annotations
 
 import re
@@ -63,7 +64,8 @@ def test_a_bool_is_refused(fn):
 @given(data=st.data(), n=st.integers(1, 5))
 def test_the_strategies_draw_what_they_promise(data, n):
     """Eigenvalues of matrices_with_spectrum as asked (to 1e-8 relative: cond(V) <= 10); spd_matrices symmetric
-    with positive eigenvalues and condition number <= 1e3; invertible_matrices cond <= 1e2 (+ rounding)."""
+    with positive eigenvalues and condition number <= 1e3; invertible_matrices cond <= 1e2 (+
+    rounding)."""
     values = data.draw(st.lists(st.floats(-5, 5).filter(lambda v: abs(v) > 0.1), min_size=n, max_size=n))
     M = data.draw(matrices_with_spectrum(values))
     np.testing.assert_allclose(np.sort(np.linalg.eigvals(M).real), np.sort(values), rtol=1e-8, atol=1e-8)

@@ -1,11 +1,12 @@
 """The continuous limit of any discrete momentum scheme.
 
-A scheme is a recursion in iterates ``x[k + j]`` (any number of past iterates, one or several sequences such as
-``x`` and ``v``), with coefficients that may depend on the iteration ``k`` and on a step parameter (``h`` or ``s``),
-and a time scaling ``t = k dt`` with ``dt`` a power of the step (``dt = h``, ``dt = sqrt(s)``). The iterates are
-read as samples of smooth curves, ``x[k + j] = x(t + j dt)``, ``k = t / dt``; each equation's residual is expanded
-in ``dt`` (undefined functions such as ``grad F`` by Taylor's formula around the limit of their argument), and the
-first nonzero coefficient is the leading-order ODE. The next nonzero coefficient gives the order of the first
+A scheme is a recursion in iterates ``x[k + j]`` (any number of past iterates, one or several
+sequences such as ``x`` and ``v``), with coefficients that may depend on the iteration ``k`` and on
+a step parameter (``h`` or ``s``), and a time scaling ``t = k dt`` with ``dt`` a power of the step
+(``dt = h``, ``dt = sqrt(s)``). The iterates are read as samples of smooth curves,
+``x[k + j] = x(t + j dt)``, ``k = t / dt``; each equation's residual is expanded in ``dt`` (undefined functions such
+as ``grad F`` by Taylor's formula around the limit of their argument), and the first nonzero
+coefficient is the leading-order ODE. The next nonzero coefficient gives the order of the first
 correction.
 
 >>> import sympy as sp
@@ -60,13 +61,14 @@ class SchemeLimit:
     Attributes
     ----------
     odes : list of sympy.Eq
-        The leading-order equations, ``c_q = 0`` (``c_q`` the first nonzero coefficient of the residual's series
-        in ``dt``).
+        The leading-order equations, ``c_q = 0`` (``c_q`` the first nonzero coefficient of the
+        residual's series in ``dt``).
     leading_orders : list of sympy.Rational
         ``q`` per equation: the residual is ``c_q dt^q + ...``, so it is divided by ``dt^q``.
     correction_orders : list of sympy.Rational or None
-        ``m`` per equation: the first correction is ``O(dt^m)`` relative to the leading term (the next nonzero
-        coefficient, before the leading ODE is used to simplify it); None when every computed term vanished.
+        ``m`` per equation: the first correction is ``O(dt^m)`` relative to the leading term (the
+        next nonzero coefficient, before the leading ODE is used to simplify it); None when every
+        computed term vanished.
     corrections : list of sympy.Expr or None
         Those next coefficients.
     dt : sympy.Expr
@@ -150,8 +152,9 @@ def _vanishes(c) -> bool:
 
 def _taylor_functions(expr, curves: set, depth: int = 3):
     """Undefined functions of an argument that depends on dt (``grad F(x(t) + beta (x(t) - x(t - h)))``) expanded by
-    Taylor's formula around the argument's limit: ``g(a0) + g'(a0)(a - a0) + ...`` (``g'`` a new undefined
-    function), so the series in dt needs no derivative of an undefined function at a composite argument."""
+    Taylor's formula around the argument's limit: ``g(a0) + g'(a0)(a - a0) + ...`` (``g'`` a new
+    undefined function), so the series in dt needs no derivative of an undefined function at a
+    composite argument."""
     def expand(call):
         if call.func in curves or not call.has(_H):
             return call
@@ -197,7 +200,8 @@ def _expand(eqs, step, dt):
 
 def _nontrivial(c, funcs) -> bool:
     """The leading equation moves the curves (a time derivative of one) and is driven by something besides its
-    derivatives (a field, a force, the state itself): ``x' = 0`` or ``x'' = 0`` alone are trivial limits."""
+    derivatives (a field, a force, the state itself): ``x' = 0`` or ``x'' = 0`` alone are trivial
+    limits."""
     derivs = [d for d in c.atoms(sp.Derivative) if d.expr.func in funcs]
     if not derivs:
         return False
@@ -227,37 +231,40 @@ def continuous_limit(equations, *, step: sp.Symbol, dt: sp.Expr | None = None, s
     Parameters
     ----------
     equations : sympy.Eq or list of sympy.Eq
-        The scheme: recursions in iterates ``x[k + j]`` made with :func:`iterate` (one or several sequences, any
-        past iterates), coefficients that may depend on :data:`k` and on ``step``, and any undefined functions
-        (``sp.Function("grad F")``) applied to iterates or combinations of them.
+        The scheme: recursions in iterates ``x[k + j]`` made with :func:`iterate` (one or several
+        sequences, any past iterates), coefficients that may depend on :data:`k` and on ``step``,
+        and any undefined functions (``sp.Function("grad F")``) applied to iterates or combinations
+        of them.
     step : sympy.Symbol
         The step parameter of the scheme (``h``, ``s``); positive.
     dt : sympy.Expr, optional
-        The time step of the scaling ``t = k dt``, a power of ``step`` (``h``, ``sp.sqrt(s)``). None tries
-        ``sqrt(step)`` then ``step`` and keeps the first with a non-trivial limit (the leading equation moves the
-        curves and is driven by more than their own derivatives); ``SchemeLimit.tried`` says why others failed.
+        The time step of the scaling ``t = k dt``, a power of ``step`` (``h``, ``sp.sqrt(s)``). None
+        tries ``sqrt(step)`` then ``step`` and keeps the first with a non-trivial limit (the leading
+        equation moves the curves and is driven by more than their own derivatives);
+        ``SchemeLimit.tried`` says why others failed.
     stated : optional
-        The limit you expect, in the curves ``Function(name)(t)`` of time ``t = sp.Symbol("t", real=True)`` (a
-        sympy Eq, an expression = 0, or a list, one per equation of the scheme): compared exactly with
-        the derived ODEs by :func:`equivalent` (``Derivation.check_passed``). Without it ``check_passed`` is False
-        (nothing was compared) and the note says so.
+        The limit you expect, in the curves ``Function(name)(t)`` of time ``t = sp.Symbol("t",
+        real=True)`` (a sympy Eq, an expression = 0, or a list, one per equation of the scheme):
+        compared exactly with the derived ODEs by :func:`equivalent` (``Derivation.check_passed``).
+        Without it ``check_passed`` is False (nothing was compared) and the note says so.
     name, title, paper, equation, notes : str
         Labels of the derivation (a user's scheme is labelled "your scheme" unless told otherwise).
 
     Returns
     -------
     Derivation
-        ``result`` is the list of leading-order ODEs (``Eq(c_q, 0)`` per equation); ``extra["limit"]`` the
+        ``result`` is the list of leading-order ODEs (``Eq(c_q, 0)`` per equation);
+        ``extra["limit"]`` the
         :class:`SchemeLimit` (orders of the leading term and of the first correction, the scaling used).
 
     Raises
     ------
     NoContinuousLimit
-        When the scheme has no non-trivial limit at the scaling asked (or at any scaling tried); the message names
-        the diverging term(s) or the trivial leading equation.
+        When the scheme has no non-trivial limit at the scaling asked (or at any scaling tried); the
+        message names the diverging term(s) or the trivial leading equation.
     ValueError, TypeError
-        For a malformed scheme (an index that is not ``k + integer``, no iterate, a ``dt`` that is not a function
-        of ``step``), before any expansion.
+        For a malformed scheme (an index that is not ``k + integer``, no iterate, a ``dt`` that is
+        not a function of ``step``), before any expansion.
     """
     eqs = _as_equations(equations)
     if not isinstance(step, sp.Symbol):
