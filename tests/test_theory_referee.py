@@ -188,3 +188,11 @@ def test_momentum_rnn_eq3_over_its_range(n, mu, s, seed):
     b, x0 = rng.standard_normal(n), rng.standard_normal(n)
     assert T.check_momentum_gd_form(A, b, x0, mu, s, gradient_at="x_{t-1}", p0="zero").holds
     assert not T.check_momentum_gd_form(A, b, x0, mu, s).holds
+
+
+def test_first_order_range_refuses_what_culvers_test_cannot_decide():
+    """M = N(0, 1) + 2 I from seed 38646 (n = 4): eigenvalue -3.8e-3 beside 4.7, so M^2 has 1.5e-5 against
+    ||M^2|| ~ 22, inside Culver's rounding radius 1e-5 ||M^2||: a ValueError naming M, not a false violation."""
+    M = np.random.default_rng(38646).standard_normal((4, 4)) + 2 * np.eye(4)
+    with pytest.raises(ValueError, match="M must be far enough from singular"):
+        T.check_first_order_range(M)

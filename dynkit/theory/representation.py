@@ -1288,7 +1288,9 @@ def check_first_order_range(M, *, singular_ok: bool = False) -> CheckResult:
     form; each pair of equal negative eigenvalues gets the conjugate logarithms log|l| +- i pi on a conjugate basis
     u +- i v of its eigenspace) and verified by expm(log D) = D (relative 1e-8).
 
-    Range: real n x n diagonalisable M (n <= 12), invertible. ``singular_ok=True`` accepts a singular M (outside
+    Range: real n x n diagonalisable M (n <= 12), invertible with the eigenvalues of M^2 above ``CLUSTER_TOL ||M^2||``
+    (1e-5: Culver's test reads smaller ones as 0; roughly cond(M) <= 300); outside it a ValueError names M.
+    ``singular_ok=True`` accepts a singular M (outside
     GL_d): M^2 is then singular and has no logarithm, which the check flags (the planted violation)."""
     context = _CTX + ", Psi_0 = exp = squares"
     M = as_square("M", M, context=context)
@@ -1303,6 +1305,14 @@ def check_first_order_range(M, *, singular_ok: bool = False) -> CheckResult:
         if not np.isfinite(basis) or basis > 1e10:
             raise ValueError(f"M must be diagonalisable (the check's range; a Jordan block, e.g. [[1, 1], [0, 1]], is "
                              f"not) ({context}); got an eigenvector basis of condition number {basis:.3g}{where}")
+        # Culver's test (is_representable at eps = 0) reads an eigenvalue of M^2 within CLUSTER_TOL ||M^2|| of 0 as 0
+        # (rounding): such an M is beyond what the check can decide, not a counterexample
+        D = Mi @ Mi
+        smallest = float(np.min(np.abs(np.linalg.eigvals(D))))
+        if not singular_ok and smallest <= CLUSTER_TOL * _norm_scale(D):
+            raise ValueError(f"M must be far enough from singular that M^2's eigenvalues exceed {CLUSTER_TOL:g} ||M^2|| "
+                             f"(the rounding radius of Culver's test; roughly cond(M) <= 300) ({context}); got "
+                             f"|lambda|min = {smallest:.3g} against ||M^2|| = {_norm_scale(D):.3g}{where}")
     res = np.empty(len(flat))
     for i, Mi in enumerate(flat):
         D = Mi @ Mi
