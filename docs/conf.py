@@ -43,6 +43,9 @@ nb_execution_mode = "force"
 nb_execution_raise_on_error = True
 nb_execution_timeout = 300
 nb_execution_show_tb = True
+# Markdown outputs (``Markdown(d.to_markdown())``) parsed as MyST, with the dollarmath above: their $$ ... $$ is
+# typeset like the pages' own math (myst-nb's default, commonmark, would leave it as raw LaTeX, silently)
+nb_render_markdown_format = "myst"
 
 # MathJax: the offline bundle of sphinx-mathjax-offline, copied into _static/mathjax by dynkit_pages (nothing from a CDN).
 dynkit_pages.mathjax_static(HERE / "generated" / "_static")

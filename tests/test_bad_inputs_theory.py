@@ -33,6 +33,8 @@ B3 = rng.standard_normal((4, 1, 2))
 X1 = rng.standard_normal((1, 2))
 Q = rng.standard_normal((1, 3, 2))
 H = sp.Matrix(sp.symbols("h1:3"))
+_S, _X = sp.Symbol("s", positive=True), sp.IndexedBase("x")
+_SCHEME = sp.Eq(_X[S.k + 1], _X[S.k] - _S * sp.Function("g")(_X[S.k]))  # gradient descent: a limit at dt = s
 
 
 def _net(**kw):
@@ -186,7 +188,7 @@ CASES = [
       "pair": ["(6)-(9)", None], "mu": [-1.0], "s": [0.0]}),
     (T.check_momentum_gd_form, dict(A=SPD, b=np.ones(2), x0=np.ones(2), mu=0.5, s=0.5),
      {"A": BAD_MATRIX + [-SPD], "b": [np.ones(3)], "x0": [np.ones(3)], "mu": [-1.0, np.nan], "s": [0.0],
-      "gradient_at": ["x", None], "n_steps": BAD_INT}),
+      "gradient_at": ["x", None], "p0": ["x_0", None], "n_steps": BAD_INT}),
     (T.check_momentum_gd_rate, dict(A=SPD, x0=np.ones(2), mu=0.5, n_steps=5),
      {"A": BAD_MATRIX + [-SPD], "x0": [np.ones(3)], "mu": [1.0, -0.1], "step": [0.0], "n_steps": BAD_INT}),
     (T.check_ghbnode_adjoint_not_heavy_ball, _tanh(m0=np.zeros((1, 2)), grad_T=np.ones((1, 4)), gamma=0.5, xi=0.5),
@@ -199,9 +201,14 @@ CASES = [
      {"x0": [0.0, -1.0, np.nan], "eps": BAD_POSITIVE, "n_fields": BAD_INT, "seed": [-1], "n_rounds": [-1, 1.5, True]}),
     (T.check_first_order_range, dict(M=SPD), {"M": BAD_MATRIX + [np.zeros((2, 2))]}),
     (T.check_ark_stage_form, dict(W=I2, b=np.ones(2), y0=np.ones(2)),
-     {"y0": [np.ones(3)], "order": [5], "form": ["uf", None]}),
+     {"y0": [np.ones(3)], "order": [5], "form": ["uf", None], "omega": [np.nan, "x"]}),
     (T.check_ark_final_time, dict(W=I2, b=np.ones(2), y0=np.ones(2), r=0.3),
-     {"r": [0.0, 1.0, 1.5, np.nan], "order": [2], "y0": [np.ones(3)]}),
+     {"r": [0.0, 1.0, 1.5, np.nan], "order": [2], "y0": [np.ones(3)], "at": ["t=1", None]}),
+    (T.check_heavy_ball_momentum_index, dict(A=SPD, b=np.ones(2), x0=np.ones(2), x1=np.zeros(2), s=0.1, gamma=1.0),
+     {"A": BAD_MATRIX, "b": [np.ones(3)], "x0": [np.ones(3), np.nan], "x1": [np.ones(3)], "s": [0.0, -1.0],
+      "gamma": [-1.0, 10.0, np.nan], "index": ["forward", None], "n_steps": BAD_INT}),
+    (T.check_attention_reweighting, dict(beta=0.5, N=4),
+     {"beta": [1.0, np.nan, "x"], "N": [1, 2.5, True, None], "gamma": [0.0, -1.0]}),
     # ---------------------------------------------------------------------------------- dk.symbolic
     (S.state_block, dict(name="h", n=2), {"n": BAD_INT, "name": ["", "1x", None]}),
     (S.vector_function, dict(name="f", n=2, args=[sp.Symbol("t")]), {"n": BAD_INT, "name": [3], "args": [5, "t"]}),
@@ -220,6 +227,11 @@ CASES = [
                                                  "params": [3]}),
     (S.adjoint, dict(system=S.hbnode_system(1)), {"system": [None, 3, "x"], "loss": ["x", 3]}),
     (S.adjoint_derivation, dict(system=S.hbnode_system(1)), {"system": [None, 3], "loss": [3]}),
+    (S.continuous_limit, dict(equations=_SCHEME, step=_S, dt=_S),
+     {"equations": [None, [], 3, sp.Eq(_X[S.k + sp.Rational(1, 2)], 0), sp.Eq(sp.Symbol("y"), 1)],
+      "step": ["s", None, 2], "dt": [sp.Symbol("q"), sp.Integer(2)],
+      "stated": [[sp.Eq(sp.Symbol("a"), 0), sp.Eq(sp.Symbol("b"), 0)]]}),
+    (S.iterate, dict(name="x"), {"name": ["", "1x", None, 3]}),
 
 ]
 COVERED_ELSEWHERE = {  # names that are not functions taking user input
@@ -227,6 +239,7 @@ COVERED_ELSEWHERE = {  # names that are not functions taking user input
     "DERIVATIONS", "UnknownDerivation", "Derivation", "Step", "Adjoint", "ODESystem", "ark_coefficients",
     # linear.py and derivation.py belong to the UI engineer (display): not edited on this branch
     "heavy_ball_block_charpoly", "psi_closed_form", "equivalent",
+    "k", "SchemeLimit", "NoContinuousLimit",  # a symbol, a record and an exception
 }
 
 

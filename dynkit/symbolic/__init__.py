@@ -11,7 +11,9 @@ itself with :meth:`Derivation.to_latex` / :meth:`Derivation.to_markdown`.
 
 :data:`DERIVATIONS` maps a name to a zero-argument function returning the (cached) derivation.
 For your own model, :meth:`ODESystem.create` + :func:`adjoint` / :func:`adjoint_derivation`
-(``check_numerically=True`` compares with torch autograd).
+(``check_numerically=True`` compares with torch autograd). For your own discrete scheme, :func:`iterate` and
+:data:`k` to write it, and :func:`continuous_limit` for its continuous limit (leading-order ODE, order of the first
+correction, the time scaling that makes the limit non-trivial, an exact check against your stated limit).
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from .ark import (ark_family, ark_tree_coefficients, coefficients_of, error_cons
 from ._validate import DerivationRegistry, UnknownDerivation
 from .derivation import Derivation, Step, equivalent
 from .linear import heavy_ball_block_charpoly, psi_closed_form
+from .schemes import NoContinuousLimit, SchemeLimit, continuous_limit, iterate, k
 
 _SOURCES = {
     "heavy_ball_limit": _limits.heavy_ball_limit,
@@ -67,4 +70,5 @@ def ark_coefficients() -> dict:
 __all__ = ["DERIVATIONS", "UnknownDerivation", "Derivation", "Step", "equivalent", "ODESystem", "Adjoint", "adjoint",
            "adjoint_derivation", "state_block", "vector_function", "hbnode_system", "ghbnode_system",
            "trees", "ark_tree_coefficients", "tree_conditions", "taylor_conditions", "satisfies", "ark_family",
-           "ark_coefficients", "error_constants", "coefficients_of", "heavy_ball_block_charpoly", "psi_closed_form"]
+           "ark_coefficients", "error_constants", "coefficients_of", "heavy_ball_block_charpoly", "psi_closed_form",
+           "continuous_limit", "iterate", "k", "SchemeLimit", "NoContinuousLimit"]

@@ -330,9 +330,13 @@ def adjoint(system: ODESystem, loss=None, adjoint_names: Mapping[str, str] | Non
 
 def adjoint_derivation(system: ODESystem, loss=None, stated=None, check_numerically: bool = False,
                        known: Mapping[str, sp.Matrix] | None = None, name: str = "adjoint",
-                       title: str = "Adjoint equations", paper: str = "review (000)", equation: str = "(19)-(20)",
-                       seed: int = 0, notes: str = "") -> Derivation:
+                       title: str = "Adjoint equations", paper: str = "your system",
+                       equation: str = "adjoint of the stated system", seed: int = 0, notes: str = "") -> Derivation:
     """A worked :class:`Derivation` of the adjoint of ``system``.
+
+    ``paper`` and ``equation`` label the result (its source line reads "``paper``, ``equation``"): a user's own
+    system is labelled as such unless told otherwise (give e.g. ``paper="review (000)", equation="(19)-(20)"`` to
+    cite the review's adjoint equations).
 
     ``stated`` (a dict block name -> row, like ``Adjoint.rhs``) is compared exactly; with
     ``check_numerically=True`` the derived equations are also compared with torch autograd at random
@@ -416,7 +420,8 @@ def node_adjoint() -> Derivation:
     a = adj.a["h"]
     stated = {"h": -a * f.jacobian(h)}
     base = adjoint_derivation(sys, stated=stated, known={r"\partial f/\partial h": f.jacobian(h)},
-                              name="node_adjoint", title="NODE adjoint equation", equation="(19), (20), (54)")
+                              paper="review (000)", name="node_adjoint", title="NODE adjoint equation",
+                              equation="(19), (20), (54)")
     integrand_ok = equivalent(adj.integrand, a * f.jacobian(sp.Matrix(theta)))
     # (54), scalar: a(t) = a(T) exp(-∫_T^t f_h ds) solves da/dt = -a f_h(t)
     s, T = sp.symbols("s T", real=True)
@@ -451,7 +456,8 @@ def hbnode_adjoint_first_order() -> Derivation:
     a = adjoint(sys).a
     stated = {"h": -a["m"] * J, "m": -a["h"] + gamma * a["m"]}
     d = adjoint_derivation(sys, stated=stated, known={r"\partial f/\partial h": J},
-                           name="hbnode_adjoint_first_order", title="Adjoint of the first-order HBNODE system",
+                           paper="review (000)", name="hbnode_adjoint_first_order",
+                           title="Adjoint of the first-order HBNODE system",
                            equation="(41), Prop. 2")
     d.extra["stated_latex"] = (r"\begin{aligned}\dot a_h &= -a_m\,\frac{\partial f}{\partial h} \\ "
                                r"\dot a_m &= -a_h + \gamma a_m\end{aligned}")  # (41), as printed
@@ -565,7 +571,8 @@ def ghbnode_adjoint() -> Derivation:
     a = adjoint(sys).a
     stated = {"h": -a["m"] * (J - xi * sp.eye(2)), "m": -a["h"] * sig_p + gamma * a["m"]}
     d = adjoint_derivation(sys, stated=stated, known={r"\partial f/\partial h": J, r"\sigma'(m)": sig_p},
-                           name="ghbnode_adjoint", title="Adjoint of GHBNODE", equation="(49), (53), Prop. 3")
+                           paper="review (000)", name="ghbnode_adjoint", title="Adjoint of GHBNODE",
+                           equation="(49), (53), Prop. 3")
     d.extra["stated_latex"] = (r"\begin{aligned}\dot a_h &= -a_m\left(\frac{\partial f}{\partial h} - \xi I\right) \\ "
                                r"\dot a_m &= -a_h\,\sigma'(m) + \gamma a_m\end{aligned}")  # (49), as printed
     return d

@@ -391,7 +391,13 @@ class Derivation:
         return "\n".join(out) + "\n"
 
     def to_markdown(self) -> str:
-        """Markdown with ``$$ ... $$`` display math."""
+        """Markdown with ``$$ ... $$`` display math.
+
+        In a notebook, showing the derivation itself (``d`` as a cell's last line, or ``display(d)``) is typeset
+        everywhere: Jupyter and Sphinx's myst-nb pick its HTML (:meth:`_repr_html_`, MathJax's own markup).
+        ``Markdown(d.to_markdown())`` is typeset by Jupyter, and by myst-nb only with
+        ``nb_render_markdown_format = "myst"`` and the ``dollarmath`` extension in ``conf.py`` (dynkit's docs set
+        both; myst-nb's default, commonmark, leaves the ``$$`` as raw text without a warning)."""
         out = [f"### {self.title}", f"*{paper_name(self.paper)}, {self.equation}*", ""]
         for i, step in enumerate(self.steps, 1):
             out.append(f"{i}. {step.text}")

@@ -1,15 +1,18 @@
 """Continuous limits and closed (unrolled) forms of discrete momentum schemes.
 
-Each limit is taken from the discrete update and the stated scaling: the iterates are written as
-samples ``x^k = X(t)``, ``x^{k±1} = X(t ± h)`` of smooth curves, the update is expanded in a
-series in the step ``h`` and the leading term is kept (``h -> 0``). The gradient/residual function
-is an undefined sympy function, so each result holds for every (componentwise) vector field.
+Each limit is taken from the discrete update and the stated scaling by :func:`dynkit.symbolic.continuous_limit`
+(the public engine for any scheme): the iterates are written as samples ``x^k = X(t)``, ``x^{k±1} = X(t ± h)`` of
+smooth curves, the update is expanded in a series in the step ``h`` and the leading term is kept (``h -> 0``). The
+gradient/residual function is an undefined sympy function, so each result holds for every (componentwise) vector
+field. The functions here add the paper's steps (how the scheme is rewritten, the elimination of the momentum).
 """
 from __future__ import annotations
 
 import sympy as sp
 
 from .derivation import Check, Derivation, Step, finish
+from .schemes import continuous_limit, iterate
+from .schemes import k as K_INDEX
 
 __all__ = ["heavy_ball_limit", "momentum_resnet_limit", "momentum_resnet_eps_limits", "nesterov_limit",
            "momentum_rnn_unrolled", "momentum_attention_unrolled", "leading_term"]
@@ -37,9 +40,10 @@ def heavy_ball_limit() -> Derivation:
     m_update = sp.solve(hb.subs(sub), mk1)[0]
     eq21 = [sp.Eq(mk1, sp.expand(m_update)), sp.Eq(xk1, xk + sp.sqrt(s) * mk1)]
     # continuum: h = sqrt(s), x^k = x(t), m^k = m(t), m^{k+1} = m(t+h), x^{k+1} = x(t+h)
-    cont = {mk1: M(t + h), mk: M(t), xk: X(t), xk1: X(t + h), s: h ** 2}
-    m_res = leading_term(((eq21[0].lhs - eq21[0].rhs).subs(cont)) / h)
-    x_res = leading_term(((eq21[1].lhs - eq21[1].rhs).subs(cont)) / h)
+    m_, x_ = iterate("m"), iterate("x")
+    indexed = {mk1: m_[K_INDEX + 1], mk: m_[K_INDEX], xk: x_[K_INDEX], xk1: x_[K_INDEX + 1]}
+    limit = continuous_limit([e.subs(indexed) for e in eq21], step=s, dt=sp.sqrt(s)).extra["limit"]
+    m_res, x_res = (ode.lhs for ode in limit.odes)
     mdot = sp.solve(m_res, M(t).diff(t))[0]
     xdot = sp.solve(x_res, X(t).diff(t))[0]
     eq22 = [sp.Eq(X(t).diff(t), xdot), sp.Eq(M(t).diff(t), mdot)]
@@ -73,9 +77,10 @@ def momentum_resnet_limit() -> Derivation:
     # symplectic Euler with step h on x' = v, v' = (f(x) - v)/eps; h = 1 gives (2)
     verlet = [sp.Eq(vn1, vn + h * (f(xn) - vn) / eps), sp.Eq(xn1, xn + h * vn1)]
     same_at_h1 = sp.simplify(verlet[0].rhs.subs(h, 1) - with_eps[0].rhs) == 0
-    cont = {vn1: V(t + h), vn: V(t), xn1: X(t + h), xn: X(t)}
-    v_res = leading_term(((verlet[0].lhs - verlet[0].rhs).subs(cont)) / h)
-    x_res = leading_term(((verlet[1].lhs - verlet[1].rhs).subs(cont)) / h)
+    v_, x_ = iterate("v"), iterate("x")
+    indexed = {vn1: v_[K_INDEX + 1], vn: v_[K_INDEX], xn1: x_[K_INDEX + 1], xn: x_[K_INDEX]}
+    limit = continuous_limit([e.subs(indexed) for e in verlet], step=h, dt=h).extra["limit"]
+    v_res, x_res = (ode.lhs for ode in limit.odes)
     vdot = sp.solve(v_res, V(t).diff(t))[0]
     xdot = sp.solve(x_res, X(t).diff(t))[0]
     system = [sp.Eq(X(t).diff(t), xdot), sp.Eq(V(t).diff(t), vdot)]
@@ -147,13 +152,12 @@ def nesterov_limit() -> Derivation:
     one_seq = sp.Eq(mk1, scheme[0].rhs.subs(xk, scheme[1].rhs))
     # ansatz m^k = x(k sqrt(s)); h = sqrt(s), k = t/h
     cont = {mk1: X(tt + h), mk: X(tt), mkm1: X(tt - h), s: h ** 2, k: tt / h}
-    residual = ((one_seq.lhs - one_seq.rhs).subs(cont)) / h ** 2
-    # split off the gradient term: its argument tends to x(t) (continuity of grad F)
-    arg = scheme[1].rhs.subs(cont)
-    arg_lim = leading_term(arg)
-    rest = sp.expand((residual - grad(arg)).subs(grad(arg), 0))
-    rest_lim = leading_term(sp.simplify(rest))
-    ode = sp.expand(rest_lim + grad(arg_lim))
+    # the gradient's argument tends to x(t) (continuity of grad F)
+    arg_lim = leading_term(scheme[1].rhs.subs(cont))
+    x_ = iterate("x")
+    indexed = {mk1: x_[K_INDEX + 1], mk: x_[K_INDEX], mkm1: x_[K_INDEX - 1]}
+    limit = continuous_limit(one_seq.subs(indexed).subs(k, K_INDEX), step=s, dt=sp.sqrt(s)).extra["limit"]
+    ode = sp.expand(limit.odes[0].lhs)
     stated = X(tt).diff(tt, 2) + 3 / tt * X(tt).diff(tt) + grad(X(tt))
     steps = [
         Step(r"Nesterov's method, Eq. (4) of the review, with $\beta_k = (k-1)/(k+2)$.", scheme),

@@ -28,11 +28,12 @@ from .first_order import (check_crossing_example, check_flow_orientation, check_
                           check_not_a_real_square, log_periodic_field, smooth_field)
 from .optimizers import (check_momentum_gd_form, check_momentum_gd_rate, check_nag_rate, check_restart_rate,
                          nag_momentum, restart_momentum)
-from .attention import (check_linear_attention_rnn, check_momentum_attention, check_momentum_connection,
+from .attention import (check_attention_reweighting, check_linear_attention_rnn, check_momentum_attention,
+                        check_momentum_connection,
                         momentum_attention_closed, momentum_attention_recurrent)
 from .claims import CLAIMS, run_all
 from .heavy_ball import (adaptive_momentum, check_gradient_ratio_limit, check_heavy_ball_contraction,
-                         check_heavy_ball_forms,
+                         check_heavy_ball_forms, check_heavy_ball_momentum_index,
                          check_heavy_ball_rate,
                          heavy_ball_radius, optimal_momentum)
 from .momentum_resnet import (check_backprop_formula, check_first_order_embedding, check_free_velocity,
@@ -81,5 +82,5 @@ __all__ = [
     "check_linear_attention_rnn", "check_heavy_ball_forms", "check_gd_analogy", "check_momentum_gd_form",
     "check_momentum_gd_rate", "check_ghbnode_adjoint_not_heavy_ball", "check_representable_up_to_scale",
     "check_scaling_representable", "check_prop7_criterion", "check_first_order_range", "check_ark_stage_form",
-    "check_ark_final_time",
+    "check_ark_final_time", "check_heavy_ball_momentum_index", "check_attention_reweighting",
 ]

@@ -36,7 +36,12 @@ class CheckResult:
     message : str
         One line saying what was measured and the verdict.
     residuals : numpy.ndarray
-        Per-instance residuals, flattened over the batch dimensions.
+        Per-instance residuals, flattened over the batch dimensions (one per instance: ``residuals.size ==
+        n_instances``). For a claim of several parts (:func:`combine`) they are those of the part reported in
+        ``residual`` and ``tolerance`` (the worst relative to its own tolerance); each part's own result, with its
+        residuals, is in ``details["parts"]``.
+    passed : numpy.ndarray
+        Per instance: did every part hold.
     details : dict
         Further numbers behind the verdict (rates, margins, …).
     """
@@ -134,8 +139,11 @@ def combine(claim: str, results: Sequence[CheckResult], *, disjoint: bool = Fals
         undecided = np.logical_or.reduce(opens) & np.logical_and.reduce(
             [r.passed | o for r, o in zip(results, opens)])
     message = "; ".join(r.message for r in results)
+    # per instance, like a single check: the worst part's residuals (comparable with the reported tolerance);
+    # parts that saw other instances contribute theirs in their own units (each part: details["parts"])
+    residuals = np.concatenate([r.residuals for r in results]) if disjoint else worst.residuals
     return CheckResult(claim, all(r.holds for r in results), worst.residual, worst.tolerance,
-                       worst.instance, message, np.array([ratio(r) for r in results]), passed,
+                       worst.instance, message, residuals, passed,
                        {"parts": {r.claim: r for r in results}, "worst_part": worst.claim}, worst.sides,
                        undecided & ~passed)
 

@@ -419,8 +419,12 @@ def check_ghbnode_adjoint_not_heavy_ball(W, b, h0, m0, grad_T, gamma, xi, *, T: 
     ``-a_h sigma''(m) m'`` and ``sigma'(m)`` factors. Holds when that residual (5-point differences of the path,
     relative as in :func:`check_adjoint_remarks`) exceeds ``10 EQ26_TOL`` on every instance.
 
-    Range: f = tanh(W h + b), any W, b, h0, m0, grad_T, gamma >= 0, xi > 0, T > 0. ``plant=True`` runs the HBNODE
-    (sigma = identity, xi = 0), whose a_m does solve it (review Remark 6): the statement then fails."""
+    Range: f = tanh(W h + b), any W, b, h0, m0, grad_T, gamma >= 0, xi > 0, T > 0. The deviation from the
+    heavy-ball equation is ``a_m (J - xi I)(sigma'(m) - 1) - a_h sigma''(m) m'``, ``O(|m|^2)``: where the momentum
+    stays near 0 (m0 = 0 with W, b, h0 at 1e-2) it falls below what the differences resolve, and such an instance is
+    *undecided* (:attr:`CheckResult.is_undecided`), not a counterexample: the statement is true there, the check
+    cannot show it. ``plant=True`` runs the HBNODE (sigma = identity, xi = 0), whose a_m does solve it (review
+    Remark 6; deviation exactly 0): the statement then fails."""
     context = "review after Prop. 3, (49)"
     W, b, h0, batch, n = _tanh_inputs(W, b, h0, grad_T, context)
     m0 = np.broadcast_to(_shape_like("m0", m0, h0, context), batch + (n,))
@@ -433,7 +437,7 @@ def check_ghbnode_adjoint_not_heavy_ball(W, b, h0, m0, grad_T, gamma, xi, *, T: 
         raise ValueError(f"grad_T must have shape (..., {2 * n}) (dL/dh_T, dL/dm_T) ({context}); got {a_T.shape}")
     a_T = np.broadcast_to(a_T, batch + (2 * n,))
     ts = np.linspace(T, 0.0, n_points)
-    a_h, a_m, hs, _ = _first_order_path(W, b, h0, m0, a_T, g, None if plant else x, T, ts)
+    a_h, a_m, hs, ms = _first_order_path(W, b, h0, m0, a_T, g, None if plant else x, T, ts)
     xi_used = np.zeros(batch) if plant else x
     dt = ts[1] - ts[0]
     d1 = (-a_m[4:] + 8 * a_m[3:-1] - 8 * a_m[1:-3] + a_m[:-4]) / (12 * dt)
@@ -442,12 +446,28 @@ def check_ghbnode_adjoint_not_heavy_ball(W, b, h0, m0, grad_T, gamma, xi, *, T: 
     aK = np.einsum("t...i,...ij->t...j", a_m[2:-2] * s_, W) - xi_used[..., None] * a_m[2:-2]
     scale = 1 + np.abs(np.concatenate([a_h, a_m], -1)).max(axis=(0, -1)) * (1 + np.abs(W).sum(-1).max(-1))
     res = np.abs(d2 - g[..., None] * d1 - aK).max(axis=(0, -1)) / scale
+    # differentiating (49): a_m'' - gamma a_m' - a_m (J - xi I) = a_m (J - xi I) (sigma'(m) - 1) - a_h sigma''(m) m',
+    # computed on the path without differences: exactly 0 for sigma = identity (the plant), O(|m|^2 + |m m'|) for
+    # tanh, so below the differences' resolution when the momentum stays near 0 (m0 = 0 and small W, b, h0)
+    m_mid, a_h_mid = ms[2:-2], a_h[2:-2]
+    if plant:
+        deviation = np.zeros(batch)
+    else:
+        m_dot = -g[..., None] * m_mid + np.tanh(np.einsum("...ij,t...j->t...i", W, hs[2:-2]) + b) \
+            - x[..., None] * hs[2:-2]
+        th = np.tanh(m_mid)
+        deviation = np.abs(-aK * th ** 2 + a_h_mid * 2 * th * (1 - th ** 2) * m_dot).max(axis=(0, -1)) / scale
     margin = 10 * EQ26_TOL
+    # an instance whose residual falls short because the equation fails by less than the differences resolve is
+    # not a counterexample (the statement is true there): undecided; a shortfall where the equation holds
+    # exactly (deviation 0) or where the analysis predicts a resolvable gap is a violation
+    unresolved = (res <= margin) & (deviation > 0) & (deviation <= 2 * margin)
     return verdict("ghbnode_not_heavy_ball", np.maximum(margin - res, 0) / margin, 0.0,
                    dict(W=W, b=b, h0=h0, m0=m0, grad_T=a_T, gamma=g, xi=x),
                    "the heavy-ball adjoint equation must FAIL for a_m of (49): shortfall of its residual below 10x "
-                   "the tolerance", sides={"|a_m'' - gamma a_m' - a_m (J - xi I)|": res,
-                                           "threshold": np.full(batch, margin)})
+                   "the tolerance", undecided=unresolved,
+                   sides={"|a_m'' - gamma a_m' - a_m (J - xi I)|": res, "threshold": np.full(batch, margin),
+                          "predicted deviation": deviation})
 
 
 def _shape_like(name, value, like, context):

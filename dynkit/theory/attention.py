@@ -11,7 +11,8 @@ import numpy as np
 
 from ._core import CheckResult, as_real_array, as_scalar_batch, combine, verdict
 
-__all__ = ["check_momentum_attention", "momentum_attention_recurrent", "momentum_attention_closed",
+__all__ = ["check_momentum_attention", "check_attention_reweighting", "momentum_attention_recurrent",
+           "momentum_attention_closed",
            "check_linear_attention_rnn",
            "elu_feature_map", "momentum_connection_stack", "check_momentum_connection", "CONNECTION_READINGS"]
 
@@ -254,3 +255,34 @@ def check_momentum_connection(X, W, beta_tilde: float, reading: str = "previous_
                 "(15) vs the unrolled weighted sum of the layers' V^, max relative difference",
                 beta_tilde=beta_tilde, reading=reading),
     ])
+
+
+def check_attention_reweighting(beta, N: int, gamma: float = 1.0) -> CheckResult:
+    """Momentum Transformer Remark 1 / review Remark 7: momentum reweights the terms phi(k_j) v_j^T of linear
+    attention, "opposite to that used for reweighting the local attention" (which weighs near tokens more). Read as:
+    in the causal form (13)/(73) the weight of phi(k_j) v_j^T in the i-th output grows with the distance i - j.
+    Measured from the recurrence (12)/(72) itself: with a unit impulse g_j = 1 at one position j (scalar keys and
+    values, the recurrences are linear), s_N / gamma is the weight at distance N - j, for every j. Residual: the
+    largest decrease from one distance to the next (relative to the largest weight), or 1 when the farthest weight
+    does not exceed the nearest one (no growth at all); tolerance 1e-13 (rounding of the recurrence).
+
+    Range: beta in (0, 1), N >= 2, gamma > 0. beta = 0 (equal weights: plain linear attention) or beta < 0
+    (alternating weights) plant violations."""
+    context = "Momentum Transformer Remark 1 / review Remark 7"
+    beta = np.atleast_1d(as_scalar_batch("beta", beta, context=context, high=1.0, high_open=True)).reshape(-1)
+    if isinstance(N, bool) or not isinstance(N, (int, np.integer)) or N < 2:
+        raise ValueError(f"N must be an integer >= 2 ({context}); got {N!r}")
+    gamma = float(as_scalar_batch("gamma", gamma, context=context, low=0.0, low_open=True))
+    impulses = np.eye(N)  # row j: g = e_j
+    m = np.zeros((beta.size, N))
+    s = np.zeros((beta.size, N))
+    for i in range(N):  # (12)/(72): m_i = beta m_{i-1} - g_i, s_i = s_{i-1} - gamma m_i
+        m = beta[:, None] * m - impulses[:, i][None, :]
+        s = s - gamma * m
+    by_distance = (s / gamma)[:, ::-1]  # column d: the impulse at j = N - 1 - d, distance d from the last token
+    drops = np.maximum(by_distance[:, :-1] - by_distance[:, 1:], 0).max(axis=1) / np.abs(by_distance).max(axis=1)
+    no_growth = by_distance[:, -1] <= by_distance[:, 0]
+    residual = np.where(no_growth, 1.0, drops)
+    return verdict("attention_reweighting", residual, 1e-13, dict(beta=beta),
+                   f"weight of phi(k_j) v_j^T in (13) against the distance i - j (N = {N}): largest decrease",
+                   sides={"weight at distance 0": by_distance[:, 0], f"weight at distance {N - 1}": by_distance[:, -1]})

@@ -15,7 +15,8 @@ import numpy as np
 from ._core import (CheckResult, as_real_array, as_scalar_batch, as_square, check_count, check_seed, combine,
                     verdict)
 
-__all__ = ["check_heavy_ball_rate", "check_heavy_ball_forms", "HEAVY_BALL_FORM_INITS", "check_gradient_ratio_limit",
+__all__ = ["check_heavy_ball_rate", "check_heavy_ball_forms", "check_heavy_ball_momentum_index",
+           "HB_MOMENTUM_INDICES", "HEAVY_BALL_FORM_INITS", "check_gradient_ratio_limit",
            "check_heavy_ball_contraction",
            "heavy_ball_radius",
            "optimal_momentum", "adaptive_momentum", "ratio_convergence_factor"]
@@ -317,4 +318,62 @@ def check_gradient_ratio_limit(A, beta, step=None, *, n_steps: int | None = None
                 "|beta_(17) - beta*| (both clipped to [0, 1 - delta])"),
         verdict("gradient_ratio.adaptive_range", in_range, 0.0, instances,
                 "(17) and (18) stay in [0, 1 - delta]"),
+    ])
+
+
+HB_MOMENTUM_INDICES = ("printed", "backward")
+"""The review's (21): ``m^k := (x^{k+1} - x^k)/sqrt(s)`` as printed, or the backward difference ``m^k := (x^k -
+x^{k-1})/sqrt(s)`` that (21)'s own second equation, ``x^{k+1} = x^k + sqrt(s) m^{k+1}``, defines."""
+
+
+def check_heavy_ball_momentum_index(A, b, x0, x1, s: float, gamma: float, *, index: str = "printed",
+                                    n_steps: int = 30, reference_gamma: float | None = None) -> CheckResult:
+    """Review (21): with ``m^k := (x^{k+1} - x^k)/sqrt(s)`` and ``beta := 1 - gamma sqrt(s)``, "we can rewrite (1) as
+    m^{k+1} = (1 - gamma sqrt(s)) m^k - sqrt(s) grad F(x^k); x^{k+1} = x^k + sqrt(s) m^{k+1}" (21). The heavy-ball
+    iterates of (1) are run here on ``F(x) = x^T A x / 2 + b^T x + sum(1 - cos x)`` (a nonlinear gradient
+    ``A x + b + sin x``) from (x^0, x^1); m^k is formed from them with the chosen ``index``
+    (:data:`HB_MOMENTUM_INDICES`), and both equations of (21) are measured for every k. Residual: the largest gap of
+    either equation relative to ``1 + max |x|`` (1e-12). As printed the m-equation needs grad F(x^{k+1}) and the
+    x-equation x^{k+2} - x^{k+1} = x^{k+1} - x^k; with the backward difference both hold exactly.
+
+    Range: A symmetric, any b, x0, x1, s > 0, gamma in [0, 1/sqrt(s)] (beta in [0, 1]). ``reference_gamma`` replaces
+    gamma in (21) (a wrong coefficient: the planted violation of the corrected reading)."""
+    context = "review (21)"
+    if index not in HB_MOMENTUM_INDICES:
+        raise ValueError(f"index must be one of {HB_MOMENTUM_INDICES} ({context}); got {index!r}")
+    A = as_square("A", A, context=context)
+    n = A.shape[-1]
+    b, x0, x1 = (as_real_array(name, v, context=context) for name, v in (("b", b), ("x0", x0), ("x1", x1)))
+    for name, v in (("b", b), ("x0", x0), ("x1", x1)):
+        if v.shape[-1:] != (n,):
+            raise ValueError(f"{name} must have shape (..., {n}) to match A ({context}); got {v.shape}")
+    s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
+    gamma = float(as_scalar_batch("gamma", gamma, context=context, low=0.0, high=1 / np.sqrt(s)))
+    g_ref = gamma if reference_gamma is None else float(as_scalar_batch("reference_gamma", reference_gamma,
+                                                                        context=context))
+    n_steps = check_count("n_steps", n_steps)
+    grad = lambda x: np.einsum("...ij,...j->...i", A, x) + b + np.sin(x)  # noqa: E731
+    beta, r = 1 - gamma * np.sqrt(s), np.sqrt(s)
+    xs = [x0, x1]
+    for _ in range(n_steps + 1):  # (1)
+        xs.append(xs[-1] - s * grad(xs[-1]) + beta * (xs[-1] - xs[-2]))
+    xs = np.stack(xs)
+    diffs = (xs[1:] - xs[:-1]) / r  # diffs[j] = (x^{j+1} - x^j)/sqrt(s)
+    # m[k] for k = 1..n_steps: forward m^k = diffs[k], backward m^k = diffs[k-1]
+    m = diffs[1:n_steps + 2] if index == "printed" else diffs[0:n_steps + 1]
+    k = np.arange(1, n_steps + 1)
+    m_gap = m[1:] - ((1 - g_ref * r) * m[:-1] - r * grad(xs[k]))
+    x_gap = xs[k + 1] - (xs[k] + r * m[1:])
+    size = 1 + np.abs(xs).max(axis=(0, -1))
+    gap_m = np.abs(m_gap).max(axis=(0, -1)) / size
+    gap_x = np.abs(x_gap).max(axis=(0, -1)) / size
+    instances = dict(A=A, b=b, x0=x0, x1=x1)
+    what = "m^k = (x^{k+1} - x^k)/sqrt(s)" if index == "printed" else "m^k = (x^k - x^{k-1})/sqrt(s)"
+    return combine("heavy_ball_momentum_index", [
+        verdict("heavy_ball_momentum_index.m", gap_m, 1e-12, instances,
+                f"(21)'s m-equation with {what} on the iterates of (1) (relative)",
+                sides={"m-equation gap": gap_m, "x-equation gap": gap_x}),
+        verdict("heavy_ball_momentum_index.x", gap_x, 1e-12, instances,
+                f"(21)'s x-equation with {what} (relative)",
+                sides={"m-equation gap": gap_m, "x-equation gap": gap_x}),
     ])

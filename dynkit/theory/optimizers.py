@@ -190,20 +190,25 @@ GRADIENT_POINTS = ("x_t", "x_{t-1}")
 """Where (3)'s gradient is evaluated: at x_t as printed (an implicit step) or at x_{t-1} (Polyak's heavy ball)."""
 
 
-def check_momentum_gd_form(A, b, x0, mu: float, s: float, *, gradient_at: str = "x_t", n_steps: int = 30,
-                           reference_mu: float | None = None) -> CheckResult:
+def check_momentum_gd_form(A, b, x0, mu: float, s: float, *, gradient_at: str = "x_t", p0: str = "x0",
+                           n_steps: int = 30, reference_mu: float | None = None) -> CheckResult:
     """MomentumRNN (3): ``p_0 = x_0; p_t = mu p_{t-1} + s grad f(x_t); x_t = x_{t-1} - p_t`` is presented as GD
     "significantly accelerated by using the momentum [55]" (Polyak's heavy ball). Checked on ``f(x) = x^T A x / 2 +
     b^T x``: the iterates of (3) satisfy the heavy-ball recurrence ``x_t = x_{t-1} - s grad f(x_{t-1}) + mu (x_{t-1} -
-    x_{t-2})`` for t >= 2. As printed (``gradient_at="x_t"``) every step is implicit, ``(I + s A) x_t = x_{t-1} -
-    mu p_{t-1} - s b``; with ``"x_{t-1}"`` it is heavy ball exactly. Residual: the largest gap relative to the largest
-    iterate (1e-12).
+    x_{t-2})`` for every t >= 1, started at rest (``x_{-1} = x_0``: Polyak's first step is a gradient step). As
+    printed (``gradient_at="x_t"``) every step is implicit, ``(I + s A) x_t = x_{t-1} - mu p_{t-1} - s b`` (the same
+    slip as the paper's GD sentence, ``x_t = x_{t-1} - s grad f(x_t)``, and its LMC update (4)); with ``"x_{t-1}"`` it
+    is heavy ball from t = 2 on. ``p0``: ``"x0"`` as printed (then x_1 = (1 - mu) x_0 - s grad f(x_0): the first step
+    pulls x towards the coordinate origin, off heavy ball by ``mu |x_0|``) or ``"zero"`` (at rest). Residual: the
+    largest gap relative to the largest iterate (1e-12).
 
-    Range: A symmetric PSD (A = 0: a linear f, where both readings coincide), any b, x0, mu >= 0, s > 0.
+    Range: A symmetric PSD (A = 0: a linear f, where both gradient points coincide), any b, x0, mu >= 0, s > 0.
     ``reference_mu`` replaces mu in the heavy-ball recurrence (a wrong reference: the planted violation)."""
     context = "MomentumRNN (3)"
     if gradient_at not in GRADIENT_POINTS:
         raise ValueError(f"gradient_at must be one of {GRADIENT_POINTS} ({context}); got {gradient_at!r}")
+    if p0 not in ("x0", "zero"):
+        raise ValueError(f"p0 must be 'x0' (as printed) or 'zero' ({context}); got {p0!r}")
     A = as_square("A", A, context=context)
     if np.any(np.abs(A - np.swapaxes(A, -1, -2)) > 1e-12 * (1 + np.abs(A).max())) or \
             np.any(np.linalg.eigvalsh(A)[..., 0] < -1e-12 * (1 + np.abs(A).max())):
@@ -219,7 +224,7 @@ def check_momentum_gd_form(A, b, x0, mu: float, s: float, *, gradient_at: str = 
     n_steps = check_count("n_steps", n_steps)
     grad = lambda x: np.einsum("...ij,...j->...i", A, x) + b  # noqa: E731
     implicit = np.eye(n) + s * A
-    xs, p = [x0], x0  # p_0 = x_0 as printed
+    xs, p = [x0, x0], (x0 if p0 == "x0" else np.zeros_like(x0))  # xs[0] = x_{-1} = x_0: heavy ball at rest
     for _ in range(n_steps):
         if gradient_at == "x_t":
             rhs = xs[-1] - mu * p - s * b
@@ -234,5 +239,6 @@ def check_momentum_gd_form(A, b, x0, mu: float, s: float, *, gradient_at: str = 
     size = np.maximum(np.abs(xs).max(axis=(0, -1)), np.finfo(float).tiny)
     gap = np.abs(xs[2:] - heavy_ball).max(axis=(0, -1)) / size
     return verdict("momentum_gd_form", gap, 1e-12, dict(A=A, b=b, x0=x0),
-                   f"(3) with grad f({gradient_at}) vs Polyak's heavy ball, max relative gap",
+                   f"(3) with grad f({gradient_at}), p_0 = {'x_0' if p0 == 'x0' else '0'}, vs Polyak's heavy ball "
+                   f"from rest, t >= 1, max relative gap",
                    sides={"x_T (3)": xs[-1], "heavy ball step from (x_{T-1}, x_{T-2})": heavy_ball[-1]})

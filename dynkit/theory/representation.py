@@ -986,8 +986,12 @@ def _f_eps_prime(z, c):
 def check_f_eps_surjective(w, eps, *, f=None) -> CheckResult:
     """Lemma 1 (Momentum ResNets, A.4.1): for eps > 0, ``f_eps`` is surjective on C. For each target ``w``,
     Newton (with numerical derivative) from a grid of starts looks for ``z`` with ``f(z) = w``; the residual
-    is ``min |f(z) - w| / (1 + |w|)``, re-evaluated at 30 digits with mpmath for the default f. ``f``
-    replaces f_eps (a map that misses a value, e.g. ``exp`` at 0, plants a violation)."""
+    is ``min |f(z) - w| / (1 + |w|)``, re-evaluated at 30 digits with mpmath for the default f, over the starts
+    whose last Newton step is below ``NEWTON_STEP_TOL (1 + |z|)`` (a second part: a residual that only decays as
+    Newton runs off to ``|z| -> oo`` is no root). ``f`` replaces f_eps (a map that misses a value, e.g. ``exp``
+    or ``1/(1 + z^2)`` at 0, plants a violation).
+
+    Range: eps > 0 (checked for eps in [0.1, 100]), w any finite complex number (``|w|`` up to 1e3 checked)."""
     context = _CTX + " Lemma 1"
     e = float(_eps(eps))
     if f is not None:
@@ -1010,9 +1014,19 @@ def check_f_eps_surjective(w, eps, *, f=None) -> CheckResult:
             step = np.where(np.isfinite(step), step, 0)
             z = z - step * np.minimum(1, 10 * (1 + np.abs(z)) / np.maximum(np.abs(step), 1e-300))
         err = np.abs(fn(z) - w[:, None])
-    err = np.where(np.isfinite(err), err, np.inf)
-    best = err.argmin(axis=1)
+        # a root, not a run-off: Newton's last step must be small against |z| (at a simple root it falls
+        # quadratically; where |f - w| only decays as |z| -> oo, as exp at w = 0 or 1/(1 + z^2) at w = 0, it
+        # stays of the size of z's own scale: step 1 for exp, |z|/2 for 1/(1 + z^2))
+        h = 1e-7 * (1 + np.abs(z))
+        slope = np.abs((fn(z + h) - fn(z - h)) / (2 * h))
+        newton = np.where(slope > 0, err / np.where(slope > 0, slope, 1), np.inf) / (1 + np.abs(z))
+    err = np.where(np.isfinite(err) & np.isfinite(z), err, np.inf)
+    newton = np.where(np.isfinite(newton), newton, np.inf)
+    certified = newton <= NEWTON_STEP_TOL
+    best = np.where(certified, err, np.inf).argmin(axis=1)
+    best = np.where(certified.any(axis=1), best, err.argmin(axis=1))
     zb = z[np.arange(w.size), best]
+    step_b = newton[np.arange(w.size), best]
     if f is None:  # independent re-evaluation at 30 digits
         with mpmath.workdps(30):
             cc = 1 / (2 * mpmath.mpf(e))
@@ -1025,9 +1039,20 @@ def check_f_eps_surjective(w, eps, *, f=None) -> CheckResult:
     else:
         resid = err[np.arange(w.size), best]
     resid = resid / (1 + np.abs(w))
-    return verdict("f_eps_surjective", resid, 1e-9, dict(w=w, eps=np.full(w.size, e), z=zb),
-                   "min over Newton starts of |f_eps(z) - w| / (1 + |w|)",
-                   sides={"f_eps(z)": w + resid * (1 + np.abs(w)), "w": w})
+    instances = dict(w=w, eps=np.full(w.size, e), z=zb)
+    return combine("f_eps_surjective", [
+        verdict("f_eps_surjective.value", resid, 1e-9, instances,
+                "min over Newton starts of |f_eps(z) - w| / (1 + |w|)",
+                sides={"f_eps(z)": w + resid * (1 + np.abs(w)), "w": w}),
+        verdict("f_eps_surjective.root", step_b, NEWTON_STEP_TOL, instances,
+                "Newton's step |f(z) - w| / |f'(z)| / (1 + |z|) at that z (a root, not |z| -> oo)",
+                sides={"|z|": np.abs(zb), "Newton step": step_b}),
+    ])
+
+
+NEWTON_STEP_TOL = 1e-6
+"""Largest Newton step, relative to ``1 + |z|``, at which a zero of ``f - w`` counts as found (at a simple root of
+f_eps the step is ~1e-12 and below; a run-off to infinity keeps it of order 1)."""
 
 
 def _winding(values: np.ndarray) -> tuple[float, float]:
@@ -1263,15 +1288,33 @@ def check_first_order_range(M, *, singular_ok: bool = False) -> CheckResult:
     form; each pair of equal negative eigenvalues gets the conjugate logarithms log|l| +- i pi on a conjugate basis
     u +- i v of its eigenspace) and verified by expm(log D) = D (relative 1e-8).
 
-    Range: real n x n diagonalisable M (n <= 12), invertible. ``singular_ok=True`` accepts a singular M (outside
+    Range: real n x n diagonalisable M (n <= 12), invertible with the eigenvalues of M^2 above ``CLUSTER_TOL ||M^2||``
+    (1e-5: Culver's test reads smaller ones as 0; roughly cond(M) <= 300); outside it a ValueError names M.
+    ``singular_ok=True`` accepts a singular M (outside
     GL_d): M^2 is then singular and has no logarithm, which the check flags (the planted violation)."""
     context = _CTX + ", Psi_0 = exp = squares"
     M = as_square("M", M, context=context)
     flat = M.reshape((-1,) + M.shape[-2:])
+    for i, Mi in enumerate(flat):  # refuse what is outside the range before any work
+        where = f" (instance {i})" if len(flat) > 1 else ""
+        if not singular_ok and np.linalg.cond(Mi) > 1e12:
+            raise ValueError(f"M must be invertible (GL_d) ({context}); got cond {np.linalg.cond(Mi):.3g}{where}")
+        # a defective eigenvalue (a Jordan block) leaves the eigenvector basis singular: the logarithm built from
+        # it does not exist, so such an M is outside the check's range, not a counterexample
+        basis = np.linalg.cond(np.linalg.eig(Mi)[1])
+        if not np.isfinite(basis) or basis > 1e10:
+            raise ValueError(f"M must be diagonalisable (the check's range; a Jordan block, e.g. [[1, 1], [0, 1]], is "
+                             f"not) ({context}); got an eigenvector basis of condition number {basis:.3g}{where}")
+        # Culver's test (is_representable at eps = 0) reads an eigenvalue of M^2 within CLUSTER_TOL ||M^2|| of 0 as 0
+        # (rounding): such an M is beyond what the check can decide, not a counterexample
+        D = Mi @ Mi
+        smallest = float(np.min(np.abs(np.linalg.eigvals(D))))
+        if not singular_ok and smallest <= CLUSTER_TOL * _norm_scale(D):
+            raise ValueError(f"M must be far enough from singular that M^2's eigenvalues exceed {CLUSTER_TOL:g} ||M^2|| "
+                             f"(the rounding radius of Culver's test; roughly cond(M) <= 300) ({context}); got "
+                             f"|lambda|min = {smallest:.3g} against ||M^2|| = {_norm_scale(D):.3g}{where}")
     res = np.empty(len(flat))
     for i, Mi in enumerate(flat):
-        if not singular_ok and np.linalg.cond(Mi) > 1e12:
-            raise ValueError(f"M must be invertible (GL_d) ({context}); got cond {np.linalg.cond(Mi):.3g}")
         D = Mi @ Mi
         decision = is_representable(D, 0.0)
         if decision.representable is not True:
