@@ -1,6 +1,6 @@
 """The claims ledger: each empirical claim of the five papers, decided from paired per-seed effects.
 
-A row is computed, in code, in five steps (issues 21 and 30):
+A row is computed, in code, in six steps:
 
 1. **Completeness.** Every metric the row's effect and its validity checks read must be present in every
    seed; a missing metric makes the row ``invalid`` naming the metric and the seeds (never a skip).
@@ -17,25 +17,23 @@ A row is computed, in code, in five steps (issues 21 and 30):
    level, and a sign test (how many seeds lie on the paper's side). Per-seed effects with zero spread are one
    **deterministic** measurement: shown as its value, not as a replicated effect with an interval.
 4. **The level.** Rows of one experiment that measure the same kind of metric form a *family*
-   (:func:`family_of`); its first row is primary, judged at the plan's level for the look its results are at
-   (``alpha`` = 0.05 for one look); the others are secondary, judged at Holm's step-down level within the
-   family (:func:`~dynkit.experiments.inference.holm_levels`).
-5. **The outcome** (:data:`OUTCOMES`, :func:`~dynkit.experiments.inference.decide`: Lakens' four cases of
-   equivalence testing) from the interval, the paper's effect (or the stated criterion) and the smallest
-   effect of interest ``sesoi``, on ``s * (effect - null)`` with ``s = +1`` when the paper's effect lies above
-   no effect and ``-1`` below:
-
-   * ``negligible``: the interval lies inside ``± sesoi``, whatever its sign and whether it excludes 0;
-   * ``reproduced``: the interval lies above 0, not inside ``± sesoi``, and reaches the paper's effect;
-   * ``smaller effect``: the interval lies above 0, not inside ``± sesoi``, entirely short of the paper's effect;
-   * ``opposite``: the interval lies below 0 and not inside ``± sesoi``;
-   * ``inconclusive``: the interval holds 0 and reaches beyond ``± sesoi``, or fewer than :data:`MIN_SEEDS`
-     seeds; the row gives the minimal detectable effect at this n (80 % power) and the seeds needed;
-   * ``invalid``: step 1 or 2 failed (or the results do not follow the plan); the row gives the reason;
-   * ``deterministic``: the per-seed effects have zero spread: one measurement, whose value the row holds against
-     the same bounds (what it reads is ``provisional``: e.g. ``reproduced``), with no interval;
-   * ``needs full scale``: the claim's recipe states, before any result, that the mechanism it tests needs the
-     paper's scale (``full_scale``): whatever the ``cpu`` interval says (shown as ``provisional``).
+   (:func:`family_of`); the whole family, its primary row included, is judged at Holm's step-down levels
+   (:func:`~dynkit.experiments.inference.holm_levels`) from the plan's level for the look its results are at
+   (``alpha`` = 0.05 for one look): the chance of any false decision in a family is at most ``alpha``
+   (``python -m analysis.sequential_null`` simulates it).
+5. **The outcome** (:func:`~dynkit.experiments.inference.decide`) from the interval of ``x = s * (effect -
+   null)`` (``s = +1`` when the paper's effect lies above no effect, ``-1`` below), the paper's effect ``d`` and
+   the smallest effect of interest (half of ``d`` unless stated; a criterion row "reaches P" takes P as ``d``
+   and the trivial predictor as its null): ``reproduced``, ``smaller effect``, ``smaller effect (negligible)``,
+   ``negligible``, ``opposite (negligible)``, ``opposite`` or ``inconclusive`` (with the seeds it would
+   need), the seven cases partitioning the line; ``invalid`` when step 1 or 2 failed (or the results do not
+   follow the plan); ``deterministic`` for zero spread (one measurement, what it reads kept as ``provisional``);
+   ``needs full scale`` where the claim's recipe states, before any result, that its mechanism needs the
+   paper's scale.
+6. **The evidence** (:mod:`dynkit.experiments.evidence`): ``replication`` only for the paper's experiment (task,
+   data, design, budget, tolerance: its recipe); otherwise ``pilot``, whose outcome reads ``pilot agrees``,
+   ``pilot disagrees``, ``pilot: no effect``, ``pilot inconclusive`` or ``pilot invalid``; ``not run`` without
+   results. The comparisons no row tests yet are listed in :mod:`dynkit.experiments.inventory`.
 """
 from __future__ import annotations
 
@@ -48,13 +46,14 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from . import inference as _inference
-from .inference import ALPHA, decide, holm_levels, p_value, sign_test
+from .evidence import EVIDENCE, PILOT_OUTCOMES, label as evidence_label
+from .inference import ALPHA, REPLICATION_OUTCOMES, decide, holm_levels, p_value, sign_test
 from .runner import RESULTS_FILE
 
-OUTCOMES = ("reproduced", "smaller effect", "negligible", "opposite", "inconclusive", "invalid", "deterministic",
-            "needs full scale")
-"""The outcomes of a ledger row (see the module docstring)."""
-DECIDED = OUTCOMES[:4]
+OUTCOMES = (*REPLICATION_OUTCOMES, "invalid", "deterministic", "needs full scale", *PILOT_OUTCOMES, "not run")
+"""The outcomes of a ledger row (see the module docstring): a replication's, a pilot's
+(:data:`~dynkit.experiments.evidence.PILOT_WORDS`) and ``not run``."""
+DECIDED = tuple(o for o in REPLICATION_OUTCOMES if o != "inconclusive")
 VERDICTS = OUTCOMES  # the name of the tuple before issue 21
 MIN_SEEDS = 5
 """Seeds a row needs before it is decided (fewer: ``inconclusive``, with the provisional outcome)."""
@@ -251,9 +250,11 @@ class Rule:
     null : float
         No effect (a ratio of 1, a difference of 0), or for a one-model claim the criterion's boundary.
     sesoi : float, optional
-        The smallest effect of interest **on the row's scale** (log10 units for ratios); default the
-        distance from ``null`` to ``target`` on that scale (the paper's effect). Must be stated where the
-        paper gives no effect size (``target == null``).
+        The smallest effect of interest **on the row's scale** (log10 units for ratios); default
+        :data:`~dynkit.experiments.inference.SESOI_FRACTION` of the paper's effect ``d`` (the distance from
+        ``null`` to ``target`` on that scale), and never ``d`` or more. Must be stated where the paper gives
+        no effect size (``target == null``): the paper's effect is then taken as ``sesoi`` itself (a direction
+        only: the row reads ``reproduced`` or ``smaller effect (negligible)``, never ``smaller effect``).
     """
 
     direction: str
@@ -324,10 +325,20 @@ class Claim:
         return self.value.scale
 
     def bounds(self) -> tuple[float, float, float]:
-        """``(null, target, sesoi)`` on the row's scale."""
+        """``(null, target, sesoi)`` on the row's scale: ``sesoi`` below the paper's effect ``|target - null|``
+        (:data:`~dynkit.experiments.inference.SESOI_FRACTION` of it unless stated); a claim of a direction only
+        (``target == null``) has ``target = null ± sesoi``. A ValueError when a stated sesoi is not below the
+        paper's effect."""
         null, target = self.value.to_scale(self.rule.null), self.value.to_scale(self.rule.target)
-        sesoi = self.rule.sesoi if self.rule.sesoi is not None else abs(target - null)
-        return null, target, sesoi
+        d = abs(target - null)
+        if d == 0:
+            return null, null + self.rule.sign * self.rule.sesoi, self.rule.sesoi
+        if self.rule.sesoi is None:
+            return null, target, _inference.SESOI_FRACTION * d
+        if not self.rule.sesoi < d:
+            raise ValueError(f"claim {self.id!r}: sesoi must lie below the paper's effect {d:.3g} on the row's scale, "
+                             f"got {self.rule.sesoi!r}")
+        return null, target, self.rule.sesoi
 
     def validity(self) -> list[Check]:
         return [c for c in (*VALIDITY.get(self.experiment, ()), *self.checks) if c.applies(self.value.metrics)]
@@ -421,6 +432,15 @@ class LedgerRow:
     plan: str = ""
     baseline: str = ""
     data: str = ""
+    evidence: str = "replication"
+    evidence_why: str = ""
+    reading: str = ""
+    """What the interval reads under the rule (:func:`~dynkit.experiments.inference.decide`), before a pilot's
+    words replace it in ``outcome``."""
+    question: str = ""
+    rule_plan: str = "none"
+    """Whether the row's plan was written before the rule it is judged by (:data:`~dynkit.experiments.inference.
+    RULE_FIXED`): ``prospective``, ``retrospective`` (the results were seen before the rule) or ``none``."""
 
     @property
     def scale(self) -> str:
@@ -465,6 +485,8 @@ class LedgerRow:
                 "family": self.family, "primary": self.primary, "alpha": self.alpha, "level": self.level,
                 "n_sign": self.n_sign, "sign_p": self.sign_p, "sign_test": self.sign_text(),
                 "deterministic": self.deterministic, "plan": self.plan, "baseline": self.baseline, "data": self.data,
+                "evidence": self.evidence, "evidence_why": self.evidence_why, "reading": self.reading,
+                "question": self.question or c.claim, "rule_plan": self.rule_plan,
                 # the fields the report read before issue 21
                 "verdict": self.outcome, "note": self.reason,
                 "ours": {"mean": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high, "n_seeds": self.n}}
@@ -507,6 +529,9 @@ class Ledger:
     recorded: dict[str, dict] = field(default_factory=dict)
     """``{experiment: the config its results of record were run with}`` (from ``results.json``), to say where they
     differ from the registered ``cpu`` config the setup tables read."""
+    not_run: list = field(default_factory=list)
+    """The papers' comparisons no row tests (:class:`~dynkit.experiments.inventory.Comparison`, each with what it
+    needs)."""
 
     def to_dict(self) -> dict:
         return {"rows": [r.to_dict() for r in self.rows], "outcome_counts": self.outcome_counts(),
@@ -546,7 +571,19 @@ class Ledger:
         return out
 
     def outcome_counts(self) -> dict[str, int]:
+        """Rows per outcome, every outcome listed (a replication's and a pilot's words alike)."""
         return {v: sum(r.outcome == v for r in self.rows) for v in OUTCOMES}
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """``{evidence: {outcome: rows}}`` (outcomes with rows only): the headline counts are the replications',
+        the pilots counted apart; ``not run`` counts the rows without results and the comparisons of the papers
+        no experiment tests yet (:mod:`dynkit.experiments.inventory`)."""
+        out: dict[str, dict[str, int]] = {e: {} for e in EVIDENCE}
+        for r in self.rows:
+            out[r.evidence][r.outcome] = out[r.evidence].get(r.outcome, 0) + 1
+        if self.not_run:
+            out["not run"]["not run"] = out["not run"].get("not run", 0) + len(self.not_run)
+        return out
 
     verdict_counts = outcome_counts  # the name before issue 21
 
@@ -657,7 +694,8 @@ def _bar_text(claim: Claim, checks: Sequence[Check], by_seed: dict[int, dict]) -
 
 
 def evaluate(claim: Claim, results: dict | None, *, alpha: float = ALPHA, method: str = "t",
-             baselines: Mapping[int, Mapping[str, float]] | None = None, plan: str = "") -> LedgerRow:
+             baselines: Mapping[int, Mapping[str, float]] | None = None, plan: str = "",
+             evidence: str = "replication", evidence_why: str = "", question: str = "") -> LedgerRow:
     """One row from an experiment's aggregated results (None: not run at the claim's scale).
 
     Parameters
@@ -672,7 +710,27 @@ def evaluate(claim: Claim, results: dict | None, *, alpha: float = ALPHA, method
         (:mod:`dynkit.experiments.baselines`), merged into each seed's metrics.
     plan : str
         How the plan reads (shown in the row).
+    evidence, evidence_why : str
+        The row's evidence (:data:`~dynkit.experiments.evidence.EVIDENCE`; :func:`judge` sets it by
+        :func:`~dynkit.experiments.evidence.evidence_of`) and why: a pilot's outcome reads in a pilot's words,
+        a row not run reads ``not run``.
+    question : str
+        The question the row answers (default the paper's claim).
     """
+    if evidence not in EVIDENCE:
+        raise ValueError(f"evidence must be one of {EVIDENCE}, got {evidence!r}")
+    row = _evaluate(claim, results, alpha=alpha, method=method, baselines=baselines, plan=plan)
+    row.evidence, row.evidence_why, row.question = evidence, evidence_why, question or claim.claim
+    row.reading = row.provisional if row.outcome == "deterministic" else row.outcome
+    if evidence == "pilot":
+        row.outcome = evidence_label(row.reading, evidence)
+    elif evidence == "not run":
+        row.outcome = "not run"
+    return row
+
+
+def _evaluate(claim: Claim, results: dict | None, *, alpha: float, method: str,
+              baselines: Mapping[int, Mapping[str, float]] | None, plan: str) -> LedgerRow:
     if results is None:
         return _undecided(claim, LedgerRow(claim, "inconclusive", f"no results at scale {claim.scale!r}",
                                            seeds_needed=MIN_SEEDS, alpha=alpha, plan=plan))
@@ -882,11 +940,15 @@ def ledger(results: str | Path | None = None, claims: Sequence[Claim] | None = N
 
 
 def judge(chosen: Sequence[Claim], lookup: Callable[[Claim], tuple], plan_of: Mapping) -> list[LedgerRow]:
-    """The rows of ``chosen``: each at its plan's look level, then the secondary rows of each family again at
-    Holm's level within the family (see the module docstring).
+    """The rows of ``chosen``, each family's rows at Holm's step-down levels over the whole family, primary
+    row included, from the plan's level for the look its results are at (so the chance of any false decision
+    in a family stays at most that level; see the module docstring), each with its evidence
+    (:func:`~dynkit.experiments.evidence.evidence_of`).
 
     ``lookup(claim) -> (results or None, {seed: baselines})``; ``plan_of``: ``{experiment: Plan}``.
     """
+    from .evidence import evidence_of, question
+
     families: dict[str, list[int]] = {}
     for i, claim in enumerate(chosen):
         families.setdefault(family_of(claim), []).append(i)
@@ -896,30 +958,36 @@ def judge(chosen: Sequence[Claim], lookup: Callable[[Claim], tuple], plan_of: Ma
     for claim in chosen:
         found, base = lookup(claim)
         plan = plan_of.get(claim.experiment)
+        level, why = evidence_of(claim, found)
         kw = {"baselines": base, "method": plan.interval if plan else "t",
-              "plan": plan.describe() if plan else "none (one look at the results' n, t interval)"}
+              "plan": plan.describe() if plan else "none (one look at the results' n, t interval)",
+              "evidence": level, "evidence_why": why, "question": question(claim)}
         n = len({int(s["seed"]) for s in found["shards"]}) if found is not None else 0
         if plan is not None and found is not None:
             try:
                 kw["alpha"] = plan.level_at(n)
             except ValueError as err:  # results that did not follow their plan decide nothing
                 setting.append(kw)
-                rows.append(LedgerRow(claim, "invalid", str(err), n=n, plan=kw["plan"]))
+                row = LedgerRow(claim, evidence_label("invalid", level), str(err), n=n, plan=kw["plan"],
+                                evidence=level, evidence_why=why, reading="invalid", question=kw["question"])
+                rows.append(row)
                 continue
         setting.append(kw)
         rows.append(evaluate(claim, found, **kw))
     for fam, idx in families.items():
         for i in idx:
             rows[i].family, rows[i].primary = fam, i == primary[fam]
-        tested = [i for i in idx if i != primary[fam] and rows[i].per_seed and rows[i].outcome != "invalid"]
-        if not tested:
+        tested = [i for i in idx if rows[i].per_seed and rows[i].reading != "invalid"]
+        if len(tested) < 2:
             continue
         ps = [p_value(list(rows[i].per_seed.values()), chosen[i].bounds()[0]) for i in tested]
         base_alpha = min(setting[i].get("alpha", ALPHA) for i in tested)
         for i, level in zip(tested, holm_levels(ps, base_alpha)):
             rows[i] = evaluate(chosen[i], lookup(chosen[i])[0], **{**setting[i], "alpha": level})
-            rows[i].family, rows[i].primary = fam, False
+            rows[i].family, rows[i].primary = fam, i == primary[fam]
     for claim, row in zip(chosen, rows):  # what the run's data were, as its results record them
+        plan = plan_of.get(claim.experiment)
+        row.rule_plan = "none" if plan is None else "prospective" if plan.under_rule else "retrospective"
         found = lookup(claim)[0]
         if found is not None and claim.experiment in DATA_NOTES:
             row.data = DATA_NOTES[claim.experiment](found.get("config") or {})
