@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -223,10 +224,12 @@ def compute(experiment: str, results: Mapping) -> dict:
 
 def load(folder: str | Path) -> dict[int, dict]:
     """``{seed: {metric: value}}`` from ``folder/baselines.json``; ``{}`` when there is none."""
+    from ..io import read_regular_text
+
     path = Path(folder) / BASELINES_FILE
-    if not path.exists():
+    if not os.path.lexists(path):
         return {}
-    data = json.loads(path.read_text())
+    data = json.loads(read_regular_text(path, "baselines"))
     return {int(k): dict(v) for k, v in data["seeds"].items()}
 
 

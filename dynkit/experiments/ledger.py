@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -869,18 +870,101 @@ def validate_results(results, path: str | Path) -> dict:
     return results
 
 
+def _strict_json(data: bytes, path: Path):
+    """``data`` parsed as strict JSON (RFC 8259): NaN, Infinity and numbers beyond float's range are refused, as
+    dynkit never writes them (a non-finite metric is written as ``null`` or a string)."""
+    def constant(name):
+        raise ValueError(f"{name} is not JSON (RFC 8259)")
+
+    def number(text):
+        value = float(text)
+        if not math.isfinite(value):
+            raise ValueError(f"the number {text[:30]} lies beyond float's range")
+        return value
+
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=constant, parse_float=number)
+    except (UnicodeDecodeError, ValueError) as err:
+        raise LedgerError(f"{path}: cannot read the results file: {err}") from err
+
+
+def _point(p) -> str:
+    return json.dumps(p or {}, sort_keys=True)
+
+
+def verify_shards(results: dict, folder: str | Path, path: str | Path) -> None:
+    """Raise :class:`LedgerError` naming ``path`` unless every shard record of ``results`` is a shard beside it:
+    ``folder/shards/*/shard.json`` whose content matches its own sha256
+    (:func:`~dynkit.experiments.runner.content_hash`; a shard written before records carried one is compared by
+    its metrics alone), of the same experiment, scale, seed and point, with the same metrics, and no shard of
+    that scale left out. A folder without ``shards/`` is not checked (a results file written outside a run)."""
+    from ..io import read_regular_bytes
+    from .runner import content_hash
+
+    shards_dir = Path(folder) / "shards"
+    if not shards_dir.is_dir():
+        return
+    stored: dict[tuple[int, str], tuple[Path, dict]] = {}
+    for shard_path in sorted(shards_dir.glob("*/shard.json")):
+        try:
+            record = json.loads(read_regular_bytes(shard_path, "shard", single_link=True).decode("utf-8"))
+        except (OSError, ValueError) as err:
+            raise LedgerError(f"{shard_path}: cannot read the shard beside {path}: {err}") from err
+        if not isinstance(record, dict) or ("sha256" in record and record["sha256"] != content_hash(record)):
+            raise LedgerError(f"{shard_path}: the shard's content does not match its sha256 (edited or damaged); "
+                              f"{path} cannot be verified")
+        # shards written before records carried a content hash are compared by their metrics alone
+        if record.get("scale") == results["scale"]:
+            stored[(record.get("seed"), _point(record.get("point")))] = (shard_path, record)
+    seen = set()
+    for i, shard in enumerate(results["shards"]):
+        key = (shard["seed"], _point(shard.get("point")))
+        if key in seen:
+            raise LedgerError(f"{path}: shards[{i}] (seed {shard['seed']}) appears twice")
+        seen.add(key)
+        if key not in stored:
+            raise LedgerError(f"{path}: shards[{i}] (seed {shard['seed']}, point {key[1]}) has no shard in "
+                              f"{shards_dir}: results that no shard backs are refused")
+        shard_path, record = stored[key]
+        if record.get("experiment") != results.get("experiment", record.get("experiment")):
+            raise LedgerError(f"{path}: shards[{i}] is backed by {shard_path}, a shard of another experiment "
+                              f"({record.get('experiment')!r})")
+        if json.dumps(record.get("metrics"), sort_keys=True) != json.dumps(shard["metrics"], sort_keys=True):
+            differ = sorted(k for k in set(record.get("metrics") or {}) | set(shard["metrics"])
+                            if (record.get("metrics") or {}).get(k) != shard["metrics"].get(k))
+            raise LedgerError(f"{path}: shards[{i}] (seed {shard['seed']}) differs from its shard {shard_path} in "
+                              f"{', '.join(differ[:5])}: the results file was edited or is stale")
+    left_out = sorted(set(stored) - seen)
+    if left_out:
+        raise LedgerError(f"{path}: {len(left_out)} shard(s) of scale {results['scale']!r} in {shards_dir} are not "
+                          f"in the results file (seeds {sorted({k[0] for k in left_out})})")
+
+
 def load_results(root: str | Path, experiment: str, scale: str) -> dict | None:
     """``root/<experiment>/results.json`` if it holds ``scale``'s run, else None; :class:`LedgerError`
-    naming the file if it is unreadable or not a results file."""
-    path = Path(root) / experiment / RESULTS_FILE
-    if not path.exists():
+    naming the file if it is not a regular file inside ``root/<experiment>`` (a device, a pipe, a link out
+    of the folder), not strict JSON, not a results file, a results file of another experiment, or not what
+    the shards beside it hold (:func:`verify_shards`)."""
+    from ..io import read_regular_bytes
+
+    folder = Path(root) / experiment
+    path = folder / RESULTS_FILE
+    if not os.path.lexists(path):
         return None
+    if path.resolve().parent != folder.resolve():
+        raise LedgerError(f"{path}: the results file must lie in {folder}, got a link to {path.resolve()}")
     try:
-        results = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        data = read_regular_bytes(path, "results")
+    except (OSError, ValueError) as err:
         raise LedgerError(f"{path}: cannot read the results file: {err}") from err
+    results = _strict_json(data, path)
     validate_results(results, path)
-    return results if results["scale"] == scale else None
+    if "experiment" in results and results["experiment"] != experiment:
+        raise LedgerError(f"{path}: the results of experiment {results['experiment']!r}, not of {experiment!r}")
+    if results["scale"] != scale:
+        return None
+    verify_shards(results, folder, path)
+    return results
 
 
 def default_results_root() -> Path:
