@@ -536,6 +536,7 @@ class Ledger:
 
     def to_dict(self) -> dict:
         return {"rows": [r.to_dict() for r in self.rows], "outcome_counts": self.outcome_counts(),
+                "counts": self.counts(), "not_run": [c.to_dict(CLAIMS) for c in self.not_run],
                 "min_seeds": MIN_SEEDS, "level": LEVEL, "power": POWER, "setups": self.setups(),
                 "setups_not_yet_run": self.stale_setups()}
 
@@ -1017,10 +1018,12 @@ def ledger(results: str | Path | None = None, claims: Sequence[Claim] | None = N
             cache[key] = (found, _baselines.load(root / claim.experiment) if found is not None else {})
         return cache[key]
 
+    from .inventory import not_run
+
     rows = judge(list(claims if claims is not None else CLAIMS.values()), lookup, plan_of)
     recorded = {exp: found["config"] for (exp, scale), (found, _) in cache.items()
                 if scale == "cpu" and found is not None and isinstance(found.get("config"), dict)}
-    return Ledger(rows, recorded)
+    return Ledger(rows, recorded, not_run(CLAIMS) if claims is None else [])
 
 
 def judge(chosen: Sequence[Claim], lookup: Callable[[Claim], tuple], plan_of: Mapping) -> list[LedgerRow]:
