@@ -59,7 +59,8 @@ def question(claim) -> str:
     if moved is None:
         return claim.claim
     paper, ours = moved
-    return f"Ours, on {ours}: {claim.claim[0].lower() + claim.claim[1:]}? (the paper's claim is about {paper})"
+    text = claim.claim if claim.claim[1:2].isupper() else claim.claim[0].lower() + claim.claim[1:]
+    return f"Ours, on {ours}: {text}? (the paper's claim is about {paper})"
 
 
 def _recorded_differs(experiment: str, results: Mapping) -> list[str]:

@@ -488,6 +488,7 @@ class LedgerRow:
                 "deterministic": self.deterministic, "plan": self.plan, "baseline": self.baseline, "data": self.data,
                 "evidence": self.evidence, "evidence_why": self.evidence_why, "reading": self.reading,
                 "question": self.question or c.claim, "rule_plan": self.rule_plan,
+                "summary": summary_words(self), "reason_words": words(self.reason),
                 # the fields the report read before issue 21
                 "verdict": self.outcome, "note": self.reason,
                 "ours": {"mean": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high, "n_seeds": self.n}}
@@ -522,6 +523,68 @@ def effect_text(row: LedgerRow) -> str:
     ci = (f" [{_fmt(row.ci_low)}, {_fmt(row.ci_high)}] ({row.ci_method}, {100 * row.level:.4g}%)"
           if row.n > 1 else "")
     return f"{row.scale} {_fmt(row.effect)}{ci}"
+
+
+NAME_WORDS = {"node": "NODE", "hbnode": "HBNODE", "ghbnode": "GHBNODE", "anode": "ANODE", "sonode": "SONODE",
+              "resnet": "ResNet", "momentum": "momentum model", "lista": "LISTA", "revnet": "RevNet",
+              "floor": "untrained", "baseline": "trivial predictor:", "best": "the better of persistence and mean,",
+              "majority": "majority class,", "zero": "zero code,", "nfe": "NFE", "mse": "MSE", "acc": "accuracy",
+              "tight": "at rtol 1e-6,", "data": "data:", "log10": "log10"}
+"""How the parts of a metric's name read in words (a part not listed reads with its underscores as spaces)."""
+_METRIC_ID = re.compile(r"(?<![\w.])[A-Za-z][\w/-]*(?:\.[\w/@+-]+)+(?:@[\w.+-]+)?")
+
+
+def metric_words(name: str) -> str:
+    """A metric's name in words: ``hbnode.last_epoch.forward_nfe`` reads ``HBNODE last epoch forward NFE``,
+    ``floor.node.forward_nfe@train`` reads ``untrained NODE forward NFE at the training tolerance``."""
+    name, _, at = name.partition("@")
+    parts = []
+    for part in name.split("."):
+        words = [NAME_WORDS.get(w, w) for w in part.split("_")]
+        parts.append(NAME_WORDS.get(part, " ".join(words)))
+    tail = "" if not at else " at the training tolerance" if at == "train" else f" at rtol {at}"
+    return " ".join(parts) + tail
+
+
+def words(text: str) -> str:
+    """``text`` with every metric id in it (``model.part.metric``) read in words (:func:`metric_words`)."""
+    return _METRIC_ID.sub(lambda m: metric_words(m.group(0)) if not m.group(0)[0].isdigit() else m.group(0),
+                          text or "")
+
+
+def _natural(row: "LedgerRow", x: float | None) -> str:
+    if x is None:
+        return "–"
+    return f"ratio {10 ** x:.3g}" if row.scale == "log" else f"{x:.3g}"
+
+
+def summary_words(row: "LedgerRow") -> str:
+    """What a row measured, in words: the metric, its value with its interval, the paper's effect and the smallest
+    of interest, and the bar each model was held to (or, for an invalid row, what failed)."""
+    c = row.claim
+    if row.reading == "invalid":
+        return words(row.reason)
+    null, target, sesoi = c.bounds()
+    parts = [f"{c.metric}"]
+    if row.effect is not None:
+        ci = ("" if row.deterministic or row.n < 2 else
+              f", {100 * row.level:.4g} % CI {_natural(row, row.ci_low)} to {_natural(row, row.ci_high)}")
+        parts.append(f": {_natural(row, row.effect)}{ci} over {row.n} seeds"
+                     + (" (one deterministic measurement)" if row.deterministic else ""))
+    scale = " (log10)" if row.scale == "log" else ""
+    parts.append(f"; the paper's {_natural(row, target)} against no effect {_natural(row, null)}, the smallest "
+                 f"effect of interest ±{sesoi:.3g}{scale}")
+    if row.baseline:
+        parts.append(f"; bar: {words(row.baseline)}")
+    if row.reading == "inconclusive" and row.seeds_needed is not None:
+        parts.append(f"; about {row.seeds_needed} seeds would decide it")
+    elif row.reading == "inconclusive" and row.reason:
+        parts.append(f"; {words(row.reason)}")
+    return "".join(parts)
+
+
+def _cell(x) -> str:
+    return str(x).replace("|", "/").replace("\n", " ")
 
 
 @dataclass
@@ -610,19 +673,66 @@ class Ledger:
 
         return to_pandas(self.records(), "Ledger")
 
+    def headline(self) -> str:
+        """The ledger in one paragraph: replications and their outcomes first, then pilots, then not run."""
+        counts = self.counts()
+        text = lambda c: ", ".join(f"{v} {k}" for k, v in c.items()) or "none"  # noqa: E731
+        n_rep, n_pilot = sum(counts["replication"].values()), sum(counts["pilot"].values())
+        no_rows = sum(r.evidence == "not run" for r in self.rows)
+        return (f"{n_rep} of {len(self.rows)} rows replicate the paper's experiment (its task, data, design, budget "
+                f"and tolerance): {text(counts['replication'])}. {n_pilot} rows are pilots, run on a stand-in, a "
+                f"smaller budget or another setup than the authors', their outcomes in words of their own and never "
+                f"counted as replications: {text(counts['pilot'])}. Not run: {no_rows} rows without results and "
+                f"{len(self.not_run)} comparisons of the papers that no experiment here tests yet. Every plan was "
+                f"written before this rule (its SESOI half the paper's effect, its seven outcomes): for the rule, "
+                f"every row is retrospective.")
+
     def to_markdown(self) -> str:
+        """The ledger: the headline, then the replications, the pilots and what is not run, each row's question,
+        outcome and what it measured in words, its id in a column of its own; then every row in detail and the
+        setups against the paper."""
+        by = {e: [r for r in self.rows if r.evidence == e] for e in EVIDENCE}
+        parts = [self.headline(), ""]
+        for evidence, title in (("replication", "Replications"), ("pilot", "Pilots")):
+            rows = by[evidence]
+            parts += [f"## {title} ({len(rows)})", ""]
+            if not rows:
+                parts += ["None.", ""]
+                continue
+            head = ["question", "outcome", "what the interval reads", "why a pilot", "what we measured", "id"]
+            if evidence == "replication":
+                head = ["question", "outcome", "what we measured", "id"]
+            parts += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+            order = {o: i for i, o in enumerate(OUTCOMES)}
+            for r in sorted(rows, key=lambda r: order.get(r.outcome, len(order))):
+                cells = ([r.question, r.outcome, summary_words(r), r.claim.id] if evidence == "replication" else
+                         [r.question, r.outcome, r.reading, r.evidence_why, summary_words(r), r.claim.id])
+                parts.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+            parts.append("")
+        parts += [f"## Not run ({len(by['not run'])} rows, {len(self.not_run)} comparisons)", ""]
+        if by["not run"] or self.not_run:
+            parts += ["| paper | table or figure | compares | what it needs | need | id |", "|" + " --- |" * 6]
+            parts += ["| " + " | ".join(_cell(x) for x in (r.claim.paper, r.claim.paper_figure, r.question,
+                                                             r.evidence_why, "results", r.claim.id)) + " |"
+                      for r in by["not run"]]
+            parts += ["| " + " | ".join(_cell(x) for x in (c.paper, c.location, c.compares, c.needs, c.kind, "–"))
+                      + " |" for c in self.not_run]
+            parts.append("")
+        return "\n".join(parts) + "\n## Every row in detail\n\n" + self.detail_markdown()
+
+    def detail_markdown(self) -> str:
         from .paper_runs import paper_effect_text
 
         lines = ["| id | paper | claim | paper figure | metric | effect on its scale [CI] (method, level) | n | plan "
-                 "| sign test | family (level) | trained bar | paper's effect / sesoi | outcome | reason or seeds needed "
-                 "| authors' runs |", "|" + " --- |" * 15]
+                 "| sign test | family (level) | trained bar | paper's effect / sesoi | evidence | outcome | reason or "
+                 "seeds needed | authors' runs |", "|" + " --- |" * 16]
         differs = {name: [row["setting"] for row in table if not row["as_paper"]["cpu"]]
                    for name, table in self.setups().items()}
         for r in self.rows:
             c = r.claim
             null, target, sesoi = c.bounds()
-            why = r.reason
-            if r.outcome in ("inconclusive", "needs full scale") and r.seeds_needed is not None:
+            why = words(r.reason)
+            if r.reading in ("inconclusive", "needs full scale") and r.seeds_needed is not None:
                 why = (why + "; " if why else "") + f"seeds needed {r.seeds_needed}"
             if c.design_note:
                 why = (why + ". " if why else "") + f"Design: {c.design_note}"
@@ -632,12 +742,14 @@ class Ledger:
                 why = ((why + ". " if why else "") + "Setup differs from the paper in: "
                        + ", ".join(differs[c.experiment]) + f" (setup of {c.experiment} below)")
             n = f"1 measurement ({r.n} seeds)" if r.deterministic else str(r.n)
-            cells = [c.id, c.paper, c.claim, c.paper_figure, c.metric, effect_text(r), n, plan_kind(r.plan),
-                     r.sign_text(), r.family_text(), r.baseline or "–",
-                     f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})",
-                     r.outcome, why or "–", paper_effect_text(c.id)]
-            lines.append("| " + " | ".join(str(x).replace("|", "/").replace("\n", " ") for x in cells) + " |")
-        counts = ", ".join(f"{k}: {v}" for k, v in self.outcome_counts().items())
+            cells = [c.id, c.paper, r.question or c.claim, c.paper_figure, c.metric, effect_text(r), n,
+                     plan_kind(r.plan) + ("" if r.rule_plan != "retrospective" else "; retrospective for the rule"),
+                     r.sign_text(), r.family_text(), words(r.baseline) or "–",
+                     f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})", r.evidence,
+                     r.outcome + (f" (reads {r.reading})" if r.reading != r.outcome else ""), why or "–",
+                     paper_effect_text(c.id)]
+            lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+        counts = ", ".join(f"{k}: {v}" for k, v in self.outcome_counts().items() if v)
         return "\n".join(lines) + f"\n\n{len(self.rows)} claims — {counts}\n" + self.setups_markdown()
 
     def setups_markdown(self) -> str:
