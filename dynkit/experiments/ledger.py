@@ -599,7 +599,8 @@ class Ledger:
 
     def to_dict(self) -> dict:
         return {"rows": [r.to_dict() for r in self.rows], "outcome_counts": self.outcome_counts(),
-                "counts": self.counts(), "not_run": [c.to_dict(CLAIMS) for c in self.not_run],
+                "counts": self.counts(), "headline": self.headline(),
+                "not_run": [c.to_dict(CLAIMS) for c in self.not_run],
                 "min_seeds": MIN_SEEDS, "level": LEVEL, "power": POWER, "setups": self.setups(),
                 "setups_not_yet_run": self.stale_setups()}
 
