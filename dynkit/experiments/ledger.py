@@ -660,7 +660,8 @@ class Ledger:
 
         keys = ("id", "paper", "claim", "paper_figure", "experiment", "metric", "scale", "effect", "ci_low", "ci_high",
                 "ci_method", "level", "deterministic", "n", "n_agree", "n_sign", "sign_p", "family", "primary",
-                "baseline", "plan", "paper_effect", "sesoi", "outcome", "reason", "seeds_needed", "mde", "rule")
+                "baseline", "plan", "paper_effect", "sesoi", "outcome", "reason", "seeds_needed", "mde", "rule",
+                "evidence", "evidence_why", "reading", "question", "summary", "reason_words", "rule_plan")
         out = []
         for r in self.rows:
             d = r.to_dict()
