@@ -2,9 +2,10 @@
 
     python -m analysis.ledger [--results analysis/results] [--before OLD_LEDGER.json]
 
-With ``--before`` (a ``ledger.json`` written by an earlier dynkit, e.g. ``git show REV:analysis/results/ledger.json``)
-it also writes ``LEDGER_CHANGES.md``: the counts by evidence and outcome before and after, and every row whose label
-changed with the reason. Nothing is trained: the ledger reads the committed results, verified against their shards.
+With ``--before`` (a ``ledger.json`` written by an earlier dynkit, e.g. ``git show
+REV:analysis/results/ledger.json``) it also writes ``LEDGER_CHANGES.md``: the counts by evidence and
+outcome before and after, and every row whose label changed with the reason. Nothing is trained: the
+ledger reads the committed results, verified against their shards.
 """
 from __future__ import annotations
 
@@ -26,8 +27,9 @@ def _ci(row: dict) -> str:
 
 
 def why_changed(old: dict | None, new: dict) -> str:
-    """Why a row's label changed: its evidence (a pilot's words), the bars from the data, the rule's seven cases
-    (SESOI half the paper's effect, criterion rows against P), Holm over the whole family."""
+    """Why a row's label changed: its evidence (a pilot's words), the bars from the data, the rule's
+    seven cases (SESOI half the paper's effect, criterion rows against P), Holm over the whole
+    family."""
     parts = []
     if new["evidence"] == "pilot":
         parts.append(f"a pilot ({new['evidence_why']})")
@@ -36,10 +38,13 @@ def why_changed(old: dict | None, new: dict) -> str:
         parts.append("invalid: " + new["reason_words"])
     elif reading != "invalid" and reading != before:
         level = f"level {new['level']:.4g}, {new['family']} ({'primary' if new['primary'] else 'secondary'}; Holm "
-        parts.append(f"the interval {_ci(new)} at {level}over the whole family) against the paper's effect "
-                     f"{new['paper_effect']:.3g} and the smallest effect of interest ±{new['sesoi']:.3g} (was "
-                     f"±{old['sesoi']:.3g}) reads {reading}" if old and old.get("sesoi") is not None else
-                     f"the new rule reads {reading}")
+        parts.append(
+            f"the interval {_ci(new)} at {level}over the whole family) against the paper's effect "
+            f"{new['paper_effect']:.3g} and the smallest effect of interest ±{new['sesoi']:.3g} (was "
+            f"±{old['sesoi']:.3g}) reads {reading}"
+            if old and old.get("sesoi") is not None
+            else f"the new rule reads {reading}"
+        )
     return "; ".join(parts) or new["reason_words"] or "–"
 
 
@@ -52,32 +57,56 @@ def _counts(rows: list[dict], key=None) -> str:
 
 
 def changes(before: dict, after: dict) -> str:
-    """``LEDGER_CHANGES.md``: the counts by evidence and outcome before and after, and every row whose label
-    changed (the old label against the new one) with the reason."""
+    """``LEDGER_CHANGES.md``: the counts by evidence and outcome before and after, and every row
+    whose label changed (the old label against the new one) with the reason."""
     old = {r["id"]: r for r in before["rows"]}
     rows = after["rows"]
-    lines = ["# Ledger changes: evidence levels, a rule that can say what it saw, bars from the data", "",
-             f"Before: {len(before['rows'])} rows, no evidence level (every row read as if it replicated the paper): "
-             f"{_counts(before['rows'])}.", ""]
+    lines = [
+        "# Ledger changes: evidence levels, a rule that can say what it saw, bars from the data",
+        "",
+        f"Before: {len(before['rows'])} rows, no evidence level (every row read as if it replicated the paper): "
+        f"{_counts(before['rows'])}.",
+        "",
+    ]
     for evidence in ("replication", "pilot", "not run"):
         these = [r for r in rows if r["evidence"] == evidence]
-        lines += [f"After, {evidence}: {len(these)} rows" + (f" — {_counts(these)}" if these else "") + "."]
+        lines += [
+            f"After, {evidence}: {len(these)} rows"
+            + (f" — {_counts(these)}" if these else "")
+            + "."
+        ]
         if evidence == "pilot" and these:
-            lines += ["", f"After, what the pilots' intervals read under the rule: {_counts(these, lambda r: r['reading'])}."]
+            lines += [
+                "",
+                f"After, what the pilots' intervals read under the rule: {_counts(these, lambda r: r['reading'])}.",
+            ]
         lines.append("")
-    lines += [f"Comparisons of the papers no experiment tests yet (not run): {len(after.get('not_run', []))}.", "",
-              "Every plan was written before this rule was fixed (the SESOI at half the paper's effect, the seven "
-              "outcomes, Holm over the whole family): the rule is retrospective for every row. The plans are kept "
-              "as they were written; none is rewritten.", "",
-              "| id | before | after | reads | evidence | why |", "| --- | --- | --- | --- | --- | --- |"]
+    lines += [
+        f"Comparisons of the papers no experiment tests yet (not run): {len(after.get('not_run', []))}.",
+        "",
+        "Every plan was written before this rule was fixed (the SESOI at half the paper's effect, the seven "
+        "outcomes, Holm over the whole family): the rule is retrospective for every row. The plans are kept "
+        "as they were written; none is rewritten.",
+        "",
+        "| id | before | after | reads | evidence | why |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         o = old.get(r["id"])
         before_label = _label(o) if o else "(new row)"
         if before_label == r["outcome"]:
             continue
-        cells = [r["id"], f"{before_label} {_ci(o) if o else ''}".strip(), r["outcome"], r["reading"],
-                 r["evidence"], why_changed(o, r)]
-        lines.append("| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |")
+        cells = [
+            r["id"],
+            f"{before_label} {_ci(o) if o else ''}".strip(),
+            r["outcome"],
+            r["reading"],
+            r["evidence"],
+            why_changed(o, r),
+        ]
+        lines.append(
+            "| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |"
+        )
     gone = sorted(set(old) - {r["id"] for r in rows})
     if gone:
         lines += ["", "Rows removed: " + ", ".join(gone)]

@@ -601,8 +601,8 @@ LEDGER_TABLE_COLUMNS = ("question", "evidence", "outcome", "what we measured", "
 
 
 def _print_rich_table(table) -> bool:
-    """Print the ledger as a rich table wrapped to the terminal's width, the replications first, then the pilots,
-    then the rows not run; False when rich is not installed."""
+    """Print the ledger as a rich table wrapped to the terminal's width, the replications first,
+    then the pilots, then the rows not run; False when rich is not installed."""
     try:
         from rich.console import Console
         from rich.table import Table
@@ -611,13 +611,13 @@ def _print_rich_table(table) -> bool:
         return False
     records = table.records()
     out = Table(expand=True, title=f"{len(table.rows)} empirical claims", caption=table.headline())
-    # an id breaks only after its dots, each part on a line of its own in a column as wide as its longest part
-    # (a terminal too narrow for that folds the longest parts)
+    # an id breaks only after its dots, each part on a line of its own in a column as wide as its
+    # longest part (a terminal too narrow for that folds the longest parts)
     console = Console(soft_wrap=False)
     longest = max((len(part) + 1 for r in records for part in r["id"].split(".")), default=2)
     widths = {"evidence": len("replication"), "outcome": len("inconclusive"),
               "id": min(longest, max(12, console.width // 5))}
-    for name in LEDGER_TABLE_COLUMNS:  # fixed widths for the words and ids, shares of the rest for the prose
+    for name in LEDGER_TABLE_COLUMNS:  # fixed widths for words and ids, shares of the rest: prose
         out.add_column(name, overflow="fold", no_wrap=False, width=widths.get(name),
                        ratio={"question": 2, "what we measured": 3}.get(name))
     order = {"replication": 0, "pilot": 1, "not run": 2}

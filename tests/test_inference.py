@@ -61,7 +61,8 @@ def test_decide_follows_the_table_for_every_interval(lo, width, sesoi, extra):
 @settings(max_examples=200, deadline=None)
 @given(lo=st.floats(-3, 3), width=st.floats(0, 3), sesoi=st.floats(0.05, 2), extra=st.floats(0, 2))
 def test_the_outcomes_partition_the_line(lo, width, sesoi, extra):
-    # exactly one cell holds for every interval (the cells' conditions are disjoint and cover the line)
+    # exactly one cell holds for every interval (the cells' conditions are disjoint and cover the
+    # line)
     hi, d = lo + width, sesoi + extra
     cells = [lo > 0 and hi >= d, lo > 0 and sesoi <= hi < d, lo > 0 and hi < sesoi, -sesoi < lo <= 0 <= hi < sesoi,
              hi < 0 and lo > -sesoi, hi < 0 and lo <= -sesoi]
@@ -74,7 +75,8 @@ def test_the_outcomes_partition_the_line(lo, width, sesoi, extra):
         assert lo <= 0 <= hi
 
 
-# every cell planted as per-seed effects (x, linear scale): the paper's effect d = 1, sesoi 0.5 (half of it)
+# every cell planted as per-seed effects (x, linear scale): the paper's effect d = 1, sesoi 0.5
+# (half of it)
 @pytest.mark.parametrize("xs, outcome", [
     ([1.20, 1.21, 1.19, 1.20, 1.22], "reproduced"),                  # lo > 0, hi >= d
     ([0.70, 0.71, 0.69, 0.70, 0.72], "smaller effect"),              # lo > 0, s <= hi < d
@@ -102,8 +104,9 @@ def test_a_sesoi_not_below_the_papers_effect_is_refused():
 
 
 def test_a_criterion_row_short_of_the_papers_figure_reads_smaller_effect():
-    # "CSARK reaches 87.0 % on CR": the null is the majority class (63.8 %), the paper's 87.0 its effect; folds at
-    # 76.5 % lie above the null and short of 87.0 (the old rule, with the sesoi = the whole effect, said negligible)
+    # "CSARK reaches 87.0 % on CR": the null is the majority class (63.8 %), the paper's 87.0 its
+    # effect; folds at 76.5 % lie above the null and short of 87.0 (the old rule, with the sesoi =
+    # the whole effect, said negligible)
     claim = E.CLAIMS["csaode.cr_rk_accuracy"]
     null, target, sesoi = claim.bounds()
     assert (null, target) == (pytest.approx(63.8, abs=0.05), pytest.approx(87.0)) and sesoi < target - null
@@ -213,7 +216,8 @@ def test_holm_levels_reject_exactly_holms_hypotheses(ps):
 
 
 def test_rows_of_one_family_are_judged_at_holms_levels(tmp_path):
-    # three rows on one experiment's NFE: the whole family, its primary row too, at Holm's levels from 0.05
+    # three rows on one experiment's NFE: the whole family, its primary row too, at Holm's levels
+    # from 0.05
     rows = [Claim(f"t.nfe{i}", "P", "fewer NFE", "Fig. 1", "toy", "nfe", ratio(f"m{i}.nfe", "base.nfe"),
                   less(0.8, null=1.0)) for i in range(3)]
     rng = np.random.default_rng(3)
@@ -319,9 +323,10 @@ def test_every_row_of_the_ledger_of_record_shows_family_level_method_sign_and_ba
 
 
 def test_family_error_is_at_most_alpha_with_holm_over_the_whole_family():
-    # four rows of one family, no effect in any: the rule before (primary at 95 %, Holm on the others at 5 %)
-    # falsely decides some row in about 10 % of families (2 alpha); Holm over the whole family keeps it at 5 %.
-    # Allowed: 5 % plus 3 Monte-Carlo standard errors (sd of a rate near 0.05 over 300 families: 0.013)
+    # four rows of one family, no effect in any: the rule before (primary at 95 %, Holm on the
+    # others at 5 %) falsely decides some row in about 10 % of families (2 alpha); Holm over the
+    # whole family keeps it at 5 %. Allowed: 5 % plus 3 Monte-Carlo standard errors (sd of a rate
+    # near 0.05 over 300 families: 0.013)
     from analysis.sequential_null import family_rates
 
     rates = family_rates(300, rhos=(0.0,))

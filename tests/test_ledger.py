@@ -34,8 +34,9 @@ def _seeds(ratios, acc=0.9) -> list[dict]:
     return [{"m.x": r, "base.x": 1.0, "base.acc": acc} for r in ratios]
 
 
-# ---- each outcome: every cell of the rule's table (docs/guide/experiments.md) ---------------------------------------
-# the paper's effect of the ratio claim: log10(1 / 0.8) = 0.097, its sesoi half of it (0.048) unless given
+# ---- each outcome: every cell of the rule's table (docs/guide/experiments.md)
+# --------------------------------------- the paper's effect of the ratio claim: log10(1 / 0.8) =
+# 0.097, its sesoi half of it (0.048) unless given
 @pytest.mark.parametrize("ratios, sesoi, outcome", [
     ([0.70, 0.71, 0.69, 0.72, 0.70], None, "reproduced"),       # excludes 0, not inside, reaches the paper's 0.8
     ([0.95, 0.951, 0.949, 0.95, 0.952], 0.01, "smaller effect"),  # excludes 0, not inside ±0.01, short of 0.8
@@ -64,8 +65,9 @@ def test_planted_per_seed_effects_give_each_outcome(ratios, sesoi, outcome):
 
 
 def test_an_effect_that_excludes_zero_is_never_called_negligible():
-    # a 3 % increase where the paper's effect is a 20 % decrease: 0.013 on the log scale, inside ±0.048: the rule
-    # before called it negligible (its CI inside ±sesoi); its CI excludes 0, so it reads opposite (negligible)
+    # a 3 % increase where the paper's effect is a 20 % decrease: 0.013 on the log scale, inside
+    # ±0.048: the rule before called it negligible (its CI inside ±sesoi); its CI excludes 0, so it
+    # reads opposite (negligible)
     row = evaluate(_ratio_claim(), _results(_seeds([1.03, 1.031, 1.029, 1.03, 1.032])))
     assert row.outcome == "opposite (negligible)" and row.ci_low > 0 and row.ci_high < row.claim.bounds()[2]
     # and a 20 % increase (0.079, beyond ±0.048) is opposite

@@ -1,5 +1,6 @@
-"""The ledger's reader: results.json is verified against the shards beside it, and every bad door is a clear
-error naming the file (exit non-zero), never a hang or a quiet exit 0."""
+"""The ledger's reader: results.json is verified against the shards beside it, and every bad door is
+a clear error naming the file (exit non-zero), never a hang or a quiet exit 0."""
+
 from __future__ import annotations
 
 import json
@@ -33,12 +34,13 @@ def _refused(root: Path, match: str, capsys) -> None:
 
 
 def test_the_results_of_record_verify_against_their_shards(tmp_path):
-    row, = E.ledger(_copy(tmp_path), claims=[E.CLAIMS["momres.rings_tied"]]).rows
+    (row,) = E.ledger(_copy(tmp_path), claims=[E.CLAIMS["momres.rings_tied"]]).rows
     assert row.n == 5
 
 
 def test_a_results_file_edited_alone_is_refused(tmp_path, capsys):
-    # planted: one seed's metric edited in results.json, the shards' hashes unchanged (before: a row flipped, exit 0)
+    # planted: one seed's metric edited in results.json, the shards' hashes unchanged (before: a row
+    # flipped, exit 0)
     root = _copy(tmp_path)
     path = root / NAME / "results.json"
     data = json.loads(path.read_text())
@@ -74,15 +76,29 @@ def test_a_special_file_is_refused_before_reading(tmp_path, kind, capsys):
         os.mkfifo(path)
     else:
         path.symlink_to("/dev/zero")
-    # a hang before (read_bytes() on a pipe or an endless device); a link out of the folder is refused too
+    # a hang before (read_bytes() on a pipe or an endless device); a link out of the folder is
+    # refused too
     _refused(root, "regular file" if kind == "fifo" else "must lie in .*/dev/zero", capsys)
 
 
-@pytest.mark.parametrize("text, match", [
-    ('{"scale": "cpu", "shards": [{"seed": 0, "metrics": {"momentum.test_accuracy": NaN}}]}', "NaN is not JSON"),
-    ('{"scale": "cpu", "shards": [{"seed": 0, "metrics": {"momentum.test_accuracy": 1e999}}]}', "beyond float"),
-    ('{"experiment": "momres_rings", "scale": "cpu", "shards": []}', "of experiment 'momres_rings'"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        (
+            '{"scale": "cpu", "shards": [{"seed": 0, "metrics": {"momentum.test_accuracy": NaN}}]}',
+            "NaN is not JSON",
+        ),
+        (
+            '{"scale": "cpu", "shards": [{"seed": 0, "metrics": '
+            '{"momentum.test_accuracy": 1e999}}]}',
+            "beyond float",
+        ),
+        (
+            '{"experiment": "momres_rings", "scale": "cpu", "shards": []}',
+            "of experiment 'momres_rings'",
+        ),
+    ],
+)
 def test_a_results_file_that_is_not_what_it_says_is_refused(tmp_path, text, match, capsys):
     root = tmp_path / "results"
     (root / NAME).mkdir(parents=True)

@@ -162,20 +162,28 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
 
 
 def _by_evidence(rows: list[dict], not_run: list[dict], headline: str) -> list[str]:
-    """The ledger page's opening: the replications and their outcomes, then the pilots, then what is not run;
-    each row's question, outcome and what it measured in words, its id in a column of its own."""
+    """The ledger page's opening: the replications and their outcomes, then the pilots, then what is
+    not run; each row's question, outcome and what it measured in words, its id in a column of its
+    own."""
     from dynkit.report.common import count_by, reason_text, row_label
 
-    groups = {e: [r for r in rows if r.get("evidence") == e] for e in ("replication", "pilot", "not run")}
+    groups = {e: [r for r in rows if r.get("evidence") == e]
+              for e in ("replication", "pilot", "not run")}
+
+    def replication(r):
+        return [r.get("question") or r.get("claim"), row_label(r),
+                r.get("summary") or reason_text(r), f"`{r.get('id')}`"]
+
+    def pilot(r):
+        cells = replication(r)
+        return cells[:2] + [r.get("reading"), r.get("evidence_why")] + cells[2:]
+
     out = [headline, ""] if headline else []
     for evidence, title, head, cells in (
             ("replication", "Replications", ["question", "outcome", "what we measured", "id"],
-             lambda r: [r.get("question") or r.get("claim"), row_label(r), r.get("summary") or reason_text(r),
-                        f"`{r.get('id')}`"]),
-            ("pilot", "Pilots", ["question", "outcome", "what the interval reads", "why a pilot", "what we measured",
-                                 "id"],
-             lambda r: [r.get("question") or r.get("claim"), row_label(r), r.get("reading"), r.get("evidence_why"),
-                        r.get("summary") or reason_text(r), f"`{r.get('id')}`"])):
+             replication),
+            ("pilot", "Pilots", ["question", "outcome", "what the interval reads", "why a pilot",
+                                 "what we measured", "id"], pilot)):
         these = groups[evidence]
         out += [f"## {title} ({len(these)})", ""]
         if these:
@@ -183,12 +191,13 @@ def _by_evidence(rows: list[dict], not_run: list[dict], headline: str) -> list[s
                     _table(head, [cells(r) for r in these]), ""]
         else:
             out += ["None.", ""]
+    missing = [[r.get("paper"), r.get("paper_figure"), r.get("question") or r.get("claim"),
+                r.get("evidence_why"), "results"] for r in groups["not run"]]
+    missing += [[c.get("paper"), c.get("location"), c.get("compares"), c.get("needs"),
+                 c.get("kind")] for c in not_run]
     out += [f"## Not run ({len(groups['not run'])} rows, {len(not_run)} comparisons)", "",
-            _table(["paper", "table or figure", "compares", "what it needs", "need"],
-                   [[r.get("paper"), r.get("paper_figure"), r.get("question") or r.get("claim"),
-                     r.get("evidence_why"), "results"] for r in groups["not run"]]
-                   + [[c.get("paper"), c.get("location"), c.get("compares"), c.get("needs"), c.get("kind")]
-                      for c in not_run]), "", "## Every row in detail", ""]
+            _table(["paper", "table or figure", "compares", "what it needs", "need"], missing), "",
+            "## Every row in detail", ""]
     return out
 
 
@@ -225,7 +234,8 @@ def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = 
 
     opening = _by_evidence(rows, data.get("not_run") or [], data.get("headline") or "") if any(
         "evidence" in r for r in rows) else []
-    text = [f"# {title}", "", *opening, "Each experimental claim of the papers, the metric dynkit measured, the paired "
+    text = [f"# {title}", "", *opening,
+            "Each experimental claim of the papers, the metric dynkit measured, the paired "
             "per-seed effect on its scale with its 95% confidence interval, n with how many seeds agree in sign "
             "(from the committed results in `analysis/results`), whether the plan fixing its seeds was written "
             f"before the results (prospective) or after them (retrospective), and the {label} its rule gives after "

@@ -155,10 +155,10 @@ def _cubic_zero_predictor(config: Mapping, seed: int) -> dict:
 
 
 def _rings_majority_class(config: Mapping, seed: int) -> dict:
-    """momres_rings(_tied): the majority class's test accuracy on the seed's test points, from the labels the run
-    scored (regenerated as :func:`dynkit.experiments.momres_rings.run` draws them: training points, then test
-    points, from one generator seeded ``seed``): the rings' labels are ``ring % 2``, two classes, whatever the
-    number of rings."""
+    """momres_rings(_tied): the majority class's test accuracy on the seed's test points, from the
+    labels the run scored (regenerated as :func:`dynkit.experiments.momres_rings.run` draws them:
+    training points, then test points, from one generator seeded ``seed``): the rings' labels are
+    ``ring % 2``, two classes, whatever the number of rings."""
     import torch
 
     from .momres_rings import make_rings, options
@@ -173,15 +173,18 @@ def _rings_majority_class(config: Mapping, seed: int) -> dict:
 
 
 def _lista_zero_code(config: Mapping, seed: int) -> dict:
-    """momres_lista: the zero code's test Lasso loss minus the optimum on the seed's test samples (the loss of
-    predicting x = 0: ``0.5 ||y||^2`` on average), the gap a trained LISTA-style network must close; the optimum by
-    FISTA (:func:`~dynkit.experiments.momres_lista.lasso_optimum`), the data regenerated as the run draws them."""
+    """momres_lista: the zero code's test Lasso loss minus the optimum on the seed's test samples
+    (the loss of predicting x = 0: ``0.5 ||y||^2`` on average), the gap a trained LISTA-style
+    network must close; the optimum by FISTA
+    (:func:`~dynkit.experiments.momres_lista.lasso_optimum`), the data regenerated as the run draws
+    them."""
     import torch
 
     from .momres_lista import lasso, lasso_optimum, make_problem, options
 
     o = options(list(config["args"]))
-    D, _, y_test = make_problem(o["n_train"], o["n_test"], torch.Generator().manual_seed(seed), o["columns"])
+    g = torch.Generator().manual_seed(seed)
+    D, _, y_test = make_problem(o["n_train"], o["n_test"], g, o["columns"])
     zero = float(lasso(D, y_test, torch.zeros(len(y_test), D.shape[1], dtype=D.dtype)))
     return {"baseline.zero.deepest_loss_gap": zero - float(lasso_optimum(D, y_test))}
 
@@ -233,18 +236,20 @@ def load(folder: str | Path) -> dict[int, dict]:
     return {int(k): dict(v) for k, v in data["seeds"].items()}
 
 
-def above_baseline(metric_name: str, baseline: str, margin: float, why: str, subject: str | None = None,
-                   when: str | None = None) -> Check:
-    """A trained bar for a score (an accuracy): valid when ``metric >= baseline + margin`` (the trivial
-    predictor's score on the same data, e.g. the majority class of the labels the run scored)."""
+def above_baseline(metric_name: str, baseline: str, margin: float, why: str,
+                   subject: str | None = None, when: str | None = None) -> Check:
+    """A trained bar for a score (an accuracy): valid when ``metric >= baseline + margin`` (the
+    trivial predictor's score on the same data, e.g. the majority class of the labels the run
+    scored)."""
     if not 0 <= margin < 1:
         raise ValueError(f"margin must lie in [0, 1), got {margin!r}")
 
     def test(value, floor):
         return value >= floor + margin, (value, floor)
 
-    return Check("trained bar", metric_name.split(".", 1)[0] if subject is None else subject, (metric_name, baseline),
-                 test, f"{metric_name} >= {baseline} + {margin:g} ({why})", when)
+    about = metric_name.split(".", 1)[0] if subject is None else subject
+    return Check("trained bar", about, (metric_name, baseline), test,
+                 f"{metric_name} >= {baseline} + {margin:g} ({why})", when)
 
 
 def beats_baseline(metric_name: str, baseline: str, margin: float, why: str, subject: str | None = None,

@@ -1,5 +1,6 @@
-"""The statistics behind a ledger row: intervals, the sign test, the outcome rule (seven cases that partition the
-line, :func:`decide`), Holm levels over a family and the alpha spent at each look of a group-sequential plan.
+"""The statistics behind a ledger row: intervals, the sign test, the outcome rule (seven cases that
+partition the line, :func:`decide`), Holm levels over a family and the alpha spent at each look of a
+group-sequential plan.
 
 Every interval comes from :mod:`scipy.stats` (Student t by :func:`scipy.stats.t.interval`, the BCa bootstrap
 by :func:`scipy.stats.bootstrap`); which one a row uses is fixed by the experiment's plan before the results
@@ -113,11 +114,11 @@ def p_value(xs: Sequence[float], null: float) -> float:
 
 
 SESOI_FRACTION = 0.5
-"""The smallest effect of interest where the paper states its effect ``d``: half of it (stated, as a fraction of
-``d``; the same for every row, fixed before these results were read under this rule)."""
+"""The smallest effect of interest where the paper states its effect ``d``: half of it (stated, as a
+fraction of ``d``; the same for every row, fixed before these results were read under this rule)."""
 RULE_FIXED = "2026-12-02"
-"""When the outcome table of :func:`decide` and :data:`SESOI_FRACTION` were fixed: a plan written before this date
-is retrospective for this rule (its results were seen before the rule was)."""
+"""When the outcome table of :func:`decide` and :data:`SESOI_FRACTION` were fixed: a plan written
+before this date is retrospective for this rule (its results were seen before the rule was)."""
 REPLICATION_OUTCOMES = ("reproduced", "smaller effect", "smaller effect (negligible)", "negligible",
                         "opposite (negligible)", "opposite", "inconclusive")
 """The outcomes of :func:`decide`, in the order of its table (they partition the line)."""
@@ -126,9 +127,9 @@ REPLICATION_OUTCOMES = ("reproduced", "smaller effect", "smaller effect (negligi
 def decide(low: float, high: float, null: float, target: float, sesoi: float, sign: int) -> str:
     """The outcome of an interval ``[low, high]`` on the row's scale.
 
-    On ``x = sign * (effect - null)`` (positive on the paper's side), with the paper's effect
-    ``d = sign * (target - null)`` and the smallest effect of interest ``s`` (``0 < s <= d``; ``s == d`` only
-    where the paper states a direction and no size), the CI ``[lo, hi]`` of ``x`` reads:
+    On ``x = sign * (effect - null)`` (positive on the paper's side), with the paper's effect ``d =
+    sign * (target - null)`` and the smallest effect of interest ``s`` (``0 < s <= d``; ``s == d``
+    only where the paper states a direction and no size), the CI ``[lo, hi]`` of ``x`` reads:
 
     ========================================  ===============================
     the interval of ``x``                     outcome
@@ -146,10 +147,13 @@ def decide(low: float, high: float, null: float, target: float, sesoi: float, si
         raise ValueError(f"sesoi must be > 0, got {sesoi!r}")
     d = sign * (target - null)
     if not sesoi <= d * (1 + 1e-12):
-        raise ValueError(f"sesoi must be at most the paper's effect d = {d:g} on the row's scale, got {sesoi!r}")
+        raise ValueError(f"sesoi must be at most the paper's effect d = {d:g} on the row's scale, "
+                         f"got {sesoi!r}")
     lo, hi = sorted((sign * (low - null), sign * (high - null)))
     if lo > 0:
-        return "reproduced" if hi >= d else "smaller effect" if hi >= sesoi else "smaller effect (negligible)"
+        if hi >= d:
+            return "reproduced"
+        return "smaller effect" if hi >= sesoi else "smaller effect (negligible)"
     if hi < 0:
         return "opposite (negligible)" if lo > -sesoi else "opposite"
     return "negligible" if -sesoi < lo and hi < sesoi else "inconclusive"
@@ -233,8 +237,10 @@ def seeds_needed(sd: float, sesoi: float, alpha: float = ALPHA, power: float = P
     return hi
 
 
-DECISIONS = ("reproduced", "smaller effect", "smaller effect (negligible)", "opposite (negligible)", "opposite")
-"""The outcomes that reject no effect (their CI excludes 0): under a true null each is a false decision."""
+DECISIONS = ("reproduced", "smaller effect", "smaller effect (negligible)", "opposite (negligible)",
+             "opposite")
+"""The outcomes that reject no effect (their CI excludes 0): under a true null each is a false
+decision."""
 
 
 def sequential_outcome(xs: Sequence[float], looks: Sequence[int], levels: Sequence[float], null: float,
