@@ -135,3 +135,17 @@ def test_the_ledger_of_record_is_what_the_shards_give_today():
                 assert old[k] == pytest.approx(new[k], rel=1e-9, abs=1e-12), (old["id"], k)
     assert stored["counts"] == fresh["counts"] and len(stored["not_run"]) == len(fresh["not_run"])
     assert (RECORD / "LEDGER.md").read_text().startswith("# Claims ledger\n\n" + table.headline())
+
+
+def test_no_pilot_reads_a_replications_word_and_no_negligible_ci_excludes_zero():
+    from dynkit.experiments.evidence import PILOT_OUTCOMES
+    from dynkit.experiments.inference import REPLICATION_OUTCOMES
+
+    for r in E.ledger().rows:
+        if r.outcome in REPLICATION_OUTCOMES:
+            assert r.evidence == "replication", r.claim.id
+        if r.evidence == "pilot":
+            assert r.outcome in PILOT_OUTCOMES, r.claim.id
+        if r.reading == "negligible" and not r.deterministic:
+            null = r.claim.bounds()[0]
+            assert r.ci_low <= null <= r.ci_high, r.claim.id
