@@ -115,27 +115,27 @@ def evidence_of(claim, results: Mapping | None) -> tuple[str, str]:
     if results is None:
         return "not run", f"no results at scale {claim.scale!r}"
     moved = other_task(claim)
-    if moved is not None:
-        return "pilot", f"the paper's claim is about {moved[0]}; this run is on {moved[1]}"
+    why = [] if moved is None else [f"the paper's claim is about {moved[0]}; this run is on {moved[1]}"]
     if claim.experiment not in RECIPES or claim.experiment not in EXPERIMENTS:
-        return "pilot", f"{claim.experiment} has no recipe stating the authors' setup against ours"
-    if results.get("scale") == "paper":
+        why.append(f"{claim.experiment} has no recipe stating the authors' setup against ours")
+        return "pilot", "; ".join(why)
+    if results.get("scale") == "paper" and not why:
         return "replication", "run at the paper scale (every stated setting of the authors)"
-    recipe = RECIPES[claim.experiment]
     stale = _recorded_differs(claim.experiment, results)
     if stale:
-        return (
-            "pilot",
-            f"the results were run with another config than the recipe reads ({', '.join(stale)})",
-        )
-    rows = recipe.rows(get(claim.experiment).config(results["scale"]), results["scale"])
+        why.append(f"the results were run with another config than the recipe reads "
+                   f"({', '.join(stale)})")
+        return "pilot", "; ".join(why)
+    rows = RECIPES[claim.experiment].rows(get(claim.experiment).config(results["scale"]),
+                                          results["scale"])
     differs = [r["setting"] for r in rows if not r["as_paper"] and r["setting"] not in NEUTRAL]
-    if differs:
-        return "pilot", "differs from the authors' setup in: " + ", ".join(differs)
+    if differs:  # every difference named, the task's among them
+        why.append("differs from the authors' setup in: " + ", ".join(differs))
+    if why:
+        return "pilot", "; ".join(why)
     kept = [f"{r['setting']} ({NEUTRAL[r['setting']]})" for r in rows if not r["as_paper"]]
     return "replication", "every setting of the recipe as the authors'" + (
-        "; except " + "; ".join(kept) if kept else ""
-    )
+        "; except " + "; ".join(kept) if kept else "")
 
 
 def label(outcome: str, evidence: str) -> str:
