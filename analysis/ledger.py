@@ -37,14 +37,12 @@ def why_changed(old: dict | None, new: dict) -> str:
     if reading == "invalid" and before != "invalid":
         parts.append("invalid: " + new["reason_words"])
     elif reading != "invalid" and reading != before:
-        level = f"level {new['level']:.4g}, {new['family']} ({'primary' if new['primary'] else 'secondary'}; Holm "
-        parts.append(
-            f"the interval {_ci(new)} at {level}over the whole family) against the paper's effect "
-            f"{new['paper_effect']:.3g} and the smallest effect of interest ±{new['sesoi']:.3g} (was "
-            f"±{old['sesoi']:.3g}) reads {reading}"
-            if old and old.get("sesoi") is not None
-            else f"the new rule reads {reading}"
-        )
+        role = "primary" if new["primary"] else "secondary"
+        level = f"level {new['level']:.4g}, {new['family']} ({role}; Holm over the whole family)"
+        was = f" (was ±{old['sesoi']:.3g})" if old and old.get("sesoi") is not None else ""
+        parts.append(f"the interval {_ci(new)} at {level} against the paper's effect "
+                     f"{new['paper_effect']:.3g} and the smallest effect of interest "
+                     f"±{new['sesoi']:.3g}{was} reads {reading}")
     return "; ".join(parts) or new["reason_words"] or "–"
 
 
@@ -64,8 +62,8 @@ def changes(before: dict, after: dict) -> str:
     lines = [
         "# Ledger changes: evidence levels, a rule that can say what it saw, bars from the data",
         "",
-        f"Before: {len(before['rows'])} rows, no evidence level (every row read as if it replicated the paper): "
-        f"{_counts(before['rows'])}.",
+        f"Before: {len(before['rows'])} rows, no evidence level (every row read as if it "
+        f"replicated the paper): {_counts(before['rows'])}.",
         "",
     ]
     for evidence in ("replication", "pilot", "not run"):
@@ -76,17 +74,16 @@ def changes(before: dict, after: dict) -> str:
             + "."
         ]
         if evidence == "pilot" and these:
-            lines += [
-                "",
-                f"After, what the pilots' intervals read under the rule: {_counts(these, lambda r: r['reading'])}.",
-            ]
+            reads = _counts(these, lambda r: r["reading"])
+            lines += ["", f"After, what the pilots' intervals read under the rule: {reads}."]
         lines.append("")
     lines += [
-        f"Comparisons of the papers no experiment tests yet (not run): {len(after.get('not_run', []))}.",
+        f"Comparisons of the papers no experiment tests yet (not run): "
+        f"{len(after.get('not_run', []))}.",
         "",
-        "Every plan was written before this rule was fixed (the SESOI at half the paper's effect, the seven "
-        "outcomes, Holm over the whole family): the rule is retrospective for every row. The plans are kept "
-        "as they were written; none is rewritten.",
+        "Every plan was written before this rule was fixed (the SESOI at half the paper's effect, "
+        "the seven outcomes, Holm over the whole family): the rule is retrospective for every row. "
+        "The plans are kept as they were written; none is rewritten.",
         "",
         "| id | before | after | reads | evidence | why |",
         "| --- | --- | --- | --- | --- | --- |",

@@ -130,7 +130,8 @@ def main(argv=None) -> dict:
     rates.update(family_rates(args.reps))
     for name, rate in rates.items():
         print(
-            f"{name:64s} false-decision rate {rate:.4f} ± {math.sqrt(rate * (1 - rate) / args.reps):.4f}"
+            f"{name:64s} false-decision rate {rate:.4f} "
+            f"± {math.sqrt(rate * (1 - rate) / args.reps):.4f}"
         )
     return rates
 

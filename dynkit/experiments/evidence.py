@@ -115,7 +115,8 @@ def evidence_of(claim, results: Mapping | None) -> tuple[str, str]:
     if results is None:
         return "not run", f"no results at scale {claim.scale!r}"
     moved = other_task(claim)
-    why = [] if moved is None else [f"the paper's claim is about {moved[0]}; this run is on {moved[1]}"]
+    why = [] if moved is None else [f"the paper's claim is about {moved[0]}; this run is on "
+                                    f"{moved[1]}"]
     if claim.experiment not in RECIPES or claim.experiment not in EXPERIMENTS:
         why.append(f"{claim.experiment} has no recipe stating the authors' setup against ours")
         return "pilot", "; ".join(why)
