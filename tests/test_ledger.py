@@ -34,9 +34,9 @@ def _seeds(ratios, acc=0.9) -> list[dict]:
     return [{"m.x": r, "base.x": 1.0, "base.acc": acc} for r in ratios]
 
 
-# ---- each outcome: every cell of the rule's table (docs/guide/experiments.md)
-# --------------------------------------- the paper's effect of the ratio claim: log10(1 / 0.8) =
-# 0.097, its sesoi half of it (0.048) unless given
+# ---- each outcome: every cell of the rule's table (docs/guide/experiments.md) ---------------------------------------
+# the paper's effect of the ratio claim: log10(1 / 0.8) = 0.097, its sesoi half of it (0.048)
+# unless given
 @pytest.mark.parametrize("ratios, sesoi, outcome", [
     ([0.70, 0.71, 0.69, 0.72, 0.70], None, "reproduced"),       # excludes 0, not inside, reaches the paper's 0.8
     ([0.95, 0.951, 0.949, 0.95, 0.952], 0.01, "smaller effect"),  # excludes 0, not inside ±0.01, short of 0.8

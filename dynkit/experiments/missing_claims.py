@@ -123,11 +123,10 @@ for base, base_label in (("node", "ODE-RNN"), ("anode", "ANODE-RNN")):
                   metric=f"{reads.replace('test', 'forecast test')} {base_label} / HBNODE-RNN",
                   value=ratio(f"{base}.{key}", f"hbnode.{key}"), rule=greater(2.0, null=1.0))
 
-# ---- CSAODE Table 1 on the four cross-validated sets
-# ----------------------------------------------------------- One value per CV fold. A criterion
-# row: the paper's figure P is its effect, the majority-class accuracy (what a model that learned
-# nothing scores: 50% on SUBJ and MR, 63.8% on CR, 68.8% on MPQA) its null, so a CI above the null
-# that falls short of P reads "smaller effect".
+# ---- CSAODE Table 1 on the four cross-validated sets -----------------------------------------------------------
+# One value per CV fold. A criterion row: the paper's figure P is its effect, the majority-class
+# accuracy (what a model that learned nothing scores: 50% on SUBJ and MR, 63.8% on CR, 68.8% on
+# MPQA) its null, so a CI above the null that falls short of P reads "smaller effect".
 for dataset in DATASETS:
     for solver, name in VARIANTS.items():
         paper = CSAODE_TABLE[name][dataset]
