@@ -21,23 +21,21 @@ A row is computed, in code, in six steps:
    levels (:func:`~dynkit.experiments.inference.holm_levels`) from the plan's level for the look its
    results are at (``alpha`` = 0.05 for one look): the chance of any false decision in a family is
    at most ``alpha`` (``python -m analysis.sequential_null`` simulates it).
-5. **The outcome** (:func:`~dynkit.experiments.inference.decide`) from the interval of ``x = s *
-(effect -
-   null)`` (``s = +1`` when the paper's effect lies above no effect, ``-1`` below), the paper's
-   effect ``d`` and the smallest effect of interest (half of ``d`` unless stated; a criterion row
-   "reaches P" takes P as ``d`` and the trivial predictor as its null): ``reproduced``, ``smaller
-   effect``, ``smaller effect (negligible)``, ``negligible``, ``opposite (negligible)``,
-   ``opposite`` or ``inconclusive`` (with the seeds it would need), the seven cases partitioning the
-   line; ``invalid`` when step 1 or 2 failed (or the results do not follow the plan);
-   ``deterministic`` for zero spread (one measurement, what it reads kept as ``provisional``);
-   ``needs full scale`` where the claim's recipe states, before any result, that its mechanism needs
-   the paper's scale.
+5. **The outcome** (:func:`~dynkit.experiments.inference.decide`) from the interval of
+   ``x = s * (effect - null)`` (``s = +1`` when the paper's effect lies above no effect, ``-1``
+   below), the paper's effect ``d`` and the smallest effect of interest (half of ``d`` unless
+   stated; a criterion row "reaches P" takes P as ``d`` and the trivial predictor as its null):
+   ``reproduced``, ``smaller effect``, ``smaller effect (negligible)``, ``negligible``,
+   ``opposite (negligible)``, ``opposite`` or ``inconclusive`` (with the seeds it would need), the
+   seven cases partitioning the line; ``invalid`` when step 1 or 2 failed (or the results do not
+   follow the plan); ``deterministic`` for zero spread (one measurement, what it reads kept as
+   ``provisional``); ``needs full scale`` where the claim's recipe states, before any result, that
+   its mechanism needs the paper's scale.
 6. **The evidence** (:mod:`dynkit.experiments.evidence`): ``replication`` only for the paper's
-experiment (task,
-   data, design, budget, tolerance: its recipe); otherwise ``pilot``, whose outcome reads ``pilot
-   agrees``, ``pilot disagrees``, ``pilot: no effect``, ``pilot inconclusive`` or ``pilot invalid``;
-   ``not run`` without results. The comparisons no row tests yet are listed in
-   :mod:`dynkit.experiments.inventory`.
+   experiment (task, data, design, budget, tolerance: its recipe); otherwise ``pilot``, whose
+   outcome reads ``pilot agrees``, ``pilot disagrees``, ``pilot: no effect``, ``pilot
+   inconclusive`` or ``pilot invalid``; ``not run`` without results. The comparisons no row tests
+   yet are listed in :mod:`dynkit.experiments.inventory`.
 """
 from __future__ import annotations
 
