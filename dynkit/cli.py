@@ -616,41 +616,34 @@ def cmd_ledger(args) -> int:
     return 0
 
 
-LEDGER_TABLE_COLUMNS = ("id", "claim", "metric", "effect", "n", "family", "outcome")
-"""The columns of ``dynkit ledger``'s terminal table (``--format csv|json|md`` give every field)."""
+LEDGER_TABLE_COLUMNS = ("question", "evidence", "outcome", "what we measured", "id")
 
 
 def _print_rich_table(table) -> bool:
-    """Print the ledger as a rich table wrapped to the terminal's width; False when rich is not installed."""
+    """Print the ledger as a rich table wrapped to the terminal's width, the replications first,
+    then the pilots, then the rows not run; False when rich is not installed."""
     try:
         from rich.console import Console
         from rich.table import Table
     except ImportError:
         print("dynkit ledger: rich is not installed (pip install 'dynkit[cli]'): printing Markdown", file=sys.stderr)
         return False
-    out = Table(expand=True, title=f"{len(table.rows)} empirical claims")
-    for name in LEDGER_TABLE_COLUMNS:  # the share of the terminal's width each column wraps into
-        out.add_column("n (sign)" if name == "n" else name.replace("_", " "), overflow="fold",
-                       no_wrap=False,
-                       ratio={"claim": 4, "metric": 3, "id": 3, "n": 1, "outcome": 4, "family": 2}.get(name, 2))
-    for record in table.records():
-        effect = "–" if record["effect"] is None else f"{record['scale']} {record['effect']:.3g}"
-        if record["deterministic"]:
-            effect += ", deterministic (one measurement)"
-        elif record["effect"] is not None and record["ci_low"] is not None and record["ci_high"] is not None:
-            effect += (f" [{record['ci_low']:.3g}, {record['ci_high']:.3g}] ({record['ci_method']}, "
-                       f"{100 * record['level']:.4g}%)")
-        why = record["reason"] or ""
-        if record["outcome"] in ("inconclusive", "needs full scale") and record["seeds_needed"] is not None:
-            why = (why + "; " if why else "") + f"seeds needed {record['seeds_needed']}"
-        outcome = record["outcome"] + (f" ({why})" if why else "")
-        if record["baseline"]:
-            outcome += f"; trained bar: {record['baseline']}"
-        family = f"{record['family']} ({'primary' if record['primary'] else 'secondary'}, level {record['level']:.4g})"
-        cells = {**record, "effect": effect, "n": f"{record['n']} ({record['n_agree']}/{record['n_sign']} on the "
-                 f"paper's side)", "family": family, "outcome": outcome}
-        out.add_row(*(str(cells[name]) for name in LEDGER_TABLE_COLUMNS))
-    Console(soft_wrap=False).print(out)
+    records = table.records()
+    out = Table(expand=True, title=f"{len(table.rows)} empirical claims", caption=table.headline())
+    # an id breaks only after its dots, each part on a line of its own in a column as wide as its
+    # longest part (a terminal too narrow for that folds the longest parts)
+    console = Console(soft_wrap=False)
+    longest = max((len(part) + 1 for r in records for part in r["id"].split(".")), default=2)
+    widths = {"evidence": len("replication"), "outcome": len("inconclusive"),
+              "id": min(longest, max(12, console.width // 5))}
+    for name in LEDGER_TABLE_COLUMNS:  # fixed widths for words and ids, shares of the rest: prose
+        out.add_column(name, overflow="fold", no_wrap=False, width=widths.get(name),
+                       ratio={"question": 2, "what we measured": 3}.get(name))
+    order = {"replication": 0, "pilot": 1, "not run": 2}
+    for record in sorted(records, key=lambda r: order.get(r["evidence"], 3)):
+        out.add_row(record["question"], record["evidence"], record["outcome"], record["summary"],
+                    record["id"].replace(".", ".\n"))
+    console.print(out)
     return True
 
 

@@ -244,7 +244,9 @@ def test_ledger_formats(capsys, monkeypatch):
     code, out, _ = run(capsys, "ledger", "--format", "json")
     assert code == 0 and len(json.loads(out)["rows"]) == n_claims
     code, md, _ = run(capsys, "ledger", "--format", "md")
-    assert code == 0 and md.startswith("| id | paper |")
+    assert code == 0 and md.startswith(f"{sum(r.evidence == 'replication' for r in dk.experiments.ledger().rows)} of "
+                                       f"{n_claims} rows replicate")  # the replications first, then pilots, not run
+    assert md.index("## Replications") < md.index("## Pilots") < md.index("## Not run") < md.index("| id | paper |")
     code, piped, _ = run(capsys, "ledger")
     assert code == 0 and piped == md  # into a pipe or a file (not a terminal) the default is Markdown
     monkeypatch.setenv("COLUMNS", "80")
@@ -258,7 +260,7 @@ def test_ledger_table_without_rich_falls_back_to_markdown(capsys, monkeypatch):
     for name in ("rich", "rich.console", "rich.table"):
         monkeypatch.setitem(sys.modules, name, None)
     code, out, err = run(capsys, "ledger", "--format", "table")
-    assert code == 0 and out.startswith("| id | paper |") and "dynkit[cli]" in err
+    assert code == 0 and "## Replications" in out and "| id | paper |" in out and "dynkit[cli]" in err
 
 
 def test_to_pandas_on_tables(monkeypatch):

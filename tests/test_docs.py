@@ -195,9 +195,10 @@ def test_ledger_page_from_the_contract(tmp_path):
     dynkit_pages.ledger_page(tmp_path / "ledger.md", lambda: Ledger())
     text = (tmp_path / "ledger.md").read_text()
     assert "**0** reproduced · **1** partly reproduced · **0** not reproduced at this scale · **0** contradicted" in text
-    assert "| claim | paper | metric | effect [95% CI] | n (agree) | plan | verdict | reason or seeds needed |" in text
-    assert ("| fewer NFE (`x1`) | Wang et al., momentum review, Fig. 11 | ratio | 0.6 [0.5, 0.7] (5 seeds) |  | "
-            "none | partly reproduced |  |") in text  # a row from before issue 21: its mean, no n (agree), no plan
+    assert ("| claim | paper | metric | effect [95% CI] | n (agree) | plan | verdict | reason or seeds needed | id |"
+            in text)
+    assert ("| fewer NFE | Wang et al., momentum review, Fig. 11 | ratio | 0.6 [0.5, 0.7] (5 seeds) |  | "
+            "none | partly reproduced |  | `x1` |") in text  # a row from before issue 21: no n (agree), no plan
     # Rows that carry an outcome (and labels no list anticipates) are counted by it.
     class Outcomes:
         def to_dict(self):
@@ -209,6 +210,23 @@ def test_ledger_page_from_the_contract(tmp_path):
     text = (tmp_path / "outcomes.md").read_text()
     assert "**1** smaller effect · **1** something new (2 results)" in text and "| outcome | reason or seeds needed |" in text
     assert "| retrospective | smaller effect |" in text and "| prospective | something new |" in text
+    # rows with an evidence level: the replications first, then the pilots, then what is not run
+    class WithEvidence:
+        def to_dict(self):
+            row = dict(Ledger().to_dict()["rows"][0], summary="NFE ratio 0.6 over 5 seeds", reading="reproduced")
+            return {"headline": "1 of 3 rows replicate the paper's experiment",
+                    "rows": [dict(row, id="p1", evidence="pilot", outcome="pilot agrees", evidence_why="digits"),
+                             dict(row, id="r1", evidence="replication", outcome="reproduced")],
+                    "not_run": [{"paper": "P", "location": "Table 9", "compares": "BLEU", "needs": "IWSLT",
+                                 "kind": "data"}]}
+
+    dynkit_pages.ledger_page(tmp_path / "evidence.md", lambda: WithEvidence())
+    text = (tmp_path / "evidence.md").read_text()
+    assert (text.index("1 of 3 rows replicate") < text.index("## Replications (1)") < text.index("## Pilots (1)")
+            < text.index("## Not run (0 rows, 1 comparisons)") < text.index("## Every row in detail"))
+    assert "| fewer NFE | reproduced | NFE ratio 0.6 over 5 seeds | `r1` |" in text
+    assert "| fewer NFE | pilot agrees | reproduced | digits | NFE ratio 0.6 over 5 seeds | `p1` |" in text
+    assert "| P | Table 9 | BLEU | IWSLT | data |" in text
     dynkit_pages.ledger_page(tmp_path / "absent.md", None, ComponentUnavailable("dynkit.experiments is not installed"))
     assert "Not available in this build: dynkit.experiments is not installed" in (tmp_path / "absent.md").read_text()
 

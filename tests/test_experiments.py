@@ -166,7 +166,10 @@ def test_planted_results_flip_each_outcome(tmp_path, values, outcome):
     claim = Claim("t.row", "P", "x shrinks", "Fig. 1", "toy", "x / one", ratio("x", "one"),
                   less(0.8, null=1.0, sesoi=0.01))
     table = E.ledger(_planted(tmp_path, values), claims=[claim])
-    assert [r.outcome for r in table.rows] == [outcome]
+    # a toy experiment has no recipe: a pilot, whose words say what its interval reads
+    from dynkit.experiments.evidence import PILOT_WORDS
+
+    assert [r.reading for r in table.rows] == [outcome] and [r.outcome for r in table.rows] == [PILOT_WORDS[outcome]]
     row = table.to_dict()["rows"][0]
     assert set(row) >= {"id", "paper", "claim", "paper_figure", "experiment", "metric", "scale", "outcome",
                         "effect", "ci_low", "ci_high", "n", "n_agree", "reason", "seeds_needed"}
@@ -174,13 +177,13 @@ def test_planted_results_flip_each_outcome(tmp_path, values, outcome):
     assert sum(table.outcome_counts().values()) == 1 and outcome in table._repr_markdown_()
 
 
-def test_greater_rule_mirrors_less_and_missing_results_are_inconclusive(tmp_path):
+def test_greater_rule_mirrors_less_and_missing_results_are_not_run(tmp_path):
     up = Claim("t.up", "P", "x grows", "Fig. 1", "toy", "x", ratio("x", "one"), greater(2.0, null=1.0))
     assert evaluate(up, json.loads(_planted(tmp_path, [2.5, 2.6, 2.4, 2.5, 2.55]).joinpath("toy/results.json")
                                    .read_text())).outcome == "reproduced"
     (tmp_path / "empty").mkdir()
     row = E.ledger(tmp_path / "empty", claims=[up]).rows[0]
-    assert row.outcome == "inconclusive" and "no results" in row.reason
+    assert row.outcome == "not run" and row.evidence == "not run" and "no results" in row.reason
     with pytest.raises(ValueError, match="results must be a folder"):
         E.ledger(tmp_path / "missing", claims=[up])
     with pytest.raises(ValueError, match="target"):
@@ -299,7 +302,7 @@ def test_planned_runs_look_by_look_and_records_the_plan(toy, tmp_path, monkeypat
     monkeypatch.setitem(CLAIMS, "t.clear", clear)
     plan = Plan("toy", (5, 7), rows=("t.clear",))
     res = run_planned("toy", plan, "smoke", out=tmp_path / "a")
-    assert res["seeds"] == [0, 1, 2, 3, 4] and res["rows"] == {"t.clear": "reproduced"}
+    assert res["seeds"] == [0, 1, 2, 3, 4] and res["rows"] == {"t.clear": "pilot agrees"}  # toy: no recipe
     assert res["plan"]["stopped_at"] == 5 and res["plan"]["level"] == pytest.approx(look_levels((5, 7))[0])
     assert json.loads((tmp_path / "a" / "results.json").read_text())["plan"]["looks"] == [5, 7]  # on disk too
     assert len(CALLS) == 10
@@ -308,7 +311,7 @@ def test_planned_runs_look_by_look_and_records_the_plan(toy, tmp_path, monkeypat
                                                 greater(3.2, null=3.2, sesoi=0.001)))
     CALLS.clear()
     res = run_planned("toy", Plan("toy", (5, 7), rows=("t.clear", "t.open")), "smoke", out=tmp_path / "a")
-    assert res["seeds"] == list(range(7)) and res["rows"]["t.open"] == "inconclusive"
+    assert res["seeds"] == list(range(7)) and res["rows"]["t.open"] == "pilot inconclusive"
     assert sorted(CALLS) == [(5, "a"), (5, "b"), (6, "a"), (6, "b")]  # the first 5 seeds' shards were reused
     with pytest.raises(ValueError, match="plan must be a committed plan file"):
         run_planned("toy", tmp_path / "nope.json", "smoke", out=tmp_path / "a")

@@ -145,9 +145,11 @@ def _hybrid(task: str, values: dict, s: int) -> dict:
     ("review.silverbox_hbnode_adjoint_not_vanishing",
      [_hybrid("silverbox", {"hbnode.adjoint_log10_ratio": lambda s: -0.5 - 0.1 * s,
                             "node.adjoint_log10_ratio": -10.0}, s) for s in range(5)], "reproduced"),
-    # CSARK on SUBJ: 70% per fold is above chance (50 %) but far from 95.9 - 1: with the row's sesoi the whole gap
-    # to the paper (44.9 points), 20-29 points above chance lie inside ±sesoi -> negligible (issue 30)
-    ("csaode.subj_rk_accuracy", [{"CSARK.accuracy": 70.0 + s} for s in range(10)], "negligible"),
+    # CSARK on SUBJ: 70-79 % per fold, above the majority class (50 %, the null) and short of the
+    # paper's 95.9 (its effect d = 45.9 points, the sesoi half of it): a CI from about 22 to 29
+    # points reads smaller effect (the rule before, with the whole gap as sesoi, called it
+    # negligible)
+    ("csaode.subj_rk_accuracy", [{"CSARK.accuracy": 70.0 + s} for s in range(10)], "smaller effect"),
     ("csaode.subj_rk_accuracy", [{"CSARK.accuracy": 95.5 + 0.1 * s} for s in range(10)], "reproduced"),
     # MomentumLSTM 4-6 points below a trained LSTM on every seed -> opposite
     ("momentum_rnn.digits_permuted_MomentumLSTM_beats_lstm",

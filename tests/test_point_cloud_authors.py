@@ -160,8 +160,11 @@ def test_point_cloud_trained_bar_uses_the_runs_trivial_loss():
     good, _ = checks[0].test(0.40, 8 / 9)
     bad, _ = checks[0].test(0.46, 8 / 9)  # planted: more than half the trivial predictor's loss
     assert good and not bad
-    # NODE is the baseline the review says cannot separate the cloud: no trained bar on it
-    assert {c.subject for c in VALIDITY["node_point_cloud"] if c.kind == "trained bar"} == {"hbnode", "ghbnode"}
+    # NODE, which the review says cannot separate the cloud, is held to the lower bar of beating the
+    # constant by 10 %
+    assert {c.subject for c in VALIDITY["node_point_cloud"] if c.kind == "trained bar"} == {"node", "hbnode", "ghbnode"}
+    (node,) = [c for c in VALIDITY["node_point_cloud"] if c.metrics[0] == "node.final_loss_median"]
+    assert node.test(0.79, 8 / 9)[0] and not node.test(8 / 9, 8 / 9)[0]  # planted: the constant itself
     assert node_runs.DESIGN_OBJECTIVES == {"dynkit": "cross_entropy", "authors": "mse"}
 
 

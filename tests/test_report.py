@@ -291,6 +291,35 @@ def test_ledger_section_shows_each_setup_against_the_paper(tmp_path, monkeypatch
     assert "Setup against the paper" not in (tmp_path / "old" / "report.md").read_text()
 
 
+def test_ledger_section_opens_with_the_replications_then_pilots_then_not_run(tmp_path, monkeypatch):
+    import types
+
+    class WithEvidence(_Table):
+        def to_dict(self):
+            return {"rows": self.rows, "headline": "1 of 2 rows replicate the paper's experiment",
+                    "not_run": [{"paper": "P", "location": "Table 9", "compares": "BLEU", "needs": "IWSLT",
+                                 "kind": "data"}]}
+
+    rows = [dict(LEDGER_ROWS[1], evidence="pilot", outcome="pilot inconclusive", reading="inconclusive",
+                 evidence_why="a stand-in", summary="accuracy gain -0.01 over 5 seeds"),
+            dict(LEDGER_ROWS[0], evidence="replication", reading="reproduced", summary="NFE ratio 0.62 over 5 seeds")]
+    fakes.install(monkeypatch)
+    module = types.ModuleType("dynkit.experiments")
+    module.ledger = lambda: WithEvidence(rows)
+    monkeypatch.setitem(sys.modules, "dynkit.experiments", module)
+    report.build_report(tmp_path, quick=True)
+    md = (tmp_path / "report.md").read_text()
+    assert (md.index("1 of 2 rows replicate") < md.index("Replications (1)") < md.index("Pilots (1)")
+            < md.index("Not run: 0 rows") < md.index("Every row in detail"))
+    assert "| HBNODE needs fewer NFE | reproduced | NFE ratio 0.62 over 5 seeds | hbnode-nfe |" in md
+    assert "| CSAARK is more accurate | pilot inconclusive | inconclusive | a stand-in |" in md
+    summary = md[md.index("## Summary"):md.index("## Figures")]
+    assert "**1** reproduced (1 replications)" in summary and "**1** pilot inconclusive (1 pilots)" in summary
+    sec = _sections(tmp_path)["ledger"]
+    assert sec["data"]["by_evidence"]["replication"] == {"reproduced": 1}
+    assert sec["data"]["headline"].startswith("replications: 1 reproduced; pilots: 1 pilot inconclusive")
+
+
 def test_without_the_experiments_module_the_ledger_says_not_available(tmp_path, monkeypatch):
     fakes.install(monkeypatch)
     monkeypatch.setitem(sys.modules, "dynkit.experiments", None)  # import fails as if absent

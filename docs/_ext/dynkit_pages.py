@@ -161,6 +161,46 @@ def proposition_pages(out: Path, claims: dict | None, run_all: Callable | None, 
     _write(out / "index.md", "\n".join(index))
 
 
+def _by_evidence(rows: list[dict], not_run: list[dict], headline: str) -> list[str]:
+    """The ledger page's opening: the replications and their outcomes, then the pilots, then what is
+    not run; each row's question, outcome and what it measured in words, its id in a column of its
+    own."""
+    from dynkit.report.common import count_by, reason_text, row_label
+
+    groups = {e: [r for r in rows if r.get("evidence") == e]
+              for e in ("replication", "pilot", "not run")}
+
+    def replication(r):
+        return [r.get("question") or r.get("claim"), row_label(r),
+                r.get("summary") or reason_text(r), f"`{r.get('id')}`"]
+
+    def pilot(r):
+        cells = replication(r)
+        return cells[:2] + [r.get("reading"), r.get("evidence_why")] + cells[2:]
+
+    out = [headline, ""] if headline else []
+    for evidence, title, head, cells in (
+            ("replication", "Replications", ["question", "outcome", "what we measured", "id"],
+             replication),
+            ("pilot", "Pilots", ["question", "outcome", "what the interval reads", "why a pilot",
+                                 "what we measured", "id"], pilot)):
+        these = groups[evidence]
+        out += [f"## {title} ({len(these)})", ""]
+        if these:
+            out += [_counts_line(count_by([row_label(r) for r in these], ()), title.lower()), "",
+                    _table(head, [cells(r) for r in these]), ""]
+        else:
+            out += ["None.", ""]
+    missing = [[r.get("paper"), r.get("paper_figure"), r.get("question") or r.get("claim"),
+                r.get("evidence_why"), "results"] for r in groups["not run"]]
+    missing += [[c.get("paper"), c.get("location"), c.get("compares"), c.get("needs"),
+                 c.get("kind")] for c in not_run]
+    out += [f"## Not run ({len(groups['not run'])} rows, {len(not_run)} comparisons)", "",
+            _table(["paper", "table or figure", "compares", "what it needs", "need"], missing), "",
+            "## Every row in detail", ""]
+    return out
+
+
 def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = None,
                 warn: Callable[[str], None] = logger.warning) -> None:
     """Write ``out`` (one page): the empirical ledger, with counts per outcome (or verdict).
@@ -184,7 +224,7 @@ def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = 
         rows, setups = data["rows"], data.get("setups") or {}
     except Exception as exc:
         warn(f"dynkit.experiments.ledger raised {type(exc).__name__}: {exc}")
-        rows, setups = [], {}
+        data, rows, setups = {}, [], {}
     uses_outcome = any(r.get("outcome") for r in rows)
     label = "outcome" if uses_outcome else "verdict"
     counts = count_by([row_label(r) for r in rows], () if uses_outcome else LEDGER_VERDICTS)
@@ -192,7 +232,10 @@ def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = 
     def where(r):
         return ", ".join(filter(None, [paper_name(r.get("paper") or ""), r.get("paper_figure")]))
 
-    text = [f"# {title}", "", "Each experimental claim of the papers, the metric dynkit measured, the paired "
+    opening = _by_evidence(rows, data.get("not_run") or [], data.get("headline") or "") if any(
+        "evidence" in r for r in rows) else []
+    text = [f"# {title}", "", *opening,
+            "Each experimental claim of the papers, the metric dynkit measured, the paired "
             "per-seed effect on its scale with its 95% confidence interval, n with how many seeds agree in sign "
             "(from the committed results in `analysis/results`), whether the plan fixing its seeds was written "
             f"before the results (prospective) or after them (retrospective), and the {label} its rule gives after "
@@ -200,10 +243,10 @@ def ledger_page(out: Path, ledger: Callable | None, missing: Exception | None = 
             "the same table.", "",
             _counts_line(counts, "results"), "",
             _table(["claim", "paper", "metric", "effect [95% CI]", "n (agree)", "plan", label,
-                    "reason or seeds needed"],
-                   [[f"{r.get('claim')} (`{r.get('id')}`)", where(r), r.get("metric"), effect_text(r),
+                    "reason or seeds needed", "id"],
+                   [[r.get("question") or r.get("claim"), where(r), r.get("metric"), effect_text(r),
                      f"{r.get('n', '')} ({r.get('n_agree', '')})" if "n" in r else "", plan_kind(r.get("plan")),
-                     row_label(r), reason_text(r)] for r in rows])]
+                     row_label(r), reason_text(r), f"`{r.get('id')}`"] for r in rows])]
     if setups:
         text += ["", "## Setup against the paper", "", "Per experiment with a recipe (`dynkit.experiments.recipes`): "
                  "each setting that can change an outcome, the paper's value and where it is stated, ours at the "

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -153,7 +154,45 @@ def _cubic_zero_predictor(config: Mapping, seed: int) -> dict:
     return {"baseline.zero.final_mse": float(((-x ** 3) ** 2).mean())}
 
 
+def _rings_majority_class(config: Mapping, seed: int) -> dict:
+    """momres_rings(_tied): the majority class's test accuracy on the seed's test points, from the
+    labels the run scored (regenerated as :func:`dynkit.experiments.momres_rings.run` draws them:
+    training points, then test points, from one generator seeded ``seed``): the rings' labels are
+    ``ring % 2``, two classes, whatever the number of rings."""
+    import torch
+
+    from .momres_rings import make_rings, options
+
+    o = options(list(config["args"]))
+    g = torch.Generator().manual_seed(seed)
+    make_rings(o["rings"], o["points_per_ring"], g)
+    _, labels = make_rings(o["rings"], o["test_points_per_ring"], g)
+    share = float(labels.mean())
+    return {"baseline.majority.test_accuracy": max(share, 1.0 - share),
+            "baseline.classes": float(len(torch.unique(labels)))}
+
+
+def _lista_zero_code(config: Mapping, seed: int) -> dict:
+    """momres_lista: the zero code's test Lasso loss minus the optimum on the seed's test samples
+    (the loss of predicting x = 0: ``0.5 ||y||^2`` on average), the gap a trained LISTA-style
+    network must close; the optimum by FISTA
+    (:func:`~dynkit.experiments.momres_lista.lasso_optimum`), the data regenerated as the run draws
+    them."""
+    import torch
+
+    from .momres_lista import lasso, lasso_optimum, make_problem, options
+
+    o = options(list(config["args"]))
+    g = torch.Generator().manual_seed(seed)
+    D, _, y_test = make_problem(o["n_train"], o["n_test"], g, o["columns"])
+    zero = float(lasso(D, y_test, torch.zeros(len(y_test), D.shape[1], dtype=D.dtype)))
+    return {"baseline.zero.deepest_loss_gap": zero - float(lasso_optimum(D, y_test))}
+
+
 BASELINES["momres_cubic"] = _cubic_zero_predictor
+BASELINES["momres_rings"] = _rings_majority_class
+BASELINES["momres_rings_tied"] = _rings_majority_class
+BASELINES["momres_lista"] = _lista_zero_code
 BASELINES["node_trained"] = _node_trained_floors
 BASELINES["node_images"] = _node_images_floors
 BASELINES["node_point_cloud"] = _node_point_cloud_floors
@@ -188,13 +227,29 @@ def compute(experiment: str, results: Mapping) -> dict:
 
 def load(folder: str | Path) -> dict[int, dict]:
     """``{seed: {metric: value}}`` from ``folder/baselines.json``; ``{}`` when there is none."""
-    path = Path(folder) / BASELINES_FILE
-    if not path.exists() and not path.is_symlink():
-        return {}
     from ..io import read_regular_text
 
+    path = Path(folder) / BASELINES_FILE
+    if not os.path.lexists(path):
+        return {}
     data = json.loads(read_regular_text(path, "baselines"))
     return {int(k): dict(v) for k, v in data["seeds"].items()}
+
+
+def above_baseline(metric_name: str, baseline: str, margin: float, why: str,
+                   subject: str | None = None, when: str | None = None) -> Check:
+    """A trained bar for a score (an accuracy): valid when ``metric >= baseline + margin`` (the
+    trivial predictor's score on the same data, e.g. the majority class of the labels the run
+    scored)."""
+    if not 0 <= margin < 1:
+        raise ValueError(f"margin must lie in [0, 1), got {margin!r}")
+
+    def test(value, floor):
+        return value >= floor + margin, (value, floor)
+
+    about = metric_name.split(".", 1)[0] if subject is None else subject
+    return Check("trained bar", about, (metric_name, baseline), test,
+                 f"{metric_name} >= {baseline} + {margin:g} ({why})", when)
 
 
 def beats_baseline(metric_name: str, baseline: str, margin: float, why: str, subject: str | None = None,

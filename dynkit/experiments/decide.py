@@ -88,6 +88,6 @@ def follow_plan(claims: Sequence[Claim], plan: Plan, results_at: Callable[[int],
         rows = {r.claim.id: r for r in judge(claims, lambda c: (results, base), {plan.experiment: plan})}
         say(f"{plan.experiment}: look at {n} seeds (level {plan.level_at(n):.4g}); "
             + ", ".join(f"{i}: {r.outcome}" for i, r in rows.items()))
-        if not any(r.outcome in UNDECIDED for r in rows.values()):
+        if not any(r.reading in UNDECIDED for r in rows.values()):  # a pilot's words read the same
             break
     return n, rows, results

@@ -1,5 +1,6 @@
-"""The statistics behind a ledger row (issue 30): intervals, the sign test, the outcome rule with a magnitude
-floor, Holm levels within a family and the alpha spent at each look of a group-sequential plan.
+"""The statistics behind a ledger row: intervals, the sign test, the outcome rule (seven cases that
+partition the line, :func:`decide`), Holm levels over a family and the alpha spent at each look of a
+group-sequential plan.
 
 Every interval comes from :mod:`scipy.stats` (Student t by :func:`scipy.stats.t.interval`, the BCa bootstrap
 by :func:`scipy.stats.bootstrap`); which one a row uses is fixed by the experiment's plan before the results
@@ -8,7 +9,8 @@ by :func:`scipy.stats.bootstrap`); which one a row uses is fixed by the experime
 References
 ----------
 Lakens, D. (2017). Equivalence tests: a practical primer for t tests, correlations, and meta-analyses.
-*Social Psychological and Personality Science* 8(4), 355-362 (the four cases of :func:`decide`).
+*Social Psychological and Personality Science* 8(4), 355-362 (equivalence and minimal-effect
+tests, the basis of :func:`decide`'s cases).
 Holm, S. (1979). A simple sequentially rejective multiple test procedure. *Scand. J. Statist.* 6, 65-70.
 Lan, K. K. G. and DeMets, D. L. (1983). Discrete sequential boundaries for clinical trials. *Biometrika* 70,
 659-663 (alpha-spending functions of the O'Brien-Fleming and Pocock type).
@@ -111,32 +113,50 @@ def p_value(xs: Sequence[float], null: float) -> float:
     return float(stats.ttest_1samp(x, null).pvalue)
 
 
+SESOI_FRACTION = 0.5
+"""The smallest effect of interest where the paper states its effect ``d``: half of it (stated, as a
+fraction of ``d``; the same for every row, fixed before these results were read under this rule)."""
+RULE_FIXED = "2026-12-02"
+"""When the outcome table of :func:`decide` and :data:`SESOI_FRACTION` were fixed: a plan written
+before this date is retrospective for this rule (its results were seen before the rule was)."""
+REPLICATION_OUTCOMES = ("reproduced", "smaller effect", "smaller effect (negligible)", "negligible",
+                        "opposite (negligible)", "opposite", "inconclusive")
+"""The outcomes of :func:`decide`, in the order of its table (they partition the line)."""
+
+
 def decide(low: float, high: float, null: float, target: float, sesoi: float, sign: int) -> str:
-    """The outcome of an interval ``[low, high]`` on the row's scale (Lakens' four cases; the docs' table).
+    """The outcome of an interval ``[low, high]`` on the row's scale.
 
-    On ``d = sign * (effect - null)`` (positive on the paper's side) with ``goal = sign * (target - null)``:
+    On ``x = sign * (effect - null)`` (positive on the paper's side), with the paper's effect ``d =
+    sign * (target - null)`` and the smallest effect of interest ``s`` (``0 < s <= d``; ``s == d``
+    only where the paper states a direction and no size), the CI ``[lo, hi]`` of ``x`` reads:
 
-    ========================================  ==========================================================
-    the interval of ``d``                     outcome
-    ========================================  ==========================================================
-    inside ``(-sesoi, +sesoi)``               ``negligible`` (whatever its sign, zero excluded or not)
-    above 0, not inside, reaches ``goal``     ``reproduced``
-    above 0, not inside, short of ``goal``    ``smaller effect``
-    below 0, not inside                       ``opposite``
-    holds 0, not inside                       ``inconclusive``
-    ========================================  ==========================================================
+    ========================================  ===============================
+    the interval of ``x``                     outcome
+    ========================================  ===============================
+    ``lo > 0, hi >= d``                       ``reproduced``
+    ``lo > 0, s <= hi < d``                   ``smaller effect``
+    ``lo > 0, hi < s``                        ``smaller effect (negligible)``
+    ``-s < lo <= 0 <= hi < s``                ``negligible``
+    ``hi < 0, lo > -s``                       ``opposite (negligible)``
+    ``hi < 0, lo <= -s``                      ``opposite``
+    otherwise (holds 0, reaches past ``±s``)  ``inconclusive``
+    ========================================  ===============================
     """
     if not sesoi > 0:
         raise ValueError(f"sesoi must be > 0, got {sesoi!r}")
+    d = sign * (target - null)
+    if not sesoi <= d * (1 + 1e-12):
+        raise ValueError(f"sesoi must be at most the paper's effect d = {d:g} on the row's scale, "
+                         f"got {sesoi!r}")
     lo, hi = sorted((sign * (low - null), sign * (high - null)))
-    goal = sign * (target - null)
-    if -sesoi < lo and hi < sesoi:
-        return "negligible"
     if lo > 0:
-        return "reproduced" if hi >= goal else "smaller effect"
+        if hi >= d:
+            return "reproduced"
+        return "smaller effect" if hi >= sesoi else "smaller effect (negligible)"
     if hi < 0:
-        return "opposite"
-    return "inconclusive"
+        return "opposite (negligible)" if lo > -sesoi else "opposite"
+    return "negligible" if -sesoi < lo and hi < sesoi else "inconclusive"
 
 
 def holm_levels(p_values: Sequence[float], alpha: float = ALPHA) -> list[float]:
@@ -217,8 +237,10 @@ def seeds_needed(sd: float, sesoi: float, alpha: float = ALPHA, power: float = P
     return hi
 
 
-DECISIONS = ("reproduced", "smaller effect", "opposite")
-"""The outcomes that reject no effect: under a true null each is a false decision."""
+DECISIONS = ("reproduced", "smaller effect", "smaller effect (negligible)", "opposite (negligible)",
+             "opposite")
+"""The outcomes that reject no effect (their CI excludes 0): under a true null each is a false
+decision."""
 
 
 def sequential_outcome(xs: Sequence[float], looks: Sequence[int], levels: Sequence[float], null: float,

@@ -1,6 +1,6 @@
 """The claims ledger: each empirical claim of the five papers, decided from paired per-seed effects.
 
-A row is computed, in code, in five steps (issues 21 and 30):
+A row is computed, in code, in six steps:
 
 1. **Completeness.** Every metric the row's effect and its validity checks read must be present in every
    seed; a missing metric makes the row ``invalid`` naming the metric and the seeds (never a skip).
@@ -17,44 +17,47 @@ A row is computed, in code, in five steps (issues 21 and 30):
    level, and a sign test (how many seeds lie on the paper's side). Per-seed effects with zero spread are one
    **deterministic** measurement: shown as its value, not as a replicated effect with an interval.
 4. **The level.** Rows of one experiment that measure the same kind of metric form a *family*
-   (:func:`family_of`); its first row is primary, judged at the plan's level for the look its results are at
-   (``alpha`` = 0.05 for one look); the others are secondary, judged at Holm's step-down level within the
-   family (:func:`~dynkit.experiments.inference.holm_levels`).
-5. **The outcome** (:data:`OUTCOMES`, :func:`~dynkit.experiments.inference.decide`: Lakens' four cases of
-   equivalence testing) from the interval, the paper's effect (or the stated criterion) and the smallest
-   effect of interest ``sesoi``, on ``s * (effect - null)`` with ``s = +1`` when the paper's effect lies above
-   no effect and ``-1`` below:
-
-   * ``negligible``: the interval lies inside ``± sesoi``, whatever its sign and whether it excludes 0;
-   * ``reproduced``: the interval lies above 0, not inside ``± sesoi``, and reaches the paper's effect;
-   * ``smaller effect``: the interval lies above 0, not inside ``± sesoi``, entirely short of the paper's effect;
-   * ``opposite``: the interval lies below 0 and not inside ``± sesoi``;
-   * ``inconclusive``: the interval holds 0 and reaches beyond ``± sesoi``, or fewer than :data:`MIN_SEEDS`
-     seeds; the row gives the minimal detectable effect at this n (80 % power) and the seeds needed;
-   * ``invalid``: step 1 or 2 failed (or the results do not follow the plan); the row gives the reason;
-   * ``deterministic``: the per-seed effects have zero spread: one measurement, whose value the row holds against
-     the same bounds (what it reads is ``provisional``: e.g. ``reproduced``), with no interval;
-   * ``needs full scale``: the claim's recipe states, before any result, that the mechanism it tests needs the
-     paper's scale (``full_scale``): whatever the ``cpu`` interval says (shown as ``provisional``).
+   (:func:`family_of`); the whole family, its primary row included, is judged at Holm's step-down
+   levels (:func:`~dynkit.experiments.inference.holm_levels`) from the plan's level for the look its
+   results are at (``alpha`` = 0.05 for one look): the chance of any false decision in a family is
+   at most ``alpha`` (``python -m analysis.sequential_null`` simulates it).
+5. **The outcome** (:func:`~dynkit.experiments.inference.decide`) from the interval of
+   ``x = s * (effect - null)`` (``s = +1`` when the paper's effect lies above no effect, ``-1``
+   below), the paper's effect ``d`` and the smallest effect of interest (half of ``d`` unless
+   stated; a criterion row "reaches P" takes P as ``d`` and the trivial predictor as its null):
+   ``reproduced``, ``smaller effect``, ``smaller effect (negligible)``, ``negligible``,
+   ``opposite (negligible)``, ``opposite`` or ``inconclusive`` (with the seeds it would need), the
+   seven cases partitioning the line; ``invalid`` when step 1 or 2 failed (or the results do not
+   follow the plan); ``deterministic`` for zero spread (one measurement, what it reads kept as
+   ``provisional``); ``needs full scale`` where the claim's recipe states, before any result, that
+   its mechanism needs the paper's scale.
+6. **The evidence** (:mod:`dynkit.experiments.evidence`): ``replication`` only for the paper's
+   experiment (task, data, design, budget, tolerance: its recipe); otherwise ``pilot``, whose
+   outcome reads ``pilot agrees``, ``pilot disagrees``, ``pilot: no effect``, ``pilot
+   inconclusive`` or ``pilot invalid``; ``not run`` without results. The comparisons no row tests
+   yet are listed in :mod:`dynkit.experiments.inventory`.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from . import inference as _inference
-from .inference import ALPHA, decide, holm_levels, p_value, sign_test
+from .evidence import EVIDENCE, PILOT_OUTCOMES, label as evidence_label
+from .inference import ALPHA, REPLICATION_OUTCOMES, decide, holm_levels, p_value, sign_test
 from .runner import RESULTS_FILE
 
-OUTCOMES = ("reproduced", "smaller effect", "negligible", "opposite", "inconclusive", "invalid", "deterministic",
-            "needs full scale")
-"""The outcomes of a ledger row (see the module docstring)."""
-DECIDED = OUTCOMES[:4]
+OUTCOMES = (*REPLICATION_OUTCOMES, "invalid", "deterministic", "needs full scale", *PILOT_OUTCOMES,
+            "not run")
+"""The outcomes of a ledger row (see the module docstring): a replication's, a pilot's
+(:data:`~dynkit.experiments.evidence.PILOT_WORDS`) and ``not run``."""
+DECIDED = tuple(o for o in REPLICATION_OUTCOMES if o != "inconclusive")
 VERDICTS = OUTCOMES  # the name of the tuple before issue 21
 MIN_SEEDS = 5
 """Seeds a row needs before it is decided (fewer: ``inconclusive``, with the provisional outcome)."""
@@ -251,9 +254,12 @@ class Rule:
     null : float
         No effect (a ratio of 1, a difference of 0), or for a one-model claim the criterion's boundary.
     sesoi : float, optional
-        The smallest effect of interest **on the row's scale** (log10 units for ratios); default the
-        distance from ``null`` to ``target`` on that scale (the paper's effect). Must be stated where the
-        paper gives no effect size (``target == null``).
+        The smallest effect of interest **on the row's scale** (log10 units for ratios); default
+        :data:`~dynkit.experiments.inference.SESOI_FRACTION` of the paper's effect ``d`` (the
+        distance from ``null`` to ``target`` on that scale), and never ``d`` or more. Must be stated
+        where the paper gives no effect size (``target == null``): the paper's effect is then taken
+        as ``sesoi`` itself (a direction only: the row reads ``reproduced`` or ``smaller effect
+        (negligible)``, never ``smaller effect``).
     """
 
     direction: str
@@ -324,10 +330,20 @@ class Claim:
         return self.value.scale
 
     def bounds(self) -> tuple[float, float, float]:
-        """``(null, target, sesoi)`` on the row's scale."""
+        """``(null, target, sesoi)`` on the row's scale: ``sesoi`` below the paper's effect
+        ``|target - null|`` (:data:`~dynkit.experiments.inference.SESOI_FRACTION` of it unless
+        stated); a claim of a direction only (``target == null``) has ``target = null ± sesoi``. A
+        ValueError when a stated sesoi is not below the paper's effect."""
         null, target = self.value.to_scale(self.rule.null), self.value.to_scale(self.rule.target)
-        sesoi = self.rule.sesoi if self.rule.sesoi is not None else abs(target - null)
-        return null, target, sesoi
+        d = abs(target - null)
+        if d == 0:
+            return null, null + self.rule.sign * self.rule.sesoi, self.rule.sesoi
+        if self.rule.sesoi is None:
+            return null, target, _inference.SESOI_FRACTION * d
+        if not self.rule.sesoi < d:
+            raise ValueError(f"claim {self.id!r}: sesoi must lie below the paper's effect {d:.3g} "
+                             f"on the row's scale, got {self.rule.sesoi!r}")
+        return null, target, self.rule.sesoi
 
     def validity(self) -> list[Check]:
         return [c for c in (*VALIDITY.get(self.experiment, ()), *self.checks) if c.applies(self.value.metrics)]
@@ -421,6 +437,16 @@ class LedgerRow:
     plan: str = ""
     baseline: str = ""
     data: str = ""
+    evidence: str = "replication"
+    evidence_why: str = ""
+    reading: str = ""
+    """What the interval reads under the rule (:func:`~dynkit.experiments.inference.decide`), before
+    a pilot's words replace it in ``outcome``."""
+    question: str = ""
+    rule_plan: str = "none"
+    """Whether the row's plan was written before the rule it is judged by
+    (:data:`~dynkit.experiments.inference. RULE_FIXED`): ``prospective``, ``retrospective`` (the
+    results were seen before the rule) or ``none``."""
 
     @property
     def scale(self) -> str:
@@ -465,6 +491,10 @@ class LedgerRow:
                 "family": self.family, "primary": self.primary, "alpha": self.alpha, "level": self.level,
                 "n_sign": self.n_sign, "sign_p": self.sign_p, "sign_test": self.sign_text(),
                 "deterministic": self.deterministic, "plan": self.plan, "baseline": self.baseline, "data": self.data,
+                "evidence": self.evidence, "evidence_why": self.evidence_why,
+                "reading": self.reading,
+                "question": self.question or c.claim, "rule_plan": self.rule_plan,
+                "summary": summary_words(self), "reason_words": words(self.reason),
                 # the fields the report read before issue 21
                 "verdict": self.outcome, "note": self.reason,
                 "ours": {"mean": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high, "n_seeds": self.n}}
@@ -501,15 +531,91 @@ def effect_text(row: LedgerRow) -> str:
     return f"{row.scale} {_fmt(row.effect)}{ci}"
 
 
+NAME_WORDS = {"node": "NODE", "hbnode": "HBNODE", "ghbnode": "GHBNODE", "anode": "ANODE",
+              "sonode": "SONODE", "resnet": "ResNet", "momentum": "momentum model",
+              "lista": "LISTA", "revnet": "RevNet", "floor": "untrained",
+              "baseline": "trivial predictor:",
+              "best": "the better of persistence and mean,", "majority": "majority class,",
+              "zero": "zero code,", "nfe": "NFE", "mse": "MSE", "acc": "accuracy",
+              "tight": "at rtol 1e-6,", "data": "data:", "log10": "log10"}
+"""How the parts of a metric's name read in words (a part not listed reads with its underscores as
+spaces)."""
+_METRIC_ID = re.compile(r"(?<![\w.])[A-Za-z][\w/-]*(?:\.[\w/@+-]+)+(?:@[\w.+-]+)?")
+
+
+def metric_words(name: str) -> str:
+    """A metric's name in words: ``hbnode.last_epoch.forward_nfe`` reads ``HBNODE last epoch forward
+    NFE``, ``floor.node.forward_nfe@train`` reads ``untrained NODE forward NFE at the training
+    tolerance``."""
+    name, _, at = name.partition("@")
+    parts = []
+    for part in name.split("."):
+        words = [NAME_WORDS.get(w, w) for w in part.split("_")]
+        parts.append(NAME_WORDS.get(part, " ".join(words)))
+    tail = "" if not at else " at the training tolerance" if at == "train" else f" at rtol {at}"
+    return " ".join(parts) + tail
+
+
+def words(text: str) -> str:
+    """``text`` with every metric id in it (``model.part.metric``) read in words
+    (:func:`metric_words`)."""
+    def read(m):
+        return m.group(0) if m.group(0)[0].isdigit() else metric_words(m.group(0))
+
+    return _METRIC_ID.sub(read, text or "")
+
+
+def _natural(row: "LedgerRow", x: float | None) -> str:
+    if x is None:
+        return "–"
+    return f"ratio {10 ** x:.3g}" if row.scale == "log" else f"{x:.3g}"
+
+
+def summary_words(row: "LedgerRow") -> str:
+    """What a row measured, in words: the metric, its value with its interval, the paper's effect
+    and the smallest of interest, and the bar each model was held to (or, for an invalid row, what
+    failed)."""
+    c = row.claim
+    if row.reading == "invalid":
+        return words(row.reason)
+    null, target, sesoi = c.bounds()
+    parts = [f"{c.metric}"]
+    if row.effect is not None:
+        ci = ("" if row.deterministic or row.n < 2 else
+              f", {100 * row.level:.4g} % CI {_natural(row, row.ci_low)} to "
+              f"{_natural(row, row.ci_high)}")
+        parts.append(f": {_natural(row, row.effect)}{ci} over {row.n} seeds"
+                     + (" (one deterministic measurement)" if row.deterministic else ""))
+    scale = " (log10)" if row.scale == "log" else ""
+    parts.append(f"; the paper's {_natural(row, target)} against no effect "
+                 f"{_natural(row, null)}, the smallest effect of interest ±{sesoi:.3g}{scale}")
+    if row.baseline:
+        parts.append(f"; bar: {words(row.baseline)}")
+    if row.reading == "inconclusive" and row.seeds_needed is not None:
+        parts.append(f"; about {row.seeds_needed} seeds would decide it")
+    elif row.reading == "inconclusive" and row.reason:
+        parts.append(f"; {words(row.reason)}")
+    return "".join(parts)
+
+
+def _cell(x) -> str:
+    return str(x).replace("|", "/").replace("\n", " ")
+
+
 @dataclass
 class Ledger:
     rows: list[LedgerRow]
     recorded: dict[str, dict] = field(default_factory=dict)
     """``{experiment: the config its results of record were run with}`` (from ``results.json``), to say where they
     differ from the registered ``cpu`` config the setup tables read."""
+    not_run: list = field(default_factory=list)
+    """The papers' comparisons no row tests (:class:`~dynkit.experiments.inventory.Comparison`, each
+    with what it needs)."""
 
     def to_dict(self) -> dict:
         return {"rows": [r.to_dict() for r in self.rows], "outcome_counts": self.outcome_counts(),
+                "counts": self.counts(), "headline": self.headline(),
+                "not_run": [c.to_dict(CLAIMS) for c in self.not_run],
                 "min_seeds": MIN_SEEDS, "level": LEVEL, "power": POWER, "setups": self.setups(),
                 "setups_not_yet_run": self.stale_setups()}
 
@@ -546,7 +652,19 @@ class Ledger:
         return out
 
     def outcome_counts(self) -> dict[str, int]:
+        """Rows per outcome, every outcome listed (a replication's and a pilot's words alike)."""
         return {v: sum(r.outcome == v for r in self.rows) for v in OUTCOMES}
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """``{evidence: {outcome: rows}}`` (outcomes with rows only): the headline counts are the
+        replications', the pilots counted apart; ``not run`` counts the rows without results and the
+        comparisons of the papers no experiment tests yet (:mod:`dynkit.experiments.inventory`)."""
+        out: dict[str, dict[str, int]] = {e: {} for e in EVIDENCE}
+        for r in self.rows:
+            out[r.evidence][r.outcome] = out[r.evidence].get(r.outcome, 0) + 1
+        if self.not_run:
+            out["not run"]["not run"] = out["not run"].get("not run", 0) + len(self.not_run)
+        return out
 
     verdict_counts = outcome_counts  # the name before issue 21
 
@@ -557,7 +675,9 @@ class Ledger:
 
         keys = ("id", "paper", "claim", "paper_figure", "experiment", "metric", "scale", "effect", "ci_low", "ci_high",
                 "ci_method", "level", "deterministic", "n", "n_agree", "n_sign", "sign_p", "family", "primary",
-                "baseline", "plan", "paper_effect", "sesoi", "outcome", "reason", "seeds_needed", "mde", "rule")
+                "baseline", "plan", "paper_effect", "sesoi", "outcome", "reason", "seeds_needed",
+                "mde", "rule", "evidence", "evidence_why", "reading", "question", "summary",
+                "reason_words", "rule_plan")
         out = []
         for r in self.rows:
             d = r.to_dict()
@@ -571,19 +691,70 @@ class Ledger:
 
         return to_pandas(self.records(), "Ledger")
 
+    def headline(self) -> str:
+        """The ledger in one paragraph: replications and their outcomes first, then pilots, then not
+        run."""
+        counts = self.counts()
+        text = lambda c: ", ".join(f"{v} {k}" for k, v in c.items()) or "none"  # noqa: E731
+        n_rep, n_pilot = sum(counts["replication"].values()), sum(counts["pilot"].values())
+        no_rows = sum(r.evidence == "not run" for r in self.rows)
+        rows, pilots = text(counts["replication"]), text(counts["pilot"])
+        return (f"{n_rep} of {len(self.rows)} rows replicate the paper's experiment (its task, "
+                f"data, design, budget and tolerance): {rows}. {n_pilot} rows are pilots, run on a "
+                f"stand-in, a smaller budget or another setup than the authors', their outcomes in "
+                f"words of their own and never counted as replications: {pilots}. Not run: "
+                f"{no_rows} rows without results and {len(self.not_run)} comparisons of the papers "
+                f"that no experiment here tests yet. Every plan was written before this rule (its "
+                f"SESOI half the paper's effect, its seven outcomes): for the rule, every row is "
+                f"retrospective.")
+
     def to_markdown(self) -> str:
+        """The ledger: the headline, then the replications, the pilots and what is not run, each
+        row's question, outcome and what it measured in words, its id in a column of its own; then
+        every row in detail and the setups against the paper."""
+        by = {e: [r for r in self.rows if r.evidence == e] for e in EVIDENCE}
+        parts = [self.headline(), ""]
+        for evidence, title in (("replication", "Replications"), ("pilot", "Pilots")):
+            rows = by[evidence]
+            parts += [f"## {title} ({len(rows)})", ""]
+            if not rows:
+                parts += ["None.", ""]
+                continue
+            head = ["question", "outcome", "what we measured", "id"]
+            if evidence == "pilot":
+                head[2:2] = ["what the interval reads", "why a pilot"]
+            parts += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+            order = {o: i for i, o in enumerate(OUTCOMES)}
+            for r in sorted(rows, key=lambda r: order.get(r.outcome, len(order))):
+                cells = [r.question, r.outcome, summary_words(r), r.claim.id]
+                if evidence == "pilot":
+                    cells[2:2] = [r.reading, r.evidence_why]
+                parts.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+            parts.append("")
+        parts += [f"## Not run ({len(by['not run'])} rows, {len(self.not_run)} comparisons)", ""]
+        if by["not run"] or self.not_run:
+            rows = [(r.claim.paper, r.claim.paper_figure, r.question, r.evidence_why, "results",
+                     r.claim.id) for r in by["not run"]]
+            rows += [(c.paper, c.location, c.compares, c.needs, c.kind, "–") for c in self.not_run]
+            parts += ["| paper | table or figure | compares | what it needs | need | id |",
+                      "|" + " --- |" * 6]
+            parts += ["| " + " | ".join(_cell(x) for x in cells) + " |" for cells in rows]
+            parts.append("")
+        return "\n".join(parts) + "\n## Every row in detail\n\n" + self.detail_markdown()
+
+    def detail_markdown(self) -> str:
         from .paper_runs import paper_effect_text
 
         lines = ["| id | paper | claim | paper figure | metric | effect on its scale [CI] (method, level) | n | plan "
-                 "| sign test | family (level) | trained bar | paper's effect / sesoi | outcome | reason or seeds needed "
-                 "| authors' runs |", "|" + " --- |" * 15]
+                 "| sign test | family (level) | trained bar | paper's effect / sesoi | evidence "
+                 "| outcome | reason or seeds needed | authors' runs |", "|" + " --- |" * 16]
         differs = {name: [row["setting"] for row in table if not row["as_paper"]["cpu"]]
                    for name, table in self.setups().items()}
         for r in self.rows:
             c = r.claim
             null, target, sesoi = c.bounds()
-            why = r.reason
-            if r.outcome in ("inconclusive", "needs full scale") and r.seeds_needed is not None:
+            why = words(r.reason)
+            if r.reading in ("inconclusive", "needs full scale") and r.seeds_needed is not None:
                 why = (why + "; " if why else "") + f"seeds needed {r.seeds_needed}"
             if c.design_note:
                 why = (why + ". " if why else "") + f"Design: {c.design_note}"
@@ -593,12 +764,16 @@ class Ledger:
                 why = ((why + ". " if why else "") + "Setup differs from the paper in: "
                        + ", ".join(differs[c.experiment]) + f" (setup of {c.experiment} below)")
             n = f"1 measurement ({r.n} seeds)" if r.deterministic else str(r.n)
-            cells = [c.id, c.paper, c.claim, c.paper_figure, c.metric, effect_text(r), n, plan_kind(r.plan),
-                     r.sign_text(), r.family_text(), r.baseline or "–",
-                     f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})",
-                     r.outcome, why or "–", paper_effect_text(c.id)]
-            lines.append("| " + " | ".join(str(x).replace("|", "/").replace("\n", " ") for x in cells) + " |")
-        counts = ", ".join(f"{k}: {v}" for k, v in self.outcome_counts().items())
+            plan = plan_kind(r.plan)
+            if r.rule_plan == "retrospective":
+                plan += "; retrospective for the rule"
+            outcome = r.outcome + (f" (reads {r.reading})" if r.reading != r.outcome else "")
+            cells = [c.id, c.paper, r.question or c.claim, c.paper_figure, c.metric, effect_text(r),
+                     n, plan, r.sign_text(), r.family_text(), words(r.baseline) or "–",
+                     f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})", r.evidence, outcome,
+                     why or "–", paper_effect_text(c.id)]
+            lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+        counts = ", ".join(f"{k}: {v}" for k, v in self.outcome_counts().items() if v)
         return "\n".join(lines) + f"\n\n{len(self.rows)} claims — {counts}\n" + self.setups_markdown()
 
     def setups_markdown(self) -> str:
@@ -657,7 +832,9 @@ def _bar_text(claim: Claim, checks: Sequence[Check], by_seed: dict[int, dict]) -
 
 
 def evaluate(claim: Claim, results: dict | None, *, alpha: float = ALPHA, method: str = "t",
-             baselines: Mapping[int, Mapping[str, float]] | None = None, plan: str = "") -> LedgerRow:
+             baselines: Mapping[int, Mapping[str, float]] | None = None, plan: str = "",
+             evidence: str = "replication", evidence_why: str = "", question: str = ""
+             ) -> LedgerRow:
     """One row from an experiment's aggregated results (None: not run at the claim's scale).
 
     Parameters
@@ -672,7 +849,27 @@ def evaluate(claim: Claim, results: dict | None, *, alpha: float = ALPHA, method
         (:mod:`dynkit.experiments.baselines`), merged into each seed's metrics.
     plan : str
         How the plan reads (shown in the row).
+    evidence, evidence_why : str
+        The row's evidence (:data:`~dynkit.experiments.evidence.EVIDENCE`; :func:`judge` sets it by
+        :func:`~dynkit.experiments.evidence.evidence_of`) and why: a pilot's outcome reads in a
+        pilot's words, a row not run reads ``not run``.
+    question : str
+        The question the row answers (default the paper's claim).
     """
+    if evidence not in EVIDENCE:
+        raise ValueError(f"evidence must be one of {EVIDENCE}, got {evidence!r}")
+    row = _evaluate(claim, results, alpha=alpha, method=method, baselines=baselines, plan=plan)
+    row.evidence, row.evidence_why, row.question = evidence, evidence_why, question or claim.claim
+    row.reading = row.provisional if row.outcome == "deterministic" else row.outcome
+    if evidence == "pilot":
+        row.outcome = evidence_label(row.reading, evidence)
+    elif evidence == "not run":
+        row.outcome = "not run"
+    return row
+
+
+def _evaluate(claim: Claim, results: dict | None, *, alpha: float, method: str,
+              baselines: Mapping[int, Mapping[str, float]] | None, plan: str) -> LedgerRow:
     if results is None:
         return _undecided(claim, LedgerRow(claim, "inconclusive", f"no results at scale {claim.scale!r}",
                                            seeds_needed=MIN_SEEDS, alpha=alpha, plan=plan))
@@ -811,18 +1008,111 @@ def validate_results(results, path: str | Path) -> dict:
     return results
 
 
-def load_results(root: str | Path, experiment: str, scale: str) -> dict | None:
-    """``root/<experiment>/results.json`` if it holds ``scale``'s run, else None; :class:`LedgerError`
-    naming the file if it is unreadable or not a results file."""
-    path = Path(root) / experiment / RESULTS_FILE
-    if not path.exists():
-        return None
+def _strict_json(data: bytes, path: Path):
+    """``data`` parsed as strict JSON (RFC 8259): NaN, Infinity and numbers beyond float's range are
+    refused, as dynkit never writes them (a non-finite metric is written as ``null`` or a
+    string)."""
+    def constant(name):
+        raise ValueError(f"{name} is not JSON (RFC 8259)")
+
+    def number(text):
+        value = float(text)
+        if not math.isfinite(value):
+            raise ValueError(f"the number {text[:30]} lies beyond float's range")
+        return value
+
     try:
-        results = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        return json.loads(data.decode("utf-8"), parse_constant=constant, parse_float=number)
+    except (UnicodeDecodeError, ValueError) as err:
         raise LedgerError(f"{path}: cannot read the results file: {err}") from err
+
+
+def _point(p) -> str:
+    return json.dumps(p or {}, sort_keys=True)
+
+
+def verify_shards(results: dict, folder: str | Path, path: str | Path) -> None:
+    """Raise :class:`LedgerError` naming ``path`` unless every shard record of ``results`` is a
+    shard beside it: ``folder/shards/*/shard.json`` whose content matches its own sha256
+    (:func:`~dynkit.experiments.runner.content_hash`; a shard written before records carried one is
+    compared by its metrics alone), of the same experiment, scale, seed and point, with the same
+    metrics, and no shard of that scale left out. A folder without ``shards/`` is not checked (a
+    results file written outside a run)."""
+    from ..io import read_regular_bytes
+    from .runner import content_hash
+
+    shards_dir = Path(folder) / "shards"
+    if not shards_dir.is_dir():
+        return
+    stored: dict[tuple[int, str], tuple[Path, dict]] = {}
+    for shard_path in sorted(shards_dir.glob("*/shard.json")):
+        try:
+            data = read_regular_bytes(shard_path, "shard", single_link=True)
+            record = json.loads(data.decode("utf-8"))
+        except (OSError, ValueError) as err:
+            raise LedgerError(f"{shard_path}: cannot read the shard beside {path}: {err}") from err
+        if not isinstance(record, dict) or record.get("sha256", None) not in (None,
+                                                                              content_hash(record)):
+            raise LedgerError(f"{shard_path}: the shard's content does not match its sha256 "
+                              f"(edited or damaged); {path} cannot be verified")
+        # shards written before records carried a content hash are compared by their metrics alone
+        if record.get("scale") == results["scale"]:
+            stored[(record.get("seed"), _point(record.get("point")))] = (shard_path, record)
+    seen = set()
+    for i, shard in enumerate(results["shards"]):
+        key = (shard["seed"], _point(shard.get("point")))
+        if key in seen:
+            raise LedgerError(f"{path}: shards[{i}] (seed {shard['seed']}) appears twice")
+        seen.add(key)
+        if key not in stored:
+            raise LedgerError(f"{path}: shards[{i}] (seed {shard['seed']}, point {key[1]}) has no "
+                              f"shard in {shards_dir}: results that no shard backs are refused")
+        shard_path, record = stored[key]
+        if record.get("experiment") != results.get("experiment", record.get("experiment")):
+            raise LedgerError(f"{path}: shards[{i}] is backed by {shard_path}, a shard of another "
+                              f"experiment ({record.get('experiment')!r})")
+        stored_metrics = record.get("metrics") or {}
+        if json.dumps(stored_metrics, sort_keys=True) != json.dumps(shard["metrics"],
+                                                                     sort_keys=True):
+            differ = sorted(k for k in set(stored_metrics) | set(shard["metrics"])
+                            if stored_metrics.get(k) != shard["metrics"].get(k))
+            raise LedgerError(f"{path}: shards[{i}] (seed {shard['seed']}) differs from its shard "
+                              f"{shard_path} in {', '.join(differ[:5])}: the results file was "
+                              f"edited or is stale")
+    left_out = sorted(set(stored) - seen)
+    if left_out:
+        seeds = sorted({k[0] for k in left_out})
+        raise LedgerError(f"{path}: {len(left_out)} shard(s) of scale {results['scale']!r} in "
+                          f"{shards_dir} are not in the results file (seeds {seeds})")
+
+
+def load_results(root: str | Path, experiment: str, scale: str) -> dict | None:
+    """``root/<experiment>/results.json`` if it holds ``scale``'s run, else None;
+    :class:`LedgerError` naming the file if it is not a regular file inside ``root/<experiment>`` (a
+    device, a pipe, a link out of the folder), not strict JSON, not a results file, a results file
+    of another experiment, or not what the shards beside it hold (:func:`verify_shards`)."""
+    from ..io import read_regular_bytes
+
+    folder = Path(root) / experiment
+    path = folder / RESULTS_FILE
+    if not os.path.lexists(path):
+        return None
+    if path.resolve().parent != folder.resolve():
+        raise LedgerError(f"{path}: the results file must lie in {folder}, got a link to "
+                          f"{path.resolve()}")
+    try:
+        data = read_regular_bytes(path, "results")
+    except (OSError, ValueError) as err:
+        raise LedgerError(f"{path}: cannot read the results file: {err}") from err
+    results = _strict_json(data, path)
     validate_results(results, path)
-    return results if results["scale"] == scale else None
+    if "experiment" in results and results["experiment"] != experiment:
+        raise LedgerError(f"{path}: the results of experiment {results['experiment']!r}, not of "
+                          f"{experiment!r}")
+    if results["scale"] != scale:
+        return None
+    verify_shards(results, folder, path)
+    return results
 
 
 def default_results_root() -> Path:
@@ -875,18 +1165,24 @@ def ledger(results: str | Path | None = None, claims: Sequence[Claim] | None = N
             cache[key] = (found, _baselines.load(root / claim.experiment) if found is not None else {})
         return cache[key]
 
+    from .inventory import not_run
+
     rows = judge(list(claims if claims is not None else CLAIMS.values()), lookup, plan_of)
     recorded = {exp: found["config"] for (exp, scale), (found, _) in cache.items()
                 if scale == "cpu" and found is not None and isinstance(found.get("config"), dict)}
-    return Ledger(rows, recorded)
+    return Ledger(rows, recorded, not_run(CLAIMS) if claims is None else [])
 
 
 def judge(chosen: Sequence[Claim], lookup: Callable[[Claim], tuple], plan_of: Mapping) -> list[LedgerRow]:
-    """The rows of ``chosen``: each at its plan's look level, then the secondary rows of each family again at
-    Holm's level within the family (see the module docstring).
+    """The rows of ``chosen``, each family's rows at Holm's step-down levels over the whole family,
+    primary row included, from the plan's level for the look its results are at (so the chance of
+    any false decision in a family stays at most that level; see the module docstring), each with
+    its evidence (:func:`~dynkit.experiments.evidence.evidence_of`).
 
     ``lookup(claim) -> (results or None, {seed: baselines})``; ``plan_of``: ``{experiment: Plan}``.
     """
+    from .evidence import evidence_of, question
+
     families: dict[str, list[int]] = {}
     for i, claim in enumerate(chosen):
         families.setdefault(family_of(claim), []).append(i)
@@ -896,30 +1192,38 @@ def judge(chosen: Sequence[Claim], lookup: Callable[[Claim], tuple], plan_of: Ma
     for claim in chosen:
         found, base = lookup(claim)
         plan = plan_of.get(claim.experiment)
+        level, why = evidence_of(claim, found)
         kw = {"baselines": base, "method": plan.interval if plan else "t",
-              "plan": plan.describe() if plan else "none (one look at the results' n, t interval)"}
+              "plan": plan.describe() if plan else "none (one look at the results' n, t interval)",
+              "evidence": level, "evidence_why": why, "question": question(claim)}
         n = len({int(s["seed"]) for s in found["shards"]}) if found is not None else 0
         if plan is not None and found is not None:
             try:
                 kw["alpha"] = plan.level_at(n)
             except ValueError as err:  # results that did not follow their plan decide nothing
                 setting.append(kw)
-                rows.append(LedgerRow(claim, "invalid", str(err), n=n, plan=kw["plan"]))
+                row = LedgerRow(claim, evidence_label("invalid", level), str(err), n=n,
+                                plan=kw["plan"], evidence=level, evidence_why=why,
+                                reading="invalid", question=kw["question"])
+                rows.append(row)
                 continue
         setting.append(kw)
         rows.append(evaluate(claim, found, **kw))
     for fam, idx in families.items():
         for i in idx:
             rows[i].family, rows[i].primary = fam, i == primary[fam]
-        tested = [i for i in idx if i != primary[fam] and rows[i].per_seed and rows[i].outcome != "invalid"]
-        if not tested:
+        tested = [i for i in idx if rows[i].per_seed and rows[i].reading != "invalid"]
+        if len(tested) < 2:
             continue
         ps = [p_value(list(rows[i].per_seed.values()), chosen[i].bounds()[0]) for i in tested]
         base_alpha = min(setting[i].get("alpha", ALPHA) for i in tested)
         for i, level in zip(tested, holm_levels(ps, base_alpha)):
             rows[i] = evaluate(chosen[i], lookup(chosen[i])[0], **{**setting[i], "alpha": level})
-            rows[i].family, rows[i].primary = fam, False
+            rows[i].family, rows[i].primary = fam, i == primary[fam]
     for claim, row in zip(chosen, rows):  # what the run's data were, as its results record them
+        plan = plan_of.get(claim.experiment)
+        row.rule_plan = ("none" if plan is None else "prospective" if plan.under_rule
+                         else "retrospective")
         found = lookup(claim)[0]
         if found is not None and claim.experiment in DATA_NOTES:
             row.data = DATA_NOTES[claim.experiment](found.get("config") or {})

@@ -124,9 +124,9 @@ for base, base_label in (("node", "ODE-RNN"), ("anode", "ANODE-RNN")):
                   value=ratio(f"{base}.{key}", f"hbnode.{key}"), rule=greater(2.0, null=1.0))
 
 # ---- CSAODE Table 1 on the four cross-validated sets -----------------------------------------------------------
-# One value per CV fold. Accuracy: reproduced when the CI over folds lies above the paper's figure minus one
-# point; partly when the CI lies above the majority-class accuracy (what a model that learned nothing scores:
-# 50% on SUBJ and MR, 63.8% on CR, 68.8% on MPQA); contradicted when the whole CI lies below it.
+# One value per CV fold. A criterion row: the paper's figure P is its effect, the majority-class
+# accuracy (what a model that learned nothing scores: 50% on SUBJ and MR, 63.8% on CR, 68.8% on
+# MPQA) its null, so a CI above the null that falls short of P reads "smaller effect".
 for dataset in DATASETS:
     for solver, name in VARIANTS.items():
         paper = CSAODE_TABLE[name][dataset]
@@ -134,7 +134,7 @@ for dataset in DATASETS:
                   claim=f"{name} reaches {paper}% test accuracy on {dataset.upper()} (10-fold CV)",
                   paper_figure=f"Table 1: {paper}%", experiment=f"csaode_cv_{dataset}",
                   metric=f"{name} test accuracy (%) per fold, CPU size",
-                  value=metric(f"{name}.accuracy"), rule=greater(paper - 1.0, null=MAJORITY[dataset]))
+                  value=metric(f"{name}.accuracy"), rule=greater(paper, null=MAJORITY[dataset]))
     add_claim(f"csaode.{dataset}_ark_weaker_than_rk", paper=CSAODE,
               claim=f"CSAARK loses a little accuracy against CSARK (paper: 'for most tasks'; on "
                     f"{dataset.upper()} {CSAODE_TABLE['CSARK'][dataset]} vs {CSAODE_TABLE['CSAARK'][dataset]})",

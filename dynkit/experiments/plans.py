@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .inference import ALPHA, INTERVAL_METHODS, POWER, SPENDING, look_levels, seeds_needed
+from .inference import (ALPHA, INTERVAL_METHODS, POWER, RULE_FIXED, SPENDING, look_levels,
+                        seeds_needed)
 
 PLANS_ROOT = Path(__file__).resolve().parents[2] / "analysis" / "plans"
 """The committed plans (``analysis/plans/<experiment>.json``)."""
@@ -75,6 +76,13 @@ class Plan:
         if self.spending not in SPENDING:
             raise ValueError(f"spending must be one of {SPENDING}, got {self.spending!r}")
         look_levels(self.looks, self.alpha, self.spending)  # validates the looks
+
+    @property
+    def under_rule(self) -> bool:
+        """Whether the plan was written under the ledger's present rule (on or after
+        :data:`~dynkit.experiments.inference.RULE_FIXED`): a plan written before it is retrospective
+        for the rule, whatever it was for its own results."""
+        return self.written[:10] >= RULE_FIXED
 
     @property
     def seeds(self) -> tuple[int, ...]:

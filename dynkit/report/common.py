@@ -29,8 +29,19 @@ MEANINGS = {
     # the empirical ledger (dynkit.experiments): an outcome from paired runs with seeds fixed in advance
     "reproduced": "the effect's confidence interval excludes no effect, on the paper's side, and reaches the "
                   "paper's effect",
-    "smaller effect": "on the paper's side, but entirely short of the paper's effect",
-    "negligible": "the interval lies inside ± the smallest effect of interest, whatever its sign",
+    "smaller effect": "on the paper's side, short of the paper's effect, reaching the smallest "
+                      "effect of interest",
+    "smaller effect (negligible)": "on the paper's side, inside the smallest effect of interest",
+    "negligible": "the interval holds no effect and lies inside ± the smallest effect of interest",
+    "opposite (negligible)": "on the other side of no effect, inside the smallest effect of "
+                             "interest",
+    "pilot agrees": "a pilot (not the paper's experiment) whose interval lies on the paper's side",
+    "pilot disagrees": "a pilot whose interval lies on the other side, beyond the smallest effect "
+                       "of interest",
+    "pilot: no effect": "a pilot whose interval lies inside ± the smallest effect of interest",
+    "pilot inconclusive": "a pilot whose interval decides nothing with the seeds run",
+    "pilot invalid": "a pilot in which a model did not learn, or another validity check failed",
+    "not run": "no results: the row or the comparison says what it needs",
     "ruled out": "the interval contains no effect and lies inside ± the smallest effect of interest",
     "opposite": "the interval lies entirely on the other side of no effect",
     "inconclusive": "none of these with the seeds run; the row says how many seeds would decide it",
@@ -171,8 +182,9 @@ def effect_text(row: dict) -> str:
 
 def reason_text(row: dict) -> str:
     """Why a ledger row is undecided or invalid, and the seeds that would decide it where known."""
-    text = row.get("reason") or ""
-    if row.get("seeds_needed") is not None and row.get("outcome") in ("inconclusive", "needs full scale"):
+    text = row.get("reason_words") or row.get("reason") or ""  # metric ids in words, where given
+    reads = row.get("reading") or row.get("outcome")
+    if row.get("seeds_needed") is not None and reads in ("inconclusive", "needs full scale"):
         text = (text + "; " if text else "") + f"seeds needed {row['seeds_needed']}"
     return text
 

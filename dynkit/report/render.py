@@ -21,11 +21,14 @@ __all__ = ["render_html", "render_markdown", "render_block_markdown", "verdict_c
 # Colours of the labels rows carry. A label not listed (a new outcome, say) is shown uncoloured, not refused.
 _TONE = {
     "good": ("holds", "reproduced", "yes", "matches the paper"),
-    "warn": ("holds with correction", "partly reproduced", "smaller effect", "erratum"),
+    "warn": ("holds with correction", "partly reproduced", "smaller effect",
+             "smaller effect (negligible)", "erratum"),
     "bad": ("false as stated", "contradicted", "opposite", "did not hold", "differs from the paper", "error", "failed",
             "invalid"),
     "neutral": ("undecided", "not reproduced at this scale", "ruled out", "negligible", "inconclusive", "deterministic",
-                "needs full scale", "unavailable"),
+                "needs full scale", "unavailable", "opposite (negligible)", "pilot agrees",
+                "pilot disagrees", "pilot: no effect", "pilot inconclusive", "pilot invalid",
+                "not run"),
 }
 _CLASS = {verdict: tone for tone, verdicts in _TONE.items() for verdict in verdicts}
 assert set(CLAIM_VERDICTS) | set(LEDGER_VERDICTS) <= set(_CLASS)  # every contract verdict has a colour

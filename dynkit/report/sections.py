@@ -115,6 +115,46 @@ def _compact(x: Any) -> str:
     return str(x)
 
 
+def _ledger_by_evidence(sec: Section, rows: list[dict], not_run: list[dict], headline: str) -> None:
+    """The replications and their outcomes, then the pilots, then the rows and comparisons not run;
+    each row's question, outcome and what it measured in words, its id in a column of its own."""
+    groups = {e: [r for r in rows if r.get("evidence") == e] for e in ("replication", "pilot",
+                                                                     "not run")}
+    for evidence, noun in (("replication", "replications"), ("pilot", "pilots")):
+        counts = count_by([row_label(r) for r in groups[evidence]], ()) or [(evidence, 0)]
+        sec.summary.append(Counts(counts, noun))
+    sec.summary.append(Counts([("not run", len(groups["not run"]) + len(not_run))], "not run"))
+    if headline:
+        sec.blocks.append(Paragraph(headline))
+
+    def question(r):
+        return r.get("question") or r.get("claim")
+
+    def measured(r):
+        return r.get("summary") or reason_text(r)
+
+    sec.blocks.append(Paragraph(f"Replications ({len(groups['replication'])}): the paper's "
+                                "experiment, its task, data, design, budget and tolerance."))
+    sec.blocks.append(Table(["question", "outcome", "what we measured", "id"],
+                            [[question(r), row_label(r), measured(r), r.get("id")]
+                             for r in groups["replication"]]))
+    sec.blocks.append(Paragraph(f"Pilots ({len(groups['pilot'])}): a stand-in, a smaller budget or "
+                                "another setup than the authors'; never counted as replications."))
+    sec.blocks.append(Table(["question", "outcome", "what the interval reads", "why a pilot",
+                             "what we measured", "id"],
+                            [[question(r), row_label(r), r.get("reading"), r.get("evidence_why"),
+                              measured(r), r.get("id")] for r in groups["pilot"]]))
+    sec.blocks.append(Paragraph(f"Not run: {len(groups['not run'])} rows without results and "
+                                f"{len(not_run)} comparisons of the papers that no experiment "
+                                "tests yet, with what each needs."))
+    sec.blocks.append(Table(["paper", "table or figure", "compares", "what it needs", "need"],
+                            [[r.get("paper"), r.get("paper_figure"), question(r),
+                              r.get("evidence_why"), "results"] for r in groups["not run"]]
+                            + [[c.get("paper"), c.get("location"), c.get("compares"),
+                                c.get("needs"), c.get("kind")] for c in not_run]))
+    sec.blocks.append(Paragraph("Every row in detail:"))
+
+
 def section_ledger(ctx: Context, sec: Section) -> None:
     ledger = require("experiments.ledger")
     data = ledger().to_dict()
@@ -125,7 +165,10 @@ def section_ledger(ctx: Context, sec: Section) -> None:
     uses_outcome = any(r.get("outcome") for r in rows)
     counts = count_by(labels, () if uses_outcome else LEDGER_VERDICTS)
     label_name = "outcome" if uses_outcome else "verdict"
-    sec.summary.append(Counts(counts, "results"))
+    if any("evidence" in r for r in rows):  # replications first, pilots apart, then what is not run
+        _ledger_by_evidence(sec, rows, data.get("not_run") or [], data.get("headline") or "")
+    else:  # a ledger from before evidence levels: one count over every row
+        sec.summary.append(Counts(counts, "results"))
     sec.blocks.append(Paragraph(
         "The empirical ledger: each of the papers' experimental claims, the metric we measured, the effect per "
         "seed paired with its baseline on its scale (log10 of a ratio, a difference, or one model's own number "
@@ -148,6 +191,16 @@ def section_ledger(ctx: Context, sec: Section) -> None:
     sec.data = {"counted_by": label_name, "counts": dict(counts), "verdicts": dict(counts), "rows": rows,
                 "setups": setups,
                 "headline": ", ".join(f"{v} {k}" for k, v in counts if v) or "no rows"}
+    if any("evidence" in r for r in rows):  # the first screen: replications first, pilots apart
+        by = {e: dict(count_by([row_label(r) for r in rows if r.get("evidence") == e], ()))
+              for e in ("replication", "pilot", "not run")}
+        n_not_run = (len(data.get("not_run") or [])
+                     + sum(r.get("evidence") == "not run" for r in rows))
+        sec.data["by_evidence"] = by
+        sec.data["headline"] = "; ".join(
+            f"{noun}: " + (", ".join(f"{v} {k}" for k, v in by[e].items()) or "none")
+            for e, noun in (("replication", "replications"), ("pilot", "pilots"))) + \
+            f"; not run: {n_not_run}"
 
 
 # --------------------------------------------------------------------------------------------------
