@@ -333,6 +333,7 @@ def test_a_measured_record_says_so_in_its_rows(tmp_path):
     (tmp_path / "ode_rnn_silverbox").mkdir()
     record = json.loads((RESULTS / "ode_rnn_plane_vibration" / "results.json").read_text())
     record["config"] = {**record["config"], "task": "silverbox", "source": "measured"}  # planted: a measured run
+    record["experiment"] = "ode_rnn_silverbox"  # (no shards beside it: the ledger reads the record alone)
     (tmp_path / "ode_rnn_silverbox" / "results.json").write_text(json.dumps(record))
     claims = [c for c in CLAIMS.values() if c.experiment == "ode_rnn_silverbox"]
     rows = ledger(tmp_path, claims=claims, plans={}).rows

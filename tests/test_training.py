@@ -231,7 +231,7 @@ def test_resume_with_other_options_names_them(tmp_path):
 
 
 def test_orphan_temporaries_of_an_interrupted_write_are_removed(tmp_path):
-    orphan = tmp_path / f".{CHECKPOINT_NAME}.k2j4h1xz.tmp"
+    orphan = tmp_path / f".{CHECKPOINT_NAME}.dynkit-k2j4h1xz.tmp"  # io.TEMP_MARKER names our temporaries
     orphan.write_bytes(b"half a checkpoint")
     unrelated = tmp_path / "notes.tmp"
     unrelated.write_text("mine")
