@@ -68,6 +68,7 @@ from .events import EventTracker
 from .constraints import NonNegative
 from .control import StepControl
 from .explicit import Slope, Trial, make_stepper
+from .jacobian import verify_user_jacobian
 from .tableaus import RungeKuttaTableau
 
 # Step-size control constants ([HNW] II.4, and Hairer's DOPRI5 code for the PI part).
@@ -912,6 +913,7 @@ def solve(
     nonnegative: Any = None,
     control: StepControl | None = None,
     compile: bool | str = False,
+    jac_check: bool = True,
 ) -> Solution:
     """Integrate ``dy/dt = f(t, y)`` from ``y(t[0]) = y0`` and return the states at the times ``t``.
 
@@ -987,7 +989,14 @@ def solve(
         for numpy states (see :mod:`dynkit.solvers.jacobian`). A numpy ``jac`` may return a
         ``scipy.sparse`` matrix: the stiff methods then factorise sparsely (SuperLU). Refused
         (ValueError) with an explicit method, which would ignore it; an exception raised in ``jac``
-        becomes a :class:`VectorFieldError` like one in ``f``.
+        becomes a :class:`VectorFieldError` like one in ``f``. Checked before the first step (``jac_check``).
+    jac_check : bool
+        With a ``jac``: compare ``jac(t0, y0)`` with a central difference of ``f`` along one probe direction scaled
+        to each component (two more calls of ``f``, one of ``jac``, counted; the rule and its tolerance in
+        :func:`dynkit.solvers.jacobian.check_jacobian`) and raise a ValueError when they disagree beyond
+        rounding: a wrong ``jac`` (sign, scale, transposed) makes the Rosenbrock methods end tens to thousands
+        of tolerances off as a "success". ``False`` skips the check (for a deliberately approximate Jacobian,
+        which radau5 and bdf tolerate). Default True.
     jac_sparsity : array or scipy.sparse matrix, optional
         The nonzero structure of ``∂f/∂y`` (``(y0.size, y0.size)``, numpy states): finite differences
         then perturb structurally orthogonal columns together and the LU is sparse.
@@ -1090,7 +1099,7 @@ def solve(
     rtol, atol = _validate_tolerances(rtol, atol, y0)
     if not isinstance(max_steps, (int, np.integer)) or isinstance(max_steps, (bool, np.bool_)) or max_steps < 1:
         raise ValueError(f"max_steps must be a positive integer, got {type(max_steps).__name__} {max_steps!r:.60}")
-    for name, value in (("throw", throw), ("dense", dense), ("per_sample", per_sample)):
+    for name, value in (("throw", throw), ("dense", dense), ("per_sample", per_sample), ("jac_check", jac_check)):
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {value!r}")
     if per_sample and (y0.ndim < 1 or y0.shape[0] < 1):
@@ -1126,7 +1135,7 @@ def solve(
                    "control": control is not None, "nonnegative": constraint is not None,
                    "jac_sparsity": jac_sparsity is not None}
         solution = solve_or_fallback(compile, f, y0, t_out, method, rtol, atol, step_size if adaptive else None,
-                                     max_steps, throw, options, jac=jac)
+                                     max_steps, throw, options, jac=jac, jac_check=jac_check)
         if solution is not None:
             return solution
     y0 = _private_copy(y0)  # f may write into its argument: the caller's y0 stays as it was
@@ -1149,6 +1158,8 @@ def solve(
     rec.switch_log = getattr(stepper, "switch_log", None)
     rec.control = control
     try:
+        if jac is not None and jac_check:
+            verify_user_jacobian(field, backend, t0, y0.detach() if backend.name == "torch" else y0)
         if adaptive:
             _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, step_size,
                             rtol, atol, max_steps, bool(per_sample), constraint)
