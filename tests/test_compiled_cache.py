@@ -1,7 +1,8 @@
-"""numba's disk cache of the compiled kernels: a private per-user folder, keyed on code and constants, not files.
+"""numba's disk cache of the compiled kernels: a private per-user folder, keyed on code, not files.
 
-Each case runs a fresh Python process on one small cached kernel (``compiled.jacobian._rescale``, about a second to
-compile) with ``DYNKIT_CACHE_DIR`` pointing into ``tmp_path``, and reads numba's own hit/miss counters.
+Each case runs a fresh Python process on one small cached kernel (``compiled.jacobian._rescale``,
+about a second to compile) with ``DYNKIT_CACHE_DIR`` pointing into ``tmp_path``, and reads numba's
+own hit/miss counters.
 """
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ print(json.dumps({"cache": bool(common.CACHE), "reason": common.CACHE_REASON,
 
 def run_probe(folder: Path, package_root: Path = ROOT) -> dict:
     env = {**os.environ, "DYNKIT_CACHE_DIR": str(folder), "PYTHONPATH": str(package_root)}
-    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=600,
-                          cwd=package_root)
+    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True,
+                          timeout=600, cwd=package_root)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -52,7 +53,7 @@ def package_copy(tmp_path: Path, edit=None) -> Path:
 
 
 class Planted:
-    """Unpickling it creates ``marker``: what a forged cache index would do with the code of its writer."""
+    """Unpickling it creates ``marker``: what a forged cache index does."""
 
     def __init__(self, marker: Path):
         self.marker = str(marker)
@@ -78,8 +79,9 @@ def test_a_planted_index_is_loaded_only_from_a_private_folder(tmp_path):
     names = [p.name for p in index_files(good)]
     assert names and oct(good.stat().st_mode & 0o777) == oct(0o700)
     assert oct((good / "numba").stat().st_mode & 0o777) == oct(0o700)
-    # control: planted in the user's own private folder, the forged index does run (only the user can put it
-    # there), so the cases below would see the marker if the folder check let numba read it
+    # control: planted in the user's own private folder, the forged index does run (only the user
+    # can put it there), so the cases below would see the marker if the folder check let numba read
+    # it
     marker = tmp_path / "ran"
     plant(good, names, marker)
     run_probe(good)
@@ -111,7 +113,7 @@ def test_the_default_folder_is_per_user_and_never_in_the_package(monkeypatch, tm
     monkeypatch.delenv("DYNKIT_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache.cache_root() == tmp_path / "xdg" / "dynkit"
-    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # not absolute: ignored, as the XDG spec says
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # relative: ignored (XDG spec)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache.cache_root() == tmp_path / "home" / ".cache" / "dynkit"
     monkeypatch.setenv("DYNKIT_CACHE_DIR", str(tmp_path / "mine"))
@@ -130,9 +132,10 @@ def test_a_docstring_edit_reuses_the_kernels_and_a_code_edit_does_not(tmp_path):
         engine.write_text(text.replace('"""', '"""An edited docstring.\n\n', 1) + "\n# a comment\n")
         kernel = solvers / "compiled" / "jacobian.py"
         text = kernel.read_text()
-        for old, new in (('"""``∂f/∂y``', '"""An edited module docstring: ``∂f/∂y``'),  # the module's docstring
-                         ('    """The rule\'s state at the start', '    """Edited. The rule\'s state at the start'),
-                         ("def _rescale(y, st) -> None:\n", "def _rescale(y, st) -> None:  # a comment\n\n")):
+        edits = (('"""``∂f/∂y``', '"""An edited module docstring: ``∂f/∂y``'),  # the module's
+                 ('    """The rule\'s state at the start', '    """Edited. The rule\'s state'),
+                 ("def _rescale(y, st) -> None:\n", "def _rescale(y, st) -> None:  # comment\n\n"))
+        for old, new in edits:
             assert old in text, old
             text = text.replace(old, new, 1)
         kernel.write_text(text)
@@ -140,7 +143,7 @@ def test_a_docstring_edit_reuses_the_kernels_and_a_code_edit_does_not(tmp_path):
     reused = run_probe(folder, package_copy(tmp_path, prose))
     assert reused["hits"] == 1 and reused["misses"] == 0
 
-    def constant(solvers: Path):  # planted: a constant the kernels compile in (the PI controller's safety factor)
+    def constant(solvers: Path):  # planted: a constant the kernels compile in
         engine = solvers / "engine.py"
         text = engine.read_text()
         assert "\nSAFETY = 0.9" in text

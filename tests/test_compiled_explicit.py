@@ -141,7 +141,7 @@ def test_an_exception_in_compiled_f_is_a_vector_field_error():
 
 def test_the_disk_cache_is_keyed_on_every_source_the_kernels_compile_in():
     """numba alone would reuse a cached kernel after an edit of common.py (it stamps a function with its own file);
-    the package's locator stamps it with a hash of all of them (tests/test_compiled_cache.py edits them)."""
+    the package's locator stamps it with a hash of all (test_compiled_cache.py edits them)."""
     from dynkit.solvers.compiled import cache, common, explicit
 
     assert common.CACHE

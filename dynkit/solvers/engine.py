@@ -418,11 +418,11 @@ class _AmplificationMonitor:
     scale on which the solution changes, measured in steps. A step resolves the solution when
     ``λ_h`` is small; a stable step on a decaying mode (``λ_h`` up to the method's stability
     interval: 2 for Euler, 2.79 for RK4, about 1.35 for ARK4) makes the changes ``|Δy|`` and ``|Δf|``
-    shrink. When ``λ_h > 1`` (``λ_h > 2`` for a mode growing along the steps, ``h Δf·Δy > 0``: the sign of
-    ``h`` reads the direction of time) *and* both grow on :data:`AMPLIFYING_RUN` consecutive steps (by 1 % or
-    more each), the states are the method's, not the solution's: a decaying mode amplified beyond the stability
-    interval (``h Δf·Δy < 0``), or a solution growing faster than the step can follow (``h Δf·Δy > 0``: a
-    finite-time blow-up, where the
+    shrink. When ``λ_h > 1`` (``λ_h > 2`` for a mode growing along the steps, ``h Δf·Δy > 0``:
+    the sign of ``h`` reads the direction of time) *and* both grow on :data:`AMPLIFYING_RUN`
+    consecutive steps (by 1 % or more each), the states are the method's, not the solution's: a
+    decaying mode amplified beyond the stability interval (``h Δf·Δy < 0``), or a solution growing
+    faster than the step can follow (``h Δf·Δy > 0``: a finite-time blow-up, where the
     ratio of successive changes itself grows). It costs three reductions over the state per step (one
     device sync for torch) and no call of ``f``.
     """
@@ -448,7 +448,7 @@ class _AmplificationMonitor:
         # the slope's change must grow too: a slow mode whose change grows genuinely beside a stiff mode
         # that decays (and makes λ_h large) shrinks the slope's change
         slope_growth = slope_change / self.prev_slope_change if self.prev_slope_change > 0 else math.inf
-        growing = dot * self.signed_h > 0  # Δf·Δy > 0 forward, < 0 backward in time: the mode grows along the steps
+        growing = dot * self.signed_h > 0  # the mode grows along the steps (h < 0: backward)
         threshold = GROWING_H_LAMBDA if growing else AMPLIFYING_H_LAMBDA
         if h_lambda > threshold and min(growth, slope_growth) >= AMPLIFYING_GROWTH and math.isfinite(change):
             self.run += 1
@@ -459,7 +459,8 @@ class _AmplificationMonitor:
         if self.run < AMPLIFYING_RUN:
             return
         what = ("a decaying (stiff) mode amplified: the step is beyond the method's stability interval"
-                if not growing else "the solution grows faster than the step can follow (a finite-time blow-up, or "
+                if not growing else "the solution grows faster than the step can follow (a finite-"
+                "time blow-up, or "
                 "growth the step cannot resolve)")
         raise self.rec.failure(
             StepTooLarge, f"step_size={self.h:g} is too large for this solution: from t={self.first_t:.6g} to "
@@ -475,8 +476,8 @@ class _AmplificationMonitor:
         ``Δy`` and ``Δf ≈ J Δy`` are what power iteration with the step map ``R(hJ)`` produces for free: the
         mode that the steps amplify most comes to dominate ``Δy``. The 2×2 projection ``(YᵀY)⁻¹ YᵀF`` of ``J``
         on ``Y = [Δy_prev, Δy]`` (``F = [Δf_prev, Δf]``) gives a real eigenvalue or a complex pair; a decaying
-        mode (``Re(hλ) < 0``: ``Re λ < 0`` forward in time, ``> 0`` backward) with ``|R(hλ)| > 1`` grows where it
-        should decay, warned about (once) when it would
+        mode (``Re(hλ) < 0``: ``Re λ < 0`` forward in time, ``> 0`` backward) with ``|R(hλ)| > 1``
+        grows where it should decay, warned about (once) when it would
         grow by :data:`UNSTABLE_MODE_GROWTH` or more over the solve's steps. No call of ``f``; three more
         reductions per step than the amplification test (one device sync for torch).
         """
@@ -511,7 +512,7 @@ class _AmplificationMonitor:
                     ritz = list(np.linalg.eigvals(np.linalg.solve(gram, np.array([[afa, afb], [bfa, bf]]))))
         self.previous = (dy, df, bb, bf)
         for lam in ritz:
-            z = self.signed_h * lam  # h < 0 backward in time: a mode decays along the steps when Re(h λ) < 0
+            z = self.signed_h * lam  # h < 0 backward: decaying along the steps if Re(hλ) < 0
             if not z.real < -UNSTABLE_MODE_DECAY * abs(z):
                 continue  # growing or oscillating without decay: |R| > 1 may be the solution's own growth
             amplification = abs(self.stability(z))
@@ -993,14 +994,16 @@ def solve(
         for numpy states (see :mod:`dynkit.solvers.jacobian`). A numpy ``jac`` may return a
         ``scipy.sparse`` matrix: the stiff methods then factorise sparsely (SuperLU). Refused
         (ValueError) with an explicit method, which would ignore it; an exception raised in ``jac``
-        becomes a :class:`VectorFieldError` like one in ``f``. Checked before the first step (``jac_check``).
+        becomes a :class:`VectorFieldError` like one in ``f``. Checked before the first step
+        (``jac_check``).
     jac_check : bool
-        With a ``jac``: compare ``jac(t0, y0)`` with a central difference of ``f`` along one probe direction scaled
-        to each component (two more calls of ``f``, one of ``jac``, counted; the rule and its tolerance in
-        :func:`dynkit.solvers.jacobian.check_jacobian`) and raise a ValueError when they disagree beyond
-        rounding: a wrong ``jac`` (sign, scale, transposed) makes the Rosenbrock methods end tens to thousands
-        of tolerances off as a "success". ``False`` skips the check (for a deliberately approximate Jacobian,
-        which radau5 and bdf tolerate). Default True.
+        With a ``jac``: compare ``jac(t0, y0)`` with a central difference of ``f`` along one probe
+        direction scaled to each component (two more calls of ``f``, one of ``jac``, counted; the
+        rule and its tolerance in :func:`dynkit.solvers.jacobian.check_jacobian`) and raise a
+        ValueError when they disagree beyond rounding: a wrong ``jac`` (sign, scale, transposed)
+        makes the Rosenbrock methods end tens to thousands of tolerances off as a "success".
+        ``False`` skips the check (for a deliberately approximate Jacobian, which radau5 and bdf
+        tolerate). Default True.
     jac_sparsity : array or scipy.sparse matrix, optional
         The nonzero structure of ``∂f/∂y`` (``(y0.size, y0.size)``, numpy states): finite differences
         then perturb structurally orthogonal columns together and the LU is sparse.
@@ -1103,7 +1106,9 @@ def solve(
     rtol, atol = _validate_tolerances(rtol, atol, y0)
     if not isinstance(max_steps, (int, np.integer)) or isinstance(max_steps, (bool, np.bool_)) or max_steps < 1:
         raise ValueError(f"max_steps must be a positive integer, got {type(max_steps).__name__} {max_steps!r:.60}")
-    for name, value in (("throw", throw), ("dense", dense), ("per_sample", per_sample), ("jac_check", jac_check)):
+    flags = (("throw", throw), ("dense", dense), ("per_sample", per_sample),
+             ("jac_check", jac_check))
+    for name, value in flags:
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {value!r}")
     if per_sample and (y0.ndim < 1 or y0.shape[0] < 1):

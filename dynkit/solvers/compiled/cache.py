@@ -1,22 +1,24 @@
-"""Where numba keeps the compiled kernels on disk, and the key that says what they were compiled from.
+"""Where numba keeps the compiled kernels on disk, and the key saying what they were compiled from.
 
-**The folder** is ``$DYNKIT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/dynkit`` (an absolute ``XDG_CACHE_HOME``), else
-``~/.cache/dynkit``; the kernels go to its ``numba`` subfolder. Both are created with mode 0700 and used only while
-each is a real folder (not a symbolic link) owned by the user running Python, with no permission for group or others:
-numba unpickles a cache index before it checks any stamp, so a file that someone else could have written there would
-run their code in this process. Otherwise the cache is off for the process (:data:`CACHE_REASON` says why, with a
-:class:`~dynkit.solvers.CompileWarning`) and the kernels compile in memory. Never inside the installed package: a
-read-only install caches like any other.
+**The folder** is ``$DYNKIT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/dynkit`` (an absolute
+``XDG_CACHE_HOME``), else ``~/.cache/dynkit``; the kernels go to its ``numba`` subfolder. Both are
+created with mode 0700 and used only while each is a real folder (not a symbolic link) owned by the
+user running Python, with no permission for group or others: numba unpickles a cache index before it
+checks any stamp, so a file that someone else could have written there would run their code in this
+process. Otherwise the cache is off for the process (:data:`CACHE_REASON` says why, with a
+:class:`~dynkit.solvers.CompileWarning`) and the kernels compile in memory. Never inside the
+installed package: a read-only install caches like any other.
 
-**The key** (:func:`kernel_stamp`) hashes what the kernels are compiled from, not whole files: the syntax tree of every
-module of this package with docstrings dropped (comments and layout are not in it), the values of the constants
-those modules import from the rest of :mod:`dynkit.solvers` (``from ..jacobian import REFINEMENTS``, ``py.SAFETY``
-through ``from .. import radau as py``), and the numba, numpy and Python versions. A docstring, comment or layout
-edit, here or in ``engine.py``, reuses every cached kernel; a change of code or of a constant the kernels read
-compiles them anew. Each function's cache file is named by its qualified name and a hash of its own tree (numba's
-default, the line number, would change with any edit above it). numba adds the function's own bytecode to the key
-of each compiled version, which a docstring of that compiled function itself is part of: editing one recompiles
-that function.
+**The key** (:func:`kernel_stamp`) hashes what the kernels are compiled from, not whole files: the
+syntax tree of every module of this package with docstrings dropped (comments and layout are not in
+it), the values of the constants those modules import from the rest of :mod:`dynkit.solvers`
+(``from ..jacobian import REFINEMENTS``, ``py.SAFETY`` through ``from .. import radau as py``), and
+the numba, numpy and Python versions. A docstring, comment or layout edit, here or in ``engine.py``,
+reuses every cached kernel; a change of code or of a constant the kernels read compiles them anew.
+Each function's cache file is named by its qualified name and a hash of its own tree (numba's
+default, the line number, would change with any edit above it). numba adds the function's own
+bytecode to the key of each compiled version, which a docstring of that compiled function itself is
+part of: editing one recompiles that function.
 """
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ _PARENT = PACKAGE.rsplit(".", 1)[0]  # dynkit.solvers
 
 
 def cache_root() -> Path:
-    """``$DYNKIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/dynkit``, else ``~/.cache/dynkit`` (not created here)."""
+    """``$DYNKIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/dynkit``, else ``~/.cache/dynkit``."""
     given = os.environ.get(CACHE_ENV, "")
     if given:
         return Path(given).expanduser()
@@ -50,7 +52,7 @@ def cache_root() -> Path:
 
 
 def private_folder(path: Path) -> str | None:
-    """Create ``path`` (mode 0700) if missing; None if it is a private folder of this user, else why it is not."""
+    """Create ``path`` (mode 0700) if missing; None if this user's private folder, else why."""
     try:
         if not os.path.lexists(path):
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -65,12 +67,13 @@ def private_folder(path: Path) -> str | None:
     if info.st_uid != os.geteuid():
         return f"{path} is owned by user id {info.st_uid}, not by you ({os.geteuid()})"
     if info.st_mode & 0o077:
-        return f"{path} has mode {stat.S_IMODE(info.st_mode):04o} (group or others may use it; expected 0700)"
+        mode = stat.S_IMODE(info.st_mode)
+        return f"{path} has mode {mode:04o} (group or others may use it; expected 0700)"
     return None
 
 
 def kernel_folder() -> tuple[Path | None, str | None]:
-    """The kernels' folder, checked (:func:`private_folder`) with the root above it; or None and the reason."""
+    """The kernels' folder, checked (:func:`private_folder`) and the root above; or None, why."""
     root = cache_root()
     for path in (root, root / "numba"):
         reason = private_folder(path)
@@ -82,7 +85,8 @@ def kernel_folder() -> tuple[Path | None, str | None]:
 def _without_docstrings(tree: ast.AST) -> ast.AST:
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
+        kinds = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        if (isinstance(node, kinds) and body
                 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                 and isinstance(body[0].value.value, str)):
             node.body = body[1:] or [ast.Pass()]
@@ -90,16 +94,17 @@ def _without_docstrings(tree: ast.AST) -> ast.AST:
 
 
 def code_tree(source: str) -> str:
-    """The syntax tree of ``source`` without docstrings, as text (no line numbers, comments or layout)."""
+    """The syntax tree of ``source`` without docstrings, as text (no lines, comments, layout)."""
     return ast.dump(_without_docstrings(ast.parse(textwrap.dedent(source))))
 
 
 def _fingerprint(value: Any, depth: int = 0) -> str:
-    """A text that changes when a constant's value does (numbers, text, arrays, containers, plain objects)."""
+    """A text that changes when a constant's value does (numbers, text, arrays, containers)"""
     if isinstance(value, (bool, int, float, complex, str, bytes, type(None))):
         return repr(value)
     if isinstance(value, np.ndarray):
-        return f"array{value.dtype.str}{value.shape}{hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()}"
+        data = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+        return f"array{value.dtype.str}{value.shape}{data}"
     if isinstance(value, np.generic):
         return repr(value.item())
     if depth > 4:
@@ -107,10 +112,13 @@ def _fingerprint(value: Any, depth: int = 0) -> str:
     if isinstance(value, (tuple, list)):
         return "(" + ",".join(_fingerprint(v, depth + 1) for v in value) + ")"
     if isinstance(value, dict):
-        return "{" + ",".join(f"{k!r}:{_fingerprint(v, depth + 1)}" for k, v in sorted(value.items(), key=repr)) + "}"
+        items = sorted(value.items(), key=repr)
+        return "{" + ",".join(f"{k!r}:{_fingerprint(v, depth + 1)}" for k, v in items) + "}"
     if inspect.ismodule(value) or inspect.isroutine(value) or inspect.isclass(value):
-        # code, not data: numba compiles in only this package's functions, whose trees are in the key already
-        return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', getattr(value, '__name__', ''))}"
+        # code, not data: numba compiles in only this package's functions, whose trees are in the
+        # key already
+        name = getattr(value, "__qualname__", getattr(value, "__name__", ""))
+        return f"{getattr(value, '__module__', '')}.{name}"
     fields = getattr(value, "__dict__", None)
     if fields is not None:
         return type(value).__qualname__ + _fingerprint(dict(fields), depth + 1)
@@ -118,11 +126,11 @@ def _fingerprint(value: Any, depth: int = 0) -> str:
 
 
 def imported_constants(tree: ast.Module) -> list[tuple[str, Any]]:
-    """``(name, value)`` of what a module of this package reads from the rest of :mod:`dynkit.solvers`: names it
-    imports at its top (``from ..jacobian import X``) and attributes of modules it imports there (``from .. import
-    radau as py`` then ``py.X``)."""
+    """``(name, value)`` of what a module of this package reads from the rest of
+    :mod:`dynkit.solvers`: names it imports at its top (``from ..jacobian import X``) and attributes
+    of modules it imports there (``from .. import radau as py`` then ``py.X``)."""
     read, aliases = [], {}
-    for node in tree.body:  # the module's own imports (a function's local import is Python-level code)
+    for node in tree.body:  # the module's own imports (a local import is Python-level code)
         if not (isinstance(node, ast.ImportFrom) and node.level == 2):
             continue
         for alias in node.names:
@@ -133,7 +141,8 @@ def imported_constants(tree: ast.Module) -> list[tuple[str, Any]]:
                 module = importlib.import_module(f"{_PARENT}.{node.module}")
                 read.append((f"{node.module}.{alias.name}", getattr(module, alias.name, None)))
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in aliases):
             module = aliases[node.value.id]
             read.append((f"{module.__name__}.{node.attr}", getattr(module, node.attr, None)))
     return sorted(read, key=lambda item: item[0])
@@ -141,7 +150,7 @@ def imported_constants(tree: ast.Module) -> list[tuple[str, Any]]:
 
 @functools.cache
 def kernel_stamp() -> str:
-    """sha256 of what the kernels are compiled from (module docstring): the cache key of every kernel."""
+    """sha256 of what the kernels are compiled from (module docstring): every kernel's cache key."""
     digest = hashlib.sha256()
     import numba
 
@@ -166,8 +175,10 @@ def function_key(py_func) -> str:
 
 
 def install_locator(folder: Path) -> bool:
-    """Put a locator for this package's functions first in numba's list: their cache files in ``folder``, keyed by
-    :func:`kernel_stamp`. False (cache nothing) if numba's internals differ from what this expects."""
+    """Put a locator for this package's functions first in numba's list: their cache files in
+    ``folder``, keyed by :func:`kernel_stamp`. False (cache nothing) if numba's internals differ
+    from
+    what this expects."""
     try:
         from numba.core import caching
 

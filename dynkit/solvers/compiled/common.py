@@ -35,14 +35,15 @@ from .. import engine as _engine
 from ..errors import CompileWarning
 from . import cache as _cache
 
-# -- numba's on-disk cache: a private per-user folder, keyed on the kernels' code and the constants they read
-# (dynkit.solvers.compiled.cache); off, with a warning, where the folder is not private to the user
+# -- numba's on-disk cache: a private per-user folder, keyed on the kernels' code and the constants
+# they read (dynkit.solvers.compiled.cache); off, with a warning, where the folder is not private to
+# the user
 CACHE_FOLDER, CACHE_REASON = _cache.kernel_folder()
-CACHE = CACHE_FOLDER is not None and _cache.install_locator(CACHE_FOLDER)  # the kernels' ``cache=`` flag
+CACHE = CACHE_FOLDER is not None and _cache.install_locator(CACHE_FOLDER)  # the kernels' cache=
 if CACHE_REASON is not None:
-    warnings.warn(f"the compiled kernels are not cached on disk: {CACHE_REASON}; they compile anew in each process "
-                  f"(expected a folder of yours with mode 0700: chmod 700 it, or set {_cache.CACHE_ENV} to another "
-                  f"one)", CompileWarning, stacklevel=2)
+    warnings.warn(f"the compiled kernels are not cached on disk: {CACHE_REASON}; they compile anew "
+                  f"in each process (expected a folder of yours with mode 0700: chmod 700 it, or "
+                  f"set {_cache.CACHE_ENV} to another one)", CompileWarning, stacklevel=2)
 
 # -- the types of the compiled problem: f(t, y, p) -> dy/dt and jac(t, y, p) -> ∂f/∂y, as numba first-class function
 # types. A kernel declared with them compiles once per process (and is cached on disk), not once per user f: the
