@@ -68,6 +68,7 @@ from .events import EventTracker
 from .constraints import NonNegative
 from .control import StepControl
 from .explicit import Slope, Trial, make_stepper
+from .jacobian import verify_user_jacobian
 from .tableaus import RungeKuttaTableau
 
 # Step-size control constants ([HNW] II.4, and Hairer's DOPRI5 code for the PI part).
@@ -417,10 +418,11 @@ class _AmplificationMonitor:
     scale on which the solution changes, measured in steps. A step resolves the solution when
     ``λ_h`` is small; a stable step on a decaying mode (``λ_h`` up to the method's stability
     interval: 2 for Euler, 2.79 for RK4, about 1.35 for ARK4) makes the changes ``|Δy|`` and ``|Δf|``
-    shrink. When ``λ_h > 1`` (``λ_h > 2`` for a growing mode, ``Δf·Δy > 0``) *and* both grow on
-    :data:`AMPLIFYING_RUN` consecutive steps (by 1 % or more each), the states are the method's, not the
-    solution's: a decaying mode amplified beyond the stability interval (``Δf·Δy < 0``), or a
-    solution growing faster than the step can follow (``Δf·Δy > 0``: a finite-time blow-up, where the
+    shrink. When ``λ_h > 1`` (``λ_h > 2`` for a mode growing along the steps, ``h Δf·Δy > 0``:
+    the sign of ``h`` reads the direction of time) *and* both grow on :data:`AMPLIFYING_RUN`
+    consecutive steps (by 1 % or more each), the states are the method's, not the solution's: a
+    decaying mode amplified beyond the stability interval (``h Δf·Δy < 0``), or a solution growing
+    faster than the step can follow (``h Δf·Δy > 0``: a finite-time blow-up, where the
     ratio of successive changes itself grows). It costs three reductions over the state per step (one
     device sync for torch) and no call of ``f``.
     """
@@ -446,7 +448,8 @@ class _AmplificationMonitor:
         # the slope's change must grow too: a slow mode whose change grows genuinely beside a stiff mode
         # that decays (and makes λ_h large) shrinks the slope's change
         slope_growth = slope_change / self.prev_slope_change if self.prev_slope_change > 0 else math.inf
-        threshold = GROWING_H_LAMBDA if dot > 0 else AMPLIFYING_H_LAMBDA
+        growing = dot * self.signed_h > 0  # the mode grows along the steps (h < 0: backward)
+        threshold = GROWING_H_LAMBDA if growing else AMPLIFYING_H_LAMBDA
         if h_lambda > threshold and min(growth, slope_growth) >= AMPLIFYING_GROWTH and math.isfinite(change):
             self.run += 1
             self.first_t = t if self.run == 1 else self.first_t
@@ -456,7 +459,8 @@ class _AmplificationMonitor:
         if self.run < AMPLIFYING_RUN:
             return
         what = ("a decaying (stiff) mode amplified: the step is beyond the method's stability interval"
-                if dot < 0 else "the solution grows faster than the step can follow (a finite-time blow-up, or "
+                if not growing else "the solution grows faster than the step can follow (a finite-"
+                "time blow-up, or "
                 "growth the step cannot resolve)")
         raise self.rec.failure(
             StepTooLarge, f"step_size={self.h:g} is too large for this solution: from t={self.first_t:.6g} to "
@@ -472,7 +476,8 @@ class _AmplificationMonitor:
         ``Δy`` and ``Δf ≈ J Δy`` are what power iteration with the step map ``R(hJ)`` produces for free: the
         mode that the steps amplify most comes to dominate ``Δy``. The 2×2 projection ``(YᵀY)⁻¹ YᵀF`` of ``J``
         on ``Y = [Δy_prev, Δy]`` (``F = [Δf_prev, Δf]``) gives a real eigenvalue or a complex pair; a decaying
-        mode (``Re λ < 0``) with ``|R(hλ)| > 1`` grows where it should decay, warned about (once) when it would
+        mode (``Re(hλ) < 0``: ``Re λ < 0`` forward in time, ``> 0`` backward) with ``|R(hλ)| > 1``
+        grows where it should decay, warned about (once) when it would
         grow by :data:`UNSTABLE_MODE_GROWTH` or more over the solve's steps. No call of ``f``; three more
         reductions per step than the amplification test (one device sync for torch).
         """
@@ -507,9 +512,10 @@ class _AmplificationMonitor:
                     ritz = list(np.linalg.eigvals(np.linalg.solve(gram, np.array([[afa, afb], [bfa, bf]]))))
         self.previous = (dy, df, bb, bf)
         for lam in ritz:
-            if not lam.real < -UNSTABLE_MODE_DECAY * abs(lam):
+            z = self.signed_h * lam  # h < 0 backward: decaying along the steps if Re(hλ) < 0
+            if not z.real < -UNSTABLE_MODE_DECAY * abs(z):
                 continue  # growing or oscillating without decay: |R| > 1 may be the solution's own growth
-            amplification = abs(self.stability(self.signed_h * lam))
+            amplification = abs(self.stability(z))
             if amplification > 1.0 and amplification ** self.n_total >= UNSTABLE_MODE_GROWTH:
                 self._warn_unstable_mode(t_new, lam, amplification)
                 break
@@ -912,6 +918,7 @@ def solve(
     nonnegative: Any = None,
     control: StepControl | None = None,
     compile: bool | str = False,
+    jac_check: bool = True,
 ) -> Solution:
     """Integrate ``dy/dt = f(t, y)`` from ``y(t[0]) = y0`` and return the states at the times ``t``.
 
@@ -987,7 +994,16 @@ def solve(
         for numpy states (see :mod:`dynkit.solvers.jacobian`). A numpy ``jac`` may return a
         ``scipy.sparse`` matrix: the stiff methods then factorise sparsely (SuperLU). Refused
         (ValueError) with an explicit method, which would ignore it; an exception raised in ``jac``
-        becomes a :class:`VectorFieldError` like one in ``f``.
+        becomes a :class:`VectorFieldError` like one in ``f``. Checked before the first step
+        (``jac_check``).
+    jac_check : bool
+        With a ``jac``: compare ``jac(t0, y0)`` with a central difference of ``f`` along one probe
+        direction scaled to each component (two more calls of ``f``, one of ``jac``, counted; the
+        rule and its tolerance in :func:`dynkit.solvers.jacobian.check_jacobian`) and raise a
+        ValueError when they disagree beyond rounding: a wrong ``jac`` (sign, scale, transposed)
+        makes the Rosenbrock methods end tens to thousands of tolerances off as a "success".
+        ``False`` skips the check (for a deliberately approximate Jacobian, which radau5 and bdf
+        tolerate). Default True.
     jac_sparsity : array or scipy.sparse matrix, optional
         The nonzero structure of ``∂f/∂y`` (``(y0.size, y0.size)``, numpy states): finite differences
         then perturb structurally orthogonal columns together and the LU is sparse.
@@ -1090,7 +1106,9 @@ def solve(
     rtol, atol = _validate_tolerances(rtol, atol, y0)
     if not isinstance(max_steps, (int, np.integer)) or isinstance(max_steps, (bool, np.bool_)) or max_steps < 1:
         raise ValueError(f"max_steps must be a positive integer, got {type(max_steps).__name__} {max_steps!r:.60}")
-    for name, value in (("throw", throw), ("dense", dense), ("per_sample", per_sample)):
+    flags = (("throw", throw), ("dense", dense), ("per_sample", per_sample),
+             ("jac_check", jac_check))
+    for name, value in flags:
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {value!r}")
     if per_sample and (y0.ndim < 1 or y0.shape[0] < 1):
@@ -1126,7 +1144,7 @@ def solve(
                    "control": control is not None, "nonnegative": constraint is not None,
                    "jac_sparsity": jac_sparsity is not None}
         solution = solve_or_fallback(compile, f, y0, t_out, method, rtol, atol, step_size if adaptive else None,
-                                     max_steps, throw, options, jac=jac)
+                                     max_steps, throw, options, jac=jac, jac_check=jac_check)
         if solution is not None:
             return solution
     y0 = _private_copy(y0)  # f may write into its argument: the caller's y0 stays as it was
@@ -1149,6 +1167,8 @@ def solve(
     rec.switch_log = getattr(stepper, "switch_log", None)
     rec.control = control
     try:
+        if jac is not None and jac_check:
+            verify_user_jacobian(field, backend, t0, y0.detach() if backend.name == "torch" else y0)
         if adaptive:
             _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, step_size,
                             rtol, atol, max_steps, bool(per_sample), constraint)

@@ -253,7 +253,8 @@ def method_reason(method: str) -> str | None:
 
 
 def solve_or_fallback(mode, f, y0, t_out: np.ndarray, method: Any, rtol: float, atol: Any, first_step,
-                      max_steps: int, throw: bool, options: dict[str, bool], jac=None):
+                      max_steps: int, throw: bool, options: dict[str, bool], jac=None,
+                      jac_check: bool = True):
     """``dk.solve``'s compiled branch: the :class:`Solution`, or None to run the Python path.
 
     With ``mode=True`` anything that prevents compiling raises (:class:`CompilationError` for numba missing or an
@@ -274,7 +275,31 @@ def solve_or_fallback(mode, f, y0, t_out: np.ndarray, method: Any, rtol: float, 
     if reason is not None:
         refuse_or_warn(mode, reason, error, stacklevel=4)
         return None
-    return solve_compiled(problem, method, t_out, y0, rtol, atol, first_step, max_steps, throw)
+    checked = jac is not None and jac_check
+    if checked:
+        check_problem_jacobian(problem, method, float(t_out[0]), y0, atol)
+    return solve_compiled(problem, method, t_out, y0, rtol, atol, first_step, max_steps, throw,
+                          jac_checked=checked)
+
+
+def check_problem_jacobian(problem, method: str, t0: float, y0: np.ndarray, atol: Any) -> None:
+    """The Python path's check of a user's ``jac`` (:func:`~dynkit.solvers.jacobian.check_jacobian`:
+    one call of ``jac``, two of ``f``) on the compiled ``f`` and ``jac``, before the kernel runs."""
+    from ..jacobian import check_jacobian
+
+    def call(name: str, function, t: float, y: np.ndarray):
+        try:
+            return function(float(t), np.ascontiguousarray(y, dtype=np.float64), problem.p)
+        except Exception as exc:  # the user's error, raised in compiled code
+            where = f"in compiled code at t={t:.6g}"
+            message = f"{method}: {name} raised {type(exc).__name__} {where}: {exc}"
+            raise VectorFieldError(message, solution=None, t=t) from exc
+
+    rows = np.asarray(y0, dtype=np.float64).reshape(1, -1)
+    J = call("jac", problem.jac, t0, rows[0])
+    atol_rows = np.broadcast_to(np.asarray(atol, dtype=np.float64), rows.shape)
+    field = lambda t, y: call("f", problem.f, t, y[0]).reshape(1, -1)  # noqa: E731
+    check_jacobian(field, J, t0, rows, atol_rows)
 
 
 def refuse_or_warn(mode, reason: str, error: type = ValueError, stacklevel: int = 3) -> None:
@@ -307,7 +332,8 @@ class _PythonField:
 
 
 def solve_compiled(problem, method: str, t_out: np.ndarray, y0: np.ndarray, rtol: float, atol: Any,
-                   first_step: float | None, max_steps: int, throw: bool = True):
+                   first_step: float | None, max_steps: int, throw: bool = True,
+                   jac_checked: bool = False):
     """Run the compiled kernel of ``method`` and return what ``dk.solve`` returns for it.
 
     Parameters
@@ -326,6 +352,9 @@ def solve_compiled(problem, method: str, t_out: np.ndarray, y0: np.ndarray, rtol
     max_steps : int
     throw : bool
         False: a failure returns the partial :class:`Solution` with the failure's ``result`` code.
+    jac_checked : bool
+        Whether :func:`check_problem_jacobian` ran before: its calls (two of ``f``, one of ``jac``)
+        are counted in the stats, as the Python path counts them.
 
     Returns
     -------
@@ -354,6 +383,8 @@ def solve_compiled(problem, method: str, t_out: np.ndarray, y0: np.ndarray, rtol
         error = VectorFieldError(message, solution=None, t=None)
         raise error from exc
     stats = SolverStats(*(int(x) for x in result.stats))
+    if jac_checked:
+        stats.nfe, stats.njev = stats.nfe + 2, stats.njev + 1
 
     def build(code: str = "success", message: str = "") -> Solution:
         n = int(result.n_filled)

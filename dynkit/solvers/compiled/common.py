@@ -23,68 +23,27 @@ References
 """
 from __future__ import annotations
 
-import hashlib
 import math
+import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 import numba
 import numpy as np
 
 from .. import engine as _engine
+from ..errors import CompileWarning
+from . import cache as _cache
 
-# -- numba's on-disk cache, keyed on the sources. numba invalidates a cached function when its own file changes, not
-# when a function it compiled in from another file does (march inlines this module's controller): a stale kernel
-# would then run silently. The locators below key every function of this package on a hash of all its sources and
-# the engine's (whose constants the kernels freeze), so any edit recompiles; without them nothing is cached.
-_PACKAGE = __name__.rsplit(".", 1)[0]
-
-
-def source_stamp(paths) -> str:
-    """sha256 over the contents of ``paths`` (and numba's version): what a cached kernel was compiled from."""
-    digest = hashlib.sha256(numba.__version__.encode())
-    for path in sorted(map(Path, paths)):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-SOURCE_STAMP = source_stamp([*Path(__file__).parent.glob("*.py"), Path(_engine.__file__)])
-
-
-def _source_hashed(base: type) -> type:
-    """A numba cache locator like ``base`` for this package's functions, stamped with :data:`SOURCE_STAMP`."""
-
-    class Locator(base):
-        def get_source_stamp(self):
-            return SOURCE_STAMP
-
-        @classmethod
-        def from_function(cls, py_func, py_file):
-            if not getattr(py_func, "__module__", "").startswith(_PACKAGE + "."):
-                return None
-            return super().from_function(py_func, py_file)
-
-    Locator.__name__ = Locator.__qualname__ = f"SourceHashed{base.__name__}"
-    return Locator
-
-
-def _install_cache_locators() -> bool:
-    """Put the source-hashed locators first in numba's list; False (cache nothing) if numba's internals differ."""
-    try:
-        from numba.core import caching
-
-        bases = (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator)
-        classes = caching.CacheImpl._locator_classes
-    except AttributeError:
-        return False
-    if not any(getattr(c, "__name__", "").startswith("SourceHashed") for c in classes):
-        classes[:0] = [_source_hashed(base) for base in bases]
-    return True
-
-
-CACHE = _install_cache_locators()  # the kernels' ``cache=`` flag
+# -- numba's on-disk cache: a private per-user folder, keyed on the kernels' code and the constants
+# they read (dynkit.solvers.compiled.cache); off, with a warning, where the folder is not private to
+# the user
+CACHE_FOLDER, CACHE_REASON = _cache.kernel_folder()
+CACHE = CACHE_FOLDER is not None and _cache.install_locator(CACHE_FOLDER)  # the kernels' cache=
+if CACHE_REASON is not None:
+    warnings.warn(f"the compiled kernels are not cached on disk: {CACHE_REASON}; they compile anew "
+                  f"in each process (expected a folder of yours with mode 0700: chmod 700 it, or "
+                  f"set {_cache.CACHE_ENV} to another one)", CompileWarning, stacklevel=2)
 
 # -- the types of the compiled problem: f(t, y, p) -> dy/dt and jac(t, y, p) -> ∂f/∂y, as numba first-class function
 # types. A kernel declared with them compiles once per process (and is cached on disk), not once per user f: the
