@@ -54,5 +54,7 @@ def test_a_pilot_never_reads_reproduced_and_keeps_what_its_interval_read():
     as_pilot = evaluate(claim, results, baselines=base, evidence="pilot", evidence_why="planted")
     assert as_pilot.reading == as_replication.outcome
     assert as_pilot.outcome == PILOT_WORDS[as_replication.outcome] and as_pilot.outcome.startswith("pilot")
-    assert set(PILOT_WORDS.values()) == {"pilot agrees", "pilot disagrees", "pilot: no effect",
-                                         "pilot inconclusive", "pilot invalid"}
+    assert set(PILOT_WORDS.values()) == {"pilot agrees", "pilot: smaller effect", "pilot disagrees",
+                                         "pilot: no effect", "pilot inconclusive", "pilot invalid"}
+    # a pilot short of the paper's effect never reads as agreeing with it
+    assert PILOT_WORDS["smaller effect"] != PILOT_WORDS["reproduced"]

@@ -20,7 +20,7 @@ from typing import Mapping
 EVIDENCE = ("replication", "pilot", "not run")
 PILOT_WORDS = {
     "reproduced": "pilot agrees",
-    "smaller effect": "pilot agrees",
+    "smaller effect": "pilot: smaller effect",
     "smaller effect (negligible)": "pilot: no effect",
     "negligible": "pilot: no effect",
     "opposite (negligible)": "pilot: no effect",

@@ -33,8 +33,8 @@ A row is computed, in code, in six steps:
    its mechanism needs the paper's scale.
 6. **The evidence** (:mod:`dynkit.experiments.evidence`): ``replication`` only for the paper's
    experiment (task, data, design, budget, tolerance: its recipe); otherwise ``pilot``, whose
-   outcome reads ``pilot agrees``, ``pilot disagrees``, ``pilot: no effect``, ``pilot
-   inconclusive`` or ``pilot invalid``; ``not run`` without results. The comparisons no row tests
+   outcome reads ``pilot agrees``, ``pilot: smaller effect``, ``pilot disagrees``, ``pilot: no
+   effect``, ``pilot inconclusive`` or ``pilot invalid``; ``not run`` without results. The comparisons no row tests
    yet are listed in :mod:`dynkit.experiments.inventory`.
 """
 from __future__ import annotations

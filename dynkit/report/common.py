@@ -35,7 +35,10 @@ MEANINGS = {
     "negligible": "the interval holds no effect and lies inside ± the smallest effect of interest",
     "opposite (negligible)": "on the other side of no effect, inside the smallest effect of "
                              "interest",
-    "pilot agrees": "a pilot (not the paper's experiment) whose interval lies on the paper's side",
+    "pilot agrees": "a pilot (not the paper's experiment) whose interval lies on the paper's side and "
+                    "reaches the paper's effect",
+    "pilot: smaller effect": "a pilot whose interval lies on the paper's side but short of the paper's "
+                             "effect",
     "pilot disagrees": "a pilot whose interval lies on the other side, beyond the smallest effect "
                        "of interest",
     "pilot: no effect": "a pilot whose interval lies inside ± the smallest effect of interest",

@@ -27,7 +27,7 @@ _TONE = {
             "invalid"),
     "neutral": ("undecided", "not reproduced at this scale", "ruled out", "negligible", "inconclusive", "deterministic",
                 "needs full scale", "unavailable", "opposite (negligible)", "pilot agrees",
-                "pilot disagrees", "pilot: no effect", "pilot inconclusive", "pilot invalid",
+                "pilot: smaller effect", "pilot disagrees", "pilot: no effect", "pilot inconclusive", "pilot invalid",
                 "not run"),
 }
 _CLASS = {verdict: tone for tone, verdicts in _TONE.items() for verdict in verdicts}
