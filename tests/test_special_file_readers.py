@@ -6,36 +6,21 @@ once with a clear error naming what it met; a deadline of a few seconds (SIGALRM
 """
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 from pathlib import Path
 
 import pytest
 
 from dynkit.cli import main
+from test_bad_inputs_doors import deadline as _deadline  # one SIGALRM deadline for every hang test
 
 SECONDS = 5  # each case answers in milliseconds; a hang is one that does not answer at all
+
+
+def deadline(seconds: int = SECONDS):
+    return _deadline(seconds)
 SPECIAL = ("fifo", "link-to-dev-zero", "folder")
 SAYS = {"fifo": "named pipe", "link-to-dev-zero": "character device", "folder": "folder"}
-
-
-class Hang(BaseException):  # not an Exception: nothing under test may swallow it
-    pass
-
-
-@contextlib.contextmanager
-def deadline(seconds: int = SECONDS):
-    def ring(signum, frame):
-        raise Hang(f"no answer within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, ring)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def plant(path: Path, kind: str) -> Path:
