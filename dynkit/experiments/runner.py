@@ -286,12 +286,6 @@ def check_seeds(seeds: Any, name: str = "seeds") -> list[int]:
     return [int(s) for s in seeds]
 
 
-def check_device(device: Any, name: str = "device") -> str:
-    """``device`` if this machine has it (``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"``): the training entries' one
-    check (:func:`dynkit._checks.device`)."""
-    return _checks.device(device, name)
-
-
 def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: str | Path | None = None,
         backend: str = "local", device: str = "cpu", *, address: str | None = None,
         progress: Callable[[str], None] | None = None, notice: Callable[[str], None] | None = None) -> dict:
@@ -342,7 +336,7 @@ def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: st
         raise ValueError(f"address is for backend='ray' (a Ray cluster), got address={address!r} with "
                          f"backend={backend!r}")
     seeds = check_seeds(seeds)
-    device = check_device(device)
+    device = _checks.device(device)
     out = _checks.path(out, "out") if out is not None else Path("runs/experiments") / name / scale
     check_own_folder(out, "out", RUN_FOLDER_MARKS)
     check_writable_dir(out, "out")
