@@ -12,6 +12,7 @@ Why not a ``src/`` layout: every worktree, script and doc path names ``dynkit/..
 Only when imported *as* ``dynkit``: a tool that imports this file under another name (pytest collecting the
 clone's folder as a package, named after the folder, e.g. ``dynkit-ci`` or ``main``) gets an empty module.
 """
+
 if __name__ == "dynkit":
     import os as _os
 

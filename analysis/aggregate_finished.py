@@ -7,6 +7,7 @@ reuses the finished shards and completes it.
 
     python -m analysis.aggregate_finished ode_rnn_walker2d --scale cpu --seeds 0,1,2 --out analysis/results/ode_rnn_walker2d
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,15 +29,21 @@ def main(argv=None) -> dict:
     exp = get(args.name)
     done, missing = [], []
     for shard in shards(args.name, args.scale, seeds, args.out):
-        record = finished(shard, notice=print)  # a damaged or stale shard counts as missing, said so
-        (done if record is not None else missing).append(record if record is not None else shard.key)
+        record = finished(
+            shard, notice=print
+        )  # a damaged or stale shard counts as missing, said so
+        (done if record is not None else missing).append(
+            record if record is not None else shard.key
+        )
     results = aggregate(exp, args.scale, seeds, done)
     results["partial"] = bool(missing)
     results["missing_shards"] = missing
     write_json(args.out / RESULTS_FILE, results)
     if exp.render is not None and done:
         exp.render(results, args.out)
-    print(f"{args.name}: {len(done)} shards finished, {len(missing)} missing -> {args.out / RESULTS_FILE}")
+    print(
+        f"{args.name}: {len(done)} shards finished, {len(missing)} missing -> {args.out / RESULTS_FILE}"
+    )
     return results
 
 

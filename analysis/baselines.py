@@ -6,6 +6,7 @@ For every experiment with a trivial predictor (:data:`dynkit.experiments.baselin
 committed, the data of each seed are regenerated from the config recorded in ``results.json`` (no training) and
 the baselines' metrics written per seed (issue 30 §1).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,9 @@ from dynkit.io import write_json
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("names", nargs="*", help="experiments (default: every one with a trivial predictor)")
+    p.add_argument(
+        "names", nargs="*", help="experiments (default: every one with a trivial predictor)"
+    )
     p.add_argument("--results", type=Path, default=Path(__file__).resolve().parent / "results")
     args = p.parse_args(argv)
     load_all()
@@ -30,7 +33,11 @@ def main(argv: list[str] | None = None) -> dict:
             print(f"{name}: no results at {path}, skipped")
             continue
         data = compute(name, json.loads(path.read_text()))
-        write_json(args.results / name / BASELINES_FILE, data, command="python -m analysis.baselines " + name)
+        write_json(
+            args.results / name / BASELINES_FILE,
+            data,
+            command="python -m analysis.baselines " + name,
+        )
         written[name] = data
         for seed, values in data["seeds"].items():
             print(name, "seed", seed, ", ".join(f"{k} {v:.4g}" for k, v in values.items()))

@@ -18,6 +18,7 @@ unless ``--scale``) in ``--out`` (default ``analysis/results/NAME``) and sorts e
 with the core-hours spent on the done shards and an estimate of those left (their mean time per shard times the
 shards not done). It only reads: nothing is computed, claimed or written.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +42,14 @@ def shard_times(experiments: list[str] | None = None) -> list[tuple[str, int, di
             continue
         results = json.loads(read_regular_text(path, "results"))
         for shard in results.get("shards", ()) if isinstance(results, dict) else ():
-            rows.append((path.parent.name, int(shard["seed"]), shard.get("point", {}), float(shard["seconds"])))
+            rows.append(
+                (
+                    path.parent.name,
+                    int(shard["seed"]),
+                    shard.get("point", {}),
+                    float(shard["seconds"]),
+                )
+            )
     return rows
 
 
@@ -81,14 +89,18 @@ class Status:
     def lines(self) -> list[str]:
         left = self.core_hours_left
         estimate = "unknown (no shard done yet)" if left is None else f"about {left:.2f}"
-        out = [f"{self.experiment} at scale {self.scale!r} in {self.out}: {self.total} shards",
-               f"  done     {len(self.done):4d}   {self.core_hours_done:.2f} core-hours",
-               f"  running  {len(self.running):4d}   {', '.join(self.running)}",
-               f"  stale    {len(self.stale):4d}",
-               *(f"             {len(keys)} ({', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''}): {why}"
-                 for why, keys in self._stale_by_reason().items()),
-               f"  left     {len(self.left):4d}   {', '.join(self.left)}",
-               f"  core-hours left: {estimate}"]
+        out = [
+            f"{self.experiment} at scale {self.scale!r} in {self.out}: {self.total} shards",
+            f"  done     {len(self.done):4d}   {self.core_hours_done:.2f} core-hours",
+            f"  running  {len(self.running):4d}   {', '.join(self.running)}",
+            f"  stale    {len(self.stale):4d}",
+            *(
+                f"             {len(keys)} ({', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''}): {why}"
+                for why, keys in self._stale_by_reason().items()
+            ),
+            f"  left     {len(self.left):4d}   {', '.join(self.left)}",
+            f"  core-hours left: {estimate}",
+        ]
         return [line.rstrip() for line in out]
 
 
@@ -102,8 +114,13 @@ def _held_elsewhere(shard) -> bool:
         return not mine
 
 
-def status(name: str, scale: str | None = None, seeds=None, out: str | Path | None = None,
-           plan: str | Path | None = None) -> Status:
+def status(
+    name: str,
+    scale: str | None = None,
+    seeds=None,
+    out: str | Path | None = None,
+    plan: str | Path | None = None,
+) -> Status:
     """The :class:`Status` of ``name``'s campaign (see the module's docstring for the defaults)."""
     from dynkit.experiments import load_all
     from dynkit.experiments.plans import load_plan
@@ -115,12 +132,18 @@ def status(name: str, scale: str | None = None, seeds=None, out: str | Path | No
     if seeds is None:
         plan_path = Path(plan) if plan is not None else PLANS / f"{name}.json"
         if not plan_path.is_file():
-            raise ValueError(f"seeds must be given (--seeds) when {name!r} has no plan, got no --seeds and no "
-                             f"plan at {str(plan_path)!r}")
+            raise ValueError(
+                f"seeds must be given (--seeds) when {name!r} has no plan, got no --seeds and no "
+                f"plan at {str(plan_path)!r}"
+            )
         seeds = load_plan(plan_path).seeds
     if scale is None:
         results = out / "results.json"
-        scale = json.loads(read_regular_text(results, "results")).get("scale") if results.is_file() else "cpu"
+        scale = (
+            json.loads(read_regular_text(results, "results")).get("scale")
+            if results.is_file()
+            else "cpu"
+        )
     result = Status(name, scale, out)
     for shard in shards(name, scale, seeds, out):
         reasons: list[str] = []
@@ -140,7 +163,9 @@ def _seeds(text: str) -> list[int]:
     try:
         return [int(s) for s in text.split(",") if s.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--seeds must be comma-separated integers, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"--seeds must be comma-separated integers, got {text!r}"
+        ) from None
 
 
 def main(argv: list[str] | None = None) -> float:
@@ -148,12 +173,18 @@ def main(argv: list[str] | None = None) -> float:
 
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["status"]:
-        p = argparse.ArgumentParser(prog="python -m analysis.campaign status",
-                                    description="What a campaign has done, is running and has left.")
+        p = argparse.ArgumentParser(
+            prog="python -m analysis.campaign status",
+            description="What a campaign has done, is running and has left.",
+        )
         p.add_argument("name", help="the experiment (dynkit run NAME)")
-        p.add_argument("--scale", default=None, help="default: the scale of the results of record, else cpu")
+        p.add_argument(
+            "--scale", default=None, help="default: the scale of the results of record, else cpu"
+        )
         group = p.add_mutually_exclusive_group()
-        group.add_argument("--seeds", type=_seeds, default=None, help="default: the seeds of the plan")
+        group.add_argument(
+            "--seeds", type=_seeds, default=None, help="default: the seeds of the plan"
+        )
         group.add_argument("--plan", default=None, help="default: analysis/plans/NAME.json")
         p.add_argument("--out", default=None, help="default: analysis/results/NAME")
         args = p.parse_args(argv[1:])

@@ -11,6 +11,7 @@ next unfinished one (the runner's claim: no shard runs twice, a finished one is 
 run or by ``dynkit run NAME --planned`` (resumable). Each finished shard prints its seconds. Nothing is aggregated
 here: ``dynkit run NAME --planned`` reuses the shards and writes ``results.json`` once all of them are done.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,35 +60,57 @@ def work(names: list[str], results: Path, scale: str, deadline: float, worker: i
             except Exception as exc:  # one broken shard must not stop the others; it stays missing
                 print(f"worker {worker}: {shard.experiment} {shard.key} raised {exc!r}", flush=True)
                 continue
-            print(f"worker {worker}: {shard.experiment} {shard.key} done in {time.perf_counter() - start:.0f} s",
-                  flush=True)
+            print(
+                f"worker {worker}: {shard.experiment} {shard.key} done in {time.perf_counter() - start:.0f} s",
+                flush=True,
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("names", nargs="+", metavar="NAME", help="experiments with a committed plan")
-    p.add_argument("--workers", type=int, default=2, help="worker processes, one per core (default 2)")
-    p.add_argument("--start-until", type=float, default=float("inf"),
-                   help="seconds after which no worker starts a shard (default: no limit)")
-    p.add_argument("--results", default="analysis/results", help="folder of the experiments' result folders")
-    p.add_argument("--scale", default="cpu", choices=["smoke", "cpu"], help="cpu (default); smoke: to try it")
+    p.add_argument(
+        "--workers", type=int, default=2, help="worker processes, one per core (default 2)"
+    )
+    p.add_argument(
+        "--start-until",
+        type=float,
+        default=float("inf"),
+        help="seconds after which no worker starts a shard (default: no limit)",
+    )
+    p.add_argument(
+        "--results", default="analysis/results", help="folder of the experiments' result folders"
+    )
+    p.add_argument(
+        "--scale", default="cpu", choices=["smoke", "cpu"], help="cpu (default); smoke: to try it"
+    )
     args = p.parse_args(argv)
     if args.workers < 1:
         p.error(f"--workers must be an integer >= 1, got {args.workers}")
     results = Path(args.results)
-    todo = queue(args.names, results, args.scale)  # before any work: every name has a plan and a registered cpu scale
+    todo = queue(
+        args.names, results, args.scale
+    )  # before any work: every name has a plan and a registered cpu scale
     print(f"{len(todo)} shards of {', '.join(args.names)}; {args.workers} workers", flush=True)
     deadline = time.time() + args.start_until
-    context = multiprocessing.get_context("spawn")  # each worker imports torch afresh, one thread each
-    workers = [context.Process(target=work, args=(args.names, results, args.scale, deadline, k))
-               for k in range(args.workers)]
+    context = multiprocessing.get_context(
+        "spawn"
+    )  # each worker imports torch afresh, one thread each
+    workers = [
+        context.Process(target=work, args=(args.names, results, args.scale, deadline, k))
+        for k in range(args.workers)
+    ]
     for w in workers:
         w.start()
     for w in workers:
         w.join()
     from dynkit.experiments.runner import finished
 
-    left = [s.key for s in queue(args.names, results, args.scale) if finished(s, lambda line: None) is None]
+    left = [
+        s.key
+        for s in queue(args.names, results, args.scale)
+        if finished(s, lambda line: None) is None
+    ]
     print(f"{len(todo) - len(left)} of {len(todo)} shards finished; left: {left}", flush=True)
     return 0
 

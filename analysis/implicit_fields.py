@@ -10,6 +10,7 @@ mean NFE over seeds and the ratio to NODE, and how often ``auto`` switched to a 
 
     python -m analysis.implicit_fields [RESULTS]
 """
+
 from __future__ import annotations
 
 import json
@@ -29,21 +30,37 @@ def table(path: Path = RESULTS) -> str:
         entry = metrics.get(f"{model}.field@1e-05.{method}.{key}")
         return None if entry is None else entry["mean"]
 
-    lines = ["| method | " + " | ".join(f"{m} NFE (/ NODE)" for m in models) + " | auto switched |",
-             "|" + " --- |" * (len(models) + 2)]
+    lines = [
+        "| method | " + " | ".join(f"{m} NFE (/ NODE)" for m in models) + " | auto switched |",
+        "|" + " --- |" * (len(models) + 2),
+    ]
     for method in METHODS:
         base = mean("node", method)
         cells = []
         for model in models:
             value = mean(model, method)
-            cells.append("–" if value is None else f"{value:.0f}" + ("" if model == "node" or not base
-                                                                      else f" ({value / base:.2f})"))
-        switched = [mean(m, "auto", "switched_fraction") for m in models] if method == "auto" else []
-        lines.append(f"| {method} | " + " | ".join(cells) + " | "
-                     + (", ".join("–" if s is None else f"{s:.2f}" for s in switched) or "") + " |")
+            cells.append(
+                "–"
+                if value is None
+                else f"{value:.0f}"
+                + ("" if model == "node" or not base else f" ({value / base:.2f})")
+            )
+        switched = (
+            [mean(m, "auto", "switched_fraction") for m in models] if method == "auto" else []
+        )
+        lines.append(
+            f"| {method} | "
+            + " | ".join(cells)
+            + " | "
+            + (", ".join("–" if s is None else f"{s:.2f}" for s in switched) or "")
+            + " |"
+        )
     seeds = results.get("seeds")
-    return "\n".join(lines) + f"\n\nseeds {seeds}; trained fields of `node_trained` (scale {results.get('scale')}), " \
-                              "solved at rtol 1e-5, atol 1e-7 in float64 from 2 test inputs each\n"
+    return (
+        "\n".join(lines)
+        + f"\n\nseeds {seeds}; trained fields of `node_trained` (scale {results.get('scale')}), "
+        "solved at rtol 1e-5, atol 1e-7 in float64 from 2 test inputs each\n"
+    )
 
 
 if __name__ == "__main__":

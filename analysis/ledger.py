@@ -7,6 +7,7 @@ REV:analysis/results/ledger.json``) it also writes ``LEDGER_CHANGES.md``: the co
 outcome before and after, and every row whose label changed with the reason. Nothing is trained: the
 ledger reads the committed results, verified against their shards.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from dynkit.experiments import ledger
 from dynkit.io import atomic_write, write_json
+
 
 def _label(row: dict) -> str:
     return row.get("outcome") or row.get("verdict", "")
@@ -40,9 +42,11 @@ def why_changed(old: dict | None, new: dict) -> str:
         role = "primary" if new["primary"] else "secondary"
         level = f"level {new['level']:.4g}, {new['family']} ({role}; Holm over the whole family)"
         was = f" (was ±{old['sesoi']:.3g})" if old and old.get("sesoi") is not None else ""
-        parts.append(f"the interval {_ci(new)} at {level} against the paper's effect "
-                     f"{new['paper_effect']:.3g} and the smallest effect of interest "
-                     f"±{new['sesoi']:.3g}{was} reads {reading}")
+        parts.append(
+            f"the interval {_ci(new)} at {level} against the paper's effect "
+            f"{new['paper_effect']:.3g} and the smallest effect of interest "
+            f"±{new['sesoi']:.3g}{was} reads {reading}"
+        )
     return "; ".join(parts) or new["reason_words"] or "–"
 
 
@@ -113,11 +117,18 @@ def changes(before: dict, after: dict) -> str:
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--results", type=Path, default=Path(__file__).resolve().parent / "results")
-    p.add_argument("--before", type=Path, default=None, help="an earlier ledger.json to list the changed rows against")
+    p.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="an earlier ledger.json to list the changed rows against",
+    )
     args = p.parse_args(argv)
     table = ledger(args.results)
     data = table.to_dict()
-    atomic_write(args.results / "LEDGER.md", lambda fh: fh.write("# Claims ledger\n\n" + table.to_markdown()))
+    atomic_write(
+        args.results / "LEDGER.md", lambda fh: fh.write("# Claims ledger\n\n" + table.to_markdown())
+    )
     write_json(args.results / "ledger.json", data, command="python -m analysis.ledger")
     if args.before is not None:
         text = changes(json.loads(args.before.read_text()), data)

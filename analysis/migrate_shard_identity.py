@@ -23,6 +23,7 @@ record changes. Every other shard is left as it is (stale: a rerun recomputes it
 runner in a temporary folder and prints each metric beside the stored one with their relative
 difference: evidence of what the stored numbers stand for, whatever their identity says.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,14 +52,16 @@ MACHINERY = ("registry.py", "runner.py")
 
 
 def git(*args: str) -> str:
-    return subprocess.run(["git", *args], check=True, capture_output=True, text=True,
-                          cwd=REPO).stdout
+    return subprocess.run(
+        ["git", *args], check=True, capture_output=True, text=True, cwd=REPO
+    ).stdout
 
 
 @lru_cache(maxsize=None)
 def blob(sha: str) -> bytes:
-    return subprocess.run(["git", "cat-file", "blob", sha], check=True, capture_output=True,
-                          cwd=REPO).stdout
+    return subprocess.run(
+        ["git", "cat-file", "blob", sha], check=True, capture_output=True, cwd=REPO
+    ).stdout
 
 
 @lru_cache(maxsize=None)
@@ -107,8 +110,11 @@ def experiment_imports(sha: str, inside: bool, experiments: frozenset[str]) -> f
             continue
         for name in dotted:
             parts = name.split(".")
-            if parts[:2] == ["dynkit", "experiments"] and len(parts) >= 3 \
-                    and f"{parts[2]}.py" in experiments:
+            if (
+                parts[:2] == ["dynkit", "experiments"]
+                and len(parts) >= 3
+                and f"{parts[2]}.py" in experiments
+            ):
                 found.add(f"{parts[2]}.py")
     return frozenset(found)
 
@@ -117,10 +123,12 @@ def whole_file_identity(files: dict[str, str], module: str) -> tuple[str | None,
     """(source_sha256, package_sha256) of ``module`` over the tree ``files``, as the old registry
     computed them."""
     folder = PurePosixPath("experiments")
-    below = {p for p in files
-             if PurePosixPath(p).parts[0] not in (*ABOVE_EXPERIMENTS, "experiments")}
-    experiments = frozenset(PurePosixPath(p).name for p in files
-                            if PurePosixPath(p).parent == folder)
+    below = {
+        p for p in files if PurePosixPath(p).parts[0] not in (*ABOVE_EXPERIMENTS, "experiments")
+    }
+    experiments = frozenset(
+        PurePosixPath(p).name for p in files if PurePosixPath(p).parent == folder
+    )
     source = "experiments/" + module.rsplit(".", 1)[1] + ".py"
     todo = [f"experiments/{name}" for name in MACHINERY] + [source]
     seen: set[str] = set()
@@ -130,8 +138,9 @@ def whole_file_identity(files: dict[str, str], module: str) -> tuple[str | None,
             continue
         seen.add(path)
         inside = PurePosixPath(path).parent == folder
-        todo.extend(f"experiments/{name}"
-                    for name in experiment_imports(files[path], inside, experiments))
+        todo.extend(
+            f"experiments/{name}" for name in experiment_imports(files[path], inside, experiments)
+        )
     digest = hashlib.sha256()
     for path in sorted(below | seen, key=lambda p: PurePosixPath(p).parts):  # Path's order
         digest.update(path.encode() + b"\0" + blob_sha256(files[path]).encode() + b"\n")
@@ -203,8 +212,11 @@ def migrate(folder: Path, write: bool) -> dict[str, Counter]:
             if not isinstance(code, dict):
                 counts["no code recorded"] += 1
             else:
-                counts["already per-module" if "modules" in code
-                       else "no package hash recorded (nothing to verify)"] += 1
+                counts[
+                    "already per-module"
+                    if "modules" in code
+                    else "no package hash recorded (nothing to verify)"
+                ] += 1
             continue
         if record.get("sha256") != content_hash(record):
             counts["content hash broken"] += 1
@@ -265,8 +277,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", nargs="?", type=Path, default=Path("analysis/results"))
     parser.add_argument("--write", action="store_true", help="re-stamp (default: only count)")
-    parser.add_argument("--verify", action="append", default=[], metavar="RESULT:SEED",
-                        help="recompute a stored shard and compare its metrics")
+    parser.add_argument(
+        "--verify",
+        action="append",
+        default=[],
+        metavar="RESULT:SEED",
+        help="recompute a stored shard and compare its metrics",
+    )
     args = parser.parse_args(argv)
     if args.verify:
         for sample in args.verify:
@@ -274,8 +291,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     total: Counter = Counter()
     for name, counts in migrate(args.folder, args.write).items():
-        total.update({"code differs" if k.startswith("computed at") else k: v
-                      for k, v in counts.items()})
+        total.update(
+            {"code differs" if k.startswith("computed at") else k: v for k, v in counts.items()}
+        )
         print(f"{name:30s} " + "; ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     print(f"{'all':30s} " + ", ".join(f"{k}: {v}" for k, v in sorted(total.items())))
     return 0

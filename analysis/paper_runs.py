@@ -8,6 +8,7 @@ Reads ``hbnode_data/{mnist_84k,cifar_172k}/<model>/*.txt`` at commit :data:`COMM
 test accuracy, and for each ledger row the logs speak to, the paper's own effect on the row's scale with its
 spread across their runs. The logs give no seeds: runs are paired by file order, as stated in each row.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,12 @@ OUT = Path(__file__).resolve().parent / "results" / "paper_runs" / "hbnode_logs.
 EPOCH = 10
 """The epoch compared: the last before any run diverges (NODE's MNIST runs diverge at epochs 13, 19, 27 and 28 and
 stop early; their NFE afterwards measures the divergence, not the model)."""
-_TRAIN = re.compile(r"Train\|\|\s*iter:\s*(\d+)\s*,\s*loss:\s*([-\d.e+naif]+)\s*,(?:\s*acc:[^,]*,)?\s*nfe:\s*([\d.]+)")
-_TEST = re.compile(r"Test\s*\|\|\s*iter:\s*(\d+)\s*,\s*loss:\s*([-\d.e+naif]+)\s*,\s*acc:\s*(?:tensor\()?([\d.]+)")
+_TRAIN = re.compile(
+    r"Train\|\|\s*iter:\s*(\d+)\s*,\s*loss:\s*([-\d.e+naif]+)\s*,(?:\s*acc:[^,]*,)?\s*nfe:\s*([\d.]+)"
+)
+_TEST = re.compile(
+    r"Test\s*\|\|\s*iter:\s*(\d+)\s*,\s*loss:\s*([-\d.e+naif]+)\s*,\s*acc:\s*(?:tensor\()?([\d.]+)"
+)
 
 
 def parse(text: str) -> dict:
@@ -35,8 +40,12 @@ def parse(text: str) -> dict:
     train = {int(i): (float(loss), float(nfe)) for i, loss, nfe in _TRAIN.findall(text)}
     test = {int(i): float(acc) for i, _, acc in _TEST.findall(text)}
     epochs = sorted(train)
-    return {"epochs": epochs, "train_loss": [train[e][0] for e in epochs], "train_nfe": [train[e][1] for e in epochs],
-            "test_acc": {str(e): a for e, a in sorted(test.items())}}
+    return {
+        "epochs": epochs,
+        "train_loss": [train[e][0] for e in epochs],
+        "train_nfe": [train[e][1] for e in epochs],
+        "test_acc": {str(e): a for e, a in sorted(test.items())},
+    }
 
 
 def diverged_at(run: dict) -> int | None:
@@ -50,13 +59,21 @@ def diverged_at(run: dict) -> int | None:
 
 
 def load(repo: Path) -> dict:
-    files = subprocess.run(["git", "--git-dir", str(repo), "ls-tree", "-r", "--name-only", COMMIT, "hbnode_data"],
-                           check=True, capture_output=True, text=True).stdout.split("\n")
+    files = subprocess.run(
+        ["git", "--git-dir", str(repo), "ls-tree", "-r", "--name-only", COMMIT, "hbnode_data"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split("\n")
     runs: dict = {}
     for path in sorted(f for f in files if f.endswith(".txt")):
         _, data, model, _ = path.split("/")
-        text = subprocess.run(["git", "--git-dir", str(repo), "show", f"{COMMIT}:{path}"], check=True,
-                              capture_output=True, text=True).stdout
+        text = subprocess.run(
+            ["git", "--git-dir", str(repo), "show", f"{COMMIT}:{path}"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         run = parse(text)
         run.update(path=path, diverged_at=diverged_at(run))
         runs.setdefault(data, {}).setdefault(model, []).append(run)
@@ -73,8 +90,15 @@ def _last_acc(run: dict) -> float:
 
 def _summary(values: list[float], scale: str, note: str) -> dict:
     v = np.asarray(values, dtype=float)
-    return {"scale": scale, "mean": float(v.mean()), "min": float(v.min()), "max": float(v.max()), "n": len(v),
-            "values": [float(x) for x in v], "note": note}
+    return {
+        "scale": scale,
+        "mean": float(v.mean()),
+        "min": float(v.min()),
+        "max": float(v.max()),
+        "n": len(v),
+        "values": [float(x) for x in v],
+        "note": note,
+    }
 
 
 def rows(runs: dict) -> dict:
@@ -88,21 +112,31 @@ def rows(runs: dict) -> dict:
     pair = "MNIST logs, 5 runs each, paired by file order"
     for model, label in (("hbnode", "HBNODE"), ("ghbnode", "GHBNODE")):
         out[f"review.{model}_forward_nfe_per_epoch"] = _summary(
-            np.log10(np.array(nfe(model)) / np.array(nfe("node"))), "log",
-            f"{pair}: log10 training forward NFE {label} / NODE at epoch {EPOCH}")
+            np.log10(np.array(nfe(model)) / np.array(nfe("node"))),
+            "log",
+            f"{pair}: log10 training forward NFE {label} / NODE at epoch {EPOCH}",
+        )
     growth = np.array(nfe("node")) / np.array(nfe("node", 1))
-    out["review.node_nfe_grows_in_training"] = _summary(np.log10(growth), "log",
-                                                        f"{pair}: log10 NODE forward NFE epoch {EPOCH} / epoch 1")
+    out["review.node_nfe_grows_in_training"] = _summary(
+        np.log10(growth), "log", f"{pair}: log10 NODE forward NFE epoch {EPOCH} / epoch 1"
+    )
     hb_growth = np.array(nfe("hbnode")) / np.array(nfe("hbnode", 1))
-    out["review.hbnode_nfe_grows_less"] = _summary(np.log10(hb_growth / growth), "log",
-                                                   f"{pair}: log10 (HBNODE growth / NODE growth), epoch {EPOCH} / 1")
+    out["review.hbnode_nfe_grows_less"] = _summary(
+        np.log10(hb_growth / growth),
+        "log",
+        f"{pair}: log10 (HBNODE growth / NODE growth), epoch {EPOCH} / 1",
+    )
     for ref, label in (("anode", "ANODE"), ("sonode", "SONODE")):
         out[f"review.images_hbnode_vs_{ref}_forward_nfe"] = _summary(
-            np.log10(np.array(nfe("hbnode")) / np.array(nfe(ref))), "log",
-            f"{pair}: log10 training forward NFE HBNODE / {label} at epoch {EPOCH}")
+            np.log10(np.array(nfe("hbnode")) / np.array(nfe(ref))),
+            "log",
+            f"{pair}: log10 training forward NFE HBNODE / {label} at epoch {EPOCH}",
+        )
     out["review.images_hbnode_accuracy"] = _summary(
-        [_last_acc(a) - _last_acc(b) for a, b in zip(m["hbnode"], m["anode"])], "difference",
-        f"{pair}: test accuracy HBNODE - ANODE at each run's last epoch")
+        [_last_acc(a) - _last_acc(b) for a, b in zip(m["hbnode"], m["anode"])],
+        "difference",
+        f"{pair}: test accuracy HBNODE - ANODE at each run's last epoch",
+    )
     from dynkit.experiments import CLAIMS
 
     node_div = [r["diverged_at"] for r in m["node"] if r["diverged_at"]]
@@ -111,30 +145,61 @@ def rows(runs: dict) -> dict:
         null, _, _ = claim.bounds()
         side = sum(claim.rule.sign * (v - null) > 0 for v in row["values"])
         row["n_paper_side"] = int(side)
-        row["note"] += (f"; {side}/{row['n']} runs on the paper's side" +
-                        ("" if side == row["n"] else ": the authors' own runs do not all support the sentence"))
+        row["note"] += f"; {side}/{row['n']} runs on the paper's side" + (
+            "" if side == row["n"] else ": the authors' own runs do not all support the sentence"
+        )
         if "nfe" in key and "_vs_" not in key:
-            row["note"] += (f"; NODE diverged in {len(node_div)} of {len(m['node'])} MNIST runs (epochs "
-                            f"{', '.join(map(str, sorted(node_div)))}) and those runs stop early: past epoch "
-                            f"{min(node_div)} the NODE NFE of Figs. 6/10 measures a diverging run")
+            row["note"] += (
+                f"; NODE diverged in {len(node_div)} of {len(m['node'])} MNIST runs (epochs "
+                f"{', '.join(map(str, sorted(node_div)))}) and those runs stop early: past epoch "
+                f"{min(node_div)} the NODE NFE of Figs. 6/10 measures a diverging run"
+            )
     return out
 
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repo", type=Path, required=True, help="git directory of a clone of hedixia/HeavyBallNODE")
+    p.add_argument(
+        "--repo", type=Path, required=True, help="git directory of a clone of hedixia/HeavyBallNODE"
+    )
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args(argv)
     runs = load(args.repo)
-    data = {"source": {"repository": REPO, "commit": COMMIT, "folder": "hbnode_data/",
-                       "files": sorted(r["path"] for ms in runs.values() for rs in ms.values() for r in rs)},
-            "epoch_compared": EPOCH, "rows": rows(runs),
-            "runs": {d: {mdl: [{k: r[k] for k in ("path", "epochs", "train_nfe", "train_loss", "test_acc",
-                                                  "diverged_at")} for r in rs] for mdl, rs in ms.items()}
-                     for d, ms in runs.items()}}
+    data = {
+        "source": {
+            "repository": REPO,
+            "commit": COMMIT,
+            "folder": "hbnode_data/",
+            "files": sorted(r["path"] for ms in runs.values() for rs in ms.values() for r in rs),
+        },
+        "epoch_compared": EPOCH,
+        "rows": rows(runs),
+        "runs": {
+            d: {
+                mdl: [
+                    {
+                        k: r[k]
+                        for k in (
+                            "path",
+                            "epochs",
+                            "train_nfe",
+                            "train_loss",
+                            "test_acc",
+                            "diverged_at",
+                        )
+                    }
+                    for r in rs
+                ]
+                for mdl, rs in ms.items()
+            }
+            for d, ms in runs.items()
+        },
+    }
     write_json(args.out, data, command="python -m analysis.paper_runs --repo " + str(args.repo))
     for key, row in data["rows"].items():
-        print(f"{key:45s} {row['scale']} {row['mean']:+.3f} (runs {row['min']:+.3f}..{row['max']:+.3f}, n={row['n']})")
+        print(
+            f"{key:45s} {row['scale']} {row['mean']:+.3f} (runs {row['min']:+.3f}..{row['max']:+.3f}, n={row['n']})"
+        )
     return data
 
 

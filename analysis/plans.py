@@ -15,6 +15,7 @@ config and scale; ``git log -- analysis/results/NAME/results.json``), and for th
 Every plan fixes the t interval (the method the ledger used for all but skewed rows). A prospective plan already
 committed (written before its results, e.g. issue 31's reruns) is kept as it is.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,12 +32,21 @@ UNTIL_DECIDED = (5, 6, 7, 8, 9, 10)
 """The looks of issue 21's --until-decided (5 seeds, then one at a time up to the cap 10)."""
 LOOKS_OF_RECORD = {
     # committed seed counts at the final config (git history of results.json)
-    "csaode_trec": (3, 5), "momentum_lstm_digits": (3, 5), "momres_buffer_bits": (3, 5), "momres_cubic": (3, 5),
-    "momres_lista": (1, 3, 5), "momres_reference_accuracy": (3, 5), "momres_rings": (3, 10),
-    "momres_rings_tied": (3, 5), "momseq_attention_scaling": (3, 5), "node_adjoint_norm": (3, 10),
+    "csaode_trec": (3, 5),
+    "momentum_lstm_digits": (3, 5),
+    "momres_buffer_bits": (3, 5),
+    "momres_cubic": (3, 5),
+    "momres_lista": (1, 3, 5),
+    "momres_reference_accuracy": (3, 5),
+    "momres_rings": (3, 10),
+    "momres_rings_tied": (3, 5),
+    "momseq_attention_scaling": (3, 5),
+    "node_adjoint_norm": (3, 10),
     "node_blowup": (3, 10),
     # run with --until-decided (commits 099b468, 72da508, 2a12f29): looks at every n from 5 to the cap 10
-    "momseq_vanishing": UNTIL_DECIDED, "node_point_cloud": UNTIL_DECIDED, "ode_rnn_plane_vibration": UNTIL_DECIDED,
+    "momseq_vanishing": UNTIL_DECIDED,
+    "node_point_cloud": UNTIL_DECIDED,
+    "ode_rnn_plane_vibration": UNTIL_DECIDED,
 }
 """Looks of the results of record other than a single look at their n."""
 
@@ -59,7 +69,9 @@ def retrospective(out: Path = PLANS_ROOT) -> dict[str, Plan]:
         if results is None:
             continue
         kept = out / f"{name}.json"
-        if kept.exists() and load_plan(kept).prospective:  # a plan fixed before its results is never rewritten after
+        if (
+            kept.exists() and load_plan(kept).prospective
+        ):  # a plan fixed before its results is never rewritten after
             plans[name] = load_plan(kept)
             print(f"{plans[name].describe()} (kept)")
             continue
@@ -67,11 +79,26 @@ def retrospective(out: Path = PLANS_ROOT) -> dict[str, Plan]:
         looks = tuple(k for k in LOOKS_OF_RECORD.get(name, (n,)) if k >= 2)
         if n not in looks:
             looks = tuple(sorted({*(k for k in looks if k < n), n}))
-        base = plan_from_pilot(name, _pilot(name, results), cap=CAP, prospective=False,
-                               note="written after the results (issue 30): the looks the results of record had")
-        plan = Plan(name, looks, "t", "obrien-fleming", tuple(c.id for c in CLAIMS.values() if c.experiment == name),
-                    base.basis, False, base.written)
-        write_json(out / f"{name}.json", plan.to_dict(), command="python -m analysis.plans --retrospective")
+        base = plan_from_pilot(
+            name,
+            _pilot(name, results),
+            cap=CAP,
+            prospective=False,
+            note="written after the results (issue 30): the looks the results of record had",
+        )
+        plan = Plan(
+            name,
+            looks,
+            "t",
+            "obrien-fleming",
+            tuple(c.id for c in CLAIMS.values() if c.experiment == name),
+            base.basis,
+            False,
+            base.written,
+        )
+        write_json(
+            out / f"{name}.json", plan.to_dict(), command="python -m analysis.plans --retrospective"
+        )
         plans[name] = plan
         print(plan.describe())
     return plans
@@ -93,9 +120,15 @@ def main(argv: list[str] | None = None):
     if not args.name or args.pilot is None:
         p.error("NAME and --pilot are required (or --retrospective)")
     load_all()
-    plan = plan_from_pilot(args.name, _pilot(args.name, json.loads(args.pilot.read_text())), cap=args.cap,
-                           n_looks=args.looks, interval=args.interval, spending=args.spending,
-                           note=f"pilot {args.pilot}")
+    plan = plan_from_pilot(
+        args.name,
+        _pilot(args.name, json.loads(args.pilot.read_text())),
+        cap=args.cap,
+        n_looks=args.looks,
+        interval=args.interval,
+        spending=args.spending,
+        note=f"pilot {args.pilot}",
+    )
     write_json(args.out / f"{args.name}.json", plan.to_dict(), command="python -m analysis.plans")
     print(plan.describe())
     return plan

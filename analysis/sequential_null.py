@@ -13,6 +13,7 @@ chance of any false decision in the family when its primary row is judged at 95 
 Holm at 5 % (the rule before), and when the whole family is judged by Holm at 5 %
 (:func:`dynkit.experiments.ledger.judge`). Prints each rate with its Monte-Carlo standard error.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -123,7 +124,10 @@ def main(argv=None) -> dict:
         plan = Plan("sim", LOOKS, spending=kind)
         false = 0
         for x in xs_all:
-            res = {"scale": "cpu", "shards": [{"seed": s, "metrics": {"x": float(v)}} for s, v in enumerate(x)]}
+            res = {
+                "scale": "cpu",
+                "shards": [{"seed": s, "metrics": {"x": float(v)}} for s, v in enumerate(x)],
+            }
             _, rows, _ = follow_plan([claim], plan, lambda n: {**res, "shards": res["shards"][:n]})
             false += rows["sim.null"].reading in DECISIONS
         rates[f"planned, looks 5..10, {kind} spending"] = false / args.reps

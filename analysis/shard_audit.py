@@ -10,6 +10,7 @@ identity covered the package, written by other code, ...). A result of record wh
 still stands for the code it was computed with (its ``COMMAND`` and ``versions``); rerunning its command
 recomputes them. Nothing here re-stamps a record with the hash of code it was not computed with.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,11 +22,13 @@ from pathlib import Path
 import dynkit.experiments as E
 from dynkit.experiments.runner import finished, shards
 
-REASONS = (("written before shards recorded their code", "before shards recorded their code"),
-           ("recorded before shards covered the package", "before the package hash"),
-           ("recorded with whole-file hashes", "before per-module code digests"),
-           ("written by other code", "written by other code"),
-           ("differs", "other config or scale"))
+REASONS = (
+    ("written before shards recorded their code", "before shards recorded their code"),
+    ("recorded before shards covered the package", "before the package hash"),
+    ("recorded with whole-file hashes", "before per-module code digests"),
+    ("written by other code", "written by other code"),
+    ("differs", "other config or scale"),
+)
 
 
 def audit(folder: Path) -> dict[str, Counter]:
@@ -42,8 +45,13 @@ def audit(folder: Path) -> dict[str, Counter]:
             counts["experiment no longer registered"] = len(list(out.glob("shards/*/shard.json")))
             table[out.name] = counts
             continue
-        seeds = sorted({int(m.group(1)) for p in out.glob("shards/*/shard.json")
-                        if (m := re.match(r"seed(\d+)", p.parent.name))})
+        seeds = sorted(
+            {
+                int(m.group(1))
+                for p in out.glob("shards/*/shard.json")
+                if (m := re.match(r"seed(\d+)", p.parent.name))
+            }
+        )
         for shard in shards(name, scale, seeds, out) if seeds else []:
             if not shard.path.exists():
                 continue
@@ -52,7 +60,9 @@ def audit(folder: Path) -> dict[str, Counter]:
                 counts["reusable"] += 1
                 continue
             text = notices[0] if notices else "unreadable"
-            counts[next((label for words, label in REASONS if words in text), "other: " + text[-60:])] += 1
+            counts[
+                next((label for words, label in REASONS if words in text), "other: " + text[-60:])
+            ] += 1
         table[out.name] = counts
     return table
 

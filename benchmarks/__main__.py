@@ -3,6 +3,7 @@
 Each ``benchmarks/bench_<area>.py`` prints ratios against a peer measured in the same run; timing
 goals live here, never as assertions in ``tests/``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,9 +17,13 @@ from benchmarks._goals import REPORTED
 
 
 def main(argv: list[str] | None = None) -> int:
-    names = sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name.startswith("bench_"))
+    names = sorted(
+        m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name.startswith("bench_")
+    )
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("only", nargs="*", help=f"benchmarks to run (default: all of {', '.join(names)})")
+    parser.add_argument(
+        "only", nargs="*", help=f"benchmarks to run (default: all of {', '.join(names)})"
+    )
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.only) - set(names))

@@ -6,6 +6,7 @@ so a missed goal is flagged, never only printed. :func:`paired_medians` times co
 interleaved (round robin, order rotated each round) and returns medians, so that the load of a
 shared machine falls on every contender alike.
 """
+
 from __future__ import annotations
 
 import shlex
@@ -43,7 +44,9 @@ class Goal:
         return {**asdict(self), "met": self.met}
 
 
-def check_goal(name: str, value: float, target: float, *, lower_is_better: bool = True, note: str = "") -> Goal:
+def check_goal(
+    name: str, value: float, target: float, *, lower_is_better: bool = True, note: str = ""
+) -> Goal:
     """Print and return the goal line for ``value`` against ``target``."""
     goal = Goal(name, float(value), float(target), lower_is_better, note)
     print(goal.line(), flush=True)
@@ -51,8 +54,12 @@ def check_goal(name: str, value: float, target: float, *, lower_is_better: bool 
     return goal
 
 
-def paired_medians(contenders: dict[str, Callable[[], Any]], repeats: int = 5, warmup: int = 1,
-                   clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+def paired_medians(
+    contenders: dict[str, Callable[[], Any]],
+    repeats: int = 5,
+    warmup: int = 1,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, float]:
     """Median time (s) of each contender, timed interleaved: round ``r`` runs them rotated by ``r``.
 
     ``clock`` is wall time by default; ``time.process_time`` gives CPU time, which on a shared
@@ -66,15 +73,16 @@ def paired_medians(contenders: dict[str, Callable[[], Any]], repeats: int = 5, w
             contenders[name]()
     times: dict[str, list[float]] = {name: [] for name in names}
     for r in range(repeats):
-        for name in names[r % len(names):] + names[: r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             start = clock()
             contenders[name]()
             times[name].append(clock() - start)
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
-def interleaved_minimum(contenders: dict[str, Callable[[], Any]], rounds: int = 3,
-                        slow_s: float = 0.1) -> tuple[dict[str, float], dict[str, Any]]:
+def interleaved_minimum(
+    contenders: dict[str, Callable[[], Any]], rounds: int = 3, slow_s: float = 0.1
+) -> tuple[dict[str, float], dict[str, Any]]:
     """``(best CPU seconds, last output)`` of each contender, timed interleaved with the order rotated each round.
 
     A contender slower than ``slow_s`` (its noise is small in relative terms) or whose output is None (a failed
@@ -85,7 +93,7 @@ def interleaved_minimum(contenders: dict[str, Callable[[], Any]], rounds: int = 
     outputs: dict[str, Any] = {}
     names = list(contenders)
     for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             if r > 0 and (best[name] > slow_s or outputs.get(name) is None):
                 continue
             start = time.process_time()
@@ -94,8 +102,9 @@ def interleaved_minimum(contenders: dict[str, Callable[[], Any]], rounds: int = 
     return best, outputs
 
 
-def record(name: str, data: dict, goals: list[Goal], argv: list[str] | None = None,
-           out: Path | None = None) -> Path:
+def record(
+    name: str, data: dict, goals: list[Goal], argv: list[str] | None = None, out: Path | None = None
+) -> Path:
     """Write ``data`` and the goals to ``analysis/results/<name>/results.json`` with its ``COMMAND``."""
     from dynkit.io import atomic_write, write_json
 
@@ -103,6 +112,8 @@ def record(name: str, data: dict, goals: list[Goal], argv: list[str] | None = No
     argv = sys.argv if argv is None else argv
     module = Path(argv[0]).stem if argv else name
     command = "python -m benchmarks." + module + "".join(" " + shlex.quote(a) for a in argv[1:])
-    path = write_json(folder / "results.json", {**data, "goals": [g.as_dict() for g in goals]}, command=command)
+    path = write_json(
+        folder / "results.json", {**data, "goals": [g.as_dict() for g in goals]}, command=command
+    )
     atomic_write(folder / "COMMAND", lambda fh: fh.write(command + "\n"))
     return path

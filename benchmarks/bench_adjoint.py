@@ -21,6 +21,7 @@ adjoint / backprop peak at the most steps <= 0.5.
 (:func:`accuracy`; goal ≤ 1.0×), printed, not recorded. ``--attribution``: where that gradient error comes from
 (:func:`attribution`: the backward 1000× tighter, an exact forward), printed, not recorded.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,14 +44,18 @@ def _worker(mode: str, steps: int) -> dict:
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Linear(DIM, WIDTH), torch.nn.Tanh(), torch.nn.Linear(WIDTH, DIM))
+    net = torch.nn.Sequential(
+        torch.nn.Linear(DIM, WIDTH), torch.nn.Tanh(), torch.nn.Linear(WIDTH, DIM)
+    )
 
     field = _TimeField(net)
     y0 = torch.randn(BATCH, DIM)
 
     def gradient():
         field.zero_grad(set_to_none=True)
-        sol = dk.solve(field, y0, [0.0, 1.0], method="rk4", step_size=1.0 / steps, adjoint=(mode == "adjoint"))
+        sol = dk.solve(
+            field, y0, [0.0, 1.0], method="rk4", step_size=1.0 / steps, adjoint=(mode == "adjoint")
+        )
         sol.ys[-1].pow(2).sum().backward()
         return torch.cat([p.grad.reshape(-1) for p in field.parameters()])
 
@@ -62,21 +67,35 @@ def _worker(mode: str, steps: int) -> dict:
     grad = gradient()
     seconds = time.perf_counter() - start
     peak = _status_kib("VmHWM")
-    return {"mode": mode, "steps": steps, "peak_mib": (peak - before) / 1024, "seconds": seconds,
-            "grad": grad[:64].tolist(), "state_mib": BATCH * DIM * 4 / 2**20}
+    return {
+        "mode": mode,
+        "steps": steps,
+        "peak_mib": (peak - before) / 1024,
+        "seconds": seconds,
+        "grad": grad[:64].tolist(),
+        "state_mib": BATCH * DIM * 4 / 2**20,
+    }
 
 
 def measure(mode: str, steps: int) -> dict:
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", OMP_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_adjoint", "--worker", mode, str(steps)],
-                         capture_output=True, text=True, env=env, check=False)
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_adjoint", "--worker", mode, str(steps)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     if out.returncode != 0:
         raise RuntimeError(f"{mode} with {steps} steps failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 ACCURACY_TOLS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
-ACCURACY_SPAN, ACCURACY_GAIN = 2.0, 3.0  # forward errors 2e-2 .. 1e-7 over the tolerances (a field of gain 1 on
+ACCURACY_SPAN, ACCURACY_GAIN = (
+    2.0,
+    3.0,
+)  # forward errors 2e-2 .. 1e-7 over the tolerances (a field of gain 1 on
 # [0, 1] was so gentle that dopri5's errors sat at 1e-9 whatever the tolerance)
 ACCURACY_LEVELS = (1e-3, 1e-4, 1e-5)
 ACCURACY_BATCH, ACCURACY_WIDTH = 1024, 64
@@ -88,8 +107,9 @@ def _accuracy_problem(dim: int):
     import torch
 
     torch.manual_seed(dim)
-    field = torch.nn.Sequential(torch.nn.Linear(dim, ACCURACY_WIDTH), torch.nn.Tanh(),
-                                torch.nn.Linear(ACCURACY_WIDTH, dim)).double()
+    field = torch.nn.Sequential(
+        torch.nn.Linear(dim, ACCURACY_WIDTH), torch.nn.Tanh(), torch.nn.Linear(ACCURACY_WIDTH, dim)
+    ).double()
     with torch.no_grad():
         field[2].weight.mul_(ACCURACY_GAIN)
     y0 = torch.randn(ACCURACY_BATCH, dim, dtype=torch.float64)
@@ -102,7 +122,14 @@ def _gradient(odeint, field, y0, weights, rtol: float, **kwargs):
     import torch
 
     module = _TimeField(field)
-    ys = odeint(module, y0, torch.tensor([0.0, ACCURACY_SPAN], dtype=torch.float64), rtol=rtol, atol=rtol, **kwargs)
+    ys = odeint(
+        module,
+        y0,
+        torch.tensor([0.0, ACCURACY_SPAN], dtype=torch.float64),
+        rtol=rtol,
+        atol=rtol,
+        **kwargs,
+    )
     grads = torch.autograd.grad((ys[-1] * weights).sum(), tuple(field.parameters()))
     return ys[-1].detach(), torch.cat([g.reshape(-1) for g in grads])
 
@@ -141,14 +168,30 @@ def accuracy(dims=(2, 16)) -> dict:
         field, y0, weights = _accuracy_problem(dim)
         ref_y, ref_g = _gradient(torchdiffeq.odeint, field, y0, weights, 1e-12)
         curves = {}
-        for name, odeint in (("dynkit", dk.odeint_adjoint), ("torchdiffeq", torchdiffeq.odeint_adjoint)):
+        for name, odeint in (
+            ("dynkit", dk.odeint_adjoint),
+            ("torchdiffeq", torchdiffeq.odeint_adjoint),
+        ):
             points = []
             for tol in ACCURACY_TOLS:
-                y, g = _gradient(odeint, field, y0, weights, tol, adjoint_params=tuple(field.parameters()))
-                points.append((float((y - ref_y).norm() / ref_y.norm()), float((g - ref_g).norm() / ref_g.norm())))
+                y, g = _gradient(
+                    odeint, field, y0, weights, tol, adjoint_params=tuple(field.parameters())
+                )
+                points.append(
+                    (
+                        float((y - ref_y).norm() / ref_y.norm()),
+                        float((g - ref_g).norm() / ref_g.norm()),
+                    )
+                )
             curves[name] = points
-            print(f"dim {dim:2d} {name:11s} " + "  ".join(f"rtol {t:.0e}: fwd {f:.2e} grad {g:.2e}"
-                                                         for t, (f, g) in zip(ACCURACY_TOLS, points)), flush=True)
+            print(
+                f"dim {dim:2d} {name:11s} "
+                + "  ".join(
+                    f"rtol {t:.0e}: fwd {f:.2e} grad {g:.2e}"
+                    for t, (f, g) in zip(ACCURACY_TOLS, points)
+                ),
+                flush=True,
+            )
         ratios = {}
         for level in ACCURACY_LEVELS:
             at = {}
@@ -159,12 +202,21 @@ def accuracy(dims=(2, 16)) -> dict:
                     at[name] = float(np.exp(np.interp(np.log(level), fe, ge)))
             if len(at) == 2:
                 ratios[level] = at["dynkit"] / at["torchdiffeq"]
-                print(f"dim {dim:2d} forward error {level:.0e}: gradient error dynkit {at['dynkit']:.2e}, torchdiffeq "
-                      f"{at['torchdiffeq']:.2e}, ratio {ratios[level]:.2f}", flush=True)
+                print(
+                    f"dim {dim:2d} forward error {level:.0e}: gradient error dynkit {at['dynkit']:.2e}, torchdiffeq "
+                    f"{at['torchdiffeq']:.2e}, ratio {ratios[level]:.2f}",
+                    flush=True,
+                )
         out[dim] = dict(curves=curves, ratios=ratios)
         if ratios:
-            goals.append(check_goal(f"adjoint gradient error / torchdiffeq's at matched forward error, dim {dim} "
-                                    f"(worst level)", max(ratios.values()), 1.0))
+            goals.append(
+                check_goal(
+                    f"adjoint gradient error / torchdiffeq's at matched forward error, dim {dim} "
+                    f"(worst level)",
+                    max(ratios.values()),
+                    1.0,
+                )
+            )
     return out
 
 
@@ -181,26 +233,41 @@ def attribution(dims=(2, 16)) -> dict:
     import torch
     import torchdiffeq
     import dynkit as dk
+
     torch.set_num_threads(1)
     out = {}
     for dim in dims:
         field, y0, weights = _accuracy_problem(dim)
         ref_y, ref_g = _gradient(torchdiffeq.odeint, field, y0, weights, 1e-12)
         params = tuple(field.parameters())
-        for name, odeint in (("dynkit", dk.odeint_adjoint), ("torchdiffeq", torchdiffeq.odeint_adjoint)):
+        for name, odeint in (
+            ("dynkit", dk.odeint_adjoint),
+            ("torchdiffeq", torchdiffeq.odeint_adjoint),
+        ):
             for tol in ATTRIBUTION_TOLS:
                 row = {}
                 tight = dict(adjoint_rtol=tol / 1e3, adjoint_atol=tol / 1e3)
-                for case, rtol, extra in (("as run", tol, {}), ("backward tol/1000", tol, tight),
-                                          ("exact forward", 1e-12, dict(adjoint_rtol=tol, adjoint_atol=tol))):
-                    y, g = _gradient(odeint, field, y0, weights, rtol, adjoint_params=params, **extra)
-                    row[case] = (float((y - ref_y).norm() / ref_y.norm()), float((g - ref_g).norm() / ref_g.norm()))
+                for case, rtol, extra in (
+                    ("as run", tol, {}),
+                    ("backward tol/1000", tol, tight),
+                    ("exact forward", 1e-12, dict(adjoint_rtol=tol, adjoint_atol=tol)),
+                ):
+                    y, g = _gradient(
+                        odeint, field, y0, weights, rtol, adjoint_params=params, **extra
+                    )
+                    row[case] = (
+                        float((y - ref_y).norm() / ref_y.norm()),
+                        float((g - ref_g).norm() / ref_g.norm()),
+                    )
                 fwd = row["as run"][0]
                 out[(dim, name, tol)] = row
-                print(f"dim {dim:2d} {name:11s} tol {tol:.0e}: forward error {fwd:.2e}; gradient error as run "
-                      f"{row['as run'][1]:.2e} ({row['as run'][1] / fwd:.2f}x fwd), backward tol/1000 "
-                      f"{row['backward tol/1000'][1]:.2e} ({row['backward tol/1000'][1] / fwd:.2f}x), exact forward "
-                      f"{row['exact forward'][1]:.2e} ({row['exact forward'][1] / fwd:.2f}x)", flush=True)
+                print(
+                    f"dim {dim:2d} {name:11s} tol {tol:.0e}: forward error {fwd:.2e}; gradient error as run "
+                    f"{row['as run'][1]:.2e} ({row['as run'][1] / fwd:.2f}x fwd), backward tol/1000 "
+                    f"{row['backward tol/1000'][1]:.2e} ({row['backward tol/1000'][1] / fwd:.2f}x), exact forward "
+                    f"{row['exact forward'][1]:.2e} ({row['exact forward'][1] / fwd:.2f}x)",
+                    flush=True,
+                )
     return out
 
 
@@ -208,11 +275,19 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="steps 25, 100, 400 only")
     parser.add_argument("--worker", nargs=2, metavar=("MODE", "STEPS"), help=argparse.SUPPRESS)
-    parser.add_argument("--accuracy", action="store_true", help="issue 33: adjoint gradient error at matched forward "
-                        "error against torchdiffeq's adjoint (MLP field, batch 1024, dims 2 and 16); nothing recorded")
-    parser.add_argument("--attribution", action="store_true", help="issue 33: the adjoint gradient error as run, "
-                        "with the backward 1000x tighter and with an exact forward, dynkit and torchdiffeq; nothing "
-                        "recorded")
+    parser.add_argument(
+        "--accuracy",
+        action="store_true",
+        help="issue 33: adjoint gradient error at matched forward "
+        "error against torchdiffeq's adjoint (MLP field, batch 1024, dims 2 and 16); nothing recorded",
+    )
+    parser.add_argument(
+        "--attribution",
+        action="store_true",
+        help="issue 33: the adjoint gradient error as run, "
+        "with the backward 1000x tighter and with an exact forward, dynkit and torchdiffeq; nothing "
+        "recorded",
+    )
     args = parser.parse_args(argv)
     if args.attribution:
         attribution()
@@ -224,33 +299,61 @@ def main(argv: list[str] | None = None) -> dict:
         print(json.dumps(_worker(args.worker[0], int(args.worker[1]))))
         return {}
     steps_list = (25, 100, 400) if args.quick else (25, 100, 400, 1600)
-    print(f"rk4 on [0, 1], MLP field batch {BATCH} x {DIM}, width {WIDTH}, float32 "
-          f"(one state = {BATCH * DIM * 4 / 2**20:.3f} MiB); peak RSS of one gradient above its start")
-    print(f"{'steps':>6} {'adjoint MiB':>12} {'backprop MiB':>13} {'adjoint s':>10} {'backprop s':>11} "
-          f"{'grad rel. diff':>15}")
+    print(
+        f"rk4 on [0, 1], MLP field batch {BATCH} x {DIM}, width {WIDTH}, float32 "
+        f"(one state = {BATCH * DIM * 4 / 2**20:.3f} MiB); peak RSS of one gradient above its start"
+    )
+    print(
+        f"{'steps':>6} {'adjoint MiB':>12} {'backprop MiB':>13} {'adjoint s':>10} {'backprop s':>11} "
+        f"{'grad rel. diff':>15}"
+    )
     rows = []
     for steps in steps_list:
         adj, bp = measure("adjoint", steps), measure("backprop", steps)
-        diff = sum((a - b) ** 2 for a, b in zip(adj["grad"], bp["grad"])) ** 0.5 / \
-            max(sum(b * b for b in bp["grad"]) ** 0.5, 1e-30)
-        rows.append(dict(steps=steps, adjoint_peak_mib=adj["peak_mib"], backprop_peak_mib=bp["peak_mib"],
-                         adjoint_seconds=adj["seconds"], backprop_seconds=bp["seconds"], grad_rel_diff=diff))
-        print(f"{steps:>6} {adj['peak_mib']:>12.2f} {bp['peak_mib']:>13.2f} {adj['seconds']:>10.3f} "
-              f"{bp['seconds']:>11.3f} {diff:>15.2e}", flush=True)
+        diff = sum((a - b) ** 2 for a, b in zip(adj["grad"], bp["grad"])) ** 0.5 / max(
+            sum(b * b for b in bp["grad"]) ** 0.5, 1e-30
+        )
+        rows.append(
+            dict(
+                steps=steps,
+                adjoint_peak_mib=adj["peak_mib"],
+                backprop_peak_mib=bp["peak_mib"],
+                adjoint_seconds=adj["seconds"],
+                backprop_seconds=bp["seconds"],
+                grad_rel_diff=diff,
+            )
+        )
+        print(
+            f"{steps:>6} {adj['peak_mib']:>12.2f} {bp['peak_mib']:>13.2f} {adj['seconds']:>10.3f} "
+            f"{bp['seconds']:>11.3f} {diff:>15.2e}",
+            flush=True,
+        )
     first, last = rows[0], rows[-1]
-    growth = (last["adjoint_peak_mib"] - first["adjoint_peak_mib"]) / \
-        (last["backprop_peak_mib"] - first["backprop_peak_mib"])
-    print(f"adjoint peak {first['adjoint_peak_mib']:.2f} -> {last['adjoint_peak_mib']:.2f} MiB, backprop "
-          f"{first['backprop_peak_mib']:.2f} -> {last['backprop_peak_mib']:.2f} MiB from {first['steps']} to "
-          f"{last['steps']} steps")
+    growth = (last["adjoint_peak_mib"] - first["adjoint_peak_mib"]) / (
+        last["backprop_peak_mib"] - first["backprop_peak_mib"]
+    )
+    print(
+        f"adjoint peak {first['adjoint_peak_mib']:.2f} -> {last['adjoint_peak_mib']:.2f} MiB, backprop "
+        f"{first['backprop_peak_mib']:.2f} -> {last['backprop_peak_mib']:.2f} MiB from {first['steps']} to "
+        f"{last['steps']} steps"
+    )
     goals = [
-        check_goal(f"adjoint / backprop peak-memory growth, {first['steps']} -> {last['steps']} steps", growth, 0.01,
-                   note="flat in the number of steps"),
-        check_goal(f"adjoint / backprop peak memory at {last['steps']} steps",
-                   last["adjoint_peak_mib"] / max(last["backprop_peak_mib"], 1e-3), 0.5),
+        check_goal(
+            f"adjoint / backprop peak-memory growth, {first['steps']} -> {last['steps']} steps",
+            growth,
+            0.01,
+            note="flat in the number of steps",
+        ),
+        check_goal(
+            f"adjoint / backprop peak memory at {last['steps']} steps",
+            last["adjoint_peak_mib"] / max(last["backprop_peak_mib"], 1e-3),
+            0.5,
+        ),
     ]
     data = {"rows": rows, "batch": BATCH, "dim": DIM, "width": WIDTH, "quick": args.quick}
-    record("bench_adjoint", data, goals, argv=["bench_adjoint", *(["--quick"] if args.quick else [])])
+    record(
+        "bench_adjoint", data, goals, argv=["bench_adjoint", *(["--quick"] if args.quick else [])]
+    )
     return data
 
 

@@ -13,6 +13,7 @@ linear_cumsum where its N d^2 states would.
 
     python -m benchmarks.bench_attention [--quick] [--json PATH]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,7 +48,9 @@ def _saved_bytes(fn, *inputs) -> tuple[torch.Tensor, int]:
     return out, total
 
 
-def measure(fns: dict, n: int, *, batch: int, heads: int, dim: int, repeats: int, seed: int = 0) -> dict:
+def measure(
+    fns: dict, n: int, *, batch: int, heads: int, dim: int, repeats: int, seed: int = 0
+) -> dict:
     """Median over ``repeats`` of the CPU and wall time of forward + backward of each function, interleaved
     (round ``r`` runs the functions rotated by ``r``, so machine load falls on all alike).
 
@@ -61,7 +64,7 @@ def measure(fns: dict, n: int, *, batch: int, heads: int, dim: int, repeats: int
     samples = {name: ([], []) for name in fns}
     names = list(fns)
     for r in range(repeats + 1):  # round 0 warms up
-        for name in names[r % len(names):] + names[: r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             wall, cpu = time.perf_counter(), time.process_time()
             fns[name](q, k, v).backward(grad)
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
@@ -70,7 +73,10 @@ def measure(fns: dict, n: int, *, batch: int, heads: int, dim: int, repeats: int
                 samples[name][0].append(cpu)
                 samples[name][1].append(wall)
     for name, (cpus, walls) in samples.items():
-        result[name]["cpu_s"], result[name]["wall_s"] = float(np.median(cpus)), float(np.median(walls))
+        result[name]["cpu_s"], result[name]["wall_s"] = (
+            float(np.median(cpus)),
+            float(np.median(walls)),
+        )
     return result
 
 
@@ -87,8 +93,18 @@ def fit_exponent(ns, values) -> float:
     return float(np.polyfit(np.log(ns), np.log(values), 1)[0])
 
 
-def run(ns, *, batch=1, heads=4, dim=32, repeats=3, beta=0.9, gamma=0.6, softmax_limit_mib=1024.0,
-        quiet=False) -> dict:
+def run(
+    ns,
+    *,
+    batch=1,
+    heads=4,
+    dim=32,
+    repeats=3,
+    beta=0.9,
+    gamma=0.6,
+    softmax_limit_mib=1024.0,
+    quiet=False,
+) -> dict:
     torch.set_num_threads(1)
     methods = {
         "momentum": lambda q, k, v: momentum_attention(q, k, v, beta, gamma),
@@ -100,16 +116,28 @@ def run(ns, *, batch=1, heads=4, dim=32, repeats=3, beta=0.9, gamma=0.6, softmax
     for n in ns:
         # softmax keeps ~3 N x N float32 matrices per head (scores, probabilities, their gradient),
         # linear_cumsum ~3 N d^2 states: skip them where that exceeds the limit
-        too_big = {"softmax": 3 * batch * heads * n * n * 4, "linear_cumsum": 3 * batch * heads * n * dim * dim * 4}
-        run_now = {name: fn for name, fn in methods.items() if too_big.get(name, 0) / 2**20 <= softmax_limit_mib}
+        too_big = {
+            "softmax": 3 * batch * heads * n * n * 4,
+            "linear_cumsum": 3 * batch * heads * n * dim * dim * 4,
+        }
+        run_now = {
+            name: fn
+            for name, fn in methods.items()
+            if too_big.get(name, 0) / 2**20 <= softmax_limit_mib
+        }
         measured = measure(run_now, n, batch=batch, heads=heads, dim=dim, repeats=repeats)
         row = {"N": n, **{name: measured.get(name) for name in methods}}
         rows.append(row)
         if not quiet:
             cells = [f"N={n:6d}"] + [
-                f"{name}: " + ("capped" if row[name] is None else
-                               f"{row[name]['cpu_s'] * 1e3:9.1f} ms {row[name]['saved_bytes'] / 2**20:6.1f} MiB")
-                for name in methods]
+                f"{name}: "
+                + (
+                    "capped"
+                    if row[name] is None
+                    else f"{row[name]['cpu_s'] * 1e3:9.1f} ms {row[name]['saved_bytes'] / 2**20:6.1f} MiB"
+                )
+                for name in methods
+            ]
             print("  ".join(cells), flush=True)
     summary = {}
     for name in methods:
@@ -119,20 +147,35 @@ def run(ns, *, batch=1, heads=4, dim=32, repeats=3, beta=0.9, gamma=0.6, softmax
             summary[f"{name}_time_exponent"] = fit_exponent(ns_, [m["cpu_s"] for m in ms])
             summary[f"{name}_wall_time_exponent"] = fit_exponent(ns_, [m["wall_s"] for m in ms])
             summary[f"{name}_memory_exponent"] = fit_exponent(ns_, [m["saved_bytes"] for m in ms])
-            upper = pts[len(pts) // 2:]
+            upper = pts[len(pts) // 2 :]
             if len(upper) >= 2:
                 summary[f"{name}_time_exponent_upper_half"] = fit_exponent(
-                    [p[0] for p in upper], [p[1]["cpu_s"] for p in upper])
+                    [p[0] for p in upper], [p[1]["cpu_s"] for p in upper]
+                )
     ratios = [r["momentum"]["cpu_s"] / r["linear"]["cpu_s"] for r in rows]
     mem_ratios = [r["momentum"]["saved_bytes"] / r["linear"]["saved_bytes"] for r in rows]
-    summary.update(momentum_over_linear_time=ratios, momentum_over_linear_time_max=max(ratios),
-                   momentum_over_linear_time_median=float(np.median(ratios)),
-                   momentum_over_linear_memory_max=max(mem_ratios),
-                   softmax_capped_from=next((r["N"] for r in rows if r["softmax"] is None), None))
-    return {"config": {"ns": list(ns), "batch": batch, "heads": heads, "dim": dim, "repeats": repeats,
-                       "beta": beta, "gamma": gamma, "softmax_limit_mib": softmax_limit_mib,
-                       "threads": torch.get_num_threads()},
-            "rows": rows, "summary": summary}
+    summary.update(
+        momentum_over_linear_time=ratios,
+        momentum_over_linear_time_max=max(ratios),
+        momentum_over_linear_time_median=float(np.median(ratios)),
+        momentum_over_linear_memory_max=max(mem_ratios),
+        softmax_capped_from=next((r["N"] for r in rows if r["softmax"] is None), None),
+    )
+    return {
+        "config": {
+            "ns": list(ns),
+            "batch": batch,
+            "heads": heads,
+            "dim": dim,
+            "repeats": repeats,
+            "beta": beta,
+            "gamma": gamma,
+            "softmax_limit_mib": softmax_limit_mib,
+            "threads": torch.get_num_threads(),
+        },
+        "rows": rows,
+        "summary": summary,
+    }
 
 
 def main(argv=None) -> dict:
@@ -146,28 +189,54 @@ def main(argv=None) -> dict:
     repeats = args.repeats or (2 if args.quick else 3)
     result = run(ns, repeats=repeats, softmax_limit_mib=args.softmax_limit_mib)
     s = result["summary"]
-    print(f"momentum time exponent      {s['momentum_time_exponent']:.3f}   (goal <= 1.1; "
-          f"upper half of N: {s.get('momentum_time_exponent_upper_half', float('nan')):.3f})")
+    print(
+        f"momentum time exponent      {s['momentum_time_exponent']:.3f}   (goal <= 1.1; "
+        f"upper half of N: {s.get('momentum_time_exponent_upper_half', float('nan')):.3f})"
+    )
     print(f"linear   time exponent      {s['linear_time_exponent']:.3f}")
-    print(f"softmax  time exponent      {s.get('softmax_time_exponent', float('nan')):.3f}   "
-          f"(capped from N = {s['softmax_capped_from']}: N x N scores over {args.softmax_limit_mib:.0f} MiB)")
-    print(f"momentum memory exponent    {s['momentum_memory_exponent']:.3f};  softmax "
-          f"{s.get('softmax_memory_exponent', float('nan')):.3f}")
-    print(f"momentum / linear time      max {s['momentum_over_linear_time_max']:.3f}, "
-          f"median {s['momentum_over_linear_time_median']:.3f}   (goal <= 1.3)")
+    print(
+        f"softmax  time exponent      {s.get('softmax_time_exponent', float('nan')):.3f}   "
+        f"(capped from N = {s['softmax_capped_from']}: N x N scores over {args.softmax_limit_mib:.0f} MiB)"
+    )
+    print(
+        f"momentum memory exponent    {s['momentum_memory_exponent']:.3f};  softmax "
+        f"{s.get('softmax_memory_exponent', float('nan')):.3f}"
+    )
+    print(
+        f"momentum / linear time      max {s['momentum_over_linear_time_max']:.3f}, "
+        f"median {s['momentum_over_linear_time_median']:.3f}   (goal <= 1.3)"
+    )
     print(f"momentum / linear memory    max {s['momentum_over_linear_memory_max']:.3f}")
     last = result["rows"][-1]
     if last["linear_cumsum"] is not None:
-        print(f"momentum / linear_cumsum time at N = {last['N']}: "
-              f"{last['momentum']['cpu_s'] / last['linear_cumsum']['cpu_s']:.3f}")
-    goals = [check_goal("momentum attention time exponent", s["momentum_time_exponent"], 1.1),
-             check_goal("momentum / linear attention time (max over N)", s["momentum_over_linear_time_max"], 1.3,
-                        note=f"median over N {s['momentum_over_linear_time_median']:.3f}")]
-    record("bench_attention", result, goals, argv=["bench_attention", *(argv if argv is not None else sys.argv[1:])])
+        print(
+            f"momentum / linear_cumsum time at N = {last['N']}: "
+            f"{last['momentum']['cpu_s'] / last['linear_cumsum']['cpu_s']:.3f}"
+        )
+    goals = [
+        check_goal("momentum attention time exponent", s["momentum_time_exponent"], 1.1),
+        check_goal(
+            "momentum / linear attention time (max over N)",
+            s["momentum_over_linear_time_max"],
+            1.3,
+            note=f"median over N {s['momentum_over_linear_time_median']:.3f}",
+        ),
+    ]
+    record(
+        "bench_attention",
+        result,
+        goals,
+        argv=["bench_attention", *(argv if argv is not None else sys.argv[1:])],
+    )
     if args.json:
         from dynkit.io import write_json
-        write_json(args.json, result, command="python -m benchmarks.bench_attention "
-                   + " ".join(argv if argv is not None else __import__("sys").argv[1:]))
+
+        write_json(
+            args.json,
+            result,
+            command="python -m benchmarks.bench_attention "
+            + " ".join(argv if argv is not None else __import__("sys").argv[1:]),
+        )
     return result
 
 

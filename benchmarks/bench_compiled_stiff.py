@@ -23,6 +23,7 @@ time ≤ 1.0× LSODA's. Printed beside it: the same ratio for the Python path (b
 Run ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_compiled_stiff`` (about 2 min;
 ``--quick``: two problems, nothing recorded).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,18 +57,36 @@ def _runner(p, solver: str, rtol: float, with_jac: bool = True):
     kind, method = solver.split(":")
     atol = rtol * p.atol_ratio
     if kind == "scipy":
+
         def run():
-            res = scipy.integrate.solve_ivp(p.f, (0.0, p.t_end), p.y0, method=method, rtol=rtol, atol=atol,
-                                            jac=p.jac if with_jac else None)
+            res = scipy.integrate.solve_ivp(
+                p.f,
+                (0.0, p.t_end),
+                p.y0,
+                method=method,
+                rtol=rtol,
+                atol=atol,
+                jac=p.jac if with_jac else None,
+            )
             return res.y[:, -1] if res.success else None
     else:
         compiled = kind == "compiled"
 
         def run():
-            sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=method, rtol=rtol, atol=atol,
-                           jac=p.jac if with_jac else None,
-                           compile=compiled, max_steps=200_000, throw=False)
+            sol = dk.solve(
+                p.f,
+                p.y0,
+                [0.0, p.t_end],
+                method=method,
+                rtol=rtol,
+                atol=atol,
+                jac=p.jac if with_jac else None,
+                compile=compiled,
+                max_steps=200_000,
+                throw=False,
+            )
             return sol.ys[-1] if sol.success else None
+
     return run
 
 
@@ -110,14 +129,19 @@ def cold_compile_times() -> dict:
     what the first solve after installing pays once; later processes load the kernels from the cache)."""
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        done = subprocess.run([sys.executable, "-c", COLD_SCRIPT], env=env, capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", COLD_SCRIPT], env=env, capture_output=True, text=True, check=True
+        )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def break_even(runs: dict, compile_s: float, rtol: float = 1e-6) -> float | None:
     """Solves after which numba's compile time of ``f`` and ``jac`` is paid back against LSODA (at ``rtol``, best
     compiled method): ``compile / (LSODA's time − ours)``."""
-    at = {s: next((pt["time"] for pt in pts if pt["rtol"] == rtol and "time" in pt), None) for s, pts in runs.items()}
+    at = {
+        s: next((pt["time"] for pt in pts if pt["rtol"] == rtol and "time" in pt), None)
+        for s, pts in runs.items()
+    }
     ours = [v for s, v in at.items() if s.startswith("compiled:") and v is not None]
     lsoda = at.get("scipy:LSODA")
     if not ours or lsoda is None or lsoda <= min(ours):
@@ -131,8 +155,15 @@ def measure(p, solvers, rtols, repeats, log, with_jac: bool) -> dict:
     runs = {s: [] for s in solvers}
     alive = list(solvers)  # a solver that failed at one rtol is not run at tighter ones
     for rtol in rtols:
-        contenders = {s: _runner(p, s, rtol, with_jac) for s in alive
-                      if not (s.split(":")[1] != "LSODA" and not s.startswith("compiled:") and rtol < PYTHON_MIN_RTOL)}
+        contenders = {
+            s: _runner(p, s, rtol, with_jac)
+            for s in alive
+            if not (
+                s.split(":")[1] != "LSODA"
+                and not s.startswith("compiled:")
+                and rtol < PYTHON_MIN_RTOL
+            )
+        }
         best, ys = interleaved_minimum(contenders, repeats, SLOW_S)
         for s in contenders:
             if ys[s] is None:
@@ -140,8 +171,14 @@ def measure(p, solvers, rtols, repeats, log, with_jac: bool) -> dict:
                 alive.remove(s)
                 continue
             runs[s].append(dict(rtol=rtol, error=rel_error(ys[s], ref), time=best[s]))
-        log(f"  {p.name} {'jac' if with_jac else 'diff'} rtol {rtol:.0e}: " + "  ".join(
-            f"{s.split(':')[0][0]}:{s.split(':')[1]} {1e3 * best[s]:.1f}ms" for s in contenders if ys[s] is not None))
+        log(
+            f"  {p.name} {'jac' if with_jac else 'diff'} rtol {rtol:.0e}: "
+            + "  ".join(
+                f"{s.split(':')[0][0]}:{s.split(':')[1]} {1e3 * best[s]:.1f}ms"
+                for s in contenders
+                if ys[s] is not None
+            )
+        )
     return runs
 
 
@@ -149,7 +186,10 @@ def ratio_table(name: str, mode: str, runs: dict) -> list[dict]:
     """Per level: best compiled, best Python-path dynkit, LSODA and best scipy time at matched error."""
     rows = []
     for level in LEVELS:
-        at = {s: at_level([pt for pt in pts if "error" in pt], level, "time") for s, pts in runs.items()}
+        at = {
+            s: at_level([pt for pt in pts if "error" in pt], level, "time")
+            for s, pts in runs.items()
+        }
         at = {s: v for s, v in at.items() if v is not None}
         compiled = {s: v for s, v in at.items() if s.startswith("compiled:")}
         python = {s: v for s, v in at.items() if s.startswith("python:")}
@@ -157,47 +197,77 @@ def ratio_table(name: str, mode: str, runs: dict) -> list[dict]:
         if not compiled or "scipy:LSODA" not in at:
             continue
         bc = min(compiled, key=compiled.get)
-        row = dict(problem=name, mode=mode, level=level, compiled=bc.split(":")[1], compiled_s=compiled[bc],
-                   lsoda_s=at["scipy:LSODA"], after_vs_lsoda=compiled[bc] / at["scipy:LSODA"])
+        row = dict(
+            problem=name,
+            mode=mode,
+            level=level,
+            compiled=bc.split(":")[1],
+            compiled_s=compiled[bc],
+            lsoda_s=at["scipy:LSODA"],
+            after_vs_lsoda=compiled[bc] / at["scipy:LSODA"],
+        )
         bs = min(scipy_, key=scipy_.get)
         row.update(best_scipy=bs.split(":")[1], after_vs_best_scipy=compiled[bc] / scipy_[bs])
         if python:
             bp = min(python, key=python.get)
-            row.update(python=bp.split(":")[1], python_s=python[bp], before_vs_lsoda=python[bp] / at["scipy:LSODA"],
-                       speedup=python[bp] / compiled[bc])
+            row.update(
+                python=bp.split(":")[1],
+                python_s=python[bp],
+                before_vs_lsoda=python[bp] / at["scipy:LSODA"],
+                speedup=python[bp] / compiled[bc],
+            )
         rows.append(row)
     return rows
 
 
 def markdown(rows: list[dict], compile_s: dict) -> str:
-    lines = ["| problem | jac | error | before: best Python dynkit / LSODA | after: best compiled dynkit / LSODA | "
-             "after / best scipy | compiled method | speed-up over Python path |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| problem | jac | error | before: best Python dynkit / LSODA | after: best compiled dynkit / LSODA | "
+        "after / best scipy | compiled method | speed-up over Python path |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         before = f"{r['before_vs_lsoda']:.2f} ({r['python']})" if "python" in r else "–"
         speedup = f"{r['speedup']:.1f}×" if "speedup" in r else "–"
-        lines.append(f"| {r['problem']} | {r['mode']} | {r['level']:.0e} | {before} | {r['after_vs_lsoda']:.2f} | "
-                     f"{r['after_vs_best_scipy']:.2f} ({r['best_scipy']}) | {r['compiled']} | {speedup} |")
-    lines += ["", "Compile time (s, not in the ratios): " + ", ".join(f"{k} {v:.2f}" for k, v in compile_s.items())]
+        lines.append(
+            f"| {r['problem']} | {r['mode']} | {r['level']:.0e} | {before} | {r['after_vs_lsoda']:.2f} | "
+            f"{r['after_vs_best_scipy']:.2f} ({r['best_scipy']}) | {r['compiled']} | {speedup} |"
+        )
+    lines += [
+        "",
+        "Compile time (s, not in the ratios): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in compile_s.items()),
+    ]
     return "\n".join(lines)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="Robertson and HIRES only, nothing recorded")
+    ap.add_argument(
+        "--quick", action="store_true", help="Robertson and HIRES only, nothing recorded"
+    )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-python", action="store_true", help="leave the Python path (before) out")
-    ap.add_argument("--cold-compile", action="store_true",
-                    help="only measure the kernels' compile time from an empty numba cache (about 80 s), recorded apart")
+    ap.add_argument(
+        "--cold-compile",
+        action="store_true",
+        help="only measure the kernels' compile time from an empty numba cache (about 80 s), recorded apart",
+    )
     args = ap.parse_args(argv)
     if args.cold_compile:
         cold = cold_compile_times()
-        print("kernel compile time from an empty numba cache (s):", {k: round(v, 1) for k, v in cold.items()})
+        print(
+            "kernel compile time from an empty numba cache (s):",
+            {k: round(v, 1) for k, v in cold.items()},
+        )
         from benchmarks._goals import RESULTS
         from dynkit.io import write_json
 
-        write_json(RESULTS / NAME / "cold_compile.json", {"seconds": cold},
-                   command="python -m benchmarks.bench_compiled_stiff --cold-compile")
+        write_json(
+            RESULTS / NAME / "cold_compile.json",
+            {"seconds": cold},
+            command="python -m benchmarks.bench_compiled_stiff --cold-compile",
+        )
         return
     ps = [p for p in problems(False) if p.name in PROBLEMS]
     if args.quick:
@@ -208,24 +278,42 @@ def main(argv=None) -> None:
         solvers += [f"python:{m}" for m in DYNKIT]
     compile_s = compile_times(ps)
     print("compile time (s):", {k: round(v, 2) for k, v in compile_s.items()}, flush=True)
-    data = dict(levels=LEVELS, rtols=RTOLS, repeats=args.repeats, compile_s=compile_s, runs={}, table=[])
-    for mode, with_jac, chosen in (("jac", True, solvers), ("differences", False, difference_solvers)):
+    data = dict(
+        levels=LEVELS, rtols=RTOLS, repeats=args.repeats, compile_s=compile_s, runs={}, table=[]
+    )
+    for mode, with_jac, chosen in (
+        ("jac", True, solvers),
+        ("differences", False, difference_solvers),
+    ):
         for p in ps:
             runs = measure(p, chosen, RTOLS, args.repeats, lambda s: print(s, flush=True), with_jac)
             data["runs"][f"{p.name} {mode}"] = runs
             data["table"] += ratio_table(p.name, mode, runs)
             if with_jac:
-                data.setdefault("break_even_solves", {})[p.name] = break_even(runs, compile_s[f"{p.name}: f and jac"])
+                data.setdefault("break_even_solves", {})[p.name] = break_even(
+                    runs, compile_s[f"{p.name}: f and jac"]
+                )
     table = markdown(data["table"], compile_s)
-    table += "\n\nSolves after which compiling f and jac is paid back against LSODA (rtol 1e-6, jac mode): " + ", ".join(
-        f"{k} {v:.0f}" if v is not None else f"{k} –" for k, v in data["break_even_solves"].items())
+    table += (
+        "\n\nSolves after which compiling f and jac is paid back against LSODA (rtol 1e-6, jac mode): "
+        + ", ".join(
+            f"{k} {v:.0f}" if v is not None else f"{k} –"
+            for k, v in data["break_even_solves"].items()
+        )
+    )
     print("\n" + table, flush=True)
     worst = max(r["after_vs_lsoda"] for r in data["table"])
-    goal = check_goal("compiled stiff: best compiled dynkit CPU time / LSODA at matched error, worst over problems, "
-                      "Jacobian modes and levels 1e-4..1e-8", worst, 1.0)
+    goal = check_goal(
+        "compiled stiff: best compiled dynkit CPU time / LSODA at matched error, worst over problems, "
+        "Jacobian modes and levels 1e-4..1e-8",
+        worst,
+        1.0,
+    )
     if not args.quick:
         path = record(NAME, data, [goal], argv=["bench_compiled_stiff", *(argv or [])])
-        (path.parent / "README.md").write_text(f"# {NAME}\n\n{__doc__.split(chr(10))[0]}\n\n{table}\n\n{goal.line()}\n")
+        (path.parent / "README.md").write_text(
+            f"# {NAME}\n\n{__doc__.split(chr(10))[0]}\n\n{table}\n\n{goal.line()}\n"
+        )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ the rigid body's Jacobi elliptic closed form (DETEST B5), and 24-digit Taylor-se
 
 Run ``python -m benchmarks.bench_high_order`` (``--quick``: fewer tolerances).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,10 +59,13 @@ def _mp_reference(name: str) -> list[str]:
 
     mpmath.mp.dps = 24
     if name == "lotka_volterra":
+
         def f(t, y):
             return [1.5 * y[0] - y[0] * y[1], -3 * y[1] + y[0] * y[1]]
+
         y0, t_end = [1, 1], 12
     else:
+
         def f(t, u):
             x, y = u[0:7], u[7:14]
             ax, ay = [0] * 7, [0] * 7
@@ -73,6 +77,7 @@ def _mp_reference(name: str) -> list[str]:
                         ax[i] += (j + 1) * dx / r3
                         ay[i] += (j + 1) * dy / r3
             return list(u[14:28]) + ax + ay
+
         y0, t_end = _PL_X + _PL_Y + _PL_VX + _PL_VY, 3
     values = mpmath.odefun(f, 0, [mpmath.mpf(v) for v in y0])(t_end)
     return [mpmath.nstr(v, 25) for v in values]
@@ -85,11 +90,17 @@ def references() -> dict:
     cached = json.loads(path.read_text()) if path.exists() else {}
     missing = [n for n in ("lotka_volterra", "pleiades") if n not in cached]
     for name in missing:
-        print(f"computing the {name} reference with mpmath.odefun (24 digits; Pleiades takes ~10 minutes) ...", flush=True)
+        print(
+            f"computing the {name} reference with mpmath.odefun (24 digits; Pleiades takes ~10 minutes) ...",
+            flush=True,
+        )
         cached[name] = _mp_reference(name)
     if missing:
-        write_json(path, {k: v for k, v in cached.items() if k in ("lotka_volterra", "pleiades")},
-                   command="python -m benchmarks.bench_high_order (references computed on first run)")
+        write_json(
+            path,
+            {k: v for k, v in cached.items() if k in ("lotka_volterra", "pleiades")},
+            command="python -m benchmarks.bench_high_order (references computed on first run)",
+        )
     return cached
 
 
@@ -98,10 +109,18 @@ def problems() -> dict:
     arenstorf, rigid = DIAG_PROBLEMS["arenstorf"], DIAG_PROBLEMS["rigid_body"]
     return {
         "arenstorf": (arenstorf.f, arenstorf.y0, arenstorf.t_span[1], arenstorf.reference),
-        "pleiades": (pleiades, np.array(_PL_X + _PL_Y + _PL_VX + _PL_VY, dtype=float), 3.0,
-                     np.array([float(v) for v in refs["pleiades"]])),
-        "lotka_volterra": (lotka_volterra, np.array([1.0, 1.0]), 12.0,
-                           np.array([float(v) for v in refs["lotka_volterra"]])),
+        "pleiades": (
+            pleiades,
+            np.array(_PL_X + _PL_Y + _PL_VX + _PL_VY, dtype=float),
+            3.0,
+            np.array([float(v) for v in refs["pleiades"]]),
+        ),
+        "lotka_volterra": (
+            lotka_volterra,
+            np.array([1.0, 1.0]),
+            12.0,
+            np.array([float(v) for v in refs["lotka_volterra"]]),
+        ),
         "rigid_body": (rigid.f, rigid.y0, rigid.t_span[1], rigid.reference),
     }
 
@@ -116,7 +135,9 @@ def run(solver: str, problem, tol: float) -> tuple[float, int, float]:
         out = solve_ivp(f, (0.0, t_end), y0, method=solver[6:], rtol=tol, atol=tol)
         y_end, nfe = out.y[:, -1], out.nfev
     else:
-        sol = dk.solve(f, y0, [0.0, t_end], method=solver, rtol=tol, atol=tol, max_steps=10 ** 6, throw=False)
+        sol = dk.solve(
+            f, y0, [0.0, t_end], method=solver, rtol=tol, atol=tol, max_steps=10**6, throw=False
+        )
         y_end, nfe = (sol.ys[-1] if sol.success else np.full_like(y0, np.nan)), sol.stats.nfe
     seconds = time.perf_counter() - start
     err = float(np.abs(y_end - ref).max() / np.abs(ref).max())
@@ -124,10 +145,15 @@ def run(solver: str, problem, tol: float) -> tuple[float, int, float]:
 
 
 def curve(solver, problem, tols):
-    return [dict(tol=tol, **dict(zip(("error", "nfe", "seconds"), run(solver, problem, tol)))) for tol in tols]
+    return [
+        dict(tol=tol, **dict(zip(("error", "nfe", "seconds"), run(solver, problem, tol))))
+        for tol in tols
+    ]
 
 
-def ratio_at_matched_error(ours: list[dict], peer: list[dict], tol_range) -> tuple[float, float, int]:
+def ratio_at_matched_error(
+    ours: list[dict], peer: list[dict], tol_range
+) -> tuple[float, float, int]:
     """(geometric mean, worst) of nfe_ours / nfe_peer(at our error); count of matched points."""
     lo, hi = tol_range
     peer_ok = sorted((p["error"], p["nfe"]) for p in peer if p["error"] < LOST)
@@ -171,28 +197,54 @@ def plot(table: dict, path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="fewer tolerances")
     args = parser.parse_args(argv)
     step = 2 if args.quick else 1
-    high = [10.0 ** -k for k in np.arange(6, 14.01, 0.5)][::step]  # peers' range covers ours
-    mid = [10.0 ** -k for k in np.arange(4, 11.01, 0.5)][::step]
+    high = [10.0**-k for k in np.arange(6, 14.01, 0.5)][::step]  # peers' range covers ours
+    mid = [10.0**-k for k in np.arange(4, 11.01, 0.5)][::step]
     probs = problems()
     table, goals, figures = {}, [], {}
     for name, problem in probs.items():
         curves = {s: curve(s, problem, high) for s in ("dop853", "scipy:DOP853")}
         curves.update({s: curve(s, problem, mid) for s in ("tsit5", "dopri5")})
         table[name] = curves
-        mean_853, worst_853, n_853 = ratio_at_matched_error(curves["dop853"], curves["scipy:DOP853"], (1e-13, 1e-10))
-        mean_t5, worst_t5, n_t5 = ratio_at_matched_error(curves["tsit5"], curves["dopri5"], (1e-10, 1e-5))
-        figures[name] = dict(dop853_vs_scipy_mean=mean_853, dop853_vs_scipy_worst=worst_853, matched_853=n_853,
-                             tsit5_vs_dopri5_mean=mean_t5, tsit5_vs_dopri5_worst=worst_t5, matched_t5=n_t5)
-        print(f"{name}: dop853/scipy DOP853 NFE at matched error: mean {mean_853:.3f}, worst {worst_853:.3f} "
-              f"({n_853} points); tsit5/dopri5: mean {mean_t5:.3f}, worst {worst_t5:.3f} ({n_t5} points)")
-        goals.append(check_goal(f"dop853 NFE / scipy DOP853 at matched error, rtol 1e-10..1e-13, {name}",
-                                mean_853, 1.0, note=f"worst point {worst_853:.3f}, {n_853} matched"))
-        goals.append(check_goal(f"tsit5 NFE / dopri5 at matched error, {name}", mean_t5, 1.0,
-                                note=f"worst point {worst_t5:.3f}, {n_t5} matched"))
+        mean_853, worst_853, n_853 = ratio_at_matched_error(
+            curves["dop853"], curves["scipy:DOP853"], (1e-13, 1e-10)
+        )
+        mean_t5, worst_t5, n_t5 = ratio_at_matched_error(
+            curves["tsit5"], curves["dopri5"], (1e-10, 1e-5)
+        )
+        figures[name] = dict(
+            dop853_vs_scipy_mean=mean_853,
+            dop853_vs_scipy_worst=worst_853,
+            matched_853=n_853,
+            tsit5_vs_dopri5_mean=mean_t5,
+            tsit5_vs_dopri5_worst=worst_t5,
+            matched_t5=n_t5,
+        )
+        print(
+            f"{name}: dop853/scipy DOP853 NFE at matched error: mean {mean_853:.3f}, worst {worst_853:.3f} "
+            f"({n_853} points); tsit5/dopri5: mean {mean_t5:.3f}, worst {worst_t5:.3f} ({n_t5} points)"
+        )
+        goals.append(
+            check_goal(
+                f"dop853 NFE / scipy DOP853 at matched error, rtol 1e-10..1e-13, {name}",
+                mean_853,
+                1.0,
+                note=f"worst point {worst_853:.3f}, {n_853} matched",
+            )
+        )
+        goals.append(
+            check_goal(
+                f"tsit5 NFE / dopri5 at matched error, {name}",
+                mean_t5,
+                1.0,
+                note=f"worst point {worst_t5:.3f}, {n_t5} matched",
+            )
+        )
     if not args.quick:
         plot(table, RESULTS / NAME / "work_precision.png")
         record(NAME, dict(figures=figures, curves=table, lost_threshold=LOST), goals)

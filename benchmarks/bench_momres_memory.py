@@ -14,6 +14,7 @@ state on ``ctx``, which those hooks do not see, so that column is 0 for both mem
 Run ``python -m benchmarks.bench_momres_memory [--quick]``; the goals printed as ratios:
 ours(depth max) / ours(depth 10) <= 1.1 and ours(depth max) / momentumnet(depth max) <= 1.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,9 +42,12 @@ def _worker(model: str, depth: int, batch: int, dim: int) -> dict:
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    f = nn.Sequential(nn.Linear(dim, dim), nn.Tanh(), nn.Linear(dim, dim))  # tied: one f for all layers
+    f = nn.Sequential(
+        nn.Linear(dim, dim), nn.Tanh(), nn.Linear(dim, dim)
+    )  # tied: one f for all layers
     gamma = 1 - 1 / (50 * depth)
     if model == "resnet":
+
         def net(x):
             for _ in range(depth):
                 x = x + f(x)
@@ -79,14 +83,33 @@ def _worker(model: str, depth: int, batch: int, dim: int) -> dict:
         fh.write("5")  # reset the peak-RSS counter VmHWM to the current RSS
     saved = step()
     peak = _status_kib("VmHWM")
-    return {"model": model, "depth": depth, "peak_step_mib": (peak - before) / 1024, "saved_mib": saved / 2**20,
-            "activation_mib": batch * dim * 4 / 2**20}
+    return {
+        "model": model,
+        "depth": depth,
+        "peak_step_mib": (peak - before) / 1024,
+        "saved_mib": saved / 2**20,
+        "activation_mib": batch * dim * 4 / 2**20,
+    }
 
 
 def measure(model: str, depth: int, batch: int, dim: int) -> dict:
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", OMP_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_momres_memory", "--worker", model, str(depth),
-                          str(batch), str(dim)], capture_output=True, text=True, env=env, check=False)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.bench_momres_memory",
+            "--worker",
+            model,
+            str(depth),
+            str(batch),
+            str(dim),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     if out.returncode != 0:
         raise RuntimeError(f"{model} depth {depth} failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -97,9 +120,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--quick", action="store_true", help="depths 10, 100, 300 only")
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--dim", type=int, default=256)
-    parser.add_argument("--repeats", type=int, default=None, help="processes per measurement (median kept)")
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="processes per measurement (median kept)"
+    )
     parser.add_argument("--out", default=None, help="write the numbers as JSON to this file")
-    parser.add_argument("--worker", nargs=4, metavar=("MODEL", "DEPTH", "BATCH", "DIM"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--worker", nargs=4, metavar=("MODEL", "DEPTH", "BATCH", "DIM"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
     if args.worker:
         model, depth, batch, dim = args.worker
@@ -107,9 +134,15 @@ def main(argv: list[str] | None = None) -> dict:
         return {}
     depths = [10, 100, 300] if args.quick else [10, 30, 100, 300, 1000]
     print(__doc__.split("\n\n")[2].replace("\n", " "))
-    print(f"batch {args.batch}, width {args.dim}, float32: one activation = "
-          f"{args.batch * args.dim * 4 / 2**20:.3f} MiB")
-    print(f"{'depth':>6} " + " ".join(f"{m + ' peak MiB':>22}" for m in MODELS) + f" {'resnet saved MiB':>18}")
+    print(
+        f"batch {args.batch}, width {args.dim}, float32: one activation = "
+        f"{args.batch * args.dim * 4 / 2**20:.3f} MiB"
+    )
+    print(
+        f"{'depth':>6} "
+        + " ".join(f"{m + ' peak MiB':>22}" for m in MODELS)
+        + f" {'resnet saved MiB':>18}"
+    )
     repeats = args.repeats or (2 if args.quick else 3)
     rows = []
     for depth in depths:
@@ -118,29 +151,61 @@ def main(argv: list[str] | None = None) -> dict:
         for _ in range(repeats):
             for m in MODELS:
                 runs[m].append(measure(m, depth, args.batch, args.dim))
-        row = {m: sorted(rs, key=lambda r: r["peak_step_mib"])[(len(rs) - 1) // 2] for m, rs in runs.items()}
+        row = {
+            m: sorted(rs, key=lambda r: r["peak_step_mib"])[(len(rs) - 1) // 2]
+            for m, rs in runs.items()
+        }
         rows.append(row)
-        print(f"{depth:>6} " + " ".join(f"{row[m]['peak_step_mib']:>22.2f}" for m in MODELS)
-              + f" {row['resnet']['saved_mib']:>18.2f}", flush=True)
+        print(
+            f"{depth:>6} "
+            + " ".join(f"{row[m]['peak_step_mib']:>22.2f}" for m in MODELS)
+            + f" {row['resnet']['saved_mib']:>18.2f}",
+            flush=True,
+        )
     ours = [r["momentum"]["peak_step_mib"] for r in rows]
     theirs = rows[-1]["momentumnet"]["peak_step_mib"]
-    ratios = {"ours_deepest_over_ours_depth10": ours[-1] / ours[0],
-              "ours_deepest_over_momentumnet_deepest": ours[-1] / theirs,
-              "resnet_deepest_over_ours_deepest": rows[-1]["resnet"]["peak_step_mib"] / ours[-1]}
-    goals = [check_goal(f"momentum peak memory depth {depths[-1]} / depth 10",
-                        ratios["ours_deepest_over_ours_depth10"], 1.1),
-             check_goal(f"momentum / momentumnet peak memory at depth {depths[-1]}",
-                        ratios["ours_deepest_over_momentumnet_deepest"], 1.0)]
-    print(f"ratio resnet(depth {depths[-1]}) / ours(depth {depths[-1]}) = "
-          f"{ratios['resnet_deepest_over_ours_deepest']:.1f}")
-    result = {"rows": rows, "ratios": ratios, "batch": args.batch, "dim": args.dim, "depths": depths,
-              "repeats": repeats, "median_of_repeats": True}
-    record("bench_momres_memory", result, goals,
-           argv=["bench_momres_memory", *(sys.argv[1:] if argv is None else argv)])
+    ratios = {
+        "ours_deepest_over_ours_depth10": ours[-1] / ours[0],
+        "ours_deepest_over_momentumnet_deepest": ours[-1] / theirs,
+        "resnet_deepest_over_ours_deepest": rows[-1]["resnet"]["peak_step_mib"] / ours[-1],
+    }
+    goals = [
+        check_goal(
+            f"momentum peak memory depth {depths[-1]} / depth 10",
+            ratios["ours_deepest_over_ours_depth10"],
+            1.1,
+        ),
+        check_goal(
+            f"momentum / momentumnet peak memory at depth {depths[-1]}",
+            ratios["ours_deepest_over_momentumnet_deepest"],
+            1.0,
+        ),
+    ]
+    print(
+        f"ratio resnet(depth {depths[-1]}) / ours(depth {depths[-1]}) = "
+        f"{ratios['resnet_deepest_over_ours_deepest']:.1f}"
+    )
+    result = {
+        "rows": rows,
+        "ratios": ratios,
+        "batch": args.batch,
+        "dim": args.dim,
+        "depths": depths,
+        "repeats": repeats,
+        "median_of_repeats": True,
+    }
+    record(
+        "bench_momres_memory",
+        result,
+        goals,
+        argv=["bench_momres_memory", *(sys.argv[1:] if argv is None else argv)],
+    )
     if args.out:
         from dynkit.io import write_json
 
-        command = "python -m benchmarks.bench_momres_memory " + " ".join(sys.argv[1:] if argv is None else argv)
+        command = "python -m benchmarks.bench_momres_memory " + " ".join(
+            sys.argv[1:] if argv is None else argv
+        )
         write_json(args.out, result, command=command)
     return result
 

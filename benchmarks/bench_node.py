@@ -22,6 +22,7 @@
 
     python -m benchmarks.bench_node [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,44 +64,95 @@ def main(argv=None) -> dict:
     repeats = 5 if args.quick else 15
     tol = 1e-4
     data, goals = {"repeats": repeats, "threads": 1}, []
-    settings = {"rk4, step 0.05": dict(method="rk4", step_size=0.05),
-                f"dopri5, tol {tol:g}": dict(method="dopri5", rtol=tol, atol=tol),
-                "training default (dopri5, task tolerance, adjoint)": dict(method="dopri5", adjoint=True)}
+    settings = {
+        "rk4, step 0.05": dict(method="rk4", step_size=0.05),
+        f"dopri5, tol {tol:g}": dict(method="dopri5", rtol=tol, atol=tol),
+        "training default (dopri5, task tolerance, adjoint)": dict(method="dopri5", adjoint=True),
+    }
     for label, options in settings.items():
-        steps = {solver: training_step(solver, x, y, **options) for solver in ("dynkit", "torchdiffeq")}
+        steps = {
+            solver: training_step(solver, x, y, **options) for solver in ("dynkit", "torchdiffeq")
+        }
         medians = paired_medians(steps, repeats=repeats)
         nfe = {s: steps[s].nfe for s in steps}
         bwd = {s: steps[s].backward_nfe for s in steps}
         ratio = medians["dynkit"] / medians["torchdiffeq"]
         adjoint = options.get("adjoint", False)
-        work = {s: nfe[s] + (bwd[s] if adjoint else 0) for s in steps}  # the adjoint's solve is work too
+        work = {
+            s: nfe[s] + (bwd[s] if adjoint else 0) for s in steps
+        }  # the adjoint's solve is work too
         per_nfe = ratio * work["torchdiffeq"] / work["dynkit"]
-        data[label] = dict(seconds=medians, forward_nfe=nfe, backward_nfe=bwd, time_ratio=ratio,
-                           time_per_nfe_ratio=per_nfe)
-        print(f"HBNODE training step, {label}, batch 64: dk.solve {medians['dynkit'] * 1e3:.1f} ms "
-              f"({nfe['dynkit']} forward / {bwd['dynkit']} backward NFE), torchdiffeq "
-              f"{medians['torchdiffeq'] * 1e3:.1f} ms ({nfe['torchdiffeq']} forward / {bwd['torchdiffeq']} backward "
-              f"NFE); time ratio {ratio:.3f}, per NFE {per_nfe:.3f}")
+        data[label] = dict(
+            seconds=medians,
+            forward_nfe=nfe,
+            backward_nfe=bwd,
+            time_ratio=ratio,
+            time_per_nfe_ratio=per_nfe,
+        )
+        print(
+            f"HBNODE training step, {label}, batch 64: dk.solve {medians['dynkit'] * 1e3:.1f} ms "
+            f"({nfe['dynkit']} forward / {bwd['dynkit']} backward NFE), torchdiffeq "
+            f"{medians['torchdiffeq'] * 1e3:.1f} ms ({nfe['torchdiffeq']} forward / {bwd['torchdiffeq']} backward "
+            f"NFE); time ratio {ratio:.3f}, per NFE {per_nfe:.3f}"
+        )
         if options["method"] == "rk4":
             if nfe["dynkit"] != nfe["torchdiffeq"]:
                 print(f"  [unequal work: {nfe}]")
-            goals.append(check_goal("HBNODE training step dynkit / torchdiffeq, rk4 (equal NFE)", ratio, 1.0))
+            goals.append(
+                check_goal("HBNODE training step dynkit / torchdiffeq, rk4 (equal NFE)", ratio, 1.0)
+            )
         else:
-            goals.append(check_goal(f"HBNODE training step dynkit / torchdiffeq per NFE, {label}",
-                                    per_nfe, 1.0, note=f"raw time ratio {ratio:.3f}"))
+            goals.append(
+                check_goal(
+                    f"HBNODE training step dynkit / torchdiffeq per NFE, {label}",
+                    per_nfe,
+                    1.0,
+                    note=f"raw time ratio {ratio:.3f}",
+                )
+            )
     n_batches = 2 if args.quick else 5
-    nfe = nfe_vs_tolerance(MODELS, task="digits", tolerances=(1e-5,), n_batches=n_batches, batch_size=32,
-                           quiet=True, solver="torchdiffeq", adjoint=True)
-    nfe_dk = nfe_vs_tolerance(("hbnode",), task="digits", tolerances=(1e-5,), n_batches=n_batches, batch_size=32,
-                              quiet=True, solver="dynkit", adjoint=True)
+    nfe = nfe_vs_tolerance(
+        MODELS,
+        task="digits",
+        tolerances=(1e-5,),
+        n_batches=n_batches,
+        batch_size=32,
+        quiet=True,
+        solver="torchdiffeq",
+        adjoint=True,
+    )
+    nfe_dk = nfe_vs_tolerance(
+        ("hbnode",),
+        task="digits",
+        tolerances=(1e-5,),
+        n_batches=n_batches,
+        batch_size=32,
+        quiet=True,
+        solver="dynkit",
+        adjoint=True,
+    )
     ratios = {}
-    for name, e in [*((m, nfe[m]["1e-05"]) for m in MODELS), ("hbnode (dynkit adjoint)", nfe_dk["hbnode"]["1e-05"])]:
+    for name, e in [
+        *((m, nfe[m]["1e-05"]) for m in MODELS),
+        ("hbnode (dynkit adjoint)", nfe_dk["hbnode"]["1e-05"]),
+    ]:
         ratios[name] = e["backward_nfe"]["mean"] / e["forward_nfe"]["mean"]
-        print(f"{name:24s} tol 1e-5: forward NFE {e['forward_nfe']['mean']:6.1f}, backward NFE "
-              f"{e['backward_nfe']['mean']:6.1f}, backward/forward {ratios[name]:.2f}")
-    goals.append(check_goal("HBNODE backward/forward NFE, torchdiffeq adjoint, tol 1e-5", ratios["hbnode"], 2.0))
-    goals.append(check_goal("HBNODE backward/forward NFE, dynkit adjoint, tol 1e-5",
-                            ratios["hbnode (dynkit adjoint)"], 2.0))
+        print(
+            f"{name:24s} tol 1e-5: forward NFE {e['forward_nfe']['mean']:6.1f}, backward NFE "
+            f"{e['backward_nfe']['mean']:6.1f}, backward/forward {ratios[name]:.2f}"
+        )
+    goals.append(
+        check_goal(
+            "HBNODE backward/forward NFE, torchdiffeq adjoint, tol 1e-5", ratios["hbnode"], 2.0
+        )
+    )
+    goals.append(
+        check_goal(
+            "HBNODE backward/forward NFE, dynkit adjoint, tol 1e-5",
+            ratios["hbnode (dynkit adjoint)"],
+            2.0,
+        )
+    )
     data["backward_forward_ratio"] = ratios
     data["quick"] = args.quick
     record("bench_node", data, goals, argv=["bench_node", *(["--quick"] if args.quick else [])])

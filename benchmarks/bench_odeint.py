@@ -12,6 +12,7 @@ rejected); time dynkit / torchdiffeq <= 1.5.
 
     python -m benchmarks.bench_odeint [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,8 @@ def main(argv: list[str] | None = None) -> list:
     import dynkit as dk
 
     args = argparse.ArgumentParser(prog="python -m benchmarks.bench_odeint").parse_args(
-        [a for a in (argv or []) if a != "--quick"])
+        [a for a in (argv or []) if a != "--quick"]
+    )
     del args
     quick = "--quick" in (argv or [])
     torch.set_num_threads(1)
@@ -46,7 +48,10 @@ def main(argv: list[str] | None = None) -> list:
     func = Field()
     y0 = torch.randn(16, 4, dtype=torch.float64)
     t = torch.linspace(0.0, 2.0, 5, dtype=torch.float64)
-    peers = {"dynkit": (dk.odeint, dk.odeint_adjoint), "torchdiffeq": (torchdiffeq.odeint, torchdiffeq.odeint_adjoint)}
+    peers = {
+        "dynkit": (dk.odeint, dk.odeint_adjoint),
+        "torchdiffeq": (torchdiffeq.odeint, torchdiffeq.odeint_adjoint),
+    }
 
     outputs, nfe, grads = {}, {}, {}
     for name, (odeint, odeint_adjoint) in peers.items():
@@ -58,7 +63,9 @@ def main(argv: list[str] | None = None) -> list:
             func.zero_grad()
             y = y0.clone().requires_grad_(True)
             fn(func, y, t).pow(2).sum().backward()
-            grads[name, mode] = torch.cat([y.grad.reshape(-1)] + [p.grad.reshape(-1) for p in func.parameters()])
+            grads[name, mode] = torch.cat(
+                [y.grad.reshape(-1)] + [p.grad.reshape(-1) for p in func.parameters()]
+            )
 
     diff = float((outputs["dynkit"] - outputs["torchdiffeq"]).abs().max())
     print(f"outputs: max |dynkit - torchdiffeq| = {diff:.3g} (rtol 1e-7, atol 1e-9, dopri5)")
@@ -69,17 +76,26 @@ def main(argv: list[str] | None = None) -> list:
         print(f"gradients ({mode}): |dynkit - torchdiffeq| / |torchdiffeq| = {rel:.3g}")
         goals.append(check_goal(f"odeint gradients ({mode}), relative difference", rel, 1e-5))
     print(f"forward NFE: dynkit {nfe['dynkit']}, torchdiffeq {nfe['torchdiffeq']}")
-    goals.append(check_goal("odeint forward NFE dynkit / torchdiffeq", nfe["dynkit"] / nfe["torchdiffeq"], 1.5))
+    goals.append(
+        check_goal(
+            "odeint forward NFE dynkit / torchdiffeq", nfe["dynkit"] / nfe["torchdiffeq"], 1.5
+        )
+    )
 
     def timed(odeint):
         def run():
             with torch.no_grad():
                 odeint(func, y0, t)
+
         return run
 
-    medians = paired_medians({name: timed(fns[0]) for name, fns in peers.items()}, repeats=3 if quick else 9)
+    medians = paired_medians(
+        {name: timed(fns[0]) for name, fns in peers.items()}, repeats=3 if quick else 9
+    )
     ratio = medians["dynkit"] / medians["torchdiffeq"]
-    print(f"time: dynkit {medians['dynkit'] * 1e3:.1f} ms, torchdiffeq {medians['torchdiffeq'] * 1e3:.1f} ms")
+    print(
+        f"time: dynkit {medians['dynkit'] * 1e3:.1f} ms, torchdiffeq {medians['torchdiffeq'] * 1e3:.1f} ms"
+    )
     goals.append(check_goal("odeint time dynkit / torchdiffeq (dopri5, forward)", ratio, 1.5))
     return goals
 

@@ -11,6 +11,7 @@
 Run ``python -m benchmarks.bench_outputs`` (``--quick``: fewer repeats). Threads: numpy/BLAS as set by
 the environment (OMP_NUM_THREADS etc.); the states are tiny, so one thread either way.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,20 +54,32 @@ def bench_many_outputs(repeats: int) -> tuple[dict, list]:
         return dk.solve(rigid_body, y0, t, method="dopri5", rtol=1e-8, atol=1e-8).ys
 
     def scipy():
-        return solve_ivp(rigid_body, (0.0, 20.0), y0, method="RK45", t_eval=t, rtol=1e-8, atol=1e-8).y
+        return solve_ivp(
+            rigid_body, (0.0, 20.0), y0, method="RK45", t_eval=t, rtol=1e-8, atol=1e-8
+        ).y
 
     a, b = ours(), scipy()
     agreement = float(np.abs(a - b.T).max())  # two 5th-order pairs at 1e-8: same accuracy class
     times = paired_medians({"dynkit": ours, "scipy": scipy}, repeats=repeats)
     out_bytes = a.nbytes
     mem = {"dynkit": _peak_bytes(ours), "scipy": _peak_bytes(scipy)}
-    fig = dict(n_outputs=N_OUT, seconds=times, peak_bytes=mem, output_array_bytes=out_bytes,
-               peak_over_output={k: v / out_bytes for k, v in mem.items()}, max_difference=agreement)
-    print(f"{N_OUT} outputs: dynkit {times['dynkit'] * 1e3:.1f} ms, scipy {times['scipy'] * 1e3:.1f} ms; "
-          f"peak memory dynkit {mem['dynkit'] / 1e6:.2f} MB ({mem['dynkit'] / out_bytes:.2f}x the output), "
-          f"scipy {mem['scipy'] / 1e6:.2f} MB ({mem['scipy'] / out_bytes:.2f}x); max |difference| {agreement:.1e}")
-    goals = [check_goal("100k outputs: time dynkit / scipy", times["dynkit"] / times["scipy"], 2.0),
-             check_goal("100k outputs: peak memory dynkit / scipy", mem["dynkit"] / mem["scipy"], 2.0)]
+    fig = dict(
+        n_outputs=N_OUT,
+        seconds=times,
+        peak_bytes=mem,
+        output_array_bytes=out_bytes,
+        peak_over_output={k: v / out_bytes for k, v in mem.items()},
+        max_difference=agreement,
+    )
+    print(
+        f"{N_OUT} outputs: dynkit {times['dynkit'] * 1e3:.1f} ms, scipy {times['scipy'] * 1e3:.1f} ms; "
+        f"peak memory dynkit {mem['dynkit'] / 1e6:.2f} MB ({mem['dynkit'] / out_bytes:.2f}x the output), "
+        f"scipy {mem['scipy'] / 1e6:.2f} MB ({mem['scipy'] / out_bytes:.2f}x); max |difference| {agreement:.1e}"
+    )
+    goals = [
+        check_goal("100k outputs: time dynkit / scipy", times["dynkit"] / times["scipy"], 2.0),
+        check_goal("100k outputs: peak memory dynkit / scipy", mem["dynkit"] / mem["scipy"], 2.0),
+    ]
     return fig, goals
 
 
@@ -91,18 +104,29 @@ def bench_per_step(repeats: int) -> tuple[dict, list]:
             oscillator(0.0, y0)
 
     ours(), scipy()
-    times = paired_medians({"dynkit": ours, "scipy": scipy, "f alone": field_alone}, repeats=repeats)
+    times = paired_medians(
+        {"dynkit": ours, "scipy": scipy, "f alone": field_alone}, repeats=repeats
+    )
     per_step = {k: times[k] / steps[k] * 1e6 for k in ("dynkit", "scipy")}
     f_share = times["f alone"] / times["dynkit"]
-    print(f"per step (2 states): dynkit {per_step['dynkit']:.1f} µs ({steps['dynkit']} steps), scipy "
-          f"{per_step['scipy']:.1f} µs ({steps['scipy']:.0f} steps); the user's f is {f_share:.0%} of dynkit's time")
+    print(
+        f"per step (2 states): dynkit {per_step['dynkit']:.1f} µs ({steps['dynkit']} steps), scipy "
+        f"{per_step['scipy']:.1f} µs ({steps['scipy']:.0f} steps); the user's f is {f_share:.0%} of dynkit's time"
+    )
     fig = dict(us_per_step=per_step, steps=steps, seconds=times, f_share=f_share)
-    return fig, [check_goal("per-step cost dynkit / scipy (2-state numpy, dopri5 vs RK45)",
-                            per_step["dynkit"] / per_step["scipy"], 1.0)]
+    return fig, [
+        check_goal(
+            "per-step cost dynkit / scipy (2-state numpy, dopri5 vs RK45)",
+            per_step["dynkit"] / per_step["scipy"],
+            1.0,
+        )
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     args = parser.parse_args(argv)
     repeats = 3 if args.quick else 9

@@ -32,6 +32,7 @@ References
 ----------
 .. [HW] E. Hairer, G. Wanner, *Solving ODEs II*, 2nd ed., Springer 1996, Sect. IV.1 and IV.10.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,12 +59,15 @@ SLOW_S = 0.1
 
 def _missing(package: str) -> bool:
     if importlib.util.find_spec(package) is None:
-        print(f"SKIPPED: {package} is not installed (pip install {package.replace('sksundae', 'scikit-sundae')})")
+        print(
+            f"SKIPPED: {package} is not installed (pip install {package.replace('sksundae', 'scikit-sundae')})"
+        )
         return True
     return False
 
 
 # ---- part 1: small systems, numbalsoda --------------------------------------------------------------------
+
 
 def _numbalsoda_rhs() -> dict:
     """In-place ``cfunc`` right-hand sides (numbalsoda's ``lsoda_sig``), written out from the problems' formulas."""
@@ -113,7 +117,13 @@ class Small:
             self.y0, self.t_end, self.reference = np.array([2.0, 0.0]), 3000.0, None
         else:
             p = TESTSET[name]
-            self.f, self.jac, self.y0, self.t_end, self.reference = p.f, p.jac, p.y0, p.t_end, p.reference
+            self.f, self.jac, self.y0, self.t_end, self.reference = (
+                p.f,
+                p.jac,
+                p.y0,
+                p.t_end,
+                p.reference,
+            )
         self.name, self.rhs = name, rhs
         self.ref = reference(self)
 
@@ -127,14 +137,26 @@ class Small:
             def run():
                 usol, ok = lsoda(address, self.y0, t_eval, rtol=rtol, atol=atol, mxstep=500_000)
                 return usol[-1] if ok else None
+
             return run
         method, mode = solver.split(":")
         jac = self.jac if mode == "jac" else None
 
         def run():
-            sol = dk.solve(self.f, self.y0, [0.0, self.t_end], method=method, rtol=rtol, atol=atol, jac=jac,
-                           compile=True, max_steps=500_000, throw=False)
+            sol = dk.solve(
+                self.f,
+                self.y0,
+                [0.0, self.t_end],
+                method=method,
+                rtol=rtol,
+                atol=atol,
+                jac=jac,
+                compile=True,
+                max_steps=500_000,
+                throw=False,
+            )
             return sol.ys[-1] if sol.success else None
+
         return run
 
 
@@ -151,8 +173,10 @@ def ladder(problem, solvers, rtols, log) -> dict:
                 alive.remove(s)
             else:
                 runs[s].append(dict(rtol=rtol, error=rel_error(ys[s], problem.ref), time=best[s]))
-        log(f"  {problem.name} rtol {rtol:.0e}: " + "  ".join(
-            f"{s} {1e3 * best[s]:.2f}ms" for s in contenders if ys[s] is not None))
+        log(
+            f"  {problem.name} rtol {rtol:.0e}: "
+            + "  ".join(f"{s} {1e3 * best[s]:.2f}ms" for s in contenders if ys[s] is not None)
+        )
     return runs
 
 
@@ -160,13 +184,22 @@ def matched(runs: dict, levels, ours: str, peer: str) -> list[dict]:
     """Per level both reach: the best of ``ours`` (a prefix filter) and the peer, at matched error."""
     rows = []
     for level in levels:
-        at = {s: at_level([p for p in pts if "error" in p], level, "time") for s, pts in runs.items()}
+        at = {
+            s: at_level([p for p in pts if "error" in p], level, "time") for s, pts in runs.items()
+        }
         mine = {s: v for s, v in at.items() if v is not None and s.startswith(ours)}
         if not mine or at.get(peer) is None:
             continue
         best = min(mine, key=mine.get)
-        rows.append(dict(level=level, dynkit=best, dynkit_s=mine[best], peer_s=at[peer],
-                         ratio=mine[best] / at[peer]))
+        rows.append(
+            dict(
+                level=level,
+                dynkit=best,
+                dynkit_s=mine[best],
+                peer_s=at[peer],
+                ratio=mine[best] / at[peer],
+            )
+        )
     return rows
 
 
@@ -179,17 +212,23 @@ def small_systems(rtols, log) -> dict:
         problem = Small(name, rhs[name])
         solvers = ["numbalsoda"] + [f"{m}:{mode}" for mode in ("diff", "jac") for m in DYNKIT]
         start = time.perf_counter()
-        for s in solvers:  # compiling, loading the kernels, numba compiling f and jac: kept out of the timing
+        for s in (
+            solvers
+        ):  # compiling, loading the kernels, numba compiling f and jac: kept out of the timing
             problem.runner(s, 1e-3)()
         compile_s[f"{name}: first solves"] = time.perf_counter() - start
         runs = ladder(problem, solvers, rtols, log)
-        out[name] = dict(runs=runs, diff=matched(runs, LEVELS, tuple(f"{m}:diff" for m in DYNKIT), "numbalsoda"),
-                         jac=matched(runs, LEVELS, tuple(f"{m}:jac" for m in DYNKIT), "numbalsoda"))
+        out[name] = dict(
+            runs=runs,
+            diff=matched(runs, LEVELS, tuple(f"{m}:diff" for m in DYNKIT), "numbalsoda"),
+            jac=matched(runs, LEVELS, tuple(f"{m}:jac" for m in DYNKIT), "numbalsoda"),
+        )
     out["compile_s"] = compile_s
     return out
 
 
 # ---- part 2: large sparse systems, CVODE ------------------------------------------------------------------
+
 
 class Sparse:
     """The 1-D Brusselator with ``states`` unknowns, its sparsity pattern and a CVODE reference."""
@@ -209,8 +248,15 @@ class Sparse:
         def rhs(t, y, yp):
             yp[:] = f(t, y)
 
-        solver = CVODE(rhs, method="BDF", rtol=rtol, atol=atol, linsolver="sparse", sparsity=self.sparsity,
-                       max_num_steps=500_000)
+        solver = CVODE(
+            rhs,
+            method="BDF",
+            rtol=rtol,
+            atol=atol,
+            linsolver="sparse",
+            sparsity=self.sparsity,
+            max_num_steps=500_000,
+        )
         sol = solver.solve(np.array([0.0, self.t_end]), self.y0)
         return np.asarray(sol.y)[-1] if sol.success else None
 
@@ -219,9 +265,19 @@ class Sparse:
             return lambda: self._cvode(rtol, rtol)
 
         def run():
-            sol = dk.solve(self.f, self.y0, [0.0, self.t_end], method=solver, rtol=rtol, atol=rtol,
-                           jac_sparsity=self.sparsity, max_steps=500_000, throw=False)
+            sol = dk.solve(
+                self.f,
+                self.y0,
+                [0.0, self.t_end],
+                method=solver,
+                rtol=rtol,
+                atol=rtol,
+                jac_sparsity=self.sparsity,
+                max_steps=500_000,
+                throw=False,
+            )
             return sol.ys[-1] if sol.success else None
+
         return run
 
 
@@ -248,34 +304,59 @@ def report(small: dict | None, sparse: dict | None) -> list:
                 worst = max(worst, row["ratio"])
                 j = jac.get(row["level"])
                 jtext = f"{j['ratio']:.2f} ({j['dynkit'].split(':')[0]})" if j else "-"
-                print(f"{name:10} {row['level']:7.0e}  {row['ratio']:>15.2f} ({row['dynkit'].split(':')[0]:>6})"
-                      f"  {jtext:>24}")
+                print(
+                    f"{name:10} {row['level']:7.0e}  {row['ratio']:>15.2f} ({row['dynkit'].split(':')[0]:>6})"
+                    f"  {jtext:>24}"
+                )
         for what, seconds in small["compile_s"].items():
             print(f"  compile, apart: {what} {seconds:.1f} s")
-        goals.append(check_goal("stiff small systems: dynkit/numbalsoda, worst level (difference Jacobians)",
-                                worst, 1.0))
+        goals.append(
+            check_goal(
+                "stiff small systems: dynkit/numbalsoda, worst level (difference Jacobians)",
+                worst,
+                1.0,
+            )
+        )
     if sparse is not None:
         print("\ndynkit bdf / CVODE (sparse), CPU time at matched error")
         for name, data in sparse.items():
             for row in data["rows"]:
-                print(f"{name:20} {row['level']:7.0e}  {row['ratio']:.2f}  "
-                      f"(dynkit {row['dynkit_s']:.3f} s, CVODE {row['peer_s']:.3f} s)")
+                print(
+                    f"{name:20} {row['level']:7.0e}  {row['ratio']:.2f}  "
+                    f"(dynkit {row['dynkit_s']:.3f} s, CVODE {row['peer_s']:.3f} s)"
+                )
         largest = max(sparse, key=lambda k: int(k.removeprefix("brusselator")))
         rows = sparse[largest]["rows"]
         if rows:
-            goals.append(check_goal(f"stiff sparse: dynkit/CVODE at {largest}, worst level",
-                                    max(r["ratio"] for r in rows), 1.0))
+            goals.append(
+                check_goal(
+                    f"stiff sparse: dynkit/CVODE at {largest}, worst level",
+                    max(r["ratio"] for r in rows),
+                    1.0,
+                )
+            )
     return goals
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer rtols, 1k and 10k states; nothing recorded")
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer rtols, 1k and 10k states; nothing recorded"
+    )
     args = parser.parse_args(argv)
     log = lambda line: print(line, flush=True)  # noqa: E731
-    small = None if _missing("numbalsoda") else small_systems(RTOLS[:5] if args.quick else RTOLS, log)
-    sparse = None if _missing("sksundae") else sparse_systems(
-        SPARSE_STATES[:2] if args.quick else SPARSE_STATES, SPARSE_RTOLS[:3] if args.quick else SPARSE_RTOLS, log)
+    small = (
+        None if _missing("numbalsoda") else small_systems(RTOLS[:5] if args.quick else RTOLS, log)
+    )
+    sparse = (
+        None
+        if _missing("sksundae")
+        else sparse_systems(
+            SPARSE_STATES[:2] if args.quick else SPARSE_STATES,
+            SPARSE_RTOLS[:3] if args.quick else SPARSE_RTOLS,
+            log,
+        )
+    )
     goals = report(small, sparse)
     if not args.quick and goals:
         record(NAME, {"small": small, "sparse": sparse}, goals)

@@ -17,6 +17,7 @@ code, their loop) was measured apart by an earlier review at 0.68x with dynkit i
 
 ``--quick``: the first 64 windows of each part, nothing recorded.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,9 @@ def paper_config(model: str, solver: str, windows: int | None):
     data = tuple(pair for pair in config.data if pair[0] != "max_windows")
     if windows:
         data += (("max_windows", windows),)
-    return dataclasses.replace(config, model=model, models=(model,), solver=solver, epochs=1, data=data,
-                               nfe_tol=None)
+    return dataclasses.replace(
+        config, model=model, models=(model,), solver=solver, epochs=1, data=data, nfe_tol=None
+    )
 
 
 def one_epoch(model: str, solver: str, windows: int | None) -> dict:
@@ -58,9 +60,13 @@ def one_epoch(model: str, solver: str, windows: int | None) -> dict:
         start = time.process_time()
         metrics = run_hybrid(config, seed=0, out=Path(out), device="cpu")["metrics"]
         seconds = time.process_time() - start
-    return {"cpu_s": seconds, "per_epoch_s": metrics[f"{model}.seconds_per_epoch"],
-            "test_nfe": metrics[f"{model}.nfe_test"], "backward_nfe": metrics[f"{model}.nfe_backward_per_epoch"],
-            "test_mse": metrics[f"{model}.epoch1.test_mse"]}
+    return {
+        "cpu_s": seconds,
+        "per_epoch_s": metrics[f"{model}.seconds_per_epoch"],
+        "test_nfe": metrics[f"{model}.nfe_test"],
+        "backward_nfe": metrics[f"{model}.nfe_backward_per_epoch"],
+        "test_mse": metrics[f"{model}.epoch1.test_mse"],
+    }
 
 
 def main(argv=None) -> None:
@@ -72,15 +78,25 @@ def main(argv=None) -> None:
     out, goals = {}, []
     for model in args.models.split(","):
         runs = {}
-        for solver in SOLVERS:  # one epoch each, in turn; the epoch is long enough that its noise is small
+        for (
+            solver
+        ) in SOLVERS:  # one epoch each, in turn; the epoch is long enough that its noise is small
             runs[solver] = one_epoch(model, solver, windows)
             r = runs[solver]
-            print(f"{model} {solver:12s} {r['cpu_s']:8.1f} s CPU  test NFE {r['test_nfe']:6.0f}  backward NFE an "
-                  f"epoch {r['backward_nfe']:8.0f}  test MSE {r['test_mse']:.4g}", flush=True)
+            print(
+                f"{model} {solver:12s} {r['cpu_s']:8.1f} s CPU  test NFE {r['test_nfe']:6.0f}  backward NFE an "
+                f"epoch {r['backward_nfe']:8.0f}  test MSE {r['test_mse']:.4g}",
+                flush=True,
+            )
         ratio = runs["dynkit"]["cpu_s"] / runs["torchdiffeq"]["cpu_s"]
         out[model] = {**runs, "ratio": ratio}
-        goals.append(check_goal(f"training {model} plane vibration (paper recipe): dynkit/torchdiffeq CPU per epoch",
-                                ratio, 0.25))
+        goals.append(
+            check_goal(
+                f"training {model} plane vibration (paper recipe): dynkit/torchdiffeq CPU per epoch",
+                ratio,
+                0.25,
+            )
+        )
     if not args.quick:
         record(NAME, {"models": out, "windows": "all"}, goals)
 

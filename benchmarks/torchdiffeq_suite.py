@@ -8,6 +8,7 @@ the torchdiffeq names dynkit maps (:data:`dynkit.solvers.odeint.TORCHDIFFEQ_METH
 refused by dynkit with the nearest dynkit method named. Prints, per test file and in all: test methods
 passed/failed/errored, and subtests passed/failed/errored, then every failure with its first line.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,12 +87,20 @@ def run(source: Path, verbose: bool = False) -> dict:
             for name in FILES:
                 suite = unittest.defaultTestLoader.loadTestsFromName(name)
                 stream = io.StringIO()
-                result = unittest.TextTestRunner(stream=stream, resultclass=_Counting, verbosity=0).run(suite)
+                result = unittest.TextTestRunner(
+                    stream=stream, resultclass=_Counting, verbosity=0
+                ).run(suite)
                 n = result.testsRun
                 # a failing subtest is listed under its own id: count the test method it belongs to
                 bad = {getattr(t, "test_case", t).id() for t, _ in result.failures + result.errors}
-                row = Counter(tests=n, passed=n - len(bad), failed=len(bad), sub_passed=result.sub["passed"],
-                              sub_failed=result.sub["failed"], sub_errors=result.sub["errors"])
+                row = Counter(
+                    tests=n,
+                    passed=n - len(bad),
+                    failed=len(bad),
+                    sub_passed=result.sub["passed"],
+                    sub_failed=result.sub["failed"],
+                    sub_errors=result.sub["errors"],
+                )
                 rows.append((name, row, result.problems))
                 totals.update(row)
         finally:
@@ -100,8 +109,10 @@ def run(source: Path, verbose: bool = False) -> dict:
                 sys.modules.pop(name, None)
     print(f"{'file':<16}{'tests':>7}{'passed':>8}{'failed':>8}   subtests: passed  failed  errors")
     for name, row, _ in rows + [("all", totals, [])]:
-        print(f"{name:<16}{row['tests']:>7}{row['passed']:>8}{row['failed']:>8}   {row['sub_passed']:>16}"
-              f"{row['sub_failed']:>8}{row['sub_errors']:>8}")
+        print(
+            f"{name:<16}{row['tests']:>7}{row['passed']:>8}{row['failed']:>8}   {row['sub_passed']:>16}"
+            f"{row['sub_failed']:>8}{row['sub_errors']:>8}"
+        )
     for name, _, problems in rows:
         shown = problems if verbose else list(dict.fromkeys(p for _, p in problems))
         for item in shown:
@@ -112,11 +123,15 @@ def run(source: Path, verbose: bool = False) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("tests", type=Path, help="the tests/ folder of a torchdiffeq checkout")
-    parser.add_argument("--verbose", action="store_true", help="every failing (sub)test, not one line per message")
+    parser.add_argument(
+        "--verbose", action="store_true", help="every failing (sub)test, not one line per message"
+    )
     args = parser.parse_args(argv)
     missing = [f for f in (*FILES, "problems") if not (args.tests / f"{f}.py").is_file()]
     if missing:
-        parser.error(f"tests: {args.tests} lacks {', '.join(m + '.py' for m in missing)} (expected torchdiffeq's tests/)")
+        parser.error(
+            f"tests: {args.tests} lacks {', '.join(m + '.py' for m in missing)} (expected torchdiffeq's tests/)"
+        )
     totals = run(args.tests, args.verbose)
     return 0 if totals.get("failed", 0) == 0 else 1
 

@@ -4,6 +4,7 @@ Equations are typeset by an offline MathJax copy (the sphinx-mathjax-offline pac
 dependency: no CDN); the notebooks of notebooks/ are executed at their small size by myst-nb and
 rendered with their figures (a notebook whose full run is too slow shows the results of record).
 """
+
 import os
 import sys
 from pathlib import Path
@@ -13,7 +14,9 @@ sys.path.insert(0, str(HERE / "_ext"))
 # A build from the source tree works without installing dynkit (the generated pages import it).
 sys.path.insert(0, str(HERE.parent))
 # The notebook kernels inherit this environment: the source tree, small sizes, one thread.
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")])
+)
 os.environ.setdefault("DYNKIT_NOTEBOOK_SMALL", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -50,7 +53,9 @@ nb_render_markdown_format = "myst"
 # MathJax: the offline bundle of sphinx-mathjax-offline, copied into _static/mathjax by dynkit_pages (nothing from a CDN).
 dynkit_pages.mathjax_static(HERE / "generated" / "_static")
 mathjax_path = "mathjax/tex-svg-full.js"
-mathjax3_config = {"tex": {"maxBuffer": 64 * 1024}}  # sympy's adjoint matrices exceed the default 5 KiB
+mathjax3_config = {
+    "tex": {"maxBuffer": 64 * 1024}
+}  # sympy's adjoint matrices exceed the default 5 KiB
 
 autodoc_default_options = {"members": True, "show-inheritance": False}
 autodoc_typehints = "none"  # numpydoc sections carry the types
@@ -61,4 +66,6 @@ numpydoc_validation_checks = set()
 html_theme = "furo"
 html_title = f"dynkit {release}"
 html_static_path = ["_static", "generated/_static"]
-html_css_files = ["dynkit.css"]  # wide tables, equations and code fit or scroll visibly (tests/test_docs_layout.py)
+html_css_files = [
+    "dynkit.css"
+]  # wide tables, equations and code fit or scroll visibly (tests/test_docs_layout.py)

@@ -6,6 +6,7 @@ propositions numerically (:mod:`dynkit.theory`), integrate ODEs with counted fun
 neural ODEs and discrete momentum architectures (:mod:`dynkit.models`, :mod:`dynkit.tasks`); the
 papers' empirical claims are registered, seeded experiments with verdicts (:mod:`dynkit.experiments`).
 """
+
 from importlib import import_module as _import_module
 
 from .solvers import (
@@ -30,11 +31,29 @@ from .solvers import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "solve", "solve_ensemble", "odeint", "odeint_adjoint", "Solution", "SolverStats", "CompilationError",
+    "solve",
+    "solve_ensemble",
+    "odeint",
+    "odeint_adjoint",
+    "Solution",
+    "SolverStats",
+    "CompilationError",
     "CompileWarning",
-    "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError", "StepSizeWarning",
-    "StepTooLarge", "ToleranceWarning",
-    "solvers", "symbolic", "theory", "diagnostics", "models", "tasks", "experiments",
+    "SolverError",
+    "StepSizeUnderflow",
+    "MaxStepsExceeded",
+    "NonFiniteState",
+    "VectorFieldError",
+    "StepSizeWarning",
+    "StepTooLarge",
+    "ToleranceWarning",
+    "solvers",
+    "symbolic",
+    "theory",
+    "diagnostics",
+    "models",
+    "tasks",
+    "experiments",
 ]
 
 _LAZY_SUBMODULES = {"symbolic", "theory", "diagnostics", "models", "tasks", "experiments"}

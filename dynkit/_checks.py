@@ -1,5 +1,6 @@
 """Argument checks shared by the public entry points: each raises ``ValueError``/``TypeError`` naming the
 argument, what was expected and what was received (DESIGN.md, Conventions)."""
+
 from __future__ import annotations
 
 import math
@@ -15,15 +16,25 @@ def _shown(value: Any) -> str:
 def integer(value: Any, name: str, minimum: int | None = None) -> int:
     """``value`` as an int (bools are not integers here), at least ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an integer{'' if minimum is None else f' >= {minimum}'}, "
-                        f"got {type(value).__name__} {_shown(value)}")
+        raise TypeError(
+            f"{name} must be an integer{'' if minimum is None else f' >= {minimum}'}, "
+            f"got {type(value).__name__} {_shown(value)}"
+        )
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {_shown(value)}")
     return int(value)
 
 
-def real(value: Any, name: str, *, low: float | None = None, high: float | None = None,
-         low_open: bool = False, high_open: bool = False, finite: bool = True) -> float:
+def real(
+    value: Any,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    finite: bool = True,
+) -> float:
     """``value`` as a float in the interval ``[low, high]`` (ends open where asked), finite unless told."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {_shown(value)}")
@@ -34,8 +45,12 @@ def real(value: Any, name: str, *, low: float | None = None, high: float | None 
     if bad:
         left = "(" if low_open else "["
         right = ")" if high_open else "]"
-        interval = f"in {left}{'-inf' if low is None else low}, {'inf' if high is None else high}{right}"
-        raise ValueError(f"{name} must be a {'finite ' if finite else ''}number {interval}, got {_shown(value)}")
+        interval = (
+            f"in {left}{'-inf' if low is None else low}, {'inf' if high is None else high}{right}"
+        )
+        raise ValueError(
+            f"{name} must be a {'finite ' if finite else ''}number {interval}, got {_shown(value)}"
+        )
     return value
 
 
@@ -63,8 +78,15 @@ def module(value: Any, name: str):
     return value
 
 
-def tensor(value: Any, name: str, *, ndim: int | tuple | None = None, floating: bool | None = None,
-           finite: bool = False, shape_hint: str = ""):
+def tensor(
+    value: Any,
+    name: str,
+    *,
+    ndim: int | tuple | None = None,
+    floating: bool | None = None,
+    finite: bool = False,
+    shape_hint: str = "",
+):
     """A torch tensor with ``ndim`` dimensions, floating point (or integer with ``floating=False``), finite."""
     import torch
 
@@ -73,14 +95,20 @@ def tensor(value: Any, name: str, *, ndim: int | tuple | None = None, floating: 
         raise TypeError(f"{name} must be a torch.Tensor{hint}, got {type(value).__name__}")
     dims = (ndim,) if isinstance(ndim, int) else ndim
     if dims is not None and value.dim() not in dims:
-        raise ValueError(f"{name} must have {' or '.join(map(str, dims))} dimensions{hint}, "
-                         f"got shape {tuple(value.shape)}")
+        raise ValueError(
+            f"{name} must have {' or '.join(map(str, dims))} dimensions{hint}, "
+            f"got shape {tuple(value.shape)}"
+        )
     if floating is True and not value.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor, got dtype {value.dtype}")
-    if floating is False and (value.is_floating_point() or value.is_complex() or value.dtype == torch.bool):
+    if floating is False and (
+        value.is_floating_point() or value.is_complex() or value.dtype == torch.bool
+    ):
         raise TypeError(f"{name} must be an integer tensor (token ids), got dtype {value.dtype}")
     if finite and value.is_floating_point() and not bool(torch.isfinite(value).all()):
-        raise ValueError(f"{name} must be finite, got {int((~torch.isfinite(value)).sum())} non-finite entries")
+        raise ValueError(
+            f"{name} must be finite, got {int((~torch.isfinite(value)).sum())} non-finite entries"
+        )
     return value
 
 
@@ -90,8 +118,10 @@ def path(value: Any, name: str):
     from pathlib import Path
 
     if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)) or str(value) == "":
-        raise TypeError(f"{name} must be a path (a non-empty str or os.PathLike), got {type(value).__name__} "
-                        f"{_shown(value)}")
+        raise TypeError(
+            f"{name} must be a path (a non-empty str or os.PathLike), got {type(value).__name__} "
+            f"{_shown(value)}"
+        )
     return Path(value)
 
 
@@ -99,8 +129,10 @@ def existing_file(value: Any, name: str):
     """``value`` as the ``Path`` of an existing regular file."""
     p = path(value, name)
     if not p.is_file():
-        raise ValueError(f"{name} must be an existing file, got {str(p)!r} "
-                         f"({'a directory' if p.is_dir() else 'no such file'})")
+        raise ValueError(
+            f"{name} must be an existing file, got {str(p)!r} "
+            f"({'a directory' if p.is_dir() else 'no such file'})"
+        )
     return p
 
 
@@ -137,8 +169,10 @@ def device(value: Any, name: str = "device") -> str:
         value = str(value)
     have = available_devices()
     if not isinstance(value, str) or not re.fullmatch(r"cpu|cuda(:\d+)?|mps(:0)?", value):
-        raise ValueError(f"{name} must be one of {', '.join(DEVICE_FORMS)}, got {_shown(value)} "
-                         f"(this machine has {', '.join(have)})")
+        raise ValueError(
+            f"{name} must be one of {', '.join(DEVICE_FORMS)}, got {_shown(value)} "
+            f"(this machine has {', '.join(have)})"
+        )
     if value.startswith("cuda"):
         index = int(value.partition(":")[2] or 0)
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
@@ -149,9 +183,13 @@ def device(value: Any, name: str = "device") -> str:
                 why = "this torch build has no CUDA support (a CPU-only build)"
             else:
                 why = "no CUDA GPU is visible (none installed, or CUDA_VISIBLE_DEVICES hides them)"
-            raise ValueError(f"{name} must be a device this machine has ({', '.join(have)}), "
-                             f"got {value!r}: {why}")
+            raise ValueError(
+                f"{name} must be a device this machine has ({', '.join(have)}), "
+                f"got {value!r}: {why}"
+            )
     elif value.startswith("mps") and "mps" not in have:
-        raise ValueError(f"{name} must be a device this machine has ({', '.join(have)}), got {value!r}: "
-                         "Apple's Metal (MPS) backend is not available")
+        raise ValueError(
+            f"{name} must be a device this machine has ({', '.join(have)}), got {value!r}: "
+            "Apple's Metal (MPS) backend is not available"
+        )
     return value

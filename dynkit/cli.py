@@ -39,6 +39,7 @@ initial state::
 
     dynkit solve vdp.py:problem --param mu=1000 --t 0,3000 --method dopri5 --plot vdp.png
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,14 +64,18 @@ class CLIError(Exception):
 
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_FAILED, EXIT_BROKEN_PIPE = 0, 1, 2, 3, 141
-EXIT_CODES = {EXIT_OK: "success", EXIT_CHECK_FAILED: "a check did not hold",
-              EXIT_USAGE: "usage error: a bad option, argument, input or output file",
-              EXIT_FAILED: "the work failed: a solver failure, an error while computing, a missing component",
-              EXIT_BROKEN_PIPE: "the reader of standard output closed the pipe"}
+EXIT_CODES = {
+    EXIT_OK: "success",
+    EXIT_CHECK_FAILED: "a check did not hold",
+    EXIT_USAGE: "usage error: a bad option, argument, input or output file",
+    EXIT_FAILED: "the work failed: a solver failure, an error while computing, a missing component",
+    EXIT_BROKEN_PIPE: "the reader of standard output closed the pipe",
+}
 
 
 # --------------------------------------------------------------------------------------------------
 # Loading a user's ODE
+
 
 def _load_target(target: str) -> ModuleType:
     path = Path(target)
@@ -83,17 +88,23 @@ def _load_target(target: str) -> ModuleType:
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
-        except SystemExit as exc:  # sys.exit() at import would end dynkit silently with the file's status
-            raise CLIError(f"SPEC: running {target!r} called sys.exit({exc.code!r}); a problem file must define "
-                           "f, y0 and t, not exit") from None
+        except (
+            SystemExit
+        ) as exc:  # sys.exit() at import would end dynkit silently with the file's status
+            raise CLIError(
+                f"SPEC: running {target!r} called sys.exit({exc.code!r}); a problem file must define "
+                "f, y0 and t, not exit"
+            ) from None
         except Exception as exc:  # the user's file does not run: say so in one line, naming it
             raise CLIError(f"SPEC: running {target!r} failed: {type(exc).__name__}: {exc}") from exc
         return module
     try:
         return importlib.import_module(target)
     except ModuleNotFoundError as exc:
-        raise CLIError(f"SPEC: cannot import module {target!r} ({exc}); give FILE.py, FILE.py:NAME, "
-                       "MODULE or MODULE:NAME") from None
+        raise CLIError(
+            f"SPEC: cannot import module {target!r} ({exc}); give FILE.py, FILE.py:NAME, "
+            "MODULE or MODULE:NAME"
+        ) from None
 
 
 def parse_param(text: str) -> tuple[str, Any]:
@@ -104,21 +115,27 @@ def parse_param(text: str) -> tuple[str, Any]:
 
     name, sep, value = text.partition("=")
     if not sep or not name.strip().isidentifier():
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE with NAME an identifier, got {text!r:.80}")
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=VALUE with NAME an identifier, got {text!r:.80}"
+        )
     value = value.strip()
     try:
         parsed = ast.literal_eval(value)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
         if value[:1] and value[0] in "0123456789+-.([{'\"":
             reason = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
-            raise argparse.ArgumentTypeError(f"{name.strip()}: expected a Python literal (a number, list, quoted "
-                                             f"string ...) or a bare word, got {_clipped(value)} ({reason})") from None
+            raise argparse.ArgumentTypeError(
+                f"{name.strip()}: expected a Python literal (a number, list, quoted "
+                f"string ...) or a bare word, got {_clipped(value)} ({reason})"
+            ) from None
         parsed = value
     return name.strip(), parsed
 
 
 def _clipped(text: str, width: int = 40) -> str:
-    return repr(text) if len(text) <= width else repr(text[:width]) + f"... ({len(text)} characters)"
+    return (
+        repr(text) if len(text) <= width else repr(text[:width]) + f"... ({len(text)} characters)"
+    )
 
 
 def load_problem(spec: str, params: dict | None = None) -> dict:
@@ -144,45 +161,67 @@ def load_problem(spec: str, params: dict | None = None) -> dict:
     if isinstance(obj, ModuleType):
         unknown = [k for k in params if not hasattr(obj, k)]
         if unknown:
-            raise CLIError(f"--param: module {where!r} has no global {', '.join(map(repr, unknown))} to set "
-                           "(a parameter must be a module-level name that f reads, or an argument of a problem "
-                           "function given as FILE.py:NAME)")
+            raise CLIError(
+                f"--param: module {where!r} has no global {', '.join(map(repr, unknown))} to set "
+                "(a parameter must be a module-level name that f reads, or an argument of a problem "
+                "function given as FILE.py:NAME)"
+            )
         for k, v in params.items():
             setattr(obj, k, v)
         missing = [k for k in ("f", "y0", "t") if not hasattr(obj, k)]
         if missing:
-            raise CLIError(f"SPEC: module {where!r} must define f, y0 and t; missing: {', '.join(missing)}")
+            raise CLIError(
+                f"SPEC: module {where!r} must define f, y0 and t; missing: {', '.join(missing)}"
+            )
         problem = {k: getattr(obj, k) for k in ("f", "y0", "t")}
     else:
         if callable(obj) and not isinstance(obj, dict):
             try:
                 obj = obj(**params)
             except TypeError as exc:
-                raise CLIError(f"--param: {where!r} does not take {sorted(params)}: {exc}") from None
+                raise CLIError(
+                    f"--param: {where!r} does not take {sorted(params)}: {exc}"
+                ) from None
             except SystemExit as exc:
-                raise CLIError(f"SPEC: calling {where!r} called sys.exit({exc.code!r}); it must return a "
-                               "mapping with f, y0 and t") from None
+                raise CLIError(
+                    f"SPEC: calling {where!r} called sys.exit({exc.code!r}); it must return a "
+                    "mapping with f, y0 and t"
+                ) from None
         elif params:
-            raise CLIError(f"--param: {where!r} is a mapping; parameters need a module or a problem function")
+            raise CLIError(
+                f"--param: {where!r} is a mapping; parameters need a module or a problem function"
+            )
         if not hasattr(obj, "keys"):
-            raise CLIError(f"SPEC: {where!r} must be (or return) a mapping with keys f, y0, t; "
-                           f"got {type(obj).__name__}")
+            raise CLIError(
+                f"SPEC: {where!r} must be (or return) a mapping with keys f, y0, t; "
+                f"got {type(obj).__name__}"
+            )
         missing = [k for k in ("f", "y0", "t") if k not in obj]
         if missing:
-            raise CLIError(f"SPEC: {where!r} must provide f, y0 and t; missing: {', '.join(missing)}")
+            raise CLIError(
+                f"SPEC: {where!r} must provide f, y0 and t; missing: {', '.join(missing)}"
+            )
         problem = {k: obj[k] for k in ("f", "y0", "t")}
     if not callable(problem["f"]):
         raise CLIError(f"SPEC: f must be callable f(t, y), got {type(problem['f']).__name__}")
     for key in ("y0", "t"):
-        if np.iscomplexobj(problem[key]):  # np.asarray(dtype=float) would drop the imaginary parts silently
-            raise CLIError(f"SPEC: {key} must be real, got complex values {problem[key]!r:.80} (dk.solve integrates "
-                           f"real states: split z into [z.real, z.imag] and f accordingly)")
+        if np.iscomplexobj(
+            problem[key]
+        ):  # np.asarray(dtype=float) would drop the imaginary parts silently
+            raise CLIError(
+                f"SPEC: {key} must be real, got complex values {problem[key]!r:.80} (dk.solve integrates "
+                f"real states: split z into [z.real, z.imag] and f accordingly)"
+            )
         try:
             problem[key] = np.asarray(problem[key], dtype=float)
         except (TypeError, ValueError) as exc:
-            raise CLIError(f"SPEC: {key} must be an array of numbers, got {problem[key]!r:.80} ({exc})") from None
+            raise CLIError(
+                f"SPEC: {key} must be an array of numbers, got {problem[key]!r:.80} ({exc})"
+            ) from None
     if problem["t"].ndim != 1 or problem["t"].size < 2:
-        raise CLIError(f"SPEC: t must be 1-D with at least two times, got shape {problem['t'].shape}")
+        raise CLIError(
+            f"SPEC: t must be 1-D with at least two times, got shape {problem['t'].shape}"
+        )
     return problem
 
 
@@ -216,7 +255,12 @@ def _write_json(path: str | None, data: dict, args, config: dict) -> None:
     if path == STDOUT:
         from .io import versions
 
-        payload = {**jsonable(data), "config": jsonable(config), "command": command, "versions": versions()}
+        payload = {
+            **jsonable(data),
+            "config": jsonable(config),
+            "command": command,
+            "versions": versions(),
+        }
         json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
         sys.stdout.flush()
@@ -259,7 +303,10 @@ def cmd_verify(args) -> int:
         for cid, claim in claims.items():
             expected = getattr(claim, "expected_verdict", None)
             what = getattr(claim, "summary", "") or claim.statement
-            _say(args, f"{cid}: {claim.paper}, {claim.equation}{f' [{expected}]' if expected else ''} — {what}")
+            _say(
+                args,
+                f"{cid}: {claim.paper}, {claim.equation}{f' [{expected}]' if expected else ''} — {what}",
+            )
         return 0
     run_all = require("theory.run_all")
     if args.claims:
@@ -267,27 +314,49 @@ def cmd_verify(args) -> int:
         unknown = [c for c in args.claims if c not in known]
         if unknown:
             raise CLIError(f"unknown claim(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    _progress(args, f"checking {'all claims' if not args.claims else ', '.join(args.claims)} "
-                    f"on {args.instances} instances (seed {args.seed}) ...")
-    table = run_all(n_instances=args.instances, seed=args.seed, claims=args.claims or None,
-                    progress=not args.quiet)  # a bar on standard error, one step per claim
+    _progress(
+        args,
+        f"checking {'all claims' if not args.claims else ', '.join(args.claims)} "
+        f"on {args.instances} instances (seed {args.seed}) ...",
+    )
+    table = run_all(
+        n_instances=args.instances,
+        seed=args.seed,
+        claims=args.claims or None,
+        progress=not args.quiet,
+    )  # a bar on standard error, one step per claim
     _say(args, str(table))
-    if not hasattr(table, "summary_lines"):  # a table without its own summary: one line per verdict here
+    if not hasattr(
+        table, "summary_lines"
+    ):  # a table without its own summary: one line per verdict here
         counts: dict = {}
         for row in table.rows:
             counts.setdefault(_verdict_of(row), []).append(row.claim)
-        _say(args, *(f"{len(names)} {verdict}: {', '.join(names)}" for verdict, names in counts.items()))
-    _write_json(args.json, table.to_dict(), args, {"instances": args.instances, "seed": args.seed,
-                                                   "claims": args.claims or "all"})
+        _say(
+            args,
+            *(f"{len(names)} {verdict}: {', '.join(names)}" for verdict, names in counts.items()),
+        )
+    _write_json(
+        args.json,
+        table.to_dict(),
+        args,
+        {"instances": args.instances, "seed": args.seed, "claims": args.claims or "all"},
+    )
     errored = [r.claim for r in table.rows if getattr(r, "error", None)]
-    changed = [f"{r.claim} ({_verdict_of(r)}, recorded {getattr(r, 'expected_verdict', 'holds')})"
-               for r in table.rows if not getattr(r, "error", None)
-               and _verdict_of(r) != getattr(r, "expected_verdict", "holds")]
+    changed = [
+        f"{r.claim} ({_verdict_of(r)}, recorded {getattr(r, 'expected_verdict', 'holds')})"
+        for r in table.rows
+        if not getattr(r, "error", None)
+        and _verdict_of(r) != getattr(r, "expected_verdict", "holds")
+    ]
     if errored or changed:
         if errored:
             print(f"dynkit: check(s) that errored: {', '.join(errored)}", file=sys.stderr)
         if changed:
-            print(f"dynkit: verdict(s) that differ from the recorded ones: {', '.join(changed)}", file=sys.stderr)
+            print(
+                f"dynkit: verdict(s) that differ from the recorded ones: {', '.join(changed)}",
+                file=sys.stderr,
+            )
         return 1
     return 0
 
@@ -302,25 +371,52 @@ def cmd_derive(args) -> int:
     derivations = require("symbolic.DERIVATIONS")
     if not args.names and not args.all:
         width = max(map(len, derivations), default=0)
-        _say(args, *(f"{name:<{width}}  {_first_line(fn)}".rstrip() for name, fn in derivations.items()))
+        _say(
+            args,
+            *(f"{name:<{width}}  {_first_line(fn)}".rstrip() for name, fn in derivations.items()),
+        )
         return 0
     unknown = [n for n in args.names if n not in derivations]
     if unknown:
-        raise CLIError(f"unknown derivation(s) {', '.join(unknown)}; known: {', '.join(derivations)}")
+        raise CLIError(
+            f"unknown derivation(s) {', '.join(unknown)}; known: {', '.join(derivations)}"
+        )
     if args.all and args.names:
-        raise CLIError(f"give derivation names or --all, not both; got --all and {' '.join(args.names)}")
+        raise CLIError(
+            f"give derivation names or --all, not both; got --all and {' '.join(args.names)}"
+        )
     names = list(derivations) if args.all else args.names
     failed = []
     for name in names:
         d = derivations[name]()
         # readable math on a terminal; Markdown into a pipe or a file (as `ledger` does); LaTeX on request
-        fmt = "latex" if args.latex else "markdown" if args.markdown else "text" if args.text \
-            else "text" if sys.stdout.isatty() else "markdown"
-        _say(args, d.to_latex() if fmt == "latex" else d.to_markdown() if fmt == "markdown" else d.to_text(), "")
+        fmt = (
+            "latex"
+            if args.latex
+            else "markdown"
+            if args.markdown
+            else "text"
+            if args.text
+            else "text"
+            if sys.stdout.isatty()
+            else "markdown"
+        )
+        _say(
+            args,
+            d.to_latex()
+            if fmt == "latex"
+            else d.to_markdown()
+            if fmt == "markdown"
+            else d.to_text(),
+            "",
+        )
         if not d.check_passed:
             failed.append(name)
     if failed:
-        print(f"dynkit: derived result differs from the paper's for: {', '.join(failed)}", file=sys.stderr)
+        print(
+            f"dynkit: derived result differs from the paper's for: {', '.join(failed)}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -329,8 +425,10 @@ def _solve_options(args) -> dict:
     from .solvers import METHODS
 
     if args.step_size is not None and getattr(METHODS.get(args.method), "adaptive", False):
-        raise CLIError(f"--step-size is for the fixed-step methods; {args.method} is adaptive (set --rtol/--atol), "
-                       f"got --method {args.method} --step-size {args.step_size:g}")
+        raise CLIError(
+            f"--step-size is for the fixed-step methods; {args.method} is adaptive (set --rtol/--atol), "
+            f"got --method {args.method} --step-size {args.step_size:g}"
+        )
     opts = {"method": args.method, "rtol": args.rtol, "atol": args.atol}
     if args.step_size is not None:
         opts["step_size"] = args.step_size
@@ -351,18 +449,37 @@ def cmd_solve(args) -> int:
     seconds = time.perf_counter() - start
     st = sol.stats
     with np.printoptions(precision=10, suppress=False):
-        _say(args, f"method     {args.method}" + (f" (step size {args.step_size:g})" if args.step_size else
-                                                  f" (rtol {args.rtol:g}, atol {args.atol:g})"),
-             f"t          {float(sol.ts[0]):g} -> {float(sol.ts[-1]):g} ({len(sol.ts)} output times)",
-             f"nfe        {st.nfe}",
-             f"steps      {st.n_steps} ({st.n_accepted} accepted, {st.n_rejected} rejected)",
-             f"y(t_end)   {np.asarray(sol.ys[-1])}",
-             f"seconds    {seconds:.3f}")
-    _write_json(args.json, {"stats": st.as_dict(), "ts": np.asarray(sol.ts), "ys": np.asarray(sol.ys),
-                            "seconds": seconds}, args, {"spec": args.spec, "params": dict(args.param), **opts})
+        _say(
+            args,
+            f"method     {args.method}"
+            + (
+                f" (step size {args.step_size:g})"
+                if args.step_size
+                else f" (rtol {args.rtol:g}, atol {args.atol:g})"
+            ),
+            f"t          {float(sol.ts[0]):g} -> {float(sol.ts[-1]):g} ({len(sol.ts)} output times)",
+            f"nfe        {st.nfe}",
+            f"steps      {st.n_steps} ({st.n_accepted} accepted, {st.n_rejected} rejected)",
+            f"y(t_end)   {np.asarray(sol.ys[-1])}",
+            f"seconds    {seconds:.3f}",
+        )
+    _write_json(
+        args.json,
+        {
+            "stats": st.as_dict(),
+            "ts": np.asarray(sol.ts),
+            "ys": np.asarray(sol.ys),
+            "seconds": seconds,
+        },
+        args,
+        {"spec": args.spec, "params": dict(args.param), **opts},
+    )
     if args.plot:
-        _write_png(args.plot, lambda fig: _draw_solution(fig, sol, f"{args.spec} ({args.method}, nfe {st.nfe})"),
-                   args)
+        _write_png(
+            args.plot,
+            lambda fig: _draw_solution(fig, sol, f"{args.spec} ({args.method}, nfe {st.nfe})"),
+            args,
+        )
     return 0
 
 
@@ -412,7 +529,9 @@ def _problem(args) -> dict:
     if args.y0 is not None:
         y0 = np.asarray(args.y0, dtype=float)
         if y0.size != problem["y0"].size:
-            raise CLIError(f"--y0: expected {problem['y0'].size} values (the size of the file's y0), got {y0.size}")
+            raise CLIError(
+                f"--y0: expected {problem['y0'].size} values (the size of the file's y0), got {y0.size}"
+            )
         problem["y0"] = y0.reshape(problem["y0"].shape)
     return problem
 
@@ -435,21 +554,46 @@ def cmd_stiffness(args) -> int:
     budgets = [cap] if args.to_end else [n for n in STIFFNESS_ROUNDS if n < cap] + [cap]
     for budget in budgets:
         _progress(args, f"stiffness: solving with {args.method}, at most {budget} steps ...")
-        rep = stiffness_report(problem["f"], problem["y0"], problem["t"], method=args.method,
-                               rtol=args.rtol, atol=args.atol, max_steps=budget)
+        rep = stiffness_report(
+            problem["f"],
+            problem["y0"],
+            problem["t"],
+            method=args.method,
+            rtol=args.rtol,
+            atol=args.atol,
+            max_steps=budget,
+        )
         settled = rep.is_stiff or rep.complete
-        _progress(args, f"stiffness: {rep.n_accepted_steps} steps to t = {rep.t_reached:.6g} of {rep.t_end:.6g}; "
-                        f"longest stability-limited run {rep.longest_run} (stiff at {rep.min_run})"
-                        + ("; verdict settled" if settled else ""))
+        _progress(
+            args,
+            f"stiffness: {rep.n_accepted_steps} steps to t = {rep.t_reached:.6g} of {rep.t_end:.6g}; "
+            f"longest stability-limited run {rep.longest_run} (stiff at {rep.min_run})"
+            + ("; verdict settled" if settled else ""),
+        )
         if settled:
             break
     _say(args, rep.summary())
     if not rep.complete and rep.is_stiff and budget < cap:
-        _say(args, f"stopped after {budget} steps: the verdict (stiff) is settled; --to-end integrates the "
-                   f"whole span (up to --max-steps {cap})")
-    _write_json(args.json, rep.to_dict(), args, {"spec": args.spec, "params": dict(args.param),
-                                                 "method": args.method, "rtol": args.rtol, "atol": args.atol,
-                                                 "max_steps": cap, "to_end": args.to_end, "steps_budget": budget})
+        _say(
+            args,
+            f"stopped after {budget} steps: the verdict (stiff) is settled; --to-end integrates the "
+            f"whole span (up to --max-steps {cap})",
+        )
+    _write_json(
+        args.json,
+        rep.to_dict(),
+        args,
+        {
+            "spec": args.spec,
+            "params": dict(args.param),
+            "method": args.method,
+            "rtol": args.rtol,
+            "atol": args.atol,
+            "max_steps": cap,
+            "to_end": args.to_end,
+            "steps_budget": budget,
+        },
+    )
     return 0
 
 
@@ -462,7 +606,13 @@ def cmd_nfe_sweep(args) -> int:
     for name in ("nfe_sweep.json", "nfe_sweep.png"):
         check_output_path(out / name, "--out")
     # out=None: the sweep writes nothing itself; write_nfe_sweep writes both files, as the library does.
-    kwargs = {"models": tuple(args.models), "task": args.task, "seed": args.seed, "out": None, "quiet": args.quiet}
+    kwargs = {
+        "models": tuple(args.models),
+        "task": args.task,
+        "seed": args.seed,
+        "out": None,
+        "quiet": args.quiet,
+    }
     if args.train_epochs:
         kwargs["train_epochs"] = args.train_epochs
     if args.solver is not None:  # unset: the sweep's own default (dk.solve)
@@ -474,16 +624,24 @@ def cmd_nfe_sweep(args) -> int:
     results = nfe_vs_tolerance(**kwargs)
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in kwargs.items() if k != "out"}
     config.update(out=str(out), train_epochs=args.train_epochs)
-    write_nfe_sweep(results, out, "nfe_sweep", config=config, command="dynkit " + " ".join(args.argv))
+    write_nfe_sweep(
+        results, out, "nfe_sweep", config=config, command="dynkit " + " ".join(args.argv)
+    )
     training = sweep_training(results, config)
     for model, per_tol in results.items():
         label = f"{model} ({UNTRAINED})" if is_untrained(training.get(model)) else model
         for tol, r in per_tol.items():
-            _say(args, f"{label:20s} tol {tol:>8s}  forward NFE {r['forward_nfe']['mean']:8.1f} ± "
-                       f"{r['forward_nfe']['std']:.1f}  backward NFE {r['backward_nfe']['mean']:8.1f} ± "
-                       f"{r['backward_nfe']['std']:.1f}")
+            _say(
+                args,
+                f"{label:20s} tol {tol:>8s}  forward NFE {r['forward_nfe']['mean']:8.1f} ± "
+                f"{r['forward_nfe']['std']:.1f}  backward NFE {r['backward_nfe']['mean']:8.1f} ± "
+                f"{r['backward_nfe']['std']:.1f}",
+            )
     if any(is_untrained(record) for record in training.values()):
-        _say(args, f"{UNTRAINED}: the models are measured as initialised (--train-epochs N trains them first)")
+        _say(
+            args,
+            f"{UNTRAINED}: the models are measured as initialised (--train-epochs N trains them first)",
+        )
     _progress(args, f"wrote {out / 'nfe_sweep.json'} and {out / 'nfe_sweep.png'}")
     return 0
 
@@ -498,8 +656,15 @@ def _device(text: str) -> str:
 def cmd_train(args) -> int:
     run_training = require("tasks.run_training")
     device = _device(args.device)
-    kwargs = {"epochs": args.epochs, "out": args.out, "seed": args.seed, "resume": args.resume,
-              "quiet": args.quiet, "method": args.method, "full": args.full}
+    kwargs = {
+        "epochs": args.epochs,
+        "out": args.out,
+        "seed": args.seed,
+        "resume": args.resume,
+        "quiet": args.quiet,
+        "method": args.method,
+        "full": args.full,
+    }
     if args.solver is not None:  # unset: the task's own (dk.solve; a CSAODE model's is its name)
         kwargs["solver"] = args.solver
     kwargs["device"] = device
@@ -517,7 +682,7 @@ def cmd_train(args) -> int:
     # Print the scalars, one level of nesting deep (e.g. final.test_acc); histories stay in the files.
     flat = {}
     for k, v in result.items():
-        for k2, v2 in (v.items() if isinstance(v, dict) else [(None, v)]):
+        for k2, v2 in v.items() if isinstance(v, dict) else [(None, v)]:
             if v2 is None or isinstance(v2, (int, float, str, bool)):
                 flat[k if k2 is None else f"{k}.{k2}"] = v2
     for k, v in flat.items():
@@ -530,15 +695,24 @@ def cmd_report(args) -> int:
     from .report import build_report, statuses
 
     check_writable_dir(args.out, "--out")
-    path = build_report(args.out, quick=args.quick, seed=args.seed, quiet=args.quiet, debug=args.debug,
-                        argv=["dynkit", *args.argv])
+    path = build_report(
+        args.out,
+        quick=args.quick,
+        seed=args.seed,
+        quiet=args.quiet,
+        debug=args.debug,
+        argv=["dynkit", *args.argv],
+    )
     status = statuses(path.parent)
     _say(args, f"report: {path}", *(f"  {k:18s} {v}" for k, v in status.items()))
     bad = {k: v for k, v in status.items() if v in ("failed", "error")}
     if args.strict:
         bad.update({k: v for k, v in status.items() if v == "unavailable"})
     if bad:
-        print(f"dynkit: report sections not ok: {', '.join(f'{k} ({v})' for k, v in bad.items())}", file=sys.stderr)
+        print(
+            f"dynkit: report sections not ok: {', '.join(f'{k} ({v})' for k, v in bad.items())}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -548,13 +722,19 @@ def cmd_run(args) -> int:
     from .io import check_writable_dir
 
     run = require("experiments.run")
-    require("experiments.get")(args.name).config(args.scale)  # the paper scale refuses before any folder is made
+    require("experiments.get")(args.name).config(
+        args.scale
+    )  # the paper scale refuses before any folder is made
     device = _device(args.device)
     if args.plan is not None and not args.planned:
-        raise CLIError(f"--plan {args.plan!r} applies only with --planned (without it the seeds are --seeds'); "
-                       "add --planned, or leave --plan out")
+        raise CLIError(
+            f"--plan {args.plan!r} applies only with --planned (without it the seeds are --seeds'); "
+            "add --planned, or leave --plan out"
+        )
     plan = None
-    if args.planned and args.plan is not None:  # read (a regular file only) before any folder is made
+    if (
+        args.planned and args.plan is not None
+    ):  # read (a regular file only) before any folder is made
         from .experiments.plans import load_plan
 
         plan = load_plan(args.plan, "--plan")
@@ -564,13 +744,24 @@ def cmd_run(args) -> int:
 
     check_own_folder(out, "--out", RUN_FOLDER_MARKS)  # not /, nor a folder of other files
     check_writable_dir(out, "--out")
-    kwargs = {"notice": lambda line: print(f"dynkit run: {line}", file=sys.stderr, flush=True),  # even if --quiet
-              "scale": args.scale, "seeds": tuple(args.seeds), "out": out, "backend": args.backend,
-              "device": device, "progress": (lambda line: None) if args.quiet else
-              (lambda line: print(line, file=sys.stderr, flush=True))}
+    kwargs = {
+        "notice": lambda line: print(
+            f"dynkit run: {line}", file=sys.stderr, flush=True
+        ),  # even if --quiet
+        "scale": args.scale,
+        "seeds": tuple(args.seeds),
+        "out": out,
+        "backend": args.backend,
+        "device": device,
+        "progress": (lambda line: None)
+        if args.quiet
+        else (lambda line: print(line, file=sys.stderr, flush=True)),
+    }
     if args.address is not None:
         kwargs["address"] = args.address
-    if args.planned:  # the looks of NAME's committed plan, until every ledger row of NAME is decided
+    if (
+        args.planned
+    ):  # the looks of NAME's committed plan, until every ledger row of NAME is decided
         from .experiments.decide import run_planned
 
         del kwargs["seeds"]
@@ -590,15 +781,22 @@ def cmd_ledger(args) -> int:
     """``dynkit ledger``: every empirical claim of the papers with our number and its verdict, as a table
     fitted to the terminal (rich), or ``--format json|csv|md``."""
     ledger = require("experiments.ledger")
-    _progress(args, f"ledger: computing every claim's outcome from {args.results or 'the results of record'} ...")
+    _progress(
+        args,
+        f"ledger: computing every claim's outcome from {args.results or 'the results of record'} ...",
+    )
     started = time.perf_counter()
     table = ledger(args.results) if args.results else ledger()
     _progress(args, f"ledger: {len(table.rows)} rows in {time.perf_counter() - started:.1f} s")
     if args.json:
         from .io import write_json
 
-        write_json(args.json, table.to_dict(), command="dynkit " + " ".join(args.argv), option="--json")
-    fmt = args.format or ("table" if sys.stdout.isatty() else "md")  # a pipe or a file gets Markdown, as ls does
+        write_json(
+            args.json, table.to_dict(), command="dynkit " + " ".join(args.argv), option="--json"
+        )
+    fmt = args.format or (
+        "table" if sys.stdout.isatty() else "md"
+    )  # a pipe or a file gets Markdown, as ls does
     if fmt == "json":
         json.dump(jsonable(table.to_dict()), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -606,7 +804,9 @@ def cmd_ledger(args) -> int:
         import csv
 
         records = table.records()
-        writer = csv.DictWriter(sys.stdout, fieldnames=list(records[0]) if records else [], lineterminator="\n")
+        writer = csv.DictWriter(
+            sys.stdout, fieldnames=list(records[0]) if records else [], lineterminator="\n"
+        )
         writer.writeheader()
         writer.writerows(records)
     elif fmt == "table" and _print_rich_table(table):
@@ -626,7 +826,10 @@ def _print_rich_table(table) -> bool:
         from rich.console import Console
         from rich.table import Table
     except ImportError:
-        print("dynkit ledger: rich is not installed (pip install 'dynkit[cli]'): printing Markdown", file=sys.stderr)
+        print(
+            "dynkit ledger: rich is not installed (pip install 'dynkit[cli]'): printing Markdown",
+            file=sys.stderr,
+        )
         return False
     records = table.records()
     out = Table(expand=True, title=f"{len(table.rows)} empirical claims", caption=table.headline())
@@ -634,15 +837,28 @@ def _print_rich_table(table) -> bool:
     # longest part (a terminal too narrow for that folds the longest parts)
     console = Console(soft_wrap=False)
     longest = max((len(part) + 1 for r in records for part in r["id"].split(".")), default=2)
-    widths = {"evidence": len("replication"), "outcome": len("inconclusive"),
-              "id": min(longest, max(12, console.width // 5))}
+    widths = {
+        "evidence": len("replication"),
+        "outcome": len("inconclusive"),
+        "id": min(longest, max(12, console.width // 5)),
+    }
     for name in LEDGER_TABLE_COLUMNS:  # fixed widths for words and ids, shares of the rest: prose
-        out.add_column(name, overflow="fold", no_wrap=False, width=widths.get(name),
-                       ratio={"question": 2, "what we measured": 3}.get(name))
+        out.add_column(
+            name,
+            overflow="fold",
+            no_wrap=False,
+            width=widths.get(name),
+            ratio={"question": 2, "what we measured": 3}.get(name),
+        )
     order = {"replication": 0, "pilot": 1, "not run": 2}
     for record in sorted(records, key=lambda r: order.get(r["evidence"], 3)):
-        out.add_row(record["question"], record["evidence"], record["outcome"], record["summary"],
-                    record["id"].replace(".", ".\n"))
+        out.add_row(
+            record["question"],
+            record["evidence"],
+            record["outcome"],
+            record["summary"],
+            record["id"].replace(".", ".\n"),
+        )
     console.print(out)
     return True
 
@@ -650,16 +866,23 @@ def _print_rich_table(table) -> bool:
 # --------------------------------------------------------------------------------------------------
 # Parser
 
+
 def _csv(kind: Callable[[str], Any], what: str) -> Callable[[str], list]:
     """A comma-separated list of at least one item, none empty (``''`` and ``,,`` are errors, not the default)."""
+
     def parse(text: str) -> list:
         items = text.split(",")
         if any(not x.strip() for x in items):
-            raise argparse.ArgumentTypeError(f"expected comma-separated {what}, none empty, got {text!r:.80}")
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated {what}, none empty, got {text!r:.80}"
+            )
         try:
             return [kind(x.strip()) for x in items]
         except (ValueError, argparse.ArgumentTypeError):
-            raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text!r:.80}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated {what}, got {text!r:.80}"
+            ) from None
+
     return parse
 
 
@@ -673,7 +896,9 @@ def _seed(text: str) -> int:
     except ValueError:
         value = -1
     if not 0 <= value <= SEED_MAX:
-        raise argparse.ArgumentTypeError(f"expected an integer in [0, {SEED_MAX}], got {text!r:.40}")
+        raise argparse.ArgumentTypeError(
+            f"expected an integer in [0, {SEED_MAX}], got {text!r:.40}"
+        )
     return value
 
 
@@ -716,8 +941,10 @@ class _HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: {shown})" if text else f"default: {shown}"
 
 
-USER_CODE_WARNING = ("FILE.py is executed (MODULE imported) with your privileges, as `python FILE.py` would run it: "
-                     "give it only code you trust.")
+USER_CODE_WARNING = (
+    "FILE.py is executed (MODULE imported) with your privileges, as `python FILE.py` would run it: "
+    "give it only code you trust."
+)
 
 TRAIN_METHODS = ("euler", "midpoint", "rk4", "bosh3", "dopri5")
 """The steppers ``dynkit train`` offers: the dynkit names that torchdiffeq also implements, so that
@@ -731,153 +958,341 @@ def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="show the full traceback on errors")
-    common.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress output")
+    common.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the full traceback on errors",
+    )
+    common.add_argument(
+        "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress output"
+    )
 
     parser = argparse.ArgumentParser(
-        prog="dynkit", parents=[common], formatter_class=_HelpFormatter,
+        prog="dynkit",
+        parents=[common],
+        formatter_class=_HelpFormatter,
         description="Derive, verify, integrate and train momentum-based neural ODEs.",
         epilog="Run `dynkit COMMAND --help` for a command's options. An output FILE of - means standard output. "
-               "Exit codes: " + "; ".join(f"{code} {what}" for code, what in EXIT_CODES.items()) + ".")
+        "Exit codes: " + "; ".join(f"{code} {what}" for code, what in EXIT_CODES.items()) + ".",
+    )
     parser.add_argument("--version", action="version", version=f"dynkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    def add(name: str, fn: Callable, help: str, description: str | None = None) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, parents=[common], help=help, description=description or help,
-                           formatter_class=_HelpFormatter)
+    def add(
+        name: str, fn: Callable, help: str, description: str | None = None
+    ) -> argparse.ArgumentParser:
+        p = sub.add_parser(
+            name,
+            parents=[common],
+            help=help,
+            description=description or help,
+            formatter_class=_HelpFormatter,
+        )
         p.set_defaults(func=fn)
         return p
 
-    p = add("verify", cmd_verify, "run the numerical checks of the papers' propositions",
-            "Run the proposition checks of dynkit.theory and print a table (claim, verdict about the paper's "
-            "statement as written, paper/equation, instances, held, worst residual) with one summary line per "
-            "verdict. Exit code 1 only if a check errors or a verdict differs from the one recorded in the code "
-            "(a regression); a claim recorded as false as stated is not a failure.")
-    p.add_argument("claims", nargs="*", metavar="CLAIM", help="claim ids to check (default: all; see --list)")
-    p.add_argument("--instances", type=_positive_int, default=1000, help="random instances per claim (default 1000)")
+    p = add(
+        "verify",
+        cmd_verify,
+        "run the numerical checks of the papers' propositions",
+        "Run the proposition checks of dynkit.theory and print a table (claim, verdict about the paper's "
+        "statement as written, paper/equation, instances, held, worst residual) with one summary line per "
+        "verdict. Exit code 1 only if a check errors or a verdict differs from the one recorded in the code "
+        "(a regression); a claim recorded as false as stated is not a failure.",
+    )
+    p.add_argument(
+        "claims", nargs="*", metavar="CLAIM", help="claim ids to check (default: all; see --list)"
+    )
+    p.add_argument(
+        "--instances",
+        type=_positive_int,
+        default=1000,
+        help="random instances per claim (default 1000)",
+    )
     p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
-    p.add_argument("--json", metavar="FILE", help="also write the table as JSON (- for standard output)")
+    p.add_argument(
+        "--json", metavar="FILE", help="also write the table as JSON (- for standard output)"
+    )
     p.add_argument("--list", action="store_true", help="list the claims and exit")
 
-    p = add("derive", cmd_derive, "list or render the symbolic derivations",
-            "Without NAME, list the derivations of dynkit.symbolic, one line each; with NAME(s), render them: "
-            "equations drawn in Unicode on a terminal, Markdown into a pipe or a file, LaTeX with --latex. "
-            "Exit code 1 if a derived result differs from the paper's equation.")
+    p = add(
+        "derive",
+        cmd_derive,
+        "list or render the symbolic derivations",
+        "Without NAME, list the derivations of dynkit.symbolic, one line each; with NAME(s), render them: "
+        "equations drawn in Unicode on a terminal, Markdown into a pipe or a file, LaTeX with --latex. "
+        "Exit code 1 if a derived result differs from the paper's equation.",
+    )
     p.add_argument("names", nargs="*", metavar="NAME", help="derivations to render")
     p.add_argument("--all", action="store_true", help="render every derivation")
     fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--latex", action="store_true", help="render as LaTeX (a fragment for amsmath)")
-    fmt.add_argument("--markdown", action="store_true",
-                     help="render as Markdown with $$ math (the default into a pipe or a file)")
-    fmt.add_argument("--text", action="store_true",
-                     help="render as plain text, equations drawn in Unicode (the default on a terminal)")
+    fmt.add_argument(
+        "--latex", action="store_true", help="render as LaTeX (a fragment for amsmath)"
+    )
+    fmt.add_argument(
+        "--markdown",
+        action="store_true",
+        help="render as Markdown with $$ math (the default into a pipe or a file)",
+    )
+    fmt.add_argument(
+        "--text",
+        action="store_true",
+        help="render as plain text, equations drawn in Unicode (the default on a terminal)",
+    )
 
-    spec_help = ("the ODE: FILE.py, FILE.py:NAME, MODULE or MODULE:NAME providing f(t, y), y0 and t "
-                 "(a module with those names, a mapping, or a function returning a mapping)")
+    spec_help = (
+        "the ODE: FILE.py, FILE.py:NAME, MODULE or MODULE:NAME providing f(t, y), y0 and t "
+        "(a module with those names, a mapping, or a function returning a mapping)"
+    )
     methods = _method_names()
-    for name, fn, help in (("solve", cmd_solve, "integrate an ODE given in a Python file or module and print stats"),
-                           ("stiffness", cmd_stiffness, "stiffness report of an ODE given in a Python file or module")):
-        p = add(name, fn, help, help + ". " + spec_help[0].upper() + spec_help[1:] + ". " + USER_CODE_WARNING)
-        p.add_argument("spec", metavar="SPEC", help=spec_help + "; FILE.py runs with your privileges")
-        p.add_argument("--param", type=parse_param, action="append", default=[], metavar="NAME=VALUE",
-                       help="set a parameter of the problem (repeatable), e.g. --param mu=1000")
-        p.add_argument("--t", type=_csv(float, "times"), metavar="T0,T1[,...]",
-                       help="output times, replacing the file's t (e.g. 0,3000)")
-        p.add_argument("--y0", type=_csv(float, "numbers"), metavar="Y1,Y2[,...]",
-                       help="initial state, replacing the file's y0")
-        p.add_argument("--method", default="dopri5", choices=methods, metavar="METHOD",
-                       help=f"stepper, one of {', '.join(methods)}")
-        p.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (adaptive methods)")
-        p.add_argument("--atol", type=float, default=1e-8 if name == "solve" else 1e-9,
-                       help="absolute tolerance (adaptive methods)")
+    for name, fn, help in (
+        ("solve", cmd_solve, "integrate an ODE given in a Python file or module and print stats"),
+        ("stiffness", cmd_stiffness, "stiffness report of an ODE given in a Python file or module"),
+    ):
+        p = add(
+            name,
+            fn,
+            help,
+            help + ". " + spec_help[0].upper() + spec_help[1:] + ". " + USER_CODE_WARNING,
+        )
+        p.add_argument(
+            "spec", metavar="SPEC", help=spec_help + "; FILE.py runs with your privileges"
+        )
+        p.add_argument(
+            "--param",
+            type=parse_param,
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="set a parameter of the problem (repeatable), e.g. --param mu=1000",
+        )
+        p.add_argument(
+            "--t",
+            type=_csv(float, "times"),
+            metavar="T0,T1[,...]",
+            help="output times, replacing the file's t (e.g. 0,3000)",
+        )
+        p.add_argument(
+            "--y0",
+            type=_csv(float, "numbers"),
+            metavar="Y1,Y2[,...]",
+            help="initial state, replacing the file's y0",
+        )
+        p.add_argument(
+            "--method",
+            default="dopri5",
+            choices=methods,
+            metavar="METHOD",
+            help=f"stepper, one of {', '.join(methods)}",
+        )
+        p.add_argument(
+            "--rtol", type=float, default=1e-6, help="relative tolerance (adaptive methods)"
+        )
+        p.add_argument(
+            "--atol",
+            type=float,
+            default=1e-8 if name == "solve" else 1e-9,
+            help="absolute tolerance (adaptive methods)",
+        )
         if name == "solve":
-            p.add_argument("--step-size", type=float, help="step size (required by fixed-step methods)")
-        p.add_argument("--max-steps", type=_positive_int,
-                       help="maximum number of steps (default: the solver's, 100000)")
-        p.add_argument("--json", metavar="FILE", help="also write the result as JSON (- for standard output)")
+            p.add_argument(
+                "--step-size", type=float, help="step size (required by fixed-step methods)"
+            )
+        p.add_argument(
+            "--max-steps",
+            type=_positive_int,
+            help="maximum number of steps (default: the solver's, 100000)",
+        )
+        p.add_argument(
+            "--json", metavar="FILE", help="also write the result as JSON (- for standard output)"
+        )
         if name == "solve":
-            p.add_argument("--plot", metavar="FILE", help="also plot y(t) to a PNG (- for standard output): the dense "
-                           "output between the accepted steps, which are dotted")
+            p.add_argument(
+                "--plot",
+                metavar="FILE",
+                help="also plot y(t) to a PNG (- for standard output): the dense "
+                "output between the accepted steps, which are dotted",
+            )
         if name == "stiffness":
-            p.add_argument("--to-end", action="store_true",
-                           help="integrate the whole span (up to --max-steps) even once the verdict is settled "
-                                "(default: stop as soon as the solve is stiff, trying 250, then 2000 steps first)")
+            p.add_argument(
+                "--to-end",
+                action="store_true",
+                help="integrate the whole span (up to --max-steps) even once the verdict is settled "
+                "(default: stop as soon as the solve is stiff, trying 250, then 2000 steps first)",
+            )
 
-    p = add("nfe-sweep", cmd_nfe_sweep, "NFE vs solver tolerance curves of neural ODE models (JSON + PNG)")
-    p.add_argument("--models", type=_csv(str, "model names"), default=["node", "hbnode"],
-                   help="comma-separated models, e.g. node,anode,sonode,hbnode,ghbnode (default node,hbnode)")
+    p = add(
+        "nfe-sweep",
+        cmd_nfe_sweep,
+        "NFE vs solver tolerance curves of neural ODE models (JSON + PNG)",
+    )
+    p.add_argument(
+        "--models",
+        type=_csv(str, "model names"),
+        default=["node", "hbnode"],
+        help="comma-separated models, e.g. node,anode,sonode,hbnode,ghbnode (default node,hbnode)",
+    )
     p.add_argument("--task", default="digits", help="task (default digits)")
-    p.add_argument("--tolerances", type=_csv(float, "numbers"), help="comma-separated tolerances, e.g. 1e-3,1e-5")
-    p.add_argument("--n-batches", type=_positive_int, help="batches per point (default: the sweep's)")
+    p.add_argument(
+        "--tolerances",
+        type=_csv(float, "numbers"),
+        help="comma-separated tolerances, e.g. 1e-3,1e-5",
+    )
+    p.add_argument(
+        "--n-batches", type=_positive_int, help="batches per point (default: the sweep's)"
+    )
     p.add_argument("--seed", type=_seed, default=0, help="random seed")
-    p.add_argument("--out", default="runs/nfe_sweep", help="output folder for nfe_sweep.json and nfe_sweep.png")
-    p.add_argument("--solver", choices=TRAIN_SOLVERS,
-                   help="ODE solver of the models: dynkit (dk.solve, the default) or torchdiffeq (the papers' code)")
-    p.add_argument("--train-epochs", type=_non_negative_int, default=0,
-                   help="epochs to train each model on the task first; 0: measured as initialised, labelled "
-                        "UNTRAINED in the table, the JSON and the figure")
+    p.add_argument(
+        "--out", default="runs/nfe_sweep", help="output folder for nfe_sweep.json and nfe_sweep.png"
+    )
+    p.add_argument(
+        "--solver",
+        choices=TRAIN_SOLVERS,
+        help="ODE solver of the models: dynkit (dk.solve, the default) or torchdiffeq (the papers' code)",
+    )
+    p.add_argument(
+        "--train-epochs",
+        type=_non_negative_int,
+        default=0,
+        help="epochs to train each model on the task first; 0: measured as initialised, labelled "
+        "UNTRAINED in the table, the JSON and the figure",
+    )
 
     p = add("train", cmd_train, "train a model on a task (progress bar, checkpoints, --resume)")
-    p.add_argument("--model", required=True,
-                   help="node, anode, sonode, hbnode, ghbnode (image/point-cloud tasks) or csark, csarkf, csaark (text)")
-    p.add_argument("--task", required=True,
-                   help="point_cloud, digits, fashion_mnist, or a text set: trec, subj, mr, cr, mpqa")
-    p.add_argument("--data-dir", default=None, help="folder of the sentence-classification files (text tasks)")
+    p.add_argument(
+        "--model",
+        required=True,
+        help="node, anode, sonode, hbnode, ghbnode (image/point-cloud tasks) or csark, csarkf, csaark (text)",
+    )
+    p.add_argument(
+        "--task",
+        required=True,
+        help="point_cloud, digits, fashion_mnist, or a text set: trec, subj, mr, cr, mpqa",
+    )
+    p.add_argument(
+        "--data-dir", default=None, help="folder of the sentence-classification files (text tasks)"
+    )
     p.add_argument("--epochs", type=_positive_int, help="epochs (default: the task's)")
-    p.add_argument("--out", default=None, help="run folder (checkpoints, results; default: none, nothing saved)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="run folder (checkpoints, results; default: none, nothing saved)",
+    )
     p.add_argument("--seed", type=_seed, default=0, help="random seed")
-    p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --out")
-    p.add_argument("--method", default="dopri5", choices=TRAIN_METHODS, metavar="METHOD",
-                   help=f"ODE stepper of the neural-ODE models, one of {', '.join(TRAIN_METHODS)}")
-    p.add_argument("--device", default="cpu",
-                   help="torch device to train on: cpu, cuda, cuda:N or mps, one this machine has")
+    p.add_argument(
+        "--resume", action="store_true", help="continue from the last checkpoint in --out"
+    )
+    p.add_argument(
+        "--method",
+        default="dopri5",
+        choices=TRAIN_METHODS,
+        metavar="METHOD",
+        help=f"ODE stepper of the neural-ODE models, one of {', '.join(TRAIN_METHODS)}",
+    )
+    p.add_argument(
+        "--device",
+        default="cpu",
+        help="torch device to train on: cpu, cuda, cuda:N or mps, one this machine has",
+    )
     p.add_argument("--tol", type=float, help="solver tolerance (default: the task's)")
-    p.add_argument("--solver", choices=TRAIN_SOLVERS,
-                   help="ODE solver of the neural-ODE models: dynkit (dk.solve, the default) or torchdiffeq "
-                        "(the papers' code)")
-    p.add_argument("--full", action="store_true", help="the paper-size run instead of the small default")
+    p.add_argument(
+        "--solver",
+        choices=TRAIN_SOLVERS,
+        help="ODE solver of the neural-ODE models: dynkit (dk.solve, the default) or torchdiffeq "
+        "(the papers' code)",
+    )
+    p.add_argument(
+        "--full", action="store_true", help="the paper-size run instead of the small default"
+    )
 
-    p = add("report", cmd_report, "build the HTML + Markdown report (the job behind `make demo`)",
-            "Run the proposition checks, render the derivations, measure the steppers, compare them with "
-            "scipy and run a small NFE-vs-tolerance experiment into OUT/report.html (self-contained), "
-            "OUT/report.md and OUT/report.json. Exit code 1 if a section failed or raised.")
+    p = add(
+        "report",
+        cmd_report,
+        "build the HTML + Markdown report (the job behind `make demo`)",
+        "Run the proposition checks, render the derivations, measure the steppers, compare them with "
+        "scipy and run a small NFE-vs-tolerance experiment into OUT/report.html (self-contained), "
+        "OUT/report.md and OUT/report.json. Exit code 1 if a section failed or raised.",
+    )
     p.add_argument("--out", default="report", help="output folder")
     p.add_argument("--quick", action="store_true", help="smallest sizes (for tests and CI)")
     p.add_argument("--seed", type=_seed, default=0, help="random seed")
-    p.add_argument("--strict", action="store_true", help="also fail when a section's component is not installed")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="also fail when a section's component is not installed",
+    )
 
-    p = add("run", cmd_run, "run a registered experiment: one shard per (seed, config point), resumable",
-            "Run the experiment NAME of dk.experiments.EXPERIMENTS at a scale (smoke: seconds, cpu: minutes, "
-            "full: the paper's size) for each seed; finished shards under --out are reused. Writes "
-            "OUT/results.json (mean and 95% CI per metric) and the experiment's figures.")
+    p = add(
+        "run",
+        cmd_run,
+        "run a registered experiment: one shard per (seed, config point), resumable",
+        "Run the experiment NAME of dk.experiments.EXPERIMENTS at a scale (smoke: seconds, cpu: minutes, "
+        "full: the paper's size) for each seed; finished shards under --out are reused. Writes "
+        "OUT/results.json (mean and 95% CI per metric) and the experiment's figures.",
+    )
     p.add_argument("name", metavar="NAME", help="experiment name (see dk.experiments.EXPERIMENTS)")
-    p.add_argument("--scale", default="cpu", choices=["smoke", "cpu", "full", "paper"],
-                   help="size (default cpu); paper: the authors' recipe (dynkit.experiments.recipes), refused while "
-                        "the code lacks a piece of it")
-    p.add_argument("--seeds", type=_csv(_seed, f"integers in [0, {SEED_MAX}]"), default=[0, 1, 2],
-                   help="comma-separated seeds (default 0,1,2)")
-    p.add_argument("--backend", default="local", choices=["local", "ray"], help="local (default) or ray")
-    p.add_argument("--address", default=None, help="address of an existing Ray cluster (default: start a local one)")
-    p.add_argument("--device", default="cpu",
-                   help="torch device the shards train on: cpu, cuda, cuda:N or mps, one this machine has")
-    p.add_argument("--out", default=None, help="output folder (default runs/experiments/NAME/SCALE)")
-    p.add_argument("--planned", action="store_true",
-                   help="ignore --seeds: run the looks of NAME's committed plan (analysis/plans/NAME.json: seeds and "
-                        "alpha spending fixed before the results), stopping at the first look that decides every "
-                        "ledger row of NAME (finished shards reused)")
-    p.add_argument("--plan", default=None, help="the plan file of --planned (default analysis/plans/NAME.json)")
+    p.add_argument(
+        "--scale",
+        default="cpu",
+        choices=["smoke", "cpu", "full", "paper"],
+        help="size (default cpu); paper: the authors' recipe (dynkit.experiments.recipes), refused while "
+        "the code lacks a piece of it",
+    )
+    p.add_argument(
+        "--seeds",
+        type=_csv(_seed, f"integers in [0, {SEED_MAX}]"),
+        default=[0, 1, 2],
+        help="comma-separated seeds (default 0,1,2)",
+    )
+    p.add_argument(
+        "--backend", default="local", choices=["local", "ray"], help="local (default) or ray"
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        help="address of an existing Ray cluster (default: start a local one)",
+    )
+    p.add_argument(
+        "--device",
+        default="cpu",
+        help="torch device the shards train on: cpu, cuda, cuda:N or mps, one this machine has",
+    )
+    p.add_argument(
+        "--out", default=None, help="output folder (default runs/experiments/NAME/SCALE)"
+    )
+    p.add_argument(
+        "--planned",
+        action="store_true",
+        help="ignore --seeds: run the looks of NAME's committed plan (analysis/plans/NAME.json: seeds and "
+        "alpha spending fixed before the results), stopping at the first look that decides every "
+        "ledger row of NAME (finished shards reused)",
+    )
+    p.add_argument(
+        "--plan", default=None, help="the plan file of --planned (default analysis/plans/NAME.json)"
+    )
 
-    p = add("ledger", cmd_ledger, "print the claims ledger: each paper claim, our number, the verdict",
-            "One row per empirical claim of the five papers: the paper's statement and figure, the experiment, "
-            "our mean with 95% CI over seeds, the scale and the verdict computed by the claim's rule.")
-    p.add_argument("--results", default=None,
-                   help="folder of <experiment>/results.json (default analysis/results)")
+    p = add(
+        "ledger",
+        cmd_ledger,
+        "print the claims ledger: each paper claim, our number, the verdict",
+        "One row per empirical claim of the five papers: the paper's statement and figure, the experiment, "
+        "our mean with 95% CI over seeds, the scale and the verdict computed by the claim's rule.",
+    )
+    p.add_argument(
+        "--results",
+        default=None,
+        help="folder of <experiment>/results.json (default analysis/results)",
+    )
     p.add_argument("--json", metavar="FILE", help="also write the ledger as JSON")
-    p.add_argument("--format", default=None, choices=["table", "json", "csv", "md"],
-                   help="standard output: a table fitted to the terminal (needs rich: pip install 'dynkit[cli]'; "
-                        "Markdown without it), JSON, CSV (one flat row per claim) or Markdown (default: table on "
-                        "a terminal, Markdown into a pipe or file)")
+    p.add_argument(
+        "--format",
+        default=None,
+        choices=["table", "json", "csv", "md"],
+        help="standard output: a table fitted to the terminal (needs rich: pip install 'dynkit[cli]'; "
+        "Markdown without it), JSON, CSV (one flat row per claim) or Markdown (default: table on "
+        "a terminal, Markdown into a pipe or file)",
+    )
     return parser
 
 
@@ -893,7 +1308,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
-        if extra:  # said by the command's own parser, so the usage shown is the command's, not dynkit's
+        if (
+            extra
+        ):  # said by the command's own parser, so the usage shown is the command's, not dynkit's
             _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse has printed usage and the error (or --help)
         return int(exc.code or 0)
@@ -907,15 +1324,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
-    except SystemExit as exc:  # sys.exit() inside the user's f (or anything the work runs): not a success
+    except (
+        SystemExit
+    ) as exc:  # sys.exit() inside the user's f (or anything the work runs): not a success
         if args.debug:
             raise
-        print(f"dynkit {args.command}: error: the work called sys.exit({exc.code!r}) before it finished (an "
-              "f, jac or problem file must return, not exit)", file=sys.stderr)
+        print(
+            f"dynkit {args.command}: error: the work called sys.exit({exc.code!r}) before it finished (an "
+            "f, jac or problem file must return, not exit)",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     except BrokenPipeError:
         return _closed_pipe()
-    except SolverError as exc:  # before ValueError: a VectorFieldShapeError is both, and the solve failed
+    except (
+        SolverError
+    ) as exc:  # before ValueError: a VectorFieldShapeError is both, and the solve failed
         if args.debug:
             raise
         print(f"dynkit {args.command}: error: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -925,20 +1349,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"dynkit {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except OSError as exc:  # an output path that cannot be written, an input that cannot be read: usage
+    except (
+        OSError
+    ) as exc:  # an output path that cannot be written, an input that cannot be read: usage
         if args.debug:
             raise
-        print(f"dynkit {args.command}: error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
-              file=sys.stderr)
+        print(
+            f"dynkit {args.command}: error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("dynkit: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # anything else (a missing component, a training error): still one line
+    except (
+        Exception
+    ) as exc:  # anything else (a missing component, a training error): still one line
         if args.debug:
             raise
-        text = str(exc) if isinstance(exc, ComponentUnavailable) else \
-            f"{type(exc).__name__}: {exc} (run with --debug for the traceback)"
+        text = (
+            str(exc)
+            if isinstance(exc, ComponentUnavailable)
+            else f"{type(exc).__name__}: {exc} (run with --debug for the traceback)"
+        )
         print(f"dynkit {args.command}: error: {text}", file=sys.stderr)
         return EXIT_FAILED
 
@@ -974,13 +1407,19 @@ def _check_output_files(args) -> None:
         value = getattr(args, name, None)
         if value is not None and value != STDOUT:
             check_output_path(value, f"--{name}")
-            for option, path in _input_files(args):  # by inode: a second name or a link is the same file
+            for option, path in _input_files(
+                args
+            ):  # by inode: a second name or a link is the same file
                 if _same_file(value, path):
-                    raise CLIError(f"--{name} must not be a file the command reads, got {value!r}, which is "
-                                   f"{option} {path!r}: writing it would replace the input")
+                    raise CLIError(
+                        f"--{name} must not be a file the command reads, got {value!r}, which is "
+                        f"{option} {path!r}: writing it would replace the input"
+                    )
             for other, path in outputs:
                 if _same_file(value, path) or os.path.abspath(value) == os.path.abspath(path):
-                    raise CLIError(f"--{name} must be another file than --{other}, got {value!r} for both")
+                    raise CLIError(
+                        f"--{name} must be another file than --{other}, got {value!r} for both"
+                    )
             outputs.append((name, value))
 
 

@@ -1,4 +1,5 @@
 """Result files: written atomically (temp file + rename) and stamped with the versions that made them."""
+
 from __future__ import annotations
 
 import errno
@@ -56,18 +57,28 @@ def _labelled(path: Path, option: str | None) -> str:
     return f"{option} {str(path)!r}" if option else repr(str(path))
 
 
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
 
 
 def file_kind(mode: int) -> str:
     """What an ``st_mode`` is, in words: ``"a regular file"``, ``"a character device"``, ..."""
     if isinstance(mode, bool) or not isinstance(mode, int) or mode < 0:
-        raise TypeError(f"mode must be an st_mode (an int >= 0, from os.stat), got {type(mode).__name__} {mode!r:.40}")
+        raise TypeError(
+            f"mode must be an st_mode (an int >= 0, from os.stat), got {type(mode).__name__} {mode!r:.40}"
+        )
     for test, words in _KINDS:
         if test(mode):
             return words
-    return "a regular file" if stat.S_ISREG(mode) else f"a special file (mode {stat.filemode(mode)})"
+    return (
+        "a regular file" if stat.S_ISREG(mode) else f"a special file (mode {stat.filemode(mode)})"
+    )
 
 
 def check_output_path(path: str | os.PathLike, option: str | None = None) -> Path:
@@ -95,13 +106,19 @@ def check_output_path(path: str | os.PathLike, option: str | None = None) -> Pat
     except NotADirectoryError:
         mode = None  # a parent is not a folder: named below
     except OSError as err:
-        raise type(err)(err.errno, f"cannot write {_labelled(path, option)}: {err.strerror or err}") from err
+        raise type(err)(
+            err.errno, f"cannot write {_labelled(path, option)}: {err.strerror or err}"
+        ) from err
     if mode is not None and not stat.S_ISREG(mode):
         what = file_kind(mode)
         if stat.S_ISLNK(mode):
-            what += f" (to {os.readlink(path)!r}); dynkit does not write through links: give the target or " \
-                    "remove the link"
-        raise ValueError(f"{label} must be a regular file or a new path, got {str(path)!r}, which is {what}")
+            what += (
+                f" (to {os.readlink(path)!r}); dynkit does not write through links: give the target or "
+                "remove the link"
+            )
+        raise ValueError(
+            f"{label} must be a regular file or a new path, got {str(path)!r}, which is {what}"
+        )
     if mode is None:
         parent = path.parent
         while True:
@@ -115,8 +132,10 @@ def check_output_path(path: str | os.PathLike, option: str | None = None) -> Pat
             except OSError:
                 break  # unreadable: the write itself will say why
             if not stat.S_ISDIR(parent_mode):
-                raise ValueError(f"{label} must be a path inside a folder, got {str(path)!r}, but {str(parent)!r} "
-                                 f"is {file_kind(parent_mode)}, not a folder")
+                raise ValueError(
+                    f"{label} must be a path inside a folder, got {str(path)!r}, but {str(parent)!r} "
+                    f"is {file_kind(parent_mode)}, not a folder"
+                )
             break
     return path
 
@@ -124,9 +143,14 @@ def check_output_path(path: str | os.PathLike, option: str | None = None) -> Pat
 DEFAULT_READ_LIMIT = 256 * 1024 * 1024  # bytes: no result, plan or shard of ours comes near
 
 
-def read_regular_bytes(path: str | os.PathLike, option: str | None = None, *,
-                       max_bytes: int = DEFAULT_READ_LIMIT, single_link: bool = False,
-                       follow_links: bool = True) -> bytes:
+def read_regular_bytes(
+    path: str | os.PathLike,
+    option: str | None = None,
+    *,
+    max_bytes: int = DEFAULT_READ_LIMIT,
+    single_link: bool = False,
+    follow_links: bool = True,
+) -> bytes:
     """The bytes of ``path`` if it is a regular file of at most ``max_bytes``; a ValueError otherwise.
 
     The one rule of every reader (results, plans, shards, manifests, checkpoints' indexes), the twin
@@ -156,25 +180,37 @@ def read_regular_bytes(path: str | os.PathLike, option: str | None = None, *,
         flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
         fd = os.open(path, flags if follow_links else flags | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError as err:
-        raise FileNotFoundError(err.errno, f"{_labelled(path, option)} does not exist", str(path)) from None
+        raise FileNotFoundError(
+            err.errno, f"{_labelled(path, option)} does not exist", str(path)
+        ) from None
     except IsADirectoryError:
-        raise ValueError(f"{label} must be a regular file, got {str(path)!r}, which is a folder") from None
+        raise ValueError(
+            f"{label} must be a regular file, got {str(path)!r}, which is a folder"
+        ) from None
     except OSError as err:
         if not follow_links and err.errno == errno.ELOOP:
-            raise ValueError(f"{label} must be a regular file, got {str(path)!r}, which is a symbolic link: "
-                             "refused, links are not followed here") from None
+            raise ValueError(
+                f"{label} must be a regular file, got {str(path)!r}, which is a symbolic link: "
+                "refused, links are not followed here"
+            ) from None
         raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{label} must be a regular file, got {str(path)!r}, which is "
-                             f"{file_kind(info.st_mode)}: refused before reading")
+            raise ValueError(
+                f"{label} must be a regular file, got {str(path)!r}, which is "
+                f"{file_kind(info.st_mode)}: refused before reading"
+            )
         if info.st_size > max_bytes:
-            raise ValueError(f"{label} must be a file of at most {max_bytes} bytes, got {str(path)!r} "
-                             f"of {info.st_size} bytes")
+            raise ValueError(
+                f"{label} must be a file of at most {max_bytes} bytes, got {str(path)!r} "
+                f"of {info.st_size} bytes"
+            )
         if single_link and info.st_nlink > 1:
-            raise ValueError(f"{label} must be a file with one name, got {str(path)!r}, which has "
-                             f"{info.st_nlink} (a hard link): refused, it may stand for a file kept elsewhere")
+            raise ValueError(
+                f"{label} must be a file with one name, got {str(path)!r}, which has "
+                f"{info.st_nlink} (a hard link): refused, it may stand for a file kept elsewhere"
+            )
         chunks, total = [], 0
         while True:
             chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
@@ -183,28 +219,43 @@ def read_regular_bytes(path: str | os.PathLike, option: str | None = None, *,
             chunks.append(chunk)
             total += len(chunk)
             if total > max_bytes:  # grew while read
-                raise ValueError(f"{label} must be a file of at most {max_bytes} bytes, got {str(path)!r}, "
-                                 "which grew past that while read")
+                raise ValueError(
+                    f"{label} must be a file of at most {max_bytes} bytes, got {str(path)!r}, "
+                    "which grew past that while read"
+                )
         return b"".join(chunks)
     finally:
         os.close(fd)
 
 
-def read_regular_text(path: str | os.PathLike, option: str | None = None, *,
-                      max_bytes: int = DEFAULT_READ_LIMIT, single_link: bool = False,
-                      follow_links: bool = True) -> str:
+def read_regular_text(
+    path: str | os.PathLike,
+    option: str | None = None,
+    *,
+    max_bytes: int = DEFAULT_READ_LIMIT,
+    single_link: bool = False,
+    follow_links: bool = True,
+) -> str:
     """:func:`read_regular_bytes` decoded as UTF-8 (a ValueError naming ``path`` if it is not)."""
-    data = read_regular_bytes(path, option, max_bytes=max_bytes, single_link=single_link,
-                              follow_links=follow_links)
+    data = read_regular_bytes(
+        path, option, max_bytes=max_bytes, single_link=single_link, follow_links=follow_links
+    )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ValueError(f"{option or 'path'} must be UTF-8 text, got {str(path)!r} "
-                         f"(byte {err.start} is not UTF-8)") from None
+        raise ValueError(
+            f"{option or 'path'} must be UTF-8 text, got {str(path)!r} "
+            f"(byte {err.start} is not UTF-8)"
+        ) from None
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: str = "w", *,
-                 option: str | None = None) -> Path:
+def atomic_write(
+    path: str | os.PathLike,
+    write: Callable[[Any], None],
+    mode: str = "w",
+    *,
+    option: str | None = None,
+) -> Path:
     """Write ``path`` through ``write(fileobj)`` into a temporary sibling, then rename it into place.
 
     Only regular files are written (:func:`check_output_path`: a device node, a folder, a pipe or a
@@ -239,7 +290,9 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: st
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
     except OSError as err:
-        raise type(err)(err.errno, f"cannot write {_labelled(path, option)}: {err.strerror or err}") from err
+        raise type(err)(
+            err.errno, f"cannot write {_labelled(path, option)}: {err.strerror or err}"
+        ) from err
     try:
         try:
             mode_bits = path.stat().st_mode & 0o7777
@@ -255,8 +308,12 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: st
     except BaseException as err:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        if isinstance(err, OSError) and (err.filename in (tmp, None) or isinstance(err.filename, int)):
-            raise type(err)(err.errno, f"cannot write {_labelled(path, option)}: {err.strerror or err}") from err
+        if isinstance(err, OSError) and (
+            err.filename in (tmp, None) or isinstance(err.filename, int)
+        ):
+            raise type(err)(
+                err.errno, f"cannot write {_labelled(path, option)}: {err.strerror or err}"
+            ) from err
         if isinstance(err, Exception) and hasattr(err, "add_note"):
             err.add_note(f"while writing {_labelled(path, option)}")
         raise
@@ -296,12 +353,16 @@ def check_writable_dir(folder: str | os.PathLike, option: str = "out") -> Path:
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f".write-check{TEMP_MARKER}", suffix=TEMP_SUFFIX, dir=folder)
+        fd, probe = tempfile.mkstemp(
+            prefix=f".write-check{TEMP_MARKER}", suffix=TEMP_SUFFIX, dir=folder
+        )
         os.close(fd)
         os.unlink(probe)
     except OSError as err:
-        raise ValueError(f"{option} must be a writable folder, got {str(folder)!r} "
-                         f"({type(err).__name__}: {err.strerror or err})") from err
+        raise ValueError(
+            f"{option} must be a writable folder, got {str(folder)!r} "
+            f"({type(err).__name__}: {err.strerror or err})"
+        ) from err
     return folder
 
 
@@ -316,20 +377,30 @@ def check_own_folder(folder: str | os.PathLike, option: str, marks: tuple[str, .
     path = Path(folder)
     resolved = path.resolve()
     if resolved == Path(resolved.anchor) or os.path.ismount(resolved):
-        raise ValueError(f"{option} must be a folder for the run's files, got {str(folder)!r}, which is the root "
-                         "of a filesystem: name a folder below it (e.g. runs/NAME)")
+        raise ValueError(
+            f"{option} must be a folder for the run's files, got {str(folder)!r}, which is the root "
+            "of a filesystem: name a folder below it (e.g. runs/NAME)"
+        )
     if resolved.is_dir():
         names = {p.name for p in resolved.iterdir()}
         if names and not names & set(marks):
-            raise ValueError(f"{option} must be a new or empty folder, or one a run wrote (holding "
-                             f"{' or '.join(marks)}), got {str(folder)!r}, which holds {len(names)} other "
-                             f"entr{'y' if len(names) == 1 else 'ies'} (e.g. {sorted(names)[0]!r}): the run would "
-                             "write its files among them")
+            raise ValueError(
+                f"{option} must be a new or empty folder, or one a run wrote (holding "
+                f"{' or '.join(marks)}), got {str(folder)!r}, which holds {len(names)} other "
+                f"entr{'y' if len(names) == 1 else 'ies'} (e.g. {sorted(names)[0]!r}): the run would "
+                "write its files among them"
+            )
     return path
 
 
-def write_json(path: str | os.PathLike, data: dict, *, config: dict | None = None, command: str | None = None,
-               option: str | None = None) -> Path:
+def write_json(
+    path: str | os.PathLike,
+    data: dict,
+    *,
+    config: dict | None = None,
+    command: str | None = None,
+    option: str | None = None,
+) -> Path:
     """Write ``data`` as strict JSON (RFC 8259), adding ``config``, the ``command`` that produced it and
     ``versions()``.
 
@@ -348,7 +419,9 @@ def write_json(path: str | os.PathLike, data: dict, *, config: dict | None = Non
     if command is not None:
         payload.setdefault("command", command)
     payload.setdefault("versions", versions())
-    text = json.dumps(jsonable(payload, strict=True, name="data"), indent=2, allow_nan=False)  # before any file
+    text = json.dumps(
+        jsonable(payload, strict=True, name="data"), indent=2, allow_nan=False
+    )  # before any file
     return atomic_write(path, lambda fh: fh.write(text), option=option)
 
 
@@ -362,8 +435,12 @@ def save_figure(fig, path: str | os.PathLike, *, option: str | None = None, **kw
     fmt = path.suffix.lstrip(".").lower() or "png"
     supported = fig.canvas.get_supported_filetypes()
     if fmt not in supported:
-        raise ValueError(f"path must end in one of {sorted('.' + k for k in supported)}, got {str(path)!r}")
-    return atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, **kwargs), mode="wb", option=option)
+        raise ValueError(
+            f"path must end in one of {sorted('.' + k for k in supported)}, got {str(path)!r}"
+        )
+    return atomic_write(
+        path, lambda fh: fig.savefig(fh, format=fmt, **kwargs), mode="wb", option=option
+    )
 
 
 def jsonable(x: Any, *, strict: bool = False, name: str = "x") -> Any:
@@ -381,8 +458,10 @@ def _clean(x: Any, ancestors: frozenset, strict: bool = False, name: str = "x") 
     """:func:`jsonable` of ``x`` inside the containers whose ids are ``ancestors``."""
     if isinstance(x, (dict, list, tuple)):
         if id(x) in ancestors:
-            raise ValueError(f"{name} must not contain itself (JSON has no cycles), got a {type(x).__name__} "
-                             f"inside itself")
+            raise ValueError(
+                f"{name} must not contain itself (JSON has no cycles), got a {type(x).__name__} "
+                f"inside itself"
+            )
         inner = ancestors | {id(x)}
         if isinstance(x, dict):
             return {str(k): _clean(v, inner, strict, name) for k, v in x.items()}
@@ -403,8 +482,10 @@ def _clean(x: Any, ancestors: frozenset, strict: bool = False, name: str = "x") 
         return _clean(int(x) if type(x).__name__ in ("Integer", "mpz") else float(x), ancestors)
     except (TypeError, ValueError):
         if strict:
-            raise TypeError(f"{name} must hold only JSON-serialisable values (numbers, strings, lists, dicts, "
-                            f"arrays), got a {type(x).__name__}: {x!r:.80}") from None
+            raise TypeError(
+                f"{name} must hold only JSON-serialisable values (numbers, strings, lists, dicts, "
+                f"arrays), got a {type(x).__name__}: {x!r:.80}"
+            ) from None
         return str(x)
 
 
@@ -414,11 +495,15 @@ def to_pandas(records: list[dict], what: str = "table"):
     pandas is not a dependency of dynkit: an ImportError names it when it is not installed.
     """
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
-        raise TypeError(f"records must be a list of dicts (one per row), got {type(records).__name__} "
-                        f"{records!r:.60}")
+        raise TypeError(
+            f"records must be a list of dicts (one per row), got {type(records).__name__} "
+            f"{records!r:.60}"
+        )
     try:
         import pandas
     except ImportError:
-        raise ImportError(f"{what}.to_pandas() needs pandas, which is not installed (pip install pandas); "
-                          f"the same rows are in {what}.to_dict()") from None
+        raise ImportError(
+            f"{what}.to_pandas() needs pandas, which is not installed (pip install pandas); "
+            f"the same rows are in {what}.to_dict()"
+        ) from None
     return pandas.DataFrame.from_records(records)

@@ -14,6 +14,7 @@ ResNets' ``eps``.
 >>> from dynkit.testing import assert_holds
 >>> assert_holds(dk.theory.check_f_eps_surjective(np.array([2.0 + 1j]), 1.0))
 """
+
 from __future__ import annotations
 
 import json
@@ -24,22 +25,34 @@ import numpy as np
 from .io import jsonable
 from .theory._core import CheckResult
 
-__all__ = ["assert_holds", "assert_violated", "describe_failure", "matrices_with_spectrum", "spd_matrices",
-           "invertible_matrices", "log_uniform", "epsilons"]
+__all__ = [
+    "assert_holds",
+    "assert_violated",
+    "describe_failure",
+    "matrices_with_spectrum",
+    "spd_matrices",
+    "invertible_matrices",
+    "log_uniform",
+    "epsilons",
+]
 
-_WIDTH = 400  # characters of an instance or a side shown in a message (an n x n matrix stays readable)
+_WIDTH = (
+    400  # characters of an instance or a side shown in a message (an n x n matrix stays readable)
+)
 
 
 def _check_result(result: Any, where: str) -> CheckResult:
     if not isinstance(result, CheckResult):
-        raise TypeError(f"{where}: result must be a dynkit.theory.CheckResult (what a check_* function returns); "
-                        f"got {type(result).__name__}")
+        raise TypeError(
+            f"{where}: result must be a dynkit.theory.CheckResult (what a check_* function returns); "
+            f"got {type(result).__name__}"
+        )
     return result
 
 
 def _short(value: Any) -> str:
     text = json.dumps(jsonable(value), separators=(", ", ": "))
-    return text if len(text) <= _WIDTH else text[:_WIDTH - 3] + "..."
+    return text if len(text) <= _WIDTH else text[: _WIDTH - 3] + "..."
 
 
 def describe_failure(result: CheckResult) -> str:
@@ -51,13 +64,15 @@ def describe_failure(result: CheckResult) -> str:
     worst = parts.get(part, result)
     n, held = result.n_instances, result.n_held
     state = "undecided" if result.is_undecided else ("holds" if result.holds else "VIOLATED")
-    lines = [f"claim {result.claim!r}: {state}",
-             f" part that failed: {part}" if part != result.claim else f" part: {part}",
-             f" worst residual: {result.residual:.6g} {'<=' if result.holds else '>'} tolerance "
-             f"{result.tolerance:.6g}",
-             f" instances: {n - held} of {n} failed" + (f" ({int(result.undecided.sum())} undecided)"
-                                                        if result.undecided.any() else ""),
-             f" worst instance: {_short(worst.instance)}"]
+    lines = [
+        f"claim {result.claim!r}: {state}",
+        f" part that failed: {part}" if part != result.claim else f" part: {part}",
+        f" worst residual: {result.residual:.6g} {'<=' if result.holds else '>'} tolerance "
+        f"{result.tolerance:.6g}",
+        f" instances: {n - held} of {n} failed"
+        + (f" ({int(result.undecided.sum())} undecided)" if result.undecided.any() else ""),
+        f" worst instance: {_short(worst.instance)}",
+    ]
     if worst.sides:
         lines.append(f" sides: {_short(worst.sides)}")
     lines.append(f" check: {result.message}")
@@ -84,7 +99,9 @@ def assert_holds(result: CheckResult, err_msg: str = "") -> None:
     """
     result = _check_result(result, "assert_holds")
     if not result.holds:
-        raise AssertionError((err_msg + "\n" if err_msg else "") + "Claim does not hold\n" + describe_failure(result))
+        raise AssertionError(
+            (err_msg + "\n" if err_msg else "") + "Claim does not hold\n" + describe_failure(result)
+        )
 
 
 def assert_violated(result: CheckResult, err_msg: str = "") -> None:
@@ -102,8 +119,11 @@ def assert_violated(result: CheckResult, err_msg: str = "") -> None:
     result = _check_result(result, "assert_violated")
     if result.holds or result.is_undecided:
         why = "holds on every instance" if result.holds else "is undecided (no instance violated)"
-        raise AssertionError((err_msg + "\n" if err_msg else "") + f"Expected a violation, but the claim {why}\n"
-                             + describe_failure(result))
+        raise AssertionError(
+            (err_msg + "\n" if err_msg else "")
+            + f"Expected a violation, but the claim {why}\n"
+            + describe_failure(result)
+        )
 
 
 # -------------------------------------------------------------------------------------------
@@ -114,18 +134,21 @@ def _st():
     try:
         from hypothesis import strategies as st
     except ImportError:  # pragma: no cover - hypothesis is in the dev extra
-        raise ImportError("dynkit.testing's strategies need hypothesis (pip install 'dynkit[dev]' or hypothesis)") \
-            from None
+        raise ImportError(
+            "dynkit.testing's strategies need hypothesis (pip install 'dynkit[dev]' or hypothesis)"
+        ) from None
     return st
 
 
 def log_uniform(low: float, high: float):
     """Floats spread log-uniformly over ``[low, high]`` (0 < low < high): each decade as likely as the next."""
     if not (np.isfinite(low) and np.isfinite(high) and 0 < low < high):
-        raise ValueError(f"low and high must be finite with 0 < low < high; got low={low!r}, high={high!r}")
+        raise ValueError(
+            f"low and high must be finite with 0 < low < high; got low={low!r}, high={high!r}"
+        )
     st = _st()
     lo, hi = np.log10(low), np.log10(high)
-    return st.floats(lo, hi, allow_nan=False).map(lambda e: float(np.clip(10.0 ** e, low, high)))
+    return st.floats(lo, hi, allow_nan=False).map(lambda e: float(np.clip(10.0**e, low, high)))
 
 
 def epsilons(low: float = 0.1, high: float = 100.0):
@@ -144,9 +167,10 @@ def _basis(st, n: int, cond_max: float):
         q1 = np.linalg.qr(rng.standard_normal((n, n)))[0]
         q2 = np.linalg.qr(rng.standard_normal((n, n)))[0]
         s = cond_max ** (spread * rng.uniform(0, 1, n))
-        s[0], s[-1] = 1.0, cond_max ** spread
+        s[0], s[-1] = 1.0, cond_max**spread
         return (q1 * s) @ q2
-    return st.builds(build, st.integers(0, 2 ** 32 - 1), st.floats(0, 1))
+
+    return st.builds(build, st.integers(0, 2**32 - 1), st.floats(0, 1))
 
 
 def _check_n(n: Any) -> int:
@@ -172,8 +196,13 @@ def matrices_with_spectrum(eigenvalues, *, cond_max: float = 10.0):
     def with_basis(values):
         values = np.asarray(values, dtype=float)
         if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
-            raise ValueError(f"eigenvalues must be a non-empty sequence of finite reals; got {values!r}")
-        return _basis(st, values.size, cond_max).map(lambda V: V @ np.diag(values) @ np.linalg.inv(V))
+            raise ValueError(
+                f"eigenvalues must be a non-empty sequence of finite reals; got {values!r}"
+            )
+        return _basis(st, values.size, cond_max).map(
+            lambda V: V @ np.diag(values) @ np.linalg.inv(V)
+        )
+
     return spectra.flatmap(with_basis)
 
 
@@ -192,7 +221,8 @@ def spd_matrices(n: int, *, cond_max: float = 1e3, scale=(1e-2, 1e2)):
         ev[0] = size
         A = (q * ev) @ q.T
         return (A + A.T) / 2
-    return st.builds(build, st.integers(0, 2 ** 32 - 1), st.floats(0, 1), log_uniform(*scale))
+
+    return st.builds(build, st.integers(0, 2**32 - 1), st.floats(0, 1), log_uniform(*scale))
 
 
 def invertible_matrices(n: int, *, cond_max: float = 1e2):

@@ -7,6 +7,7 @@
 y1'' - mu (1 - y1^2) y1' + y1 = 0 as a first-order system (MATLAB's vdp1000 at mu = 1000): stiff for large
 mu, where the slow branches take a time of order mu and the jumps between them a time of order 1/mu.
 """
+
 import numpy as np
 
 mu = 1.0  # a parameter: `--param mu=1000` sets it before the solve

@@ -67,7 +67,9 @@ plt.show()
 # %%
 for label, (nfes, errs) in results.items():
     orders = np.log2(errs[:-1] / errs[1:])
-    print(f"{label:7s} NFE {nfes.tolist()}  errors {['%.1e' % e for e in errs]}  observed orders {np.round(orders, 2)}")
+    print(
+        f"{label:7s} NFE {nfes.tolist()}  errors {['%.1e' % e for e in errs]}  observed orders {np.round(orders, 2)}"
+    )
 
 # %% [markdown]
 # Error at equal cost: interpolate each one-step method's error (log-log) at the NFE ARK spent with
@@ -78,7 +80,9 @@ for ark, rk in (("ark3", "ssprk3"), ("ark4", "rk4")):
     nfe_a, err_a = results[ark]
     nfe_r, err_r = results[rk]
     err_r_at = np.exp(np.interp(np.log(nfe_a[-1]), np.log(nfe_r), np.log(err_r)))
-    print(f"{ark} vs {rk} at NFE {nfe_a[-1]}: error {err_a[-1]:.2e} vs {err_r_at:.2e} (ratio {err_a[-1] / err_r_at:.2f})")
+    print(
+        f"{ark} vs {rk} at NFE {nfe_a[-1]}: error {err_a[-1]:.2e} vs {err_r_at:.2e} (ratio {err_a[-1] / err_r_at:.2f})"
+    )
 
 # %% [markdown]
 # The observed orders approach the nominal ones (3 and 4) as $h$ shrinks; whether ARK wins at
@@ -92,4 +96,7 @@ for label, nominal in {"ark3": 3, "ssprk3": 3, "ark4": 4, "rk4": 4}.items():
     observed = np.log2(err[-2] / err[-1])
     assert abs(observed - nominal) < 0.5, (label, observed)
 # ARK spends fewer evaluations per step than the one-step method of the same order.
-assert results["ark3"][0][-1] < results["ssprk3"][0][-1] and results["ark4"][0][-1] < results["rk4"][0][-1]
+assert (
+    results["ark3"][0][-1] < results["ssprk3"][0][-1]
+    and results["ark4"][0][-1] < results["rk4"][0][-1]
+)

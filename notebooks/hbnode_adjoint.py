@@ -46,22 +46,26 @@ def hbnode(t, z):
 
 z0 = torch.cat([h0, m0]).requires_grad_(True)
 tol = dict(rtol=1e-10, atol=1e-12)
-zT = dk.solve(hbnode, z0, torch.tensor([0.0, T], dtype=torch.float64), method="dopri5", **tol).ys[-1]
+zT = dk.solve(hbnode, z0, torch.tensor([0.0, T], dtype=torch.float64), method="dopri5", **tol).ys[
+    -1
+]
 loss = 0.5 * (zT[:d] ** 2).sum() + zT[d:].sum()
 (grad_autograd,) = torch.autograd.grad(loss, z0)
 
 
 def backward_system(t, y):
     # State (h, m) integrated backwards with the adjoint (a_h, a_m) of Eq. (41).
-    h, m, ah, am = y[:d], y[d:2 * d], y[2 * d:3 * d], y[3 * d:]
+    h, m, ah, am = y[:d], y[d : 2 * d], y[2 * d : 3 * d], y[3 * d :]
     jac = (1 - torch.tanh(h @ W.T + b) ** 2)[:, None] * W  # ∂f/∂h
     return torch.cat([m, -gamma_v * m + f(h), -(am @ jac), -ah + gamma_v * am])
 
 
 zT = zT.detach()
 y_T = torch.cat([zT, zT[:d], torch.ones(d, dtype=torch.float64)])
-sol = dk.solve(backward_system, y_T, torch.linspace(T, 0.0, 41, dtype=torch.float64), method="dopri5", **tol)
-grad_adjoint = sol.ys[-1][2 * d:]
+sol = dk.solve(
+    backward_system, y_T, torch.linspace(T, 0.0, 41, dtype=torch.float64), method="dopri5", **tol
+)
+grad_adjoint = sol.ys[-1][2 * d :]
 rel = float((grad_adjoint - grad_autograd).norm() / grad_autograd.norm())
 
 # %% tags=["hide-input"]
@@ -71,7 +75,9 @@ ts, ys = sol.ts.numpy(), sol.ys.numpy()
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharex=True)
 for ax, (name, block) in zip(axes, (("a_h", slice(2 * d, 3 * d)), ("a_m", slice(3 * d, 4 * d)))):
     ax.plot(ts, ys[:, block], marker=".", markevery=5)
-    ax.plot(np.zeros(d), grad_autograd.numpy()[:d] if name == "a_h" else grad_autograd.numpy()[d:], "ko")
+    ax.plot(
+        np.zeros(d), grad_autograd.numpy()[:d] if name == "a_h" else grad_autograd.numpy()[d:], "ko"
+    )
     ax.set(title=f"${name}(t)$", xlabel="t")
     ax.grid(alpha=0.3)
 fig.tight_layout()
@@ -101,7 +107,9 @@ names = [k for k in dk.symbolic.DERIVATIONS if "hbnode" in k.lower() and "adjoin
 assert names, f"no HBNODE adjoint derivation among {list(dk.symbolic.DERIVATIONS)}"
 for name in names:
     derivation = dk.symbolic.DERIVATIONS[name]()
-    print(f"{name}: derived result matches the paper ({derivation.equation}): {derivation.check_passed}")
+    print(
+        f"{name}: derived result matches the paper ({derivation.equation}): {derivation.check_passed}"
+    )
     assert derivation.check_passed
 
 # %% [markdown]

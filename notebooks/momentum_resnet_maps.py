@@ -54,7 +54,9 @@ def flow(theta, eps, x0):
         x, v = z[:d], z[d:]
         return np.concatenate([v, (theta @ x - v) / eps])
 
-    return dk.solve(f, np.concatenate([x0, np.zeros(d)]), [0.0, 1.0], rtol=1e-11, atol=1e-12).ys[-1, :d]
+    return dk.solve(f, np.concatenate([x0, np.zeros(d)]), [0.0, 1.0], rtol=1e-11, atol=1e-12).ys[
+        -1, :d
+    ]
 
 
 def argmin_alpha(eps):
@@ -98,7 +100,9 @@ for eps in (0.3, 1.0, 2.0):
     for _ in range(2 if SMALL else 5):
         theta, x0 = rng.normal(size=(2, 2)), rng.normal(size=2)
         exact = psi(theta, eps) @ x0
-        worst = max(worst, float(np.max(np.abs(flow(theta, eps, x0) - exact)) / np.max(np.abs(exact))))
+        worst = max(
+            worst, float(np.max(np.abs(flow(theta, eps, x0) - exact)) / np.max(np.abs(exact)))
+        )
 print(f"worst relative difference series vs dk.solve: {worst:.1e}")
 assert worst < 1e-8  # solves at rtol 1e-11; the series is summed to machine precision
 
@@ -112,7 +116,9 @@ for e in (0.1, 0.5, 1.0, 2.0, 3.0):
 # Cross-check λ_ε at ε = 1 as the minimum of the scalar flow's map θ ↦ Ψ_ε(θ), by dk.solve on a grid.
 thetas = np.linspace(-12, 0, 25 if SMALL else 121)
 by_flow = min(flow(np.array([[th]]), 1.0, np.array([1.0]))[0] for th in thetas)
-print(f"min over the theta grid of the flow map at eps = 1: {by_flow:+.4f} (lambda_1 = {lam(1.0):+.4f})")
+print(
+    f"min over the theta grid of the flow map at eps = 1: {by_flow:+.4f} (lambda_1 = {lam(1.0):+.4f})"
+)
 assert lam(1.0) <= by_flow < lam(1.0) + 0.01  # the grid minimum sits just above the true minimum
 
 # %% [markdown]

@@ -44,8 +44,10 @@ def per_model_per_tolerance(record: dict) -> dict:
         key, sep, tol = rest.partition("@")
         if sep and key in ("forward_nfe", "backward_nfe"):
             values = np.asarray(metric["values"], dtype=float)
-            out.setdefault(model, {}).setdefault(tol, {})[key] = {"mean": float(values.mean()),
-                                                                  "std": float(values.std(ddof=1))}
+            out.setdefault(model, {}).setdefault(tol, {})[key] = {
+                "mean": float(values.mean()),
+                "std": float(values.std(ddof=1)),
+            }
     return out
 
 
@@ -53,8 +55,14 @@ if os.environ.get("DYNKIT_NOTEBOOK_RUN") == "1" or not (RECORD / "results.json")
     small = os.environ.get("DYNKIT_NOTEBOOK_SMALL") == "1"
     MODELS = ("node", "anode", "sonode", "hbnode", "ghbnode")
     results = dk.experiments.nfe_vs_tolerance(
-        models=MODELS, task="digits", tolerances=(1e-3, 1e-4) if small else (1e-3, 1e-4, 1e-5, 1e-6),
-        n_batches=1 if small else 4, seed=0, out=Path(tempfile.mkdtemp(prefix="nfe_vs_tol_")), quiet=True)
+        models=MODELS,
+        task="digits",
+        tolerances=(1e-3, 1e-4) if small else (1e-3, 1e-4, 1e-5, 1e-6),
+        n_batches=1 if small else 4,
+        seed=0,
+        out=Path(tempfile.mkdtemp(prefix="nfe_vs_tol_")),
+        quiet=True,
+    )
     models = {m: results[m] for m in MODELS}
     of_record = False
     provenance = ["measured now (untrained models)"]
@@ -64,20 +72,33 @@ else:
     MODELS = tuple(m for m in record["config"]["models"] if m in models)
     models = {m: models[m] for m in MODELS}
     of_record = True
-    provenance = [f"results of record: {RECORD.relative_to(RECORD.parents[2])}, seeds {record['seeds']}",
-                  f"config: {({k: v for k, v in record['config'].items() if k not in ('models', 'model')})}"]
+    provenance = [
+        f"results of record: {RECORD.relative_to(RECORD.parents[2])}, seeds {record['seeds']}",
+        f"config: { ({k: v for k, v in record['config'].items() if k not in ('models', 'model')}) }",
+    ]
 tolerances = sorted(next(iter(models.values())), key=float, reverse=True)  # loose -> tight
 
 # %% tags=["hide-input"]
-styles = dict(zip(("node", "anode", "sonode", "hbnode", "ghbnode"),
-              [("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"), ("v", "-")]))
+styles = dict(
+    zip(
+        ("node", "anode", "sonode", "hbnode", "ghbnode"),
+        [("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"), ("v", "-")],
+    )
+)
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
 for ax, key in zip(axes, ("forward_nfe", "backward_nfe")):
     for model, per_tol in models.items():
         marker, line = styles[model]
-        ax.errorbar([float(t) for t in tolerances], [per_tol[t][key]["mean"] for t in tolerances],
-                    yerr=[per_tol[t][key]["std"] for t in tolerances], marker=marker, linestyle=line,
-                    markerfacecolor="none", capsize=3, label=model.upper())
+        ax.errorbar(
+            [float(t) for t in tolerances],
+            [per_tol[t][key]["mean"] for t in tolerances],
+            yerr=[per_tol[t][key]["std"] for t in tolerances],
+            marker=marker,
+            linestyle=line,
+            markerfacecolor="none",
+            capsize=3,
+            label=model.upper(),
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.invert_xaxis()
@@ -100,7 +121,9 @@ print(f"{'model':8s} {'tol':>7s} {'forward NFE':>14s} {'backward NFE':>16s}")
 for model, per_tol in models.items():
     for tol in tolerances:
         fw, bw = per_tol[tol]["forward_nfe"], per_tol[tol]["backward_nfe"]
-        print(f"{model:8s} {tol:>7s} {fw['mean']:8.1f} ± {fw['std']:<4.1f} {bw['mean']:9.1f} ± {bw['std']:<5.1f}")
+        print(
+            f"{model:8s} {tol:>7s} {fw['mean']:8.1f} ± {fw['std']:<4.1f} {bw['mean']:9.1f} ± {bw['std']:<5.1f}"
+        )
 
 # %% [markdown]
 # Checks: every model and tolerance is there, every NFE is positive, an adaptive solver never needs
@@ -113,5 +136,8 @@ for model, per_tol in models.items():
     assert all(m > 0 for m in means) and means[-1] >= means[0], (model, means)
 if of_record:
     assert len(tolerances) >= 4
-    assert all(models[m][tolerances[-1]]["forward_nfe"]["mean"] > models[m][tolerances[0]]["forward_nfe"]["mean"]
-               for m in MODELS)
+    assert all(
+        models[m][tolerances[-1]]["forward_nfe"]["mean"]
+        > models[m][tolerances[0]]["forward_nfe"]["mean"]
+        for m in MODELS
+    )

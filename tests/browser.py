@@ -3,6 +3,7 @@
 `make test` installs Chromium when it is absent (Makefile, target `browser`); without one, the tests
 that need it fail loudly (they never skip). ``DYNKIT_CHROMIUM`` names another binary.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,10 +20,14 @@ CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-st
 
 def chromium() -> str:
     """Path of the browser binary; fails the calling test (never skips) when there is none."""
-    found = os.environ.get("DYNKIT_CHROMIUM") or next(filter(None, map(shutil.which, CANDIDATES)), None)
+    found = os.environ.get("DYNKIT_CHROMIUM") or next(
+        filter(None, map(shutil.which, CANDIDATES)), None
+    )
     if not found:
-        pytest.fail("no Chromium found: the browser tests need one. `make test` installs it "
-                    "(apt-get install chromium); or set DYNKIT_CHROMIUM=/path/to/chrome")
+        pytest.fail(
+            "no Chromium found: the browser tests need one. `make test` installs it "
+            "(apt-get install chromium); or set DYNKIT_CHROMIUM=/path/to/chrome"
+        )
     return found
 
 
@@ -36,8 +41,11 @@ def _isolation() -> list[str]:
 
 
 # Offline even without a network namespace: every host name fails to resolve, every proxy is refused.
-OFFLINE_FLAGS = ["--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=http://127.0.0.1:9",
-                 "--proxy-bypass-list=<-loopback>"]
+OFFLINE_FLAGS = [
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--proxy-server=http://127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+]
 
 
 # How the page draws its scrollbars: not at all (screenshots, the report's checks), or as overlays that
@@ -46,10 +54,23 @@ OFFLINE_FLAGS = ["--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=http:/
 SCROLLBARS = {"hidden": ["--hide-scrollbars"], "overlay": ["--enable-features=OverlayScrollbar"]}
 
 
-def _run(page: Path, *args: str, timeout: float = 120, scrollbars: str = "hidden") -> subprocess.CompletedProcess:
-    cmd = [*_isolation(), chromium(), "--headless", "--no-sandbox", "--disable-gpu", *SCROLLBARS[scrollbars],
-           "--no-first-run", "--disable-extensions", *OFFLINE_FLAGS, "--virtual-time-budget=60000", *args,
-           Path(page).resolve().as_uri()]
+def _run(
+    page: Path, *args: str, timeout: float = 120, scrollbars: str = "hidden"
+) -> subprocess.CompletedProcess:
+    cmd = [
+        *_isolation(),
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        *SCROLLBARS[scrollbars],
+        "--no-first-run",
+        "--disable-extensions",
+        *OFFLINE_FLAGS,
+        "--virtual-time-budget=60000",
+        *args,
+        Path(page).resolve().as_uri(),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}"
     return proc
@@ -80,21 +101,30 @@ def typeset_problems(dom: str, expected_min: int) -> list[str]:
     problems = []
     n = len(re.findall(r"<mjx-container\b", dom))
     if n < expected_min:
-        problems.append(f"{n} typeset equations (<mjx-container>), expected at least {expected_min}")
+        problems.append(
+            f"{n} typeset equations (<mjx-container>), expected at least {expected_min}"
+        )
     text = _visible_text(dom)
     for raw in (r"\[", r"\begin{aligned}", "$$", r"\frac{"):
         if raw in text:
             i = text.index(raw)
-            problems.append(f"raw TeX {raw!r} in the page text: ...{text[max(0, i - 60):i + 80]!r}")
+            problems.append(
+                f"raw TeX {raw!r} in the page text: ...{text[max(0, i - 60) : i + 80]!r}"
+            )
     inline = re.search(r"\$[^$\s][^$]*?\\[A-Za-z]+[^$]*?\$", text)  # $...\macro...$ left as text
     if inline:
         problems.append(f"raw inline TeX in the page text: {inline.group(0)[:120]!r}")
-    markup = re.sub(r"<script\b.*?</script>", " ", dom, flags=re.S | re.I)  # MathJax's own source names them too
+    markup = re.sub(
+        r"<script\b.*?</script>", " ", dom, flags=re.S | re.I
+    )  # MathJax's own source names them too
     # A TeX error is an <merror> box with data-mjx-error; an undefined macro (noundefined) is red mtext.
-    for mark, what in (("data-mjx-error", "TeX error"), ('data-mml-node="mtext" fill="red"', "undefined macro")):
+    for mark, what in (
+        ("data-mjx-error", "TeX error"),
+        ('data-mml-node="mtext" fill="red"', "undefined macro"),
+    ):
         if mark in markup:
             i = markup.index(mark)
-            problems.append(f"MathJax {what}: {markup[i:i + 160]!r}")
+            problems.append(f"MathJax {what}: {markup[i : i + 160]!r}")
     return problems
 
 
@@ -129,8 +159,14 @@ addEventListener("load", () => {
 </script>"""
 
 
-def probe(page: Path, workdir: Path, width: int = 1280, height: int = 800, script: str = PROBE,
-          scrollbars: str = "hidden") -> tuple[dict, str]:
+def probe(
+    page: Path,
+    workdir: Path,
+    width: int = 1280,
+    height: int = 800,
+    script: str = PROBE,
+    scrollbars: str = "hidden",
+) -> tuple[dict, str]:
     """Load a copy of ``page`` with ``script`` (default :data:`PROBE`) in a ``width`` x ``height`` window.
 
     ``script`` is a ``<script>`` element that writes its findings as JSON into ``<pre id="dynkit-probe">``;
@@ -140,7 +176,9 @@ def probe(page: Path, workdir: Path, width: int = 1280, height: int = 800, scrip
 
     copy = Path(workdir) / f"probed_{Path(page).name}"
     html = Path(page).read_text()
-    copy.write_text(html.replace("</body>", script + "</body>") if "</body>" in html else html + script)
+    copy.write_text(
+        html.replace("</body>", script + "</body>") if "</body>" in html else html + script
+    )
     dom = _run(copy, f"--window-size={width},{height}", "--dump-dom", scrollbars=scrollbars).stdout
     found = re.search(r'<pre id="dynkit-probe">(.*?)</pre>', dom, flags=re.S)
     assert found, "the probe did not run"
@@ -160,22 +198,30 @@ def mathml_problems(found: dict, dom: str, expected_min: int) -> list[str]:
     if found["math"] < expected_min:
         problems.append(f"{found['math']} <math> elements, expected at least {expected_min}")
     if found["native"] != found["math"]:
-        problems.append(f"{found['math'] - found['native']} <math> elements are not MathML elements")
+        problems.append(
+            f"{found['math'] - found['native']} <math> elements are not MathML elements"
+        )
     if found["drawn"] != found["math"]:
-        problems.append(f"{found['math'] - found['drawn']} <math> elements have no size (not rendered)")
+        problems.append(
+            f"{found['math'] - found['drawn']} <math> elements have no size (not rendered)"
+        )
     problems += [f"<merror>: {e!r}" for e in found["errors"]]
     text = _visible_text(re.sub(r'<pre id="dynkit-probe">.*?</pre>', " ", dom, flags=re.S))
     for raw in (r"\[", r"\begin{", "$$", r"\frac{", r"\left"):
         if raw in text:
             i = text.index(raw)
-            problems.append(f"raw TeX {raw!r} in the page text: ...{text[max(0, i - 60):i + 80]!r}")
+            problems.append(
+                f"raw TeX {raw!r} in the page text: ...{text[max(0, i - 60) : i + 80]!r}"
+            )
     inline = re.search(r"\$[^$\s][^$]*?\\[A-Za-z]+[^$]*?\$", text)
     if inline:
         problems.append(f"raw inline TeX in the page text: {inline.group(0)[:120]!r}")
     for math in re.finditer(r"<math\b.*?</math>", dom, flags=re.S):
         command = re.search(r"\\[A-Za-z]+", re.sub(r"<[^>]+>", "", math.group(0)))
         if command and "<merror" not in math.group(0):
-            problems.append(f"TeX command {command.group(0)!r} left inside an equation: {math.group(0)[:160]!r}")
+            problems.append(
+                f"TeX command {command.group(0)!r} left inside an equation: {math.group(0)[:160]!r}"
+            )
     return problems
 
 
@@ -266,9 +312,13 @@ def layout(page: Path, width: int = 1280, height: int = 800) -> dict:
     overlay flag, ``SCROLLBARS["overlay"]``, is not honoured by every version).
     """
     try:
-        found, _ = probe(page, Path(page).parent, width, height, script=LAYOUT_PROBE, scrollbars="overlay")
+        found, _ = probe(
+            page, Path(page).parent, width, height, script=LAYOUT_PROBE, scrollbars="overlay"
+        )
     finally:
-        (Path(page).parent / f"probed_{Path(page).name}").unlink(missing_ok=True)  # leave the build as it was
+        (Path(page).parent / f"probed_{Path(page).name}").unlink(
+            missing_ok=True
+        )  # leave the build as it was
     return found
 
 
@@ -281,9 +331,11 @@ def layout_problems(found: dict, must_fit: tuple[str, ...] = ()) -> list[str]:
     problems = []
     for item in found["boxes"]:
         if item["layout"] in CUT_OFF or (item["kind"] in must_fit and item["layout"] != "fits"):
-            problems.append(f"{item['kind']} {item['layout']} ({item['scroll_width']} px in a box of "
-                            f"{item['client_width']} px, overflow-x {item['overflow_x']}, "
-                            f"scrollbar {item['scrollbar']} px): {item['text']!r}")
+            problems.append(
+                f"{item['kind']} {item['layout']} ({item['scroll_width']} px in a box of "
+                f"{item['client_width']} px, overflow-x {item['overflow_x']}, "
+                f"scrollbar {item['scrollbar']} px): {item['text']!r}"
+            )
     return problems
 
 
@@ -299,8 +351,10 @@ def main(argv: list[str]) -> None:
     for name in pages:
         found = layout(root / f"{name}.html")
         counts = Counter(f"{item['kind']} {item['layout']}" for item in found["boxes"])
-        print(f"{name}: first figure top {found['first_figure_top']} px (window {found['viewport']} px high); "
-              + ", ".join(f"{n} {what}" for what, n in sorted(counts.items())))
+        print(
+            f"{name}: first figure top {found['first_figure_top']} px (window {found['viewport']} px high); "
+            + ", ".join(f"{n} {what}" for what, n in sorted(counts.items()))
+        )
         for problem in layout_problems(found):
             print(f"    {problem}")
 

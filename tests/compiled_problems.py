@@ -3,6 +3,7 @@
 The vector fields are module-level functions on purpose: numba compiles a kernel once per ``f`` and process, so
 every test that reuses these pays the compile time once (about 2 s per ``f`` on one core).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -70,10 +71,30 @@ class Case:
 
 CASES = (
     # backward in time, an output grid that does not fall on the steps, a per-component atol
-    Case("decay_backward", decay, np.array([1.0, 0.5, 2.0]), np.linspace(2.0, 0.0, 9), 1e-6,
-         np.array([1e-8, 1e-9, 1e-8])),
-    Case("lotka_volterra", lotka_volterra, np.array([10.0, 5.0]), np.linspace(0.0, 10.0, 11), 1e-8, 1e-10),
-    Case("van_der_pol", van_der_pol, np.array([2.0, 0.0]), np.array([0.0, 0.3, 1.7, 4.0, 6.5, 10.0]), 1e-6, 1e-8),
+    Case(
+        "decay_backward",
+        decay,
+        np.array([1.0, 0.5, 2.0]),
+        np.linspace(2.0, 0.0, 9),
+        1e-6,
+        np.array([1e-8, 1e-9, 1e-8]),
+    ),
+    Case(
+        "lotka_volterra",
+        lotka_volterra,
+        np.array([10.0, 5.0]),
+        np.linspace(0.0, 10.0, 11),
+        1e-8,
+        1e-10,
+    ),
+    Case(
+        "van_der_pol",
+        van_der_pol,
+        np.array([2.0, 0.0]),
+        np.array([0.0, 0.3, 1.7, 4.0, 6.5, 10.0]),
+        1e-6,
+        1e-8,
+    ),
 )
 
 ADAPTIVE_EXPLICIT = ("bosh3", "rkf45", "dopri5", "tsit5", "dop853")
@@ -103,7 +124,16 @@ DIAGNOSIS_SLACK = 3  # calls of f: the bisection's count may differ by a halving
 
 def python_path(case: Case, method: str, **options):
     """The Python path's solution and its accepted steps' end times (from its dense output's step list)."""
-    sol = dk.solve(case.f, case.y0, case.t, method=method, rtol=case.rtol, atol=case.atol, dense=True, **options)
+    sol = dk.solve(
+        case.f,
+        case.y0,
+        case.t,
+        method=method,
+        rtol=case.rtol,
+        atol=case.atol,
+        dense=True,
+        **options,
+    )
     return sol, np.array(sol.dense.ends)
 
 
@@ -113,15 +143,25 @@ def compiled_run(case: Case, method: str, driver=None):
     problem = compile_problem(case.f, case.y0, float(case.t[0]))
     driver = KERNELS[method] if driver is None else driver
     atol = np.broadcast_to(np.asarray(case.atol, dtype=float), case.y0.shape).copy()
-    result = driver(problem, float(case.t[0]), float(case.t[-1]), case.y0, case.t, case.rtol, atol, 0.0, 100_000,
-                    record_steps=True)
+    result = driver(
+        problem,
+        float(case.t[0]),
+        float(case.t[-1]),
+        case.y0,
+        case.t,
+        case.rtol,
+        atol,
+        0.0,
+        100_000,
+        record_steps=True,
+    )
     return result
 
 
 def path_differences(python_sol, python_steps, result, rtol: float) -> list[str]:
     """What differs between the Python path and a compiled result beyond the tolerances above (empty: they agree)."""
     compiled_stats = dict(zip(STAT_FIELDS, map(int, result.stats)))
-    compiled_ys, steps = result.ys[:result.n_filled], result.steps
+    compiled_ys, steps = result.ys[: result.n_filled], result.steps
     problems = []
     if python_sol.stats.as_dict() != compiled_stats:
         problems.append(f"stats differ: {python_sol.stats.as_dict()} vs {compiled_stats}")

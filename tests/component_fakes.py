@@ -5,6 +5,7 @@ wiring (what is called with which arguments, what ends up in the output) indepen
 components, which are developed on other branches. They stay valid once the real components are
 merged: monkeypatch replaces the real names for the duration of a test only.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,12 +35,18 @@ class Derivation:
     check_passed: bool
 
     def to_latex(self) -> str:
-        return "\n".join([f"% {self.title}"] + [f"{s.text}: {sp.latex(s.expr)}" for s in self.steps]
-                         + [sp.latex(self.result)])
+        return "\n".join(
+            [f"% {self.title}"]
+            + [f"{s.text}: {sp.latex(s.expr)}" for s in self.steps]
+            + [sp.latex(self.result)]
+        )
 
     def to_markdown(self) -> str:
-        return "\n\n".join([f"### {self.title}"] + [f"{s.text}\n\n$${sp.latex(s.expr)}$$" for s in self.steps]
-                           + [f"Result: $${sp.latex(self.result)}$$"])
+        return "\n\n".join(
+            [f"### {self.title}"]
+            + [f"{s.text}\n\n$${sp.latex(s.expr)}$$" for s in self.steps]
+            + [f"Result: $${sp.latex(self.result)}$$"]
+        )
 
 
 def _fake_heavy_ball() -> Derivation:
@@ -47,15 +54,33 @@ def _fake_heavy_ball() -> Derivation:
     t, h, beta = sp.symbols("t h beta", positive=True)
     x = sp.Function("x")
     ode = sp.Eq(x(t).diff(t, 2) + beta * x(t).diff(t), -sp.Symbol("g"))
-    return Derivation("fake_heavy_ball", "FAKE heavy-ball limit", "FAKE paper", "Eq. (99)",
-                      [Step("Taylor-expand the update", sp.Eq(x(t + h), x(t) + h * x(t).diff(t))),
-                       Step("Take the limit h -> 0", ode)], ode, ode, True)
+    return Derivation(
+        "fake_heavy_ball",
+        "FAKE heavy-ball limit",
+        "FAKE paper",
+        "Eq. (99)",
+        [
+            Step("Taylor-expand the update", sp.Eq(x(t + h), x(t) + h * x(t).diff(t))),
+            Step("Take the limit h -> 0", ode),
+        ],
+        ode,
+        ode,
+        True,
+    )
 
 
 def _fake_failing() -> Derivation:
     a = sp.Symbol("a")
-    return Derivation("fake_failing", "FAKE mismatching derivation", "FAKE paper", "Eq. (100)",
-                      [Step("Start", sp.Eq(a, 1))], sp.Integer(1), sp.Integer(2), False)
+    return Derivation(
+        "fake_failing",
+        "FAKE mismatching derivation",
+        "FAKE paper",
+        "Eq. (100)",
+        [Step("Start", sp.Eq(a, 1))],
+        sp.Integer(1),
+        sp.Integer(2),
+        False,
+    )
 
 
 DERIVATIONS = {"fake_heavy_ball": _fake_heavy_ball, "fake_failing": _fake_failing}
@@ -89,8 +114,11 @@ class ClaimTable:
         return "\n".join(f"| {r.claim} | {r.held} |" for r in self.rows)
 
     def __str__(self) -> str:
-        return "\n".join(f"{r.claim:16s} {r.paper} {r.equation} n={r.instances} held={r.held} "
-                         f"worst={r.worst_residual:.1e}" for r in self.rows)
+        return "\n".join(
+            f"{r.claim:16s} {r.paper} {r.equation} n={r.instances} held={r.held} "
+            f"worst={r.worst_residual:.1e}"
+            for r in self.rows
+        )
 
 
 @dataclass
@@ -103,18 +131,37 @@ class Claim:
 
     def run(self, n_instances: int, seed: int) -> ClaimRow:
         ok = self.id != "fake_false"
-        return ClaimRow(self.id, self.paper, self.equation, n_instances, n_instances if ok else n_instances - 1,
-                        1e-14 if ok else 0.5, 1e-10, 0.01)
+        return ClaimRow(
+            self.id,
+            self.paper,
+            self.equation,
+            n_instances,
+            n_instances if ok else n_instances - 1,
+            1e-14 if ok else 0.5,
+            1e-10,
+            0.01,
+        )
 
 
-CLAIMS = {"fake_true": Claim("fake_true", "FAKE paper", "Prop. 1", "A statement that holds.", ["f is smooth"]),
-          "fake_false": Claim("fake_false", "FAKE paper", "Prop. 2", "A statement that fails.", ["none"])}
+CLAIMS = {
+    "fake_true": Claim(
+        "fake_true", "FAKE paper", "Prop. 1", "A statement that holds.", ["f is smooth"]
+    ),
+    "fake_false": Claim("fake_false", "FAKE paper", "Prop. 2", "A statement that fails.", ["none"]),
+}
 
 CALLS: list = []  # (function name, kwargs) of every call to a fake, for wiring assertions
 
 
-def run_all(n_instances: int = 1000, seed: int = 0, claims=None, *, progress: bool = False) -> ClaimTable:
-    CALLS.append(("run_all", {"n_instances": n_instances, "seed": seed, "claims": claims, "progress": progress}))
+def run_all(
+    n_instances: int = 1000, seed: int = 0, claims=None, *, progress: bool = False
+) -> ClaimTable:
+    CALLS.append(
+        (
+            "run_all",
+            {"n_instances": n_instances, "seed": seed, "claims": claims, "progress": progress},
+        )
+    )
     ids = list(CLAIMS) if claims is None else list(claims)
     return ClaimTable([CLAIMS[c].run(n_instances, seed) for c in ids])
 
@@ -138,14 +185,31 @@ class StiffnessReport:
         return f"FAKE stiffness: stiff={self.is_stiff} ratio={self.stiffness_ratio:g}"
 
     def to_dict(self) -> dict:
-        return {"is_stiff": self.is_stiff, "stiffness_ratio": self.stiffness_ratio, "times": self.times}
+        return {
+            "is_stiff": self.is_stiff,
+            "stiffness_ratio": self.stiffness_ratio,
+            "times": self.times,
+        }
 
 
-def stiffness_report(f, y0, t, method="dopri5", rtol=1e-6, atol=1e-9, max_steps=100_000) -> StiffnessReport:
-    CALLS.append(("stiffness_report", {"method": method, "rtol": rtol, "atol": atol, "max_steps": max_steps}))
-    dy = np.asarray(f(float(t[0]), np.asarray(y0, float)))  # call the user's f once: the wiring is real
-    return StiffnessReport(False, 1.0, [float(t[0]), float(t[-1])], [dy.tolist()], {"nfe": 1},
-                           t_reached=float(t[-1]), t_end=float(t[-1]))
+def stiffness_report(
+    f, y0, t, method="dopri5", rtol=1e-6, atol=1e-9, max_steps=100_000
+) -> StiffnessReport:
+    CALLS.append(
+        ("stiffness_report", {"method": method, "rtol": rtol, "atol": atol, "max_steps": max_steps})
+    )
+    dy = np.asarray(
+        f(float(t[0]), np.asarray(y0, float))
+    )  # call the user's f once: the wiring is real
+    return StiffnessReport(
+        False,
+        1.0,
+        [float(t[0]), float(t[-1])],
+        [dy.tolist()],
+        {"nfe": 1},
+        t_reached=float(t[-1]),
+        t_end=float(t[-1]),
+    )
 
 
 def _plot_png(path) -> None:
@@ -179,21 +243,60 @@ class WorkPrecisionTable:
 PROBLEMS = {"fake_decay": None}
 
 
-def work_precision(problems=None, methods=("dopri5", "rkf45", "bosh3"), tolerances=(1e-4, 1e-6, 1e-8, 1e-10),
-                   include_scipy=True) -> WorkPrecisionTable:
+def work_precision(
+    problems=None,
+    methods=("dopri5", "rkf45", "bosh3"),
+    tolerances=(1e-4, 1e-6, 1e-8, 1e-10),
+    include_scipy=True,
+) -> WorkPrecisionTable:
     CALLS.append(("work_precision", {"tolerances": tolerances, "include_scipy": include_scipy}))
     solvers = list(methods) + (["scipy:RK45"] if include_scipy else [])
-    return WorkPrecisionTable([{"problem": "fake_decay", "solver": s, "tol": tol, "error": tol * 3, "nfe": 17}
-                               for s in solvers for tol in tolerances])
+    return WorkPrecisionTable(
+        [
+            {"problem": "fake_decay", "solver": s, "tol": tol, "error": tol * 3, "nfe": 17}
+            for s in solvers
+            for tol in tolerances
+        ]
+    )
 
 
-def nfe_vs_tolerance(models=("node", "hbnode"), task="digits", tolerances=(1e-3, 1e-5), n_batches=2, seed=0,
-                     out=None, quiet=False, solver="dynkit", train_epochs=0) -> dict:
-    CALLS.append(("nfe_vs_tolerance", {"models": models, "task": task, "tolerances": tolerances,
-                                       "n_batches": n_batches, "seed": seed, "out": out, "quiet": quiet,
-                                       "solver": solver, "train_epochs": train_epochs}))
-    return {m: {f"{tol:g}": {"forward_nfe": {"mean": 20.0 + i, "std": 1.0}, "backward_nfe": {"mean": 30.0, "std": 2.0}}
-                for tol in tolerances} for i, m in enumerate(models)}
+def nfe_vs_tolerance(
+    models=("node", "hbnode"),
+    task="digits",
+    tolerances=(1e-3, 1e-5),
+    n_batches=2,
+    seed=0,
+    out=None,
+    quiet=False,
+    solver="dynkit",
+    train_epochs=0,
+) -> dict:
+    CALLS.append(
+        (
+            "nfe_vs_tolerance",
+            {
+                "models": models,
+                "task": task,
+                "tolerances": tolerances,
+                "n_batches": n_batches,
+                "seed": seed,
+                "out": out,
+                "quiet": quiet,
+                "solver": solver,
+                "train_epochs": train_epochs,
+            },
+        )
+    )
+    return {
+        m: {
+            f"{tol:g}": {
+                "forward_nfe": {"mean": 20.0 + i, "std": 1.0},
+                "backward_nfe": {"mean": 30.0, "std": 2.0},
+            }
+            for tol in tolerances
+        }
+        for i, m in enumerate(models)
+    }
 
 
 def plot_nfe_vs_tolerance(results, path) -> Path:
@@ -203,16 +306,49 @@ def plot_nfe_vs_tolerance(results, path) -> Path:
 
 
 # ---- dk.tasks --------------------------------------------------------------------------------------
-def run_training(model, task, *, epochs=None, out=None, seed=0, resume=False, quiet=False, method="dopri5",
-                 tol=1e-3, full=False, solver=None, device="cpu") -> dict:
-    CALLS.append(("run_training", {"model": model, "task": task, "epochs": epochs, "out": out, "seed": seed,
-                                   "resume": resume, "method": method, "tol": tol, "full": full, "solver": solver,
-                                   "device": device}))
+def run_training(
+    model,
+    task,
+    *,
+    epochs=None,
+    out=None,
+    seed=0,
+    resume=False,
+    quiet=False,
+    method="dopri5",
+    tol=1e-3,
+    full=False,
+    solver=None,
+    device="cpu",
+) -> dict:
+    CALLS.append(
+        (
+            "run_training",
+            {
+                "model": model,
+                "task": task,
+                "epochs": epochs,
+                "out": out,
+                "seed": seed,
+                "resume": resume,
+                "method": method,
+                "tol": tol,
+                "full": full,
+                "solver": solver,
+                "device": device,
+            },
+        )
+    )
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
         (Path(out) / "result.json").write_text(json.dumps({"model": model}))
-    return {"model": model, "task": task, "final": {"test_acc": 0.5, "per_class": [0.4, 0.6]},
-            "epochs": epochs or 1, "history": [{"epoch": 1}]}
+    return {
+        "model": model,
+        "task": task,
+        "final": {"test_acc": 0.5, "per_class": [0.4, 0.6]},
+        "epochs": epochs or 1,
+        "history": [{"epoch": 1}],
+    }
 
 
 # ---- installation ----------------------------------------------------------------------------------

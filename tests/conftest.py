@@ -1,4 +1,5 @@
 """Shared test set-up."""
+
 import pytest
 
 from dynkit.solvers import engine

@@ -1,4 +1,5 @@
 """Momentum attention: parallel form (13)/(14) vs recurrent form (12) vs a direct float64 reference."""
+
 import math
 
 import pytest
@@ -8,8 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynkit.models import attention as att
-from dynkit.models.attention import (adaptive_momentum, linear_attention, momentum_attention,
-                                     momentum_attention_recurrent, momentum_attention_step, softmax_attention)
+from dynkit.models.attention import (
+    adaptive_momentum,
+    linear_attention,
+    momentum_attention,
+    momentum_attention_recurrent,
+    momentum_attention_step,
+    softmax_attention,
+)
 
 torch.set_num_threads(1)
 
@@ -17,8 +24,11 @@ torch.set_num_threads(1)
 def qkv(n, m=None, b=2, h=2, d=8, dv=5, seed=0, dtype=torch.float32):
     g = torch.Generator().manual_seed(seed)
     m = n if m is None else m
-    return (torch.randn(b, h, n, d, generator=g, dtype=dtype), torch.randn(b, h, m, d, generator=g, dtype=dtype),
-            torch.randn(b, h, m, dv, generator=g, dtype=dtype))
+    return (
+        torch.randn(b, h, n, d, generator=g, dtype=dtype),
+        torch.randn(b, h, m, d, generator=g, dtype=dtype),
+        torch.randn(b, h, m, dv, generator=g, dtype=dtype),
+    )
 
 
 def direct(q, k, v, beta, gamma, causal, eps=1e-6):
@@ -46,8 +56,13 @@ def rel(a, b):
 # float32 evaluation of sums of up to a few hundred O(1) terms: errors ~1e-7 relative; 1e-5 leaves margin
 # and would still catch an off-by-one in the weights (a relative change ~beta^N or 1/N, far above 1e-5).
 @settings(max_examples=25, deadline=None)
-@given(beta=st.sampled_from([0.0, 0.1, 0.5, 0.9, 0.99, 0.999]), n=st.integers(1, 150),
-       chunk=st.integers(1, 70), gamma=st.floats(0.1, 2.0), causal=st.booleans())
+@given(
+    beta=st.sampled_from([0.0, 0.1, 0.5, 0.9, 0.99, 0.999]),
+    n=st.integers(1, 150),
+    chunk=st.integers(1, 70),
+    gamma=st.floats(0.1, 2.0),
+    causal=st.booleans(),
+)
 def test_parallel_form_equals_closed_form(beta, n, chunk, gamma, causal):
     q, k, v = qkv(n, seed=n)
     out = momentum_attention(q, k, v, beta, gamma, causal=causal, chunk=chunk)
@@ -84,22 +99,27 @@ def test_long_sequence_does_not_overflow():
 def test_gradients_of_both_forms_agree(causal):
     q, k, v = (x.requires_grad_() for x in qkv(37, dtype=torch.float64))
     grads = []
-    for form in (lambda: momentum_attention(q, k, v, 0.8, 0.7, causal=causal, chunk=8),
-                 lambda: momentum_attention_recurrent(q, k, v, 0.8, 0.7, causal=causal)):
+    for form in (
+        lambda: momentum_attention(q, k, v, 0.8, 0.7, causal=causal, chunk=8),
+        lambda: momentum_attention_recurrent(q, k, v, 0.8, 0.7, causal=causal),
+    ):
         (form() ** 2).sum().backward()
         grads.append([x.grad.clone() for x in (q, k, v)])
         for x in (q, k, v):
             x.grad = None
     for a, b in zip(*grads):
-        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)  # float64, same function: rounding only
+        torch.testing.assert_close(
+            a, b, rtol=1e-10, atol=1e-12
+        )  # float64, same function: rounding only
 
 
 def test_non_causal_with_different_query_and_key_lengths():
     q, k, v = qkv(7, m=19)
     out = momentum_attention(q, k, v, 0.7, 1.3, causal=False)
     torch.testing.assert_close(out.double(), direct(q, k, v, 0.7, 1.3, False), rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(out, momentum_attention_recurrent(q, k, v, 0.7, 1.3, causal=False),
-                               rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(
+        out, momentum_attention_recurrent(q, k, v, 0.7, 1.3, causal=False), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_step_api_reproduces_recurrent_form():
@@ -108,8 +128,15 @@ def test_step_api_reproduces_recurrent_form():
     for i in range(20):
         out, state = momentum_attention_step(q[:, :, i], k[:, :, i], v[:, :, i], state, 0.6, 0.9)
         outs.append(out)
-    assert len(state) == 3 and state[1].shape == (2, 2, 8, 5)  # O(1) state: (m, s, z), no N dimension
-    torch.testing.assert_close(torch.stack(outs, 2), momentum_attention_recurrent(q, k, v, 0.6, 0.9))
+    assert len(state) == 3 and state[1].shape == (
+        2,
+        2,
+        8,
+        5,
+    )  # O(1) state: (m, s, z), no N dimension
+    torch.testing.assert_close(
+        torch.stack(outs, 2), momentum_attention_recurrent(q, k, v, 0.6, 0.9)
+    )
 
 
 def test_feature_map_none_uses_inputs_as_features():
@@ -123,20 +150,28 @@ def test_feature_map_none_uses_inputs_as_features():
 def test_linear_attention_is_eq7_and_momentum_with_beta_zero():
     q, k, v = qkv(90)
     fq, fk = F.elu(q) + 1, F.elu(k) + 1
-    s = torch.einsum("bhjd,bhje->bhjde", fk, v).cumsum(2)   # Eq. (7): states s_i, z_i explicitly
+    s = torch.einsum("bhjd,bhje->bhjde", fk, v).cumsum(2)  # Eq. (7): states s_i, z_i explicitly
     z = fk.cumsum(2)
-    ref = torch.einsum("bhid,bhide->bhie", fq, s) / (torch.einsum("bhid,bhid->bhi", fq, z)[..., None] + 1e-6)
+    ref = torch.einsum("bhid,bhide->bhie", fq, s) / (
+        torch.einsum("bhid,bhid->bhi", fq, z)[..., None] + 1e-6
+    )
     torch.testing.assert_close(linear_attention(q, k, v), ref, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(momentum_attention(q, k, v, 0.0, 1.0), ref, rtol=1e-5, atol=1e-6)
     ref_nc = torch.einsum("bhid,bhde->bhie", fq, s[:, :, -1]) / (fq @ z[:, :, -1, :, None] + 1e-6)
-    torch.testing.assert_close(linear_attention(q, k, v, causal=False), ref_nc, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(
+        linear_attention(q, k, v, causal=False), ref_nc, rtol=1e-5, atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("causal", [True, False])
 def test_softmax_attention_matches_torch(causal):
     q, k, v = qkv(33)
-    torch.testing.assert_close(softmax_attention(q, k, v, causal=causal),
-                               F.scaled_dot_product_attention(q, k, v, is_causal=causal), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(
+        softmax_attention(q, k, v, causal=causal),
+        F.scaled_dot_product_attention(q, k, v, is_causal=causal),
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 def test_causality_of_parallel_form():
@@ -209,7 +244,9 @@ def test_adaptive_momentum_eq18_and_clamp():
     # identical gradients: ratio 0 -> (1 - 0)^2 = 1, projected to 1 - delta
     assert float(adaptive_momentum(g_prev, g_prev, delta=1e-3)) == pytest.approx(1 - 1e-3)
     # per-row norms with dim
-    rows = adaptive_momentum(torch.stack([g_prev, 2 * g_prev]), torch.stack([g_prev, g_prev]), dim=1)
+    rows = adaptive_momentum(
+        torch.stack([g_prev, 2 * g_prev]), torch.stack([g_prev, g_prev]), dim=1
+    )
     assert rows.shape == (2,) and rows[1] == 0.0 and rows[0] == pytest.approx(1 - 1e-3)
     with pytest.raises(ValueError, match="delta"):
         adaptive_momentum(g_prev, g_prev, delta=0.0)

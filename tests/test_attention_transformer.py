@@ -1,4 +1,5 @@
 """The small transformer: causality of the decoder, momentum connection (15), adaptive momentum (18)."""
+
 import pytest
 import torch
 
@@ -6,16 +7,29 @@ from dynkit.models.transformer import MomentumTransformer, TransformerLayer
 from dynkit.tasks.sequences import copy_task
 
 torch.set_num_threads(1)
-CONFIGS = [("softmax", "residual"), ("linear", "residual"), ("momentum", "residual"),
-           ("momentum", "momentum"), ("momentum", "adaptive")]
+CONFIGS = [
+    ("softmax", "residual"),
+    ("linear", "residual"),
+    ("momentum", "residual"),
+    ("momentum", "momentum"),
+    ("momentum", "adaptive"),
+]
 
 
 @pytest.mark.parametrize("attention, connection", CONFIGS)
 def test_decoder_is_causal_and_trains(attention, connection):
     torch.manual_seed(0)
     data = copy_task(16, max_length=24, seed=0)
-    model = MomentumTransformer(data.vocab_size, 24, d_model=16, heads=2, layers=3, d_ff=32,
-                                attention=attention, connection=connection).double()
+    model = MomentumTransformer(
+        data.vocab_size,
+        24,
+        d_model=16,
+        heads=2,
+        layers=3,
+        d_ff=32,
+        attention=attention,
+        connection=connection,
+    ).double()
     tokens = data.inputs
     out = model(tokens)
     assert out.shape == (16, 23, data.vocab_size)
@@ -41,11 +55,12 @@ def test_encoder_is_not_causal():
 
 def test_momentum_connection_is_heavy_ball_step():
     torch.manual_seed(0)
-    layer = TransformerLayer(8, 2, 16, "momentum", connection="momentum", connection_beta=0.7,
-                             connection_step=0.9).double()
+    layer = TransformerLayer(
+        8, 2, 16, "momentum", connection="momentum", connection_beta=0.7, connection_step=0.9
+    ).double()
     x, x_prev = torch.randn(2, 5, 8, dtype=torch.float64), torch.randn(2, 5, 8, dtype=torch.float64)
     out, x_in, a = layer(x, x_prev, None)
-    y = x + 0.9 * a + 0.7 * (x - x_prev)     # Eq. (15) with V_hat scaled by the connection's step
+    y = x + 0.9 * a + 0.7 * (x - x_prev)  # Eq. (15) with V_hat scaled by the connection's step
     torch.testing.assert_close(out, y + layer.ff(layer.norm2(y)))
     # first layer (no previous input): zero momentum, i.e. a residual connection with step 0.9
     out0, _, a0 = layer(x, None, None)

@@ -2,6 +2,7 @@
 dk.SolverError whose message names the argument — never another exception type, never a silent
 result (issue 14, Sects. 4-6). Enumerated cases per argument plus hypothesis-generated values; the
 number of cases is asserted (and printed with ``-s``) so that the closing note can report it."""
+
 import math
 import warnings
 from fractions import Fraction as Fr
@@ -45,16 +46,61 @@ def solve_with(**overrides):
 
 BAD_ARGUMENTS = {
     "f": [None, 1, "f", [good_f], np.ones(2)],
-    "y0": [None, [1.0, 0.0], (1.0,), 1.0, "y0", np.array([1, 2]), np.array([True, False]), np.array([1 + 1j]),
-           np.array([np.nan, 1.0]), np.array([np.inf]), np.array(["a", "b"]), np.array([None, 1.0], dtype=object),
-           torch.tensor([1, 2]), torch.tensor([1 + 1j]), torch.tensor([float("nan")]), {"y": 1}],
-    "t": [None, 1.0, [0.0], [[0.0, 1.0]], [1.0, 1.0], [0.0, 2.0, 1.0], [0.0, np.nan], [0.0, np.inf], [0, 1j],
-          ["0", "1"], "01", [True, False], {0: 1}, [0.0, None], [[0.0], [1.0, 2.0]], np.array([]),
-          [-1e308, 1e308], torch.tensor([0.0, float("nan")])],
+    "y0": [
+        None,
+        [1.0, 0.0],
+        (1.0,),
+        1.0,
+        "y0",
+        np.array([1, 2]),
+        np.array([True, False]),
+        np.array([1 + 1j]),
+        np.array([np.nan, 1.0]),
+        np.array([np.inf]),
+        np.array(["a", "b"]),
+        np.array([None, 1.0], dtype=object),
+        torch.tensor([1, 2]),
+        torch.tensor([1 + 1j]),
+        torch.tensor([float("nan")]),
+        {"y": 1},
+    ],
+    "t": [
+        None,
+        1.0,
+        [0.0],
+        [[0.0, 1.0]],
+        [1.0, 1.0],
+        [0.0, 2.0, 1.0],
+        [0.0, np.nan],
+        [0.0, np.inf],
+        [0, 1j],
+        ["0", "1"],
+        "01",
+        [True, False],
+        {0: 1},
+        [0.0, None],
+        [[0.0], [1.0, 2.0]],
+        np.array([]),
+        [-1e308, 1e308],
+        torch.tensor([0.0, float("nan")]),
+    ],
     "method": ["rk5", "", None, 5, ("dopri5",), "DOPRI5"],
     "rtol": [0.0, -1e-6, np.nan, np.inf, "1e-6", 1j, None, [1e-6], np.array([1e-6, 1e-6]), True],
-    "atol": [0.0, -1.0, np.nan, np.inf, "1e-8", 1j, None, ["1e-8", "1e-8"], np.array([1e-8, -1.0]),
-             np.ones(3), [[1e-8, 1e-8, 1e-8]], True, np.array([1e-8, 0.0])],
+    "atol": [
+        0.0,
+        -1.0,
+        np.nan,
+        np.inf,
+        "1e-8",
+        1j,
+        None,
+        ["1e-8", "1e-8"],
+        np.array([1e-8, -1.0]),
+        np.ones(3),
+        [[1e-8, 1e-8, 1e-8]],
+        True,
+        np.array([1e-8, 0.0]),
+    ],
     "step_size": [0.0, -0.1, np.nan, np.inf, "0.1", 1j, [0.1], 1e-320, True],
     "max_steps": [0, -1, 1.5, "10", True, None, 10.0],
     "throw": ["no", None, 1],
@@ -100,12 +146,16 @@ BAD_FIELDS = {
 @pytest.mark.parametrize("method", ["dopri5", "rk4", "ark3", "dop853"])
 def test_bad_vector_fields_end_in_a_solver_error_naming_f(kind, method):
     kwargs = {} if dk.solvers.METHODS[method].adaptive else {"step_size": 0.1}
-    err = expect_clear_error(lambda: dk.solve(BAD_FIELDS[kind], Y0, T, method=method, **kwargs),
-                             "f " if kind != "nan" else "NaN")
+    err = expect_clear_error(
+        lambda: dk.solve(BAD_FIELDS[kind], Y0, T, method=method, **kwargs),
+        "f " if kind != "nan" else "NaN",
+    )
     assert isinstance(err, dk.SolverError)  # carries t and the partial solution
     assert err.solution is not None and err.t is not None
     if kind.startswith("raises"):
-        assert isinstance(err, dk.VectorFieldError) and isinstance(err.__cause__, (ZeroDivisionError, KeyError))
+        assert isinstance(err, dk.VectorFieldError) and isinstance(
+            err.__cause__, (ZeroDivisionError, KeyError)
+        )
 
 
 def test_torch_state_with_numpy_field_and_dtype_contract():
@@ -115,13 +165,19 @@ def test_torch_state_with_numpy_field_and_dtype_contract():
     assert sol.ys.dtype == np.float32 and sol.ts.dtype == np.float32
     sol = dk.solve(lambda t, y: -y.double(), torch.ones(2), T, method="tsit5")
     assert sol.ys.dtype == torch.float32
-    sol = dk.solve(lambda t, y: -y.astype(np.float64), np.ones(2, dtype=np.float32), T, method="rk4",
-                   step_size=0.1)
+    sol = dk.solve(
+        lambda t, y: -y.astype(np.float64),
+        np.ones(2, dtype=np.float32),
+        T,
+        method="rk4",
+        step_size=0.1,
+    )
     assert sol.ys.dtype == np.float32
 
 
-@pytest.mark.parametrize("y0,slope", [(np.zeros(1, np.float32), 1e12), (np.zeros(1), 1e147),
-                                      (torch.zeros(1), 1e12)])
+@pytest.mark.parametrize(
+    "y0,slope", [(np.zeros(1, np.float32), 1e12), (np.zeros(1), 1e147), (torch.zeros(1), 1e12)]
+)
 def test_huge_slopes_start_small_instead_of_underflowing(y0, slope):
     # y' = c: the initial-step estimate overflows; the solve must still succeed (y(1) = c)
     if isinstance(y0, torch.Tensor):
@@ -135,8 +191,12 @@ def test_huge_slopes_start_small_instead_of_underflowing(y0, slope):
 
 def test_messages_for_tiny_and_huge_fixed_steps():
     # "cannot convert float NaN to integer" was the message for a step that makes span / h overflow
-    expect_clear_error(lambda: dk.solve(good_f, Y0, [0.0, 1.0], method="rk4", step_size=1e-320), "step_size")
-    expect_clear_error(lambda: dk.solve(good_f, Y0, [0.0, 1e300], method="rk4", step_size=1e-300), "step_size")
+    expect_clear_error(
+        lambda: dk.solve(good_f, Y0, [0.0, 1.0], method="rk4", step_size=1e-320), "step_size"
+    )
+    expect_clear_error(
+        lambda: dk.solve(good_f, Y0, [0.0, 1e300], method="rk4", step_size=1e-300), "step_size"
+    )
     # a MaxStepsExceeded message states the steps needed in 3 significant digits (a step of 1e-200,
     # which printed a 300-digit count, is now refused above as below the resolution of t)
     with pytest.raises(dk.MaxStepsExceeded) as info:
@@ -144,17 +204,26 @@ def test_messages_for_tiny_and_huge_fixed_steps():
     assert "3.33e+13 steps" in str(info.value) and len(str(info.value)) < 200
     with pytest.warns(dk.StepSizeWarning, match="larger than the whole span"):
         dk.solve(good_f, Y0, [0.0, 0.5], method="rk4", step_size=1.0)
-    with pytest.warns(dk.StepSizeWarning, match="outside the method.s stability region"), \
-            pytest.raises(dk.StepTooLarge, match="stability interval"):  # and the solve does not succeed
+    with (
+        pytest.warns(dk.StepSizeWarning, match="outside the method.s stability region"),
+        pytest.raises(dk.StepTooLarge, match="stability interval"),
+    ):  # and the solve does not succeed
         dk.solve(lambda t, y: -100.0 * y, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a reasonable step is not warned about (the warning can fail)
+        warnings.simplefilter(
+            "error"
+        )  # a reasonable step is not warned about (the warning can fail)
         dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1)
 
 
 def robertson(t, y):
-    return np.array([-0.04 * y[0] + 1e4 * y[1] * y[2], 0.04 * y[0] - 1e4 * y[1] * y[2] - 3e7 * y[1] ** 2,
-                     3e7 * y[1] ** 2])
+    return np.array(
+        [
+            -0.04 * y[0] + 1e4 * y[1] * y[2],
+            0.04 * y[0] - 1e4 * y[1] * y[2] - 3e7 * y[1] ** 2,
+            3e7 * y[1] ** 2,
+        ]
+    )
 
 
 def test_max_steps_on_a_stiff_problem_says_it_looks_stiff():
@@ -220,7 +289,9 @@ def test_generated_tolerances_are_accepted_only_when_positive_and_finite(rtol, a
     call = solve_with(rtol=rtol, atol=atol, max_steps=500, throw=False)
     if good:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # atol = 1e-308: err / scale overflows, rejected
+            warnings.simplefilter(
+                "ignore", RuntimeWarning
+            )  # atol = 1e-308: err / scale overflows, rejected
             sol = call()
         assert sol.result in ("success", "max_steps_exceeded", "step_size_underflow")
     else:
@@ -228,16 +299,25 @@ def test_generated_tolerances_are_accepted_only_when_positive_and_finite(rtol, a
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(step=st.floats(allow_nan=True, allow_infinity=True), method=st.sampled_from(["euler", "rk4", "ark4"]))
+@given(
+    step=st.floats(allow_nan=True, allow_infinity=True),
+    method=st.sampled_from(["euler", "rk4", "ark4"]),
+)
 def test_generated_fixed_steps(step, method):
     call = solve_with(step_size=step, method=method, max_steps=200)
     if math.isfinite(step) and step > 16 * np.spacing(1.0) and math.ceil(1.0 / step - 1e-9) <= 200:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", dk.StepSizeWarning)  # steps beyond the span are warned about
-            warnings.simplefilter("ignore", RuntimeWarning)  # numpy's overflow notes on the way to NonFiniteState
+            warnings.simplefilter(
+                "ignore", dk.StepSizeWarning
+            )  # steps beyond the span are warned about
+            warnings.simplefilter(
+                "ignore", RuntimeWarning
+            )  # numpy's overflow notes on the way to NonFiniteState
             try:
                 assert call().success
-            except dk.NonFiniteState:  # a step of 1e77 on y'' = -y overflows: a solver error, not a crash
+            except (
+                dk.NonFiniteState
+            ):  # a step of 1e77 on y'' = -y overflows: a solver error, not a crash
                 assert step > 10
     elif math.isfinite(step) and step > 16 * np.spacing(1.0):
         with pytest.raises(dk.MaxStepsExceeded, match="max_steps=200"):
@@ -247,14 +327,26 @@ def test_generated_fixed_steps(step, method):
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(t=st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5)), max_size=5))
+@given(
+    t=st.lists(
+        st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5)), max_size=5
+    )
+)
 def test_generated_output_times(t):
     arr = np.asarray(t, dtype=float) if t else np.array([])
     d = np.diff(arr)
-    good = (len(arr) >= 2 and np.isfinite(arr).all() and ((d > 0).all() or (d < 0).all())
-            and np.isfinite(d).all() and np.abs(arr).max() < 1e6 and np.abs(d).min() > 1e-9 * max(1, np.abs(arr).max()))
+    good = (
+        len(arr) >= 2
+        and np.isfinite(arr).all()
+        and ((d > 0).all() or (d < 0).all())
+        and np.isfinite(d).all()
+        and np.abs(arr).max() < 1e6
+        and np.abs(d).min() > 1e-9 * max(1, np.abs(arr).max())
+    )
     if good:
-        assert dk.solve(lambda t, y: -y, np.ones(1), t, rtol=1e-3, atol=1e-6, throw=False).ys.shape == (len(t), 1)
+        assert dk.solve(
+            lambda t, y: -y, np.ones(1), t, rtol=1e-3, atol=1e-6, throw=False
+        ).ys.shape == (len(t), 1)
     elif not (len(arr) >= 2 and np.isfinite(arr).all() and ((d > 0).all() or (d < 0).all())):
         expect_clear_error(lambda: dk.solve(lambda t, y: -y, np.ones(1), t), "t")
 
@@ -305,7 +397,11 @@ def classify(thunk, expect) -> tuple[str, str]:
         missing = [w for w in expect[2] if not any(w in h for h in hits)]
         return ("terse", f"missing {missing}: {hits}") if missing else ("clear", hits[0])
     ok = expect[1](result)
-    return ("clear", "correct") if ok else ("wrong", f"result {getattr(result, 'result', '')} failed its reference")
+    return (
+        ("clear", "correct")
+        if ok
+        else ("wrong", f"result {getattr(result, 'result', '')} failed its reference")
+    )
 
 
 def audit_case(name: str, expect):
@@ -348,59 +444,118 @@ def stiff_forced(t, y):
     return -1000 * (y - np.cos(t))
 
 
-audit_case("stiff problem, euler h=0.01", error(dk.StepTooLarge, "step_size=0.01", "stability interval"))(
-    lambda: dk.solve(stiff_forced, np.array([0.0]), np.array([0.0, 1.0]), method="euler", step_size=0.01))
-audit_case("stiff problem, euler, throw=False", correct(lambda s: s.result == "step_too_large" and not s.success))(
-    lambda: dk.solve(stiff_forced, np.array([0.0]), np.array([0.0, 1.0]), method="euler", step_size=0.01,
-                     throw=False))
-audit_case("y'=y^2 through the blow-up, euler h=0.25", error(dk.StepTooLarge, "step_size=0.25", "blow-up"))(
-    lambda: dk.solve(y_squared, np.array([1.0]), [0.0, 2.0], method="euler", step_size=0.25))
-for _lib, _make in (("numpy", lambda: np.array([1.0])), ("torch", lambda: torch.tensor([1.0], dtype=torch.float64))):
+audit_case(
+    "stiff problem, euler h=0.01", error(dk.StepTooLarge, "step_size=0.01", "stability interval")
+)(
+    lambda: dk.solve(
+        stiff_forced, np.array([0.0]), np.array([0.0, 1.0]), method="euler", step_size=0.01
+    )
+)
+audit_case(
+    "stiff problem, euler, throw=False",
+    correct(lambda s: s.result == "step_too_large" and not s.success),
+)(
+    lambda: dk.solve(
+        stiff_forced,
+        np.array([0.0]),
+        np.array([0.0, 1.0]),
+        method="euler",
+        step_size=0.01,
+        throw=False,
+    )
+)
+audit_case(
+    "y'=y^2 through the blow-up, euler h=0.25", error(dk.StepTooLarge, "step_size=0.25", "blow-up")
+)(lambda: dk.solve(y_squared, np.array([1.0]), [0.0, 2.0], method="euler", step_size=0.25))
+for _lib, _make in (
+    ("numpy", lambda: np.array([1.0])),
+    ("torch", lambda: torch.tensor([1.0], dtype=torch.float64)),
+):
+
     def _mutation_case(make=_make):
         y0 = make()
-        dk.solve(mutate if isinstance(y0, np.ndarray) else (lambda t, y: -y.add_(1.0)), y0, [0.0, 1.0])
+        dk.solve(
+            mutate if isinstance(y0, np.ndarray) else (lambda t, y: -y.add_(1.0)), y0, [0.0, 1.0]
+        )
         return y0
 
     audit_case(f"f mutates y ({_lib})", correct(lambda y0: y0.tolist() == [1.0]))(_mutation_case)
 audit_case("jac raises", error(dk.VectorFieldError, "jac raised ZeroDivisionError", "t="))(
-    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method="rodas4", jac=jac_raises))
-audit_case("event function raises", error(dk.VectorFieldError, "events[0] raised ZeroDivisionError"))(
-    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], events=[jac_raises]))
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method="rodas4", jac=jac_raises)
+)
+audit_case(
+    "event function raises", error(dk.VectorFieldError, "events[0] raised ZeroDivisionError")
+)(lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], events=[jac_raises]))
 for _shape in ((0,), (0, 3), (2, 0)):
     audit_case(f"empty y0 {_shape}", error(ValueError, "y0", f"got shape {_shape}"))(
-        lambda shape=_shape: dk.solve(lambda t, y: y, np.zeros(shape), [0.0, 1.0]))
+        lambda shape=_shape: dk.solve(lambda t, y: y, np.zeros(shape), [0.0, 1.0])
+    )
 audit_case("empty y0 (0,), torch", error(ValueError, "y0", "got shape (0,)"))(
-    lambda: dk.solve(lambda t, y: y, torch.zeros(0), [0.0, 1.0]))
-audit_case("rk4 beyond its stability interval", error(dk.StepTooLarge, "step_size=0.1", "stability interval"))(
-    lambda: dk.solve(lambda t, y: -100.0 * y, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1))
+    lambda: dk.solve(lambda t, y: y, torch.zeros(0), [0.0, 1.0])
+)
+audit_case(
+    "rk4 beyond its stability interval",
+    error(dk.StepTooLarge, "step_size=0.1", "stability interval"),
+)(lambda: dk.solve(lambda t, y: -100.0 * y, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1))
 audit_case("masked y0", error(TypeError, "y0", "masked"))(
-    lambda: dk.solve(lambda t, y: -y, np.ma.array([1.0, 2.0], mask=[0, 1]), [0.0, 1.0]))
+    lambda: dk.solve(lambda t, y: -y, np.ma.array([1.0, 2.0], mask=[0, 1]), [0.0, 1.0])
+)
 audit_case("jac with rk4", error(ValueError, "jac", "'rk4'"))(
-    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1, jac=jac_raises))
-audit_case("step_size with dopri5", warning(dk.StepSizeWarning, "step_size=0.1", "first step", "first_step="))(
-    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], step_size=0.1))
+    lambda: dk.solve(
+        lambda t, y: -y, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1, jac=jac_raises
+    )
+)
+audit_case(
+    "step_size with dopri5",
+    warning(dk.StepSizeWarning, "step_size=0.1", "first step", "first_step="),
+)(lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], step_size=0.1))
 audit_case("jac with dopri5", error(ValueError, "jac", "'dopri5'"))(
-    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], jac=jac_raises))
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], jac=jac_raises)
+)
 audit_case("first_step with rk4", error(ValueError, "first_step", "'rk4'"))(
-    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1, first_step=0.1))
+    lambda: dk.solve(
+        lambda t, y: -y, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1, first_step=0.1
+    )
+)
 audit_case("per_sample with rk4", error(ValueError, "per_sample", "'rk4'"))(
-    lambda: dk.solve(lambda t, y: -y, np.ones((2, 1)), [0.0, 1.0], method="rk4", step_size=0.1, per_sample=True))
+    lambda: dk.solve(
+        lambda t, y: -y, np.ones((2, 1)), [0.0, 1.0], method="rk4", step_size=0.1, per_sample=True
+    )
+)
 audit_case("rtol=1e-30", warning(dk.ToleranceWarning, "rtol=1e-30", "raised to"))(
-    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], rtol=1e-30))
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], rtol=1e-30)
+)
 audit_case("rtol=1e10", warning(dk.ToleranceWarning, "rtol=1e+10", "> 1"))(
-    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], rtol=1e10))
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], rtol=1e10)
+)
 audit_case("event function returns NaN", error(dk.NonFiniteState, "events[0] returned NaN"))(
-    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], events=[nan_event]))
-audit_case("sin(40 t) zeros, f = 0", correct(lambda s: len(s.t_events[0]) == 13 and np.abs(
-    s.t_events[0] - np.arange(13) * np.pi / 40).max() < 1e-15))(  # closed form k pi / 40, k = 0..12
-    lambda: dk.solve(lambda t, y: 0 * y, np.ones(1), [0.0, 1.0], events=[g_sin40]))
-audit_case("terminal event zero at t0", correct(lambda s: s.result == "event" and s.ts.tolist() == [0.0]
-                                                 and s.t_events[0].tolist() == [0.0]))(  # scipy: stops at t0
-    lambda: dk.solve(lambda t, y: np.ones(1), np.array([1.0]), [0.0, 1.0], events=[g_at_start]))
-audit_case("y' = -sign(y) chattering", error(dk.MaxStepsExceeded, "discontinuity/chattering suspected"))(
-    lambda: dk.solve(lambda t, y: -np.sign(y), np.ones(1), [0.0, 2.0], max_steps=500))
-audit_case("t = [1e16, 1e16 + 4]", error(dk.StepSizeUnderflow, "time resolution lost at this magnitude"))(
-    lambda: dk.solve(lambda t, y: -y, np.ones(1), [1e16, 1e16 + 4]))
+    lambda: dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], events=[nan_event])
+)
+audit_case(
+    "sin(40 t) zeros, f = 0",
+    correct(
+        lambda s: (
+            len(s.t_events[0]) == 13
+            and np.abs(s.t_events[0] - np.arange(13) * np.pi / 40).max() < 1e-15
+        )
+    ),
+)(  # closed form k pi / 40, k = 0..12
+    lambda: dk.solve(lambda t, y: 0 * y, np.ones(1), [0.0, 1.0], events=[g_sin40])
+)
+audit_case(
+    "terminal event zero at t0",
+    correct(
+        lambda s: s.result == "event" and s.ts.tolist() == [0.0] and s.t_events[0].tolist() == [0.0]
+    ),
+)(  # scipy: stops at t0
+    lambda: dk.solve(lambda t, y: np.ones(1), np.array([1.0]), [0.0, 1.0], events=[g_at_start])
+)
+audit_case(
+    "y' = -sign(y) chattering", error(dk.MaxStepsExceeded, "discontinuity/chattering suspected")
+)(lambda: dk.solve(lambda t, y: -np.sign(y), np.ones(1), [0.0, 2.0], max_steps=500))
+audit_case(
+    "t = [1e16, 1e16 + 4]", error(dk.StepSizeUnderflow, "time resolution lost at this magnitude")
+)(lambda: dk.solve(lambda t, y: -y, np.ones(1), [1e16, 1e16 + 4]))
 
 
 def audit_counts() -> tuple[dict, list]:
@@ -434,8 +589,15 @@ def test_the_audit_classifier_can_fail():
     assert classify(lambda: 42, correct(lambda r: r == 41))[0] == "wrong"
     assert classify(lambda: 42, warning(UserWarning, "x"))[0] == "accepted"
     # and the pre-issue behaviour of the audit's first case, a silent "success", is "accepted"
-    assert classify(lambda: dk.solve(stiff_forced, np.array([0.0]), [0.0, 0.01], method="euler", step_size=0.01),
-                    error(dk.StepTooLarge, "stability"))[0] == "accepted"
+    assert (
+        classify(
+            lambda: dk.solve(
+                stiff_forced, np.array([0.0]), [0.0, 0.01], method="euler", step_size=0.01
+            ),
+            error(dk.StepTooLarge, "stability"),
+        )[0]
+        == "accepted"
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -443,9 +605,9 @@ def test_the_audit_classifier_can_fail():
 
 AMPLIFICATION = {  # R(z) of the methods' update for y' = λ y, z = h λ (closed forms, [HW] IV.2)
     "euler": lambda z: 1 + z,
-    "heun": lambda z: 1 + z + z ** 2 / 2,
-    "midpoint": lambda z: 1 + z + z ** 2 / 2,
-    "rk4": lambda z: 1 + z + z ** 2 / 2 + z ** 3 / 6 + z ** 4 / 24,
+    "heun": lambda z: 1 + z + z**2 / 2,
+    "midpoint": lambda z: 1 + z + z**2 / 2,
+    "rk4": lambda z: 1 + z + z**2 / 2 + z**3 / 6 + z**4 / 24,
 }
 
 
@@ -464,7 +626,10 @@ def test_a_decaying_mode_fails_exactly_when_the_step_amplifies_it(x, method):
                 call()
         elif abs(r) <= 1.0:
             sol = call()
-            assert sol.success and abs(sol.ys[-1, 0] - r ** 20) <= 1e-12 * max(1.0, abs(r) ** 20) + 1e-300
+            assert (
+                sol.success
+                and abs(sol.ys[-1, 0] - r**20) <= 1e-12 * max(1.0, abs(r) ** 20) + 1e-300
+            )
 
 
 @pytest.mark.parametrize("method", ["euler", "midpoint", "heun", "rk4", "ark3", "ark4"])
@@ -484,7 +649,13 @@ def test_step_too_large_for_torch_states_and_gradients_unchanged_when_stable(dty
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dk.StepSizeWarning)
         with pytest.raises(dk.StepTooLarge):
-            dk.solve(lambda t, y: -100.0 * y, torch.ones(3, dtype=dtype), [0.0, 1.0], method="rk4", step_size=0.1)
+            dk.solve(
+                lambda t, y: -100.0 * y,
+                torch.ones(3, dtype=dtype),
+                [0.0, 1.0],
+                method="rk4",
+                step_size=0.1,
+            )
     y0 = torch.ones(3, dtype=dtype, requires_grad=True)
     dk.solve(lambda t, y: -y, y0, [0.0, 1.0], method="rk4", step_size=0.1).ys[-1].sum().backward()
     r = AMPLIFICATION["rk4"](-0.1) ** 10
@@ -507,9 +678,22 @@ STABLE_OR_RESOLVED = [  # (f, y0, span, method, h): legitimate fixed-step solves
     (lambda t, y: 5 * y * (1 - y), [1e-3], 5.0, "rk4", 0.3),  # fast logistic growth, 2 % per step
     (lambda t, y: y, [1.0], 10.0, "euler", 0.1),  # resolved exponential growth
     (lambda t, y: np.array([y[1], -y[0]]), [1.0, 0.0], 50.0, "rk4", 0.5),
-    (lambda t, y: np.array([10 * (y[1] - y[0]), y[0] * (28 - y[2]) - y[1], y[0] * y[1] - 8 / 3 * y[2]]),
-     [1.0, 1.0, 1.0], 10.0, "rk4", 0.02),  # chaotic (Lorenz), resolved
-    (lambda t, y: np.array([y[1], 10 * (1 - y[0] ** 2) * y[1] - y[0]]), [2.0, 0.0], 30.0, "rk4", 0.01),
+    (
+        lambda t, y: np.array(
+            [10 * (y[1] - y[0]), y[0] * (28 - y[2]) - y[1], y[0] * y[1] - 8 / 3 * y[2]]
+        ),
+        [1.0, 1.0, 1.0],
+        10.0,
+        "rk4",
+        0.02,
+    ),  # chaotic (Lorenz), resolved
+    (
+        lambda t, y: np.array([y[1], 10 * (1 - y[0] ** 2) * y[1] - y[0]]),
+        [2.0, 0.0],
+        30.0,
+        "rk4",
+        0.01,
+    ),
 ]
 
 
@@ -518,7 +702,9 @@ def test_stable_or_resolved_fixed_steps_are_not_flagged(case):
     f, y0, span, method, h = STABLE_OR_RESOLVED[case]
     sol = dk.solve(f, np.array(y0), [0.0, span], method=method, step_size=h)
     assert sol.success
-    if case == 0:  # against the closed form 1 / (1 - t): RK4's error at h = 0.01 (C h^4, C ~ 1e4 near t = 0.9)
+    if (
+        case == 0
+    ):  # against the closed form 1 / (1 - t): RK4's error at h = 0.01 (C h^4, C ~ 1e4 near t = 0.9)
         assert abs(sol.ys[-1, 0] - 10.0) < 1e-3
 
 

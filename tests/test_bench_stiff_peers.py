@@ -1,4 +1,5 @@
 """The peers benchmark's own arithmetic (no timing here: the benchmark prints its ratios, tests never time)."""
+
 import math
 import time
 
@@ -12,20 +13,30 @@ def test_a_missing_peer_is_skipped_with_the_package_named(capsys):
 
 def _runs(scale: float) -> list[dict]:
     # error falls tenfold per rung, time grows twofold: log time is linear in log error
-    return [dict(rtol=10.0 ** -k, error=10.0 ** -k, time=scale * 2.0 ** k) for k in range(3, 8)]
+    return [dict(rtol=10.0**-k, error=10.0**-k, time=scale * 2.0**k) for k in range(3, 8)]
 
 
 def test_matched_error_ratio_is_the_interpolated_time_ratio():
-    runs = {"numbalsoda": _runs(1.0), "radau5:diff": _runs(3.0), "bdf:diff": _runs(5.0),
-            "radau5:jac": _runs(0.5)}
+    runs = {
+        "numbalsoda": _runs(1.0),
+        "radau5:diff": _runs(3.0),
+        "bdf:diff": _runs(5.0),
+        "radau5:jac": _runs(0.5),
+    }
     rows = matched(runs, (1e-4, 3e-6), ("radau5:diff", "bdf:diff"), "numbalsoda")
-    assert [r["dynkit"] for r in rows] == ["radau5:diff", "radau5:diff"]  # the jac mode is not in the prefix
+    assert [r["dynkit"] for r in rows] == [
+        "radau5:diff",
+        "radau5:diff",
+    ]  # the jac mode is not in the prefix
     for row in rows:  # both lines are straight in log-log with the same slope: ratio 3 at any level
         assert math.isclose(row["ratio"], 3.0, rel_tol=1e-12)
 
 
 def test_levels_a_contender_does_not_reach_are_left_out():
-    runs = {"numbalsoda": _runs(1.0), "bdf:diff": [dict(rtol=1e-3, error=1e-3, time=1.0), dict(rtol=1e-4, failed=True)]}
+    runs = {
+        "numbalsoda": _runs(1.0),
+        "bdf:diff": [dict(rtol=1e-3, error=1e-3, time=1.0), dict(rtol=1e-4, failed=True)],
+    }
     assert matched(runs, (1e-4, 1e-6), ("bdf:diff",), "numbalsoda") == []
 
 
@@ -41,10 +52,18 @@ def test_interleaved_minimum_times_failed_and_slow_contenders_once():
             while time.process_time() < end:  # burn CPU time: the clock is the process's
                 pass
             return value
+
         return run
 
-    best, outputs = interleaved_minimum({"fast": contender("fast", 1), "failed": contender("failed", None),
-                                         "slow": contender("slow", 2, 0.02)}, rounds=3, slow_s=0.01)
+    best, outputs = interleaved_minimum(
+        {
+            "fast": contender("fast", 1),
+            "failed": contender("failed", None),
+            "slow": contender("slow", 2, 0.02),
+        },
+        rounds=3,
+        slow_s=0.01,
+    )
     assert calls.count("fast") == 3 and calls.count("failed") == 1 and calls.count("slow") == 1
     assert outputs == {"fast": 1, "failed": None, "slow": 2}
     assert best["slow"] >= 0.02 - 1e-3  # process_time's resolution is far finer than 1 ms on Linux

@@ -1,4 +1,5 @@
 """``python -m analysis.campaign status``: each shard sorted into done, running, stale or left, read-only."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,12 @@ def _run(config: Cfg, *, seed: int, out: Path, device: str) -> dict:
 
 @pytest.fixture
 def camp(monkeypatch, tmp_path):
-    exp = Experiment("camp_toy", _run, {"smoke": Cfg(), "cpu": Cfg(), "full": Cfg()},
-                     points=lambda c: [{"point": p} for p in c.points])
+    exp = Experiment(
+        "camp_toy",
+        _run,
+        {"smoke": Cfg(), "cpu": Cfg(), "full": Cfg()},
+        points=lambda c: [{"point": p} for p in c.points],
+    )
     monkeypatch.setitem(E.EXPERIMENTS, "camp_toy", exp)
     monkeypatch.setattr(campaign, "PLANS", tmp_path / "plans")
     return tmp_path / "out"
@@ -52,7 +57,9 @@ def test_status_sorts_done_running_stale_and_left(camp):
     (camp / "shards" / "seed2-point=a").mkdir(parents=True)
     ctx = multiprocessing.get_context("spawn")
     ready, release = ctx.Event(), ctx.Event()
-    holder = ctx.Process(target=_hold, args=(str(camp / "shards" / "seed2-point=a"), ready, release))
+    holder = ctx.Process(
+        target=_hold, args=(str(camp / "shards" / "seed2-point=a"), ready, release)
+    )
     holder.start()
     try:
         assert ready.wait(60)
@@ -70,14 +77,18 @@ def test_status_sorts_done_running_stale_and_left(camp):
     text = "\n".join(state.lines())
     assert "done        3" in text and "left        1" in text
     after = {p: p.read_bytes() for p in camp.rglob("*") if p.is_file() and p.name != ".claim"}
-    assert {p: b for p, b in after.items() if p != shard} == {p: b for p, b in before.items() if p != shard}
+    assert {p: b for p, b in after.items() if p != shard} == {
+        p: b for p, b in before.items() if p != shard
+    }
 
 
 def test_status_takes_the_plans_seeds_and_refuses_without_any(camp):
     with pytest.raises(ValueError, match="seeds must be given"):
         campaign.status("camp_toy", "smoke", out=camp)
     (camp.parent / "plans").mkdir()
-    (camp.parent / "plans" / "camp_toy.json").write_text(json.dumps({"experiment": "camp_toy", "looks": [2]}))
+    (camp.parent / "plans" / "camp_toy.json").write_text(
+        json.dumps({"experiment": "camp_toy", "looks": [2]})
+    )
     state = campaign.status("camp_toy", "smoke", out=camp)
     assert state.left == ["seed0-point=a", "seed0-point=b", "seed1-point=a", "seed1-point=b"]
     assert state.core_hours_left is None and "unknown" in state.lines()[-1]

@@ -6,6 +6,7 @@ sources by eye, not from the code under test; the scenario at the end plants the
 the design review (a comment in ``theory/claims.py``, a move inside ``experiments/``, a code change
 in ``tasks/silverbox.py``) in a copy of the real package.
 """
+
 from __future__ import annotations
 
 import ast
@@ -27,6 +28,7 @@ from dynkit.experiments.runner import SHARD_FILE
 def package(**files: str) -> dict[str, bytes]:
     """Sources of a synthetic ``dynkit``: ``tasks__silverbox="..."`` is ``tasks/silverbox.py``,
     ``tasks__init`` is ``tasks/__init__.py``."""
+
     def path(key: str) -> str:
         parts = ("__init__" if part == "init" else part for part in key.split("__"))
         return "/".join(parts) + ".py"
@@ -46,11 +48,14 @@ BASE = dict(
     experiments__init="from .registry import register\nfrom . import blowup, other\n",
     experiments__registry="def register(name):\n    return name\n",
     experiments__runner="from .. import io\n",
-    experiments__scripting=("from .registry import register\n\n"
-                            "def setup():\n    return register('x')\n"),
-    experiments__blowup=("from .scripting import setup\n\ndef run():\n"
-                         "    from ..tasks.silverbox import drive  # function-local\n"
-                         "    return drive(setup())\n"),
+    experiments__scripting=(
+        "from .registry import register\n\ndef setup():\n    return register('x')\n"
+    ),
+    experiments__blowup=(
+        "from .scripting import setup\n\ndef run():\n"
+        "    from ..tasks.silverbox import drive  # function-local\n"
+        "    return drive(setup())\n"
+    ),
     experiments__other="def run():\n    return 2\n",
     io="import json\n",
 )
@@ -65,29 +70,45 @@ def test_the_closure_follows_relative_function_local_and_parent_package_imports(
     # blowup -> scripting -> registry; blowup -> (inside run) tasks.silverbox, after its package;
     # every module's packages above it; the runner -> io; never the registration index, theory or
     # `other`
-    assert names == ["dynkit", "dynkit.experiments.blowup", "dynkit.experiments.registry",
-                     "dynkit.experiments.runner", "dynkit.experiments.scripting", "dynkit.io",
-                     "dynkit.solvers", "dynkit.solvers.engine", "dynkit.tasks",
-                     "dynkit.tasks.silverbox"]
+    assert names == [
+        "dynkit",
+        "dynkit.experiments.blowup",
+        "dynkit.experiments.registry",
+        "dynkit.experiments.runner",
+        "dynkit.experiments.scripting",
+        "dynkit.io",
+        "dynkit.solvers",
+        "dynkit.solvers.engine",
+        "dynkit.tasks",
+        "dynkit.tasks.silverbox",
+    ]
 
 
 SUB = "dynkit.experiments.sub.helpers"
 WALKER = "dynkit.tasks.walker"
 
 
-@pytest.mark.parametrize("form, reached", [
-    ("from . import helpers\n", SUB),  # a submodule by from-import
-    ("from .helpers import x\n", SUB),  # relative, one level, in a subfolder
-    ("from ...tasks import walker\n", WALKER),  # three levels up from a subfolder
-    ("import dynkit.tasks.walker as w\n", WALKER),
-    ("import dynkit as dk\n\ndef f():\n    return dk.tasks.walker.walk()\n", WALKER),  # lazy
-    ("from importlib import import_module\nm = import_module('dynkit.tasks.walker')\n", WALKER),
-    ("import importlib\nm = importlib.import_module('..helpers', __name__)\n",
-     "dynkit.experiments.helpers"),
-])
+@pytest.mark.parametrize(
+    "form, reached",
+    [
+        ("from . import helpers\n", SUB),  # a submodule by from-import
+        ("from .helpers import x\n", SUB),  # relative, one level, in a subfolder
+        ("from ...tasks import walker\n", WALKER),  # three levels up from a subfolder
+        ("import dynkit.tasks.walker as w\n", WALKER),
+        ("import dynkit as dk\n\ndef f():\n    return dk.tasks.walker.walk()\n", WALKER),  # lazy
+        ("from importlib import import_module\nm = import_module('dynkit.tasks.walker')\n", WALKER),
+        (
+            "import importlib\nm = importlib.import_module('..helpers', __name__)\n",
+            "dynkit.experiments.helpers",
+        ),
+    ],
+)
 def test_each_form_of_import_reaches_its_module(form, reached):
-    files = dict(experiments__sub__init="", experiments__sub__helpers="x = 1\n",
-                 experiments__helpers="y = 2\n")
+    files = dict(
+        experiments__sub__init="",
+        experiments__sub__helpers="x = 1\n",
+        experiments__helpers="y = 2\n",
+    )
     sources = package(**BASE, **files, experiments__sub__exp=form)
     assert reached in closure_of(sources, "dynkit.experiments.sub.exp")
     plain = package(**BASE, **files, experiments__sub__exp="x = 1\n")
@@ -95,22 +116,29 @@ def test_each_form_of_import_reaches_its_module(form, reached):
 
 
 def test_an_import_by_a_computed_name_reaches_its_package_s_modules_a_library_s_does_not():
-    loader = ("import importlib\nNAMES = ('silverbox',)\n\ndef load():\n"
-              "    for n in NAMES:\n        importlib.import_module(f'.{n}', __name__)\n")
-    sources = package(**{**BASE, "tasks__init": loader},
-                      experiments__exp="from ..tasks import load\n")
+    loader = (
+        "import importlib\nNAMES = ('silverbox',)\n\ndef load():\n"
+        "    for n in NAMES:\n        importlib.import_module(f'.{n}', __name__)\n"
+    )
+    sources = package(
+        **{**BASE, "tasks__init": loader}, experiments__exp="from ..tasks import load\n"
+    )
     reached = set(closure_of(sources, "dynkit.experiments.exp"))
     assert {"dynkit.tasks.silverbox", "dynkit.tasks.walker"} <= reached
     library = "def version(name):\n    return __import__(name).__version__\n"
-    sources = package(**{**BASE, "tasks__init": library},
-                      experiments__exp="from ..tasks import version\n")
+    sources = package(
+        **{**BASE, "tasks__init": library}, experiments__exp="from ..tasks import version\n"
+    )
     assert "dynkit.tasks.walker" not in closure_of(sources, "dynkit.experiments.exp")
 
 
 def digests(sources: dict[str, bytes], root: str = "dynkit.experiments.blowup") -> dict:
     modules = C.read_modules(sources)
-    return {n: [modules[n].code, modules[n].links]
-            for n in C.closure([root, *C.MACHINERY], modules) if not modules[n].empty}
+    return {
+        n: [modules[n].code, modules[n].links]
+        for n in C.closure([root, *C.MACHINERY], modules)
+        if not modules[n].empty
+    }
 
 
 def same(a: dict, b: dict) -> bool:
@@ -121,23 +149,31 @@ def edit_silverbox(sources: dict[str, bytes], edit) -> bytes:
     return edit(sources["tasks/silverbox.py"].decode()).encode()
 
 
-@pytest.mark.parametrize("edit", [
-    lambda s: "# a comment\n" + s.replace("AMPLITUDE * t", "AMPLITUDE*t  # formatted"),
-    lambda s: '"""A docstring."""\n' + s.replace("(t):\n", '(t):\n    """Drive."""\n'),
-    lambda s: s.replace("return AMPLITUDE * t\n", "return (\n    AMPLITUDE\n    * t\n)\n".replace(
-        "\n", "\n    ")),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda s: "# a comment\n" + s.replace("AMPLITUDE * t", "AMPLITUDE*t  # formatted"),
+        lambda s: '"""A docstring."""\n' + s.replace("(t):\n", '(t):\n    """Drive."""\n'),
+        lambda s: s.replace(
+            "return AMPLITUDE * t\n",
+            "return (\n    AMPLITUDE\n    * t\n)\n".replace("\n", "\n    "),
+        ),
+    ],
+)
 def test_comments_docstrings_and_formatting_are_not_code(edit):
     sources = package(**BASE)
     edited = {**sources, "tasks/silverbox.py": edit_silverbox(sources, edit)}
     assert edited != sources and same(digests(sources), digests(edited))
 
 
-@pytest.mark.parametrize("edit", [
-    lambda s: s.replace("0.1", "0.2"),
-    lambda s: s.replace("AMPLITUDE * t", "AMPLITUDE * t * t"),
-    lambda s: s + "\ndef unused():\n    return 0\n",  # new code in an imported module: stale
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda s: s.replace("0.1", "0.2"),
+        lambda s: s.replace("AMPLITUDE * t", "AMPLITUDE * t * t"),
+        lambda s: s + "\ndef unused():\n    return 0\n",  # new code in an imported module: stale
+    ],
+)
 def test_a_code_change_in_an_imported_module_is_named(edit):
     sources = package(**BASE)
     edited = {**sources, "tasks/silverbox.py": edit_silverbox(sources, edit)}
@@ -149,8 +185,12 @@ def test_a_code_change_in_an_imported_module_is_named(edit):
 
 def test_a_change_outside_the_closure_keeps_the_identity():
     sources = package(**BASE)
-    for path in ("theory/claims.py", "experiments/other.py", "tasks/walker.py",
-                 "experiments/__init__.py"):
+    for path in (
+        "theory/claims.py",
+        "experiments/other.py",
+        "tasks/walker.py",
+        "experiments/__init__.py",
+    ):
         edited = {**sources, path: sources[path] + b"\nX = 1\n"}
         assert digests(sources) == digests(edited), path
 
@@ -180,8 +220,9 @@ def test_a_moved_module_is_the_same_code_under_another_name():
 def test_importing_the_same_names_from_another_module_is_a_change():
     user = "from ..tasks.{0} import drive\nfrom ..tasks.{1} import drive as other\n"
     mirror = "AMPLITUDE = 0.1\n\ndef drive(t):\n    return -AMPLITUDE * t\n"
-    sources = package(**BASE, tasks__mirror=mirror,
-                      experiments__user=user.format("silverbox", "mirror"))
+    sources = package(
+        **BASE, tasks__mirror=mirror, experiments__user=user.format("silverbox", "mirror")
+    )
     switched = {**sources, "experiments/user.py": user.format("mirror", "silverbox").encode()}
     before = digests(sources, "dynkit.experiments.user")
     after = digests(switched, "dynkit.experiments.user")
@@ -194,6 +235,7 @@ def test_importing_the_same_names_from_another_module_is_a_change():
 # ---------------------------------------------------------------------------------------------
 # the design review's three planted changes, in a copy of the real package
 
+
 @dataclass(frozen=True)
 class Planted:
     size: int = 1
@@ -201,11 +243,17 @@ class Planted:
 
 RUN = "\ndef run(config, *, seed, out, device):\n"
 PLANTED = {  # two tiny experiments inside the copy: one reaches silverbox, one does not
-    "planted_silverbox": ("from .scripting import setup  # noqa: F401\n" + RUN
-                          + "    from ..tasks.silverbox import silverbox  # noqa: F401\n"
-                          + "    return {'metrics': {'value': float(seed)}}\n"),
-    "planted_plain": ("from ..solvers import tableaus  # noqa: F401\n" + RUN
-                      + "    return {'metrics': {'value': float(seed)}}\n"),
+    "planted_silverbox": (
+        "from .scripting import setup  # noqa: F401\n"
+        + RUN
+        + "    from ..tasks.silverbox import silverbox  # noqa: F401\n"
+        + "    return {'metrics': {'value': float(seed)}}\n"
+    ),
+    "planted_plain": (
+        "from ..solvers import tableaus  # noqa: F401\n"
+        + RUN
+        + "    return {'metrics': {'value': float(seed)}}\n"
+    ),
 }
 REAL = ("node_blowup", "node_trained", "momseq_attention_scaling", "momres_cubic", "csaode_trec")
 
@@ -241,8 +289,9 @@ def move_scripting(root: Path) -> None:
     for path in experiments.glob("*.py"):
         source = path.read_text()
         if "from .scripting import" in source:
-            path.write_text(source.replace("from .scripting import",
-                                           "from .helpers.scripting import"))
+            path.write_text(
+                source.replace("from .scripting import", "from .helpers.scripting import")
+            )
 
 
 def run_all(out: Path) -> dict[str, list[str]]:

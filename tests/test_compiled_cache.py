@@ -4,6 +4,7 @@ Each case runs a fresh Python process on one small cached kernel (``compiled.jac
 about a second to compile) with ``DYNKIT_CACHE_DIR`` pointing into ``tmp_path``, and reads numba's
 own hit/miss counters.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,14 @@ print(json.dumps({"cache": bool(common.CACHE), "reason": common.CACHE_REASON,
 
 def run_probe(folder: Path, package_root: Path = ROOT) -> dict:
     env = {**os.environ, "DYNKIT_CACHE_DIR": str(folder), "PYTHONPATH": str(package_root)}
-    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True,
-                          timeout=600, cwd=package_root)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=package_root,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -87,9 +94,11 @@ def test_a_planted_index_is_loaded_only_from_a_private_folder(tmp_path):
     run_probe(good)
     assert marker.exists()
     marker.unlink()
-    cases = {"group/others may write": lambda p: p.chmod(0o777),
-             "group may read": lambda p: p.chmod(0o750),
-             "owned by another user": lambda p: os.chown(p, 65534, 65534)}
+    cases = {
+        "group/others may write": lambda p: p.chmod(0o777),
+        "group may read": lambda p: p.chmod(0o750),
+        "owned by another user": lambda p: os.chown(p, 65534, 65534),
+    }
     for case, spoil in cases.items():
         folder = tmp_path / case.replace(" ", "_").replace("/", "_")
         plant(folder, names, marker)
@@ -132,9 +141,11 @@ def test_a_docstring_edit_reuses_the_kernels_and_a_code_edit_does_not(tmp_path):
         engine.write_text(text.replace('"""', '"""An edited docstring.\n\n', 1) + "\n# a comment\n")
         kernel = solvers / "compiled" / "jacobian.py"
         text = kernel.read_text()
-        edits = (('"""``∂f/∂y``', '"""An edited module docstring: ``∂f/∂y``'),  # the module's
-                 ('    """The rule\'s state at the start', '    """Edited. The rule\'s state'),
-                 ("def _rescale(y, st) -> None:\n", "def _rescale(y, st) -> None:  # comment\n\n"))
+        edits = (
+            ('"""``∂f/∂y``', '"""An edited module docstring: ``∂f/∂y``'),  # the module's
+            ('    """The rule\'s state at the start', '    """Edited. The rule\'s state'),
+            ("def _rescale(y, st) -> None:\n", "def _rescale(y, st) -> None:  # comment\n\n"),
+        )
         for old, new in edits:
             assert old in text, old
             text = text.replace(old, new, 1)

@@ -4,6 +4,7 @@ Every adaptive explicit method of METHODS runs the shared problem set (tests/com
 the tolerances and why are stated there. Planted violations (a tableau entry, a controller constant perturbed by
 1e-4 of itself) must make the same comparison fail.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,13 +19,26 @@ from dynkit.solvers import METHODS, RungeKuttaTableau
 from dynkit.solvers.compiled import KERNELS, kernel_names
 from dynkit.solvers.compiled.explicit import ExplicitCoefficients, ExplicitDriver
 
-from compiled_problems import (ADAPTIVE_EXPLICIT, CASES, DIAGNOSIS_SLACK, blow_up, compiled_run, path_differences,
-                               python_path, spy_on_max_steps_diagnosis, stiff_cosine, STEP_RTOL)
+from compiled_problems import (
+    ADAPTIVE_EXPLICIT,
+    CASES,
+    DIAGNOSIS_SLACK,
+    blow_up,
+    compiled_run,
+    path_differences,
+    python_path,
+    spy_on_max_steps_diagnosis,
+    stiff_cosine,
+    STEP_RTOL,
+)
 
 
 def test_every_adaptive_explicit_method_has_a_kernel():
-    adaptive = {name for name, info in METHODS.items()
-                if isinstance(info.implementation, RungeKuttaTableau) and info.implementation.adaptive}
+    adaptive = {
+        name
+        for name, info in METHODS.items()
+        if isinstance(info.implementation, RungeKuttaTableau) and info.implementation.adaptive
+    }
     assert adaptive == set(ADAPTIVE_EXPLICIT)
     assert adaptive <= set(kernel_names())
 
@@ -36,7 +50,9 @@ def test_both_paths_take_the_same_steps(method, case):
     result = compiled_run(case, method)
     assert path_differences(python_sol, python_steps, result, case.rtol) == []
     # and dk.solve(compile=True) returns that result as a Solution
-    sol = dk.solve(case.f, case.y0, case.t, method=method, rtol=case.rtol, atol=case.atol, compile=True)
+    sol = dk.solve(
+        case.f, case.y0, case.t, method=method, rtol=case.rtol, atol=case.atol, compile=True
+    )
     assert sol.stats == python_sol.stats and sol.result == "success" and sol.method == method
     np.testing.assert_array_equal(sol.ts, python_sol.ts)
     np.testing.assert_array_equal(sol.ys, result.ys)
@@ -46,7 +62,9 @@ def _perturbed(coefficients: ExplicitCoefficients, **changes) -> ExplicitDriver:
     return ExplicitDriver(dataclasses.replace(coefficients, **changes))
 
 
-@pytest.mark.parametrize("plant", ["error_weight", "controller_beta", "controller_safety", "stage_weight"])
+@pytest.mark.parametrize(
+    "plant", ["error_weight", "controller_beta", "controller_safety", "stage_weight"]
+)
 def test_a_planted_violation_fails_the_equivalence_check(plant):
     """The comparison sees a kernel whose data or controller differs from the Python path's by 1e-4 of itself."""
     case, method = CASES[1], "dopri5"
@@ -55,7 +73,9 @@ def test_a_planted_violation_fails_the_equivalence_check(plant):
         e = coefficients.e.copy()
         e[0] *= 1 + 1e-4
         driver = _perturbed(coefficients, e=e)
-    elif plant == "controller_beta":  # dopri5's β = 0.2 / 5 = 0.04, the engine's PI_BETA_TIMES_K / k
+    elif (
+        plant == "controller_beta"
+    ):  # dopri5's β = 0.2 / 5 = 0.04, the engine's PI_BETA_TIMES_K / k
         driver = _perturbed(coefficients, control=np.array([0.04 * (1 + 1e-4), np.nan]))
     elif plant == "controller_safety":
         driver = _perturbed(coefficients, control=np.array([np.nan, 0.9 * (1 + 1e-4)]))
@@ -64,8 +84,13 @@ def test_a_planted_violation_fails_the_equivalence_check(plant):
         a[2, 1] *= 1 + 1e-4
         driver = _perturbed(coefficients, a=a)
     python_sol, python_steps = python_path(case, method)
-    assert path_differences(python_sol, python_steps, compiled_run(case, method), case.rtol) == []  # the honest kernel
-    assert path_differences(python_sol, python_steps, compiled_run(case, method, driver), case.rtol) != []
+    assert (
+        path_differences(python_sol, python_steps, compiled_run(case, method), case.rtol) == []
+    )  # the honest kernel
+    assert (
+        path_differences(python_sol, python_steps, compiled_run(case, method, driver), case.rtol)
+        != []
+    )
 
 
 def test_the_kernel_reads_the_controller_defaults_of_the_engine():
@@ -74,7 +99,10 @@ def test_the_kernel_reads_the_controller_defaults_of_the_engine():
     coefficients = KERNELS[method].coefficients
     explicit = _perturbed(coefficients, control=np.array([0.2 / 5, 0.9]))
     python_sol, python_steps = python_path(case, method)
-    assert path_differences(python_sol, python_steps, compiled_run(case, method, explicit), case.rtol) == []
+    assert (
+        path_differences(python_sol, python_steps, compiled_run(case, method, explicit), case.rtol)
+        == []
+    )
 
 
 def _both(f, y0, t, method="dopri5", **options):
@@ -110,7 +138,7 @@ def _message_numbers(message: str) -> tuple[str, dict[str, float]]:
         found = re.search(pattern, message)
         if found:
             numbers[key] = float(found.group(1))
-            message = message[:found.start(1)] + "<" + key + ">" + message[found.end(1):]
+            message = message[: found.start(1)] + "<" + key + ">" + message[found.end(1) :]
     return message, numbers
 
 
@@ -124,9 +152,12 @@ def test_step_size_underflow_matches_the_python_path():
     assert python.result == compiled.result == "step_size_underflow"
     assert compiled.stats == python.stats
     np.testing.assert_array_equal(compiled.ts, python.ts)
-    np.testing.assert_allclose(compiled.ys, python.ys, rtol=1e-10)  # y(0.5) = 2, reached on matching steps
-    (python_text, python_at), (compiled_text, compiled_at) = map(_message_numbers, (python.message,
-                                                                                 compiled.message))
+    np.testing.assert_allclose(
+        compiled.ys, python.ys, rtol=1e-10
+    )  # y(0.5) = 2, reached on matching steps
+    (python_text, python_at), (compiled_text, compiled_at) = map(
+        _message_numbers, (python.message, compiled.message)
+    )
     assert compiled_text == python_text and "underflowed at t=<t>" in compiled_text
     assert python_at["t"] > 1.0 - 1e-3  # at the singularity, not before it
     assert abs(compiled_at["t"] - python_at["t"]) <= STEP_RTOL * abs(python_at["t"] - 0.0)
@@ -140,7 +171,9 @@ def test_a_planted_time_difference_fails_the_message_comparison():
     assert abs(planted["t"] - ours["t"]) > STEP_RTOL * ours["t"]
 
 
-@pytest.mark.filterwarnings("ignore:.*encountered in dot:RuntimeWarning")  # the Python path's overflow, the subject
+@pytest.mark.filterwarnings(
+    "ignore:.*encountered in dot:RuntimeWarning"
+)  # the Python path's overflow, the subject
 def test_leaving_float64s_range_is_the_same_non_finite_state():
     """y' = y from 1e308 leaves float64's range at T = ln(max/1e308) ≈ 0.5865: both paths stop there, every trial
     step beyond it overflowing down to the smallest step, with the same message.
@@ -154,20 +187,24 @@ def test_leaving_float64s_range_is_the_same_non_finite_state():
     carries relative errors unamplified, so that error is at most n_accepted rtol (measured: 3e-9, n_accepted rtol =
     1.8e-4; a path stopping at its first overflowed trial, t ≈ 0.14, is 2500 times beyond the bound). The same bound
     holds at the output t = 0.3 against the exact 1e308 e^0.3."""
+
     def growth(t, y):
         return y
 
     rtol = 1e-6
     python, compiled = _both(growth, np.array([1e308]), np.array([0.0, 0.3, 1.0]), rtol=rtol)
     assert python.result == compiled.result == "non_finite_state"
-    (python_text, python_at), (compiled_text, compiled_at) = map(_message_numbers, (python.message,
-                                                                                 compiled.message))
+    (python_text, python_at), (compiled_text, compiled_at) = map(
+        _message_numbers, (python.message, compiled.message)
+    )
     assert compiled_text == python_text and "every trial step beyond t=<t>" in compiled_text
     edge = math.log(np.finfo(np.float64).max / 1e308)
     for sol, at in ((python, python_at), (compiled, compiled_at)):
         bound = sol.stats.n_accepted * rtol
         assert abs(at["t"] - edge) <= bound, (at, edge, bound)
-        assert at["h"] < 16 * np.spacing(at["t"])  # the step shrank below the smallest step: no step was possible
+        assert at["h"] < 16 * np.spacing(
+            at["t"]
+        )  # the step shrank below the smallest step: no step was possible
         np.testing.assert_array_equal(sol.ts, [0.0, 0.3])
         np.testing.assert_allclose(sol.ys[-1], 1e308 * math.exp(0.3), rtol=bound)
 

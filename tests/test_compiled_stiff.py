@@ -6,6 +6,7 @@ Newton iterations and failures), the same accepted step times and the same state
 problems amplify it (the tolerances below say how far). A kernel run with a perturbed controller constant, method
 coefficient or difference-Jacobian increment fails the same check.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,7 +15,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-numba = pytest.importorskip("numba", reason="the compiled path needs the jit extra (pip install dynkit[jit])")
+numba = pytest.importorskip(
+    "numba", reason="the compiled path needs the jit extra (pip install dynkit[jit])"
+)
 
 import dynkit as dk  # noqa: E402
 from benchmarks.bench_stiff import _vdp  # noqa: E402
@@ -25,8 +28,17 @@ from dynkit.solvers.compiled import bdf as cbdf, radau as cradau, rosenbrock as 
 from dynkit.solvers.compiled.jacobian import difference_state  # noqa: E402
 
 METHODS = ("radau5", "bdf", "rosenbrock23", "rodas4", "rodas5")
-STAT_FIELDS = ("nfe", "n_steps", "n_accepted", "n_rejected", "njev", "nlu", "switches", "newton_iterations",
-               "newton_failures")
+STAT_FIELDS = (
+    "nfe",
+    "n_steps",
+    "n_accepted",
+    "n_rejected",
+    "njev",
+    "nlu",
+    "switches",
+    "newton_iterations",
+    "newton_failures",
+)
 # The two paths differ in rounding only: our LU eliminates in another order than LAPACK's recursive getrf, and sums
 # run in another order than numpy's. The counters must agree exactly; step times and states within these bounds:
 # * TIGHT (radau5 and bdf; every method with the analytic jac): step times to STEP_RTOL_TIGHT of the time elapsed
@@ -74,9 +86,16 @@ def _problems():
 PROBLEMS = _problems()
 # output times with several inside steps (the dense outputs: radau5's and the Rosenbrock methods' sub-steps, the
 # bootstrapped quartic of rodas4, bdf's polynomial) and the end
-T_EVAL = {"robertson": np.array([0.0, 1e-3, 0.3, 40.0, 1e4, 1e11]), "hires": np.linspace(0.0, 321.8122, 6),
-          "vdp1000": np.array([0.0, 0.5, 800.0, 1500.0, 3000.0])}
-ATOL_RATIO = {"robertson": np.array([1e-2, 1e-8, 1e-2]), "hires": 1e-3, "vdp1000": 1e-2}  # bench_stiff's
+T_EVAL = {
+    "robertson": np.array([0.0, 1e-3, 0.3, 40.0, 1e4, 1e11]),
+    "hires": np.linspace(0.0, 321.8122, 6),
+    "vdp1000": np.array([0.0, 0.5, 800.0, 1500.0, 3000.0]),
+}
+ATOL_RATIO = {
+    "robertson": np.array([1e-2, 1e-8, 1e-2]),
+    "hires": 1e-3,
+    "vdp1000": 1e-2,
+}  # bench_stiff's
 
 
 def _rtol(method: str) -> float:
@@ -88,10 +107,21 @@ def _python_run(name, method, with_jac):
     rtol = _rtol(method)
     starts = []
     control = StepControl(on_accept=lambda t, y, h: starts.append(t))
-    sol = dk.solve(f, y0, T_EVAL[name], method=method, rtol=rtol, atol=rtol * ATOL_RATIO[name],
-                   jac=jac if with_jac else None, control=control, max_steps=200_000,
-                   jac_check=False)  # the kernel below is run directly, without dk.solve's check
-    steps = np.array(starts[1:] + [float(T_EVAL[name][-1])])  # each accepted step ends where the next starts
+    sol = dk.solve(
+        f,
+        y0,
+        T_EVAL[name],
+        method=method,
+        rtol=rtol,
+        atol=rtol * ATOL_RATIO[name],
+        jac=jac if with_jac else None,
+        control=control,
+        max_steps=200_000,
+        jac_check=False,
+    )  # the kernel below is run directly, without dk.solve's check
+    steps = np.array(
+        starts[1:] + [float(T_EVAL[name][-1])]
+    )  # each accepted step ends where the next starts
     return sol, steps
 
 
@@ -109,7 +139,17 @@ def _compiled_run(problem, name, method, run=None):
     rtol = _rtol(method)
     t_eval = T_EVAL[name]
     atol = np.broadcast_to(rtol * ATOL_RATIO[name], PROBLEMS[name][2].shape).astype(float)
-    args = (problem, float(t_eval[0]), float(t_eval[-1]), PROBLEMS[name][2], t_eval, rtol, atol, 0.0, 200_000)
+    args = (
+        problem,
+        float(t_eval[0]),
+        float(t_eval[-1]),
+        PROBLEMS[name][2],
+        t_eval,
+        rtol,
+        atol,
+        0.0,
+        200_000,
+    )
     return KERNELS[method](*args) if run is None else run(*args)
 
 
@@ -120,10 +160,14 @@ def mismatches(sol, steps, result, rtol, atol, bounds) -> list[str]:
     out = []
     py_stats = [getattr(sol.stats, k) for k in STAT_FIELDS]
     if list(result.stats) != py_stats:
-        out.append(f"stats {dict(zip(STAT_FIELDS, result.stats))} vs {dict(zip(STAT_FIELDS, py_stats))}")
+        out.append(
+            f"stats {dict(zip(STAT_FIELDS, result.stats))} vs {dict(zip(STAT_FIELDS, py_stats))}"
+        )
     elapsed = np.abs(steps - float(sol.ts[0]))  # step times relative to the time elapsed since t0
     step_rtol = max(step_rtol, STEP_ROUNDING * EPS / rtol)
-    if len(result.steps) != len(steps) or not np.all(np.abs(result.steps - steps) <= step_rtol * elapsed):
+    if len(result.steps) != len(steps) or not np.all(
+        np.abs(result.steps - steps) <= step_rtol * elapsed
+    ):
         out.append(f"accepted step times differ ({len(result.steps)} vs {len(steps)} steps)")
     if result.status != 0 or result.n_filled != len(sol.ys):
         out.append(f"status {result.status}, {result.n_filled} outputs")
@@ -131,8 +175,10 @@ def mismatches(sol, steps, result, rtol, atol, bounds) -> list[str]:
     rounding = STATE_ROUNDING_ULPS * EPS * np.max(np.abs(sol.ys), axis=1, keepdims=True)
     excess = float(np.max(np.abs(result.ys - sol.ys) / (state_share * scale + rounding)))
     if not excess <= 1.0:
-        out.append(f"states differ by {excess:.2e} times the bound ({state_share:g} of atol + rtol|y| + "
-                   f"{STATE_ROUNDING_ULPS:g} ulps of max|y|)")
+        out.append(
+            f"states differ by {excess:.2e} times the bound ({state_share:g} of atol + rtol|y| + "
+            f"{STATE_ROUNDING_ULPS:g} ulps of max|y|)"
+        )
     return out
 
 
@@ -144,8 +190,13 @@ def test_same_steps_counters_and_states(compiled_problems, method, name, with_ja
     assert sol.success
     result = _compiled_run(compiled_problems[name, with_jac], name, method)
     rtol = _rtol(method)
-    assert mismatches(sol, steps, result, rtol, rtol * ATOL_RATIO[name], _bounds(method, with_jac)) == []
-    assert sol.stats.n_steps > 20  # a run long enough for the controllers and the reuse rules to act
+    assert (
+        mismatches(sol, steps, result, rtol, rtol * ATOL_RATIO[name], _bounds(method, with_jac))
+        == []
+    )
+    assert (
+        sol.stats.n_steps > 20
+    )  # a run long enough for the controllers and the reuse rules to act
 
 
 def test_switch_runs_the_kernel():
@@ -211,6 +262,7 @@ def test_non_contiguous_returns_are_read_as_values(method):
 
 def _plant(module, co_index, change, method):
     """A run of ``module``'s kernel with ``coefficients[co_index]`` changed by ``change`` (a copy)."""
+
     def run(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps):
         if module is cradau:
             co = list(cradau.coefficients())
@@ -220,10 +272,25 @@ def _plant(module, co_index, change, method):
             co = list(crosenbrock.coefficients(crosenbrock.TABLEAUS[method], rtol))
         co[co_index] = change(co[co_index])
         jac = problem.jac if problem.has_jac else None
-        raw = module.kernel()(problem.f, jac, problem.p, t0, t_end, y0.copy(), t_eval, rtol, atol.copy(), first_step,
-                              max_steps, tuple(co), difference_state(atol, rtol))
-        return dataclasses.make_dataclass("R", ["status", "t", "h", "ys", "n_filled", "stats", "steps", "y", "k1"])(
-            *raw)
+        raw = module.kernel()(
+            problem.f,
+            jac,
+            problem.p,
+            t0,
+            t_end,
+            y0.copy(),
+            t_eval,
+            rtol,
+            atol.copy(),
+            first_step,
+            max_steps,
+            tuple(co),
+            difference_state(atol, rtol),
+        )
+        return dataclasses.make_dataclass(
+            "R", ["status", "t", "h", "ys", "n_filled", "stats", "steps", "y", "k1"]
+        )(*raw)
+
     return run
 
 
@@ -248,9 +315,13 @@ def test_planted_violation_fails_the_equivalence(compiled_problems, plant):
     method, module, index, change = PLANTS[plant]
     name = "vdp1000"
     sol, steps = _python_run(name, method, True)
-    result = _compiled_run(compiled_problems[name, True], name, method, _plant(module, index, change, method))
+    result = _compiled_run(
+        compiled_problems[name, True], name, method, _plant(module, index, change, method)
+    )
     rtol = _rtol(method)
-    assert mismatches(sol, steps, result, rtol, rtol * ATOL_RATIO[name], _bounds(method, True)) != []
+    assert (
+        mismatches(sol, steps, result, rtol, rtol * ATOL_RATIO[name], _bounds(method, True)) != []
+    )
 
 
 def test_difference_jacobian_is_the_python_rule():
@@ -267,6 +338,7 @@ def test_difference_jacobian_is_the_python_rule():
 
     class Field:  # what FiniteDifferenceJacobian reads of the engine's counted field
         shape, stats = y0.shape, SolverStats()
+
         def __call__(self, t, y):
             self.stats.nfe += 1
             return f(t, y)
@@ -286,7 +358,9 @@ def test_difference_jacobian_is_the_python_rule():
         for y in states:
             f0 = f(0.0, y)
             expected, _ = python(0.0, y, f0)
-            difference_jacobian(problem.f, 0.0, np.ascontiguousarray(y), f0, problem.p, state, J, stats)
+            difference_jacobian(
+                problem.f, 0.0, np.ascontiguousarray(y), f0, problem.p, state, J, stats
+            )
             same = same and np.array_equal(J, expected)
         if planted:
             assert not same
@@ -310,8 +384,10 @@ def linear_problems():
     """One compiled linear field (the matrix is the parameter vector), with and without its Jacobian."""
     y0 = np.ones(3)
     p = -np.eye(3).ravel()
-    return {False: compile_problem(_linear_field, y0, params=p),
-            True: compile_problem(_linear_field, y0, params=p, jac=_linear_jacobian)}
+    return {
+        False: compile_problem(_linear_field, y0, params=p),
+        True: compile_problem(_linear_field, y0, params=p, jac=_linear_jacobian),
+    }
 
 
 def _linear_case(seed: int, log_stiffness: float, backward: bool):
@@ -325,10 +401,17 @@ def _linear_case(seed: int, log_stiffness: float, backward: bool):
 
 
 @settings(max_examples=40, deadline=None)
-@given(method=st.sampled_from(METHODS), seed=st.integers(0, 2**31 - 1), log_stiffness=st.floats(0.5, 5.0),
-       log_rtol=st.floats(-8.0, -3.0), with_jac=st.booleans(), backward=st.booleans())
-def test_for_all_linear_stiff_systems_the_counters_agree(linear_problems, method, seed, log_stiffness, log_rtol,
-                                                          with_jac, backward):
+@given(
+    method=st.sampled_from(METHODS),
+    seed=st.integers(0, 2**31 - 1),
+    log_stiffness=st.floats(0.5, 5.0),
+    log_rtol=st.floats(-8.0, -3.0),
+    with_jac=st.booleans(),
+    backward=st.booleans(),
+)
+def test_for_all_linear_stiff_systems_the_counters_agree(
+    linear_problems, method, seed, log_stiffness, log_rtol, with_jac, backward
+):
     """For all 3-state linear systems with eigenvalues from −1 to −1e5, tolerances 1e-8..1e-3, forward and backward
     (backward only up to stiffness 10: the decaying modes grow backward), both paths agree as above (the Rosenbrock
     methods with difference Jacobians: see below)."""
@@ -337,10 +420,17 @@ def test_for_all_linear_stiff_systems_the_counters_agree(linear_problems, method
     rtol = 10.0 ** (max(log_rtol, -5.0) if method == "rosenbrock23" else log_rtol)
     A, y0, t = _linear_case(seed, log_stiffness, backward)
     starts = []
-    sol = dk.solve(lambda t_, y: A @ y, y0, t, method=method, rtol=rtol, atol=rtol * 1e-3,
-                   jac=(lambda t_, y: A) if with_jac else None,
-                   jac_check=False,  # the kernel is run directly
-                   control=StepControl(on_accept=lambda t_, y, h: starts.append(t_)))
+    sol = dk.solve(
+        lambda t_, y: A @ y,
+        y0,
+        t,
+        method=method,
+        rtol=rtol,
+        atol=rtol * 1e-3,
+        jac=(lambda t_, y: A) if with_jac else None,
+        jac_check=False,  # the kernel is run directly
+        control=StepControl(on_accept=lambda t_, y, h: starts.append(t_)),
+    )
     steps = np.array(starts[1:] + [float(t[-1])])
     problem = dataclasses.replace(linear_problems[with_jac], p=np.ascontiguousarray(A.ravel()))
     atol = np.full(3, rtol * 1e-3)
@@ -352,7 +442,12 @@ def test_for_all_linear_stiff_systems_the_counters_agree(linear_problems, method
         # rounding-level change of y changes J by more than rounding, and J enters the step itself, so the step
         # sequences can part (found here: rodas4 backward at rtol 1e-8, one rejection more on the Python path).
         # What still holds: the same work within COUNTER_SHARE, and both answers within the tolerance of each other.
-        work = ("nfe", "n_steps", "njev", "nlu")  # (the rejections alone: 3 against 6 on rodas4 at rtol 1e-8)
+        work = (
+            "nfe",
+            "n_steps",
+            "njev",
+            "nlu",
+        )  # (the rejections alone: 3 against 6 on rodas4 at rtol 1e-8)
         python = np.array([getattr(sol.stats, k) for k in work], dtype=float)
         compiled = np.array([result.stats[STAT_FIELDS.index(k)] for k in work], dtype=float)
         assert np.all(np.abs(compiled - python) <= COUNTER_SHARE * python + 2)

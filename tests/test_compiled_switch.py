@@ -1,4 +1,5 @@
 """dk.solve(compile=...): validation, refusals with the reason, the "auto" fallback, numba hidden."""
+
 from __future__ import annotations
 
 import re
@@ -16,8 +17,14 @@ import dynkit as dk
 from dynkit.solvers import StepControl
 
 from test_bad_inputs_solvers import BAD_FIELDS as PYTHON_BAD_FIELDS
-from compiled_problems import (DIAGNOSIS_SLACK, STATE_RTOL, lotka_volterra, spy_on_max_steps_diagnosis, state_bound,
-                               van_der_pol)
+from compiled_problems import (
+    DIAGNOSIS_SLACK,
+    STATE_RTOL,
+    lotka_volterra,
+    spy_on_max_steps_diagnosis,
+    state_bound,
+    van_der_pol,
+)
 
 Y0 = np.array([2.0, 0.0])
 T = np.linspace(0.0, 3.0, 4)
@@ -66,7 +73,9 @@ def test_compile_true_and_auto_give_the_compiled_result():
             warnings.simplefilter("error", dk.CompileWarning)  # "auto" compiles here: no warning
             sol = dk.solve(van_der_pol, Y0, T, rtol=1e-8, compile=mode)
         assert sol.stats == python.stats
-        np.testing.assert_allclose(sol.ys, python.ys, rtol=0, atol=STATE_RTOL * np.abs(python.ys).max())
+        np.testing.assert_allclose(
+            sol.ys, python.ys, rtol=0, atol=STATE_RTOL * np.abs(python.ys).max()
+        )
 
 
 def test_a_numba_function_is_used_as_it_is():
@@ -83,7 +92,9 @@ def test_a_read_only_state_is_accepted():
 
 
 def test_without_numba_true_refuses_with_the_install_hint(numba_hidden):
-    with pytest.raises(dk.CompilationError, match=r"numba.*not installed.*pip install dynkit\[jit\]"):
+    with pytest.raises(
+        dk.CompilationError, match=r"numba.*not installed.*pip install dynkit\[jit\]"
+    ):
         dk.solve(van_der_pol, Y0, T, compile=True)
 
 
@@ -101,11 +112,14 @@ def test_a_hidden_numba_is_noticed_even_after_it_was_imported(numba_hidden):
     assert not numba_available()
 
 
-@pytest.mark.parametrize("field, reason", [
-    (uses_a_python_object, r"f \(uses_a_python_object\) could not be compiled by numba"),
-    (returns_too_few, r"must return a float64 array of shape \(2,\).*shape \(1,\)"),
-    (returns_integers, r"must return a float64 array.*int64"),
-])
+@pytest.mark.parametrize(
+    "field, reason",
+    [
+        (uses_a_python_object, r"f \(uses_a_python_object\) could not be compiled by numba"),
+        (returns_too_few, r"must return a float64 array of shape \(2,\).*shape \(1,\)"),
+        (returns_integers, r"must return a float64 array.*int64"),
+    ],
+)
 def test_a_field_numba_cannot_compile_is_refused_or_falls_back_with_the_reason(field, reason):
     with pytest.raises(dk.CompilationError, match=reason) as info:
         dk.solve(field, Y0, T, compile=True)
@@ -136,22 +150,29 @@ def _event(t, y):
     return y[0]
 
 
-@pytest.mark.parametrize("options, named", [
-    ({"events": _event}, "events"),
-    ({"dense": True}, "dense"),
-    ({"per_sample": True}, "per_sample"),
-    ({"control": StepControl(max_step=0.5)}, "control"),
-    ({"nonnegative": True, "y0": np.array([2.0, 1.0])}, "nonnegative"),
-    ({"method": "rk4", "step_size": 0.1}, r"method 'rk4' has no compiled kernel \(compiled methods: .*dopri5"),
-    ({"y0": np.array([2.0, 0.0], dtype=np.float32)}, "1-D float64 y0"),
-    ({"y0": np.array([[2.0, 0.0]])}, r"1-D float64 y0, got shape \(1, 2\)"),
-])
+@pytest.mark.parametrize(
+    "options, named",
+    [
+        ({"events": _event}, "events"),
+        ({"dense": True}, "dense"),
+        ({"per_sample": True}, "per_sample"),
+        ({"control": StepControl(max_step=0.5)}, "control"),
+        ({"nonnegative": True, "y0": np.array([2.0, 1.0])}, "nonnegative"),
+        (
+            {"method": "rk4", "step_size": 0.1},
+            r"method 'rk4' has no compiled kernel \(compiled methods: .*dopri5",
+        ),
+        ({"y0": np.array([2.0, 0.0], dtype=np.float32)}, "1-D float64 y0"),
+        ({"y0": np.array([[2.0, 0.0]])}, r"1-D float64 y0, got shape \(1, 2\)"),
+    ],
+)
 def test_what_the_compiled_path_lacks_is_named(options, named):
     options = dict(options)
     y0 = options.pop("y0", Y0)
 
     def field(t, y):
         return -y
+
     with pytest.raises(ValueError, match=named):
         dk.solve(field, y0, T, compile=True, **options)
     with pytest.warns(dk.CompileWarning, match=named):
@@ -173,7 +194,9 @@ def test_torch_states_and_the_adjoint_are_refused_by_name():
 
 def test_throw_false_returns_the_partial_solution_with_the_failure_code(monkeypatch):
     starts = spy_on_max_steps_diagnosis(monkeypatch)
-    sol = dk.solve(van_der_pol, Y0, np.linspace(0.0, 20.0, 21), max_steps=20, throw=False, compile=True)
+    sol = dk.solve(
+        van_der_pol, Y0, np.linspace(0.0, 20.0, 21), max_steps=20, throw=False, compile=True
+    )
     python = dk.solve(van_der_pol, Y0, np.linspace(0.0, 20.0, 21), max_steps=20, throw=False)
     assert sol.result == python.result == "max_steps_exceeded" and not sol.success
     assert sol.message == python.message and starts[0] == starts[1]
@@ -183,23 +206,34 @@ def test_throw_false_returns_the_partial_solution_with_the_failure_code(monkeypa
 
 
 @settings(max_examples=15, deadline=None)
-@given(rtol=st.floats(1e-10, 1e-3), x0=st.floats(-3.0, 3.0), v0=st.floats(-3.0, 3.0),
-       method=st.sampled_from(["bosh3", "rkf45", "dopri5", "tsit5", "dop853"]))
+@given(
+    rtol=st.floats(1e-10, 1e-3),
+    x0=st.floats(-3.0, 3.0),
+    v0=st.floats(-3.0, 3.0),
+    method=st.sampled_from(["bosh3", "rkf45", "dopri5", "tsit5", "dop853"]),
+)
 def test_for_all_tolerances_and_starts_both_paths_count_the_same_work(rtol, x0, v0, method):
     """For any start in [-3, 3]² and rtol in [1e-10, 1e-3]: the same counters (the steps' equality is the subject of
     test_compiled_explicit; here its counters over a range of tolerances)."""
     y0 = np.array([x0, v0])
     python = dk.solve(van_der_pol, y0, T, method=method, rtol=rtol, atol=1e-3 * rtol)
-    compiled = dk.solve(van_der_pol, y0, T, method=method, rtol=rtol, atol=1e-3 * rtol, compile=True)
+    compiled = dk.solve(
+        van_der_pol, y0, T, method=method, rtol=rtol, atol=1e-3 * rtol, compile=True
+    )
     assert compiled.stats == python.stats
     scale = float(np.abs(python.ys).max())
-    np.testing.assert_allclose(compiled.ys, python.ys, rtol=0, atol=state_bound(rtol) * scale)  # compiled_problems
+    np.testing.assert_allclose(
+        compiled.ys, python.ys, rtol=0, atol=state_bound(rtol) * scale
+    )  # compiled_problems
 
 
 # the bad fields of tests/test_bad_inputs_solvers.py that numba can be asked to compile (no torch, no dict lookup);
 # its division by zero as array code, where numba keeps Python's ZeroDivisionError
-BAD_FIELDS = {kind: field for kind, field in PYTHON_BAD_FIELDS.items()
-              if kind not in ("torch for numpy", "raises later")}
+BAD_FIELDS = {
+    kind: field
+    for kind, field in PYTHON_BAD_FIELDS.items()
+    if kind not in ("torch for numpy", "raises later")
+}
 BAD_FIELDS["raises"] = lambda t, y: np.array([y[0] / 0.0, 1.0])
 
 
@@ -210,7 +244,9 @@ def test_a_bad_field_with_compile_true_is_a_clear_error_naming_f(kind):
         dk.solve(BAD_FIELDS[kind], Y0, T, compile=True)
     assert re.search(r"\bf\b", str(info.value)), info.value
     if kind == "raises":
-        assert isinstance(info.value, dk.VectorFieldError) and isinstance(info.value.__cause__, ZeroDivisionError)
+        assert isinstance(info.value, dk.VectorFieldError) and isinstance(
+            info.value.__cause__, ZeroDivisionError
+        )
     elif kind == "nan":
         assert isinstance(info.value, dk.NonFiniteState)
     else:
@@ -223,7 +259,9 @@ def test_a_given_first_step_is_taken_as_on_the_python_path():
     compiled = dk.solve(van_der_pol, Y0, T, first_step=0.01, compile=True)
     assert compiled.stats == python.stats
     automatic = dk.solve(van_der_pol, Y0, T, compile=True)
-    assert automatic.stats != compiled.stats  # the planted difference: the probe and other first steps
+    assert (
+        automatic.stats != compiled.stats
+    )  # the planted difference: the probe and other first steps
     with pytest.warns(dk.StepSizeWarning, match="only its first step"):
         as_step_size = dk.solve(van_der_pol, Y0, T, step_size=0.01, compile=True)
     assert as_step_size.stats == python.stats

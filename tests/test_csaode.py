@@ -1,4 +1,5 @@
 """CSAODE (dynkit.models.csaode): parameter counts, masking, solver consistency, the ARK restrictions."""
+
 import math
 
 import pytest
@@ -18,12 +19,12 @@ def _round_like(n: int, digits: int) -> float:
 
 # Paper sizes (6 TREC classes, 300-d embeddings): (kwargs, |θ| in millions as printed, printed digits).
 PAPER_COUNTS = [
-    (dict(), 0.63, 2),                       # Table 1
-    (dict(window=1), 0.54, 2),               # Table 3
-    (dict(window=3), 0.72, 2),               # Table 3
-    (dict(d=200), 0.32, 2),                  # Table 3
-    (dict(d=50), 0.043, 3),                  # Table 3
-    (dict(convolution=False), 0.45, 2),      # Table 2, w/o conv
+    (dict(), 0.63, 2),  # Table 1
+    (dict(window=1), 0.54, 2),  # Table 3
+    (dict(window=3), 0.72, 2),  # Table 3
+    (dict(d=200), 0.32, 2),  # Table 3
+    (dict(d=50), 0.043, 3),  # Table 3
+    (dict(convolution=False), 0.45, 2),  # Table 2, w/o conv
     (dict(architecture="blocks", n_blocks=1), 0.63, 2),  # Table 2, w/o ODE (1 block)
 ]
 
@@ -57,7 +58,9 @@ def test_position_encoding_follows_eq3():
     for i in range(1, 8):
         for j in range(1, d + 1):
             # Eq. (3), 1-based: even j -> sin(i c^{j/d}), odd j -> cos(i c^{(j-1)/d}), c = 1e-4
-            want = math.sin(i * 1e-4 ** (j / d)) if j % 2 == 0 else math.cos(i * 1e-4 ** ((j - 1) / d))
+            want = (
+                math.sin(i * 1e-4 ** (j / d)) if j % 2 == 0 else math.cos(i * 1e-4 ** ((j - 1) / d))
+            )
             assert p[i - 1, j - 1].item() == pytest.approx(want, abs=1e-6)  # float32 storage
 
 
@@ -80,7 +83,9 @@ def test_shapes_and_nfe(solver):
     if solver == "rk":
         assert stats.nfe == 4 * 3  # T = 3 steps of RK4
     elif solver == "ark":
-        assert stats.nfe == 4 + 1 + 3 * 2  # RK4 starter, 1 extra chain stage at t0, 3 per later step
+        assert (
+            stats.nfe == 4 + 1 + 3 * 2
+        )  # RK4 starter, 1 extra chain stage at t0, 3 per later step
     else:
         assert stats.nfe >= 6 and stats.n_accepted >= 1
 
@@ -98,7 +103,9 @@ def test_padding_never_influences_the_prediction(solver):
     for row, n in enumerate((4, 2, 1)):
         # adaptive RKF chooses its steps from the whole batch's error norm: compare fixed-step only
         if solver != "rkf":
-            torch.testing.assert_close(model(tokens[row:row + 1, :n]), reference[row:row + 1], atol=1e-5, rtol=1e-5)
+            torch.testing.assert_close(
+                model(tokens[row : row + 1, :n]), reference[row : row + 1], atol=1e-5, rtol=1e-5
+            )
 
 
 def test_padded_positions_do_not_move_real_rows():
@@ -124,8 +131,16 @@ def test_local_rows_without_a_full_phrase_are_zero():
     assert h[1, 1:].abs().max() == 0
 
 
-@pytest.mark.parametrize("solver, method, step", [("rk", "rk4", 0.2), ("ark", "ark4", 0.2), ("rkf", "rkf45", 0.2),
-                                                  ("rk", "rk4", 0.4), ("ark", "ark4", 0.4)])
+@pytest.mark.parametrize(
+    "solver, method, step",
+    [
+        ("rk", "rk4", 0.2),
+        ("ark", "ark4", 0.2),
+        ("rkf", "rkf45", 0.2),
+        ("rk", "rk4", 0.4),
+        ("ark", "ark4", 0.4),
+    ],
+)
 def test_model_solve_equals_a_direct_solve_of_the_same_block(solver, method, step):
     torch.manual_seed(3)
     model = CSAODE(30, 3, solver=solver, step=step, **SMALL).eval()
@@ -134,11 +149,24 @@ def test_model_solve_equals_a_direct_solve_of_the_same_block(solver, method, ste
     h_local = model.local_representation(tokens, mask)
     g_model, _ = model.global_representation(h_local, mask)
     p = position_encoding(6, SMALL["d"])
-    t_end = math.ceil(1 / step - 1e-9) * step  # T = ceil(1/r) whole steps: 1.0 for r = 0.2, 1.2 for r = 0.4
-    step_key = "first_step" if dk.solvers.METHODS[method].adaptive else "step_size"  # as the model passes it
-    sol = dk.solve(lambda t, g: model.block(g + p, mask), h_local, [0.0, t_end], method=method,
-                   rtol=1e-3, atol=1e-4, **{step_key: step})
-    torch.testing.assert_close(g_model, sol.ys[-1], atol=1e-6, rtol=1e-6)  # same ops, float32 round-off
+    t_end = (
+        math.ceil(1 / step - 1e-9) * step
+    )  # T = ceil(1/r) whole steps: 1.0 for r = 0.2, 1.2 for r = 0.4
+    step_key = (
+        "first_step" if dk.solvers.METHODS[method].adaptive else "step_size"
+    )  # as the model passes it
+    sol = dk.solve(
+        lambda t, g: model.block(g + p, mask),
+        h_local,
+        [0.0, t_end],
+        method=method,
+        rtol=1e-3,
+        atol=1e-4,
+        **{step_key: step},
+    )
+    torch.testing.assert_close(
+        g_model, sol.ys[-1], atol=1e-6, rtol=1e-6
+    )  # same ops, float32 round-off
 
 
 def test_rk_and_ark_agree_to_their_order():
@@ -152,7 +180,9 @@ def test_rk_and_ark_agree_to_their_order():
     h = rk.local_representation(tokens, mask)
     g_rk, g_ark = rk.global_representation(h, mask)[0], ark.global_representation(h, mask)[0]
     moved = (g_rk - h).abs().max()
-    assert (g_rk - g_ark).abs().max() < 1e-3 * moved  # O(h^4) global error at h = 0.05 is ~1e-5 relative
+    assert (
+        g_rk - g_ark
+    ).abs().max() < 1e-3 * moved  # O(h^4) global error at h = 0.05 is ~1e-5 relative
 
 
 def test_ark_with_r_equal_one_raises():
@@ -161,15 +191,18 @@ def test_ark_with_r_equal_one_raises():
     CSAODE(30, 2, solver="rk", step=1.0)  # RK with one step is fine
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(solver="euler"), "solver must be one of"),
-    (dict(step=0.0), "step must be a float in"),
-    (dict(step=1.5), "step must be a float in"),
-    (dict(d=0), "d must be an integer"),
-    (dict(window=0), "window must be an integer"),
-    (dict(convolution=False, d=8, embed_dim=4), "embed_dim == d"),
-    (dict(architecture="deep"), "architecture must be one of"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(solver="euler"), "solver must be one of"),
+        (dict(step=0.0), "step must be a float in"),
+        (dict(step=1.5), "step must be a float in"),
+        (dict(d=0), "d must be an integer"),
+        (dict(window=0), "window must be an integer"),
+        (dict(convolution=False, d=8, embed_dim=4), "embed_dim == d"),
+        (dict(architecture="deep"), "architecture must be one of"),
+    ],
+)
 def test_bad_arguments_raise(kwargs, match):
     with pytest.raises(ValueError, match=match):
         CSAODE(30, 2, **kwargs)
@@ -187,7 +220,9 @@ def test_nfe_ratio_ark_over_rk_tends_to_three_quarters(steps):
     r = 1.0 / steps
     ratio = expected_nfe("ark", r) / expected_nfe("rk", r)
     assert ratio == pytest.approx((3 * steps + 2) / (4 * steps))  # exact count
-    assert 0.75 < ratio <= 1.0 and abs(ratio - 0.75) <= 0.5 / steps + 1e-12  # tends to 3/4 like 1/(2T)
+    assert (
+        0.75 < ratio <= 1.0 and abs(ratio - 0.75) <= 0.5 / steps + 1e-12
+    )  # tends to 3/4 like 1/(2T)
 
 
 @pytest.mark.parametrize("r", [0.2, 0.3, 0.4, 0.6])
@@ -253,8 +288,18 @@ def test_adjoint_gradients_match_backpropagation_through_the_solver(solver):
     grads = []
     for adjoint in (False, True):
         torch.manual_seed(0)
-        model = CSAODE(50, 2, d=8, embed_dim=8, solver=solver, step=0.1, dropout=0.0, adjoint=adjoint, rtol=1e-6,
-                       atol=1e-8).double()
+        model = CSAODE(
+            50,
+            2,
+            d=8,
+            embed_dim=8,
+            solver=solver,
+            step=0.1,
+            dropout=0.0,
+            adjoint=adjoint,
+            rtol=1e-6,
+            atol=1e-8,
+        ).double()
         tokens = torch.randint(1, 50, (3, 7))
         tokens[0, 5:] = 0
         torch.nn.functional.cross_entropy(model(tokens), torch.tensor([0, 1, 1])).backward()
@@ -265,7 +310,9 @@ def test_adjoint_gradients_match_backpropagation_through_the_solver(solver):
             continue
         assert adjoint[name] is not None, name
         assert float((adjoint[name] - g).norm() / g.norm()) < 2e-2, name
-    assert any(n.startswith("blocks.0.") and g is not None and bool(g.any()) for n, g in backprop.items())
+    assert any(
+        n.startswith("blocks.0.") and g is not None and bool(g.any()) for n, g in backprop.items()
+    )
 
 
 def test_weight_normalization_reparametrises_every_weight_matrix_and_keeps_the_initial_function():
@@ -277,8 +324,11 @@ def test_weight_normalization_reparametrises_every_weight_matrix_and_keeps_the_i
     normed = CSAODE(30, 4, step=0.25, weight_norm=True, **SMALL).eval()
     linears = [m for m in normed.modules() if isinstance(m, torch.nn.Linear)]
     assert linears and all(torch.nn.utils.parametrize.is_parametrized(m, "weight") for m in linears)
-    assert not any(torch.nn.utils.parametrize.is_parametrized(m, "weight") for m in plain.modules()
-                   if isinstance(m, torch.nn.Linear))
+    assert not any(
+        torch.nn.utils.parametrize.is_parametrized(m, "weight")
+        for m in plain.modules()
+        if isinstance(m, torch.nn.Linear)
+    )
     tokens = torch.tensor([[5, 6, 7, 8], [9, 10, 0, 0]])
     torch.testing.assert_close(normed(tokens), plain(tokens), atol=1e-6, rtol=1e-6)
     normed(tokens).sum().backward()

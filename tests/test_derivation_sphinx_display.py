@@ -4,6 +4,7 @@ docs' own ``nb_render_markdown_format = "myst"``; myst-nb's default, commonmark,
 ... $$ as raw text with no warning). A tiny offline project: one MyST notebook, executed, built
 to HTML; the HTML is searched for MathJax's containers (``\\[...\\]`` in a ``math`` div,
 ``\\(...\\)`` in a ``math`` span) and for raw ``$$`` left over."""
+
 from __future__ import annotations
 
 import os
@@ -48,25 +49,36 @@ def raw_latex(html: str) -> list[str]:
 
 
 def test_raw_latex_is_found_where_it_is_left():
-    assert raw_latex('<p>$$\\begin{aligned}x &= 1\\end{aligned}$$</p>')
-    assert not raw_latex('<div class="math notranslate nohighlight">\\[\\begin{aligned}x\\end{aligned}\\]</div>')
+    assert raw_latex("<p>$$\\begin{aligned}x &= 1\\end{aligned}$$</p>")
+    assert not raw_latex(
+        '<div class="math notranslate nohighlight">\\[\\begin{aligned}x\\end{aligned}\\]</div>'
+    )
 
 
 def test_the_docs_render_markdown_outputs_as_myst():
-    assert re.search(r'^nb_render_markdown_format = "myst"', (ROOT / "docs" / "conf.py").read_text(), re.M)
+    assert re.search(
+        r'^nb_render_markdown_format = "myst"', (ROOT / "docs" / "conf.py").read_text(), re.M
+    )
 
 
 @pytest.mark.slow
 def test_a_derivation_is_typeset_in_a_myst_nb_page(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
-    (src / "conf.py").write_text('extensions = ["myst_nb"]\nmyst_enable_extensions = ["dollarmath", "amsmath"]\n'
-                                 'nb_render_markdown_format = "myst"\nnb_execution_mode = "force"\n'
-                                 'nb_execution_raise_on_error = True\n')
+    (src / "conf.py").write_text(
+        'extensions = ["myst_nb"]\nmyst_enable_extensions = ["dollarmath", "amsmath"]\n'
+        'nb_render_markdown_format = "myst"\nnb_execution_mode = "force"\n'
+        "nb_execution_raise_on_error = True\n"
+    )
     (src / "index.md").write_text(PAGE)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(src), str(tmp_path / "out")],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(src), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     html = (tmp_path / "out" / "index.html").read_text()
     import dynkit as dk

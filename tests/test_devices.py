@@ -4,6 +4,7 @@ On a CPU-only machine a GPU device is refused before any data is read, naming th
 with torch's CUDA availability patched (``cuda:1`` of two "GPUs"), the same entries reach the models' and the data's
 ``.to(device)`` with that device: the plumbing is checked without a GPU.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -42,21 +43,35 @@ def test_the_cpu_is_always_there(monkeypatch, value):
     assert _checks.device(value) == "cpu"
 
 
-@pytest.mark.parametrize("value, says", [
-    ("cuda", "got 'cuda': "), ("cuda:0", "got 'cuda:0': "),
-    ("mps", "Metal (MPS) backend is not available"), ("gpu", "must be one of cpu, cuda, cuda:N, mps"),
-    ("cuda:x", "must be one of"), (3, "got 3"), (None, "got None")])
+@pytest.mark.parametrize(
+    "value, says",
+    [
+        ("cuda", "got 'cuda': "),
+        ("cuda:0", "got 'cuda:0': "),
+        ("mps", "Metal (MPS) backend is not available"),
+        ("gpu", "must be one of cpu, cuda, cuda:N, mps"),
+        ("cuda:x", "must be one of"),
+        (3, "got 3"),
+        (None, "got None"),
+    ],
+)
 def test_a_device_the_machine_lacks_is_refused_naming_it_and_what_it_has(monkeypatch, value, says):
     cpu_only(monkeypatch)
     with pytest.raises(ValueError, match="got ") as info:
         _checks.device(value, "--device")
     message = str(info.value)
-    assert says in message and message.startswith("--device must be") and ("has cpu" in message or "(cpu)" in message)
+    assert (
+        says in message
+        and message.startswith("--device must be")
+        and ("has cpu" in message or "(cpu)" in message)
+    )
 
 
 def test_a_cuda_index_beyond_the_gpus_names_how_many_there_are(two_gpus):
     assert _checks.device("cuda:1") == "cuda:1" and _checks.device("cuda") == "cuda"
-    with pytest.raises(ValueError, match=r"\(cpu, cuda:0, cuda:1\), got 'cuda:2': it has 2 CUDA GPUs"):
+    with pytest.raises(
+        ValueError, match=r"\(cpu, cuda:0, cuda:1\), got 'cuda:2': it has 2 CUDA GPUs"
+    ):
         _checks.device("cuda:2")
 
 
@@ -77,7 +92,9 @@ def test_run_training_refuses_a_missing_gpu_before_any_data(monkeypatch, model, 
     cpu_only(monkeypatch)
     monkeypatch.setattr(node_runs, "load_task", _refuse_data)
     monkeypatch.setattr(text, "load_dataset", _refuse_data)
-    with pytest.raises(ValueError, match="device must be a device this machine has \\(cpu\\), got 'cuda': "):
+    with pytest.raises(
+        ValueError, match="device must be a device this machine has \\(cpu\\), got 'cuda': "
+    ):
         dk.tasks.run_training(model, task, device="cuda")
 
 
@@ -103,7 +120,9 @@ def test_run_training_hands_the_device_to_the_data(two_gpus, monkeypatch):
 def test_run_training_hands_the_device_to_the_model(two_gpus, monkeypatch):
     """The data are real here (the digits, a few kB); the model's ``.to`` is the planted one."""
     seen = []
-    monkeypatch.setattr(node_runs.torch.Tensor, "to", lambda self, device: self)  # the data stay where they are
+    monkeypatch.setattr(
+        node_runs.torch.Tensor, "to", lambda self, device: self
+    )  # the data stay where they are
     monkeypatch.setattr(node_runs, "from_paper", lambda *a, **k: _Movable(seen))
     with pytest.raises(Reached):
         dk.tasks.run_training("hbnode", "digits", device="cuda:1")
@@ -117,8 +136,17 @@ def test_train_csaode_hands_the_device_to_the_model(two_gpus, monkeypatch):
     seen = []
     monkeypatch.setattr(csaode.CSAODE, "to", lambda self, device: _Movable(seen).to(device))
     with pytest.raises(Reached):
-        text.train_csaode("trec", SENTENCE_DATA, solver="ark", epochs=1, d=8, embed_dim=8, train_subset=64,
-                          quiet=True, device="cuda:1")
+        text.train_csaode(
+            "trec",
+            SENTENCE_DATA,
+            solver="ark",
+            epochs=1,
+            d=8,
+            embed_dim=8,
+            train_subset=64,
+            quiet=True,
+            device="cuda:1",
+        )
     assert seen == [torch.device("cuda:1")]
 
 
@@ -126,7 +154,9 @@ def test_dynkit_train_passes_its_device_to_run_training(two_gpus, monkeypatch, c
     seen = []
     monkeypatch.setattr(node_runs, "load_task", lambda *a, **k: [_Movable(seen)] * 4)
     code = main(["train", "--model", "hbnode", "--task", "digits", "--device", "cuda:1", "--quiet"])
-    assert code == 3 and "Reached" in capsys.readouterr().err  # the planted stop, after the device arrived
+    assert (
+        code == 3 and "Reached" in capsys.readouterr().err
+    )  # the planted stop, after the device arrived
     assert seen == [torch.device("cuda:1")]
 
 
@@ -135,7 +165,11 @@ def test_dynkit_train_on_a_cpu_only_machine_names_cudas_absence(monkeypatch, cap
     monkeypatch.setattr(node_runs, "load_task", _refuse_data)
     code = main(["train", "--model", "hbnode", "--task", "digits", "--device", "cuda"])
     err = capsys.readouterr().err
-    assert code == 2 and "--device must be a device this machine has (cpu), got 'cuda'" in err and "CUDA" in err, err
+    assert (
+        code == 2
+        and "--device must be a device this machine has (cpu), got 'cuda'" in err
+        and "CUDA" in err
+    ), err
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,17 +182,40 @@ def _toy_experiment(monkeypatch, seen: list) -> str:
         seen.append(device)
         return {"metrics": {"value": config.value}}
 
-    monkeypatch.setitem(registry.EXPERIMENTS, "device_toy",
-                        registry.Experiment("device_toy", toy, {s: _Toy() for s in ("smoke", "cpu", "full")}, None,
-                                            "a toy", None, __name__))
+    monkeypatch.setitem(
+        registry.EXPERIMENTS,
+        "device_toy",
+        registry.Experiment(
+            "device_toy",
+            toy,
+            {s: _Toy() for s in ("smoke", "cpu", "full")},
+            None,
+            "a toy",
+            None,
+            __name__,
+        ),
+    )
     return "device_toy"
 
 
 def test_dynkit_run_hands_its_device_to_the_experiment(two_gpus, monkeypatch, tmp_path):
     seen = []
     name = _toy_experiment(monkeypatch, seen)
-    code = main(["run", name, "--scale", "smoke", "--seeds", "0", "--device", "cuda:1", "--out", str(tmp_path / "o"),
-                 "--quiet"])
+    code = main(
+        [
+            "run",
+            name,
+            "--scale",
+            "smoke",
+            "--seeds",
+            "0",
+            "--device",
+            "cuda:1",
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+        ]
+    )
     assert code == 0 and seen == ["cuda:1"]
 
 
@@ -168,5 +225,9 @@ def test_dynkit_run_refuses_a_missing_gpu_before_any_folder(monkeypatch, tmp_pat
     name = _toy_experiment(monkeypatch, seen)
     code = main(["run", name, "--scale", "smoke", "--device", "cuda", "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
-    assert code == 2 and "--device must be a device this machine has (cpu), got 'cuda'" in err and seen == []
+    assert (
+        code == 2
+        and "--device must be a device this machine has (cpu), got 'cuda'" in err
+        and seen == []
+    )
     assert not (tmp_path / "o").exists()

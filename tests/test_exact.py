@@ -1,4 +1,5 @@
 """Exactly reversible fixed-point arithmetic and the information buffer (Appendix C)."""
+
 import math
 from fractions import Fraction
 
@@ -30,8 +31,12 @@ def test_floor_divmod_agree_for_negative_numbers(a, d):
 
 
 @settings(max_examples=40, deadline=None)
-@given(values=st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=8),
-       n=st.integers(0, 2**16), d=st.integers(1, 2**16), steps=st.integers(1, 60))
+@given(
+    values=st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=8),
+    n=st.integers(0, 2**16),
+    d=st.integers(1, 2**16),
+    steps=st.integers(1, 60),
+)
 def test_multiply_then_divide_is_the_identity(values, n, d, steps):
     ratio = Fraction(min(n, d), d)
     c0 = torch.tensor(values, dtype=torch.int64)
@@ -85,10 +90,14 @@ def test_information_bits_match_log2_inverse_gamma():
     # log2 of a uniform B-bit integer averages B - log2(e): allow that (per limb) plus 1 bit of slack
     slack = math.log2(math.e) * len(buffer.limbs) + 1
     assert expected - slack <= buffer.information_bits() <= expected + 1
-    assert buffer.allocated_bits() <= 64 * math.ceil(expected / (63 - math.log2(ratio.denominator)) + 1)
+    assert buffer.allocated_bits() <= 64 * math.ceil(
+        expected / (63 - math.log2(ratio.denominator)) + 1
+    )
 
 
-@pytest.mark.parametrize("gamma, n, d", [(0.9, 9, 10), (0.99, 99, 100), (1 - 1 / 50000, 49999, 50000), (0.0, 0, 1)])
+@pytest.mark.parametrize(
+    "gamma, n, d", [(0.9, 9, 10), (0.99, 99, 100), (1 - 1 / 50000, 49999, 50000), (0.0, 0, 1)]
+)
 def test_rational(gamma, n, d):
     assert rational(gamma) == Fraction(n, d)
 

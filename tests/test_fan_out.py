@@ -1,5 +1,6 @@
 """``analysis.fan_out``: the planned shards of several experiments, claimed by worker processes, the costliest
 first, none started after the deadline, and every finished one reusable by ``dynkit run --planned``."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,10 +19,31 @@ def test_the_queue_starts_the_costliest_models_first(tmp_path):
 
 
 def test_workers_run_every_shard_once_and_start_none_after_the_deadline(tmp_path, capsys):
-    assert fan_out.main(["--workers", "2", "--scale", "smoke", "--start-until", "0", "--results", str(tmp_path),
-                         "ode_rnn_silverbox"]) == 0
-    assert not any(finished(s) for s in fan_out.queue(["ode_rnn_silverbox"], tmp_path, "smoke"))  # planted: no time
-    assert fan_out.main(["--workers", "2", "--scale", "smoke", "--results", str(tmp_path), "ode_rnn_silverbox"]) == 0
+    assert (
+        fan_out.main(
+            [
+                "--workers",
+                "2",
+                "--scale",
+                "smoke",
+                "--start-until",
+                "0",
+                "--results",
+                str(tmp_path),
+                "ode_rnn_silverbox",
+            ]
+        )
+        == 0
+    )
+    assert not any(
+        finished(s) for s in fan_out.queue(["ode_rnn_silverbox"], tmp_path, "smoke")
+    )  # planted: no time
+    assert (
+        fan_out.main(
+            ["--workers", "2", "--scale", "smoke", "--results", str(tmp_path), "ode_rnn_silverbox"]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "10 of 10 shards finished; left: []" in out
     assert all(finished(s) for s in fan_out.queue(["ode_rnn_silverbox"], tmp_path, "smoke"))

@@ -4,6 +4,7 @@ measurements, Holm levels within families, alpha spending and the false-decision
 Reference values come from scipy.stats called here (t.interval, bootstrap, binomtest), from closed forms
 (the O'Brien-Fleming spending function) or from a textbook statement of Holm's procedure written out here.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,19 +17,49 @@ from scipy import stats
 
 import dynkit.experiments as E
 from dynkit.experiments.decide import follow_plan
-from dynkit.experiments.inference import (DECISIONS, decide, holm_levels, interval, is_deterministic, look_levels,
-                                          sequential_outcome, spending)
-from dynkit.experiments.ledger import Claim, difference, effect_text, evaluate, greater, judge, less, metric, ratio
+from dynkit.experiments.inference import (
+    DECISIONS,
+    decide,
+    holm_levels,
+    interval,
+    is_deterministic,
+    look_levels,
+    sequential_outcome,
+    spending,
+)
+from dynkit.experiments.ledger import (
+    Claim,
+    difference,
+    effect_text,
+    evaluate,
+    greater,
+    judge,
+    less,
+    metric,
+    ratio,
+)
 from dynkit.experiments.plans import Plan, plan_from_pilot
 
 
 def _results(values: list[dict]) -> dict:
-    return {"scale": "cpu", "shards": [{"seed": s, "point": {}, "metrics": m} for s, m in enumerate(values)]}
+    return {
+        "scale": "cpu",
+        "shards": [{"seed": s, "point": {}, "metrics": m} for s, m in enumerate(values)],
+    }
 
 
 def _x_claim(id="t.x", sesoi=0.5, target=1.0, experiment="toy") -> Claim:
-    """"x > 0 by 1" (sesoi 0.5): one number per seed against no effect 0 (linear scale)."""
-    return Claim(id, "P", "x grows", "Fig. 1", experiment, "x", metric("x"), greater(target, null=0.0, sesoi=sesoi))
+    """ "x > 0 by 1" (sesoi 0.5): one number per seed against no effect 0 (linear scale)."""
+    return Claim(
+        id,
+        "P",
+        "x grows",
+        "Fig. 1",
+        experiment,
+        "x",
+        metric("x"),
+        greater(target, null=0.0, sesoi=sesoi),
+    )
 
 
 # ---- the rule's table: every cell, for all intervals ---------------------------------------------------------------
@@ -55,7 +86,9 @@ def test_decide_follows_the_table_for_every_interval(lo, width, sesoi, extra):
     hi, d = lo + width, sesoi + extra  # the paper's effect is at least the sesoi
     got = decide(lo, hi, 0.0, d, sesoi, +1)
     assert got == _table(lo, hi, d, sesoi)
-    assert decide(-hi, -lo, 0.0, -d, sesoi, -1) == got  # a claim that x shrinks decides the mirror image
+    assert (
+        decide(-hi, -lo, 0.0, -d, sesoi, -1) == got
+    )  # a claim that x shrinks decides the mirror image
 
 
 @settings(max_examples=200, deadline=None)
@@ -64,8 +97,14 @@ def test_the_outcomes_partition_the_line(lo, width, sesoi, extra):
     # exactly one cell holds for every interval (the cells' conditions are disjoint and cover the
     # line)
     hi, d = lo + width, sesoi + extra
-    cells = [lo > 0 and hi >= d, lo > 0 and sesoi <= hi < d, lo > 0 and hi < sesoi, -sesoi < lo <= 0 <= hi < sesoi,
-             hi < 0 and lo > -sesoi, hi < 0 and lo <= -sesoi]
+    cells = [
+        lo > 0 and hi >= d,
+        lo > 0 and sesoi <= hi < d,
+        lo > 0 and hi < sesoi,
+        -sesoi < lo <= 0 <= hi < sesoi,
+        hi < 0 and lo > -sesoi,
+        hi < 0 and lo <= -sesoi,
+    ]
     assert sum(cells) <= 1
     outcome = decide(lo, hi, 0.0, d, sesoi, +1)
     assert (outcome == "inconclusive") == (sum(cells) == 0)
@@ -77,19 +116,27 @@ def test_the_outcomes_partition_the_line(lo, width, sesoi, extra):
 
 # every cell planted as per-seed effects (x, linear scale): the paper's effect d = 1, sesoi 0.5
 # (half of it)
-@pytest.mark.parametrize("xs, outcome", [
-    ([1.20, 1.21, 1.19, 1.20, 1.22], "reproduced"),                  # lo > 0, hi >= d
-    ([0.70, 0.71, 0.69, 0.70, 0.72], "smaller effect"),              # lo > 0, s <= hi < d
-    ([0.20, 0.21, 0.19, 0.20, 0.22], "smaller effect (negligible)"),  # lo > 0, hi < s
-    ([0.05, -0.05, 0.02, -0.02, 0.0], "negligible"),                 # -s < lo <= 0 <= hi < s
-    ([-0.20, -0.21, -0.19, -0.20, -0.22], "opposite (negligible)"),  # hi < 0, lo > -s
-    ([-0.70, -0.71, -0.69, -0.70, -0.72], "opposite"),               # hi < 0, lo <= -s
-    ([0.9, -0.9, 0.5, -0.5, 0.1], "inconclusive"),                   # holds 0, reaches past +-s
-])
+@pytest.mark.parametrize(
+    "xs, outcome",
+    [
+        ([1.20, 1.21, 1.19, 1.20, 1.22], "reproduced"),  # lo > 0, hi >= d
+        ([0.70, 0.71, 0.69, 0.70, 0.72], "smaller effect"),  # lo > 0, s <= hi < d
+        ([0.20, 0.21, 0.19, 0.20, 0.22], "smaller effect (negligible)"),  # lo > 0, hi < s
+        ([0.05, -0.05, 0.02, -0.02, 0.0], "negligible"),  # -s < lo <= 0 <= hi < s
+        ([-0.20, -0.21, -0.19, -0.20, -0.22], "opposite (negligible)"),  # hi < 0, lo > -s
+        ([-0.70, -0.71, -0.69, -0.70, -0.72], "opposite"),  # hi < 0, lo <= -s
+        ([0.9, -0.9, 0.5, -0.5, 0.1], "inconclusive"),  # holds 0, reaches past +-s
+    ],
+)
 def test_each_cell_of_the_table_planted(xs, outcome):
     row = evaluate(_x_claim(sesoi=None, target=1.0), _results([{"x": x} for x in xs]))
-    lo, hi = stats.t.interval(0.95, 4, loc=np.mean(xs), scale=stats.sem(xs))  # independent of the ledger
-    assert (row.ci_low, row.ci_high) == (pytest.approx(lo, rel=1e-9, abs=1e-12), pytest.approx(hi, rel=1e-9, abs=1e-12))
+    lo, hi = stats.t.interval(
+        0.95, 4, loc=np.mean(xs), scale=stats.sem(xs)
+    )  # independent of the ledger
+    assert (row.ci_low, row.ci_high) == (
+        pytest.approx(lo, rel=1e-9, abs=1e-12),
+        pytest.approx(hi, rel=1e-9, abs=1e-12),
+    )
     assert row.claim.bounds() == (0.0, 1.0, 0.5) and _table(lo, hi, 1.0, 0.5) == outcome
     assert row.outcome == outcome
     if outcome == "inconclusive":
@@ -109,35 +156,69 @@ def test_a_criterion_row_short_of_the_papers_figure_reads_smaller_effect():
     # the whole effect, said negligible)
     claim = E.CLAIMS["csaode.cr_rk_accuracy"]
     null, target, sesoi = claim.bounds()
-    assert (null, target) == (pytest.approx(63.8, abs=0.05), pytest.approx(87.0)) and sesoi < target - null
+    assert (null, target) == (
+        pytest.approx(63.8, abs=0.05),
+        pytest.approx(87.0),
+    ) and sesoi < target - null
     folds = [76.5 + 0.5 * math.sin(k) for k in range(10)]
-    row = evaluate(claim, _results([{"CSARK.accuracy": a, "CSARKF.accuracy": 80.0, "CSAARK.accuracy": 80.0}
-                                    for a in folds]))
+    row = evaluate(
+        claim,
+        _results(
+            [{"CSARK.accuracy": a, "CSARKF.accuracy": 80.0, "CSAARK.accuracy": 80.0} for a in folds]
+        ),
+    )
     assert row.outcome == "smaller effect"
 
 
 def test_an_effect_inside_the_sesoi_that_excludes_zero_is_not_negligible():
-    for xs, outcome in (([0.1, 0.11, 0.09, 0.1, 0.1], "smaller effect (negligible)"),
-                        ([-0.1, -0.11, -0.09, -0.1, -0.1], "opposite (negligible)"),
-                        ([0.05, -0.05, 0.02, -0.02, 0.0], "negligible")):
+    for xs, outcome in (
+        ([0.1, 0.11, 0.09, 0.1, 0.1], "smaller effect (negligible)"),
+        ([-0.1, -0.11, -0.09, -0.1, -0.1], "opposite (negligible)"),
+        ([0.05, -0.05, 0.02, -0.02, 0.0], "negligible"),
+    ):
         row = evaluate(_x_claim(sesoi=0.5, target=1.0), _results([{"x": x} for x in xs]))
         assert row.outcome == outcome, xs
         assert -0.5 < row.ci_low and row.ci_high < 0.5
 
 
 # ---- intervals: scipy.stats, the method fixed by the plan ----------------------------------------------------------
-SKEWED = [0.0, 0.1, 0.05, 0.02, 0.0, 0.08, 0.03, 0.01, 0.04, 3.0]  # skewness ~3: issue 21 switched to a bootstrap
+SKEWED = [
+    0.0,
+    0.1,
+    0.05,
+    0.02,
+    0.0,
+    0.08,
+    0.03,
+    0.01,
+    0.04,
+    3.0,
+]  # skewness ~3: issue 21 switched to a bootstrap
 
 
 def test_intervals_are_scipys_t_and_bca():
     x = np.array(SKEWED)
     ci = interval(x, 0.95, "t")
     lo, hi = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
-    assert (ci.low, ci.high, ci.method) == (pytest.approx(lo, rel=1e-12), pytest.approx(hi, rel=1e-12), "t")
+    assert (ci.low, ci.high, ci.method) == (
+        pytest.approx(lo, rel=1e-12),
+        pytest.approx(hi, rel=1e-12),
+        "t",
+    )
     b = interval(x, 0.95, "bca")
-    ref = stats.bootstrap((x,), np.mean, confidence_level=0.95, method="BCa", n_resamples=9999,
-                          random_state=np.random.default_rng(0)).confidence_interval
-    assert (b.low, b.high, b.method) == (pytest.approx(ref.low, rel=1e-12), pytest.approx(ref.high, rel=1e-12), "bca")
+    ref = stats.bootstrap(
+        (x,),
+        np.mean,
+        confidence_level=0.95,
+        method="BCa",
+        n_resamples=9999,
+        random_state=np.random.default_rng(0),
+    ).confidence_interval
+    assert (b.low, b.high, b.method) == (
+        pytest.approx(ref.low, rel=1e-12),
+        pytest.approx(ref.high, rel=1e-12),
+        "bca",
+    )
     with pytest.raises(ValueError, match="method must be one of"):
         interval(x, 0.95, "percentile")
 
@@ -161,21 +242,42 @@ def test_the_interval_method_is_the_plans_whatever_the_skew(method, tmp_path):
 
 def test_results_that_do_not_follow_their_plan_are_invalid():
     plan = Plan("toy", (5, 10))
-    (row,) = judge([_x_claim()], lambda c: (_results([{"x": 1.0 + 0.1 * s} for s in range(7)]), {}), {"toy": plan})
-    assert row.reading == "invalid" and row.outcome == "pilot invalid" and "not a look" in row.reason
+    (row,) = judge(
+        [_x_claim()],
+        lambda c: (_results([{"x": 1.0 + 0.1 * s} for s in range(7)]), {}),
+        {"toy": plan},
+    )
+    assert (
+        row.reading == "invalid" and row.outcome == "pilot invalid" and "not a look" in row.reason
+    )
 
 
 # ---- deterministic measurements ------------------------------------------------------------------------------------
 def test_a_zero_spread_metric_renders_as_one_deterministic_measurement(tmp_path):
     # csaode.ark_fewer_nfe: 17 vs 20 NFE in every seed, a count fixed by the method's structure
     claim = E.CLAIMS["csaode.ark_fewer_nfe"]
-    per_seed = [{"CSAARK.forward_nfe_per_batch": 17.0, "CSARK.forward_nfe_per_batch": 20.0,
-                 "CSARK.test_accuracy": 0.9, "CSAARK.test_accuracy": 0.9} for _ in range(5)]
+    per_seed = [
+        {
+            "CSAARK.forward_nfe_per_batch": 17.0,
+            "CSARK.forward_nfe_per_batch": 20.0,
+            "CSARK.test_accuracy": 0.9,
+            "CSAARK.test_accuracy": 0.9,
+        }
+        for _ in range(5)
+    ]
     row = evaluate(claim, _results(per_seed))
-    assert row.deterministic and row.ci_method == "deterministic" and row.ci_low == row.ci_high == row.effect
+    assert (
+        row.deterministic
+        and row.ci_method == "deterministic"
+        and row.ci_low == row.ci_high == row.effect
+    )
     assert row.effect == pytest.approx(math.log10(17 / 20), rel=1e-12)
-    assert "deterministic (identical in 5 seeds)" in effect_text(row) and "[" not in effect_text(row)
-    assert row.outcome == "deterministic" and row.provisional == "reproduced"  # 17/20 is on the paper's side
+    assert "deterministic (identical in 5 seeds)" in effect_text(row) and "[" not in effect_text(
+        row
+    )
+    assert (
+        row.outcome == "deterministic" and row.provisional == "reproduced"
+    )  # 17/20 is on the paper's side
     assert "one deterministic measurement" in row.reason and "reads reproduced" in row.reason
     (tmp_path / "csaode_trec").mkdir()
     (tmp_path / "csaode_trec" / "results.json").write_text(json.dumps(_results(per_seed)))
@@ -184,7 +286,11 @@ def test_a_zero_spread_metric_renders_as_one_deterministic_measurement(tmp_path)
     # one seed off by a count is a replicated measurement again
     per_seed[3]["CSAARK.forward_nfe_per_batch"] = 18.0
     assert not evaluate(claim, _results(per_seed)).deterministic
-    assert is_deterministic([2.0, 2.0]) and not is_deterministic([2.0]) and not is_deterministic([1.0, 1.0 + 1e-6])
+    assert (
+        is_deterministic([2.0, 2.0])
+        and not is_deterministic([2.0])
+        and not is_deterministic([1.0, 1.0 + 1e-6])
+    )
 
 
 # ---- sign test -----------------------------------------------------------------------------------------------------
@@ -218,21 +324,50 @@ def test_holm_levels_reject_exactly_holms_hypotheses(ps):
 def test_rows_of_one_family_are_judged_at_holms_levels(tmp_path):
     # three rows on one experiment's NFE: the whole family, its primary row too, at Holm's levels
     # from 0.05
-    rows = [Claim(f"t.nfe{i}", "P", "fewer NFE", "Fig. 1", "toy", "nfe", ratio(f"m{i}.nfe", "base.nfe"),
-                  less(0.8, null=1.0)) for i in range(3)]
+    rows = [
+        Claim(
+            f"t.nfe{i}",
+            "P",
+            "fewer NFE",
+            "Fig. 1",
+            "toy",
+            "nfe",
+            ratio(f"m{i}.nfe", "base.nfe"),
+            less(0.8, null=1.0),
+        )
+        for i in range(3)
+    ]
     rng = np.random.default_rng(3)
-    per_seed = [{"base.nfe": 100.0, "m0.nfe": 70 + rng.normal(0, 3), "m1.nfe": 60 + rng.normal(0, 3),
-                 "m2.nfe": 75 + rng.normal(0, 20)} for _ in range(5)]
+    per_seed = [
+        {
+            "base.nfe": 100.0,
+            "m0.nfe": 70 + rng.normal(0, 3),
+            "m1.nfe": 60 + rng.normal(0, 3),
+            "m2.nfe": 75 + rng.normal(0, 20),
+        }
+        for _ in range(5)
+    ]
     (tmp_path / "toy").mkdir()
     (tmp_path / "toy" / "results.json").write_text(json.dumps(_results(per_seed)))
     table = E.ledger(tmp_path, claims=rows)
     r0, r1, r2 = table.rows
-    assert {r.family for r in table.rows} == {"toy/nfe"} and r0.primary and not (r1.primary or r2.primary)
-    ps = [stats.ttest_1samp(np.log10([m[f"m{i}.nfe"] / 100 for m in per_seed]), 0).pvalue for i in (0, 1, 2)]
+    assert (
+        {r.family for r in table.rows} == {"toy/nfe"}
+        and r0.primary
+        and not (r1.primary or r2.primary)
+    )
+    ps = [
+        stats.ttest_1samp(np.log10([m[f"m{i}.nfe"] / 100 for m in per_seed]), 0).pvalue
+        for i in (0, 1, 2)
+    ]
     assert [r0.alpha, r1.alpha, r2.alpha] == pytest.approx(holm_levels(ps, 0.05), rel=1e-12)
     assert sorted([r0.alpha, r1.alpha, r2.alpha]) == pytest.approx([0.05 / 3, 0.025, 0.05])
     d = table.to_dict()["rows"][1]
-    assert d["family"] == "toy/nfe" and d["level"] == pytest.approx(1 - r1.alpha) and d["primary"] is False
+    assert (
+        d["family"] == "toy/nfe"
+        and d["level"] == pytest.approx(1 - r1.alpha)
+        and d["primary"] is False
+    )
     assert "toy/nfe (secondary, level" in table.to_markdown()
 
 
@@ -241,17 +376,27 @@ def test_families_of_the_registered_rows():
 
     f = {c.id: family_of(c) for c in E.CLAIMS.values()}
     walker_nfe = {i for i, v in f.items() if v == "ode_rnn_walker2d/nfe"}
-    assert {"review.walker2d_hbnode_forward_nfe", "review.walker2d_hbnode_backward_nfe",
-            "review.walker2d_hbnode_test_nfe", "review.walker2d_hbnode_forward_nfe_vs_anode"} <= walker_nfe
-    assert f["review.walker2d_hbnode_test_mse_vs_node"] == f["review.walker2d_ghbnode_train_loss_vs_anode"]
+    assert {
+        "review.walker2d_hbnode_forward_nfe",
+        "review.walker2d_hbnode_backward_nfe",
+        "review.walker2d_hbnode_test_nfe",
+        "review.walker2d_hbnode_forward_nfe_vs_anode",
+    } <= walker_nfe
+    assert (
+        f["review.walker2d_hbnode_test_mse_vs_node"]
+        == f["review.walker2d_ghbnode_train_loss_vs_anode"]
+    )
 
 
 # ---- alpha spending and the false-decision rate of optional stopping -----------------------------------------------
 def test_obrien_fleming_spending_is_the_closed_form_and_sums_to_alpha():
     for t in (0.2, 0.5, 0.8, 1.0):
-        assert spending(t) == pytest.approx(2 * (1 - stats.norm.cdf(stats.norm.ppf(0.975) / math.sqrt(t))),
-                                            rel=1e-10)
-        assert spending(t, kind="pocock") == pytest.approx(0.05 * math.log(1 + (math.e - 1) * t), rel=1e-12)
+        assert spending(t) == pytest.approx(
+            2 * (1 - stats.norm.cdf(stats.norm.ppf(0.975) / math.sqrt(t))), rel=1e-10
+        )
+        assert spending(t, kind="pocock") == pytest.approx(
+            0.05 * math.log(1 + (math.e - 1) * t), rel=1e-12
+        )
     for kind in ("obrien-fleming", "pocock"):
         levels = look_levels((5, 6, 7, 8, 9, 10), kind=kind)
         assert sum(levels) == pytest.approx(0.05, rel=1e-12) and all(lv > 0 for lv in levels)
@@ -260,13 +405,22 @@ def test_obrien_fleming_spending_is_the_closed_form_and_sums_to_alpha():
 
 
 NULL = _x_claim("sim.null", sesoi=0.5, target=1.0, experiment="sim")
-LOOKS = (5, 6, 7, 8, 9, 10)  # issue 21's --until-decided: 5 seeds, then one at a time up to the cap 10
+LOOKS = (
+    5,
+    6,
+    7,
+    8,
+    9,
+    10,
+)  # issue 21's --until-decided: 5 seeds, then one at a time up to the cap 10
 REPS = 1500
 MC_SE = math.sqrt(0.05 * 0.95 / REPS)  # Monte-Carlo standard error of a rate near 0.05: 0.0056
 
 
 def _null_effects(reps):
-    return np.random.default_rng(2026).normal(0.0, 1.0, size=(reps, LOOKS[-1]))  # true effect 0, sd 1
+    return np.random.default_rng(2026).normal(
+        0.0, 1.0, size=(reps, LOOKS[-1])
+    )  # true effect 0, sd 1
 
 
 def test_optional_stopping_as_implemented_keeps_the_nominal_false_decision_rate():
@@ -283,12 +437,16 @@ def test_optional_stopping_as_implemented_keeps_the_nominal_false_decision_rate(
 
 def test_the_old_rule_inflates_the_false_decision_rate():
     # issue 21's rule: every look at 95 % (one more seed while inconclusive): 10.6-12.5 % in the issue's simulation
-    false = sum(sequential_outcome(list(xs), LOOKS, [0.05] * len(LOOKS), 0.0, 1.0, 0.5, +1)[0] in DECISIONS
-                for xs in _null_effects(REPS))
+    false = sum(
+        sequential_outcome(list(xs), LOOKS, [0.05] * len(LOOKS), 0.0, 1.0, 0.5, +1)[0] in DECISIONS
+        for xs in _null_effects(REPS)
+    )
     assert false / REPS > 0.05 + 3 * MC_SE
     # and a single look at 95 % is nominal (the simulation can tell the two apart)
-    single = sum(sequential_outcome(list(xs), (10,), [0.05], 0.0, 1.0, 0.5, +1)[0] in DECISIONS
-                 for xs in _null_effects(REPS))
+    single = sum(
+        sequential_outcome(list(xs), (10,), [0.05], 0.0, 1.0, 0.5, +1)[0] in DECISIONS
+        for xs in _null_effects(REPS)
+    )
     assert abs(single / REPS - 0.05) <= 3 * MC_SE
 
 
@@ -314,9 +472,13 @@ def test_a_plan_from_a_pilot_takes_the_seeds_that_detect_the_sesoi_or_the_cap():
 def test_every_row_of_the_ledger_of_record_shows_family_level_method_sign_and_bar():
     table = E.ledger()
     for r in table.to_dict()["rows"]:
-        assert r["family"] and 0 < r["alpha"] <= 0.05 + 1e-12 and r["plan"], r["id"]  # 1e-12: rounding of 1 - F
+        assert r["family"] and 0 < r["alpha"] <= 0.05 + 1e-12 and r["plan"], r[
+            "id"
+        ]  # 1e-12: rounding of 1 - F
         if r["effect"] is not None:
-            assert r["ci_method"] in ("t", "bca", "deterministic") and r["sign_test"] != "–", r["id"]
+            assert r["ci_method"] in ("t", "bca", "deterministic") and r["sign_test"] != "–", r[
+                "id"
+            ]
     md = table.to_markdown()
     assert "family (level)" in md and "sign test" in md and "trained bar" in md
     assert difference("a.x", "b.x").scale == "difference"  # (the effect helpers are unchanged)
@@ -330,6 +492,8 @@ def test_family_error_is_at_most_alpha_with_holm_over_the_whole_family():
     from analysis.sequential_null import family_rates
 
     rates = family_rates(300, rhos=(0.0,))
-    before, after = (rates[f"family of 4, rho 0: {k}"] for k in ("primary at 95 %, Holm on the rest",
-                                                                  "Holm over the whole family (ledger)"))
+    before, after = (
+        rates[f"family of 4, rho 0: {k}"]
+        for k in ("primary at 95 %, Holm on the rest", "Holm over the whole family (ledger)")
+    )
     assert after <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 300) and before > after

@@ -1,4 +1,5 @@
 """dynkit.io.read_regular_bytes: the one rule of every reader, each refusal planted (and instant, never a hang)."""
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,9 @@ def files(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("name, words", [("zero", "a character device"), ("fifo", "a named pipe"),
-                                         (".", "a folder")])
+@pytest.mark.parametrize(
+    "name, words", [("zero", "a character device"), ("fifo", "a named pipe"), (".", "a folder")]
+)
 def test_special_files_are_refused_before_reading(files, name, words):
     with pytest.raises(ValueError, match=f"--results must be a regular file.*{words}"):
         read_regular_bytes(files / name, "--results")
@@ -43,7 +45,9 @@ def test_a_second_name_is_refused_only_when_asked(files):
 def test_size_bound_and_text(files):
     with pytest.raises(ValueError, match="at most 3 bytes"):
         read_regular_bytes(files / "good.json", max_bytes=3)
-    assert read_regular_bytes(files / "good.json", max_bytes=8) == b'{"a": 1}'  # exactly at the bound
+    assert (
+        read_regular_bytes(files / "good.json", max_bytes=8) == b'{"a": 1}'
+    )  # exactly at the bound
     with pytest.raises(ValueError, match="UTF-8"):
         read_regular_text(files / "latin1.txt", "plan")
     with pytest.raises(FileNotFoundError, match="'plan'|plan"):

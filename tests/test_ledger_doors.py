@@ -124,6 +124,7 @@ def test_the_ledger_of_record_is_what_the_shards_give_today():
     stored = json.loads((RECORD / "ledger.json").read_text())
     fresh = table.to_dict()
     labels = ("id", "outcome", "evidence", "reading", "n")
+
     def cells(rows):
         return [[r[k] for k in labels] for r in rows]
 

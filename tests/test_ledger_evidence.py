@@ -1,6 +1,7 @@
 """Evidence levels: a replication only for the paper's experiment (its recipe), a pilot otherwise,
 with words of its own; a claim run on another task than the paper's is a pilot of a new question,
 worded as ours."""
+
 from __future__ import annotations
 
 import copy
@@ -23,10 +24,14 @@ def test_the_tied_rings_at_the_authors_recipe_are_a_replication_and_a_changed_co
     claim = E.CLAIMS["momres.rings_tied"]
     results = _results("momres_rings_tied")
     level, why = evidence_of(claim, results)
-    assert level == "replication" and "seeds" in why  # the one difference: more seeds than the authors' run
+    assert (
+        level == "replication" and "seeds" in why
+    )  # the one difference: more seeds than the authors' run
     planted = copy.deepcopy(results)
     planted["config"]["args"] = [a if a != "1500" else "300" for a in planted["config"]["args"]]
-    level, why = evidence_of(claim, planted)  # a fifth of the authors' iterations: not their experiment
+    level, why = evidence_of(
+        claim, planted
+    )  # a fifth of the authors' iterations: not their experiment
     assert level == "pilot" and "another config" in why
     assert evidence_of(claim, None)[0] == "not run"
 
@@ -53,8 +58,16 @@ def test_a_pilot_never_reads_reproduced_and_keeps_what_its_interval_read():
     as_replication = evaluate(claim, results, baselines=base)
     as_pilot = evaluate(claim, results, baselines=base, evidence="pilot", evidence_why="planted")
     assert as_pilot.reading == as_replication.outcome
-    assert as_pilot.outcome == PILOT_WORDS[as_replication.outcome] and as_pilot.outcome.startswith("pilot")
-    assert set(PILOT_WORDS.values()) == {"pilot agrees", "pilot: smaller effect", "pilot disagrees",
-                                         "pilot: no effect", "pilot inconclusive", "pilot invalid"}
+    assert as_pilot.outcome == PILOT_WORDS[as_replication.outcome] and as_pilot.outcome.startswith(
+        "pilot"
+    )
+    assert set(PILOT_WORDS.values()) == {
+        "pilot agrees",
+        "pilot: smaller effect",
+        "pilot disagrees",
+        "pilot: no effect",
+        "pilot inconclusive",
+        "pilot invalid",
+    }
     # a pilot short of the paper's effect never reads as agreeing with it
     assert PILOT_WORDS["smaller effect"] != PILOT_WORDS["reproduced"]

@@ -50,9 +50,9 @@ def test_every_table_and_figure_of_the_papers_is_in_the_inventory():
     for paper, name in PAPER_FILES.items():
         in_text = _locations((_papers() / name).read_text(encoding="utf-8", errors="replace"))
         ours = {loc for p, loc in listed | set(NOT_COMPARISONS) if p == paper}
-        assert (
-            in_text - ours == set()
-        ), f"{paper}: tables/figures in the text but not in the inventory"
+        assert in_text - ours == set(), (
+            f"{paper}: tables/figures in the text but not in the inventory"
+        )
         assert ours - in_text == set(), f"{paper}: inventory entries the text never names"
 
 

@@ -6,6 +6,7 @@ C is "today". Each planted shard's whole-file identity is computed from the file
 commit, by the old registry's definition written out here (independent of the script's reading of
 git blobs).
 """
+
 from __future__ import annotations
 
 import ast
@@ -26,12 +27,16 @@ from dynkit.experiments.runner import content_hash
 
 def old_identity_on_disk(root: Path, module: str) -> tuple[str, str]:
     """The old ``registry.code_identity``'s (source_sha256, package_sha256), read from files."""
+
     def sha(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest()
 
     experiments = root / "experiments"
-    files = {p for p in root.rglob("*.py")
-             if p.relative_to(root).parts[0] not in ("cli.py", "report", "experiments")}
+    files = {
+        p
+        for p in root.rglob("*.py")
+        if p.relative_to(root).parts[0] not in ("cli.py", "report", "experiments")
+    }
     todo, seen = [experiments / "registry.py", experiments / "runner.py"], set()
     source = experiments / (module.rsplit(".", 1)[1] + ".py")
     todo.append(source)
@@ -51,8 +56,11 @@ def old_identity_on_disk(root: Path, module: str) -> tuple[str, str]:
                 names = [base] + [f"{base}.{a.name}" for a in node.names]
             for name in names:
                 parts = name.split(".")
-                if parts[:2] == ["dynkit", "experiments"] and len(parts) >= 3 \
-                        and (experiments / f"{parts[2]}.py").is_file():
+                if (
+                    parts[:2] == ["dynkit", "experiments"]
+                    and len(parts) >= 3
+                    and (experiments / f"{parts[2]}.py").is_file()
+                ):
                     todo.append(experiments / f"{parts[2]}.py")
     digest = hashlib.sha256()
     for path in sorted(files | seen):
@@ -62,12 +70,25 @@ def old_identity_on_disk(root: Path, module: str) -> tuple[str, str]:
 
 def record(name: str, module: str, root: Path, **libraries) -> dict:
     source, package = old_identity_on_disk(root, module)
-    body = {"experiment": name, "scale": "cpu", "seed": 0, "point": {}, "config": {},
-            "code": {"dynkit": dynkit.__version__, "module": module, "source_sha256": source,
-                     "package_sha256": package,
-                     "libraries": {**C.library_versions(), **libraries}},
-            "device": "cpu", "seconds": 1.0, "metrics": {"x": 1.0}, "result": {},
-            "versions": {"python": sys.version.split()[0]}}
+    body = {
+        "experiment": name,
+        "scale": "cpu",
+        "seed": 0,
+        "point": {},
+        "config": {},
+        "code": {
+            "dynkit": dynkit.__version__,
+            "module": module,
+            "source_sha256": source,
+            "package_sha256": package,
+            "libraries": {**C.library_versions(), **libraries},
+        },
+        "device": "cpu",
+        "seconds": 1.0,
+        "metrics": {"x": 1.0},
+        "result": {},
+        "versions": {"python": sys.version.split()[0]},
+    }
     return {**body, "sha256": content_hash(body)}
 
 
@@ -84,15 +105,19 @@ def history(tmp_path_factory):
     root = repo / "dynkit"
     shutil.copytree(C.PACKAGE_ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
     commit(repo, "A")
-    shards = {"node_blowup@A": record("node_blowup", "dynkit.experiments.node_blowup", root),
-              "attention@A": record("momseq_attention_scaling",
-                                    "dynkit.experiments.momseq_attention_scaling", root)}
+    shards = {
+        "node_blowup@A": record("node_blowup", "dynkit.experiments.node_blowup", root),
+        "attention@A": record(
+            "momseq_attention_scaling", "dynkit.experiments.momseq_attention_scaling", root
+        ),
+    }
     silverbox = root / "tasks" / "silverbox.py"
     silverbox.write_text(silverbox.read_text() + "\nDRIVE_AMPLITUDE = 0.2\n")
     commit(repo, "B: code in silverbox")
     shards["node_blowup@B"] = record("node_blowup", "dynkit.experiments.node_blowup", root)
-    shards["node_blowup@B, other torch"] = record("node_blowup", "dynkit.experiments.node_blowup",
-                                                  root, torch="1.0.0")
+    shards["node_blowup@B, other torch"] = record(
+        "node_blowup", "dynkit.experiments.node_blowup", root, torch="1.0.0"
+    )
     forged = record("node_blowup", "dynkit.experiments.node_blowup", root)
     forged["code"]["package_sha256"] = "0" * 64
     forged["sha256"] = content_hash(forged)
@@ -101,7 +126,7 @@ def history(tmp_path_factory):
     claims.write_text(claims.read_text() + "\n# a comment\n")
     text = silverbox.read_text()
     assert text.startswith('"""Silverbox')  # its module docstring, reworded
-    silverbox.write_text('"""The Silverbox' + text[len('"""Silverbox'):])
+    silverbox.write_text('"""The Silverbox' + text[len('"""Silverbox') :])
     commit(repo, "C: a comment and a docstring")
     results = repo / "results"
     for case, body in shards.items():
@@ -140,8 +165,10 @@ def test_only_shards_whose_code_equals_today_s_are_re_stamped(today):
         if table[path.parents[2].name] == {"migrated": 1}:
             assert stamped["code"] == C.code_identity(stored["code"]["module"])  # today's
             assert stamped["sha256"] == content_hash(stamped)
-            rest = [{k: v for k, v in r.items() if k not in ("code", "sha256")}
-                    for r in (stamped, stored)]
+            rest = [
+                {k: v for k, v in r.items() if k not in ("code", "sha256")}
+                for r in (stamped, stored)
+            ]
             assert rest[0] == rest[1]  # nothing else changed
         else:
             assert path.read_bytes() == data  # left as it was: stale

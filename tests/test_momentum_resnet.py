@@ -1,4 +1,5 @@
 """Momentum ResNet, Eq. (2)/(3): exact inversion, memory-free gradients, momentumnet parity, bad input."""
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,7 +15,11 @@ D = 4
 def mlp(d=D, hidden=16, dropout=0.0, seed=None, dtype=torch.float64):
     if seed is not None:
         torch.manual_seed(seed)
-    layers = [nn.Linear(d, hidden), nn.Tanh()] + ([nn.Dropout(dropout)] if dropout else []) + [nn.Linear(hidden, d)]
+    layers = (
+        [nn.Linear(d, hidden), nn.Tanh()]
+        + ([nn.Dropout(dropout)] if dropout else [])
+        + [nn.Linear(hidden, d)]
+    )
     return nn.Sequential(*layers).to(dtype)
 
 
@@ -104,7 +109,8 @@ def test_init_speed_and_tied_weights():
 @pytest.mark.parametrize("exact", [True, False])
 def test_same_forward_as_momentumnet(gamma, exact):
     momentumnet = pytest.importorskip(  # dev dependency: pip install --no-deps momentumnet==0.10
-        "momentumnet", reason="momentumnet not installed (pip install --no-deps momentumnet==0.10)")
+        "momentumnet", reason="momentumnet not installed (pip install --no-deps momentumnet==0.10)"
+    )
     functions = [mlp(seed=k) for k in range(10)]
     x = torch.randn(8, D, dtype=torch.float64)
     with torch.no_grad():
@@ -122,7 +128,9 @@ def test_converter_keeps_parameters_and_matches_resnet_at_gamma_zero():
             super().__init__()
             self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1)
             self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1)
-            self.downsample = nn.Conv2d(cin, cout, 1, stride) if (cin != cout or stride != 1) else None
+            self.downsample = (
+                nn.Conv2d(cin, cout, 1, stride) if (cin != cout or stride != 1) else None
+            )
 
         def forward(self, x):
             skip = x if self.downsample is None else self.downsample(x)
@@ -162,8 +170,11 @@ def test_bad_inputs_fail_before_any_computation():
             return x
 
     net = MomentumResNet([Spy()] * 3, 0.9)
-    for bad in (torch.tensor([[1.0, float("nan")]]), torch.tensor([[float("inf"), 0.0]]),
-                torch.tensor([[1e300, 0.0]], dtype=torch.float64)):
+    for bad in (
+        torch.tensor([[1.0, float("nan")]]),
+        torch.tensor([[float("inf"), 0.0]]),
+        torch.tensor([[1e300, 0.0]], dtype=torch.float64),
+    ):
         with pytest.raises(ValueError, match="x"):
             net(bad)
     with pytest.raises(ValueError, match="v"):
@@ -202,14 +213,21 @@ def test_float_mode_inverse_is_eq3():
     x = torch.randn(2, D, dtype=torch.float64)
     with torch.no_grad():
         x_hat, v_hat = net.inverse(*net(x))
-    torch.testing.assert_close(x_hat, x, rtol=1e-10, atol=1e-10)  # float round-off through 1/gamma^5
+    torch.testing.assert_close(
+        x_hat, x, rtol=1e-10, atol=1e-10
+    )  # float round-off through 1/gamma^5
     with pytest.raises(ValueError, match="gamma"):
         zero = MomentumResNet([mlp(seed=0)], 0.0, exact=False)
         zero.inverse(*zero(x))
 
 
 @settings(max_examples=25, deadline=None)
-@given(gamma=st.floats(0.0, 1.0), depth=st.integers(1, 30), scale=st.floats(1e-3, 1e3), seed=st.integers(0, 2**16))
+@given(
+    gamma=st.floats(0.0, 1.0),
+    depth=st.integers(1, 30),
+    scale=st.floats(1e-3, 1e3),
+    seed=st.integers(0, 2**16),
+)
 def test_exact_inversion_for_any_gamma(gamma, depth, scale, seed):
     g = torch.Generator().manual_seed(seed)
     net = MomentumResNet([mlp(seed=seed % 7)] * depth, gamma)
@@ -218,7 +236,9 @@ def test_exact_inversion_for_any_gamma(gamma, depth, scale, seed):
     with torch.no_grad():
         x_hat, v_hat = net.inverse(*net(x0, v0))
     assert torch.equal(x_hat, x0) and torch.equal(v_hat, v0)
-    assert net.buffer.information_bits() <= net.buffer.expected_bits() + 1  # never more than Sect. 3.2's bits
+    assert (
+        net.buffer.information_bits() <= net.buffer.expected_bits() + 1
+    )  # never more than Sect. 3.2's bits
 
 
 def test_trajectory_ends_at_forward_output():
@@ -234,5 +254,7 @@ def test_backward_twice_with_retained_graph():
     x = torch.randn(3, D, dtype=torch.float64, requires_grad=True)
     loss = net(x)[0].pow(2).sum()
     first = torch.autograd.grad(loss, x, retain_graph=True)[0]
-    second = torch.autograd.grad(loss, x)[0]  # the forward's buffer must be intact for a second pass
+    second = torch.autograd.grad(loss, x)[
+        0
+    ]  # the forward's buffer must be intact for a second pass
     assert torch.equal(first, second)

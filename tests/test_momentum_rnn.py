@@ -1,4 +1,5 @@
 """MomentumRNN family: one module, parametrised by cell and momentum rule (review Eqs. (10)-(17))."""
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -30,7 +31,9 @@ def test_rule_none_is_torch_rnn_and_lstm(cell):
         ref.bias_hh_l0.copy_(model.U.bias)
         ref.bias_ih_l0.zero_()
     x = seq()
-    torch.testing.assert_close(model(x)[0], ref(x)[0], rtol=1e-12, atol=1e-12)  # float64, same arithmetic
+    torch.testing.assert_close(
+        model(x)[0], ref(x)[0], rtol=1e-12, atol=1e-12
+    )  # float64, same arithmetic
 
 
 @pytest.mark.parametrize("cell", ["rnn", "lstm"])
@@ -52,7 +55,12 @@ def test_momentum_rnn_satisfies_second_order_form():
     h = model(x)[0]
     U, b, W = model.U.weight, model.U.bias, model.W.weight
     for t in range(2, 15):
-        pre = (h[:, t - 1] - mu * h[:, t - 2]) @ U.T + mu * torch.atanh(h[:, t - 1]) + s * x[:, t] @ W.T + (1 - mu) * b
+        pre = (
+            (h[:, t - 1] - mu * h[:, t - 2]) @ U.T
+            + mu * torch.atanh(h[:, t - 1])
+            + s * x[:, t] @ W.T
+            + (1 - mu) * b
+        )
         torch.testing.assert_close(h[:, t], torch.tanh(pre), rtol=1e-9, atol=1e-10)
 
 
@@ -84,14 +92,24 @@ def test_adam_and_rmsprop_follow_eq17_and_remark4(rule, parametrization):
         m = beta * m + (1 - beta) * d * d
         drive = v @ U.T if parametrization == "remark" else v
         h = torch.tanh(h @ U.T + b + drive / torch.sqrt(m + eps))
-        torch.testing.assert_close(model(x[:, :t + 1])[0][:, -1], h, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(model(x[:, : t + 1])[0][:, -1], h, rtol=1e-12, atol=1e-12)
 
 
 def test_momentum_schedules():
     nag = rnn("rnn", "nag")
     assert [nag.mu_at(t) for t in (1, 2, 3, 10)] == [0.0, 1 / 4, 2 / 5, 9 / 12]
     sr = rnn("rnn", "restart", restart_every=4)
-    assert [sr.mu_at(t) for t in range(1, 10)] == [1 / 4, 2 / 5, 3 / 6, 0.0, 1 / 4, 2 / 5, 3 / 6, 0.0, 1 / 4]
+    assert [sr.mu_at(t) for t in range(1, 10)] == [
+        1 / 4,
+        2 / 5,
+        3 / 6,
+        0.0,
+        1 / 4,
+        2 / 5,
+        3 / 6,
+        0.0,
+        1 / 4,
+    ]
     assert rnn("rnn", "rmsprop", mu=0.9).mu_at(3) == 0.0
     assert rnn("rnn", "momentum", mu=0.3).mu_at(7) == 0.3
 
@@ -119,11 +137,20 @@ def test_return_states_gives_the_hidden_tensors_of_the_graph():
     torch.testing.assert_close(hs[-1].grad, model.head.weight.sum(0).expand(3, 6))
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"cell": "gru"}, "cell"), ({"rule": "sgd"}, "rule"), ({"mu": -0.1}, "mu"), ({"s": 0.0}, "s must"),
-    ({"beta": 1.0}, "beta"), ({"eps": 0.0}, "eps"), ({"rule": "restart", "restart_every": None}, "restart_every"),
-    ({"parametrization": "other"}, "parametrization"), ({"mu": float("nan")}, "mu"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"cell": "gru"}, "cell"),
+        ({"rule": "sgd"}, "rule"),
+        ({"mu": -0.1}, "mu"),
+        ({"s": 0.0}, "s must"),
+        ({"beta": 1.0}, "beta"),
+        ({"eps": 0.0}, "eps"),
+        ({"rule": "restart", "restart_every": None}, "restart_every"),
+        ({"parametrization": "other"}, "parametrization"),
+        ({"mu": float("nan")}, "mu"),
+    ],
+)
 def test_bad_arguments(kwargs, message):
     args = {"cell": "rnn", "rule": "momentum", **kwargs}
     with pytest.raises(ValueError, match=message):
@@ -150,10 +177,12 @@ def test_the_authors_initialisation_is_theirs_and_their_input_bias_enters_the_dr
     n, d = 5, 3
     rnn = MomentumRNN(d, n, cell="lstm", rule=rule, init="authors")
     w, u = rnn.W.weight.detach(), rnn.U.weight.detach()
-    torch.testing.assert_close(w.T @ w, torch.eye(d), atol=1e-6, rtol=0)  # orthonormal columns (4N > d)
+    torch.testing.assert_close(
+        w.T @ w, torch.eye(d), atol=1e-6, rtol=0
+    )  # orthonormal columns (4N > d)
     torch.testing.assert_close(u, torch.cat([torch.eye(n), torch.zeros(3 * n, n)]))
     forget = torch.zeros(4 * n)
-    forget[n:2 * n] = 1.0
+    forget[n : 2 * n] = 1.0
     for bias in (rnn.W.bias, rnn.U.bias):
         torch.testing.assert_close(bias.detach(), forget)
     # the input bias is part of the drive the momentum accumulates: with x = 0 the first step's momentum is s * b_x
@@ -161,7 +190,9 @@ def test_the_authors_initialisation_is_theirs_and_their_input_bias_enters_the_dr
     if rule == "momentum":
         torch.testing.assert_close(state["v"][0], rnn.s * forget)
     plain = MomentumRNN(d, n, cell="lstm", rule=rule)
-    assert plain.W.bias is None and not torch.equal(plain.U.weight, u)  # planted: the default is not theirs
+    assert plain.W.bias is None and not torch.equal(
+        plain.U.weight, u
+    )  # planted: the default is not theirs
     with pytest.raises(ValueError, match="init must be one of"):
         MomentumRNN(d, n, init="xavier")
     with pytest.raises(ValueError, match="parametrization='standard'"):
@@ -174,7 +205,9 @@ def test_nesterov_restart_is_the_authors_srlstm_written_out():
     # the two computations differ only in round-off (1e-12)
     torch.manual_seed(2)
     n, F_, steps = 4, 3, 8
-    rnn = MomentumRNN(2, n, cell="lstm", rule="nesterov_restart", s=0.9, restart_every=F_, init="authors").double()
+    rnn = MomentumRNN(
+        2, n, cell="lstm", rule="nesterov_restart", s=0.9, restart_every=F_, init="authors"
+    ).double()
     with torch.no_grad():  # away from the identity init, so every term matters
         for p in rnn.parameters():
             p.add_(0.3 * torch.randn_like(p))
@@ -195,8 +228,12 @@ def test_nesterov_restart_is_the_authors_srlstm_written_out():
             k = 0
     out, _ = rnn(x)
     torch.testing.assert_close(out, torch.stack(expected, 1), atol=1e-12, rtol=0)
-    restart = MomentumRNN(2, n, cell="lstm", rule="restart", s=0.9, restart_every=F_, init="authors").double()
+    restart = MomentumRNN(
+        2, n, cell="lstm", rule="restart", s=0.9, restart_every=F_, init="authors"
+    ).double()
     restart.load_state_dict(rnn.state_dict())
-    assert not torch.allclose(restart(x)[0], out)  # planted: dynkit's restart rule is another recurrence
+    assert not torch.allclose(
+        restart(x)[0], out
+    )  # planted: dynkit's restart rule is another recurrence
     with pytest.raises(ValueError, match="needs restart_every"):
         MomentumRNN(2, n, rule="nesterov_restart")

@@ -1,4 +1,5 @@
 """The gradient measurement behind the vanishing-gradient experiment (MomentumRNN Fig. 2, review (13)-(15))."""
+
 import pytest
 import torch
 
@@ -32,11 +33,16 @@ def test_second_order_graph_same_function_different_hidden_sensitivities():
     assert (hidden[0][:-1] - hidden[1][:-1]).abs().max() > 1e-3 * hidden[0][:-1].abs().max()
 
 
-@pytest.mark.parametrize("option, value", [("--tasks", "digits,sudoku"), ("--models", "RNN,GRU"), ("--tasks", "")])
+@pytest.mark.parametrize(
+    "option, value", [("--tasks", "digits,sudoku"), ("--models", "RNN,GRU"), ("--tasks", "")]
+)
 def test_a_subset_outside_the_scale_is_refused_before_any_training(option, value, tmp_path, capsys):
     from dynkit.experiments import momseq_vanishing
 
     with pytest.raises(SystemExit) as err:
         momseq_vanishing.main([option, value, "--epochs", "1", "--out", str(tmp_path)])
-    assert err.value.code == 2 and f"{option} must be a comma-separated subset" in capsys.readouterr().err
+    assert (
+        err.value.code == 2
+        and f"{option} must be a comma-separated subset" in capsys.readouterr().err
+    )
     assert not any(tmp_path.iterdir())  # nothing written

@@ -1,5 +1,6 @@
 """NFE accounting (forward calls, backward vector-Jacobian products), the NFE-vs-tolerance sweep, and
 training runs that resume exactly and stop cleanly on solver failures."""
+
 import json
 
 import pytest
@@ -15,8 +16,10 @@ from dynkit.tasks.training import TrainingError, fit
 torch.set_num_threads(1)
 
 
-@pytest.mark.parametrize("solver, adjoint", [("torchdiffeq", False), ("torchdiffeq", True), ("dynkit", False),
-                                             ("dynkit", True)])
+@pytest.mark.parametrize(
+    "solver, adjoint",
+    [("torchdiffeq", False), ("torchdiffeq", True), ("dynkit", False), ("dynkit", True)],
+)
 def test_rk4_counts_are_four_per_step_forward_and_backward(solver, adjoint):
     # RK4 with h = 0.25 on [0, 1]: 4 steps of 4 stages = 16 evaluations forward. Backward: every stage
     # is backpropagated once (direct), or the adjoint RK4 solve takes 4 steps of 4 stages with one
@@ -51,28 +54,46 @@ def test_counter_resets_per_batch():
 def test_nfe_vs_tolerance_structure_files_and_monotone_forward(tmp_path):
     torch.manual_seed(0)
     module = from_paper("hbnode", "point_cloud")
-    res = nfe_vs_tolerance(models={"node": "node", "mine": module}, task="point_cloud", tolerances=(1e-2, 1e-6),
-                           n_batches=2, batch_size=8, quiet=True, out=tmp_path)
+    res = nfe_vs_tolerance(
+        models={"node": "node", "mine": module},
+        task="point_cloud",
+        tolerances=(1e-2, 1e-6),
+        n_batches=2,
+        batch_size=8,
+        quiet=True,
+        out=tmp_path,
+    )
     assert list(res) == ["node", "mine"] and list(res["node"]) == ["1e-02", "1e-06"]
     for per_tol in res.values():
         for entry in per_tol.values():
-            assert set(entry["forward_nfe"]) == {"mean", "std"} and entry["backward_nfe"]["mean"] > 0
+            assert (
+                set(entry["forward_nfe"]) == {"mean", "std"} and entry["backward_nfe"]["mean"] > 0
+            )
         # a 10^4 times tighter tolerance needs more dopri5 steps, forward and backward
         assert per_tol["1e-06"]["forward_nfe"]["mean"] > per_tol["1e-02"]["forward_nfe"]["mean"]
         assert per_tol["1e-06"]["backward_nfe"]["mean"] > per_tol["1e-02"]["backward_nfe"]["mean"]
     saved = json.loads((tmp_path / "nfe_vs_tolerance.json").read_text())
     assert saved["results"]["mine"] == json.loads(json.dumps(res["mine"])) and "versions" in saved
     # the name was measured as initialised, the module's training is not known: neither is recorded as 0 epochs
-    assert saved["training"]["node"]["state"].startswith("UNTRAINED") and saved["training"]["node"]["epochs"] == 0
+    assert (
+        saved["training"]["node"]["state"].startswith("UNTRAINED")
+        and saved["training"]["node"]["epochs"] == 0
+    )
     assert saved["training"]["mine"]["epochs"] == "unknown (given trained modules)"
     assert saved["training"] == res.training
     assert (tmp_path / "nfe_vs_tolerance.png").stat().st_size > 1000
     assert module.ode.block.rtol == 1e-6  # a given module is measured in place
 
 
-@pytest.mark.parametrize("kwargs, match", [({"tolerances": (0.0,)}, "tolerances"), ({"n_batches": 0}, "n_batches"),
-                                           ({"models": ("nodes",)}, "model must be one of"),
-                                           ({"models": (torch.nn.Linear(2, 2),)}, "NFECounter")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"tolerances": (0.0,)}, "tolerances"),
+        ({"n_batches": 0}, "n_batches"),
+        ({"models": ("nodes",)}, "model must be one of"),
+        ({"models": (torch.nn.Linear(2, 2),)}, "NFECounter"),
+    ],
+)
 def test_nfe_vs_tolerance_rejects_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         nfe_vs_tolerance(**{"task": "point_cloud", "quiet": True, **kwargs})
@@ -86,10 +107,16 @@ def test_training_resumes_exactly(tmp_path):
     opts = dict(seed=3, quiet=True, tol=1e-3)
     whole = dk.tasks.run_training("hbnode", "point_cloud", epochs=3, out=tmp_path / "a", **opts)
     dk.tasks.run_training("hbnode", "point_cloud", epochs=1, out=tmp_path / "b", **opts)
-    resumed = dk.tasks.run_training("hbnode", "point_cloud", epochs=3, out=tmp_path / "b", resume=True, **opts)
-    assert _metrics(resumed) == _metrics(whole)  # bit-identical: same seed, same data order, same states
+    resumed = dk.tasks.run_training(
+        "hbnode", "point_cloud", epochs=3, out=tmp_path / "b", resume=True, **opts
+    )
+    assert _metrics(resumed) == _metrics(
+        whole
+    )  # bit-identical: same seed, same data order, same states
     assert len(whole["history"]) == 3 and whole["final"]["forward_nfe"] > 0
-    other_seed = dk.tasks.run_training("hbnode", "point_cloud", epochs=1, seed=4, quiet=True, tol=1e-3)
+    other_seed = dk.tasks.run_training(
+        "hbnode", "point_cloud", epochs=1, seed=4, quiet=True, tol=1e-3
+    )
     assert _metrics(other_seed)[0] != _metrics(whole)[0]  # the comparison can fail
 
 
@@ -120,10 +147,16 @@ def test_solver_failure_stops_training_naming_batch_and_keeps_checkpoint(tmp_pat
     assert torch.load(info.value.checkpoint, weights_only=True)["epoch"] == info.value.epoch - 1
 
 
-@pytest.mark.parametrize("kwargs, match", [({"model": "resnet"}, "model must be one of"),
-                                           ({"task": "cifar10"}, "task must be one of"),
-                                           ({"epochs": 0}, "epochs"), ({"resume": True}, "resume"),
-                                           ({"tol": -1.0}, "tol")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"model": "resnet"}, "model must be one of"),
+        ({"task": "cifar10"}, "task must be one of"),
+        ({"epochs": 0}, "epochs"),
+        ({"resume": True}, "resume"),
+        ({"tol": -1.0}, "tol"),
+    ],
+)
 def test_run_training_rejects_bad_configuration(kwargs, match):
     args = {"model": "hbnode", "task": "point_cloud", **kwargs}
     with pytest.raises(ValueError, match=match):
@@ -132,14 +165,27 @@ def test_run_training_rejects_bad_configuration(kwargs, match):
 
 def test_run_training_defaults_to_dynkit_with_its_adjoint_and_keeps_torchdiffeq():
     # issue 21: dk.solve is every model's engine, its adjoint standing in for torchdiffeq's odeint_adjoint
-    runs = {solver: dk.tasks.run_training("ghbnode", "point_cloud", epochs=1, tol=1e-3, quiet=True,
-                                          **({} if solver is None else {"solver": solver}))
-            for solver in (None, "torchdiffeq")}
+    runs = {
+        solver: dk.tasks.run_training(
+            "ghbnode",
+            "point_cloud",
+            epochs=1,
+            tol=1e-3,
+            quiet=True,
+            **({} if solver is None else {"solver": solver}),
+        )
+        for solver in (None, "torchdiffeq")
+    }
     assert (runs[None]["config"]["solver"], runs[None]["config"]["adjoint"]) == ("dynkit", True)
-    assert (runs["torchdiffeq"]["config"]["solver"], runs["torchdiffeq"]["config"]["adjoint"]) == ("torchdiffeq", True)
+    assert (runs["torchdiffeq"]["config"]["solver"], runs["torchdiffeq"]["config"]["adjoint"]) == (
+        "torchdiffeq",
+        True,
+    )
     for run in runs.values():
         assert run["final"]["forward_nfe"] > 0 and run["final"]["backward_nfe"] > 0
-    backprop = dk.tasks.run_training("ghbnode", "point_cloud", epochs=1, tol=1e-3, quiet=True, adjoint=False)
+    backprop = dk.tasks.run_training(
+        "ghbnode", "point_cloud", epochs=1, tol=1e-3, quiet=True, adjoint=False
+    )
     assert backprop["config"]["adjoint"] is False and backprop["final"]["backward_nfe"] > 0
 
 
@@ -148,7 +194,9 @@ def test_dynkit_adjoint_backward_count_equals_its_own_statistics():
     # except the time_calls, none here as t needs no gradient).
     torch.manual_seed(0)
     field = NFECounter(MLPField(3, 6))
-    sol = dk.solve(field, torch.randn(4, 3), torch.tensor([0.0, 1.0]), rtol=1e-5, atol=1e-7, adjoint=True)
+    sol = dk.solve(
+        field, torch.randn(4, 3), torch.tensor([0.0, 1.0]), rtol=1e-5, atol=1e-7, adjoint=True
+    )
     field.reset()
     sol.ys[-1].pow(2).sum().backward()
     assert field.vjps == sol.backward_stats.nfe - sol.backward_stats.time_calls > 6
@@ -156,7 +204,20 @@ def test_dynkit_adjoint_backward_count_equals_its_own_statistics():
 
 def test_cli_train_records_the_solver(capsys):
     for argv, solver in (([], "dynkit"), (["--solver", "torchdiffeq"], "torchdiffeq")):
-        code = cli.main(["train", "--model", "node", "--task", "point_cloud", "--epochs", "1", "--method", "rk4",
-                            "--quiet", *argv])
+        code = cli.main(
+            [
+                "train",
+                "--model",
+                "node",
+                "--task",
+                "point_cloud",
+                "--epochs",
+                "1",
+                "--method",
+                "rk4",
+                "--quiet",
+                *argv,
+            ]
+        )
         out = capsys.readouterr().out
         assert code == 0 and f"config.solver            {solver}" in out, out

@@ -1,4 +1,5 @@
 """Heavy-ball neural ODE models: sizes (Table 5 of the review), right-hand sides, solvers, bad input."""
+
 import math
 
 import pytest
@@ -7,13 +8,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dynkit as dk
-from dynkit.models import GHBNODE, HBNODE, NODE, SONODE, ANODE, MLPField, count_parameters, from_paper
+from dynkit.models import (
+    GHBNODE,
+    HBNODE,
+    NODE,
+    SONODE,
+    ANODE,
+    MLPField,
+    count_parameters,
+    from_paper,
+)
 
 torch.set_num_threads(1)
 
 MODELS = ("node", "anode", "sonode", "hbnode", "ghbnode")
-TABLE5 = {"mnist": (85_315, 85_462, 86_179, 85_931, 85_235),
-          "cifar10": (173_611, 172_452, 171_635, 172_916, 172_916)}
+TABLE5 = {
+    "mnist": (85_315, 85_462, 86_179, 85_931, 85_235),
+    "cifar10": (173_611, 172_452, 171_635, 172_916, 172_916),
+}
 
 
 @pytest.mark.parametrize("task", sorted(TABLE5))
@@ -44,7 +56,7 @@ class Linear(torch.nn.Module):
 
 def damped_oscillator(h0, m0, gamma, k, t):
     # closed form of h'' + gamma h' + k h = 0 (underdamped: gamma^2 < 4k)
-    w = math.sqrt(k - gamma ** 2 / 4)
+    w = math.sqrt(k - gamma**2 / 4)
     a, b = h0, (m0 + gamma / 2 * h0) / w
     return math.exp(-gamma * t / 2) * (a * math.cos(w * t) + b * math.sin(w * t))
 
@@ -52,12 +64,25 @@ def damped_oscillator(h0, m0, gamma, k, t):
 @pytest.mark.parametrize("solver", ["torchdiffeq", "dynkit"])
 def test_hbnode_solves_eq25(solver):
     gamma = 0.3  # epsilon * sigmoid(0) with epsilon = 0.6
-    model = HBNODE(Linear(4.0), omega=0.0, epsilon=0.6, learn_gamma=False, solver=solver, rtol=1e-9, atol=1e-11,
-                   t1=2.0).double()
+    model = HBNODE(
+        Linear(4.0),
+        omega=0.0,
+        epsilon=0.6,
+        learn_gamma=False,
+        solver=solver,
+        rtol=1e-9,
+        atol=1e-11,
+        t1=2.0,
+    ).double()
     x = torch.tensor([[1.0], [-0.5]], dtype=torch.float64)
     h = model(x)
-    expected = torch.tensor([[damped_oscillator(1.0, 0.0, gamma, 4.0, 2.0)],
-                             [damped_oscillator(-0.5, 0.0, gamma, 4.0, 2.0)]], dtype=torch.float64)
+    expected = torch.tensor(
+        [
+            [damped_oscillator(1.0, 0.0, gamma, 4.0, 2.0)],
+            [damped_oscillator(-0.5, 0.0, gamma, 4.0, 2.0)],
+        ],
+        dtype=torch.float64,
+    )
     # rtol 1e-9 solve: the error is a few 1e-9 at most
     torch.testing.assert_close(h, expected, rtol=0, atol=1e-7)
 
@@ -71,8 +96,9 @@ def test_hbnode_without_force_coasts(gamma_raw, h0, m0):
             return torch.zeros_like(h)
 
     initial = lambda x: torch.full_like(x, m0)  # noqa: E731 - initial momentum m0
-    model = HBNODE(Zero(), initial=initial, omega=gamma_raw, learn_gamma=False, rtol=1e-10,
-                   atol=1e-12).double()
+    model = HBNODE(
+        Zero(), initial=initial, omega=gamma_raw, learn_gamma=False, rtol=1e-10, atol=1e-12
+    ).double()
     gamma = 1 / (1 + math.exp(-gamma_raw))
     h = model(torch.tensor([[h0]], dtype=torch.float64))
     expected = h0 + m0 * (1 - math.exp(-gamma)) / gamma
@@ -112,8 +138,10 @@ def test_every_model_solves_with_dynkit_by_default():
         for model in MODELS:
             blocks = dk.models.ode_blocks(from_paper(model, task))
             assert blocks and all(b.solver == "dynkit" for b in blocks), (model, task)
-            assert all(b.solver == "torchdiffeq" for b in dk.models.ode_blocks(from_paper(model, task,
-                                                                                          solver="torchdiffeq")))
+            assert all(
+                b.solver == "torchdiffeq"
+                for b in dk.models.ode_blocks(from_paper(model, task, solver="torchdiffeq"))
+            )
 
 
 def _grads(module):
@@ -133,7 +161,9 @@ def test_solvers_agree_and_both_give_gradients(model, adjoint):
     # of the local error's size (measured ~5e-6 relative against a 1e-12 adjoint reference). Allowed:
     # 1e-4 times the largest gradient entry of the model.
     torch.manual_seed(0)
-    ref = from_paper(model, "point_cloud", solver="torchdiffeq", rtol=1e-7, atol=1e-9, adjoint=adjoint).double()
+    ref = from_paper(
+        model, "point_cloud", solver="torchdiffeq", rtol=1e-7, atol=1e-9, adjoint=adjoint
+    ).double()
     other = from_paper(model, "point_cloud", rtol=1e-7, atol=1e-9, adjoint=adjoint).double()
     assert other.ode.block.solver == "dynkit"
     other.load_state_dict(ref.state_dict())
@@ -186,15 +216,18 @@ def test_image_models_run_forward_on_images_and_time_is_fed():
     assert model.ode.dynamics.f.layers[0].in_channels == 1 + 5 + 1
 
 
-@pytest.mark.parametrize("build, match", [
-    (lambda: from_paper("resnet", "mnist"), "model must be one of"),
-    (lambda: from_paper("node", "imagenet"), "task must be one of"),
-    (lambda: ANODE(MLPField(2, 4), augment_dim=-1), "augment_dim"),
-    (lambda: HBNODE(MLPField(2, 4), epsilon=0.0), "epsilon"),
-    (lambda: GHBNODE(MLPField(2, 4), epsilon=-1.0), "epsilon"),
-    (lambda: NODE(MLPField(2, 4), solver="scipy"), "solver"),
-    (lambda: NODE(MLPField(2, 4), rtol=0.0), "rtol"),
-])
+@pytest.mark.parametrize(
+    "build, match",
+    [
+        (lambda: from_paper("resnet", "mnist"), "model must be one of"),
+        (lambda: from_paper("node", "imagenet"), "task must be one of"),
+        (lambda: ANODE(MLPField(2, 4), augment_dim=-1), "augment_dim"),
+        (lambda: HBNODE(MLPField(2, 4), epsilon=0.0), "epsilon"),
+        (lambda: GHBNODE(MLPField(2, 4), epsilon=-1.0), "epsilon"),
+        (lambda: NODE(MLPField(2, 4), solver="scipy"), "solver"),
+        (lambda: NODE(MLPField(2, 4), rtol=0.0), "rtol"),
+    ],
+)
 def test_bad_configuration_is_rejected(build, match):
     with pytest.raises(ValueError, match=match):
         build()
@@ -228,7 +261,11 @@ def test_ghbnode_position_grows_at_most_linearly(seed, scale):
 @pytest.mark.parametrize("method", ["rosenbrock23", "rodas4", "auto"])
 def test_dynkit_adjoint_refuses_the_implicit_methods_before_solving(method):
     # Their adjoint takes Jacobians inside the model's autograd and fails obscurely (torch.func RuntimeError)
-    with pytest.raises(ValueError, match=rf"method must be an explicit method with adjoint=True .*got '{method}'"):
+    with pytest.raises(
+        ValueError, match=rf"method must be an explicit method with adjoint=True .*got '{method}'"
+    ):
         dk.models.ODEBlock(MLPField(2, 4), method=method, adjoint=True)
-    block = dk.models.ODEBlock(MLPField(2, 4), method=method)  # backpropagation through the steps works
+    block = dk.models.ODEBlock(
+        MLPField(2, 4), method=method
+    )  # backpropagation through the steps works
     block(torch.randn(3, 2)).sum().backward()

@@ -3,6 +3,7 @@
 Each asserts its own results, so running it is a test: the docs build runs every one at its small size
 (`DYNKIT_NOTEBOOK_SMALL=1`) and renders it with its figures (tests/test_docs.py).
 """
+
 from __future__ import annotations
 
 import re
@@ -16,7 +17,12 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
 
 def test_there_are_notebooks_and_the_docs_list_them():
     names = {p.name for p in NOTEBOOKS}
-    assert {"hbnode_adjoint.py", "nfe_vs_tolerance.py", "momentum_resnet_maps.py", "ark_vs_rk.py"} <= names
+    assert {
+        "hbnode_adjoint.py",
+        "nfe_vs_tolerance.py",
+        "momentum_resnet_maps.py",
+        "ark_vs_rk.py",
+    } <= names
     listing = (ROOT / "docs" / "guide" / "notebooks.md").read_text()
     assert all(f"`{n}`" in listing for n in names)
 
@@ -41,7 +47,9 @@ def test_the_docs_execute_every_notebook_and_fail_on_an_error():
 
 
 def test_no_notebook_picks_the_matplotlib_backend():
-    for path in NOTEBOOKS:  # matplotlib.use("Agg") would blank the figures in Jupyter and in the docs
+    for (
+        path
+    ) in NOTEBOOKS:  # matplotlib.use("Agg") would blank the figures in Jupyter and in the docs
         assert not re.search(r"matplotlib\.use\(", path.read_text()), path.name
 
 
@@ -52,10 +60,17 @@ def test_the_nfe_notebook_shows_the_results_of_record_not_the_solvers_floor():
     assert '"analysis" / "results" / "node_trained"' in text
     import json
 
-    record = json.loads((ROOT / "analysis" / "results" / "node_trained" / "results.json").read_text())
+    record = json.loads(
+        (ROOT / "analysis" / "results" / "node_trained" / "results.json").read_text()
+    )
     tight = [m for m in record["metrics"] if m.startswith("node.forward_nfe@")]
-    assert len(tight) >= 4 and record["metrics"][max(tight, key=lambda m: -float(m.split("@")[1]))]["mean"] > 20.0
-    assert text.count("invert_xaxis()") == 1  # one figure, one direction (loose to tight, as in the report)
+    assert (
+        len(tight) >= 4
+        and record["metrics"][max(tight, key=lambda m: -float(m.split("@")[1]))]["mean"] > 20.0
+    )
+    assert (
+        text.count("invert_xaxis()") == 1
+    )  # one figure, one direction (loose to tight, as in the report)
 
 
 def _visible_code_before_the_first_figure(path: Path) -> list[str]:

@@ -6,6 +6,7 @@ reference interface: a test that torchdiffeq fails is a wrong test, not a dynkit
 references are closed-form solutions (and autograd through them: ``torch.linalg.matrix_exp``), never
 an ODE solver. All in float64.
 """
+
 from __future__ import annotations
 
 import math
@@ -73,8 +74,12 @@ def test_closed_form_linear(impl, method, options, tol, reverse):
 def test_closed_form_non_autonomous(impl, method, options, tol):
     odeint, _ = IMPLEMENTATIONS[impl]
     t = torch.tensor([0.5, 1.0, 2.5, 3.0], **F64)
-    ys = odeint(lambda s, y: torch.cos(s) * y, torch.tensor([2.0], **F64), t, method=method, options=options)
-    assert float((ys - cos_exact(t, 2.0)).abs().max()) <= 2 * tol  # y ~ 2e^1: errors up to twice the unit case
+    ys = odeint(
+        lambda s, y: torch.cos(s) * y, torch.tensor([2.0], **F64), t, method=method, options=options
+    )
+    assert (
+        float((ys - cos_exact(t, 2.0)).abs().max()) <= 2 * tol
+    )  # y ~ 2e^1: errors up to twice the unit case
 
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
@@ -86,9 +91,11 @@ def test_grid_options_step_size_not_dividing_the_span_and_grid_constructor(impl)
     y0 = torch.tensor([1.0], **F64)
     ys = odeint(lambda s, y: y, y0, t, method="euler", options=dict(step_size=0.3))
     # grid 0, .3, .6, .9, 1.0: three steps of .3 then one of .1
-    assert float(ys[-1, 0]) == pytest.approx(1.3 ** 3 * 1.1, rel=1e-13)
+    assert float(ys[-1, 0]) == pytest.approx(1.3**3 * 1.1, rel=1e-13)
     grid = torch.tensor([0.0, 0.5, 0.75, 1.0], **F64)
-    ys = odeint(lambda s, y: y, y0, t, method="euler", options=dict(grid_constructor=lambda f, y, tt: grid))
+    ys = odeint(
+        lambda s, y: y, y0, t, method="euler", options=dict(grid_constructor=lambda f, y, tt: grid)
+    )
     assert float(ys[-1, 0]) == pytest.approx(1.5 * 1.25 * 1.25, rel=1e-13)
 
 
@@ -150,8 +157,14 @@ def test_gradients_match_autograd_through_the_closed_form(impl, adjoint, reverse
 def test_adjoint_params_for_a_plain_function(impl):
     _, odeint_adjoint = IMPLEMENTATIONS[impl]
     w = torch.tensor(0.7, **F64, requires_grad=True)
-    ys = odeint_adjoint(lambda s, y: -w * y, torch.ones(1, **F64), torch.tensor([0.0, 2.0], **F64),
-                        rtol=1e-10, atol=1e-12, adjoint_params=(w,))
+    ys = odeint_adjoint(
+        lambda s, y: -w * y,
+        torch.ones(1, **F64),
+        torch.tensor([0.0, 2.0], **F64),
+        rtol=1e-10,
+        atol=1e-12,
+        adjoint_params=(w,),
+    )
     (grad,) = torch.autograd.grad(ys[-1].sum(), w)
     assert float(grad) == pytest.approx(-2 * math.exp(-1.4), rel=1e-7)  # d/dw exp(-2w)
 
@@ -193,7 +206,7 @@ def test_tuple_state_harmonic_oscillator_and_its_gradient(impl, adjoint):
     (grad,) = torch.autograd.grad(xs[-1, 0], k)
     # d/dk of x(2) with w = sqrt(k): dx/dw * dw/dk, dx/dw = -2 sin(2w) + 0.5 (2 cos(2w)/w - sin(2w)/w^2)
     T, wv = 2.0, float(w)
-    dxdw = -T * math.sin(wv * T) + 0.5 * (T * math.cos(wv * T) / wv - math.sin(wv * T) / wv ** 2)
+    dxdw = -T * math.sin(wv * T) + 0.5 * (T * math.cos(wv * T) / wv - math.sin(wv * T) / wv**2)
     assert float(grad) == pytest.approx(dxdw / (2 * wv), rel=1e-6)
 
 
@@ -209,10 +222,16 @@ def test_event_of_a_falling_body(impl, reverse):
     g, h0, v0 = 9.81, 10.0, 2.0
     sign = -1.0 if reverse else 1.0
     y0 = torch.tensor([h0, sign * v0], **F64)
-    t = torch.tensor([0.0, sign * 0.1], **F64)  # the event lies far beyond t[1]: torchdiffeq ignores t[1]
-    event_t, sol = odeint(lambda s, y: torch.stack([y[1], -g * torch.ones_like(y[0])]), y0, t,
-                          event_fn=lambda s, y: y[0])
-    t_hit = (v0 + math.sqrt(v0 ** 2 + 2 * g * h0)) / g
+    t = torch.tensor(
+        [0.0, sign * 0.1], **F64
+    )  # the event lies far beyond t[1]: torchdiffeq ignores t[1]
+    event_t, sol = odeint(
+        lambda s, y: torch.stack([y[1], -g * torch.ones_like(y[0])]),
+        y0,
+        t,
+        event_fn=lambda s, y: y[0],
+    )
+    t_hit = (v0 + math.sqrt(v0**2 + 2 * g * h0)) / g
     assert sol.shape == (2, 2) and torch.equal(sol[0], y0)
     # torchdiffeq bisects to atol (1e-9) on its interpolant; the solution is a quadratic, exact for both
     assert float(event_t) == pytest.approx(sign * t_hit, abs=1e-7)
@@ -240,8 +259,14 @@ def test_gradients_of_the_event_time_and_state_are_total_derivatives(adjoint):
     g = 9.81
     func = Falling(g)
     y0 = torch.tensor([10.0, 2.0], **F64, requires_grad=True)
-    event_t, sol = odeint(func, y0, torch.tensor([0.0, 1.0], **F64), event_fn=lambda s, y: y[0], rtol=1e-10,
-                          atol=1e-12)
+    event_t, sol = odeint(
+        func,
+        y0,
+        torch.tensor([0.0, 1.0], **F64),
+        event_fn=lambda s, y: y[0],
+        rtol=1e-10,
+        atol=1e-12,
+    )
     T = (2 + math.sqrt(4 + 2 * g * 10)) / g
     v = 2.0 - g * T
     dT = [-1 / v, -T / v, T * T / (2 * v)]
@@ -258,8 +283,12 @@ def test_event_with_a_tuple_state_and_several_components(impl):
     """Any component's sign change stops the solve: y = e^{-t} reaches 0.5 at ln 2 before 0.2 at ln 5."""
     odeint, _ = IMPLEMENTATIONS[impl]
     y0 = (torch.ones(1, **F64), torch.ones(1, **F64))
-    event_t, (a, b) = odeint(lambda s, y: (-y[0], -y[1]), y0, torch.tensor([0.0, 1.0], **F64),
-                             event_fn=lambda s, y: torch.cat([y[0] - 0.5, y[1] - 0.2]))
+    event_t, (a, b) = odeint(
+        lambda s, y: (-y[0], -y[1]),
+        y0,
+        torch.tensor([0.0, 1.0], **F64),
+        event_fn=lambda s, y: torch.cat([y[0] - 0.5, y[1] - 0.2]),
+    )
     assert float(event_t) == pytest.approx(math.log(2.0), abs=1e-7)
     assert float(a[1, 0]) == pytest.approx(0.5, abs=1e-7) and a.shape == (2, 1)
 
@@ -279,13 +308,16 @@ def test_dynkit_and_torchdiffeq_dopri5_agree_on_a_neural_field():
     assert float((a - b).abs().max()) <= 1e-6  # measured 1.1e-7 (rtol 1e-7, atol 1e-9)
 
 
-@pytest.mark.parametrize("method, match", [
-    ("fehlberg2", "fehlberg2.*bosh3"),
-    ("adaptive_heun", "adaptive_heun"),
-    ("explicit_adams", "explicit_adams.*ark"),
-    ("scipy_solver", "scipy_solver"),
-    ("rk45", "got 'rk45'"),
-])
+@pytest.mark.parametrize(
+    "method, match",
+    [
+        ("fehlberg2", "fehlberg2.*bosh3"),
+        ("adaptive_heun", "adaptive_heun"),
+        ("explicit_adams", "explicit_adams.*ark"),
+        ("scipy_solver", "scipy_solver"),
+        ("rk45", "got 'rk45'"),
+    ],
+)
 def test_a_method_without_equivalent_is_named(method, match):
     with pytest.raises(ValueError, match=match):
         dk.odeint(lambda s, y: -y, Y0, torch.tensor([0.0, 1.0], **F64), method=method)
@@ -297,17 +329,20 @@ def test_dynkit_method_names_are_accepted_too():
     assert float((ys - linear_exact(t)).abs().max()) <= 1e-6
 
 
-@pytest.mark.parametrize("options, match", [
-    (dict(safety=0.8), "safety"),
-    (dict(ifactor=10.0), "ifactor"),
-    (dict(first_step=-0.1), "first_step"),
-    (dict(min_step=-1.0), "min_step"),
-    (dict(max_step="big"), "max_step"),
-    (dict(min_step=2.0, max_step=1.0), "min_step must be <= max_step"),
-    (dict(step_t=[0.2, float("nan")]), "step_t"),
-    (dict(step_t=[0.5], jump_t=[0.5]), "must not share"),
-    (dict(norm="seminorm"), "adjoint_options"),
-])
+@pytest.mark.parametrize(
+    "options, match",
+    [
+        (dict(safety=0.8), "safety"),
+        (dict(ifactor=10.0), "ifactor"),
+        (dict(first_step=-0.1), "first_step"),
+        (dict(min_step=-1.0), "min_step"),
+        (dict(max_step="big"), "max_step"),
+        (dict(min_step=2.0, max_step=1.0), "min_step must be <= max_step"),
+        (dict(step_t=[0.2, float("nan")]), "step_t"),
+        (dict(step_t=[0.5], jump_t=[0.5]), "must not share"),
+        (dict(norm="seminorm"), "adjoint_options"),
+    ],
+)
 def test_unsupported_or_bad_options_are_refused(options, match):
     with pytest.raises((ValueError, TypeError), match=match):
         dk.odeint(lambda s, y: -y, Y0, torch.tensor([0.0, 1.0], **F64), options=options)
@@ -316,19 +351,33 @@ def test_unsupported_or_bad_options_are_refused(options, match):
 def test_fixed_step_options_refused():
     t = torch.tensor([0.0, 1.0], **F64)
     with pytest.raises(ValueError, match="mutually exclusive"):
-        dk.odeint(lambda s, y: -y, Y0, t, method="euler",
-                  options=dict(step_size=0.1, grid_constructor=lambda f, y, tt: tt))
+        dk.odeint(
+            lambda s, y: -y,
+            Y0,
+            t,
+            method="euler",
+            options=dict(step_size=0.1, grid_constructor=lambda f, y, tt: tt),
+        )
     with pytest.raises(ValueError, match="interp"):
         dk.odeint(lambda s, y: -y, Y0, t, method="euler", options=dict(interp="linear"))
     with pytest.raises(ValueError, match="grid_constructor"):
-        dk.odeint(lambda s, y: -y, Y0, t, method="euler",
-                  options=dict(grid_constructor=lambda f, y, tt: torch.tensor([0.0, 0.5], **F64)))
+        dk.odeint(
+            lambda s, y: -y,
+            Y0,
+            t,
+            method="euler",
+            options=dict(grid_constructor=lambda f, y, tt: torch.tensor([0.0, 0.5], **F64)),
+        )
 
 
 def test_first_step_and_max_num_steps_reach_dk_solve():
     with pytest.raises(dk.MaxStepsExceeded):
-        dk.odeint(lambda s, y: A @ y, Y0, torch.tensor([0.0, 100.0], **F64), options=dict(max_num_steps=5))
-    ys = dk.odeint(lambda s, y: A @ y, Y0, torch.tensor([0.0, 1.0], **F64), options=dict(first_step=1e-3))
+        dk.odeint(
+            lambda s, y: A @ y, Y0, torch.tensor([0.0, 100.0], **F64), options=dict(max_num_steps=5)
+        )
+    ys = dk.odeint(
+        lambda s, y: A @ y, Y0, torch.tensor([0.0, 1.0], **F64), options=dict(first_step=1e-3)
+    )
     assert float((ys - linear_exact(torch.tensor([0.0, 1.0], **F64))).abs().max()) <= 1e-6
 
 
@@ -341,8 +390,15 @@ def test_adjoint_backward_settings_are_used():
     errors = []
     for adjoint_rtol in (None, 1e-3):
         func = Linear()
-        ys = dk.odeint_adjoint(func, Y0, t, rtol=1e-10, atol=1e-12, adjoint_rtol=adjoint_rtol, adjoint_atol=1e-12
-                               if adjoint_rtol is None else 1e-3)
+        ys = dk.odeint_adjoint(
+            func,
+            Y0,
+            t,
+            rtol=1e-10,
+            atol=1e-12,
+            adjoint_rtol=adjoint_rtol,
+            adjoint_atol=1e-12 if adjoint_rtol is None else 1e-3,
+        )
         (grad,) = torch.autograd.grad((ys * weights).sum(), func.W)
         errors.append(float((grad - ref).norm() / ref.norm()))
     assert errors[0] <= 1e-7 < errors[1] <= 1e-1
@@ -354,8 +410,15 @@ def test_time_gradients_come_from_odeint_and_odeint_adjoint(adjoint):
     Both paths give them (issue 33: the autograd path refused, earlier it returned None silently); 1e-8 absolute
     is the solve's error at rtol 1e-10 on values of order 1."""
     t = torch.tensor([0.0, 1.0, 2.0], **F64, requires_grad=True)
-    call = (lambda: dk.odeint_adjoint(lambda s, y: A @ y, Y0, t, rtol=1e-10, atol=1e-12, adjoint_params=())) \
-        if adjoint else (lambda: dk.odeint(lambda s, y: A @ y, Y0, t, rtol=1e-10, atol=1e-12))
+    call = (
+        (
+            lambda: dk.odeint_adjoint(
+                lambda s, y: A @ y, Y0, t, rtol=1e-10, atol=1e-12, adjoint_params=()
+            )
+        )
+        if adjoint
+        else (lambda: dk.odeint(lambda s, y: A @ y, Y0, t, rtol=1e-10, atol=1e-12))
+    )
     (grad,) = torch.autograd.grad(call()[-1].sum(), t)
     expected = float((A @ linear_exact(t.detach())[-1]).sum())
     assert grad.tolist() == pytest.approx([-expected, 0.0, expected], abs=1e-8)
@@ -366,14 +429,22 @@ def test_odeint_refuses_time_gradients_it_cannot_give():
     """A non-uniform fixed grid is solved one interval at a time between numpy times: t.grad would stay None."""
     t = torch.tensor([0.0, 0.3, 1.0], **F64, requires_grad=True)
     with pytest.raises(ValueError, match="no gradient in t"):
-        dk.odeint(lambda s, y: A @ y, Y0, t, method="rk4", options=dict(grid_constructor=lambda f, y, tt: tt))
+        dk.odeint(
+            lambda s, y: A @ y,
+            Y0,
+            t,
+            method="rk4",
+            options=dict(grid_constructor=lambda f, y, tt: tt),
+        )
 
 
 def test_dk_solve_adjoint_refuses_a_plain_function_without_adjoint_params():
     w = torch.tensor(0.7, **F64, requires_grad=True)
     with pytest.raises(ValueError, match="adjoint_params=\\(\\)"):
         dk.solve(lambda s, y: -w * y, torch.ones(1, **F64), [0.0, 1.0], adjoint=True)
-    sol = dk.solve(lambda s, y: -w * y, torch.ones(1, **F64), [0.0, 1.0], adjoint=True, adjoint_params=(w,))
+    sol = dk.solve(
+        lambda s, y: -w * y, torch.ones(1, **F64), [0.0, 1.0], adjoint=True, adjoint_params=(w,)
+    )
     (grad,) = torch.autograd.grad(sol.ys[-1].sum(), w)
     assert grad is not None and float(grad) < 0
 
@@ -387,7 +458,9 @@ def test_bad_states_are_named():
     with pytest.raises(dk.VectorFieldError, match="tuple of 2"):
         dk.odeint(lambda s, y: y[0], (torch.ones(1, **F64), torch.ones(1, **F64)), t)
     with pytest.raises(ValueError, match="len\\(t\\)=3"):
-        dk.odeint(lambda s, y: -y, Y0, torch.tensor([0.0, 1.0, 2.0], **F64), event_fn=lambda s, y: y[0])
+        dk.odeint(
+            lambda s, y: -y, Y0, torch.tensor([0.0, 1.0, 2.0], **F64), event_fn=lambda s, y: y[0]
+        )
 
 
 # -- torchdiffeq's options and callbacks (run against both libraries) ---------------------------
@@ -426,7 +499,9 @@ def test_the_norm_option_measures_the_error(impl):
     counts, errors = [], []
     for norm in (None, lambda e: 100 * e.pow(2).mean().sqrt(), lambda e: 0 * e.abs().max()):
         func = Counting()
-        ys = odeint(func, Y0, t, rtol=1e-6, atol=1e-8, options=None if norm is None else dict(norm=norm))
+        ys = odeint(
+            func, Y0, t, rtol=1e-6, atol=1e-8, options=None if norm is None else dict(norm=norm)
+        )
         counts.append(func.nfe)
         errors.append(float((ys - linear_exact(t)).abs().max()))
     assert counts[1] > counts[0] > counts[2] and errors[1] < errors[0]
@@ -454,8 +529,16 @@ def test_min_and_max_step_bound_the_steps(impl):
 
 
 def test_min_step_says_that_the_tolerance_was_not_met():
-    with pytest.warns(dk.ToleranceWarning, match="accepted at control.min_step=2 with an error above"):
-        dk.odeint(lambda s, y: A @ y, Y0, torch.tensor([1.0, 8.0], **F64), rtol=1e-10, options=dict(min_step=2.0))
+    with pytest.warns(
+        dk.ToleranceWarning, match="accepted at control.min_step=2 with an error above"
+    ):
+        dk.odeint(
+            lambda s, y: A @ y,
+            Y0,
+            torch.tensor([1.0, 8.0], **F64),
+            rtol=1e-10,
+            options=dict(min_step=2.0),
+        )
 
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
@@ -466,9 +549,19 @@ def test_module_callbacks_are_called_per_step(impl, method, options):
     func, calls = Counting(), {"step": 0, "accept": 0, "reject": 0}
     func.callback_step = lambda t0, y0, dt: calls.__setitem__("step", calls["step"] + 1)
     if options is None:
-        func.callback_accept_step = lambda t0, y0, dt: calls.__setitem__("accept", calls["accept"] + 1)
-        func.callback_reject_step = lambda t0, y0, dt: calls.__setitem__("reject", calls["reject"] + 1)
-    odeint(func, torch.tensor([1.0, 2.0], **F64), torch.tensor([0.0, 1.0], **F64), method=method, options=options)
+        func.callback_accept_step = lambda t0, y0, dt: calls.__setitem__(
+            "accept", calls["accept"] + 1
+        )
+        func.callback_reject_step = lambda t0, y0, dt: calls.__setitem__(
+            "reject", calls["reject"] + 1
+        )
+    odeint(
+        func,
+        torch.tensor([1.0, 2.0], **F64),
+        torch.tensor([0.0, 1.0], **F64),
+        method=method,
+        options=options,
+    )
     if options is not None:
         assert calls == {"step": 10, "accept": 0, "reject": 0}
     else:
@@ -487,8 +580,12 @@ def test_accept_and_reject_callbacks_with_a_fixed_step_method_are_warned(impl):
 def test_adjoint_callbacks_are_called_in_the_backward_solves():
     func, calls = Linear(), {"forward": 0, "backward": 0}
     func.callback_step = lambda t0, y0, dt: calls.__setitem__("forward", calls["forward"] + 1)
-    func.callback_step_adjoint = lambda t0, y0, dt: calls.__setitem__("backward", calls["backward"] + 1)
-    ys = dk.odeint_adjoint(func, Y0, torch.tensor([0.0, 1.0], **F64), method="rk4", options=dict(step_size=0.1))
+    func.callback_step_adjoint = lambda t0, y0, dt: calls.__setitem__(
+        "backward", calls["backward"] + 1
+    )
+    ys = dk.odeint_adjoint(
+        func, Y0, torch.tensor([0.0, 1.0], **F64), method="rk4", options=dict(step_size=0.1)
+    )
     assert calls == {"forward": 10, "backward": 0}
     ys.sum().backward()
     assert calls == {"forward": 10, "backward": 10}
@@ -503,7 +600,7 @@ class Jump(nn.Module):
 
     def forward(self, t, x):
         self.nfe += 1
-        return -0.5 * x if t < 0.5 else x ** 2
+        return -0.5 * x if t < 0.5 else x**2
 
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
@@ -517,9 +614,15 @@ def test_jump_t_restarts_at_a_discontinuity(impl, adjoint):
     exact = torch.stack([x0, x0 * math.exp(-0.15), 1 / (1 / exact_half - 0.5)])
     plain, jumped = Jump(), Jump()
     odeint(plain, x0, t, rtol=1e-8, atol=1e-10, **kwargs)
-    ys = odeint(jumped, x0, t, rtol=1e-8, atol=1e-10, options=dict(jump_t=torch.tensor([0.5])), **kwargs)
-    assert jumped.nfe < plain.nfe  # the step that straddles the jump is no longer rejected again and again
-    assert float((ys - exact).abs().max()) <= 1e-7  # rtol 1e-8 on O(1) values over two smooth pieces
+    ys = odeint(
+        jumped, x0, t, rtol=1e-8, atol=1e-10, options=dict(jump_t=torch.tensor([0.5])), **kwargs
+    )
+    assert (
+        jumped.nfe < plain.nfe
+    )  # the step that straddles the jump is no longer rejected again and again
+    assert (
+        float((ys - exact).abs().max()) <= 1e-7
+    )  # rtol 1e-8 on O(1) values over two smooth pieces
 
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
@@ -527,7 +630,13 @@ def test_step_t_makes_a_step_end_there(impl):
     odeint, _ = IMPLEMENTATIONS[impl]
     func, starts = Counting(), []
     func.callback_accept_step = lambda t0, y0, dt: starts.append(float(t0))
-    odeint(func, Y0, torch.tensor([0.0, 3.0], **F64), rtol=1e-4, options=dict(step_t=torch.tensor([0.7, 2.2], **F64)))
+    odeint(
+        func,
+        Y0,
+        torch.tensor([0.0, 3.0], **F64),
+        rtol=1e-4,
+        options=dict(step_t=torch.tensor([0.7, 2.2], **F64)),
+    )
     assert any(abs(s - 0.7) < 1e-12 for s in starts) and any(abs(s - 2.2) < 1e-12 for s in starts)
 
 
@@ -561,7 +670,9 @@ def test_a_users_adjoint_norm_sees_torchdiffeqs_tuple(impl):
         seen.append(tuple(tuple(p.shape) for p in parts))
         return max(p.pow(2).mean().sqrt() for p in parts)
 
-    ys = odeint_adjoint(Linear(), Y0, torch.tensor([0.0, 1.0], **F64), adjoint_options=dict(norm=adjoint_norm))
+    ys = odeint_adjoint(
+        Linear(), Y0, torch.tensor([0.0, 1.0], **F64), adjoint_options=dict(norm=adjoint_norm)
+    )
     ys.sum().backward()
     assert seen and set(seen) == {((), (2,), (2,), (2, 2))}
 
@@ -573,7 +684,9 @@ def test_a_users_adjoint_norm_sees_torchdiffeqs_tuple(impl):
 def test_a_tuple_state_may_hold_a_0_d_tensor(impl):
     odeint, _ = IMPLEMENTATIONS[impl]
     x0, v0 = torch.tensor(1.0, **F64), torch.tensor([0.0], **F64)
-    x, v = odeint(lambda s, y: (y[1][0], -y[0].reshape(1)), (x0, v0), torch.tensor([0.0, 1.0], **F64))
+    x, v = odeint(
+        lambda s, y: (y[1][0], -y[0].reshape(1)), (x0, v0), torch.tensor([0.0, 1.0], **F64)
+    )
     assert x.shape == (2,) and float(x[-1]) == pytest.approx(math.cos(1.0), abs=1e-6)
 
 
@@ -583,8 +696,12 @@ def test_the_adjoint_of_a_field_independent_of_y_and_the_parameters(impl):
     'element 0 of tensors does not require grad' from inside the backward field)."""
     _, odeint_adjoint = IMPLEMENTATIONS[impl]
     y0 = torch.tensor([0.2], **F64, requires_grad=True)
-    ys = odeint_adjoint(lambda s, y: torch.cos(s) * torch.ones_like(y), y0, torch.linspace(0.0, 1.0, 3, **F64),
-                        adjoint_params=())
+    ys = odeint_adjoint(
+        lambda s, y: torch.cos(s) * torch.ones_like(y),
+        y0,
+        torch.linspace(0.0, 1.0, 3, **F64),
+        adjoint_params=(),
+    )
     ys.sum().backward()
     assert float(y0.grad) == pytest.approx(3.0, abs=1e-7)
 
@@ -592,35 +709,66 @@ def test_the_adjoint_of_a_field_independent_of_y_and_the_parameters(impl):
 # -- dynkit only: torchdiffeq's implicit methods are named with the nearest stiff dynkit method -----
 
 
-@pytest.mark.parametrize("method", ["implicit_euler", "implicit_midpoint", "trapezoid", "radauIIA3", "radauIIA5",
-                                    "gl4", "gl6", "sdirk2", "trbdf2", "implicit_adams"])
+@pytest.mark.parametrize(
+    "method",
+    [
+        "implicit_euler",
+        "implicit_midpoint",
+        "trapezoid",
+        "radauIIA3",
+        "radauIIA5",
+        "gl4",
+        "gl6",
+        "sdirk2",
+        "trbdf2",
+        "implicit_adams",
+    ],
+)
 def test_torchdiffeqs_implicit_methods_name_the_nearest_stiff_method(method):
-    with pytest.raises(ValueError, match=f"{method}.*nearest in dynkit: (the two-step )?'(rosenbrock23|rodas4|rodas5|ark4)'"):
+    with pytest.raises(
+        ValueError,
+        match=f"{method}.*nearest in dynkit: (the two-step )?'(rosenbrock23|rodas4|rodas5|ark4)'",
+    ):
         dk.odeint(lambda s, y: -y, Y0, torch.tensor([0.0, 1.0], **F64), method=method)
 
 
 # -- the 'Coming from torchdiffeq' page says what the code does ---------------------------------
 
-GUIDE = (__import__("pathlib").Path(__file__).resolve().parents[1] / "docs" / "guide" / "torchdiffeq.md").read_text()
+GUIDE = (
+    __import__("pathlib").Path(__file__).resolve().parents[1] / "docs" / "guide" / "torchdiffeq.md"
+).read_text()
 # a valid value for each option the page lists as supported (dopri5; rk4 for the fixed-step ones)
-SUPPORTED_VALUES = {"first_step": 0.1, "max_num_steps": 1000, "dtype": torch.float64, "norm": lambda e: e.abs().max(),
-                    "min_step": 0.0, "max_step": 1.0, "step_t": [0.5], "jump_t": [0.5], "step_size": 0.1,
-                    "grid_constructor": lambda f, y, t: torch.linspace(0.0, 1.0, 11, **F64), "perturb": True,
-                    "interp": "cubic"}
+SUPPORTED_VALUES = {
+    "first_step": 0.1,
+    "max_num_steps": 1000,
+    "dtype": torch.float64,
+    "norm": lambda e: e.abs().max(),
+    "min_step": 0.0,
+    "max_step": 1.0,
+    "step_t": [0.5],
+    "jump_t": [0.5],
+    "step_size": 0.1,
+    "grid_constructor": lambda f, y, t: torch.linspace(0.0, 1.0, 11, **F64),
+    "perturb": True,
+    "interp": "cubic",
+}
 
 
 def test_the_guide_lists_what_odeint_supports_and_what_it_refuses():
     """Each option in the page's table runs; each option the page calls refused raises a ValueError naming it."""
-    table = GUIDE[GUIDE.index("## Options and callbacks"):GUIDE.index("## What differs")]
-    listed = set(__import__("re").findall(r"\b(\w+)=", table.split("In `dk.solve`")[0])) - {"options", "dict",
-                                                                                          "adjoint_options"}
+    table = GUIDE[GUIDE.index("## Options and callbacks") : GUIDE.index("## What differs")]
+    listed = set(__import__("re").findall(r"\b(\w+)=", table.split("In `dk.solve`")[0])) - {
+        "options",
+        "dict",
+        "adjoint_options",
+    }
     assert listed == set(SUPPORTED_VALUES), listed ^ set(SUPPORTED_VALUES)
     t = torch.tensor([0.0, 1.0], **F64)
     for name, value in SUPPORTED_VALUES.items():
         fixed = name in ("step_size", "grid_constructor", "perturb", "interp")
         options = {name: value, **({"step_size": 0.1} if name in ("perturb", "interp") else {})}
         dk.odeint(lambda s, y: -y, Y0, t, method="rk4" if fixed else "dopri5", options=options)
-    refused_line = GUIDE[GUIDE.index("**Refused options.**"):].split("\n- ")[0]
+    refused_line = GUIDE[GUIDE.index("**Refused options.**") :].split("\n- ")[0]
     refused = __import__("re").findall(r"`(\w+)`", refused_line.split("and any other option")[0])
     assert set(refused) >= {"safety", "ifactor", "dfactor", "solver"}
     for name in refused:
@@ -630,8 +778,14 @@ def test_the_guide_lists_what_odeint_supports_and_what_it_refuses():
 
 # torchdiffeq's fixed-step grid gives interior output times no gradient (measured: 0.0 where the closed form below
 # gives -0.667 and 0.409), so its rk4 case is not a reference here: dynkit only
-@pytest.mark.parametrize("impl, method, options", [("dynkit", "dopri5", None), ("torchdiffeq", "dopri5", None),
-                                                   ("dynkit", "rk4", dict(step_size=0.01))])
+@pytest.mark.parametrize(
+    "impl, method, options",
+    [
+        ("dynkit", "dopri5", None),
+        ("torchdiffeq", "dopri5", None),
+        ("dynkit", "rk4", dict(step_size=0.01)),
+    ],
+)
 def test_time_gradients_of_every_output_on_the_autograd_path(impl, method, options):
     """y' = A y, L = sum_i w_i . y(t_i): dL/dt_i = w_i . A y(t_i) for i >= 1 and dL/dt_0 = -sum_i w_i . e^{A(t_i - t_0)} A y0
     (closed form). The first output is y0 itself and does not move with t_0 (planted by the first dynkit version:
@@ -642,6 +796,14 @@ def test_time_gradients_of_every_output_on_the_autograd_path(impl, method, optio
     ys = odeint(lambda s, y: A @ y, Y0, t, rtol=1e-10, atol=1e-12, method=method, options=options)
     (grad,) = torch.autograd.grad((w * ys).sum(), t)
     exact = linear_exact(t.detach())
-    expected = [float(-sum(w[i] @ torch.linalg.matrix_exp(A * float(t[i] - t[0])) @ A @ Y0 for i in range(1, 4)))]
+    expected = [
+        float(
+            -sum(
+                w[i] @ torch.linalg.matrix_exp(A * float(t[i] - t[0])) @ A @ Y0 for i in range(1, 4)
+            )
+        )
+    ]
     expected += [float(w[i] @ A @ exact[i]) for i in range(1, 4)]
-    assert grad.tolist() == pytest.approx(expected, abs=1e-7)  # rk4 at h = 0.01: ~1e-9; dopri5 at rtol 1e-10
+    assert grad.tolist() == pytest.approx(
+        expected, abs=1e-7
+    )  # rk4 at h = 0.01: ~1e-9; dopri5 at rtol 1e-10

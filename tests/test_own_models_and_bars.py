@@ -5,6 +5,7 @@ Planted violations: a constant predictor in place of the hybrids makes the adjoi
 a model at half the trivial predictor's error passes it); node_trained's results pointed at garbage leave
 node_images' rows unchanged; node_images' values identical to node_trained's are caught.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,10 @@ C = 0.25  # the planted ramp's step
 
 def _ramp(length=6) -> torch.Tensor:
     """8 windows (length + 1 stamps, channels u and y): y rises by C per stamp, window w starting at 10 w."""
-    y = 10.0 * torch.arange(adjoint.N_SEQUENCES, dtype=torch.float64)[:, None] + C * torch.arange(length + 1)[None]
+    y = (
+        10.0 * torch.arange(adjoint.N_SEQUENCES, dtype=torch.float64)[:, None]
+        + C * torch.arange(length + 1)[None]
+    )
     return torch.stack([torch.zeros_like(y), y], -1)
 
 
@@ -40,14 +44,17 @@ def test_trivial_forecasts_have_their_closed_form_errors():
     for split in ("train", "test"):
         got = adjoint.trivial_forecasts(x, split)
         # persistence misses every next stamp by exactly C; exact in float64
-        assert got[f"baseline.persistence.{split}_mse"] == pytest.approx(C ** 2, rel=1e-12)
+        assert got[f"baseline.persistence.{split}_mse"] == pytest.approx(C**2, rel=1e-12)
         # the mean of the training targets (stamps 1..L of windows 0..6), scored on the split's stamps 1..L (numpy)
         y = x[..., 1].numpy()
         mean = y[:7, 1:].mean()
         truth = y[:7, 1:] if split == "train" else y[7:, 1:]
-        assert got[f"baseline.mean.{split}_mse"] == pytest.approx(float(((truth - mean) ** 2).mean()), rel=1e-12)
-        assert got[f"baseline.best.{split}_mse"] == min(got[f"baseline.persistence.{split}_mse"],
-                                                        got[f"baseline.mean.{split}_mse"])
+        assert got[f"baseline.mean.{split}_mse"] == pytest.approx(
+            float(((truth - mean) ** 2).mean()), rel=1e-12
+        )
+        assert got[f"baseline.best.{split}_mse"] == min(
+            got[f"baseline.persistence.{split}_mse"], got[f"baseline.mean.{split}_mse"]
+        )
     with pytest.raises(ValueError, match="split must be 'train' or 'test'"):
         adjoint.trivial_forecasts(x, "valid")
 
@@ -89,14 +96,17 @@ def constant_run(tmp_path_factory):
 
 def test_each_shard_records_every_models_metric_beside_its_trivial_predictors(constant_run):
     m = constant_run["shards"][0]["metrics"]
-    times, x = adjoint.make_data(24, adjoint.N_SEQUENCES, 0)  # the smoke scale's data (--length 24, seed 0)
+    times, x = adjoint.make_data(
+        24, adjoint.N_SEQUENCES, 0
+    )  # the smoke scale's data (--length 24, seed 0)
     y = x[..., 1].numpy()
     for model in adjoint.HYBRIDS:
         # the constant 0 (+ 1e-9 x a hybrid): its MSE is the mean of y^2 on the same stamps (numpy, rel 1e-6)
         assert m[f"{model}.train_mse"] == pytest.approx(float((y[:7, 1:] ** 2).mean()), rel=1e-6)
         assert m[f"{model}.test_mse"] == pytest.approx(float((y[7:, 1:] ** 2).mean()), rel=1e-6)
-    assert m["baseline.persistence.test_mse"] == pytest.approx(float(((y[7:, 1:] - y[7:, :-1]) ** 2).mean()),
-                                                               rel=1e-12)
+    assert m["baseline.persistence.test_mse"] == pytest.approx(
+        float(((y[7:, 1:] - y[7:, :-1]) ** 2).mean()), rel=1e-12
+    )
 
 
 def _seeds_like(metrics: dict, n=5) -> dict:
@@ -118,7 +128,9 @@ def test_a_model_that_did_not_learn_makes_every_adjoint_row_invalid(constant_run
         row = evaluate(claim, _seeds_like(flat))
         assert row.outcome == "invalid" and "trained bar" in row.reason, (claim.id, row.reason)
         # the reason names the model, its metric and the baseline's
-        assert "hbnode.train_mse" in row.reason and "baseline.best.train_mse" in row.reason, row.reason
+        assert "hbnode.train_mse" in row.reason and "baseline.best.train_mse" in row.reason, (
+            row.reason
+        )
     # the control: the same shards with every model at half the better trivial predictor's error are decided on
     # their effect (the bar, not something else, made them invalid)
     learned = dict(flat)
@@ -132,23 +144,40 @@ def test_a_model_that_did_not_learn_makes_every_adjoint_row_invalid(constant_run
     learned["node.test_mse"] = 0.95 * flat["baseline.best.test_mse"]
     row = evaluate(E.CLAIMS["review.hbnode_adjoint_no_vanishing"], _seeds_like(learned))
     assert row.outcome == "invalid" and "node.test_mse" in row.reason
-    assert evaluate(E.CLAIMS["review.hbnode_adjoint_own_decay"], _seeds_like(learned)).outcome != "invalid"
+    assert (
+        evaluate(E.CLAIMS["review.hbnode_adjoint_own_decay"], _seeds_like(learned)).outcome
+        != "invalid"
+    )
 
 
 def test_results_recorded_before_the_bar_read_invalid_naming_the_missing_metric():
-    old = {"scale": "cpu", "shards": [{"seed": s, "metrics": {f"{m}.decay_orders_of_magnitude": -10.0 - s
-                                                               for m in adjoint.HYBRIDS}} for s in range(5)]}
+    old = {
+        "scale": "cpu",
+        "shards": [
+            {
+                "seed": s,
+                "metrics": {f"{m}.decay_orders_of_magnitude": -10.0 - s for m in adjoint.HYBRIDS},
+            }
+            for s in range(5)
+        ],
+    }
     for claim in ADJOINT_ROWS:
         row = evaluate(claim, old)
-        assert row.outcome == "invalid" and "missing metric" in row.reason and "train_mse" in row.reason
+        assert (
+            row.outcome == "invalid"
+            and "missing metric" in row.reason
+            and "train_mse" in row.reason
+        )
 
 
 # ---- node_images: its own models, its own seeds, its own shards -------------------------------------------------
 def test_model_seeds_are_the_experiments_own():
     seeds = [images.model_seed(s) for s in range(1000)]
-    assert len(set(seeds)) == 1000 and min(seeds) >= 1000  # none is a seed the other experiments pass through
+    assert (
+        len(set(seeds)) == 1000 and min(seeds) >= 1000
+    )  # none is a seed the other experiments pass through
     assert seeds[:3] == [images.model_seed(s) for s in range(3)]  # deterministic
-    assert all(0 <= s < 2 ** 31 for s in seeds)
+    assert all(0 <= s < 2**31 for s in seeds)
     for bad in (-1, 1.5, True, "0"):
         with pytest.raises(ValueError, match="seed must be a non-negative integer"):
             images.model_seed(bad)
@@ -157,12 +186,25 @@ def test_model_seeds_are_the_experiments_own():
 def test_node_images_trains_every_model_its_rows_compare_from_its_own_seed(monkeypatch, tmp_path):
     calls = []
 
-    def fake_train(name, task, *, seed, **kw):  # planted results: no training, the seed it was asked for recorded
+    def fake_train(
+        name, task, *, seed, **kw
+    ):  # planted results: no training, the seed it was asked for recorded
         calls.append((name, seed))
-        hist = [{"epoch": 1, "forward_nfe": 40.0 + seed % 7, "backward_nfe": 30.0, "test_acc": 0.9,
-                 "batch_time": 0.1}]
-        return None, {"n_parameters": 1, "history": hist, "final": hist[0],
-                      "config": {"settings": {"n_train": 64}, "batch_size": 32}}
+        hist = [
+            {
+                "epoch": 1,
+                "forward_nfe": 40.0 + seed % 7,
+                "backward_nfe": 30.0,
+                "test_acc": 0.9,
+                "batch_time": 0.1,
+            }
+        ]
+        return None, {
+            "n_parameters": 1,
+            "history": hist,
+            "final": hist[0],
+            "config": {"settings": {"n_train": 64}, "batch_size": 32},
+        }
 
     monkeypatch.setattr(images, "train_model", fake_train)
     monkeypatch.setattr(images, "plot", lambda *a, **k: None)
@@ -177,8 +219,11 @@ def test_node_images_floors_are_measured_on_its_own_models(monkeypatch):
     import dynkit.experiments.baselines as baselines
 
     seen = []
-    monkeypatch.setattr(baselines, "untrained_forward_nfe",
-                        lambda model, task, tol, seed, batch, solver="dynkit": seen.append(seed) or 20.0)
+    monkeypatch.setattr(
+        baselines,
+        "untrained_forward_nfe",
+        lambda model, task, tol, seed, batch, solver="dynkit": seen.append(seed) or 20.0,
+    )
     BASELINES["node_images"]({"args": ["--tol", "1e-5", "--models", "anode", "hbnode"]}, 2)
     assert seen == [images.model_seed(2)] * 2
 
@@ -190,9 +235,16 @@ def _identical_to_node_trained(img: dict, trained: dict) -> list[str]:
     theirs = {}
     for s in trained["shards"]:
         theirs.setdefault(s["seed"], {}).update(s["metrics"])
-    pairs = (("hbnode.test_acc", "hbnode.test_acc"), ("hbnode.forward_nfe", "hbnode.last_epoch.forward_nfe"))
-    return [f"seed {seed}: {a}" for seed, m in own.items() for a, b in pairs
-            if b in theirs.get(seed, {}) and m.get(a) == theirs[seed][b]]
+    pairs = (
+        ("hbnode.test_acc", "hbnode.test_acc"),
+        ("hbnode.forward_nfe", "hbnode.last_epoch.forward_nfe"),
+    )
+    return [
+        f"seed {seed}: {a}"
+        for seed, m in own.items()
+        for a, b in pairs
+        if b in theirs.get(seed, {}) and m.get(a) == theirs[seed][b]
+    ]
 
 
 def test_node_images_results_of_record_are_not_node_trained_s():
@@ -216,7 +268,9 @@ def _node_images_rows(root: Path) -> list[tuple]:
 
 def test_node_images_rows_read_only_its_own_shards(tmp_path):
     for name in ("node_images", "node_trained"):
-        shutil.copytree(RESULTS / name, tmp_path / name, ignore=shutil.ignore_patterns("*.png", "shards"))
+        shutil.copytree(
+            RESULTS / name, tmp_path / name, ignore=shutil.ignore_patterns("*.png", "shards")
+        )
     before = _node_images_rows(tmp_path)
     # planted: node_trained's results point at garbage, valid in form (absurd HBNODE numbers), then unreadable
     garbage = json.loads((tmp_path / "node_trained" / "results.json").read_text())

@@ -1,4 +1,5 @@
 """Packaging: the wheel's metadata (license, the core's dependency list) and importing from next to a clone."""
+
 from __future__ import annotations
 
 import re
@@ -13,8 +14,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # Never in the core install: the doc toolchain (Sphinx pulls ~20 packages), test and cluster tools,
 # optional peers. `make test` / `make docs` get them from the extras (Makefile).
-NOT_IN_CORE = re.compile(r"^(sphinx.*|furo|numpydoc|myst-.*|jupytext|pytest.*|hypothesis|import-linter|ray|rich|"
-                         r"torchode|diffrax|jax|gymnasium|pyarrow|kumo-.*|pandas|torchdiffeq|numba|llvmlite)$", re.IGNORECASE)
+NOT_IN_CORE = re.compile(
+    r"^(sphinx.*|furo|numpydoc|myst-.*|jupytext|pytest.*|hypothesis|import-linter|ray|rich|"
+    r"torchode|diffrax|jax|gymnasium|pyarrow|kumo-.*|pandas|torchdiffeq|numba|llvmlite)$",
+    re.IGNORECASE,
+)
 
 
 def _requirement_name(line: str) -> str:
@@ -29,8 +33,24 @@ def wheel_metadata(tmp_path_factory) -> tuple[str, list[str]]:
         shutil.copy(ROOT / name, src / name)
     shutil.copytree(ROOT / "dynkit", src / "dynkit", ignore=shutil.ignore_patterns("__pycache__"))
     out = src / "wheel"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
-                    str(src)], check=True, cwd=src, capture_output=True, text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(src),
+        ],
+        check=True,
+        cwd=src,
+        capture_output=True,
+        text=True,
+    )
     (wheel,) = out.glob("dynkit-*.whl")
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
@@ -40,7 +60,11 @@ def wheel_metadata(tmp_path_factory) -> tuple[str, list[str]]:
 
 def test_wheel_core_dependencies_carry_no_doc_toolchain(wheel_metadata):
     metadata, _ = wheel_metadata
-    requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    requires = [
+        line.split(":", 1)[1].strip()
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
     core = [_requirement_name(r) for r in requires if "extra ==" not in r]
     extras = [_requirement_name(r) for r in requires if "extra ==" in r]
     assert {"numpy", "scipy", "sympy", "torch", "Jinja2", "latex2mathml"} <= set(core), core
@@ -77,13 +101,21 @@ def test_a_core_install_pulls_no_doc_toolchain(wheel_metadata):
     """The whole dependency tree of ``pip install dynkit`` (no extras), as installed here: no Sphinx, docutils,
     Jupyter. (The issue counted 69 packages, 20 of them the Sphinx stack, when MathJax came from the core.)"""
     metadata, _ = wheel_metadata
-    requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    requires = [
+        line.split(":", 1)[1].strip()
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
     closure = core_closure([r for r in requires if "extra ==" not in r])
     assert None not in closure.values(), [n for n, v in closure.items() if v is None]
-    doc_stack = re.compile(r"^(sphinx.*|docutils|alabaster|babel|imagesize|snowballstemmer|furo|myst-.*|jupyter.*|"
-                           r"nbformat|ipykernel|pygments|rich)$")
+    doc_stack = re.compile(
+        r"^(sphinx.*|docutils|alabaster|babel|imagesize|snowballstemmer|furo|myst-.*|jupyter.*|"
+        r"nbformat|ipykernel|pygments|rich)$"
+    )
     assert not [name for name in closure if doc_stack.match(name)], sorted(closure)
-    assert len(closure) <= 40, sorted(closure)  # 30 measured (torch, scipy, matplotlib, sklearn and theirs)
+    assert len(closure) <= 40, sorted(
+        closure
+    )  # 30 measured (torch, scipy, matplotlib, sklearn and theirs)
     # planted: the docs extra's tree does hold the Sphinx stack
     docs = core_closure([r.split(";")[0] for r in requires if 'extra == "docs"' in r])
     assert [name for name in docs if doc_stack.match(name)]
@@ -98,18 +130,26 @@ def test_planted_sphinx_in_core_is_caught():
 
 def test_wheel_license_is_spdx_bsd_3_clause_with_its_text(wheel_metadata):
     metadata, names = wheel_metadata
-    headers = metadata.split("\n\n", 1)[0].splitlines()  # the README (long description) follows a blank line
+    headers = metadata.split("\n\n", 1)[
+        0
+    ].splitlines()  # the README (long description) follows a blank line
     assert "License-Expression: BSD-3-Clause" in headers
     assert not any(line.startswith("License: ") for line in headers)  # the deprecated table form
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "BSD 3-Clause License" in (ROOT / "LICENSE").read_text()
-    assert not [n for n in names if n.startswith(("tests/", "docs/", "analysis/")) or n == "__init__.py"]
+    assert not [
+        n for n in names if n.startswith(("tests/", "docs/", "analysis/")) or n == "__init__.py"
+    ]
 
 
 def _import_from(folder: Path) -> subprocess.CompletedProcess:
-    code = ("import dynkit as dk, numpy as np; print(dk.__file__); "
-            "print(dk.solve(lambda t, y: -y, np.ones(1), [0, 1]).success)")
-    return subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120)
+    code = (
+        "import dynkit as dk, numpy as np; print(dk.__file__); "
+        "print(dk.solve(lambda t, y: -y, np.ones(1), [0, 1]).success)"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_a_script_next_to_a_clone_imports_the_package_not_the_folder(tmp_path):
@@ -118,14 +158,22 @@ def test_a_script_next_to_a_clone_imports_the_package_not_the_folder(tmp_path):
     (tmp_path / "with_guard" / "dynkit").symlink_to(ROOT, target_is_directory=True)
     run = _import_from(tmp_path / "with_guard")
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == [str(tmp_path / "with_guard" / "dynkit" / "dynkit" / "__init__.py"), "True"]
+    assert run.stdout.split() == [
+        str(tmp_path / "with_guard" / "dynkit" / "dynkit" / "__init__.py"),
+        "True",
+    ]
     # planted: the same clone without the repository's __init__.py imports as an empty namespace package
     clone = tmp_path / "without_guard" / "dynkit"
     clone.mkdir(parents=True)
     (clone / "dynkit").symlink_to(ROOT / "dynkit", target_is_directory=True)
     # (-S: no site-packages, so that an installed dynkit cannot stand in for the missing guard)
-    run = subprocess.run([sys.executable, "-S", "-c", "import dynkit; dynkit.solve"], cwd=clone.parent,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-S", "-c", "import dynkit; dynkit.solve"],
+        cwd=clone.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode != 0 and "has no attribute 'solve'" in run.stderr
 
 

@@ -4,6 +4,7 @@ The reference values are written out here from the authors' notebooks (hedixia/H
 ``point_cloud/nested_n_spheres_*.ipynb``), never read from the code under test: layer shapes for the counts, their
 right-hand sides in their own sign convention, the best constant predictor found by a scalar minimiser.
 """
+
 import math
 
 import numpy as np
@@ -28,7 +29,13 @@ def _linear(n_in, n_out):
 def _notebook_count(model):
     """The notebook's trainable parameters: field (+ gamma, made in every second-order field), initial velocity,
     decoder; widths as their cells set them (nhidden, extra_dim)."""
-    dim, hidden = {"node": (2, 20), "anode": (3, 20), "sonode": (2, 13), "hbnode": (2, 14), "ghbnode": (2, 14)}[model]
+    dim, hidden = {
+        "node": (2, 20),
+        "anode": (3, 20),
+        "sonode": (2, 13),
+        "hbnode": (2, 14),
+        "ghbnode": (2, 14),
+    }[model]
     field_in = 2 * dim if model == "sonode" else dim
     field = _linear(field_in, hidden) + _linear(hidden, hidden) + _linear(hidden, dim)
     if model in ("node", "anode"):
@@ -40,7 +47,9 @@ def _notebook_count(model):
 @pytest.mark.parametrize("model", MODELS)
 def test_counts_are_the_notebooks(model):
     ours = count_parameters(from_paper(model, "point_cloud", design="authors"))
-    unused_gamma = 1 if model == "sonode" else 0  # SONODE's notebook field creates gamma and never uses it
+    unused_gamma = (
+        1 if model == "sonode" else 0
+    )  # SONODE's notebook field creates gamma and never uses it
     assert ours + unused_gamma == _notebook_count(model)
     # and these are the review's counts (Sect. 3.4.1)
     assert _notebook_count(model) == dict(zip(MODELS, (525, 567, 528, 568, 568)))[model]
@@ -64,7 +73,9 @@ def _is_notebook_field(net, xi) -> bool:
     gamma = 1 / (1 + math.exp(3.0))  # sigmoid(-3), the notebooks' nn.Parameter(-3.0)
     v = -m
     dz_a, dv_a = -v, -f - gamma * v + xi * z  # the notebook's equations for f_a = -f
-    return torch.allclose(out, torch.cat([dz_a, -dv_a], 1), rtol=1e-5, atol=1e-6)  # float32: the same operations
+    return torch.allclose(
+        out, torch.cat([dz_a, -dv_a], 1), rtol=1e-5, atol=1e-6
+    )  # float32: the same operations
 
 
 @pytest.mark.parametrize("model, xi", [("hbnode", 0.0), ("ghbnode", 2.0)])
@@ -108,7 +119,9 @@ def test_mse_objective_against_minus_one_and_one():
     loss, acc = loss_and_accuracy(out, y, "mse")
     expected = np.mean((np.array([0.5, -1.0, 0.2, 0.0]) - np.array([1, -1, -1, 1])) ** 2)
     assert float(loss) == pytest.approx(expected, rel=1e-6)
-    assert float(acc) == pytest.approx(0.5)  # 0.5 -> 1 right, -1 -> 0 right, 0.2 -> 1 wrong, 0.0 -> 0 wrong
+    assert float(acc) == pytest.approx(
+        0.5
+    )  # 0.5 -> 1 right, -1 -> 0 right, 0.2 -> 1 wrong, 0.0 -> 0 wrong
     with pytest.raises(ValueError, match="objective"):
         loss_and_accuracy(out, y, "hinge")
     with pytest.raises(ValueError, match="one output"):
@@ -162,9 +175,15 @@ def test_point_cloud_trained_bar_uses_the_runs_trivial_loss():
     assert good and not bad
     # NODE, which the review says cannot separate the cloud, is held to the lower bar of beating the
     # constant by 10 %
-    assert {c.subject for c in VALIDITY["node_point_cloud"] if c.kind == "trained bar"} == {"node", "hbnode", "ghbnode"}
+    assert {c.subject for c in VALIDITY["node_point_cloud"] if c.kind == "trained bar"} == {
+        "node",
+        "hbnode",
+        "ghbnode",
+    }
     (node,) = [c for c in VALIDITY["node_point_cloud"] if c.metrics[0] == "node.final_loss_median"]
-    assert node.test(0.79, 8 / 9)[0] and not node.test(8 / 9, 8 / 9)[0]  # planted: the constant itself
+    assert (
+        node.test(0.79, 8 / 9)[0] and not node.test(8 / 9, 8 / 9)[0]
+    )  # planted: the constant itself
     assert node_runs.DESIGN_OBJECTIVES == {"dynkit": "cross_entropy", "authors": "mse"}
 
 
@@ -172,10 +191,19 @@ def test_point_cloud_trained_bar_uses_the_runs_trivial_loss():
 def test_point_cloud_nfe_rows_are_held_off_the_untrained_floor(model):
     from dynkit.experiments.ledger import CLAIMS, VALIDITY
 
-    checks = [c for c in VALIDITY["node_point_cloud"] if c.kind == "off floor" and c.subject == model]
-    assert len(checks) == 1 and checks[0].metrics == (f"{model}.forward_nfe_mean", f"floor.{model}.forward_nfe@train")
-    assert checks[0].test(45.0, 38.0)[0] and not checks[0].test(38.0, 38.0)[0]  # planted: at the floor
-    nfe_rows = [c for c in CLAIMS.values() if c.experiment == "node_point_cloud" and "nfe" in c.value.name]
+    checks = [
+        c for c in VALIDITY["node_point_cloud"] if c.kind == "off floor" and c.subject == model
+    ]
+    assert len(checks) == 1 and checks[0].metrics == (
+        f"{model}.forward_nfe_mean",
+        f"floor.{model}.forward_nfe@train",
+    )
+    assert (
+        checks[0].test(45.0, 38.0)[0] and not checks[0].test(38.0, 38.0)[0]
+    )  # planted: at the floor
+    nfe_rows = [
+        c for c in CLAIMS.values() if c.experiment == "node_point_cloud" and "nfe" in c.value.name
+    ]
     loss_row = CLAIMS["review.point_cloud_hbnode_loss"]
     mine = [r for r in nfe_rows if any(m.startswith(model + ".") for m in r.value.metrics)]
     assert mine and all(checks[0].applies(r.value.metrics) for r in mine)
@@ -189,7 +217,9 @@ def test_point_cloud_floor_is_the_untrained_models_counted_evaluations():
     from dynkit.tasks.node_runs import load_task
 
     seed, batch = 3, 50
-    floors = BASELINES["node_point_cloud"]({"args": ["--runs", "1", "--models", "node", "hbnode"]}, seed)
+    floors = BASELINES["node_point_cloud"](
+        {"args": ["--runs", "1", "--models", "node", "hbnode"]}, seed
+    )
     assert set(floors) == {"floor.node.forward_nfe@train", "floor.hbnode.forward_nfe@train"}
     for model in ("node", "hbnode"):
         torch.manual_seed(seed * 10_000)
@@ -205,7 +235,7 @@ def test_point_cloud_floor_is_the_untrained_models_counted_evaluations():
         with torch.no_grad():
             for i in range(2):
                 calls.clear()
-                net(x[order[i * batch:(i + 1) * batch]])
+                net(x[order[i * batch : (i + 1) * batch]])
                 per_batch.append(len(calls))
         for h in hooks:
             h.remove()
@@ -217,8 +247,12 @@ def test_point_cloud_loss_row_is_a_difference_that_holds_zero_losses():
 
     row = CLAIMS["review.point_cloud_hbnode_loss"]
     # HBNODE's MSE reaches exactly 0 (the review's "goes to zero"): the effect must stay finite there
-    assert row.value({"node.final_loss_median": 0.15, "hbnode.final_loss_median": 0.0}) == pytest.approx(0.15)
-    assert row.value({"node.final_loss_median": 0.0, "hbnode.final_loss_median": 0.3}) == pytest.approx(-0.3)
+    assert row.value(
+        {"node.final_loss_median": 0.15, "hbnode.final_loss_median": 0.0}
+    ) == pytest.approx(0.15)
+    assert row.value(
+        {"node.final_loss_median": 0.0, "hbnode.final_loss_median": 0.3}
+    ) == pytest.approx(-0.3)
     # the floor: a tenth of the best constant output's MSE, found here by a scalar search (labels 1/3 -1, 2/3 +1)
     best = minimize_scalar(lambda c: ((c + 1) ** 2 + 2 * (c - 1) ** 2) / 3).fun
     assert row.rule.direction == "greater" and row.rule.sesoi == pytest.approx(best / 10)

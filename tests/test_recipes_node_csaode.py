@@ -1,6 +1,7 @@
 """The recipes of the review's NODE experiments (node_recipes) and of CSAODE's (csaode_recipes): the settings a script
 runs with are the ones its recipe reads (one source), the paper scale writes the paper's values or refuses, and a
 planted deviation is caught."""
+
 from __future__ import annotations
 
 import importlib
@@ -16,11 +17,19 @@ from dynkit.experiments.solver_variants import SUFFIX
 
 def _run_keywords(module) -> set[str]:
     """The keyword-only parameters of ``module.run``: the settings the run takes from ``options``."""
-    return {n for n, p in inspect.signature(module.run).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    return {
+        n for n, p in inspect.signature(module.run).parameters.items() if p.kind is p.KEYWORD_ONLY
+    }
 
 
-SCRIPTS = ["node_point_cloud", "node_images", "node_blowup", "node_adjoint_norm", "csaode_sensitivity",
-           "csaode_attention"]
+SCRIPTS = [
+    "node_point_cloud",
+    "node_images",
+    "node_blowup",
+    "node_adjoint_norm",
+    "csaode_sensitivity",
+    "csaode_attention",
+]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -34,12 +43,25 @@ def test_a_scripts_options_are_exactly_what_its_run_takes(name):
 
 def _fake_training(calls):
     """A stand-in for :func:`dynkit.tasks.node_runs.train_model` that records what it is asked to train with."""
+
     def train_model(model, task, **kwargs):
         calls.append({"model": model, "task": task, **kwargs})
-        epoch = {"epoch": 1, "train_loss": 0.1, "forward_nfe": 20.0, "backward_nfe": 26.0, "test_acc": 1.0,
-                 "batch_time": 0.01}
-        return None, {"history": [epoch], "final": epoch, "n_parameters": 525, "trivial_train_loss": 8 / 9,
-                      "config": {"settings": {"n_train": None}, "batch_size": kwargs["batch_size"]}}
+        epoch = {
+            "epoch": 1,
+            "train_loss": 0.1,
+            "forward_nfe": 20.0,
+            "backward_nfe": 26.0,
+            "test_acc": 1.0,
+            "batch_time": 0.01,
+        }
+        return None, {
+            "history": [epoch],
+            "final": epoch,
+            "n_parameters": 525,
+            "trivial_train_loss": 8 / 9,
+            "config": {"settings": {"n_train": None}, "batch_size": kwargs["batch_size"]},
+        }
+
     return train_model
 
 
@@ -53,8 +75,12 @@ def test_a_node_script_trains_with_the_settings_its_recipe_reads(name, monkeypat
     config = E.get(name + SUFFIX).config("cpu")
     module.main([*config.args, "--out", str(tmp_path), "--quiet"])
     settings = config.options()
-    assert settings["solver"] == "torchdiffeq"  # the twin's own command line, read through its options
-    assert [c["model"] for c in calls] == [m for m in settings["models"] for _ in range(settings.get("runs", 1))]
+    assert (
+        settings["solver"] == "torchdiffeq"
+    )  # the twin's own command line, read through its options
+    assert [c["model"] for c in calls] == [
+        m for m in settings["models"] for _ in range(settings.get("runs", 1))
+    ]
     checked = set(settings) & set(calls[0]) - {"model"}
     assert checked >= {"epochs", "tol", "solver", "method", "adjoint", "batch_size", "lr"}
     for key in checked:
@@ -64,8 +90,10 @@ def test_a_node_script_trains_with_the_settings_its_recipe_reads(name, monkeypat
     module.main([*planted.args, "--out", str(tmp_path), "--quiet"])
     assert {c["tol"] for c in calls} == {read_field(planted, "tol")} != {settings["tol"]}
     paper_tol = next(s.paper for s in RECIPES[name].settings if s.field == "tol")
-    assert (read_field(planted, "tol") != paper_tol) == any(m.startswith(("solver tolerance", "training tolerance"))
-                                                             for m in RECIPES[name].mismatches(planted))
+    assert (read_field(planted, "tol") != paper_tol) == any(
+        m.startswith(("solver tolerance", "training tolerance"))
+        for m in RECIPES[name].mismatches(planted)
+    )
 
 
 @pytest.mark.parametrize("name", ["node_point_cloud", "node_point_cloud" + SUFFIX])
@@ -74,7 +102,9 @@ def test_node_point_cloud_paper_scale(name):
     assert recipe.missing() == []  # the authors' skeleton is built (design "authors")
     config = E.get(name).config("paper")
     assert recipe.mismatches(config) == [] and config.options()["design"] == "authors"
-    planted = config.with_option("design", "dynkit")  # dynkit's earlier models, planted at the paper scale
+    planted = config.with_option(
+        "design", "dynkit"
+    )  # dynkit's earlier models, planted at the paper scale
     assert [m.split(":")[0] for m in recipe.mismatches(planted)] == ["model design", "loss"]
     assert config.options()["solver"] == "torchdiffeq" and config.options()["runs"] == 100
     # planted: a paper value the script cannot be given on its command line is refused, never silently kept
@@ -86,13 +116,19 @@ def test_node_point_cloud_paper_scale(name):
 def test_node_images_paper_scale_refuses_while_mnist_is_missing(name):
     with pytest.raises(RecipeError, match="missing: data set: an MNIST training task") as refused:
         E.get(name).config("paper")
-    assert "clipping" not in str(refused.value)  # built: train_model(clip_norm=...), the script's --clip-norm
+    assert "clipping" not in str(
+        refused.value
+    )  # built: train_model(clip_norm=...), the script's --clip-norm
     config = paper_config(E.get(name), strict=False)
     assert RECIPES[name].mismatches(config) == [] and config.options()["tol"] == 1e-3
     assert config.options()["clip_norm"] == 10.0
-    planted = config.with_option("tol", 1e-5)  # the cpu scale's tolerance, planted at the paper scale
+    planted = config.with_option(
+        "tol", 1e-5
+    )  # the cpu scale's tolerance, planted at the paper scale
     assert [m.split(":")[0] for m in RECIPES[name].mismatches(planted)] == ["training tolerance"]
-    planted = config.with_option("clip_norm", 1.0)  # ANODE's clip in mnist_anode.py, planted for every model
+    planted = config.with_option(
+        "clip_norm", 1.0
+    )  # ANODE's clip in mnist_anode.py, planted for every model
     assert [m.split(":")[0] for m in RECIPES[name].mismatches(planted)] == ["gradient clipping"]
 
 
@@ -105,8 +141,12 @@ def test_train_model_clips_exactly_when_asked(clip_calls, clip):
         assert clip_calls == []
     else:  # once per batch, each at the asked norm
         assert len(clip_calls) >= 1 and set(clip_calls) == {clip}
-    assert ("clip_norm" in result["config"]) is (clip is not None)  # earlier runs' manifests stay the same
-    with pytest.raises(ValueError, match="clip_norm must be a positive finite number or None, got 0"):
+    assert ("clip_norm" in result["config"]) is (
+        clip is not None
+    )  # earlier runs' manifests stay the same
+    with pytest.raises(
+        ValueError, match="clip_norm must be a positive finite number or None, got 0"
+    ):
         train_model("node", "point_cloud", epochs=1, quiet=True, clip_norm=0)
 
 
@@ -118,10 +158,18 @@ def test_node_blowup_paper_scale_is_the_authors_script(monkeypatch, tmp_path):
     recipe, config = RECIPES["node_blowup"], E.get("node_blowup").config("paper")
     assert recipe.missing() == [] and recipe.mismatches(config) == []
     settings = config.options()
-    assert (settings["inits"], settings["t_end"], settings["rtol"], settings["atol"]) == (10, 63.0, 1e-7, 1e-7)
+    assert (settings["inits"], settings["t_end"], settings["rtol"], settings["atol"]) == (
+        10,
+        63.0,
+        1e-7,
+        1e-7,
+    )
     solves = []
-    monkeypatch.setattr(node_blowup, "trajectory_norms",
-                        lambda model, y0, t, rtol, atol: solves.append((rtol, atol, t[-1])) or t * 0 + 1.0)
+    monkeypatch.setattr(
+        node_blowup,
+        "trajectory_norms",
+        lambda model, y0, t, rtol, atol: solves.append((rtol, atol, t[-1])) or t * 0 + 1.0,
+    )
     node_blowup.main([*config.args, "--inits", "1", "--out", str(tmp_path), "--quiet"])
     assert set(solves) == {(1e-7, 1e-7, 63.0)} and len(solves) == 5
     # planted: the script's own tolerance at the paper scale is caught, by name
@@ -131,20 +179,34 @@ def test_node_blowup_paper_scale_is_the_authors_script(monkeypatch, tmp_path):
 
 def test_node_adjoint_norm_names_its_stand_in_and_refuses_the_paper_scale():
     recipe = RECIPES["node_adjoint_norm"]
-    with pytest.raises(RecipeError, match="Walker2D's recorded training sequences.*the authors' Walker2D skeleton"):
+    with pytest.raises(
+        RecipeError, match="Walker2D's recorded training sequences.*the authors' Walker2D skeleton"
+    ):
         E.get("node_adjoint_norm").config("paper")
     rows = {r["setting"]: r for r in recipe.rows(E.get("node_adjoint_norm").config("cpu"), "cpu")}
-    assert "simulated" in rows["data set"]["ours"] and "not available offline" in rows["data set"]["why"]
+    assert (
+        "simulated" in rows["data set"]["ours"]
+        and "not available offline" in rows["data set"]["why"]
+    )
     assert not rows["data set"]["as_paper"] and not rows["model design"]["as_paper"]
     config = paper_config(E.get("node_adjoint_norm"), strict=False)
     assert recipe.mismatches(config) == []
-    assert (config.options()["length"], config.options()["shrink"]) == (64, 1.0)  # the walker scripts' values
-    planted = config.with_option("shrink", 0.01)  # the plane-vibration shrink, planted at the paper scale
+    assert (config.options()["length"], config.options()["shrink"]) == (
+        64,
+        1.0,
+    )  # the walker scripts' values
+    planted = config.with_option(
+        "shrink", 0.01
+    )  # the plane-vibration shrink, planted at the paper scale
     assert [m.split(":")[0] for m in recipe.mismatches(planted)] == ["initialisation"]
 
 
-@pytest.mark.parametrize("extra, shrinks", [((), [0.01]), (("--shrink", "1.0"), []), (("--cell", "overwrite"), [])])
-def test_node_adjoint_norm_trains_with_the_safeguards_its_recipe_reads(extra, shrinks, monkeypatch, tmp_path):
+@pytest.mark.parametrize(
+    "extra, shrinks", [((), [0.01]), (("--shrink", "1.0"), []), (("--cell", "overwrite"), [])]
+)
+def test_node_adjoint_norm_trains_with_the_safeguards_its_recipe_reads(
+    extra, shrinks, monkeypatch, tmp_path
+):
     from dynkit.experiments import node_adjoint_norm
 
     argv = ["--length", "12", "--iterations", "2", "--models", "hbnode", *extra]
@@ -152,13 +214,21 @@ def test_node_adjoint_norm_trains_with_the_safeguards_its_recipe_reads(extra, sh
     assert settings["shrink"] == (shrinks[0] if shrinks else 1.0)
     seen = {"shrink": [], "clip": []}
     shrink, clip = node_adjoint_norm.shrink_parameters, torch.nn.utils.clip_grad_norm_
-    monkeypatch.setattr(node_adjoint_norm, "shrink_parameters",
-                        lambda model, factor: seen["shrink"].append(factor) or shrink(model, factor))
-    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_",
-                        lambda params, norm: seen["clip"].append(norm) or clip(params, norm))
+    monkeypatch.setattr(
+        node_adjoint_norm,
+        "shrink_parameters",
+        lambda model, factor: seen["shrink"].append(factor) or shrink(model, factor),
+    )
+    monkeypatch.setattr(
+        torch.nn.utils,
+        "clip_grad_norm_",
+        lambda params, norm: seen["clip"].append(norm) or clip(params, norm),
+    )
     node_adjoint_norm.main([*argv, "--out", str(tmp_path), "--quiet"])
     assert seen["shrink"] == shrinks
-    assert seen["clip"] == [settings["clip_norm"]] * 2 if settings["clip_norm"] else seen["clip"] == []
+    assert (
+        seen["clip"] == [settings["clip_norm"]] * 2 if settings["clip_norm"] else seen["clip"] == []
+    )
 
 
 # ---- CSAODE ---------------------------------------------------------------------------------------------------------
@@ -173,7 +243,10 @@ def test_the_cv_recipes_are_one_builder_over_the_data_set():
         assert RECIPES[name] == cv_recipe(dataset)
         assert read_field(E.get(name).config("cpu"), "dataset") == dataset
         assert next(s for s in RECIPES[name].settings if s.name == "data set").paper == dataset
-    others = [[(s.name, s.paper, s.field) for s in RECIPES[n].settings if s.name != "data set"] for n in CV]
+    others = [
+        [(s.name, s.paper, s.field) for s in RECIPES[n].settings if s.name != "data set"]
+        for n in CV
+    ]
     assert all(o == others[0] for o in others)
     with pytest.raises(ValueError, match="dataset must be one of"):
         cv_recipe("trec")
@@ -187,9 +260,15 @@ def test_a_cv_fold_trains_with_every_value_its_recipe_reads(scale, monkeypatch, 
     from dynkit.experiments.csaode_cv import run_fold
 
     calls = []
+
     def train_csaode(dataset, data_dir, **kwargs):
         calls.append({"dataset": dataset, **kwargs})
-        return {"test_accuracy": 0.9, "n_parameters": 1, "history": [{"epoch_seconds": 1.0}], "config": {}}
+        return {
+            "test_accuracy": 0.9,
+            "n_parameters": 1,
+            "history": [{"epoch_seconds": 1.0}],
+            "config": {},
+        }
 
     monkeypatch.setattr(text, "train_csaode", train_csaode)
     config = E.get("csaode_cv_mr").config(scale)
@@ -203,7 +282,12 @@ def test_a_cv_fold_trains_with_every_value_its_recipe_reads(scale, monkeypatch, 
     import dataclasses
 
     calls.clear()
-    run_fold(dataclasses.replace(E.get("csaode_cv_mr").config("full"), d=32), seed=0, out=tmp_path, device="cpu")
+    run_fold(
+        dataclasses.replace(E.get("csaode_cv_mr").config("full"), d=32),
+        seed=0,
+        out=tmp_path,
+        device="cpu",
+    )
     assert calls[0]["d"] == 32 and calls[0]["full"] is True
 
 
@@ -215,11 +299,18 @@ def test_a_cv_paper_scale_refuses_without_glove_300_and_catches_a_planted_value(
         E.get(name).config("paper")
     assert "weight normalization" not in str(refused.value)  # built: CSAODE(weight_norm=True)
     recipe, config = RECIPES[name], paper_config(E.get(name), strict=False)
-    assert recipe.mismatches(config) == [] and (config.d, config.embed_dim, config.weight_decay) == (300, 300, 1e-5)
+    assert recipe.mismatches(config) == [] and (
+        config.d,
+        config.embed_dim,
+        config.weight_decay,
+    ) == (300, 300, 1e-5)
     assert config.weight_norm is True
     planted = dataclasses.replace(config, weight_decay=1e-4, dataset="trec", weight_norm=False)
-    assert sorted(m.split(":")[0] for m in recipe.mismatches(planted)) == ["L2 weight decay", "data set",
-                                                                           "weight normalization"]
+    assert sorted(m.split(":")[0] for m in recipe.mismatches(planted)) == [
+        "L2 weight decay",
+        "data set",
+        "weight normalization",
+    ]
 
 
 def _recorded_csaode(calls):
@@ -228,13 +319,21 @@ def _recorded_csaode(calls):
     from dynkit.tasks.text import CPU_CONFIG, FULL_CONFIG
 
     def train_csaode(dataset, data_dir, *, solver, epochs, full, return_model=False, **kwargs):
-        config = {**(FULL_CONFIG if full else CPU_CONFIG), **{k: v for k, v in kwargs.items() if k not in
-                                                              ("out", "seed", "resume", "quiet")}, "epochs": epochs}
+        config = {
+            **(FULL_CONFIG if full else CPU_CONFIG),
+            **{k: v for k, v in kwargs.items() if k not in ("out", "seed", "resume", "quiet")},
+            "epochs": epochs,
+        }
         calls.append({"dataset": dataset, "solver": solver, "full": full, **config})
         if return_model:
             raise _Stop  # csaode_attention: the settings are what is checked, not the attention read afterwards
-        return {"test_accuracy": 0.9, "best_test_accuracy": 0.9, "n_parameters": 1,
-                "history": [{"nfe_forward": 1, "epoch_seconds": 1.0}]}
+        return {
+            "test_accuracy": 0.9,
+            "best_test_accuracy": 0.9,
+            "n_parameters": 1,
+            "history": [{"nfe_forward": 1, "epoch_seconds": 1.0}],
+        }
+
     return train_csaode
 
 
@@ -242,17 +341,25 @@ class _Stop(Exception):
     pass
 
 
-@pytest.mark.parametrize("name, changed", [("csaode_sensitivity", {"d", "window", "step", "architecture", "n_blocks",
-                                                                   "convolution"}),
-                                           ("csaode_attention", set())])
+@pytest.mark.parametrize(
+    "name, changed",
+    [
+        ("csaode_sensitivity", {"d", "window", "step", "architecture", "n_blocks", "convolution"}),
+        ("csaode_attention", set()),
+    ],
+)
 @pytest.mark.parametrize("scale", ["cpu", "full"])
-def test_a_csaode_script_trains_with_the_settings_its_recipe_reads(name, changed, scale, monkeypatch, tmp_path):
+def test_a_csaode_script_trains_with_the_settings_its_recipe_reads(
+    name, changed, scale, monkeypatch, tmp_path
+):
     module = importlib.import_module(f"dynkit.experiments.{name}")
     calls = []
     monkeypatch.setattr(module, "train_csaode", _recorded_csaode(calls))
     config = E.get(name).config(scale)
     with pytest.raises(_Stop) if name == "csaode_attention" else _nothing():
-        module.main([*config.args, "--out", str(tmp_path), "--checkpoints", str(tmp_path / "ck"), "--quiet"])
+        module.main(
+            [*config.args, "--out", str(tmp_path), "--checkpoints", str(tmp_path / "ck"), "--quiet"]
+        )
     settings = config.options()
     assert calls and all(c["dataset"] == "trec" for c in calls)
     for call in calls:
@@ -276,15 +383,31 @@ def test_a_csaode_scripts_paper_scale_refuses_and_a_planted_value_is_caught(name
     with pytest.raises(RecipeError, match="GloVe-300 vectors") as refused:
         E.get(name).config("paper")
     assert "weight normalization" not in str(refused.value)  # built: the script's --weight-norm
-    assert {s.name for s in recipe.settings if s.missing} == {"word embeddings: GloVe initialisation"}
+    assert {s.name for s in recipe.settings if s.missing} == {
+        "word embeddings: GloVe initialisation"
+    }
     config = paper_config(E.get(name), strict=False)
-    assert recipe.mismatches(config) == [] and config.options()["epochs"] == 10 and config.options()["d"] == 300
-    assert config.options()["schedule"] == "paper"  # the script's --schedule, written by the paper scale
+    assert (
+        recipe.mismatches(config) == []
+        and config.options()["epochs"] == 10
+        and config.options()["d"] == 300
+    )
+    assert (
+        config.options()["schedule"] == "paper"
+    )  # the script's --schedule, written by the paper scale
     assert config.options()["weight_norm"] is True  # and its --weight-norm
-    assert [m.split(":")[0] for m in recipe.mismatches(config.with_option("epochs", 1))] == ["epochs"]
-    planted = config.with_option("schedule", "constant")  # the cpu scale's rate, planted at the paper scale
+    assert [m.split(":")[0] for m in recipe.mismatches(config.with_option("epochs", 1))] == [
+        "epochs"
+    ]
+    planted = config.with_option(
+        "schedule", "constant"
+    )  # the cpu scale's rate, planted at the paper scale
     assert [m.split(":")[0] for m in recipe.mismatches(planted)] == ["learning-rate schedule"]
-    with pytest.raises(SystemExit):  # a schedule the script does not know is refused by its parser, before any work
+    with pytest.raises(
+        SystemExit
+    ):  # a schedule the script does not know is refused by its parser, before any work
         config.with_option("schedule", "cosine").options()
     with pytest.raises(RecipeError, match="no command-line option for window"):
-        write_field(config, "window", 3)  # planted: a value fixed in the script's code is refused, never kept
+        write_field(
+            config, "window", 3
+        )  # planted: a value fixed in the script's code is refused, never kept

@@ -1,4 +1,5 @@
 """The results of record (issue 21 §4): every ``analysis/results/*/COMMAND`` names something that still runs."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -31,8 +32,13 @@ def command_problems(text: str, folder: str) -> list[str]:
                 commands += 1
                 if words[i + 1] not in E.EXPERIMENTS:
                     problems.append(f"experiment {words[i + 1]} is not registered")
-                if "--out" in words and words[words.index("--out") + 1].rstrip("/") != f"analysis/results/{folder}":
-                    problems.append(f"writes to {words[words.index('--out') + 1]}, not its own folder")
+                if (
+                    "--out" in words
+                    and words[words.index("--out") + 1].rstrip("/") != f"analysis/results/{folder}"
+                ):
+                    problems.append(
+                        f"writes to {words[words.index('--out') + 1]}, not its own folder"
+                    )
     if not commands:
         problems.append("no command")
     return problems
@@ -46,11 +52,17 @@ def test_every_result_of_record_has_a_command_that_still_runs(folder):
 
 
 def test_the_command_check_catches_stale_commands():
-    assert command_problems("PYTHONPATH=$PWD python -m analysis.node_nfe_tolerance --out x", "x") == [
-        "module analysis.node_nfe_tolerance does not exist"]
+    assert command_problems(
+        "PYTHONPATH=$PWD python -m analysis.node_nfe_tolerance --out x", "x"
+    ) == ["module analysis.node_nfe_tolerance does not exist"]
     assert command_problems("dynkit run no_such_experiment --out analysis/results/x", "x") == [
-        "experiment no_such_experiment is not registered"]
+        "experiment no_such_experiment is not registered"
+    ]
     assert command_problems("dynkit run momres_cubic --out analysis/results/y", "x") == [
-        "writes to analysis/results/y, not its own folder"]
+        "writes to analysis/results/y, not its own folder"
+    ]
     assert command_problems("# only a comment", "x") == ["no command"]
-    assert command_problems("OMP_NUM_THREADS=1 dynkit run momres_cubic --out analysis/results/x", "x") == []
+    assert (
+        command_problems("OMP_NUM_THREADS=1 dynkit run momres_cubic --out analysis/results/x", "x")
+        == []
+    )

@@ -1,4 +1,5 @@
 """RevNet, Eq. (4): exact inversion, gradients, tied/untied weights, bad input."""
+
 import pytest
 import torch
 from torch import nn
@@ -30,8 +31,10 @@ def test_eq4_transcription_and_tied_weights():
 
 @pytest.mark.parametrize("depth", [1, 300])
 def test_exact_inversion_untied(depth):
-    net = RevNet([mlp(k) for k in range(min(depth, 5))] * (depth // min(depth, 5)),
-                 [mlp(10 + k) for k in range(min(depth, 5))] * (depth // min(depth, 5)))
+    net = RevNet(
+        [mlp(k) for k in range(min(depth, 5))] * (depth // min(depth, 5)),
+        [mlp(10 + k) for k in range(min(depth, 5))] * (depth // min(depth, 5)),
+    )
     g = torch.Generator().manual_seed(0)
     x0 = to_float(to_fixed(torch.randn(5, D, generator=g, dtype=torch.float64)))
     v0 = to_float(to_fixed(-torch.randn(5, D, generator=g, dtype=torch.float64)))
@@ -60,4 +63,6 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="depth"):
         RevNet.tied(mlp(0), mlp(1), depth=0)
     with pytest.raises(ValueError, match="x"):
-        RevNet.tied(mlp(0), mlp(1), depth=2)(torch.tensor([[float("nan")] * D], dtype=torch.float64))
+        RevNet.tied(mlp(0), mlp(1), depth=2)(
+            torch.tensor([[float("nan")] * D], dtype=torch.float64)
+        )

@@ -1,4 +1,5 @@
 """dk.tasks.run_training dispatches every experiment family and rejects mismatched arguments up front."""
+
 import json
 import os
 import stat
@@ -16,22 +17,33 @@ torch.set_num_threads(1)
 @needs_sentence_data
 def test_text_task_trains_the_named_csaode_variant(tmp_path):
     tiny = dict(d=8, embed_dim=8, train_subset=128, batch_size=64)
-    result = dk.tasks.run_training("csaark", "trec", epochs=1, out=tmp_path, quiet=True, data_dir=SENTENCE_DATA, **tiny)
+    result = dk.tasks.run_training(
+        "csaark", "trec", epochs=1, out=tmp_path, quiet=True, data_dir=SENTENCE_DATA, **tiny
+    )
     assert 0.0 <= result["test_accuracy"] <= 1.0 and len(result["history"]) == 1
     assert (tmp_path / "checkpoint.pt").exists()
 
 
 def test_neural_ode_task_is_routed_to_its_trainer(tmp_path):
-    result = dk.tasks.run_training("hbnode", "point_cloud", epochs=1, out=tmp_path, quiet=True, tol=1e-3)
-    assert result["model"] == "hbnode" and result["task"] == "point_cloud" and len(result["history"]) == 1
+    result = dk.tasks.run_training(
+        "hbnode", "point_cloud", epochs=1, out=tmp_path, quiet=True, tol=1e-3
+    )
+    assert (
+        result["model"] == "hbnode"
+        and result["task"] == "point_cloud"
+        and len(result["history"]) == 1
+    )
 
 
-@pytest.mark.parametrize("model,task,kwargs,match", [
-    ("hbnode", "trec", {}, "model for the text task 'trec' must be one of"),
-    ("csaark", "trec", {"tol": 1e-3}, "tol does not apply to CSAODE"),
-    ("hbnode", "digits", {"data_dir": "x"}, "data_dir applies to the text tasks"),
-    ("hbnode", "imagenet", {}, "task must be one of"),
-])
+@pytest.mark.parametrize(
+    "model,task,kwargs,match",
+    [
+        ("hbnode", "trec", {}, "model for the text task 'trec' must be one of"),
+        ("csaark", "trec", {"tol": 1e-3}, "tol does not apply to CSAODE"),
+        ("hbnode", "digits", {"data_dir": "x"}, "data_dir applies to the text tasks"),
+        ("hbnode", "imagenet", {}, "task must be one of"),
+    ],
+)
 def test_mismatched_arguments_are_rejected(model, task, kwargs, match):
     with pytest.raises(ValueError, match=match):
         dk.tasks.run_training(model, task, **kwargs)
@@ -44,8 +56,9 @@ FAST = dict(quiet=True, method="rk4", tol=1e-3)
 
 
 def _run(out, epochs, **kwargs):
-    return dk.tasks.run_training(kwargs.pop("model", "hbnode"), "point_cloud", epochs=epochs, out=out,
-                                 **{**FAST, **kwargs})
+    return dk.tasks.run_training(
+        kwargs.pop("model", "hbnode"), "point_cloud", epochs=epochs, out=out, **{**FAST, **kwargs}
+    )
 
 
 def numbers(history):
@@ -61,13 +74,16 @@ def finished(tmp_path_factory):
     return out, result, (out / "result.json").read_text()
 
 
-@pytest.mark.parametrize("change,named", [
-    ({"seed": 1}, "seed (run: 0, now: 1)"),
-    ({"method": "euler"}, "method (run: 'rk4', now: 'euler')"),
-    ({"model": "node"}, "model (run: 'hbnode', now: 'node')"),
-    ({"tol": 1e-4}, "tol (run: 0.001, now: 0.0001)"),
-    ({"lr": 0.05}, "lr (run: 0.01, now: 0.05)"),
-])
+@pytest.mark.parametrize(
+    "change,named",
+    [
+        ({"seed": 1}, "seed (run: 0, now: 1)"),
+        ({"method": "euler"}, "method (run: 'rk4', now: 'euler')"),
+        ({"model": "node"}, "model (run: 'hbnode', now: 'node')"),
+        ({"tol": 1e-4}, "tol (run: 0.001, now: 0.0001)"),
+        ({"lr": 0.05}, "lr (run: 0.01, now: 0.05)"),
+    ],
+)
 def test_resume_with_a_different_option_is_refused_naming_it(finished, change, named):
     out, _, written = finished
     with pytest.raises(ValueError, match="resume refused") as info:
@@ -91,18 +107,22 @@ def test_resume_of_a_finished_run_reports_it_unchanged(finished):
 
 def test_resume_with_more_epochs_continues_bit_exactly(finished, tmp_path):
     out, result, _ = finished
-    extended = _run(tmp_path, 2)             # the same two epochs, then continued to three
+    extended = _run(tmp_path, 2)  # the same two epochs, then continued to three
     extended = _run(tmp_path, 3, resume=True)
     uninterrupted = _run(tmp_path / "whole", 3)
     assert numbers(extended["history"][:2]) == numbers(result["history"])
-    assert numbers(extended["history"]) == numbers(uninterrupted["history"])  # exact: every float equal
+    assert numbers(extended["history"]) == numbers(
+        uninterrupted["history"]
+    )  # exact: every float equal
 
 
 def test_a_run_folder_records_its_manifest(finished):
     out, _, _ = finished
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["options"]["model"] == "hbnode" and manifest["options"]["seed"] == 0
-    assert "epochs" not in manifest["options"] and manifest["versions"]["torch"] == torch.__version__
+    assert (
+        "epochs" not in manifest["options"] and manifest["versions"]["torch"] == torch.__version__
+    )
 
 
 def test_fresh_run_into_a_finished_folder_is_refused(finished):
@@ -114,11 +134,18 @@ def test_fresh_run_into_a_finished_folder_is_refused(finished):
 
 @needs_sentence_data
 def test_text_run_resume_with_another_solver_or_seed_is_refused(tmp_path):
-    tiny = dict(d=8, embed_dim=8, train_subset=64, batch_size=64, quiet=True, data_dir=SENTENCE_DATA)
+    tiny = dict(
+        d=8, embed_dim=8, train_subset=64, batch_size=64, quiet=True, data_dir=SENTENCE_DATA
+    )
     dk.tasks.run_training("csaark", "trec", epochs=1, out=tmp_path, **tiny)
-    for model, seed, named in (("csark", 0, "solver (run: 'ark', now: 'rk')"), ("csaark", 2, "seed (run: 0, now: 2)")):
+    for model, seed, named in (
+        ("csark", 0, "solver (run: 'ark', now: 'rk')"),
+        ("csaark", 2, "seed (run: 0, now: 2)"),
+    ):
         with pytest.raises(ValueError, match="resume refused") as info:
-            dk.tasks.run_training(model, "trec", epochs=2, out=tmp_path, seed=seed, resume=True, **tiny)
+            dk.tasks.run_training(
+                model, "trec", epochs=2, out=tmp_path, seed=seed, resume=True, **tiny
+            )
         assert named in str(info.value)
 
 
@@ -133,22 +160,36 @@ def test_unwritable_out_fails_before_any_training(tmp_path, monkeypatch):
 @pytest.mark.parametrize("solver, method", [("torchdiffeq", "ark4"), ("dynkit", "adaptive_heun")])
 def test_method_the_solver_lacks_fails_before_any_training(monkeypatch, solver, method):
     monkeypatch.setattr(dk.tasks.node_runs, "load_task", lambda *a, **k: pytest.fail("loaded data"))
-    with pytest.raises(ValueError, match=rf"method must be one of \(.*'dopri5'.*\) with solver='{solver}', "
-                                         rf"got '{method}'"):
-        dk.tasks.run_training("hbnode", "point_cloud", epochs=1, method=method, solver=solver, quiet=True)
+    with pytest.raises(
+        ValueError,
+        match=rf"method must be one of \(.*'dopri5'.*\) with solver='{solver}', "
+        rf"got '{method}'",
+    ):
+        dk.tasks.run_training(
+            "hbnode", "point_cloud", epochs=1, method=method, solver=solver, quiet=True
+        )
 
 
 def test_fixed_step_training_takes_one_step_over_the_interval_with_both_solvers():
     # dynkit train --method rk4: one RK4 step over [0, 1] (torchdiffeq's fixed-step default), recorded;
     # 4 evaluations forward for every batch.
-    runs = {s: dk.tasks.run_training("node", "point_cloud", epochs=1, method="rk4", solver=s, quiet=True)
-            for s in ("dynkit", "torchdiffeq")}
-    assert runs["dynkit"]["config"]["step_size"] == 1.0 and "step_size" not in runs["torchdiffeq"]["config"]
+    runs = {
+        s: dk.tasks.run_training(
+            "node", "point_cloud", epochs=1, method="rk4", solver=s, quiet=True
+        )
+        for s in ("dynkit", "torchdiffeq")
+    }
+    assert (
+        runs["dynkit"]["config"]["step_size"] == 1.0
+        and "step_size" not in runs["torchdiffeq"]["config"]
+    )
     assert all(r["final"]["forward_nfe"] == 4 for r in runs.values())
 
 
 def test_solver_is_refused_for_the_csaode_models():
-    with pytest.raises(ValueError, match="solver must be 'dynkit' for the CSAODE models.*got 'torchdiffeq'"):
+    with pytest.raises(
+        ValueError, match="solver must be 'dynkit' for the CSAODE models.*got 'torchdiffeq'"
+    ):
         dk.tasks.run_training("csark", "trec", solver="torchdiffeq")
 
 
@@ -164,8 +205,23 @@ def test_cli_train_refuses_a_malicious_checkpoint_without_running_it(tmp_path, c
             return exec, (f"open({str(marker)!r}, 'w').write('ran')",)
 
     torch.save({"format": "dynkit-checkpoint/2", "model": Payload()}, out / "checkpoint.pt")
-    code = main(["train", "--model", "hbnode", "--task", "point_cloud", "--out", str(out), "--resume",
-                 "--epochs", "1", "--method", "rk4", "--quiet"])
+    code = main(
+        [
+            "train",
+            "--model",
+            "hbnode",
+            "--task",
+            "point_cloud",
+            "--out",
+            str(out),
+            "--resume",
+            "--epochs",
+            "1",
+            "--method",
+            "rk4",
+            "--quiet",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "refused" in err and str(out / "checkpoint.pt") in err
     assert not marker.exists()
@@ -174,13 +230,14 @@ def test_cli_train_refuses_a_malicious_checkpoint_without_running_it(tmp_path, c
 # ---------------------------------------------------------------------------------------------
 # files (issue 14, section 3)
 
+
 @pytest.mark.parametrize("umask,expected", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
 def test_atomic_write_honours_the_umask(tmp_path, umask, expected):
     old = os.umask(umask)
     try:
         path = dk.io.write_json(tmp_path / "r.json", {"a": 1})
         reference = tmp_path / "plain"
-        reference.write_text("x")                 # what open() gives under the same umask
+        reference.write_text("x")  # what open() gives under the same umask
     finally:
         os.umask(old)
     assert stat.S_IMODE(path.stat().st_mode) == expected == stat.S_IMODE(reference.stat().st_mode)
@@ -197,10 +254,14 @@ def test_atomic_write_keeps_the_mode_of_the_file_it_replaces(tmp_path):
 def test_write_errors_name_the_users_path_and_option_not_the_temporary(tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("")
-    with pytest.raises(ValueError) as info:  # a parent that is a file: refused before any write (was "File exists")
+    with pytest.raises(
+        ValueError
+    ) as info:  # a parent that is a file: refused before any write (was "File exists")
         dk.io.write_json(blocker / "r.json", {"a": 1}, option="--json")
-    assert f"--json must be a path inside a folder, got '{blocker / 'r.json'}', but '{blocker}' is a regular file, " \
-           "not a folder" == str(info.value)
+    assert (
+        f"--json must be a path inside a folder, got '{blocker / 'r.json'}', but '{blocker}' is a regular file, "
+        "not a folder" == str(info.value)
+    )
 
     def disk_full(fh):
         fh.write("half")

@@ -1,4 +1,5 @@
 """Offline sequence tasks: copy (0w0w), adding, pixel-by-pixel 8x8 digits."""
+
 import pytest
 import torch
 
@@ -13,12 +14,14 @@ def test_copy_task_structure():
         w_len = (len(body) - 2) // 2
         assert len(body) == 2 * w_len + 2 <= 128 and w_len >= 1
         assert body[0] == 0 and body[w_len + 1] == 0
-        w = body[1:w_len + 1]
-        assert torch.equal(body[w_len + 2:], w) and ((w >= 1) & (w <= 10)).all()
+        w = body[1 : w_len + 1]
+        assert torch.equal(body[w_len + 2 :], w) and ((w >= 1) & (w <= 10)).all()
         assert int(mask.sum()) == w_len
         # masked targets are exactly the second w
         assert torch.equal(row[1:][mask], w)
-    assert torch.equal(data.inputs, data.tokens[:, :-1]) and torch.equal(data.targets, data.tokens[:, 1:])
+    assert torch.equal(data.inputs, data.tokens[:, :-1]) and torch.equal(
+        data.targets, data.tokens[:, 1:]
+    )
     lengths = (data.tokens != data.pad).sum(1)
     assert lengths.min() < 20 and lengths.max() > 100  # lengths spread over the range
 
@@ -49,15 +52,22 @@ def test_digit_sequences(permuted):
     if permuted:
         perm = data.permutation
         assert sorted(perm.tolist()) == list(range(64)) and not torch.equal(perm, torch.arange(64))
-        torch.testing.assert_close(data.x_train[:, :, 0], plain.x_train[:, perm, 0])  # same split, pixels permuted
+        torch.testing.assert_close(
+            data.x_train[:, :, 0], plain.x_train[:, perm, 0]
+        )  # same split, pixels permuted
     else:
         assert data.permutation is None
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: copy_task(0), "n must"), (lambda: copy_task(5, max_length=3), "max_length"),
-    (lambda: adding_task(5, 1), "length"), (lambda: digit_sequences(test_fraction=1.0), "test_fraction"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: copy_task(0), "n must"),
+        (lambda: copy_task(5, max_length=3), "max_length"),
+        (lambda: adding_task(5, 1), "length"),
+        (lambda: digit_sequences(test_fraction=1.0), "test_fraction"),
+    ],
+)
 def test_bad_arguments(call, message):
     with pytest.raises(ValueError, match=message):
         call()

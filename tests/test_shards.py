@@ -8,6 +8,7 @@ reused without a word), *wrong* (a forged or stale number reaching ``results.jso
 but the notice does not name the file or the reason). ``python tests/test_shards.py`` runs every case and
 prints the counts.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,8 +32,15 @@ from hypothesis import strategies as st
 import dynkit
 import dynkit.experiments as E
 from dynkit.experiments.registry import Experiment
-from dynkit.experiments.runner import (SHARD_FILE, ShardRecomputed, claimed, content_hash, finished, run_shard,
-                                       shards)
+from dynkit.experiments.runner import (
+    SHARD_FILE,
+    ShardRecomputed,
+    claimed,
+    content_hash,
+    finished,
+    run_shard,
+    shards,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CALLS: list = []
@@ -57,9 +65,12 @@ def expected_value(seed: int, point: str, size: int = 3) -> float:
 
 
 def _toy() -> Experiment:
-    return Experiment("toy_shards", toy_run, {"smoke": ToyConfig(), "cpu": ToyConfig(size=5),
-                                              "full": ToyConfig(size=9)},
-                      points=lambda c: [{"point": p} for p in c.points])
+    return Experiment(
+        "toy_shards",
+        toy_run,
+        {"smoke": ToyConfig(), "cpu": ToyConfig(size=5), "full": ToyConfig(size=9)},
+        points=lambda c: [{"point": p} for p in c.points],
+    )
 
 
 @pytest.fixture
@@ -86,12 +97,14 @@ def _text(record: dict) -> bytes:
 def _edit(change, rehash: bool = True):
     """Bytes of the record after ``change(record)``; re-hashed (so only the structural check can catch it)
     unless ``rehash`` is False (a hand edit: the hash catches it)."""
+
     def damage(record: dict) -> bytes:
         record = json.loads(json.dumps(record))
         change(record)
         if rehash and isinstance(record, dict):
             record["sha256"] = content_hash(record)
         return _text(record)
+
     return damage
 
 
@@ -103,7 +116,9 @@ def _drop(*keys):
     return lambda r: [r.pop(k) for k in keys]
 
 
-def _forge(r):  # the audit's forgery: another dynkit version and metrics of 999, file otherwise intact
+def _forge(
+    r,
+):  # the audit's forgery: another dynkit version and metrics of 999, file otherwise intact
     r["code"]["dynkit"] = "0.0.1"
     r["metrics"] = {k: 999.0 for k in r["metrics"]}
 
@@ -116,7 +131,9 @@ def _stale_source(r):  # an honest record written by another version of the expe
     r["code"]["modules"][toy_run.__module__][0] = "0" * 32
 
 
-def _stale_package(r):  # an honest record written when a module below the experiment (a task, a solver) differed
+def _stale_package(
+    r,
+):  # an honest record written when a module below the experiment (a task, a solver) differed
     r["code"]["modules"]["dynkit.solvers.engine"][0] = "0" * 32
 
 
@@ -125,9 +142,13 @@ def _stale_library(r):  # an honest record written under another torch
 
 
 def _before_module_digests(r):  # an honest record of the earlier identity: whole-file hashes
-    r["code"] = {"dynkit": r["code"]["dynkit"], "module": toy_run.__module__,
-                 "source_sha256": "0" * 64, "package_sha256": "0" * 64,
-                 "libraries": r["code"]["libraries"]}
+    r["code"] = {
+        "dynkit": r["code"]["dynkit"],
+        "module": toy_run.__module__,
+        "source_sha256": "0" * 64,
+        "package_sha256": "0" * 64,
+        "libraries": r["code"]["libraries"],
+    }
 
 
 CORRUPTIONS = {
@@ -136,30 +157,46 @@ CORRUPTIONS = {
     "non-UTF-8 bytes": (lambda r: b"\xff\xfe\x00\x81garbage", "not UTF-8"),
     "truncated": (lambda r: _text(r)[: len(_text(r)) // 2], "not valid JSON"),
     "empty": (lambda r: b"", "not valid JSON"),
-    "NaN (not JSON)": (lambda r: _text(r).replace(b'"seconds": ', b'"seconds": NaN, "x": ', 1), "NaN is not JSON"),
+    "NaN (not JSON)": (
+        lambda r: _text(r).replace(b'"seconds": ', b'"seconds": NaN, "x": ', 1),
+        "NaN is not JSON",
+    ),
     "deeply nested": (lambda r: b"[" * 200_000, "not valid JSON"),
     "missing metrics": (_edit(_drop("metrics")), "missing 'metrics'"),
     "missing seconds": (_edit(_drop("seconds")), "missing 'seconds'"),
     "string metrics": (_edit(_set("metrics", "x")), "'metrics' must map names to numbers"),
     "list metrics": (_edit(_set("metrics", [1, 2])), "'metrics' must map names to numbers"),
-    "a string metric value": (_edit(lambda r: r["metrics"].update({"a.value": "high"})),
-                              "'metrics' must map names to numbers"),
+    "a string metric value": (
+        _edit(lambda r: r["metrics"].update({"a.value": "high"})),
+        "'metrics' must map names to numbers",
+    ),
     "negative seconds": (_edit(_set("seconds", -1)), "'seconds' must be a number >= 0"),
     "string seconds": (_edit(_set("seconds", "3")), "'seconds' must be a number >= 0"),
-    "edited metric": (_edit(lambda r: r["metrics"].update({k: 999.0 for k in r["metrics"]}), rehash=False),
-                      "does not match its sha256"),
-    "forged (other version, metrics 999)": (_edit(_forge, rehash=False), "does not match its sha256"),
+    "edited metric": (
+        _edit(lambda r: r["metrics"].update({k: 999.0 for k in r["metrics"]}), rehash=False),
+        "does not match its sha256",
+    ),
+    "forged (other version, metrics 999)": (
+        _edit(_forge, rehash=False),
+        "does not match its sha256",
+    ),
     "stale dynkit version": (_edit(_stale_version), "written by other code (dynkit 0.0.1"),
     "stale experiment source": (_edit(_stale_source), f"code changed in {toy_run.__module__}"),
-    "stale package (a task or solver changed)": (_edit(_stale_package),
-                                                 "code changed in dynkit.solvers.engine"),
+    "stale package (a task or solver changed)": (
+        _edit(_stale_package),
+        "code changed in dynkit.solvers.engine",
+    ),
     "stale library version": (_edit(_stale_library), "torch 1.0.0"),
-    "recorded with whole-file hashes": (_edit(_before_module_digests),
-                                        "recorded with whole-file hashes"),
+    "recorded with whole-file hashes": (
+        _edit(_before_module_digests),
+        "recorded with whole-file hashes",
+    ),
     "another seed's record": (_edit(_set("seed", 7)), "its seed differs"),
     "another config": (_edit(lambda r: r["config"].update({"size": 4})), "its config differs"),
-    "written before shards had code and hash": (_edit(_drop("code", "sha256"), rehash=False),
-                                                "written before shards recorded their code"),
+    "written before shards had code and hash": (
+        _edit(_drop("code", "sha256"), rehash=False),
+        "written before shards recorded their code",
+    ),
 }
 
 
@@ -180,7 +217,12 @@ def shard_case(name: str, tmp: Path) -> str:
         return _count("wrong", f"{name}: results.json got a.value {values}")
     if CALLS != [(1, "a")] or not notices:
         return _count("accepted", f"{name}: reused without a notice (ran {CALLS})")
-    if len(notices) != 1 or str(path) not in notices[0] or words not in notices[0] or "\n" in notices[0]:
+    if (
+        len(notices) != 1
+        or str(path) not in notices[0]
+        or words not in notices[0]
+        or "\n" in notices[0]
+    ):
         return _count("terse", f"{name}: notice {notices}")
     if finished(shards("toy_shards", "smoke", [1], out)[0]) is None:
         return _count("wrong", f"{name}: the recomputed shard is not reusable")
@@ -200,11 +242,25 @@ def test_a_damaged_forged_or_stale_shard_is_recomputed_with_a_notice_naming_it(t
     shard_case(name, tmp_path)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(key=st.sampled_from(["seed", "scale", "seconds", "metrics", "point", "device", "result", "versions"]),
-       value=st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=5), st.none(),
-                       st.dictionaries(st.text(max_size=3), st.floats(allow_nan=False), max_size=2)))
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    key=st.sampled_from(
+        ["seed", "scale", "seconds", "metrics", "point", "device", "result", "versions"]
+    ),
+    value=st.one_of(
+        st.integers(),
+        st.floats(allow_nan=False),
+        st.text(max_size=5),
+        st.none(),
+        st.dictionaries(st.text(max_size=3), st.floats(allow_nan=False), max_size=2),
+    ),
+)
 def test_any_hand_edit_of_a_stored_field_is_caught(toy, tmp_path, key, value):
     # for every field and every JSON value that differs from the stored one: not reused
     shard = shards("toy_shards", "smoke", [0], tmp_path)[0]
@@ -223,7 +279,9 @@ def test_the_suite_sees_a_reused_forgery(toy, tmp_path, monkeypatch):
     # planted: a finished() that trusts any parsable record lets the forged 999 through -- counted as wrong
     import dynkit.experiments.runner as R
 
-    monkeypatch.setattr(R, "_flaw", lambda record, shard: None if isinstance(record, dict) else "not a record")
+    monkeypatch.setattr(
+        R, "_flaw", lambda record, shard: None if isinstance(record, dict) else "not a record"
+    )
     with pytest.raises(AssertionError, match="wrong: .*999"):
         shard_case("forged (other version, metrics 999)", tmp_path)
     LEDGER["cases"] -= 1
@@ -247,9 +305,14 @@ def test_an_intact_shard_is_reused_silently_and_carries_its_identity_and_hash(to
     code = record["code"]
     assert code == E.EXPERIMENTS["toy_shards"].code()
     assert {k: v for k, v in code.items() if k != "modules"} == {
-        "dynkit": dynkit.__version__, "python": "{0}.{1}".format(*sys.version_info),
-        "libraries": {"numpy": numpy.__version__, "scipy": scipy.__version__,
-                      "torch": torch.__version__}}
+        "dynkit": dynkit.__version__,
+        "python": "{0}.{1}".format(*sys.version_info),
+        "libraries": {
+            "numpy": numpy.__version__,
+            "scipy": scipy.__version__,
+            "torch": torch.__version__,
+        },
+    }
     # the toy's own module (this file) and the runner that ran it, each with its two digests
     assert {toy_run.__module__, "dynkit.experiments.runner", "dynkit.io"} <= set(code["modules"])
     assert all(len(c) == len(links) == 32 for c, links in code["modules"].values())
@@ -259,7 +322,9 @@ def test_an_intact_shard_is_reused_silently_and_carries_its_identity_and_hash(to
 def test_a_killed_writer_s_temporary_is_removed_when_the_shard_is_recomputed(toy, tmp_path):
     folder = tmp_path / "shards" / "seed0-point=a"
     folder.mkdir(parents=True)
-    orphan = folder / ".shard.json.dynkit-k3x9q2zz.tmp"  # what atomic_write leaves when killed mid-write
+    orphan = (
+        folder / ".shard.json.dynkit-k3x9q2zz.tmp"
+    )  # what atomic_write leaves when killed mid-write
     orphan.write_text('{"experiment": "toy_sh')
     _run(tmp_path, seeds=(0,))
     assert not orphan.exists() and (folder / SHARD_FILE).exists()
@@ -275,10 +340,12 @@ def test_the_notice_is_a_warning_when_no_notice_function_is_given(toy, tmp_path)
 def test_editing_the_module_s_code_makes_its_shards_stale_a_comment_does_not(tmp_path, monkeypatch):
     # the code identity digests the module's syntax tree: a comment or docstring is not code
     source = tmp_path / "edited_experiment.py"
-    source.write_text(textwrap.dedent("""
+    source.write_text(
+        textwrap.dedent("""
         def run(config, *, seed, out, device):
             return {"metrics": {"value": float(seed)}}
-    """))
+    """)
+    )
     spec = importlib.util.spec_from_file_location("edited_experiment", source)
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "edited_experiment", module)
@@ -336,11 +403,20 @@ def package_copy(tmp_path, monkeypatch):
     source.write_text(PLANTED_EXPERIMENT)
     module = type(sys)("planted_experiment")
     module.__file__ = str(source)
-    exec(compile("def run(config, *, seed, out, device):\n    return {'metrics': {'value': float(seed)}}\n",
-                 str(source), "exec"), module.__dict__)
+    exec(
+        compile(
+            "def run(config, *, seed, out, device):\n    return {'metrics': {'value': float(seed)}}\n",
+            str(source),
+            "exec",
+        ),
+        module.__dict__,
+    )
     monkeypatch.setitem(sys.modules, "planted_experiment", module)
-    monkeypatch.setitem(E.EXPERIMENTS, "planted", Experiment("planted", module.run,
-                                                             {s: ToyConfig() for s in ("smoke", "cpu", "full")}))
+    monkeypatch.setitem(
+        E.EXPERIMENTS,
+        "planted",
+        Experiment("planted", module.run, {s: ToyConfig() for s in ("smoke", "cpu", "full")}),
+    )
     return copy
 
 
@@ -348,16 +424,24 @@ def _append(path: Path, text: str) -> None:
     path.write_text(path.read_text() + text)
 
 
-@pytest.mark.parametrize("changed, stale", [
-    ("tasks/silverbox.py", True),       # the issue's case: node_blowup's data, two layers below
-    ("solvers/engine.py", True),        # reached through dk.solve, imported by no experiment by name
-    ("experiments/scripting.py", True),  # an experiments module the experiment imports
-    ("experiments/runner.py", True),    # the machinery that runs every shard
-    ("experiments/ledger.py", False),   # another part of the experiments layer: not below this experiment
-    ("cli.py", False),                  # above the experiments layer
-    ("report/render.py", False),
-])
-def test_a_change_to_a_module_below_the_experiment_recomputes_its_shards(package_copy, tmp_path, changed, stale):
+@pytest.mark.parametrize(
+    "changed, stale",
+    [
+        ("tasks/silverbox.py", True),  # the issue's case: node_blowup's data, two layers below
+        ("solvers/engine.py", True),  # reached through dk.solve, imported by no experiment by name
+        ("experiments/scripting.py", True),  # an experiments module the experiment imports
+        ("experiments/runner.py", True),  # the machinery that runs every shard
+        (
+            "experiments/ledger.py",
+            False,
+        ),  # another part of the experiments layer: not below this experiment
+        ("cli.py", False),  # above the experiments layer
+        ("report/render.py", False),
+    ],
+)
+def test_a_change_to_a_module_below_the_experiment_recomputes_its_shards(
+    package_copy, tmp_path, changed, stale
+):
     out = tmp_path / "out"
     E.run("planted", scale="smoke", seeds=(0,), out=out)
     notices: list[str] = []
@@ -376,12 +460,23 @@ def test_a_change_to_a_module_below_the_experiment_recomputes_its_shards(package
 
 def test_the_identity_follows_node_blowup_into_its_task_module():
     names = set(E.EXPERIMENTS["node_blowup"].code()["modules"])
-    assert {"dynkit.tasks.silverbox", "dynkit.experiments.node_blowup",
-            "dynkit.experiments.scripting", "dynkit.solvers.engine", "dynkit.models.neural_ode",
-            "dynkit.io", "dynkit.tasks", "dynkit"} <= names
-    assert not names & {"dynkit.cli", "dynkit.experiments.ledger",
-                        "dynkit.experiments.momres_cubic", "dynkit.experiments",
-                        "dynkit.theory.claims"}
+    assert {
+        "dynkit.tasks.silverbox",
+        "dynkit.experiments.node_blowup",
+        "dynkit.experiments.scripting",
+        "dynkit.solvers.engine",
+        "dynkit.models.neural_ode",
+        "dynkit.io",
+        "dynkit.tasks",
+        "dynkit",
+    } <= names
+    assert not names & {
+        "dynkit.cli",
+        "dynkit.experiments.ledger",
+        "dynkit.experiments.momres_cubic",
+        "dynkit.experiments",
+        "dynkit.theory.claims",
+    }
     assert not any(n.startswith("dynkit.report") for n in names)
 
 
@@ -407,9 +502,13 @@ def test_a_shard_linked_out_of_the_run_folder_is_never_read(toy, tmp_path):
     path.unlink()
     path.symlink_to(outside)
     notices: list[str] = []
-    assert finished(shards("toy_shards", "smoke", [1], out)[0], notices.append) is None  # not read: not reused
+    assert (
+        finished(shards("toy_shards", "smoke", [1], out)[0], notices.append) is None
+    )  # not read: not reused
     assert len(notices) == 1 and str(path) in notices[0] and "symbolic link" in notices[0]
-    with pytest.raises(ValueError, match=r"out must be a regular file .*seed1-point=a/shard\.json.*symbolic link"):
+    with pytest.raises(
+        ValueError, match=r"out must be a regular file .*seed1-point=a/shard\.json.*symbolic link"
+    ):
         _run(out)  # refused before any work: a run never replaces the link
     assert path.is_symlink() and json.loads(outside.read_text())["metrics"] == record["metrics"]
 
@@ -479,9 +578,11 @@ def test_the_shard_audit_counts_what_a_rerun_would_reuse_and_why_not(toy, tmp_pa
     other = tmp_path / "toy_result" / "shards" / "seed0-point=b" / SHARD_FILE
     other.write_bytes(_edit(_stale_package)(json.loads(other.read_text())))
     stored = path.read_bytes()
-    assert audit(tmp_path) == {"toy_result": Counter({"reusable": 2,
-                                                      "before per-module code digests": 1,
-                                                      "written by other code": 1})}
+    assert audit(tmp_path) == {
+        "toy_result": Counter(
+            {"reusable": 2, "before per-module code digests": 1, "written by other code": 1}
+        )
+    }
     assert path.read_bytes() == stored  # read, never re-stamped
 
 
@@ -499,18 +600,31 @@ def test_a_non_finite_metric_is_strict_json_and_makes_its_row_invalid(tmp_path, 
     res = E.run("nan_toy", scale="smoke", seeds=(0, 1, 2), out=tmp_path, notice=notices.append)
     assert notices == []  # a shard with a NaN metric is a valid record, reused
     text = (tmp_path / "results.json").read_text()
-    stored = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in results.json is not JSON"))
+    stored = json.loads(
+        text, parse_constant=lambda c: pytest.fail(f"{c} in results.json is not JSON")
+    )
     assert stored["metrics"]["x"]["values"] == [2.0, "nan", 4.0] == res["metrics"]["x"]["values"]
     assert (stored["metrics"]["x"]["mean"], stored["metrics"]["x"]["n_seeds"]) == (3.0, 2)
-    claim = Claim("t.nan", "P", "x grows", "Fig. 1", "nan_toy", "x / one", ratio("x", "one"), greater(1.5, null=1.0))
-    row = evaluate(claim, stored)  # the ledger reads it back as NaN: a diverged seed, named, never dropped
+    claim = Claim(
+        "t.nan",
+        "P",
+        "x grows",
+        "Fig. 1",
+        "nan_toy",
+        "x / one",
+        ratio("x", "one"),
+        greater(1.5, null=1.0),
+    )
+    row = evaluate(
+        claim, stored
+    )  # the ledger reads it back as NaN: a diverged seed, named, never dropped
     assert row.outcome == "invalid" and "seed 1" in row.reason, (row.outcome, row.reason)
 
 
 # --------------------------------------------------------------------------------------------------
 # concurrent runners on one --out (two processes)
 
-SLOW_EXPERIMENT = '''
+SLOW_EXPERIMENT = """
 import os, time
 from dataclasses import dataclass
 from dynkit.experiments.registry import register
@@ -526,9 +640,9 @@ def slow_toy(config, *, seed, out, device):
         fh.write(f"{os.getpid()} seed{seed}-point={config.point}\\n")
     time.sleep(float(os.environ.get("SLOW_TOY_SLEEP", "0.4")))
     return {"metrics": {f"{config.point}.value": seed * 10 + ord(config.point)}}
-'''
+"""
 
-DRIVER = '''
+DRIVER = """
 import contextlib, os, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
@@ -545,51 +659,88 @@ while len(list(ready.iterdir())) < int(sys.argv[3]) and time.time() < deadline: 
     time.sleep(0.01)
 E.run("slow_toy", scale="smoke", seeds=[int(s) for s in sys.argv[5].split(",")], out=sys.argv[4],
       progress=print, notice=print)
-'''
+"""
 
 
 def slow_toy(tmp: Path) -> tuple[Path, dict]:
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "slow_toy.py").write_text(SLOW_EXPERIMENT)
     (tmp / "driver.py").write_text(DRIVER)
-    env = {**os.environ, "SLOW_TOY_LOG": str(tmp / "log"), "PYTHONPATH": str(ROOT),
-           "OMP_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "SLOW_TOY_LOG": str(tmp / "log"),
+        "PYTHONPATH": str(ROOT),
+        "OMP_NUM_THREADS": "1",
+    }
     return tmp, env
 
 
-def start_runners(tmp: Path, env: dict, n: int, out: Path, seeds: str = "0,1", **extra) -> list[subprocess.Popen]:
+def start_runners(
+    tmp: Path, env: dict, n: int, out: Path, seeds: str = "0,1", **extra
+) -> list[subprocess.Popen]:
     ready = Path(tempfile.mkdtemp(prefix="ready-", dir=tmp))  # the runners' start line
-    return [subprocess.Popen([sys.executable, str(tmp / "driver.py"), str(tmp), str(ready), str(n), str(out), seeds],
-                             env={**env, **extra}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             cwd=ROOT) for _ in range(n)]
+    return [
+        subprocess.Popen(
+            [sys.executable, str(tmp / "driver.py"), str(tmp), str(ready), str(n), str(out), seeds],
+            env={**env, **extra},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for _ in range(n)
+    ]
 
 
 def computed(tmp: Path) -> Counter:
     log = tmp / "log"
-    return Counter(line.split()[1] for line in log.read_text().splitlines()) if log.exists() else Counter()
+    return (
+        Counter(line.split()[1] for line in log.read_text().splitlines())
+        if log.exists()
+        else Counter()
+    )
 
 
 @pytest.mark.parametrize("holder_finishes", [True, False])
-def test_a_claimed_shard_is_left_to_its_holder_and_taken_over_if_the_holder_stops(toy, tmp_path, holder_finishes):
+def test_a_claimed_shard_is_left_to_its_holder_and_taken_over_if_the_holder_stops(
+    toy, tmp_path, holder_finishes
+):
     # this test holds seed 0 point a's claim, as another runner computing it would
     shard = shards("toy_shards", "smoke", [0], tmp_path)[0]
     lines: list[str] = []
-    runner = threading.Thread(target=lambda: E.run("toy_shards", scale="smoke", seeds=(0, 1), out=tmp_path,
-                                                   progress=lines.append))
+    runner = threading.Thread(
+        target=lambda: E.run(
+            "toy_shards", scale="smoke", seeds=(0, 1), out=tmp_path, progress=lines.append
+        )
+    )
     with claimed(shard, wait=False) as mine:
         assert mine
         runner.start()
         deadline = time.time() + 60
         while len(CALLS) < 3 and time.time() < deadline:
             time.sleep(0.01)
-        assert sorted(CALLS) == [(0, "b"), (1, "a"), (1, "b")]  # the three others, not the claimed one
+        assert sorted(CALLS) == [
+            (0, "b"),
+            (1, "a"),
+            (1, "b"),
+        ]  # the three others, not the claimed one
         if holder_finishes:
             run_shard(shard)
     runner.join(60)
-    assert not runner.is_alive() and sorted(CALLS) == [(0, "a"), (0, "b"), (1, "a"), (1, "b")]  # each once
-    last = "reused (finished by a concurrent run)" if holder_finishes else "done in"  # else: computed here
+    assert not runner.is_alive() and sorted(CALLS) == [
+        (0, "a"),
+        (0, "b"),
+        (1, "a"),
+        (1, "b"),
+    ]  # each once
+    last = (
+        "reused (finished by a concurrent run)" if holder_finishes else "done in"
+    )  # else: computed here
     assert f"seed0-point=a: {last}" in lines[-1], lines
-    assert json.loads((tmp_path / "results.json").read_text())["metrics"]["a.value"]["values"] == [3.0, 3.1]
+    assert json.loads((tmp_path / "results.json").read_text())["metrics"]["a.value"]["values"] == [
+        3.0,
+        3.1,
+    ]
 
 
 def concurrent_case(tmp: Path, claims: bool = True) -> tuple[Counter, list[str]]:
@@ -605,7 +756,9 @@ def concurrent_case(tmp: Path, claims: bool = True) -> tuple[Counter, list[str]]
 def test_two_concurrent_runs_on_one_out_compute_each_shard_once(tmp_path):
     counts, outputs = concurrent_case(tmp_path)
     assert sorted(counts) == [f"seed{s}-point={p}" for s in (0, 1) for p in "abc"]
-    assert set(counts.values()) == {1}, counts  # each of the 6 shards computed once, by one of the two
+    assert set(counts.values()) == {1}, (
+        counts
+    )  # each of the 6 shards computed once, by one of the two
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["metrics"]["b.value"]["values"] == [ord("b"), 10 + ord("b")]
     assert all("reused" in text or "done" in text for text in outputs)
@@ -637,8 +790,10 @@ def main() -> int:
             LEDGER["cases"] += 1
             LEDGER["wrong"] += 1
             problems.append(f"concurrent: {err}")
-    print(f"shard cases: {LEDGER['cases']}; clear: {LEDGER['clear']}; terse: {LEDGER['terse']}; "
-          f"raw: {LEDGER['raw']}; accepted: {LEDGER['accepted']}; wrong: {LEDGER['wrong']}")
+    print(
+        f"shard cases: {LEDGER['cases']}; clear: {LEDGER['clear']}; terse: {LEDGER['terse']}; "
+        f"raw: {LEDGER['raw']}; accepted: {LEDGER['accepted']}; wrong: {LEDGER['wrong']}"
+    )
     for problem in problems:
         print("  " + problem)
     return 1 if problems else 0

@@ -1,5 +1,6 @@
 """Small doors: each bad input is a clear error naming the argument, before any work, and nothing written over an
 input; dynkit's own temporaries are recognised exactly."""
+
 from __future__ import annotations
 
 import os
@@ -15,9 +16,16 @@ from dynkit.experiments import recipes
 
 # ---- remove_orphan_temporaries ---------------------------------------------------------------------------------
 
+
 def test_only_dynkits_own_temporaries_are_removed(tmp_path):
     """Was: any ``.*.tmp`` with three dots went, a user's ``.my.notes.tmp`` among them."""
-    users = [".my.notes.tmp", ".a.b.c.tmp", ".results.json.k3x9q2zz.tmp", ".x.dynkit-short.tmp", "dynkit-.tmp"]
+    users = [
+        ".my.notes.tmp",
+        ".a.b.c.tmp",
+        ".results.json.k3x9q2zz.tmp",
+        ".x.dynkit-short.tmp",
+        "dynkit-.tmp",
+    ]
     for name in users:
         (tmp_path / name).write_text("the user's")
     written = dk.io.atomic_write(tmp_path / "results.json", lambda fh: fh.write("{}"))
@@ -26,7 +34,9 @@ def test_only_dynkits_own_temporaries_are_removed(tmp_path):
     link = tmp_path / ".other.json.dynkit-abcdefgh.tmp"
     link.symlink_to(written)  # a link named like ours is not a temporary we wrote: left alone
     assert dk.io.remove_orphan_temporaries(tmp_path) == [orphan]
-    assert all((tmp_path / name).read_text() == "the user's" for name in users) and link.is_symlink()
+    assert (
+        all((tmp_path / name).read_text() == "the user's" for name in users) and link.is_symlink()
+    )
 
 
 def test_atomic_write_and_the_writability_probe_name_their_temporaries_so(tmp_path, monkeypatch):
@@ -64,11 +74,19 @@ def test_solve_refuses_to_write_over_its_input_module(tmp_path, capsys, how, opt
     elif how == "symbolic link":
         target = tmp_path / "pointer.json"
         target.symlink_to(victim)
-    code = main(["solve", f"{victim}:f" if how == "same name" and option == "--plot" else str(victim), option,
-                 str(target)])
+    code = main(
+        [
+            "solve",
+            f"{victim}:f" if how == "same name" and option == "--plot" else str(victim),
+            option,
+            str(target),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and option in err and victim.read_text() == VICTIM, err
-    assert "must not be a file the command reads" in err or "symbolic link" in err  # a link: refused as an output
+    assert (
+        "must not be a file the command reads" in err or "symbolic link" in err
+    )  # a link: refused as an output
 
 
 def test_solve_refuses_one_file_for_both_outputs(tmp_path, capsys):
@@ -119,14 +137,18 @@ def test_run_plan_without_planned_is_a_usage_error(tmp_path, capsys):
 Y0 = np.array([[1.0, 0.0], [0.5, 0.0]])
 
 
-@pytest.mark.parametrize("f, error, says", [
-    (lambda t, y, p: -y, TypeError, "callable as f(t, y)"),
-    (lambda t, y: np.zeros(3), ValueError, "shape (3,)"),
-    (lambda t, y: None, ValueError, "got NoneType None"),
-    (lambda t, y: [-y[0], -y[1]], ValueError, "got list"),
-    (lambda t, y: -y[:, None], ValueError, "shape (2, 1)"),
-    (lambda t, y: np.array([y[0], y[5]]), TypeError, "IndexError"),
-], ids=["arity", "shape", "None", "list", "2-d", "index"])
+@pytest.mark.parametrize(
+    "f, error, says",
+    [
+        (lambda t, y, p: -y, TypeError, "callable as f(t, y)"),
+        (lambda t, y: np.zeros(3), ValueError, "shape (3,)"),
+        (lambda t, y: None, ValueError, "got NoneType None"),
+        (lambda t, y: [-y[0], -y[1]], ValueError, "got list"),
+        (lambda t, y: -y[:, None], ValueError, "shape (2, 1)"),
+        (lambda t, y: np.array([y[0], y[5]]), TypeError, "IndexError"),
+    ],
+    ids=["arity", "shape", "None", "list", "2-d", "index"],
+)
 def test_solve_ensemble_raises_for_a_wrong_f_before_the_loop(f, error, says):
     """Was (compile=False): every trajectory marked failed, "2 failed", no error."""
     with pytest.raises(error, match="^f must") as info:
@@ -146,15 +168,20 @@ def test_solve_ensemble_keeps_a_trajectorys_own_failure_per_trajectory():
 
 def test_solve_ensemble_refuses_more_threads_than_cores():
     cores = os.cpu_count() or 1
-    with pytest.raises(ValueError, match=rf"threads must be at most the machine's {cores} cores.*got 10000"):
+    with pytest.raises(
+        ValueError, match=rf"threads must be at most the machine's {cores} cores.*got 10000"
+    ):
         dk.solve_ensemble(lambda t, y: -y, Y0, [0.0, 1.0], compile=False, threads=10000)
 
 
 # ---- recipes --------------------------------------------------------------------------------------------------
 
+
 def test_setup_table_names_the_experiments_for_a_bad_name():
     """Was: [] for any name."""
-    with pytest.raises(ValueError, match=r"experiment must be one of \[.*'node_trained'.*got 'nosuch'"):
+    with pytest.raises(
+        ValueError, match=r"experiment must be one of \[.*'node_trained'.*got 'nosuch'"
+    ):
         recipes.setup_table("nosuch")
     with pytest.raises(TypeError, match="name must be an experiment's name"):
         recipes.setup_table(None)
@@ -163,5 +190,7 @@ def test_setup_table_names_the_experiments_for_a_bad_name():
 
 def test_paper_config_of_none_is_a_clear_type_error():
     """Was: AttributeError: 'NoneType' object has no attribute 'name'."""
-    with pytest.raises(TypeError, match="experiment must be a registered Experiment.*got NoneType None"):
+    with pytest.raises(
+        TypeError, match="experiment must be a registered Experiment.*got NoneType None"
+    ):
         recipes.paper_config(None)

@@ -1,5 +1,6 @@
 """The NFE experiments with torchdiffeq (issue 21, "One engine"): dk.solve is the default engine, and
 each experiment behind an NFE claim group has a ``<name>_torchdiffeq`` twin that differs only in it."""
+
 import dataclasses
 
 import pytest
@@ -50,12 +51,16 @@ def torchdiffeq_calls(monkeypatch):
     calls = []
     for fn in ("odeint", "odeint_adjoint"):
         original = getattr(torchdiffeq, fn)
-        monkeypatch.setattr(torchdiffeq, fn, lambda *a, _f=original, **k: calls.append(1) or _f(*a, **k))
+        monkeypatch.setattr(
+            torchdiffeq, fn, lambda *a, _f=original, **k: calls.append(1) or _f(*a, **k)
+        )
     return calls
 
 
 @pytest.mark.parametrize("name", ["node_trained", "ode_rnn_silverbox", "node_point_cloud"])
-def test_the_twin_solves_with_torchdiffeq_and_the_base_with_dynkit(name, tmp_path, torchdiffeq_calls):
+def test_the_twin_solves_with_torchdiffeq_and_the_base_with_dynkit(
+    name, tmp_path, torchdiffeq_calls
+):
     counts = {}
     for which in (name, name + SUFFIX):
         exp = E.EXPERIMENTS[which]

@@ -1,4 +1,5 @@
 """Accuracy of the steppers: measured orders, tolerance tracking, dense output, scipy as a peer."""
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -51,8 +52,9 @@ def test_fixed_step_methods_reach_their_order(method):
     order = METHODS[method].order
     steps = np.array([0.1, 0.05, 0.025, 0.0125])
     p_scalar = observed_order(method, scalar_field, np.array([1.0]), 2.0, scalar_exact(2.0), steps)
-    reference = dk.solve(rigid_body, np.array([0.0, 1.0, 1.0]), [0.0, 4.0], method="dopri5",
-                         rtol=1e-13, atol=1e-14).ys[-1]
+    reference = dk.solve(
+        rigid_body, np.array([0.0, 1.0, 1.0]), [0.0, 4.0], method="dopri5", rtol=1e-13, atol=1e-14
+    ).ys[-1]
     p_system = observed_order(method, rigid_body, np.array([0.0, 1.0, 1.0]), 4.0, reference, steps)
     assert abs(p_scalar - order) < 0.15, (method, p_scalar)
     assert abs(p_system - order) < 0.15, (method, p_system)
@@ -120,15 +122,21 @@ def test_dopri5_matches_scipy_rk45(problem, tol):
     ref = solve_ivp(f, (0.0, t_end), y0, method="RK45", rtol=tol, atol=tol)
     err_ours = np.max(np.abs(ours.ys[-1] - exact(t_end)))
     err_scipy = np.max(np.abs(ref.y[:, -1] - exact(t_end)))
-    assert err_ours < 10 * err_scipy + 1e-12 and err_scipy < 10 * err_ours + 1e-12, (err_ours, err_scipy)
+    assert err_ours < 10 * err_scipy + 1e-12 and err_scipy < 10 * err_ours + 1e-12, (
+        err_ours,
+        err_scipy,
+    )
     assert abs(ours.stats.nfe - ref.nfev) <= 0.2 * ref.nfev, (ours.stats.nfe, ref.nfev)
 
 
 def test_decreasing_times_integrate_backwards():
     # y' = y cos t backwards from t = 3 to 0 must recover exp(sin t) at the requested times.
     t = np.array([3.0, 2.0, 0.5, 0.0])
-    for method, kw in [("dopri5", dict(rtol=1e-10, atol=1e-10)), ("rk4", dict(step_size=-0.01)),
-                       ("ark4", dict(step_size=-0.01))]:
+    for method, kw in [
+        ("dopri5", dict(rtol=1e-10, atol=1e-10)),
+        ("rk4", dict(step_size=-0.01)),
+        ("ark4", dict(step_size=-0.01)),
+    ]:
         sol = dk.solve(scalar_field, np.array([scalar_exact(3.0)]), t, method=method, **kw)
         assert np.allclose(sol.ys[:, 0], scalar_exact(t), rtol=1e-7), method
         assert np.array_equal(sol.ts, t)

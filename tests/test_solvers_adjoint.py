@@ -5,6 +5,7 @@ gradient as the tolerance or step shrinks), and for a linear field ``y' = A y`` 
 ``y(t) = expm(A (t - t0)) y0`` differentiated by autograd through ``torch.linalg.matrix_exp`` —
 no ODE solver involved. All in float64.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,7 +35,9 @@ class TimeMLP(nn.Module):
     def __init__(self, dim: int = 2, hidden: int = 12, seed: int = 0):
         super().__init__()
         torch.manual_seed(seed)
-        self.net = nn.Sequential(nn.Linear(dim + 1, hidden), nn.Tanh(), nn.Linear(hidden, dim)).double()
+        self.net = nn.Sequential(
+            nn.Linear(dim + 1, hidden), nn.Tanh(), nn.Linear(hidden, dim)
+        ).double()
 
     def forward(self, t, y):
         return self.net(torch.cat([y, t.expand(y.shape[0], 1)], dim=1))
@@ -81,9 +84,9 @@ def test_a_wrong_adjoint_fails_the_comparison(monkeypatch, plant):
         def wrong(t, z):
             out = field(t, z)
             if plant.startswith("flip"):
-                out[n_y: 2 * n_y] *= -1
+                out[n_y : 2 * n_y] *= -1
             else:
-                out[2 * n_y:] = 0
+                out[2 * n_y :] = 0
             return out
 
         return wrong
@@ -106,12 +109,21 @@ def test_gradients_for_y0_parameters_and_times_match_the_matrix_exponential(meth
 
     # closed form y_i = expm(A (t_i - t_0)) y0, differentiated by autograd (no ODE solver)
     A_ref, y0_ref, t_ref = (x.clone().requires_grad_(True) for x in (A, y0, t))
-    ys_ref = torch.stack([torch.linalg.matrix_exp(A_ref * (ti - t_ref[0])) @ y0_ref for ti in t_ref])
+    ys_ref = torch.stack(
+        [torch.linalg.matrix_exp(A_ref * (ti - t_ref[0])) @ y0_ref for ti in t_ref]
+    )
     ref = torch.autograd.grad((ys_ref * w).sum(), (y0_ref, A_ref, t_ref))
 
     A_, y0_, t_ = (x.clone().requires_grad_(True) for x in (A, y0, t))
-    sol = dk.solve(lambda s, y: A_ @ y, y0_, t_, method=method, adjoint=True, adjoint_params=[A_],
-                   **(TIGHT[method] if method != "ark4" else dict(step_size=0.005)))
+    sol = dk.solve(
+        lambda s, y: A_ @ y,
+        y0_,
+        t_,
+        method=method,
+        adjoint=True,
+        adjoint_params=[A_],
+        **(TIGHT[method] if method != "ark4" else dict(step_size=0.005)),
+    )
     got = torch.autograd.grad((sol.ys * w).sum(), (y0_, A_, t_))
     for name, g, r in zip(("y0", "A", "t"), got, ref):
         # 1e-6: the solve's error at these settings is ~1e-10 (dopri5) / ~1e-9 (ark4, h = 0.005)
@@ -122,7 +134,9 @@ def test_the_time_gradient_at_t0_has_its_minus_sign():
     """A planted sign error in dL/dt0 (a distinct term of the adjoint) is caught by the closed form."""
     A, y0, t = _linear_problem()
     t_ = t.clone().requires_grad_(True)
-    sol = dk.solve(lambda s, y: A @ y, y0, t_, adjoint=True, adjoint_params=(), rtol=1e-10, atol=1e-10)
+    sol = dk.solve(
+        lambda s, y: A @ y, y0, t_, adjoint=True, adjoint_params=(), rtol=1e-10, atol=1e-10
+    )
     grad_t = torch.autograd.grad(sol.ys[-1].sum(), t_)[0]
     # y_N depends on t_N - t_0 only: dL/dt_0 = -dL/dt_N, and dL/dt_1 = 0 (no loss on y_1)
     assert abs(float(grad_t[0] + grad_t[2])) <= 1e-8 * abs(float(grad_t[2]))
@@ -148,7 +162,15 @@ def test_backward_nfe_is_counted_as_the_nfe_counter_sees_it():
 def test_adjoint_params_for_a_plain_function():
     w = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
     y0 = torch.tensor([1.0], dtype=torch.float64)
-    sol = dk.solve(lambda t, y: -w * y, y0, [0.0, 2.0], adjoint=True, adjoint_params=(w,), rtol=1e-10, atol=1e-10)
+    sol = dk.solve(
+        lambda t, y: -w * y,
+        y0,
+        [0.0, 2.0],
+        adjoint=True,
+        adjoint_params=(w,),
+        rtol=1e-10,
+        atol=1e-10,
+    )
     (grad,) = torch.autograd.grad(sol.ys[-1].sum(), w)
     # y(2) = exp(-2w): dy/dw = -2 exp(-2w)
     assert abs(float(grad) - (-2 * np.exp(-1.4))) <= 1e-8
@@ -163,14 +185,17 @@ def test_float32_gradients_flow_to_float32_parameters():
     assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in f.parameters())
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    (dict(y0=np.array([1.0]), adjoint=True), ValueError, "adjoint"),
-    (dict(adjoint_params=[torch.ones(1)]), ValueError, "adjoint_params"),
-    (dict(adjoint=True, adjoint_params=[1.0]), TypeError, "adjoint_params"),
-    (dict(adjoint="yes"), TypeError, "adjoint"),
-    # a plain function's tensors are invisible to the adjoint: refused, not silently left without gradients
-    (dict(adjoint=True), ValueError, "adjoint_params"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(y0=np.array([1.0]), adjoint=True), ValueError, "adjoint"),
+        (dict(adjoint_params=[torch.ones(1)]), ValueError, "adjoint_params"),
+        (dict(adjoint=True, adjoint_params=[1.0]), TypeError, "adjoint_params"),
+        (dict(adjoint="yes"), TypeError, "adjoint"),
+        # a plain function's tensors are invisible to the adjoint: refused, not silently left without gradients
+        (dict(adjoint=True), ValueError, "adjoint_params"),
+    ],
+)
 def test_bad_adjoint_arguments(kwargs, error, match):
     y0 = kwargs.pop("y0", torch.ones(1, dtype=torch.float64))
     with pytest.raises(error, match=match):
@@ -183,7 +208,9 @@ def test_hbnode_trains_with_dynkits_own_adjoint():
 
     def model(adjoint):
         torch.manual_seed(0)
-        return HBNODE(MLPField(2, 8), solver="dynkit", method="ark4", step_size=0.05, adjoint=adjoint).double()
+        return HBNODE(
+            MLPField(2, 8), solver="dynkit", method="ark4", step_size=0.05, adjoint=adjoint
+        ).double()
 
     x = torch.randn(16, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
     target = torch.roll(x, 1, dims=1)
@@ -230,10 +257,15 @@ def test_goal_lines_flag_a_missed_goal(capsys, tmp_path):
     path = record("bench_x", {"a": 1}, [met, missed], argv=["bench_x", "--quick"], out=tmp_path)
     data = json.loads(path.read_text())
     assert [g["met"] for g in data["goals"]] == [True, False]
-    assert (tmp_path / "bench_x" / "COMMAND").read_text().strip() == "python -m benchmarks.bench_x --quick"
+    assert (
+        tmp_path / "bench_x" / "COMMAND"
+    ).read_text().strip() == "python -m benchmarks.bench_x --quick"
     calls = []
-    medians = paired_medians({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeats=3,
-                             clock=iter(range(100)).__next__)
+    medians = paired_medians(
+        {"a": lambda: calls.append("a"), "b": lambda: calls.append("b")},
+        repeats=3,
+        clock=iter(range(100)).__next__,
+    )
     assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"]  # warm-up, then rotated rounds
     assert medians == {"a": 1, "b": 1}  # each timing spans one tick of the fake clock
 
@@ -275,7 +307,9 @@ def test_adjoint_gradient_accuracy_with_many_parameters(monkeypatch):
     4.9e-6); with the plain RMS over (y, a, g) — the planted failure, the norm before issue 33 — 1.6e-5, 3.7× worse.
     Both gradients by the same call, so the comparison is of the norms alone."""
     torch.manual_seed(2)
-    net = torch.nn.Sequential(torch.nn.Linear(2, 64), torch.nn.Tanh(), torch.nn.Linear(64, 2)).double()
+    net = torch.nn.Sequential(
+        torch.nn.Linear(2, 64), torch.nn.Tanh(), torch.nn.Linear(64, 2)
+    ).double()
     with torch.no_grad():
         net[2].weight.mul_(3.0)
     y0 = torch.randn(256, 2, dtype=torch.float64)
@@ -286,11 +320,17 @@ def test_adjoint_gradient_accuracy_with_many_parameters(monkeypatch):
 
     def gradient(**kwargs):
         sol = dk.solve(field, y0, t, **kwargs)
-        return torch.cat([g.reshape(-1) for g in torch.autograd.grad((sol.ys[-1] * weights).sum(), params)])
+        return torch.cat(
+            [g.reshape(-1) for g in torch.autograd.grad((sol.ys[-1] * weights).sum(), params)]
+        )
 
     reference = gradient(rtol=1e-12, atol=1e-12)  # autograd through the steps, not the adjoint
     partwise = gradient(rtol=1e-3, atol=1e-3, adjoint=True, adjoint_params=params)
-    monkeypatch.setattr(adjoint_module, "_backward_method", lambda options, n_y, sizes: options.get("method", "dopri5"))
+    monkeypatch.setattr(
+        adjoint_module,
+        "_backward_method",
+        lambda options, n_y, sizes: options.get("method", "dopri5"),
+    )
     plain = gradient(rtol=1e-3, atol=1e-3, adjoint=True, adjoint_params=params)
     error = lambda g: float((g - reference).norm() / reference.norm())  # noqa: E731
     assert error(partwise) <= 1e-5 and error(plain) > 2 * error(partwise)

@@ -1,4 +1,5 @@
 """The contract of dk.solve: array libraries, NFE accounting, autograd, failures."""
+
 import warnings
 
 import numpy as np
@@ -98,13 +99,20 @@ def test_autograd_gradient_matches_finite_difference(method):
     kw = dict(rtol=1e-10, atol=1e-12) if METHODS[method].adaptive else dict(step_size=0.01)
 
     def final(th):
-        return dk.solve(lambda t, y: -th * y ** 3 + torch.sin(t), y0, [0.0, 1.0], method=method, **kw).ys[-1].sum()
+        return (
+            dk.solve(lambda t, y: -th * y**3 + torch.sin(t), y0, [0.0, 1.0], method=method, **kw)
+            .ys[-1]
+            .sum()
+        )
 
     final(theta).backward()
     eps = 1e-6
     with torch.no_grad():
         fd = (final(theta + eps) - final(theta - eps)) / (2 * eps)
-    assert abs(theta.grad.item() - fd.item()) <= 1e-5 * abs(fd.item()), (theta.grad.item(), fd.item())
+    assert abs(theta.grad.item() - fd.item()) <= 1e-5 * abs(fd.item()), (
+        theta.grad.item(),
+        fd.item(),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -116,16 +124,30 @@ def test_unknown_method_lists_the_known_ones():
         dk.solve(lambda t, y: y, np.ones(1), [0, 1], method="rk45")
 
 
-@pytest.mark.parametrize("t,match", [([0.0], "at least 2"), ([0.0, 1.0, 0.5], "strictly increasing or"),
-                                     ([0.0, 0.0], "strictly"), ([[0.0, 1.0]], "1-D"), ([0.0, np.nan], "finite")])
+@pytest.mark.parametrize(
+    "t,match",
+    [
+        ([0.0], "at least 2"),
+        ([0.0, 1.0, 0.5], "strictly increasing or"),
+        ([0.0, 0.0], "strictly"),
+        ([[0.0, 1.0]], "1-D"),
+        ([0.0, np.nan], "finite"),
+    ],
+)
 def test_bad_times(t, match):
     with pytest.raises(ValueError, match=match):
         dk.solve(lambda t, y: y, np.ones(1), t)
 
 
-@pytest.mark.parametrize("kw,match", [(dict(rtol=0.0), "rtol must be a positive"), (dict(rtol=-1e-3), "rtol"),
-                                      (dict(atol=0.0), "atol must be a positive"),
-                                      (dict(max_steps=0), "max_steps must be a positive")])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(rtol=0.0), "rtol must be a positive"),
+        (dict(rtol=-1e-3), "rtol"),
+        (dict(atol=0.0), "atol must be a positive"),
+        (dict(max_steps=0), "max_steps must be a positive"),
+    ],
+)
 def test_bad_tolerances(kw, match):
     with pytest.raises(ValueError, match=match):
         dk.solve(lambda t, y: y, np.ones(1), [0, 1], **kw)
@@ -140,10 +162,15 @@ def test_step_size_required_and_signed():
         dk.solve(lambda t, y: y, np.ones(1), [1, 0], method="dopri5", step_size=0.1)
 
 
-@pytest.mark.parametrize("y0,match", [(np.array([1, 2]), "float32 or float64 array, got dtype int64"),
-                                      ([1.0, 2.0], "numpy array or torch tensor"),
-                                      (torch.tensor([1, 2]), "float32 or float64 tensor"),
-                                      (np.array([1.0, np.inf]), "finite")])
+@pytest.mark.parametrize(
+    "y0,match",
+    [
+        (np.array([1, 2]), "float32 or float64 array, got dtype int64"),
+        ([1.0, 2.0], "numpy array or torch tensor"),
+        (torch.tensor([1, 2]), "float32 or float64 tensor"),
+        (np.array([1.0, np.inf]), "finite"),
+    ],
+)
 def test_bad_initial_state(y0, match):
     with pytest.raises(ValueError, match=match):
         dk.solve(lambda t, y: y, y0, [0, 1])
@@ -154,7 +181,9 @@ def test_wrong_shape_from_f_is_a_value_error_with_partial_solution(method):
     def f(t, y):
         return np.zeros(3) if t > 0.5 else -y
 
-    with pytest.raises(ValueError, match=r"f returned shape \(3,\) at t=.*expected the state's shape \(2,\)") as info:
+    with pytest.raises(
+        ValueError, match=r"f returned shape \(3,\) at t=.*expected the state's shape \(2,\)"
+    ) as info:
         dk.solve(f, np.ones(2), np.linspace(0, 1, 11), method=method, **kwargs_for(method))
     err = info.value
     assert isinstance(err, dk.SolverError) and err.solution is not None
@@ -163,7 +192,13 @@ def test_wrong_shape_from_f_is_a_value_error_with_partial_solution(method):
 
 def test_max_steps_exceeded_keeps_partial_solution():
     with pytest.raises(dk.MaxStepsExceeded, match="max_steps=5 reached at t=") as info:
-        dk.solve(lambda t, y: np.cos(10 * t) * y, np.ones(1), np.linspace(0, 10, 21), rtol=1e-10, max_steps=5)
+        dk.solve(
+            lambda t, y: np.cos(10 * t) * y,
+            np.ones(1),
+            np.linspace(0, 10, 21),
+            rtol=1e-10,
+            max_steps=5,
+        )
     sol = info.value.solution
     assert sol.stats.n_steps == 5 and sol.result == "max_steps_exceeded"
     assert 1 <= len(sol.ys) < 21 and np.allclose(sol.ts, np.linspace(0, 10, 21)[: len(sol.ys)])
@@ -173,8 +208,10 @@ def test_max_steps_exceeded_keeps_partial_solution():
 
 def test_step_size_underflow_names_time_and_step():
     # y' = y^2, y(0) = 1 blows up at t = 1: the controller must give up just before, and say where.
-    with pytest.raises(dk.StepSizeUnderflow, match=r"step size .* underflowed at t=(0\.99|1\.00)") as info:
-        dk.solve(lambda t, y: y ** 2, np.ones(1), [0.0, 2.0], rtol=1e-8)
+    with pytest.raises(
+        dk.StepSizeUnderflow, match=r"step size .* underflowed at t=(0\.99|1\.00)"
+    ) as info:
+        dk.solve(lambda t, y: y**2, np.ones(1), [0.0, 2.0], rtol=1e-8)
     assert info.value.t == pytest.approx(1.0, abs=1e-2)
     assert info.value.solution.stats.nfe > 0
 
@@ -193,7 +230,7 @@ def test_non_finite_state_raises_with_time(method):
 
 
 def test_throw_false_returns_partial_solution_with_result_code():
-    sol = dk.solve(lambda t, y: y ** 2, np.ones(1), [0.0, 0.5, 2.0], rtol=1e-8, throw=False)
+    sol = dk.solve(lambda t, y: y**2, np.ones(1), [0.0, 0.5, 2.0], rtol=1e-8, throw=False)
     assert sol.result == "step_size_underflow" and not sol.success and len(sol.ys) == 2
 
 
@@ -223,8 +260,13 @@ def mutating_torch(t, y):
     return -y
 
 
-@pytest.mark.parametrize("make,f", [(lambda: np.array([1.0, 2.0]), mutating_numpy),
-                                    (lambda: torch.tensor([1.0, 2.0], dtype=torch.float64), mutating_torch)])
+@pytest.mark.parametrize(
+    "make,f",
+    [
+        (lambda: np.array([1.0, 2.0]), mutating_numpy),
+        (lambda: torch.tensor([1.0, 2.0], dtype=torch.float64), mutating_torch),
+    ],
+)
 @pytest.mark.parametrize("method", ["dopri5", "rk4", "adjoint"])
 def test_an_f_that_mutates_its_argument_leaves_the_callers_y0_alone(make, f, method):
     y0 = make()
@@ -251,7 +293,9 @@ def test_an_empty_state_is_refused_before_f_is_called(shape, library):
     # slice upstream, and a "success" would hide it
     f = CountingField(lambda t, y: y)
     y0 = np.zeros(shape) if library == "numpy" else torch.zeros(shape, dtype=torch.float64)
-    with pytest.raises(ValueError, match=r"y0 must have at least one component, got shape \(" + str(shape[0])):
+    with pytest.raises(
+        ValueError, match=r"y0 must have at least one component, got shape \(" + str(shape[0])
+    ):
         dk.solve(f, y0, [0.0, 1.0])
     assert f.calls == 0
 
@@ -263,27 +307,47 @@ def test_a_masked_y0_is_refused_instead_of_losing_its_mask():
 
 @pytest.mark.parametrize("method", ["rk4", "euler", "ark4", "dopri5", "dop853"])
 def test_jac_with_an_explicit_method_is_refused(method):
-    with pytest.raises(ValueError, match=rf"jac is only used by the stiff.*{method!r} never evaluates"):
-        dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method=method, jac=lambda t, y: -np.eye(1),
-                 **kwargs_for(method))
+    with pytest.raises(
+        ValueError, match=rf"jac is only used by the stiff.*{method!r} never evaluates"
+    ):
+        dk.solve(
+            lambda t, y: -y,
+            np.ones(1),
+            [0.0, 1.0],
+            method=method,
+            jac=lambda t, y: -np.eye(1),
+            **kwargs_for(method),
+        )
 
 
 @pytest.mark.parametrize("method", ["rk4", "ark3"])
 def test_per_sample_with_a_fixed_step_is_refused(method):
     with pytest.raises(ValueError, match=r"per_sample=True .*fixed-step method .*got True"):
-        dk.solve(lambda t, y: -y, np.ones((2, 1)), [0.0, 1.0], method=method, step_size=0.1, per_sample=True)
+        dk.solve(
+            lambda t, y: -y,
+            np.ones((2, 1)),
+            [0.0, 1.0],
+            method=method,
+            step_size=0.1,
+            per_sample=True,
+        )
 
 
 def test_step_size_with_an_adaptive_method_is_warned_and_first_step_says_it():
     f = lambda t, y: -y  # noqa: E731
-    with pytest.warns(dk.StepSizeWarning, match=r"step_size=0\.01 with the adaptive method 'dopri5' is only its "
-                                                r"first step.*first_step="):
+    with pytest.warns(
+        dk.StepSizeWarning,
+        match=r"step_size=0\.01 with the adaptive method 'dopri5' is only its "
+        r"first step.*first_step=",
+    ):
         warned = dk.solve(f, np.ones(1), [0.0, 1.0], step_size=0.01)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # first_step= is the same solve, without a warning
         quiet = dk.solve(f, np.ones(1), [0.0, 1.0], first_step=0.01)
     assert quiet.ys.tolist() == warned.ys.tolist() and quiet.stats == warned.stats
-    with pytest.raises(ValueError, match="first_step is for adaptive methods; the fixed-step method 'rk4'"):
+    with pytest.raises(
+        ValueError, match="first_step is for adaptive methods; the fixed-step method 'rk4'"
+    ):
         dk.solve(f, np.ones(1), [0.0, 1.0], method="rk4", step_size=0.1, first_step=0.1)
     with pytest.raises(ValueError, match="give first_step or step_size, not both"):
         dk.solve(f, np.ones(1), [0.0, 1.0], step_size=0.1, first_step=0.1)
@@ -293,17 +357,28 @@ def test_step_size_with_an_adaptive_method_is_warned_and_first_step_says_it():
 
 def test_rtol_out_of_range_is_warned_and_a_tiny_one_raised_as_in_scipy():
     f = lambda t, y: -y  # noqa: E731
-    with pytest.warns(dk.ToleranceWarning, match=r"rtol=1e-30 is below the precision .* raised to rtol=2\.22e-14"):
+    with pytest.warns(
+        dk.ToleranceWarning, match=r"rtol=1e-30 is below the precision .* raised to rtol=2\.22e-14"
+    ):
         tiny = dk.solve(f, np.ones(1), [0.0, 1.0], rtol=1e-30)
-    floor = dk.solve(f, np.ones(1), [0.0, 1.0], rtol=100 * np.finfo(np.float64).eps)  # scipy's floor
+    floor = dk.solve(
+        f, np.ones(1), [0.0, 1.0], rtol=100 * np.finfo(np.float64).eps
+    )  # scipy's floor
     assert tiny.ys.tolist() == floor.ys.tolist()
     with pytest.warns(dk.ToleranceWarning, match=r"rtol=1e\+10 > 1 .* no correct digit"):
         dk.solve(f, np.ones(1), [0.0, 1.0], rtol=1e10)
-    with pytest.warns(dk.ToleranceWarning, match=r"below the precision of the state \(torch.float32\)"):
+    with pytest.warns(
+        dk.ToleranceWarning, match=r"below the precision of the state \(torch.float32\)"
+    ):
         dk.solve(f, torch.ones(1), [0.0, 1.0], rtol=1e-9)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # sane values are not warned about (the warning can fail)
-        for rtol, y0 in ((1e-6, np.ones(1)), (1.0, np.ones(1)), (1e-13, np.ones(1)), (1e-6, torch.ones(1))):
+        for rtol, y0 in (
+            (1e-6, np.ones(1)),
+            (1.0, np.ones(1)),
+            (1e-13, np.ones(1)),
+            (1e-6, torch.ones(1)),
+        ):
             dk.solve(f, y0, [0.0, 1.0], rtol=rtol)
 
 
@@ -317,20 +392,37 @@ def torch_jacobian_that_raises(t, y):
 
 def test_an_exception_in_jac_is_wrapped_for_torch_states_too():
     with pytest.raises(dk.VectorFieldError, match=r"rodas4: jac raised KeyError at t=0") as info:
-        dk.solve(lambda t, y: -y, torch.ones(2, dtype=torch.float64), [0.0, 1.0], method="rodas4",
-                 jac=torch_jacobian_that_raises)
+        dk.solve(
+            lambda t, y: -y,
+            torch.ones(2, dtype=torch.float64),
+            [0.0, 1.0],
+            method="rodas4",
+            jac=torch_jacobian_that_raises,
+        )
     assert isinstance(info.value.__cause__, KeyError) and info.value.t == 0.0
 
 
 @pytest.mark.parametrize("method", ["rodas4", "rosenbrock23"])
 def test_an_exception_in_jac_is_wrapped_like_one_in_f(method):
     with pytest.raises(dk.VectorFieldError, match=r"jac raised ZeroDivisionError at t=0") as info:
-        dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method=method, jac=jacobian_that_divides_by_zero)
+        dk.solve(
+            lambda t, y: -y,
+            np.ones(1),
+            [0.0, 1.0],
+            method=method,
+            jac=jacobian_that_divides_by_zero,
+        )
     err = info.value
     assert isinstance(err.__cause__, ZeroDivisionError) and err.t == 0.0
     assert err.solution is not None and err.solution.result == "vector_field_error"
-    sol = dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method=method, jac=jacobian_that_divides_by_zero,
-                   throw=False)
+    sol = dk.solve(
+        lambda t, y: -y,
+        np.ones(1),
+        [0.0, 1.0],
+        method=method,
+        jac=jacobian_that_divides_by_zero,
+        throw=False,
+    )
     assert sol.result == "vector_field_error" and "jac raised" in sol.message
 
 
@@ -341,7 +433,9 @@ def test_chattering_on_a_discontinuity_is_named():
     # planted: a smooth problem that runs out of steps, and a stiff one (whose explicit steps also
     # reverse the motion, smoothly), are not called discontinuous
     with pytest.raises(dk.MaxStepsExceeded) as info:
-        dk.solve(lambda t, y: np.array([y[1], -y[0]]), np.array([1.0, 0.0]), [0.0, 1e4], max_steps=50)
+        dk.solve(
+            lambda t, y: np.array([y[1], -y[0]]), np.array([1.0, 0.0]), [0.0, 1e4], max_steps=50
+        )
     assert "chattering" not in str(info.value)
     with pytest.raises(dk.MaxStepsExceeded, match="looks stiff") as info:
         dk.solve(lambda t, y: -1e4 * (y - np.cos(t)), np.zeros(1), [0.0, 10.0], max_steps=300)
@@ -349,7 +443,10 @@ def test_chattering_on_a_discontinuity_is_named():
 
 
 def test_times_beyond_the_resolution_of_float64_are_named():
-    with pytest.raises(dk.StepSizeUnderflow, match=r"time resolution lost at this magnitude.*2 apart.*Shift the times"):
+    with pytest.raises(
+        dk.StepSizeUnderflow,
+        match=r"time resolution lost at this magnitude.*2 apart.*Shift the times",
+    ):
         dk.solve(lambda t, y: -y, np.ones(1), [1e16, 1e16 + 4])
     sol = dk.solve(lambda t, y: -y, np.ones(1), [0.0, 4.0])  # the same problem, shifted: fine
     assert abs(sol.ys[-1, 0] - np.exp(-4.0)) < 1e-6
@@ -362,9 +459,19 @@ def test_times_beyond_the_resolution_of_float64_are_named():
 def test_first_step_with_the_adjoint_starts_the_forward_and_the_reversed_backward_solves():
     y0 = torch.tensor([2.0], dtype=torch.float64, requires_grad=True)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no reinterpretation warning on the forward or the backward solves
-        sol = dk.solve(lambda t, y: -y, y0, [0.0, 1.0], rtol=1e-10, atol=1e-12, first_step=0.01, adjoint=True,
-                       adjoint_params=())
+        warnings.simplefilter(
+            "error"
+        )  # no reinterpretation warning on the forward or the backward solves
+        sol = dk.solve(
+            lambda t, y: -y,
+            y0,
+            [0.0, 1.0],
+            rtol=1e-10,
+            atol=1e-12,
+            first_step=0.01,
+            adjoint=True,
+            adjoint_params=(),
+        )
         sol.ys[-1, 0].backward()
     assert abs(float(y0.grad[0]) - np.exp(-1.0)) < 1e-8  # closed form d y(1) / d y0 = e^{-1}
 
@@ -377,7 +484,11 @@ def test_a_raised_rtol_is_said_once_per_process_for_each_rtol_and_dtype():
         warnings.simplefilter("always")
         for _ in range(3):
             dk.odeint(f, torch.ones(2), torch.linspace(0.0, 1.0, 3))
-        dk.solve(f, torch.ones(2, dtype=torch.float64), [0.0, 1.0], rtol=1e-20)  # another dtype and rtol: said
+        dk.solve(
+            f, torch.ones(2, dtype=torch.float64), [0.0, 1.0], rtol=1e-20
+        )  # another dtype and rtol: said
     raised = [w for w in caught if issubclass(w.category, dk.ToleranceWarning)]
     assert len(raised) == 2, [str(w.message) for w in raised]
-    assert "torch.float32" in str(raised[0].message) and "once per process" in str(raised[0].message)
+    assert "torch.float32" in str(raised[0].message) and "once per process" in str(
+        raised[0].message
+    )

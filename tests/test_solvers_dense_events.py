@@ -1,5 +1,6 @@
 """Dense output (sol.evaluate), events, per-sample error control, block-filled outputs and the
 stepper protocol, against closed forms and independent references (scipy DOP853 at 1e-13)."""
+
 import functools
 
 import numpy as np
@@ -28,8 +29,11 @@ def oscillator(t, y):
     return np.array([y[1], -y[0]])
 
 
-PROBLEMS = {"lotka_volterra": (lotka_volterra, [1.0, 1.0], 12.0), "rigid_body": (rigid_body, [1.0, 0.0, 0.9], 20.0),
-            "oscillator": (oscillator, [1.0, 0.0], 10.0)}
+PROBLEMS = {
+    "lotka_volterra": (lotka_volterra, [1.0, 1.0], 12.0),
+    "rigid_body": (rigid_body, [1.0, 0.0, 0.9], 20.0),
+    "oscillator": (oscillator, [1.0, 0.0], 10.0),
+}
 
 
 @functools.lru_cache(maxsize=None)
@@ -37,7 +41,9 @@ def reference(name):
     from scipy.integrate import solve_ivp
 
     f, y0, t_end = PROBLEMS[name]
-    return solve_ivp(f, [0, t_end], y0, method="DOP853", rtol=1e-13, atol=1e-14, dense_output=True).sol
+    return solve_ivp(
+        f, [0, t_end], y0, method="DOP853", rtol=1e-13, atol=1e-14, dense_output=True
+    ).sol
 
 
 @pytest.mark.parametrize("method", ADAPTIVE)
@@ -63,19 +69,28 @@ def test_a_wrong_interpolant_fails_the_dense_check():
 
     from dynkit.solvers.tableaus import DOP853
 
-    hermite_dop853 = dataclasses.replace(DOP853, P=None, A_dense=(), C_dense=(), name="dop853-hermite")
+    hermite_dop853 = dataclasses.replace(
+        DOP853, P=None, A_dense=(), C_dense=(), name="dop853-hermite"
+    )
     f, y0, t_end = PROBLEMS["rigid_body"]
     ref, tq = reference("rigid_body"), np.linspace(0, t_end, 2001)
-    sol = dk.solve(f, np.array(y0), [0.0, t_end], method=hermite_dop853, rtol=1e-8, atol=1e-8, dense=True)
+    sol = dk.solve(
+        f, np.array(y0), [0.0, t_end], method=hermite_dop853, rtol=1e-8, atol=1e-8, dense=True
+    )
     ends = np.array(sol.dense.ends)
-    assert np.abs(sol.evaluate(tq) - ref(tq).T).max() > 3 * np.abs(sol.evaluate(ends) - ref(ends).T).max()
+    assert (
+        np.abs(sol.evaluate(tq) - ref(tq).T).max()
+        > 3 * np.abs(sol.evaluate(ends) - ref(ends).T).max()
+    )
 
 
 @pytest.mark.parametrize("method", ["dopri5", "dop853", "rk4", "ark4"])
 def test_evaluate_any_order_scalar_backward_and_equal_to_outputs(method):
     kwargs = dict(rtol=1e-9, atol=1e-9) if METHODS[method].adaptive else dict(step_size=-0.01)
     t = np.linspace(5.0, 0.0, 41)  # backward in time
-    sol = dk.solve(oscillator, np.array([np.cos(5.0), -np.sin(5.0)]), t, method=method, dense=True, **kwargs)
+    sol = dk.solve(
+        oscillator, np.array([np.cos(5.0), -np.sin(5.0)]), t, method=method, dense=True, **kwargs
+    )
     # the outputs are the same interpolants, filled in blocks: identical to evaluate at the same times
     assert np.array_equal(sol.evaluate(t[1:-1]), sol.ys[1:-1])
     tq = np.array([3.3, 0.2, 4.9, 1.7])  # any order
@@ -89,18 +104,28 @@ def test_evaluate_any_order_scalar_backward_and_equal_to_outputs(method):
 
 def test_evaluate_torch_keeps_library_dtype_and_gradient():
     y0 = torch.tensor([[1.0, 0.0], [2.0, 0.0]], dtype=torch.float64, requires_grad=True)
-    sol = dk.solve(lambda t, y: torch.stack([y[:, 1], -y[:, 0]], 1), y0, [0.0, 2.0], method="tsit5",
-                   rtol=1e-10, atol=1e-10, dense=True)
+    sol = dk.solve(
+        lambda t, y: torch.stack([y[:, 1], -y[:, 0]], 1),
+        y0,
+        [0.0, 2.0],
+        method="tsit5",
+        rtol=1e-10,
+        atol=1e-10,
+        dense=True,
+    )
     out = sol.evaluate(torch.tensor([0.5, 1.5]))
     assert isinstance(out, torch.Tensor) and out.dtype == torch.float64 and out.shape == (2, 2, 2)
     out[:, :, 0].sum().backward()  # d/dy0 of Σ_t y(t)[:, 0] = cos(0.5) + cos(1.5) per sample
-    assert torch.allclose(y0.grad[:, 0], torch.full((2,), np.cos(0.5) + np.cos(1.5), dtype=torch.float64),
-                          atol=1e-8)
+    assert torch.allclose(
+        y0.grad[:, 0], torch.full((2,), np.cos(0.5) + np.cos(1.5), dtype=torch.float64), atol=1e-8
+    )
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
-@given(times=st.lists(st.floats(0.0, 7.0), min_size=1, max_size=30, unique=True),
-       method=st.sampled_from(["dopri5", "tsit5", "dop853", "bosh3"]))
+@given(
+    times=st.lists(st.floats(0.0, 7.0), min_size=1, max_size=30, unique=True),
+    method=st.sampled_from(["dopri5", "tsit5", "dop853", "bosh3"]),
+)
 def test_outputs_requested_anywhere_equal_the_dense_output(times, method):
     # for all output grids: the outputs filled in blocks are the dense output at the same times, and
     # asking for outputs does not change the steps taken (same NFE as without them)
@@ -110,7 +135,9 @@ def test_outputs_requested_anywhere_equal_the_dense_output(times, method):
     sol = dk.solve(rigid_body, y0, t, method=method, rtol=1e-7, atol=1e-9)
     assert np.allclose(sol.ys, dense.evaluate(t), rtol=0, atol=1e-14)
     assert sol.stats.n_steps == dense.stats.n_steps
-    if method != "dop853":  # dop853's three extra stages are spent (and counted) only in steps with outputs
+    if (
+        method != "dop853"
+    ):  # dop853's three extra stages are spent (and counted) only in steps with outputs
         assert sol.stats.nfe == dense.stats.nfe
 
 
@@ -137,8 +164,14 @@ def test_terminal_event_at_the_closed_form_time_to_machine_precision(method):
     # interpolant here reproduces it exactly, so the zero is limited only by rounding (a few ulps).
     t_star = np.sqrt(2 * 10.0 / 9.81)
     kwargs = dict(rtol=1e-6, atol=1e-8) if METHODS[method].adaptive else dict(step_size=0.1)
-    sol = dk.solve(ballistic, np.array([10.0, 0.0]), np.linspace(0, 5, 11), method=method, events=[height],
-                   **kwargs)
+    sol = dk.solve(
+        ballistic,
+        np.array([10.0, 0.0]),
+        np.linspace(0, 5, 11),
+        method=method,
+        events=[height],
+        **kwargs,
+    )
     assert sol.result == "event" and sol.success
     assert abs(sol.t_events[0][0] - t_star) <= 8 * np.spacing(t_star), sol.t_events[0][0] - t_star
     assert abs(sol.y_events[0][0, 0]) < 1e-12
@@ -154,8 +187,15 @@ def test_terminal_event_at_the_closed_form_time_to_machine_precision(method):
 def test_bdf_terminal_event_as_accurate_as_its_solution():
     # the ballistic zero with bdf: within 1e-5 of t* (its state at rtol 1e-6 is good to ~1e-7 relative)
     t_star = np.sqrt(2 * 10.0 / 9.81)
-    sol = dk.solve(ballistic, np.array([10.0, 0.0]), np.linspace(0, 5, 11), method="bdf", events=[height],
-                   rtol=1e-6, atol=1e-8)
+    sol = dk.solve(
+        ballistic,
+        np.array([10.0, 0.0]),
+        np.linspace(0, 5, 11),
+        method="bdf",
+        events=[height],
+        rtol=1e-6,
+        atol=1e-8,
+    )
     assert sol.result == "event" and abs(sol.t_events[0][0] - t_star) < 1e-5
 
 
@@ -164,15 +204,36 @@ def test_harmonic_crossings_direction_and_terminal_count():
     def g(t, y):
         return y[0]
 
-    sol = dk.solve(oscillator, np.array([1.0, 0.0]), [0, 10], method="dop853", rtol=1e-12, atol=1e-12, events=g)
+    sol = dk.solve(
+        oscillator, np.array([1.0, 0.0]), [0, 10], method="dop853", rtol=1e-12, atol=1e-12, events=g
+    )
     assert np.abs(sol.t_events[0] - (np.pi / 2 + np.pi * np.arange(3))).max() < 1e-10
     assert np.abs(sol.y_events[0][:, 0]).max() < 1e-10
     g.direction = 1
-    sol = dk.solve(oscillator, np.array([1.0, 0.0]), [0, 10], method="tsit5", rtol=1e-12, atol=1e-12, events=[g])
+    sol = dk.solve(
+        oscillator,
+        np.array([1.0, 0.0]),
+        [0, 10],
+        method="tsit5",
+        rtol=1e-12,
+        atol=1e-12,
+        events=[g],
+    )
     assert np.abs(sol.t_events[0] - np.array([1.5 * np.pi])).max() < 1e-10
     g.direction, g.terminal = 0, 2  # stop at the second zero
-    sol = dk.solve(oscillator, np.array([1.0, 0.0]), np.linspace(0, 10, 101), rtol=1e-12, atol=1e-12, events=[g])
-    assert sol.result == "event" and len(sol.t_events[0]) == 2 and abs(sol.t_events[0][-1] - 1.5 * np.pi) < 1e-10
+    sol = dk.solve(
+        oscillator,
+        np.array([1.0, 0.0]),
+        np.linspace(0, 10, 101),
+        rtol=1e-12,
+        atol=1e-12,
+        events=[g],
+    )
+    assert (
+        sol.result == "event"
+        and len(sol.t_events[0]) == 2
+        and abs(sol.t_events[0][-1] - 1.5 * np.pi) < 1e-10
+    )
     assert sol.ts[-1] <= 1.5 * np.pi < sol.ts[-1] + 0.1 + 1e-12
 
 
@@ -209,7 +270,9 @@ def test_event_arguments_are_validated():
     with pytest.raises(ValueError, match=r"events\[0\]\.direction must be -1, 0 or \+1, got 2"):
         dk.solve(oscillator, y0, t, events=[g])
     g.direction, g.terminal = 0, -1
-    with pytest.raises(ValueError, match=r"events\[0\]\.terminal must be a bool or a non-negative int"):
+    with pytest.raises(
+        ValueError, match=r"events\[0\]\.terminal must be a bool or a non-negative int"
+    ):
         dk.solve(oscillator, y0, t, events=g)
 
     def returns_text(t, y):
@@ -247,7 +310,9 @@ def test_every_zero_inside_long_steps_is_found():
 def test_several_zeros_per_step_of_a_per_sample_event_function():
     # one value per sample: sample 0 crosses at k pi / 40 (13 zeros in [0, 1]), sample 1 at k pi / 30 (10)
     freq = np.array([40.0, 30.0])
-    sol = dk.solve(lambda t, y: 0 * y, np.ones((2, 1)), [0.0, 1.0], events=[lambda t, y: np.sin(freq * t)])
+    sol = dk.solve(
+        lambda t, y: 0 * y, np.ones((2, 1)), [0.0, 1.0], events=[lambda t, y: np.sin(freq * t)]
+    )
     for sample, n in ((0, 13), (1, 10)):
         times = np.sort(sol.t_events[0][sol.event_indices[0] == sample])
         assert np.abs(times - np.arange(n) * np.pi / freq[sample]).max() < 8 * np.spacing(1.0)
@@ -279,8 +344,14 @@ def test_a_zero_at_t0_counts_as_in_scipy(slope, direction, terminal):
 
 def test_a_zero_on_a_step_end_counts_once():
     # g = t - 0.5 is 0 exactly at the end of the second Euler step (and the start of the third)
-    sol = dk.solve(lambda t, y: -y, np.ones(1), [0.0, 1.0], method="euler", step_size=0.25,
-                   events=[lambda t, y: t - 0.5])
+    sol = dk.solve(
+        lambda t, y: -y,
+        np.ones(1),
+        [0.0, 1.0],
+        method="euler",
+        step_size=0.25,
+        events=[lambda t, y: t - 0.5],
+    )
     assert sol.t_events[0].tolist() == [0.5]
 
 
@@ -303,7 +374,7 @@ def test_an_event_function_returning_nan_fails_naming_it(nan_from):
 
 def oscillators(omegas):
     def f(t, y):
-        return np.stack([y[:, 1], -omegas ** 2 * y[:, 0]], 1)
+        return np.stack([y[:, 1], -(omegas**2) * y[:, 0]], 1)
 
     return f
 
@@ -319,9 +390,16 @@ def test_per_sample_error_control_keeps_every_sample_as_accurate_as_alone():
     t_end = 10.0
     exact = np.stack([amp * np.cos(omegas * t_end), -amp * omegas * np.sin(omegas * t_end)], 1)
     kwargs = dict(rtol=1e-6, atol=1e-9)
-    alone = [np.abs(dk.solve(oscillators(omegas[i:i + 1]), y0[i:i + 1], [0, t_end], **kwargs).ys[-1]
-                    - exact[i]).max() for i in (0, 1)]
-    per_sample = np.abs(dk.solve(oscillators(omegas), y0, [0, t_end], per_sample=True, **kwargs).ys[-1] - exact)
+    alone = [
+        np.abs(
+            dk.solve(oscillators(omegas[i : i + 1]), y0[i : i + 1], [0, t_end], **kwargs).ys[-1]
+            - exact[i]
+        ).max()
+        for i in (0, 1)
+    ]
+    per_sample = np.abs(
+        dk.solve(oscillators(omegas), y0, [0, t_end], per_sample=True, **kwargs).ys[-1] - exact
+    )
     whole = np.abs(dk.solve(oscillators(omegas), y0, [0, t_end], **kwargs).ys[-1] - exact)
     for i in (0, 1):
         assert per_sample[i].max() <= 2 * alone[i], (i, per_sample[i].max(), alone[i])
@@ -334,8 +412,13 @@ def test_per_sample_torch_matches_numpy_and_validates():
     y0 = np.array([[1.0, 0.0], [1e-3, 0.0]])
     a = dk.solve(oscillators(omegas), y0, [0, 3.0], per_sample=True, method="tsit5")
     om = torch.tensor(omegas)
-    b = dk.solve(lambda t, y: torch.stack([y[:, 1], -om ** 2 * y[:, 0]], 1), torch.tensor(y0), [0, 3.0],
-                 per_sample=True, method="tsit5")
+    b = dk.solve(
+        lambda t, y: torch.stack([y[:, 1], -(om**2) * y[:, 0]], 1),
+        torch.tensor(y0),
+        [0, 3.0],
+        per_sample=True,
+        method="tsit5",
+    )
     assert a.stats.nfe == b.stats.nfe and np.allclose(a.ys, b.ys.numpy(), rtol=1e-12, atol=1e-15)
     with pytest.raises(ValueError, match="per_sample=True needs a leading sample axis"):
         dk.solve(lambda t, y: -y, np.array(1.0), [0, 1], per_sample=True)
@@ -354,7 +437,10 @@ def test_many_output_times_filled_in_blocks_match_one_by_one():
     ref = reference("rigid_body")(t).T
     assert np.abs(sol.ys - ref).max() < 1e-5
     # the same solve with only the step ends requested: outputs change nothing in the steps taken
-    assert dk.solve(rigid_body, np.array([1.0, 0.0, 0.9]), [0, 20], rtol=1e-8, atol=1e-8).stats.nfe == sol.stats.nfe
+    assert (
+        dk.solve(rigid_body, np.array([1.0, 0.0, 0.9]), [0, 20], rtol=1e-8, atol=1e-8).stats.nfe
+        == sol.stats.nfe
+    )
 
 
 class HeunEuler:
@@ -377,16 +463,27 @@ class _HeunEulerStepper:
         k2 = self.field(t + h, self.backend.lincomb(y, (k1,), (h,)))
         y_new = self.backend.lincomb(y, (k1, k2), (h / 2, h / 2))
         slope = Slope(self.field, t + h, y_new)
-        return Trial(y_new, self.backend.lincomb(None, (k1, k2), (-h / 2, h / 2)),
-                     hermite(self.backend, h, y, k1, y_new, slope), slope)
+        return Trial(
+            y_new,
+            self.backend.lincomb(None, (k1, k2), (-h / 2, h / 2)),
+            hermite(self.backend, h, y, k1, y_new, slope),
+            slope,
+        )
 
     def accepted(self, trial):
         self.accepted_count += 1
 
 
 def test_a_user_stepper_plugs_into_the_controller():
-    sol = dk.solve(lambda t, y: -y, np.array([1.0]), np.linspace(0, 2, 5), method=HeunEuler(), rtol=1e-6,
-                   atol=1e-9, dense=True)
+    sol = dk.solve(
+        lambda t, y: -y,
+        np.array([1.0]),
+        np.linspace(0, 2, 5),
+        method=HeunEuler(),
+        rtol=1e-6,
+        atol=1e-9,
+        dense=True,
+    )
     assert sol.method == "heun-euler" and sol.stats.n_rejected >= 0
     assert abs(sol.ys[-1, 0] - np.exp(-2)) < 1e-4
     assert abs(sol.evaluate(1.3)[0] - np.exp(-1.3)) < 1e-4

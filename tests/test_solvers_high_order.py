@@ -7,6 +7,7 @@
 * the embedded error estimates against the true local error of the embedded formula;
 * the continuous extensions' order conditions (b_j(θ) against θ^ρ/γ).
 """
+
 import dataclasses
 from fractions import Fraction as Fr
 
@@ -36,7 +37,9 @@ def extended_tableau(tab: RungeKuttaTableau):
         c.append(mpmath.mpf(1))
     for row, ci in zip(tab.A_dense, tab.C_dense):
         n = len(A) + 1
-        A = [r + [mpmath.mpf(0)] for r in A] + [[_mp(x) for x in row] + [mpmath.mpf(0)] * (n - len(row))]
+        A = [r + [mpmath.mpf(0)] for r in A] + [
+            [_mp(x) for x in row] + [mpmath.mpf(0)] * (n - len(row))
+        ]
         c.append(_mp(ci))
     return A, c
 
@@ -65,7 +68,9 @@ def tree_residuals(A, b, max_order, theta=1):
 
 
 def worst(residuals, order=None):
-    return max(float(abs(r)) for tau, r in residuals.items() if order is None or tree_order(tau) == order)
+    return max(
+        float(abs(r)) for tau, r in residuals.items() if order is None or tree_order(tau) == order
+    )
 
 
 # tolerance of the order conditions: the coefficients are printed decimals (tsit5 16 digits,
@@ -74,7 +79,9 @@ CASES = [(TSIT5, 5, 4, 4, 5e-14), (DOP853, 8, 5, 7, 1e-24)]
 
 
 @pytest.mark.parametrize("tab,order,embedded,dense_order,tol", CASES, ids=["tsit5", "dop853"])
-def test_order_conditions_hold_up_to_the_order_and_fail_beyond(tab, order, embedded, dense_order, tol):
+def test_order_conditions_hold_up_to_the_order_and_fail_beyond(
+    tab, order, embedded, dense_order, tol
+):
     A = [[_mp(x) for x in row] for row in tab.A]
     b = [_mp(x) for x in tab.B]
     res = tree_residuals(A, b, order + 1)
@@ -90,12 +97,19 @@ def test_order_conditions_hold_up_to_the_order_and_fail_beyond(tab, order, embed
 
 
 @pytest.mark.parametrize("tab,order,embedded,dense_order,tol", CASES, ids=["tsit5", "dop853"])
-def test_continuous_extension_satisfies_the_dense_order_conditions(tab, order, embedded, dense_order, tol):
+def test_continuous_extension_satisfies_the_dense_order_conditions(
+    tab, order, embedded, dense_order, tol
+):
     A, _ = extended_tableau(tab)
     for theta in (Fr(1, 3), Fr(1, 2), Fr(9, 10), Fr(1)):
-        b = [mpmath.fsum(_mp(p) * _mp(theta) ** (m + 1) for m, p in enumerate(row)) for row in tab.P]
+        b = [
+            mpmath.fsum(_mp(p) * _mp(theta) ** (m + 1) for m, p in enumerate(row)) for row in tab.P
+        ]
         res = tree_residuals(A, b, dense_order + 1, theta=_mp(theta))
-        assert worst({t: r for t, r in res.items() if tree_order(t) <= dense_order}) < 1e3 * tol, (tab.name, theta)
+        assert worst({t: r for t, r in res.items() if tree_order(t) <= dense_order}) < 1e3 * tol, (
+            tab.name,
+            theta,
+        )
         if theta != 1:  # at θ = 1 it is the step itself, of higher order
             assert worst(res, dense_order + 1) > 1e-8, (tab.name, theta)
 
@@ -110,8 +124,11 @@ def test_dop853_dense_matrix_agrees_with_hairers_nested_form():
     r = [b, e1 - b, b - e13 - (e1 - b)] + [np.array([float(x) for x in d]) for d in T._DOP_D]
     for theta in (0.1, 0.37, 0.8):
         s1 = 1 - theta
-        nested = theta * (r[0] + s1 * (r[1] + theta * (r[2] + s1 * (r[3] + theta * (r[4] + s1 * (
-            r[5] + theta * r[6]))))))
+        nested = theta * (
+            r[0]
+            + s1
+            * (r[1] + theta * (r[2] + s1 * (r[3] + theta * (r[4] + s1 * (r[5] + theta * r[6])))))
+        )
         assert np.allclose(DOP853.p @ theta ** np.arange(1, 8), nested, rtol=0, atol=1e-12)
 
 
@@ -122,22 +139,36 @@ def rigid_body(t, y):
 def rigid_body_reference(t_end):
     from scipy.integrate import solve_ivp
 
-    return solve_ivp(rigid_body, [0, t_end], [1.0, 0.0, 0.9], method="DOP853", rtol=1e-13, atol=1e-15).y[:, -1]
+    return solve_ivp(
+        rigid_body, [0, t_end], [1.0, 0.0, 0.9], method="DOP853", rtol=1e-13, atol=1e-15
+    ).y[:, -1]
 
 
-@pytest.mark.parametrize("tab,order,steps", [(TSIT5, 5, (20, 40)), (DOP853, 8, (8, 16)), (DOPRI5, 5, (20, 40))],
-                         ids=["tsit5", "dop853", "dopri5"])
+@pytest.mark.parametrize(
+    "tab,order,steps",
+    [(TSIT5, 5, (20, 40)), (DOP853, 8, (8, 16)), (DOPRI5, 5, (20, 40))],
+    ids=["tsit5", "dop853", "dopri5"],
+)
 def test_observed_convergence_order_with_constant_steps(tab, order, steps):
     # the propagated formula alone (E removed: a fixed-step method), steps h and h/2 on [0, 4]
     fixed = dataclasses.replace(tab, E=None, error_order=None, E2=None, name=tab.name + "-fixed")
     exact = rigid_body_reference(4.0)
-    errors = [np.abs(dk.solve(rigid_body, np.array([1.0, 0.0, 0.9]), [0, 4.0], method=fixed,
-                              step_size=4.0 / n).ys[-1] - exact).max() for n in steps]
+    errors = [
+        np.abs(
+            dk.solve(
+                rigid_body, np.array([1.0, 0.0, 0.9]), [0, 4.0], method=fixed, step_size=4.0 / n
+            ).ys[-1]
+            - exact
+        ).max()
+        for n in steps
+    ]
     observed = np.log2(errors[0] / errors[1])
     assert abs(observed - order) < 0.35, (tab.name, observed, errors)  # asymptotic-range tolerance
 
 
-@pytest.mark.parametrize("tab,embedded", [(TSIT5, 4), (DOP853, 5), (DOPRI5, 4)], ids=["tsit5", "dop853", "dopri5"])
+@pytest.mark.parametrize(
+    "tab,embedded", [(TSIT5, 4), (DOP853, 5), (DOPRI5, 4)], ids=["tsit5", "dop853", "dopri5"]
+)
 def test_embedded_estimate_matches_the_true_error_of_the_embedded_formula(tab, embedded):
     # One step from y0: the estimate h Σ e_j k_j = y_new - y_hat; the true error of y_hat is
     # y(t + h) - y_hat. With y_new far more accurate, the two agree to O(h) relative.
@@ -158,8 +189,8 @@ def test_embedded_estimate_matches_the_true_error_of_the_embedded_formula(tab, e
 def test_a_planted_coefficient_error_breaks_the_order_conditions():
     # the check can fail: perturb one coefficient of B by 1e-10
     B = list(TSIT5.B)
-    B[3] += Fr(1, 10 ** 10)
-    B[4] -= Fr(1, 10 ** 10)  # keep Σ b = 1 so that only the higher conditions see it
+    B[3] += Fr(1, 10**10)
+    B[4] -= Fr(1, 10**10)  # keep Σ b = 1 so that only the higher conditions see it
     A = [[_mp(x) for x in row] for row in TSIT5.A]
     assert worst(tree_residuals(A, [_mp(x) for x in B], 5)) > 1e-12
 
@@ -171,16 +202,38 @@ def test_torch_autograd_through_the_new_methods_matches_finite_differences(metho
     A = np.array([[0.0, 1.0], [-1.0, -0.1]])
     At = torch.tensor(A.T)
     y0 = torch.tensor([1.0, 0.5], dtype=torch.float64, requires_grad=True)
-    sol = dk.solve(lambda t, y: y @ At + 0.1 * torch.sin(y), y0, [0, 3.0], method=method, rtol=1e-11, atol=1e-12)
+    sol = dk.solve(
+        lambda t, y: y @ At + 0.1 * torch.sin(y),
+        y0,
+        [0, 3.0],
+        method=method,
+        rtol=1e-11,
+        atol=1e-12,
+    )
     sol.ys[-1].sum().backward()
 
     def end_sum(start):
-        return dk.solve(lambda t, y: y @ A.T + 0.1 * np.sin(y), start, [0, 3.0], method=method, rtol=1e-11,
-                        atol=1e-12).ys[-1].sum()
+        return (
+            dk.solve(
+                lambda t, y: y @ A.T + 0.1 * np.sin(y),
+                start,
+                [0, 3.0],
+                method=method,
+                rtol=1e-11,
+                atol=1e-12,
+            )
+            .ys[-1]
+            .sum()
+        )
 
     e = 1e-6  # central differences: O(e²) truncation, ~1e-10 / e rounding -> agreement to ~1e-6 relative
-    fd = [(end_sum(np.array([1.0, 0.5]) + e * d) - end_sum(np.array([1.0, 0.5]) - e * d)) / (2 * e) for d in np.eye(2)]
+    fd = [
+        (end_sum(np.array([1.0, 0.5]) + e * d) - end_sum(np.array([1.0, 0.5]) - e * d)) / (2 * e)
+        for d in np.eye(2)
+    ]
     assert np.allclose(y0.grad.numpy(), fd, rtol=1e-6, atol=0)
-    y32 = torch.tensor([1.0, 0.5], requires_grad=True)  # float32 stays float32, dense output included
+    y32 = torch.tensor(
+        [1.0, 0.5], requires_grad=True
+    )  # float32 stays float32, dense output included
     sol32 = dk.solve(lambda t, y: y @ At.float(), y32, [0, 3.0], method=method, dense=True)
     assert sol32.ys.dtype == torch.float32 and sol32.evaluate([1.0]).dtype == torch.float32

@@ -4,6 +4,7 @@ References are closed forms, the coefficient table of Hairer & Wanner (Solving O
 the error weights of Eq. IV.8.19), the Bari IVP test set's published values, and scipy's Radau at tight
 tolerance; every checker is also run on a planted violation.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,12 +47,18 @@ def test_radau5_coefficients_are_hairer_wanners():
     # derived from the nodes by collocation; compared with [HW] Table IV.5.6 and the error weights of
     # Eq. (IV.8.19), (e_1, e_2, e_3) = γ_0 (−13 − 7√6, −13 + 7√6, −1) / 3 with γ_0 = 1/γ̂
     s6 = math.sqrt(6.0)
-    A = np.array([[(88 - 7 * s6) / 360, (296 - 169 * s6) / 1800, (-2 + 3 * s6) / 225],
-                  [(296 + 169 * s6) / 1800, (88 + 7 * s6) / 360, (-2 - 3 * s6) / 225],
-                  [(16 - s6) / 36, (16 + s6) / 36, 1 / 9]])
+    A = np.array(
+        [
+            [(88 - 7 * s6) / 360, (296 - 169 * s6) / 1800, (-2 + 3 * s6) / 225],
+            [(296 + 169 * s6) / 1800, (88 + 7 * s6) / 360, (-2 - 3 * s6) / 225],
+            [(16 - s6) / 36, (16 + s6) / 36, 1 / 9],
+        ]
+    )
     np.testing.assert_allclose(RADAU5.c, [(4 - s6) / 10, (4 + s6) / 10, 1.0], rtol=1e-14)
     np.testing.assert_allclose(RADAU5.A, A, rtol=1e-13, atol=1e-15)
-    np.testing.assert_allclose(RADAU5.e * RADAU5.gamma, [(-13 - 7 * s6) / 3, (-13 + 7 * s6) / 3, -1 / 3], rtol=1e-12)
+    np.testing.assert_allclose(
+        RADAU5.e * RADAU5.gamma, [(-13 - 7 * s6) / 3, (-13 + 7 * s6) / 3, -1 / 3], rtol=1e-12
+    )
     # T⁻¹ A⁻¹ T is block diagonal: γ̂ and the pair α̂ ± iβ̂
     Lam = RADAU5.T_inv @ np.linalg.inv(RADAU5.A) @ RADAU5.T
     a, b = RADAU5.alpha_beta.real, RADAU5.alpha_beta.imag
@@ -83,8 +90,14 @@ def _observed_order(method, case) -> float:
 
 # y' = y cos t (y = e^{sin t}: exercises the stage times) and y' = 1 + y² (y = tan t: nonlinear); y' = −y²
 # would not do: its h^6 error term nearly vanishes for Radau IIA (measured order 6.7)
-CASES = [(lambda t, y: y * np.cos(t), lambda t: np.array([np.exp(np.sin(t))]), np.array([np.exp(np.sin(0.3))])),
-         (lambda t, y: 1 + y * y, lambda t: np.array([np.tan(t)]), np.array([np.tan(0.3)]))]
+CASES = [
+    (
+        lambda t, y: y * np.cos(t),
+        lambda t: np.array([np.exp(np.sin(t))]),
+        np.array([np.exp(np.sin(0.3))]),
+    ),
+    (lambda t, y: 1 + y * y, lambda t: np.array([np.tan(t)]), np.array([np.tan(0.3)])),
+]
 
 
 @pytest.mark.parametrize("case", range(len(CASES)))
@@ -106,7 +119,9 @@ def test_radau_nodes_and_collocation_reproduce_lower_orders():
     np.testing.assert_allclose(radau_nodes(1), [1.0])
     np.testing.assert_allclose(collocation_matrix(radau_nodes(1)), [[1.0]])
     np.testing.assert_allclose(radau_nodes(2), [1 / 3, 1.0], rtol=1e-14)
-    np.testing.assert_allclose(collocation_matrix(radau_nodes(2)), [[5 / 12, -1 / 12], [3 / 4, 1 / 4]], rtol=1e-13)
+    np.testing.assert_allclose(
+        collocation_matrix(radau_nodes(2)), [[5 / 12, -1 / 12], [3 / 4, 1 / 4]], rtol=1e-13
+    )
 
 
 def test_newton_that_does_not_converge_rejects_the_step():
@@ -121,10 +136,18 @@ def test_newton_that_does_not_converge_rejects_the_step():
     assert stepper.newton_failed and np.isinf(trial.error).all()
     assert stepper.step_factor(math.inf, False, 0.25) == 0.5
     assert field.stats.newton_failures == 1
-    sol = dk.solve(f, y0, [0.0, 1.0], method="radau5", rtol=1e-6, atol=1e-9,
-                   jac=lambda t, y: np.array([[+lam]]), jac_check=False)  # the wrong jac on purpose
+    sol = dk.solve(
+        f,
+        y0,
+        [0.0, 1.0],
+        method="radau5",
+        rtol=1e-6,
+        atol=1e-9,
+        jac=lambda t, y: np.array([[+lam]]),
+        jac_check=False,
+    )  # the wrong jac on purpose
     assert sol.stats.newton_failures > 0 and sol.stats.n_rejected >= sol.stats.newton_failures
-    exact = lam ** 2 / (1 + lam ** 2) * np.cos(1.0) + lam / (1 + lam ** 2) * np.sin(1.0)
+    exact = lam**2 / (1 + lam**2) * np.cos(1.0) + lam / (1 + lam**2) * np.sin(1.0)
     assert abs(sol.ys[-1, 0] - exact) < 1e-5
 
 
@@ -155,10 +178,14 @@ def test_radau5_and_bdf_refuse_torch_states_naming_y0(method):
         calls.append(t)
         return -y
 
-    with pytest.raises(ValueError, match=rf"{method}.*needs y0 as a numpy array, got a torch.Tensor.*rodas4"):
+    with pytest.raises(
+        ValueError, match=rf"{method}.*needs y0 as a numpy array, got a torch.Tensor.*rodas4"
+    ):
         dk.solve(f, torch.ones(2, dtype=torch.float64), [0.0, 1.0], method=method)
     assert calls == []
-    sol = dk.solve(f, torch.ones(2, dtype=torch.float64), [0.0, 1.0], method="auto")  # the alternative named
+    sol = dk.solve(
+        f, torch.ones(2, dtype=torch.float64), [0.0, 1.0], method="auto"
+    )  # the alternative named
     assert torch.is_tensor(sol.ys) and sol.success
 
 
@@ -166,8 +193,15 @@ def test_radau5_dense_output_inside_long_steps():
     # y' = −1e6 (y − cos t): few long steps; outputs inside them by order-5 sub-steps, error ≤ 1e-5
     lam = -1e6
     t = np.linspace(0.0, 2.0, 9)
-    sol = dk.solve(lambda t, y: lam * (y - np.cos(t)), np.array([0.0]), t, method="radau5", rtol=1e-6, atol=1e-9,
-                   dense=True)
+    sol = dk.solve(
+        lambda t, y: lam * (y - np.cos(t)),
+        np.array([0.0]),
+        t,
+        method="radau5",
+        rtol=1e-6,
+        atol=1e-9,
+        dense=True,
+    )
     A, B = lam * lam / (1 + lam * lam), -lam / (1 + lam * lam)
     exact = lambda s: A * np.cos(s) + B * np.sin(s) - A * np.exp(lam * s)  # noqa: E731
     assert np.abs(sol.ys[:, 0] - exact(t)).max() < 1e-5
@@ -186,8 +220,15 @@ ROBERTSON_RTOL = {"rosenbrock23": 1e-4}
 
 def _robertson(method, jac=None):
     p = TESTSET["robertson"]
-    sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=method, rtol=ROBERTSON_RTOL.get(method, 1e-6),
-                   atol=ROBERTSON_ATOL, jac=jac)
+    sol = dk.solve(
+        p.f,
+        p.y0,
+        [0.0, p.t_end],
+        method=method,
+        rtol=ROBERTSON_RTOL.get(method, 1e-6),
+        atol=ROBERTSON_ATOL,
+        jac=jac,
+    )
     return np.abs(sol.ys[-1] - p.reference), sol
 
 
@@ -216,8 +257,9 @@ def robertson_reference():
     """Robertson at t = 1e11 by scipy's Radau at rtol 1e-10 with the analytic Jacobian (independent of
     dynkit), checked against the test set's published values."""
     p = TESTSET["robertson"]
-    ref = scipy.integrate.solve_ivp(p.f, (0.0, p.t_end), p.y0, method="Radau", rtol=1e-10,
-                                    atol=[1e-16, 1e-22, 1e-16], jac=p.jac).y[:, -1]
+    ref = scipy.integrate.solve_ivp(
+        p.f, (0.0, p.t_end), p.y0, method="Radau", rtol=1e-10, atol=[1e-16, 1e-22, 1e-16], jac=p.jac
+    ).y[:, -1]
     assert np.allclose(ref, p.reference, rtol=1e-6, atol=0)
     return ref
 
@@ -241,7 +283,9 @@ def test_robertson_loose_tolerance_never_a_silent_wrong_answer(method, rtol, rob
     # tolerance. Every stiff method: success and right within 10 % wherever anything is above atol
     # (or a reported failure, which none needs here).
     p = TESTSET["robertson"]
-    sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=method, rtol=rtol, atol=LOOSE_ATOL, throw=False)
+    sol = dk.solve(
+        p.f, p.y0, [0.0, p.t_end], method=method, rtol=rtol, atol=LOOSE_ATOL, throw=False
+    )
     if sol.success:
         assert _wrong_components(sol.ys[-1], robertson_reference, LOOSE_ATOL).size == 0, sol.ys[-1]
 
@@ -264,9 +308,21 @@ def test_loose_robertson_check_catches_the_tolerance_bound_newton(monkeypatch, r
 DONE_CRITERION_NOT_MET = {"bdf", "rodas4", "rosenbrock23"}
 
 
-@pytest.mark.parametrize("method", [pytest.param(m, marks=pytest.mark.xfail(
-    strict=True, reason="1e-3 relative at 2 atol is tighter than the tolerance; within it (see above)"))
-    if m in DONE_CRITERION_NOT_MET else m for m in STIFF_METHODS])
+@pytest.mark.parametrize(
+    "method",
+    [
+        pytest.param(
+            m,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="1e-3 relative at 2 atol is tighter than the tolerance; within it (see above)",
+            ),
+        )
+        if m in DONE_CRITERION_NOT_MET
+        else m
+        for m in STIFF_METHODS
+    ],
+)
 def test_robertson_done_criterion(method):
     # Robertson to 1e11, rtol 1e-6, atol (1e-8, 1e-14, 1e-8), numpy f, no jac=: within 1e-3 relative where the
     # reference is above atol
@@ -317,7 +373,9 @@ def test_robertson_check_catches_unscaled_differences(monkeypatch):
 
 def _fd(f, y, **kw):
     field = _Field(f, y, **kw)
-    J, _ = FiniteDifferenceJacobian(field, NumpyBackend(y), False, kw.get("sparsity"))(0.0, y, f(0.0, y))
+    J, _ = FiniteDifferenceJacobian(field, NumpyBackend(y), False, kw.get("sparsity"))(
+        0.0, y, f(0.0, y)
+    )
     return J, field.stats.nfe
 
 
@@ -375,9 +433,11 @@ def _orthogonal(groups, pattern) -> bool:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(1, 30), st.floats(0.02, 0.4), st.integers(0, 2 ** 31 - 1))
+@given(st.integers(1, 30), st.floats(0.02, 0.4), st.integers(0, 2**31 - 1))
 def test_column_groups_are_structurally_orthogonal(n, density, seed):
-    pattern = (scipy.sparse.random(n, n, density=density, random_state=seed, format="csc") != 0).tocsc()  # 0/1 only
+    pattern = (
+        scipy.sparse.random(n, n, density=density, random_state=seed, format="csc") != 0
+    ).tocsc()  # 0/1 only
     assert _orthogonal(SparsityPattern(pattern, n).groups, pattern)
 
 
@@ -405,7 +465,9 @@ def test_sparse_brusselator_end_to_end(method, how):
     # 200 states, t ∈ [0, 2]: against scipy Radau at rtol 1e-10 (its own sparse Jacobian); error ≤ 1e-4
     # (rtol 1e-6: global error within 100 rtol)
     f, jac, y0 = _brusselator(100)
-    ref = scipy.integrate.solve_ivp(f, (0.0, 2.0), y0, method="Radau", rtol=1e-10, atol=1e-12, jac=jac).y[:, -1]
+    ref = scipy.integrate.solve_ivp(
+        f, (0.0, 2.0), y0, method="Radau", rtol=1e-10, atol=1e-12, jac=jac
+    ).y[:, -1]
     kw = dict(jac_sparsity=jac(0.0, y0) != 0) if how == "jac_sparsity" else dict(jac=jac)
     sol = dk.solve(f, y0, [0.0, 2.0], method=method, rtol=1e-6, atol=1e-8, **kw)
     assert np.abs(sol.ys[-1] - ref).max() < 1e-4
@@ -421,20 +483,29 @@ def test_jac_sparsity_bad_input():
         dk.solve(f, y0, [0.0, 1.0], method="rodas4", jac_sparsity=np.array([["a"] * 10] * 10))
     torch = pytest.importorskip("torch")
     with pytest.raises(ValueError, match="jac_sparsity is for numpy states"):
-        dk.solve(lambda t, y: -y, torch.ones(3, dtype=torch.float64), [0.0, 1.0], method="rodas4",
-                 jac_sparsity=np.eye(3))
+        dk.solve(
+            lambda t, y: -y,
+            torch.ones(3, dtype=torch.float64),
+            [0.0, 1.0],
+            method="rodas4",
+            jac_sparsity=np.eye(3),
+        )
 
 
 def test_sparse_jacobian_of_wrong_shape_is_refused():
     f, jac, y0 = _brusselator(5)
     with pytest.raises(ValueError, match="got a sparse matrix of shape"):
-        dk.solve(f, y0, [0.0, 1.0], method="radau5", jac=lambda t, y: scipy.sparse.eye(4, format="csc"))
+        dk.solve(
+            f, y0, [0.0, 1.0], method="radau5", jac=lambda t, y: scipy.sparse.eye(4, format="csc")
+        )
 
 
 def test_auto_logs_why_it_switched():
     p = TESTSET["vdpol"]
     for rtol, stiff in ((1e-6, "radau5"), (1e-3, "rodas4")):
-        sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method="auto", rtol=rtol, atol=rtol * 1e-3, jac=p.jac)
+        sol = dk.solve(
+            p.f, p.y0, [0.0, p.t_end], method="auto", rtol=rtol, atol=rtol * 1e-3, jac=p.jac
+        )
         first = sol.switch_log[0]
         assert (first.from_method, first.to_method) == ("dopri5", stiff)
         assert "stability-limited" in first.reason and f"rtol {rtol:g}" in first.reason
@@ -497,7 +568,9 @@ def test_bdf_step_change_resamples_the_interpolating_polynomial():
 
     def diffs(step):
         vals = np.array([p(1.0 - j * step) for j in range(k + 1)])
-        return np.array([sum((-1) ** j * math.comb(m, j) * vals[j] for j in range(m + 1)) for m in range(k + 1)])
+        return np.array(
+            [sum((-1) ** j * math.comb(m, j) * vals[j] for j in range(m + 1)) for m in range(k + 1)]
+        )
 
     np.testing.assert_allclose(rescale_matrix(k, rho) @ diffs(h), diffs(rho * h), atol=1e-13)
     # planted: the ratio inverted does not
@@ -508,10 +581,18 @@ def test_bdf_newton_failure_rejects_and_recovers():
     # planted: the Jacobian's sign flipped on y' = −100 (y − cos t): Newton contracts only for h < 1/300
     lam = 1e2
     f = lambda t, y: -lam * (y - np.cos(t))  # noqa: E731
-    sol = dk.solve(f, np.array([1.0]), [0.0, 1.0], method="bdf", rtol=1e-6, atol=1e-9,
-                   jac=lambda t, y: np.array([[+lam]]), jac_check=False)  # planted: the wrong sign
+    sol = dk.solve(
+        f,
+        np.array([1.0]),
+        [0.0, 1.0],
+        method="bdf",
+        rtol=1e-6,
+        atol=1e-9,
+        jac=lambda t, y: np.array([[+lam]]),
+        jac_check=False,
+    )  # planted: the wrong sign
     assert sol.stats.newton_failures > 0
-    exact = lam ** 2 / (1 + lam ** 2) * np.cos(1.0) + lam / (1 + lam ** 2) * np.sin(1.0)
+    exact = lam**2 / (1 + lam**2) * np.cos(1.0) + lam / (1 + lam**2) * np.sin(1.0)
     assert abs(sol.ys[-1, 0] - exact) < 1e-4
 
 
@@ -551,7 +632,9 @@ def test_engine_does_not_import_the_adjoint():
     assert "adjoint" not in _relative_imports(inspect.getsource(engine))
     assert "engine" in _relative_imports(inspect.getsource(adjoint))
     # planted: a late import inside a function is found too
-    assert "adjoint" in _relative_imports("def solve():\n    from .adjoint import validated_adjoint_call\n")
+    assert "adjoint" in _relative_imports(
+        "def solve():\n    from .adjoint import validated_adjoint_call\n"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -566,7 +649,9 @@ def _rosenbrock_local_errors(tableau, case, hs):
     for h in hs:
         field = _Field(f, y0)
         trial = RosenbrockStepper(tableau, field, NumpyBackend(y0)).attempt(0.3, y0, h, f(0.3, y0))
-        out.append((float(np.abs(trial.y_new - exact(0.3 + h)).max()), float(np.abs(trial.error).max())))
+        out.append(
+            (float(np.abs(trial.y_new - exact(0.3 + h)).max()), float(np.abs(trial.error).max()))
+        )
     return np.array(out)
 
 
@@ -611,7 +696,9 @@ def test_rodas5_is_l_stable():
     for z in -np.logspace(-2, 12, 30):
         y0 = np.array([1.0])
         field = _Field(lambda t, y: lam * y, y0, jac=lambda t, y: np.array([[lam]]))
-        trial = RosenbrockStepper(RODAS5, field, NumpyBackend(y0)).attempt(0.0, y0, z / lam, lam * y0)
+        trial = RosenbrockStepper(RODAS5, field, NumpyBackend(y0)).attempt(
+            0.0, y0, z / lam, lam * y0
+        )
         values.append(float(trial.y_new[0]))
     assert max(abs(v) for v in values) <= 1 + 1e-12 and abs(values[-1]) < 1e-6
 
@@ -625,7 +712,9 @@ def _slow_manifold_jacobian_errors(fac_min=None) -> list[float]:
     A = -(Q * lam) @ Q.T
     y0 = Q @ np.ones(10)
     f = lambda t, y: A @ y  # noqa: E731
-    provider = FiniteDifferenceJacobian(_Field(f, y0, rtol=1e-6, atol=1e-9), NumpyBackend(y0), False)
+    provider = FiniteDifferenceJacobian(
+        _Field(f, y0, rtol=1e-6, atol=1e-9), NumpyBackend(y0), False
+    )
     if fac_min is not None:
         provider.fac_min = fac_min
     errors = []
@@ -659,7 +748,10 @@ def test_auto_switches_early_at_a_tight_tolerance():
     log = _robertson_auto_switch(1e-10)
     assert log and log[0].t < 0.2 and (log[0].from_method, log[0].to_method) == ("dopri5", "radau5")
     # the threshold 1/2 at rtol 1e-7, falling as (rtol / 1e-7)^(1/5): 0.126 at 1e-10
-    assert "pinned near its stability boundary" in log[0].reason and "0.126 on 45 steps" in log[0].reason
+    assert (
+        "pinned near its stability boundary" in log[0].reason
+        and "0.126 on 45 steps" in log[0].reason
+    )
 
 
 def test_early_switch_check_catches_the_first_count_alone(monkeypatch):
@@ -674,9 +766,20 @@ def test_early_switch_check_catches_the_first_count_alone(monkeypatch):
 def test_pinned_count_leaves_nonstiff_problems_explicit(rtol):
     # Lorenz and Van der Pol μ = 5: nonstiff, steps limited by accuracy (at rtol 1e-2 they sit at u ≥ 1/2:
     # the pinned count is off at crude tolerances)
-    problems = [(lambda t, y: np.array([10 * (y[1] - y[0]), y[0] * (28 - y[2]) - y[1], y[0] * y[1] - 8 / 3 * y[2]]),
-                 np.array([1.0, 1.0, 1.0]), 20.0),
-                (lambda t, y: np.array([y[1], 5 * (1 - y[0] ** 2) * y[1] - y[0]]), np.array([2.0, 0.0]), 30.0)]
+    problems = [
+        (
+            lambda t, y: np.array(
+                [10 * (y[1] - y[0]), y[0] * (28 - y[2]) - y[1], y[0] * y[1] - 8 / 3 * y[2]]
+            ),
+            np.array([1.0, 1.0, 1.0]),
+            20.0,
+        ),
+        (
+            lambda t, y: np.array([y[1], 5 * (1 - y[0] ** 2) * y[1] - y[0]]),
+            np.array([2.0, 0.0]),
+            30.0,
+        ),
+    ]
     for f, y0, T in problems:
         sol = dk.solve(f, y0, [0.0, T], method="auto", rtol=rtol, atol=rtol * 1e-2)
         assert sol.stats.switches == 0, sol.switch_log
@@ -706,7 +809,12 @@ class _ShortOfTheEnd:
 
                 self.t_new, self.h = t + h, h
                 y_new = y + h
-                return Trial(y_new, 0 * y, lambda th: np.stack([y + x * h for x in th]), Slope(field, t + h, y_new))
+                return Trial(
+                    y_new,
+                    0 * y,
+                    lambda th: np.stack([y + x * h for x in th]),
+                    Slope(field, t + h, y_new),
+                )
 
             def step_factor(self, norm, accepted, factor):
                 left = method.t_end - self.t_new
@@ -720,8 +828,13 @@ def test_engine_steps_over_a_remainder_below_the_smallest_step():
     # planted: a step ending 3 ulps before t_end left a remainder the engine refused as a StepSizeUnderflow
     # (radau5 on HIRES at rtol 1e-2 ended so, 5.7e-14 before t = 321.8122); now that step goes to t_end
     t_end = 321.8122
-    sol = dk.solve(lambda t, y: np.ones_like(y), np.zeros(1), [0.0, t_end], method=_ShortOfTheEnd(t_end, 3),
-                   first_step=1.0)
+    sol = dk.solve(
+        lambda t, y: np.ones_like(y),
+        np.zeros(1),
+        [0.0, t_end],
+        method=_ShortOfTheEnd(t_end, 3),
+        first_step=1.0,
+    )
     assert sol.success and sol.ts[-1] == t_end and abs(sol.ys[-1, 0] - t_end) < 1e-12
     p = TESTSET["hires"]
     sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method="radau5", rtol=1e-2, atol=1e-5)
@@ -729,7 +842,9 @@ def test_engine_steps_over_a_remainder_below_the_smallest_step():
 
 
 @settings(max_examples=40, deadline=None)
-@given(n=st.integers(1, 12), seed=st.integers(0, 2**31 - 1), shift=st.sampled_from([2.0, 3.5 + 1.5j]))
+@given(
+    n=st.integers(1, 12), seed=st.integers(0, 2**31 - 1), shift=st.sampled_from([2.0, 3.5 + 1.5j])
+)
 def test_dense_lu_solves_shifted_systems(n, seed, shift):
     # the stiff steppers' dense LU (LAPACK getrf/getrs called directly) against numpy's solver, for a real and a
     # complex shift (radau5's two systems) and real or complex right-hand sides: agreement to 1e-10 relative
@@ -760,8 +875,12 @@ def test_bench_stiff_goal_difference_jacobian_harmless(no_jac_error, met):
     from benchmarks.bench_stiff import report
 
     def runs(err):
-        return {"radau5": [dict(solver="radau5", rtol=1e-6, error=err, work=1, time=1.0)], "scipy-Radau": [],
-                "scipy-BDF": [], "scipy-LSODA": []}
+        return {
+            "radau5": [dict(solver="radau5", rtol=1e-6, error=err, work=1, time=1.0)],
+            "scipy-Radau": [],
+            "scipy-BDF": [],
+            "scipy-LSODA": [],
+        }
 
     goals = report({"p/jac": runs(1e-6), "p/no-jac": runs(no_jac_error)}, [], ["radau5"])
     [goal] = [g for g in goals if "analytic jac=" in g.name]
@@ -808,8 +927,11 @@ def test_scalar_atol_check_catches_level_scaled_increments(monkeypatch):
 
 # rosenbrock23 at rtol 1e-6 (bench_stiff's tightest for it), not 1e-8: with its tolerance proportionality it would work
 # to 5e-12 there (an order-2 method: past 100,000 steps)
-@pytest.mark.parametrize("method, rtol", [(m, r) for m in STIFF_METHODS for r in (1e-4, 1e-8)
-                                          if (m, r) != ("rosenbrock23", 1e-8)] + [("rosenbrock23", 1e-6)])
+@pytest.mark.parametrize(
+    "method, rtol",
+    [(m, r) for m in STIFF_METHODS for r in (1e-4, 1e-8) if (m, r) != ("rosenbrock23", 1e-8)]
+    + [("rosenbrock23", 1e-6)],
+)
 def test_dense_output_of_the_stiff_methods(method, rtol):
     # y1' = cos t, y2' = -50 (y2 - sin t): dense output over the span against dop853 at rtol 1e-13 (its error
     # ~1e-14), within 50 rtol (measured at most 2.5 rtol at 1e-4 and 15 rtol at 1e-8, bdf; the interpolants are
@@ -822,7 +944,9 @@ def _dense_output_error(method, rtol) -> float:
     f = lambda t, y: np.array([np.cos(t), -50 * (y[1] - np.sin(t))])  # noqa: E731
     tq = np.linspace(0.0, 10.0, 401)
     ref = dk.solve(f, np.zeros(2), tq, method="dop853", rtol=1e-13, atol=1e-15).ys
-    sol = dk.solve(f, np.zeros(2), [0.0, 10.0], method=method, dense=True, rtol=rtol, atol=rtol * 1e-2)
+    sol = dk.solve(
+        f, np.zeros(2), [0.0, 10.0], method=method, dense=True, rtol=rtol, atol=rtol * 1e-2
+    )
     return float(np.abs(sol.evaluate(tq) - ref).max())
 
 
@@ -832,8 +956,8 @@ def test_dense_output_check_catches_a_difference_table_rescaled_in_place(monkeyp
         if h == self.h:
             return
         k = self.order
-        self.D[:k + 1] = bdf.rescale_matrix(k, h / self.h) @ self.D[:k + 1]
-        self.D[k + 1:] = 0.0
+        self.D[: k + 1] = bdf.rescale_matrix(k, h / self.h) @ self.D[: k + 1]
+        self.D[k + 1 :] = 0.0
         self.h, self.equal_steps, self.lu_key = h, 0, None
 
     monkeypatch.setattr(bdf.BDFStepper, "_rescale", rescale_in_place)
@@ -853,8 +977,17 @@ def _linear10_tight_radau5() -> float:
     from benchmarks.bench_stiff import _linear, rel_error
 
     f, jac, y0, t_end, exact = _linear(10)
-    sol = dk.solve(f, y0, [0.0, t_end], method="radau5", rtol=1e-10, atol=1e-13, jac=jac, max_steps=20_000,
-                   throw=False)  # 3,657 steps needed
+    sol = dk.solve(
+        f,
+        y0,
+        [0.0, t_end],
+        method="radau5",
+        rtol=1e-10,
+        atol=1e-13,
+        jac=jac,
+        max_steps=20_000,
+        throw=False,
+    )  # 3,657 steps needed
     return rel_error(np.asarray(sol.ys[-1]), exact) if sol.success else math.inf
 
 
@@ -915,7 +1048,9 @@ def test_auto_switches_to_the_stiff_method_again_when_the_explicit_one_costs_mor
 def test_auto_cost_check_catches_the_switch_back_left_unchecked(monkeypatch):
     from dynkit.solvers import auto
 
-    monkeypatch.setattr(auto, "COST_STEPS", 10**9)  # planted: the explicit method's cost never compared
+    monkeypatch.setattr(
+        auto, "COST_STEPS", 10**9
+    )  # planted: the explicit method's cost never compared
     sol, radau = _hires_auto_and_radau5_calls()
     assert sol.stats.nfe > 1.05 * radau
 
@@ -928,9 +1063,12 @@ def _hires_early_jacobian_error() -> float:
     the test set's analytic Jacobian: the largest error relative to its row's largest entry. The state comes
     from scipy's Radau with the analytic Jacobian (independent of dynkit)."""
     p = TESTSET["hires"]
-    y = scipy.integrate.solve_ivp(p.f, (0.0, 4e-5), p.y0, method="Radau", rtol=1e-12, atol=1e-16,
-                                  jac=p.jac).y[:, -1]
-    provider = FiniteDifferenceJacobian(_Field(p.f, y, rtol=1e-9, atol=1e-12), NumpyBackend(y), False)
+    y = scipy.integrate.solve_ivp(
+        p.f, (0.0, 4e-5), p.y0, method="Radau", rtol=1e-12, atol=1e-16, jac=p.jac
+    ).y[:, -1]
+    provider = FiniteDifferenceJacobian(
+        _Field(p.f, y, rtol=1e-9, atol=1e-12), NumpyBackend(y), False
+    )
     J, _ = provider(4e-5, y, p.f(4e-5, y))
     exact = p.jac(4e-5, y)
     return float((np.abs(J - exact) / np.abs(exact).max(axis=1, keepdims=True)).max())

@@ -7,6 +7,7 @@ two, above 1e3 units of f's rounding. A right Jacobian misses by ε^{2/3} relati
 factor c by |1 − c| / max(|c|, 1) (1 for a flipped sign or zero, 0.9 for ×10: 900 times above it).
 The reference Jacobians here are written by hand from ``f``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -36,8 +37,9 @@ def linear(t, y):
 def test_a_wrong_jac_is_refused_before_any_step(method, planted):
     J = PLANTED[planted]
     with pytest.raises(ValueError, match=MISMATCH):
-        dk.solve(linear, np.ones(2), [0.0, 1.0], method=method, rtol=1e-6, atol=1e-9,
-                 jac=lambda t, y: J)
+        dk.solve(
+            linear, np.ones(2), [0.0, 1.0], method=method, rtol=1e-6, atol=1e-9, jac=lambda t, y: J
+        )
 
 
 @pytest.mark.parametrize("method", TORCH_METHODS)
@@ -48,10 +50,18 @@ def test_torch_states_are_checked_too(method, dtype):
     y0 = torch.ones(2, dtype=dtype)
     for J in (-At, 10 * At, 0 * At):
         with pytest.raises(ValueError, match=MISMATCH):
-            dk.solve(f, y0, torch.tensor([0.0, 1.0]), method=method, rtol=1e-5, atol=1e-7,
-                     jac=lambda t, y: J)
-    sol = dk.solve(f, y0, torch.tensor([0.0, 1.0]), method=method, rtol=1e-5, atol=1e-7,
-                   jac=lambda t, y: At)
+            dk.solve(
+                f,
+                y0,
+                torch.tensor([0.0, 1.0]),
+                method=method,
+                rtol=1e-5,
+                atol=1e-7,
+                jac=lambda t, y: J,
+            )
+    sol = dk.solve(
+        f, y0, torch.tensor([0.0, 1.0]), method=method, rtol=1e-5, atol=1e-7, jac=lambda t, y: At
+    )
     exact = torch.linalg.matrix_exp(At.double()) @ y0.double()
     # rtol 1e-5: the global error stays within 100 tolerances for these methods on a linear problem
     assert torch.allclose(sol.ys[-1].double(), exact, rtol=1e-3, atol=1e-6)
@@ -63,21 +73,25 @@ def test_jac_check_false_skips_the_check_and_its_calls():
     skipped = dk.solve(linear, np.ones(2), [0.0, 1.0], method="radau5", jac=wrong, jac_check=False)
     assert skipped.result == "success"
     right = dict(method="rodas5", rtol=1e-6, atol=1e-9, jac=lambda t, y: A)
-    checked, unchecked = dk.solve(linear, np.ones(2), [0.0, 1.0], **right), \
-        dk.solve(linear, np.ones(2), [0.0, 1.0], jac_check=False, **right)
+    checked, unchecked = (
+        dk.solve(linear, np.ones(2), [0.0, 1.0], **right),
+        dk.solve(linear, np.ones(2), [0.0, 1.0], jac_check=False, **right),
+    )
     assert checked.stats.nfe == unchecked.stats.nfe + 2
     assert checked.stats.njev == unchecked.stats.njev + 1
     with pytest.raises(TypeError, match="jac_check must be True or False"):
-        dk.solve(linear, np.ones(2), [0.0, 1.0], method="rodas5", jac=lambda t, y: A,
-                 jac_check="yes")
+        dk.solve(
+            linear, np.ones(2), [0.0, 1.0], method="rodas5", jac=lambda t, y: A, jac_check="yes"
+        )
 
 
 @pytest.mark.parametrize("method", STIFF_METHODS)
 @pytest.mark.parametrize("name", ["vdpol", "robertson", "hires"])
 def test_right_analytic_jacobians_of_nonlinear_problems_pass(method, name):
     p = TESTSET[name]
-    sol = dk.solve(p.f, p.y0, [0.0, 1e-3 * p.t_end], method=method, rtol=1e-6, atol=1e-10,
-                   jac=p.jac)
+    sol = dk.solve(
+        p.f, p.y0, [0.0, 1e-3 * p.t_end], method=method, rtol=1e-6, atol=1e-10, jac=p.jac
+    )
     assert sol.result == "success"
 
 
@@ -125,8 +139,9 @@ def test_the_compiled_path_checks_jac_before_its_kernel(factor):
 
     for method in ("rodas4", "radau5", "bdf"):
         with pytest.raises(ValueError, match=MISMATCH):
-            dk.solve(compiled_linear, np.ones(2), [0.0, 1.0], method=method, jac=wrong,
-                     compile=True)
+            dk.solve(
+                compiled_linear, np.ones(2), [0.0, 1.0], method=method, jac=wrong, compile=True
+            )
 
 
 def test_per_sample_blocks_are_checked():
@@ -142,8 +157,11 @@ def test_per_sample_blocks_are_checked():
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2 ** 32 - 1), d=st.integers(1, 12),
-       factor=st.sampled_from([-1.0, 0.0, 0.5, 2.0, 10.0]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    d=st.integers(1, 12),
+    factor=st.sampled_from([-1.0, 0.0, 0.5, 2.0, 10.0]),
+)
 def test_the_rule_passes_every_right_jacobian_and_refuses_scaled_ones(seed, d, factor):
     # f(y) = M tanh(y) + c with random M spread over 6 decades: J = M diag(1 - tanh²); the rule in
     # float64
@@ -153,7 +171,7 @@ def test_the_rule_passes_every_right_jacobian_and_refuses_scaled_ones(seed, d, f
     # |y| ≤ 3.2: beyond, tanh' < 1e-2 can put J's effect along the probe below f's rounding, where no
     # difference can tell a wrong J (the rule then rightly says nothing: seed 2003, d = 1 at |y| ≈ 10)
     y = rng.normal(size=d) * 10.0 ** rng.uniform(-2, 0.5, d)
-    f = lambda t, x: (np.tanh(x) @ M.T + c)  # noqa: E731  (rows (1, d))
+    f = lambda t, x: np.tanh(x) @ M.T + c  # noqa: E731  (rows (1, d))
     J = M * (1 - np.tanh(y) ** 2)
     atol = np.full((1, d), 1e-9)
     check_jacobian(f, J, 0.0, y[None], atol)  # the right one: no error

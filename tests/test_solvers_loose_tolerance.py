@@ -5,6 +5,7 @@ component's error at most 10 (atol_i + rtol |y_i|): the methods' global errors m
 0.2-0.8 of that unit, so rounding and BLAS differences (1e-12 relative) cannot move a case across
 the bound; the planted cases miss it by far.
 """
+
 from __future__ import annotations
 
 import functools
@@ -32,8 +33,13 @@ def robertson(t, y):
 
 
 def robertson_jac(t, y):
-    return np.array([[-0.04, 1e4 * y[2], 1e4 * y[1]], [0.04, -1e4 * y[2] - 6e7 * y[1], -1e4 * y[1]],
-                     [0.0, 6e7 * y[1], 0.0]])
+    return np.array(
+        [
+            [-0.04, 1e4 * y[2], 1e4 * y[1]],
+            [0.04, -1e4 * y[2] - 6e7 * y[1], -1e4 * y[1]],
+            [0.0, 6e7 * y[1], 0.0],
+        ]
+    )
 
 
 @functools.cache
@@ -59,8 +65,9 @@ def test_bdf_on_vdpol_at_loose_tolerance_is_within_ten_tolerances(rtol, atol, co
     # on an older bdf
     if compile:
         pytest.importorskip("numba")
-    sol = dk.solve(vdpol, np.array([2.0, 0.0]), [0.0, 2.0], method="bdf", rtol=rtol, atol=atol,
-                   compile=compile)
+    sol = dk.solve(
+        vdpol, np.array([2.0, 0.0]), [0.0, 2.0], method="bdf", rtol=rtol, atol=atol, compile=compile
+    )
     assert sol.result == "success"
     assert tolerances_off(sol.ys[-1], reference("vdpol"), rtol, atol) <= 10.0
 
@@ -75,8 +82,14 @@ ROBERTSON_ATOL = np.array([1e-8, 1e-14, 1e-8])
 # checks (135 tolerances at 1e-7), so it is not done.
 @pytest.mark.parametrize("rtol", [1e-2, 1e-3, 1e-4])
 def test_rosenbrock23_finishes_robertson_to_1e11_accurately(rtol):
-    sol = dk.solve(robertson, np.array([1.0, 0.0, 0.0]), [0.0, 1e11], method="rosenbrock23",
-                   rtol=rtol, atol=ROBERTSON_ATOL)
+    sol = dk.solve(
+        robertson,
+        np.array([1.0, 0.0, 0.0]),
+        [0.0, 1e11],
+        method="rosenbrock23",
+        rtol=rtol,
+        atol=ROBERTSON_ATOL,
+    )
     assert sol.result == "success"
     assert tolerances_off(sol.ys[-1], reference("robertson"), rtol, ROBERTSON_ATOL) <= 10.0
 

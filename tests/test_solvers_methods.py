@@ -1,5 +1,6 @@
 """Methods as data: exact order conditions of every tableau, dense output, ARK coefficients,
 two-step validation, and properties that hold for all linear problems (hypothesis)."""
+
 from fractions import Fraction as Fr
 
 import numpy as np
@@ -26,16 +27,25 @@ def rooted_tree_conditions(A, b, c, order):
     if order >= 3:
         conds += [(3, dot(b, c2), Fr(1, 3)), (3, dot(b, Amul(c)), Fr(1, 6))]
     if order >= 4:
-        conds += [(4, dot(b, [x ** 3 for x in c]), Fr(1, 4)), (4, dot(b, [x * y for x, y in zip(c, Amul(c))]), Fr(1, 8)),
-                  (4, dot(b, Amul(c2)), Fr(1, 12)), (4, dot(b, Amul(Amul(c))), Fr(1, 24))]
+        conds += [
+            (4, dot(b, [x**3 for x in c]), Fr(1, 4)),
+            (4, dot(b, [x * y for x, y in zip(c, Amul(c))]), Fr(1, 8)),
+            (4, dot(b, Amul(c2)), Fr(1, 12)),
+            (4, dot(b, Amul(Amul(c))), Fr(1, 24)),
+        ]
     if order >= 5:
-        Ac, Ac2, Ac3 = Amul(c), Amul(c2), Amul([x ** 3 for x in c])
-        conds += [(5, dot(b, [x ** 4 for x in c]), Fr(1, 5)), (5, dot(b, [x * x * y for x, y in zip(c, Ac)]), Fr(1, 10)),
-                  (5, dot(b, [x * y for x, y in zip(c, Ac2)]), Fr(1, 15)),
-                  (5, dot(b, [x * y for x, y in zip(c, Amul(Ac))]), Fr(1, 30)),
-                  (5, dot(b, [y * y for y in Ac]), Fr(1, 20)), (5, dot(b, Ac3), Fr(1, 20)),
-                  (5, dot(b, Amul([x * y for x, y in zip(c, Ac)])), Fr(1, 40)),
-                  (5, dot(b, Amul(Ac2)), Fr(1, 60)), (5, dot(b, Amul(Amul(Ac))), Fr(1, 120))]
+        Ac, Ac2, Ac3 = Amul(c), Amul(c2), Amul([x**3 for x in c])
+        conds += [
+            (5, dot(b, [x**4 for x in c]), Fr(1, 5)),
+            (5, dot(b, [x * x * y for x, y in zip(c, Ac)]), Fr(1, 10)),
+            (5, dot(b, [x * y for x, y in zip(c, Ac2)]), Fr(1, 15)),
+            (5, dot(b, [x * y for x, y in zip(c, Amul(Ac))]), Fr(1, 30)),
+            (5, dot(b, [y * y for y in Ac]), Fr(1, 20)),
+            (5, dot(b, Ac3), Fr(1, 20)),
+            (5, dot(b, Amul([x * y for x, y in zip(c, Ac)])), Fr(1, 40)),
+            (5, dot(b, Amul(Ac2)), Fr(1, 60)),
+            (5, dot(b, Amul(Amul(Ac))), Fr(1, 120)),
+        ]
     return [(p, got - want) for p, got, want in conds]
 
 
@@ -68,7 +78,9 @@ def test_continuous_extension_is_of_order_4_and_continuous(tab):
     # every θ (checked exactly at several rational θ) and equal B at θ = 1 (continuity at step end).
     A = [list(r) for r in tab.A]
     c = list(tab.C)
-    if len(tab.P) == tab.stages + 1:  # the extra row multiplies f(t + h, y_new) = stage with A-row B
+    if (
+        len(tab.P) == tab.stages + 1
+    ):  # the extra row multiplies f(t + h, y_new) = stage with A-row B
         A = [row + [Fr(0)] for row in A] + [list(tab.B) + [Fr(0)]]
         c = c + [Fr(1)]
     for theta in [Fr(1, 3), Fr(1, 2), Fr(4, 5), Fr(1)]:
@@ -77,13 +89,16 @@ def test_continuous_extension_is_of_order_4_and_continuous(tab):
         dot = lambda u, v: sum(x * y for x, y in zip(u, v))
         Amul = lambda v: [dot(A[i], v) for i in range(s)]
         assert dot(b, [1] * s) == theta
-        assert dot(b, c) == theta ** 2 / 2
-        assert dot(b, [x * x for x in c]) == theta ** 3 / 3 and dot(b, Amul(c)) == theta ** 3 / 6
-        assert dot(b, [x ** 3 for x in c]) == theta ** 4 / 4
-        assert dot(b, [x * y for x, y in zip(c, Amul(c))]) == theta ** 4 / 8
-        assert dot(b, Amul([x * x for x in c])) == theta ** 4 / 12 and dot(b, Amul(Amul(c))) == theta ** 4 / 24
+        assert dot(b, c) == theta**2 / 2
+        assert dot(b, [x * x for x in c]) == theta**3 / 3 and dot(b, Amul(c)) == theta**3 / 6
+        assert dot(b, [x**3 for x in c]) == theta**4 / 4
+        assert dot(b, [x * y for x, y in zip(c, Amul(c))]) == theta**4 / 8
+        assert (
+            dot(b, Amul([x * x for x in c])) == theta**4 / 12
+            and dot(b, Amul(Amul(c))) == theta**4 / 24
+        )
     end = [sum(row) for row in tab.P]
-    assert end[: tab.stages] == list(tab.B) and all(x == 0 for x in end[tab.stages:])
+    assert end[: tab.stages] == list(tab.B) and all(x == 0 for x in end[tab.stages :])
 
 
 def ark_local_error_terms(method: TwoStepRK):
@@ -91,7 +106,11 @@ def ark_local_error_terms(method: TwoStepRK):
     c = list(method.c)
     a = list(method.a)
     S = method.c_m1 + sum(c)
-    first = [method.c1 - method.c_m1 - 1, S - Fr(1, 2), sum(x * y for x, y in zip(a, c)) - Fr(5, 12)]
+    first = [
+        method.c1 - method.c_m1 - 1,
+        S - Fr(1, 2),
+        sum(x * y for x, y in zip(a, c)) - Fr(5, 12),
+    ]
     if len(c) == 2:
         first += [a[0] ** 2 * c[0] + a[1] ** 2 * c[1] - Fr(1, 3), a[0] * a[1] * c[1] - Fr(1, 6)]
     return first
@@ -118,7 +137,9 @@ def test_user_two_step_method_in_csaode_form():
     # A user-given consistent, zero-stable member with c_m0 != 0: the explicit two-step
     # y_{n+1} = (1 + m) y_n - m y_{n-1} + h[(1 + m/2 ... )] is order 1 at least; check it converges.
     m = Fr(1, 2)
-    user = TwoStepRK("user", 1, c0=1 + m, c_m0=m, c1=Fr(1) - m + Fr(1, 4), c_m1=Fr(1, 4), c=(), a=())
+    user = TwoStepRK(
+        "user", 1, c0=1 + m, c_m0=m, c1=Fr(1) - m + Fr(1, 4), c_m1=Fr(1, 4), c=(), a=()
+    )
     errors = []
     for h in [0.02, 0.01]:
         sol = dk.solve(lambda t, y: -y, np.array([1.0]), [0.0, 1.0], method=user, step_size=h)
@@ -127,10 +148,30 @@ def test_user_two_step_method_in_csaode_form():
 
 
 def test_methods_registry_describes_every_method():
-    assert set(METHODS) == {"euler", "midpoint", "heun", "rk4", "ark3", "ark4", "bosh3", "rkf45", "dopri5",
-                            "tsit5", "dop853", "rosenbrock23", "rodas4", "rodas5", "radau5", "bdf", "auto"}
+    assert set(METHODS) == {
+        "euler",
+        "midpoint",
+        "heun",
+        "rk4",
+        "ark3",
+        "ark4",
+        "bosh3",
+        "rkf45",
+        "dopri5",
+        "tsit5",
+        "dop853",
+        "rosenbrock23",
+        "rodas4",
+        "rodas5",
+        "radau5",
+        "bdf",
+        "auto",
+    }
     # Rosenbrock: stages after the first, plus f(t + h, y_new) unless FSAL (rosenbrock23's last stage)
-    assert METHODS["rodas4"].new_evaluations_per_step == 6 and METHODS["rosenbrock23"].new_evaluations_per_step == 2
+    assert (
+        METHODS["rodas4"].new_evaluations_per_step == 6
+        and METHODS["rosenbrock23"].new_evaluations_per_step == 2
+    )
     assert METHODS["dop853"].new_evaluations_per_step == 12 and METHODS["dop853"].order == 8
     assert METHODS["tsit5"].new_evaluations_per_step == 6 and METHODS["tsit5"].error_order == 4
     assert METHODS["dopri5"].new_evaluations_per_step == 6 and METHODS["dopri5"].adaptive
@@ -140,7 +181,9 @@ def test_methods_registry_describes_every_method():
 
 
 def test_user_tableau_runs_and_bad_tableau_is_rejected():
-    ralston = RungeKuttaTableau("ralston", 2, A=((0, 0), (Fr(2, 3), 0)), B=(Fr(1, 4), Fr(3, 4)), C=(0, Fr(2, 3)))
+    ralston = RungeKuttaTableau(
+        "ralston", 2, A=((0, 0), (Fr(2, 3), 0)), B=(Fr(1, 4), Fr(3, 4)), C=(0, Fr(2, 3))
+    )
     sol = dk.solve(lambda t, y: -y, np.ones(1), [0, 1], method=ralston, step_size=0.01)
     assert abs(sol.ys[-1, 0] - np.exp(-1)) < 1e-5
     with pytest.raises(ValueError, match="strictly lower triangular"):
@@ -152,7 +195,8 @@ def test_user_tableau_runs_and_bad_tableau_is_rejected():
 
 
 small_matrices = st.integers(1, 4).flatmap(
-    lambda n: arrays(np.float64, (n, n), elements=st.floats(-1.0, 1.0, allow_nan=False, width=64)))
+    lambda n: arrays(np.float64, (n, n), elements=st.floats(-1.0, 1.0, allow_nan=False, width=64))
+)
 
 
 @settings(max_examples=25, deadline=None)

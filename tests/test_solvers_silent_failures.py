@@ -7,6 +7,7 @@ overflow and a float32-precision limit end promptly with the right error and mes
 under a timeout, so that a regression fails instead of hanging the suite). The bdf accuracy (1) is in
 ``test_solvers_stiff.py``.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -26,8 +27,13 @@ HANG_GUARD_S = 120
 
 
 def _run_guarded(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD_S,
-                          env={"PYTHONPATH": ":".join(sys.path), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"})
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+        env={"PYTHONPATH": ":".join(sys.path), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
+    )
 
 
 # -- (7) hangs ----------------------------------------------------------------------------------------------
@@ -42,7 +48,8 @@ def test_an_event_that_never_fires_ends_the_solve_at_the_last_time():
         "    warnings.simplefilter('always')\n"
         "    t_end, ys = dk.odeint(lambda t, y: -y, torch.tensor([1.0, 2.0], dtype=torch.float64),\n"
         "                          torch.tensor([0.0, 1.0], dtype=torch.float64), event_fn=lambda t, y: y[0] + 10)\n"
-        "print(float(t_end), float(ys[-1].abs().max()), any('no sign change' in str(x.message) for x in w))\n")
+        "print(float(t_end), float(ys[-1].abs().max()), any('no sign change' in str(x.message) for x in w))\n"
+    )
     assert out.returncode == 0, out.stderr
     t_end, size, warned = out.stdout.split()
     assert float(t_end) == 1023.0 and float(size) < 1e-6 and warned == "True"
@@ -52,8 +59,12 @@ def test_an_event_beyond_the_first_horizon_is_still_found():
     """The bound on the search keeps torchdiffeq's convention that t[1] only sets the direction: y = 1 - t/100
     crosses 0 at t = 100, far beyond t[1] = 1 (exact for any Runge–Kutta method: y is linear)."""
     y0 = torch.tensor([1.0], dtype=torch.float64)
-    event_t, ys = dk.odeint(lambda t, y: -torch.ones_like(y) / 100, y0, torch.tensor([0.0, 1.0], dtype=torch.float64),
-                            event_fn=lambda t, y: y[0])
+    event_t, ys = dk.odeint(
+        lambda t, y: -torch.ones_like(y) / 100,
+        y0,
+        torch.tensor([0.0, 1.0], dtype=torch.float64),
+        event_fn=lambda t, y: y[0],
+    )
     assert float(event_t) == pytest.approx(100.0, rel=1e-10)
 
 
@@ -67,7 +78,8 @@ def test_float32_overflow_raises_non_finite_state(library):
         "try:\n"
         f"    dk.solve(lambda t, y: y, {y0}, np.array([0.0, 1.0]))\n"
         "except dk.SolverError as err:\n"
-        "    print(type(err).__name__, err.t, 'float32' in str(err), 'looks stiff' in str(err))\n")
+        "    print(type(err).__name__, err.t, 'float32' in str(err), 'looks stiff' in str(err))\n"
+    )
     assert out.returncode == 0, out.stderr
     name, t, says_float32, says_stiff = out.stdout.split()
     assert name == "NonFiniteState" and 0.12 < float(t) < 0.13
@@ -77,7 +89,9 @@ def test_float32_overflow_raises_non_finite_state(library):
 def test_a_float32_overflow_stall_is_not_confused_with_a_small_change():
     """The stall test needs an overflowed trial: a float32 state whose steps change nothing for another reason
     (f tiny against y) is not declared out of range."""
-    sol = dk.solve(lambda t, y: np.full_like(y, 1e-30), np.array([1.0], dtype=np.float32), [0.0, 1.0])
+    sol = dk.solve(
+        lambda t, y: np.full_like(y, 1e-30), np.array([1.0], dtype=np.float32), [0.0, 1.0]
+    )
     assert sol.success and float(sol.ys[-1, 0]) == 1.0
 
 
@@ -87,8 +101,13 @@ def test_a_float32_precision_limit_says_so_not_stiff(dtype):
     blames float32 precision, never stiffness; in float64 the same step changes y, and float32 is not blamed (the
     planted case that makes the message's condition fail)."""
     with pytest.raises(dk.MaxStepsExceeded) as info:
-        dk.solve(lambda t, y: np.cos(50 * t) * np.ones_like(y), np.ones(1, dtype=dtype), [0.0, 1.0],
-                 first_step=1e-9, max_steps=3)
+        dk.solve(
+            lambda t, y: np.cos(50 * t) * np.ones_like(y),
+            np.ones(1, dtype=dtype),
+            [0.0, 1.0],
+            first_step=1e-9,
+            max_steps=3,
+        )
     message = str(info.value)
     assert ("float32 precision" in message) == (dtype == np.float32)
     assert "looks stiff" not in message and "stiff method" not in message
@@ -103,12 +122,21 @@ WEIGHTS = torch.tensor([[1.0, 2.0], [0.5, -1.0]], dtype=torch.float64)
 def _loss(t, method, **kwargs):
     """L = Σ_i w_i · y(t_i) for y' = A y + (sin t, 0) (non-autonomous: f depends on t itself)."""
     field = lambda s, y: A_T @ y + torch.stack([torch.sin(s), 0 * s])  # noqa: E731
-    sol = dk.solve(field, torch.tensor([1.0, 0.3], dtype=torch.float64), t, method=method, rtol=1e-10, atol=1e-12,
-                   **kwargs)
+    sol = dk.solve(
+        field,
+        torch.tensor([1.0, 0.3], dtype=torch.float64),
+        t,
+        method=method,
+        rtol=1e-10,
+        atol=1e-12,
+        **kwargs,
+    )
     return (sol.ys[1:] * WEIGHTS).sum()
 
 
-@pytest.mark.parametrize("method, kwargs", [("dopri5", {}), ("rk4", {"step_size": 0.01}), ("rodas4", {})])
+@pytest.mark.parametrize(
+    "method, kwargs", [("dopri5", {}), ("rk4", {"step_size": 0.01}), ("rodas4", {})]
+)
 def test_time_gradients_on_the_autograd_path_match_finite_differences(method, kwargs):
     """∂L/∂t_i by autograd against central differences (step 1e-5: truncation ~1e-10, the solves' error at rtol
     1e-10 divided by the step ~1e-6 relative); rk4's fixed grid moves with t_0, so its differences are of the same
@@ -120,7 +148,10 @@ def test_time_gradients_on_the_autograd_path_match_finite_differences(method, kw
     for i in range(3):
         e = torch.zeros(3, dtype=torch.float64)
         e[i] = step
-        fd.append(float(_loss(t.detach() + e, method, **kwargs) - _loss(t.detach() - e, method, **kwargs)) / (2 * step))
+        fd.append(
+            float(_loss(t.detach() + e, method, **kwargs) - _loss(t.detach() - e, method, **kwargs))
+            / (2 * step)
+        )
     fd = np.array(fd)
     assert np.abs(grad.numpy() - fd).max() <= 1e-5 * np.abs(fd).max()
     assert np.abs(fd).min() > 0.1  # every t_i matters here: a None or zero gradient would fail
@@ -145,8 +176,14 @@ def test_a_wrong_sparsity_pattern_raises_naming_the_missing_entries(method):
     """jac_sparsity = I for a coupled 2x2 system: bdf returned an error of 2.3e7 as a success, rodas4 1.8e-4 after
     70,007 calls. Now the first Jacobian's check names (0, 1) and (1, 0)."""
     with pytest.raises(ValueError, match=r"jac_sparsity misses .*\(0, 1\), \(1, 0\)"):
-        dk.solve(lambda t, y: COUPLED @ y, np.array([1.0, 0.0]), [0.0, 10.0], method=method, rtol=1e-6,
-                 jac_sparsity=np.eye(2))
+        dk.solve(
+            lambda t, y: COUPLED @ y,
+            np.array([1.0, 0.0]),
+            [0.0, 10.0],
+            method=method,
+            rtol=1e-6,
+            jac_sparsity=np.eye(2),
+        )
 
 
 @pytest.mark.parametrize("method", ["bdf", "rodas4"])
@@ -156,7 +193,7 @@ def test_a_right_sparsity_pattern_passes_the_check(method):
     n = 12
 
     def f(t, y):
-        out = -2.0 * y ** 3 - 50.0 * y
+        out = -2.0 * y**3 - 50.0 * y
         out[1:] += 25.0 * np.sin(y[:-1])
         out[:-1] += 25.0 * y[1:] ** 2
         return out
@@ -169,19 +206,39 @@ def test_a_right_sparsity_pattern_passes_the_check(method):
         assert np.abs(sol.ys[-1] - dense.ys[-1]).max() <= 1e-6
 
 
-@pytest.mark.parametrize("bad", [np.full((2, 2), 0.5), np.array([[1.0, np.nan], [0.0, 1.0]]), 2 * np.eye(2),
-                                 scipy.sparse.csr_matrix(2 * np.eye(2))], ids=["half", "nan", "two", "sparse-two"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.full((2, 2), 0.5),
+        np.array([[1.0, np.nan], [0.0, 1.0]]),
+        2 * np.eye(2),
+        scipy.sparse.csr_matrix(2 * np.eye(2)),
+    ],
+    ids=["half", "nan", "two", "sparse-two"],
+)
 def test_sparsity_values_other_than_zero_one_are_refused(bad):
     calls = []
     with pytest.raises(ValueError, match="jac_sparsity must hold only 0/1 or booleans"):
-        dk.solve(lambda t, y: calls.append(1) or -y, np.ones(2), [0.0, 1.0], method="bdf", jac_sparsity=bad)
+        dk.solve(
+            lambda t, y: calls.append(1) or -y,
+            np.ones(2),
+            [0.0, 1.0],
+            method="bdf",
+            jac_sparsity=bad,
+        )
     assert not calls  # refused before any work
 
 
 def test_jac_with_jac_sparsity_is_refused():
     with pytest.raises(ValueError, match="give jac or jac_sparsity, not both"):
-        dk.solve(lambda t, y: COUPLED @ y, np.ones(2), [0.0, 1.0], method="rodas4", jac=lambda t, y: COUPLED,
-                 jac_sparsity=np.ones((2, 2)))
+        dk.solve(
+            lambda t, y: COUPLED @ y,
+            np.ones(2),
+            [0.0, 1.0],
+            method="rodas4",
+            jac=lambda t, y: COUPLED,
+            jac_sparsity=np.ones((2, 2)),
+        )
 
 
 # -- (3) fixed-step stability -------------------------------------------------------------------------------
@@ -190,15 +247,21 @@ def test_jac_with_jac_sparsity_is_refused():
 def test_rk4_just_outside_its_stability_interval_is_warned_about():
     """y' = -y with h = 2.79 > 2.785 (RK4's interval): |R(-2.79)| = 1.0071, the answer 2.03 where the exact one is
     e^{-279} ≈ 0 — returned as a success before, without a word."""
-    with pytest.warns(dk.StepSizeWarning, match=r"outside the method's stability region.*\|R\(hλ\)\| ≈ 1\.0071"):
-        dk.solve(lambda t, y: -y, np.array([1.0]), np.array([0.0, 279.0]), method="rk4", step_size=2.79)
+    with pytest.warns(
+        dk.StepSizeWarning, match=r"outside the method's stability region.*\|R\(hλ\)\| ≈ 1\.0071"
+    ):
+        dk.solve(
+            lambda t, y: -y, np.array([1.0]), np.array([0.0, 279.0]), method="rk4", step_size=2.79
+        )
 
 
 def test_a_step_just_inside_the_stability_interval_is_not_warned_about():
     """The planted counterpart: h = 2.7 (|R| = 0.8) decays as it should; no warning of any kind."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        sol = dk.solve(lambda t, y: -y, np.array([1.0]), np.array([0.0, 270.0]), method="rk4", step_size=2.7)
+        sol = dk.solve(
+            lambda t, y: -y, np.array([1.0]), np.array([0.0, 270.0]), method="rk4", step_size=2.7
+        )
     assert abs(float(sol.ys[-1, 0])) < 1e-3
 
 
@@ -207,7 +270,9 @@ def test_a_complex_pair_outside_the_region_is_warned_about_and_growth_is_not():
     decays (a complex pair, found by the 2x2 projection); y' = +y with rk4 grows as it should: no warning."""
     A = np.array([[-0.1, 3.0], [-3.0, -0.1]])
     with pytest.warns(dk.StepSizeWarning, match="-0.1[+-]3"):
-        dk.solve(lambda t, y: A @ y, np.array([1.0, 0.0]), [0.0, 50.0], method="euler", step_size=0.05)
+        dk.solve(
+            lambda t, y: A @ y, np.array([1.0, 0.0]), [0.0, 50.0], method="euler", step_size=0.05
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         dk.solve(lambda t, y: y, np.array([1.0]), [0.0, 5.0], method="rk4", step_size=0.1)

@@ -3,6 +3,7 @@
 References are closed forms or the Bari IVP test set's published values (checked independently
 against scipy's Radau here for two of them); every checker is also run on a planted violation.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -59,8 +60,10 @@ def _nonlinear(t, y):  # y' = -y^2, y(0.3) = 1/1.3: y = 1/(1 + t)
     return -y * y
 
 
-CASES = [(_nonautonomous, lambda t: np.array([np.exp(np.sin(t))]), np.array([np.exp(np.sin(0.3))])),
-         (_nonlinear, lambda t: np.array([1.0 / (1.0 + t)]), np.array([1.0 / 1.3]))]
+CASES = [
+    (_nonautonomous, lambda t: np.array([np.exp(np.sin(t))]), np.array([np.exp(np.sin(0.3))])),
+    (_nonlinear, lambda t: np.array([1.0 / (1.0 + t)]), np.array([1.0 / 1.3])),
+]
 
 
 @pytest.mark.parametrize("tableau", ROSENBROCK, ids=lambda t: t.name)
@@ -73,7 +76,9 @@ def test_order_of_convergence(tableau, case):
 
 def test_order_check_catches_a_wrong_coefficient():
     # planted: rodas4 with one solution weight off by 1e-2 is a first-order method
-    wrong = RosenbrockTableau(**{**RODAS4.__dict__, "m": RODAS4.m + np.array([1e-2, 0, 0, 0, 0, 0])})
+    wrong = RosenbrockTableau(
+        **{**RODAS4.__dict__, "m": RODAS4.m + np.array([1e-2, 0, 0, 0, 0, 0])}
+    )
     f, exact, y0 = CASES[1]
     assert abs(_local_order(wrong, f, exact, y0) - RODAS4.order) > 1.0
 
@@ -97,7 +102,9 @@ def _rosenbrock23_error_in_tolerances(method, tols) -> list[float]:
     t = np.linspace(0.0, 10.0, 11)
     out = []
     for tol in tols:
-        sol = dk.solve(lambda t, y: y * np.cos(t), np.array([1.0]), t, method=method, rtol=tol, atol=tol)
+        sol = dk.solve(
+            lambda t, y: y * np.cos(t), np.array([1.0]), t, method=method, rtol=tol, atol=tol
+        )
         out.append(float(np.abs(sol.ys[:, 0] - np.exp(np.sin(t))).max()) / tol)
     return out
 
@@ -118,7 +125,9 @@ def _orego_error_in_tolerances(method, rtol: float) -> float:
     """OREGO at rtol = atol: ``max_i |y_i − r_i| / (atol + rtol |r_i|)`` at t = 360 against the test set's
     published reference."""
     p = TESTSET["orego"]
-    sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=method, rtol=rtol, atol=rtol, max_steps=200_000)
+    sol = dk.solve(
+        p.f, p.y0, [0.0, p.t_end], method=method, rtol=rtol, atol=rtol, max_steps=200_000
+    )
     ref = np.asarray(p.reference, float)
     return float(np.max(np.abs(sol.ys[-1] - ref) / (rtol + rtol * np.abs(ref))))
 
@@ -144,8 +153,16 @@ def _stability_function_at(tableau, z: float) -> float:
     """R(z): one step of y' = λ y with h λ = z, from y = 1."""
     lam = -1e6
     h = z / lam
-    return float(_one_step(tableau, lambda t, y: lam * y, np.array([1.0]), 0.0, h,
-                           jac=lambda t, y: np.array([[lam]])).y_new[0])
+    return float(
+        _one_step(
+            tableau,
+            lambda t, y: lam * y,
+            np.array([1.0]),
+            0.0,
+            h,
+            jac=lambda t, y: np.array([[lam]]),
+        ).y_new[0]
+    )
 
 
 def test_l_stable_stability_function_vanishes_at_infinity():
@@ -158,7 +175,9 @@ def test_l_stable_stability_function_vanishes_at_infinity():
 
 def test_l_stability_check_catches_an_a_stable_method():
     # planted: the linearly implicit trapezoidal rule (γ = 1/2) is A- but not L-stable: R(∞) = -1
-    trapezoid = RosenbrockTableau.from_classical("trapezoid", 2, 2, [[0]], [[0.5]], [1.0], [0.0], [[1.0]])
+    trapezoid = RosenbrockTableau.from_classical(
+        "trapezoid", 2, 2, [[0]], [[0.5]], [1.0], [0.0], [[1.0]]
+    )
     assert abs(_stability_function_at(trapezoid, -1e12) + 1.0) < 1e-6
 
 
@@ -177,7 +196,14 @@ def test_stiff_linear_problem_in_few_steps(method):
     lam = -1e6
     t = np.linspace(0.0, 2.0, 9)
     rtol = 1e-4 if method == "rosenbrock23" else 1e-6
-    sol = dk.solve(lambda t, y: lam * (y - np.cos(t)), np.array([0.0]), t, method=method, rtol=rtol, atol=rtol * 1e-3)
+    sol = dk.solve(
+        lambda t, y: lam * (y - np.cos(t)),
+        np.array([0.0]),
+        t,
+        method=method,
+        rtol=rtol,
+        atol=rtol * 1e-3,
+    )
     assert np.abs(sol.ys[:, 0] - _stiff_exact(t, lam)).max() < 1e-5
     assert sol.stats.n_steps < 3000  # explicit dopri5: ~|λ| T / 3.3 = 6e5 steps
 
@@ -188,15 +214,19 @@ def test_stiff_linear_problem_in_few_steps(method):
 
 def _torch_hires(t, y):
     r = 280.0 * y[..., 5] * y[..., 7]
-    return torch.stack([
-        -1.71 * y[..., 0] + 0.43 * y[..., 1] + 8.32 * y[..., 2] + 0.0007,
-        1.71 * y[..., 0] - 8.75 * y[..., 1],
-        -10.03 * y[..., 2] + 0.43 * y[..., 3] + 0.035 * y[..., 4],
-        8.32 * y[..., 1] + 1.71 * y[..., 2] - 1.12 * y[..., 3],
-        -1.745 * y[..., 4] + 0.43 * y[..., 5] + 0.43 * y[..., 6],
-        -r + 0.69 * y[..., 3] + 1.71 * y[..., 4] - 0.43 * y[..., 5] + 0.69 * y[..., 6],
-        r - 1.81 * y[..., 6],
-        -r + 1.81 * y[..., 6]], dim=-1) * (1.0 + 0.0 * t)
+    return torch.stack(
+        [
+            -1.71 * y[..., 0] + 0.43 * y[..., 1] + 8.32 * y[..., 2] + 0.0007,
+            1.71 * y[..., 0] - 8.75 * y[..., 1],
+            -10.03 * y[..., 2] + 0.43 * y[..., 3] + 0.035 * y[..., 4],
+            8.32 * y[..., 1] + 1.71 * y[..., 2] - 1.12 * y[..., 3],
+            -1.745 * y[..., 4] + 0.43 * y[..., 5] + 0.43 * y[..., 6],
+            -r + 0.69 * y[..., 3] + 1.71 * y[..., 4] - 0.43 * y[..., 5] + 0.69 * y[..., 6],
+            r - 1.81 * y[..., 6],
+            -r + 1.81 * y[..., 6],
+        ],
+        dim=-1,
+    ) * (1.0 + 0.0 * t)
 
 
 def _providers_agree(problem_jac) -> float:
@@ -208,7 +238,9 @@ def _providers_agree(problem_jac) -> float:
     analytic = problem_jac(t, y)
     fd, _ = FiniteDifferenceJacobian(_Field(p.f, y), NumpyBackend(y), False)(t, y, p.f(t, y))
     yt = torch.tensor(y)
-    auto, _ = AutogradJacobian(_Field(_torch_hires, yt), TorchBackend(yt), False)(t, yt, _torch_hires(t, yt))
+    auto, _ = AutogradJacobian(_Field(_torch_hires, yt), TorchBackend(yt), False)(
+        t, yt, _torch_hires(t, yt)
+    )
     scale = np.abs(analytic).max()
     return max(np.abs(fd - analytic).max(), np.abs(auto.numpy() - analytic).max()) / scale
 
@@ -286,8 +318,16 @@ def test_stiff_methods_reach_the_published_reference(name, method, with_jac):
     # goal of issues 13 and 23: relative error ≤ 1e-3 at rtol 1e-6 (atol 1e-10), with the analytic Jacobian
     # and with none (finite differences)
     p = TESTSET[name]
-    sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=method, rtol=1e-6, atol=1e-10, jac=p.jac if with_jac else None,
-                   max_steps=50_000)
+    sol = dk.solve(
+        p.f,
+        p.y0,
+        [0.0, p.t_end],
+        method=method,
+        rtol=1e-6,
+        atol=1e-10,
+        jac=p.jac if with_jac else None,
+        max_steps=50_000,
+    )
     assert _rel_error(sol.ys[-1], p.reference) < 1e-3
 
 
@@ -295,7 +335,9 @@ def test_stiff_methods_reach_the_published_reference(name, method, with_jac):
 def test_published_reference_agrees_with_scipy_radau(name):
     # independent check of the data we carry: scipy Radau at rtol 1e-10 within 1e-6 (relative, floored)
     p = TESTSET[name]
-    res = scipy.integrate.solve_ivp(p.f, (0.0, p.t_end), p.y0, method="Radau", rtol=1e-10, atol=1e-16, jac=p.jac)
+    res = scipy.integrate.solve_ivp(
+        p.f, (0.0, p.t_end), p.y0, method="Radau", rtol=1e-10, atol=1e-16, jac=p.jac
+    )
     assert _rel_error(res.y[:, -1], p.reference) < 1e-6
 
 
@@ -310,7 +352,9 @@ def test_analytic_jacobians_of_the_test_set_match_differences():
                 e = np.zeros(d)
                 e[j] = 1e-6 * max(1.0, abs(y[j]))
                 J[:, j] = (p.f(0.0, y + e) - p.f(0.0, y - e)) / (2 * e[j])
-            np.testing.assert_allclose(p.jac(0.0, y), J, rtol=1e-5, atol=1e-6 * np.abs(J).max(), err_msg=p.name)
+            np.testing.assert_allclose(
+                p.jac(0.0, y), J, rtol=1e-5, atol=1e-6 * np.abs(J).max(), err_msg=p.name
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,12 +381,16 @@ def _vdp1000_auto(rtol: float) -> tuple[float, list[float]]:
     f = lambda t, y: np.array([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]])  # noqa: E731
     jac = lambda t, y: np.array([[0.0, 1.0], [-2 * mu * y[0] * y[1] - 1, mu * (1 - y[0] ** 2)]])  # noqa: E731
     y0 = np.array([2.0, 0.0])
-    ref = scipy.integrate.solve_ivp(f, (0.0, 3000.0), y0, method="Radau", rtol=1e-12, atol=1e-12, jac=jac,
-                                    dense_output=True)
+    ref = scipy.integrate.solve_ivp(
+        f, (0.0, 3000.0), y0, method="Radau", rtol=1e-12, atol=1e-12, jac=jac, dense_output=True
+    )
     atol = rtol / 100
     sol = dk.solve(f, y0, [0.0, 3000.0], method="auto", rtol=rtol, atol=atol)
-    into_jumps = [switch.t for switch in sol.switch_log
-                  if switch.to_method == "dopri5" and abs(ref.sol(switch.t)[0]) < 1.5]
+    into_jumps = [
+        switch.t
+        for switch in sol.switch_log
+        if switch.to_method == "dopri5" and abs(ref.sol(switch.t)[0]) < 1.5
+    ]
     end = ref.y[:, -1]
     return float(np.max(np.abs(sol.ys[-1] - end) / (atol + rtol * np.abs(end)))), into_jumps
 
@@ -380,15 +428,23 @@ def test_auto_jump_check_fails_when_shrinking_steps_count(monkeypatch):
     monkeypatch.setattr(auto, "_steady", lambda h, h_run: True)
     monkeypatch.setattr(auto, "COST_STEPS", 10**9)
     _, into_jumps = _vdp1000_auto(1e-2)
-    assert len(_into_the_first_jump(into_jumps)) == 1, into_jumps  # the honest test's check fails by a switch
+    assert len(_into_the_first_jump(into_jumps)) == 1, (
+        into_jumps
+    )  # the honest test's check fails by a switch
 
 
 def _torch_vdp1000_auto(method):
     """Van der Pol μ = 1000 as a torch state on [0, 1000] (through the first relaxation jump) at rtol 1e-7: the
     solution and its calls of ``f`` (autograd's Jacobian passes included)."""
     f = _torch_vdp(1000.0)
-    sol = dk.solve(f, torch.tensor([2.0, 0.0], dtype=torch.float64), [0.0, 1000.0], method=method, rtol=1e-7,
-                   atol=1e-9)
+    sol = dk.solve(
+        f,
+        torch.tensor([2.0, 0.0], dtype=torch.float64),
+        [0.0, 1000.0],
+        method=method,
+        rtol=1e-7,
+        atol=1e-9,
+    )
     return sol, sol.stats.nfe
 
 
@@ -401,9 +457,15 @@ def test_auto_takes_rodas5_for_torch_states_at_tight_tolerances():
     _, nfe_rodas5 = _torch_vdp1000_auto("rodas5")
     assert nfe <= nfe_rodas5
     mu = 1000.0
-    ref = scipy.integrate.solve_ivp(lambda t, y: [y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]], (0.0, 1000.0),
-                                    [2.0, 0.0], method="Radau", rtol=1e-12, atol=1e-12,
-                                    jac=lambda t, y: [[0.0, 1.0], [-2 * mu * y[0] * y[1] - 1, mu * (1 - y[0] ** 2)]])
+    ref = scipy.integrate.solve_ivp(
+        lambda t, y: [y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]],
+        (0.0, 1000.0),
+        [2.0, 0.0],
+        method="Radau",
+        rtol=1e-12,
+        atol=1e-12,
+        jac=lambda t, y: [[0.0, 1.0], [-2 * mu * y[0] * y[1] - 1, mu * (1 - y[0] ** 2)]],
+    )
     assert _rel_error(sol.ys[-1].numpy(), ref.y[:, -1]) < 1e-4
 
 
@@ -417,9 +479,14 @@ def test_auto_torch_work_check_fails_with_rodas4():
 @pytest.mark.parametrize("rtol", [1e-3, 1e-6, 1e-9])
 def test_auto_does_not_switch_on_a_nonstiff_problem(rtol):
     # planted nonstiff: a damped oscillator and Lotka–Volterra: zero switches, dopri5's result
-    problems = [(lambda t, y: np.array([y[1], -y[0] - 0.1 * y[1]]), np.array([1.0, 0.0]), 20.0),
-                (lambda t, y: np.array([1.5 * y[0] - y[0] * y[1], -3.0 * y[1] + y[0] * y[1]]),
-                 np.array([1.0, 1.0]), 15.0)]
+    problems = [
+        (lambda t, y: np.array([y[1], -y[0] - 0.1 * y[1]]), np.array([1.0, 0.0]), 20.0),
+        (
+            lambda t, y: np.array([1.5 * y[0] - y[0] * y[1], -3.0 * y[1] + y[0] * y[1]]),
+            np.array([1.0, 1.0]),
+            15.0,
+        ),
+    ]
     for f, y0, T in problems:
         sol = dk.solve(f, y0, [0.0, T], method="auto", rtol=rtol, atol=rtol * 1e-2)
         ref = dk.solve(f, y0, [0.0, T], method="dopri5", rtol=rtol, atol=rtol * 1e-2)
@@ -434,6 +501,7 @@ def test_auto_does_not_switch_on_a_nonstiff_problem(rtol):
 def _torch_vdp(mu):
     def f(t, y):
         return torch.stack([y[..., 1], mu * (1 - y[..., 0] ** 2) * y[..., 1] - y[..., 0]], dim=-1)
+
     return f
 
 
@@ -447,12 +515,20 @@ def test_torch_batched_per_sample_matches_numpy(method, dtype):
     y0 = torch.tensor([[2.0, 0.0]] * 3, dtype=dtype)
     rtol = 1e-6 if dtype == torch.float64 else 1e-3
     t = [0.0, 3.0]
-    sol = dk.solve(_torch_vdp(mu), y0, t, method=method, rtol=rtol, atol=rtol * 1e-2, per_sample=True)
+    sol = dk.solve(
+        _torch_vdp(mu), y0, t, method=method, rtol=rtol, atol=rtol * 1e-2, per_sample=True
+    )
     assert sol.ys.dtype == dtype and sol.ys.shape == (2, 3, 2)
     assert sol.stats.njev > 0
     for b, m in enumerate([10.0, 100.0, 1000.0]):
-        ref = scipy.integrate.solve_ivp(lambda t, y: np.array([y[1], m * (1 - y[0] ** 2) * y[1] - y[0]]), t,
-                                        [2.0, 0.0], method="Radau", rtol=1e-10, atol=1e-12).y[:, -1]
+        ref = scipy.integrate.solve_ivp(
+            lambda t, y: np.array([y[1], m * (1 - y[0] ** 2) * y[1] - y[0]]),
+            t,
+            [2.0, 0.0],
+            method="Radau",
+            rtol=1e-10,
+            atol=1e-12,
+        ).y[:, -1]
         err = np.abs(sol.ys[-1, b].double().numpy() - ref).max() / np.abs(ref).max()
         assert err < (1e-3 if dtype == torch.float64 else 2e-2), (b, err)
 
@@ -471,8 +547,14 @@ def test_torch_solve_is_differentiable_through_the_stages():
     # y' = -k y, y(1) = exp(-k): d y(1)/dk = -exp(-k) (the Jacobian is treated as a constant of the
     # step: the gradient of the discrete solution, accurate to the solve's tolerance)
     k = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
-    sol = dk.solve(lambda t, y: -k * y, torch.ones(1, dtype=torch.float64), [0.0, 1.0], method="rodas4",
-                   rtol=1e-9, atol=1e-12)
+    sol = dk.solve(
+        lambda t, y: -k * y,
+        torch.ones(1, dtype=torch.float64),
+        [0.0, 1.0],
+        method="rodas4",
+        rtol=1e-9,
+        atol=1e-12,
+    )
     sol.ys[-1, 0].backward()
     assert abs(float(k.grad) + math.exp(-2.0)) < 1e-3
 
@@ -500,27 +582,53 @@ def test_user_time_derivative_saves_one_call_per_jacobian():
     # jac returning (J, ∂f/∂t): same steps, one call of f fewer per Jacobian; a wrong pair is refused
     p = TESTSET["vdpol"]
     bare = dk.solve(p.f, p.y0, [0.0, 0.5], method="rodas4", rtol=1e-6, atol=1e-10, jac=p.jac)
-    pair = dk.solve(p.f, p.y0, [0.0, 0.5], method="rodas4", rtol=1e-6, atol=1e-10,
-                    jac=lambda t, y: (p.jac(t, y), 0))
+    pair = dk.solve(
+        p.f,
+        p.y0,
+        [0.0, 0.5],
+        method="rodas4",
+        rtol=1e-6,
+        atol=1e-10,
+        jac=lambda t, y: (p.jac(t, y), 0),
+    )
     # (one njev is the check of jac before the first step, which estimates no ∂f/∂t)
     assert pair.stats.nfe == bare.stats.nfe - (bare.stats.njev - 1)
     assert pair.stats.n_steps == bare.stats.n_steps
     np.testing.assert_allclose(pair.ys[-1], bare.ys[-1], rtol=1e-6)
     # non-autonomous: the user's exact ∂f/∂t keeps the order (closed form exp(sin t), 1e-5 at rtol 1e-7)
     f = lambda t, y: y * np.cos(t)  # noqa: E731
-    sol = dk.solve(f, np.array([1.0]), [0.0, 3.0], method="rodas4", rtol=1e-7, atol=1e-9,
-                   jac=lambda t, y: (np.array([[np.cos(t)]]), -y * np.sin(t)))
+    sol = dk.solve(
+        f,
+        np.array([1.0]),
+        [0.0, 3.0],
+        method="rodas4",
+        rtol=1e-7,
+        atol=1e-9,
+        jac=lambda t, y: (np.array([[np.cos(t)]]), -y * np.sin(t)),
+    )
     assert abs(sol.ys[-1, 0] - np.exp(np.sin(3.0))) < 1e-5
     with pytest.raises(ValueError, match="∂f/∂t must have"):
-        dk.solve(f, np.array([1.0]), [0.0, 1.0], method="rodas4", jac=lambda t, y: (np.eye(1), np.zeros(3)))
+        dk.solve(
+            f,
+            np.array([1.0]),
+            [0.0, 1.0],
+            method="rodas4",
+            jac=lambda t, y: (np.eye(1), np.zeros(3)),
+        )
 
 
 # -- issue 33 (1): bdf's global error in proportion to the tolerance ----------------------------------------
 
 # (problem, rtol, atol / rtol): cases where bdf returned 10-300 tolerances as a success before its tolerance
 # transformation (bench_stiff --wrong-as-success: HIRES 32 at 1e-3, OREGO 56 at 1e-6, VDPOL 17 at 1e-9)
-BDF_CASES = [("hires", 1e-3, 1e-3), ("hires", 1e-6, 1e-3), ("orego", 1e-2, 1.0), ("orego", 1e-6, 1.0),
-             ("vdpol", 1e-2, 1.0), ("vdpol", 1e-9, 1.0)]
+BDF_CASES = [
+    ("hires", 1e-3, 1e-3),
+    ("hires", 1e-6, 1e-3),
+    ("orego", 1e-2, 1.0),
+    ("orego", 1e-6, 1.0),
+    ("vdpol", 1e-2, 1.0),
+    ("vdpol", 1e-9, 1.0),
+]
 
 
 def _bdf_error_in_tolerances(name: str, rtol: float, ratio: float) -> float:

@@ -5,6 +5,7 @@ when ``Re(hλ) < 0``, i.e. when ``λ > 0``. ``y' = −2y`` from ``t = 1`` to ``0
 (the solution ``e^{2(1 − t)}``), which no step size makes unstable; ``y' = +50y`` from 1 to 0 decays
 along them and is unstable for ``|h| > 2.79 / 50`` with rk4, exactly as ``y' = −50y`` forward.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,8 +30,11 @@ def outcome(f, y0, t, method, h):
             result = dk.solve(f, y0, t, method=method, step_size=h).result
         except dk.SolverError as err:
             result = type(err).__name__
-    return result, [str(w.message).replace(f"{h:.6g}", "h") for w in caught
-                    if issubclass(w.category, dk.solvers.StepSizeWarning)]
+    return result, [
+        str(w.message).replace(f"{h:.6g}", "h")
+        for w in caught
+        if issubclass(w.category, dk.solvers.StepSizeWarning)
+    ]
 
 
 @pytest.mark.parametrize("method", FIXED)
@@ -38,13 +42,19 @@ def outcome(f, y0, t, method, h):
 def test_a_backward_solve_of_a_decaying_problem_does_not_warn(method, h):
     with warnings.catch_warnings():
         warnings.simplefilter("error", dk.solvers.StepSizeWarning)
-        sol = dk.solve(lambda t, y: -2.0 * y, np.array([1.0]), [1.0, 0.0], method=method,
-                       step_size=-h)
-        tsol = dk.solve(lambda t, y: -2.0 * y, torch.ones(1, dtype=torch.float64),
-                        torch.tensor([1.0, 0.0]), method=method, step_size=-h)
+        sol = dk.solve(
+            lambda t, y: -2.0 * y, np.array([1.0]), [1.0, 0.0], method=method, step_size=-h
+        )
+        tsol = dk.solve(
+            lambda t, y: -2.0 * y,
+            torch.ones(1, dtype=torch.float64),
+            torch.tensor([1.0, 0.0]),
+            method=method,
+            step_size=-h,
+        )
     assert sol.result == tsol.result == "success"
     if method == "rk4" and h == 0.01:  # e^2 to rk4's global error C h^4, C ≈ e^2 / 30
-        assert abs(sol.ys[-1, 0] - math.e ** 2) < 1e-8 * math.e ** 2
+        assert abs(sol.ys[-1, 0] - math.e**2) < 1e-8 * math.e**2
 
 
 def test_torchdiffeq_style_reverse_time_solves_do_not_warn():
@@ -65,14 +75,19 @@ def test_torchdiffeq_style_reverse_time_solves_do_not_warn():
 
 def test_a_backward_step_beyond_the_stability_interval_still_fails():
     # y' = 50 y decays backward; rk4 with |h| = 0.1 has h·λ = −5, outside its interval (−2.79, 0]
-    with pytest.warns(dk.solvers.StepSizeWarning, match="outside the method's stability region"), \
-            pytest.raises(dk.StepTooLarge):
+    with (
+        pytest.warns(dk.solvers.StepSizeWarning, match="outside the method's stability region"),
+        pytest.raises(dk.StepTooLarge),
+    ):
         dk.solve(lambda t, y: 50.0 * y, np.array([1.0]), [1.0, 0.0], method="rk4", step_size=-0.1)
 
 
 @settings(max_examples=60, deadline=None)
-@given(lam=st.floats(-60.0, 60.0), h=st.sampled_from([0.01, 0.05, 0.1, 0.25]),
-       method=st.sampled_from(FIXED))
+@given(
+    lam=st.floats(-60.0, 60.0),
+    h=st.sampled_from([0.01, 0.05, 0.1, 0.25]),
+    method=st.sampled_from(FIXED),
+)
 def test_time_reversal_gives_the_forward_verdict(lam, h, method):
     # y' = λy forward with step h and y' = −λy backward with −h take bit-identical steps (h·k is the
     # same product): the monitor must say the same of both

@@ -4,6 +4,7 @@ Each reader meets, where its file should be, a named pipe (opened without a writ
 ever), a symbolic link to /dev/zero (a plain read never ends and fills the memory) and a folder. Each must end at
 once with a clear error naming what it met; a deadline of a few seconds (SIGALRM) turns a hang into a failure.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,6 +20,8 @@ SECONDS = 5  # each case answers in milliseconds; a hang is one that does not an
 
 def deadline(seconds: int = SECONDS):
     return _deadline(seconds)
+
+
 SPECIAL = ("fifo", "link-to-dev-zero", "folder")
 SAYS = {"fifo": "named pipe", "link-to-dev-zero": "character device", "folder": "folder"}
 
@@ -58,8 +61,19 @@ def test_dynkit_run_planned_with_a_special_plan_file(tmp_path, kind, capsys):
     path = plant(tmp_path / "plan.json", kind)
     out = tmp_path / "out"
     with deadline():
-        code = main(["run", "momseq_attention_scaling", "--scale", "smoke", "--planned", "--plan", str(path),
-                     "--out", str(out)])
+        code = main(
+            [
+                "run",
+                "momseq_attention_scaling",
+                "--scale",
+                "smoke",
+                "--planned",
+                "--plan",
+                str(path),
+                "--out",
+                str(out),
+            ]
+        )
     err = capsys.readouterr().err
     assert code == 2 and "--plan" in err and SAYS[kind] in err, err
     assert not out.exists()
@@ -111,8 +125,11 @@ def test_the_reports_trained_nfe_results(tmp_path, kind, monkeypatch):
 
     from dynkit.report import sections
 
-    monkeypatch.setattr(importlib.import_module("dynkit.experiments.ledger"), "default_results_root",
-                        lambda: tmp_path)
+    monkeypatch.setattr(
+        importlib.import_module("dynkit.experiments.ledger"),
+        "default_results_root",
+        lambda: tmp_path,
+    )
     plant(tmp_path / sections.TRAINED_NFE_EXPERIMENT / "results.json", kind)
     refused(kind, lambda: sections._trained_nfe(("node", "hbnode")))
 

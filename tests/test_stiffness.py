@@ -1,5 +1,6 @@
 """dk.diagnostics.stiffness_report: stiff problems flagged, nonstiff ones (even with a large
 eigenvalue ratio) not; the figures behind the verdict checked against independent computations."""
+
 import json
 
 import numpy as np
@@ -13,9 +14,13 @@ torch.set_num_threads(1)
 
 
 def robertson(t, y):
-    return np.array([-0.04 * y[0] + 1e4 * y[1] * y[2],
-                     0.04 * y[0] - 1e4 * y[1] * y[2] - 3e7 * y[1] ** 2,
-                     3e7 * y[1] ** 2])
+    return np.array(
+        [
+            -0.04 * y[0] + 1e4 * y[1] * y[2],
+            0.04 * y[0] - 1e4 * y[1] * y[2] - 3e7 * y[1] ** 2,
+            3e7 * y[1] ** 2,
+        ]
+    )
 
 
 def van_der_pol(mu):
@@ -29,9 +34,15 @@ def linear(A):
 def arenstorf(t, y):
     mu, mu1 = 0.012277471, 1 - 0.012277471
     x, v, vx, vy = y
-    d1, d2 = ((x + mu) ** 2 + v ** 2) ** 1.5, ((x - mu1) ** 2 + v ** 2) ** 1.5
-    return np.array([vx, vy, x + 2 * vy - mu1 * (x + mu) / d1 - mu * (x - mu1) / d2,
-                     v - 2 * vx - mu1 * v / d1 - mu * v / d2])
+    d1, d2 = ((x + mu) ** 2 + v**2) ** 1.5, ((x - mu1) ** 2 + v**2) ** 1.5
+    return np.array(
+        [
+            vx,
+            vy,
+            x + 2 * vy - mu1 * (x + mu) / d1 - mu * (x - mu1) / d2,
+            v - 2 * vx - mu1 * v / d1 - mu * v / d2,
+        ]
+    )
 
 
 _P = np.array([[1.0, 2.0], [0.5, 1.5]])  # non-normal eigenvectors
@@ -47,8 +58,11 @@ STIFF = {
 }
 NONSTIFF = {
     "harmonic": (linear(HARMONIC), [1.0, 0.0], [0.0, 20.0]),
-    "arenstorf": (arenstorf, [0.994, 0.0, 0.0, -2.00158510637908252240537862224],
-                  [0.0, 17.0652165601579625588917206249]),
+    "arenstorf": (
+        arenstorf,
+        [0.994, 0.0, 0.0, -2.00158510637908252240537862224],
+        [0.0, 17.0652165601579625588917206249],
+    ),
     "van_der_pol_mu1": (van_der_pol(1.0), [2.0, 0.0], [0.0, 20.0]),
     "large_imaginary": (linear(OSCILLATORY), [1.0, 1.0, 1.0], [0.0, 2.0]),
 }
@@ -60,7 +74,7 @@ def test_stiff_problems_are_flagged(name):
     report = stiffness_report(f, np.array(y0), t)
     assert report.is_stiff, report.summary()
     # pinned at the boundary: the median step uses at least 80% of dopri5's stability interval
-    assert np.median(report.stability_use[len(report.times) // 2:]) > 0.8
+    assert np.median(report.stability_use[len(report.times) // 2 :]) > 0.8
 
 
 @pytest.mark.parametrize("name", sorted(NONSTIFF))
@@ -75,7 +89,9 @@ def test_nonstiff_problems_are_not_flagged(name):
 def test_a_large_eigenvalue_ratio_alone_is_not_stiffness():
     f, y0, t = NONSTIFF["large_imaginary"]
     report = stiffness_report(f, np.array(y0), t)
-    assert report.stiffness_ratio == pytest.approx(1e4, rel=1e-4)  # FD Jacobian of a linear f: ~1e-9 rel
+    assert report.stiffness_ratio == pytest.approx(
+        1e4, rel=1e-4
+    )  # FD Jacobian of a linear f: ~1e-9 rel
     assert not report.is_stiff and "does not make it stiff" in report.reason
 
 
@@ -106,7 +122,7 @@ def test_hairer_two_stage_estimate_tracks_the_spectral_radius(method):
     ratio = report.hairer_rho / report.spectral_radius
     # once the fast mode has decayed, stage differences lie along the stiff eigenvector: within 1%
     # (rkf45: the last step has no f(t+h, y_new) call, hence NaN there)
-    assert np.nanmedian(ratio[len(ratio) // 2:]) == pytest.approx(1.0, abs=0.01)
+    assert np.nanmedian(ratio[len(ratio) // 2 :]) == pytest.approx(1.0, abs=0.01)
 
 
 def test_bosh3_has_no_two_stages_at_the_same_time():
@@ -115,14 +131,19 @@ def test_bosh3_has_no_two_stages_at_the_same_time():
 
 
 def test_user_jacobian_and_decreasing_time():
-    report = stiffness_report(linear(HARMONIC), np.array([1.0, 0.0]), [5.0, 0.0],
-                              jac=lambda t, y: HARMONIC)
-    np.testing.assert_allclose(np.sort(report.eigenvalues.imag, axis=-1), [[-1.0, 1.0]] * len(report.times))
+    report = stiffness_report(
+        linear(HARMONIC), np.array([1.0, 0.0]), [5.0, 0.0], jac=lambda t, y: HARMONIC
+    )
+    np.testing.assert_allclose(
+        np.sort(report.eigenvalues.imag, axis=-1), [[-1.0, 1.0]] * len(report.times)
+    )
     assert report.step_sizes.sum() == pytest.approx(-5.0, rel=1e-12)
     assert not report.is_stiff and report.stiffness_ratio == 1.0  # all Re λ = 0: no spread
 
 
-@pytest.mark.parametrize("method, boundary", [("euler", 2.0), ("rk4", 2.785293563), ("bosh3", 2.512745327)])
+@pytest.mark.parametrize(
+    "method, boundary", [("euler", 2.0), ("rk4", 2.785293563), ("bosh3", 2.512745327)]
+)
 def test_stability_boundary_matches_the_literature(method, boundary):
     # [HW] IV.2 Fig. 2.1: explicit RK of order p = s (p = 1, 3, 4) cross the real axis at these values
     assert stability_boundary(method) == pytest.approx(boundary, abs=1e-8)
@@ -139,7 +160,9 @@ def mlp_field(decay_rates, seed=0):
     M = R @ np.diag(decay_rates) @ R.T
     W2 = -M @ np.linalg.pinv(np.diag(1 - np.tanh(b1) ** 2) @ W1)
     b2 = -W2 @ np.tanh(b1)
-    net = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.Tanh(), torch.nn.Linear(32, 2)).double()
+    net = torch.nn.Sequential(
+        torch.nn.Linear(2, 32), torch.nn.Tanh(), torch.nn.Linear(32, 2)
+    ).double()
     with torch.no_grad():
         for p, v in zip(net.parameters(), (W1, b1, W2, b2)):
             p.copy_(torch.as_tensor(v))
@@ -181,13 +204,16 @@ def test_report_serialises_and_explains_itself():
     assert report.summary().startswith("STIFF") and "stability" in report.reason
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(method="rk4"), "adaptive"),
-    (dict(method="nope"), "method"),
-    (dict(threshold=0.0), "threshold"),
-    (dict(min_run=0), "min_run"),
-    (dict(batch=True), "batch"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(method="rk4"), "adaptive"),
+        (dict(method="nope"), "method"),
+        (dict(threshold=0.0), "threshold"),
+        (dict(min_run=0), "min_run"),
+        (dict(batch=True), "batch"),
+    ],
+)
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         stiffness_report(linear(HARMONIC), np.array([1.0, 0.0]), [0.0, 1.0], **kwargs)
@@ -219,8 +245,11 @@ def test_numpy_batch_of_independent_systems():
 
     report = stiffness_report(f, np.array([[1.0, 1.0], [1.0, 0.0]]), [0.0, 2.0], batch=True)
     assert report.eigenvalues.shape == (len(report.times), 2, 2)
-    np.testing.assert_allclose(np.sort(report.eigenvalues[:, 0].real, axis=-1),
-                               np.broadcast_to([-1000.0, -1.0], (len(report.times), 2)), rtol=1e-6)
+    np.testing.assert_allclose(
+        np.sort(report.eigenvalues[:, 0].real, axis=-1),
+        np.broadcast_to([-1000.0, -1.0], (len(report.times), 2)),
+        rtol=1e-6,
+    )
     np.testing.assert_allclose(np.abs(report.eigenvalues[:, 1]), 1.0, rtol=1e-6)
     assert report.is_stiff  # the joint solve is held back by its stiff member
 
@@ -246,8 +275,9 @@ def test_report_on_van_der_pol_mu_1000_stops_and_says_where():
     def vdp(t, y):
         return np.array([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]])
 
-    rep = stiffness_report(vdp, np.array([2.0, 0.0]), [0.0, 3000.0], max_steps=400,
-                                          max_jacobians=100)
+    rep = stiffness_report(
+        vdp, np.array([2.0, 0.0]), [0.0, 3000.0], max_steps=400, max_jacobians=100
+    )
     assert rep.is_stiff and not rep.complete and rep.result == "max_steps_exceeded"
     assert 0.0 < rep.t_reached < 3000.0 and "part integrated" in rep.summary()
     assert "STIFF" in rep._repr_markdown_() and rep.to_dict()["complete"] is False

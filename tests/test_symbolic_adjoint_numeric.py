@@ -1,4 +1,5 @@
 """The derived HBNODE/GHBNODE adjoints, solved with dk.solve, against autograd through the forward solve."""
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -12,12 +13,20 @@ N, HIDDEN, T = 2, 3, 1.0
 
 def _mlp(seed):
     torch.manual_seed(seed)
-    return torch.nn.Sequential(torch.nn.Linear(N, HIDDEN), torch.nn.Tanh(), torch.nn.Linear(HIDDEN, N)).double()
+    return torch.nn.Sequential(
+        torch.nn.Linear(N, HIDDEN), torch.nn.Tanh(), torch.nn.Linear(HIDDEN, N)
+    ).double()
 
 
 def _sympy_mlp():
-    W1, b1 = sp.Matrix(HIDDEN, N, sp.symbols(f"w1_0:{HIDDEN * N}")), sp.Matrix(sp.symbols(f"b1_0:{HIDDEN}"))
-    W2, b2 = sp.Matrix(N, HIDDEN, sp.symbols(f"w2_0:{HIDDEN * N}")), sp.Matrix(sp.symbols(f"b2_0:{N}"))
+    W1, b1 = (
+        sp.Matrix(HIDDEN, N, sp.symbols(f"w1_0:{HIDDEN * N}")),
+        sp.Matrix(sp.symbols(f"b1_0:{HIDDEN}")),
+    )
+    W2, b2 = (
+        sp.Matrix(N, HIDDEN, sp.symbols(f"w2_0:{HIDDEN * N}")),
+        sp.Matrix(sp.symbols(f"b2_0:{N}")),
+    )
     params = [*W1, *b1, *W2, *b2]  # row-major, like torch's weight.flatten()
     return (lambda h: W2 * (W1 * h + b1).applyfunc(sp.tanh) + b2), params
 
@@ -30,7 +39,9 @@ def _gradients(model, corrupt=False):
     if model == "hbnode":
         sys = hbnode_system(N, f=f_sym, gamma=gamma, params=[*weights, gamma])
     else:
-        sys = ghbnode_system(N, f=f_sym, sigma=sp.tanh, gamma=gamma, xi=xi, params=[*weights, gamma, xi])
+        sys = ghbnode_system(
+            N, f=f_sym, sigma=sp.tanh, gamma=gamma, xi=xi, params=[*weights, gamma, xi]
+        )
     h = sys.state["h"]
     target = [0.3, -0.2]
     loss = sum((h[i] - target[i]) ** 2 for i in range(N)) / 2 + sys.state["m"][0] / 10
@@ -56,7 +67,14 @@ def _gradients(model, corrupt=False):
             return torch.cat([mm, -g_t * mm + mlp(hh)])
         return torch.cat([torch.tanh(mm), -g_t * mm + mlp(hh) - xi_t * hh])
 
-    sol = dk.solve(rhs, y0, torch.tensor([0.0, T], dtype=torch.float64), method="dopri5", rtol=1e-11, atol=1e-13)
+    sol = dk.solve(
+        rhs,
+        y0,
+        torch.tensor([0.0, T], dtype=torch.float64),
+        method="dopri5",
+        rtol=1e-11,
+        atol=1e-13,
+    )
     yT = sol.ys[-1]
     L = ((yT[:N] - torch.tensor(target, dtype=torch.float64)) ** 2).sum() / 2 + yT[N] / 10
     params = [*mlp.parameters(), g_t] + ([xi_t] if model == "ghbnode" else [])

@@ -2,6 +2,7 @@
 literature (Su, Boyd & Candes for Nesterov's r/t) or expanded by hand in the docstrings; a
 numerical run of a scheme against its limit's exact solution checks the engine independently of
 sympy."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,17 +25,28 @@ def test_nesterov_with_a_general_r_tends_to_r_over_t():
     x'' + (r/t) x' + grad F(x) = 0 (Su, Boyd & Candes 2016, their (3.1) with r in place of 3)."""
     r = sp.Symbol("r", positive=True)
     y = x[k] + (k - 1) / (k + r - 1) * (x[k] - x[k - 1])
-    d = continuous_limit(sp.Eq(x[k + 1], y - s * grad(y)), step=s, dt=sp.sqrt(s),
-                         stated=sp.Eq(X.diff(t, 2) + r / t * X.diff(t) + grad(X), 0))
+    d = continuous_limit(
+        sp.Eq(x[k + 1], y - s * grad(y)),
+        step=s,
+        dt=sp.sqrt(s),
+        stated=sp.Eq(X.diff(t, 2) + r / t * X.diff(t) + grad(X), 0),
+    )
     assert d.check_passed
     limit = d.extra["limit"]
-    assert limit.leading_orders == [2] and limit.correction_orders == [1]  # residual s x'' + ..., correction O(sqrt s)
+    assert limit.leading_orders == [2] and limit.correction_orders == [
+        1
+    ]  # residual s x'' + ..., correction O(sqrt s)
     assert r"\frac{r \frac{d}{d t} x{\left(t \right)}}{t}" in d.to_latex()
 
 
 B2, GAMMA = sp.symbols("b_2 gamma", positive=True)
-THREE_TERM = sp.Eq(x[k + 1], x[k] + (1 - GAMMA * sp.sqrt(s) - B2) * (x[k] - x[k - 1]) + B2 * (x[k - 1] - x[k - 2])
-                   - s * grad(x[k]))
+THREE_TERM = sp.Eq(
+    x[k + 1],
+    x[k]
+    + (1 - GAMMA * sp.sqrt(s) - B2) * (x[k] - x[k - 1])
+    + B2 * (x[k - 1] - x[k - 2])
+    - s * grad(x[k]),
+)
 
 
 def test_a_three_term_recursion():
@@ -43,7 +55,9 @@ def test_a_three_term_recursion():
     x_{k-1} - x_{k-2} = dt x' - 3 dt^2 x''/2; order dt: (1 - a - b2) x' = gamma dt x' (moves to order
     dt^2); order dt^2: x''(1/2 + a/2 + 3 b2/2) + gamma x' + grad F = (1 + b2) x'' + gamma x' +
     grad F."""
-    d = continuous_limit(THREE_TERM, step=s, stated=sp.Eq((1 + B2) * X.diff(t, 2) + GAMMA * X.diff(t) + grad(X), 0))
+    d = continuous_limit(
+        THREE_TERM, step=s, stated=sp.Eq((1 + B2) * X.diff(t, 2) + GAMMA * X.diff(t) + grad(X), 0)
+    )
     assert d.check_passed and d.extra["limit"].dt == sp.sqrt(s)  # found by the automatic scaling
 
 
@@ -67,7 +81,9 @@ def test_the_three_term_limit_matches_the_scheme_numerically():
 def test_the_automatic_scaling_picks_the_non_trivial_limit():
     """Gradient descent x_{k+1} = x_k - h grad F(x_k): at dt = sqrt(h) the leading equation is x' = 0 (trivial,
     reported in tried); at dt = h it is the gradient flow x' + grad F(x) = 0."""
-    d = continuous_limit(sp.Eq(x[k + 1], x[k] - h * grad(x[k])), step=h, stated=sp.Eq(X.diff(t) + grad(X), 0))
+    d = continuous_limit(
+        sp.Eq(x[k + 1], x[k] - h * grad(x[k])), step=h, stated=sp.Eq(X.diff(t) + grad(X), 0)
+    )
     assert d.check_passed and d.extra["limit"].dt == h and sp.sqrt(h) in d.extra["limit"].tried
 
 
@@ -75,9 +91,16 @@ def test_a_system_in_x_and_v():
     """Symplectic Euler of x' = v, v' = -gamma v - grad F(x) with step h: the first-order system back."""
     v, gamma = iterate("v"), sp.Symbol("gamma", positive=True)
     V = sp.Function("v")(t)
-    scheme = [sp.Eq(v[k + 1], v[k] - h * gamma * v[k] - h * grad(x[k])), sp.Eq(x[k + 1], x[k] + h * v[k + 1])]
-    d = continuous_limit(scheme, step=h, dt=h,
-                         stated=[sp.Eq(V.diff(t) + gamma * V + grad(X), 0), sp.Eq(X.diff(t) - V, 0)])
+    scheme = [
+        sp.Eq(v[k + 1], v[k] - h * gamma * v[k] - h * grad(x[k])),
+        sp.Eq(x[k + 1], x[k] + h * v[k + 1]),
+    ]
+    d = continuous_limit(
+        scheme,
+        step=h,
+        dt=h,
+        stated=[sp.Eq(V.diff(t) + gamma * V + grad(X), 0), sp.Eq(X.diff(t) - V, 0)],
+    )
     assert d.check_passed and d.extra["limit"].leading_orders == [1, 1]
 
 
@@ -90,7 +113,9 @@ def test_a_divergent_coefficient_is_an_error_naming_the_term():
 
 
 def test_a_wrong_stated_limit_fails_the_check_and_no_statement_does_not_pass():
-    wrong = continuous_limit(THREE_TERM, step=s, stated=sp.Eq(X.diff(t, 2) + GAMMA * X.diff(t) + grad(X), 0))
+    wrong = continuous_limit(
+        THREE_TERM, step=s, stated=sp.Eq(X.diff(t, 2) + GAMMA * X.diff(t) + grad(X), 0)
+    )
     assert not wrong.check_passed
     unstated = continuous_limit(THREE_TERM, step=s)
     assert not unstated.check_passed and "No stated limit" in unstated.notes
@@ -99,14 +124,22 @@ def test_a_wrong_stated_limit_fails_the_check_and_no_statement_does_not_pass():
 
 def test_the_prebuilt_limits_are_the_engines():
     """nesterov_limit's result is continuous_limit's for beta_k = (k - 1)/(k + 2) (the same scheme, eliminated)."""
-    y = x[k] + (k - 2) / (k + 1) * (x[k] - x[k - 1])  # beta_{k-1}: the review's (4) as nesterov_limit writes it
+    y = x[k] + (k - 2) / (k + 1) * (
+        x[k] - x[k - 1]
+    )  # beta_{k-1}: the review's (4) as nesterov_limit writes it
     d = continuous_limit(sp.Eq(x[k + 1], y - s * grad(y)), step=s, dt=sp.sqrt(s))
     assert S.equivalent(d.result[0], S.DERIVATIONS["nesterov_limit"]().result)
 
 
 def test_a_users_adjoint_is_labelled_as_the_users():
     y = sp.Matrix([sp.Symbol("y")])
-    d = S.adjoint_derivation(S.ODESystem.create(y, -y ** 2))
-    assert "review" not in d.to_markdown() and "Wang" not in d.to_markdown() and d.paper == "your system"
-    cited = S.adjoint_derivation(S.ODESystem.create(y, -y), paper="review (000)", equation="(19)-(20)")
+    d = S.adjoint_derivation(S.ODESystem.create(y, -(y**2)))
+    assert (
+        "review" not in d.to_markdown()
+        and "Wang" not in d.to_markdown()
+        and d.paper == "your system"
+    )
+    cited = S.adjoint_derivation(
+        S.ODESystem.create(y, -y), paper="review (000)", equation="(19)-(20)"
+    )
     assert "Wang et al., momentum review, (19)-(20)" in cited.to_markdown()

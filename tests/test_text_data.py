@@ -1,4 +1,5 @@
 """Loaders of the sentence-classification sets (dynkit.tasks.text) on the shared files and on bad input."""
+
 from collections import Counter
 from pathlib import Path
 
@@ -6,7 +7,14 @@ import numpy as np
 import pytest
 import torch
 
-from dynkit.tasks.text import (DATASETS, TREC_CLASSES, Vocabulary, decode_line, load_dataset, pad_batch)
+from dynkit.tasks.text import (
+    DATASETS,
+    TREC_CLASSES,
+    Vocabulary,
+    decode_line,
+    load_dataset,
+    pad_batch,
+)
 from shared_data import SENTENCE_DATA, needs_sentence_data
 
 DATA = SENTENCE_DATA
@@ -21,15 +29,24 @@ def test_trec_official_split_and_class_counts():
     assert data.classes == TREC_CLASSES
     # coarse-class counts of the standard TREC files (Li & Roth 2002)
     assert Counter(data.labels[test].tolist()) == {0: 9, 1: 138, 2: 94, 3: 65, 4: 81, 5: 113}
-    assert Counter(data.labels[train].tolist()) == {0: 86, 1: 1162, 2: 1250, 3: 1223, 4: 835, 5: 896}
+    assert Counter(data.labels[train].tolist()) == {
+        0: 86,
+        1: 1162,
+        2: 1250,
+        3: 1223,
+        4: 835,
+        5: 896,
+    }
     assert data.sentences[0][:3] == ["how", "did", "serfdom"]
 
 
 @needs_data
 # Kim (2014) Table 1 sizes N: SUBJ 10000, MR 10662, CR 3775, MPQA 10606. CR and MPQA contain blank lines
 # (4 and 3), which we skip and record.
-@pytest.mark.parametrize("name, n_kim, n_blank", [("subj", 10000, 0), ("mr", 10662, 0), ("cr", 3775, 4),
-                                                  ("mpqa", 10606, 3)])
+@pytest.mark.parametrize(
+    "name, n_kim, n_blank",
+    [("subj", 10000, 0), ("mr", 10662, 0), ("cr", 3775, 4), ("mpqa", 10606, 3)],
+)
 def test_binary_sets_counts_and_folds(name, n_kim, n_blank):
     data = load_dataset(name, DATA, seed=0)
     assert len(data) == n_kim - n_blank
@@ -44,7 +61,9 @@ def test_binary_sets_counts_and_folds(name, n_kim, n_blank):
 
 
 def _line_count(filename: str) -> int:
-    return (DATA / filename).read_bytes().count(b"\n")  # lines ended by a newline (not the empty tail)
+    return (
+        (DATA / filename).read_bytes().count(b"\n")
+    )  # lines ended by a newline (not the empty tail)
 
 
 @needs_data
@@ -87,10 +106,17 @@ def test_blank_lines_are_skipped_and_recorded(tmp_path):
     _write(tmp_path, "TREC.train", b"HUM:ind Who is it ?\n\n  \r\nNUM:date When \xe9 ?\n")
     _write(tmp_path, "TREC.test", b"LOC:city Where ?")
     data = load_dataset("trec", tmp_path)
-    assert data.labels.tolist() == [TREC_CLASSES.index("HUM"), TREC_CLASSES.index("NUM"),
-                                    TREC_CLASSES.index("LOC")]
+    assert data.labels.tolist() == [
+        TREC_CLASSES.index("HUM"),
+        TREC_CLASSES.index("NUM"),
+        TREC_CLASSES.index("LOC"),
+    ]
     assert data.sentences[1] == ["when", "é", "?"]
-    assert [s.split(": ")[0] for s in data.skipped] == ["TREC.train:2", "TREC.train:3", "TREC.train:5"]
+    assert [s.split(": ")[0] for s in data.skipped] == [
+        "TREC.train:2",
+        "TREC.train:3",
+        "TREC.train:5",
+    ]
 
 
 def test_x85_is_not_a_line_break(tmp_path):
@@ -100,9 +126,14 @@ def test_x85_is_not_a_line_break(tmp_path):
     assert len(data) == 2 and data.labels.tolist() == [0, 1]
 
 
-@pytest.mark.parametrize("kwargs, match", [(dict(name="sst"), "name must be one of"),
-                                           (dict(name="cr", data_dir="/nonexistent"), "data_dir must be"),
-                                           (dict(name="cr", n_folds=1), "n_folds")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(name="sst"), "name must be one of"),
+        (dict(name="cr", data_dir="/nonexistent"), "data_dir must be"),
+        (dict(name="cr", n_folds=1), "n_folds"),
+    ],
+)
 def test_bad_arguments(tmp_path, kwargs, match):
     kwargs.setdefault("data_dir", tmp_path)
     with pytest.raises(ValueError, match=match):
@@ -132,13 +163,18 @@ def test_datasets_listed():
     assert torch.is_tensor(pad_batch([[1]]))
 
 
-@pytest.mark.parametrize("content", [b"", b"\n   \n\t\r\n", bytes(range(256)) * 4, b"good words\x00\n"],
-                         ids=["empty", "blank", "binary", "nul"])
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"\n   \n\t\r\n", bytes(range(256)) * 4, b"good words\x00\n"],
+    ids=["empty", "blank", "binary", "nul"],
+)
 def test_files_without_sentences_are_refused_before_any_training(tmp_path, content):
     # Before: such files loaded as a data set, and training on 0 sentences reported an accuracy.
     (tmp_path / "rt-polarity.neg").write_bytes(content)
     (tmp_path / "rt-polarity.pos").write_bytes(b"a fine sentence\n")
-    with pytest.raises(ValueError, match=r"data_dir file .*rt-polarity\.neg.* must (be a text file|hold at least)"):
+    with pytest.raises(
+        ValueError, match=r"data_dir file .*rt-polarity\.neg.* must (be a text file|hold at least)"
+    ):
         load_dataset("mr", tmp_path)
     from dynkit.tasks.text import train_csaode
 
@@ -153,7 +189,9 @@ def test_a_few_stray_control_bytes_in_real_text_are_tolerated(tmp_path):
     with pytest.raises(ValueError, match="binary"):
         load_dataset("mr", tmp_path)
     # ... while one in a long file (below 1%) is kept as text
-    (tmp_path / "rt-polarity.neg").write_bytes(b"a sentence\x01\n" + b"an ordinary sentence of words\n" * 20)
+    (tmp_path / "rt-polarity.neg").write_bytes(
+        b"a sentence\x01\n" + b"an ordinary sentence of words\n" * 20
+    )
     assert len(load_dataset("mr", tmp_path, n_folds=2)) == 22
 
 
@@ -163,5 +201,7 @@ def test_default_data_dir_finds_the_shared_sets_beside_the_checkout(tmp_path, mo
 
     # resolved on both sides: on CI shared/ beside the clone is a link
     assert default_data_dir().resolve() == SENTENCE_DATA.resolve()
-    monkeypatch.chdir(tmp_path)  # the working directory does not matter while the checkout has them beside it
+    monkeypatch.chdir(
+        tmp_path
+    )  # the working directory does not matter while the checkout has them beside it
     assert default_data_dir().resolve() == SENTENCE_DATA.resolve()

@@ -1,6 +1,7 @@
 """dk.theory: spectral and linear-algebra claims (review Prop. 4 and (54)-(58); Momentum Transformer
 Thm. 2 / Prop. 3 and (12)-(14); Momentum ResNets Prop. 1). Each check must hold on generated instances
 (hypothesis, sizes 1-12, well- and ill-conditioned) and must say holds=False on planted violations."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -11,7 +12,9 @@ from dynkit.theory._core import random_matrices, single_threaded_blas
 
 SETTINGS = settings(max_examples=12, deadline=None)
 sizes = st.integers(1, 12)
-conds = st.sampled_from([0.0, 2.0, 6.0])  # decades of singular-value spread: well to ill-conditioned
+conds = st.sampled_from(
+    [0.0, 2.0, 6.0]
+)  # decades of singular-value spread: well to ill-conditioned
 seeds = st.integers(0, 2**31 - 1)
 
 
@@ -24,10 +27,13 @@ def _one_blas_thread():
 
 def _F(seed, n, cond, count=4, scale=3.0):
     rng = np.random.default_rng(seed)
-    return rng, random_matrices(rng, count, n, log10_cond=cond, scale=scale) * rng.choice([-1, 1], (count, 1, 1))
+    return rng, random_matrices(rng, count, n, log10_cond=cond, scale=scale) * rng.choice(
+        [-1, 1], (count, 1, 1)
+    )
 
 
 # ------------------------------------------------------------------------------------ eigen pairing
+
 
 @SETTINGS
 @given(seed=seeds, n=sizes, cond=conds)
@@ -54,7 +60,9 @@ def test_eigen_pairing_accepts_diagonal_matrix_and_pairs_sum_to_minus_gamma():
 def test_eigen_pairing_detects_wrong_pair_sum(seed, n, cond):
     rng, F = _F(seed, n, cond)
     gamma = rng.uniform(0, 4, 4)
-    assert not dk.theory.check_eigen_pairing(np.ones((4, n)), F, gamma, claimed_sum=-gamma - 0.05).holds
+    assert not dk.theory.check_eigen_pairing(
+        np.ones((4, n)), F, gamma, claimed_sum=-gamma - 0.05
+    ).holds
 
 
 def test_eigen_pairing_detects_perturbed_construction(monkeypatch):
@@ -63,7 +71,9 @@ def test_eigen_pairing_detects_perturbed_construction(monkeypatch):
     rng, F = _F(1, 6, 2.0)
     J, gamma = rng.uniform(0.2, 1, (4, 6)), rng.uniform(0.5, 3, 4)
     original = spectra.pairing_roots
-    monkeypatch.setattr(spectra, "pairing_roots", lambda J, F, g: original(J, F, np.asarray(g) * 1.01))
+    monkeypatch.setattr(
+        spectra, "pairing_roots", lambda J, F, g: original(J, F, np.asarray(g) * 1.01)
+    )
     result = dk.theory.check_eigen_pairing(J, F, gamma)
     assert not result.holds
     assert not result.details["parts"]["eigen_pairing.spectrum"].holds
@@ -91,11 +101,15 @@ def test_eigen_pairing_substance_is_checked_on_H_own_eigenvalues(monkeypatch):
 
     monkeypatch.setattr(spectra, "hbnode_adjoint_matrix", wrong)
     H = wrong(J, F, g)
-    sums = [np.sort_complex(e).sum() for e in _eigvals_reference(H)]  # trace: -4 * 1.01 gamma, not -4 gamma
+    sums = [
+        np.sort_complex(e).sum() for e in _eigvals_reference(H)
+    ]  # trace: -4 * 1.01 gamma, not -4 gamma
     np.testing.assert_allclose(np.real(sums), -4 * 1.01 * g, rtol=1e-10)
     bad = dk.theory.check_eigen_pairing(J, F, g)
     parts = bad.details["parts"]
-    assert not parts["eigen_pairing.eigenvalues"].holds and not parts["eigen_pairing.pair_sum"].holds
+    assert (
+        not parts["eigen_pairing.eigenvalues"].holds and not parts["eigen_pairing.pair_sum"].holds
+    )
 
 
 def test_eigen_pairing_eigenvalue_part_fails_on_its_own(monkeypatch):
@@ -104,7 +118,9 @@ def test_eigen_pairing_eigenvalue_part_fails_on_its_own(monkeypatch):
     rng = np.random.default_rng(3)
     J, F = rng.uniform(0.1, 1, (2, 3)), rng.standard_normal((2, 3, 3))
     original = spectra._eigenvalues_with_radius
-    monkeypatch.setattr(spectra, "_eigenvalues_with_radius", lambda M: (lambda w, r: (w + 1e-6, r))(*original(M)))
+    monkeypatch.setattr(
+        spectra, "_eigenvalues_with_radius", lambda M: (lambda w, r: (w + 1e-6, r))(*original(M))
+    )
     parts = dk.theory.check_eigen_pairing(J, F, 1.0).details["parts"]
     assert not parts["eigen_pairing.eigenvalues"].holds
     assert parts["eigen_pairing.spectrum"].holds and parts["eigen_pairing.charpoly"].holds
@@ -114,24 +130,28 @@ def test_eigen_pairing_decay_bound_needs_gamma_at_most_2a():
     # F = -c I with c large: JF has negative eigenvalues, the pairs are complex with Re = -gamma/2
     n = 3
     F = -50 * np.eye(n)
-    assert dk.theory.check_eigen_pairing(np.ones(n), F, 2.0, a=1.0).holds      # gamma = 2a
+    assert dk.theory.check_eigen_pairing(np.ones(n), F, 2.0, a=1.0).holds  # gamma = 2a
     assert not dk.theory.check_eigen_pairing(np.ones(n), F, 3.0, a=1.0).holds  # gamma > 2a
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(J=np.ones(3), F=np.ones((3, 2)), gamma=1.0), "square"),
-    (dict(J=np.full(3, 1.5), F=np.eye(3), gamma=1.0), r"\(0, 1\]"),
-    (dict(J=np.ones(3), F=np.eye(3), gamma=-0.1), "gamma must be >= 0"),
-    (dict(J=np.ones(3), F=np.full((3, 3), np.nan), gamma=1.0), "finite"),
-    (dict(J=np.ones(3), F=np.eye(3) * 1j, gamma=1.0), "real"),
-    (dict(J=np.ones((3, 3)), F=np.eye(3), gamma=1.0), "diagonal"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(J=np.ones(3), F=np.ones((3, 2)), gamma=1.0), "square"),
+        (dict(J=np.full(3, 1.5), F=np.eye(3), gamma=1.0), r"\(0, 1\]"),
+        (dict(J=np.ones(3), F=np.eye(3), gamma=-0.1), "gamma must be >= 0"),
+        (dict(J=np.ones(3), F=np.full((3, 3), np.nan), gamma=1.0), "finite"),
+        (dict(J=np.ones(3), F=np.eye(3) * 1j, gamma=1.0), "real"),
+        (dict(J=np.ones((3, 3)), F=np.eye(3), gamma=1.0), "diagonal"),
+    ],
+)
 def test_eigen_pairing_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         dk.theory.check_eigen_pairing(**kwargs)
 
 
 # ------------------------------------------------------------------------------------ RevNet Prop. 1
+
 
 @SETTINGS
 @given(seed=seeds, n=sizes, cond=conds)
@@ -158,8 +178,8 @@ def test_revnet_instability_at_tiny_weights_is_not_a_false_alarm(s):
 @given(seed=seeds, n=sizes, log_s=st.floats(-9, 1))
 def test_revnet_instability_holds_at_every_scale(seed, n, log_s):
     rng = np.random.default_rng(seed)
-    A = random_matrices(rng, 3, n, log10_cond=4, scale=10 ** log_s)
-    B = random_matrices(rng, 3, n, log10_cond=4, scale=10 ** log_s)
+    A = random_matrices(rng, 3, n, log10_cond=4, scale=10**log_s)
+    B = random_matrices(rng, 3, n, log10_cond=4, scale=10**log_s)
     assert dk.theory.check_revnet_instability(A, B).holds
 
 
@@ -168,11 +188,16 @@ def test_revnet_unstable_part_fails_on_its_own(monkeypatch):
     and the 'unstable' part must fail."""
     original = spectra._eigenvalues_with_radius
     shrink = lambda w: 0.99 * w / np.abs(w).max(axis=-1, keepdims=True)  # noqa: E731
-    monkeypatch.setattr(spectra, "_eigenvalues_with_radius", lambda M: (lambda w, r: (shrink(w), r))(*original(M)))
+    monkeypatch.setattr(
+        spectra, "_eigenvalues_with_radius", lambda M: (lambda w, r: (shrink(w), r))(*original(M))
+    )
     rng = np.random.default_rng(1)
     A, B = random_matrices(rng, 2, 3, scale=0.5), random_matrices(rng, 2, 3, scale=0.5)
     parts = dk.theory.check_revnet_instability(A, B).details["parts"]
-    assert not parts["revnet_instability.unstable"].holds and parts["revnet_instability.spectrum"].holds
+    assert (
+        not parts["revnet_instability.unstable"].holds
+        and parts["revnet_instability.spectrum"].holds
+    )
 
 
 def test_revnet_instability_detects_a_contracting_jacobian(monkeypatch):
@@ -202,7 +227,11 @@ def test_fixed_point_iterations_revnet_diverges_momentum_converges(seed, n, gamm
 
 def test_fixed_point_iterations_detect_planted_behaviour(monkeypatch):
     rng = np.random.default_rng(2)
-    A, B, S = random_matrices(rng, 2, 3, log10_cond=1), random_matrices(rng, 2, 3, log10_cond=1), _spd_unit(rng, 2, 3)
+    A, B, S = (
+        random_matrices(rng, 2, 3, log10_cond=1),
+        random_matrices(rng, 2, 3, log10_cond=1),
+        _spd_unit(rng, 2, 3),
+    )
     # gamma = 1 is outside the hypothesis gamma < 1 (the symplectic RevNet limit): rejected up front
     with pytest.raises(ValueError, match="gamma"):
         dk.theory.check_fixed_point_iterations(A, B, S, 1.0)
@@ -222,13 +251,18 @@ def test_revnet_singular_is_rejected():
 
 # ------------------------------------------------------------------------------------ adjoint norms
 
+
 @settings(max_examples=4, deadline=None)
 @given(seed=seeds)
 def test_adjoint_formula_exact_for_commuting_jacobians(seed):
     """(54) against autograd (independent: no Jacobian, no exponential) on d = 1 NODEs, where the Jacobians
     along the trajectory are scalars and commute: agreement to the solver's accuracy (tolerance 1e-6)."""
     rng = np.random.default_rng(seed)
-    W, b, h0 = rng.standard_normal((3, 1, 1)) * 1.5, rng.standard_normal((3, 1)), rng.standard_normal((3, 1))
+    W, b, h0 = (
+        rng.standard_normal((3, 1, 1)) * 1.5,
+        rng.standard_normal((3, 1)),
+        rng.standard_normal((3, 1)),
+    )
     result = dk.theory.check_adjoint_norm(W, b, h0, rng.standard_normal((3, 1)), T=1.0)
     assert result.holds, result.message
 
@@ -237,8 +271,13 @@ def test_adjoint_formula_wrong_sign_is_caught(monkeypatch):
     """A wrong sign in the exponent of (54) (a planted error in the formula) must be flagged even where the
     formula is exact."""
     from dynkit.theory import adjoint
+
     rng = np.random.default_rng(1)
-    W, b, h0 = rng.standard_normal((3, 1, 1)), rng.standard_normal((3, 1)), rng.standard_normal((3, 1))
+    W, b, h0 = (
+        rng.standard_normal((3, 1, 1)),
+        rng.standard_normal((3, 1)),
+        rng.standard_normal((3, 1)),
+    )
     original = adjoint.scipy.linalg.expm
     monkeypatch.setattr(adjoint.scipy.linalg, "expm", lambda M: original(-M))
     assert not dk.theory.check_adjoint_norm(W, b, h0, np.ones((3, 1))).holds
@@ -249,9 +288,14 @@ def test_adjoint_formula_fails_for_non_commuting_jacobians(n, hb):
     """The paper's (54)/(55) as stated: false once the Jacobians along the trajectory do not commute (a
     tanh NODE in d >= 2, any nonlinear HBNODE): the gap is O(1e-2), far above the 1e-6 tolerance."""
     rng = np.random.default_rng(n)
-    W, b, h0 = rng.standard_normal((2, n, n)) * 1.5, rng.standard_normal((2, n)), rng.standard_normal((2, n))
-    result = dk.theory.check_adjoint_norm(W, b, h0, rng.standard_normal((2, 2 * n if hb else n)),
-                                          gamma=0.5 if hb else None)
+    W, b, h0 = (
+        rng.standard_normal((2, n, n)) * 1.5,
+        rng.standard_normal((2, n)),
+        rng.standard_normal((2, n)),
+    )
+    result = dk.theory.check_adjoint_norm(
+        W, b, h0, rng.standard_normal((2, 2 * n if hb else n)), gamma=0.5 if hb else None
+    )
     assert not result.holds and result.residual > 1e-4
     assert set(result.sides) == {f"{'(55)' if hb else '(54)'} dL/dz_0", "autograd dL/dz_0"}
 
@@ -262,6 +306,7 @@ def test_adjoint_bad_T():
 
 
 # ------------------------------------------------------------------------------------ heavy ball
+
 
 def _spd(seed, n, kappa, gap=1.0, count=3):
     rng = np.random.default_rng(seed)
@@ -328,6 +373,7 @@ def test_heavy_ball_bad_input():
 
 # ------------------------------------------------------------------------------------ attention
 
+
 @SETTINGS
 @given(seed=seeds, d=sizes, N=st.integers(1, 24), beta=st.floats(0, 0.99), gamma=st.floats(0.1, 3))
 def test_momentum_attention_holds(seed, d, N, beta, gamma):
@@ -352,6 +398,7 @@ def test_momentum_attention_bad_beta():
 
 # ------------------------------------------------------------------------------- momentum connection (15)
 
+
 def _heavy_ball_by_hand(x0: float, w: list[float], beta: float) -> list[float]:
     """Independent of dynkit: for one token (N = 1) the linear attention of a layer is its value x w_V, so
     heavy ball (9) with -gamma grad f(x^k) = w_k x^k is x^{k+1} = x^k + w_k x^k + beta (x^k - x^{k-1}), x^{-1} = x^0."""
@@ -363,7 +410,11 @@ def _heavy_ball_by_hand(x0: float, w: list[float], beta: float) -> list[float]:
 
 
 @SETTINGS
-@given(x0=st.floats(-3, 3), w=st.lists(st.floats(-0.5, 0.5), min_size=1, max_size=12), beta=st.floats(0, 0.99))
+@given(
+    x0=st.floats(-3, 3),
+    w=st.lists(st.floats(-0.5, 0.5), min_size=1, max_size=12),
+    beta=st.floats(0, 0.99),
+)
 def test_momentum_connection_is_heavy_ball_by_hand(x0, w, beta):
     """One token, d = 1: (15) with T_{l-1}(X) the previous layer's input equals heavy ball computed by hand
     (relative 1e-12: both add at most 12 terms of size <= ~30 in float64)."""
@@ -394,8 +445,11 @@ def test_momentum_connection_detects_wrong_momentum(monkeypatch):
     rng = np.random.default_rng(2)
     X, W = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 6, 3, 3, 3)) * 0.2
     original = attention.momentum_connection_stack
-    monkeypatch.setattr(attention, "momentum_connection_stack",
-                        lambda X, W, b, r="previous_input": original(X, W, b * (1 + 1e-6), r))
+    monkeypatch.setattr(
+        attention,
+        "momentum_connection_stack",
+        lambda X, W, b, r="previous_input": original(X, W, b * (1 + 1e-6), r),
+    )
     assert not attention.check_momentum_connection(X, W, 0.7).holds
 
 
@@ -405,13 +459,18 @@ def test_momentum_connection_bad_inputs():
     with pytest.raises(ValueError, match=r"W shape \(\.\.\., L, 3, d, d\)"):
         attention.check_momentum_connection(np.ones((3, 2)), np.ones((2, 3, 3, 3)), 0.5)
     with pytest.raises(ValueError, match="reading must be one of"):
-        attention.check_momentum_connection(np.ones((3, 2)), np.ones((1, 3, 2, 2)), 0.5, reading="output")
+        attention.check_momentum_connection(
+            np.ones((3, 2)), np.ones((1, 3, 2, 2)), 0.5, reading="output"
+        )
 
 
 # ------------------------------------------------------------------------------------ result object
 
+
 def test_result_reports_worst_instance():
-    res = _core.verdict("demo", np.array([0.0, 3.0, 1.0]), 2.0, dict(x=np.array([10, 20, 30])), "demo")
+    res = _core.verdict(
+        "demo", np.array([0.0, 3.0, 1.0]), 2.0, dict(x=np.array([10, 20, 30])), "demo"
+    )
     assert not res.holds and res.residual == 3.0 and res.instance["x"] == 20 and res.n_held == 2
     nan = _core.verdict("demo", np.array([0.0, np.nan]), 1.0, {}, "demo")
     assert not nan.holds  # an unmeasurable instance never counts as holding
@@ -425,14 +484,19 @@ def test_adjoint_nonvanishing_counterexample_breaks_the_papers_own_bound():
     its norm) with a 2 x 2, non-normal U_L."""
     import scipy.integrate
     import scipy.linalg
+
     ce = dk.theory.run_all(3, seed=0, claims="adjoint_nonvanishing").rows[0].counterexample
     inst = ce["instance"]
-    F, g, a, aT, tau = (np.asarray(inst[k], dtype=float) for k in ("F", "gamma", "a", "grad_T", "tau"))
+    F, g, a, aT, tau = (
+        np.asarray(inst[k], dtype=float) for k in ("F", "gamma", "a", "grad_T", "tau")
+    )
     n = F.shape[-1]
     H = np.block([[np.zeros((n, n)), np.eye(n)], [F, -g * np.eye(n)]])
     sol = scipy.integrate.solve_ivp(lambda s, y: y @ H, (0, float(tau)), aT, rtol=1e-12, atol=1e-14)
     a_t = sol.y[:, -1]  # a(T - s) solves d/ds a = a H
-    U, Q, m = scipy.linalg.schur((tau * H).astype(complex), output="complex", sort=lambda z: z.real >= -a * tau)
+    U, Q, m = scipy.linalg.schur(
+        (tau * H).astype(complex), output="complex", sort=lambda z: z.real >= -a * tau
+    )
     e = aT @ Q / np.linalg.norm(aT)
     bound = np.exp(-a * tau) * np.linalg.norm(e[:m]) * np.linalg.norm(aT)
     assert np.linalg.norm(a_t) < bound * (1 - 1e-6), (np.linalg.norm(a_t), bound)

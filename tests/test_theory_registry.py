@@ -1,4 +1,5 @@
 """dk.theory.CLAIMS and run_all: the table others (CLI, docs, report) are written against."""
+
 import json
 
 import pytest
@@ -20,9 +21,15 @@ def test_claims_registry_fields():
         assert claim.expected_verdict in dk.theory.VERDICTS
         # a corrected statement is its own row, naming the correction; an erratum carries the paper's text that
         # shows the intent, the corrected statement and its own check
-        assert (claim.correction is not None) == (claim.expected_verdict in ("holds with correction", "erratum"))
-        assert (claim.intent is not None) == (claim.expected_verdict == "erratum") == \
-            (claim.corrected_check is not None) == (claim.corrected_flip is not None)
+        assert (claim.correction is not None) == (
+            claim.expected_verdict in ("holds with correction", "erratum")
+        )
+        assert (
+            (claim.intent is not None)
+            == (claim.expected_verdict == "erratum")
+            == (claim.corrected_check is not None)
+            == (claim.corrected_flip is not None)
+        )
         assert (claim.informal is not None) == (claim.expected_verdict == "undecided")
         assert callable(claim.flip)
 
@@ -32,9 +39,13 @@ def test_every_row_quotes_its_sentence_beside_the_reading_checked():
     quotes the same sentence as its false-as-stated twin and checks the corrected statement."""
     for cid, claim in dk.theory.CLAIMS.items():
         assert claim.statement and claim.reading and claim.reading != claim.statement, cid
-    twins = {"adjoint_formula_commuting": "adjoint_formula", "heavy_ball_thm2_asymptotic": "heavy_ball_thm2",
-             "heavy_ball_prop3_below": "heavy_ball_prop3", "linear_flow_thm3_smooth": "linear_flow_thm3",
-             "momentum_rnn_eq15_companion": "momentum_rnn_eq15"}
+    twins = {
+        "adjoint_formula_commuting": "adjoint_formula",
+        "heavy_ball_thm2_asymptotic": "heavy_ball_thm2",
+        "heavy_ball_prop3_below": "heavy_ball_prop3",
+        "linear_flow_thm3_smooth": "linear_flow_thm3",
+        "momentum_rnn_eq15_companion": "momentum_rnn_eq15",
+    }
     for corrected, false in twins.items():
         assert dk.theory.CLAIMS[corrected].statement == dk.theory.CLAIMS[false].statement
         assert dk.theory.CLAIMS[corrected].expected_verdict == "holds with correction"
@@ -53,13 +64,20 @@ def test_run_all_every_verdict_is_the_recorded_one(table):
             assert (row.reason is not None) == (row.verdict == "undecided")
         else:  # false as stated / erratum: the counterexample with the instance, both sides and the gap
             assert row.held < row.instances
-            assert set(row.counterexample) >= {"instance", "sides", "gap"} and len(row.counterexample["sides"]) >= 2
+            assert (
+                set(row.counterexample) >= {"instance", "sides", "gap"}
+                and len(row.counterexample["sides"]) >= 2
+            )
         if row.verdict == "erratum":  # the intended statement was checked in the same row and held
             assert row.intent and row.correction and row.corrected["holds"]
             assert row.corrected["held"] == row.corrected["instances"] >= 1
     assert not table.regressions and not table.all_hold  # some statements are false as written
     counts = table.verdict_counts()
-    assert counts["false as stated"] >= 5 and counts["holds with correction"] >= 4 and counts["erratum"] >= 4
+    assert (
+        counts["false as stated"] >= 5
+        and counts["holds with correction"] >= 4
+        and counts["erratum"] >= 4
+    )
     assert sum(counts.values()) == len(table.rows)
 
 
@@ -69,14 +87,23 @@ def test_table_renderings(table):
     n = len(dk.theory.CLAIMS)
     assert data["all_hold"] is False and len(data["rows"]) == n and data["regressions"] == []
     for row in data["rows"]:  # the interface the report and docs render
-        assert {"verdict", "expected_verdict", "statement", "counterexample", "correction", "reading", "intent",
-                "corrected", "reason"} <= set(row)
+        assert {
+            "verdict",
+            "expected_verdict",
+            "statement",
+            "counterexample",
+            "correction",
+            "reading",
+            "intent",
+            "corrected",
+            "reason",
+        } <= set(row)
     md = table.to_markdown()
     assert md.count("\n") == n + 1 and "| eigen_pairing | holds |" in md
     text = str(table)
     lines = text.splitlines()
-    assert "verdict" in lines[0] and len({len(line) for line in lines[2:2 + n]}) == 1  # aligned
-    summary = lines[2 + n:]
+    assert "verdict" in lines[0] and len({len(line) for line in lines[2 : 2 + n]}) == 1  # aligned
+    summary = lines[2 + n :]
     assert any(line.startswith(f"{c} false as stated:") for line in summary for c in range(1, n))
     assert any(line.startswith(f"{c} erratum:") for line in summary for c in range(1, n))
     assert any(line.startswith("erratum hbnode_adjoint_prop1: intended") for line in summary)
@@ -100,16 +127,22 @@ def test_claim_row_counts_failures():
     assert not row.holds and row.to_dict()["holds"] is False
     table = dk.theory.ClaimTable([row], 5, 0)
     assert not table.all_hold and "expected holds" in str(table) and table.regressions == [row]
-    assert dk.theory.ClaimRow("x", "p", "e", 5, 5, float("nan"), 1.0, 0.1).to_dict()["worst_residual"] == "nan"
+    assert (
+        dk.theory.ClaimRow("x", "p", "e", 5, 5, float("nan"), 1.0, 0.1).to_dict()["worst_residual"]
+        == "nan"
+    )
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(n_instances=0), "n_instances"),
-    (dict(n_instances=2.5), "n_instances"),
-    (dict(seed=-1), "seed"),
-    (dict(claims=["no_such_claim"]), "claims"),
-    (dict(claims=[]), "known claims: eigen_pairing"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(n_instances=0), "n_instances"),
+        (dict(n_instances=2.5), "n_instances"),
+        (dict(seed=-1), "seed"),
+        (dict(claims=["no_such_claim"]), "claims"),
+        (dict(claims=[]), "known claims: eigen_pairing"),
+    ],
+)
 def test_run_all_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         dk.theory.run_all(**{"n_instances": 2, **kwargs})
@@ -119,10 +152,18 @@ def test_theory_does_not_import_models_or_tasks():
     """DESIGN.md: theory imports neither dynkit.models nor dynkit.tasks (checked on the source)."""
     import ast
     import pathlib
+
     for path in pathlib.Path(dk.theory.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [("." * node.level) + (node.module or "")] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else (
+                    [("." * node.level) + (node.module or "")]
+                    if isinstance(node, ast.ImportFrom)
+                    else []
+                )
+            )
             for name in names:
                 assert not any(bad in name for bad in ("models", "tasks")), (path.name, name)
 

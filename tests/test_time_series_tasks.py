@@ -1,4 +1,5 @@
 """The time-series tasks: irregular windows, the simulated plane vibration, Walker2D (MuJoCo) and Silverbox."""
+
 import numpy as np
 import pytest
 import torch
@@ -30,7 +31,9 @@ def test_windows_shift_targets_by_one_stamp_and_forecast_the_next_ones():
     np.testing.assert_array_equal(w.targets[0, :, 0], [10, 30, 40, 50])
     np.testing.assert_array_equal(w.future[1, :, 0], [130, 140])
     np.testing.assert_array_equal(w.future_gaps[1], [1, 1])
-    with pytest.raises(ValueError, match=r"length \+ forecast must be at most the 5 samples.*got 4 \+ 2"):
+    with pytest.raises(
+        ValueError, match=r"length \+ forecast must be at most the 5 samples.*got 4 \+ 2"
+    ):
         _cut_windows(t[:5], values[:5], (0,), (0,), 4, 2)
 
 
@@ -50,19 +53,25 @@ def test_plane_vibration_force_follows_the_shaker_lag():
     dfdt = (force[2:] - force[:-2]) / 0.2
     residual = pv.SHAKER_LAG * dfdt - (pv.SHAKER_GAIN * u[1:-1] - force[1:-1])
     assert np.max(np.abs(residual)) < 0.02 * np.max(np.abs(force))
-    assert values.shape == (600, 5) and np.all(np.std(values[100:, 2:], axis=0) > 0)  # the structure moves
+    assert values.shape == (600, 5) and np.all(
+        np.std(values[100:, 2:], axis=0) > 0
+    )  # the structure moves
 
 
 def test_plane_vibration_protocol():
     task = pv.plane_vibration(900, length=16, forecast=8, seed=0)
     assert task.train.x.shape[1:] == (16, 5) and task.train.future.shape[1:] == (8, 5)
-    assert float(task.train.gaps[:, 1:].min()) >= 1 and float(task.train.gaps.max()) >= 2  # irregular
+    assert (
+        float(task.train.gaps[:, 1:].min()) >= 1 and float(task.train.gaps.max()) >= 2
+    )  # irregular
     again = pv.plane_vibration(900, length=16, forecast=8, seed=0)
     torch.testing.assert_close(task.test.x, again.test.x, rtol=0, atol=0)  # seeded
 
 
 def test_walker2d_simulates_mujoco_with_our_fixed_policy():
-    assert wk._mujoco_available(), "gymnasium[mujoco] is installed by `make install` (extra 'timeseries')"
+    assert wk._mujoco_available(), (
+        "gymnasium[mujoco] is installed by `make install` (extra 'timeseries')"
+    )
     t, obs = wk._simulate(50, seed=3)
     assert obs.shape == (50, 17) and np.all(np.isfinite(obs))
     np.testing.assert_allclose(np.diff(t), 0.008)
@@ -93,16 +102,28 @@ def test_walker2d_the_authors_loader_pairs_each_raw_observation_with_the_next_st
             if u[t] >= 0.1:  # kept with probability 0.9
                 xs.append(x[t]), ts.append(skip), ys.append(y[t])
                 skip = 0
-        expected.append([(xs[s:s + 16], ts[s:s + 16], ys[s:s + 16]) for s in range(0, len(ys) - 16, 4)])
+        expected.append(
+            [(xs[s : s + 16], ts[s : s + 16], ys[s : s + 16]) for s in range(0, len(ys) - 16, 4)]
+        )
     # 15 % test (1 episode), 10 % validation (int(0.25 * 7) - 1 = 0, at least 1), the rest training (5)
-    for split, episodes in (("test", expected[:1]), ("val", expected[1:2]), ("train", expected[2:])):
+    for split, episodes in (
+        ("test", expected[:1]),
+        ("val", expected[1:2]),
+        ("train", expected[2:]),
+    ):
         w, windows = getattr(task, split), [win for episode in episodes for win in episode]
         assert len(w) == len(windows), split
         np.testing.assert_array_equal(w.x.numpy(), np.array([win[0] for win in windows]))
-        np.testing.assert_array_equal(w.gaps.numpy(), np.array([win[1] for win in windows], dtype=np.float32))
+        np.testing.assert_array_equal(
+            w.gaps.numpy(), np.array([win[1] for win in windows], dtype=np.float32)
+        )
         np.testing.assert_array_equal(w.targets.numpy(), np.array([win[2] for win in windows]))
-        torch.testing.assert_close(w.ahead, w.gaps, rtol=0, atol=0)  # their model integrates the gap before
-    assert 0.05 < float((task.train.gaps > 1).float().mean()) < 0.15  # about 10 % of the stamps dropped
+        torch.testing.assert_close(
+            w.ahead, w.gaps, rtol=0, atol=0
+        )  # their model integrates the gap before
+    assert (
+        0.05 < float((task.train.gaps > 1).float().mean()) < 0.15
+    )  # about 10 % of the stamps dropped
     # planted: dynkit's earlier loader standardises and cuts non-overlapping windows: not these
     ours = wk.walker2d(n_episodes=7, steps=200, length=16, seed=5)
     assert ours.train.ahead is None and ours.train.x.shape != task.train.x.shape
@@ -122,7 +143,9 @@ def test_walker2d_without_mujoco_is_a_clear_error(monkeypatch):
 def test_silverbox_windows_predict_the_next_output_voltage():
     task = silverbox_windows(400, length=16, seed=0)
     assert task.train.x.shape[2] == 2 and task.train.targets.shape[2] == 1
-    torch.testing.assert_close(task.train.targets[:, :-1, 0], task.train.x[:, 1:, 1], rtol=0, atol=0)
+    torch.testing.assert_close(
+        task.train.targets[:, :-1, 0], task.train.x[:, 1:, 1], rtol=0, atol=0
+    )
     with pytest.raises(ValueError, match="name must be one of"):
         load_time_series("sunspots")
 

@@ -12,6 +12,7 @@ loss is differentiated. One definition covers both ways of computing gradients:
 This is how the review counts NFEs for Figs. 6, 10 and 11 (Sect. 3.4.2). The sweeps that train models and
 measure them (NFE vs tolerance) are experiments: :func:`dynkit.experiments.nfe_vs_tolerance`.
 """
+
 from __future__ import annotations
 
 from torch import nn
@@ -107,4 +108,12 @@ def tolerance_key(tol: float) -> str:
     return f"{tol:.0e}"
 
 
-__all__ = ["NFECounter", "BatchNFE", "counters", "reset_nfe", "forward_nfe", "backward_nfe", "tolerance_key"]
+__all__ = [
+    "NFECounter",
+    "BatchNFE",
+    "counters",
+    "reset_nfe",
+    "forward_nfe",
+    "backward_nfe",
+    "tolerance_key",
+]

@@ -30,6 +30,7 @@ References
 .. [HW] E. Hairer, G. Wanner, *Solving Ordinary Differential Equations II: Stiff and
    Differential-Algebraic Problems*, 2nd ed., Springer 1996, Sects. IV.1 and IV.2.
 """
+
 from __future__ import annotations
 
 import math
@@ -40,12 +41,23 @@ import numpy as np
 
 from ..solvers import METHODS, RungeKuttaTableau, SolverError, SolverStats, VectorFieldError, solve
 from ..solvers.backend import is_torch
+
 # the stability boundary and the step counting live with the solvers (method="auto" runs them
 # without importing the diagnostics); they are this module's public names too
-from ..solvers.stability import DEFAULT_MIN_RUN, StiffnessDetector, stability_boundary, stability_polynomial
+from ..solvers.stability import (
+    DEFAULT_MIN_RUN,
+    StiffnessDetector,
+    stability_boundary,
+    stability_polynomial,
+)
 
-__all__ = ["StiffnessReport", "StiffnessDetector", "stiffness_report", "stability_boundary",
-           "stability_polynomial"]
+__all__ = [
+    "StiffnessReport",
+    "StiffnessDetector",
+    "stiffness_report",
+    "stability_boundary",
+    "stability_polynomial",
+]
 
 DEFAULT_THRESHOLD = 0.5
 # two stage times closer than this fraction of the step are "the same time"
@@ -116,42 +128,74 @@ class StiffnessReport:
     def summary(self) -> str:
         """A few lines for a human: verdict, reason and the main figures."""
         limited = float(np.mean(self.stability_use >= self.threshold)) if len(self.times) else 0.0
-        partial = ([] if self.complete else
-                   [f"  on the part integrated: the solve stopped at t = {self.t_reached:.6g} of {self.t_end:.6g} "
-                    f"({self.result}); the verdict needs only {self.min_run} consecutive steps"])
-        return "\n".join([
-            f"{'STIFF' if self.is_stiff else 'not stiff'} for {self.method}: {self.reason}", *partial,
-            f"  steps: {self.stats.n_accepted} accepted, {self.stats.n_rejected} rejected, nfe {self.stats.nfe}; "
-            f"{len(self.times)} analysed, {100 * limited:.0f}% stability-limited",
-            f"  max h·ρ(J) = {_fmax(self.h_rho):.3g} (stability boundary r = {self.stability_boundary:.3g}), "
-            f"max stability use u = {_fmax(self.stability_use):.3g}",
-            f"  stiffness ratio max|Re λ|/min|Re λ| = {self.stiffness_ratio:.3g}",
-        ])
+        partial = (
+            []
+            if self.complete
+            else [
+                f"  on the part integrated: the solve stopped at t = {self.t_reached:.6g} of {self.t_end:.6g} "
+                f"({self.result}); the verdict needs only {self.min_run} consecutive steps"
+            ]
+        )
+        return "\n".join(
+            [
+                f"{'STIFF' if self.is_stiff else 'not stiff'} for {self.method}: {self.reason}",
+                *partial,
+                f"  steps: {self.stats.n_accepted} accepted, {self.stats.n_rejected} rejected, nfe {self.stats.nfe}; "
+                f"{len(self.times)} analysed, {100 * limited:.0f}% stability-limited",
+                f"  max h·ρ(J) = {_fmax(self.h_rho):.3g} (stability boundary r = {self.stability_boundary:.3g}), "
+                f"max stability use u = {_fmax(self.stability_use):.3g}",
+                f"  stiffness ratio max|Re λ|/min|Re λ| = {self.stiffness_ratio:.3g}",
+            ]
+        )
 
     def _repr_markdown_(self) -> str:
         """Jupyter: the verdict in bold, then the figures as a small table."""
-        rows = [("verdict", f"**{'STIFF' if self.is_stiff else 'not stiff'}** for {self.method}"),
-                ("reason", self.reason),
-                ("integrated", f"to t = {self.t_reached:.6g} of {self.t_end:.6g}"
-                 + ("" if self.complete else f" ({self.result}: verdict on the part integrated)")),
-                ("steps", f"{self.stats.n_accepted} accepted, {self.stats.n_rejected} rejected, nfe {self.stats.nfe}"),
-                ("max h·ρ(J)", f"{_fmax(self.h_rho):.3g} (stability boundary r = {self.stability_boundary:.3g})"),
-                ("longest stability-limited run", f"{self.longest_run} steps (stiff from {self.min_run})"),
-                ("stiffness ratio", f"{self.stiffness_ratio:.3g}")]
+        rows = [
+            ("verdict", f"**{'STIFF' if self.is_stiff else 'not stiff'}** for {self.method}"),
+            ("reason", self.reason),
+            (
+                "integrated",
+                f"to t = {self.t_reached:.6g} of {self.t_end:.6g}"
+                + ("" if self.complete else f" ({self.result}: verdict on the part integrated)"),
+            ),
+            (
+                "steps",
+                f"{self.stats.n_accepted} accepted, {self.stats.n_rejected} rejected, nfe {self.stats.nfe}",
+            ),
+            (
+                "max h·ρ(J)",
+                f"{_fmax(self.h_rho):.3g} (stability boundary r = {self.stability_boundary:.3g})",
+            ),
+            (
+                "longest stability-limited run",
+                f"{self.longest_run} steps (stiff from {self.min_run})",
+            ),
+            ("stiffness ratio", f"{self.stiffness_ratio:.3g}"),
+        ]
         return "| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
 
     def to_dict(self) -> dict:
         """JSON-ready: complex eigenvalues as ``[re, im]`` pairs, arrays as lists."""
         eig = np.asarray(self.eigenvalues)
         return dict(
-            is_stiff=bool(self.is_stiff), stiffness_ratio=_json_float(self.stiffness_ratio),
-            reason=self.reason, method=self.method, stats=self.stats.as_dict(),
-            threshold=self.threshold, min_run=self.min_run, stability_boundary=self.stability_boundary,
-            n_accepted_steps=self.n_accepted_steps, longest_run=self.longest_run,
-            complete=self.complete, t_reached=_json_float(self.t_reached), t_end=_json_float(self.t_end),
+            is_stiff=bool(self.is_stiff),
+            stiffness_ratio=_json_float(self.stiffness_ratio),
+            reason=self.reason,
+            method=self.method,
+            stats=self.stats.as_dict(),
+            threshold=self.threshold,
+            min_run=self.min_run,
+            stability_boundary=self.stability_boundary,
+            n_accepted_steps=self.n_accepted_steps,
+            longest_run=self.longest_run,
+            complete=self.complete,
+            t_reached=_json_float(self.t_reached),
+            t_end=_json_float(self.t_end),
             result=self.result,
-            times=self.times.tolist(), step_sizes=self.step_sizes.tolist(),
-            spectral_radius=self.spectral_radius.tolist(), h_rho=self.h_rho.tolist(),
+            times=self.times.tolist(),
+            step_sizes=self.step_sizes.tolist(),
+            spectral_radius=self.spectral_radius.tolist(),
+            h_rho=self.h_rho.tolist(),
             stability_use=self.stability_use.tolist(),
             hairer_rho=[_json_float(x) for x in self.hairer_rho],
             eigenvalues=np.stack([eig.real, eig.imag], axis=-1).tolist(),
@@ -174,11 +218,15 @@ def _tableau(method) -> RungeKuttaTableau:
     elif isinstance(method, str) and method in METHODS:
         tableau = METHODS[method].implementation
     else:
-        raise ValueError(f"method must be the name of an adaptive method (bosh3, rkf45, dopri5) or an "
-                         f"adaptive RungeKuttaTableau, got {method!r}")
+        raise ValueError(
+            f"method must be the name of an adaptive method (bosh3, rkf45, dopri5) or an "
+            f"adaptive RungeKuttaTableau, got {method!r}"
+        )
     if not isinstance(tableau, RungeKuttaTableau) or not tableau.adaptive:
-        raise ValueError(f"method must be an adaptive Runge-Kutta method (bosh3, rkf45, dopri5): the "
-                         f"stiffness test watches the step-size controller; got {method!r}")
+        raise ValueError(
+            f"method must be an adaptive Runge-Kutta method (bosh3, rkf45, dopri5): the "
+            f"stiffness test watches the step-size controller; got {method!r}"
+        )
     return tableau
 
 
@@ -214,10 +262,12 @@ class _Recorder:
 
     def in_dtype(self, dtype):
         """The recording field for a float64 solve that evaluates ``f`` in ``dtype``."""
+
         def call(t, y):
             out = self.f(t.to(dtype), y.to(dtype))
             self.calls.append(_Call(float(t), _to_numpy(y), _to_numpy(out)))
             return out.double()
+
         return call
 
 
@@ -227,7 +277,9 @@ def _to_numpy(x) -> np.ndarray:
     return np.array(x, dtype=np.float64)
 
 
-def _replay(calls: list[_Call], tableau: RungeKuttaTableau, stats: SolverStats, batch: bool) -> list[_Step]:
+def _replay(
+    calls: list[_Call], tableau: RungeKuttaTableau, stats: SolverStats, batch: bool
+) -> list[_Step]:
     """Group the recorded calls into step attempts and keep the accepted steps.
 
     The engine evaluates ``f`` once at ``t0``, once more for the automatic initial step, then
@@ -241,8 +293,10 @@ def _replay(calls: list[_Call], tableau: RungeKuttaTableau, stats: SolverStats, 
     i = 2  # skip f(t0, y0) and the initial-step probe
     steps: list[_Step] = []
     n_attempts = 0
-    while i < len(calls) and n_attempts < stats.n_steps:  # calls after the last attempt (a failure's
-        stage_calls = calls[i:i + s - 1]                  # probes) are not steps
+    while (
+        i < len(calls) and n_attempts < stats.n_steps
+    ):  # calls after the last attempt (a failure's
+        stage_calls = calls[i : i + s - 1]  # probes) are not steps
         if len(stage_calls) < s - 1:
             break
         i += s - 1
@@ -254,11 +308,16 @@ def _replay(calls: list[_Call], tableau: RungeKuttaTableau, stats: SolverStats, 
         last = n_attempts == stats.n_steps  # its fate is in the counts, not in the calls after it
         if tableau.fsal:
             new = stage_calls[-1]
-            accepted = (len(steps) < stats.n_accepted if last
-                        else i >= len(calls) or (calls[i].t - t_new) * np.sign(h) > tol)
+            accepted = (
+                len(steps) < stats.n_accepted
+                if last
+                else i >= len(calls) or (calls[i].t - t_new) * np.sign(h) > tol
+            )
         else:
             y_new = base.y + h * sum(bj * p.k for bj, p in zip(b, points) if bj != 0.0)
-            slope_next = i < len(calls) and abs(calls[i].t - t_new) <= tol and calls[i].k is not None
+            slope_next = (
+                i < len(calls) and abs(calls[i].t - t_new) <= tol and calls[i].k is not None
+            )
             accepted = len(steps) < stats.n_accepted if last else (slope_next or i >= len(calls))
             slope_next = slope_next and accepted
             new = calls[i] if slope_next else _Call(t_new, y_new, None)
@@ -266,16 +325,22 @@ def _replay(calls: list[_Call], tableau: RungeKuttaTableau, stats: SolverStats, 
                 i += 1
                 points = points + [new]
         if accepted:
-            steps.append(_Step(base.t, h, base.y, _hairer_estimate(points, c, tableau.fsal, h, batch)))
+            steps.append(
+                _Step(base.t, h, base.y, _hairer_estimate(points, c, tableau.fsal, h, batch))
+            )
             base = new
     if n_attempts != stats.n_steps or len(steps) != stats.n_accepted:
-        raise RuntimeError(f"could not replay the solve from its calls of f ({n_attempts} attempts and "
-                           f"{len(steps)} accepted steps recovered, the solver reports {stats.n_steps} and "
-                           f"{stats.n_accepted}); the engine's evaluation order must have changed")
+        raise RuntimeError(
+            f"could not replay the solve from its calls of f ({n_attempts} attempts and "
+            f"{len(steps)} accepted steps recovered, the solver reports {stats.n_steps} and "
+            f"{stats.n_accepted}); the engine's evaluation order must have changed"
+        )
     return steps
 
 
-def _hairer_estimate(points: list[_Call], c: np.ndarray, fsal: bool, h: float, batch: bool) -> float:
+def _hairer_estimate(
+    points: list[_Call], c: np.ndarray, fsal: bool, h: float, batch: bool
+) -> float:
     """``‖k_i − k_j‖ / ‖Y_i − Y_j‖`` for the last pair of evaluations at the same time, NaN if none."""
     base_t = points[0].t
     times = [base_t + ci * h for ci in c] + ([base_t + h] if len(points) > len(c) else [])
@@ -284,7 +349,7 @@ def _hairer_estimate(points: list[_Call], c: np.ndarray, fsal: bool, h: float, b
             if abs(times[i] - times[j]) <= _SAME_TIME * abs(h) and points[i].k is not None:
                 dy, dk = points[j].y - points[i].y, points[j].k - points[i].k
                 axes = tuple(range(1, dy.ndim)) if batch else None
-                num, den = np.sqrt((dk ** 2).sum(axis=axes)), np.sqrt((dy ** 2).sum(axis=axes))
+                num, den = np.sqrt((dk**2).sum(axis=axes)), np.sqrt((dy**2).sum(axis=axes))
                 with np.errstate(divide="ignore", invalid="ignore"):
                     ratio = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
                 return float(np.nanmax(ratio)) if not np.isnan(ratio).all() else float("nan")
@@ -295,17 +360,23 @@ def _hairer_estimate(points: list[_Call], c: np.ndarray, fsal: bool, h: float, b
 # Jacobians
 
 
-def _jacobian_fn(f, y0, jac, batch: bool, fd_step: float | None) -> Callable[[float, np.ndarray], np.ndarray]:
+def _jacobian_fn(
+    f, y0, jac, batch: bool, fd_step: float | None
+) -> Callable[[float, np.ndarray], np.ndarray]:
     """A function ``(t, y_numpy) -> J`` of shape ``(d, d)``, or ``(B, d, d)`` for a batch."""
     shape = tuple(y0.shape)
     d = int(np.prod(shape[1:] if batch else shape))
     if jac is not None:
+
         def user_jac(t, y):
             J = _to_numpy(jac(t, _like(y, y0)))
             want = (shape[0], d, d) if batch else (d, d)
             if J.shape != want:
-                raise ValueError(f"jac must return an array of shape {want} (see batch=), got {J.shape}")
+                raise ValueError(
+                    f"jac must return an array of shape {want} (see batch=), got {J.shape}"
+                )
             return J
+
         return user_jac
     if is_torch(y0):
         return _torch_jacobian(f, y0, batch, d)
@@ -315,6 +386,7 @@ def _jacobian_fn(f, y0, jac, batch: bool, fd_step: float | None) -> Callable[[fl
 def _like(y: np.ndarray, y0):
     if is_torch(y0):
         import torch
+
         return torch.as_tensor(y, dtype=y0.dtype, device=y0.device)
     return y.astype(y0.dtype)
 
@@ -440,12 +512,15 @@ def stiffness_report(
     if not (isinstance(max_jacobians, (int, np.integer)) and max_jacobians >= 1):
         raise ValueError(f"max_jacobians must be a positive integer, got {max_jacobians!r}")
     if batch and getattr(y0, "ndim", 0) < 2:
-        raise ValueError(f"batch=True needs y0 of shape (B, ...) with at least 2 dimensions, "
-                         f"got shape {tuple(getattr(y0, 'shape', ()))}")
+        raise ValueError(
+            f"batch=True needs y0 of shape (B, ...) with at least 2 dimensions, "
+            f"got shape {tuple(getattr(y0, 'shape', ()))}"
+        )
 
     recorder = _Recorder(f)
     if is_torch(y0):
         import torch
+
         run_f, run_y0 = recorder, y0
         if y0.dtype != torch.float64:
             # the replay identifies steps by their stage times, which a float32 time tensor rounds:
@@ -461,7 +536,9 @@ def stiffness_report(
     if not steps:
         raise ValueError("the solve took no accepted step: nothing to diagnose (raise max_steps?)")
 
-    picked = np.unique(np.linspace(0, len(steps) - 1, min(max_jacobians, len(steps))).round().astype(int))
+    picked = np.unique(
+        np.linspace(0, len(steps) - 1, min(max_jacobians, len(steps))).round().astype(int)
+    )
     jacobian = _jacobian_fn(f, y0, jac, batch, fd_step)
     r = stability_boundary(tableau)
     eigs, ratios, radius, decaying = [], [], [], []
@@ -483,22 +560,41 @@ def stiffness_report(
     ratio = float(np.nanmax(ratios)) if ratios and not np.isnan(ratios).all() else float("nan")
     name = tableau.name
     if is_stiff:
-        reason = (f"{run} consecutive analysed steps (of {len(picked)}) were pinned near the stability "
-                  f"boundary: h·max|λ| over decaying modes ≥ {threshold:g} × r = {threshold * r:.3g} "
-                  f"(r = {r:.3g} for {name}); stability, not accuracy, limited the step")
+        reason = (
+            f"{run} consecutive analysed steps (of {len(picked)}) were pinned near the stability "
+            f"boundary: h·max|λ| over decaying modes ≥ {threshold:g} × r = {threshold * r:.3g} "
+            f"(r = {r:.3g} for {name}); stability, not accuracy, limited the step"
+        )
     else:
-        reason = (f"the step was limited by accuracy: at most {run} consecutive steps (< {min_run}) "
-                  f"had h·max|λ| over decaying modes ≥ {threshold:g} × r, and the largest was "
-                  f"{_fmax(use):.3g} × r (r = {r:.3g} for {name})")
+        reason = (
+            f"the step was limited by accuracy: at most {run} consecutive steps (< {min_run}) "
+            f"had h·max|λ| over decaying modes ≥ {threshold:g} × r, and the largest was "
+            f"{_fmax(use):.3g} × r (r = {r:.3g} for {name})"
+        )
         if ratio > 100:
             reason += f"; the eigenvalue ratio {ratio:.3g} alone does not make it stiff"
     return StiffnessReport(
-        is_stiff=bool(is_stiff), stiffness_ratio=ratio, times=times, eigenvalues=np.array(eigs),
-        stats=sol.stats, step_sizes=np.array([steps[n].h for n in picked]), spectral_radius=radius,
-        h_rho=h * radius, stability_use=use, hairer_rho=np.array([steps[n].hairer_rho for n in picked]),
-        stability_boundary=r, threshold=float(threshold), min_run=int(min_run), method=name, reason=reason,
-        n_accepted_steps=len(steps), longest_run=int(run), complete=sol.result == "success",
-        t_reached=float(steps[-1].t + steps[-1].h), t_end=float(np.asarray(t, dtype=float)[-1]), result=sol.result,
+        is_stiff=bool(is_stiff),
+        stiffness_ratio=ratio,
+        times=times,
+        eigenvalues=np.array(eigs),
+        stats=sol.stats,
+        step_sizes=np.array([steps[n].h for n in picked]),
+        spectral_radius=radius,
+        h_rho=h * radius,
+        stability_use=use,
+        hairer_rho=np.array([steps[n].hairer_rho for n in picked]),
+        stability_boundary=r,
+        threshold=float(threshold),
+        min_run=int(min_run),
+        method=name,
+        reason=reason,
+        n_accepted_steps=len(steps),
+        longest_run=int(run),
+        complete=sol.result == "success",
+        t_reached=float(steps[-1].t + steps[-1].h),
+        t_end=float(np.asarray(t, dtype=float)[-1]),
+        result=sol.result,
     )
 
 

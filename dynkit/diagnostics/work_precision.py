@@ -18,6 +18,7 @@ References
 .. [DETEST] T. E. Hull, W. H. Enright, B. M. Fellen, A. E. Sedgwick, "Comparing numerical methods for
    ordinary differential equations", SIAM J. Numer. Anal. 9 (1972) 603-637.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,7 +30,13 @@ import numpy as np
 
 from ..solvers import METHODS, solve
 
-__all__ = ["Problem", "PROBLEMS", "WorkPrecisionTable", "work_precision", "nfe_ratio_at_matched_error"]
+__all__ = [
+    "Problem",
+    "PROBLEMS",
+    "WorkPrecisionTable",
+    "work_precision",
+    "nfe_ratio_at_matched_error",
+]
 
 SCIPY_PEERS = ("RK45", "RK23")
 
@@ -55,11 +62,16 @@ _ARENSTORF_Y0 = np.array([0.994, 0.0, 0.0, -2.00158510637908252240537862224])
 def _arenstorf(t, y):
     mu1 = 1.0 - _MU
     x, v, vx, vy = y
-    d1 = ((x + _MU) ** 2 + v ** 2) ** 1.5
-    d2 = ((x - mu1) ** 2 + v ** 2) ** 1.5
-    return np.array([vx, vy,
-                     x + 2 * vy - mu1 * (x + _MU) / d1 - _MU * (x - mu1) / d2,
-                     v - 2 * vx - mu1 * v / d1 - _MU * v / d2])
+    d1 = ((x + _MU) ** 2 + v**2) ** 1.5
+    d2 = ((x - mu1) ** 2 + v**2) ** 1.5
+    return np.array(
+        [
+            vx,
+            vy,
+            x + 2 * vy - mu1 * (x + _MU) / d1 - _MU * (x - mu1) / d2,
+            v - 2 * vx - mu1 * v / d1 - _MU * v / d2,
+        ]
+    )
 
 
 # -- DETEST B5: Euler's rigid body
@@ -98,15 +110,35 @@ def _kepler_exact(t: float, e: float = _D3_E) -> np.ndarray:
     return np.array([math.cos(E) - e, s * math.sin(E), -math.sin(E) * dE, s * math.cos(E) * dE])
 
 
-PROBLEMS: dict[str, Problem] = {p.name: p for p in (
-    Problem("arenstorf", _arenstorf, _ARENSTORF_Y0, (0.0, _ARENSTORF_PERIOD), _ARENSTORF_Y0.copy(),
-            "[HNW] II.0 Eq. (0.1)-(0.2): periodic orbit, y(T) = y(0) with T = 17.06521656015796..."),
-    Problem("rigid_body", _rigid_body, np.array([0.0, 1.0, 1.0]), (0.0, 20.0), _rigid_body_exact(20.0),
-            "DETEST B5 (Hull et al. 1972): y = (sn, cn, dn)(t | m=0.51), Jacobi elliptic functions"),
-    Problem("kepler", _kepler, np.array([1 - _D3_E, 0.0, 0.0, math.sqrt((1 + _D3_E) / (1 - _D3_E))]),
-            (0.0, 20.0), _kepler_exact(20.0),
-            "DETEST D3 (Hull et al. 1972): Kepler ellipse, e = 0.5, via Kepler's equation"),
-)}
+PROBLEMS: dict[str, Problem] = {
+    p.name: p
+    for p in (
+        Problem(
+            "arenstorf",
+            _arenstorf,
+            _ARENSTORF_Y0,
+            (0.0, _ARENSTORF_PERIOD),
+            _ARENSTORF_Y0.copy(),
+            "[HNW] II.0 Eq. (0.1)-(0.2): periodic orbit, y(T) = y(0) with T = 17.06521656015796...",
+        ),
+        Problem(
+            "rigid_body",
+            _rigid_body,
+            np.array([0.0, 1.0, 1.0]),
+            (0.0, 20.0),
+            _rigid_body_exact(20.0),
+            "DETEST B5 (Hull et al. 1972): y = (sn, cn, dn)(t | m=0.51), Jacobi elliptic functions",
+        ),
+        Problem(
+            "kepler",
+            _kepler,
+            np.array([1 - _D3_E, 0.0, 0.0, math.sqrt((1 + _D3_E) / (1 - _D3_E))]),
+            (0.0, 20.0),
+            _kepler_exact(20.0),
+            "DETEST D3 (Hull et al. 1972): Kepler ellipse, e = 0.5, via Kepler's equation",
+        ),
+    )
+}
 
 
 @dataclass
@@ -137,8 +169,11 @@ class WorkPrecisionTable:
             out.append("| solver | " + " | ".join(f"tol {t:.0e}" for t in tols) + " |")
             out.append("|---|" + "---|" * len(tols))
             for solver in self.solvers():
-                cells = {r["tol"]: f"{r['nfe']} ({r['error']:.1e})" for r in self.rows
-                         if r["problem"] == problem and r["solver"] == solver}
+                cells = {
+                    r["tol"]: f"{r['nfe']} ({r['error']:.1e})"
+                    for r in self.rows
+                    if r["problem"] == problem and r["solver"] == solver
+                }
                 if cells:
                     out.append(f"| {solver} | " + " | ".join(cells.get(t, "") for t in tols) + " |")
             out.append("")
@@ -165,8 +200,13 @@ class WorkPrecisionTable:
             for solver in self.solvers():
                 err, nfe = self.curve(problem, solver)
                 if len(err):
-                    ax.loglog(nfe, np.maximum(err, 1e-17), "o-" if solver.startswith("dynkit") else "s--",
-                              label=solver, ms=4)
+                    ax.loglog(
+                        nfe,
+                        np.maximum(err, 1e-17),
+                        "o-" if solver.startswith("dynkit") else "s--",
+                        label=solver,
+                        ms=4,
+                    )
             ax.set(title=problem, xlabel="NFE", ylabel="error at final time (max norm)")
             ax.grid(True, which="both", alpha=0.3)
         axes[0][0].legend(fontsize=8)
@@ -222,7 +262,9 @@ def work_precision(
             for peer in SCIPY_PEERS:
                 for tol in tols:
                     start = time.perf_counter()
-                    res = solve_ivp(p.f, p.t_span, p.y0.astype(float), method=peer, rtol=tol, atol=tol)
+                    res = solve_ivp(
+                        p.f, p.t_span, p.y0.astype(float), method=peer, rtol=tol, atol=tol
+                    )
                     seconds = time.perf_counter() - start
                     rows.append(_row(p, f"scipy.{peer}", tol, res.y[:, -1], int(res.nfev), seconds))
     return WorkPrecisionTable(rows, {p.name: p.source for p in chosen})
@@ -230,7 +272,9 @@ def work_precision(
 
 def _row(p: Problem, solver: str, tol: float, y_end, nfe: int, seconds: float) -> dict:
     error = float(np.max(np.abs(np.asarray(y_end, dtype=float) - p.reference)))
-    return dict(problem=p.name, solver=solver, tol=tol, error=error, nfe=int(nfe), seconds=float(seconds))
+    return dict(
+        problem=p.name, solver=solver, tol=tol, error=error, nfe=int(nfe), seconds=float(seconds)
+    )
 
 
 def _resolve_problems(problems) -> list[Problem]:
@@ -243,11 +287,15 @@ def _resolve_problems(problems) -> list[Problem]:
         elif isinstance(p, str) and p in PROBLEMS:
             out.append(PROBLEMS[p])
         else:
-            raise ValueError(f"problems must be names from {sorted(PROBLEMS)} or Problem objects, got {p!r}")
+            raise ValueError(
+                f"problems must be names from {sorted(PROBLEMS)} or Problem objects, got {p!r}"
+            )
     return out
 
 
-def nfe_ratio_at_matched_error(table: WorkPrecisionTable, problem: str, ours: str, peer: str) -> float:
+def nfe_ratio_at_matched_error(
+    table: WorkPrecisionTable, problem: str, ours: str, peer: str
+) -> float:
     """Geometric mean of ``nfe_ours / nfe_peer`` at equal error.
 
     The peer's ``log nfe`` is interpolated linearly in ``log error`` at each of our errors that lies

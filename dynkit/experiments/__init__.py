@@ -49,25 +49,77 @@ effect, no effect and (where the paper gives no size) the smallest effect of int
 my_experiment --pilot PILOT/results.json``), then run it with ``dynkit run my_experiment --scale cpu --planned --out
 analysis/results/my_experiment``.
 """
+
 from __future__ import annotations
 
 from importlib import import_module
 
-from .ledger import (CLAIMS, MAX_SEEDS, MIN_SEEDS, OUTCOMES, VALIDITY, VERDICTS, Check, Claim, Effect, Ledger,
-                     LedgerError, LedgerRow, Rule, add_claim, at_least, at_most, declare_validity, difference, greater,
-                     family_of, judge, ledger, less, metric, off_floor, plateau, ratio, ratio_of_ratios)
+from .ledger import (
+    CLAIMS,
+    MAX_SEEDS,
+    MIN_SEEDS,
+    OUTCOMES,
+    VALIDITY,
+    VERDICTS,
+    Check,
+    Claim,
+    Effect,
+    Ledger,
+    LedgerError,
+    LedgerRow,
+    Rule,
+    add_claim,
+    at_least,
+    at_most,
+    declare_validity,
+    difference,
+    greater,
+    family_of,
+    judge,
+    ledger,
+    less,
+    metric,
+    off_floor,
+    plateau,
+    ratio,
+    ratio_of_ratios,
+)
 from .plans import Plan, load_plans
 from .nfe_tolerance import nfe_vs_tolerance, plot_nfe_vs_tolerance, write_nfe_sweep
 from .recipes import RECIPES, Recipe, RecipeError, Setting, setup_table
 from .registry import EXPERIMENTS, RUN_SCALES, SCALES, Experiment, get, register
 from .runner import BACKENDS, Shard, ShardRecomputed, aggregate, mean_ci, run, shards
 
-MODULES = ["node_trained", "node_point_cloud", "node_images", "node_adjoint_norm", "node_blowup", "momres_cubic",
-           "momres_rings", "momres_lista", "momres_buffer_bits", "momres_reference_accuracy", "momseq_copy",
-           "momseq_vanishing", "momseq_attention_scaling", "csaode_trec", "csaode_sensitivity", "csaode_attention",
-           "claims", "time_series_hybrids", "csaode_cv", "momentum_lstm", "missing_claims",
-           "solver_variants", "hybrid_recipes", "node_recipes", "csaode_recipes",
-           "momentum_recipes", "momres_recipes", "momseq_recipes"]
+MODULES = [
+    "node_trained",
+    "node_point_cloud",
+    "node_images",
+    "node_adjoint_norm",
+    "node_blowup",
+    "momres_cubic",
+    "momres_rings",
+    "momres_lista",
+    "momres_buffer_bits",
+    "momres_reference_accuracy",
+    "momseq_copy",
+    "momseq_vanishing",
+    "momseq_attention_scaling",
+    "csaode_trec",
+    "csaode_sensitivity",
+    "csaode_attention",
+    "claims",
+    "time_series_hybrids",
+    "csaode_cv",
+    "momentum_lstm",
+    "missing_claims",
+    "solver_variants",
+    "hybrid_recipes",
+    "node_recipes",
+    "csaode_recipes",
+    "momentum_recipes",
+    "momres_recipes",
+    "momseq_recipes",
+]
 """The modules that register experiments and claims (imported by :func:`load_all`)."""
 
 
@@ -80,11 +132,58 @@ def load_all() -> dict:
 
 load_all()
 
-__all__ = ["EXPERIMENTS", "SCALES", "Experiment", "register", "get", "run", "shards", "Shard", "ShardRecomputed",
-           "aggregate",
-           "mean_ci", "BACKENDS", "ledger", "Ledger", "LedgerRow", "LedgerError", "Claim", "CLAIMS", "Rule", "OUTCOMES",
-           "VERDICTS", "MIN_SEEDS", "MAX_SEEDS", "Effect", "Check", "VALIDITY", "declare_validity", "at_least",
-           "at_most", "off_floor", "plateau", "add_claim", "greater", "less", "metric", "ratio", "ratio_of_ratios",
-           "difference", "family_of", "judge", "Plan", "load_plans", "nfe_vs_tolerance",
-           "plot_nfe_vs_tolerance", "write_nfe_sweep", "load_all", "MODULES", "RECIPES", "Recipe", "RecipeError", "Setting",
-           "setup_table", "RUN_SCALES"]
+__all__ = [
+    "EXPERIMENTS",
+    "SCALES",
+    "Experiment",
+    "register",
+    "get",
+    "run",
+    "shards",
+    "Shard",
+    "ShardRecomputed",
+    "aggregate",
+    "mean_ci",
+    "BACKENDS",
+    "ledger",
+    "Ledger",
+    "LedgerRow",
+    "LedgerError",
+    "Claim",
+    "CLAIMS",
+    "Rule",
+    "OUTCOMES",
+    "VERDICTS",
+    "MIN_SEEDS",
+    "MAX_SEEDS",
+    "Effect",
+    "Check",
+    "VALIDITY",
+    "declare_validity",
+    "at_least",
+    "at_most",
+    "off_floor",
+    "plateau",
+    "add_claim",
+    "greater",
+    "less",
+    "metric",
+    "ratio",
+    "ratio_of_ratios",
+    "difference",
+    "family_of",
+    "judge",
+    "Plan",
+    "load_plans",
+    "nfe_vs_tolerance",
+    "plot_nfe_vs_tolerance",
+    "write_nfe_sweep",
+    "load_all",
+    "MODULES",
+    "RECIPES",
+    "Recipe",
+    "RecipeError",
+    "Setting",
+    "setup_table",
+    "RUN_SCALES",
+]

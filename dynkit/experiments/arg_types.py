@@ -4,6 +4,7 @@ expected value, before any work starts.
 Kept out of :mod:`~dynkit.experiments.scripting` so that only the scripts that use them carry them in their code
 identity.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,6 +15,7 @@ from typing import Callable
 def bounded(kind: type, expected: str, accept: Callable[[float], bool]) -> Callable[[str], float]:
     """An argparse type: ``kind(text)`` where ``accept`` holds of it (never for NaN), else an error saying
     ``expected`` (argparse names the option)."""
+
     def parse(text: str):
         try:
             value = kind(text)
@@ -28,5 +30,7 @@ def bounded(kind: type, expected: str, accept: Callable[[float], bool]) -> Calla
 
 
 positive_int = bounded(int, "a positive integer", lambda v: v >= 1)
-positive_float = bounded(float, "a finite number > 0", lambda v: 0 < v < math.inf)  # a learning rate
+positive_float = bounded(
+    float, "a finite number > 0", lambda v: 0 < v < math.inf
+)  # a learning rate
 momentum_float = bounded(float, "a number in [0, 1)", lambda v: 0 <= v < 1)  # a momentum gamma

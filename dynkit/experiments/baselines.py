@@ -14,6 +14,7 @@ Forecasts and regression (the ODE-RNN hybrids): **persistence** (the next stamp 
 the **mean** (every stamp is the training targets' mean per channel), each scored with the model's own test
 metric on the same test windows; ``baseline.best.test_mse`` is the better of the two.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -46,17 +47,30 @@ def _forecast_baselines(config: Mapping, seed: int) -> dict:
     mean = train.targets.double().numpy().reshape(-1, len(out_idx)).mean(0)
     targets, future = test.targets.double().numpy(), test.future.double().numpy()
     if TEST_METRIC[config["task"]] == "test_one_step_mse":
-        truth, persistence = targets, x  # the stamp after each observation; persistence repeats the observation
+        truth, persistence = (
+            targets,
+            x,
+        )  # the stamp after each observation; persistence repeats the observation
     else:  # forecast: every future stamp predicted by the last observed one
         truth, persistence = future, np.repeat(x[:, -1:], future.shape[1], axis=1)
-    values = {"persistence": float(np.mean((persistence - truth) ** 2)),
-              "mean": float(np.mean((mean - truth) ** 2))}
+    values = {
+        "persistence": float(np.mean((persistence - truth) ** 2)),
+        "mean": float(np.mean((mean - truth) ** 2)),
+    }
     values["best"] = min(values.values())
     return {f"baseline.{k}.test_mse": v for k, v in values.items()}
 
 
-def untrained_forward_nfe(model: str, task: str, tol: float, seed: int, batch_size: int, n_batches: int = 3,
-                          solver: str = "dynkit", design: str = "dynkit") -> float:
+def untrained_forward_nfe(
+    model: str,
+    task: str,
+    tol: float,
+    seed: int,
+    batch_size: int,
+    n_batches: int = 3,
+    solver: str = "dynkit",
+    design: str = "dynkit",
+) -> float:
     """Mean forward NFE per batch of ``model`` as initialised (``torch.manual_seed(seed)``, no training) at
     ``rtol = atol = tol`` over ``n_batches`` test batches of ``batch_size``: the NFE the tolerance and the
     architecture cost before the model learned anything, the floor a trained model's NFE is held against.
@@ -77,7 +91,7 @@ def untrained_forward_nfe(model: str, task: str, tol: float, seed: int, batch_si
     with torch.no_grad():
         for i in range(n_batches):
             with BatchNFE(net) as nfe:
-                net(x[order[i * batch_size:(i + 1) * batch_size]])
+                net(x[order[i * batch_size : (i + 1) * batch_size]])
                 nfe.mark_forward()
             counts.append(nfe.forward)
     return float(np.mean(counts))
@@ -91,10 +105,13 @@ def _node_trained_floors(config: Mapping, seed: int) -> dict:
 
     out = {}
     for model in config["models"]:
-        for key, tol, batch in (("train", config["train_tol"], SETTINGS[config["task"]].batch_size),
-                                (tolerance_key(1e-7), 1e-7, config["batch_size"])):
+        for key, tol, batch in (
+            ("train", config["train_tol"], SETTINGS[config["task"]].batch_size),
+            (tolerance_key(1e-7), 1e-7, config["batch_size"]),
+        ):
             out[f"floor.{model}.forward_nfe@{key}"] = untrained_forward_nfe(
-                model, config["task"], tol, seed, batch, config["n_batches"], config["solver"])
+                model, config["task"], tol, seed, batch, config["n_batches"], config["solver"]
+            )
     return out
 
 
@@ -107,13 +124,27 @@ def _node_images_floors(config: Mapping, seed: int) -> dict:
 
     args = list(config["args"])
     opt = lambda flag, default: args[args.index(flag) + 1] if flag in args else default  # noqa: E731
-    models = (list(itertools.takewhile(lambda a: not a.startswith("--"), args[args.index("--models") + 1:]))
-              if "--models" in args else ["node", "anode", "sonode", "hbnode", "ghbnode"])
+    models = (
+        list(
+            itertools.takewhile(
+                lambda a: not a.startswith("--"), args[args.index("--models") + 1 :]
+            )
+        )
+        if "--models" in args
+        else ["node", "anode", "sonode", "hbnode", "ghbnode"]
+    )
     task, tol = opt("--task", "digits"), float(opt("--tol", 1e-3))
-    return {f"floor.{m}.forward_nfe@train": untrained_forward_nfe(m, task, tol, model_seed(seed),
-                                                                  SETTINGS[task].batch_size,
-                                                                  solver=opt("--solver", "dynkit"))
-            for m in models}
+    return {
+        f"floor.{m}.forward_nfe@train": untrained_forward_nfe(
+            m,
+            task,
+            tol,
+            model_seed(seed),
+            SETTINGS[task].batch_size,
+            solver=opt("--solver", "dynkit"),
+        )
+        for m in models
+    }
 
 
 def _node_point_cloud_floors(config: Mapping, seed: int) -> dict:
@@ -124,9 +155,26 @@ def _node_point_cloud_floors(config: Mapping, seed: int) -> dict:
     from .node_point_cloud import options
 
     o = options(list(config["args"]))
-    return {f"floor.{m}.forward_nfe@train": float(np.mean([
-        untrained_forward_nfe(m, "point_cloud", o["tol"], seed * 10_000 + r, o["batch_size"], 2, o["solver"],
-                              o["design"]) for r in range(o["runs"])])) for m in o["models"]}
+    return {
+        f"floor.{m}.forward_nfe@train": float(
+            np.mean(
+                [
+                    untrained_forward_nfe(
+                        m,
+                        "point_cloud",
+                        o["tol"],
+                        seed * 10_000 + r,
+                        o["batch_size"],
+                        2,
+                        o["solver"],
+                        o["design"],
+                    )
+                    for r in range(o["runs"])
+                ]
+            )
+        )
+        for m in o["models"]
+    }
 
 
 def _attention_pair_in_vocabulary(config: Mapping, seed: int) -> dict:
@@ -151,7 +199,7 @@ def _cubic_zero_predictor(config: Mapping, seed: int) -> dict:
     import torch
 
     x = torch.linspace(-1, 1, 200).unsqueeze(1)
-    return {"baseline.zero.final_mse": float(((-x ** 3) ** 2).mean())}
+    return {"baseline.zero.final_mse": float(((-(x**3)) ** 2).mean())}
 
 
 def _rings_majority_class(config: Mapping, seed: int) -> dict:
@@ -168,8 +216,10 @@ def _rings_majority_class(config: Mapping, seed: int) -> dict:
     make_rings(o["rings"], o["points_per_ring"], g)
     _, labels = make_rings(o["rings"], o["test_points_per_ring"], g)
     share = float(labels.mean())
-    return {"baseline.majority.test_accuracy": max(share, 1.0 - share),
-            "baseline.classes": float(len(torch.unique(labels)))}
+    return {
+        "baseline.majority.test_accuracy": max(share, 1.0 - share),
+        "baseline.classes": float(len(torch.unique(labels))),
+    }
 
 
 def _lista_zero_code(config: Mapping, seed: int) -> dict:
@@ -199,12 +249,19 @@ BASELINES["node_point_cloud"] = _node_point_cloud_floors
 BASELINES["csaode_attention"] = _attention_pair_in_vocabulary
 
 
-def above_measured_floor(metric_name: str, floor: str, why: str, subject: str | None = None,
-                         when: str | None = "nfe") -> Check:
+def above_measured_floor(
+    metric_name: str, floor: str, why: str, subject: str | None = None, when: str | None = "nfe"
+) -> Check:
     """Off the floor: valid when an NFE metric exceeds ``floor``, the same model's NFE as initialised at the same
     tolerance (:func:`untrained_forward_nfe`), so the check binds where a fixed solver count cannot."""
-    return Check("off floor", metric_name.split(".", 1)[0] if subject is None else subject, (metric_name, floor),
-                 lambda v, f: (v > f, (v, f)), f"{metric_name} > {floor} ({why})", when)
+    return Check(
+        "off floor",
+        metric_name.split(".", 1)[0] if subject is None else subject,
+        (metric_name, floor),
+        lambda v, f: (v > f, (v, f)),
+        f"{metric_name} > {floor} ({why})",
+        when,
+    )
 
 
 for _task_name in ("walker2d", "plane_vibration", "silverbox"):
@@ -219,10 +276,15 @@ def compute(experiment: str, results: Mapping) -> dict:
         raise ValueError(f"experiment must be one of {sorted(BASELINES)}, got {experiment!r}")
     config = results.get("config")
     if not isinstance(config, Mapping):
-        raise ValueError(f"results of {experiment!r} must record their 'config' to regenerate the data")
+        raise ValueError(
+            f"results of {experiment!r} must record their 'config' to regenerate the data"
+        )
     seeds = sorted({int(s["seed"]) for s in results["shards"]})
-    return {"experiment": experiment, "config": dict(config),
-            "seeds": {str(s): BASELINES[experiment](config, s) for s in seeds}}
+    return {
+        "experiment": experiment,
+        "config": dict(config),
+        "seeds": {str(s): BASELINES[experiment](config, s) for s in seeds},
+    }
 
 
 def load(folder: str | Path) -> dict[int, dict]:
@@ -236,8 +298,14 @@ def load(folder: str | Path) -> dict[int, dict]:
     return {int(k): dict(v) for k, v in data["seeds"].items()}
 
 
-def above_baseline(metric_name: str, baseline: str, margin: float, why: str,
-                   subject: str | None = None, when: str | None = None) -> Check:
+def above_baseline(
+    metric_name: str,
+    baseline: str,
+    margin: float,
+    why: str,
+    subject: str | None = None,
+    when: str | None = None,
+) -> Check:
     """A trained bar for a score (an accuracy): valid when ``metric >= baseline + margin`` (the
     trivial predictor's score on the same data, e.g. the majority class of the labels the run
     scored)."""
@@ -248,12 +316,24 @@ def above_baseline(metric_name: str, baseline: str, margin: float, why: str,
         return value >= floor + margin, (value, floor)
 
     about = metric_name.split(".", 1)[0] if subject is None else subject
-    return Check("trained bar", about, (metric_name, baseline), test,
-                 f"{metric_name} >= {baseline} + {margin:g} ({why})", when)
+    return Check(
+        "trained bar",
+        about,
+        (metric_name, baseline),
+        test,
+        f"{metric_name} >= {baseline} + {margin:g} ({why})",
+        when,
+    )
 
 
-def beats_baseline(metric_name: str, baseline: str, margin: float, why: str, subject: str | None = None,
-                   when: str | None = None) -> Check:
+def beats_baseline(
+    metric_name: str,
+    baseline: str,
+    margin: float,
+    why: str,
+    subject: str | None = None,
+    when: str | None = None,
+) -> Check:
     """A trained bar: valid when ``metric <= (1 - margin) * baseline`` (a loss at least ``margin`` below the
     trivial predictor's on the same data).
 
@@ -266,5 +346,11 @@ def beats_baseline(metric_name: str, baseline: str, margin: float, why: str, sub
     def test(value, floor):
         return value <= factor * floor, (value, floor)
 
-    return Check("trained bar", metric_name.split(".", 1)[0] if subject is None else subject, (metric_name, baseline),
-                 test, f"{metric_name} <= {factor:g} x {baseline} ({why})", when)
+    return Check(
+        "trained bar",
+        metric_name.split(".", 1)[0] if subject is None else subject,
+        (metric_name, baseline),
+        test,
+        f"{metric_name} <= {factor:g} x {baseline} ({why})",
+        when,
+    )

@@ -32,6 +32,7 @@ used. A module reached only through ``getattr`` with a computed string is not se
 of modules, not functions: ``tasks/__init__`` imports ``tasks.time_series``, which imports
 ``tasks.silverbox``, so every run that imports ``dynkit.tasks`` runs (and depends on) silverbox.
 """
+
 from __future__ import annotations
 
 import ast
@@ -87,8 +88,11 @@ def module_name(relative: str, package: str = PACKAGE) -> str:
 def read_package(root: Path | None = None) -> dict[str, bytes]:
     """``{path relative to root: bytes}`` of every ``.py`` file of the package below ``root``."""
     root = Path(root or PACKAGE_ROOT)
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.py"))
-            if "__pycache__" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*.py"))
+        if "__pycache__" not in p.parts
+    }
 
 
 def _digest(text: str) -> str:
@@ -121,7 +125,7 @@ class _Reader:
         parts = self.package.split(".")
         if level - 1 >= len(parts):
             return None
-        base = ".".join(parts[:len(parts) - (level - 1)])
+        base = ".".join(parts[: len(parts) - (level - 1)])
         return f"{base}.{module}" if module else base
 
     def _reach(self, dotted: str) -> str | None:
@@ -233,8 +237,9 @@ class _Modules(Mapping):
             text, reaches, computed, empty = self._tree(name)
             links = _digest(_unmark(text, lambda target: self._code(target)))
             is_package = Path(self._paths[name]).name == "__init__.py"
-            self._read[name] = ModuleCode(name, is_package, self._code(name), links, reaches,
-                                          computed, empty)
+            self._read[name] = ModuleCode(
+                name, is_package, self._code(name), links, reaches, computed, empty
+            )
         return self._read[name]
 
 
@@ -343,15 +348,22 @@ def code_identity(module: str, sources: Mapping[str, bytes] | None = None) -> di
         shown[roots[-1]] = module
     modules = read_modules(sources)
     names = closure(roots, modules)
-    return {"dynkit": __version__, "python": f"{sys.version_info.major}.{sys.version_info.minor}",
-            "libraries": library_versions(),
-            "modules": {shown.get(n, n): [modules[n].code, modules[n].links]
-                        for n in names if not modules[n].empty}}
+    return {
+        "dynkit": __version__,
+        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "libraries": library_versions(),
+        "modules": {
+            shown.get(n, n): [modules[n].code, modules[n].links]
+            for n in names
+            if not modules[n].empty
+        },
+    }
 
 
 def same_code(recorded: dict, now: dict) -> bool:
     """Whether two code identities name the same code: equal versions, equal multisets of module
     digests (names are not compared: a moved module is the same code)."""
+
     def versions(code: dict) -> dict:
         return {k: v for k, v in code.items() if k != "modules"}
 
@@ -363,8 +375,10 @@ def same_code(recorded: dict, now: dict) -> bool:
 def _pairs(modules: object) -> Counter | None:
     if not isinstance(modules, dict):
         return None
-    if not all(isinstance(v, list) and len(v) == 2 and all(isinstance(d, str) for d in v)
-               for v in modules.values()):
+    if not all(
+        isinstance(v, list) and len(v) == 2 and all(isinstance(d, str) for d in v)
+        for v in modules.values()
+    ):
         return None
     return Counter(tuple(v) for v in modules.values())
 
@@ -372,11 +386,17 @@ def _pairs(modules: object) -> Counter | None:
 def describe_change(recorded: dict, now: dict) -> str:
     """One phrase: what differs between a recorded code identity and the current one (the versions,
     the modules whose code changed, those now or no longer imported)."""
-    said = [f"{k} {recorded.get(k)} -> {now.get(k)}" for k in ("dynkit", "python")
-            if recorded.get(k) != now.get(k)]
+    said = [
+        f"{k} {recorded.get(k)} -> {now.get(k)}"
+        for k in ("dynkit", "python")
+        if recorded.get(k) != now.get(k)
+    ]
     old_libs, new_libs = recorded.get("libraries") or {}, now.get("libraries") or {}
-    said += [f"{k} {old_libs.get(k)} -> {new_libs.get(k)}" for k in sorted({*old_libs, *new_libs})
-             if old_libs.get(k) != new_libs.get(k)]
+    said += [
+        f"{k} {old_libs.get(k)} -> {new_libs.get(k)}"
+        for k in sorted({*old_libs, *new_libs})
+        if old_libs.get(k) != new_libs.get(k)
+    ]
     old, new = recorded.get("modules"), now.get("modules")
     if _pairs(old) is None:
         return "; ".join(said + ["no module digests recorded"])
@@ -387,9 +407,12 @@ def describe_change(recorded: dict, now: dict) -> str:
     relinked = [n for n in both if old[n][0] == new[n][0] and old[n][1] != new[n][1]]
     added = [n for n in sorted(set(new) - set(old)) if old_pairs[tuple(new[n])] == 0]
     dropped = [n for n in sorted(set(old) - set(new)) if new_pairs[tuple(old[n])] == 0]
-    for label, names in (("code changed in", changed), ("now imported", added),
-                         ("no longer imported", dropped),
-                         ("imports changed in", [] if changed else relinked)):
+    for label, names in (
+        ("code changed in", changed),
+        ("now imported", added),
+        ("no longer imported", dropped),
+        ("imports changed in", [] if changed else relinked),
+    ):
         if names:
             more = f" and {len(names) - 4} more" if len(names) > 4 else ""
             said.append(f"{label} {', '.join(names[:4])}{more}")

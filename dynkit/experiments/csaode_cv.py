@@ -15,6 +15,7 @@ epoch on the test fold). About 35 s per fold and solver on MR on one core.
 
     dynkit run csaode_cv_mr --scale cpu --seeds 0 1 2 3 4 5 6 7 8 9 --out analysis/results/csaode_cv_mr
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,9 +27,11 @@ from .registry import register
 DATASETS = ("subj", "mr", "cr", "mpqa")
 VARIANTS = {"rk": "CSARK", "rkf": "CSARKF", "ark": "CSAARK"}
 # Table 1 of CSAODE (test accuracy, %), and the CNN baseline (Kim 2014) it lists.
-PAPER = {"CSARKF": {"cr": 86.5, "mr": 82.1, "mpqa": 90.8, "subj": 95.2},
-         "CSARK": {"cr": 87.0, "mr": 81.6, "mpqa": 90.5, "subj": 95.9},
-         "CSAARK": {"cr": 86.2, "mr": 82.2, "mpqa": 90.5, "subj": 95.2}}
+PAPER = {
+    "CSARKF": {"cr": 86.5, "mr": 82.1, "mpqa": 90.8, "subj": 95.2},
+    "CSARK": {"cr": 87.0, "mr": 81.6, "mpqa": 90.5, "subj": 95.9},
+    "CSAARK": {"cr": 86.2, "mr": 82.2, "mpqa": 90.5, "subj": 95.2},
+}
 # Majority-class test accuracy (%) of each set over all its sentences -- the accuracy of a model that
 # learned nothing: CR has 2405 of 3771 positive, MPQA 7292 of 10603 negative (tests recount them).
 MAJORITY = {"subj": 50.0, "mr": 50.0, "cr": 63.78, "mpqa": 68.77}
@@ -66,10 +69,28 @@ class CVConfig:
 
     def training(self) -> dict:
         """The keyword arguments of :func:`~dynkit.tasks.text.train_csaode` besides the data, solver, seed and fold."""
-        names = ("d", "embed_dim", "max_len", "train_subset", "window", "step", "batch_size", "lr", "weight_decay",
-                 "schedule", "warmup_epochs", "lr_decay", "dropout", "weight_norm")
-        return {"epochs": self.epochs, "glove": self.glove, "full": self.full,
-                **{name: getattr(self, name) for name in names}}
+        names = (
+            "d",
+            "embed_dim",
+            "max_len",
+            "train_subset",
+            "window",
+            "step",
+            "batch_size",
+            "lr",
+            "weight_decay",
+            "schedule",
+            "warmup_epochs",
+            "lr_decay",
+            "dropout",
+            "weight_norm",
+        )
+        return {
+            "epochs": self.epochs,
+            "glove": self.glove,
+            "full": self.full,
+            **{name: getattr(self, name) for name in names},
+        }
 
 
 def run_fold(config: CVConfig, *, seed: int, out: Path, device: str) -> dict:
@@ -77,15 +98,29 @@ def run_fold(config: CVConfig, *, seed: int, out: Path, device: str) -> dict:
     from ..tasks.text import train_csaode
 
     if not 0 <= seed < 10:
-        raise ValueError(f"seed is the held-out fold of the 10-fold CV: must be in 0..9, got {seed!r}")
-    result = train_csaode(config.dataset, config.data_dir, solver=config.solver, seed=0, fold=seed, quiet=True,
-                          device=device, **config.training())
+        raise ValueError(
+            f"seed is the held-out fold of the 10-fold CV: must be in 0..9, got {seed!r}"
+        )
+    result = train_csaode(
+        config.dataset,
+        config.data_dir,
+        solver=config.solver,
+        seed=0,
+        fold=seed,
+        quiet=True,
+        device=device,
+        **config.training(),
+    )
     name = VARIANTS[config.solver]
     epoch_seconds = [h["epoch_seconds"] for h in result["history"]]
-    return {"metrics": {f"{name}.accuracy": 100 * result["test_accuracy"],
-                        f"{name}.n_parameters": float(result["n_parameters"]),
-                        f"{name}.seconds_per_epoch": sum(epoch_seconds) / len(epoch_seconds)},
-            "config": {k: v for k, v in result["config"].items()}}
+    return {
+        "metrics": {
+            f"{name}.accuracy": 100 * result["test_accuracy"],
+            f"{name}.n_parameters": float(result["n_parameters"]),
+            f"{name}.seconds_per_epoch": sum(epoch_seconds) / len(epoch_seconds),
+        },
+        "config": {k: v for k, v in result["config"].items()},
+    }
 
 
 def render_table(results: dict, out: Path) -> None:
@@ -93,12 +128,28 @@ def render_table(results: dict, out: Path) -> None:
     from .tables import cell, write_table
 
     dataset = results["config"]["dataset"]
-    rows = [[name, cell(results, f"{name}.accuracy", ".1f"),
-             len([v for v in results["metrics"].get(f"{name}.accuracy", {}).get("values", []) if v is not None]),
-             PAPER[name][dataset]] for name in VARIANTS.values()]
-    write_table(out, f"CSAODE Table 1 on {dataset.upper()}: test accuracy (%), 10-fold CV",
-                ["model", "ours: mean ± std over folds", "folds", "paper"], rows,
-                note=f"Scale {results['scale']}; folds {results['seeds']}; majority class {MAJORITY[dataset]}%.")
+    rows = [
+        [
+            name,
+            cell(results, f"{name}.accuracy", ".1f"),
+            len(
+                [
+                    v
+                    for v in results["metrics"].get(f"{name}.accuracy", {}).get("values", [])
+                    if v is not None
+                ]
+            ),
+            PAPER[name][dataset],
+        ]
+        for name in VARIANTS.values()
+    ]
+    write_table(
+        out,
+        f"CSAODE Table 1 on {dataset.upper()}: test accuracy (%), 10-fold CV",
+        ["model", "ours: mean ± std over folds", "folds", "paper"],
+        rows,
+        note=f"Scale {results['scale']}; folds {results['seeds']}; majority class {MAJORITY[dataset]}%.",
+    )
 
 
 def _points(config: CVConfig) -> list[dict]:
@@ -106,11 +157,25 @@ def _points(config: CVConfig) -> list[dict]:
 
 
 for _name in DATASETS:
-    register(f"csaode_cv_{_name}", smoke=CVConfig(_name, ("rk", "ark"), d=16, max_len=16, epochs=1, train_subset=200,
-                                                  glove=False),
-             cpu=CVConfig(_name),
-             # full: FULL_CONFIG's sizes and rates (dynkit.tasks.text), 50-d GloVe (the offline stand-in), 30 epochs
-             full=CVConfig(_name, full=True, epochs=30, train_subset=None, d=300, max_len=64, batch_size=128, lr=1e-3,
-                           weight_norm=True),
-             points=_points, render=render_table,
-             summary=f"CSAODE Table 1 on {_name.upper()}: CSARK/CSARKF/CSAARK accuracy over the 10 CV folds")(run_fold)
+    register(
+        f"csaode_cv_{_name}",
+        smoke=CVConfig(
+            _name, ("rk", "ark"), d=16, max_len=16, epochs=1, train_subset=200, glove=False
+        ),
+        cpu=CVConfig(_name),
+        # full: FULL_CONFIG's sizes and rates (dynkit.tasks.text), 50-d GloVe (the offline stand-in), 30 epochs
+        full=CVConfig(
+            _name,
+            full=True,
+            epochs=30,
+            train_subset=None,
+            d=300,
+            max_len=64,
+            batch_size=128,
+            lr=1e-3,
+            weight_norm=True,
+        ),
+        points=_points,
+        render=render_table,
+        summary=f"CSAODE Table 1 on {_name.upper()}: CSARK/CSARKF/CSAARK accuracy over the 10 CV folds",
+    )(run_fold)

@@ -11,6 +11,7 @@ the NFE of a model that did not learn counts the solver's structure, not the cla
 The settings against the paper, with the reason of every difference, are the experiment's recipe
 (:mod:`dynkit.experiments.csaode_recipes`).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -86,29 +87,52 @@ def render_trec(results: dict, out: Path) -> None:
     plt.close(fig)
 
 
-@register("csaode_trec",
-          smoke=_from(CPU_CONFIG, epochs=1, d=16, embed_dim=16, train_subset=256),
-          # cpu: the paper's 10 epochs (Fig. 6(b): 48 batches x 10 epochs) and its warm-up + decay schedule, at
-          # d = 64 with random 64-d embeddings (1 epoch, issue 31: 47-69 % accuracy, every row invalid), the paper's
-          # weight normalization (until 2026-11-28 the cpu scale trained without it)
-          cpu=_from(CPU_CONFIG, epochs=10, schedule="paper", weight_norm=True),
-          full=_from(FULL_CONFIG, solvers=("rk", "rkf", "ark"), epochs=10, schedule="paper", weight_norm=True),
-          render=render_trec)
+@register(
+    "csaode_trec",
+    smoke=_from(CPU_CONFIG, epochs=1, d=16, embed_dim=16, train_subset=256),
+    # cpu: the paper's 10 epochs (Fig. 6(b): 48 batches x 10 epochs) and its warm-up + decay schedule, at
+    # d = 64 with random 64-d embeddings (1 epoch, issue 31: 47-69 % accuracy, every row invalid), the paper's
+    # weight normalization (until 2026-11-28 the cpu scale trained without it)
+    cpu=_from(CPU_CONFIG, epochs=10, schedule="paper", weight_norm=True),
+    full=_from(
+        FULL_CONFIG, solvers=("rk", "rkf", "ark"), epochs=10, schedule="paper", weight_norm=True
+    ),
+    render=render_trec,
+)
 def csaode_trec(config: TrecConfig, *, seed: int, out: Path, device: str) -> dict:
     """CSARK vs CSAARK on TREC: test accuracy (Table 1), forward NFE per batch and epoch time (Fig. 5)."""
-    torch.set_num_threads(1)  # the epoch times are compared: one thread, as on the shared 2-core machine
+    torch.set_num_threads(
+        1
+    )  # the epoch times are compared: one thread, as on the shared 2-core machine
     metrics, runs = {}, {}
     for solver in config.solvers:
-        run = train_csaode("trec", default_data_dir(), solver=solver, seed=seed, quiet=True, device=device,
-                           **config.training())
+        run = train_csaode(
+            "trec",
+            default_data_dir(),
+            solver=solver,
+            seed=seed,
+            quiet=True,
+            device=device,
+            **config.training(),
+        )
         history = run["history"]
         name = VARIANTS[solver]
-        metrics.update({f"{name}.test_accuracy": run["test_accuracy"],
-                        f"{name}.best_test_accuracy": run["best_test_accuracy"],
-                        f"{name}.mean_epoch_seconds": sum(e["epoch_seconds"] for e in history) / len(history),
-                        f"{name}.forward_nfe_per_batch": history[-1]["nfe_forward"],
-                        f"{name}.n_parameters": run["n_parameters"]})
-        metrics.update({f"{name}.epoch{e['epoch']}.test_accuracy": e["test_accuracy"] for e in history})
-        runs[name] = {"history": history, "n_parameters": run["n_parameters"],
-                      "paper_test_accuracy": PAPER_TABLE1_TREC[solver] / 100}
+        metrics.update(
+            {
+                f"{name}.test_accuracy": run["test_accuracy"],
+                f"{name}.best_test_accuracy": run["best_test_accuracy"],
+                f"{name}.mean_epoch_seconds": sum(e["epoch_seconds"] for e in history)
+                / len(history),
+                f"{name}.forward_nfe_per_batch": history[-1]["nfe_forward"],
+                f"{name}.n_parameters": run["n_parameters"],
+            }
+        )
+        metrics.update(
+            {f"{name}.epoch{e['epoch']}.test_accuracy": e["test_accuracy"] for e in history}
+        )
+        runs[name] = {
+            "history": history,
+            "n_parameters": run["n_parameters"],
+            "paper_test_accuracy": PAPER_TABLE1_TREC[solver] / 100,
+        }
     return {"metrics": metrics, "runs": runs}

@@ -40,7 +40,7 @@ OTHER_TASK = {
     **{
         f"review.{task}_{model}_adjoint_{kind}": (
             "Walker2D kinematics (Fig. 8)",
-            f"the measured {task.replace('_', ' ')} " "series",
+            f"the measured {task.replace('_', ' ')} series",
         )
         for task in ("silverbox", "plane_vibration")
         for model in ("hbnode", "ghbnode")
@@ -115,8 +115,11 @@ def evidence_of(claim, results: Mapping | None) -> tuple[str, str]:
     if results is None:
         return "not run", f"no results at scale {claim.scale!r}"
     moved = other_task(claim)
-    why = [] if moved is None else [f"the paper's claim is about {moved[0]}; this run is on "
-                                    f"{moved[1]}"]
+    why = (
+        []
+        if moved is None
+        else [f"the paper's claim is about {moved[0]}; this run is on {moved[1]}"]
+    )
     if claim.experiment not in RECIPES or claim.experiment not in EXPERIMENTS:
         why.append(f"{claim.experiment} has no recipe stating the authors' setup against ours")
         return "pilot", "; ".join(why)
@@ -124,11 +127,13 @@ def evidence_of(claim, results: Mapping | None) -> tuple[str, str]:
         return "replication", "run at the paper scale (every stated setting of the authors)"
     stale = _recorded_differs(claim.experiment, results)
     if stale:
-        why.append(f"the results were run with another config than the recipe reads "
-                   f"({', '.join(stale)})")
+        why.append(
+            f"the results were run with another config than the recipe reads ({', '.join(stale)})"
+        )
         return "pilot", "; ".join(why)
-    rows = RECIPES[claim.experiment].rows(get(claim.experiment).config(results["scale"]),
-                                          results["scale"])
+    rows = RECIPES[claim.experiment].rows(
+        get(claim.experiment).config(results["scale"]), results["scale"]
+    )
     differs = [r["setting"] for r in rows if not r["as_paper"] and r["setting"] not in NEUTRAL]
     if differs:  # every difference named, the task's among them
         why.append("differs from the authors' setup in: " + ", ".join(differs))
@@ -136,7 +141,8 @@ def evidence_of(claim, results: Mapping | None) -> tuple[str, str]:
         return "pilot", "; ".join(why)
     kept = [f"{r['setting']} ({NEUTRAL[r['setting']]})" for r in rows if not r["as_paper"]]
     return "replication", "every setting of the recipe as the authors'" + (
-        "; except " + "; ".join(kept) if kept else "")
+        "; except " + "; ".join(kept) if kept else ""
+    )
 
 
 def label(outcome: str, evidence: str) -> str:

@@ -16,6 +16,7 @@ Lan, K. K. G. and DeMets, D. L. (1983). Discrete sequential boundaries for clini
 659-663 (alpha-spending functions of the O'Brien-Fleming and Pocock type).
 Efron, B. (1987). Better bootstrap confidence intervals. *JASA* 82, 171-185 (BCa).
 """
+
 from __future__ import annotations
 
 import functools
@@ -60,7 +61,9 @@ def is_deterministic(xs: Sequence[float]) -> bool:
     return float(np.ptp(x)) <= DETERMINISTIC_RTOL * max(1.0, float(np.max(np.abs(x))))
 
 
-def interval(xs: Sequence[float], level: float = 1 - ALPHA, method: str = "t", seed: int = 0) -> Interval:
+def interval(
+    xs: Sequence[float], level: float = 1 - ALPHA, method: str = "t", seed: int = 0
+) -> Interval:
     """The ``level`` interval of the mean of ``xs`` by ``method`` (see :data:`INTERVAL_METHODS`).
 
     Zero spread gives a ``"deterministic"`` interval whatever ``method`` (there is nothing to resample and no
@@ -82,10 +85,18 @@ def interval(xs: Sequence[float], level: float = 1 - ALPHA, method: str = "t", s
     if method == "t":
         lo, hi = stats.t.interval(level, len(x) - 1, loc=mean, scale=stats.sem(x))
     else:
-        res = stats.bootstrap((x,), np.mean, confidence_level=level, method="BCa", n_resamples=BOOTSTRAP_RESAMPLES,
-                              random_state=np.random.default_rng(seed))
+        res = stats.bootstrap(
+            (x,),
+            np.mean,
+            confidence_level=level,
+            method="BCa",
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            random_state=np.random.default_rng(seed),
+        )
         lo, hi = res.confidence_interval.low, res.confidence_interval.high
-        if not (math.isfinite(lo) and math.isfinite(hi)):  # BCa degenerate (e.g. all resample means equal)
+        if not (
+            math.isfinite(lo) and math.isfinite(hi)
+        ):  # BCa degenerate (e.g. all resample means equal)
             lo, hi = float(np.min(x)), float(np.max(x))
     return Interval(mean, float(lo), float(hi), method, level)
 
@@ -109,7 +120,11 @@ def p_value(xs: Sequence[float], null: float) -> float:
     if len(x) < 2:
         return 1.0
     if is_deterministic(x):
-        return 1.0 if abs(float(np.mean(x)) - null) <= DETERMINISTIC_RTOL * max(1.0, abs(null)) else 0.0
+        return (
+            1.0
+            if abs(float(np.mean(x)) - null) <= DETERMINISTIC_RTOL * max(1.0, abs(null))
+            else 0.0
+        )
     return float(stats.ttest_1samp(x, null).pvalue)
 
 
@@ -119,8 +134,15 @@ fraction of ``d``; the same for every row, fixed before these results were read 
 RULE_FIXED = "2026-12-02"
 """When the outcome table of :func:`decide` and :data:`SESOI_FRACTION` were fixed: a plan written
 before this date is retrospective for this rule (its results were seen before the rule was)."""
-REPLICATION_OUTCOMES = ("reproduced", "smaller effect", "smaller effect (negligible)", "negligible",
-                        "opposite (negligible)", "opposite", "inconclusive")
+REPLICATION_OUTCOMES = (
+    "reproduced",
+    "smaller effect",
+    "smaller effect (negligible)",
+    "negligible",
+    "opposite (negligible)",
+    "opposite",
+    "inconclusive",
+)
 """The outcomes of :func:`decide`, in the order of its table (they partition the line)."""
 
 
@@ -147,8 +169,9 @@ def decide(low: float, high: float, null: float, target: float, sesoi: float, si
         raise ValueError(f"sesoi must be > 0, got {sesoi!r}")
     d = sign * (target - null)
     if not sesoi <= d * (1 + 1e-12):
-        raise ValueError(f"sesoi must be at most the paper's effect d = {d:g} on the row's scale, "
-                         f"got {sesoi!r}")
+        raise ValueError(
+            f"sesoi must be at most the paper's effect d = {d:g} on the row's scale, got {sesoi!r}"
+        )
     lo, hi = sorted((sign * (low - null), sign * (high - null)))
     if lo > 0:
         if hi >= d:
@@ -195,7 +218,9 @@ def spending(t: float, alpha: float = ALPHA, kind: str = "obrien-fleming") -> fl
     return float(2 - 2 * special.ndtr(special.ndtri(1 - alpha / 2) / math.sqrt(t)))
 
 
-def look_levels(looks: Sequence[int], alpha: float = ALPHA, kind: str = "obrien-fleming") -> list[float]:
+def look_levels(
+    looks: Sequence[int], alpha: float = ALPHA, kind: str = "obrien-fleming"
+) -> list[float]:
     """The significance level of each look of a group-sequential plan: the increment of the spending function
     at the look's information fraction ``n_k / n_K``.
 
@@ -208,7 +233,11 @@ def look_levels(looks: Sequence[int], alpha: float = ALPHA, kind: str = "obrien-
 
 @functools.lru_cache(maxsize=256)
 def _look_levels(looks: tuple, alpha: float, kind: str) -> tuple:
-    if not looks or any(not isinstance(n, int) or n < 2 for n in looks) or list(looks) != sorted(set(looks)):
+    if (
+        not looks
+        or any(not isinstance(n, int) or n < 2 for n in looks)
+        or list(looks) != sorted(set(looks))
+    ):
         raise ValueError(f"looks must be increasing seed counts >= 2, got {list(looks)!r}")
     spent = [spending(n / looks[-1], alpha, kind) for n in looks]
     return tuple(b - a for a, b in zip([0.0, *spent[:-1]], spent))
@@ -221,10 +250,14 @@ def detectable(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) ->
 
     if n < 2:
         return math.inf
-    return float((special.stdtrit(n - 1, 1 - alpha / 2) + special.stdtrit(n - 1, power)) * sd / math.sqrt(n))
+    return float(
+        (special.stdtrit(n - 1, 1 - alpha / 2) + special.stdtrit(n - 1, power)) * sd / math.sqrt(n)
+    )
 
 
-def seeds_needed(sd: float, sesoi: float, alpha: float = ALPHA, power: float = POWER, cap: int = 1000) -> int | None:
+def seeds_needed(
+    sd: float, sesoi: float, alpha: float = ALPHA, power: float = POWER, cap: int = 1000
+) -> int | None:
     """The smallest n whose minimal detectable effect is at most ``sesoi`` (None above ``cap``)."""
     if sd == 0:
         return 2
@@ -237,22 +270,39 @@ def seeds_needed(sd: float, sesoi: float, alpha: float = ALPHA, power: float = P
     return hi
 
 
-DECISIONS = ("reproduced", "smaller effect", "smaller effect (negligible)", "opposite (negligible)",
-             "opposite")
+DECISIONS = (
+    "reproduced",
+    "smaller effect",
+    "smaller effect (negligible)",
+    "opposite (negligible)",
+    "opposite",
+)
 """The outcomes that reject no effect (their CI excludes 0): under a true null each is a false
 decision."""
 
 
-def sequential_outcome(xs: Sequence[float], looks: Sequence[int], levels: Sequence[float], null: float,
-                       target: float, sesoi: float, sign: int, method: str = "t") -> tuple[str, int]:
+def sequential_outcome(
+    xs: Sequence[float],
+    looks: Sequence[int],
+    levels: Sequence[float],
+    null: float,
+    target: float,
+    sesoi: float,
+    sign: int,
+    method: str = "t",
+) -> tuple[str, int]:
     """``(outcome, n)`` of a row under a group-sequential plan: at each look ``n_k`` the first ``n_k`` per-seed
     effects are judged at ``1 - levels[k]``; the row stops at the first look that decides it (any outcome but
     ``inconclusive``), else it is ``inconclusive`` at the last look. This is the rule
     :func:`dynkit.experiments.decide.run_planned` follows."""
     if len(looks) != len(levels):
-        raise ValueError(f"looks and levels must have one entry each per look, got {len(looks)} and {len(levels)}")
+        raise ValueError(
+            f"looks and levels must have one entry each per look, got {len(looks)} and {len(levels)}"
+        )
     if len(xs) < looks[-1]:
-        raise ValueError(f"xs must hold at least the last look's {looks[-1]} effects, got {len(xs)}")
+        raise ValueError(
+            f"xs must hold at least the last look's {looks[-1]} effects, got {len(xs)}"
+        )
     outcome = "inconclusive"
     for n, level in zip(looks, levels):
         ci = interval(xs[:n], 1 - level, method)

@@ -87,8 +87,10 @@ _MNIST = "MNIST is not offline (the 8x8 digits and Fashion-MNIST stand in elsewh
 _CIFAR = "CIFAR-10 is not offline"
 _TIMIT = "TIMIT (LDC93S1, a licensed corpus) is not offline"
 _PTB = "the Penn Treebank is not offline"
-_LRA = ("the Long Range Arena data (ListOps, IMDb bytes, AAN retrieval, sequential CIFAR-10, "
-        "Pathfinder) are not offline")
+_LRA = (
+    "the Long Range Arena data (ListOps, IMDb bytes, AAN retrieval, sequential CIFAR-10, "
+    "Pathfinder) are not offline"
+)
 _IWSLT = "IWSLT'14 De-En is not offline"
 
 

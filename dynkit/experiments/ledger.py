@@ -37,6 +37,7 @@ A row is computed, in code, in six steps:
    effect``, ``pilot inconclusive`` or ``pilot invalid``; ``not run`` without results. The comparisons no row tests
    yet are listed in :mod:`dynkit.experiments.inventory`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -53,8 +54,14 @@ from .evidence import EVIDENCE, PILOT_OUTCOMES, label as evidence_label
 from .inference import ALPHA, REPLICATION_OUTCOMES, decide, holm_levels, p_value, sign_test
 from .runner import RESULTS_FILE
 
-OUTCOMES = (*REPLICATION_OUTCOMES, "invalid", "deterministic", "needs full scale", *PILOT_OUTCOMES,
-            "not run")
+OUTCOMES = (
+    *REPLICATION_OUTCOMES,
+    "invalid",
+    "deterministic",
+    "needs full scale",
+    *PILOT_OUTCOMES,
+    "not run",
+)
 """The outcomes of a ledger row (see the module docstring): a replication's, a pilot's
 (:data:`~dynkit.experiments.evidence.PILOT_WORDS`) and ``not run``."""
 DECIDED = tuple(o for o in REPLICATION_OUTCOMES if o != "inconclusive")
@@ -112,7 +119,9 @@ class Effect:
 
 def ratio(numerator: str, denominator: str) -> Effect:
     """``log10(numerator / denominator)`` per seed (paired: both from the same seed)."""
-    return Effect((numerator, denominator), lambda a, b: a / b, "log", f"log10({numerator} / {denominator})")
+    return Effect(
+        (numerator, denominator), lambda a, b: a / b, "log", f"log10({numerator} / {denominator})"
+    )
 
 
 def difference(a: str, b: str, scale: str = "difference") -> Effect:
@@ -127,7 +136,12 @@ def metric(name: str, scale: str = "linear") -> Effect:
 
 def ratio_of_ratios(a: str, b: str, c: str, d: str) -> Effect:
     """``log10((a / b) / (c / d))`` per seed, e.g. one model's NFE growth over another's."""
-    return Effect((a, b, c, d), lambda w, x, y, z: (w / x) / (y / z), "log", f"log10(({a} / {b}) / ({c} / {d}))")
+    return Effect(
+        (a, b, c, d),
+        lambda w, x, y, z: (w / x) / (y / z),
+        "log",
+        f"log10(({a} / {b}) / ({c} / {d}))",
+    )
 
 
 # ---- validity -----------------------------------------------------------------------------------------------------
@@ -168,37 +182,75 @@ def _subject(metric_name: str, subject: str | None) -> str:
     return metric_name.rsplit(".", 1)[0] if subject is None else subject
 
 
-def at_least(metric_name: str, bound: float, why: str, kind: str = "trained", when: str | None = None,
-             subject: str | None = None) -> Check:
+def at_least(
+    metric_name: str,
+    bound: float,
+    why: str,
+    kind: str = "trained",
+    when: str | None = None,
+    subject: str | None = None,
+) -> Check:
     """Valid when ``metric >= bound`` (e.g. the baseline beats chance by a stated margin).
 
     ``subject`` defaults to the metric's name less its last part (``"digits.LSTM"`` for
     ``"digits.LSTM.best_accuracy"``); ``""`` applies the check to every row of the experiment.
     """
-    return Check(kind, _subject(metric_name, subject), (metric_name,), lambda v: (v >= bound, v),
-                 f"{metric_name} >= {bound:g} ({why})", when)
+    return Check(
+        kind,
+        _subject(metric_name, subject),
+        (metric_name,),
+        lambda v: (v >= bound, v),
+        f"{metric_name} >= {bound:g} ({why})",
+        when,
+    )
 
 
-def at_most(metric_name: str, bound: float, why: str, kind: str = "trained", when: str | None = None,
-            subject: str | None = None) -> Check:
+def at_most(
+    metric_name: str,
+    bound: float,
+    why: str,
+    kind: str = "trained",
+    when: str | None = None,
+    subject: str | None = None,
+) -> Check:
     """Valid when ``metric <= bound`` (e.g. a loss below the trivial predictor's); see :func:`at_least`."""
-    return Check(kind, _subject(metric_name, subject), (metric_name,), lambda v: (v <= bound, v),
-                 f"{metric_name} <= {bound:g} ({why})", when)
+    return Check(
+        kind,
+        _subject(metric_name, subject),
+        (metric_name,),
+        lambda v: (v <= bound, v),
+        f"{metric_name} <= {bound:g} ({why})",
+        when,
+    )
 
 
-def off_floor(metric_name: str, floor: float, why: str, margin: float = 1.5, when: str | None = "nfe",
-              subject: str | None = None) -> Check:
+def off_floor(
+    metric_name: str,
+    floor: float,
+    why: str,
+    margin: float = 1.5,
+    when: str | None = "nfe",
+    subject: str | None = None,
+) -> Check:
     """Valid when an NFE metric exceeds ``margin * floor``, the solver's minimum evaluations at its tolerance.
 
     ``floor`` is stated per experiment: for dopri5 with torchdiffeq's initial-step selection, one solve
     costs at least 2 + 6 k evaluations for k accepted steps (FSAL), so 2 accepted steps give 14.
     """
     bound = margin * floor
-    return Check("off floor", _subject(metric_name, subject), (metric_name,), lambda v: (v > bound, v),
-                 f"{metric_name} > {margin:g} x floor {floor:g} ({why})", when)
+    return Check(
+        "off floor",
+        _subject(metric_name, subject),
+        (metric_name,),
+        lambda v: (v > bound, v),
+        f"{metric_name} > {margin:g} x floor {floor:g} ({why})",
+        when,
+    )
 
 
-def plateau(pattern: str, epochs: int, k: int = 3, rtol: float = 0.02, when: str | None = None) -> Check:
+def plateau(
+    pattern: str, epochs: int, k: int = 3, rtol: float = 0.02, when: str | None = None
+) -> Check:
     """Valid when the loss has plateaued: ``|L[-1] - L[-1-k]| / |L[-1-k]| <= rtol`` over the last ``k`` epochs.
 
     ``pattern`` holds ``{epoch}`` (1-based), e.g. ``"hbnode.epoch{epoch}.test_mse"``; ``epochs`` is the
@@ -212,8 +264,14 @@ def plateau(pattern: str, epochs: int, k: int = 3, rtol: float = 0.02, when: str
         change = abs(last - before) / abs(before) if before else math.inf
         return change <= rtol, change
 
-    return Check("plateau", pattern.split(".", 1)[0], names, test,
-                 f"relative change of {pattern.format(epoch='N')} over the last {k} epochs <= {rtol:g}", when)
+    return Check(
+        "plateau",
+        pattern.split(".", 1)[0],
+        names,
+        test,
+        f"relative change of {pattern.format(epoch='N')} over the last {k} epochs <= {rtol:g}",
+        when,
+    )
 
 
 VALIDITY: dict[str, list[Check]] = {}
@@ -224,7 +282,9 @@ def declare_validity(experiment: str, *checks: Check) -> None:
     """Declare what makes a run of ``experiment`` valid for its claims (added to :data:`VALIDITY`)."""
     for c in checks:
         if not isinstance(c, Check):
-            raise TypeError(f"checks must be Check objects (at_least, at_most, off_floor, plateau), got {c!r}")
+            raise TypeError(
+                f"checks must be Check objects (at_least, at_most, off_floor, plateau), got {c!r}"
+            )
     VALIDITY.setdefault(experiment, []).extend(checks)
 
 
@@ -236,7 +296,9 @@ experiment name: each of the experiment's rows says it (:func:`declare_data`).""
 def declare_data(experiment: str, describe: Callable[[Mapping], str]) -> None:
     """Declare how a row of ``experiment`` names its data: ``describe(recorded config) -> str``."""
     if not callable(describe):
-        raise TypeError(f"describe must be callable (recorded config -> str), got {type(describe).__name__}")
+        raise TypeError(
+            f"describe must be callable (recorded config -> str), got {type(describe).__name__}"
+        )
     DATA_NOTES[experiment] = describe
 
 
@@ -272,10 +334,14 @@ class Rule:
             raise ValueError(f"direction must be 'greater' or 'less', got {self.direction!r}")
         s = 1 if self.direction == "greater" else -1
         if s * self.target < s * self.null:
-            raise ValueError(f"target {self.target} must lie on the {self.direction} side of null {self.null}")
+            raise ValueError(
+                f"target {self.target} must lie on the {self.direction} side of null {self.null}"
+            )
         if self.target == self.null and self.sesoi is None:
-            raise ValueError(f"the paper gives no effect size (target == null == {self.null}): state the smallest "
-                             f"effect of interest, sesoi=")
+            raise ValueError(
+                f"the paper gives no effect size (target == null == {self.null}): state the smallest "
+                f"effect of interest, sesoi="
+            )
         if self.sesoi is not None and not self.sesoi > 0:
             raise ValueError(f"sesoi must be > 0, got {self.sesoi}")
 
@@ -285,7 +351,9 @@ class Rule:
 
     def describe(self) -> str:
         op = ">" if self.direction == "greater" else "<"
-        return f"paper {op} {self.null:g}" + (f", paper's effect {self.target:g}" if self.target != self.null else "")
+        return f"paper {op} {self.null:g}" + (
+            f", paper's effect {self.target:g}" if self.target != self.null else ""
+        )
 
 
 def greater(target: float, null: float | None = None, sesoi: float | None = None) -> Rule:
@@ -341,35 +409,78 @@ class Claim:
         if self.rule.sesoi is None:
             return null, target, _inference.SESOI_FRACTION * d
         if not self.rule.sesoi < d:
-            raise ValueError(f"claim {self.id!r}: sesoi must lie below the paper's effect {d:.3g} "
-                             f"on the row's scale, got {self.rule.sesoi!r}")
+            raise ValueError(
+                f"claim {self.id!r}: sesoi must lie below the paper's effect {d:.3g} "
+                f"on the row's scale, got {self.rule.sesoi!r}"
+            )
         return null, target, self.rule.sesoi
 
     def validity(self) -> list[Check]:
-        return [c for c in (*VALIDITY.get(self.experiment, ()), *self.checks) if c.applies(self.value.metrics)]
+        return [
+            c
+            for c in (*VALIDITY.get(self.experiment, ()), *self.checks)
+            if c.applies(self.value.metrics)
+        ]
 
 
 CLAIMS: dict[str, Claim] = {}
 
 
-def add_claim(id: str, *, paper: str, claim: str, paper_figure: str, experiment: str, metric: str, value: Effect,
-              rule: Rule, scale: str = "cpu", full_scale: str = "", checks: Sequence[Check] = (),
-              design_note: str = "", family: str = "", primary: bool = False) -> Claim:
+def add_claim(
+    id: str,
+    *,
+    paper: str,
+    claim: str,
+    paper_figure: str,
+    experiment: str,
+    metric: str,
+    value: Effect,
+    rule: Rule,
+    scale: str = "cpu",
+    full_scale: str = "",
+    checks: Sequence[Check] = (),
+    design_note: str = "",
+    family: str = "",
+    primary: bool = False,
+) -> Claim:
     """Register a ledger row (see :class:`Claim`)."""
     if id in CLAIMS:
         raise ValueError(f"a claim with id {id!r} is already registered")
     if not isinstance(value, Effect):
-        raise TypeError(f"claim {id!r}: value must be an Effect (ratio, difference, metric, ratio_of_ratios), got "
-                        f"{type(value).__name__}")
-    row = Claim(id, paper, claim, paper_figure, experiment, metric, value, rule, scale, full_scale, tuple(checks),
-                design_note, family, primary)
+        raise TypeError(
+            f"claim {id!r}: value must be an Effect (ratio, difference, metric, ratio_of_ratios), got "
+            f"{type(value).__name__}"
+        )
+    row = Claim(
+        id,
+        paper,
+        claim,
+        paper_figure,
+        experiment,
+        metric,
+        value,
+        rule,
+        scale,
+        full_scale,
+        tuple(checks),
+        design_note,
+        family,
+        primary,
+    )
     row.bounds()  # the paper's ratio must be positive on a log scale
     CLAIMS[id] = row
     return row
 
 
-METRIC_FORMS = (("nfe", "nfe"), ("mse", "loss"), ("loss", "loss"), ("acc", "accuracy"), ("adjoint", "gradient"),
-                ("decay", "gradient"), ("grad", "gradient"))
+METRIC_FORMS = (
+    ("nfe", "nfe"),
+    ("mse", "loss"),
+    ("loss", "loss"),
+    ("acc", "accuracy"),
+    ("adjoint", "gradient"),
+    ("decay", "gradient"),
+    ("grad", "gradient"),
+)
 """(substring of a metric name, the form it belongs to), first match wins: the kinds of metric a family shares."""
 
 
@@ -391,8 +502,9 @@ def family_of(claim: Claim) -> str:
 
 
 # ---- statistics (issue 30: dynkit.experiments.inference) -----------------------------------------------------------
-def interval(xs: Sequence[float], level: float = LEVEL, method: str = "t", seed: int = 0) -> tuple[float, float,
-                                                                                                       float, str]:
+def interval(
+    xs: Sequence[float], level: float = LEVEL, method: str = "t", seed: int = 0
+) -> tuple[float, float, float, str]:
     """``(mean, low, high, method)`` of :func:`dynkit.experiments.inference.interval` (scipy.stats: Student t or
     BCa bootstrap, ``method`` fixed by the plan; ``"deterministic"`` for zero spread, ``"none"`` for one seed)."""
     ci = _inference.interval(xs, level, method, seed)
@@ -404,7 +516,9 @@ def detectable(sd: float, n: int, level: float = LEVEL, power: float = POWER) ->
     return _inference.detectable(sd, n, 1 - level, power)
 
 
-def seeds_needed(sd: float, sesoi: float, level: float = LEVEL, power: float = POWER, cap: int = 1000) -> int | None:
+def seeds_needed(
+    sd: float, sesoi: float, level: float = LEVEL, power: float = POWER, cap: int = 1000
+) -> int | None:
     """The smallest n whose minimal detectable effect is at most ``sesoi`` (None above ``cap``)."""
     return _inference.seeds_needed(sd, sesoi, 1 - level, power, cap)
 
@@ -465,7 +579,9 @@ class LedgerRow:
         return f"{self.n_agree}/{self.n_sign} on the paper's side{p}"
 
     def family_text(self) -> str:
-        return f"{self.family} ({'primary' if self.primary else 'secondary'}, level {self.level:.4g})"
+        return (
+            f"{self.family} ({'primary' if self.primary else 'secondary'}, level {self.level:.4g})"
+        )
 
     @property
     def verdict(self) -> str:  # the field's name before issue 21
@@ -476,28 +592,70 @@ class LedgerRow:
 
         c = self.claim
         null, target, sesoi = c.bounds()
-        natural = (None if self.effect is None else 10 ** self.effect if self.scale == "log" else self.effect)
-        return {"id": c.id, "paper": c.paper, "claim": c.claim, "paper_figure": c.paper_figure,
-                "experiment": c.experiment, "metric": c.metric, "effect_definition": c.value.name,
-                "scale": self.scale, "run_scale": c.scale, "outcome": self.outcome, "reason": self.reason,
-                "effect": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high, "ci_method": self.ci_method,
-                "effect_natural": natural, "n": self.n, "n_agree": self.n_agree, "null": null,
-                "paper_effect": target, "sesoi": sesoi, "direction": c.rule.direction, "mde": self.mde,
-                "seeds_needed": self.seeds_needed, "provisional": self.provisional,
-                "per_seed": {str(k): v for k, v in self.per_seed.items()},
-                "invalid_seeds": {str(k): v for k, v in self.invalid_seeds.items()},
-                "validity": [k.why for k in c.validity()], "full_scale": c.full_scale, "rule": c.rule.describe(),
-                "authors_runs": paper_effect(c.id), "design_note": c.design_note,
-                "family": self.family, "primary": self.primary, "alpha": self.alpha, "level": self.level,
-                "n_sign": self.n_sign, "sign_p": self.sign_p, "sign_test": self.sign_text(),
-                "deterministic": self.deterministic, "plan": self.plan, "baseline": self.baseline, "data": self.data,
-                "evidence": self.evidence, "evidence_why": self.evidence_why,
-                "reading": self.reading,
-                "question": self.question or c.claim, "rule_plan": self.rule_plan,
-                "summary": summary_words(self), "reason_words": words(self.reason),
-                # the fields the report read before issue 21
-                "verdict": self.outcome, "note": self.reason,
-                "ours": {"mean": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high, "n_seeds": self.n}}
+        natural = (
+            None if self.effect is None else 10**self.effect if self.scale == "log" else self.effect
+        )
+        return {
+            "id": c.id,
+            "paper": c.paper,
+            "claim": c.claim,
+            "paper_figure": c.paper_figure,
+            "experiment": c.experiment,
+            "metric": c.metric,
+            "effect_definition": c.value.name,
+            "scale": self.scale,
+            "run_scale": c.scale,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "effect": self.effect,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "ci_method": self.ci_method,
+            "effect_natural": natural,
+            "n": self.n,
+            "n_agree": self.n_agree,
+            "null": null,
+            "paper_effect": target,
+            "sesoi": sesoi,
+            "direction": c.rule.direction,
+            "mde": self.mde,
+            "seeds_needed": self.seeds_needed,
+            "provisional": self.provisional,
+            "per_seed": {str(k): v for k, v in self.per_seed.items()},
+            "invalid_seeds": {str(k): v for k, v in self.invalid_seeds.items()},
+            "validity": [k.why for k in c.validity()],
+            "full_scale": c.full_scale,
+            "rule": c.rule.describe(),
+            "authors_runs": paper_effect(c.id),
+            "design_note": c.design_note,
+            "family": self.family,
+            "primary": self.primary,
+            "alpha": self.alpha,
+            "level": self.level,
+            "n_sign": self.n_sign,
+            "sign_p": self.sign_p,
+            "sign_test": self.sign_text(),
+            "deterministic": self.deterministic,
+            "plan": self.plan,
+            "baseline": self.baseline,
+            "data": self.data,
+            "evidence": self.evidence,
+            "evidence_why": self.evidence_why,
+            "reading": self.reading,
+            "question": self.question or c.claim,
+            "rule_plan": self.rule_plan,
+            "summary": summary_words(self),
+            "reason_words": words(self.reason),
+            # the fields the report read before issue 21
+            "verdict": self.outcome,
+            "note": self.reason,
+            "ours": {
+                "mean": self.effect,
+                "ci_low": self.ci_low,
+                "ci_high": self.ci_high,
+                "n_seeds": self.n,
+            },
+        }
 
 
 def _fmt(x) -> str:
@@ -515,8 +673,10 @@ def plan_kind(plan: str | None) -> str:
     for prospective, text in KIND_TEXT.items():
         if plan.endswith(text):
             return "prospective" if prospective else "retrospective"
-    raise ValueError(f"plan must be a Plan.describe() text (ending {' or '.join(map(repr, KIND_TEXT.values()))}) "
-                     f"or None, got {plan!r}")
+    raise ValueError(
+        f"plan must be a Plan.describe() text (ending {' or '.join(map(repr, KIND_TEXT.values()))}) "
+        f"or None, got {plan!r}"
+    )
 
 
 def effect_text(row: LedgerRow) -> str:
@@ -526,18 +686,36 @@ def effect_text(row: LedgerRow) -> str:
         return "–"
     if row.deterministic:
         return f"{row.scale} {_fmt(row.effect)}, deterministic (identical in {row.n} seeds)"
-    ci = (f" [{_fmt(row.ci_low)}, {_fmt(row.ci_high)}] ({row.ci_method}, {100 * row.level:.4g}%)"
-          if row.n > 1 else "")
+    ci = (
+        f" [{_fmt(row.ci_low)}, {_fmt(row.ci_high)}] ({row.ci_method}, {100 * row.level:.4g}%)"
+        if row.n > 1
+        else ""
+    )
     return f"{row.scale} {_fmt(row.effect)}{ci}"
 
 
-NAME_WORDS = {"node": "NODE", "hbnode": "HBNODE", "ghbnode": "GHBNODE", "anode": "ANODE",
-              "sonode": "SONODE", "resnet": "ResNet", "momentum": "momentum model",
-              "lista": "LISTA", "revnet": "RevNet", "floor": "untrained",
-              "baseline": "trivial predictor:",
-              "best": "the better of persistence and mean,", "majority": "majority class,",
-              "zero": "zero code,", "nfe": "NFE", "mse": "MSE", "acc": "accuracy",
-              "tight": "at rtol 1e-6,", "data": "data:", "log10": "log10"}
+NAME_WORDS = {
+    "node": "NODE",
+    "hbnode": "HBNODE",
+    "ghbnode": "GHBNODE",
+    "anode": "ANODE",
+    "sonode": "SONODE",
+    "resnet": "ResNet",
+    "momentum": "momentum model",
+    "lista": "LISTA",
+    "revnet": "RevNet",
+    "floor": "untrained",
+    "baseline": "trivial predictor:",
+    "best": "the better of persistence and mean,",
+    "majority": "majority class,",
+    "zero": "zero code,",
+    "nfe": "NFE",
+    "mse": "MSE",
+    "acc": "accuracy",
+    "tight": "at rtol 1e-6,",
+    "data": "data:",
+    "log10": "log10",
+}
 """How the parts of a metric's name read in words (a part not listed reads with its underscores as
 spaces)."""
 _METRIC_ID = re.compile(r"(?<![\w.])[A-Za-z][\w/-]*(?:\.[\w/@+-]+)+(?:@[\w.+-]+)?")
@@ -559,6 +737,7 @@ def metric_words(name: str) -> str:
 def words(text: str) -> str:
     """``text`` with every metric id in it (``model.part.metric``) read in words
     (:func:`metric_words`)."""
+
     def read(m):
         return m.group(0) if m.group(0)[0].isdigit() else metric_words(m.group(0))
 
@@ -568,7 +747,7 @@ def words(text: str) -> str:
 def _natural(row: "LedgerRow", x: float | None) -> str:
     if x is None:
         return "–"
-    return f"ratio {10 ** x:.3g}" if row.scale == "log" else f"{x:.3g}"
+    return f"ratio {10**x:.3g}" if row.scale == "log" else f"{x:.3g}"
 
 
 def summary_words(row: "LedgerRow") -> str:
@@ -581,14 +760,21 @@ def summary_words(row: "LedgerRow") -> str:
     null, target, sesoi = c.bounds()
     parts = [f"{c.metric}"]
     if row.effect is not None:
-        ci = ("" if row.deterministic or row.n < 2 else
-              f", {100 * row.level:.4g} % CI {_natural(row, row.ci_low)} to "
-              f"{_natural(row, row.ci_high)}")
-        parts.append(f": {_natural(row, row.effect)}{ci} over {row.n} seeds"
-                     + (" (one deterministic measurement)" if row.deterministic else ""))
+        ci = (
+            ""
+            if row.deterministic or row.n < 2
+            else f", {100 * row.level:.4g} % CI {_natural(row, row.ci_low)} to "
+            f"{_natural(row, row.ci_high)}"
+        )
+        parts.append(
+            f": {_natural(row, row.effect)}{ci} over {row.n} seeds"
+            + (" (one deterministic measurement)" if row.deterministic else "")
+        )
     scale = " (log10)" if row.scale == "log" else ""
-    parts.append(f"; the paper's {_natural(row, target)} against no effect "
-                 f"{_natural(row, null)}, the smallest effect of interest ±{sesoi:.3g}{scale}")
+    parts.append(
+        f"; the paper's {_natural(row, target)} against no effect "
+        f"{_natural(row, null)}, the smallest effect of interest ±{sesoi:.3g}{scale}"
+    )
     if row.baseline:
         parts.append(f"; bar: {words(row.baseline)}")
     if row.reading == "inconclusive" and row.seeds_needed is not None:
@@ -613,11 +799,18 @@ class Ledger:
     with what it needs)."""
 
     def to_dict(self) -> dict:
-        return {"rows": [r.to_dict() for r in self.rows], "outcome_counts": self.outcome_counts(),
-                "counts": self.counts(), "headline": self.headline(),
-                "not_run": [c.to_dict(CLAIMS) for c in self.not_run],
-                "min_seeds": MIN_SEEDS, "level": LEVEL, "power": POWER, "setups": self.setups(),
-                "setups_not_yet_run": self.stale_setups()}
+        return {
+            "rows": [r.to_dict() for r in self.rows],
+            "outcome_counts": self.outcome_counts(),
+            "counts": self.counts(),
+            "headline": self.headline(),
+            "not_run": [c.to_dict(CLAIMS) for c in self.not_run],
+            "min_seeds": MIN_SEEDS,
+            "level": LEVEL,
+            "power": POWER,
+            "setups": self.setups(),
+            "setups_not_yet_run": self.stale_setups(),
+        }
 
     def setups(self) -> dict[str, list[dict]]:
         """``{experiment: setup table}`` of every experiment of the rows that has a recipe: each setting's paper
@@ -643,8 +836,17 @@ class Ledger:
                 continue
             config = get(name).config("cpu")
             now = json.loads(json.dumps(jsonable(dataclasses.asdict(config))))
-            defaults = json.loads(json.dumps(jsonable({f.name: f.default for f in dataclasses.fields(config)
-                                                       if f.default is not dataclasses.MISSING})))
+            defaults = json.loads(
+                json.dumps(
+                    jsonable(
+                        {
+                            f.name: f.default
+                            for f in dataclasses.fields(config)
+                            if f.default is not dataclasses.MISSING
+                        }
+                    )
+                )
+            )
             run_with = {**{k: v for k, v in defaults.items() if k not in run_with}, **run_with}
             keys = sorted(k for k in set(now) | set(run_with) if now.get(k) != run_with.get(k))
             if keys:
@@ -673,16 +875,53 @@ class Ledger:
         reason or the seeds needed): the rows of ``dynkit ledger --format csv`` and of :meth:`to_pandas`."""
         from .paper_runs import paper_effect_text
 
-        keys = ("id", "paper", "claim", "paper_figure", "experiment", "metric", "scale", "effect", "ci_low", "ci_high",
-                "ci_method", "level", "deterministic", "n", "n_agree", "n_sign", "sign_p", "family", "primary",
-                "baseline", "plan", "paper_effect", "sesoi", "outcome", "reason", "seeds_needed",
-                "mde", "rule", "evidence", "evidence_why", "reading", "question", "summary",
-                "reason_words", "rule_plan")
+        keys = (
+            "id",
+            "paper",
+            "claim",
+            "paper_figure",
+            "experiment",
+            "metric",
+            "scale",
+            "effect",
+            "ci_low",
+            "ci_high",
+            "ci_method",
+            "level",
+            "deterministic",
+            "n",
+            "n_agree",
+            "n_sign",
+            "sign_p",
+            "family",
+            "primary",
+            "baseline",
+            "plan",
+            "paper_effect",
+            "sesoi",
+            "outcome",
+            "reason",
+            "seeds_needed",
+            "mde",
+            "rule",
+            "evidence",
+            "evidence_why",
+            "reading",
+            "question",
+            "summary",
+            "reason_words",
+            "rule_plan",
+        )
         out = []
         for r in self.rows:
             d = r.to_dict()
-            out.append({**{k: d[k] for k in keys}, "authors_runs": paper_effect_text(r.claim.id),
-                        "design_note": r.claim.design_note})
+            out.append(
+                {
+                    **{k: d[k] for k in keys},
+                    "authors_runs": paper_effect_text(r.claim.id),
+                    "design_note": r.claim.design_note,
+                }
+            )
         return out
 
     def to_pandas(self):
@@ -699,14 +938,16 @@ class Ledger:
         n_rep, n_pilot = sum(counts["replication"].values()), sum(counts["pilot"].values())
         no_rows = sum(r.evidence == "not run" for r in self.rows)
         rows, pilots = text(counts["replication"]), text(counts["pilot"])
-        return (f"{n_rep} of {len(self.rows)} rows replicate the paper's experiment (its task, "
-                f"data, design, budget and tolerance): {rows}. {n_pilot} rows are pilots, run on a "
-                f"stand-in, a smaller budget or another setup than the authors', their outcomes in "
-                f"words of their own and never counted as replications: {pilots}. Not run: "
-                f"{no_rows} rows without results and {len(self.not_run)} comparisons of the papers "
-                f"that no experiment here tests yet. Every plan was written before this rule (its "
-                f"SESOI half the paper's effect, its seven outcomes): for the rule, every row is "
-                f"retrospective.")
+        return (
+            f"{n_rep} of {len(self.rows)} rows replicate the paper's experiment (its task, "
+            f"data, design, budget and tolerance): {rows}. {n_pilot} rows are pilots, run on a "
+            f"stand-in, a smaller budget or another setup than the authors', their outcomes in "
+            f"words of their own and never counted as replications: {pilots}. Not run: "
+            f"{no_rows} rows without results and {len(self.not_run)} comparisons of the papers "
+            f"that no experiment here tests yet. Every plan was written before this rule (its "
+            f"SESOI half the paper's effect, its seven outcomes): for the rule, every row is "
+            f"retrospective."
+        )
 
     def to_markdown(self) -> str:
         """The ledger: the headline, then the replications, the pilots and what is not run, each
@@ -733,11 +974,22 @@ class Ledger:
             parts.append("")
         parts += [f"## Not run ({len(by['not run'])} rows, {len(self.not_run)} comparisons)", ""]
         if by["not run"] or self.not_run:
-            rows = [(r.claim.paper, r.claim.paper_figure, r.question, r.evidence_why, "results",
-                     r.claim.id) for r in by["not run"]]
+            rows = [
+                (
+                    r.claim.paper,
+                    r.claim.paper_figure,
+                    r.question,
+                    r.evidence_why,
+                    "results",
+                    r.claim.id,
+                )
+                for r in by["not run"]
+            ]
             rows += [(c.paper, c.location, c.compares, c.needs, c.kind, "–") for c in self.not_run]
-            parts += ["| paper | table or figure | compares | what it needs | need | id |",
-                      "|" + " --- |" * 6]
+            parts += [
+                "| paper | table or figure | compares | what it needs | need | id |",
+                "|" + " --- |" * 6,
+            ]
             parts += ["| " + " | ".join(_cell(x) for x in cells) + " |" for cells in rows]
             parts.append("")
         return "\n".join(parts) + "\n## Every row in detail\n\n" + self.detail_markdown()
@@ -745,11 +997,16 @@ class Ledger:
     def detail_markdown(self) -> str:
         from .paper_runs import paper_effect_text
 
-        lines = ["| id | paper | claim | paper figure | metric | effect on its scale [CI] (method, level) | n | plan "
-                 "| sign test | family (level) | trained bar | paper's effect / sesoi | evidence "
-                 "| outcome | reason or seeds needed | authors' runs |", "|" + " --- |" * 16]
-        differs = {name: [row["setting"] for row in table if not row["as_paper"]["cpu"]]
-                   for name, table in self.setups().items()}
+        lines = [
+            "| id | paper | claim | paper figure | metric | effect on its scale [CI] (method, level) | n | plan "
+            "| sign test | family (level) | trained bar | paper's effect / sesoi | evidence "
+            "| outcome | reason or seeds needed | authors' runs |",
+            "|" + " --- |" * 16,
+        ]
+        differs = {
+            name: [row["setting"] for row in table if not row["as_paper"]["cpu"]]
+            for name, table in self.setups().items()
+        }
         for r in self.rows:
             c = r.claim
             null, target, sesoi = c.bounds()
@@ -760,36 +1017,73 @@ class Ledger:
                 why = (why + ". " if why else "") + f"Design: {c.design_note}"
             if r.data:
                 why = (why + ". " if why else "") + f"Data: {r.data}"
-            if differs.get(c.experiment):  # what could explain the row, from the recipe (its table below)
-                why = ((why + ". " if why else "") + "Setup differs from the paper in: "
-                       + ", ".join(differs[c.experiment]) + f" (setup of {c.experiment} below)")
+            if differs.get(
+                c.experiment
+            ):  # what could explain the row, from the recipe (its table below)
+                why = (
+                    (why + ". " if why else "")
+                    + "Setup differs from the paper in: "
+                    + ", ".join(differs[c.experiment])
+                    + f" (setup of {c.experiment} below)"
+                )
             n = f"1 measurement ({r.n} seeds)" if r.deterministic else str(r.n)
             plan = plan_kind(r.plan)
             if r.rule_plan == "retrospective":
                 plan += "; retrospective for the rule"
             outcome = r.outcome + (f" (reads {r.reading})" if r.reading != r.outcome else "")
-            cells = [c.id, c.paper, r.question or c.claim, c.paper_figure, c.metric, effect_text(r),
-                     n, plan, r.sign_text(), r.family_text(), words(r.baseline) or "–",
-                     f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})", r.evidence, outcome,
-                     why or "–", paper_effect_text(c.id)]
+            cells = [
+                c.id,
+                c.paper,
+                r.question or c.claim,
+                c.paper_figure,
+                c.metric,
+                effect_text(r),
+                n,
+                plan,
+                r.sign_text(),
+                r.family_text(),
+                words(r.baseline) or "–",
+                f"{_fmt(target)} / ±{_fmt(sesoi)} (null {_fmt(null)})",
+                r.evidence,
+                outcome,
+                why or "–",
+                paper_effect_text(c.id),
+            ]
             lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
         counts = ", ".join(f"{k}: {v}" for k, v in self.outcome_counts().items() if v)
-        return "\n".join(lines) + f"\n\n{len(self.rows)} claims — {counts}\n" + self.setups_markdown()
+        return (
+            "\n".join(lines) + f"\n\n{len(self.rows)} claims — {counts}\n" + self.setups_markdown()
+        )
 
     def setups_markdown(self) -> str:
         """The "setup against the paper" table of each experiment with a recipe (see :meth:`setups`)."""
         from .recipes import setup_markdown
 
         stale = self.stale_setups()
-        parts = [f"\n### {name}\n\n" + setup_markdown(name)
-                 + (f"\nThe results of record of {name} were run with another config: "
-                    + "; ".join(f"{k} {json.dumps(a)} (registered cpu: {json.dumps(b)})"
-                                for k, (a, b) in stale[name].items())
-                    + ". The table shows the registered cpu config; its rerun is pending.\n"
-                    if name in stale else "") for name in self.setups()]
-        return ("\n## Setup against the paper\n\nPer experiment with a recipe: each setting that can change an "
+        parts = [
+            f"\n### {name}\n\n"
+            + setup_markdown(name)
+            + (
+                f"\nThe results of record of {name} were run with another config: "
+                + "; ".join(
+                    f"{k} {json.dumps(a)} (registered cpu: {json.dumps(b)})"
+                    for k, (a, b) in stale[name].items()
+                )
+                + ". The table shows the registered cpu config; its rerun is pending.\n"
+                if name in stale
+                else ""
+            )
+            for name in self.setups()
+        ]
+        return (
+            (
+                "\n## Setup against the paper\n\nPer experiment with a recipe: each setting that can change an "
                 "outcome, the paper's value and its source, ours at the cpu scale (read from its config) and why "
-                "they differ.\n" + "".join(parts)) if parts else ""
+                "they differ.\n" + "".join(parts)
+            )
+            if parts
+            else ""
+        )
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
@@ -805,7 +1099,9 @@ def _missing(by_seed: dict[int, dict], names: Sequence[str]) -> str:
                 failed = m.get(f"{model}.failed")
                 if failed:
                     at = m.get(f"{model}.failed_epoch")
-                    gaps.setdefault(f"{model} failed" + (f" at epoch {at:g}" if _finite(at) else ""), []).append(seed)
+                    gaps.setdefault(
+                        f"{model} failed" + (f" at epoch {at:g}" if _finite(at) else ""), []
+                    ).append(seed)
                 else:
                     gaps.setdefault(f"missing metric {k}", []).append(seed)
     return "; ".join(f"{k} in seed(s) {sorted(set(s))}" for k, s in gaps.items())
@@ -831,10 +1127,18 @@ def _bar_text(claim: Claim, checks: Sequence[Check], by_seed: dict[int, dict]) -
     return "; ".join(parts)
 
 
-def evaluate(claim: Claim, results: dict | None, *, alpha: float = ALPHA, method: str = "t",
-             baselines: Mapping[int, Mapping[str, float]] | None = None, plan: str = "",
-             evidence: str = "replication", evidence_why: str = "", question: str = ""
-             ) -> LedgerRow:
+def evaluate(
+    claim: Claim,
+    results: dict | None,
+    *,
+    alpha: float = ALPHA,
+    method: str = "t",
+    baselines: Mapping[int, Mapping[str, float]] | None = None,
+    plan: str = "",
+    evidence: str = "replication",
+    evidence_why: str = "",
+    question: str = "",
+) -> LedgerRow:
     """One row from an experiment's aggregated results (None: not run at the claim's scale).
 
     Parameters
@@ -868,21 +1172,54 @@ def evaluate(claim: Claim, results: dict | None, *, alpha: float = ALPHA, method
     return row
 
 
-def _evaluate(claim: Claim, results: dict | None, *, alpha: float, method: str,
-              baselines: Mapping[int, Mapping[str, float]] | None, plan: str) -> LedgerRow:
+def _evaluate(
+    claim: Claim,
+    results: dict | None,
+    *,
+    alpha: float,
+    method: str,
+    baselines: Mapping[int, Mapping[str, float]] | None,
+    plan: str,
+) -> LedgerRow:
     if results is None:
-        return _undecided(claim, LedgerRow(claim, "inconclusive", f"no results at scale {claim.scale!r}",
-                                           seeds_needed=MIN_SEEDS, alpha=alpha, plan=plan))
+        return _undecided(
+            claim,
+            LedgerRow(
+                claim,
+                "inconclusive",
+                f"no results at scale {claim.scale!r}",
+                seeds_needed=MIN_SEEDS,
+                alpha=alpha,
+                plan=plan,
+            ),
+        )
     by_seed = per_seed_metrics(results, baselines)
     if not by_seed:
-        return _undecided(claim, LedgerRow(claim, "inconclusive", "no seeds in the results", seeds_needed=MIN_SEEDS,
-                                           alpha=alpha, plan=plan))
+        return _undecided(
+            claim,
+            LedgerRow(
+                claim,
+                "inconclusive",
+                "no seeds in the results",
+                seeds_needed=MIN_SEEDS,
+                alpha=alpha,
+                plan=plan,
+            ),
+        )
     checks = claim.validity()
     bar = _bar_text(claim, checks, by_seed)
     needed = list(dict.fromkeys([*claim.value.metrics, *(k for c in checks for k in c.metrics)]))
     gap = _missing(by_seed, needed)
     if gap:
-        return LedgerRow(claim, "invalid", f"incomplete: {gap}", n=len(by_seed), alpha=alpha, plan=plan, baseline=bar)
+        return LedgerRow(
+            claim,
+            "invalid",
+            f"incomplete: {gap}",
+            n=len(by_seed),
+            alpha=alpha,
+            plan=plan,
+            baseline=bar,
+        )
     invalid: dict[int, list[str]] = {}  # seed -> what failed
     failures: dict[str, list[str]] = {}  # what failed -> "seed s: value", for a short reason
     for seed, m in sorted(by_seed.items()):
@@ -892,61 +1229,112 @@ def _evaluate(claim: Claim, results: dict | None, *, alpha: float, method: str,
             if not _finite(v):
                 found.append((f"{k} diverged", f"seed {seed}: {v}"))
             elif claim.value.scale == "log" and v <= 0:
-                found.append((f"{k} <= 0 (a log effect needs positive values)", f"seed {seed}: {v:g}"))
+                found.append(
+                    (f"{k} <= 0 (a log effect needs positive values)", f"seed {seed}: {v:g}")
+                )
         for c in checks:
             values = [m[k] for k in c.metrics]
             if not all(_finite(v) for v in values):
-                found.append((f"{c.kind}: {', '.join(c.metrics)} diverged", f"seed {seed}: {values}"))
+                found.append(
+                    (f"{c.kind}: {', '.join(c.metrics)} diverged", f"seed {seed}: {values}")
+                )
                 continue
             ok, got = c.test(*values)
             if not ok:
-                shown = (" vs ".join(f"{k} {v:.4g}" for k, v in zip(c.metrics, got)) if isinstance(got, tuple)
-                         else f"{got:.4g}")
+                shown = (
+                    " vs ".join(f"{k} {v:.4g}" for k, v in zip(c.metrics, got))
+                    if isinstance(got, tuple)
+                    else f"{got:.4g}"
+                )
                 found.append((f"{c.kind}: {c.why}", f"seed {seed}: {shown}"))
         for what, where in found:
             invalid.setdefault(seed, []).append(what)
             failures.setdefault(what, []).append(where)
     if invalid:
-        reason = "; ".join(f"{what} fails in {', '.join(where)}" for what, where in failures.items())
-        return LedgerRow(claim, "invalid", reason, n=len(by_seed), invalid_seeds=invalid, alpha=alpha, plan=plan,
-                         baseline=bar)
+        reason = "; ".join(
+            f"{what} fails in {', '.join(where)}" for what, where in failures.items()
+        )
+        return LedgerRow(
+            claim,
+            "invalid",
+            reason,
+            n=len(by_seed),
+            invalid_seeds=invalid,
+            alpha=alpha,
+            plan=plan,
+            baseline=bar,
+        )
     effects = {seed: claim.value(m) for seed, m in sorted(by_seed.items())}
     bad = {s: v for s, v in effects.items() if not math.isfinite(v)}
     if bad:
-        return LedgerRow(claim, "invalid", "; ".join(f"seed {s}: effect {v}" for s, v in bad.items()),
-                         n=len(effects), invalid_seeds={s: [f"effect {v}"] for s, v in bad.items()}, alpha=alpha,
-                         plan=plan, baseline=bar)
+        return LedgerRow(
+            claim,
+            "invalid",
+            "; ".join(f"seed {s}: effect {v}" for s, v in bad.items()),
+            n=len(effects),
+            invalid_seeds={s: [f"effect {v}"] for s, v in bad.items()},
+            alpha=alpha,
+            plan=plan,
+            baseline=bar,
+        )
     null, target, sesoi = claim.bounds()
     xs = list(effects.values())
     n = len(xs)
     ci = _inference.interval(xs, 1 - alpha, method)
     sd = math.sqrt(sum((x - ci.mean) ** 2 for x in xs) / (n - 1)) if n > 1 else math.nan
     k, m, p = sign_test(xs, null, claim.rule.sign)
-    row = LedgerRow(claim, "inconclusive", effect=ci.mean, ci_low=ci.low, ci_high=ci.high, ci_method=ci.method, n=n,
-                    n_agree=k, per_seed=effects, alpha=alpha, n_sign=m, sign_p=p,
-                    deterministic=ci.method == "deterministic", plan=plan, baseline=bar)
-    row.provisional = decide(ci.low, ci.high, null, target, sesoi, claim.rule.sign) if n >= 2 else "inconclusive"
+    row = LedgerRow(
+        claim,
+        "inconclusive",
+        effect=ci.mean,
+        ci_low=ci.low,
+        ci_high=ci.high,
+        ci_method=ci.method,
+        n=n,
+        n_agree=k,
+        per_seed=effects,
+        alpha=alpha,
+        n_sign=m,
+        sign_p=p,
+        deterministic=ci.method == "deterministic",
+        plan=plan,
+        baseline=bar,
+    )
+    row.provisional = (
+        decide(ci.low, ci.high, null, target, sesoi, claim.rule.sign) if n >= 2 else "inconclusive"
+    )
     if n > 1:
         row.mde = _inference.detectable(sd, n, alpha)
         row.seeds_needed = _inference.seeds_needed(sd, sesoi, alpha)
     if n < MIN_SEEDS:
-        row.reason = f"n = {n} < {MIN_SEEDS} seeds" + (f" (the CI so far: {row.provisional})" if n > 1 else "")
+        row.reason = f"n = {n} < {MIN_SEEDS} seeds" + (
+            f" (the CI so far: {row.provisional})" if n > 1 else ""
+        )
         if n < 2 or row.provisional != "inconclusive":
             row.seeds_needed = MIN_SEEDS
         elif row.seeds_needed is not None:
             row.seeds_needed = max(MIN_SEEDS, row.seeds_needed)
         else:
-            row.reason += "; more than 1000 seeds to detect the smallest effect of interest at this spread"
+            row.reason += (
+                "; more than 1000 seeds to detect the smallest effect of interest at this spread"
+            )
         return _undecided(claim, row)
     row.outcome = row.provisional
-    if row.deterministic:  # one measurement, not n replications: its value against the bounds, not an interval
+    if (
+        row.deterministic
+    ):  # one measurement, not n replications: its value against the bounds, not an interval
         row.outcome, row.seeds_needed = "deterministic", None
-        row.reason = (f"one deterministic measurement (zero spread over {n} seeds): held against the paper's effect "
-                      f"and ±{sesoi:.3g} it reads {row.provisional}")
+        row.reason = (
+            f"one deterministic measurement (zero spread over {n} seeds): held against the paper's effect "
+            f"and ±{sesoi:.3g} it reads {row.provisional}"
+        )
         return _undecided(claim, row)
     if row.outcome == "inconclusive":
-        row.reason = (f"the CI holds no effect and effects beyond ±{sesoi:.3g}; minimal detectable effect at n = {n}: "
-                      f"{row.mde:.3g}" + ("" if row.seeds_needed is not None else "; more than 1000 seeds needed"))
+        row.reason = (
+            f"the CI holds no effect and effects beyond ±{sesoi:.3g}; minimal detectable effect at n = {n}: "
+            f"{row.mde:.3g}"
+            + ("" if row.seeds_needed is not None else "; more than 1000 seeds needed")
+        )
         return _undecided(claim, row)
     row.seeds_needed = None
     return _undecided(claim, row)
@@ -964,8 +1352,9 @@ def _undecided(claim: Claim, row: LedgerRow) -> LedgerRow:
 
 
 # ---- reading results ----------------------------------------------------------------------------------------------
-def per_seed_metrics(results: dict, baselines: Mapping[int, Mapping[str, float]] | None = None
-                     ) -> dict[int, dict[str, float]]:
+def per_seed_metrics(
+    results: dict, baselines: Mapping[int, Mapping[str, float]] | None = None
+) -> dict[int, dict[str, float]]:
     """``{seed: {metric: value}}``, a seed's shards merged (validated by :func:`load_results`), with the trivial
     predictors' metrics of that seed (``baselines``) beside them."""
     merged: dict[int, dict[str, float]] = {}
@@ -981,6 +1370,7 @@ def validate_results(results, path: str | Path) -> dict:
     """Raise :class:`LedgerError` naming ``path`` unless ``results`` is an aggregated ``results.json``:
     a dict with ``scale`` (str) and ``shards``, a list of ``{"seed": int, "metrics": {str: number or null}}``
     (``null`` and non-finite numbers are kept: the ledger reports them as diverged)."""
+
     def bad(what):
         return LedgerError(f"{path}: not a valid results file: {what}")
 
@@ -998,7 +1388,9 @@ def validate_results(results, path: str | Path) -> dict:
             raise bad(f"shards[{i}].seed must be an integer, got {s.get('seed')!r}")
         metrics = s.get("metrics")
         if not isinstance(metrics, dict):
-            raise bad(f"shards[{i}].metrics must be an object of numbers, got {type(metrics).__name__}")
+            raise bad(
+                f"shards[{i}].metrics must be an object of numbers, got {type(metrics).__name__}"
+            )
         for k, v in metrics.items():
             if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)):
                 raise bad(f"shards[{i}].metrics[{k!r}] must be a number, got {v!r}")
@@ -1012,6 +1404,7 @@ def _strict_json(data: bytes, path: Path):
     """``data`` parsed as strict JSON (RFC 8259): NaN, Infinity and numbers beyond float's range are
     refused, as dynkit never writes them (a non-finite metric is written as ``null`` or a
     string)."""
+
     def constant(name):
         raise ValueError(f"{name} is not JSON (RFC 8259)")
 
@@ -1051,10 +1444,14 @@ def verify_shards(results: dict, folder: str | Path, path: str | Path) -> None:
             record = json.loads(data.decode("utf-8"))
         except (OSError, ValueError) as err:
             raise LedgerError(f"{shard_path}: cannot read the shard beside {path}: {err}") from err
-        if not isinstance(record, dict) or record.get("sha256", None) not in (None,
-                                                                              content_hash(record)):
-            raise LedgerError(f"{shard_path}: the shard's content does not match its sha256 "
-                              f"(edited or damaged); {path} cannot be verified")
+        if not isinstance(record, dict) or record.get("sha256", None) not in (
+            None,
+            content_hash(record),
+        ):
+            raise LedgerError(
+                f"{shard_path}: the shard's content does not match its sha256 "
+                f"(edited or damaged); {path} cannot be verified"
+            )
         # shards written before records carried a content hash are compared by their metrics alone
         if record.get("scale") == results["scale"]:
             stored[(record.get("seed"), _point(record.get("point")))] = (shard_path, record)
@@ -1065,25 +1462,37 @@ def verify_shards(results: dict, folder: str | Path, path: str | Path) -> None:
             raise LedgerError(f"{path}: shards[{i}] (seed {shard['seed']}) appears twice")
         seen.add(key)
         if key not in stored:
-            raise LedgerError(f"{path}: shards[{i}] (seed {shard['seed']}, point {key[1]}) has no "
-                              f"shard in {shards_dir}: results that no shard backs are refused")
+            raise LedgerError(
+                f"{path}: shards[{i}] (seed {shard['seed']}, point {key[1]}) has no "
+                f"shard in {shards_dir}: results that no shard backs are refused"
+            )
         shard_path, record = stored[key]
         if record.get("experiment") != results.get("experiment", record.get("experiment")):
-            raise LedgerError(f"{path}: shards[{i}] is backed by {shard_path}, a shard of another "
-                              f"experiment ({record.get('experiment')!r})")
+            raise LedgerError(
+                f"{path}: shards[{i}] is backed by {shard_path}, a shard of another "
+                f"experiment ({record.get('experiment')!r})"
+            )
         stored_metrics = record.get("metrics") or {}
-        if json.dumps(stored_metrics, sort_keys=True) != json.dumps(shard["metrics"],
-                                                                     sort_keys=True):
-            differ = sorted(k for k in set(stored_metrics) | set(shard["metrics"])
-                            if stored_metrics.get(k) != shard["metrics"].get(k))
-            raise LedgerError(f"{path}: shards[{i}] (seed {shard['seed']}) differs from its shard "
-                              f"{shard_path} in {', '.join(differ[:5])}: the results file was "
-                              f"edited or is stale")
+        if json.dumps(stored_metrics, sort_keys=True) != json.dumps(
+            shard["metrics"], sort_keys=True
+        ):
+            differ = sorted(
+                k
+                for k in set(stored_metrics) | set(shard["metrics"])
+                if stored_metrics.get(k) != shard["metrics"].get(k)
+            )
+            raise LedgerError(
+                f"{path}: shards[{i}] (seed {shard['seed']}) differs from its shard "
+                f"{shard_path} in {', '.join(differ[:5])}: the results file was "
+                f"edited or is stale"
+            )
     left_out = sorted(set(stored) - seen)
     if left_out:
         seeds = sorted({k[0] for k in left_out})
-        raise LedgerError(f"{path}: {len(left_out)} shard(s) of scale {results['scale']!r} in "
-                          f"{shards_dir} are not in the results file (seeds {seeds})")
+        raise LedgerError(
+            f"{path}: {len(left_out)} shard(s) of scale {results['scale']!r} in "
+            f"{shards_dir} are not in the results file (seeds {seeds})"
+        )
 
 
 def load_results(root: str | Path, experiment: str, scale: str) -> dict | None:
@@ -1098,8 +1507,9 @@ def load_results(root: str | Path, experiment: str, scale: str) -> dict | None:
     if not os.path.lexists(path):
         return None
     if path.resolve().parent != folder.resolve():
-        raise LedgerError(f"{path}: the results file must lie in {folder}, got a link to "
-                          f"{path.resolve()}")
+        raise LedgerError(
+            f"{path}: the results file must lie in {folder}, got a link to {path.resolve()}"
+        )
     try:
         data = read_regular_bytes(path, "results")
     except (OSError, ValueError) as err:
@@ -1107,8 +1517,9 @@ def load_results(root: str | Path, experiment: str, scale: str) -> dict | None:
     results = _strict_json(data, path)
     validate_results(results, path)
     if "experiment" in results and results["experiment"] != experiment:
-        raise LedgerError(f"{path}: the results of experiment {results['experiment']!r}, not of "
-                          f"{experiment!r}")
+        raise LedgerError(
+            f"{path}: the results of experiment {results['experiment']!r}, not of {experiment!r}"
+        )
     if results["scale"] != scale:
         return None
     verify_shards(results, folder, path)
@@ -1121,12 +1532,17 @@ def default_results_root() -> Path:
     for root in (RESULTS_ROOT, Path.cwd() / "analysis" / "results"):
         if root.is_dir():
             return root
-    raise ValueError(f"results must be given: no results of record at {str(RESULTS_ROOT)!r} nor in "
-                     f"./analysis/results (run from a dynkit checkout, or pass the folder)")
+    raise ValueError(
+        f"results must be given: no results of record at {str(RESULTS_ROOT)!r} nor in "
+        f"./analysis/results (run from a dynkit checkout, or pass the folder)"
+    )
 
 
-def ledger(results: str | Path | None = None, claims: Sequence[Claim] | None = None,
-           plans: str | Path | Mapping | None = None) -> Ledger:
+def ledger(
+    results: str | Path | None = None,
+    claims: Sequence[Claim] | None = None,
+    plans: str | Path | Mapping | None = None,
+) -> Ledger:
     """The ledger of every registered claim, computed from the results under ``results``.
 
     Parameters
@@ -1153,27 +1569,40 @@ def ledger(results: str | Path | None = None, claims: Sequence[Claim] | None = N
     load_all()
     root = Path(results) if results is not None else default_results_root()
     if not root.is_dir():
-        raise ValueError(f"results must be a folder holding <experiment>/results.json, got {str(results)!r}")
-    plan_of = dict(plans) if isinstance(plans, Mapping) else load_plans(plans if plans is not None
-                                                                         else root.parent / "plans")
+        raise ValueError(
+            f"results must be a folder holding <experiment>/results.json, got {str(results)!r}"
+        )
+    plan_of = (
+        dict(plans)
+        if isinstance(plans, Mapping)
+        else load_plans(plans if plans is not None else root.parent / "plans")
+    )
     cache: dict = {}
 
     def lookup(claim: Claim):
         key = (claim.experiment, claim.scale)
         if key not in cache:
             found = load_results(root, *key)
-            cache[key] = (found, _baselines.load(root / claim.experiment) if found is not None else {})
+            cache[key] = (
+                found,
+                _baselines.load(root / claim.experiment) if found is not None else {},
+            )
         return cache[key]
 
     from .inventory import not_run
 
     rows = judge(list(claims if claims is not None else CLAIMS.values()), lookup, plan_of)
-    recorded = {exp: found["config"] for (exp, scale), (found, _) in cache.items()
-                if scale == "cpu" and found is not None and isinstance(found.get("config"), dict)}
+    recorded = {
+        exp: found["config"]
+        for (exp, scale), (found, _) in cache.items()
+        if scale == "cpu" and found is not None and isinstance(found.get("config"), dict)
+    }
     return Ledger(rows, recorded, not_run(CLAIMS) if claims is None else [])
 
 
-def judge(chosen: Sequence[Claim], lookup: Callable[[Claim], tuple], plan_of: Mapping) -> list[LedgerRow]:
+def judge(
+    chosen: Sequence[Claim], lookup: Callable[[Claim], tuple], plan_of: Mapping
+) -> list[LedgerRow]:
     """The rows of ``chosen``, each family's rows at Holm's step-down levels over the whole family,
     primary row included, from the plan's level for the look its results are at (so the chance of
     any false decision in a family stays at most that level; see the module docstring), each with
@@ -1186,25 +1615,40 @@ def judge(chosen: Sequence[Claim], lookup: Callable[[Claim], tuple], plan_of: Ma
     families: dict[str, list[int]] = {}
     for i, claim in enumerate(chosen):
         families.setdefault(family_of(claim), []).append(i)
-    primary = {f: next((i for i in idx if chosen[i].primary), idx[0]) for f, idx in families.items()}
+    primary = {
+        f: next((i for i in idx if chosen[i].primary), idx[0]) for f, idx in families.items()
+    }
     setting: list[dict] = []  # per row: evaluate's keyword arguments at the look's level
     rows: list[LedgerRow] = []
     for claim in chosen:
         found, base = lookup(claim)
         plan = plan_of.get(claim.experiment)
         level, why = evidence_of(claim, found)
-        kw = {"baselines": base, "method": plan.interval if plan else "t",
-              "plan": plan.describe() if plan else "none (one look at the results' n, t interval)",
-              "evidence": level, "evidence_why": why, "question": question(claim)}
+        kw = {
+            "baselines": base,
+            "method": plan.interval if plan else "t",
+            "plan": plan.describe() if plan else "none (one look at the results' n, t interval)",
+            "evidence": level,
+            "evidence_why": why,
+            "question": question(claim),
+        }
         n = len({int(s["seed"]) for s in found["shards"]}) if found is not None else 0
         if plan is not None and found is not None:
             try:
                 kw["alpha"] = plan.level_at(n)
             except ValueError as err:  # results that did not follow their plan decide nothing
                 setting.append(kw)
-                row = LedgerRow(claim, evidence_label("invalid", level), str(err), n=n,
-                                plan=kw["plan"], evidence=level, evidence_why=why,
-                                reading="invalid", question=kw["question"])
+                row = LedgerRow(
+                    claim,
+                    evidence_label("invalid", level),
+                    str(err),
+                    n=n,
+                    plan=kw["plan"],
+                    evidence=level,
+                    evidence_why=why,
+                    reading="invalid",
+                    question=kw["question"],
+                )
                 rows.append(row)
                 continue
         setting.append(kw)
@@ -1222,8 +1666,9 @@ def judge(chosen: Sequence[Claim], lookup: Callable[[Claim], tuple], plan_of: Ma
             rows[i].family, rows[i].primary = fam, i == primary[fam]
     for claim, row in zip(chosen, rows):  # what the run's data were, as its results record them
         plan = plan_of.get(claim.experiment)
-        row.rule_plan = ("none" if plan is None else "prospective" if plan.under_rule
-                         else "retrospective")
+        row.rule_plan = (
+            "none" if plan is None else "prospective" if plan.under_rule else "retrospective"
+        )
         found = lookup(claim)[0]
         if found is not None and claim.experiment in DATA_NOTES:
             row.data = DATA_NOTES[claim.experiment](found.get("config") or {})

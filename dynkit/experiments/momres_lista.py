@@ -19,6 +19,7 @@ Reported: mean test Lasso loss minus the optimum
 
     python -m dynkit.experiments.momres_lista --out analysis/results/momres_lista
 """
+
 from __future__ import annotations
 
 import sys
@@ -87,40 +88,77 @@ class ISTAResidual(nn.Module):
         return self.scale * (soft_threshold(x @ self.W1.T + y @ self.W2.T, self.threshold) - x)
 
 
-def make_model(kind: str, D: torch.Tensor, depth: int, gamma: float = 0.5, residual: str = "scaled") -> nn.Module:
-    options = dict(exact=False, preserve_rng_state=False)  # gradients equal the exact mode's (tests)
+def make_model(
+    kind: str, D: torch.Tensor, depth: int, gamma: float = 0.5, residual: str = "scaled"
+) -> nn.Module:
+    options = dict(
+        exact=False, preserve_rng_state=False
+    )  # gradients equal the exact mode's (tests)
     if kind == "lista":
         return MomentumResNet([ISTAResidual(D) for _ in range(depth)], 0.0, **options)
     if kind == "momentum":
         scale = 1 / (1 - gamma) if residual == "scaled" else 1.0
         return MomentumResNet([ISTAResidual(D, scale) for _ in range(depth)], gamma, **options)
-    return RevNet([ISTAResidual(D) for _ in range(depth)], [ISTAResidual(D) for _ in range(depth)], **options)
+    return RevNet(
+        [ISTAResidual(D) for _ in range(depth)], [ISTAResidual(D) for _ in range(depth)], **options
+    )
 
 
 def options(argv: list[str] | None = None) -> dict:
     """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres_recipes`)."""
     args = build_parser().parse_args(argv)
-    return {"dictionary": (16, 32), "columns": args.columns, "lasso_lambda": LAMBDA, "gamma": args.gamma,
-            "momentum_residual": args.momentum_residual, "optimiser": args.optimiser, "lr": args.lr,
-            "n_train": args.n_train, "n_test": 1000,
-            "depths": tuple(range(1, 21)) if args.full else (1, 2, 4, 6, 8, 12, 16),
-            "iterations": args.iterations or (2000 if args.full else 300)}
+    return {
+        "dictionary": (16, 32),
+        "columns": args.columns,
+        "lasso_lambda": LAMBDA,
+        "gamma": args.gamma,
+        "momentum_residual": args.momentum_residual,
+        "optimiser": args.optimiser,
+        "lr": args.lr,
+        "n_train": args.n_train,
+        "n_test": 1000,
+        "depths": tuple(range(1, 21)) if args.full else (1, 2, 4, 6, 8, 12, 16),
+        "iterations": args.iterations or (2000 if args.full else 300),
+    }
 
 
-def run(seed: int, quiet: bool, *, dictionary: tuple[int, int], columns: str, lasso_lambda: float, gamma: float,
-        momentum_residual: str, optimiser: str, lr: float, n_train: int, n_test: int, depths: tuple[int, ...],
-        iterations: int) -> dict:
+def run(
+    seed: int,
+    quiet: bool,
+    *,
+    dictionary: tuple[int, int],
+    columns: str,
+    lasso_lambda: float,
+    gamma: float,
+    momentum_residual: str,
+    optimiser: str,
+    lr: float,
+    n_train: int,
+    n_test: int,
+    depths: tuple[int, ...],
+    iterations: int,
+) -> dict:
     if tuple(dictionary) != (16, 32) or lasso_lambda != LAMBDA:
-        raise ValueError(f"dictionary must be (16, 32) and lasso_lambda {LAMBDA} (the script builds nothing else), "
-                         f"got {dictionary!r}, {lasso_lambda!r}")
+        raise ValueError(
+            f"dictionary must be (16, 32) and lasso_lambda {LAMBDA} (the script builds nothing else), "
+            f"got {dictionary!r}, {lasso_lambda!r}"
+        )
     g = torch.Generator().manual_seed(seed)
     D, y_train, y_test = make_problem(n_train, n_test, g, columns)
     depths = list(depths)
     optimum = float(lasso_optimum(D, y_test))
-    out = {"config": {"lambda": LAMBDA, "gamma": gamma, "depths": depths, "iterations": iterations, "seed": seed,
-                      "optimizer": f"{optimiser} lr {lr:g}, full batch of {n_train}",
-                      "dictionary": f"16 x 32, {columns} columns"},
-           "test_optimum": optimum}
+    out = {
+        "config": {
+            "lambda": LAMBDA,
+            "gamma": gamma,
+            "depths": depths,
+            "iterations": iterations,
+            "seed": seed,
+            "optimizer": f"{optimiser} lr {lr:g}, full batch of {n_train}",
+            "dictionary": f"16 x 32, {columns} columns",
+        },
+        "test_optimum": optimum,
+    }
     if momentum_residual != "scaled":  # recorded where it leaves the default
         out["config"]["momentum_residual"] = momentum_residual
     for kind in ("lista", "revnet", "momentum"):
@@ -130,7 +168,9 @@ def run(seed: int, quiet: bool, *, dictionary: tuple[int, int], columns: str, la
             model = make_model(kind, D, depth, gamma, momentum_residual)
             x0 = torch.zeros(len(y_train), D.shape[1], dtype=D.dtype)
             with torch.no_grad():
-                at_init.append(float(lasso(D, y_test, model(torch.zeros_like(x0), y=y_test)[0])) - optimum)
+                at_init.append(
+                    float(lasso(D, y_test, model(torch.zeros_like(x0), y=y_test)[0])) - optimum
+                )
             opt = OPTIMISERS[optimiser](model.parameters(), lr=lr)
             for _ in range(iterations):
                 opt.zero_grad()
@@ -138,11 +178,18 @@ def run(seed: int, quiet: bool, *, dictionary: tuple[int, int], columns: str, la
                 loss.backward()
                 opt.step()
             with torch.no_grad():
-                test = float(lasso(D, y_test, model(torch.zeros(len(y_test), 32, dtype=D.dtype), y=y_test)[0]))
+                test = float(
+                    lasso(
+                        D, y_test, model(torch.zeros(len(y_test), 32, dtype=D.dtype), y=y_test)[0]
+                    )
+                )
             losses.append(test - optimum)
             if not quiet:
-                print(f"{kind:9s} depth {depth:3d} test loss - optimum {losses[-1]:.3e} "
-                      f"(at init {at_init[-1]:.3e})", file=sys.stderr)
+                print(
+                    f"{kind:9s} depth {depth:3d} test loss - optimum {losses[-1]:.3e} "
+                    f"(at init {at_init[-1]:.3e})",
+                    file=sys.stderr,
+                )
         out[kind] = {"test_loss_minus_optimum": losses, "at_initialisation": at_init}
     return out
 
@@ -163,17 +210,42 @@ def plot(result: dict, path) -> None:
 
 def build_parser():
     parser = experiment_parser(__doc__, "runs/momres_lista")
-    parser.add_argument("--iterations", type=int, default=None,
-                        help="training iterations (default 300, 2000 with --full)")
-    parser.add_argument("--optimiser", choices=sorted(OPTIMISERS), default="Adam", help="optimiser (default Adam)")
-    parser.add_argument("--lr", type=positive_float, default=1e-3, help="learning rate (default 0.001)")
-    parser.add_argument("--gamma", type=momentum_float, default=0.5, help="the Momentum ResNet's gamma (default 0.5)")
-    parser.add_argument("--momentum-residual", choices=RESIDUALS, default="scaled",
-                        help="the Momentum ResNet's residual: r_n / (1 - gamma) (default) or r_n")
-    parser.add_argument("--columns", choices=COLUMNS, default="unit-norm",
-                        help="the dictionary's columns: unit Euclidean norm (default) or unit variance")
-    parser.add_argument("--n-train", type=positive_int, default=1000,
-                        help="training samples, one full batch per iteration (default 1000)")
+    parser.add_argument(
+        "--iterations",
+        type=int,
+        default=None,
+        help="training iterations (default 300, 2000 with --full)",
+    )
+    parser.add_argument(
+        "--optimiser", choices=sorted(OPTIMISERS), default="Adam", help="optimiser (default Adam)"
+    )
+    parser.add_argument(
+        "--lr", type=positive_float, default=1e-3, help="learning rate (default 0.001)"
+    )
+    parser.add_argument(
+        "--gamma",
+        type=momentum_float,
+        default=0.5,
+        help="the Momentum ResNet's gamma (default 0.5)",
+    )
+    parser.add_argument(
+        "--momentum-residual",
+        choices=RESIDUALS,
+        default="scaled",
+        help="the Momentum ResNet's residual: r_n / (1 - gamma) (default) or r_n",
+    )
+    parser.add_argument(
+        "--columns",
+        choices=COLUMNS,
+        default="unit-norm",
+        help="the dictionary's columns: unit Euclidean norm (default) or unit variance",
+    )
+    parser.add_argument(
+        "--n-train",
+        type=positive_int,
+        default=1000,
+        help="training samples, one full batch per iteration (default 1000)",
+    )
     return parser
 
 
@@ -186,16 +258,28 @@ def main(argv: list[str] | None = None) -> dict:
     plot(result, f"{args.out}/lista.png")
     print("depth " + " ".join(f"{d:>9d}" for d in result["config"]["depths"]))
     for kind in ("lista", "revnet", "momentum"):
-        print(f"{kind:9s} " + " ".join(f"{v:9.2e}" for v in result[kind]["test_loss_minus_optimum"]))
+        print(
+            f"{kind:9s} " + " ".join(f"{v:9.2e}" for v in result[kind]["test_loss_minus_optimum"])
+        )
     return result
 
 
 def _metrics(result: dict) -> dict:
-    return {f"{k}.deepest_loss_gap": result[k]["test_loss_minus_optimum"][-1] for k in ("lista", "revnet", "momentum")}
+    return {
+        f"{k}.deepest_loss_gap": result[k]["test_loss_minus_optimum"][-1]
+        for k in ("lista", "revnet", "momentum")
+    }
 
 
-register_script("momres_lista", main, metrics=_metrics, smoke=("--iterations", "3"), cpu=(), full=("--full",),
-                options=options)
+register_script(
+    "momres_lista",
+    main,
+    metrics=_metrics,
+    smoke=("--iterations", "3"),
+    cpu=(),
+    full=("--full",),
+    options=options,
+)
 
 
 if __name__ == "__main__":

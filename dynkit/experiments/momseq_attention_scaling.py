@@ -5,6 +5,7 @@ momentum attention keep ``O(N)``. Measured per method: the bytes autograd saves 
 (``saved_tensors_hooks``, exact) and the CPU time of forward + backward (best of ``repeats``), each
 fitted as ``cost ∝ N^p`` over the lengths; ``p`` is the metric.
 """
+
 from __future__ import annotations
 
 import time
@@ -18,9 +19,11 @@ from ..io import save_figure
 from ..models.attention import linear_attention, momentum_attention, softmax_attention
 from .registry import register
 
-METHODS = {"softmax": lambda q, k, v: softmax_attention(q, k, v),
-           "linear": lambda q, k, v: linear_attention(q, k, v),
-           "momentum": lambda q, k, v: momentum_attention(q, k, v, 0.9, 0.6)}
+METHODS = {
+    "softmax": lambda q, k, v: softmax_attention(q, k, v),
+    "linear": lambda q, k, v: linear_attention(q, k, v),
+    "momentum": lambda q, k, v: momentum_attention(q, k, v, 0.9, 0.6),
+}
 
 
 @dataclass(frozen=True)
@@ -53,15 +56,21 @@ def exponent(ns, values) -> float:
     return float(np.polyfit(np.log(ns), np.log(values), 1)[0])
 
 
-@register("momseq_attention_scaling", smoke=ScalingConfig(lengths=(64, 128), repeats=1),
-          cpu=ScalingConfig(), full=ScalingConfig(lengths=(256, 512, 1024, 2048, 4096, 8192), heads=4, dim=32))
+@register(
+    "momseq_attention_scaling",
+    smoke=ScalingConfig(lengths=(64, 128), repeats=1),
+    cpu=ScalingConfig(),
+    full=ScalingConfig(lengths=(256, 512, 1024, 2048, 4096, 8192), heads=4, dim=32),
+)
 def momseq_attention_scaling(config: ScalingConfig, *, seed: int, out: Path, device: str) -> dict:
     """Growth exponent of attention's saved memory and time in N: softmax vs linear vs momentum."""
     g = torch.Generator(device=device).manual_seed(seed)
     rows = []
     for n in config.lengths:
-        q, k, v = (torch.randn(1, config.heads, n, config.dim, generator=g, device=device).requires_grad_()
-                   for _ in range(3))
+        q, k, v = (
+            torch.randn(1, config.heads, n, config.dim, generator=g, device=device).requires_grad_()
+            for _ in range(3)
+        )
         row = {"N": n}
         for name, fn in METHODS.items():
             row[f"{name}.saved_bytes"] = saved_bytes(fn, q, k, v)
@@ -77,7 +86,9 @@ def momseq_attention_scaling(config: ScalingConfig, *, seed: int, out: Path, dev
     metrics = {}
     for name in METHODS:
         metrics[f"{name}.memory_exponent"] = exponent(ns, [r[f"{name}.saved_bytes"] for r in rows])
-        metrics[f"{name}.time_exponent"] = exponent(ns, [max(r[f"{name}.cpu_s"], 1e-9) for r in rows])
+        metrics[f"{name}.time_exponent"] = exponent(
+            ns, [max(r[f"{name}.cpu_s"], 1e-9) for r in rows]
+        )
     from .plotting import pyplot
 
     plt = pyplot()

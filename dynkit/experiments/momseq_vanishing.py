@@ -11,6 +11,7 @@ per epoch.
     python -m dynkit.experiments.momseq_vanishing [--out DIR] [--seed S] [--quiet] [--full] [--tasks T,...]
         [--models M,...]
 """
+
 from __future__ import annotations
 
 import time
@@ -42,22 +43,59 @@ def model_settings(mu: float, s: float, beta: float, restart_every: int) -> dict
     }
 
 
-MODELS = {k: v for k, v in model_settings(**CELL).items() if k in ("RNN", "MomentumRNN", "LSTM", "MomentumLSTM")}
+MODELS = {
+    k: v
+    for k, v in model_settings(**CELL).items()
+    if k in ("RNN", "MomentumRNN", "LSTM", "MomentumLSTM")
+}
 FULL_EXTRA = {k: v for k, v in model_settings(**CELL).items() if k not in MODELS}
-QUICK = dict(hidden=32, epochs=8, batch=64, lr=3e-3, adding_length=64, adding_train=2048, adding_test=512,
-             eval_batch=128, tasks=["digits", "digits_permuted", "adding"])
-FULL = dict(hidden=64, epochs=30, batch=64, lr=2e-3, adding_length=128, adding_train=4096, adding_test=1024,
-            eval_batch=256, tasks=["digits", "digits_permuted", "adding"])
+QUICK = dict(
+    hidden=32,
+    epochs=8,
+    batch=64,
+    lr=3e-3,
+    adding_length=64,
+    adding_train=2048,
+    adding_test=512,
+    eval_batch=128,
+    tasks=["digits", "digits_permuted", "adding"],
+)
+FULL = dict(
+    hidden=64,
+    epochs=30,
+    batch=64,
+    lr=2e-3,
+    adding_length=128,
+    adding_train=4096,
+    adding_test=1024,
+    eval_batch=256,
+    tasks=["digits", "digits_permuted", "adding"],
+)
 
 
 def load_task(task: str, config: dict, seed: int) -> dict:
     if task.startswith("digits"):
         d = digit_sequences(permuted=task.endswith("permuted"), seed=seed)
-        return dict(x_train=d.x_train, y_train=d.y_train, x_test=d.x_test, y_test=d.y_test, inputs=1, outputs=10,
-                    classification=True)
+        return dict(
+            x_train=d.x_train,
+            y_train=d.y_train,
+            x_test=d.x_test,
+            y_test=d.y_test,
+            inputs=1,
+            outputs=10,
+            classification=True,
+        )
     x_tr, y_tr = adding_task(config["adding_train"], config["adding_length"], seed=seed)
     x_te, y_te = adding_task(config["adding_test"], config["adding_length"], seed=seed + 1)
-    return dict(x_train=x_tr, y_train=y_tr, x_test=x_te, y_test=y_te, inputs=2, outputs=1, classification=False)
+    return dict(
+        x_train=x_tr,
+        y_train=y_tr,
+        x_test=x_te,
+        y_test=y_te,
+        inputs=2,
+        outputs=1,
+        classification=False,
+    )
 
 
 def loss_fn(task: dict, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -98,18 +136,24 @@ def second_order_forward(model, x: torch.Tensor) -> tuple[torch.Tensor, list[tor
     h_prev2 = h_prev = x.new_zeros(x.shape[0], rnn.hidden_size)
     hs = []
     for t in range(x.shape[1]):
-        if t == 0:   # v_1 = s W x_1
+        if t == 0:  # v_1 = s W x_1
             pre = h_prev @ U.T + drive[:, 0] + b
-        else:        # the clamp only guards rounding at |h| -> 1
-            pre = ((h_prev - mu * h_prev2) @ U.T + mu * torch.atanh(h_prev.clamp(-1 + 1e-7, 1 - 1e-7))
-                   + drive[:, t] + (1 - mu) * b)
+        else:  # the clamp only guards rounding at |h| -> 1
+            pre = (
+                (h_prev - mu * h_prev2) @ U.T
+                + mu * torch.atanh(h_prev.clamp(-1 + 1e-7, 1 - 1e-7))
+                + drive[:, t]
+                + (1 - mu) * b
+            )
         h = torch.tanh(pre)
         hs.append(h)
         h_prev2, h_prev = h_prev, h
     return model.head(hs[-1]), hs
 
 
-def second_order_gradient_norms(model, task: dict, x: torch.Tensor, y: torch.Tensor) -> list[float] | None:
+def second_order_gradient_norms(
+    model, task: dict, x: torch.Tensor, y: torch.Tensor
+) -> list[float] | None:
     """``||dL/dh_t||`` in the graph of Eq. (14) (MomentumRNN with the standard parametrisation only)."""
     rnn = model.rnn
     if rnn.cell != "rnn" or rnn.rule.name != "momentum" or rnn.parametrization != "standard":
@@ -117,18 +161,23 @@ def second_order_gradient_norms(model, task: dict, x: torch.Tensor, y: torch.Ten
     return _state_gradient_norms(model, task, y, lambda: second_order_forward(model, x))
 
 
-def train_one(name: str, rnn_kwargs: dict, task: dict, config: dict, seed: int, progress: bool) -> dict:
+def train_one(
+    name: str, rnn_kwargs: dict, task: dict, config: dict, seed: int, progress: bool
+) -> dict:
     torch.manual_seed(seed)
     model = SequenceClassifier(task["inputs"], config["hidden"], task["outputs"], **rnn_kwargs)
     optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"])
-    x_eval, y_eval = task["x_train"][: config["eval_batch"]], task["y_train"][: config["eval_batch"]]
-    grad_norms = [hidden_gradient_norms(model, task, x_eval, y_eval)]   # at initialisation
+    x_eval, y_eval = (
+        task["x_train"][: config["eval_batch"]],
+        task["y_train"][: config["eval_batch"]],
+    )
+    grad_norms = [hidden_gradient_norms(model, task, x_eval, y_eval)]  # at initialisation
     second_order = [second_order_gradient_norms(model, task, x_eval, y_eval)]
 
     def batches(generator):
         order = torch.randperm(len(task["x_train"]), generator=generator)
         for i in range(0, len(order), config["batch"]):
-            idx = order[i:i + config["batch"]]
+            idx = order[i : i + config["batch"]]
             yield task["x_train"][idx], task["y_train"][idx]
 
     def step(model, batch):
@@ -145,12 +194,25 @@ def train_one(name: str, rnn_kwargs: dict, task: dict, config: dict, seed: int, 
         return record
 
     start = time.perf_counter()
-    history = fit(model, optimizer, batches, step, config["epochs"], seed=seed, evaluate=evaluate,
-                  progress=progress, description=name)
+    history = fit(
+        model,
+        optimizer,
+        batches,
+        step,
+        config["epochs"],
+        seed=seed,
+        evaluate=evaluate,
+        progress=progress,
+        description=name,
+    )
     norms = np.array(grad_norms)
-    result = {"history": history.epochs, "grad_norms": norms.tolist(), "seconds": time.perf_counter() - start,
-              # ratio of the gradient reaching the first step to the gradient at the last step (log10)
-              "log10_first_over_last": np.log10(norms[:, 0] / norms[:, -1]).tolist()}
+    result = {
+        "history": history.epochs,
+        "grad_norms": norms.tolist(),
+        "seconds": time.perf_counter() - start,
+        # ratio of the gradient reaching the first step to the gradient at the last step (log10)
+        "log10_first_over_last": np.log10(norms[:, 0] / norms[:, -1]).tolist(),
+    }
     if second_order[0] is not None:
         so = np.array(second_order)
         result["grad_norms_second_order_graph"] = so.tolist()
@@ -163,17 +225,29 @@ def plot(results: dict, path: Path) -> None:
 
     tasks = list(results)
     models = list(results[tasks[0]])
-    fig, axes = plt.subplots(len(tasks), len(models) + 1, figsize=(3.1 * (len(models) + 1), 2.6 * len(tasks)),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        len(tasks),
+        len(models) + 1,
+        figsize=(3.1 * (len(models) + 1), 2.6 * len(tasks)),
+        squeeze=False,
+    )
     for r, task in enumerate(tasks):
-        logs = {m: np.log10(np.maximum(np.array(results[task][m]["grad_norms"]), 1e-30)) for m in models}
+        logs = {
+            m: np.log10(np.maximum(np.array(results[task][m]["grad_norms"]), 1e-30)) for m in models
+        }
         lo = min(v.min() for v in logs.values())
         hi = max(v.max() for v in logs.values())
         for c, m in enumerate(models):
-            im = axes[r, c].imshow(logs[m], aspect="auto", origin="lower", vmin=lo, vmax=hi, cmap="viridis")
+            im = axes[r, c].imshow(
+                logs[m], aspect="auto", origin="lower", vmin=lo, vmax=hi, cmap="viridis"
+            )
             axes[r, c].set(title=f"{task}: {m}", xlabel="time step t", ylabel="epoch")
         fig.colorbar(im, ax=axes[r, len(models) - 1], label="log10 ||dL/dh_t||")
-        key = "test_accuracy" if "test_accuracy" in results[task][models[0]]["history"][0] else "test_loss"
+        key = (
+            "test_accuracy"
+            if "test_accuracy" in results[task][models[0]]["history"][0]
+            else "test_loss"
+        )
         for m in models:
             axes[r, -1].plot([e[key] for e in results[task][m]["history"]], label=m)
         axes[r, -1].set(title=f"{task}: {key}", xlabel="epoch")
@@ -185,9 +259,16 @@ def plot(results: dict, path: Path) -> None:
 def build_parser():
     parser = experiment_parser(__doc__, "analysis/results/momseq_vanishing", epochs=True)
     # comma-separated (the registered scales' form) or space-separated (how the recipe's paper scale writes a tuple)
-    parser.add_argument("--tasks", nargs="+", help="comma-separated subset of the tasks (default: all of the scale's)")
-    parser.add_argument("--models", nargs="+",
-                        help="comma-separated subset of the models (default: all of the scale's)")
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        help="comma-separated subset of the tasks (default: all of the scale's)",
+    )
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        help="comma-separated subset of the models (default: all of the scale's)",
+    )
     return parser
 
 
@@ -204,13 +285,21 @@ def options(argv: list[str] | None = None) -> dict:
             picked = chosen.split(",")
             unknown = [x for x in picked if x not in known]
             if unknown or not picked:
-                parser.error(f"--{option} must be a comma-separated subset of {','.join(known)}, got {chosen!r}")
+                parser.error(
+                    f"--{option} must be a comma-separated subset of {','.join(known)}, got {chosen!r}"
+                )
             if option == "tasks":
                 config = {**config, "tasks": picked}
             else:
                 models = picked
-    return {**config, "tasks": tuple(config["tasks"]), "models": tuple(models), "optimiser": "Adam", "clip": None,
-            **CELL}
+    return {
+        **config,
+        "tasks": tuple(config["tasks"]),
+        "models": tuple(models),
+        "optimiser": "Adam",
+        "clip": None,
+        **CELL,
+    }
 
 
 def main(argv=None) -> dict:
@@ -218,8 +307,10 @@ def main(argv=None) -> dict:
     settings = options(argv)
     torch.set_num_threads(1)
     if settings["optimiser"] != "Adam" or settings["clip"] is not None:
-        raise ValueError(f"optimiser must be 'Adam' and clip None (the script builds nothing else), got "
-                         f"{settings['optimiser']!r}, {settings['clip']!r}")
+        raise ValueError(
+            f"optimiser must be 'Adam' and clip None (the script builds nothing else), got "
+            f"{settings['optimiser']!r}, {settings['clip']!r}"
+        )
     config = {k: settings[k] for k in QUICK}
     cells = model_settings(**{k: settings[k] for k in CELL})
     models = {name: cells[name] for name in settings["models"]}
@@ -232,16 +323,29 @@ def main(argv=None) -> dict:
             results[task_name][name] = res
             if not args.quiet:
                 last = res["history"][-1]
-                metric = f"acc {last['test_accuracy']:.3f}" if "test_accuracy" in last else f"mse {last['test_loss']:.4f}"
+                metric = (
+                    f"acc {last['test_accuracy']:.3f}"
+                    if "test_accuracy" in last
+                    else f"mse {last['test_loss']:.4f}"
+                )
                 so = res.get("log10_first_over_last_second_order_graph")
-                extra = "" if so is None else f"  [Eq. (14) graph: init {so[0]:+.2f} end {so[-1]:+.2f}]"
-                print(f"{task_name:16s} {name:13s} train {last['train_loss']:.4f} test {metric}  "
-                      f"log10 |dL/dh_1|/|dL/dh_T| init {res['log10_first_over_last'][0]:+.2f} "
-                      f"end {res['log10_first_over_last'][-1]:+.2f}{extra}  ({res['seconds']:.0f} s)", flush=True)
+                extra = (
+                    "" if so is None else f"  [Eq. (14) graph: init {so[0]:+.2f} end {so[-1]:+.2f}]"
+                )
+                print(
+                    f"{task_name:16s} {name:13s} train {last['train_loss']:.4f} test {metric}  "
+                    f"log10 |dL/dh_1|/|dL/dh_T| init {res['log10_first_over_last'][0]:+.2f} "
+                    f"end {res['log10_first_over_last'][-1]:+.2f}{extra}  ({res['seconds']:.0f} s)",
+                    flush=True,
+                )
     out = Path(args.out)
     command = command_line("dynkit.experiments.momseq_vanishing", argv)
-    write_json(out / "vanishing.json", {"models": models, "results": results},
-               config={**config, "seed": args.seed}, command=command)
+    write_json(
+        out / "vanishing.json",
+        {"models": models, "results": results},
+        config={**config, "seed": args.seed},
+        command=command,
+    )
     plot(results, out / "vanishing.png")
     return results
 
@@ -258,9 +362,15 @@ def _metrics(results: dict) -> dict:
 
 # cpu: the two tasks and two models the ledger's rows compare, 60 epochs (at 2 epochs the RNN stayed at 25-36 %,
 # below the validity bar of 50 %)
-register_script("momseq_vanishing", main, metrics=_metrics, smoke=("--epochs", "1"),
-                cpu=("--epochs", "60", "--tasks", "digits,digits_permuted", "--models", "RNN,MomentumRNN"),
-                full=("--full",), options=options)
+register_script(
+    "momseq_vanishing",
+    main,
+    metrics=_metrics,
+    smoke=("--epochs", "1"),
+    cpu=("--epochs", "60", "--tasks", "digits,digits_permuted", "--models", "RNN,MomentumRNN"),
+    full=("--full",),
+    options=options,
+)
 
 
 if __name__ == "__main__":

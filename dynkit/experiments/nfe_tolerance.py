@@ -3,6 +3,7 @@
 The counting itself is :mod:`dynkit.diagnostics.nfe` (pure measurement); this module builds or trains
 the models (:mod:`dynkit.models`, :mod:`dynkit.tasks`) and sweeps the tolerance.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -36,18 +37,33 @@ class SweepResults(dict):
 def training_record(epochs: int | str) -> dict:
     """What is recorded of a model's training: its epochs and, in words, its state."""
     if epochs == 0:
-        return {"epochs": 0, "state": f"{UNTRAINED} (as initialised: the sweep measures the initial vector field)"}
+        return {
+            "epochs": 0,
+            "state": f"{UNTRAINED} (as initialised: the sweep measures the initial vector field)",
+        }
     if isinstance(epochs, int):
         return {"epochs": epochs, "state": f"trained for {epochs} epoch{'s' * (epochs != 1)}"}
-    return {"epochs": GIVEN_MODULES, "state": "given as a module (its training not known to the sweep)"}
+    return {
+        "epochs": GIVEN_MODULES,
+        "state": "given as a module (its training not known to the sweep)",
+    }
 
 
 def is_untrained(record: dict | None) -> bool:
     return bool(record) and str(record.get("state", "")).startswith(UNTRAINED)
 
 
-def _named_models(models, task: str, adjoint: bool, solver: str, method: str, seed: int,
-                  train_epochs: int, quiet: bool, trained_epochs=None) -> tuple[dict[str, nn.Module], dict]:
+def _named_models(
+    models,
+    task: str,
+    adjoint: bool,
+    solver: str,
+    method: str,
+    seed: int,
+    train_epochs: int,
+    quiet: bool,
+    trained_epochs=None,
+) -> tuple[dict[str, nn.Module], dict]:
     if isinstance(models, (str, nn.Module)):
         models = (models,)
     items = models.items() if isinstance(models, dict) else [(None, m) for m in models]
@@ -55,19 +71,31 @@ def _named_models(models, task: str, adjoint: bool, solver: str, method: str, se
     for key, model in items:
         if isinstance(model, nn.Module):
             if not counters(model):
-                raise ValueError(f"models must be names or modules holding an NFECounter, got "
-                                 f"{type(model).__name__} without one")
+                raise ValueError(
+                    f"models must be names or modules holding an NFECounter, got "
+                    f"{type(model).__name__} without one"
+                )
             key = key or type(model).__name__.lower()
             key = key if key not in named else f"{key}_{len(named)}"
             named[key], modules = model, [*modules, key]
             continue
         name = check_model_name(model)
         if train_epochs:
-            named[key or name] = train_model(name, task, epochs=train_epochs, seed=seed, quiet=quiet, solver=solver,
-                                             method=method, adjoint=adjoint)[0]
+            named[key or name] = train_model(
+                name,
+                task,
+                epochs=train_epochs,
+                seed=seed,
+                quiet=quiet,
+                solver=solver,
+                method=method,
+                adjoint=adjoint,
+            )[0]
         else:
             torch.manual_seed(seed)
-            named[key or name] = from_paper(name, task, solver=solver, method=method, adjoint=adjoint)
+            named[key or name] = from_paper(
+                name, task, solver=solver, method=method, adjoint=adjoint
+            )
         training[key or name] = training_record(train_epochs)
     for key in modules:
         given = trained_epochs.get(key) if isinstance(trained_epochs, dict) else trained_epochs
@@ -79,14 +107,27 @@ def _epochs(value, name: str, allow_none: bool = False) -> None:
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{name} must be an integer >= 0{' or None' if allow_none else ''}, got {value!r:.60}")
+        raise ValueError(
+            f"{name} must be an integer >= 0{' or None' if allow_none else ''}, got {value!r:.60}"
+        )
 
 
-def nfe_vs_tolerance(models: Sequence | dict = ("node", "anode", "sonode", "hbnode", "ghbnode"), task: str = "digits",
-                     tolerances: Iterable[float] = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7), *, n_batches: int = 2,
-                     batch_size: int = 16, seed: int = 0, out: str | Path | None = None, quiet: bool = False,
-                     adjoint: bool | None = None, solver: str = DEFAULT_SOLVER, method: str = "dopri5",
-                     train_epochs: int = 0, trained_epochs: int | dict | None = None) -> SweepResults:
+def nfe_vs_tolerance(
+    models: Sequence | dict = ("node", "anode", "sonode", "hbnode", "ghbnode"),
+    task: str = "digits",
+    tolerances: Iterable[float] = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7),
+    *,
+    n_batches: int = 2,
+    batch_size: int = 16,
+    seed: int = 0,
+    out: str | Path | None = None,
+    quiet: bool = False,
+    adjoint: bool | None = None,
+    solver: str = DEFAULT_SOLVER,
+    method: str = "dopri5",
+    train_epochs: int = 0,
+    trained_epochs: int | dict | None = None,
+) -> SweepResults:
     """Forward and backward NFE per batch against the solver tolerance ``rtol = atol`` (Fig. 11 of the review).
 
     Parameters
@@ -129,17 +170,24 @@ def nfe_vs_tolerance(models: Sequence | dict = ("node", "anode", "sonode", "hbno
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{label} must be a positive integer, got {value!r}")
     _epochs(train_epochs, "train_epochs")
-    for key, value in (trained_epochs.items() if isinstance(trained_epochs, dict) else [(None, trained_epochs)]):
-        _epochs(value, "trained_epochs" if key is None else f"trained_epochs[{key!r}]", allow_none=True)
+    for key, value in (
+        trained_epochs.items() if isinstance(trained_epochs, dict) else [(None, trained_epochs)]
+    ):
+        _epochs(
+            value, "trained_epochs" if key is None else f"trained_epochs[{key!r}]", allow_none=True
+        )
     adjoint = True if adjoint is None else adjoint
-    named, training = _named_models(models, task, adjoint, solver, method, seed, train_epochs, quiet,
-                                    trained_epochs)
+    named, training = _named_models(
+        models, task, adjoint, solver, method, seed, train_epochs, quiet, trained_epochs
+    )
     _, _, x, y = load_task(task, seed=seed)
     order = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))
-    batches = [order[i * batch_size:(i + 1) * batch_size] for i in range(n_batches)]
+    batches = [order[i * batch_size : (i + 1) * batch_size] for i in range(n_batches)]
     if any(len(b) == 0 for b in batches):
-        raise ValueError(f"n_batches * batch_size must be at most the {len(y)} test inputs of {task!r}, "
-                         f"got {n_batches} * {batch_size}")
+        raise ValueError(
+            f"n_batches * batch_size must be at most the {len(y)} test inputs of {task!r}, "
+            f"got {n_batches} * {batch_size}"
+        )
     results: dict = {}
     progress = None if quiet else _progress(len(named) * len(tolerances) * n_batches)
     for name, model in named.items():
@@ -162,15 +210,25 @@ def nfe_vs_tolerance(models: Sequence | dict = ("node", "anode", "sonode", "hbno
             results[name][tolerance_key(tol)] = {
                 "forward_nfe": {"mean": float(np.mean(fwd)), "std": float(np.std(fwd))},
                 "backward_nfe": {"mean": float(np.mean(bwd)), "std": float(np.std(bwd))},
-                "per_batch": {"forward": fwd, "backward": bwd}}
+                "per_batch": {"forward": fwd, "backward": bwd},
+            }
         model.zero_grad(set_to_none=True)
     if progress is not None:
         progress.close()
     results = SweepResults(results, training)
     if out is not None:
-        config = {"models": list(named), "task": task, "tolerances": tolerances, "n_batches": n_batches,
-                  "batch_size": batch_size, "seed": seed, "adjoint": adjoint, "solver": solver, "method": method,
-                  "train_epochs": train_epochs}
+        config = {
+            "models": list(named),
+            "task": task,
+            "tolerances": tolerances,
+            "n_batches": n_batches,
+            "batch_size": batch_size,
+            "seed": seed,
+            "adjoint": adjoint,
+            "solver": solver,
+            "method": method,
+            "train_epochs": train_epochs,
+        }
         write_nfe_sweep(results, out, config=config)
     return results
 
@@ -178,15 +236,23 @@ def nfe_vs_tolerance(models: Sequence | dict = ("node", "anode", "sonode", "hbno
 def sweep_training(results: dict, config: dict | None = None) -> dict:
     """Each model's training record: the results' own (:class:`SweepResults`, or a loaded JSON's), else from
     ``config["train_epochs"]`` (results of a sweep of named models)."""
-    training = getattr(results, "training", None) or (results.get("training") if isinstance(results, dict) else None)
+    training = getattr(results, "training", None) or (
+        results.get("training") if isinstance(results, dict) else None
+    )
     if isinstance(training, dict) and training:
         return training
     epochs = (config or {}).get("train_epochs", 0)
     return {name: training_record(epochs) for name in _model_entries(results)}
 
 
-def write_nfe_sweep(results: dict, out: str | Path, stem: str = "nfe_vs_tolerance", *, config: dict,
-                    command: str | None = None) -> tuple[Path, Path]:
+def write_nfe_sweep(
+    results: dict,
+    out: str | Path,
+    stem: str = "nfe_vs_tolerance",
+    *,
+    config: dict,
+    command: str | None = None,
+) -> tuple[Path, Path]:
     """Write a sweep's ``OUT/STEM.json`` and ``OUT/STEM.png``: the one layout of :func:`nfe_vs_tolerance` and
     ``dynkit nfe-sweep``, ``{"results": {model: {tol: ...}}, "training": {model: {"epochs", "state"}}, "config",
     "versions", "command"}``; the figure's title says when the models are UNTRAINED."""
@@ -195,8 +261,12 @@ def write_nfe_sweep(results: dict, out: str | Path, stem: str = "nfe_vs_toleranc
     entries = _model_entries(results)
     training = sweep_training(results, config)
     json_path, png_path = Path(out) / f"{stem}.json", Path(out) / f"{stem}.png"
-    write_json(json_path, {"results": jsonable(entries), "training": training}, config=jsonable(config),
-               command=command)
+    write_json(
+        json_path,
+        {"results": jsonable(entries), "training": training},
+        config=jsonable(config),
+        command=command,
+    )
     plot_nfe_vs_tolerance(SweepResults(entries, training), png_path)
     return json_path, png_path
 
@@ -211,8 +281,13 @@ def _model_entries(results: dict) -> dict:
     # results loaded from JSON hold them under "results", beside "training", "config", "versions", "command"
     if isinstance(results.get("results"), dict):
         results = results["results"]
-    return {k: v for k, v in results.items()
-            if isinstance(v, dict) and v and all(isinstance(e, dict) and "forward_nfe" in e for e in v.values())}
+    return {
+        k: v
+        for k, v in results.items()
+        if isinstance(v, dict)
+        and v
+        and all(isinstance(e, dict) and "forward_nfe" in e for e in v.values())
+    }
 
 
 def plot_nfe_vs_tolerance(results: dict, path: str | Path | None = None):
@@ -231,9 +306,13 @@ def plot_nfe_vs_tolerance(results: dict, path: str | Path | None = None):
         for ax, key in zip(axes, ("forward_nfe", "backward_nfe")):
             mean = np.array([per_tol[t][key]["mean"] for t in tols])
             std = np.array([per_tol[t][key]["std"] for t in tols])
-            label = name.upper() + (f" ({UNTRAINED})" if name in untrained and len(untrained) < len(entries) else "")
+            label = name.upper() + (
+                f" ({UNTRAINED})" if name in untrained and len(untrained) < len(entries) else ""
+            )
             ax.errorbar(xs, mean, yerr=std, marker="o", capsize=3, label=label)
-    axes[0].invert_xaxis()  # loose to tight tolerance, left to right; once: the two panels share their x axis
+    axes[
+        0
+    ].invert_xaxis()  # loose to tight tolerance, left to right; once: the two panels share their x axis
     for ax, title in zip(axes, ("forward NFE", "backward NFE")):
         ax.set_xscale("log")
         ax.set_xlabel("tolerance (rtol = atol)")
@@ -249,5 +328,14 @@ def plot_nfe_vs_tolerance(results: dict, path: str | Path | None = None):
     return fig
 
 
-__all__ = ["GIVEN_MODULES", "SweepResults", "UNTRAINED", "nfe_vs_tolerance", "plot_nfe_vs_tolerance",
-           "sweep_training", "tolerance_key", "training_record", "write_nfe_sweep"]
+__all__ = [
+    "GIVEN_MODULES",
+    "SweepResults",
+    "UNTRAINED",
+    "nfe_vs_tolerance",
+    "plot_nfe_vs_tolerance",
+    "sweep_training",
+    "tolerance_key",
+    "training_record",
+    "write_nfe_sweep",
+]

@@ -16,6 +16,7 @@ persistence (the next output is the last observed one) and the training targets'
 
     python -m dynkit.experiments.node_adjoint_norm --out analysis/results/node_adjoint_norm
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,19 +39,33 @@ of dynkit 0.1 that replaces the state at every observation (kept as an option: i
 each observation, whatever its ODE)."""
 
 
-def hybrid(name: str, hidden: int = 16, width: int = 32, n_inputs: int = 2, cell: str = "residual") -> ODERNN:
+def hybrid(
+    name: str, hidden: int = 16, width: int = 32, n_inputs: int = 2, cell: str = "residual"
+) -> ODERNN:
     """An ODE-RNN hybrid with a tanh 3-layer field and one RK4 step per gap; ``cell`` from :data:`CELLS`."""
     if cell not in CELLS:
         raise ValueError(f"cell must be one of {CELLS}, got {cell!r}")
     residual = cell == "residual"
     options = {"restoring": "learnable"} if residual and name == "hbnode" else {}
-    return ODERNN(name, n_inputs, 1, hidden, field_width=width, activation=torch.tanh, residual=residual,
-                  method="rk4", step_size=1.0, **options)
+    return ODERNN(
+        name,
+        n_inputs,
+        1,
+        hidden,
+        field_width=width,
+        activation=torch.tanh,
+        residual=residual,
+        method="rk4",
+        step_size=1.0,
+        **options,
+    )
 
 
 def make_data(length: int, n_sequences: int, seed: int):
     """Windows of a long simulated Silverbox run, 10% of the samples dropped (irregular times)."""
-    n_points = int(length * 1.2) * n_sequences + 1  # 10% are dropped: 1.2 leaves room for n_sequences windows
+    n_points = (
+        int(length * 1.2) * n_sequences + 1
+    )  # 10% are dropped: 1.2 leaves room for n_sequences windows
     t, u, y, _ = silverbox(t_end=0.15 * n_points, n_points=n_points, seed=seed)
     rng = np.random.default_rng(seed)
     keep = np.sort(rng.permutation(len(t))[: int(0.9 * len(t))])
@@ -89,10 +104,13 @@ def trivial_forecasts(x: torch.Tensor, split: str) -> dict:
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     y = x[..., 1].double()
-    windows = y[TRAIN_WINDOWS] if split == "train" else y[HELD_OUT:HELD_OUT + 1]
+    windows = y[TRAIN_WINDOWS] if split == "train" else y[HELD_OUT : HELD_OUT + 1]
     truth, last = windows[:, 1:], windows[:, :-1]
     mean = y[TRAIN_WINDOWS, 1:].mean()
-    values = {"persistence": float((last - truth).pow(2).mean()), "mean": float((mean - truth).pow(2).mean())}
+    values = {
+        "persistence": float((last - truth).pow(2).mean()),
+        "mean": float((mean - truth).pow(2).mean()),
+    }
     values["best"] = min(values.values())
     return {f"baseline.{k}.{split}_mse": v for k, v in values.items()}
 
@@ -100,13 +118,28 @@ def trivial_forecasts(x: torch.Tensor, split: str) -> dict:
 def build_parser():
     p = parser(__doc__.splitlines()[0], "results/node_adjoint_norm")
     p.set_defaults(models=list(HYBRIDS))
-    p.add_argument("--length", type=int, default=None, help="sequence length (200; 1000 with --full)")
-    p.add_argument("--iterations", type=int, default=None,
-                   help="training iterations (300 at every scale: after 30 no model beat persistence)")
-    p.add_argument("--cell", choices=CELLS, default="residual", help="observation update (default: the authors')")
-    p.add_argument("--shrink", type=float, default=None,
-                   help="every parameter times this before training (default 0.01 with the residual cell, as the "
-                        "authors' plane-vibration script; 1, none, with the overwrite cell)")
+    p.add_argument(
+        "--length", type=int, default=None, help="sequence length (200; 1000 with --full)"
+    )
+    p.add_argument(
+        "--iterations",
+        type=int,
+        default=None,
+        help="training iterations (300 at every scale: after 30 no model beat persistence)",
+    )
+    p.add_argument(
+        "--cell",
+        choices=CELLS,
+        default="residual",
+        help="observation update (default: the authors')",
+    )
+    p.add_argument(
+        "--shrink",
+        type=float,
+        default=None,
+        help="every parameter times this before training (default 0.01 with the residual cell, as the "
+        "authors' plane-vibration script; 1, none, with the overwrite cell)",
+    )
     return p
 
 
@@ -115,10 +148,18 @@ def options(argv: list[str] | None = None) -> dict:
     command line's, the hybrids' sizes, and the safeguards of the residual cell (shrink 0.01, clipping at 1.0)."""
     args = build_parser().parse_args(argv)
     residual = args.cell == "residual"
-    return {"models": tuple(args.models), "length": args.length or (1000 if args.full else 200),
-            "iterations": args.iterations or 300, "cell": args.cell, "hidden": 16, "width": 32, "lr": 3e-3,
-            "batch_windows": 4, "shrink": args.shrink if args.shrink is not None else (0.01 if residual else 1.0),
-            "clip_norm": 1.0 if residual else None}
+    return {
+        "models": tuple(args.models),
+        "length": args.length or (1000 if args.full else 200),
+        "iterations": args.iterations or 300,
+        "cell": args.cell,
+        "hidden": 16,
+        "width": 32,
+        "lr": 3e-3,
+        "batch_windows": 4,
+        "shrink": args.shrink if args.shrink is not None else (0.01 if residual else 1.0),
+        "clip_norm": 1.0 if residual else None,
+    }
 
 
 def main(argv=None) -> dict:
@@ -128,23 +169,47 @@ def main(argv=None) -> dict:
     out = run(args.seed, args.quiet, **settings)
     results = out["models"]
     summary = {n: {k: r[k] for k in SUMMARY} for n, r in results.items()}
-    write_json(args.out / "node_adjoint_norm.json", {"summary": summary, "baseline": out["baseline"],
-                                                     "models": results},
-               config={"length": settings["length"], "iterations": settings["iterations"], "seed": args.seed,
-                       "hidden": settings["hidden"], "width": settings["width"], "cell": settings["cell"],
-                       "method": "rk4, one step per gap", "data": "simulated Silverbox, 10% samples dropped"},
-               command=command)
+    write_json(
+        args.out / "node_adjoint_norm.json",
+        {"summary": summary, "baseline": out["baseline"], "models": results},
+        config={
+            "length": settings["length"],
+            "iterations": settings["iterations"],
+            "seed": args.seed,
+            "hidden": settings["hidden"],
+            "width": settings["width"],
+            "cell": settings["cell"],
+            "method": "rk4, one step per gap",
+            "data": "simulated Silverbox, 10% samples dropped",
+        },
+        command=command,
+    )
     plot(results, args.out / "node_adjoint_norm.png")
     return out
 
 
-def run(seed: int, quiet: bool, *, models: tuple[str, ...], length: int, iterations: int, cell: str, hidden: int,
-        width: int, lr: float, batch_windows: int, shrink: float, clip_norm: float | None) -> dict:
+def run(
+    seed: int,
+    quiet: bool,
+    *,
+    models: tuple[str, ...],
+    length: int,
+    iterations: int,
+    cell: str,
+    hidden: int,
+    width: int,
+    lr: float,
+    batch_windows: int,
+    shrink: float,
+    clip_norm: float | None,
+) -> dict:
     """Train each hybrid on the training windows (Adam, ``batch_windows`` consecutive windows a step), then measure
     its one-step MSE and ``||dL/dz_t||`` on the held-out window: ``{"models": {...}, "baseline": {...}}``."""
     if not 1 <= batch_windows < N_SEQUENCES:
-        raise ValueError(f"batch_windows must lie in [1, {N_SEQUENCES - 1}] (the training windows), got "
-                         f"{batch_windows}")
+        raise ValueError(
+            f"batch_windows must lie in [1, {N_SEQUENCES - 1}] (the training windows), got "
+            f"{batch_windows}"
+        )
     times, x = make_data(length, N_SEQUENCES, seed)
     baseline = {**trivial_forecasts(x, "train"), **trivial_forecasts(x, "test")}
     results = {}
@@ -153,14 +218,18 @@ def run(seed: int, quiet: bool, *, models: tuple[str, ...], length: int, iterati
             raise ValueError(f"models must be among {HYBRIDS} for this experiment, got {name!r}")
         torch.manual_seed(seed)
         model = hybrid(name, hidden=hidden, width=width, cell=cell).double()
-        if shrink != 1.0:  # the authors' safeguards of the residual cell (their misc.py, plane-vibration script)
+        if (
+            shrink != 1.0
+        ):  # the authors' safeguards of the residual cell (their misc.py, plane-vibration script)
             shrink_parameters(model, shrink)
         opt = torch.optim.Adam(model.parameters(), lr=lr)
         losses = []
         for it in range(iterations):
             # consecutive training windows (the last window is held out), each with its own times
-            i = it % (N_SEQUENCES - batch_windows)  # windows i .. i + batch_windows - 1, all among the first
-            b = slice(i, i + batch_windows)         # N_SEQUENCES - 1
+            i = it % (
+                N_SEQUENCES - batch_windows
+            )  # windows i .. i + batch_windows - 1, all among the first
+            b = slice(i, i + batch_windows)  # N_SEQUENCES - 1
             pred, _, _ = model(x[b, :-1], gaps(times[b, :-1]))
             loss = (pred[..., 0] - x[b, 1:, 1]).pow(2).mean()
             opt.zero_grad()
@@ -171,22 +240,31 @@ def run(seed: int, quiet: bool, *, models: tuple[str, ...], length: int, iterati
             losses.append(float(loss.detach()))
         # what the model learned, on the stamps the trivial predictors are scored on
         train_mse = one_step_mse(model, times[TRAIN_WINDOWS], x[TRAIN_WINDOWS])
-        test_mse = one_step_mse(model, times[HELD_OUT:HELD_OUT + 1], x[HELD_OUT:HELD_OUT + 1])
+        test_mse = one_step_mse(model, times[HELD_OUT : HELD_OUT + 1], x[HELD_OUT : HELD_OUT + 1])
         j = HELD_OUT
-        pred, states, _ = model(x[j:j + 1, :-1], gaps(times[j:j + 1, :-1]), keep_states=True)
-        final_loss = (pred[:, -1, 0] - x[j:j + 1, -1, 1]).pow(2).sum()
+        pred, states, _ = model(x[j : j + 1, :-1], gaps(times[j : j + 1, :-1]), keep_states=True)
+        final_loss = (pred[:, -1, 0] - x[j : j + 1, -1, 1]).pow(2).sum()
         final_loss.backward()
         norms = adjoint_norms(states)
         t_seq = times[j, :-1].numpy()
-        results[name] = {"train_loss": losses, "train_mse": train_mse, "test_mse": test_mse,
-                         "T_minus_t": (t_seq[-1] - t_seq).tolist(), "adjoint_norm": norms,
-                         "norm_at_T": norms[-1], "norm_at_start": norms[0],
-                         "decay_orders_of_magnitude": float(np.log10(norms[-1] / max(norms[0], 1e-300)))}
+        results[name] = {
+            "train_loss": losses,
+            "train_mse": train_mse,
+            "test_mse": test_mse,
+            "T_minus_t": (t_seq[-1] - t_seq).tolist(),
+            "adjoint_norm": norms,
+            "norm_at_T": norms[-1],
+            "norm_at_start": norms[0],
+            "decay_orders_of_magnitude": float(np.log10(norms[-1] / max(norms[0], 1e-300))),
+        }
         if not quiet:
-            print(f"{name:8s} loss {losses[0]:.3f} -> {losses[-1]:.3f}; one-step MSE train {train_mse:.4g} "
-                  f"(best trivial {baseline['baseline.best.train_mse']:.4g}), held out {test_mse:.4g} (best trivial "
-                  f"{baseline['baseline.best.test_mse']:.4g}); ||dL/dz|| at T {norms[-1]:.3e}, "
-                  f"at T-{t_seq[-1]:.0f} {norms[0]:.3e}", flush=True)
+            print(
+                f"{name:8s} loss {losses[0]:.3f} -> {losses[-1]:.3f}; one-step MSE train {train_mse:.4g} "
+                f"(best trivial {baseline['baseline.best.train_mse']:.4g}), held out {test_mse:.4g} (best trivial "
+                f"{baseline['baseline.best.test_mse']:.4g}); ||dL/dz|| at T {norms[-1]:.3e}, "
+                f"at T-{t_seq[-1]:.0f} {norms[0]:.3e}",
+                flush=True,
+            )
     return {"models": results, "baseline": baseline}
 
 
@@ -209,11 +287,21 @@ SUMMARY = ("norm_at_T", "norm_at_start", "decay_orders_of_magnitude", "train_mse
 
 
 def _metrics(result: dict) -> dict:
-    return {**{f"{n}.{k}": r[k] for n, r in result["models"].items() for k in SUMMARY}, **result["baseline"]}
+    return {
+        **{f"{n}.{k}": r[k] for n, r in result["models"].items() for k in SUMMARY},
+        **result["baseline"],
+    }
 
 
-register_script("node_adjoint_norm", main, metrics=_metrics, smoke=("--length", "24", "--iterations", "2"),
-                cpu=(), full=("--full",), options=options)
+register_script(
+    "node_adjoint_norm",
+    main,
+    metrics=_metrics,
+    smoke=("--length", "24", "--iterations", "2"),
+    cpu=(),
+    full=("--full",),
+    options=options,
+)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ config has no ``source``: :func:`dynkit.tasks.silverbox.silverbox`, from ``h(0) 
 
     python -m dynkit.experiments.node_blowup --out analysis/results/node_blowup
 """
+
 from __future__ import annotations
 
 import math
@@ -54,11 +55,20 @@ def build(name: str, drive) -> nn.Module:
         return SONODE(DrivenDense(2, 1, drive), initial=momentum)
     if name == "hbnode":
         return HBNODE(DrivenDense(1, 1, drive), initial=momentum, omega=-3.0, learn_gamma=False)
-    return GHBNODE(DrivenDense(1, 1, drive), initial=momentum, omega=-3.0, learn_gamma=False, chi=0.0,
-                   learn_xi=False, activation=hardtanh)
+    return GHBNODE(
+        DrivenDense(1, 1, drive),
+        initial=momentum,
+        omega=-3.0,
+        learn_gamma=False,
+        chi=0.0,
+        learn_xi=False,
+        activation=hardtanh,
+    )
 
 
-def trajectory_norms(model, y0: float, t: np.ndarray, rtol: float = 1e-6, atol: float = 1e-8) -> np.ndarray:
+def trajectory_norms(
+    model, y0: float, t: np.ndarray, rtol: float = 1e-6, atol: float = 1e-8
+) -> np.ndarray:
     """``||h(t)||`` on ``t`` (NaN after a solver failure), solved by dopri5 at ``rtol``, ``atol``."""
     x = torch.tensor([[y0]], dtype=torch.float64)
     with torch.no_grad():
@@ -67,28 +77,46 @@ def trajectory_norms(model, y0: float, t: np.ndarray, rtol: float = 1e-6, atol: 
     width = 1 + model.augment_dim
     norms = np.full(len(t), np.nan)
     ys = sol.ys[:, 0, :width]
-    norms[:len(ys)] = torch.linalg.vector_norm(ys, dim=-1).numpy()
+    norms[: len(ys)] = torch.linalg.vector_norm(ys, dim=-1).numpy()
     return norms
 
 
 def build_parser():
     p = parser(__doc__.splitlines()[0], "results/node_blowup")
-    p.add_argument("--inits", type=int, default=None, help="random initialisations per model (20; 100 with --full)")
+    p.add_argument(
+        "--inits",
+        type=int,
+        default=None,
+        help="random initialisations per model (20; 100 with --full)",
+    )
     p.add_argument("--t-end", type=float, default=None, help="horizon (100; 400 with --full)")
-    p.add_argument("--source", choices=("measured", "simulated"), default="measured",
-                   help="the drive: the measured Silverbox's V1 (default; folder: $DYNKIT_TIME_SERIES_DIR) or the "
-                        "simulated stand-in")
-    p.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance of the solves (default 1e-6)")
-    p.add_argument("--atol", type=float, default=1e-8, help="absolute tolerance of the solves (default 1e-8)")
+    p.add_argument(
+        "--source",
+        choices=("measured", "simulated"),
+        default="measured",
+        help="the drive: the measured Silverbox's V1 (default; folder: $DYNKIT_TIME_SERIES_DIR) or the "
+        "simulated stand-in",
+    )
+    p.add_argument(
+        "--rtol", type=float, default=1e-6, help="relative tolerance of the solves (default 1e-6)"
+    )
+    p.add_argument(
+        "--atol", type=float, default=1e-8, help="absolute tolerance of the solves (default 1e-8)"
+    )
     return p
 
 
 def options(argv: list[str] | None = None) -> dict:
     """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.node_recipes`)."""
     args = build_parser().parse_args(argv)
-    return {"models": tuple(args.models), "inits": args.inits or (100 if args.full else 20),
-            "t_end": args.t_end or (400.0 if args.full else 100.0), "source": args.source, "rtol": args.rtol,
-            "atol": args.atol}
+    return {
+        "models": tuple(args.models),
+        "inits": args.inits or (100 if args.full else 20),
+        "t_end": args.t_end or (400.0 if args.full else 100.0),
+        "source": args.source,
+        "rtol": args.rtol,
+        "atol": args.atol,
+    }
 
 
 def drive_of(source: str, t_end: float, seed: int):
@@ -98,13 +126,26 @@ def drive_of(source: str, t_end: float, seed: int):
     if source == "measured":
         samples, _, v2, drive = silverbox_measured_drive()
         if not 0 < t_end <= samples[-1]:
-            raise ValueError(f"--t-end must lie in (0, {samples[-1]:g}] (the measured drive's training samples), got "
-                             f"{t_end:g}")
-        return np.linspace(0.0, t_end, 201), float(v2[0]), drive, (
-            "the measured Silverbox's V1 (silverbox.csv, first 1,000 samples, centred x100, linear between samples; "
-            "the authors' silverbox_init.py), h(0) = V2(0)")
+            raise ValueError(
+                f"--t-end must lie in (0, {samples[-1]:g}] (the measured drive's training samples), got "
+                f"{t_end:g}"
+            )
+        return (
+            np.linspace(0.0, t_end, 201),
+            float(v2[0]),
+            drive,
+            (
+                "the measured Silverbox's V1 (silverbox.csv, first 1,000 samples, centred x100, linear between samples; "
+                "the authors' silverbox_init.py), h(0) = V2(0)"
+            ),
+        )
     t, _, y, drive = silverbox(t_end=t_end, n_points=201, seed=seed)
-    return t, float(y[0]) + 0.1, drive, "simulated Duffing oscillator standing in for the measured Silverbox"
+    return (
+        t,
+        float(y[0]) + 0.1,
+        drive,
+        "simulated Duffing oscillator standing in for the measured Silverbox",
+    )
 
 
 def main(argv=None) -> dict:
@@ -117,20 +158,48 @@ def main(argv=None) -> dict:
         p.error(str(error))
     command = setup(args)
     t, results, data = run(args.seed, args.quiet, **settings)
-    summary = {n: {k: v for k, v in r.items() if k not in ("log10_norm", "log10_norm_percentiles",
-                                                            "final_log10_norm")} for n, r in results.items()}
-    stored = {n: {k: v for k, v in r.items() if k != "log10_norm"} for n, r in results.items()}  # keep JSON small
-    write_json(args.out / "node_blowup.json", {"summary": summary, "t": t, "models": stored},
-               config={"inits": settings["inits"], "t_end": settings["t_end"], "seed": args.seed,
-                       "blow_up_threshold": BLOW_UP, "gamma": 1 / (1 + math.exp(3)), "xi": math.log(2),
-                       "sigma": "hardtanh[-5,5]", "source": settings["source"], "data": data},
-               command=command)
+    summary = {
+        n: {
+            k: v
+            for k, v in r.items()
+            if k not in ("log10_norm", "log10_norm_percentiles", "final_log10_norm")
+        }
+        for n, r in results.items()
+    }
+    stored = {
+        n: {k: v for k, v in r.items() if k != "log10_norm"} for n, r in results.items()
+    }  # keep JSON small
+    write_json(
+        args.out / "node_blowup.json",
+        {"summary": summary, "t": t, "models": stored},
+        config={
+            "inits": settings["inits"],
+            "t_end": settings["t_end"],
+            "seed": args.seed,
+            "blow_up_threshold": BLOW_UP,
+            "gamma": 1 / (1 + math.exp(3)),
+            "xi": math.log(2),
+            "sigma": "hardtanh[-5,5]",
+            "source": settings["source"],
+            "data": data,
+        },
+        command=command,
+    )
     plot(t, results, args.out / "node_blowup.png")
     return results
 
 
-def run(seed: int, quiet: bool, *, models: tuple[str, ...], inits: int, t_end: float, source: str, rtol: float,
-        atol: float) -> tuple[np.ndarray, dict, str]:
+def run(
+    seed: int,
+    quiet: bool,
+    *,
+    models: tuple[str, ...],
+    inits: int,
+    t_end: float,
+    source: str,
+    rtol: float,
+    atol: float,
+) -> tuple[np.ndarray, dict, str]:
     """``(t, results, data)``: each model integrated from ``inits`` random initialisations (init ``i`` of seed ``s``
     from torch seed ``100,003 s + i``) on the drive of ``source`` (:func:`drive_of`), with ``log10 ||h(t)||``."""
     t, y0, drive, data = drive_of(source, t_end, seed)
@@ -145,18 +214,24 @@ def run(seed: int, quiet: bool, *, models: tuple[str, ...], inits: int, t_end: f
         with np.errstate(divide="ignore"):
             log_final = np.log10(final)
         log_curves = np.log10(curves)
-        results[name] = {"log10_norm": log_curves,
-                         "log10_norm_percentiles": {q: np.round(np.nanpercentile(log_curves, q, axis=0), 3).tolist()
-                                                    for q in (5, 25, 50, 75, 95)},
-                         "final_log10_norm": np.round(log_final, 3).tolist(),
-                         "median_final_log10_norm": float(np.median(log_final)),
-                         "max_final_log10_norm": float(np.max(log_final)),
-                         "blow_up_fraction": float(np.mean(final > BLOW_UP)),
-                         "growth_fraction": float(np.mean(final > 10.0))}
+        results[name] = {
+            "log10_norm": log_curves,
+            "log10_norm_percentiles": {
+                q: np.round(np.nanpercentile(log_curves, q, axis=0), 3).tolist()
+                for q in (5, 25, 50, 75, 95)
+            },
+            "final_log10_norm": np.round(log_final, 3).tolist(),
+            "median_final_log10_norm": float(np.median(log_final)),
+            "max_final_log10_norm": float(np.max(log_final)),
+            "blow_up_fraction": float(np.mean(final > BLOW_UP)),
+            "growth_fraction": float(np.mean(final > 10.0)),
+        }
         if not quiet:
             r = results[name]
-            print(f"{name:8s} median log10||h(T)|| {r['median_final_log10_norm']:7.2f}  max {r['max_final_log10_norm']:7.2f}"
-                  f"  ||h(T)||>1e8: {r['blow_up_fraction']:.2f}  >10: {r['growth_fraction']:.2f}")
+            print(
+                f"{name:8s} median log10||h(T)|| {r['median_final_log10_norm']:7.2f}  max {r['max_final_log10_norm']:7.2f}"
+                f"  ||h(T)||>1e8: {r['blow_up_fraction']:.2f}  >10: {r['growth_fraction']:.2f}"
+            )
     return t, results, data
 
 
@@ -175,8 +250,11 @@ def plot(t, results: dict, path) -> None:
 
 
 def _metrics(results: dict) -> dict:
-    return {f"{n}.{k}": r[k] for n, r in results.items()
-            for k in ("median_final_log10_norm", "blow_up_fraction", "growth_fraction")}
+    return {
+        f"{n}.{k}": r[k]
+        for n, r in results.items()
+        for k in ("median_final_log10_norm", "blow_up_fraction", "growth_fraction")
+    }
 
 
 def data_label(config) -> str:
@@ -190,10 +268,15 @@ def data_label(config) -> str:
 
 
 # each scale names its source, so that its record says which drive it ran on
-register_script("node_blowup", main, metrics=_metrics,
-                smoke=("--inits", "2", "--t-end", "5", "--models", "hbnode", "ghbnode", "--source", "measured"),
-                cpu=("--inits", "10", "--source", "measured"), full=("--full", "--source", "measured"),
-                options=options)
+register_script(
+    "node_blowup",
+    main,
+    metrics=_metrics,
+    smoke=("--inits", "2", "--t-end", "5", "--models", "hbnode", "ghbnode", "--source", "measured"),
+    cpu=("--inits", "10", "--source", "measured"),
+    full=("--full", "--source", "measured"),
+    options=options,
+)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ reported (identical numbers in every seed), so its rows were no independent conf
 
     python -m dynkit.experiments.node_images --out analysis/results/node_images
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -43,13 +44,24 @@ def model_seed(seed: int) -> int:
 def build_parser():
     p = parser(__doc__.splitlines()[0], "results/node_images")
     p.add_argument("--task", default="digits", choices=("digits", "fashion_mnist"))
-    p.add_argument("--epochs", type=int, default=None, help="default: the task's CPU (or --full) budget")
-    p.add_argument("--tol", type=float, default=None, help="rtol = atol (default: 1e-3, the review's code)")
-    p.add_argument("--clip-norm", type=bounded(float, "a positive finite number", lambda v: 0 < v < math.inf),
-                   default=None,
-                   help="clip the gradients' global norm to this (the review authors' MNIST runs: 10); default none")
-    p.add_argument("--checkpoints", type=Path, default=None,
-                   help="keep each model's checkpoint in DIR/<model>/ (for a later NFE-vs-tolerance sweep)")
+    p.add_argument(
+        "--epochs", type=int, default=None, help="default: the task's CPU (or --full) budget"
+    )
+    p.add_argument(
+        "--tol", type=float, default=None, help="rtol = atol (default: 1e-3, the review's code)"
+    )
+    p.add_argument(
+        "--clip-norm",
+        type=bounded(float, "a positive finite number", lambda v: 0 < v < math.inf),
+        default=None,
+        help="clip the gradients' global norm to this (the review authors' MNIST runs: 10); default none",
+    )
+    p.add_argument(
+        "--checkpoints",
+        type=Path,
+        default=None,
+        help="keep each model's checkpoint in DIR/<model>/ (for a later NFE-vs-tolerance sweep)",
+    )
     add_solver_option(p)
     return p
 
@@ -60,11 +72,19 @@ def options(argv: list[str] | None = None) -> dict:
     rate) and tolerance (:data:`dynkit.models.node_paper.PAPER_TOLERANCE`) where it gives none."""
     args = build_parser().parse_args(argv)
     task = SETTINGS[args.task]
-    return {"task": args.task, "models": tuple(args.models), "full": args.full,
-            "epochs": args.epochs or (task.epochs_full if args.full else task.epochs),
-            "tol": PAPER_TOLERANCE[args.task] if args.tol is None else args.tol, "solver": args.solver,
-            "method": "dopri5", "adjoint": True, "batch_size": task.batch_size, "lr": task.lr,
-            "clip_norm": args.clip_norm}
+    return {
+        "task": args.task,
+        "models": tuple(args.models),
+        "full": args.full,
+        "epochs": args.epochs or (task.epochs_full if args.full else task.epochs),
+        "tol": PAPER_TOLERANCE[args.task] if args.tol is None else args.tol,
+        "solver": args.solver,
+        "method": "dopri5",
+        "adjoint": True,
+        "batch_size": task.batch_size,
+        "lr": task.lr,
+        "clip_norm": args.clip_norm,
+    }
 
 
 def main(argv=None) -> dict:
@@ -72,37 +92,86 @@ def main(argv=None) -> dict:
     command = setup(args)
     seed = model_seed(args.seed)
     results = run(seed, args.quiet, args.checkpoints, **options(argv))
-    summary = {name: {k: r["final"][k] for k in ("test_acc", "forward_nfe", "backward_nfe", "batch_time")}
-               for name, r in results.items()}
+    summary = {
+        name: {k: r["final"][k] for k in ("test_acc", "forward_nfe", "backward_nfe", "batch_time")}
+        for name, r in results.items()
+    }
     if not args.quiet:
         for name, s in summary.items():
-            print(f"{name:8s} acc {s['test_acc']:.4f}  forward NFE {s['forward_nfe']:6.1f}  "
-                  f"backward NFE {s['backward_nfe']:6.1f}  s/batch {s['batch_time']:.3f}")
+            print(
+                f"{name:8s} acc {s['test_acc']:.4f}  forward NFE {s['forward_nfe']:6.1f}  "
+                f"backward NFE {s['backward_nfe']:6.1f}  s/batch {s['batch_time']:.3f}"
+            )
     # the command line's values, as recorded before the options were resolved here (None: the task's default)
-    write_json(args.out / "node_images.json", {"summary": summary, "models": results},
-               config={"task": args.task, "seed": args.seed, "model_seed": seed, "full": args.full,
-                       "epochs": args.epochs, "tol": args.tol, "solver": args.solver,
-                       "settings": SETTINGS[args.task].__dict__},
-               command=command)
+    write_json(
+        args.out / "node_images.json",
+        {"summary": summary, "models": results},
+        config={
+            "task": args.task,
+            "seed": args.seed,
+            "model_seed": seed,
+            "full": args.full,
+            "epochs": args.epochs,
+            "tol": args.tol,
+            "solver": args.solver,
+            "settings": SETTINGS[args.task].__dict__,
+        },
+        command=command,
+    )
     plot(results, args.out / "node_images.png", args.task)
     return results
 
 
-def run(seed: int, quiet: bool, checkpoints: Path | None, *, task: str, models: tuple[str, ...], full: bool,
-        epochs: int, tol: float, solver: str, method: str, adjoint: bool, batch_size: int, lr: float,
-        clip_norm: float | None) -> dict:
+def run(
+    seed: int,
+    quiet: bool,
+    checkpoints: Path | None,
+    *,
+    task: str,
+    models: tuple[str, ...],
+    full: bool,
+    epochs: int,
+    tol: float,
+    solver: str,
+    method: str,
+    adjoint: bool,
+    batch_size: int,
+    lr: float,
+    clip_norm: float | None,
+) -> dict:
     """Train each of ``models`` on ``task`` from the model seed ``seed`` (:func:`model_seed`); per model its history,
     final metrics and config."""
     results = {}
     for name in models:
         ckpt = checkpoints / name if checkpoints is not None else None
-        _, res = train_model(name, task, epochs=epochs, seed=seed, full=full, quiet=quiet, out=ckpt, tol=tol,
-                             solver=solver, method=method, adjoint=adjoint, batch_size=batch_size, lr=lr,
-                             clip_norm=clip_norm)
-        n_batches = -(-res["config"]["settings"]["n_train"] // res["config"]["batch_size"]) \
-            if res["config"]["settings"]["n_train"] else None
-        results[name] = {"n_parameters": res["n_parameters"], "history": res["history"], "final": res["final"],
-                         "config": res["config"], "batches_per_epoch": n_batches}
+        _, res = train_model(
+            name,
+            task,
+            epochs=epochs,
+            seed=seed,
+            full=full,
+            quiet=quiet,
+            out=ckpt,
+            tol=tol,
+            solver=solver,
+            method=method,
+            adjoint=adjoint,
+            batch_size=batch_size,
+            lr=lr,
+            clip_norm=clip_norm,
+        )
+        n_batches = (
+            -(-res["config"]["settings"]["n_train"] // res["config"]["batch_size"])
+            if res["config"]["settings"]["n_train"]
+            else None
+        )
+        results[name] = {
+            "n_parameters": res["n_parameters"],
+            "history": res["history"],
+            "final": res["final"],
+            "config": res["config"],
+            "batches_per_epoch": n_batches,
+        }
     return results
 
 
@@ -112,11 +181,24 @@ def plot(results: dict, path, task: str) -> None:
     for name, r in results.items():
         epochs = [e["epoch"] for e in r["history"]]
         for ax, key in zip(axes[:3], ("forward_nfe", "backward_nfe", "test_acc")):
-            ax.plot(epochs, [e[key] for e in r["history"]], marker="o", color=COLORS[name], label=name.upper())
+            ax.plot(
+                epochs,
+                [e[key] for e in r["history"]],
+                marker="o",
+                color=COLORS[name],
+                label=name.upper(),
+            )
         time_per_epoch = [e["batch_time"] for e in r["history"]]
         axes[3].plot(epochs, time_per_epoch, marker="o", color=COLORS[name], label=name.upper())
-    for ax, title in zip(axes, ("forward NFE per batch", "backward NFE per batch (adjoint)", "test accuracy",
-                                "training time per batch (s)")):
+    for ax, title in zip(
+        axes,
+        (
+            "forward NFE per batch",
+            "backward NFE per batch (adjoint)",
+            "test accuracy",
+            "training time per batch (s)",
+        ),
+    ):
         ax.set_title(title)
         ax.set_xlabel("epoch")
         ax.grid(alpha=0.3)
@@ -130,19 +212,41 @@ def _metrics(results: dict) -> dict:
     out = {}
     for name, r in results.items():
         first, last = r["history"][0], r["history"][-1]
-        out.update({f"{name}.test_acc": last["test_acc"], f"{name}.forward_nfe": last["forward_nfe"],
-                    f"{name}.backward_nfe": last["backward_nfe"],
-                    f"{name}.forward_nfe_growth": last["forward_nfe"] / max(first["forward_nfe"], 1e-12)})
+        out.update(
+            {
+                f"{name}.test_acc": last["test_acc"],
+                f"{name}.forward_nfe": last["forward_nfe"],
+                f"{name}.backward_nfe": last["backward_nfe"],
+                f"{name}.forward_nfe_growth": last["forward_nfe"]
+                / max(first["forward_nfe"], 1e-12),
+            }
+        )
     return out
 
 
-register_script("node_images", main, metrics=_metrics,
-                smoke=("--epochs", "1", "--models", "node", "hbnode", "--tol", "1e-2"),
-                # cpu: 3 epochs at rtol 1e-5 (1 epoch at 1e-3 left every model on dopri5's floor of 20 evaluations
-                # per batch and ANODE/HBNODE below 50 % in one seed); the authors' clipping at 10 (until 2026-11-28
-                # the cpu scale trained unclipped)
-                cpu=("--epochs", "3", "--tol", "1e-5", "--models", "anode", "sonode", "hbnode", "--clip-norm", "10"),
-                full=("--full", "--task", "fashion_mnist", "--clip-norm", "10"), options=options)
+register_script(
+    "node_images",
+    main,
+    metrics=_metrics,
+    smoke=("--epochs", "1", "--models", "node", "hbnode", "--tol", "1e-2"),
+    # cpu: 3 epochs at rtol 1e-5 (1 epoch at 1e-3 left every model on dopri5's floor of 20 evaluations
+    # per batch and ANODE/HBNODE below 50 % in one seed); the authors' clipping at 10 (until 2026-11-28
+    # the cpu scale trained unclipped)
+    cpu=(
+        "--epochs",
+        "3",
+        "--tol",
+        "1e-5",
+        "--models",
+        "anode",
+        "sonode",
+        "hbnode",
+        "--clip-norm",
+        "10",
+    ),
+    full=("--full", "--task", "fashion_mnist", "--clip-norm", "10"),
+    options=options,
+)
 
 
 if __name__ == "__main__":

@@ -5,13 +5,16 @@ repository ``hedixia/HeavyBallNODE``, folder ``hbnode_data/``, commit recorded i
 the paper's own effect on the row's scale with its spread across their five runs. Where the file is absent (an
 installed dynkit without the results of record), the rows say ``–``.
 """
+
 from __future__ import annotations
 
 import json
 from functools import lru_cache
 from pathlib import Path
 
-LOGS = Path(__file__).resolve().parents[2] / "analysis" / "results" / "paper_runs" / "hbnode_logs.json"
+LOGS = (
+    Path(__file__).resolve().parents[2] / "analysis" / "results" / "paper_runs" / "hbnode_logs.json"
+)
 
 
 @lru_cache(maxsize=1)

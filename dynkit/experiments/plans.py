@@ -13,6 +13,7 @@ so (``prospective: false``) and the ledger shows it.
 
     python -m analysis.plans NAME --pilot analysis/results/NAME/results.json [--cap 10] [--looks 2]
 """
+
 from __future__ import annotations
 
 import datetime
@@ -22,8 +23,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .inference import (ALPHA, INTERVAL_METHODS, POWER, RULE_FIXED, SPENDING, look_levels,
-                        seeds_needed)
+from .inference import (
+    ALPHA,
+    INTERVAL_METHODS,
+    POWER,
+    RULE_FIXED,
+    SPENDING,
+    look_levels,
+    seeds_needed,
+)
 
 PLANS_ROOT = Path(__file__).resolve().parents[2] / "analysis" / "plans"
 """The committed plans (``analysis/plans/<experiment>.json``)."""
@@ -91,23 +99,37 @@ class Plan:
     def level_at(self, n: int) -> float:
         """The significance level of the look with ``n`` seeds; a ValueError when ``n`` is not a look."""
         if n not in self.looks:
-            raise ValueError(f"the results hold {n} seeds, not a look of {self.experiment}'s plan (looks "
-                             f"{list(self.looks)})")
+            raise ValueError(
+                f"the results hold {n} seeds, not a look of {self.experiment}'s plan (looks "
+                f"{list(self.looks)})"
+            )
         return look_levels(self.looks, self.alpha, self.spending)[self.looks.index(n)]
 
     def describe(self) -> str:
         kind = KIND_TEXT[self.prospective]
-        looks = (f"looks at n = {', '.join(map(str, self.looks))} ({self.spending} spending)" if len(self.looks) > 1
-                 else f"n = {self.looks[0]}")
+        looks = (
+            f"looks at n = {', '.join(map(str, self.looks))} ({self.spending} spending)"
+            if len(self.looks) > 1
+            else f"n = {self.looks[0]}"
+        )
         return f"{self.experiment}: {looks}, {self.interval} interval, {kind}"
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def plan_from_pilot(experiment: str, per_row: Mapping[str, tuple[Sequence[float], float]], *, cap: int = CAP,
-                    n_looks: int = 1, interval: str = "t", spending: str = "obrien-fleming", prospective: bool = True,
-                    note: str = "", min_seeds: int = 5) -> Plan:
+def plan_from_pilot(
+    experiment: str,
+    per_row: Mapping[str, tuple[Sequence[float], float]],
+    *,
+    cap: int = CAP,
+    n_looks: int = 1,
+    interval: str = "t",
+    spending: str = "obrien-fleming",
+    prospective: bool = True,
+    note: str = "",
+    min_seeds: int = 5,
+) -> Plan:
     """A plan from a pilot: ``per_row = {row: (pilot per-seed effects, sesoi)}``.
 
     The planned n is the largest over the rows of the seeds that detect the row's ``sesoi`` at 80 % power
@@ -120,13 +142,21 @@ def plan_from_pilot(experiment: str, per_row: Mapping[str, tuple[Sequence[float]
         m = sum(xs) / len(xs)
         sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else math.nan
         need = seeds_needed(sd, sesoi) if math.isfinite(sd) else None
-        basis[row] = {"pilot_n": len(xs), "pilot_sd": sd, "sesoi": sesoi, "seeds_needed": need,
-                      "power": POWER, "at_cap": need is None or need > cap}
+        basis[row] = {
+            "pilot_n": len(xs),
+            "pilot_sd": sd,
+            "sesoi": sesoi,
+            "seeds_needed": need,
+            "power": POWER,
+            "at_cap": need is None or need > cap,
+        }
         wanted = max(wanted, min(cap, need if need is not None else cap))
     n = wanted
     looks = sorted({max(2, round(n * (k + 1) / n_looks)) for k in range(n_looks)})
     written = f"{datetime.date.today().isoformat()}" + (f": {note}" if note else "")
-    return Plan(experiment, tuple(looks), interval, spending, tuple(per_row), basis, prospective, written)
+    return Plan(
+        experiment, tuple(looks), interval, spending, tuple(per_row), basis, prospective, written
+    )
 
 
 def load_plan(path: str | Path, option: str = "plan") -> Plan:
@@ -140,8 +170,10 @@ def load_plan(path: str | Path, option: str = "plan") -> Plan:
     except ValueError as err:
         raise ValueError(f"{option} must be a JSON plan file, got {str(path)!r}: {err}") from None
     if not isinstance(data, dict) or "experiment" not in data:
-        raise ValueError(f"{option} must be a plan (a JSON object with 'experiment', 'looks', ...), got "
-                         f"{str(path)!r} holding {type(data).__name__}")
+        raise ValueError(
+            f"{option} must be a plan (a JSON object with 'experiment', 'looks', ...), got "
+            f"{str(path)!r} holding {type(data).__name__}"
+        )
     return Plan(**{k: data[k] for k in Plan.__dataclass_fields__ if k in data})
 
 

@@ -1,4 +1,5 @@
 """Matplotlib for the experiments' figures."""
+
 from __future__ import annotations
 
 

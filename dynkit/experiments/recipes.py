@@ -14,6 +14,7 @@ References
 The papers in ``shared/papers`` (the review: Wang, Xia, Nguyen, Osher, Sect. 3.4 and Table 4) and the review
 authors' public code, github.com/hedixia/HeavyBallNODE at commit cd1065f (read, never copied).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -42,13 +43,17 @@ def read_field(config: Any, name: str) -> Any:
     if callable(getattr(config, "options", None)):
         options = config.options()
         if name not in options:
-            raise RecipeError(f"field must name a setting of the script's options, one of {sorted(options)}, "
-                              f"got {name!r}")
+            raise RecipeError(
+                f"field must name a setting of the script's options, one of {sorted(options)}, "
+                f"got {name!r}"
+            )
         return options[name]
     if name.startswith("data."):
         return dict(config.data).get(name[5:], ALL)
     if not hasattr(config, name):
-        raise RecipeError(f"field must name an attribute of {type(config).__name__} or data.<option>, got {name!r}")
+        raise RecipeError(
+            f"field must name an attribute of {type(config).__name__} or data.<option>, got {name!r}"
+        )
     return getattr(config, name)
 
 
@@ -56,18 +61,26 @@ def write_field(config: Any, name: str, value: Any) -> Any:
     """``config`` with ``name`` set to ``value`` (:data:`ALL` removes a ``data.<option>``; a script's config
     gets ``--name value`` on its command line, refused unless the script then runs with ``value``)."""
     if callable(getattr(config, "with_option", None)):
-        if _same(read_field(config, name), value):  # already so (and a name the script's options know)
+        if _same(
+            read_field(config, name), value
+        ):  # already so (and a name the script's options know)
             return config
         written = config.with_option(name, value)
         try:
-            with contextlib.redirect_stderr(io.StringIO()):  # argparse's usage text: the error below says it
+            with contextlib.redirect_stderr(
+                io.StringIO()
+            ):  # argparse's usage text: the error below says it
                 runs_with = read_field(written, name)
         except SystemExit:
-            raise RecipeError(f"the script has no command-line option for {name} (it is fixed in its code): "
-                              f"cannot write {_text(value)}") from None
+            raise RecipeError(
+                f"the script has no command-line option for {name} (it is fixed in its code): "
+                f"cannot write {_text(value)}"
+            ) from None
         if not _same(runs_with, value):
-            raise RecipeError(f"the script cannot be given {name} = {_text(value)} on its command line: it runs "
-                              f"with {_text(runs_with)}")
+            raise RecipeError(
+                f"the script cannot be given {name} = {_text(value)} on its command line: it runs "
+                f"with {_text(runs_with)}"
+            )
         return written
     if name.startswith("data."):
         key = name[5:]
@@ -111,8 +124,10 @@ class Setting:
         if not self.name or not self.source.strip():
             raise RecipeError(f"setting {self.name!r}: name and source must be non-empty")
         if bool(self.field) == bool(self.fixed):
-            raise RecipeError(f"setting {self.name!r}: give exactly one of field (read from the config) and fixed "
-                              f"(what the code does), got field={self.field!r}, fixed={self.fixed!r}")
+            raise RecipeError(
+                f"setting {self.name!r}: give exactly one of field (read from the config) and fixed "
+                f"(what the code does), got field={self.field!r}, fixed={self.fixed!r}"
+            )
 
     def ours(self, config: Any) -> Any:
         """Our value in ``config`` (read from it; ``fixed`` for what the config cannot change)."""
@@ -131,7 +146,9 @@ class Setting:
 
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-        return abs(float(a) - float(b)) <= 1e-12 * max(abs(float(a)), abs(float(b)), 1.0)  # float round-off only
+        return abs(float(a) - float(b)) <= 1e-12 * max(
+            abs(float(a)), abs(float(b)), 1.0
+        )  # float round-off only
     return a == b
 
 
@@ -149,15 +166,18 @@ class Recipe:
     def __post_init__(self):
         names = [s.name for s in self.settings]
         if len(set(names)) != len(names):
-            raise RecipeError(f"recipe {self.experiment!r}: setting names must be unique, got {names}")
+            raise RecipeError(
+                f"recipe {self.experiment!r}: setting names must be unique, got {names}"
+            )
 
     def reason(self, setting: Setting, scale: str) -> str:
         return setting.reasons.get(scale) or self.default_reasons.get(scale, "")
 
     def missing(self) -> list[str]:
         """The design pieces our code lacks to run the paper's recipe (empty: ``paper`` scale runs)."""
-        return ([self.no_paper_run] if self.no_paper_run else []) + [f"{s.name}: {s.missing}" for s in self.settings
-                                                                     if s.missing]
+        return ([self.no_paper_run] if self.no_paper_run else []) + [
+            f"{s.name}: {s.missing}" for s in self.settings if s.missing
+        ]
 
     def rows(self, config: Any, scale: str) -> list[dict]:
         """One dict per setting: ``setting``, ``paper``, ``source``, ``ours`` (read from ``config``), ``as_paper``
@@ -170,8 +190,17 @@ class Recipe:
                 why = "the paper states none: ours"
             if not same and s.missing:
                 why = (why + "; " if why else "") + f"not built yet: {s.missing}"
-            out.append({"setting": s.name, "paper": _text(s.paper), "source": s.source, "ours": _text(s.ours(config)),
-                        "as_paper": same, "why": why, "missing": s.missing})
+            out.append(
+                {
+                    "setting": s.name,
+                    "paper": _text(s.paper),
+                    "source": s.source,
+                    "ours": _text(s.ours(config)),
+                    "as_paper": same,
+                    "why": why,
+                    "missing": s.missing,
+                }
+            )
         return out
 
     def expressible(self) -> list[Setting]:
@@ -181,15 +210,20 @@ class Recipe:
     def mismatches(self, config: Any) -> list[str]:
         """The :meth:`expressible` settings whose paper value ``config`` does not hold (empty for a faithful
         ``paper`` config)."""
-        return [f"{s.name}: paper {_text(s.paper)} ({s.source}), config {_text(s.ours(config))}"
-                for s in self.expressible() if not s.as_paper(config)]
+        return [
+            f"{s.name}: paper {_text(s.paper)} ({s.source}), config {_text(s.ours(config))}"
+            for s in self.expressible()
+            if not s.as_paper(config)
+        ]
 
     def paper_config(self, full: Any, *, strict: bool = True) -> Any:
         """The ``full`` config with every stated paper value written into its field. ``strict``: a
         :class:`RecipeError` naming each missing design piece first (the paper scale refuses to run)."""
         if strict and self.missing():
-            raise RecipeError(f"{self.experiment}: the paper scale cannot run the authors' recipe yet; missing: "
-                              + "; ".join(self.missing()))
+            raise RecipeError(
+                f"{self.experiment}: the paper scale cannot run the authors' recipe yet; missing: "
+                + "; ".join(self.missing())
+            )
         config = full
         for s in self.expressible():
             config = write_field(config, s.field, s.paper)
@@ -221,7 +255,9 @@ def recipe_of(name: str) -> Recipe:
     try:
         return RECIPES[name]
     except KeyError:
-        raise RecipeError(f"experiment must be one with a recipe, one of {sorted(RECIPES)}, got {name!r}") from None
+        raise RecipeError(
+            f"experiment must be one with a recipe, one of {sorted(RECIPES)}, got {name!r}"
+        ) from None
 
 
 def paper_config(experiment: Any, *, strict: bool = True) -> Any:
@@ -229,8 +265,10 @@ def paper_config(experiment: Any, *, strict: bool = True) -> Any:
     from .registry import Experiment
 
     if not isinstance(experiment, Experiment):
-        raise TypeError(f"experiment must be a registered Experiment (dk.experiments.get(NAME)), got "
-                        f"{type(experiment).__name__} {experiment!r:.60}")
+        raise TypeError(
+            f"experiment must be a registered Experiment (dk.experiments.get(NAME)), got "
+            f"{type(experiment).__name__} {experiment!r:.60}"
+        )
     return recipe_of(experiment.name).paper_config(experiment.scales["full"], strict=strict)
 
 
@@ -241,7 +279,9 @@ def setup_table(name: str, scales: tuple[str, ...] = REPORT_SCALES) -> list[dict
     from .registry import get
 
     if not isinstance(name, str):
-        raise TypeError(f"name must be an experiment's name (a str), got {type(name).__name__} {name!r:.60}")
+        raise TypeError(
+            f"name must be an experiment's name (a str), got {type(name).__name__} {name!r:.60}"
+        )
     get(name)  # a ValueError naming the registered experiments
     recipe = RECIPES.get(name)
     if recipe is None:
@@ -250,10 +290,17 @@ def setup_table(name: str, scales: tuple[str, ...] = REPORT_SCALES) -> list[dict
     per_scale = {scale: recipe.rows(exp.config(scale), scale) for scale in scales}
     out = []
     for i, s in enumerate(recipe.settings):
-        out.append({"setting": s.name, "paper": _text(s.paper), "source": s.source,
-                    **{scale: per_scale[scale][i]["ours"] for scale in scales},
-                    "as_paper": {scale: per_scale[scale][i]["as_paper"] for scale in scales},
-                    "why": {scale: per_scale[scale][i]["why"] for scale in scales}, "missing": s.missing})
+        out.append(
+            {
+                "setting": s.name,
+                "paper": _text(s.paper),
+                "source": s.source,
+                **{scale: per_scale[scale][i]["ours"] for scale in scales},
+                "as_paper": {scale: per_scale[scale][i]["as_paper"] for scale in scales},
+                "why": {scale: per_scale[scale][i]["why"] for scale in scales},
+                "missing": s.missing,
+            }
+        )
     return out
 
 
@@ -265,12 +312,33 @@ def setup_markdown(name: str, scales: tuple[str, ...] = REPORT_SCALES) -> str:
     head = ["setting", "paper (source)", *scales, "why"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in rows:
-        why = "; ".join(f"{s}: {r['why'][s]}" if len(scales) > 1 else r["why"][s] for s in scales if r["why"][s])
-        cells = [r["setting"], f"{r['paper']} ({r['source']})",
-                 *(r[s] for s in scales), why or ("as the paper" if all(r["as_paper"].values()) else "–")]
-        lines.append("| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |")
+        why = "; ".join(
+            f"{s}: {r['why'][s]}" if len(scales) > 1 else r["why"][s] for s in scales if r["why"][s]
+        )
+        cells = [
+            r["setting"],
+            f"{r['paper']} ({r['source']})",
+            *(r[s] for s in scales),
+            why or ("as the paper" if all(r["as_paper"].values()) else "–"),
+        ]
+        lines.append(
+            "| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |"
+        )
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["ALL", "NOT_STATED", "RECIPES", "Recipe", "RecipeError", "Setting", "add_recipe", "paper_config",
-           "read_field", "recipe_of", "setup_markdown", "setup_table", "write_field"]
+__all__ = [
+    "ALL",
+    "NOT_STATED",
+    "RECIPES",
+    "Recipe",
+    "RecipeError",
+    "Setting",
+    "add_recipe",
+    "paper_config",
+    "read_field",
+    "recipe_of",
+    "setup_markdown",
+    "setup_table",
+    "write_field",
+]

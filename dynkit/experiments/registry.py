@@ -1,4 +1,5 @@
 """The registry of experiments: a name, a config dataclass per scale, the config points and a run function."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -57,11 +58,15 @@ class Experiment:
     def __post_init__(self):
         missing = [s for s in SCALES if s not in self.scales]
         if missing:
-            raise ValueError(f"experiment {self.name!r} needs configs for the scales {SCALES}, missing {missing}")
+            raise ValueError(
+                f"experiment {self.name!r} needs configs for the scales {SCALES}, missing {missing}"
+            )
         kinds = {type(c) for c in self.scales.values()}
         if len(kinds) != 1 or not dataclasses.is_dataclass(next(iter(kinds))):
-            raise TypeError(f"experiment {self.name!r}: the scales must be instances of one dataclass, got "
-                            f"{sorted(k.__name__ for k in kinds)}")
+            raise TypeError(
+                f"experiment {self.name!r}: the scales must be instances of one dataclass, got "
+                f"{sorted(k.__name__ for k in kinds)}"
+            )
 
     def code(self) -> dict:
         """The code that computes a shard (see :func:`code_identity`)."""
@@ -98,21 +103,40 @@ EXPERIMENTS: dict[str, Experiment] = {}
 """Every registered experiment by name (filled when :mod:`dynkit.experiments` is imported)."""
 
 
-def register(name: str, *, smoke: Any, cpu: Any, full: Any, points: Callable[[Any], Sequence[dict]] | None = None,
-             summary: str = "", render: Callable[[dict, Path], None] | None = None,
-             module: str = "") -> Callable[[RunFunction], RunFunction]:
+def register(
+    name: str,
+    *,
+    smoke: Any,
+    cpu: Any,
+    full: Any,
+    points: Callable[[Any], Sequence[dict]] | None = None,
+    summary: str = "",
+    render: Callable[[dict, Path], None] | None = None,
+    module: str = "",
+) -> Callable[[RunFunction], RunFunction]:
     """Decorator: register ``run`` as the experiment ``name`` with its three scales (see :class:`Experiment`)."""
+
     def decorate(run: RunFunction) -> RunFunction:
         if name in EXPERIMENTS and EXPERIMENTS[name].run is not run:
             raise ValueError(f"an experiment named {name!r} is already registered")
         doc = (run.__doc__ or "").strip().splitlines()
-        EXPERIMENTS[name] = Experiment(name, run, {"smoke": smoke, "cpu": cpu, "full": full}, points,
-                                       summary or (doc[0] if doc else ""), render, module)
+        EXPERIMENTS[name] = Experiment(
+            name,
+            run,
+            {"smoke": smoke, "cpu": cpu, "full": full},
+            points,
+            summary or (doc[0] if doc else ""),
+            render,
+            module,
+        )
         return run
+
     return decorate
 
 
-def register_variant(base: str, name: str, change: Callable[[Any], Any], summary: str) -> Experiment:
+def register_variant(
+    base: str, name: str, change: Callable[[Any], Any], summary: str
+) -> Experiment:
     """Register ``name``: the experiment ``base`` with ``change(config)`` at every scale.
 
     The variant shares ``base``'s run function, config points, figures and code identity (its shards
@@ -122,8 +146,13 @@ def register_variant(base: str, name: str, change: Callable[[Any], Any], summary
     exp = get(base)
     if name in EXPERIMENTS and EXPERIMENTS[name].run is not exp.run:
         raise ValueError(f"an experiment named {name!r} is already registered")
-    variant = dataclasses.replace(exp, name=name, scales={s: change(c) for s, c in exp.scales.items()},
-                                  summary=summary, module=exp.module or exp.run.__module__)
+    variant = dataclasses.replace(
+        exp,
+        name=name,
+        scales={s: change(c) for s, c in exp.scales.items()},
+        summary=summary,
+        module=exp.module or exp.run.__module__,
+    )
     EXPERIMENTS[name] = variant
     return variant
 

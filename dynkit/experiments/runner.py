@@ -17,6 +17,7 @@ control. A per-shard claim (an advisory ``flock`` on ``.claim`` in the shard's
 folder, released by the kernel if the process dies) keeps concurrent runners on one ``out`` from
 computing the same shard twice.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -34,14 +35,25 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import _checks
-from ..io import (check_output_path, check_own_folder, check_writable_dir, jsonable, read_regular_bytes,
-                  remove_orphan_temporaries, versions, write_json)
+from ..io import (
+    check_output_path,
+    check_own_folder,
+    check_writable_dir,
+    jsonable,
+    read_regular_bytes,
+    remove_orphan_temporaries,
+    versions,
+    write_json,
+)
 from .code_closure import describe_change, same_code
 from .registry import RUN_SCALES, Experiment, get, point_key
 
 SHARD_FILE = "shard.json"
 RESULTS_FILE = "results.json"
-RUN_FOLDER_MARKS = ("shards", RESULTS_FILE)  # what a run writes in its folder: a folder without either is not one
+RUN_FOLDER_MARKS = (
+    "shards",
+    RESULTS_FILE,
+)  # what a run writes in its folder: a folder without either is not one
 CLAIM_FILE = ".claim"
 BACKENDS = ("local", "ray")
 DEVICES = _checks.DEVICE_FORMS
@@ -78,14 +90,22 @@ class Shard:
 
     def identity(self) -> dict:
         """What a finished shard must match to be reused: the config and the code, not the device or the folder."""
-        return {"experiment": self.experiment, "scale": self.scale, "seed": self.seed, "point": jsonable(self.point),
-                "config": jsonable(dataclasses.asdict(self.config)), "code": self.code}
+        return {
+            "experiment": self.experiment,
+            "scale": self.scale,
+            "seed": self.seed,
+            "point": jsonable(self.point),
+            "config": jsonable(dataclasses.asdict(self.config)),
+            "code": self.code,
+        }
 
 
 def content_hash(record: dict) -> str:
     """SHA-256 of ``record`` without its ``"sha256"`` entry, over canonical strict JSON (sorted keys)."""
     body = {k: v for k, v in record.items() if k != "sha256"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+    text = json.dumps(
+        body, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -107,21 +127,31 @@ def _flaw(record: Any, shard: Shard) -> str | None:
     if missing:
         return f"missing {', '.join(map(repr, missing))}"
     metrics, seconds = record["metrics"], record["seconds"]
-    if not isinstance(metrics, dict) or not all(isinstance(k, str) and _is_metric(v) for k, v in metrics.items()):
+    if not isinstance(metrics, dict) or not all(
+        isinstance(k, str) and _is_metric(v) for k, v in metrics.items()
+    ):
         return f"'metrics' must map names to numbers, got {json.dumps(metrics)[:60]}"
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < math.inf:
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, (int, float))
+        or not 0 <= seconds < math.inf
+    ):
         return f"'seconds' must be a number >= 0, got {json.dumps(seconds)[:60]}"
     if record["sha256"] != content_hash(record):
         return "its content does not match its sha256 (edited or damaged)"
     for key, value in shard.identity().items():
         if key == "code":
             if not isinstance(record[key], dict) or "modules" not in record[key]:
-                return ("written by other code (recorded with whole-file hashes, before "
-                        "shards carried per-module code digests)")
+                return (
+                    "written by other code (recorded with whole-file hashes, before "
+                    "shards carried per-module code digests)"
+                )
             if not same_code(record[key], value):
                 return f"written by other code ({describe_change(record[key], value)})"
         elif record[key] != value:
-            return f"its {key} differs ({json.dumps(record[key])[:60]}, now {json.dumps(value)[:60]})"
+            return (
+                f"its {key} differs ({json.dumps(record[key])[:60]}, now {json.dumps(value)[:60]})"
+            )
     return None
 
 
@@ -181,8 +211,10 @@ def _check_inside(shard: Shard, out: Path) -> None:
     check_output_path(shard.path, "out")
     real, inside = os.path.realpath(shard.folder), os.path.realpath(out)
     if os.path.commonpath([real, inside]) != inside:
-        raise ValueError(f"out must hold its shards inside it, got {str(shard.folder)!r}, which leads to {real!r} "
-                         f"through a linked folder; remove the link")
+        raise ValueError(
+            f"out must hold its shards inside it, got {str(shard.folder)!r}, which leads to {real!r} "
+            f"through a linked folder; remove the link"
+        )
 
 
 def _read_single(path: Path) -> tuple[str | None, bytes]:
@@ -203,11 +235,15 @@ def claimed(shard: Shard, wait: bool) -> Iterator[bool]:
     so a crash never leaves a stale one. Without ``fcntl`` (Windows) every claim succeeds."""
     try:
         import fcntl
-    except ImportError:  # pragma: no cover - no advisory locks: concurrent runners may duplicate work
+    except (
+        ImportError
+    ):  # pragma: no cover - no advisory locks: concurrent runners may duplicate work
         yield True
         return
     shard.folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(shard.folder / CLAIM_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    fd = os.open(
+        shard.folder / CLAIM_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666
+    )
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
@@ -237,16 +273,28 @@ def run_shard(shard: Shard) -> dict:
     remove_orphan_temporaries(shard.folder)  # ours to clean: the claim keeps other writers out
     start = time.perf_counter()
     torch.manual_seed(shard.seed)
-    with torch.device(shard.device):  # tensors the run creates without a device follow the chosen one
+    with torch.device(
+        shard.device
+    ):  # tensors the run creates without a device follow the chosen one
         result = exp.run(shard.config, seed=shard.seed, out=shard.folder, device=shard.device)
     metrics = result.get("metrics") if isinstance(result, dict) else None
-    if not isinstance(metrics, dict) or not all(isinstance(k, str) and isinstance(v, (int, float))
-                                                for k, v in metrics.items()):
-        raise TypeError(f"experiment {shard.experiment!r} must return a dict with 'metrics': {{name: float}}, got "
-                        f"{type(result).__name__}")
-    record = jsonable({**shard.identity(), "device": shard.device, "seconds": time.perf_counter() - start,
-                       "metrics": {k: float(v) for k, v in metrics.items()},
-                       "result": {k: v for k, v in result.items() if k != "metrics"}, "versions": versions()})
+    if not isinstance(metrics, dict) or not all(
+        isinstance(k, str) and isinstance(v, (int, float)) for k, v in metrics.items()
+    ):
+        raise TypeError(
+            f"experiment {shard.experiment!r} must return a dict with 'metrics': {{name: float}}, got "
+            f"{type(result).__name__}"
+        )
+    record = jsonable(
+        {
+            **shard.identity(),
+            "device": shard.device,
+            "seconds": time.perf_counter() - start,
+            "metrics": {k: float(v) for k, v in metrics.items()},
+            "result": {k: v for k, v in result.items() if k != "metrics"},
+            "versions": versions(),
+        }
+    )
     record["sha256"] = content_hash(record)
     write_json(shard.path, record)
     return record
@@ -259,36 +307,59 @@ def _run_claimed(shard: Shard) -> tuple[dict, bool]:
         return (record, False) if record is not None else (run_shard(shard), True)
 
 
-def shards(name: str, scale: str = "cpu", seeds: Iterable[int] = (0, 1, 2), out: str | Path = "runs/experiments",
-           device: str = "cpu") -> list[Shard]:
+def shards(
+    name: str,
+    scale: str = "cpu",
+    seeds: Iterable[int] = (0, 1, 2),
+    out: str | Path = "runs/experiments",
+    device: str = "cpu",
+) -> list[Shard]:
     """The shards of a run, seed-major (every config point of seed 0 first)."""
     exp = get(name)
     config = exp.config(scale)
     seeds = check_seeds(seeds)
     root = Path(out)
     code = exp.code()
-    return [Shard(name, scale, seed, point, cfg, root / "shards" / point_key(seed, point), device, code)
-            for seed in seeds for point, cfg in exp.config_points(config)]
+    return [
+        Shard(name, scale, seed, point, cfg, root / "shards" / point_key(seed, point), device, code)
+        for seed in seeds
+        for point, cfg in exp.config_points(config)
+    ]
 
 
 def check_seeds(seeds: Any, name: str = "seeds") -> list[int]:
     """``seeds`` as a list of distinct ints in :data:`SEED_RANGE`, at least one (bools, floats and strings are
     not seeds: ``"012"`` is not (0, 1, 2))."""
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
-        raise TypeError(f"{name} must be a sequence of integers, got {type(seeds).__name__} {seeds!r:.60}")
+        raise TypeError(
+            f"{name} must be a sequence of integers, got {type(seeds).__name__} {seeds!r:.60}"
+        )
     seeds = list(seeds)
     bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, Integral)]
     if bad:
-        raise TypeError(f"{name} must be integers, got {type(bad[0]).__name__} {bad[0]!r:.60} in {seeds!r:.80}")
+        raise TypeError(
+            f"{name} must be integers, got {type(bad[0]).__name__} {bad[0]!r:.60} in {seeds!r:.80}"
+        )
     low, high = SEED_RANGE
     if not seeds or len(set(seeds)) != len(seeds) or not all(low <= s <= high for s in seeds):
-        raise ValueError(f"{name} must be distinct integers in [{low}, {high}], at least one, got {seeds!r:.80}")
+        raise ValueError(
+            f"{name} must be distinct integers in [{low}, {high}], at least one, got {seeds!r:.80}"
+        )
     return [int(s) for s in seeds]
 
 
-def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: str | Path | None = None,
-        backend: str = "local", device: str = "cpu", *, address: str | None = None,
-        progress: Callable[[str], None] | None = None, notice: Callable[[str], None] | None = None) -> dict:
+def run(
+    name: str,
+    scale: str = "cpu",
+    seeds: Sequence[int] = (0, 1, 2),
+    out: str | Path | None = None,
+    backend: str = "local",
+    device: str = "cpu",
+    *,
+    address: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> dict:
     """Run the experiment ``name``: every (seed, config point) shard, then aggregate into ``out/results.json``.
 
     Every argument is checked before any work (``out`` must be a writable folder, ``device`` present).
@@ -329,12 +400,16 @@ def run(name: str, scale: str = "cpu", seeds: Sequence[int] = (0, 1, 2), out: st
     exp = get(name)
     if scale not in RUN_SCALES:
         raise ValueError(f"scale must be one of {RUN_SCALES}, got {scale!r}")
-    exp.config(scale)  # before any work: the paper scale refuses here when the code cannot run the recipe
+    exp.config(
+        scale
+    )  # before any work: the paper scale refuses here when the code cannot run the recipe
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if address is not None and backend != "ray":
-        raise ValueError(f"address is for backend='ray' (a Ray cluster), got address={address!r} with "
-                         f"backend={backend!r}")
+        raise ValueError(
+            f"address is for backend='ray' (a Ray cluster), got address={address!r} with "
+            f"backend={backend!r}"
+        )
     seeds = check_seeds(seeds)
     device = _checks.device(device)
     out = _checks.path(out, "out") if out is not None else Path("runs/experiments") / name / scale
@@ -375,24 +450,38 @@ def _run_local(missing: list[Shard], say, n_done: int, n_total: int) -> dict[str
             if not mine:
                 later.append(shard)
                 continue
-            record = finished(shard)  # another process working on the same folder may have finished it since
+            record = finished(
+                shard
+            )  # another process working on the same folder may have finished it since
             computed = record is None
             if computed:
                 record = run_shard(shard)
         records[shard.key] = record
         n_done += 1
-        say(f"[{n_done}/{n_total}] {shard.experiment} {shard.key}: "
-            + (f"done in {record['seconds']:.1f}s" if computed else "reused (finished meanwhile)"))
+        say(
+            f"[{n_done}/{n_total}] {shard.experiment} {shard.key}: "
+            + (f"done in {record['seconds']:.1f}s" if computed else "reused (finished meanwhile)")
+        )
     for shard in later:
-        record, computed = _run_claimed(shard)  # computed here only if the other runner stopped without it
+        record, computed = _run_claimed(
+            shard
+        )  # computed here only if the other runner stopped without it
         records[shard.key] = record
         n_done += 1
-        say(f"[{n_done}/{n_total}] {shard.experiment} {shard.key}: "
-            + (f"done in {record['seconds']:.1f}s" if computed else "reused (finished by a concurrent run)"))
+        say(
+            f"[{n_done}/{n_total}] {shard.experiment} {shard.key}: "
+            + (
+                f"done in {record['seconds']:.1f}s"
+                if computed
+                else "reused (finished by a concurrent run)"
+            )
+        )
     return records
 
 
-def _run_ray(missing: list[Shard], address: str | None, say, n_done: int, n_total: int) -> dict[str, dict]:
+def _run_ray(
+    missing: list[Shard], address: str | None, say, n_done: int, n_total: int
+) -> dict[str, dict]:
     if not missing:
         return {}
     try:
@@ -411,8 +500,14 @@ def _run_ray(missing: list[Shard], address: str | None, say, n_done: int, n_tota
             record, computed = ray.get(ref)
             records[shard.key] = record
             n_done += 1
-            say(f"[{n_done}/{n_total}] {shard.experiment} {shard.key}: "
-                + (f"done in {record['seconds']:.1f}s (ray)" if computed else "reused (finished meanwhile)"))
+            say(
+                f"[{n_done}/{n_total}] {shard.experiment} {shard.key}: "
+                + (
+                    f"done in {record['seconds']:.1f}s (ray)"
+                    if computed
+                    else "reused (finished meanwhile)"
+                )
+            )
     return records
 
 
@@ -438,18 +533,38 @@ def per_seed_metrics(results: dict) -> dict[int, dict[str, float]]:
     merged: dict[int, dict[str, float]] = {}
     for shard in results["shards"]:
         merged.setdefault(int(shard["seed"]), {}).update(
-            {k: float(v) if v in NON_FINITE else v for k, v in shard["metrics"].items()})  # JSON has no NaN
+            {k: float(v) if v in NON_FINITE else v for k, v in shard["metrics"].items()}
+        )  # JSON has no NaN
     return merged
 
 
 def aggregate(exp: Experiment, scale: str, seeds: Sequence[int], records: list[dict]) -> dict:
     """The ``results.json`` of a run: its shards' metrics and each metric's mean ± 95 % CI over the seeds."""
-    results = {"experiment": exp.name, "scale": scale, "seeds": list(seeds),
-               "config": jsonable(dataclasses.asdict(exp.config(scale))),
-               "shards": [{"seed": r["seed"], "point": r["point"], "metrics": r["metrics"], "seconds": r["seconds"],
-                           "device": r.get("device", "cpu")} for r in records]}
+    results = {
+        "experiment": exp.name,
+        "scale": scale,
+        "seeds": list(seeds),
+        "config": jsonable(dataclasses.asdict(exp.config(scale))),
+        "shards": [
+            {
+                "seed": r["seed"],
+                "point": r["point"],
+                "metrics": r["metrics"],
+                "seconds": r["seconds"],
+                "device": r.get("device", "cpu"),
+            }
+            for r in records
+        ],
+    }
     by_seed = per_seed_metrics(results)
     names = sorted({m for metrics in by_seed.values() for m in metrics})
-    results["metrics"] = jsonable({m: {**mean_ci([s[m] for s in by_seed.values() if m in s]),
-                                       "values": [s.get(m) for s in by_seed.values()]} for m in names})
+    results["metrics"] = jsonable(
+        {
+            m: {
+                **mean_ci([s[m] for s in by_seed.values() if m in s]),
+                "values": [s.get(m) for s in by_seed.values()],
+            }
+            for m in names
+        }
+    )
     return results

@@ -4,6 +4,7 @@ Each such module keeps its ``main(argv)`` (``python -m dynkit.experiments.<name>
 are its config. :func:`register_script` registers it with one :class:`ScriptConfig` (the options) per
 scale and a ``metrics(result)`` function that turns what ``main`` returns into the shard's metrics.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,23 +18,40 @@ from ..tasks.text import CPU_CONFIG, FULL_CONFIG, SCHEDULES, default_data_dir
 from .registry import register
 
 MODELS = ("node", "anode", "sonode", "hbnode", "ghbnode")
-COLORS = {"node": "tab:blue", "anode": "tab:orange", "sonode": "tab:green", "hbnode": "tab:red",
-          "ghbnode": "tab:purple"}
+COLORS = {
+    "node": "tab:blue",
+    "anode": "tab:orange",
+    "sonode": "tab:green",
+    "hbnode": "tab:red",
+    "ghbnode": "tab:purple",
+}
 DEFAULT_DATA = default_data_dir()
 
 
-def experiment_parser(doc: str, default_out: str, full_help: str = "the paper's size (slow on a CPU)",
-                      epochs: bool = False) -> argparse.ArgumentParser:
+def experiment_parser(
+    doc: str,
+    default_out: str,
+    full_help: str = "the paper's size (slow on a CPU)",
+    epochs: bool = False,
+) -> argparse.ArgumentParser:
     """``--out``, ``--seed``, ``--quiet``, ``--full`` (and ``--epochs`` if asked), with the first line of ``doc``
     as description."""
-    parser = argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0] if doc else None)
-    parser.add_argument("--out", type=Path, default=Path(default_out),
-                        help=f"output folder for JSON + PNG (default {default_out})")
+    parser = argparse.ArgumentParser(
+        description=(doc or "").strip().splitlines()[0] if doc else None
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(default_out),
+        help=f"output folder for JSON + PNG (default {default_out})",
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed (same seed, same numbers)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--full", action="store_true", help=full_help)
     if epochs:
-        parser.add_argument("--epochs", type=int, default=None, help="override the number of epochs")
+        parser.add_argument(
+            "--epochs", type=int, default=None, help="override the number of epochs"
+        )
     return parser
 
 
@@ -67,21 +85,38 @@ def add_solver_option(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     ``torchdiffeq`` (the papers' code), to check that an outcome does not depend on it."""
     from ..models.ode_block import DEFAULT_SOLVER, SOLVERS
 
-    p.add_argument("--solver", default=DEFAULT_SOLVER, choices=SOLVERS,
-                   help=f"ODE solver of the models (default {DEFAULT_SOLVER})")
+    p.add_argument(
+        "--solver",
+        default=DEFAULT_SOLVER,
+        choices=SOLVERS,
+        help=f"ODE solver of the models (default {DEFAULT_SOLVER})",
+    )
     return p
 
 
 def csaode_parser(description: str, default_out: str) -> argparse.ArgumentParser:
     """The CSAODE experiments' options: the common ones, ``--data-dir`` and the training's ``--schedule`` and
     ``--weight-norm`` (read by :func:`csaode_training`)."""
-    p = experiment_parser(description, default_out, full_help="the paper's size (d = 300, 300-d embeddings)")
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA,
-                   help=f"folder of the standard sentence-classification files (default {DEFAULT_DATA})")
-    p.add_argument("--schedule", choices=SCHEDULES, default=None,
-                   help="the learning-rate schedule (default: the base configuration's, constant)")
-    p.add_argument("--weight-norm", action="store_true",
-                   help="weight normalization of every weight matrix (the paper's training setup)")
+    p = experiment_parser(
+        description, default_out, full_help="the paper's size (d = 300, 300-d embeddings)"
+    )
+    p.add_argument(
+        "--data-dir",
+        type=Path,
+        default=DEFAULT_DATA,
+        help=f"folder of the standard sentence-classification files (default {DEFAULT_DATA})",
+    )
+    p.add_argument(
+        "--schedule",
+        choices=SCHEDULES,
+        default=None,
+        help="the learning-rate schedule (default: the base configuration's, constant)",
+    )
+    p.add_argument(
+        "--weight-norm",
+        action="store_true",
+        help="weight normalization of every weight matrix (the paper's training setup)",
+    )
     return p
 
 
@@ -125,7 +160,9 @@ class ScriptConfig:
         resolve = getattr(self, "_options", None)
         if resolve is None:
             return {}
-        return {k: tuple(v) if isinstance(v, list) else v for k, v in resolve(list(self.args)).items()}
+        return {
+            k: tuple(v) if isinstance(v, list) else v for k, v in resolve(list(self.args)).items()
+        }
 
     def with_option(self, name: str, value: Any) -> "ScriptConfig":
         """This config with ``--name value`` on its command line (``name``'s underscores as dashes; ``True`` a
@@ -141,19 +178,35 @@ class ScriptConfig:
         if value is True:
             args.append(flag)
         elif value is not False:
-            args += [flag, *(map(str, value) if isinstance(value, (tuple, list)) else (str(value),))]
-        return _with_options(ScriptConfig(tuple(args), self.checkpoints), getattr(self, "_options", None))
+            args += [
+                flag,
+                *(map(str, value) if isinstance(value, (tuple, list)) else (str(value),)),
+            ]
+        return _with_options(
+            ScriptConfig(tuple(args), self.checkpoints), getattr(self, "_options", None)
+        )
 
 
-def _with_options(config: ScriptConfig, options: Callable[[list[str]], Mapping[str, Any]] | None) -> ScriptConfig:
+def _with_options(
+    config: ScriptConfig, options: Callable[[list[str]], Mapping[str, Any]] | None
+) -> ScriptConfig:
     if options is not None:
         object.__setattr__(config, "_options", options)
     return config
 
 
-def register_script(name: str, main: Callable[[list[str]], dict], *, smoke: tuple[str, ...], cpu: tuple[str, ...],
-                    full: tuple[str, ...], metrics: Callable[[dict], dict], checkpoints: bool = False,
-                    summary: str = "", options: Callable[[list[str]], Mapping[str, Any]] | None = None) -> None:
+def register_script(
+    name: str,
+    main: Callable[[list[str]], dict],
+    *,
+    smoke: tuple[str, ...],
+    cpu: tuple[str, ...],
+    full: tuple[str, ...],
+    metrics: Callable[[dict], dict],
+    checkpoints: bool = False,
+    summary: str = "",
+    options: Callable[[list[str]], Mapping[str, Any]] | None = None,
+) -> None:
     """Register ``main`` (an argparse entry point) as the experiment ``name``; see the module docstring.
 
     ``options(argv)``, when given, returns the settings ``main(argv)`` would run with (its parser's defaults and
@@ -165,6 +218,7 @@ def register_script(name: str, main: Callable[[list[str]], dict], *, smoke: tupl
     """
     if main.__module__ == "__main__":
         return
+
     def run(config: ScriptConfig, *, seed: int, out: Path, device: str) -> dict:
         argv = [*config.args, "--out", str(out), "--seed", str(seed), "--quiet"]
         if config.checkpoints:
@@ -173,6 +227,8 @@ def register_script(name: str, main: Callable[[list[str]], dict], *, smoke: tupl
         return {"metrics": {k: float(v) for k, v in metrics(result).items()}}
 
     run.__doc__ = summary or (sys.modules[main.__module__].__doc__ or name).strip().splitlines()[0]
-    scales = {scale: _with_options(ScriptConfig(tuple(args), checkpoints), options)
-              for scale, args in (("smoke", smoke), ("cpu", cpu), ("full", full))}
+    scales = {
+        scale: _with_options(ScriptConfig(tuple(args), checkpoints), options)
+        for scale, args in (("smoke", smoke), ("cpu", cpu), ("full", full))
+    }
     register(name, **scales, module=main.__module__)(run)

@@ -10,6 +10,7 @@ is the same with both engines::
 
     dynkit run node_trained_torchdiffeq --scale cpu --out analysis/results/node_trained_torchdiffeq
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,8 +19,14 @@ from typing import Any
 from .registry import register_variant
 from .scripting import ScriptConfig
 
-NFE_EXPERIMENTS = ("node_trained", "node_point_cloud", "node_images", "ode_rnn_walker2d", "ode_rnn_plane_vibration",
-                   "ode_rnn_silverbox")
+NFE_EXPERIMENTS = (
+    "node_trained",
+    "node_point_cloud",
+    "node_images",
+    "ode_rnn_walker2d",
+    "ode_rnn_plane_vibration",
+    "ode_rnn_silverbox",
+)
 """The experiments whose metrics feed the ledger's NFE rows (review Figs. 6, 9, 10, 11, 12, 13)."""
 
 SUFFIX = "_torchdiffeq"
@@ -34,7 +41,9 @@ def with_solver(config: Any, solver: str) -> Any:
     if isinstance(config, ScriptConfig):
         return config.with_option("solver", solver)
     if not any(f.name == "solver" for f in dataclasses.fields(config)):
-        raise TypeError(f"config must have a 'solver' field, got {type(config).__name__} without one")
+        raise TypeError(
+            f"config must have a 'solver' field, got {type(config).__name__} without one"
+        )
     return dataclasses.replace(config, solver=solver)
 
 
@@ -44,10 +53,15 @@ def _twin(name: str):
         if name in TWIN_MODELS and not isinstance(config, ScriptConfig):
             config = dataclasses.replace(config, models=TWIN_MODELS[name])
         return config
+
     return change
 
 
 for _name in NFE_EXPERIMENTS:
-    register_variant(_name, _name + SUFFIX, _twin(_name),
-                     summary=f"{_name} with the models solved by torchdiffeq (the papers' solver) instead of "
-                             f"dk.solve: same outcome with both?")
+    register_variant(
+        _name,
+        _name + SUFFIX,
+        _twin(_name),
+        summary=f"{_name} with the models solved by torchdiffeq (the papers' solver) instead of "
+        f"dk.solve: same outcome with both?",
+    )

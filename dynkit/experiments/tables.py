@@ -1,4 +1,5 @@
 """Markdown tables of an experiment's results: each cell the mean ± sample std of one metric over the seeds."""
+
 from __future__ import annotations
 
 import statistics
@@ -22,8 +23,13 @@ def cell(results: dict, metric: str, fmt: str = ".3g") -> str:
     return mean_std(results["metrics"].get(metric, {}).get("values", []), fmt)
 
 
-def write_table(out: str | Path, title: str, header: Sequence[str], rows: Sequence[Sequence[str]],
-                note: str = "") -> Path:
+def write_table(
+    out: str | Path,
+    title: str,
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    note: str = "",
+) -> Path:
     """``out/table.md``: a title, an optional note, and the table (written atomically)."""
     from ..io import atomic_write
 

@@ -30,6 +30,7 @@ with ``expm1`` before casting. ``beta`` and ``gamma`` are first rounded to the d
 values the recurrent form multiplies by), so that both forms compute one function. Cost O(N (L + d) d),
 memory O(N (L + d)): linear in N. The only sequential step is a loop over the N / L chunks.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,7 +51,9 @@ DEFAULT_CHUNK = 64
 def _check_beta(beta, name: str = "beta") -> float:
     if isinstance(beta, torch.Tensor):
         if beta.numel() != 1:
-            raise ValueError(f"{name} must be a scalar in [0, 1), got a tensor of shape {tuple(beta.shape)}")
+            raise ValueError(
+                f"{name} must be a scalar in [0, 1), got a tensor of shape {tuple(beta.shape)}"
+            )
         beta = float(beta)
     if isinstance(beta, bool) or not isinstance(beta, (int, float)):
         raise ValueError(f"{name} must be a real number in [0, 1), got {beta!r}")
@@ -61,7 +64,12 @@ def _check_beta(beta, name: str = "beta") -> float:
 
 
 def _check_positive(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
 
@@ -71,27 +79,41 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) 
         raise TypeError(f"causal must be a bool, got {causal!r}")
     for name, x in (("q", q), ("k", k), ("v", v)):
         if not isinstance(x, torch.Tensor):
-            raise ValueError(f"{name} must be a torch.Tensor of shape (batch, heads, N, dim), got {type(x).__name__}")
+            raise ValueError(
+                f"{name} must be a torch.Tensor of shape (batch, heads, N, dim), got {type(x).__name__}"
+            )
         if x.dim() != 4:
-            raise ValueError(f"{name} must have 4 dimensions (batch, heads, N, dim), got shape {tuple(x.shape)}")
+            raise ValueError(
+                f"{name} must have 4 dimensions (batch, heads, N, dim), got shape {tuple(x.shape)}"
+            )
         if not x.is_floating_point():
             raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
     if q.shape[:2] != k.shape[:2] or q.shape[:2] != v.shape[:2]:
-        raise ValueError("q, k, v must share (batch, heads); got "
-                         f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
+        raise ValueError(
+            "q, k, v must share (batch, heads); got "
+            f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
+        )
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must have the same feature dimension; got q dim {q.shape[-1]}, k dim {k.shape[-1]}")
+        raise ValueError(
+            f"q and k must have the same feature dimension; got q dim {q.shape[-1]}, k dim {k.shape[-1]}"
+        )
     if k.shape[2] != v.shape[2]:
-        raise ValueError(f"k and v must have the same sequence length; got k N={k.shape[2]}, v N={v.shape[2]}")
+        raise ValueError(
+            f"k and v must have the same sequence length; got k N={k.shape[2]}, v N={v.shape[2]}"
+        )
     if causal and q.shape[2] != k.shape[2]:
-        raise ValueError(f"causal attention needs as many queries as keys; got q N={q.shape[2]}, k N={k.shape[2]}")
+        raise ValueError(
+            f"causal attention needs as many queries as keys; got q N={q.shape[2]}, k N={k.shape[2]}"
+        )
     if k.shape[2] == 0:
         raise ValueError("k and v must hold at least one position, got sequence length 0")
     if q.dtype != k.dtype or q.dtype != v.dtype:
         raise ValueError(f"q, k, v must share a dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
     for name, x in (("q", q), ("k", k), ("v", v)):
         if not bool(torch.isfinite(x).all()):
-            raise ValueError(f"{name} must be finite, got {int((~torch.isfinite(x)).sum())} non-finite entries")
+            raise ValueError(
+                f"{name} must be finite, got {int((~torch.isfinite(x)).sum())} non-finite entries"
+            )
 
 
 def _feature_map(feature_map: FeatureMap) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -114,7 +136,9 @@ def momentum_weights(n: torch.Tensor, beta: float) -> torch.Tensor:
     ``n`` must be >= 0. ``-expm1(n log beta)`` keeps full relative precision when ``beta^n`` is close to 1,
     and ``1 - beta`` is exact in float64 for beta in [1/2, 1) (Sterbenz's lemma)."""
     if not isinstance(n, torch.Tensor) or n.is_complex() or n.dtype == torch.bool:
-        raise TypeError(f"n must be a real torch.Tensor of counts >= 0, got {getattr(n, 'dtype', type(n).__name__)}")
+        raise TypeError(
+            f"n must be a real torch.Tensor of counts >= 0, got {getattr(n, 'dtype', type(n).__name__)}"
+        )
     if n.numel() and not bool((n >= 0).all()):  # also False for nan
         raise ValueError(f"n must be >= 0 (g(n) sums n powers of beta), got min {float(n.min())}")
     beta = _check_beta(beta)
@@ -133,7 +157,9 @@ def _powers(n: torch.Tensor, beta: float) -> torch.Tensor:
 # baselines
 
 
-def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True) -> torch.Tensor:
+def softmax_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True
+) -> torch.Tensor:
     """Scaled dot-product softmax attention (Eq. (4) of the Momentum Transformer): O(N^2) time and memory."""
     _check_qkv(q, k, v, causal)
     scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
@@ -144,9 +170,15 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal:
     return torch.softmax(scores, dim=-1) @ v
 
 
-def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True,
-                     feature_map: FeatureMap = "elu+1", eps: float = 1e-6,
-                     chunk: int = DEFAULT_CHUNK) -> torch.Tensor:
+def linear_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool = True,
+    feature_map: FeatureMap = "elu+1",
+    eps: float = 1e-6,
+    chunk: int = DEFAULT_CHUNK,
+) -> torch.Tensor:
     """Linear attention, Eqs. (5)-(7) of the Momentum Transformer (phi = elu + 1 by default).
 
     Equal to :func:`momentum_attention` with ``beta = 0`` and ``gamma = 1``; computed chunk-wise in O(N).
@@ -167,9 +199,17 @@ def _check_chunk(chunk) -> int:
     return chunk
 
 
-def momentum_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: float, gamma: float = 1.0,
-                       causal: bool = True, feature_map: FeatureMap = "elu+1", eps: float = 1e-6,
-                       chunk: int = DEFAULT_CHUNK) -> torch.Tensor:
+def momentum_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    beta: float,
+    gamma: float = 1.0,
+    causal: bool = True,
+    feature_map: FeatureMap = "elu+1",
+    eps: float = 1e-6,
+    chunk: int = DEFAULT_CHUNK,
+) -> torch.Tensor:
     """Momentum attention, parallel O(N) form: Eq. (13) (causal) or Eq. (14) (non-causal).
 
     Parameters
@@ -209,8 +249,16 @@ def momentum_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: 
     return _momentum_core(phi(q), phi(k), v, beta, gamma, causal, eps, chunk)
 
 
-def _momentum_core(fq: torch.Tensor, fk: torch.Tensor, v: torch.Tensor, beta: float, gamma: float,
-                   causal: bool, eps: float, chunk: int) -> torch.Tensor:
+def _momentum_core(
+    fq: torch.Tensor,
+    fk: torch.Tensor,
+    v: torch.Tensor,
+    beta: float,
+    gamma: float,
+    causal: bool,
+    eps: float,
+    chunk: int,
+) -> torch.Tensor:
     dtype = fq.dtype
     # Round beta and gamma to the working precision first, as the recurrent form does when it multiplies
     # its float32 state: a float32 beta = 0.999 is off by 1.3e-8, which g(inf) = 1/(1 - beta) amplifies to
@@ -236,31 +284,37 @@ def _momentum_core(fq: torch.Tensor, fk: torch.Tensor, v: torch.Tensor, beta: fl
     fq, fk, v = (x.reshape(b, h, nc, L, x.shape[-1]) for x in (fq, fk, v))
 
     idx = torch.arange(L, device=fq.device)
-    lag = idx[:, None] - idx[None, :]                                  # i - j inside a chunk
+    lag = idx[:, None] - idx[None, :]  # i - j inside a chunk
     intra = torch.where(lag >= 0, momentum_weights(lag.clamp(min=0) + 1, beta), 0.0).to(dtype)
-    scores = (fq @ fk.transpose(-1, -2)) * intra                        # (b, h, nc, L, L)
+    scores = (fq @ fk.transpose(-1, -2)) * intra  # (b, h, nc, L, L)
     num = scores @ v
 
     if nc > 1:
         # Per-chunk contributions to the carried states, weights relative to the chunk's end c1:
         # A_c = sum_j g(c1 - j) a_j and B_c = sum_j beta^{c1-1-j} a_j, both in one product.
-        to_end = L - idx                                                  # c1 - j for j = c0 .. c1 - 1
+        to_end = L - idx  # c1 - j for j = c0 .. c1 - 1
         if beta > 0.0:
-            w = torch.stack([momentum_weights(to_end, beta), _powers(to_end - 1, beta)], dim=-1).to(dtype)
-            sums = fk.transpose(-1, -2) @ (v[..., None, :] * w[:, :, None]).flatten(-2)  # (b,h,nc,d,2dv)
+            w = torch.stack([momentum_weights(to_end, beta), _powers(to_end - 1, beta)], dim=-1).to(
+                dtype
+            )
+            sums = fk.transpose(-1, -2) @ (v[..., None, :] * w[:, :, None]).flatten(
+                -2
+            )  # (b,h,nc,d,2dv)
             # views and unbind rather than slices: a slice's backward fills a zero tensor of the full size
             a_sum, b_sum = sums.unflatten(-1, (2, dv)).unbind(dim=-2)
             # M_{c+1} = beta^L M_c + B_c (one fused op per chunk; the only sequential step)
-            carry_p = beta ** L
-            b_chunks = b_sum.unbind(dim=2)  # not b_sum[:, :, c]: each select's backward fills a full-size zero tensor
+            carry_p = beta**L
+            b_chunks = b_sum.unbind(
+                dim=2
+            )  # not b_sum[:, :, c]: each select's backward fills a full-size zero tensor
             M = [torch.zeros_like(b_chunks[0])]
             for c in range(nc - 1):
                 M.append(torch.add(b_chunks[c], M[c], alpha=carry_p))
-            M = torch.stack(M, dim=2)                                     # M at each chunk's start
+            M = torch.stack(M, dim=2)  # M at each chunk's start
             # S_{c+1} = S_c + beta g(L) M_c + A_c: an exclusive cumulative sum over chunks
             carry_g = beta * float(momentum_weights(torch.tensor(L), beta))
             S = _exclusive_cumsum(a_sum + carry_g * M, dim=2)
-            past = (beta * momentum_weights(idx + 1, beta)).to(dtype)     # beta g(n), n = 1 .. L
+            past = (beta * momentum_weights(idx + 1, beta)).to(dtype)  # beta g(n), n = 1 .. L
             # two products rather than one over [phi(q), beta g(n) phi(q)]: nothing of size N is saved
             num = num + fq @ S + past[:, None] * (fq @ M)
         else:  # linear attention: g = 1, only the plain state S
@@ -275,8 +329,9 @@ def _exclusive_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
     return torch.cat([head, x.narrow(dim, 0, x.shape[dim] - 1).cumsum(dim)], dim=dim)
 
 
-def _heavy_ball_update(state: tuple | None, fk_i: torch.Tensor, v_i: torch.Tensor, beta: float,
-                       gamma: float) -> tuple:
+def _heavy_ball_update(
+    state: tuple | None, fk_i: torch.Tensor, v_i: torch.Tensor, beta: float, gamma: float
+) -> tuple:
     """Eq. (12): m_i = beta m_{i-1} - phi(k_i) v_i^T, s_i = s_{i-1} - gamma m_i, z_i = z_{i-1} + phi(k_i)."""
     kv = fk_i[..., :, None] * v_i[..., None, :]
     if state is None:  # m_0 = s_0 = z_0 = 0
@@ -294,30 +349,58 @@ def _readout(fq: torch.Tensor, s: torch.Tensor, z: torch.Tensor, eps: float) -> 
     return out.squeeze(-2) if single else out
 
 
-def momentum_attention_step(q_i: torch.Tensor, k_i: torch.Tensor, v_i: torch.Tensor, state: tuple | None,
-                            beta: float, gamma: float = 1.0, feature_map: FeatureMap = "elu+1",
-                            eps: float = 1e-6) -> tuple[torch.Tensor, tuple]:
+def momentum_attention_step(
+    q_i: torch.Tensor,
+    k_i: torch.Tensor,
+    v_i: torch.Tensor,
+    state: tuple | None,
+    beta: float,
+    gamma: float = 1.0,
+    feature_map: FeatureMap = "elu+1",
+    eps: float = 1e-6,
+) -> tuple[torch.Tensor, tuple]:
     """One step of the causal recurrent form (12) for autoregressive inference: O(1) state.
 
     ``q_i, k_i``: ``(batch, heads, dim)``, ``v_i``: ``(batch, heads, dim_v)``; ``state`` is ``(m, s, z)``
     from the previous step or None at the start. Returns ``(out_i, (m, s, z))``. Arguments are
     validated as by :func:`momentum_attention` (a few scalar and shape checks per step).
     """
-    beta, gamma, eps = _check_beta(beta), _check_positive(gamma, "gamma"), _check_positive(eps, "eps")
+    beta, gamma, eps = (
+        _check_beta(beta),
+        _check_positive(gamma, "gamma"),
+        _check_positive(eps, "eps"),
+    )
     # one step is (batch, heads, dim): check it as a length-1 sequence
-    _check_qkv(*(t.unsqueeze(-2) if isinstance(t, torch.Tensor) and t.dim() == 3 else t
-                 for t in (q_i, k_i, v_i)), causal=True)
-    if state is not None and (not isinstance(state, tuple) or len(state) != 3
-                              or not all(isinstance(t, torch.Tensor) for t in state)):
-        raise ValueError(f"state must be None or the (m, s, z) tuple of the previous step, got {type(state).__name__}")
+    _check_qkv(
+        *(
+            t.unsqueeze(-2) if isinstance(t, torch.Tensor) and t.dim() == 3 else t
+            for t in (q_i, k_i, v_i)
+        ),
+        causal=True,
+    )
+    if state is not None and (
+        not isinstance(state, tuple)
+        or len(state) != 3
+        or not all(isinstance(t, torch.Tensor) for t in state)
+    ):
+        raise ValueError(
+            f"state must be None or the (m, s, z) tuple of the previous step, got {type(state).__name__}"
+        )
     phi = _feature_map(feature_map)
     state = _heavy_ball_update(state, phi(k_i), v_i, beta, gamma)
     return _readout(phi(q_i), state[1], state[2], eps), state
 
 
-def momentum_attention_recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: float,
-                                 gamma: float = 1.0, causal: bool = True, feature_map: FeatureMap = "elu+1",
-                                 eps: float = 1e-6) -> torch.Tensor:
+def momentum_attention_recurrent(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    beta: float,
+    gamma: float = 1.0,
+    causal: bool = True,
+    feature_map: FeatureMap = "elu+1",
+    eps: float = 1e-6,
+) -> torch.Tensor:
     """Momentum attention computed step by step with the recurrence (12): the same function as
     :func:`momentum_attention` (same arguments, same output), O(1) state per step.
 
@@ -344,9 +427,16 @@ def momentum_attention_recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
 # adaptive momentum
 
 
-def adaptive_momentum(grad: torch.Tensor, grad_prev: torch.Tensor, *, step: float | None = None,
-                      x: torch.Tensor | None = None, x_prev: torch.Tensor | None = None,
-                      delta: float = 1e-3, dim=None) -> torch.Tensor:
+def adaptive_momentum(
+    grad: torch.Tensor,
+    grad_prev: torch.Tensor,
+    *,
+    step: float | None = None,
+    x: torch.Tensor | None = None,
+    x_prev: torch.Tensor | None = None,
+    delta: float = 1e-3,
+    dim=None,
+) -> torch.Tensor:
     """Adaptive heavy-ball momentum, Eq. (17)/(18) of the Momentum Transformer (review (76)/(77)).
 
     With ``x, x_prev`` and ``step`` (gamma): Eq. (17),
@@ -364,22 +454,32 @@ def adaptive_momentum(grad: torch.Tensor, grad_prev: torch.Tensor, *, step: floa
             got = getattr(t, "dtype", type(t).__name__)
             raise TypeError(f"{name} must be a floating-point torch.Tensor, got {got}")
         if not bool(torch.isfinite(t).all()):
-            raise ValueError(f"{name} must be finite, got {int((~torch.isfinite(t)).sum())} non-finite entries")
+            raise ValueError(
+                f"{name} must be finite, got {int((~torch.isfinite(t)).sum())} non-finite entries"
+            )
     if grad.shape != grad_prev.shape:
-        raise ValueError(f"grad and grad_prev must have the same shape, got {tuple(grad.shape)} and {tuple(grad_prev.shape)}")
+        raise ValueError(
+            f"grad and grad_prev must have the same shape, got {tuple(grad.shape)} and {tuple(grad_prev.shape)}"
+        )
     num = torch.linalg.vector_norm(grad - grad_prev, dim=dim)
     if x is not None or x_prev is not None:
         if x is None or x_prev is None or step is None:
-            raise ValueError(f"Eq. (17) needs x, x_prev and step together (pass none of them for Eq. (18)), got "
-                             f"x={'given' if x is not None else None}, x_prev="
-                             f"{'given' if x_prev is not None else None}, step={step!r}")
+            raise ValueError(
+                f"Eq. (17) needs x, x_prev and step together (pass none of them for Eq. (18)), got "
+                f"x={'given' if x is not None else None}, x_prev="
+                f"{'given' if x_prev is not None else None}, step={step!r}"
+            )
         step = _check_positive(step, "step")
         if x.shape != x_prev.shape:
-            raise ValueError(f"x and x_prev must have the same shape, got {tuple(x.shape)} and {tuple(x_prev.shape)}")
+            raise ValueError(
+                f"x and x_prev must have the same shape, got {tuple(x.shape)} and {tuple(x_prev.shape)}"
+            )
         ratio = step * num / torch.linalg.vector_norm(x - x_prev, dim=dim)
     else:
         ratio = num / torch.linalg.vector_norm(grad_prev, dim=dim)
     beta = (1.0 - torch.sqrt(ratio)) ** 2
-    beta = torch.where(torch.isnan(beta) | (ratio == float("inf")), torch.full_like(beta, 1.0 - delta), beta)
+    beta = torch.where(
+        torch.isnan(beta) | (ratio == float("inf")), torch.full_like(beta, 1.0 - delta), beta
+    )
     # (1 - sqrt(r))^2 grows again for r > 1; the projection only clamps (Eq. (17)): keep the paper's formula.
     return beta.clamp(0.0, 1.0 - delta)

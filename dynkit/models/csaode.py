@@ -43,6 +43,7 @@ Choices where the paper is ambiguous (each tested in ``tests/test_csaode.py``)
 * **RKF over a batch.** The adaptive solver integrates the whole batch as one state, so its steps
   (and, within its tolerance, a sentence's scores) depend on the batch; RK and ARK do not.
 """
+
 from __future__ import annotations
 
 import math
@@ -74,9 +75,9 @@ def position_encoding(length: int, d: int, c: float = 1e-4) -> torch.Tensor:
     check.real(c, "c", low=0.0, low_open=True)
     i = torch.arange(1, length + 1, dtype=torch.float64)[:, None]
     j = torch.arange(1, d + 1, dtype=torch.float64)[None, :]
-    even = (j % 2 == 0)
+    even = j % 2 == 0
     exponent = torch.where(even, j, j - 1) / d
-    angle = i * c ** exponent
+    angle = i * c**exponent
     return torch.where(even, torch.sin(angle), torch.cos(angle)).float()
 
 
@@ -118,12 +119,19 @@ class SelfAttentionBlock(nn.Module):
         d = self.encode.in_features
         check.tensor(h_plus_p, "h_plus_p", ndim=3, floating=True, shape_hint=f"(batch, M, {d})")
         if h_plus_p.shape[-1] != d:
-            raise ValueError(f"h_plus_p must have shape (batch, M, {d}), got {tuple(h_plus_p.shape)}")
-        if key_mask is not None and (not isinstance(key_mask, torch.Tensor) or key_mask.dtype != torch.bool
-                                     or key_mask.shape != h_plus_p.shape[:2]):
-            raise ValueError(f"key_mask must be a bool tensor of shape {tuple(h_plus_p.shape[:2])}, got "
-                             f"{getattr(key_mask, 'dtype', type(key_mask).__name__)} "
-                             f"{tuple(getattr(key_mask, 'shape', ()))}")
+            raise ValueError(
+                f"h_plus_p must have shape (batch, M, {d}), got {tuple(h_plus_p.shape)}"
+            )
+        if key_mask is not None and (
+            not isinstance(key_mask, torch.Tensor)
+            or key_mask.dtype != torch.bool
+            or key_mask.shape != h_plus_p.shape[:2]
+        ):
+            raise ValueError(
+                f"key_mask must be a bool tensor of shape {tuple(h_plus_p.shape[:2])}, got "
+                f"{getattr(key_mask, 'dtype', type(key_mask).__name__)} "
+                f"{tuple(getattr(key_mask, 'shape', ()))}"
+            )
         x = self.encode_position(h_plus_p)
         return torch.relu(self.norm_a(self.attention(x, key_mask) @ self.value(x)))
 
@@ -176,13 +184,35 @@ class CSAODE(nn.Module):
         ``solver="ark"`` with ``step >= 1``, ``convolution=False`` with ``embed_dim != d``.
     """
 
-    def __init__(self, vocab_size: int, n_classes: int, d: int = 300, embed_dim: int = 300, window: int = 2,
-                 solver: str = "ark", step: float = 0.2, *, rtol: float = 1e-3, atol: float = 1e-4,
-                 architecture: str = "ode", n_blocks: int = 1, convolution: bool = True,
-                 ffn_hidden: bool = True, dropout: float = 0.1, adjoint: bool = False, weight_norm: bool = False):
+    def __init__(
+        self,
+        vocab_size: int,
+        n_classes: int,
+        d: int = 300,
+        embed_dim: int = 300,
+        window: int = 2,
+        solver: str = "ark",
+        step: float = 0.2,
+        *,
+        rtol: float = 1e-3,
+        atol: float = 1e-4,
+        architecture: str = "ode",
+        n_blocks: int = 1,
+        convolution: bool = True,
+        ffn_hidden: bool = True,
+        dropout: float = 0.1,
+        adjoint: bool = False,
+        weight_norm: bool = False,
+    ):
         super().__init__()
-        for name, value, low in (("vocab_size", vocab_size, 2), ("n_classes", n_classes, 2), ("d", d, 1),
-                                 ("embed_dim", embed_dim, 1), ("window", window, 1), ("n_blocks", n_blocks, 1)):
+        for name, value, low in (
+            ("vocab_size", vocab_size, 2),
+            ("n_classes", n_classes, 2),
+            ("d", d, 1),
+            ("embed_dim", embed_dim, 1),
+            ("window", window, 1),
+            ("n_blocks", n_blocks, 1),
+        ):
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
         if solver not in SOLVERS:
@@ -192,17 +222,25 @@ class CSAODE(nn.Module):
         if not isinstance(step, (int, float)) or isinstance(step, bool) or not 0.0 < step <= 1.0:
             raise ValueError(f"step must be a float in (0, 1], got {step!r}")
         if solver == "ark" and architecture == "ode" and step >= 1.0:
-            raise ValueError(f"step must be < 1 for solver='ark' (the two-step ARK form (9) needs at least "
-                             f"two steps of r on [0, 1]), got {step!r}; use solver='rk', which the paper "
-                             f"says is equivalent at r = 1")
+            raise ValueError(
+                f"step must be < 1 for solver='ark' (the two-step ARK form (9) needs at least "
+                f"two steps of r on [0, 1]), got {step!r}; use solver='rk', which the paper "
+                f"says is equivalent at r = 1"
+            )
         if not convolution and embed_dim != d:
-            raise ValueError(f"convolution=False needs embed_dim == d (H^L is the embedding matrix), "
-                             f"got embed_dim={embed_dim}, d={d}")
+            raise ValueError(
+                f"convolution=False needs embed_dim == d (H^L is the embedding matrix), "
+                f"got embed_dim={embed_dim}, d={d}"
+            )
         check.real(dropout, "dropout", low=0.0, high=1.0, high_open=True)
         check.real(rtol, "rtol", low=0.0, low_open=True)
         check.real(atol, "atol", low=0.0, low_open=True)
-        for name, flag in (("convolution", convolution), ("ffn_hidden", ffn_hidden), ("adjoint", adjoint),
-                           ("weight_norm", weight_norm)):
+        for name, flag in (
+            ("convolution", convolution),
+            ("ffn_hidden", ffn_hidden),
+            ("adjoint", adjoint),
+            ("weight_norm", weight_norm),
+        ):
             check.boolean(flag, name)
         self.d, self.window, self.solver, self.step = d, window, solver, float(step)
         self.rtol, self.atol, self.adjoint = rtol, atol, adjoint
@@ -237,8 +275,11 @@ class CSAODE(nn.Module):
 
     def count_parameters(self, include_embedding: bool = False) -> int:
         """Number of trainable parameters (the paper's ``|θ|`` excludes the word embeddings)."""
-        return sum(p.numel() for name, p in self.named_parameters()
-                   if p.requires_grad and (include_embedding or not name.startswith("embedding.")))
+        return sum(
+            p.numel()
+            for name, p in self.named_parameters()
+            if p.requires_grad and (include_embedding or not name.startswith("embedding."))
+        )
 
     # -- the pieces --------------------------------------------------------------------------
 
@@ -261,8 +302,9 @@ class CSAODE(nn.Module):
         block = self.block
         return lambda t, g: block(g + p, mask)
 
-    def global_representation(self, h_local: torch.Tensor, mask: torch.Tensor,
-                              times: list[float] | None = None):
+    def global_representation(
+        self, h_local: torch.Tensor, mask: torch.Tensor, times: list[float] | None = None
+    ):
         """``H^G = G(t_T)``; with ``times`` also the states ``G(t)`` at those times (``len x B x M x d``)."""
         p = position_encoding(h_local.shape[1], self.d).to(h_local)
         if self.architecture == "blocks":
@@ -273,22 +315,29 @@ class CSAODE(nn.Module):
         t_end = horizon(self.step)
         t = [0.0, t_end] if times is None else sorted(set(times) | {0.0, t_end})
         # rkf45 is adaptive: the step is only its first one (step_size= would be warned about as reinterpreted)
-        options = dict(rtol=self.rtol, atol=self.atol, first_step=self.step) if self.solver == "rkf" else \
-            dict(step_size=self.step)
+        options = (
+            dict(rtol=self.rtol, atol=self.atol, first_step=self.step)
+            if self.solver == "rkf"
+            else dict(step_size=self.step)
+        )
         if self.adjoint and torch.is_grad_enabled():
             options.update(adjoint=True, adjoint_params=tuple(self.block.parameters()))
         sol = solve(self.vector_field(mask, p), h_local, t, method=SOLVERS[self.solver], **options)
         self.last_stats = sol.stats
         return sol.ys[-1], (sol.ts, sol.ys)
 
-    def fuse(self, h_local: torch.Tensor, h_global: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def fuse(
+        self, h_local: torch.Tensor, h_global: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
         """Euclidean attention (11)-(12) and the gate (13): ``H^O``, ``B x M x d``."""
         scores = self.euclidean_attention(h_local, h_global, mask)
         h_e = scores @ h_local
         w = self.gate / self.gate.abs().sum()
         return self.norm_o(w[0] * h_local + w[1] * h_e)
 
-    def euclidean_attention(self, h_local: torch.Tensor, h_global: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def euclidean_attention(
+        self, h_local: torch.Tensor, h_global: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
         """``E[g, l] ∝ 1/||h^G_g - h^L_l||`` over the sentence's local rows ``l`` (Eq. (11)), rows summing to 1."""
         diff = h_global[:, :, None, :] - h_local[:, None, :, :]
         inverse = torch.rsqrt((diff * diff).sum(-1) + EPS_DISTANCE) * mask[:, None, :]
@@ -299,18 +348,24 @@ class CSAODE(nn.Module):
         check.tensor(tokens, "tokens", ndim=2, floating=False, shape_hint="(batch, length)")
         vocab = self.embedding.num_embeddings
         if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
-            raise ValueError(f"tokens must be ids in [0, {vocab}) (vocab_size), got values in "
-                             f"[{int(tokens.min())}, {int(tokens.max())}]")
+            raise ValueError(
+                f"tokens must be ids in [0, {vocab}) (vocab_size), got values in "
+                f"[{int(tokens.min())}, {int(tokens.max())}]"
+            )
 
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """Class scores ``o`` (Eq. (14)) for ``tokens`` (``B x M`` ids, 0 = padding)."""
         self.check_tokens(tokens)
         if mask is not None and (not isinstance(mask, torch.Tensor) or mask.shape != tokens.shape):
-            raise ValueError(f"mask must be a tensor of the shape of tokens {tuple(tokens.shape)}, "
-                             f"got {tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__}")
+            raise ValueError(
+                f"mask must be a tensor of the shape of tokens {tuple(tokens.shape)}, "
+                f"got {tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__}"
+            )
         mask = tokens != 0 if mask is None else mask.bool()
         if not bool(mask.any(1).all()):
-            raise ValueError("every sentence needs at least one token (a row of tokens is all padding)")
+            raise ValueError(
+                "every sentence needs at least one token (a row of tokens is all padding)"
+            )
         h_local = self.local_representation(tokens, mask)
         h_global, _ = self.global_representation(h_local, mask)
         h_out = self.fuse(h_local, h_global, mask)
@@ -318,7 +373,9 @@ class CSAODE(nn.Module):
         return self.classifier(pooled)
 
     @torch.no_grad()
-    def attention_over_time(self, tokens: torch.Tensor, times: list[float]) -> tuple[torch.Tensor, torch.Tensor]:
+    def attention_over_time(
+        self, tokens: torch.Tensor, times: list[float]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Self-attention score matrices ``A(t)`` (Eq. (5)) of the ODE state at ``times`` (Fig. 4).
 
         Returns ``(ts, A)`` with ``A[i]`` the ``B x M x M`` scores at ``ts[i]`` (``ts`` contains 0
@@ -329,9 +386,13 @@ class CSAODE(nn.Module):
             raise ValueError("attention_over_time needs architecture='ode'")
         self.check_tokens(tokens)
         times = list(times)
-        if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t <= horizon(self.step)
-                   for t in times):
-            raise ValueError(f"times must be numbers in [0, {horizon(self.step)}] (the horizon), got {times!r:.200}")
+        if not all(
+            isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t <= horizon(self.step)
+            for t in times
+        ):
+            raise ValueError(
+                f"times must be numbers in [0, {horizon(self.step)}] (the horizon), got {times!r:.200}"
+            )
         mask = tokens != 0
         h_local = self.local_representation(tokens, mask)
         ts, ys = self.global_representation(h_local, mask, times=list(times))[1]

@@ -11,6 +11,7 @@ Integer division here is floor division and the remainder is taken with the sign
 ``a == d * (a // d) + a % d`` with ``0 <= a % d < d`` holds for negative ``a`` too (C-style truncation
 would break the inversion for negative activations).
 """
+
 from __future__ import annotations
 
 import math
@@ -36,8 +37,10 @@ class FixedPointOverflow(OverflowError, ValueError):
 
 def _check_int_tensor(q, name: str) -> None:
     if not isinstance(q, torch.Tensor) or q.dtype != torch.int64:
-        raise TypeError(f"{name}: expected an int64 torch.Tensor (fixed-point integers), "
-                        f"got {getattr(q, 'dtype', type(q).__name__)}")
+        raise TypeError(
+            f"{name}: expected an int64 torch.Tensor (fixed-point integers), "
+            f"got {getattr(q, 'dtype', type(q).__name__)}"
+        )
 
 
 def max_abs_value(frac_bits: int = FRAC_BITS) -> float:
@@ -62,12 +65,16 @@ def check_representable(t: torch.Tensor, name: str, frac_bits: int = FRAC_BITS) 
     if t.numel() == 0:
         return
     if not bool(torch.isfinite(t).all()):
-        raise ValueError(f"{name}: expected finite values for the exact mode, got non-finite entries "
-                         f"(first at flat index {int((~torch.isfinite(t)).flatten().nonzero()[0])})")
+        raise ValueError(
+            f"{name}: expected finite values for the exact mode, got non-finite entries "
+            f"(first at flat index {int((~torch.isfinite(t)).flatten().nonzero()[0])})"
+        )
     largest = float(t.detach().abs().max())
     if largest >= max_abs_value(frac_bits):
-        raise ValueError(f"{name}: expected |values| < {max_abs_value(frac_bits):g} "
-                         f"(fixed point with {frac_bits} fractional bits), got max |value| = {largest:g}")
+        raise ValueError(
+            f"{name}: expected |values| < {max_abs_value(frac_bits):g} "
+            f"(fixed point with {frac_bits} fractional bits), got max |value| = {largest:g}"
+        )
 
 
 def to_fixed(t: torch.Tensor, frac_bits: int = FRAC_BITS, name: str = "tensor") -> torch.Tensor:
@@ -78,16 +85,22 @@ def to_fixed(t: torch.Tensor, frac_bits: int = FRAC_BITS, name: str = "tensor") 
     """
     check_frac_bits(frac_bits)
     if not isinstance(t, torch.Tensor) or not t.is_floating_point():
-        raise TypeError(f"t: expected a floating-point torch.Tensor, got {getattr(t, 'dtype', type(t).__name__)}")
+        raise TypeError(
+            f"t: expected a floating-point torch.Tensor, got {getattr(t, 'dtype', type(t).__name__)}"
+        )
     t = t.detach()
     scaled = t.to(torch.float64) * 2.0**frac_bits  # exact: scaling by a power of two
     if scaled.numel() and not bool((scaled.abs() < _VALUE_BOUND).all()):  # also False for nan
-        raise FixedPointOverflow(f"{name}: values leave the fixed-point range |x| < {max_abs_value(frac_bits):g} "
-                                 f"or are not finite, got max |x| = {float(t.abs().max()):g}")
+        raise FixedPointOverflow(
+            f"{name}: values leave the fixed-point range |x| < {max_abs_value(frac_bits):g} "
+            f"or are not finite, got max |x| = {float(t.abs().max()):g}"
+        )
     return torch.round(scaled).to(torch.int64)
 
 
-def to_float(q: torch.Tensor, frac_bits: int = FRAC_BITS, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+def to_float(
+    q: torch.Tensor, frac_bits: int = FRAC_BITS, dtype: torch.dtype = torch.float64
+) -> torch.Tensor:
     """The float value ``q * 2**-frac_bits`` (exact in float64 while ``|q| < 2**53``)."""
     check_frac_bits(frac_bits)
     _check_int_tensor(q, "q")
@@ -99,7 +112,9 @@ def to_float(q: torch.Tensor, frac_bits: int = FRAC_BITS, dtype: torch.dtype = t
 def is_on_grid(t: torch.Tensor, frac_bits: int = FRAC_BITS) -> bool:
     """Whether ``t`` converts to fixed point and back without any change."""
     if not isinstance(t, torch.Tensor) or not t.is_floating_point():
-        raise TypeError(f"t: expected a floating-point torch.Tensor, got {getattr(t, 'dtype', type(t).__name__)}")
+        raise TypeError(
+            f"t: expected a floating-point torch.Tensor, got {getattr(t, 'dtype', type(t).__name__)}"
+        )
     q = to_fixed(t, frac_bits)
     return bool(torch.equal(to_float(q, frac_bits, t.dtype), t.detach()))
 
@@ -123,9 +138,17 @@ def check_no_overflow(q: torch.Tensor, name: str) -> torch.Tensor:
 
 def rational(gamma: float, max_denominator: int = MAX_DENOMINATOR) -> Fraction:
     """The fraction n/d (d <= ``max_denominator``) closest to ``gamma`` that the exact mode multiplies by."""
-    if isinstance(gamma, bool) or not isinstance(gamma, (int, float, Fraction)) or not 0 <= gamma <= 1:
+    if (
+        isinstance(gamma, bool)
+        or not isinstance(gamma, (int, float, Fraction))
+        or not 0 <= gamma <= 1
+    ):
         raise ValueError(f"gamma: expected a real number in [0, 1], got {gamma!r}")
-    if isinstance(max_denominator, bool) or not isinstance(max_denominator, int) or max_denominator < 1:
+    if (
+        isinstance(max_denominator, bool)
+        or not isinstance(max_denominator, int)
+        or max_denominator < 1
+    ):
         raise ValueError(f"max_denominator: expected a positive int, got {max_denominator!r}")
     return Fraction(gamma).limit_denominator(max_denominator)
 
@@ -149,17 +172,22 @@ class InformationBuffer:
 
     def __init__(self, shape: torch.Size, ratio: Fraction, device: torch.device | str = "cpu"):
         if not isinstance(shape, (tuple, list, torch.Size)) or not all(
-                isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
+        ):
             raise ValueError(f"shape: expected a tuple of integers >= 0, got {shape!r}")
         if isinstance(ratio, bool) or not isinstance(ratio, (Fraction, int)):
-            raise TypeError(f"ratio: expected a Fraction n/d (see rational()), got {type(ratio).__name__} {ratio!r}")
+            raise TypeError(
+                f"ratio: expected a Fraction n/d (see rational()), got {type(ratio).__name__} {ratio!r}"
+            )
         if not 0 <= ratio <= 1:
             raise ValueError(f"ratio: expected a fraction in [0, 1], got {ratio}")
         ratio = Fraction(ratio)
         try:
             device = torch.device(device)
         except (RuntimeError, TypeError) as err:
-            raise ValueError(f"device: expected a torch device such as 'cpu' or 'cuda:0', got {device!r}") from err
+            raise ValueError(
+                f"device: expected a torch device such as 'cpu' or 'cuda:0', got {device!r}"
+            ) from err
         self.shape, self.device = torch.Size(shape), device
         self.n, self.d = ratio.numerator, ratio.denominator
         self.limbs: list[torch.Tensor] = []
@@ -193,7 +221,9 @@ class InformationBuffer:
         """Undo the last :meth:`multiply`: returns ``c * d / n`` with the digits taken back from the buffer."""
         self._check(c)
         if self.steps == 0:
-            raise RuntimeError("InformationBuffer.divide: the buffer is empty (more divisions than multiplications)")
+            raise RuntimeError(
+                "InformationBuffer.divide: the buffer is empty (more divisions than multiplications)"
+            )
         self.steps -= 1
         if self.n == 0:
             return self.stash.pop()
@@ -201,16 +231,24 @@ class InformationBuffer:
             return c.clone()
         top = self.limbs[-1]
         if int(top.max()) > (_INT64_MAX - (self.n - 1)) // self.n:
-            raise OverflowError("InformationBuffer.divide: buffer overflow; "
-                                "the value divided is not the one the last multiply produced")
-        if c.numel() and int(c.abs().max()) // self.n >= _VALUE_BOUND // self.d:  # |c d / n| < 2**62
-            raise OverflowError("InformationBuffer.divide: the result would leave the fixed-point range")
+            raise OverflowError(
+                "InformationBuffer.divide: buffer overflow; "
+                "the value divided is not the one the last multiply produced"
+            )
+        if (
+            c.numel() and int(c.abs().max()) // self.n >= _VALUE_BOUND // self.d
+        ):  # |c d / n| < 2**62
+            raise OverflowError(
+                "InformationBuffer.divide: the result would leave the fixed-point range"
+            )
         c, buf = _transfer(c, top, self.n, self.d)
         self.limbs[-1] = buf
         if self.opened_at and self.opened_at[-1] == self.steps + 1:
             if bool((buf != 0).any()):
-                raise RuntimeError("InformationBuffer.divide: a limb did not return to zero; "
-                                   "the sequence of divisions does not mirror the multiplications")
+                raise RuntimeError(
+                    "InformationBuffer.divide: a limb did not return to zero; "
+                    "the sequence of divisions does not mirror the multiplications"
+                )
             self.limbs.pop()
             self.opened_at.pop()
         return c
@@ -218,7 +256,11 @@ class InformationBuffer:
     def copy(self) -> "InformationBuffer":
         """An independent buffer in the same state (the limbs are never modified in place)."""
         other = InformationBuffer(self.shape, Fraction(self.n, self.d), self.device)
-        other.limbs, other.opened_at, other.stash = list(self.limbs), list(self.opened_at), list(self.stash)
+        other.limbs, other.opened_at, other.stash = (
+            list(self.limbs),
+            list(self.opened_at),
+            list(self.stash),
+        )
         other.steps = self.steps
         return other
 
@@ -252,11 +294,15 @@ class InformationBuffer:
 
     def _check(self, c: torch.Tensor) -> None:
         if c.dtype != torch.int64 or c.shape != self.shape:
-            raise ValueError(f"c: expected an int64 tensor of shape {tuple(self.shape)}, "
-                             f"got {c.dtype} of shape {tuple(c.shape)}")
+            raise ValueError(
+                f"c: expected an int64 tensor of shape {tuple(self.shape)}, "
+                f"got {c.dtype} of shape {tuple(c.shape)}"
+            )
 
 
-def _transfer(c: torch.Tensor, buf: torch.Tensor, into: int, out: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _transfer(
+    c: torch.Tensor, buf: torch.Tensor, into: int, out: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Multiply ``c`` by ``out/into``: move ``c mod into`` into the buffer, ``buf mod out`` back into ``c``.
 
     With ``(into, out) = (d, n)`` this is Algorithm 1 of Appendix C; swapping them inverts it.

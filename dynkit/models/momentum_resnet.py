@@ -14,6 +14,7 @@ The engine here runs the general coupled update ``v <- gamma v + alpha phi_n(x);
 (``psi_n`` = identity for a Momentum ResNet); a RevNet (:mod:`dynkit.models.revnet`) is the case
 ``gamma = alpha = 1``.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -45,17 +46,31 @@ __all__ = ["MomentumResNet", "MomentumStage", "ResidualBranch", "to_momentum_res
 class _Rule:
     """One forward call: the functions, the update coefficients, the keyword arguments, the seed."""
 
-    def __init__(self, phis, psis, ratio: Fraction, alpha: float, kwargs: dict, seed: int | None,
-                 frac_bits: int):
+    def __init__(
+        self,
+        phis,
+        psis,
+        ratio: Fraction,
+        alpha: float,
+        kwargs: dict,
+        seed: int | None,
+        frac_bits: int,
+    ):
         self.phis, self.psis = list(phis), (list(psis) if psis is not None else None)
         self.ratio, self.gamma, self.alpha = ratio, float(ratio), alpha
         self.kwargs, self.seed, self.frac_bits = kwargs, seed, frac_bits
         self.buffer: InformationBuffer | None = None  # filled by the exact forward
-        self.end: tuple[torch.Tensor, torch.Tensor] | None = None  # final (x, v) ints of the exact forward
-        self.reconstructed: tuple[torch.Tensor, torch.Tensor] | None = None  # (x_0, v_0) ints, by backward
+        self.end: tuple[torch.Tensor, torch.Tensor] | None = (
+            None  # final (x, v) ints of the exact forward
+        )
+        self.reconstructed: tuple[torch.Tensor, torch.Tensor] | None = (
+            None  # (x_0, v_0) ints, by backward
+        )
 
     def with_kwargs(self, kwargs: dict) -> "_Rule":
-        rule = _Rule(self.phis, self.psis, self.ratio, self.alpha, kwargs, self.seed, self.frac_bits)
+        rule = _Rule(
+            self.phis, self.psis, self.ratio, self.alpha, kwargs, self.seed, self.frac_bits
+        )
         rule.buffer, rule.end = self.buffer, self.end
         return rule
 
@@ -68,8 +83,11 @@ class _Rule:
         so that the backward pass recomputes it with the very same random state."""
         if self.seed is None:
             return contextlib.nullcontext()
-        devices = [device.index if device.index is not None else torch.cuda.current_device()] \
-            if device.type == "cuda" else []
+        devices = (
+            [device.index if device.index is not None else torch.cuda.current_device()]
+            if device.type == "cuda"
+            else []
+        )
         stack = contextlib.ExitStack()
         stack.enter_context(torch.random.fork_rng(devices=devices))
         torch.manual_seed(self.seed + k)
@@ -100,9 +118,15 @@ def _exact_forward(rule: _Rule, xq: torch.Tensor, vq: torch.Tensor, dtype: torch
     F = rule.frac_bits
     buffer = InformationBuffer(xq.shape, rule.ratio, xq.device)
     for k in range(rule.depth):
-        step = to_fixed(rule.alpha * rule.phi(k, to_float(xq, F, dtype)), F, f"layer {k} residual output")
+        step = to_fixed(
+            rule.alpha * rule.phi(k, to_float(xq, F, dtype)), F, f"layer {k} residual output"
+        )
         vq = check_no_overflow(buffer.multiply(vq) + step, f"layer {k} velocity")
-        dx = vq if rule.psis is None else to_fixed(rule.psi(k, to_float(vq, F, dtype)), F, f"layer {k} psi output")
+        dx = (
+            vq
+            if rule.psis is None
+            else to_fixed(rule.psi(k, to_float(vq, F, dtype)), F, f"layer {k} psi output")
+        )
         xq = check_no_overflow(xq + dx, f"layer {k} state")
     rule.buffer = buffer
     return xq, vq
@@ -126,7 +150,9 @@ def _undo_layer(rule: _Rule, k: int, xq, vq, buffer: InformationBuffer, dtype, t
 
 
 def _grad_targets(module: Callable, extra: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-    params = [p for p in module.parameters() if p.requires_grad] if isinstance(module, nn.Module) else []
+    params = (
+        [p for p in module.parameters() if p.requires_grad] if isinstance(module, nn.Module) else []
+    )
     return params + list(extra)
 
 
@@ -147,10 +173,14 @@ class _MemoryFree(torch.autograd.Function):
     def backward(ctx, gx, gv):
         rule, dtype = ctx.rule, ctx.dtype
         xq, vq = ctx.end
-        buffer = rule.buffer.copy()  # keep the forward's buffer intact (a second backward, inverse())
+        buffer = (
+            rule.buffer.copy()
+        )  # keep the forward's buffer intact (a second backward, inverse())
         gx = torch.zeros(xq.shape, dtype=dtype, device=xq.device) if gx is None else gx
         gv = torch.zeros_like(gx) if gv is None else gv
-        kw_tensors = [t for t in rule.kwargs.values() if isinstance(t, torch.Tensor) and t.requires_grad]
+        kw_tensors = [
+            t for t in rule.kwargs.values() if isinstance(t, torch.Tensor) and t.requires_grad
+        ]
         grads: list = [None] * len(ctx.grad_index)
 
         def accumulate(targets, values):
@@ -160,7 +190,9 @@ class _MemoryFree(torch.autograd.Function):
                     grads[i] = g if grads[i] is None else grads[i] + g
 
         for k in reversed(range(rule.depth)):
-            xq, vq, (v_float, p, x_float, f) = _undo_layer(rule, k, xq, vq, buffer, dtype, track=True)
+            xq, vq, (v_float, p, x_float, f) = _undo_layer(
+                rule, k, xq, vq, buffer, dtype, track=True
+            )
             if rule.psis is None:
                 gv_total = gv + gx
             else:  # x_{k+1} = x_k + psi(v_{k+1})
@@ -170,7 +202,9 @@ class _MemoryFree(torch.autograd.Function):
                 accumulate(targets, g[1:])
             # v_{k+1} = gamma v_k + alpha phi(x_k)  (Eq. (17) of Appendix E for psi = identity)
             targets = _grad_targets(rule.phis[k], kw_tensors)
-            g = torch.autograd.grad(f, [x_float] + targets, rule.alpha * gv_total, allow_unused=True)
+            g = torch.autograd.grad(
+                f, [x_float] + targets, rule.alpha * gv_total, allow_unused=True
+            )
             if g[0] is not None:
                 gx = gx + g[0]
             gv = rule.gamma * gv_total
@@ -188,7 +222,9 @@ def _coupled_forward(rule: _Rule, x: torch.Tensor, v: torch.Tensor, exact: bool)
             if id(t) not in seen:
                 seen.add(id(t))
                 grad_inputs.append(t)
-    grad_inputs += [t for t in rule.kwargs.values() if isinstance(t, torch.Tensor) and t.requires_grad]
+    grad_inputs += [
+        t for t in rule.kwargs.values() if isinstance(t, torch.Tensor) and t.requires_grad
+    ]
     return _MemoryFree.apply(rule, x, v, *grad_inputs)
 
 
@@ -199,17 +235,25 @@ def _coupled_inverse(rule: _Rule, x: torch.Tensor, v: torch.Tensor, exact: bool)
         # restart from its exact final state (the float outputs may be rounded: float32, or |x| > 2**12).
         F, (xq, vq) = rule.frac_bits, rule.end
         for name, t, q in (("x", x, xq), ("v", v, vq)):
-            if t.shape != q.shape or t.dtype != x.dtype or not torch.equal(to_float(q, F, x.dtype), t):
-                raise ValueError(f"{name}: the exact inverse expects the outputs of the last forward pass "
-                                 "(it needs that pass's information buffer); got a different tensor")
+            if (
+                t.shape != q.shape
+                or t.dtype != x.dtype
+                or not torch.equal(to_float(q, F, x.dtype), t)
+            ):
+                raise ValueError(
+                    f"{name}: the exact inverse expects the outputs of the last forward pass "
+                    "(it needs that pass's information buffer); got a different tensor"
+                )
         buffer = rule.buffer.copy()
         with torch.no_grad():
             for k in reversed(range(rule.depth)):
                 xq, vq, _ = _undo_layer(rule, k, xq, vq, buffer, x.dtype, track=False)
         return to_float(xq, F, x.dtype), to_float(vq, F, x.dtype)
     if rule.gamma == 0:
-        raise ValueError("gamma: the floating-point inverse (3) divides by gamma, got gamma = 0; "
-                         "use exact=True, which stores v outright")
+        raise ValueError(
+            "gamma: the floating-point inverse (3) divides by gamma, got gamma = 0; "
+            "use exact=True, which stores v outright"
+        )
     for k in reversed(range(rule.depth)):
         x = x - (rule.psi(k, v) if rule.psis is not None else v)
         v = (v - rule.alpha * rule.phi(k, x)) / rule.gamma
@@ -217,21 +261,34 @@ def _coupled_inverse(rule: _Rule, x: torch.Tensor, v: torch.Tensor, exact: bool)
 
 
 def _check_gamma(gamma) -> Fraction:
-    if isinstance(gamma, bool) or not isinstance(gamma, Real) or not math.isfinite(gamma) or not 0 <= gamma <= 1:
+    if (
+        isinstance(gamma, bool)
+        or not isinstance(gamma, Real)
+        or not math.isfinite(gamma)
+        or not 0 <= gamma <= 1
+    ):
         raise ValueError(f"gamma: expected a real number in [0, 1], got {gamma!r}")
     return rational(float(gamma))
 
 
 def _check_functions(functions, name: str) -> nn.ModuleList:
-    if isinstance(functions, nn.Module) and not isinstance(functions, (nn.Sequential, nn.ModuleList)):
-        raise ValueError(f"{name}: expected a sequence of nn.Module (one per layer), got a single "
-                         f"{type(functions).__name__}; repeat it ([f] * depth) to tie the weights")
+    if isinstance(functions, nn.Module) and not isinstance(
+        functions, (nn.Sequential, nn.ModuleList)
+    ):
+        raise ValueError(
+            f"{name}: expected a sequence of nn.Module (one per layer), got a single "
+            f"{type(functions).__name__}; repeat it ([f] * depth) to tie the weights"
+        )
     if isinstance(functions, (str, bytes)) or not hasattr(functions, "__iter__"):
-        raise TypeError(f"{name}: expected a sequence of nn.Module (one per layer), got {type(functions).__name__}")
+        raise TypeError(
+            f"{name}: expected a sequence of nn.Module (one per layer), got {type(functions).__name__}"
+        )
     functions = list(functions)
     if not functions or not all(isinstance(f, nn.Module) for f in functions):
-        raise ValueError(f"{name}: expected a non-empty sequence of nn.Module, got "
-                         f"{[type(f).__name__ for f in functions]}")
+        raise ValueError(
+            f"{name}: expected a non-empty sequence of nn.Module, got "
+            f"{[type(f).__name__ for f in functions]}"
+        )
     return nn.ModuleList(functions)
 
 
@@ -250,12 +307,18 @@ def _expected_width(function) -> int | None:
 
 def _check_state(x, v, exact: bool, frac_bits: int, functions=None) -> None:
     if not isinstance(x, torch.Tensor) or not torch.is_floating_point(x):
-        raise ValueError(f"x: expected a floating-point torch tensor, got {type(x).__name__}"
-                         f"{'' if not isinstance(x, torch.Tensor) else ' of dtype ' + str(x.dtype)}")
-    if v is not None and (not isinstance(v, torch.Tensor) or v.shape != x.shape or v.dtype != x.dtype):
-        raise ValueError(f"v: expected a tensor of the shape {tuple(x.shape)} and dtype {x.dtype} of x, got "
-                         f"{tuple(v.shape) if isinstance(v, torch.Tensor) else type(v).__name__}"
-                         f"{' ' + str(v.dtype) if isinstance(v, torch.Tensor) else ''}")
+        raise ValueError(
+            f"x: expected a floating-point torch tensor, got {type(x).__name__}"
+            f"{'' if not isinstance(x, torch.Tensor) else ' of dtype ' + str(x.dtype)}"
+        )
+    if v is not None and (
+        not isinstance(v, torch.Tensor) or v.shape != x.shape or v.dtype != x.dtype
+    ):
+        raise ValueError(
+            f"v: expected a tensor of the shape {tuple(x.shape)} and dtype {x.dtype} of x, got "
+            f"{tuple(v.shape) if isinstance(v, torch.Tensor) else type(v).__name__}"
+            f"{' ' + str(v.dtype) if isinstance(v, torch.Tensor) else ''}"
+        )
     if exact:
         check_representable(x, "x", frac_bits)
         if v is not None:
@@ -263,12 +326,16 @@ def _check_state(x, v, exact: bool, frac_bits: int, functions=None) -> None:
     else:  # the float mode would propagate nan/inf silently through every layer
         for name, t in (("x", x), ("v", v)):
             if t is not None and not bool(torch.isfinite(t).all()):
-                raise ValueError(f"{name}: expected finite values, got {int((~torch.isfinite(t)).sum())} "
-                                 f"non-finite entries")
+                raise ValueError(
+                    f"{name}: expected finite values, got {int((~torch.isfinite(t)).sum())} "
+                    f"non-finite entries"
+                )
     width = None if not functions else _expected_width(functions[0])
     if width is not None and (x.dim() == 0 or x.shape[-1] != width):
-        raise ValueError(f"x: expected {width} features in the last dimension (the first function's input), "
-                         f"got shape {tuple(x.shape)}")
+        raise ValueError(
+            f"x: expected {width} features in the last dimension (the first function's input), "
+            f"got shape {tuple(x.shape)}"
+        )
 
 
 class _ReversibleStack(nn.Module):
@@ -292,7 +359,9 @@ class _ReversibleStack(nn.Module):
     def _initial_velocity(self, x: torch.Tensor) -> torch.Tensor:  # pragma: no cover
         raise NotImplementedError
 
-    def forward(self, x: torch.Tensor, v: torch.Tensor | None = None, **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, x: torch.Tensor, v: torch.Tensor | None = None, **kwargs
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Map ``(x_0, v_0)`` to ``(x_L, v_L)``; ``kwargs`` are passed to every block."""
         _check_state(x, v, self.exact, self.frac_bits, self._first_functions())
         if v is None:
@@ -306,7 +375,9 @@ class _ReversibleStack(nn.Module):
         return out
 
     @torch.no_grad()
-    def trajectory(self, x: torch.Tensor, v: torch.Tensor | None = None, **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
+    def trajectory(
+        self, x: torch.Tensor, v: torch.Tensor | None = None, **kwargs
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """All layers' states in floating point: ``(xs, vs)`` of shape ``(depth + 1, *x.shape)`` (for plots)."""
         _check_state(x, v, False, self.frac_bits)
         v = self._initial_velocity(x) if v is None else v
@@ -317,7 +388,9 @@ class _ReversibleStack(nn.Module):
         _float_forward(rule, x, v, record)
         return torch.stack([s[0] for s in record]), torch.stack([s[1] for s in record])
 
-    def inverse(self, x: torch.Tensor, v: torch.Tensor, **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
+    def inverse(
+        self, x: torch.Tensor, v: torch.Tensor, **kwargs
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Recover ``(x_0, v_0)`` from the outputs ``(x_L, v_L)`` of the last :meth:`forward`.
 
         Exact mode: bit-exact (the inputs of that forward rounded to the fixed-point grid), using that
@@ -329,8 +402,10 @@ class _ReversibleStack(nn.Module):
             raise ValueError("v: expected a tensor of the shape of x")
         if self._last is None:
             if self.exact or self.preserve_rng_state:
-                raise ValueError("inverse: no forward pass to invert yet (the exact mode needs its information "
-                                 "buffer, and random layers need its seed)")
+                raise ValueError(
+                    "inverse: no forward pass to invert yet (the exact mode needs its information "
+                    "buffer, and random layers need its seed)"
+                )
             rule = self._rule(kwargs)
         else:
             rule = self._last.with_kwargs(kwargs)
@@ -377,12 +452,21 @@ class MomentumResNet(_ReversibleStack):
     >>> x_L, v_L = net(torch.randn(3, 4, dtype=torch.float64))
     """
 
-    def __init__(self, functions: Sequence[nn.Module], gamma: float, init_speed: Callable | None = None,
-                 exact: bool = True, frac_bits: int = FRAC_BITS, preserve_rng_state: bool = True):
+    def __init__(
+        self,
+        functions: Sequence[nn.Module],
+        gamma: float,
+        init_speed: Callable | None = None,
+        exact: bool = True,
+        frac_bits: int = FRAC_BITS,
+        preserve_rng_state: bool = True,
+    ):
         super().__init__()
         self.gamma_ratio = _check_gamma(gamma)
         if init_speed is not None and not callable(init_speed):
-            raise ValueError(f"init_speed: expected None or a callable x -> v_0, got {type(init_speed).__name__}")
+            raise ValueError(
+                f"init_speed: expected None or a callable x -> v_0, got {type(init_speed).__name__}"
+            )
         self.functions = _check_functions(functions, "functions")
         self.gamma = float(gamma)
         self.init_speed = init_speed
@@ -399,7 +483,9 @@ class MomentumResNet(_ReversibleStack):
         return f"depth={len(self.functions)}, gamma={self.gamma}, exact={self.exact}"
 
     @classmethod
-    def from_residual_blocks(cls, blocks: Iterable[nn.Module], gamma: float, **options) -> "MomentumResNet":
+    def from_residual_blocks(
+        cls, blocks: Iterable[nn.Module], gamma: float, **options
+    ) -> "MomentumResNet":
         """Momentum ResNet with ``f_n(x) = block_n(x) - x``: the same parameters as a ResNet of those blocks.
 
         With gamma = 0 it computes exactly what the blocks compute in sequence.
@@ -433,7 +519,9 @@ class MomentumStage(nn.Module):
         return self.momentum(x, **kwargs)[0]
 
 
-def to_momentum_resnet(stage: nn.Sequential | Iterable[nn.Module], gamma: float, **options) -> nn.Sequential:
+def to_momentum_resnet(
+    stage: nn.Sequential | Iterable[nn.Module], gamma: float, **options
+) -> nn.Sequential:
     """Turn a stage of residual blocks into its Momentum counterpart with the same parameters.
 
     Blocks that change the shape (torchvision style: a ``downsample`` attribute that is not ``None``)
@@ -459,9 +547,15 @@ def to_momentum_resnet(stage: nn.Sequential | Iterable[nn.Module], gamma: float,
     while n_kept < len(blocks) and getattr(blocks[n_kept], "downsample", None) is not None:
         n_kept += 1
     if n_kept == len(blocks):
-        raise ValueError("stage: every block changes the shape (has a downsample); nothing to convert")
+        raise ValueError(
+            "stage: every block changes the shape (has a downsample); nothing to convert"
+        )
     if any(getattr(b, "downsample", None) is not None for b in blocks[n_kept:]):
-        raise ValueError("stage: a shape-changing block (downsample) follows a shape-preserving one; "
-                         "convert the sub-stages separately")
-    return nn.Sequential(*blocks[:n_kept], MomentumStage(MomentumResNet.from_residual_blocks(blocks[n_kept:], gamma,
-                                                                                           **options)))
+        raise ValueError(
+            "stage: a shape-changing block (downsample) follows a shape-preserving one; "
+            "convert the sub-stages separately"
+        )
+    return nn.Sequential(
+        *blocks[:n_kept],
+        MomentumStage(MomentumResNet.from_residual_blocks(blocks[n_kept:], gamma, **options)),
+    )

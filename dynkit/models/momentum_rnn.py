@@ -22,6 +22,7 @@ lives in the hidden space and the drive enters through ``U``: ``a_t = U (h_{t-1}
 adam/rmsprop ``a_t = U h_{t-1} + (U v_t) / sqrt(m_t + eps) + b`` (``m_t`` from ``(W_hat x_t)^2``, repeated
 over the LSTM's four gates). For the momentum rules it equals the standard form with ``W = U W_hat``.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,10 +39,14 @@ class MomentumRule:
     """A momentum rule as data: whether it keeps a velocity, a second moment, and its schedule of mu."""
 
     name: str
-    velocity: bool                                   # keeps v_t (all but "none")
-    second_moment: bool                              # keeps m_t (adam, rmsprop)
-    schedule: Optional[Callable[[int, float, Optional[int]], float]] = None  # mu_t(t, mu, F), t = 1, 2, ...
-    preactivation: bool = False  # extrapolates the whole pre-activation (Nesterov), not a velocity of the drive
+    velocity: bool  # keeps v_t (all but "none")
+    second_moment: bool  # keeps m_t (adam, rmsprop)
+    schedule: Optional[Callable[[int, float, Optional[int]], float]] = (
+        None  # mu_t(t, mu, F), t = 1, 2, ...
+    )
+    preactivation: bool = (
+        False  # extrapolates the whole pre-activation (Nesterov), not a velocity of the drive
+    )
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -50,7 +55,9 @@ class MomentumRule:
             if not isinstance(getattr(self, flag), bool):
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
         if self.schedule is not None and not callable(self.schedule):
-            raise TypeError(f"schedule must be a callable mu_t(t, mu, F) or None, got {type(self.schedule).__name__}")
+            raise TypeError(
+                f"schedule must be a callable mu_t(t, mu, F) or None, got {type(self.schedule).__name__}"
+            )
 
 
 MOMENTUM_RULES = {
@@ -61,8 +68,13 @@ MOMENTUM_RULES = {
     "adam": MomentumRule("adam", True, True, lambda t, mu, F: mu),
     "rmsprop": MomentumRule("rmsprop", True, True, lambda t, mu, F: 0.0),
     # k = 1, ..., F, then 1 again: the authors' step counter, reset every F steps
-    "nesterov_restart": MomentumRule("nesterov_restart", True, False,
-                                     lambda t, mu, F: ((t - 1) % F) / ((t - 1) % F + 3), preactivation=True),
+    "nesterov_restart": MomentumRule(
+        "nesterov_restart",
+        True,
+        False,
+        lambda t, mu, F: ((t - 1) % F) / ((t - 1) % F + 3),
+        preactivation=True,
+    ),
 }
 
 CELLS = {"rnn": 1, "lstm": 4}  # number of gate blocks in the pre-activation
@@ -117,9 +129,21 @@ class MomentumRNN(nn.Module):
     to read ``dL/dh_t``, Fig. 2 of MomentumRNN).
     """
 
-    def __init__(self, input_size: int, hidden_size: int, cell: str = "rnn", rule: str = "momentum", *,
-                 mu: float = 0.6, s: float = 0.6, beta: float = 0.9, eps: float = 1e-8,
-                 restart_every: int | None = None, parametrization: str = "standard", init: str = "uniform"):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        cell: str = "rnn",
+        rule: str = "momentum",
+        *,
+        mu: float = 0.6,
+        s: float = 0.6,
+        beta: float = 0.9,
+        eps: float = 1e-8,
+        restart_every: int | None = None,
+        parametrization: str = "standard",
+        init: str = "uniform",
+    ):
         super().__init__()
         for name, value in (("input_size", input_size), ("hidden_size", hidden_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -129,11 +153,15 @@ class MomentumRNN(nn.Module):
         if rule not in MOMENTUM_RULES:
             raise ValueError(f"rule must be one of {sorted(MOMENTUM_RULES)}, got {rule!r}")
         if parametrization not in PARAMETRIZATIONS:
-            raise ValueError(f"parametrization must be one of {PARAMETRIZATIONS}, got {parametrization!r}")
+            raise ValueError(
+                f"parametrization must be one of {PARAMETRIZATIONS}, got {parametrization!r}"
+            )
         if init not in INITS:
             raise ValueError(f"init must be one of {INITS}, got {init!r}")
         if init == "authors" and parametrization != "standard":
-            raise ValueError(f"init='authors' needs parametrization='standard' (their cells), got {parametrization!r}")
+            raise ValueError(
+                f"init='authors' needs parametrization='standard' (their cells), got {parametrization!r}"
+            )
         self.mu = _real(mu, "mu", 0.0, math.inf)
         self.s = _real(s, "s", 0.0, math.inf)
         if self.s == 0.0:
@@ -142,34 +170,45 @@ class MomentumRNN(nn.Module):
         self.eps = _real(eps, "eps", 0.0, math.inf)
         if self.eps == 0.0:
             raise ValueError(f"eps must be > 0, got {eps!r}")
-        if rule in ("restart", "nesterov_restart") and (isinstance(restart_every, bool)
-                                                        or not isinstance(restart_every, int) or restart_every < 1):
-            raise ValueError(f"rule={rule!r} needs restart_every, a positive integer F; got {restart_every!r}")
+        if rule in ("restart", "nesterov_restart") and (
+            isinstance(restart_every, bool)
+            or not isinstance(restart_every, int)
+            or restart_every < 1
+        ):
+            raise ValueError(
+                f"rule={rule!r} needs restart_every, a positive integer F; got {restart_every!r}"
+            )
         if rule == "nesterov_restart" and parametrization != "standard":
-            raise ValueError(f"rule='nesterov_restart' needs parametrization='standard', got {parametrization!r}")
+            raise ValueError(
+                f"rule='nesterov_restart' needs parametrization='standard', got {parametrization!r}"
+            )
         self.input_size, self.hidden_size = input_size, hidden_size
         self.cell, self.rule, self.parametrization = cell, MOMENTUM_RULES[rule], parametrization
         self.restart_every = restart_every
         gates = CELLS[cell] * hidden_size
         drive = gates if parametrization == "standard" else hidden_size
         self.init = init
-        self.W = nn.Linear(input_size, drive, bias=init == "authors")  # W (standard) or W_hat (remark)
-        self.U = nn.Linear(hidden_size, gates, bias=True)   # U and the bias b
+        self.W = nn.Linear(
+            input_size, drive, bias=init == "authors"
+        )  # W (standard) or W_hat (remark)
+        self.U = nn.Linear(hidden_size, gates, bias=True)  # U and the bias b
         if init == "authors":
             nn.init.orthogonal_(self.W.weight)
             nn.init.eye_(self.U.weight)
             for bias in (self.W.bias, self.U.bias):
                 nn.init.zeros_(bias)
                 if cell == "lstm":  # gates i, f, g, o: the forget gate's block
-                    nn.init.ones_(bias[hidden_size:2 * hidden_size])
+                    nn.init.ones_(bias[hidden_size : 2 * hidden_size])
         else:
-            bound = 1.0 / math.sqrt(hidden_size)            # torch.nn.RNN/LSTM's initialisation
+            bound = 1.0 / math.sqrt(hidden_size)  # torch.nn.RNN/LSTM's initialisation
             for p in self.parameters():
                 nn.init.uniform_(p, -bound, bound)
 
     def extra_repr(self) -> str:
-        return (f"{self.input_size}, {self.hidden_size}, cell={self.cell!r}, rule={self.rule.name!r}, "
-                f"mu={self.mu}, s={self.s}, parametrization={self.parametrization!r}, init={self.init!r}")
+        return (
+            f"{self.input_size}, {self.hidden_size}, cell={self.cell!r}, rule={self.rule.name!r}, "
+            f"mu={self.mu}, s={self.s}, parametrization={self.parametrization!r}, init={self.init!r}"
+        )
 
     def mu_at(self, t: int) -> float:
         """The momentum mu_t used at step t = 1, 2, ... (constant, NAG or scheduled restart)."""
@@ -178,9 +217,13 @@ class MomentumRNN(nn.Module):
     def _check_input(self, x: torch.Tensor) -> None:
         if not isinstance(x, torch.Tensor) or x.dim() != 3:
             shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-            raise ValueError(f"x must be a tensor of shape (batch, T, {self.input_size}), got {shape}")
+            raise ValueError(
+                f"x must be a tensor of shape (batch, T, {self.input_size}), got {shape}"
+            )
         if x.shape[-1] != self.input_size:
-            raise ValueError(f"x must have {self.input_size} features (last dimension), got shape {tuple(x.shape)}")
+            raise ValueError(
+                f"x must have {self.input_size} features (last dimension), got shape {tuple(x.shape)}"
+            )
         if x.shape[1] == 0:
             raise ValueError("x must hold at least one time step, got T = 0")
         if not bool(torch.isfinite(x).all()):
@@ -190,19 +233,37 @@ class MomentumRNN(nn.Module):
         if state is None:
             return
         if not isinstance(state, dict):
-            raise TypeError(f"state must be None or the dict a previous call returned, got {type(state).__name__}")
-        widths = {"h": self.hidden_size, "c": self.hidden_size, "v": self.W.out_features, "m": self.W.out_features}
+            raise TypeError(
+                f"state must be None or the dict a previous call returned, got {type(state).__name__}"
+            )
+        widths = {
+            "h": self.hidden_size,
+            "c": self.hidden_size,
+            "v": self.W.out_features,
+            "m": self.W.out_features,
+        }
         for key, value in state.items():
             if key == "t":
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise ValueError(f"state['t'] must be an integer >= 0, got {value!r}")
             elif key in widths:
-                if not isinstance(value, torch.Tensor) or tuple(value.shape) != (x.shape[0], widths[key]):
-                    got = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
-                    raise ValueError(f"state[{key!r}] must be a tensor of shape ({x.shape[0]}, {widths[key]}), "
-                                     f"got {got}")
+                if not isinstance(value, torch.Tensor) or tuple(value.shape) != (
+                    x.shape[0],
+                    widths[key],
+                ):
+                    got = (
+                        tuple(value.shape)
+                        if isinstance(value, torch.Tensor)
+                        else type(value).__name__
+                    )
+                    raise ValueError(
+                        f"state[{key!r}] must be a tensor of shape ({x.shape[0]}, {widths[key]}), "
+                        f"got {got}"
+                    )
             else:
-                raise ValueError(f"state must have keys among ('h', 'c', 'v', 'm', 't'), got {key!r}")
+                raise ValueError(
+                    f"state must have keys among ('h', 'c', 'v', 'm', 't'), got {key!r}"
+                )
 
     def forward(self, x: torch.Tensor, state: dict | None = None, return_states: bool = False):
         self._check_input(x)
@@ -217,15 +278,15 @@ class MomentumRNN(nn.Module):
         v = state.get("v", torch.zeros_like(self.W(x[:, 0])))
         m = state.get("m", torch.zeros_like(v))
         t0 = int(state.get("t", 0))
-        drives = self.W(x)                                   # d_t for all t in one product
+        drives = self.W(x)  # d_t for all t in one product
         remark = self.parametrization == "remark"
         hs = []
         for i in range(steps):
             d = drives[:, i]
-            if self.rule.preactivation:                     # the authors' SRLSTM: Nesterov on the pre-activation
+            if self.rule.preactivation:  # the authors' SRLSTM: Nesterov on the pre-activation
                 y = self.U(h) - self.s * d
                 pre, v = y + self.mu_at(t0 + i + 1) * (y - v), y
-            elif not self.rule.velocity:                    # plain cell
+            elif not self.rule.velocity:  # plain cell
                 pre = self.U(h) + (F.linear(d, self.U.weight) if remark else d)
             else:
                 v = self.mu_at(t0 + i + 1) * v + self.s * d
@@ -233,7 +294,7 @@ class MomentumRNN(nn.Module):
                 if self.rule.second_moment:
                     m = self.beta * m + (1.0 - self.beta) * d * d
                 if remark:
-                    drive = F.linear(drive, self.U.weight)   # U v_t
+                    drive = F.linear(drive, self.U.weight)  # U v_t
                 if self.rule.second_moment:
                     scale = torch.sqrt(m + self.eps)
                     drive = drive / (scale.repeat(1, G) if remark else scale)
@@ -259,7 +320,9 @@ class MomentumRNN(nn.Module):
 class SequenceClassifier(nn.Module):
     """A :class:`MomentumRNN` followed by a linear read-out of the last hidden state (or of every step)."""
 
-    def __init__(self, input_size: int, hidden_size: int, n_outputs: int, every_step: bool = False, **rnn):
+    def __init__(
+        self, input_size: int, hidden_size: int, n_outputs: int, every_step: bool = False, **rnn
+    ):
         super().__init__()
         if isinstance(n_outputs, bool) or not isinstance(n_outputs, int) or n_outputs < 1:
             raise ValueError(f"n_outputs must be a positive integer, got {n_outputs!r}")

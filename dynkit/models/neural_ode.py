@@ -12,6 +12,7 @@ The right-hand sides, all from Sect. 3 of the review:
 * HBNODE, Eq. (25): ``dh/dt = m, dm/dt = -gamma m + f(t, h)``, with ``gamma = eps * sigmoid(omega)``.
 * GHBNODE, Eq. (48): ``dh/dt = sigma(m), dm/dt = -gamma m + f(t, h) - xi h``, ``xi = softplus(chi)``.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -33,8 +34,15 @@ class MLPField(nn.Module):
     With ``time=True`` the time is appended to the input of every layer.
     """
 
-    def __init__(self, in_dim: int, hidden: int, out_dim: int | None = None, *, time: bool = False,
-                 activation: Callable[[torch.Tensor], torch.Tensor] = F.elu):
+    def __init__(
+        self,
+        in_dim: int,
+        hidden: int,
+        out_dim: int | None = None,
+        *,
+        time: bool = False,
+        activation: Callable[[torch.Tensor], torch.Tensor] = F.elu,
+    ):
         super().__init__()
         _check_positive(in_dim=in_dim, hidden=hidden)
         out_dim = in_dim if out_dim is None else out_dim
@@ -43,9 +51,17 @@ class MLPField(nn.Module):
         _check_callable(activation, "activation")
         extra = int(time)
         self.time, self.activation = time, activation
-        self.in_width, self.in_ndim = in_dim, 2  # what forward's h must have, checked by the models up front
-        self.layers = nn.ModuleList([nn.Linear(in_dim + extra, hidden), nn.Linear(hidden + extra, hidden),
-                                     nn.Linear(hidden + extra, out_dim)])
+        self.in_width, self.in_ndim = (
+            in_dim,
+            2,
+        )  # what forward's h must have, checked by the models up front
+        self.layers = nn.ModuleList(
+            [
+                nn.Linear(in_dim + extra, hidden),
+                nn.Linear(hidden + extra, hidden),
+                nn.Linear(hidden + extra, out_dim),
+            ]
+        )
 
     def forward(self, t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         _check_field_input(self, h)
@@ -65,8 +81,15 @@ class ConvField(nn.Module):
     ``t`` is appended to the input of every layer.
     """
 
-    def __init__(self, in_channels: int, hidden: int, out_channels: int | None = None, *, time: bool = True,
-                 activation: Callable[[torch.Tensor], torch.Tensor] = F.relu):
+    def __init__(
+        self,
+        in_channels: int,
+        hidden: int,
+        out_channels: int | None = None,
+        *,
+        time: bool = True,
+        activation: Callable[[torch.Tensor], torch.Tensor] = F.relu,
+    ):
         super().__init__()
         _check_positive(in_channels=in_channels, hidden=hidden)
         out_channels = in_channels if out_channels is None else out_channels
@@ -76,11 +99,13 @@ class ConvField(nn.Module):
         extra = int(time)
         self.time, self.activation = time, activation
         self.in_width, self.in_ndim = in_channels, 4
-        self.layers = nn.ModuleList([
-            nn.Conv2d(in_channels + extra, hidden, kernel_size=1),
-            nn.Conv2d(hidden + extra, hidden, kernel_size=3, padding=1),
-            nn.Conv2d(hidden + extra, out_channels, kernel_size=1),
-        ])
+        self.layers = nn.ModuleList(
+            [
+                nn.Conv2d(in_channels + extra, hidden, kernel_size=1),
+                nn.Conv2d(hidden + extra, hidden, kernel_size=3, padding=1),
+                nn.Conv2d(hidden + extra, out_channels, kernel_size=1),
+            ]
+        )
 
     def forward(self, t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         _check_field_input(self, h)
@@ -101,9 +126,13 @@ class ConvInitial(nn.Module):
         super().__init__()
         _check_positive(in_channels=in_channels, out_channels=out_channels, hidden=hidden)
         self.in_width, self.in_ndim = in_channels, 4
-        self.net = nn.Sequential(nn.Conv2d(in_channels, hidden, 1), nn.LeakyReLU(0.3),
-                                 nn.Conv2d(hidden, hidden, 3, padding=1), nn.LeakyReLU(0.3),
-                                 nn.Conv2d(hidden, out_channels, 1))
+        self.net = nn.Sequential(
+            nn.Conv2d(in_channels, hidden, 1),
+            nn.LeakyReLU(0.3),
+            nn.Conv2d(hidden, hidden, 3, padding=1),
+            nn.LeakyReLU(0.3),
+            nn.Conv2d(hidden, out_channels, 1),
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_field_input(self, x, "x")
@@ -117,7 +146,9 @@ class ConvInitial(nn.Module):
 class ConstrainedScalar(nn.Module):
     """A scalar ``transform(raw)`` with ``raw`` learnable (``nn.Parameter``) or fixed (a buffer)."""
 
-    def __init__(self, raw: float, transform: Callable[[torch.Tensor], torch.Tensor], learnable: bool = True):
+    def __init__(
+        self, raw: float, transform: Callable[[torch.Tensor], torch.Tensor], learnable: bool = True
+    ):
         super().__init__()
         value = torch.tensor(check.real(raw, "raw"))
         _check_callable(transform, "transform")
@@ -202,8 +233,13 @@ class HeavyBall(nn.Module):
 class GeneralizedHeavyBall(nn.Module):
     """GHBNODE, Eq. (48) of the review: ``dh/dt = sigma(m), dm/dt = -gamma m + f(t, h) - xi h``."""
 
-    def __init__(self, field: nn.Module, gamma: ConstrainedScalar, xi: ConstrainedScalar,
-                 activation: Callable[[torch.Tensor], torch.Tensor] = torch.tanh):
+    def __init__(
+        self,
+        field: nn.Module,
+        gamma: ConstrainedScalar,
+        xi: ConstrainedScalar,
+        activation: Callable[[torch.Tensor], torch.Tensor] = torch.tanh,
+    ):
         super().__init__()
         self.f = check.module(field, "field")
         self.gamma, self.xi = _check_scalar(gamma, "gamma"), _check_scalar(xi, "xi")
@@ -216,7 +252,9 @@ class GeneralizedHeavyBall(nn.Module):
     def forward(self, t, z):
         _check_even(z)
         h, m = z.chunk(2, dim=1)
-        return torch.cat([self.activation(m), -self.gamma() * m + self.f(t, h) - self.xi() * h], dim=1)
+        return torch.cat(
+            [self.activation(m), -self.gamma() * m + self.f(t, h) - self.xi() * h], dim=1
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,8 +271,14 @@ class _NeuralODE(nn.Module):
 
     n_states = 1
 
-    def __init__(self, dynamics: nn.Module, *, augment_dim: int = 0, initial: nn.Module | None = None,
-                 **block_options):
+    def __init__(
+        self,
+        dynamics: nn.Module,
+        *,
+        augment_dim: int = 0,
+        initial: nn.Module | None = None,
+        **block_options,
+    ):
         super().__init__()
         if isinstance(augment_dim, bool) or not isinstance(augment_dim, int) or augment_dim < 0:
             raise ValueError(f"augment_dim must be an integer >= 0, got {augment_dim!r}")
@@ -252,19 +296,25 @@ class _NeuralODE(nn.Module):
     def initial_state(self, x: torch.Tensor) -> torch.Tensor:
         check.tensor(x, "x", floating=True, finite=True)
         if x.dim() < 2:
-            raise ValueError(f"x must have a batch and a feature/channel dimension, got shape {tuple(x.shape)}")
+            raise ValueError(
+                f"x must have a batch and a feature/channel dimension, got shape {tuple(x.shape)}"
+            )
         width = getattr(self.dynamics, "state_width", lambda: None)()
         if width is not None and self.n_states * (x.shape[1] + self.augment_dim) != width:
             expected = width // self.n_states - self.augment_dim
-            raise ValueError(f"x must have {expected} features/channels along dim 1 (the field's input width), "
-                             f"got shape {tuple(x.shape)}")
+            raise ValueError(
+                f"x must have {expected} features/channels along dim 1 (the field's input width), "
+                f"got shape {tuple(x.shape)}"
+            )
         extra = self.n_states * (x.shape[1] + self.augment_dim) - x.shape[1]
         if self.initial is None:
             rest = x.new_zeros(x.shape[0], extra, *x.shape[2:])
         else:
             rest = self.initial(x)
             if rest.shape[1] != extra:
-                raise ValueError(f"initial(x) must have {extra} components along dim 1, got {rest.shape[1]}")
+                raise ValueError(
+                    f"initial(x) must have {extra} components along dim 1, got {rest.shape[1]}"
+                )
         return torch.cat([x, rest], dim=1)
 
     def forward(self, x: torch.Tensor, times=None) -> torch.Tensor:
@@ -299,8 +349,16 @@ class SONODE(_NeuralODE):
 
     n_states = 2
 
-    def __init__(self, field: nn.Module, augment_dim: int = 0, initial: nn.Module | None = None, **block_options):
-        super().__init__(SecondOrder(field), augment_dim=augment_dim, initial=initial, **block_options)
+    def __init__(
+        self,
+        field: nn.Module,
+        augment_dim: int = 0,
+        initial: nn.Module | None = None,
+        **block_options,
+    ):
+        super().__init__(
+            SecondOrder(field), augment_dim=augment_dim, initial=initial, **block_options
+        )
 
 
 class HBNODE(_NeuralODE):
@@ -323,10 +381,21 @@ class HBNODE(_NeuralODE):
 
     n_states = 2
 
-    def __init__(self, field: nn.Module, augment_dim: int = 0, initial: nn.Module | None = None, *,
-                 omega: float = -3.0, epsilon: float = 1.0, learn_gamma: bool = True, **block_options):
+    def __init__(
+        self,
+        field: nn.Module,
+        augment_dim: int = 0,
+        initial: nn.Module | None = None,
+        *,
+        omega: float = -3.0,
+        epsilon: float = 1.0,
+        learn_gamma: bool = True,
+        **block_options,
+    ):
         gamma = damping(omega, epsilon, check.boolean(learn_gamma, "learn_gamma"))
-        super().__init__(HeavyBall(field, gamma), augment_dim=augment_dim, initial=initial, **block_options)
+        super().__init__(
+            HeavyBall(field, gamma), augment_dim=augment_dim, initial=initial, **block_options
+        )
 
 
 class GHBNODE(_NeuralODE):
@@ -338,14 +407,25 @@ class GHBNODE(_NeuralODE):
 
     n_states = 2
 
-    def __init__(self, field: nn.Module, augment_dim: int = 0, initial: nn.Module | None = None, *,
-                 omega: float = -3.0, epsilon: float = 1.0, learn_gamma: bool = True, chi: float = 0.0,
-                 learn_xi: bool = True, activation: Callable[[torch.Tensor], torch.Tensor] = torch.tanh,
-                 **block_options):
+    def __init__(
+        self,
+        field: nn.Module,
+        augment_dim: int = 0,
+        initial: nn.Module | None = None,
+        *,
+        omega: float = -3.0,
+        epsilon: float = 1.0,
+        learn_gamma: bool = True,
+        chi: float = 0.0,
+        learn_xi: bool = True,
+        activation: Callable[[torch.Tensor], torch.Tensor] = torch.tanh,
+        **block_options,
+    ):
         check.boolean(learn_gamma, "learn_gamma")
         check.boolean(learn_xi, "learn_xi")
-        dynamics = GeneralizedHeavyBall(field, damping(omega, epsilon, learn_gamma), skip_coefficient(chi, learn_xi),
-                                        activation)
+        dynamics = GeneralizedHeavyBall(
+            field, damping(omega, epsilon, learn_gamma), skip_coefficient(chi, learn_xi), activation
+        )
         super().__init__(dynamics, augment_dim=augment_dim, initial=initial, **block_options)
 
 
@@ -366,21 +446,29 @@ def _check_callable(fn, name: str):
 
 def _check_scalar(value, name: str):
     if not isinstance(value, ConstrainedScalar):
-        raise TypeError(f"{name} must be a ConstrainedScalar (see damping, skip_coefficient), "
-                        f"got {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be a ConstrainedScalar (see damping, skip_coefficient), "
+            f"got {type(value).__name__}"
+        )
     return value
 
 
 def _check_even(z: torch.Tensor) -> None:
     if z.dim() < 2 or z.shape[1] % 2:
-        raise ValueError(f"z must hold position and momentum halves along dim 1 (an even size), "
-                         f"got shape {tuple(z.shape)}")
+        raise ValueError(
+            f"z must hold position and momentum halves along dim 1 (an even size), "
+            f"got shape {tuple(z.shape)}"
+        )
 
 
 def _check_field_input(field: nn.Module, h, name: str = "h") -> None:
     # images: (batch, C, H, W) with C channels; vectors: (..., features) with the features last
     check.tensor(h, name, floating=True)
     image = field.in_ndim == 4
-    if (h.dim() != 4 or h.shape[1] != field.in_width) if image else (h.dim() < 1 or h.shape[-1] != field.in_width):
+    if (
+        (h.dim() != 4 or h.shape[1] != field.in_width)
+        if image
+        else (h.dim() < 1 or h.shape[-1] != field.in_width)
+    ):
         shape = f"(batch, {field.in_width}, H, W)" if image else f"(..., {field.in_width})"
         raise ValueError(f"{name} must have shape {shape}, got {tuple(h.shape)}")

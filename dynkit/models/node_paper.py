@@ -16,6 +16,7 @@ parameter counts but not the widths: ours land within 1% of its 8,729 / 8,815 / 
 no hybrid sizes in the review: hidden 16, a 3-layer ``f`` of width 32, ANODE augmented by 1 as in
 its Sect. 3.2.3 -- our choice.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,17 +30,50 @@ from .neural_ode import MODELS, ConvField, ConvInitial, MLPField
 # Image tasks: input shape, classes, and per model (p, hidden width). p and widths of mnist/cifar10
 # reproduce Table 5 of the review within 0.1% (tests/test_node_models.py counts them).
 IMAGE_TASKS = {
-    "mnist": ((1, 28, 28), 10, {"node": (0, 92), "anode": (5, 64), "sonode": (4, 50), "hbnode": (4, 50),
-                                "ghbnode": (5, 45)}),
-    "cifar10": ((3, 32, 32), 10, {"node": (0, 125), "anode": (10, 64), "sonode": (9, 50), "hbnode": (9, 51),
-                                  "ghbnode": (9, 51)}),
-    "digits": ((1, 8, 8), 10, {"node": (0, 32), "anode": (5, 20), "sonode": (4, 16), "hbnode": (4, 16),
-                               "ghbnode": (5, 14)}),
+    "mnist": (
+        (1, 28, 28),
+        10,
+        {
+            "node": (0, 92),
+            "anode": (5, 64),
+            "sonode": (4, 50),
+            "hbnode": (4, 50),
+            "ghbnode": (5, 45),
+        },
+    ),
+    "cifar10": (
+        (3, 32, 32),
+        10,
+        {
+            "node": (0, 125),
+            "anode": (10, 64),
+            "sonode": (9, 50),
+            "hbnode": (9, 51),
+            "ghbnode": (9, 51),
+        },
+    ),
+    "digits": (
+        (1, 8, 8),
+        10,
+        {
+            "node": (0, 32),
+            "anode": (5, 20),
+            "sonode": (4, 16),
+            "hbnode": (4, 16),
+            "ghbnode": (5, 14),
+        },
+    ),
 }
 IMAGE_TASKS["fashion_mnist"] = IMAGE_TASKS["mnist"]  # same 1x28x28 inputs, same models
 
 # Point cloud (2-D, binary): per model (p, hidden width) of the 3-layer perceptron field.
-POINT_CLOUD = {"node": (0, 20), "anode": (1, 20), "sonode": (1, 18), "hbnode": (1, 20), "ghbnode": (1, 20)}
+POINT_CLOUD = {
+    "node": (0, 20),
+    "anode": (1, 20),
+    "sonode": (1, 18),
+    "hbnode": (1, 20),
+    "ghbnode": (1, 20),
+}
 
 # The review authors' point-cloud models (hedixia/HeavyBallNODE, point_cloud/nested_n_spheres_*.ipynb): per model the
 # hidden width of the ELU 3-layer field and of the initial-velocity network (a 3-layer hardtanh(-5, 5) perceptron of
@@ -49,24 +83,66 @@ POINT_CLOUD = {"node": (0, 20), "anode": (1, 20), "sonode": (1, 18), "hbnode": (
 # symmetric initialisation keeps their law), so GHBNODE is ours with sigma the identity and xi = 2 frozen.
 # Counts: 525, 567, 527, 568, 568 (tests/test_node_models.py); the review's 528 for SONODE counts the notebook's
 # damping parameter, created and never used.
-AUTHORS_POINT_CLOUD = {"node": (20, 0), "anode": (20, 1), "sonode": (13, 0), "hbnode": (14, 0), "ghbnode": (14, 0)}
+AUTHORS_POINT_CLOUD = {
+    "node": (20, 0),
+    "anode": (20, 1),
+    "sonode": (13, 0),
+    "hbnode": (14, 0),
+    "ghbnode": (14, 0),
+}
 AUTHORS_POINT_CLOUD_XI = 2.0
 """The authors' point-cloud GHBNODE's restoring coefficient (``res = 2``), a constant."""
 AUTHORS_POINT_CLOUD_BOUND = 1.0
 """Their output's bound: ``hardtanh(-1, 1)`` of the dense layer, trained by MSE against labels -1 and 1."""
 
 # Tolerances used by the review: 1e-7 for the point cloud (Sect. 3.4.1); 1e-3 for images (its code).
-PAPER_TOLERANCE = {"point_cloud": 1e-7, "mnist": 1e-3, "fashion_mnist": 1e-3, "cifar10": 1e-3, "digits": 1e-3}
+PAPER_TOLERANCE = {
+    "point_cloud": 1e-7,
+    "mnist": 1e-3,
+    "fashion_mnist": 1e-3,
+    "cifar10": 1e-3,
+    "digits": 1e-3,
+}
 
 # Time-series tasks: (n_inputs, n_outputs, field is a 3-layer perceptron?, per model (hidden, augment, width)),
 # ``width`` the perceptron's (field or cell) hidden width.
 TIME_SERIES = {
-    "walker2d": (17, 17, False, {"node": (27, 7, 50), "anode": (26, 7, 54), "sonode": (23, 7, 37),
-                                 "hbnode": (28, 7, 36), "ghbnode": (28, 7, 36)}),
-    "plane_vibration": (5, 5, True, {"node": (35, 16, 73), "anode": (38, 22, 72), "sonode": (32, 14, 41),
-                                     "hbnode": (36, 15, 35), "ghbnode": (36, 15, 35)}),
-    "silverbox": (2, 1, True, {"node": (16, 0, 32), "anode": (16, 1, 32), "sonode": (16, 0, 32),
-                               "hbnode": (16, 0, 32), "ghbnode": (16, 0, 32)}),
+    "walker2d": (
+        17,
+        17,
+        False,
+        {
+            "node": (27, 7, 50),
+            "anode": (26, 7, 54),
+            "sonode": (23, 7, 37),
+            "hbnode": (28, 7, 36),
+            "ghbnode": (28, 7, 36),
+        },
+    ),
+    "plane_vibration": (
+        5,
+        5,
+        True,
+        {
+            "node": (35, 16, 73),
+            "anode": (38, 22, 72),
+            "sonode": (32, 14, 41),
+            "hbnode": (36, 15, 35),
+            "ghbnode": (36, 15, 35),
+        },
+    ),
+    "silverbox": (
+        2,
+        1,
+        True,
+        {
+            "node": (16, 0, 32),
+            "anode": (16, 1, 32),
+            "sonode": (16, 0, 32),
+            "hbnode": (16, 0, 32),
+            "ghbnode": (16, 0, 32),
+        },
+    ),
 }
 # The review authors' own hybrids (github.com/hedixia/HeavyBallNODE, plane_vibration/*_rnn_pv.py): per model
 # (hidden, augment, the ReLU perceptron field's hidden widths). Every hybrid there has a residual cell linear in
@@ -74,8 +150,13 @@ TIME_SERIES = {
 # carrying the state across the gap, and its ANODE's 22 augmented components are zero at the start only; their
 # HBNODE has the restoring term -xi h with xi learnable (``HeavyBallNODE(corr=0, corrf=False)``). The counts are
 # the review's 15,986 / 16,730 / 16,649 / 16,127 / 16,127 exactly (tests/test_node_models.py).
-AUTHORS_PLANE_VIBRATION = {"node": (21, 0, (63, 84)), "anode": (5, 22, (81, 108)), "sonode": (19, 0, (38, 19)),
-                           "hbnode": (20, 0, (20, 20)), "ghbnode": (20, 0, (20, 20))}
+AUTHORS_PLANE_VIBRATION = {
+    "node": (21, 0, (63, 84)),
+    "anode": (5, 22, (81, 108)),
+    "sonode": (19, 0, (38, 19)),
+    "hbnode": (20, 0, (20, 20)),
+    "ghbnode": (20, 0, (20, 20)),
+}
 # Their Walker2D hybrids (walker2d/*_rnn_walker.py): per model (hidden, augment, cell hidden widths, the cell is
 # residual, initial state, prediction order). Every field is one dense layer without activation; the cell a 3-layer
 # tanh perceptron with a linear output, residual (``+ h``) for SONODE/HBNODE/GHBNODE, replacing the state for
@@ -85,11 +166,13 @@ AUTHORS_PLANE_VIBRATION = {"node": (21, 0, (63, 84)), "anode": (5, 22, (81, 108)
 # (``corr=0, corrf=True``), GHBNODE's learnable from softplus(1) (``corr=1, corrf=False``), sigma = tanh. Counts:
 # 8,729 / 8,819 / 8,757 / 8,898 / 8,899 (tests/test_ode_rnn.py counts the layers independently); the review gives
 # 8,729 / 8,815 / - / 8,899 / 8,899 (their count includes HBNODE's frozen coefficient; ANODE-RNN's 4 are unexplained).
-AUTHORS_WALKER2D = {"node": (24, 0, (72, 48), False, "zeros", "before_update"),
-                    "anode": (5, 19, (72, 48), False, "first", "before_update"),
-                    "sonode": (23, 0, 46, True, "zeros", "after_gap"),
-                    "hbnode": (24, 0, 48, True, "zeros", "after_gap"),
-                    "ghbnode": (24, 0, 48, True, "zeros", "after_gap")}
+AUTHORS_WALKER2D = {
+    "node": (24, 0, (72, 48), False, "zeros", "before_update"),
+    "anode": (5, 19, (72, 48), False, "first", "before_update"),
+    "sonode": (23, 0, 46, True, "zeros", "after_gap"),
+    "hbnode": (24, 0, 48, True, "zeros", "after_gap"),
+    "ghbnode": (24, 0, 48, True, "zeros", "after_gap"),
+}
 AUTHORS_WALKER2D_CHI = {"hbnode": 0.0, "ghbnode": 1.0}
 """``xi = softplus(chi)`` at the start in the authors' Walker2D HBNODE (frozen) and GHBNODE (learnable)."""
 AUTHORS_WINDOW = 64
@@ -101,9 +184,17 @@ Silverbox, which the authors train no hybrid on, takes the same skeleton with it
 # The review's parameter counts (Sect. 3.4.3, 3.4.4); None where it reports none.
 PAPER_PARAMETERS = {
     "walker2d": {"node": 8729, "anode": 8815, "sonode": None, "hbnode": 8899, "ghbnode": 8899},
-    "plane_vibration": {"node": 15986, "anode": 16730, "sonode": 16649, "hbnode": 16127, "ghbnode": 16127},
+    "plane_vibration": {
+        "node": 15986,
+        "anode": 16730,
+        "sonode": 16649,
+        "hbnode": 16127,
+        "ghbnode": 16127,
+    },
 }
-PAPER_TOLERANCE.update({"plane_vibration": 1e-7, "walker2d": 1e-3, "silverbox": 1e-3})  # walker2d/silverbox: ours
+PAPER_TOLERANCE.update(
+    {"plane_vibration": 1e-7, "walker2d": 1e-3, "silverbox": 1e-3}
+)  # walker2d/silverbox: ours
 
 TASKS = tuple(IMAGE_TASKS) + ("point_cloud",) + tuple(TIME_SERIES)
 
@@ -115,17 +206,34 @@ class Classifier(nn.Module):
     Checks the input shape before solving anything, so a wrong image size fails at once.
     """
 
-    def __init__(self, ode: nn.Module, in_shape: tuple[int, ...], n_outputs: int, *, bound: float | None = None):
+    def __init__(
+        self,
+        ode: nn.Module,
+        in_shape: tuple[int, ...],
+        n_outputs: int,
+        *,
+        bound: float | None = None,
+    ):
         super().__init__()
-        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float))
-                                  or not 0 < bound < math.inf):
+        if bound is not None and (
+            isinstance(bound, bool)
+            or not isinstance(bound, (int, float))
+            or not 0 < bound < math.inf
+        ):
             raise ValueError(f"bound must be None or a positive finite number, got {bound!r}")
         self.bound = None if bound is None else float(bound)
         if not isinstance(ode, nn.Module) or not isinstance(getattr(ode, "augment_dim", None), int):
-            raise TypeError(f"ode must be a neural ODE module (NODE, HBNODE, ...), got {type(ode).__name__}")
-        if not isinstance(in_shape, (tuple, list)) or not in_shape or not all(
-                isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in in_shape):
-            raise ValueError(f"in_shape must be a non-empty tuple of positive integers, got {in_shape!r}")
+            raise TypeError(
+                f"ode must be a neural ODE module (NODE, HBNODE, ...), got {type(ode).__name__}"
+            )
+        if (
+            not isinstance(in_shape, (tuple, list))
+            or not in_shape
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in in_shape)
+        ):
+            raise ValueError(
+                f"in_shape must be a non-empty tuple of positive integers, got {in_shape!r}"
+            )
         if isinstance(n_outputs, bool) or not isinstance(n_outputs, int) or n_outputs < 1:
             raise ValueError(f"n_outputs must be a positive integer, got {n_outputs!r}")
         self.ode, self.in_shape = ode, tuple(in_shape)
@@ -134,11 +242,15 @@ class Classifier(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not isinstance(x, torch.Tensor):
-            raise TypeError(f"x must be a torch.Tensor of shape (batch, {', '.join(map(str, self.in_shape))}), "
-                            f"got {type(x).__name__}")
+            raise TypeError(
+                f"x must be a torch.Tensor of shape (batch, {', '.join(map(str, self.in_shape))}), "
+                f"got {type(x).__name__}"
+            )
         if tuple(x.shape[1:]) != self.in_shape:
-            raise ValueError(f"x must have shape (batch, {', '.join(map(str, self.in_shape))}), "
-                             f"got {tuple(x.shape)}")
+            raise ValueError(
+                f"x must have shape (batch, {', '.join(map(str, self.in_shape))}), "
+                f"got {tuple(x.shape)}"
+            )
         out = self.head(self.ode(x).flatten(1))
         return out if self.bound is None else nn.functional.hardtanh(out, -self.bound, self.bound)
 
@@ -185,10 +297,21 @@ def _authors_walker2d(name: str, options: dict) -> dict:
     ODE-RNN's and ANODE-RNN's are their skeleton's (the state replaced, ANODE-RNN's start read from the first
     observation), whatever the options say."""
     hidden, augment, cell, residual, initial, prediction = AUTHORS_WALKER2D[name]
-    built = {"hidden": hidden, "augment": augment, "field_width": None, "cell_width": cell, "activation": _identity,
-             "squash": False, "residual": residual, "initial_state": initial, "prediction": prediction,
-             "augmentation": "initial", "time_scale": 1 / AUTHORS_WINDOW,
-             "restoring": "fixed" if name == "hbnode" else "none", "chi": AUTHORS_WALKER2D_CHI.get(name, 0.0)}
+    built = {
+        "hidden": hidden,
+        "augment": augment,
+        "field_width": None,
+        "cell_width": cell,
+        "activation": _identity,
+        "squash": False,
+        "residual": residual,
+        "initial_state": initial,
+        "prediction": prediction,
+        "augmentation": "initial",
+        "time_scale": 1 / AUTHORS_WINDOW,
+        "restoring": "fixed" if name == "hbnode" else "none",
+        "chi": AUTHORS_WALKER2D_CHI.get(name, 0.0),
+    }
     built.update(options)
     if name in ("node", "anode"):
         built.update(residual=residual, initial_state=initial)
@@ -229,8 +352,10 @@ def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options
     tol = PAPER_TOLERANCE[task]
     options = {"rtol": tol, "atol": tol, **block_options}
     if design != "dynkit" and task not in AUTHORS_TASKS:
-        raise ValueError(f"design must be 'dynkit' for task {task!r} (the authors' hybrid skeleton exists for "
-                         f"{AUTHORS_TASKS}), got {design!r}")
+        raise ValueError(
+            f"design must be 'dynkit' for task {task!r} (the authors' hybrid skeleton exists for "
+            f"{AUTHORS_TASKS}), got {design!r}"
+        )
     if task == "walker2d" and design == "authors":
         from .ode_rnn import ODERNN
 
@@ -242,17 +367,27 @@ def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options
 
         n_inputs, n_outputs = TIME_SERIES[task][:2]
         hidden, augment, widths = AUTHORS_PLANE_VIBRATION[name]
-        authors = {"field_width": widths, "activation": torch.relu, "residual": True, "initial_state": "window",
-                   "window": AUTHORS_WINDOW, "augmentation": "initial", "prediction": "after_gap",
-                   "restoring": "learnable" if name == "hbnode" else "none"}
+        authors = {
+            "field_width": widths,
+            "activation": torch.relu,
+            "residual": True,
+            "initial_state": "window",
+            "window": AUTHORS_WINDOW,
+            "augmentation": "initial",
+            "prediction": "after_gap",
+            "restoring": "learnable" if name == "hbnode" else "none",
+        }
         return ODERNN(name, n_inputs, n_outputs, hidden, augment=augment, **{**authors, **options})
     if task in TIME_SERIES:
         from .ode_rnn import ODERNN
 
         n_inputs, n_outputs, field_mlp, sizes = TIME_SERIES[task]
         hidden, augment, width = sizes[name]
-        widths = {"field_width": width, "cell_width": None} if field_mlp else {"field_width": None,
-                                                                               "cell_width": width}
+        widths = (
+            {"field_width": width, "cell_width": None}
+            if field_mlp
+            else {"field_width": None, "cell_width": width}
+        )
         return ODERNN(name, n_inputs, n_outputs, hidden, augment=augment, **widths, **options)
     cls = MODELS[name]
     second_order = cls.n_states == 2
@@ -284,14 +419,23 @@ def _point_cloud(name: str, design: str, options: dict) -> Classifier:
         augment, hidden = POINT_CLOUD[name]
     cls = MODELS[name]
     width = 2 + augment
-    field = MLPField(2 * width if name == "sonode" else width, hidden, width)  # F.elu, as their nn.ELU
+    field = MLPField(
+        2 * width if name == "sonode" else width, hidden, width
+    )  # F.elu, as their nn.ELU
     kwargs = {"augment_dim": augment} if name != "node" else {}
     if authors and cls.n_states == 2:
         kwargs["initial"] = MLPInitial(width, hidden)
     if authors and name == "ghbnode":
         # xi = softplus(chi) = 2 frozen; sigma the identity (their tanhc returns its input)
-        kwargs.update(activation=_identity, learn_xi=False, chi=math.log(math.expm1(AUTHORS_POINT_CLOUD_XI)))
-    return Classifier(cls(field, **kwargs, **options), (2,), 1, bound=AUTHORS_POINT_CLOUD_BOUND if authors else None)
+        kwargs.update(
+            activation=_identity, learn_xi=False, chi=math.log(math.expm1(AUTHORS_POINT_CLOUD_XI))
+        )
+    return Classifier(
+        cls(field, **kwargs, **options),
+        (2,),
+        1,
+        bound=AUTHORS_POINT_CLOUD_BOUND if authors else None,
+    )
 
 
 def count_parameters(module: nn.Module) -> int:

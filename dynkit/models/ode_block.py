@@ -4,6 +4,7 @@ Every model and experiment of dynkit solves through :func:`dynkit.solve`, so the
 dynkit's; ``solver="torchdiffeq"`` keeps the papers' own solver selectable (``torchdiffeq.odeint``,
 or ``odeint_adjoint`` with ``adjoint=True``) to check that an outcome does not depend on the engine.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,9 +26,23 @@ def solver_methods(solver: str) -> tuple[str, ...]:
         try:
             from torchdiffeq._impl.odeint import SOLVERS as TORCHDIFFEQ_METHODS
         except ImportError:  # a torchdiffeq that moved its table: the names of torchdiffeq 0.2
-            TORCHDIFFEQ_METHODS = ("dopri8", "dopri5", "bosh3", "fehlberg2", "adaptive_heun", "euler", "midpoint",
-                                   "heun3", "rk4", "explicit_adams", "implicit_adams", "fixed_adams")
-        return tuple(m for m in TORCHDIFFEQ_METHODS if m != "scipy_solver")  # scipy_solver needs its own options
+            TORCHDIFFEQ_METHODS = (
+                "dopri8",
+                "dopri5",
+                "bosh3",
+                "fehlberg2",
+                "adaptive_heun",
+                "euler",
+                "midpoint",
+                "heun3",
+                "rk4",
+                "explicit_adams",
+                "implicit_adams",
+                "fixed_adams",
+            )
+        return tuple(
+            m for m in TORCHDIFFEQ_METHODS if m != "scipy_solver"
+        )  # scipy_solver needs its own options
     if solver == "dynkit":
         from ..solvers import METHODS
 
@@ -35,9 +50,17 @@ def solver_methods(solver: str) -> tuple[str, ...]:
     raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
 
 
-def check_block_options(solver: str = DEFAULT_SOLVER, method: str = "dopri5", rtol: float = 1e-3, atol: float = 1e-3,
-                        step_size: float | None = None, t0: float = 0.0, t1: float = 1.0, adjoint: bool = False,
-                        **_) -> None:
+def check_block_options(
+    solver: str = DEFAULT_SOLVER,
+    method: str = "dopri5",
+    rtol: float = 1e-3,
+    atol: float = 1e-3,
+    step_size: float | None = None,
+    t0: float = 0.0,
+    t1: float = 1.0,
+    adjoint: bool = False,
+    **_,
+) -> None:
     """Validate :class:`ODEBlock` options before anything is built or trained (``ValueError``/``TypeError``).
 
     ``method`` must be one the chosen ``solver`` knows (a dynkit fixed-step method needs ``step_size``);
@@ -50,44 +73,75 @@ def check_block_options(solver: str = DEFAULT_SOLVER, method: str = "dopri5", rt
     if solver == "torchdiffeq":
         import importlib.util
 
-        if importlib.util.find_spec("torchdiffeq") is None:  # an optional extra since dk.solve is the default
-            raise ImportError("solver='torchdiffeq' needs torchdiffeq, which is not installed: "
-                              "pip install 'dynkit[torchdiffeq]' (or use the default solver='dynkit')")
+        if (
+            importlib.util.find_spec("torchdiffeq") is None
+        ):  # an optional extra since dk.solve is the default
+            raise ImportError(
+                "solver='torchdiffeq' needs torchdiffeq, which is not installed: "
+                "pip install 'dynkit[torchdiffeq]' (or use the default solver='dynkit')"
+            )
     if isinstance(method, str):
         allowed = solver_methods(solver)
         if method not in allowed:
-            raise ValueError(f"method must be one of {allowed} with solver={solver!r}, got {method!r}")
+            raise ValueError(
+                f"method must be one of {allowed} with solver={solver!r}, got {method!r}"
+            )
         if solver == "dynkit":
             from ..solvers import METHODS, AutoSwitching, RosenbrockTableau
 
             if step_size is None and not METHODS[method].adaptive:
-                raise ValueError(f"step_size is required by the fixed-step method {method!r} (solver='dynkit'), "
-                                 f"got None")
+                raise ValueError(
+                    f"step_size is required by the fixed-step method {method!r} (solver='dynkit'), "
+                    f"got None"
+                )
             # the adjoint's Rosenbrock stages take Jacobians of the augmented field, which fails inside a
             # torch model's autograd (RuntimeError from torch.func): refused here, clearly, before any solve
-            if adjoint and isinstance(METHODS[method].implementation, (RosenbrockTableau, AutoSwitching)):
-                raise ValueError(f"method must be an explicit method with adjoint=True (solver='dynkit'), got "
-                                 f"{method!r}; use adjoint=False to backpropagate through its steps")
+            if adjoint and isinstance(
+                METHODS[method].implementation, (RosenbrockTableau, AutoSwitching)
+            ):
+                raise ValueError(
+                    f"method must be an explicit method with adjoint=True (solver='dynkit'), got "
+                    f"{method!r}; use adjoint=False to backpropagate through its steps"
+                )
     elif solver == "torchdiffeq":
-        raise TypeError(f"method must be a method name with solver='torchdiffeq', got {type(method).__name__}")
+        raise TypeError(
+            f"method must be a method name with solver='torchdiffeq', got {type(method).__name__}"
+        )
     else:
         from .. import solvers
 
-        kinds = tuple(getattr(solvers, k) for k in ("RungeKuttaTableau", "TwoStepRK") if hasattr(solvers, k))
+        kinds = tuple(
+            getattr(solvers, k) for k in ("RungeKuttaTableau", "TwoStepRK") if hasattr(solvers, k)
+        )
         if not isinstance(method, kinds):
-            raise TypeError(f"method must be a method name or a {' / '.join(k.__name__ for k in kinds)}, "
-                            f"got {type(method).__name__}")
+            raise TypeError(
+                f"method must be a method name or a {' / '.join(k.__name__ for k in kinds)}, "
+                f"got {type(method).__name__}"
+            )
         if step_size is None and not getattr(method, "adaptive", True):
-            raise ValueError(f"step_size is required by the fixed-step method {getattr(method, 'name', method)!r}, "
-                             f"got None")
+            raise ValueError(
+                f"step_size is required by the fixed-step method {getattr(method, 'name', method)!r}, "
+                f"got None"
+            )
     for name, value in (("rtol", rtol), ("atol", atol)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not 0 < value < math.inf
+        ):
             raise ValueError(f"{name} must be a positive finite number, got {value!r}")
     for name, value in (("t0", t0), ("t1", t1)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
             raise ValueError(f"{name} must be a finite number, got {value!r}")
-    if step_size is not None and (isinstance(step_size, bool) or not isinstance(step_size, (int, float))
-                                  or not 0 < abs(step_size) < math.inf):
+    if step_size is not None and (
+        isinstance(step_size, bool)
+        or not isinstance(step_size, (int, float))
+        or not 0 < abs(step_size) < math.inf
+    ):
         raise ValueError(f"step_size must be a non-zero finite number or None, got {step_size!r}")
 
 
@@ -118,9 +172,19 @@ class ODEBlock(nn.Module):
         Step of fixed-step methods.
     """
 
-    def __init__(self, dynamics: nn.Module, t0: float = 0.0, t1: float = 1.0, *, solver: str = DEFAULT_SOLVER,
-                 method: str = "dopri5", rtol: float = 1e-3, atol: float = 1e-3, adjoint: bool = False,
-                 step_size: float | None = None):
+    def __init__(
+        self,
+        dynamics: nn.Module,
+        t0: float = 0.0,
+        t1: float = 1.0,
+        *,
+        solver: str = DEFAULT_SOLVER,
+        method: str = "dopri5",
+        rtol: float = 1e-3,
+        atol: float = 1e-3,
+        adjoint: bool = False,
+        step_size: float | None = None,
+    ):
         super().__init__()
         if not isinstance(dynamics, nn.Module):
             raise TypeError(f"dynamics must be an nn.Module f(t, z), got {type(dynamics).__name__}")
@@ -143,12 +207,20 @@ class ODEBlock(nn.Module):
         check_block_options(self.solver, self.method, rtol, atol)
         self.rtol, self.atol = float(rtol), float(atol)
 
-    def forward(self, z0: torch.Tensor, times: Sequence[float] | torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, z0: torch.Tensor, times: Sequence[float] | torch.Tensor | None = None
+    ) -> torch.Tensor:
         """``z(t1)``, or when ``times`` is given (starting at ``t0``) the states at ``times`` stacked on dim 0."""
         if not isinstance(z0, torch.Tensor) or not z0.is_floating_point():
-            raise TypeError(f"z0 must be a floating-point torch.Tensor, got {getattr(z0, 'dtype', type(z0).__name__)}")
-        if not bool(torch.isfinite(z0).all()):  # an adaptive solver would fail obscurely ("underflow in dt nan")
-            raise ValueError(f"z0 must be finite, got {int((~torch.isfinite(z0)).sum())} non-finite entries")
+            raise TypeError(
+                f"z0 must be a floating-point torch.Tensor, got {getattr(z0, 'dtype', type(z0).__name__)}"
+            )
+        if not bool(
+            torch.isfinite(z0).all()
+        ):  # an adaptive solver would fail obscurely ("underflow in dt nan")
+            raise ValueError(
+                f"z0 must be finite, got {int((~torch.isfinite(z0)).sum())} non-finite entries"
+            )
         if times is None:
             t = torch.tensor([self.t0, self.t1], dtype=z0.dtype, device=z0.device)
         else:
@@ -156,23 +228,47 @@ class ODEBlock(nn.Module):
         if self.solver == "dynkit":
             from ..solvers import solve
 
-            ys = solve(self.field, z0, t, method=self.method, rtol=self.rtol, atol=self.atol,
-                       step_size=self.step_size, adjoint=self.adjoint).ys
+            ys = solve(
+                self.field,
+                z0,
+                t,
+                method=self.method,
+                rtol=self.rtol,
+                atol=self.atol,
+                step_size=self.step_size,
+                adjoint=self.adjoint,
+            ).ys
         else:
             import torchdiffeq
 
             options = {"step_size": self.step_size} if self.step_size is not None else None
             if self.adjoint:
-                ys = torchdiffeq.odeint_adjoint(self.field, z0, t, method=self.method, rtol=self.rtol,
-                                                atol=self.atol, options=options)
+                ys = torchdiffeq.odeint_adjoint(
+                    self.field,
+                    z0,
+                    t,
+                    method=self.method,
+                    rtol=self.rtol,
+                    atol=self.atol,
+                    options=options,
+                )
             else:
-                ys = torchdiffeq.odeint(self.field, z0, t, method=self.method, rtol=self.rtol, atol=self.atol,
-                                        options=options)
+                ys = torchdiffeq.odeint(
+                    self.field,
+                    z0,
+                    t,
+                    method=self.method,
+                    rtol=self.rtol,
+                    atol=self.atol,
+                    options=options,
+                )
         return ys[-1] if times is None else ys
 
     def extra_repr(self) -> str:
-        return (f"t0={self.t0}, t1={self.t1}, solver={self.solver!r}, method={self.method!r}, "
-                f"rtol={self.rtol:g}, atol={self.atol:g}, adjoint={self.adjoint}")
+        return (
+            f"t0={self.t0}, t1={self.t1}, solver={self.solver!r}, method={self.method!r}, "
+            f"rtol={self.rtol:g}, atol={self.atol:g}, adjoint={self.adjoint}"
+        )
 
 
 def ode_blocks(module: nn.Module) -> list[ODEBlock]:
@@ -186,6 +282,8 @@ def set_tolerance(module: nn.Module, rtol: float, atol: float | None = None) -> 
     """Set the tolerances of every ODE block inside ``module``."""
     blocks = ode_blocks(module)
     if not blocks:
-        raise ValueError(f"module must contain an ODEBlock, got {type(module).__name__} without one")
+        raise ValueError(
+            f"module must contain an ODEBlock, got {type(module).__name__} without one"
+        )
     for block in blocks:
         block.set_tolerance(rtol, atol)

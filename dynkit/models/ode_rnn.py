@@ -22,6 +22,7 @@ Walker2D). Every sequence of a batch has its own gaps: each gap ``dt`` is integr
 ``dz/ds = dt * g(z)`` over ``s`` in [0, 1] (an exact change of time for autonomous fields), so one
 batched solve covers all sequences.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -30,13 +31,25 @@ import torch
 from torch import nn
 
 from .. import _checks as check
-from .neural_ode import (FirstOrder, GeneralizedHeavyBall, HeavyBall, MLPField, SecondOrder, damping,
-                         skip_coefficient)
+from .neural_ode import (
+    FirstOrder,
+    GeneralizedHeavyBall,
+    HeavyBall,
+    MLPField,
+    SecondOrder,
+    damping,
+    skip_coefficient,
+)
 from .ode_block import ODEBlock
 
 HYBRIDS = ("node", "anode", "sonode", "hbnode", "ghbnode")
-LABELS = {"node": "ODE-RNN", "anode": "ANODE-RNN", "sonode": "SONODE-RNN", "hbnode": "HBNODE-RNN",
-          "ghbnode": "GHBNODE-RNN"}
+LABELS = {
+    "node": "ODE-RNN",
+    "anode": "ANODE-RNN",
+    "sonode": "SONODE-RNN",
+    "hbnode": "HBNODE-RNN",
+    "ghbnode": "GHBNODE-RNN",
+}
 
 
 class _DenseField(nn.Module):
@@ -109,7 +122,9 @@ class _BlockLinear(nn.Module):
         return sum(part(piece) for part, piece in zip(self.parts, zx.split(self.blocks, dim=1)))
 
 
-def _cell(blocks: tuple[int, ...], out_dim: int, width, residual: bool, squash: bool = True) -> nn.Module:
+def _cell(
+    blocks: tuple[int, ...], out_dim: int, width, residual: bool, squash: bool = True
+) -> nn.Module:
     """The recurrent update of ``[z, x]`` (``blocks``: the widths of its position, velocity and input parts).
 
     Overwrite (``residual=False``): one dense layer (``width=None``) or a 3-layer perceptron with tanh inside
@@ -124,7 +139,13 @@ def _cell(blocks: tuple[int, ...], out_dim: int, width, residual: bool, squash: 
         layers = [nn.Linear(in_dim, out_dim)]
     else:
         first, second = width if isinstance(width, tuple) else (width, width)
-        layers = [nn.Linear(in_dim, first), nn.Tanh(), nn.Linear(first, second), nn.Tanh(), nn.Linear(second, out_dim)]
+        layers = [
+            nn.Linear(in_dim, first),
+            nn.Tanh(),
+            nn.Linear(first, second),
+            nn.Tanh(),
+            nn.Linear(second, out_dim),
+        ]
     return nn.Sequential(*layers) if residual or not squash else nn.Sequential(*layers, nn.Tanh())
 
 
@@ -134,14 +155,18 @@ def _width(value, name: str):
         return None
     if isinstance(value, (tuple, list)):
         if not value:
-            raise ValueError(f"{name} must be None, a positive int or a non-empty tuple of them, got {value!r}")
+            raise ValueError(
+                f"{name} must be None, a positive int or a non-empty tuple of them, got {value!r}"
+            )
         return tuple(check.integer(w, name, 1) for w in value)
     return check.integer(value, name, 1)
 
 
 def _callable(value, name: str):
     if not callable(value):
-        raise TypeError(f"{name} must be a callable (tensor -> tensor), got {type(value).__name__} {value!r:.60}")
+        raise TypeError(
+            f"{name} must be a callable (tensor -> tensor), got {type(value).__name__} {value!r:.60}"
+        )
     return value
 
 
@@ -228,21 +253,42 @@ class ODERNN(nn.Module):
     (``base.py`` ``ODE_RNN_with_Grad_Listener``, ``plane_vibration/*_rnn_pv.py``, ``walker2d/*_rnn_walker.py``).
     """
 
-    def __init__(self, model: str, n_inputs: int, n_outputs: int, hidden: int, *, augment: int = 0,
-                 field_width: int | tuple[int, ...] | None = None, cell_width: int | tuple[int, int] | None = None,
-                 activation: Callable[[torch.Tensor], torch.Tensor] = torch.tanh,
-                 sigma: Callable[[torch.Tensor], torch.Tensor] = torch.tanh, residual: bool = False,
-                 squash: bool = True, restoring: str = "none", chi: float = 0.0, initial_state: str = "zeros",
-                 window: int | None = None, augmentation: str = "every_observation",
-                 prediction: str = "after_update", time_scale: float = 1.0, **block_options):
+    def __init__(
+        self,
+        model: str,
+        n_inputs: int,
+        n_outputs: int,
+        hidden: int,
+        *,
+        augment: int = 0,
+        field_width: int | tuple[int, ...] | None = None,
+        cell_width: int | tuple[int, int] | None = None,
+        activation: Callable[[torch.Tensor], torch.Tensor] = torch.tanh,
+        sigma: Callable[[torch.Tensor], torch.Tensor] = torch.tanh,
+        residual: bool = False,
+        squash: bool = True,
+        restoring: str = "none",
+        chi: float = 0.0,
+        initial_state: str = "zeros",
+        window: int | None = None,
+        augmentation: str = "every_observation",
+        prediction: str = "after_update",
+        time_scale: float = 1.0,
+        **block_options,
+    ):
         super().__init__()
         check.one_of(model, "model", HYBRIDS)
         for name, value in (("n_inputs", n_inputs), ("n_outputs", n_outputs), ("hidden", hidden)):
             check.integer(value, name, 1)
         check.integer(augment, "augment", 0)
-        field_width, cell_width = _width(field_width, "field_width"), _width(cell_width, "cell_width")
+        field_width, cell_width = (
+            _width(field_width, "field_width"),
+            _width(cell_width, "cell_width"),
+        )
         if isinstance(cell_width, tuple) and len(cell_width) != 2:
-            raise ValueError(f"cell_width must be None, a positive int or a tuple of two, got {cell_width!r}")
+            raise ValueError(
+                f"cell_width must be None, a positive int or a tuple of two, got {cell_width!r}"
+            )
         squash = check.boolean(squash, "squash")
         chi = check.real(chi, "chi")
         activation, sigma = _callable(activation, "activation"), _callable(sigma, "sigma")
@@ -252,8 +298,10 @@ class ODERNN(nn.Module):
         check.one_of(prediction, "prediction", PREDICTIONS)
         self.time_scale = check.real(time_scale, "time_scale", low=0.0, low_open=True)
         if restoring != "none" and model != "hbnode":
-            raise ValueError(f"restoring must be 'none' for {model!r} (HBNODE-RNN's option; GHBNODE-RNN always has "
-                             f"its -xi h), got {restoring!r}")
+            raise ValueError(
+                f"restoring must be 'none' for {model!r} (HBNODE-RNN's option; GHBNODE-RNN always has "
+                f"its -xi h), got {restoring!r}"
+            )
         if initial_state == "window":
             window = check.integer(window, "window", 1)
         self.model, self.n_inputs, self.hidden, self.augment = model, n_inputs, hidden, augment
@@ -267,12 +315,19 @@ class ODERNN(nn.Module):
             dynamics = SecondOrder(_field(2 * P, P, field_width, activation))
         elif model == "hbnode" and restoring == "none":  # Eq. (25) as the review writes it
             dynamics = HeavyBall(_field(P, P, field_width, activation), damping())
-        elif model == "hbnode":  # the authors' HeavyBallNODE(corr=...): Eq. (25) with a restoring -xi h
-            dynamics = GeneralizedHeavyBall(_field(P, P, field_width, activation), damping(),
-                                            skip_coefficient(chi, learnable=restoring == "learnable"), _identity)
+        elif (
+            model == "hbnode"
+        ):  # the authors' HeavyBallNODE(corr=...): Eq. (25) with a restoring -xi h
+            dynamics = GeneralizedHeavyBall(
+                _field(P, P, field_width, activation),
+                damping(),
+                skip_coefficient(chi, learnable=restoring == "learnable"),
+                _identity,
+            )
         else:
-            dynamics = GeneralizedHeavyBall(_field(P, P, field_width, activation), damping(), skip_coefficient(chi),
-                                            sigma)
+            dynamics = GeneralizedHeavyBall(
+                _field(P, P, field_width, activation), damping(), skip_coefficient(chi), sigma
+            )
         self.n_states = 1 if model in ("node", "anode") else 2
         self.scaled = _TimeScaled(dynamics)
         self.block = ODEBlock(self.scaled, 0.0, 1.0, **block_options)
@@ -280,7 +335,9 @@ class ODERNN(nn.Module):
         self.resets_augmentation = model == "anode" and augmentation == "every_observation"
         self.cell_out = hidden if self.resets_augmentation else width
         self.residual = check.boolean(residual, "residual")
-        self.cell = _cell((*(P,) * self.n_states, n_inputs), self.cell_out, cell_width, self.residual, squash)
+        self.cell = _cell(
+            (*(P,) * self.n_states, n_inputs), self.cell_out, cell_width, self.residual, squash
+        )
         # the authors' ic: the whole window (or its first observation), flattened, to the state (their ANODE's: to
         # the first ``hidden``)
         self.initial_width = hidden if model == "anode" else width
@@ -294,12 +351,14 @@ class ODERNN(nn.Module):
         if self.encoder is None:
             return z
         if self.initial == "first":
-            return torch.cat([self.encoder(like[:, 0]), z[:, self.initial_width:]], dim=1)
+            return torch.cat([self.encoder(like[:, 0]), z[:, self.initial_width :]], dim=1)
         if like.shape[1] != self.window:
-            raise ValueError(f"x must hold window={self.window} observations per sequence (the initial state reads "
-                             f"the whole window), got {like.shape[1]}")
+            raise ValueError(
+                f"x must hold window={self.window} observations per sequence (the initial state reads "
+                f"the whole window), got {like.shape[1]}"
+            )
         written = self.encoder(like.reshape(batch, -1))
-        return torch.cat([written, z[:, self.initial_width:]], dim=1)
+        return torch.cat([written, z[:, self.initial_width :]], dim=1)
 
     def evolve(self, z: torch.Tensor, gap: torch.Tensor) -> torch.Tensor:
         """``z`` after each sequence's ``gap`` (shape (B,), times ``time_scale``) of the ODE."""
@@ -317,23 +376,36 @@ class ODERNN(nn.Module):
         augmentation restarts at zero (``augmentation="every_observation"``)."""
         new = self.cell(torch.cat([z, x], dim=1))
         if self.residual:
-            new = z[:, :self.cell_out] + new
+            new = z[:, : self.cell_out] + new
         if self.resets_augmentation:
             new = torch.cat([new, new.new_zeros(new.shape[0], self.augment)], dim=1)
         return new
 
     def read(self, z: torch.Tensor) -> torch.Tensor:
-        return self.readout(z[:, :self.position])
+        return self.readout(z[:, : self.position])
 
     def _check(self, x: torch.Tensor, gaps: torch.Tensor, name: str = "gaps") -> None:
-        check.tensor(x, "x", ndim=3, floating=True, finite=True, shape_hint=f"(batch, length, {self.n_inputs})")
+        check.tensor(
+            x,
+            "x",
+            ndim=3,
+            floating=True,
+            finite=True,
+            shape_hint=f"(batch, length, {self.n_inputs})",
+        )
         check.tensor(gaps, name, ndim=2, floating=True, finite=True, shape_hint="(batch, length)")
         if x.dim() != 3 or x.shape[2] != self.n_inputs:
-            raise ValueError(f"x must have shape (batch, length, {self.n_inputs}), got {tuple(x.shape)}")
+            raise ValueError(
+                f"x must have shape (batch, length, {self.n_inputs}), got {tuple(x.shape)}"
+            )
         if tuple(gaps.shape) != tuple(x.shape[:2]):
-            raise ValueError(f"{name} must have shape {tuple(x.shape[:2])} (batch, length), got {tuple(gaps.shape)}")
+            raise ValueError(
+                f"{name} must have shape {tuple(x.shape[:2])} (batch, length), got {tuple(gaps.shape)}"
+            )
         if bool((gaps < 0).any()):
-            raise ValueError(f"{name} must be >= 0 (time must not run backwards), got minimum {float(gaps.min())!r}")
+            raise ValueError(
+                f"{name} must be >= 0 (time must not run backwards), got minimum {float(gaps.min())!r}"
+            )
 
     def forward(self, x: torch.Tensor, gaps: torch.Tensor, keep_states: bool = False):
         """Read the sequence ``x`` (B, L, n_inputs) observed after ``gaps`` (B, L; ``gaps[:, 0]`` is ignored),
@@ -354,9 +426,11 @@ class ODERNN(nn.Module):
             The final state (for :meth:`forecast`).
         """
         if self.prediction == "after_gap":
-            raise ValueError(f"prediction must be 'after_update' or 'before_update' to call the model on (x, gaps); "
-                             f"it predicts after the gap: call read_window(x, ahead), got prediction="
-                             f"{self.prediction!r}")
+            raise ValueError(
+                f"prediction must be 'after_update' or 'before_update' to call the model on (x, gaps); "
+                f"it predicts after the gap: call read_window(x, ahead), got prediction="
+                f"{self.prediction!r}"
+            )
         self._check(x, gaps)
         check.boolean(keep_states, "keep_states")
         z = self.initial_state(x.shape[0], x)
@@ -373,7 +447,9 @@ class ODERNN(nn.Module):
                 states.append(z)
             if not before:
                 outputs.append(self.read(z))
-        if before and keep_states:  # the last update feeds no output (its target lies beyond the window)
+        if (
+            before and keep_states
+        ):  # the last update feeds no output (its target lies beyond the window)
             states = states[:-1]
         return torch.stack(outputs, 1), states, z
 
@@ -409,12 +485,18 @@ class ODERNN(nn.Module):
         """Predictions at the next ``F`` times after the state ``z``, ``gaps`` (B, F): the ODE only, no updates."""
         width = self.n_states * self.position
         check.tensor(z, "z", ndim=2, floating=True, finite=True, shape_hint=f"(batch, {width})")
-        check.tensor(gaps, "gaps", ndim=2, floating=True, finite=True, shape_hint="(batch, forecast)")
+        check.tensor(
+            gaps, "gaps", ndim=2, floating=True, finite=True, shape_hint="(batch, forecast)"
+        )
         if z.shape[1] != width or gaps.shape[0] != z.shape[0]:
-            raise ValueError(f"z must have shape (batch, {width}) and gaps (batch, forecast), got z "
-                             f"{tuple(z.shape)} and gaps {tuple(gaps.shape)}")
+            raise ValueError(
+                f"z must have shape (batch, {width}) and gaps (batch, forecast), got z "
+                f"{tuple(z.shape)} and gaps {tuple(gaps.shape)}"
+            )
         if bool((gaps < 0).any()):
-            raise ValueError(f"gaps must be >= 0 (time must not run backwards), got minimum {float(gaps.min())!r}")
+            raise ValueError(
+                f"gaps must be >= 0 (time must not run backwards), got minimum {float(gaps.min())!r}"
+            )
         outputs = []
         for k in range(gaps.shape[1]):
             z = self.evolve(z, gaps[:, k])
@@ -425,13 +507,17 @@ class ODERNN(nn.Module):
 def adjoint_norms(states: list[torch.Tensor]) -> list[float]:
     """``||dL/dz_k||_2`` per observation after ``loss.backward()`` (``z = h`` or ``[h, m]``), Fig. 8 of the review."""
     if not isinstance(states, (list, tuple)) or not states:
-        raise TypeError(f"states must be a non-empty list of tensors (forward(keep_states=True)), "
-                        f"got {type(states).__name__} {states!r:.60}")
+        raise TypeError(
+            f"states must be a non-empty list of tensors (forward(keep_states=True)), "
+            f"got {type(states).__name__} {states!r:.60}"
+        )
     norms = []
     for k, state in enumerate(states):
         check.tensor(state, f"states[{k}]")
         if state.grad is None:
-            raise ValueError(f"states[{k}] has no gradient (run forward(keep_states=True), then backward), "
-                             f"got grad None")
+            raise ValueError(
+                f"states[{k}] has no gradient (run forward(keep_states=True), then backward), "
+                f"got grad None"
+            )
         norms.append(float(state.grad.norm()))
     return norms

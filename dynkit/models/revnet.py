@@ -6,6 +6,7 @@ It is the coupled engine of :mod:`dynkit.models.momentum_resnet` with gamma = 1 
 ``psi``: additions only, so the exact mode inverts it on the fixed-point grid without any
 information buffer. Proposition 1: with tied weights its iterations have no attractive fixed point.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -38,14 +39,22 @@ class RevNet(_ReversibleStack):
     experiment of Sect. 5.3).
     """
 
-    def __init__(self, phi_functions: Sequence[nn.Module], psi_functions: Sequence[nn.Module],
-                 exact: bool = True, frac_bits: int = FRAC_BITS, preserve_rng_state: bool = True):
+    def __init__(
+        self,
+        phi_functions: Sequence[nn.Module],
+        psi_functions: Sequence[nn.Module],
+        exact: bool = True,
+        frac_bits: int = FRAC_BITS,
+        preserve_rng_state: bool = True,
+    ):
         super().__init__()
         self.phi_functions = _check_functions(phi_functions, "phi_functions")
         self.psi_functions = _check_functions(psi_functions, "psi_functions")
         if len(self.phi_functions) != len(self.psi_functions):
-            raise ValueError(f"psi_functions: expected {len(self.phi_functions)} modules (one per phi), "
-                             f"got {len(self.psi_functions)}")
+            raise ValueError(
+                f"psi_functions: expected {len(self.phi_functions)} modules (one per phi), "
+                f"got {len(self.psi_functions)}"
+            )
         self._setup(exact, frac_bits, preserve_rng_state)
 
     @classmethod
@@ -56,7 +65,9 @@ class RevNet(_ReversibleStack):
         return cls([phi] * depth, [psi] * depth, **options)
 
     def _rule(self, kwargs: dict) -> _Rule:
-        return _Rule(self.phi_functions, self.psi_functions, Fraction(1), 1.0, kwargs, None, self.frac_bits)
+        return _Rule(
+            self.phi_functions, self.psi_functions, Fraction(1), 1.0, kwargs, None, self.frac_bits
+        )
 
     def _initial_velocity(self, x: torch.Tensor) -> torch.Tensor:
         return x.clone()

@@ -12,6 +12,7 @@ Adaptive momentum sets ``beta~_l`` per token from Eq. (18) with ``grad f`` ~ ``V
 sequence: a norm over the whole sequence would make an early position depend on later tokens and break
 the decoder's causality (our test caught exactly that).
 """
+
 from __future__ import annotations
 
 import math
@@ -20,7 +21,13 @@ import torch
 from torch import nn
 
 from .. import _checks as check
-from .attention import _check_beta, adaptive_momentum, linear_attention, momentum_attention, softmax_attention
+from .attention import (
+    _check_beta,
+    adaptive_momentum,
+    linear_attention,
+    momentum_attention,
+    softmax_attention,
+)
 
 ATTENTIONS = ("softmax", "linear", "momentum")
 CONNECTIONS = ("residual", "momentum", "adaptive")
@@ -29,8 +36,16 @@ CONNECTIONS = ("residual", "momentum", "adaptive")
 class MultiHeadAttention(nn.Module):
     """Projections to heads, one of the three attentions, projection back."""
 
-    def __init__(self, d_model: int, heads: int, attention: str = "momentum", *, beta: float = 0.1,
-                 gamma: float = 0.6, causal: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        heads: int,
+        attention: str = "momentum",
+        *,
+        beta: float = 0.1,
+        gamma: float = 0.6,
+        causal: bool = True,
+    ):
         super().__init__()
         if attention not in ATTENTIONS:
             raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
@@ -39,7 +54,9 @@ class MultiHeadAttention(nn.Module):
         check.real(gamma, "gamma", low=0.0, low_open=True)
         check.boolean(causal, "causal")
         if d_model % heads:
-            raise ValueError(f"d_model must be divisible by heads, got d_model={d_model}, heads={heads}")
+            raise ValueError(
+                f"d_model must be divisible by heads, got d_model={d_model}, heads={heads}"
+            )
         self.attention, self.heads, self.causal = attention, heads, causal
         self.beta = _check_beta(beta)
         self.gamma = gamma
@@ -49,8 +66,10 @@ class MultiHeadAttention(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check.tensor(x, "x", ndim=3, floating=True, shape_hint="(batch, n, d_model)")
         if x.shape[-1] != self.qkv.in_features:
-            raise ValueError(f"x must have d_model={self.qkv.in_features} features (last dimension), "
-                             f"got shape {tuple(x.shape)}")
+            raise ValueError(
+                f"x must have d_model={self.qkv.in_features} features (last dimension), "
+                f"got shape {tuple(x.shape)}"
+            )
         b, n, d = x.shape
         q, k, v = self.qkv(x).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
         if self.attention == "softmax":
@@ -65,9 +84,20 @@ class MultiHeadAttention(nn.Module):
 class TransformerLayer(nn.Module):
     """Pre-norm layer: attention with a residual / momentum / adaptive connection, then a feed-forward block."""
 
-    def __init__(self, d_model: int, heads: int, d_ff: int, attention: str = "momentum", *,
-                 connection: str = "residual", connection_beta: float = 0.99, connection_step: float = 1.0,
-                 delta: float = 1e-3, dropout: float = 0.0, **attention_kwargs):
+    def __init__(
+        self,
+        d_model: int,
+        heads: int,
+        d_ff: int,
+        attention: str = "momentum",
+        *,
+        connection: str = "residual",
+        connection_beta: float = 0.99,
+        connection_step: float = 1.0,
+        delta: float = 1e-3,
+        dropout: float = 0.0,
+        **attention_kwargs,
+    ):
         super().__init__()
         if connection not in CONNECTIONS:
             raise ValueError(f"connection must be one of {CONNECTIONS}, got {connection!r}")
@@ -80,14 +110,18 @@ class TransformerLayer(nn.Module):
         self.connection_step, self.delta = connection_step, delta
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
         self.attn = MultiHeadAttention(d_model, heads, attention, **attention_kwargs)
-        self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model), nn.Dropout(dropout))
+        self.ff = nn.Sequential(
+            nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model), nn.Dropout(dropout)
+        )
 
     def forward(self, x: torch.Tensor, x_prev: torch.Tensor | None, attn_prev: torch.Tensor | None):
         """Returns ``(output, x, V_hat)``: the next layer's input, this layer's input and attention."""
         check.tensor(x, "x", ndim=3, floating=True, shape_hint="(batch, n, d_model)")
         if x.shape[-1] != self.norm1.normalized_shape[0]:
-            raise ValueError(f"x must have d_model={self.norm1.normalized_shape[0]} features (last dimension), "
-                             f"got shape {tuple(x.shape)}")
+            raise ValueError(
+                f"x must have d_model={self.norm1.normalized_shape[0]} features (last dimension), "
+                f"got shape {tuple(x.shape)}"
+            )
         a = self.attn(self.norm1(x))
         if self.connection == "residual":
             y = x + a
@@ -97,7 +131,9 @@ class TransformerLayer(nn.Module):
             elif self.connection == "momentum":
                 beta = torch.tensor(self.connection_beta, dtype=x.dtype, device=x.device)
             else:  # Eq. (18) per token: a norm over the sequence would let later tokens leak into earlier ones
-                beta = adaptive_momentum(a.detach(), attn_prev.detach(), delta=self.delta, dim=-1)[..., None]
+                beta = adaptive_momentum(a.detach(), attn_prev.detach(), delta=self.delta, dim=-1)[
+                    ..., None
+                ]
             momentum = 0.0 if x_prev is None else beta * (x - x_prev)
             y = x + self.connection_step * a + momentum
         return y + self.ff(self.norm2(y)), x, a
@@ -120,10 +156,24 @@ class MomentumTransformer(nn.Module):
         Decoder (True) or encoder (False).
     """
 
-    def __init__(self, vocab_size: int, max_length: int, *, d_model: int = 64, heads: int = 4, layers: int = 2,
-                 d_ff: int = 128, attention: str = "momentum", beta: float = 0.1, gamma: float = 0.6,
-                 connection: str = "residual", connection_beta: float = 0.99, connection_step: float = 1.0,
-                 causal: bool = True, dropout: float = 0.0):
+    def __init__(
+        self,
+        vocab_size: int,
+        max_length: int,
+        *,
+        d_model: int = 64,
+        heads: int = 4,
+        layers: int = 2,
+        d_ff: int = 128,
+        attention: str = "momentum",
+        beta: float = 0.1,
+        gamma: float = 0.6,
+        connection: str = "residual",
+        connection_beta: float = 0.99,
+        connection_step: float = 1.0,
+        causal: bool = True,
+        dropout: float = 0.0,
+    ):
         super().__init__()
         check.integer(vocab_size, "vocab_size", 1)
         check.integer(max_length, "max_length", 1)
@@ -132,9 +182,21 @@ class MomentumTransformer(nn.Module):
         self.embed = nn.Embedding(vocab_size, d_model)
         self.position = nn.Parameter(torch.randn(max_length, d_model) / math.sqrt(d_model))
         self.layers = nn.ModuleList(
-            TransformerLayer(d_model, heads, d_ff, attention, connection=connection, connection_beta=connection_beta,
-                             connection_step=connection_step, dropout=dropout, beta=beta, gamma=gamma, causal=causal)
-            for _ in range(layers))
+            TransformerLayer(
+                d_model,
+                heads,
+                d_ff,
+                attention,
+                connection=connection,
+                connection_beta=connection_beta,
+                connection_step=connection_step,
+                dropout=dropout,
+                beta=beta,
+                gamma=gamma,
+                causal=causal,
+            )
+            for _ in range(layers)
+        )
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size)
 
@@ -142,11 +204,15 @@ class MomentumTransformer(nn.Module):
         check.tensor(tokens, "tokens", ndim=2, floating=False, shape_hint="(batch, n)")
         vocab = self.embed.num_embeddings
         if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
-            raise ValueError(f"tokens must be ids in [0, {vocab}) (vocab_size), got values in "
-                             f"[{int(tokens.min())}, {int(tokens.max())}]")
+            raise ValueError(
+                f"tokens must be ids in [0, {vocab}) (vocab_size), got values in "
+                f"[{int(tokens.min())}, {int(tokens.max())}]"
+            )
         if tokens.dim() != 2 or not 0 < tokens.shape[1] <= self.position.shape[0]:
-            raise ValueError(f"tokens must have shape (batch, n) with 0 < n <= {self.position.shape[0]} (max_length), "
-                             f"got {tuple(tokens.shape)}")
+            raise ValueError(
+                f"tokens must have shape (batch, n) with 0 < n <= {self.position.shape[0]} (max_length), "
+                f"got {tuple(tokens.shape)}"
+            )
         x = self.embed(tokens) + self.position[: tokens.shape[1]]
         x_prev = attn_prev = None
         for layer in self.layers:

@@ -17,6 +17,7 @@ A section whose component is not part of the build is marked *not available* (wi
 name) instead of failing the whole report; a section whose check fails is marked *failed*; a section
 that raises is marked *error* with the exception.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,14 +30,35 @@ from typing import Callable
 
 from ..io import atomic_write, check_output_path, read_regular_text, versions, write_json
 from .blocks import Code, Section, Table
-from .common import (CLAIM_VERDICTS, LEDGER_VERDICTS, ComponentUnavailable, claim_holds, claim_verdict, jsonable,
-                     latex_of, require)
+from .common import (
+    CLAIM_VERDICTS,
+    LEDGER_VERDICTS,
+    ComponentUnavailable,
+    claim_holds,
+    claim_verdict,
+    jsonable,
+    latex_of,
+    require,
+)
 from .common import held_text
 from .render import render_html, render_markdown
 from .sections import SECTIONS, Context, _test_problem  # noqa: F401  (_test_problem: the docs' steppers page)
 
-__all__ = ["build_report", "statuses", "ComponentUnavailable", "require", "Section", "SECTIONS", "latex_of",
-           "jsonable", "claim_holds", "claim_verdict", "held_text", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
+__all__ = [
+    "build_report",
+    "statuses",
+    "ComponentUnavailable",
+    "require",
+    "Section",
+    "SECTIONS",
+    "latex_of",
+    "jsonable",
+    "claim_holds",
+    "claim_verdict",
+    "held_text",
+    "CLAIM_VERDICTS",
+    "LEDGER_VERDICTS",
+]
 
 
 def _run_section(key: str, title: str, fn: Callable, ctx: Context, debug: bool) -> Section:
@@ -57,20 +79,40 @@ def _run_section(key: str, title: str, fn: Callable, ctx: Context, debug: bool) 
     return sec
 
 
-def _metadata_section(ctx: Context, sections: list[Section], started: datetime, argv: list[str] | None) -> Section:
+def _metadata_section(
+    ctx: Context, sections: list[Section], started: datetime, argv: list[str] | None
+) -> Section:
     sec = Section("metadata", "Run metadata")
     vers = versions()
-    sec.blocks.append(Table(["item", "value"], [
-        ["started (UTC)", started.isoformat(timespec="seconds")],
-        ["command", " ".join(argv) if argv else "build_report(...)"],
-        ["seed", ctx.seed], ["quick", ctx.quick],
-        *[[f"version: {k}", v] for k, v in vers.items()],
-    ]))
-    sec.blocks.append(Table(["section", "status", "seconds", "note"],
-                            [[s.title, "ran" if s.status == "ok" else s.status, round(s.seconds, 2), s.note]
-                             for s in sections]))
-    sec.data = {"started": started.isoformat(), "seed": ctx.seed, "quick": ctx.quick, "versions": vers,
-                "command": argv, "headline": f"seed {ctx.seed}{', quick sizes' if ctx.quick else ''}"}
+    sec.blocks.append(
+        Table(
+            ["item", "value"],
+            [
+                ["started (UTC)", started.isoformat(timespec="seconds")],
+                ["command", " ".join(argv) if argv else "build_report(...)"],
+                ["seed", ctx.seed],
+                ["quick", ctx.quick],
+                *[[f"version: {k}", v] for k, v in vers.items()],
+            ],
+        )
+    )
+    sec.blocks.append(
+        Table(
+            ["section", "status", "seconds", "note"],
+            [
+                [s.title, "ran" if s.status == "ok" else s.status, round(s.seconds, 2), s.note]
+                for s in sections
+            ],
+        )
+    )
+    sec.data = {
+        "started": started.isoformat(),
+        "seed": ctx.seed,
+        "quick": ctx.quick,
+        "versions": vers,
+        "command": argv,
+        "headline": f"seed {ctx.seed}{', quick sizes' if ctx.quick else ''}",
+    }
     return sec
 
 
@@ -78,8 +120,15 @@ REPORT_FILES = ("report.md", "report.json", "report.html")
 """The files :func:`build_report` writes into its folder (besides ``figures/``)."""
 
 
-def build_report(out_dir: str | Path, *, quick: bool = False, seed: int = 0, quiet: bool = True,
-                 debug: bool = False, argv: list[str] | None = None) -> Path:
+def build_report(
+    out_dir: str | Path,
+    *,
+    quick: bool = False,
+    seed: int = 0,
+    quiet: bool = True,
+    debug: bool = False,
+    argv: list[str] | None = None,
+) -> Path:
     """Build the report into ``out_dir`` and return the path of its HTML file.
 
     Parameters
@@ -111,7 +160,9 @@ def build_report(out_dir: str | Path, *, quick: bool = False, seed: int = 0, qui
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise ValueError(f"seed must be an int, got {seed!r}")
     out_dir = Path(out_dir)
-    for name in REPORT_FILES:  # before the sections run: a device node or a link there is refused, not replaced
+    for name in (
+        REPORT_FILES
+    ):  # before the sections run: a device node or a link there is refused, not replaced
         check_output_path(out_dir / name, "out")
     out_dir.mkdir(parents=True, exist_ok=True)
     ctx = Context(out_dir, bool(quick), seed, quiet)
@@ -122,20 +173,40 @@ def build_report(out_dir: str | Path, *, quick: bool = False, seed: int = 0, qui
             print(f"[report] {title} ...", file=sys.stderr, flush=True)
         sec = _run_section(key, title, fn, ctx, debug)
         if not quiet:
-            print(f"[report] {title}: {sec.status} ({sec.seconds:.1f} s){' - ' + sec.note if sec.note else ''}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"[report] {title}: {sec.status} ({sec.seconds:.1f} s){' - ' + sec.note if sec.note else ''}",
+                file=sys.stderr,
+                flush=True,
+            )
         sections.append(sec)
     sections.append(_metadata_section(ctx, sections, started, argv))
     generated = started.strftime("%Y-%m-%d %H:%M UTC")
     atomic_write(out_dir / "report.md", lambda fh: fh.write(render_markdown(sections, generated)))
-    write_json(out_dir / "report.json",
-               {"sections": {s.key: {"title": s.title, "status": s.status, "note": s.note,
-                                     "seconds": s.seconds, "data": jsonable(s.data)} for s in sections}},
-               config={"quick": ctx.quick, "seed": seed}, command=" ".join(argv) if argv else None)
-    return atomic_write(out_dir / "report.html", lambda fh: fh.write(render_html(sections, generated)))
+    write_json(
+        out_dir / "report.json",
+        {
+            "sections": {
+                s.key: {
+                    "title": s.title,
+                    "status": s.status,
+                    "note": s.note,
+                    "seconds": s.seconds,
+                    "data": jsonable(s.data),
+                }
+                for s in sections
+            }
+        },
+        config={"quick": ctx.quick, "seed": seed},
+        command=" ".join(argv) if argv else None,
+    )
+    return atomic_write(
+        out_dir / "report.html", lambda fh: fh.write(render_html(sections, generated))
+    )
 
 
 def statuses(report_dir: str | Path) -> dict[str, str]:
     """Section key -> status, read back from ``report.json`` in ``report_dir``."""
-    data = json.loads(read_regular_text(Path(report_dir) / "report.json", "report.json of report_dir"))
+    data = json.loads(
+        read_regular_text(Path(report_dir) / "report.json", "report.json of report_dir")
+    )
     return {k: v["status"] for k, v in data["sections"].items()}

@@ -3,6 +3,7 @@
 A block is data only (no markup); ``templates/html.j2`` and ``templates/md.j2`` hold one macro per
 ``kind``, and ``templates/report.j2`` lays the page out once for both formats.
 """
+
 from __future__ import annotations
 
 import base64
@@ -12,7 +13,17 @@ from typing import Any, Callable
 
 from .common import fmt
 
-__all__ = ["Paragraph", "Table", "Math", "Code", "Figure", "Counts", "DerivationView", "Section", "figure"]
+__all__ = [
+    "Paragraph",
+    "Table",
+    "Math",
+    "Code",
+    "Figure",
+    "Counts",
+    "DerivationView",
+    "Section",
+    "figure",
+]
 
 
 @dataclass

@@ -1,4 +1,5 @@
 """Pieces the report, the CLI and the docs share: optional components, JSON-friendly values, verdicts."""
+
 from __future__ import annotations
 
 import importlib
@@ -9,13 +10,37 @@ from typing import Any
 from ..io import jsonable  # noqa: F401  (re-exported: dynkit.report.jsonable)
 from .._papers import PAPER_NAMES, paper_name  # noqa: F401  (re-exported)
 
-__all__ = ["MEANINGS", "legend", "ComponentUnavailable", "require", "require_any", "jsonable", "fmt", "latex_of", "claim_holds", "held_text",
-           "claim_verdict", "count_by", "effect_text", "ours_text", "reason_text", "paper_name", "row_label", "CLAIM_VERDICTS", "LEDGER_VERDICTS"]
+__all__ = [
+    "MEANINGS",
+    "legend",
+    "ComponentUnavailable",
+    "require",
+    "require_any",
+    "jsonable",
+    "fmt",
+    "latex_of",
+    "claim_holds",
+    "held_text",
+    "claim_verdict",
+    "count_by",
+    "effect_text",
+    "ours_text",
+    "reason_text",
+    "paper_name",
+    "row_label",
+    "CLAIM_VERDICTS",
+    "LEDGER_VERDICTS",
+]
 
 CLAIM_VERDICTS = ("holds", "holds with correction", "erratum", "false as stated", "undecided")
 """Verdicts of ``dk.theory.run_all()`` rows about a paper's statement as written (DESIGN.md)."""
 
-LEDGER_VERDICTS = ("reproduced", "partly reproduced", "not reproduced at this scale", "contradicted")
+LEDGER_VERDICTS = (
+    "reproduced",
+    "partly reproduced",
+    "not reproduced at this scale",
+    "contradicted",
+)
 """Verdicts of ``dk.experiments.ledger()`` rows (DESIGN.md)."""
 
 
@@ -28,19 +53,19 @@ MEANINGS = {
     "undecided": "the check could not settle it in its budget (the row says why)",
     # the empirical ledger (dynkit.experiments): an outcome from paired runs with seeds fixed in advance
     "reproduced": "the effect's confidence interval excludes no effect, on the paper's side, and reaches the "
-                  "paper's effect",
+    "paper's effect",
     "smaller effect": "on the paper's side, short of the paper's effect, reaching the smallest "
-                      "effect of interest",
+    "effect of interest",
     "smaller effect (negligible)": "on the paper's side, inside the smallest effect of interest",
     "negligible": "the interval holds no effect and lies inside ± the smallest effect of interest",
     "opposite (negligible)": "on the other side of no effect, inside the smallest effect of "
-                             "interest",
+    "interest",
     "pilot agrees": "a pilot (not the paper's experiment) whose interval lies on the paper's side and "
-                    "reaches the paper's effect",
+    "reaches the paper's effect",
     "pilot: smaller effect": "a pilot whose interval lies on the paper's side but short of the paper's "
-                             "effect",
+    "effect",
     "pilot disagrees": "a pilot whose interval lies on the other side, beyond the smallest effect "
-                       "of interest",
+    "of interest",
     "pilot: no effect": "a pilot whose interval lies inside ± the smallest effect of interest",
     "pilot inconclusive": "a pilot whose interval decides nothing with the seeds run",
     "pilot invalid": "a pilot in which a model did not learn, or another validity check failed",
@@ -82,7 +107,9 @@ def require(dotted: str) -> Any:
         module = importlib.import_module(full)
     except ModuleNotFoundError as exc:
         if exc.name is not None and (full == exc.name or full.startswith(exc.name + ".")):
-            raise ComponentUnavailable(f"{full} is not installed in this build (needed: {full}.{attr})") from None
+            raise ComponentUnavailable(
+                f"{full} is not installed in this build (needed: {full}.{attr})"
+            ) from None
         raise
     try:
         return getattr(module, attr)
@@ -151,7 +178,11 @@ def claim_holds(row: Any) -> bool:
 def held_text(row: Any) -> str:
     """``held`` as shown in tables: ``k/n`` for a count, yes/no for a bool."""
     held = _field(row, "held")
-    return ("yes" if held else "no") if _is_bool(held) else f"{int(held)}/{int(_field(row, 'instances'))}"
+    return (
+        ("yes" if held else "no")
+        if _is_bool(held)
+        else f"{int(held)}/{int(_field(row, 'instances'))}"
+    )
 
 
 def claim_verdict(row: Any) -> str:
@@ -178,7 +209,9 @@ def row_label(row: Any) -> str:
 def effect_text(row: dict) -> str:
     """A ledger row's effect on its scale with its 95% CI (``log -0.21 [-0.26, -0.17]``); ``–`` without one."""
     if row.get("effect") is None:
-        return ours_text(row.get("ours") or {}) if "effect" not in row else "–"  # a row from before issue 21
+        return (
+            ours_text(row.get("ours") or {}) if "effect" not in row else "–"
+        )  # a row from before issue 21
     ci = f" [{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]" if row.get("ci_low") is not None else ""
     return f"{row.get('scale') or ''} {fmt(row['effect'])}{ci}".strip()
 

@@ -12,6 +12,7 @@ equation as printed, in the paper's own notation, e.g. block form) when it has o
 ``stated`` objects without dynkit's own :class:`~dynkit.symbolic.derivation.Check` sentences (those
 are checks dynkit ran, not words of the paper).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -60,10 +61,15 @@ def derivation_view(d: Any) -> DerivationView:
         steps[-1] = (steps[-1][0].rstrip() + " This is the result.", steps[-1][1])
         result = ""
     return DerivationView(
-        d.title, f"{paper_name(d.paper)}, {d.equation}", MATCHES if d.check_passed else DIFFERS,
-        steps=steps, result=result,
+        d.title,
+        f"{paper_name(d.paper)}, {d.equation}",
+        MATCHES if d.check_passed else DIFFERS,
+        steps=steps,
+        result=result,
         stated=paper_statement(d) if d.stated is not None else "",
-        notes=getattr(d, "notes", "") or "", latex=d.to_latex())
+        notes=getattr(d, "notes", "") or "",
+        latex=d.to_latex(),
+    )
 
 
 def derivation_markdown(view: DerivationView, level: int = 3) -> str:

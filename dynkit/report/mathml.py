@@ -13,6 +13,7 @@ An equation the converter rejects, or one that leaves a TeX command in its outpu
 macro), becomes an ``<merror>`` node holding the TeX: visible on the page and caught by the
 browser test (``tests/browser.py``), never silently dropped.
 """
+
 from __future__ import annotations
 
 import html
@@ -35,14 +36,18 @@ def _character(m: re.Match) -> str:
 
 def _prepare(latex: str) -> str:
     latex = latex.strip()
-    latex = latex.replace(r"\begin{aligned}", r"\begin{array}{rl}").replace(r"\end{aligned}", r"\end{array}")
+    latex = latex.replace(r"\begin{aligned}", r"\begin{array}{rl}").replace(
+        r"\end{aligned}", r"\end{array}"
+    )
     return latex
 
 
 def _error(latex: str, reason: str, display: bool) -> str:
     mode = "block" if display else "inline"
-    return (f'<math display="{mode}" class="tex-error"><merror><mtext>{html.escape(reason)}: '
-            f"{html.escape(latex)}</mtext></merror></math>")
+    return (
+        f'<math display="{mode}" class="tex-error"><merror><mtext>{html.escape(reason)}: '
+        f"{html.escape(latex)}</mtext></merror></math>"
+    )
 
 
 def mathml_problem(mathml: str) -> str:
@@ -70,9 +75,17 @@ def to_mathml(latex: str, display: bool = True) -> str:
 
     try:
         out = convert(_prepare(latex), display="block" if display else "inline")
-    except Exception as exc:  # the converter's errors are many classes; any of them means "not typeset"
-        return _error(latex, f"TeX error ({type(exc).__name__}{': ' + str(exc) if str(exc) else ''})", display)
-    out = re.sub(r"(<mtext[^>]*>)([^<]*)(</mtext>)", lambda m: m[1] + _TEXT_ESCAPES.sub(r"\1", m[2]) + m[3], out)
+    except (
+        Exception
+    ) as exc:  # the converter's errors are many classes; any of them means "not typeset"
+        return _error(
+            latex, f"TeX error ({type(exc).__name__}{': ' + str(exc) if str(exc) else ''})", display
+        )
+    out = re.sub(
+        r"(<mtext[^>]*>)([^<]*)(</mtext>)",
+        lambda m: m[1] + _TEXT_ESCAPES.sub(r"\1", m[2]) + m[3],
+        out,
+    )
     out = _ENTITY.sub(_character, out).replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")
     problem = mathml_problem(out)
     return _error(latex, problem, display) if problem else out
@@ -82,7 +95,7 @@ def text_with_math(text: str) -> str:
     """HTML of a sentence: the text escaped, each ``$...$`` or ``\\(...\\)`` typeset inline."""
     parts, last = [], 0
     for m in _INLINE.finditer(text):
-        parts.append(html.escape(text[last:m.start()]))
+        parts.append(html.escape(text[last : m.start()]))
         parts.append(to_mathml(m.group(1) or m.group(2), display=False))
         last = m.end()
     parts.append(html.escape(text[last:]))

@@ -4,6 +4,7 @@
 block kind) for each format, so the two twins cannot drift apart. In HTML, equations are typeset to
 MathML here, at generation time (:mod:`dynkit.report.mathml`): the page carries no script.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,17 +22,46 @@ __all__ = ["render_html", "render_markdown", "render_block_markdown", "verdict_c
 # Colours of the labels rows carry. A label not listed (a new outcome, say) is shown uncoloured, not refused.
 _TONE = {
     "good": ("holds", "reproduced", "yes", "matches the paper"),
-    "warn": ("holds with correction", "partly reproduced", "smaller effect",
-             "smaller effect (negligible)", "erratum"),
-    "bad": ("false as stated", "contradicted", "opposite", "did not hold", "differs from the paper", "error", "failed",
-            "invalid"),
-    "neutral": ("undecided", "not reproduced at this scale", "ruled out", "negligible", "inconclusive", "deterministic",
-                "needs full scale", "unavailable", "opposite (negligible)", "pilot agrees",
-                "pilot: smaller effect", "pilot disagrees", "pilot: no effect", "pilot inconclusive", "pilot invalid",
-                "not run"),
+    "warn": (
+        "holds with correction",
+        "partly reproduced",
+        "smaller effect",
+        "smaller effect (negligible)",
+        "erratum",
+    ),
+    "bad": (
+        "false as stated",
+        "contradicted",
+        "opposite",
+        "did not hold",
+        "differs from the paper",
+        "error",
+        "failed",
+        "invalid",
+    ),
+    "neutral": (
+        "undecided",
+        "not reproduced at this scale",
+        "ruled out",
+        "negligible",
+        "inconclusive",
+        "deterministic",
+        "needs full scale",
+        "unavailable",
+        "opposite (negligible)",
+        "pilot agrees",
+        "pilot: smaller effect",
+        "pilot disagrees",
+        "pilot: no effect",
+        "pilot inconclusive",
+        "pilot invalid",
+        "not run",
+    ),
 }
 _CLASS = {verdict: tone for tone, verdicts in _TONE.items() for verdict in verdicts}
-assert set(CLAIM_VERDICTS) | set(LEDGER_VERDICTS) <= set(_CLASS)  # every contract verdict has a colour
+assert set(CLAIM_VERDICTS) | set(LEDGER_VERDICTS) <= set(
+    _CLASS
+)  # every contract verdict has a colour
 
 
 def verdict_class(text: str) -> str:
@@ -40,7 +70,11 @@ def verdict_class(text: str) -> str:
 
 
 def _display(latex: str) -> Markup:
-    return Markup('<div class="display">') + Markup(to_mathml(str(latex), display=True)) + Markup("</div>")
+    return (
+        Markup('<div class="display">')
+        + Markup(to_mathml(str(latex), display=True))
+        + Markup("</div>")
+    )
 
 
 def _mathtext(text: str) -> Markup:
@@ -49,8 +83,14 @@ def _mathtext(text: str) -> Markup:
 
 @lru_cache(maxsize=2)
 def _environment(html: bool) -> Environment:
-    env = Environment(loader=PackageLoader("dynkit.report", "templates"), autoescape=html,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = Environment(
+        loader=PackageLoader("dynkit.report", "templates"),
+        autoescape=html,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.globals["verdict_class"] = verdict_class
     env.filters["display"] = _display if html else str
     env.filters["mathtext"] = _mathtext if html else str
@@ -61,8 +101,13 @@ def _render(html: bool, sections: list[Section], generated: str, **extra) -> str
     env = _environment(html)
     words = [word for s in sections for b in s.summary if b.kind == "counts" for word, _ in b.items]
     return env.get_template("report.j2").render(
-        macros="html.j2" if html else "md.j2", title="dynkit report", generated=generated, sections=sections,
-        legend=legend(words), **extra)
+        macros="html.j2" if html else "md.j2",
+        title="dynkit report",
+        generated=generated,
+        sections=sections,
+        legend=legend(words),
+        **extra,
+    )
 
 
 def render_html(sections: list[Section], generated: str) -> str:
@@ -83,4 +128,6 @@ def render_markdown(sections: list[Section], generated: str) -> str:
 def render_block_markdown(block, level: int = 3) -> str:
     """One block in Markdown, as the twin writes it (a derivation's title at heading ``level``)."""
     module = _environment(False).get_template("md.j2").module
-    return _tidy(str(module.derivation(block, level) if block.kind == "derivation" else module.block(block)))
+    return _tidy(
+        str(module.derivation(block, level) if block.kind == "derivation" else module.block(block))
+    )

@@ -5,6 +5,7 @@
 >>> round(float(sol.ys[-1, 0]), 6), sol.stats.nfe > 0
 (0.367879, True)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,10 +20,33 @@ from .odeint import odeint, odeint_adjoint
 from .radau import RADAU5, RadauIIA
 from .rosenbrock import RODAS4, RODAS5, ROSENBROCK23, RosenbrockTableau
 from .compiled import EnsembleSolution, solve_ensemble
-from .errors import (CompilationError, CompileWarning, MaxStepsExceeded, NonFiniteState, SolverError,
-                     StepSizeUnderflow, StepSizeWarning, StepTooLarge, ToleranceWarning, VectorFieldError, VectorFieldShapeError,
-                     VectorFieldTypeError)
-from .tableaus import BOSH3, DOP853, DOPRI5, EULER, HEUN, MIDPOINT, RK4, RKF45, SSPRK3, TSIT5, RungeKuttaTableau
+from .errors import (
+    CompilationError,
+    CompileWarning,
+    MaxStepsExceeded,
+    NonFiniteState,
+    SolverError,
+    StepSizeUnderflow,
+    StepSizeWarning,
+    StepTooLarge,
+    ToleranceWarning,
+    VectorFieldError,
+    VectorFieldShapeError,
+    VectorFieldTypeError,
+)
+from .tableaus import (
+    BOSH3,
+    DOP853,
+    DOPRI5,
+    EULER,
+    HEUN,
+    MIDPOINT,
+    RK4,
+    RKF45,
+    SSPRK3,
+    TSIT5,
+    RungeKuttaTableau,
+)
 
 
 @dataclass(frozen=True)
@@ -37,12 +61,22 @@ class MethodInfo:
     adaptive: bool
     error_order: int | None
     description: str
-    implementation: RungeKuttaTableau | TwoStepRK | RosenbrockTableau | RadauIIA | BDFMethod | AutoSwitching
+    implementation: (
+        RungeKuttaTableau | TwoStepRK | RosenbrockTableau | RadauIIA | BDFMethod | AutoSwitching
+    )
 
 
 def _rk_info(tab: RungeKuttaTableau, description: str) -> MethodInfo:
-    return MethodInfo(tab.name, tab.order, tab.stages, tab.new_evaluations_per_step, tab.adaptive,
-                      tab.error_order, description, tab)
+    return MethodInfo(
+        tab.name,
+        tab.order,
+        tab.stages,
+        tab.new_evaluations_per_step,
+        tab.adaptive,
+        tab.error_order,
+        description,
+        tab,
+    )
 
 
 def _ark_info(m: TwoStepRK, description: str) -> MethodInfo:
@@ -56,44 +90,125 @@ def _rosenbrock_info(tab: RosenbrockTableau, description: str) -> MethodInfo:
     return MethodInfo(tab.name, tab.order, tab.stages, new, True, tab.error_order, description, tab)
 
 
-METHODS: dict[str, MethodInfo] = {info.name: info for info in (
-    _rk_info(EULER, "explicit Euler, order 1"),
-    _rk_info(MIDPOINT, "explicit midpoint, order 2"),
-    _rk_info(HEUN, "Heun's method (explicit trapezoid), order 2"),
-    _rk_info(RK4, "classical Runge–Kutta, order 4"),
-    _ark_info(ARK3, "accelerated two-step RK, order 3, 2 new evaluations per step (SSPRK3 starter)"),
-    _ark_info(ARK4, "accelerated two-step RK, order 4, 3 new evaluations per step (RK4 starter)"),
-    _rk_info(BOSH3, "Bogacki–Shampine 3(2), FSAL, adaptive"),
-    _rk_info(RKF45, "Runge–Kutta–Fehlberg 4(5), adaptive, propagates the 4th-order solution"),
-    _rk_info(DOPRI5, "Dormand–Prince 5(4), FSAL, adaptive, 4th-order dense output"),
-    _rk_info(TSIT5, "Tsitouras 5(4), FSAL, adaptive, 4th-order dense output"),
-    _rk_info(DOP853, "Dormand–Prince 8(5,3), FSAL, adaptive, 7th-order dense output (3 extra stages on use)"),
-    _rosenbrock_info(ROSENBROCK23, "Rosenbrock 2(3), Shampine–Reichelt ode23s, L-stable, FSAL, stiff, "
-                                   "crude tolerances"),
-    _rosenbrock_info(RODAS4, "Rosenbrock 4(3), Hairer–Wanner RODAS, L-stable, stiffly accurate, stiff, "
-                             "3rd-order dense output"),
-    _rosenbrock_info(RODAS5, "Rosenbrock 5(4), Di Marzo's RODAS5, L-stable, stiffly accurate, stiff, 4th-degree "
-                             "dense output"),
-    # new evaluations: 3 stages per Newton iteration (typically 1-3) + f(t + h, y_new) for the error estimate
-    MethodInfo(RADAU5.name, RADAU5.order, RADAU5.stages, 3 * 2 + 1, True, RADAU5.error_order,
-               "Radau IIA 5(3), 3-stage implicit collocation, L-stable, stiffly accurate, simplified Newton "
-               "with Jacobian and LU reuse (Hairer–Wanner IV.8), 3rd-order dense output; numpy states", RADAU5),
-    # new evaluations: 1-4 Newton iterations per step, typically 1-2
-    MethodInfo(NDF.name, NDF.max_order, 1, 2, True, None,
-               "variable-order (1-5) NDFs (Shampine–Reichelt's ode15s), backward differences, simplified Newton, "
-               "Jacobian kept until Newton fails, LU per step size/order; numpy states", NDF),
-    MethodInfo("auto", 5, 7, 6, True, 4, "dopri5, switching while the steps are limited by stability "
-               "(dynkit's stiffness test) to radau5 (numpy, rtol ≤ 1e-5) or rodas4 (otherwise), and back; "
-               "sol.switch_log says when and why", AUTO),
-)}
+METHODS: dict[str, MethodInfo] = {
+    info.name: info
+    for info in (
+        _rk_info(EULER, "explicit Euler, order 1"),
+        _rk_info(MIDPOINT, "explicit midpoint, order 2"),
+        _rk_info(HEUN, "Heun's method (explicit trapezoid), order 2"),
+        _rk_info(RK4, "classical Runge–Kutta, order 4"),
+        _ark_info(
+            ARK3, "accelerated two-step RK, order 3, 2 new evaluations per step (SSPRK3 starter)"
+        ),
+        _ark_info(
+            ARK4, "accelerated two-step RK, order 4, 3 new evaluations per step (RK4 starter)"
+        ),
+        _rk_info(BOSH3, "Bogacki–Shampine 3(2), FSAL, adaptive"),
+        _rk_info(RKF45, "Runge–Kutta–Fehlberg 4(5), adaptive, propagates the 4th-order solution"),
+        _rk_info(DOPRI5, "Dormand–Prince 5(4), FSAL, adaptive, 4th-order dense output"),
+        _rk_info(TSIT5, "Tsitouras 5(4), FSAL, adaptive, 4th-order dense output"),
+        _rk_info(
+            DOP853,
+            "Dormand–Prince 8(5,3), FSAL, adaptive, 7th-order dense output (3 extra stages on use)",
+        ),
+        _rosenbrock_info(
+            ROSENBROCK23,
+            "Rosenbrock 2(3), Shampine–Reichelt ode23s, L-stable, FSAL, stiff, crude tolerances",
+        ),
+        _rosenbrock_info(
+            RODAS4,
+            "Rosenbrock 4(3), Hairer–Wanner RODAS, L-stable, stiffly accurate, stiff, "
+            "3rd-order dense output",
+        ),
+        _rosenbrock_info(
+            RODAS5,
+            "Rosenbrock 5(4), Di Marzo's RODAS5, L-stable, stiffly accurate, stiff, 4th-degree "
+            "dense output",
+        ),
+        # new evaluations: 3 stages per Newton iteration (typically 1-3) + f(t + h, y_new) for the error estimate
+        MethodInfo(
+            RADAU5.name,
+            RADAU5.order,
+            RADAU5.stages,
+            3 * 2 + 1,
+            True,
+            RADAU5.error_order,
+            "Radau IIA 5(3), 3-stage implicit collocation, L-stable, stiffly accurate, simplified Newton "
+            "with Jacobian and LU reuse (Hairer–Wanner IV.8), 3rd-order dense output; numpy states",
+            RADAU5,
+        ),
+        # new evaluations: 1-4 Newton iterations per step, typically 1-2
+        MethodInfo(
+            NDF.name,
+            NDF.max_order,
+            1,
+            2,
+            True,
+            None,
+            "variable-order (1-5) NDFs (Shampine–Reichelt's ode15s), backward differences, simplified Newton, "
+            "Jacobian kept until Newton fails, LU per step size/order; numpy states",
+            NDF,
+        ),
+        MethodInfo(
+            "auto",
+            5,
+            7,
+            6,
+            True,
+            4,
+            "dopri5, switching while the steps are limited by stability "
+            "(dynkit's stiffness test) to radau5 (numpy, rtol ≤ 1e-5) or rodas4 (otherwise), and back; "
+            "sol.switch_log says when and why",
+            AUTO,
+        ),
+    )
+}
 
 __all__ = [
-    "solve", "solve_ensemble", "EnsembleSolution", "odeint", "odeint_adjoint", "Solution", "SolverStats",
-    "StepControl", "METHODS", "MethodInfo", "CompilationError", "CompileWarning",
-    "RungeKuttaTableau", "TwoStepRK",
-    "SolverError", "StepSizeUnderflow", "MaxStepsExceeded", "NonFiniteState", "VectorFieldError",
-    "VectorFieldShapeError", "VectorFieldTypeError", "StepSizeWarning", "StepTooLarge", "ToleranceWarning",
-    "RosenbrockTableau", "ROSENBROCK23", "RODAS4", "RODAS5", "RadauIIA", "RADAU5", "BDFMethod", "NDF",
-    "AutoSwitching", "AUTO",
-    "ARK3", "ARK4", "EULER", "MIDPOINT", "HEUN", "RK4", "SSPRK3", "BOSH3", "RKF45", "DOPRI5", "TSIT5", "DOP853",
+    "solve",
+    "solve_ensemble",
+    "EnsembleSolution",
+    "odeint",
+    "odeint_adjoint",
+    "Solution",
+    "SolverStats",
+    "StepControl",
+    "METHODS",
+    "MethodInfo",
+    "CompilationError",
+    "CompileWarning",
+    "RungeKuttaTableau",
+    "TwoStepRK",
+    "SolverError",
+    "StepSizeUnderflow",
+    "MaxStepsExceeded",
+    "NonFiniteState",
+    "VectorFieldError",
+    "VectorFieldShapeError",
+    "VectorFieldTypeError",
+    "StepSizeWarning",
+    "StepTooLarge",
+    "ToleranceWarning",
+    "RosenbrockTableau",
+    "ROSENBROCK23",
+    "RODAS4",
+    "RODAS5",
+    "RadauIIA",
+    "RADAU5",
+    "BDFMethod",
+    "NDF",
+    "AutoSwitching",
+    "AUTO",
+    "ARK3",
+    "ARK4",
+    "EULER",
+    "MIDPOINT",
+    "HEUN",
+    "RK4",
+    "SSPRK3",
+    "BOSH3",
+    "RKF45",
+    "DOPRI5",
+    "TSIT5",
+    "DOP853",
 ]

@@ -43,6 +43,7 @@ augmented field is one call of ``f`` plus one vector-Jacobian product through it
 backward_stats.time_calls``, where ``time_calls`` (``len(t)`` calls without a product) are the
 evaluations ``f(t_i, y_i)`` needed only when ``t`` requires a gradient.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
@@ -76,19 +77,29 @@ class AdjointSolution(Solution):
     backward_stats: BackwardStats = field(default_factory=BackwardStats)
 
 
-def validated_adjoint_call(f: Callable, y0: Any, t: Any, adjoint: Any, adjoint_params: Any,
-                           **options) -> AdjointSolution:
+def validated_adjoint_call(
+    f: Callable, y0: Any, t: Any, adjoint: Any, adjoint_params: Any, **options
+) -> AdjointSolution:
     """Check ``solve``'s ``adjoint`` / ``adjoint_params`` arguments, then :func:`solve_adjoint`."""
     if not isinstance(adjoint, (bool, np.bool_)):
         raise TypeError(f"adjoint must be True or False, got {adjoint!r}")
     if not adjoint:
-        raise ValueError("adjoint_params is only used with adjoint=True, got adjoint=False "
-                         "(autograd through the solve differentiates every tensor f uses)")
+        raise ValueError(
+            "adjoint_params is only used with adjoint=True, got adjoint=False "
+            "(autograd through the solve differentiates every tensor f uses)"
+        )
     return solve_adjoint(f, y0, t, adjoint_params=adjoint_params, **options)
 
 
-def solve_adjoint(f: Callable, y0: Any, t: Any, *, adjoint_params: Sequence[Any] | None = None,
-                  backward_options: dict | None = None, **options) -> AdjointSolution:
+def solve_adjoint(
+    f: Callable,
+    y0: Any,
+    t: Any,
+    *,
+    adjoint_params: Sequence[Any] | None = None,
+    backward_options: dict | None = None,
+    **options,
+) -> AdjointSolution:
     """:func:`dynkit.solve` with gradients by the continuous adjoint (called by ``solve(..., adjoint=True)``).
 
     Parameters
@@ -113,14 +124,18 @@ def solve_adjoint(f: Callable, y0: Any, t: Any, *, adjoint_params: Sequence[Any]
     import torch
 
     if not is_torch(y0):
-        raise ValueError(f"adjoint=True needs a torch tensor y0 (numpy solves have no autograd), "
-                         f"got {type(y0).__name__}")
+        raise ValueError(
+            f"adjoint=True needs a torch tensor y0 (numpy solves have no autograd), "
+            f"got {type(y0).__name__}"
+        )
     if adjoint_params is None:
         if not isinstance(f, torch.nn.Module):
             # A plain function's tensors are invisible here: their gradients would silently stay None.
-            raise ValueError(f"adjoint=True with f that is not an nn.Module needs adjoint_params, the tensors f "
-                             f"uses that should receive gradients (adjoint_params=() when only y0 and t need "
-                             f"them); got f={getattr(f, '__qualname__', type(f).__name__)} and adjoint_params=None")
+            raise ValueError(
+                f"adjoint=True with f that is not an nn.Module needs adjoint_params, the tensors f "
+                f"uses that should receive gradients (adjoint_params=() when only y0 and t need "
+                f"them); got f={getattr(f, '__qualname__', type(f).__name__)} and adjoint_params=None"
+            )
         params = tuple(p for p in f.parameters() if p.requires_grad)
     else:
         if isinstance(adjoint_params, torch.Tensor):
@@ -128,9 +143,14 @@ def solve_adjoint(f: Callable, y0: Any, t: Any, *, adjoint_params: Sequence[Any]
         params = tuple(adjoint_params)
         bad = [type(p).__name__ for p in params if not isinstance(p, torch.Tensor)]
         if bad:
-            raise TypeError(f"adjoint_params must be a sequence of torch tensors, got elements of type {bad}")
-    t_in = t if is_torch(t) else torch.as_tensor(np.asarray(t, dtype=np.float64), dtype=y0.dtype,
-                                                 device=y0.device)
+            raise TypeError(
+                f"adjoint_params must be a sequence of torch tensors, got elements of type {bad}"
+            )
+    t_in = (
+        t
+        if is_torch(t)
+        else torch.as_tensor(np.asarray(t, dtype=np.float64), dtype=y0.dtype, device=y0.device)
+    )
     holder: dict = {"backward_options": dict(backward_options or {})}
     ys = _AdjointFunction.apply(f, options, holder, y0, t_in, *params)
     forward = holder["solution"]
@@ -156,7 +176,9 @@ class PartwiseErrorMethod:
         self.name = getattr(method, "name", str(method))
 
     def make_stepper(self, field, backend):
-        return _PartwiseStepper(make_stepper(self.method, field, backend, None), self.sizes, backend)
+        return _PartwiseStepper(
+            make_stepper(self.method, field, backend, None), self.sizes, backend
+        )
 
 
 class _PartwiseStepper:
@@ -176,7 +198,11 @@ class _PartwiseStepper:
 
     def error_norm(self, trial, norm):
         weighted = lambda e: norm(e * self.weights)  # noqa: E731
-        return self.inner_norm(trial, weighted) if self.inner_norm is not None else weighted(trial.error)
+        return (
+            self.inner_norm(trial, weighted)
+            if self.inner_norm is not None
+            else weighted(trial.error)
+        )
 
 
 def _backward_method(options: dict, n_y: int, sizes: Sequence[int]):
@@ -184,11 +210,15 @@ def _backward_method(options: dict, n_y: int, sizes: Sequence[int]):
     from . import METHODS  # late: the registry lives in the package's __init__
 
     method = options.get("method", "dopri5")
-    implementation = METHODS[method].implementation if isinstance(method, str) and method in METHODS else method
+    implementation = (
+        METHODS[method].implementation if isinstance(method, str) and method in METHODS else method
+    )
     if not getattr(implementation, "adaptive", False):
         return method
     control = options.get("control")
-    if control is not None and control.norm is not None:  # the caller's norm (a seminorm, say) is the measure
+    if (
+        control is not None and control.norm is not None
+    ):  # the caller's norm (a seminorm, say) is the measure
         return method
     return PartwiseErrorMethod(implementation, [n_y, n_y, *sizes])
 
@@ -207,7 +237,9 @@ def _adjoint_options(options: dict, shape, n_params: int) -> dict:
             backward[step] = -float(backward[step])
     atol = backward.get("atol")
     if atol is not None and np.ndim(atol) > 0:
-        atol = torch.as_tensor(np.asarray(atol.detach().cpu() if is_torch(atol) else atol, dtype=np.float64))
+        atol = torch.as_tensor(
+            np.asarray(atol.detach().cpu() if is_torch(atol) else atol, dtype=np.float64)
+        )
         per_state = torch.broadcast_to(atol, shape).reshape(-1)
         backward["atol"] = torch.cat([per_state, per_state, atol.min().expand(n_params)]).numpy()
     return backward
@@ -245,8 +277,17 @@ def _make_function():
             f, stats = ctx.f, ctx.holder.get("backward_stats") or BackwardStats()
             ctx.holder["backward_stats"] = stats
             options = {**ctx.options, **ctx.holder["backward_options"]}
-            grads = _backward_pass(f, ys, t, params, grad_ys, options, ctx.forward_solution,
-                                   stats, need_t=ctx.needs_input_grad[4])
+            grads = _backward_pass(
+                f,
+                ys,
+                t,
+                params,
+                grad_ys,
+                options,
+                ctx.forward_solution,
+                stats,
+                need_t=ctx.needs_input_grad[4],
+            )
             grad_y0, grad_t, grad_params = grads
             return (None, None, None, grad_y0, grad_t, *grad_params)
 
@@ -263,20 +304,27 @@ def _augmented_field(f, params, shape, dtype):
     def augmented(tt, z):
         with torch.enable_grad():
             y = z[:n_y].view(shape).detach().requires_grad_(True)
-            a = z[n_y: 2 * n_y].view(shape)
+            a = z[n_y : 2 * n_y].view(shape)
             fy = f(tt, y)
             # a field that depends on neither y nor the parameters (f = const, f(t)) has no graph: zero VJPs
-            vjps = torch.autograd.grad(fy, (y, *params), -a, allow_unused=True) if fy.requires_grad \
+            vjps = (
+                torch.autograd.grad(fy, (y, *params), -a, allow_unused=True)
+                if fy.requires_grad
                 else (None,) * (1 + len(params))
+            )
         parts = [fy.detach().reshape(-1)]
-        parts += [torch.zeros(n, dtype=dtype, device=z.device) if v is None else v.reshape(-1).to(dtype)
-                  for v, n in zip(vjps, [n_y, *sizes])]
+        parts += [
+            torch.zeros(n, dtype=dtype, device=z.device) if v is None else v.reshape(-1).to(dtype)
+            for v, n in zip(vjps, [n_y, *sizes])
+        ]
         return torch.cat(parts)
 
     return augmented
 
 
-def _backward_pass(f, ys, t, params, grad_ys, options, forward: Solution, stats: BackwardStats, need_t: bool):
+def _backward_pass(
+    f, ys, t, params, grad_ys, options, forward: Solution, stats: BackwardStats, need_t: bool
+):
     import torch
 
     n_out = ys.shape[0]  # fewer than len(t) when a failed forward solve returned a partial solution
@@ -307,8 +355,8 @@ def _backward_pass(f, ys, t, params, grad_ys, options, forward: Solution, stats:
             for name in ("nfe", "n_steps", "n_accepted", "n_rejected"):
                 setattr(stats, name, getattr(stats, name) + getattr(sol.stats, name))
             z = sol.ys[-1]
-            a = z[n_y: 2 * n_y].view(shape)
-            g = z[2 * n_y:]
+            a = z[n_y : 2 * n_y].view(shape)
+            g = z[2 * n_y :]
             if i > 1:
                 a = a + grad_ys[i - 1]
         if need_t:
@@ -316,9 +364,11 @@ def _backward_pass(f, ys, t, params, grad_ys, options, forward: Solution, stats:
         grad_y0 = a + grad_ys[0] if n_out > 1 else grad_ys[0].clone()
     grad_params, offset = [], 0
     for p, n in zip(params, sizes):
-        grad_params.append(g[offset: offset + n].view(p.shape).to(p.dtype))
+        grad_params.append(g[offset : offset + n].view(p.shape).to(p.dtype))
         offset += n
     return grad_y0, grad_t, grad_params
 
 
-register_adjoint(validated_adjoint_call)  # solve(adjoint=True) comes here (engine does not import us)
+register_adjoint(
+    validated_adjoint_call
+)  # solve(adjoint=True) comes here (engine does not import us)

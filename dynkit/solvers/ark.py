@@ -45,6 +45,7 @@ References
 .. [UF] F. E. Udwadia, A. Farahani, "Accelerated Runge-Kutta methods", Discrete Dynamics in
    Nature and Society 2008, 790619.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -98,26 +99,36 @@ class TwoStepRK:
 
     def __post_init__(self):
         if len(self.c) != len(self.a):
-            raise ValueError(f"TwoStepRK {self.name!r}: c = (c_2..c_s) and a = (a_2..a_s) must have the same "
-                             f"length, got {len(self.c)} and {len(self.a)}")
+            raise ValueError(
+                f"TwoStepRK {self.name!r}: c = (c_2..c_s) and a = (a_2..a_s) must have the same "
+                f"length, got {len(self.c)} and {len(self.a)}"
+            )
         try:
             values = [float(x) for x in (self.c0, self.c_m0, self.c1, self.c_m1, *self.c, *self.a)]
         except (TypeError, ValueError):
-            raise ValueError(f"TwoStepRK {self.name!r}: coefficients must be real numbers") from None
+            raise ValueError(
+                f"TwoStepRK {self.name!r}: coefficients must be real numbers"
+            ) from None
         if not np.isfinite(values).all():
             raise ValueError(f"TwoStepRK {self.name!r}: coefficients must be finite")
         c0, c_m0, c1, c_m1 = values[:4]
         # consistency: exact for y = 1 (c0 - c_m0 = 1) and for y = t (c_m0 + c1 - c_m1 = 1)
         if abs(c0 - c_m0 - 1) > 1e-12:
-            raise ValueError(f"TwoStepRK {self.name!r} is inconsistent: need c0 - c_m0 = 1 (exact for constant "
-                             f"solutions), got c0 - c_m0 = {c0 - c_m0:g}")
+            raise ValueError(
+                f"TwoStepRK {self.name!r} is inconsistent: need c0 - c_m0 = 1 (exact for constant "
+                f"solutions), got c0 - c_m0 = {c0 - c_m0:g}"
+            )
         if abs(c_m0 + c1 - c_m1 - 1) > 1e-12:
-            raise ValueError(f"TwoStepRK {self.name!r} is inconsistent: need c_m0 + c1 - c_m1 = 1 (exact for "
-                             f"y = t), got {c_m0 + c1 - c_m1:g}")
+            raise ValueError(
+                f"TwoStepRK {self.name!r} is inconsistent: need c_m0 + c1 - c_m1 = 1 (exact for "
+                f"y = t), got {c_m0 + c1 - c_m1:g}"
+            )
         # zero-stability: rho(z) = z^2 - c0 z + c_m0 = (z - 1)(z - c_m0) given consistency
         if not -1.0 <= c_m0 < 1.0:
-            raise ValueError(f"TwoStepRK {self.name!r} is not zero-stable: the roots of z^2 - c0 z + c_m0 are 1 "
-                             f"and c_m0 = {c_m0:g}; need -1 <= c_m0 < 1")
+            raise ValueError(
+                f"TwoStepRK {self.name!r} is not zero-stable: the roots of z^2 - c0 z + c_m0 are 1 "
+                f"and c_m0 = {c_m0:g}; need -1 <= c_m0 < 1"
+            )
         object.__setattr__(self, "a_float", tuple(float(x) for x in self.a))
 
     @property
@@ -128,23 +139,53 @@ class TwoStepRK:
     def update_coefficients(self, h: float) -> np.ndarray:
         """Weights of ``(y_n, y_{n-1}, k_1..k_s, k_{-1}..k_{-s})`` in ``y_{n+1}``."""
         c = [float(x) for x in self.c]
-        return np.array([float(self.c0), -float(self.c_m0),
-                         h * float(self.c1), *(h * x for x in c),
-                         -h * float(self.c_m1), *(-h * x for x in c)])
+        return np.array(
+            [
+                float(self.c0),
+                -float(self.c_m0),
+                h * float(self.c1),
+                *(h * x for x in c),
+                -h * float(self.c_m1),
+                *(-h * x for x in c),
+            ]
+        )
 
     def starter_reuse(self) -> int:
         """How many leading chain stages at ``t_0`` equal the starter's stages (1 at least: f(t0, y0))."""
         st, n = self.starter, 1
         for j, a_j in enumerate(self.a, start=1):
-            if j >= st.stages or st.C[j] != a_j or st.A[j][j - 1] != a_j or any(st.A[j][i] != 0 for i in range(j - 1)):
+            if (
+                j >= st.stages
+                or st.C[j] != a_j
+                or st.A[j][j - 1] != a_j
+                or any(st.A[j][i] != 0 for i in range(j - 1))
+            ):
                 break
             n += 1
         return n
 
 
-ARK3 = TwoStepRK("ark3", order=3, c0=Fr(1), c_m0=Fr(0), c1=Fr(13, 12), c_m1=Fr(1, 12),
-                 c=(Fr(5, 12),), a=(Fr(1),), starter=SSPRK3,
-                 reference="[UF] form; coefficients derived in dynkit.solvers.ark")
-ARK4 = TwoStepRK("ark4", order=4, c0=Fr(1), c_m0=Fr(0), c1=Fr(20, 21), c_m1=Fr(-1, 21),
-                 c=(Fr(1, 6), Fr(8, 21)), a=(Fr(1, 2), Fr(7, 8)), starter=RK4,
-                 reference="[UF] form; coefficients derived in dynkit.solvers.ark")
+ARK3 = TwoStepRK(
+    "ark3",
+    order=3,
+    c0=Fr(1),
+    c_m0=Fr(0),
+    c1=Fr(13, 12),
+    c_m1=Fr(1, 12),
+    c=(Fr(5, 12),),
+    a=(Fr(1),),
+    starter=SSPRK3,
+    reference="[UF] form; coefficients derived in dynkit.solvers.ark",
+)
+ARK4 = TwoStepRK(
+    "ark4",
+    order=4,
+    c0=Fr(1),
+    c_m0=Fr(0),
+    c1=Fr(20, 21),
+    c_m1=Fr(-1, 21),
+    c=(Fr(1, 6), Fr(8, 21)),
+    a=(Fr(1, 2), Fr(7, 8)),
+    starter=RK4,
+    reference="[UF] form; coefficients derived in dynkit.solvers.ark",
+)

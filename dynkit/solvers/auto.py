@@ -45,6 +45,7 @@ References
 .. [HW] E. Hairer, G. Wanner, *Solving Ordinary Differential Equations II*, 2nd ed., Springer 1996,
    Sect. IV.2 (automatic stiffness detection).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -102,9 +103,15 @@ class AutoSwitching:
 
     adaptive = True
 
-    def __init__(self, explicit: RungeKuttaTableau = DOPRI5, stiff: RosenbrockTableau = RODAS4,
-                 name: str = "auto", tight_stiff: RadauIIA | None = RADAU5, tight_rtol: float = TIGHT_RTOL,
-                 tight_torch: RosenbrockTableau | None = RODAS5):
+    def __init__(
+        self,
+        explicit: RungeKuttaTableau = DOPRI5,
+        stiff: RosenbrockTableau = RODAS4,
+        name: str = "auto",
+        tight_stiff: RadauIIA | None = RADAU5,
+        tight_rtol: float = TIGHT_RTOL,
+        tight_torch: RosenbrockTableau | None = RODAS5,
+    ):
         self.explicit, self.stiff, self.name = explicit, stiff, name
         self.tight_stiff, self.tight_rtol, self.tight_torch = tight_stiff, tight_rtol, tight_torch
 
@@ -115,12 +122,23 @@ class AutoSwitching:
             return self.stiff, f"{self.stiff.name} (the only stiff method configured)"
         if backend.name != "numpy":
             if self.tight_torch is not None and rtol <= self.tight_rtol:
-                return self.tight_torch, (f"{self.tight_torch.name} (rtol {rtol:g} ≤ {self.tight_rtol:g}: order 5; "
-                                          f"{self.tight_stiff.name} takes numpy states only)")
-            return self.stiff, f"{self.stiff.name} ({self.tight_stiff.name} takes numpy states only)"
+                return self.tight_torch, (
+                    f"{self.tight_torch.name} (rtol {rtol:g} ≤ {self.tight_rtol:g}: order 5; "
+                    f"{self.tight_stiff.name} takes numpy states only)"
+                )
+            return (
+                self.stiff,
+                f"{self.stiff.name} ({self.tight_stiff.name} takes numpy states only)",
+            )
         if rtol <= self.tight_rtol:
-            return self.tight_stiff, f"{self.tight_stiff.name} (rtol {rtol:g} ≤ {self.tight_rtol:g}: order 5)"
-        return self.stiff, f"{self.stiff.name} (rtol {rtol:g} > {self.tight_rtol:g}: crude tolerance)"
+            return (
+                self.tight_stiff,
+                f"{self.tight_stiff.name} (rtol {rtol:g} ≤ {self.tight_rtol:g}: order 5)",
+            )
+        return (
+            self.stiff,
+            f"{self.stiff.name} (rtol {rtol:g} > {self.tight_rtol:g}: crude tolerance)",
+        )
 
     def make_stepper(self, field, backend):
         return AutoStepper(self, field, backend)
@@ -161,8 +179,12 @@ class AutoStepper:
         # (dopri5's local error is O(h^5)): the same problem's u sits lower by that factor, so no problem caught
         # at PINNED_RTOL only for accuracy is caught below it; a stiff transient whose step is still held by the
         # error estimate is (Robertson at rtol 1e-11 ran dopri5 to t = 8.9 with the fixed threshold: 3x radau5)
-        self.pinned_threshold = PINNED_THRESHOLD * (rtol / PINNED_RTOL) ** 0.2 if self.pinned_on else PINNED_THRESHOLD
-        self.to_explicit = StiffnessDetector(forgive=1)  # consecutive steps well inside the boundary
+        self.pinned_threshold = (
+            PINNED_THRESHOLD * (rtol / PINNED_RTOL) ** 0.2 if self.pinned_on else PINNED_THRESHOLD
+        )
+        self.to_explicit = StiffnessDetector(
+            forgive=1
+        )  # consecutive steps well inside the boundary
         self.active = self.explicit_stepper
         self.switch_log: list[Switch] = []
         self._t = self._h = None
@@ -171,8 +193,12 @@ class AutoStepper:
         self._h_run = None  # the first step of the current run towards the switch back
         self._mark = None  # (t, calls of f) at the end of the last accepted step
         self._run_mark = None  # ... at the start of the current run towards the switch back
-        self._stiff_rate = None  # the stiff method's calls of f per unit time over the run that switched back
-        self._cost_check = None  # the mark at the switch back while the explicit method's cost is under test
+        self._stiff_rate = (
+            None  # the stiff method's calls of f per unit time over the run that switched back
+        )
+        self._cost_check = (
+            None  # the mark at the switch back while the explicit method's cost is under test
+        )
         self._steps_since = 0  # accepted explicit steps since that switch back
 
     # the controller reads these on every step: a switch changes the error exponent and safety
@@ -220,25 +246,36 @@ class AutoStepper:
             at_boundary = self.to_stiff.update(use >= SWITCH_THRESHOLD)
             pinned = self.pinned_on and self.pinned.update(use >= self.pinned_threshold)
             if at_boundary:
-                self._switch(self.stiff_stepper, f"{self.explicit_stepper.name} stability-limited: h·ρ̂/r ≥ "
-                             f"{SWITCH_THRESHOLD} on {self.to_stiff.min_run} steps (last {use:.3g}); "
-                             f"stiff method {self.stiff_choice}")
+                self._switch(
+                    self.stiff_stepper,
+                    f"{self.explicit_stepper.name} stability-limited: h·ρ̂/r ≥ "
+                    f"{SWITCH_THRESHOLD} on {self.to_stiff.min_run} steps (last {use:.3g}); "
+                    f"stiff method {self.stiff_choice}",
+                )
             elif pinned:
-                self._switch(self.stiff_stepper, f"{self.explicit_stepper.name} step pinned near its stability "
-                             f"boundary: h·ρ̂/r ≥ {self.pinned_threshold:.3g} on {self.pinned.min_run} steps (last {use:.3g}; "
-                             f"below {SWITCH_THRESHOLD}: the error estimate holds the step there at a tight "
-                             f"tolerance); stiff method {self.stiff_choice}")
+                self._switch(
+                    self.stiff_stepper,
+                    f"{self.explicit_stepper.name} step pinned near its stability "
+                    f"boundary: h·ρ̂/r ≥ {self.pinned_threshold:.3g} on {self.pinned.min_run} steps (last {use:.3g}; "
+                    f"below {SWITCH_THRESHOLD}: the error estimate holds the step there at a tight "
+                    f"tolerance); stiff method {self.stiff_choice}",
+                )
         else:
             use = h * self._decaying_radius() / self.boundary
             if self.to_explicit.limited == 0:  # this step would start a run towards the switch back
                 self._h_run = h
-                self._run_mark = mark if mark is not None else (float(self._t), self.field.stats.nfe)
+                self._run_mark = (
+                    mark if mark is not None else (float(self._t), self.field.stats.nfe)
+                )
             if self.to_explicit.update(use <= BACK_THRESHOLD and _steady(h, self._h_run)):
                 self._stiff_rate = _rate(self._run_mark, self._mark)
                 self._cost_check, self._steps_since = self._mark, 0
-                self._switch(self.explicit_stepper, f"not stiff: h·ρ(J)/r ≤ {BACK_THRESHOLD} on "
-                             f"{self.to_explicit.min_run} consecutive steps, none below {STEADY_SHARE:g}× the first "
-                             f"(last {use:.3g})")
+                self._switch(
+                    self.explicit_stepper,
+                    f"not stiff: h·ρ(J)/r ≤ {BACK_THRESHOLD} on "
+                    f"{self.to_explicit.min_run} consecutive steps, none below {STEADY_SHARE:g}× the first "
+                    f"(last {use:.3g})",
+                )
 
     def _costlier(self) -> bool:
         """After a switch back, at the ``COST_STEPS``-th accepted explicit step: if the explicit method has used
@@ -255,10 +292,13 @@ class AutoStepper:
         if not rate > COST_MARGIN * self._stiff_rate:
             return False
         back = self.to_explicit.min_run
-        self._switch(self.stiff_stepper, f"{self.explicit_stepper.name} costlier than {self.stiff_stepper.name}: "
-                     f"{rate:.3g} calls of f per unit time on {COST_STEPS} steps, over {COST_MARGIN:g}× the "
-                     f"{self._stiff_rate:.3g} before the switch back (the error estimate, not stability, limits its step); next switch back after "
-                     f"{2 * back} steps")
+        self._switch(
+            self.stiff_stepper,
+            f"{self.explicit_stepper.name} costlier than {self.stiff_stepper.name}: "
+            f"{rate:.3g} calls of f per unit time on {COST_STEPS} steps, over {COST_MARGIN:g}× the "
+            f"{self._stiff_rate:.3g} before the switch back (the error estimate, not stability, limits its step); next switch back after "
+            f"{2 * back} steps",
+        )
         self.to_explicit.min_run = 2 * back
         return True
 
@@ -274,7 +314,9 @@ class AutoStepper:
         if to is self.stiff_stepper:  # the explicit method's cost test ends with its run
             self._cost_check = None
         restart = getattr(to, "restart", None)
-        if restart is not None:  # a stepper with memory (radau5's extrapolation, Jacobian reuse) starts afresh
+        if (
+            restart is not None
+        ):  # a stepper with memory (radau5's extrapolation, Jacobian reuse) starts afresh
             restart()
         self.to_stiff.reset()
         self.pinned.reset()

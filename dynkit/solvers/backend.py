@@ -4,6 +4,7 @@ The engine never branches on the array library; it asks a :class:`Backend` inste
 control reads plain Python floats (one device sync per step); the state arithmetic stays in the
 caller's library so that torch solves remain differentiable by autograd.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,9 @@ class NumpyBackend:
         out = y
         for k, c in zip(ks, coeffs):
             if c != 0.0:
-                term = k * float(c)  # a Python float is "weak": float32 states stay float32 (NEP 50)
+                term = k * float(
+                    c
+                )  # a Python float is "weak": float32 states stay float32 (NEP 50)
                 out = term if out is None else out + term
         return out
 
@@ -51,8 +54,9 @@ class NumpyBackend:
         ``ks`` is a sequence of arrays or a stage matrix from :meth:`new_stages` (whose ``y`` it is).
         """
         if isinstance(ks, _StageMatrix):  # its rows are y, h k_1, h k_2, ...
-            out = (weights.astype(self.dtype, copy=False) @ ks.data[1:1 + weights.shape[1]]).reshape(
-                (len(weights), *ks.shape))
+            out = (
+                weights.astype(self.dtype, copy=False) @ ks.data[1 : 1 + weights.shape[1]]
+            ).reshape((len(weights), *ks.shape))
         else:
             out = np.tensordot(weights * h, np.stack(ks), axes=1)
         if y is not None:
@@ -63,7 +67,10 @@ class NumpyBackend:
     #    y + h sum_j a_ij k_j is then one dot product with (1, a_i1, ..., a_i,i-1)
 
     def coefficient_rows(self, rows):
-        return [np.concatenate(([1.0], np.asarray(row, dtype=np.float64))).astype(self.dtype) for row in rows]
+        return [
+            np.concatenate(([1.0], np.asarray(row, dtype=np.float64))).astype(self.dtype)
+            for row in rows
+        ]
 
     def new_stages(self, n: int, y, h: float):
         data = np.empty((n + 1, y.size), dtype=self.dtype)
@@ -75,7 +82,7 @@ class NumpyBackend:
 
     def combine(self, y, K, n: int, row, h: float):
         """``y + h * sum_{j<n} row[j] K[j]`` (``y`` None: without it); ``y`` is the one in ``K``."""
-        out = np.dot(row, K.data[:n + 1]) if y is not None else np.dot(row[1:], K.data[1:n + 1])
+        out = np.dot(row, K.data[: n + 1]) if y is not None else np.dot(row[1:], K.data[1 : n + 1])
         return out.reshape(K.shape) if K.reshape else out
 
     def cast(self, x):
@@ -139,7 +146,14 @@ class TorchBackend:
                 return np.zeros(err.shape[0] if per_sample else ())
             ratio = torch.div(err.detach(), scale).square_()
             if per_sample:
-                return ratio.reshape(len(ratio), -1).mean(dim=1).sqrt_().cpu().numpy().astype(np.float64)
+                return (
+                    ratio.reshape(len(ratio), -1)
+                    .mean(dim=1)
+                    .sqrt_()
+                    .cpu()
+                    .numpy()
+                    .astype(np.float64)
+                )
             return np.asarray(float(ratio.mean().sqrt_()))
 
     # -- stage storage: a list of tensors, sums accumulated in place (autograd-safe, see lincomb)
@@ -211,11 +225,11 @@ class _NumpyOutputs:
 
     def put(self, states):
         """Append the stacked states ``states`` (leading axis: output times)."""
-        self.data[self.count:self.count + len(states)] = states
+        self.data[self.count : self.count + len(states)] = states
         self.count += len(states)
 
     def result(self):
-        return self.data if self.count == len(self.data) else self.data[:self.count].copy()
+        return self.data if self.count == len(self.data) else self.data[: self.count].copy()
 
 
 class _TorchOutputs:

@@ -46,6 +46,7 @@ References
 .. [SR] L. F. Shampine, M. W. Reichelt, "The MATLAB ODE Suite", SIAM J. Sci. Comput. 18 (1997) 1-22,
    Sect. 2 (the NDFs, their backward-difference implementation, changing the step size and order).
 """
+
 from __future__ import annotations
 
 import math
@@ -122,7 +123,9 @@ def rescale_matrix(order: int, ratio: float) -> np.ndarray:
     through ``y_{n−j}`` (``j = 0 … order``) re-sampled at ``t_n − j · ratio · h`` and differenced again."""
     k = order
     V = np.array([[_phi(m, -j * ratio) for m in range(k + 1)] for j in range(k + 1)])
-    B = np.array([[(-1) ** j * math.comb(m, j) for j in range(k + 1)] for m in range(k + 1)], dtype=float)
+    B = np.array(
+        [[(-1) ** j * math.comb(m, j) for j in range(k + 1)] for m in range(k + 1)], dtype=float
+    )
     return B @ V
 
 
@@ -169,9 +172,12 @@ class BDFStepper:
         self.shape = tuple(field.shape)
         rtol = float(getattr(field, "rtol", 1e-6))
         self.theta = tolerance_factor(rtol)
-        self.rtol = rtol * self.theta  # the tolerance the steps work to (the engine's test sees error / θ)
-        self.atol = self.theta * np.broadcast_to(np.asarray(getattr(field, "atol", 1e-8), float),
-                                                 self.shape).reshape(-1)
+        self.rtol = (
+            rtol * self.theta
+        )  # the tolerance the steps work to (the engine's test sees error / θ)
+        self.atol = self.theta * np.broadcast_to(
+            np.asarray(getattr(field, "atol", 1e-8), float), self.shape
+        ).reshape(-1)
         self.newton_tol = max(10 * np.finfo(float).eps / rtol, min(0.03, math.sqrt(rtol)))
         self.kappa = np.concatenate([[0.0], method.kappa])
         self.gamma = method.gamma()
@@ -192,7 +198,9 @@ class BDFStepper:
         k = self.order
         # a new array: the accepted steps' interpolants (dense output) hold the old one
         D = np.zeros_like(self.D)
-        D[:k + 1] = rescale_matrix(k, h / self.h) @ self.D[:k + 1]  # differences beyond the order are dropped
+        D[: k + 1] = (
+            rescale_matrix(k, h / self.h) @ self.D[: k + 1]
+        )  # differences beyond the order are dropped
         self.D = D
         self.h, self.equal_steps, self.lu_key = h, 0, None
 
@@ -211,8 +219,8 @@ class BDFStepper:
         k = self.order
         D = self.D
         t_new = t + h
-        y_pred = D[:k + 1].sum(axis=0)
-        psi = (self.gamma[1:k + 1] @ D[1:k + 1]) / ((1 - self.kappa[k]) * self.gamma[k])
+        y_pred = D[: k + 1].sum(axis=0)
+        psi = (self.gamma[1 : k + 1] @ D[1 : k + 1]) / ((1 - self.kappa[k]) * self.gamma[k])
         scale = self.atol + self.rtol * np.abs(y_pred)
         while True:
             if self.J is None:
@@ -222,8 +230,11 @@ class BDFStepper:
                 self.LU = shifted_lu(self.J, alpha)
                 self.lu_key = (h, k)
                 self.stats.nlu += 1
-            d, converged, iterations = self._newton(t_new, y_pred, psi, alpha, scale) if self.LU is not None \
+            d, converged, iterations = (
+                self._newton(t_new, y_pred, psi, alpha, scale)
+                if self.LU is not None
                 else (None, False, 0)
+            )
             if converged or self.J_current:
                 break
             self._refresh_jacobian(t, y, k1)  # a stale Jacobian: refresh it and retry the same step
@@ -231,7 +242,9 @@ class BDFStepper:
         if not converged:
             self.pending = None
             bad = np.full(self.shape, np.inf)
-            return Trial(y, bad, lambda theta: np.stack([y] * len(theta)), Slope(self.field, t_new, y))
+            return Trial(
+                y, bad, lambda theta: np.stack([y] * len(theta)), Slope(self.field, t_new, y)
+            )
         y_new = y_pred + d
         # the differences at t_{n+1} ([SR] Sect. 2.2): ∇^{k+1} = d, ∇^{k+2} = d − ∇^{k+1}_old, ∇^j += ∇^{j+1}
         D_new = D.copy()
@@ -243,13 +256,20 @@ class BDFStepper:
         error = (self.C[k] / self.theta * d).reshape(self.shape)
         y_new_b = y_new.reshape(self.shape).astype(self.backend.dtype, copy=False)
         # the engine takes f(t_{n+1}, y_{n+1}) from this Slope for the next step: a lazy one (see _LazySlope)
-        return Trial(y_new_b, error, self._interpolant(D_new, k, h),
-                     Slope(self.field, t_new, y_new_b, _LazySlope(self.field, t_new, y_new_b)))
+        return Trial(
+            y_new_b,
+            error,
+            self._interpolant(D_new, k, h),
+            Slope(self.field, t_new, y_new_b, _LazySlope(self.field, t_new, y_new_b)),
+        )
 
     def _refresh_jacobian(self, t, y, k1) -> None:
         J, _ = self.jacobian(t, y, _resolve(k1))
-        self.J = J if type(J).__module__.startswith("scipy.sparse") else np.asarray(J, float).reshape(
-            len(self.atol), len(self.atol))
+        self.J = (
+            J
+            if type(J).__module__.startswith("scipy.sparse")
+            else np.asarray(J, float).reshape(len(self.atol), len(self.atol))
+        )
         self.J_current, self.lu_key = True, None
 
     def _newton(self, t_new, y_pred, psi, alpha, scale):
@@ -266,8 +286,10 @@ class BDFStepper:
             if not math.isfinite(norm):
                 return d, False, i + 1
             rate = None if norm_prev is None or norm_prev == 0 else norm / norm_prev
-            if rate is not None and (rate >= 1 or rate ** (NEWTON_MAX_ITERATIONS - i) / (1 - rate) * norm
-                                     > self.newton_tol):
+            if rate is not None and (
+                rate >= 1
+                or rate ** (NEWTON_MAX_ITERATIONS - i) / (1 - rate) * norm > self.newton_tol
+            ):
                 return d, False, i + 1
             d = d + delta
             y = y_pred + d
@@ -286,7 +308,7 @@ class BDFStepper:
         def interpolate(theta: np.ndarray):
             x = np.asarray(theta, dtype=np.float64) - 1.0  # p(t_{n+1} + x h), x ∈ [−1, 0]
             W = np.array([[_phi(m, xi) for m in range(k + 1)] for xi in x])
-            return (W @ D_new[:k + 1]).reshape((len(x), *shape)).astype(dtype, copy=False)
+            return (W @ D_new[: k + 1]).reshape((len(x), *shape)).astype(dtype, copy=False)
 
         return interpolate
 
@@ -322,7 +344,9 @@ class BDFStepper:
         if k > 1:
             ratios[k - 1] = fac * max(self.C[k - 1] * scale_norm(self.D[k]), 1e-10) ** (-1.0 / k)
         if k < self.method.max_order:
-            ratios[k + 1] = fac * max(self.C[k + 1] * scale_norm(self.D[k + 2]), 1e-10) ** (-1.0 / (k + 2))
+            ratios[k + 1] = fac * max(self.C[k + 1] * scale_norm(self.D[k + 2]), 1e-10) ** (
+                -1.0 / (k + 2)
+            )
         new_order = max(ratios, key=ratios.get)
         ratio = min(MAX_RATIO, ratios[new_order])
         if new_order != k:

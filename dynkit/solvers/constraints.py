@@ -29,6 +29,7 @@ References
 .. [STKB] L. F. Shampine, S. Thompson, J. A. Kierzenka, G. D. Byrne, "Non-negative solutions of ODEs",
    Applied Mathematics and Computation 170 (2005) 556-569.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -49,26 +50,36 @@ class NonNegative:
         if nonnegative is None or nonnegative is False:
             return None
         if not isinstance(y0, np.ndarray):
-            raise ValueError(f"nonnegative= takes numpy states (expected nonnegative=None for a "
-                             f"{type(y0).__module__}.{type(y0).__name__} y0)")
+            raise ValueError(
+                f"nonnegative= takes numpy states (expected nonnegative=None for a "
+                f"{type(y0).__module__}.{type(y0).__name__} y0)"
+            )
         if nonnegative is True:
             return cls(np.ones(y0.shape, bool))
-        expected = (f"nonnegative must be None, True, a boolean mask of y0's shape, or a non-empty 1-D sequence of "
-                    f"indices into y0.ravel(); got {nonnegative!r:.80}")
+        expected = (
+            f"nonnegative must be None, True, a boolean mask of y0's shape, or a non-empty 1-D sequence of "
+            f"indices into y0.ravel(); got {nonnegative!r:.80}"
+        )
         try:
             arr = np.asarray(nonnegative)
         except ValueError:  # a ragged list
             raise ValueError(expected) from None
         if arr.dtype == bool:
             if arr.shape != y0.shape:
-                raise ValueError(f"nonnegative as a boolean mask must have y0's shape {y0.shape}, got shape "
-                                 f"{arr.shape}")
+                raise ValueError(
+                    f"nonnegative as a boolean mask must have y0's shape {y0.shape}, got shape "
+                    f"{arr.shape}"
+                )
             return cls(arr.copy()) if arr.any() else None
         if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer) or arr.size == 0:
             raise ValueError(expected)
-        if arr.min() < 0 or arr.max() >= y0.size:  # a negative index is refused, as the message says
-            raise ValueError(f"nonnegative indices must lie in [0, {y0.size}) (y0 has {y0.size} components), got "
-                             f"{arr.tolist()!r:.80}")
+        if (
+            arr.min() < 0 or arr.max() >= y0.size
+        ):  # a negative index is refused, as the message says
+            raise ValueError(
+                f"nonnegative indices must lie in [0, {y0.size}) (y0 has {y0.size} components), got "
+                f"{arr.tolist()!r:.80}"
+            )
         mask = np.zeros(y0.size, bool)
         mask[arr] = True
         return cls(mask.reshape(y0.shape))
@@ -77,8 +88,10 @@ class NonNegative:
         bad = self.mask & (y0 < 0)
         if bad.any():
             i = int(np.flatnonzero(bad.ravel())[0])
-            raise ValueError(f"nonnegative: y0 must be >= 0 in the constrained components, got y0.ravel()[{i}] = "
-                             f"{y0.ravel()[i]!r}")
+            raise ValueError(
+                f"nonnegative: y0 must be >= 0 in the constrained components, got y0.ravel()[{i}] = "
+                f"{y0.ravel()[i]!r}"
+            )
 
     def wrap(self, f, at_zero_only: bool = False):
         """``f`` with the constrained components at or below 0 kept from falling further: ``f_i`` is replaced by
@@ -98,7 +111,9 @@ class NonNegative:
             if not isinstance(out, np.ndarray) or out.shape != y.shape:
                 return out  # the solver's own check of f's output reports it
             at_zero = mask & ((y == 0) if at_zero_only else (y <= 0)) & (out < 0)
-            return np.where(at_zero, 0.0, out).astype(out.dtype, copy=False) if at_zero.any() else out
+            return (
+                np.where(at_zero, 0.0, out).astype(out.dtype, copy=False) if at_zero.any() else out
+            )
 
         return constrained
 

@@ -5,6 +5,7 @@
 ``norm``, ``min_step`` and ``max_step`` options and the ``callback_step`` / ``callback_accept_step`` /
 ``callback_reject_step`` methods of a module (:func:`dynkit.odeint` maps those onto this).
 """
+
 from __future__ import annotations
 
 import math
@@ -25,7 +26,7 @@ def tolerance_factor(rtol: float, factor: float, exponent: float) -> float:
     E. Hairer, S. P. Nørsett, G. Wanner, *Solving Ordinary Differential Equations I*, 2nd ed., Springer 1993,
     Sect. II.4. L. F. Shampine, "Tolerance proportionality in ODE codes", Lecture Notes in Math. 1386 (1989) 118-136.
     """
-    return min(1.0, factor * rtol ** exponent)
+    return min(1.0, factor * rtol**exponent)
 
 
 @dataclass(frozen=True)
@@ -67,15 +68,24 @@ class StepControl:
         for name in ("norm", "on_step", "on_accept", "on_reject"):
             value = getattr(self, name)
             if value is not None and not callable(value):
-                raise TypeError(f"StepControl.{name} must be None or a callable, got {type(value).__name__}")
+                raise TypeError(
+                    f"StepControl.{name} must be None or a callable, got {type(value).__name__}"
+                )
         for name in ("min_step", "max_step"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or math.isnan(value)
+                or value < 0
+            ):
                 raise ValueError(f"StepControl.{name} must be a number >= 0, got {value!r}")
             object.__setattr__(self, name, float(value))
         if self.min_step > self.max_step:
-            raise ValueError(f"StepControl.min_step must be <= max_step, got min_step={self.min_step!r} > "
-                             f"max_step={self.max_step!r}")
+            raise ValueError(
+                f"StepControl.min_step must be <= max_step, got min_step={self.min_step!r} > "
+                f"max_step={self.max_step!r}"
+            )
         if self.max_step == 0:
             raise ValueError("StepControl.max_step must be > 0, got 0")
 
@@ -93,6 +103,8 @@ class StepControl:
         try:
             value = float(value)
         except (TypeError, ValueError):
-            raise TypeError(f"StepControl.norm must return a scalar, got {type(value).__name__} "
-                            f"{getattr(value, 'shape', '')}") from None
+            raise TypeError(
+                f"StepControl.norm must return a scalar, got {type(value).__name__} "
+                f"{getattr(value, 'shape', '')}"
+            ) from None
         return math.inf if value != value else value

@@ -3,6 +3,7 @@
 Each accepted step contributes its method's own interpolant (Shampine's for dopri5, Tsitouras' for
 tsit5, the 7th-order one of DOP853, cubic Hermite for methods without one), see [HNW] II.6.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -44,28 +45,40 @@ class DenseOutput:
         try:
             times = np.asarray(tq, dtype=np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"t must be a real time or a 1-D array of times, got {type(tq).__name__}") from None
+            raise TypeError(
+                f"t must be a real time or a 1-D array of times, got {type(tq).__name__}"
+            ) from None
         scalar = times.ndim == 0
         times = np.atleast_1d(times)
         if times.ndim != 1:
             raise ValueError(f"t must be a scalar or a 1-D array of times, got shape {times.shape}")
         if not np.isfinite(times).all():
-            raise ValueError(f"t must be finite, got {times[~np.isfinite(times)][0]!r} at index "
-                             f"{int(np.argmin(np.isfinite(times)))}")
+            raise ValueError(
+                f"t must be finite, got {times[~np.isfinite(times)][0]!r} at index "
+                f"{int(np.argmin(np.isfinite(times)))}"
+            )
         if not self.starts:
             raise ValueError("no step was taken: the dense output is empty")
         lo, hi = sorted(self.t_span)
         slack = 1e-12 * max(1.0, abs(lo), abs(hi))
         outside = (times < lo - slack) | (times > hi + slack)
         if outside.any():
-            raise ValueError(f"t must lie within the integrated span [{lo:.17g}, {hi:.17g}], got "
-                             f"{times[outside][0]!r}")
+            raise ValueError(
+                f"t must lie within the integrated span [{lo:.17g}, {hi:.17g}], got "
+                f"{times[outside][0]!r}"
+            )
         if self._arrays is None:
             direction = 1.0 if self.t_span[1] >= self.t_span[0] else -1.0
-            self._arrays = (direction, direction * np.asarray(self.starts), np.asarray(self.starts),
-                            np.asarray(self.ends))
+            self._arrays = (
+                direction,
+                direction * np.asarray(self.starts),
+                np.asarray(self.starts),
+                np.asarray(self.ends),
+            )
         direction, signed_starts, starts, ends = self._arrays
-        step = np.clip(np.searchsorted(signed_starts, direction * times, side="right") - 1, 0, len(starts) - 1)
+        step = np.clip(
+            np.searchsorted(signed_starts, direction * times, side="right") - 1, 0, len(starts) - 1
+        )
         order = np.argsort(step, kind="stable")
         sorted_steps = step[order]
         bounds = np.flatnonzero(np.diff(sorted_steps)) + 1

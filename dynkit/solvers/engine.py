@@ -48,6 +48,7 @@ appear under a name, add a :class:`~dynkit.solvers.MethodInfo` to ``METHODS``.
 Methods are data (:mod:`~dynkit.solvers.tableaus`, :mod:`~dynkit.solvers.ark`); nothing here is
 specific to one of them.
 """
+
 from __future__ import annotations
 
 import math
@@ -61,9 +62,18 @@ import numpy as np
 from .ark import TwoStepRK
 from .backend import backend_for, is_torch
 from .dense import DenseOutput
-from .errors import (MaxStepsExceeded, NonFiniteState, SolverError, StepSizeUnderflow, StepSizeWarning,
-                     StepTooLarge, ToleranceWarning, VectorFieldError, VectorFieldShapeError,
-                     VectorFieldTypeError)
+from .errors import (
+    MaxStepsExceeded,
+    NonFiniteState,
+    SolverError,
+    StepSizeUnderflow,
+    StepSizeWarning,
+    StepTooLarge,
+    ToleranceWarning,
+    VectorFieldError,
+    VectorFieldShapeError,
+    VectorFieldTypeError,
+)
 from .events import EventTracker
 from .constraints import NonNegative
 from .control import StepControl
@@ -138,9 +148,17 @@ class SolverStats:
     newton_failures: int = 0
 
     def as_dict(self) -> dict:
-        return dict(nfe=self.nfe, n_steps=self.n_steps, n_accepted=self.n_accepted,
-                    n_rejected=self.n_rejected, njev=self.njev, nlu=self.nlu, switches=self.switches,
-                    newton_iterations=self.newton_iterations, newton_failures=self.newton_failures)
+        return dict(
+            nfe=self.nfe,
+            n_steps=self.n_steps,
+            n_accepted=self.n_accepted,
+            n_rejected=self.n_rejected,
+            njev=self.njev,
+            nlu=self.nlu,
+            switches=self.switches,
+            newton_iterations=self.newton_iterations,
+            newton_failures=self.newton_failures,
+        )
 
 
 @dataclass
@@ -193,15 +211,28 @@ class Solution:
         span = f"[{float(self.ts[0]):.6g}, {float(self.ts[-1]):.6g}]" if n else "[]"
         lib = "torch" if is_torch(self.ys) else "numpy"
         s = self.stats
-        lines = [("method", self.method), ("result", self.result + (f": {self.message}" if self.message and
-                                                                    not self.success else "")),
-                 ("outputs", f"{n} times in {span}, ys {tuple(self.ys.shape)} {self.ys.dtype} ({lib})"),
-                 ("work", f"nfe={s.nfe}, steps={s.n_steps} ({s.n_accepted} accepted, {s.n_rejected} rejected)"
-                          + (f", njev={s.njev}, nlu={s.nlu}" if s.njev or s.nlu else "")
-                          + (f", switches={s.switches}" if s.switches else "")
-                          + (f", newton={s.newton_iterations}" if s.newton_iterations else ""))]
+        lines = [
+            ("method", self.method),
+            (
+                "result",
+                self.result + (f": {self.message}" if self.message and not self.success else ""),
+            ),
+            ("outputs", f"{n} times in {span}, ys {tuple(self.ys.shape)} {self.ys.dtype} ({lib})"),
+            (
+                "work",
+                f"nfe={s.nfe}, steps={s.n_steps} ({s.n_accepted} accepted, {s.n_rejected} rejected)"
+                + (f", njev={s.njev}, nlu={s.nlu}" if s.njev or s.nlu else "")
+                + (f", switches={s.switches}" if s.switches else "")
+                + (f", newton={s.newton_iterations}" if s.newton_iterations else ""),
+            ),
+        ]
         if self.t_events is not None:
-            lines.append(("events", ", ".join(str(len(te)) for te in self.t_events) + " zero(s) per event function"))
+            lines.append(
+                (
+                    "events",
+                    ", ".join(str(len(te)) for te in self.t_events) + " zero(s) per event function",
+                )
+            )
         if self.dense is not None:
             lines.append(("dense", "evaluate(t) available"))
         return lines
@@ -212,8 +243,11 @@ class Solution:
     def _repr_html_(self) -> str:
         import html
 
-        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
-                       f"{html.escape(v)}</td></tr>" for k, v in self._summary())
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
+            f"{html.escape(v)}</td></tr>"
+            for k, v in self._summary()
+        )
         return f"<table><caption>dynkit Solution</caption>{rows}</table>"
 
     def evaluate(self, t: Any):
@@ -235,7 +269,13 @@ class _CountedField:
     """Calls ``f``, counts every call and checks what comes back (library, shape, dtype, device)."""
 
     def __init__(self, f, backend, y0, stats, recorder):
-        self.f, self.backend, self.shape, self.stats, self.recorder = f, backend, y0.shape, stats, recorder
+        self.f, self.backend, self.shape, self.stats, self.recorder = (
+            f,
+            backend,
+            y0.shape,
+            stats,
+            recorder,
+        )
         self.dtype, self.device = y0.dtype, getattr(y0, "device", None)
         self.array_type = backend.array_type
 
@@ -245,9 +285,14 @@ class _CountedField:
             out = self.f(self.backend.time(t), y)
         except Exception as exc:  # the user's error, with where it happened and what was reached
             raise self.recorder.failure(
-                VectorFieldError, f"f raised {type(exc).__name__} at t={t:.6g}: {exc}", t) from exc
-        if (type(out) is not self.array_type or out.shape != self.shape or out.dtype != self.dtype
-                or (self.device is not None and out.device != self.device)):  # a meta tensor: shape without data
+                VectorFieldError, f"f raised {type(exc).__name__} at t={t:.6g}: {exc}", t
+            ) from exc
+        if (
+            type(out) is not self.array_type
+            or out.shape != self.shape
+            or out.dtype != self.dtype
+            or (self.device is not None and out.device != self.device)
+        ):  # a meta tensor: shape without data
             out = self._check(out, t)
         return out
 
@@ -255,22 +300,34 @@ class _CountedField:
         expected = "a numpy array" if self.backend.name == "numpy" else "a torch tensor"
         if not isinstance(out, self.array_type):
             raise self.recorder.failure(
-                VectorFieldTypeError, f"f must return {expected} like y0 (y0 is "
+                VectorFieldTypeError,
+                f"f must return {expected} like y0 (y0 is "
                 f"{'a numpy array' if self.backend.name == 'numpy' else 'a torch tensor'}), got "
-                f"{type(out).__module__}.{type(out).__name__} at t={t:.6g}", t)
+                f"{type(out).__module__}.{type(out).__name__} at t={t:.6g}",
+                t,
+            )
         if out.shape != self.shape:
             raise self.recorder.failure(
-                VectorFieldShapeError, f"f returned shape {tuple(out.shape)} at t={t:.6g}; "
-                f"expected the state's shape {tuple(self.shape)}", t)
+                VectorFieldShapeError,
+                f"f returned shape {tuple(out.shape)} at t={t:.6g}; "
+                f"expected the state's shape {tuple(self.shape)}",
+                t,
+            )
         if self.device is not None and out.device != self.device:
             raise self.recorder.failure(
-                VectorFieldTypeError, f"f returned a tensor on {out.device} at t={t:.6g}; expected y0's "
-                f"device {self.device}", t)
+                VectorFieldTypeError,
+                f"f returned a tensor on {out.device} at t={t:.6g}; expected y0's "
+                f"device {self.device}",
+                t,
+            )
         kind = getattr(out.dtype, "kind", None) or ("c" if out.dtype.is_complex else "f")
         if kind not in "fiub":
             raise self.recorder.failure(
-                VectorFieldTypeError, f"f returned dtype {out.dtype} at t={t:.6g}; expected real values "
-                f"of y0's dtype {self.dtype}", t)
+                VectorFieldTypeError,
+                f"f returned dtype {out.dtype} at t={t:.6g}; expected real values "
+                f"of y0's dtype {self.dtype}",
+                t,
+            )
         return self.backend.cast(out)  # y0's dtype is the contract (float32 stays float32)
 
 
@@ -283,7 +340,9 @@ class _Recorder:
 
     def __init__(self, t_out: np.ndarray, y0, backend, stats, method_name: str):
         self.control: StepControl | None = None  # dk.solve(control=): read by the step loops
-        self.forced_steps = 0  # steps accepted at control.min_step with an error above the tolerance
+        self.forced_steps = (
+            0  # steps accepted at control.min_step with an error above the tolerance
+        )
         self.t_out, self.backend, self.stats, self.method = t_out, backend, stats, method_name
         self.direction = 1.0 if t_out[-1] > t_out[0] else -1.0
         self.signed = self.direction * t_out  # increasing: searchsorted works both ways
@@ -310,7 +369,7 @@ class _Recorder:
         exact = abs(self.signed[stop - 1] - end) <= tol
         inner = stop - 1 if exact else stop
         if inner > self.next:
-            theta = (self.t_out[self.next:inner] - t_old) / h
+            theta = (self.t_out[self.next : inner] - t_old) / h
             self.out.put(interpolate(theta))
         if exact:
             self.out.put(y_new[None])
@@ -319,8 +378,14 @@ class _Recorder:
 
     def solution(self, result: str = "success", message: str = "") -> Solution:
         n = self.out.count
-        sol = Solution(ts=self.backend.output_times(self.t_out[:n]), ys=self.out.result(),
-                       stats=self.stats, result=result, message=message, method=self.method)
+        sol = Solution(
+            ts=self.backend.output_times(self.t_out[:n]),
+            ys=self.out.result(),
+            stats=self.stats,
+            result=result,
+            message=message,
+            method=self.method,
+        )
         if self.events is not None:
             sol.t_events, sol.y_events, sol.event_indices = self.events.results()
         sol.dense = self.dense
@@ -372,21 +437,30 @@ def _accept(rec: _Recorder, stepper, trial: Trial, t: float, t_new: float) -> fl
 # the two loops
 
 
-def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_steps, stability=None):
+def _march_constant(
+    field, backend, rec, stats, stepper, t0, t_end, y0, h, max_steps, stability=None
+):
     """Constant steps ``t0 + n h`` until ``t_end`` is reached or passed (never shortened); ``stability`` is the
     method's stability function ``R(z)`` (None: not checked against the steps' eigenvalue estimates)."""
     n_total = _grid(t0, t_end, h)
     if abs(h) > abs(t_end - t0) * (1 + SAME_TIME_RTOL):
-        warnings.warn(f"{rec.method}: step_size={h:.6g} is larger than the whole span "
-                      f"|t[-1] - t[0]| = {abs(t_end - t0):.6g}: one step, outputs interpolated",
-                      StepSizeWarning, stacklevel=3)
+        warnings.warn(
+            f"{rec.method}: step_size={h:.6g} is larger than the whole span "
+            f"|t[-1] - t[0]| = {abs(t_end - t0):.6g}: one step, outputs interpolated",
+            StepSizeWarning,
+            stacklevel=3,
+        )
     t, y, k1 = t0, y0, field(t0, y0)
     checked = 0
     monitor = _AmplificationMonitor(backend, rec, h, stability, n_total)
     for n in range(1, n_total + 1):
         if stats.n_steps >= max_steps:
-            raise rec.failure(MaxStepsExceeded, f"max_steps={max_steps} reached at t={t:g} "
-                              f"({n_total:.3g} steps of {h:g} are needed)", t)
+            raise rec.failure(
+                MaxStepsExceeded,
+                f"max_steps={max_steps} reached at t={t:g} "
+                f"({n_total:.3g} steps of {h:g} are needed)",
+                t,
+            )
         if rec.control is not None and rec.control.on_step is not None:
             rec.control.on_step(t, y, h)
         trial = stepper.attempt(t, y, h, k1)
@@ -394,17 +468,24 @@ def _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, h, max_s
         stats.n_steps += 1
         stats.n_accepted += 1
         if not backend.all_finite(trial.y_new):
-            raise rec.failure(NonFiniteState, f"NaN/Inf in the state at t={t_new:g} "
-                              f"(step from t={t:g} with step {h:g})", t_new)
+            raise rec.failure(
+                NonFiniteState,
+                f"NaN/Inf in the state at t={t_new:g} (step from t={t:g} with step {h:g})",
+                t_new,
+            )
         if n < n_total:  # no slope beyond the end: f is not called for nothing
             monitor.check(t, t_new, y, trial.y_new, k1, trial.end_slope.get())
         if _accept(rec, stepper, trial, t, t_new) is not None:
             return
-        if n == n_total:  # the last step is checked only if its end slope was needed (an interpolated output)
+        if (
+            n == n_total
+        ):  # the last step is checked only if its end slope was needed (an interpolated output)
             if trial.end_slope.value is not None:
                 monitor.check(t, t_new, y, trial.y_new, k1, trial.end_slope.value)
             return
-        if checked < 3 and not monitor.warned:  # the first steps: is h beyond the stability interval? (once)
+        if (
+            checked < 3 and not monitor.warned
+        ):  # the first steps: is h beyond the stability interval? (once)
             checked = 3 if _warn_if_unstable(rec, h, monitor.h_lambda, t_new) else checked + 1
             monitor.warned = checked == 3
         t, y, k1 = t_new, trial.y_new, trial.end_slope.get()
@@ -442,15 +523,23 @@ class _AmplificationMonitor:
             change, slope_change, dot = self._check_eigenvalues(t_new, y, y_new, k, k_new)
         else:
             change, slope_change, dot = _change_norms(self.backend, y, y_new, k, k_new)
-        h_lambda = self.h * slope_change / change if change > 0 else math.inf if slope_change > 0 else 0.0
+        h_lambda = (
+            self.h * slope_change / change if change > 0 else math.inf if slope_change > 0 else 0.0
+        )
         self.h_lambda = h_lambda
         growth = change / self.prev_change if self.prev_change > 0 else math.inf
         # the slope's change must grow too: a slow mode whose change grows genuinely beside a stiff mode
         # that decays (and makes λ_h large) shrinks the slope's change
-        slope_growth = slope_change / self.prev_slope_change if self.prev_slope_change > 0 else math.inf
+        slope_growth = (
+            slope_change / self.prev_slope_change if self.prev_slope_change > 0 else math.inf
+        )
         growing = dot * self.signed_h > 0  # the mode grows along the steps (h < 0: backward)
         threshold = GROWING_H_LAMBDA if growing else AMPLIFYING_H_LAMBDA
-        if h_lambda > threshold and min(growth, slope_growth) >= AMPLIFYING_GROWTH and math.isfinite(change):
+        if (
+            h_lambda > threshold
+            and min(growth, slope_growth) >= AMPLIFYING_GROWTH
+            and math.isfinite(change)
+        ):
             self.run += 1
             self.first_t = t if self.run == 1 else self.first_t
         else:
@@ -458,17 +547,21 @@ class _AmplificationMonitor:
         self.prev_change, self.prev_slope_change = change, slope_change
         if self.run < AMPLIFYING_RUN:
             return
-        what = ("a decaying (stiff) mode amplified: the step is beyond the method's stability interval"
-                if not growing else "the solution grows faster than the step can follow (a finite-"
-                "time blow-up, or "
-                "growth the step cannot resolve)")
+        what = (
+            "a decaying (stiff) mode amplified: the step is beyond the method's stability interval"
+            if not growing
+            else "the solution grows faster than the step can follow (a finite-"
+            "time blow-up, or "
+            "growth the step cannot resolve)"
+        )
         raise self.rec.failure(
-            StepTooLarge, f"step_size={self.h:g} is too large for this solution: from t={self.first_t:.6g} to "
+            StepTooLarge,
+            f"step_size={self.h:g} is too large for this solution: from t={self.first_t:.6g} to "
             f"t={t_new:.6g} each step's change |Δy| grew (×{growth:.3g} on the last) with |h|·|Δf|/|Δy| ≈ "
             f"{h_lambda:.3g} > {threshold:g} — {what}; the states from t={self.first_t:.6g} on are not "
             f"the solution. Take a smaller step, an adaptive method, or a stiff one (method='rodas4' or 'auto')",
-            t)
-
+            t,
+        )
 
     def _check_eigenvalues(self, t_new: float, y, y_new, k, k_new) -> tuple[float, float, float]:
         """Ritz values of ``J`` from the last two steps' changes, checked against the stability region.
@@ -497,7 +590,9 @@ class _AmplificationMonitor:
             if self.previous is not None:
                 a, fa = self.previous[0], self.previous[1]
                 values += [float(a @ dy), float(a @ df), float(dy @ fa)]
-        if not all(map(math.isfinite, values)):  # huge states: the overflow-safe norms, no eigenvalue check
+        if not all(
+            map(math.isfinite, values)
+        ):  # huge states: the overflow-safe norms, no eigenvalue check
             self.previous = None
             return _change_norms(backend, y, y_new, k, k_new)
         bb, ff, bf = values[0], values[1], values[2]
@@ -508,31 +603,42 @@ class _AmplificationMonitor:
                 aa, afa = self.previous[2], self.previous[3]
                 ab, afb, bfa = values[3], values[4], values[5]
                 gram = np.array([[aa, ab], [ab, bb]])
-                if np.linalg.det(gram) > 1e-6 * aa * bb:  # two independent directions: the 2x2 projection
-                    ritz = list(np.linalg.eigvals(np.linalg.solve(gram, np.array([[afa, afb], [bfa, bf]]))))
+                if (
+                    np.linalg.det(gram) > 1e-6 * aa * bb
+                ):  # two independent directions: the 2x2 projection
+                    ritz = list(
+                        np.linalg.eigvals(np.linalg.solve(gram, np.array([[afa, afb], [bfa, bf]])))
+                    )
         self.previous = (dy, df, bb, bf)
         for lam in ritz:
             z = self.signed_h * lam  # h < 0 backward: decaying along the steps if Re(hλ) < 0
             if not z.real < -UNSTABLE_MODE_DECAY * abs(z):
                 continue  # growing or oscillating without decay: |R| > 1 may be the solution's own growth
             amplification = abs(self.stability(z))
-            if amplification > 1.0 and amplification ** self.n_total >= UNSTABLE_MODE_GROWTH:
+            if amplification > 1.0 and amplification**self.n_total >= UNSTABLE_MODE_GROWTH:
                 self._warn_unstable_mode(t_new, lam, amplification)
                 break
         return math.sqrt(bb), math.sqrt(ff), bf
 
     def _warn_unstable_mode(self, t_new: float, lam: complex, amplification: float) -> None:
         self.warned = True
-        def show(z: complex) -> str:
-            return f"{z.real:.4g}" if abs(z.imag) <= 1e-12 * abs(z) else f"{z.real:.4g}{z.imag:+.4g}i"
 
-        eig, growth = show(lam), amplification ** self.n_total
-        warnings.warn(f"{self.rec.method}: step_size={self.signed_h:.6g} lies outside the method's stability region "
-                      f"for a decaying mode of this problem: eigenvalue λ ≈ {eig} of ∂f/∂y (estimated from the "
-                      f"steps' changes of f, at t={t_new:.6g}), h·λ ≈ {show(self.signed_h * lam)} and |R(hλ)| ≈ "
-                      f"{amplification:.6g} > 1, so that mode grows ×{growth:.3g} over the {self.n_total} steps where "
-                      f"it should decay: the result is wrong. Take a smaller step (|h·λ| inside the stability "
-                      f"region), an adaptive method, or a stiff one", StepSizeWarning, stacklevel=4)
+        def show(z: complex) -> str:
+            return (
+                f"{z.real:.4g}" if abs(z.imag) <= 1e-12 * abs(z) else f"{z.real:.4g}{z.imag:+.4g}i"
+            )
+
+        eig, growth = show(lam), amplification**self.n_total
+        warnings.warn(
+            f"{self.rec.method}: step_size={self.signed_h:.6g} lies outside the method's stability region "
+            f"for a decaying mode of this problem: eigenvalue λ ≈ {eig} of ∂f/∂y (estimated from the "
+            f"steps' changes of f, at t={t_new:.6g}), h·λ ≈ {show(self.signed_h * lam)} and |R(hλ)| ≈ "
+            f"{amplification:.6g} > 1, so that mode grows ×{growth:.3g} over the {self.n_total} steps where "
+            f"it should decay: the result is wrong. Take a smaller step (|h·λ| inside the stability "
+            f"region), an adaptive method, or a stiff one",
+            StepSizeWarning,
+            stacklevel=4,
+        )
 
 
 def _stability_function(method_obj) -> Callable[[complex], complex] | None:
@@ -552,17 +658,26 @@ def _change_norms(backend, y, y_new, k, k_new) -> tuple[float, float, float]:
         torch = sys.modules["torch"]
         with torch.no_grad():
             dy, dk = (y_new - y).reshape(-1).double(), (k_new - k).reshape(-1).double()
-            values = torch.stack((torch.linalg.vector_norm(dy), torch.linalg.vector_norm(dk), dy @ dk)).tolist()
+            values = torch.stack(
+                (torch.linalg.vector_norm(dy), torch.linalg.vector_norm(dk), dy @ dk)
+            ).tolist()
         return values[0], values[1], values[2]
     dy, dk = y_new - y, k_new - k
     if dy.ndim != 1:
         dy, dk = dy.reshape(-1), dk.reshape(-1)
-    dy_dy, dk_dk, dy_dk = float(dy.dot(dy)), float(dk.dot(dk)), float(dy.dot(dk))  # the fastest numpy spelling
+    dy_dy, dk_dk, dy_dk = (
+        float(dy.dot(dy)),
+        float(dk.dot(dk)),
+        float(dy.dot(dk)),
+    )  # the fastest numpy spelling
     if math.isinf(dy_dy) or math.isinf(dk_dk) or math.isinf(dy_dk):  # huge states: squares overflow
         big = max(float(np.max(np.abs(dy))), float(np.max(np.abs(dk))))
         dy, dk = dy / big, dk / big
-        return (big * math.sqrt(float(np.dot(dy, dy))), big * math.sqrt(float(np.dot(dk, dk))),
-                math.copysign(math.inf, float(np.dot(dy, dk))))
+        return (
+            big * math.sqrt(float(np.dot(dy, dy))),
+            big * math.sqrt(float(np.dot(dk, dk))),
+            math.copysign(math.inf, float(np.dot(dy, dk))),
+        )
     return math.sqrt(dy_dy), math.sqrt(dk_dk), dy_dk
 
 
@@ -571,10 +686,13 @@ def _warn_if_unstable(rec, h, h_lambda: float, t_new) -> bool:
     beyond the explicit methods' stability intervals; True when it warned."""
     if not UNSTABLE_H_LAMBDA < h_lambda < math.inf:
         return False
-    warnings.warn(f"{rec.method}: step_size={h:.6g} looks too large for an explicit method here: "
-                  f"h·|Δf|/|Δy| ≈ {h_lambda:.3g} at t={t_new:.6g} (stability intervals are about 2-3); "
-                  f"the result may be unstable — take a smaller step or an adaptive method",
-                  StepSizeWarning, stacklevel=4)
+    warnings.warn(
+        f"{rec.method}: step_size={h:.6g} looks too large for an explicit method here: "
+        f"h·|Δf|/|Δy| ≈ {h_lambda:.3g} at t={t_new:.6g} (stability intervals are about 2-3); "
+        f"the result may be unstable — take a smaller step or an adaptive method",
+        StepSizeWarning,
+        stacklevel=4,
+    )
     return True
 
 
@@ -601,7 +719,9 @@ def _initial_step(field, backend, stepper, t0, t_end, y0, f0, rtol, atol, direct
     dmax = max(d1, d2)
     h1 = max(1e-6, h0 * 1e-3) if dmax <= 1e-15 else (0.01 / dmax) ** (1.0 / k)
     h = min(100 * h0, h1, span)
-    if not h > 0:  # the estimate underflowed (huge slopes): a tiny first step, grown by the controller
+    if (
+        not h > 0
+    ):  # the estimate underflowed (huge slopes): a tiny first step, grown by the controller
         h = h0 * 1e-3
     return direction * max(h, 64 * np.spacing(max(abs(t0), abs(t_end))))
 
@@ -628,8 +748,22 @@ def _default_error_norm(trial, norm):
     return norm(trial.error)
 
 
-def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol, atol, max_steps, per_sample,
-                    constraint=None):
+def _march_adaptive(
+    field,
+    backend,
+    rec,
+    stats,
+    stepper,
+    t0,
+    t_end,
+    y0,
+    h,
+    rtol,
+    atol,
+    max_steps,
+    per_sample,
+    constraint=None,
+):
     """The adaptive loop: PI step-size control ([HNW] IV.2), rejection, outputs, events."""
     direction = 1.0 if t_end > t0 else -1.0
     t, y = t0, y0
@@ -643,9 +777,14 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
     if bounded:
         h = control.clamp(h)
     error_norm = getattr(stepper, "error_norm", None) or _default_error_norm
-    step_factor = getattr(stepper, "step_factor", None)  # a stepper with its own controller (radau5)
+    step_factor = getattr(
+        stepper, "step_factor", None
+    )  # a stepper with its own controller (radau5)
     err_prev, rejected_last, nonfinite_last, k = 1e-4, False, False, None
-    overflow_pending, overflow_stalls = False, 0  # accepted steps that changed nothing since an overflowed trial
+    overflow_pending, overflow_stalls = (
+        False,
+        0,
+    )  # accepted steps that changed nothing since an overflowed trial
     while direction * (t_end - t) > 0:
         if stats.n_steps >= max_steps:
             # a stepper may hand over its end slope unevaluated (bdf's _LazySlope): the diagnosis needs the array
@@ -664,8 +803,12 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
             h = t_end - t
         if abs(h) < 16 * np.spacing(max(abs(t), abs(t + h))):
             if nonfinite_last:
-                raise rec.failure(NonFiniteState, f"f returned NaN/Inf on every trial step beyond t={t:.17g} "
-                                  f"(the step shrank to {h:.3g})", t)
+                raise rec.failure(
+                    NonFiniteState,
+                    f"f returned NaN/Inf on every trial step beyond t={t:.17g} "
+                    f"(the step shrank to {h:.3g})",
+                    t,
+                )
             raise rec.failure(StepSizeUnderflow, _underflow_message(h, t, t0, t_end), t)
         t_new = t_end if last else t + h
         if control is not None and control.on_step is not None:
@@ -680,8 +823,12 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
         norm = float(norms.max()) if norms.ndim else float(norms)
         if norm != norm:  # NaN: treat like an overflow
             norm = math.inf
-        if constraint is not None:  # negative parts of constrained components count as error (constraints.py)
-            norm = max(norm, constraint.violation(y_new, lambda e: backend.norms(e, scale, per_sample)))
+        if (
+            constraint is not None
+        ):  # negative parts of constrained components count as error (constraints.py)
+            norm = max(
+                norm, constraint.violation(y_new, lambda e: backend.norms(e, scale, per_sample))
+            )
         stats.n_steps += 1
         # torchdiffeq's min_step rule: a finite error at the smallest allowed step is accepted (and counted)
         forced = bounded and 1.0 < norm < math.inf and abs(h) <= control.min_step
@@ -696,7 +843,9 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
                 return
             if clipped:
                 y_new = trial.y_new
-                hook = getattr(stepper, "projected", None)  # a stepper that keeps the state itself (bdf)
+                hook = getattr(
+                    stepper, "projected", None
+                )  # a stepper that keeps the state itself (bdf)
                 if hook is not None:
                     hook(y_new)
             if overflow_pending:  # cleared by a step that changes the state
@@ -704,7 +853,7 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
                 overflow_pending, overflow_stalls = stalled, overflow_stalls + 1 if stalled else 0
                 if overflow_stalls >= OVERFLOW_STALLS:
                     raise rec.failure(NonFiniteState, _range_edge_message(backend, y, t, h), t)
-            factor = MAX_FACTOR if norm == 0.0 else safety * norm ** (-alpha) * err_prev ** beta
+            factor = MAX_FACTOR if norm == 0.0 else safety * norm ** (-alpha) * err_prev**beta
             factor = min(MAX_FACTOR, max(MIN_FACTOR, factor))
             if rejected_last:
                 factor = min(1.0, factor)
@@ -723,7 +872,9 @@ def _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, h, rtol,
                 control.on_reject(t, y, h)
             nonfinite_last = not math.isfinite(norm)
             overflow_pending = overflow_pending or nonfinite_last
-            factor = NONFINITE_FACTOR if nonfinite_last else max(MIN_FACTOR, safety * norm ** (-1.0 / k))
+            factor = (
+                NONFINITE_FACTOR if nonfinite_last else max(MIN_FACTOR, safety * norm ** (-1.0 / k))
+            )
             rejected_last = True
         if step_factor is not None:
             factor = step_factor(norm, norm <= 1.0, factor)
@@ -745,12 +896,16 @@ def _unchanged(backend, y, y_new) -> bool:
 def _range_edge_message(backend, y, t: float, h: float) -> str:
     """Why a solve whose every changing step overflows cannot go on: the state is at the edge of its dtype."""
     dtype = backend.dtype
-    largest = float(sys.modules["torch"].finfo(dtype).max if backend.name == "torch" else np.finfo(dtype).max)
+    largest = float(
+        sys.modules["torch"].finfo(dtype).max if backend.name == "torch" else np.finfo(dtype).max
+    )
     size = float(np.max(np.abs(backend.to_numpy(y))))
-    return (f"the solution leaves the range of {str(dtype).replace('torch.', '')} at t={t:.6g}: |y| reached "
-            f"{size:.3g} (the largest finite value is {largest:.3g}); every step that changes the state in its "
-            f"precision overflows to Inf, the ones that do not (down to {abs(h):.3g}) leave it unchanged. "
-            f"Rescale the problem or solve in float64")
+    return (
+        f"the solution leaves the range of {str(dtype).replace('torch.', '')} at t={t:.6g}: |y| reached "
+        f"{size:.3g} (the largest finite value is {largest:.3g}); every step that changes the state in its "
+        f"precision overflows to Inf, the ones that do not (down to {abs(h):.3g}) leave it unchanged. "
+        f"Rescale the problem or solve in float64"
+    )
 
 
 def _clip(constraint, trial: Trial) -> bool:
@@ -768,12 +923,16 @@ def _underflow_message(h: float, t: float, t0: float, t_end: float) -> str:
     magnitude = max(abs(t), abs(t0), abs(t_end))
     resolution = float(np.spacing(magnitude))
     if 16 * resolution > TIME_RESOLUTION_SHARE * abs(t_end - t0):
-        return (f"step size {h:.3g} underflowed at t={t:.17g}: time resolution lost at this magnitude — float64 "
-                f"times near {magnitude:.3g} are {resolution:.3g} apart, too coarse for a span of "
-                f"{abs(t_end - t0):.3g} (a step must be at least {16 * resolution:.3g}). Shift the times: solve "
-                f"from 0 to t[-1] - t[0] with f(t + t[0], y)")
-    return (f"step size {h:.3g} underflowed at t={t:.17g} (a singularity, or rtol/atol too tight for the "
-            f"state's precision?)")
+        return (
+            f"step size {h:.3g} underflowed at t={t:.17g}: time resolution lost at this magnitude — float64 "
+            f"times near {magnitude:.3g} are {resolution:.3g} apart, too coarse for a span of "
+            f"{abs(t_end - t0):.3g} (a step must be at least {16 * resolution:.3g}). Shift the times: solve "
+            f"from 0 to t[-1] - t[0] with f(t + t[0], y)"
+        )
+    return (
+        f"step size {h:.3g} underflowed at t={t:.17g} (a singularity, or rtol/atol too tight for the "
+        f"state's precision?)"
+    )
 
 
 def _max_steps_failure(field, backend, rec, stepper, t, y, k1, h, max_steps) -> SolverError:
@@ -784,21 +943,31 @@ def _max_steps_failure(field, backend, rec, stepper, t, y, k1, h, max_steps) -> 
         jump = _slope_jump(field, backend, t, y, k1, h)
         rho = None if jump is not None else _spectral_radius_estimate(field, backend, t, y, k1)
     if jump is not None:
-        message += (f"; discontinuity/chattering suspected: f jumps across a surface at distance "
-                    f"{jump[0]:.3g} from the state, its component along the motion reversing from "
-                    f"{jump[1]:+.3g} to {jump[2]:+.3g} (relative to |f|) — the solution slides along a "
-                    f"discontinuity of f (e.g. sign(y)) and every step crosses it, so the steps stay tiny. "
-                    f"Smooth f (e.g. tanh(y/ε) for sign(y)), stop there with a terminal event (events=), or "
-                    f"raise max_steps")
+        message += (
+            f"; discontinuity/chattering suspected: f jumps across a surface at distance "
+            f"{jump[0]:.3g} from the state, its component along the motion reversing from "
+            f"{jump[1]:+.3g} to {jump[2]:+.3g} (relative to |f|) — the solution slides along a "
+            f"discontinuity of f (e.g. sign(y)) and every step crosses it, so the steps stay tiny. "
+            f"Smooth f (e.g. tanh(y/ε) for sign(y)), stop there with a terminal event (events=), or "
+            f"raise max_steps"
+        )
     elif (precision := _precision_limit(backend, y, k1, h)) is not None:
-        message += (f"; {precision} precision limits the steps, not stiffness: the last step changes the state by "
-                    f"at most {_PRECISION_CHANGE_ULPS} ulps of {precision}, so its error estimates are rounding "
-                    f"noise. Solve in float64 (y0.double() / y0.astype(np.float64)), or loosen rtol/atol")
-    elif (getattr(stepper, "explicit", True) and rho is not None and math.isfinite(rho)
-          and abs(h) * rho > STIFF_H_LAMBDA):
-        message += (f"; the problem looks stiff: the steps are limited by stability, not accuracy "
-                    f"(|h|·ρ(J) ≈ {abs(h) * rho:.3g} with ρ(J) ≈ {rho:.3g} estimated at t={t:.6g}). Use a stiff "
-                    f"method (method='rodas4' or 'rosenbrock23') or method='auto'")
+        message += (
+            f"; {precision} precision limits the steps, not stiffness: the last step changes the state by "
+            f"at most {_PRECISION_CHANGE_ULPS} ulps of {precision}, so its error estimates are rounding "
+            f"noise. Solve in float64 (y0.double() / y0.astype(np.float64)), or loosen rtol/atol"
+        )
+    elif (
+        getattr(stepper, "explicit", True)
+        and rho is not None
+        and math.isfinite(rho)
+        and abs(h) * rho > STIFF_H_LAMBDA
+    ):
+        message += (
+            f"; the problem looks stiff: the steps are limited by stability, not accuracy "
+            f"(|h|·ρ(J) ≈ {abs(h) * rho:.3g} with ρ(J) ≈ {rho:.3g} estimated at t={t:.6g}). Use a stiff "
+            f"method (method='rodas4' or 'rosenbrock23') or method='auto'"
+        )
     else:
         message += "; loosen rtol/atol or raise max_steps"
     return rec.failure(MaxStepsExceeded, message, t)
@@ -817,7 +986,9 @@ def _precision_limit(backend, y, k1, h) -> str | None:
     change = np.abs(h * k_np)
     if not np.isfinite(change).all() or not change.any():
         return None
-    return "float32" if bool(np.all(change <= _PRECISION_CHANGE_ULPS * eps * np.abs(y_np))) else None
+    return (
+        "float32" if bool(np.all(change <= _PRECISION_CHANGE_ULPS * eps * np.abs(y_np))) else None
+    )
 
 
 def _slope_jump(field, backend, t, y, k1, h, probes: int = 6, bisections: int = 60):
@@ -836,7 +1007,9 @@ def _slope_jump(field, backend, t, y, k1, h, probes: int = 6, bisections: int = 
 
         def phi(sigma: float) -> float:
             probe = backend.lincomb(y, (k1,), (sigma * h,))
-            return float(np.dot(backend.to_numpy(field(t, probe)).reshape(-1), k_np.reshape(-1))) / kk
+            return (
+                float(np.dot(backend.to_numpy(field(t, probe)).reshape(-1), k_np.reshape(-1))) / kk
+            )
 
         lo, hi, phi_lo, phi_hi = 0.0, None, 1.0, None
         for sigma in 4.0 ** np.arange(probes):
@@ -856,7 +1029,9 @@ def _slope_jump(field, backend, t, y, k1, h, probes: int = 6, bisections: int = 
                 hi, phi_hi = mid, value
             else:  # an exact 0 (sign(0) on the surface itself) moves the bracket but is no side's value
                 lo, phi_lo = mid, (value if value > 0 else phi_lo)
-        if min(phi_lo, -phi_hi) < JUMP_SHARE:  # φ went continuously through 0: a smooth turn, not a jump
+        if (
+            min(phi_lo, -phi_hi) < JUMP_SHARE
+        ):  # φ went continuously through 0: a smooth turn, not a jump
             return None
         return hi * abs(h) * math.sqrt(kk), phi_lo, phi_hi
     except SolverError:
@@ -1081,70 +1256,151 @@ def solve(
     compile = validate_compile(compile)
     if adjoint or adjoint_params is not None:
         if compile is not False:
-            refuse_or_warn(compile, "the compiled path does not support adjoint (solve with compile=False for it)")
-        validated_adjoint_call = _ADJOINT_ENTRY[0]  # registered by dynkit.solvers.adjoint (above this module)
+            refuse_or_warn(
+                compile,
+                "the compiled path does not support adjoint (solve with compile=False for it)",
+            )
+        validated_adjoint_call = _ADJOINT_ENTRY[
+            0
+        ]  # registered by dynkit.solvers.adjoint (above this module)
 
-        unsupported = [name for name, value in (("dense", dense), ("events", events is not None),
-                                                ("per_sample", per_sample), ("jac", jac is not None),
-                                                ("jac_sparsity", jac_sparsity is not None),
-                                                ("nonnegative", nonnegative not in (None, False)))
-                       if value is not False]
+        unsupported = [
+            name
+            for name, value in (
+                ("dense", dense),
+                ("events", events is not None),
+                ("per_sample", per_sample),
+                ("jac", jac is not None),
+                ("jac_sparsity", jac_sparsity is not None),
+                ("nonnegative", nonnegative not in (None, False)),
+            )
+            if value is not False
+        ]
         if unsupported:
-            nones = ('events', 'jac', 'jac_sparsity', 'nonnegative')
-            raise ValueError(f"adjoint=True does not combine with {', '.join(unsupported)} (expected "
-                             f"{', '.join(n + '=' + ('None' if n in nones else 'False') for n in unsupported)}); "
-                             f"solve with autograd (adjoint=False) for those")
+            nones = ("events", "jac", "jac_sparsity", "nonnegative")
+            raise ValueError(
+                f"adjoint=True does not combine with {', '.join(unsupported)} (expected "
+                f"{', '.join(n + '=' + ('None' if n in nones else 'False') for n in unsupported)}); "
+                f"solve with autograd (adjoint=False) for those"
+            )
 
-        first = {} if first_step is None else {"first_step": first_step}  # the backward solves' is reversed
+        first = (
+            {} if first_step is None else {"first_step": first_step}
+        )  # the backward solves' is reversed
         y0 = _private_copy(y0) if is_torch(y0) else y0  # as below: f cannot change the caller's y0
-        return validated_adjoint_call(f, y0, t, adjoint, adjoint_params, method=method, rtol=rtol, atol=atol,
-                                      step_size=step_size, max_steps=max_steps, throw=throw, **first)
+        return validated_adjoint_call(
+            f,
+            y0,
+            t,
+            adjoint,
+            adjoint_params,
+            method=method,
+            rtol=rtol,
+            atol=atol,
+            step_size=step_size,
+            max_steps=max_steps,
+            throw=throw,
+            **first,
+        )
 
     method_obj = _validate_method(method, METHODS)
     y0 = _validate_state(y0)
     t_out = _validate_times(t)
     rtol, atol = _validate_tolerances(rtol, atol, y0)
-    if not isinstance(max_steps, (int, np.integer)) or isinstance(max_steps, (bool, np.bool_)) or max_steps < 1:
-        raise ValueError(f"max_steps must be a positive integer, got {type(max_steps).__name__} {max_steps!r:.60}")
-    flags = (("throw", throw), ("dense", dense), ("per_sample", per_sample),
-             ("jac_check", jac_check))
+    if (
+        not isinstance(max_steps, (int, np.integer))
+        or isinstance(max_steps, (bool, np.bool_))
+        or max_steps < 1
+    ):
+        raise ValueError(
+            f"max_steps must be a positive integer, got {type(max_steps).__name__} {max_steps!r:.60}"
+        )
+    flags = (
+        ("throw", throw),
+        ("dense", dense),
+        ("per_sample", per_sample),
+        ("jac_check", jac_check),
+    )
     for name, value in flags:
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {value!r}")
     if per_sample and (y0.ndim < 1 or y0.shape[0] < 1):
-        raise ValueError(f"per_sample=True needs a leading sample axis in y0, got shape {tuple(y0.shape)}")
+        raise ValueError(
+            f"per_sample=True needs a leading sample axis in y0, got shape {tuple(y0.shape)}"
+        )
     if not callable(f):
         raise TypeError(f"f must be a callable f(t, y), got {type(f).__name__}")
     if jac is not None and not callable(jac):
-        raise TypeError(f"jac must be None or a callable jac(t, y) -> ∂f/∂y, got {type(jac).__name__}")
+        raise TypeError(
+            f"jac must be None or a callable jac(t, y) -> ∂f/∂y, got {type(jac).__name__}"
+        )
     if control is not None and not isinstance(control, StepControl):
-        raise TypeError(f"control must be None or a dynkit.solvers.StepControl, got {type(control).__name__}")
+        raise TypeError(
+            f"control must be None or a dynkit.solvers.StepControl, got {type(control).__name__}"
+        )
     if control is not None and control.norm is not None and per_sample:
-        raise ValueError("control.norm and per_sample=True do not combine (per_sample measures each sample's "
-                         "error with the RMS norm); expected control.norm=None or per_sample=False")
+        raise ValueError(
+            "control.norm and per_sample=True do not combine (per_sample measures each sample's "
+            "error with the RMS norm); expected control.norm=None or per_sample=False"
+        )
     t0, t_end = float(t_out[0]), float(t_out[-1])
     direction = 1.0 if t_end > t0 else -1.0
     adaptive = bool(getattr(method_obj, "adaptive", False))
-    step_size = _validate_method_options(method_obj, adaptive, step_size, first_step, per_sample, jac, jac_sparsity)
-    step_size = _validate_step_size(step_size, direction, adaptive, method_obj.name, t0, t_end,
-                                    "first_step" if first_step is not None else "step_size")
+    step_size = _validate_method_options(
+        method_obj, adaptive, step_size, first_step, per_sample, jac, jac_sparsity
+    )
+    step_size = _validate_step_size(
+        step_size,
+        direction,
+        adaptive,
+        method_obj.name,
+        t0,
+        t_end,
+        "first_step" if first_step is not None else "step_size",
+    )
     if adaptive and step_size is not None and first_step is None:
-        warnings.warn(f"{method_obj.name}: step_size={step_size:.6g} with the adaptive method {method_obj.name!r} "
-                      f"is only its first step: rtol/atol choose the others. Pass first_step= to say so, or a "
-                      f"fixed-step method ('rk4', 'euler', ...) for constant steps", StepSizeWarning, stacklevel=2)
+        warnings.warn(
+            f"{method_obj.name}: step_size={step_size:.6g} with the adaptive method {method_obj.name!r} "
+            f"is only its first step: rtol/atol choose the others. Pass first_step= to say so, or a "
+            f"fixed-step method ('rk4', 'euler', ...) for constant steps",
+            StepSizeWarning,
+            stacklevel=2,
+        )
     constraint = NonNegative.from_argument(nonnegative, y0)
     if constraint is not None:
         if not adaptive:
-            raise ValueError(f"nonnegative= needs an adaptive method (it rejects steps that go negative); "
-                             f"{method_obj.name!r} has fixed steps (expected nonnegative=None)")
+            raise ValueError(
+                f"nonnegative= needs an adaptive method (it rejects steps that go negative); "
+                f"{method_obj.name!r} has fixed steps (expected nonnegative=None)"
+            )
         constraint.check_initial(y0)
         f = constraint.wrap(f, at_zero_only=bool(getattr(method_obj, "smooth_field", False)))
-    if compile is not False:  # the whole loop in numba (dynkit.solvers.compiled), or the reason it cannot be
-        options = {"dense": dense, "events": events is not None, "per_sample": per_sample,
-                   "control": control is not None, "nonnegative": constraint is not None,
-                   "jac_sparsity": jac_sparsity is not None}
-        solution = solve_or_fallback(compile, f, y0, t_out, method, rtol, atol, step_size if adaptive else None,
-                                     max_steps, throw, options, jac=jac, jac_check=jac_check)
+    if (
+        compile is not False
+    ):  # the whole loop in numba (dynkit.solvers.compiled), or the reason it cannot be
+        options = {
+            "dense": dense,
+            "events": events is not None,
+            "per_sample": per_sample,
+            "control": control is not None,
+            "nonnegative": constraint is not None,
+            "jac_sparsity": jac_sparsity is not None,
+        }
+        solution = solve_or_fallback(
+            compile,
+            f,
+            y0,
+            t_out,
+            method,
+            rtol,
+            atol,
+            step_size if adaptive else None,
+            max_steps,
+            throw,
+            options,
+            jac=jac,
+            jac_check=jac_check,
+        )
         if solution is not None:
             return solution
     y0 = _private_copy(y0)  # f may write into its argument: the caller's y0 stays as it was
@@ -1154,7 +1410,9 @@ def solve(
     stats = SolverStats()
     rec = _Recorder(t_out, y0, backend, stats, method_obj.name)
     field = _CountedField(f, backend, y0, stats, rec)
-    field.jac = _wrap_user_jacobian(jac, backend, rec) if callable(jac) else jac  # read by the stiff steppers
+    field.jac = (
+        _wrap_user_jacobian(jac, backend, rec) if callable(jac) else jac
+    )  # read by the stiff steppers
     field.batched = bool(per_sample)
     field.jac_sparsity, field.rtol, field.atol = _sparsity_pattern(jac_sparsity, y0), rtol, atol
     if dense:
@@ -1170,19 +1428,48 @@ def solve(
         if jac is not None and jac_check:
             verify_user_jacobian(field, backend, t0, y0.detach() if backend.name == "torch" else y0)
         if adaptive:
-            _march_adaptive(field, backend, rec, stats, stepper, t0, t_end, y0, step_size,
-                            rtol, atol, max_steps, bool(per_sample), constraint)
+            _march_adaptive(
+                field,
+                backend,
+                rec,
+                stats,
+                stepper,
+                t0,
+                t_end,
+                y0,
+                step_size,
+                rtol,
+                atol,
+                max_steps,
+                bool(per_sample),
+                constraint,
+            )
         else:
-            _march_constant(field, backend, rec, stats, stepper, t0, t_end, y0, step_size, max_steps,
-                            _stability_function(method_obj))
+            _march_constant(
+                field,
+                backend,
+                rec,
+                stats,
+                stepper,
+                t0,
+                t_end,
+                y0,
+                step_size,
+                max_steps,
+                _stability_function(method_obj),
+            )
     except SolverError as err:
         if throw or isinstance(err, (ValueError, TypeError)):
             raise
         return err.solution
     if rec.forced_steps:
-        warnings.warn(f"{method_obj.name}: {rec.forced_steps} step(s) accepted at control.min_step="
-                      f"{control.min_step:g} with an error above the tolerance (rtol={rtol:g}): the solution is "
-                      f"not controlled to it there", ToleranceWarning, stacklevel=2)
+        warnings.warn(
+            f"{method_obj.name}: {rec.forced_steps} step(s) accepted at control.min_step="
+            f"{control.min_step:g} with an error above the tolerance (rtol={rtol:g}): the solution is "
+            f"not controlled to it there",
+            ToleranceWarning,
+            stacklevel=2,
+        )
     if rec.events is not None and rec.events.stopped is not None:
         solution = rec.solution("event", rec.events.stopped)
     else:
@@ -1235,38 +1522,54 @@ def _with_output_time_gradients(field, t, ys):
 
 
 def _validate_method(method, methods):
-    if isinstance(method, (RungeKuttaTableau, TwoStepRK)) or callable(getattr(method, "make_stepper", None)):
+    if isinstance(method, (RungeKuttaTableau, TwoStepRK)) or callable(
+        getattr(method, "make_stepper", None)
+    ):
         return method
     if isinstance(method, str) and method in methods:
         return methods[method].implementation
     known = ", ".join(sorted(methods))
-    raise ValueError(f"method must be one of {known} (or a RungeKuttaTableau / TwoStepRK), got {method!r}")
+    raise ValueError(
+        f"method must be one of {known} (or a RungeKuttaTableau / TwoStepRK), got {method!r}"
+    )
 
 
-def _validate_method_options(method_obj, adaptive: bool, step_size, first_step, per_sample, jac, jac_sparsity=None):
+def _validate_method_options(
+    method_obj, adaptive: bool, step_size, first_step, per_sample, jac, jac_sparsity=None
+):
     """Refuse (or warn about) arguments that the method would ignore or reinterpret; the step to use."""
     name = getattr(method_obj, "name", "")
     for arg, value in (("jac", jac), ("jac_sparsity", jac_sparsity)):
         if value is not None and isinstance(method_obj, (RungeKuttaTableau, TwoStepRK)):
-            raise ValueError(f"{arg} is only used by the stiff (Rosenbrock/implicit) methods and 'auto'; the "
-                             f"explicit method {name!r} never evaluates a Jacobian (expected {arg}=None, got "
-                             f"{value!r:.60})")
+            raise ValueError(
+                f"{arg} is only used by the stiff (Rosenbrock/implicit) methods and 'auto'; the "
+                f"explicit method {name!r} never evaluates a Jacobian (expected {arg}=None, got "
+                f"{value!r:.60})"
+            )
     if jac is not None and jac_sparsity is not None:
-        raise ValueError(f"give jac or jac_sparsity, not both: jac_sparsity only groups the finite differences "
-                         f"that replace a missing jac, so with jac= it would be ignored (expected jac_sparsity=None, "
-                         f"or jac=None to difference f; a sparse pattern of your own jac comes from returning a "
-                         f"scipy.sparse matrix), got jac={getattr(jac, '__name__', type(jac).__name__)} and a "
-                         f"jac_sparsity")
+        raise ValueError(
+            f"give jac or jac_sparsity, not both: jac_sparsity only groups the finite differences "
+            f"that replace a missing jac, so with jac= it would be ignored (expected jac_sparsity=None, "
+            f"or jac=None to difference f; a sparse pattern of your own jac comes from returning a "
+            f"scipy.sparse matrix), got jac={getattr(jac, '__name__', type(jac).__name__)} and a "
+            f"jac_sparsity"
+        )
     if per_sample and not adaptive:
-        raise ValueError(f"per_sample=True controls the error per sample of an adaptive method; the fixed-step "
-                         f"method {name!r} has no error control (expected per_sample=False, got True)")
+        raise ValueError(
+            f"per_sample=True controls the error per sample of an adaptive method; the fixed-step "
+            f"method {name!r} has no error control (expected per_sample=False, got True)"
+        )
     if first_step is not None:
         if not adaptive:
-            raise ValueError(f"first_step is for adaptive methods; the fixed-step method {name!r} takes step_size "
-                             f"(got first_step={first_step!r:.60})")
+            raise ValueError(
+                f"first_step is for adaptive methods; the fixed-step method {name!r} takes step_size "
+                f"(got first_step={first_step!r:.60})"
+            )
         if step_size is not None:
-            raise ValueError(f"give first_step or step_size, not both (got step_size={step_size!r:.30} and "
-                             f"first_step={first_step!r:.30})")
+            raise ValueError(
+                f"give first_step or step_size, not both (got step_size={step_size!r:.30} and "
+                f"first_step={first_step!r:.30})"
+            )
         return first_step
     return step_size
 
@@ -1277,8 +1580,10 @@ def _sparsity_pattern(jac_sparsity, y0):
     if jac_sparsity is None:
         return None
     if is_torch(y0):
-        raise ValueError("jac_sparsity is for numpy states (expected jac_sparsity=None for a torch y0: its "
-                         "Jacobian comes dense from autograd)")
+        raise ValueError(
+            "jac_sparsity is for numpy states (expected jac_sparsity=None for a torch y0: its "
+            "Jacobian comes dense from autograd)"
+        )
     from .jacobian import SparsityPattern
 
     return SparsityPattern(jac_sparsity, int(np.prod(y0.shape)))
@@ -1297,19 +1602,26 @@ def _wrap_user_jacobian(jac, backend, rec):
             return jac(t, y)
         except Exception as exc:  # the user's error, with where it happened and what was reached
             t_float = float(backend.to_numpy(t)) if backend.name == "torch" else float(t)
-            raise rec.failure(VectorFieldError, f"jac raised {type(exc).__name__} at t={t_float:.6g}: {exc}",
-                              t_float) from exc
+            raise rec.failure(
+                VectorFieldError,
+                f"jac raised {type(exc).__name__} at t={t_float:.6g}: {exc}",
+                t_float,
+            ) from exc
 
     return wrapped
 
 
 def _validate_state(y0):
     if isinstance(y0, np.ma.MaskedArray):
-        raise TypeError("y0 must be a plain numpy array, got a masked array (solve would drop its mask): pass "
-                        "y0.filled(value) to choose the masked entries, or solve the unmasked components")
+        raise TypeError(
+            "y0 must be a plain numpy array, got a masked array (solve would drop its mask): pass "
+            "y0.filled(value) to choose the masked entries, or solve the unmasked components"
+        )
     if isinstance(y0, np.matrix):
-        raise TypeError("y0 must be a plain numpy array or torch tensor, got a numpy.matrix (its * is the matrix "
-                        "product, so f would compute something else on the states): pass np.asarray(y0)")
+        raise TypeError(
+            "y0 must be a plain numpy array or torch tensor, got a numpy.matrix (its * is the matrix "
+            "product, so f would compute something else on the states): pass np.asarray(y0)"
+        )
     if is_torch(y0):
         import torch
 
@@ -1319,17 +1631,25 @@ def _validate_state(y0):
             finite = bool(torch.isfinite(y0).all())
     elif isinstance(y0, np.ndarray):
         if y0.dtype not in (np.float32, np.float64):
-            raise ValueError(f"y0 must be a float32 or float64 array, got dtype {y0.dtype} "
-                             f"(use np.asarray(y0, dtype=float))")
+            raise ValueError(
+                f"y0 must be a float32 or float64 array, got dtype {y0.dtype} "
+                f"(use np.asarray(y0, dtype=float))"
+            )
         finite = bool(np.isfinite(y0).all())
     else:
-        raise ValueError(f"y0 must be a numpy array or torch tensor of floats, got {type(y0).__name__} "
-                         f"(use np.asarray(y0, dtype=float))")
+        raise ValueError(
+            f"y0 must be a numpy array or torch tensor of floats, got {type(y0).__name__} "
+            f"(use np.asarray(y0, dtype=float))"
+        )
     if not finite:
         raise ValueError("y0 must be finite; it contains NaN or Inf")
-    if math.prod(y0.shape) == 0:  # nothing to integrate: almost always an empty batch or slice upstream
-        raise ValueError(f"y0 must have at least one component, got shape {tuple(y0.shape)} (an empty state: "
-                         f"nothing to integrate)")
+    if (
+        math.prod(y0.shape) == 0
+    ):  # nothing to integrate: almost always an empty batch or slice upstream
+        raise ValueError(
+            f"y0 must have at least one component, got shape {tuple(y0.shape)} (an empty state: "
+            f"nothing to integrate)"
+        )
     return y0
 
 
@@ -1343,9 +1663,13 @@ def _real_array(value, name: str, what: str) -> np.ndarray:
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError):  # ragged nested sequences
-        raise TypeError(f"{name} must be {what}, got a ragged or mixed {type(value).__name__}") from None
+        raise TypeError(
+            f"{name} must be {what}, got a ragged or mixed {type(value).__name__}"
+        ) from None
     if raw.dtype.kind not in "fiu":
-        kind = {"c": "complex", "b": "boolean", "U": "string", "S": "bytes"}.get(raw.dtype.kind, "non-numeric")
+        kind = {"c": "complex", "b": "boolean", "U": "string", "S": "bytes"}.get(
+            raw.dtype.kind, "non-numeric"
+        )
         raise TypeError(f"{name} must be {what}, got {kind} values (dtype {raw.dtype})")
     return raw.astype(np.float64)
 
@@ -1355,20 +1679,28 @@ def _validate_times(t) -> np.ndarray:
     if t_out.ndim != 1 or len(t_out) < 2:
         raise ValueError(f"t must be a 1-D array of at least 2 times, got shape {t_out.shape}")
     if not np.isfinite(t_out).all():
-        raise ValueError(f"t must be finite, got {t_out[~np.isfinite(t_out)][0]!r} at index "
-                         f"{int(np.argmin(np.isfinite(t_out)))}")
+        raise ValueError(
+            f"t must be finite, got {t_out[~np.isfinite(t_out)][0]!r} at index "
+            f"{int(np.argmin(np.isfinite(t_out)))}"
+        )
     dt = np.diff(t_out)
     if not ((dt > 0).all() or (dt < 0).all()):
         i = int(np.argmax((dt <= 0) if dt[0] > 0 else (dt >= 0))) + 1
-        raise ValueError("t must be strictly increasing or strictly decreasing, got non-monotone or repeated "
-                         f"times at index {i} (t[{i - 1}] = {t_out[i - 1]!r}, t[{i}] = {t_out[i]!r})")
+        raise ValueError(
+            "t must be strictly increasing or strictly decreasing, got non-monotone or repeated "
+            f"times at index {i} (t[{i - 1}] = {t_out[i - 1]!r}, t[{i}] = {t_out[i]!r})"
+        )
     if not np.isfinite(dt).all():
-        raise ValueError(f"t must span a finite interval, got t[0] = {t_out[0]!r} and t[-1] = {t_out[-1]!r}")
+        raise ValueError(
+            f"t must span a finite interval, got t[0] = {t_out[0]!r} and t[-1] = {t_out[-1]!r}"
+        )
     return t_out
 
 
 def _validate_tolerances(rtol, atol, y0):
-    if isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, (int, float, np.integer, np.floating)):
+    if isinstance(rtol, (bool, np.bool_)) or not isinstance(
+        rtol, (int, float, np.integer, np.floating)
+    ):
         raise TypeError(f"rtol must be a positive float, got {type(rtol).__name__} {rtol!r:.60}")
     rtol = float(rtol)
     if not rtol > 0 or not math.isfinite(rtol):
@@ -1389,7 +1721,9 @@ def _validate_tolerances(rtol, atol, y0):
     try:
         np.broadcast_shapes(atol_np.shape, tuple(y0.shape))
     except ValueError:
-        raise ValueError(f"atol must broadcast to y0's shape {tuple(y0.shape)}, got shape {atol_np.shape}") from None
+        raise ValueError(
+            f"atol must broadcast to y0's shape {tuple(y0.shape)}, got shape {atol_np.shape}"
+        ) from None
     if is_torch(y0):
         import torch
 
@@ -1408,10 +1742,13 @@ def _warn_large_atol(atol: float, y0) -> None:
         size = float(np.abs(y0).max())
     scale = max(1.0, size)
     if atol > scale:
-        warnings.warn(f"atol={atol:.3g} exceeds the size of the state (max(1, max|y0|) = {scale:.3g}): errors as "
-                      f"large as the solution pass the error test and the result may have no correct digit "
-                      f"(expected atol below the size of the components, typically 1e-6 to 1e-12 of it)",
-                      ToleranceWarning, stacklevel=5)
+        warnings.warn(
+            f"atol={atol:.3g} exceeds the size of the state (max(1, max|y0|) = {scale:.3g}): errors as "
+            f"large as the solution pass the error test and the result may have no correct digit "
+            f"(expected atol below the size of the components, typically 1e-6 to 1e-12 of it)",
+            ToleranceWarning,
+            stacklevel=5,
+        )
 
 
 _RAISED_RTOLS: set = set()  # (rtol, dtype) pairs already warned about in this process
@@ -1425,20 +1762,29 @@ def _sane_rtol(rtol: float, y0) -> float:
     The raise is announced once per process for each ``(rtol, dtype)``: a training loop (or torchdiffeq's
     default ``rtol=1e-7`` with a float32 state) calls the solver thousands of times with the same setting,
     and one line says all there is to say."""
-    eps = float(sys.modules["torch"].finfo(y0.dtype).eps if is_torch(y0) else np.finfo(y0.dtype).eps)
+    eps = float(
+        sys.modules["torch"].finfo(y0.dtype).eps if is_torch(y0) else np.finfo(y0.dtype).eps
+    )
     smallest = max(100 * float(np.finfo(np.float64).eps), eps)
     if rtol < smallest:
         key = (rtol, str(y0.dtype))
         if key not in _RAISED_RTOLS:
             _RAISED_RTOLS.add(key)
-            warnings.warn(f"rtol={rtol:.3g} is below the precision of the state ({y0.dtype}): raised to "
-                          f"rtol={smallest:.3g} (expected rtol >= {smallest:.3g}; accuracy beyond it comes from "
-                          f"atol). Said once per process for this rtol and dtype.", ToleranceWarning, stacklevel=4)
+            warnings.warn(
+                f"rtol={rtol:.3g} is below the precision of the state ({y0.dtype}): raised to "
+                f"rtol={smallest:.3g} (expected rtol >= {smallest:.3g}; accuracy beyond it comes from "
+                f"atol). Said once per process for this rtol and dtype.",
+                ToleranceWarning,
+                stacklevel=4,
+            )
         return smallest
     if rtol > 1:
-        warnings.warn(f"rtol={rtol:.3g} > 1 accepts errors larger than the state itself: the result has no "
-                      f"correct digit (expected 0 < rtol <= 1, typically 1e-3 to 1e-10)", ToleranceWarning,
-                      stacklevel=4)
+        warnings.warn(
+            f"rtol={rtol:.3g} > 1 accepts errors larger than the state itself: the result has no "
+            f"correct digit (expected 0 < rtol <= 1, typically 1e-3 to 1e-10)",
+            ToleranceWarning,
+            stacklevel=4,
+        )
     return rtol
 
 
@@ -1446,20 +1792,32 @@ def _validate_step_size(step_size, direction, adaptive, name, t0, t_end, arg: st
     if step_size is None:
         if adaptive:
             return None
-        raise ValueError(f"step_size is required for the fixed-step method {name!r} "
-                         f"(a float with the sign of t[-1] - t[0])")
-    if isinstance(step_size, (bool, np.bool_)) or not isinstance(step_size, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{arg} must be a real float, got {type(step_size).__name__} {step_size!r:.60}")
+        raise ValueError(
+            f"step_size is required for the fixed-step method {name!r} "
+            f"(a float with the sign of t[-1] - t[0])"
+        )
+    if isinstance(step_size, (bool, np.bool_)) or not isinstance(
+        step_size, (int, float, np.integer, np.floating)
+    ):
+        raise TypeError(
+            f"{arg} must be a real float, got {type(step_size).__name__} {step_size!r:.60}"
+        )
     h = float(step_size)
     if not math.isfinite(h) or h == 0.0 or math.copysign(1.0, h) != direction:
         sign = "positive" if direction > 0 else "negative"
-        raise ValueError(f"{arg} must be {sign} and finite for t going from t[0] towards t[-1] "
-                         f"({'increasing' if direction > 0 else 'decreasing'} times), got {step_size!r}")
+        raise ValueError(
+            f"{arg} must be {sign} and finite for t going from t[0] towards t[-1] "
+            f"({'increasing' if direction > 0 else 'decreasing'} times), got {step_size!r}"
+        )
     if abs(h) < 16 * np.spacing(max(abs(t0), abs(t_end))):
-        raise ValueError(f"{arg}={h:.3g} is below the resolution of t near {max(abs(t0), abs(t_end)):.3g} "
-                         f"(expected at least {16 * np.spacing(max(abs(t0), abs(t_end))):.3g} in magnitude)")
+        raise ValueError(
+            f"{arg}={h:.3g} is below the resolution of t near {max(abs(t0), abs(t_end)):.3g} "
+            f"(expected at least {16 * np.spacing(max(abs(t0), abs(t_end))):.3g} in magnitude)"
+        )
     if not adaptive and not math.isfinite((t_end - t0) / h):
-        raise ValueError(f"step_size={h:.3g} is too small for the span |t[-1] - t[0]| = {abs(t_end - t0):.3g}: "
-                         f"the number of steps overflows (expected a step of at least "
-                         f"{abs(t_end - t0) / 1e300:.3g})")
+        raise ValueError(
+            f"step_size={h:.3g} is too small for the span |t[-1] - t[0]| = {abs(t_end - t0):.3g}: "
+            f"the number of steps overflows (expected a step of at least "
+            f"{abs(t_end - t0) / 1e300:.3g})"
+        )
     return h

@@ -3,6 +3,7 @@
 ``SolverError`` (a ``RuntimeError``) is the family; ``VectorFieldError`` and its subclasses say that
 ``f`` itself misbehaved. ``StepSizeWarning`` and ``ToleranceWarning`` are warnings, not failures.
 """
+
 from __future__ import annotations
 
 from typing import Any

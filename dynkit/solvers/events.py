@@ -17,6 +17,7 @@ with ``result == "event"``); a zero exactly at a step end or sample point counts
 function returning NaN fails the solve (:class:`~dynkit.solvers.errors.NonFiniteState` naming
 ``events[i]``): a NaN has no sign, and ignoring it would silently lose events.
 """
+
 from __future__ import annotations
 
 import math
@@ -54,7 +55,9 @@ class EventTracker:
         if callable(events):
             events = [events]
         if not isinstance(events, (list, tuple)):
-            raise TypeError(f"events must be a callable g(t, y) or a list of them, got {type(events).__name__}")
+            raise TypeError(
+                f"events must be a callable g(t, y) or a list of them, got {type(events).__name__}"
+            )
         for i, g in enumerate(events):
             if not callable(g):
                 raise TypeError(f"events[{i}] must be a callable g(t, y), got {type(g).__name__}")
@@ -71,7 +74,9 @@ class EventTracker:
         self.states: list[list] = [[] for _ in self.events]
         self.indices: list[list[int]] = [[] for _ in self.events]
         self.stopped: str | None = None
-        self.at_start = True  # before the first step: a zero exactly at t0 may count (scipy's convention)
+        self.at_start = (
+            True  # before the first step: a zero exactly at t0 may count (scipy's convention)
+        )
         self.empty_state = y0[:0] if y0.ndim else y0[None][:0]
         self.y0_shape = tuple(y0.shape)
 
@@ -81,24 +86,34 @@ class EventTracker:
             raw = g(self.backend.time(t), y)
         except Exception as exc:
             raise self.recorder.failure(
-                VectorFieldError, f"events[{i}] raised {type(exc).__name__} at t={t:.6g}: {exc}", t) from exc
+                VectorFieldError, f"events[{i}] raised {type(exc).__name__} at t={t:.6g}: {exc}", t
+            ) from exc
         try:
             value = self.backend.to_numpy(raw)
         except (TypeError, ValueError):
-            raise TypeError(f"events[{i}] must return a real number or a 1-D array (one value per sample), "
-                            f"got {type(raw).__name__}") from None
+            raise TypeError(
+                f"events[{i}] must return a real number or a 1-D array (one value per sample), "
+                f"got {type(raw).__name__}"
+            ) from None
         if np.iscomplexobj(value) or value.ndim > 1:
-            raise TypeError(f"events[{i}] must return a real number or a 1-D array (one value per sample), "
-                            f"got {'complex values' if np.iscomplexobj(value) else f'shape {value.shape}'}")
+            raise TypeError(
+                f"events[{i}] must return a real number or a 1-D array (one value per sample), "
+                f"got {'complex values' if np.iscomplexobj(value) else f'shape {value.shape}'}"
+            )
         if np.isnan(value).any():
             raise self.recorder.failure(
-                NonFiniteState, f"events[{i}] returned NaN at t={t:.6g}: an event function must return real "
-                f"numbers (the sign of g locates the event; a NaN has none, so its zeros would be lost)", t)
+                NonFiniteState,
+                f"events[{i}] returned NaN at t={t:.6g}: an event function must return real "
+                f"numbers (the sign of g locates the event; a NaN has none, so its zeros would be lost)",
+                t,
+            )
         if first:
             self.shapes[i] = value.shape
         elif value.shape != self.shapes[i]:
-            raise ValueError(f"events[{i}] returned shape {value.shape} at t={t:.6g}, "
-                             f"but shape {self.shapes[i]} at the start")
+            raise ValueError(
+                f"events[{i}] returned shape {value.shape} at t={t:.6g}, "
+                f"but shape {self.shapes[i]} at the start"
+            )
         return np.atleast_1d(value)
 
     def step(self, t: float, t_new: float, y_new, interpolate) -> float | None:
@@ -109,14 +124,26 @@ class EventTracker:
         inner = self._states_between(interpolate, theta[1:-1])
         found = []
         for i in range(len(self.events)):
-            g = np.stack([self.prev[i]] + [self._value(i, t + th * h, state) for th, state in zip(theta[1:-1], inner)]
-                         + [self._value(i, t_new, y_new)])  # (samples, components)
+            g = np.stack(
+                [self.prev[i]]
+                + [self._value(i, t + th * h, state) for th, state in zip(theta[1:-1], inner)]
+                + [self._value(i, t_new, y_new)]
+            )  # (samples, components)
             a, b = g[:-1], g[1:]
             up, down = (a < 0) & (b >= 0), (a > 0) & (b <= 0)
-            active = up | down if self.direction[i] == 0 else (up if self.direction[i] > 0 else down)
+            active = (
+                up | down if self.direction[i] == 0 else (up if self.direction[i] > 0 else down)
+            )
             for j, comp in zip(*np.nonzero(active)):
-                t_a, t_b = t + theta[j] * h, (t_new if j + 1 == SAMPLES_PER_STEP else t + theta[j + 1] * h)
-                root = t_b if b[j, comp] == 0 else self._root(i, int(comp), t, t_a, t_b, h, interpolate)
+                t_a, t_b = (
+                    t + theta[j] * h,
+                    (t_new if j + 1 == SAMPLES_PER_STEP else t + theta[j + 1] * h),
+                )
+                root = (
+                    t_b
+                    if b[j, comp] == 0
+                    else self._root(i, int(comp), t, t_a, t_b, h, interpolate)
+                )
                 found.append((root, i, int(comp)))
             if self.at_start:
                 for comp in self._zeros_at_start(g, i):
@@ -154,7 +181,9 @@ class EventTracker:
                 zeros.append(int(comp))
         return zeros
 
-    def _root(self, i: int, comp: int, t: float, t_a: float, t_b: float, h: float, interpolate) -> float:
+    def _root(
+        self, i: int, comp: int, t: float, t_a: float, t_b: float, h: float, interpolate
+    ) -> float:
         """The zero of component ``comp`` of ``events[i]`` in the sample interval ``[t_a, t_b]`` of the
         step from ``t`` with step ``h``."""
         from scipy.optimize import brentq
@@ -164,13 +193,20 @@ class EventTracker:
 
         a, b = (t_a, t_b) if h > 0 else (t_b, t_a)
         try:
-            return float(brentq(g_at, a, b, xtol=max(1e-300, 2 * EPS * abs(h)), rtol=4 * EPS, maxiter=200))
+            return float(
+                brentq(g_at, a, b, xtol=max(1e-300, 2 * EPS * abs(h)), rtol=4 * EPS, maxiter=200)
+            )
         except ValueError:  # rounding in the interpolant flipped the sign at the interval's start: the zero is there
             return t_a
 
     def results(self):
         t_events = [np.asarray(ts, dtype=np.float64) for ts in self.times]
-        y_events = [self.backend.stack(ys) if ys else self.empty_state.reshape((0, *self.y0_shape))
-                    for ys in self.states]
-        indices = [np.asarray(ix, dtype=np.int64) if shape else None for ix, shape in zip(self.indices, self.shapes)]
+        y_events = [
+            self.backend.stack(ys) if ys else self.empty_state.reshape((0, *self.y0_shape))
+            for ys in self.states
+        ]
+        indices = [
+            np.asarray(ix, dtype=np.int64) if shape else None
+            for ix, shape in zip(self.indices, self.shapes)
+        ]
         return t_events, y_events, indices

@@ -4,6 +4,7 @@ Both follow the stepper protocol of :mod:`dynkit.solvers.engine` (``attempt(t, y
 nothing here is specific to one method: the coefficients come from
 :class:`~dynkit.solvers.tableaus.RungeKuttaTableau` or :class:`~dynkit.solvers.ark.TwoStepRK`.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -47,14 +48,21 @@ class Trial:
     __slots__ = ("y_new", "error", "interpolant", "end_slope", "error2")
 
     def __init__(self, y_new, error, interpolant, end_slope: Slope):
-        self.y_new, self.error, self.interpolant, self.end_slope = y_new, error, interpolant, end_slope
+        self.y_new, self.error, self.interpolant, self.end_slope = (
+            y_new,
+            error,
+            interpolant,
+            end_slope,
+        )
         self.error2 = None  # a second error estimate, for steppers whose error_norm combines two
 
 
 def hermite_weights(theta: np.ndarray, h: float) -> np.ndarray:
     """Weights of ``(y0, f0, y1, f1)`` in the cubic Hermite interpolant, one row per ``theta``."""
     t2, t3 = theta * theta, theta * theta * theta
-    return np.stack((2 * t3 - 3 * t2 + 1, h * (t3 - 2 * t2 + theta), 3 * t2 - 2 * t3, h * (t3 - t2)), axis=1)
+    return np.stack(
+        (2 * t3 - 3 * t2 + 1, h * (t3 - 2 * t2 + theta), 3 * t2 - 2 * t3, h * (t3 - t2)), axis=1
+    )
 
 
 def hermite(backend, h: float, y0, f0, y1, slope1: Slope):
@@ -99,13 +107,18 @@ class ExplicitRK:
         self.order, self.error_order = tableau.order, tableau.error_order
         # the exponent of the step-size controller: err = O(h^k)
         self.k = min(tableau.order, tableau.error_order or tableau.order) + 1
-        self.safety, self.pi_beta = tableau.safety, tableau.pi_beta  # None: the controller's defaults
+        self.safety, self.pi_beta = (
+            tableau.safety,
+            tableau.pi_beta,
+        )  # None: the controller's defaults
         s = tableau.stages
-        self.last = s - 1 if tableau.fsal else s  # stages before y_new (FSAL: the last one is f(t + h, y_new))
+        self.last = (
+            s - 1 if tableau.fsal else s
+        )  # stages before y_new (FSAL: the last one is f(t + h, y_new))
         rows = backend.coefficient_rows
         self.c = tuple(map(float, tableau.c))
         self.a_rows = rows([tableau.a[i, :i] for i in range(s)])
-        self.b_row = rows([tableau.b[:self.last]])[0]
+        self.b_row = rows([tableau.b[: self.last]])[0]
         self.e_row = None if tableau.e is None else rows([tableau.e])[0]
         self.e2_row = None if tableau.e2 is None else rows([tableau.e2])[0]
         self.slope_row = s if tableau.p_uses_slope else None
@@ -129,8 +142,12 @@ class ExplicitRK:
         else:
             slope = Slope(field, t + h, y_new)
         s = self.tableau.stages
-        trial = Trial(y_new, None if self.e_row is None else be.combine(None, K, s, self.e_row, h),
-                      self._interpolant(t, y, h, K, k1, y_new, slope), slope)
+        trial = Trial(
+            y_new,
+            None if self.e_row is None else be.combine(None, K, s, self.e_row, h),
+            self._interpolant(t, y, h, K, k1, y_new, slope),
+            slope,
+        )
         if self.e2_row is not None:
             trial.error2 = be.combine(None, K, s, self.e2_row, h)
         return trial
@@ -202,7 +219,12 @@ class TwoStep:
         if self.n == 1:  # a one-step method of the same order; its stages seed the recursion
             ks = [k1]
             for i in range(1, self.starter.stages):
-                ks.append(field(t + self.starter.c[i] * h, backend.lincomb(y, ks, _times(h, self.starter.a[i]))))
+                ks.append(
+                    field(
+                        t + self.starter.c[i] * h,
+                        backend.lincomb(y, ks, _times(h, self.starter.a[i])),
+                    )
+                )
             self.prev = (t, y, ks[: method.starter_reuse()])
             y_new = backend.lincomb(y, ks, _times(h, self.starter.b))
         else:
@@ -220,7 +242,7 @@ def _ark_chain(field, backend, method: TwoStepRK, t, y, h, known):
     """k_1 = f(t, y), k_j = f(t + a_j h, y + a_j h k_{j-1}) for j = 2..s (Eq. (10) of CSAODE);
     the stages in ``known`` (a prefix of the chain) are not recomputed."""
     chain = list(known)
-    for a_j in method.a_float[len(chain) - 1:]:
+    for a_j in method.a_float[len(chain) - 1 :]:
         chain.append(field(t + a_j * h, backend.lincomb(y, (chain[-1],), (a_j * h,))))
     return chain
 

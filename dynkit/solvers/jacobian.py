@@ -14,6 +14,7 @@ Jacobian is block diagonal and only its blocks are formed). ``f_t`` has the stat
 Every call of ``f`` is counted in the solve's ``stats.nfe`` (finite-difference calls, the autograd
 pass and the time-derivative probe included); each provider call counts one ``stats.njev``.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,6 +30,7 @@ def _relative_step(backend) -> float:
 
         return math.sqrt(torch.finfo(backend.dtype).eps)
     return math.sqrt(np.finfo(backend.dtype).eps)
+
 
 # the tolerances that bound the increments' scale (atol, atol / rtol) when the field does not carry them
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-6, 1e-8
@@ -58,15 +60,19 @@ class SparsityPattern:
             try:
                 dense = np.asarray(pattern)
             except (TypeError, ValueError):
-                raise TypeError(f"jac_sparsity must be a (d, d) array or scipy.sparse matrix of 0/1 (True/False), "
-                                f"got {type(pattern).__name__}") from None
+                raise TypeError(
+                    f"jac_sparsity must be a (d, d) array or scipy.sparse matrix of 0/1 (True/False), "
+                    f"got {type(pattern).__name__}"
+                ) from None
             if dense.dtype.kind not in "biuf":
                 raise TypeError(f"jac_sparsity must hold 0/1 or booleans, got dtype {dense.dtype}")
             _check_zero_one(dense)
             S = scipy.sparse.csc_matrix(dense != 0)
         if S.shape != (d, d):
-            raise ValueError(f"jac_sparsity must have shape ({d}, {d}) for a state of {d} components, "
-                             f"got shape {S.shape}")
+            raise ValueError(
+                f"jac_sparsity must have shape ({d}, {d}) for a state of {d} components, "
+                f"got shape {S.shape}"
+            )
         S = scipy.sparse.csc_matrix((np.ones(S.nnz), S.indices, S.indptr), shape=S.shape)
         S.sum_duplicates()
         S.eliminate_zeros()
@@ -78,8 +84,11 @@ class SparsityPattern:
 
     def entries_of(self, cols: np.ndarray) -> np.ndarray:
         """Positions of the stored entries of the columns ``cols``."""
-        return np.concatenate([np.arange(self.indptr[j], self.indptr[j + 1]) for j in cols]) if len(cols) else \
-            np.zeros(0, int)
+        return (
+            np.concatenate([np.arange(self.indptr[j], self.indptr[j + 1]) for j in cols])
+            if len(cols)
+            else np.zeros(0, int)
+        )
 
     def column_argmax(self, values: np.ndarray) -> np.ndarray:
         """Per column, the position of its largest stored value (−1 for an empty column)."""
@@ -102,8 +111,10 @@ def _check_zero_one(values: np.ndarray) -> None:
         return
     bad = ~((values == 0) | (values == 1))
     if bad.any():
-        raise ValueError(f"jac_sparsity must hold only 0/1 or booleans (the structure of ∂f/∂y, 1 where an entry "
-                         f"may be nonzero), got {values[bad].ravel()[0]!r} among its {int(bad.sum())} other values")
+        raise ValueError(
+            f"jac_sparsity must hold only 0/1 or booleans (the structure of ∂f/∂y, 1 where an entry "
+            f"may be nonzero), got {values[bad].ravel()[0]!r} among its {int(bad.sum())} other values"
+        )
 
 
 # the probe that checks a sparsity pattern: a row's difference that the pattern's entries leave unexplained by
@@ -114,7 +125,9 @@ PATTERN_ROUNDING_ULPS = 1e3
 PATTERN_MISSING_SHARE = 1e-6
 
 
-def check_pattern(field, t: float, rows: np.ndarray, f_rows: np.ndarray, shape, dtype, pattern, D, delta) -> None:
+def check_pattern(
+    field, t: float, rows: np.ndarray, f_rows: np.ndarray, shape, dtype, pattern, D, delta
+) -> None:
     """Verify ``jac_sparsity`` once, at the first Jacobian: a ValueError naming the entries it misses.
 
     One probe ``f(y + p) − f(y)`` with ``p_j = ±h_j r_j`` (``r_j`` in [0.5, 1], a fixed seed; ``h_j = √ε
@@ -131,12 +144,16 @@ def check_pattern(field, t: float, rows: np.ndarray, f_rows: np.ndarray, shape, 
     step = np.sqrt(eps) * np.maximum(np.abs(y), size)
     step = (y + step) - y  # the increments actually taken, after rounding
     p = step * rng.uniform(0.5, 1.0, y.size) * rng.choice((-1.0, 1.0), y.size)
-    terms = D / delta[0, pattern.column_of_entry] * p[pattern.column_of_entry]  # J_ij p_j, declared entries
+    terms = (
+        D / delta[0, pattern.column_of_entry] * p[pattern.column_of_entry]
+    )  # J_ij p_j, declared entries
     explained, magnitude = np.zeros(y.size), np.zeros(y.size)
     np.add.at(explained, pattern.indices, terms)
     np.add.at(magnitude, pattern.indices, np.abs(terms))
     moved = y + p
-    f_moved = np.asarray(field(t, moved.reshape(shape).astype(dtype, copy=False)), dtype=np.float64).reshape(-1)
+    f_moved = np.asarray(
+        field(t, moved.reshape(shape).astype(dtype, copy=False)), dtype=np.float64
+    ).reshape(-1)
     residual = np.abs(f_moved - f_rows[0] - explained)
     floor = PATTERN_ROUNDING_ULPS * eps * np.maximum(np.abs(f_rows[0]), np.abs(f_moved))
     if not (residual > PATTERN_PROBE_SHARE * magnitude + floor).any():
@@ -146,22 +163,31 @@ def check_pattern(field, t: float, rows: np.ndarray, f_rows: np.ndarray, shape, 
     for j in range(d):
         probe = y.copy()
         probe[j] += step[j]
-        dense[:, j] = np.asarray(field(t, probe.reshape(shape).astype(dtype, copy=False)),
-                                 dtype=np.float64).reshape(-1) - f_rows[0]
+        dense[:, j] = (
+            np.asarray(
+                field(t, probe.reshape(shape).astype(dtype, copy=False)), dtype=np.float64
+            ).reshape(-1)
+            - f_rows[0]
+        )
     declared = np.zeros((d, d), bool)
     declared[pattern.indices, pattern.column_of_entry] = True
     row_scale = np.abs(dense).max(axis=1, keepdims=True)
     row_floor = PATTERN_ROUNDING_ULPS * eps * np.abs(f_rows[0])[:, None]
-    missing = np.argwhere(~declared & (np.abs(dense) > PATTERN_MISSING_SHARE * row_scale + row_floor))
+    missing = np.argwhere(
+        ~declared & (np.abs(dense) > PATTERN_MISSING_SHARE * row_scale + row_floor)
+    )
     if len(missing) == 0:
         return
-    shown = ", ".join(f"({i}, {j})" for i, j in missing[:10]) + (f", ... ({len(missing)} in all)"
-                                                                  if len(missing) > 10 else "")
-    raise ValueError(f"jac_sparsity misses nonzero entries of ∂f/∂y at t={t:.6g}: (row, column) = {shown} "
-                     f"(difference quotients {', '.join(f'{dense[i, j] / step[j]:.3g}' for i, j in missing[:3])}"
-                     f"{', ...' if len(missing) > 3 else ''}); the grouped differences would add them into other "
-                     f"entries and the solve would be wrong. Add them to the pattern (expected a pattern with 1 "
-                     f"wherever f_i depends on y_j)")
+    shown = ", ".join(f"({i}, {j})" for i, j in missing[:10]) + (
+        f", ... ({len(missing)} in all)" if len(missing) > 10 else ""
+    )
+    raise ValueError(
+        f"jac_sparsity misses nonzero entries of ∂f/∂y at t={t:.6g}: (row, column) = {shown} "
+        f"(difference quotients {', '.join(f'{dense[i, j] / step[j]:.3g}' for i, j in missing[:3])}"
+        f"{', ...' if len(missing) > 3 else ''}); the grouped differences would add them into other "
+        f"entries and the solve would be wrong. Add them to the pattern (expected a pattern with 1 "
+        f"wherever f_i depends on y_j)"
+    )
 
 
 # the check of a user's jac at the start of a solve (check_jacobian): a row whose central difference
@@ -171,8 +197,9 @@ JAC_CHECK_SHARE = 1e-3
 JAC_CHECK_ROUNDING_ULPS = 1e3
 
 
-def check_jacobian(f: Callable, J: Any, t: float, y: np.ndarray, atol: np.ndarray,
-                   dtype: Any = np.float64) -> None:
+def check_jacobian(
+    f: Callable, J: Any, t: float, y: np.ndarray, atol: np.ndarray, dtype: Any = np.float64
+) -> None:
     """Verify a user's ``J = jac(t, y)`` against a central difference of ``f`` along one probe: a
     ValueError if they disagree beyond rounding (two calls of ``f``, whatever the state's size).
 
@@ -233,7 +260,8 @@ def check_jacobian(f: Callable, J: Any, t: float, y: np.ndarray, atol: np.ndarra
         f"difference. The stiff methods would return a wrong answer or take far more steps. "
         f"Expected jac(t, y)[i, j] = ∂f_i/∂y_j (check its sign, scale and orientation: not "
         f"transposed); pass jac_check=False only for a deliberately approximate Jacobian (radau5 "
-        f"and bdf converge with one, the Rosenbrock methods lose their order)")
+        f"and bdf converge with one, the Rosenbrock methods lose their order)"
+    )
 
 
 def verify_user_jacobian(field, backend, t: float, y) -> None:
@@ -267,7 +295,7 @@ def _column_groups(indptr: np.ndarray, indices: np.ndarray, d: int) -> list[np.n
     used: list[np.ndarray] = []  # per group: the rows its columns occupy
     members: list[list[int]] = []
     for j in range(d):
-        rows = indices[indptr[j]:indptr[j + 1]]
+        rows = indices[indptr[j] : indptr[j + 1]]
         for g, occupied in enumerate(used):
             if not occupied[rows].any():
                 occupied[rows] = True
@@ -299,28 +327,40 @@ class UserJacobian:
         f_t = None
         if isinstance(J, tuple):
             if len(J) != 2:
-                raise ValueError(f"jac must return ∂f/∂y or the pair (∂f/∂y, ∂f/∂t), got a tuple of {len(J)}")
+                raise ValueError(
+                    f"jac must return ∂f/∂y or the pair (∂f/∂y, ∂f/∂t), got a tuple of {len(J)}"
+                )
             J, f_t = J
         if is_sparse(J) and self.backend.name == "numpy" and not self.batched:
-            J = J.tocsc().astype(self.backend.dtype)  # sparse LU in the stepper (scipy.sparse.linalg.splu)
+            J = J.tocsc().astype(
+                self.backend.dtype
+            )  # sparse LU in the stepper (scipy.sparse.linalg.splu)
             if tuple(J.shape) != self.want:
-                raise ValueError(f"jac must return ∂f/∂y of shape {self.want} for a state of shape "
-                                 f"{tuple(self.field.shape)}, got a sparse matrix of shape {J.shape}")
+                raise ValueError(
+                    f"jac must return ∂f/∂y of shape {self.want} for a state of shape "
+                    f"{tuple(self.field.shape)}, got a sparse matrix of shape {J.shape}"
+                )
             return J, self._time(t, y, f0, f_t)
         J = _as_backend_matrix(self.backend, J, "jac")
         if tuple(J.shape) != self.want:
             if math.prod(J.shape) == math.prod(self.want):
                 J = J.reshape(self.want)
             else:
-                raise ValueError(f"jac must return ∂f/∂y of shape {self.want} for a state of shape "
-                                 f"{tuple(self.field.shape)}{' (per sample)' if self.batched else ''}, "
-                                 f"got shape {tuple(J.shape)}")
+                raise ValueError(
+                    f"jac must return ∂f/∂y of shape {self.want} for a state of shape "
+                    f"{tuple(self.field.shape)}{' (per sample)' if self.batched else ''}, "
+                    f"got shape {tuple(J.shape)}"
+                )
         return J, self._time(t, y, f0, f_t)
 
     def _time(self, t, y, f0, f_t):
         if not self.with_time:
             return None
-        return _time_derivative(self.field, self.backend, t, y, f0) if f_t is None else self._time_part(f_t, y)
+        return (
+            _time_derivative(self.field, self.backend, t, y, f0)
+            if f_t is None
+            else self._time_part(f_t, y)
+        )
 
     def _time_part(self, f_t, y):
         """The user's ``∂f/∂t`` as an array like ``y`` (a scalar 0 for an autonomous ``f``)."""
@@ -328,8 +368,10 @@ class UserJacobian:
             return y * 0  # zeros like y (its dtype and device); lincomb skips zero weights anyway
         f_t = _as_backend_matrix(self.backend, f_t, "jac's ∂f/∂t")
         if tuple(f_t.shape) != tuple(y.shape):
-            raise ValueError(f"jac's ∂f/∂t must have the state's shape {tuple(y.shape)} (or be 0), "
-                             f"got shape {tuple(f_t.shape)}")
+            raise ValueError(
+                f"jac's ∂f/∂t must have the state's shape {tuple(y.shape)} (or be 0), "
+                f"got shape {tuple(f_t.shape)}"
+            )
         return f_t
 
 
@@ -388,7 +430,9 @@ class FiniteDifferenceJacobian:
         self.eps = eps
         self.fac_min, self.fac_max = math.sqrt(eps), 0.1
         shape = tuple(field.shape)
-        self.rows_shape = (shape[0], int(np.prod(shape[1:]))) if batched else (1, int(np.prod(shape)))
+        self.rows_shape = (
+            (shape[0], int(np.prod(shape[1:]))) if batched else (1, int(np.prod(shape)))
+        )
         n = self.rows_shape[1]
         self.fac = np.full(self.rows_shape, math.sqrt(eps))
         rtol = float(getattr(field, "rtol", DEFAULT_RTOL))
@@ -400,13 +444,17 @@ class FiniteDifferenceJacobian:
         self.sparsity = None
         if sparsity is not None:
             if batched:
-                raise ValueError("jac_sparsity does not combine with per_sample=True (expected jac_sparsity=None "
-                                 "for a per-sample solve: its Jacobian is block diagonal already)")
+                raise ValueError(
+                    "jac_sparsity does not combine with per_sample=True (expected jac_sparsity=None "
+                    "for a per-sample solve: its Jacobian is block diagonal already)"
+                )
             self.sparsity = sparsity
             self.groups = sparsity.groups
         else:
             self.groups = [np.array([j]) for j in range(n)]
-        self.pattern_checked = False  # jac_sparsity is verified at the first Jacobian (check_pattern)
+        self.pattern_checked = (
+            False  # jac_sparsity is verified at the first Jacobian (check_pattern)
+        )
 
     def __call__(self, t: float, y, f0):
         self.field.stats.njev += 1
@@ -428,7 +476,9 @@ class FiniteDifferenceJacobian:
             if not lost.any():
                 break
             redo = [cols[lost[:, cols].any(axis=0)] for cols in self.groups]
-            self._differences(t, rows, f_rows, shape, [cols for cols in redo if cols.size], delta, D)
+            self._differences(
+                t, rows, f_rows, shape, [cols for cols in redo if cols.size], delta, D
+            )
             lost = self._adapt(f_rows, D, delta, lost)
         if self.sparsity is None:
             J = D / delta[:, None, :]
@@ -440,11 +490,15 @@ class FiniteDifferenceJacobian:
 
             pattern = self.sparsity
             if not self.pattern_checked:
-                check_pattern(self.field, t, rows, f_rows, shape, self.backend.dtype, pattern, D, delta)
+                check_pattern(
+                    self.field, t, rows, f_rows, shape, self.backend.dtype, pattern, D, delta
+                )
                 self.pattern_checked = True
             values = D / delta[0, pattern.column_of_entry]
-            J = scipy.sparse.csc_matrix((values.astype(self.backend.dtype), pattern.indices, pattern.indptr),
-                                        shape=pattern.shape)
+            J = scipy.sparse.csc_matrix(
+                (values.astype(self.backend.dtype), pattern.indices, pattern.indptr),
+                shape=pattern.shape,
+            )
         return J, (_time_derivative(self.field, self.backend, t, y, f0) if self.with_time else None)
 
     def _resolve_rows(self, t, rows, f_rows, shape, D, delta, J) -> None:
@@ -463,11 +517,15 @@ class FiniteDifferenceJacobian:
         R = np.abs(J).max(axis=2, keepdims=True)  # (B, n, 1): each row's largest entry
         F = np.maximum(np.abs(f_rows)[:, :, None], np.abs(f_rows[:, :, None] + D))
         with np.errstate(divide="ignore", invalid="ignore"):
-            noise = eps * F / delta[:, None, :]  # the smallest change of entry (i, j) above f_i's rounding
-            coarse = (noise > eps ** 0.375 * R) & (R > 0)
+            noise = (
+                eps * F / delta[:, None, :]
+            )  # the smallest change of entry (i, j) above f_i's rounding
+            coarse = (noise > eps**0.375 * R) & (R > 0)
             if not coarse.any():
                 return
-            wanted = np.where(coarse, np.sqrt(eps) * F / np.where(R > 0, R, 1.0), 0.0).max(axis=1)  # (B, n)
+            wanted = np.where(coarse, np.sqrt(eps) * F / np.where(R > 0, R, 1.0), 0.0).max(
+                axis=1
+            )  # (B, n)
         cap = 0.1 * np.maximum(np.abs(rows), self.level)
         cols = np.flatnonzero(coarse.any(axis=(0, 1)))
         step = np.minimum(np.maximum(wanted[:, cols], delta[:, cols]), cap[:, cols])
@@ -478,8 +536,13 @@ class FiniteDifferenceJacobian:
                 continue  # no larger increment allowed: nothing to gain
             probe = rows.copy()
             probe[:, j] = moved[:, k]
-            df = np.asarray(self.field(t, probe.reshape(shape).astype(self.backend.dtype, copy=False)),
-                            dtype=np.float64).reshape(rows.shape) - f_rows
+            df = (
+                np.asarray(
+                    self.field(t, probe.reshape(shape).astype(self.backend.dtype, copy=False)),
+                    dtype=np.float64,
+                ).reshape(rows.shape)
+                - f_rows
+            )
             column = df / taken[:, k][:, None]
             # an entry moves only within the old value's rounding: beyond it the old value stands, and the difference
             # is the larger increment's truncation error (Robertson's ∂f2/∂y2 = −121.3 became −121.8 without this)
@@ -505,17 +568,24 @@ class FiniteDifferenceJacobian:
         # the perturbed values of every column at once (one vector operation, not one a column)
         step = self.fac[:, cols] * np.maximum(np.abs(rows[:, cols]), self.threshold[:, cols])
         moved = rows[:, cols] + step
-        zero = moved == rows[:, cols]  # below the state's resolution: the smallest increment that changes y_j
+        zero = (
+            moved == rows[:, cols]
+        )  # below the state's resolution: the smallest increment that changes y_j
         if zero.any():
             moved = np.where(zero, np.nextafter(rows[:, cols], np.inf), moved)
         delta[:, cols] = moved - rows[:, cols]  # the increment actually taken, after rounding
         start = 0
         for group in groups:
             probe = rows.copy()
-            probe[:, group] = moved[:, start:start + group.size]
+            probe[:, group] = moved[:, start : start + group.size]
             start += group.size
-            df = np.asarray(self.field(t, probe.reshape(shape).astype(self.backend.dtype, copy=False)),
-                            dtype=np.float64).reshape(rows.shape) - f_rows
+            df = (
+                np.asarray(
+                    self.field(t, probe.reshape(shape).astype(self.backend.dtype, copy=False)),
+                    dtype=np.float64,
+                ).reshape(rows.shape)
+                - f_rows
+            )
             if self.sparsity is None:
                 D[:, :, group[0]] = df  # a dense group is one column
             else:
@@ -533,16 +603,20 @@ class FiniteDifferenceJacobian:
             f_at = np.take_along_axis(f_rows, row, axis=1)
             d_at = np.take_along_axis(D, row[:, None, :], axis=1)[:, 0, :]
         else:
-            k = self.sparsity.column_argmax(np.abs(D))  # entry of each column's largest difference (-1: none)
+            k = self.sparsity.column_argmax(
+                np.abs(D)
+            )  # entry of each column's largest difference (-1: none)
             has = k >= 0
             d_at = np.where(has, D[np.maximum(k, 0)], 0.0)[None]
             f_at = np.where(has, f_rows[0, self.sparsity.indices[np.maximum(k, 0)]], 0.0)[None]
             big = np.abs(d_at)
         scale = np.maximum(np.abs(f_at), np.abs(f_at + d_at))  # max(|f(y)|, |f(y + δ)|) in that row
-        lost = (big <= eps ** 0.875 * scale) & (self.fac < self.fac_max) & (scale > 0) & only
-        few = (big < eps ** 0.75 * scale) & ~lost & only
-        large = (big > eps ** 0.25 * scale) & only
-        raised = np.where(big > 0, self.fac * np.sqrt(eps) * scale / np.where(big > 0, big, 1.0), self.fac * 1e4)
+        lost = (big <= eps**0.875 * scale) & (self.fac < self.fac_max) & (scale > 0) & only
+        few = (big < eps**0.75 * scale) & ~lost & only
+        large = (big > eps**0.25 * scale) & only
+        raised = np.where(
+            big > 0, self.fac * np.sqrt(eps) * scale / np.where(big > 0, big, 1.0), self.fac * 1e4
+        )
         self.fac = np.where(lost, np.minimum(raised, self.fac_max), self.fac)
         self.fac = np.where(few, np.minimum(10 * self.fac, self.fac_max), self.fac)
         self.fac = np.where(large, np.maximum(0.1 * self.fac, self.fac_min), self.fac)
@@ -583,7 +657,9 @@ class AutogradJacobian:
                 J = jacrev(summed)(rows).permute(1, 0, 2)  # [i, b, j] -> [b, i, j]
             else:
                 J = jacrev(lambda yy: f(tt, yy.reshape(shape)).reshape(-1))(y.reshape(-1))
-            field.stats.nfe += 1  # the forward pass inside jacrev (its reverse passes are vectorised)
+            field.stats.nfe += (
+                1  # the forward pass inside jacrev (its reverse passes are vectorised)
+            )
             f_t = None
             if self.time_by_autograd and self.with_time:
                 try:
@@ -615,7 +691,9 @@ def _as_backend_matrix(backend, J: Any, name: str):
         try:
             J = np.asarray(J, dtype=np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"{name} must return an array of numbers, got {type(J).__name__}") from None
+            raise TypeError(
+                f"{name} must return an array of numbers, got {type(J).__name__}"
+            ) from None
     if J.dtype.kind not in "fiu":
         raise TypeError(f"{name} must return real numbers, got dtype {J.dtype}")
     return J.astype(backend.dtype, copy=False)
@@ -627,8 +705,10 @@ def jacobian_provider(field, backend, jac: Callable | None, batched: bool):
     pattern = getattr(field, "jac_sparsity", None)
     if pattern is not None and not isinstance(pattern, SparsityPattern):
         if backend.name == "torch":
-            raise ValueError("jac_sparsity is for numpy states (expected jac_sparsity=None for a torch y0: its "
-                             "Jacobian comes dense from autograd)")
+            raise ValueError(
+                "jac_sparsity is for numpy states (expected jac_sparsity=None for a torch y0: its "
+                "Jacobian comes dense from autograd)"
+            )
         pattern = SparsityPattern(pattern, int(np.prod(field.shape)))
         field.jac_sparsity = pattern
     if jac is not None:
@@ -641,10 +721,12 @@ def jacobian_provider(field, backend, jac: Callable | None, batched: bool):
 def torch_refusal(name: str) -> str:
     """Why ``radau5``/``bdf`` refuse a torch ``y0``, and what to do instead (their arithmetic is numpy/LAPACK
     in float64; converting a torch state silently would cut the autograd graph the torch solves promise)."""
-    return (f"method {name!r} needs y0 as a numpy array, got a torch.Tensor (its Newton iterations and LU run in "
-            f"numpy float64). For a torch y0 use method='rodas4', 'rodas5', 'rosenbrock23' or 'auto' (torch "
-            f"arithmetic, autograd Jacobians, differentiable); or solve with numpy yourself: "
-            f"y0.detach().cpu().numpy() and an f on numpy arrays (no gradients through the solve)")
+    return (
+        f"method {name!r} needs y0 as a numpy array, got a torch.Tensor (its Newton iterations and LU run in "
+        f"numpy float64). For a torch y0 use method='rodas4', 'rodas5', 'rosenbrock23' or 'auto' (torch "
+        f"arithmetic, autograd Jacobians, differentiable); or solve with numpy yourself: "
+        f"y0.detach().cpu().numpy() and an f on numpy arrays (no gradients through the solve)"
+    )
 
 
 def is_sparse(J: Any) -> bool:

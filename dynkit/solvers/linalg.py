@@ -4,6 +4,7 @@
 Sparse: SuperLU (``scipy.sparse.linalg.splu``); dense: LAPACK. An exactly singular matrix gives ``None``
 (the stepper then rejects the step and the controller shrinks it).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -80,4 +81,6 @@ def shifted_lu(J, sigma):
     """LU of ``σI − J``, dense or sparse as ``J`` is; ``None`` if singular or not finite."""
     if type(J).__module__.startswith("scipy.sparse"):
         return sparse_lu(J, sigma)
-    return dense_lu(sigma * np.eye(J.shape[0], dtype=np.result_type(J.dtype, sigma)) - J)  # a float32 J stays float32
+    return dense_lu(
+        sigma * np.eye(J.shape[0], dtype=np.result_type(J.dtype, sigma)) - J
+    )  # a float32 J stays float32

@@ -30,6 +30,7 @@ exception as ``__cause__``); a value of the wrong kind (``event_fn`` returning N
 ``func`` returning a tensor on another device such as ``meta``) a TypeError naming it. An ``event_fn``
 that is zero at ``t[0]`` is refused: its event would be the initial time itself.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -49,8 +50,16 @@ from .errors import MaxStepsExceeded, VectorFieldError
 __all__ = ["odeint", "odeint_adjoint", "TORCHDIFFEQ_METHODS", "NO_EQUIVALENT"]
 
 # torchdiffeq name -> dynkit name: the same method, or (dopri8) the same order and kind
-TORCHDIFFEQ_METHODS = {"dopri5": "dopri5", "dopri8": "dop853", "bosh3": "bosh3", "tsit5": "tsit5", "euler": "euler",
-                       "midpoint": "midpoint", "rk4": "rk4", "heun2": "heun"}
+TORCHDIFFEQ_METHODS = {
+    "dopri5": "dopri5",
+    "dopri8": "dop853",
+    "bosh3": "bosh3",
+    "tsit5": "tsit5",
+    "euler": "euler",
+    "midpoint": "midpoint",
+    "rk4": "rk4",
+    "heun2": "heun",
+}
 # torchdiffeq names without a dynkit equivalent -> what they are and the nearest dynkit method
 NO_EQUIVALENT = {
     "fehlberg2": "Runge–Kutta–Fehlberg 2(1); nearest in dynkit: 'bosh3' (3(2)) or 'rkf45'",
@@ -60,24 +69,42 @@ NO_EQUIVALENT = {
     "implicit_adams": "Adams–Bashforth–Moulton (multistep); nearest in dynkit: the two-step 'ark4'",
     "fixed_adams": "Adams–Bashforth–Moulton (multistep); nearest in dynkit: the two-step 'ark4'",
     "scipy_solver": "torchdiffeq's wrapper of scipy.integrate.solve_ivp; use dk.solve with a numpy y0 "
-                    "('rodas4', 'auto' for stiff problems) or scipy itself",
+    "('rodas4', 'auto' for stiff problems) or scipy itself",
 }
 # torchdiffeq's implicit (stiff) methods: dynkit's stiff methods are the linearly implicit Rosenbrock ones (torch and
 # numpy states) and radau5 / bdf (numpy states, through dk.solve)
-_STIFF = ("nearest in dynkit: {torch} with a torch state (L-stable Rosenbrock, Jacobian by autograd), or "
-          "dk.solve(..., method={numpy}) with a numpy state")
-NO_EQUIVALENT.update({
-    "implicit_euler": "implicit Euler, order 1; " + _STIFF.format(torch="'rosenbrock23'", numpy="'bdf'"),
-    "implicit_midpoint": "implicit midpoint, order 2; " + _STIFF.format(torch="'rosenbrock23'", numpy="'radau5'"),
-    "trapezoid": "implicit trapezoid, order 2; " + _STIFF.format(torch="'rosenbrock23'", numpy="'radau5'"),
-    "sdirk2": "SDIRK of order 2; " + _STIFF.format(torch="'rosenbrock23'", numpy="'radau5'"),
-    "trbdf2": "TR-BDF2, order 2; " + _STIFF.format(torch="'rosenbrock23'", numpy="'bdf'"),
-    "radauIIA3": "Radau IIA of order 3; " + _STIFF.format(torch="'rodas4'", numpy="'radau5'"),
-    "radauIIA5": "Radau IIA of order 5; " + _STIFF.format(torch="'rodas5'", numpy="'radau5'"),
-    "gl4": "Gauss–Legendre of order 4 (fixed step, symplectic); " + _STIFF.format(torch="'rodas4'", numpy="'radau5'"),
-    "gl6": "Gauss–Legendre of order 6 (fixed step, symplectic); " + _STIFF.format(torch="'rodas5'", numpy="'radau5'"),
-})
-ADAPTIVE_OPTIONS = ("first_step", "max_num_steps", "dtype", "norm", "min_step", "max_step", "step_t", "jump_t")
+_STIFF = (
+    "nearest in dynkit: {torch} with a torch state (L-stable Rosenbrock, Jacobian by autograd), or "
+    "dk.solve(..., method={numpy}) with a numpy state"
+)
+NO_EQUIVALENT.update(
+    {
+        "implicit_euler": "implicit Euler, order 1; "
+        + _STIFF.format(torch="'rosenbrock23'", numpy="'bdf'"),
+        "implicit_midpoint": "implicit midpoint, order 2; "
+        + _STIFF.format(torch="'rosenbrock23'", numpy="'radau5'"),
+        "trapezoid": "implicit trapezoid, order 2; "
+        + _STIFF.format(torch="'rosenbrock23'", numpy="'radau5'"),
+        "sdirk2": "SDIRK of order 2; " + _STIFF.format(torch="'rosenbrock23'", numpy="'radau5'"),
+        "trbdf2": "TR-BDF2, order 2; " + _STIFF.format(torch="'rosenbrock23'", numpy="'bdf'"),
+        "radauIIA3": "Radau IIA of order 3; " + _STIFF.format(torch="'rodas4'", numpy="'radau5'"),
+        "radauIIA5": "Radau IIA of order 5; " + _STIFF.format(torch="'rodas5'", numpy="'radau5'"),
+        "gl4": "Gauss–Legendre of order 4 (fixed step, symplectic); "
+        + _STIFF.format(torch="'rodas4'", numpy="'radau5'"),
+        "gl6": "Gauss–Legendre of order 6 (fixed step, symplectic); "
+        + _STIFF.format(torch="'rodas5'", numpy="'radau5'"),
+    }
+)
+ADAPTIVE_OPTIONS = (
+    "first_step",
+    "max_num_steps",
+    "dtype",
+    "norm",
+    "min_step",
+    "max_step",
+    "step_t",
+    "jump_t",
+)
 FIXED_OPTIONS = ("step_size", "grid_constructor", "perturb", "interp", "max_num_steps", "dtype")
 MAX_NUM_STEPS = 100_000  # dk.solve's default max_steps (torchdiffeq's is 2**31 - 1)
 # Two grid steps equal to this relative precision make a uniform grid (one dk.solve call).
@@ -88,8 +115,17 @@ UNIFORM_RTOL = 1e-10
 EVENT_HORIZONS = 10
 
 
-def odeint(func: Callable, y0: Any, t: Any, *, rtol: float = 1e-7, atol: Any = 1e-9, method: str | None = None,
-           options: dict | None = None, event_fn: Callable | None = None):
+def odeint(
+    func: Callable,
+    y0: Any,
+    t: Any,
+    *,
+    rtol: float = 1e-7,
+    atol: Any = 1e-9,
+    method: str | None = None,
+    options: dict | None = None,
+    event_fn: Callable | None = None,
+):
     """Integrate ``dy/dt = func(t, y)``, ``y(t[0]) = y0`` with torchdiffeq's calling conventions.
 
     Parameters
@@ -144,10 +180,22 @@ def odeint(func: Callable, y0: Any, t: Any, *, rtol: float = 1e-7, atol: Any = 1
     return _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint=None)
 
 
-def odeint_adjoint(func: Callable, y0: Any, t: Any, *, rtol: float = 1e-7, atol: Any = 1e-9,
-                   method: str | None = None, options: dict | None = None, event_fn: Callable | None = None,
-                   adjoint_rtol: float | None = None, adjoint_atol: Any = None, adjoint_method: str | None = None,
-                   adjoint_options: dict | None = None, adjoint_params: Any = None):
+def odeint_adjoint(
+    func: Callable,
+    y0: Any,
+    t: Any,
+    *,
+    rtol: float = 1e-7,
+    atol: Any = 1e-9,
+    method: str | None = None,
+    options: dict | None = None,
+    event_fn: Callable | None = None,
+    adjoint_rtol: float | None = None,
+    adjoint_atol: Any = None,
+    adjoint_method: str | None = None,
+    adjoint_options: dict | None = None,
+    adjoint_params: Any = None,
+):
     """:func:`odeint` with gradients by the continuous adjoint (:mod:`dynkit.solvers.adjoint`).
 
     Memory stays flat in the number of steps: the forward solve keeps no graph, and the gradients
@@ -175,28 +223,46 @@ def odeint_adjoint(func: Callable, y0: Any, t: Any, *, rtol: float = 1e-7, atol:
 
     if adjoint_params is None:
         if not isinstance(func, torch.nn.Module):
-            raise ValueError("odeint_adjoint needs func to be an nn.Module (whose parameters receive gradients) "
-                             "or the tensors it uses given as adjoint_params (adjoint_params=() when there are "
-                             f"none); got func={getattr(func, '__qualname__', type(func).__name__)} and "
-                             "adjoint_params=None")
+            raise ValueError(
+                "odeint_adjoint needs func to be an nn.Module (whose parameters receive gradients) "
+                "or the tensors it uses given as adjoint_params (adjoint_params=() when there are "
+                f"none); got func={getattr(func, '__qualname__', type(func).__name__)} and "
+                "adjoint_params=None"
+            )
         adjoint_params = tuple(func.parameters())
     elif isinstance(adjoint_params, torch.Tensor):
         adjoint_params = (adjoint_params,)
     try:
         params = tuple(adjoint_params)
     except TypeError:
-        raise TypeError(f"adjoint_params must be a sequence of torch tensors, got "
-                        f"{type(adjoint_params).__name__}") from None
+        raise TypeError(
+            f"adjoint_params must be a sequence of torch tensors, got "
+            f"{type(adjoint_params).__name__}"
+        ) from None
     bad = [type(p).__name__ for p in params if not isinstance(p, torch.Tensor)]
     if bad:
-        raise TypeError(f"adjoint_params must be a sequence of torch tensors, got elements of type {bad}")
-    backward = {"method": method if adjoint_method is None else adjoint_method,
-                "rtol": rtol if adjoint_rtol is None else adjoint_rtol,
-                "atol": atol if adjoint_atol is None else adjoint_atol,
-                "options": (options if adjoint_method in (None, method) else None) if adjoint_options is None
-                else adjoint_options}
-    return _odeint(func, y0, t, rtol, atol, method, options, event_fn,
-                   adjoint=(tuple(p for p in params if p.requires_grad), backward))
+        raise TypeError(
+            f"adjoint_params must be a sequence of torch tensors, got elements of type {bad}"
+        )
+    backward = {
+        "method": method if adjoint_method is None else adjoint_method,
+        "rtol": rtol if adjoint_rtol is None else adjoint_rtol,
+        "atol": atol if adjoint_atol is None else adjoint_atol,
+        "options": (options if adjoint_method in (None, method) else None)
+        if adjoint_options is None
+        else adjoint_options,
+    }
+    return _odeint(
+        func,
+        y0,
+        t,
+        rtol,
+        atol,
+        method,
+        options,
+        event_fn,
+        adjoint=(tuple(p for p in params if p.requires_grad), backward),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,15 +277,21 @@ class _State:
         self.is_tuple = isinstance(y0, tuple)
         parts = y0 if self.is_tuple else (y0,)
         if self.is_tuple and not parts:
-            raise ValueError("y0 must be a tensor or a non-empty tuple of tensors, got an empty tuple")
+            raise ValueError(
+                "y0 must be a tensor or a non-empty tuple of tensors, got an empty tuple"
+            )
         for i, p in enumerate(parts):
             if not isinstance(p, torch.Tensor):
                 where = f"y0[{i}]" if self.is_tuple else "y0"
-                raise TypeError(f"{where} must be a torch.Tensor (odeint follows torchdiffeq: a tensor or a tuple "
-                                f"of tensors; dk.solve takes numpy arrays), got {type(p).__name__}")
+                raise TypeError(
+                    f"{where} must be a torch.Tensor (odeint follows torchdiffeq: a tensor or a tuple "
+                    f"of tensors; dk.solve takes numpy arrays), got {type(p).__name__}"
+                )
             if p.dtype != parts[0].dtype or p.device != parts[0].device:
-                raise ValueError(f"y0's tensors must share one dtype and device, got {p.dtype} on {p.device} at "
-                                 f"y0[{i}] and {parts[0].dtype} on {parts[0].device} at y0[0]")
+                raise ValueError(
+                    f"y0's tensors must share one dtype and device, got {p.dtype} on {p.device} at "
+                    f"y0[{i}] and {parts[0].dtype} on {parts[0].device} at y0[0]"
+                )
         self.shapes = [p.shape for p in parts]
         self.sizes = [p.numel() for p in parts]
         self.flat = torch.cat([p.reshape(-1) for p in parts]) if self.is_tuple else y0
@@ -237,9 +309,11 @@ class _State:
         if not self.is_tuple:
             return value
         if not isinstance(value, (tuple, list)) or len(value) != len(self.shapes):
-            raise TypeError(f"{what} must return a tuple of {len(self.shapes)} tensors like y0, got "
-                            f"{type(value).__name__}" + (f" of length {len(value)}" if isinstance(value, (tuple, list))
-                                                         else ""))
+            raise TypeError(
+                f"{what} must return a tuple of {len(self.shapes)} tensors like y0, got "
+                f"{type(value).__name__}"
+                + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else "")
+            )
         return torch.cat([torch.as_tensor(v).reshape(-1) for v in value])
 
     def field(self, func):
@@ -253,13 +327,21 @@ class _State:
 
         if self.is_tuple and isinstance(tol, (tuple, list)):
             if len(tol) != len(self.shapes):
-                raise ValueError(f"{name} must be a scalar or one value per element of y0 ({len(self.shapes)}), "
-                                 f"got {len(tol)} values")
-            return torch.cat([torch.broadcast_to(torch.as_tensor(v, dtype=torch.float64), s).reshape(-1)
-                              for v, s in zip(tol, self.shapes)])
+                raise ValueError(
+                    f"{name} must be a scalar or one value per element of y0 ({len(self.shapes)}), "
+                    f"got {len(tol)} values"
+                )
+            return torch.cat(
+                [
+                    torch.broadcast_to(torch.as_tensor(v, dtype=torch.float64), s).reshape(-1)
+                    for v, s in zip(tol, self.shapes)
+                ]
+            )
         if not self.is_tuple and isinstance(tol, (tuple, list)):
-            raise TypeError(f"{name} must be a float or a tensor broadcastable to y0 (a tuple gives one value per "
-                            f"element of a tuple y0, and y0 is one tensor), got {type(tol).__name__} {tol!r:.60}")
+            raise TypeError(
+                f"{name} must be a float or a tensor broadcastable to y0 (a tuple gives one value per "
+                f"element of a tuple y0, and y0 is one tensor), got {type(tol).__name__} {tol!r:.60}"
+            )
         if isinstance(tol, torch.Tensor) and tol.ndim == 0:
             return float(tol)
         return tol
@@ -271,15 +353,21 @@ def _resolve_method(method) -> tuple[str, bool]:
     if method is None:
         method = "dopri5"
     if not isinstance(method, str):
-        raise TypeError(f"method must be a method name (str), got {type(method).__name__} {method!r:.60}")
+        raise TypeError(
+            f"method must be a method name (str), got {type(method).__name__} {method!r:.60}"
+        )
     if method in NO_EQUIVALENT:
-        raise ValueError(f"method must be one of {sorted(TORCHDIFFEQ_METHODS)} or a dynkit method "
-                         f"({', '.join(METHODS)}), got {method!r} ({NO_EQUIVALENT[method]}), which has no dynkit "
-                         f"equivalent")
+        raise ValueError(
+            f"method must be one of {sorted(TORCHDIFFEQ_METHODS)} or a dynkit method "
+            f"({', '.join(METHODS)}), got {method!r} ({NO_EQUIVALENT[method]}), which has no dynkit "
+            f"equivalent"
+        )
     name = TORCHDIFFEQ_METHODS.get(method, method)
     if name not in METHODS:
-        raise ValueError(f"method must be a torchdiffeq name ({', '.join(sorted(TORCHDIFFEQ_METHODS))}) or a dynkit "
-                         f"method ({', '.join(METHODS)}), got {method!r}")
+        raise ValueError(
+            f"method must be a torchdiffeq name ({', '.join(sorted(TORCHDIFFEQ_METHODS))}) or a dynkit "
+            f"method ({', '.join(METHODS)}), got {method!r}"
+        )
     return name, METHODS[name].adaptive
 
 
@@ -291,52 +379,82 @@ def _resolve_options(options, adaptive: bool, method: str) -> dict:
     allowed = ADAPTIVE_OPTIONS if adaptive else FIXED_OPTIONS
     unknown = sorted(set(options) - set(allowed))
     if unknown:
-        raise ValueError(f"options must be a subset of {list(allowed)} with the "
-                         f"{'adaptive' if adaptive else 'fixed-step'} method {method!r}, got {unknown}, which "
-                         f"dynkit.odeint does not support (see the 'Coming from torchdiffeq' docs page)")
+        raise ValueError(
+            f"options must be a subset of {list(allowed)} with the "
+            f"{'adaptive' if adaptive else 'fixed-step'} method {method!r}, got {unknown}, which "
+            f"dynkit.odeint does not support (see the 'Coming from torchdiffeq' docs page)"
+        )
     if options.get("interp", "cubic") != "cubic":
-        raise ValueError(f"options['interp'] must be 'cubic' (dynkit's fixed-step outputs between grid points are "
-                         f"cubic Hermite), got {options['interp']!r}")
+        raise ValueError(
+            f"options['interp'] must be 'cubic' (dynkit's fixed-step outputs between grid points are "
+            f"cubic Hermite), got {options['interp']!r}"
+        )
     if not isinstance(options.get("perturb", False), bool):
         raise TypeError(f"options['perturb'] must be True or False, got {options['perturb']!r}")
     if options.get("step_size") is not None and options.get("grid_constructor") is not None:
-        raise ValueError("options 'step_size' and 'grid_constructor' are mutually exclusive; got both")
+        raise ValueError(
+            "options 'step_size' and 'grid_constructor' are mutually exclusive; got both"
+        )
     for key in ("step_size", "first_step"):
         value = options.get(key)
-        if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool)
-                                      and 0 < value < math.inf or _positive_scalar_tensor(value)):
-            raise ValueError(f"options[{key!r}] must be a positive finite number (its sign follows t), "
-                             f"got {value!r}")
+        if value is not None and not (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and 0 < value < math.inf
+            or _positive_scalar_tensor(value)
+        ):
+            raise ValueError(
+                f"options[{key!r}] must be a positive finite number (its sign follows t), "
+                f"got {value!r}"
+            )
     steps = options.get("max_num_steps")
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, Integral) or steps < 1):
-        raise TypeError(f"options['max_num_steps'] must be a positive int, got {type(steps).__name__} {steps!r:.40}")
+    if steps is not None and (
+        isinstance(steps, bool) or not isinstance(steps, Integral) or steps < 1
+    ):
+        raise TypeError(
+            f"options['max_num_steps'] must be a positive int, got {type(steps).__name__} {steps!r:.40}"
+        )
     dtype = options.get("dtype")
     if dtype is not None and not _floating_dtype(dtype):
-        raise TypeError(f"options['dtype'] must be a floating torch dtype (torch.float32 or torch.float64; dynkit "
-                        f"keeps its times in float64), got {type(dtype).__name__} {dtype!r:.40}")
+        raise TypeError(
+            f"options['dtype'] must be a floating torch dtype (torch.float32 or torch.float64; dynkit "
+            f"keeps its times in float64), got {type(dtype).__name__} {dtype!r:.40}"
+        )
     grid = options.get("grid_constructor")
     if grid is not None and not callable(grid):
-        raise TypeError(f"options['grid_constructor'] must be a callable grid_constructor(func, y0, t) -> grid, got "
-                        f"{type(grid).__name__} {grid!r:.40}")
+        raise TypeError(
+            f"options['grid_constructor'] must be a callable grid_constructor(func, y0, t) -> grid, got "
+            f"{type(grid).__name__} {grid!r:.40}"
+        )
     options = dict(options)
     for key in ("min_step", "max_step"):
         if key in options:
             value = options[key]
             value = float(value) if _scalar_tensor(value) else value
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-                raise ValueError(f"options[{key!r}] must be a number >= 0 (a bound on |step|), got {value!r}")
+                raise ValueError(
+                    f"options[{key!r}] must be a number >= 0 (a bound on |step|), got {value!r}"
+                )
             options[key] = float(value)
-    if options.get("norm") is not None and not callable(options["norm"]) and options["norm"] != "seminorm":
-        raise TypeError(f"options['norm'] must be a callable norm(tensor) -> scalar (or 'seminorm' in "
-                        f"adjoint_options), got {options['norm']!r:.60}")
+    if (
+        options.get("norm") is not None
+        and not callable(options["norm"])
+        and options["norm"] != "seminorm"
+    ):
+        raise TypeError(
+            f"options['norm'] must be a callable norm(tensor) -> scalar (or 'seminorm' in "
+            f"adjoint_options), got {options['norm']!r:.60}"
+        )
     for key in ("step_t", "jump_t"):
         if options.get(key) is not None:
             options[key] = _time_points(options[key], f"options[{key!r}]")
     if "step_t" in options and "jump_t" in options:
         shared = set(options["step_t"].tolist()) & set(options["jump_t"].tolist())
         if shared:
-            raise ValueError(f"options 'step_t' and 'jump_t' must not share times (as in torchdiffeq), got "
-                             f"{sorted(shared)} in both")
+            raise ValueError(
+                f"options 'step_t' and 'jump_t' must not share times (as in torchdiffeq), got "
+                f"{sorted(shared)} in both"
+            )
     return options
 
 
@@ -350,11 +468,15 @@ def _time_points(value, name: str) -> np.ndarray:
     """``step_t`` / ``jump_t`` as a sorted 1-D float64 array of distinct finite times."""
     import torch
 
-    raw = value.detach().to(torch.float64).cpu().numpy() if isinstance(value, torch.Tensor) else value
+    raw = (
+        value.detach().to(torch.float64).cpu().numpy() if isinstance(value, torch.Tensor) else value
+    )
     try:
         points = np.asarray(raw, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a 1-D tensor (or sequence) of times, got {type(value).__name__}") from None
+        raise TypeError(
+            f"{name} must be a 1-D tensor (or sequence) of times, got {type(value).__name__}"
+        ) from None
     if not np.isfinite(points).all():
         raise ValueError(f"{name} must hold finite times, got {points.tolist()}")
     return np.unique(points)
@@ -401,14 +523,24 @@ backward solves of :func:`odeint_adjoint`."""
 
 def _callbacks(func, adaptive: bool, name: str, suffix: str = "") -> dict:
     """``func``'s torchdiffeq callbacks (``callback_step{suffix}``, ...) as ``{"on_step": callable, ...}``."""
-    found = {key: getattr(func, key + suffix) for key in CALLBACKS if callable(getattr(func, key + suffix, None))}
+    found = {
+        key: getattr(func, key + suffix)
+        for key in CALLBACKS
+        if callable(getattr(func, key + suffix, None))
+    }
     if not adaptive:
         ignored = [key + suffix for key in CALLBACKS[1:] if key in found]
         if ignored:
-            warnings.warn(f"{', '.join(ignored)} of func are never called by the fixed-step method {name!r} "
-                          f"(every step is accepted; callback_step{suffix} is called)", UserWarning, stacklevel=4)
+            warnings.warn(
+                f"{', '.join(ignored)} of func are never called by the fixed-step method {name!r} "
+                f"(every step is accepted; callback_step{suffix} is called)",
+                UserWarning,
+                stacklevel=4,
+            )
         found = {k: v for k, v in found.items() if k == "callback_step"}
-    return {"on_" + key.removeprefix("callback_").removesuffix("_step"): cb for key, cb in found.items()}
+    return {
+        "on_" + key.removeprefix("callback_").removesuffix("_step"): cb for key, cb in found.items()
+    }
 
 
 def _with_tensors(callback, unflatten):
@@ -436,16 +568,30 @@ def _control(options: dict, callbacks: dict, unflatten, norm=None) -> StepContro
 class _Runner:
     """One :func:`dynkit.solve` (or :func:`~dynkit.solvers.adjoint.solve_adjoint`) call with fixed settings."""
 
-    def __init__(self, name, adaptive, rtol, atol, max_steps, adjoint, state: _State, func=None, options=None):
-        self.name, self.rtol, self.atol, self.max_steps, self.adjoint = name, rtol, atol, max_steps, adjoint
+    def __init__(
+        self, name, adaptive, rtol, atol, max_steps, adjoint, state: _State, func=None, options=None
+    ):
+        self.name, self.rtol, self.atol, self.max_steps, self.adjoint = (
+            name,
+            rtol,
+            atol,
+            max_steps,
+            adjoint,
+        )
         self.step_key = _step_key(adaptive)
         options = options or {}
         user_norm = options.get("norm")
         if user_norm == "seminorm":
-            raise ValueError("options['norm']='seminorm' is for the backward solves: pass it in adjoint_options "
-                             "(adjoint_options=dict(norm='seminorm')) of odeint_adjoint")
+            raise ValueError(
+                "options['norm']='seminorm' is for the backward solves: pass it in adjoint_options "
+                "(adjoint_options=dict(norm='seminorm')) of odeint_adjoint"
+            )
         # the user's norm sees the error shaped like y0 (a 0-d y0 is solved as one component)
-        norm = None if user_norm is None else (lambda e: user_norm(state.unflatten(e.reshape(state.flat.shape))))
+        norm = (
+            None
+            if user_norm is None
+            else (lambda e: user_norm(state.unflatten(e.reshape(state.flat.shape))))
+        )
         self.control = _control(options, _callbacks(func, adaptive, name), state.unflatten, norm)
         self.backward = None
         if adjoint is not None:
@@ -453,25 +599,44 @@ class _Runner:
             b_name, b_adaptive = _resolve_method(spec["method"])
             b_options = _resolve_options(spec["options"], b_adaptive, b_name)
             if not b_adaptive and b_options.get("norm") is not None:
-                raise ValueError(f"adjoint_options['norm'] needs an adaptive adjoint method, got {b_name!r}")
-            self.backward = {"method": b_name, "rtol": spec["rtol"],
-                             "atol": state.tolerance(spec["atol"], "adjoint_atol"),
-                             "control": _control(b_options, _callbacks(func, b_adaptive, b_name, "_adjoint"),
-                                                 lambda z: z, _adjoint_norm(b_options.get("norm"), state, params))}
+                raise ValueError(
+                    f"adjoint_options['norm'] needs an adaptive adjoint method, got {b_name!r}"
+                )
+            self.backward = {
+                "method": b_name,
+                "rtol": spec["rtol"],
+                "atol": state.tolerance(spec["atol"], "adjoint_atol"),
+                "control": _control(
+                    b_options,
+                    _callbacks(func, b_adaptive, b_name, "_adjoint"),
+                    lambda z: z,
+                    _adjoint_norm(b_options.get("norm"), state, params),
+                ),
+            }
             self.backward_step_key = _step_key(b_adaptive)
             b_step = b_options.get(self.backward_step_key)
             self.backward_step = None if b_step is None else float(b_step)
 
     def __call__(self, f, y0, t, step_size=None):
-        kwargs = dict(method=self.name, rtol=self.rtol, atol=self.atol, max_steps=self.max_steps, control=self.control)
+        kwargs = dict(
+            method=self.name,
+            rtol=self.rtol,
+            atol=self.atol,
+            max_steps=self.max_steps,
+            control=self.control,
+        )
         kwargs[self.step_key] = step_size
         if self.adjoint is None:
             return solve(f, y0, t, **kwargs).ys
         params, _ = self.adjoint
         backward = dict(self.backward)
         if self.backward_step is not None:
-            backward[self.backward_step_key] = math.copysign(self.backward_step, float(t[-1]) - float(t[0]))
-        return solve_adjoint(f, y0, t, adjoint_params=params, backward_options=backward, **kwargs).ys
+            backward[self.backward_step_key] = math.copysign(
+                self.backward_step, float(t[-1]) - float(t[0])
+            )
+        return solve_adjoint(
+            f, y0, t, adjoint_params=params, backward_options=backward, **kwargs
+        ).ys
 
 
 def _adjoint_norm(norm, state: _State, params):
@@ -488,16 +653,18 @@ def _adjoint_norm(norm, state: _State, params):
     if norm is None:
         return None
     n_y = sum(state.sizes)
-    if norm == "seminorm":  # the default's part-by-part measure (adjoint.PartwiseErrorMethod) without the g parts
-        return lambda z: torch.sqrt(torch.mean(z[:n_y] ** 2) + torch.mean(z[n_y:2 * n_y] ** 2))
+    if (
+        norm == "seminorm"
+    ):  # the default's part-by-part measure (adjoint.PartwiseErrorMethod) without the g parts
+        return lambda z: torch.sqrt(torch.mean(z[:n_y] ** 2) + torch.mean(z[n_y : 2 * n_y] ** 2))
     sizes = [p.numel() for p in params]
 
     def parts(flat):  # the elements of y0's shape(s) (a 0-d y0 is solved as one component)
         return state.unflatten(flat) if state.is_tuple else (flat.reshape(state.shapes[0]),)
 
     def tupled(z):
-        ys, adj = parts(z[:n_y]), parts(z[n_y:2 * n_y])
-        gs = tuple(g.reshape(p.shape) for g, p in zip(z[2 * n_y:].split(sizes), params))
+        ys, adj = parts(z[:n_y]), parts(z[n_y : 2 * n_y])
+        gs = tuple(g.reshape(p.shape) for g, p in zip(z[2 * n_y :].split(sizes), params))
         return norm((torch.zeros((), dtype=z.dtype, device=z.device), *ys, *adj, *gs))
 
     return tupled
@@ -513,27 +680,45 @@ def _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint):
     name, adaptive = _resolve_method(method)
     options = _resolve_options(options, adaptive, name)
     if event_fn is not None and not callable(event_fn):
-        raise TypeError(f"event_fn must be a callable event_fn(t, y) -> tensor, got {type(event_fn).__name__} "
-                        f"{event_fn!r:.40}")
+        raise TypeError(
+            f"event_fn must be a callable event_fn(t, y) -> tensor, got {type(event_fn).__name__} "
+            f"{event_fn!r:.40}"
+        )
     rtol = float(rtol) if isinstance(rtol, torch.Tensor) and rtol.numel() == 1 else rtol
     max_steps = int(options.get("max_num_steps", MAX_NUM_STEPS))
-    run = _Runner(name, adaptive, rtol, state.tolerance(atol, "atol"), max_steps, adjoint, state, func, options)
+    run = _Runner(
+        name,
+        adaptive,
+        rtol,
+        state.tolerance(atol, "atol"),
+        max_steps,
+        adjoint,
+        state,
+        func,
+        options,
+    )
     f = state.field(func)
     t_np = t.detach().to(torch.float64).cpu().numpy() if t.ndim == 1 else None
     if t_np is None or len(t_np) < 1 or (event_fn is not None and len(t_np) < 2):
-        raise ValueError(f"t must be a 1-D tensor of at least {2 if event_fn is not None else 1} time(s), got "
-                         f"shape {tuple(t.shape)}")
+        raise ValueError(
+            f"t must be a 1-D tensor of at least {2 if event_fn is not None else 1} time(s), got "
+            f"shape {tuple(t.shape)}"
+        )
     if len(t_np) == 1:  # torchdiffeq returns y0 at its one time, without calling func
         return state.unflatten(state.flat.unsqueeze(0), (1,))
     direction = 1.0 if t_np[-1] > t_np[0] else -1.0
 
     if event_fn is not None:
         if len(t_np) != 2:
-            raise ValueError(f"t must hold 2 times with event_fn (t[0] and a time that sets the direction), "
-                             f"got len(t)={len(t_np)}")
+            raise ValueError(
+                f"t must hold 2 times with event_fn (t[0] and a time that sets the direction), "
+                f"got len(t)={len(t_np)}"
+            )
         step = options.get("step_size" if not adaptive else "first_step")
         if not adaptive and step is None:
-            raise ValueError(f"event_fn with the fixed-step method {name!r} needs options['step_size'], got None")
+            raise ValueError(
+                f"event_fn with the fixed-step method {name!r} needs options['step_size'], got None"
+            )
         step = None if step is None else direction * float(step)
         event_t, y_event = _until_event(f, event_fn, state, t, t_np, step, run)
         ys = torch.stack([state.flat, y_event])
@@ -544,9 +729,15 @@ def _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint):
         first = None if first is None else direction * float(first)
         breaks = _breakpoints(options, t_np, direction)
         if breaks and adjoint is None and t.requires_grad and torch.is_grad_enabled():
-            raise ValueError("t requires grad, but dynkit.odeint with step_t/jump_t solves each piece between them "
-                             "separately and gives no gradient in t; use dynkit.odeint_adjoint, or t.detach()")
-        ys = run(f, state.flat, t, first) if not breaks else _segmented(f, state, t_np, breaks, first, run)
+            raise ValueError(
+                "t requires grad, but dynkit.odeint with step_t/jump_t solves each piece between them "
+                "separately and gives no gradient in t; use dynkit.odeint_adjoint, or t.detach()"
+            )
+        ys = (
+            run(f, state.flat, t, first)
+            if not breaks
+            else _segmented(f, state, t_np, breaks, first, run)
+        )
     else:
         ys = _fixed_grid(f, func, state, t, t_np, direction, options, run)
     return state.unflatten(ys, (len(t_np),))
@@ -563,7 +754,11 @@ def _fixed_grid(f, func, state: _State, t, t_np, direction, options, run):
     if step is not None:
         h = abs(float(step))
         n = round(span / (direction * h))
-        if n >= 1 and abs(n * direction * h - span) <= UNIFORM_RTOL * abs(span) and not options.get("perturb"):
+        if (
+            n >= 1
+            and abs(n * direction * h - span) <= UNIFORM_RTOL * abs(span)
+            and not options.get("perturb")
+        ):
             return run(f, state.flat, t, direction * h)
         count = math.ceil(abs(span) / h + 1)
         grid = t_np[0] + direction * h * np.arange(count)
@@ -572,26 +767,37 @@ def _fixed_grid(f, func, state: _State, t, t_np, direction, options, run):
         try:
             raw = options["grid_constructor"](func, state.unflatten(state.flat), t)
         except Exception as exc:  # the user's error, named as dk.solve names an exception in f
-            raise VectorFieldError(f"options['grid_constructor'] raised {type(exc).__name__} at t={t_np[0]:.6g}: "
-                                   f"{exc}", t=float(t_np[0])) from exc
+            raise VectorFieldError(
+                f"options['grid_constructor'] raised {type(exc).__name__} at t={t_np[0]:.6g}: "
+                f"{exc}",
+                t=float(t_np[0]),
+            ) from exc
         grid = _grid_array(raw)
         if grid.ndim != 1 or len(grid) < 2 or grid[0] != t_np[0] or grid[-1] != t_np[-1]:
-            raise ValueError(f"options['grid_constructor'] must return a 1-D grid from t[0] = {t_np[0]!r} to "
-                             f"t[-1] = {t_np[-1]!r}, got shape {grid.shape}"
-                             + (f" from {grid[0]!r} to {grid[-1]!r}" if grid.ndim == 1 and len(grid) else ""))
+            raise ValueError(
+                f"options['grid_constructor'] must return a 1-D grid from t[0] = {t_np[0]!r} to "
+                f"t[-1] = {t_np[-1]!r}, got shape {grid.shape}"
+                + (f" from {grid[0]!r} to {grid[-1]!r}" if grid.ndim == 1 and len(grid) else "")
+            )
         if not (np.diff(grid) * direction > 0).all():
-            raise ValueError(f"options['grid_constructor'] must return a strictly monotone grid in the direction of "
-                             f"t, got {np.array2string(grid, threshold=8)}")
+            raise ValueError(
+                f"options['grid_constructor'] must return a strictly monotone grid in the direction of "
+                f"t, got {np.array2string(grid, threshold=8)}"
+            )
     else:
         grid = t_np
     steps = np.diff(grid)
-    if not options.get("perturb") and np.abs(steps - steps[0]).max() <= UNIFORM_RTOL * abs(steps[0]):
+    if not options.get("perturb") and np.abs(steps - steps[0]).max() <= UNIFORM_RTOL * abs(
+        steps[0]
+    ):
         return run(f, state.flat, t, float(steps[0]))
     from . import METHODS
 
     if isinstance(METHODS[run.name].implementation, TwoStepRK):
-        raise ValueError(f"the two-step method {run.name!r} needs a uniform grid (options['step_size'] dividing "
-                         f"t[-1] - t[0], no perturb); got a non-uniform grid or perturb=True")
+        raise ValueError(
+            f"the two-step method {run.name!r} needs a uniform grid (options['step_size'] dividing "
+            f"t[-1] - t[0], no perturb); got a non-uniform grid or perturb=True"
+        )
     return _stepwise(f, state, t_np, grid, bool(options.get("perturb")), run, bool(t.requires_grad))
 
 
@@ -603,22 +809,34 @@ def _grid_array(raw) -> np.ndarray:
     if real:
         return raw.detach().to(torch.float64).cpu().numpy()
     expected = "must return a 1-D tensor of times"
-    if raw is None or isinstance(raw, (str, bytes, dict, set, torch.Tensor)):  # a tensor here: complex or bool
-        what = f"dtype {raw.dtype}" if isinstance(raw, torch.Tensor) else f"{type(raw).__name__} {raw!r:.40}"
+    if raw is None or isinstance(
+        raw, (str, bytes, dict, set, torch.Tensor)
+    ):  # a tensor here: complex or bool
+        what = (
+            f"dtype {raw.dtype}"
+            if isinstance(raw, torch.Tensor)
+            else f"{type(raw).__name__} {raw!r:.40}"
+        )
         raise TypeError(f"options['grid_constructor'] {expected}, got {what}")
     try:
         array = np.asarray(raw)
     except (TypeError, ValueError):
         array = np.asarray([None])
     if array.dtype.kind not in "fiu":
-        raise TypeError(f"options['grid_constructor'] {expected}, got {type(raw).__name__} {raw!r:.40}")
+        raise TypeError(
+            f"options['grid_constructor'] {expected}, got {type(raw).__name__} {raw!r:.40}"
+        )
     return array.astype(np.float64)
 
 
 def _breakpoints(options: dict, t_np, direction: float) -> list[tuple[float, bool]]:
     """The ``step_t`` and ``jump_t`` strictly inside the span, in the direction of ``t``: ``(time, is_jump)``."""
-    points = [(float(p), key == "jump_t") for key in ("step_t", "jump_t") for p in options.get(key, ())
-              if direction * (p - t_np[0]) > 0 and direction * (t_np[-1] - p) > 0]
+    points = [
+        (float(p), key == "jump_t")
+        for key in ("step_t", "jump_t")
+        for p in options.get(key, ())
+        if direction * (p - t_np[0]) > 0 and direction * (t_np[-1] - p) > 0
+    ]
     return sorted(points, key=lambda p: direction * p[0])
 
 
@@ -628,8 +846,15 @@ def _segmented(f, state: _State, t_np, breaks, first, run):
     as torchdiffeq does for a ``func`` discontinuous at that time."""
     edges = [float(t_np[0]), *(p for p, _ in breaks), float(t_np[-1])]
     jumps = {p for p, jump in breaks if jump}
-    return _piecewise(f, state, t_np, edges, run, nudge=lambda a, b: a in jumps or b in jumps,
-                      step=lambda a, b: first if a == edges[0] else None)
+    return _piecewise(
+        f,
+        state,
+        t_np,
+        edges,
+        run,
+        nudge=lambda a, b: a in jumps or b in jumps,
+        step=lambda a, b: first if a == edges[0] else None,
+    )
 
 
 def _stepwise(f, state: _State, t_np, grid, perturb: bool, run, t_requires_grad: bool = False):
@@ -638,10 +863,14 @@ def _stepwise(f, state: _State, t_np, grid, perturb: bool, run, t_requires_grad:
 
     if run.adjoint is None and t_requires_grad and torch.is_grad_enabled():
         # one solve per grid interval between numpy times: a gradient in t would silently stay None
-        raise ValueError("t requires grad, but dynkit.odeint on a non-uniform grid or with perturb=True solves each "
-                         "grid interval separately and gives no gradient in t; use a uniform grid "
-                         "(options['step_size'] dividing the span), dynkit.odeint_adjoint, or t.detach()")
-    return _piecewise(f, state, t_np, grid, run, nudge=lambda a, b: perturb, step=lambda a, b: b - a)
+        raise ValueError(
+            "t requires grad, but dynkit.odeint on a non-uniform grid or with perturb=True solves each "
+            "grid interval separately and gives no gradient in t; use a uniform grid "
+            "(options['step_size'] dividing the span), dynkit.odeint_adjoint, or t.detach()"
+        )
+    return _piecewise(
+        f, state, t_np, grid, run, nudge=lambda a, b: perturb, step=lambda a, b: b - a
+    )
 
 
 def _piecewise(f, state: _State, t_np, edges, run, nudge, step):
@@ -660,7 +889,7 @@ def _piecewise(f, state: _State, t_np, edges, run, nudge, step):
             j += 1
         ends_on_output = j < len(t_np) and abs(t_np[j] - b) <= tol
         ys = run(_nudged(f, a, b) if nudge(a, b) else f, y, np.array([a, *inner, b]), step(a, b))
-        rows.extend(ys[1:1 + len(inner)])
+        rows.extend(ys[1 : 1 + len(inner)])
         y = ys[-1]
         if ends_on_output:
             rows.append(y)
@@ -700,21 +929,35 @@ def _event_value(event_fn, t, y):
     try:
         raw = event_fn(t, y)
     except Exception as exc:  # the user's error, named as dk.solve(events=) names it
-        error = VectorFieldError(f"event_fn raised {type(exc).__name__} at t={float(t):.6g}: {exc}", t=float(t))
+        error = VectorFieldError(
+            f"event_fn raised {type(exc).__name__} at t={float(t):.6g}: {exc}", t=float(t)
+        )
         error.__cause__ = exc
         raise _EventFnError(error) from exc
-    expected = ("event_fn must return a real-valued tensor (or float) whose sign change marks the event, "
-                "got ")
-    if isinstance(raw, (bool, np.bool_)) or isinstance(raw, torch.Tensor) and raw.dtype == torch.bool:
-        raise _EventFnError(TypeError(expected + f"a boolean {raw!r:.40} (a bool has no sign change to "
-                                      "locate: return a difference such as y[0] - 1.0)"))
+    expected = (
+        "event_fn must return a real-valued tensor (or float) whose sign change marks the event, "
+        "got "
+    )
+    if (
+        isinstance(raw, (bool, np.bool_))
+        or isinstance(raw, torch.Tensor)
+        and raw.dtype == torch.bool
+    ):
+        raise _EventFnError(
+            TypeError(
+                expected + f"a boolean {raw!r:.40} (a bool has no sign change to "
+                "locate: return a difference such as y[0] - 1.0)"
+            )
+        )
     if isinstance(raw, torch.Tensor):
         value = raw
     elif isinstance(raw, (int, float, np.integer, np.floating)):
         value = torch.as_tensor(float(raw), dtype=torch.float64)
     else:
         raise _EventFnError(TypeError(expected + f"{type(raw).__name__} {raw!r:.40}"))
-    if value.is_complex() or not (value.is_floating_point() or value.dtype in (torch.int32, torch.int64)):
+    if value.is_complex() or not (
+        value.is_floating_point() or value.dtype in (torch.int32, torch.int64)
+    ):
         raise _EventFnError(TypeError(expected + f"dtype {value.dtype}"))
     return value.detach().to(torch.float64)
 
@@ -734,17 +977,26 @@ def _differentiable_event(f, event_fn, state: _State, signs, event_t, y_event):
     t_d = event_t.detach().requires_grad_(True)
     y_d = y_event.detach().requires_grad_(True)
     with torch.enable_grad():
-        values = torch.as_tensor(event_fn(t_d, state.unflatten(y_d))).reshape(-1) * signs.reshape(-1)
-        if not values.requires_grad:  # a value without a graph (a float): no first-order dependence to follow
+        values = torch.as_tensor(event_fn(t_d, state.unflatten(y_d))).reshape(-1) * signs.reshape(
+            -1
+        )
+        if (
+            not values.requires_grad
+        ):  # a value without a graph (a float): no first-order dependence to follow
             return event_t, y_event
         which = int(torch.argmin(values.detach().abs()))
         dg_dt, dg_dy = torch.autograd.grad(values[which], (t_d, y_d), allow_unused=True)
         slope = f(t_d, y_d).detach()
     rate = (0.0 if dg_dt is None else dg_dt) + (0.0 if dg_dy is None else (dg_dy * slope).sum())
     if not float(rate) != 0.0:
-        return event_t, y_event  # a tangential crossing: t* does not move to first order we can compute
-    live = (torch.as_tensor(event_fn(event_t.detach(), state.unflatten(y_event))).reshape(-1)
-            * signs.reshape(-1))[which]
+        return (
+            event_t,
+            y_event,
+        )  # a tangential crossing: t* does not move to first order we can compute
+    live = (
+        torch.as_tensor(event_fn(event_t.detach(), state.unflatten(y_event))).reshape(-1)
+        * signs.reshape(-1)
+    )[which]
     shift = -(live - live.detach()) / rate.detach()
     return event_t.detach() + shift.to(event_t.dtype), y_event + slope * shift.to(slope.dtype)
 
@@ -768,9 +1020,11 @@ def _until_event(f, event_fn, state: _State, t, t_np, step, run):
     zero = (first == 0).nonzero()
     if len(zero):
         where = "" if first.ndim == 0 else f" (component {tuple(int(i) for i in zero[0])})"
-        raise ValueError(f"event_fn must be nonzero at t[0] = {float(t0):.6g}, got 0{where}: the event would be the "
-                         f"initial time itself (odeint looks for the first sign change after t[0]; start after it or "
-                         f"shift event_fn)")
+        raise ValueError(
+            f"event_fn must be nonzero at t[0] = {float(t0):.6g}, got 0{where}: the event would be the "
+            f"initial time itself (odeint looks for the first sign change after t[0]; start after it or "
+            f"shift event_fn)"
+        )
     signs = torch.sign(first)
 
     def combined(tt, y):
@@ -782,15 +1036,30 @@ def _until_event(f, event_fn, state: _State, t, t_np, step, run):
     start, span, y, steps = float(t_np[0]), float(t_np[1] - t_np[0]), state.flat, 0
     grad_free = run.adjoint is not None  # the adjoint re-solves [t0, event_t] with gradients below
     for _ in range(EVENT_HORIZONS):
-        with torch.no_grad() if grad_free else contextlib.nullcontext():  # else: the caller's grad mode
+        with (
+            torch.no_grad() if grad_free else contextlib.nullcontext()
+        ):  # else: the caller's grad mode
             try:
-                sol = solve(f, y.detach() if grad_free else y, [start, start + span], method=name, rtol=run.rtol,
-                            atol=run.atol, max_steps=max_steps - steps, events=combined, control=run.control,
-                            **{run.step_key: step})
-            except VectorFieldError as err:  # dk.solve names event_fn "events[0]": name it as the caller knows it
+                sol = solve(
+                    f,
+                    y.detach() if grad_free else y,
+                    [start, start + span],
+                    method=name,
+                    rtol=run.rtol,
+                    atol=run.atol,
+                    max_steps=max_steps - steps,
+                    events=combined,
+                    control=run.control,
+                    **{run.step_key: step},
+                )
+            except (
+                VectorFieldError
+            ) as err:  # dk.solve names event_fn "events[0]": name it as the caller knows it
                 cause = err.__cause__
                 if isinstance(cause, _EventFnError):
-                    if isinstance(cause.error, VectorFieldError):  # with what was reached, as dk.solve's
+                    if isinstance(
+                        cause.error, VectorFieldError
+                    ):  # with what was reached, as dk.solve's
                         cause.error.solution, cause.error.t = err.solution, err.t
                     raise cause.error from cause.error.__cause__
                 raise
@@ -807,12 +1076,20 @@ def _until_event(f, event_fn, state: _State, t, t_np, step, run):
         if steps >= max_steps:
             break
     else:  # every horizon searched without a sign change: the solve ends at the last time
-        warnings.warn(f"{name}: event_fn had no sign change from t={float(t_np[0]):.6g} to t={start:.6g} "
-                      f"({2 ** EVENT_HORIZONS - 1} times |t[1] - t[0]|): the solve ends there and returns that "
-                      f"time as event_t, which is not an event", RuntimeWarning, stacklevel=4)
+        warnings.warn(
+            f"{name}: event_fn had no sign change from t={float(t_np[0]):.6g} to t={start:.6g} "
+            f"({2**EVENT_HORIZONS - 1} times |t[1] - t[0]|): the solve ends there and returns that "
+            f"time as event_t, which is not an event",
+            RuntimeWarning,
+            stacklevel=4,
+        )
         last_t = torch.as_tensor(start, dtype=t.dtype, device=t.device)
         if run.adjoint is None:
             return last_t, y
         return last_t, run(f, state.flat, np.array([float(t_np[0]), start]), step)[-1]
-    raise MaxStepsExceeded(f"{name}: event_fn had no sign change within {steps} steps (t reached {start:.6g}; "
-                           f"max_num_steps={max_steps})", solution=sol, t=start)
+    raise MaxStepsExceeded(
+        f"{name}: event_fn had no sign change within {steps} steps (t reached {start:.6g}; "
+        f"max_num_steps={max_steps})",
+        solution=sol,
+        t=start,
+    )

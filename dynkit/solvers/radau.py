@@ -61,6 +61,7 @@ References
    Differential-Algebraic Problems*, 2nd ed., Springer 1996: Sect. IV.5 (Radau IIA, Table 5.6),
    Sect. IV.8 (implementation of implicit Runge–Kutta methods).
 """
+
 from __future__ import annotations
 
 import math
@@ -75,7 +76,9 @@ from .linalg import shifted_lu
 NEWTON_MAX_ITERATIONS = 7
 SAFETY = 0.9
 REUSE_JACOBIAN_THETA = 1e-3  # Newton contraction below which J is kept for the next step
-FIRST_ITERATE_MAX = 1.0  # a one-iteration Newton is accepted only if its correction is at most this (scaled)
+FIRST_ITERATE_MAX = (
+    1.0  # a one-iteration Newton is accepted only if its correction is at most this (scaled)
+)
 KEEP_STEP = (1.0, 1.2)  # proposed h_new / h in this range: keep h (and the LU)
 MIN_RATIO, MAX_RATIO = 0.2, 8.0
 # Newton stops at κ times the last accepted step's error norm (not below this share of κ): see _newton
@@ -85,7 +88,10 @@ NEWTON_SHARE_ERROR = 0.1  # ... on steps whose error was below this (above it: [
 
 def radau_nodes(stages: int) -> np.ndarray:
     """Radau IIA nodes: the zeros of ``d^{s−1}/dx^{s−1} (x^{s−1} (x − 1)^s)`` ([HW] IV.5, Eq. (5.3))."""
-    p = np.polynomial.Polynomial([0, 1]) ** (stages - 1) * np.polynomial.Polynomial([-1, 1]) ** stages
+    p = (
+        np.polynomial.Polynomial([0, 1]) ** (stages - 1)
+        * np.polynomial.Polynomial([-1, 1]) ** stages
+    )
     c = np.sort(p.deriv(stages - 1).roots().real)
     c[-1] = 1.0
     return c
@@ -175,7 +181,9 @@ class RadauStepper:
         if backend.name != "numpy":
             raise ValueError(torch_refusal(method.name))
         if method.stages != 3:
-            raise ValueError(f"RadauStepper implements 3-stage Radau IIA, got {method.stages} stages")
+            raise ValueError(
+                f"RadauStepper implements 3-stage Radau IIA, got {method.stages} stages"
+            )
         self.method, self.field, self.backend = method, field, backend
         self.name, self.order, self.error_order = method.name, method.order, method.error_order
         self.k = method.error_order + 1  # the controller's exponent: ‖err‖ = O(h^4)
@@ -199,20 +207,26 @@ class RadauStepper:
         self.J_fresh = False  # J taken at the current step's start
         self.lu_h = None
         self.LU1 = self.LU2 = None
-        self.eta = 1.0  # η of the last converged Newton iteration ([HW] Eq. (8.13)); 1: nothing known yet
+        self.eta = (
+            1.0  # η of the last converged Newton iteration ([HW] Eq. (8.13)); 1: nothing known yet
+        )
         self.theta = 1.0  # the last measured contraction θ (decides the Jacobian's reuse)
         self.previous = None  # (h, coefficients of the last accepted step's collocation polynomial)
         self.first = True
         self.rejected_last = False
         self.err_last = None  # (h, ‖err‖) of the last accepted step, for Gustafsson's controller
-        self.newton_share = 1.0  # Newton stops at κ · this: min(1, max(‖err‖ of the last step, floor))
+        self.newton_share = (
+            1.0  # Newton stops at κ · this: min(1, max(‖err‖ of the last step, floor))
+        )
         self.newton_failed = False
         self.newton_iterations = 0
         self.refresh_jacobian = True
         self._step = None
         self._h = None
         self._iterations_before = 0
-        self.kappa_iterations = None  # iterations of the last Newton to reach [HW]'s κ (None: never reached)
+        self.kappa_iterations = (
+            None  # iterations of the last Newton to reach [HW]'s κ (None: never reached)
+        )
 
     def restart(self) -> None:
         """Forget the previous steps (``method="auto"`` switching back to this stepper): a fresh
@@ -228,7 +242,10 @@ class RadauStepper:
         """LU of ``E_1 = γ̂/h I − J`` and ``E_2 = (α̂ + iβ̂)/h I − J``; False if singular."""
         self.stats.nlu += 1
         self.lu_h = h
-        self.LU1, self.LU2 = shifted_lu(self.J, self.gamma / h), shifted_lu(self.J, self.alpha_beta / h)
+        self.LU1, self.LU2 = (
+            shifted_lu(self.J, self.gamma / h),
+            shifted_lu(self.J, self.alpha_beta / h),
+        )
         if self.LU1 is None or self.LU2 is None:
             self.LU1 = self.LU2 = None
             return False
@@ -245,7 +262,9 @@ class RadauStepper:
         f0 = np.asarray(k1, dtype=np.float64).reshape(-1)
         if self.refresh_jacobian or self.J is None:
             J, _ = self.jacobian(t, y, k1)
-            self.J = J if is_sparse(J) else np.asarray(J, dtype=np.float64).reshape(y0.size, y0.size)
+            self.J = (
+                J if is_sparse(J) else np.asarray(J, dtype=np.float64).reshape(y0.size, y0.size)
+            )
             self.J_point, self.lu_h, self.refresh_jacobian = (t, y), None, False
         # a Jacobian kept from an earlier point (Newton contracted fast there) is not "fresh"
         self.J_fresh = self.J_point[0] == t and self.J_point[1] is y
@@ -261,7 +280,12 @@ class RadauStepper:
         err = self.LU1.solve(rhs)
         self._step = (t, h, y0, Z)
         y_new_b = y_new.reshape(self.shape).astype(self.backend.dtype, copy=False)
-        trial = Trial(y_new_b, err.reshape(self.shape), self._interpolant(t, y0, h, Z), Slope(self.field, t + h, y_new_b))
+        trial = Trial(
+            y_new_b,
+            err.reshape(self.shape),
+            self._interpolant(t, y0, h, Z),
+            Slope(self.field, t + h, y_new_b),
+        )
         trial.error2 = (t, y0, Z, h)  # for the refined estimate in error_norm
         return trial
 
@@ -274,7 +298,9 @@ class RadauStepper:
         P = theta[:, None] ** np.arange(1, 4)
         return P @ K - (K.sum(axis=0))[None, :]  # u(1 + c_i h / h_prev) − u(1), u's increments
 
-    def _newton(self, t: float, y0: np.ndarray, h: float, Z: np.ndarray, LU1, LU2, record: bool = True):
+    def _newton(
+        self, t: float, y0: np.ndarray, h: float, Z: np.ndarray, LU1, LU2, record: bool = True
+    ):
         """Simplified Newton on the transformed stages from ``Z``; ``(Z, converged)``. ``record``: keep
         the contraction (θ, η) for the next step (not for the sub-steps of dense output)."""
         c = self.c
@@ -319,7 +345,7 @@ class RadauStepper:
                 if theta >= 1.0:
                     return Z, False
                 left = NEWTON_MAX_ITERATIONS - 1 - k
-                if theta ** left / (1.0 - theta) * norm > self.kappa:
+                if theta**left / (1.0 - theta) * norm > self.kappa:
                     return Z, False
                 eta = theta / (1.0 - theta)
             W = W + dW
@@ -337,7 +363,9 @@ class RadauStepper:
                     self.eta = eta
                 return Z, True
             norm_prev = norm
-        if met_kappa:  # out of iterations short of the tighter target but within [HW]'s κ: converged
+        if (
+            met_kappa
+        ):  # out of iterations short of the tighter target but within [HW]'s κ: converged
             if record:
                 self.eta = eta
             return Z, True
@@ -349,7 +377,10 @@ class RadauStepper:
         J = self.J
 
         def interpolate(theta: np.ndarray):
-            out = [self._substep(t, y0, h, Z, J, float(th)) for th in np.asarray(theta, dtype=np.float64)]
+            out = [
+                self._substep(t, y0, h, Z, J, float(th))
+                for th in np.asarray(theta, dtype=np.float64)
+            ]
             return np.stack(out).reshape((len(out), *shape)).astype(dtype, copy=False)
 
         return interpolate
@@ -410,15 +441,17 @@ class RadauStepper:
             return 0.5
         h = self._h
         iterations = self._iterations_this_step()
-        if self.kappa_iterations is not None:  # iterations to [HW]'s κ (those beyond it only sharpen Z)
+        if (
+            self.kappa_iterations is not None
+        ):  # iterations to [HW]'s κ (those beyond it only sharpen Z)
             iterations = min(iterations, self.kappa_iterations)
         fac = SAFETY * (2 * NEWTON_MAX_ITERATIONS + 1) / (2 * NEWTON_MAX_ITERATIONS + iterations)
         err = max(norm, 1e-10)
-        ratio = fac * err ** -0.25
+        ratio = fac * err**-0.25
         if accepted:
             if self.err_last is not None:  # Gustafsson's predictive controller ([HW] Eq. (8.25))
                 h_last, err_last = self.err_last
-                ratio = min(ratio, fac * (h / h_last) * (err_last / err) ** 0.25 * err ** -0.25)
+                ratio = min(ratio, fac * (h / h_last) * (err_last / err) ** 0.25 * err**-0.25)
             self.err_last = (h, max(err, 1e-2))
             self.newton_share = min(1.0, max(norm / NEWTON_SHARE_ERROR, NEWTON_SHARE_FLOOR))
             ratio = min(MAX_RATIO, max(MIN_RATIO, ratio))

@@ -42,6 +42,7 @@ References
 .. [SR] L. F. Shampine, M. W. Reichelt, "The MATLAB ODE Suite", SIAM J. Sci. Comput. 18 (1997) 1-22,
    Sect. 2 (the modified Rosenbrock formula of ode23s, its error estimate and interpolant).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -128,9 +129,19 @@ class RosenbrockTableau:
         alpha, Gamma = np.asarray(alpha, float), np.asarray(Gamma, float)
         inv = np.linalg.inv(Gamma)
         gamma = float(Gamma[0, 0])
-        return cls(name, order, error_order, gamma, a=alpha @ inv, C=np.diag(1.0 / np.diag(Gamma)) - inv,
-                   c=alpha.sum(axis=1), d=Gamma.sum(axis=1), m=np.asarray(b, float) @ inv,
-                   e=np.asarray(e_k, float) @ inv, P=inv.T @ np.asarray(P_k, float))
+        return cls(
+            name,
+            order,
+            error_order,
+            gamma,
+            a=alpha @ inv,
+            C=np.diag(1.0 / np.diag(Gamma)) - inv,
+            c=alpha.sum(axis=1),
+            d=Gamma.sum(axis=1),
+            m=np.asarray(b, float) @ inv,
+            e=np.asarray(e_k, float) @ inv,
+            P=inv.T @ np.asarray(P_k, float),
+        )
 
     def make_stepper(self, field, backend):
         return RosenbrockStepper(self, field, backend)
@@ -177,15 +188,37 @@ def _rodas4() -> RosenbrockTableau:
     C[2, :2] = -2.430093356833875, -0.2063599157091915
     C[3, :3] = -0.1073529058151375, -9.594562251023355, -20.47028614809616
     C[4, :4] = 7.496443313967647, -10.24680431464352, -33.99990352819905, 11.70890893206160
-    C[5, :5] = 8.083246795921522, -7.981132988064893, -31.52159432874371, 16.31930543123136, -6.058818238834054
+    C[5, :5] = (
+        8.083246795921522,
+        -7.981132988064893,
+        -31.52159432874371,
+        16.31930543123136,
+        -6.058818238834054,
+    )
     c = np.array([0.0, 0.386, 0.21, 0.63, 1.0, 1.0])
     d = np.array([0.25, -0.1043, 0.1035, -0.0362, 0.0, 0.0])
     m = np.append(a[5, :5], 1.0)
     e = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
-    H1 = np.array([10.12623508344586, -7.487995877610167, -34.80091861555747, -7.992771707568823,
-                   1.025137723295662, 0.0])
-    H2 = np.array([-0.6762803392801253, 6.087714651680015, 16.43084320892478, 24.76722511418386,
-                   -6.594389125716872, 0.0])
+    H1 = np.array(
+        [
+            10.12623508344586,
+            -7.487995877610167,
+            -34.80091861555747,
+            -7.992771707568823,
+            1.025137723295662,
+            0.0,
+        ]
+    )
+    H2 = np.array(
+        [
+            -0.6762803392801253,
+            6.087714651680015,
+            16.43084320892478,
+            24.76722511418386,
+            -6.594389125716872,
+            0.0,
+        ]
+    )
     P = np.stack([m + H1, H2 - H1, -H2], axis=1)
     return RosenbrockTableau("rodas4", 4, 3, 0.25, a, C, c, d, m, e, P, bootstrap_dense=True)
 
@@ -202,7 +235,13 @@ def _rodas5() -> RosenbrockTableau:
     a[2, :2] = 3.040894194418781, 1.041747909077569
     a[3, :3] = 2.576417536461461, 1.622083060776640, -0.9089668560264532
     a[4, :4] = 2.760842080225597, 1.446624659844071, -0.3036980084553738, 0.2877498600325443
-    a[5, :5] = -14.09640773051259, 6.925207756232704, -41.47510893210728, 2.343771018586405, 24.13215229196062
+    a[5, :5] = (
+        -14.09640773051259,
+        6.925207756232704,
+        -41.47510893210728,
+        2.343771018586405,
+        24.13215229196062,
+    )
     a[6, :6] = *a[5, :5], 1.0
     a[7, :7] = *a[6, :6], 1.0
     C = np.zeros((8, 8))
@@ -210,24 +249,85 @@ def _rodas5() -> RosenbrockTableau:
     C[2, :2] = -21.04823117650003, -7.234992135176716
     C[3, :3] = 32.22751541853323, -4.943732386540191, 19.44922031041879
     C[4, :4] = -20.69865579590063, -8.816374604402768, 1.260436877740897, -0.7495647613787146
-    C[5, :5] = -46.22004352711257, -17.49534862857472, -289.6389582892057, 93.60855400400906, 318.3822534212147
-    C[6, :6] = 34.20013733472935, -14.15535402717690, 57.82335640988400, 25.83362985412365, 1.408950972071624, \
-        -6.551835421242162
-    C[7, :7] = 42.57076742291101, -13.80770672017997, 93.98938432427124, 18.77919633714503, -31.58359187223370, \
-        -6.685968952921985, -5.810979938412932
+    C[5, :5] = (
+        -46.22004352711257,
+        -17.49534862857472,
+        -289.6389582892057,
+        93.60855400400906,
+        318.3822534212147,
+    )
+    C[6, :6] = (
+        34.20013733472935,
+        -14.15535402717690,
+        57.82335640988400,
+        25.83362985412365,
+        1.408950972071624,
+        -6.551835421242162,
+    )
+    C[7, :7] = (
+        42.57076742291101,
+        -13.80770672017997,
+        93.98938432427124,
+        18.77919633714503,
+        -31.58359187223370,
+        -6.685968952921985,
+        -5.810979938412932,
+    )
     gamma = 0.19
-    c = np.array([0.0, 0.38, 0.3878509998321533, 0.4839718937873840, 0.4570477008819580, 1.0, 1.0, 1.0])
-    d = np.array([gamma, -0.1823079225333714636, -0.319231832186874912, 0.3449828624725343,
-                  -0.377417564392089818, 0.0, 0.0, 0.0])
+    c = np.array(
+        [0.0, 0.38, 0.3878509998321533, 0.4839718937873840, 0.4570477008819580, 1.0, 1.0, 1.0]
+    )
+    d = np.array(
+        [
+            gamma,
+            -0.1823079225333714636,
+            -0.319231832186874912,
+            0.3449828624725343,
+            -0.377417564392089818,
+            0.0,
+            0.0,
+            0.0,
+        ]
+    )
     m = np.append(a[7, :7], 1.0)
     e = np.zeros(8)
     e[-1] = 1.0
-    H1 = np.array([27.354592673333357, -6.925207756232857, 26.40037733258859, 0.5635230501052979,
-                   -4.699151156849391, -1.6008677469422725, -1.5306074446748028, -1.3929872940716344])
-    H2 = np.array([44.19024239501722, 1.3677947663381929e-13, 202.93261852171622, -35.5669339789154,
-                   -181.91095152160645, 3.4116351403665033, 2.5793540257308067, 2.2435122582734066])
-    H3 = np.array([-44.0988150021747, -5.755396159656812e-13, -181.26175034586677, 56.99302194811676,
-                   183.21182741427398, -7.480257918273637, -5.792426076169686, -5.32503859794143])
+    H1 = np.array(
+        [
+            27.354592673333357,
+            -6.925207756232857,
+            26.40037733258859,
+            0.5635230501052979,
+            -4.699151156849391,
+            -1.6008677469422725,
+            -1.5306074446748028,
+            -1.3929872940716344,
+        ]
+    )
+    H2 = np.array(
+        [
+            44.19024239501722,
+            1.3677947663381929e-13,
+            202.93261852171622,
+            -35.5669339789154,
+            -181.91095152160645,
+            3.4116351403665033,
+            2.5793540257308067,
+            2.2435122582734066,
+        ]
+    )
+    H3 = np.array(
+        [
+            -44.0988150021747,
+            -5.755396159656812e-13,
+            -181.26175034586677,
+            56.99302194811676,
+            183.21182741427398,
+            -7.480257918273637,
+            -5.792426076169686,
+            -5.32503859794143,
+        ]
+    )
     P = np.stack([m + H1, H2 - H1, H3 - H2, -H3], axis=1)
     return RosenbrockTableau("rodas5", 5, 4, gamma, a, C, c, d, m, e, P, dense_by_substeps=True)
 
@@ -242,11 +342,16 @@ def bootstrap_weights(theta: np.ndarray, h: float) -> np.ndarray:
     error is ``O(h^4)``, which enters ``p`` multiplied by ``h``: ``p`` has local error ``O(h^5)``, the
     order of the step itself (the "bootstrapping" of dense output, Enright et al. 1986, and [HW] II.6).
     """
-    conditions = np.array([[1, 0, 0, 0, 0],             # p(0)
-                           [0, 1, 0, 0, 0],             # p'(0)
-                           [1, 1, 1, 1, 1],             # p(1)
-                           [0, 1, 2, 3, 4],             # p'(1)
-                           [0, 1, 2 / 3, 1 / 3, 4 / 27]], float)  # p'(1/3)
+    conditions = np.array(
+        [
+            [1, 0, 0, 0, 0],  # p(0)
+            [0, 1, 0, 0, 0],  # p'(0)
+            [1, 1, 1, 1, 1],  # p(1)
+            [0, 1, 2, 3, 4],  # p'(1)
+            [0, 1, 2 / 3, 1 / 3, 4 / 27],
+        ],
+        float,
+    )  # p'(1/3)
     powers = np.asarray(theta, dtype=np.float64)[:, None] ** np.arange(5)
     weights = powers @ np.linalg.inv(conditions)
     weights[:, [1, 3, 4]] *= h
@@ -330,7 +435,9 @@ class RosenbrockStepper:
         self.c, self.d = tuple(map(float, tab.c)), tuple(map(float, tab.d))
         # tolerance proportionality: the error measured against θ · tol is the estimate divided by θ
         rule = tab.tolerance_proportionality
-        self.theta = 1.0 if rule is None else tolerance_factor(float(getattr(field, "rtol", 1e-6)), *rule)
+        self.theta = (
+            1.0 if rule is None else tolerance_factor(float(getattr(field, "rtol", 1e-6)), *rule)
+        )
         self.m, self.e = tuple(map(float, tab.m)), tuple(float(x) / self.theta for x in tab.e)
         self.fsal = tab.fsal
         self.P_t = tab.P.T.copy()
@@ -421,7 +528,12 @@ class _RosenbrockDense:
 
     def __init__(self, stepper: RosenbrockStepper, t, h, y, k1, u, y_new, slope: Slope, jac):
         self.stepper, self.t, self.h, self.y, self.k1, self.u = stepper, t, h, y, k1, u
-        self.y_new, self.slope, self.f_mid, self.jac = y_new, slope, None, jac  # jac: (J, f_t) if stiff
+        self.y_new, self.slope, self.f_mid, self.jac = (
+            y_new,
+            slope,
+            None,
+            jac,
+        )  # jac: (J, f_t) if stiff
 
     def substeps(self, theta: np.ndarray):
         st, be = self.stepper, self.stepper.backend
@@ -448,7 +560,9 @@ class _RosenbrockDense:
         if self.f_mid is None:
             self.f_mid = st.field(self.t + self.h / 3, self.own(np.array([1 / 3]))[0])
         data = (self.y, self.k1, self.y_new, self.slope.get(), self.f_mid)
-        return st.backend.lincomb_many(None, data, bootstrap_weights(np.asarray(theta, float), self.h))
+        return st.backend.lincomb_many(
+            None, data, bootstrap_weights(np.asarray(theta, float), self.h)
+        )
 
 
 def _failed_trial(backend, field, t, y, h) -> Trial:

@@ -11,6 +11,7 @@ References
 .. [HW] E. Hairer, G. Wanner, *Solving Ordinary Differential Equations II*, 2nd ed., Springer 1996,
    Sect. IV.2.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -73,11 +74,16 @@ def stability_boundary(method: str | RungeKuttaTableau) -> float:
     """Radius ``r`` of the stability region on the negative real axis: ``|R(−x)| ≤ 1`` for ``0 ≤ x ≤ r``."""
     from . import METHODS  # late: the registry imports this module's users
 
-    if isinstance(method, str) and method in METHODS and isinstance(METHODS[method].implementation,
-                                                                      RungeKuttaTableau):
+    if (
+        isinstance(method, str)
+        and method in METHODS
+        and isinstance(METHODS[method].implementation, RungeKuttaTableau)
+    ):
         method = METHODS[method].implementation
     if not isinstance(method, RungeKuttaTableau):
-        raise ValueError(f"method must be a one-step Runge-Kutta method name or tableau, got {method!r}")
+        raise ValueError(
+            f"method must be a one-step Runge-Kutta method name or tableau, got {method!r}"
+        )
     poly = np.polynomial.Polynomial(stability_polynomial(method))
     xs = np.linspace(1e-3, 20.0, 20_001)
     unstable = np.abs(poly(-xs)) > 1.0 + 1e-12

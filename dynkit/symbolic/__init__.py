@@ -15,6 +15,7 @@ For your own model, :meth:`ODESystem.create` + :func:`adjoint` / :func:`adjoint_
 :data:`k` to write it, and :func:`continuous_limit` for its continuous limit (leading-order ODE, order of the first
 correction, the time scaling that makes the limit non-trivial, an exact check against your stated limit).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -24,10 +25,26 @@ from . import adjoint as _adjoint_mod
 from . import ark as _ark
 from . import limits as _limits
 from . import linear as _linear
-from .adjoint import (Adjoint, ODESystem, adjoint, adjoint_derivation, ghbnode_system, hbnode_system, state_block,
-                      vector_function)
-from .ark import (ark_family, ark_tree_coefficients, coefficients_of, error_constants, satisfies, taylor_conditions,
-                  tree_conditions, trees)
+from .adjoint import (
+    Adjoint,
+    ODESystem,
+    adjoint,
+    adjoint_derivation,
+    ghbnode_system,
+    hbnode_system,
+    state_block,
+    vector_function,
+)
+from .ark import (
+    ark_family,
+    ark_tree_coefficients,
+    coefficients_of,
+    error_constants,
+    satisfies,
+    taylor_conditions,
+    tree_conditions,
+    trees,
+)
 from ._validate import DerivationRegistry, UnknownDerivation
 from .derivation import Derivation, Step, equivalent
 from .linear import heavy_ball_block_charpoly, psi_closed_form
@@ -58,7 +75,8 @@ _SOURCES = {
 
 # cached: the docs and the CLI render them repeatedly
 DERIVATIONS: dict[str, Callable[[], Derivation]] = DerivationRegistry(
-    {name: lru_cache(maxsize=1)(fn) for name, fn in _SOURCES.items()})
+    {name: lru_cache(maxsize=1)(fn) for name, fn in _SOURCES.items()}
+)
 
 
 def ark_coefficients() -> dict:
@@ -67,8 +85,34 @@ def ark_coefficients() -> dict:
     return {"ark3": dict(ark3), "ark4": dict(ark4)}
 
 
-__all__ = ["DERIVATIONS", "UnknownDerivation", "Derivation", "Step", "equivalent", "ODESystem", "Adjoint", "adjoint",
-           "adjoint_derivation", "state_block", "vector_function", "hbnode_system", "ghbnode_system",
-           "trees", "ark_tree_coefficients", "tree_conditions", "taylor_conditions", "satisfies", "ark_family",
-           "ark_coefficients", "error_constants", "coefficients_of", "heavy_ball_block_charpoly", "psi_closed_form",
-           "continuous_limit", "iterate", "k", "SchemeLimit", "NoContinuousLimit"]
+__all__ = [
+    "DERIVATIONS",
+    "UnknownDerivation",
+    "Derivation",
+    "Step",
+    "equivalent",
+    "ODESystem",
+    "Adjoint",
+    "adjoint",
+    "adjoint_derivation",
+    "state_block",
+    "vector_function",
+    "hbnode_system",
+    "ghbnode_system",
+    "trees",
+    "ark_tree_coefficients",
+    "tree_conditions",
+    "taylor_conditions",
+    "satisfies",
+    "ark_family",
+    "ark_coefficients",
+    "error_constants",
+    "coefficients_of",
+    "heavy_ball_block_charpoly",
+    "psi_closed_form",
+    "continuous_limit",
+    "iterate",
+    "k",
+    "SchemeLimit",
+    "NoContinuousLimit",
+]

@@ -7,6 +7,7 @@ any system written in sympy, organised in named state blocks (``h``, ``m``, ...)
 be read blockwise like the papers' Props. 1-3. Undefined sympy functions stand for arbitrary
 networks: ``vector_function("f", 2, [*h, t])`` is a generic ``f: R^2 × R -> R^2``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,10 +19,22 @@ from sympy.core.function import AppliedUndef
 
 from .derivation import Derivation, Step, equivalent, finish
 
-__all__ = ["ODESystem", "Adjoint", "adjoint", "vector_function", "state_block",
-           "node_adjoint", "hbnode_adjoint_first_order", "hbnode_adjoint_second_order",
-           "hbnode_adjoint_time_reversed", "hbnode_remark6", "ghbnode_adjoint", "sonode_adjoint",
-           "hbnode_system", "ghbnode_system"]
+__all__ = [
+    "ODESystem",
+    "Adjoint",
+    "adjoint",
+    "vector_function",
+    "state_block",
+    "node_adjoint",
+    "hbnode_adjoint_first_order",
+    "hbnode_adjoint_second_order",
+    "hbnode_adjoint_time_reversed",
+    "hbnode_remark6",
+    "ghbnode_adjoint",
+    "sonode_adjoint",
+    "hbnode_system",
+    "ghbnode_system",
+]
 
 from ._validate import identifier, positive_int
 
@@ -38,7 +51,11 @@ def vector_function(name: str, n: int, args: Sequence) -> sp.Matrix:
     """A generic (undefined) vector function ``name: args -> R^n`` as a column of applied functions."""
     name, n = identifier("name", name), positive_int("n", n, what="the function's output dimension")
     if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
-        raise TypeError(f"args must be a sequence of sympy expressions; got {type(args).__name__} {args!r}"[:120])
+        raise TypeError(
+            f"args must be a sequence of sympy expressions; got {type(args).__name__} {args!r}"[
+                :120
+            ]
+        )
     return sp.Matrix([sp.Function(f"{name}_{i + 1}")(*args) for i in range(n)])
 
 
@@ -48,7 +65,9 @@ def _column(value, what: str) -> sp.Matrix:
     elif isinstance(value, sp.Basic):
         m = sp.Matrix([value])
     else:
-        raise ValueError(f"{what}: expected a sympy Matrix (column) or expression, got {type(value).__name__}")
+        raise ValueError(
+            f"{what}: expected a sympy Matrix (column) or expression, got {type(value).__name__}"
+        )
     if m.cols != 1:
         raise ValueError(f"{what}: expected a column vector, got shape {m.shape}")
     return m
@@ -98,7 +117,9 @@ class ODESystem:
                 raise ValueError(f"state[{name!r}]: expected sympy Symbols, got {list(col)}")
             f = _column(rhs[name], f"rhs[{name!r}]")
             if f.shape != col.shape:
-                raise ValueError(f"rhs[{name!r}]: expected shape {col.shape} (the state block's), got {f.shape}")
+                raise ValueError(
+                    f"rhs[{name!r}]: expected shape {col.shape} (the state block's), got {f.shape}"
+                )
             st[name], fr[name] = col, f
         symbols = [s for b in st.values() for s in b]
         if len(set(symbols)) != len(symbols):
@@ -106,7 +127,11 @@ class ODESystem:
         if not isinstance(t, sp.Symbol):
             raise ValueError(f"t: expected a sympy Symbol, got {t!r}")
         if isinstance(params, (str, bytes, sp.Basic)) or not hasattr(params, "__iter__"):
-            raise TypeError(f"params: expected a sequence of sympy Symbols, got {type(params).__name__} {params!r}"[:150])
+            raise TypeError(
+                f"params: expected a sequence of sympy Symbols, got {type(params).__name__} {params!r}"[
+                    :150
+                ]
+            )
         params = tuple(params)
         if not all(isinstance(p, sp.Symbol) for p in params):
             raise ValueError(f"params: expected sympy Symbols, got {params}")
@@ -125,7 +150,7 @@ class ODESystem:
         out, i = {}, 0
         flat = list(row)
         for name, b in self.state.items():
-            out[name] = sp.Matrix([flat[i:i + len(b)]])
+            out[name] = sp.Matrix([flat[i : i + len(b)]])
             i += len(b)
         return out
 
@@ -143,7 +168,7 @@ def _blockify(J: sp.Matrix, sys: ODESystem, known: Mapping[str, sp.Matrix]) -> s
     for i, ni in enumerate(names):
         row = []
         for j, nj in enumerate(names):
-            B = J[offs[i]:offs[i + 1], offs[j]:offs[j + 1]]
+            B = J[offs[i] : offs[i + 1], offs[j] : offs[j + 1]]
             row.append(_block_symbol(B, known))
         rows.append(row)
     return sp.BlockMatrix(rows)
@@ -177,10 +202,10 @@ class Adjoint:
     """The adjoint of an :class:`ODESystem` (see :func:`adjoint`)."""
 
     system: ODESystem
-    a: dict                 # name -> row of adjoint symbols
-    rhs: dict               # name -> row: da_name/dt
-    terminal: dict          # name -> row: a_name(T)
-    integrand: sp.Matrix    # row: a ∂F/∂θ (dL/dθ = ∫ integrand dt)
+    a: dict  # name -> row of adjoint symbols
+    rhs: dict  # name -> row: da_name/dt
+    terminal: dict  # name -> row: a_name(T)
+    integrand: sp.Matrix  # row: a ∂F/∂θ (dL/dθ = ∫ integrand dt)
     jacobian: sp.Matrix
     param_jacobian: sp.Matrix
     loss: object = None
@@ -190,7 +215,9 @@ class Adjoint:
         return sp.Matrix.hstack(*self.a.values())
 
     # -- numerics ----------------------------------------------------------------------------
-    def numerical_check(self, seed: int = 0, n_points: int = 5, functions: Mapping | None = None) -> float:
+    def numerical_check(
+        self, seed: int = 0, n_points: int = 5, functions: Mapping | None = None
+    ) -> float:
         """Max relative error of ``-a ∂F/∂z`` and ``a ∂F/∂θ`` against torch autograd vector-Jacobian products.
 
         Undefined functions in ``F`` are replaced by random smooth ones (``tanh`` of a random affine map of
@@ -208,7 +235,9 @@ class Adjoint:
                 continue
             xs = sp.symbols(f"_u0:{len(app.args)}")
             w = rng.normal(size=len(xs))
-            repl[cls] = sp.Lambda(xs, sp.tanh(sum(float(wi) * x for wi, x in zip(w, xs)) + float(rng.normal())))
+            repl[cls] = sp.Lambda(
+                xs, sp.tanh(sum(float(wi) * x for wi, x in zip(w, xs)) + float(rng.normal()))
+            )
         repl = {(sp.Function(k) if isinstance(k, str) else k): v for k, v in repl.items()}
 
         # remaining free symbols (γ, ξ, ...) get random positive values
@@ -231,12 +260,23 @@ class Adjoint:
         int_np = sp.lambdify([sys.t, z, th, a], list(integ), modules="numpy") if th else None
         worst = 0.0
         for _ in range(n_points):
-            tv, zv, thv, av = rng.normal(), rng.normal(size=len(z)), rng.normal(size=len(th)), rng.normal(size=len(a))
+            tv, zv, thv, av = (
+                rng.normal(),
+                rng.normal(size=len(z)),
+                rng.normal(size=len(th)),
+                rng.normal(size=len(a)),
+            )
             zt = torch.tensor(zv, dtype=torch.float64, requires_grad=True)
             tht = torch.tensor(thv, dtype=torch.float64, requires_grad=True)
-            out = f_torch(torch.tensor(tv, dtype=torch.float64), list(zt.unbind()), list(tht.unbind()))
-            out = torch.stack([o if torch.is_tensor(o) else torch.tensor(float(o), dtype=torch.float64)
-                               for o in out])
+            out = f_torch(
+                torch.tensor(tv, dtype=torch.float64), list(zt.unbind()), list(tht.unbind())
+            )
+            out = torch.stack(
+                [
+                    o if torch.is_tensor(o) else torch.tensor(float(o), dtype=torch.float64)
+                    for o in out
+                ]
+            )
             inputs = [zt, tht] if th else [zt]
             grads = torch.autograd.grad(out, inputs, torch.tensor(av), allow_unused=True)
             ref = -(grads[0] if grads[0] is not None else torch.zeros_like(zt)).numpy()
@@ -248,19 +288,31 @@ class Adjoint:
                 worst = max(worst, np.max(np.abs(got_t - ref_t)) / max(1.0, np.max(np.abs(ref_t))))
         return float(worst)
 
-    def gradient(self, z0, t0: float, T: float, param_values, method: str = "dopri5", rtol: float = 1e-10,
-                 atol: float = 1e-12):
+    def gradient(
+        self,
+        z0,
+        t0: float,
+        T: float,
+        param_values,
+        method: str = "dopri5",
+        rtol: float = 1e-10,
+        atol: float = 1e-12,
+    ):
         """``(dL/dz0, dL/dθ)`` by solving the forward system and then the adjoint system backwards with
         :func:`dynkit.solve` (numpy, float64). Needs an explicit ``F`` (no undefined functions) and ``loss``.
         """
         import dynkit as dk
 
         if self.loss is None:
-            raise ValueError("gradient: this adjoint was built without a loss; pass loss= to adjoint()")
+            raise ValueError(
+                "gradient: this adjoint was built without a loss; pass loss= to adjoint()"
+            )
         sys = self.system
         if _opaque(sys.F):
-            raise ValueError(f"gradient: F has undefined functions {sorted(map(str, _opaque(sys.F)))}; "
-                             "substitute concrete ones first")
+            raise ValueError(
+                f"gradient: F has undefined functions {sorted(map(str, _opaque(sys.F)))}; "
+                "substitute concrete ones first"
+            )
         z, th, a = list(sys.z), list(sys.params), list(self.a_row)
         pv = np.asarray(param_values, dtype=float)
         if pv.shape != (len(th),):
@@ -269,9 +321,13 @@ class Adjoint:
         if z0.shape != (len(z),):
             raise ValueError(f"z0: expected shape ({len(z)},), got {z0.shape}")
         F = sp.lambdify([sys.t, z, th], list(sys.F), modules="numpy")
-        rhs = sp.lambdify([sys.t, z, th, a], list(sp.Matrix.hstack(*self.rhs.values())), modules="numpy")
+        rhs = sp.lambdify(
+            [sys.t, z, th, a], list(sp.Matrix.hstack(*self.rhs.values())), modules="numpy"
+        )
         integ = sp.lambdify([sys.t, z, th, a], list(self.integrand), modules="numpy")
-        term = sp.lambdify([z, th], list(sp.Matrix.hstack(*self.terminal.values())), modules="numpy")
+        term = sp.lambdify(
+            [z, th], list(sp.Matrix.hstack(*self.terminal.values())), modules="numpy"
+        )
         n, p = len(z), len(th)
 
         def fwd(t, y):
@@ -280,17 +336,24 @@ class Adjoint:
         zT = dk.solve(fwd, z0, [t0, T], method=method, rtol=rtol, atol=atol).ys[-1]
 
         def back(t, y):
-            zz, aa = y[:n], y[n:2 * n]
+            zz, aa = y[:n], y[n : 2 * n]
             # dg/dt = -a ∂F/∂θ so that g(t0) = ∫_{t0}^{T} a ∂F/∂θ dt when g(T) = 0
-            return np.concatenate([fwd(t, zz), np.array(rhs(t, zz, pv, aa), dtype=float).ravel(),
-                                   -np.array(integ(t, zz, pv, aa), dtype=float).ravel()])
+            return np.concatenate(
+                [
+                    fwd(t, zz),
+                    np.array(rhs(t, zz, pv, aa), dtype=float).ravel(),
+                    -np.array(integ(t, zz, pv, aa), dtype=float).ravel(),
+                ]
+            )
 
         y_T = np.concatenate([zT, np.array(term(zT, pv), dtype=float).ravel(), np.zeros(p)])
         y_0 = dk.solve(back, y_T, [T, t0], method=method, rtol=rtol, atol=atol).ys[-1]
-        return y_0[n:2 * n], y_0[2 * n:]
+        return y_0[n : 2 * n], y_0[2 * n :]
 
 
-def adjoint(system: ODESystem, loss=None, adjoint_names: Mapping[str, str] | None = None) -> Adjoint:
+def adjoint(
+    system: ODESystem, loss=None, adjoint_names: Mapping[str, str] | None = None
+) -> Adjoint:
     """Adjoint system of ``dz/dt = F(z, t, θ)`` (Eqs. (19)-(20) of the review).
 
     Parameters
@@ -308,12 +371,16 @@ def adjoint(system: ODESystem, loss=None, adjoint_names: Mapping[str, str] | Non
         ``integrand`` is ``a ∂F/∂θ``.
     """
     if not isinstance(system, ODESystem):
-        raise ValueError(f"system: expected an ODESystem (use ODESystem.create), got {type(system).__name__}")
+        raise ValueError(
+            f"system: expected an ODESystem (use ODESystem.create), got {type(system).__name__}"
+        )
     if loss is not None and not isinstance(loss, sp.Basic):
         raise ValueError(f"loss: expected a sympy expression, got {type(loss).__name__}")
     names = dict(adjoint_names or {})
-    a = {k: sp.Matrix([sp.symbols(f"{names.get(k, 'a_' + k)}_1:{len(b) + 1}", real=True)])
-         for k, b in system.state.items()}
+    a = {
+        k: sp.Matrix([sp.symbols(f"{names.get(k, 'a_' + k)}_1:{len(b) + 1}", real=True)])
+        for k, b in system.state.items()
+    }
     z, F = system.z, system.F
     J = F.jacobian(z)
     Jp = F.jacobian(sp.Matrix(system.params)) if system.params else sp.zeros(F.rows, 0)
@@ -321,17 +388,28 @@ def adjoint(system: ODESystem, loss=None, adjoint_names: Mapping[str, str] | Non
     rhs = system.blocks(sp.expand(-a_row * J))
     integrand = sp.expand(a_row * Jp)
     if loss is None:
-        terminal = {k: sp.Matrix([[sp.Symbol(rf"\partial L/\partial {s}_T") for s in b]])
-                    for k, b in system.state.items()}
+        terminal = {
+            k: sp.Matrix([[sp.Symbol(rf"\partial L/\partial {s}_T") for s in b]])
+            for k, b in system.state.items()
+        }
     else:
         terminal = system.blocks(sp.Matrix([loss]).jacobian(z))
     return Adjoint(system, a, rhs, terminal, integrand, J, Jp, loss)
 
 
-def adjoint_derivation(system: ODESystem, loss=None, stated=None, check_numerically: bool = False,
-                       known: Mapping[str, sp.Matrix] | None = None, name: str = "adjoint",
-                       title: str = "Adjoint equations", paper: str = "your system",
-                       equation: str = "adjoint of the stated system", seed: int = 0, notes: str = "") -> Derivation:
+def adjoint_derivation(
+    system: ODESystem,
+    loss=None,
+    stated=None,
+    check_numerically: bool = False,
+    known: Mapping[str, sp.Matrix] | None = None,
+    name: str = "adjoint",
+    title: str = "Adjoint equations",
+    paper: str = "your system",
+    equation: str = "adjoint of the stated system",
+    seed: int = 0,
+    notes: str = "",
+) -> Derivation:
     """A worked :class:`Derivation` of the adjoint of ``system``.
 
     ``paper`` and ``equation`` label the result (its source line reads "``paper``, ``equation``"): a user's own
@@ -349,39 +427,75 @@ def adjoint_derivation(system: ODESystem, loss=None, stated=None, check_numerica
     a_blocks = sp.BlockMatrix([[*a_sym.values()]])
     try:
         prod = sp.block_collapse(-a_blocks * Jdisp)
-        block_rhs = {k: prod.blocks[0, i] for i, k in enumerate(system.state)} if isinstance(prod, sp.BlockMatrix) \
+        block_rhs = (
+            {k: prod.blocks[0, i] for i, k in enumerate(system.state)}
+            if isinstance(prod, sp.BlockMatrix)
             else None
+        )
     except Exception:  # block algebra is a display aid only
         block_rhs = None
     steps = [
-        Step("The forward system, block by block:", {rf"\dot{{{k}}}": v.T for k, v in system.rhs.items()}),
+        Step(
+            "The forward system, block by block:",
+            {rf"\dot{{{k}}}": v.T for k, v in system.rhs.items()},
+        ),
         Step(r"Its Jacobian $\partial F/\partial z$ (block form):", Jdisp),
-        Step(r"Adjoint $\dot a = -a\,\partial F/\partial z$ with $a = \partial L/\partial z(t)$ a row vector, "
-             "componentwise:", {rf"\dot a_{{{k}}}": v for k, v in adj.rhs.items()}),
+        Step(
+            r"Adjoint $\dot a = -a\,\partial F/\partial z$ with $a = \partial L/\partial z(t)$ a row vector, "
+            "componentwise:",
+            {rf"\dot a_{{{k}}}": v for k, v in adj.rhs.items()},
+        ),
     ]
     if block_rhs:
         steps.append(Step("In block form:", {rf"\dot a_{{{k}}}": v for k, v in block_rhs.items()}))
-    steps.append(Step(r"Terminal condition $a(T) = \partial L/\partial z_T$:",
-                      {rf"a_{{{k}}}(T)": v for k, v in adj.terminal.items()}))
+    steps.append(
+        Step(
+            r"Terminal condition $a(T) = \partial L/\partial z_T$:",
+            {rf"a_{{{k}}}(T)": v for k, v in adj.terminal.items()},
+        )
+    )
     if system.params:
-        steps.append(Step(r"Parameter gradient $dL/d\theta = \int_{t_0}^T a\,\partial F/\partial\theta\,dt$, "
-                          "integrand:", adj.integrand))
+        steps.append(
+            Step(
+                r"Parameter gradient $dL/d\theta = \int_{t_0}^T a\,\partial F/\partial\theta\,dt$, "
+                "integrand:",
+                adj.integrand,
+            )
+        )
     ok = equivalent(adj.rhs, stated) if stated is not None else None
     if check_numerically:
         err = adj.numerical_check(seed=seed)
-        passed = err < 1e-10  # both sides are exact formulas evaluated in float64: only round-off differs
-        steps.append(Step(f"Numerical check against torch autograd at 5 random points: max relative error "
-                          f"{err:.2e} ({'passed' if passed else 'FAILED'}, tolerance 1e-10).", None))
+        passed = (
+            err < 1e-10
+        )  # both sides are exact formulas evaluated in float64: only round-off differs
+        steps.append(
+            Step(
+                f"Numerical check against torch autograd at 5 random points: max relative error "
+                f"{err:.2e} ({'passed' if passed else 'FAILED'}, tolerance 1e-10).",
+                None,
+            )
+        )
         ok = passed if ok is None else (ok and passed)
     labels = {k: rf"\dot a_{{{k}}}" for k in system.state}
-    d = Derivation(name, title, paper, equation, steps, adj.rhs, stated, bool(ok), notes,
-                   {"adjoint": adj, "block_rhs": block_rhs, "labels": labels})
+    d = Derivation(
+        name,
+        title,
+        paper,
+        equation,
+        steps,
+        adj.rhs,
+        stated,
+        bool(ok),
+        notes,
+        {"adjoint": adj, "block_rhs": block_rhs, "labels": labels},
+    )
     return d
 
 
 # --------------------------------------------------------------------------------------------
 # the papers' systems (generic f as undefined functions; n = 2 keeps the expressions readable —
 # the algebra is blockwise, so nothing depends on n)
+
 
 def hbnode_system(n: int = 2, f=None, gamma=None, params=()) -> ODESystem:
     """HBNODE (25): dh/dt = m, dm/dt = -γ m + f(h, t)."""
@@ -400,7 +514,9 @@ def ghbnode_system(n: int = 2, f=None, sigma=None, gamma=None, xi=None, params=(
     xi = sp.Symbol("xi", positive=True) if xi is None else xi
     sigma = sp.Function("sigma") if sigma is None else sigma
     f = vector_function("f", n, [*h, t_sym]) if f is None else f(h)
-    return ODESystem.create({"h": h, "m": m}, {"h": m.applyfunc(sigma), "m": -gamma * m + f - xi * h}, params)
+    return ODESystem.create(
+        {"h": h, "m": m}, {"h": m.applyfunc(sigma), "m": -gamma * m + f - xi * h}, params
+    )
 
 
 def _jac_f(sys: ODESystem, block: str = "h", name: str = "f") -> sp.Matrix:
@@ -419,9 +535,15 @@ def node_adjoint() -> Derivation:
     adj = adjoint(sys)
     a = adj.a["h"]
     stated = {"h": -a * f.jacobian(h)}
-    base = adjoint_derivation(sys, stated=stated, known={r"\partial f/\partial h": f.jacobian(h)},
-                              paper="review (000)", name="node_adjoint", title="NODE adjoint equation",
-                              equation="(19), (20), (54)")
+    base = adjoint_derivation(
+        sys,
+        stated=stated,
+        known={r"\partial f/\partial h": f.jacobian(h)},
+        paper="review (000)",
+        name="node_adjoint",
+        title="NODE adjoint equation",
+        equation="(19), (20), (54)",
+    )
     integrand_ok = equivalent(adj.integrand, a * f.jacobian(sp.Matrix(theta)))
     # (54), scalar: a(t) = a(T) exp(-∫_T^t f_h ds) solves da/dt = -a f_h(t)
     s, T = sp.symbols("s T", real=True)
@@ -430,21 +552,41 @@ def node_adjoint() -> Derivation:
     a54 = aT * sp.exp(-sp.Integral(Jt(s), (s, T, t_sym)))
     resid = sp.simplify(a54.diff(t_sym).doit() + a54 * Jt(t_sym))
     at_T = sp.simplify(a54.subs(t_sym, T).doit())
-    base.steps.append(Step(r"Gradient (19): $dL/d\theta = \int a\,\partial f/\partial\theta\,dt$ "
-                           + ("(matches)" if integrand_ok else "(MISMATCH)"), adj.integrand))
-    base.steps.append(Step(r"Scalar case: (54) solves the adjoint equation; residual of "
-                           r"$\dot a + a\,\partial f/\partial h$ and value at $T$:", [resid, at_T]))
+    base.steps.append(
+        Step(
+            r"Gradient (19): $dL/d\theta = \int a\,\partial f/\partial\theta\,dt$ "
+            + ("(matches)" if integrand_ok else "(MISMATCH)"),
+            adj.integrand,
+        )
+    )
+    base.steps.append(
+        Step(
+            r"Scalar case: (54) solves the adjoint equation; residual of "
+            r"$\dot a + a\,\partial f/\partial h$ and value at $T$:",
+            [resid, at_T],
+        )
+    )
     base.result = {"rhs": base.result["h"], "integrand": adj.integrand, "eq54": [resid, at_T]}
-    base.stated = {"rhs": stated["h"], "integrand": a * f.jacobian(sp.Matrix(theta)), "eq54": [0, aT]}
+    base.stated = {
+        "rhs": stated["h"],
+        "integrand": a * f.jacobian(sp.Matrix(theta)),
+        "eq54": [0, aT],
+    }
     base.check_passed = equivalent(base.result, base.stated)
-    base.extra["labels"] = {"rhs": r"\dot a_h", "integrand": r"a\,\partial f/\partial\theta",
-                            "eq54": r"\text{(54): residual, } a(T)"}
+    base.extra["labels"] = {
+        "rhs": r"\dot a_h",
+        "integrand": r"a\,\partial f/\partial\theta",
+        "eq54": r"\text{(54): residual, } a(T)",
+    }
     base.extra["stated_latex"] = (  # (20), (19) and (54) as printed
         r"\begin{aligned}\dot a_h &= -a_h\,\frac{\partial f}{\partial h} \\ "
         r"\frac{dL}{d\theta} &= \int_{t_0}^{T} a_h\,\frac{\partial f}{\partial\theta}\,dt \\ "
-        r"a_h(t) &= a_h(T)\exp\left\{-\int_T^t \frac{\partial f}{\partial h}\,ds\right\}\end{aligned}")
-    base.notes = ("(54) as written is exact for scalar h, or when the Jacobians at different times commute; "
-                  "for general matrices the solution is a time-ordered exponential.")
+        r"a_h(t) &= a_h(T)\exp\left\{-\int_T^t \frac{\partial f}{\partial h}\,ds\right\}\end{aligned}"
+    )
+    base.notes = (
+        "(54) as written is exact for scalar h, or when the Jacobians at different times commute; "
+        "for general matrices the solution is a time-ordered exponential."
+    )
     return base
 
 
@@ -455,21 +597,33 @@ def hbnode_adjoint_first_order() -> Derivation:
     J = _jac_f(sys)
     a = adjoint(sys).a
     stated = {"h": -a["m"] * J, "m": -a["h"] + gamma * a["m"]}
-    d = adjoint_derivation(sys, stated=stated, known={r"\partial f/\partial h": J},
-                           paper="review (000)", name="hbnode_adjoint_first_order",
-                           title="Adjoint of the first-order HBNODE system",
-                           equation="(41), Prop. 2")
-    d.extra["stated_latex"] = (r"\begin{aligned}\dot a_h &= -a_m\,\frac{\partial f}{\partial h} \\ "
-                               r"\dot a_m &= -a_h + \gamma a_m\end{aligned}")  # (41), as printed
+    d = adjoint_derivation(
+        sys,
+        stated=stated,
+        known={r"\partial f/\partial h": J},
+        paper="review (000)",
+        name="hbnode_adjoint_first_order",
+        title="Adjoint of the first-order HBNODE system",
+        equation="(41), Prop. 2",
+    )
+    d.extra["stated_latex"] = (
+        r"\begin{aligned}\dot a_h &= -a_m\,\frac{\partial f}{\partial h} \\ "
+        r"\dot a_m &= -a_h + \gamma a_m\end{aligned}"
+    )  # (41), as printed
     return d
 
 
 def _as_functions(sys_adj: Adjoint):
     """Adjoint rows as functions of t, and the ODE as a substitution for their derivatives."""
-    funcs = {k: sp.Matrix([[sp.Function(str(s))(t_sym) for s in row]]) for k, row in sys_adj.a.items()}
+    funcs = {
+        k: sp.Matrix([[sp.Function(str(s))(t_sym) for s in row]]) for k, row in sys_adj.a.items()
+    }
     to_f = {s: fs for k in sys_adj.a for s, fs in zip(sys_adj.a[k], funcs[k])}
-    ode = {fs.diff(t_sym): sp.sympify(r).subs(to_f)
-           for k in sys_adj.a for fs, r in zip(funcs[k], sys_adj.rhs[k])}
+    ode = {
+        fs.diff(t_sym): sp.sympify(r).subs(to_f)
+        for k in sys_adj.a
+        for fs, r in zip(funcs[k], sys_adj.rhs[k])
+    }
     return funcs, to_f, ode
 
 
@@ -496,22 +650,38 @@ def hbnode_adjoint_second_order() -> Derivation:
     aT_mdot = sp.expand(-adj.terminal["h"] + gamma * adj.terminal["m"])
     dLdh = sp.Matrix([Lfun]).jacobian(sys.state["h"])
     steps = [
-        Step("First-order adjoint of (25) (Prop. 2):", {rf"\dot a_{{{k}}}": v for k, v in adj.rhs.items()}),
-        Step(r"Differentiate $\dot a_m = -a_h + \gamma a_m$ and substitute $\dot a_h$:",
-             sp.Eq(am.diff(t_sym, 2), sp.expand(am_dot.diff(t_sym).subs(ode)))),
-        Step(r"Eliminate $a_h = \gamma a_m - \dot a_m$: Eq. (26) for $a := a_m$,", sp.Eq(lhs, result)),
-        Step(r"Terminal conditions: $L$ depends on $h_T$ only, so $a_m(T) = 0$ and "
-             r"$\dot a_m(T) = -a_h(T) + \gamma a_m(T) = -\partial L/\partial h_T$ (39).", [aT_m, aT_mdot]),
+        Step(
+            "First-order adjoint of (25) (Prop. 2):",
+            {rf"\dot a_{{{k}}}": v for k, v in adj.rhs.items()},
+        ),
+        Step(
+            r"Differentiate $\dot a_m = -a_h + \gamma a_m$ and substitute $\dot a_h$:",
+            sp.Eq(am.diff(t_sym, 2), sp.expand(am_dot.diff(t_sym).subs(ode))),
+        ),
+        Step(
+            r"Eliminate $a_h = \gamma a_m - \dot a_m$: Eq. (26) for $a := a_m$,", sp.Eq(lhs, result)
+        ),
+        Step(
+            r"Terminal conditions: $L$ depends on $h_T$ only, so $a_m(T) = 0$ and "
+            r"$\dot a_m(T) = -a_h(T) + \gamma a_m(T) = -\partial L/\partial h_T$ (39).",
+            [aT_m, aT_mdot],
+        ),
     ]
-    return finish("hbnode_adjoint_second_order", "Second-order adjoint of HBNODE", "review (000)", "(26), (39), Prop. 1",
-                  steps, {"eq26": result, "aT": aT_m, "aT_dot": aT_mdot},
-                  {"eq26": stated, "aT": sp.zeros(1, 2), "aT_dot": -dLdh},
-                  "The proof works with the adjoint of the velocity, a = a_m = dL/dm (Eqs. (33)-(38)); the "
-                  "proposition's wording 'a = dL/dh' refers to the same quantity only through this proof.",
-                  labels={"eq26": r"\ddot a_m - \gamma\dot a_m", "aT": r"a_m(T)", "aT_dot": r"\dot a_m(T)"},
-                  # (26) and (39) as printed (with a := a_m)
-                  stated_latex=r"\begin{aligned}\ddot a_m - \gamma\dot a_m &= a_m\,\frac{\partial f}{\partial h} \\ "
-                               r"a_m(T) &= 0 \\ \dot a_m(T) &= -\frac{\partial L}{\partial h_T}\end{aligned}")
+    return finish(
+        "hbnode_adjoint_second_order",
+        "Second-order adjoint of HBNODE",
+        "review (000)",
+        "(26), (39), Prop. 1",
+        steps,
+        {"eq26": result, "aT": aT_m, "aT_dot": aT_mdot},
+        {"eq26": stated, "aT": sp.zeros(1, 2), "aT_dot": -dLdh},
+        "The proof works with the adjoint of the velocity, a = a_m = dL/dm (Eqs. (33)-(38)); the "
+        "proposition's wording 'a = dL/dh' refers to the same quantity only through this proof.",
+        labels={"eq26": r"\ddot a_m - \gamma\dot a_m", "aT": r"a_m(T)", "aT_dot": r"\dot a_m(T)"},
+        # (26) and (39) as printed (with a := a_m)
+        stated_latex=r"\begin{aligned}\ddot a_m - \gamma\dot a_m &= a_m\,\frac{\partial f}{\partial h} \\ "
+        r"a_m(T) &= 0 \\ \dot a_m(T) &= -\frac{\partial L}{\partial h_T}\end{aligned}",
+    )
 
 
 def hbnode_adjoint_time_reversed() -> Derivation:
@@ -522,17 +692,27 @@ def hbnode_adjoint_time_reversed() -> Derivation:
     b = sp.Matrix([[sp.Function(f"b_{i + 1}")(tau) for i in range(n)]])
     Jt = sp.Matrix(n, n, lambda i, j: sp.Function(f"J_{i + 1}{j + 1}")(t_sym))  # ∂f/∂h along h(t)
     a_of_t = sp.Matrix([[sp.Function(f"b_{i + 1}")(T - t_sym) for i in range(n)]])
-    res26 = a_of_t.diff(t_sym, 2) - gamma * a_of_t.diff(t_sym) - a_of_t * Jt   # (26) as a residual
+    res26 = a_of_t.diff(t_sym, 2) - gamma * a_of_t.diff(t_sym) - a_of_t * Jt  # (26) as a residual
     in_tau = sp.expand(res26.subs(t_sym, T - tau).doit())
     stated = sp.expand(b.diff(tau, 2) + gamma * b.diff(tau) - b * Jt.subs(t_sym, T - tau))
     steps = [
-        Step(r"Residual of (26) for $a(t) = b(T - t)$; $J(t) = \partial f/\partial h(h(t), t, \theta)$:", res26),
+        Step(
+            r"Residual of (26) for $a(t) = b(T - t)$; $J(t) = \partial f/\partial h(h(t), t, \theta)$:",
+            res26,
+        ),
         Step(r"In the reversed time $\tau = T - t$ (each $d/dt$ becomes $-d/d\tau$):", in_tau),
     ]
-    return finish("hbnode_adjoint_time_reversed", "The HBNODE adjoint in reversed time is a heavy-ball ODE",
-                  "review (000)", "(40), Remark 5", steps, in_tau, stated,
-                  "Same damping γ, with the sign of the friction term restored: the backward solve is a damped "
-                  "heavy-ball ODE.")
+    return finish(
+        "hbnode_adjoint_time_reversed",
+        "The HBNODE adjoint in reversed time is a heavy-ball ODE",
+        "review (000)",
+        "(40), Remark 5",
+        steps,
+        in_tau,
+        stated,
+        "Same damping γ, with the sign of the friction term restored: the backward solve is a damped "
+        "heavy-ball ODE.",
+    )
 
 
 def hbnode_remark6() -> Derivation:
@@ -544,21 +724,34 @@ def hbnode_remark6() -> Derivation:
     A, to_f, ode = _as_functions(adj)
     am, ah = A["m"], A["h"]
     at = sp.Matrix([[sp.Function(rf"\tilde a_{{m,{i + 1}}}")(t_sym) for i in range(am.cols)]])
-    am_dot = am.diff(t_sym).subs(ode)                    # ã_m := da_m/dt
-    at_dot = sp.expand(am_dot.diff(t_sym).subs(ode))     # dã_m/dt
+    am_dot = am.diff(t_sym).subs(ode)  # ã_m := da_m/dt
+    at_dot = sp.expand(am_dot.diff(t_sym).subs(ode))  # dã_m/dt
     # express through (a_m, ã_m): a_h = γ a_m - ã_m
-    ah_of = sp.expand(sp.Matrix([[sp.solve(sp.Eq(x, y), ahi)[0] for x, y, ahi in zip(at, am_dot, ah)]]))
+    ah_of = sp.expand(
+        sp.Matrix([[sp.solve(sp.Eq(x, y), ahi)[0] for x, y, ahi in zip(at, am_dot, ah)]])
+    )
     at_dot = sp.expand(at_dot.subs({x: y for x, y in zip(ah, ah_of)}))
     result = {"am_dot": at, "at_dot": at_dot, "a_h": ah_of}
     stated = {"am_dot": at, "at_dot": am * J + gamma * at, "a_h": gamma * am - at}
     steps = [
-        Step(r"From Prop. 2: $\tilde a_m := \dot a_m = -a_h + \gamma a_m$, hence", sp.Eq(ah, ah_of)),
-        Step(r"Differentiating once more and using $\dot a_h = -a_m\,\partial f/\partial h$:",
-             sp.Eq(at.diff(t_sym), at_dot)),
+        Step(
+            r"From Prop. 2: $\tilde a_m := \dot a_m = -a_h + \gamma a_m$, hence", sp.Eq(ah, ah_of)
+        ),
+        Step(
+            r"Differentiating once more and using $\dot a_h = -a_m\,\partial f/\partial h$:",
+            sp.Eq(at.diff(t_sym), at_dot),
+        ),
     ]
-    return finish("hbnode_remark6", "First-order heavy-ball form of the HBNODE adjoint", "review (000)",
-                  "(47), Remark 6", steps, result, stated,
-                  labels={"am_dot": r"\dot a_m", "at_dot": r"\dot{\tilde a}_m", "a_h": "a_h"})
+    return finish(
+        "hbnode_remark6",
+        "First-order heavy-ball form of the HBNODE adjoint",
+        "review (000)",
+        "(47), Remark 6",
+        steps,
+        result,
+        stated,
+        labels={"am_dot": r"\dot a_m", "at_dot": r"\dot{\tilde a}_m", "a_h": "a_h"},
+    )
 
 
 def ghbnode_adjoint() -> Derivation:
@@ -570,11 +763,19 @@ def ghbnode_adjoint() -> Derivation:
     sig_p = sp.diag(*[sp.Function("sigma")(x).diff(x) for x in m])
     a = adjoint(sys).a
     stated = {"h": -a["m"] * (J - xi * sp.eye(2)), "m": -a["h"] * sig_p + gamma * a["m"]}
-    d = adjoint_derivation(sys, stated=stated, known={r"\partial f/\partial h": J, r"\sigma'(m)": sig_p},
-                           paper="review (000)", name="ghbnode_adjoint", title="Adjoint of GHBNODE",
-                           equation="(49), (53), Prop. 3")
-    d.extra["stated_latex"] = (r"\begin{aligned}\dot a_h &= -a_m\left(\frac{\partial f}{\partial h} - \xi I\right) \\ "
-                               r"\dot a_m &= -a_h\,\sigma'(m) + \gamma a_m\end{aligned}")  # (49), as printed
+    d = adjoint_derivation(
+        sys,
+        stated=stated,
+        known={r"\partial f/\partial h": J, r"\sigma'(m)": sig_p},
+        paper="review (000)",
+        name="ghbnode_adjoint",
+        title="Adjoint of GHBNODE",
+        equation="(49), (53), Prop. 3",
+    )
+    d.extra["stated_latex"] = (
+        r"\begin{aligned}\dot a_h &= -a_m\left(\frac{\partial f}{\partial h} - \xi I\right) \\ "
+        r"\dot a_m &= -a_h\,\sigma'(m) + \gamma a_m\end{aligned}"
+    )  # (49), as printed
     return d
 
 
@@ -601,11 +802,23 @@ def sonode_adjoint() -> Derivation:
     aT_vdot = sp.expand(-adj.terminal["h"] - adj.terminal["v"] * Jv)
     dL = sp.Matrix([Lfun])
     steps = [
-        Step("First-order adjoint of (27) (Eqs. (29)-(30)):", {rf"\dot a_{{{k}}}": v_ for k, v_ in adj.rhs.items()}),
-        Step(r"Differentiate $\dot a_v$ along the trajectory and eliminate $a_h$:", sp.Eq(av.diff(t_sym, 2), av_ddot)),
+        Step(
+            "First-order adjoint of (27) (Eqs. (29)-(30)):",
+            {rf"\dot a_{{{k}}}": v_ for k, v_ in adj.rhs.items()},
+        ),
+        Step(
+            r"Differentiate $\dot a_v$ along the trajectory and eliminate $a_h$:",
+            sp.Eq(av.diff(t_sym, 2), av_ddot),
+        ),
         Step(r"Terminal conditions (36): $a_v(T)$ and $\dot a_v(T)$", [aT_v, aT_vdot]),
     ]
-    return finish("sonode_adjoint", "Second-order adjoint of SONODE", "review (000)", "(35), (36)", steps,
-                  {"eq35": av_ddot, "aT": aT_v, "aT_dot": aT_vdot},
-                  {"eq35": stated, "aT": dL.jacobian(v), "aT_dot": -dL.jacobian(h) - dL.jacobian(v) * Jv},
-                  labels={"eq35": r"\ddot a_v", "aT": r"a_v(T)", "aT_dot": r"\dot a_v(T)"})
+    return finish(
+        "sonode_adjoint",
+        "Second-order adjoint of SONODE",
+        "review (000)",
+        "(35), (36)",
+        steps,
+        {"eq35": av_ddot, "aT": aT_v, "aT_dot": aT_vdot},
+        {"eq35": stated, "aT": dL.jacobian(v), "aT_dot": -dL.jacobian(h) - dL.jacobian(v) * Jv},
+        labels={"eq35": r"\ddot a_v", "aT": r"a_v(T)", "aT_dot": r"\dot a_v(T)"},
+    )

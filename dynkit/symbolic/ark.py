@@ -14,6 +14,7 @@ The method (CSAODE Eq. (9)-(10), Udwadia & Farahani's form; see :mod:`dynkit.sol
    differential (at order 4, ``f''(f, f'f)`` and ``f'f''(f, f)``), so the system conditions are
    stronger; :func:`scalar_from_trees` collapses them and must reproduce route 1.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -27,10 +28,28 @@ import sympy as sp
 from ._validate import positive_int
 from .derivation import Check, Derivation, Step, finish
 
-__all__ = ["ark_symbols", "trees", "tree_order", "tree_density", "tree_symmetry", "tree_elementary_differential",
-           "ark_tree_coefficients", "tree_conditions", "taylor_conditions", "scalar_from_trees", "ark_family",
-           "ARK3_COEFFICIENTS", "ARK4_COEFFICIENTS", "ARK3_PARAMETER", "ARK4_PARAMETER", "satisfies",
-           "error_constants", "coefficients_of", "ark3_order_conditions", "ark4_order_conditions"]
+__all__ = [
+    "ark_symbols",
+    "trees",
+    "tree_order",
+    "tree_density",
+    "tree_symmetry",
+    "tree_elementary_differential",
+    "ark_tree_coefficients",
+    "tree_conditions",
+    "taylor_conditions",
+    "scalar_from_trees",
+    "ark_family",
+    "ARK3_COEFFICIENTS",
+    "ARK4_COEFFICIENTS",
+    "ARK3_PARAMETER",
+    "ARK4_PARAMETER",
+    "satisfies",
+    "error_constants",
+    "coefficients_of",
+    "ark3_order_conditions",
+    "ark4_order_conditions",
+]
 
 h = sp.Symbol("h", positive=True)
 
@@ -38,7 +57,12 @@ h = sp.Symbol("h", positive=True)
 def ark_symbols(s: int) -> dict:
     """Symbols of an s-stage ARK method, named like :class:`dynkit.solvers.TwoStepRK`'s fields."""
     s = positive_int("s", s, what="the number of stages of the ARK method")
-    out = {"c0": sp.Symbol("c_0"), "c_m0": sp.Symbol("c_{-0}"), "c1": sp.Symbol("c_1"), "c_m1": sp.Symbol("c_{-1}")}
+    out = {
+        "c0": sp.Symbol("c_0"),
+        "c_m0": sp.Symbol("c_{-0}"),
+        "c1": sp.Symbol("c_1"),
+        "c_m1": sp.Symbol("c_{-1}"),
+    }
     for j in range(2, s + 1):
         out[f"c{j}"] = sp.Symbol(f"c_{j}")
         out[f"a{j}"] = sp.Symbol(f"a_{j}")
@@ -48,8 +72,10 @@ def ark_symbols(s: int) -> dict:
 def coefficients_of(method) -> dict:
     """Exact (Rational) coefficients of a :class:`dynkit.solvers.TwoStepRK` keyed like :func:`ark_symbols`."""
     if not all(hasattr(method, k) for k in ("c0", "c_m0", "c1", "c_m1", "c", "a")):
-        raise TypeError(f"method must be a dynkit.solvers.TwoStepRK (e.g. dk.solvers.ARK4); got "
-                        f"{type(method).__name__} {method!r}"[:150])
+        raise TypeError(
+            f"method must be a dynkit.solvers.TwoStepRK (e.g. dk.solvers.ARK4); got "
+            f"{type(method).__name__} {method!r}"[:150]
+        )
     q = lambda v: sp.Rational(Fraction(v).numerator, Fraction(v).denominator)  # noqa: E731
     out = {"c0": q(method.c0), "c_m0": q(method.c_m0), "c1": q(method.c1), "c_m1": q(method.c_m1)}
     for j, (c, a) in enumerate(zip(method.c, method.a), start=2):
@@ -138,7 +164,10 @@ def ark_tree_coefficients(s: int, order: int, coeffs: dict | None = None) -> dic
     ``φ[None]`` is the coefficient of ``y(t)`` itself. ``coeffs`` (name -> value) substitutes values
     for the symbols of :func:`ark_symbols`.
     """
-    s, order = positive_int("s", s, what="ARK stages"), positive_int("order", order, maximum=8, what="order")
+    s, order = (
+        positive_int("s", s, what="ARK stages"),
+        positive_int("order", order, maximum=8, what="order"),
+    )
     coeffs = _coeffs(coeffs)
     c = ark_symbols(s)
     if coeffs:
@@ -159,12 +188,17 @@ def ark_tree_coefficients(s: int, order: int, coeffs: dict | None = None) -> dic
     return _lin(*terms)
 
 
-def tree_conditions(s: int, order: int, coeffs: dict | None = None, exact_order: bool = False) -> dict:
+def tree_conditions(
+    s: int, order: int, coeffs: dict | None = None, exact_order: bool = False
+) -> dict:
     """Residuals ``φ(τ) - 1/γ(τ)`` (and ``φ(∅) - 1``) for systems; all zero <=> order ``order`` for systems.
 
     With ``exact_order`` only the trees with exactly ``order`` nodes are returned.
     """
-    s, order = positive_int("s", s, what="ARK stages"), positive_int("order", order, maximum=8, what="order")
+    s, order = (
+        positive_int("s", s, what="ARK stages"),
+        positive_int("order", order, maximum=8, what="order"),
+    )
     coeffs = _coeffs(coeffs)
     phi = ark_tree_coefficients(s, order, coeffs)
     out = {} if exact_order else {None: sp.expand(phi[None] - 1)}
@@ -192,7 +226,9 @@ class _Series:
     """Truncated power series Σ_{k<=N} c_k h^k (list of coefficients)."""
 
     def __init__(self, coefs, N):
-        self.c = [sp.sympify(x) for x in coefs][: N + 1] + [sp.Integer(0)] * max(0, N + 1 - len(coefs))
+        self.c = [sp.sympify(x) for x in coefs][: N + 1] + [sp.Integer(0)] * max(
+            0, N + 1 - len(coefs)
+        )
         self.N = N
 
     def __add__(self, o):
@@ -240,7 +276,9 @@ def _exact(N, sign, autonomous):
     for _ in range(N):
         derivs.append(d)
         d = _lie(d, autonomous)
-    return _Series([0] + [sp.Rational(sign ** k, factorial(k)) * derivs[k - 1] for k in range(1, N + 1)], N)
+    return _Series(
+        [0] + [sp.Rational(sign**k, factorial(k)) * derivs[k - 1] for k in range(1, N + 1)], N
+    )
 
 
 def _f_at(tau: _Series, delta: _Series, N, autonomous):
@@ -264,8 +302,8 @@ def _taylor_error(s: int, order: int, autonomous: bool):
     c = ark_symbols(s)
     N = order
     zero = _Series([0], N)
-    back = _exact(N, -1, autonomous)              # y(t-h) - y(t)
-    t_back = _Series([0, -1], N)                  # time offset -h
+    back = _exact(N, -1, autonomous)  # y(t-h) - y(t)
+    t_back = _Series([0, -1], N)  # time offset -h
     k_f = [_f_at(zero, zero, N, autonomous)]
     k_b = [_f_at(t_back, back, N, autonomous)]
     for j in range(2, s + 1):
@@ -282,14 +320,22 @@ def _taylor_error(s: int, order: int, autonomous: bool):
     return [sp.expand(x) for x in err.c]
 
 
-def taylor_conditions(s: int, order: int, autonomous: bool = True, coeffs: dict | None = None,
-                      exact_order: bool = False) -> dict:
+def taylor_conditions(
+    s: int,
+    order: int,
+    autonomous: bool = True,
+    coeffs: dict | None = None,
+    exact_order: bool = False,
+) -> dict:
     """Order conditions by Taylor expansion for the scalar test equation ``y' = f(y)`` (or ``f(t, y)``).
 
     Returns ``{(q, monomial): residual}``: the local error's coefficient of ``h^q · monomial``, for
     ``q <= order`` (or ``q == order`` with ``exact_order``); all zero <=> order ``order`` on that class.
     """
-    s, order = positive_int("s", s, what="ARK stages"), positive_int("order", order, maximum=7, what="order")
+    s, order = (
+        positive_int("s", s, what="ARK stages"),
+        positive_int("order", order, maximum=7, what="order"),
+    )
     coeffs = _coeffs(coeffs)
     coefs = _taylor_error(s, order, autonomous)
     syms = ark_symbols(s)
@@ -298,29 +344,35 @@ def taylor_conditions(s: int, order: int, autonomous: bool = True, coeffs: dict 
         expr = coefs[q]
         if coeffs:
             expr = sp.expand(expr.subs({syms[k]: v for k, v in coeffs.items() if k in syms}))
-        gens = sorted([x for x in expr.free_symbols if x.name.startswith("F_") or x.name == "y"], key=str)
+        gens = sorted(
+            [x for x in expr.free_symbols if x.name.startswith("F_") or x.name == "y"], key=str
+        )
         if not gens:
             if expr != 0:
                 out[(q, sp.Integer(1))] = expr
             continue
         for monom, coef in sp.Poly(expr, *gens).terms():
-            mono = sp.Mul(*[g ** e for g, e in zip(gens, monom)])
+            mono = sp.Mul(*[g**e for g, e in zip(gens, monom)])
             out[(q, mono)] = sp.expand(coef)
     return out
 
 
 def _coeffs(coeffs):
     if coeffs is not None and not isinstance(coeffs, dict):
-        raise TypeError(f"coeffs must be a dict name -> value (keys of ark_symbols) or None; got "
-                        f"{type(coeffs).__name__}")
+        raise TypeError(
+            f"coeffs must be a dict name -> value (keys of ark_symbols) or None; got "
+            f"{type(coeffs).__name__}"
+        )
     return coeffs
 
 
 def satisfies(conditions: dict) -> bool:
     """Whether every residual is exactly zero."""
     if not isinstance(conditions, dict):
-        raise TypeError(f"conditions must be a dict of residuals (from tree_conditions/taylor_conditions); got "
-                        f"{type(conditions).__name__}")
+        raise TypeError(
+            f"conditions must be a dict of residuals (from tree_conditions/taylor_conditions); got "
+            f"{type(conditions).__name__}"
+        )
     return all(sp.simplify(v) == 0 for v in conditions.values())
 
 
@@ -367,13 +419,20 @@ def _member_direct(s, value):
     :func:`ark_family`): the independent route the derivation compares the family's member with."""
     syms = ark_symbols(s)
     free = syms[ARK3_PARAMETER if s == 2 else ARK4_PARAMETER]
-    fixed = {"c0": sp.Integer(1), "c_m0": sp.Integer(0), ARK3_PARAMETER if s == 2 else ARK4_PARAMETER: value}
+    fixed = {
+        "c0": sp.Integer(1),
+        "c_m0": sp.Integer(0),
+        ARK3_PARAMETER if s == 2 else ARK4_PARAMETER: value,
+    }
     conds = [v for v in tree_conditions(s, s + 1, fixed).values() if v != 0]
     unknowns = [v for k, v in syms.items() if k not in fixed]
     sols = sp.solve(conds, unknowns, dict=True)
     if len(sols) != 1:
         raise RuntimeError(f"expected one member for s = {s} at {free} = {value}, got {sols}")
-    return {**fixed, **{k: sp.nsimplify(sols[0].get(v, v)) for k, v in syms.items() if k not in fixed}}
+    return {
+        **fixed,
+        **{k: sp.nsimplify(sols[0].get(v, v)) for k, v in syms.items() if k not in fixed},
+    }
 
 
 def _members():
@@ -425,7 +484,9 @@ def _ark_derivation(s: int) -> Derivation:
         "scalar_order_p": satisfies(taylor_conditions(s, p, True, member)),
         "nonautonomous_order_p": satisfies(taylor_conditions(s, p, False, member)),
         "systems_order_p": satisfies(tree_conditions(s, p, member)),
-        "fails_order_p_plus_1": not satisfies(taylor_conditions(s, p + 1, True, member, exact_order=True)),
+        "fails_order_p_plus_1": not satisfies(
+            taylor_conditions(s, p + 1, True, member, exact_order=True)
+        ),
         "family_order_p_for_systems": satisfies(tree_conditions(s, p, fam)),
     }
     # the two derivations agree: collapsing the tree conditions gives the Taylor ones (same monomials)
@@ -442,37 +503,78 @@ def _ark_derivation(s: int) -> Derivation:
     checks["trees_collapse_to_taylor"] = agree
     consts = error_constants(s, member, p)
     steps = [
-        Step(r"Local error $y(t+h) - y_{n+1}$ with exact past values, expanded in $h$ for $y' = f(y)$; with "
-             r"$c_0 = 1$, $c_{-0} = 0$ the nonzero conditions up to order " + str(p) + " are (coefficient of "
-             r"$h^q$ times a monomial in $F_{0k} = f^{(k)}$):",
-             [sp.Eq(v, 0) for v in dict.fromkeys(scalar.values())]),
-        Step("Solved by sympy: the one-parameter family (free parameter $"
-             + sp.latex(syms[ARK3_PARAMETER if s == 2 else ARK4_PARAMETER]) + "$)",
-             [sp.Eq(syms[k], v, evaluate=False) for k, v in fam.items()]),
+        Step(
+            r"Local error $y(t+h) - y_{n+1}$ with exact past values, expanded in $h$ for $y' = f(y)$; with "
+            r"$c_0 = 1$, $c_{-0} = 0$ the nonzero conditions up to order "
+            + str(p)
+            + " are (coefficient of "
+            r"$h^q$ times a monomial in $F_{0k} = f^{(k)}$):",
+            [sp.Eq(v, 0) for v in dict.fromkeys(scalar.values())],
+        ),
+        Step(
+            "Solved by sympy: the one-parameter family (free parameter $"
+            + sp.latex(syms[ARK3_PARAMETER if s == 2 else ARK4_PARAMETER])
+            + "$)",
+            [sp.Eq(syms[k], v, evaluate=False) for k, v in fam.items()],
+        ),
         Step("The member dk.solve uses:", [sp.Eq(syms[k], v) for k, v in member.items()]),
         Step("Checks on that member: " + ", ".join(f"{k} = {v}" for k, v in checks.items()), None),
-        Step(r"Systems (B-series): residuals $\varphi(\tau) - 1/\gamma(\tau)$ of the member for the trees of order "
-             + str(p) + ":",
-             [sp.Eq(sp.Symbol(_tree_latex(tau)), r) for tau, r in tree_conditions(s, p, member, exact_order=True).items()]),
-        Step(r"Leading error constants at $h^{" + str(p + 1) + r"}$ per tree, $(1/\gamma - \varphi)/\sigma$:",
-             [sp.Eq(sp.Symbol(_tree_latex(tau)), v) for tau, v in consts["trees"].items()]),
-        Step(r"For $y' = \lambda y$ the local error is $C (h\lambda)^{" + str(p + 1) + r"} y$ with", consts["linear"]),
+        Step(
+            r"Systems (B-series): residuals $\varphi(\tau) - 1/\gamma(\tau)$ of the member for the trees of order "
+            + str(p)
+            + ":",
+            [
+                sp.Eq(sp.Symbol(_tree_latex(tau)), r)
+                for tau, r in tree_conditions(s, p, member, exact_order=True).items()
+            ],
+        ),
+        Step(
+            r"Leading error constants at $h^{"
+            + str(p + 1)
+            + r"}$ per tree, $(1/\gamma - \varphi)/\sigma$:",
+            [sp.Eq(sp.Symbol(_tree_latex(tau)), v) for tau, v in consts["trees"].items()],
+        ),
+        Step(
+            r"For $y' = \lambda y$ the local error is $C (h\lambda)^{" + str(p + 1) + r"} y$ with",
+            consts["linear"],
+        ),
     ]
     direct = _member_direct(s, member[ARK3_PARAMETER if s == 2 else ARK4_PARAMETER])
-    result = {"member": [direct.get(k, 0) for k in sorted(member)], "solver": [solver.get(k, 0) for k in sorted(member)],
-              "checks": [Check(k.replace("_", " "), bool(v)) for k, v in checks.items()]}
-    stated = {"member": [member[k] for k in sorted(member)], "solver": [member[k] for k in sorted(member)],
-              "checks": [Check(k.replace("_", " "), True) for k in checks]}
-    return finish(name, f"Order conditions of ARK{p}", "CSAODE (004), Udwadia & Farahani", "(9)-(10)", steps,
-                  result, stated,
-                  "The coefficients are not printed in the papers; the 'stated' values are those in "
-                  "dynkit/solvers/ark.py, and the check asserts they equal the derived member and satisfy "
-                  "every condition (scalar, non-autonomous, systems) exactly while failing the next order; the "
-                  "'member' row compares the family's member with the member solved directly from the systems "
-                  "(tree) conditions at the same parameter, an independent route.",
-                  family=fam, member=member, checks=checks, error_constants=consts,
-                  labels={"member": r"\text{derived member } (" + ", ".join(sp.latex(syms[k]) for k in sorted(member)) + ")",
-                          "solver": r"\text{dk.solvers.ARK%d}" % p, "checks": r"\text{checks}"})
+    result = {
+        "member": [direct.get(k, 0) for k in sorted(member)],
+        "solver": [solver.get(k, 0) for k in sorted(member)],
+        "checks": [Check(k.replace("_", " "), bool(v)) for k, v in checks.items()],
+    }
+    stated = {
+        "member": [member[k] for k in sorted(member)],
+        "solver": [member[k] for k in sorted(member)],
+        "checks": [Check(k.replace("_", " "), True) for k in checks],
+    }
+    return finish(
+        name,
+        f"Order conditions of ARK{p}",
+        "CSAODE (004), Udwadia & Farahani",
+        "(9)-(10)",
+        steps,
+        result,
+        stated,
+        "The coefficients are not printed in the papers; the 'stated' values are those in "
+        "dynkit/solvers/ark.py, and the check asserts they equal the derived member and satisfy "
+        "every condition (scalar, non-autonomous, systems) exactly while failing the next order; the "
+        "'member' row compares the family's member with the member solved directly from the systems "
+        "(tree) conditions at the same parameter, an independent route.",
+        family=fam,
+        member=member,
+        checks=checks,
+        error_constants=consts,
+        labels={
+            "member": r"\text{derived member } ("
+            + ", ".join(sp.latex(syms[k]) for k in sorted(member))
+            + ")",
+            "solver": r"\text{dk.solvers.ARK%d}" % p,
+            "checks": r"\text{checks}",
+        },
+    )
 
 
 def ark3_order_conditions() -> Derivation:

@@ -8,6 +8,7 @@ A step or a result never holds a bare boolean: ``sp.Eq(a, b)`` that sympy evalua
 ``1`` prints as a lone ``1``. A fact established by a comparison is a :class:`Check` (a label and
 the outcome), which prints as a sentence; :class:`Step` and :func:`finish` refuse booleans.
 """
+
 from __future__ import annotations
 
 import re
@@ -60,7 +61,8 @@ def _reject_booleans(obj, where: str) -> None:
         raise TypeError(
             f"{where}: a bare boolean ({obj!r}) cannot be shown as a derivation step; sympy evaluates "
             "Eq(a, b) to False when the sides cannot be equal as objects (e.g. a Symbol against a matrix): "
-            "use Eq(..., evaluate=False) with a matching left-hand side, or record the fact as Check(label, passed)")
+            "use Eq(..., evaluate=False) with a matching left-hand side, or record the fact as Check(label, passed)"
+        )
     if isinstance(obj, dict):
         for k, v in obj.items():
             _reject_booleans(v, f"{where}[{k!r}]")
@@ -70,24 +72,74 @@ def _reject_booleans(obj, where: str) -> None:
 
 
 # Text-mode LaTeX for the characters that are special (or, with the default fonts, missing) there.
-_TEXT_SPECIALS = {"&": r"\&", "%": r"\%", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}", "$": r"\$",
-                  "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "\\": r"\textbackslash{}",
-                  "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
-_UNICODE_MATH = {"α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "δ": r"\delta", "ε": r"\varepsilon",
-                 "η": r"\eta", "θ": r"\theta", "λ": r"\lambda", "μ": r"\mu", "ξ": r"\xi", "π": r"\pi",
-                 "ρ": r"\rho", "σ": r"\sigma", "τ": r"\tau", "φ": r"\phi", "ψ": r"\psi", "ω": r"\omega",
-                 "Γ": r"\Gamma", "Δ": r"\Delta", "Θ": r"\Theta", "Λ": r"\Lambda", "Σ": r"\Sigma",
-                 "Φ": r"\Phi", "Ψ": r"\Psi", "Ω": r"\Omega", "→": r"\to", "≤": r"\le", "≥": r"\ge",
-                 "≈": r"\approx", "∂": r"\partial", "∇": r"\nabla", "√": r"\surd", "·": r"\cdot",
-                 "×": r"\times", "−": "-", "∞": r"\infty", "∈": r"\in"}
+_TEXT_SPECIALS = {
+    "&": r"\&",
+    "%": r"\%",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "$": r"\$",
+    "^": r"\textasciicircum{}",
+    "~": r"\textasciitilde{}",
+    "\\": r"\textbackslash{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+_UNICODE_MATH = {
+    "α": r"\alpha",
+    "β": r"\beta",
+    "γ": r"\gamma",
+    "δ": r"\delta",
+    "ε": r"\varepsilon",
+    "η": r"\eta",
+    "θ": r"\theta",
+    "λ": r"\lambda",
+    "μ": r"\mu",
+    "ξ": r"\xi",
+    "π": r"\pi",
+    "ρ": r"\rho",
+    "σ": r"\sigma",
+    "τ": r"\tau",
+    "φ": r"\phi",
+    "ψ": r"\psi",
+    "ω": r"\omega",
+    "Γ": r"\Gamma",
+    "Δ": r"\Delta",
+    "Θ": r"\Theta",
+    "Λ": r"\Lambda",
+    "Σ": r"\Sigma",
+    "Φ": r"\Phi",
+    "Ψ": r"\Psi",
+    "Ω": r"\Omega",
+    "→": r"\to",
+    "≤": r"\le",
+    "≥": r"\ge",
+    "≈": r"\approx",
+    "∂": r"\partial",
+    "∇": r"\nabla",
+    "√": r"\surd",
+    "·": r"\cdot",
+    "×": r"\times",
+    "−": "-",
+    "∞": r"\infty",
+    "∈": r"\in",
+}
 
 
 def latex_text(sentence: str) -> str:
     """``sentence`` as LaTeX text: its ``$...$`` math spans kept, everything else escaped."""
     parts = re.split(r"(\$[^$]+\$)", sentence)
-    return "".join(part if i % 2 else "".join(
-        _TEXT_SPECIALS.get(c) or (f"${_UNICODE_MATH[c]}$" if c in _UNICODE_MATH else c) for c in part)
-        for i, part in enumerate(parts))
+    return "".join(
+        part
+        if i % 2
+        else "".join(
+            _TEXT_SPECIALS.get(c) or (f"${_UNICODE_MATH[c]}$" if c in _UNICODE_MATH else c)
+            for c in part
+        )
+        for i, part in enumerate(parts)
+    )
 
 
 def _text_escape(text: str) -> str:
@@ -133,15 +185,24 @@ def _parts(obj) -> list:
 
 def _identity_powers(expr):
     """(c I)^k -> c^k I, which sympy's matrix-expression algebra leaves alone."""
+
     def is_scaled_identity(x):
-        return isinstance(x, sp.MatPow) and isinstance(x.base, (sp.MatMul, sp.Identity)) and \
-            sum(isinstance(a, sp.Identity) for a in sp.Mul.make_args(x.base) + tuple(x.base.args)) >= 1 and \
-            all(isinstance(a, sp.Identity) or not isinstance(a, sp.MatrixExpr) for a in x.base.args)
+        return (
+            isinstance(x, sp.MatPow)
+            and isinstance(x.base, (sp.MatMul, sp.Identity))
+            and sum(
+                isinstance(a, sp.Identity) for a in sp.Mul.make_args(x.base) + tuple(x.base.args)
+            )
+            >= 1
+            and all(
+                isinstance(a, sp.Identity) or not isinstance(a, sp.MatrixExpr) for a in x.base.args
+            )
+        )
 
     def rewrite(x):
         ident = next(a for a in (x.base, *x.base.args) if isinstance(a, sp.Identity))
         coeff = sp.Mul(*[a for a in x.base.args if not isinstance(a, sp.MatrixExpr)])
-        return coeff ** x.exp * ident
+        return coeff**x.exp * ident
 
     return expr.replace(is_scaled_identity, rewrite)
 
@@ -233,20 +294,77 @@ def to_latex(obj, labels: dict | None = None) -> str:
     return r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}"
 
 
-_PLAIN = [(r"\\(?:mathrm|mathbf|mathcal|text|operatorname)\{([^{}]*)\}", r"\1"),
-          (r"\\sqrt\{([^{}]*)\}", r"√(\1)"), (r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)"),
-          (r"\\ddot\s*\{?([A-Za-z])\}?", "\\1\u0308"), (r"\\dot\s*\{?([A-Za-z])\}?", "\\1\u0307"),
-          (r"\\tilde\s*\{?([A-Za-z])\}?", "\\1\u0303"), (r"\\hat\s*\{?([A-Za-z])\}?", "\\1\u0302"),
-          (r"\\(?:,|;|!|quad)", " "), (r"\\left|\\right", ""), (r"\^\{([^{}]*)\}", r"^(\1)"),
-          (r"_\{([^{}]*)\}", r"_\1")]
-_MACROS = {"nabla": "∇", "partial": "∂", "to": "→", "infty": "∞", "cdot": "·", "leq": "≤", "geq": "≥",
-           "le": "≤", "ge": "≥", "neq": "≠", "approx": "≈", "in": "∈", "mapsto": "↦", "times": "×", "top": "ᵀ",
-           "otimes": "⊗", "bullet": "•", "det": "det ", "exp": "exp ", "log": "log ", "sin": "sin ",
-           "cos": "cos ", "circ": "∘", "sum": "∑", "prod": "∏", "int": "∫", "ldots": "…", "dots": "…",
-           "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
-           "eta": "η", "theta": "θ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π", "rho": "ρ",
-           "sigma": "σ", "tau": "τ", "phi": "φ", "varphi": "φ", "psi": "ψ", "omega": "ω", "Gamma": "Γ",
-           "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω"}
+_PLAIN = [
+    (r"\\(?:mathrm|mathbf|mathcal|text|operatorname)\{([^{}]*)\}", r"\1"),
+    (r"\\sqrt\{([^{}]*)\}", r"√(\1)"),
+    (r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)"),
+    (r"\\ddot\s*\{?([A-Za-z])\}?", "\\1\u0308"),
+    (r"\\dot\s*\{?([A-Za-z])\}?", "\\1\u0307"),
+    (r"\\tilde\s*\{?([A-Za-z])\}?", "\\1\u0303"),
+    (r"\\hat\s*\{?([A-Za-z])\}?", "\\1\u0302"),
+    (r"\\(?:,|;|!|quad)", " "),
+    (r"\\left|\\right", ""),
+    (r"\^\{([^{}]*)\}", r"^(\1)"),
+    (r"_\{([^{}]*)\}", r"_\1"),
+]
+_MACROS = {
+    "nabla": "∇",
+    "partial": "∂",
+    "to": "→",
+    "infty": "∞",
+    "cdot": "·",
+    "leq": "≤",
+    "geq": "≥",
+    "le": "≤",
+    "ge": "≥",
+    "neq": "≠",
+    "approx": "≈",
+    "in": "∈",
+    "mapsto": "↦",
+    "times": "×",
+    "top": "ᵀ",
+    "otimes": "⊗",
+    "bullet": "•",
+    "det": "det ",
+    "exp": "exp ",
+    "log": "log ",
+    "sin": "sin ",
+    "cos": "cos ",
+    "circ": "∘",
+    "sum": "∑",
+    "prod": "∏",
+    "int": "∫",
+    "ldots": "…",
+    "dots": "…",
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "epsilon": "ε",
+    "varepsilon": "ε",
+    "eta": "η",
+    "theta": "θ",
+    "lambda": "λ",
+    "mu": "μ",
+    "nu": "ν",
+    "xi": "ξ",
+    "pi": "π",
+    "rho": "ρ",
+    "sigma": "σ",
+    "tau": "τ",
+    "phi": "φ",
+    "varphi": "φ",
+    "psi": "ψ",
+    "omega": "ω",
+    "Gamma": "Γ",
+    "Delta": "Δ",
+    "Theta": "Θ",
+    "Lambda": "Λ",
+    "Sigma": "Σ",
+    "Phi": "Φ",
+    "Psi": "Ψ",
+    "Omega": "Ω",
+}
 
 
 def plain(text: str) -> str:
@@ -275,11 +393,16 @@ def _plain_names(obj):
     for sym in obj.atoms(sp.Symbol, sp.MatrixSymbol):
         name = _plain_name(sym.name)
         if name != sym.name:
-            renames[sym] = sp.MatrixSymbol(name, *sym.shape) if isinstance(sym, sp.MatrixSymbol) \
+            renames[sym] = (
+                sp.MatrixSymbol(name, *sym.shape)
+                if isinstance(sym, sp.MatrixSymbol)
                 else sp.Symbol(name, **sym.assumptions0)
+            )
     obj = obj.xreplace(renames)
-    return obj.replace(lambda e: isinstance(e, AppliedUndef) and _plain_name(e.func.__name__) != e.func.__name__,
-                       lambda e: sp.Function(_plain_name(e.func.__name__))(*e.args))
+    return obj.replace(
+        lambda e: isinstance(e, AppliedUndef) and _plain_name(e.func.__name__) != e.func.__name__,
+        lambda e: sp.Function(_plain_name(e.func.__name__))(*e.args),
+    )
 
 
 def _pretty(obj, width: int) -> str:
@@ -372,9 +495,11 @@ class Derivation:
             body = to_latex(obj, labels)
             return [rf"\[ {body} \]"] if body else []
 
-        out = [f"% dynkit derivation {self.name}: a LaTeX fragment (needs \\usepackage{{amsmath,amssymb}})",
-               rf"\subsection*{{{latex_text(self.title)}}}",
-               rf"\noindent\emph{{{latex_text(paper_name(self.paper))}, {latex_text(self.equation)}}}"]
+        out = [
+            f"% dynkit derivation {self.name}: a LaTeX fragment (needs \\usepackage{{amsmath,amssymb}})",
+            rf"\subsection*{{{latex_text(self.title)}}}",
+            rf"\noindent\emph{{{latex_text(paper_name(self.paper))}, {latex_text(self.equation)}}}",
+        ]
         if self.steps:
             out.append(r"\begin{enumerate}")
             for step in self.steps:
@@ -382,10 +507,14 @@ class Derivation:
                 if step.expr is not None:
                     out += display(step.expr)
             out.append(r"\end{enumerate}")
-        out += [r"\paragraph{Result.}", *display(self.result, labels),
-                r"\paragraph{Stated in the paper.}", *display(self.stated, labels),
-                rf"\paragraph{{Check.}} \texttt{{simplify(derived - stated) == 0}}: "
-                rf"{'passed' if self.check_passed else 'FAILED'}."]
+        out += [
+            r"\paragraph{Result.}",
+            *display(self.result, labels),
+            r"\paragraph{Stated in the paper.}",
+            *display(self.stated, labels),
+            rf"\paragraph{{Check.}} \texttt{{simplify(derived - stated) == 0}}: "
+            rf"{'passed' if self.check_passed else 'FAILED'}.",
+        ]
         if self.notes:
             out.append(rf"\paragraph{{Note.}} {latex_text(self.notes)}")
         return "\n".join(out) + "\n"
@@ -404,9 +533,13 @@ class Derivation:
             if step.expr is not None:
                 out.append(f"$${to_latex(step.expr)}$$")
         labels = self.extra.get("labels", {})
-        out += ["**Result**", f"$${to_latex(self.result, labels)}$$",
-                "**Stated in the paper**", f"$${to_latex(self.stated, labels)}$$",
-                f"**Check** (`simplify(derived - stated) == 0`): {'passed' if self.check_passed else 'FAILED'}"]
+        out += [
+            "**Result**",
+            f"$${to_latex(self.result, labels)}$$",
+            "**Stated in the paper**",
+            f"$${to_latex(self.stated, labels)}$$",
+            f"**Check** (`simplify(derived - stated) == 0`): {'passed' if self.check_passed else 'FAILED'}",
+        ]
         if self.notes:
             out += ["", f"*Note:* {self.notes}"]
         return "\n\n".join(out) + "\n"
@@ -421,9 +554,17 @@ class Derivation:
             if step.expr is not None:
                 out += ["", to_text(step.expr, width=width)]
             out.append("")
-        out += ["Result:", "", to_text(self.result, labels, width), "",
-                "Stated in the paper:", "", to_text(self.stated, labels, width), "",
-                f"Check (simplify(derived - stated) == 0): {'passed' if self.check_passed else 'FAILED'}"]
+        out += [
+            "Result:",
+            "",
+            to_text(self.result, labels, width),
+            "",
+            "Stated in the paper:",
+            "",
+            to_text(self.stated, labels, width),
+            "",
+            f"Check (simplify(derived - stated) == 0): {'passed' if self.check_passed else 'FAILED'}",
+        ]
         if self.notes:
             out += ["", f"Note: {plain(self.notes)}"]
         return "\n".join(out) + "\n"
@@ -433,32 +574,56 @@ class Derivation:
         return self.to_markdown()
 
     def _repr_latex_(self) -> str:
-        return f"$$\\begin{{array}}{{l}}\\text{{{_text_escape(self.title)}}}\\end{{array}}$$\n" \
-               f"$${to_latex(self.result, self.extra.get('labels', {}))}$$"
+        return (
+            f"$$\\begin{{array}}{{l}}\\text{{{_text_escape(self.title)}}}\\end{{array}}$$\n"
+            f"$${to_latex(self.result, self.extra.get('labels', {}))}$$"
+        )
 
     def _repr_html_(self) -> str:
         import html
 
-        def math(obj, labels=None) -> str:  # Sphinx's markup, which Jupyter's and Sphinx's MathJax both typeset
+        def math(
+            obj, labels=None
+        ) -> str:  # Sphinx's markup, which Jupyter's and Sphinx's MathJax both typeset
             return f'<div class="math notranslate nohighlight">\\[{html.escape(to_latex(obj, labels))}\\]</div>'
 
-        def text(sentence: str) -> str:  # $...$ in a step's sentence becomes inline math in the same markup
-            return re.sub(r"\$([^$]+)\$", r'<span class="math notranslate nohighlight">\\(\1\\)</span>',
-                          html.escape(sentence))
+        def text(
+            sentence: str,
+        ) -> str:  # $...$ in a step's sentence becomes inline math in the same markup
+            return re.sub(
+                r"\$([^$]+)\$",
+                r'<span class="math notranslate nohighlight">\\(\1\\)</span>',
+                html.escape(sentence),
+            )
 
         labels = self.extra.get("labels", {})
         verdict = "matches the paper" if self.check_passed else "does NOT match the paper"
-        parts = [f"<h4>{html.escape(self.title)}</h4><p><em>{html.escape(paper_name(self.paper))}, "
-                 f"{html.escape(self.equation)}</em> &mdash; derived result {verdict}.</p><ol>"]
+        parts = [
+            f"<h4>{html.escape(self.title)}</h4><p><em>{html.escape(paper_name(self.paper))}, "
+            f"{html.escape(self.equation)}</em> &mdash; derived result {verdict}.</p><ol>"
+        ]
         for step in self.steps:
-            parts.append(f"<li>{text(step.text)}{math(step.expr) if step.expr is not None else ''}</li>")
-        parts.append(f"</ol><p><strong>Result</strong></p>{math(self.result, labels)}"
-                     f"<p><strong>Stated in the paper</strong></p>{math(self.stated, labels)}")
+            parts.append(
+                f"<li>{text(step.text)}{math(step.expr) if step.expr is not None else ''}</li>"
+            )
+        parts.append(
+            f"</ol><p><strong>Result</strong></p>{math(self.result, labels)}"
+            f"<p><strong>Stated in the paper</strong></p>{math(self.stated, labels)}"
+        )
         return "".join(parts)
 
 
-def finish(name: str, title: str, paper: str, equation: str, steps: list[Step], result, stated,
-           notes: str = "", **extra) -> Derivation:
+def finish(
+    name: str,
+    title: str,
+    paper: str,
+    equation: str,
+    steps: list[Step],
+    result,
+    stated,
+    notes: str = "",
+    **extra,
+) -> Derivation:
     """Build a :class:`Derivation`, running the exact check of ``result`` against ``stated``.
 
     Raises
@@ -468,5 +633,15 @@ def finish(name: str, title: str, paper: str, equation: str, steps: list[Step], 
     """
     _reject_booleans(result, f"{name}: result")
     _reject_booleans(stated, f"{name}: stated")
-    return Derivation(name, title, paper, equation, list(steps), result, stated,
-                      equivalent(result, stated), notes, extra)
+    return Derivation(
+        name,
+        title,
+        paper,
+        equation,
+        list(steps),
+        result,
+        stated,
+        equivalent(result, stated),
+        notes,
+        extra,
+    )

@@ -22,6 +22,7 @@ correction.
 >>> d.check_passed, d.extra["limit"].correction_orders
 (True, [1])
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -91,8 +92,10 @@ def _as_equations(equations) -> list[sp.Eq]:
     try:
         items = list(equations)
     except TypeError:
-        raise TypeError(f"equations must be a sympy Eq (or expression = 0) or a list of them; got "
-                        f"{type(equations).__name__}") from None
+        raise TypeError(
+            f"equations must be a sympy Eq (or expression = 0) or a list of them; got "
+            f"{type(equations).__name__}"
+        ) from None
     if not items:
         raise ValueError("equations must hold at least one equation of the scheme")
     out = []
@@ -102,7 +105,11 @@ def _as_equations(equations) -> list[sp.Eq]:
         elif isinstance(e, sp.Expr):
             out.append(sp.Eq(e, 0, evaluate=False))
         else:
-            raise TypeError(f"equations[{i}] must be a sympy Eq or expression; got {type(e).__name__} {e!r}"[:160])
+            raise TypeError(
+                f"equations[{i}] must be a sympy Eq or expression; got {type(e).__name__} {e!r}"[
+                    :160
+                ]
+            )
     return out
 
 
@@ -112,16 +119,22 @@ def _iterates(eqs: list[sp.Eq]) -> dict:
     for e in eqs:
         for item in (e.lhs - e.rhs).atoms(sp.Indexed):
             if len(item.indices) != 1:
-                raise ValueError(f"equations: iterate {item} must have one index k + j; got {len(item.indices)}")
+                raise ValueError(
+                    f"equations: iterate {item} must have one index k + j; got {len(item.indices)}"
+                )
             shift = sp.simplify(item.indices[0] - k)
             if not shift.is_integer:
-                raise ValueError(f"equations: iterate {item}: its index must be k + an integer (e.g. x[k + 1], "
-                                 f"x[k - 1]); "
-                                 f"got k + {shift}")
+                raise ValueError(
+                    f"equations: iterate {item}: its index must be k + an integer (e.g. x[k + 1], "
+                    f"x[k - 1]); "
+                    f"got k + {shift}"
+                )
             found[item] = sp.Function(str(item.base))(t + int(shift) * _H)
     if not found:
-        raise ValueError("equations: the scheme has no iterate: write the sequences with dk.symbolic.iterate('x') "
-                         "and index them as x[k + 1], x[k], ...")
+        raise ValueError(
+            "equations: the scheme has no iterate: write the sequences with dk.symbolic.iterate('x') "
+            "and index them as x[k + 1], x[k], ..."
+        )
     return found
 
 
@@ -155,27 +168,37 @@ def _taylor_functions(expr, curves: set, depth: int = 3):
     Taylor's formula around the argument's limit: ``g(a0) + g'(a0)(a - a0) + ...`` (``g'`` a new
     undefined function), so the series in dt needs no derivative of an undefined function at a
     composite argument."""
+
     def expand(call):
         if call.func in curves or not call.has(_H):
             return call
         if len(call.args) != 1:
-            raise ValueError(f"{call.func}: functions of several arguments are not supported in a scheme")
+            raise ValueError(
+                f"{call.func}: functions of several arguments are not supported in a scheme"
+            )
         arg = call.args[0]
         a0 = sp.expand(sp.series(arg, _H, 0, 1).removeO().doit())
         if a0.has(_H):
             raise NoContinuousLimit(f"the argument of {call.func}, {arg}, has no limit as dt -> 0")
         delta = arg - a0
         name = call.func.__name__
-        return call.func(a0) + sum(sp.Function(name + "'" * j)(a0) * delta ** j / sp.factorial(j)
-                                   for j in range(1, depth + 1))
-    return expr.replace(lambda e: isinstance(e, AppliedUndef) and e.func not in curves and e.has(_H), expand)
+        return call.func(a0) + sum(
+            sp.Function(name + "'" * j)(a0) * delta**j / sp.factorial(j)
+            for j in range(1, depth + 1)
+        )
+
+    return expr.replace(
+        lambda e: isinstance(e, AppliedUndef) and e.func not in curves and e.has(_H), expand
+    )
 
 
 def _expand(eqs, step, dt):
     """Per equation: ``(q, c_q, m or None, c_{q+m} or None)`` of the residual's series in dt."""
     solved = sp.solve(sp.Eq(_H, dt), step, dict=True)
     if not solved:
-        raise ValueError(f"dt must be an invertible expression of step {step} (e.g. {step} or sqrt({step})); got {dt}")
+        raise ValueError(
+            f"dt must be an invertible expression of step {step} (e.g. {step} or sqrt({step})); got {dt}"
+        )
     step_of_h = solved[0][step]
     curves = _iterates(eqs)
     funcs = {c.func for c in curves.values()}
@@ -189,8 +212,10 @@ def _expand(eqs, step, dt):
             if len(terms) >= 2:
                 break
         if not terms:
-            raise NoContinuousLimit(f"equation {number} of the scheme, {e}, vanishes to order dt^{_MAX_ORDER - 1}: "
-                                    "it does not determine a limit")
+            raise NoContinuousLimit(
+                f"equation {number} of the scheme, {e}, vanishes to order dt^{_MAX_ORDER - 1}: "
+                "it does not determine a limit"
+            )
         powers = sorted(terms)
         q = powers[0]
         m = powers[1] - q if len(powers) > 1 else None
@@ -223,9 +248,18 @@ def _divergent_terms(eqs, step, dt) -> list[str]:
     return named
 
 
-def continuous_limit(equations, *, step: sp.Symbol, dt: sp.Expr | None = None, stated=None,
-                     name: str = "scheme_limit", title: str = "Continuous limit of a discrete scheme",
-                     paper: str = "your scheme", equation: str = "continuous limit", notes: str = "") -> Derivation:
+def continuous_limit(
+    equations,
+    *,
+    step: sp.Symbol,
+    dt: sp.Expr | None = None,
+    stated=None,
+    name: str = "scheme_limit",
+    title: str = "Continuous limit of a discrete scheme",
+    paper: str = "your scheme",
+    equation: str = "continuous limit",
+    notes: str = "",
+) -> Derivation:
     r"""The continuous limit of a discrete scheme, as a :class:`Derivation` (steps, result, LaTeX).
 
     Parameters
@@ -272,7 +306,9 @@ def continuous_limit(equations, *, step: sp.Symbol, dt: sp.Expr | None = None, s
     if dt is not None:
         dt = sp.sympify(dt)
         if not dt.has(step) or dt.free_symbols - {step}:
-            raise ValueError(f"dt must be a power of step {step} alone (e.g. {step} or sqrt({step})); got {dt}")
+            raise ValueError(
+                f"dt must be a power of step {step} alone (e.g. {step} or sqrt({step})); got {dt}"
+            )
     _iterates(eqs)  # refuse a malformed scheme before any work
     candidates = [dt] if dt is not None else [sp.sqrt(step), step]
     tried = {}
@@ -286,45 +322,84 @@ def continuous_limit(equations, *, step: sp.Symbol, dt: sp.Expr | None = None, s
         if not trivial:
             break
         divergent = _divergent_terms(eqs, step, cand)
-        tried[cand] = ("the leading equation " + "; ".join(f"{sp.Eq(expanded[i][1], 0)} (equation {i})"
-                                                            for i in trivial) + " is trivial"
-                       + (": " + "; ".join(divergent) if divergent else
-                          " (no forcing survives at this scaling: try another dt)"))
+        tried[cand] = (
+            "the leading equation "
+            + "; ".join(f"{sp.Eq(expanded[i][1], 0)} (equation {i})" for i in trivial)
+            + " is trivial"
+            + (
+                ": " + "; ".join(divergent)
+                if divergent
+                else " (no forcing survives at this scaling: try another dt)"
+            )
+        )
     else:
-        raise NoContinuousLimit(f"no non-trivial continuous limit with t = k dt for dt in "
-                                f"{[str(c) for c in candidates]}: " + " | ".join(f"dt = {c}: {why}"
-                                                                               for c, why in tried.items()))
+        raise NoContinuousLimit(
+            f"no non-trivial continuous limit with t = k dt for dt in "
+            f"{[str(c) for c in candidates]}: "
+            + " | ".join(f"dt = {c}: {why}" for c, why in tried.items())
+        )
     chosen = cand
     odes = [sp.Eq(c, 0) for _, c, _, _ in expanded]
-    limit = SchemeLimit(odes, [q for q, _, _, _ in expanded], [m for _, _, m, _ in expanded],
-                        [c1 for _, _, _, c1 in expanded], chosen, tried)
+    limit = SchemeLimit(
+        odes,
+        [q for q, _, _, _ in expanded],
+        [m for _, _, m, _ in expanded],
+        [c1 for _, _, _, c1 in expanded],
+        chosen,
+        tried,
+    )
     steps = [
         Step("The scheme:", eqs),
-        Step(rf"Samples of smooth curves, $t = k\,\Delta t$ with $\Delta t = {sp.latex(chosen)}$: "
-             rf"$x_{{k+j}} = x(t + j\Delta t)$, $k = t/\Delta t$; undefined functions expanded around the limit of "
-             r"their argument; the series of each residual in $\Delta t$ starts at:",
-             [sp.Eq(sp.Symbol(f"q_{i}"), q) for i, (q, _, _, _) in enumerate(expanded)]),
+        Step(
+            rf"Samples of smooth curves, $t = k\,\Delta t$ with $\Delta t = {sp.latex(chosen)}$: "
+            rf"$x_{{k+j}} = x(t + j\Delta t)$, $k = t/\Delta t$; undefined functions expanded around the limit of "
+            r"their argument; the series of each residual in $\Delta t$ starts at:",
+            [sp.Eq(sp.Symbol(f"q_{i}"), q) for i, (q, _, _, _) in enumerate(expanded)],
+        ),
         Step(r"Leading-order equations (the first nonzero coefficient of each series):", odes),
     ]
     corr = [(i, m, c1) for i, (_, _, m, c1) in enumerate(expanded) if m is not None]
     if corr:
-        steps.append(Step(r"First correction: the next nonzero coefficient, of relative order $\Delta t^{m}$:",
-                          [sp.Eq(sp.Symbol(f"m_{i}"), m) for i, m, _ in corr]))
+        steps.append(
+            Step(
+                r"First correction: the next nonzero coefficient, of relative order $\Delta t^{m}$:",
+                [sp.Eq(sp.Symbol(f"m_{i}"), m) for i, m, _ in corr],
+            )
+        )
     if tried:
-        steps.append(Step("Scalings tried first and rejected: " + "; ".join(f"dt = {c}: {why}"
-                                                                             for c, why in tried.items()), None))
+        steps.append(
+            Step(
+                "Scalings tried first and rejected: "
+                + "; ".join(f"dt = {c}: {why}" for c, why in tried.items()),
+                None,
+            )
+        )
     if stated is None:
         notes = (notes + " " if notes else "") + "No stated limit was given: check_passed is False."
-        return finish(name, title, paper, equation, steps, odes,
-                      [Check("no stated limit was given to compare with", False)], notes, limit=limit)
+        return finish(
+            name,
+            title,
+            paper,
+            equation,
+            steps,
+            odes,
+            [Check("no stated limit was given to compare with", False)],
+            notes,
+            limit=limit,
+        )
     stated_list = _as_equations(stated)
     if len(stated_list) != len(odes):
-        raise ValueError(f"stated must give one equation per equation of the scheme ({len(odes)}); got "
-                         f"{len(stated_list)}")
+        raise ValueError(
+            f"stated must give one equation per equation of the scheme ({len(odes)}); got "
+            f"{len(stated_list)}"
+        )
     d = finish(name, title, paper, equation, steps, odes, stated_list, notes, limit=limit)
-    if not d.check_passed:  # the same ODE up to a constant factor: say so, but the exact check stays failed
+    if (
+        not d.check_passed
+    ):  # the same ODE up to a constant factor: say so, but the exact check stays failed
         ratios = [sp.simplify((a.lhs - a.rhs) / (b.lhs - b.rhs)) for a, b in zip(odes, stated_list)]
         if all(r.is_number and r != 0 for r in ratios):
-            d.notes = (d.notes + " " if d.notes else "") + \
-                f"The derived ODEs equal the stated ones up to the constant factors {ratios}."
+            d.notes = (
+                d.notes + " " if d.notes else ""
+            ) + f"The derived ODEs equal the stated ones up to the constant factors {ratios}."
     return d

@@ -1,4 +1,5 @@
 """Offline data sets and training loops for the experiments."""
+
 from .node_runs import TRAINING_TASKS, load_task
 from .runs import CSAODE_SOLVERS, TASKS, run_training
 from .sequences import CopyData, DigitSequences, adding_task, copy_task, digit_sequences

@@ -1,4 +1,5 @@
 """Offline image data: scikit-learn's 8x8 digits and Fashion-MNIST (or MNIST) from IDX files."""
+
 from __future__ import annotations
 
 import gzip
@@ -24,22 +25,35 @@ def read_idx(path: str | Path) -> np.ndarray:
         zero, dtype_code, ndim = struct.unpack(">HBB", data[:4])
         if zero != 0 or dtype_code not in _IDX_DTYPES:
             raise ValueError(f"a header {data[:4]!r}")
-        shape = struct.unpack(f">{ndim}I", data[4:4 + 4 * ndim])
-        return np.frombuffer(data, dtype=_IDX_DTYPES[dtype_code], offset=4 + 4 * ndim).reshape(shape)
+        shape = struct.unpack(f">{ndim}I", data[4 : 4 + 4 * ndim])
+        return np.frombuffer(data, dtype=_IDX_DTYPES[dtype_code], offset=4 + 4 * ndim).reshape(
+            shape
+        )
     except (struct.error, ValueError) as err:
         raise ValueError(f"path must be an IDX file, got {str(path)!r} with {err}") from None
 
 
 def _find(directory: Path, stem: str) -> Path:
-    for name in (stem, stem + ".gz", stem.replace("-idx", ".idx"), stem.replace("-idx", ".idx") + ".gz"):
+    for name in (
+        stem,
+        stem + ".gz",
+        stem.replace("-idx", ".idx"),
+        stem.replace("-idx", ".idx") + ".gz",
+    ):
         if (directory / name).exists():
             return directory / name
-    raise ValueError(f"directory must hold {stem}[.gz], got {str(directory)!r} without it "
-                     f"(install dataset-fashion-mnist, or pass directory=)")
+    raise ValueError(
+        f"directory must hold {stem}[.gz], got {str(directory)!r} without it "
+        f"(install dataset-fashion-mnist, or pass directory=)"
+    )
 
 
-def load_idx_images(directory: str | Path = FASHION_MNIST_DIR, *, n_train: int | None = None,
-                    n_test: int | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+def load_idx_images(
+    directory: str | Path = FASHION_MNIST_DIR,
+    *,
+    n_train: int | None = None,
+    n_test: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """(x_train, y_train, x_test, y_test) from the standard IDX files in ``directory``.
 
     Images are float32 in [0, 1] with shape ``(N, 1, 28, 28)``; ``n_train``/``n_test`` keep the first N.
@@ -54,7 +68,10 @@ def load_idx_images(directory: str | Path = FASHION_MNIST_DIR, *, n_train: int |
         y = read_idx(_find(directory, f"{split}-labels-idx1-ubyte"))
         n = n_train if split == "train" else n_test
         x, y = x[:n], y[:n]
-        out += [torch.from_numpy(x.astype(np.float32) / 255.0).unsqueeze(1), torch.from_numpy(y.astype(np.int64))]
+        out += [
+            torch.from_numpy(x.astype(np.float32) / 255.0).unsqueeze(1),
+            torch.from_numpy(y.astype(np.int64)),
+        ]
     return tuple(out)
 
 

@@ -1,4 +1,5 @@
 """The two-dimensional point-cloud separation data of Sect. 3.4.1 of the review."""
+
 from __future__ import annotations
 
 import math
@@ -8,16 +9,24 @@ import torch
 from .. import _checks as check
 
 
-def _uniform_annulus(n: int, r_min: float, r_max: float, generator: torch.Generator) -> torch.Tensor:
+def _uniform_annulus(
+    n: int, r_min: float, r_max: float, generator: torch.Generator
+) -> torch.Tensor:
     # uniform in area: r = sqrt(U (r_max^2 - r_min^2) + r_min^2)
     u = torch.rand(n, generator=generator, dtype=torch.float64)
-    r = torch.sqrt(u * (r_max ** 2 - r_min ** 2) + r_min ** 2)
+    r = torch.sqrt(u * (r_max**2 - r_min**2) + r_min**2)
     theta = 2 * math.pi * torch.rand(n, generator=generator, dtype=torch.float64)
     return torch.stack([r * torch.cos(theta), r * torch.sin(theta)], dim=1).float()
 
 
-def point_cloud(n_inner: int = 40, n_outer: int = 80, *, inner_radius: float = 0.5,
-                outer_radii: tuple[float, float] = (0.85, 1.0), seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+def point_cloud(
+    n_inner: int = 40,
+    n_outer: int = 80,
+    *,
+    inner_radius: float = 0.5,
+    outer_radii: tuple[float, float] = (0.85, 1.0),
+    seed: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``n_inner`` points uniform in ``|r| < inner_radius`` (label 0) and ``n_outer`` uniform in the annulus
     ``outer_radii`` (label 1); the review uses 40 and 80 points, radii 0.5 and (0.85, 1.0)."""
     check.real(inner_radius, "inner_radius", low=0.0, low_open=True)
@@ -27,11 +36,18 @@ def point_cloud(n_inner: int = 40, n_outer: int = 80, *, inner_radius: float = 0
         check.real(r, "outer_radii")
     check.integer(seed, "seed", 0)
     if not (0 < inner_radius < outer_radii[0] < outer_radii[1]):
-        raise ValueError(f"need 0 < inner_radius < outer_radii[0] < outer_radii[1], got {inner_radius}, {outer_radii}")
+        raise ValueError(
+            f"need 0 < inner_radius < outer_radii[0] < outer_radii[1], got {inner_radius}, {outer_radii}"
+        )
     for name, n in (("n_inner", n_inner), ("n_outer", n_outer)):
         if not isinstance(n, int) or n < 1:
             raise ValueError(f"{name} must be a positive integer, got {n!r}")
     g = torch.Generator().manual_seed(seed)
-    x = torch.cat([_uniform_annulus(n_inner, 0.0, inner_radius, g), _uniform_annulus(n_outer, *outer_radii, g)])
+    x = torch.cat(
+        [
+            _uniform_annulus(n_inner, 0.0, inner_radius, g),
+            _uniform_annulus(n_outer, *outer_radii, g),
+        ]
+    )
     y = torch.cat([torch.zeros(n_inner), torch.ones(n_outer)])
     return x, y

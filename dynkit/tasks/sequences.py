@@ -2,6 +2,7 @@
 
 All generators take a ``seed`` (same seed, same data) and return torch tensors.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,8 +44,9 @@ class CopyData:
         integer(self.pad, "pad", 0)
 
 
-def copy_task(n: int, max_length: int = 128, symbols: int = 10, *, seed: int = 0,
-              fixed_length: bool = False) -> CopyData:
+def copy_task(
+    n: int, max_length: int = 128, symbols: int = 10, *, seed: int = 0, fixed_length: bool = False
+) -> CopyData:
     """The synthetic copy task of the Momentum Transformer (Sect. 4.1): sequences ``0 w 0 w``.
 
     ``|w|`` is drawn uniformly in ``[1, (max_length - 2) // 2]`` (or fixed at the maximum), symbols of ``w``
@@ -63,8 +65,8 @@ def copy_task(n: int, max_length: int = 128, symbols: int = 10, *, seed: int = 0
     lengths = np.full(n, longest) if fixed_length else rng.integers(1, longest + 1, size=n)
     for row, length in enumerate(lengths):
         w = rng.integers(1, symbols + 1, size=length)
-        tokens[row, :2 * length + 2] = np.concatenate([[0], w, [0], w])
-        mask[row, length + 1:2 * length + 1] = True          # targets at positions of the second w
+        tokens[row, : 2 * length + 2] = np.concatenate([[0], w, [0], w])
+        mask[row, length + 1 : 2 * length + 1] = True  # targets at positions of the second w
     tokens = torch.from_numpy(tokens)
     return CopyData(tokens, tokens[:, :-1], tokens[:, 1:], torch.from_numpy(mask), symbols + 2, pad)
 
@@ -104,17 +106,25 @@ class DigitSequences:
         _tensors(self, x_train=1, y_train=1, x_test=1, y_test=1, permutation="tensor_or_none")
         for x, y in (("x_train", "y_train"), ("x_test", "y_test")):
             if len(getattr(self, x)) != len(getattr(self, y)):
-                raise ValueError(f"{x} and {y} must have the same length, got {len(getattr(self, x))} and "
-                                 f"{len(getattr(self, y))}")
+                raise ValueError(
+                    f"{x} and {y} must have the same length, got {len(getattr(self, x))} and "
+                    f"{len(getattr(self, y))}"
+                )
 
 
-def digit_sequences(permuted: bool = False, *, seed: int = 0, test_fraction: float = 0.25) -> DigitSequences:
+def digit_sequences(
+    permuted: bool = False, *, seed: int = 0, test_fraction: float = 0.25
+) -> DigitSequences:
     """scikit-learn's ``load_digits`` (1797 images, offline) as sequences of 64 pixels, row by row.
 
     ``permuted=True`` applies one fixed pixel permutation drawn from ``seed`` to every image (the PMNIST
     protocol of MomentumRNN Sect. 3.1, at 8x8). The train/test split is stratified and seeded.
     """
-    if isinstance(test_fraction, bool) or not isinstance(test_fraction, (int, float)) or not 0.0 < test_fraction < 1.0:
+    if (
+        isinstance(test_fraction, bool)
+        or not isinstance(test_fraction, (int, float))
+        or not 0.0 < test_fraction < 1.0
+    ):
         raise ValueError(f"test_fraction must lie in (0, 1), got {test_fraction!r}")
     if not isinstance(permuted, bool):
         raise TypeError(f"permuted must be a bool, got {permuted!r}")
@@ -129,7 +139,14 @@ def digit_sequences(permuted: bool = False, *, seed: int = 0, test_fraction: flo
     permutation = rng.permutation(64) if permuted else None
     if permutation is not None:
         x = x[:, permutation]
-    x_tr, x_te, y_tr, y_te = train_test_split(x, y, test_size=test_fraction, random_state=seed, stratify=y)
+    x_tr, x_te, y_tr, y_te = train_test_split(
+        x, y, test_size=test_fraction, random_state=seed, stratify=y
+    )
     t = lambda a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
-    return DigitSequences(t(x_tr)[..., None], t(y_tr), t(x_te)[..., None], t(y_te),
-                          None if permutation is None else t(permutation))
+    return DigitSequences(
+        t(x_tr)[..., None],
+        t(y_tr),
+        t(x_te)[..., None],
+        t(y_te),
+        None if permutation is None else t(permutation),
+    )

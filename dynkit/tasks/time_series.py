@@ -4,6 +4,7 @@ The windows and the protocol that cuts them are :mod:`dynkit.tasks.windows`; the
 :mod:`~dynkit.tasks.walker2d`, :mod:`~dynkit.tasks.plane_vibration` and :mod:`~dynkit.tasks.silverbox`
 (each imports only the windows: no import goes back up to this module).
 """
+
 from __future__ import annotations
 
 import copy
@@ -19,11 +20,13 @@ from .silverbox import silverbox_measured, silverbox_windows
 from .walker2d import walker2d  # gymnasium and MuJoCo load only when a Walker2D task is built
 from .windows import SOURCES, TimeSeriesTask, Windows
 
-LOADERS = {("plane_vibration", "measured"): plane_vibration_measured,
-           ("plane_vibration", "simulated"): plane_vibration,
-           ("silverbox", "measured"): silverbox_measured,
-           ("silverbox", "simulated"): silverbox_windows,
-           ("walker2d", "simulated"): walker2d}  # the recorded walker set is not available offline
+LOADERS = {
+    ("plane_vibration", "measured"): plane_vibration_measured,
+    ("plane_vibration", "simulated"): plane_vibration,
+    ("silverbox", "measured"): silverbox_measured,
+    ("silverbox", "simulated"): silverbox_windows,
+    ("walker2d", "simulated"): walker2d,
+}  # the recorded walker set is not available offline
 """The function building each task from each source."""
 
 
@@ -47,7 +50,9 @@ def _ahead(batch: Windows) -> torch.Tensor:
 def _predict(model, batch: Windows, keep_states: bool = False):
     """``(one-step predictions, reconstructions or None, forecast, states)`` of ``model`` on ``batch``, in the
     model's order (:data:`~dynkit.models.ode_rnn.PREDICTIONS`)."""
-    if model.prediction == "after_gap":  # the state sits at the last target's time: forecast[0] is read there
+    if (
+        model.prediction == "after_gap"
+    ):  # the state sits at the last target's time: forecast[0] is read there
         pred, recon, states, z = model.read_window(batch.x, _ahead(batch), keep_states=keep_states)
         later = batch.future_gaps[:, 1:]
         forecast = model.read(z)[:, None]
@@ -63,8 +68,10 @@ def _read_back(task: TimeSeriesTask) -> tuple[int, ...]:
     with (an error naming the channel when an output is not observed)."""
     missing = [c for c in task.outputs if c not in task.inputs]
     if missing:
-        raise ValueError(f"loss_weights must give the reconstruction weight 0 for task {task.name!r}: its outputs "
-                         f"{missing} are not among its inputs {task.inputs}, so there is nothing to read back")
+        raise ValueError(
+            f"loss_weights must give the reconstruction weight 0 for task {task.name!r}: its outputs "
+            f"{missing} are not among its inputs {task.inputs}, so there is nothing to read back"
+        )
     return tuple(task.inputs.index(c) for c in task.outputs)
 
 
@@ -77,14 +84,18 @@ def _losses(model, batch: Windows, weights=LOSS_WEIGHTS, read_back: tuple[int, .
     loss = weights[0] * one_step + weights[2] * future
     if weights[1]:
         if recon is None:
-            raise ValueError(f"loss_weights must give the reconstruction weight 0 for a model that predicts "
-                             f"{model.prediction!r} (it reads no observation back), got {weights[1]!r}")
+            raise ValueError(
+                f"loss_weights must give the reconstruction weight 0 for a model that predicts "
+                f"{model.prediction!r} (it reads no observation back), got {weights[1]!r}"
+            )
         observed = batch.x[..., list(range(recon.shape[-1]) if read_back is None else read_back)]
         loss = loss + weights[1] * (recon - observed).pow(2).mean()
     return one_step, future, loss
 
 
-def _test_mse(model, data: Windows, weights=LOSS_WEIGHTS, read_back=None, batch_size: int = 256) -> dict:
+def _test_mse(
+    model, data: Windows, weights=LOSS_WEIGHTS, read_back=None, batch_size: int = 256
+) -> dict:
     """One-step-ahead and forecast MSE over ``data`` (sample-weighted means over batches)."""
     sums = np.zeros(2)
     for i in range(0, len(data), batch_size):
@@ -96,7 +107,9 @@ def _test_mse(model, data: Windows, weights=LOSS_WEIGHTS, read_back=None, batch_
 
 def _check_steps(steps) -> None:
     """``steps`` must be ``((epoch >= 1, rate > 0), ...)``."""
-    if not isinstance(steps, (tuple, list)) or any(not isinstance(p, (tuple, list)) or len(p) != 2 for p in steps):
+    if not isinstance(steps, (tuple, list)) or any(
+        not isinstance(p, (tuple, list)) or len(p) != 2 for p in steps
+    ):
         raise ValueError(f"lr_steps must be a tuple of (epoch, rate) pairs, got {steps!r:.80}")
     for e, rate in steps:
         check.integer(e, "lr_steps epoch", 1)
@@ -110,7 +123,9 @@ class StepRestarts:
 
     def __init__(self, optimizer: torch.optim.Optimizer, steps, batches_per_epoch: int):
         if not isinstance(optimizer, torch.optim.Optimizer):
-            raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+            raise TypeError(
+                f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"
+            )
         _check_steps(steps)
         self.optimizer, self.batches = optimizer, 0
         self.batches_per_epoch = check.integer(batches_per_epoch, "batches_per_epoch", 1)
@@ -173,33 +188,63 @@ def _tight_nfe(model, task: TimeSeriesTask, tol: float, weights, n: int = 64) ->
     block.rtol = block.atol = float(tol)
     try:
         with BatchNFE(model) as train:
-            _, _, loss = _losses(model, task.train.subset(slice(0, n)), weights, _read_back(task) if weights[1] else None)
+            _, _, loss = _losses(
+                model,
+                task.train.subset(slice(0, n)),
+                weights,
+                _read_back(task) if weights[1] else None,
+            )
             train.mark_forward()
             loss.backward()
         model.zero_grad(set_to_none=True)
         train_solves, solves[0] = solves[0], 0
         with torch.no_grad(), BatchNFE(model) as test:
-            _losses(model, task.test.subset(slice(0, n)), weights, _read_back(task) if weights[1] else None)
+            _losses(
+                model,
+                task.test.subset(slice(0, n)),
+                weights,
+                _read_back(task) if weights[1] else None,
+            )
             test.mark_forward()
     finally:
         hook.remove()
         block.rtol, block.atol = saved
-    return {"tol": float(tol), "interval_solves": train_solves, "forward_per_solve": train.forward / train_solves,
-            "backward_per_solve": train.backward / train_solves, "test_per_solve": test.forward / solves[0]}
+    return {
+        "tol": float(tol),
+        "interval_solves": train_solves,
+        "forward_per_solve": train.forward / train_solves,
+        "backward_per_solve": train.backward / train_solves,
+        "test_per_solve": test.forward / solves[0],
+    }
 
 
 def _on_device(task: TimeSeriesTask, device: torch.device) -> TimeSeriesTask:
     """``task`` with its windows on ``device`` (the model's): the loaders build them on the CPU."""
     if task.train.x.device == device:
         return task
-    move = (lambda w: w.map(lambda t: t.to(device)))  # noqa: E731
-    return dataclasses.replace(task, train=move(task.train), val=move(task.val), test=move(task.test))
+    move = lambda w: w.map(lambda t: t.to(device))  # noqa: E731
+    return dataclasses.replace(
+        task, train=move(task.train), val=move(task.val), test=move(task.test)
+    )
 
 
-def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, lr: float, seed: int = 0,
-                 loss_weights: tuple[float, float, float] = LOSS_WEIGHTS, validate: bool = True,
-                 quiet: bool = True, lr_schedule: str = "constant", lr_steps: tuple = (),
-                 clip_norm: float | None = None, shrink: float = 1.0, nfe_tol: float | None = None) -> dict:
+def train_hybrid(
+    model,
+    task: TimeSeriesTask,
+    *,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    seed: int = 0,
+    loss_weights: tuple[float, float, float] = LOSS_WEIGHTS,
+    validate: bool = True,
+    quiet: bool = True,
+    lr_schedule: str = "constant",
+    lr_steps: tuple = (),
+    clip_norm: float | None = None,
+    shrink: float = 1.0,
+    nfe_tol: float | None = None,
+) -> dict:
     """Train ``model`` (an :class:`~dynkit.models.ode_rnn.ODERNN`) with Adam via :func:`~dynkit.tasks.training.fit`.
 
     Each epoch records the training loss, the forward and backward NFE summed over the epoch's
@@ -225,35 +270,47 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
     if not isinstance(model, ODERNN):
         raise TypeError(f"model must be an ODERNN, got {type(model).__name__}")
     if not isinstance(task, TimeSeriesTask):
-        raise TypeError(f"task must be a TimeSeriesTask (load_time_series), got {type(task).__name__}")
+        raise TypeError(
+            f"task must be a TimeSeriesTask (load_time_series), got {type(task).__name__}"
+        )
     check.integer(epochs, "epochs", 1)
     check.integer(batch_size, "batch_size", 1)
     check.real(lr, "lr", low=0.0, low_open=True)
     check.integer(seed, "seed", 0)
     if not isinstance(loss_weights, (tuple, list)) or len(loss_weights) != 3:
-        raise ValueError(f"loss_weights must be 3 weights (one-step, reconstruction, forecast), got {loss_weights!r}")
+        raise ValueError(
+            f"loss_weights must be 3 weights (one-step, reconstruction, forecast), got {loss_weights!r}"
+        )
     weights = tuple(check.real(w, "loss_weights", low=0.0) for w in loss_weights)
     check.boolean(validate, "validate")
     check.boolean(quiet, "quiet")
     check.one_of(lr_schedule, "lr_schedule", ("constant", "cosine", "step"))
     _check_steps(lr_steps)
     if lr_steps and lr_schedule != "step":
-        raise ValueError(f"lr_steps must be empty unless lr_schedule is 'step', got {lr_steps!r} with "
-                         f"lr_schedule={lr_schedule!r}")
+        raise ValueError(
+            f"lr_steps must be empty unless lr_schedule is 'step', got {lr_steps!r} with "
+            f"lr_schedule={lr_schedule!r}"
+        )
     if clip_norm is not None:
         check.real(clip_norm, "clip_norm", low=0.0, low_open=True)
     check.real(shrink, "shrink", low=0.0, low_open=True)
     if weights[1] and model.prediction != "after_gap":
-        raise ValueError(f"loss_weights must give the reconstruction weight 0 for a model that predicts "
-                         f"{model.prediction!r} (it reads no observation back), got {weights[1]!r}")
+        raise ValueError(
+            f"loss_weights must give the reconstruction weight 0 for a model that predicts "
+            f"{model.prediction!r} (it reads no observation back), got {weights[1]!r}"
+        )
     if nfe_tol is not None:
         check.real(nfe_tol, "nfe_tol", low=0.0, low_open=True)
     if validate and len(task.val) == 0:
-        raise ValueError(f"validate must be False for task {task.name!r}: it holds no validation windows "
-                         f"(the authors' split has none)")
+        raise ValueError(
+            f"validate must be False for task {task.name!r}: it holds no validation windows "
+            f"(the authors' split has none)"
+        )
     if task.train.x.shape[2] != model.n_inputs:
-        raise ValueError(f"model must read the task's {task.train.x.shape[2]} input channels, "
-                         f"got n_inputs={model.n_inputs}")
+        raise ValueError(
+            f"model must read the task's {task.train.x.shape[2]} input channels, "
+            f"got n_inputs={model.n_inputs}"
+        )
     task = _on_device(task, next(model.parameters()).device)
     read_back = _read_back(task) if weights[1] else None
     if shrink != 1.0:
@@ -261,15 +318,19 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     n_train = len(task.train)
     n_batches = -(-n_train // batch_size)
-    scheduler = (torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs * n_batches)
-                 if lr_schedule == "cosine" else StepRestarts(optimizer, lr_steps, n_batches)
-                 if lr_schedule == "step" else None)
+    scheduler = (
+        torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs * n_batches)
+        if lr_schedule == "cosine"
+        else StepRestarts(optimizer, lr_steps, n_batches)
+        if lr_schedule == "step"
+        else None
+    )
     clock = {}
 
     def batches(generator):
         clock["start"] = time.perf_counter()
         order = torch.randperm(n_train, generator=generator, device=generator.device)
-        return (task.train.subset(order[i:i + batch_size]) for i in range(0, n_train, batch_size))
+        return (task.train.subset(order[i : i + batch_size]) for i in range(0, n_train, batch_size))
 
     def step(model, batch):
         with BatchNFE(model) as nfe:
@@ -278,7 +339,10 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
             loss.backward()
         if clip_norm is not None:
             torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
-        return loss, {"nfe_forward": nfe.forward * n_batches, "nfe_backward": nfe.backward * n_batches}
+        return loss, {
+            "nfe_forward": nfe.forward * n_batches,
+            "nfe_backward": nfe.backward * n_batches,
+        }
 
     def evaluate(model):
         seconds = time.perf_counter() - clock["start"]
@@ -286,12 +350,25 @@ def train_hybrid(model, task: TimeSeriesTask, *, epochs: int, batch_size: int, l
         for split in ("val", "test") if validate else ("test",):
             with BatchNFE(model) as nfe:
                 mse = _test_mse(model, getattr(task, split), weights, read_back)
-                record[f"{split}_nfe"] = nfe.mark_forward()  # every ODE evaluation of the pass over the split
+                record[f"{split}_nfe"] = (
+                    nfe.mark_forward()
+                )  # every ODE evaluation of the pass over the split
             record.update({f"{split}_{k}": v for k, v in mse.items()})
         return record
 
-    history = fit(model, optimizer, batches, step, epochs, seed=seed, evaluate=evaluate, progress=not quiet,
-                  backward=False, description=task.name, scheduler=scheduler)
+    history = fit(
+        model,
+        optimizer,
+        batches,
+        step,
+        epochs,
+        seed=seed,
+        evaluate=evaluate,
+        progress=not quiet,
+        backward=False,
+        description=task.name,
+        scheduler=scheduler,
+    )
     result = {"history": history.epochs, "adjoint_norm": _adjoint_profile(model, task.test)}
     if nfe_tol is not None:
         result["tight_nfe"] = _tight_nfe(model, task, nfe_tol, weights)
@@ -310,9 +387,18 @@ def load_time_series(name: str, source: str = "measured", **options) -> TimeSeri
     check.one_of(name, "name", ("walker2d", "plane_vibration", "silverbox"))
     check.one_of(source, "source", SOURCES)
     if (name, source) not in LOADERS:
-        raise ValueError(f"source must be 'simulated' for {name!r} (its recorded data are not available offline: a "
-                         f"simulation stands in), got {source!r}")
+        raise ValueError(
+            f"source must be 'simulated' for {name!r} (its recorded data are not available offline: a "
+            f"simulation stands in), got {source!r}"
+        )
     return LOADERS[name, source](**options)
 
 
-__all__ = ["LOADERS", "LOSS_WEIGHTS", "Windows", "TimeSeriesTask", "load_time_series", "train_hybrid"]
+__all__ = [
+    "LOADERS",
+    "LOSS_WEIGHTS",
+    "Windows",
+    "TimeSeriesTask",
+    "load_time_series",
+    "train_hybrid",
+]

@@ -16,6 +16,7 @@ scheduler) and the versions. A resume with different options is refused, naming 
 run into a folder that already holds a checkpoint, and a resume asking for fewer epochs than the run
 has finished (``result.json`` would no longer match its history).
 """
+
 from __future__ import annotations
 
 import io
@@ -31,8 +32,16 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import torch
 
-from ..io import (atomic_write, check_output_path, check_writable_dir, jsonable, read_regular_text,
-                  remove_orphan_temporaries, versions, write_json)
+from ..io import (
+    atomic_write,
+    check_output_path,
+    check_writable_dir,
+    jsonable,
+    read_regular_text,
+    remove_orphan_temporaries,
+    versions,
+    write_json,
+)
 
 CHECKPOINT_NAME = "checkpoint.pt"
 MANIFEST_NAME = "manifest.json"
@@ -104,21 +113,37 @@ def plain(value: Any, where: str = "value") -> Any:
     if isinstance(value, (list, tuple)):
         items = [plain(item, f"{where}[{i}]") for i, item in enumerate(value)]
         return items if isinstance(value, list) else tuple(items)
-    raise TypeError(f"{where} must hold only tensors and plain data (dict, list, str, number, None), "
-                    f"got a {type(value).__name__}: a checkpoint never stores other objects")
+    raise TypeError(
+        f"{where} must hold only tensors and plain data (dict, list, str, number, None), "
+        f"got a {type(value).__name__}: a checkpoint never stores other objects"
+    )
 
 
 def _random_states() -> dict:
     numpy_state = np.random.get_state()
     python_state = random.getstate()
     # CUDA generators only when CUDA is in use (reading them would initialise CUDA otherwise)
-    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else []
-    return {"torch": torch.get_rng_state(), "cuda": list(cuda),
-            "numpy": {"bit_generator": numpy_state[0], "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
-                      "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
-                      "cached_gaussian": float(numpy_state[4])},
-            "python": {"version": python_state[0], "internal": torch.tensor(python_state[1], dtype=torch.int64),
-                       "gauss_next": python_state[2]}}
+    cuda = (
+        torch.cuda.get_rng_state_all()
+        if torch.cuda.is_available() and torch.cuda.is_initialized()
+        else []
+    )
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": list(cuda),
+        "numpy": {
+            "bit_generator": numpy_state[0],
+            "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
+            "pos": int(numpy_state[2]),
+            "has_gauss": int(numpy_state[3]),
+            "cached_gaussian": float(numpy_state[4]),
+        },
+        "python": {
+            "version": python_state[0],
+            "internal": torch.tensor(python_state[1], dtype=torch.int64),
+            "gauss_next": python_state[2],
+        },
+    }
 
 
 def _set_random_states(states: dict) -> None:
@@ -127,36 +152,71 @@ def _set_random_states(states: dict) -> None:
     if cuda and torch.cuda.is_available() and len(cuda) == torch.cuda.device_count():
         torch.cuda.set_rng_state_all(cuda)
     n = states["numpy"]
-    np.random.set_state((n["bit_generator"], n["key"].numpy().astype(np.uint32), n["pos"], n["has_gauss"],
-                         n["cached_gaussian"]))
+    np.random.set_state(
+        (
+            n["bit_generator"],
+            n["key"].numpy().astype(np.uint32),
+            n["pos"],
+            n["has_gauss"],
+            n["cached_gaussian"],
+        )
+    )
     p = states["python"]
     random.setstate((p["version"], tuple(int(x) for x in p["internal"].tolist()), p["gauss_next"]))
 
 
-def save_checkpoint(path: str | Path, model: torch.nn.Module, optimizer, epoch: int, history: History,
-                    extra: dict | None = None, scheduler=None, manifest: dict | None = None) -> Path:
+def save_checkpoint(
+    path: str | Path,
+    model: torch.nn.Module,
+    optimizer,
+    epoch: int,
+    history: History,
+    extra: dict | None = None,
+    scheduler=None,
+    manifest: dict | None = None,
+) -> Path:
     """Write a checkpoint of tensors and plain data (see :func:`plain`) atomically to ``path``."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(optimizer, torch.optim.Optimizer):
-        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        raise TypeError(
+            f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"
+        )
     if isinstance(epoch, bool) or not isinstance(epoch, (int, np.integer)) or epoch < 0:
         raise ValueError(f"epoch must be an integer >= 0, got {epoch!r}")
     if not isinstance(history, History):
         raise TypeError(f"history must be a History, got {type(history).__name__}")
-    state = {"format": CHECKPOINT_FORMAT, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-             "epoch": int(epoch), "history": history.epochs, "random": _random_states(), "extra": extra or {},
-             "scheduler": scheduler.state_dict() if scheduler is not None else None, "manifest": manifest or {}}
+    state = {
+        "format": CHECKPOINT_FORMAT,
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "epoch": int(epoch),
+        "history": history.epochs,
+        "random": _random_states(),
+        "extra": extra or {},
+        "scheduler": scheduler.state_dict() if scheduler is not None else None,
+        "manifest": manifest or {},
+    }
     state = plain(state, "checkpoint")
     # Serialise in memory, then write the bytes ourselves: torch's writer turns a failed write (a full disk)
     # into "unexpected pos"; ours says "cannot write checkpoint PATH: No space left on device".
     buffer = io.BytesIO()
     torch.save(state, buffer)
-    return atomic_write(path, lambda fh: fh.write(buffer.getbuffer()), mode="wb", option="checkpoint")
+    return atomic_write(
+        path, lambda fh: fh.write(buffer.getbuffer()), mode="wb", option="checkpoint"
+    )
 
 
-_REQUIRED = {"format": str, "model": dict, "optimizer": dict, "epoch": int, "history": list, "random": dict,
-             "extra": dict, "manifest": dict}
+_REQUIRED = {
+    "format": str,
+    "model": dict,
+    "optimizer": dict,
+    "epoch": int,
+    "history": list,
+    "random": dict,
+    "extra": dict,
+    "manifest": dict,
+}
 
 
 def load_checkpoint(path: str | Path) -> dict:
@@ -168,7 +228,11 @@ def load_checkpoint(path: str | Path) -> dict:
         (a ``ValueError``) when the file holds anything but tensors and plain data -- it is refused
         unread, since unpickling it could run code -- or is not a dynkit checkpoint of this format.
     """
-    if isinstance(path, bool) or not isinstance(path, (str, Path)) and not hasattr(path, "__fspath__"):
+    if (
+        isinstance(path, bool)
+        or not isinstance(path, (str, Path))
+        and not hasattr(path, "__fspath__")
+    ):
         raise TypeError(f"checkpoint path must be a str or os.PathLike, got {type(path).__name__}")
     path = Path(path)
     if not path.is_file():
@@ -176,20 +240,27 @@ def load_checkpoint(path: str | Path) -> dict:
     try:
         state = torch.load(path, weights_only=True, map_location="cpu")
     except Exception as err:  # noqa: BLE001 - the restricted unpickler's refusal, or a damaged file
-        text = re.sub(r"\x1b\[[0-9;]*m", "", str(err)).strip()  # torch's message carries terminal colours
+        text = re.sub(
+            r"\x1b\[[0-9;]*m", "", str(err)
+        ).strip()  # torch's message carries terminal colours
         first = text.splitlines()[0] if text else type(err).__name__
         raise CheckpointError(
             f"checkpoint {str(path)!r} refused: expected a file of tensors and plain data that loads safely "
             f"(weights_only=True), got one that does not ({type(err).__name__}: {first[:200]}); it may hold code "
-            f"and was not loaded. Only checkpoints written by dynkit's save_checkpoint are accepted.") from None
+            f"and was not loaded. Only checkpoints written by dynkit's save_checkpoint are accepted."
+        ) from None
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
         found = state.get("format") if isinstance(state, dict) else type(state).__name__
-        raise CheckpointError(f"checkpoint {str(path)!r} must be a {CHECKPOINT_FORMAT!r} file, got format "
-                              f"{found!r} (written by another program or an older dynkit; start a new run)")
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} must be a {CHECKPOINT_FORMAT!r} file, got format "
+            f"{found!r} (written by another program or an older dynkit; start a new run)"
+        )
     for key, kind in _REQUIRED.items():
         if not isinstance(state.get(key), kind):
-            raise CheckpointError(f"checkpoint {str(path)!r} is damaged: {key!r} must be a {kind.__name__}, "
-                                  f"got {type(state.get(key)).__name__}")
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} is damaged: {key!r} must be a {kind.__name__}, "
+                f"got {type(state.get(key)).__name__}"
+            )
     return state
 
 
@@ -201,21 +272,34 @@ def load_checkpoint(path: str | Path) -> dict:
 _NOT_HYPERPARAMETERS = {"params", "initial_lr", "foreach", "fused", "differentiable", "capturable"}
 
 
-def run_manifest(model: torch.nn.Module, optimizer, seed: int, scheduler=None, backward: bool = True,
-                 options: dict | None = None) -> dict:
+def run_manifest(
+    model: torch.nn.Module,
+    optimizer,
+    seed: int,
+    scheduler=None,
+    backward: bool = True,
+    options: dict | None = None,
+) -> dict:
     """The options of a run that change its numbers: the caller's ``options`` and what :func:`fit` sees."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(optimizer, torch.optim.Optimizer):
-        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        raise TypeError(
+            f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"
+        )
     if options is not None and not isinstance(options, dict):
         raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
     group = optimizer.param_groups[0] if optimizer.param_groups else {}
     hyper = {f"optimizer.{k}": v for k, v in group.items() if k not in _NOT_HYPERPARAMETERS}
-    own = {"seed": int(seed), "model_class": type(model).__qualname__,
-           "n_parameters": sum(p.numel() for p in model.parameters()),
-           "optimizer": type(optimizer).__qualname__, **jsonable(hyper),
-           "scheduler": None if scheduler is None else type(scheduler).__qualname__, "backward": bool(backward)}
+    own = {
+        "seed": int(seed),
+        "model_class": type(model).__qualname__,
+        "n_parameters": sum(p.numel() for p in model.parameters()),
+        "optimizer": type(optimizer).__qualname__,
+        **jsonable(hyper),
+        "scheduler": None if scheduler is None else type(scheduler).__qualname__,
+        "backward": bool(backward),
+    }
     caller = jsonable(options or {})  # what JSON would give back, for comparison
     return {**caller, **{k: v for k, v in own.items() if k not in caller}}
 
@@ -229,13 +313,20 @@ def _same(a: Any, b: Any) -> bool:
 def _differences(recorded: dict, requested: dict) -> list[str]:
     keys = sorted(set(recorded) | set(requested), key=str)
     missing = object()
-    return [f"{k} (run: {recorded.get(k, '(absent)')!r}, now: {requested.get(k, '(absent)')!r})"
-            for k in keys if not _same(recorded.get(k, missing), requested.get(k, missing))]
+    return [
+        f"{k} (run: {recorded.get(k, '(absent)')!r}, now: {requested.get(k, '(absent)')!r})"
+        for k in keys
+        if not _same(recorded.get(k, missing), requested.get(k, missing))
+    ]
 
 
 def read_manifest(folder: str | Path) -> dict | None:
     """The ``manifest.json`` of a run folder (plain JSON), or ``None`` if it has none."""
-    if isinstance(folder, bool) or not isinstance(folder, (str, Path)) and not hasattr(folder, "__fspath__"):
+    if (
+        isinstance(folder, bool)
+        or not isinstance(folder, (str, Path))
+        and not hasattr(folder, "__fspath__")
+    ):
         raise TypeError(f"folder must be a str or os.PathLike, got {type(folder).__name__}")
     path = Path(folder) / MANIFEST_NAME
     if not path.exists() and not path.is_symlink():
@@ -243,10 +334,14 @@ def read_manifest(folder: str | Path) -> dict | None:
     try:
         manifest = json.loads(read_regular_text(path, "manifest"))
     except (OSError, ValueError) as err:
-        raise CheckpointError(f"{MANIFEST_NAME} of the run folder {str(folder)!r} must be JSON, got a file that "
-                              f"cannot be read: {err}") from None
+        raise CheckpointError(
+            f"{MANIFEST_NAME} of the run folder {str(folder)!r} must be JSON, got a file that "
+            f"cannot be read: {err}"
+        ) from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
-        raise CheckpointError(f"{str(path)!r} must be a {MANIFEST_FORMAT!r} manifest, got {manifest!r:.200}")
+        raise CheckpointError(
+            f"{str(path)!r} must be a {MANIFEST_FORMAT!r} manifest, got {manifest!r:.200}"
+        )
     return manifest
 
 
@@ -258,9 +353,11 @@ def check_resume(folder: str | Path, options: dict, recorded: dict | None) -> No
         return
     diffs = _differences(recorded, options)
     if diffs:
-        raise CheckpointError(f"resume refused: the options must be those of the run in {str(folder)!r} (else two "
-                              f"runs would mix), got different: {'; '.join(diffs)}. Resume with the run's options "
-                              f"or start a new run in another folder.")
+        raise CheckpointError(
+            f"resume refused: the options must be those of the run in {str(folder)!r} (else two "
+            f"runs would mix), got different: {'; '.join(diffs)}. Resume with the run's options "
+            f"or start a new run in another folder."
+        )
 
 
 def fit(
@@ -330,7 +427,9 @@ def fit(
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(optimizer, torch.optim.Optimizer):
-        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        raise TypeError(
+            f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"
+        )
     for name, fn in (("batches", batches), ("step", step)):
         if not callable(fn):
             raise TypeError(f"{name} must be callable, got {type(fn).__name__}")
@@ -341,16 +440,22 @@ def fit(
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     if resume and checkpoint_dir is None:
-        raise ValueError("resume=True needs checkpoint_dir (where the checkpoint was written), got None")
+        raise ValueError(
+            "resume=True needs checkpoint_dir (where the checkpoint was written), got None"
+        )
     if not isinstance(backward, bool):
         raise ValueError(f"backward must be a bool, got {backward!r}")
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be a bool, got {progress!r}")
     if scheduler is not None and getattr(scheduler, "optimizer", None) is not optimizer:
-        raise ValueError(f"scheduler must schedule the optimizer passed to fit, got {scheduler!r} "
-                         f"for {getattr(scheduler, 'optimizer', None)!r}")
+        raise ValueError(
+            f"scheduler must schedule the optimizer passed to fit, got {scheduler!r} "
+            f"for {getattr(scheduler, 'optimizer', None)!r}"
+        )
     if manifest is not None and not isinstance(manifest, dict):
-        raise TypeError(f"manifest must be a dict of options or None, got {type(manifest).__name__}")
+        raise TypeError(
+            f"manifest must be a dict of options or None, got {type(manifest).__name__}"
+        )
     history, start = History(), 0
     ckpt = options = None
     if checkpoint_dir is not None:
@@ -362,26 +467,40 @@ def fit(
         options = run_manifest(model, optimizer, seed, scheduler, backward, manifest)
         recorded = read_manifest(folder)
         if not resume and ckpt.exists():
-            raise CheckpointError(f"checkpoint_dir {str(folder)!r} already holds a run; pass resume=True to "
-                                  f"continue it, or choose another folder (nothing was overwritten)")
+            raise CheckpointError(
+                f"checkpoint_dir {str(folder)!r} already holds a run; pass resume=True to "
+                f"continue it, or choose another folder (nothing was overwritten)"
+            )
         check_resume(folder, options, None if recorded is None else recorded["options"])
         if resume and ckpt.exists():
             state = load_checkpoint(ckpt)
-            check_resume(folder, options, state["manifest"])  # the checkpoint's own record is the authority
+            check_resume(
+                folder, options, state["manifest"]
+            )  # the checkpoint's own record is the authority
             done = state["epoch"] + 1
             if epochs < done:
-                raise CheckpointError(f"epochs must be >= {done}, the epochs the run in {str(folder)!r} has "
-                                      f"finished, got {epochs} (a shorter run would not match its history; "
-                                      f"train into another folder instead)")
+                raise CheckpointError(
+                    f"epochs must be >= {done}, the epochs the run in {str(folder)!r} has "
+                    f"finished, got {epochs} (a shorter run would not match its history; "
+                    f"train into another folder instead)"
+                )
             if recorded is not None and recorded.get("versions") != versions():
-                warnings.warn(f"resuming {str(folder)!r} with other versions than it was started with "
-                              f"({recorded.get('versions')} vs {versions()}): the result may differ in the last "
-                              f"bits from an uninterrupted run", RuntimeWarning, stacklevel=2)
+                warnings.warn(
+                    f"resuming {str(folder)!r} with other versions than it was started with "
+                    f"({recorded.get('versions')} vs {versions()}): the result may differ in the last "
+                    f"bits from an uninterrupted run",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
             model.load_state_dict(state["model"])
             optimizer.load_state_dict(state["optimizer"])
             if scheduler is not None:
-                if state.get("scheduler") is None:  # restarting the schedule would silently break exact resume
-                    raise ValueError(f"scheduler given but checkpoint {ckpt} was written without one")
+                if (
+                    state.get("scheduler") is None
+                ):  # restarting the schedule would silently break exact resume
+                    raise ValueError(
+                        f"scheduler given but checkpoint {ckpt} was written without one"
+                    )
                 scheduler.load_state_dict(state["scheduler"])
             history.epochs = list(state["history"])
             _set_random_states(state["random"])
@@ -411,8 +530,14 @@ def fit(
         iterator = batches(epoch_generator(seed, epoch))
         if progress:
             total = len(iterator) if hasattr(iterator, "__len__") else per_epoch
-            iterator = tqdm(iterator, total=total, desc=f"epoch {epoch + 1}/{epochs}", unit="batch", leave=False,
-                            dynamic_ncols=True)
+            iterator = tqdm(
+                iterator,
+                total=total,
+                desc=f"epoch {epoch + 1}/{epochs}",
+                unit="batch",
+                leave=False,
+                dynamic_ncols=True,
+            )
         for n_batches, batch in enumerate(iterator, start=1):
             try:
                 optimizer.zero_grad(set_to_none=True)
@@ -426,9 +551,15 @@ def fit(
                     scheduler.step()
             except Exception as err:  # noqa: BLE001 - re-raised with the batch named
                 where = f"epoch {epoch + 1}, batch {n_batches}"
-                kept = f"; last good checkpoint: {ckpt}" if ckpt is not None and ckpt.exists() else ""
-                raise TrainingError(f"training stopped at {where}: {type(err).__name__}: {err}{kept}",
-                                    epoch=epoch, batch=n_batches, checkpoint=ckpt) from err
+                kept = (
+                    f"; last good checkpoint: {ckpt}" if ckpt is not None and ckpt.exists() else ""
+                )
+                raise TrainingError(
+                    f"training stopped at {where}: {type(err).__name__}: {err}{kept}",
+                    epoch=epoch,
+                    batch=n_batches,
+                    checkpoint=ckpt,
+                ) from err
             sums["train_loss"] = sums.get("train_loss", 0.0) + float(loss.detach())
             if progress:
                 iterator.set_postfix(loss=f"{float(loss.detach()):.4g}", refresh=False)
@@ -443,11 +574,19 @@ def fit(
                 record.update(evaluate(model))
         history.epochs.append(record)
         if ckpt is not None:
-            save_checkpoint(ckpt, model, optimizer, epoch, history, scheduler=scheduler, manifest=options)
+            save_checkpoint(
+                ckpt, model, optimizer, epoch, history, scheduler=scheduler, manifest=options
+            )
         per_epoch = n_batches
         if bar is not None:
-            bar.set_postfix({k: f"{v:.4g}" for k, v in record.items() if k in ("train_loss", "test_acc", "test_loss")},
-                            refresh=False)
+            bar.set_postfix(
+                {
+                    k: f"{v:.4g}"
+                    for k, v in record.items()
+                    if k in ("train_loss", "test_acc", "test_loss")
+                },
+                refresh=False,
+            )
             if epoch + 1 < epochs:
                 bar.update()
             else:  # counted without drawing: close() draws the final bar, once

@@ -11,6 +11,7 @@ This module is below the data sets (:mod:`~dynkit.tasks.walker2d`, :mod:`~dynkit
 :mod:`~dynkit.tasks.silverbox`), which build a :class:`TimeSeriesTask` from it, and they are below
 :mod:`~dynkit.tasks.time_series` (loading them by name, training the hybrids on them).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -44,22 +45,37 @@ class Windows:
     ahead: torch.Tensor | None = None
 
     def __post_init__(self):
-        for name, ndim in (("x", 3), ("gaps", 2), ("targets", 3), ("future", 3), ("future_gaps", 2), ("ahead", 2)):
+        for name, ndim in (
+            ("x", 3),
+            ("gaps", 2),
+            ("targets", 3),
+            ("future", 3),
+            ("future_gaps", 2),
+            ("ahead", 2),
+        ):
             if name != "ahead" or self.ahead is not None:
                 check.tensor(getattr(self, name), name, ndim=ndim, floating=True)
-        sizes = {name: getattr(self, name).shape[0] for name in FIELDS if getattr(self, name) is not None}
+        sizes = {
+            name: getattr(self, name).shape[0] for name in FIELDS if getattr(self, name) is not None
+        }
         if len(set(sizes.values())) != 1:
-            raise ValueError(f"x, gaps, targets, future, future_gaps (and ahead) must hold the same number of "
-                             f"windows, got {sizes}")
+            raise ValueError(
+                f"x, gaps, targets, future, future_gaps (and ahead) must hold the same number of "
+                f"windows, got {sizes}"
+            )
         if self.ahead is not None and tuple(self.ahead.shape) != tuple(self.gaps.shape):
-            raise ValueError(f"ahead must have the shape of gaps {tuple(self.gaps.shape)}, got {tuple(self.ahead.shape)}")
+            raise ValueError(
+                f"ahead must have the shape of gaps {tuple(self.gaps.shape)}, got {tuple(self.ahead.shape)}"
+            )
 
     def __len__(self) -> int:
         return self.x.shape[0]
 
     def map(self, fn) -> "Windows":
         """These windows with ``fn`` applied to every tensor (``ahead`` stays ``None`` when it is)."""
-        return Windows(*(None if getattr(self, k) is None else fn(getattr(self, k)) for k in FIELDS))
+        return Windows(
+            *(None if getattr(self, k) is None else fn(getattr(self, k)) for k in FIELDS)
+        )
 
     def subset(self, index) -> "Windows":
         return self.map(lambda a: a[index])
@@ -85,7 +101,9 @@ class TimeSeriesTask:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
-            raise TypeError(f"name must be a non-empty str, got {type(self.name).__name__} {self.name!r:.60}")
+            raise TypeError(
+                f"name must be a non-empty str, got {type(self.name).__name__} {self.name!r:.60}"
+            )
         for split in ("train", "val", "test"):
             value = getattr(self, split)
             if not isinstance(value, Windows):
@@ -93,7 +111,9 @@ class TimeSeriesTask:
         for label in ("inputs", "outputs"):
             value = getattr(self, label)
             if not isinstance(value, tuple) or not value:
-                raise TypeError(f"{label} must be a non-empty tuple of channel names, got {value!r:.60}")
+                raise TypeError(
+                    f"{label} must be a non-empty tuple of channel names, got {value!r:.60}"
+                )
         if not isinstance(self.note, str):
             raise TypeError(f"note must be a str, got {type(self.note).__name__}")
         if not isinstance(self.config, dict):
@@ -108,31 +128,48 @@ def _drop_samples(t: np.ndarray, values: np.ndarray, fraction: float, rng: np.ra
     return t[keep], values[keep]
 
 
-def _cut_windows(t: np.ndarray, values: np.ndarray, inputs: Sequence[int], outputs: Sequence[int], length: int,
-                 forecast: int) -> Windows:
+def _cut_windows(
+    t: np.ndarray,
+    values: np.ndarray,
+    inputs: Sequence[int],
+    outputs: Sequence[int],
+    length: int,
+    forecast: int,
+) -> Windows:
     """Non-overlapping windows of ``length + forecast`` stamps of one (irregular) series."""
     check.integer(length, "length", 2)
     check.integer(forecast, "forecast", 1)
     span = length + forecast
     n = len(t) // span
     if n < 1:
-        raise ValueError(f"length + forecast must be at most the {len(t)} samples of each part of the series, "
-                         f"got {length} + {forecast}")
+        raise ValueError(
+            f"length + forecast must be at most the {len(t)} samples of each part of the series, "
+            f"got {length} + {forecast}"
+        )
     idx = np.arange(n)[:, None] * span + np.arange(span)[None]
     tw, vw = t[idx], values[idx]
     gaps = np.diff(tw, axis=1, prepend=tw[:, :1])
     as_t = lambda a: torch.tensor(np.ascontiguousarray(a), dtype=torch.float32)  # noqa: E731
     out = list(outputs)
-    return Windows(as_t(vw[:, :length][..., list(inputs)]), as_t(gaps[:, :length]),
-                   as_t(vw[:, 1:length + 1][..., out]), as_t(vw[:, length:][..., out]), as_t(gaps[:, length:]))
+    return Windows(
+        as_t(vw[:, :length][..., list(inputs)]),
+        as_t(gaps[:, :length]),
+        as_t(vw[:, 1 : length + 1][..., out]),
+        as_t(vw[:, length:][..., out]),
+        as_t(gaps[:, length:]),
+    )
 
 
 def _concat_windows(parts: Sequence[Windows]) -> Windows:
     """The windows of ``parts`` one after the other (e.g. of several episodes)."""
     if len({p.ahead is None for p in parts}) > 1:
         raise ValueError("parts must all carry ahead or none of them, got a mix")
-    return Windows(*(None if getattr(parts[0], k) is None else torch.cat([getattr(p, k) for p in parts])
-                     for k in FIELDS))
+    return Windows(
+        *(
+            None if getattr(parts[0], k) is None else torch.cat([getattr(p, k) for p in parts])
+            for k in FIELDS
+        )
+    )
 
 
 def _split_series(t: np.ndarray, values: np.ndarray, fractions=(0.5, 0.25, 0.25)):

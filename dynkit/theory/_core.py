@@ -4,6 +4,7 @@ A check returns a :class:`CheckResult` (never a bare bool); a claim (:class:`Cla
 instances, runs its checks in batches and returns a :class:`ClaimRow`; :func:`run_all` collects the
 rows into a :class:`ClaimTable`.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -66,16 +67,28 @@ class CheckResult:
     def is_undecided(self) -> bool:
         """Not every instance held, but none was violated: the failing ones could not be settled (a limit still
         converging at the end of the budget, say). Neither "holds" nor a counterexample."""
-        return (not self.holds) and self.undecided.size == self.passed.size and bool(
-            np.all(self.passed | self.undecided))
+        return (
+            (not self.holds)
+            and self.undecided.size == self.passed.size
+            and bool(np.all(self.passed | self.undecided))
+        )
 
     @property
     def n_held(self) -> int:
         return int(np.count_nonzero(self.passed))
 
 
-def verdict(claim: str, residuals: np.ndarray, tolerance: float, instances: dict, what: str,
-            *, sides: dict | None = None, undecided: np.ndarray | None = None, **details: Any) -> CheckResult:
+def verdict(
+    claim: str,
+    residuals: np.ndarray,
+    tolerance: float,
+    instances: dict,
+    what: str,
+    *,
+    sides: dict | None = None,
+    undecided: np.ndarray | None = None,
+    **details: Any,
+) -> CheckResult:
     """Build a :class:`CheckResult` from per-instance residuals (batch axes leading in ``instances``).
 
     ``sides`` maps the names of the two sides of the claimed relation (e.g. ``{"(54)": ..., "autograd":
@@ -93,22 +106,49 @@ def verdict(claim: str, residuals: np.ndarray, tolerance: float, instances: dict
     instance = {}
     for name, value in instances.items():
         arr = np.asarray(value)
-        instance[name] = arr[index] if batch_shape and arr.shape[:len(batch_shape)] == batch_shape else arr
+        instance[name] = (
+            arr[index] if batch_shape and arr.shape[: len(batch_shape)] == batch_shape else arr
+        )
     kept_sides = {}
     for name, value in (sides or {}).items():
         arr = np.asarray(value)
-        kept_sides[name] = arr[index] if batch_shape and arr.shape[:len(batch_shape)] == batch_shape else arr
+        kept_sides[name] = (
+            arr[index] if batch_shape and arr.shape[: len(batch_shape)] == batch_shape else arr
+        )
     passed = scored <= tolerance
-    open_ = np.zeros(flat.shape, dtype=bool) if undecided is None else \
-        np.broadcast_to(np.asarray(undecided, dtype=bool), batch_shape).reshape(-1) & ~passed
+    open_ = (
+        np.zeros(flat.shape, dtype=bool)
+        if undecided is None
+        else np.broadcast_to(np.asarray(undecided, dtype=bool), batch_shape).reshape(-1) & ~passed
+    )
     holds = bool(flat.size > 0 and np.all(passed))
     worst_value = float(scored[worst]) if flat.size else float("nan")
-    outcome = "holds" if holds else (
-        f"undecided ({int(open_.sum())} instance(s) not settled)" if np.all(passed | open_) else "VIOLATED")
-    message = (f"{claim}: {what}; worst {worst_value:.3g} {'<=' if holds else '>'} tolerance "
-               f"{tolerance:.3g} over {flat.size} instance(s) -> {outcome}")
-    return CheckResult(claim, holds, worst_value, float(tolerance), instance, message, flat,
-                       passed, details, kept_sides, open_)
+    outcome = (
+        "holds"
+        if holds
+        else (
+            f"undecided ({int(open_.sum())} instance(s) not settled)"
+            if np.all(passed | open_)
+            else "VIOLATED"
+        )
+    )
+    message = (
+        f"{claim}: {what}; worst {worst_value:.3g} {'<=' if holds else '>'} tolerance "
+        f"{tolerance:.3g} over {flat.size} instance(s) -> {outcome}"
+    )
+    return CheckResult(
+        claim,
+        holds,
+        worst_value,
+        float(tolerance),
+        instance,
+        message,
+        flat,
+        passed,
+        details,
+        kept_sides,
+        open_,
+    )
 
 
 def combine(claim: str, results: Sequence[CheckResult], *, disjoint: bool = False) -> CheckResult:
@@ -116,6 +156,7 @@ def combine(claim: str, results: Sequence[CheckResult], *, disjoint: bool = Fals
     tolerance are those of the part that is worst relative to its own tolerance. Parts that saw the
     same instances are joined instance by instance; with ``disjoint=True`` (parts saw different
     instances) their instances are stacked."""
+
     def ratio(r: CheckResult) -> float:
         if np.isnan(r.residual):
             return np.inf
@@ -127,25 +168,39 @@ def combine(claim: str, results: Sequence[CheckResult], *, disjoint: bool = Fals
     else:
         sizes = {r.n_instances for r in results}
         if len(sizes) != 1:
-            raise ValueError(f"combine: parts of {claim!r} saw different numbers of instances {sizes}; "
-                             f"pass disjoint=True if they saw different instances")
+            raise ValueError(
+                f"combine: parts of {claim!r} saw different numbers of instances {sizes}; "
+                f"pass disjoint=True if they saw different instances"
+            )
         passed = np.logical_and.reduce([r.passed for r in results])
     # an instance is undecided when some part could not settle it and no part violated it
-    opens = [r.undecided if r.undecided.size == r.passed.size else np.zeros(r.passed.size, dtype=bool)
-             for r in results]
+    opens = [
+        r.undecided if r.undecided.size == r.passed.size else np.zeros(r.passed.size, dtype=bool)
+        for r in results
+    ]
     if disjoint:
         undecided = np.concatenate(opens)
     else:
         undecided = np.logical_or.reduce(opens) & np.logical_and.reduce(
-            [r.passed | o for r, o in zip(results, opens)])
+            [r.passed | o for r, o in zip(results, opens)]
+        )
     message = "; ".join(r.message for r in results)
     # per instance, like a single check: the worst part's residuals (comparable with the reported tolerance);
     # parts that saw other instances contribute theirs in their own units (each part: details["parts"])
     residuals = np.concatenate([r.residuals for r in results]) if disjoint else worst.residuals
-    return CheckResult(claim, all(r.holds for r in results), worst.residual, worst.tolerance,
-                       worst.instance, message, residuals, passed,
-                       {"parts": {r.claim: r for r in results}, "worst_part": worst.claim}, worst.sides,
-                       undecided & ~passed)
+    return CheckResult(
+        claim,
+        all(r.holds for r in results),
+        worst.residual,
+        worst.tolerance,
+        worst.instance,
+        message,
+        residuals,
+        passed,
+        {"parts": {r.claim: r for r in results}, "worst_part": worst.claim},
+        worst.sides,
+        undecided & ~passed,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,23 +259,41 @@ class ClaimRow:
         return self.error is not None or self.verdict != self.expected_verdict
 
     def to_dict(self) -> dict:
-        return dict(claim=self.claim, paper=self.paper, equation=self.equation,
-                    instances=self.instances, held=self.held, holds=self.holds,
-                    worst_residual=jsonable(self.worst_residual), tolerance=self.tolerance,
-                    seconds=round(self.seconds, 4), note=self.note, verdict=self.verdict,
-                    expected_verdict=self.expected_verdict, statement=self.statement,
-                    counterexample=jsonable(self.counterexample), correction=self.correction,
-                    error=self.error, reading=self.reading, intent=self.intent,
-                    corrected=jsonable(self.corrected), reason=self.reason)
+        return dict(
+            claim=self.claim,
+            paper=self.paper,
+            equation=self.equation,
+            instances=self.instances,
+            held=self.held,
+            holds=self.holds,
+            worst_residual=jsonable(self.worst_residual),
+            tolerance=self.tolerance,
+            seconds=round(self.seconds, 4),
+            note=self.note,
+            verdict=self.verdict,
+            expected_verdict=self.expected_verdict,
+            statement=self.statement,
+            counterexample=jsonable(self.counterexample),
+            correction=self.correction,
+            error=self.error,
+            reading=self.reading,
+            intent=self.intent,
+            corrected=jsonable(self.corrected),
+            reason=self.reason,
+        )
 
 
 def _counterexample(result: CheckResult) -> dict:
     """The smallest violating instance a check reported (``details['smallest_failing']`` when the
     registry stacked several sizes, else the worst), with its two sides and the gap."""
     source = result.details.get("smallest_failing", result)
-    return {"instance": jsonable(source.instance), "sides": jsonable(source.sides),
-            "gap": jsonable(source.residual), "tolerance": jsonable(source.tolerance),
-            "part": source.details.get("worst_part", source.claim)}
+    return {
+        "instance": jsonable(source.instance),
+        "sides": jsonable(source.sides),
+        "gap": jsonable(source.residual),
+        "tolerance": jsonable(source.tolerance),
+        "part": source.details.get("worst_part", source.claim),
+    }
 
 
 @dataclass(frozen=True)
@@ -253,17 +326,25 @@ class Claim:
     flip: Callable[[np.random.Generator], CheckResult] | None = field(default=None, repr=False)
     reading: str = ""
     intent: str | None = None
-    corrected_check: Callable[[int, np.random.Generator], CheckResult] | None = field(default=None, repr=False)
-    corrected_flip: Callable[[np.random.Generator], CheckResult] | None = field(default=None, repr=False)
+    corrected_check: Callable[[int, np.random.Generator], CheckResult] | None = field(
+        default=None, repr=False
+    )
+    corrected_flip: Callable[[np.random.Generator], CheckResult] | None = field(
+        default=None, repr=False
+    )
     informal: str | None = None
 
     def __post_init__(self):
         if self.expected_verdict not in VERDICTS:
-            raise ValueError(f"expected_verdict must be one of {VERDICTS}; got {self.expected_verdict!r}")
+            raise ValueError(
+                f"expected_verdict must be one of {VERDICTS}; got {self.expected_verdict!r}"
+            )
         if (self.intent is None) != (self.corrected_check is None):
             raise ValueError(f"claim {self.id!r}: an erratum needs both intent and corrected_check")
         if self.intent is not None and not self.correction:
-            raise ValueError(f"claim {self.id!r}: an erratum needs the corrected statement (correction)")
+            raise ValueError(
+                f"claim {self.id!r}: an erratum needs the corrected statement (correction)"
+            )
 
     @property
     def is_erratum_candidate(self) -> bool:
@@ -284,7 +365,7 @@ class Claim:
         n_instances = check_count("n_instances", n_instances)
         seed = check_seed("seed", seed)
         with single_threaded_blas():
-            return self.corrected_check(n_instances, np.random.default_rng(seed + 10 ** 6))
+            return self.corrected_check(n_instances, np.random.default_rng(seed + 10**6))
 
     def verdict_of(self, result: CheckResult, corrected: CheckResult | None = None) -> str:
         """The verdict about the printed statement from its check (and, for an erratum candidate, the corrected
@@ -294,7 +375,11 @@ class Claim:
         if result.holds:
             if self.informal:
                 return "undecided"
-            return "holds with correction" if self.correction and not self.is_erratum_candidate else "holds"
+            return (
+                "holds with correction"
+                if self.correction and not self.is_erratum_candidate
+                else "holds"
+            )
         if corrected is not None and corrected.n_instances and corrected.holds:
             return "erratum"
         return "false as stated"
@@ -304,28 +389,74 @@ class Claim:
         try:
             result = self.sample(n_instances, seed)
             corrected = None if result.holds else self.sample_corrected(n_instances, seed)
-        except Exception as exc:  # a check that errors is reported (and makes `dynkit verify` exit 1)
-            return ClaimRow(self.id, self.paper, self.equation, 0, 0, float("nan"), float("nan"),
-                            time.perf_counter() - start, "", "undecided", self.expected_verdict,
-                            self.statement, None, self.correction, f"{type(exc).__name__}: {exc}",
-                            self.reading, self.intent)
+        except (
+            Exception
+        ) as exc:  # a check that errors is reported (and makes `dynkit verify` exit 1)
+            return ClaimRow(
+                self.id,
+                self.paper,
+                self.equation,
+                0,
+                0,
+                float("nan"),
+                float("nan"),
+                time.perf_counter() - start,
+                "",
+                "undecided",
+                self.expected_verdict,
+                self.statement,
+                None,
+                self.correction,
+                f"{type(exc).__name__}: {exc}",
+                self.reading,
+                self.intent,
+            )
         seconds = time.perf_counter() - start
         verdict_ = self.verdict_of(result, corrected)
-        summary = None if corrected is None else {
-            "instances": corrected.n_instances, "held": corrected.n_held, "holds": corrected.holds,
-            "worst_residual": jsonable(corrected.residual), "tolerance": corrected.tolerance}
+        summary = (
+            None
+            if corrected is None
+            else {
+                "instances": corrected.n_instances,
+                "held": corrected.n_held,
+                "holds": corrected.holds,
+                "worst_residual": jsonable(corrected.residual),
+                "tolerance": corrected.tolerance,
+            }
+        )
         reason = None
         if verdict_ == "undecided":
-            reason = self.informal if self.informal and result.n_instances else (
-                "no instance was checked" if not result.n_instances else
-                f"{int(result.undecided.sum())} instance(s) could not be settled within the check's budget (none "
-                f"violated): {result.message}")
-        return ClaimRow(self.id, self.paper, self.equation, result.n_instances, result.n_held,
-                        result.residual, result.tolerance, seconds,
-                        result.details.get("worst_part", ""), verdict_, self.expected_verdict,
-                        self.statement,
-                        _counterexample(result) if verdict_ in ("false as stated", "erratum") else None,
-                        self.correction, None, self.reading, self.intent, summary, reason)
+            reason = (
+                self.informal
+                if self.informal and result.n_instances
+                else (
+                    "no instance was checked"
+                    if not result.n_instances
+                    else f"{int(result.undecided.sum())} instance(s) could not be settled within the check's budget (none "
+                    f"violated): {result.message}"
+                )
+            )
+        return ClaimRow(
+            self.id,
+            self.paper,
+            self.equation,
+            result.n_instances,
+            result.n_held,
+            result.residual,
+            result.tolerance,
+            seconds,
+            result.details.get("worst_part", ""),
+            verdict_,
+            self.expected_verdict,
+            self.statement,
+            _counterexample(result) if verdict_ in ("false as stated", "erratum") else None,
+            self.correction,
+            None,
+            self.reading,
+            self.intent,
+            summary,
+            reason,
+        )
 
 
 @dataclass
@@ -357,10 +488,15 @@ class ClaimTable:
         return float(sum(row.seconds for row in self.rows))
 
     def to_dict(self) -> dict:
-        return dict(n_instances=self.n_instances, seed=self.seed, all_hold=self.all_hold,
-                    seconds=round(self.seconds, 4), rows=[row.to_dict() for row in self.rows],
-                    verdict_counts=self.verdict_counts(),
-                    regressions=[row.claim for row in self.regressions])
+        return dict(
+            n_instances=self.n_instances,
+            seed=self.seed,
+            all_hold=self.all_hold,
+            seconds=round(self.seconds, 4),
+            rows=[row.to_dict() for row in self.rows],
+            verdict_counts=self.verdict_counts(),
+            regressions=[row.claim for row in self.regressions],
+        )
 
     def to_pandas(self):
         """The rows as a ``pandas.DataFrame`` (one row per claim, the fields of ``ClaimRow.to_dict``); needs pandas."""
@@ -368,14 +504,40 @@ class ClaimTable:
 
         return to_pandas([row.to_dict() for row in self.rows], "ClaimTable")
 
-    _HEAD = ("claim", "verdict", "paper", "equation", "instances", "held", "worst residual", "tolerance",
-             "seconds")
+    _HEAD = (
+        "claim",
+        "verdict",
+        "paper",
+        "equation",
+        "instances",
+        "held",
+        "worst residual",
+        "tolerance",
+        "seconds",
+    )
 
     def _cells(self) -> list[tuple[str, ...]]:
         def mark(r):
-            return "" if not r.regression else (" (ERROR)" if r.error else f" (expected {r.expected_verdict})")
-        return [(r.claim, r.verdict + mark(r), r.paper, r.equation, str(r.instances), str(r.held),
-                 f"{r.worst_residual:.3g}", f"{r.tolerance:.3g}", f"{r.seconds:.2f}") for r in self.rows]
+            return (
+                ""
+                if not r.regression
+                else (" (ERROR)" if r.error else f" (expected {r.expected_verdict})")
+            )
+
+        return [
+            (
+                r.claim,
+                r.verdict + mark(r),
+                r.paper,
+                r.equation,
+                str(r.instances),
+                str(r.held),
+                f"{r.worst_residual:.3g}",
+                f"{r.tolerance:.3g}",
+                f"{r.seconds:.2f}",
+            )
+            for r in self.rows
+        ]
 
     def summary_lines(self) -> list[str]:
         """One line per verdict that occurs: how many rows and which."""
@@ -387,13 +549,22 @@ class ClaimTable:
         regress = self.regressions
         counts = sorted(r.instances for r in self.rows)
         # each row ran its own count (some checks draw fewer or more instances by design): say so, not one number
-        ran = (f"{counts[0]} instances each" if counts and counts[0] == counts[-1] else
-               f"{self.n_instances} instances asked, {counts[0]}-{counts[-1]} run per row (column 'instances')"
-               if counts else "no rows")
-        out.append(f"{len(self.rows)} claims ({ran}, seed {self.seed}, {self.seconds:.1f} s); "
-                   + (f"{len(regress)} REGRESSION(S) against the recorded verdicts: "
-                      f"{', '.join(r.claim for r in regress)}" if regress else
-                      "every verdict is the one recorded in the code"))
+        ran = (
+            f"{counts[0]} instances each"
+            if counts and counts[0] == counts[-1]
+            else f"{self.n_instances} instances asked, {counts[0]}-{counts[-1]} run per row (column 'instances')"
+            if counts
+            else "no rows"
+        )
+        out.append(
+            f"{len(self.rows)} claims ({ran}, seed {self.seed}, {self.seconds:.1f} s); "
+            + (
+                f"{len(regress)} REGRESSION(S) against the recorded verdicts: "
+                f"{', '.join(r.claim for r in regress)}"
+                if regress
+                else "every verdict is the one recorded in the code"
+            )
+        )
         return out
 
     def to_markdown(self) -> str:
@@ -406,18 +577,25 @@ class ClaimTable:
 
     def _repr_html_(self) -> str:
         import html
+
         head = "".join(f"<th>{html.escape(h)}</th>" for h in self._HEAD)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
-                       for cells in self._cells())
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
+            for cells in self._cells()
+        )
         summary = "".join(f"<li>{html.escape(line)}</li>" for line in self.summary_lines())
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table><ul>{summary}</ul>"
+        return (
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table><ul>{summary}</ul>"
+        )
 
     def __str__(self) -> str:
         rows = [self._HEAD, *self._cells()]
         widths = [max(len(row[i]) for row in rows) for i in range(len(self._HEAD))]
         numeric = {4, 5, 6, 7, 8}
-        fmt = lambda row: "  ".join(c.rjust(w) if i in numeric else c.ljust(w)  # noqa: E731
-                                    for i, (c, w) in enumerate(zip(row, widths)))
+        fmt = lambda row: "  ".join(
+            c.rjust(w) if i in numeric else c.ljust(w)  # noqa: E731
+            for i, (c, w) in enumerate(zip(row, widths))
+        )
         out = [fmt(rows[0]), "  ".join("-" * w for w in widths), *map(fmt, rows[1:])]
         out += self.counterexample_lines()
         out += self.summary_lines()
@@ -427,27 +605,37 @@ class ClaimTable:
         """One line per row that is not plainly true: an erratum's intended statement and the paper's text that
         shows it; an undecided row's reason; the counterexample (two sides, gap, instance) of a printed statement
         that fails (false as stated, erratum). Lines are shortened to ``width``."""
+
         def short(x) -> str:
             return json.dumps(jsonable(x), separators=(",", ":"))
+
         out = []
         for r in self.rows:
             if r.verdict == "erratum" and r.corrected:
                 c = r.corrected
-                out.append(_shorten(f"erratum {r.claim}: intended \"{r.correction}\" (held {c['held']}/"
-                                    f"{c['instances']}); the paper shows it: \"{r.intent}\"", width))
+                out.append(
+                    _shorten(
+                        f'erratum {r.claim}: intended "{r.correction}" (held {c["held"]}/'
+                        f'{c["instances"]}); the paper shows it: "{r.intent}"',
+                        width,
+                    )
+                )
             if r.verdict == "undecided" and r.reason:
                 out.append(_shorten(f"undecided {r.claim}: {r.reason}", width))
             if r.counterexample:
                 ce = r.counterexample
-                line = (f"counterexample {r.claim}: {short(ce['sides'])}; gap {ce['gap']:.3g} > tolerance "
-                        f"{ce['tolerance']:.3g}; instance {short(ce['instance'])}"
-                        if isinstance(ce["gap"], float) else f"counterexample {r.claim}: {short(ce)}")
+                line = (
+                    f"counterexample {r.claim}: {short(ce['sides'])}; gap {ce['gap']:.3g} > tolerance "
+                    f"{ce['tolerance']:.3g}; instance {short(ce['instance'])}"
+                    if isinstance(ce["gap"], float)
+                    else f"counterexample {r.claim}: {short(ce)}"
+                )
                 out.append(_shorten(line, width))
         return out
 
 
 def _shorten(line: str, width: int) -> str:
-    return line if len(line) <= width else line[:width - 3] + "..."
+    return line if len(line) <= width else line[: width - 3] + "..."
 
 
 @contextlib.contextmanager
@@ -479,12 +667,15 @@ def as_real_array(name: str, x: Any, *, context: str) -> np.ndarray:
         x = x.detach().cpu().numpy()
     arr = np.asarray(x)
     if arr.dtype.kind not in "biuf" or arr.dtype.kind == "b":
-        raise ValueError(f"{name} must be a real floating or integer array ({context}); got "
-                         f"{_describe(arr)}")
+        raise ValueError(
+            f"{name} must be a real floating or integer array ({context}); got {_describe(arr)}"
+        )
     arr = arr.astype(float)
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite ({context}); got {int(np.sum(~np.isfinite(arr)))} "
-                         f"non-finite entries")
+        raise ValueError(
+            f"{name} must be finite ({context}); got {int(np.sum(~np.isfinite(arr)))} "
+            f"non-finite entries"
+        )
     return arr
 
 
@@ -492,14 +683,23 @@ def as_square(name: str, x: Any, *, context: str, min_ndim: int = 2) -> np.ndarr
     """A real finite ``(..., n, n)`` array."""
     arr = as_real_array(name, x, context=context)
     if arr.ndim < min_ndim or arr.shape[-1] != arr.shape[-2] or arr.shape[-1] == 0:
-        raise ValueError(f"{name} must be a (batch of) square matrix of shape (..., n, n) with n >= 1 "
-                         f"({context}); got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must be a (batch of) square matrix of shape (..., n, n) with n >= 1 "
+            f"({context}); got shape {arr.shape}"
+        )
     return arr
 
 
-def as_scalar_batch(name: str, x: Any, *, context: str, low: float | None = None,
-                    high: float | None = None, low_open: bool = False,
-                    high_open: bool = False) -> np.ndarray:
+def as_scalar_batch(
+    name: str,
+    x: Any,
+    *,
+    context: str,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> np.ndarray:
     """A real finite array of parameters with the stated bounds."""
     arr = as_real_array(name, x, context=context)
     bad = np.zeros(arr.shape, dtype=bool)
@@ -510,8 +710,10 @@ def as_scalar_batch(name: str, x: Any, *, context: str, low: float | None = None
     if np.any(bad):
         lo = "" if low is None else f"{'>' if low_open else '>='} {low}"
         hi = "" if high is None else f"{'<' if high_open else '<='} {high}"
-        raise ValueError(f"{name} must be {' and '.join(s for s in (lo, hi) if s)} ({context}); got "
-                         f"{arr[bad].reshape(-1)[0]!r}")
+        raise ValueError(
+            f"{name} must be {' and '.join(s for s in (lo, hi) if s)} ({context}); got "
+            f"{arr[bad].reshape(-1)[0]!r}"
+        )
     return arr
 
 
@@ -530,13 +732,17 @@ def check_callable(name: str, f: Any, *, context: str) -> Any:
 def check_last_dim(name: str, x: np.ndarray, n: int, *, context: str, against: str) -> np.ndarray:
     """``x`` with last axis of length ``n`` (matching ``against``)."""
     if x.ndim < 1 or x.shape[-1] != n:
-        raise ValueError(f"{name} must have shape (..., {n}) to match {against} ({context}); got shape {x.shape}")
+        raise ValueError(
+            f"{name} must have shape (..., {n}) to match {against} ({context}); got shape {x.shape}"
+        )
     return x
 
 
 def same_size(name: str, M: np.ndarray, n: int, *, context: str, against: str) -> np.ndarray:
     if M.shape[-1] != n:
-        raise ValueError(f"{name} must be (..., {n}, {n}) like {against} ({context}); got shape {M.shape}")
+        raise ValueError(
+            f"{name} must be (..., {n}, {n}) like {against} ({context}); got shape {M.shape}"
+        )
     return M
 
 
@@ -556,16 +762,18 @@ def rng_from(seed: int | np.random.Generator | None) -> np.random.Generator:
 # random instances, batched by size
 
 
-def split_by_size(n_instances: int, rng: np.random.Generator, sizes: Sequence[int] = range(1, 13)
-                  ) -> list[tuple[int, int]]:
+def split_by_size(
+    n_instances: int, rng: np.random.Generator, sizes: Sequence[int] = range(1, 13)
+) -> list[tuple[int, int]]:
     """Draw a size for each of ``n_instances`` instances; return ``[(size, count), ...]`` so that each
     size is checked in one batch."""
     drawn = rng.choice(np.asarray(sizes), size=n_instances)
     return [(int(s), int(np.count_nonzero(drawn == s))) for s in sizes if np.any(drawn == s)]
 
 
-def random_matrices(rng: np.random.Generator, count: int, n: int, *, log10_cond: float = 4.0,
-                    scale: float = 1.0) -> np.ndarray:
+def random_matrices(
+    rng: np.random.Generator, count: int, n: int, *, log10_cond: float = 4.0, scale: float = 1.0
+) -> np.ndarray:
     """``count`` real ``n x n`` matrices ``U diag(s) V^T`` with singular values spread log-uniformly over
     a random number of decades in ``[0, log10_cond]`` (so batches mix well- and ill-conditioned)."""
     u = np.linalg.qr(rng.standard_normal((count, n, n)))[0]

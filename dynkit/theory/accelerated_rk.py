@@ -6,6 +6,7 @@ fewer evaluations at equal accuracy.
 Problems: ``y' = W y + tanh(y + b)`` (any d; ``W = None`` gives the linear test equation ``y' = -y``), integrated
 over [0, 1] with fixed steps ``1/N``; the reference is dopri5 at rtol 1e-13.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,14 +16,30 @@ from ..solvers.ark import ARK3, ARK4, SSPRK3
 from ..solvers.tableaus import RungeKuttaTableau
 from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, combine, verdict
 
-__all__ = ["ARK_PEERS", "ARK_FAMILY", "ark_member", "check_ark_order", "check_ark_evaluations",
-           "check_ark_stage_form", "check_ark_final_time", "ARK_STAGE_FORMS",
-           "check_ark_equal_accuracy", "check_ark_family_equal_accuracy", "check_ark_start"]
+__all__ = [
+    "ARK_PEERS",
+    "ARK_FAMILY",
+    "ark_member",
+    "check_ark_order",
+    "check_ark_evaluations",
+    "check_ark_stage_form",
+    "check_ark_final_time",
+    "ARK_STAGE_FORMS",
+    "check_ark_equal_accuracy",
+    "check_ark_family_equal_accuracy",
+    "check_ark_start",
+]
 
 # an ARK method of order p and the classical RK method of the same order it is compared with
 ARK_PEERS = {3: (ARK3, SSPRK3), 4: (ARK4, "rk4")}
 STEPS = (16, 32, 64)
-ORDER_STEPS = (8, 16, 32, 64, 128)  # the order is read from the two finest steps whose error is above rounding
+ORDER_STEPS = (
+    8,
+    16,
+    32,
+    64,
+    128,
+)  # the order is read from the two finest steps whose error is above rounding
 REFINE_STEPS = (256, 512)  # for an instance whose slope is still pre-asymptotic at 1/128
 # errors below this are the reference's (dopri5 at rtol 1e-13) or rounding: they carry no order information
 ERROR_FLOOR = 1e-12
@@ -37,9 +54,13 @@ def _problem(W, b, y0, context, omega=0.0):
     W = as_square("W", W, context=context)
     b = as_real_array("b", b, context=context)
     if b.shape[-1:] != W.shape[-1:] or y0.shape[-1:] != W.shape[-1:]:
-        raise ValueError(f"b and y0 must have shape (..., {W.shape[-1]}) to match W ({context}); got "
-                         f"{b.shape}, {y0.shape}")
-    return (lambda t, y: np.einsum("...ij,...j->...i", W, y) + np.tanh(y + b) + np.sin(omega * t)), y0
+        raise ValueError(
+            f"b and y0 must have shape (..., {W.shape[-1]}) to match W ({context}); got "
+            f"{b.shape}, {y0.shape}"
+        )
+    return (
+        lambda t, y: np.einsum("...ij,...j->...i", W, y) + np.tanh(y + b) + np.sin(omega * t)
+    ), y0
 
 
 def _runs(f, y0, method, steps=STEPS):
@@ -58,10 +79,17 @@ def _runs(f, y0, method, steps=STEPS):
 
 def _method(name: str, method, context: str):
     from ..solvers import METHODS, TwoStepRK
-    if isinstance(method, str) and method in METHODS or isinstance(method, (RungeKuttaTableau, TwoStepRK)):
+
+    if (
+        isinstance(method, str)
+        and method in METHODS
+        or isinstance(method, (RungeKuttaTableau, TwoStepRK))
+    ):
         return method
-    raise ValueError(f"{name} must be a fixed-step method name from dk.solvers.METHODS {sorted(METHODS)} or a "
-                     f"tableau / TwoStepRK ({context}); got {method!r}"[:200])
+    raise ValueError(
+        f"{name} must be a fixed-step method name from dk.solvers.METHODS {sorted(METHODS)} or a "
+        f"tableau / TwoStepRK ({context}); got {method!r}"[:200]
+    )
 
 
 def _order(order: int):
@@ -91,9 +119,14 @@ def check_ark_order(W, b, y0, *, order: int = 4, method=None, omega: float = 0.0
         steps = ORDER_STEPS + REFINE_STEPS
         errors = np.concatenate([errors, finer])
         slope = _finest_slope(errors, steps)
-    return verdict("ark_order", np.abs(slope - order), 0.35, dict(y0=y0),
-                   f"|global-error slope - {order}|",
-                   sides={"measured order": slope, "claimed order": np.full(slope.shape, order)})
+    return verdict(
+        "ark_order",
+        np.abs(slope - order),
+        0.35,
+        dict(y0=y0),
+        f"|global-error slope - {order}|",
+        sides={"measured order": slope, "claimed order": np.full(slope.shape, order)},
+    )
 
 
 def _finest_slope(errors: np.ndarray, steps) -> np.ndarray:
@@ -121,19 +154,36 @@ def check_ark_evaluations(W, b, y0, *, order: int = 4, peer=None) -> CheckResult
     f, y0 = _problem(W, b, y0, context)
     _, nfe_a, st_a = _runs(f, y0, ark)
     _, nfe_r, st_r = _runs(f, y0, rk)
-    per_step = ((nfe_a[-1] - nfe_a[0]) / (st_a[-1] - st_a[0])) / ((nfe_r[-1] - nfe_r[0]) / (st_r[-1] - st_r[0]))
+    per_step = ((nfe_a[-1] - nfe_a[0]) / (st_a[-1] - st_a[0])) / (
+        (nfe_r[-1] - nfe_r[0]) / (st_r[-1] - st_r[0])
+    )
     per_time = np.max(nfe_a / nfe_r)
     worst = max(per_step, per_time)
     batch = y0.shape[:-1]
-    return combine("ark_evaluations", [
-        verdict("ark_evaluations.per_step", np.full(batch, max(per_step - 1 + 1e-9, 0)), 0.0, dict(y0=y0),
+    return combine(
+        "ark_evaluations",
+        [
+            verdict(
+                "ark_evaluations.per_step",
+                np.full(batch, max(per_step - 1 + 1e-9, 0)),
+                0.0,
+                dict(y0=y0),
                 "new evaluations per step, ARK / RK, must be < 1",
-                sides={"ARK per step": np.full(batch, (nfe_a[-1] - nfe_a[0]) / (st_a[-1] - st_a[0])),
-                       "RK per step": np.full(batch, (nfe_r[-1] - nfe_r[0]) / (st_r[-1] - st_r[0]))}),
-        verdict("ark_evaluations.per_time", np.full(batch, max(per_time - 1 + 1e-9, 0)), 0.0, dict(y0=y0),
+                sides={
+                    "ARK per step": np.full(batch, (nfe_a[-1] - nfe_a[0]) / (st_a[-1] - st_a[0])),
+                    "RK per step": np.full(batch, (nfe_r[-1] - nfe_r[0]) / (st_r[-1] - st_r[0])),
+                },
+            ),
+            verdict(
+                "ark_evaluations.per_time",
+                np.full(batch, max(per_time - 1 + 1e-9, 0)),
+                0.0,
+                dict(y0=y0),
                 f"NFE over [0, 1] at steps 1/{STEPS}, ARK / RK, must be < 1",
-                sides={"ARK NFE": np.full(batch, nfe_a[-1]), "RK NFE": np.full(batch, nfe_r[-1])}),
-    ])
+                sides={"ARK NFE": np.full(batch, nfe_a[-1]), "RK NFE": np.full(batch, nfe_r[-1])},
+            ),
+        ],
+    )
 
 
 def check_ark_equal_accuracy(W, b, y0, *, order: int = 4) -> CheckResult:
@@ -149,9 +199,14 @@ def check_ark_equal_accuracy(W, b, y0, *, order: int = 4) -> CheckResult:
     e_a, nfe_a, _ = _runs(f, y0, ark)
     e_r, nfe_r, _ = _runs(f, y0, rk)
     ratio = (e_a[-1] / np.maximum(e_r[-1], 1e-300)) ** (1 / order) * nfe_a[-1] / nfe_r[-1]
-    return verdict("ark_equal_accuracy", np.maximum(ratio - 1, 0), 0.0, dict(y0=y0),
-                   "NFE ratio ARK / RK at equal error, beyond 1",
-                   sides={"ARK NFE at equal error / RK NFE": ratio, "claimed below": np.ones_like(ratio)})
+    return verdict(
+        "ark_equal_accuracy",
+        np.maximum(ratio - 1, 0),
+        0.0,
+        dict(y0=y0),
+        "NFE ratio ARK / RK at equal error, beyond 1",
+        sides={"ARK NFE at equal error / RK NFE": ratio, "claimed below": np.ones_like(ratio)},
+    )
 
 
 # The one-parameter families of coefficients (CSAODE: "c_0, c_{-0} and other coefficients are hyper-parameters")
@@ -167,26 +222,41 @@ def ark_member(order: int, parameter) -> "TwoStepRK":
     :class:`dynkit.solvers.TwoStepRK` (exact fractions)."""
     import dataclasses
     from fractions import Fraction as Fr
+
     base, _ = _order(order)
     try:
         if isinstance(parameter, bool):
             raise TypeError
         x = Fr(parameter)
     except (TypeError, ValueError, ZeroDivisionError):
-        raise ValueError(f"parameter must be a rational number (int, Fraction, float or a string like '1/12'); "
-                         f"got {parameter!r}"[:160]) from None
+        raise ValueError(
+            f"parameter must be a rational number (int, Fraction, float or a string like '1/12'); "
+            f"got {parameter!r}"[:160]
+        ) from None
     if order == 3:
         if x == Fr(1, 2):
-            raise ValueError("parameter c_{-1} = 1/2 is a pole of the ARK3 family (a_2 = 5/(6 - 12 c_{-1})); got 1/2")
-        return dataclasses.replace(base, name=f"ark3[c_m1={x}]", c1=x + 1, c_m1=x, c=(Fr(1, 2) - x,),
-                                   a=(Fr(5) / (6 - 12 * x),))
+            raise ValueError(
+                "parameter c_{-1} = 1/2 is a pole of the ARK3 family (a_2 = 5/(6 - 12 c_{-1})); got 1/2"
+            )
+        return dataclasses.replace(
+            base,
+            name=f"ark3[c_m1={x}]",
+            c1=x + 1,
+            c_m1=x,
+            c=(Fr(1, 2) - x,),
+            a=(Fr(5) / (6 - 12 * x),),
+        )
     if x == 0 or x == Fr(6, 5):
         raise ValueError(f"parameter a_2 must avoid the ARK4 family's poles 0 and 6/5; got {x}")
     den = 12 * x * x * (5 * x - 6)
-    return dataclasses.replace(base, name=f"ark4[a2={x}]", c1=(90 * x ** 3 - 133 * x ** 2 + 40 * x - 8) / den,
-                               c_m1=(30 * x ** 3 - 61 * x ** 2 + 40 * x - 8) / den,
-                               c=((5 * x - 2) / (12 * x * x), -1 / (3 * x * x * (5 * x - 6))),
-                               a=(x, x * (6 - 5 * x) / 2))
+    return dataclasses.replace(
+        base,
+        name=f"ark4[a2={x}]",
+        c1=(90 * x**3 - 133 * x**2 + 40 * x - 8) / den,
+        c_m1=(30 * x**3 - 61 * x**2 + 40 * x - 8) / den,
+        c=((5 * x - 2) / (12 * x * x), -1 / (3 * x * x * (5 * x - 6))),
+        a=(x, x * (6 - 5 * x) / 2),
+    )
 
 
 def _equal_error_ratio(f, y0, method, peer, order):
@@ -217,15 +287,21 @@ def check_ark_family_equal_accuracy(W, b, y0, *, members=None) -> CheckResult:
         try:
             members = [(o, p) for o, p in members]
         except (TypeError, ValueError):
-            raise ValueError(f"members must be a list of (order, parameter) pairs, e.g. [(3, '1/12'), (4, '1/2')]; "
-                             f"got {members!r}"[:160]) from None
+            raise ValueError(
+                f"members must be a list of (order, parameter) pairs, e.g. [(3, '1/12'), (4, '1/2')]; "
+                f"got {members!r}"[:160]
+            ) from None
         if not members:
-            raise ValueError("members must name at least one (order, parameter) pair; got an empty list")
+            raise ValueError(
+                "members must name at least one (order, parameter) pair; got an empty list"
+            )
         for o, p in members:
             try:
                 ark_member(o, p)
             except ValueError as exc:
-                raise ValueError(f"members: ({o!r}, {p!r}) is not an ARK family member: {exc}") from None
+                raise ValueError(
+                    f"members: ({o!r}, {p!r}) is not an ARK family member: {exc}"
+                ) from None
     names, lin, worst_nonlin = [], [], []
     for order, parameter in members:
         method, peer = ark_member(order, parameter), ARK_PEERS[order][1]
@@ -234,10 +310,15 @@ def check_ark_family_equal_accuracy(W, b, y0, *, members=None) -> CheckResult:
         worst_nonlin.append(float(np.max(_equal_error_ratio(f, y0, method, peer, order))))
     lin, worst_nonlin = np.array(lin), np.array(worst_nonlin)
     shortfall = np.maximum(np.maximum(1 + LINEAR_MARGIN - lin, 0), np.maximum(1 - worst_nonlin, 0))
-    return verdict("ark_family_equal_accuracy", shortfall, 0.0, dict(member=np.array(names)),
-                   "per ARK member: equal-error NFE ratio vs RK on y' = -y (>= 1.02) and its largest value on the "
-                   "nonlinear problems (> 1)",
-                   sides={"ratio on y' = -y": lin, "largest ratio on y' = W y + tanh(y + b)": worst_nonlin})
+    return verdict(
+        "ark_family_equal_accuracy",
+        shortfall,
+        0.0,
+        dict(member=np.array(names)),
+        "per ARK member: equal-error NFE ratio vs RK on y' = -y (>= 1.02) and its largest value on the "
+        "nonlinear problems (> 1)",
+        sides={"ratio on y' = -y": lin, "largest ratio on y' = W y + tanh(y + b)": worst_nonlin},
+    )
 
 
 def check_ark_start(W, b, y0, *, order: int = 4, r: float = 0.25, method=None) -> CheckResult:
@@ -253,16 +334,29 @@ def check_ark_start(W, b, y0, *, order: int = 4, r: float = 0.25, method=None) -
     ark = ark if method is None else _method("method", method, context)
     r = float(as_scalar_batch("r", r, context=context, low=0.0, high=1.0, low_open=True))
     f, y0 = _problem(W, b, y0, context)
+
     def at(times, m, step):
         return np.asarray(solve(f, y0, np.asarray(times), method=m, step_size=step).ys[-1])
+
     scale = 1 + np.abs(y0).max(axis=-1)
     first = np.abs(at([0.0, r], ark, r) - at([0.0, r], rk, r)).max(axis=-1) / scale
     whole = np.abs(at([0.0, 1.0], ark, 1.0) - at([0.0, 1.0], rk, 1.0)).max(axis=-1) / scale
     instances = dict(y0=y0)
-    return combine("ark_start", [
-        verdict("ark_start.first_step", first, 1e-14, instances, f"ARK G(t_1) vs one RK step (8), r = {r:g}"),
-        verdict("ark_start.r_equals_1", whole, 1e-14, instances, "ARK vs RK over [0, 1] with r = 1"),
-    ])
+    return combine(
+        "ark_start",
+        [
+            verdict(
+                "ark_start.first_step",
+                first,
+                1e-14,
+                instances,
+                f"ARK G(t_1) vs one RK step (8), r = {r:g}",
+            ),
+            verdict(
+                "ark_start.r_equals_1", whole, 1e-14, instances, "ARK vs RK over [0, 1] with r = 1"
+            ),
+        ],
+    )
 
 
 def perturbed(method, delta: float = 1e-2):
@@ -270,8 +364,11 @@ def perturbed(method, delta: float = 1e-2):
     planted violation of its order)."""
     import dataclasses
     from fractions import Fraction
-    d = Fraction(delta).limit_denominator(10 ** 6)
-    return dataclasses.replace(method, name=method.name + "_perturbed", c1=method.c1 + d, c_m1=method.c_m1 + d)
+
+    d = Fraction(delta).limit_denominator(10**6)
+    return dataclasses.replace(
+        method, name=method.name + "_perturbed", c1=method.c1 + d, c_m1=method.c_m1 + d
+    )
 
 
 # ------------------------------------------------------------------------------ CSAODE (10) as printed; T = ceil(1/r)
@@ -290,7 +387,11 @@ def _ark_by_hand(f, y0, method, r: float, n_steps: int, form: str) -> np.ndarray
     coef = [float(x) for x in (method.c0, method.c_m0, method.c1, method.c_m1)]
     c, a = [float(x) for x in method.c], [float(x) for x in method.a]
     prev = y0
-    cur = np.asarray(solve(lambda t, y: f(t, y), y0, np.array([0.0, r]), method=method.starter, step_size=r).ys[-1])
+    cur = np.asarray(
+        solve(lambda t, y: f(t, y), y0, np.array([0.0, r]), method=method.starter, step_size=r).ys[
+            -1
+        ]
+    )
     factor = r if form in ("printed", "printed_factor") else 1.0
     slipped = form in ("printed", "printed_times")
 
@@ -304,13 +405,20 @@ def _ark_by_hand(f, y0, method, r: float, n_steps: int, form: str) -> np.ndarray
     for i in range(1, n_steps):
         t_i, t_prev = i * r, (i - 1) * r
         Zp, Zm = chain(t_i, t_i, cur), chain(t_prev, t_i if slipped else t_prev, prev)
-        new = coef[0] * cur - coef[1] * prev + coef[2] * Zp[0] - coef[3] * Zm[0] + \
-            sum(cj * (zp - zm) for cj, zp, zm in zip(c, Zp[1:], Zm[1:]))
+        new = (
+            coef[0] * cur
+            - coef[1] * prev
+            + coef[2] * Zp[0]
+            - coef[3] * Zm[0]
+            + sum(cj * (zp - zm) for cj, zp, zm in zip(c, Zp[1:], Zm[1:]))
+        )
         prev, cur = cur, new
     return cur
 
 
-def check_ark_stage_form(W, b, y0, *, order: int = 4, form: str = "printed", omega: float = 0.0) -> CheckResult:
+def check_ark_stage_form(
+    W, b, y0, *, order: int = 4, form: str = "printed", omega: float = 0.0
+) -> CheckResult:
     """CSAODE (10), ``Z_j = r F(t_i + a_j r, G(t_i) + P + a_j r Z_{j-1})``, ``Z_{-j} = r F(t_i + a_j r, G(t_{i-1}) + P +
     a_j r Z_{-j+1})``, with (9) and Claim 1 ("local truncation error O(r^5)", ARK of Udwadia & Farahani 2008): the
     global error at t = 1 of (9)-(10) over r = 1/16 .. 1/128 falls like r^p (p = 4; ARK3: 3). Residual
@@ -325,26 +433,54 @@ def check_ark_stage_form(W, b, y0, *, order: int = 4, form: str = "printed", ome
         raise ValueError(f"form must be one of {ARK_STAGE_FORMS} ({context}); got {form!r}")
     ark, _ = _order(order)
     f, y0 = _problem(W, b, y0, context, omega)
-    ref = np.asarray(solve(f, y0, np.array([0.0, 1.0]), method="dopri5", rtol=1e-13, atol=1e-15).ys[-1])
+    ref = np.asarray(
+        solve(f, y0, np.array([0.0, 1.0]), method="dopri5", rtol=1e-13, atol=1e-15).ys[-1]
+    )
+
     def errors_at(steps):
-        return np.stack([np.abs(_ark_by_hand(f, y0, ark, 1.0 / N, N, form) - ref).max(axis=-1) for N in steps])
+        return np.stack(
+            [np.abs(_ark_by_hand(f, y0, ark, 1.0 / N, N, form) - ref).max(axis=-1) for N in steps]
+        )
 
     steps = (16, 32, 64, 128)
     errors = errors_at(steps)
     slope = _finest_slope(errors, steps)
-    if np.any(np.abs(slope - ark.order) > 0.35) and np.any(errors[-1] > ERROR_FLOOR):  # pre-asymptotic: refine
+    if np.any(np.abs(slope - ark.order) > 0.35) and np.any(
+        errors[-1] > ERROR_FLOOR
+    ):  # pre-asymptotic: refine
         steps = steps + REFINE_STEPS
         errors = np.concatenate([errors, errors_at(REFINE_STEPS)])
         slope = _finest_slope(errors, steps)
-    slope = np.where(np.isnan(slope), float(ark.order), slope)  # every error at rounding: nothing above p to see
-    parts = [verdict("ark_stage_form.order", np.abs(slope - ark.order), 0.35, dict(y0=y0),
-                     f"|observed order - {ark.order}| of (9)-(10) with {form} stages", slope=slope,
-                     sides={"observed order": slope, "p": np.full(slope.shape, float(ark.order))})]
+    slope = np.where(
+        np.isnan(slope), float(ark.order), slope
+    )  # every error at rounding: nothing above p to see
+    parts = [
+        verdict(
+            "ark_stage_form.order",
+            np.abs(slope - ark.order),
+            0.35,
+            dict(y0=y0),
+            f"|observed order - {ark.order}| of (9)-(10) with {form} stages",
+            slope=slope,
+            sides={"observed order": slope, "p": np.full(slope.shape, float(ark.order))},
+        )
+    ]
     if form == "udwadia_farahani":
-        by_solver = np.asarray(solve(f, y0, np.array([0.0, 1.0]), method=ark, step_size=1.0 / 32).ys[-1])
-        gap = np.abs(_ark_by_hand(f, y0, ark, 1.0 / 32, 32, form) - by_solver).max(axis=-1) / (1 + np.abs(ref).max(-1))
-        parts.append(verdict("ark_stage_form.solver", gap, 1e-12, dict(y0=y0),
-                             "Udwadia-Farahani stages by hand vs dk.solve's ARK, r = 1/32"))
+        by_solver = np.asarray(
+            solve(f, y0, np.array([0.0, 1.0]), method=ark, step_size=1.0 / 32).ys[-1]
+        )
+        gap = np.abs(_ark_by_hand(f, y0, ark, 1.0 / 32, 32, form) - by_solver).max(axis=-1) / (
+            1 + np.abs(ref).max(-1)
+        )
+        parts.append(
+            verdict(
+                "ark_stage_form.solver",
+                gap,
+                1e-12,
+                dict(y0=y0),
+                "Udwadia-Farahani stages by hand vs dk.solve's ARK, r = 1/32",
+            )
+        )
         return combine("ark_stage_form", parts)
     return parts[0]
 
@@ -365,13 +501,18 @@ def check_ark_final_time(W, b, y0, r, *, order: int = 4, at: str = "r_ceil") -> 
     if at not in ("r_ceil", "one"):
         raise ValueError(f"at must be 'r_ceil' or 'one' ({context}); got {at!r}")
     ark, _ = _order(order)
-    r_arr = np.atleast_1d(as_scalar_batch("r", r, context=context, low=0.0, high=1.0, low_open=True,
-                                          high_open=True)).reshape(-1)
+    r_arr = np.atleast_1d(
+        as_scalar_batch("r", r, context=context, low=0.0, high=1.0, low_open=True, high_open=True)
+    ).reshape(-1)
     f, y0 = _problem(W, b, y0, context)
-    at_one = np.asarray(solve(f, y0, np.array([0.0, 1.0]), method="dopri5", rtol=1e-12, atol=1e-14).ys[-1])
+    at_one = np.asarray(
+        solve(f, y0, np.array([0.0, 1.0]), method="dopri5", rtol=1e-12, atol=1e-14).ys[-1]
+    )
     T = np.ceil(1 / r_arr - 1e-12)  # ceil(1/r) without a rounding artefact at r = 1/N
     t_T = T * r_arr
-    outputs = [_ark_by_hand(f, y0, ark, float(ri), int(Ti), "udwadia_farahani") for ri, Ti in zip(r_arr, T)]
+    outputs = [
+        _ark_by_hand(f, y0, ark, float(ri), int(Ti), "udwadia_farahani") for ri, Ti in zip(r_arr, T)
+    ]
     scale = 1 + np.abs(at_one).max()
     gap = []
     for o, ri, ti in zip(outputs, r_arr, t_T):
@@ -381,10 +522,24 @@ def check_ark_final_time(W, b, y0, r, *, order: int = 4, at: str = "r_ceil") -> 
     window = np.maximum(1 - t_T, 0) + np.maximum(t_T - (1 + r_arr) + 1e-12, 0)
     instances = dict(r=r_arr)
     to_one = np.array([np.abs(o - at_one).max() for o in outputs])
-    return combine("ark_final_time", [
-        verdict("ark_final_time.output", np.array(gap), 1e-12, instances,
+    return combine(
+        "ark_final_time",
+        [
+            verdict(
+                "ark_final_time.output",
+                np.array(gap),
+                1e-12,
+                instances,
                 f"|G(t_T) - ARK solution at t = {'r ceil(1/r)' if at == 'r_ceil' else '1'}| (relative)",
-                sides={"t_T": t_T, "|G(t_T) - y(1)|": to_one}),
-        verdict("ark_final_time.window", window, 0.0, instances, "1 <= t_T = r ceil(1/r) < 1 + r",
-                sides={"t_T": t_T}),
-    ])
+                sides={"t_T": t_T, "|G(t_T) - y(1)|": to_one},
+            ),
+            verdict(
+                "ark_final_time.window",
+                window,
+                0.0,
+                instances,
+                "1 <= t_T = r ceil(1/r) < 1 + r",
+                sides={"t_T": t_T},
+            ),
+        ],
+    )

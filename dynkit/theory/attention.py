@@ -5,16 +5,24 @@ method (9)/(10) run over the layers.
 The closed forms weight ``phi(k_j) v_j^T`` by ``gamma (1 - beta**(i - j + 1)) / (1 - beta)`` (``i`` the
 query's position for (13), ``N`` for (14)). Batched over any leading axes of ``q, k, v``.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from ._core import CheckResult, as_real_array, as_scalar_batch, combine, verdict
 
-__all__ = ["check_momentum_attention", "check_attention_reweighting", "momentum_attention_recurrent",
-           "momentum_attention_closed",
-           "check_linear_attention_rnn",
-           "elu_feature_map", "momentum_connection_stack", "check_momentum_connection", "CONNECTION_READINGS"]
+__all__ = [
+    "check_momentum_attention",
+    "check_attention_reweighting",
+    "momentum_attention_recurrent",
+    "momentum_attention_closed",
+    "check_linear_attention_rnn",
+    "elu_feature_map",
+    "momentum_connection_stack",
+    "check_momentum_connection",
+    "CONNECTION_READINGS",
+]
 
 # Both sides sum the same O(N) positive terms in a different order; float64 rounding is
 # ~N * eps ~ 1e-13 for N <= 64, so 1e-10 (relative) separates rounding from a wrong weight.
@@ -31,8 +39,10 @@ def _inputs(q, k, v, beta, gamma, context="Momentum Transformer (12)-(14)"):
     k = as_real_array("k", k, context=context)
     v = as_real_array("v", v, context=context)
     if q.ndim < 2 or q.shape != k.shape or k.shape[:-1] != v.shape[:-1] or q.shape[-2] == 0:
-        raise ValueError(f"q, k must have the same shape (..., N, d) and v shape (..., N, e) "
-                         f"({context}); got {q.shape}, {k.shape}, {v.shape}")
+        raise ValueError(
+            f"q, k must have the same shape (..., N, d) and v shape (..., N, e) "
+            f"({context}); got {q.shape}, {k.shape}, {v.shape}"
+        )
     beta = float(as_scalar_batch("beta", beta, context=context, low=0.0, high=1.0, high_open=True))
     gamma = float(as_scalar_batch("gamma", gamma, context=context, low=0.0, low_open=True))
     return q, k, v, beta, gamma
@@ -51,8 +61,10 @@ def momentum_attention_recurrent(q, k, v, beta: float, gamma: float, phi=elu_fea
         m = beta * m - fk[..., i, :, None] * v[..., i, None, :]
         s = s - gamma * m
         z = z + fk[..., i, :]
-        out[..., i, :] = np.einsum("...a,...ab->...b", fq[..., i, :], s) / \
-            np.einsum("...a,...a->...", fq[..., i, :], z)[..., None]
+        out[..., i, :] = (
+            np.einsum("...a,...ab->...b", fq[..., i, :], s)
+            / np.einsum("...a,...a->...", fq[..., i, :], z)[..., None]
+        )
     return out, (s, z)
 
 
@@ -64,8 +76,9 @@ def _weights(N: int, beta: float, causal: bool) -> np.ndarray:
     return np.where(j <= last, w, 0.0)
 
 
-def momentum_attention_closed(q, k, v, beta: float, gamma: float, *, causal: bool = True,
-                              phi=elu_feature_map) -> np.ndarray:
+def momentum_attention_closed(
+    q, k, v, beta: float, gamma: float, *, causal: bool = True, phi=elu_feature_map
+) -> np.ndarray:
     """(13) (``causal=True``) or (14): ``gamma phi(q_i)^T sum_j w_ij phi(k_j) v_j^T / phi(q_i)^T z``."""
     q, k, v, beta, gamma = _inputs(q, k, v, beta, gamma)
     fq, fk = phi(q), phi(k)
@@ -91,19 +104,44 @@ def check_momentum_attention(q, k, v, beta: float, gamma: float = 1.0) -> CheckR
     q, k, v, beta, gamma = _inputs(q, k, v, beta, gamma)
     rec, (s, z) = momentum_attention_recurrent(q, k, v, beta, gamma)
     fq = elu_feature_map(q)
-    rec_nc = np.einsum("...ia,...ab->...ib", fq, s) / np.einsum("...ia,...a->...i", fq, z)[..., None]
+    rec_nc = (
+        np.einsum("...ia,...ab->...ib", fq, s) / np.einsum("...ia,...a->...i", fq, z)[..., None]
+    )
     scale = 1 + np.abs(rec).max(axis=(-1, -2))
-    causal = np.abs(momentum_attention_closed(q, k, v, beta, gamma) - rec).max(axis=(-1, -2)) / scale
+    causal = (
+        np.abs(momentum_attention_closed(q, k, v, beta, gamma) - rec).max(axis=(-1, -2)) / scale
+    )
     scale_nc = 1 + np.abs(rec_nc).max(axis=(-1, -2))
-    noncausal = np.abs(momentum_attention_closed(q, k, v, beta, gamma, causal=False) - rec_nc
-                       ).max(axis=(-1, -2)) / scale_nc
+    noncausal = (
+        np.abs(momentum_attention_closed(q, k, v, beta, gamma, causal=False) - rec_nc).max(
+            axis=(-1, -2)
+        )
+        / scale_nc
+    )
     instances = dict(q=q, k=k, v=v)
-    return combine("momentum_attention", [
-        verdict("momentum_attention.causal", causal, ATTENTION_TOL, instances,
-                "(13) vs recurrence (12), max relative difference", beta=beta, gamma=gamma),
-        verdict("momentum_attention.noncausal", noncausal, ATTENTION_TOL, instances,
-                "(14) vs (12)'s final states, max relative difference", beta=beta, gamma=gamma),
-    ])
+    return combine(
+        "momentum_attention",
+        [
+            verdict(
+                "momentum_attention.causal",
+                causal,
+                ATTENTION_TOL,
+                instances,
+                "(13) vs recurrence (12), max relative difference",
+                beta=beta,
+                gamma=gamma,
+            ),
+            verdict(
+                "momentum_attention.noncausal",
+                noncausal,
+                ATTENTION_TOL,
+                instances,
+                "(14) vs (12)'s final states, max relative difference",
+                beta=beta,
+                gamma=gamma,
+            ),
+        ],
+    )
 
 
 # ------------------------------------------------------------------------------ linear attention (7) <=> (8)
@@ -116,7 +154,9 @@ def _linear_attention_closed(fq: np.ndarray, fk: np.ndarray, v: np.ndarray) -> n
     return np.einsum("...ij,...jb->...ib", scores, v) / scores.sum(axis=-1)[..., None]
 
 
-def _linear_attention_rnn(fq: np.ndarray, fk: np.ndarray, v: np.ndarray, *, z_weight: float = 1.0) -> np.ndarray:
+def _linear_attention_rnn(
+    fq: np.ndarray, fk: np.ndarray, v: np.ndarray, *, z_weight: float = 1.0
+) -> np.ndarray:
     """(8): ``s_i = s_{i-1} + phi(k_i) v_i^T, z_i = z_{i-1} + phi(k_i)``, ``s_0 = z_0 = 0``, step by step
     (``z_weight`` scales the z update: anything but 1 plants a violation)."""
     batch, N = fq.shape[:-2], fq.shape[-2]
@@ -126,8 +166,10 @@ def _linear_attention_rnn(fq: np.ndarray, fk: np.ndarray, v: np.ndarray, *, z_we
     for i in range(N):
         s = s + fk[..., i, :, None] * v[..., i, None, :]
         z = z + z_weight * fk[..., i, :]
-        out[..., i, :] = np.einsum("...a,...ab->...b", fq[..., i, :], s) / \
-            np.einsum("...a,...a->...", fq[..., i, :], z)[..., None]
+        out[..., i, :] = (
+            np.einsum("...a,...ab->...b", fq[..., i, :], s)
+            / np.einsum("...a,...a->...", fq[..., i, :], z)[..., None]
+        )
     return out
 
 
@@ -137,15 +179,23 @@ def check_linear_attention_rnn(q, k, v, *, z_weight: float = 1.0) -> CheckResult
 
     Range: any real q, k (..., N, d), v (..., N, e), N >= 1. ``z_weight`` != 1 plants a wrong normaliser."""
     q, k, v, _, _ = _inputs(q, k, v, 0.0, 1.0, context="Momentum Transformer (7)-(8)")
-    z_weight = float(as_scalar_batch("z_weight", z_weight, context="Momentum Transformer (7)-(8)", low=0.0,
-                                     low_open=True))
+    z_weight = float(
+        as_scalar_batch(
+            "z_weight", z_weight, context="Momentum Transformer (7)-(8)", low=0.0, low_open=True
+        )
+    )
     fq, fk = elu_feature_map(q), elu_feature_map(k)
     closed = _linear_attention_closed(fq, fk, v)
     rnn = _linear_attention_rnn(fq, fk, v, z_weight=z_weight)
     gap = np.abs(closed - rnn).max(axis=(-1, -2)) / (1 + np.abs(closed).max(axis=(-1, -2)))
-    return verdict("linear_attention_rnn", gap, ATTENTION_TOL, dict(q=q, k=k, v=v),
-                   "(8) RNN form vs (7) causal closed form, max relative difference",
-                   sides={"(7) last output": closed[..., -1, :], "(8) last output": rnn[..., -1, :]})
+    return verdict(
+        "linear_attention_rnn",
+        gap,
+        ATTENTION_TOL,
+        dict(q=q, k=k, v=v),
+        "(8) RNN form vs (7) causal closed form, max relative difference",
+        sides={"(7) last output": closed[..., -1, :], "(8) last output": rnn[..., -1, :]},
+    )
 
 
 # ------------------------------------------------------------------------------- momentum connection (15)
@@ -167,19 +217,33 @@ def _layer_attention(X: np.ndarray, W: np.ndarray) -> np.ndarray:
 
 def _connection_inputs(X, W, beta_tilde, reading, context="Momentum Transformer (15)"):
     if reading not in CONNECTION_READINGS:
-        raise ValueError(f"reading must be one of {CONNECTION_READINGS} ({context}); got {reading!r}")
+        raise ValueError(
+            f"reading must be one of {CONNECTION_READINGS} ({context}); got {reading!r}"
+        )
     X = as_real_array("X", X, context=context)
     W = as_real_array("W", W, context=context)
-    if X.ndim < 2 or W.ndim < 4 or W.shape[-3:] != (3, X.shape[-1], X.shape[-1]) \
-            or W.shape[:-4] != X.shape[:-2] or W.shape[-4] == 0:
-        raise ValueError(f"X must have shape (..., N, d) and W shape (..., L, 3, d, d) with the same leading axes, "
-                         f"L >= 1 ({context}); got X {X.shape}, W {W.shape}")
-    beta_tilde = float(as_scalar_batch("beta_tilde", beta_tilde, context=context, low=0.0, high=1.0,
-                                       high_open=True))
+    if (
+        X.ndim < 2
+        or W.ndim < 4
+        or W.shape[-3:] != (3, X.shape[-1], X.shape[-1])
+        or W.shape[:-4] != X.shape[:-2]
+        or W.shape[-4] == 0
+    ):
+        raise ValueError(
+            f"X must have shape (..., N, d) and W shape (..., L, 3, d, d) with the same leading axes, "
+            f"L >= 1 ({context}); got X {X.shape}, W {W.shape}"
+        )
+    beta_tilde = float(
+        as_scalar_batch(
+            "beta_tilde", beta_tilde, context=context, low=0.0, high=1.0, high_open=True
+        )
+    )
     return X, W, beta_tilde
 
 
-def momentum_connection_stack(X, W, beta_tilde: float, reading: str = "previous_input") -> np.ndarray:
+def momentum_connection_stack(
+    X, W, beta_tilde: float, reading: str = "previous_input"
+) -> np.ndarray:
     """Run L layers of (15) with f_l = identity from the input ``X`` (..., N, d); ``W`` (..., L, 3, d, d) holds
     each layer's (W_Q, W_K, W_V). ``reading`` (one of :data:`CONNECTION_READINGS`) says what ``T_{l-1}(X)`` is;
     the first layer has no predecessor and uses ``T_0(X) := X`` (no momentum yet, as m_0 = 0 in (12)).
@@ -199,7 +263,9 @@ def momentum_connection_stack(X, W, beta_tilde: float, reading: str = "previous_
     return np.stack(states, axis=-3)
 
 
-def check_momentum_connection(X, W, beta_tilde: float, reading: str = "previous_input") -> CheckResult:
+def check_momentum_connection(
+    X, W, beta_tilde: float, reading: str = "previous_input"
+) -> CheckResult:
     """Momentum Transformer (15) is the heavy-ball method over the layers: the stack of L layers of (15)
     (f_l = identity, ``T_{l-1}(X)`` read as ``reading``) equals, at every layer, (i) the heavy-ball recursion in
     its momentum form (10), ``m^{k+1} = beta~ m^k + grad_k``, ``x^{k+1} = x^k - gamma m^{k+1}`` with
@@ -235,26 +301,47 @@ def check_momentum_connection(X, W, beta_tilde: float, reading: str = "previous_
     k = np.arange(1, L + 1)[:, None]
     j = np.arange(1, L + 1)[None, :]
     weights = np.where(j <= k, (1 - beta_tilde ** np.maximum(k - j + 1, 0)) / (1 - beta_tilde), 0.0)
-    unrolled = np.concatenate([X[..., None, :, :], X[..., None, :, :] +
-                               np.einsum("kj,...jnd->...knd", weights, steps)], axis=-3)
+    unrolled = np.concatenate(
+        [X[..., None, :, :], X[..., None, :, :] + np.einsum("kj,...jnd->...knd", weights, steps)],
+        axis=-3,
+    )
     scale = 1 + np.abs(hb).max(axis=(-1, -2, -3))
 
     def distance(a, b):
         return np.abs(a - b).max(axis=(-1, -2, -3)) / scale
 
     stack = momentum_connection_stack(X, W, beta_tilde, reading)
-    others = {r: float(distance(momentum_connection_stack(X, W, beta_tilde, r), hb).max())
-              for r in CONNECTION_READINGS if r != reading}
+    others = {
+        r: float(distance(momentum_connection_stack(X, W, beta_tilde, r), hb).max())
+        for r in CONNECTION_READINGS
+        if r != reading
+    }
     instances = dict(X=X, W=W)
-    return combine("momentum_connection", [
-        verdict("momentum_connection.heavy_ball", distance(stack, hb), CONNECTION_TOL, instances,
+    return combine(
+        "momentum_connection",
+        [
+            verdict(
+                "momentum_connection.heavy_ball",
+                distance(stack, hb),
+                CONNECTION_TOL,
+                instances,
                 f"(15) (T_(l-1)(X) as {reading}) vs heavy ball (10), max relative difference over layers",
                 sides={"(15)": stack[..., -1, :, :], "heavy ball (10)": hb[..., -1, :, :]},
-                beta_tilde=beta_tilde, reading=reading, other_readings=others),
-        verdict("momentum_connection.unrolled", distance(stack, unrolled), CONNECTION_TOL, instances,
+                beta_tilde=beta_tilde,
+                reading=reading,
+                other_readings=others,
+            ),
+            verdict(
+                "momentum_connection.unrolled",
+                distance(stack, unrolled),
+                CONNECTION_TOL,
+                instances,
                 "(15) vs the unrolled weighted sum of the layers' V^, max relative difference",
-                beta_tilde=beta_tilde, reading=reading),
-    ])
+                beta_tilde=beta_tilde,
+                reading=reading,
+            ),
+        ],
+    )
 
 
 def check_attention_reweighting(beta, N: int, gamma: float = 1.0) -> CheckResult:
@@ -269,7 +356,9 @@ def check_attention_reweighting(beta, N: int, gamma: float = 1.0) -> CheckResult
     Range: beta in (0, 1), N >= 2, gamma > 0. beta = 0 (equal weights: plain linear attention) or beta < 0
     (alternating weights) plant violations."""
     context = "Momentum Transformer Remark 1 / review Remark 7"
-    beta = np.atleast_1d(as_scalar_batch("beta", beta, context=context, high=1.0, high_open=True)).reshape(-1)
+    beta = np.atleast_1d(
+        as_scalar_batch("beta", beta, context=context, high=1.0, high_open=True)
+    ).reshape(-1)
     if isinstance(N, bool) or not isinstance(N, (int, np.integer)) or N < 2:
         raise ValueError(f"N must be an integer >= 2 ({context}); got {N!r}")
     gamma = float(as_scalar_batch("gamma", gamma, context=context, low=0.0, low_open=True))
@@ -279,10 +368,22 @@ def check_attention_reweighting(beta, N: int, gamma: float = 1.0) -> CheckResult
     for i in range(N):  # (12)/(72): m_i = beta m_{i-1} - g_i, s_i = s_{i-1} - gamma m_i
         m = beta[:, None] * m - impulses[:, i][None, :]
         s = s - gamma * m
-    by_distance = (s / gamma)[:, ::-1]  # column d: the impulse at j = N - 1 - d, distance d from the last token
-    drops = np.maximum(by_distance[:, :-1] - by_distance[:, 1:], 0).max(axis=1) / np.abs(by_distance).max(axis=1)
+    by_distance = (s / gamma)[
+        :, ::-1
+    ]  # column d: the impulse at j = N - 1 - d, distance d from the last token
+    drops = np.maximum(by_distance[:, :-1] - by_distance[:, 1:], 0).max(axis=1) / np.abs(
+        by_distance
+    ).max(axis=1)
     no_growth = by_distance[:, -1] <= by_distance[:, 0]
     residual = np.where(no_growth, 1.0, drops)
-    return verdict("attention_reweighting", residual, 1e-13, dict(beta=beta),
-                   f"weight of phi(k_j) v_j^T in (13) against the distance i - j (N = {N}): largest decrease",
-                   sides={"weight at distance 0": by_distance[:, 0], f"weight at distance {N - 1}": by_distance[:, -1]})
+    return verdict(
+        "attention_reweighting",
+        residual,
+        1e-13,
+        dict(beta=beta),
+        f"weight of phi(k_j) v_j^T in (13) against the distance i - j (N = {N}): largest decrease",
+        sides={
+            "weight at distance 0": by_distance[:, 0],
+            f"weight at distance {N - 1}": by_distance[:, -1],
+        },
+    )

@@ -8,18 +8,35 @@ root modulus over Sp(A) — computed batched, for the stated ``beta`` and for a 
 The measured rate comes from running the iteration itself (renormalised every step so that thousands of
 steps neither underflow nor lose the direction).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ._core import (CheckResult, as_real_array, as_scalar_batch, as_square, check_count, check_seed, combine,
-                    verdict)
+from ._core import (
+    CheckResult,
+    as_real_array,
+    as_scalar_batch,
+    as_square,
+    check_count,
+    check_seed,
+    combine,
+    verdict,
+)
 
-__all__ = ["check_heavy_ball_rate", "check_heavy_ball_forms", "check_heavy_ball_momentum_index",
-           "HB_MOMENTUM_INDICES", "HEAVY_BALL_FORM_INITS", "check_gradient_ratio_limit",
-           "check_heavy_ball_contraction",
-           "heavy_ball_radius",
-           "optimal_momentum", "adaptive_momentum", "ratio_convergence_factor"]
+__all__ = [
+    "check_heavy_ball_rate",
+    "check_heavy_ball_forms",
+    "check_heavy_ball_momentum_index",
+    "HB_MOMENTUM_INDICES",
+    "HEAVY_BALL_FORM_INITS",
+    "check_gradient_ratio_limit",
+    "check_heavy_ball_contraction",
+    "heavy_ball_radius",
+    "optimal_momentum",
+    "adaptive_momentum",
+    "ratio_convergence_factor",
+]
 
 # Spectral radii from quadratic roots of eigenvalues: rounding ~ sqrt(eps) at the double root
 # beta = beta*, where the discriminant vanishes; 1e-6 is comfortably above that.
@@ -45,8 +62,10 @@ def _spd(A, context: str) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"A must be symmetric ({context}); got an asymmetric matrix")
     eig = np.linalg.eigvalsh(A)
     if np.any(eig[..., 0] <= 0):
-        raise ValueError(f"A must be positive definite ({context}); got smallest eigenvalue "
-                         f"{eig[..., 0].min():.3g}")
+        raise ValueError(
+            f"A must be positive definite ({context}); got smallest eigenvalue "
+            f"{eig[..., 0].min():.3g}"
+        )
     return A, eig
 
 
@@ -57,7 +76,9 @@ def heavy_ball_radius(eigenvalues: np.ndarray, step, beta) -> np.ndarray:
     context = _context("heavy-ball spectral radius")
     lam = as_real_array("eigenvalues", eigenvalues, context=context)
     if lam.ndim < 1 or lam.shape[-1] == 0:
-        raise ValueError(f"eigenvalues must have shape (..., n) with n >= 1 ({context}); got shape {lam.shape}")
+        raise ValueError(
+            f"eigenvalues must have shape (..., n) with n >= 1 ({context}); got shape {lam.shape}"
+        )
     step = as_scalar_batch("step", step, context=context, low=0.0, low_open=True)
     beta = as_scalar_batch("beta", beta, context=context, low=0.0, high=1.0, high_open=True)
     b = (1 + beta - step * lam).astype(complex)
@@ -68,25 +89,44 @@ def heavy_ball_radius(eigenvalues: np.ndarray, step, beta) -> np.ndarray:
 def optimal_momentum(A, step=None) -> np.ndarray:
     """Theorem 2's ``beta* = (1 - sqrt(step nu))**2`` (``step`` defaults to ``1/L``)."""
     _, eig = _spd(A, _context("Theorem 2"))
-    step = 1 / eig[..., -1] if step is None else as_scalar_batch("step", step, context=_context("Theorem 2"),
-                                                                 low=0.0, low_open=True)
+    step = (
+        1 / eig[..., -1]
+        if step is None
+        else as_scalar_batch("step", step, context=_context("Theorem 2"), low=0.0, low_open=True)
+    )
     return (1 - np.sqrt(step * eig[..., 0])) ** 2
 
 
-def adaptive_momentum(grad_k, grad_km1, x_k, x_km1, step: float, delta: float = 1e-3, *,
-                      variant: int = 17) -> np.ndarray:
+def adaptive_momentum(
+    grad_k, grad_km1, x_k, x_km1, step: float, delta: float = 1e-3, *, variant: int = 17
+) -> np.ndarray:
     """Adaptive momentum (17) (``variant=17``) or its gradient-descent approximation (18)."""
     context = _context("adaptive momentum (17)-(18)")
     if isinstance(variant, bool) or variant not in (17, 18):
-        raise ValueError(f"variant must be 17 or 18 (Momentum Transformer Eq. number); got {variant!r}")
-    arrays = {name: as_real_array(name, value, context=context) for name, value in
-              (("grad_k", grad_k), ("grad_km1", grad_km1), ("x_k", x_k), ("x_km1", x_km1))}
+        raise ValueError(
+            f"variant must be 17 or 18 (Momentum Transformer Eq. number); got {variant!r}"
+        )
+    arrays = {
+        name: as_real_array(name, value, context=context)
+        for name, value in (
+            ("grad_k", grad_k),
+            ("grad_km1", grad_km1),
+            ("x_k", x_k),
+            ("x_km1", x_km1),
+        )
+    }
     for name, value in arrays.items():
         if value.shape != arrays["grad_km1"].shape or value.ndim < 1:
-            raise ValueError(f"{name} must have the shape of grad_km1 {arrays['grad_km1'].shape} (..., n) "
-                             f"({context}); got {value.shape}")
+            raise ValueError(
+                f"{name} must have the shape of grad_km1 {arrays['grad_km1'].shape} (..., n) "
+                f"({context}); got {value.shape}"
+            )
     step = as_scalar_batch("step", step, context=context, low=0.0, low_open=True)
-    delta = float(as_scalar_batch("delta", delta, context=context, low=0.0, high=1.0, low_open=True, high_open=True))
+    delta = float(
+        as_scalar_batch(
+            "delta", delta, context=context, low=0.0, high=1.0, low_open=True, high_open=True
+        )
+    )
     dg = np.linalg.norm(arrays["grad_k"] - arrays["grad_km1"], axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         if variant == 17:
@@ -96,8 +136,16 @@ def adaptive_momentum(grad_k, grad_km1, x_k, x_km1, step: float, delta: float = 
     return np.clip((1 - np.sqrt(ratio)) ** 2, 0.0, 1.0 - delta)
 
 
-def _iterate(A: np.ndarray, step: np.ndarray, beta: np.ndarray, n_steps: int,
-             rng: np.random.Generator, *, same_start: bool = False, record_ratio: bool = False) -> dict:
+def _iterate(
+    A: np.ndarray,
+    step: np.ndarray,
+    beta: np.ndarray,
+    n_steps: int,
+    rng: np.random.Generator,
+    *,
+    same_start: bool = False,
+    record_ratio: bool = False,
+) -> dict:
     """Run heavy ball (9) on x^T A x / 2 from random (x^0, x^1), renormalising the pair each step.
     Returns log-norm history of the error and the last two iterates and gradients (``record_ratio``: also
     Prop. 3's ratio ``||A (x^k - x^{k-1})|| / ||x^k - x^{k-1}||`` at every step, ``ratio_history``)."""
@@ -112,7 +160,9 @@ def _iterate(A: np.ndarray, step: np.ndarray, beta: np.ndarray, n_steps: int,
         for k in range(n_steps):
             if record_ratio:
                 dx = x - x_prev
-                ratios[k] = np.linalg.norm(np.einsum("...ij,...j->...i", A, dx), axis=-1) / np.linalg.norm(dx, axis=-1)
+                ratios[k] = np.linalg.norm(
+                    np.einsum("...ij,...j->...i", A, dx), axis=-1
+                ) / np.linalg.norm(dx, axis=-1)
             grad = np.einsum("...ij,...j->...i", A, x)
             x_next = x - step[..., None] * grad + beta[..., None] * (x - x_prev)
             scale = np.linalg.norm(x_next, axis=-1) + np.linalg.norm(x, axis=-1)
@@ -122,14 +172,22 @@ def _iterate(A: np.ndarray, step: np.ndarray, beta: np.ndarray, n_steps: int,
             history[k + 1] = log_norm + np.log(np.linalg.norm(x, axis=-1))
     if record_ratio:
         dx = x - x_prev
-        ratios[n_steps] = np.linalg.norm(np.einsum("...ij,...j->...i", A, dx), axis=-1) / np.linalg.norm(dx, axis=-1)
-    return dict(history=history, x=x, x_prev=x_prev, ratio_history=ratios,
-                grad=np.einsum("...ij,...j->...i", A, x),
-                grad_prev=np.einsum("...ij,...j->...i", A, x_prev))
+        ratios[n_steps] = np.linalg.norm(
+            np.einsum("...ij,...j->...i", A, dx), axis=-1
+        ) / np.linalg.norm(dx, axis=-1)
+    return dict(
+        history=history,
+        x=x,
+        x_prev=x_prev,
+        ratio_history=ratios,
+        grad=np.einsum("...ij,...j->...i", A, x),
+        grad_prev=np.einsum("...ij,...j->...i", A, x_prev),
+    )
 
 
-def check_heavy_ball_rate(A, step=None, beta=None, *, n_steps: int = 4000, n_grid: int = 400,
-                          seed: int = 0) -> CheckResult:
+def check_heavy_ball_rate(
+    A, step=None, beta=None, *, n_steps: int = 4000, n_grid: int = 400, seed: int = 0
+) -> CheckResult:
     """Theorem 2: with ``step <= 1/L`` and ``beta* = (1 - sqrt(step nu))**2`` heavy ball converges at rate
     ``1 - sqrt(step nu)``, and no ``beta`` in ``[0, 1)`` does better.
 
@@ -141,15 +199,26 @@ def check_heavy_ball_rate(A, step=None, beta=None, *, n_steps: int = 4000, n_gri
     """
     context = _context("Theorem 2")
     A, eig = _spd(A, context)
-    n_steps, n_grid, seed = check_count("n_steps", n_steps), check_count("n_grid", n_grid), check_seed("seed", seed)
+    n_steps, n_grid, seed = (
+        check_count("n_steps", n_steps),
+        check_count("n_grid", n_grid),
+        check_seed("seed", seed),
+    )
     batch = A.shape[:-2]
     nu, L = eig[..., 0], eig[..., -1]
-    step = np.broadcast_to(1 / L if step is None else as_scalar_batch(
-        "step", step, context=context, low=0, low_open=True), batch)
+    step = np.broadcast_to(
+        1 / L
+        if step is None
+        else as_scalar_batch("step", step, context=context, low=0, low_open=True),
+        batch,
+    )
     predicted = 1 - np.sqrt(np.clip(step * nu, 0, 1))
-    beta = np.broadcast_to((1 - np.sqrt(np.clip(step * nu, 0, 1))) ** 2 if beta is None else
-                           as_scalar_batch("beta", beta, context=context, low=0, high=1,
-                                           high_open=True), batch)
+    beta = np.broadcast_to(
+        (1 - np.sqrt(np.clip(step * nu, 0, 1))) ** 2
+        if beta is None
+        else as_scalar_batch("beta", beta, context=context, low=0, high=1, high_open=True),
+        batch,
+    )
     radius = heavy_ball_radius(eig, step[..., None], beta[..., None])
     run = _iterate(A, step, beta, n_steps, np.random.default_rng(seed))
     half = n_steps // 2
@@ -157,17 +226,41 @@ def check_heavy_ball_rate(A, step=None, beta=None, *, n_steps: int = 4000, n_gri
         measured = np.exp((run["history"][-1] - run["history"][half]) / (n_steps - half))
     measured = np.where(np.isnan(measured), 0.0, measured)  # -inf - -inf: the error hit exactly 0
     grid = np.linspace(0, 1, n_grid, endpoint=False)
-    best = np.stack([heavy_ball_radius(eig, step[..., None], b) for b in grid], axis=-1).min(axis=-1)
+    best = np.stack([heavy_ball_radius(eig, step[..., None], b) for b in grid], axis=-1).min(
+        axis=-1
+    )
     instances = dict(A=A, step=step, beta=beta)
-    return combine("heavy_ball_rate", [
-        verdict("heavy_ball_rate.radius", np.maximum(radius - predicted, 0), RADIUS_TOL, instances,
-                "spectral radius with beta minus 1 - sqrt(step nu)", radius=radius, predicted=predicted),
-        # two-sided: with step <= 1/L every mode has modulus sqrt(beta*), so the rate is attained too
-        verdict("heavy_ball_rate.measured", np.abs(measured - predicted), RATE_TOL, instances,
-                f"|measured rate over {n_steps} steps - predicted|", measured=measured),
-        verdict("heavy_ball_rate.optimal", np.maximum(predicted - best, 0), RADIUS_TOL, instances,
-                f"predicted rate minus best radius over {n_grid} betas in [0, 1)", best=best),
-    ])
+    return combine(
+        "heavy_ball_rate",
+        [
+            verdict(
+                "heavy_ball_rate.radius",
+                np.maximum(radius - predicted, 0),
+                RADIUS_TOL,
+                instances,
+                "spectral radius with beta minus 1 - sqrt(step nu)",
+                radius=radius,
+                predicted=predicted,
+            ),
+            # two-sided: with step <= 1/L every mode has modulus sqrt(beta*), so the rate is attained too
+            verdict(
+                "heavy_ball_rate.measured",
+                np.abs(measured - predicted),
+                RATE_TOL,
+                instances,
+                f"|measured rate over {n_steps} steps - predicted|",
+                measured=measured,
+            ),
+            verdict(
+                "heavy_ball_rate.optimal",
+                np.maximum(predicted - best, 0),
+                RADIUS_TOL,
+                instances,
+                f"predicted rate minus best radius over {n_grid} betas in [0, 1)",
+                best=best,
+            ),
+        ],
+    )
 
 
 def check_heavy_ball_contraction(A, step=None, *, n_steps: int = 300, seed: int = 0) -> CheckResult:
@@ -180,10 +273,14 @@ def check_heavy_ball_contraction(A, step=None, *, n_steps: int = 300, seed: int 
     A, eig = _spd(A, context)
     n_steps, seed = check_count("n_steps", n_steps), check_seed("seed", seed)
     batch = A.shape[:-2]
-    step = np.broadcast_to(1 / eig[..., -1] if step is None else as_scalar_batch(
-        "step", step, context=context, low=0, low_open=True), batch)
+    step = np.broadcast_to(
+        1 / eig[..., -1]
+        if step is None
+        else as_scalar_batch("step", step, context=context, low=0, low_open=True),
+        batch,
+    )
     predicted = 1 - np.sqrt(np.clip(step * eig[..., 0], 0, 1))
-    beta = predicted ** 2
+    beta = predicted**2
     # the usual start x^1 = x^0 (x* = 0): the expansion is not an artefact of an arbitrary pair (x^0, x^1)
     run = _iterate(A, step, beta, n_steps, np.random.default_rng(seed), same_start=True)
     with np.errstate(invalid="ignore"):
@@ -191,9 +288,15 @@ def check_heavy_ball_contraction(A, step=None, *, n_steps: int = 300, seed: int 
         per_step = np.fmax.reduce(np.exp(np.diff(run["history"], axis=0)), axis=0)
     per_step = np.nan_to_num(per_step, nan=0.0)
     excess = np.where(predicted > 0, per_step / np.where(predicted > 0, predicted, 1) - 1, 0.0)
-    return verdict("heavy_ball_contraction", np.maximum(excess, 0), 1e-9, dict(A=A, step=step),
-                   "max_k ||e_{k+1}|| / ||e_k|| over (1 - sqrt(step nu)), minus 1", per_step=per_step,
-                   sides={"max_k ||x^{k+1} - x*|| / ||x^k - x*||": per_step, "1 - sqrt(step nu)": predicted})
+    return verdict(
+        "heavy_ball_contraction",
+        np.maximum(excess, 0),
+        1e-9,
+        dict(A=A, step=step),
+        "max_k ||e_{k+1}|| / ||e_k|| over (1 - sqrt(step nu)), minus 1",
+        per_step=per_step,
+        sides={"max_k ||x^{k+1} - x*|| / ||x^k - x*||": per_step, "1 - sqrt(step nu)": predicted},
+    )
 
 
 HEAVY_BALL_FORM_INITS = ("matched", "zero")
@@ -201,7 +304,9 @@ HEAVY_BALL_FORM_INITS = ("matched", "zero")
 equal) or ``m^1 = 0`` (the usual start; equal only when x^1 = x^0)."""
 
 
-def check_heavy_ball_forms(A, x0, x1, step, beta, *, n_steps: int = 50, init: str = "matched") -> CheckResult:
+def check_heavy_ball_forms(
+    A, x0, x1, step, beta, *, n_steps: int = 50, init: str = "matched"
+) -> CheckResult:
     """Momentum Transformer (9) <=> (10): heavy ball ``x^{k+1} = x^k - gamma grad f(x^k) + beta (x^k - x^{k-1})`` and
     its momentum form ``m^{k+1} = beta m^k + grad f(x^k), x^{k+1} = x^k - gamma m^{k+1}`` give the same iterates on
     ``f(x) = x^T A x / 2`` from (x^0, x^1) when ``m^1 = (x^0 - x^1) / gamma`` (``init``, see
@@ -216,8 +321,10 @@ def check_heavy_ball_forms(A, x0, x1, step, beta, *, n_steps: int = 50, init: st
     x0 = as_real_array("x0", x0, context=context)
     x1 = as_real_array("x1", x1, context=context)
     if x0.shape[-1:] != A.shape[-1:] or x1.shape != x0.shape:
-        raise ValueError(f"x0 and x1 must have shape (..., {A.shape[-1]}) to match A ({context}); got {x0.shape}, "
-                         f"{x1.shape}")
+        raise ValueError(
+            f"x0 and x1 must have shape (..., {A.shape[-1]}) to match A ({context}); got {x0.shape}, "
+            f"{x1.shape}"
+        )
     step = float(as_scalar_batch("step", step, context=context, low=0.0, low_open=True))
     beta = float(as_scalar_batch("beta", beta, context=context, low=0.0, high=1.0, high_open=True))
     n_steps = check_count("n_steps", n_steps)
@@ -235,9 +342,14 @@ def check_heavy_ball_forms(A, x0, x1, step, beta, *, n_steps: int = 50, init: st
         y = y - step * m
         size = np.maximum(size, np.abs(cur).max(axis=-1))
         gap = np.maximum(gap, np.abs(cur - y).max(axis=-1))
-    return verdict("heavy_ball_forms", gap / np.maximum(size, np.finfo(float).tiny), 1e-12,
-                   dict(A=A, x0=x0, x1=x1), f"(10) with init {init!r} vs (9), max |x^k - x^k| / max |x^k|",
-                   sides={"x^K (9)": cur, "x^K (10)": y})
+    return verdict(
+        "heavy_ball_forms",
+        gap / np.maximum(size, np.finfo(float).tiny),
+        1e-12,
+        dict(A=A, x0=x0, x1=x1),
+        f"(10) with init {init!r} vs (9), max |x^k - x^k| / max |x^k|",
+        sides={"x^K (9)": cur, "x^K (10)": y},
+    )
 
 
 def ratio_convergence_factor(eigenvalues: np.ndarray, step, beta) -> np.ndarray:
@@ -251,12 +363,15 @@ def ratio_convergence_factor(eigenvalues: np.ndarray, step, beta) -> np.ndarray:
     big = np.maximum(np.abs((b + disc) / 2), np.abs((b - disc) / 2))
     small = np.minimum(np.abs((b + disc) / 2), np.abs((b - disc) / 2))
     lead = big[..., 0]
-    other = np.where(lam[..., 1:] > lam[..., :1] * (1 + 1e-9), big[..., 1:], 0).max(axis=-1, initial=0)
+    other = np.where(lam[..., 1:] > lam[..., :1] * (1 + 1e-9), big[..., 1:], 0).max(
+        axis=-1, initial=0
+    )
     return np.maximum(other, small[..., 0]) / lead
 
 
-def check_gradient_ratio_limit(A, beta, step=None, *, n_steps: int | None = None,
-                               delta: float = 1e-3, seed: int = 0) -> CheckResult:
+def check_gradient_ratio_limit(
+    A, beta, step=None, *, n_steps: int | None = None, delta: float = 1e-3, seed: int = 0
+) -> CheckResult:
     """Prop. 3: ``||grad f(x^k) - grad f(x^{k-1})|| / ||x^k - x^{k-1}|| -> nu``; and the adaptive
     momentum (17) then tends to ``beta*`` (clipped to ``[0, 1 - delta]``), (17) and (18) staying in
     ``[0, 1 - delta]``.
@@ -280,45 +395,82 @@ def check_gradient_ratio_limit(A, beta, step=None, *, n_steps: int | None = None
     A, eig = _spd(A, context)
     if n_steps is not None:
         n_steps = check_count("n_steps", n_steps)
-    delta = float(as_scalar_batch("delta", delta, context=context, low=0.0, high=1.0, low_open=True, high_open=True))
+    delta = float(
+        as_scalar_batch(
+            "delta", delta, context=context, low=0.0, high=1.0, low_open=True, high_open=True
+        )
+    )
     seed = check_seed("seed", seed)
     batch = A.shape[:-2]
     nu, L = eig[..., 0], eig[..., -1]
-    step = np.broadcast_to(1 / L if step is None else as_scalar_batch(
-        "step", step, context=context, low=0, low_open=True), batch)
-    beta = np.broadcast_to(as_scalar_batch("beta", beta, context=context, low=0, high=1,
-                                           high_open=True), batch)
+    step = np.broadcast_to(
+        1 / L
+        if step is None
+        else as_scalar_batch("step", step, context=context, low=0, low_open=True),
+        batch,
+    )
+    beta = np.broadcast_to(
+        as_scalar_batch("beta", beta, context=context, low=0, high=1, high_open=True), batch
+    )
     q = ratio_convergence_factor(eig, step, beta)
     if n_steps is None:  # enough steps for q**n < 1e-9 where q < 0.999, capped
         q_max = float(np.max(q, initial=0.0))
-        n_steps = int(np.clip(np.ceil(np.log(1e-9) / np.log(min(max(q_max, 1e-3), 0.999))), 10, 25_000))
+        n_steps = int(
+            np.clip(np.ceil(np.log(1e-9) / np.log(min(max(q_max, 1e-3), 0.999))), 10, 25_000)
+        )
     run = _iterate(A, step, beta, n_steps, np.random.default_rng(seed), record_ratio=True)
     dx = run["x"] - run["x_prev"]
     dg = run["grad"] - run["grad_prev"]
     ratio = np.linalg.norm(dg, axis=-1) / np.linalg.norm(dx, axis=-1)
     distance = np.abs(run["ratio_history"] - nu) / nu
     quarter = max(n_steps // 4, 1)
-    late = np.nanmax(distance[n_steps - 2 * quarter:], axis=0)
-    early = np.nanmax(distance[n_steps - 3 * quarter:n_steps - 2 * quarter], axis=0)
+    late = np.nanmax(distance[n_steps - 2 * quarter :], axis=0)
+    early = np.nanmax(distance[n_steps - 3 * quarter : n_steps - 2 * quarter], axis=0)
     shrinking = late <= SHRINK * early
-    beta17 = adaptive_momentum(run["grad"], run["grad_prev"], run["x"], run["x_prev"], step, delta,
-                               variant=17)
-    beta18 = adaptive_momentum(run["grad"], run["grad_prev"], run["x"], run["x_prev"], step, delta,
-                               variant=18)
+    beta17 = adaptive_momentum(
+        run["grad"], run["grad_prev"], run["x"], run["x_prev"], step, delta, variant=17
+    )
+    beta18 = adaptive_momentum(
+        run["grad"], run["grad_prev"], run["x"], run["x_prev"], step, delta, variant=18
+    )
     target = np.clip((1 - np.sqrt(step * nu)) ** 2, 0, 1 - delta)
-    in_range = np.maximum(np.maximum(-np.minimum(beta17, beta18), 0),
-                          np.maximum(np.maximum(beta17, beta18) - (1 - delta), 0))
+    in_range = np.maximum(
+        np.maximum(-np.minimum(beta17, beta18), 0),
+        np.maximum(np.maximum(beta17, beta18) - (1 - delta), 0),
+    )
     instances = dict(A=A, beta=beta, step=step)
-    return combine("gradient_ratio", [
-        verdict("gradient_ratio.limit", np.abs(ratio - nu) / nu, RATIO_TOL, instances,
-                f"|ratio - nu| / nu after {n_steps} steps (undecided where still shrinking)", ratio=ratio, nu=nu,
-                factor=q, undecided=shrinking, shrink=late / np.maximum(early, 1e-300),
-                sides={f"gradient ratio after {n_steps} steps": ratio, "nu": nu}),
-        verdict("gradient_ratio.adaptive_limit", np.abs(beta17 - target), 1e3 * RATIO_TOL, instances,
-                "|beta_(17) - beta*| (both clipped to [0, 1 - delta])"),
-        verdict("gradient_ratio.adaptive_range", in_range, 0.0, instances,
-                "(17) and (18) stay in [0, 1 - delta]"),
-    ])
+    return combine(
+        "gradient_ratio",
+        [
+            verdict(
+                "gradient_ratio.limit",
+                np.abs(ratio - nu) / nu,
+                RATIO_TOL,
+                instances,
+                f"|ratio - nu| / nu after {n_steps} steps (undecided where still shrinking)",
+                ratio=ratio,
+                nu=nu,
+                factor=q,
+                undecided=shrinking,
+                shrink=late / np.maximum(early, 1e-300),
+                sides={f"gradient ratio after {n_steps} steps": ratio, "nu": nu},
+            ),
+            verdict(
+                "gradient_ratio.adaptive_limit",
+                np.abs(beta17 - target),
+                1e3 * RATIO_TOL,
+                instances,
+                "|beta_(17) - beta*| (both clipped to [0, 1 - delta])",
+            ),
+            verdict(
+                "gradient_ratio.adaptive_range",
+                in_range,
+                0.0,
+                instances,
+                "(17) and (18) stay in [0, 1 - delta]",
+            ),
+        ],
+    )
 
 
 HB_MOMENTUM_INDICES = ("printed", "backward")
@@ -326,8 +478,18 @@ HB_MOMENTUM_INDICES = ("printed", "backward")
 x^{k-1})/sqrt(s)`` that (21)'s own second equation, ``x^{k+1} = x^k + sqrt(s) m^{k+1}``, defines."""
 
 
-def check_heavy_ball_momentum_index(A, b, x0, x1, s: float, gamma: float, *, index: str = "printed",
-                                    n_steps: int = 30, reference_gamma: float | None = None) -> CheckResult:
+def check_heavy_ball_momentum_index(
+    A,
+    b,
+    x0,
+    x1,
+    s: float,
+    gamma: float,
+    *,
+    index: str = "printed",
+    n_steps: int = 30,
+    reference_gamma: float | None = None,
+) -> CheckResult:
     """Review (21): with ``m^k := (x^{k+1} - x^k)/sqrt(s)`` and ``beta := 1 - gamma sqrt(s)``, "we can rewrite (1) as
     m^{k+1} = (1 - gamma sqrt(s)) m^k - sqrt(s) grad F(x^k); x^{k+1} = x^k + sqrt(s) m^{k+1}" (21). The heavy-ball
     iterates of (1) are run here on ``F(x) = x^T A x / 2 + b^T x + sum(1 - cos x)`` (a nonlinear gradient
@@ -343,14 +505,21 @@ def check_heavy_ball_momentum_index(A, b, x0, x1, s: float, gamma: float, *, ind
         raise ValueError(f"index must be one of {HB_MOMENTUM_INDICES} ({context}); got {index!r}")
     A = as_square("A", A, context=context)
     n = A.shape[-1]
-    b, x0, x1 = (as_real_array(name, v, context=context) for name, v in (("b", b), ("x0", x0), ("x1", x1)))
+    b, x0, x1 = (
+        as_real_array(name, v, context=context) for name, v in (("b", b), ("x0", x0), ("x1", x1))
+    )
     for name, v in (("b", b), ("x0", x0), ("x1", x1)):
         if v.shape[-1:] != (n,):
-            raise ValueError(f"{name} must have shape (..., {n}) to match A ({context}); got {v.shape}")
+            raise ValueError(
+                f"{name} must have shape (..., {n}) to match A ({context}); got {v.shape}"
+            )
     s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
     gamma = float(as_scalar_batch("gamma", gamma, context=context, low=0.0, high=1 / np.sqrt(s)))
-    g_ref = gamma if reference_gamma is None else float(as_scalar_batch("reference_gamma", reference_gamma,
-                                                                        context=context))
+    g_ref = (
+        gamma
+        if reference_gamma is None
+        else float(as_scalar_batch("reference_gamma", reference_gamma, context=context))
+    )
     n_steps = check_count("n_steps", n_steps)
     grad = lambda x: np.einsum("...ij,...j->...i", A, x) + b + np.sin(x)  # noqa: E731
     beta, r = 1 - gamma * np.sqrt(s), np.sqrt(s)
@@ -360,7 +529,7 @@ def check_heavy_ball_momentum_index(A, b, x0, x1, s: float, gamma: float, *, ind
     xs = np.stack(xs)
     diffs = (xs[1:] - xs[:-1]) / r  # diffs[j] = (x^{j+1} - x^j)/sqrt(s)
     # m[k] for k = 1..n_steps: forward m^k = diffs[k], backward m^k = diffs[k-1]
-    m = diffs[1:n_steps + 2] if index == "printed" else diffs[0:n_steps + 1]
+    m = diffs[1 : n_steps + 2] if index == "printed" else diffs[0 : n_steps + 1]
     k = np.arange(1, n_steps + 1)
     m_gap = m[1:] - ((1 - g_ref * r) * m[:-1] - r * grad(xs[k]))
     x_gap = xs[k + 1] - (xs[k] + r * m[1:])
@@ -368,12 +537,27 @@ def check_heavy_ball_momentum_index(A, b, x0, x1, s: float, gamma: float, *, ind
     gap_m = np.abs(m_gap).max(axis=(0, -1)) / size
     gap_x = np.abs(x_gap).max(axis=(0, -1)) / size
     instances = dict(A=A, b=b, x0=x0, x1=x1)
-    what = "m^k = (x^{k+1} - x^k)/sqrt(s)" if index == "printed" else "m^k = (x^k - x^{k-1})/sqrt(s)"
-    return combine("heavy_ball_momentum_index", [
-        verdict("heavy_ball_momentum_index.m", gap_m, 1e-12, instances,
+    what = (
+        "m^k = (x^{k+1} - x^k)/sqrt(s)" if index == "printed" else "m^k = (x^k - x^{k-1})/sqrt(s)"
+    )
+    return combine(
+        "heavy_ball_momentum_index",
+        [
+            verdict(
+                "heavy_ball_momentum_index.m",
+                gap_m,
+                1e-12,
+                instances,
                 f"(21)'s m-equation with {what} on the iterates of (1) (relative)",
-                sides={"m-equation gap": gap_m, "x-equation gap": gap_x}),
-        verdict("heavy_ball_momentum_index.x", gap_x, 1e-12, instances,
+                sides={"m-equation gap": gap_m, "x-equation gap": gap_x},
+            ),
+            verdict(
+                "heavy_ball_momentum_index.x",
+                gap_x,
+                1e-12,
+                instances,
                 f"(21)'s x-equation with {what} (relative)",
-                sides={"m-equation gap": gap_m, "x-equation gap": gap_x}),
-    ])
+                sides={"m-equation gap": gap_m, "x-equation gap": gap_x},
+            ),
+        ],
+    )

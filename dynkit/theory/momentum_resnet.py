@@ -5,6 +5,7 @@ formula (appendix E).
 The nonlinear residual function of the limits is ``f(x) = tanh(W x + b)``; everything is batched over a
 leading axis and integrated with :func:`dynkit.solve`.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,15 +14,37 @@ from fractions import Fraction
 import numpy as np
 
 from ..solvers import solve
-from ._core import (CheckResult, as_real_array, as_scalar_batch, as_square, check_callable, check_count, check_seed,
-                    combine, verdict)
+from ._core import (
+    CheckResult,
+    as_real_array,
+    as_scalar_batch,
+    as_square,
+    check_callable,
+    check_count,
+    check_seed,
+    combine,
+    verdict,
+)
 from .representation import f_eps, lambda_eps
 
-__all__ = ["check_small_eps_limit", "check_large_eps_limit", "check_first_order_embedding",
-           "check_free_velocity", "check_negative_scaling_obstruction", "check_prop8_closed_form",
-           "momentum_forward", "momentum_inverse", "exact_momentum_forward", "exact_momentum_inverse",
-           "check_inversion", "check_memory_bits", "check_backprop_formula", "backprop_formula",
-           "buffer_bits", "check_prop7_criterion"]
+__all__ = [
+    "check_small_eps_limit",
+    "check_large_eps_limit",
+    "check_first_order_embedding",
+    "check_free_velocity",
+    "check_negative_scaling_obstruction",
+    "check_prop8_closed_form",
+    "momentum_forward",
+    "momentum_inverse",
+    "exact_momentum_forward",
+    "exact_momentum_inverse",
+    "check_inversion",
+    "check_memory_bits",
+    "check_backprop_formula",
+    "backprop_formula",
+    "buffer_bits",
+    "check_prop7_criterion",
+]
 
 _CTX = "Momentum ResNets"
 
@@ -36,8 +59,9 @@ def _inputs(W, b, x0, context):
     b = as_real_array("b", b, context=context)
     x0 = as_real_array("x0", x0, context=context)
     if b.shape[-1:] != (d,) or x0.shape[-1:] != (d,):
-        raise ValueError(f"b and x0 must have shape (..., {d}) to match W ({context}); got "
-                         f"{b.shape}, {x0.shape}")
+        raise ValueError(
+            f"b and x0 must have shape (..., {d}) to match W ({context}); got {b.shape}, {x0.shape}"
+        )
     return W, b, x0
 
 
@@ -46,7 +70,9 @@ def _v0(v0, x0, context):
     try:
         return np.broadcast_to(v0, x0.shape)
     except ValueError:
-        raise ValueError(f"v0 must broadcast to x0's shape {x0.shape} ({context}); got shape {v0.shape}") from None
+        raise ValueError(
+            f"v0 must broadcast to x0's shape {x0.shape} ({context}); got shape {v0.shape}"
+        ) from None
 
 
 def _second_order(f, x0, v0, t, eps, *, inverse_eps: bool = False):
@@ -55,7 +81,9 @@ def _second_order(f, x0, v0, t, eps, *, inverse_eps: bool = False):
     if inverse_eps:
         field = lambda s, y: np.stack([y[..., 1, :], f(y[..., 0, :]) - y[..., 1, :] / eps], axis=-2)  # noqa
     else:
-        field = lambda s, y: np.stack([y[..., 1, :], (f(y[..., 0, :]) - y[..., 1, :]) / eps], axis=-2)  # noqa
+        field = lambda s, y: np.stack(
+            [y[..., 1, :], (f(y[..., 0, :]) - y[..., 1, :]) / eps], axis=-2
+        )  # noqa
     return np.asarray(solve(field, y0, t, method="dopri5", rtol=1e-9, atol=1e-11).ys[..., 0, :])
 
 
@@ -71,8 +99,9 @@ def _slope(eps_values: np.ndarray, errors: np.ndarray) -> np.ndarray:
 RATE_SLOPE_TOL = 0.25
 
 
-def check_small_eps_limit(W, b, x0, v0, *, eps_values=(0.08, 0.04, 0.02), T: float = 1.0,
-                          max_halvings: int = 4) -> CheckResult:
+def check_small_eps_limit(
+    W, b, x0, v0, *, eps_values=(0.08, 0.04, 0.02), T: float = 1.0, max_halvings: int = 4
+) -> CheckResult:
     """Prop. 2: the solution of ``eps x'' + x' = f(x)``, ``x'(0) = v0``, converges uniformly on [0, T] to that
     of ``x' = f(x)`` as eps -> 0. Measured: sup-norm errors on 41 times for each eps, and the local log-log
     slope between the two smallest eps (the asymptotic rate, expected 1). Residual: ``|slope - 1|``.
@@ -90,12 +119,22 @@ def check_small_eps_limit(W, b, x0, v0, *, eps_values=(0.08, 0.04, 0.02), T: flo
     W, b, x0 = _inputs(W, b, x0, context)
     v0 = _v0(v0, x0, context)
     T = float(as_scalar_batch("T", T, context=context, low=0, low_open=True))
-    e = np.asarray(as_scalar_batch("eps_values", eps_values, context=context, low=0, low_open=True)).reshape(-1)
+    e = np.asarray(
+        as_scalar_batch("eps_values", eps_values, context=context, low=0, low_open=True)
+    ).reshape(-1)
     e = np.sort(e)[::-1]
     if e.size < 2 or np.any(np.diff(e) >= 0):
-        raise ValueError(f"eps_values must be at least two distinct positive values ({context}); got {tuple(e)}")
-    if isinstance(max_halvings, bool) or not isinstance(max_halvings, (int, np.integer)) or max_halvings < 0:
-        raise ValueError(f"max_halvings must be a non-negative integer ({context}); got {max_halvings!r}")
+        raise ValueError(
+            f"eps_values must be at least two distinct positive values ({context}); got {tuple(e)}"
+        )
+    if (
+        isinstance(max_halvings, bool)
+        or not isinstance(max_halvings, (int, np.integer))
+        or max_halvings < 0
+    ):
+        raise ValueError(
+            f"max_halvings must be a non-negative integer ({context}); got {max_halvings!r}"
+        )
     f = _tanh_field(W, b)
     t = np.linspace(0, T, 41)
     first = np.asarray(solve(lambda s, x: f(x), x0, t, method="dopri5", rtol=1e-10, atol=1e-12).ys)
@@ -113,13 +152,23 @@ def check_small_eps_limit(W, b, x0, v0, *, eps_values=(0.08, 0.04, 0.02), T: flo
         errors.append(np.abs(_second_order(f, x0, v0, t, eps_list[-1]) - first).max(axis=(0, -1)))
         slope = local_slope()
     still_falling = slope > RATE_SLOPE_TOL
-    return verdict("small_eps_limit", np.abs(slope - 1), RATE_SLOPE_TOL, dict(W=W, b=b, x0=x0, v0=v0),
-                   f"|local log-log slope of sup|x_eps - x*| at eps={eps_list[-2]:.3g}, {eps_list[-1]:.3g} minus 1| "
-                   f"(undecided where the error still falls)", slope=slope, errors=np.stack(errors),
-                   eps_values=np.array(eps_list), undecided=still_falling)
+    return verdict(
+        "small_eps_limit",
+        np.abs(slope - 1),
+        RATE_SLOPE_TOL,
+        dict(W=W, b=b, x0=x0, v0=v0),
+        f"|local log-log slope of sup|x_eps - x*| at eps={eps_list[-2]:.3g}, {eps_list[-1]:.3g} minus 1| "
+        f"(undecided where the error still falls)",
+        slope=slope,
+        errors=np.stack(errors),
+        eps_values=np.array(eps_list),
+        undecided=still_falling,
+    )
 
 
-def check_large_eps_limit(W, b, x0, v0, *, eps_values=(25.0, 50.0, 100.0), T: float = 1.0) -> CheckResult:
+def check_large_eps_limit(
+    W, b, x0, v0, *, eps_values=(25.0, 50.0, 100.0), T: float = 1.0
+) -> CheckResult:
     """Prop. 5: ``x'' + x'/eps = f(x)`` converges uniformly to ``x'' = f(x)`` (same ``x0, v0``) as eps -> inf,
     measured rate ``1/eps`` (slope -1 in eps). Residual: ``|slope + 1|``."""
     context = _CTX + " Prop. 5 (eps -> inf)"
@@ -130,12 +179,22 @@ def check_large_eps_limit(W, b, x0, v0, *, eps_values=(25.0, 50.0, 100.0), T: fl
     f = _tanh_field(W, b)
     t = np.linspace(0, T, 41)
     limit = _second_order(f, x0, v0, t, np.inf, inverse_eps=True)
-    errors = np.stack([np.abs(_second_order(f, x0, v0, t, ei, inverse_eps=True) - limit).max(axis=(0, -1))
-                       for ei in e])
+    errors = np.stack(
+        [
+            np.abs(_second_order(f, x0, v0, t, ei, inverse_eps=True) - limit).max(axis=(0, -1))
+            for ei in e
+        ]
+    )
     slope = _slope(e, errors)
-    return verdict("large_eps_limit", np.abs(slope + 1), RATE_SLOPE_TOL, dict(W=W, b=b, x0=x0, v0=v0),
-                   f"|log-log slope of sup|x_eps - x*| over eps={tuple(e)} plus 1|", slope=slope,
-                   errors=errors)
+    return verdict(
+        "large_eps_limit",
+        np.abs(slope + 1),
+        RATE_SLOPE_TOL,
+        dict(W=W, b=b, x0=x0, v0=v0),
+        f"|log-log slope of sup|x_eps - x*| over eps={tuple(e)} plus 1|",
+        slope=slope,
+        errors=errors,
+    )
 
 
 # solver tolerances 1e-10/1e-12 on both sides: trajectories agree to ~1e-8
@@ -153,18 +212,25 @@ def check_first_order_embedding(W, b, x0, eps, v0=None) -> CheckResult:
 
     def f_hat(x):
         fx = f(x)
-        s = 1 - fx ** 2  # tanh' at W x + b
+        s = 1 - fx**2  # tanh' at W x + b
         return eps * s * np.einsum("...ij,...j->...i", W, fx) + fx
 
     t = np.linspace(0, 1, 21)
     first = np.asarray(solve(lambda s, x: f(x), x0, t, method="dopri5", rtol=1e-10, atol=1e-12).ys)
     v_init = f(x0) if v0 is None else _v0(v0, x0, context)
     y0 = np.stack([x0, v_init], axis=-2)
-    field = lambda s, y: np.stack([y[..., 1, :], (f_hat(y[..., 0, :]) - y[..., 1, :]) / eps], axis=-2)  # noqa
+    field = lambda s, y: np.stack(
+        [y[..., 1, :], (f_hat(y[..., 0, :]) - y[..., 1, :]) / eps], axis=-2
+    )  # noqa
     second = np.asarray(solve(field, y0, t, method="dopri5", rtol=1e-10, atol=1e-12).ys[..., 0, :])
     residual = np.abs(second - first).max(axis=(0, -1)) / (1 + np.abs(first).max(axis=(0, -1)))
-    return verdict("first_order_embedding", residual, ODE_TOL, dict(W=W, b=b, x0=x0),
-                   "sup|x_hat - x*| / (1 + sup|x*|) with f_hat = eps f' f + f, x'(0) = f(x0)")
+    return verdict(
+        "first_order_embedding",
+        residual,
+        ODE_TOL,
+        dict(W=W, b=b, x0=x0),
+        "sup|x_hat - x*| / (1 + sup|x*|) with f_hat = eps f' f + f, x'(0) = f(x0)",
+    )
 
 
 def check_free_velocity(h, x0) -> CheckResult:
@@ -176,9 +242,13 @@ def check_free_velocity(h, x0) -> CheckResult:
     try:
         target = as_real_array("h(x0)", h(x0), context=context)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"h must map x0 to a finite real array of its shape ({context}): {exc}") from None
+        raise ValueError(
+            f"h must map x0 to a finite real array of its shape ({context}): {exc}"
+        ) from None
     if target.shape != x0.shape:
-        raise ValueError(f"h must map x0 {x0.shape} to an array of the same shape ({context}); got {target.shape}")
+        raise ValueError(
+            f"h must map x0 {x0.shape} to an array of the same shape ({context}); got {target.shape}"
+        )
     v0 = (target - x0) / (1 - math.exp(-1))
     x1 = _second_order(lambda x: np.zeros_like(x), x0, v0, np.array([0.0, 1.0]), 1.0)[-1]
     residual = np.abs(x1 - target).max(axis=-1) / (1 + np.abs(target).max(axis=-1))
@@ -194,19 +264,28 @@ def check_prop8_closed_form(x0, eps) -> CheckResult:
     batch = np.broadcast_shapes(x0.shape[:-1], e.shape)
     x0 = np.broadcast_to(x0, batch + x0.shape[-1:])
     eb = np.broadcast_to(e, batch)[..., None]
-    k = -np.pi ** 2 - 1 / (4 * eb * eb)
+    k = -(np.pi**2) - 1 / (4 * eb * eb)
     y0 = np.stack([x0, np.zeros_like(x0)], axis=-2)
     field = lambda s, y: np.stack([y[..., 1, :], k * y[..., 0, :] - y[..., 1, :] / eb], axis=-2)  # noqa
-    x1 = np.asarray(solve(field, y0, np.array([0.0, 1.0]), method="dopri5", rtol=1e-10,
-                          atol=1e-12).ys[-1, ..., 0, :])
+    x1 = np.asarray(
+        solve(field, y0, np.array([0.0, 1.0]), method="dopri5", rtol=1e-10, atol=1e-12).ys[
+            -1, ..., 0, :
+        ]
+    )
     predicted = -x0 * np.exp(-1 / (2 * eb))
     residual = np.abs(x1 - predicted).max(axis=-1) / (1 + np.abs(x0).max(axis=-1))
-    return verdict("prop8_closed_form", residual, ODE_TOL, dict(x0=x0, eps=np.broadcast_to(e, batch)),
-                   "|x(1) + x0 exp(-1/(2 eps))| (relative)")
+    return verdict(
+        "prop8_closed_form",
+        residual,
+        ODE_TOL,
+        dict(x0=x0, eps=np.broadcast_to(e, batch)),
+        "|x(1) + x0 exp(-1/(2 eps))| (relative)",
+    )
 
 
-def check_negative_scaling_obstruction(lam, eps, *, n_linear: int = 4001, n_cubic: int = 400,
-                                       seed: int = 0) -> CheckResult:
+def check_negative_scaling_obstruction(
+    lam, eps, *, n_linear: int = 4001, n_cubic: int = 400, seed: int = 0
+) -> CheckResult:
     """Prop. 7: in 1-D, with ``x'(0) = 0``, no autonomous f maps ``x -> lam x`` for ``lam <= -1`` at time 1.
 
     Search: (i) all linear ``f = theta x`` — ``x(1) = Psi_eps(theta) x0 = f_eps(z) x0`` over a dense z grid
@@ -216,14 +295,18 @@ def check_negative_scaling_obstruction(lam, eps, *, n_linear: int = 4001, n_cubi
     (margin > 0); with ``lam > lambda_eps`` the linear search finds one and the check reports it.
     """
     context = _CTX + " Prop. 7"
-    n_linear, n_cubic, seed = check_count("n_linear", n_linear), check_count("n_cubic", n_cubic), check_seed("seed", seed)
+    n_linear, n_cubic, seed = (
+        check_count("n_linear", n_linear),
+        check_count("n_cubic", n_cubic),
+        check_seed("seed", seed),
+    )
     lam = as_scalar_batch("lam", lam, context=context)
     e = as_scalar_batch("eps", eps, context=context, low=0, low_open=True)
     batch = np.broadcast_shapes(lam.shape, e.shape)
     lam_b, e_b = np.broadcast_to(lam, batch).reshape(-1), np.broadcast_to(e, batch).reshape(-1)
     # (i) linear: z = -alpha^2 over alpha in [0, 60] plus z >= 0 (where f_eps >= f_eps(0) > 0)
     alpha = np.linspace(0, 60, n_linear)
-    lin = f_eps(-(alpha ** 2)[None, :], e_b[:, None]).real.min(axis=1)
+    lin = f_eps(-(alpha**2)[None, :], e_b[:, None]).real.min(axis=1)
     # (ii) odd cubics from x0 = 1
     rng = np.random.default_rng(seed)
     a = rng.uniform(-60, 10, n_cubic)
@@ -231,19 +314,27 @@ def check_negative_scaling_obstruction(lam, eps, *, n_linear: int = 4001, n_cubi
     y0 = np.zeros((lam_b.size, n_cubic, 2))
     y0[..., 0] = 1.0
     inv_e = 1 / e_b[:, None]
-    field = lambda s, y: np.stack([y[..., 1], (a * y[..., 0] + c * y[..., 0] ** 3 - y[..., 1]) * inv_e],  # noqa
-                                  axis=-1)
+    field = lambda s, y: np.stack(
+        [y[..., 1], (a * y[..., 0] + c * y[..., 0] ** 3 - y[..., 1]) * inv_e],  # noqa
+        axis=-1,
+    )
     sol = solve(field, y0, np.array([0.0, 1.0]), method="dopri5", rtol=1e-8, atol=1e-10)
     cubic = np.asarray(sol.ys[-1, ..., 0]).min(axis=-1)
     margin = np.minimum(lin, cubic) - lam_b
-    return verdict("negative_scaling", np.maximum(-margin, 0).reshape(batch) + (margin <= 0).reshape(batch),
-                   0.0, dict(lam=np.broadcast_to(lam, batch), eps=np.broadcast_to(e, batch)),
-                   "a searched f reaches x(1) <= lam x0 (1 = reached)", margin=margin.reshape(batch),
-                   lambda_eps=lambda_eps(e_b))
+    return verdict(
+        "negative_scaling",
+        np.maximum(-margin, 0).reshape(batch) + (margin <= 0).reshape(batch),
+        0.0,
+        dict(lam=np.broadcast_to(lam, batch), eps=np.broadcast_to(e, batch)),
+        "a searched f reaches x(1) <= lam x0 (1 = reached)",
+        margin=margin.reshape(batch),
+        lambda_eps=lambda_eps(e_b),
+    )
 
 
-def check_prop7_criterion(x0, eps, *, n_fields: int = 200, n_rounds: int = 4, seed: int = 0,
-                          free_velocity: bool = False) -> CheckResult:
+def check_prop7_criterion(
+    x0, eps, *, n_fields: int = 200, n_rounds: int = 4, seed: int = 0, free_velocity: bool = False
+) -> CheckResult:
     """Prop. 7's general criterion: in 1-D with ``x'(0) = 0``, "if there exists x0 in R+ such that h(x0) <= -x0 and
     x0 <= h(-x0) then h cannot be represented" by the autonomous ``eps x'' + x' = f(x)``. Equivalently: for every
     autonomous f the time-1 map phi never has both ``phi(x0) <= -x0`` and ``phi(-x0) >= x0``, i.e. the margin
@@ -268,22 +359,34 @@ def check_prop7_criterion(x0, eps, *, n_fields: int = 200, n_rounds: int = 4, se
     B = xb.shape[0]
     rng = np.random.default_rng(seed)
     scale = 10 ** rng.uniform(-1, 1.5, (B, n_fields))
-    coef = np.stack([-rng.uniform(-0.2, 1, (B, n_fields)) * scale * 10, rng.standard_normal((B, n_fields)) * scale,
-                     -np.abs(rng.standard_normal((B, n_fields))) * scale, rng.standard_normal((B, n_fields)) * scale,
-                     rng.uniform(0.5, 5, (B, n_fields))])  # a, b, c, d, k
+    coef = np.stack(
+        [
+            -rng.uniform(-0.2, 1, (B, n_fields)) * scale * 10,
+            rng.standard_normal((B, n_fields)) * scale,
+            -np.abs(rng.standard_normal((B, n_fields))) * scale,
+            rng.standard_normal((B, n_fields)) * scale,
+            rng.uniform(0.5, 5, (B, n_fields)),
+        ]
+    )  # a, b, c, d, k
     if free_velocity:
         coef[:4] = 0.0
     e_run = np.ones_like(eb) if free_velocity else eb
 
     def margins(cf):
         a, b, c, d, k = cf
-        f = lambda x: a * x + b * x ** 2 / xb + c * x ** 3 / xb ** 2 + d * xb * np.sin(k * x / xb)  # noqa: E731
+        f = lambda x: a * x + b * x**2 / xb + c * x**3 / xb**2 + d * xb * np.sin(k * x / xb)  # noqa: E731
         starts = np.stack([np.broadcast_to(xb, a.shape), -np.broadcast_to(xb, a.shape)])
         # Prop. 6 (planted): x'' + x' = 0 reaches h(x0) = -2 x0 at t = 1 from this velocity
         v_init = (-3 * starts) / (1 - np.exp(-1)) if free_velocity else np.zeros_like(starts)
         field = lambda s, y: np.stack([y[..., 1], (f(y[..., 0]) - y[..., 1]) / e_run], axis=-1)  # noqa: E731
-        sol = solve(field, np.stack([starts, v_init], axis=-1), np.array([0.0, 1.0]), method="dopri5", rtol=1e-9,
-                    atol=1e-11 * float(xb.min()))
+        sol = solve(
+            field,
+            np.stack([starts, v_init], axis=-1),
+            np.array([0.0, 1.0]),
+            method="dopri5",
+            rtol=1e-9,
+            atol=1e-11 * float(xb.min()),
+        )
         phi_plus, phi_minus = np.asarray(sol.ys[-1][0, ..., 0]), np.asarray(sol.ys[-1][1, ..., 0])
         m = np.minimum(-xb - phi_plus, phi_minus - xb) / xb  # > 0: both conditions met
         return np.where(np.isfinite(m), m, -np.inf)
@@ -294,8 +397,11 @@ def check_prop7_criterion(x0, eps, *, n_fields: int = 200, n_rounds: int = 4, se
         best = np.argsort(margin, axis=-1)[:, -keep:]
         parents = np.take_along_axis(coef, np.broadcast_to(best, (5,) + best.shape), axis=-1)
         children = np.repeat(parents, n_fields // keep, axis=-1)
-        children = children * np.exp(0.3 * rng.standard_normal(children.shape)) * \
-            np.where(rng.uniform(size=children.shape) < 0.1, -1.0, 1.0)
+        children = (
+            children
+            * np.exp(0.3 * rng.standard_normal(children.shape))
+            * np.where(rng.uniform(size=children.shape) < 0.1, -1.0, 1.0)
+        )
         # c <= 0 keeps every field confining (no finite-time blow-up); |coefficients| <= 1e3 keeps dopri5's cost bounded
         children = np.clip(children, -1e3, 1e3)
         children[2], children[4] = -np.abs(children[2]), np.clip(np.abs(children[4]), 0.1, 20)
@@ -303,11 +409,18 @@ def check_prop7_criterion(x0, eps, *, n_fields: int = 200, n_rounds: int = 4, se
         coef = np.concatenate([parents, children], axis=-1)
         margin = np.concatenate([np.take_along_axis(margin, best, axis=-1), child_margin], axis=-1)
     closest = margin.max(axis=-1)
-    return verdict("prop7_criterion", np.where(closest >= 0, 1 + closest, 0.0).reshape(batch),
-                   0.0, dict(x0=np.broadcast_to(x0, batch), eps=np.broadcast_to(e, batch)),
-                   "a searched autonomous f has phi(x0) <= -x0 and phi(-x0) >= x0 (1 = met)",
-                   sides={"closest approach min(-x0 - phi(x0), phi(-x0) - x0) / x0": closest.reshape(batch),
-                          "0 (never reached)": np.zeros(batch)}, closest=closest.reshape(batch))
+    return verdict(
+        "prop7_criterion",
+        np.where(closest >= 0, 1 + closest, 0.0).reshape(batch),
+        0.0,
+        dict(x0=np.broadcast_to(x0, batch), eps=np.broadcast_to(e, batch)),
+        "a searched autonomous f has phi(x0) <= -x0 and phi(-x0) >= x0 (1 = met)",
+        sides={
+            "closest approach min(-x0 - phi(x0), phi(-x0) - x0) / x0": closest.reshape(batch),
+            "0 (never reached)": np.zeros(batch),
+        },
+        closest=closest.reshape(batch),
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -338,13 +451,15 @@ FIXED_POINT_BITS = 32
 
 
 def _fixed(x: np.ndarray) -> np.ndarray:
-    return np.round(x * 2.0 ** FIXED_POINT_BITS).astype(np.int64)
+    return np.round(x * 2.0**FIXED_POINT_BITS).astype(np.int64)
 
 
 def _ratio(gamma: float) -> tuple[int, int]:
     frac = Fraction(gamma).limit_denominator(1000)
     if not 0 < frac < 1:
-        raise ValueError(f"gamma must be in (0, 1) ({_CTX} (3), exact multiplication); got {gamma!r}")
+        raise ValueError(
+            f"gamma must be in (0, 1) ({_CTX} (3), exact multiplication); got {gamma!r}"
+        )
     return frac.numerator, frac.denominator
 
 
@@ -356,7 +471,9 @@ def exact_momentum_forward(x0, v0, W, b, gamma: float):
     x, v = _fixed(np.asarray(x0, float)), _fixed(np.asarray(v0, float))
     n, d = _ratio(gamma)
     # the buffer gains log2(d/n) bits a layer: past int64, Python integers (an object array)
-    buf = np.zeros(v.shape, dtype=object if W.shape[0] * math.log2(d / n) + math.log2(d) > 62 else np.int64)
+    buf = np.zeros(
+        v.shape, dtype=object if W.shape[0] * math.log2(d / n) + math.log2(d) > 62 else np.int64
+    )
     for x, v, buf in _exact_layers(x, v, W, b, gamma, buf):
         pass
     return x, v, buf
@@ -371,7 +488,7 @@ def _exact_layers(x, v, W, b, gamma: float, buf=None):
         buf = buf * d + v % d
         v = (v // d) * n + np.asarray(buf % n).astype(np.int64)
         buf = buf // n
-        fx = np.tanh(np.einsum("...ij,...j->...i", Wn, x / 2.0 ** FIXED_POINT_BITS) + bn)
+        fx = np.tanh(np.einsum("...ij,...j->...i", Wn, x / 2.0**FIXED_POINT_BITS) + bn)
         v = v + _fixed((1 - gamma) * fx)
         x = x + v
         yield x, v, buf
@@ -382,16 +499,20 @@ def exact_momentum_inverse(x, v, buf, W, b, gamma: float):
     context = _CTX + " appendix C inverse"
     for name, value in (("x", x), ("v", v), ("buf", buf)):
         if not isinstance(value, np.ndarray) or value.dtype.kind not in "iuO":
-            raise TypeError(f"{name} must be an integer array from exact_momentum_forward ({context}); got "
-                            f"{type(value).__name__} {getattr(value, 'dtype', '')}")
+            raise TypeError(
+                f"{name} must be an integer array from exact_momentum_forward ({context}); got "
+                f"{type(value).__name__} {getattr(value, 'dtype', '')}"
+            )
     if not x.shape == v.shape == buf.shape:
-        raise ValueError(f"x, v and buf must have the same shape ({context}); got x {x.shape}, v {v.shape}, "
-                         f"buf {buf.shape}")
+        raise ValueError(
+            f"x, v and buf must have the same shape ({context}); got x {x.shape}, v {v.shape}, "
+            f"buf {buf.shape}"
+        )
     _, _, W, b, gamma = _net_inputs(np.zeros(x.shape), np.zeros(x.shape), W, b, gamma, context)
     n, d = _ratio(gamma)
     for Wn, bn in zip(W[::-1], b[::-1]):
         x = x - v
-        fx = np.tanh(np.einsum("...ij,...j->...i", Wn, x / 2.0 ** FIXED_POINT_BITS) + bn)
+        fx = np.tanh(np.einsum("...ij,...j->...i", Wn, x / 2.0**FIXED_POINT_BITS) + bn)
         v = v - _fixed((1 - gamma) * fx)
         r = v % n
         v = v // n
@@ -410,12 +531,19 @@ def _net_inputs(x0, v0, W, b, gamma, context, names=("x0", "v0")):
     x0 = as_real_array(names[0], x0, context=context)
     v0 = as_real_array(names[1], v0, context=context)
     if b.ndim < 2 or b.shape[-1] != d or b.shape[0] != W.shape[0]:
-        raise ValueError(f"b must have shape (depth, ..., {d}) to match W {W.shape} ({context}); got {b.shape}")
+        raise ValueError(
+            f"b must have shape (depth, ..., {d}) to match W {W.shape} ({context}); got {b.shape}"
+        )
     if x0.ndim < 1 or x0.shape[-1] != d or v0.shape != x0.shape:
-        raise ValueError(f"{names[0]} and {names[1]} must have the same shape (..., {d}) to match W {W.shape} "
-                         f"({context}); got {x0.shape}, {v0.shape}")
-    gamma = float(as_scalar_batch("gamma", gamma, context=context, low=0, high=1, low_open=True,
-                                  high_open=True))
+        raise ValueError(
+            f"{names[0]} and {names[1]} must have the same shape (..., {d}) to match W {W.shape} "
+            f"({context}); got {x0.shape}, {v0.shape}"
+        )
+    gamma = float(
+        as_scalar_batch(
+            "gamma", gamma, context=context, low=0, high=1, low_open=True, high_open=True
+        )
+    )
     return x0, v0, W, b, gamma
 
 
@@ -452,25 +580,41 @@ def check_inversion(x0, v0, W, b, gamma: float) -> CheckResult:
     off = np.maximum(np.maximum(lost - predicted - slack, predicted / 2 - slack - lost), 0.0)
     xi, vi, buf = exact_momentum_forward(x0, v0, W, b, gamma)
     xe, ve, buf0 = exact_momentum_inverse(xi, vi, buf, W, b, gamma)
-    exact_err = (np.abs(xe - _fixed(x0)).max(axis=-1) + np.abs(ve - _fixed(v0)).max(axis=-1)
-                 + np.abs(buf0).max(axis=-1)).astype(float)
+    exact_err = (
+        np.abs(xe - _fixed(x0)).max(axis=-1)
+        + np.abs(ve - _fixed(v0)).max(axis=-1)
+        + np.abs(buf0).max(axis=-1)
+    ).astype(float)
     instances = dict(x0=x0, v0=v0)
     batch = lost.shape
-    return combine("inversion", [
-        verdict("inversion.float_bits", off, 0.0, instances,
+    return combine(
+        "inversion",
+        [
+            verdict(
+                "inversion.float_bits",
+                off,
+                0.0,
+                instances,
                 f"float64 (3) after (2): bits lost outside [k log2(1/gamma) / 2 - {slack:.3g}, k log2(1/gamma) + "
                 f"{slack:.3g}], k log2(1/gamma) = {predicted:.3g}",
-                sides={"bits lost (float64)": lost, "k log2(1/gamma)": np.full(batch, predicted)}),
-        verdict("inversion.exact", exact_err, 0.0, instances,
-                "fixed-point (2)/(3) with the appendix C buffer, integer error"),
-    ])
+                sides={"bits lost (float64)": lost, "k log2(1/gamma)": np.full(batch, predicted)},
+            ),
+            verdict(
+                "inversion.exact",
+                exact_err,
+                0.0,
+                instances,
+                "fixed-point (2)/(3) with the appendix C buffer, integer error",
+            ),
+        ],
+    )
 
 
 # the buffer starts at 2**64 (Maclaurin et al.'s algorithm works from any initial buffer): each layer then
 # multiplies it by d/n up to a relative 1/(n 2**64) from the floor, so over <= 10**4 layers the measured bits
 # agree with k log2(1/gamma) to ~1e-12; 1e-9 bits is the tolerance.
 MEMORY_TOL = 1e-9
-_BUFFER_START = 2 ** 64
+_BUFFER_START = 2**64
 
 
 def buffer_bits(x0, v0, W, b, gamma: float) -> np.ndarray:
@@ -478,8 +622,9 @@ def buffer_bits(x0, v0, W, b, gamma: float) -> np.ndarray:
     buffer started at ``i_0 = 2**64`` (so the leading digits it receives are never zeros an integer hides)."""
     start = np.full(np.shape(v0), _BUFFER_START, dtype=object)
     buf = start
-    for _, _, buf in _exact_layers(_fixed(np.asarray(x0, float)), _fixed(np.asarray(v0, float)), W, b, gamma,
-                                   start):
+    for _, _, buf in _exact_layers(
+        _fixed(np.asarray(x0, float)), _fixed(np.asarray(v0, float)), W, b, gamma, start
+    ):
         pass
     return np.vectorize(lambda i: math.log2(int(i)) - 64.0, otypes=[float])(buf)
 
@@ -499,14 +644,33 @@ def check_memory_bits(x0, v0, W, b, gamma: float) -> CheckResult:
     paper = k * (1 - gamma) / math.log(2)
     batch = x0.shape[:-1]
     instances = dict(x0=x0, v0=v0)
-    return combine("memory_bits", [
-        verdict("memory_bits.buffer", np.abs(measured - exact).max(axis=-1), MEMORY_TOL, instances,
+    return combine(
+        "memory_bits",
+        [
+            verdict(
+                "memory_bits.buffer",
+                np.abs(measured - exact).max(axis=-1),
+                MEMORY_TOL,
+                instances,
                 "|bits gained by the buffer - k log2(1/gamma)|",
-                sides={"buffer bits": measured.min(axis=-1), "k log2(1/gamma)": np.full(batch, exact)}),
-        verdict("memory_bits.first_order", np.full(batch, max(abs(exact / paper - 1) - (1 - gamma), 0.0)), 0.0,
-                instances, "relative error of k(1-gamma)/ln 2 beyond 1 - gamma",
-                sides={"k log2(1/gamma)": np.full(batch, exact), "k (1-gamma)/ln 2": np.full(batch, paper)}),
-    ])
+                sides={
+                    "buffer bits": measured.min(axis=-1),
+                    "k log2(1/gamma)": np.full(batch, exact),
+                },
+            ),
+            verdict(
+                "memory_bits.first_order",
+                np.full(batch, max(abs(exact / paper - 1) - (1 - gamma), 0.0)),
+                0.0,
+                instances,
+                "relative error of k(1-gamma)/ln 2 beyond 1 - gamma",
+                sides={
+                    "k log2(1/gamma)": np.full(batch, exact),
+                    "k (1-gamma)/ln 2": np.full(batch, paper),
+                },
+            ),
+        ],
+    )
 
 
 # autograd and the formula both in float64 over <= 30 layers: agreement to ~1e-13
@@ -528,7 +692,9 @@ def backprop_formula(x0, v0, W, b, gamma: float, grad_xK, grad_vK):
     for k in range(W.shape[0] - 1, -1, -1):
         s = 1 - np.tanh(pre[k]) ** 2
         total = gx + gv
-        u = (1 - gamma) * s * total  # (1 - gamma) (d_theta f)^T (grad_x + grad_v), with df = diag(s) W
+        u = (
+            (1 - gamma) * s * total
+        )  # (1 - gamma) (d_theta f)^T (grad_x + grad_v), with df = diag(s) W
         gW[k] = u[..., :, None] * xs[k][..., None, :]
         gb[k] = u
         gx, gv = gx + np.einsum("...ij,...i->...j", W[k], u), gamma * total
@@ -548,7 +714,9 @@ def check_backprop_formula(x0, v0, W, b, gamma: float, seed: int = 0) -> CheckRe
     cx, cv = rng.standard_normal(x0.shape), rng.standard_normal(x0.shape)
     gx, gv, gW, gb = backprop_formula(x0, v0, W, b, gamma, cx, cv)
     # autograd
-    tx0, tv0, tW, tb = (torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in (x0, v0, W, b))
+    tx0, tv0, tW, tb = (
+        torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in (x0, v0, W, b)
+    )
     x, v = tx0, tv0
     for k in range(W.shape[0]):
         v = gamma * v + (1 - gamma) * torch.tanh(torch.einsum("...ij,...j->...i", tW[k], x) + tb[k])
@@ -565,5 +733,10 @@ def check_backprop_formula(x0, v0, W, b, gamma: float, seed: int = 0) -> CheckRe
         return diff.reshape(batch + (-1,)).max(axis=-1)
 
     residual = np.max(np.stack([rel(*p) for p in pairs]), axis=0)
-    return verdict("backprop_formula", residual, BACKPROP_TOL, dict(x0=x0, v0=v0),
-                   "appendix E formula vs torch autograd (relative)")
+    return verdict(
+        "backprop_formula",
+        residual,
+        BACKPROP_TOL,
+        dict(x0=x0, v0=v0),
+        "appendix E formula vs torch autograd (relative)",
+    )

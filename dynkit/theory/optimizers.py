@@ -7,16 +7,32 @@ L-smooth, L = max eig A), batched, with step ``s = 1/L``: ``y = x_t + mu_t (x_t 
 ``x_{t+1} = y - s A y`` (the NAG form of Su, Boyd and Candes, whose bound is
 ``f(x_t) - f* <= 2 ||x_0 - x*||**2 / (s (t + 1)**2)``).
 """
+
 from __future__ import annotations
 
 from typing import Callable
 
 import numpy as np
 
-from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, check_callable, check_count, verdict
+from ._core import (
+    CheckResult,
+    as_real_array,
+    as_scalar_batch,
+    as_square,
+    check_callable,
+    check_count,
+    verdict,
+)
 
-__all__ = ["nag_momentum", "restart_momentum", "check_nag_rate", "check_restart_rate", "check_momentum_gd_rate",
-           "check_momentum_gd_form", "GRADIENT_POINTS"]
+__all__ = [
+    "nag_momentum",
+    "restart_momentum",
+    "check_nag_rate",
+    "check_restart_rate",
+    "check_momentum_gd_rate",
+    "check_momentum_gd_form",
+    "GRADIENT_POINTS",
+]
 
 
 def nag_momentum(t: int) -> float:
@@ -37,8 +53,10 @@ def _psd(A, context):
         raise ValueError(f"A must be symmetric ({context}); got an asymmetric matrix")
     eig = np.linalg.eigvalsh(A)
     if np.any(eig[..., 0] < -1e-12 * np.abs(eig).max(axis=-1)) or np.any(eig[..., -1] <= 0):
-        raise ValueError(f"A must be positive semi-definite and non-zero ({context}); got eigenvalues down to "
-                         f"{eig[..., 0].min():.3g}")
+        raise ValueError(
+            f"A must be positive semi-definite and non-zero ({context}); got eigenvalues down to "
+            f"{eig[..., 0].min():.3g}"
+        )
     return A, eig
 
 
@@ -54,7 +72,9 @@ def _run(A, x0, mu: Callable[[int], float], n_steps: int) -> tuple[np.ndarray, n
     # the loop is overhead-bound (a few numpy calls per step on small arrays): keep (x_t, x_{t-1}) in one array,
     # reduce with einsum, and take the logs once at the end (log of a product = sum of logs)
     pair = np.stack([z, z])  # (2, ..., n): x_t, x_{t-1}
-    step_w = s[..., None] * w  # y - (s w) y, not (1 - s w) y: the same rounding as the plain update where s w = 1
+    step_w = (
+        s[..., None] * w
+    )  # y - (s w) y, not (1 - s w) y: the same rounding as the plain update where s w = 1
     half_w = 0.5 * w
     f_scaled = np.empty((n_steps + 1,) + L.shape)  # f(x_t) / prod of the scales^2 up to t
     scales = np.ones((n_steps + 1,) + L.shape)
@@ -78,14 +98,21 @@ def _inputs(A, x0, n_steps, context):
     A, eig = _psd(A, context)
     x0 = as_real_array("x0", x0, context=context)
     if x0.shape[-1:] != A.shape[-1:]:
-        raise ValueError(f"x0 must have shape (..., {A.shape[-1]}) to match A ({context}); got {x0.shape}")
+        raise ValueError(
+            f"x0 must have shape (..., {A.shape[-1]}) to match A ({context}); got {x0.shape}"
+        )
     batch = np.broadcast_shapes(A.shape[:-2], x0.shape[:-1])
-    return (np.broadcast_to(A, batch + A.shape[-2:]), np.broadcast_to(x0, batch + x0.shape[-1:]), eig,
-            check_count("n_steps", n_steps))
+    return (
+        np.broadcast_to(A, batch + A.shape[-2:]),
+        np.broadcast_to(x0, batch + x0.shape[-1:]),
+        eig,
+        check_count("n_steps", n_steps),
+    )
 
 
-def check_nag_rate(A, x0, *, n_steps: int = 500, momentum: Callable[[int], float] = nag_momentum
-                   ) -> CheckResult:
+def check_nag_rate(
+    A, x0, *, n_steps: int = 500, momentum: Callable[[int], float] = nag_momentum
+) -> CheckResult:
     """MomentumRNN paper, Sect. 2.4: "for convex optimization, NAG has a convergence rate O(1/t**2)". Checked
     with Su-Boyd-Candes' constant: ``max_t (t + 1)**2 s (f(x_t) - f*) / (2 ||x_0 - x*||**2) <= 1``. ``momentum``
     replaces the schedule (``lambda t: 0.0``, gradient descent, is only O(1/t) and plants a violation on
@@ -97,19 +124,33 @@ def check_nag_rate(A, x0, *, n_steps: int = 500, momentum: Callable[[int], float
     t = np.arange(n_steps + 1).reshape((-1,) + (1,) * dist2.ndim)
     L = eig[..., -1]
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.exp(logf + 2 * np.log(t + 1) - np.log(L) - np.log(2 * np.where(dist2 > 0, dist2, 1)))
+        ratio = np.exp(
+            logf + 2 * np.log(t + 1) - np.log(L) - np.log(2 * np.where(dist2 > 0, dist2, 1))
+        )
     ratio = np.where(dist2 > 0, np.nan_to_num(ratio, nan=0.0), 0.0).max(axis=0)
-    return verdict("nag_rate", np.maximum(ratio - 1, 0), 1e-9, dict(A=A, x0=x0),
-                   "max_t (t+1)^2 (f(x_t) - f*) / (2 L ||x0 - x*||^2) beyond 1",
-                   sides={"max_t (t+1)^2 (f - f*) / L": ratio * 2 * dist2, "2 ||x0 - x*||^2": 2 * dist2})
+    return verdict(
+        "nag_rate",
+        np.maximum(ratio - 1, 0),
+        1e-9,
+        dict(A=A, x0=x0),
+        "max_t (t+1)^2 (f(x_t) - f*) / (2 L ||x0 - x*||^2) beyond 1",
+        sides={"max_t (t+1)^2 (f - f*) / L": ratio * 2 * dist2, "2 ||x0 - x*||^2": 2 * dist2},
+    )
 
 
 # restarted NAG's linear rate per step of f, alpha <= exp(-c / sqrt(kappa)): measured c >= 0.56 for kappa <= 3e4
 RESTART_RATE_CONSTANT = 0.4
 
 
-def check_restart_rate(A, x0, *, restart: int | None = None, n_cycles: int = 30,
-                       momentum: Callable[[int], float] | None = None, literal: bool = False) -> CheckResult:
+def check_restart_rate(
+    A,
+    x0,
+    *,
+    restart: int | None = None,
+    n_cycles: int = 30,
+    momentum: Callable[[int], float] | None = None,
+    literal: bool = False,
+) -> CheckResult:
     """MomentumRNN paper, Sect. 2.4: scheduled restart accelerates NAG "to a linear convergence rate" on
     strongly convex problems (the paper writes ``O(alpha**-t)`` with ``0 < alpha < 1``, which grows: read as
     ``O(alpha**t)``). With ``F = restart`` (default ``ceil(2 sqrt(kappa))``) the measured rate
@@ -130,10 +171,16 @@ def check_restart_rate(A, x0, *, restart: int | None = None, n_cycles: int = 30,
     if momentum is not None:
         check_callable("momentum", momentum, context=context)
     if np.any(eig[..., 0] <= 1e-12 * eig[..., -1]):
-        raise ValueError(f"A must be positive definite (strongly convex: the hypothesis of the linear rate) "
-                         f"({context}); got smallest eigenvalue {eig[..., 0].min():.3g}")
+        raise ValueError(
+            f"A must be positive definite (strongly convex: the hypothesis of the linear rate) "
+            f"({context}); got smallest eigenvalue {eig[..., 0].min():.3g}"
+        )
     kappa = eig[..., -1] / eig[..., 0]
-    F = int(np.ceil(2 * np.sqrt(kappa.max()))) if restart is None else check_count("restart", restart)
+    F = (
+        int(np.ceil(2 * np.sqrt(kappa.max())))
+        if restart is None
+        else check_count("restart", restart)
+    )
     n = F * check_count("n_cycles", n_cycles)
     logf, _ = _run(A, x0, restart_momentum(F) if momentum is None else momentum, n)
     with np.errstate(invalid="ignore"):
@@ -141,18 +188,32 @@ def check_restart_rate(A, x0, *, restart: int | None = None, n_cycles: int = 30,
     alpha = np.where(np.isfinite(alpha), alpha, 0.0)  # exact convergence (f = 0) counts as fast
     bound = np.exp(-RESTART_RATE_CONSTANT / np.sqrt(kappa))
     if literal:
-        return verdict("restart_rate.literal", np.maximum(1 - alpha, 0), 0.0,
-                       dict(A=A, x0=x0, restart=np.full(kappa.shape, F)),
-                       "printed rate O(alpha^-t), 0 < alpha < 1: measured per-step factor must exceed 1",
-                       sides={"measured factor": alpha, "printed factor 1/alpha >": np.ones_like(alpha)})
-    return verdict("restart_rate", np.maximum(alpha - bound, 0), 0.0, dict(A=A, x0=x0, restart=np.full(kappa.shape, F)),
-                   f"measured linear rate alpha minus the accelerated bound "
-                   f"exp(-{RESTART_RATE_CONSTANT:g} / sqrt(kappa))",
-                   sides={"alpha": alpha, f"exp(-{RESTART_RATE_CONSTANT:g} / sqrt(kappa))": bound,
-                          "gradient descent (1 - 1/kappa)^2": (1 - 1 / kappa) ** 2})
+        return verdict(
+            "restart_rate.literal",
+            np.maximum(1 - alpha, 0),
+            0.0,
+            dict(A=A, x0=x0, restart=np.full(kappa.shape, F)),
+            "printed rate O(alpha^-t), 0 < alpha < 1: measured per-step factor must exceed 1",
+            sides={"measured factor": alpha, "printed factor 1/alpha >": np.ones_like(alpha)},
+        )
+    return verdict(
+        "restart_rate",
+        np.maximum(alpha - bound, 0),
+        0.0,
+        dict(A=A, x0=x0, restart=np.full(kappa.shape, F)),
+        f"measured linear rate alpha minus the accelerated bound "
+        f"exp(-{RESTART_RATE_CONSTANT:g} / sqrt(kappa))",
+        sides={
+            "alpha": alpha,
+            f"exp(-{RESTART_RATE_CONSTANT:g} / sqrt(kappa))": bound,
+            "gradient descent (1 - 1/kappa)^2": (1 - 1 / kappa) ** 2,
+        },
+    )
 
 
-def check_momentum_gd_rate(A, x0, mu: float, *, step: float | None = None, n_steps: int = 500) -> CheckResult:
+def check_momentum_gd_rate(
+    A, x0, mu: float, *, step: float | None = None, n_steps: int = 500
+) -> CheckResult:
     """MomentumRNN Sect. 2.4 (and the review's Sect. 2.4): "GD or GD with constant momentum whose convergence rate is
     O(1/t)". Heavy ball ``x_{t+1} = x_t - s grad f(x_t) + mu (x_t - x_{t-1})`` (x_{-1} = x_0) on convex quadratics
     (A PSD, possibly singular), checked with an explicit constant: ``max_t t s (f(x_t) - f*) / ||x_0 - x*||**2 <=
@@ -167,10 +228,17 @@ def check_momentum_gd_rate(A, x0, mu: float, *, step: float | None = None, n_ste
     mu = float(as_scalar_batch("mu", mu, context=context, low=0.0, high=1.0, high_open=True))
     w, V = np.linalg.eigh(A)
     L = w[..., -1]
-    s = 1 / L if step is None else np.broadcast_to(float(as_scalar_batch("step", step, context=context, low=0.0,
-                                                                         low_open=True)), L.shape)
+    s = (
+        1 / L
+        if step is None
+        else np.broadcast_to(
+            float(as_scalar_batch("step", step, context=context, low=0.0, low_open=True)), L.shape
+        )
+    )
     z = np.einsum("...ji,...j->...i", V, x0)
-    z = np.where(w > 1e-14 * L[..., None], z, 0.0)  # null directions do not move: x0 - x* is the rest
+    z = np.where(
+        w > 1e-14 * L[..., None], z, 0.0
+    )  # null directions do not move: x0 - x* is the rest
     dist2 = np.maximum(np.sum(z * z, axis=-1), np.finfo(float).tiny)
     x, prev = z.copy(), z.copy()
     worst = np.zeros(L.shape)
@@ -180,18 +248,36 @@ def check_momentum_gd_rate(A, x0, mu: float, *, step: float | None = None, n_ste
             f = 0.5 * np.einsum("...i,...i,...i->...", w, x, x)
             worst = np.maximum(worst, np.nan_to_num(t * s * f / dist2, nan=np.inf))
     bound = 1 / (2 * (1 - mu))
-    return verdict("momentum_gd_rate", worst / bound, 1.0, dict(A=A, x0=x0),
-                   f"max_t t s (f(x_t) - f*) / ||x0 - x*||^2 over the constant 1/(2 (1 - mu)) = {bound:.3g}",
-                   sides={"max_t t s (f - f*) / ||x0 - x*||^2": worst, "1 / (2 (1 - mu))": np.full(L.shape, bound)},
-                   mu=mu)
+    return verdict(
+        "momentum_gd_rate",
+        worst / bound,
+        1.0,
+        dict(A=A, x0=x0),
+        f"max_t t s (f(x_t) - f*) / ||x0 - x*||^2 over the constant 1/(2 (1 - mu)) = {bound:.3g}",
+        sides={
+            "max_t t s (f - f*) / ||x0 - x*||^2": worst,
+            "1 / (2 (1 - mu))": np.full(L.shape, bound),
+        },
+        mu=mu,
+    )
 
 
 GRADIENT_POINTS = ("x_t", "x_{t-1}")
 """Where (3)'s gradient is evaluated: at x_t as printed (an implicit step) or at x_{t-1} (Polyak's heavy ball)."""
 
 
-def check_momentum_gd_form(A, b, x0, mu: float, s: float, *, gradient_at: str = "x_t", p0: str = "x0",
-                           n_steps: int = 30, reference_mu: float | None = None) -> CheckResult:
+def check_momentum_gd_form(
+    A,
+    b,
+    x0,
+    mu: float,
+    s: float,
+    *,
+    gradient_at: str = "x_t",
+    p0: str = "x0",
+    n_steps: int = 30,
+    reference_mu: float | None = None,
+) -> CheckResult:
     """MomentumRNN (3): ``p_0 = x_0; p_t = mu p_{t-1} + s grad f(x_t); x_t = x_{t-1} - p_t`` is presented as GD
     "significantly accelerated by using the momentum [55]" (Polyak's heavy ball). Checked on ``f(x) = x^T A x / 2 +
     b^T x``: the iterates of (3) satisfy the heavy-ball recurrence ``x_t = x_{t-1} - s grad f(x_{t-1}) + mu (x_{t-1} -
@@ -206,25 +292,37 @@ def check_momentum_gd_form(A, b, x0, mu: float, s: float, *, gradient_at: str = 
     ``reference_mu`` replaces mu in the heavy-ball recurrence (a wrong reference: the planted violation)."""
     context = "MomentumRNN (3)"
     if gradient_at not in GRADIENT_POINTS:
-        raise ValueError(f"gradient_at must be one of {GRADIENT_POINTS} ({context}); got {gradient_at!r}")
+        raise ValueError(
+            f"gradient_at must be one of {GRADIENT_POINTS} ({context}); got {gradient_at!r}"
+        )
     if p0 not in ("x0", "zero"):
         raise ValueError(f"p0 must be 'x0' (as printed) or 'zero' ({context}); got {p0!r}")
     A = as_square("A", A, context=context)
-    if np.any(np.abs(A - np.swapaxes(A, -1, -2)) > 1e-12 * (1 + np.abs(A).max())) or \
-            np.any(np.linalg.eigvalsh(A)[..., 0] < -1e-12 * (1 + np.abs(A).max())):
+    if np.any(np.abs(A - np.swapaxes(A, -1, -2)) > 1e-12 * (1 + np.abs(A).max())) or np.any(
+        np.linalg.eigvalsh(A)[..., 0] < -1e-12 * (1 + np.abs(A).max())
+    ):
         raise ValueError(f"A must be symmetric positive semi-definite ({context})")
     n = A.shape[-1]
     b = as_real_array("b", b, context=context)
     x0 = as_real_array("x0", x0, context=context)
     if b.shape[-1:] != (n,) or x0.shape[-1:] != (n,):
-        raise ValueError(f"b and x0 must have shape (..., {n}) to match A ({context}); got {b.shape}, {x0.shape}")
+        raise ValueError(
+            f"b and x0 must have shape (..., {n}) to match A ({context}); got {b.shape}, {x0.shape}"
+        )
     mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
     s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
-    ref_mu = mu if reference_mu is None else float(as_scalar_batch("reference_mu", reference_mu, context=context))
+    ref_mu = (
+        mu
+        if reference_mu is None
+        else float(as_scalar_batch("reference_mu", reference_mu, context=context))
+    )
     n_steps = check_count("n_steps", n_steps)
     grad = lambda x: np.einsum("...ij,...j->...i", A, x) + b  # noqa: E731
     implicit = np.eye(n) + s * A
-    xs, p = [x0, x0], (x0 if p0 == "x0" else np.zeros_like(x0))  # xs[0] = x_{-1} = x_0: heavy ball at rest
+    xs, p = (
+        [x0, x0],
+        (x0 if p0 == "x0" else np.zeros_like(x0)),
+    )  # xs[0] = x_{-1} = x_0: heavy ball at rest
     for _ in range(n_steps):
         if gradient_at == "x_t":
             rhs = xs[-1] - mu * p - s * b
@@ -238,7 +336,12 @@ def check_momentum_gd_form(A, b, x0, mu: float, s: float, *, gradient_at: str = 
     heavy_ball = xs[1:-1] - s * grad(xs[1:-1]) + ref_mu * (xs[1:-1] - xs[:-2])
     size = np.maximum(np.abs(xs).max(axis=(0, -1)), np.finfo(float).tiny)
     gap = np.abs(xs[2:] - heavy_ball).max(axis=(0, -1)) / size
-    return verdict("momentum_gd_form", gap, 1e-12, dict(A=A, b=b, x0=x0),
-                   f"(3) with grad f({gradient_at}), p_0 = {'x_0' if p0 == 'x0' else '0'}, vs Polyak's heavy ball "
-                   f"from rest, t >= 1, max relative gap",
-                   sides={"x_T (3)": xs[-1], "heavy ball step from (x_{T-1}, x_{T-2})": heavy_ball[-1]})
+    return verdict(
+        "momentum_gd_form",
+        gap,
+        1e-12,
+        dict(A=A, b=b, x0=x0),
+        f"(3) with grad f({gradient_at}), p_0 = {'x_0' if p0 == 'x0' else '0'}, vs Polyak's heavy ball "
+        f"from rest, t >= 1, max relative gap",
+        sides={"x_T (3)": xs[-1], "heavy ball step from (x_{T-1}, x_{T-2})": heavy_ball[-1]},
+    )

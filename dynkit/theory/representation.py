@@ -7,6 +7,7 @@ real-logarithm criterion).
 ``Psi_eps(theta) = f_eps(theta / eps + I / (4 eps**2))`` (appendix A.4); ``f_eps(R) = [lambda_eps, inf)`` with
 ``lambda_eps = min_alpha G_eps(alpha)``, ``G_eps(alpha) = exp(-1/(2 eps)) (cos alpha + sin(alpha) / (2 eps alpha))``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -18,22 +19,52 @@ import numpy as np
 import scipy.linalg
 
 from ..solvers import solve
-from ._core import CheckResult, as_scalar_batch, as_square, check_callable, check_count, combine, verdict
+from ._core import (
+    CheckResult,
+    as_scalar_batch,
+    as_square,
+    check_callable,
+    check_count,
+    combine,
+    verdict,
+)
 
-__all__ = ["psi_eps", "psi_eps_series", "psi_eps_ode", "f_eps", "lambda_eps", "lambda_eps_mp",
-           "check_f_eps_surjective", "check_f_eps_prime_zeros_real", "check_representable_set_grows",
-           "check_lambda_eps_closeness",
-           "is_representable", "Representability", "momentum_logarithm", "check_psi_series", "psi_eps_scalar_mp",
-           "check_lambda_eps", "check_momentum_logarithm", "check_representability", "check_threshold_boundary",
-           "check_representable_up_to_scale", "check_scaling_representable", "check_first_order_range"]
+__all__ = [
+    "psi_eps",
+    "psi_eps_series",
+    "psi_eps_ode",
+    "f_eps",
+    "lambda_eps",
+    "lambda_eps_mp",
+    "check_f_eps_surjective",
+    "check_f_eps_prime_zeros_real",
+    "check_representable_set_grows",
+    "check_lambda_eps_closeness",
+    "is_representable",
+    "Representability",
+    "momentum_logarithm",
+    "check_psi_series",
+    "psi_eps_scalar_mp",
+    "check_lambda_eps",
+    "check_momentum_logarithm",
+    "check_representability",
+    "check_threshold_boundary",
+    "check_representable_up_to_scale",
+    "check_scaling_representable",
+    "check_first_order_range",
+]
 
 _CTX = "Momentum ResNets Prop. 4 / Theorems 1-2"
 
 
 def _eps(eps, *, allow_zero: bool = False) -> np.ndarray:
-    return as_scalar_batch("eps", eps, context=_CTX + (", eps >= 0 (0: first-order model (8))"
-                                                       if allow_zero else ", eps > 0"),
-                           low=0.0, low_open=not allow_zero)
+    return as_scalar_batch(
+        "eps",
+        eps,
+        context=_CTX + (", eps >= 0 (0: first-order model (8))" if allow_zero else ", eps > 0"),
+        low=0.0,
+        low_open=not allow_zero,
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -61,7 +92,7 @@ def psi_eps_series(theta, eps, *, max_terms: int = 60) -> np.ndarray:
     X = theta / e + np.eye(d) / (4 * e * e)
     norm = np.abs(X).sum(axis=-1).max(axis=-1)  # infinity norm per instance
     k = np.maximum(np.ceil(np.log(np.maximum(norm, 1e-300) * 4) / np.log(4)), 0).astype(int)
-    Y = X / (4.0 ** k)[..., None, None]
+    Y = X / (4.0**k)[..., None, None]
     eye = np.broadcast_to(np.eye(d), batch + (d, d))
     power, C, S = eye.copy(), eye.copy(), eye.copy()
     fact_even, fact_odd = 1.0, 1.0  # (2n)!, (2n+1)!
@@ -71,7 +102,9 @@ def psi_eps_series(theta, eps, *, max_terms: int = 60) -> np.ndarray:
         fact_odd *= (2 * n) * (2 * n + 1)
         C = C + power / fact_even
         S = S + power / fact_odd
-        if np.all(np.abs(power).max(axis=(-1, -2)) / fact_even <= 1e-17):  # ||Y|| <= 1/4: terms fall 40x a step
+        if np.all(
+            np.abs(power).max(axis=(-1, -2)) / fact_even <= 1e-17
+        ):  # ||Y|| <= 1/4: terms fall 40x a step
             break
     log_c, log_s = np.zeros(batch), np.zeros(batch)  # C_true = exp(log_c) C, S_true = exp(log_s) S
     for step in range(int(k.max()) if k.size else 0):
@@ -85,9 +118,15 @@ def psi_eps_series(theta, eps, *, max_terms: int = 60) -> np.ndarray:
         new_C, new_S = new_C / mc[..., None, None], new_S / ms[..., None, None]
         log_c_new, log_s_new = log_c_new + np.log(mc), log_s_new + np.log(ms)
         C, S = np.where(active, new_C, C), np.where(active, new_S, S)
-        log_c, log_s = np.where(active[..., 0, 0], log_c_new, log_c), np.where(active[..., 0, 0], log_s_new, log_s)
+        log_c, log_s = (
+            np.where(active[..., 0, 0], log_c_new, log_c),
+            np.where(active[..., 0, 0], log_s_new, log_s),
+        )
     half = 1 / (2 * e[..., 0, 0])
-    return (np.exp(log_c - half)[..., None, None] * C + (half * np.exp(log_s - half))[..., None, None] * S)
+    return (
+        np.exp(log_c - half)[..., None, None] * C
+        + (half * np.exp(log_s - half))[..., None, None] * S
+    )
 
 
 def psi_eps(theta, eps) -> np.ndarray:
@@ -130,7 +169,9 @@ def f_eps(z, eps) -> np.ndarray:
     """Scalar ``f_eps(z) = exp(-1/(2 eps)) (cosh w + sinh(w) / (2 eps w))``, ``w = sqrt(z)`` (complex ok)."""
     z = np.asarray(z)
     if z.dtype.kind not in "biufc" or not np.all(np.isfinite(z)):
-        raise ValueError(f"z must be finite real or complex numbers ({_CTX}, f_eps); got {z!r}"[:160])
+        raise ValueError(
+            f"z must be finite real or complex numbers ({_CTX}, f_eps); got {z!r}"[:160]
+        )
     z = z.astype(complex)
     c = 1 / (2 * _eps(eps))
     w = np.sqrt(z)
@@ -147,12 +188,16 @@ def _g(alpha, c):
 
 
 def _g1(alpha, c):
-    return -np.sin(alpha) + c * (alpha * np.cos(alpha) - np.sin(alpha)) / alpha ** 2
+    return -np.sin(alpha) + c * (alpha * np.cos(alpha) - np.sin(alpha)) / alpha**2
 
 
 def _g2(alpha, c):
-    return -np.cos(alpha) + c * (-alpha ** 2 * np.sin(alpha) - 2 * alpha * np.cos(alpha)
-                                 + 2 * np.sin(alpha)) / alpha ** 3
+    return (
+        -np.cos(alpha)
+        + c
+        * (-(alpha**2) * np.sin(alpha) - 2 * alpha * np.cos(alpha) + 2 * np.sin(alpha))
+        / alpha**3
+    )
 
 
 def _lambda_eps_with_argmin(eps: np.ndarray, n_grid: int = 2048) -> tuple[np.ndarray, np.ndarray]:
@@ -215,12 +260,18 @@ def lambda_eps(eps):
         gives -3.7e-2169). :func:`lambda_eps_mp` returns those values as mpmath numbers.
     """
     e = _eps(eps)
-    value = _lambda_scalar(float(e))[0] if e.ndim == 0 else _lambda_eps_with_argmin(e.reshape(-1))[0].reshape(e.shape)
+    value = (
+        _lambda_scalar(float(e))[0]
+        if e.ndim == 0
+        else _lambda_eps_with_argmin(e.reshape(-1))[0].reshape(e.shape)
+    )
     tiny = np.abs(value) < _LAMBDA_FLOOR
     if np.any(tiny):
         worst = float(np.max(np.where(tiny, e, 0)))
-        raise ValueError(f"eps = {worst:.6g}: lambda_eps = -exp(-1/(2 eps)) x O(1/eps) underflows float64 for eps "
-                         f"below ~7.1e-4 ({_CTX}); use lambda_eps_mp(eps) for its mpmath value")
+        raise ValueError(
+            f"eps = {worst:.6g}: lambda_eps = -exp(-1/(2 eps)) x O(1/eps) underflows float64 for eps "
+            f"below ~7.1e-4 ({_CTX}); use lambda_eps_mp(eps) for its mpmath value"
+        )
     return value
 
 
@@ -241,7 +292,7 @@ def lambda_eps_mp(eps: float, dps: int = 40) -> mpmath.mpf:
     with mpmath.workdps(int(dps) + 10):
         c = 1 / (2 * mpmath.mpf(e))
         g = lambda a: mpmath.cos(a) + c * mpmath.sin(a) / a  # noqa: E731
-        dg = lambda a: -mpmath.sin(a) + c * (a * mpmath.cos(a) - mpmath.sin(a)) / a ** 2  # noqa: E731
+        dg = lambda a: -mpmath.sin(a) + c * (a * mpmath.cos(a) - mpmath.sin(a)) / a**2  # noqa: E731
         n = 120  # one trough in (pi, 2 pi): the best of 120 points brackets its minimum
         points = [mpmath.pi * (1 + mpmath.mpf(i) / n) for i in range(1, n)]
         best = min(range(len(points)), key=lambda i: g(points[i]))
@@ -307,7 +358,7 @@ def _jordan_block_sizes(D: np.ndarray, lam: float, mult: int) -> list[int]:
     for k in range(1, mult + 1):
         P = P @ N
         s = np.linalg.svd(P, compute_uv=False)
-        ranks.append(int(np.sum(s > 1e-7 * n * scale ** k)))
+        ranks.append(int(np.sum(s > 1e-7 * n * scale**k)))
     ranks.append(ranks[-1])
     sizes = []
     for s in range(1, mult + 1):
@@ -384,14 +435,19 @@ def _eigen_clusters(D: np.ndarray) -> tuple[list[_Cluster], np.ndarray]:
     groups = [np.flatnonzero(roots == r) for r in dict.fromkeys(roots)]
     means = [complex(np.mean(w[idx])) for idx in groups]
     # a cluster's own uncertainty: its spread plus rounding (multiple), the first-order radius (simple)
-    fuzz = [float(np.abs(w[idx] - mu).max()) + unit * scale if idx.size > 1 else float(radius[idx[0]])
-            for idx, mu in zip(groups, means)]
+    fuzz = [
+        float(np.abs(w[idx] - mu).max()) + unit * scale if idx.size > 1 else float(radius[idx[0]])
+        for idx, mu in zip(groups, means)
+    ]
     out = []
     for g, (idx, mu) in enumerate(zip(groups, means)):
         if abs(mu.imag) > fuzz[g] + float(radius[idx].max()):
             continue  # a complex pair's member: Theorems 1-2 put no condition on it
-        ambiguous = any(abs(mu - other) <= GAP_FACTOR * (fuzz[g] + fuzz[h])
-                        for h, other in enumerate(means) if h != g)
+        ambiguous = any(
+            abs(mu - other) <= GAP_FACTOR * (fuzz[g] + fuzz[h])
+            for h, other in enumerate(means)
+            if h != g
+        )
         out.append(_Cluster(mu.real, idx.size, w[idx], fuzz[g], ambiguous))
     return out, w
 
@@ -414,7 +470,9 @@ def _cluster_jordan_sizes(D: np.ndarray, cluster: _Cluster) -> list[int] | None:
     if m < n:
         dist = np.sort(np.abs(np.diag(T) - mu))
         cut = (dist[m - 1] + dist[m]) / 2
-        T, _, sdim = scipy.linalg.schur(D.astype(complex), output="complex", sort=lambda x: abs(x - mu) <= cut)
+        T, _, sdim = scipy.linalg.schur(
+            D.astype(complex), output="complex", sort=lambda x: abs(x - mu) <= cut
+        )
         if sdim != m:
             return None
     N = T[:m, :m] - mu * np.eye(m)
@@ -433,7 +491,7 @@ def _cluster_jordan_sizes(D: np.ndarray, cluster: _Cluster) -> list[int] | None:
     for k in range(1, m + 1):
         P = P @ N
         sv = np.linalg.svd(P, compute_uv=False)
-        tau = (S_norm + eta) ** k - S_norm ** k
+        tau = (S_norm + eta) ** k - S_norm**k
         if np.any((sv > tau) & (sv <= RANK_GAP * tau)):
             return None
         ranks.append(int(np.sum(sv > tau)))
@@ -471,7 +529,9 @@ def is_representable(D, eps) -> Representability:
     if e == 0:
         theorem, threshold = "Culver (1966), eps = 0", 0.0
         if np.min(np.abs(eig)) <= CLUSTER_TOL * scale:
-            return Representability(False, "D is singular: exp(theta) is always invertible", theorem, 0.0)
+            return Representability(
+                False, "D is singular: exp(theta) is always invertible", theorem, 0.0
+            )
     else:
         theorem, threshold = "Theorem 1/2 (Momentum ResNets)", _threshold(e)
     blocks = {}
@@ -485,41 +545,68 @@ def is_representable(D, eps) -> Representability:
             continue
         sizes = _cluster_jordan_sizes(D, cluster)
         if sizes is None:
-            cannot.append(f"the Jordan structure at {lam:.6g} (multiplicity {cluster.size}) is not decidable at this "
-                          f"conditioning")
+            cannot.append(
+                f"the Jordan structure at {lam:.6g} (multiplicity {cluster.size}) is not decidable at this "
+                f"conditioning"
+            )
             continue
         blocks[lam] = sizes
         odd = sorted({s for s in sizes if sizes.count(s) % 2 == 1})
         if cluster.ambiguous:
-            cannot.append(f"eigenvalue {lam:.6g} is within {GAP_FACTOR:g}x its rounding uncertainty "
-                          f"({cluster.radius:.3g}) of another eigenvalue: distinct or multiple cannot be decided")
+            cannot.append(
+                f"eigenvalue {lam:.6g} is within {GAP_FACTOR:g}x its rounding uncertainty "
+                f"({cluster.radius:.3g}) of another eigenvalue: distinct or multiple cannot be decided"
+            )
             continue
         if not odd:
             continue
         at_threshold = abs(lam - threshold) <= band and e > 0
         if not at_threshold:
             return Representability(
-                False, f"real eigenvalue {lam:.6g} < {'lambda_eps' if e else 'threshold 0'} = "
+                False,
+                f"real eigenvalue {lam:.6g} < {'lambda_eps' if e else 'threshold 0'} = "
                 f"{mpmath.nstr(threshold, 7)} has Jordan blocks of "
-                f"size(s) {odd} occurring an odd number of times", theorem, float(threshold), blocks)
+                f"size(s) {odd} occurring an odd number of times",
+                theorem,
+                float(threshold),
+                blocks,
+            )
         if any(s > 1 for s in odd):
             undecided.append(lam)
         else:  # simple blocks: representable at or above lambda_eps, not below; rounding cannot tell which
             gray.append(lam)
-            cannot.append(f"eigenvalue {lam:.6g} (unpaired Jordan blocks {odd}) is within its gray zone {band:.3g} "
-                          f"(rounding radius + {LAMBDA_RTOL:g} |lambda_eps|) of lambda_eps = "
-                          f"{mpmath.nstr(threshold, 7)}: which side it lies on cannot be decided")
+            cannot.append(
+                f"eigenvalue {lam:.6g} (unpaired Jordan blocks {odd}) is within its gray zone {band:.3g} "
+                f"(rounding radius + {LAMBDA_RTOL:g} |lambda_eps|) of lambda_eps = "
+                f"{mpmath.nstr(threshold, 7)}: which side it lies on cannot be decided"
+            )
     threshold = float(threshold)
     if cannot:
-        return Representability(None, "cannot decide: " + "; ".join(cannot), theorem, threshold, blocks,
-                                within_rounding=len(gray) == len(cannot) and not undecided)
+        return Representability(
+            None,
+            "cannot decide: " + "; ".join(cannot),
+            theorem,
+            threshold,
+            blocks,
+            within_rounding=len(gray) == len(cannot) and not undecided,
+        )
     if undecided:
         return Representability(
-            None, f"eigenvalue {undecided[0]:.6g} = lambda_eps (to rounding) has an odd number of Jordan blocks of a "
-            f"size >= 2: Theorem 2 decides neither way", theorem, threshold, blocks)
+            None,
+            f"eigenvalue {undecided[0]:.6g} = lambda_eps (to rounding) has an odd number of Jordan blocks of a "
+            f"size >= 2: Theorem 2 decides neither way",
+            theorem,
+            threshold,
+            blocks,
+        )
     what = "non-singular and " if e == 0 else ""
-    return Representability(True, f"{what}every real eigenvalue below {threshold:.6g} has its Jordan "
-                            f"blocks in pairs", theorem, threshold, blocks)
+    return Representability(
+        True,
+        f"{what}every real eigenvalue below {threshold:.6g} has its Jordan blocks in pairs",
+        theorem,
+        threshold,
+        blocks,
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -533,7 +620,9 @@ def _f_inverse(y: np.ndarray, eps: float, threshold: float) -> np.ndarray:
     y = np.asarray(y, dtype=complex)
     z = np.empty_like(y)
     # lambda_eps itself (to rounding) is on the real branch: its root is the real minimiser -alpha*^2
-    real = (np.abs(y.imag) <= 1e-12 * (1 + np.abs(y))) & (y.real >= threshold - 1e-12 * (1 + abs(threshold)))
+    real = (np.abs(y.imag) <= 1e-12 * (1 + np.abs(y))) & (
+        y.real >= threshold - 1e-12 * (1 + abs(threshold))
+    )
     if np.any(real):
         yr = y.real[real]
         f0 = np.exp(-c) * (1 + c)
@@ -564,8 +653,10 @@ def _f_inverse(y: np.ndarray, eps: float, threshold: float) -> np.ndarray:
             w = w - step * np.minimum(1, 1 / np.maximum(np.abs(step), 1e-300))
         F = np.cosh(w) + c * np.sinh(w) / w - target
         if np.any(np.abs(F) > 1e-9 * (1 + np.abs(target))):
-            raise ValueError(f"momentum_logarithm: Newton did not converge for eigenvalue(s) "
-                             f"{y[other][np.abs(F) > 1e-9 * (1 + np.abs(target))]} (eps={eps})")
+            raise ValueError(
+                f"momentum_logarithm: Newton did not converge for eigenvalue(s) "
+                f"{y[other][np.abs(F) > 1e-9 * (1 + np.abs(target))]} (eps={eps})"
+            )
         z[other] = w * w
     return z
 
@@ -606,10 +697,12 @@ def _jordan_chains(D: np.ndarray, lam: complex, mult: int, scale: float) -> list
         P = P @ A
         _, sv, vh = np.linalg.svd(P)
         k = len(kernels)
-        kernels.append(vh[sv <= 1e-7 * n * scale ** k].conj().T)
+        kernels.append(vh[sv <= 1e-7 * n * scale**k].conj().T)
     if kernels[-1].shape[1] != mult:
-        raise ValueError(f"momentum_logarithm: generalised eigenspace of {lam:.6g} has dimension "
-                         f"{kernels[-1].shape[1]}, expected {mult} (eigenvalues too close to separate)")
+        raise ValueError(
+            f"momentum_logarithm: generalised eigenspace of {lam:.6g} has dimension "
+            f"{kernels[-1].shape[1]}, expected {mult} (eigenvalues too close to separate)"
+        )
     chains: list[np.ndarray] = []
     for s in range(len(kernels) - 1, 0, -1):
         # level-s vectors already produced by longer chains, plus ker A^(s-1), span what we must avoid
@@ -633,9 +726,11 @@ def _inverse_taylor(z: complex, eps: float, order: int) -> np.ndarray:
     m = 64
     points = z + np.exp(2j * np.pi * np.arange(m) / m)
     a = np.fft.fft(f_eps(points, eps)) / m  # a_j = f^(j)(z) / j!, radius 1
-    a = a[:order + 1]
+    a = a[: order + 1]
     if abs(a[1]) < 1e-12 * max(1.0, abs(a[0])):
-        raise ValueError(f"momentum_logarithm: f_eps'(z) = 0 at z = {z:.6g}; no analytic inverse branch")
+        raise ValueError(
+            f"momentum_logarithm: f_eps'(z) = 0 at z = {z:.6g}; no analytic inverse branch"
+        )
     h = np.zeros(order + 1, dtype=complex)  # h(u) with f(z + h(u)) = f(z) + u, h(0) = 0
     h[1] = 1 / a[1]
     for _ in range(order):
@@ -643,7 +738,7 @@ def _inverse_taylor(z: complex, eps: float, order: int) -> np.ndarray:
         power = np.zeros(order + 1, dtype=complex)
         power[0] = 1
         for j in range(1, order + 1):
-            power = np.convolve(power, h)[:order + 1]
+            power = np.convolve(power, h)[: order + 1]
             comp += a[j] * power
         target = np.zeros(order + 1, dtype=complex)
         if order >= 1:
@@ -660,7 +755,9 @@ def _momentum_logarithm_jordan(D: np.ndarray, e: float, decision: Representabili
     an eigenvalue below lambda_eps (non-real branch z, conj(z))."""
     n = D.shape[-1]
     threshold = decision.threshold
-    scale = _norm_scale(D)  # D's own scale (issue 32: max(1, ||D||) merged the eigenvalues of a tiny D)
+    scale = _norm_scale(
+        D
+    )  # D's own scale (issue 32: max(1, ||D||) merged the eigenvalues of a tiny D)
     tol = CLUSTER_TOL * scale
     columns, blocks = [], []
 
@@ -668,7 +765,9 @@ def _momentum_logarithm_jordan(D: np.ndarray, e: float, decision: Representabili
         N = np.eye(s, k=1)
         Y = np.zeros((2 * s, 2 * s))
         for j, g in enumerate(coeffs[:s]):
-            Y += np.kron(np.linalg.matrix_power(N, j), np.array([[g.real, -g.imag], [g.imag, g.real]]))
+            Y += np.kron(
+                np.linalg.matrix_power(N, j), np.array([[g.real, -g.imag], [g.imag, g.real]])
+            )
         return Y
 
     for lam, mult in _clusters(np.linalg.eigvals(D), scale):
@@ -681,7 +780,9 @@ def _momentum_logarithm_jordan(D: np.ndarray, e: float, decision: Representabili
             continue
         lam = lam.real
         chains = _jordan_chains(D, lam, mult, scale)
-        if lam > threshold + tol or (abs(lam - threshold) <= tol and all(c.shape[1] == 1 for c in chains)):
+        if lam > threshold + tol or (
+            abs(lam - threshold) <= tol and all(c.shape[1] == 1 for c in chains)
+        ):
             z = _f_inverse(np.array([max(lam, threshold)], dtype=complex), e, threshold)[0].real
             for chain in chains:
                 s = chain.shape[1]
@@ -690,15 +791,20 @@ def _momentum_logarithm_jordan(D: np.ndarray, e: float, decision: Representabili
                 blocks.append(sum(c * np.eye(s, k=j) for j, c in enumerate(coeffs[:s])))
             continue
         # below (or at) lambda_eps: pair chains of equal length, non-real branch
-        z = _f_inverse(np.array([lam - 1e-300j]), e, threshold)[0] if lam < threshold - tol else \
-            _f_inverse(np.array([threshold * (1 + 1e-14) - 0j]), e, threshold)[0]
+        z = (
+            _f_inverse(np.array([lam - 1e-300j]), e, threshold)[0]
+            if lam < threshold - tol
+            else _f_inverse(np.array([threshold * (1 + 1e-14) - 0j]), e, threshold)[0]
+        )
         by_size: dict[int, list[np.ndarray]] = {}
         for chain in chains:
             by_size.setdefault(chain.shape[1], []).append(chain)
         for s, group in by_size.items():
             if len(group) % 2:
-                raise ValueError(f"momentum_logarithm: {len(group)} Jordan block(s) of size {s} at {lam:.6g}; "
-                                 f"they must come in pairs (Theorem 2)")
+                raise ValueError(
+                    f"momentum_logarithm: {len(group)} Jordan block(s) of size {s} at {lam:.6g}; "
+                    f"they must come in pairs (Theorem 2)"
+                )
             for u, w in zip(group[::2], group[1::2]):
                 columns += [c for j in range(s) for c in (u[:, j], w[:, j])]
                 blocks.append(complex_block(_inverse_taylor(z, e, s), s))
@@ -733,11 +839,15 @@ def momentum_logarithm(D, eps) -> np.ndarray:
     # an eigenvalue at lambda_eps to rounding (is_representable cannot tell its side) is inverted at the real
     # minimiser: theta then gives D to rounding, the best any float64 construction can do
     if decision.representable is not True and not decision.within_rounding:
-        raise ValueError(f"D is not representable by eps x'' + x' = theta x with eps={e:g} "
-                         f"({decision.theorem}): {decision.reason}")
+        raise ValueError(
+            f"D is not representable by eps x'' + x' = theta x with eps={e:g} "
+            f"({decision.theorem}): {decision.reason}"
+        )
     n = D.shape[-1]
     threshold = decision.threshold
-    scale = _norm_scale(D)  # D's own scale (issue 32: max(1, ||D||) merged the eigenvalues of a tiny D)
+    scale = _norm_scale(
+        D
+    )  # D's own scale (issue 32: max(1, ||D||) merged the eigenvalues of a tiny D)
     tol = CLUSTER_TOL * scale
     eigval, eigvec = np.linalg.eig(D)
     if _has_jordan_block(D, eigval, scale):
@@ -747,8 +857,13 @@ def momentum_logarithm(D, eps) -> np.ndarray:
     # real eigenvalues below threshold: real orthonormal basis of each eigenspace, paired
     for lam, mult in _real_clusters(eigval, scale):
         members = (np.abs(eigval.imag) <= tol) & (np.abs(eigval.real - lam) <= tol) & ~used
-        if lam >= threshold + THRESHOLD_TOL * scale or abs(lam - threshold) <= THRESHOLD_TOL * scale:
-            if mult > 1:  # a repeated real eigenvalue on the real branch: a real basis of its eigenspace
+        if (
+            lam >= threshold + THRESHOLD_TOL * scale
+            or abs(lam - threshold) <= THRESHOLD_TOL * scale
+        ):
+            if (
+                mult > 1
+            ):  # a repeated real eigenvalue on the real branch: a real basis of its eigenspace
                 _, sv, vh = np.linalg.svd(D - lam * np.eye(n))
                 basis = vh[sv <= 1e-7 * n * scale].T
                 if basis.shape[1] == mult:
@@ -758,13 +873,17 @@ def momentum_logarithm(D, eps) -> np.ndarray:
                     used |= members
             continue
         if any(s > 1 for s in decision.blocks.get(lam, [1])):
-            raise ValueError(f"momentum_logarithm constructs theta for diagonalisable D (Theorem 1); D has "
-                             f"a Jordan block of size > 1 at {lam:.6g}")
+            raise ValueError(
+                f"momentum_logarithm constructs theta for diagonalisable D (Theorem 1); D has "
+                f"a Jordan block of size > 1 at {lam:.6g}"
+            )
         _, sv, vh = np.linalg.svd(D - lam * np.eye(n))
         basis = vh[sv <= 1e-7 * n * scale].T  # absolute threshold: D - lam I may be ~0 (D = lam I)
         if basis.shape[1] != mult or mult % 2:
-            raise ValueError(f"momentum_logarithm: eigenspace of {lam:.6g} has dimension "
-                             f"{basis.shape[1]} for multiplicity {mult}; D is not diagonalisable")
+            raise ValueError(
+                f"momentum_logarithm: eigenspace of {lam:.6g} has dimension "
+                f"{basis.shape[1]} for multiplicity {mult}; D is not diagonalisable"
+            )
         zval = _f_inverse(np.array([lam]), e, threshold)[0]
         for i in range(0, mult, 2):
             columns += [basis[:, i] + 1j * basis[:, i + 1], basis[:, i] - 1j * basis[:, i + 1]]
@@ -784,7 +903,9 @@ def momentum_logarithm(D, eps) -> np.ndarray:
         values.append(zv.real + 0j)
     V = np.stack(columns, axis=1)
     if V.shape != (n, n):
-        raise ValueError(f"momentum_logarithm: could not match eigenvectors ({V.shape[1]} for n={n})")
+        raise ValueError(
+            f"momentum_logarithm: could not match eigenvectors ({V.shape[1]} for n={n})"
+        )
     X = V @ np.diag(values) @ np.linalg.inv(V)
     return e * X.real - np.eye(n) / (4 * e)
 
@@ -803,6 +924,7 @@ PSI_ODE_TOL = 1e-7
 # part is relative to max(max |Psi|, PSI_ODE_FLOOR); the series is held to its relative accuracy there by expm and,
 # for 1 x 1 instances, the 50-digit closed form.
 PSI_ODE_FLOOR = 1e-12 / PSI_ODE_TOL
+
 
 def psi_eps_scalar_mp(theta: float, eps: float, dps: int = 50) -> float:
     """Independent reference for a scalar ``theta``: the solution ``x(1)`` of ``eps x'' + x' = theta x``,
@@ -833,28 +955,50 @@ def check_psi_series(theta, eps, *, ode: bool = True) -> CheckResult:
     with np.errstate(over="ignore", invalid="ignore"):
         series = psi_eps_series(theta, e)
     if not np.all(np.isfinite(series)):
-        raise ValueError(f"theta too large for eps ({_CTX}): Psi_eps(theta) overflows float64 (largest |Psi| "
-                         f"above 1.8e308); the proposition holds there too, but float64 cannot hold the value")
+        raise ValueError(
+            f"theta too large for eps ({_CTX}): Psi_eps(theta) overflows float64 (largest |Psi| "
+            f"above 1.8e308); the proposition holds there too, but float64 cannot hold the value"
+        )
     exact = psi_eps(theta, e)
     scale = np.maximum(np.abs(exact).max(axis=(-1, -2)), np.finfo(float).tiny)
     batch = exact.shape[:-2]
     instances = dict(theta=np.broadcast_to(theta, exact.shape), eps=np.broadcast_to(e, batch))
-    parts = [verdict("psi_series.expm", np.abs(series - exact).max(axis=(-1, -2)) / scale, PSI_TOL,
-                     instances, "series vs block-matrix exponential (relative to max |Psi|)",
-                     sides={"series": series, "expm": exact})]
+    parts = [
+        verdict(
+            "psi_series.expm",
+            np.abs(series - exact).max(axis=(-1, -2)) / scale,
+            PSI_TOL,
+            instances,
+            "series vs block-matrix exponential (relative to max |Psi|)",
+            sides={"series": series, "expm": exact},
+        )
+    ]
     if exact.shape[-1] == 1:
         flat_t, flat_e = instances["theta"].reshape(-1), np.broadcast_to(e, batch).reshape(-1)
         mp = np.array([psi_eps_scalar_mp(t, x) for t, x in zip(flat_t, flat_e)]).reshape(batch)
-        parts.append(verdict("psi_series.mpmath", np.abs(series[..., 0, 0] - mp) / np.maximum(np.abs(mp), 1e-300),
-                             PSI_TOL, instances, "series vs 50-digit closed form x(1) (relative)",
-                             sides={"series": series[..., 0, 0], "mpmath": mp}))
+        parts.append(
+            verdict(
+                "psi_series.mpmath",
+                np.abs(series[..., 0, 0] - mp) / np.maximum(np.abs(mp), 1e-300),
+                PSI_TOL,
+                instances,
+                "series vs 50-digit closed form x(1) (relative)",
+                sides={"series": series[..., 0, 0], "mpmath": mp},
+            )
+        )
     if ode:
         sol = psi_eps_ode(theta, e)
-        parts.append(verdict("psi_series.ode", np.abs(series - sol).max(axis=(-1, -2))
-                             / np.maximum(scale, PSI_ODE_FLOOR), PSI_ODE_TOL, instances,
-                             f"series vs dk.solve(dopri5) of eps x'' + x' = theta x (relative to max(|Psi|, "
-                             f"{PSI_ODE_FLOOR:g}), the ODE's absolute floor)",
-                             sides={"series": series, "dk.solve": sol}))
+        parts.append(
+            verdict(
+                "psi_series.ode",
+                np.abs(series - sol).max(axis=(-1, -2)) / np.maximum(scale, PSI_ODE_FLOOR),
+                PSI_ODE_TOL,
+                instances,
+                f"series vs dk.solve(dopri5) of eps x'' + x' = theta x (relative to max(|Psi|, "
+                f"{PSI_ODE_FLOOR:g}), the ODE's absolute floor)",
+                sides={"series": series, "dk.solve": sol},
+            )
+        )
     return combine("psi_series", parts)
 
 
@@ -877,11 +1021,14 @@ def check_lambda_eps(eps, *, dps: int = 40) -> CheckResult:
     scaled = _scaled_min_g(e)[0]
     normal = np.abs(lam) >= _LAMBDA_FLOOR
     with mpmath.workdps(30):
-        from_float = np.array([float(mpmath.mpf(float(v)) * mpmath.exp(mpmath.mpf(float(x))))
-                               for v, x in zip(lam, c)])
+        from_float = np.array(
+            [float(mpmath.mpf(float(v)) * mpmath.exp(mpmath.mpf(float(x)))) for v, x in zip(lam, c)]
+        )
     scaled = np.where(normal, from_float, scaled)
     with mpmath.workdps(dps + 10):
-        mp = np.array([float(lambda_eps_mp(x, dps) * mpmath.exp(1 / (2 * mpmath.mpf(float(x))))) for x in e])
+        mp = np.array(
+            [float(lambda_eps_mp(x, dps) * mpmath.exp(1 / (2 * mpmath.mpf(float(x))))) for x in e]
+        )
     rel_mp = np.abs(scaled - mp) / np.abs(mp)
     u = (np.arange(1, 10001) + 0.37) / 10000  # offset from the search grid, 2.5x finer
     span = np.maximum(8 * np.pi, 4 * alpha)
@@ -891,8 +1038,11 @@ def check_lambda_eps(eps, *, dps: int = 40) -> CheckResult:
     # log f_eps(x) = -c + log(cosh w + c sinh(w)/w), w = sqrt(x) up to c + 20 (f_eps > e^19 there)
     w = (c[:, None] + 20) * np.linspace(0, 1, 2001)
     log_cosh = w + np.log1p(np.exp(-2 * w)) - np.log(2)
-    log_sinhc = np.where(w > 1e-8, w + np.log1p(-np.exp(-2 * np.maximum(w, 1e-8))) - np.log(2)
-                         - np.log(np.maximum(w, 1e-8)), 0.0)
+    log_sinhc = np.where(
+        w > 1e-8,
+        w + np.log1p(-np.exp(-2 * np.maximum(w, 1e-8))) - np.log(2) - np.log(np.maximum(w, 1e-8)),
+        0.0,
+    )
     log_f = -c[:, None] + np.logaddexp(log_cosh, np.log(c)[:, None] + log_sinhc)
     # f_eps >= 0 > lambda_eps on x >= 0 (cosh, sinh(w)/w > 0): the range part asks for the growth past 1e8
     range_gap = np.maximum(np.log(1e8) - log_f[:, -1], 0)
@@ -907,19 +1057,50 @@ def check_lambda_eps(eps, *, dps: int = 40) -> CheckResult:
     limit_gap = max(abs(lam_small) / 1e-12, abs(lam_large + 1) / 1e-4) - 1
     limits = np.full(e.shape, max(limit_gap, 0.0))
     instances = dict(eps=e)
-    return combine("lambda_eps", [
-        verdict("lambda_eps.limits", limits, 0.0, instances,
+    return combine(
+        "lambda_eps",
+        [
+            verdict(
+                "lambda_eps.limits",
+                limits,
+                0.0,
+                instances,
                 f"|lambda(1e-3)| <= 1e-12 and |lambda(1e4) + 1| <= 1e-4 (got {lam_small:.3g}, "
-                f"{lam_large + 1:.3g}); excess", small=lam_small, large=lam_large),
-        verdict("lambda_eps.mpmath", rel_mp, 1e-13, instances,
+                f"{lam_large + 1:.3g}); excess",
+                small=lam_small,
+                large=lam_large,
+            ),
+            verdict(
+                "lambda_eps.mpmath",
+                rel_mp,
+                1e-13,
+                instances,
                 f"float64 vs {dps}-digit mpmath, exp(1/(2 eps)) lambda_eps (relative)",
-                sides={"float64": scaled, "mpmath": mp}),
-        verdict("lambda_eps.global_min", below, 1e-12, instances,
-                "finer grid of G_eps below lambda_eps (relative)"),
-        verdict("lambda_eps.range", range_gap, 1e-12, instances, "f_eps(R) = [lambda_eps, inf) on a grid (log)"),
-        verdict("lambda_eps.monotone", monotone, 1e-12, instances,
-                "lambda_eps non-increasing in eps (relative increase)"),
-    ])
+                sides={"float64": scaled, "mpmath": mp},
+            ),
+            verdict(
+                "lambda_eps.global_min",
+                below,
+                1e-12,
+                instances,
+                "finer grid of G_eps below lambda_eps (relative)",
+            ),
+            verdict(
+                "lambda_eps.range",
+                range_gap,
+                1e-12,
+                instances,
+                "f_eps(R) = [lambda_eps, inf) on a grid (log)",
+            ),
+            verdict(
+                "lambda_eps.monotone",
+                monotone,
+                1e-12,
+                instances,
+                "lambda_eps non-increasing in eps (relative increase)",
+            ),
+        ],
+    )
 
 
 def check_momentum_logarithm(D, eps) -> CheckResult:
@@ -942,8 +1123,13 @@ def check_momentum_logarithm(D, eps) -> CheckResult:
         tolerance[i] = np.clip(1e-11 * np.linalg.cond(np.linalg.eig(Di)[1]), 1e-9, 1e-6)
     tol = float(max(1e-9, np.max(tolerance)))
     instances = dict(D=D, eps=e, theta=thetas.reshape(D.shape))
-    return verdict("momentum_logarithm", residual.reshape(D.shape[:-2]), tol, instances,
-        "||Psi_eps(theta) - D|| / (1 + ||D||) for theta = momentum_logarithm(D, eps)")
+    return verdict(
+        "momentum_logarithm",
+        residual.reshape(D.shape[:-2]),
+        tol,
+        instances,
+        "||Psi_eps(theta) - D|| / (1 + ||D||) for theta = momentum_logarithm(D, eps)",
+    )
 
 
 def check_representability(D, eps, expected) -> CheckResult:
@@ -954,17 +1140,35 @@ def check_representability(D, eps, expected) -> CheckResult:
     e = np.broadcast_to(_eps(eps, allow_zero=True), batch)
     expected = np.asarray(expected)
     if expected.dtype.kind not in "bi" or np.any((expected != 0) & (expected != 1)):
-        raise ValueError(f"expected must be booleans (the known answer per instance) ({_CTX}); got {expected!r}"[:160])
+        raise ValueError(
+            f"expected must be booleans (the known answer per instance) ({_CTX}); got {expected!r}"[
+                :160
+            ]
+        )
     try:
         exp = np.broadcast_to(expected.astype(bool), batch)
     except ValueError:
-        raise ValueError(f"expected must broadcast to D's batch shape {batch} ({_CTX}); got {expected.shape}") from None
-    got = np.array([is_representable(Di, ei).representable for Di, ei in
-                    zip(D.reshape((-1,) + D.shape[-2:]), e.reshape(-1))], dtype=object).reshape(batch)
-    wrong = np.array([g is None or bool(g) != bool(x) for g, x in zip(got.reshape(-1), exp.reshape(-1))],
-                     dtype=float)
-    return verdict("representability", wrong.reshape(batch), 0.0, dict(D=D, eps=e, expected=exp),
-                   "is_representable disagrees with the known answer (1 = disagreement)")
+        raise ValueError(
+            f"expected must broadcast to D's batch shape {batch} ({_CTX}); got {expected.shape}"
+        ) from None
+    got = np.array(
+        [
+            is_representable(Di, ei).representable
+            for Di, ei in zip(D.reshape((-1,) + D.shape[-2:]), e.reshape(-1))
+        ],
+        dtype=object,
+    ).reshape(batch)
+    wrong = np.array(
+        [g is None or bool(g) != bool(x) for g, x in zip(got.reshape(-1), exp.reshape(-1))],
+        dtype=float,
+    )
+    return verdict(
+        "representability",
+        wrong.reshape(batch),
+        0.0,
+        dict(D=D, eps=e, expected=exp),
+        "is_representable disagrees with the known answer (1 = disagreement)",
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -978,8 +1182,10 @@ def _f_eps_prime(z, c):
     w = np.sqrt(z)
     small = np.abs(w) < 1e-3
     ws = np.where(small, 1.0, w)
-    big = (np.sinh(ws) + c * (ws * np.cosh(ws) - np.sinh(ws)) / ws ** 2) / (2 * ws)
-    series = 0.5 + c / 6 + z * (1 / 24 + c / 120)  # d/dz of sum (1/(2n)! + c/(2n+1)!) z^n, two terms
+    big = (np.sinh(ws) + c * (ws * np.cosh(ws) - np.sinh(ws)) / ws**2) / (2 * ws)
+    series = (
+        0.5 + c / 6 + z * (1 / 24 + c / 120)
+    )  # d/dz of sum (1/(2n)! + c/(2n+1)!) z^n, two terms
     return np.where(small, series, big)
 
 
@@ -1001,7 +1207,13 @@ def check_f_eps_surjective(w, eps, *, f=None) -> CheckResult:
         raise ValueError(f"w must be finite complex numbers ({context}); got {w!r}"[:200])
     w = w.astype(complex).reshape(-1)
     fn = (lambda z: f_eps(z, e)) if f is None else f
-    starts = np.array([r * np.exp(1j * t) for r in (0.5, 3.0, 20.0, 100.0) for t in np.linspace(0, 2 * np.pi, 9)[:-1]])
+    starts = np.array(
+        [
+            r * np.exp(1j * t)
+            for r in (0.5, 3.0, 20.0, 100.0)
+            for t in np.linspace(0, 2 * np.pi, 9)[:-1]
+        ]
+    )
     c = 1 / (2 * e)
     guess = np.arccosh(np.clip(np.abs(w), 1, None) * np.exp(c) * np.exp(1j * np.angle(w))) ** 2
     z = np.concatenate([guess[:, None], np.broadcast_to(starts, (w.size, starts.size))], axis=1)
@@ -1035,19 +1247,35 @@ def check_f_eps_surjective(w, eps, *, f=None) -> CheckResult:
                 s = mpmath.sqrt(mpmath.mpc(zz))
                 sinhc = mpmath.sinh(s) / s if s != 0 else mpmath.mpf(1)
                 return mpmath.exp(-cc) * (mpmath.cosh(s) + cc * sinhc)
-            resid = np.array([float(abs(fm(complex(zz)) - mpmath.mpc(complex(ww)))) for zz, ww in zip(zb, w)])
+
+            resid = np.array(
+                [float(abs(fm(complex(zz)) - mpmath.mpc(complex(ww)))) for zz, ww in zip(zb, w)]
+            )
     else:
         resid = err[np.arange(w.size), best]
     resid = resid / (1 + np.abs(w))
     instances = dict(w=w, eps=np.full(w.size, e), z=zb)
-    return combine("f_eps_surjective", [
-        verdict("f_eps_surjective.value", resid, 1e-9, instances,
+    return combine(
+        "f_eps_surjective",
+        [
+            verdict(
+                "f_eps_surjective.value",
+                resid,
+                1e-9,
+                instances,
                 "min over Newton starts of |f_eps(z) - w| / (1 + |w|)",
-                sides={"f_eps(z)": w + resid * (1 + np.abs(w)), "w": w}),
-        verdict("f_eps_surjective.root", step_b, NEWTON_STEP_TOL, instances,
+                sides={"f_eps(z)": w + resid * (1 + np.abs(w)), "w": w},
+            ),
+            verdict(
+                "f_eps_surjective.root",
+                step_b,
+                NEWTON_STEP_TOL,
+                instances,
                 "Newton's step |f(z) - w| / |f'(z)| / (1 + |z|) at that z (a root, not |z| -> oo)",
-                sides={"|z|": np.abs(zb), "Newton step": step_b}),
-    ])
+                sides={"|z|": np.abs(zb), "Newton step": step_b},
+            ),
+        ],
+    )
 
 
 NEWTON_STEP_TOL = 1e-6
@@ -1072,31 +1300,44 @@ def check_f_eps_prime_zeros_real(eps, k, x_right, height, *, fprime=None) -> Che
         check_callable("fprime", fprime, context=context)
     e = np.atleast_1d(_eps(eps)).reshape(-1)
     kk = np.atleast_1d(as_scalar_batch("k", k, context=context, low=0)).reshape(-1)
-    xr = np.atleast_1d(as_scalar_batch("x_right", x_right, context=context, low=0.0, low_open=True)).reshape(-1)
-    hh = np.atleast_1d(as_scalar_batch("height", height, context=context, low=0.0, low_open=True)).reshape(-1)
+    xr = np.atleast_1d(
+        as_scalar_batch("x_right", x_right, context=context, low=0.0, low_open=True)
+    ).reshape(-1)
+    hh = np.atleast_1d(
+        as_scalar_batch("height", height, context=context, low=0.0, low_open=True)
+    ).reshape(-1)
     e, kk, xr, hh = np.broadcast_arrays(e, kk, xr, hh)
     diff, real_counts, box_counts = np.zeros(e.size), np.zeros(e.size), np.zeros(e.size)
     for i in range(e.size):
         c = 1 / (2 * e[i])
         fp = (lambda z: _f_eps_prime(z, c)) if fprime is None else fprime
-        x_left = -((kk[i] + 0.5) * np.pi) ** 2
+        x_left = -(((kk[i] + 0.5) * np.pi) ** 2)
         for m in (4000, 16000, 64000):
             s = np.linspace(0, 1, m, endpoint=False)
-            path = np.concatenate([x_left + (xr[i] - x_left) * s - 1j * hh[i],
-                                   xr[i] + 1j * hh[i] * (2 * s - 1),
-                                   xr[i] - (xr[i] - x_left) * s + 1j * hh[i],
-                                   x_left - 1j * hh[i] * (2 * s - 1)])
+            path = np.concatenate(
+                [
+                    x_left + (xr[i] - x_left) * s - 1j * hh[i],
+                    xr[i] + 1j * hh[i] * (2 * s - 1),
+                    xr[i] - (xr[i] - x_left) * s + 1j * hh[i],
+                    x_left - 1j * hh[i] * (2 * s - 1),
+                ]
+            )
             count, worst = _winding(fp(path))
             if worst < 0.3:
                 break
         alpha = np.linspace(1e-9, (kk[i] + 0.5) * np.pi, 20001)  # z = -alpha^2 covers [x_left, 0)
-        vals = np.concatenate([fp(-alpha[::-1] ** 2).real, fp(np.linspace(0, xr[i], 2001)).real])
+        vals = np.concatenate([fp(-(alpha[::-1] ** 2)).real, fp(np.linspace(0, xr[i], 2001)).real])
         real = np.count_nonzero(np.sign(vals[1:]) * np.sign(vals[:-1]) < 0)
         box_counts[i], real_counts[i] = round(count), real
         diff[i] = abs(round(count) - real) + (worst >= 0.3)
-    return verdict("f_eps_prime_zeros", diff, 0.0, dict(eps=e, k=kk, x_right=xr, height=hh),
-                   "zeros of f_eps' in the box (winding number) minus its real zeros there",
-                   sides={"zeros in box": box_counts, "real zeros": real_counts})
+    return verdict(
+        "f_eps_prime_zeros",
+        diff,
+        0.0,
+        dict(eps=e, k=kk, x_right=xr, height=hh),
+        "zeros of f_eps' in the box (winding number) minus its real zeros there",
+        sides={"zeros in box": box_counts, "real zeros": real_counts},
+    )
 
 
 def check_representable_set_grows(eps1, eps2, *, dps: int = 40) -> CheckResult:
@@ -1107,9 +1348,14 @@ def check_representable_set_grows(eps1, eps2, *, dps: int = 40) -> CheckResult:
     by constructing theta for the witness at eps2 (``Psi_eps2(theta) = x``). Residual: 1 where
     ``lambda_eps2 >= lambda_eps1`` or the witness fails (passing ``eps2 <= eps1`` plants a violation)."""
     context = _CTX + " Theorem 1, growth in eps"
-    e1, e2 = np.broadcast_arrays(np.atleast_1d(as_scalar_batch("eps1", eps1, context=context, low=0.0,
-                                                                low_open=True)).reshape(-1), np.atleast_1d(
-        as_scalar_batch("eps2", eps2, context=context, low=0.0, low_open=True)).reshape(-1))
+    e1, e2 = np.broadcast_arrays(
+        np.atleast_1d(
+            as_scalar_batch("eps1", eps1, context=context, low=0.0, low_open=True)
+        ).reshape(-1),
+        np.atleast_1d(
+            as_scalar_batch("eps2", eps2, context=context, low=0.0, low_open=True)
+        ).reshape(-1),
+    )
     lam1 = np.array([lambda_eps_mp(x, dps) for x in e1], dtype=object)
     lam2 = np.array([lambda_eps_mp(x, dps) for x in e2], dtype=object)
     bad = np.array([float(b >= a) for a, b in zip(lam1, lam2)])
@@ -1119,14 +1365,27 @@ def check_representable_set_grows(eps1, eps2, *, dps: int = 40) -> CheckResult:
         theta = momentum_logarithm(np.array([[x]]), e2[i])
         if abs(psi_eps(theta, e2[i])[0, 0] - x) > 1e-9 * (1 + abs(x)):
             bad[i] = 1.0
-    return verdict("representable_set_grows", bad, 0.0, dict(eps1=e1, eps2=e2),
-                   "lambda_eps2 < lambda_eps1 for eps1 < eps2 (1 = not strictly smaller)",
-                   sides={"lambda_eps1": np.array([float(v) for v in lam1]),
-                          "lambda_eps2": np.array([float(v) for v in lam2])})
+    return verdict(
+        "representable_set_grows",
+        bad,
+        0.0,
+        dict(eps1=e1, eps2=e2),
+        "lambda_eps2 < lambda_eps1 for eps1 < eps2 (1 = not strictly smaller)",
+        sides={
+            "lambda_eps1": np.array([float(v) for v in lam1]),
+            "lambda_eps2": np.array([float(v) for v in lam2]),
+        },
+    )
 
 
-def check_lambda_eps_closeness(eps, *, near_minus_one_from: float = 2.0, near_zero_below: float = 0.1,
-                               closeness: float = 0.1, dps: int = 40) -> CheckResult:
+def check_lambda_eps_closeness(
+    eps,
+    *,
+    near_minus_one_from: float = 2.0,
+    near_zero_below: float = 0.1,
+    closeness: float = 0.1,
+    dps: int = 40,
+) -> CheckResult:
     """Fig. 4's caption (Momentum ResNets): "lambda_eps is non increasing, stays close to 0 when eps << 1 and
     close to -1 when eps >= 2". "Close" is read as within ``closeness`` (0.1, a tenth of the range [-1, 0])
     and "eps << 1" as eps <= ``near_zero_below``. Residual per eps: the excess of ``|lambda_eps + 1|``
@@ -1136,15 +1395,26 @@ def check_lambda_eps_closeness(eps, *, near_minus_one_from: float = 2.0, near_ze
     eps = 2 on (lambda_2 = -0.781); within 0.1 of -1 it holds only from eps ~ 5 on (lambda_5 = -0.9053)."""
     context = _CTX + " Fig. 4 caption"
     e = np.atleast_1d(_eps(eps)).reshape(-1)
-    for name, value in (("near_minus_one_from", near_minus_one_from), ("near_zero_below", near_zero_below),
-                        ("closeness", closeness)):
+    for name, value in (
+        ("near_minus_one_from", near_minus_one_from),
+        ("near_zero_below", near_zero_below),
+        ("closeness", closeness),
+    ):
         as_scalar_batch(name, value, context=context, low=0.0, low_open=True)
     lam = np.array([float(lambda_eps_mp(x, dps)) for x in e])
     target = np.where(e >= near_minus_one_from, -1.0, np.where(e <= near_zero_below, 0.0, np.nan))
-    excess = np.where(np.isnan(target), 0.0, np.maximum(np.abs(lam - np.nan_to_num(target)) - closeness, 0))
-    return verdict("lambda_eps_caption", excess, 0.0, dict(eps=e),
-                   f"|lambda_eps - (-1 for eps >= {near_minus_one_from:g}, 0 for eps <= {near_zero_below:g})| "
-                   f"beyond {closeness:g}", sides={"lambda_eps": lam, "claimed value": target})
+    excess = np.where(
+        np.isnan(target), 0.0, np.maximum(np.abs(lam - np.nan_to_num(target)) - closeness, 0)
+    )
+    return verdict(
+        "lambda_eps_caption",
+        excess,
+        0.0,
+        dict(eps=e),
+        f"|lambda_eps - (-1 for eps >= {near_minus_one_from:g}, 0 for eps <= {near_zero_below:g})| "
+        f"beyond {closeness:g}",
+        sides={"lambda_eps": lam, "claimed value": target},
+    )
 
 
 def check_threshold_boundary(eps, V, *, shift: float = 0.0) -> CheckResult:
@@ -1163,13 +1433,15 @@ def check_threshold_boundary(eps, V, *, shift: float = 0.0) -> CheckResult:
     e = np.atleast_1d(_eps(eps)).reshape(-1)
     V = as_square("V", V, context=context)
     if V.shape[-1] != 3:
-        raise ValueError(f"V must be (..., 3, 3) (a basis for the 3 x 3 Jordan block) ({context}); got {V.shape}")
+        raise ValueError(
+            f"V must be (..., 3, 3) (a basis for the 3 x 3 Jordan block) ({context}); got {V.shape}"
+        )
     V = np.broadcast_to(V, e.shape + (3, 3))
     shift = float(as_scalar_batch("shift", shift, context=context))
     res_eig, res_rank, res_nil, lams = (np.empty(e.shape) for _ in range(4))
     for i, (x, Vi) in enumerate(zip(e, V)):
         lam, alpha = _lambda_scalar(float(x))
-        z = -alpha ** 2 + shift
+        z = -(alpha**2) + shift
         X = Vi @ (z * np.eye(3) + np.diag([1.0, 1.0], 1)) @ np.linalg.inv(Vi)
         psi = psi_eps(x * X - np.eye(3) / (4 * x), x)
         N = psi - lam * np.eye(3)
@@ -1180,12 +1452,33 @@ def check_threshold_boundary(eps, V, *, shift: float = 0.0) -> CheckResult:
         lams[i] = lam
     instances = dict(eps=e, V=V)
     # a double/triple eigenvalue: computed eigenvalues spread by ~u^(1/2); 1e-6 leaves room for cond(V) <= 1e2
-    return combine("threshold_boundary", [
-        verdict("threshold_boundary.eigenvalues", res_eig, 1e-6, instances, "|Sp(Psi) - lambda_eps| (relative)",
-                sides={"lambda_eps": lams, "max |Sp(Psi) - lambda_eps|": res_eig}),
-        verdict("threshold_boundary.rank_one", res_rank, 1e-8, instances, "sigma_2 / sigma_1 of Psi - lambda_eps I"),
-        verdict("threshold_boundary.nilpotent", res_nil, 1e-8, instances, "||N^2|| / ||N||^2, N = Psi - lambda_eps I"),
-    ])
+    return combine(
+        "threshold_boundary",
+        [
+            verdict(
+                "threshold_boundary.eigenvalues",
+                res_eig,
+                1e-6,
+                instances,
+                "|Sp(Psi) - lambda_eps| (relative)",
+                sides={"lambda_eps": lams, "max |Sp(Psi) - lambda_eps|": res_eig},
+            ),
+            verdict(
+                "threshold_boundary.rank_one",
+                res_rank,
+                1e-8,
+                instances,
+                "sigma_2 / sigma_1 of Psi - lambda_eps I",
+            ),
+            verdict(
+                "threshold_boundary.nilpotent",
+                res_nil,
+                1e-8,
+                instances,
+                "||N^2|| / ||N||^2, N = Psi - lambda_eps I",
+            ),
+        ],
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1222,24 +1515,48 @@ def check_representable_up_to_scale(D, eps, *, alpha=None) -> CheckResult:
         w, V = np.linalg.eig(Di)
         rho = np.abs(w).max()
         if rho == 0:
-            raise ValueError(f"D must not be nilpotent ({_CTX}, up to scale): its scale is arbitrary")
+            raise ValueError(
+                f"D must not be nilpotent ({_CTX}, up to scale): its scale is arbitrary"
+            )
         lam = lambda_eps(float(ei))
-        a = abs(lam) / (2 * rho) if alpha is None else float(as_scalar_batch("alpha", alpha, context=_CTX,
-                                                                            low=0.0, low_open=True))
+        a = (
+            abs(lam) / (2 * rho)
+            if alpha is None
+            else float(as_scalar_batch("alpha", alpha, context=_CTX, low=0.0, low_open=True))
+        )
         alphas[i] = a
         real = (a * w)[np.abs(w.imag) <= 1e-9 * rho].real
-        margin[i] = max(0.0, float((lam - real).max(initial=-np.inf)) / abs(lam)) if real.size else 0.0
+        margin[i] = (
+            max(0.0, float((lam - real).max(initial=-np.inf)) / abs(lam)) if real.size else 0.0
+        )
         construct[i] = _logarithm_residual(a * Di, float(ei))
         tol[i] = np.clip(1e-8 * np.linalg.cond(V), 1e-8, 1e-5)
     shape = D.shape[:-2]
     instances = dict(D=D, eps=e)
-    return combine("representable_up_to_scale", [
-        verdict("up_to_scale.spectrum", margin.reshape(shape), 0.0, instances,
-                "real eigenvalues of alpha D below lambda_eps (relative)", alpha=alphas),
-        verdict("up_to_scale.construction", (construct / tol).reshape(shape), 1.0, instances,
+    return combine(
+        "representable_up_to_scale",
+        [
+            verdict(
+                "up_to_scale.spectrum",
+                margin.reshape(shape),
+                0.0,
+                instances,
+                "real eigenvalues of alpha D below lambda_eps (relative)",
+                alpha=alphas,
+            ),
+            verdict(
+                "up_to_scale.construction",
+                (construct / tol).reshape(shape),
+                1.0,
+                instances,
                 "max |Psi_eps(momentum_logarithm(alpha D)) - alpha D| / max |alpha D| over 1e-8 cond(V)",
-                sides={"alpha_eps": alphas.reshape(shape), "relative residual": construct.reshape(shape)}),
-    ])
+                sides={
+                    "alpha_eps": alphas.reshape(shape),
+                    "relative residual": construct.reshape(shape),
+                },
+            ),
+        ],
+    )
 
 
 def check_scaling_representable(lam, *, eps_max: float = 1e8) -> CheckResult:
@@ -1271,13 +1588,26 @@ def check_scaling_representable(lam, *, eps_max: float = 1e8) -> CheckResult:
     y0 = np.zeros(lam.shape + (2,))
     y0[..., 0] = 1.0
     th = np.where(ok, thetas, 0.0)
-    sol = solve(lambda t, y: np.stack([y[..., 1], (th * y[..., 0] - y[..., 1]) / e_ode], axis=-1), y0,
-                np.array([0.0, 1.0]), method="dopri5", rtol=1e-11, atol=1e-13)
+    sol = solve(
+        lambda t, y: np.stack([y[..., 1], (th * y[..., 0] - y[..., 1]) / e_ode], axis=-1),
+        y0,
+        np.array([0.0, 1.0]),
+        method="dopri5",
+        rtol=1e-11,
+        atol=1e-13,
+    )
     x1 = np.asarray(sol.ys[-1][..., 0])
     gap = np.where(ok, np.abs(x1 - lam) / np.maximum(np.abs(lam), 1e-3), np.inf)
-    return verdict("scaling_representable", gap, 1e-7, dict(lam=lam),
-                   "|x(1) - lambda| / |lambda| for the constructed (eps, theta), dk.solve from (1, 0) (inf: no eps)",
-                   sides={"x(1) (dk.solve)": x1, "lambda": lam}, eps=eps_found, theta=thetas)
+    return verdict(
+        "scaling_representable",
+        gap,
+        1e-7,
+        dict(lam=lam),
+        "|x(1) - lambda| / |lambda| for the constructed (eps, theta), dk.solve from (1, 0) (inf: no eps)",
+        sides={"x(1) (dk.solve)": x1, "lambda": lam},
+        eps=eps_found,
+        theta=thetas,
+    )
 
 
 def check_first_order_range(M, *, singular_ok: bool = False) -> CheckResult:
@@ -1298,21 +1628,27 @@ def check_first_order_range(M, *, singular_ok: bool = False) -> CheckResult:
     for i, Mi in enumerate(flat):  # refuse what is outside the range before any work
         where = f" (instance {i})" if len(flat) > 1 else ""
         if not singular_ok and np.linalg.cond(Mi) > 1e12:
-            raise ValueError(f"M must be invertible (GL_d) ({context}); got cond {np.linalg.cond(Mi):.3g}{where}")
+            raise ValueError(
+                f"M must be invertible (GL_d) ({context}); got cond {np.linalg.cond(Mi):.3g}{where}"
+            )
         # a defective eigenvalue (a Jordan block) leaves the eigenvector basis singular: the logarithm built from
         # it does not exist, so such an M is outside the check's range, not a counterexample
         basis = np.linalg.cond(np.linalg.eig(Mi)[1])
         if not np.isfinite(basis) or basis > 1e10:
-            raise ValueError(f"M must be diagonalisable (the check's range; a Jordan block, e.g. [[1, 1], [0, 1]], is "
-                             f"not) ({context}); got an eigenvector basis of condition number {basis:.3g}{where}")
+            raise ValueError(
+                f"M must be diagonalisable (the check's range; a Jordan block, e.g. [[1, 1], [0, 1]], is "
+                f"not) ({context}); got an eigenvector basis of condition number {basis:.3g}{where}"
+            )
         # Culver's test (is_representable at eps = 0) reads an eigenvalue of M^2 within CLUSTER_TOL ||M^2|| of 0 as 0
         # (rounding): such an M is beyond what the check can decide, not a counterexample
         D = Mi @ Mi
         smallest = float(np.min(np.abs(np.linalg.eigvals(D))))
         if not singular_ok and smallest <= CLUSTER_TOL * _norm_scale(D):
-            raise ValueError(f"M must be far enough from singular that M^2's eigenvalues exceed {CLUSTER_TOL:g} ||M^2|| "
-                             f"(the rounding radius of Culver's test; roughly cond(M) <= 300) ({context}); got "
-                             f"|lambda|min = {smallest:.3g} against ||M^2|| = {_norm_scale(D):.3g}{where}")
+            raise ValueError(
+                f"M must be far enough from singular that M^2's eigenvalues exceed {CLUSTER_TOL:g} ||M^2|| "
+                f"(the rounding radius of Culver's test; roughly cond(M) <= 300) ({context}); got "
+                f"|lambda|min = {smallest:.3g} against ||M^2|| = {_norm_scale(D):.3g}{where}"
+            )
     res = np.empty(len(flat))
     for i, Mi in enumerate(flat):
         D = Mi @ Mi
@@ -1325,8 +1661,13 @@ def check_first_order_range(M, *, singular_ok: bool = False) -> CheckResult:
         L = _real_log_quasi_triangular(T)
         logD = Z @ L @ Z.T
         res[i] = np.abs(scipy.linalg.expm(logD) - D).max() / (1 + np.abs(D).max())
-    return verdict("first_order_range", res.reshape(M.shape[:-2]), 1e-8, dict(M=M),
-                   "M^2 passes Culver's test and expm(real log(M^2)) = M^2 (relative; inf: no real log)")
+    return verdict(
+        "first_order_range",
+        res.reshape(M.shape[:-2]),
+        1e-8,
+        dict(M=M),
+        "M^2 passes Culver's test and expm(real log(M^2)) = M^2 (relative; inf: no real log)",
+    )
 
 
 def _real_log_quasi_triangular(T: np.ndarray) -> np.ndarray:
@@ -1336,7 +1677,9 @@ def _real_log_quasi_triangular(T: np.ndarray) -> np.ndarray:
     The caller verifies expm of the result."""
     w = np.linalg.eigvals(T)
     if np.all((w.real > 0) | (np.abs(w.imag) > 1e-12 * (1 + np.abs(w)))):
-        with warnings.catch_warnings():  # logm's "may be inaccurate (err ~ 1e-13)": the caller measures expm(L) - T
+        with (
+            warnings.catch_warnings()
+        ):  # logm's "may be inaccurate (err ~ 1e-13)": the caller measures expm(L) - T
             warnings.simplefilter("ignore", RuntimeWarning)
             return np.real(scipy.linalg.logm(T))
     vals, vecs = np.linalg.eig(T)
@@ -1349,7 +1692,9 @@ def _real_log_quasi_triangular(T: np.ndarray) -> np.ndarray:
         logs[b] = np.log(-vals[b].real) - 1j * np.pi
     # eigenvectors of a negative pair can be chosen real; make the pair's basis conjugate: u +- i v
     V = vecs.astype(complex)
-    for a, b in zip(neg[0::2], neg[1::2]):  # a real basis of the pair's eigenspace: T's null space at their mean
+    for a, b in zip(
+        neg[0::2], neg[1::2]
+    ):  # a real basis of the pair's eigenspace: T's null space at their mean
         mean = (vals[a].real + vals[b].real) / 2
         u, v = np.linalg.svd(T - mean * np.eye(T.shape[-1]))[2][-2:]
         V[:, a], V[:, b] = u + 1j * v, u - 1j * v

@@ -10,15 +10,33 @@ Conventions measured here:
   ``h_{k-1}``. (14) is a *two-step* recurrence, so the product of these factors is not the total
   ``dh_T/dh_t``; :func:`check_momentum_jacobian_product` measures that gap (it is not small).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, check_last_dim, combine, verdict
+from ._core import (
+    CheckResult,
+    as_real_array,
+    as_scalar_batch,
+    as_square,
+    check_last_dim,
+    combine,
+    verdict,
+)
 
-__all__ = ["check_momentum_rnn", "check_rnn_jacobian", "check_momentum_jacobian_product",
-           "check_inverse_activation_slope", "ACTIVATIONS", "adam_rnn_remark4", "check_adam_rnn_remark4",
-           "ADAM_PRODUCTS", "check_gd_analogy", "GD_ANALOGY_PAIRS"]
+__all__ = [
+    "check_momentum_rnn",
+    "check_rnn_jacobian",
+    "check_momentum_jacobian_product",
+    "check_inverse_activation_slope",
+    "ACTIVATIONS",
+    "adam_rnn_remark4",
+    "check_adam_rnn_remark4",
+    "ADAM_PRODUCTS",
+    "check_gd_analogy",
+    "GD_ANALOGY_PAIRS",
+]
 
 ACTIVATIONS = ("tanh", "sigmoid")
 # float64 through <= 30 steps of a smooth cell: agreement ~1e-13; sigma^{-1} near the saturated ends of
@@ -28,14 +46,17 @@ RNN_TOL = 1e-9
 
 def _torch():
     import torch
+
     return torch
 
 
 def _act(name: str):
     torch = _torch()
     if name not in ACTIVATIONS:
-        raise ValueError(f"activation must be one of {ACTIVATIONS} (review (14) needs an invertible "
-                         f"sigma); got {name!r}")
+        raise ValueError(
+            f"activation must be one of {ACTIVATIONS} (review (14) needs an invertible "
+            f"sigma); got {name!r}"
+        )
     if name == "tanh":
         return torch.tanh, torch.atanh
     return torch.sigmoid, torch.logit
@@ -48,8 +69,9 @@ def _inputs(U, W, x, context):
     W = as_real_array("W", W, context=context)
     x = as_real_array("x", x, context=context)
     if W.ndim < 2 or W.shape[-2] != n or x.ndim < 2 or x.shape[-1] != W.shape[-1]:
-        raise ValueError(f"W must be (..., {n}, m) and x (..., T, m) ({context}); got W {W.shape}, "
-                         f"x {x.shape}")
+        raise ValueError(
+            f"W must be (..., {n}, m) and x (..., T, m) ({context}); got W {W.shape}, x {x.shape}"
+        )
     t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
     return t(U), t(W), t(x)
 
@@ -86,10 +108,22 @@ def _momentum_cell(U, W, x, h_init, v0, mu, s, activation, context):
     Ut, Wt, xt = _inputs(U, W, x, context)
     sig, inv = _act(activation)
     n = Ut.shape[-1]
-    h_m1 = torch.as_tensor(check_last_dim("h_init", as_real_array("h_init", h_init, context=context), n,
-                                          context=context, against="U"), dtype=torch.float64)
-    v0t = torch.as_tensor(check_last_dim("v0", as_real_array("v0", v0, context=context), n, context=context,
-                                         against="U"), dtype=torch.float64)
+    h_m1 = torch.as_tensor(
+        check_last_dim(
+            "h_init",
+            as_real_array("h_init", h_init, context=context),
+            n,
+            context=context,
+            against="U",
+        ),
+        dtype=torch.float64,
+    )
+    v0t = torch.as_tensor(
+        check_last_dim(
+            "v0", as_real_array("v0", v0, context=context), n, context=context, against="U"
+        ),
+        dtype=torch.float64,
+    )
 
     def step14(h_prev, h_cur, k):
         return cell14(Ut, _mv(Wt, xt[..., k, :]), h_prev, h_cur, mu, s, sig, inv)
@@ -97,7 +131,9 @@ def _momentum_cell(U, W, x, h_init, v0, mu, s, activation, context):
     return mu, s, Ut, Wt, xt, sig, inv, h_m1, v0t, step14
 
 
-def check_momentum_rnn(U, W, x, h_init, v0, mu: float, s: float, *, activation: str = "tanh") -> CheckResult:
+def check_momentum_rnn(
+    U, W, x, h_init, v0, mu: float, s: float, *, activation: str = "tanh"
+) -> CheckResult:
     """Review (11) and (14) of the MomentumRNN cell agree step by step, and (15)'s factor
     ``D^_k (U + mu Sigma_k)`` with ``Sigma_k = diag((sigma^{-1})'(h_k))`` equals autograd's
     ``dh_{k+1}/dh_k`` of (14) at fixed ``h_{k-1}``, at every step.
@@ -110,7 +146,8 @@ def check_momentum_rnn(U, W, x, h_init, v0, mu: float, s: float, *, activation: 
     """
     torch = _torch()
     mu, s, Ut, Wt, xt, sig, inv, h_m1, v, step14 = _momentum_cell(
-        U, W, x, h_init, v0, mu, s, activation, "review (11)/(14)/(15), MomentumRNN cell")
+        U, W, x, h_init, v0, mu, s, activation, "review (11)/(14)/(15), MomentumRNN cell"
+    )
     T = xt.shape[-2]
     # (11)
     h = sig(_mv(Ut, h_m1) + v)
@@ -130,23 +167,43 @@ def check_momentum_rnn(U, W, x, h_init, v0, mu: float, s: float, *, activation: 
     for k in range(T):
         h_prev, h_cur = hs11[k], hs11[k + 1]
         auto = _batched_jacobian(lambda z: step14(h_prev, z, k), h_cur.reshape(-1, n)).reshape(
-            h_cur.shape[:-1] + (n, n))
+            h_cur.shape[:-1] + (n, n)
+        )
         pre = _mv(Ut, h_cur - mu * h_prev) + mu * inv(h_cur) + s * _mv(Wt, xt[..., k, :])
-        dsig = torch.func.vmap(torch.func.grad(lambda z: sig(z)))(pre.reshape(-1)).reshape(pre.shape)
-        dinv = torch.func.vmap(torch.func.grad(lambda z: inv(z)))(h_cur.reshape(-1)).reshape(h_cur.shape)
+        dsig = torch.func.vmap(torch.func.grad(lambda z: sig(z)))(pre.reshape(-1)).reshape(
+            pre.shape
+        )
+        dinv = torch.func.vmap(torch.func.grad(lambda z: inv(z)))(h_cur.reshape(-1)).reshape(
+            h_cur.shape
+        )
         formula = factor15(dsig, dinv, Ut, mu)
         err = ((auto - formula).abs() / (1 + auto.abs())).amax((-1, -2))
         worst_factor = torch.maximum(worst_factor, err)
     instances = dict(U=np.asarray(U), h_init=np.asarray(h_init), v0=np.asarray(v0))
-    return combine("momentum_rnn", [
-        verdict("momentum_rnn.rewrite", rewrite.numpy(), RNN_TOL, instances,
-                "(14) vs (11), max |h_t| difference over the sequence"),
-        verdict("momentum_rnn.factor15", worst_factor.numpy(), RNN_TOL, instances,
-                "(15) factor D^_k(U + mu Sigma_k) vs autograd dh_{k+1}/dh_k (relative)"),
-    ])
+    return combine(
+        "momentum_rnn",
+        [
+            verdict(
+                "momentum_rnn.rewrite",
+                rewrite.numpy(),
+                RNN_TOL,
+                instances,
+                "(14) vs (11), max |h_t| difference over the sequence",
+            ),
+            verdict(
+                "momentum_rnn.factor15",
+                worst_factor.numpy(),
+                RNN_TOL,
+                instances,
+                "(15) factor D^_k(U + mu Sigma_k) vs autograd dh_{k+1}/dh_k (relative)",
+            ),
+        ],
+    )
 
 
-def check_rnn_jacobian(U, W, x, h0, *, activation: str = "tanh", literal: bool = False) -> CheckResult:
+def check_rnn_jacobian(
+    U, W, x, h0, *, activation: str = "tanh", literal: bool = False
+) -> CheckResult:
     """Review (13) for the plain cell (8): ``dh_T/dh_0 = D_{T-1} U ... D_0 U`` (numerator layout),
     ``D_k = diag(sigma'(U h_k + W x_{k+1}))``, equals autograd. ``details['literal_mismatch']`` is the
     relative difference when the factors are taken literally as ``D_k U^T``; ``literal=True`` makes that the
@@ -155,8 +212,16 @@ def check_rnn_jacobian(U, W, x, h0, *, activation: str = "tanh", literal: bool =
     context = "review (8)/(13), recurrent cell"
     Ut, Wt, xt = _inputs(U, W, x, context)
     sig, _ = _act(activation)
-    h0t = torch.as_tensor(check_last_dim("h0", as_real_array("h0", h0, context=context), Ut.shape[-1],
-                                         context=context, against="U"), dtype=torch.float64)
+    h0t = torch.as_tensor(
+        check_last_dim(
+            "h0",
+            as_real_array("h0", h0, context=context),
+            Ut.shape[-1],
+            context=context,
+            against="U",
+        ),
+        dtype=torch.float64,
+    )
     n, T = Ut.shape[-1], xt.shape[-2]
 
     def run(h):
@@ -164,8 +229,9 @@ def check_rnn_jacobian(U, W, x, h0, *, activation: str = "tanh", literal: bool =
             h = sig(_mv(Ut, h) + _mv(Wt, xt[..., k, :]))
         return h
 
-    auto = _batched_jacobian(lambda z: run(z.reshape(h0t.shape)).reshape(-1, n), h0t.reshape(-1, n)
-                             ).reshape(h0t.shape[:-1] + (n, n))
+    auto = _batched_jacobian(
+        lambda z: run(z.reshape(h0t.shape)).reshape(-1, n), h0t.reshape(-1, n)
+    ).reshape(h0t.shape[:-1] + (n, n))
     prod = torch.eye(n, dtype=torch.float64).expand(h0t.shape[:-1] + (n, n))
     transposed = prod
     h = h0t
@@ -175,13 +241,21 @@ def check_rnn_jacobian(U, W, x, h0, *, activation: str = "tanh", literal: bool =
         prod = (d.unsqueeze(-1) * Ut) @ prod
         transposed = (d.unsqueeze(-1) * Ut.transpose(-1, -2)) @ transposed
         h = sig(pre)
-    scale = auto.abs().amax((-1, -2)).clamp_min(1e-300)  # relative: a tiny Jacobian must not hide the gap
+    scale = (
+        auto.abs().amax((-1, -2)).clamp_min(1e-300)
+    )  # relative: a tiny Jacobian must not hide the gap
     err = ((auto - prod).abs().amax((-1, -2)) / scale).numpy()
     lit = ((auto - transposed).abs().amax((-1, -2)) / scale).numpy()
     literal_prod = (transposed if literal else prod).numpy()
-    return verdict("rnn_jacobian", lit if literal else err, RNN_TOL, dict(U=np.asarray(U), h0=np.asarray(h0)),
-                   f"(13) product of D_k {'U^T' if literal else 'U'} vs autograd dh_T/dh_0 (relative)",
-                   literal_mismatch=lit, sides={"(13) product": literal_prod, "autograd": auto.numpy()})
+    return verdict(
+        "rnn_jacobian",
+        lit if literal else err,
+        RNN_TOL,
+        dict(U=np.asarray(U), h0=np.asarray(h0)),
+        f"(13) product of D_k {'U^T' if literal else 'U'} vs autograd dh_T/dh_0 (relative)",
+        literal_mismatch=lit,
+        sides={"(13) product": literal_prod, "autograd": auto.numpy()},
+    )
 
 
 def companion15(dsig, dinv, U, mu: float):
@@ -194,8 +268,9 @@ def companion15(dsig, dinv, U, mu: float):
     return torch.cat([top, torch.cat([eye, torch.zeros_like(eye)], dim=-1)], dim=-2)
 
 
-def check_momentum_jacobian_product(U, W, x, h_init, v0, mu: float, s: float, *,
-                                    activation: str = "tanh", form: str = "paper") -> CheckResult:
+def check_momentum_jacobian_product(
+    U, W, x, h_init, v0, mu: float, s: float, *, activation: str = "tanh", form: str = "paper"
+) -> CheckResult:
     """Review (15) against autograd's ``dh_T/dh_0`` of (14) at fixed ``h_{-1}``.
 
     ``form="paper"``: (15) read as a total derivative, ``prod_k D^_k (U + mu Sigma_k)``. Expected to FAIL for
@@ -204,9 +279,12 @@ def check_momentum_jacobian_product(U, W, x, h_init, v0, mu: float, s: float, *,
     blocks of :func:`companion15` (must hold for any T, mu)."""
     torch = _torch()
     if form not in ("paper", "companion"):
-        raise ValueError(f"form must be 'paper' (review (15)) or 'companion' (the 2n x 2n blocks); got {form!r}")
+        raise ValueError(
+            f"form must be 'paper' (review (15)) or 'companion' (the 2n x 2n blocks); got {form!r}"
+        )
     mu, s, Ut, Wt, xt, sig, inv, h_m1, v0t, step14 = _momentum_cell(
-        U, W, x, h_init, v0, mu, s, activation, "review (14)/(15), MomentumRNN cell")
+        U, W, x, h_init, v0, mu, s, activation, "review (14)/(15), MomentumRNN cell"
+    )
     h0 = sig(_mv(Ut, h_m1) + v0t)
     n, T = Ut.shape[-1], xt.shape[-2]
 
@@ -216,27 +294,39 @@ def check_momentum_jacobian_product(U, W, x, h_init, v0, mu: float, s: float, *,
             prev, cur = cur, step14(prev, cur, k)
         return cur
 
-    auto = _batched_jacobian(lambda z: run(z.reshape(h0.shape)).reshape(-1, n), h0.reshape(-1, n)
-                             ).reshape(h0.shape[:-1] + (n, n))
+    auto = _batched_jacobian(
+        lambda z: run(z.reshape(h0.shape)).reshape(-1, n), h0.reshape(-1, n)
+    ).reshape(h0.shape[:-1] + (n, n))
     m = n if form == "paper" else 2 * n
     prod = torch.eye(m, dtype=torch.float64).expand(h0.shape[:-1] + (m, m))
     prev, cur = h_m1, h0
     for k in range(T):
         pre = _mv(Ut, cur - mu * prev) + mu * inv(cur) + s * _mv(Wt, xt[..., k, :])
-        dsig = torch.func.vmap(torch.func.grad(lambda z: sig(z)))(pre.reshape(-1)).reshape(pre.shape)
-        dinv = torch.func.vmap(torch.func.grad(lambda z: inv(z)))(cur.reshape(-1)).reshape(cur.shape)
+        dsig = torch.func.vmap(torch.func.grad(lambda z: sig(z)))(pre.reshape(-1)).reshape(
+            pre.shape
+        )
+        dinv = torch.func.vmap(torch.func.grad(lambda z: inv(z)))(cur.reshape(-1)).reshape(
+            cur.shape
+        )
         block = factor15(dsig, dinv, Ut, mu) if form == "paper" else companion15(dsig, dinv, Ut, mu)
         prod = block @ prod
         prev, cur = cur, sig(pre)
     prod = prod[..., :n, :n]  # d h_T / d h_0 at fixed h_{-1}: the top-left block
     err = ((auto - prod).abs().amax((-1, -2)) / (1 + auto.abs().amax((-1, -2)))).numpy()
     what = "(15) factors" if form == "paper" else "companion blocks"
-    return verdict("momentum_jacobian_product", err, RNN_TOL, dict(U=np.asarray(U), mu=np.full(err.shape, mu)),
-                   f"product of {what} vs total dh_T/dh_0 of (14) (relative)",
-                   sides={f"product of {what}": prod.numpy(), "autograd dh_T/dh_0": auto.numpy()})
+    return verdict(
+        "momentum_jacobian_product",
+        err,
+        RNN_TOL,
+        dict(U=np.asarray(U), mu=np.full(err.shape, mu)),
+        f"product of {what} vs total dh_T/dh_0 of (14) (relative)",
+        sides={f"product of {what}": prod.numpy(), "autograd dh_T/dh_0": auto.numpy()},
+    )
 
 
-def check_inverse_activation_slope(y, *, activation: str = "tanh", strict: bool = False) -> CheckResult:
+def check_inverse_activation_slope(
+    y, *, activation: str = "tanh", strict: bool = False
+) -> CheckResult:
     """Review Sect. 2.3: the paper states ``(sigma^{-1})'(.) > 1`` for sigmoid and tanh (``strict=True``); what
     holds is ``>= 1``: sigmoid's slope ``1/(y(1-y)) >= 4`` is > 1 everywhere, tanh's ``1/(1-y**2)`` equals 1 at
     ``y = 0``. Residual: ``max(0, 1 - slope)`` (``>= 1``), or 1 where ``slope <= 1`` (``strict``)."""
@@ -245,14 +335,22 @@ def check_inverse_activation_slope(y, *, activation: str = "tanh", strict: bool 
     y = as_real_array("y", y, context="review Sect. 2.3, (sigma^{-1})' on the range of sigma")
     lo, hi = (-1.0, 1.0) if activation == "tanh" else (0.0, 1.0)
     if np.any((y <= lo) | (y >= hi)):
-        raise ValueError(f"y must lie in the open range ({lo}, {hi}) of {activation}; got "
-                         f"{y[(y <= lo) | (y >= hi)].reshape(-1)[0]!r}")
+        raise ValueError(
+            f"y must lie in the open range ({lo}, {hi}) of {activation}; got "
+            f"{y[(y <= lo) | (y >= hi)].reshape(-1)[0]!r}"
+        )
     yt = torch.as_tensor(y, dtype=torch.float64).reshape(-1)
     slope = torch.func.vmap(torch.func.grad(lambda z: inv(z)))(yt).numpy().reshape(y.shape)
     residual = (slope <= 1).astype(float) if strict else np.maximum(1 - slope, 0)
-    return verdict("inverse_slope", residual, 0.0, dict(y=y),
-                   f"(sigma^-1)' {'>' if strict else '>='} 1 for {activation}", min_slope=float(slope.min()),
-                   sides={"(sigma^-1)'(y)": slope, "1": np.ones_like(slope)})
+    return verdict(
+        "inverse_slope",
+        residual,
+        0.0,
+        dict(y=y),
+        f"(sigma^-1)' {'>' if strict else '>='} 1 for {activation}",
+        min_slope=float(slope.min()),
+        sides={"(sigma^-1)'(y)": slope, "1": np.ones_like(slope)},
+    )
 
 
 def check_reparametrisation(U, W, x, h0, v0, mu: float, s: float, *, w_hat=None) -> CheckResult:
@@ -268,9 +366,16 @@ def check_reparametrisation(U, W, x, h0, v0, mu: float, s: float, *, w_hat=None)
     h0 = as_real_array("h0", h0, context=context)
     v0 = as_real_array("v0", v0, context=context)
     n = U.shape[-1]
-    if W.shape[-2] != n or x.shape[-1] != W.shape[-1] or h0.shape[-1:] != (n,) or v0.shape[-1:] != (n,):
-        raise ValueError(f"W must be (..., {n}, m), x (..., T, m), h0 and v0 (..., {n}) to match U ({context}); "
-                         f"got W {W.shape}, x {x.shape}, h0 {h0.shape}, v0 {v0.shape}")
+    if (
+        W.shape[-2] != n
+        or x.shape[-1] != W.shape[-1]
+        or h0.shape[-1:] != (n,)
+        or v0.shape[-1:] != (n,)
+    ):
+        raise ValueError(
+            f"W must be (..., {n}, m), x (..., T, m), h0 and v0 (..., {n}) to match U ({context}); "
+            f"got W {W.shape}, x {x.shape}, h0 {h0.shape}, v0 {v0.shape}"
+        )
     mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
     s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
     Uinv = np.linalg.inv(U)
@@ -285,8 +390,14 @@ def check_reparametrisation(U, W, x, h0, v0, mu: float, s: float, *, w_hat=None)
         v10 = mu * v10 + s * mv(What, x[..., t, :])
         h10 = np.tanh(mv(U, h10) + mv(U, v10))
         worst = np.maximum(worst, np.abs(h9 - h10).max(axis=-1))
-    return verdict("reparametrisation", worst, 1e-10, dict(U=U, W=W), "(10) with W^ = U^-1 W vs (9), max |h_t - h_t|",
-                   sides={"h_T (9)": h9, "h_T (10)": h10})
+    return verdict(
+        "reparametrisation",
+        worst,
+        1e-10,
+        dict(U=U, W=W),
+        "(10) with W^ = U^-1 W vs (9), max |h_t - h_t|",
+        sides={"h_T (9)": h9, "h_T (10)": h10},
+    )
 
 
 # ---------------------------------------------------------------- MomentumRNN (6) <=> (7) and (8) <=> (9)
@@ -296,8 +407,9 @@ GD_ANALOGY_PAIRS = ("(6)-(7)", "(8)-(9)")
 u_t = U^{-1} W x_t; the accelerated system (8) as the momentum cell (9) with v_t := -U p_t."""
 
 
-def check_gd_analogy(U, W, x, h0, *, pair: str = "(6)-(7)", mu: float = 0.5, s: float = 1.0,
-                     plant: bool = False) -> CheckResult:
+def check_gd_analogy(
+    U, W, x, h0, *, pair: str = "(6)-(7)", mu: float = 0.5, s: float = 1.0, plant: bool = False
+) -> CheckResult:
     """MomentumRNN Sect. 2.2: "let phi(.) := sigma(U(.)) and u_t := U^{-1} W x_t, we can rewrite (6) as (7)" and
     "let v_t := -U p_t, we arrive at" (9) from (8): from the same h_0 (and p_0 = v_0 = 0) both sides give the same
     h_t at every step (tanh). Residual: the largest ``|h_t - h_t|`` (tolerance 1e-10; U with cond <= 1e3 here, the
@@ -313,9 +425,17 @@ def check_gd_analogy(U, W, x, h0, *, pair: str = "(6)-(7)", mu: float = 0.5, s: 
     x = as_real_array("x", x, context=context)
     h0 = as_real_array("h0", h0, context=context)
     n = U.shape[-1]
-    if W.ndim < 2 or W.shape[-2] != n or x.ndim < 2 or x.shape[-1] != W.shape[-1] or h0.shape[-1:] != (n,):
-        raise ValueError(f"W must be (..., {n}, m), x (..., T, m), h0 (..., {n}) to match U ({context}); "
-                         f"got W {W.shape}, x {x.shape}, h0 {h0.shape}")
+    if (
+        W.ndim < 2
+        or W.shape[-2] != n
+        or x.ndim < 2
+        or x.shape[-1] != W.shape[-1]
+        or h0.shape[-1:] != (n,)
+    ):
+        raise ValueError(
+            f"W must be (..., {n}, m), x (..., T, m), h0 (..., {n}) to match U ({context}); "
+            f"got W {W.shape}, x {x.shape}, h0 {h0.shape}"
+        )
     mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
     s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
     mv = lambda M, v: np.einsum("...ij,...j->...i", M, v)  # noqa: E731
@@ -336,9 +456,15 @@ def check_gd_analogy(U, W, x, h0, *, pair: str = "(6)-(7)", mu: float = 0.5, s: 
             h_right = np.tanh(mv(U, h_right) + v)
         worst = np.maximum(worst, np.abs(h_left - h_right).max(axis=-1))
     left, right = pair.split("-")
-    return verdict("gd_analogy", worst, 1e-10, dict(U=U, W=W, x=x, h0=h0),
-                   f"{right} vs {left}{' (planted wrong rewrite)' if plant else ''}, max |h_t - h_t|",
-                   sides={f"h_T {left}": h_left, f"h_T {right}": h_right}, pair=pair)
+    return verdict(
+        "gd_analogy",
+        worst,
+        1e-10,
+        dict(U=U, W=W, x=x, h0=h0),
+        f"{right} vs {left}{' (planted wrong rewrite)' if plant else ''}, max |h_t - h_t|",
+        sides={f"h_T {left}": h_left, f"h_T {right}": h_right},
+        pair=pair,
+    )
 
 
 # ------------------------------------------------------------------------ review Remark 4 (AdamRNN, RMSPropRNN)
@@ -352,8 +478,19 @@ of the vector ``U v_t``."""
 ADAM_TOL = 1e-10
 
 
-def adam_rnn_remark4(U, W_hat, x, h0, mu: float, beta: float, s: float, eps: float = 0.0,
-                     product: str = "U(v/r)", *, relaxed_moment: bool = False) -> np.ndarray:
+def adam_rnn_remark4(
+    U,
+    W_hat,
+    x,
+    h0,
+    mu: float,
+    beta: float,
+    s: float,
+    eps: float = 0.0,
+    product: str = "U(v/r)",
+    *,
+    relaxed_moment: bool = False,
+) -> np.ndarray:
     """Review Remark 4's AdamRNN (RMSPropRNN at ``mu = 0``), ``v_0 = m_0 = 0``, tanh::
 
         v_t = mu v_{t-1} + s W^ x_t,  m_t = beta m_{t-1} + (1 - beta) (W^ x_t)^2,
@@ -393,8 +530,12 @@ def _optimizer_on_cell(U, W_hat, x, h0, mu: float, beta: float, s: float) -> np.
         opt = torch.optim.RMSprop([y], lr=s, alpha=beta, eps=0.0)
     out = []
     for t in range(u.shape[-2]):
-        if mu > 0:  # Adam divides by (1 - mu^t) and sqrt(1 - beta^t): multiply them back into the step
-            opt.param_groups[0]["lr"] = s / (1 - mu) * (1 - mu ** (t + 1)) / np.sqrt(1 - beta ** (t + 1))
+        if (
+            mu > 0
+        ):  # Adam divides by (1 - mu^t) and sqrt(1 - beta^t): multiply them back into the step
+            opt.param_groups[0]["lr"] = (
+                s / (1 - mu) * (1 - mu ** (t + 1)) / np.sqrt(1 - beta ** (t + 1))
+            )
         y.grad = -u[..., t, :].clone()
         opt.step()
         with torch.no_grad():
@@ -403,8 +544,18 @@ def _optimizer_on_cell(U, W_hat, x, h0, mu: float, beta: float, s: float) -> np.
     return torch.stack(out, dim=-2).numpy()
 
 
-def check_adam_rnn_remark4(U, W_hat, x, h0, mu: float, beta: float, s: float, *, product: str = "U(v/r)",
-                           relaxed_moment: bool = False) -> CheckResult:
+def check_adam_rnn_remark4(
+    U,
+    W_hat,
+    x,
+    h0,
+    mu: float,
+    beta: float,
+    s: float,
+    *,
+    product: str = "U(v/r)",
+    relaxed_moment: bool = False,
+) -> CheckResult:
     """Review Remark 4: AdamRNN (RMSPropRNN for ``mu = 0``) written with ``v_t = -p_t`` and ``W^ = U^{-1} W`` is
     Adam (RMSProp) applied to (9) "without any relaxation": :func:`adam_rnn_remark4` (eps = 0) equals, at every
     step, torch.optim's Adam / RMSprop run on (9) (:func:`_optimizer_on_cell`), to ``ADAM_TOL``.
@@ -433,22 +584,45 @@ def check_adam_rnn_remark4(U, W_hat, x, h0, mu: float, beta: float, s: float, *,
     h0 = as_real_array("h0", h0, context=context)
     n = U.shape[-1]
     if W_hat.ndim < 2:  # a 1-D W_hat (one input column) would index a missing axis below
-        raise ValueError(f"W_hat must be a matrix (..., {n}, k) ({context}; a single input column is shape "
-                         f"({n}, 1)); got shape {W_hat.shape}")
-    if W_hat.shape[-2] != n or x.ndim < 2 or x.shape[-1] != W_hat.shape[-1] or h0.shape[-1:] != (n,):
-        raise ValueError(f"W_hat must be (..., {n}, k), x (..., T, k), h0 (..., {n}) to match U ({context}); "
-                         f"got W_hat {W_hat.shape}, x {x.shape}, h0 {h0.shape}")
+        raise ValueError(
+            f"W_hat must be a matrix (..., {n}, k) ({context}; a single input column is shape "
+            f"({n}, 1)); got shape {W_hat.shape}"
+        )
+    if (
+        W_hat.shape[-2] != n
+        or x.ndim < 2
+        or x.shape[-1] != W_hat.shape[-1]
+        or h0.shape[-1:] != (n,)
+    ):
+        raise ValueError(
+            f"W_hat must be (..., {n}, k), x (..., T, k), h0 (..., {n}) to match U ({context}); "
+            f"got W_hat {W_hat.shape}, x {x.shape}, h0 {h0.shape}"
+        )
     mu = float(as_scalar_batch("mu", mu, context=context, low=0.0, high=1.0, high_open=True))
-    beta = float(as_scalar_batch("beta", beta, context=context, low=0.0, high=1.0, low_open=True, high_open=True))
+    beta = float(
+        as_scalar_batch(
+            "beta", beta, context=context, low=0.0, high=1.0, low_open=True, high_open=True
+        )
+    )
     s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
     if product not in ADAM_PRODUCTS:
         raise ValueError(f"product must be one of {ADAM_PRODUCTS} ({context}); got {product!r}")
-    cell = adam_rnn_remark4(U, W_hat, x, h0, mu, beta, s, 0.0, product, relaxed_moment=relaxed_moment)
+    cell = adam_rnn_remark4(
+        U, W_hat, x, h0, mu, beta, s, 0.0, product, relaxed_moment=relaxed_moment
+    )
     reference = _optimizer_on_cell(U, W_hat, x, h0, mu, beta, s)
     gap = np.abs(cell - reference).max(axis=(-1, -2))
     name = "Adam" if mu > 0 else "RMSProp"
-    return verdict("adam_rnn_remark4", gap, ADAM_TOL, dict(U=U, W_hat=W_hat, x=x, h0=h0),
-                   f"Remark 4's {name}RNN ({product}) vs torch.optim.{'Adam' if mu > 0 else 'RMSprop'} on (9), "
-                   f"max |h_t - h_t|",
-                   sides={"h_T (Remark 4)": cell[..., -1, :], f"h_T ({name})": reference[..., -1, :]},
-                   mu=mu, beta=beta, s=s, product=product)
+    return verdict(
+        "adam_rnn_remark4",
+        gap,
+        ADAM_TOL,
+        dict(U=U, W_hat=W_hat, x=x, h0=h0),
+        f"Remark 4's {name}RNN ({product}) vs torch.optim.{'Adam' if mu > 0 else 'RMSprop'} on (9), "
+        f"max |h_t - h_t|",
+        sides={"h_T (Remark 4)": cell[..., -1, :], f"h_T ({name})": reference[..., -1, :]},
+        mu=mu,
+        beta=beta,
+        s=s,
+        product=product,
+    )

@@ -11,16 +11,34 @@ one per eigenvalue ``mu`` of an n x n product. A check verifies it two independe
   ``z`` on a circle enclosing the spectrum, relative mismatch of the log-determinants. This one pins
   the multiplicities, so together the roots are exactly the spectrum with its multiplicities.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ._core import (CheckResult, as_real_array, as_scalar_batch, as_square, check_count, check_seed, combine,
-                    same_size, verdict, worst_sv)
+from ._core import (
+    CheckResult,
+    as_real_array,
+    as_scalar_batch,
+    as_square,
+    check_count,
+    check_seed,
+    combine,
+    same_size,
+    verdict,
+    worst_sv,
+)
 
-__all__ = ["check_eigen_pairing", "pairing_roots", "hbnode_adjoint_matrix", "check_revnet_instability",
-           "check_revnet_continuous", "revnet_jacobian", "check_fixed_point_iterations",
-           "momentum_jacobian"]
+__all__ = [
+    "check_eigen_pairing",
+    "pairing_roots",
+    "hbnode_adjoint_matrix",
+    "check_revnet_instability",
+    "check_revnet_continuous",
+    "revnet_jacobian",
+    "check_fixed_point_iterations",
+    "momentum_jacobian",
+]
 
 # Backward errors are a few ulps times n for a backward-stable eigen/SVD; 1e-9 leaves room for
 # n <= 12 and for the roots' own rounding when |mu| is large.
@@ -35,7 +53,9 @@ def _quadratic_roots(b: np.ndarray, c: np.ndarray) -> np.ndarray:
     b = b.astype(complex)
     c = np.asarray(c, dtype=complex)
     disc = np.sqrt(b * b - 4 * c)
-    disc = np.where((np.conj(b) * disc).real < 0, -disc, disc)  # pick the sign that avoids cancellation
+    disc = np.where(
+        (np.conj(b) * disc).real < 0, -disc, disc
+    )  # pick the sign that avoids cancellation
     big = -(b + disc) / 2
     small = np.where(big != 0, c / np.where(big != 0, big, 1), 0)
     return np.stack([big, small], axis=-1)
@@ -49,8 +69,14 @@ def _roots_backward_error(H: np.ndarray, roots: np.ndarray) -> np.ndarray:
     return worst_sv(shifted).max(axis=-1) / (1 + norm)
 
 
-def _charpoly_mismatch(H: np.ndarray, P: np.ndarray, q, z_power: int = 0, n_points: int = 4,
-                       rng: np.random.Generator | None = None) -> np.ndarray:
+def _charpoly_mismatch(
+    H: np.ndarray,
+    P: np.ndarray,
+    q,
+    z_power: int = 0,
+    n_points: int = 4,
+    rng: np.random.Generator | None = None,
+) -> np.ndarray:
     """Relative mismatch of det(zI - H) and z**z_power det(q(z) I - P) at points z on a circle
     enclosing Sp(H)."""
     rng = rng or np.random.default_rng(12345)
@@ -73,15 +99,21 @@ def _as_diag_J(J, F: np.ndarray, context: str) -> np.ndarray:
     if J.ndim == F.ndim and J.shape[-2:] == (n, n):
         off = J - np.einsum("...ii->...i", J)[..., None] * np.eye(n)
         if np.any(off != 0):
-            raise ValueError(f"J must be diagonal ({context}: J is the average of dsigma/dm, a diagonal "
-                             f"matrix); got off-diagonal entries up to {np.abs(off).max():.3g}")
+            raise ValueError(
+                f"J must be diagonal ({context}: J is the average of dsigma/dm, a diagonal "
+                f"matrix); got off-diagonal entries up to {np.abs(off).max():.3g}"
+            )
         J = np.einsum("...ii->...i", J)
     if J.shape[-1:] != (n,):
-        raise ValueError(f"J must have shape (..., {n}) (its diagonal) or (..., {n}, {n}) to match F "
-                         f"({context}); got shape {J.shape}")
+        raise ValueError(
+            f"J must have shape (..., {n}) (its diagonal) or (..., {n}, {n}) to match F "
+            f"({context}); got shape {J.shape}"
+        )
     if np.any((J <= 0) | (J > 1)):
-        raise ValueError(f"J's diagonal entries must lie in (0, 1] ({context}: derivatives of a "
-                         f"sigmoid/tanh-like sigma); got {J[(J <= 0) | (J > 1)].reshape(-1)[0]!r}")
+        raise ValueError(
+            f"J's diagonal entries must lie in (0, 1] ({context}: derivatives of a "
+            f"sigmoid/tanh-like sigma); got {J[(J <= 0) | (J > 1)].reshape(-1)[0]!r}"
+        )
     return J
 
 
@@ -100,6 +132,7 @@ def _match(eig: np.ndarray, radius: np.ndarray, roots: np.ndarray) -> tuple[np.n
     """For each batch member, the eigenvalues (and their radii) reordered to match ``roots`` one to one (minimal
     total distance, scipy's linear_sum_assignment)."""
     from scipy.optimize import linear_sum_assignment
+
     flat_e, flat_r, flat_z = (x.reshape(-1, x.shape[-1]) for x in (eig, radius, roots))
     out_e, out_r = np.empty_like(flat_e), np.empty_like(flat_r)
     for i, (e, r, z) in enumerate(zip(flat_e, flat_r, flat_z)):
@@ -122,8 +155,9 @@ def pairing_roots(J, F, gamma) -> np.ndarray:
     return _quadratic_roots(np.broadcast_to(g, mu.shape), -mu)
 
 
-def check_eigen_pairing(J, F, gamma, *, scale: float = 1.0, a: float | None = None,
-                        claimed_sum=None) -> CheckResult:
+def check_eigen_pairing(
+    J, F, gamma, *, scale: float = 1.0, a: float | None = None, claimed_sum=None
+) -> CheckResult:
     """Prop. 4 of the review, Eqs. (59)-(62): the 2n eigenvalues of ``H = [[0, J], [F, -gamma I]]``
     split into n pairs each summing to ``-gamma``, the pairs being the roots of
     ``lam (lam + gamma) = mu`` for ``mu`` in Sp(JF).
@@ -181,36 +215,77 @@ def check_eigen_pairing(J, F, gamma, *, scale: float = 1.0, a: float | None = No
     # to (t - T) gamma within their radii
     eig, radius = _eigenvalues_with_radius(Ms)
     matched, matched_radius = _match(eig, radius, roots_M.reshape(batch + (2 * n,)))
-    match_error = (np.maximum(np.abs(matched - roots_M.reshape(batch + (2 * n,))) - matched_radius, 0)
-                   / (1 + np.abs(roots_M).max(axis=(-1, -2)))[..., None]).max(axis=-1)
-    target = scale * g if claimed_sum is None else np.broadcast_to(
-        as_real_array("claimed_sum", claimed_sum, context=context), batch)
+    match_error = (
+        np.maximum(np.abs(matched - roots_M.reshape(batch + (2 * n,))) - matched_radius, 0)
+        / (1 + np.abs(roots_M).max(axis=(-1, -2)))[..., None]
+    ).max(axis=-1)
+    target = (
+        scale * g
+        if claimed_sum is None
+        else np.broadcast_to(as_real_array("claimed_sum", claimed_sum, context=context), batch)
+    )
     pairs = matched.reshape(batch + (n, 2))
     pair_radius = matched_radius.reshape(batch + (n, 2)).sum(axis=-1)
     pair_sums = pairs.sum(axis=-1)
-    sum_error = (np.maximum(np.abs(pair_sums - target[..., None]) - pair_radius, 0)
-                 / (1 + np.abs(pairs).max(axis=(-1, -2))[..., None])).max(axis=-1)
+    sum_error = (
+        np.maximum(np.abs(pair_sums - target[..., None]) - pair_radius, 0)
+        / (1 + np.abs(pairs).max(axis=(-1, -2))[..., None])
+    ).max(axis=-1)
     instances = dict(J=Jd, F=F, gamma=g)
     parts = [
-        verdict("eigen_pairing.spectrum", backward, BACKWARD_TOL, instances,
-                "roots of lam(lam+gamma)=mu are eigenvalues of -M (relative backward error)"),
-        verdict("eigen_pairing.charpoly", charpoly, CHARPOLY_TOL, instances,
-                "det(zI - H) = det(z(z+gamma)I - JF), Eq. (60) (relative mismatch)"),
-        verdict("eigen_pairing.eigenvalues", match_error, BACKWARD_TOL, instances,
-                "eigenvalues of -M (numpy) vs the roots, beyond each one's rounding radius (relative)"),
-        verdict("eigen_pairing.pair_sum", sum_error, BACKWARD_TOL, instances,
-                "each pair of eigenvalues of -M sums to (t - T) gamma, beyond rounding (relative)",
-                sides={"pair sums (eigenvalues of -M)": pair_sums.real, "claimed": np.broadcast_to(target, batch)}),
+        verdict(
+            "eigen_pairing.spectrum",
+            backward,
+            BACKWARD_TOL,
+            instances,
+            "roots of lam(lam+gamma)=mu are eigenvalues of -M (relative backward error)",
+        ),
+        verdict(
+            "eigen_pairing.charpoly",
+            charpoly,
+            CHARPOLY_TOL,
+            instances,
+            "det(zI - H) = det(z(z+gamma)I - JF), Eq. (60) (relative mismatch)",
+        ),
+        verdict(
+            "eigen_pairing.eigenvalues",
+            match_error,
+            BACKWARD_TOL,
+            instances,
+            "eigenvalues of -M (numpy) vs the roots, beyond each one's rounding radius (relative)",
+        ),
+        verdict(
+            "eigen_pairing.pair_sum",
+            sum_error,
+            BACKWARD_TOL,
+            instances,
+            "each pair of eigenvalues of -M sums to (t - T) gamma, beyond rounding (relative)",
+            sides={
+                "pair sums (eigenvalues of -M)": pair_sums.real,
+                "claimed": np.broadcast_to(target, batch),
+            },
+        ),
     ]
     if a is not None:
         a_val = float(as_scalar_batch("a", a, context=context, low=0.0, low_open=True))
         # margin: for each pair of H's eigenvalues the larger real part must be >= -a (in H's units), up to rounding
         in_H = pairs / -scale
-        best = (in_H.real + matched_radius.reshape(batch + (n, 2)) / abs(scale)).max(axis=-1).min(axis=-1)
+        best = (
+            (in_H.real + matched_radius.reshape(batch + (n, 2)) / abs(scale))
+            .max(axis=-1)
+            .min(axis=-1)
+        )
         shortfall = np.maximum(-a_val - best, 0.0) / (1 + a_val)
-        parts.append(verdict("eigen_pairing.decay_bound", shortfall, BACKWARD_TOL, instances,
-                             f"every pair has Re(lam) >= -a with a = {a_val:g} (needs gamma <= 2a)",
-                             a=a_val))
+        parts.append(
+            verdict(
+                "eigen_pairing.decay_bound",
+                shortfall,
+                BACKWARD_TOL,
+                instances,
+                f"every pair has Re(lam) >= -a with a = {a_val:g} (needs gamma <= 2a)",
+                a=a_val,
+            )
+        )
     return combine("eigen_pairing", parts)
 
 
@@ -226,7 +301,9 @@ def revnet_jacobian(A, B) -> np.ndarray:
     """``J(A, B) = [[I, A], [B, I + BA]]``: Jacobian of the tied-weight RevNet map (4) at a fixed point."""
     context = "Momentum ResNets Prop. 1"
     A = as_square("A", A, context=context)
-    B = same_size("B", as_square("B", B, context=context), A.shape[-1], context=context, against="A")
+    B = same_size(
+        "B", as_square("B", B, context=context), A.shape[-1], context=context, against="A"
+    )
     n = A.shape[-1]
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
     A, B = np.broadcast_to(A, batch + (n, n)), np.broadcast_to(B, batch + (n, n))
@@ -238,8 +315,10 @@ def _require_invertible(name: str, M: np.ndarray, context: str) -> None:
     s = np.linalg.svd(M, compute_uv=False)
     rel = s[..., -1] / np.maximum(s[..., 0], np.finfo(float).tiny)
     if np.any(rel < 1e3 * np.finfo(float).eps * M.shape[-1]):
-        raise ValueError(f"{name} must be invertible ({context} assumes A and B invertible); got a "
-                         f"matrix with relative smallest singular value {rel.min():.3g}")
+        raise ValueError(
+            f"{name} must be invertible ({context} assumes A and B invertible); got a "
+            f"matrix with relative smallest singular value {rel.min():.3g}"
+        )
 
 
 def _eigenvalues_with_radius(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -270,7 +349,9 @@ def check_revnet_instability(A, B) -> CheckResult:
     """
     context = "Momentum ResNets Prop. 1"
     A = as_square("A", A, context=context)
-    B = same_size("B", as_square("B", B, context=context), A.shape[-1], context=context, against="A")
+    B = same_size(
+        "B", as_square("B", B, context=context), A.shape[-1], context=context, against="A"
+    )
     _require_invertible("A", A, context)
     _require_invertible("B", B, context)
     Jm = revnet_jacobian(A, B)
@@ -290,14 +371,32 @@ def check_revnet_instability(A, B) -> CheckResult:
     top = np.where(away, np.abs(eig), -np.inf).max(axis=-1)
     shortfall = np.maximum(1 - top, 0.0)
     instances = dict(A=np.broadcast_to(A, batch + (n, n)), B=np.broadcast_to(B, batch + (n, n)))
-    return combine("revnet_instability", [
-        verdict("revnet_instability.spectrum", backward, BACKWARD_TOL, instances,
-                "roots of lam^2-(2+mu)lam+1 are eigenvalues of J(A,B) (relative backward error)"),
-        verdict("revnet_instability.charpoly", charpoly, CHARPOLY_TOL, instances,
-                "det(zI - J) = z^n det(((z-1)^2/z) I - AB) (relative mismatch)"),
-        verdict("revnet_instability.unstable", shortfall, INSTABILITY_TOL, instances,
-                "some eigenvalue lam != 1 has |lam| >= 1 (shortfall 1 - max|lam|)"),
-    ])
+    return combine(
+        "revnet_instability",
+        [
+            verdict(
+                "revnet_instability.spectrum",
+                backward,
+                BACKWARD_TOL,
+                instances,
+                "roots of lam^2-(2+mu)lam+1 are eigenvalues of J(A,B) (relative backward error)",
+            ),
+            verdict(
+                "revnet_instability.charpoly",
+                charpoly,
+                CHARPOLY_TOL,
+                instances,
+                "det(zI - J) = z^n det(((z-1)^2/z) I - AB) (relative mismatch)",
+            ),
+            verdict(
+                "revnet_instability.unstable",
+                shortfall,
+                INSTABILITY_TOL,
+                instances,
+                "some eigenvalue lam != 1 has |lam| >= 1 (shortfall 1 - max|lam|)",
+            ),
+        ],
+    )
 
 
 def check_revnet_continuous(A, B) -> CheckResult:
@@ -306,7 +405,9 @@ def check_revnet_continuous(A, B) -> CheckResult:
     the shortfall ``-max Re(lam)`` (must be <= 0)."""
     context = "Momentum ResNets Prop. 1, continuous remark"
     A = as_square("A", A, context=context)
-    B = same_size("B", as_square("B", B, context=context), A.shape[-1], context=context, against="A")
+    B = same_size(
+        "B", as_square("B", B, context=context), A.shape[-1], context=context, against="A"
+    )
     n = A.shape[-1]
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
     A, B = np.broadcast_to(A, batch + (n, n)), np.broadcast_to(B, batch + (n, n))
@@ -320,16 +421,30 @@ def check_revnet_continuous(A, B) -> CheckResult:
     # +-sqrt(mu) sum to zero, so max Re >= 0 up to rounding of size eps * ||K||
     shortfall = np.maximum(-eig.real.max(axis=-1), 0.0) / (1 + np.linalg.norm(K, 2, axis=(-2, -1)))
     instances = dict(A=A, B=B)
-    return combine("revnet_continuous", [
-        verdict("revnet_continuous.spectrum", backward, BACKWARD_TOL, instances,
-                "+-sqrt(mu), mu in Sp(AB), are eigenvalues of [[0,A],[B,0]] (backward error)"),
-        verdict("revnet_continuous.not_stable", shortfall, BACKWARD_TOL, instances,
-                "not all eigenvalues have Re < 0 (shortfall -max Re / (1+||K||))"),
-    ])
+    return combine(
+        "revnet_continuous",
+        [
+            verdict(
+                "revnet_continuous.spectrum",
+                backward,
+                BACKWARD_TOL,
+                instances,
+                "+-sqrt(mu), mu in Sp(AB), are eigenvalues of [[0,A],[B,0]] (backward error)",
+            ),
+            verdict(
+                "revnet_continuous.not_stable",
+                shortfall,
+                BACKWARD_TOL,
+                instances,
+                "not all eigenvalues have Re < 0 (shortfall -max Re / (1+||K||))",
+            ),
+        ],
+    )
 
 
 # ------------------------------------------------------------------------------------------------
 # the dynamical consequence of Prop. 1: iterating near a fixed point
+
 
 def momentum_jacobian(A, gamma) -> np.ndarray:
     """Jacobian at a fixed point of the tied-weight Momentum ResNet (2) with f'(x*) = A, in (v, x):
@@ -361,7 +476,9 @@ def _log_growth(Jm: np.ndarray, n_steps: int, rng: np.random.Generator) -> np.nd
 NO_CONVERGENCE_DIGITS = 6.0
 
 
-def check_fixed_point_iterations(A, B, S, gamma, *, n_steps: int = 400, seed: int = 0) -> CheckResult:
+def check_fixed_point_iterations(
+    A, B, S, gamma, *, n_steps: int = 400, seed: int = 0
+) -> CheckResult:
     """The consequence of Prop. 1 (Momentum ResNets Sect. 3.3): tied-weight RevNet iterations linearised at
     a fixed point (Jacobian J(A, B)) do not converge — ``||z_n|| / ||z_0||`` stays above ``1e-6`` over
     ``n_steps`` from a random start — while Momentum ResNet iterations with ``gamma < 1`` and
@@ -369,24 +486,47 @@ def check_fixed_point_iterations(A, B, S, gamma, *, n_steps: int = 400, seed: in
     Residual: the shortfall in decades (0 when both behave as claimed)."""
     context = "Momentum ResNets Prop. 1 consequence"
     A = as_square("A", A, context=context)
-    B = same_size("B", as_square("B", B, context=context), A.shape[-1], context=context, against="A")
-    S = same_size("S", as_square("S", S, context=context), A.shape[-1], context=context, against="A")
+    B = same_size(
+        "B", as_square("B", B, context=context), A.shape[-1], context=context, against="A"
+    )
+    S = same_size(
+        "S", as_square("S", S, context=context), A.shape[-1], context=context, against="A"
+    )
     n_steps, seed = check_count("n_steps", n_steps), check_seed("seed", seed)
     ev = np.linalg.eigvalsh((S + np.swapaxes(S, -1, -2)) / 2)
-    if np.any(np.abs(S - np.swapaxes(S, -1, -2)) > 1e-12) or np.any(ev <= 0) or np.any(ev > 1 + 1e-12):
-        raise ValueError(f"S must be symmetric with eigenvalues in (0, 1] ({context}); got eigenvalues "
-                         f"in [{ev.min():.3g}, {ev.max():.3g}]")
+    if (
+        np.any(np.abs(S - np.swapaxes(S, -1, -2)) > 1e-12)
+        or np.any(ev <= 0)
+        or np.any(ev > 1 + 1e-12)
+    ):
+        raise ValueError(
+            f"S must be symmetric with eigenvalues in (0, 1] ({context}); got eigenvalues "
+            f"in [{ev.min():.3g}, {ev.max():.3g}]"
+        )
     g = as_scalar_batch("gamma", gamma, context=context, low=0.0, high=1.0, high_open=True)
     rng = np.random.default_rng(seed)
     rev = _log_growth(revnet_jacobian(A, B), n_steps, rng)
     mom = _log_growth(momentum_jacobian(-S, g), n_steps, rng)
     batch = np.broadcast_shapes(rev.shape, mom.shape)
-    instances = dict(A=np.broadcast_to(A, batch + A.shape[-2:]), S=np.broadcast_to(S, batch + S.shape[-2:]))
-    return combine("fixed_point_iterations", [
-        verdict("fixed_point_iterations.revnet", np.broadcast_to(np.maximum(-NO_CONVERGENCE_DIGITS - rev, 0),
-                                                                  batch), 0.0, instances,
-                f"RevNet iterations shrink by more than 1e-6 over {n_steps} steps (decades)"),
-        verdict("fixed_point_iterations.momentum", np.broadcast_to(np.maximum(mom + NO_CONVERGENCE_DIGITS, 0),
-                                                                    batch), 0.0, instances,
-                f"Momentum ResNet iterations fail to shrink below 1e-6 in {n_steps} steps (decades)"),
-    ])
+    instances = dict(
+        A=np.broadcast_to(A, batch + A.shape[-2:]), S=np.broadcast_to(S, batch + S.shape[-2:])
+    )
+    return combine(
+        "fixed_point_iterations",
+        [
+            verdict(
+                "fixed_point_iterations.revnet",
+                np.broadcast_to(np.maximum(-NO_CONVERGENCE_DIGITS - rev, 0), batch),
+                0.0,
+                instances,
+                f"RevNet iterations shrink by more than 1e-6 over {n_steps} steps (decades)",
+            ),
+            verdict(
+                "fixed_point_iterations.momentum",
+                np.broadcast_to(np.maximum(mom + NO_CONVERGENCE_DIGITS, 0), batch),
+                0.0,
+                instances,
+                f"Momentum ResNet iterations fail to shrink below 1e-6 in {n_steps} steps (decades)",
+            ),
+        ],
+    )

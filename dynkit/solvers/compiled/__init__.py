@@ -22,6 +22,7 @@ test_compiled_explicit.py checks the accepted step times, the counters and the s
 numba is optional (``pip install dynkit[jit]``): this module imports it only inside its functions, so that
 ``import dynkit`` never does.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -33,11 +34,27 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import (CompilationError, CompileWarning, MaxStepsExceeded, NonFiniteState, SolverError,
-                      StepSizeUnderflow, VectorFieldError)
+from ..errors import (
+    CompilationError,
+    CompileWarning,
+    MaxStepsExceeded,
+    NonFiniteState,
+    SolverError,
+    StepSizeUnderflow,
+    VectorFieldError,
+)
 
-__all__ = ["numba_available", "compile_problem", "register_kernel", "KERNELS", "solve_compiled", "kernel_names",
-           "JIT_HINT", "solve_ensemble", "EnsembleSolution"]
+__all__ = [
+    "numba_available",
+    "compile_problem",
+    "register_kernel",
+    "KERNELS",
+    "solve_compiled",
+    "kernel_names",
+    "JIT_HINT",
+    "solve_ensemble",
+    "EnsembleSolution",
+]
 
 JIT_HINT = "pip install dynkit[jit]"
 
@@ -91,18 +108,40 @@ def _condensed(exc: BaseException, limit: int = 400) -> str:
     keep = []
     for line in text.splitlines():
         line = line.strip()
-        if (not line or line.startswith(("During:", "File \"", "^", "This error may have been caused",
-                                         "For more information", "See https", "Failed in nopython mode pipeline",
-                                         "Resolution failure for", "- Resolution", "Rewrite", ">"))
-                or set(line) <= set("-^ ")):
+        if (
+            not line
+            or line.startswith(
+                (
+                    "During:",
+                    'File "',
+                    "^",
+                    "This error may have been caused",
+                    "For more information",
+                    "See https",
+                    "Failed in nopython mode pipeline",
+                    "Resolution failure for",
+                    "- Resolution",
+                    "Rewrite",
+                    ">",
+                )
+            )
+            or set(line) <= set("-^ ")
+        ):
             continue
         keep.append(line)
     message = " ".join(keep) or type(exc).__name__
-    return message if len(message) <= limit else message[:limit - 3] + "..."
+    return message if len(message) <= limit else message[: limit - 3] + "..."
 
 
-def _compiled_function(user: Callable, takes_params: bool, kind: str, t0: float, y0: np.ndarray, p: np.ndarray,
-                       shape: tuple):
+def _compiled_function(
+    user: Callable,
+    takes_params: bool,
+    kind: str,
+    t0: float,
+    y0: np.ndarray,
+    p: np.ndarray,
+    shape: tuple,
+):
     """``user`` test-compiled on ``(t0, y0[, p])`` and wrapped as ``g(t, y, p)`` of the kernels' function type
     (:data:`.common.FIELD_SIGNATURE` or ``JACOBIAN_SIGNATURE``); a :class:`CompilationError` saying why not."""
     import numba
@@ -121,30 +160,49 @@ def _compiled_function(user: Callable, takes_params: bool, kind: str, t0: float,
         inner = cache[(kind, "inner")] = user if isinstance(user, Dispatcher) else numba.njit(user)
     try:  # compiles inner for these argument types, and shows what it returns
         out = inner(float(t0), y0.copy(), p) if takes_params else inner(float(t0), y0.copy())
-    except numba.core.errors.NumbaError as exc:  # TypingError, UnsupportedError, ...: numba cannot compile it
-        raise CompilationError(f"{kind} ({label}) could not be compiled by numba ({type(exc).__name__}): "
-                               f"{_condensed(exc)}") from exc
-    except Exception as exc:  # it compiled, and raised on y0: what the Python path's first call would say
-        raise VectorFieldError(f"{kind} raised {type(exc).__name__} at t={t0:.6g} (compiled, called on y0): {exc}",
-                               solution=None, t=float(t0)) from exc
+    except (
+        numba.core.errors.NumbaError
+    ) as exc:  # TypingError, UnsupportedError, ...: numba cannot compile it
+        raise CompilationError(
+            f"{kind} ({label}) could not be compiled by numba ({type(exc).__name__}): "
+            f"{_condensed(exc)}"
+        ) from exc
+    except (
+        Exception
+    ) as exc:  # it compiled, and raised on y0: what the Python path's first call would say
+        raise VectorFieldError(
+            f"{kind} raised {type(exc).__name__} at t={t0:.6g} (compiled, called on y0): {exc}",
+            solution=None,
+            t=float(t0),
+        ) from exc
     if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.shape != shape:
-        what = (f"an array of shape {out.shape} and dtype {out.dtype}" if isinstance(out, np.ndarray)
-                else type(out).__name__)
-        raise CompilationError(f"{kind} ({label}) must return a float64 array of shape {shape} in compiled code, "
-                               f"got {what}")
+        what = (
+            f"an array of shape {out.shape} and dtype {out.dtype}"
+            if isinstance(out, np.ndarray)
+            else type(out).__name__
+        )
+        raise CompilationError(
+            f"{kind} ({label}) must return a float64 array of shape {shape} in compiled code, "
+            f"got {what}"
+        )
     key = (kind, takes_params)
     if key not in cache:
         if takes_params:
+
             def wrapped(t, y, p):
                 return np.ascontiguousarray(inner(t, y, p))
         else:
+
             def wrapped(t, y, p):
                 return np.ascontiguousarray(inner(t, y))
+
         try:
             cache[key] = numba.njit(FIELD_SIGNATURE if kind == "f" else JACOBIAN_SIGNATURE)(wrapped)
         except Exception as exc:
-            raise CompilationError(f"{kind} ({label}) could not be compiled by numba in the kernels' convention "
-                                   f"({type(exc).__name__}): {_condensed(exc)}") from exc
+            raise CompilationError(
+                f"{kind} ({label}) could not be compiled by numba in the kernels' convention "
+                f"({type(exc).__name__}): {_condensed(exc)}"
+            ) from exc
     return cache[key]
 
 
@@ -165,8 +223,9 @@ def _no_jacobian():
     return _NO_JACOBIAN[0]
 
 
-def compile_problem(f: Callable, y0: np.ndarray, t0: float = 0.0, *, params: Any = None,
-                    jac: Callable | None = None):
+def compile_problem(
+    f: Callable, y0: np.ndarray, t0: float = 0.0, *, params: Any = None, jac: Callable | None = None
+):
     """The problem ``f`` (and ``jac``) in the compiled kernels' calling convention.
 
     Parameters
@@ -216,6 +275,7 @@ def compile_problem(f: Callable, y0: np.ndarray, t0: float = 0.0, *, params: Any
 # ---------------------------------------------------------------------------------------------
 # dk.solve(compile=...)
 
+
 def validate_compile(compile: Any) -> Any:
     """``compile`` checked: False, True or "auto" (``dk.solve`` calls this before any work)."""
     if isinstance(compile, (bool, np.bool_)):
@@ -232,15 +292,21 @@ def unsupported_reason(method: Any, y0: Any, options: dict[str, bool]) -> str | 
     """
     used = [name for name, value in options.items() if value]
     if used:
-        return (f"the compiled path does not support {', '.join(used)} (solve with compile=False for "
-                f"{'it' if len(used) == 1 else 'them'})")
+        return (
+            f"the compiled path does not support {', '.join(used)} (solve with compile=False for "
+            f"{'it' if len(used) == 1 else 'them'})"
+        )
     if not isinstance(y0, np.ndarray):
         return f"the compiled path takes numpy states, got a {type(y0).__module__}.{type(y0).__name__} y0"
     if y0.dtype != np.float64 or y0.ndim != 1:
-        return (f"the compiled path takes a 1-D float64 y0, got shape {tuple(y0.shape)} dtype {y0.dtype} (flatten "
-                f"the state and cast it with y0.astype(np.float64).ravel(), f reshaping inside)")
+        return (
+            f"the compiled path takes a 1-D float64 y0, got shape {tuple(y0.shape)} dtype {y0.dtype} (flatten "
+            f"the state and cast it with y0.astype(np.float64).ravel(), f reshaping inside)"
+        )
     if not isinstance(method, str):
-        return f"the compiled path runs methods named in METHODS, got the method object {method!r:.60}"
+        return (
+            f"the compiled path runs methods named in METHODS, got the method object {method!r:.60}"
+        )
     return None
 
 
@@ -252,9 +318,21 @@ def method_reason(method: str) -> str | None:
     return f"method {method!r} has no compiled kernel (compiled methods: {', '.join(names)})"
 
 
-def solve_or_fallback(mode, f, y0, t_out: np.ndarray, method: Any, rtol: float, atol: Any, first_step,
-                      max_steps: int, throw: bool, options: dict[str, bool], jac=None,
-                      jac_check: bool = True):
+def solve_or_fallback(
+    mode,
+    f,
+    y0,
+    t_out: np.ndarray,
+    method: Any,
+    rtol: float,
+    atol: Any,
+    first_step,
+    max_steps: int,
+    throw: bool,
+    options: dict[str, bool],
+    jac=None,
+    jac_check: bool = True,
+):
     """``dk.solve``'s compiled branch: the :class:`Solution`, or None to run the Python path.
 
     With ``mode=True`` anything that prevents compiling raises (:class:`CompilationError` for numba missing or an
@@ -278,8 +356,9 @@ def solve_or_fallback(mode, f, y0, t_out: np.ndarray, method: Any, rtol: float, 
     checked = jac is not None and jac_check
     if checked:
         check_problem_jacobian(problem, method, float(t_out[0]), y0, atol)
-    return solve_compiled(problem, method, t_out, y0, rtol, atol, first_step, max_steps, throw,
-                          jac_checked=checked)
+    return solve_compiled(
+        problem, method, t_out, y0, rtol, atol, first_step, max_steps, throw, jac_checked=checked
+    )
 
 
 def check_problem_jacobian(problem, method: str, t0: float, y0: np.ndarray, atol: Any) -> None:
@@ -306,7 +385,9 @@ def refuse_or_warn(mode, reason: str, error: type = ValueError, stacklevel: int 
     """``compile=True``: raise ``error`` with the reason; ``"auto"``: warn (:class:`CompileWarning`) and return."""
     if mode is True:
         raise error(f"compile=True: {reason}")
-    warnings.warn(f"compile='auto' runs the Python path: {reason}", CompileWarning, stacklevel=stacklevel)
+    warnings.warn(
+        f"compile='auto' runs the Python path: {reason}", CompileWarning, stacklevel=stacklevel
+    )
 
 
 class _FailureRecorder:
@@ -331,9 +412,18 @@ class _PythonField:
         return self.problem.f(float(t), np.ascontiguousarray(y, dtype=np.float64), self.problem.p)
 
 
-def solve_compiled(problem, method: str, t_out: np.ndarray, y0: np.ndarray, rtol: float, atol: Any,
-                   first_step: float | None, max_steps: int, throw: bool = True,
-                   jac_checked: bool = False):
+def solve_compiled(
+    problem,
+    method: str,
+    t_out: np.ndarray,
+    y0: np.ndarray,
+    rtol: float,
+    atol: Any,
+    first_step: float | None,
+    max_steps: int,
+    throw: bool = True,
+    jac_checked: bool = False,
+):
     """Run the compiled kernel of ``method`` and return what ``dk.solve`` returns for it.
 
     Parameters
@@ -374,11 +464,22 @@ def solve_compiled(problem, method: str, t_out: np.ndarray, y0: np.ndarray, rtol
     atol_vec = np.array(np.broadcast_to(np.asarray(atol, dtype=np.float64), y0.shape), order="C")
     t0, t_end = float(t_out[0]), float(t_out[-1])
     try:
-        result = KERNELS[method](problem, t0, t_end, y0, t_out, float(rtol), atol_vec,
-                                 0.0 if first_step is None else float(first_step), int(max_steps))
+        result = KERNELS[method](
+            problem,
+            t0,
+            t_end,
+            y0,
+            t_out,
+            float(rtol),
+            atol_vec,
+            0.0 if first_step is None else float(first_step),
+            int(max_steps),
+        )
     except SolverError:
         raise
-    except Exception as exc:  # raised inside the compiled f (numba re-raises it); no partial solution survives
+    except (
+        Exception
+    ) as exc:  # raised inside the compiled f (numba re-raises it); no partial solution survives
         message = f"{method}: f raised {type(exc).__name__} in compiled code: {exc}"
         error = VectorFieldError(message, solution=None, t=None)
         raise error from exc
@@ -389,7 +490,9 @@ def solve_compiled(problem, method: str, t_out: np.ndarray, y0: np.ndarray, rtol
     def build(code: str = "success", message: str = "") -> Solution:
         n = int(result.n_filled)
         ys = result.ys if n == len(result.ys) else result.ys[:n].copy()
-        return Solution(ts=t_out[:n].copy(), ys=ys, stats=stats, result=code, message=message, method=method)
+        return Solution(
+            ts=t_out[:n].copy(), ys=ys, stats=stats, result=code, message=message, method=method
+        )
 
     if result.status == common.SUCCESS:
         return build()
@@ -399,26 +502,51 @@ def solve_compiled(problem, method: str, t_out: np.ndarray, y0: np.ndarray, rtol
         if result.y_last is not None and result.f_last is not None:
             # the Python path's diagnosis (stiffness, chattering), with its calls of f counted the same way
             stepper = type("CompiledStepper", (), {"explicit": _is_explicit(method)})()
-            error = engine._max_steps_failure(_PythonField(problem, stats), engine.backend_for(y0), rec, stepper, t,
-                                              result.y_last, result.f_last, h, max_steps)
+            error = engine._max_steps_failure(
+                _PythonField(problem, stats),
+                engine.backend_for(y0),
+                rec,
+                stepper,
+                t,
+                result.y_last,
+                result.f_last,
+                h,
+                max_steps,
+            )
         else:
-            error = rec.failure(MaxStepsExceeded, f"max_steps={max_steps} reached at t={t:.6g} (last step {h:.3g})",
-                                t)
+            error = rec.failure(
+                MaxStepsExceeded,
+                f"max_steps={max_steps} reached at t={t:.6g} (last step {h:.3g})",
+                t,
+            )
     elif result.status == common.STEP_UNDERFLOW:
         error = rec.failure(StepSizeUnderflow, engine._underflow_message(h, t, t0, t_end), t)
     elif result.status == common.NEWTON_FAILURE:
-        error = rec.failure(StepSizeUnderflow, f"Newton iterations failed at every step size down to {h:.3g} at "
-                            f"t={t:.17g}; " + engine._underflow_message(h, t, t0, t_end), t)
+        error = rec.failure(
+            StepSizeUnderflow,
+            f"Newton iterations failed at every step size down to {h:.3g} at "
+            f"t={t:.17g}; " + engine._underflow_message(h, t, t0, t_end),
+            t,
+        )
     elif result.status == common.NONFINITE_START:
         error = rec.failure(NonFiniteState, f"f returned NaN/Inf at the initial state (t={t:g})", t)
     elif result.status == common.RANGE_EDGE:
-        error = rec.failure(NonFiniteState, engine._range_edge_message(engine.backend_for(y0), result.y_last, t, h),
-                            t)
+        error = rec.failure(
+            NonFiniteState,
+            engine._range_edge_message(engine.backend_for(y0), result.y_last, t, h),
+            t,
+        )
     elif result.status == common.NONFINITE:
-        error = rec.failure(NonFiniteState, f"f returned NaN/Inf on every trial step beyond t={t:.17g} (the step "
-                            f"shrank to {h:.3g})", t)
+        error = rec.failure(
+            NonFiniteState,
+            f"f returned NaN/Inf on every trial step beyond t={t:.17g} (the step "
+            f"shrank to {h:.3g})",
+            t,
+        )
     else:
-        raise RuntimeError(f"compiled kernel of {method!r} returned an unknown status {result.status}")
+        raise RuntimeError(
+            f"compiled kernel of {method!r} returned an unknown status {result.status}"
+        )
     if throw:
         raise error
     return error.solution
@@ -430,7 +558,9 @@ def _is_explicit(method: str) -> bool:
 
     info = METHODS.get(method)
     implementation = getattr(info, "implementation", None)
-    return bool(getattr(implementation, "explicit", True)) and not hasattr(implementation, "make_stepper")
+    return bool(getattr(implementation, "explicit", True)) and not hasattr(
+        implementation, "make_stepper"
+    )
 
 
 # ---------------------------------------------------------------------------------------------

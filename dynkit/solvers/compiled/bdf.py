@@ -10,6 +10,7 @@ before a change), the order chosen from the estimates at ``k − 1``, ``k``, ``k
 when a difference Jacobian needs it as its base point, and output times inside a step from the interpolating
 polynomial. See :mod:`dynkit.solvers.bdf` for the method and references.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,9 +20,27 @@ import numpy as np
 
 from .. import bdf as py
 from . import register_kernel
-from .common import (CACHE, MAX_STEPS, NEWTON_FAILURES, NEWTON_ITERATIONS, NFE, NLU, NONFINITE, NONFINITE_START,
-                     N_ACCEPTED, N_REJECTED, N_STEPS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, last_step, outputs_due,
-                     overflow_stall, rms_error_norm, step_underflowed)
+from .common import (
+    CACHE,
+    MAX_STEPS,
+    NEWTON_FAILURES,
+    NEWTON_ITERATIONS,
+    NFE,
+    NLU,
+    NONFINITE,
+    NONFINITE_START,
+    N_ACCEPTED,
+    N_REJECTED,
+    N_STEPS,
+    RANGE_EDGE,
+    STEP_UNDERFLOW,
+    SUCCESS,
+    last_step,
+    outputs_due,
+    overflow_stall,
+    rms_error_norm,
+    step_underflowed,
+)
 from .jacobian import jacobian
 from .linalg import lu_solve, shifted_lu
 from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
@@ -32,10 +51,21 @@ EPS = float(np.finfo(np.float64).eps)
 def coefficients(method, rtol: float) -> tuple:
     """The numbers the kernel reads: the method's ``κ``, ``γ``, error constants, and the stepper's constants."""
     kappa = np.concatenate([[0.0], np.asarray(method.kappa, float)])
-    controls = np.array([float(method.max_order), py.NEWTON_MAX_ITERATIONS, py.SAFETY, py.MIN_RATIO, py.MAX_RATIO,
-                         py.KEEP_BELOW, py.tolerance_factor(float(rtol))])
+    controls = np.array(
+        [
+            float(method.max_order),
+            py.NEWTON_MAX_ITERATIONS,
+            py.SAFETY,
+            py.MIN_RATIO,
+            py.MAX_RATIO,
+            py.KEEP_BELOW,
+            py.tolerance_factor(float(rtol)),
+        ]
+    )
     size = method.max_order + 1
-    binomial = np.array([[(-1) ** j * math.comb(m, j) for j in range(size)] for m in range(size)], dtype=float)
+    binomial = np.array(
+        [[(-1) ** j * math.comb(m, j) for j in range(size)] for m in range(size)], dtype=float
+    )
     return kappa, method.gamma(), method.error_constants(), controls, binomial
 
 
@@ -62,7 +92,7 @@ def _rescale(D, k, ratio, binomial) -> None:
         for j in range(k + 1):
             for m in range(k + 1):
                 M[r, m] += binomial[r, j] * V[j, m]
-    old = D[:k + 1].copy()
+    old = D[: k + 1].copy()
     D[:] = 0.0
     for r in range(k + 1):
         for m in range(k + 1):
@@ -98,7 +128,9 @@ def _newton(f, p, t_new, y_pred, psi, alpha, scale, LU, piv, max_iterations, new
             return False, i + 1
         has_rate = norm_prev > 0.0
         rate = norm / norm_prev if has_rate else 0.0
-        if has_rate and (rate >= 1 or rate ** (max_iterations - i) / (1 - rate) * norm > newton_tol):
+        if has_rate and (
+            rate >= 1 or rate ** (max_iterations - i) / (1 - rate) * norm > newton_tol
+        ):
             return False, i + 1
         for q in range(n):
             d[q] = d[q] + delta[q]
@@ -120,13 +152,21 @@ def _scaled_rms(v, y, atol_s, rtol_s) -> float:
     return math.sqrt(s / v.size)
 
 
-def _bdf_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state):
+def _bdf_kernel_loop(
+    f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
+):
     """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the accepted steps'
     end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
     kappa, gamma, C, controls, binomial = co
     max_order = int(controls[0])
     max_iterations = int(controls[1])
-    safety, min_ratio, max_ratio, keep_below, theta = controls[2], controls[3], controls[4], controls[5], controls[6]
+    safety, min_ratio, max_ratio, keep_below, theta = (
+        controls[2],
+        controls[3],
+        controls[4],
+        controls[5],
+        controls[6],
+    )
     n = y0.size
     stats, ys, direction, signed, steps = output_buffers(y0, t0, t_end, t_eval)
     nxt = 1
@@ -154,7 +194,9 @@ def _bdf_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, m
     err = np.empty(n)
     t = t0
     y = y0.copy()
-    k1, h, finite = first_slope_and_step(f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, 2, stats)
+    k1, h, finite = first_slope_and_step(
+        f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, 2, stats
+    )
     k1_ready = True
     if not finite:
         return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
@@ -162,14 +204,25 @@ def _bdf_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, m
     overflow_pending, overflow_stalls = False, 0
     while direction * (t_end - t) > 0:
         if stats[N_STEPS] >= max_steps:
-            if not k1_ready:  # the failure's diagnosis needs f here (the Python path evaluates it, counted)
+            if (
+                not k1_ready
+            ):  # the failure's diagnosis needs f here (the Python path evaluates it, counted)
                 k1 = f(t, y, p)
                 stats[NFE] += 1
             return MAX_STEPS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
         h, last = last_step(t, h, t_end, direction)
         if step_underflowed(t, h):
-            return (NONFINITE if nonfinite_last else STEP_UNDERFLOW), t, h, ys, nxt, stats, steps[:n_steps_out], \
-                y, k1
+            return (
+                (NONFINITE if nonfinite_last else STEP_UNDERFLOW),
+                t,
+                h,
+                ys,
+                nxt,
+                stats,
+                steps[:n_steps_out],
+                y,
+                k1,
+            )
         t_new = t_end if last else t + h
         # -- attempt
         if not have_D:
@@ -209,8 +262,21 @@ def _bdf_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, m
                 lu_h, lu_order = h, k
                 stats[NLU] += 1
             if lu_ok:
-                converged, iterations = _newton(f, p, t_step, y_pred, psi, alpha, scale, LU, piv, max_iterations,
-                                                newton_tol, d, stats)
+                converged, iterations = _newton(
+                    f,
+                    p,
+                    t_step,
+                    y_pred,
+                    psi,
+                    alpha,
+                    scale,
+                    LU,
+                    piv,
+                    max_iterations,
+                    newton_tol,
+                    d,
+                    stats,
+                )
             else:
                 converged, iterations = False, 0
             if converged or J_current:
@@ -254,13 +320,17 @@ def _bdf_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, m
             D, D_new = D_new, D
             equal_steps += 1
             J_current = False
-            overflow_pending, overflow_stalls, at_edge = overflow_stall(overflow_pending, overflow_stalls, y, y_new)
+            overflow_pending, overflow_stalls, at_edge = overflow_stall(
+                overflow_pending, overflow_stalls, y, y_new
+            )
             if at_edge:
                 return RANGE_EDGE, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
             steps, n_steps_out = push_step(steps, n_steps_out, t_new)
             t = t_new
             y[:] = y_new
-            k1_ready = False  # f at the step's end is evaluated only if a difference Jacobian needs it
+            k1_ready = (
+                False  # f at the step's end is evaluated only if a difference Jacobian needs it
+            )
             nonfinite_last = False
         else:
             stats[N_REJECTED] += 1
@@ -282,11 +352,15 @@ def _bdf_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, m
                 best_order = k
                 best = fac * max(norm, 1e-10) ** (-1.0 / (k + 1))
                 if k > 1:
-                    r_down = fac * max(C[k - 1] * _scaled_rms(D[k], D[0], atol_s, rtol_s), 1e-10) ** (-1.0 / k)
+                    r_down = fac * max(
+                        C[k - 1] * _scaled_rms(D[k], D[0], atol_s, rtol_s), 1e-10
+                    ) ** (-1.0 / k)
                     if r_down > best:
                         best_order, best = k - 1, r_down
                 if k < max_order:
-                    r_up = fac * max(C[k + 1] * _scaled_rms(D[k + 2], D[0], atol_s, rtol_s), 1e-10) ** (-1.0 / (k + 2))
+                    r_up = fac * max(
+                        C[k + 1] * _scaled_rms(D[k + 2], D[0], atol_s, rtol_s), 1e-10
+                    ) ** (-1.0 / (k + 2))
                     if r_up > best:
                         best_order, best = k + 1, r_up
                 ratio = min(max_ratio, best)
@@ -309,7 +383,20 @@ kernel = KERNEL.kernel
 
 def run(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
     """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple (:class:`.StiffDriver`)."""
-    return KERNEL(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients(py.NDF, rtol))
+    return KERNEL(
+        f,
+        jac,
+        p,
+        t0,
+        t_end,
+        y0,
+        t_eval,
+        rtol,
+        atol,
+        first_step,
+        max_steps,
+        coefficients(py.NDF, rtol),
+    )
 
 
 register_kernel("bdf", StiffDriver("bdf", run))

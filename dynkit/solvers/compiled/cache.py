@@ -20,6 +20,7 @@ default, the line number, would change with any edit above it). numba adds the f
 bytecode to the key of each compiled version, which a docstring of that compiled function itself is
 part of: editing one recompiles that function.
 """
+
 from __future__ import annotations
 
 import ast
@@ -86,9 +87,13 @@ def _without_docstrings(tree: ast.AST) -> ast.AST:
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         kinds = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-        if (isinstance(node, kinds) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
+        if (
+            isinstance(node, kinds)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
     return tree
 
@@ -141,8 +146,11 @@ def imported_constants(tree: ast.Module) -> list[tuple[str, Any]]:
                 module = importlib.import_module(f"{_PARENT}.{node.module}")
                 read.append((f"{node.module}.{alias.name}", getattr(module, alias.name, None)))
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and node.value.id in aliases):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+        ):
             module = aliases[node.value.id]
             read.append((f"{module.__name__}.{node.attr}", getattr(module, node.attr, None)))
     return sorted(read, key=lambda item: item[0])

@@ -21,6 +21,7 @@ References
 .. [HNW] E. Hairer, S. P. Nørsett, G. Wanner, *Solving Ordinary Differential Equations I*, 2nd ed., Springer 1993,
    Sects. II.4 (initial step, step-size control) and II.6 (Hermite interpolation).
 """
+
 from __future__ import annotations
 
 import math
@@ -41,16 +42,23 @@ from . import cache as _cache
 CACHE_FOLDER, CACHE_REASON = _cache.kernel_folder()
 CACHE = CACHE_FOLDER is not None and _cache.install_locator(CACHE_FOLDER)  # the kernels' cache=
 if CACHE_REASON is not None:
-    warnings.warn(f"the compiled kernels are not cached on disk: {CACHE_REASON}; they compile anew "
-                  f"in each process (expected a folder of yours with mode 0700: chmod 700 it, or "
-                  f"set {_cache.CACHE_ENV} to another one)", CompileWarning, stacklevel=2)
+    warnings.warn(
+        f"the compiled kernels are not cached on disk: {CACHE_REASON}; they compile anew "
+        f"in each process (expected a folder of yours with mode 0700: chmod 700 it, or "
+        f"set {_cache.CACHE_ENV} to another one)",
+        CompileWarning,
+        stacklevel=2,
+    )
 
 # -- the types of the compiled problem: f(t, y, p) -> dy/dt and jac(t, y, p) -> ∂f/∂y, as numba first-class function
 # types. A kernel declared with them compiles once per process (and is cached on disk), not once per user f: the
 # user's f is then compiled alone (a fraction of a second) and called through a function pointer.
-FIELD_SIGNATURE = numba.types.float64[::1](numba.types.float64, numba.types.float64[::1], numba.types.float64[::1])
-JACOBIAN_SIGNATURE = numba.types.float64[:, ::1](numba.types.float64, numba.types.float64[::1],
-                                                 numba.types.float64[::1])
+FIELD_SIGNATURE = numba.types.float64[::1](
+    numba.types.float64, numba.types.float64[::1], numba.types.float64[::1]
+)
+JACOBIAN_SIGNATURE = numba.types.float64[:, ::1](
+    numba.types.float64, numba.types.float64[::1], numba.types.float64[::1]
+)
 FIELD_TYPE = numba.types.FunctionType(FIELD_SIGNATURE)
 JACOBIAN_TYPE = numba.types.FunctionType(JACOBIAN_SIGNATURE)
 
@@ -59,21 +67,41 @@ SUCCESS = 0
 MAX_STEPS = 1  # MaxStepsExceeded
 STEP_UNDERFLOW = 2  # StepSizeUnderflow
 NONFINITE = 3  # NonFiniteState: NaN/Inf in f at the start, on every trial down to the smallest step, or range edge
-NEWTON_FAILURE = 4  # implicit kernels: Newton failed down to the smallest step (reported as StepSizeUnderflow)
+NEWTON_FAILURE = (
+    4  # implicit kernels: Newton failed down to the smallest step (reported as StepSizeUnderflow)
+)
 NONFINITE_START = 5  # NonFiniteState: f returned NaN/Inf at the initial state
 RANGE_EDGE = 6  # NonFiniteState: the state sits at the edge of float64's range (accepted steps change nothing)
 # a trajectory of a parallel kernel that never returned: f raised inside a prange, where numba drops the exception
 # (the status array starts with this code, march overwrites it when it returns)
 ABORTED = 7
 
-STATUS_RESULTS = {SUCCESS: "success", MAX_STEPS: "max_steps_exceeded", STEP_UNDERFLOW: "step_size_underflow",
-                  NONFINITE: "non_finite_state", NEWTON_FAILURE: "step_size_underflow",
-                  NONFINITE_START: "non_finite_state", RANGE_EDGE: "non_finite_state", ABORTED: "vector_field_error"}
+STATUS_RESULTS = {
+    SUCCESS: "success",
+    MAX_STEPS: "max_steps_exceeded",
+    STEP_UNDERFLOW: "step_size_underflow",
+    NONFINITE: "non_finite_state",
+    NEWTON_FAILURE: "step_size_underflow",
+    NONFINITE_START: "non_finite_state",
+    RANGE_EDGE: "non_finite_state",
+    ABORTED: "vector_field_error",
+}
 
 # -- positions in the stats vector: the order of SolverStats' fields
-STAT_FIELDS = ("nfe", "n_steps", "n_accepted", "n_rejected", "njev", "nlu", "switches", "newton_iterations",
-               "newton_failures")
-NFE, N_STEPS, N_ACCEPTED, N_REJECTED, NJEV, NLU, SWITCHES, NEWTON_ITERATIONS, NEWTON_FAILURES = range(9)
+STAT_FIELDS = (
+    "nfe",
+    "n_steps",
+    "n_accepted",
+    "n_rejected",
+    "njev",
+    "nlu",
+    "switches",
+    "newton_iterations",
+    "newton_failures",
+)
+NFE, N_STEPS, N_ACCEPTED, N_REJECTED, NJEV, NLU, SWITCHES, NEWTON_ITERATIONS, NEWTON_FAILURES = (
+    range(9)
+)
 
 # -- the engine's constants, frozen into the kernels when they compile
 SAFETY = _engine.SAFETY
@@ -188,13 +216,14 @@ def pi_coefficients(k: int, pi_beta: float, safety: float):
 
 
 @numba.njit
-def accepted_factor(norm: float, err_prev: float, alpha: float, beta: float, safety: float,
-                    rejected_last: bool) -> float:
+def accepted_factor(
+    norm: float, err_prev: float, alpha: float, beta: float, safety: float, rejected_last: bool
+) -> float:
     """The step factor after an accepted step (PI control, [HNW] IV.2; no growth right after a rejection)."""
     if norm == 0.0:
         factor = MAX_FACTOR
     else:
-        factor = safety * norm ** (-alpha) * err_prev ** beta
+        factor = safety * norm ** (-alpha) * err_prev**beta
     factor = min(MAX_FACTOR, max(MIN_FACTOR, factor))
     if rejected_last:
         factor = min(1.0, factor)
@@ -239,7 +268,9 @@ def safe_rms(x) -> float:
 
 
 @numba.njit
-def initial_step(f, p, t0: float, t_end: float, y0, f0, rtol: float, atol, direction: float, k: int) -> float:
+def initial_step(
+    f, p, t0: float, t_end: float, y0, f0, rtol: float, atol, direction: float, k: int
+) -> float:
     """Automatic initial step of [HNW] II.4, as ``engine._initial_step`` (one call of ``f``: the caller counts it)."""
     n = y0.shape[0]
     span = abs(t_end - t0)

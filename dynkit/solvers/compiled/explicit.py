@@ -13,6 +13,7 @@ an output inside the step needs it. Importing this module registers a kernel for
 :data:`dynkit.solvers.METHODS`. The fixed-step methods have none: their loop's stability monitor
 (``engine._AmplificationMonitor``) has no compiled twin.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,10 +24,32 @@ import numpy as np
 
 from ..tableaus import RungeKuttaTableau
 from . import register_kernel
-from .common import (CACHE, ERR_PREV_FLOOR, FIELD_TYPE, MAX_STEPS, NFE, NONFINITE, NONFINITE_START, N_ACCEPTED,
-                     N_REJECTED, N_STEPS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, CompiledResult, accepted_factor,
-                     all_finite, hermite_into, initial_step, last_step, outputs_due, overflow_stall, pi_coefficients,
-                     rejected_factor, step_underflowed)
+from .common import (
+    CACHE,
+    ERR_PREV_FLOOR,
+    FIELD_TYPE,
+    MAX_STEPS,
+    NFE,
+    NONFINITE,
+    NONFINITE_START,
+    N_ACCEPTED,
+    N_REJECTED,
+    N_STEPS,
+    RANGE_EDGE,
+    STEP_UNDERFLOW,
+    SUCCESS,
+    CompiledResult,
+    accepted_factor,
+    all_finite,
+    hermite_into,
+    initial_step,
+    last_step,
+    outputs_due,
+    overflow_stall,
+    pi_coefficients,
+    rejected_factor,
+    step_underflowed,
+)
 
 # flags (an int64 array handed to the kernel)
 FSAL, HAS_P, P_USES_SLOPE, HAS_E2, EXPONENT = range(5)
@@ -59,7 +82,9 @@ class ExplicitCoefficients:
     @classmethod
     def from_tableau(cls, tableau: RungeKuttaTableau) -> "ExplicitCoefficients":
         if not isinstance(tableau, RungeKuttaTableau) or not tableau.adaptive:
-            raise ValueError(f"the compiled explicit loop runs adaptive RungeKuttaTableau methods, got {tableau!r:.60}")
+            raise ValueError(
+                f"the compiled explicit loop runs adaptive RungeKuttaTableau methods, got {tableau!r:.60}"
+            )
         s = tableau.stages
         last = s - 1 if tableau.fsal else s
         b = np.zeros(s)
@@ -68,20 +93,45 @@ class ExplicitCoefficients:
         n_dense = len(tableau.a_dense)
         a_dense = np.zeros((n_dense, rows + n_dense))
         for i, row in enumerate(tableau.a_dense):
-            a_dense[i, :len(row)] = row
+            a_dense[i, : len(row)] = row
         k = min(tableau.order, tableau.error_order or tableau.order) + 1  # as ExplicitRK.k
-        flags = np.array([tableau.fsal, tableau.p is not None, tableau.p_uses_slope, tableau.e2 is not None, k],
-                         dtype=np.int64)
-        control = np.array([math.nan if tableau.pi_beta is None else tableau.pi_beta,
-                            math.nan if tableau.safety is None else tableau.safety])
-        return cls(tableau.name, tableau.a.copy(), b, tableau.c.copy(), tableau.e.copy(),
-                   np.zeros(s) if tableau.e2 is None else tableau.e2.copy(),
-                   np.zeros((0, 0)) if tableau.p is None else tableau.p.copy(), a_dense, tableau.c_dense.copy(),
-                   flags, control)
+        flags = np.array(
+            [tableau.fsal, tableau.p is not None, tableau.p_uses_slope, tableau.e2 is not None, k],
+            dtype=np.int64,
+        )
+        control = np.array(
+            [
+                math.nan if tableau.pi_beta is None else tableau.pi_beta,
+                math.nan if tableau.safety is None else tableau.safety,
+            ]
+        )
+        return cls(
+            tableau.name,
+            tableau.a.copy(),
+            b,
+            tableau.c.copy(),
+            tableau.e.copy(),
+            np.zeros(s) if tableau.e2 is None else tableau.e2.copy(),
+            np.zeros((0, 0)) if tableau.p is None else tableau.p.copy(),
+            a_dense,
+            tableau.c_dense.copy(),
+            flags,
+            control,
+        )
 
     def arrays(self) -> tuple:
-        return (self.a, self.b, self.c, self.e, self.e2, self.p, self.a_dense, self.c_dense, self.flags,
-                self.control)
+        return (
+            self.a,
+            self.b,
+            self.c,
+            self.e,
+            self.e2,
+            self.p,
+            self.a_dense,
+            self.c_dense,
+            self.flags,
+            self.control,
+        )
 
 
 @numba.njit
@@ -115,21 +165,70 @@ VEC, MAT, IVEC = F8[::1], F8[:, ::1], I8[::1]
 # march compiles on import, once (then loads from the disk cache, keyed on the package's sources: common.CACHE): f is a
 # first-class function of FIELD_TYPE, not a type of its own, so a user's f is compiled alone
 MARCH_SIGNATURE = numba.types.Tuple((I8, F8, F8, I8, VEC, I8))(
-    FIELD_TYPE, VEC, MAT, VEC, VEC, VEC, VEC, MAT, MAT, VEC, IVEC, VEC, VEC, VEC, F8, VEC, F8, I8,
-    MAT, IVEC, VEC, VEC, VEC)
+    FIELD_TYPE,
+    VEC,
+    MAT,
+    VEC,
+    VEC,
+    VEC,
+    VEC,
+    MAT,
+    MAT,
+    VEC,
+    IVEC,
+    VEC,
+    VEC,
+    VEC,
+    F8,
+    VEC,
+    F8,
+    I8,
+    MAT,
+    IVEC,
+    VEC,
+    VEC,
+    VEC,
+)
 
 
 @numba.njit(MARCH_SIGNATURE, cache=CACHE)
-def march(f, p, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, y0, rtol, atol, first_step, max_steps,
-          ys, stats, y_last, f_last, steps):
+def march(
+    f,
+    p,
+    a,
+    b,
+    c,
+    e,
+    e2,
+    pd,
+    a_dense,
+    c_dense,
+    flags,
+    control,
+    t_out,
+    y0,
+    rtol,
+    atol,
+    first_step,
+    max_steps,
+    ys,
+    stats,
+    y_last,
+    f_last,
+    steps,
+):
     """Integrate from ``t_out[0]`` to ``t_out[-1]``, writing ``ys[i]`` at ``t_out[i]`` and counting into ``stats``.
 
     ``first_step`` 0 means automatic; ``steps`` (float64, length 0 to not record) receives the accepted steps' end
     times, grown as needed. Returns ``(status, t_stop, h, n_filled, steps, n_recorded)``; on a ``MAX_STEPS`` or
     ``RANGE_EDGE`` failure ``y_last`` and ``f_last`` hold the state and ``f`` at ``t_stop``.
     """
-    fsal, has_p, p_uses_slope, has_e2 = flags[FSAL] != 0, flags[HAS_P] != 0, flags[P_USES_SLOPE] != 0, \
-        flags[HAS_E2] != 0
+    fsal, has_p, p_uses_slope, has_e2 = (
+        flags[FSAL] != 0,
+        flags[HAS_P] != 0,
+        flags[P_USES_SLOPE] != 0,
+        flags[HAS_E2] != 0,
+    )
     k = flags[EXPONENT]
     n = y0.shape[0]
     s = c.shape[0]
@@ -177,7 +276,14 @@ def march(f, p, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, y0,
             return MAX_STEPS, t, h, n_filled, steps, n_recorded
         h, is_last = last_step(t, h, t_end, direction)
         if step_underflowed(t, h):
-            return (NONFINITE if nonfinite_last else STEP_UNDERFLOW), t, h, n_filled, steps, n_recorded
+            return (
+                (NONFINITE if nonfinite_last else STEP_UNDERFLOW),
+                t,
+                h,
+                n_filled,
+                steps,
+                n_recorded,
+            )
         t_new = t_end if is_last else t + h
 
         # one trial step: rows h k_i, y_new, the error estimate
@@ -216,7 +322,9 @@ def march(f, p, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, y0,
                 steps[n_recorded] = t_new
                 n_recorded += 1
             inner, stop, exact = outputs_due(signed, n_filled, t, t_new, direction)
-            if inner > n_filled:  # outputs inside the step: the interpolant (and what it needs) on first use
+            if (
+                inner > n_filled
+            ):  # outputs inside the step: the interpolant (and what it needs) on first use
                 if has_p:
                     if p_uses_slope:
                         if not slope_known:
@@ -257,7 +365,9 @@ def march(f, p, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, y0,
             if exact:
                 ys[stop - 1, :] = y_new
             n_filled = stop
-            overflow_pending, overflow_stalls, at_edge = overflow_stall(overflow_pending, overflow_stalls, y, y_new)
+            overflow_pending, overflow_stalls, at_edge = overflow_stall(
+                overflow_pending, overflow_stalls, y, y_new
+            )
             if at_edge:
                 y_last[:] = y
                 f_last[:] = k1
@@ -291,23 +401,59 @@ class ExplicitDriver:
     """
 
     def __init__(self, tableau: RungeKuttaTableau | ExplicitCoefficients):
-        self.coefficients = (tableau if isinstance(tableau, ExplicitCoefficients)
-                             else ExplicitCoefficients.from_tableau(tableau))
+        self.coefficients = (
+            tableau
+            if isinstance(tableau, ExplicitCoefficients)
+            else ExplicitCoefficients.from_tableau(tableau)
+        )
         self.name = self.coefficients.name
 
-    def __call__(self, problem, t0: float, t_end: float, y0: np.ndarray, t_eval: np.ndarray, rtol: float,
-                 atol: np.ndarray, first_step: float, max_steps: int, *, record_steps: bool = False) -> CompiledResult:
+    def __call__(
+        self,
+        problem,
+        t0: float,
+        t_end: float,
+        y0: np.ndarray,
+        t_eval: np.ndarray,
+        rtol: float,
+        atol: np.ndarray,
+        first_step: float,
+        max_steps: int,
+        *,
+        record_steps: bool = False,
+    ) -> CompiledResult:
         n = y0.shape[0]
         ys = np.full((len(t_eval), n), np.nan)
         stats = np.zeros(9, dtype=np.int64)
         y_last, f_last = np.full(n, np.nan), np.full(n, np.nan)
         steps = np.empty(64 if record_steps else 0)
         status, t_stop, h, n_filled, steps, n_recorded = march(
-            problem.f, problem.p, *self.coefficients.arrays(), t_eval, y0, rtol, atol, first_step, max_steps,
-            ys, stats, y_last, f_last, steps)
-        return CompiledResult(status=int(status), t_fail=float(t_stop), ys=ys, n_filled=int(n_filled), stats=stats,
-                              steps=steps[:n_recorded].copy() if record_steps else None, h_last=float(h),
-                              y_last=y_last, f_last=f_last)
+            problem.f,
+            problem.p,
+            *self.coefficients.arrays(),
+            t_eval,
+            y0,
+            rtol,
+            atol,
+            first_step,
+            max_steps,
+            ys,
+            stats,
+            y_last,
+            f_last,
+            steps,
+        )
+        return CompiledResult(
+            status=int(status),
+            t_fail=float(t_stop),
+            ys=ys,
+            n_filled=int(n_filled),
+            stats=stats,
+            steps=steps[:n_recorded].copy() if record_steps else None,
+            h_last=float(h),
+            y_last=y_last,
+            f_last=f_last,
+        )
 
 
 def _register() -> None:

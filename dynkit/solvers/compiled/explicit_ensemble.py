@@ -3,6 +3,7 @@
 A module of its own so that the parallel kernel compiles (or loads from the disk cache) only when an ensemble is
 solved, not with every compiled ``dk.solve``.
 """
+
 from __future__ import annotations
 
 import numba
@@ -12,10 +13,58 @@ from .common import CACHE, FIELD_TYPE
 from .explicit import F8, I8, IVEC, MAT, VEC, march
 
 
-@numba.njit(numba.types.void(FIELD_TYPE, MAT, MAT, VEC, VEC, VEC, VEC, MAT, MAT, VEC, IVEC, VEC, VEC, MAT,
-                             F8, VEC, F8, I8, F8[:, :, ::1], I8[:, ::1], IVEC, VEC), parallel=True, cache=CACHE)
-def march_many(f, P, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, Y, rtol, atol, first_step,
-               max_steps, ys, stats, status, t_stop):
+@numba.njit(
+    numba.types.void(
+        FIELD_TYPE,
+        MAT,
+        MAT,
+        VEC,
+        VEC,
+        VEC,
+        VEC,
+        MAT,
+        MAT,
+        VEC,
+        IVEC,
+        VEC,
+        VEC,
+        MAT,
+        F8,
+        VEC,
+        F8,
+        I8,
+        F8[:, :, ::1],
+        I8[:, ::1],
+        IVEC,
+        VEC,
+    ),
+    parallel=True,
+    cache=CACHE,
+)
+def march_many(
+    f,
+    P,
+    a,
+    b,
+    c,
+    e,
+    e2,
+    pd,
+    a_dense,
+    c_dense,
+    flags,
+    control,
+    t_out,
+    Y,
+    rtol,
+    atol,
+    first_step,
+    max_steps,
+    ys,
+    stats,
+    status,
+    t_stop,
+):
     """:func:`march` for each row of ``Y`` (initial states) and ``P`` (parameter vectors), in a ``prange``.
 
     Trajectory ``i`` writes ``ys[i]``, ``stats[i]``, ``status[i]`` and ``t_stop[i]``; each has its own steps.
@@ -25,7 +74,29 @@ def march_many(f, P, a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out
         y_last = np.empty(Y.shape[1])
         f_last = np.empty(Y.shape[1])
         code, t_end, h, n_filled, steps, n_recorded = march(
-            f, P[i], a, b, c, e, e2, pd, a_dense, c_dense, flags, control, t_out, Y[i], rtol, atol, first_step,
-            max_steps, ys[i], stats[i], y_last, f_last, no_steps)
+            f,
+            P[i],
+            a,
+            b,
+            c,
+            e,
+            e2,
+            pd,
+            a_dense,
+            c_dense,
+            flags,
+            control,
+            t_out,
+            Y[i],
+            rtol,
+            atol,
+            first_step,
+            max_steps,
+            ys[i],
+            stats[i],
+            y_last,
+            f_last,
+            no_steps,
+        )
         status[i] = code
         t_stop[i] = t_end

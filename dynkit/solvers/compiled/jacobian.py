@@ -17,6 +17,7 @@ an ``(8, n)`` array
 made by :func:`difference_state`, kept by the kernel for the whole solve as the Python provider keeps its
 attributes. Every call of ``f`` is counted in ``stats[NFE]``, every Jacobian in ``stats[NJEV]``.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,7 +34,9 @@ SQRT_EPS = math.sqrt(EPS)
 FAC_MIN, FAC_MAX = SQRT_EPS, 0.1  # FiniteDifferenceJacobian's fac_min, fac_max
 # the difference-Jacobian state rows: φ, the largest |y| so far, the scale s and its bounds, then the rule's constants
 # (each a row of one value: read at run time, so that the compiled kernels, cached on disk, follow the Python module)
-FAC, MAGNITUDE, THRESHOLD, LEVEL, FLOOR, RULE_REFINEMENTS, RULE_RESOLVE_ROWS, RULE_ROUNDING_ULPS = range(8)
+FAC, MAGNITUDE, THRESHOLD, LEVEL, FLOOR, RULE_REFINEMENTS, RULE_RESOLVE_ROWS, RULE_ROUNDING_ULPS = (
+    range(8)
+)
 
 
 def difference_state(atol: np.ndarray, rtol: float) -> np.ndarray:
@@ -105,13 +108,13 @@ def _adapt(f0, D, st, only, lost) -> bool:
         f_at, d_at = f0[row], D[row, j]
         scale = max(abs(f_at), abs(f_at + d_at))
         fac = st[FAC, j]
-        if big <= EPS ** 0.875 * scale and fac < FAC_MAX and scale > 0:
+        if big <= EPS**0.875 * scale and fac < FAC_MAX and scale > 0:
             raised = fac * SQRT_EPS * scale / big if big > 0 else fac * 1e4
             st[FAC, j] = min(raised, FAC_MAX)
             lost[j] = any_lost = True
-        elif big < EPS ** 0.75 * scale:
+        elif big < EPS**0.75 * scale:
             st[FAC, j] = min(10 * fac, FAC_MAX)
-        elif big > EPS ** 0.25 * scale:
+        elif big > EPS**0.25 * scale:
             st[FAC, j] = max(0.1 * fac, FAC_MIN)
     return any_lost
 
@@ -132,7 +135,7 @@ def _resolve_rows(f, t, y, f0, p, st, D, delta, J, stats) -> None:
         for j in range(n):
             F = max(abs(f0[i]), abs(f0[i] + D[i, j]))
             noise[i, j] = EPS * F / delta[j]
-            if noise[i, j] > EPS ** 0.375 * R[i] and R[i] > 0:
+            if noise[i, j] > EPS**0.375 * R[i] and R[i] > 0:
                 coarse[i, j] = any_coarse = True
                 wanted[j] = max(wanted[j], SQRT_EPS * F / R[i])
     if not any_coarse:

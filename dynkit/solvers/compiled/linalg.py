@@ -15,6 +15,7 @@ References
 .. [GVL] G. H. Golub, C. F. Van Loan, *Matrix Computations*, 4th ed., Johns Hopkins 2013, Sect. 3.4 (partial
    pivoting).
 """
+
 from __future__ import annotations
 
 import numba

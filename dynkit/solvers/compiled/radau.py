@@ -10,6 +10,7 @@ changes, the refined error estimate on the first step and after a rejection, Gus
 factor, and output times inside a step reached by a sub-step of the method with the step's Jacobian (its own
 LU pair and Newton iterations, counted). See :mod:`dynkit.solvers.radau` for the method and its references.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,9 +20,27 @@ import numpy as np
 
 from .. import radau as py
 from . import register_kernel
-from .common import (CACHE, MAX_STEPS, NEWTON_FAILURES, NEWTON_ITERATIONS, NFE, NLU, NONFINITE, NONFINITE_START,
-                     N_ACCEPTED, N_REJECTED, N_STEPS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, last_step, outputs_due,
-                     overflow_stall, rms_error_norm, step_underflowed)
+from .common import (
+    CACHE,
+    MAX_STEPS,
+    NEWTON_FAILURES,
+    NEWTON_ITERATIONS,
+    NFE,
+    NLU,
+    NONFINITE,
+    NONFINITE_START,
+    N_ACCEPTED,
+    N_REJECTED,
+    N_STEPS,
+    RANGE_EDGE,
+    STEP_UNDERFLOW,
+    SUCCESS,
+    last_step,
+    outputs_due,
+    overflow_stall,
+    rms_error_norm,
+    step_underflowed,
+)
 from .jacobian import jacobian
 from .linalg import lu_solve, shifted_lu
 from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
@@ -31,13 +50,32 @@ EPS = float(np.finfo(np.float64).eps)
 
 def coefficients(method=py.RADAU5) -> tuple:
     """The numbers the kernel reads, from the method object and the stepper's constants (one source of truth)."""
-    controls = np.array([py.NEWTON_MAX_ITERATIONS, py.SAFETY, py.REUSE_JACOBIAN_THETA, py.FIRST_ITERATE_MAX,
-                         py.KEEP_STEP[0], py.KEEP_STEP[1], py.MIN_RATIO, py.MAX_RATIO, py.NEWTON_SHARE_FLOOR,
-                         py.NEWTON_SHARE_ERROR, float(method.error_order + 1)])
+    controls = np.array(
+        [
+            py.NEWTON_MAX_ITERATIONS,
+            py.SAFETY,
+            py.REUSE_JACOBIAN_THETA,
+            py.FIRST_ITERATE_MAX,
+            py.KEEP_STEP[0],
+            py.KEEP_STEP[1],
+            py.MIN_RATIO,
+            py.MAX_RATIO,
+            py.NEWTON_SHARE_FLOOR,
+            py.NEWTON_SHARE_ERROR,
+            float(method.error_order + 1),
+        ]
+    )
     V = method.c[:, None] ** np.arange(1, 4)  # the collocation polynomial's powers at the nodes
-    return (np.ascontiguousarray(method.c), np.ascontiguousarray(method.T), np.ascontiguousarray(method.T_inv),
-            float(method.gamma), complex(method.alpha_beta), np.ascontiguousarray(method.e * method.gamma),
-            np.ascontiguousarray(V), controls)
+    return (
+        np.ascontiguousarray(method.c),
+        np.ascontiguousarray(method.T),
+        np.ascontiguousarray(method.T_inv),
+        float(method.gamma),
+        complex(method.alpha_beta),
+        np.ascontiguousarray(method.e * method.gamma),
+        np.ascontiguousarray(V),
+        controls,
+    )
 
 
 @numba.njit(cache=CACHE)
@@ -49,8 +87,27 @@ def _factor(J, h, gamma, alpha_beta, LU1, piv1, LU2, piv2) -> bool:
 
 
 @numba.njit(cache=CACHE)
-def _newton(f, p, t, y0, h, Z, LU1, piv1, LU2, piv2, co, rtol, atol, kappa, kappa_floor, newton_share,
-            memory, record, stats):
+def _newton(
+    f,
+    p,
+    t,
+    y0,
+    h,
+    Z,
+    LU1,
+    piv1,
+    LU2,
+    piv2,
+    co,
+    rtol,
+    atol,
+    kappa,
+    kappa_floor,
+    newton_share,
+    memory,
+    record,
+    stats,
+):
     """Simplified Newton on the transformed stages from ``Z`` (updated in place); True if converged.
 
     ``memory = [η, θ, iterations to κ (−1: none), iterations recorded]``: read (η) and, when ``record``,
@@ -122,7 +179,7 @@ def _newton(f, p, t, y0, h, Z, LU1, piv1, LU2, piv2, co, rtol, atol, kappa, kapp
             if theta >= 1.0:
                 return False
             left = k_max - 1 - k
-            if theta ** left / (1.0 - theta) * norm > kappa:
+            if theta**left / (1.0 - theta) * norm > kappa:
                 return False
             eta = theta / (1.0 - theta)
         for r in range(3):
@@ -159,8 +216,30 @@ def _dense_weights(theta, V_inv):
 
 
 @numba.njit(cache=CACHE)
-def _substep(f, p, t, y0, h, Z, J, theta, co, V_inv, rtol, atol, kappa, kappa_floor, newton_share, memory,
-             LU1, piv1, LU2, piv2, out, stats) -> None:
+def _substep(
+    f,
+    p,
+    t,
+    y0,
+    h,
+    Z,
+    J,
+    theta,
+    co,
+    V_inv,
+    rtol,
+    atol,
+    kappa,
+    kappa_floor,
+    newton_share,
+    memory,
+    LU1,
+    piv1,
+    LU2,
+    piv2,
+    out,
+    stats,
+) -> None:
     """``out ← y(t + θh)``: one step of size ``θh`` from ``y0`` with the step's ``J`` (own LU pair, Newton from
     the collocation polynomial, all counted), or the collocation polynomial where that Newton fails."""
     c = co[0]
@@ -181,13 +260,34 @@ def _substep(f, p, t, y0, h, Z, J, theta, co, V_inv, rtol, atol, kappa, kappa_fl
         wr = _dense_weights(theta * c[r], V_inv)
         for i in range(n):
             Zs[r, i] = wr[0] * Z[0, i] + wr[1] * Z[1, i] + wr[2] * Z[2, i]
-    if _newton(f, p, t, y0, hs, Zs, LU1, piv1, LU2, piv2, co, rtol, atol, kappa, kappa_floor, newton_share,
-               memory, False, stats):
+    if _newton(
+        f,
+        p,
+        t,
+        y0,
+        hs,
+        Zs,
+        LU1,
+        piv1,
+        LU2,
+        piv2,
+        co,
+        rtol,
+        atol,
+        kappa,
+        kappa_floor,
+        newton_share,
+        memory,
+        False,
+        stats,
+    ):
         for i in range(n):
             out[i] = y0[i] + Zs[2, i]
 
 
-def _radau_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state):
+def _radau_kernel_loop(
+    f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
+):
     """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the accepted steps'
     end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
     c, T, T_inv, gamma, alpha_beta, dd, V, controls = co
@@ -205,7 +305,10 @@ def _radau_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step,
     # the stepper's state
     J = np.zeros((n, n))
     have_J = False
-    J_t, J_at = 0.0, -1  # where J was taken: time and accepted-step count (the Python stepper's id of y)
+    J_t, J_at = (
+        0.0,
+        -1,
+    )  # where J was taken: time and accepted-step count (the Python stepper's id of y)
     LU1 = np.empty((n, n))
     LU2 = np.empty((n, n), dtype=np.complex128)
     piv1 = np.empty(n, dtype=np.int64)
@@ -234,7 +337,9 @@ def _radau_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step,
     # the loop's state
     t = t0
     y = y0.copy()
-    k1, h, finite = first_slope_and_step(f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, int(k_exp), stats)
+    k1, h, finite = first_slope_and_step(
+        f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, int(k_exp), stats
+    )
     if not finite:
         return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
     nonfinite_last = False
@@ -244,8 +349,17 @@ def _radau_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step,
             return MAX_STEPS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
         h, last = last_step(t, h, t_end, direction)
         if step_underflowed(t, h):
-            return (NONFINITE if nonfinite_last else STEP_UNDERFLOW), t, h, ys, nxt, stats, steps[:n_steps_out], \
-                y, k1
+            return (
+                (NONFINITE if nonfinite_last else STEP_UNDERFLOW),
+                t,
+                h,
+                ys,
+                nxt,
+                stats,
+                steps[:n_steps_out],
+                y,
+                k1,
+            )
         t_new = t_end if last else t + h
         # -- attempt
         accepted_so_far = stats[N_ACCEPTED]
@@ -269,8 +383,27 @@ def _radau_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step,
                         Z[r, i] = s - (K[0, i] + K[1, i] + K[2, i])
             else:
                 Z[:] = 0.0
-            newton_failed = not _newton(f, p, t, y, h, Z, LU1, piv1, LU2, piv2, co, rtol, atol, kappa,
-                                        kappa_floor, newton_share, memory, True, stats)
+            newton_failed = not _newton(
+                f,
+                p,
+                t,
+                y,
+                h,
+                Z,
+                LU1,
+                piv1,
+                LU2,
+                piv2,
+                co,
+                rtol,
+                atol,
+                kappa,
+                kappa_floor,
+                newton_share,
+                memory,
+                True,
+                stats,
+            )
         if newton_failed:
             norm = math.inf
         else:
@@ -295,15 +428,39 @@ def _radau_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step,
             stats[N_ACCEPTED] += 1
             inner, stop, exact = outputs_due(signed, nxt, t, t_new, direction)
             for row in range(nxt, inner):
-                _substep(f, p, t, y, h, Z, J, (t_eval[row] - t) / h, co, V_inv, rtol, atol, kappa, kappa_floor,
-                         newton_share, memory, sLU1, spiv1, sLU2, spiv2, out, stats)
+                _substep(
+                    f,
+                    p,
+                    t,
+                    y,
+                    h,
+                    Z,
+                    J,
+                    (t_eval[row] - t) / h,
+                    co,
+                    V_inv,
+                    rtol,
+                    atol,
+                    kappa,
+                    kappa_floor,
+                    newton_share,
+                    memory,
+                    sLU1,
+                    spiv1,
+                    sLU2,
+                    spiv2,
+                    out,
+                    stats,
+                )
                 ys[row] = out
             if exact:
                 ys[inner] = y_new
             nxt = stop
             K = np.linalg.solve(V, Z)  # the collocation polynomial, for the next Newton start
             h_prev, have_previous = h, True
-            overflow_pending, overflow_stalls, at_edge = overflow_stall(overflow_pending, overflow_stalls, y, y_new)
+            overflow_pending, overflow_stalls, at_edge = overflow_stall(
+                overflow_pending, overflow_stalls, y, y_new
+            )
             if at_edge:
                 return RANGE_EDGE, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
             steps, n_steps_out = push_step(steps, n_steps_out, t_new)
@@ -331,10 +488,10 @@ def _radau_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step,
                 iterations = min(iterations, memory[2])
             fac = safety * (2 * k_max + 1) / (2 * k_max + iterations)
             e = max(norm, 1e-10)
-            ratio = fac * e ** -0.25
+            ratio = fac * e**-0.25
             if accepted:
                 if have_err_last:  # Gustafsson's predictive controller ([HW] Eq. (8.25))
-                    ratio = min(ratio, fac * (h / h_last) * (err_last / e) ** 0.25 * e ** -0.25)
+                    ratio = min(ratio, fac * (h / h_last) * (err_last / e) ** 0.25 * e**-0.25)
                 have_err_last, h_last, err_last = True, h, max(e, 1e-2)
                 newton_share = min(1.0, max(norm / share_error, share_floor))
                 ratio = min(max_ratio, max(min_ratio, ratio))
@@ -361,7 +518,9 @@ kernel = KERNEL.kernel
 
 def run(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
     """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple (:class:`.StiffDriver`)."""
-    return KERNEL(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients())
+    return KERNEL(
+        f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients()
+    )
 
 
 register_kernel("radau5", StiffDriver("radau5", run))

@@ -10,6 +10,7 @@ step (``|h| ‖J‖_∞ > 1``) or for a tableau with ``dense_by_substeps`` a sub
 ``s − 1`` calls of ``f``, counted); otherwise the bootstrapped quartic (one more call of ``f`` per step) or the
 tableau's interpolant. See :mod:`dynkit.solvers.rosenbrock` for the methods and references.
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,14 +22,35 @@ import numpy as np
 from .. import rosenbrock as py
 from ..control import tolerance_factor
 from . import register_kernel
-from .common import (CACHE, ERR_PREV_FLOOR, MAX_STEPS, NFE, NLU, NONFINITE, NONFINITE_START, N_ACCEPTED, N_REJECTED,
-                     N_STEPS, RANGE_EDGE, STEP_UNDERFLOW, SUCCESS, accepted_factor, last_step, outputs_due,
-                     overflow_stall, pi_coefficients, rejected_factor, rms_error_norm, step_underflowed)
+from .common import (
+    CACHE,
+    ERR_PREV_FLOOR,
+    MAX_STEPS,
+    NFE,
+    NLU,
+    NONFINITE,
+    NONFINITE_START,
+    N_ACCEPTED,
+    N_REJECTED,
+    N_STEPS,
+    RANGE_EDGE,
+    STEP_UNDERFLOW,
+    SUCCESS,
+    accepted_factor,
+    last_step,
+    outputs_due,
+    overflow_stall,
+    pi_coefficients,
+    rejected_factor,
+    rms_error_norm,
+    step_underflowed,
+)
 from .jacobian import jacobian, time_derivative
 from .linalg import lu_solve, shifted_lu
 from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
 
 TABLEAUS = {"rosenbrock23": py.ROSENBROCK23, "rodas4": py.RODAS4, "rodas5": py.RODAS5}
+
 
 def _bootstrap_basis() -> np.ndarray:
     """``B`` with ``bootstrap_weights(θ, 1)[m] = Σ_q θ_m^q B[q]`` (rows: powers 0-4), from the Python function."""
@@ -42,14 +64,27 @@ def coefficients(tableau, rtol: float) -> tuple:
     """The numbers the kernel reads, from the tableau (and ``θ(rtol)`` of its tolerance proportionality)."""
     rule = tableau.tolerance_proportionality
     theta = 1.0 if rule is None else tolerance_factor(float(rtol), *rule)
-    flags = np.array([float(tableau.gamma), float(min(tableau.order, tableau.error_order) + 1),
-                      float(tableau.fsal), float(tableau.bootstrap_dense), float(tableau.dense_by_substeps),
-                      py.BOOTSTRAP_H_NORM])
-    return (np.ascontiguousarray(tableau.a, dtype=np.float64), np.ascontiguousarray(tableau.C, dtype=np.float64),
-            np.ascontiguousarray(tableau.c, dtype=np.float64), np.ascontiguousarray(tableau.d, dtype=np.float64),
-            np.ascontiguousarray(tableau.m, dtype=np.float64),
-            np.array([float(x) / theta for x in tableau.e]), np.ascontiguousarray(tableau.P, dtype=np.float64),
-            flags, _bootstrap_basis())
+    flags = np.array(
+        [
+            float(tableau.gamma),
+            float(min(tableau.order, tableau.error_order) + 1),
+            float(tableau.fsal),
+            float(tableau.bootstrap_dense),
+            float(tableau.dense_by_substeps),
+            py.BOOTSTRAP_H_NORM,
+        ]
+    )
+    return (
+        np.ascontiguousarray(tableau.a, dtype=np.float64),
+        np.ascontiguousarray(tableau.C, dtype=np.float64),
+        np.ascontiguousarray(tableau.c, dtype=np.float64),
+        np.ascontiguousarray(tableau.d, dtype=np.float64),
+        np.ascontiguousarray(tableau.m, dtype=np.float64),
+        np.array([float(x) / theta for x in tableau.e]),
+        np.ascontiguousarray(tableau.P, dtype=np.float64),
+        flags,
+        _bootstrap_basis(),
+    )
 
 
 @numba.njit(cache=CACHE)
@@ -98,12 +133,19 @@ def _combine(y, u, weights, out) -> None:
                 out[q] = out[q] + u[j, q] * weights[j]
 
 
-def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state):
+def _rosenbrock_kernel_loop(
+    f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
+):
     """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the accepted steps'
     end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
     a, C, c, d, m, e, P, flags, B = co
     gamma, k = flags[0], flags[1]
-    fsal, bootstrap, by_substeps, bootstrap_h_norm = flags[2] != 0.0, flags[3] != 0.0, flags[4] != 0.0, flags[5]
+    fsal, bootstrap, by_substeps, bootstrap_h_norm = (
+        flags[2] != 0.0,
+        flags[3] != 0.0,
+        flags[4] != 0.0,
+        flags[5],
+    )
     s = c.size
     q_dense = P.shape[1]
     n = y0.size
@@ -129,7 +171,9 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
     J_norm = 0.0
     t = t0
     y = y0.copy()
-    k1, h, finite = first_slope_and_step(f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, int(k), stats)
+    k1, h, finite = first_slope_and_step(
+        f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, int(k), stats
+    )
     if not finite:
         return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
     err_prev, rejected_last, nonfinite_last = ERR_PREV_FLOOR, False, False
@@ -139,8 +183,17 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
             return MAX_STEPS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
         h, last = last_step(t, h, t_end, direction)
         if step_underflowed(t, h):
-            return (NONFINITE if nonfinite_last else STEP_UNDERFLOW), t, h, ys, nxt, stats, steps[:n_steps_out], \
-                y, k1
+            return (
+                (NONFINITE if nonfinite_last else STEP_UNDERFLOW),
+                t,
+                h,
+                ys,
+                nxt,
+                stats,
+                steps[:n_steps_out],
+                y,
+                k1,
+            )
         t_new = t_end if last else t + h
         # -- attempt: J and ∂f/∂t once per step start, the LU once per h
         if not (J_t == t and J_at == stats[N_ACCEPTED]):
@@ -211,7 +264,9 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
                         _combine(y, u, w, out)
                         ys[row] = out
                 else:
-                    for i in range(s):  # P's interpolant at θ = 1/3, and f there (one call per step)
+                    for i in range(
+                        s
+                    ):  # P's interpolant at θ = 1/3, and f there (one call per step)
                         w[i] = 0.0
                         for q in range(q_dense):
                             w[i] += (1.0 / 3.0) ** (q + 1) * P[i, q]
@@ -227,18 +282,25 @@ def _rosenbrock_kernel_loop(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_
                         bw = np.zeros(5)
                         for r in range(5):
                             for q in range(5):
-                                bw[r] += th ** q * B[q, r]
+                                bw[r] += th**q * B[q, r]
                         bw[1] *= h
                         bw[3] *= h
                         bw[4] *= h
                         for i in range(n):
-                            out[i] = (y[i] * bw[0] + k1[i] * bw[1] + y_new[i] * bw[2] + end_slope[i] * bw[3]
-                                      + f_mid[i] * bw[4])
+                            out[i] = (
+                                y[i] * bw[0]
+                                + k1[i] * bw[1]
+                                + y_new[i] * bw[2]
+                                + end_slope[i] * bw[3]
+                                + f_mid[i] * bw[4]
+                            )
                         ys[row] = out
             if exact:
                 ys[inner] = y_new
             nxt = stop
-            overflow_pending, overflow_stalls, at_edge = overflow_stall(overflow_pending, overflow_stalls, y, y_new)
+            overflow_pending, overflow_stalls, at_edge = overflow_stall(
+                overflow_pending, overflow_stalls, y, y_new
+            )
             if at_edge:
                 return RANGE_EDGE, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
             factor = accepted_factor(norm, err_prev, alpha, beta, safety, rejected_last)
@@ -270,8 +332,20 @@ kernel = KERNEL.kernel
 def run(name, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
     """The compiled solve with the tableau ``name`` (``jac`` None: difference Jacobians); the kernel's tuple
     (:class:`.StiffDriver`)."""
-    return KERNEL(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps,
-                  coefficients(TABLEAUS[name], rtol))
+    return KERNEL(
+        f,
+        jac,
+        p,
+        t0,
+        t_end,
+        y0,
+        t_eval,
+        rtol,
+        atol,
+        first_step,
+        max_steps,
+        coefficients(TABLEAUS[name], rtol),
+    )
 
 
 for _name in TABLEAUS:

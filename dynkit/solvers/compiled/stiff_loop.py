@@ -5,6 +5,7 @@ how a stiff kernel is compiled (:func:`compile_kernel`: once per method, with ``
 function values), the record of accepted step times (:func:`push_step`), and the driver that hands a kernel's
 tuple to :class:`~.common.CompiledResult` (:class:`StiffDriver`).
 """
+
 from __future__ import annotations
 
 import numba
@@ -26,8 +27,19 @@ def compile_kernel(loop, coefficients_example: tuple):
     """
     t = numba.types
     vector = t.float64[::1]
-    tail = (vector, t.float64, t.float64, vector, vector, t.float64, vector, t.float64, t.int64,
-            numba.typeof(coefficients_example), t.float64[:, ::1])
+    tail = (
+        vector,
+        t.float64,
+        t.float64,
+        vector,
+        vector,
+        t.float64,
+        vector,
+        t.float64,
+        t.int64,
+        numba.typeof(coefficients_example),
+        t.float64[:, ::1],
+    )
     signatures = [(FIELD_TYPE, jac_type, *tail) for jac_type in (t.none, JACOBIAN_TYPE)]
     return numba.njit(signatures, cache=CACHE)(loop)
 
@@ -45,12 +57,26 @@ class StiffKernel:
             self._compiled = compile_kernel(self.loop, self.example())
         return self._compiled
 
-    def __call__(self, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients) -> tuple:
+    def __call__(
+        self, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients
+    ) -> tuple:
         """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple (:class:`StiffDriver`)."""
         atol = np.array(np.broadcast_to(np.asarray(atol, float), y0.shape), dtype=np.float64)
-        return self.kernel()(f, jac, p, float(t0), float(t_end), np.array(y0, dtype=np.float64),
-                             np.array(t_eval, dtype=np.float64), float(rtol), atol, float(first_step),
-                             int(max_steps), coefficients, difference_state(atol, float(rtol)))
+        return self.kernel()(
+            f,
+            jac,
+            p,
+            float(t0),
+            float(t_end),
+            np.array(y0, dtype=np.float64),
+            np.array(t_eval, dtype=np.float64),
+            float(rtol),
+            atol,
+            float(first_step),
+            int(max_steps),
+            coefficients,
+            difference_state(atol, float(rtol)),
+        )
 
 
 @numba.njit(cache=CACHE)
@@ -102,9 +128,23 @@ class StiffDriver:
     def __init__(self, name: str, run):
         self.name, self.run = name, run
 
-    def __call__(self, problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> CompiledResult:
-        jac = problem.jac if problem.has_jac else None  # (compile_problem's functions return C-contiguous arrays)
-        status, t, h, ys, n_filled, stats, steps, y, k1 = self.run(problem.f, jac, problem.p, t0, t_end,
-                                                                  y0, t_eval, rtol, atol, first_step, max_steps)
-        return CompiledResult(status=int(status), t_fail=float(t), ys=ys, n_filled=int(n_filled), stats=stats,
-                              steps=steps, h_last=float(h), y_last=y, f_last=k1)
+    def __call__(
+        self, problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps
+    ) -> CompiledResult:
+        jac = (
+            problem.jac if problem.has_jac else None
+        )  # (compile_problem's functions return C-contiguous arrays)
+        status, t, h, ys, n_filled, stats, steps, y, k1 = self.run(
+            problem.f, jac, problem.p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps
+        )
+        return CompiledResult(
+            status=int(status),
+            t_fail=float(t),
+            ys=ys,
+            n_filled=int(n_filled),
+            stats=stats,
+            steps=steps,
+            h_last=float(h),
+            y_last=y,
+            f_last=k1,
+        )
