@@ -165,6 +165,11 @@ def bad_unit(closed_high: bool = False):
 
 
 SOME_BAD_INT = bad_int().filter(lambda v: v is not None)  # for an optional size (None: the default)
+# a perceptron's hidden widths: a positive int or a non-empty sequence of them ([1] is a good value)
+BAD_WIDTHS = st.one_of(
+    SOME_BAD_INT.filter(lambda v: not isinstance(v, (list, tuple))),
+    st.sampled_from([(), [], (0,), (2.5,), (3, -1)]),
+)
 BAD_REAL = st.sampled_from([NAN, INF, -INF, None, "1", True])  # for any finite real
 BAD_BOOL = st.sampled_from([1, 0, "yes", None, 1.0])
 
@@ -2064,8 +2069,8 @@ def _time_series():
                 "n_outputs": bad_int(),
                 "hidden": bad_int(),
                 "augment": bad_int(0),
-                "field_width": SOME_BAD_INT,
-                "cell_width": SOME_BAD_INT,
+                "field_width": BAD_WIDTHS,
+                "cell_width": BAD_WIDTHS,
                 "activation": not_callable,
                 "sigma": not_callable,
                 "residual": BAD_BOOL,

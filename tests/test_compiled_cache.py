@@ -169,3 +169,15 @@ def test_the_key_ignores_prose_and_follows_code():
     assert cache.code_tree(source) == cache.code_tree("def f(x):\n\n    return x + 1  # other\n")
     assert cache.code_tree(source) != cache.code_tree("def f(x):\n    return x + 2\n")
     assert cache._fingerprint({"a": (1, 2.5)}) != cache._fingerprint({"a": (1, 2.25)})
+
+
+def test_a_folder_another_process_creates_meanwhile_is_accepted(tmp_path, monkeypatch):
+    """Two test workers start at once: the folder appears between the existence check and mkdir."""
+    from dynkit.solvers.compiled import cache
+
+    folder = tmp_path / "made-by-the-other"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setattr(cache.os.path, "lexists", lambda path: False)
+    assert cache.private_folder(folder) is None
+    folder.chmod(0o755)
+    assert "mode 0755" in cache.private_folder(folder)

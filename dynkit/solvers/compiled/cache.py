@@ -57,7 +57,12 @@ def private_folder(path: Path) -> str | None:
     try:
         if not os.path.lexists(path):
             path.parent.mkdir(parents=True, exist_ok=True)
-            os.mkdir(path, 0o700)
+            try:
+                os.mkdir(path, 0o700)
+            except (
+                FileExistsError
+            ):  # another process made it first: it is checked below all the same
+                pass
         info = os.lstat(path)
     except OSError as exc:
         return f"{path} cannot be created or read ({exc.strerror or exc})"
