@@ -40,7 +40,7 @@ def point_cloud(
             f"need 0 < inner_radius < outer_radii[0] < outer_radii[1], got {inner_radius}, {outer_radii}"
         )
     for name, n in (("n_inner", n_inner), ("n_outer", n_outer)):
-        if not isinstance(n, int) or n < 1:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"{name} must be a positive integer, got {n!r}")
     g = torch.Generator().manual_seed(seed)
     x = torch.cat(
