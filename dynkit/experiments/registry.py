@@ -14,6 +14,10 @@ PAPER_SCALE = "paper"
 """Not a registered config: the authors' recipe, built from the experiment's recipe
 (:func:`dynkit.experiments.recipes.paper_config`); it refuses while the code lacks a piece of the recipe."""
 RUN_SCALES = (*SCALES, PAPER_SCALE)
+WORK_DIR = "work"
+"""A run function's folder for resumable state (``out / WORK_DIR``: checkpoints): the runner keeps it across
+interruptions while the shard's identity (config, code) stays the same, empties it when that changes, and
+removes it once the shard's record is stored."""
 """The scales ``dynkit run`` accepts."""
 
 RunFunction = Callable[..., dict]

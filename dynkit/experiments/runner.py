@@ -26,6 +26,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import stat
 import time
 import warnings
@@ -41,12 +42,13 @@ from ..io import (
     check_writable_dir,
     jsonable,
     read_regular_bytes,
+    read_regular_text,
     remove_orphan_temporaries,
     versions,
     write_json,
 )
 from .code_closure import describe_change, same_code
-from .registry import RUN_SCALES, Experiment, get, point_key
+from .registry import RUN_SCALES, WORK_DIR, Experiment, get, point_key
 
 SHARD_FILE = "shard.json"
 RESULTS_FILE = "results.json"
@@ -55,6 +57,7 @@ RUN_FOLDER_MARKS = (
     RESULTS_FILE,
 )  # what a run writes in its folder: a folder without either is not one
 CLAIM_FILE = ".claim"
+WORK_IDENTITY = "identity.json"  # in WORK_DIR: whose state it holds
 BACKENDS = ("local", "ray")
 DEVICES = _checks.DEVICE_FORMS
 SEED_RANGE = (0, 2**32 - 1)
@@ -139,7 +142,14 @@ def _flaw(record: Any, shard: Shard) -> str | None:
         return f"'seconds' must be a number >= 0, got {json.dumps(seconds)[:60]}"
     if record["sha256"] != content_hash(record):
         return "its content does not match its sha256 (edited or damaged)"
+    return _identity_flaw(record, shard)
+
+
+def _identity_flaw(record: dict, shard: Shard) -> str | None:
+    """Why ``record``'s identity fields are not ``shard``'s (same config, same code); None if they are."""
     for key, value in shard.identity().items():
+        if key not in record:
+            return f"missing {key!r}"
         if key == "code":
             if not isinstance(record[key], dict) or "modules" not in record[key]:
                 return (
@@ -271,6 +281,7 @@ def run_shard(shard: Shard) -> dict:
     exp = EXPERIMENTS[shard.experiment]
     shard.folder.mkdir(parents=True, exist_ok=True)
     remove_orphan_temporaries(shard.folder)  # ours to clean: the claim keeps other writers out
+    work = own_work_folder(shard)
     start = time.perf_counter()
     torch.manual_seed(shard.seed)
     with torch.device(
@@ -285,11 +296,20 @@ def run_shard(shard: Shard) -> dict:
             f"experiment {shard.experiment!r} must return a dict with 'metrics': {{name: float}}, got "
             f"{type(result).__name__}"
         )
+    before = result.get("seconds_before", 0.0)  # spent by earlier runs it resumed from
+    if (
+        isinstance(before, bool)
+        or not isinstance(before, (int, float))
+        or not 0 <= before < math.inf
+    ):
+        raise TypeError(
+            f"experiment {shard.experiment!r} must give 'seconds_before' as a number >= 0, got {before!r}"
+        )
     record = jsonable(
         {
             **shard.identity(),
             "device": shard.device,
-            "seconds": time.perf_counter() - start,
+            "seconds": time.perf_counter() - start + before,
             "metrics": {k: float(v) for k, v in metrics.items()},
             "result": {k: v for k, v in result.items() if k != "metrics"},
             "versions": versions(),
@@ -297,7 +317,40 @@ def run_shard(shard: Shard) -> dict:
     )
     record["sha256"] = content_hash(record)
     write_json(shard.path, record)
+    # the record stands for the run now: its checkpoints are not needed (gone already if a runner
+    # without claims, where advisory locks are missing, finished the same shard first)
+    shutil.rmtree(work, ignore_errors=True)
     return record
+
+
+def own_work_folder(shard: Shard) -> Path:
+    """``shard.folder / WORK_DIR``, holding only state that this shard's identity wrote.
+
+    State left by an interrupted run of the same config and code is kept (the run resumes from it); state of
+    another identity (an edited config, other code), or without a readable identity, is removed first, so a
+    run never resumes from checkpoints it cannot verify as its own."""
+    work = shard.folder / WORK_DIR
+    mark = work / WORK_IDENTITY
+    if os.path.islink(work) or (os.path.lexists(work) and not os.path.isdir(work)):
+        os.unlink(work)  # never state reached through a link: it may belong to anything
+    elif os.path.lexists(work):
+        try:
+            stored = json.loads(read_regular_text(mark, "work identity", follow_links=False))
+            flaw = _identity_flaw(stored, shard) if isinstance(stored, dict) else "not a record"
+        except (OSError, ValueError) as err:
+            flaw = str(err)
+        if flaw is not None:
+            shutil.rmtree(work)
+    for attempt in range(3):  # a runner without claims (no advisory locks) may remove it meanwhile
+        try:
+            if not os.path.lexists(mark):
+                work.mkdir(exist_ok=True)
+                write_json(mark, jsonable(shard.identity()))
+            break
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
+    return work
 
 
 def _run_claimed(shard: Shard) -> tuple[dict, bool]:

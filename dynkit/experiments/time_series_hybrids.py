@@ -41,7 +41,7 @@ import torch
 
 from ..io import save_figure
 from ..models.ode_rnn import HYBRIDS, LABELS
-from .registry import register
+from .registry import WORK_DIR, register
 
 # The metric each task's test MSE means: plane vibration forecasts 8 stamps (Sect. 3.4.3), the others
 # one stamp ahead (auto-regressive, Sect. 3.4.4).
@@ -218,6 +218,7 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
             shrink=config.shrink,
             loss_weights=config.loss_weights,
             nfe_tol=config.nfe_tol,
+            checkpoint_dir=out / WORK_DIR,
         )
     except (
         TrainingError,
@@ -231,8 +232,10 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
             "note": task.note,
             "data": data,
         }
-    seconds = time.perf_counter() - start
     hist = result["history"]
+    # an interrupted shard resumed from its checkpoint: its earlier epochs' time counts too
+    before = sum(h["epoch_seconds"] for h in hist[: result["resumed_epochs"]])
+    seconds = time.perf_counter() - start + before
     norms = np.asarray(result["adjoint_norm"])
     log_ratio = (
         max(math.log10(max(norms[0], 1e-300) / norms[-1]), LOG10_FLOOR)
@@ -268,7 +271,13 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
         metrics[f"{name}.adjoint_norm@{k}"] = float(value)
     for h in hist:
         metrics[f"{name}.epoch{h['epoch']}.test_mse"] = float(h[TEST_METRIC[config.task]])
-    return {"metrics": metrics, "note": task.note, "data": data, "n_train_windows": len(task.train)}
+    return {
+        "metrics": metrics,
+        "note": task.note,
+        "data": data,
+        "n_train_windows": len(task.train),
+        "seconds_before": before,
+    }
 
 
 def render_hybrids(results: dict, out: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -244,6 +245,7 @@ def train_hybrid(
     clip_norm: float | None = None,
     shrink: float = 1.0,
     nfe_tol: float | None = None,
+    checkpoint_dir: str | Path | None = None,
 ) -> dict:
     """Train ``model`` (an :class:`~dynkit.models.ode_rnn.ODERNN`) with Adam via :func:`~dynkit.tasks.training.fit`.
 
@@ -262,6 +264,11 @@ def train_hybrid(
     ``(0.1, 0.1, 1.0)``); ``clip_norm`` clips the gradients' global norm before each step (the authors': 1.0);
     ``shrink`` multiplies every parameter once before training (the authors': 0.01). The windows train on the
     model's device (moved there once).
+
+    With ``checkpoint_dir``, a checkpoint after every epoch goes there and a call finding one resumes
+    from it (exactly: the batches, the schedule and the random states continue where they stopped; a
+    checkpoint written with other options is refused, naming them); ``resumed_epochs`` in the result
+    says how many epochs came from it.
     """
     from ..diagnostics.nfe import BatchNFE
     from ..models.ode_rnn import ODERNN
@@ -368,8 +375,24 @@ def train_hybrid(
         backward=False,
         description=task.name,
         scheduler=scheduler,
+        checkpoint_dir=checkpoint_dir,
+        resume=checkpoint_dir is not None,
+        manifest={
+            "task": task.name,
+            "batch_size": batch_size,
+            "lr_schedule": lr_schedule,
+            "lr_steps": [list(s) for s in lr_steps],
+            "clip_norm": clip_norm,
+            "shrink": shrink,
+            "loss_weights": list(weights),
+            "validate": validate,
+        },
     )
-    result = {"history": history.epochs, "adjoint_norm": _adjoint_profile(model, task.test)}
+    result = {
+        "history": history.epochs,
+        "resumed_epochs": history.resumed_after,
+        "adjoint_norm": _adjoint_profile(model, task.test),
+    }
     if nfe_tol is not None:
         result["tight_nfe"] = _tight_nfe(model, task, nfe_tol, weights)
     return result

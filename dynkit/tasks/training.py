@@ -63,9 +63,11 @@ class CheckpointError(ValueError):
 
 @dataclass
 class History:
-    """Per-epoch records: each a dict of metrics (``epoch`` and ``train_loss`` at least)."""
+    """Per-epoch records: each a dict of metrics (``epoch`` and ``train_loss`` at least);
+    ``resumed_after``: how many of them a checkpoint restored (0: all trained in this call)."""
 
     epochs: list = field(default_factory=list)
+    resumed_after: int = 0
 
     def __post_init__(self):
         if not isinstance(self.epochs, list) or not all(isinstance(e, dict) for e in self.epochs):
@@ -95,10 +97,10 @@ def plain(value: Any, where: str = "value") -> Any:
     numpy scalars and arrays become Python numbers and tensors. Anything else raises ``TypeError``
     naming ``where`` (the key path): a checkpoint that could not be reloaded safely is never written.
     """
+    if isinstance(value, np.generic):  # first: np.float64 is also a float, and pickles as numpy's
+        return value.item()
     if isinstance(value, _SCALARS) or isinstance(value, torch.Tensor):
         return value
-    if isinstance(value, np.generic):
-        return value.item()
     if isinstance(value, np.ndarray):
         return torch.from_numpy(np.ascontiguousarray(value))
     if isinstance(value, (torch.dtype, torch.Size)):
@@ -503,6 +505,7 @@ def fit(
                     )
                 scheduler.load_state_dict(state["scheduler"])
             history.epochs = list(state["history"])
+            history.resumed_after = done
             _set_random_states(state["random"])
             start = done
         if recorded is None:
