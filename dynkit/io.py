@@ -13,6 +13,26 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+__all__ = [
+    "versions",
+    "TEMP_SUFFIX",
+    "TEMP_MARKER",
+    "is_temporary",
+    "file_kind",
+    "check_output_path",
+    "DEFAULT_READ_LIMIT",
+    "read_regular_bytes",
+    "read_regular_text",
+    "atomic_write",
+    "remove_orphan_temporaries",
+    "check_writable_dir",
+    "check_own_folder",
+    "write_json",
+    "save_figure",
+    "jsonable",
+    "to_pandas",
+]
+
 
 def versions() -> dict:
     """Versions of Python, dynkit and the numerical packages (for the provenance of results)."""

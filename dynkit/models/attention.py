@@ -39,6 +39,17 @@ from typing import Callable, Union
 import torch
 import torch.nn.functional as F
 
+__all__ = [
+    "DEFAULT_CHUNK",
+    "momentum_weights",
+    "softmax_attention",
+    "linear_attention",
+    "momentum_attention",
+    "momentum_attention_step",
+    "momentum_attention_recurrent",
+    "adaptive_momentum",
+]
+
 FeatureMap = Union[str, Callable[[torch.Tensor], torch.Tensor], None]
 
 DEFAULT_CHUNK = 64

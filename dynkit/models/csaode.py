@@ -55,6 +55,17 @@ from .. import _checks as check
 from .. import solvers as _solvers
 from ..solvers import solve
 
+__all__ = [
+    "SOLVERS",
+    "ARCHITECTURES",
+    "EPS_DISTANCE",
+    "position_encoding",
+    "horizon",
+    "SelfAttentionBlock",
+    "CSAODE",
+    "expected_nfe",
+]
+
 SOLVERS = {"rk": "rk4", "rkf": "rkf45", "ark": "ark4"}
 ARCHITECTURES = ("ode", "blocks")
 EPS_DISTANCE = 1e-12  # added to squared distances in Eq. (11): no division by zero

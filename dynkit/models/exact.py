@@ -19,6 +19,22 @@ from fractions import Fraction
 
 import torch
 
+__all__ = [
+    "FRAC_BITS",
+    "MAX_DENOMINATOR",
+    "FixedPointOverflow",
+    "max_abs_value",
+    "check_frac_bits",
+    "check_representable",
+    "to_fixed",
+    "to_float",
+    "is_on_grid",
+    "floor_divmod",
+    "check_no_overflow",
+    "rational",
+    "InformationBuffer",
+]
+
 FRAC_BITS = 40
 """Default number of fractional bits of the fixed-point grid: resolution 2**-40 ~ 9.1e-13, range
 |x| < 2**22. Algorithm 1 rounds ``c * n / d`` with an error below ``n`` grid units, i.e. below

@@ -33,6 +33,16 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+__all__ = [
+    "MomentumRule",
+    "MOMENTUM_RULES",
+    "CELLS",
+    "PARAMETRIZATIONS",
+    "INITS",
+    "MomentumRNN",
+    "SequenceClassifier",
+]
+
 
 @dataclass(frozen=True)
 class MomentumRule:

@@ -24,6 +24,25 @@ from torch import nn
 from .. import _checks as check
 from .ode_block import ODEBlock
 
+__all__ = [
+    "MLPField",
+    "ConvField",
+    "ConvInitial",
+    "ConstrainedScalar",
+    "damping",
+    "skip_coefficient",
+    "FirstOrder",
+    "SecondOrder",
+    "HeavyBall",
+    "GeneralizedHeavyBall",
+    "NODE",
+    "ANODE",
+    "SONODE",
+    "HBNODE",
+    "GHBNODE",
+    "MODELS",
+]
+
 # ---------------------------------------------------------------------------------------------
 # learned vector fields f(t, h)
 

@@ -27,6 +27,29 @@ from torch import nn
 from .. import _checks as check
 from .neural_ode import MODELS, ConvField, ConvInitial, MLPField
 
+__all__ = [
+    "IMAGE_TASKS",
+    "POINT_CLOUD",
+    "AUTHORS_POINT_CLOUD",
+    "AUTHORS_POINT_CLOUD_XI",
+    "AUTHORS_POINT_CLOUD_BOUND",
+    "PAPER_TOLERANCE",
+    "TIME_SERIES",
+    "AUTHORS_PLANE_VIBRATION",
+    "AUTHORS_WALKER2D",
+    "AUTHORS_WALKER2D_CHI",
+    "AUTHORS_WINDOW",
+    "DESIGNS",
+    "PAPER_PARAMETERS",
+    "TASKS",
+    "Classifier",
+    "MLPInitial",
+    "check_model_name",
+    "AUTHORS_TASKS",
+    "from_paper",
+    "count_parameters",
+]
+
 # Image tasks: input shape, classes, and per model (p, hidden width). p and widths of mnist/cifar10
 # reproduce Table 5 of the review within 0.1% (tests/test_node_models.py counts them).
 IMAGE_TASKS = {

@@ -15,6 +15,16 @@ from torch import nn
 
 from ..diagnostics.nfe import NFECounter
 
+__all__ = [
+    "SOLVERS",
+    "DEFAULT_SOLVER",
+    "solver_methods",
+    "check_block_options",
+    "ODEBlock",
+    "ode_blocks",
+    "set_tolerance",
+]
+
 SOLVERS = ("torchdiffeq", "dynkit")
 DEFAULT_SOLVER = "dynkit"
 """The engine of every :class:`ODEBlock` unless ``solver`` says otherwise."""

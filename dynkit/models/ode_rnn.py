@@ -42,6 +42,17 @@ from .neural_ode import (
 )
 from .ode_block import ODEBlock
 
+__all__ = [
+    "HYBRIDS",
+    "LABELS",
+    "RESTORING",
+    "INITIAL_STATES",
+    "AUGMENTATIONS",
+    "PREDICTIONS",
+    "ODERNN",
+    "adjoint_norms",
+]
+
 HYBRIDS = ("node", "anode", "sonode", "hbnode", "ghbnode")
 LABELS = {
     "node": "ODE-RNN",

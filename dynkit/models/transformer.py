@@ -29,6 +29,14 @@ from .attention import (
     softmax_attention,
 )
 
+__all__ = [
+    "ATTENTIONS",
+    "CONNECTIONS",
+    "MultiHeadAttention",
+    "TransformerLayer",
+    "MomentumTransformer",
+]
+
 ATTENTIONS = ("softmax", "linear", "momentum")
 CONNECTIONS = ("residual", "momentum", "adaptive")
 

@@ -11,6 +11,14 @@ import torch
 
 from .. import _checks as check
 
+__all__ = [
+    "FASHION_MNIST_DIR",
+    "read_idx",
+    "load_idx_images",
+    "fashion_mnist_available",
+    "load_digits_split",
+]
+
 FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
 _IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 

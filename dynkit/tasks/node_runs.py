@@ -24,6 +24,23 @@ from ..models.node_paper import check_model_name, from_paper
 from ..models.ode_block import DEFAULT_SOLVER, check_block_options
 from .training import fit
 
+__all__ = [
+    "TRAINING_TASKS",
+    "OBJECTIVES",
+    "DESIGN_OBJECTIVES",
+    "RESULT_NAME",
+    "TaskSettings",
+    "SETTINGS",
+    "load_task",
+    "loss_and_accuracy",
+    "trivial_loss",
+    "batches_of",
+    "nfe_step",
+    "evaluator",
+    "run_training",
+    "train_model",
+]
+
 TRAINING_TASKS = ("point_cloud", "digits", "fashion_mnist")
 OBJECTIVES = ("cross_entropy", "mse")
 """``"cross_entropy"``: logits (one for two classes); ``"mse"``: one bounded output against the labels mapped to -1

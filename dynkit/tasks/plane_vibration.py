@@ -25,6 +25,17 @@ from .measured import MeasuredProtocol, SeriesFile, load_measured
 from .silverbox import Multisine
 from .windows import TimeSeriesTask, _cut_windows, _drop_samples, _split_series, _standardise
 
+__all__ = [
+    "CHANNELS",
+    "MASSES",
+    "STIFFNESS",
+    "DAMPING",
+    "CUBIC",
+    "MEASURED",
+    "plane_vibration_measured",
+    "plane_vibration",
+]
+
 CHANNELS = ("voltage", "force", "accel_root", "accel_mid", "accel_tip")
 MASSES = np.array([4.0, 1.0, 0.8, 0.5])  # fuselage, wing root, mid-wing, tip
 STIFFNESS = np.array([6.0, 5.0, 4.0, 3.0])  # ground-fuselage, then between neighbours

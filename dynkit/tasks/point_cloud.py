@@ -8,6 +8,8 @@ import torch
 
 from .. import _checks as check
 
+__all__ = ["point_cloud"]
+
 
 def _uniform_annulus(
     n: int, r_min: float, r_max: float, generator: torch.Generator

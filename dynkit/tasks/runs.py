@@ -12,6 +12,8 @@ from pathlib import Path
 from .. import _checks
 from . import node_runs, text
 
+__all__ = ["CSAODE_SOLVERS", "TASKS", "run_training"]
+
 CSAODE_SOLVERS = {"csark": "rk", "csarkf": "rkf", "csaark": "ark"}
 TASKS = (*node_runs.TRAINING_TASKS, *text.DATASETS)
 

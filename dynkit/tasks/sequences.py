@@ -12,6 +12,8 @@ import torch
 
 from .._checks import integer
 
+__all__ = ["CopyData", "copy_task", "adding_task", "DigitSequences", "digit_sequences"]
+
 
 def _tensors(record, **expected) -> None:
     for name, kind in expected.items():

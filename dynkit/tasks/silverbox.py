@@ -19,6 +19,15 @@ from .. import _checks as check
 from .measured import MeasuredProtocol, SeriesFile, _scale, load_measured, read_series
 from .windows import TimeSeriesTask, _cut_windows, _drop_samples, _split_series, _standardise
 
+__all__ = [
+    "MEASURED",
+    "Multisine",
+    "silverbox",
+    "silverbox_measured",
+    "silverbox_measured_drive",
+    "silverbox_windows",
+]
+
 
 MEASURED = MeasuredProtocol(
     name="silverbox",

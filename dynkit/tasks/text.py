@@ -32,6 +32,30 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 
+__all__ = [
+    "TREC_CLASSES",
+    "BINARY_FILES",
+    "DATASETS",
+    "default_data_dir",
+    "VARIANTS",
+    "decode_line",
+    "MAX_BINARY_FRACTION",
+    "read_lines",
+    "TextDataset",
+    "load_dataset",
+    "Vocabulary",
+    "pad_batch",
+    "glove_embeddings",
+    "embedding_matrix",
+    "SCHEDULE",
+    "CPU_CONFIG",
+    "FULL_CONFIG",
+    "SCHEDULES",
+    "paper_schedule",
+    "training_split",
+    "train_csaode",
+]
+
 TREC_CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 BINARY_FILES = {
     "subj": (("subj.objective", "objective"), ("subj.subjective", "subjective")),

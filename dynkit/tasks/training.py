@@ -43,6 +43,24 @@ from ..io import (
     write_json,
 )
 
+__all__ = [
+    "CHECKPOINT_NAME",
+    "MANIFEST_NAME",
+    "CHECKPOINT_FORMAT",
+    "MANIFEST_FORMAT",
+    "TrainingError",
+    "CheckpointError",
+    "History",
+    "epoch_generator",
+    "plain",
+    "save_checkpoint",
+    "load_checkpoint",
+    "run_manifest",
+    "read_manifest",
+    "check_resume",
+    "fit",
+]
+
 CHECKPOINT_NAME = "checkpoint.pt"
 MANIFEST_NAME = "manifest.json"
 CHECKPOINT_FORMAT = "dynkit-checkpoint/2"

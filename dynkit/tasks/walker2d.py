@@ -26,6 +26,8 @@ from .windows import (
     _standardise,
 )
 
+__all__ = ["OBSERVATIONS", "ACTIONS", "POLICY_SEED", "PREPROCESSING", "walker2d"]
+
 OBSERVATIONS = 17
 ACTIONS = 6
 POLICY_SEED = 20240601  # the policy is fixed: the same for every episode and every run
