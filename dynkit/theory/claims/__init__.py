@@ -1,15 +1,15 @@
 """The registry: each claim of the papers with its random-instance generator, one module per paper.
 
-A paper's module (:data:`PAPERS`) declares its rows once, ``CLAIMS``: a tuple of :class:`Claim`, each
-with its quote, reading, correction and checks in the row itself; the checks two papers share live
-in the private ``_rnn_checks`` and ``_transformer_checks``, the machinery every check uses in
+A paper's module (:data:`PAPERS`) declares its rows once, ``CLAIMS``: a tuple of :class:`Claim`,
+each with its quote, reading, correction and checks in the row itself; the checks two papers share
+live in the private ``_rnn_checks`` and ``_transformer_checks``, the machinery every check uses in
 ``_sampling``. Paper modules import those, never one another (an import-linter contract).
 
 To add a claim of a paper listed here: append a row to that module's ``CLAIMS`` with the next free
 ``number``. To add a claim of a new paper: add a module here with its ``CLAIMS`` tuple, list it in
 :data:`PAPERS`, and name the paper once in ``dynkit/_papers.py``. A claim's ``number`` seeds its
-instances (``seed + number``), so new claims take the next numbers and every other claim keeps
-its instances.
+instances (``seed + number``), so new claims take the next numbers and every other claim keeps its
+instances.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ def adam_rnn_check(
     diagonal: bool = False,
     relaxed_moment: bool = False,
 ) -> CheckResult:
-    """Remark 4's cells against torch.optim: half the size groups RMSPropRNN (mu = 0), half AdamRNN; U well
-    conditioned (cond <= 10) so that W^ = U^-1 W is a fair trainable matrix; T = 8 steps."""
+    """Remark 4's cells against torch.optim: half the size groups RMSPropRNN (mu = 0), half AdamRNN;
+    U well conditioned (cond <= 10) so that W^ = U^-1 W is a fair trainable matrix; T = 8 steps."""
     out = []
     for n, count in split_by_size(min(n_inst, 400), rng, range(1, 9)):
         U = random_matrices(rng, count, n, log10_cond=1) * rng.choice(
@@ -61,7 +61,8 @@ def rnn_cells(rng, count, n):
 def rnn_check(n_inst, rng, *, part: str, mu=None, symmetric=False):
     n_inst = min(n_inst, 100)  # torch autograd per size group
     out = []
-    # (13) with U^T: for n = 1 U^T = U, so the literal statement is sampled where it can differ, n >= 2
+    # (13) with U^T: for n = 1 U^T = U, so the literal statement is sampled where it can
+    # differ, n >= 2
     for n, count in split_by_size(n_inst, rng, range(2 if part == "literal13" else 1, 13)):
         act = rnn.ACTIVATIONS[int(rng.integers(2))]
         U, W, x, h, v0 = rnn_cells(rng, count, n)
@@ -141,7 +142,8 @@ def rnn_jacobian_wrong(rng):
 
 
 def slope_wrong(rng):
-    """sigma^{-1} scaled by 0.99: its slope at tanh's 0 is 0.99 < 1, the corrected (>= 1) must fail."""
+    """sigma^{-1} scaled by 0.99: its slope at tanh's 0 is 0.99 < 1, the corrected (>= 1) must
+    fail."""
     with patched(
         rnn, "_act", lambda f: lambda name: (lambda s, i: (s, lambda z: 0.99 * i(z)))(*f(name))
     ):

@@ -20,8 +20,9 @@ def _size(result: CheckResult) -> int:
 
 
 def stack_groups(claim: str, groups: list[CheckResult]) -> CheckResult:
-    """Join the size groups of one check; keeps the worst group's instance and, when some group fails, the
-    smallest failing one (``details['smallest_failing']``: the counterexample a table row shows)."""
+    """Join the size groups of one check; keeps the worst group's instance and, when some group
+    fails, the smallest failing one (``details['smallest_failing']``: the counterexample a table row
+    shows)."""
     worst = max(
         groups, key=lambda g: (not g.holds, g.residual / g.tolerance if g.tolerance else g.residual)
     )
@@ -52,7 +53,8 @@ def stack_groups(claim: str, groups: list[CheckResult]) -> CheckResult:
 
 
 def join_parts(claim: str, parts: list[list[CheckResult]]) -> CheckResult:
-    """Each entry of ``parts`` is one sub-check over size groups; sub-checks saw the same instances."""
+    """Each entry of ``parts`` is one sub-check over size groups; sub-checks saw the same
+    instances."""
     return combine(claim, [stack_groups(p[0].claim, p) for p in parts])
 
 

@@ -29,9 +29,10 @@ def attention_check(n_inst: int, rng: np.random.Generator) -> CheckResult:
 def connection_check(
     n_inst: int, rng: np.random.Generator, reading: str = "previous_input", beta_low: float = 0.0
 ) -> CheckResult:
-    """(15) over stacks of 1-24 layers. ||W_V|| <= 0.1 keeps the heavy-ball growth over 24 layers at beta~ = 0.99
-    below ~1e3 and ||W_Q||, ||W_K|| <= 0.3 keep phi(q)^T phi(k) (elu + 1 ~ exp of negative entries) far from
-    underflow; the readings of T_{l-1}(X) still differ by O(||W_V||), eight orders above the tolerance."""
+    """(15) over stacks of 1-24 layers. ||W_V|| <= 0.1 keeps the heavy-ball growth over 24 layers at
+    beta~ = 0.99 below ~1e3 and ||W_Q||, ||W_K|| <= 0.3 keep phi(q)^T phi(k) (elu + 1 ~ exp of
+    negative entries) far from underflow; the readings of T_{l-1}(X) still differ by O(||W_V||),
+    eight orders above the tolerance."""
     out = []
     for d, count in split_by_size(n_inst, rng, range(1, 9)):
         N, L = int(rng.integers(1, 17)), int(rng.integers(2 if beta_low else 1, 25))
@@ -67,8 +68,9 @@ def _adaptive_parts(result: CheckResult) -> CheckResult:
 
 
 def adaptive_check(n_inst, rng):
-    """(17)-(18) on Prop. 3's instances below beta~ (where the ratio converges): the parts of that check about the
-    adaptive momenta, (17) -> beta~ = (1 - sqrt(step nu))^2 and (17), (18) in [0, 1 - delta]."""
+    """(17)-(18) on Prop. 3's instances below beta~ (where the ratio converges): the parts of that
+    check about the adaptive momenta, (17) -> beta~ = (1 - sqrt(step nu))^2 and (17), (18) in [0, 1
+    - delta]."""
 
     def make(n, count):
         A = random_spd(rng, count, n, 100.0, 2.0)

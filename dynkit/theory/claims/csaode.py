@@ -27,7 +27,8 @@ def _ark(kind, n_inst, rng, **kw):
             )
         )
     for d, count in split_by_size(n, rng, range(1, 7)):
-        # y' = W y + tanh(y + b), W of norm ~1-3: solutions that move, errors above rounding at r = 1/64
+        # y' = W y + tanh(y + b), W of norm ~1-3: solutions that move, errors above rounding at
+        # r = 1/64
         W = random_matrices(rng, count, d, log10_cond=1, scale=3.0) * rng.choice(
             [-1.0, 1.0], size=(count, 1, 1)
         )
@@ -55,8 +56,8 @@ def _ark_family(n_inst, rng):
 
 
 def _ark_family_cheap_peer(rng):
-    """Planted: RK's evaluation count doubled (a peer twice as costly): ARK is then the cheaper at equal error on
-    y' = -y for every member, and the analysis must fail."""
+    """Planted: RK's evaluation count doubled (a peer twice as costly): ARK is then the cheaper at
+    equal error on y' = -y for every member, and the analysis must fail."""
 
     def make(f):
         def runs(fun, y0, method, steps=accelerated_rk.STEPS):
@@ -91,7 +92,8 @@ def _ark_start(n_inst, rng, method=None):
 
 
 def _ark_start_wrong(rng):
-    """ARK started with the midpoint rule instead of (8): its first step (and r = 1) differ from RK's."""
+    """ARK started with the midpoint rule instead of (8): its first step (and r = 1) differ from
+    RK's."""
     from ...solvers.tableaus import MIDPOINT
 
     return _ark_start(
@@ -136,7 +138,8 @@ def _ark_stage(n_inst, rng, form="printed", constant=False):
             40.0 if constant else 0.0
         )  # tanh(y + 40) = 1: F constant
         order = int(rng.choice([3, 4]))
-        # most groups with a field that depends on t (where Z_{-j}'s time matters); the plant is constant in y and t
+        # most groups with a field that depends on t (where Z_{-j}'s time matters); the plant is
+        # constant in y and t
         omega = 0.0 if constant or rng.uniform() < 0.3 else float(rng.uniform(0.5, 3))
         out.append(
             accelerated_rk.check_ark_stage_form(

@@ -21,7 +21,8 @@ def _revnet(n_inst: int, rng: np.random.Generator) -> CheckResult:
     for n, count in split_by_size(n_inst, rng):
         A = random_matrices(rng, count, n, log10_cond=4, scale=10 ** rng.uniform(-1, 1))
         B = random_matrices(rng, count, n, log10_cond=4, scale=10 ** rng.uniform(-1, 1))
-        # the spectra also at tiny weights (down to 1e-8: eigenvalues 1 +- 1e-8, issue 22's false alarm at 1e-7)
+        # the spectra also at tiny weights (down to 1e-8: eigenvalues 1 +- 1e-8, issue 22's false
+        # alarm at 1e-7)
         tiny = (10 ** rng.uniform(-8, 0, (count, 1, 1))) ** (np.arange(count) % 2)[:, None, None]
         disc.append(spectra.check_revnet_instability(A * tiny, B * tiny))
         cont.append(spectra.check_revnet_continuous(A * tiny, B * tiny))
@@ -40,10 +41,11 @@ def _revnet(n_inst: int, rng: np.random.Generator) -> CheckResult:
 
 
 def _psi(n_inst: int, rng: np.random.Generator) -> CheckResult:
-    """Prop. 4 over its whole range: eps > 0 and theta any real matrix. Against expm: ||theta|| in [1e-2, 1e3],
-    eps in [1e-2, 1e2] (||theta / eps|| up to 1e5, large negative theta / eps where the plain series cancels).
-    Against dk.solve: a third of the instances, eps in [0.1, 1e2], ||theta / eps|| <= 1e3 (the ODE's cost).
-    Against the 50-digit closed form: the 1 x 1 instances, theta to +-1e4 and eps to 1e-3."""
+    """Prop. 4 over its whole range: eps > 0 and theta any real matrix. Against expm: ||theta|| in
+    [1e-2, 1e3], eps in [1e-2, 1e2] (||theta / eps|| up to 1e5, large negative theta / eps where the
+    plain series cancels). Against dk.solve: a third of the instances, eps in [0.1, 1e2], ||theta /
+    eps|| <= 1e3 (the ODE's cost). Against the 50-digit closed form: the 1 x 1 instances, theta to
+    +-1e4 and eps to 1e-3."""
     out = []
     n_ode = max(n_inst // 3, 1)
     for n, count in split_by_size(n_inst, rng):
@@ -69,20 +71,22 @@ def _psi(n_inst: int, rng: np.random.Generator) -> CheckResult:
 
 
 def _psi_finite(theta: np.ndarray, eps: np.ndarray) -> np.ndarray:
-    """Scale down the instances whose Psi_eps would overflow float64: the growth rate of x(1) is at most
-    sqrt(r/eps + 1/(4 eps^2)) - 1/(2 eps) for spectral radius r <= ||theta||_inf, which stays <= 600 (Psi <= e^600)
-    for ||theta||_inf <= 360000 eps + 600 (the proposition holds there too; float64 cannot hold the value)."""
+    """Scale down the instances whose Psi_eps would overflow float64: the growth rate of x(1) is at
+    most sqrt(r/eps + 1/(4 eps^2)) - 1/(2 eps) for spectral radius r <= ||theta||_inf, which stays
+    <= 600 (Psi <= e^600) for ||theta||_inf <= 360000 eps + 600 (the proposition holds there too;
+    float64 cannot hold the value)."""
     norm = np.abs(theta).sum(axis=-1).max(axis=-1)
     cap = 360000 * eps + 600
     return theta * np.minimum(1.0, cap / np.maximum(norm, 1e-300))[:, None, None]
 
 
 def _random_representable(rng: np.random.Generator, n: int, eps: float) -> tuple[np.ndarray, bool]:
-    """A real n x n matrix with a known answer to Theorem 1/2: eigenvalues drawn as single reals above
-    lambda_eps, complex pairs, paired reals below lambda_eps, single reals below lambda_eps (not
-    representable) and, sometimes, Jordan blocks: 2 x 2 above lambda_eps (representable), 2 x 2 below
-    lambda_eps (once: not representable) or two equal 2 x 2 blocks below lambda_eps (representable), and two distinct
-    simple eigenvalues 1e-7..1e-3 apart below lambda_eps (not representable)."""
+    """A real n x n matrix with a known answer to Theorem 1/2: eigenvalues drawn as single reals
+    above lambda_eps, complex pairs, paired reals below lambda_eps, single reals below lambda_eps
+    (not representable) and, sometimes, Jordan blocks: 2 x 2 above lambda_eps (representable), 2 x 2
+    below lambda_eps (once: not representable) or two equal 2 x 2 blocks below lambda_eps
+    (representable), and two distinct simple eigenvalues 1e-7..1e-3 apart below lambda_eps (not
+    representable)."""
     lam = representation.lambda_eps(eps)
     blocks, ok, used = [], True, 0
     values = set()
@@ -141,7 +145,7 @@ def _random_representable(rng: np.random.Generator, n: int, eps: float) -> tuple
         if kind == "jordan_pair" and room < 4:
             kind = "pair"
         if kind == "close_distinct" and room >= 2:
-            # two distinct simple eigenvalues below lambda_eps, 1e-7..1e-3 apart (issue 22: a fixed clustering
+            # two distinct simple eigenvalues below lambda_eps, 1e-7..1e-3 apart (a fixed clustering
             # tolerance called them a pair); not representable
             x = fresh(3 * lam - 1, lam * 1.3)
             blocks.append(np.diag([x, x + 10 ** rng.uniform(-7, -3)]))
@@ -194,8 +198,8 @@ def _representation(n_inst: int, rng: np.random.Generator) -> CheckResult:
     # lambda_eps against 40-digit mpmath over [1e-3, 1e8] (capped: ~15 ms of mpmath per value)
     eps_lambda = 10 ** rng.uniform(-3, 8, min(n_inst, 50))
     lam_part = representation.check_lambda_eps(eps_lambda)
-    # 1e-6: near a critical point of f_eps (eigenvalues within 1e-6 of lambda_eps) inverting f_eps loses half the
-    # digits (forward error ~ sqrt(machine eps)); a wrong construction errs by O(1)
+    # 1e-6: near a critical point of f_eps (eigenvalues within 1e-6 of lambda_eps) inverting f_eps
+    # loses half the digits (forward error ~ sqrt(machine eps)); a wrong construction errs by O(1)
     decisions, log_residual, log_tol = [], np.zeros(n_inst), 1e-6
     Ds, epss, expected, thetas = [], [], [], {}
     for i in range(n_inst):
@@ -328,7 +332,8 @@ def _caption(n_inst, rng, *, start: float):
         else np.array([start])
     )
     small = 10 ** rng.uniform(-3, -1, max(n // 4, 1))
-    # "close to -1" read as nearer to -1 than to 0 (the caption sets no threshold: the row is informal)
+    # "close to -1" read as nearer to -1 than to 0 (the caption sets no threshold: the row is
+    # informal)
     return representation.check_lambda_eps_closeness(
         np.concatenate([eps, small]), near_minus_one_from=start, closeness=0.5
     )
@@ -349,8 +354,8 @@ def _lemma1(n_inst, rng, f=None):
 
 
 def _lemma1_run_off(rng):
-    """exp and 1/(1 + z^2) miss w = 0, but Newton runs off to |z| -> oo with |f - w| -> 0: only the root part
-    (Newton's step at the best start) shows the violation."""
+    """exp and 1/(1 + z^2) miss w = 0, but Newton runs off to |z| -> oo with |f - w| -> 0: only the
+    root part (Newton's step at the best start) shows the violation."""
     w = np.concatenate([[0.0], rng.standard_normal(3) + 1j * rng.standard_normal(3)])
     return stack_groups(
         "f_eps_surjective",
@@ -463,8 +468,9 @@ def _prop8_wrong(rng):
 
 
 def _inversion_wrong(rng):
-    """(3) perturbed by 1e-9 relative (22 bits above rounding) at gamma = 0.9, depth 20 (3 bits predicted): the
-    float part must see more bits lost than Sect. 3.2 accounts for; and the exact part a wrong inverse."""
+    """(3) perturbed by 1e-9 relative (22 bits above rounding) at gamma = 0.9, depth 20 (3 bits
+    predicted): the float part must see more bits lost than Sect. 3.2 accounts for; and the exact
+    part a wrong inverse."""
     W, b = rng.standard_normal((20, 2, 3, 3)) / np.sqrt(3), rng.standard_normal((20, 2, 3))
     x0, v0 = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
     with patched(
@@ -476,7 +482,8 @@ def _inversion_wrong(rng):
 
 
 def _memory_empty(rng):
-    """A buffer that keeps nothing, at gamma = 0.95 and 0.99 (where the old check's slack hid it)."""
+    """A buffer that keeps nothing, at gamma = 0.95 and 0.99 (where the old check's slack hid
+    it)."""
 
     def make(f):
         def layers(x, v, W, b, gamma, buf=None):

@@ -49,7 +49,8 @@ def _gd_form(n_inst, rng, gradient_at="x_t", linear=False, reference_mu=None, p0
     def make(n, c):
         A = random_psd(rng, c, n, singular=n > 1 and rng.uniform() < 0.3) * (0.0 if linear else 1.0)
         mu = float(rng.uniform(0.05, 0.95))
-        # linear f from x_0 = 0: where (3) as printed is heavy ball (implicit = explicit, p_0 = x_0 = 0)
+        # linear f from x_0 = 0: where (3) as printed is heavy ball (implicit = explicit,
+        # p_0 = x_0 = 0)
         x0 = rng.standard_normal((c, n)) * (0.0 if linear else 1.0)
         return optimizers.check_momentum_gd_form(
             A,

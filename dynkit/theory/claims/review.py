@@ -49,9 +49,9 @@ def _eigen_pairing(n_inst: int, rng: np.random.Generator) -> CheckResult:
 
 
 def _adjoint(n_inst, rng, *, commuting: bool):
-    """(54)/(55) on (HB)NODEs with tanh fields: one batched autograd solve per size group (1000 instances cost
-    ~0.7 s, as much as 100: the solves are overhead-bound, so no cap).
-    ``commuting``: d = 1 NODEs (scalar Jacobians commute); else NODEs with d >= 2 and HBNODEs (any d)."""
+    """(54)/(55) on (HB)NODEs with tanh fields: one batched autograd solve per size group (1000
+    instances cost ~0.7 s, as much as 100: the solves are overhead-bound, so no cap). ``commuting``:
+    d = 1 NODEs (scalar Jacobians commute); else NODEs with d >= 2 and HBNODEs (any d)."""
     out = []
     for n, count in split_by_size(n_inst, rng, [1] if commuting else range(1, 7)):
         hb = (not commuting) and (n == 1 or rng.uniform() < 0.5)
@@ -103,9 +103,10 @@ def _remark8(n_inst, rng, gamma1=None):
 
 
 def _nonvanishing(n_inst, rng, big_a: bool = False):
-    """A seeded random search over the hypotheses, nothing hand-picked: random F (n = 1 in half the draws, where
-    H is 2 x 2 and U_L, when it holds both eigenvalues, is a non-normal 2 x 2 block), a, gamma <= 2a, tau and
-    random terminal gradients. ``big_a``: a 1000x larger a with gamma = 0 (the bound becomes tiny: must hold)."""
+    """A seeded random search over the hypotheses, nothing hand-picked: random F (n = 1 in half the
+    draws, where H is 2 x 2 and U_L, when it holds both eigenvalues, is a non-normal 2 x 2 block),
+    a, gamma <= 2a, tau and random terminal gradients. ``big_a``: a 1000x larger a with gamma = 0
+    (the bound becomes tiny: must hold)."""
 
     def make(n, c):
         F = random_matrices(rng, c, n, log10_cond=3, scale=10 ** rng.uniform(-1, 1)) * rng.choice(
@@ -117,15 +118,17 @@ def _nonvanishing(n_inst, rng, big_a: bool = False):
             F, gamma, a, rng.standard_normal((c, 2 * n)), rng.uniform(0.1, 10, c)
         )
 
-    # the search: 2000 seeded 1-D draws whatever n_inst (2 x 2 Schur forms: ~0.3 s), so that the verdict does not
-    # hang on the instance count (about 1% of 1-D draws break the bound); then n_inst draws with n = 2..7
+    # the search: 2000 seeded 1-D draws whatever n_inst (2 x 2 Schur forms: ~0.3 s), so that the
+    # verdict does not hang on the instance count (about 1% of 1-D draws break the bound); then
+    # n_inst draws with n = 2..7
     groups = [make(1, 2000 if not big_a else 3)]
     groups.append(by_size("adjoint_nonvanishing", min(n_inst, 200), rng, make, range(2, 8)))
     return stack_groups("adjoint_nonvanishing", groups)
 
 
 def _companion_wrong(rng):
-    """The companion block with its -mu D^_k U coupling scaled by 0.999: the corrected (15) must fail."""
+    """The companion block with its -mu D^_k U coupling scaled by 0.999: the corrected (15) must
+    fail."""
 
     def make(f):
         def wrong(dsig, dinv, U, mu):
@@ -141,8 +144,8 @@ def _companion_wrong(rng):
 
 
 def _eigen_pairing_wrong(rng):
-    """H's damping block off by 1% (-1.01 gamma I): its eigenvalues no longer match the roots built from gamma,
-    nor pair to sums (t - T) gamma; the check must see it on H's own eigenvalues."""
+    """H's damping block off by 1% (-1.01 gamma I): its eigenvalues no longer match the roots built
+    from gamma, nor pair to sums (t - T) gamma; the check must see it on H's own eigenvalues."""
 
     def make(f):
         def wrong(J, F, gamma):
@@ -158,8 +161,8 @@ def _eigen_pairing_wrong(rng):
 
 
 def _eq26_wrong_damping(rng):
-    """The adjoint path integrated with a damping 5% (+0.05) off the one (26) is checked with: the corrected
-    Prop. 1 must fail."""
+    """The adjoint path integrated with a damping 5% (+0.05) off the one (26) is checked with: the
+    corrected Prop. 1 must fail."""
 
     def make(f):
         return lambda W, b, h0, a_T, gamma_of, *a: f(
@@ -216,7 +219,8 @@ def _remarks(n_inst, rng):
 
 
 def _remarks_wrong(rng):
-    """The adjoint path integrated with a damping 5% (+0.05) off the one (47)/(40) are checked with."""
+    """The adjoint path integrated with a damping 5% (+0.05) off the one (47)/(40) are checked
+    with."""
 
     def make(f):
         return lambda W, b, h0, m0, a_T, gamma, *a: f(W, b, h0, m0, a_T, 1.05 * gamma + 0.05, *a)
@@ -260,8 +264,9 @@ def _ghbnode_adjoint(n_inst, rng, plant=False):
 
 
 def _hb_index(n_inst, rng, index="printed", trivial=False, reference_gamma=None):
-    """Review (21) on the iterates of (1): F = x^T A x / 2 + b^T x + sum(1 - cos x); ``trivial`` (A = 0, b = 0 and a
-    gradient sin x at x = 0 with gamma = 0: x stays 0) is where the printed index holds."""
+    """Review (21) on the iterates of (1): F = x^T A x / 2 + b^T x + sum(1 - cos x); ``trivial`` (A
+    = 0, b = 0 and a gradient sin x at x = 0 with gamma = 0: x stays 0) is where the printed index
+    holds."""
 
     def make(n, c):
         A = random_matrices(rng, c, n, log10_cond=2, scale=1.0)
