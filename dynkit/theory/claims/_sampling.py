@@ -61,6 +61,8 @@ def join_parts(claim: str, parts: list[list[CheckResult]]) -> CheckResult:
 def random_spd(
     rng: np.random.Generator, count: int, n: int, kappa_max: float, gap: float
 ) -> np.ndarray:
+    """``count`` symmetric positive definite n x n matrices: smallest eigenvalue 1 (times a scale
+    over 4 decades), the others in [gap, kappa], kappa log-uniform up to ``kappa_max``."""
     q = np.linalg.qr(rng.standard_normal((count, n, n)))[0]
     kappa = 10 ** rng.uniform(np.log10(max(gap, 1.01) + 0.01), np.log10(kappa_max), (count, 1))
     rest = gap + (kappa - gap) * rng.uniform(0, 1, (count, n - 1))
@@ -70,15 +72,19 @@ def random_spd(
 
 
 def random_nets(rng, count, n):
+    """A tanh field's weights and start: W (cond <= 1e2, norm ~1.5), b and x0 standard normal."""
     W = random_matrices(rng, count, n, log10_cond=2, scale=1.5)
     return W, rng.standard_normal((count, n)), rng.standard_normal((count, n))
 
 
 def by_size(name, n_inst, rng, make, sizes=range(1, 13)):
+    """``make(n, count)`` for each size group of ``n_inst`` instances, stacked under ``name``."""
     return stack_groups(name, [make(n, count) for n, count in split_by_size(n_inst, rng, sizes)])
 
 
 def random_psd(rng, count, n, singular: bool):
+    """``count`` positive semi-definite n x n matrices, eigenvalues over 6 decades (one of them 0
+    when ``singular``)."""
     q = np.linalg.qr(rng.standard_normal((count, n, n)))[0]
     ev = 10 ** rng.uniform(-6, 0, (count, n)) * 10 ** rng.uniform(-2, 2, (count, 1))
     if singular:
@@ -87,8 +93,11 @@ def random_psd(rng, count, n, singular: bool):
     return (A + np.swapaxes(A, -1, -2)) / 2
 
 
+# Each ``flip`` runs a claim's check where its verdict must change: a perturbed formula or instance
+# for a true claim, an instance inside the corrected hypotheses for a false one.
 @contextlib.contextmanager
 def patched(module, name, make):
+    """``module.name`` replaced by ``make(original)`` inside the ``with`` block only."""
     original = getattr(module, name)
     setattr(module, name, make(original))
     try:
@@ -98,6 +107,8 @@ def patched(module, name, make):
 
 
 def scaled_solve(factor):
+    """A ``make`` for :func:`patched`: ``solve`` whose solution values are scaled by ``factor``."""
+
     def make(original):
         def solve(*args, **kwargs):
             sol = original(*args, **kwargs)
