@@ -21,8 +21,8 @@ def _revnet(n_inst: int, rng: np.random.Generator) -> CheckResult:
     for n, count in split_by_size(n_inst, rng):
         A = random_matrices(rng, count, n, log10_cond=4, scale=10 ** rng.uniform(-1, 1))
         B = random_matrices(rng, count, n, log10_cond=4, scale=10 ** rng.uniform(-1, 1))
-        # the spectra also at tiny weights (down to 1e-8: eigenvalues 1 +- 1e-8, issue 22's false
-        # alarm at 1e-7)
+        # the spectra also at tiny weights (down to 1e-8: eigenvalues 1 +- 1e-8, where an earlier
+        # check raised a false alarm at 1e-7)
         tiny = (10 ** rng.uniform(-8, 0, (count, 1, 1))) ** (np.arange(count) % 2)[:, None, None]
         disc.append(spectra.check_revnet_instability(A * tiny, B * tiny))
         cont.append(spectra.check_revnet_continuous(A * tiny, B * tiny))
