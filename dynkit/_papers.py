@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import re
 
+# the short names the claims and their tables carry (``Claim.paper``)
+REVIEW = "review"
+MOMENTUM_TRANSFORMER = "Momentum Transformer"
+MOMENTUM_RNN = "MomentumRNN"
+MOMENTUM_RESNETS = "Momentum ResNets"
+CSAODE = "CSAODE"
+DYNKIT_ANALYSIS = "dynkit analysis"
+"""Not a paper: the label of a row that records dynkit's own analysis of a paper's method."""
+
 PAPER_NAMES = {
-    "review": "Wang et al., momentum review",
-    "Momentum Transformer": "Nguyen et al., Momentum Transformer",
-    "MomentumRNN": "Nguyen et al., MomentumRNN",
-    "Momentum ResNets": "Sander et al., Momentum ResNets",
-    "CSAODE": "Zhang et al., CSAODE",
+    REVIEW: "Wang et al., momentum review",
+    MOMENTUM_TRANSFORMER: "Nguyen et al., Momentum Transformer",
+    MOMENTUM_RNN: "Nguyen et al., MomentumRNN",
+    MOMENTUM_RESNETS: "Sander et al., Momentum ResNets",
+    CSAODE: "Zhang et al., CSAODE",
 }
 
 

@@ -3,8 +3,8 @@ syntax trees, each module digested without its comments, docstrings, formatting 
 
 The small synthetic packages below are written out here, so each expected closure is read off the
 sources by eye, not from the code under test; the scenario at the end plants the three changes of
-the design review (a comment in ``theory/claims.py``, a move inside ``experiments/``, a code change
-in ``tasks/silverbox.py``) in a copy of the real package.
+the design review (a comment in a paper's module of ``theory/claims/``, a move inside
+``experiments/``, a code change in ``tasks/silverbox.py``) in a copy of the real package.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ BASE = dict(
     tasks__silverbox="AMPLITUDE = 0.1\n\ndef drive(t):\n    return AMPLITUDE * t\n",
     tasks__walker='def walk():\n    """Steps."""\n    return 1\n',
     theory__init="",
-    theory__claims="CLAIMS = []\n",
+    theory__claims__init="from . import review\n\nCLAIMS = review.CLAIMS\n",
+    theory__claims__review="CLAIMS = ()\n",
     experiments__init="from .registry import register\nfrom . import blowup, other\n",
     experiments__registry="def register(name):\n    return name\n",
     experiments__runner="from .. import io\n",
@@ -186,7 +187,8 @@ def test_a_code_change_in_an_imported_module_is_named(edit):
 def test_a_change_outside_the_closure_keeps_the_identity():
     sources = package(**BASE)
     for path in (
-        "theory/claims.py",
+        "theory/claims/__init__.py",
+        "theory/claims/review.py",
         "experiments/other.py",
         "tasks/walker.py",
         "experiments/__init__.py",
@@ -306,8 +308,8 @@ def run_all(out: Path) -> dict[str, list[str]]:
 def test_a_comment_and_a_move_reuse_shards_a_silverbox_edit_recomputes_importers(copy, tmp_path):
     identity = {name: E.EXPERIMENTS[name].code() for name in (*REAL, *PLANTED)}
     run_all(tmp_path)
-    # (a) a comment in theory/claims.py
-    claims = copy / "theory" / "claims.py"
+    # (a) a comment in a paper's module of the theory claims
+    claims = copy / "theory" / "claims" / "review.py"
     claims.write_text(claims.read_text() + "\n# a comment no run can see\n")
     assert run_all(tmp_path) == {name: [] for name in PLANTED}
     assert all(C.same_code(identity[n], E.EXPERIMENTS[n].code()) for n in identity)

@@ -1,10 +1,10 @@
 """The one-time migration re-stamps a stored shard only where git proves its code equals today's.
 
 A throw-away git repository holds a copy of the package at three commits: A, B (a code change in
-``tasks/silverbox.py``) and C (only a comment in ``theory/claims.py`` and a docstring in silverbox);
-C is "today". Each planted shard's whole-file identity is computed from the files on disk at its
-commit, by the old registry's definition written out here (independent of the script's reading of
-git blobs).
+``tasks/silverbox.py``) and C (only a comment in ``theory/claims/review.py`` and a docstring in
+silverbox); C is "today". Each planted shard's whole-file identity is computed from the files on
+disk at its commit, by the old registry's definition written out here (independent of the script's
+reading of git blobs).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def history(tmp_path_factory):
     forged["code"]["package_sha256"] = "0" * 64
     forged["sha256"] = content_hash(forged)
     shards["node_blowup, no such tree"] = forged
-    claims = root / "theory" / "claims.py"
+    claims = root / "theory" / "claims" / "review.py"
     claims.write_text(claims.read_text() + "\n# a comment\n")
     text = silverbox.read_text()
     assert text.startswith('"""Silverbox')  # its module docstring, reworded

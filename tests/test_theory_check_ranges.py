@@ -193,11 +193,11 @@ def test_restart_rate_over_its_range(log_kappa, n, seed):
 def test_issue_case_4_small_eps_limit_true_for_larger_weights(scale):
     """The errors do go to 0 (Prop. 2 is true): no instance may be violated; each holds or is undecided. (On these
     20 instances the three-eps fit of the old check violated 2 at x3 and 5 at x6.)"""
-    from dynkit.theory.claims import _nets
+    from dynkit.theory.claims._sampling import random_nets
 
     rng = np.random.default_rng(5)
     for n in (1, 4, 7, 10):
-        W, b, x0 = _nets(rng, 5, n)
+        W, b, x0 = random_nets(rng, 5, n)
         result = T.check_small_eps_limit(W * scale, b, x0, rng.standard_normal((5, n)))
         assert np.all(result.passed | result.undecided), result.message
 

@@ -284,7 +284,7 @@ def test_small_eps_reduces_to_culver(seed, n):
 @settings(max_examples=10, deadline=None)
 @given(seed=seeds, n=st.integers(1, 8), eps=st.floats(0.2, 10.0))
 def test_momentum_logarithm_round_trip(seed, n, eps):
-    from dynkit.theory.claims import _random_representable
+    from dynkit.theory.claims.momentum_resnets import _random_representable
 
     rng = np.random.default_rng(seed)
     D, ok = _random_representable(rng, n, eps)
@@ -338,7 +338,7 @@ def test_momentum_logarithm_jordan_blocks(eps, case):
 def test_representation_claim_detects_a_coarse_clustering(monkeypatch):
     """Planted: disks 1e9 times too wide merge the close distinct eigenvalues into a pair (the old behaviour);
     the registry's decision part must fail on its close_distinct instances."""
-    from dynkit.theory import claims
+    from dynkit.theory.claims import momentum_resnets
 
     monkeypatch.setattr(representation, "RADIUS_FACTOR", 1e10)
     lam = dk.theory.lambda_eps(1.0)
@@ -346,7 +346,7 @@ def test_representation_claim_detects_a_coarse_clustering(monkeypatch):
         dk.theory.is_representable(np.diag([lam - 0.05, lam - 0.05 + 1e-6]), 1.0).representable
         is not False
     )
-    result = claims._representation(60, np.random.default_rng(11))
+    result = momentum_resnets._representation(60, np.random.default_rng(11))
     assert not result.details["parts"]["representation.decision"].holds
 
 

@@ -153,7 +153,7 @@ def test_theory_does_not_import_models_or_tasks():
     import ast
     import pathlib
 
-    for path in pathlib.Path(dk.theory.__file__).parent.glob("*.py"):
+    for path in pathlib.Path(dk.theory.__file__).parent.rglob("*.py"):  # the claims package too
         for node in ast.walk(ast.parse(path.read_text())):
             names = (
                 [a.name for a in node.names]
@@ -173,3 +173,89 @@ def test_claim_sample_returns_the_full_result():
     assert isinstance(result, dk.theory.CheckResult)
     assert result.holds and result.n_instances == 5 and result.message
     assert set(result.instance) == {"q", "k", "v"}
+
+
+# ---------------------------------------------------------------------------------------------
+# the registry's package: one module per paper
+
+
+def test_each_paper_module_holds_the_rows_of_its_paper():
+    from dynkit import _papers
+    from dynkit.theory import claims
+
+    expected = {
+        "review": {_papers.REVIEW},
+        "momentum_transformer": {_papers.MOMENTUM_TRANSFORMER},
+        "momentum_rnn": {_papers.MOMENTUM_RNN},
+        "momentum_resnets": {_papers.MOMENTUM_RESNETS},
+        "csaode": {_papers.CSAODE, _papers.DYNKIT_ANALYSIS},
+    }
+    assert [m.__name__.rsplit(".", 1)[1] for m in claims.PAPERS] == list(expected)
+    for module in claims.PAPERS:
+        papers = {c.paper for c in module.CLAIMS}
+        assert papers == expected[module.__name__.rsplit(".", 1)[1]], module.__name__
+    assert sum(len(m.CLAIMS) for m in claims.PAPERS) == len(claims.CLAIMS)
+    # the registry's order is the rows' numbers, the seeds of their instances
+    assert [c.number for c in claims.CLAIMS.values()] == list(range(len(claims.CLAIMS)))
+
+
+def _row(cid: str, number):
+    return dk.theory.Claim(cid, "P", "(1)", "text", "h", lambda n, rng: None, number=number)
+
+
+def test_collect_orders_by_number_and_refuses_a_gap_a_repeat_or_a_twice_used_id():
+    from types import SimpleNamespace
+
+    from dynkit.theory.claims import collect
+
+    one = SimpleNamespace(CLAIMS=(_row("b", 2), _row("a", 0)))
+    other = SimpleNamespace(CLAIMS=(_row("c", 1),))
+    assert list(collect((one, other))) == ["a", "c", "b"]
+    with pytest.raises(ValueError, match=r"claim numbers must be 0\.\.1.*b=2"):
+        collect((one,))  # a gap: 0, 2
+    with pytest.raises(ValueError, match="claim numbers"):
+        collect((one, SimpleNamespace(CLAIMS=(_row("c", 2),))))  # 2 twice
+    with pytest.raises(ValueError, match=r"unique.*\['a'\]"):
+        collect((one, SimpleNamespace(CLAIMS=(_row("a", 1),))))
+
+
+@pytest.mark.parametrize(
+    "module, planted, message",
+    [
+        # a paper's module importing another paper's
+        ("momentum_rnn", "from . import review", "momentum_rnn is not allowed to import"),
+        # the shared machinery importing a paper's module
+        ("_sampling", "from . import csaode", "_sampling is not allowed to import"),
+    ],
+)
+def test_the_claims_import_contract_holds_and_catches_a_planted_import(
+    tmp_path, module, planted, message
+):
+    """pyproject.toml's import-linter contract ``theory-claims``, run on the package and on a copy
+    with one import planted."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    lint = Path(sys.executable).parent / "lint-imports"
+
+    def lint_at(where: Path) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(lint), "--config", str(root / "pyproject.toml"), "--contract", "theory-claims"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            env={"PYTHONPATH": str(where), "PATH": "/usr/bin:/bin"},
+        )
+
+    ok = lint_at(root)
+    assert ok.returncode == 0 and "1 kept, 0 broken" in ok.stdout, ok.stdout
+    shutil.copytree(
+        root / "dynkit", tmp_path / "dynkit", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    path = tmp_path / "dynkit" / "theory" / "claims" / f"{module}.py"
+    path.write_text(path.read_text() + f"\n{planted}  # noqa: E402\n")
+    bad = lint_at(tmp_path)
+    assert bad.returncode == 1 and f"dynkit.theory.claims.{message}" in bad.stdout, bad.stdout

@@ -152,11 +152,11 @@ def test_caption_is_informal_not_false():
 
 def test_smallest_counterexample_is_reported():
     """Among failing size groups the row reports the smallest instance (here d = 1 before d = 3)."""
-    from dynkit.theory.claims import _stack
+    from dynkit.theory.claims._sampling import stack_groups
 
     small = _core.verdict("x", np.array([2.0]), 1.0, dict(A=np.ones((1, 1, 1))), "w")
     large = _core.verdict("x", np.array([9.0]), 1.0, dict(A=np.ones((1, 3, 3))), "w")
-    stacked = _stack("x", [large, small])
+    stacked = stack_groups("x", [large, small])
     assert stacked.details["smallest_failing"] is small and stacked.residual == 9.0
 
 

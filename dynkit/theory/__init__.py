@@ -9,7 +9,7 @@ paper's statement *as written* (:data:`VERDICTS`: holds, holds with correction, 
 the verdict recorded in the code (``expected_verdict``), the paper's text, and for a false statement the
 smallest counterexample found; a corrected statement is a separate row.
 
-Modules: :mod:`.spectra` (review Prop. 4; Momentum ResNets Prop. 1), :mod:`.adjoint` (review (54)-(58)),
+The claims live in :mod:`.claims`, one module per paper. Modules of checks: :mod:`.spectra` (review Prop. 4; Momentum ResNets Prop. 1), :mod:`.adjoint` (review (54)-(58)),
 :mod:`.rnn` (MomentumRNN (11)-(15), review Remark 4), :mod:`.heavy_ball` (Momentum Transformer Thm. 2, Prop. 3),
 :mod:`.attention` (Momentum Transformer (12)-(15)), :mod:`.representation` (Momentum ResNets Prop. 4,
 Thms. 1-2, Lemmas 1-2, Fig. 4), :mod:`.momentum_resnet` (Momentum ResNets Props. 2-8, (3), Sect. 3.2, App. E),

@@ -312,6 +312,9 @@ class Claim:
     the same check on an instance where the verdict must flip (a planted violation for a true claim, an
     instance inside the corrected hypotheses for a false one); ``corrected_flip(rng)`` plants a violation of
     the corrected statement of an erratum. Tests use both to show the checks can fail.
+    ``number`` is the claim's place in :data:`dynkit.theory.CLAIMS` (``run_all`` draws its instances
+    with ``seed + number``, so a new claim takes the next number and every other claim keeps its
+    instances); None for a claim outside the registry.
     """
 
     id: str
@@ -333,6 +336,7 @@ class Claim:
         default=None, repr=False
     )
     informal: str | None = None
+    number: int | None = None
 
     def __post_init__(self):
         if self.expected_verdict not in VERDICTS:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize
 
+from .._papers import MOMENTUM_RESNETS
 from ..solvers import solve
 from ._core import (
     CheckResult,
@@ -32,7 +33,7 @@ __all__ = [
     "check_crossing_example",
 ]
 
-_CTX = "Momentum ResNets"
+_CTX = MOMENTUM_RESNETS
 # dopri5 at rtol 1e-11: flows and variational equations to ~1e-9 relative over t in [0, 1]
 FLOW_TOL = 1e-7
 

@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._papers import MOMENTUM_RESNETS
 from ..solvers import solve
 from ._core import (
     CheckResult,
@@ -46,7 +47,7 @@ __all__ = [
     "check_prop7_criterion",
 ]
 
-_CTX = "Momentum ResNets"
+_CTX = MOMENTUM_RESNETS
 
 
 def _tanh_field(W: np.ndarray, b: np.ndarray):
