@@ -211,7 +211,7 @@ def effect_text(row: dict) -> str:
     if row.get("effect") is None:
         return (
             ours_text(row.get("ours") or {}) if "effect" not in row else "–"
-        )  # a row from before issue 21
+        )  # a row from before the ledger had effects
     ci = f" [{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]" if row.get("ci_low") is not None else ""
     return f"{row.get('scale') or ''} {fmt(row['effect'])}{ci}".strip()
 

@@ -217,7 +217,7 @@ __all__ = [
     "momentum_inverse",
     "exact_momentum_forward",
     "exact_momentum_inverse",
-    # issue 32: the stated results that had no row
+    # stated results checked one by one
     "check_linear_attention_rnn",
     "check_heavy_ball_forms",
     "check_gd_analogy",

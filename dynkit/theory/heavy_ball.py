@@ -385,7 +385,7 @@ def check_gradient_ratio_limit(
     at most ``SHRINK`` times its maximum over the quarter before: 1/k gives 1/2), the instance is *undecided*
     (:attr:`CheckResult.is_undecided`), never VIOLATED: near ``beta*`` the run cannot tell a 1/k convergence
     (``beta = beta*``, true) from a rotation too slow to show within the budget (``beta = beta* (1 + 1e-9)``,
-    false). Only a distance that stopped shrinking is a violation (issue 32: ``beta = beta*`` and
+    false). Only a distance that stopped shrinking is a violation (``beta = beta*`` and
     ``beta* (1 - 1e-9)`` were reported VIOLATED).
 
     Range: A SPD, step in (0, 1/L], beta in [0, 1); ``n_steps`` defaults to what the geometric factor

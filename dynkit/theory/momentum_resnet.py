@@ -110,8 +110,8 @@ def check_small_eps_limit(
     The limit is tested as a limit, not on a pre-asymptotic window: while some instance's local slope is not yet
     within ``RATE_SLOPE_TOL`` of 1, eps is halved again (at most ``max_halvings`` times). An instance whose error
     still falls (local slope above ``RATE_SLOPE_TOL``) when the budget is spent is *undecided*
-    (:attr:`CheckResult.is_undecided`), not violated; only an error that stopped falling is a violation (issue 32:
-    with W scaled x6 a three-eps fit failed 4 of 20 true instances while the errors fell 0.925 -> 0.024 as eps went
+    (:attr:`CheckResult.is_undecided`), not violated; only an error that stopped falling is a violation (with
+    W scaled x6 a three-eps fit failed 4 of 20 true instances while the errors fell 0.925 -> 0.024 as eps went
     0.08 -> 0.00125).
 
     Range: tanh fields ``f(x) = tanh(W x + b)`` (any real W, b), any x0, v0, T > 0; eps_values decreasing and

@@ -160,7 +160,7 @@ def check_restart_rate(
     Range and power: strongly convex quadratics with kappa in [1, 3e4] (the measured exponent ``-sqrt(kappa)
     log(alpha)`` of the schedule falls from 6.4 at kappa = 1.01 to 0.56 at kappa = 3e4 and levels off near 0.55;
     the constant 0.4 keeps a margin). Gradient descent's rate ``(1 - 1/kappa)**2`` lies above this bound for every
-    kappa > 30, so ``momentum=lambda t: 0.0`` (no acceleration) fails there (issue 32: the former bound
+    kappa > 30, so ``momentum=lambda t: 0.0`` (no acceleration) fails there (the former bound
     ``1 - 1/(4 kappa)`` was weaker than gradient descent's and a planted momentum = 0 "held" at kappa = 1e3); for
     kappa <= 30 this bound does not separate the two rates (the check then has no power against GD).
     ``momentum`` replaces the schedule (``lambda t: 1.0`` never damps, ``lambda t: 0.0`` is gradient descent).

@@ -337,7 +337,7 @@ THRESHOLD_TOL = 1e-10
 # is_representable's gray zone around lambda_eps: the eigenvalue's own rounding uncertainty (its cluster radius, scaled
 # by ||D||, not by max(1, ||D||): D and c D have the same structure) plus LAMBDA_RTOL |lambda_eps| (lambda_eps's float64
 # accuracy is 1e-13 relative). Outside it the side of lambda_eps is decided; inside it an eigenvalue whose Jordan blocks
-# are not paired makes the answer "cannot decide" (issue 32: an absolute band 1e-10 max(1, ||D||) answered
+# are not paired makes the answer "cannot decide" (an absolute band 1e-10 max(1, ||D||) answered
 # "representable" for diag(1e6, lambda_eps - 1e-5) and for a lone -1e-20 at eps = 1e-3).
 LAMBDA_RTOL = 1e-12
 
@@ -379,7 +379,7 @@ def _real_clusters(eig: np.ndarray, scale: float) -> list[tuple[float, int]]:
     return [(float(np.mean(c)), len(c)) for c in clusters]
 
 
-# Jordan structure from the matrix's own conditioning (issue 22: a fixed 1e-5 clustering merged two distinct simple
+# Jordan structure from the matrix's own conditioning (a fixed 1e-5 clustering merged two distinct simple
 # eigenvalues 1e-6 apart into one "pair"). A computed eigenvalue lambda_i with condition number kappa_i (left/right
 # eigenvectors) is uncertain by ~ kappa_i * u * ||D|| (first order; near-defective eigenvalues have huge kappa_i, so
 # a Jordan block's computed spread u**(1/s) stays inside). RADIUS_FACTOR * n widens that to a safe bound; two
@@ -755,9 +755,7 @@ def _momentum_logarithm_jordan(D: np.ndarray, e: float, decision: Representabili
     an eigenvalue below lambda_eps (non-real branch z, conj(z))."""
     n = D.shape[-1]
     threshold = decision.threshold
-    scale = _norm_scale(
-        D
-    )  # D's own scale (issue 32: max(1, ||D||) merged the eigenvalues of a tiny D)
+    scale = _norm_scale(D)  # D's own scale (max(1, ||D||) merged the eigenvalues of a tiny D)
     tol = CLUSTER_TOL * scale
     columns, blocks = [], []
 
@@ -845,9 +843,7 @@ def momentum_logarithm(D, eps) -> np.ndarray:
         )
     n = D.shape[-1]
     threshold = decision.threshold
-    scale = _norm_scale(
-        D
-    )  # D's own scale (issue 32: max(1, ||D||) merged the eigenvalues of a tiny D)
+    scale = _norm_scale(D)  # D's own scale (max(1, ||D||) merged the eigenvalues of a tiny D)
     tol = CLUSTER_TOL * scale
     eigval, eigvec = np.linalg.eig(D)
     if _has_jordan_block(D, eigval, scale):
@@ -920,7 +916,7 @@ PSI_TOL = 1e-9
 # dopri5 at rtol 1e-10 / atol 1e-12 over t in [0, 1]: 3e-9 relative at worst for ||theta / eps|| <= 1e4.
 PSI_ODE_TOL = 1e-7
 # the ODE reference's absolute floor: x(t) starts at I and is controlled to atol = 1e-12, so a Psi far below 1 (eps
-# = 0.01, theta = -30: 3.4e-22) is known to ~1e-15 absolute only (issue 32: relative residuals up to 1e202). The ODE
+# = 0.01, theta = -30: 3.4e-22) is known to ~1e-15 absolute only (relative residuals up to 1e202). The ODE
 # part is relative to max(max |Psi|, PSI_ODE_FLOOR); the series is held to its relative accuracy there by expm and,
 # for 1 x 1 instances, the 50-digit closed form.
 PSI_ODE_FLOOR = 1e-12 / PSI_ODE_TOL
@@ -1012,7 +1008,7 @@ def check_lambda_eps(eps, *, dps: int = 40) -> CheckResult:
     Range: every eps > 0. All five parts are relative, so they are computed on the scaled quantities
     ``exp(1/(2 eps)) lambda_eps`` and ``log |f_eps|``: for eps below ~7.1e-4, where lambda_eps itself underflows
     float64 (:func:`lambda_eps` raises there), the check still measures the float64 minimum of G_eps against mpmath
-    (issue 32: it reported VIOLATED at eps = 1e-4 from an underflowed -0.0)."""
+    (it reported VIOLATED at eps = 1e-4 from an underflowed -0.0)."""
     e = np.atleast_1d(_eps(eps)).reshape(-1)
     lam, alpha = _lambda_eps_with_argmin(e)
     c = 1 / (2 * e)

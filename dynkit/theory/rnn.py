@@ -564,7 +564,7 @@ def check_adam_rnn_remark4(
     ----------
     U : array (..., n, n)
     W_hat : array (..., n, k)
-        At least 2-D (one input column is (n, 1)); a 1-D W_hat is a ValueError naming it (issue 32: it raised a
+        At least 2-D (one input column is (n, 1)); a 1-D W_hat is a ValueError naming it (it raised a
         bare IndexError).
     x : array (..., T, k)
     h0 : array (..., n)

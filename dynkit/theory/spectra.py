@@ -365,7 +365,7 @@ def check_revnet_instability(A, B) -> CheckResult:
     # det(zI - J) = det((z-1)^2 I - z AB) = z^n det(((z-1)^2/z) I - AB)
     charpoly = _charpoly_mismatch(Jm, AB, lambda z: (z - 1) ** 2 / z, z_power=n)
     # the substance on J's own eigenvalues (computed independently of Sp(AB)): which are decidably != 1? Within
-    # the rounding radius of 1 they are not (issue 22: a fixed 1e-6 treated 1 +- 1e-7 as 1 and found no witness)
+    # the rounding radius of 1 they are not (a fixed 1e-6 treated 1 +- 1e-7 as 1 and found no witness)
     eig, radius = _eigenvalues_with_radius(Jm)
     away = np.abs(eig - 1) > radius
     top = np.where(away, np.abs(eig), -np.inf).max(axis=-1)
