@@ -50,7 +50,7 @@ def compile_kernel(loop, coefficients_example: tuple):
 
 class StiffKernel:
     """A stiff method's loop, compiled on first use (:func:`compile_kernel`; ``example``: coefficients of the type
-    every call passes), and its call with the arguments cast and ``atol`` copied to a writable per-component array."""
+    every call passes), and its call with the arguments cast (``atol`` a per-component array)."""
 
     def __init__(self, loop, example):
         self.loop, self.example, self._compiled = loop, example, None
@@ -65,14 +65,15 @@ class StiffKernel:
         self, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients
     ) -> tuple:
         """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple (:class:`StiffDriver`)."""
-        atol = np.array(np.broadcast_to(np.asarray(atol, float), y0.shape), dtype=np.float64)
+        y0 = _vector(y0)
+        atol = _vector(np.broadcast_to(np.asarray(atol, dtype=np.float64), y0.shape))
         return self.kernel()(
             function_addresses(f, jac),
             p,
             float(t0),
             float(t_end),
-            np.array(y0, dtype=np.float64),
-            np.array(t_eval, dtype=np.float64),
+            y0,
+            _vector(t_eval),
             float(rtol),
             atol,
             float(first_step),
@@ -80,6 +81,15 @@ class StiffKernel:
             coefficients,
             difference_state(atol, float(rtol)),
         )
+
+
+def _vector(x) -> np.ndarray:
+    """``x`` as the kernels' signature takes it (C-contiguous, writable float64), copied only when
+    it is not (the kernels never write to their inputs; a solve's arrays are fresh already)."""
+    x = np.asarray(x)
+    if x.dtype == np.float64 and x.flags.c_contiguous and x.flags.writeable and x.ndim == 1:
+        return x
+    return np.array(x, dtype=np.float64, order="C")
 
 
 @numba.njit(cache=CACHE)
