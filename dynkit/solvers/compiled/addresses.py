@@ -52,7 +52,7 @@ _jacobian_from_addresses = _function_from_addresses(JACOBIAN_TYPE)
 
 @intrinsic
 def is_present(typingctx, function):
-    """Whether a first-class function value has code (False for the jac pair ``(0, 0)`` and None)."""
+    """Whether a first-class function value has code (False for None and the jac pair (0, 0))."""
     if isinstance(function, numba.types.NoneType):
         return numba.types.boolean(function), lambda context, builder, sig, args: ir.Constant(
             ir.IntType(1), 0

@@ -1,9 +1,10 @@
 """What the compiled stiff kernels (radau5, bdf, the Rosenbrock methods) share beyond :mod:`.common`.
 
-The controller's rules (initial step, last step, underflow, error norm, output times) are :mod:`.common`'s; here:
-how a stiff kernel is compiled (:func:`compile_kernel`: once per method and for both Jacobian modes, with
-``f`` and ``jac`` as addresses of compiled code, :mod:`.addresses`), the record of accepted step times (:func:`push_step`), and the driver that hands a kernel's
-tuple to :class:`~.common.CompiledResult` (:class:`StiffDriver`).
+The controller's rules (initial step, last step, underflow, error norm, output times) are
+:mod:`.common`'s; here: how a stiff kernel is compiled (:func:`compile_kernel`: once per method and
+for both Jacobian modes, with ``f`` and ``jac`` as addresses of compiled code, :mod:`.addresses`),
+the record of accepted step times (:func:`push_step`), and the driver that hands a kernel's tuple to
+:class:`~.common.CompiledResult` (:class:`StiffDriver`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from .jacobian import difference_state
 
 def compile_kernel(loop, coefficients_example: tuple):
     """``loop`` compiled once for every problem, in one version: ``f`` and ``jac`` enter as
-    addresses (:func:`.addresses.function_addresses`; :func:`.addresses.user_functions` makes them first-class functions
-    of :data:`.common.FIELD_TYPE` / :data:`.common.JACOBIAN_TYPE` inside), not as specialisations,
-    so the kernel compiles once per method (and is cached on disk, keyed on the package's sources:
-    :data:`.common.CACHE`), not once per problem nor once per Jacobian mode (whether ``jac`` is
-    given is decided at run time, :func:`.jacobian.jacobian`). Everything a kernel reads from
-    outside this package (coefficients, the steppers' and the difference rule's constants) is an
-    argument, so a cached kernel cannot go stale.
+    addresses (:func:`.addresses.function_addresses`; :func:`.addresses.user_functions` makes them
+    first-class functions of :data:`.common.FIELD_TYPE` / :data:`.common.JACOBIAN_TYPE` inside),
+    not as specialisations, so the kernel compiles once per method (and is cached on disk, keyed on
+    the package's sources: :data:`.common.CACHE`), not once per problem nor once per Jacobian mode
+    (whether ``jac`` is given is decided at run time, :func:`.jacobian.jacobian`). Everything a
+    kernel reads from outside this package (coefficients, the steppers' and the difference rule's
+    constants) is an argument, so a cached kernel cannot go stale.
 
     The arguments: ``addresses, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps,
     coefficients, difference_state``.
