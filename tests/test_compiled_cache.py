@@ -163,6 +163,17 @@ def test_a_docstring_edit_reuses_the_kernels_and_a_code_edit_does_not(tmp_path):
     changed = run_probe(folder, package_copy(tmp_path, constant))
     assert changed["hits"] == 0 and changed["misses"] == 1
 
+    def kernel_code(solvers: Path):  # planted: a code change in one kernel's loop (not the probe's)
+        kernel = solvers / "compiled" / "radau.py"
+        text = kernel.read_text()
+        assert "            ratio = 0.5\n" in text
+        kernel.write_text(
+            text.replace("            ratio = 0.5\n", "            ratio = 0.25\n", 1)
+        )
+
+    recompiled = run_probe(folder, package_copy(tmp_path, kernel_code))
+    assert recompiled["hits"] == 0 and recompiled["misses"] == 1
+
 
 def test_the_key_ignores_prose_and_follows_code():
     source = "def f(x):\n    '''Doc.'''\n    # comment\n    return x + 1\n"

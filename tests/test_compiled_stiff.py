@@ -25,6 +25,7 @@ from dynkit.diagnostics.testset import TESTSET  # noqa: E402
 from dynkit.solvers import StepControl  # noqa: E402
 from dynkit.solvers.compiled import KERNELS, compile_problem  # noqa: E402
 from dynkit.solvers.compiled import bdf as cbdf, radau as cradau, rosenbrock as crosenbrock  # noqa: E402
+from dynkit.solvers.compiled.addresses import function_addresses  # noqa: E402
 from dynkit.solvers.compiled.jacobian import difference_state  # noqa: E402
 
 METHODS = ("radau5", "bdf", "rosenbrock23", "rodas4", "rodas5")
@@ -273,8 +274,7 @@ def _plant(module, co_index, change, method):
         co[co_index] = change(co[co_index])
         jac = problem.jac if problem.has_jac else None
         raw = module.kernel()(
-            problem.f,
-            jac,
+            function_addresses(problem.f, jac),
             problem.p,
             t0,
             t_end,

@@ -13,6 +13,7 @@ polynomial. See :mod:`dynkit.solvers.bdf` for the method and references.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
@@ -43,14 +44,27 @@ from .common import (
 )
 from .jacobian import jacobian
 from .linalg import lu_solve, shifted_lu
+from .addresses import user_functions
 from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
 
 EPS = float(np.finfo(np.float64).eps)
 
 
+@functools.cache
+def _method_arrays(method) -> tuple:
+    """``(κ, γ, error constants, binomial)`` of a method (a frozen object: computed once per solve
+    would be a tenth of a small solve's time)."""
+    kappa = np.concatenate([[0.0], np.asarray(method.kappa, float)])
+    size = method.max_order + 1
+    binomial = np.array(
+        [[(-1) ** j * math.comb(m, j) for j in range(size)] for m in range(size)], dtype=float
+    )
+    return kappa, method.gamma(), method.error_constants(), binomial
+
+
 def coefficients(method, rtol: float) -> tuple:
     """The numbers the kernel reads: the method's ``κ``, ``γ``, error constants, and the stepper's constants."""
-    kappa = np.concatenate([[0.0], np.asarray(method.kappa, float)])
+    kappa, gamma, error_constants, binomial = _method_arrays(method)
     controls = np.array(
         [
             float(method.max_order),
@@ -62,11 +76,7 @@ def coefficients(method, rtol: float) -> tuple:
             py.tolerance_factor(float(rtol)),
         ]
     )
-    size = method.max_order + 1
-    binomial = np.array(
-        [[(-1) ** j * math.comb(m, j) for j in range(size)] for m in range(size)], dtype=float
-    )
-    return kappa, method.gamma(), method.error_constants(), controls, binomial
+    return kappa, gamma, error_constants, controls, binomial
 
 
 @numba.njit(cache=CACHE)
@@ -153,10 +163,11 @@ def _scaled_rms(v, y, atol_s, rtol_s) -> float:
 
 
 def _bdf_kernel_loop(
-    f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
+    addresses, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
 ):
     """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the accepted steps'
     end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
+    f, jac = user_functions(addresses)  # .addresses: the user's compiled f and jac
     kappa, gamma, C, controls, binomial = co
     max_order = int(controls[0])
     max_iterations = int(controls[1])

@@ -26,6 +26,7 @@ import numba
 import numpy as np
 
 from ..jacobian import REFINEMENTS, RESOLVE_ROWS, ROUNDING_ULPS
+from .addresses import is_present
 from .common import CACHE, NFE, NJEV
 
 
@@ -200,8 +201,9 @@ def time_derivative(f, t, y, f0, p, out, stats) -> None:
 
 @numba.njit(cache=CACHE)
 def jacobian(f, jac, t, y, f0, p, st, J, stats) -> None:
-    """``J ← ∂f/∂y``: the user's ``jac(t, y, p)`` (one ``njev``), or differences when ``jac`` is None."""
-    if jac is None:
+    """``J ← ∂f/∂y``: the user's ``jac(t, y, p)`` (one ``njev``), or differences when ``jac`` is
+    None or has no code (:func:`.addresses.is_present`)."""
+    if jac is None or not is_present(jac):
         difference_jacobian(f, t, y, f0, p, st, J, stats)
     else:
         stats[NJEV] += 1

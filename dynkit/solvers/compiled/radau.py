@@ -13,6 +13,7 @@ LU pair and Newton iterations, counted). See :mod:`dynkit.solvers.radau` for the
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
@@ -43,9 +44,28 @@ from .common import (
 )
 from .jacobian import jacobian
 from .linalg import lu_solve, shifted_lu
+from .addresses import user_functions
 from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
 
 EPS = float(np.finfo(np.float64).eps)
+
+
+@functools.cache
+def _method_arrays(method) -> tuple:
+    """The method's numbers the kernel reads (a frozen object: once per process, not per solve)."""
+    V = method.c[:, None] ** np.arange(1, 4)  # the collocation polynomial's powers at the nodes
+    return (
+        np.ascontiguousarray(method.c),
+        np.ascontiguousarray(method.T),
+        np.ascontiguousarray(method.T_inv),
+        float(method.gamma),
+        complex(method.alpha_beta),
+        np.ascontiguousarray(method.e * method.gamma),
+        np.ascontiguousarray(V),
+        np.ascontiguousarray(
+            np.linalg.inv(V)
+        ),  # here, not in the kernel: numba's linalg compiles slowly
+    )
 
 
 def coefficients(method=py.RADAU5) -> tuple:
@@ -65,17 +85,8 @@ def coefficients(method=py.RADAU5) -> tuple:
             float(method.error_order + 1),
         ]
     )
-    V = method.c[:, None] ** np.arange(1, 4)  # the collocation polynomial's powers at the nodes
-    return (
-        np.ascontiguousarray(method.c),
-        np.ascontiguousarray(method.T),
-        np.ascontiguousarray(method.T_inv),
-        float(method.gamma),
-        complex(method.alpha_beta),
-        np.ascontiguousarray(method.e * method.gamma),
-        np.ascontiguousarray(V),
-        controls,
-    )
+    c, T, T_inv, gamma, alpha_beta, dd, V, V_inv = _method_arrays(method)
+    return c, T, T_inv, gamma, alpha_beta, dd, V, controls, V_inv
 
 
 @numba.njit(cache=CACHE)
@@ -107,22 +118,25 @@ def _newton(
     memory,
     record,
     stats,
+    work,
 ):
     """Simplified Newton on the transformed stages from ``Z`` (updated in place); True if converged.
 
     ``memory = [η, θ, iterations to κ (−1: none), iterations recorded]``: read (η) and, when ``record``,
     written as the Python stepper keeps them for the step-size and Jacobian decisions.
     """
-    c, T, T_inv, gamma, alpha_beta, _, _, controls = co
+    c, T, T_inv, gamma, alpha_beta, _, _, controls, _ = co
     k_max = int(controls[0])
     first_iterate_max = controls[3]
     n = y0.size
-    W = np.zeros((3, n))
+    W, F, dW, v, stage, scale = work  # scratch of the solve (_newton_work)
+    W[:] = 0.0
     for r in range(3):
         for q in range(3):
             for i in range(n):
                 W[r, i] += T_inv[r, q] * Z[q, i]
-    scale = atol + rtol * np.abs(y0)
+    for i in range(n):
+        scale[i] = atol[i] + rtol * abs(y0[i])
     g = gamma / h
     ab = alpha_beta / h
     a, b = ab.real, ab.imag
@@ -132,10 +146,6 @@ def _newton(
     met_kappa = False
     if record:
         memory[2] = -1.0
-    F = np.empty((3, n))
-    dW = np.empty((3, n))
-    v = np.empty(n, dtype=np.complex128)
-    stage = np.empty(n)
     for k in range(k_max):
         for r in range(3):
             for i in range(n):
@@ -206,6 +216,20 @@ def _newton(
 
 
 @numba.njit(cache=CACHE)
+def _newton_work(n):
+    """:func:`_newton`'s scratch arrays, made once per solve: ``W, F, dW`` (3, n), ``v``, ``stage``,
+    ``scale``."""
+    return (
+        np.empty((3, n)),
+        np.empty((3, n)),
+        np.empty((3, n)),
+        np.empty(n, dtype=np.complex128),
+        np.empty(n),
+        np.empty(n),
+    )
+
+
+@numba.njit(cache=CACHE)
 def _dense_weights(theta, V_inv):
     """Weights of ``Z_i`` in the collocation polynomial at ``θ`` ([HW] Eq. (8.9))."""
     w = np.zeros(3)
@@ -239,6 +263,7 @@ def _substep(
     piv2,
     out,
     stats,
+    work,
 ) -> None:
     """``out ← y(t + θh)``: one step of size ``θh`` from ``y0`` with the step's ``J`` (own LU pair, Newton from
     the collocation polynomial, all counted), or the collocation polynomial where that Newton fails."""
@@ -280,22 +305,23 @@ def _substep(
         memory,
         False,
         stats,
+        work,
     ):
         for i in range(n):
             out[i] = y0[i] + Zs[2, i]
 
 
 def _radau_kernel_loop(
-    f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
+    addresses, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
 ):
     """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the accepted steps'
     end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
-    c, T, T_inv, gamma, alpha_beta, dd, V, controls = co
+    f, jac = user_functions(addresses)  # .addresses: the user's compiled f and jac
+    c, T, T_inv, gamma, alpha_beta, dd, V, controls, V_inv = co
     k_max = controls[0]
     safety, reuse_theta = controls[1], controls[2]
     keep_lo, keep_hi, min_ratio, max_ratio = controls[4], controls[5], controls[6], controls[7]
     share_floor, share_error, k_exp = controls[8], controls[9], controls[10]
-    V_inv = np.linalg.inv(V)
     n = y0.size
     stats, ys, direction, signed, steps = output_buffers(y0, t0, t_end, t_eval)
     nxt = 1
@@ -334,6 +360,7 @@ def _radau_kernel_loop(
     err = np.empty(n)
     rhs = np.empty(n)
     out = np.empty(n)
+    work = _newton_work(n)
     # the loop's state
     t = t0
     y = y0.copy()
@@ -403,6 +430,7 @@ def _radau_kernel_loop(
                 memory,
                 True,
                 stats,
+                work,
             )
         if newton_failed:
             norm = math.inf
@@ -414,7 +442,9 @@ def _radau_kernel_loop(
             lu_solve(LU1, piv1, err)
             norm = rms_error_norm(err, y, y_new, rtol, atol)
             if norm > 1.0 and (first or rejected_last):  # the refined estimate ([HW] Eq. (8.20))
-                f_pert = f(t, y + err, p)
+                for i in range(n):
+                    out[i] = y[i] + err[i]
+                f_pert = f(t, out, p)
                 stats[NFE] += 1
                 for i in range(n):
                     err[i] = f_pert[i] + (dd[0] * Z[0, i] + dd[1] * Z[1, i] + dd[2] * Z[2, i]) / h
@@ -451,12 +481,15 @@ def _radau_kernel_loop(
                     spiv2,
                     out,
                     stats,
+                    work,
                 )
                 ys[row] = out
             if exact:
                 ys[inner] = y_new
             nxt = stop
-            K = np.linalg.solve(V, Z)  # the collocation polynomial, for the next Newton start
+            for r in range(3):  # the collocation polynomial V⁻¹ Z, for the next Newton start
+                for i in range(n):
+                    K[r, i] = V_inv[r, 0] * Z[0, i] + V_inv[r, 1] * Z[1, i] + V_inv[r, 2] * Z[2, i]
             h_prev, have_previous = h, True
             overflow_pending, overflow_stalls, at_edge = overflow_stall(
                 overflow_pending, overflow_stalls, y, y_new

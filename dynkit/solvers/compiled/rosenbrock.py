@@ -47,11 +47,13 @@ from .common import (
 )
 from .jacobian import jacobian, time_derivative
 from .linalg import lu_solve, shifted_lu
+from .addresses import user_functions
 from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
 
 TABLEAUS = {"rosenbrock23": py.ROSENBROCK23, "rodas4": py.RODAS4, "rodas5": py.RODAS5}
 
 
+@functools.cache
 def _bootstrap_basis() -> np.ndarray:
     """``B`` with ``bootstrap_weights(θ, 1)[m] = Σ_q θ_m^q B[q]`` (rows: powers 0-4), from the Python function."""
     theta = np.linspace(0.1, 0.9, 5)
@@ -134,10 +136,11 @@ def _combine(y, u, weights, out) -> None:
 
 
 def _rosenbrock_kernel_loop(
-    f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
+    addresses, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
 ):
     """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the accepted steps'
     end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
+    f, jac = user_functions(addresses)  # .addresses: the user's compiled f and jac
     a, C, c, d, m, e, P, flags, B = co
     gamma, k = flags[0], flags[1]
     fsal, bootstrap, by_substeps, bootstrap_h_norm = (

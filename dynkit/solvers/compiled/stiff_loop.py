@@ -1,9 +1,10 @@
 """What the compiled stiff kernels (radau5, bdf, the Rosenbrock methods) share beyond :mod:`.common`.
 
-The controller's rules (initial step, last step, underflow, error norm, output times) are :mod:`.common`'s; here:
-how a stiff kernel is compiled (:func:`compile_kernel`: once per method, with ``f`` and ``jac`` as first-class
-function values), the record of accepted step times (:func:`push_step`), and the driver that hands a kernel's
-tuple to :class:`~.common.CompiledResult` (:class:`StiffDriver`).
+The controller's rules (initial step, last step, underflow, error norm, output times) are
+:mod:`.common`'s; here: how a stiff kernel is compiled (:func:`compile_kernel`: once per method and
+for both Jacobian modes, with ``f`` and ``jac`` as addresses of compiled code, :mod:`.addresses`),
+the record of accepted step times (:func:`push_step`), and the driver that hands a kernel's tuple to
+:class:`~.common.CompiledResult` (:class:`StiffDriver`).
 """
 
 from __future__ import annotations
@@ -11,23 +12,28 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .common import CACHE, FIELD_TYPE, JACOBIAN_TYPE, NFE, CompiledResult, initial_step
+from .addresses import function_addresses
+from .common import CACHE, NFE, CompiledResult, initial_step
 from .jacobian import difference_state
 
 
 def compile_kernel(loop, coefficients_example: tuple):
-    """``loop`` compiled once for every problem: ``f`` and ``jac`` enter as first-class function values of
-    :data:`.common.FIELD_TYPE` / :data:`.common.JACOBIAN_TYPE` (``jac`` may be None: difference Jacobians), not as
-    specialisations, so the kernel compiles once per method (and is cached on disk, keyed on the package's sources:
-    :data:`.common.CACHE`), not once per problem. Everything a kernel reads from outside this package (coefficients,
-    the steppers' and the difference rule's constants) is an argument, so a cached kernel cannot go stale.
+    """``loop`` compiled once for every problem, in one version: ``f`` and ``jac`` enter as
+    addresses (:func:`.addresses.function_addresses`; :func:`.addresses.user_functions` makes them
+    first-class functions of :data:`.common.FIELD_TYPE` / :data:`.common.JACOBIAN_TYPE` inside),
+    not as specialisations, so the kernel compiles once per method (and is cached on disk, keyed on
+    the package's sources: :data:`.common.CACHE`), not once per problem nor once per Jacobian mode
+    (whether ``jac`` is given is decided at run time, :func:`.jacobian.jacobian`). Everything a
+    kernel reads from outside this package (coefficients, the steppers' and the difference rule's
+    constants) is an argument, so a cached kernel cannot go stale.
 
-    The arguments after ``f`` and ``jac``: ``p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps,
+    The arguments: ``addresses, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps,
     coefficients, difference_state``.
     """
     t = numba.types
     vector = t.float64[::1]
-    tail = (
+    signature = (
+        t.int64[::1],
         vector,
         t.float64,
         t.float64,
@@ -40,13 +46,12 @@ def compile_kernel(loop, coefficients_example: tuple):
         numba.typeof(coefficients_example),
         t.float64[:, ::1],
     )
-    signatures = [(FIELD_TYPE, jac_type, *tail) for jac_type in (t.none, JACOBIAN_TYPE)]
-    return numba.njit(signatures, cache=CACHE)(loop)
+    return numba.njit([signature], cache=CACHE)(loop)
 
 
 class StiffKernel:
     """A stiff method's loop, compiled on first use (:func:`compile_kernel`; ``example``: coefficients of the type
-    every call passes), and its call with the arguments cast and ``atol`` copied to a writable per-component array."""
+    every call passes), and its call with the arguments cast (``atol`` a per-component array)."""
 
     def __init__(self, loop, example):
         self.loop, self.example, self._compiled = loop, example, None
@@ -61,15 +66,15 @@ class StiffKernel:
         self, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients
     ) -> tuple:
         """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple (:class:`StiffDriver`)."""
-        atol = np.array(np.broadcast_to(np.asarray(atol, float), y0.shape), dtype=np.float64)
+        y0 = _vector(y0)
+        atol = _vector(np.broadcast_to(np.asarray(atol, dtype=np.float64), y0.shape))
         return self.kernel()(
-            f,
-            jac,
+            function_addresses(f, jac),
             p,
             float(t0),
             float(t_end),
-            np.array(y0, dtype=np.float64),
-            np.array(t_eval, dtype=np.float64),
+            y0,
+            _vector(t_eval),
             float(rtol),
             atol,
             float(first_step),
@@ -77,6 +82,15 @@ class StiffKernel:
             coefficients,
             difference_state(atol, float(rtol)),
         )
+
+
+def _vector(x) -> np.ndarray:
+    """``x`` as the kernels' signature takes it (C-contiguous, writable float64), copied only when
+    it is not (the kernels never write to their inputs; a solve's arrays are fresh already)."""
+    x = np.asarray(x)
+    if x.dtype == np.float64 and x.flags.c_contiguous and x.flags.writeable and x.ndim == 1:
+        return x
+    return np.array(x, dtype=np.float64, order="C")
 
 
 @numba.njit(cache=CACHE)
