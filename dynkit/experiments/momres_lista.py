@@ -38,6 +38,7 @@ LAMBDA = 0.1
 OPTIMISERS = {"Adam": torch.optim.Adam, "SGD": torch.optim.SGD}  # SGD: plain, no momentum
 COLUMNS = ("unit-norm", "unit-variance")
 RESIDUALS = ("scaled", "plain")
+EXPLODED = 1e30  # a gap beyond it has exploded: left out of the figure, which names how many
 
 
 def make_problem(n_train: int, n_test: int, generator: torch.Generator, columns: str = "unit-norm"):
@@ -213,11 +214,13 @@ def plot(result: dict, path) -> None:
     depths = result["config"]["depths"]
     for kind, name in (("lista", "LISTA"), ("revnet", "RevNet"), ("momentum", "Momentum ResNet")):
         gaps = result[kind]["test_loss_minus_optimum"]
-        # a log axis takes positive finite values only (an infinite one overflows its limits)
-        shown = [(d, g) for d, g in zip(depths, gaps) if math.isfinite(g) and 0 < g < 1e300]
+        # a log axis takes positive values only, and its ticks overflow for gaps near float's range
+        shown = [(d, g) for d, g in zip(depths, gaps) if math.isfinite(g) and 0 < g <= EXPLODED]
         lost = len(depths) - len(shown)
         label = name + (
-            f" ({lost} depth{'s' * (lost > 1)} diverged or not positive)" if lost else ""
+            f" ({lost} depth{'s' * (lost > 1)} not shown: diverged, above {EXPLODED:g} or <= 0)"
+            if lost
+            else ""
         )
         ax.semilogy(*(zip(*shown) if shown else ([], [])), "-o", ms=3, label=label)
     ax.set_xlabel("depth")

@@ -1,0 +1,142 @@
+"""The prepared GPU script (analysis/gpu/paper_rows.py) works on the CPU first: its plan, its bad inputs,
+its data check, its budget, and a dry run that builds every model, loads every data set and takes one
+optimiser step per row, end to end through the same code the device runs."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from analysis.gpu import paper_rows as P
+from dynkit.experiments.plans import load_plan as load_experiment_plan
+from shared_data import SHARED_DATA
+
+TIME_SERIES = SHARED_DATA / "time-series"
+needs_time_series = pytest.mark.skipif(
+    not (TIME_SERIES / "silverbox.csv").is_file(), reason=f"no measured series at {TIME_SERIES}"
+)
+
+
+def test_every_row_has_a_complete_recipe_and_the_first_look_of_its_committed_plan():
+    _, rows = P.load_plan()
+    assert [r.experiment for r in rows][:2] == ["node_blowup", "momseq_copy"]
+    for row in rows:
+        plan = load_experiment_plan(f"analysis/plans/{row.experiment}.json")
+        assert row.seeds == tuple(range(plan.looks[0])), row.experiment
+
+
+def test_the_plan_prints_rows_seeds_estimates_and_what_does_not_fit(capsys):
+    assert P.main(["--plan"]) == 0
+    out = capsys.readouterr().out
+    _, rows = P.load_plan()
+    for row in rows:
+        assert row.experiment in out
+    # the paper's plane-vibration recipe: hours a seed, never inside the budget
+    assert "not run: ode_rnn_plane_vibration seed 0: does not fit: 61500 s a seed" in out
+    # under the priors only momseq_copy's first seed fits 540 s
+    assert re.search(r"momseq_copy +seeds \[0, 1, 2, 3, 4\] +360 s a seed +runs \[0\]\n", out)
+    assert re.search(r"momres_cubic +seeds \[0, 1, 2\] +470 s a seed +runs none\n", out)
+    assert "DYNKIT_TIME_SERIES_DIR=.device_data/time-series" in out and "$OUT" in out
+
+
+def _row(name, cost, seeds=(0, 1, 2)):
+    return P.Row(name, tuple(seeds), cost, "", (), {}, None, None)
+
+
+def test_the_schedule_takes_shards_in_order_while_they_fit_and_says_why_not():
+    rows = [_row("a", 100), _row("b", 400), _row("c", 30, (0,))]
+    shards, left = P.schedule(rows, {"a": 100, "b": 400, "c": 30}, 250)
+    assert [(r.experiment, s) for r, s in shards] == [("a", 0), ("a", 1), ("c", 0)]
+    assert [(r.experiment, s) for r, s, _ in left] == [("a", 2), ("b", 0), ("b", 1), ("b", 2)]
+    assert all("does not fit: " in why for *_, why in left)
+
+
+@pytest.mark.parametrize("budget", ["0", "-5", "nan", "inf", "ten"])
+def test_a_budget_not_above_zero_is_refused_naming_the_option(budget, capsys, tmp_path):
+    with pytest.raises(SystemExit) as info:
+        P.main(["--budget", budget, "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "--budget" in err and "must be a number of seconds > 0" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_unknown_row_is_refused_naming_the_option_and_the_rows(capsys, tmp_path):
+    assert P.main(["--rows", "node_blowup", "no_such_row", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "--rows must name rows of the plan" in err and "'no_such_row'" in err
+    assert "momseq_copy" in err and not (tmp_path / "o").exists()
+
+
+def test_a_missing_gpu_is_refused_before_any_folder(monkeypatch, capsys, tmp_path):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    assert P.main(["--device", "cuda", "--out", str(tmp_path / "o")]) == 2
+    assert "--device must be a device this machine has" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_measured_series_are_named_with_how_to_bring_them(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("DYNKIT_TIME_SERIES_DIR", str(tmp_path / "empty"))
+    assert P.main(["--rows", "node_blowup", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "node_blowup reads silverbox.csv" in err and "$DYNKIT_TIME_SERIES_DIR" in err
+    assert "carry" in err and not (tmp_path / "o").exists()
+
+
+def test_without_matplotlib_the_scripts_figures_are_skipped_and_restored(monkeypatch):
+    from dynkit.experiments import momres_cubic
+
+    _, rows = P.load_plan()
+    drawn = momres_cubic.plot
+    real = P.importlib.util.find_spec
+    monkeypatch.setattr(
+        P.importlib.util, "find_spec", lambda n, *a: None if n == "matplotlib" else real(n, *a)
+    )
+    with P.figures_where_possible(rows) as skipped:
+        assert skipped and momres_cubic.plot is not drawn
+        assert momres_cubic.plot({}, "nowhere.png") is None
+    assert momres_cubic.plot is drawn
+
+
+@pytest.mark.slow
+@needs_time_series
+def test_the_dry_run_builds_every_row_and_takes_one_step(monkeypatch, tmp_path):
+    """The whole path the device takes, at the paper's model sizes, one optimiser step a row (about
+    3 minutes on one shared core)."""
+    monkeypatch.setenv("DYNKIT_TIME_SERIES_DIR", str(TIME_SERIES))
+    out = tmp_path / "gpu"
+    assert P.main(["--dry-run", "--out", str(out)]) == 0
+    record = json.loads((out / P.RUN_FILE).read_text())
+    _, rows = P.load_plan()
+    dry = [r.experiment for r in rows if r.dry_run is not None]
+    assert sorted(record["dry_run"]) == sorted(dry) and len(dry) == 7
+    assert record["rows_not_dry_run"] == ["ode_rnn_plane_vibration"]
+    assert record["device"] == "cpu" and record["device_name"] == "cpu"
+    assert all(math.isfinite(v["seconds"]) for v in record["dry_run"].values())
+    # each row's script wrote its results where the runner would have put a shard's
+    for name in dry:
+        assert any((out / "dry_run" / name).glob("*.json")), name
+
+
+@pytest.mark.slow
+def test_calibration_estimates_from_a_short_run_and_the_budget_leaves_out_what_does_not_fit(
+    tmp_path,
+):
+    """momres_cubic timed at 1/50 of its steps on this CPU: its estimate for a whole seed (50 times
+    that) exceeds what is left of a 120 s budget (its prior, 470 s, lies within 4 budgets: calibrated), so no shard starts and the record says why."""
+    out = tmp_path / "gpu"
+    assert (
+        P.main(["--rows", "momres_cubic", "--calibrate", "--budget", "120", "--out", str(out)]) == 0
+    )
+    record = json.loads((out / P.RUN_FILE).read_text())
+    cal = record["calibration"]["momres_cubic"]
+    assert cal["factor"] == 50 and cal["estimate_s_per_seed"] == pytest.approx(50 * cal["seconds"])
+    assert record["estimates"]["used"]["momres_cubic"] == cal["estimate_s_per_seed"]
+    assert record["shards"] == [] and [n["seed"] for n in record["not_run"]] == [0, 1, 2]
+    assert all("does not fit" in n["why"] for n in record["not_run"])
+    assert record["ledger_rows_paper_scale"] == [] and record["device_name"] == "cpu"
