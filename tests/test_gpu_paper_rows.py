@@ -4,9 +4,14 @@ optimiser step per row, end to end through the same code the device runs."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +19,7 @@ from analysis.gpu import paper_rows as P
 from dynkit.experiments.plans import load_plan as load_experiment_plan
 from shared_data import SHARED_DATA
 
+REPO = Path(__file__).resolve().parents[1]
 TIME_SERIES = SHARED_DATA / "time-series"
 needs_time_series = pytest.mark.skipif(
     not (TIME_SERIES / "silverbox.csv").is_file(), reason=f"no measured series at {TIME_SERIES}"
@@ -93,10 +99,7 @@ def test_without_matplotlib_the_scripts_figures_are_skipped_and_restored(monkeyp
 
     _, rows = P.load_plan()
     drawn = momres_cubic.plot
-    real = P.importlib.util.find_spec
-    monkeypatch.setattr(
-        P.importlib.util, "find_spec", lambda n, *a: None if n == "matplotlib" else real(n, *a)
-    )
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib: ImportError
     with P.figures_where_possible(rows) as skipped:
         assert skipped and momres_cubic.plot is not drawn
         assert momres_cubic.plot({}, "nowhere.png") is None
@@ -105,20 +108,30 @@ def test_without_matplotlib_the_scripts_figures_are_skipped_and_restored(monkeyp
 
 @pytest.mark.slow
 @needs_time_series
-def test_the_dry_run_builds_every_row_and_takes_one_step(monkeypatch, tmp_path):
-    """The whole path the device takes, at the paper's model sizes, one optimiser step a row (about
-    3 minutes on one shared core)."""
-    monkeypatch.setenv("DYNKIT_TIME_SERIES_DIR", str(TIME_SERIES))
+def test_the_dry_run_builds_every_row_and_takes_one_step_with_the_devices_packages_only(tmp_path):
+    """The whole path the device takes, at the paper's model sizes, one optimiser step a row, in a
+    python where only the lent machine's packages import (tests/bare_device.py: no matplotlib, no
+    pandas, no ray...); about 2 minutes on one shared core."""
     out = tmp_path / "gpu"
-    assert P.main(["--dry-run", "--out", str(out)]) == 0
+    env = {**os.environ, "PYTHONPATH": str(REPO), "DYNKIT_TIME_SERIES_DIR": str(TIME_SERIES)}
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tests" / "bare_device.py"), "--dry-run", "--out", str(out)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
     record = json.loads((out / P.RUN_FILE).read_text())
     _, rows = P.load_plan()
     dry = [r.experiment for r in rows if r.dry_run is not None]
     assert sorted(record["dry_run"]) == sorted(dry) and len(dry) == 7
     assert record["rows_not_dry_run"] == ["ode_rnn_plane_vibration"]
     assert record["device"] == "cpu" and record["device_name"] == "cpu"
+    assert record["figures"] == "skipped: no matplotlib"  # the planted absence took hold
     assert all(math.isfinite(v["seconds"]) for v in record["dry_run"].values())
-    # each row's script wrote its results where the runner would have put a shard's
+    # each row's script wrote its JSON results, as a shard does
     for name in dry:
         assert any((out / "dry_run" / name).glob("*.json")), name
 
@@ -140,3 +153,50 @@ def test_calibration_estimates_from_a_short_run_and_the_budget_leaves_out_what_d
     assert record["shards"] == [] and [n["seed"] for n in record["not_run"]] == [0, 1, 2]
     assert all("does not fit" in n["why"] for n in record["not_run"])
     assert record["ledger_rows_paper_scale"] == [] and record["device_name"] == "cpu"
+
+
+@pytest.mark.slow
+def test_shards_run_through_the_runner_resume_and_give_the_paper_scale_ledger_rows(
+    monkeypatch, tmp_path
+):
+    """momres_cubic's paper row with its training planted (seed 1's ResNet diverged, stored "nan"):
+    three shards through dynkit's runner, the record names them, the second call reuses them, and
+    the ledger reads the row at the paper scale as invalid, naming the diverged seed."""
+    from dynkit.experiments import registry
+
+    exp = registry.get("momres_cubic")
+    calls = []
+
+    def planted(config, *, seed, out, device):
+        calls.append(seed)
+        resnet = math.nan if seed == 1 else 0.2
+        return {"metrics": {"resnet.final_mse": resnet, "momentum.final_mse": 0.01}}
+
+    monkeypatch.setitem(
+        registry.EXPERIMENTS,
+        "momres_cubic",
+        dataclasses.replace(exp, run=planted, module=exp.module or exp.run.__module__),
+    )
+    out = tmp_path / "gpu"
+    argv = ["--rows", "momres_cubic", "--budget", "2000", "--out", str(out)]
+    assert P.main(argv) == 0 and calls == [0, 1, 2]
+    record = json.loads((out / P.RUN_FILE).read_text())
+    assert [(s["seed"], s["status"], s["device_name"]) for s in record["shards"]] == [
+        (0, "done", "cpu"),
+        (1, "done", "cpu"),
+        (2, "done", "cpu"),
+    ]
+    assert record["commands"]["momres_cubic"] == (
+        f"dynkit run momres_cubic --scale paper --seeds 0,1,2 --device cpu --out {out / 'momres_cubic'}"
+    )
+    results = json.loads((out / "momres_cubic" / "results.json").read_text())
+    assert (
+        results["scale"] == "paper" and results["shards"][1]["metrics"]["resnet.final_mse"] == "nan"
+    )
+    (row,) = record["ledger_rows_paper_scale"]
+    assert row["id"] == "momres.cubic" and row["run_scale"] == "paper" and row["n"] == 3
+    assert row["outcome"] == "invalid" and "resnet.final_mse diverged" in row["reason"]
+    assert "seed 1" in row["reason"]
+    assert P.main(argv) == 0 and calls == [0, 1, 2]  # resumed: every shard reused
+    again = json.loads((out / P.RUN_FILE).read_text())
+    assert [s["seed"] for s in again["shards"]] == [0, 1, 2]

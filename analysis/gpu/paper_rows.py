@@ -25,7 +25,6 @@ import argparse
 import contextlib
 import dataclasses
 import datetime as _dt
-import importlib.util
 import json
 import math
 import os
@@ -164,11 +163,19 @@ def check_data(rows: list[Row]) -> Path | None:
     return folder
 
 
+def have_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 @contextlib.contextmanager
 def figures_where_possible(rows: list[Row]):
     """Without matplotlib (the lent machine has none) the scripts' ``plot`` is skipped: a shard's
     record and JSON are complete without its figure, which can be drawn later from the JSON."""
-    if importlib.util.find_spec("matplotlib") is not None:
+    if have_matplotlib():
         yield False
         return
     from dynkit.experiments import get
