@@ -321,3 +321,15 @@ def test_copy_task_batches_follow_the_models_device(monkeypatch):
     model = torch.nn.Sequential(torch.nn.Embedding(12, 4), torch.nn.Linear(4, 12))
     loss, _ = momseq_copy.masked_loss(model, copy_task(3, 12, seed=0))
     assert math.isfinite(float(loss)) and moved.count((torch.device("cpu"),)) == 3
+
+
+def test_the_adjoints_per_state_tolerances_stay_numpy_under_another_default_device():
+    """Was: under ``torch.device("cuda")`` (a GPU shard) the tolerances' tensor was made on the GPU and
+    ``.numpy()`` refused; ``meta`` stands in for the GPU here (no values: ``.numpy()`` refuses too)."""
+    import numpy as np
+
+    from dynkit.solvers.adjoint import _adjoint_options
+
+    with torch.device("meta"):
+        options = _adjoint_options({"atol": np.array([1e-6, 1e-8]), "rtol": 1e-6}, (2,), 3)
+    assert options["atol"].tolist() == [1e-6, 1e-8, 1e-6, 1e-8, 1e-8, 1e-8, 1e-8]
