@@ -41,7 +41,10 @@ def test_the_plan_prints_rows_seeds_estimates_and_what_does_not_fit(capsys):
     for row in rows:
         assert row.experiment in out
     # the paper's plane-vibration recipe: hours a seed, never inside the budget
-    assert "not run: ode_rnn_plane_vibration seed 0: does not fit: 61500 s a seed" in out
+    assert (
+        "not run: ode_rnn_plane_vibration seeds [0, 1, 2, 3, 4]: does not fit: 61500 s a seed"
+        in out
+    )
     # under the priors only momseq_copy's first seed fits 540 s
     assert re.search(r"momseq_copy +seeds \[0, 1, 2, 3, 4\] +360 s a seed +runs \[0\]\n", out)
     assert re.search(r"momres_cubic +seeds \[0, 1, 2\] +470 s a seed +runs none\n", out)

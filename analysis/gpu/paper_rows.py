@@ -317,8 +317,11 @@ def print_plan(rows, shards, left, estimate, how, budget) -> None:
             f"runs {fit or 'none'}"
         )
         print(f"{'':26s} basis: {row.basis}")
-    for row, seed, why in left:
-        print(f"not run: {row.experiment} seed {seed}: {why}")
+    for row in rows:  # one line a row: its seeds left out, and why the first of them was
+        seeds = [s for r, s, _ in left if r is row]
+        if seeds:
+            why = next(w for r, _, w in left if r is row)
+            print(f"not run: {row.experiment} seeds {seeds}: {why}")
     print(f"\non the lent machine:\n{DEVICE_SETUP}")
 
 
