@@ -139,23 +139,40 @@ def test_the_dry_run_builds_every_row_and_takes_one_step_with_the_devices_packag
         assert any((out / "dry_run" / name).glob("*.json")), name
 
 
-@pytest.mark.slow
 def test_calibration_estimates_from_a_short_run_and_the_budget_leaves_out_what_does_not_fit(
-    tmp_path,
+    monkeypatch, tmp_path
 ):
-    """momres_cubic timed at 1/50 of its steps on this CPU: its estimate for a whole seed (50 times
-    that) exceeds what is left of a 120 s budget (its prior, 470 s, lies within 4 budgets: calibrated), so no shard starts and the record says why."""
+    """momres_cubic's short run (1/50 of its steps; its prior, 470 s, lies within 4 budgets, so it is
+    calibrated) planted at 3 s: 150 s for a whole seed exceeds what is left of a 120 s budget, so no
+    shard starts and the record says why. (The short run's real seconds depend on the machine.)"""
+    timed = []
+
+    def planted_run_direct(experiment, config, seed, out, device):
+        timed.append((experiment, dict(config.options())["iterations"], seed, device))
+        return 3.0
+
+    monkeypatch.setattr(P, "run_direct", planted_run_direct)
     out = tmp_path / "gpu"
     assert (
         P.main(["--rows", "momres_cubic", "--calibrate", "--budget", "120", "--out", str(out)]) == 0
     )
+    assert timed == [("momres_cubic", 6, 0, "cpu")]  # the plan's calibration overrides
     record = json.loads((out / P.RUN_FILE).read_text())
     cal = record["calibration"]["momres_cubic"]
-    assert cal["factor"] == 50 and cal["estimate_s_per_seed"] == pytest.approx(50 * cal["seconds"])
-    assert record["estimates"]["used"]["momres_cubic"] == cal["estimate_s_per_seed"]
+    assert cal["factor"] == 50 and cal["estimate_s_per_seed"] == 150.0
+    assert record["estimates"]["used"]["momres_cubic"] == 150.0
     assert record["shards"] == [] and [n["seed"] for n in record["not_run"]] == [0, 1, 2]
-    assert all("does not fit" in n["why"] for n in record["not_run"])
+    assert all("does not fit: 150 s a seed" in n["why"] for n in record["not_run"])
     assert record["ledger_rows_paper_scale"] == [] and record["device_name"] == "cpu"
+
+
+def test_rows_whose_prior_is_beyond_four_budgets_are_not_calibrated(monkeypatch, tmp_path):
+    monkeypatch.setattr(P, "run_direct", lambda *a, **k: pytest.fail("calibrated"))
+    out = tmp_path / "gpu"
+    argv = ["--rows", "momres_lista", "--calibrate", "--budget", "540", "--out", str(out)]
+    assert P.main(argv) == 0  # 80000 s a seed: hours, whatever a short run says
+    record = json.loads((out / P.RUN_FILE).read_text())
+    assert record["calibration"] == {} and record["shards"] == []
 
 
 @pytest.mark.slow
@@ -203,3 +220,34 @@ def test_shards_run_through_the_runner_resume_and_give_the_paper_scale_ledger_ro
     assert P.main(argv) == 0 and calls == [0, 1, 2]  # resumed: every shard reused
     again = json.loads((out / P.RUN_FILE).read_text())
     assert [s["seed"] for s in again["shards"]] == [0, 1, 2]
+
+
+@pytest.mark.slow
+def test_the_budget_stops_cleanly_between_shards_when_a_shard_ran_long(monkeypatch, tmp_path):
+    """Two of momres_cubic's shards fit 1000 s at 470 s each; the first (planted) takes 600 s of a
+    planted clock, so the second is not started and the record says why; the first stays finished."""
+    from dynkit.experiments import registry
+
+    exp = registry.get("momres_cubic")
+    clock = [0.0]
+
+    def planted(config, *, seed, out, device):
+        clock[0] += 600.0
+        return {"metrics": {"resnet.final_mse": 0.2, "momentum.final_mse": 0.01}}
+
+    monkeypatch.setitem(
+        registry.EXPERIMENTS,
+        "momres_cubic",
+        dataclasses.replace(exp, run=planted, module=exp.module or exp.run.__module__),
+    )
+    monkeypatch.setattr(P.time, "monotonic", lambda: clock[0])
+    out = tmp_path / "gpu"
+    assert P.main(["--rows", "momres_cubic", "--budget", "1000", "--out", str(out)]) == 0
+    record = json.loads((out / P.RUN_FILE).read_text())
+    assert [s["seed"] for s in record["shards"]] == [0]
+    assert {
+        "experiment": "momres_cubic",
+        "seed": 1,
+        "why": "budget: 400 s left, 470 s estimated",
+    } in (record["not_run"])
+    assert json.loads((out / "momres_cubic" / "results.json").read_text())["seeds"] == [0]
