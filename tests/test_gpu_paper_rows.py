@@ -200,6 +200,9 @@ def test_shards_run_through_the_runner_resume_and_give_the_paper_scale_ledger_ro
     out = tmp_path / "gpu"
     argv = ["--rows", "momres_cubic", "--budget", "2000", "--out", str(out)]
     assert P.main(argv) == 0 and calls == [0, 1, 2]
+    assert (out / "COMMAND").read_text() == "python -m analysis.gpu.paper_rows " + " ".join(
+        argv
+    ) + "\n"
     record = json.loads((out / P.RUN_FILE).read_text())
     assert [(s["seed"], s["status"], s["device_name"]) for s in record["shards"]] == [
         (0, "done", "cpu"),

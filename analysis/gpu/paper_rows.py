@@ -363,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
         **device_description(device),
         "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
+    # a results folder names the command that remakes it (tests/test_results_of_record.py)
+    (out / "COMMAND").write_text(record["command"] + "\n")
     with figures_where_possible(runnable) as skipped:
         record["figures"] = "skipped: no matplotlib" if skipped else "drawn"
         if args.dry_run:
