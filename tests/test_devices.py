@@ -8,6 +8,8 @@ with torch's CUDA availability patched (``cuda:1`` of two "GPUs"), the same entr
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 
 import pytest
 import torch
@@ -231,3 +233,103 @@ def test_dynkit_run_refuses_a_missing_gpu_before_any_folder(monkeypatch, tmp_pat
         and seen == []
     )
     assert not (tmp_path / "o").exists()
+
+
+def test_a_cuda_shard_records_the_gpus_name(two_gpus, monkeypatch, tmp_path):
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: f"Planted GPU {device}")
+    name = _toy_experiment(monkeypatch, [])
+    results = dk.experiments.run(
+        name, scale="smoke", seeds=(0,), out=tmp_path / "o", device="cuda:1"
+    )
+    shard = json.loads(next((tmp_path / "o" / "shards").glob("*/shard.json")).read_text())
+    assert shard["device"] == "cuda:1" and shard["device_name"] == "Planted GPU cuda:1"
+    assert results["shards"][0]["device_name"] == "Planted GPU cuda:1"
+
+
+def test_a_cpu_shard_records_cpu_as_its_device_name(tmp_path, monkeypatch):
+    name = _toy_experiment(monkeypatch, [])
+    results = dk.experiments.run(name, scale="smoke", seeds=(0,), out=tmp_path / "o")
+    assert results["shards"][0]["device_name"] == "cpu"
+
+
+def test_node_point_cloud_trains_on_the_shards_device(two_gpus, monkeypatch, tmp_path):
+    """Was: its models trained on the CPU whatever --device said (train_model's default)."""
+    from dynkit.experiments import node_point_cloud
+
+    seen = []
+
+    def planted_train_model(*args, device, **kwargs):
+        seen.append(torch.device(device))
+        raise Reached
+
+    monkeypatch.setattr(node_point_cloud, "train_model", planted_train_model)
+    with pytest.raises(Reached), torch.device("cuda:1"):
+        node_point_cloud.main(["--runs", "1", "--epochs", "1", "--out", str(tmp_path), "--quiet"])
+    assert seen == [torch.device("cuda:1")]
+
+
+class _DrawsNameTheirDevice(torch.overrides.TorchFunctionMode):
+    """Refuses a seeded draw that leaves its device to the default: under ``torch.device("cuda")`` a
+    CPU generator then meets a CUDA tensor and torch raises (what the paper rows hit on a GPU)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        generator = kwargs.get("generator")
+        if generator is not None and torch.device(kwargs.get("device", "meta")) != generator.device:
+            raise AssertionError(
+                f"{getattr(func, '__name__', func)} draws from a {generator.device} generator "
+                f"without device={generator.device}"
+            )
+        return func(*args, **kwargs)
+
+
+def _draws():
+    from dynkit.experiments import momres_cubic, momres_lista, momres_rings
+    from dynkit.tasks.point_cloud import point_cloud
+
+    g = lambda: torch.Generator().manual_seed(0)  # noqa: E731
+    return {
+        "lista": lambda: momres_lista.make_problem(4, 4, g(), "unit-variance"),
+        "rings": lambda: momres_rings.make_rings("authors", 5, g()),
+        "rings_dynkit": lambda: momres_rings.make_rings("dynkit", 5, g()),
+        "cubic": lambda: momres_cubic.training_points("uniform", 5, g()),
+        "point_cloud": lambda: point_cloud(4, 8, seed=0),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_draws()))
+def test_the_paper_rows_seeded_draws_name_their_generators_device(name):
+    with _DrawsNameTheirDevice():
+        _draws()[name]()
+
+
+def test_the_draw_check_catches_a_draw_that_leaves_its_device_to_the_default():
+    with pytest.raises(AssertionError, match="without device=cpu"), _DrawsNameTheirDevice():
+        torch.randn(3, generator=torch.Generator().manual_seed(0))
+
+
+def test_copy_task_batches_follow_the_models_device(monkeypatch):
+    """The copy task's tensors come from numpy (the CPU): masked_loss moves them to the model."""
+    from dynkit.experiments import momseq_copy
+    from dynkit.tasks.sequences import copy_task
+
+    moved = []
+    real_to = torch.Tensor.to
+    monkeypatch.setattr(
+        torch.Tensor, "to", lambda self, *a, **k: (moved.append(a), real_to(self, *a, **k))[1]
+    )
+    model = torch.nn.Sequential(torch.nn.Embedding(12, 4), torch.nn.Linear(4, 12))
+    loss, _ = momseq_copy.masked_loss(model, copy_task(3, 12, seed=0))
+    assert math.isfinite(float(loss)) and moved.count((torch.device("cpu"),)) == 3
+
+
+def test_the_adjoints_per_state_tolerances_stay_numpy_under_another_default_device():
+    """Was: under ``torch.device("cuda")`` (a GPU shard) the tolerances' tensor was made on the GPU and
+    ``.numpy()`` refused; ``meta`` stands in for the GPU here (no values: ``.numpy()`` refuses too)."""
+    import numpy as np
+
+    from dynkit.solvers.adjoint import _adjoint_options
+
+    with torch.device("meta"):
+        options = _adjoint_options({"atol": np.array([1e-6, 1e-8]), "rtol": 1e-6}, (2,), 3)
+    assert options["atol"].tolist() == [1e-6, 1e-8, 1e-6, 1e-8, 1e-8, 1e-8, 1e-8]

@@ -550,3 +550,21 @@ def test_the_markdown_says_whether_each_rows_plan_was_written_before_its_results
         ValueError, match="plan must be"
     ):  # a text no Plan writes is refused, not read as one kind
         plan_kind("toy: n = 5, t interval, looked at twice")
+
+
+def test_a_diverged_metric_stored_as_the_string_nan_is_diverged_not_a_crash(tmp_path):
+    """Was: a results file whose shard held "nan" (how a NaN metric is stored in JSON) was refused
+    as 'must be a number' and the whole ledger stopped; now the row is invalid, naming the seed."""
+    from dynkit.experiments.ledger import load_results, validate_results
+
+    seeds = [_walker(s) for s in range(5)]
+    seeds[3]["hbnode.test_mse"] = "nan"
+    results = validate_results(_results(seeds), "planted")
+    row = evaluate(CLAIMS[WALKER], results)
+    assert row.outcome == "invalid" and "hbnode.test_mse diverged" in row.reason
+    assert "seed 3" in row.reason and row.effect is None
+    for bad in ("banana", True, [1.0]):  # anything else is still refused, naming the metric
+        seeds[3]["hbnode.test_mse"] = bad
+        with pytest.raises(LedgerError, match=r"metrics\['hbnode.test_mse'\] must be a number"):
+            validate_results(_results(seeds), "planted")
+    assert load_results(tmp_path, "none_here", "cpu") is None

@@ -86,7 +86,7 @@ def untrained_forward_nfe(
     net = from_paper(model, task, solver=solver, design=design)
     set_tolerance(net, tol)
     _, _, x, _ = load_task(task, seed=seed)
-    order = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
+    order = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed), device="cpu")
     counts = []
     with torch.no_grad():
         for i in range(n_batches):

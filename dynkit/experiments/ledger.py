@@ -52,7 +52,7 @@ from typing import Callable, Mapping, Sequence
 from . import inference as _inference
 from .evidence import EVIDENCE, PILOT_OUTCOMES, label as evidence_label
 from .inference import ALPHA, REPLICATION_OUTCOMES, decide, holm_levels, p_value, sign_test
-from .runner import RESULTS_FILE
+from .runner import NON_FINITE, RESULTS_FILE
 
 OUTCOMES = (
     *REPLICATION_OUTCOMES,
@@ -1359,7 +1359,11 @@ def per_seed_metrics(
     predictors' metrics of that seed (``baselines``) beside them."""
     merged: dict[int, dict[str, float]] = {}
     for shard in results["shards"]:
-        merged.setdefault(int(shard["seed"]), {}).update(shard["metrics"])
+        merged.setdefault(int(shard["seed"]), {}).update(
+            {  # JSON has no NaN: a diverged metric is stored as "nan", "inf" or "-inf"
+                k: float(v) if isinstance(v, str) else v for k, v in shard["metrics"].items()
+            }
+        )
     for seed, values in (baselines or {}).items():
         if seed in merged:
             merged[seed].update(values)
@@ -1369,7 +1373,8 @@ def per_seed_metrics(
 def validate_results(results, path: str | Path) -> dict:
     """Raise :class:`LedgerError` naming ``path`` unless ``results`` is an aggregated ``results.json``:
     a dict with ``scale`` (str) and ``shards``, a list of ``{"seed": int, "metrics": {str: number or null}}``
-    (``null`` and non-finite numbers are kept: the ledger reports them as diverged)."""
+    (``null`` and the strings :data:`~dynkit.experiments.runner.NON_FINITE` that stand for non-finite
+    numbers are kept: the ledger reports them as diverged)."""
 
     def bad(what):
         return LedgerError(f"{path}: not a valid results file: {what}")
@@ -1392,8 +1397,13 @@ def validate_results(results, path: str | Path) -> dict:
                 f"shards[{i}].metrics must be an object of numbers, got {type(metrics).__name__}"
             )
         for k, v in metrics.items():
-            if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)):
-                raise bad(f"shards[{i}].metrics[{k!r}] must be a number, got {v!r}")
+            if v is None or v in NON_FINITE:  # a diverged run: kept, reported as diverged
+                continue
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                raise bad(
+                    f"shards[{i}].metrics[{k!r}] must be a number, null or one of {NON_FINITE} "
+                    f"(a diverged run), got {v!r}"
+                )
     metrics = results.get("metrics")
     if metrics is not None and not isinstance(metrics, dict):
         raise bad(f"'metrics' must be an object, got {type(metrics).__name__}")

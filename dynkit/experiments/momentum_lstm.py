@@ -240,7 +240,7 @@ def train_cell(config: MomentumLSTMConfig, seed: int, data) -> dict:
     ratios = [gradient_ratio(model, x_eval, y_eval)]
 
     def batches(generator):
-        order = torch.randperm(len(x_tr), generator=generator)
+        order = torch.randperm(len(x_tr), generator=generator, device=generator.device)
         return (
             (x_tr[order[i : i + config.batch]], y_tr[order[i : i + config.batch]])
             for i in range(0, len(order), config.batch)

@@ -64,7 +64,8 @@ def training_points(sampling: str, n: int, generator: torch.Generator) -> torch.
     """``n`` inputs on [-1, 1] as a column: the fixed ``grid`` (the same every call) or ``uniform`` draws."""
     if sampling == "grid":
         return torch.linspace(-1, 1, n).unsqueeze(1)
-    return (2 * torch.rand(n, generator=generator) - 1).unsqueeze(1)
+    draws = torch.rand(n, generator=generator, device=generator.device)  # the same on every device
+    return (2 * draws.to(torch.get_default_device()) - 1).unsqueeze(1)
 
 
 def run(

@@ -22,6 +22,7 @@ Reported: mean test Lasso loss minus the optimum
 
 from __future__ import annotations
 
+import math
 import sys
 
 import torch
@@ -37,18 +38,22 @@ LAMBDA = 0.1
 OPTIMISERS = {"Adam": torch.optim.Adam, "SGD": torch.optim.SGD}  # SGD: plain, no momentum
 COLUMNS = ("unit-norm", "unit-variance")
 RESIDUALS = ("scaled", "plain")
+EXPLODED = 1e30  # a gap beyond it has exploded: left out of the figure, which names how many
 
 
 def make_problem(n_train: int, n_test: int, generator: torch.Generator, columns: str = "unit-norm"):
     """The dictionary (16 x 32 Gaussian, ``columns`` normalised to unit Euclidean norm or to unit variance, i.e.
     norm sqrt(16)) and the normalised train and test samples."""
-    D = torch.randn(16, 32, generator=generator, dtype=torch.float64)
-    D = D / D.norm(dim=0, keepdim=True)
+    # drawn where the generator lives (the same numbers on every device), then moved to the run's device
+    here = torch.get_default_device()
+    D = torch.randn(16, 32, generator=generator, dtype=torch.float64, device=generator.device)
+    D = (D / D.norm(dim=0, keepdim=True)).to(here)
     if columns == "unit-variance":
         D = D * D.shape[0] ** 0.5
 
     def samples(n):
-        y = torch.randn(n, 16, generator=generator, dtype=torch.float64)
+        y = torch.randn(n, 16, generator=generator, dtype=torch.float64, device=generator.device)
+        y = y.to(here)
         return y / (y @ D).abs().amax(dim=1, keepdim=True)
 
     return D, samples(n_train), samples(n_test)
@@ -162,7 +167,7 @@ def run(
     if momentum_residual != "scaled":  # recorded where it leaves the default
         out["config"]["momentum_residual"] = momentum_residual
     for kind in ("lista", "revnet", "momentum"):
-        losses, at_init = [], []
+        losses, at_init, diverged = [], [], []
         for depth in depths:
             torch.manual_seed(seed)
             model = make_model(kind, D, depth, gamma, momentum_residual)
@@ -172,9 +177,13 @@ def run(
                     float(lasso(D, y_test, model(torch.zeros_like(x0), y=y_test)[0])) - optimum
                 )
             opt = OPTIMISERS[optimiser](model.parameters(), lr=lr)
-            for _ in range(iterations):
+            diverged.append(None)
+            for step in range(iterations):
                 opt.zero_grad()
                 loss = lasso(D, y_train, model(x0, y=y_train)[0])
+                if not torch.isfinite(loss):  # diverged: no later step can come back
+                    diverged[-1] = step
+                    break
                 loss.backward()
                 opt.step()
             with torch.no_grad():
@@ -183,14 +192,18 @@ def run(
                         D, y_test, model(torch.zeros(len(y_test), 32, dtype=D.dtype), y=y_test)[0]
                     )
                 )
-            losses.append(test - optimum)
+            losses.append(test - optimum if diverged[-1] is None else math.nan)
             if not quiet:
                 print(
                     f"{kind:9s} depth {depth:3d} test loss - optimum {losses[-1]:.3e} "
                     f"(at init {at_init[-1]:.3e})",
                     file=sys.stderr,
                 )
-        out[kind] = {"test_loss_minus_optimum": losses, "at_initialisation": at_init}
+        out[kind] = {
+            "test_loss_minus_optimum": losses,  # NaN where the training diverged
+            "at_initialisation": at_init,
+            "diverged_at_iteration": diverged,  # per depth: the first non-finite loss, or None
+        }
     return out
 
 
@@ -200,7 +213,16 @@ def plot(result: dict, path) -> None:
     fig, ax = plt.subplots(figsize=(5, 3.5))
     depths = result["config"]["depths"]
     for kind, name in (("lista", "LISTA"), ("revnet", "RevNet"), ("momentum", "Momentum ResNet")):
-        ax.semilogy(depths, result[kind]["test_loss_minus_optimum"], "-o", ms=3, label=name)
+        gaps = result[kind]["test_loss_minus_optimum"]
+        # a log axis takes positive values only, and its ticks overflow for gaps near float's range
+        shown = [(d, g) for d, g in zip(depths, gaps) if math.isfinite(g) and 0 < g <= EXPLODED]
+        lost = len(depths) - len(shown)
+        label = name + (
+            f" ({lost} depth{'s' * (lost > 1)} not shown: diverged, above {EXPLODED:g} or <= 0)"
+            if lost
+            else ""
+        )
+        ax.semilogy(*(zip(*shown) if shown else ([], [])), "-o", ms=3, label=label)
     ax.set_xlabel("depth")
     ax.set_ylabel("test Lasso loss - optimum")
     ax.legend()
@@ -265,9 +287,16 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def _metrics(result: dict) -> dict:
+    kinds = ("lista", "revnet", "momentum")
+    gaps = {f"{k}.deepest_loss_gap": result[k]["test_loss_minus_optimum"][-1] for k in kinds}
     return {
-        f"{k}.deepest_loss_gap": result[k]["test_loss_minus_optimum"][-1]
-        for k in ("lista", "revnet", "momentum")
+        **gaps,  # NaN (stored "nan") where the deepest model diverged: the ledger says so
+        **{
+            f"{k}.diverged_depths": sum(
+                at is not None for at in result[k].get("diverged_at_iteration", ())
+            )
+            for k in kinds
+        },
     }
 
 

@@ -33,8 +33,10 @@ def nested_rings(n_per_ring: int, generator: torch.Generator, noise: float = 0.0
     """Points on rings of radius 1, 2, 3, 4 (plus Gaussian noise); label = ring index mod 2."""
     xs, ys = [], []
     for ring in range(4):
-        angle = 2 * math.pi * torch.rand(n_per_ring, generator=generator)
-        radius = (ring + 1) + noise * torch.randn(n_per_ring, generator=generator)
+        angle = 2 * math.pi * torch.rand(n_per_ring, generator=generator, device=generator.device)
+        radius = (ring + 1) + noise * torch.randn(
+            n_per_ring, generator=generator, device=generator.device
+        )
         xs.append(torch.stack([radius * torch.cos(angle), radius * torch.sin(angle)], dim=1) / 2)
         ys.append(torch.full((n_per_ring,), float(ring % 2)))
     return torch.cat(xs), torch.cat(ys)
@@ -45,8 +47,11 @@ def authors_rings(n_per_ring: int, generator: torch.Generator):
     3 (k/2 + 0.2 u), u uniform on [0, 1), angle uniform; label = (k - 1) mod 2."""
     xs, ys = [], []
     for ring in range(4):
-        angle = 2 * math.pi * torch.rand(n_per_ring, generator=generator)
-        radius = 3 * ((ring + 1) / 2 + 0.2 * torch.rand(n_per_ring, generator=generator))
+        angle = 2 * math.pi * torch.rand(n_per_ring, generator=generator, device=generator.device)
+        radius = 3 * (
+            (ring + 1) / 2
+            + 0.2 * torch.rand(n_per_ring, generator=generator, device=generator.device)
+        )
         xs.append(torch.stack([radius * torch.cos(angle), radius * torch.sin(angle)], dim=1))
         ys.append(torch.full((n_per_ring,), float(ring % 2)))
     return torch.cat(xs), torch.cat(ys)
@@ -54,7 +59,11 @@ def authors_rings(n_per_ring: int, generator: torch.Generator):
 
 def make_rings(rings: str, n_per_ring: int, generator: torch.Generator):
     """``n_per_ring`` points per ring from ``rings`` (one of :data:`RINGS`) and their 0/1 labels."""
-    return (nested_rings if rings == "dynkit" else authors_rings)(n_per_ring, generator)
+    x, y = (nested_rings if rings == "dynkit" else authors_rings)(n_per_ring, generator)
+    here = (
+        torch.get_default_device()
+    )  # drawn where the generator lives: the same points on every device
+    return x.to(here), y.to(here)
 
 
 class Classifier(nn.Module):

@@ -78,9 +78,11 @@ TRAINING_DEFAULTS = dict(
 
 
 def masked_loss(model, data):
-    logits = model(data.inputs)
-    loss = torch.nn.functional.cross_entropy(logits[data.mask], data.targets[data.mask])
-    accuracy = (logits[data.mask].argmax(-1) == data.targets[data.mask]).float().mean()
+    here = next(model.parameters()).device  # the task's tensors are made on the CPU (from numpy)
+    mask, targets = data.mask.to(here), data.targets.to(here)
+    logits = model(data.inputs.to(here))
+    loss = torch.nn.functional.cross_entropy(logits[mask], targets[mask])
+    accuracy = (logits[mask].argmax(-1) == targets[mask]).float().mean()
     return loss, accuracy
 
 
@@ -110,7 +112,7 @@ def train_one(name: str, config: dict, seed: int, progress: bool) -> dict:
             yield copy_task(
                 config["batch"],
                 config["max_length"],
-                seed=int(torch.randint(2**31, (1,), generator=generator)),
+                seed=int(torch.randint(2**31, (1,), generator=generator, device=generator.device)),
             )
 
     def step(model, data):

@@ -175,7 +175,7 @@ def train_one(
     second_order = [second_order_gradient_norms(model, task, x_eval, y_eval)]
 
     def batches(generator):
-        order = torch.randperm(len(task["x_train"]), generator=generator)
+        order = torch.randperm(len(task["x_train"]), generator=generator, device=generator.device)
         for i in range(0, len(order), config["batch"]):
             idx = order[i : i + config["batch"]]
             yield task["x_train"][idx], task["y_train"][idx]

@@ -181,7 +181,7 @@ def nfe_vs_tolerance(
         models, task, adjoint, solver, method, seed, train_epochs, quiet, trained_epochs
     )
     _, _, x, y = load_task(task, seed=seed)
-    order = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))
+    order = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed), device="cpu")
     batches = [order[i * batch_size : (i + 1) * batch_size] for i in range(n_batches)]
     if any(len(b) == 0 for b in batches):
         raise ValueError(

@@ -246,7 +246,7 @@ def run(
         final_loss = (pred[:, -1, 0] - x[j : j + 1, -1, 1]).pow(2).sum()
         final_loss.backward()
         norms = adjoint_norms(states)
-        t_seq = times[j, :-1].numpy()
+        t_seq = times[j, :-1].cpu().numpy()
         results[name] = {
             "train_loss": losses,
             "train_mse": train_mse,

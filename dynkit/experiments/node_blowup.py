@@ -77,7 +77,7 @@ def trajectory_norms(
     width = 1 + model.augment_dim
     norms = np.full(len(t), np.nan)
     ys = sol.ys[:, 0, :width]
-    norms[: len(ys)] = torch.linalg.vector_norm(ys, dim=-1).numpy()
+    norms[: len(ys)] = torch.linalg.vector_norm(ys, dim=-1).cpu().numpy()
     return norms
 
 

@@ -15,6 +15,7 @@ constant output: the labels' mean under MSE, the class prior under cross-entropy
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from dynkit.io import save_figure, write_json
 from dynkit.tasks.node_runs import DESIGN_OBJECTIVES, SETTINGS, train_model
@@ -134,6 +135,7 @@ def run(
                 batch_size=batch_size,
                 lr=lr,
                 design=design,
+                device=torch.get_default_device(),  # the shard's device (the runner sets it)
             )
             h = res["history"]
             per_run.append(

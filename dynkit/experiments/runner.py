@@ -309,6 +309,7 @@ def run_shard(shard: Shard) -> dict:
         {
             **shard.identity(),
             "device": shard.device,
+            "device_name": device_name(shard.device),
             "seconds": time.perf_counter() - start + before,
             "metrics": {k: float(v) for k, v in metrics.items()},
             "result": {k: v for k, v in result.items() if k != "metrics"},
@@ -321,6 +322,19 @@ def run_shard(shard: Shard) -> dict:
     # without claims, where advisory locks are missing, finished the same shard first)
     shutil.rmtree(work, ignore_errors=True)
     return record
+
+
+def device_name(device: str) -> str:
+    """What ``device`` is, for a shard's record: the GPU's model for ``cuda[:N]``
+    (``torch.cuda.get_device_name``), else (or where torch cannot name it) the device's name."""
+    import torch
+
+    if str(device).startswith("cuda"):
+        try:
+            return torch.cuda.get_device_name(torch.device(device))
+        except (AssertionError, RuntimeError):  # a CPU-only build with CUDA faked (the tests)
+            pass
+    return str(device)
 
 
 def own_work_folder(shard: Shard) -> Path:
@@ -605,6 +619,7 @@ def aggregate(exp: Experiment, scale: str, seeds: Sequence[int], records: list[d
                 "metrics": r["metrics"],
                 "seconds": r["seconds"],
                 "device": r.get("device", "cpu"),
+                "device_name": r.get("device_name", r.get("device", "cpu")),
             }
             for r in records
         ],

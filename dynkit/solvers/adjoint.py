@@ -238,7 +238,8 @@ def _adjoint_options(options: dict, shape, n_params: int) -> dict:
     atol = backward.get("atol")
     if atol is not None and np.ndim(atol) > 0:
         atol = torch.as_tensor(
-            np.asarray(atol.detach().cpu() if is_torch(atol) else atol, dtype=np.float64)
+            np.asarray(atol.detach().cpu() if is_torch(atol) else atol, dtype=np.float64),
+            device="cpu",  # numpy below, whatever the default device (a GPU run's context)
         )
         per_state = torch.broadcast_to(atol, shape).reshape(-1)
         backward["atol"] = torch.cat([per_state, per_state, atol.min().expand(n_params)]).numpy()

@@ -100,7 +100,7 @@ def load_digits_split(test_fraction: float = 0.25, seed: int = 0):
     digits = load_digits()
     x = torch.tensor(digits.images / 16.0, dtype=torch.float32).unsqueeze(1)
     y = torch.tensor(digits.target, dtype=torch.int64)
-    order = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))
+    order = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed), device="cpu")
     n_test = int(round(test_fraction * len(y)))
     test, train = order[:n_test], order[n_test:]
     return x[train], y[train], x[test], y[test]

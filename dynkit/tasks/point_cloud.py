@@ -15,9 +15,13 @@ def _uniform_annulus(
     n: int, r_min: float, r_max: float, generator: torch.Generator
 ) -> torch.Tensor:
     # uniform in area: r = sqrt(U (r_max^2 - r_min^2) + r_min^2)
-    u = torch.rand(n, generator=generator, dtype=torch.float64)
+    u = torch.rand(n, generator=generator, dtype=torch.float64, device=generator.device)
     r = torch.sqrt(u * (r_max**2 - r_min**2) + r_min**2)
-    theta = 2 * math.pi * torch.rand(n, generator=generator, dtype=torch.float64)
+    theta = (
+        2
+        * math.pi
+        * torch.rand(n, generator=generator, dtype=torch.float64, device=generator.device)
+    )
     return torch.stack([r * torch.cos(theta), r * torch.sin(theta)], dim=1).float()
 
 
@@ -51,5 +55,5 @@ def point_cloud(
             _uniform_annulus(n_outer, *outer_radii, g),
         ]
     )
-    y = torch.cat([torch.zeros(n_inner), torch.ones(n_outer)])
+    y = torch.cat([torch.zeros(n_inner, device=x.device), torch.ones(n_outer, device=x.device)])
     return x, y

@@ -503,7 +503,7 @@ def paper_schedule(
 
 def _batches(encoded, labels, batch_size, max_len, generator=None):
     order = (
-        torch.randperm(len(encoded), generator=generator)
+        torch.randperm(len(encoded), generator=generator, device=generator.device)
         if generator is not None
         else torch.arange(len(encoded))
     )

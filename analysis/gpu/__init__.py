@@ -1,0 +1,1 @@
+"""What runs on a lent GPU machine: the paper-scale rows (:mod:`analysis.gpu.paper_rows`)."""
