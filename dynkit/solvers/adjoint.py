@@ -36,12 +36,13 @@ differ by how their forward errors project on the gradient (0.76-1.14× over dim
 which no choice of the backward's tolerance or norm moves (the maximum over the parts' RMS, torchdiffeq's: 0.80×,
 0.97×, 1.14×).
 
-Checkpoints (``adjoint_checkpoints=N``, :func:`check_adjoint_checkpoints`): the forward solve also keeps its
-states at ``N + 1`` evenly spaced times from ``t[0]`` to ``t[-1]`` (read from its dense output, so its steps and
-outputs are unchanged), and the backward solves restart ``y`` from each of them, as from each output time, so that
-the forward's error is carried back over one span of ``(t[-1] − t[0]) / N`` at most instead of the whole span.
-Memory grows by ``N − 1`` states (``O(N · dim)``); work by the restarts' shorter first steps and, for methods
-whose interpolant calls ``f`` (``dop853``, the Rosenbrock methods' stiff steps), by the interpolation.
+Checkpoints (``adjoint_checkpoints=N``, :func:`check_adjoint_checkpoints`): the forward solve also
+keeps its states at ``N + 1`` evenly spaced times from ``t[0]`` to ``t[-1]`` (from its dense output:
+its steps and outputs are unchanged), and the backward solves restart ``y`` from each of them as from
+each output time, so that the forward's error is carried back over ``(t[-1] − t[0]) / N`` at most,
+not over the whole span. Memory grows by ``N − 1`` states, ``O(N · dim)``; work by the restarts'
+first steps and, for methods whose interpolant calls ``f`` (``dop853``, the Rosenbrock methods' stiff
+steps), by the interpolation.
 
 Counting evaluations: ``sol.stats.nfe`` counts the forward calls of ``f``; after ``backward``,
 ``sol.backward_stats.nfe`` counts the calls of ``f`` in the backward pass. Each evaluation of the
