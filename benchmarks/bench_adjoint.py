@@ -21,8 +21,8 @@ adjoint / backprop peak at the most steps <= 0.5.
 ``--accuracy`` (issue 33): the adjoint gradient's error at matched forward error against torchdiffeq's adjoint
 (:func:`accuracy`; goal ≤ 1.0×), printed, not recorded. ``--attribution``: where that gradient error comes from
 (:func:`attribution`: the backward 1000× tighter, an exact forward), printed, not recorded.
-``--checkpoints N ...``: that ratio with ``adjoint_checkpoints = N`` (:func:`checkpoints`; goal ≤ 1.0 at dim 16,
-rtol 1e-5), printed, not recorded.
+``--checkpoints N ...``: that ratio with ``adjoint_checkpoints = N`` (:func:`checkpoints`; goal
+≤ 1.0 at dim 16, rtol 1e-5), printed, not recorded.
 """
 
 from __future__ import annotations
@@ -228,12 +228,14 @@ CHECKPOINT_PEER_TOLS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 
 
 def checkpoints(counts=(0, 4, 8, 16), dims=(4, 16), batch: int = ACCURACY_BATCH) -> dict:
-    """The adjoint gradient's error with ``adjoint_checkpoints = N`` over torchdiffeq's at matched forward error.
+    """The adjoint gradient's error with ``adjoint_checkpoints = N`` over torchdiffeq's, at matched
+    forward error.
 
-    :func:`accuracy`'s problems and reference (torchdiffeq's ``odeint`` by autograd at 1e-12, neither adjoint);
-    dynkit's adjoint at rtol = atol in :data:`CHECKPOINT_TOLS` with each ``N`` in ``counts`` (its forward, hence
-    its forward error, is the same for every ``N``), torchdiffeq's adjoint over :data:`CHECKPOINT_PEER_TOLS`,
-    whose log gradient error is interpolated at dynkit's log forward error. Goal: ratio ≤ 1.0 at dim 16, 1e-5."""
+    :func:`accuracy`'s problems and reference (torchdiffeq's ``odeint`` by autograd at 1e-12, neither
+    adjoint); dynkit's adjoint at rtol = atol in :data:`CHECKPOINT_TOLS` with each ``N`` in ``counts``
+    (its forward, hence its forward error, is the same for every ``N``); torchdiffeq's adjoint over
+    :data:`CHECKPOINT_PEER_TOLS`, whose log gradient error is interpolated at dynkit's log forward
+    error. Goal: ratio ≤ 1.0 at dim 16, rtol 1e-5."""
     import numpy as np
     import torch
     import torchdiffeq
@@ -265,9 +267,9 @@ def checkpoints(counts=(0, 4, 8, 16), dims=(4, 16), batch: int = ACCURACY_BATCH)
                 )
                 out[(dim, tol, n)] = ratio = grad / peer_grad
                 print(
-                    f"dim {dim:2d} rtol {tol:.0e} checkpoints {n:2d}: forward error {fwd:.2e}, gradient "
-                    f"error dynkit {grad:.2e}, torchdiffeq at that forward error {peer_grad:.2e}, "
-                    f"ratio {ratio:.2f}",
+                    f"dim {dim:2d} rtol {tol:.0e} checkpoints {n:2d}: forward error {fwd:.2e}, "
+                    f"gradient error dynkit {grad:.2e}, torchdiffeq at that forward error "
+                    f"{peer_grad:.2e}, ratio {ratio:.2f}",
                     flush=True,
                 )
     if (16, 1e-5, 8) in out:
@@ -352,8 +354,8 @@ def main(argv: list[str] | None = None) -> dict:
         nargs="+",
         type=int,
         metavar="N",
-        help="adjoint gradient error with adjoint_checkpoints=N (e.g. 0 4 8 16) over torchdiffeq's at "
-        "matched forward error, dims 4 and 16, rtol 1e-4 and 1e-5; nothing recorded",
+        help="adjoint gradient error with adjoint_checkpoints=N (e.g. 0 4 8 16) over torchdiffeq's "
+        "at matched forward error, dims 4 and 16, rtol 1e-4 and 1e-5; nothing recorded",
     )
     parser.add_argument(
         "--batch",

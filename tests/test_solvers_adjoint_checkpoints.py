@@ -1,8 +1,8 @@
-"""``adjoint_checkpoints=N``: the backward restarts ``y`` from forward states at ``N + 1`` even times.
+"""``adjoint_checkpoints=N``: the backward restarts ``y`` from the forward's states at N + 1 times.
 
 References, independent of dynkit's solvers: for the linear field ``y' = A y`` the closed form
-``y(t) = expm(A (t - t0)) y0`` differentiated by autograd through ``torch.linalg.matrix_exp``; for an
-MLP field, backprop through a tight solve. All in float64.
+``y(t) = expm(A (t - t0)) y0`` differentiated by autograd through ``torch.linalg.matrix_exp``;
+for an MLP field, backprop through a tight solve. All in float64.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def test_checkpoints_bring_the_gradient_close_to_the_closed_form(n_checkpoints):
 
 
 def test_the_accuracy_check_fails_when_the_checkpoints_are_ignored(monkeypatch):
-    # planted: the forward keeps the output states only, whatever N (the behaviour without checkpoints)
+    # planted: the forward keeps the output states only, whatever N (as without checkpoints)
     monkeypatch.setattr(adjoint_module, "_checkpoint_grid", lambda t, n: (t, np.arange(len(t))))
     assert parameter_gradient_error(8) > CHECKPOINT_GRADIENT_BOUND
 

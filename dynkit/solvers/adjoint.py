@@ -36,13 +36,13 @@ differ by how their forward errors project on the gradient (0.76-1.14× over dim
 which no choice of the backward's tolerance or norm moves (the maximum over the parts' RMS, torchdiffeq's: 0.80×,
 0.97×, 1.14×).
 
-Checkpoints (``adjoint_checkpoints=N``, :func:`check_adjoint_checkpoints`): the forward solve also
-keeps its states at ``N + 1`` evenly spaced times from ``t[0]`` to ``t[-1]`` (from its dense output:
-its steps and outputs are unchanged), and the backward solves restart ``y`` from each of them as from
-each output time, so that the forward's error is carried back over ``(t[-1] − t[0]) / N`` at most,
-not over the whole span. Memory grows by ``N − 1`` states, ``O(N · dim)``; work by the restarts'
-first steps and, for methods whose interpolant calls ``f`` (``dop853``, the Rosenbrock methods' stiff
-steps), by the interpolation.
+Checkpoints (``adjoint_checkpoints=N``, :func:`check_adjoint_checkpoints`): the forward solve
+also keeps its states at ``N + 1`` evenly spaced times from ``t[0]`` to ``t[-1]`` (from its dense
+output: its steps and outputs are unchanged), and the backward solves restart ``y`` from each of
+them as from each output time, so that the forward's error is carried back over
+``(t[-1] − t[0]) / N`` at most, not over the whole span. Memory grows by ``N − 1`` states,
+``O(N · dim)``; work by the restarts' first steps and, for methods whose interpolant calls ``f``
+(``dop853``, the Rosenbrock methods' stiff steps), by the interpolation.
 
 Counting evaluations: ``sol.stats.nfe`` counts the forward calls of ``f``; after ``backward``,
 ``sol.backward_stats.nfe`` counts the calls of ``f`` in the backward pass. Each evaluation of the
@@ -87,20 +87,20 @@ class AdjointSolution(Solution):
 
 
 def check_adjoint_checkpoints(value: Any) -> int:
-    """``value`` as the number of checkpoint spans ``N`` of ``adjoint_checkpoints``: an int ``>= 0``.
+    """``value`` as the number of checkpoint spans ``N`` of ``adjoint_checkpoints``, an int >= 0.
 
     ``0`` (and ``1``: its two states are the first and last outputs) keeps no more states than the
     outputs. Raises TypeError for a bool or a non-integer, ValueError for a negative number.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(
-            f"adjoint_checkpoints must be a non-negative integer (the number of checkpoint spans, 0 "
-            f"for none), got {type(value).__name__} {value!r:.60}"
+            f"adjoint_checkpoints must be a non-negative integer (the number of checkpoint spans, "
+            f"0 for none), got {type(value).__name__} {value!r:.60}"
         )
     if value < 0:
         raise ValueError(
-            f"adjoint_checkpoints must be a non-negative integer (the number of checkpoint spans, 0 "
-            f"for none), got {value!r}"
+            f"adjoint_checkpoints must be a non-negative integer (the number of checkpoint spans, "
+            f"0 for none), got {value!r}"
         )
     return int(value)
 
@@ -163,8 +163,8 @@ def solve_adjoint(
         :func:`dynkit.odeint_adjoint`).
     adjoint_checkpoints : int
         ``N``: the forward keeps its states at ``N + 1`` evenly spaced times over the span and the
-        backward solves restart their ``y`` from each (memory ``O(N · dim)``; ``0``, the default: from
-        the output times only). See :func:`check_adjoint_checkpoints`.
+        backward solves restart their ``y`` from each (memory ``O(N · dim)``; ``0``, the default:
+        from the output times only). See :func:`check_adjoint_checkpoints`.
     **options
         ``method``, ``rtol``, ``atol``, ``step_size``, ``first_step``, ``max_steps``, ``throw``: used by the forward
         solve and, with the step reversed, by every backward solve.
@@ -356,8 +356,8 @@ def _make_function():
 
 
 def _checkpoint_grid(t, n_checkpoints: int):
-    """The forward's times: the outputs ``t`` and ``n_checkpoints + 1`` evenly spaced ones from ``t[0]``
-    to ``t[-1]`` (those that are not outputs), in order; and the index of each output among them."""
+    """The forward's times: the outputs ``t`` and ``n_checkpoints + 1`` evenly spaced ones from
+    ``t[0]`` to ``t[-1]`` (those that are not outputs), in order; and each output's index in them."""
     if n_checkpoints <= 1 or len(t) < 2:
         return t, np.arange(len(t))
     values = t.detach().cpu().numpy().astype(np.float64)

@@ -1210,9 +1210,9 @@ def solve(
         With ``adjoint=True``: the tensors ``f`` depends on that receive gradients (default: the
         parameters of ``f`` when it is an ``nn.Module``; required otherwise, ``()`` for none).
     adjoint_checkpoints : int
-        With ``adjoint=True``: ``N``, the forward keeps its states at ``N + 1`` evenly spaced times over
-        ``t`` and the backward restarts its ``y`` from each (gradients closer to the exact ones; memory
-        ``O(N · dim)``; default 0: from the output times only); see
+        With ``adjoint=True``: ``N``, the forward keeps its states at ``N + 1`` evenly spaced
+        times over ``t`` and the backward restarts its ``y`` from each (gradients closer to the
+        exact ones; memory ``O(N · dim)``; default 0: from the output times only); see
         :func:`dynkit.solvers.adjoint.check_adjoint_checkpoints`.
     per_sample : bool
         Error control per sample: the leading axis of ``y0`` indexes independent samples, the RMS is

@@ -217,8 +217,8 @@ def odeint_adjoint(
         torchdiffeq (pass ``adjoint_params=()`` when only ``y0``/``t`` need gradients).
     adjoint_checkpoints : int
         dynkit's own (not in torchdiffeq): ``N``, the forward keeps its states at ``N + 1`` evenly
-        spaced times and the backward restarts its ``y`` from each (memory ``O(N · dim)``; default 0:
-        from the output times only); see :func:`dynkit.solvers.adjoint.check_adjoint_checkpoints`.
+        spaced times and the backward restarts its ``y`` from each (memory ``O(N · dim)``; default
+        0: from the output times only); see :func:`dynkit.solvers.adjoint.check_adjoint_checkpoints`.
 
     Returns
     -------

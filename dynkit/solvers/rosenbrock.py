@@ -23,9 +23,9 @@ Methods:
   (:data:`ROSENBROCK23_PROPORTIONALITY`): each step's error is held to ``θ = 0.5 rtol^{1/2}`` of the
   tolerance, so that the global error of its 2nd-order solution falls like the tolerance, not like its 2/3 power.
   The work at a given *error* is unchanged (OREGO, VDPOL: within 2 % along the work-error curve), at a given rtol
-  it is larger. θ is not applied to the components the step damps (``|h J_ii| ≥`` :data:`DAMPED_H_J`), whose
-  error does not accumulate: on Robertson to 1e11 with θ on them the steps stayed tiny (no finish within
-  100,000 steps at rtol 1e-6).
+  it is larger. θ is not applied to the components the step damps (``|h J_ii| ≥``
+  :data:`DAMPED_H_J`), whose error does not accumulate: on Robertson to 1e11 with θ on them the
+  steps stayed tiny (no finish within 100,000 steps at rtol 1e-6).
 * ``rodas4`` — Hairer & Wanner's RODAS [HW] IV.7 (Table 7.?/the code RODAS): order 4, 3rd-order
   embedded, L-stable and stiffly accurate (``y_{n+1}`` is the last stage value plus ``u_6``; the error
   estimate is ``u_6``), 3rd-order dense output from the code's coefficients. For rtol ≲ 1e-4.
@@ -90,8 +90,9 @@ class RosenbrockTableau:
         the step-end error on a harmonic oscillator at rtol 1e-8).
     tolerance_proportionality : (factor, exponent), optional
         Hold each step's local error to ``θ · (atol + rtol |y|)``, ``θ = min(1, factor · rtol^exponent)``
-        (:func:`dynkit.solvers.control.tolerance_factor`): the error estimate is divided by ``θ``, on the
-        components the step does not damp (``|h J_ii| <`` :data:`DAMPED_H_J`). ``None``: ``θ = 1``.
+        (:func:`dynkit.solvers.control.tolerance_factor`): the error estimate is divided by ``θ``,
+        on the components the step does not damp (``|h J_ii| <`` :data:`DAMPED_H_J`). ``None``:
+        ``θ = 1``.
     """
 
     name: str
