@@ -362,6 +362,8 @@ def _checkpoint_grid(t, n_checkpoints: int):
         return t, np.arange(len(t))
     values = t.detach().cpu().numpy().astype(np.float64)
     extra = np.linspace(values[0], values[-1], n_checkpoints + 1)[1:-1]
+    # rounded to t's dtype first: a float32 checkpoint may round onto an output time
+    extra = np.unique(_tensor_like(extra, t).cpu().numpy().astype(np.float64))
     extra = extra[~np.isin(extra, values)]
     merged = np.concatenate([values, extra])
     order = np.argsort(merged * np.sign(values[-1] - values[0]), kind="stable")
