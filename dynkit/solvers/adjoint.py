@@ -42,10 +42,10 @@ output: its steps and outputs are unchanged), and the backward solves restart ``
 them as from each output time, so that the forward's error is carried back over
 ``(t[-1] − t[0]) / N`` at most, not over the whole span. Memory grows by ``N − 1`` states,
 ``O(N · dim)``; work by the restarts' first steps and, for methods whose interpolant calls ``f``
-(``dop853``, the Rosenbrock methods' stiff steps), by the interpolation. On a forward of a few long
-steps the interpolated states can be less accurate than the steps' ends (dopri5 on ``bench_adjoint``'s
-dim-4 field at rtol 1e-4: 4 steps over the span, 3.4e-5 error at a checkpoint against 1.1e-5 at the
-end; ``N = 4`` then gave a larger gradient error than ``N = 0``, ``N = 8`` a smaller one).
+(``dop853``, the Rosenbrock methods' stiff steps), by the interpolation. On a forward of a few
+long steps the interpolated states can be less accurate than the steps' ends (dopri5 on the dim-4
+field of ``bench_adjoint`` at rtol 1e-4: 4 steps over the span, 3.4e-5 error at a checkpoint, 1.1e-5
+at the end; ``N = 4`` then gave a larger gradient error than ``N = 0``, ``N = 8`` a smaller one).
 
 Counting evaluations: ``sol.stats.nfe`` counts the forward calls of ``f``; after ``backward``,
 ``sol.backward_stats.nfe`` counts the calls of ``f`` in the backward pass. Each evaluation of the
@@ -360,7 +360,7 @@ def _make_function():
 
 def _checkpoint_grid(t, n_checkpoints: int):
     """The forward's times: the outputs ``t`` and ``n_checkpoints + 1`` evenly spaced ones from
-    ``t[0]`` to ``t[-1]`` (those that are not outputs), in order; and each output's index in them."""
+    ``t[0]`` to ``t[-1]`` (those that are not outputs), in order; and each output's index there."""
     if n_checkpoints <= 1 or len(t) < 2:
         return t, np.arange(len(t))
     values = t.detach().cpu().numpy().astype(np.float64)

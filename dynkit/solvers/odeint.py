@@ -218,7 +218,8 @@ def odeint_adjoint(
     adjoint_checkpoints : int
         dynkit's own (not in torchdiffeq): ``N``, the forward keeps its states at ``N + 1`` evenly
         spaced times and the backward restarts its ``y`` from each (memory ``O(N · dim)``; default
-        0: from the output times only); see :func:`dynkit.solvers.adjoint.check_adjoint_checkpoints`.
+        0: from the output times only); see
+        :func:`dynkit.solvers.adjoint.check_adjoint_checkpoints`.
 
     Returns
     -------
