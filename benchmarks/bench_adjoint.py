@@ -233,9 +233,9 @@ def checkpoints(counts=(0, 4, 8, 16), dims=(4, 16), batch: int = ACCURACY_BATCH)
 
     :func:`accuracy`'s problems and reference (torchdiffeq's ``odeint`` by autograd at 1e-12,
     neither adjoint); dynkit's adjoint at rtol = atol in :data:`CHECKPOINT_TOLS` with each ``N``
-    of ``counts`` (its forward, hence its forward error, is the same for every ``N``); torchdiffeq's adjoint over
-    :data:`CHECKPOINT_PEER_TOLS`, whose log gradient error is interpolated at dynkit's log forward
-    error. Goal: ratio ≤ 1.0 at dim 16, rtol 1e-5."""
+    of ``counts`` (its forward, hence its forward error, is the same for every ``N``);
+    torchdiffeq's adjoint over :data:`CHECKPOINT_PEER_TOLS`, whose log gradient error is
+    interpolated at dynkit's log forward error. Goal: ratio ≤ 1.0 at dim 16, rtol 1e-5."""
     import numpy as np
     import torch
     import torchdiffeq
