@@ -16,10 +16,13 @@ the resolution of the RSS counter, so their own ratio is printed but is not the 
 adjoint / backprop peak at the most steps <= 0.5.
 
     python -m benchmarks.bench_adjoint [--quick]
+    python -m benchmarks.bench_adjoint --checkpoints 0 4 8 16 [--batch 256]
 
 ``--accuracy`` (issue 33): the adjoint gradient's error at matched forward error against torchdiffeq's adjoint
 (:func:`accuracy`; goal ≤ 1.0×), printed, not recorded. ``--attribution``: where that gradient error comes from
 (:func:`attribution`: the backward 1000× tighter, an exact forward), printed, not recorded.
+``--checkpoints N ...``: that ratio with ``adjoint_checkpoints = N`` (:func:`checkpoints`; goal
+≤ 1.0 at dim 16, rtol 1e-5), printed, not recorded.
 """
 
 from __future__ import annotations
@@ -220,6 +223,64 @@ def accuracy(dims=(2, 16)) -> dict:
     return out
 
 
+CHECKPOINT_TOLS = (1e-4, 1e-5)
+CHECKPOINT_PEER_TOLS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
+
+
+def checkpoints(counts=(0, 4, 8, 16), dims=(4, 16), batch: int = ACCURACY_BATCH) -> dict:
+    """The adjoint gradient's error with ``adjoint_checkpoints = N`` over torchdiffeq's, at matched
+    forward error.
+
+    :func:`accuracy`'s problems and reference (torchdiffeq's ``odeint`` by autograd at 1e-12,
+    neither adjoint); dynkit's adjoint at rtol = atol in :data:`CHECKPOINT_TOLS` with each ``N``
+    of ``counts`` (its forward, hence its forward error, is the same for every ``N``);
+    torchdiffeq's adjoint over :data:`CHECKPOINT_PEER_TOLS`, whose log gradient error is
+    interpolated at dynkit's log forward error. Goal: ratio ≤ 1.0 at dim 16, rtol 1e-5."""
+    import numpy as np
+    import torch
+    import torchdiffeq
+
+    import dynkit as dk
+
+    torch.set_num_threads(1)
+    out = {}
+    for dim in dims:
+        field, y0, weights = _accuracy_problem(dim)
+        y0, weights = y0[:batch], weights[:batch]
+        params = tuple(field.parameters())
+        ref_y, ref_g = _gradient(torchdiffeq.odeint, field, y0, weights, 1e-12)
+
+        def errors(odeint, tol, **kwargs):
+            y, g = _gradient(odeint, field, y0, weights, tol, adjoint_params=params, **kwargs)
+            return float((y - ref_y).norm() / ref_y.norm()), float(
+                (g - ref_g).norm() / ref_g.norm()
+            )
+
+        peer = sorted(errors(torchdiffeq.odeint_adjoint, tol) for tol in CHECKPOINT_PEER_TOLS)
+        fe, ge = np.log([p[0] for p in peer]), np.log([p[1] for p in peer])
+        for tol in CHECKPOINT_TOLS:
+            for n in counts:
+                fwd, grad = errors(dk.odeint_adjoint, tol, adjoint_checkpoints=n)
+                inside = fe[0] <= np.log(fwd) <= fe[-1]
+                peer_grad = (
+                    float(np.exp(np.interp(np.log(fwd), fe, ge))) if inside else float("nan")
+                )
+                out[(dim, tol, n)] = ratio = grad / peer_grad
+                print(
+                    f"dim {dim:2d} rtol {tol:.0e} checkpoints {n:2d}: forward error {fwd:.2e}, "
+                    f"gradient error dynkit {grad:.2e}, torchdiffeq at that forward error "
+                    f"{peer_grad:.2e}, ratio {ratio:.2f}",
+                    flush=True,
+                )
+    if (16, 1e-5, 8) in out:
+        check_goal(
+            "adjoint gradient error / torchdiffeq's, dim 16, rtol 1e-5, 8 checkpoints",
+            out[(16, 1e-5, 8)],
+            1.0,
+        )
+    return out
+
+
 ATTRIBUTION_TOLS = (1e-3, 1e-4, 1e-5, 1e-6)
 
 
@@ -288,7 +349,24 @@ def main(argv: list[str] | None = None) -> dict:
         "with the backward 1000x tighter and with an exact forward, dynkit and torchdiffeq; nothing "
         "recorded",
     )
+    parser.add_argument(
+        "--checkpoints",
+        nargs="+",
+        type=int,
+        metavar="N",
+        help="adjoint gradient error with adjoint_checkpoints=N (e.g. 0 4 8 16) over torchdiffeq's "
+        "at matched forward error, dims 4 and 16, rtol 1e-4 and 1e-5; nothing recorded",
+    )
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=ACCURACY_BATCH,
+        help=f"states in the batch of --checkpoints (default {ACCURACY_BATCH})",
+    )
     args = parser.parse_args(argv)
+    if args.checkpoints:
+        checkpoints(tuple(args.checkpoints), batch=args.batch)
+        return {}
     if args.attribution:
         attribution()
         return {}

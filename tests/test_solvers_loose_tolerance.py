@@ -9,6 +9,7 @@ the bound; the planted cases miss it by far.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import pytest
@@ -75,23 +76,44 @@ def test_bdf_on_vdpol_at_loose_tolerance_is_within_ten_tolerances(rtol, atol, co
 ROBERTSON_ATOL = np.array([1e-8, 1e-14, 1e-8])
 
 
-# rtol 1e-6 is left out: it still runs out of steps (100,000 reach t = 1.3e6, a minute of CPU). θ =
-# 0.5 rtol^(1/2) = 5e-4 holds y3 ≈ 1 to 5e-10, and rosenbrock23's steps stay tiny there; θ on the
-# relative part of the tolerance only finishes it (40,007 steps, 0.2 tolerances) but loses the
-# proportionality at rtol = atol that test_rosenbrock23_global_error_in_proportion_to_the_tolerance
-# checks (135 tolerances at 1e-7), so it is not done.
-@pytest.mark.parametrize("rtol", [1e-2, 1e-3, 1e-4])
-def test_rosenbrock23_finishes_robertson_to_1e11_accurately(rtol):
-    sol = dk.solve(
+def robertson_to_1e11(rtol, compile=False, max_steps=100_000):
+    return dk.solve(
         robertson,
         np.array([1.0, 0.0, 0.0]),
         [0.0, 1e11],
         method="rosenbrock23",
         rtol=rtol,
         atol=ROBERTSON_ATOL,
+        max_steps=max_steps,
+        compile=compile,
+        throw=False,
     )
-    assert sol.result == "success"
+
+
+# measured: 127, 268, 1256, 7629, 46,058 steps at rtol 1e-2..1e-6 (both paths), 0.08-0.21 tolerances
+# off; with θ on every component (the planted case below) 264-20,569 steps to 1e-5 and no finish at
+# 1e-6 (100,000 steps reach t = 1.3e6)
+@pytest.mark.parametrize("compile", [False, True], ids=["python", "compiled"])
+@pytest.mark.parametrize("rtol", [1e-2, 1e-3, 1e-4, 1e-5, 1e-6])
+def test_rosenbrock23_finishes_robertson_to_1e11_accurately(rtol, compile):
+    if compile:
+        pytest.importorskip("numba")
+    sol = robertson_to_1e11(rtol, compile)  # no jac=: difference Jacobians, default max_steps
+    assert sol.result == "success", sol.message
     assert tolerances_off(sol.ys[-1], reference("robertson"), rtol, ROBERTSON_ATOL) <= 10.0
+
+
+@pytest.mark.parametrize("compile", [False, True], ids=["python", "compiled"])
+def test_the_robertson_check_fails_with_theta_on_the_damped_components(monkeypatch, compile):
+    # planted: no component counts as damped, θ on all (the rule before): at rtol 1e-4 Robertson
+    # needs 4,161 steps, and does not finish within 2,500 (2× the 1,256 it needs with the rule)
+    if compile:
+        pytest.importorskip("numba")
+    from dynkit.solvers import rosenbrock
+
+    assert robertson_to_1e11(1e-4, compile, max_steps=2_500).result == "success"
+    monkeypatch.setattr(rosenbrock, "DAMPED_H_J", math.inf)
+    assert robertson_to_1e11(1e-4, compile, max_steps=2_500).result == "max_steps_exceeded"
 
 
 def test_the_vdpol_check_fails_without_bdfs_tolerance_transformation(monkeypatch):

@@ -178,6 +178,10 @@ class ODEBlock(nn.Module):
     adjoint : bool
         Backpropagate by the adjoint ODE, solved backward with the same method (memory flat in the
         number of steps); the block's parameters are those of ``dynamics``.
+    adjoint_checkpoints : int
+        With ``adjoint`` and ``solver="dynkit"``: ``N``, the forward keeps its states at ``N + 1``
+        evenly spaced times and the backward restarts from each (memory ``O(N · dim)``; default 0);
+        see :func:`dynkit.solvers.adjoint.check_adjoint_checkpoints`.
     step_size : float, optional
         Step of fixed-step methods.
     """
@@ -194,8 +198,18 @@ class ODEBlock(nn.Module):
         atol: float = 1e-3,
         adjoint: bool = False,
         step_size: float | None = None,
+        adjoint_checkpoints: int = 0,
     ):
         super().__init__()
+        from ..solvers.adjoint import check_adjoint_checkpoints
+
+        self.adjoint_checkpoints = check_adjoint_checkpoints(adjoint_checkpoints)
+        if self.adjoint_checkpoints and not (adjoint and solver == "dynkit"):
+            raise ValueError(
+                f"adjoint_checkpoints needs adjoint=True and solver='dynkit', got "
+                f"adjoint_checkpoints={adjoint_checkpoints!r} with adjoint={adjoint!r}, "
+                f"solver={solver!r}"
+            )
         if not isinstance(dynamics, nn.Module):
             raise TypeError(f"dynamics must be an nn.Module f(t, z), got {type(dynamics).__name__}")
         check_block_options(solver, method, rtol, atol, step_size, t0, t1, adjoint)
@@ -247,6 +261,7 @@ class ODEBlock(nn.Module):
                 atol=self.atol,
                 step_size=self.step_size,
                 adjoint=self.adjoint,
+                **({"adjoint_checkpoints": self.adjoint_checkpoints} if self.adjoint else {}),
             ).ys
         else:
             import torchdiffeq

@@ -1086,6 +1086,7 @@ def solve(
     events: Any = None,
     adjoint: bool = False,
     adjoint_params: Any = None,
+    adjoint_checkpoints: int = 0,
     per_sample: bool = False,
     jac: Callable[[Any, Any], Any] | None = None,
     first_step: float | None = None,
@@ -1208,6 +1209,11 @@ def solve(
     adjoint_params : sequence of tensors, optional
         With ``adjoint=True``: the tensors ``f`` depends on that receive gradients (default: the
         parameters of ``f`` when it is an ``nn.Module``; required otherwise, ``()`` for none).
+    adjoint_checkpoints : int
+        With ``adjoint=True``: ``N``, the forward keeps its states at ``N + 1`` evenly spaced
+        times over ``t`` and the backward restarts its ``y`` from each (gradients closer to the
+        exact ones; memory ``O(N · dim)``; default 0: from the output times only); see
+        :func:`dynkit.solvers.adjoint.check_adjoint_checkpoints`.
     per_sample : bool
         Error control per sample: the leading axis of ``y0`` indexes independent samples, the RMS is
         taken within each sample and a step is accepted only if every sample's error is within
@@ -1254,7 +1260,8 @@ def solve(
     from .compiled import refuse_or_warn, solve_or_fallback, validate_compile
 
     compile = validate_compile(compile)
-    if adjoint or adjoint_params is not None:
+    checkpoints_given = not (type(adjoint_checkpoints) is int and adjoint_checkpoints == 0)
+    if adjoint or adjoint_params is not None or checkpoints_given:
         if compile is not False:
             refuse_or_warn(
                 compile,
@@ -1294,6 +1301,7 @@ def solve(
             t,
             adjoint,
             adjoint_params,
+            adjoint_checkpoints,
             method=method,
             rtol=rtol,
             atol=atol,

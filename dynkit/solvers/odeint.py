@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .adjoint import solve_adjoint
+from .adjoint import check_adjoint_checkpoints, solve_adjoint
 from .ark import TwoStepRK
 from .control import StepControl
 from .engine import solve
@@ -195,6 +195,7 @@ def odeint_adjoint(
     adjoint_method: str | None = None,
     adjoint_options: dict | None = None,
     adjoint_params: Any = None,
+    adjoint_checkpoints: int = 0,
 ):
     """:func:`odeint` with gradients by the continuous adjoint (:mod:`dynkit.solvers.adjoint`).
 
@@ -214,6 +215,11 @@ def odeint_adjoint(
         The tensors ``func`` uses that receive gradients. Default: ``func.parameters()``, which needs
         ``func`` to be an ``nn.Module``: a plain function without ``adjoint_params`` is refused, as in
         torchdiffeq (pass ``adjoint_params=()`` when only ``y0``/``t`` need gradients).
+    adjoint_checkpoints : int
+        dynkit's own (not in torchdiffeq): ``N``, the forward keeps its states at ``N + 1`` evenly
+        spaced times and the backward restarts its ``y`` from each (memory ``O(N · dim)``; default
+        0: from the output times only); see
+        :func:`dynkit.solvers.adjoint.check_adjoint_checkpoints`.
 
     Returns
     -------
@@ -221,6 +227,7 @@ def odeint_adjoint(
     """
     import torch
 
+    n_checkpoints = check_adjoint_checkpoints(adjoint_checkpoints)
     if adjoint_params is None:
         if not isinstance(func, torch.nn.Module):
             raise ValueError(
@@ -251,6 +258,7 @@ def odeint_adjoint(
         "options": (options if adjoint_method in (None, method) else None)
         if adjoint_options is None
         else adjoint_options,
+        "checkpoints": n_checkpoints,
     }
     return _odeint(
         func,
@@ -602,6 +610,7 @@ class _Runner:
                 raise ValueError(
                     f"adjoint_options['norm'] needs an adaptive adjoint method, got {b_name!r}"
                 )
+            self.checkpoints = spec.get("checkpoints", 0)
             self.backward = {
                 "method": b_name,
                 "rtol": spec["rtol"],
@@ -635,7 +644,13 @@ class _Runner:
                 self.backward_step, float(t[-1]) - float(t[0])
             )
         return solve_adjoint(
-            f, y0, t, adjoint_params=params, backward_options=backward, **kwargs
+            f,
+            y0,
+            t,
+            adjoint_params=params,
+            backward_options=backward,
+            adjoint_checkpoints=self.checkpoints,
+            **kwargs,
         ).ys
 
 

@@ -74,6 +74,8 @@ def coefficients(tableau, rtol: float) -> tuple:
             float(tableau.bootstrap_dense),
             float(tableau.dense_by_substeps),
             py.BOOTSTRAP_H_NORM,
+            1.0 / theta,  # the error's factor on the components the step does not damp
+            py.DAMPED_H_J,
         ]
     )
     return (
@@ -82,7 +84,7 @@ def coefficients(tableau, rtol: float) -> tuple:
         np.ascontiguousarray(tableau.c, dtype=np.float64),
         np.ascontiguousarray(tableau.d, dtype=np.float64),
         np.ascontiguousarray(tableau.m, dtype=np.float64),
-        np.array([float(x) / theta for x in tableau.e]),
+        np.ascontiguousarray(tableau.e, dtype=np.float64),
         np.ascontiguousarray(tableau.P, dtype=np.float64),
         flags,
         _bootstrap_basis(),
@@ -149,6 +151,7 @@ def _rosenbrock_kernel_loop(
         flags[4] != 0.0,
         flags[5],
     )
+    inv_theta, damped_h_j = flags[6], flags[7]
     s = c.size
     q_dense = P.shape[1]
     n = y0.size
@@ -225,6 +228,10 @@ def _rosenbrock_kernel_loop(
                     for q in range(n):
                         err[q] = err[q] + u[j, q] * e[j] if started else u[j, q] * e[j]
                     started = True
+            if inv_theta != 1.0:  # tolerance proportionality, as RosenbrockStepper.error_weights
+                for q in range(n):
+                    if abs(h * J[q, q]) < damped_h_j:
+                        err[q] = err[q] * inv_theta
             if fsal:
                 have_end_slope, end_slope = True, f_last
             norm = rms_error_norm(err, y, y_new, rtol, atol)
