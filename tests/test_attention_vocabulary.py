@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from dynkit.experiments import get
-from dynkit.experiments.baselines import BASELINES
-from dynkit.experiments.csaode_attention import PAIR
-from dynkit.experiments.ledger import CLAIMS, VALIDITY
+from dynkit.experiments.judging.baselines import BASELINES
+from dynkit.experiments.csaode.csaode_attention import PAIR
+from dynkit.experiments.judging.ledger import COMPARISONS, VALIDITY
 from dynkit.tasks.text import default_data_dir
 
 TREC_TRAIN = default_data_dir() / "TREC.train"
@@ -25,7 +25,7 @@ def test_the_pair_check_fails_when_a_word_is_the_unknown_token_and_applies_to_th
     assert (
         check.test(1.0)[0] and not check.test(0.0)[0]
     )  # planted: a pair with a word outside the vocabulary
-    assert check.kind == "data" and check.applies(CLAIMS["csaode.attention_evolves"].value.metrics)
+    assert check.kind == "data" and check.applies(COMPARISONS["csaode.attention_evolves"].value.metrics)
 
 
 @pytest.mark.skipif(not TREC_TRAIN.exists(), reason=f"needs the shared TREC files ({TREC_TRAIN})")

@@ -458,7 +458,7 @@ def test_node_blowup_refuses_a_horizon_beyond_the_measured_drive(tmp_path, capsy
 
 
 def test_the_rows_of_record_say_what_they_ran_on():
-    from dynkit.experiments.ledger import ledger
+    from dynkit.experiments.judging.ledger import ledger
 
     table = ledger()
     walker = [r for r in table.rows if r.claim.experiment == "ode_rnn_walker2d"]
@@ -481,7 +481,7 @@ def test_the_rows_of_record_say_what_they_ran_on():
 
 
 def test_a_measured_record_says_so_in_its_rows(tmp_path):
-    from dynkit.experiments.ledger import CLAIMS, ledger
+    from dynkit.experiments.judging.ledger import COMPARISONS, ledger
 
     (tmp_path / "ode_rnn_silverbox").mkdir()
     record = json.loads((RESULTS / "ode_rnn_plane_vibration" / "results.json").read_text())
@@ -494,7 +494,7 @@ def test_a_measured_record_says_so_in_its_rows(tmp_path):
         "ode_rnn_silverbox"  # (no shards beside it: the ledger reads the record alone)
     )
     (tmp_path / "ode_rnn_silverbox" / "results.json").write_text(json.dumps(record))
-    claims = [c for c in CLAIMS.values() if c.experiment == "ode_rnn_silverbox"]
+    claims = [c for c in COMPARISONS.values() if c.experiment == "ode_rnn_silverbox"]
     rows = ledger(tmp_path, claims=claims, plans={}).rows
     assert rows and all(
         r.data == "the measured silverbox series with the review authors' preprocessing and split"
@@ -506,7 +506,7 @@ def test_a_measured_record_says_so_in_its_rows(tmp_path):
 
 
 def test_node_blowup_records_its_source_in_every_scale():
-    from dynkit.experiments.node_blowup import data_label
+    from dynkit.experiments.node.node_blowup import data_label
 
     for scale in ("smoke", "cpu", "full"):
         args = E.get("node_blowup").config(scale).args
@@ -523,7 +523,7 @@ def test_node_blowup_records_its_source_in_every_scale():
 def test_the_committed_baselines_regenerate_from_the_recorded_config(experiment):
     # the record's config rebuilds its data (the measured series, 64 windows of each part), so the trivial
     # predictors come out as committed; the simulated stand-in would give other numbers
-    from dynkit.experiments.baselines import BASELINES
+    from dynkit.experiments.judging.baselines import BASELINES
 
     folder = RESULTS / experiment
     config = json.loads((folder / "results.json").read_text())["config"]

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from dynkit.experiments.momseq_vanishing import second_order_forward
+from dynkit.experiments.momseq.momseq_vanishing import second_order_forward
 from dynkit.models.momentum_rnn import SequenceClassifier
 
 torch.set_num_threads(1)

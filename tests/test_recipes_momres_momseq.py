@@ -37,7 +37,7 @@ def test_cubic_paper_scale_is_the_authors_example():
 
 
 def test_cubic_uniform_points_are_fresh_draws_on_the_interval():
-    from dynkit.experiments.momres_cubic import training_points
+    from dynkit.experiments.momres.momres_cubic import training_points
 
     g = torch.Generator().manual_seed(0)
     a, b = training_points("uniform", 500, g), training_points("uniform", 500, g)
@@ -76,7 +76,7 @@ def test_rings_paper_scale_is_the_authors_example(name):
 
 def test_the_authors_rings_and_schedule():
     """The authors' rings (radii 3 (k/2 + 0.2 u)) and the ResNet's schedule (their lr_list: 1, 1/2, 1/20)."""
-    from dynkit.experiments.momres_rings import authors_rings, lr_factor
+    from dynkit.experiments.momres.momres_rings import authors_rings, lr_factor
 
     x, y = authors_rings(1000, torch.Generator().manual_seed(0))
     radius = x.norm(dim=1).reshape(4, 1000)
@@ -186,7 +186,7 @@ def test_lista_paper_scale_is_appendix_d():
 
 def test_lista_unit_variance_columns_and_plain_residual():
     """The two options the paper's recipe needs do what they say (the references: closed forms)."""
-    from dynkit.experiments.momres_lista import ISTAResidual, make_model, make_problem
+    from dynkit.experiments.momres.momres_lista import ISTAResidual, make_model, make_problem
 
     D_norm, *_ = make_problem(4, 4, torch.Generator().manual_seed(3))
     D_var, *_ = make_problem(4, 4, torch.Generator().manual_seed(3), "unit-variance")

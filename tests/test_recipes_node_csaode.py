@@ -236,7 +236,7 @@ CV = ["csaode_cv_cr", "csaode_cv_mpqa", "csaode_cv_mr", "csaode_cv_subj"]
 
 
 def test_the_cv_recipes_are_one_builder_over_the_data_set():
-    from dynkit.experiments.csaode_recipes import cv_recipe
+    from dynkit.experiments.csaode.recipe import cv_recipe
 
     for name in CV:
         dataset = name.rsplit("_", 1)[1]
@@ -257,7 +257,7 @@ def test_a_cv_fold_trains_with_every_value_its_recipe_reads(scale, monkeypatch, 
     """The table's values are what the fold trains with at every scale (before, the full scale showed d = 32 and ran
     FULL_CONFIG's 300): each recipe field reaches train_csaode unchanged."""
     import dynkit.tasks.text as text
-    from dynkit.experiments.csaode_cv import run_fold
+    from dynkit.experiments.csaode.csaode_cv import run_fold
 
     calls = []
 

@@ -49,7 +49,7 @@ def refused(kind: str, call, error=ValueError) -> str:
 
 @pytest.mark.parametrize("kind", SPECIAL)
 def test_a_plan(tmp_path, kind):
-    from dynkit.experiments.plans import load_plan
+    from dynkit.experiments.judging.plans import load_plan
 
     path = plant(tmp_path / "plan.json", kind)
     assert "plan" in refused(kind, lambda: load_plan(path))
@@ -126,7 +126,7 @@ def test_the_reports_trained_nfe_results(tmp_path, kind, monkeypatch):
     from dynkit.report import sections
 
     monkeypatch.setattr(
-        importlib.import_module("dynkit.experiments.ledger"),
+        importlib.import_module("dynkit.experiments.judging.ledger"),
         "default_results_root",
         lambda: tmp_path,
     )

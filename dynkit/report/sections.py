@@ -670,7 +670,7 @@ def _trained_nfe(models: tuple[str, ...]) -> tuple[dict, dict] | None:
     import json
 
     try:
-        root = require("experiments.ledger.default_results_root")()
+        root = require("experiments.judging.ledger.default_results_root")()
     except (ComponentUnavailable, ValueError):
         return None
     path = root / TRAINED_NFE_EXPERIMENT / "results.json"
@@ -768,7 +768,9 @@ def section_nfe(ctx: Context, sec: Section) -> None:
             )
         )
     # Training and measuring models is an experiment (DESIGN.md): it lives in dk.experiments in builds that have it.
-    nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
+    nfe_vs_tolerance = require_any(
+        "experiments.node.nfe_tolerance.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance"
+    )
     tolerances = (1e-2, 1e-3) if ctx.quick else (1e-3, 1e-4, 1e-5, 1e-6)
     n_batches = 1 if ctx.quick else 2
     results = nfe_vs_tolerance(
