@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import dynkit.experiments as E
-from dynkit.experiments import time_series_hybrids as hybrids
+from dynkit.experiments.hybrids import time_series_hybrids as hybrids
 from dynkit.tasks import measured
 from dynkit.tasks import plane_vibration as pv
 from dynkit.tasks import silverbox as sb
@@ -421,7 +421,7 @@ def test_the_measured_drive_is_v1_of_the_training_samples_linear_between_them():
     "source, words", [("measured", "silverbox.csv"), ("simulated", "simulated Duffing")]
 )
 def test_node_blowup_runs_on_either_drive_and_records_which(tmp_path, source, words):
-    from dynkit.experiments import node_blowup
+    from dynkit.experiments.node import node_blowup
 
     node_blowup.main(
         [
@@ -443,7 +443,7 @@ def test_node_blowup_runs_on_either_drive_and_records_which(tmp_path, source, wo
 
 
 def test_node_blowup_refuses_a_horizon_beyond_the_measured_drive(tmp_path, capsys):
-    from dynkit.experiments import node_blowup
+    from dynkit.experiments.node import node_blowup
 
     with pytest.raises(SystemExit):
         node_blowup.main(["--t-end", "1500", "--out", str(tmp_path / "x")])

@@ -79,7 +79,7 @@ def test_momentum_lstm_fashion_mnist_reads_idx_files_and_names_the_missing_packa
 ):
     # planted IDX files stand in for the Debian package, so the experiment's path runs everywhere; each
     # class is a distinct constant image, so the 196-step sequences differ between classes
-    from dynkit.experiments import momentum_lstm
+    from dynkit.experiments.momentum_rnn import momentum_lstm
     from dynkit.tasks import images
 
     rng = np.random.default_rng(0)
@@ -368,16 +368,16 @@ def test_the_hybrid_design_notes_read_the_registered_cpu_training(monkeypatch):
     import dataclasses
     import types
 
-    from dynkit.experiments import missing_claims
+    from dynkit.experiments.hybrids import comparisons
 
     cpu = E.get("ode_rnn_plane_vibration").config("cpu")
     old = dataclasses.replace(cpu, epochs=14, batch_size=16, data=(("max_windows", 64),))
     monkeypatch.setattr(
-        missing_claims, "get", lambda name: types.SimpleNamespace(config=lambda scale: old)
+        comparisons, "get", lambda name: types.SimpleNamespace(config=lambda scale: old)
     )
-    note = missing_claims._authors_design("ode_rnn_plane_vibration", "the authors' design")
+    note = comparisons._authors_design("ode_rnn_plane_vibration", "the authors' design")
     assert "14 epochs of batch 16 on the first 64 training windows of each part" in note
-    now = missing_claims.HYBRID_DESIGNS["ode_rnn_plane_vibration"]
+    now = comparisons.HYBRID_DESIGNS["ode_rnn_plane_vibration"]
     assert (
         f"{cpu.epochs} epochs of batch {cpu.batch_size} on every training window" in now
         and "first 64" not in now

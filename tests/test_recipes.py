@@ -413,7 +413,7 @@ def test_a_scripts_settings_are_read_from_its_command_line_and_written_onto_it()
     """A script's config (``momres_cubic``): the recipe reads what its command line runs with, and the paper scale
     can only write an option the script has; a value fixed in its code is refused, never silently kept."""
     config = E.get("momres_cubic").config("cpu")
-    from dynkit.experiments import momres_cubic
+    from dynkit.experiments.momres import momres_cubic
 
     assert (
         config.options() == momres_cubic.options(list(config.args))

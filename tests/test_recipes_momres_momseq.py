@@ -98,7 +98,7 @@ def test_the_authors_rings_and_schedule():
 
 def test_rings_runs_the_authors_pieces(tmp_path):
     """A few iterations with every authors' option: the head-less net classifies by argmax of x_15."""
-    from dynkit.experiments import momres_rings
+    from dynkit.experiments.momres import momres_rings
 
     argv = [
         "--tied",
@@ -299,7 +299,7 @@ def test_copy_paper_scale_is_sect_4_1_and_table_1():
 
 def test_copy_models_are_built_from_the_recipes_values():
     """The models the run trains carry the options' Table 1 values (one source): a planted change moves them."""
-    from dynkit.experiments import momseq_copy
+    from dynkit.experiments.momseq import momseq_copy
 
     settings = momseq_copy.options([])
     built = momseq_copy.model_settings(**{k: settings[k] for k in momseq_copy.MOMENTUM})
@@ -319,7 +319,7 @@ def test_copy_models_are_built_from_the_recipes_values():
 
 
 def test_copy_lr_drop_divides_the_rate_by_ten_after_the_given_steps(tmp_path):
-    from dynkit.experiments import momseq_copy
+    from dynkit.experiments.momseq import momseq_copy
 
     argv = [
         "--epochs",
@@ -367,7 +367,7 @@ def test_the_sequence_paper_scales_refuse_by_name(name, reason):
 
 
 def test_vanishing_cells_follow_the_options():
-    from dynkit.experiments import momseq_vanishing
+    from dynkit.experiments.momseq import momseq_vanishing
 
     settings = momseq_vanishing.options(["--models", "RNN,MomentumRNN"])
     assert settings["models"] == ("RNN", "MomentumRNN") and (settings["mu"], settings["s"]) == (

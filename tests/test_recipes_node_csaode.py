@@ -153,7 +153,7 @@ def test_train_model_clips_exactly_when_asked(clip_calls, clip):
 def test_node_blowup_paper_scale_is_the_authors_script(monkeypatch, tmp_path):
     """Nothing of Fig. 7's recipe is missing: the paper scale runs the authors' horizon, inits and tolerance, and the
     solves get the tolerance the recipe reads."""
-    from dynkit.experiments import node_blowup
+    from dynkit.experiments.node import node_blowup
 
     recipe, config = RECIPES["node_blowup"], E.get("node_blowup").config("paper")
     assert recipe.missing() == [] and recipe.mismatches(config) == []
@@ -207,7 +207,7 @@ def test_node_adjoint_norm_names_its_stand_in_and_refuses_the_paper_scale():
 def test_node_adjoint_norm_trains_with_the_safeguards_its_recipe_reads(
     extra, shrinks, monkeypatch, tmp_path
 ):
-    from dynkit.experiments import node_adjoint_norm
+    from dynkit.experiments.node import node_adjoint_norm
 
     argv = ["--length", "12", "--iterations", "2", "--models", "hbnode", *extra]
     settings = node_adjoint_norm.options(argv)
