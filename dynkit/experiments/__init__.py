@@ -20,9 +20,9 @@ rule, plans, evidence) is :mod:`.judging`; what runs every experiment (:mod:`.re
   ``analysis/results/<experiment>/results.json``: validity checks first (:func:`declare_validity`), then the
   paired per-seed effect on its scale, its 95 % CI, and one of :data:`OUTCOMES` (see :mod:`.judging.ledger`).
 
-Importing this package imports no experiment: the families are imported when a registry is first
-read (:data:`EXPERIMENTS`, :data:`COMPARISONS`, :data:`RECIPES`), by :func:`get`, :func:`run`,
-:func:`shards` and :func:`ledger`.
+Importing this package imports no experiment: the families are imported when a registry
+(:data:`EXPERIMENTS`, :data:`COMPARISONS`, :data:`RECIPES`) or a function that looks a name up in
+one (:func:`get`, :func:`run`, :func:`shards`) is first read from it, and by :func:`ledger`.
 
 Registering an experiment and its ledger rows
 ---------------------------------------------
@@ -76,8 +76,12 @@ FAMILIES = ("node", "hybrids", "momres", "momseq", "momentum_rnn", "csaode")
 """The catalogue: the subpackages whose ``MODULES`` register experiments, recipes and comparisons."""
 
 _NAMES = {  # public name -> the module defining it (imported on first use)
-    **dict.fromkeys(("EXPERIMENTS", "RUN_SCALES", "SCALES", "Experiment", "register"), ".registry"),
-    **dict.fromkeys(("BACKENDS", "Shard", "ShardRecomputed", "aggregate", "mean_ci"), ".runner"),
+    **dict.fromkeys(
+        ("EXPERIMENTS", "RUN_SCALES", "SCALES", "Experiment", "get", "register"), ".registry"
+    ),
+    **dict.fromkeys(
+        ("BACKENDS", "Shard", "ShardRecomputed", "aggregate", "mean_ci", "run", "shards"), ".runner"
+    ),
     **dict.fromkeys(("RECIPES", "Recipe", "RecipeError", "Setting", "setup_table"), ".recipes"),
     **dict.fromkeys(("Plan", "load_plans"), ".judging.plans"),
     **dict.fromkeys(
@@ -105,6 +109,7 @@ _NAMES = {  # public name -> the module defining it (imported on first use)
             "family_of",
             "greater",
             "judge",
+            "ledger",
             "less",
             "metric",
             "off_floor",
@@ -115,10 +120,11 @@ _NAMES = {  # public name -> the module defining it (imported on first use)
         ".judging.ledger",
     ),
 }
-_REGISTRIES = ("EXPERIMENTS", "COMPARISONS", "VALIDITY", "RECIPES")
-"""Names whose value is filled by the families: reading one imports them first."""
+_LOADING = ("EXPERIMENTS", "COMPARISONS", "VALIDITY", "RECIPES", "get", "run", "shards")
+"""The registries the families fill, and the functions that look a name up in them: reading one
+imports the families first (:func:`load_all`)."""
 
-__all__ = ["FAMILIES", "get", "run", "shards", "ledger", *_NAMES]
+__all__ = ["FAMILIES", *_NAMES]
 
 
 def load_all() -> dict:
@@ -133,43 +139,10 @@ def load_all() -> dict:
     return EXPERIMENTS
 
 
-def get(name: str):
-    """The experiment ``name`` (:func:`.registry.get`), the families imported first."""
-    from .registry import EXPERIMENTS, get as lookup
-
-    if name not in EXPERIMENTS:
-        load_all()
-    return lookup(name)
-
-
-def run(name: str, *args: Any, **kwargs: Any) -> dict:
-    """Run the experiment ``name``: :func:`.runner.run`, the families imported first."""
-    from .runner import run as run_shards
-
-    get(name)
-    return run_shards(name, *args, **kwargs)
-
-
-def shards(name: str, *args: Any, **kwargs: Any) -> list:
-    """The shards of a run: :func:`.runner.shards`, the families imported first."""
-    from .runner import shards as list_shards
-
-    get(name)
-    return list_shards(name, *args, **kwargs)
-
-
-def ledger(*args: Any, **kwargs: Any):
-    """Every registered comparison judged on the results: :func:`.judging.ledger.ledger` (which
-    imports the families)."""
-    from .judging.ledger import ledger as judge_all
-
-    return judge_all(*args, **kwargs)
-
-
 def __getattr__(name: str) -> Any:
     if name not in _NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if name in _REGISTRIES:
+    if name in _LOADING:
         load_all()
     value = getattr(import_module(_NAMES[name], __name__), name)
     globals()[name] = value

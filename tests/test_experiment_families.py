@@ -1,0 +1,80 @@
+"""One experiment, one folder: each family lists the modules that register (``MODULES``), the
+package lists the families (``FAMILIES``), and importing ``dynkit.experiments`` registers nothing
+until a registry or a lookup is read."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import dynkit.experiments as E
+
+ROOT = Path(E.__file__).parent
+HELPERS = {"node.nfe_tolerance"}
+"""Family modules that register nothing and are imported by one that does (read off the sources:
+``node_trained`` imports the NFE sweep)."""
+
+
+def _probe(code: str) -> dict:
+    """Run ``code`` in a fresh interpreter (this one has imported every family) and read its JSON."""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT.parents[1],
+        timeout=600,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_package_imports_no_family_reading_a_registry_imports_all():
+    seen = _probe(
+        "import json, sys\n"
+        "import dynkit.experiments as E\n"
+        "before = sorted(m for m in sys.modules if m.startswith('dynkit.experiments.'))\n"
+        "n = len(E.EXPERIMENTS)\n"
+        "after = sorted(m for m in sys.modules if m.startswith('dynkit.experiments.'))\n"
+        "print(json.dumps({'before': before, 'after': after, 'n': n}))\n"
+    )
+    assert seen["before"] == []
+    expected = {f"dynkit.experiments.{f}.{m}" for f in E.FAMILIES for m in _modules(f)}
+    assert expected <= set(seen["after"]) and seen["n"] == len(E.EXPERIMENTS)
+
+
+def _modules(family: str) -> tuple[str, ...]:
+    return importlib.import_module(f"dynkit.experiments.{family}").MODULES
+
+
+def test_the_catalogue_names_every_family_folder():
+    folders = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"judging"}
+    assert set(E.FAMILIES) == folders
+
+
+@pytest.mark.parametrize("family", E.FAMILIES)
+def test_each_family_lists_its_modules(family):
+    files = {p.stem for p in (ROOT / family).glob("*.py")} - {"__init__"}
+    listed = set(_modules(family))
+    assert listed <= files, f"{family}.MODULES names missing files {sorted(listed - files)}"
+    unlisted = {f"{family}.{name}" for name in files - listed}
+    assert unlisted == {h for h in HELPERS if h.startswith(f"{family}.")}
+
+
+def test_every_experiment_and_comparison_belongs_to_a_family_module():
+    for name, exp in E.EXPERIMENTS.items():
+        module = exp.module or exp.run.__module__
+        parts = module.split(".")
+        assert parts[:2] == ["dynkit", "experiments"] and parts[2] in E.FAMILIES, (name, module)
+
+
+def test_the_public_surface_is_the_declared_one():
+    assert set(E.__all__) <= set(dir(E))
+    for leaked in ("VERDICTS", "MODULES", "CLAIMS", "Claim", "add_claim"):
+        assert not hasattr(E, leaked), leaked
+    with pytest.raises(AttributeError, match="has no attribute 'VERDICTS'"):
+        E.VERDICTS
