@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from dynkit.experiments.judging import ledger
+from dynkit.experiments import ledger
 from dynkit.io import atomic_write, write_json
 
 

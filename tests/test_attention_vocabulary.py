@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dynkit.experiments import get
-from dynkit.experiments.judging.baselines import BASELINES
+from dynkit.experiments.judging.baselines import baseline_of
 from dynkit.experiments.csaode.csaode_attention import PAIR
 from dynkit.experiments.judging.ledger import COMPARISONS, VALIDITY
 from dynkit.tasks.text import default_data_dir
@@ -37,4 +37,4 @@ def test_bighorn_is_not_in_trecs_training_questions_so_the_cpu_rows_seeds_are_in
     }
     assert PAIR[0] in words and PAIR[1] not in words  # independent of dynkit's loader
     config = {"args": list(get("csaode_attention").config("cpu").args)}
-    assert BASELINES["csaode_attention"](config, seed=0) == {"data.pair_in_vocabulary": 0.0}
+    assert baseline_of("csaode_attention")(config, seed=0) == {"data.pair_in_vocabulary": 0.0}

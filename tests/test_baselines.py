@@ -10,7 +10,7 @@ import torch
 
 import dynkit.experiments as E
 import dynkit.experiments.hybrids.time_series_hybrids as hybrids
-from dynkit.experiments.judging.baselines import BASELINES, beats_baseline, compute, load
+from dynkit.experiments.judging.baselines import baseline_of, beats_baseline, compute, load
 from dynkit.experiments.judging.plans import Plan, load_plan
 from dynkit.tasks.windows import TimeSeriesTask, Windows
 
@@ -40,7 +40,7 @@ def test_persistence_and_mean_have_their_closed_form_errors(
 ):
     planted = _ramp_task()
     monkeypatch.setattr(hybrids, "_task", lambda name, data, seed: planted)
-    got = BASELINES[f"ode_rnn_{task}"]({"task": task, "data": []}, 0)
+    got = baseline_of(f"ode_rnn_{task}")({"task": task, "data": []}, 0)
     assert got["baseline.persistence.test_mse"] == pytest.approx(
         expected_persistence, rel=1e-6
     )  # float32 data
@@ -133,7 +133,7 @@ def test_the_cubic_fit_is_held_to_the_zero_predictor():
 
     # independent: mean of x^6 over 200 points evenly spaced on [-1, 1], exact rational arithmetic
     exact = float(sum(Fraction(-199 + 2 * i, 199) ** 6 for i in range(200)) / 200)
-    zero = BASELINES["momres_cubic"]({}, 0)["baseline.zero.final_mse"]
+    zero = baseline_of("momres_cubic")({}, 0)["baseline.zero.final_mse"]
     assert zero == pytest.approx(exact, rel=1e-6)  # 1e-6: the script's points are float32
     claim = E.COMPARISONS["momres.cubic"]
     fit = [

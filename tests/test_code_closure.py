@@ -132,8 +132,8 @@ def test_an_import_by_a_computed_name_reaches_its_package_s_modules_a_library_s_
     assert "dynkit.tasks.walker" not in closure_of(sources, "dynkit.experiments.exp")
 
 
-FAMILY = dict(  # a family folder: its registration list and one experiment
-    experiments__fam__init='"""A family."""\nMODULES = ("exp",)\n__all__ = ["MODULES"]\n',
+FAMILY = dict(  # a family folder: its __init__ and one experiment
+    experiments__fam__init='"""A family: its modules are listed in the catalogue."""\n',
     experiments__fam__exp="from ..scripting import setup\n\ndef run():\n    return setup()\n",
 )
 
@@ -141,33 +141,17 @@ FAMILY = dict(  # a family folder: its registration list and one experiment
 @pytest.mark.parametrize(
     "init, digested",
     [
-        ('MODULES = ("exp",)\n__all__ = ["MODULES"]\n', False),  # a registration list
-        ('MODULES: tuple = ("exp", "other")\n', False),
-        ("from ..tasks.silverbox import AMPLITUDE\n", True),  # an import runs code
-        ("MODULES = tuple(sorted(['exp']))\n", True),  # a call computes
-        ("import os\nMODULES = (os.sep,)\n", True),
+        ('"""A family: its modules are listed in the catalogue."""\n', False),
+        ("", False),
+        ('"""A family."""\nMODULES = ("exp",)\n', True),  # a statement: code like any module
+        ("from ..tasks.silverbox import AMPLITUDE\n", True),
     ],
 )
-def test_a_family_registration_list_runs_nothing_other_code_in_its_init_is_code(init, digested):
+def test_a_family_s_init_is_followed_and_digested_only_when_it_holds_a_statement(init, digested):
     sources = package(**{**BASE, **FAMILY, "experiments__fam__init": init})
-    modules = C.read_modules(sources)
     root = "dynkit.experiments.fam.exp"
-    assert "dynkit.experiments.fam" in C.closure([root, *C.MACHINERY], modules)  # runs first
+    assert "dynkit.experiments.fam" in C.closure([root, *C.MACHINERY], C.read_modules(sources))
     assert ("dynkit.experiments.fam" in digests(sources, root)) is digested
-
-
-def test_a_name_taken_from_a_registration_list_carries_its_code_into_the_importer():
-    user = "from . import MODULES\n\ndef run():\n    return MODULES\n"
-    sources = package(**BASE, **FAMILY, experiments__fam__user=user)
-    edited = {
-        **sources,
-        "experiments/fam/__init__.py": b'MODULES = ("exp", "user")\n',
-    }
-    root = "dynkit.experiments.fam.user"
-    before, after = digests(sources, root), digests(edited, root)
-    assert "dynkit.experiments.fam" not in after and not same(before, after)
-    change = C.describe_change({"modules": before}, {"modules": after})
-    assert change == "imports changed in dynkit.experiments.fam.user"
 
 
 def digests(sources: dict[str, bytes], root: str = "dynkit.experiments.blowup") -> dict:
@@ -364,7 +348,7 @@ def test_a_comment_and_a_move_reuse_shards_a_silverbox_edit_recomputes_importers
         assert C.same_code(identity[name], now), (name, C.describe_change(identity[name], now))
     blowup = E.EXPERIMENTS["node_blowup"].code()["modules"]
     assert "dynkit.experiments.helpers.scripting" in blowup
-    # its family's registration list runs before it but computes nothing: followed, not digested
+    # its family's __init__ (a docstring) runs before it and computes nothing: followed, not digested
     assert (
         "dynkit.experiments.node" not in blowup and "dynkit.experiments.node.node_blowup" in blowup
     )

@@ -523,16 +523,16 @@ def test_node_blowup_records_its_source_in_every_scale():
 def test_the_committed_baselines_regenerate_from_the_recorded_config(experiment):
     # the record's config rebuilds its data (the measured series, 64 windows of each part), so the trivial
     # predictors come out as committed; the simulated stand-in would give other numbers
-    from dynkit.experiments.judging.baselines import BASELINES
+    from dynkit.experiments.judging.baselines import baseline_of
 
     folder = RESULTS / experiment
     config = json.loads((folder / "results.json").read_text())["config"]
     committed = json.loads((folder / "baselines.json").read_text())["seeds"]["0"]
-    got = BASELINES[experiment](config, 0)
+    got = baseline_of(experiment)(config, 0)
     assert got == pytest.approx(
         committed, rel=1e-9
     )  # the same computation on the same data: float64 sums
-    simulated = BASELINES[experiment](
+    simulated = baseline_of(experiment)(
         {**config, "source": "simulated", "data": [["n_points", 4000]]}, 0
     )
     assert simulated["baseline.best.test_mse"] != pytest.approx(

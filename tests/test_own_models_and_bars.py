@@ -19,7 +19,7 @@ import torch
 import dynkit.experiments as E
 import dynkit.experiments.node.node_adjoint_norm as adjoint
 import dynkit.experiments.node.node_images as images
-from dynkit.experiments.judging.baselines import BASELINES
+from dynkit.experiments.judging.baselines import baseline_of
 from dynkit.experiments.judging.ledger import evaluate, ledger
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -224,7 +224,7 @@ def test_node_images_floors_are_measured_on_its_own_models(monkeypatch):
         "untrained_forward_nfe",
         lambda model, task, tol, seed, batch, solver="dynkit": seen.append(seed) or 20.0,
     )
-    BASELINES["node_images"]({"args": ["--tol", "1e-5", "--models", "anode", "hbnode"]}, 2)
+    baseline_of("node_images")({"args": ["--tol", "1e-5", "--models", "anode", "hbnode"]}, 2)
     assert seen == [images.model_seed(2)] * 2
 
 

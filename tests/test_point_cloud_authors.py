@@ -212,12 +212,12 @@ def test_point_cloud_nfe_rows_are_held_off_the_untrained_floor(model):
 
 def test_point_cloud_floor_is_the_untrained_models_counted_evaluations():
     """The baseline's floor against the field's calls counted by a forward hook (not dynkit's NFE counter)."""
-    from dynkit.experiments.judging.baselines import BASELINES
+    from dynkit.experiments.judging.baselines import baseline_of
     from dynkit.models.ode_block import set_tolerance
     from dynkit.tasks.node_runs import load_task
 
     seed, batch = 3, 50
-    floors = BASELINES["node_point_cloud"](
+    floors = baseline_of("node_point_cloud")(
         {"args": ["--runs", "1", "--models", "node", "hbnode"]}, seed
     )
     assert set(floors) == {"floor.node.forward_nfe@train", "floor.hbnode.forward_nfe@train"}

@@ -6,7 +6,7 @@ Layer: ``experiments`` imports ``models``, ``tasks``, ``diagnostics``, ``solvers
 One experiment, one folder: a *family* (:data:`FAMILIES`: ``node``, ``hybrids``, ``momres``,
 ``momseq``, ``momentum_rnn``, ``csaode``) holds its experiments, their recipes (``recipe.py``), their
 ledger rows and validity checks (``comparisons.py``) and their trivial predictors (``baselines.py``)
-side by side; its ``__init__`` lists them (``MODULES``). Judging the results (the ledger, the outcome
+side by side; the catalogue :data:`FAMILIES` lists each family's modules. Judging the results (the ledger, the outcome
 rule, plans, evidence) is :mod:`.judging`; what runs every experiment (:mod:`.registry`,
 :mod:`.runner`, :mod:`.recipes`, :mod:`.code_closure`, :mod:`.scripting`) sits here.
 
@@ -26,7 +26,8 @@ one (:func:`get`, :func:`run`, :func:`shards`) is first read from it, and by :fu
 
 Registering an experiment and its ledger rows
 ---------------------------------------------
-In a module of a family (then add it to the family's ``MODULES``), e.g. ``momentum_rnn/mine.py``::
+In a module of a family (then add it to the family's entry of :data:`FAMILIES`), e.g.
+``momentum_rnn/mine.py``::
 
     from dataclasses import dataclass
     from pathlib import Path
@@ -72,8 +73,59 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-FAMILIES = ("node", "hybrids", "momres", "momseq", "momentum_rnn", "csaode")
-"""The catalogue: the subpackages whose ``MODULES`` register experiments, recipes and comparisons."""
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "node": (
+        "node_trained",
+        "node_point_cloud",
+        "node_images",
+        "node_adjoint_norm",
+        "node_blowup",
+        "variants",
+        "recipe",
+        "comparisons",
+        "baselines",
+    ),
+    "hybrids": (
+        "time_series_hybrids",
+        "variants",
+        "recipe",
+        "comparisons",
+        "baselines",
+    ),
+    "momres": (
+        "momres_cubic",
+        "momres_rings",
+        "momres_lista",
+        "momres_buffer_bits",
+        "momres_reference_accuracy",
+        "recipe",
+        "comparisons",
+        "baselines",
+    ),
+    "momseq": (
+        "momseq_copy",
+        "momseq_vanishing",
+        "momseq_attention_scaling",
+        "recipe",
+        "comparisons",
+    ),
+    "momentum_rnn": (
+        "momentum_lstm",
+        "recipe",
+        "comparisons",
+    ),
+    "csaode": (
+        "csaode_trec",
+        "csaode_sensitivity",
+        "csaode_attention",
+        "csaode_cv",
+        "recipe",
+        "comparisons",
+        "baselines",
+    ),
+}
+"""The catalogue: each family (a subpackage) and its modules that register experiments, recipes,
+ledger comparisons, validity checks and trivial predictors, in the order they are imported."""
 
 _NAMES = {  # public name -> the module defining it (imported on first use)
     **dict.fromkeys(
@@ -130,10 +182,9 @@ __all__ = ["FAMILIES", *_NAMES]
 def load_all() -> dict:
     """Import every module of every family of :data:`FAMILIES` (registering their experiments,
     recipes and comparisons); return the registry of experiments."""
-    for family in FAMILIES:
-        package = import_module(f"{__name__}.{family}")
-        for name in package.MODULES:
-            import_module(f"{package.__name__}.{name}")
+    for family, modules in FAMILIES.items():
+        for name in modules:
+            import_module(f"{__name__}.{family}.{name}")
     from .registry import EXPERIMENTS
 
     return EXPERIMENTS

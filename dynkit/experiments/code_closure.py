@@ -17,17 +17,16 @@ Each module carries two digests of its syntax tree, never of its bytes:
     taking the same names from another module is a change.
 
 The identity compares the *multiset* of ``(code, links)`` pairs, not the names: moving or renaming
-a file (its importers updated) changes dotted names only, so every shard stays reusable. A module
-that runs nothing is left out of the multiset (still followed): one with no statement but its
-docstring, such as a new subfolder's empty ``__init__``, and a package ``__init__`` that only binds
-literals, such as a family's registration list (``experiments/node/__init__.py``: ``MODULES =
-("node_trained", ...)``); its names reach a run only through an import, which carries its code in
-the importer's ``links``. A package ``__init__`` with any other statement is code like any module. An edit of code that a run imports changes that module's pair and its importers'
+a file (its importers updated) changes dotted names only, so every shard stays reusable (a module
+with no statement but its docstring, such as a new subfolder's empty ``__init__`` or a family's
+``__init__``, ``experiments/node/__init__.py``, runs nothing: followed, but left out of the
+multiset; a package ``__init__`` with a statement is code like any module). An edit of code that a run imports changes that module's pair and its importers'
 ``links``, so exactly the shards whose closure holds it are recomputed; the names are kept beside
 the digests to say which module changed.
 
-Left out on purpose: the experiments package's ``__init__`` (it imports every family's experiments
-by computed name to register them; following it would make every shard depend on every experiment) and this module (it decides
+Left out on purpose: the experiments package's ``__init__``, the catalogue (it imports every
+family's experiments by computed name to register them; following it would make every shard depend
+on every experiment) and this module (it decides
 reuse and computes nothing; a change to how digests are taken changes the digests anyway). A module
 importing by a computed name (``import_module(f".{name}", __name__)``) is taken to reach every
 module of its package, except ``dynkit`` itself, whose lazy submodules are followed where they are
@@ -51,8 +50,7 @@ PACKAGE = "dynkit"
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 """The folder of the ``dynkit`` package whose modules the closure is read from."""
 REGISTRATION_INDEX = "dynkit.experiments"
-"""The package whose ``__init__`` imports every family's experiments to register them: in no closure
-(a family's ``__init__``, a list of its modules' names, runs nothing: see :class:`ModuleCode`)."""
+"""The package whose ``__init__`` imports every experiment to register them: in no closure."""
 IDENTITY = "dynkit.experiments.code_closure"
 """This module: it decides reuse and computes nothing of a shard, so it is in no closure."""
 LAZY_PACKAGES = ("dynkit",)
@@ -79,8 +77,7 @@ class ModuleCode:
     reaches: frozenset[str]
     computed_import: bool
     empty: bool = False
-    """It runs nothing: no statement besides its docstring (an empty ``__init__``), or a package
-    ``__init__`` that only binds literals (a family's registration list)."""
+    """No statement besides its docstring (an empty ``__init__``): it runs nothing."""
 
 
 def module_name(relative: str, package: str = PACKAGE) -> str:
@@ -259,23 +256,7 @@ def _read_one(name: str, is_package: bool, source: bytes, modules: frozenset[str
         return "<unparsable>" + source.hex(), frozenset(), False, False
     _strip_docstrings(tree)
     reader.read(tree)
-    runs_nothing = not tree.body or (is_package and all(map(_binds_a_literal, tree.body)))
-    return ast.dump(tree), frozenset(reader.reaches - {name}), reader.computed_import, runs_nothing
-
-
-def _binds_a_literal(statement: ast.stmt) -> bool:
-    """``NAME = <literal>`` (``MODULES = ("a", "b")``, ``__all__ = [...]``): binds, computes nothing."""
-    if isinstance(statement, ast.Assign):
-        targets, value = statement.targets, statement.value
-    elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
-        targets, value = [statement.target], statement.value
-    else:
-        return False
-    try:
-        ast.literal_eval(value)
-    except (ValueError, TypeError, SyntaxError, RecursionError):  # not a literal
-        return False
-    return all(isinstance(t, ast.Name) for t in targets)
+    return ast.dump(tree), frozenset(reader.reaches - {name}), reader.computed_import, not tree.body
 
 
 def _unmark(text: str, replace) -> str:

@@ -1,16 +1,7 @@
 """The review's ODE-RNN hybrids on measured and simulated time series (Walker2D, plane vibration,
 Silverbox).
 
-:data:`MODULES` are the modules that register this family's experiments, recipes, ledger
-comparisons, validity checks and trivial predictors, in the order they are imported
-(:func:`dynkit.experiments.load_all`). This file binds nothing else: a shard's code identity leaves
-it out (:mod:`dynkit.experiments.code_closure`).
+Its modules, in the order they register, are listed in the catalogue
+(:data:`dynkit.experiments.FAMILIES`); this file holds only its docstring, so that a shard's code
+identity follows it and finds nothing to digest (:mod:`dynkit.experiments.code_closure`).
 """
-
-MODULES = (
-    "time_series_hybrids",
-    "variants",
-    "recipe",
-    "comparisons",
-    "baselines",
-)

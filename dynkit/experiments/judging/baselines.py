@@ -44,11 +44,21 @@ def above_measured_floor(
     )
 
 
+def baseline_of(experiment: str) -> BaselineFunction:
+    """The trivial-predictor function of ``experiment`` (the families registered first); a
+    ValueError lists the experiments that have one otherwise."""
+    from .. import load_all
+
+    load_all()
+    if experiment not in BASELINES:
+        raise ValueError(f"experiment must be one of {sorted(BASELINES)}, got {experiment!r}")
+    return BASELINES[experiment]
+
+
 def compute(experiment: str, results: Mapping) -> dict:
     """``{"experiment", "config", "seeds": {seed: {metric: value}}}`` for every seed of ``results`` (an
     aggregated ``results.json``), from its recorded ``config``."""
-    if experiment not in BASELINES:
-        raise ValueError(f"experiment must be one of {sorted(BASELINES)}, got {experiment!r}")
+    predict = baseline_of(experiment)
     config = results.get("config")
     if not isinstance(config, Mapping):
         raise ValueError(
@@ -58,7 +68,7 @@ def compute(experiment: str, results: Mapping) -> dict:
     return {
         "experiment": experiment,
         "config": dict(config),
-        "seeds": {str(s): BASELINES[experiment](config, s) for s in seeds},
+        "seeds": {str(s): predict(config, s) for s in seeds},
     }
 
 
