@@ -601,7 +601,12 @@ def cmd_nfe_sweep(args) -> int:
     nfe_vs_tolerance = require_any(
         "experiments.node.nfe_tolerance.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance"
     )
-    from .experiments.node.nfe_tolerance import UNTRAINED, is_untrained, sweep_training, write_nfe_sweep
+    from .experiments.node.nfe_tolerance import (
+        UNTRAINED,
+        is_untrained,
+        sweep_training,
+        write_nfe_sweep,
+    )
     from .io import check_output_path, check_writable_dir
 
     out = check_writable_dir(args.out, "--out")  # before the sweep, not after it

@@ -25,7 +25,9 @@ def test_the_pair_check_fails_when_a_word_is_the_unknown_token_and_applies_to_th
     assert (
         check.test(1.0)[0] and not check.test(0.0)[0]
     )  # planted: a pair with a word outside the vocabulary
-    assert check.kind == "data" and check.applies(COMPARISONS["csaode.attention_evolves"].value.metrics)
+    assert check.kind == "data" and check.applies(
+        COMPARISONS["csaode.attention_evolves"].value.metrics
+    )
 
 
 @pytest.mark.skipif(not TREC_TRAIN.exists(), reason=f"needs the shared TREC files ({TREC_TRAIN})")

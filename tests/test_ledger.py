@@ -206,7 +206,9 @@ def test_a_claim_whose_recipe_needs_full_scale_says_so_whatever_its_cpu_interval
         _ratio_claim(full_scale="x"), _results(_seeds([0.70, 0.71, 0.69, 0.72, 0.70], acc=0.2))
     )
     assert invalid.outcome == "invalid"
-    assert not any(c.full_scale for c in COMPARISONS.values())  # no registered recipe states it today
+    assert not any(
+        c.full_scale for c in COMPARISONS.values()
+    )  # no registered recipe states it today
 
 
 def test_seeds_needed_is_the_smallest_n_whose_detectable_effect_reaches_the_sesoi():
@@ -269,7 +271,8 @@ WALKER = "review.walker2d_hbnode_test_mse_vs_node"
 
 def test_a_valid_planted_walker_row_is_decided():
     assert (
-        evaluate(COMPARISONS[WALKER], _results([_walker(s) for s in range(5)])).outcome == "reproduced"
+        evaluate(COMPARISONS[WALKER], _results([_walker(s) for s in range(5)])).outcome
+        == "reproduced"
     )
 
 
@@ -304,7 +307,8 @@ def test_a_mean_predictor_in_place_of_a_model_makes_its_rows_invalid(row_id):
     for m in seeds:
         del m["baseline.best.test_mse"]
     assert (
-        "missing metric baseline.best.test_mse" in evaluate(COMPARISONS[row_id], _results(seeds)).reason
+        "missing metric baseline.best.test_mse"
+        in evaluate(COMPARISONS[row_id], _results(seeds)).reason
     )
 
 
@@ -350,7 +354,8 @@ def test_an_exploding_adjoint_is_invalid_not_a_success():
     seeds = [_walker(s) for s in range(5)]
     seeds[0]["hbnode.adjoint_log10_ratio"] = 15.0
     assert (
-        evaluate(COMPARISONS["review.walker2d_hbnode_adjoint_own"], _results(seeds)).outcome == "invalid"
+        evaluate(COMPARISONS["review.walker2d_hbnode_adjoint_own"], _results(seeds)).outcome
+        == "invalid"
     )
 
 

@@ -202,7 +202,9 @@ def test_point_cloud_nfe_rows_are_held_off_the_untrained_floor(model):
         checks[0].test(45.0, 38.0)[0] and not checks[0].test(38.0, 38.0)[0]
     )  # planted: at the floor
     nfe_rows = [
-        c for c in COMPARISONS.values() if c.experiment == "node_point_cloud" and "nfe" in c.value.name
+        c
+        for c in COMPARISONS.values()
+        if c.experiment == "node_point_cloud" and "nfe" in c.value.name
     ]
     loss_row = COMPARISONS["review.point_cloud_hbnode_loss"]
     mine = [r for r in nfe_rows if any(m.startswith(model + ".") for m in r.value.metrics)]

@@ -350,7 +350,9 @@ def ledger_page(
     if ledger is None:
         _write(out, _unavailable(title, missing))
         return
-    from dynkit.experiments.judging.ledger import plan_kind  # the plan column, as `dynkit ledger` prints it
+    from dynkit.experiments.judging.ledger import (
+        plan_kind,
+    )  # the plan column, as `dynkit ledger` prints it
 
     try:
         data = ledger().to_dict()
