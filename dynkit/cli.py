@@ -598,9 +598,7 @@ def cmd_stiffness(args) -> int:
 
 
 def cmd_nfe_sweep(args) -> int:
-    nfe_vs_tolerance = require_any(
-        "experiments.node.nfe_tolerance.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance"
-    )
+    nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
     from .experiments.node.nfe_tolerance import (
         UNTRAINED,
         is_untrained,

@@ -38,7 +38,7 @@ def old_identity_on_disk(root: Path, module: str) -> tuple[str, str]:
         if p.relative_to(root).parts[0] not in ("cli.py", "report", "experiments")
     }
     todo, seen = [experiments / "registry.py", experiments / "runner.py"], set()
-    source = experiments / (module.rsplit(".", 1)[1] + ".py")
+    source = root.joinpath(*module.split(".")[1:]).with_suffix(".py")
     todo.append(source)
     while todo:
         path = todo.pop()

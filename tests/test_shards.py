@@ -432,7 +432,7 @@ def _append(path: Path, text: str) -> None:
         ("experiments/scripting.py", True),  # an experiments module the experiment imports
         ("experiments/runner.py", True),  # the machinery that runs every shard
         (
-            "experiments/ledger.py",
+            "experiments/judging/ledger.py",
             False,
         ),  # another part of the experiments layer: not below this experiment
         ("cli.py", False),  # above the experiments layer

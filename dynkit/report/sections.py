@@ -768,9 +768,7 @@ def section_nfe(ctx: Context, sec: Section) -> None:
             )
         )
     # Training and measuring models is an experiment (DESIGN.md): it lives in dk.experiments in builds that have it.
-    nfe_vs_tolerance = require_any(
-        "experiments.node.nfe_tolerance.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance"
-    )
+    nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
     tolerances = (1e-2, 1e-3) if ctx.quick else (1e-3, 1e-4, 1e-5, 1e-6)
     n_batches = 1 if ctx.quick else 2
     results = nfe_vs_tolerance(
