@@ -82,3 +82,45 @@ def test_a_family_s_init_holds_only_its_docstring(family):
 
     tree = ast.parse((ROOT / family / "__init__.py").read_text())
     assert len(tree.body) == 1 and ast.get_docstring(tree)
+
+
+@pytest.mark.parametrize(
+    "importer, line, broken",
+    [
+        (  # judging imports no family
+            "judging/ledger.py",
+            "from ..node import node_blowup  # planted\n",
+            "dynkit.experiments.judging.ledger -> dynkit.experiments.node.node_blowup",
+        ),
+        (  # no family imports another
+            "momres/comparisons.py",
+            "from ..csaode import csaode_cv  # planted\n",
+            "dynkit.experiments.momres.comparisons -> dynkit.experiments.csaode.csaode_cv",
+        ),
+        (  # the machinery imports neither
+            "scripting.py",
+            "from .judging import papers  # planted\n",
+            "dynkit.experiments.scripting -> dynkit.experiments.judging.papers",
+        ),
+    ],
+)
+def test_the_sub_layer_contracts_catch_a_planted_import(tmp_path, importer, line, broken):
+    import shutil
+
+    repo = ROOT.parents[1]
+    shutil.copytree(
+        repo / "dynkit", tmp_path / "dynkit", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    path = tmp_path / "dynkit" / "experiments" / importer
+    path.write_text(path.read_text() + line)
+    shutil.copy(repo / "pyproject.toml", tmp_path / "pyproject.toml")
+    lint = Path(sys.executable).parent / "lint-imports"
+    bad = subprocess.run(
+        [str(lint), "--config", str(tmp_path / "pyproject.toml"), "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        timeout=600,
+    )
+    assert bad.returncode == 1 and broken in bad.stdout, bad.stdout[-2000:]  # the chain is named
