@@ -266,7 +266,7 @@ def test_the_resnets_count_follows_iterations_unless_given(name, scale, iteratio
 def test_a_bad_option_is_refused_by_name_before_any_work(module, argv, expected, capsys):
     import importlib
 
-    script = importlib.import_module(f"dynkit.experiments.{module}")
+    script = importlib.import_module(E.get(module).module or E.get(module).run.__module__)
     with pytest.raises(SystemExit):
         script.options(argv)
     assert expected in capsys.readouterr().err

@@ -36,7 +36,7 @@ SCRIPTS = [
 def test_a_scripts_options_are_exactly_what_its_run_takes(name):
     """One source: every setting ``options`` returns is a keyword of ``run`` and the other way round, so no value the
     recipe reads can be left unused, and no setting of the run is missing from the recipe's reach."""
-    module = importlib.import_module(f"dynkit.experiments.{name}")
+    module = importlib.import_module(E.get(name).module or E.get(name).run.__module__)
     for scale in ("smoke", "cpu", "full"):
         assert set(E.get(name).config(scale).options()) == _run_keywords(module), scale
 
@@ -69,7 +69,7 @@ def _fake_training(calls):
 def test_a_node_script_trains_with_the_settings_its_recipe_reads(name, monkeypatch, tmp_path):
     """What the twin's recipe reads (its options) is what every model trains with; a planted tolerance on the command
     line moves both together, and the recipe names it."""
-    module = importlib.import_module(f"dynkit.experiments.{name}")
+    module = importlib.import_module(E.get(name).module or E.get(name).run.__module__)
     calls = []
     monkeypatch.setattr(module, "train_model", _fake_training(calls))
     config = E.get(name + SUFFIX).config("cpu")
@@ -352,7 +352,7 @@ class _Stop(Exception):
 def test_a_csaode_script_trains_with_the_settings_its_recipe_reads(
     name, changed, scale, monkeypatch, tmp_path
 ):
-    module = importlib.import_module(f"dynkit.experiments.{name}")
+    module = importlib.import_module(E.get(name).module or E.get(name).run.__module__)
     calls = []
     monkeypatch.setattr(module, "train_csaode", _recorded_csaode(calls))
     config = E.get(name).config(scale)
