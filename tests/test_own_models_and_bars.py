@@ -216,7 +216,7 @@ def test_node_images_trains_every_model_its_rows_compare_from_its_own_seed(monke
 
 
 def test_node_images_floors_are_measured_on_its_own_models(monkeypatch):
-    import dynkit.experiments.judging.baselines as baselines
+    import dynkit.experiments.node.baselines as baselines
 
     seen = []
     monkeypatch.setattr(
