@@ -3,7 +3,6 @@ four cross-validated sets) and their validity checks."""
 
 from __future__ import annotations
 
-
 from ..judging.ledger import (
     add_comparison,
     at_least,

@@ -3,7 +3,6 @@ and their validity checks."""
 
 from __future__ import annotations
 
-
 from ..judging.ledger import add_comparison, at_least, declare_validity, difference, greater
 from ..judging.papers import MOMRNN
 from .momentum_lstm import PAPER as MOMRNN_TABLE, PAPER_COLUMN

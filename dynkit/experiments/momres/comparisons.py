@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from ..judging.baselines import above_baseline, beats_baseline
 from ..judging.ledger import (
     add_comparison,
