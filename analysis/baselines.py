@@ -2,7 +2,7 @@
 
     python -m analysis.baselines [--results analysis/results] [NAME ...]
 
-For every experiment with a trivial predictor (:data:`dynkit.experiments.baselines.BASELINES`) whose results are
+For every experiment with a trivial predictor (:data:`dynkit.experiments.judging.baselines.BASELINES`) whose results are
 committed, the data of each seed are regenerated from the config recorded in ``results.json`` (no training) and
 the baselines' metrics written per seed (issue 30 §1).
 """
@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from dynkit.experiments import load_all
-from dynkit.experiments.baselines import BASELINES, BASELINES_FILE, compute
+from dynkit.experiments.judging.baselines import BASELINES, BASELINES_FILE, compute
 from dynkit.io import write_json
 
 

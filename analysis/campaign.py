@@ -123,7 +123,7 @@ def status(
 ) -> Status:
     """The :class:`Status` of ``name``'s campaign (see the module's docstring for the defaults)."""
     from dynkit.experiments import load_all
-    from dynkit.experiments.plans import load_plan
+    from dynkit.experiments.judging.plans import load_plan
     from dynkit.experiments.runner import finished, shards
     from dynkit.io import read_regular_text
 

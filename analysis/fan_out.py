@@ -26,7 +26,7 @@ MODEL_COST = {"sonode": 4.0, "ghbnode": 2.5, "hbnode": 2.5, "anode": 1.5, "node"
 def queue(names: list[str], results: Path, scale: str = "cpu") -> list:
     """The shards of each experiment's plan, in the order to start them."""
     from dynkit.experiments import load_all
-    from dynkit.experiments.plans import load_plan
+    from dynkit.experiments.judging.plans import load_plan
     from dynkit.experiments.runner import shards
 
     load_all()

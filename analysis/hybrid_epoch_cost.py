@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     import torch
 
     import dynkit.experiments as E
-    from dynkit.experiments.time_series_hybrids import run_hybrid
+    from dynkit.experiments.hybrids.time_series_hybrids import run_hybrid
 
     warnings.simplefilter(
         "ignore"

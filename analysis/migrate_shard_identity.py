@@ -129,7 +129,7 @@ def whole_file_identity(files: dict[str, str], module: str) -> tuple[str | None,
     experiments = frozenset(
         PurePosixPath(p).name for p in files if PurePosixPath(p).parent == folder
     )
-    source = "experiments/" + module.rsplit(".", 1)[1] + ".py"
+    source = "/".join(module.split(".")[1:]) + ".py"  # the flat layout's experiments/<name>.py
     todo = [f"experiments/{name}" for name in MACHINERY] + [source]
     seen: set[str] = set()
     while todo:

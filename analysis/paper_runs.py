@@ -137,11 +137,11 @@ def rows(runs: dict) -> dict:
         "difference",
         f"{pair}: test accuracy HBNODE - ANODE at each run's last epoch",
     )
-    from dynkit.experiments import CLAIMS
+    from dynkit.experiments import COMPARISONS
 
     node_div = [r["diverged_at"] for r in m["node"] if r["diverged_at"]]
     for key, row in out.items():
-        claim = CLAIMS[key]
+        claim = COMPARISONS[key]
         null, _, _ = claim.bounds()
         side = sum(claim.rule.sign * (v - null) > 0 for v in row["values"])
         row["n_paper_side"] = int(side)

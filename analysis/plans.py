@@ -4,7 +4,7 @@
     python -m analysis.plans --retrospective
 
 A new plan is computed from a pilot run (its per-seed effects of every ledger row of NAME and each row's smallest
-effect of interest, 80 % power: :func:`dynkit.experiments.plans.plan_from_pilot`) and committed before the main
+effect of interest, 80 % power: :func:`dynkit.experiments.judging.plans.plan_from_pilot`) and committed before the main
 runs; ``dynkit run NAME --planned`` then follows it.
 
 ``--retrospective`` writes the plans of the results of record, which were run before any plan existed: each says
@@ -22,9 +22,9 @@ import argparse
 import json
 from pathlib import Path
 
-from dynkit.experiments import CLAIMS, load_all
-from dynkit.experiments.ledger import evaluate, load_results
-from dynkit.experiments.plans import CAP, PLANS_ROOT, Plan, load_plan, plan_from_pilot
+from dynkit.experiments import COMPARISONS, load_all
+from dynkit.experiments.judging.ledger import evaluate, load_results
+from dynkit.experiments.judging.plans import CAP, PLANS_ROOT, Plan, load_plan, plan_from_pilot
 from dynkit.io import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -53,7 +53,7 @@ LOOKS_OF_RECORD = {
 
 def _pilot(name: str, results: dict) -> dict:
     rows = {}
-    for c in CLAIMS.values():
+    for c in COMPARISONS.values():
         if c.experiment == name:
             r = evaluate(c, results)
             if r.per_seed:
@@ -64,7 +64,7 @@ def _pilot(name: str, results: dict) -> dict:
 def retrospective(out: Path = PLANS_ROOT) -> dict[str, Plan]:
     load_all()
     plans = {}
-    for name in sorted({c.experiment for c in CLAIMS.values()}):
+    for name in sorted({c.experiment for c in COMPARISONS.values()}):
         results = load_results(RESULTS, name, "cpu")
         if results is None:
             continue
@@ -91,7 +91,7 @@ def retrospective(out: Path = PLANS_ROOT) -> dict[str, Plan]:
             looks,
             "t",
             "obrien-fleming",
-            tuple(c.id for c in CLAIMS.values() if c.experiment == name),
+            tuple(c.id for c in COMPARISONS.values() if c.experiment == name),
             base.basis,
             False,
             base.written,

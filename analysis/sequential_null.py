@@ -6,12 +6,12 @@ family.
 Per-seed effects N(0, 1) with no effect, a row with the paper's effect 1 and the smallest effect of
 interest 0.5: the rule of issue 21 (5 seeds, then one more while inconclusive up to 10, each look at
 95 %), one look at 10 seeds, and the committed group-sequential rule (the same looks,
-O'Brien-Fleming and Pocock spending, judged by dynkit.experiments.decide.follow_plan as ``dynkit run
+O'Brien-Fleming and Pocock spending, judged by dynkit.experiments.judging.planned.follow_plan as ``dynkit run
 --planned`` does). Then a family of ``FAMILY`` rows of one experiment, all with no effect, 10 seeds,
 their per-seed effects independent or correlated (``RHO``, rows computed from the same shards): the
 chance of any false decision in the family when its primary row is judged at 95 % and the others by
 Holm at 5 % (the rule before), and when the whole family is judged by Holm at 5 %
-(:func:`dynkit.experiments.ledger.judge`). Prints each rate with its Monte-Carlo standard error.
+(:func:`dynkit.experiments.judging.ledger.judge`). Prints each rate with its Monte-Carlo standard error.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
-from dynkit.experiments.decide import follow_plan
-from dynkit.experiments.inference import (
+from dynkit.experiments.judging.planned import follow_plan
+from dynkit.experiments.judging.inference import (
     DECISIONS,
     decide,
     holm_levels,
@@ -30,8 +30,8 @@ from dynkit.experiments.inference import (
     p_value,
     sequential_outcome,
 )
-from dynkit.experiments.ledger import Claim, greater, judge, metric
-from dynkit.experiments.plans import Plan
+from dynkit.experiments.judging.ledger import Comparison, greater, judge, metric
+from dynkit.experiments.judging.plans import Plan
 
 LOOKS = (5, 6, 7, 8, 9, 10)
 FAMILY = 4
@@ -63,7 +63,7 @@ def _ci(x, alpha):
 def family_rates(reps: int, seed: int = 2027, rhos: tuple = (0.0, RHO)) -> dict:
     """The family-wise false-decision rates of both rules, independent and correlated rows."""
     claims = [
-        Claim(
+        Comparison(
             f"sim.f{j}",
             "P",
             "x grows",
@@ -103,7 +103,7 @@ def main(argv=None) -> dict:
     p.add_argument("--reps", type=int, default=4000)
     args = p.parse_args(argv)
     xs_all = np.random.default_rng(2026).normal(0.0, 1.0, size=(args.reps, LOOKS[-1]))
-    claim = Claim(
+    claim = Comparison(
         "sim.null", "P", "x > 0", "-", "sim", "x", metric("x"), greater(1.0, null=0.0, sesoi=0.5)
     )
     rates = {

@@ -51,7 +51,7 @@ def one_epoch(model: str, solver: str, windows: int | None) -> dict:
     """CPU seconds of one epoch and the run's NFE and test MSE (seed 0)."""
     import torch
 
-    from dynkit.experiments.time_series_hybrids import run_hybrid
+    from dynkit.experiments.hybrids.time_series_hybrids import run_hybrid
 
     torch.set_num_threads(1)
     config = paper_config(model, solver, windows)

@@ -599,7 +599,12 @@ def cmd_stiffness(args) -> int:
 
 def cmd_nfe_sweep(args) -> int:
     nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
-    from .experiments.nfe_tolerance import UNTRAINED, is_untrained, sweep_training, write_nfe_sweep
+    from .experiments.node.nfe_tolerance import (
+        UNTRAINED,
+        is_untrained,
+        sweep_training,
+        write_nfe_sweep,
+    )
     from .io import check_output_path, check_writable_dir
 
     out = check_writable_dir(args.out, "--out")  # before the sweep, not after it
@@ -735,7 +740,7 @@ def cmd_run(args) -> int:
     if (
         args.planned and args.plan is not None
     ):  # read (a regular file only) before any folder is made
-        from .experiments.plans import load_plan
+        from .experiments.judging.plans import load_plan
 
         plan = load_plan(args.plan, "--plan")
     out = args.out or f"runs/experiments/{args.name}/{args.scale}"
@@ -762,7 +767,7 @@ def cmd_run(args) -> int:
     if (
         args.planned
     ):  # the looks of NAME's committed plan, until every ledger row of NAME is decided
-        from .experiments.decide import run_planned
+        from .experiments.judging.planned import run_planned
 
         del kwargs["seeds"]
         results = run_planned(args.name, plan, **kwargs)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from dynkit.experiments import get
-from dynkit.experiments.baselines import BASELINES
-from dynkit.experiments.csaode_attention import PAIR
-from dynkit.experiments.ledger import CLAIMS, VALIDITY
+from dynkit.experiments.judging.baselines import baseline_of
+from dynkit.experiments.csaode.csaode_attention import PAIR
+from dynkit.experiments.judging.ledger import COMPARISONS, VALIDITY
 from dynkit.tasks.text import default_data_dir
 
 TREC_TRAIN = default_data_dir() / "TREC.train"
@@ -25,7 +25,9 @@ def test_the_pair_check_fails_when_a_word_is_the_unknown_token_and_applies_to_th
     assert (
         check.test(1.0)[0] and not check.test(0.0)[0]
     )  # planted: a pair with a word outside the vocabulary
-    assert check.kind == "data" and check.applies(CLAIMS["csaode.attention_evolves"].value.metrics)
+    assert check.kind == "data" and check.applies(
+        COMPARISONS["csaode.attention_evolves"].value.metrics
+    )
 
 
 @pytest.mark.skipif(not TREC_TRAIN.exists(), reason=f"needs the shared TREC files ({TREC_TRAIN})")
@@ -37,4 +39,4 @@ def test_bighorn_is_not_in_trecs_training_questions_so_the_cpu_rows_seeds_are_in
     }
     assert PAIR[0] in words and PAIR[1] not in words  # independent of dynkit's loader
     config = {"args": list(get("csaode_attention").config("cpu").args)}
-    assert BASELINES["csaode_attention"](config, seed=0) == {"data.pair_in_vocabulary": 0.0}
+    assert baseline_of("csaode_attention")(config, seed=0) == {"data.pair_in_vocabulary": 0.0}

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import dynkit.experiments as E
-import dynkit.experiments.time_series_hybrids as hybrids
-from dynkit.experiments.baselines import BASELINES, beats_baseline, compute, load
-from dynkit.experiments.plans import Plan, load_plan
+import dynkit.experiments.hybrids.time_series_hybrids as hybrids
+from dynkit.experiments.judging.baselines import baseline_of, beats_baseline, compute, load
+from dynkit.experiments.judging.plans import Plan, load_plan
 from dynkit.tasks.windows import TimeSeriesTask, Windows
 
 C = 0.5  # the ramp's step: each stamp is the last plus C
@@ -40,7 +40,7 @@ def test_persistence_and_mean_have_their_closed_form_errors(
 ):
     planted = _ramp_task()
     monkeypatch.setattr(hybrids, "_task", lambda name, data, seed: planted)
-    got = BASELINES[f"ode_rnn_{task}"]({"task": task, "data": []}, 0)
+    got = baseline_of(f"ode_rnn_{task}")({"task": task, "data": []}, 0)
     assert got["baseline.persistence.test_mse"] == pytest.approx(
         expected_persistence, rel=1e-6
     )  # float32 data
@@ -107,7 +107,7 @@ PROSPECTIVE = (
 def test_the_committed_plans_load_and_name_their_rows():
     for name, plan in E.load_plans().items():
         assert isinstance(plan, Plan) and plan.experiment == name and plan.rows
-        assert set(plan.rows) <= set(E.CLAIMS)
+        assert set(plan.rows) <= set(E.COMPARISONS)
         # the plans written after the results (issue 30) say so; those of a redesigned experiment were written
         # before its rerun (issue 31: the authors' hybrids, TREC trained to validity, the authors' LSTM training,
         # node_adjoint_norm on the authors' cell) and say that
@@ -129,13 +129,13 @@ def test_a_plan_round_trips_through_its_file(tmp_path):
 def test_the_cubic_fit_is_held_to_the_zero_predictor():
     from fractions import Fraction
 
-    from dynkit.experiments.ledger import evaluate
+    from dynkit.experiments.judging.ledger import evaluate
 
     # independent: mean of x^6 over 200 points evenly spaced on [-1, 1], exact rational arithmetic
     exact = float(sum(Fraction(-199 + 2 * i, 199) ** 6 for i in range(200)) / 200)
-    zero = BASELINES["momres_cubic"]({}, 0)["baseline.zero.final_mse"]
+    zero = baseline_of("momres_cubic")({}, 0)["baseline.zero.final_mse"]
     assert zero == pytest.approx(exact, rel=1e-6)  # 1e-6: the script's points are float32
-    claim = E.CLAIMS["momres.cubic"]
+    claim = E.COMPARISONS["momres.cubic"]
     fit = [
         {
             "momentum.final_mse": 0.03 + 0.001 * s,

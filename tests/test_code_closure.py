@@ -133,6 +133,28 @@ def test_an_import_by_a_computed_name_reaches_its_package_s_modules_a_library_s_
     assert "dynkit.tasks.walker" not in closure_of(sources, "dynkit.experiments.exp")
 
 
+FAMILY = dict(  # a family folder: its __init__ and one experiment
+    experiments__fam__init='"""A family: its modules are listed in the catalogue."""\n',
+    experiments__fam__exp="from ..scripting import setup\n\ndef run():\n    return setup()\n",
+)
+
+
+@pytest.mark.parametrize(
+    "init, digested",
+    [
+        ('"""A family: its modules are listed in the catalogue."""\n', False),
+        ("", False),
+        ('"""A family."""\nMODULES = ("exp",)\n', True),  # a statement: code like any module
+        ("from ..tasks.silverbox import AMPLITUDE\n", True),
+    ],
+)
+def test_a_family_s_init_is_followed_and_digested_only_when_it_holds_a_statement(init, digested):
+    sources = package(**{**BASE, **FAMILY, "experiments__fam__init": init})
+    root = "dynkit.experiments.fam.exp"
+    assert "dynkit.experiments.fam" in C.closure([root, *C.MACHINERY], C.read_modules(sources))
+    assert ("dynkit.experiments.fam" in digests(sources, root)) is digested
+
+
 def digests(sources: dict[str, bytes], root: str = "dynkit.experiments.blowup") -> dict:
     modules = C.read_modules(sources)
     return {
@@ -257,7 +279,12 @@ PLANTED = {  # two tiny experiments inside the copy: one reaches silverbox, one 
         + "    return {'metrics': {'value': float(seed)}}\n"
     ),
 }
-REAL = ("node_blowup", "node_trained", "momseq_attention_scaling", "momres_cubic", "csaode_trec")
+REAL = tuple(sorted(E.EXPERIMENTS))  # every registered experiment
+WITHOUT_SILVERBOX = {"momseq_attention_scaling"}
+"""The experiments whose closure does not hold ``tasks/silverbox.py``, read off the sources: every
+other one imports ``dynkit.tasks`` (directly, or through ``experiments/scripting.py``, which imports
+``tasks.text``), and ``tasks/__init__`` imports ``tasks.time_series``, which imports silverbox;
+``momseq_attention_scaling`` imports only ``io``, ``models.attention``, the registry and plotting."""
 
 
 @pytest.fixture
@@ -288,12 +315,13 @@ def move_scripting(root: Path) -> None:
     moved_text = re.sub(r"^(\s*from )\.", r"\1..", text, flags=re.M)  # one level deeper
     (experiments / "helpers" / "scripting.py").write_text(moved_text)
     (experiments / "scripting.py").unlink()
-    for path in experiments.glob("*.py"):
+    for path in experiments.rglob("*.py"):  # the importers, in the families' folders too
         source = path.read_text()
-        if "from .scripting import" in source:
-            path.write_text(
-                source.replace("from .scripting import", "from .helpers.scripting import")
-            )
+        moved_imports = re.sub(
+            r"from (\.+)scripting import", r"from \1helpers.scripting import", source
+        )
+        if moved_imports != source:
+            path.write_text(moved_imports)
 
 
 def run_all(out: Path) -> dict[str, list[str]]:
@@ -320,7 +348,12 @@ def test_a_comment_and_a_move_reuse_shards_a_silverbox_edit_recomputes_importers
     for name in identity:
         now = E.EXPERIMENTS[name].code()
         assert C.same_code(identity[name], now), (name, C.describe_change(identity[name], now))
-    assert "dynkit.experiments.helpers.scripting" in E.EXPERIMENTS["node_blowup"].code()["modules"]
+    blowup = E.EXPERIMENTS["node_blowup"].code()["modules"]
+    assert "dynkit.experiments.helpers.scripting" in blowup
+    # its family's __init__ (a docstring) runs before it and computes nothing: followed, not digested
+    assert (
+        "dynkit.experiments.node" not in blowup and "dynkit.experiments.node.node_blowup" in blowup
+    )
     # (c) a code change in tasks/silverbox.py: exactly the shards whose closure holds it
     silverbox = copy / "tasks" / "silverbox.py"
     silverbox.write_text(silverbox.read_text() + "\nDRIVE_AMPLITUDE = 0.2\n")
@@ -331,4 +364,4 @@ def test_a_comment_and_a_move_reuse_shards_a_silverbox_edit_recomputes_importers
     assert "code changed in dynkit.tasks.silverbox" in notice
     stale = {n for n in identity if not C.same_code(identity[n], E.EXPERIMENTS[n].code())}
     importers = {n for n in identity if "dynkit.tasks.silverbox" in identity[n]["modules"]}
-    assert stale == importers and "node_blowup" in stale and "momseq_attention_scaling" not in stale
+    assert stale == importers == {*REAL, "planted_silverbox"} - WITHOUT_SILVERBOX

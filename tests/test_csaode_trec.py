@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 import dynkit.experiments as E
-from dynkit.experiments.ledger import evaluate
+from dynkit.experiments.judging.ledger import evaluate
 from dynkit.experiments.recipes import RECIPES, RecipeError
 
 ROWS = ("csaode.ark_fewer_nfe", "csaode.ark_faster", "csaode.ark_accuracy")
@@ -39,7 +39,7 @@ def _learned(n: int = 5) -> list[dict]:
 
 
 def test_the_rows_of_trained_runs_decide():
-    rows = {r: evaluate(E.CLAIMS[r], _results(_learned())) for r in ROWS}
+    rows = {r: evaluate(E.COMPARISONS[r], _results(_learned())) for r in ROWS}
     assert all(row.outcome != "invalid" for row in rows.values()), {
         r: row.reason for r, row in rows.items()
     }
@@ -55,12 +55,12 @@ def test_a_run_below_the_accuracy_bar_makes_every_row_invalid_the_nfe_row_too(ro
     per_seed[2][f"{model}.test_accuracy"] = (
         BAR - 0.004
     )  # planted: one model of one seed did not learn
-    got = evaluate(E.CLAIMS[row], _results(per_seed))
+    got = evaluate(E.COMPARISONS[row], _results(per_seed))
     assert got.outcome == "invalid"
     assert f"{model}.test_accuracy >= {BAR:g}" in got.reason and "seed 2: 0.796" in got.reason
     assert set(got.invalid_seeds) == {2}
     per_seed[2][f"{model}.test_accuracy"] = BAR  # on the bar is trained (">= 0.8")
-    assert evaluate(E.CLAIMS[row], _results(per_seed)).outcome != "invalid"
+    assert evaluate(E.COMPARISONS[row], _results(per_seed)).outcome != "invalid"
 
 
 def test_a_smoke_shard_records_every_metric_the_rows_and_their_checks_read(tmp_path):
@@ -70,8 +70,8 @@ def test_a_smoke_shard_records_every_metric_the_rows_and_their_checks_read(tmp_p
         k
         for r in ROWS
         for k in (
-            *E.CLAIMS[r].value.metrics,
-            *(m for c in E.CLAIMS[r].validity() for m in c.metrics),
+            *E.COMPARISONS[r].value.metrics,
+            *(m for c in E.COMPARISONS[r].validity() for m in c.metrics),
         )
     }
     assert needed <= set(metrics), needed - set(metrics)

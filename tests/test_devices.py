@@ -254,7 +254,7 @@ def test_a_cpu_shard_records_cpu_as_its_device_name(tmp_path, monkeypatch):
 
 def test_node_point_cloud_trains_on_the_shards_device(two_gpus, monkeypatch, tmp_path):
     """Was: its models trained on the CPU whatever --device said (train_model's default)."""
-    from dynkit.experiments import node_point_cloud
+    from dynkit.experiments.node import node_point_cloud
 
     seen = []
 
@@ -284,7 +284,7 @@ class _DrawsNameTheirDevice(torch.overrides.TorchFunctionMode):
 
 
 def _draws():
-    from dynkit.experiments import momres_cubic, momres_lista, momres_rings
+    from dynkit.experiments.momres import momres_cubic, momres_lista, momres_rings
     from dynkit.tasks.point_cloud import point_cloud
 
     g = lambda: torch.Generator().manual_seed(0)  # noqa: E731
@@ -310,7 +310,7 @@ def test_the_draw_check_catches_a_draw_that_leaves_its_device_to_the_default():
 
 def test_copy_task_batches_follow_the_models_device(monkeypatch):
     """The copy task's tensors come from numpy (the CPU): masked_loss moves them to the model."""
-    from dynkit.experiments import momseq_copy
+    from dynkit.experiments.momseq import momseq_copy
     from dynkit.tasks.sequences import copy_task
 
     moved = []

@@ -17,7 +17,7 @@ import pytest
 
 import dynkit.experiments as E
 from dynkit.cli import main
-from dynkit.experiments.ledger import Claim, evaluate, greater, less, ratio
+from dynkit.experiments.judging.ledger import Comparison, evaluate, greater, less, ratio
 from dynkit.experiments.registry import Experiment
 
 CALLS: list = []
@@ -202,7 +202,7 @@ def _planted(tmp_path: Path, values: list[float], name="toy") -> Path:
 )
 def test_planted_results_flip_each_outcome(tmp_path, values, outcome):
     # sesoi 0.01 on the log scale (2.3 %), below the paper's effect, so that every outcome can occur (issue 30)
-    claim = Claim(
+    claim = Comparison(
         "t.row",
         "P",
         "x shrinks",
@@ -214,7 +214,7 @@ def test_planted_results_flip_each_outcome(tmp_path, values, outcome):
     )
     table = E.ledger(_planted(tmp_path, values), claims=[claim])
     # a toy experiment has no recipe: a pilot, whose words say what its interval reads
-    from dynkit.experiments.evidence import PILOT_WORDS
+    from dynkit.experiments.judging.evidence import PILOT_WORDS
 
     assert [r.reading for r in table.rows] == [outcome] and [r.outcome for r in table.rows] == [
         PILOT_WORDS[outcome]
@@ -242,7 +242,7 @@ def test_planted_results_flip_each_outcome(tmp_path, values, outcome):
 
 
 def test_greater_rule_mirrors_less_and_missing_results_are_not_run(tmp_path):
-    up = Claim(
+    up = Comparison(
         "t.up", "P", "x grows", "Fig. 1", "toy", "x", ratio("x", "one"), greater(2.0, null=1.0)
     )
     assert (
@@ -277,7 +277,7 @@ def test_ledger_finds_the_results_of_record_or_says_it_cannot(tmp_path, monkeypa
     # An installed (non-editable) dynkit has no analysis/results beside it: the ledger must then read
     # ./analysis/results, and with neither refuse loudly instead of printing "no results" for every row.
     L = importlib.import_module(
-        "dynkit.experiments.ledger"
+        "dynkit.experiments.judging.ledger"
     )  # the attribute ``ledger`` is the function
 
     committed = E.ledger().to_dict()["rows"]
@@ -400,13 +400,13 @@ def test_shards_finished_by_a_concurrent_worker_are_not_run_again(toy, tmp_path,
 
 
 def test_planned_runs_look_by_look_and_records_the_plan(toy, tmp_path, monkeypatch, capsys):
-    from dynkit.experiments.decide import run_planned
-    from dynkit.experiments.inference import look_levels
-    from dynkit.experiments.ledger import CLAIMS, metric
-    from dynkit.experiments.plans import Plan
+    from dynkit.experiments.judging.planned import run_planned
+    from dynkit.experiments.judging.inference import look_levels
+    from dynkit.experiments.judging.ledger import COMPARISONS, metric
+    from dynkit.experiments.judging.plans import Plan
 
     # toy: b.value / a.value = (4 + s/10) / (3 + s/10), about 1.3 on every seed: decided at the first look
-    clear = Claim(
+    clear = Comparison(
         "t.clear",
         "P",
         "b beats a",
@@ -416,7 +416,7 @@ def test_planned_runs_look_by_look_and_records_the_plan(toy, tmp_path, monkeypat
         ratio("b.value", "a.value"),
         greater(1.1, null=1.0),
     )
-    monkeypatch.setitem(CLAIMS, "t.clear", clear)
+    monkeypatch.setitem(COMPARISONS, "t.clear", clear)
     plan = Plan("toy", (5, 7), rows=("t.clear",))
     res = run_planned("toy", plan, "smoke", out=tmp_path / "a")
     assert res["seeds"] == [0, 1, 2, 3, 4] and res["rows"] == {
@@ -432,9 +432,9 @@ def test_planned_runs_look_by_look_and_records_the_plan(toy, tmp_path, monkeypat
     assert len(CALLS) == 10
     # a.value = 3 + s/10 against 3.2: its CI holds 3.2 at 5 seeds -> the second look, then it stops at the last
     monkeypatch.setitem(
-        CLAIMS,
+        COMPARISONS,
         "t.open",
-        Claim(
+        Comparison(
             "t.open",
             "P",
             "a is 3.2",
@@ -489,7 +489,7 @@ def test_implicit_nfe_tells_a_stiff_field_from_a_benign_one():
 
     import torch
 
-    from dynkit.experiments.node_trained import implicit_nfe
+    from dynkit.experiments.node.node_trained import implicit_nfe
 
     class Linear(torch.nn.Module):
         def __init__(self, diagonal):

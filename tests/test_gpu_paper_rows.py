@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from analysis.gpu import paper_rows as P
-from dynkit.experiments.plans import load_plan as load_experiment_plan
+from dynkit.experiments.judging.plans import load_plan as load_experiment_plan
 from shared_data import SHARED_DATA
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def test_missing_measured_series_are_named_with_how_to_bring_them(monkeypatch, c
 
 
 def test_without_matplotlib_the_scripts_figures_are_skipped_and_restored(monkeypatch):
-    from dynkit.experiments import momres_cubic
+    from dynkit.experiments.momres import momres_cubic
 
     _, rows = P.load_plan()
     drawn = momres_cubic.plot

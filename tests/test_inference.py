@@ -16,8 +16,8 @@ from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 import dynkit.experiments as E
-from dynkit.experiments.decide import follow_plan
-from dynkit.experiments.inference import (
+from dynkit.experiments.judging.planned import follow_plan
+from dynkit.experiments.judging.inference import (
     DECISIONS,
     decide,
     holm_levels,
@@ -27,8 +27,8 @@ from dynkit.experiments.inference import (
     sequential_outcome,
     spending,
 )
-from dynkit.experiments.ledger import (
-    Claim,
+from dynkit.experiments.judging.ledger import (
+    Comparison,
     difference,
     effect_text,
     evaluate,
@@ -38,7 +38,7 @@ from dynkit.experiments.ledger import (
     metric,
     ratio,
 )
-from dynkit.experiments.plans import Plan, plan_from_pilot
+from dynkit.experiments.judging.plans import Plan, plan_from_pilot
 
 
 def _results(values: list[dict]) -> dict:
@@ -48,9 +48,9 @@ def _results(values: list[dict]) -> dict:
     }
 
 
-def _x_claim(id="t.x", sesoi=0.5, target=1.0, experiment="toy") -> Claim:
+def _x_claim(id="t.x", sesoi=0.5, target=1.0, experiment="toy") -> Comparison:
     """ "x > 0 by 1" (sesoi 0.5): one number per seed against no effect 0 (linear scale)."""
-    return Claim(
+    return Comparison(
         id,
         "P",
         "x grows",
@@ -154,7 +154,7 @@ def test_a_criterion_row_short_of_the_papers_figure_reads_smaller_effect():
     # "CSARK reaches 87.0 % on CR": the null is the majority class (63.8 %), the paper's 87.0 its
     # effect; folds at 76.5 % lie above the null and short of 87.0 (the old rule, with the sesoi =
     # the whole effect, said negligible)
-    claim = E.CLAIMS["csaode.cr_rk_accuracy"]
+    claim = E.COMPARISONS["csaode.cr_rk_accuracy"]
     null, target, sesoi = claim.bounds()
     assert (null, target) == (
         pytest.approx(63.8, abs=0.05),
@@ -255,7 +255,7 @@ def test_results_that_do_not_follow_their_plan_are_invalid():
 # ---- deterministic measurements ------------------------------------------------------------------------------------
 def test_a_zero_spread_metric_renders_as_one_deterministic_measurement(tmp_path):
     # csaode.ark_fewer_nfe: 17 vs 20 NFE in every seed, a count fixed by the method's structure
-    claim = E.CLAIMS["csaode.ark_fewer_nfe"]
+    claim = E.COMPARISONS["csaode.ark_fewer_nfe"]
     per_seed = [
         {
             "CSAARK.forward_nfe_per_batch": 17.0,
@@ -325,7 +325,7 @@ def test_rows_of_one_family_are_judged_at_holms_levels(tmp_path):
     # three rows on one experiment's NFE: the whole family, its primary row too, at Holm's levels
     # from 0.05
     rows = [
-        Claim(
+        Comparison(
             f"t.nfe{i}",
             "P",
             "fewer NFE",
@@ -372,9 +372,9 @@ def test_rows_of_one_family_are_judged_at_holms_levels(tmp_path):
 
 
 def test_families_of_the_registered_rows():
-    from dynkit.experiments.ledger import family_of
+    from dynkit.experiments.judging.ledger import family_of
 
-    f = {c.id: family_of(c) for c in E.CLAIMS.values()}
+    f = {c.id: family_of(c) for c in E.COMPARISONS.values()}
     walker_nfe = {i for i, v in f.items() if v == "ode_rnn_walker2d/nfe"}
     assert {
         "review.walker2d_hbnode_forward_nfe",

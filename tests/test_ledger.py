@@ -16,11 +16,11 @@ from scipy import stats
 
 import dynkit.experiments as E
 from dynkit.cli import main
-from dynkit.experiments.ledger import (
-    CLAIMS,
+from dynkit.experiments.judging.ledger import (
+    COMPARISONS,
     MIN_SEEDS,
     OUTCOMES,
-    Claim,
+    Comparison,
     LedgerError,
     at_least,
     at_most,
@@ -44,9 +44,9 @@ def _results(per_seed: list[dict], scale: str = "cpu") -> dict:
     }
 
 
-def _ratio_claim(sesoi=None, **kw) -> Claim:
+def _ratio_claim(sesoi=None, **kw) -> Comparison:
     """'x shrinks': x / one, the paper's ratio 0.8 (no effect 1), a trained baseline (one.acc >= 0.5)."""
-    return Claim(
+    return Comparison(
         "t.shrinks",
         "P",
         "x shrinks",
@@ -165,7 +165,7 @@ def test_a_linear_ci_that_crosses_zero_is_decided_on_the_log_scale():
     # momres.lista_revnet_fails: per-seed ratios 8.9e8, 7.6e8, 1.6e8 as committed, and two seeds far smaller
     # (target 10): a linear CI on the ratio crosses 0 (one huge seed hides a unanimous effect), the log CI lies
     # above log10(10)
-    claim = CLAIMS["momres.lista_revnet_fails"]
+    claim = COMPARISONS["momres.lista_revnet_fails"]
     ratios = [8.9e8, 7.6e8, 1.6e8, 50.0, 200.0]
     per_seed = [
         {
@@ -206,7 +206,9 @@ def test_a_claim_whose_recipe_needs_full_scale_says_so_whatever_its_cpu_interval
         _ratio_claim(full_scale="x"), _results(_seeds([0.70, 0.71, 0.69, 0.72, 0.70], acc=0.2))
     )
     assert invalid.outcome == "invalid"
-    assert not any(c.full_scale for c in CLAIMS.values())  # no registered recipe states it today
+    assert not any(
+        c.full_scale for c in COMPARISONS.values()
+    )  # no registered recipe states it today
 
 
 def test_seeds_needed_is_the_smallest_n_whose_detectable_effect_reaches_the_sesoi():
@@ -269,7 +271,8 @@ WALKER = "review.walker2d_hbnode_test_mse_vs_node"
 
 def test_a_valid_planted_walker_row_is_decided():
     assert (
-        evaluate(CLAIMS[WALKER], _results([_walker(s) for s in range(5)])).outcome == "reproduced"
+        evaluate(COMPARISONS[WALKER], _results([_walker(s) for s in range(5)])).outcome
+        == "reproduced"
     )
 
 
@@ -295,7 +298,7 @@ def test_a_mean_predictor_in_place_of_a_model_makes_its_rows_invalid(row_id):
                     **{f"{model}.epoch{e}.test_mse": 0.97 for e in range(1, WALKER_EPOCHS + 1)},
                 }
             )
-    row = evaluate(CLAIMS[row_id], _results(seeds))
+    row = evaluate(COMPARISONS[row_id], _results(seeds))
     assert row.outcome == "invalid" and "trained bar" in row.reason
     assert (
         "hbnode.test_mse 0.97 vs baseline.best.test_mse 0.08" in row.reason
@@ -304,7 +307,8 @@ def test_a_mean_predictor_in_place_of_a_model_makes_its_rows_invalid(row_id):
     for m in seeds:
         del m["baseline.best.test_mse"]
     assert (
-        "missing metric baseline.best.test_mse" in evaluate(CLAIMS[row_id], _results(seeds)).reason
+        "missing metric baseline.best.test_mse"
+        in evaluate(COMPARISONS[row_id], _results(seeds)).reason
     )
 
 
@@ -313,7 +317,7 @@ def test_a_diverged_baseline_is_invalid_with_its_seed_never_a_ratio_of_zero():
     seeds[2]["node.test_mse"] = (
         math.inf
     )  # the baseline diverged: hbnode / inf = 0 would pull towards the paper
-    row = evaluate(CLAIMS[WALKER], _results(seeds))
+    row = evaluate(COMPARISONS[WALKER], _results(seeds))
     assert (
         row.outcome == "invalid"
         and "node.test_mse diverged" in row.reason
@@ -325,13 +329,13 @@ def test_a_diverged_baseline_is_invalid_with_its_seed_never_a_ratio_of_zero():
 def test_a_diverged_momentum_model_is_invalid_not_dropped():
     seeds = [_walker(s) for s in range(5)]
     seeds[4]["hbnode.test_mse"] = None  # NaN written as null
-    row = evaluate(CLAIMS[WALKER], _results(seeds))
+    row = evaluate(COMPARISONS[WALKER], _results(seeds))
     assert row.outcome == "invalid" and "hbnode.test_mse diverged" in row.reason and row.n == 5
 
 
 def test_an_exploding_adjoint_is_invalid_not_a_success():
     # "the adjoint of HBNODE does not vanish": a decay of -15 orders (it grew by 15) would pass "decays by < 1"
-    claim = CLAIMS["review.hbnode_adjoint_own_decay"]
+    claim = COMPARISONS["review.hbnode_adjoint_own_decay"]
     # -0.3: 1.3 orders on the right side of the criterion 1, beyond its sesoi of 1 (0.2 would be negligible)
     # a model that learned: one-step MSE at 0.4x the better trivial predictor's (the trained bar, issue 31 item 7)
     learned = {
@@ -350,7 +354,8 @@ def test_an_exploding_adjoint_is_invalid_not_a_success():
     seeds = [_walker(s) for s in range(5)]
     seeds[0]["hbnode.adjoint_log10_ratio"] = 15.0
     assert (
-        evaluate(CLAIMS["review.walker2d_hbnode_adjoint_own"], _results(seeds)).outcome == "invalid"
+        evaluate(COMPARISONS["review.walker2d_hbnode_adjoint_own"], _results(seeds)).outcome
+        == "invalid"
     )
 
 
@@ -361,13 +366,13 @@ def test_a_vanishing_adjoint_is_opposite_on_its_own_numbers():
     for s, m in enumerate(seeds):
         m["hbnode.adjoint_log10_ratio"] = -20.0 - s
     assert (
-        evaluate(CLAIMS["review.walker2d_hbnode_adjoint_own"], _results(seeds)).outcome
+        evaluate(COMPARISONS["review.walker2d_hbnode_adjoint_own"], _results(seeds)).outcome
         == "opposite"
     )
 
 
 def test_an_nfe_at_the_solver_floor_is_invalid():
-    claim = CLAIMS["review.hbnode_forward_nfe_per_epoch"]
+    claim = COMPARISONS["review.hbnode_forward_nfe_per_epoch"]
 
     def seed(
         hb, node
@@ -400,7 +405,7 @@ def test_an_nfe_at_the_solver_floor_is_invalid():
 
 def test_a_hybrid_nfe_at_the_solver_floor_is_invalid():
     # the ODE-RNN NFE rows read the trained model at rtol 1e-6, per interval solve: 2 dopri5 steps (14) is the floor
-    claim = CLAIMS["review.walker2d_hbnode_forward_nfe"]
+    claim = COMPARISONS["review.walker2d_hbnode_forward_nfe"]
     assert evaluate(claim, _results([_walker(s) for s in range(5)])).outcome == "reproduced"
     seeds = [_walker(s) for s in range(5)]
     seeds[1]["node.tight.forward_nfe_per_solve"] = 14.0
@@ -409,7 +414,7 @@ def test_a_hybrid_nfe_at_the_solver_floor_is_invalid():
 
 
 def test_an_untrained_baseline_is_invalid():
-    claim = CLAIMS["momtr.copy_momentum_vs_linear"]
+    claim = COMPARISONS["momtr.copy_momentum_vs_linear"]
     per_seed = [
         {
             "momentum.mean_test_accuracy": 0.19 + 0.01 * s,
@@ -429,20 +434,20 @@ def test_a_loss_still_falling_is_invalid():
         seeds[3][f"node.epoch{e}.test_mse"] = 2.0 + 0.1 * (
             WALKER_EPOCHS - e
         )  # 5 % per epoch at the end
-    row = evaluate(CLAIMS[WALKER], _results(seeds))
+    row = evaluate(COMPARISONS[WALKER], _results(seeds))
     assert row.outcome == "invalid" and "plateau" in row.reason and "seed 3" in row.reason
 
 
 def test_a_missing_metric_is_invalid_naming_it_and_a_failed_run_says_so():
     seeds = [_walker(s) for s in range(5)]
     del seeds[1]["hbnode.test_mse"]
-    row = evaluate(CLAIMS[WALKER], _results(seeds))
+    row = evaluate(COMPARISONS[WALKER], _results(seeds))
     assert (
         row.outcome == "invalid" and "missing metric hbnode.test_mse in seed(s) [1]" in row.reason
     )
     seeds[1] = {k: v for k, v in seeds[1].items() if not k.startswith("hbnode.")}
     seeds[1].update({"hbnode.failed": 1.0, "hbnode.failed_epoch": 1.0})
-    row = evaluate(CLAIMS[WALKER], _results(seeds))
+    row = evaluate(COMPARISONS[WALKER], _results(seeds))
     assert row.outcome == "invalid" and "hbnode failed at epoch 1 in seed(s) [1]" in row.reason
 
 
@@ -475,7 +480,7 @@ def test_every_registered_row_has_a_scale_a_sesoi_and_an_outcome():
             assert row.seeds_needed is not None or "seeds" in row.reason, row.claim.id
     # the old linear-scale ratio rows are all on a log scale now
     assert all(
-        (c.value.scale == "log") == c.value.name.startswith("log10(") for c in CLAIMS.values()
+        (c.value.scale == "log") == c.value.name.startswith("log10(") for c in COMPARISONS.values()
     )
 
 
@@ -512,7 +517,7 @@ def test_a_bad_results_file_is_an_error_naming_the_file(tmp_path, content, match
     path = tmp_path / "momres_cubic" / "results.json"
     path.write_bytes(content)
     with pytest.raises(LedgerError, match=match) as err:
-        E.ledger(tmp_path, claims=[CLAIMS["momres.cubic"]])
+        E.ledger(tmp_path, claims=[COMPARISONS["momres.cubic"]])
     assert str(path) in str(err.value)
     assert main(["ledger", "--results", str(tmp_path)]) != 0
     assert str(path) in capsys.readouterr().err
@@ -536,8 +541,8 @@ def test_markdown_and_counts_show_outcomes_effects_and_reasons(tmp_path):
 
 
 def test_the_markdown_says_whether_each_rows_plan_was_written_before_its_results():
-    from dynkit.experiments.ledger import plan_kind
-    from dynkit.experiments.plans import Plan
+    from dynkit.experiments.judging.ledger import plan_kind
+    from dynkit.experiments.judging.plans import Plan
 
     before = Plan("toy", (5,), rows=("t.a",), prospective=True, written="written before the runs")
     after = Plan("toy", (5,), rows=("t.a",), prospective=False, written="after the results")
@@ -555,12 +560,12 @@ def test_the_markdown_says_whether_each_rows_plan_was_written_before_its_results
 def test_a_diverged_metric_stored_as_the_string_nan_is_diverged_not_a_crash(tmp_path):
     """Was: a results file whose shard held "nan" (how a NaN metric is stored in JSON) was refused
     as 'must be a number' and the whole ledger stopped; now the row is invalid, naming the seed."""
-    from dynkit.experiments.ledger import load_results, validate_results
+    from dynkit.experiments.judging.ledger import load_results, validate_results
 
     seeds = [_walker(s) for s in range(5)]
     seeds[3]["hbnode.test_mse"] = "nan"
     results = validate_results(_results(seeds), "planted")
-    row = evaluate(CLAIMS[WALKER], results)
+    row = evaluate(COMPARISONS[WALKER], results)
     assert row.outcome == "invalid" and "hbnode.test_mse diverged" in row.reason
     assert "seed 3" in row.reason and row.effect is None
     for bad in ("banana", True, [1.0]):  # anything else is still refused, naming the metric

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 import dynkit.experiments as E
-from dynkit.experiments.baselines import load as load_baselines
-from dynkit.experiments.ledger import evaluate
+from dynkit.experiments.judging.baselines import load as load_baselines
+from dynkit.experiments.judging.ledger import evaluate
 
 RESULTS = Path(__file__).resolve().parents[1] / "analysis" / "results"
 
@@ -40,7 +40,7 @@ def test_the_rings_bar_is_the_majority_class_of_the_labels_used():
         assert values["baseline.majority.test_accuracy"] == 0.5 and values["baseline.classes"] == 2
     (why,) = {
         c.why
-        for c in E.CLAIMS["momres.rings"].validity()
+        for c in E.COMPARISONS["momres.rings"].validity()
         if c.metrics[0] == "momentum.test_accuracy"
     }
     assert "majority class" in why and "chance 0.25" not in why
@@ -48,7 +48,7 @@ def test_the_rings_bar_is_the_majority_class_of_the_labels_used():
 
 @pytest.mark.parametrize("row_id", ["momres.rings", "momres.rings_tied"])
 def test_a_momentum_resnet_at_the_majority_class_is_invalid(row_id):
-    claim = E.CLAIMS[row_id]
+    claim = E.COMPARISONS[row_id]
     results, base = _record(claim.experiment)
     assert evaluate(claim, results, baselines=base).outcome != "invalid"  # as recorded: trained
     planted = _planted(
@@ -67,7 +67,7 @@ def test_a_point_cloud_node_at_the_best_constant_makes_every_point_cloud_row_inv
         ((c - 1) ** 2 * 80 + (c + 1) ** 2 * 40) / 120 for c in torch.linspace(-1, 1, 2001).tolist()
     ) == pytest.approx(constant, abs=1e-6)
     planted = _planted(results, "node.final_loss_median", constant)
-    rows = [c for c in E.CLAIMS.values() if c.experiment == "node_point_cloud"]
+    rows = [c for c in E.COMPARISONS.values() if c.experiment == "node_point_cloud"]
     assert len(rows) == 4
     for claim in rows:
         row = evaluate(claim, planted, baselines=base)
@@ -78,15 +78,15 @@ def test_the_point_cloud_node_of_record_is_held_to_its_bar():
     # seed 1 of the record ends at 1.341, worse than the constant's 0.889: every row reading NODE is
     # invalid
     results, base = _record("node_point_cloud")
-    row = evaluate(E.CLAIMS["review.point_cloud_hbnode_forward_nfe"], results, baselines=base)
+    row = evaluate(E.COMPARISONS["review.point_cloud_hbnode_forward_nfe"], results, baselines=base)
     assert row.outcome == "invalid" and "seed 1" in row.reason
 
 
 def test_lista_at_the_zero_code_is_invalid():
-    from dynkit.experiments.momres_lista import make_problem
+    from dynkit.experiments.momres.momres_lista import make_problem
 
     results, base = _record("momres_lista")
-    claim = E.CLAIMS["momres.lista_matches"]
+    claim = E.COMPARISONS["momres.lista_matches"]
     assert evaluate(claim, results, baselines=base).outcome != "invalid"
     # the zero code's loss 0.5 |y|^2 on the seed's test samples, recomputed here: the gap is at most
     # that

@@ -12,7 +12,7 @@ import pytest
 
 import dynkit.experiments as E
 from dynkit.cli import main
-from dynkit.experiments.ledger import LedgerError
+from dynkit.experiments.judging.ledger import LedgerError
 
 RECORD = Path(__file__).resolve().parents[1] / "analysis" / "results"
 NAME = "momres_rings_tied"  # 5 shards, each with its content hash
@@ -27,14 +27,14 @@ def _copy(tmp_path: Path) -> Path:
 def _refused(root: Path, match: str, capsys) -> None:
     path = root / NAME / "results.json"
     with pytest.raises(LedgerError, match=match) as err:
-        E.ledger(root, claims=[E.CLAIMS["momres.rings_tied"]])
+        E.ledger(root, claims=[E.COMPARISONS["momres.rings_tied"]])
     assert str(path) in str(err.value)
     assert main(["ledger", "--results", str(root), "--format", "json"]) != 0
     assert str(path) in capsys.readouterr().err
 
 
 def test_the_results_of_record_verify_against_their_shards(tmp_path):
-    (row,) = E.ledger(_copy(tmp_path), claims=[E.CLAIMS["momres.rings_tied"]]).rows
+    (row,) = E.ledger(_copy(tmp_path), claims=[E.COMPARISONS["momres.rings_tied"]]).rows
     assert row.n == 5
 
 
@@ -139,8 +139,8 @@ def test_the_ledger_of_record_is_what_the_shards_give_today():
 
 
 def test_no_pilot_reads_a_replications_word_and_no_negligible_ci_excludes_zero():
-    from dynkit.experiments.evidence import PILOT_OUTCOMES
-    from dynkit.experiments.inference import REPLICATION_OUTCOMES
+    from dynkit.experiments.judging.evidence import PILOT_OUTCOMES
+    from dynkit.experiments.judging.inference import REPLICATION_OUTCOMES
 
     for r in E.ledger().rows:
         if r.outcome in REPLICATION_OUTCOMES:

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 import dynkit.experiments as E
-from dynkit.experiments.evidence import PILOT_WORDS, evidence_of, question
-from dynkit.experiments.ledger import evaluate
+from dynkit.experiments.judging.evidence import PILOT_WORDS, evidence_of, question
+from dynkit.experiments.judging.ledger import evaluate
 
 RECORD = Path(__file__).resolve().parents[1] / "analysis" / "results"
 
@@ -21,7 +21,7 @@ def _results(name: str) -> dict:
 
 def test_the_tied_rings_at_the_authors_recipe_are_a_replication_and_a_changed_config_is_not():
     E.load_all()
-    claim = E.CLAIMS["momres.rings_tied"]
+    claim = E.COMPARISONS["momres.rings_tied"]
     results = _results("momres_rings_tied")
     level, why = evidence_of(claim, results)
     assert (
@@ -38,20 +38,20 @@ def test_the_tied_rings_at_the_authors_recipe_are_a_replication_and_a_changed_co
 
 def test_a_claim_about_walker2d_run_on_plane_vibration_is_a_pilot_of_our_question():
     E.load_all()
-    claim = E.CLAIMS["review.plane_vibration_hbnode_adjoint_not_vanishing"]
+    claim = E.COMPARISONS["review.plane_vibration_hbnode_adjoint_not_vanishing"]
     level, why = evidence_of(claim, _results("ode_rnn_plane_vibration"))
     assert level == "pilot" and "Walker2D" in why
     assert question(claim).startswith("Ours, on the measured plane vibration series:")
     assert "the paper's claim is about Walker2D" in question(claim)
     # MomentumRNN's MNIST claims on Fashion-MNIST: the recipe's data set differs
-    fashion = E.CLAIMS["momentum_rnn.fashion_mnist_MomentumLSTM_beats_lstm"]
+    fashion = E.COMPARISONS["momentum_rnn.fashion_mnist_MomentumLSTM_beats_lstm"]
     assert evidence_of(fashion, _results("momentum_lstm_fashion_mnist"))[0] == "pilot"
     assert "fashion_mnist" in question(fashion) and "MNIST" in question(fashion)
 
 
 def test_a_pilot_never_reads_reproduced_and_keeps_what_its_interval_read():
-    claim = E.CLAIMS["momres.rings_tied"]
-    from dynkit.experiments.baselines import load
+    claim = E.COMPARISONS["momres.rings_tied"]
+    from dynkit.experiments.judging.baselines import load
 
     results = _results("momres_rings_tied")
     base = load(RECORD / "momres_rings_tied")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import dynkit.experiments as E
-from dynkit.experiments.inventory import (
+from dynkit.experiments.judging.inventory import (
     COMPARISONS,
     NOT_COMPARISONS,
     PAPER_FILES,
@@ -60,9 +60,9 @@ def test_at_least_fifty_comparisons_each_with_a_row_or_a_need():
     E.load_all()
     assert len(COMPARISONS) >= 50
     for c in COMPARISONS:
-        ids = c.claim_ids(E.CLAIMS)
+        ids = c.claim_ids(E.COMPARISONS)
         assert bool(ids) != bool(c.needs), f"{c.paper} {c.location}: rows {ids}, needs {c.needs!r}"
-    gone = not_run(E.CLAIMS)
+    gone = not_run(E.COMPARISONS)
     assert gone and all(c.kind in ("data", "gpu", "capability") for c in gone)
     # the ledger lists them as not-run rows, counted apart
     table = E.ledger()
@@ -73,8 +73,8 @@ def test_at_least_fifty_comparisons_each_with_a_row_or_a_need():
 
 def test_every_row_with_a_table_or_figure_is_in_the_inventory():
     E.load_all()
-    covered = {i for c in COMPARISONS for i in c.claim_ids(E.CLAIMS)}
-    for claim in E.CLAIMS.values():
+    covered = {i for c in COMPARISONS for i in c.claim_ids(E.COMPARISONS)}
+    for claim in E.COMPARISONS.values():
         if re.match(
             r"(Table|Figs?\.) \d", claim.paper_figure
         ):  # located first at a table or figure

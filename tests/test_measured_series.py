@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import dynkit.experiments as E
-from dynkit.experiments import time_series_hybrids as hybrids
+from dynkit.experiments.hybrids import time_series_hybrids as hybrids
 from dynkit.tasks import measured
 from dynkit.tasks import plane_vibration as pv
 from dynkit.tasks import silverbox as sb
@@ -421,7 +421,7 @@ def test_the_measured_drive_is_v1_of_the_training_samples_linear_between_them():
     "source, words", [("measured", "silverbox.csv"), ("simulated", "simulated Duffing")]
 )
 def test_node_blowup_runs_on_either_drive_and_records_which(tmp_path, source, words):
-    from dynkit.experiments import node_blowup
+    from dynkit.experiments.node import node_blowup
 
     node_blowup.main(
         [
@@ -443,7 +443,7 @@ def test_node_blowup_runs_on_either_drive_and_records_which(tmp_path, source, wo
 
 
 def test_node_blowup_refuses_a_horizon_beyond_the_measured_drive(tmp_path, capsys):
-    from dynkit.experiments import node_blowup
+    from dynkit.experiments.node import node_blowup
 
     with pytest.raises(SystemExit):
         node_blowup.main(["--t-end", "1500", "--out", str(tmp_path / "x")])
@@ -458,7 +458,7 @@ def test_node_blowup_refuses_a_horizon_beyond_the_measured_drive(tmp_path, capsy
 
 
 def test_the_rows_of_record_say_what_they_ran_on():
-    from dynkit.experiments.ledger import ledger
+    from dynkit.experiments.judging.ledger import ledger
 
     table = ledger()
     walker = [r for r in table.rows if r.claim.experiment == "ode_rnn_walker2d"]
@@ -481,7 +481,7 @@ def test_the_rows_of_record_say_what_they_ran_on():
 
 
 def test_a_measured_record_says_so_in_its_rows(tmp_path):
-    from dynkit.experiments.ledger import CLAIMS, ledger
+    from dynkit.experiments.judging.ledger import COMPARISONS, ledger
 
     (tmp_path / "ode_rnn_silverbox").mkdir()
     record = json.loads((RESULTS / "ode_rnn_plane_vibration" / "results.json").read_text())
@@ -494,7 +494,7 @@ def test_a_measured_record_says_so_in_its_rows(tmp_path):
         "ode_rnn_silverbox"  # (no shards beside it: the ledger reads the record alone)
     )
     (tmp_path / "ode_rnn_silverbox" / "results.json").write_text(json.dumps(record))
-    claims = [c for c in CLAIMS.values() if c.experiment == "ode_rnn_silverbox"]
+    claims = [c for c in COMPARISONS.values() if c.experiment == "ode_rnn_silverbox"]
     rows = ledger(tmp_path, claims=claims, plans={}).rows
     assert rows and all(
         r.data == "the measured silverbox series with the review authors' preprocessing and split"
@@ -506,7 +506,7 @@ def test_a_measured_record_says_so_in_its_rows(tmp_path):
 
 
 def test_node_blowup_records_its_source_in_every_scale():
-    from dynkit.experiments.node_blowup import data_label
+    from dynkit.experiments.node.node_blowup import data_label
 
     for scale in ("smoke", "cpu", "full"):
         args = E.get("node_blowup").config(scale).args
@@ -523,16 +523,16 @@ def test_node_blowup_records_its_source_in_every_scale():
 def test_the_committed_baselines_regenerate_from_the_recorded_config(experiment):
     # the record's config rebuilds its data (the measured series, 64 windows of each part), so the trivial
     # predictors come out as committed; the simulated stand-in would give other numbers
-    from dynkit.experiments.baselines import BASELINES
+    from dynkit.experiments.judging.baselines import baseline_of
 
     folder = RESULTS / experiment
     config = json.loads((folder / "results.json").read_text())["config"]
     committed = json.loads((folder / "baselines.json").read_text())["seeds"]["0"]
-    got = BASELINES[experiment](config, 0)
+    got = baseline_of(experiment)(config, 0)
     assert got == pytest.approx(
         committed, rel=1e-9
     )  # the same computation on the same data: float64 sums
-    simulated = BASELINES[experiment](
+    simulated = baseline_of(experiment)(
         {**config, "source": "simulated", "data": [["n_points", 4000]]}, 0
     )
     assert simulated["baseline.best.test_mse"] != pytest.approx(

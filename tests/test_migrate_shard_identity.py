@@ -38,7 +38,7 @@ def old_identity_on_disk(root: Path, module: str) -> tuple[str, str]:
         if p.relative_to(root).parts[0] not in ("cli.py", "report", "experiments")
     }
     todo, seen = [experiments / "registry.py", experiments / "runner.py"], set()
-    source = experiments / (module.rsplit(".", 1)[1] + ".py")
+    source = root.joinpath(*module.split(".")[1:]).with_suffix(".py")
     todo.append(source)
     while todo:
         path = todo.pop()
@@ -106,19 +106,19 @@ def history(tmp_path_factory):
     shutil.copytree(C.PACKAGE_ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
     commit(repo, "A")
     shards = {
-        "node_blowup@A": record("node_blowup", "dynkit.experiments.node_blowup", root),
+        "node_blowup@A": record("node_blowup", "dynkit.experiments.node.node_blowup", root),
         "attention@A": record(
-            "momseq_attention_scaling", "dynkit.experiments.momseq_attention_scaling", root
+            "momseq_attention_scaling", "dynkit.experiments.momseq.momseq_attention_scaling", root
         ),
     }
     silverbox = root / "tasks" / "silverbox.py"
     silverbox.write_text(silverbox.read_text() + "\nDRIVE_AMPLITUDE = 0.2\n")
     commit(repo, "B: code in silverbox")
-    shards["node_blowup@B"] = record("node_blowup", "dynkit.experiments.node_blowup", root)
+    shards["node_blowup@B"] = record("node_blowup", "dynkit.experiments.node.node_blowup", root)
     shards["node_blowup@B, other torch"] = record(
-        "node_blowup", "dynkit.experiments.node_blowup", root, torch="1.0.0"
+        "node_blowup", "dynkit.experiments.node.node_blowup", root, torch="1.0.0"
     )
-    forged = record("node_blowup", "dynkit.experiments.node_blowup", root)
+    forged = record("node_blowup", "dynkit.experiments.node.node_blowup", root)
     forged["code"]["package_sha256"] = "0" * 64
     forged["sha256"] = content_hash(forged)
     shards["node_blowup, no such tree"] = forged
@@ -147,7 +147,7 @@ def today(history, monkeypatch):
 def test_the_old_identity_is_reproduced_from_git_blobs(today):
     root = C.PACKAGE_ROOT
     files = M.tree_files("HEAD")
-    for module in ("dynkit.experiments.node_blowup", "dynkit.experiments.momres_cubic"):
+    for module in ("dynkit.experiments.node.node_blowup", "dynkit.experiments.momres.momres_cubic"):
         assert M.whole_file_identity(files, module) == old_identity_on_disk(root, module)
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import dynkit.experiments as E
-from dynkit.experiments.ledger import CLAIMS, evaluate
+from dynkit.experiments.judging.ledger import COMPARISONS, evaluate
 from shared_data import SENTENCE_DATA, needs_sentence_data
 
 NAMES = [
@@ -29,7 +29,7 @@ NAMES = [
 def test_experiments_are_registered_with_ledger_rows():
     for name in NAMES:
         assert name in E.EXPERIMENTS, name
-        assert any(c.experiment == name for c in CLAIMS.values()), f"no ledger row for {name}"
+        assert any(c.experiment == name for c in COMPARISONS.values()), f"no ledger row for {name}"
 
 
 def test_ode_rnn_smoke_run_measures_and_reuses_shards(tmp_path):
@@ -79,7 +79,7 @@ def test_momentum_lstm_fashion_mnist_reads_idx_files_and_names_the_missing_packa
 ):
     # planted IDX files stand in for the Debian package, so the experiment's path runs everywhere; each
     # class is a distinct constant image, so the 196-step sequences differ between classes
-    from dynkit.experiments import momentum_lstm
+    from dynkit.experiments.momentum_rnn import momentum_lstm
     from dynkit.tasks import images
 
     rng = np.random.default_rng(0)
@@ -111,7 +111,7 @@ def test_momentum_lstm_fashion_mnist_reads_idx_files_and_names_the_missing_packa
 
 @needs_sentence_data
 def test_csaode_cv_smoke_run_holds_out_the_seed_fold(tmp_path):
-    from dynkit.experiments.csaode_cv import CVConfig, run_fold
+    from dynkit.experiments.csaode.csaode_cv import CVConfig, run_fold
 
     cfg = E.EXPERIMENTS["csaode_cv_cr"].config("smoke")
     results = E.run("csaode_cv_cr", "smoke", seeds=[3], out=tmp_path)
@@ -122,7 +122,7 @@ def test_csaode_cv_smoke_run_holds_out_the_seed_fold(tmp_path):
 
 
 def test_csaode_cv_table_gives_mean_and_sample_std_beside_the_paper(tmp_path):
-    from dynkit.experiments.csaode_cv import PAPER, render_table
+    from dynkit.experiments.csaode.csaode_cv import PAPER, render_table
 
     folds = [80.0, 82.0, 87.0]
     results = {
@@ -141,13 +141,13 @@ def test_csaode_cv_table_gives_mean_and_sample_std_beside_the_paper(tmp_path):
 @needs_sentence_data
 def test_csaode_cv_ledger_null_is_the_majority_class_rate():
     # the "learned nothing" accuracy of each set, recounted from the loader (not from the table in the code)
-    from dynkit.experiments.csaode_cv import DATASETS, MAJORITY
+    from dynkit.experiments.csaode.csaode_cv import DATASETS, MAJORITY
     from dynkit.tasks.text import load_dataset
 
     for name in DATASETS:
         counts = np.bincount(load_dataset(name, SENTENCE_DATA).labels)
         assert MAJORITY[name] == pytest.approx(100 * counts.max() / counts.sum(), abs=0.01), name
-        assert CLAIMS[f"csaode.{name}_rk_accuracy"].rule.null == MAJORITY[name]
+        assert COMPARISONS[f"csaode.{name}_rk_accuracy"].rule.null == MAJORITY[name]
 
 
 def _results(per_seed: list[dict]) -> dict:
@@ -271,7 +271,7 @@ def _hybrid(task: str, values: dict, s: int) -> dict:
     ],
 )
 def test_ledger_rows_turn_known_numbers_into_outcomes(claim_id, per_seed, outcome):
-    assert evaluate(CLAIMS[claim_id], _results(per_seed)).outcome == outcome
+    assert evaluate(COMPARISONS[claim_id], _results(per_seed)).outcome == outcome
 
 
 def _training_stopped():
@@ -297,7 +297,7 @@ def test_a_solver_failure_in_training_is_recorded_not_raised(
     monkeypatch, tmp_path, error, epoch, words
 ):
     import dynkit.tasks.time_series as ts
-    from dynkit.experiments.time_series_hybrids import run_hybrid
+    from dynkit.experiments.hybrids.time_series_hybrids import run_hybrid
 
     def blow_up(*args, **kwargs):
         raise error()
@@ -334,7 +334,7 @@ def test_momentum_lstm_gradient_ratio_does_not_underflow_over_196_steps():
     # an untrained LSTM read pixel by pixel over 196 steps: float32 backprop gave dL/dh_1 = 0 exactly on our
     # machines (a ratio floored at 1e-300 in the first results); gradient_ratio (float64 on a copy) gives the
     # true ratio, ~3e-38 here, below float32's normal range, and leaves the model and its grads alone
-    from dynkit.experiments.momentum_lstm import CELLS, gradient_ratio
+    from dynkit.experiments.momentum_rnn.momentum_lstm import CELLS, gradient_ratio
     from dynkit.models.momentum_rnn import SequenceClassifier
 
     torch.manual_seed(0)
@@ -351,9 +351,9 @@ def test_momentum_lstm_gradient_ratio_does_not_underflow_over_196_steps():
 def test_fig8_rows_name_their_stand_in_data_and_design():
     # node_adjoint_norm runs a simulated oscillator where the review's Fig. 8 has Walker2D, on the authors' residual
     # cell: every row must say both, whatever the recorded config (a row without them would read as the paper's run)
-    from dynkit.experiments.ledger import DATA_NOTES
+    from dynkit.experiments.judging.ledger import DATA_NOTES
 
-    rows = [c for c in CLAIMS.values() if c.experiment == "node_adjoint_norm"]
+    rows = [c for c in COMPARISONS.values() if c.experiment == "node_adjoint_norm"]
     assert len(rows) == 4
     for claim in rows:
         assert "residual" in claim.design_note and "RK4" in claim.design_note, claim.id
@@ -368,16 +368,16 @@ def test_the_hybrid_design_notes_read_the_registered_cpu_training(monkeypatch):
     import dataclasses
     import types
 
-    from dynkit.experiments import missing_claims
+    from dynkit.experiments.hybrids import comparisons
 
     cpu = E.get("ode_rnn_plane_vibration").config("cpu")
     old = dataclasses.replace(cpu, epochs=14, batch_size=16, data=(("max_windows", 64),))
     monkeypatch.setattr(
-        missing_claims, "get", lambda name: types.SimpleNamespace(config=lambda scale: old)
+        comparisons, "get", lambda name: types.SimpleNamespace(config=lambda scale: old)
     )
-    note = missing_claims._authors_design("ode_rnn_plane_vibration", "the authors' design")
+    note = comparisons._authors_design("ode_rnn_plane_vibration", "the authors' design")
     assert "14 epochs of batch 16 on the first 64 training windows of each part" in note
-    now = missing_claims.HYBRID_DESIGNS["ode_rnn_plane_vibration"]
+    now = comparisons.HYBRID_DESIGNS["ode_rnn_plane_vibration"]
     assert (
         f"{cpu.epochs} epochs of batch {cpu.batch_size} on every training window" in now
         and "first 64" not in now

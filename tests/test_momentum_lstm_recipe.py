@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import dynkit.experiments as E
-from dynkit.experiments import momentum_lstm as M
+from dynkit.experiments.momentum_rnn import momentum_lstm as M
 from dynkit.experiments.recipes import RECIPES, RecipeError
 
 NAMES = ("momentum_lstm_digits", "momentum_lstm_fashion_mnist")

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from dynkit.experiments.momseq_vanishing import second_order_forward
+from dynkit.experiments.momseq.momseq_vanishing import second_order_forward
 from dynkit.models.momentum_rnn import SequenceClassifier
 
 torch.set_num_threads(1)
@@ -37,7 +37,7 @@ def test_second_order_graph_same_function_different_hidden_sensitivities():
     "option, value", [("--tasks", "digits,sudoku"), ("--models", "RNN,GRU"), ("--tasks", "")]
 )
 def test_a_subset_outside_the_scale_is_refused_before_any_training(option, value, tmp_path, capsys):
-    from dynkit.experiments import momseq_vanishing
+    from dynkit.experiments.momseq import momseq_vanishing
 
     with pytest.raises(SystemExit) as err:
         momseq_vanishing.main([option, value, "--epochs", "1", "--out", str(tmp_path)])

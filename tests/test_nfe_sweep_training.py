@@ -14,8 +14,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 import component_fakes as fakes  # noqa: E402
 
 from dynkit.cli import main  # noqa: E402
-from dynkit.experiments import nfe_tolerance  # noqa: E402
-from dynkit.experiments.nfe_tolerance import (
+from dynkit.experiments.node import nfe_tolerance  # noqa: E402
+from dynkit.experiments.node.nfe_tolerance import (
     GIVEN_MODULES,
     SweepResults,
     plot_nfe_vs_tolerance,  # noqa: E402

@@ -17,15 +17,15 @@ import pytest
 import torch
 
 import dynkit.experiments as E
-import dynkit.experiments.node_adjoint_norm as adjoint
-import dynkit.experiments.node_images as images
-from dynkit.experiments.baselines import BASELINES
-from dynkit.experiments.ledger import evaluate, ledger
+import dynkit.experiments.node.node_adjoint_norm as adjoint
+import dynkit.experiments.node.node_images as images
+from dynkit.experiments.judging.baselines import baseline_of
+from dynkit.experiments.judging.ledger import evaluate, ledger
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "analysis" / "results"
-ADJOINT_ROWS = [c for c in E.CLAIMS.values() if c.experiment == "node_adjoint_norm"]
-IMAGE_ROWS = [c for c in E.CLAIMS.values() if c.experiment == "node_images"]
+ADJOINT_ROWS = [c for c in E.COMPARISONS.values() if c.experiment == "node_adjoint_norm"]
+IMAGE_ROWS = [c for c in E.COMPARISONS.values() if c.experiment == "node_images"]
 C = 0.25  # the planted ramp's step
 
 
@@ -142,10 +142,10 @@ def test_a_model_that_did_not_learn_makes_every_adjoint_row_invalid(constant_run
         assert row.outcome != "invalid", (claim.id, row.reason)
     # one model short of the bar (ODE-RNN, which every comparison row reads) invalidates the rows that read it
     learned["node.test_mse"] = 0.95 * flat["baseline.best.test_mse"]
-    row = evaluate(E.CLAIMS["review.hbnode_adjoint_no_vanishing"], _seeds_like(learned))
+    row = evaluate(E.COMPARISONS["review.hbnode_adjoint_no_vanishing"], _seeds_like(learned))
     assert row.outcome == "invalid" and "node.test_mse" in row.reason
     assert (
-        evaluate(E.CLAIMS["review.hbnode_adjoint_own_decay"], _seeds_like(learned)).outcome
+        evaluate(E.COMPARISONS["review.hbnode_adjoint_own_decay"], _seeds_like(learned)).outcome
         != "invalid"
     )
 
@@ -216,7 +216,7 @@ def test_node_images_trains_every_model_its_rows_compare_from_its_own_seed(monke
 
 
 def test_node_images_floors_are_measured_on_its_own_models(monkeypatch):
-    import dynkit.experiments.baselines as baselines
+    import dynkit.experiments.node.baselines as baselines
 
     seen = []
     monkeypatch.setattr(
@@ -224,7 +224,7 @@ def test_node_images_floors_are_measured_on_its_own_models(monkeypatch):
         "untrained_forward_nfe",
         lambda model, task, tol, seed, batch, solver="dynkit": seen.append(seed) or 20.0,
     )
-    BASELINES["node_images"]({"args": ["--tol", "1e-5", "--models", "anode", "hbnode"]}, 2)
+    baseline_of("node_images")({"args": ["--tol", "1e-5", "--models", "anode", "hbnode"]}, 2)
     assert seen == [images.model_seed(2)] * 2
 
 

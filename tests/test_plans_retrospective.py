@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from analysis.plans import retrospective
-from dynkit.experiments.plans import PLANS_ROOT, Plan, load_plan
+from dynkit.experiments.judging.plans import PLANS_ROOT, Plan, load_plan
 
 
 def test_a_prospective_plan_is_kept_and_the_others_are_written(tmp_path):

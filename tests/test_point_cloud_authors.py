@@ -166,7 +166,7 @@ def test_point_cloud_recipe_holds_the_authors_design_and_a_planted_dynkit_design
 
 
 def test_point_cloud_trained_bar_uses_the_runs_trivial_loss():
-    from dynkit.experiments.ledger import VALIDITY
+    from dynkit.experiments.judging.ledger import VALIDITY
 
     checks = [c for c in VALIDITY["node_point_cloud"] if c.metrics[0] == "hbnode.final_loss_median"]
     assert len(checks) == 1
@@ -189,7 +189,7 @@ def test_point_cloud_trained_bar_uses_the_runs_trivial_loss():
 
 @pytest.mark.parametrize("model", ["node", "hbnode", "ghbnode"])
 def test_point_cloud_nfe_rows_are_held_off_the_untrained_floor(model):
-    from dynkit.experiments.ledger import CLAIMS, VALIDITY
+    from dynkit.experiments.judging.ledger import COMPARISONS, VALIDITY
 
     checks = [
         c for c in VALIDITY["node_point_cloud"] if c.kind == "off floor" and c.subject == model
@@ -202,9 +202,11 @@ def test_point_cloud_nfe_rows_are_held_off_the_untrained_floor(model):
         checks[0].test(45.0, 38.0)[0] and not checks[0].test(38.0, 38.0)[0]
     )  # planted: at the floor
     nfe_rows = [
-        c for c in CLAIMS.values() if c.experiment == "node_point_cloud" and "nfe" in c.value.name
+        c
+        for c in COMPARISONS.values()
+        if c.experiment == "node_point_cloud" and "nfe" in c.value.name
     ]
-    loss_row = CLAIMS["review.point_cloud_hbnode_loss"]
+    loss_row = COMPARISONS["review.point_cloud_hbnode_loss"]
     mine = [r for r in nfe_rows if any(m.startswith(model + ".") for m in r.value.metrics)]
     assert mine and all(checks[0].applies(r.value.metrics) for r in mine)
     assert not checks[0].applies(loss_row.value.metrics)
@@ -212,12 +214,12 @@ def test_point_cloud_nfe_rows_are_held_off_the_untrained_floor(model):
 
 def test_point_cloud_floor_is_the_untrained_models_counted_evaluations():
     """The baseline's floor against the field's calls counted by a forward hook (not dynkit's NFE counter)."""
-    from dynkit.experiments.baselines import BASELINES
+    from dynkit.experiments.judging.baselines import baseline_of
     from dynkit.models.ode_block import set_tolerance
     from dynkit.tasks.node_runs import load_task
 
     seed, batch = 3, 50
-    floors = BASELINES["node_point_cloud"](
+    floors = baseline_of("node_point_cloud")(
         {"args": ["--runs", "1", "--models", "node", "hbnode"]}, seed
     )
     assert set(floors) == {"floor.node.forward_nfe@train", "floor.hbnode.forward_nfe@train"}
@@ -243,9 +245,9 @@ def test_point_cloud_floor_is_the_untrained_models_counted_evaluations():
 
 
 def test_point_cloud_loss_row_is_a_difference_that_holds_zero_losses():
-    from dynkit.experiments.ledger import CLAIMS
+    from dynkit.experiments.judging.ledger import COMPARISONS
 
-    row = CLAIMS["review.point_cloud_hbnode_loss"]
+    row = COMPARISONS["review.point_cloud_hbnode_loss"]
     # HBNODE's MSE reaches exactly 0 (the review's "goes to zero"): the effect must stay finite there
     assert row.value(
         {"node.final_loss_median": 0.15, "hbnode.final_loss_median": 0.0}

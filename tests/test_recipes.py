@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 import dynkit.experiments as E
 from dynkit.cli import main
-from dynkit.experiments.ledger import CLAIMS, Ledger, LedgerRow
+from dynkit.experiments.judging.ledger import COMPARISONS, Ledger, LedgerRow
 from dynkit.experiments.recipes import (
     ALL,
     NOT_STATED,
@@ -294,7 +294,7 @@ def test_malformed_settings_are_refused():
 
 
 def test_the_ledger_shows_the_setup_against_the_paper():
-    claim = next(c for c in CLAIMS.values() if c.experiment == "ode_rnn_plane_vibration")
+    claim = next(c for c in COMPARISONS.values() if c.experiment == "ode_rnn_plane_vibration")
     table = Ledger([LedgerRow(claim, "inconclusive", "not run")])
     md = table.to_markdown()
     assert "## Setup against the paper" in md and "### ode_rnn_plane_vibration" in md
@@ -318,7 +318,7 @@ def test_the_ledger_shows_the_setup_against_the_paper():
 
 
 def test_the_ledger_says_where_the_results_of_record_ran_another_config():
-    claim = next(c for c in CLAIMS.values() if c.experiment == "ode_rnn_plane_vibration")
+    claim = next(c for c in COMPARISONS.values() if c.experiment == "ode_rnn_plane_vibration")
     cpu = json.loads(
         json.dumps(E.runner.jsonable(dataclasses.asdict(E.get(claim.experiment).config("cpu"))))
     )
@@ -333,7 +333,7 @@ def test_the_ledger_says_where_the_results_of_record_ran_another_config():
         in planted.to_markdown()
     )
     # a record that predates an option reads as its default (the behaviour before it), nothing else
-    walker = next(c for c in CLAIMS.values() if c.experiment == "ode_rnn_walker2d")
+    walker = next(c for c in COMPARISONS.values() if c.experiment == "ode_rnn_walker2d")
     now = json.loads(
         json.dumps(E.runner.jsonable(dataclasses.asdict(E.get(walker.experiment).config("cpu"))))
     )
@@ -356,7 +356,7 @@ def test_the_docs_ledger_page_shows_the_setups(tmp_path):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "_ext"))
     import dynkit_pages
 
-    claim = next(c for c in CLAIMS.values() if c.experiment == "ode_rnn_walker2d")
+    claim = next(c for c in COMPARISONS.values() if c.experiment == "ode_rnn_walker2d")
     dynkit_pages.ledger_page(
         tmp_path / "with.md", lambda: Ledger([LedgerRow(claim, "inconclusive", "")])
     )
@@ -413,7 +413,7 @@ def test_a_scripts_settings_are_read_from_its_command_line_and_written_onto_it()
     """A script's config (``momres_cubic``): the recipe reads what its command line runs with, and the paper scale
     can only write an option the script has; a value fixed in its code is refused, never silently kept."""
     config = E.get("momres_cubic").config("cpu")
-    from dynkit.experiments import momres_cubic
+    from dynkit.experiments.momres import momres_cubic
 
     assert (
         config.options() == momres_cubic.options(list(config.args))

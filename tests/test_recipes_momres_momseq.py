@@ -37,7 +37,7 @@ def test_cubic_paper_scale_is_the_authors_example():
 
 
 def test_cubic_uniform_points_are_fresh_draws_on_the_interval():
-    from dynkit.experiments.momres_cubic import training_points
+    from dynkit.experiments.momres.momres_cubic import training_points
 
     g = torch.Generator().manual_seed(0)
     a, b = training_points("uniform", 500, g), training_points("uniform", 500, g)
@@ -76,7 +76,7 @@ def test_rings_paper_scale_is_the_authors_example(name):
 
 def test_the_authors_rings_and_schedule():
     """The authors' rings (radii 3 (k/2 + 0.2 u)) and the ResNet's schedule (their lr_list: 1, 1/2, 1/20)."""
-    from dynkit.experiments.momres_rings import authors_rings, lr_factor
+    from dynkit.experiments.momres.momres_rings import authors_rings, lr_factor
 
     x, y = authors_rings(1000, torch.Generator().manual_seed(0))
     radius = x.norm(dim=1).reshape(4, 1000)
@@ -98,7 +98,7 @@ def test_the_authors_rings_and_schedule():
 
 def test_rings_runs_the_authors_pieces(tmp_path):
     """A few iterations with every authors' option: the head-less net classifies by argmax of x_15."""
-    from dynkit.experiments import momres_rings
+    from dynkit.experiments.momres import momres_rings
 
     argv = [
         "--tied",
@@ -186,7 +186,7 @@ def test_lista_paper_scale_is_appendix_d():
 
 def test_lista_unit_variance_columns_and_plain_residual():
     """The two options the paper's recipe needs do what they say (the references: closed forms)."""
-    from dynkit.experiments.momres_lista import ISTAResidual, make_model, make_problem
+    from dynkit.experiments.momres.momres_lista import ISTAResidual, make_model, make_problem
 
     D_norm, *_ = make_problem(4, 4, torch.Generator().manual_seed(3))
     D_var, *_ = make_problem(4, 4, torch.Generator().manual_seed(3), "unit-variance")
@@ -266,7 +266,7 @@ def test_the_resnets_count_follows_iterations_unless_given(name, scale, iteratio
 def test_a_bad_option_is_refused_by_name_before_any_work(module, argv, expected, capsys):
     import importlib
 
-    script = importlib.import_module(f"dynkit.experiments.{module}")
+    script = importlib.import_module(E.get(module).module or E.get(module).run.__module__)
     with pytest.raises(SystemExit):
         script.options(argv)
     assert expected in capsys.readouterr().err
@@ -299,7 +299,7 @@ def test_copy_paper_scale_is_sect_4_1_and_table_1():
 
 def test_copy_models_are_built_from_the_recipes_values():
     """The models the run trains carry the options' Table 1 values (one source): a planted change moves them."""
-    from dynkit.experiments import momseq_copy
+    from dynkit.experiments.momseq import momseq_copy
 
     settings = momseq_copy.options([])
     built = momseq_copy.model_settings(**{k: settings[k] for k in momseq_copy.MOMENTUM})
@@ -319,7 +319,7 @@ def test_copy_models_are_built_from_the_recipes_values():
 
 
 def test_copy_lr_drop_divides_the_rate_by_ten_after_the_given_steps(tmp_path):
-    from dynkit.experiments import momseq_copy
+    from dynkit.experiments.momseq import momseq_copy
 
     argv = [
         "--epochs",
@@ -367,7 +367,7 @@ def test_the_sequence_paper_scales_refuse_by_name(name, reason):
 
 
 def test_vanishing_cells_follow_the_options():
-    from dynkit.experiments import momseq_vanishing
+    from dynkit.experiments.momseq import momseq_vanishing
 
     settings = momseq_vanishing.options(["--models", "RNN,MomentumRNN"])
     assert settings["models"] == ("RNN", "MomentumRNN") and (settings["mu"], settings["s"]) == (

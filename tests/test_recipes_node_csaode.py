@@ -36,7 +36,7 @@ SCRIPTS = [
 def test_a_scripts_options_are_exactly_what_its_run_takes(name):
     """One source: every setting ``options`` returns is a keyword of ``run`` and the other way round, so no value the
     recipe reads can be left unused, and no setting of the run is missing from the recipe's reach."""
-    module = importlib.import_module(f"dynkit.experiments.{name}")
+    module = importlib.import_module(E.get(name).module or E.get(name).run.__module__)
     for scale in ("smoke", "cpu", "full"):
         assert set(E.get(name).config(scale).options()) == _run_keywords(module), scale
 
@@ -69,7 +69,7 @@ def _fake_training(calls):
 def test_a_node_script_trains_with_the_settings_its_recipe_reads(name, monkeypatch, tmp_path):
     """What the twin's recipe reads (its options) is what every model trains with; a planted tolerance on the command
     line moves both together, and the recipe names it."""
-    module = importlib.import_module(f"dynkit.experiments.{name}")
+    module = importlib.import_module(E.get(name).module or E.get(name).run.__module__)
     calls = []
     monkeypatch.setattr(module, "train_model", _fake_training(calls))
     config = E.get(name + SUFFIX).config("cpu")
@@ -153,7 +153,7 @@ def test_train_model_clips_exactly_when_asked(clip_calls, clip):
 def test_node_blowup_paper_scale_is_the_authors_script(monkeypatch, tmp_path):
     """Nothing of Fig. 7's recipe is missing: the paper scale runs the authors' horizon, inits and tolerance, and the
     solves get the tolerance the recipe reads."""
-    from dynkit.experiments import node_blowup
+    from dynkit.experiments.node import node_blowup
 
     recipe, config = RECIPES["node_blowup"], E.get("node_blowup").config("paper")
     assert recipe.missing() == [] and recipe.mismatches(config) == []
@@ -207,7 +207,7 @@ def test_node_adjoint_norm_names_its_stand_in_and_refuses_the_paper_scale():
 def test_node_adjoint_norm_trains_with_the_safeguards_its_recipe_reads(
     extra, shrinks, monkeypatch, tmp_path
 ):
-    from dynkit.experiments import node_adjoint_norm
+    from dynkit.experiments.node import node_adjoint_norm
 
     argv = ["--length", "12", "--iterations", "2", "--models", "hbnode", *extra]
     settings = node_adjoint_norm.options(argv)
@@ -236,7 +236,7 @@ CV = ["csaode_cv_cr", "csaode_cv_mpqa", "csaode_cv_mr", "csaode_cv_subj"]
 
 
 def test_the_cv_recipes_are_one_builder_over_the_data_set():
-    from dynkit.experiments.csaode_recipes import cv_recipe
+    from dynkit.experiments.csaode.recipe import cv_recipe
 
     for name in CV:
         dataset = name.rsplit("_", 1)[1]
@@ -257,7 +257,7 @@ def test_a_cv_fold_trains_with_every_value_its_recipe_reads(scale, monkeypatch, 
     """The table's values are what the fold trains with at every scale (before, the full scale showed d = 32 and ran
     FULL_CONFIG's 300): each recipe field reaches train_csaode unchanged."""
     import dynkit.tasks.text as text
-    from dynkit.experiments.csaode_cv import run_fold
+    from dynkit.experiments.csaode.csaode_cv import run_fold
 
     calls = []
 
@@ -352,7 +352,7 @@ class _Stop(Exception):
 def test_a_csaode_script_trains_with_the_settings_its_recipe_reads(
     name, changed, scale, monkeypatch, tmp_path
 ):
-    module = importlib.import_module(f"dynkit.experiments.{name}")
+    module = importlib.import_module(E.get(name).module or E.get(name).run.__module__)
     calls = []
     monkeypatch.setattr(module, "train_csaode", _recorded_csaode(calls))
     config = E.get(name).config(scale)

@@ -374,8 +374,8 @@ def test_registered_scripts_hash_the_script_module_not_only_the_adapter():
     exp = E.EXPERIMENTS["momres_cubic"]  # registered through scripting.register_script
     code = exp.code()
     names = set(code["modules"])
-    assert {"dynkit.experiments.momres_cubic", "dynkit.experiments.scripting"} <= names
-    assert "dynkit.experiments.momres_lista" not in names  # another script, same adapter
+    assert {"dynkit.experiments.momres.momres_cubic", "dynkit.experiments.scripting"} <= names
+    assert "dynkit.experiments.momres.momres_lista" not in names  # another script, same adapter
 
 
 # -- issue 34: the code identity covers every module below the experiment; shards are read only inside out --
@@ -432,7 +432,7 @@ def _append(path: Path, text: str) -> None:
         ("experiments/scripting.py", True),  # an experiments module the experiment imports
         ("experiments/runner.py", True),  # the machinery that runs every shard
         (
-            "experiments/ledger.py",
+            "experiments/judging/ledger.py",
             False,
         ),  # another part of the experiments layer: not below this experiment
         ("cli.py", False),  # above the experiments layer
@@ -462,7 +462,7 @@ def test_the_identity_follows_node_blowup_into_its_task_module():
     names = set(E.EXPERIMENTS["node_blowup"].code()["modules"])
     assert {
         "dynkit.tasks.silverbox",
-        "dynkit.experiments.node_blowup",
+        "dynkit.experiments.node.node_blowup",
         "dynkit.experiments.scripting",
         "dynkit.solvers.engine",
         "dynkit.models.neural_ode",
@@ -472,8 +472,8 @@ def test_the_identity_follows_node_blowup_into_its_task_module():
     } <= names
     assert not names & {
         "dynkit.cli",
-        "dynkit.experiments.ledger",
-        "dynkit.experiments.momres_cubic",
+        "dynkit.experiments.judging.ledger",
+        "dynkit.experiments.momres.momres_cubic",
         "dynkit.experiments",
         "dynkit.theory.claims",
     }
@@ -591,7 +591,7 @@ def nan_run(config: ToyConfig, *, seed: int, out: Path, device: str) -> dict:
 
 
 def test_a_non_finite_metric_is_strict_json_and_makes_its_row_invalid(tmp_path, monkeypatch):
-    from dynkit.experiments.ledger import Claim, evaluate, greater, ratio
+    from dynkit.experiments.judging.ledger import Comparison, evaluate, greater, ratio
 
     exp = Experiment("nan_toy", nan_run, {s: ToyConfig() for s in ("smoke", "cpu", "full")})
     monkeypatch.setitem(E.EXPERIMENTS, "nan_toy", exp)
@@ -605,7 +605,7 @@ def test_a_non_finite_metric_is_strict_json_and_makes_its_row_invalid(tmp_path, 
     )
     assert stored["metrics"]["x"]["values"] == [2.0, "nan", 4.0] == res["metrics"]["x"]["values"]
     assert (stored["metrics"]["x"]["mean"], stored["metrics"]["x"]["n_seeds"]) == (3.0, 2)
-    claim = Claim(
+    claim = Comparison(
         "t.nan",
         "P",
         "x grows",

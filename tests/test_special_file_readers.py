@@ -49,7 +49,7 @@ def refused(kind: str, call, error=ValueError) -> str:
 
 @pytest.mark.parametrize("kind", SPECIAL)
 def test_a_plan(tmp_path, kind):
-    from dynkit.experiments.plans import load_plan
+    from dynkit.experiments.judging.plans import load_plan
 
     path = plant(tmp_path / "plan.json", kind)
     assert "plan" in refused(kind, lambda: load_plan(path))
@@ -126,7 +126,7 @@ def test_the_reports_trained_nfe_results(tmp_path, kind, monkeypatch):
     from dynkit.report import sections
 
     monkeypatch.setattr(
-        importlib.import_module("dynkit.experiments.ledger"),
+        importlib.import_module("dynkit.experiments.judging.ledger"),
         "default_results_root",
         lambda: tmp_path,
     )
@@ -136,7 +136,7 @@ def test_the_reports_trained_nfe_results(tmp_path, kind, monkeypatch):
 
 @pytest.mark.parametrize("kind", SPECIAL)
 def test_an_experiments_baselines(tmp_path, kind):
-    from dynkit.experiments import baselines
+    from dynkit.experiments.judging import baselines
 
     plant(tmp_path / baselines.BASELINES_FILE, kind)
     refused(kind, lambda: baselines.load(tmp_path))
@@ -144,7 +144,7 @@ def test_an_experiments_baselines(tmp_path, kind):
 
 @pytest.mark.parametrize("kind", SPECIAL)
 def test_the_paper_runs_logs(tmp_path, kind, monkeypatch):
-    from dynkit.experiments import paper_runs
+    from dynkit.experiments.judging import paper_runs
 
     monkeypatch.setattr(paper_runs, "LOGS", plant(tmp_path / "hbnode_logs.json", kind))
     paper_runs.paper_runs.cache_clear()

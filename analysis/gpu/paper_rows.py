@@ -232,11 +232,13 @@ def device_description(device: str) -> dict:
 def paper_ledger_rows(out: Path, experiments: list[str]) -> list[dict] | str:
     """The ledger's rows of ``experiments`` judged on their paper-scale results under ``out`` (each
     claim read at ``scale="paper"``, the committed plans' levels), or why they could not be computed."""
-    from dynkit.experiments import baselines as _baselines
-    from dynkit.experiments.ledger import CLAIMS, ledger
+    from dynkit.experiments import load_all
+    from dynkit.experiments.judging import baselines as _baselines
+    from dynkit.experiments.judging.ledger import COMPARISONS, ledger
     from dynkit.io import write_json
 
     try:
+        load_all()  # registers every family's comparisons and trivial predictors
         for name in experiments:
             results = json.loads((out / name / "results.json").read_text())
             if name in _baselines.BASELINES:
@@ -245,7 +247,7 @@ def paper_ledger_rows(out: Path, experiments: list[str]) -> list[dict] | str:
                 )
         claims = [
             dataclasses.replace(c, scale="paper")
-            for c in CLAIMS.values()
+            for c in COMPARISONS.values()
             if c.experiment in experiments
         ]
         if not claims:

@@ -350,13 +350,15 @@ def ledger_page(
     if ledger is None:
         _write(out, _unavailable(title, missing))
         return
-    from dynkit.experiments.ledger import plan_kind  # the plan column, as `dynkit ledger` prints it
+    from dynkit.experiments.judging.ledger import (
+        plan_kind,
+    )  # the plan column, as `dynkit ledger` prints it
 
     try:
         data = ledger().to_dict()
         rows, setups = data["rows"], data.get("setups") or {}
     except Exception as exc:
-        warn(f"dynkit.experiments.ledger raised {type(exc).__name__}: {exc}")
+        warn(f"dynkit.experiments.judging.ledger raised {type(exc).__name__}: {exc}")
         data, rows, setups = {}, [], {}
     uses_outcome = any(r.get("outcome") for r in rows)
     label = "outcome" if uses_outcome else "verdict"

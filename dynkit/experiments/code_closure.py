@@ -18,13 +18,15 @@ Each module carries two digests of its syntax tree, never of its bytes:
 
 The identity compares the *multiset* of ``(code, links)`` pairs, not the names: moving or renaming
 a file (its importers updated) changes dotted names only, so every shard stays reusable (a module
-with no statement but its docstring, such as a new subfolder's empty ``__init__``, runs nothing and
-is left out). An edit of code that a run imports changes that module's pair and its importers'
+with no statement but its docstring, such as a new subfolder's empty ``__init__`` or a family's
+``__init__``, ``experiments/node/__init__.py``, runs nothing: followed, but left out of the
+multiset; a package ``__init__`` with a statement is code like any module). An edit of code that a run imports changes that module's pair and its importers'
 ``links``, so exactly the shards whose closure holds it are recomputed; the names are kept beside
 the digests to say which module changed.
 
-Left out on purpose: the experiments package's ``__init__`` (it imports every experiment to register
-it; following it would make every shard depend on every experiment) and this module (it decides
+Left out on purpose: the experiments package's ``__init__``, the catalogue (it imports every
+family's experiments by computed name to register them; following it would make every shard depend
+on every experiment) and this module (it decides
 reuse and computes nothing; a change to how digests are taken changes the digests anyway). A module
 importing by a computed name (``import_module(f".{name}", __name__)``) is taken to reach every
 module of its package, except ``dynkit`` itself, whose lazy submodules are followed where they are

@@ -9,6 +9,9 @@ time as ``<name>_torchdiffeq``: the same run function, config points and scales,
 is the same with both engines::
 
     dynkit run node_trained_torchdiffeq --scale cpu --out analysis/results/node_trained_torchdiffeq
+
+Each family registers the twins of its experiments (``node/variants.py``, ``hybrids/variants.py``) with
+:func:`register_twin`; :data:`TWINS` lists them.
 """
 
 from __future__ import annotations
@@ -16,23 +19,17 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .registry import register_variant
+from .registry import Experiment, register_variant
 from .scripting import ScriptConfig
 
-NFE_EXPERIMENTS = (
-    "node_trained",
-    "node_point_cloud",
-    "node_images",
-    "ode_rnn_walker2d",
-    "ode_rnn_plane_vibration",
-    "ode_rnn_silverbox",
-)
-"""The experiments whose metrics feed the ledger's NFE rows (review Figs. 6, 9, 10, 11, 12, 13)."""
+__all__ = ["SUFFIX", "TWINS", "register_twin", "with_solver"]
 
 SUFFIX = "_torchdiffeq"
+"""A twin's name is its base's with this suffix."""
 
-TWIN_MODELS = {"ode_rnn_walker2d": ("node", "hbnode")}
-"""Where the twin trains only the models its ledger rows compare (a cheaper run that decides the same rows)."""
+TWINS: dict[str, tuple[str, ...] | None] = {}
+"""Every experiment with a torchdiffeq twin, by name: the models the twin trains where it trains only
+those its ledger rows compare (a cheaper run that decides the same rows), else None (the base's)."""
 
 
 def with_solver(config: Any, solver: str) -> Any:
@@ -47,21 +44,22 @@ def with_solver(config: Any, solver: str) -> Any:
     return dataclasses.replace(config, solver=solver)
 
 
-def _twin(name: str):
+def register_twin(base: str, models: tuple[str, ...] | None = None) -> Experiment:
+    """Register ``base + SUFFIX``: the experiment ``base`` with its models solved by torchdiffeq
+    (the papers' solver) instead of ``dk.solve``, training only ``models`` where given."""
+
     def change(config: Any) -> Any:
         config = with_solver(config, "torchdiffeq")
-        if name in TWIN_MODELS and not isinstance(config, ScriptConfig):
-            config = dataclasses.replace(config, models=TWIN_MODELS[name])
+        if models is not None and not isinstance(config, ScriptConfig):
+            config = dataclasses.replace(config, models=models)
         return config
 
-    return change
-
-
-for _name in NFE_EXPERIMENTS:
-    register_variant(
-        _name,
-        _name + SUFFIX,
-        _twin(_name),
-        summary=f"{_name} with the models solved by torchdiffeq (the papers' solver) instead of "
+    twin = register_variant(
+        base,
+        base + SUFFIX,
+        change,
+        summary=f"{base} with the models solved by torchdiffeq (the papers' solver) instead of "
         f"dk.solve: same outcome with both?",
     )
+    TWINS[base] = models
+    return twin

@@ -670,7 +670,7 @@ def _trained_nfe(models: tuple[str, ...]) -> tuple[dict, dict] | None:
     import json
 
     try:
-        root = require("experiments.ledger.default_results_root")()
+        root = require("experiments.judging.ledger.default_results_root")()
     except (ComponentUnavailable, ValueError):
         return None
     path = root / TRAINED_NFE_EXPERIMENT / "results.json"

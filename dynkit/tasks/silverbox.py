@@ -4,7 +4,7 @@
 the authors' preprocessing and split, each setting with its source). :func:`silverbox` simulates
 the system it realises, ``y'' + 2 zeta w y' + w^2 y + a y^3 = b u(t)``, driven by a random multisine
 ``u(t)`` (input voltage V1) with output ``y`` (voltage V2): the stand-in used before the measured series were
-available offline, and the driven system of the blow-up experiment (:mod:`dynkit.experiments.node_blowup`).
+available offline, and the driven system of the blow-up experiment (:mod:`dynkit.experiments.node.node_blowup`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,174 @@
+"""Accuracy of memory-free training: our exact mode vs the reference package ``momentumnet``.
+
+For a tied-weight Momentum ResNet (f = W2^T tanh(W1 x + b), width 4, hidden 16, float64, batch 8) of
+depth k, we compare the output x_k and the gradient of ||x_k||^2 w.r.t. W1 from (a) plain autograd
+(``momentumnet.MomentumNet(use_backprop=True)``), (b) momentumnet's memory-free mode
+(``use_backprop=False``) and (c) ours (``MomentumResNet(exact=True)``), which both reconstruct the
+activations in the backward pass instead of storing them. Reported: max |forward difference| and the
+relative gradient error ||g - g_autograd|| / ||g_autograd||.
+
+    python -m dynkit.experiments.momres.momres_reference_accuracy --out analysis/results/momres_reference_accuracy
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+from torch import nn
+
+from ..arg_types import positive_int
+from ..scripting import register_script, command_line, experiment_parser
+from dynkit.io import save_figure, write_json
+from dynkit.models.momentum_resnet import MomentumResNet
+
+
+def options(argv: list[str] | None = None) -> dict:
+    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres.recipe`)."""
+    args = build_parser().parse_args(argv)
+    return {
+        "width": 4,
+        "hidden": 16,
+        "batch": args.batch,
+        "dtype": "float64",
+        "tied_weights": True,
+        "gammas": (0.9, 0.99),
+        "depths": (10, 30, 100, 300, 1000) if args.full else (10, 100, 300),
+    }
+
+
+def run(
+    seed: int,
+    quiet: bool,
+    *,
+    width: int,
+    hidden: int,
+    batch: int,
+    dtype: str,
+    tied_weights: bool,
+    gammas: tuple[float, ...],
+    depths: tuple[int, ...],
+) -> dict:
+    if dtype != "float64" or not tied_weights:
+        raise ValueError(
+            f"dtype must be 'float64' and tied_weights True (the script builds nothing else), got "
+            f"{dtype!r}, {tied_weights!r}"
+        )
+    from momentumnet import MomentumNet, __version__ as momentumnet_version
+
+    depths = list(depths)
+    rows = []
+    for gamma in gammas:
+        for depth in depths:
+            torch.manual_seed(seed)
+            f = nn.Sequential(
+                nn.Linear(width, hidden), nn.Tanh(), nn.Linear(hidden, width)
+            ).double()
+            x = torch.randn(batch, width, dtype=torch.float64)
+            results = {}
+            for name, net in (
+                ("autograd", MomentumNet([f] * depth, gamma, use_backprop=True)),
+                ("momentumnet", MomentumNet([f] * depth, gamma, use_backprop=False)),
+                ("ours", lambda x: MomentumResNet([f] * depth, gamma)(x)[0]),
+            ):
+                f.zero_grad()
+                out = net(x)
+                out.pow(2).sum().backward()
+                results[name] = (out.detach(), f[0].weight.grad.clone())
+            ref_out, ref_grad = results["autograd"]
+            row = {"gamma": gamma, "depth": depth}
+            for name in ("momentumnet", "ours"):
+                out, grad = results[name]
+                row[f"{name}_forward_max_abs_diff"] = float((out - ref_out).abs().max())
+                row[f"{name}_grad_rel_error"] = float((grad - ref_grad).norm() / ref_grad.norm())
+            rows.append(row)
+            if not quiet:
+                print(row, file=sys.stderr)
+    return {
+        "rows": rows,
+        "config": {
+            "depths": depths,
+            "seed": seed,
+            "width": width,
+            "hidden": hidden,
+            "batch": batch,
+            "dtype": "float64",
+            "momentumnet": momentumnet_version,
+        },
+    }
+
+
+def plot(result: dict, path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.5))
+    for gamma, style in ((0.9, "-"), (0.99, "--")):
+        rows = [r for r in result["rows"] if r["gamma"] == gamma]
+        depths = [r["depth"] for r in rows]
+        for name, colour in (("momentumnet", "C1"), ("ours", "C0")):
+            ax.loglog(
+                depths,
+                [max(r[f"{name}_grad_rel_error"], 1e-17) for r in rows],
+                style,
+                color=colour,
+                marker="o",
+                ms=3,
+                label=f"{name}, gamma={gamma}",
+            )
+    ax.set_xlabel("depth")
+    ax.set_ylabel("relative gradient error vs autograd")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    save_figure(fig, path, dpi=120)
+
+
+def build_parser():
+    parser = experiment_parser(__doc__, "runs/momres_reference_accuracy")
+    parser.add_argument(
+        "--batch", type=positive_int, default=8, help="inputs per forward pass (default 8)"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
+    torch.set_num_threads(1)
+    result = run(args.seed, args.quiet, **options(argv))
+    command = command_line("dynkit.experiments.momres_reference_accuracy", argv)
+    write_json(f"{args.out}/reference_accuracy.json", result, command=command)
+    plot(result, f"{args.out}/reference_accuracy.png")
+    print(
+        f"{'gamma':>6} {'depth':>6} {'momentumnet fwd':>16} {'ours fwd':>10} {'momentumnet grad':>17} {'ours grad':>10}"
+    )
+    for r in result["rows"]:
+        print(
+            f"{r['gamma']:>6} {r['depth']:>6} {r['momentumnet_forward_max_abs_diff']:>16.2e} "
+            f"{r['ours_forward_max_abs_diff']:>10.2e} {r['momentumnet_grad_rel_error']:>17.2e} "
+            f"{r['ours_grad_rel_error']:>10.2e}"
+        )
+    return result
+
+
+def _metrics(result: dict) -> dict:
+    deepest = max(r["depth"] for r in result["rows"])
+    rows = [r for r in result["rows"] if r["depth"] == deepest]
+    return {
+        "ours.grad_rel_error": max(r["ours_grad_rel_error"] for r in rows),
+        "momentumnet.grad_rel_error": max(r["momentumnet_grad_rel_error"] for r in rows),
+        "ours.forward_max_abs_diff": max(r["ours_forward_max_abs_diff"] for r in rows),
+    }
+
+
+register_script(
+    "momres_reference_accuracy",
+    main,
+    metrics=_metrics,
+    smoke=(),
+    cpu=(),
+    full=("--full",),
+    options=options,
+)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,7 @@
+"""Momentum sequence models: the Momentum Transformer's copy task and attention scaling, the
+MomentumRNN's vanishing gradient.
+
+Its modules, in the order they register, are listed in the catalogue
+(:data:`dynkit.experiments.FAMILIES`); this file holds only its docstring, so that a shard's code
+identity follows it and finds nothing to digest (:mod:`dynkit.experiments.code_closure`).
+"""
