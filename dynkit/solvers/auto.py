@@ -53,6 +53,7 @@ import numpy as np
 from typing import NamedTuple
 
 from .explicit import ExplicitRK
+from .stepper import Stepper
 from .jacobian import is_sparse
 from .radau import RADAU5, RadauIIA
 from .rosenbrock import RODAS4, RODAS5, RosenbrockTableau
@@ -161,7 +162,7 @@ class _Tap:
         return out
 
 
-class AutoStepper:
+class AutoStepper(Stepper):
     """Delegates to the explicit or the stiff stepper and switches between them (module docstring)."""
 
     def __init__(self, method: AutoSwitching, field, backend):
