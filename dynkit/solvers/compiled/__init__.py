@@ -367,6 +367,7 @@ def solve_or_fallback(
 def check_problem_jacobian(problem, method: str, t0: float, y0: np.ndarray, atol: Any) -> None:
     """The Python path's check of a user's ``jac`` (:func:`~dynkit.solvers.jacobian.check_jacobian`:
     one call of ``jac``, two of ``f``) on the compiled ``f`` and ``jac``, before the kernel runs."""
+
     def call(name: str, function, t: float, y: np.ndarray):
         try:
             return function(float(t), np.ascontiguousarray(y, dtype=np.float64), problem.p)
