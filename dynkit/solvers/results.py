@@ -78,7 +78,7 @@ class SolverStats:
 
 @dataclass
 class Solution:
-    """Result of :func:`solve`.
+    """Result of :func:`~dynkit.solvers.solve`.
 
     Attributes
     ----------

@@ -111,9 +111,8 @@ NONFINITE_FACTOR = stepsize.NONFINITE_FACTOR
 PI_BETA_TIMES_K = stepsize.PI_BETA_TIMES_K
 SAME_TIME_RTOL = _recorder.SAME_TIME_RTOL
 OVERFLOW_STALLS = _diagnosis.OVERFLOW_STALLS
-ERR_PREV_FLOOR = (
-    stepsize.ERR_PREV_FLOOR
-)  # the PI controller's remembered error starts at (and never goes below) this
+# the PI controller's remembered error starts at (and never goes below) this
+ERR_PREV_FLOOR = stepsize.ERR_PREV_FLOOR
 
 
 @dataclass
