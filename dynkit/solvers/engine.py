@@ -345,8 +345,9 @@ def solve(
     method : str, RungeKuttaTableau or TwoStepRK
         A name from :data:`METHODS` (``euler``, ``midpoint``, ``heun``, ``rk4``, ``ark3``, ``ark4``,
         ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5``, ``dop853``; stiff: ``rosenbrock23``, ``rodas4``,
-        ``rodas5``, ``radau5``, ``bdf``, and ``auto``), or a user-defined tableau,
-        two-step method or any method object whose ``make_stepper`` returns a :class:`~dynkit.solvers.stepper.Stepper`.
+        ``rodas5``, ``radau5``, ``bdf``, and ``auto``), or a user-defined tableau, two-step
+        method or any method object whose ``make_stepper`` returns a
+        :class:`~dynkit.solvers.stepper.Stepper`.
     rtol, atol : float
         Relative and absolute tolerances of the adaptive methods: a step is accepted when the RMS
         over all components of ``err / (atol + rtol * max(|y|, |y_new|))`` is at most 1.
