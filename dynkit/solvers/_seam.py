@@ -43,7 +43,7 @@ _COMPILED: list[CompiledEntry] = []
 
 
 def register_adjoint(entry: Callable) -> None:
-    """Set the function ``solve(adjoint=True)`` calls (``dynkit.solvers.adjoint.validated_adjoint_call``)."""
+    """Set the function ``solve(adjoint=True)`` calls (``adjoint.validated_adjoint_call``)."""
     _ADJOINT[:] = [entry]
 
 

@@ -1,6 +1,7 @@
-"""Step-size control of the adaptive loop: the controller interface, the PI controller, the first step.
+"""Step-size control of the adaptive loop: the controller interface, the PI controller, the first
+step.
 
-:func:`dynkit.solvers.engine.solve`'s adaptive loop asks a :class:`StepSizeController` for the factor
+:func:`dynkit.solvers.solve`'s adaptive loop asks a :class:`StepSizeController` for the factor
 ``h_new / h`` after each trial step (:meth:`~StepSizeController.accept` or
 :meth:`~StepSizeController.reject`); a stepper with a rule of its own (``radau5``, ``bdf``) may then
 replace that factor through :meth:`~dynkit.solvers.stepper.Stepper.step_factor`. The constants are
