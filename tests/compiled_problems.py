@@ -101,21 +101,21 @@ ADAPTIVE_EXPLICIT = ("bosh3", "rkf45", "dopri5", "tsit5", "dop853")
 
 
 def spy_on_max_steps_diagnosis(monkeypatch) -> list[int]:
-    """Record ``nfe`` when each MaxStepsExceeded diagnosis (``engine._max_steps_failure``) starts, for both paths.
+    """Record ``nfe`` when each MaxStepsExceeded diagnosis (``_diagnosis.max_steps_failure``) starts, for both paths.
 
     The diagnosis bisects a slope reversal down to a few ulps: how many halvings (calls of ``f``) that takes depends on
     the last bits of the state where the solve stopped, which the two paths reach only to rounding. So the counts are
     compared where the step loops end, and the totals within the bisection's slack."""
-    from dynkit.solvers import engine
+    from dynkit.solvers import _diagnosis
 
     starts: list[int] = []
-    original = engine._max_steps_failure
+    original = _diagnosis.max_steps_failure
 
     def spy(field, *args):
         starts.append(field.stats.nfe)
         return original(field, *args)
 
-    monkeypatch.setattr(engine, "_max_steps_failure", spy)
+    monkeypatch.setattr(_diagnosis, "max_steps_failure", spy)
     return starts
 
 

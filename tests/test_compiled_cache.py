@@ -155,10 +155,10 @@ def test_a_docstring_edit_reuses_the_kernels_and_a_code_edit_does_not(tmp_path):
     assert reused["hits"] == 1 and reused["misses"] == 0
 
     def constant(solvers: Path):  # planted: a constant the kernels compile in
-        engine = solvers / "engine.py"
-        text = engine.read_text()
+        stepsize = solvers / "stepsize.py"
+        text = stepsize.read_text()
         assert "\nSAFETY = 0.9" in text
-        engine.write_text(text.replace("\nSAFETY = 0.9", "\nSAFETY = 0.91", 1))
+        stepsize.write_text(text.replace("\nSAFETY = 0.9", "\nSAFETY = 0.91", 1))
 
     changed = run_probe(folder, package_copy(tmp_path, constant))
     assert changed["hits"] == 0 and changed["misses"] == 1

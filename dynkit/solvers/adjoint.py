@@ -66,6 +66,7 @@ from .backend import is_torch
 from .engine import Solution, SolverStats, register_adjoint, solve
 from .errors import SolverError
 from .explicit import make_stepper
+from .methods import METHODS
 
 
 @dataclass
@@ -262,8 +263,6 @@ class _PartwiseStepper:
 
 def _backward_method(options: dict, n_y: int, sizes: Sequence[int]):
     """The backward solves' method: the forward's (or ``backward_options``'), part by part if adaptive."""
-    from . import METHODS  # late: the registry lives in the package's __init__
-
     method = options.get("method", "dopri5")
     implementation = (
         METHODS[method].implementation if isinstance(method, str) and method in METHODS else method

@@ -53,6 +53,7 @@ import numpy as np
 from typing import NamedTuple
 
 from .explicit import ExplicitRK
+from .stepper import Stepper
 from .jacobian import is_sparse
 from .radau import RADAU5, RadauIIA
 from .rosenbrock import RODAS4, RODAS5, RosenbrockTableau
@@ -161,7 +162,7 @@ class _Tap:
         return out
 
 
-class AutoStepper:
+class AutoStepper(Stepper):
     """Delegates to the explicit or the stiff stepper and switches between them (module docstring)."""
 
     def __init__(self, method: AutoSwitching, field, backend):
@@ -208,11 +209,11 @@ class AutoStepper:
 
     @property
     def safety(self):
-        return getattr(self.active, "safety", None)
+        return self.active.safety
 
     @property
     def pi_beta(self):
-        return getattr(self.active, "pi_beta", None)
+        return self.active.pi_beta
 
     @property
     def explicit(self) -> bool:
@@ -226,17 +227,13 @@ class AutoStepper:
 
     def step_factor(self, norm, accepted, engine_factor):
         """The step factor of the stepper that made the trial, if it has its own controller."""
-        own = getattr(self._made_by, "step_factor", None)
-        return own(norm, accepted, engine_factor) if own is not None else engine_factor
+        return self._made_by.step_factor(norm, accepted, engine_factor)
 
     def error_norm(self, trial, norm):
-        own = getattr(self.active, "error_norm", None)
-        return own(trial, norm) if own is not None else norm(trial.error)
+        return self.active.error_norm(trial, norm)
 
     def accepted(self, trial) -> None:
-        hook = getattr(self.active, "accepted", None)
-        if hook is not None:
-            hook(trial)
+        self.active.accepted(trial)
         h = abs(self._h)
         mark, self._mark = self._mark, (float(self._t + self._h), self.field.stats.nfe)
         if self.explicit:
@@ -303,9 +300,7 @@ class AutoStepper:
         return True
 
     def projected(self, y) -> None:
-        hook = getattr(self.active, "projected", None)
-        if hook is not None:
-            hook(y)
+        self.active.projected(y)
 
     def _switch(self, to, reason: str) -> None:
         self.switch_log.append(Switch(float(self._t + self._h), self.active.name, to.name, reason))
@@ -313,11 +308,7 @@ class AutoStepper:
         self.active = to
         if to is self.stiff_stepper:  # the explicit method's cost test ends with its run
             self._cost_check = None
-        restart = getattr(to, "restart", None)
-        if (
-            restart is not None
-        ):  # a stepper with memory (radau5's extrapolation, Jacobian reuse) starts afresh
-            restart()
+        to.restart()  # a stepper with memory (radau5's extrapolation, Jacobian reuse) starts afresh
         self.to_stiff.reset()
         self.pinned.reset()
         self.to_explicit.reset()

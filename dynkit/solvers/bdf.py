@@ -56,6 +56,7 @@ import numpy as np
 
 from .control import tolerance_factor as proportionality
 from .explicit import Slope, Trial
+from .stepper import Stepper
 from .jacobian import jacobian_provider, torch_refusal
 from .linalg import shifted_lu
 
@@ -153,7 +154,7 @@ def _resolve(k1):
     return k1.get() if isinstance(k1, _LazySlope) else k1
 
 
-class BDFStepper:
+class BDFStepper(Stepper):
     """The stepper of a :class:`BDFMethod` (engine protocol plus ``accepted`` and ``step_factor``);
     numpy states, float64 arithmetic."""
 

@@ -1,6 +1,6 @@
 """Explicit steppers: one class for every Runge–Kutta tableau, one for the two-step (ARK) methods.
 
-Both follow the stepper protocol of :mod:`dynkit.solvers.engine` (``attempt(t, y, h, k1) -> Trial``);
+Both are :class:`~dynkit.solvers.stepper.Stepper` subclasses (``attempt(t, y, h, k1) -> Trial``);
 nothing here is specific to one method: the coefficients come from
 :class:`~dynkit.solvers.tableaus.RungeKuttaTableau` or :class:`~dynkit.solvers.ark.TwoStepRK`.
 """
@@ -12,49 +12,8 @@ from typing import Any
 import numpy as np
 
 from .ark import TwoStepRK
+from .stepper import Slope, Stepper, Trial
 from .tableaus import RungeKuttaTableau
-
-
-class Slope:
-    """``f(t, y)`` at a step end, computed at most once and only if someone needs it."""
-
-    __slots__ = ("field", "t", "y", "value")
-
-    def __init__(self, field, t: float, y, value=None):
-        self.field, self.t, self.y, self.value = field, t, y, value
-
-    def get(self):
-        if self.value is None:
-            self.value = self.field(self.t, self.y)
-        return self.value
-
-
-class Trial:
-    """One attempted step, as a stepper hands it to the controller.
-
-    Attributes
-    ----------
-    y_new : array
-        The proposed state at ``t + h``.
-    error : array or None
-        Local error estimate, an array like ``y`` (None for fixed-step methods).
-    interpolant : callable
-        ``interpolant(theta)`` with ``theta`` a 1-D numpy array of step fractions in [0, 1]
-        returns the stacked states at ``t + theta * h`` (leading axis: ``len(theta)``).
-    end_slope : Slope
-        ``f(t + h, y_new)``, lazily: FSAL steps fill it in, others compute it on first use.
-    """
-
-    __slots__ = ("y_new", "error", "interpolant", "end_slope", "error2")
-
-    def __init__(self, y_new, error, interpolant, end_slope: Slope):
-        self.y_new, self.error, self.interpolant, self.end_slope = (
-            y_new,
-            error,
-            interpolant,
-            end_slope,
-        )
-        self.error2 = None  # a second error estimate, for steppers whose error_norm combines two
 
 
 def hermite_weights(theta: np.ndarray, h: float) -> np.ndarray:
@@ -91,7 +50,7 @@ def _times(h: float, coeffs):
     return [h * x for x in coeffs]
 
 
-class ExplicitRK:
+class ExplicitRK(Stepper):
     """The stepper of an explicit Runge–Kutta tableau (fixed step or embedded pair).
 
     One step computes the stages ``k_i = f(t + c_i h, y + h sum_j a_ij k_j)``, the update
@@ -200,7 +159,7 @@ class _DenseRK:
         return st.backend.lincomb_many(self.y, self._all_stages(), powers @ st.p_t, self.h)
 
 
-class TwoStep:
+class TwoStep(Stepper):
     """Stepper of a two-step ARK method: the starter first, then Eq. (9) of CSAODE (constant steps)."""
 
     def __init__(self, method: TwoStepRK, field, backend, h: float):

@@ -46,6 +46,7 @@ from .ark import TwoStepRK
 from .control import StepControl
 from .engine import solve
 from .errors import MaxStepsExceeded, VectorFieldError
+from .methods import METHODS
 
 __all__ = ["odeint", "odeint_adjoint", "TORCHDIFFEQ_METHODS", "NO_EQUIVALENT"]
 
@@ -356,8 +357,6 @@ class _State:
 
 
 def _resolve_method(method) -> tuple[str, bool]:
-    from . import METHODS  # late: the registry lives in the package's __init__
-
     if method is None:
         method = "dopri5"
     if not isinstance(method, str):
@@ -806,8 +805,6 @@ def _fixed_grid(f, func, state: _State, t, t_np, direction, options, run):
         steps[0]
     ):
         return run(f, state.flat, t, float(steps[0]))
-    from . import METHODS
-
     if isinstance(METHODS[run.name].implementation, TwoStepRK):
         raise ValueError(
             f"the two-step method {run.name!r} needs a uniform grid (options['step_size'] dividing "

@@ -70,6 +70,7 @@ from dataclasses import dataclass, field as dataclass_field
 import numpy as np
 
 from .explicit import Slope, Trial
+from .stepper import Stepper
 from .jacobian import is_sparse, jacobian_provider, torch_refusal
 from .linalg import shifted_lu
 
@@ -171,7 +172,7 @@ def _radau5() -> RadauIIA:
 RADAU5 = _radau5()
 
 
-class RadauStepper:
+class RadauStepper(Stepper):
     """The stepper of a :class:`RadauIIA` (engine protocol: ``attempt``, ``error_norm``, ``accepted``,
     ``step_factor``); numpy states (the arithmetic in float64, ``f`` called with the state's dtype)."""
 

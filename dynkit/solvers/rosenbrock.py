@@ -54,6 +54,7 @@ import numpy as np
 
 from .control import tolerance_factor
 from .explicit import Slope, Trial
+from .stepper import Stepper
 from .jacobian import is_sparse, jacobian_provider
 from .linalg import shifted_lu
 
@@ -421,7 +422,7 @@ class _TorchLU:
         return torch.linalg.lu_solve(lu, piv, flat).reshape(rhs.shape)
 
 
-class RosenbrockStepper:
+class RosenbrockStepper(Stepper):
     """The stepper of a :class:`RosenbrockTableau` (engine protocol: ``attempt(t, y, h, k1) -> Trial``).
 
     The Jacobian comes from ``field.jac`` (the user's ``jac=``), else autograd (torch) or finite

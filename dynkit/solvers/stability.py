@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tableaus import RungeKuttaTableau
+from .tableaus import TABLEAUS, RungeKuttaTableau
 
 # Hairer's DOPRI5 code declares stiffness after 15 steps near the stability boundary
 DEFAULT_MIN_RUN = 15
@@ -72,14 +72,8 @@ def stability_polynomial(tableau: RungeKuttaTableau) -> np.ndarray:
 
 def stability_boundary(method: str | RungeKuttaTableau) -> float:
     """Radius ``r`` of the stability region on the negative real axis: ``|R(−x)| ≤ 1`` for ``0 ≤ x ≤ r``."""
-    from . import METHODS  # late: the registry imports this module's users
-
-    if (
-        isinstance(method, str)
-        and method in METHODS
-        and isinstance(METHODS[method].implementation, RungeKuttaTableau)
-    ):
-        method = METHODS[method].implementation
+    if isinstance(method, str) and method in TABLEAUS:  # the one-step RK methods of METHODS
+        method = TABLEAUS[method]
     if not isinstance(method, RungeKuttaTableau):
         raise ValueError(
             f"method must be a one-step Runge-Kutta method name or tableau, got {method!r}"

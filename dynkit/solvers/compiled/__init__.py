@@ -34,6 +34,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _diagnosis, _seam
+from ..backend import backend_for
 from ..errors import (
     CompilationError,
     CompileWarning,
@@ -43,12 +45,13 @@ from ..errors import (
     StepSizeUnderflow,
     VectorFieldError,
 )
+from ..jacobian import check_jacobian
+from ..methods import METHODS
+from ..results import Solution, SolverStats
 
 __all__ = [
     "numba_available",
     "compile_problem",
-    "register_kernel",
-    "KERNELS",
     "solve_compiled",
     "kernel_names",
     "JIT_HINT",
@@ -364,7 +367,6 @@ def solve_or_fallback(
 def check_problem_jacobian(problem, method: str, t0: float, y0: np.ndarray, atol: Any) -> None:
     """The Python path's check of a user's ``jac`` (:func:`~dynkit.solvers.jacobian.check_jacobian`:
     one call of ``jac``, two of ``f``) on the compiled ``f`` and ``jac``, before the kernel runs."""
-    from ..jacobian import check_jacobian
 
     def call(name: str, function, t: float, y: np.ndarray):
         try:
@@ -391,7 +393,7 @@ def refuse_or_warn(mode, reason: str, error: type = ValueError, stacklevel: int 
 
 
 class _FailureRecorder:
-    """What ``engine._max_steps_failure`` needs of the recorder: ``failure(cls, message, t)``."""
+    """What ``_diagnosis.max_steps_failure`` needs of the recorder: ``failure(cls, message, t)``."""
 
     def __init__(self, method: str, build: Callable):
         self.method, self.build = method, build
@@ -451,8 +453,6 @@ def solve_compiled(
     Solution
         ``ts``, ``ys``, ``stats`` (:class:`SolverStats`), ``result``, ``message``, ``method``, as the Python path.
     """
-    from .. import engine
-    from ..engine import Solution, SolverStats
     from . import common
 
     kernel_names()
@@ -502,9 +502,9 @@ def solve_compiled(
         if result.y_last is not None and result.f_last is not None:
             # the Python path's diagnosis (stiffness, chattering), with its calls of f counted the same way
             stepper = type("CompiledStepper", (), {"explicit": _is_explicit(method)})()
-            error = engine._max_steps_failure(
+            error = _diagnosis.max_steps_failure(
                 _PythonField(problem, stats),
-                engine.backend_for(y0),
+                backend_for(y0),
                 rec,
                 stepper,
                 t,
@@ -520,12 +520,12 @@ def solve_compiled(
                 t,
             )
     elif result.status == common.STEP_UNDERFLOW:
-        error = rec.failure(StepSizeUnderflow, engine._underflow_message(h, t, t0, t_end), t)
+        error = rec.failure(StepSizeUnderflow, _diagnosis.underflow_message(h, t, t0, t_end), t)
     elif result.status == common.NEWTON_FAILURE:
         error = rec.failure(
             StepSizeUnderflow,
             f"Newton iterations failed at every step size down to {h:.3g} at "
-            f"t={t:.17g}; " + engine._underflow_message(h, t, t0, t_end),
+            f"t={t:.17g}; " + _diagnosis.underflow_message(h, t, t0, t_end),
             t,
         )
     elif result.status == common.NONFINITE_START:
@@ -533,7 +533,7 @@ def solve_compiled(
     elif result.status == common.RANGE_EDGE:
         error = rec.failure(
             NonFiniteState,
-            engine._range_edge_message(engine.backend_for(y0), result.y_last, t, h),
+            _diagnosis.range_edge_message(backend_for(y0), result.y_last, t, h),
             t,
         )
     elif result.status == common.NONFINITE:
@@ -554,8 +554,6 @@ def solve_compiled(
 
 def _is_explicit(method: str) -> bool:
     """Whether ``method`` is an explicit method (a MaxStepsExceeded then may suggest a stiff one)."""
-    from .. import METHODS
-
     info = METHODS.get(method)
     implementation = getattr(info, "implementation", None)
     return bool(getattr(implementation, "explicit", True)) and not hasattr(
@@ -567,3 +565,6 @@ def _is_explicit(method: str) -> bool:
 # ensembles (the public entry is dynkit.solve_ensemble); imported last: ensemble.py uses the names above
 
 from .ensemble import EnsembleSolution, solve_ensemble  # noqa: E402
+
+# solve(compile=...) reaches this path through the seam: the engine sits below this package
+_seam.register_compiled(_seam.CompiledEntry(validate_compile, refuse_or_warn, solve_or_fallback))

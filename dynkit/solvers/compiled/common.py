@@ -32,7 +32,7 @@ from typing import Any, Callable
 import numba
 import numpy as np
 
-from .. import engine as _engine
+from .. import _diagnosis, _recorder, stepsize
 from ..errors import CompileWarning
 from . import cache as _cache
 
@@ -104,14 +104,15 @@ NFE, N_STEPS, N_ACCEPTED, N_REJECTED, NJEV, NLU, SWITCHES, NEWTON_ITERATIONS, NE
 )
 
 # -- the engine's constants, frozen into the kernels when they compile
-SAFETY = _engine.SAFETY
-MIN_FACTOR = _engine.MIN_FACTOR
-MAX_FACTOR = _engine.MAX_FACTOR
-NONFINITE_FACTOR = _engine.NONFINITE_FACTOR
-PI_BETA_TIMES_K = _engine.PI_BETA_TIMES_K
-SAME_TIME_RTOL = _engine.SAME_TIME_RTOL
-OVERFLOW_STALLS = _engine.OVERFLOW_STALLS
-ERR_PREV_FLOOR = 1e-4  # the PI controller's remembered error starts at (and never goes below) this
+SAFETY = stepsize.SAFETY
+MIN_FACTOR = stepsize.MIN_FACTOR
+MAX_FACTOR = stepsize.MAX_FACTOR
+NONFINITE_FACTOR = stepsize.NONFINITE_FACTOR
+PI_BETA_TIMES_K = stepsize.PI_BETA_TIMES_K
+SAME_TIME_RTOL = _recorder.SAME_TIME_RTOL
+OVERFLOW_STALLS = _diagnosis.OVERFLOW_STALLS
+# the PI controller's remembered error starts at (and never goes below) this
+ERR_PREV_FLOOR = stepsize.ERR_PREV_FLOOR
 
 
 @dataclass

@@ -20,7 +20,15 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._validation import real_array as _real_array
+from .._validation import validate_step_size as _validate_step_size
+from .._validation import validate_times as _validate_times
+from .._validation import validate_tolerances as _validate_tolerances
+from ..engine import solve
 from ..errors import CompilationError, CompileWarning, SolverError
+from ..methods import METHODS
+from ..results import Solution, SolverStats
+from ..tableaus import RungeKuttaTableau
 from . import JIT_HINT, compile_problem, numba_available, validate_compile
 
 __all__ = ["solve_ensemble", "EnsembleSolution"]
@@ -82,8 +90,6 @@ class EnsembleSolution:
 
     def solution(self, i: int):
         """Trajectory ``i`` as a :class:`~dynkit.solvers.Solution` (the output times it reached)."""
-        from ..engine import Solution, SolverStats
-
         if (
             isinstance(i, bool)
             or not isinstance(i, (int, np.integer))
@@ -115,17 +121,11 @@ class EnsembleSolution:
 
 
 def _float_matrix(value, name: str, what: str) -> np.ndarray:
-    from ..engine import _real_array
-
     return _real_array(value, name, what)
 
 
 def _validate(f, y0s, t, params, method, rtol, atol, first_step, max_steps, threads):
     """Everything checked before any work: ``(Y0 (m, n), P (m, n_p) or None, t_out, rtol, atol, first_step)``."""
-    from .. import METHODS
-    from ..engine import _validate_step_size, _validate_times, _validate_tolerances
-    from ..tableaus import RungeKuttaTableau
-
     if not callable(f):
         raise TypeError(
             f"f must be a callable f(t, y) (or f(t, y, p) with params), got {type(f).__name__}"
@@ -345,8 +345,6 @@ def solve_ensemble(
 
 
 def _python_loop(f, Y, P, t_out, method, rtol, atol, first_step, max_steps) -> EnsembleSolution:
-    from ..engine import solve
-
     m, n = Y.shape
     ys = np.full((m, len(t_out), n), np.nan)
     stats = {k: np.zeros(m, dtype=np.int64) for k in STAT_FIELDS}

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from ..methods import METHODS
 from ..tableaus import RungeKuttaTableau
 from . import register_kernel
 from .common import (
@@ -457,8 +458,6 @@ class ExplicitDriver:
 
 
 def _register() -> None:
-    from .. import METHODS
-
     for name, info in METHODS.items():
         if isinstance(info.implementation, RungeKuttaTableau) and info.implementation.adaptive:
             register_kernel(name, ExplicitDriver(info.implementation))
