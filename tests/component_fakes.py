@@ -382,3 +382,8 @@ def uninstall(monkeypatch, module: str) -> None:
     mod = importlib.import_module(f"dynkit.{module}")
     for name in NAMES[module]:
         monkeypatch.delattr(mod, name, raising=False)
+    lazy = getattr(mod, "_NAMES", None)  # a lazy package would load the name on first access
+    if isinstance(lazy, dict):
+        monkeypatch.setattr(
+            mod, "_NAMES", {k: v for k, v in lazy.items() if k not in NAMES[module]}
+        )
