@@ -23,7 +23,7 @@ backward reconstruction across intervals).
 The backward solves measure their error part by part (:class:`PartwiseErrorMethod`): one RMS over the
 concatenation ``z = (y, a, g)`` lets the many parameter components (``g``, often thousands) dilute the error of
 the few that carry it (``y`` and ``a``), and the gradient came out 1.5-3.6× less accurate than torchdiffeq's
-at the same forward error (issue 33; ``python -m benchmarks.bench_adjoint --accuracy``). Each part (``y``,
+at the same forward error (``python -m benchmarks.bench_adjoint --accuracy``). Each part (``y``,
 ``a``, each parameter tensor) is weighted so that the norm is ``(Σ_p RMS_p²)^{1/2}``, at least the largest
 part's RMS: the mixed norm of torchdiffeq's adjoint is the maximum of the same RMS values.
 

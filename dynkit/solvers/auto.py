@@ -14,13 +14,13 @@ The switch is dynkit's own stiffness test (:mod:`dynkit.diagnostics.stiffness`, 
   forgiveness (not at crude tolerances, where nonstiff steps limited by accuracy may sit at ``u ≥ 1/2``). The
   threshold falls with the tolerance as an accuracy-limited dopri5 step does (``∝ rtol^{1/5}``); with 1/2 at every
   rtol, auto ran dopri5 on Robertson to t = 3.8 (rtol 1e-10) and 8.9 (1e-11): 2.0× and 3.1× radau5's work, now
-  0.93× and 0.91× (issue 33: ``bench_stiff --method-ratios``). The switch costs
+  0.93× and 0.91× (``bench_stiff --method-ratios``). The switch costs
   nothing (no extra call of ``f``); ``switch_log`` says which count fired.
 * which stiff method: chosen once per solve from the tolerance and the state. ``radau5`` (order 5,
   its error falls fastest with the tolerance) when ``rtol ≤ 1e-5`` and the state is a numpy array;
   ``rodas5`` then for torch states (which ``radau5`` does not take): with an exact Jacobian (autograd's) it needs
   0.2-0.8× rodas4's work at matched error 1e-5..1e-9 on HIRES, OREGO and Van der Pol μ = 1000, and at the same
-  rtol 0.35-0.87× on those and Robertson (issue 33: with rodas4, auto cost 2.2-5.0× rodas5's work at matched error
+  rtol 0.35-0.87× on those and Robertson (with rodas4, auto cost 2.2-5.0× rodas5's work at matched error
   1e-7..1e-9 on the first three);
   ``rodas4`` at crude tolerances, where its cheaper step and dense output win.
 * stiff → explicit: after every accepted stiff step, the Jacobian already at hand gives the largest

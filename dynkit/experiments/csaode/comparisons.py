@@ -88,7 +88,7 @@ add_comparison(
     value=metric("pair_score_rise"),
     rule=greater(0.1, null=0.0),
 )
-# both solvers' models, for every row (the NFE and time rows too: issue 30 §1, a trained bar for every model of every
+# both solvers' models, for every row (the NFE and time rows too: a trained bar for every model of every
 # row; an NFE of an untrained model is a count of the method's structure, not the claim's)
 for _solver in ("CSARK", "CSAARK"):
     declare_validity(

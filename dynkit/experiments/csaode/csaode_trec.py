@@ -93,7 +93,7 @@ def render_trec(results: dict, out: Path) -> None:
     "csaode_trec",
     smoke=_from(CPU_CONFIG, epochs=1, d=16, embed_dim=16, train_subset=256),
     # cpu: the paper's 10 epochs (Fig. 6(b): 48 batches x 10 epochs) and its warm-up + decay schedule, at
-    # d = 64 with random 64-d embeddings (1 epoch, issue 31: 47-69 % accuracy, every row invalid), the paper's
+    # d = 64 with random 64-d embeddings (1 epoch: 47-69 % accuracy, every row invalid), the paper's
     # weight normalization (until 2026-11-28 the cpu scale trained without it)
     cpu=_from(CPU_CONFIG, epochs=10, schedule="paper", weight_norm=True),
     full=_from(

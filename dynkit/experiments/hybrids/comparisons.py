@@ -25,10 +25,10 @@ from ..registry import get
 from .time_series_hybrids import data_label
 
 
-# Where our hybrids differ from the authors' public code (hedixia/HeavyBallNODE, read for issues 21 and 31): a
-# failure of these rows may be ours, not the method's. Plane vibration and Silverbox run the authors' design since
-# issue 31 (dynkit.experiments.hybrids.recipe lists every setting); Walker2D too, on its simulated stand-in (issue 31
-# item 4), its cpu training read from the registered config (its torchdiffeq twin the same).
+# Where our hybrids differ from the authors' public code (hedixia/HeavyBallNODE): a failure of these
+# rows may be ours, not the method's. Plane vibration and Silverbox run the authors' design
+# (dynkit.experiments.hybrids.recipe lists every setting); Walker2D too, on its simulated stand-in,
+# its cpu training read from the registered config (its torchdiffeq twin the same).
 def _authors_design(name: str, what: str) -> str:
     """The design note of a hybrid experiment run on the authors' plane-vibration design, its cpu training read from
     the registered config (so that the note cannot drift from what the cpu scale runs)."""
@@ -184,13 +184,13 @@ for base, base_label in (("node", "ODE-RNN"), ("anode", "ANODE-RNN")):
             rule=greater(2.0, null=1.0),
         )
 
-# ---- what makes an ODE-RNN hybrid run valid (issue 21) ----------------------------------------------------------
+# ---- what makes an ODE-RNN hybrid run valid ----------------------------------------------------------
 # Trained: the test error has plateaued, relative change <= 2 % over the last 3 epochs (the cpu scale decays the
 # learning rate to 0 on a cosine: the plateau is where training ends, not a cut). Off the floor: the NFE rows are
 # measured per interval solve on the trained model at rtol 1e-6; 2 accepted dopri5 steps cost 14 evaluations
 # (2 for the initial step, 6 per step), and an NFE row needs 1.5x that floor.
 NFE_FLOOR = 14
-# Trained bar (issue 30 §1): each model's test MSE at least 10 % below the better trivial predictor's on the same
+# Trained bar: each model's test MSE at least 10 % below the better trivial predictor's on the same
 # test windows (persistence or the training mean, dynkit.experiments.judging.baselines), computed from the shard's config
 # and seed.
 BAR_MARGIN = 0.1

@@ -79,7 +79,7 @@ class HybridConfig:
     source: str = (
         "measured"  # the recorded series where they exist; "simulated": the stand-in systems
     )
-    # the design (issue 31 item 2); the defaults are dynkit's earlier one, the registered scales set the authors'
+    # the design; the defaults are dynkit's earlier one, the registered scales set the authors'
     design: str = (
         "dynkit"  # the skeleton: sizes, field, prediction order (dynkit.models.node_paper.DESIGNS)
     )
@@ -466,7 +466,7 @@ plateau; ODE-RNN/ANODE-RNN: 3e-3 (theirs), the same last drops (measured in
 
 # plane vibration and Silverbox read the measured series (source "measured", the HybridConfig default), every window
 # of the authors' split at the cpu scale (``max_windows``, the smoke scale's cut, keeps the first of each part).
-# Walker2D exists only simulated (issue 31 item 4: the authors' design and loader on the simulated walker; dynkit's
+# Walker2D exists only simulated (the authors' design and loader on the simulated walker; dynkit's
 # earlier design stays as design="dynkit").
 SCALES = {
     "walker2d": dict(

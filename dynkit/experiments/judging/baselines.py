@@ -1,4 +1,4 @@
-"""Trivial predictors beside every trained model (issue 30 §1): what a model must beat to count as trained.
+"""Trivial predictors beside every trained model: what a model must beat to count as trained.
 
 A trivial predictor depends only on the data, so its metric is computed from a shard's recorded config and seed
 (the data are regenerated deterministically) without retraining anything: ``python -m analysis.baselines`` writes

@@ -500,7 +500,7 @@ def family_of(claim: Comparison) -> str:
     return f"{claim.experiment}/{names[0].rsplit('.', 1)[-1]}"
 
 
-# ---- statistics (issue 30: dynkit.experiments.judging.inference) -----------------------------------------------------------
+# ---- statistics (dynkit.experiments.judging.inference) -----------------------------------------------------------
 def interval(
     xs: Sequence[float], level: float = LEVEL, method: str = "t", seed: int = 0
 ) -> tuple[float, float, float, str]:
@@ -583,7 +583,7 @@ class LedgerRow:
         )
 
     @property
-    def verdict(self) -> str:  # the field's name before issue 21
+    def verdict(self) -> str:  # the field's former name, still read by old reports
         return self.outcome
 
     def to_dict(self) -> dict:
@@ -645,7 +645,7 @@ class LedgerRow:
             "rule_plan": self.rule_plan,
             "summary": summary_words(self),
             "reason_words": words(self.reason),
-            # the fields the report read before issue 21
+            # the fields older reports read
             "verdict": self.outcome,
             "note": self.reason,
             "ours": {
@@ -867,7 +867,7 @@ class Ledger:
             out["not run"]["not run"] = out["not run"].get("not run", 0) + len(self.not_run)
         return out
 
-    verdict_counts = outcome_counts  # the name before issue 21
+    verdict_counts = outcome_counts  # the former name
 
     def records(self) -> list[dict]:
         """One flat dict per row (the outcome with the effect on its scale, its CI, n and sign agreement, the

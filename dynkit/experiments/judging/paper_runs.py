@@ -1,4 +1,4 @@
-"""The authors' own runs beside ours: figures read from their published raw training logs (issue 21 §3).
+"""The authors' own runs beside ours: figures read from their published raw training logs.
 
 ``analysis/results/paper_runs/hbnode_logs.json`` (written by ``python -m analysis.paper_runs`` from the public
 repository ``hedixia/HeavyBallNODE``, folder ``hbnode_data/``, commit recorded in the file) maps a ledger row id to

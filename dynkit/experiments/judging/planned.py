@@ -1,4 +1,4 @@
-"""Seeds by a plan fixed before the results: ``dynkit run NAME --planned`` (issue 30 §3).
+"""Seeds by a plan fixed before the results: ``dynkit run NAME --planned``.
 
 Issue 21's ``--until-decided`` added one seed at a time while a row was inconclusive and judged every look at
 95 %: under a true null that decides falsely in about 11 % of rows instead of 5 % (tests/test_inference.py

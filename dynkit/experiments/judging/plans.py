@@ -1,4 +1,4 @@
-"""Seeds fixed before the results (issue 30 §3): one committed plan per experiment.
+"""Seeds fixed before the results: one committed plan per experiment.
 
 A plan says, before the main runs, how many seeds the experiment runs and when its rows are looked at (the
 looks of a group-sequential design, or one look), how much of the error rate each look spends (Lan-DeMets

@@ -57,7 +57,7 @@ for task, label, experiment, data in MOMRNN_TASKS:
             value=difference(f"{task}.{cell}.best_accuracy", f"{task}.LSTM.best_accuracy"),
             rule=greater(gain, null=0.0),
         )
-        # no full_scale here (issue 30 §7): "needs full scale" was set after the results, for the rows that came
+        # no full_scale here: "needs full scale" was set after the results, for the rows that came
         # out inconclusive; a row is marked only by its recipe, before its results
     add_comparison(
         f"momentum_rnn.{task}_momentum_lstm_gradient_ratio",

@@ -384,7 +384,7 @@ AUTHORS_TRAINING = dict(
         train_subset=256,
         eval_batch=64,
     ),
-    # cpu (issue 31 item 5): the authors' training, cells, initialisation and SRLSTM at N = 32 on 7x7 images
+    # cpu: the authors' training, cells, initialisation and SRLSTM at N = 32 on 7x7 images
     # (T = 49; at 14x14 for 5 epochs of Adam the LSTM stayed at 18-48 %); pilot seed 100: 150 epochs in about
     # 100 s a shard, the LSTM's best accuracy 70.5 % (pixel), SRLSTM's 75.3 % (permuted). Was: Adam 3e-3,
     # batch 64, 30 epochs, no clipping, dynkit's cell settings, uniform initialisation, six cells
@@ -419,7 +419,7 @@ AUTHORS_TRAINING = dict(
         train_subset=256,
         eval_batch=64,
     ),
-    # cpu (issue 31 item 5): the authors' training (RMSprop 1e-3, clipping 1.0, batch 128, 150 epochs, their
+    # cpu: the authors' training (RMSprop 1e-3, clipping 1.0, batch 128, 150 epochs, their
     # per-task cells and restart periods), initialisation and SRLSTM cell at N = 32 (timed: 0.27 s an epoch
     # against 4.4 s at N = 128), the five cells of Table 1 (NAG-LSTM has no row); was Adam 1e-2, batch 64, 30
     # epochs, one cell setting for all, then (until 2026-11-28) torch's uniform initialisation and dynkit's SRLSTM

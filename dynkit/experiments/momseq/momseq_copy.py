@@ -267,7 +267,7 @@ def _metrics(results: dict) -> dict:
     return out
 
 
-# cpu: sequences of at most 12 stamps (|w| <= 5), short enough that softmax attention solves the task (issue 21), with
+# cpu: sequences of at most 12 stamps (|w| <= 5), short enough that softmax attention solves the task, with
 # the paper's model and training (PAPER_TRAINING: softmax 0.975 in the pilot, about 11 s per model)
 PAPER_TRAINING = (
     "--layers",

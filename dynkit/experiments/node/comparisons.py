@@ -232,7 +232,7 @@ def _adjoint_norm_data(config) -> str:
 
 declare_data("node_adjoint_norm", _adjoint_norm_data)
 
-# ---- one-model claims against an absolute criterion (issue 21): the adjoint of (G)HBNODE does not vanish -----------
+# ---- one-model claims against an absolute criterion: the adjoint of (G)HBNODE does not vanish -----------
 # Fig. 8 shows the heavy-ball adjoint staying within about an order of magnitude over the horizon; a difference
 # between models cannot say that (both may vanish by 20 orders). Criterion stated here: it decays by less than one
 # order of magnitude (log10 decay < 1); an adjoint that grows by more than 3 orders (explodes) is not "not
@@ -248,7 +248,7 @@ for model, label in (("hbnode", "HBNODE"), ("ghbnode", "GHBNODE")):
         value=metric(f"{model}.decay_orders_of_magnitude"),
         rule=less(1.0, sesoi=1.0),
     )
-# ---- what makes a run valid for its claims (issue 21) -----------------------------------------------------------
+# ---- what makes a run valid for its claims -----------------------------------------------------------
 # NFE floors: torchdiffeq's dopri5 spends 2 evaluations choosing the first step and 6 per accepted step (FSAL),
 # so one solve of 2 accepted steps costs 14; an NFE within 1.5x that floor measures the tolerance, not the model.
 # node_adjoint_norm's trained bar: the one-step-ahead MSE at least 10 % below the better of persistence and the
@@ -292,7 +292,7 @@ for model in (
         ),
     )
 for model in ("node", "hbnode", "ghbnode"):
-    # off the floor (issue 30 §7): above the same model's NFE as initialised at the same tolerance, measured
+    # off the floor: above the same model's NFE as initialised at the same tolerance, measured
     # (dynkit.experiments.judging.baselines.untrained_forward_nfe; 38-44 per batch at rtol 1e-5), not a solver count of 14 x
     # 1.5 that no model of this size comes near
     declare_validity(
@@ -321,7 +321,7 @@ for model in ("node", "hbnode", "ghbnode"):
             "an adjoint that grows by more than 3 orders of magnitude explodes",
             kind="bounded",
         ),
-        # trained bar (issue 30 §1, issue 31 item 7): the adjoint of a model that did not learn to
+        # trained bar: the adjoint of a model that did not learn to
         # forecast is not Fig. 8's; held on the windows it trained on and on the held-out window whose
         # adjoint is measured, the shard records both and its trivial predictors' on the same stamps
         *(
@@ -346,8 +346,6 @@ for model in ("anode", "sonode", "hbnode"):
         ),
     )
 
-for _id, _claim in list(
-    COMPARISONS.items()
-):  # every Fig. 8 row names the design it ran (issue 31 item 7)
+for _id, _claim in list(COMPARISONS.items()):  # every Fig. 8 row names the design it ran
     if _claim.experiment == "node_adjoint_norm":
         COMPARISONS[_id] = replace(_claim, design_note=ADJOINT_NORM_DESIGN)

@@ -8,7 +8,7 @@ one-step-ahead forecasting of a simulated driven Duffing oscillator (Silverbox-l
 samples removed at random). After a short training, ``||dL/dz_t||`` is measured for a loss on the
 last output only, ``z = h`` (ODE-RNN) or ``z = [h, m]`` ((G)HBNODE-RNN), and plotted against T - t.
 
-Did the models learn (issue 30 §1, issue 31 item 7)? Each shard records every model's one-step-ahead MSE after
+Did the models learn? Each shard records every model's one-step-ahead MSE after
 training on the windows it trained on (``<model>.train_mse``) and on the held-out window whose adjoint is measured
 (``<model>.test_mse``), and beside them the trivial predictors' on the same stamps (:func:`trivial_forecasts`):
 persistence (the next output is the last observed one) and the training targets' mean, and the better of the two

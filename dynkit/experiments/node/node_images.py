@@ -5,7 +5,7 @@ CPU stand-in for MNIST; ``--task fashion_mnist`` runs the MNIST-size models of T
 Fashion-MNIST) and records per epoch the test accuracy, forward/backward NFE per batch (adjoint
 method, as in the review) and the training time.
 
-Its own models (issue 31 item 7): every model its rows compare is trained here, from a seed of this experiment's own
+Its own models: every model its rows compare is trained here, from a seed of this experiment's own
 stream (:func:`model_seed`), never the seed another experiment trains with. ``node_trained`` trains HBNODE on the same
 digits with the same budget: with the run's seed passed through, its HBNODE was the very model this experiment
 reported (identical numbers in every seed), so its rows were no independent confirmation.

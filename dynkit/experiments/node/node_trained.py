@@ -277,7 +277,7 @@ def node_trained(config: TrainedNODEConfig, *, seed: int, out: Path, device: str
     for (
         method,
         entry,
-    ) in implicit.items():  # the trained field through explicit and implicit methods (issue 23)
+    ) in implicit.items():  # the trained field through explicit and implicit methods
         for key, value in entry.items():
             metrics[f"{name}.field@1e-05.{method}.{key}"] = value
     for epoch in history:
