@@ -4,8 +4,8 @@ from __future__ import annotations
 
 
 def pyplot():
-    """``matplotlib.pyplot`` on the caller's backend (none is chosen here: matplotlib falls back to Agg
-    without a display, and a Jupyter backend is kept)."""
+    """``matplotlib.pyplot`` on the caller's backend (none is chosen here: matplotlib falls back
+    to Agg without a display, and a Jupyter backend is kept)."""
     import matplotlib.pyplot as plt
 
     return plt

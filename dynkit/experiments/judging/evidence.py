@@ -29,7 +29,8 @@ PILOT_WORDS = {
     "needs full scale": "pilot inconclusive",
     "invalid": "pilot invalid",
 }
-"""A pilot's outcome from what its interval reads (:func:`~dynkit.experiments.judging.inference.decide`)."""
+"""A pilot's outcome from what its interval reads
+(:func:`~dynkit.experiments.judging.inference.decide`)."""
 PILOT_OUTCOMES = tuple(dict.fromkeys(PILOT_WORDS.values()))
 NEUTRAL = {
     "seeds": "we run the seeds our plan fixes, at least the authors' one run: more independent "
