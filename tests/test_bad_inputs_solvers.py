@@ -351,7 +351,7 @@ def test_generated_output_times(t):
         expect_clear_error(lambda: dk.solve(lambda t, y: -y, np.ones(1), t), "t")
 
 
-# ---------------------------------------------------------------------------------------------------  # noqa: E501
+# --------------------------------------------------------------------------------------------------
 # issue 25, section 2: solve never reports success with a wrong answer it could have noticed. Each
 # of the audit's cases must end in a named error (or warning) that says what happened, or in a
 # correct result checked against an independent reference; the ledger counts the outcomes: clear (as
@@ -600,7 +600,7 @@ def test_the_audit_classifier_can_fail():
     )
 
 
-# ---------------------------------------------------------------------------------------------------  # noqa: E501
+# --------------------------------------------------------------------------------------------------
 # StepTooLarge: fails exactly when the fixed step amplifies, never on a stable or resolved one
 
 AMPLIFICATION = {  # R(z) of the methods' update for y' = λ y, z = h λ (closed forms, [HW] IV.2)

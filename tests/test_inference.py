@@ -299,8 +299,7 @@ def test_a_zero_spread_metric_renders_as_one_deterministic_measurement(tmp_path)
     )
 
 
-# ---- sign test
-# -----------------------------------------------------------------------------------------------------  # noqa: E501
+# ---- sign test -----------------------------------------------------------------------------------
 def test_a_sign_count_is_reported_beside_every_interval():
     xs = [0.3, -0.1, 0.2, 0.4, 0.0, 0.5]  # 4 above 0, 1 below, 1 tied
     row = evaluate(_x_claim(), _results([{"x": x} for x in xs]))
@@ -462,8 +461,7 @@ def test_the_old_rule_inflates_the_false_decision_rate():
     assert abs(single / REPS - 0.05) <= 3 * MC_SE
 
 
-# ---- plans
-# ---------------------------------------------------------------------------------------------------------  # noqa: E501
+# ---- plans ---------------------------------------------------------------------------------------
 def test_a_plan_from_a_pilot_takes_the_seeds_that_detect_the_sesoi_or_the_cap():
     rng = np.random.default_rng(0)
     pilot = rng.normal(0.0, 0.3, 5)

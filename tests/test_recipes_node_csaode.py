@@ -235,8 +235,7 @@ def test_node_adjoint_norm_trains_with_the_safeguards_its_recipe_reads(
     )
 
 
-# ---- CSAODE
-# ---------------------------------------------------------------------------------------------------------  # noqa: E501
+# ---- CSAODE --------------------------------------------------------------------------------------
 CV = ["csaode_cv_cr", "csaode_cv_mpqa", "csaode_cv_mr", "csaode_cv_subj"]
 
 

@@ -117,7 +117,7 @@ def test_autograd_gradient_matches_finite_difference(method):
     )
 
 
-# ---------------------------------------------------------------------------------------------------  # noqa: E501
+# --------------------------------------------------------------------------------------------------
 # failures: each provoked, its type, message and partial solution checked
 
 
@@ -249,7 +249,7 @@ def test_solution_displays_a_summary_not_its_arrays():
     assert "step_size_underflow" in repr(failed) and failed.message[:20] in repr(failed)
 
 
-# ---------------------------------------------------------------------------------------------------  # noqa: E501
+# --------------------------------------------------------------------------------------------------
 # issue 25, section 2: no silent reinterpretation, no change to the caller's arrays, messages that
 # say what happened
 

@@ -142,7 +142,7 @@ def test_outputs_requested_anywhere_equal_the_dense_output(times, method):
         assert sol.stats.nfe == dense.stats.nfe
 
 
-# ---------------------------------------------------------------------------------------------------  # noqa: E501
+# --------------------------------------------------------------------------------------------------
 # events
 
 
@@ -371,7 +371,7 @@ def test_an_event_function_returning_nan_fails_naming_it(nan_from):
     assert sol.success and len(sol.t_events[0]) == 0
 
 
-# ---------------------------------------------------------------------------------------------------  # noqa: E501
+# --------------------------------------------------------------------------------------------------
 # per-sample error control
 
 
@@ -430,7 +430,7 @@ def test_per_sample_torch_matches_numpy_and_validates():
         dk.solve(lambda t, y: -y, np.ones(2), [0, 1], per_sample="yes")
 
 
-# ---------------------------------------------------------------------------------------------------  # noqa: E501
+# --------------------------------------------------------------------------------------------------
 # many outputs, and the stepper protocol
 
 

@@ -16,8 +16,7 @@ from ..judging.ledger import (
 from ..judging.papers import CSAODE
 from .csaode_cv import DATASETS, MAJORITY, PAPER as CSAODE_TABLE, VARIANTS
 
-# ---- CSAODE
-# ----------------------------------------------------------------------------------------------------------  # noqa: E501
+# ---- CSAODE --------------------------------------------------------------------------------------
 add_comparison(
     "csaode.ark_fewer_nfe",
     paper=CSAODE,

@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Callable, Mapping
 
-from .ledger import Check
+from .checks import Check
 
 BASELINES_FILE = "baselines.json"
 BaselineFunction = Callable[[Mapping, int], dict]

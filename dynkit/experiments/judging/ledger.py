@@ -53,6 +53,8 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from . import inference as _inference
+from . import baselines as _baselines
+from .checks import Check
 from .evidence import EVIDENCE, PILOT_OUTCOMES, label as evidence_label
 from .inference import ALPHA, REPLICATION_OUTCOMES, decide, holm_levels, p_value, sign_test
 from ..runner import NON_FINITE, RESULTS_FILE
@@ -86,8 +88,7 @@ class LedgerError(ValueError):
     """A results file the ledger cannot read (the message names the file)."""
 
 
-# ---- effects
-# ------------------------------------------------------------------------------------------------------  # noqa: E501
+# ---- effects -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Effect:
     """A row's per-seed effect: ``natural(values of metrics)`` mapped to the row's scale.
@@ -151,43 +152,7 @@ def ratio_of_ratios(a: str, b: str, c: str, d: str) -> Effect:
     )
 
 
-# ---- validity
-# -----------------------------------------------------------------------------------------------------  # noqa: E501
-@dataclass(frozen=True)
-class Check:
-    """One validity condition on one seed's metrics, declared by an experiment
-    (:func:`declare_validity`).
-
-    Parameters
-    ----------
-    kind : {"trained", "plateau", "off floor", "bounded"}
-        What the check guards against (printed in the reason of an ``invalid`` row).
-    subject : str
-        The model (metric prefix, e.g. ``"hbnode"`` or ``"digits.LSTM"``) the check is about: it
-        applies to a row whose effect reads a metric starting with ``subject + "."``.
-    metrics : tuple of str
-        The metrics it reads (each must be present: completeness).
-    test : callable
-        ``test(*values) -> (ok, value)``: whether the seed passes, and the number to report.
-    why : str
-        The stated criterion, e.g. ``"test accuracy >= 0.5 (chance 0.1)"``.
-    when : str, optional
-        A regular expression: the check applies only to rows whose effect metrics match it (e.g.
-        ``"nfe"``).
-    """
-
-    kind: str
-    subject: str
-    metrics: tuple[str, ...]
-    test: Callable[..., tuple[bool, float]]
-    why: str
-    when: str | None = None
-
-    def applies(self, effect_metrics: Sequence[str]) -> bool:
-        about = self.subject == "" or any(m.startswith(self.subject + ".") for m in effect_metrics)
-        return about and (self.when is None or any(re.search(self.when, m) for m in effect_metrics))
-
-
+# ---- validity ------------------------------------------------------------------------------------
 def _subject(metric_name: str, subject: str | None) -> str:
     return metric_name.rsplit(".", 1)[0] if subject is None else subject
 
@@ -317,8 +282,7 @@ def declare_data(experiment: str, describe: Callable[[Mapping], str]) -> None:
     DATA_NOTES[experiment] = describe
 
 
-# ---- rules
-# --------------------------------------------------------------------------------------------------------  # noqa: E501
+# ---- rules ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Rule:
     """The paper's effect and no effect of a claim, on the claim's natural scale.
@@ -382,8 +346,7 @@ def less(target: float, null: float | None = None, sesoi: float | None = None) -
     return Rule("less", target, target if null is None else null, sesoi)
 
 
-# ---- claims
-# -------------------------------------------------------------------------------------------------------  # noqa: E501
+# ---- claims --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Comparison:
     """One row of the ledger: a paper's empirical claim, the experiment that tests it, its effect
@@ -550,8 +513,7 @@ def seeds_needed(
     return _inference.seeds_needed(sd, sesoi, 1 - level, power, cap)
 
 
-# ---- rows
-# ---------------------------------------------------------------------------------------------------------  # noqa: E501
+# ---- rows ----------------------------------------------------------------------------------------
 @dataclass
 class LedgerRow:
     """One computed row. ``effect``, ``ci_low``, ``ci_high``, ``paper_effect`` and ``sesoi`` are
@@ -1623,7 +1585,6 @@ def ledger(
         it.
     """
     from .. import load_all
-    from . import baselines as _baselines
     from .plans import load_plans
 
     load_all()
