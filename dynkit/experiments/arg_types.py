@@ -11,6 +11,8 @@ import argparse
 import math
 from typing import Callable
 
+__all__ = ["bounded"]
+
 
 def bounded(kind: type, expected: str, accept: Callable[[float], bool]) -> Callable[[str], float]:
     """An argparse type: ``kind(text)`` where ``accept`` holds of it (never for NaN), else an

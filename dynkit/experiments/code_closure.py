@@ -46,6 +46,26 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+__all__ = [
+    "PACKAGE",
+    "PACKAGE_ROOT",
+    "REGISTRATION_INDEX",
+    "IDENTITY",
+    "LAZY_PACKAGES",
+    "MACHINERY",
+    "LIBRARIES",
+    "DIGEST_CHARS",
+    "ModuleCode",
+    "module_name",
+    "read_package",
+    "read_modules",
+    "closure",
+    "library_versions",
+    "code_identity",
+    "same_code",
+    "describe_change",
+]
+
 PACKAGE = "dynkit"
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 """The folder of the ``dynkit`` package whose modules the closure is read from."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["pyplot"]
+
 
 def pyplot():
     """``matplotlib.pyplot`` on the caller's backend (none is chosen here: matplotlib falls back

@@ -8,6 +8,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+__all__ = [
+    "SCALES",
+    "PAPER_SCALE",
+    "RUN_SCALES",
+    "WORK_DIR",
+    "Experiment",
+    "code_identity",
+    "EXPERIMENTS",
+    "register",
+    "register_variant",
+    "get",
+    "point_key",
+]
+
 SCALES = ("smoke", "cpu", "full")
 """``smoke``: seconds (the tests); ``cpu``: minutes on 2 cores (results of record); ``full``: the paper's size
 (a GPU)."""  # noqa: E501

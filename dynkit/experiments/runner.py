@@ -51,6 +51,32 @@ from ..io import (
 from .code_closure import describe_change, same_code
 from .registry import RUN_SCALES, WORK_DIR, Experiment, get, point_key
 
+__all__ = [
+    "SHARD_FILE",
+    "RESULTS_FILE",
+    "RUN_FOLDER_MARKS",
+    "CLAIM_FILE",
+    "WORK_IDENTITY",
+    "BACKENDS",
+    "DEVICES",
+    "SEED_RANGE",
+    "NON_FINITE",
+    "ShardRecomputed",
+    "Shard",
+    "content_hash",
+    "finished",
+    "claimed",
+    "run_shard",
+    "device_name",
+    "own_work_folder",
+    "shards",
+    "check_seeds",
+    "run",
+    "mean_ci",
+    "per_seed_metrics",
+    "aggregate",
+]
+
 SHARD_FILE = "shard.json"
 RESULTS_FILE = "results.json"
 RUN_FOLDER_MARKS = (

@@ -18,6 +18,23 @@ from typing import Any, Callable, Mapping
 from ..tasks.text import CPU_CONFIG, FULL_CONFIG, SCHEDULES, default_data_dir
 from .registry import register
 
+__all__ = [
+    "MODELS",
+    "COLORS",
+    "DEFAULT_DATA",
+    "experiment_parser",
+    "experiment_config",
+    "command_line",
+    "parser",
+    "add_solver_option",
+    "csaode_parser",
+    "csaode_training",
+    "setup",
+    "pyplot",
+    "ScriptConfig",
+    "register_script",
+]
+
 MODELS = ("node", "anode", "sonode", "hbnode", "ghbnode")
 COLORS = {
     "node": "tab:blue",

@@ -7,6 +7,8 @@ import statistics
 from pathlib import Path
 from typing import Sequence
 
+__all__ = ["mean_std", "cell", "write_table"]
+
 
 def mean_std(values: Sequence[float | None], fmt: str = ".3g") -> str:
     """``"m ± s"`` (sample std, ``ddof = 1``; both in the format ``fmt``) of the finite

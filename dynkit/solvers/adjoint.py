@@ -71,6 +71,15 @@ from .errors import SolverError
 from .explicit import make_stepper
 from .methods import METHODS
 
+__all__ = [
+    "BackwardStats",
+    "AdjointSolution",
+    "check_adjoint_checkpoints",
+    "validated_adjoint_call",
+    "solve_adjoint",
+    "PartwiseErrorMethod",
+]
+
 
 @dataclass
 class BackwardStats(SolverStats):

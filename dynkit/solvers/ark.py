@@ -56,6 +56,8 @@ import numpy as np
 
 from .tableaus import RK4, SSPRK3, RungeKuttaTableau
 
+__all__ = ["TwoStepRK", "ARK3", "ARK4"]
+
 
 @dataclass(frozen=True)
 class TwoStepRK:

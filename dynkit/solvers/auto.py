@@ -64,6 +64,22 @@ from .rosenbrock import RODAS4, RODAS5, RosenbrockTableau
 from .stability import StiffnessDetector, stability_boundary
 from .tableaus import DOPRI5, RungeKuttaTableau
 
+__all__ = [
+    "SWITCH_THRESHOLD",
+    "PINNED_THRESHOLD",
+    "PINNED_RUN",
+    "PINNED_RTOL",
+    "BACK_THRESHOLD",
+    "STEADY_SHARE",
+    "TIGHT_RTOL",
+    "COST_STEPS",
+    "COST_MARGIN",
+    "Switch",
+    "AutoSwitching",
+    "AUTO",
+    "AutoStepper",
+]
+
 # u = h ρ̂ / r at or above which an explicit step counts as stability-limited (Hairer's DOPRI5 code:
 # h ρ̂ > 3.25 with r = 3.31)
 SWITCH_THRESHOLD = 0.95

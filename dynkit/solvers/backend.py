@@ -13,6 +13,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+__all__ = ["NumpyBackend", "TorchBackend", "is_torch", "backend_for"]
+
 
 class NumpyBackend:
     name = "numpy"

@@ -62,6 +62,20 @@ from .stepper import Stepper
 from .jacobian import jacobian_provider, torch_refusal
 from .linalg import shifted_lu
 
+__all__ = [
+    "MAX_ORDER",
+    "NEWTON_MAX_ITERATIONS",
+    "SAFETY",
+    "KEEP_BELOW",
+    "TOLERANCE_FACTOR",
+    "TOLERANCE_EXPONENT",
+    "tolerance_factor",
+    "BDFMethod",
+    "NDF",
+    "rescale_matrix",
+    "BDFStepper",
+]
+
 MAX_ORDER = 5
 NEWTON_MAX_ITERATIONS = 4
 SAFETY = 0.9

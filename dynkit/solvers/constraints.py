@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["NonNegative"]
+
 
 class NonNegative:
     """The constrained components of a state (a boolean mask of the state's shape)."""

@@ -8,6 +8,21 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = [
+    "SolverError",
+    "StepSizeUnderflow",
+    "MaxStepsExceeded",
+    "NonFiniteState",
+    "StepTooLarge",
+    "VectorFieldError",
+    "VectorFieldShapeError",
+    "VectorFieldTypeError",
+    "StepSizeWarning",
+    "ToleranceWarning",
+    "CompilationError",
+    "CompileWarning",
+]
+
 
 class SolverError(RuntimeError):
     """A solve that could not be completed.

@@ -27,6 +27,8 @@ import numpy as np
 
 from .errors import NonFiniteState, VectorFieldError
 
+__all__ = ["EPS", "SAMPLES_PER_STEP", "EventTracker"]
+
 EPS = float(np.finfo(np.float64).eps)
 # Each event function is sampled at this many equal parts of every accepted step (plus the ends).
 SAMPLES_PER_STEP = 16

@@ -15,6 +15,8 @@ from .ark import TwoStepRK
 from .stepper import Slope, Stepper, Trial
 from .tableaus import RungeKuttaTableau
 
+__all__ = ["hermite_weights", "hermite", "ExplicitRK", "TwoStep", "make_stepper"]
+
 
 def hermite_weights(theta: np.ndarray, h: float) -> np.ndarray:
     """Weights of ``(y0, f0, y1, f1)`` in the cubic Hermite interpolant, one row per ``theta``."""

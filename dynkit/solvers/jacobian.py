@@ -23,6 +23,27 @@ from typing import Any, Callable
 
 import numpy as np
 
+__all__ = [
+    "REFINEMENTS",
+    "RESOLVE_ROWS",
+    "ROUNDING_ULPS",
+    "SparsityPattern",
+    "PATTERN_PROBE_SHARE",
+    "PATTERN_ROUNDING_ULPS",
+    "PATTERN_MISSING_SHARE",
+    "check_pattern",
+    "JAC_CHECK_SHARE",
+    "JAC_CHECK_ROUNDING_ULPS",
+    "check_jacobian",
+    "verify_user_jacobian",
+    "UserJacobian",
+    "FiniteDifferenceJacobian",
+    "AutogradJacobian",
+    "jacobian_provider",
+    "torch_refusal",
+    "is_sparse",
+]
+
 
 def _relative_step(backend) -> float:
     """sqrt(eps) of the state's dtype: balances truncation (O(δ)) and round-off (O(eps/δ))."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["SparseLU", "sparse_lu", "DenseLU", "dense_lu", "shifted_lu"]
+
 
 class _Factor:
     """A factorised matrix solving for right-hand sides shaped like the state; a complex

@@ -78,6 +78,21 @@ from .stepper import Stepper
 from .jacobian import is_sparse, jacobian_provider, torch_refusal
 from .linalg import shifted_lu
 
+__all__ = [
+    "NEWTON_MAX_ITERATIONS",
+    "SAFETY",
+    "REUSE_JACOBIAN_THETA",
+    "FIRST_ITERATE_MAX",
+    "KEEP_STEP",
+    "NEWTON_SHARE_FLOOR",
+    "NEWTON_SHARE_ERROR",
+    "radau_nodes",
+    "collocation_matrix",
+    "RadauIIA",
+    "RADAU5",
+    "RadauStepper",
+]
+
 NEWTON_MAX_ITERATIONS = 7
 SAFETY = 0.9
 REUSE_JACOBIAN_THETA = 1e-3  # Newton contraction below which J is kept for the next step

@@ -58,6 +58,18 @@ from .stepper import Stepper
 from .jacobian import is_sparse, jacobian_provider
 from .linalg import shifted_lu
 
+__all__ = [
+    "RosenbrockTableau",
+    "ROSENBROCK23_PROPORTIONALITY",
+    "DAMPED_H_J",
+    "bootstrap_weights",
+    "BOOTSTRAP_H_NORM",
+    "ROSENBROCK23",
+    "RODAS4",
+    "RODAS5",
+    "RosenbrockStepper",
+]
+
 
 @dataclass(frozen=True, eq=False)
 class RosenbrockTableau:

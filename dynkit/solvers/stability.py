@@ -18,6 +18,8 @@ import numpy as np
 
 from .tableaus import TABLEAUS, RungeKuttaTableau
 
+__all__ = ["DEFAULT_MIN_RUN", "StiffnessDetector", "stability_polynomial", "stability_boundary"]
+
 # Hairer's DOPRI5 code declares stiffness after 15 steps near the stability boundary
 DEFAULT_MIN_RUN = 15
 

@@ -30,6 +30,21 @@ from fractions import Fraction as Fr
 
 import numpy as np
 
+__all__ = [
+    "RungeKuttaTableau",
+    "EULER",
+    "MIDPOINT",
+    "HEUN",
+    "RK4",
+    "SSPRK3",
+    "BOSH3",
+    "RKF45",
+    "DOPRI5",
+    "TSIT5",
+    "DOP853",
+    "TABLEAUS",
+]
+
 
 def _check_real_rows(name: str, label: str, rows) -> None:
     """Every coefficient a finite real number (int, Fraction, float; not a str, bool or complex)."""

@@ -24,6 +24,17 @@ from typing import Callable, Mapping
 
 from .checks import Check
 
+__all__ = [
+    "BASELINES_FILE",
+    "BASELINES",
+    "above_measured_floor",
+    "baseline_of",
+    "compute",
+    "load",
+    "above_baseline",
+    "beats_baseline",
+]
+
 BASELINES_FILE = "baselines.json"
 BaselineFunction = Callable[[Mapping, int], dict]
 """``f(config as recorded in results.json, seed) -> {"baseline.<predictor>.<metric>": value}``."""

@@ -17,6 +17,18 @@ import dataclasses
 import json
 from typing import Mapping
 
+__all__ = [
+    "EVIDENCE",
+    "PILOT_WORDS",
+    "PILOT_OUTCOMES",
+    "NEUTRAL",
+    "OTHER_TASK",
+    "other_task",
+    "question",
+    "evidence_of",
+    "label",
+]
+
 EVIDENCE = ("replication", "pilot", "not run")
 PILOT_WORDS = {
     "reproduced": "pilot agrees",

@@ -26,6 +26,31 @@ from typing import Sequence
 
 import numpy as np
 
+__all__ = [
+    "ALPHA",
+    "POWER",
+    "INTERVAL_METHODS",
+    "SPENDING",
+    "BOOTSTRAP_RESAMPLES",
+    "DETERMINISTIC_RTOL",
+    "Interval",
+    "is_deterministic",
+    "interval",
+    "sign_test",
+    "p_value",
+    "SESOI_FRACTION",
+    "RULE_FIXED",
+    "REPLICATION_OUTCOMES",
+    "decide",
+    "holm_levels",
+    "spending",
+    "look_levels",
+    "detectable",
+    "seeds_needed",
+    "DECISIONS",
+    "sequential_outcome",
+]
+
 ALPHA = 0.05
 """The family-wise error rate of each family of rows (its primary row is judged at
 ``1 - ALPHA``)."""

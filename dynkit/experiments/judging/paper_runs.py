@@ -13,6 +13,8 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+__all__ = ["LOGS", "paper_runs", "paper_effect", "paper_effect_text"]
+
 LOGS = (
     Path(__file__).resolve().parents[3] / "analysis" / "results" / "paper_runs" / "hbnode_logs.json"
 )

@@ -20,6 +20,8 @@ from .plans import Plan, load_plan, PLANS_ROOT
 from ..registry import get
 from ..runner import run
 
+__all__ = ["UNDECIDED", "run_planned", "follow_plan"]
+
 UNDECIDED = ("inconclusive",)
 
 

@@ -34,6 +34,8 @@ from .inference import (
     seeds_needed,
 )
 
+__all__ = ["PLANS_ROOT", "KIND_TEXT", "CAP", "Plan", "plan_from_pilot", "load_plan", "load_plans"]
+
 PLANS_ROOT = Path(__file__).resolve().parents[3] / "analysis" / "plans"
 """The committed plans (``analysis/plans/<experiment>.json``)."""
 KIND_TEXT = {True: "prospective", False: "written after the results"}

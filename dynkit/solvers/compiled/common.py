@@ -40,6 +40,48 @@ from .. import _diagnosis, _recorder, stepsize
 from ..errors import CompileWarning
 from . import cache as _cache
 
+__all__ = [
+    "CACHE",
+    "FIELD_SIGNATURE",
+    "JACOBIAN_SIGNATURE",
+    "FIELD_TYPE",
+    "JACOBIAN_TYPE",
+    "SUCCESS",
+    "MAX_STEPS",
+    "STEP_UNDERFLOW",
+    "NONFINITE",
+    "NEWTON_FAILURE",
+    "NONFINITE_START",
+    "RANGE_EDGE",
+    "ABORTED",
+    "STATUS_RESULTS",
+    "STAT_FIELDS",
+    "SAFETY",
+    "MIN_FACTOR",
+    "MAX_FACTOR",
+    "NONFINITE_FACTOR",
+    "PI_BETA_TIMES_K",
+    "SAME_TIME_RTOL",
+    "OVERFLOW_STALLS",
+    "ERR_PREV_FLOOR",
+    "CompiledProblem",
+    "CompiledResult",
+    "min_step",
+    "last_step",
+    "step_underflowed",
+    "pi_coefficients",
+    "accepted_factor",
+    "rejected_factor",
+    "rms_error_norm",
+    "safe_rms",
+    "initial_step",
+    "all_finite",
+    "same_state",
+    "overflow_stall",
+    "outputs_due",
+    "hermite_into",
+]
+
 # -- numba's on-disk cache: a private per-user folder, keyed on the kernels' code and the constants
 # they read (dynkit.solvers.compiled.cache); off, with a warning, where the folder is not private to
 # the user

@@ -54,6 +54,14 @@ from .common import (
     step_underflowed,
 )
 
+__all__ = [
+    "SECOND_ESTIMATE_WEIGHT",
+    "ExplicitCoefficients",
+    "MARCH_SIGNATURE",
+    "march",
+    "ExplicitDriver",
+]
+
 # flags (an int64 array handed to the kernel)
 FSAL, HAS_P, P_USES_SLOPE, HAS_E2, EXPONENT = range(5)
 # DOP853's combination of its two error estimates ([HNW] II.10): |e5|² / sqrt(|e5|² + 0.01 |e3|²)

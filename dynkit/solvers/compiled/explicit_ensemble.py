@@ -12,6 +12,8 @@ import numpy as np
 from .common import CACHE, FIELD_TYPE
 from .explicit import F8, I8, IVEC, MAT, VEC, march
 
+__all__ = ["march_many"]
+
 
 @numba.njit(
     numba.types.void(

@@ -33,6 +33,15 @@ from ..jacobian import REFINEMENTS, RESOLVE_ROWS, ROUNDING_ULPS
 from .addresses import is_present
 from .common import CACHE, NFE, NJEV
 
+__all__ = [
+    "EPS",
+    "SQRT_EPS",
+    "difference_state",
+    "difference_jacobian",
+    "time_derivative",
+    "jacobian",
+]
+
 
 EPS = float(np.finfo(np.float64).eps)
 SQRT_EPS = math.sqrt(EPS)

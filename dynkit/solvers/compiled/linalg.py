@@ -24,6 +24,8 @@ import numpy as np
 
 from .common import CACHE
 
+__all__ = ["shifted_lu", "lu_solve"]
+
 
 @numba.njit(cache=CACHE, inline="always")
 def _magnitude(x):

@@ -50,6 +50,8 @@ from .linalg import lu_solve, shifted_lu
 from .addresses import user_functions
 from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
 
+__all__ = ["EPS", "coefficients", "KERNEL", "run"]
+
 EPS = float(np.finfo(np.float64).eps)
 
 

@@ -17,6 +17,15 @@ from .addresses import function_addresses
 from .common import CACHE, NFE, CompiledResult, initial_step
 from .jacobian import difference_state
 
+__all__ = [
+    "compile_kernel",
+    "StiffKernel",
+    "push_step",
+    "output_buffers",
+    "first_slope_and_step",
+    "StiffDriver",
+]
+
 
 def compile_kernel(loop, coefficients_example: tuple):
     """``loop`` compiled once for every problem, in one version: ``f`` and ``jac`` enter as
