@@ -34,6 +34,7 @@ demo: $(CORE)
 test: $(STAMP) browser
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff format --check --quiet .
+	$(VENV)/bin/ruff check --quiet .
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) tests
 
 # The report and docs tests load pages in a real headless Chromium (offline). Install Debian's package when

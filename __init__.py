@@ -1,4 +1,5 @@
-"""The repository folder, imported as ``dynkit``, stands in for the package inside it (``dynkit/dynkit/``).
+"""The repository folder, imported as ``dynkit``, stands in for the package inside it
+(``dynkit/dynkit/``).
 
 Python runs this file only when the folder *holding* a clone named ``dynkit/`` is on ``sys.path``
 (a script or a shell started next to the clone). Without it, ``import dynkit`` would silently bind
@@ -9,8 +10,9 @@ not part of the wheel, and from inside the clone (the usual way) ``dynkit/`` is 
 
 Why not a ``src/`` layout: every worktree, script and doc path names ``dynkit/...`` at the root.
 
-Only when imported *as* ``dynkit``: a tool that imports this file under another name (pytest collecting the
-clone's folder as a package, named after the folder, e.g. ``dynkit-ci`` or ``main``) gets an empty module.
+Only when imported *as* ``dynkit``: a tool that imports this file under another name (pytest
+collecting the clone's folder as a package, named after the folder, e.g. ``dynkit-ci`` or ``main``)
+gets an empty module.
 """
 
 if __name__ == "dynkit":

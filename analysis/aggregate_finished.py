@@ -1,11 +1,13 @@
-"""Aggregate the finished shards of an interrupted ``dynkit run`` into ``results.json``, marked partial.
+"""Aggregate the finished shards of an interrupted ``dynkit run`` into ``results.json``, marked
+partial.
 
 ``dynkit run`` writes ``results.json`` only once every shard has finished. When a run of record is
 stopped early (a deadline), this writes the same aggregate from the shards that did finish, adding
-``"partial": true`` and the list of missing shards; rerunning the ``dynkit run`` command in ``COMMAND``
-reuses the finished shards and completes it.
+``"partial": true`` and the list of missing shards; rerunning the ``dynkit run`` command in
+``COMMAND`` reuses the finished shards and completes it.
 
-    python -m analysis.aggregate_finished ode_rnn_walker2d --scale cpu --seeds 0,1,2 --out analysis/results/ode_rnn_walker2d
+    python -m analysis.aggregate_finished ode_rnn_walker2d --scale cpu --seeds 0,1,2 --out
+    analysis/results/ode_rnn_walker2d
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def main(argv=None) -> dict:
     if exp.render is not None and done:
         exp.render(results, args.out)
     print(
-        f"{args.name}: {len(done)} shards finished, {len(missing)} missing -> {args.out / RESULTS_FILE}"
+        f"{args.name}: {len(done)} shards finished, {len(missing)} missing -> "
+        f"{args.out / RESULTS_FILE}"
     )
     return results
 

@@ -1,10 +1,12 @@
-"""Write the trivial predictors' metrics beside the results of record: ``analysis/results/<exp>/baselines.json``.
+"""Write the trivial predictors' metrics beside the results of record:
+``analysis/results/<exp>/baselines.json``.
 
     python -m analysis.baselines [--results analysis/results] [NAME ...]
 
-For every experiment with a trivial predictor (:data:`dynkit.experiments.judging.baselines.BASELINES`) whose results are
-committed, the data of each seed are regenerated from the config recorded in ``results.json`` (no training) and
-the baselines' metrics written per seed (issue 30 §1).
+For every experiment with a trivial predictor
+(:data:`dynkit.experiments.judging.baselines.BASELINES`) whose results are committed, the data of
+each seed are regenerated from the config recorded in ``results.json`` (no training) and the
+baselines' metrics written per seed (issue 30 §1).
 """
 
 from __future__ import annotations

@@ -3,20 +3,23 @@
     python -m analysis.campaign [EXPERIMENT ...]
     python -m analysis.campaign status NAME [--scale S] [--seeds 0,1,2 | --plan FILE] [--out DIR]
 
-The first form reads ``analysis/results/<experiment>/results.json`` (every shard's ``seconds``, run with
-``OMP_NUM_THREADS=1``: one core per shard) and prints one line per shard and the total in core-hours.
+The first form reads ``analysis/results/<experiment>/results.json`` (every shard's ``seconds``, run
+with ``OMP_NUM_THREADS=1``: one core per shard) and prints one line per shard and the total in
+core-hours.
 
 ``status`` looks at the shards a run of ``NAME`` would compute (the seeds of its committed plan,
-``analysis/plans/NAME.json``, unless ``--seeds`` or ``--plan`` say otherwise; the scale of its results of record
-unless ``--scale``) in ``--out`` (default ``analysis/results/NAME``) and sorts each into
+``analysis/plans/NAME.json``, unless ``--seeds`` or ``--plan`` say otherwise; the scale of its
+results of record unless ``--scale``) in ``--out`` (default ``analysis/results/NAME``) and sorts
+each into
 
-* **done**: a finished shard the runner would reuse (its record intact and made by today's code and config);
+* **done**: a finished shard the runner would reuse (its record intact and made by today's code and
+  config);
 * **running**: another process holds the shard's claim now (``dynkit run`` computing it);
 * **stale**: a record is there but the runner would recompute it (the reason is printed);
 * **left**: nothing there yet;
 
-with the core-hours spent on the done shards and an estimate of those left (their mean time per shard times the
-shards not done). It only reads: nothing is computed, claimed or written.
+with the core-hours spent on the done shards and an estimate of those left (their mean time per
+shard times the shards not done). It only reads: nothing is computed, claimed or written.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ PLANS = ROOT / "plans"
 
 
 def shard_times(experiments: list[str] | None = None) -> list[tuple[str, int, dict, float]]:
-    """``(experiment, seed, point, seconds)`` for every shard of the named (default: every) results of record."""
+    """``(experiment, seed, point, seconds)`` for every shard of the named (default: every)
+    results of record."""
     from dynkit.io import read_regular_text
 
     rows = []
@@ -55,7 +59,8 @@ def shard_times(experiments: list[str] | None = None) -> list[tuple[str, int, di
 
 @dataclass
 class Status:
-    """Where a campaign stands: shard keys per state, the seconds of the done ones, why the stale ones are."""
+    """Where a campaign stands: shard keys per state, the seconds of the done ones, why the stale
+    ones are."""
 
     experiment: str
     scale: str
@@ -95,7 +100,8 @@ class Status:
             f"  running  {len(self.running):4d}   {', '.join(self.running)}",
             f"  stale    {len(self.stale):4d}",
             *(
-                f"             {len(keys)} ({', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''}): {why}"
+                f"             {len(keys)} "
+                f"({', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''}): {why}"
                 for why, keys in self._stale_by_reason().items()
             ),
             f"  left     {len(self.left):4d}   {', '.join(self.left)}",
@@ -105,7 +111,8 @@ class Status:
 
 
 def _held_elsewhere(shard) -> bool:
-    """Whether another process holds ``shard``'s claim (probed without waiting, released at once)."""
+    """Whether another process holds ``shard``'s claim (probed without waiting, released at
+    once)."""
     from dynkit.experiments.runner import CLAIM_FILE, claimed
 
     if not (shard.folder / CLAIM_FILE).is_file():

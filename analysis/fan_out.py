@@ -1,15 +1,18 @@
-"""Run the planned shards of several experiments with one worker process per core (a lent device's 16 cores).
+"""Run the planned shards of several experiments with one worker process per core (a lent device's
+16 cores).
 
     OMP_NUM_THREADS=1 python -m analysis.fan_out --workers 16 --start-until 300 \\
         ode_rnn_plane_vibration ode_rnn_silverbox
 
-Each experiment runs the seeds of its committed plan (``analysis/plans/NAME.json``) at the ``cpu`` scale
-(``--scale``) into ``analysis/results/NAME`` (``--results`` another folder). The shards of all experiments are
-queued in the order given, within one the costliest models first (:data:`MODEL_COST`), and each worker claims the
-next unfinished one (the runner's claim: no shard runs twice, a finished one is reused). A worker starts no shard after
-``--start-until`` seconds, so a run inside a time limit ends with whole shards: the ones left are computed by a later
-run or by ``dynkit run NAME --planned`` (resumable). Each finished shard prints its seconds. Nothing is aggregated
-here: ``dynkit run NAME --planned`` reuses the shards and writes ``results.json`` once all of them are done.
+Each experiment runs the seeds of its committed plan (``analysis/plans/NAME.json``) at the ``cpu``
+scale (``--scale``) into ``analysis/results/NAME`` (``--results`` another folder). The shards of all
+experiments are queued in the order given, within one the costliest models first
+(:data:`MODEL_COST`), and each worker claims the next unfinished one (the runner's claim: no shard
+runs twice, a finished one is reused). A worker starts no shard after ``--start-until`` seconds, so
+a run inside a time limit ends with whole shards: the ones left are computed by a later run or by
+``dynkit run NAME --planned`` (resumable). Each finished shard prints its seconds. Nothing is
+aggregated here: ``dynkit run NAME --planned`` reuses the shards and writes ``results.json`` once
+all of them are done.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import time
 from pathlib import Path
 
 MODEL_COST = {"sonode": 4.0, "ghbnode": 2.5, "hbnode": 2.5, "anode": 1.5, "node": 1.0}
-"""Relative cost of a hybrid shard by model (cpu scale, pilot seed 100), to start the long ones first."""
+"""Relative cost of a hybrid shard by model (cpu scale, pilot seed 100), to start the long ones
+first."""
 
 
 def queue(names: list[str], results: Path, scale: str = "cpu") -> list:
@@ -39,7 +43,8 @@ def queue(names: list[str], results: Path, scale: str = "cpu") -> list:
 
 
 def work(names: list[str], results: Path, scale: str, deadline: float, worker: int) -> None:
-    """One worker: claim and run shards until none is left or the deadline to start one has passed."""
+    """One worker: claim and run shards until none is left or the deadline to start one has
+    passed."""
     import torch
 
     from dynkit.experiments.runner import claimed, finished, run_shard
@@ -61,7 +66,8 @@ def work(names: list[str], results: Path, scale: str, deadline: float, worker: i
                 print(f"worker {worker}: {shard.experiment} {shard.key} raised {exc!r}", flush=True)
                 continue
             print(
-                f"worker {worker}: {shard.experiment} {shard.key} done in {time.perf_counter() - start:.0f} s",
+                f"worker {worker}: {shard.experiment} {shard.key} done in "
+                f"{time.perf_counter() - start:.0f} s",
                 flush=True,
             )
 

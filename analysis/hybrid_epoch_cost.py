@@ -1,14 +1,16 @@
-"""What one training epoch of the authors' ODE-RNN hybrids costs on this machine, per solver tolerance (issue 31
-item 2: the tolerance the cpu campaign can afford).
+"""What one training epoch of the authors' ODE-RNN hybrids costs on this machine, per solver
+tolerance (issue 31 item 2: the tolerance the cpu campaign can afford).
 
-    OMP_NUM_THREADS=1 nice -n 19 python -m analysis.hybrid_epoch_cost [--model hbnode] [--tols 1e-3,1e-5,1e-7]
+    OMP_NUM_THREADS=1 nice -n 19 python -m analysis.hybrid_epoch_cost [--model hbnode] [--tols
+    1e-3,1e-5,1e-7]
         [--epochs 6] [--windows 64] [--batch 64] [--lr 1e-3] [--device cuda]
 
-Each tolerance trains the registered ``cpu`` config of ``ode_rnn_plane_vibration`` (the authors' design, the adjoint,
-the measured series) changed only in the model, the tolerance, the epochs, the windows, the batch and the rate
-(constant), on ``--device`` (``cuda``: a lent GPU), and prints the
-mean seconds of an epoch (its training steps and the test pass), the NFE of the test pass and of the backward
-passes, and the test MSE per epoch. Wall time on a shared CPU: compare tolerances within one run.
+Each tolerance trains the registered ``cpu`` config of ``ode_rnn_plane_vibration`` (the authors'
+design, the adjoint, the measured series) changed only in the model, the tolerance, the epochs, the
+windows, the batch and the rate (constant), on ``--device`` (``cuda``: a lent GPU), and prints the
+mean seconds of an epoch (its training steps and the test pass), the NFE of the test pass and of the
+backward passes, and the test MSE per epoch. Wall time on a shared CPU: compare tolerances within
+one run.
 """
 
 from __future__ import annotations
@@ -84,7 +86,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print(
             f"{name} on {args.device} tol={tol:g}: {row['per_epoch']:.2f} s an epoch "
             f"({args.windows or 'all'} windows, batch {args.batch}), "
-            f"test NFE {row['test_nfe']:.0f}, backward NFE an epoch {row['backward_nfe_per_epoch']:.0f}, "
+            f"test NFE {row['test_nfe']:.0f}, backward NFE an epoch "
+            f"{row['backward_nfe_per_epoch']:.0f}, "
             f"test MSE by epoch {[round(v, 4) for v in row['test_mse']]}",
             flush=True,
         )

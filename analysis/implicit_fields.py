@@ -1,12 +1,13 @@
-"""The trained NODE/HBNODE/GHBNODE fields of the results of record through explicit and implicit methods
-(issue 23, Sect. 4): does an implicit method change the NFE picture the review draws?
+"""The trained NODE/HBNODE/GHBNODE fields of the results of record through explicit and implicit
+methods (issue 23, Sect. 4): does an implicit method change the NFE picture the review draws?
 
 The review argues that HBNODE needs fewer evaluations because its learned dynamics are benign (less
 stiff). If a field were stiff, an explicit method's NFE would be set by stability and an implicit
 method's would not: the ratio HBNODE / NODE would then shrink or flip under ``radau5``/``bdf``.
 Reads ``analysis/results/node_trained/results.json`` (metrics ``<model>.field@1e-05.<method>.nfe``,
-written by :func:`dynkit.experiments.node.node_trained.implicit_nfe`) and prints, per method, each model's
-mean NFE over seeds and the ratio to NODE, and how often ``auto`` switched to a stiff method.
+written by :func:`dynkit.experiments.node.node_trained.implicit_nfe`) and prints, per method, each
+model's mean NFE over seeds and the ratio to NODE, and how often ``auto`` switched to a stiff
+method.
 
     python -m analysis.implicit_fields [RESULTS]
 """

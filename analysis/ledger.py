@@ -1,4 +1,5 @@
-"""Render the claims ledger from the committed results: ``analysis/results/LEDGER.md`` and ``ledger.json``.
+"""Render the claims ledger from the committed results: ``analysis/results/LEDGER.md`` and
+``ledger.json``.
 
     python -m analysis.ledger [--results analysis/results] [--before OLD_LEDGER.json]
 

@@ -1,12 +1,14 @@
-"""The review authors' own runs: figures from their raw training logs, beside our ledger rows (issue 21 §3).
+"""The review authors' own runs: figures from their raw training logs, beside our ledger rows (issue
+21 §3).
 
     python -m analysis.paper_runs --repo /path/to/HeavyBallNODE/git-dir
 
-Reads ``hbnode_data/{mnist_84k,cifar_172k}/<model>/*.txt`` at commit :data:`COMMIT` of the public repository
-``hedixia/HeavyBallNODE`` (with ``git show``, nothing copied but numbers) and writes
-``analysis/results/paper_runs/hbnode_logs.json``: per run the per-epoch training forward NFE, training loss and
-test accuracy, and for each ledger row the logs speak to, the paper's own effect on the row's scale with its
-spread across their runs. The logs give no seeds: runs are paired by file order, as stated in each row.
+Reads ``hbnode_data/{mnist_84k,cifar_172k}/<model>/*.txt`` at commit :data:`COMMIT` of the public
+repository ``hedixia/HeavyBallNODE`` (with ``git show``, nothing copied but numbers) and writes
+``analysis/results/paper_runs/hbnode_logs.json``: per run the per-epoch training forward NFE,
+training loss and test accuracy, and for each ledger row the logs speak to, the paper's own effect
+on the row's scale with its spread across their runs. The logs give no seeds: runs are paired by
+file order, as stated in each row.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ REPO = "hedixia/HeavyBallNODE"
 COMMIT = "3c345d7fbb75cab6aa19efc61f4c09006ae4c2ed"
 OUT = Path(__file__).resolve().parent / "results" / "paper_runs" / "hbnode_logs.json"
 EPOCH = 10
-"""The epoch compared: the last before any run diverges (NODE's MNIST runs diverge at epochs 13, 19, 27 and 28 and
-stop early; their NFE afterwards measures the divergence, not the model)."""
+"""The epoch compared: the last before any run diverges (NODE's MNIST runs diverge at epochs 13,
+19, 27 and 28 and stop early; their NFE afterwards measures the divergence, not the model)."""
 _TRAIN = re.compile(
     r"Train\|\|\s*iter:\s*(\d+)\s*,\s*loss:\s*([-\d.e+naif]+)\s*,(?:\s*acc:[^,]*,)?\s*nfe:\s*([\d.]+)"
 )
@@ -36,7 +38,8 @@ _TEST = re.compile(
 
 
 def parse(text: str) -> dict:
-    """Per-epoch ``train_loss``, ``train_nfe`` (forward NFE per batch) and ``test_acc`` of one log."""
+    """Per-epoch ``train_loss``, ``train_nfe`` (forward NFE per batch) and ``test_acc`` of one
+    log."""
     train = {int(i): (float(loss), float(nfe)) for i, loss, nfe in _TRAIN.findall(text)}
     test = {int(i): float(acc) for i, _, acc in _TEST.findall(text)}
     epochs = sorted(train)
@@ -102,7 +105,8 @@ def _summary(values: list[float], scale: str, note: str) -> dict:
 
 
 def rows(runs: dict) -> dict:
-    """Each ledger row the MNIST logs speak to: the authors' effect on the row's scale, runs paired by file order."""
+    """Each ledger row the MNIST logs speak to: the authors' effect on the row's scale, runs
+    paired by file order."""
     m = runs["mnist_84k"]
 
     def nfe(model, epoch=EPOCH):
@@ -198,7 +202,8 @@ def main(argv: list[str] | None = None) -> dict:
     write_json(args.out, data, command="python -m analysis.paper_runs --repo " + str(args.repo))
     for key, row in data["rows"].items():
         print(
-            f"{key:45s} {row['scale']} {row['mean']:+.3f} (runs {row['min']:+.3f}..{row['max']:+.3f}, n={row['n']})"
+            f"{key:45s} {row['scale']} {row['mean']:+.3f} (runs "
+            f"{row['min']:+.3f}..{row['max']:+.3f}, n={row['n']})"
         )
     return data
 

@@ -3,17 +3,20 @@
     python -m analysis.plans NAME --pilot PILOT/results.json [--cap 10] [--looks 2] [--interval t]
     python -m analysis.plans --retrospective
 
-A new plan is computed from a pilot run (its per-seed effects of every ledger row of NAME and each row's smallest
-effect of interest, 80 % power: :func:`dynkit.experiments.judging.plans.plan_from_pilot`) and committed before the main
-runs; ``dynkit run NAME --planned`` then follows it.
+A new plan is computed from a pilot run (its per-seed effects of every ledger row of NAME and each
+row's smallest effect of interest, 80 % power:
+:func:`dynkit.experiments.judging.plans.plan_from_pilot`) and committed before the main runs;
+``dynkit run NAME --planned`` then follows it.
 
-``--retrospective`` writes the plans of the results of record, which were run before any plan existed: each says
-``prospective: false`` and states the looks the results actually had, so that the ledger spends the error rate
-over them. The looks come from the history of each ``results.json`` (every committed seed count at the final
-config and scale; ``git log -- analysis/results/NAME/results.json``), and for the runs made with issue 21's
-``--until-decided`` (one more seed at a time while a row was inconclusive, cap 10) every count from 5 to 10.
-Every plan fixes the t interval (the method the ledger used for all but skewed rows). A prospective plan already
-committed (written before its results, e.g. issue 31's reruns) is kept as it is.
+``--retrospective`` writes the plans of the results of record, which were run before any plan
+existed: each says ``prospective: false`` and states the looks the results actually had, so that the
+ledger spends the error rate over them. The looks come from the history of each ``results.json``
+(every committed seed count at the final config and scale;
+``git log -- analysis/results/NAME/results.json``), and for the runs made with issue 21's
+``--until-decided`` (one more seed at a time while a row was inconclusive, cap 10) every count from
+5 to 10. Every plan fixes the t interval (the method the ledger used for all but skewed rows). A
+prospective plan already committed (written before its results, e.g. issue 31's reruns) is kept as
+it is.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ LOOKS_OF_RECORD = {
     "momseq_attention_scaling": (3, 5),
     "node_adjoint_norm": (3, 10),
     "node_blowup": (3, 10),
-    # run with --until-decided (commits 099b468, 72da508, 2a12f29): looks at every n from 5 to the cap 10
+    # run with --until-decided (commits 099b468, 72da508, 2a12f29): looks at every n from 5 to the
+    # cap 10
     "momseq_vanishing": UNTIL_DECIDED,
     "node_point_cloud": UNTIL_DECIDED,
     "ode_rnn_plane_vibration": UNTIL_DECIDED,

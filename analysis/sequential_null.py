@@ -12,7 +12,7 @@ their per-seed effects independent or correlated (``RHO``, rows computed from th
 chance of any false decision in the family when its primary row is judged at 95 % and the others by
 Holm at 5 % (the rule before), and when the whole family is judged by Holm at 5 %
 (:func:`dynkit.experiments.judging.ledger.judge`). Prints each rate with its Monte-Carlo standard error.
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 

@@ -1,14 +1,16 @@
-"""Which stored shards of the results of record the current code would reuse, and why not the others.
+"""Which stored shards of the results of record the current code would reuse, and why not the
+others.
 
     PYTHONPATH=$PWD python -m analysis.shard_audit [RESULTS_FOLDER]
 
-For every ``RESULTS_FOLDER/<name>/results.json`` (default ``analysis/results``) with a ``shards/`` folder, each
-stored ``shard.json`` is checked as ``dynkit run`` would check it before reusing it
-(:func:`dynkit.experiments.runner.finished`, read-only: nothing is recomputed or rewritten), and counted as
-*reusable* or by the reason it is not (recorded before shards carried their code, recorded before the code
-identity covered the package, written by other code, ...). A result of record whose shards are not reusable
-still stands for the code it was computed with (its ``COMMAND`` and ``versions``); rerunning its command
-recomputes them. Nothing here re-stamps a record with the hash of code it was not computed with.
+For every ``RESULTS_FOLDER/<name>/results.json`` (default ``analysis/results``) with a ``shards/``
+folder, each stored ``shard.json`` is checked as ``dynkit run`` would check it before reusing it
+(:func:`dynkit.experiments.runner.finished`, read-only: nothing is recomputed or rewritten), and
+counted as *reusable* or by the reason it is not (recorded before shards carried their code,
+recorded before the code identity covered the package, written by other code, ...). A result of
+record whose shards are not reusable still stands for the code it was computed with (its ``COMMAND``
+and ``versions``); rerunning its command recomputes them. Nothing here re-stamps a record with the
+hash of code it was not computed with.
 """
 
 from __future__ import annotations

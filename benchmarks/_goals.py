@@ -1,10 +1,10 @@
 """Goal lines and paired timings shared by every benchmark.
 
 A goal is a ratio against a peer measured in the same run. Each benchmark reports its goals with
-:func:`check_goal`, which prints one line ``GOAL <name>: <value> (goal <op> <target>): met | NOT met``,
-so a missed goal is flagged, never only printed. :func:`paired_medians` times contenders
-interleaved (round robin, order rotated each round) and returns medians, so that the load of a
-shared machine falls on every contender alike.
+:func:`check_goal`, which prints one line
+``GOAL <name>: <value> (goal <op> <target>): met | NOT met``, so a missed goal is flagged, never
+only printed. :func:`paired_medians` times contenders interleaved (round robin, order rotated each
+round) and returns medians, so that the load of a shared machine falls on every contender alike.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 RESULTS = Path(__file__).resolve().parent.parent / "analysis" / "results"
-REPORTED: list = []  # every goal checked in this process, in order (``python -m benchmarks`` sums them up)
+# every goal checked in this process, in order (``python -m benchmarks`` sums them up)
+REPORTED: list = []
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,10 @@ class Goal:
     def line(self) -> str:
         op = "<=" if self.lower_is_better else ">="
         note = f"  [{self.note}]" if self.note else ""
-        return f"GOAL {self.name}: {self.value:.4g} (goal {op} {self.target:g}): {'met' if self.met else 'NOT met'}{note}"
+        return (
+            f"GOAL {self.name}: {self.value:.4g} (goal {op} {self.target:g}): "
+            f"{'met' if self.met else 'NOT met'}{note}"
+        )
 
     def as_dict(self) -> dict:
         return {**asdict(self), "met": self.met}
@@ -83,11 +87,12 @@ def paired_medians(
 def interleaved_minimum(
     contenders: dict[str, Callable[[], Any]], rounds: int = 3, slow_s: float = 0.1
 ) -> tuple[dict[str, float], dict[str, Any]]:
-    """``(best CPU seconds, last output)`` of each contender, timed interleaved with the order rotated each round.
+    """``(best CPU seconds, last output)`` of each contender, timed interleaved with the order
+    rotated each round.
 
-    A contender slower than ``slow_s`` (its noise is small in relative terms) or whose output is None (a failed
-    run) is timed once. CPU time of this process (``time.process_time``): the load of other processes is left
-    out.
+    A contender slower than ``slow_s`` (its noise is small in relative terms) or whose output is
+    None (a failed run) is timed once. CPU time of this process (``time.process_time``): the load of
+    other processes is left out.
     """
     best = {name: float("inf") for name in contenders}
     outputs: dict[str, Any] = {}
@@ -105,7 +110,8 @@ def interleaved_minimum(
 def record(
     name: str, data: dict, goals: list[Goal], argv: list[str] | None = None, out: Path | None = None
 ) -> Path:
-    """Write ``data`` and the goals to ``analysis/results/<name>/results.json`` with its ``COMMAND``."""
+    """Write ``data`` and the goals to ``analysis/results/<name>/results.json`` with its
+    ``COMMAND``."""
     from dynkit.io import atomic_write, write_json
 
     folder = (out or RESULTS) / name

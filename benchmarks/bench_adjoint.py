@@ -1,14 +1,16 @@
-"""Peak memory of a gradient through ``dk.solve`` vs the number of steps: adjoint vs backprop-through-solve.
+"""Peak memory of a gradient through ``dk.solve`` vs the number of steps: adjoint vs
+backprop-through-solve.
 
 Issue 13 §5: the continuous adjoint (``adjoint=True``) keeps no graph of the steps, so its memory
 should be flat in the number of steps, while backprop through the solve stores every stage.
 
-Method (as :mod:`benchmarks.bench_momres_memory`): each (mode, steps) runs in a fresh subprocess with
-glibc's mmap threshold at 64 KiB, so freed state-sized tensors go back to the OS; after one warm-up
-gradient the peak-RSS counter is reset and a second gradient (solve, loss, backward) runs; we report
-``VmHWM - VmRSS``, the step's peak resident memory above what was resident before it. The field is an
-MLP (batch 256 × 16, width 64, float32), rk4 with a fixed step on [0, 1]; the step count is set by
-the step size. Also printed: the gradients' agreement (adjoint vs backprop) and the time of each.
+Method (as :mod:`benchmarks.bench_momres_memory`): each (mode, steps) runs in a fresh subprocess
+with glibc's mmap threshold at 64 KiB, so freed state-sized tensors go back to the OS; after one
+warm-up gradient the peak-RSS counter is reset and a second gradient (solve, loss, backward) runs;
+we report ``VmHWM - VmRSS``, the step's peak resident memory above what was resident before it. The
+field is an MLP (batch 256 × 16, width 64, float32), rk4 with a fixed step on [0, 1]; the step count
+is set by the step size. Also printed: the gradients' agreement (adjoint vs backprop) and the time
+of each.
 
 Goals: flat memory, measured as the adjoint's peak growth from the fewest to the most steps over
 backprop's growth on the same range, <= 0.01 (the absolute adjoint peaks are a fraction of a MiB, at
@@ -18,11 +20,12 @@ adjoint / backprop peak at the most steps <= 0.5.
     python -m benchmarks.bench_adjoint [--quick]
     python -m benchmarks.bench_adjoint --checkpoints 0 4 8 16 [--batch 256]
 
-``--accuracy`` (issue 33): the adjoint gradient's error at matched forward error against torchdiffeq's adjoint
-(:func:`accuracy`; goal ≤ 1.0×), printed, not recorded. ``--attribution``: where that gradient error comes from
-(:func:`attribution`: the backward 1000× tighter, an exact forward), printed, not recorded.
-``--checkpoints N ...``: that ratio with ``adjoint_checkpoints = N`` (:func:`checkpoints`; goal
-≤ 1.0 at dim 16, rtol 1e-5), printed, not recorded.
+``--accuracy`` (issue 33): the adjoint gradient's error at matched forward error against
+torchdiffeq's adjoint (:func:`accuracy`; goal ≤ 1.0×), printed, not recorded. ``--attribution``:
+where that gradient error comes from (:func:`attribution`: the backward 1000× tighter, an exact
+forward), printed, not recorded. ``--checkpoints N ...``: that ratio with
+``adjoint_checkpoints = N`` (:func:`checkpoints`; goal ≤ 1.0 at dim 16, rtol 1e-5), printed, not
+recorded.
 """
 
 from __future__ import annotations
@@ -105,8 +108,8 @@ ACCURACY_BATCH, ACCURACY_WIDTH = 1024, 64
 
 
 def _accuracy_problem(dim: int):
-    """An MLP field (dim → 64 → dim, tanh, float64, seeded, last layer ×3), a batch of 1024 states and seeded output
-    weights."""
+    """An MLP field (dim → 64 → dim, tanh, float64, seeded, last layer ×3), a batch of 1024
+    states and seeded output weights."""
     import torch
 
     torch.manual_seed(dim)
@@ -121,7 +124,8 @@ def _accuracy_problem(dim: int):
 
 
 def _gradient(odeint, field, y0, weights, rtol: float, **kwargs):
-    """``(y(T), dL/dθ)`` with ``L = Σ w · y(T)`` through ``odeint`` (torchdiffeq's calling convention)."""
+    """``(y(T), dL/dθ)`` with ``L = Σ w · y(T)`` through ``odeint`` (torchdiffeq's calling
+    convention)."""
     import torch
 
     module = _TimeField(field)
@@ -138,7 +142,8 @@ def _gradient(odeint, field, y0, weights, rtol: float, **kwargs):
 
 
 def _TimeField(net):
-    """``net`` as an autonomous field ``f(t, y) = net(y)`` (an nn.Module: its parameters are the net's)."""
+    """``net`` as an autonomous field ``f(t, y) = net(y)`` (an nn.Module: its parameters are the
+    net's)."""
     import torch
 
     class Field(torch.nn.Module):
@@ -153,10 +158,11 @@ def _TimeField(net):
 
 
 def accuracy(dims=(2, 16)) -> dict:
-    """Issue 33 (5): the adjoint gradient's error at matched forward error, dynkit vs torchdiffeq (dopri5, rtol = atol
-    over :data:`ACCURACY_TOLS`). Reference for both: torchdiffeq's ``odeint`` differentiated by autograd through a
-    solve at rtol = atol = 1e-12 (neither adjoint). Errors are relative 2-norms (final state over the batch; gradient
-    over all parameters); each tool's log gradient error is interpolated in its log forward error at
+    """Issue 33 (5): the adjoint gradient's error at matched forward error, dynkit vs torchdiffeq
+    (dopri5, rtol = atol over :data:`ACCURACY_TOLS`). Reference for both: torchdiffeq's
+    ``odeint`` differentiated by autograd through a solve at rtol = atol = 1e-12 (neither
+    adjoint). Errors are relative 2-norms (final state over the batch; gradient over all
+    parameters); each tool's log gradient error is interpolated in its log forward error at
     :data:`ACCURACY_LEVELS`. Goal: dynkit / torchdiffeq ≤ 1.0 at every level both reach."""
     import torch
     import torchdiffeq
@@ -206,7 +212,8 @@ def accuracy(dims=(2, 16)) -> dict:
             if len(at) == 2:
                 ratios[level] = at["dynkit"] / at["torchdiffeq"]
                 print(
-                    f"dim {dim:2d} forward error {level:.0e}: gradient error dynkit {at['dynkit']:.2e}, torchdiffeq "
+                    f"dim {dim:2d} forward error {level:.0e}: gradient error dynkit "
+                    f"{at['dynkit']:.2e}, torchdiffeq "
                     f"{at['torchdiffeq']:.2e}, ratio {ratios[level]:.2f}",
                     flush=True,
                 )
@@ -286,11 +293,15 @@ ATTRIBUTION_TOLS = (1e-3, 1e-4, 1e-5, 1e-6)
 
 def attribution(dims=(2, 16)) -> dict:
     """Where the adjoint gradient's error comes from (issue 33 (5)), for dynkit and torchdiffeq on
-    :func:`accuracy`'s problems: the gradient error at rtol = atol = ``tol`` (a) as :func:`accuracy` runs it, (b) with
-    the backward solves 1000× tighter (``adjoint_rtol = adjoint_atol = tol / 1000``), (c) with the forward solve at
-    1e-12 and the backward at ``tol`` (the backward's own error: ``y`` reconstructed from an exact final state). When
-    (b) ≈ (a) and (c) ≪ (a), the gradient error is the forward's final error carried back by the reconstruction of
-    ``y``, which no choice of the backward's tolerance or norm reduces. Printed as gradient error / forward error."""
+    :func:`accuracy`'s problems: the gradient error at rtol = atol = ``tol`` (a) as :func:`accuracy`
+    runs it, (b) with the backward solves 1000× tighter
+    (``adjoint_rtol = adjoint_atol = tol / 1000``), (c) with the forward solve at 1e-12 and the
+    backward at ``tol`` (the backward's own error: ``y`` reconstructed from an exact final state).
+    When
+    (b) ≈ (a) and (c) ≪ (a), the gradient error is the forward's final error carried back by the
+        reconstruction of
+    ``y``, which no choice of the backward's tolerance or norm reduces. Printed as gradient error
+    / forward error."""
     import torch
     import torchdiffeq
     import dynkit as dk
@@ -323,9 +334,12 @@ def attribution(dims=(2, 16)) -> dict:
                 fwd = row["as run"][0]
                 out[(dim, name, tol)] = row
                 print(
-                    f"dim {dim:2d} {name:11s} tol {tol:.0e}: forward error {fwd:.2e}; gradient error as run "
-                    f"{row['as run'][1]:.2e} ({row['as run'][1] / fwd:.2f}x fwd), backward tol/1000 "
-                    f"{row['backward tol/1000'][1]:.2e} ({row['backward tol/1000'][1] / fwd:.2f}x), exact forward "
+                    f"dim {dim:2d} {name:11s} tol {tol:.0e}: forward error {fwd:.2e}; "
+                    f"gradient error as run "
+                    f"{row['as run'][1]:.2e} ({row['as run'][1] / fwd:.2f}x fwd), backward "
+                    f"tol/1000 "
+                    f"{row['backward tol/1000'][1]:.2e} "
+                    f"({row['backward tol/1000'][1] / fwd:.2f}x), exact forward "
                     f"{row['exact forward'][1]:.2e} ({row['exact forward'][1] / fwd:.2f}x)",
                     flush=True,
                 )
@@ -340,13 +354,15 @@ def main(argv: list[str] | None = None) -> dict:
         "--accuracy",
         action="store_true",
         help="issue 33: adjoint gradient error at matched forward "
-        "error against torchdiffeq's adjoint (MLP field, batch 1024, dims 2 and 16); nothing recorded",
+        "error against torchdiffeq's adjoint (MLP field, batch 1024, dims 2 and 16); nothing "
+        "recorded",
     )
     parser.add_argument(
         "--attribution",
         action="store_true",
         help="issue 33: the adjoint gradient error as run, "
-        "with the backward 1000x tighter and with an exact forward, dynkit and torchdiffeq; nothing "
+        "with the backward 1000x tighter and with an exact forward, dynkit and torchdiffeq; "
+        "nothing "
         "recorded",
     )
     parser.add_argument(
@@ -382,7 +398,8 @@ def main(argv: list[str] | None = None) -> dict:
         f"(one state = {BATCH * DIM * 4 / 2**20:.3f} MiB); peak RSS of one gradient above its start"
     )
     print(
-        f"{'steps':>6} {'adjoint MiB':>12} {'backprop MiB':>13} {'adjoint s':>10} {'backprop s':>11} "
+        f"{'steps':>6} {'adjoint MiB':>12} {'backprop MiB':>13} {'adjoint s':>10} "
+        f"{'backprop s':>11} "
         f"{'grad rel. diff':>15}"
     )
     rows = []
@@ -411,8 +428,10 @@ def main(argv: list[str] | None = None) -> dict:
         last["backprop_peak_mib"] - first["backprop_peak_mib"]
     )
     print(
-        f"adjoint peak {first['adjoint_peak_mib']:.2f} -> {last['adjoint_peak_mib']:.2f} MiB, backprop "
-        f"{first['backprop_peak_mib']:.2f} -> {last['backprop_peak_mib']:.2f} MiB from {first['steps']} to "
+        f"adjoint peak {first['adjoint_peak_mib']:.2f} -> {last['adjoint_peak_mib']:.2f} "
+        f"MiB, backprop "
+        f"{first['backprop_peak_mib']:.2f} -> {last['backprop_peak_mib']:.2f} MiB from "
+        f"{first['steps']} to "
         f"{last['steps']} steps"
     )
     goals = [

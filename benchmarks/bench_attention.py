@@ -1,15 +1,17 @@
 """Time and memory of one forward + backward of causal attention vs sequence length N.
 
 Momentum attention (parallel form (13)) against linear attention (its peer: same chunked O(N) engine
-without the momentum state) and softmax attention (O(N^2)). Prints, for each N, the median-of-``repeats``
-CPU time (median over repeats, the methods interleaved; wall time is recorded too) and the bytes of activations saved for backward (counted exactly through autograd's
-saved-tensor hooks, unique storages only — a deterministic proxy of training memory that CPU torch can
-report), then the fitted exponents ``time ~ N^p`` and the ratios momentum / linear.
+without the momentum state) and softmax attention (O(N^2)). Prints, for each N, the
+median-of-``repeats`` CPU time (median over repeats, the methods interleaved; wall time is recorded
+too) and the bytes of activations saved for backward (counted exactly through autograd's
+saved-tensor hooks, unique storages only — a deterministic proxy of training memory that CPU torch
+can report), then the fitted exponents ``time ~ N^p`` and the ratios momentum / linear.
 
 ``linear_cumsum`` is causal linear attention written the common plain-PyTorch way (all states s_i
-materialised, O(N d^2) memory), shown for context. Goals (issue 7): momentum's time exponent <= 1.1 and momentum / linear <= 1.3. Softmax stops at the N
-where its N x N score matrices would exceed ``--softmax-limit-mib`` (it is quadratic: it would explode),
-linear_cumsum where its N d^2 states would.
+materialised, O(N d^2) memory), shown for context. Goals (issue 7): momentum's time exponent <= 1.1
+and momentum / linear <= 1.3. Softmax stops at the N where its N x N score matrices would exceed
+``--softmax-limit-mib`` (it is quadratic: it would explode), linear_cumsum where its N d^2 states
+would.
 
     python -m benchmarks.bench_attention [--quick] [--json PATH]
 """
@@ -51,11 +53,12 @@ def _saved_bytes(fn, *inputs) -> tuple[torch.Tensor, int]:
 def measure(
     fns: dict, n: int, *, batch: int, heads: int, dim: int, repeats: int, seed: int = 0
 ) -> dict:
-    """Median over ``repeats`` of the CPU and wall time of forward + backward of each function, interleaved
-    (round ``r`` runs the functions rotated by ``r``, so machine load falls on all alike).
+    """Median over ``repeats`` of the CPU and wall time of forward + backward of each function,
+    interleaved (round ``r`` runs the functions rotated by ``r``, so machine load falls on all
+    alike).
 
-    CPU time (``time.process_time``, one thread) is what the fits use: on a shared machine the wall time
-    also counts other people's processes, CPU time much less so.
+    CPU time (``time.process_time``, one thread) is what the fits use: on a shared machine the wall
+    time also counts other people's processes, CPU time much less so.
     """
     g = torch.Generator().manual_seed(seed)
     q, k, v = (torch.randn(batch, heads, n, dim, generator=g).requires_grad_() for _ in range(3))
@@ -81,8 +84,9 @@ def measure(
 
 
 def linear_attention_cumsum(q, k, v, eps=1e-6):
-    """Causal linear attention (7) as often written in plain PyTorch: every state s_i materialised by a
-    cumulative sum of outer products, O(N d^2) memory. A context peer for the chunked implementation."""
+    """Causal linear attention (7) as often written in plain PyTorch: every state s_i
+    materialised by a cumulative sum of outer products, O(N d^2) memory. A context peer for the
+    chunked implementation."""
     fq, fk = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
     s = torch.einsum("bhjd,bhje->bhjde", fk, v).cumsum(2)
     num = torch.einsum("bhid,bhide->bhie", fq, s)
@@ -134,7 +138,8 @@ def run(
                 + (
                     "capped"
                     if row[name] is None
-                    else f"{row[name]['cpu_s'] * 1e3:9.1f} ms {row[name]['saved_bytes'] / 2**20:6.1f} MiB"
+                    else f"{row[name]['cpu_s'] * 1e3:9.1f} ms "
+                    f"{row[name]['saved_bytes'] / 2**20:6.1f} MiB"
                 )
                 for name in methods
             ]
@@ -196,7 +201,8 @@ def main(argv=None) -> dict:
     print(f"linear   time exponent      {s['linear_time_exponent']:.3f}")
     print(
         f"softmax  time exponent      {s.get('softmax_time_exponent', float('nan')):.3f}   "
-        f"(capped from N = {s['softmax_capped_from']}: N x N scores over {args.softmax_limit_mib:.0f} MiB)"
+        f"(capped from N = {s['softmax_capped_from']}: N x N scores over "
+        f"{args.softmax_limit_mib:.0f} MiB)"
     )
     print(
         f"momentum memory exponent    {s['momentum_memory_exponent']:.3f};  softmax "

@@ -1,24 +1,28 @@
-"""The compiled explicit path (issue 36): per-step cost against jitted diffrax, and ensembles against LSODA.
+"""The compiled explicit path (issue 36): per-step cost against jitted diffrax, and ensembles
+against LSODA.
 
-1. Per step: the 2-state oscillator ``y'' = -y`` at rtol 1e-6, atol 1e-8, Tsitouras 5(4) everywhere: dynkit
-   ``tsit5`` compiled (``dk.solve(..., compile=True)``) and diffrax's ``Tsit5`` inside ``jax.jit`` (float64,
-   ``PIDController``, the end state saved) on [0, 2000] (~10,000 steps, so that the per-call overheads of both are
-   amortised), dynkit's Python path and scipy's RK45 on [0, 200] (~1,100 steps: their per-step cost does not depend on
-   the span). µs per step (accepted and rejected), CPU time, paired medians. Goal: compiled ≤ 5× diffrax.
-2. Compile time, reported apart: numba compiling the explicit kernel, and the ensemble's, on first use (a fresh
-   process with an empty numba cache) and loading them from the disk cache (a second fresh process), the user's ``f``
-   (once per ``f`` and process), diffrax's jit (once per function and shapes); amortised over a sweep of 100 solves
-   of the ~1,100-step problem with one ``f`` (a parameter sweep's pattern), against the Python path's time for the
-   same sweep.
-3. Ensemble: 10,000 Van der Pol trajectories (mu = 1, starts uniform in [-2, 2]², t in [0, 10], 11 outputs,
-   rtol 1e-6, atol 1e-8) with ``dk.solve_ensemble`` (tsit5, one numba thread, and all threads) against a loop over
-   scipy's LSODA (``scipy.integrate.odeint``, its Fortran driver, and ``solve_ivp(method="LSODA")``) with the same
-   tolerances. The loops are timed on 200 trajectories and extrapolated linearly to 10,000 (each trajectory is an
-   independent solve of similar cost). Accuracy of each on those 200 against dop853 at rtol 1e-12. Goal: the
-   one-thread ensemble faster than the odeint loop.
+1. Per step: the 2-state oscillator ``y'' = -y`` at rtol 1e-6, atol 1e-8, Tsitouras 5(4) everywhere:
+   dynkit ``tsit5`` compiled (``dk.solve(..., compile=True)``) and diffrax's ``Tsit5`` inside
+   ``jax.jit`` (float64, ``PIDController``, the end state saved) on [0, 2000] (~10,000 steps, so
+   that the per-call overheads of both are amortised), dynkit's Python path and scipy's RK45 on [0,
+   200] (~1,100 steps: their per-step cost does not depend on the span). µs per step (accepted and
+   rejected), CPU time, paired medians. Goal: compiled ≤ 5× diffrax.
+2. Compile time, reported apart: numba compiling the explicit kernel, and the ensemble's, on first
+   use (a fresh process with an empty numba cache) and loading them from the disk cache (a second
+   fresh process), the user's ``f`` (once per ``f`` and process), diffrax's jit (once per function
+   and shapes); amortised over a sweep of 100 solves of the ~1,100-step problem with one ``f`` (a
+   parameter sweep's pattern), against the Python path's time for the same sweep.
+3. Ensemble: 10,000 Van der Pol trajectories (mu = 1, starts uniform in [-2, 2]², t in [0, 10], 11
+   outputs, rtol 1e-6, atol 1e-8) with ``dk.solve_ensemble`` (tsit5, one numba thread, and all
+   threads) against a loop over scipy's LSODA (``scipy.integrate.odeint``, its Fortran driver, and
+   ``solve_ivp(method="LSODA")``) with the same tolerances. The loops are timed on 200 trajectories
+   and extrapolated linearly to 10,000 (each trajectory is an independent solve of similar cost).
+   Accuracy of each on those 200 against dop853 at rtol 1e-12. Goal: the one-thread ensemble faster
+   than the odeint loop.
 
-Run ``nice python -m benchmarks.bench_compiled_explicit`` (``--quick``: fewer repeats, not recorded). One thread for
-BLAS and XLA (set below before jax loads); numba's single solves are single-threaded.
+Run ``nice python -m benchmarks.bench_compiled_explicit`` (``--quick``: fewer repeats, not
+recorded). One thread for BLAS and XLA (set below before jax loads); numba's single solves are
+single-threaded.
 """
 
 from __future__ import annotations
@@ -56,7 +60,8 @@ def van_der_pol(t, y, p):
 
 
 def _diffrax_tsit5(span: float):
-    """A jitted diffrax Tsit5 solve of the oscillator, returning (end state, steps); None if not installed."""
+    """A jitted diffrax Tsit5 solve of the oscillator, returning (end state, steps); None if not
+    installed."""
     try:
         import diffrax
         import jax
@@ -191,8 +196,8 @@ print(kernel, f_seconds, time.process_time() - start)
 
 
 def bench_compile(repeats: int) -> tuple[dict, list]:
-    """Compile times (fresh processes: an empty numba cache, then the cache it wrote) and the sweep they amortise
-    over."""
+    """Compile times (fresh processes: an empty numba cache, then the cache it wrote) and the
+    sweep they amortise over."""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(
             os.environ,
@@ -255,12 +260,15 @@ def bench_compile(repeats: int) -> tuple[dict, list]:
         ]
         fig[f"break_even_solves_{label}"] = compile_total / max(saved, 1e-12)
     print(
-        f"compile: kernel {kernel_seconds:.2f} s on first use (then cached on disk: {cached_kernel_seconds:.2f} s "
-        f"per process), f {f_seconds:.3f} s (once per f and process), the ensemble kernel {ensemble_seconds:.2f} s "
+        f"compile: kernel {kernel_seconds:.2f} s on first use (then cached on disk: "
+        f"{cached_kernel_seconds:.2f} s "
+        f"per process), f {f_seconds:.3f} s (once per f and process), the ensemble kernel "
+        f"{ensemble_seconds:.2f} s "
         f"on first use ({cached_ensemble_seconds:.2f} s cached); sweep of {SWEEP} solves: compiled "
         f"{times['compiled']:.3f} s vs Python {times['Python']:.3f} s; with compile time included "
         f"{fig['sweep_ratio_with_compile_first_use']:.3f}x on first use (break-even after "
-        f"{fig['break_even_solves_first_use']:.0f} solves), {fig['sweep_ratio_with_compile_cached']:.3f}x with the "
+        f"{fig['break_even_solves_first_use']:.0f} solves), "
+        f"{fig['sweep_ratio_with_compile_cached']:.3f}x with the "
         f"kernel cached (break-even after {fig['break_even_solves_cached']:.0f})",
         flush=True,
     )
@@ -342,9 +350,12 @@ def bench_ensemble(repeats: int, n: int) -> tuple[dict, list]:
         "solve_ivp LSODA": float(np.abs(solve_ivp_loop() - reference).max()),
     }
     print(
-        f"ensemble of {n} Van der Pol (mu=1): {times['ensemble, 1 thread']:.3f} s CPU on one thread "
-        f"(first call {first:.2f} s with compile), {all_threads_wall:.3f} s wall on all threads; odeint loop "
-        f"{projected['odeint loop']:.2f} s, solve_ivp LSODA loop {projected['solve_ivp LSODA loop']:.2f} s "
+        f"ensemble of {n} Van der Pol (mu=1): {times['ensemble, 1 thread']:.3f} s CPU on one "
+        f"thread "
+        f"(first call {first:.2f} s with compile), {all_threads_wall:.3f} s wall on all "
+        f"threads; odeint loop "
+        f"{projected['odeint loop']:.2f} s, solve_ivp LSODA loop "
+        f"{projected['solve_ivp LSODA loop']:.2f} s "
         f"(timed on {len(subset)}, x{scale:g}); max errors vs dop853 at 1e-12: "
         + ", ".join(f"{k} {v:.1e}" for k, v in errors.items()),
         flush=True,
@@ -393,17 +404,23 @@ def _markdown(per_step: dict, compile_fig: dict, ens: dict, goals: list) -> str:
         "",
         "## Compile time",
         "",
-        f"- numba, the explicit kernels: {compile_fig['kernel_compile_seconds']:.2f} s on first use, then "
-        f"cached on disk ({compile_fig['kernel_cached_load_seconds']:.2f} s per process to load); the user's f: "
+        f"- numba, the explicit kernels: {compile_fig['kernel_compile_seconds']:.2f} s on "
+        f"first use, then "
+        f"cached on disk ({compile_fig['kernel_cached_load_seconds']:.2f} s per process to "
+        f"load); the user's f: "
         f"{compile_fig['f_compile_seconds']:.3f} s once per f and process; the ensemble kernel: "
         f"{compile_fig['ensemble_kernel_compile_seconds']:.2f} s on first use, "
         f"{compile_fig['ensemble_kernel_cached_load_seconds']:.2f} s cached",
-        f"- diffrax jit, first call: {per_step['diffrax_first_call_seconds'] or float('nan'):.2f} s",
-        f"- sweep of {compile_fig['sweep_solves']} solves ({compile_fig['sweep_seconds']['compiled']:.3f} s "
-        f"compiled, {compile_fig['sweep_seconds']['Python']:.3f} s Python): compiled incl. compile / Python = "
+        f"- diffrax jit, first call: "
+        f"{per_step['diffrax_first_call_seconds'] or float('nan'):.2f} s",
+        f"- sweep of {compile_fig['sweep_solves']} solves "
+        f"({compile_fig['sweep_seconds']['compiled']:.3f} s "
+        f"compiled, {compile_fig['sweep_seconds']['Python']:.3f} s Python): compiled incl. "
+        f"compile / Python = "
         f"{compile_fig['sweep_ratio_with_compile_first_use']:.3f} on first use (break-even after "
         f"{compile_fig['break_even_solves_first_use']:.0f} solves), "
-        f"{compile_fig['sweep_ratio_with_compile_cached']:.3f} with the kernels cached (break-even after "
+        f"{compile_fig['sweep_ratio_with_compile_cached']:.3f} with the kernels cached "
+        f"(break-even after "
         f"{compile_fig['break_even_solves_cached']:.0f})",
         "",
         f"## Ensemble of {ens['n_trajectories']} Van der Pol trajectories (mu = 1)",
@@ -412,9 +429,11 @@ def _markdown(per_step: dict, compile_fig: dict, ens: dict, goals: list) -> str:
         "| --- | ---: | ---: |",
         f"| dk.solve_ensemble tsit5, 1 thread (CPU) | {ens['seconds']['ensemble, 1 thread']:.3f} | "
         f"{ens['max_error_vs_reference']['ensemble tsit5']:.1e} |",
-        f"| dk.solve_ensemble tsit5, all threads (wall) | {ens['ensemble_all_threads_wall_seconds']:.3f} | |",
+        f"| dk.solve_ensemble tsit5, all threads (wall) | "
+        f"{ens['ensemble_all_threads_wall_seconds']:.3f} | |",
         f"| odeint (LSODA) loop, extrapolated from {ens['loop_subset']} | "
-        f"{ens['projected_loop_seconds']['odeint loop']:.2f} | {ens['max_error_vs_reference']['odeint']:.1e} |",
+        f"{ens['projected_loop_seconds']['odeint loop']:.2f} | "
+        f"{ens['max_error_vs_reference']['odeint']:.1e} |",
         f"| solve_ivp LSODA loop, extrapolated from {ens['loop_subset']} | "
         f"{ens['projected_loop_seconds']['solve_ivp LSODA loop']:.2f} | "
         f"{ens['max_error_vs_reference']['solve_ivp LSODA']:.1e} |",

@@ -1,27 +1,35 @@
-"""Compiled stiff methods against LSODA, scipy's Radau and BDF at matched error in CPU time (issue 36).
+"""Compiled stiff methods against LSODA, scipy's Radau and BDF at matched error in CPU time (issue
+36).
 
-Problems, references, the achieved-error measure and the matched-error interpolation are :mod:`benchmarks.bench_stiff`'s
-(imported, not copied): Robertson to 1e11, HIRES, OREGO (published references) and Van der Pol μ = 1000 on [0, 3000]
-(scipy Radau at rtol 1e-12), ``atol = rtol · atol_ratio``, output at the end time only. Two Jacobian modes: the analytic
-``jac=`` for every solver, and none (difference Jacobians: dynkit's rule, LSODA's own; the compiled methods and LSODA
-only, to keep the run short: LSODA is the best scipy method at every point of the first mode). Each solver runs a ladder of rtols; its log CPU time is interpolated in log achieved error at the levels
-1e-4 … 1e-8 (no extrapolation: a level outside a solver's achieved errors is left out for it). rtol runs from 1e-3
-to 1e-11 for the compiled methods and LSODA, to 1e-9 for the Python path and scipy's Radau and BDF (their runs at
-1e-10 and 1e-11 took four minutes; the best scipy method at these problems and levels is LSODA throughout).
+Problems, references, the achieved-error measure and the matched-error interpolation are
+:mod:`benchmarks.bench_stiff`'s (imported, not copied): Robertson to 1e11, HIRES, OREGO (published
+references) and Van der Pol μ = 1000 on [0, 3000] (scipy Radau at rtol 1e-12),
+``atol = rtol · atol_ratio``, output at the end time only. Two Jacobian modes: the analytic ``jac=``
+for every solver, and none (difference Jacobians: dynkit's rule, LSODA's own; the compiled methods
+and LSODA only, to keep the run short: LSODA is the best scipy method at every point of the first
+mode). Each solver runs a ladder of rtols; its log CPU time is interpolated in log achieved error at
+the levels 1e-4 … 1e-8 (no extrapolation: a level outside a solver's achieved errors is left out for
+it). rtol runs from 1e-3 to 1e-11 for the compiled methods and LSODA, to 1e-9 for the Python path
+and scipy's Radau and BDF (their runs at 1e-10 and 1e-11 took four minutes; the best scipy method at
+these problems and levels is LSODA throughout).
 
-Contenders: dynkit's ``radau5``, ``bdf``, ``rodas4``, ``rodas5`` through ``dk.solve(..., compile=True)`` (after) and
-through the Python path (before), scipy's ``LSODA``, ``Radau``, ``BDF``. Timing: ``time.process_time`` (CPU time of
-this process, one BLAS thread: run with ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``), every contender of a (problem,
-rtol) run interleaved round robin with the order rotated each round, the minimum of ``--repeats`` rounds (a solver
-slower than 1 s is timed once). The compile time is measured apart (:func:`compile_times`): each kernel's loading in this process (from
-numba's cache; ``--cold-compile`` measures their compilation from nothing) and, per problem, numba compiling the user's
-``f`` and ``jac`` with a first solve of every method, never inside the timed runs.
+Contenders: dynkit's ``radau5``, ``bdf``, ``rodas4``, ``rodas5`` through
+``dk.solve(..., compile=True)`` (after) and through the Python path (before), scipy's ``LSODA``,
+``Radau``, ``BDF``. Timing: ``time.process_time`` (CPU time of this process, one BLAS thread: run
+with ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``), every contender of a (problem, rtol) run
+interleaved round robin with the order rotated each round, the minimum of ``--repeats`` rounds (a
+solver slower than 1 s is timed once). The compile time is measured apart (:func:`compile_times`):
+each kernel's loading in this process (from numba's cache; ``--cold-compile`` measures their
+compilation from nothing) and, per problem, numba compiling the user's ``f`` and ``jac`` with a
+first solve of every method, never inside the timed runs.
 
-Goal (printed ``GOAL … met | NOT met``): at every problem and level both reach, the best compiled dynkit method's CPU
-time ≤ 1.0× LSODA's. Printed beside it: the same ratio for the Python path (before), and against the best scipy method.
+Goal (printed ``GOAL … met | NOT met``): at every problem and level both reach, the best compiled
+dynkit method's CPU time ≤ 1.0× LSODA's. Printed beside it: the same ratio for the Python path
+(before), and against the best scipy method.
 
-Run ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_compiled_stiff`` (about 2 min;
-``--quick``: two problems, nothing recorded).
+Run
+``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_compiled_stiff``
+(about 2 min; ``--quick``: two problems, nothing recorded).
 """
 
 from __future__ import annotations
@@ -44,7 +52,8 @@ from benchmarks.bench_stiff import at_level, problems, reference, rel_error
 NAME = "bench_compiled_stiff"
 LEVELS = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8]
 RTOLS = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11]
-# the Python path (before) and scipy's Radau and BDF stop here: their runs at 1e-10 and 1e-11 alone took four minutes
+# the Python path (before) and scipy's Radau and BDF stop here: their runs at 1e-10 and 1e-11 alone
+# took four minutes
 PYTHON_MIN_RTOL = 1e-9
 DYNKIT = ("radau5", "bdf", "rodas4", "rodas5")
 PEERS = ("LSODA", "Radau", "BDF")
@@ -53,7 +62,8 @@ SLOW_S = 0.1  # a run slower than this is timed once (its noise is small in rela
 
 
 def _runner(p, solver: str, rtol: float, with_jac: bool = True):
-    """A no-argument callable solving ``p`` with ``solver`` ("compiled:radau5", "python:bdf", "scipy:LSODA")."""
+    """A no-argument callable solving ``p`` with ``solver`` ("compiled:radau5", "python:bdf",
+    "scipy:LSODA")."""
     kind, method = solver.split(":")
     atol = rtol * p.atol_ratio
     if kind == "scipy":
@@ -91,10 +101,11 @@ def _runner(p, solver: str, rtol: float, with_jac: bool = True):
 
 
 def compile_times(ps) -> dict:
-    """Seconds spent compiling, kept out of the timed runs: each kernel's loading in this process (from numba's cache,
-    or its compilation the first time ever), then per problem numba compiling ``f`` and ``jac``
-    (:func:`dynkit.solvers.compiled.compile_problem`) and the first solve of every method in both Jacobian modes (the
-    drivers' contiguous adapters of ``f`` and ``jac`` compile there)."""
+    """Seconds spent compiling, kept out of the timed runs: each kernel's loading in this process
+    (from numba's cache, or its compilation the first time ever), then per problem numba
+    compiling ``f`` and ``jac`` (:func:`dynkit.solvers.compiled.compile_problem`) and the first
+    solve of every method in both Jacobian modes (the drivers' contiguous adapters of ``f`` and
+    ``jac`` compile there)."""
     from dynkit.solvers.compiled import bdf, compile_problem, radau, rosenbrock
 
     out = {}
@@ -125,8 +136,9 @@ print(json.dumps(out))
 
 
 def cold_compile_times() -> dict:
-    """Seconds numba takes to compile each stiff kernel from nothing (a subprocess with an empty ``NUMBA_CACHE_DIR``:
-    what the first solve after installing pays once; later processes load the kernels from the cache)."""
+    """Seconds numba takes to compile each stiff kernel from nothing (a subprocess with an empty
+    ``NUMBA_CACHE_DIR``: what the first solve after installing pays once; later processes load
+    the kernels from the cache)."""
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
         done = subprocess.run(
@@ -136,8 +148,8 @@ def cold_compile_times() -> dict:
 
 
 def break_even(runs: dict, compile_s: float, rtol: float = 1e-6) -> float | None:
-    """Solves after which numba's compile time of ``f`` and ``jac`` is paid back against LSODA (at ``rtol``, best
-    compiled method): ``compile / (LSODA's time − ours)``."""
+    """Solves after which numba's compile time of ``f`` and ``jac`` is paid back against LSODA
+    (at ``rtol``, best compiled method): ``compile / (LSODA's time − ours)``."""
     at = {
         s: next((pt["time"] for pt in pts if pt["rtol"] == rtol and "time" in pt), None)
         for s, pts in runs.items()
@@ -150,7 +162,8 @@ def break_even(runs: dict, compile_s: float, rtol: float = 1e-6) -> float | None
 
 
 def measure(p, solvers, rtols, repeats, log, with_jac: bool) -> dict:
-    """Per solver, the runs of its ladder: rtol, achieved error, CPU time (interleaved, min over rounds)."""
+    """Per solver, the runs of its ladder: rtol, achieved error, CPU time (interleaved, min over
+    rounds)."""
     ref = reference(p)
     runs = {s: [] for s in solvers}
     alive = list(solvers)  # a solver that failed at one rtol is not run at tighter ones
@@ -183,7 +196,8 @@ def measure(p, solvers, rtols, repeats, log, with_jac: bool) -> dict:
 
 
 def ratio_table(name: str, mode: str, runs: dict) -> list[dict]:
-    """Per level: best compiled, best Python-path dynkit, LSODA and best scipy time at matched error."""
+    """Per level: best compiled, best Python-path dynkit, LSODA and best scipy time at matched
+    error."""
     rows = []
     for level in LEVELS:
         at = {
@@ -222,7 +236,8 @@ def ratio_table(name: str, mode: str, runs: dict) -> list[dict]:
 
 def markdown(rows: list[dict], compile_s: dict) -> str:
     lines = [
-        "| problem | jac | error | before: best Python dynkit / LSODA | after: best compiled dynkit / LSODA | "
+        "| problem | jac | error | before: best Python dynkit / LSODA | after: best compiled "
+        "dynkit / LSODA | "
         "after / best scipy | compiled method | speed-up over Python path |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
@@ -230,7 +245,8 @@ def markdown(rows: list[dict], compile_s: dict) -> str:
         before = f"{r['before_vs_lsoda']:.2f} ({r['python']})" if "python" in r else "–"
         speedup = f"{r['speedup']:.1f}×" if "speedup" in r else "–"
         lines.append(
-            f"| {r['problem']} | {r['mode']} | {r['level']:.0e} | {before} | {r['after_vs_lsoda']:.2f} | "
+            f"| {r['problem']} | {r['mode']} | {r['level']:.0e} | {before} | "
+            f"{r['after_vs_lsoda']:.2f} | "
             f"{r['after_vs_best_scipy']:.2f} ({r['best_scipy']}) | {r['compiled']} | {speedup} |"
         )
     lines += [
@@ -251,7 +267,8 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--cold-compile",
         action="store_true",
-        help="only measure the kernels' compile time from an empty numba cache (about 80 s), recorded apart",
+        help="only measure the kernels' compile time from an empty numba cache (about 80 s), "
+        "recorded apart",
     )
     args = ap.parse_args(argv)
     if args.cold_compile:
@@ -295,7 +312,8 @@ def main(argv=None) -> None:
                 )
     table = markdown(data["table"], compile_s)
     table += (
-        "\n\nSolves after which compiling f and jac is paid back against LSODA (rtol 1e-6, jac mode): "
+        "\n\nSolves after which compiling f and jac is paid back against LSODA (rtol 1e-6, "
+        "jac mode): "
         + ", ".join(
             f"{k} {v:.0f}" if v is not None else f"{k} –"
             for k, v in data["break_even_solves"].items()
@@ -304,7 +322,8 @@ def main(argv=None) -> None:
     print("\n" + table, flush=True)
     worst = max(r["after_vs_lsoda"] for r in data["table"])
     goal = check_goal(
-        "compiled stiff: best compiled dynkit CPU time / LSODA at matched error, worst over problems, "
+        "compiled stiff: best compiled dynkit CPU time / LSODA at matched error, worst over "
+        "problems, "
         "Jacobian modes and levels 1e-4..1e-8",
         worst,
         1.0,

@@ -51,7 +51,8 @@ def _setup(data_dir: Path, seed: int):
 def time_epoch(
     solver: str, step: float, vocab_size: int, n_classes: int, batches, config, seed: int = 0
 ):
-    """Seconds for one training pass (forward, backward, Adam) over ``batches``; forward NFE per batch."""
+    """Seconds for one training pass (forward, backward, Adam) over ``batches``; forward NFE per
+    batch."""
     from dynkit.models.csaode import CSAODE
 
     torch.manual_seed(seed)
@@ -98,7 +99,8 @@ def main(argv=None) -> dict:
     common = (vocab_size, n_classes, batches, config, args.seed)
 
     # r = 0.2, the setting of the goal: epochs interleaved (order rotated each round) after a
-    # warm-up round; the verdict is the ratio of the medians (the best-of ratio is printed beside it)
+    # warm-up round; the verdict is the ratio of the medians (the best-of ratio is printed beside
+    # it)
     goal = {"rk": [], "ark": []}
     for r in range(repeats + 1):
         for solver in ("rk", "ark") if r % 2 == 0 else ("ark", "rk"):
@@ -138,7 +140,8 @@ def main(argv=None) -> dict:
             )
         )
         print(
-            f"r={r:<4} CSARK {t_rk:7.2f}s nfe {nfe_rk:4.0f} | CSAARK {t_ark:7.2f}s nfe {nfe_ark:4.0f} | "
+            f"r={r:<4} CSARK {t_rk:7.2f}s nfe {nfe_rk:4.0f} | CSAARK {t_ark:7.2f}s nfe "
+            f"{nfe_ark:4.0f} | "
             f"time ratio {t_ark / t_rk:.3f} nfe ratio {nfe_ark / nfe_rk:.3f}{note}"
         )
     result = {

@@ -91,7 +91,8 @@ def references() -> dict:
     missing = [n for n in ("lotka_volterra", "pleiades") if n not in cached]
     for name in missing:
         print(
-            f"computing the {name} reference with mpmath.odefun (24 digits; Pleiades takes ~10 minutes) ...",
+            f"computing the {name} reference with mpmath.odefun (24 digits; Pleiades takes "
+            f"~10 minutes) ...",
             flush=True,
         )
         cached[name] = _mp_reference(name)
@@ -226,8 +227,10 @@ def main(argv: list[str] | None = None) -> int:
             matched_t5=n_t5,
         )
         print(
-            f"{name}: dop853/scipy DOP853 NFE at matched error: mean {mean_853:.3f}, worst {worst_853:.3f} "
-            f"({n_853} points); tsit5/dopri5: mean {mean_t5:.3f}, worst {worst_t5:.3f} ({n_t5} points)"
+            f"{name}: dop853/scipy DOP853 NFE at matched error: mean {mean_853:.3f}, worst "
+            f"{worst_853:.3f} "
+            f"({n_853} points); tsit5/dopri5: mean {mean_t5:.3f}, worst {worst_t5:.3f} "
+            f"({n_t5} points)"
         )
         goals.append(
             check_goal(

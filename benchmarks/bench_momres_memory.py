@@ -1,15 +1,17 @@
-"""Peak memory of one training step vs depth: ResNet, our Momentum ResNet, momentumnet's memory-free mode.
+"""Peak memory of one training step vs depth: ResNet, our Momentum ResNet, momentumnet's memory-free
+mode.
 
 Setting of Fig. 2 of the Momentum ResNets paper (tied weights, f = W2^T tanh(W1 x + b),
 gamma = 1 - 1/(50 depth)), at CPU size.
 
 Method: every (model, depth) runs in a fresh Python subprocess with glibc's mmap threshold pinned at
-64 KiB (``MALLOC_MMAP_THRESHOLD_``), so every activation-sized tensor is its own mapping, given back to
-the OS when freed. After one warm-up step the kernel's peak-RSS counter is reset (``/proc/self/clear_refs``)
-and a second step (forward, loss, backward) runs; we report ``VmHWM - VmRSS`` (peak resident memory of
-the step above what was resident before it). As a cross-check we also report the bytes of the distinct
-storages autograd saved for backward (``torch.autograd.graph.saved_tensors_hooks``); a memory-free autograd Function keeps its
-state on ``ctx``, which those hooks do not see, so that column is 0 for both memory-free models by design.
+64 KiB (``MALLOC_MMAP_THRESHOLD_``), so every activation-sized tensor is its own mapping, given back
+to the OS when freed. After one warm-up step the kernel's peak-RSS counter is reset
+(``/proc/self/clear_refs``) and a second step (forward, loss, backward) runs; we report
+``VmHWM - VmRSS`` (peak resident memory of the step above what was resident before it). As a
+cross-check we also report the bytes of the distinct storages autograd saved for backward
+(``torch.autograd.graph.saved_tensors_hooks``); a memory-free autograd Function keeps its state on
+``ctx``, which those hooks do not see, so that column is 0 for both memory-free models by design.
 
 Run ``python -m benchmarks.bench_momres_memory [--quick]``; the goals printed as ratios:
 ours(depth max) / ours(depth 10) <= 1.1 and ours(depth max) / momentumnet(depth max) <= 1.

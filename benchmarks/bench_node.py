@@ -17,8 +17,8 @@
    apart as the weights change); the contenders run interleaved, order rotated each round, and the
    verdict is the ratio of medians over the repeats, which keeps it from flipping between runs.
 2. Per-batch backward/forward NFE ratio at tolerance 1e-5 on digits with the adjoint method for the
-   five models (torchdiffeq's adjoint, as the review): goal <= 2 for HBNODE (the original code reports
-   about 6 for NODE on CIFAR10); and HBNODE with dynkit's own adjoint (``solver="dynkit"``).
+   five models (torchdiffeq's adjoint, as the review): goal <= 2 for HBNODE (the original code
+   reports about 6 for NODE on CIFAR10); and HBNODE with dynkit's own adjoint (``solver="dynkit"``).
 
     python -m benchmarks.bench_node [--quick]
 """
@@ -39,7 +39,8 @@ MODELS = ("node", "anode", "sonode", "hbnode", "ghbnode")
 
 
 def training_step(solver: str, x, y, adjoint: bool = False, **options):
-    """A closure doing forward + backward of HBNODE (fixed weights); it records its forward and backward NFE."""
+    """A closure doing forward + backward of HBNODE (fixed weights); it records its forward and
+    backward NFE."""
     torch.manual_seed(0)
     model = from_paper("hbnode", "digits", solver=solver, adjoint=adjoint, **options)
 
@@ -92,7 +93,8 @@ def main(argv=None) -> dict:
         print(
             f"HBNODE training step, {label}, batch 64: dk.solve {medians['dynkit'] * 1e3:.1f} ms "
             f"({nfe['dynkit']} forward / {bwd['dynkit']} backward NFE), torchdiffeq "
-            f"{medians['torchdiffeq'] * 1e3:.1f} ms ({nfe['torchdiffeq']} forward / {bwd['torchdiffeq']} backward "
+            f"{medians['torchdiffeq'] * 1e3:.1f} ms ({nfe['torchdiffeq']} forward / "
+            f"{bwd['torchdiffeq']} backward "
             f"NFE); time ratio {ratio:.3f}, per NFE {per_nfe:.3f}"
         )
         if options["method"] == "rk4":

@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> list:
     )
     ratio = medians["dynkit"] / medians["torchdiffeq"]
     print(
-        f"time: dynkit {medians['dynkit'] * 1e3:.1f} ms, torchdiffeq {medians['torchdiffeq'] * 1e3:.1f} ms"
+        f"time: dynkit {medians['dynkit'] * 1e3:.1f} ms, torchdiffeq "
+        f"{medians['torchdiffeq'] * 1e3:.1f} ms"
     )
     goals.append(check_goal("odeint time dynkit / torchdiffeq (dopri5, forward)", ratio, 1.5))
     return goals

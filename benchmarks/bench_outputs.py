@@ -1,15 +1,15 @@
 """Per-step cost and many output times (issue 13, Sect. 6), against scipy in the same run.
 
-1. Many outputs: the rigid body ([HNW] II.10's Euler equations) on [0, 20] at rtol = atol = 1e-8 with
-   100,000 output times, dynkit dopri5 vs scipy ``solve_ivp(RK45, t_eval=...)``: wall time (paired
-   medians) and peak traced memory (``tracemalloc``, which sees numpy's buffers), each as a ratio
-   dynkit / scipy (goals ≤ 2) and as a multiple of the output array's own size.
+1. Many outputs: the rigid body ([HNW] II.10's Euler equations) on [0, 20] at rtol = atol = 1e-8
+   with 100,000 output times, dynkit dopri5 vs scipy ``solve_ivp(RK45, t_eval=...)``: wall time
+   (paired medians) and peak traced memory (``tracemalloc``, which sees numpy's buffers), each as a
+   ratio dynkit / scipy (goals ≤ 2) and as a multiple of the output array's own size.
 2. Per step: a 2-state numpy oscillator on [0, 200] at rtol 1e-6, µs per step (accepted and
    rejected) of dynkit dopri5 vs scipy RK45 (goal: ratio ≤ 1), with the share of the time spent in
    the user's ``f`` measured by timing the same ``f`` alone.
 
-Run ``python -m benchmarks.bench_outputs`` (``--quick``: fewer repeats). Threads: numpy/BLAS as set by
-the environment (OMP_NUM_THREADS etc.); the states are tiny, so one thread either way.
+Run ``python -m benchmarks.bench_outputs`` (``--quick``: fewer repeats). Threads: numpy/BLAS as set
+by the environment (OMP_NUM_THREADS etc.); the states are tiny, so one thread either way.
 """
 
 from __future__ import annotations
@@ -72,9 +72,12 @@ def bench_many_outputs(repeats: int) -> tuple[dict, list]:
         max_difference=agreement,
     )
     print(
-        f"{N_OUT} outputs: dynkit {times['dynkit'] * 1e3:.1f} ms, scipy {times['scipy'] * 1e3:.1f} ms; "
-        f"peak memory dynkit {mem['dynkit'] / 1e6:.2f} MB ({mem['dynkit'] / out_bytes:.2f}x the output), "
-        f"scipy {mem['scipy'] / 1e6:.2f} MB ({mem['scipy'] / out_bytes:.2f}x); max |difference| {agreement:.1e}"
+        f"{N_OUT} outputs: dynkit {times['dynkit'] * 1e3:.1f} ms, scipy "
+        f"{times['scipy'] * 1e3:.1f} ms; "
+        f"peak memory dynkit {mem['dynkit'] / 1e6:.2f} MB ({mem['dynkit'] / out_bytes:.2f}x "
+        f"the output), "
+        f"scipy {mem['scipy'] / 1e6:.2f} MB ({mem['scipy'] / out_bytes:.2f}x); max "
+        f"|difference| {agreement:.1e}"
     )
     goals = [
         check_goal("100k outputs: time dynkit / scipy", times["dynkit"] / times["scipy"], 2.0),
@@ -111,7 +114,8 @@ def bench_per_step(repeats: int) -> tuple[dict, list]:
     f_share = times["f alone"] / times["dynkit"]
     print(
         f"per step (2 states): dynkit {per_step['dynkit']:.1f} µs ({steps['dynkit']} steps), scipy "
-        f"{per_step['scipy']:.1f} µs ({steps['scipy']:.0f} steps); the user's f is {f_share:.0%} of dynkit's time"
+        f"{per_step['scipy']:.1f} µs ({steps['scipy']:.0f} steps); the user's f is "
+        f"{f_share:.0%} of dynkit's time"
     )
     fig = dict(us_per_step=per_step, steps=steps, seconds=times, f_share=f_share)
     return fig, [

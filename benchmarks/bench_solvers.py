@@ -1,4 +1,5 @@
-"""Solver benchmarks of issues 2 and 13: every figure is a ratio against a peer measured in this run.
+"""Solver benchmarks of issues 2 and 13: every figure is a ratio against a peer measured in this
+run.
 
 1. Work-precision: at matched error, dynkit's NFE / scipy's NFE (goal <= 1) for dopri5<->RK45,
    bosh3<->RK23 and rkf45<->RK45 on the problems of :mod:`dynkit.diagnostics.work_precision`; scipy
@@ -95,8 +96,9 @@ def bench_work_precision(quick: bool) -> tuple[dict, list]:
     start = time.perf_counter()
     table = work_precision(tolerances=tols, include_scipy=False)
     rows = list(table.rows)
-    # the peers also at 10x and 100x tighter tolerances, so that their error range covers ours (at the
-    # same tolerance dynkit's PI-controlled pairs are more accurate; no extrapolation is ever made)
+    # the peers also at 10x and 100x tighter tolerances, so that their error range covers ours (at
+    # the same tolerance dynkit's PI-controlled pairs are more accurate; no extrapolation is ever
+    # made)
     peer_tols = sorted({*tols, *(t / 10 for t in tols), *(t / 100 for t in tols)}, reverse=True)
     for p in PROBLEMS.values():
         for peer in ("RK45", "RK23", "DOP853"):
@@ -137,7 +139,8 @@ def bench_work_precision(quick: bool) -> tuple[dict, list]:
                 peer == "DOP853"
             ):  # a higher-order method: shown for reference, dop853 is issue 13 §2
                 print(f"  {problem:11s} {ours:7s} vs {peer}: {ratio:.3f} (reference, no goal)")
-            else:  # no overlapping error range gives NaN: a goal that cannot be shown met is NOT met
+            # no overlapping error range gives NaN: a goal that cannot be shown met is NOT met
+            else:
                 goals.append(
                     check_goal(
                         f"work-precision {problem} {ours}/{peer} NFE at matched error",
@@ -177,7 +180,8 @@ class MLPField(torch.nn.Module):
 
 
 def _reference(field: MLPField, y0: torch.Tensor) -> np.ndarray:
-    """y(HORIZON) by scipy DOP853 at rtol 1e-11 on a float64 copy of the field (independent of dynkit)."""
+    """y(HORIZON) by scipy DOP853 at rtol 1e-11 on a float64 copy of the field (independent of
+    dynkit)."""
     from scipy.integrate import solve_ivp
     import copy
 
@@ -295,7 +299,8 @@ def bench_torch(quick: bool) -> tuple[dict, list]:
         f"\n## 2. torch: batch {BATCH} x dim {DIM}, MLP width {WIDTH}, t in [0, {HORIZON:g}], "
         f"dopri5 rtol {rtol:g} atol {atol:g}, float32\n"
     )
-    # accuracy first: the relative max-norm error at t = HORIZON against an independent tight reference
+    # accuracy first: the relative max-norm error at t = HORIZON against an independent tight
+    # reference
     reference = _reference(field, y0)
     scale_ref = float(np.max(np.abs(reference)))
 
@@ -355,7 +360,8 @@ def bench_torch(quick: bool) -> tuple[dict, list]:
                 nfe_within_10pct=abs(nfe_dk - nfe_tde) <= 0.1 * nfe_tde,
             )
             print(
-                f"  {mode:18s} {label:32s}: dynkit {t_dk * 1e3:7.1f} ms ({nfe_dk} NFE), torchdiffeq "
+                f"  {mode:18s} {label:32s}: dynkit {t_dk * 1e3:7.1f} ms ({nfe_dk} NFE), "
+                f"torchdiffeq "
                 f"{t_tde * 1e3:7.1f} ms ({nfe_tde} NFE), per NFE {per_nfe:.3f}"
             )
             goals.append(
@@ -410,8 +416,10 @@ def bench_overhead(quick: bool) -> tuple[dict, list]:
     rtol, atol = 1e-6, 1e-8
     results, goals = {}, []
     print(
-        f"\n## 3. Solver overhead as a user sees it (same field, no_grad): solve / (NFE x one call of f), "
-        f"NFE calls of f timed as whole runs like the solve: repeated on y0 (verdict) and replaying the solver's inputs"
+        f"\n## 3. Solver overhead as a user sees it (same field, no_grad): solve / (NFE x "
+        f"one call of f), "
+        f"NFE calls of f timed as whole runs like the solve: repeated on y0 (verdict) and "
+        f"replaying the solver's inputs"
     )
     for threads in (1, 2):
         torch.set_num_threads(threads)
@@ -470,15 +478,19 @@ def bench_overhead(quick: bool) -> tuple[dict, list]:
                 row[f"overhead{key}_torchdiffeq_{clock}"] = times["torchdiffeq"] / (nfe_tde * call)
         results[f"{threads} thread(s)"] = row
         print(
-            f"  {threads} thread(s): {nfe} NFE (torchdiffeq {nfe_tde}); one call of f {wall['f repeat'] / nfe * 1e3:.3f} ms "
-            f"repeated on y0, {wall['f loop'] / nfe * 1e3:.3f} ms replaying the solver's inputs (wall); solve "
+            f"  {threads} thread(s): {nfe} NFE (torchdiffeq {nfe_tde}); one call of f "
+            f"{wall['f repeat'] / nfe * 1e3:.3f} ms "
+            f"repeated on y0, {wall['f loop'] / nfe * 1e3:.3f} ms replaying the solver's "
+            f"inputs (wall); solve "
             f"{wall['dynkit'] * 1e3:.1f} ms wall; per-call median inside / outside the solve "
             f"{row['call_median_inside'] / row['call_median_outside']:.2f}"
         )
         print(
-            f"    solve / (NFE x call): wall {row['overhead_wall']:.3f} (replay {row['overhead_replay_wall']:.3f}), "
+            f"    solve / (NFE x call): wall {row['overhead_wall']:.3f} (replay "
+            f"{row['overhead_replay_wall']:.3f}), "
             f"CPU {row['overhead_cpu']:.3f} (replay {row['overhead_replay_cpu']:.3f}); torchdiffeq "
-            f"{row['overhead_torchdiffeq_wall']:.3f} wall, {row['overhead_torchdiffeq_cpu']:.3f} CPU"
+            f"{row['overhead_torchdiffeq_wall']:.3f} wall, "
+            f"{row['overhead_torchdiffeq_cpu']:.3f} CPU"
         )
         goals.append(
             check_goal(
@@ -517,7 +529,8 @@ def bench_ark(quick: bool) -> list[dict]:
         for h in steps:
             nfe_a, err_a = run(ark, h)
             nfe_b, err_b = run(peer, h)
-            # equal work: the ARK method with the step that gives it the peer's evaluations per unit time
+            # equal work: the ARK method with the step that gives it the peer's evaluations per unit
+            # time
             nfe_c, err_c = run(ark, h * ark.stages / peer.stages)
             row = dict(
                 ark=ark.name,
@@ -534,9 +547,12 @@ def bench_ark(quick: bool) -> list[dict]:
             )
             out.append(row)
             print(
-                f"  {ark.name} vs {peer.name:11s} h=1/{1 / h:<3.0f}: equal step: NFE {nfe_a:5d}/{nfe_b:5d} = "
-                f"{row['nfe_ratio']:.3f}, error {err_a:.2e}/{err_b:.2e} = {row['error_ratio']:.2f}; "
-                f"equal NFE ({row['nfe_ratio_equal_work']:.3f}): error ratio {row['error_ratio_equal_work']:.2f}"
+                f"  {ark.name} vs {peer.name:11s} h=1/{1 / h:<3.0f}: equal step: NFE "
+                f"{nfe_a:5d}/{nfe_b:5d} = "
+                f"{row['nfe_ratio']:.3f}, error {err_a:.2e}/{err_b:.2e} = "
+                f"{row['error_ratio']:.2f}; "
+                f"equal NFE ({row['nfe_ratio_equal_work']:.3f}): error ratio "
+                f"{row['error_ratio_equal_work']:.2f}"
             )
     goals = []
     for ark, peer, target in ((ARK4, RK4, 0.75), (ARK3, SSPRK3, 2 / 3)):
@@ -562,7 +578,8 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     print(
-        f"# bench_solvers (dynkit {dk.__version__}, torch {torch.__version__}, 1 thread unless stated)"
+        f"# bench_solvers (dynkit {dk.__version__}, torch {torch.__version__}, 1 thread "
+        f"unless stated)"
         f"{' --quick' if args.quick else ''}"
     )
     data, goals = {}, []

@@ -1,61 +1,69 @@
 """Stiff solvers against scipy's Radau, BDF and LSODA at matched achieved error (issue 23, Sect. 3).
 
-Problems: Robertson to t = 1e11, HIRES, OREGO (the Bari test set, :data:`dynkit.diagnostics.testset.TESTSET`,
-published references), Van der Pol μ = 1000 on [0, 3000] (MATLAB's ``vdp1000``, unscaled), a dense linear
-system ``y' = A y`` with ``A = −Q diag(λ) Qᵀ`` (λ log-spaced in [1, 1e6], Q a seeded random orthogonal matrix;
-exact solution ``Q e^{−λt} Qᵀ y_0``) with n = 10, 100, 1000, and the 1-D Brusselator of [HW] IV.1 with N = 500 grid points
-(1000 states) and a sparse Jacobian. References: published (test set), exact (linear), scipy Radau at
-rtol 1e-12 (Van der Pol, Brusselator).
+Problems: Robertson to t = 1e11, HIRES, OREGO (the Bari test set,
+:data:`dynkit.diagnostics.testset.TESTSET`, published references), Van der Pol μ = 1000 on [0, 3000]
+(MATLAB's ``vdp1000``, unscaled), a dense linear system ``y' = A y`` with ``A = −Q diag(λ) Qᵀ`` (λ
+log-spaced in [1, 1e6], Q a seeded random orthogonal matrix; exact solution ``Q e^{−λt} Qᵀ y_0``)
+with n = 10, 100, 1000, and the 1-D Brusselator of [HW] IV.1 with N = 500 grid points (1000 states)
+and a sparse Jacobian. References: published (test set), exact (linear), scipy Radau at rtol 1e-12
+(Van der Pol, Brusselator).
 
-Each solver runs at a ladder of tolerances (``atol = rtol · atol_ratio`` per problem), with the analytic
-Jacobian (``jac=``; sparse for the Brusselator) and without (finite differences; for the Brusselator with
-``jac_sparsity=``, grouped differences). Measured per run: the achieved error ``max_i |y_i − r_i| /
-max(|r_i|, 1e-6 max_j |r_j|)`` at the final time, the *work* ``= calls of f + n · Jacobians`` (a Jacobian
-counts as n evaluations — n columns — whether analytic or by differences; scipy's ``nfev`` leaves the
-difference calls out, dynkit's ``nfe`` counts them, so for dynkit without ``jac=`` it is ``nfe`` alone; with
-``jac_sparsity`` a Jacobian counts as its number of column groups), and the wall time (best of the repeats,
-niced, on a shared machine: timings are noisy, a 1.5× margin is part of the goal).
+Each solver runs at a ladder of tolerances (``atol = rtol · atol_ratio`` per problem), with the
+analytic Jacobian (``jac=``; sparse for the Brusselator) and without (finite differences; for the
+Brusselator with ``jac_sparsity=``, grouped differences). Measured per run: the achieved error
+``max_i |y_i − r_i| / max(|r_i|, 1e-6 max_j |r_j|)`` at the final time, the *work*
+``= calls of f + n · Jacobians`` (a Jacobian counts as n evaluations — n columns — whether analytic
+or by differences; scipy's ``nfev`` leaves the difference calls out, dynkit's ``nfe`` counts them,
+so for dynkit without ``jac=`` it is ``nfe`` alone; with ``jac_sparsity`` a Jacobian counts as its
+number of column groups), and the wall time (best of the repeats, niced, on a shared machine:
+timings are noisy, a 1.5× margin is part of the goal).
 
-Matched error: each solver's log work and log time are interpolated linearly in log error between its
-runs, at the error levels 1e-4 … 1e-10 (a level outside a solver's range of achieved errors is left out for
-it: no extrapolation). At each level the best dynkit method is compared with the best scipy method.
+Matched error: each solver's log work and log time are interpolated linearly in log error between
+its runs, at the error levels 1e-4 … 1e-10 (a level outside a solver's range of achieved errors is
+left out for it: no extrapolation). At each level the best dynkit method is compared with the best
+scipy method.
 
 Goals (printed ``GOAL … met | NOT met``):
 
-1. every problem and Jacobian mode, every error level both reach: best dynkit work ≤ 1.0× best scipy work,
-   best dynkit time ≤ 1.5× best scipy time;
+1. every problem and Jacobian mode, every error level both reach: best dynkit work ≤ 1.0× best scipy
+   work, best dynkit time ≤ 1.5× best scipy time;
 2. Brusselator with sparse Jacobian: best dynkit time ≤ 1.0× scipy BDF's (sparse) at matched error;
-3. without ``jac=``, at rtol 1e-6, every dynkit stiff method's error ≤ 10 · rtol (no silent wrong answer);
-   printed beside it, scipy's error / rtol on the same input. This is the issue's literal goal: it holds for
-   methods whose global error stays near the tolerance (radau5, auto) and not for those whose global error
-   is a larger multiple of it (bdf, rosenbrock23, and scipy's BDF and LSODA alike), with or without ``jac=``;
-3b. the check of what goal 3 is after, that the difference Jacobian makes no answer wrong: per method, the
-   error without ``jac=`` ≤ 3× the error with the analytic ``jac=`` at rtol 1e-6 (the difference Jacobian changes
-   the step sequence, so the error moves either way; the defect of the report was a factor 3.7e4).
+3. without ``jac=``, at rtol 1e-6, every dynkit stiff method's error ≤ 10 · rtol (no silent wrong
+   answer); printed beside it, scipy's error / rtol on the same input. This is the issue's literal
+   goal: it holds for methods whose global error stays near the tolerance (radau5, auto) and not for
+   those whose global error is a larger multiple of it (bdf, rosenbrock23, and scipy's BDF and LSODA
+   alike), with or without ``jac=``;
+3b. the check of what goal 3 is after, that the difference Jacobian makes no answer wrong: per
+method, the
+   error without ``jac=`` ≤ 3× the error with the analytic ``jac=`` at rtol 1e-6 (the difference
+   Jacobian changes the step sequence, so the error moves either way; the defect of the report was a
+   factor 3.7e4).
 
-A run is stopped after 30 s (it then counts as failed at that tolerance and ends the solver's ladder).
-BLAS threads: run with ``OPENBLAS_NUM_THREADS=1`` (on a loaded machine, threaded LAPACK on 100×100
-matrices took 57 ms per LU, for dynkit and scipy alike).
+A run is stopped after 30 s (it then counts as failed at that tolerance and ends the solver's
+ladder). BLAS threads: run with ``OPENBLAS_NUM_THREADS=1`` (on a loaded machine, threaded LAPACK on
+100×100 matrices took 57 ms per LU, for dynkit and scipy alike).
 
-``--robertson-grid``: Robertson over rtol × a scalar atol (32 cases), no ``jac=``, every stiff method with and
-without ``nonnegative=True`` and scipy's peers: which answers are right, silently wrong, or failed.
+``--robertson-grid``: Robertson over rtol × a scalar atol (32 cases), no ``jac=``, every stiff
+method with and without ``nonnegative=True`` and scipy's peers: which answers are right, silently
+wrong, or failed.
 
-``--wrong-as-success`` (issue 33): per problem (Robertson, HIRES, OREGO, VDPOL, Van der Pol μ = 1e3 and 1e6) and
-method, the successes more than 10 tolerances off over rtol 1e-2..1e-10, no ``jac=``, scipy beside.
-``--method-ratios`` (issue 33): bdf, rodas4 and rodas5 each against the best scipy method at matched error
-1e-7..1e-9.
+``--wrong-as-success`` (issue 33): per problem (Robertson, HIRES, OREGO, VDPOL, Van der Pol μ = 1e3
+and 1e6) and method, the successes more than 10 tolerances off over rtol 1e-2..1e-10, no ``jac=``,
+scipy beside. ``--method-ratios`` (issue 33): bdf, rodas4 and rodas5 each against the best scipy
+method at matched error 1e-7..1e-9.
 
-``--robertson-check``: issue 23's done criterion alone (Robertson, rtol 1e-6, vector atol, no ``jac=``; error and
-work per method, scipy beside).
+``--robertson-check``: issue 23's done criterion alone (Robertson, rtol 1e-6, vector atol, no
+``jac=``; error and work per method, scipy beside).
 
-Run ``OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_stiff`` (``--quick``: three problems, four tolerances, nothing
-recorded; ``--record-as bench_stiff/before`` to keep a run under another name).
+Run ``OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_stiff`` (``--quick``: three
+problems, four tolerances, nothing recorded; ``--record-as bench_stiff/before`` to keep a run under
+another name).
 
 References
 ----------
 .. [HW] E. Hairer, G. Wanner, *Solving ODEs II*, 2nd ed., Springer 1996, Sect. IV.1 (Brusselator, Eq. (1.6')),
    IV.10 (the test problems).
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -77,9 +85,11 @@ NAME = "bench_stiff"
 LEVELS = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10]
 STIFF_DYNKIT = ("rosenbrock23", "rodas4", "rodas5", "radau5", "bdf", "auto")
 PEERS = ("Radau", "BDF", "LSODA")
-# a method's tightest rtol (rosenbrock23 is of order 2: below 1e-6 it needs hundreds of thousands of steps)
+# a method's tightest rtol (rosenbrock23 is of order 2: below 1e-6 it needs hundreds of thousands of
+# steps)
 MIN_RTOL = {"rosenbrock23": 1e-6}
-RUN_CAP_S = 30.0  # a run is stopped after this long, and ends that solver's ladder (tighter tolerances cost more)
+# a run is stopped after this long, and ends that solver's ladder (tighter tolerances cost more)
+RUN_CAP_S = 30.0
 
 
 @dataclass
@@ -97,9 +107,10 @@ class Problem:
 
 
 def _vdp(mu: float = 1000.0):
-    """MATLAB's ``vdp1000``: ``y_1' = y_2``, ``y_2' = μ (1 − y_1²) y_2 − y_1`` (period ≈ (3 − 2 ln 2) μ ≈ 1614:
-    [0, 3000] holds about two relaxation cycles). An earlier version multiplied ``y_1`` by μ as well, a
-    different problem with ~3600 cycles on [0, 3000] (its reference never finished)."""
+    """MATLAB's ``vdp1000``: ``y_1' = y_2``, ``y_2' = μ (1 − y_1²) y_2 − y_1`` (period ≈ (3 − 2
+    ln 2) μ ≈ 1614: [0, 3000] holds about two relaxation cycles). An earlier version multiplied
+    ``y_1`` by μ as well, a different problem with ~3600 cycles on [0, 3000] (its reference never
+    finished)."""
 
     def f(t, y):
         return np.array([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]])
@@ -122,8 +133,10 @@ def _linear(n: int, seed: int = 0):
 
 
 def _brusselator(N: int, alpha: float = 1 / 50):
-    """[HW] IV.1 Eq. (1.6'): u_i' = 1 + u_i² v_i − 4u_i + α(N+1)²(u_{i−1} − 2u_i + u_{i+1}), v_i' = 3u_i − u_i² v_i
-    + α(N+1)²(v_{i−1} − 2v_i + v_{i+1}), u_0 = u_{N+1} = 1, v_0 = v_{N+1} = 3, u_i(0) = 1 + sin(2π x_i), v_i(0) = 3."""
+    """[HW] IV.1 Eq. (1.6'): u_i' = 1 + u_i² v_i − 4u_i + α(N+1)²(u_{i−1} − 2u_i + u_{i+1}), v_i' =
+    3u_i − u_i² v_i
+    + α(N+1)²(v_{i−1} − 2v_i + v_{i+1}), u_0 = u_{N+1} = 1, v_0 = v_{N+1} = 3, u_i(0) = 1 +
+      sin(2π x_i), v_i(0) = 3."""
     c = alpha * (N + 1) ** 2
     x = np.arange(1, N + 1) / (N + 1)
     y0 = np.concatenate([1 + np.sin(2 * np.pi * x), np.full(N, 3.0)])
@@ -228,7 +241,8 @@ class OverBudget(Exception):
 
 
 def _capped(f, cap_s: float):
-    """``f`` that raises :class:`OverBudget` once ``cap_s`` seconds have passed since its first call."""
+    """``f`` that raises :class:`OverBudget` once ``cap_s`` seconds have passed since its first
+    call."""
     start = [None]
     calls = [0]
 
@@ -244,7 +258,8 @@ def _capped(f, cap_s: float):
 
 
 def _timed(run, repeats):
-    """Best of ``repeats`` runs (a run slower than 2 s is not repeated: its noise is small in relative terms)."""
+    """Best of ``repeats`` runs (a run slower than 2 s is not repeated: its noise is small in
+    relative terms)."""
     best, out = np.inf, None
     for _ in range(repeats):
         start = time.perf_counter()
@@ -340,7 +355,8 @@ def run_scipy(p: Problem, method: str, rtol: float, with_jac: bool, ref) -> dict
 
 
 def at_level(points: list[dict], level: float, key: str) -> float | None:
-    """``key`` at achieved error ``level``, interpolated linearly in log-log between the solver's runs."""
+    """``key`` at achieved error ``level``, interpolated linearly in log-log between the solver's
+    runs."""
     pts = sorted((pt["error"], pt[key]) for pt in points if "error" in pt and pt["error"] > 0)
     if len(pts) < 2 or not pts[0][0] <= level <= pts[-1][0]:
         return None
@@ -359,7 +375,8 @@ def ladder(run, p, solver, with_jac, ref, log) -> list[dict]:
             log(f"    {solver:12s} rtol {rtol:.0e}: FAILED {pt['failed']}")
             break
         log(
-            f"    {solver:12s} rtol {rtol:.0e}: error {pt['error']:.2e}  work {pt['work']:>8d}  nfe {pt['nfe']:>8d}  "
+            f"    {solver:12s} rtol {rtol:.0e}: error {pt['error']:.2e}  work "
+            f"{pt['work']:>8d}  nfe {pt['nfe']:>8d}  "
             f"njev {pt['njev']:>5d}  nlu {pt['nlu']:>5d}  {1e3 * pt['time']:9.1f} ms"
         )
     return out
@@ -368,10 +385,12 @@ def ladder(run, p, solver, with_jac, ref, log) -> list[dict]:
 def print_table(table: list[dict]) -> None:
     """The ratio table: per problem, Jacobian mode and error level, best dynkit / best scipy."""
     print(
-        "\nratio table (best dynkit / best scipy at matched achieved error; work = f calls + n per Jacobian):"
+        "\nratio table (best dynkit / best scipy at matched achieved error; work = f calls + "
+        "n per Jacobian):"
     )
     print(
-        f"{'problem':16s} {'mode':6s} {'level':>7s}  {'work ratio':>10s} {'(ours vs peer)':28s} {'time ratio':>10s} "
+        f"{'problem':16s} {'mode':6s} {'level':>7s}  {'work ratio':>10s} "
+        f"{'(ours vs peer)':28s} {'time ratio':>10s} "
         f"{'(ours vs peer)':28s}"
     )
     for row in table:
@@ -407,8 +426,9 @@ def ratio_rows(p_name: str, mode: str, runs: dict, ours: list, sparse: bool) -> 
 
 
 CHECK_RTOL = 1e-6
-# the difference Jacobian changes the step sequence, so the error moves either way: 0.52-1.28x on these problems
-# (bench_stiff/parts A-D of 2026-11-27; 0.34-1.7x on 2026-11-25); the defect issue 23 reports was 3.7e4 (74 vs 2e-3)
+# the difference Jacobian changes the step sequence, so the error moves either way: 0.52-1.28x on
+# these problems (bench_stiff/parts A-D of 2026-11-27; 0.34-1.7x on 2026-11-25); the defect issue 23
+# reports was 3.7e4 (74 vs 2e-3)
 DIFFERENCE_JAC_RATIO = 3.0
 
 
@@ -450,7 +470,8 @@ def report(data: dict, table: list[dict], ours: list) -> list:
             if with_jac is not None and with_jac > 0:
                 goals.append(
                     check_goal(
-                        f"{name} {m}: error without jac= / error with the analytic jac= at rtol 1e-6 "
+                        f"{name} {m}: error without jac= / error with the analytic jac= at "
+                        f"rtol 1e-6 "
                         f"≤ {DIFFERENCE_JAC_RATIO:g}",
                         err / with_jac,
                         DIFFERENCE_JAC_RATIO,
@@ -492,8 +513,8 @@ def report(data: dict, table: list[dict], ours: list) -> list:
 
 
 def parse_log(path: str) -> tuple[dict, list, list]:
-    """The runs of a printed log (the lines written by :func:`ladder`), for the problems whose both Jacobian
-    modes are complete, with their ratio rows."""
+    """The runs of a printed log (the lines written by :func:`ladder`), for the problems whose
+    both Jacobian modes are complete, with their ratio rows."""
     import re
 
     head = re.compile(r"^(\S+) \((\d+) states\), (jac|no-jac):$")
@@ -549,7 +570,8 @@ ROBERTSON_CHECK_ATOL = np.array([1e-8, 1e-14, 1e-8])
 
 
 def _solve_robertson(solver: str, rtol: float, atol, jac=None, nonnegative=None) -> dict:
-    """One Robertson solve to t = 1e11 by a dynkit method or ``"scipy <method>"``: result, final state, counts."""
+    """One Robertson solve to t = 1e11 by a dynkit method or ``"scipy <method>"``: result, final
+    state, counts."""
     p = TESTSET["robertson"]
     if solver.startswith("scipy "):
         res = scipy.integrate.solve_ivp(
@@ -590,10 +612,11 @@ def _solve_robertson(solver: str, rtol: float, atol, jac=None, nonnegative=None)
 def robertson_check(
     with_jac: bool = False, rtol: float = 1e-6, atol=ROBERTSON_CHECK_ATOL
 ) -> list[dict]:
-    """Issue 23's done criterion: Robertson to t = 1e11, rtol 1e-6, atol (1e-8, 1e-14, 1e-8), numpy f, no
-    ``jac=``: per stiff method (and scipy's peers on the same input) the largest relative error over the
-    components whose reference is above atol, the error in units of the tolerance (``max_i |e_i| / (atol_i +
-    rtol |r_i|)``: ≤ 1 is what the tolerance asks), and the work. Reference: the test set's published values."""
+    """Issue 23's done criterion: Robertson to t = 1e11, rtol 1e-6, atol (1e-8, 1e-14, 1e-8),
+    numpy f, no ``jac=``: per stiff method (and scipy's peers on the same input) the largest
+    relative error over the components whose reference is above atol, the error in units of the
+    tolerance (``max_i |e_i| / (atol_i + rtol |r_i|)``: ≤ 1 is what the tolerance asks), and the
+    work. Reference: the test set's published values."""
     p = TESTSET["robertson"]
     ref, atol = np.asarray(p.reference, float), np.broadcast_to(np.asarray(atol, float), (3,))
     above = np.abs(ref) > atol
@@ -601,19 +624,23 @@ def robertson_check(
     rows = [_solve_robertson(m, rtol, atol, jac=p.jac if with_jac else None) for m in solvers]
     mode = "analytic jac=" if with_jac else "no jac="
     print(
-        f"Robertson to t = 1e11, rtol {rtol:g}, atol {atol.tolist()}, numpy f, {mode}; reference: the test set's "
+        f"Robertson to t = 1e11, rtol {rtol:g}, atol {atol.tolist()}, numpy f, {mode}; "
+        f"reference: the test set's "
         f"published values"
     )
     print(
-        f"{'method':14s} {'result':8s} {'max rel err':>11s} {'err/tol':>8s} {'nfe':>7s} {'njev':>5s} {'nlu':>5s} "
-        f"{'steps':>6s}  (rel err over components with |ref| > atol; err/tol = max |e_i| / (atol_i + rtol |ref_i|))"
+        f"{'method':14s} {'result':8s} {'max rel err':>11s} {'err/tol':>8s} {'nfe':>7s} "
+        f"{'njev':>5s} {'nlu':>5s} "
+        f"{'steps':>6s}  (rel err over components with |ref| > atol; err/tol = max |e_i| / "
+        f"(atol_i + rtol |ref_i|))"
     )
     for r in rows:
         e = np.abs(r["y"] - ref)
         r["rel_error"] = float(np.max(e[above] / np.abs(ref[above])))
         r["error_in_tolerance"] = float(np.max(e / (atol + rtol * np.abs(ref))))
         print(
-            f"{r['solver']:14s} {r['result'][:8]:8s} {r['rel_error']:11.2e} {r['error_in_tolerance']:8.3g} "
+            f"{r['solver']:14s} {r['result'][:8]:8s} {r['rel_error']:11.2e} "
+            f"{r['error_in_tolerance']:8.3g} "
             f"{r['nfe']:7d} {r['njev']:5d} {r['nlu']:5d} {r['steps']:6d}"
         )
     return rows
@@ -624,10 +651,11 @@ GRID_ATOLS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 
 
 def robertson_grid(methods=STIFF_DYNKIT, peers=PEERS) -> dict:
-    """Robertson to t = 1e11 over rtol × scalar atol (:data:`GRID_RTOLS` × :data:`GRID_ATOLS`, 32 cases), no
-    ``jac=``: per method, with and without ``nonnegative=True`` (scipy's peers without), each case ``.`` (within 10
-    tolerances of the published reference: ``max_i |e_i| / (atol + rtol |r_i|) ≤ 10``), ``X`` (a success further
-    off: a silent wrong answer) or ``F`` (a reported failure). Returns ``{label: (cells, total calls of f)}``."""
+    """Robertson to t = 1e11 over rtol × scalar atol (:data:`GRID_RTOLS` × :data:`GRID_ATOLS`, 32
+    cases), no ``jac=``: per method, with and without ``nonnegative=True`` (scipy's peers
+    without), each case ``.`` (within 10 tolerances of the published reference:
+    ``max_i |e_i| / (atol + rtol |r_i|) ≤ 10``), ``X`` (a success further off: a silent wrong
+    answer) or ``F`` (a reported failure). Returns ``{label: (cells, total calls of f)}``."""
     import warnings
 
     p = TESTSET["robertson"]
@@ -635,10 +663,12 @@ def robertson_grid(methods=STIFF_DYNKIT, peers=PEERS) -> dict:
     out = {}
     print(
         "Robertson to t = 1e11, no jac=, atol the same for all components; rows: rtol "
-        f"{', '.join(f'{r:g}' for r in GRID_RTOLS)}; in each, atol {GRID_ATOLS[0]:g} ... {GRID_ATOLS[-1]:g}"
+        f"{', '.join(f'{r:g}' for r in GRID_RTOLS)}; in each, atol {GRID_ATOLS[0]:g} ... "
+        f"{GRID_ATOLS[-1]:g}"
     )
     print(
-        "'.': within 10 tolerances of the reference, 'X': a success further off, 'F': a reported failure"
+        "'.': within 10 tolerances of the reference, 'X': a success further off, 'F': a "
+        "reported failure"
     )
     runs = [(m, nn) for m in methods for nn in (False, True)] + [
         (f"scipy {m}", False) for m in peers
@@ -659,7 +689,8 @@ def robertson_grid(methods=STIFF_DYNKIT, peers=PEERS) -> dict:
             for i in range(len(GRID_RTOLS))
         )
         print(
-            f"{label:26s} {rows}   wrong {cells.count('X'):2d}, failed {cells.count('F'):2d}, calls of f {calls}",
+            f"{label:26s} {rows}   wrong {cells.count('X'):2d}, failed "
+            f"{cells.count('F'):2d}, calls of f {calls}",
             flush=True,
         )
         out[label] = (cells, calls)
@@ -667,16 +698,18 @@ def robertson_grid(methods=STIFF_DYNKIT, peers=PEERS) -> dict:
 
 
 WRONG_RTOLS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
-# a success further than this many tolerances from the reference, max_i |e_i| / (atol_i + rtol |r_i|), is wrong
+# a success further than this many tolerances from the reference, max_i |e_i| / (atol_i + rtol
+# |r_i|), is wrong
 WRONG_TOLERANCES = 10.0
 WRONG_CAP_S = 20.0  # a run stopped after this long counts as failed (it is not an answer)
 
 
 def wrong_problems() -> list[Problem]:
-    """Issue 33's set: Robertson, HIRES, OREGO (the test set, published references, the ratio table's atol),
-    Van der Pol μ = 1e3 on [0, 3000] (two relaxation cycles) and μ = 1e6 on [0, 1e6] (unscaled, past the first
-    relaxation jump; over two cycles scipy's Radau at rtol 1e-12 fails, its step below the spacing of t), references
-    by scipy Radau at rtol 1e-12, and the test set's scaled VDPOL (ε = 1e-6, published reference)."""
+    """Issue 33's set: Robertson, HIRES, OREGO (the test set, published references, the ratio
+    table's atol), Van der Pol μ = 1e3 on [0, 3000] (two relaxation cycles) and μ = 1e6 on [0,
+    1e6] (unscaled, past the first relaxation jump; over two cycles scipy's Radau at rtol 1e-12
+    fails, its step below the spacing of t), references by scipy Radau at rtol 1e-12, and the
+    test set's scaled VDPOL (ε = 1e-6, published reference)."""
     ps = []
     for name, ratio in (
         ("robertson", np.array([1e-2, 1e-8, 1e-2])),
@@ -701,18 +734,21 @@ def wrong_problems() -> list[Problem]:
 
 
 def wrong_as_success(methods=None, peers=PEERS, only: str = "") -> dict:
-    """Issue 33's "wrong as success" count: per problem of :func:`wrong_problems` and per method, over rtol
-    :data:`WRONG_RTOLS` (``atol = rtol · atol_ratio``, no ``jac=``), each run ``.`` (a success within
-    :data:`WRONG_TOLERANCES` tolerances of the reference), ``X`` (a success further off: wrong as success) or ``F`` (a
-    reported failure, or stopped after :data:`WRONG_CAP_S`). Returns ``{problem: {method: (cells, errors)}}``."""
+    """Issue 33's "wrong as success" count: per problem of :func:`wrong_problems` and per method,
+    over rtol :data:`WRONG_RTOLS` (``atol = rtol · atol_ratio``, no ``jac=``), each run ``.`` (a
+    success within :data:`WRONG_TOLERANCES` tolerances of the reference), ``X`` (a success
+    further off: wrong as success) or ``F`` (a reported failure, or stopped after
+    :data:`WRONG_CAP_S`). Returns ``{problem: {method: (cells, errors)}}``."""
     import warnings
 
     methods = [m for m in (methods or STIFF_DYNKIT) if m in dk.solvers.METHODS]
     chosen = [p for p in wrong_problems() if not only or p.name in only.split(",")]
     out: dict = {}
     print(
-        f"wrong as success: {WRONG_TOLERANCES:g}+ tolerances off (max_i |e_i| / (atol_i + rtol |r_i|)) and reported "
-        f"as success; rtol {', '.join(f'{r:.0e}' for r in WRONG_RTOLS)}; no jac=; '.' right, 'X' wrong as success, "
+        f"wrong as success: {WRONG_TOLERANCES:g}+ tolerances off (max_i |e_i| / (atol_i + "
+        f"rtol |r_i|)) and reported "
+        f"as success; rtol {', '.join(f'{r:.0e}' for r in WRONG_RTOLS)}; no jac=; '.' right, "
+        f"'X' wrong as success, "
         f"'F' failed; after each row the error in tolerances per rtol",
         flush=True,
     )
@@ -779,11 +815,12 @@ def method_ratios(
     only: str = "robertson,hires,orego,vdp1000",
     with_jac: bool = True,
 ) -> dict:
-    """Issue 33's per-method work ratios: each of ``methods`` against the best scipy method (and scipy's BDF) at
-    matched achieved error :data:`RATIO_LEVELS`, on the ratio table's problems, tolerance ladders and work measure
-    (one timing repeat: work only); then ``auto`` against the best dynkit method at each *rtol* of the ladder (issue
-    33: auto must not pick a method above 2× the best at the requested tolerance). Returns ``{problem: {method:
-    {level: (vs best, best peer, vs BDF)}}}``."""
+    """Issue 33's per-method work ratios: each of ``methods`` against the best scipy method (and
+    scipy's BDF) at matched achieved error :data:`RATIO_LEVELS`, on the ratio table's problems,
+    tolerance ladders and work measure (one timing repeat: work only); then ``auto`` against the
+    best dynkit method at each *rtol* of the ladder (issue 33: auto must not pick a method above
+    2× the best at the requested tolerance). Returns
+    ``{problem: {method: {level: (vs best, best peer, vs BDF)}}}``."""
     out: dict = {}
     print(
         f"work / best scipy work at matched error ({'analytic jac=' if with_jac else 'no jac='}); "
@@ -902,7 +939,8 @@ def main(argv=None) -> None:
         "--wrong-as-success",
         action="store_true",
         help="issue 33: per problem (Robertson, HIRES, "
-        "OREGO, VDPOL, Van der Pol mu 1e3 and 1e6; --only to choose) and method, the successes more "
+        "OREGO, VDPOL, Van der Pol mu 1e3 and 1e6; --only to choose) and method, the "
+        "successes more "
         "than 10 tolerances off over rtol 1e-2..1e-10, no jac=, scipy beside; nothing recorded",
     )
     parser.add_argument(
@@ -915,7 +953,8 @@ def main(argv=None) -> None:
         "--method-ratios",
         action="store_true",
         help="issue 33: bdf, rodas4, rodas5 each against the "
-        "best scipy method at matched error 1e-7..1e-9 (robertson, hires, orego, vdp1000; --only to "
+        "best scipy method at matched error 1e-7..1e-9 (robertson, hires, orego, vdp1000; "
+        "--only to "
         "choose; --no-jac for difference Jacobians); nothing recorded",
     )
     parser.add_argument("--no-jac", action="store_true", help="with --method-ratios: without jac=")

@@ -2,31 +2,35 @@
 
 Two parts, each ratio dynkit / peer from one run of this process:
 
-1. **Small systems against numbalsoda** (LSODA from ODEPACK, called with a numba ``cfunc`` right-hand side written
-   in place, so nothing of Python runs inside its steps): Robertson to 1e11, HIRES, OREGO (the published references
-   of :data:`dynkit.diagnostics.testset.TESTSET`) and Van der Pol μ = 1000 on [0, 3000] (reference: scipy Radau at
-   1e-12), as in :mod:`benchmarks.bench_stiff`. numbalsoda takes no Jacobian (LSODA differences its own) and one
-   scalar ``atol``; every contender gets the same scalar ``atol = rtol · ATOL_RATIO[problem]``. dynkit runs
-   ``radau5``, ``bdf``, ``rodas4``, ``rodas5`` with ``compile=True``, in two modes: difference Jacobians (like for
-   like with LSODA, the goal) and the analytic ``jac=`` (printed beside it).
-2. **Large sparse systems against CVODE** (SUNDIALS through scikit-sundae, BDF with its sparse direct solver and its
-   own grouped-difference Jacobian from the same sparsity pattern): the 1-D Brusselator of [HW] IV.1 with 1k, 10k and
-   100k states, dynkit's ``bdf`` with ``jac_sparsity=``. Both call the same Python ``f`` (CVODE through a wrapper
-   that copies its value into CVODE's array). Reference: CVODE at rtol = atol = 1e-10, checked against dynkit's
-   ``radau5`` at the same tolerance where that fits (1k states).
+1. **Small systems against numbalsoda** (LSODA from ODEPACK, called with a numba ``cfunc``
+   right-hand side written in place, so nothing of Python runs inside its steps): Robertson to 1e11,
+   HIRES, OREGO (the published references of :data:`dynkit.diagnostics.testset.TESTSET`) and Van der
+   Pol μ = 1000 on [0, 3000] (reference: scipy Radau at 1e-12), as in :mod:`benchmarks.bench_stiff`.
+   numbalsoda takes no Jacobian (LSODA differences its own) and one scalar ``atol``; every contender
+   gets the same scalar ``atol = rtol · ATOL_RATIO[problem]``. dynkit runs ``radau5``, ``bdf``,
+   ``rodas4``, ``rodas5`` with ``compile=True``, in two modes: difference Jacobians (like for like
+   with LSODA, the goal) and the analytic ``jac=`` (printed beside it).
+2. **Large sparse systems against CVODE** (SUNDIALS through scikit-sundae, BDF with its sparse
+   direct solver and its own grouped-difference Jacobian from the same sparsity pattern): the 1-D
+   Brusselator of [HW] IV.1 with 1k, 10k and 100k states, dynkit's ``bdf`` with ``jac_sparsity=``.
+   Both call the same Python ``f`` (CVODE through a wrapper that copies its value into CVODE's
+   array). Reference: CVODE at rtol = atol = 1e-10, checked against dynkit's ``radau5`` at the same
+   tolerance where that fits (1k states).
 
-Each contender runs a ladder of rtols; its log CPU time is interpolated in log achieved error at the levels
-(:func:`benchmarks.bench_stiff.at_level`, no extrapolation). Timing: ``time.process_time``, contenders of one rtol
-interleaved with the order rotated each round, the minimum of the rounds (one round for a run slower than 0.1 s).
-Compile time (numba compiling dynkit's kernels and each ``f``, numbalsoda's ``cfunc``) is measured apart and
-printed, never inside a timed run. Goals (``GOAL … met | NOT met``): dynkit / numbalsoda ≤ 1.0 at every problem and
-level both reach (difference Jacobians), dynkit / CVODE ≤ 1.0 at 100k states.
+Each contender runs a ladder of rtols; its log CPU time is interpolated in log achieved error at the
+levels (:func:`benchmarks.bench_stiff.at_level`, no extrapolation). Timing: ``time.process_time``,
+contenders of one rtol interleaved with the order rotated each round, the minimum of the rounds (one
+round for a run slower than 0.1 s). Compile time (numba compiling dynkit's kernels and each ``f``,
+numbalsoda's ``cfunc``) is measured apart and printed, never inside a timed run. Goals
+(``GOAL … met | NOT met``): dynkit / numbalsoda ≤ 1.0 at every problem and level both reach
+(difference Jacobians), dynkit / CVODE ≤ 1.0 at 100k states.
 
-The peers are optional (``pip install numbalsoda scikit-sundae``; numbalsoda builds from source and needs a Fortran
-compiler, Debian's ``gfortran``): a part whose peer is missing is skipped with a message naming the package.
+The peers are optional (``pip install numbalsoda scikit-sundae``; numbalsoda builds from source and
+needs a Fortran compiler, Debian's ``gfortran``): a part whose peer is missing is skipped with a
+message naming the package.
 
-Run ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_stiff_peers`` (``--quick``:
-fewer rtols, the sparse part at 1k and 10k states only, nothing recorded).
+Run ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_stiff_peers``
+(``--quick``: fewer rtols, the sparse part at 1k and 10k states only, nothing recorded).
 
 References
 ----------
@@ -60,17 +64,20 @@ SLOW_S = 0.1
 def _missing(package: str) -> bool:
     if importlib.util.find_spec(package) is None:
         print(
-            f"SKIPPED: {package} is not installed (pip install {package.replace('sksundae', 'scikit-sundae')})"
+            f"SKIPPED: {package} is not installed (pip install "
+            f"{package.replace('sksundae', 'scikit-sundae')})"
         )
         return True
     return False
 
 
-# ---- part 1: small systems, numbalsoda --------------------------------------------------------------------
+# ---- part 1: small systems, numbalsoda
+# --------------------------------------------------------------------
 
 
 def _numbalsoda_rhs() -> dict:
-    """In-place ``cfunc`` right-hand sides (numbalsoda's ``lsoda_sig``), written out from the problems' formulas."""
+    """In-place ``cfunc`` right-hand sides (numbalsoda's ``lsoda_sig``), written out from the
+    problems' formulas."""
     from numba import cfunc
     from numbalsoda import lsoda_sig
 
@@ -109,7 +116,8 @@ def _numbalsoda_rhs() -> dict:
 
 
 class Small:
-    """One small problem: ``f``, ``jac``, ``y0``, ``t_end``, its reference and the peer's right-hand side."""
+    """One small problem: ``f``, ``jac``, ``y0``, ``t_end``, its reference and the peer's
+    right-hand side."""
 
     def __init__(self, name: str, rhs):
         if name == "vdp1000":
@@ -181,7 +189,8 @@ def ladder(problem, solvers, rtols, log) -> dict:
 
 
 def matched(runs: dict, levels, ours: str, peer: str) -> list[dict]:
-    """Per level both reach: the best of ``ours`` (a prefix filter) and the peer, at matched error."""
+    """Per level both reach: the best of ``ours`` (a prefix filter) and the peer, at matched
+    error."""
     rows = []
     for level in levels:
         at = {
@@ -227,7 +236,8 @@ def small_systems(rtols, log) -> dict:
     return out
 
 
-# ---- part 2: large sparse systems, CVODE ------------------------------------------------------------------
+# ---- part 2: large sparse systems, CVODE
+# ------------------------------------------------------------------
 
 
 class Sparse:
@@ -305,7 +315,8 @@ def report(small: dict | None, sparse: dict | None) -> list:
                 j = jac.get(row["level"])
                 jtext = f"{j['ratio']:.2f} ({j['dynkit'].split(':')[0]})" if j else "-"
                 print(
-                    f"{name:10} {row['level']:7.0e}  {row['ratio']:>15.2f} ({row['dynkit'].split(':')[0]:>6})"
+                    f"{name:10} {row['level']:7.0e}  {row['ratio']:>15.2f} "
+                    f"({row['dynkit'].split(':')[0]:>6})"
                     f"  {jtext:>24}"
                 )
         for what, seconds in small["compile_s"].items():

@@ -1,12 +1,13 @@
-"""Speed of ``dk.theory.run_all``: every claim x 1000 instances against the 60 s goal (issue 12: on 2 cores),
-and the batching speed-up of one check against the naive per-instance loop (the peer, measured in the same run).
+"""Speed of ``dk.theory.run_all``: every claim x 1000 instances against the 60 s goal (issue 12: on
+2 cores), and the batching speed-up of one check against the naive per-instance loop (the peer,
+measured in the same run).
 
     python -m benchmarks.bench_theory            # 1000 instances per claim; writes analysis/results/bench_theory
     python -m benchmarks.bench_theory --quick    # 100 instances per claim (time goal not judged, nothing written)
 
-Goal lines: ``run_all_1000_over_60s`` = seconds / 60 (met when <= 1), the batching speed-ups (>= 1) and
-``verdicts_as_recorded`` (every verdict equals the one recorded in the code: 1 = yes).
-"""
+Goal lines: ``run_all_1000_over_60s`` = seconds / 60 (met when <= 1), the batching speed-ups (>= 1)
+and ``verdicts_as_recorded`` (every verdict equals the one recorded in the code: 1 = yes).
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def _timed(fn) -> tuple[bool, float]:
 
 def batching_speedup(n_instances: int, seed: int = 0) -> dict:
     """Batched checks (one call per size group) vs one call per instance on the same instances:
-    check_eigen_pairing (work-bound: 2n SVDs per instance) and check_momentum_attention (overhead-bound)."""
+    check_eigen_pairing (work-bound: 2n SVDs per instance) and check_momentum_attention
+    (overhead-bound)."""
     import dynkit as dk
     from dynkit.theory._core import single_threaded_blas
 
@@ -113,8 +115,9 @@ def main(argv: list[str] | None = None) -> dict:
     import os
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    # The time goal is judged at 1000 instances only: most rows cap their instance count and cost is mostly per
-    # size group, so a linear extrapolation from --quick's 100 overstates the time about 8-fold (measured).
+    # The time goal is judged at 1000 instances only: most rows cap their instance count and cost is
+    # mostly per size group, so a linear extrapolation from --quick's 100 overstates the time about
+    # 8-fold (measured).
     goals = (
         [
             check_goal(

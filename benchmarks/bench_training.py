@@ -1,19 +1,23 @@
-"""Training throughput of a small neural ODE on the CPU: the plane-vibration hybrids at the authors' recipe.
+"""Training throughput of a small neural ODE on the CPU: the plane-vibration hybrids at the authors'
+recipe.
 
-One epoch of the review's plane-vibration ODE-RNN hybrid (``ode_rnn_plane_vibration`` at its ``paper`` scale: the
-authors' design, all 509/254/254 windows, batch 64, tolerance 1e-7, gradients from the adjoint, their clipping and
-rate) trained with ``dk.solve`` (``solver="dynkit"``) and with torchdiffeq's ``odeint_adjoint``
-(``solver="torchdiffeq"``, the authors' solver) inside the same model code, from the same seed: CPU time of an
-epoch (``time.process_time``, one thread), the forward NFE of the test pass and the backward NFE of the epoch, and
-the test MSE after it (the run's CPU time includes its one-off probe of the adjoint's norm, 16 test windows in
-float64, a few per cent of an epoch), which must agree between the two solvers to the tolerance's order (the same model and data;
-the step-size controllers differ, so the numbers are not identical).
+One epoch of the review's plane-vibration ODE-RNN hybrid (``ode_rnn_plane_vibration`` at its
+``paper`` scale: the authors' design, all 509/254/254 windows, batch 64, tolerance 1e-7, gradients
+from the adjoint, their clipping and rate) trained with ``dk.solve`` (``solver="dynkit"``) and with
+torchdiffeq's ``odeint_adjoint`` (``solver="torchdiffeq"``, the authors' solver) inside the same
+model code, from the same seed: CPU time of an epoch (``time.process_time``, one thread), the
+forward NFE of the test pass and the backward NFE of the epoch, and the test MSE after it (the run's
+CPU time includes its one-off probe of the adjoint's norm, 16 test windows in float64, a few per
+cent of an epoch), which must agree between the two solvers to the tolerance's order (the same model
+and data; the step-size controllers differ, so the numbers are not identical).
 
-This compares solvers inside dynkit's implementation of the authors' model; the authors' own program (their model
-code, their loop) was measured apart by an earlier review at 0.68x with dynkit imported in place of torchdiffeq
-(its script is not ours to ship). Goal: dynkit / torchdiffeq <= 0.25 (CPU time per epoch).
+This compares solvers inside dynkit's implementation of the authors' model; the authors' own program
+(their model code, their loop) was measured apart by an earlier review at 0.68x with dynkit imported
+in place of torchdiffeq (its script is not ours to ship). Goal: dynkit / torchdiffeq <= 0.25 (CPU
+time per epoch).
 
-    OMP_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_training [--quick] [--models hbnode,node]
+    OMP_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_training [--quick] [--models
+    hbnode,node]
 
 ``--quick``: the first 64 windows of each part, nothing recorded.
 """
@@ -34,7 +38,8 @@ SOLVERS = ("dynkit", "torchdiffeq")
 
 
 def paper_config(model: str, solver: str, windows: int | None):
-    """The ``paper`` config of the hybrids, one epoch of ``model`` with ``solver`` (``windows``: the first few)."""
+    """The ``paper`` config of the hybrids, one epoch of ``model`` with ``solver`` (``windows``:
+    the first few)."""
     import dynkit.experiments as E
     from dynkit.experiments.recipes import paper_config as from_recipe
 
@@ -84,7 +89,8 @@ def main(argv=None) -> None:
             runs[solver] = one_epoch(model, solver, windows)
             r = runs[solver]
             print(
-                f"{model} {solver:12s} {r['cpu_s']:8.1f} s CPU  test NFE {r['test_nfe']:6.0f}  backward NFE an "
+                f"{model} {solver:12s} {r['cpu_s']:8.1f} s CPU  test NFE "
+                f"{r['test_nfe']:6.0f}  backward NFE an "
                 f"epoch {r['backward_nfe']:8.0f}  test MSE {r['test_mse']:.4g}",
                 flush=True,
             )
@@ -92,7 +98,8 @@ def main(argv=None) -> None:
         out[model] = {**runs, "ratio": ratio}
         goals.append(
             check_goal(
-                f"training {model} plane vibration (paper recipe): dynkit/torchdiffeq CPU per epoch",
+                f"training {model} plane vibration (paper recipe): dynkit/torchdiffeq CPU "
+                f"per epoch",
                 ratio,
                 0.25,
             )

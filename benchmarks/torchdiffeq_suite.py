@@ -2,11 +2,12 @@
 
     python -m benchmarks.torchdiffeq_suite PATH/TO/torchdiffeq/tests [--verbose]
 
-The tests are copied to a temporary folder (nothing of them is kept or committed), ``import torchdiffeq`` is
-replaced by ``import dynkit as torchdiffeq``, and the method lists of their ``problems.py`` are limited to
-the torchdiffeq names dynkit maps (:data:`dynkit.solvers.odeint.TORCHDIFFEQ_METHODS`); the other names are
-refused by dynkit with the nearest dynkit method named. Prints, per test file and in all: test methods
-passed/failed/errored, and subtests passed/failed/errored, then every failure with its first line.
+The tests are copied to a temporary folder (nothing of them is kept or committed),
+``import torchdiffeq`` is replaced by ``import dynkit as torchdiffeq``, and the method lists of
+their ``problems.py`` are limited to the torchdiffeq names dynkit maps
+(:data:`dynkit.solvers.odeint.TORCHDIFFEQ_METHODS`); the other names are refused by dynkit with the
+nearest dynkit method named. Prints, per test file and in all: test methods passed/failed/errored,
+and subtests passed/failed/errored, then every failure with its first line.
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def run(source: Path, verbose: bool = False) -> dict:
     print(f"{'file':<16}{'tests':>7}{'passed':>8}{'failed':>8}   subtests: passed  failed  errors")
     for name, row, _ in rows + [("all", totals, [])]:
         print(
-            f"{name:<16}{row['tests']:>7}{row['passed']:>8}{row['failed']:>8}   {row['sub_passed']:>16}"
+            f"{name:<16}{row['tests']:>7}{row['passed']:>8}{row['failed']:>8}   "
+            f"{row['sub_passed']:>16}"
             f"{row['sub_failed']:>8}{row['sub_errors']:>8}"
         )
     for name, _, problems in rows:
@@ -130,7 +132,8 @@ def main(argv=None) -> int:
     missing = [f for f in (*FILES, "problems") if not (args.tests / f"{f}.py").is_file()]
     if missing:
         parser.error(
-            f"tests: {args.tests} lacks {', '.join(m + '.py' for m in missing)} (expected torchdiffeq's tests/)"
+            f"tests: {args.tests} lacks {', '.join(m + '.py' for m in missing)} (expected "
+            f"torchdiffeq's tests/)"
         )
     totals = run(args.tests, args.verbose)
     return 0 if totals.get("failed", 0) == 0 else 1

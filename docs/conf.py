@@ -34,7 +34,8 @@ extensions = [
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_nb",  # MyST Markdown pages and executed notebooks (it brings myst_parser)
-    "dynkit_pages",  # writes generated/ (derivations, claims, ledger, methods, notebooks, CLI) at build time
+    # writes generated/ (derivations, claims, ledger, methods, notebooks, CLI) at build time
+    "dynkit_pages",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 exclude_patterns = ["_build", "generated/_static"]
@@ -46,11 +47,13 @@ nb_execution_mode = "force"
 nb_execution_raise_on_error = True
 nb_execution_timeout = 300
 nb_execution_show_tb = True
-# Markdown outputs (``Markdown(d.to_markdown())``) parsed as MyST, with the dollarmath above: their $$ ... $$ is
-# typeset like the pages' own math (myst-nb's default, commonmark, would leave it as raw LaTeX, silently)
+# Markdown outputs (``Markdown(d.to_markdown())``) parsed as MyST, with the dollarmath above: their
+# $$ ... $$ is typeset like the pages' own math (myst-nb's default, commonmark, would leave it as
+# raw LaTeX, silently)
 nb_render_markdown_format = "myst"
 
-# MathJax: the offline bundle of sphinx-mathjax-offline, copied into _static/mathjax by dynkit_pages (nothing from a CDN).
+# MathJax: the offline bundle of sphinx-mathjax-offline, copied into _static/mathjax by dynkit_pages
+# (nothing from a CDN).
 dynkit_pages.mathjax_static(HERE / "generated" / "_static")
 mathjax_path = "mathjax/tex-svg-full.js"
 mathjax3_config = {

@@ -4,7 +4,8 @@ Derive continuous limits and adjoints symbolically (:mod:`dynkit.symbolic`), che
 propositions numerically (:mod:`dynkit.theory`), integrate ODEs with counted function evaluations
 (:mod:`dynkit.solvers`), measure stiffness and NFE (:mod:`dynkit.diagnostics`) and train heavy-ball
 neural ODEs and discrete momentum architectures (:mod:`dynkit.models`, :mod:`dynkit.tasks`); the
-papers' empirical claims are registered, seeded experiments with verdicts (:mod:`dynkit.experiments`).
+papers' empirical claims are registered, seeded experiments with verdicts
+(:mod:`dynkit.experiments`).
 """
 
 from importlib import import_module as _import_module

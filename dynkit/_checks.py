@@ -1,5 +1,5 @@
-"""Argument checks shared by the public entry points: each raises ``ValueError``/``TypeError`` naming the
-argument, what was expected and what was received (DESIGN.md, Conventions)."""
+"""Argument checks shared by the public entry points: each raises ``ValueError``/``TypeError``
+naming the argument, what was expected and what was received (DESIGN.md, Conventions)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ def real(
     high_open: bool = False,
     finite: bool = True,
 ) -> float:
-    """``value`` as a float in the interval ``[low, high]`` (ends open where asked), finite unless told."""
+    """``value`` as a float in the interval ``[low, high]`` (ends open where asked), finite
+    unless told."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {_shown(value)}")
     value = float(value)
@@ -87,7 +88,8 @@ def tensor(
     finite: bool = False,
     shape_hint: str = "",
 ):
-    """A torch tensor with ``ndim`` dimensions, floating point (or integer with ``floating=False``), finite."""
+    """A torch tensor with ``ndim`` dimensions, floating point (or integer with
+    ``floating=False``), finite."""
     import torch
 
     hint = f" of shape {shape_hint}" if shape_hint else ""
@@ -156,10 +158,10 @@ def device(value: Any, name: str = "device") -> str:
     """``value`` as the name of a torch device this machine has: ``"cpu"``, ``"cuda"``, ``"cuda:N"``
     or ``"mps"``.
 
-    The one check of every training entry, before any data is loaded: a device of another form, or one
-    the machine lacks (no GPU, a CPU-only torch build, ``cuda:N`` beyond the GPUs), is a ``ValueError``
-    naming it and what the machine has, where torch would fail later with its own message (or an
-    ``AssertionError``).
+    The one check of every training entry, before any data is loaded: a device of another form, or
+    one the machine lacks (no GPU, a CPU-only torch build, ``cuda:N`` beyond the GPUs), is a
+    ``ValueError`` naming it and what the machine has, where torch would fail later with its own
+    message (or an ``AssertionError``).
     """
     import re
 

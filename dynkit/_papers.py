@@ -1,4 +1,5 @@
-"""How the five papers are named to readers (one place for the report, the docs and the derivations' LaTeX)."""
+"""How the five papers are named to readers (one place for the report, the docs and the
+derivations' LaTeX)."""
 
 from __future__ import annotations
 

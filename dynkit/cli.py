@@ -3,19 +3,20 @@
 Every subcommand has ``--help`` (showing each option's default); ``dynkit --version`` prints the
 version. Errors print one line, ``dynkit: error: ...``, unless ``--debug`` (then the traceback).
 ``--quiet`` silences progress output. An output-file option given ``-`` writes to standard output
-(``dynkit verify --json -``); the human-readable text then goes to standard error. Output files are written
-only as regular files (atomically): a ``--json``, ``--plot`` or ``--out`` file that is a device node
-(``/dev/full``), a named pipe, a folder or a symbolic link is refused before any work, naming it (exit 2),
-and left as it was; give the link's target instead of the link, or ``-`` for standard output.
-A problem whose ``f`` calls ``sys.exit()`` is a failure (exit 3), whatever the status it passes.
+(``dynkit verify --json -``); the human-readable text then goes to standard error. Output files are
+written only as regular files (atomically): a ``--json``, ``--plot`` or ``--out`` file that is a
+device node (``/dev/full``), a named pipe, a folder or a symbolic link is refused before any work,
+naming it (exit 2), and left as it was; give the link's target instead of the link, or ``-`` for
+standard output. A problem whose ``f`` calls ``sys.exit()`` is a failure (exit 3), whatever the
+status it passes.
 
 Exit codes (:data:`EXIT_CODES`): 0 success; 1 a check did not hold (``verify``, ``derive``,
-``report``); 2 a usage error (bad option, argument, input or output file); 3 the work failed (a solver
-failure, an error raised while computing, a component missing from the build); 141 the reader of
-standard output closed the pipe (``dynkit derive NAME --latex | head``: no error message).
+``report``); 2 a usage error (bad option, argument, input or output file); 3 the work failed (a
+solver failure, an error raised while computing, a component missing from the build); 141 the reader
+of standard output closed the pipe (``dynkit derive NAME --latex | head``: no error message).
 
-``dynkit solve FILE.py`` and ``dynkit stiffness FILE.py`` *run* ``FILE.py`` (and ``MODULE`` is imported)
-with your privileges, as ``python FILE.py`` would: give them only code you trust.
+``dynkit solve FILE.py`` and ``dynkit stiffness FILE.py`` *run* ``FILE.py`` (and ``MODULE`` is
+imported) with your privileges, as ``python FILE.py`` would: give them only code you trust.
 
 The ODE of ``dynkit solve`` / ``dynkit stiffness`` (``SPEC``) is ``FILE.py``, ``FILE.py:NAME``,
 ``MODULE`` or ``MODULE:NAME``, resolved to an object that provides ``f``, ``y0`` and ``t``:
@@ -92,7 +93,8 @@ def _load_target(target: str) -> ModuleType:
             SystemExit
         ) as exc:  # sys.exit() at import would end dynkit silently with the file's status
             raise CLIError(
-                f"SPEC: running {target!r} called sys.exit({exc.code!r}); a problem file must define "
+                f"SPEC: running {target!r} called sys.exit({exc.code!r}); a problem file "
+                f"must define "
                 "f, y0 and t, not exit"
             ) from None
         except Exception as exc:  # the user's file does not run: say so in one line, naming it
@@ -108,9 +110,10 @@ def _load_target(target: str) -> ModuleType:
 
 
 def parse_param(text: str) -> tuple[str, Any]:
-    """``NAME=VALUE`` -> ``(NAME, value)``; the value is a Python literal (``1000``, ``1e-3``, ``[1, 2]``,
-    ``True``) or else the string itself. A value that begins like a number, a container or a quoted string
-    must be a valid literal (``1e-3x`` or an integer of 5000 digits is an error, not silently a string)."""
+    """``NAME=VALUE`` -> ``(NAME, value)``; the value is a Python literal (``1000``, ``1e-3``,
+    ``[1, 2]``, ``True``) or else the string itself. A value that begins like a number, a
+    container or a quoted string must be a valid literal (``1e-3x`` or an integer of 5000 digits
+    is an error, not silently a string)."""
     import ast
 
     name, sep, value = text.partition("=")
@@ -139,7 +142,8 @@ def _clipped(text: str, width: int = 40) -> str:
 
 
 def load_problem(spec: str, params: dict | None = None) -> dict:
-    """Resolve ``spec`` to ``{"f": callable, "y0": ndarray, "t": ndarray}`` (see the module docstring).
+    """Resolve ``spec`` to ``{"f": callable, "y0": ndarray, "t": ndarray}`` (see the module
+    docstring).
 
     ``params`` are keyword arguments of a problem function, or module globals that ``f`` reads
     (each must already exist in the module: a misspelt name is an error, not a silent no-op).
@@ -163,7 +167,8 @@ def load_problem(spec: str, params: dict | None = None) -> dict:
         if unknown:
             raise CLIError(
                 f"--param: module {where!r} has no global {', '.join(map(repr, unknown))} to set "
-                "(a parameter must be a module-level name that f reads, or an argument of a problem "
+                "(a parameter must be a module-level name that f reads, or an argument of a "
+                "problem "
                 "function given as FILE.py:NAME)"
             )
         for k, v in params.items():
@@ -209,7 +214,8 @@ def load_problem(spec: str, params: dict | None = None) -> dict:
             problem[key]
         ):  # np.asarray(dtype=float) would drop the imaginary parts silently
             raise CLIError(
-                f"SPEC: {key} must be real, got complex values {problem[key]!r:.80} (dk.solve integrates "
+                f"SPEC: {key} must be real, got complex values {problem[key]!r:.80} "
+                f"(dk.solve integrates "
                 f"real states: split z into [z.real, z.imag] and f accordingly)"
             )
         try:
@@ -272,8 +278,8 @@ def _write_json(path: str | None, data: dict, args, config: dict) -> None:
 
 
 def _write_png(path: str, draw: Callable[[Any], None], args) -> None:
-    """Draw with ``draw(figure)`` (matplotlib's object API: no backend is chosen) and write a PNG to ``path``
-    (``-``: standard output)."""
+    """Draw with ``draw(figure)`` (matplotlib's object API: no backend is chosen) and write a PNG
+    to ``path`` (``-``: standard output)."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(8, 4.5))
@@ -290,14 +296,15 @@ def _write_png(path: str, draw: Callable[[Any], None], args) -> None:
 
 
 def _verdict_of(row) -> str:
-    """A row's verdict; tables without one (older builds) give holds / false as stated from ``held``."""
+    """A row's verdict; tables without one (older builds) give holds / false as stated from
+    ``held``."""
     return getattr(row, "verdict", None) or ("holds" if claim_holds(row) else "false as stated")
 
 
 def cmd_verify(args) -> int:
-    """Print the claim table (verdict column, one summary line per verdict). Exit 1 only when a check errored
-    or a verdict differs from the one recorded in the code for that claim (a regression): a claim that is
-    false as stated, and recorded so, is not a failure."""
+    """Print the claim table (verdict column, one summary line per verdict). Exit 1 only when a
+    check errored or a verdict differs from the one recorded in the code for that claim (a
+    regression): a claim that is false as stated, and recorded so, is not a failure."""
     if args.list:
         claims = require("theory.CLAIMS")
         for cid, claim in claims.items():
@@ -305,7 +312,8 @@ def cmd_verify(args) -> int:
             what = getattr(claim, "summary", "") or claim.statement
             _say(
                 args,
-                f"{cid}: {claim.paper}, {claim.equation}{f' [{expected}]' if expected else ''} — {what}",
+                f"{cid}: {claim.paper}, "
+                f"{claim.equation}{f' [{expected}]' if expected else ''} — {what}",
             )
         return 0
     run_all = require("theory.run_all")
@@ -362,7 +370,8 @@ def cmd_verify(args) -> int:
 
 
 def _first_line(fn: Callable) -> str:
-    """The first line of a derivation function's docstring ('' without one): what ``derive`` lists."""
+    """The first line of a derivation function's docstring ('' without one): what ``derive``
+    lists."""
     doc = (getattr(fn, "__doc__", None) or "").strip()
     return doc.splitlines()[0] if doc else ""
 
@@ -389,7 +398,8 @@ def cmd_derive(args) -> int:
     failed = []
     for name in names:
         d = derivations[name]()
-        # readable math on a terminal; Markdown into a pipe or a file (as `ledger` does); LaTeX on request
+        # readable math on a terminal; Markdown into a pipe or a file (as `ledger` does); LaTeX on
+        # request
         fmt = (
             "latex"
             if args.latex
@@ -426,7 +436,8 @@ def _solve_options(args) -> dict:
 
     if args.step_size is not None and getattr(METHODS.get(args.method), "adaptive", False):
         raise CLIError(
-            f"--step-size is for the fixed-step methods; {args.method} is adaptive (set --rtol/--atol), "
+            f"--step-size is for the fixed-step methods; {args.method} is adaptive (set "
+            f"--rtol/--atol), "
             f"got --method {args.method} --step-size {args.step_size:g}"
         )
     opts = {"method": args.method, "rtol": args.rtol, "atol": args.atol}
@@ -457,7 +468,8 @@ def cmd_solve(args) -> int:
                 if args.step_size
                 else f" (rtol {args.rtol:g}, atol {args.atol:g})"
             ),
-            f"t          {float(sol.ts[0]):g} -> {float(sol.ts[-1]):g} ({len(sol.ts)} output times)",
+            f"t          {float(sol.ts[0]):g} -> {float(sol.ts[-1]):g} ({len(sol.ts)} output "
+            f"times)",
             f"nfe        {st.nfe}",
             f"steps      {st.n_steps} ({st.n_accepted} accepted, {st.n_rejected} rejected)",
             f"y(t_end)   {np.asarray(sol.ys[-1])}",
@@ -517,7 +529,8 @@ def _draw_solution(fig, sol, title: str) -> None:
 
 
 def _problem(args) -> dict:
-    """The SPEC's problem with ``--param`` applied and ``--t`` / ``--y0`` overriding its times and state."""
+    """The SPEC's problem with ``--param`` applied and ``--t`` / ``--y0`` overriding its times
+    and state."""
     import numpy as np
 
     problem = load_problem(args.spec, dict(args.param))
@@ -530,7 +543,8 @@ def _problem(args) -> dict:
         y0 = np.asarray(args.y0, dtype=float)
         if y0.size != problem["y0"].size:
             raise CLIError(
-                f"--y0: expected {problem['y0'].size} values (the size of the file's y0), got {y0.size}"
+                f"--y0: expected {problem['y0'].size} values (the size of the file's y0), "
+                f"got {y0.size}"
             )
         problem["y0"] = y0.reshape(problem["y0"].shape)
     return problem
@@ -542,10 +556,10 @@ STIFFNESS_ROUNDS = (250, 2000)
 
 
 def cmd_stiffness(args) -> int:
-    """Stiffness report, stopping as soon as the verdict is settled: the solve is stiff once ``min_run``
-    consecutive steps were stability-limited (more steps cannot undo that), or it reached ``t[-1]``.
-    Solves of :data:`STIFFNESS_ROUNDS` steps come first, then the whole ``--max-steps``; ``--to-end``
-    integrates the whole span (up to ``--max-steps``) at once."""
+    """Stiffness report, stopping as soon as the verdict is settled: the solve is stiff once
+    ``min_run`` consecutive steps were stability-limited (more steps cannot undo that), or it
+    reached ``t[-1]``. Solves of :data:`STIFFNESS_ROUNDS` steps come first, then the whole
+    ``--max-steps``; ``--to-end`` integrates the whole span (up to ``--max-steps``) at once."""
     stiffness_report = require("diagnostics.stiffness_report")
     problem = _problem(args)
     import inspect
@@ -566,7 +580,8 @@ def cmd_stiffness(args) -> int:
         settled = rep.is_stiff or rep.complete
         _progress(
             args,
-            f"stiffness: {rep.n_accepted_steps} steps to t = {rep.t_reached:.6g} of {rep.t_end:.6g}; "
+            f"stiffness: {rep.n_accepted_steps} steps to t = {rep.t_reached:.6g} of "
+            f"{rep.t_end:.6g}; "
             f"longest stability-limited run {rep.longest_run} (stiff at {rep.min_run})"
             + ("; verdict settled" if settled else ""),
         )
@@ -576,7 +591,8 @@ def cmd_stiffness(args) -> int:
     if not rep.complete and rep.is_stiff and budget < cap:
         _say(
             args,
-            f"stopped after {budget} steps: the verdict (stiff) is settled; --to-end integrates the "
+            f"stopped after {budget} steps: the verdict (stiff) is settled; --to-end "
+            f"integrates the "
             f"whole span (up to --max-steps {cap})",
         )
     _write_json(
@@ -610,7 +626,8 @@ def cmd_nfe_sweep(args) -> int:
     out = check_writable_dir(args.out, "--out")  # before the sweep, not after it
     for name in ("nfe_sweep.json", "nfe_sweep.png"):
         check_output_path(out / name, "--out")
-    # out=None: the sweep writes nothing itself; write_nfe_sweep writes both files, as the library does.
+    # out=None: the sweep writes nothing itself; write_nfe_sweep writes both files, as the library
+    # does.
     kwargs = {
         "models": tuple(args.models),
         "task": args.task,
@@ -645,14 +662,16 @@ def cmd_nfe_sweep(args) -> int:
     if any(is_untrained(record) for record in training.values()):
         _say(
             args,
-            f"{UNTRAINED}: the models are measured as initialised (--train-epochs N trains them first)",
+            f"{UNTRAINED}: the models are measured as initialised (--train-epochs N trains "
+            f"them first)",
         )
     _progress(args, f"wrote {out / 'nfe_sweep.json'} and {out / 'nfe_sweep.png'}")
     return 0
 
 
 def _device(text: str) -> str:
-    """``--device`` checked as every training entry checks it (:func:`dynkit._checks.device`), before any work."""
+    """``--device`` checked as every training entry checks it (:func:`dynkit._checks.device`),
+    before any work."""
     from ._checks import device
 
     return device(text, "--device")
@@ -684,7 +703,8 @@ def cmd_train(args) -> int:
     if args.tol is not None:
         kwargs["tol"] = args.tol
     result = run_training(args.model, args.task, **kwargs)
-    # Print the scalars, one level of nesting deep (e.g. final.test_acc); histories stay in the files.
+    # Print the scalars, one level of nesting deep (e.g. final.test_acc); histories stay in the
+    # files.
     flat = {}
     for k, v in result.items():
         for k2, v2 in v.items() if isinstance(v, dict) else [(None, v)]:
@@ -723,7 +743,8 @@ def cmd_report(args) -> int:
 
 
 def cmd_run(args) -> int:
-    """``dynkit run NAME``: every (seed, config point) shard of a registered experiment, one line per shard."""
+    """``dynkit run NAME``: every (seed, config point) shard of a registered experiment, one line
+    per shard."""
     from .io import check_writable_dir
 
     run = require("experiments.run")
@@ -733,7 +754,8 @@ def cmd_run(args) -> int:
     device = _device(args.device)
     if args.plan is not None and not args.planned:
         raise CLIError(
-            f"--plan {args.plan!r} applies only with --planned (without it the seeds are --seeds'); "
+            f"--plan {args.plan!r} applies only with --planned (without it the seeds are "
+            f"--seeds'); "
             "add --planned, or leave --plan out"
         )
     plan = None
@@ -783,12 +805,13 @@ def cmd_run(args) -> int:
 
 
 def cmd_ledger(args) -> int:
-    """``dynkit ledger``: every empirical claim of the papers with our number and its verdict, as a table
-    fitted to the terminal (rich), or ``--format json|csv|md``."""
+    """``dynkit ledger``: every empirical claim of the papers with our number and its verdict, as
+    a table fitted to the terminal (rich), or ``--format json|csv|md``."""
     ledger = require("experiments.ledger")
     _progress(
         args,
-        f"ledger: computing every claim's outcome from {args.results or 'the results of record'} ...",
+        f"ledger: computing every claim's outcome from "
+        f"{args.results or 'the results of record'} ...",
     )
     started = time.perf_counter()
     table = ledger(args.results) if args.results else ledger()
@@ -873,7 +896,8 @@ def _print_rich_table(table) -> bool:
 
 
 def _csv(kind: Callable[[str], Any], what: str) -> Callable[[str], list]:
-    """A comma-separated list of at least one item, none empty (``''`` and ``,,`` are errors, not the default)."""
+    """A comma-separated list of at least one item, none empty (``''`` and ``,,`` are errors, not
+    the default)."""
 
     def parse(text: str) -> list:
         items = text.split(",")
@@ -934,7 +958,8 @@ def _method_names() -> list[str]:
 
 
 class _HelpFormatter(argparse.HelpFormatter):
-    """Shows every option's default in ``--help`` (unless its help already states it, or there is none)."""
+    """Shows every option's default in ``--help`` (unless its help already states it, or there is
+    none)."""
 
     def _get_help_string(self, action):
         text = action.help or ""
@@ -956,7 +981,8 @@ TRAIN_METHODS = ("euler", "midpoint", "rk4", "bosh3", "dopri5")
 every one runs with both ``--solver dynkit`` (the default) and ``--solver torchdiffeq``."""
 
 TRAIN_SOLVERS = ("dynkit", "torchdiffeq")
-"""The ODE engines of ``dynkit train`` and ``dynkit nfe-sweep`` (:class:`dynkit.models.ODEBlock`'s ``solver``)."""
+"""The ODE engines of ``dynkit train`` and ``dynkit nfe-sweep``
+(:class:`dynkit.models.ODEBlock`'s ``solver``)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -978,7 +1004,8 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         formatter_class=_HelpFormatter,
         description="Derive, verify, integrate and train momentum-based neural ODEs.",
-        epilog="Run `dynkit COMMAND --help` for a command's options. An output FILE of - means standard output. "
+        epilog="Run `dynkit COMMAND --help` for a command's options. An output FILE of - means "
+        "standard output. "
         "Exit codes: " + "; ".join(f"{code} {what}" for code, what in EXIT_CODES.items()) + ".",
     )
     parser.add_argument("--version", action="version", version=f"dynkit {__version__}")
@@ -1001,9 +1028,12 @@ def build_parser() -> argparse.ArgumentParser:
         "verify",
         cmd_verify,
         "run the numerical checks of the papers' propositions",
-        "Run the proposition checks of dynkit.theory and print a table (claim, verdict about the paper's "
-        "statement as written, paper/equation, instances, held, worst residual) with one summary line per "
-        "verdict. Exit code 1 only if a check errors or a verdict differs from the one recorded in the code "
+        "Run the proposition checks of dynkit.theory and print a table (claim, verdict about "
+        "the paper's "
+        "statement as written, paper/equation, instances, held, worst residual) with one "
+        "summary line per "
+        "verdict. Exit code 1 only if a check errors or a verdict differs from the one "
+        "recorded in the code "
         "(a regression); a claim recorded as false as stated is not a failure.",
     )
     p.add_argument(
@@ -1025,8 +1055,10 @@ def build_parser() -> argparse.ArgumentParser:
         "derive",
         cmd_derive,
         "list or render the symbolic derivations",
-        "Without NAME, list the derivations of dynkit.symbolic, one line each; with NAME(s), render them: "
-        "equations drawn in Unicode on a terminal, Markdown into a pipe or a file, LaTeX with --latex. "
+        "Without NAME, list the derivations of dynkit.symbolic, one line each; with NAME(s), "
+        "render them: "
+        "equations drawn in Unicode on a terminal, Markdown into a pipe or a file, LaTeX "
+        "with --latex. "
         "Exit code 1 if a derived result differs from the paper's equation.",
     )
     p.add_argument("names", nargs="*", metavar="NAME", help="derivations to render")
@@ -1123,7 +1155,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument(
                 "--to-end",
                 action="store_true",
-                help="integrate the whole span (up to --max-steps) even once the verdict is settled "
+                help="integrate the whole span (up to --max-steps) even once the verdict is "
+                "settled "
                 "(default: stop as soon as the solve is stiff, trying 250, then 2000 steps first)",
             )
 
@@ -1154,7 +1187,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--solver",
         choices=TRAIN_SOLVERS,
-        help="ODE solver of the models: dynkit (dk.solve, the default) or torchdiffeq (the papers' code)",
+        help="ODE solver of the models: dynkit (dk.solve, the default) or torchdiffeq (the "
+        "papers' code)",
     )
     p.add_argument(
         "--train-epochs",
@@ -1168,7 +1202,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--model",
         required=True,
-        help="node, anode, sonode, hbnode, ghbnode (image/point-cloud tasks) or csark, csarkf, csaark (text)",
+        help="node, anode, sonode, hbnode, ghbnode (image/point-cloud tasks) or csark, csarkf, "
+        "csaark (text)",
     )
     p.add_argument(
         "--task",
@@ -1215,7 +1250,8 @@ def build_parser() -> argparse.ArgumentParser:
         "report",
         cmd_report,
         "build the HTML + Markdown report (the job behind `make demo`)",
-        "Run the proposition checks, render the derivations, measure the steppers, compare them with "
+        "Run the proposition checks, render the derivations, measure the steppers, compare "
+        "them with "
         "scipy and run a small NFE-vs-tolerance experiment into OUT/report.html (self-contained), "
         "OUT/report.md and OUT/report.json. Exit code 1 if a section failed or raised.",
     )
@@ -1232,7 +1268,8 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         cmd_run,
         "run a registered experiment: one shard per (seed, config point), resumable",
-        "Run the experiment NAME of dk.experiments.EXPERIMENTS at a scale (smoke: seconds, cpu: minutes, "
+        "Run the experiment NAME of dk.experiments.EXPERIMENTS at a scale (smoke: seconds, "
+        "cpu: minutes, "
         "full: the paper's size) for each seed; finished shards under --out are reused. Writes "
         "OUT/results.json (mean and 95% CI per metric) and the experiment's figures.",
     )
@@ -1241,7 +1278,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--scale",
         default="cpu",
         choices=["smoke", "cpu", "full", "paper"],
-        help="size (default cpu); paper: the authors' recipe (dynkit.experiments.recipes), refused while "
+        help="size (default cpu); paper: the authors' recipe (dynkit.experiments.recipes), "
+        "refused while "
         "the code lacks a piece of it",
     )
     p.add_argument(
@@ -1269,7 +1307,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--planned",
         action="store_true",
-        help="ignore --seeds: run the looks of NAME's committed plan (analysis/plans/NAME.json: seeds and "
+        help="ignore --seeds: run the looks of NAME's committed plan (analysis/plans/NAME.json: "
+        "seeds and "
         "alpha spending fixed before the results), stopping at the first look that decides every "
         "ledger row of NAME (finished shards reused)",
     )
@@ -1281,7 +1320,8 @@ def build_parser() -> argparse.ArgumentParser:
         "ledger",
         cmd_ledger,
         "print the claims ledger: each paper claim, our number, the verdict",
-        "One row per empirical claim of the five papers: the paper's statement and figure, the experiment, "
+        "One row per empirical claim of the five papers: the paper's statement and figure, "
+        "the experiment, "
         "our mean with 95% CI over seeds, the scale and the verdict computed by the claim's rule.",
     )
     p.add_argument(
@@ -1294,7 +1334,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         default=None,
         choices=["table", "json", "csv", "md"],
-        help="standard output: a table fitted to the terminal (needs rich: pip install 'dynkit[cli]'; "
+        help="standard output: a table fitted to the terminal (needs rich: pip install "
+        "'dynkit[cli]'; "
         "Markdown without it), JSON, CSV (one flat row per claim) or Markdown (default: table on "
         "a terminal, Markdown into a pipe or file)",
     )
@@ -1335,7 +1376,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(
-            f"dynkit {args.command}: error: the work called sys.exit({exc.code!r}) before it finished (an "
+            f"dynkit {args.command}: error: the work called sys.exit({exc.code!r}) before it "
+            f"finished (an "
             "f, jac or problem file must return, not exit)",
             file=sys.stderr,
         )
@@ -1360,7 +1402,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(
-            f"dynkit {args.command}: error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            f"dynkit {args.command}: error: {type(exc).__name__}: {exc} (run with --debug "
+            f"for the traceback)",
             file=sys.stderr,
         )
         return EXIT_USAGE
@@ -1382,7 +1425,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 OUTPUT_FILE_OPTIONS = ("json", "plot")
-"""The options naming an output file; checked (:func:`dynkit.io.check_output_path`) before any work."""
+"""The options naming an output file; checked (:func:`dynkit.io.check_output_path`) before any
+work."""
 
 
 def _input_files(args) -> list[tuple[str, str]]:

@@ -1,4 +1,5 @@
-"""Result files: written atomically (temp file + rename) and stamped with the versions that made them."""
+"""Result files: written atomically (temp file + rename) and stamped with the versions that made
+them."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def versions() -> dict:
 TEMP_SUFFIX = ".tmp"
 TEMP_MARKER = ".dynkit-"
 """In the name of every temporary file of ours, ``.NAME.dynkit-XXXXXXXX.tmp`` (XXXXXXXX: :func:`tempfile.mkstemp`'s
-eight random characters): :func:`remove_orphan_temporaries` deletes those and nothing a user named."""
+eight random characters): :func:`remove_orphan_temporaries` deletes those and nothing a user named."""  # noqa: E501
 _TEMP_NAME = re.compile(r"\..+" + re.escape(TEMP_MARKER) + r"[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX))
 
 
@@ -91,7 +92,8 @@ def file_kind(mode: int) -> str:
     """What an ``st_mode`` is, in words: ``"a regular file"``, ``"a character device"``, ..."""
     if isinstance(mode, bool) or not isinstance(mode, int) or mode < 0:
         raise TypeError(
-            f"mode must be an st_mode (an int >= 0, from os.stat), got {type(mode).__name__} {mode!r:.40}"
+            f"mode must be an st_mode (an int >= 0, from os.stat), got {type(mode).__name__} "
+            f"{mode!r:.40}"
         )
     for test, words in _KINDS:
         if test(mode):
@@ -102,15 +104,17 @@ def file_kind(mode: int) -> str:
 
 
 def check_output_path(path: str | os.PathLike, option: str | None = None) -> Path:
-    """``path`` as a :class:`~pathlib.Path` if dynkit may write a file there; a ValueError otherwise.
+    """``path`` as a :class:`~pathlib.Path` if dynkit may write a file there; a ValueError
+    otherwise.
 
     The one rule of every writer (:func:`atomic_write` and so ``write_json``, ``save_figure``, the
-    checkpoints, the shards, the report, ``dynkit ... --json/--plot/--out``): a result is written only
-    as a *regular file*, onto a path that is new or already a regular file. Refused, naming ``path``
-    (and ``option``) and what it is: a device node (``/dev/null``, ``/dev/full``), a folder, a named
-    pipe, a socket, and a **symbolic link** -- dynkit never writes through a link (nor replaces one):
-    give the link's target, or remove the link. Links among the *parent* folders are followed as usual.
-    A parent that exists but is not a folder (``/etc/passwd/x.json``) is refused too.
+    checkpoints, the shards, the report, ``dynkit ... --json/--plot/--out``): a result is written
+    only as a *regular file*, onto a path that is new or already a regular file. Refused, naming
+    ``path`` (and ``option``) and what it is: a device node (``/dev/null``, ``/dev/full``), a
+    folder, a named pipe, a socket, and a **symbolic link** -- dynkit never writes through a link
+    (nor replaces one): give the link's target, or remove the link. Links among the *parent* folders
+    are followed as usual. A parent that exists but is not a folder (``/etc/passwd/x.json``) is
+    refused too.
 
     The check is repeated just before the rename, so only a change in between (another process
     replacing the file in that instant) can slip past it.
@@ -133,7 +137,8 @@ def check_output_path(path: str | os.PathLike, option: str | None = None) -> Pat
         what = file_kind(mode)
         if stat.S_ISLNK(mode):
             what += (
-                f" (to {os.readlink(path)!r}); dynkit does not write through links: give the target or "
+                f" (to {os.readlink(path)!r}); dynkit does not write through links: give the "
+                f"target or "
                 "remove the link"
             )
         raise ValueError(
@@ -153,7 +158,8 @@ def check_output_path(path: str | os.PathLike, option: str | None = None) -> Pat
                 break  # unreadable: the write itself will say why
             if not stat.S_ISDIR(parent_mode):
                 raise ValueError(
-                    f"{label} must be a path inside a folder, got {str(path)!r}, but {str(parent)!r} "
+                    f"{label} must be a path inside a folder, got {str(path)!r}, but "
+                    f"{str(parent)!r} "
                     f"is {file_kind(parent_mode)}, not a folder"
                 )
             break
@@ -171,16 +177,18 @@ def read_regular_bytes(
     single_link: bool = False,
     follow_links: bool = True,
 ) -> bytes:
-    """The bytes of ``path`` if it is a regular file of at most ``max_bytes``; a ValueError otherwise.
+    """The bytes of ``path`` if it is a regular file of at most ``max_bytes``; a ValueError
+    otherwise.
 
     The one rule of every reader (results, plans, shards, manifests, checkpoints' indexes), the twin
     of :func:`check_output_path` for writers. The file is opened without blocking and examined
-    through its open descriptor, so what is checked is what is read: a device (``/dev/zero``), a named
-    pipe, a socket or a folder -- directly or behind a symbolic link -- is refused before a byte is
-    read, and so is a file larger than ``max_bytes``. ``single_link=True`` also refuses a file with a
-    second name (a hard link, ``st_nlink > 1``): a shard must be the file its folder wrote, not a
-    name for a file kept elsewhere. ``follow_links=False`` refuses a symbolic link at ``path`` itself
-    (opened with ``O_NOFOLLOW``: a link put there after an earlier check is not followed either).
+    through its open descriptor, so what is checked is what is read: a device (``/dev/zero``), a
+    named pipe, a socket or a folder -- directly or behind a symbolic link -- is refused before a
+    byte is read, and so is a file larger than ``max_bytes``. ``single_link=True`` also refuses a
+    file with a second name (a hard link, ``st_nlink > 1``): a shard must be the file its folder
+    wrote, not a name for a file kept elsewhere. ``follow_links=False`` refuses a symbolic link at
+    ``path`` itself (opened with ``O_NOFOLLOW``: a link put there after an earlier check is not
+    followed either).
 
     Raises
     ------
@@ -276,15 +284,17 @@ def atomic_write(
     *,
     option: str | None = None,
 ) -> Path:
-    """Write ``path`` through ``write(fileobj)`` into a temporary sibling, then rename it into place.
+    """Write ``path`` through ``write(fileobj)`` into a temporary sibling, then rename it into
+    place.
 
     Only regular files are written (:func:`check_output_path`: a device node, a folder, a pipe or a
-    symbolic link at ``path`` is refused before anything is written, and checked again before the rename).
+    symbolic link at ``path`` is refused before anything is written, and checked again before the
+    rename).
 
     A crash or an exception leaves either the old file or none, never a half-written one (a crash
-    can leave the temporary ``.NAME.dynkit-*.tmp`` beside it: :func:`remove_orphan_temporaries` removes
-    those). The file gets the permissions of any other new file, ``0o666 & ~umask`` (0644 under the
-    usual umask 022), or keeps those of the file it replaces.
+    can leave the temporary ``.NAME.dynkit-*.tmp`` beside it: :func:`remove_orphan_temporaries`
+    removes those). The file gets the permissions of any other new file, ``0o666 & ~umask`` (0644
+    under the usual umask 022), or keeps those of the file it replaces.
 
     Parameters
     ----------
@@ -344,8 +354,9 @@ def remove_orphan_temporaries(folder: str | os.PathLike) -> list[Path]:
     """Delete the temporaries an interrupted :func:`atomic_write` left in ``folder``; return them.
 
     Only regular files named as :func:`atomic_write` and :func:`check_writable_dir` name theirs
-    (``.NAME.dynkit-XXXXXXXX.tmp``, :func:`is_temporary`) are removed, never a user's ``.notes.tmp``;
-    call it when no other process writes into ``folder`` (a run folder at the start of a run).
+    (``.NAME.dynkit-XXXXXXXX.tmp``, :func:`is_temporary`) are removed, never a user's
+    ``.notes.tmp``; call it when no other process writes into ``folder`` (a run folder at the start
+    of a run).
     """
     if not isinstance(folder, (str, os.PathLike)):
         raise TypeError(f"folder must be a path (str or os.PathLike), got {type(folder).__name__}")
@@ -387,10 +398,11 @@ def check_writable_dir(folder: str | os.PathLike, option: str = "out") -> Path:
 
 
 def check_own_folder(folder: str | os.PathLike, option: str, marks: tuple[str, ...]) -> Path:
-    """``folder`` as a folder dynkit may fill with a run's files: new, empty, or already holding one of ``marks``
-    (the names a run of that kind writes there, e.g. ``shards`` and ``results.json``), and never a filesystem's
-    root. A ValueError naming ``option`` otherwise, before anything is created or written: a run's
-    ``results.json`` and figures would land among another folder's files (``/``, a home folder, a project).
+    """``folder`` as a folder dynkit may fill with a run's files: new, empty, or already holding one
+    of ``marks`` (the names a run of that kind writes there, e.g. ``shards`` and ``results.json``),
+    and never a filesystem's root. A ValueError naming ``option`` otherwise, before anything is
+    created or written: a run's ``results.json`` and figures would land among another folder's files
+    (``/``, a home folder, a project).
     """
     if not isinstance(folder, (str, os.PathLike)) or str(folder) == "":
         raise TypeError(f"{option} must be a path (str or os.PathLike), got {folder!r}")
@@ -398,7 +410,8 @@ def check_own_folder(folder: str | os.PathLike, option: str, marks: tuple[str, .
     resolved = path.resolve()
     if resolved == Path(resolved.anchor) or os.path.ismount(resolved):
         raise ValueError(
-            f"{option} must be a folder for the run's files, got {str(folder)!r}, which is the root "
+            f"{option} must be a folder for the run's files, got {str(folder)!r}, which is "
+            f"the root "
             "of a filesystem: name a folder below it (e.g. runs/NAME)"
         )
     if resolved.is_dir():
@@ -407,7 +420,8 @@ def check_own_folder(folder: str | os.PathLike, option: str, marks: tuple[str, .
             raise ValueError(
                 f"{option} must be a new or empty folder, or one a run wrote (holding "
                 f"{' or '.join(marks)}), got {str(folder)!r}, which holds {len(names)} other "
-                f"entr{'y' if len(names) == 1 else 'ies'} (e.g. {sorted(names)[0]!r}): the run would "
+                f"entr{'y' if len(names) == 1 else 'ies'} (e.g. {sorted(names)[0]!r}): the "
+                f"run would "
                 "write its files among them"
             )
     return path
@@ -421,13 +435,13 @@ def write_json(
     command: str | None = None,
     option: str | None = None,
 ) -> Path:
-    """Write ``data`` as strict JSON (RFC 8259), adding ``config``, the ``command`` that produced it and
-    ``versions()``.
+    """Write ``data`` as strict JSON (RFC 8259), adding ``config``, the ``command`` that produced it
+    and ``versions()``.
 
     Values are cleaned by :func:`jsonable` with ``strict=True``: numpy and torch numbers and arrays,
     paths, complex numbers; non-finite floats become the strings ``"nan"``, ``"inf"``, ``"-inf"``
-    (JSON has no NaN); any other object is a TypeError before a file is touched. ``option`` names the
-    argument ``path`` came from, for error messages (see :func:`atomic_write`).
+    (JSON has no NaN); any other object is a TypeError before a file is touched. ``option`` names
+    the argument ``path`` came from, for error messages (see :func:`atomic_write`).
     """
     if not isinstance(data, dict):
         raise TypeError(f"data must be a dict, got {type(data).__name__}")
@@ -468,9 +482,9 @@ def jsonable(x: Any, *, strict: bool = False, name: str = "x") -> Any:
 
     Dicts (keys as str), lists and tuples are recursed; numpy, mpmath and sympy numbers become
     int/float/bool; arrays and tensors lists; non-finite floats the strings ``"nan"``, ``"inf"``,
-    ``"-inf"``; complex numbers ``{"re", "im"}``; paths str. Anything else becomes ``str(x)``, or with
-    ``strict=True`` (what :func:`write_json` uses) a TypeError naming ``name``. A container that holds
-    itself raises ValueError (JSON has no cycles)."""
+    ``"-inf"``; complex numbers ``{"re", "im"}``; paths str. Anything else becomes ``str(x)``, or
+    with ``strict=True`` (what :func:`write_json` uses) a TypeError naming ``name``. A container
+    that holds itself raises ValueError (JSON has no cycles)."""
     return _clean(x, frozenset(), strict, name)
 
 
@@ -510,7 +524,8 @@ def _clean(x: Any, ancestors: frozenset, strict: bool = False, name: str = "x") 
 
 
 def to_pandas(records: list[dict], what: str = "table"):
-    """``records`` (one flat dict per row) as a ``pandas.DataFrame``: the ``to_pandas()`` of dynkit's tables.
+    """``records`` (one flat dict per row) as a ``pandas.DataFrame``: the ``to_pandas()`` of
+    dynkit's tables.
 
     pandas is not a dependency of dynkit: an ImportError names it when it is not installed.
     """

@@ -1,9 +1,10 @@
-"""Claims in your own tests: assertions on :class:`dynkit.theory.CheckResult` and hypothesis strategies.
+"""Claims in your own tests: assertions on :class:`dynkit.theory.CheckResult` and hypothesis
+strategies.
 
-:func:`assert_holds` and :func:`assert_violated` work like ``numpy.testing``'s assertions: nothing happens when the
-result is what you assert, and an ``AssertionError`` otherwise, whose message gives the claim, the
-part that failed, the worst residual against its tolerance, how many instances failed, the worst
-instance and its two sides.
+:func:`assert_holds` and :func:`assert_violated` work like ``numpy.testing``'s assertions: nothing
+happens when the result is what you assert, and an ``AssertionError`` otherwise, whose message gives
+the claim, the part that failed, the worst residual against its tolerance, how many instances
+failed, the worst instance and its two sides.
 
 The strategies (they need ``hypothesis``, in the ``dev`` extra) draw the inputs the checks document
 as their range: matrices with a given spectrum, symmetric positive definite matrices of bounded
@@ -44,7 +45,8 @@ _WIDTH = (
 def _check_result(result: Any, where: str) -> CheckResult:
     if not isinstance(result, CheckResult):
         raise TypeError(
-            f"{where}: result must be a dynkit.theory.CheckResult (what a check_* function returns); "
+            f"{where}: result must be a dynkit.theory.CheckResult (what a check_* function "
+            f"returns); "
             f"got {type(result).__name__}"
         )
     return result
@@ -56,8 +58,8 @@ def _short(value: Any) -> str:
 
 
 def describe_failure(result: CheckResult) -> str:
-    """The lines :func:`assert_holds` prints: claim, failing part, residual vs tolerance, instances, worst instance,
-    sides, and the check's own one-line message."""
+    """The lines :func:`assert_holds` prints: claim, failing part, residual vs tolerance,
+    instances, worst instance, sides, and the check's own one-line message."""
     result = _check_result(result, "describe_failure")
     part = result.details.get("worst_part", result.claim)
     parts = result.details.get("parts", {})
@@ -105,8 +107,8 @@ def assert_holds(result: CheckResult, err_msg: str = "") -> None:
 
 
 def assert_violated(result: CheckResult, err_msg: str = "") -> None:
-    """Raise ``AssertionError`` unless ``result`` is a counterexample: some instance violated, not merely undecided
-    (for a planted violation, or a statement you expect to be false).
+    """Raise ``AssertionError`` unless ``result`` is a counterexample: some instance violated, not
+    merely undecided (for a planted violation, or a statement you expect to be false).
 
     Raises
     ------
@@ -141,7 +143,8 @@ def _st():
 
 
 def log_uniform(low: float, high: float):
-    """Floats spread log-uniformly over ``[low, high]`` (0 < low < high): each decade as likely as the next."""
+    """Floats spread log-uniformly over ``[low, high]`` (0 < low < high): each decade as likely
+    as the next."""
     if not (np.isfinite(low) and np.isfinite(high) and 0 < low < high):
         raise ValueError(
             f"low and high must be finite with 0 < low < high; got low={low!r}, high={high!r}"
@@ -152,13 +155,14 @@ def log_uniform(low: float, high: float):
 
 
 def epsilons(low: float = 0.1, high: float = 100.0):
-    """Momentum ResNets' ``eps`` (Prop. 4, Theorem 1, Lemmas 1-2: eps > 0), log-uniform over ``[low, high]``; the
-    defaults are the range the registry's checks document."""
+    """Momentum ResNets' ``eps`` (Prop. 4, Theorem 1, Lemmas 1-2: eps > 0), log-uniform over
+    ``[low, high]``; the defaults are the range the registry's checks document."""
     return log_uniform(low, high)
 
 
 def _basis(st, n: int, cond_max: float):
-    """An invertible n x n basis with condition number at most ``cond_max``: Q1 diag(s) Q2, s in [1, cond_max]."""
+    """An invertible n x n basis with condition number at most ``cond_max``: Q1 diag(s) Q2, s in
+    [1, cond_max]."""
     if not (np.isfinite(cond_max) and cond_max >= 1):
         raise ValueError(f"cond_max must be a finite number >= 1; got {cond_max!r}")
 
@@ -207,8 +211,8 @@ def matrices_with_spectrum(eigenvalues, *, cond_max: float = 10.0):
 
 
 def spd_matrices(n: int, *, cond_max: float = 1e3, scale=(1e-2, 1e2)):
-    """Symmetric positive definite n x n matrices: eigenvalues spread over ``[1, cond_max]`` times a log-uniform
-    scale in ``scale`` (the heavy-ball checks' quadratics)."""
+    """Symmetric positive definite n x n matrices: eigenvalues spread over ``[1, cond_max]``
+    times a log-uniform scale in ``scale`` (the heavy-ball checks' quadratics)."""
     n = _check_n(n)
     if not (np.isfinite(cond_max) and cond_max >= 1):
         raise ValueError(f"cond_max must be a finite number >= 1; got {cond_max!r}")
@@ -226,8 +230,8 @@ def spd_matrices(n: int, *, cond_max: float = 1e3, scale=(1e-2, 1e2)):
 
 
 def invertible_matrices(n: int, *, cond_max: float = 1e2):
-    """Invertible diagonalisable real n x n matrices with condition number at most ``cond_max`` (singular values
-    in ``[1, cond_max]`` up to a common scale): the range of ``check_first_order_range`` (cond <=
-    1e2)."""
+    """Invertible diagonalisable real n x n matrices with condition number at most ``cond_max``
+    (singular values in ``[1, cond_max]`` up to a common scale): the range of
+    ``check_first_order_range`` (cond <= 1e2)."""
     n = _check_n(n)
     return _basis(_st(), n, cond_max)

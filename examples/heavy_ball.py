@@ -1,5 +1,6 @@
-"""The heavy-ball ODE x'' + γ x' = -∇F(x) with F(x) = 1 - cos x, solved by ``dynkit.odeint`` for three
-frictions: the README's first example and the figure beside it (``docs/_static/heavy_ball.png``).
+"""The heavy-ball ODE x'' + γ x' = -∇F(x) with F(x) = 1 - cos x, solved by ``dynkit.odeint`` for
+three frictions: the README's first example and the figure beside it
+(``docs/_static/heavy_ball.png``).
 
     python examples/heavy_ball.py [OUT.png]
 """
@@ -12,7 +13,8 @@ from dynkit import odeint
 
 
 def heavy_ball(gamma: float):
-    """The first-order form (x, m)' = (m, -γ m - ∇F(x)) of the heavy-ball ODE (HBODE, Eq. (23) of the review)."""
+    """The first-order form (x, m)' = (m, -γ m - ∇F(x)) of the heavy-ball ODE (HBODE, Eq. (23) of
+    the review)."""
 
     def f(t, z):
         x, m = z

@@ -4,8 +4,9 @@
     dynkit solve examples/vdp.py --param mu=1000 --t 0,3000 --method auto --plot vdp.png
     dynkit stiffness examples/vdp.py --param mu=1000 --t 0,3000
 
-y1'' - mu (1 - y1^2) y1' + y1 = 0 as a first-order system (MATLAB's vdp1000 at mu = 1000): stiff for large
-mu, where the slow branches take a time of order mu and the jumps between them a time of order 1/mu.
+y1'' - mu (1 - y1^2) y1' + y1 = 0 as a first-order system (MATLAB's vdp1000 at mu = 1000): stiff for
+large mu, where the slow branches take a time of order mu and the jumps between them a time of order
+1/mu.
 """
 
 import numpy as np

@@ -68,7 +68,8 @@ plt.show()
 for label, (nfes, errs) in results.items():
     orders = np.log2(errs[:-1] / errs[1:])
     print(
-        f"{label:7s} NFE {nfes.tolist()}  errors {['%.1e' % e for e in errs]}  observed orders {np.round(orders, 2)}"
+        f"{label:7s} NFE {nfes.tolist()}  errors {['%.1e' % e for e in errs]}  observed "
+        f"orders {np.round(orders, 2)}"
     )
 
 # %% [markdown]
@@ -81,14 +82,15 @@ for ark, rk in (("ark3", "ssprk3"), ("ark4", "rk4")):
     nfe_r, err_r = results[rk]
     err_r_at = np.exp(np.interp(np.log(nfe_a[-1]), np.log(nfe_r), np.log(err_r)))
     print(
-        f"{ark} vs {rk} at NFE {nfe_a[-1]}: error {err_a[-1]:.2e} vs {err_r_at:.2e} (ratio {err_a[-1] / err_r_at:.2f})"
+        f"{ark} vs {rk} at NFE {nfe_a[-1]}: error {err_a[-1]:.2e} vs {err_r_at:.2e} (ratio "
+        f"{err_a[-1] / err_r_at:.2f})"
     )
 
-# %% [markdown]
-# The observed orders approach the nominal ones (3 and 4) as $h$ shrinks; whether ARK wins at
-# equal NFE depends on its error constant, which the curves show directly: read the accuracy of each
-# method at the same NFE off the plot. Checks: convergence order at the two smallest step sizes within
-# half an order of the nominal one (the asymptotic regime is only approached at these $h$).
+# %% [markdown] The observed orders approach the nominal ones (3 and 4) as $h$ shrinks; whether ARK
+# wins at equal NFE depends on its error constant, which the curves show directly: read the accuracy
+# of each method at the same NFE off the plot. Checks: convergence order at the two smallest step
+# sizes within half an order of the nominal one (the asymptotic regime is only approached at these
+# $h$).
 
 # %%
 for label, nominal in {"ark3": 3, "ssprk3": 3, "ark4": 4, "rk4": 4}.items():

@@ -108,7 +108,8 @@ assert names, f"no HBNODE adjoint derivation among {list(dk.symbolic.DERIVATIONS
 for name in names:
     derivation = dk.symbolic.DERIVATIONS[name]()
     print(
-        f"{name}: derived result matches the paper ({derivation.equation}): {derivation.check_passed}"
+        f"{name}: derived result matches the paper ({derivation.equation}): "
+        f"{derivation.check_passed}"
     )
     assert derivation.check_passed
 

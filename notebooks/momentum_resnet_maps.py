@@ -15,11 +15,12 @@
 # time 1 it maps $x_0 \mapsto \Psi_\varepsilon(\theta) x_0$ with
 #
 # $$\Psi_\varepsilon(\theta) = e^{-\frac{1}{2\varepsilon}} \sum_{n\ge 0}\Big(\frac{1}{(2n)!} +
-# \frac{1}{2\varepsilon(2n+1)!}\Big)\Big(\frac{\theta}{\varepsilon} + \frac{I}{4\varepsilon^2}\Big)^n .$$
+# \frac{1}{2\varepsilon(2n+1)!}\Big)\Big(\frac{\theta}{\varepsilon} +
+# \frac{I}{4\varepsilon^2}\Big)^n .$$
 #
 # Over the reals $\Psi_\varepsilon(\mathbb R) = [\lambda_\varepsilon, \infty)$ with
-# $\lambda_\varepsilon = \min_\alpha e^{-1/(2\varepsilon)}(\cos\alpha + \sin\alpha / (2\varepsilon\alpha))$,
-# drawn against $\varepsilon$ below (Fig. 4, left; section 2 checks it).
+# $\lambda_\varepsilon = \min_\alpha e^{-1/(2\varepsilon)}(\cos\alpha + \sin\alpha /
+# (2\varepsilon\alpha))$, drawn against $\varepsilon$ below (Fig. 4, left; section 2 checks it).
 
 # %% tags=["hide-input"]
 import math
@@ -84,12 +85,11 @@ ax.set_title("λ_ε = min Ψ_ε(ℝ)")
 ax.grid(alpha=0.3)
 plt.show()
 
-# %% [markdown]
-# Theorem 1: a real matrix diagonalisable over $\mathbb C$ is representable iff each of its
-# eigenvalues below $\lambda_\varepsilon$ has even multiplicity. We (1) check Prop. 4 against
-# `dk.solve`, (2) check $\lambda_\varepsilon$ against $\varepsilon$ (Fig. 4, left, above), (3) draw the
-# representable eigenvalue regions for $d = 2$ (Fig. 4, right) and (4) represent a map with a single
-# negative eigenvalue, which no first-order model ($\varepsilon = 0$) can.
+# %% [markdown] Theorem 1: a real matrix diagonalisable over $\mathbb C$ is representable iff each
+# of its eigenvalues below $\lambda_\varepsilon$ has even multiplicity. We (1) check Prop. 4 against
+# `dk.solve`, (2) check $\lambda_\varepsilon$ against $\varepsilon$ (Fig. 4, left, above), (3) draw
+# the representable eigenvalue regions for $d = 2$ (Fig. 4, right) and (4) represent a map with a
+# single negative eigenvalue, which no first-order model ($\varepsilon = 0$) can.
 
 # %% [markdown]
 # ## 1. Prop. 4 against the ODE solver
@@ -113,16 +113,18 @@ assert worst < 1e-8  # solves at rtol 1e-11; the series is summed to machine pre
 for e in (0.1, 0.5, 1.0, 2.0, 3.0):
     print(f"lambda_eps at eps = {e}: {lam(e):+.4f}")
 
-# Cross-check λ_ε at ε = 1 as the minimum of the scalar flow's map θ ↦ Ψ_ε(θ), by dk.solve on a grid.
+# Cross-check λ_ε at ε = 1 as the minimum of the scalar flow's map θ ↦ Ψ_ε(θ), by dk.solve on a
+# grid.
 thetas = np.linspace(-12, 0, 25 if SMALL else 121)
 by_flow = min(flow(np.array([[th]]), 1.0, np.array([1.0]))[0] for th in thetas)
 print(
-    f"min over the theta grid of the flow map at eps = 1: {by_flow:+.4f} (lambda_1 = {lam(1.0):+.4f})"
+    f"min over the theta grid of the flow map at eps = 1: {by_flow:+.4f} (lambda_1 = "
+    f"{lam(1.0):+.4f})"
 )
 assert lam(1.0) <= by_flow < lam(1.0) + 0.01  # the grid minimum sits just above the true minimum
 
-# %% [markdown]
-# λ_ε is non-increasing, near 0 for small ε and tends to -1 as ε grows (Fig. 4, left; the figure at the top).
+# %% [markdown] λ_ε is non-increasing, near 0 for small ε and tends to -1 as ε grows (Fig. 4, left;
+# the figure at the top).
 
 # %%
 assert np.all(np.diff(lams) <= 1e-12) and -1 < lams[-1] < lams[0] <= 0 and abs(lams[0]) < 1e-6
@@ -153,9 +155,9 @@ plt.show()
 # ## 4. A single negative eigenvalue
 #
 # $D = \mathrm{diag}(-0.3, 0.8)$ has one negative eigenvalue, so no first-order model represents it.
-# With $\varepsilon = 2$ ($\lambda_\varepsilon < -0.3$) solve $\Psi_\varepsilon(\theta_i) = \lambda_i$ for real
-# $\theta_i$ and check with `dk.solve` that $\theta = \mathrm{diag}(\theta_1, \theta_2)$ maps
-# $x_0 \mapsto D x_0$.
+# With $\varepsilon = 2$ ($\lambda_\varepsilon < -0.3$) solve $\Psi_\varepsilon(\theta_i) =
+# \lambda_i$ for real $\theta_i$ and check with `dk.solve` that $\theta = \mathrm{diag}(\theta_1,
+# \theta_2)$ maps $x_0 \mapsto D x_0$.
 
 # %%
 eps, D = 2.0, np.array([-0.3, 0.8])

@@ -12,13 +12,13 @@
 #
 # Sect. 3.4 of the review reports that HBNODE and GHBNODE need fewer function evaluations than NODE,
 # ANODE and SONODE, forward and backward, and that the gap widens as the solver tolerance tightens.
-# `dk.experiments.nfe_vs_tolerance` measures the forward and backward NFE of each model per tolerance
-# on a task. Training the models and sweeping down to 1e-7 takes far too long for a docs build, so this
-# page shows the **results of record**: `analysis/results/node_trained` (NODE, HBNODE and GHBNODE trained
-# on the digits task, then swept from 1e-3 to 1e-7, over seeds; its `COMMAND` file says how it was made).
-# Set `DYNKIT_NOTEBOOK_RUN=1` to measure afresh instead, on untrained models (small with
-# `DYNKIT_NOTEBOOK_SMALL=1`: two tolerances, one batch — there every value sits at the solver's floor
-# of 20 evaluations, which says nothing about the models).
+# `dk.experiments.nfe_vs_tolerance` measures the forward and backward NFE of each model per
+# tolerance on a task. Training the models and sweeping down to 1e-7 takes far too long for a docs
+# build, so this page shows the **results of record**: `analysis/results/node_trained` (NODE, HBNODE
+# and GHBNODE trained on the digits task, then swept from 1e-3 to 1e-7, over seeds; its `COMMAND`
+# file says how it was made). Set `DYNKIT_NOTEBOOK_RUN=1` to measure afresh instead, on untrained
+# models (small with `DYNKIT_NOTEBOOK_SMALL=1`: two tolerances, one batch — there every value sits
+# at the solver's floor of 20 evaluations, which says nothing about the models).
 
 # %% tags=["hide-input"]
 import json
@@ -37,7 +37,8 @@ RECORD = Path(dk.__file__).resolve().parent.parent / "analysis" / "results" / "n
 
 
 def per_model_per_tolerance(record: dict) -> dict:
-    """node_trained's metrics (``<model>.forward_nfe@<tol>``, per-seed values) as model -> tol -> mean, std."""
+    """node_trained's metrics (``<model>.forward_nfe@<tol>``, per-seed values) as model -> tol ->
+    mean, std."""
     out: dict = {}
     for name, metric in record["metrics"].items():
         model, _, rest = name.partition(".")
@@ -74,7 +75,8 @@ else:
     of_record = True
     provenance = [
         f"results of record: {RECORD.relative_to(RECORD.parents[2])}, seeds {record['seeds']}",
-        f"config: { ({k: v for k, v in record['config'].items() if k not in ('models', 'model')}) }",
+        f"config: "
+        f"{ ({k: v for k, v in record['config'].items() if k not in ('models', 'model')}) }",
     ]
 tolerances = sorted(next(iter(models.values())), key=float, reverse=True)  # loose -> tight
 
@@ -122,7 +124,8 @@ for model, per_tol in models.items():
     for tol in tolerances:
         fw, bw = per_tol[tol]["forward_nfe"], per_tol[tol]["backward_nfe"]
         print(
-            f"{model:8s} {tol:>7s} {fw['mean']:8.1f} ± {fw['std']:<4.1f} {bw['mean']:9.1f} ± {bw['std']:<5.1f}"
+            f"{model:8s} {tol:>7s} {fw['mean']:8.1f} ± {fw['std']:<4.1f} {bw['mean']:9.1f} ± "
+            f"{bw['std']:<5.1f}"
         )
 
 # %% [markdown]

@@ -1,5 +1,5 @@
-"""Run ``analysis.gpu.paper_rows`` as on the lent machine, whose python has torch, numpy, scipy, sympy
-and torchdiffeq only: every other package of this environment is made absent first
+"""Run ``analysis.gpu.paper_rows`` as on the lent machine, whose python has torch, numpy, scipy,
+sympy and torchdiffeq only: every other package of this environment is made absent first
 (``sys.modules[name] = None``: ``import name`` raises ImportError, ``find_spec(name)`` is None).
 
     python tests/bare_device.py --dry-run --out DIR    (from the repository root, PYTHONPATH=.)

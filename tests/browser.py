@@ -33,14 +33,16 @@ def chromium() -> str:
 
 @lru_cache(maxsize=1)
 def _isolation() -> list[str]:
-    """``unshare -n`` (a new network namespace with no interfaces) where this user may create one."""
+    """``unshare -n`` (a new network namespace with no interfaces) where this user may create
+    one."""
     unshare = shutil.which("unshare")
     if unshare and subprocess.run([unshare, "-n", "true"], capture_output=True).returncode == 0:
         return [unshare, "-n"]
     return []
 
 
-# Offline even without a network namespace: every host name fails to resolve, every proxy is refused.
+# Offline even without a network namespace: every host name fails to resolve, every proxy is
+# refused.
 OFFLINE_FLAGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND",
     "--proxy-server=http://127.0.0.1:9",
@@ -48,9 +50,9 @@ OFFLINE_FLAGS = [
 ]
 
 
-# How the page draws its scrollbars: not at all (screenshots, the report's checks), or as overlays that
-# show only while one scrolls and take no room (macOS, phones, some Linux desktops): the reader for whom
-# content past a box's edge looks cut off unless the page styles a scrollbar that stays.
+# How the page draws its scrollbars: not at all (screenshots, the report's checks), or as overlays
+# that show only while one scrolls and take no room (macOS, phones, some Linux desktops): the reader
+# for whom content past a box's edge looks cut off unless the page styles a scrollbar that stays.
 SCROLLBARS = {"hidden": ["--hide-scrollbars"], "overlay": ["--enable-features=OverlayScrollbar"]}
 
 
@@ -96,7 +98,8 @@ def typeset_problems(dom: str, expected_min: int) -> list[str]:
     """What is wrong with the typesetting of ``dom`` (empty list: every equation is typeset).
 
     Typeset math is a ``<mjx-container>``; raw TeX left in the visible text (``\\[``, ``\\begin{``,
-    ``$$``), a MathJax error box or an undefined macro (shown in red) means an equation was not typeset.
+    ``$$``), a MathJax error box or an undefined macro (shown in red) means an equation was not
+    typeset.
     """
     problems = []
     n = len(re.findall(r"<mjx-container\b", dom))
@@ -117,7 +120,8 @@ def typeset_problems(dom: str, expected_min: int) -> list[str]:
     markup = re.sub(
         r"<script\b.*?</script>", " ", dom, flags=re.S | re.I
     )  # MathJax's own source names them too
-    # A TeX error is an <merror> box with data-mjx-error; an undefined macro (noundefined) is red mtext.
+    # A TeX error is an <merror> box with data-mjx-error; an undefined macro (noundefined) is red
+    # mtext.
     for mark, what in (
         ("data-mjx-error", "TeX error"),
         ('data-mml-node="mtext" fill="red"', "undefined macro"),
@@ -128,9 +132,9 @@ def typeset_problems(dom: str, expected_min: int) -> list[str]:
     return problems
 
 
-# Run in the page after it loaded (appended to a copy of it): where the first figure sits, then, with
-# every <details> opened so nothing is hidden, how each <math> element was laid out. The answer is
-# written into the DOM as JSON, read back from --dump-dom.
+# Run in the page after it loaded (appended to a copy of it): where the first figure sits, then,
+# with every <details> opened so nothing is hidden, how each <math> element was laid out. The answer
+# is written into the DOM as JSON, read back from --dump-dom.
 PROBE = """<script>
 addEventListener("load", () => {
   const fig = document.querySelector("figure");
@@ -167,10 +171,12 @@ def probe(
     script: str = PROBE,
     scrollbars: str = "hidden",
 ) -> tuple[dict, str]:
-    """Load a copy of ``page`` with ``script`` (default :data:`PROBE`) in a ``width`` x ``height`` window.
+    """Load a copy of ``page`` with ``script`` (default :data:`PROBE`) in a ``width`` x ``height``
+    window.
 
-    ``script`` is a ``<script>`` element that writes its findings as JSON into ``<pre id="dynkit-probe">``;
-    returns (those findings, the DOM). ``scrollbars`` is a key of :data:`SCROLLBARS`.
+    ``script`` is a ``<script>`` element that writes its findings as JSON into
+    ``<pre id="dynkit-probe">``; returns (those findings, the DOM). ``scrollbars`` is a key of
+    :data:`SCROLLBARS`.
     """
     import json
 
@@ -226,26 +232,30 @@ def mathml_problems(found: dict, dom: str, expected_min: int) -> list[str]:
 
 
 def remote_references(html: str) -> list[str]:
-    """``src``/``href`` attributes of scripts, styles, images and fonts that point off the machine."""
+    """``src``/``href`` attributes of scripts, styles, images and fonts that point off the
+    machine."""
     refs = re.findall(r"""(?:src|href)\s*=\s*["']((?:https?:)?//[^"']+)""", html, flags=re.I)
     links = re.findall(r"""<a\b[^>]*href\s*=\s*["']((?:https?:)?//[^"']+)""", html, flags=re.I)
     return [r for r in refs if r not in links]  # a hyperlink is not loaded when the page is viewed
 
 
-# The layout of a docs page (Sphinx, furo) as a reader sees it: run after the page loaded and MathJax
-# typeset it, with the <details> left as the page has them (collapsed code stays collapsed).
+# The layout of a docs page (Sphinx, furo) as a reader sees it: run after the page loaded and
+# MathJax typeset it, with the <details> left as the page has them (collapsed code stays collapsed).
 #   first_figure_top: where the article's first image starts (px from the top of the page);
 #   boxes: each display equation, table and code block the reader can see, with the box that clips
 #     it (itself or the nearest ancestor whose overflow-x is not visible) and how it is laid out:
 #     "fits"       nothing sticks out of that box;
-#     "scrolls"    it sticks out, the box scrolls (overflow-x auto/scroll) and its scrollbar takes room
-#                  and is one a reader sees: styled by the page to stay (the browser's own may be an overlay);
+#     "scrolls" it sticks out, the box scrolls (overflow-x auto/scroll) and its scrollbar takes room
+#                  and is one a reader sees: styled by the page to stay (the browser's own may be an
+#                  overlay);
 #     "hidden scrollbar"  it scrolls but the scrollbar takes no room (hidden, or an overlay one that
 #                  only shows while scrolling): to the reader the content is cut off;
 #     "clipped"    it sticks out of a box with overflow-x hidden or clip;
-#     "beyond the article"  nothing clips it inside the article and it runs past the article's right edge;
-#     "beyond the window"   what it shows of itself ends past the window's right edge (the page grew wider than
-#                  the window: furo's <html> has overflow-x hidden, so the rest cannot be scrolled to).
+#     "beyond the article" nothing clips it inside the article and it runs past the article's right
+#     edge; "beyond the window" what it shows of itself ends past the window's right edge (the page
+#     grew wider than
+#                  the window: furo's <html> has overflow-x hidden, so the rest cannot be scrolled
+#                  to).
 LAYOUT_PROBE = """<script>
 addEventListener("load", () => {
   const typeset = window.MathJax && MathJax.startup && MathJax.startup.promise ? MathJax.startup.promise
@@ -307,9 +317,10 @@ CUT_OFF = ("clipped", "hidden scrollbar", "beyond the article", "beyond the wind
 def layout(page: Path, width: int = 1280, height: int = 800) -> dict:
     """:data:`LAYOUT_PROBE`'s findings on a docs ``page`` (probed beside it, so its links resolve).
 
-    Scrollbars are taken as overlays, as on a reader's macOS, phone or some Linux desktops: a scrollbar counts only
-    where the page styles it to stay, whatever this Chromium draws by itself (the probe reads the styling; the
-    overlay flag, ``SCROLLBARS["overlay"]``, is not honoured by every version).
+    Scrollbars are taken as overlays, as on a reader's macOS, phone or some Linux desktops: a
+    scrollbar counts only where the page styles it to stay, whatever this Chromium draws by itself
+    (the probe reads the styling; the overlay flag, ``SCROLLBARS["overlay"]``, is not honoured by
+    every version).
     """
     try:
         found, _ = probe(
@@ -326,7 +337,8 @@ def layout_problems(found: dict, must_fit: tuple[str, ...] = ()) -> list[str]:
     """What a reader of the probed page cannot see whole (empty list: nothing is cut off).
 
     Every equation, table and code block must fit its column or scroll with a visible scrollbar; the
-    kinds named in ``must_fit`` (``"table"``, ``"code"``, ``"equation"``) must fit without scrolling.
+    kinds named in ``must_fit`` (``"table"``, ``"code"``, ``"equation"``) must fit without
+    scrolling.
     """
     problems = []
     for item in found["boxes"]:
@@ -340,10 +352,11 @@ def layout_problems(found: dict, must_fit: tuple[str, ...] = ()) -> list[str]:
 
 
 def main(argv: list[str]) -> None:
-    """``python tests/browser.py HTML_DIR PAGE...``: each built page's layout at 1280 x 800, as the tests see it.
+    """``python tests/browser.py HTML_DIR PAGE...``: each built page's layout at 1280 x 800, as the
+    tests see it.
 
-    Prints, per page, the first figure's top (and the window's height) and how many equations, tables and
-    code blocks fit, scroll visibly or are cut off (then each problem).
+    Prints, per page, the first figure's top (and the window's height) and how many equations,
+    tables and code blocks fit, scroll visibly or are cut off (then each problem).
     """
     from collections import Counter
 
@@ -352,7 +365,8 @@ def main(argv: list[str]) -> None:
         found = layout(root / f"{name}.html")
         counts = Counter(f"{item['kind']} {item['layout']}" for item in found["boxes"])
         print(
-            f"{name}: first figure top {found['first_figure_top']} px (window {found['viewport']} px high); "
+            f"{name}: first figure top {found['first_figure_top']} px (window "
+            f"{found['viewport']} px high); "
             + ", ".join(f"{n} {what}" for what, n in sorted(counts.items()))
         )
         for problem in layout_problems(found):

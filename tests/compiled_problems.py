@@ -1,7 +1,9 @@
-"""Problems and checks shared by the compiled-path tests (test_compiled_explicit, _switch, test_ensemble).
+"""Problems and checks shared by the compiled-path tests (test_compiled_explicit, _switch,
+test_ensemble).
 
-The vector fields are module-level functions on purpose: numba compiles a kernel once per ``f`` and process, so
-every test that reuses these pays the compile time once (about 2 s per ``f`` on one core).
+The vector fields are module-level functions on purpose: numba compiles a kernel once per ``f`` and
+process, so every test that reuses these pays the compile time once (about 2 s per ``f`` on one
+core).
 """
 
 from __future__ import annotations
@@ -14,18 +16,21 @@ import dynkit as dk
 from dynkit.solvers.compiled import KERNELS, compile_problem
 from dynkit.solvers.compiled.common import STAT_FIELDS
 
-# Accepted step times: the two paths sum the error estimate Σ e_i h k_i in different orders (numpy's BLAS dot, the
-# kernel in index order), and that sum cancels: its terms are ~h|f|, the result ~rtol|y| or far less on the small
-# first steps, so the norms agree to ~eps·h|f|/|err| (1e-8 relative and worse on tiny norms, measured up to 3e-7)
-# and the PI factor, norm^(-1/k), to a fifth of that. The controller does not amplify it (each factor depends on the
-# current error only), so step times agree to ~1e-9 of the span: the bound is 1e-6 of each step (a perturbation of
-# the controller's constants or of a tableau entry by 1e-4 moves them by far more, tests/test_compiled_explicit).
+# Accepted step times: the two paths sum the error estimate Σ e_i h k_i in different orders (numpy's
+# BLAS dot, the kernel in index order), and that sum cancels: its terms are ~h|f|, the result
+# ~rtol|y| or far less on the small first steps, so the norms agree to ~eps·h|f|/|err| (1e-8
+# relative and worse on tiny norms, measured up to 3e-7) and the PI factor, norm^(-1/k), to a fifth
+# of that. The controller does not amplify it (each factor depends on the current error only), so
+# step times agree to ~1e-9 of the span: the bound is 1e-6 of each step (a perturbation of the
+# controller's constants or of a tableau entry by 1e-4 moves them by far more,
+# tests/test_compiled_explicit).
 STEP_RTOL = 1e-6
-# States: both paths compute the same formulas on steps that agree to ~1e-8 relative; the states at the outputs then
-# differ by how the solution's error (~rtol, up to ~10 rtol over a span) moves with the steps, (p+1) times their
-# relative change (norms up to 3e-7, the PI factor a fifth): up to ~1e-5 rtol. Measured at most 5e-13 of max|y| at
-# rtol <= 1e-6, 2.5e-10 at rtol = 8.5e-4 (9 long steps) and 1.9e-10 = 1.8e-6 rtol at rtol = 1.07e-4 (dopri5, Van der
-# Pol from (1.84, 0), found by hypothesis). Bound: the larger of 1e-10 and 2e-5 rtol, relative to max|y|.
+# States: both paths compute the same formulas on steps that agree to ~1e-8 relative; the states at
+# the outputs then differ by how the solution's error (~rtol, up to ~10 rtol over a span) moves with
+# the steps, (p+1) times their relative change (norms up to 3e-7, the PI factor a fifth): up to
+# ~1e-5 rtol. Measured at most 5e-13 of max|y| at rtol <= 1e-6, 2.5e-10 at rtol = 8.5e-4 (9 long
+# steps) and 1.9e-10 = 1.8e-6 rtol at rtol = 1.07e-4 (dopri5, Van der Pol from (1.84, 0), found by
+# hypothesis). Bound: the larger of 1e-10 and 2e-5 rtol, relative to max|y|.
 STATE_RTOL = 1e-10
 STATE_PER_RTOL = 2e-5
 
@@ -101,11 +106,13 @@ ADAPTIVE_EXPLICIT = ("bosh3", "rkf45", "dopri5", "tsit5", "dop853")
 
 
 def spy_on_max_steps_diagnosis(monkeypatch) -> list[int]:
-    """Record ``nfe`` when each MaxStepsExceeded diagnosis (``_diagnosis.max_steps_failure``) starts, for both paths.
+    """Record ``nfe`` when each MaxStepsExceeded diagnosis (``_diagnosis.max_steps_failure``)
+    starts, for both paths.
 
-    The diagnosis bisects a slope reversal down to a few ulps: how many halvings (calls of ``f``) that takes depends on
-    the last bits of the state where the solve stopped, which the two paths reach only to rounding. So the counts are
-    compared where the step loops end, and the totals within the bisection's slack."""
+    The diagnosis bisects a slope reversal down to a few ulps: how many halvings (calls of ``f``)
+    that takes depends on the last bits of the state where the solve stopped, which the two paths
+    reach only to rounding. So the counts are compared where the step loops end, and the totals
+    within the bisection's slack."""
     from dynkit.solvers import _diagnosis
 
     starts: list[int] = []
@@ -123,7 +130,8 @@ DIAGNOSIS_SLACK = 3  # calls of f: the bisection's count may differ by a halving
 
 
 def python_path(case: Case, method: str, **options):
-    """The Python path's solution and its accepted steps' end times (from its dense output's step list)."""
+    """The Python path's solution and its accepted steps' end times (from its dense output's step
+    list)."""
     sol = dk.solve(
         case.f,
         case.y0,
@@ -138,8 +146,8 @@ def python_path(case: Case, method: str, **options):
 
 
 def compiled_run(case: Case, method: str, driver=None):
-    """The compiled kernel's result with its accepted steps' end times (``driver``: another kernel, for a planted
-    violation)."""
+    """The compiled kernel's result with its accepted steps' end times (``driver``: another
+    kernel, for a planted violation)."""
     problem = compile_problem(case.f, case.y0, float(case.t[0]))
     driver = KERNELS[method] if driver is None else driver
     atol = np.broadcast_to(np.asarray(case.atol, dtype=float), case.y0.shape).copy()
@@ -159,7 +167,8 @@ def compiled_run(case: Case, method: str, driver=None):
 
 
 def path_differences(python_sol, python_steps, result, rtol: float) -> list[str]:
-    """What differs between the Python path and a compiled result beyond the tolerances above (empty: they agree)."""
+    """What differs between the Python path and a compiled result beyond the tolerances above
+    (empty: they agree)."""
     compiled_stats = dict(zip(STAT_FIELDS, map(int, result.stats)))
     compiled_ys, steps = result.ys[: result.n_filled], result.steps
     problems = []

@@ -1,4 +1,5 @@
-"""Small stand-ins for dk.symbolic / dk.theory / dk.diagnostics / dk.tasks, shaped like their contracts.
+"""Small stand-ins for dk.symbolic / dk.theory / dk.diagnostics / dk.tasks, shaped like their
+contracts.
 
 The CLI, report, docs and notebook tests inject them with ``install(monkeypatch)`` to check the
 wiring (what is called with which arguments, what ends up in the output) independently of the real
@@ -16,7 +17,8 @@ import numpy as np
 import sympy as sp
 
 
-# ---- dk.symbolic -----------------------------------------------------------------------------------
+# ---- dk.symbolic
+# -----------------------------------------------------------------------------------
 @dataclass
 class Step:
     text: str
@@ -86,7 +88,8 @@ def _fake_failing() -> Derivation:
 DERIVATIONS = {"fake_heavy_ball": _fake_heavy_ball, "fake_failing": _fake_failing}
 
 
-# ---- dk.theory -------------------------------------------------------------------------------------
+# ---- dk.theory
+# -------------------------------------------------------------------------------------
 @dataclass
 class ClaimRow:
     claim: str
@@ -166,7 +169,8 @@ def run_all(
     return ClaimTable([CLAIMS[c].run(n_instances, seed) for c in ids])
 
 
-# ---- dk.diagnostics --------------------------------------------------------------------------------
+# ---- dk.diagnostics
+# --------------------------------------------------------------------------------
 @dataclass
 class StiffnessReport:
     is_stiff: bool
@@ -305,7 +309,8 @@ def plot_nfe_vs_tolerance(results, path) -> Path:
     return Path(path)
 
 
-# ---- dk.tasks --------------------------------------------------------------------------------------
+# ---- dk.tasks
+# --------------------------------------------------------------------------------------
 def run_training(
     model,
     task,
@@ -351,7 +356,8 @@ def run_training(
     }
 
 
-# ---- installation ----------------------------------------------------------------------------------
+# ---- installation
+# ----------------------------------------------------------------------------------
 NAMES = {
     "symbolic": ["DERIVATIONS"],
     "theory": ["run_all", "CLAIMS"],
@@ -376,7 +382,8 @@ def install(monkeypatch, only=None) -> list:
 
 
 def uninstall(monkeypatch, module: str) -> None:
-    """Make ``dynkit.<module>`` look absent (none of its contract names), whatever the build holds."""
+    """Make ``dynkit.<module>`` look absent (none of its contract names), whatever the build
+    holds."""
     import importlib
 
     mod = importlib.import_module(f"dynkit.{module}")

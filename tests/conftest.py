@@ -7,14 +7,16 @@ from dynkit.solvers import _validation
 
 @pytest.fixture(autouse=True)
 def _fresh_once_per_process_warnings():
-    """Some warnings are said once per process (a raised rtol); each test starts as a fresh process would."""
+    """Some warnings are said once per process (a raised rtol); each test starts as a fresh
+    process would."""
     _validation.RAISED_RTOLS.clear()
     yield
 
 
 @pytest.fixture
 def clip_calls(monkeypatch):
-    """The ``max_norm`` of every ``torch.nn.utils.clip_grad_norm_`` call the test makes (the clipping still runs)."""
+    """The ``max_norm`` of every ``torch.nn.utils.clip_grad_norm_`` call the test makes (the
+    clipping still runs)."""
     import torch
 
     calls, real = [], torch.nn.utils.clip_grad_norm_

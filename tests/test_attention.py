@@ -1,4 +1,5 @@
-"""Momentum attention: parallel form (13)/(14) vs recurrent form (12) vs a direct float64 reference."""
+"""Momentum attention: parallel form (13)/(14) vs recurrent form (12) vs a direct float64
+reference."""
 
 import math
 
@@ -32,7 +33,8 @@ def qkv(n, m=None, b=2, h=2, d=8, dv=5, seed=0, dtype=torch.float32):
 
 
 def direct(q, k, v, beta, gamma, causal, eps=1e-6):
-    """Eq. (13)/(14) written out as an N x M weighted kernel matrix, in float64 (O(N^2), independent code)."""
+    """Eq. (13)/(14) written out as an N x M weighted kernel matrix, in float64 (O(N^2),
+    independent code)."""
     q, k, v = (x.double() for x in (q, k, v))
     fq, fk = F.elu(q) + 1, F.elu(k) + 1
     n, m = q.shape[2], k.shape[2]
@@ -53,8 +55,9 @@ def rel(a, b):
     return float((a.double() - b.double()).abs().max() / b.double().abs().max())
 
 
-# float32 evaluation of sums of up to a few hundred O(1) terms: errors ~1e-7 relative; 1e-5 leaves margin
-# and would still catch an off-by-one in the weights (a relative change ~beta^N or 1/N, far above 1e-5).
+# float32 evaluation of sums of up to a few hundred O(1) terms: errors ~1e-7 relative; 1e-5 leaves
+# margin and would still catch an off-by-one in the weights (a relative change ~beta^N or 1/N, far
+# above 1e-5).
 @settings(max_examples=25, deadline=None)
 @given(
     beta=st.sampled_from([0.0, 0.1, 0.5, 0.9, 0.99, 0.999]),
@@ -81,7 +84,8 @@ def test_parallel_and_recurrent_forms_agree_in_float32(beta, n):
 
 
 def test_long_sequence_does_not_overflow():
-    # beta^{-j} tricks overflow float32 for beta = 0.5 beyond j ~ 128; the chunked form has only beta^{n>=0}.
+    # beta^{-j} tricks overflow float32 for beta = 0.5 beyond j ~ 128; the chunked form has only
+    # beta^{n>=0}.
     q, k, v = qkv(8192, b=1, h=1, seed=3)
     out = momentum_attention(q, k, v, 0.5)
     assert torch.isfinite(out).all()
@@ -222,8 +226,8 @@ def test_bad_inputs_raise_before_any_work(monkeypatch):
 
 
 def test_adaptive_momentum_recovers_optimal_heavy_ball_momentum():
-    # Prop. 3: along heavy-ball iterates on a quadratic, ||grad_k - grad_{k-1}|| / ||x_k - x_{k-1}|| -> nu
-    # (smallest eigenvalue), so Eq. (17) tends to Theorem 2's optimum (1 - sqrt(gamma nu))^2.
+    # Prop. 3: along heavy-ball iterates on a quadratic, ||grad_k - grad_{k-1}|| / ||x_k - x_{k-1}||
+    # -> nu (smallest eigenvalue), so Eq. (17) tends to Theorem 2's optimum (1 - sqrt(gamma nu))^2.
     torch.manual_seed(0)
     eig = torch.tensor([0.05, 0.3, 0.7, 1.0], dtype=torch.float64)
     grad = lambda x: eig * x  # noqa: E731  (A = diag(eig), b = 0)

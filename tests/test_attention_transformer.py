@@ -1,4 +1,5 @@
-"""The small transformer: causality of the decoder, momentum connection (15), adaptive momentum (18)."""
+"""The small transformer: causality of the decoder, momentum connection (15), adaptive momentum
+(18)."""
 
 import pytest
 import torch

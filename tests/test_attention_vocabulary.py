@@ -1,5 +1,6 @@
-"""csaode_attention's row reads A[state, bighorn]: it is valid only when both words are in the vocabulary the model was
-trained with (a word outside it is the unknown token). The reference is the raw TREC training file, read here."""
+"""csaode_attention's row reads A[state, bighorn]: it is valid only when both words are in the
+vocabulary the model was trained with (a word outside it is the unknown token). The reference is
+the raw TREC training file, read here."""
 
 from __future__ import annotations
 

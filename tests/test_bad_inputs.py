@@ -3,16 +3,16 @@
 For every public callable of ``dk.models``, ``dk.tasks`` and ``dk.io`` and every ``dynkit`` command,
 generated bad inputs (hypothesis, derandomised) must end in ``ValueError``/``TypeError``/
 ``dk.SolverError`` whose message names the argument and says what it got -- never another exception
-type (a *raw* crash) and never a result (*accepted*). On the command line: exit status 2 and a last line
-``dynkit CMD: error: ...`` naming the argument (or the value given), no traceback.
+type (a *raw* crash) and never a result (*accepted*). On the command line: exit status 2 and a last
+line ``dynkit CMD: error: ...`` naming the argument (or the value given), no traceback.
 
 The suite grows with the API: the public callables are enumerated from the modules, and one without
 cases here fails :func:`test_every_public_entry_point_has_bad_input_cases`.
 
-Some cases must end in a correct result instead (``checked``): one that returns something wrong counts as
-*wrong*. ``python tests/test_bad_inputs.py`` runs every case and prints the counts: cases, clear (a named
-error or a correct result), terse (the right type but a message without the argument's name), raw,
-accepted, wrong -- the last three must be zero.
+Some cases must end in a correct result instead (``checked``): one that returns something wrong
+counts as *wrong*. ``python tests/test_bad_inputs.py`` runs every case and prints the counts: cases,
+clear (a named error or a correct result), terse (the right type but a message without the
+argument's name), raw, accepted, wrong -- the last three must be zero.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ from shared_data import SENTENCE_DATA  # noqa: E402
 torch.set_num_threads(1)
 LEDGER: Counter = Counter()
 PROBLEMS: list = []
-STRICT = True  # raise at the first unclear outcome (tests); False: record them all (the survey in main())
+# raise at the first unclear outcome (tests); False: record them all (the survey in main())
+STRICT = True
 EXAMPLES = 8  # generated bad values per argument
 
 # --------------------------------------------------------------------------------------------------
@@ -85,8 +86,8 @@ def attempt(entry: str, arg: str, thunk, bad=None, names=None) -> str:
 
 
 def checked(entry: str, case: str, thunk, correct) -> str:
-    """A case that must end in a correct result: ``correct(thunk())`` true is clear, false is *wrong*, an
-    exception is *raw*."""
+    """A case that must end in a correct result: ``correct(thunk())`` true is clear, false is
+    *wrong*, an exception is *raw*."""
     try:
         result = thunk()
     except Exception as err:  # noqa: BLE001
@@ -126,7 +127,8 @@ def fuzz(entry: str, arg: str, call, strategy, n: int = EXAMPLES, names=None) ->
 
 
 def builder(cls, **defaults):
-    """``build(**overrides)``: ``cls`` called with valid ``defaults``, some replaced by bad values."""
+    """``build(**overrides)``: ``cls`` called with valid ``defaults``, some replaced by bad
+    values."""
     return lambda **overrides: cls(**{**defaults, **overrides})
 
 
@@ -979,8 +981,8 @@ def _tasks(tmp: Path):
             lambda s: rt("hbnode", "point_cloud", epochs=1, seed=s, quiet=True),
             bad_int(0),
         )
-        # dk.solve (the default) lacks torchdiffeq's own methods and has no adjoint for the implicit ones;
-        # torchdiffeq lacks dynkit's
+        # dk.solve (the default) lacks torchdiffeq's own methods and has no adjoint for the implicit
+        # ones; torchdiffeq lacks dynkit's
         fuzz(
             "run_training",
             "method",
@@ -1291,7 +1293,8 @@ def _io(tmp: Path):
         )
 
     def check_output():
-        # issue 34: only a regular file or a new path; a folder, a parent that is a file, a link are refused
+        # issue 34: only a regular file or a new path; a folder, a parent that is a file, a link are
+        # refused
         link = tmp / "a_link"
         if not link.is_symlink():
             link.symlink_to(blocker)
@@ -1353,7 +1356,8 @@ def _io(tmp: Path):
         attempt("versions", "versions", lambda: dk.io.versions(1), 1)
 
     def write_json_nan():
-        # RFC 8259 has no NaN: the file must parse with a strict parser, the non-finite values as strings
+        # RFC 8259 has no NaN: the file must parse with a strict parser, the non-finite values as
+        # strings
         def strict(path):
             text = Path(path).read_text()
             data = json.loads(text, parse_constant=lambda c: {}["not JSON: " + c])
@@ -2505,8 +2509,9 @@ _SOLVER_ERRORS = (
 
 
 def cli_attempt(command: str, arg: str, argv: list[str], value: str | None = None) -> str:
-    """``dynkit COMMAND argv``: clear = exit 2, last line ``dynkit COMMAND: error: ...`` naming ``arg``
-    (or the value given), no traceback; a caught-all exception only for OS and solver errors."""
+    """``dynkit COMMAND argv``: clear = exit 2, last line ``dynkit COMMAND: error: ...`` naming
+    ``arg`` (or the value given), no traceback; a caught-all exception only for OS and solver
+    errors."""
     from dynkit.cli import main
 
     err = io.StringIO()
@@ -2552,7 +2557,8 @@ def _cli_commands() -> list[str]:
 
 
 ODE_FILES = {
-    "ok.py": "import numpy as np\ndef f(t, y): return -y\ny0 = np.array([1.0])\nt = np.linspace(0, 1, 3)\n",
+    "ok.py": "import numpy as np\ndef f(t, y): return -y\ny0 = np.array([1.0])\nt = np.linspace(0, 1, "  # noqa: E501
+    "3)\n",
     "strings.py": "def f(t, y): return -y\ny0 = ['a']\nt = [0.0, 1.0]\n",
     "short_t.py": "def f(t, y): return -y\ny0 = [1.0]\nt = [0.0]\n",
     "no_f.py": "y0 = [1.0]\nt = [0.0, 1.0]\n",
@@ -2801,8 +2807,8 @@ def _public_callables(module, defined_in=None):
 
 
 def public_api() -> list[str]:
-    """Every public callable (function or class) of dk.models, dk.tasks and dk.io -- those the packages
-    export and those of their public submodules -- and every command."""
+    """Every public callable (function or class) of dk.models, dk.tasks and dk.io -- those the
+    packages export and those of their public submodules -- and every command."""
     import importlib
     import pkgutil
 
@@ -2900,7 +2906,8 @@ def main() -> int:
             elif name in first:
                 registry[name]()
     print(
-        f"public entry points: {len(PUBLIC)} ({sum(n.startswith('dynkit ') for n in PUBLIC)} commands)"
+        f"public entry points: {len(PUBLIC)} ({sum(n.startswith('dynkit ') for n in PUBLIC)} "
+        f"commands)"
     )
     print(
         f"bad-input cases: {LEDGER['cases']}; clear: {LEDGER['clear']}; terse: {LEDGER['terse']}; "

@@ -1,14 +1,17 @@
-"""The doors of issue 34: output paths, ``dk.odeint``'s arguments and callables, and the other cases the sweep found.
+"""The doors of issue 34: output paths, ``dk.odeint``'s arguments and callables, and the other cases
+the sweep found.
 
-Every case ends in a clear outcome or is counted against the suite, as in ``tests/test_bad_inputs.py``:
-*clear* (a ValueError/TypeError/``dk.SolverError`` whose message names the argument and says what it got, or
-the right result), *terse* (the right type, a message without the argument's name), *raw* (another
-exception), *accepted* (no error), *wrong* (a result, or a file clobbered), *hang* (no answer within
-:data:`HANG_SECONDS`). The writer cases also check that the device node, the named pipe and the symbolic link
-at the output path are still what they were afterwards (and the link's target unchanged).
+Every case ends in a clear outcome or is counted against the suite, as in
+``tests/test_bad_inputs.py``: *clear* (a ValueError/TypeError/``dk.SolverError`` whose message names
+the argument and says what it got, or the right result), *terse* (the right type, a message without
+the argument's name), *raw* (another exception), *accepted* (no error), *wrong* (a result, or a file
+clobbered), *hang* (no answer within :data:`HANG_SECONDS`). The writer cases also check that the
+device node, the named pipe and the symbolic link at the output path are still what they were
+afterwards (and the link's target unchanged).
 
-``python tests/test_bad_inputs_doors.py [WORD ...]`` runs every case (or the groups whose name contains a WORD)
-and prints the counts (the closing note of issue 34 quotes them); the last five must be zero.
+``python tests/test_bad_inputs_doors.py [WORD ...]`` runs every case (or the groups whose name
+contains a WORD) and prints the counts (the closing note of issue 34 quotes them); the last five
+must be zero.
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ class Hang(BaseException):  # not an Exception: nothing under test may swallow i
 
 @contextlib.contextmanager
 def deadline(seconds: int | None = None):
-    """Raise :class:`Hang` in the main thread after ``seconds`` (default :data:`HANG_SECONDS`; SIGALRM)."""
+    """Raise :class:`Hang` in the main thread after ``seconds`` (default :data:`HANG_SECONDS`;
+    SIGALRM)."""
     seconds = seconds or HANG_SECONDS
 
     def ring(signum, frame):
@@ -87,8 +91,8 @@ def attempt(
     after=None,
     says: tuple[str, ...] = ("got",),
 ) -> str:
-    """``thunk()`` must raise one of ``errors`` naming any of ``names`` and saying what it got (any of ``says``);
-    ``after()`` (optional) returns a complaint (a clobbered file) or None."""
+    """``thunk()`` must raise one of ``errors`` naming any of ``names`` and saying what it got
+    (any of ``says``); ``after()`` (optional) returns a complaint (a clobbered file) or None."""
     try:
         with deadline(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -129,7 +133,8 @@ def checked(label: str, thunk, correct) -> str:
 def cli_attempt(
     label: str, argv: list[str], names: tuple[str, ...], code: int = 2, after=None
 ) -> str:
-    """``dynkit argv``: clear = exit ``code`` with a last line ``dynkit CMD: error: ...`` naming one of ``names``."""
+    """``dynkit argv``: clear = exit ``code`` with a last line ``dynkit CMD: error: ...`` naming
+    one of ``names``."""
     from dynkit.cli import main
 
     err = io.StringIO()
@@ -167,18 +172,21 @@ def cli_attempt(
 
 
 # --------------------------------------------------------------------------------------------------
-# 1. output paths: only regular files are written; a device node, a pipe, a folder and a link survive
+# 1. output paths: only regular files are written; a device node, a pipe, a folder and a link
+#    survive
 
 IS_ROOT = os.geteuid() == 0
 
 
 def plant_targets(folder: Path, name: str) -> dict[str, Path]:
-    """Non-regular things at ``folder/<kind>/name``: a character device (``mknod c 1 3``, /dev/null's numbers;
-    as root), a named pipe, a folder, a link to a regular file, a link to the device (or the pipe)."""
+    """Non-regular things at ``folder/<kind>/name``: a character device (``mknod c 1 3``,
+    /dev/null's numbers; as root), a named pipe, a folder, a link to a regular file, a link to
+    the device (or the pipe)."""
     made = {}
     for kind in ("device", "fifo", "folder", "link-to-file", "dangling-link", "link-to-special"):
         if kind == "device" and not IS_ROOT:
-            continue  # mknod needs root; the pipe stands for every special file then (counted, not skipped)
+            # mknod needs root; the pipe stands for every special file then (counted, not skipped)
+            continue
         path = folder / kind / name
         path.parent.mkdir(parents=True)
         if kind == "device":
@@ -249,7 +257,8 @@ def _toy_training():
 
 
 def library_writers() -> dict:
-    """name -> (file name, write(path)) for every library writer of a single file (the folder writers below)."""
+    """name -> (file name, write(path)) for every library writer of a single file (the folder
+    writers below)."""
     from dynkit.experiments.tables import write_table
     from dynkit.tasks.training import CHECKPOINT_NAME, History, fit, save_checkpoint
 
@@ -755,7 +764,8 @@ def _spin():
 
 
 def test_a_writer_that_replaces_a_device_node_is_caught(tmp_path, monkeypatch):
-    # planted: atomic_write without the regular-file check renames over the special file -- counted as wrong
+    # planted: atomic_write without the regular-file check renames over the special file -- counted
+    # as wrong
     monkeypatch.setattr(dynkit.io, "check_output_path", lambda path, option=None: Path(path))
     path = plant_targets(tmp_path, "out.txt")["fifo"]
     with pytest.raises(Unclear, match="wrong: the named pipe .* was replaced"):
@@ -770,7 +780,8 @@ def test_a_writer_that_replaces_a_device_node_is_caught(tmp_path, monkeypatch):
 
 
 def test_a_special_file_put_there_during_the_write_survives_too(tmp_path):
-    # the check is repeated before the rename: a pipe created while the content was being written is not replaced
+    # the check is repeated before the rename: a pipe created while the content was being written is
+    # not replaced
     path = tmp_path / "out.json"
 
     def write_while_a_pipe_appears(fh):

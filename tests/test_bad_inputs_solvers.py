@@ -351,13 +351,13 @@ def test_generated_output_times(t):
         expect_clear_error(lambda: dk.solve(lambda t, y: -y, np.ones(1), t), "t")
 
 
-# ---------------------------------------------------------------------------------------------------
-# issue 25, section 2: solve never reports success with a wrong answer it could have noticed.
-# Each of the audit's cases must end in a named error (or warning) that says what happened, or in a
-# correct result checked against an independent reference; the ledger counts the outcomes:
-# clear (as required), terse (the right kind of error, a message without the required words), raw
-# (another exception type), accepted (a result where an error or warning was due), wrong (a result
-# that fails its reference). ``pytest -s`` or ``python tests/test_bad_inputs_solvers.py`` prints them.
+# --------------------------------------------------------------------------------------------------
+# issue 25, section 2: solve never reports success with a wrong answer it could have noticed. Each
+# of the audit's cases must end in a named error (or warning) that says what happened, or in a
+# correct result checked against an independent reference; the ledger counts the outcomes: clear (as
+# required), terse (the right kind of error, a message without the required words), raw (another
+# exception type), accepted (a result where an error or warning was due), wrong (a result that fails
+# its reference). ``pytest -s`` or ``python tests/test_bad_inputs_solvers.py`` prints them.
 
 AUDIT: dict = {}
 
@@ -600,7 +600,7 @@ def test_the_audit_classifier_can_fail():
     )
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # StepTooLarge: fails exactly when the fixed step amplifies, never on a stable or resolved one
 
 AMPLIFICATION = {  # R(z) of the methods' update for y' = λ y, z = h λ (closed forms, [HW] IV.2)
@@ -644,8 +644,8 @@ def test_a_step_across_a_finite_time_blow_up_never_succeeds(method, h):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_step_too_large_for_torch_states_and_gradients_unchanged_when_stable(dtype):
-    # the monitor's torch path: h λ = 10 with rk4 (R(-10) = 291) fails; a stable solve keeps its gradient
-    # (closed form: y(1) = R(-h λ)^n y0 with n = 10 steps, d y(1) / d y0 = R^n)
+    # the monitor's torch path: h λ = 10 with rk4 (R(-10) = 291) fails; a stable solve keeps its
+    # gradient (closed form: y(1) = R(-h λ)^n y0 with n = 10 steps, d y(1) / d y0 = R^n)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dk.StepSizeWarning)
         with pytest.raises(dk.StepTooLarge):

@@ -1,11 +1,11 @@
-"""Bad input to every public function of dk.theory and dk.symbolic ends in a ValueError or TypeError whose
-message names the argument: never another exception type (a raw numpy/sympy/torch crash), never a silent
-result.
+"""Bad input to every public function of dk.theory and dk.symbolic ends in a ValueError or TypeError
+whose message names the argument: never another exception type (a raw numpy/sympy/torch crash),
+never a silent result.
 
-Each entry of CASES is a public function, a valid call (kwargs) and, per argument, values that are wrong
-for it; every (function, argument, value) triple is one case. ``test_every_public_function_is_covered``
-keeps the table complete as the API grows; the hypothesis tests draw out-of-range numbers for the scalar
-parameters.
+Each entry of CASES is a public function, a valid call (kwargs) and, per argument, values that are
+wrong for it; every (function, argument, value) triple is one case.
+``test_every_public_function_is_covered`` keeps the table complete as the API grows; the hypothesis
+tests draw out-of-range numbers for the scalar parameters.
 """
 
 from __future__ import annotations

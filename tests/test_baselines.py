@@ -1,5 +1,5 @@
-"""Trivial predictors beside the models (issue 30 §1): planted series whose persistence and mean errors are known
-in closed form, and the file the ledger reads them from."""
+"""Trivial predictors beside the models (issue 30 §1): planted series whose persistence and mean
+errors are known in closed form, and the file the ledger reads them from."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ C = 0.5  # the ramp's step: each stamp is the last plus C
 
 
 def _ramp_task(n=4, length=6, forecast=3) -> TimeSeriesTask:
-    """One channel rising by C per stamp: persistence misses by C one step ahead and by C k at forecast step k."""
+    """One channel rising by C per stamp: persistence misses by C one step ahead and by C k at
+    forecast step k."""
     t0 = torch.arange(n, dtype=torch.float32)[:, None] * 100.0
     steps = torch.arange(length + forecast + 1, dtype=torch.float32)[None] * C + t0
     x, targets = steps[:, :length, None], steps[:, 1 : length + 1, None]
@@ -108,9 +109,9 @@ def test_the_committed_plans_load_and_name_their_rows():
     for name, plan in E.load_plans().items():
         assert isinstance(plan, Plan) and plan.experiment == name and plan.rows
         assert set(plan.rows) <= set(E.COMPARISONS)
-        # the plans written after the results (issue 30) say so; those of a redesigned experiment were written
-        # before its rerun (issue 31: the authors' hybrids, TREC trained to validity, the authors' LSTM training,
-        # node_adjoint_norm on the authors' cell) and say that
+        # the plans written after the results (issue 30) say so; those of a redesigned experiment
+        # were written before its rerun (issue 31: the authors' hybrids, TREC trained to validity,
+        # the authors' LSTM training, node_adjoint_norm on the authors' cell) and say that
         assert plan.prospective is (name in PROSPECTIVE), name
         says_before = "prospective" in plan.written or "written before" in plan.written
         assert says_before is plan.prospective, name

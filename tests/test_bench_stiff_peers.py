@@ -1,4 +1,5 @@
-"""The peers benchmark's own arithmetic (no timing here: the benchmark prints its ratios, tests never time)."""
+"""The peers benchmark's own arithmetic (no timing here: the benchmark prints its ratios, tests
+never time)."""
 
 import math
 import time

@@ -1,10 +1,12 @@
-"""The report in a real headless browser (Chromium), offline: a short first screen and every equation drawn.
+"""The report in a real headless browser (Chromium), offline: a short first screen and every
+equation drawn.
 
-The report is built with the real derivations (every equation dynkit ships), the real claim table, the
-real ledger and the steppers' figure; the slower measurement sections are left out (tests/test_report.py
-covers them). Its equations are MathML made at generation time: the page has no script, and the probe
-(tests/browser.py) proves that Chromium lays out every <math> element natively, that none is an error
-and that no raw TeX is left. Each check is also run on a planted violation and must fail there.
+The report is built with the real derivations (every equation dynkit ships), the real claim table,
+the real ledger and the steppers' figure; the slower measurement sections are left out
+(tests/test_report.py covers them). Its equations are MathML made at generation time: the page has
+no script, and the probe (tests/browser.py) proves that Chromium lays out every <math> element
+natively, that none is an error and that no raw TeX is left. Each check is also run on a planted
+violation and must fail there.
 """
 
 from __future__ import annotations
@@ -100,7 +102,8 @@ def test_the_checks_catch_raw_tex_errors_and_a_figure_pushed_down(small_report, 
         "raw TeX" in p for p in problems
     )
     assert found["first_figure_top"] > 2 * found["viewport"]
-    # Planted 2: an unknown macro and a TeX error become <merror>; a correct equation beside them is fine.
+    # Planted 2: an unknown macro and a TeX error become <merror>; a correct equation beside them is
+    # fine.
     page = tmp_path / "bad.html"
     page.write_text(
         render_html(
@@ -126,7 +129,8 @@ def test_the_checks_catch_raw_tex_errors_and_a_figure_pushed_down(small_report, 
 
 
 def test_the_verdict_and_outcome_columns_are_visible_at_1280_px(probed):
-    """The claims table's verdict and the ledger's outcome end inside a 1280 px window (no sideways scroll)."""
+    """The claims table's verdict and the ledger's outcome end inside a 1280 px window (no
+    sideways scroll)."""
     found, _ = probed
     columns = found["verdict_columns"]
     assert {c["header"] for c in columns} >= {"verdict"} and columns
@@ -146,8 +150,9 @@ def test_the_legend_of_the_words_is_on_the_first_screen(small_report):
 
 
 def test_matrix_brackets_stretch_to_the_matrix(small_report, probed, tmp_path):
-    """A matrix's brackets are as tall as the matrix (they need a font with a MATH table, which the report's CSS
-    names). Planted: the same page with a text font for math draws them one line high, and the check fails."""
+    """A matrix's brackets are as tall as the matrix (they need a font with a MATH table, which
+    the report's CSS names). Planted: the same page with a text font for math draws them one line
+    high, and the check fails."""
     found, _ = probed
     assert found["fence_ratios"] and min(found["fence_ratios"]) >= 0.8, sorted(
         found["fence_ratios"]

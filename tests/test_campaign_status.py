@@ -1,4 +1,5 @@
-"""``python -m analysis.campaign status``: each shard sorted into done, running, stale or left, read-only."""
+"""``python -m analysis.campaign status``: each shard sorted into done, running, stale or left,
+read-only."""
 
 from __future__ import annotations
 

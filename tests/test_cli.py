@@ -90,7 +90,8 @@ def test_solve_file_prints_stats_and_writes_json(capsys, decay_file, tmp_path):
     data = json.loads(out_json.read_text())
     assert data["stats"] == reference.stats.as_dict()
     assert data["config"]["method"] == "dopri5" and data["config"]["rtol"] == 1e-9
-    # rtol 1e-9 on exp(-2 t): the end state is right to ~1e-8 relative (a loose factor 100 over rtol).
+    # rtol 1e-9 on exp(-2 t): the end state is right to ~1e-8 relative (a loose factor 100 over
+    # rtol).
     np.testing.assert_allclose(data["ys"][-1], np.exp(-2.0) * np.array([1.0, 3.0]), rtol=1e-7)
     assert len(data["ts"]) == 5 and "versions" in data
 
@@ -154,7 +155,8 @@ def test_debug_shows_the_exception(capsys, decay_file):
 
 
 def test_console_entry_point_no_traceback(decay_file):
-    # The real process, as a user runs it: a solver failure is one line and exit code 3 (2 is for usage errors).
+    # The real process, as a user runs it: a solver failure is one line and exit code 3 (2 is for
+    # usage errors).
     env = dict(os.environ, PYTHONPATH=os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run(
         [sys.executable, "-m", "dynkit.cli", "solve", str(decay_file), "--max-steps", "2"],
@@ -167,7 +169,8 @@ def test_console_entry_point_no_traceback(decay_file):
     assert proc.stderr.startswith("dynkit solve: error:") and "Traceback" not in proc.stderr
 
 
-# ---- commands whose components live on other branches: wiring against the contract ----------------
+# ---- commands whose components live on other branches: wiring against the contract
+# ----------------
 
 
 def test_verify_wiring_and_exit_codes(capsys, fake, tmp_path):
@@ -347,7 +350,8 @@ def test_train_wiring(capsys, fake, tmp_path):
 
 
 def test_report_exit_codes(capsys, fake, monkeypatch, tmp_path):
-    # With the fakes, one claim and one derivation fail: the report is written and the exit code says so.
+    # With the fakes, one claim and one derivation fail: the report is written and the exit code
+    # says so.
     code, out, err = run(capsys, "report", "--out", str(tmp_path / "r"), "--quick", "--quiet")
     assert code == 1 and "propositions (failed)" in err and "derivations (failed)" in err
     assert (tmp_path / "r" / "report.html").exists() and err.count("\n") == 1
@@ -377,7 +381,8 @@ def test_cli_module_docstring_example_is_what_load_problem_accepts(tmp_path):
     assert problem["y0"].shape == (1,) and problem["t"].shape == (5,)
 
 
-# ---- researcher habits: --version, defaults in --help, "-" for standard output, parameters, plots ------
+# ---- researcher habits: --version, defaults in --help, "-" for standard output, parameters, plots
+# ------
 
 
 def test_version(capsys):
@@ -436,7 +441,7 @@ t = np.array([0.0, 1.0])
 def problem(mu=1.0, t_end=1.0):
     return {"f": lambda t, y: np.array([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]]), "y0": [2.0, 0.0],
             "t": [0.0, t_end]}
-"""
+"""  # noqa: E501
 
 
 def test_solve_params_overrides_and_plot(capsys, tmp_path):
@@ -470,7 +475,8 @@ def test_solve_params_overrides_and_plot(capsys, tmp_path):
         )
         assert code == 0, err
         data = json.loads(out)
-        # Independent reference: scipy's DOP853 on the same problem with mu = 5 from (1, 0.5) to t = 2.
+        # Independent reference: scipy's DOP853 on the same problem with mu = 5 from (1, 0.5) to t =
+        # 2.
         ref = solve_ivp(
             lambda t, y: [y[1], 5 * (1 - y[0] ** 2) * y[1] - y[0]],
             (0, 2),
@@ -537,7 +543,8 @@ def test_train_offers_only_methods_the_models_can_use_and_says_when_it_resumes(
 
 
 def test_derive_lists_one_line_each_and_draws_math_on_a_terminal(capsys):
-    """The real registry: each name with its one-line description; --text draws the equations (no LaTeX)."""
+    """The real registry: each name with its one-line description; --text draws the equations (no
+    LaTeX)."""
     code, out, _ = run(capsys, "derive")
     lines = out.strip().splitlines()
     assert code == 0 and len(lines) == len(dk.symbolic.DERIVATIONS)
@@ -573,7 +580,8 @@ README_EXAMPLE_COMMANDS = [
 def test_the_readmes_example_commands_run_on_the_shipped_problem(
     argv, tmp_path, monkeypatch, capsys
 ):
-    """Every README line that runs the shipped examples/ problem succeeds as written (from the repository root)."""
+    """Every README line that runs the shipped examples/ problem succeeds as written (from the
+    repository root)."""
     monkeypatch.chdir(ROOT)
     argv = [str(tmp_path / a) if a.endswith(".png") else a for a in argv[1:]]
     code, out, err = run(capsys, *argv)

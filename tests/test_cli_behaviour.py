@@ -1,6 +1,6 @@
-"""The `dynkit` command behaving like one (issue 24 §4): plots of the dense output, a LaTeX fragment that
-compiles, quiet exits on a closed pipe, distinct exit codes, progress, early-stopping stiffness, the
-training bars, the ledger's formats and ``to_pandas()``."""
+"""The `dynkit` command behaving like one (issue 24 §4): plots of the dense output, a LaTeX
+fragment that compiles, quiet exits on a closed pipe, distinct exit codes, progress,
+early-stopping stiffness, the training bars, the ledger's formats and ``to_pandas()``."""
 
 from __future__ import annotations
 
@@ -49,9 +49,9 @@ def vdp_file(tmp_path):
 
 
 def test_plot_curve_follows_the_solution_between_two_output_times():
-    """Van der Pol (mu = 5) asked for at t = 0 and 20 only: the plotted curve is the dense output, which
-    matches scipy's Radau at rtol 1e-10 (an independent solver) to the solve's own accuracy; a straight
-    line between the two outputs (the old plot) misses it by O(1)."""
+    """Van der Pol (mu = 5) asked for at t = 0 and 20 only: the plotted curve is the dense
+    output, which matches scipy's Radau at rtol 1e-10 (an independent solver) to the solve's own
+    accuracy; a straight line between the two outputs (the old plot) misses it by O(1)."""
     from scipy.integrate import solve_ivp
 
     ns = {}
@@ -66,7 +66,8 @@ def test_plot_curve_follows_the_solution_between_two_output_times():
     ref = solve_ivp(
         ns["f"], (0.0, 20.0), ns["y0"], method="Radau", rtol=1e-10, atol=1e-12, t_eval=t
     ).y.T
-    # 1e-3: the dopri5 interpolant at rtol 1e-8 on a mildly stiff relaxation oscillation (fast jumps)
+    # 1e-3: the dopri5 interpolant at rtol 1e-8 on a mildly stiff relaxation oscillation (fast
+    # jumps)
     assert np.abs(y - ref).max() <= 1e-3
     straight = np.interp(t, sol.ts, sol.ys[:, 0])
     assert (
@@ -88,9 +89,11 @@ def test_help_says_the_file_runs_with_the_users_privileges(capsys):
     assert "with your privileges" in " ".join(cli.__doc__.split())
 
 
-# -- derive --latex ---------------------------------------------------------------------------------
+# -- derive --latex
+# ---------------------------------------------------------------------------------
 
-# LaTeX2e, amsmath and amssymb commands the fragments may use (sympy's printer and the derivations' prose).
+# LaTeX2e, amsmath and amssymb commands the fragments may use (sympy's printer and the derivations'
+# prose).
 KNOWN_COMMANDS = set(
     """
 subsection noindent emph item paragraph texttt textbf text textasciicircum textasciitilde textbackslash textless
@@ -99,15 +102,15 @@ lim log ln exp sin cos tan sinh cosh tanh det mathbb mathrm mathbf mathcal opera
 vec overline substack top to infty le leq ge geq ne neq approx equiv in quad qquad alpha beta gamma delta epsilon
 varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi rho sigma tau upsilon phi varphi chi psi omega
 Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega bullet circ pm mp surd displaystyle mid
-""".split()
+""".split()  # noqa: E501
 )
 KNOWN_ENVIRONMENTS = {"enumerate", "aligned", "matrix", "pmatrix", "bmatrix", "cases"}
 
 
 def latex_problems(fragment: str) -> list[str]:
-    """What would stop ``fragment`` from compiling in an article with amsmath and amssymb (an empty list
-    when nothing does): unknown commands or environments, unbalanced braces, environments or display
-    math, Markdown markup, text-mode specials outside math."""
+    """What would stop ``fragment`` from compiling in an article with amsmath and amssymb (an
+    empty list when nothing does): unknown commands or environments, unbalanced braces,
+    environments or display math, Markdown markup, text-mode specials outside math."""
     body = "\n".join(line for line in fragment.splitlines() if not line.startswith("%"))
     body = body.replace("\\\\", " ")  # aligned's line breaks
     problems = [
@@ -152,7 +155,8 @@ def test_derivation_latex_is_a_fragment_that_compiles(name):
 
 
 def test_the_latex_checker_rejects_markdown_and_bad_latex():
-    """Planted: the Markdown rendering (what --latex printed before) and broken LaTeX fail the checker."""
+    """Planted: the Markdown rendering (what --latex printed before) and broken LaTeX fail the
+    checker."""
     d = dk.symbolic.DERIVATIONS["heavy_ball_limit"]()
     assert any("Markdown" in p for p in latex_problems(d.to_markdown()))
     assert latex_problems(r"\item x_1 and \frac{1}{2") == ["1 unclosed {", "unescaped '_' in text"]
@@ -163,7 +167,8 @@ def test_the_latex_checker_rejects_markdown_and_bad_latex():
 
 
 def test_derive_latex_into_a_closed_pipe_exits_quietly():
-    """`dynkit derive NAME --latex | head -c 100`: ~90 kB of output against a reader that stops after 100 bytes."""
+    """`dynkit derive NAME --latex | head -c 100`: ~90 kB of output against a reader that stops
+    after 100 bytes."""
     argv = [sys.executable, "-m", "dynkit.cli", "derive", *["heavy_ball_limit"] * 30, "--latex"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
     head = proc.stdout.read(100)
@@ -201,7 +206,8 @@ def test_an_exception_in_the_users_f_is_a_failed_solve(capsys, tmp_path):
     assert code == cli.EXIT_FAILED and "shape" in err
 
 
-# -- progress and early stopping --------------------------------------------------------------------
+# -- progress and early stopping
+# --------------------------------------------------------------------
 
 
 def test_verify_shows_progress_unless_quiet(capsys):
@@ -213,8 +219,8 @@ def test_verify_shows_progress_unless_quiet(capsys):
 
 
 def test_stiffness_stops_once_the_verdict_is_settled(capsys, vdp_file):
-    """Van der Pol mu = 1000 over [0, 3000] (millions of explicit steps): stiff within the first 250 steps,
-    where the command stops; --to-end integrates up to --max-steps."""
+    """Van der Pol mu = 1000 over [0, 3000] (millions of explicit steps): stiff within the first
+    250 steps, where the command stops; --to-end integrates up to --max-steps."""
     code, out, err = run(
         capsys, "stiffness", str(vdp_file), "--param", "mu=1000", "--t", "0,3000", "--json", "-"
     )
@@ -346,7 +352,8 @@ def test_ledger_table_without_rich_falls_back_to_markdown(capsys, monkeypatch):
 
 
 def test_to_pandas_on_tables(monkeypatch):
-    """pandas is optional: a stand-in module receives the records; without pandas, the error names it."""
+    """pandas is optional: a stand-in module receives the records; without pandas, the error
+    names it."""
     received = []
     fake = types.SimpleNamespace(
         DataFrame=types.SimpleNamespace(from_records=lambda r: received.append(r) or r)

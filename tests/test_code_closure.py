@@ -281,10 +281,11 @@ PLANTED = {  # two tiny experiments inside the copy: one reaches silverbox, one 
 }
 REAL = tuple(sorted(E.EXPERIMENTS))  # every registered experiment
 WITHOUT_SILVERBOX = {"momseq_attention_scaling"}
-"""The experiments whose closure does not hold ``tasks/silverbox.py``, read off the sources: every
-other one imports ``dynkit.tasks`` (directly, or through ``experiments/scripting.py``, which imports
-``tasks.text``), and ``tasks/__init__`` imports ``tasks.time_series``, which imports silverbox;
-``momseq_attention_scaling`` imports only ``io``, ``models.attention``, the registry and plotting."""
+"""The experiments whose closure does not hold ``tasks/silverbox.py``, read off the sources:
+every other one imports ``dynkit.tasks`` (directly, or through ``experiments/scripting.py``,
+which imports ``tasks.text``), and ``tasks/__init__`` imports ``tasks.time_series``, which
+imports silverbox; ``momseq_attention_scaling`` imports only ``io``, ``models.attention``, the
+registry and plotting."""
 
 
 @pytest.fixture
@@ -350,7 +351,8 @@ def test_a_comment_and_a_move_reuse_shards_a_silverbox_edit_recomputes_importers
         assert C.same_code(identity[name], now), (name, C.describe_change(identity[name], now))
     blowup = E.EXPERIMENTS["node_blowup"].code()["modules"]
     assert "dynkit.experiments.helpers.scripting" in blowup
-    # its family's __init__ (a docstring) runs before it and computes nothing: followed, not digested
+    # its family's __init__ (a docstring) runs before it and computes nothing: followed, not
+    # digested
     assert (
         "dynkit.experiments.node" not in blowup and "dynkit.experiments.node.node_blowup" in blowup
     )

@@ -1,8 +1,9 @@
-"""The compiled explicit loop against the Python path: same accepted steps, same counters, same states.
+"""The compiled explicit loop against the Python path: same accepted steps, same counters, same
+states.
 
-Every adaptive explicit method of METHODS runs the shared problem set (tests/compiled_problems.py) through both paths;
-the tolerances and why are stated there. Planted violations (a tableau entry, a controller constant perturbed by
-1e-4 of itself) must make the same comparison fail.
+Every adaptive explicit method of METHODS runs the shared problem set (tests/compiled_problems.py)
+through both paths; the tolerances and why are stated there. Planted violations (a tableau entry, a
+controller constant perturbed by 1e-4 of itself) must make the same comparison fail.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def _perturbed(coefficients: ExplicitCoefficients, **changes) -> ExplicitDriver:
     "plant", ["error_weight", "controller_beta", "controller_safety", "stage_weight"]
 )
 def test_a_planted_violation_fails_the_equivalence_check(plant):
-    """The comparison sees a kernel whose data or controller differs from the Python path's by 1e-4 of itself."""
+    """The comparison sees a kernel whose data or controller differs from the Python path's by
+    1e-4 of itself."""
     case, method = CASES[1], "dopri5"
     coefficients = KERNELS[method].coefficients
     if plant == "error_weight":
@@ -94,7 +96,8 @@ def test_a_planted_violation_fails_the_equivalence_check(plant):
 
 
 def test_the_kernel_reads_the_controller_defaults_of_the_engine():
-    """NaN in the control vector means the engine's β = 0.2/k and safety 0.9: spelled out, the same steps."""
+    """NaN in the control vector means the engine's β = 0.2/k and safety 0.9: spelled out, the
+    same steps."""
     case, method = CASES[2], "tsit5"
     coefficients = KERNELS[method].coefficients
     explicit = _perturbed(coefficients, control=np.array([0.2 / 5, 0.9]))
@@ -112,8 +115,8 @@ def _both(f, y0, t, method="dopri5", **options):
 
 
 def test_max_steps_failure_matches_the_python_path_with_its_diagnosis(monkeypatch):
-    """MaxStepsExceeded: the same partial solution, counters and message (which diagnoses the stiffness: the Python
-    path's diagnosis runs on the compiled state, its calls of f counted)."""
+    """MaxStepsExceeded: the same partial solution, counters and message (which diagnoses the
+    stiffness: the Python path's diagnosis runs on the compiled state, its calls of f counted)."""
     starts = spy_on_max_steps_diagnosis(monkeypatch)
     python, compiled = _both(stiff_cosine, np.array([0.0]), np.linspace(0.0, 1.0, 5), max_steps=60)
     assert python.result == compiled.result == "max_steps_exceeded"
@@ -131,8 +134,9 @@ _NUMBER = r"([-+0-9.eE]+)"
 
 
 def _message_numbers(message: str) -> tuple[str, dict[str, float]]:
-    """A failure message with its time (``t=...``) and shrunken step (``shrank to ...``) taken out as numbers:
-    the two paths round differently, so these are compared to a stated bound, the rest of the text exactly."""
+    """A failure message with its time (``t=...``) and shrunken step (``shrank to ...``) taken
+    out as numbers: the two paths round differently, so these are compared to a stated bound, the
+    rest of the text exactly."""
     numbers = {}
     for key, pattern in (("t", rf"t={_NUMBER}"), ("h", rf"shrank to {_NUMBER}")):
         found = re.search(pattern, message)
@@ -143,11 +147,13 @@ def _message_numbers(message: str) -> tuple[str, dict[str, float]]:
 
 
 def test_step_size_underflow_matches_the_python_path():
-    """Both paths take the same steps (counters, output times) into y' = y²'s singularity and underflow there.
+    """Both paths take the same steps (counters, output times) into y' = y²'s singularity and
+    underflow there.
 
-    The failure time is the end of the last accepted step, a sum of the same steps' sizes, which the two paths
-    compute to ~1e-9 of the span (compiled_problems.STEP_RTOL's argument: the error sums cancel in different
-    orders); the bound is STEP_RTOL of the span, 500 times that. The messages' digits beyond it are rounding."""
+    The failure time is the end of the last accepted step, a sum of the same steps' sizes, which
+    the two paths compute to ~1e-9 of the span (compiled_problems.STEP_RTOL's argument: the error
+    sums cancel in different orders); the bound is STEP_RTOL of the span, 500 times that. The
+    messages' digits beyond it are rounding."""
     python, compiled = _both(blow_up, np.array([1.0]), np.array([0.0, 0.5, 2.0]))
     assert python.result == compiled.result == "step_size_underflow"
     assert compiled.stats == python.stats
@@ -175,18 +181,20 @@ def test_a_planted_time_difference_fails_the_message_comparison():
     "ignore:.*encountered in dot:RuntimeWarning"
 )  # the Python path's overflow, the subject
 def test_leaving_float64s_range_is_the_same_non_finite_state():
-    """y' = y from 1e308 leaves float64's range at T = ln(max/1e308) ≈ 0.5865: both paths stop there, every trial
-    step beyond it overflowing down to the smallest step, with the same message.
+    """y' = y from 1e308 leaves float64's range at T = ln(max/1e308) ≈ 0.5865: both paths stop
+    there, every trial step beyond it overflowing down to the smallest step, with the same message.
 
-    Where a trial first overflows is not portable: a stage sums h a_ij k_j terms of ~|y| each, and whether a partial
-    sum passes the largest float64 depends on the summation order and on fused multiply-adds (numpy's BLAS dot, the
-    kernel's loop in index order, the CPU): the paths may reject different trials and take different steps from
-    there (counters are not compared). Each path then stops where its own solution reaches the largest float64
-    (trials down to 16 ulps of t overflow only within ~1e-13 of it), so its stop time is T less its solution's
-    relative error there. dopri5's controller keeps each accepted step's local error within rtol |y| and y' = y
-    carries relative errors unamplified, so that error is at most n_accepted rtol (measured: 3e-9, n_accepted rtol =
-    1.8e-4; a path stopping at its first overflowed trial, t ≈ 0.14, is 2500 times beyond the bound). The same bound
-    holds at the output t = 0.3 against the exact 1e308 e^0.3."""
+    Where a trial first overflows is not portable: a stage sums h a_ij k_j terms of ~|y| each,
+    and whether a partial sum passes the largest float64 depends on the summation order and on
+    fused multiply-adds (numpy's BLAS dot, the kernel's loop in index order, the CPU): the paths
+    may reject different trials and take different steps from there (counters are not compared).
+    Each path then stops where its own solution reaches the largest float64 (trials down to 16
+    ulps of t overflow only within ~1e-13 of it), so its stop time is T less its solution's
+    relative error there. dopri5's controller keeps each accepted step's local error within rtol
+    |y| and y' = y carries relative errors unamplified, so that error is at most n_accepted rtol
+    (measured: 3e-9, n_accepted rtol = 1.8e-4; a path stopping at its first overflowed trial, t ≈
+    0.14, is 2500 times beyond the bound). The same bound holds at the output t = 0.3 against the
+    exact 1e308 e^0.3."""
 
     def growth(t, y):
         return y
@@ -229,8 +237,9 @@ def test_an_exception_in_compiled_f_is_a_vector_field_error():
 
 
 def test_the_disk_cache_is_keyed_on_every_source_the_kernels_compile_in():
-    """numba alone would reuse a cached kernel after an edit of common.py (it stamps a function with its own file);
-    the package's locator stamps it with a hash of all (test_compiled_cache.py edits them)."""
+    """numba alone would reuse a cached kernel after an edit of common.py (it stamps a function
+    with its own file); the package's locator stamps it with a hash of all
+    (test_compiled_cache.py edits them)."""
     from dynkit.solvers.compiled import cache, common, explicit
 
     assert common.CACHE

@@ -1,10 +1,12 @@
-"""The compiled stiff kernels (issue 36b) take the Python steppers' steps: radau5, bdf, rosenbrock23, rodas4, rodas5.
+"""The compiled stiff kernels (issue 36b) take the Python steppers' steps: radau5, bdf,
+rosenbrock23, rodas4, rodas5.
 
-For every method on Robertson, Van der Pol μ = 1e3 and HIRES, with the analytic ``jac`` and with difference
-Jacobians, both paths must give exactly the same counters (``nfe``, ``njev``, ``nlu``, steps, accepted, rejected,
-Newton iterations and failures), the same accepted step times and the same states to rounding as the stiff
-problems amplify it (the tolerances below say how far). A kernel run with a perturbed controller constant, method
-coefficient or difference-Jacobian increment fails the same check.
+For every method on Robertson, Van der Pol μ = 1e3 and HIRES, with the analytic ``jac`` and with
+difference Jacobians, both paths must give exactly the same counters (``nfe``, ``njev``, ``nlu``,
+steps, accepted, rejected, Newton iterations and failures), the same accepted step times and the
+same states to rounding as the stiff problems amplify it (the tolerances below say how far). A
+kernel run with a perturbed controller constant, method coefficient or difference-Jacobian increment
+fails the same check.
 """
 
 from __future__ import annotations
@@ -40,33 +42,38 @@ STAT_FIELDS = (
     "newton_iterations",
     "newton_failures",
 )
-# The two paths differ in rounding only: our LU eliminates in another order than LAPACK's recursive getrf, and sums
-# run in another order than numpy's. The counters must agree exactly; step times and states within these bounds:
-# * TIGHT (radau5 and bdf; every method with the analytic jac): step times to STEP_RTOL_TIGHT of the time elapsed
-#   since t0 (relative to t for a solve from 0), states to
-#   STATE_SHARE_TIGHT of the error scale atol + rtol |y| the controller works to. Measured: step times 3e-12..2e-5,
-#   states 5e-10..3e-5 of the scale on the fixed set (rodas5's error estimate u_8 is a difference of stages with
-#   coefficients up to 318, whose cancellation carries rounding into h; the step-size sequence on Van der Pol's
-#   relaxation phases then moves by 1e-5 relative without one decision changing), and up to 8e-4 / 4e-4 in the
-#   hypothesis test (bdf on a linear system of stiffness 1e5 at rtol 1e-7, 654 steps: the order selection reads
-#   the norms of high differences of decayed components, rounding noise, and the steps follow it);
-# * LOOSE (the Rosenbrock methods with difference Jacobians): the difference Jacobian's discrete decisions (a column
-#   lost in rounding and recomputed, an entry re-probed) flip under rounding-level changes of y, and a Rosenbrock
-#   step uses J itself (not only to converge Newton): step times moved by up to 5e-3 relative, states by up to
-#   3.5e-2 of the scale (rodas5 on HIRES), still with identical counters. (The difference Jacobians themselves are
-#   bit for bit the Python ones at the same states, with the same calls of f:
-#   test_difference_jacobian_is_the_python_rule.)
-# * both: plus STATE_ROUNDING_ULPS rounding units of the state's largest component, for tight rtol, where the scale
-#   itself nears rounding (found by the hypothesis test: radau5 backward at rtol 1e-8, growing modes, 2.4e-12 of |y|).
-# * both: step times also to STEP_ROUNDING ε/rtol: an error estimate is a difference of O(|y|) quantities of size
-#   ~rtol |y|, its relative rounding ~ε/rtol, which the step sizes inherit and sum (found by the hypothesis test: bdf
-#   at rtol 1e-8 on 890 steps, 3.3e-4, with identical counters).
+# The two paths differ in rounding only: our LU eliminates in another order than LAPACK's recursive
+# getrf, and sums run in another order than numpy's. The counters must agree exactly; step times and
+# states within these bounds:
+# * TIGHT (radau5 and bdf; every method with the analytic jac): step times to STEP_RTOL_TIGHT of the
+#   time elapsed since t0 (relative to t for a solve from 0), states to STATE_SHARE_TIGHT of the
+#   error scale atol + rtol |y| the controller works to. Measured: step times 3e-12..2e-5, states
+#   5e-10..3e-5 of the scale on the fixed set (rodas5's error estimate u_8 is a difference of stages
+#   with coefficients up to 318, whose cancellation carries rounding into h; the step-size sequence
+#   on Van der Pol's relaxation phases then moves by 1e-5 relative without one decision changing),
+#   and up to 8e-4 / 4e-4 in the hypothesis test (bdf on a linear system of stiffness 1e5 at rtol
+#   1e-7, 654 steps: the order selection reads the norms of high differences of decayed components,
+#   rounding noise, and the steps follow it);
+# * LOOSE (the Rosenbrock methods with difference Jacobians): the difference Jacobian's discrete
+#   decisions (a column lost in rounding and recomputed, an entry re-probed) flip under
+#   rounding-level changes of y, and a Rosenbrock step uses J itself (not only to converge Newton):
+#   step times moved by up to 5e-3 relative, states by up to 3.5e-2 of the scale (rodas5 on HIRES),
+#   still with identical counters. (The difference Jacobians themselves are bit for bit the Python
+#   ones at the same states, with the same calls of f: test_difference_jacobian_is_the_python_rule.)
+# * both: plus STATE_ROUNDING_ULPS rounding units of the state's largest component, for tight rtol,
+#   where the scale itself nears rounding (found by the hypothesis test: radau5 backward at rtol
+#   1e-8, growing modes, 2.4e-12 of |y|).
+# * both: step times also to STEP_ROUNDING ε/rtol: an error estimate is a difference of O(|y|)
+#   quantities of size ~rtol |y|, its relative rounding ~ε/rtol, which the step sizes inherit and
+#   sum (found by the hypothesis test: bdf at rtol 1e-8 on 890 steps, 3.3e-4, with identical
+#   counters).
 STEP_RTOL_TIGHT, STATE_SHARE_TIGHT = 2e-3, 1e-3
 STATE_ROUNDING_ULPS = 1e5
 STEP_ROUNDING = 1e5
 EPS = float(np.finfo(np.float64).eps)
 STEP_RTOL_LOOSE, STATE_SHARE_LOOSE = 2e-2, 0.1
-COUNTER_SHARE = 0.1  # the property test's bound on the counters of a Rosenbrock method with difference Jacobians
+# the property test's bound on the counters of a Rosenbrock method with difference Jacobians
+COUNTER_SHARE = 0.1
 
 
 def _bounds(method: str, with_jac: bool) -> tuple[float, float]:
@@ -85,8 +92,8 @@ def _problems():
 
 
 PROBLEMS = _problems()
-# output times with several inside steps (the dense outputs: radau5's and the Rosenbrock methods' sub-steps, the
-# bootstrapped quartic of rodas4, bdf's polynomial) and the end
+# output times with several inside steps (the dense outputs: radau5's and the Rosenbrock methods'
+# sub-steps, the bootstrapped quartic of rodas4, bdf's polynomial) and the end
 T_EVAL = {
     "robertson": np.array([0.0, 1e-3, 0.3, 40.0, 1e4, 1e11]),
     "hires": np.linspace(0.0, 321.8122, 6),
@@ -155,8 +162,8 @@ def _compiled_run(problem, name, method, run=None):
 
 
 def mismatches(sol, steps, result, rtol, atol, bounds) -> list[str]:
-    """What differs between the Python solution and a compiled result (empty: equivalent); ``bounds`` =
-    ``(step_rtol, state_share)``."""
+    """What differs between the Python solution and a compiled result (empty: equivalent);
+    ``bounds`` = ``(step_rtol, state_share)``."""
     step_rtol, state_share = bounds
     out = []
     py_stats = [getattr(sol.stats, k) for k in STAT_FIELDS]
@@ -201,7 +208,8 @@ def test_same_steps_counters_and_states(compiled_problems, method, name, with_ja
 
 
 def test_switch_runs_the_kernel():
-    """``dk.solve(compile=True)`` takes the compiled path for the stiff methods, with the same stats."""
+    """``dk.solve(compile=True)`` takes the compiled path for the stiff methods, with the same
+    stats."""
     f, jac, y0, _ = PROBLEMS["robertson"]
     kw = dict(method="radau5", rtol=1e-6, atol=1e-6 * ATOL_RATIO["robertson"], jac=jac)
     fast = dk.solve(f, y0, T_EVAL["robertson"], compile=True, **kw)
@@ -215,13 +223,15 @@ def _nan_at_start(t, y):
     return y * np.nan
 
 
-# (A NaN that appears at a later time is left out: both paths then shrink the step to a few ulps of t before it, where
-# the rounding-level differences of the step times decide whether the last trial's stages reach the NaN, so the
-# failure is StepSizeUnderflow in one path and NonFiniteState in the other.)
+# (A NaN that appears at a later time is left out: both paths then shrink the step to a few ulps of
+# t before it, where the rounding-level differences of the step times decide whether the last
+# trial's stages reach the NaN, so the failure is StepSizeUnderflow in one path and NonFiniteState
+# in the other.)
 @pytest.mark.parametrize("case", ["max_steps", "nonfinite"])
 @pytest.mark.parametrize("method", METHODS)
 def test_failures_are_the_python_failures(method, case):
-    """The same typed failure, message, stats and partial outputs (``throw=False``) as the Python path."""
+    """The same typed failure, message, stats and partial outputs (``throw=False``) as the Python
+    path."""
     f, jac, y0, t_end = PROBLEMS["robertson"]
     t = [0.0, 0.5, 10.0, t_end]
     kw = dict(method=method, rtol=1e-6, atol=1e-10, jac=jac, throw=False)
@@ -251,9 +261,10 @@ def _vdp_jac_fortran(t, y):
 
 @pytest.mark.parametrize("method", ["radau5", "rodas4"])
 def test_non_contiguous_returns_are_read_as_values(method):
-    """f returning a strided view and jac a Fortran-ordered array give the Python path's solve: the kernels, typed
-    for C arrays, see them through compile_problem's contiguous copy. (This test failed, radau5 taking 44,000 steps
-    with the Jacobian read transposed, while compile_problem's wrapper returned the user's array as it was.)"""
+    """f returning a strided view and jac a Fortran-ordered array give the Python path's solve:
+    the kernels, typed for C arrays, see them through compile_problem's contiguous copy. (This
+    test failed, radau5 taking 44,000 steps with the Jacobian read transposed, while
+    compile_problem's wrapper returned the user's array as it was.)"""
     kw = dict(method=method, rtol=1e-6, atol=1e-8, jac=_vdp_jac_fortran)
     slow = dk.solve(_vdp_strided, np.array([2.0, 0.0]), [0.0, 3000.0], **kw)
     fast = dk.solve(_vdp_strided, np.array([2.0, 0.0]), [0.0, 3000.0], compile=True, **kw)
@@ -262,7 +273,8 @@ def test_non_contiguous_returns_are_read_as_values(method):
 
 
 def _plant(module, co_index, change, method):
-    """A run of ``module``'s kernel with ``coefficients[co_index]`` changed by ``change`` (a copy)."""
+    """A run of ``module``'s kernel with ``coefficients[co_index]`` changed by ``change`` (a
+    copy)."""
 
     def run(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps):
         if module is cradau:
@@ -325,8 +337,9 @@ def test_planted_violation_fails_the_equivalence(compiled_problems, plant):
 
 
 def test_difference_jacobian_is_the_python_rule():
-    """At the same states, in the same order (the rule keeps state between calls), the compiled difference
-    Jacobian is the Python one bit for bit, with the same calls of f; a doubled first increment is not."""
+    """At the same states, in the same order (the rule keeps state between calls), the compiled
+    difference Jacobian is the Python one bit for bit, with the same calls of f; a doubled first
+    increment is not."""
     from dynkit.solvers.backend import backend_for
     from dynkit.solvers.engine import SolverStats
     from dynkit.solvers.jacobian import FiniteDifferenceJacobian
@@ -381,7 +394,8 @@ def _linear_jacobian(t, y, p):
 
 @pytest.fixture(scope="module")
 def linear_problems():
-    """One compiled linear field (the matrix is the parameter vector), with and without its Jacobian."""
+    """One compiled linear field (the matrix is the parameter vector), with and without its
+    Jacobian."""
     y0 = np.ones(3)
     p = -np.eye(3).ravel()
     return {
@@ -412,9 +426,9 @@ def _linear_case(seed: int, log_stiffness: float, backward: bool):
 def test_for_all_linear_stiff_systems_the_counters_agree(
     linear_problems, method, seed, log_stiffness, log_rtol, with_jac, backward
 ):
-    """For all 3-state linear systems with eigenvalues from −1 to −1e5, tolerances 1e-8..1e-3, forward and backward
-    (backward only up to stiffness 10: the decaying modes grow backward), both paths agree as above (the Rosenbrock
-    methods with difference Jacobians: see below)."""
+    """For all 3-state linear systems with eigenvalues from −1 to −1e5, tolerances 1e-8..1e-3,
+    forward and backward (backward only up to stiffness 10: the decaying modes grow backward),
+    both paths agree as above (the Rosenbrock methods with difference Jacobians: see below)."""
     if backward:
         log_stiffness = min(log_stiffness, 1.0)
     rtol = 10.0 ** (max(log_rtol, -5.0) if method == "rosenbrock23" else log_rtol)
@@ -438,10 +452,11 @@ def test_for_all_linear_stiff_systems_the_counters_agree(
     if _bounds(method, with_jac) == (STEP_RTOL_TIGHT, STATE_SHARE_TIGHT):
         assert mismatches(sol, steps, result, rtol, atol, _bounds(method, with_jac)) == []
     else:
-        # a Rosenbrock method with difference Jacobians: a decision of the difference rule that flips under a
-        # rounding-level change of y changes J by more than rounding, and J enters the step itself, so the step
-        # sequences can part (found here: rodas4 backward at rtol 1e-8, one rejection more on the Python path).
-        # What still holds: the same work within COUNTER_SHARE, and both answers within the tolerance of each other.
+        # a Rosenbrock method with difference Jacobians: a decision of the difference rule that
+        # flips under a rounding-level change of y changes J by more than rounding, and J enters the
+        # step itself, so the step sequences can part (found here: rodas4 backward at rtol 1e-8, one
+        # rejection more on the Python path). What still holds: the same work within COUNTER_SHARE,
+        # and both answers within the tolerance of each other.
         work = (
             "nfe",
             "n_steps",
@@ -451,8 +466,9 @@ def test_for_all_linear_stiff_systems_the_counters_agree(
         python = np.array([getattr(sol.stats, k) for k in work], dtype=float)
         compiled = np.array([result.stats[STAT_FIELDS.index(k)] for k in work], dtype=float)
         assert np.all(np.abs(compiled - python) <= COUNTER_SHARE * python + 2)
-        # each path's global error is set by the tolerance where |y| was large: on a decaying solution it does not
-        # shrink with |y(t)| (found: rodas5 at rtol 1e-8, stiffness 1e5, differences 2.5e-8 at |y| = 0.09, the
-        # start's |y| = 0.94), so the scale is the largest |y| per component at the outputs the run passed through
+        # each path's global error is set by the tolerance where |y| was large: on a decaying
+        # solution it does not shrink with |y(t)| (found: rodas5 at rtol 1e-8, stiffness 1e5,
+        # differences 2.5e-8 at |y| = 0.09, the start's |y| = 0.94), so the scale is the largest |y|
+        # per component at the outputs the run passed through
         scale = atol + rtol * np.max(np.abs(sol.ys), axis=0)
         assert result.status == 0 and np.all(np.abs(result.ys - sol.ys) <= 10 * scale)

@@ -1,4 +1,5 @@
-"""dk.solve(compile=...): validation, refusals with the reason, the "auto" fallback, numba hidden."""
+"""dk.solve(compile=...): validation, refusals with the reason, the "auto" fallback, numba
+hidden."""
 
 from __future__ import annotations
 
@@ -56,7 +57,10 @@ def numba_hidden(monkeypatch):
 
 
 def test_import_dynkit_does_not_import_numba():
-    code = "import sys, dynkit; dynkit.solve_ensemble; assert 'numba' not in sys.modules, 'numba imported'"
+    code = (
+        "import sys, dynkit; dynkit.solve_ensemble; assert 'numba' not in sys.modules, 'numba "
+        "imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -213,8 +217,9 @@ def test_throw_false_returns_the_partial_solution_with_the_failure_code(monkeypa
     method=st.sampled_from(["bosh3", "rkf45", "dopri5", "tsit5", "dop853"]),
 )
 def test_for_all_tolerances_and_starts_both_paths_count_the_same_work(rtol, x0, v0, method):
-    """For any start in [-3, 3]² and rtol in [1e-10, 1e-3]: the same counters (the steps' equality is the subject of
-    test_compiled_explicit; here its counters over a range of tolerances)."""
+    """For any start in [-3, 3]² and rtol in [1e-10, 1e-3]: the same counters (the steps'
+    equality is the subject of test_compiled_explicit; here its counters over a range of
+    tolerances)."""
     y0 = np.array([x0, v0])
     python = dk.solve(van_der_pol, y0, T, method=method, rtol=rtol, atol=1e-3 * rtol)
     compiled = dk.solve(
@@ -227,8 +232,8 @@ def test_for_all_tolerances_and_starts_both_paths_count_the_same_work(rtol, x0, 
     )  # compiled_problems
 
 
-# the bad fields of tests/test_bad_inputs_solvers.py that numba can be asked to compile (no torch, no dict lookup);
-# its division by zero as array code, where numba keeps Python's ZeroDivisionError
+# the bad fields of tests/test_bad_inputs_solvers.py that numba can be asked to compile (no torch,
+# no dict lookup); its division by zero as array code, where numba keeps Python's ZeroDivisionError
 BAD_FIELDS = {
     kind: field
     for kind, field in PYTHON_BAD_FIELDS.items()
@@ -239,7 +244,8 @@ BAD_FIELDS["raises"] = lambda t, y: np.array([y[0] / 0.0, 1.0])
 
 @pytest.mark.parametrize("kind", sorted(BAD_FIELDS))
 def test_a_bad_field_with_compile_true_is_a_clear_error_naming_f(kind):
-    """The fuzz suite's contract for compile=True: a ValueError, TypeError or SolverError naming f."""
+    """The fuzz suite's contract for compile=True: a ValueError, TypeError or SolverError naming
+    f."""
     with pytest.raises((ValueError, TypeError, dk.SolverError)) as info:
         dk.solve(BAD_FIELDS[kind], Y0, T, compile=True)
     assert re.search(r"\bf\b", str(info.value)), info.value
@@ -254,7 +260,8 @@ def test_a_bad_field_with_compile_true_is_a_clear_error_naming_f(kind):
 
 
 def test_a_given_first_step_is_taken_as_on_the_python_path():
-    """first_step= (and step_size= with an adaptive method, warned about) skips the initial-step probe on both."""
+    """first_step= (and step_size= with an adaptive method, warned about) skips the initial-step
+    probe on both."""
     python = dk.solve(van_der_pol, Y0, T, first_step=0.01)
     compiled = dk.solve(van_der_pol, Y0, T, first_step=0.01, compile=True)
     assert compiled.stats == python.stats
@@ -280,7 +287,8 @@ def transposed_jacobian(t, y):
 
 
 def test_compile_problem_hands_the_kernels_c_contiguous_arrays():
-    """Kernels typed for C-ordered arrays would read a strided f or a transposed jac's data as it lies."""
+    """Kernels typed for C-ordered arrays would read a strided f or a transposed jac's data as it
+    lies."""
     from dynkit.solvers.compiled import compile_problem
 
     problem = compile_problem(strided_field, Y0, 0.0, jac=transposed_jacobian)

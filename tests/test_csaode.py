@@ -1,4 +1,5 @@
-"""CSAODE (dynkit.models.csaode): parameter counts, masking, solver consistency, the ARK restrictions."""
+"""CSAODE (dynkit.models.csaode): parameter counts, masking, solver consistency, the ARK
+restrictions."""
 
 import math
 
@@ -17,7 +18,8 @@ def _round_like(n: int, digits: int) -> float:
     return round(n / 1e6, digits)
 
 
-# Paper sizes (6 TREC classes, 300-d embeddings): (kwargs, |θ| in millions as printed, printed digits).
+# Paper sizes (6 TREC classes, 300-d embeddings): (kwargs, |θ| in millions as printed, printed
+# digits).
 PAPER_COUNTS = [
     (dict(), 0.63, 2),  # Table 1
     (dict(window=1), 0.54, 2),  # Table 3
@@ -281,10 +283,11 @@ def test_blocks_architecture_is_a_residual_stack():
 
 @pytest.mark.parametrize("solver", ["rk", "ark", "rkf"])
 def test_adjoint_gradients_match_backpropagation_through_the_solver(solver):
-    # the continuous adjoint differs from backprop through the steps by the discretisation error. The ReLU in
-    # the attention block makes the field only piecewise smooth, so that error is not the smooth O(r^4): the
-    # largest per-parameter relative gap measured at r = 0.1 is 2.8e-3 (RK4) and 6.5e-3 (ARK4); 2e-2 leaves
-    # margin and still catches a sign error (gap 2) or a forgotten parameter (None grad), parameter by parameter.
+    # the continuous adjoint differs from backprop through the steps by the discretisation error.
+    # The ReLU in the attention block makes the field only piecewise smooth, so that error is not
+    # the smooth O(r^4): the largest per-parameter relative gap measured at r = 0.1 is 2.8e-3 (RK4)
+    # and 6.5e-3 (ARK4); 2e-2 leaves margin and still catches a sign error (gap 2) or a forgotten
+    # parameter (None grad), parameter by parameter.
     grads = []
     for adjoint in (False, True):
         torch.manual_seed(0)
@@ -316,8 +319,9 @@ def test_adjoint_gradients_match_backpropagation_through_the_solver(solver):
 
 
 def test_weight_normalization_reparametrises_every_weight_matrix_and_keeps_the_initial_function():
-    # the paper's training setup: Xavier, then weight normalization. At initialisation g = ||v|| row-wise, so the
-    # network computes the same function (up to float32 round-off, 1e-6); every Linear now trains g and v
+    # the paper's training setup: Xavier, then weight normalization. At initialisation g = ||v||
+    # row-wise, so the network computes the same function (up to float32 round-off, 1e-6); every
+    # Linear now trains g and v
     torch.manual_seed(3)
     plain = CSAODE(30, 4, step=0.25, **SMALL).eval()
     torch.manual_seed(3)

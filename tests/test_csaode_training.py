@@ -79,8 +79,8 @@ def test_paper_schedule_resumes_exactly_and_follows_its_formula(tmp_path):
     assert [{k: v for k, v in e.items() if k not in drop} for e in full["history"]] == [
         {k: v for k, v in e.items() if k not in drop} for e in resumed["history"]
     ]
-    # 192 sentences in batches of 64: 3 steps per epoch, all warm-up in epoch 1, so after s steps the
-    # rate is lr * 0.9 ** ((s - 2) / 3): s = 3, 6. Float rounding only (rel 1e-12).
+    # 192 sentences in batches of 64: 3 steps per epoch, all warm-up in epoch 1, so after s steps
+    # the rate is lr * 0.9 ** ((s - 2) / 3): s = 3, 6. Float rounding only (rel 1e-12).
     lr = full["config"]["lr"]
     assert full["history"][0]["lr"] == pytest.approx(lr * 0.9 ** (1 / 3), rel=1e-12)
     assert full["history"][1]["lr"] == pytest.approx(lr * 0.9 ** (4 / 3), rel=1e-12)

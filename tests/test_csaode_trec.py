@@ -1,6 +1,7 @@
-"""CSAODE on TREC trained to validity (issue 31 item 6): every row of ``csaode_trec``, the NFE and time rows too,
-shares the accuracy check of the runs it comes from; the registered experiment records what those rows read; its
-recipe is the paper's where it says so and the ``paper`` scale refuses while GloVe-300 is missing."""
+"""CSAODE on TREC trained to validity (issue 31 item 6): every row of ``csaode_trec``, the NFE
+and time rows too, shares the accuracy check of the runs it comes from; the registered experiment
+records what those rows read; its recipe is the paper's where it says so and the ``paper`` scale
+refuses while GloVe-300 is missing."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from dynkit.experiments.judging.ledger import evaluate
 from dynkit.experiments.recipes import RECIPES, RecipeError
 
 ROWS = ("csaode.ark_fewer_nfe", "csaode.ark_faster", "csaode.ark_accuracy")
-BAR = 0.8  # issue 30 §1 / claims.py: TREC, 6 classes, "trained" means within 15 points of the paper's 95.2 %
+# issue 30 §1 / claims.py: TREC, 6 classes, "trained" means within 15 points of the paper's 95.2 %
+BAR = 0.8
 
 
 def _results(per_seed: list[dict]) -> dict:
@@ -24,7 +26,8 @@ def _results(per_seed: list[dict]) -> dict:
 
 
 def _learned(n: int = 5) -> list[dict]:
-    """Five seeds of two trained models: 17 vs 20 NFE (the solvers' structure), CSAARK 10-14 % faster."""
+    """Five seeds of two trained models: 17 vs 20 NFE (the solvers' structure), CSAARK 10-14 %
+    faster."""
     return [
         {
             "CSARK.forward_nfe_per_batch": 20.0,

@@ -1,7 +1,9 @@
-"""A derivation step, result or stated form can never show a bare boolean; checks print as sentences.
+"""A derivation step, result or stated form can never show a bare boolean; checks print as
+sentences.
 
-The planted violations are the two display bugs this module exists to prevent: ``sp.Eq(Symbol, Matrix)``
-collapsing to ``False`` under an "ok" badge, and a verified fact stored as ``1`` that printed as ``1 \\\\ 1``.
+The planted violations are the two display bugs this module exists to prevent:
+``sp.Eq(Symbol, Matrix)`` collapsing to ``False`` under an "ok" badge, and a verified fact stored as
+``1`` that printed as ``1 \\\\ 1``.
 """
 
 from __future__ import annotations
@@ -83,7 +85,8 @@ def test_no_shipped_derivation_prints_a_boolean_or_a_lone_number(name):
         lines = re.split(
             r"\\\\", tex.removeprefix(r"\begin{aligned}").removesuffix(r"\end{aligned}")
         )
-        # A lone 1 is a truth flag shown as a number (the old "1 \\\\ 1"); a residual 0 next to other lines is real.
+        # A lone 1 is a truth flag shown as a number (the old "1 \\\\ 1"); a residual 0 next to
+        # other lines is real.
         assert not any(line.strip() in {"& 1", "1"} for line in lines), (name, tex)
         assert not all(line.strip() in {"& 0", "0"} for line in lines), (name, tex)
 
@@ -97,7 +100,8 @@ def test_derivation_displays_in_jupyter():
         html.startswith("<h4>Solution of the linear second-order model")
         and r'<div class="math' in html
     )
-    # inline $...$ of the step sentences become the inline-math markup MathJax (Jupyter's, Sphinx's) typesets
+    # inline $...$ of the step sentences become the inline-math markup MathJax (Jupyter's, Sphinx's)
+    # typesets
     assert (
         r'<span class="math notranslate nohighlight">\(u = \theta/\varepsilon' in html
         and "$" not in html

@@ -3,7 +3,7 @@ itself (its ``_repr_html_``, Sphinx's math markup) and ``Markdown(d.to_markdown(
 docs' own ``nb_render_markdown_format = "myst"``; myst-nb's default, commonmark, leaves the $$
 ... $$ as raw text with no warning). A tiny offline project: one MyST notebook, executed, built
 to HTML; the HTML is searched for MathJax's containers (``\\[...\\]`` in a ``math`` div,
-``\\(...\\)`` in a ``math`` span) and for raw ``$$`` left over."""
+``\\(...\\)`` in a ``math`` span) and for raw ``$$`` left over."""  # noqa: E501
 
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ Markdown(d.to_markdown())
 
 
 def raw_latex(html: str) -> list[str]:
-    """LaTeX left untypeset in a page: $$ ... $$ (or \\begin{aligned}) outside MathJax's containers."""
+    """LaTeX left untypeset in a page: $$ ... $$ (or \\begin{aligned}) outside MathJax's
+    containers."""
     outside = INLINE.sub("", DISPLAY.sub("", html))
     return re.findall(r"\$\$.{0,40}|\\begin\{aligned\}.{0,40}", outside)
 

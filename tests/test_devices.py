@@ -1,8 +1,10 @@
-"""Every training entry checks its device with one rule (dynkit._checks.device) and hands it to the models.
+"""Every training entry checks its device with one rule (dynkit._checks.device) and hands it to the
+models.
 
-On a CPU-only machine a GPU device is refused before any data is read, naming the device and what the machine has;
-with torch's CUDA availability patched (``cuda:1`` of two "GPUs"), the same entries reach the models' and the data's
-``.to(device)`` with that device: the plumbing is checked without a GPU.
+On a CPU-only machine a GPU device is refused before any data is read, naming the device and what
+the machine has; with torch's CUDA availability patched (``cuda:1`` of two "GPUs"), the same entries
+reach the models' and the data's ``.to(device)`` with that device: the plumbing is checked without a
+GPU.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ from shared_data import SENTENCE_DATA, needs_sentence_data
 
 
 class Reached(Exception):
-    """Raised by a planted ``.to`` once the device has arrived: the test ends there, before any training."""
+    """Raised by a planted ``.to`` once the device has arrived: the test ends there, before any
+    training."""
 
 
 @pytest.fixture
 def two_gpus(monkeypatch):
-    """torch reports two CUDA devices (nothing is allocated on them: the entries stop at the first ``.to``)."""
+    """torch reports two CUDA devices (nothing is allocated on them: the entries stop at the
+    first ``.to``)."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
 
@@ -90,7 +94,8 @@ def _refuse_data(*args, **kwargs):
 
 @pytest.mark.parametrize("model, task", [("hbnode", "digits"), ("csaark", "trec")])
 def test_run_training_refuses_a_missing_gpu_before_any_data(monkeypatch, model, task):
-    """Was: torch's raw ``AssertionError: Torch not compiled with CUDA enabled`` after the data had loaded."""
+    """Was: torch's raw ``AssertionError: Torch not compiled with CUDA enabled`` after the data
+    had loaded."""
     cpu_only(monkeypatch)
     monkeypatch.setattr(node_runs, "load_task", _refuse_data)
     monkeypatch.setattr(text, "load_dataset", _refuse_data)
@@ -324,8 +329,9 @@ def test_copy_task_batches_follow_the_models_device(monkeypatch):
 
 
 def test_the_adjoints_per_state_tolerances_stay_numpy_under_another_default_device():
-    """Was: under ``torch.device("cuda")`` (a GPU shard) the tolerances' tensor was made on the GPU and
-    ``.numpy()`` refused; ``meta`` stands in for the GPU here (no values: ``.numpy()`` refuses too)."""
+    """Was: under ``torch.device("cuda")`` (a GPU shard) the tolerances' tensor was made on the
+    GPU and ``.numpy()`` refused; ``meta`` stands in for the GPU here (no values: ``.numpy()``
+    refuses too)."""
     import numpy as np
 
     from dynkit.solvers.adjoint import _adjoint_options

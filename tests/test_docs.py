@@ -93,7 +93,8 @@ def test_docs_build_from_fresh_copy_with_warnings_as_errors(tmp_path):
         page = (out / "generated" / "notebooks" / f"{nb.stem}.html").read_text()
         assert re.search(r'<img[^>]+src="[^"]*\.png"', page), nb.stem
         assert "Traceback" not in page, nb.stem
-    # Offline typesetting: dynkit's MathJax copy, and the pages' equations typeset in a real browser.
+    # Offline typesetting: dynkit's MathJax copy, and the pages' equations typeset in a real
+    # browser.
     assert (out / "_static" / "mathjax" / "tex-svg-full.js").exists()
     pages = [
         out / "generated" / "derivations" / "psi_eps.html",
@@ -105,10 +106,11 @@ def test_docs_build_from_fresh_copy_with_warnings_as_errors(tmp_path):
         expected = html.count('class="math notranslate nohighlight"')
         assert expected >= 3, page
         assert typeset_problems(rendered_dom(page), expected) == [], page
-    # The layout at 1280 x 800 (tests/browser.py's LAYOUT_PROBE, overlay scrollbars; tests/test_docs_layout.py
-    # plants each violation): no equation, table or code block cut off on the derivation pages, the ledger and
-    # the landing page; the ledger's table and the landing page's code fit without scrolling; every notebook
-    # opens with its figure on the first screen, and cuts nothing off either.
+    # The layout at 1280 x 800 (tests/browser.py's LAYOUT_PROBE, overlay scrollbars;
+    # tests/test_docs_layout.py plants each violation): no equation, table or code block cut off on
+    # the derivation pages, the ledger and the landing page; the ledger's table and the landing
+    # page's code fit without scrolling; every notebook opens with its figure on the first screen,
+    # and cuts nothing off either.
     checked = [(page, ()) for page in sorted((out / "generated" / "derivations").glob("*.html"))]
     checked += [
         (out / "generated" / "ledger.html", ("table",)),
@@ -215,12 +217,12 @@ def test_proposition_pages_from_the_contract(tmp_path):
     )
     index = (tmp_path / "index.md").read_text()
     assert (
-        "| {doc}`fake_false <fake_false>` | FAKE paper | Prop. 2 | did not hold | 6/7 | 0.5 | 1e-10 |"
-        in index
+        "| {doc}`fake_false <fake_false>` | FAKE paper | Prop. 2 | did not hold | 6/7 | 0.5 "
+        "| 1e-10 |" in index
     )
     assert (
-        "**1** holds · **0** holds with correction · **0** erratum · **0** false as stated · **0** undecided · **1** did not hold"
-        in index
+        "**1** holds · **0** holds with correction · **0** erratum · **0** false as stated · "
+        "**0** undecided · **1** did not hold" in index
     )
 
 
@@ -268,8 +270,8 @@ def test_claim_pages_show_verdicts_corrections_and_counterexamples(tmp_path):
     assert "**Correction.** only for gamma > 0" in page
     assert "**Counterexample.** gamma = -1.0" in (tmp_path / "fake_false.md").read_text()
     assert (
-        "**0** holds · **1** holds with correction · **0** erratum · **1** false as stated · **0** undecided (2 claims)"
-        in (tmp_path / "index.md").read_text()
+        "**0** holds · **1** holds with correction · **0** erratum · **1** false as stated · "
+        "**0** undecided (2 claims)" in (tmp_path / "index.md").read_text()
     )
 
 
@@ -296,15 +298,16 @@ def test_ledger_page_from_the_contract(tmp_path):
     dynkit_pages.ledger_page(tmp_path / "ledger.md", lambda: Ledger())
     text = (tmp_path / "ledger.md").read_text()
     assert (
-        "**0** reproduced · **1** partly reproduced · **0** not reproduced at this scale · **0** contradicted"
-        in text
+        "**0** reproduced · **1** partly reproduced · **0** not reproduced at this scale · "
+        "**0** contradicted" in text
     )
     assert (
-        "| claim | paper | metric | effect [95% CI] | n (agree) | plan | verdict | reason or seeds needed | id |"
-        in text
+        "| claim | paper | metric | effect [95% CI] | n (agree) | plan | verdict | reason or "
+        "seeds needed | id |" in text
     )
     assert (
-        "| fewer NFE | Wang et al., momentum review, Fig. 11 | ratio | 0.6 [0.5, 0.7] (5 seeds) |  | "
+        "| fewer NFE | Wang et al., momentum review, Fig. 11 | ratio | 0.6 [0.5, 0.7] (5 "
+        "seeds) |  | "
         "none | partly reproduced |  | `x1` |"
     ) in text  # a row from before issue 21: no n (agree), no plan
 
@@ -471,8 +474,9 @@ def test_the_solve_docstring_names_every_method():
 
 
 def test_the_readme_opens_with_a_runnable_odeint_example_and_its_figure(monkeypatch, tmp_path):
-    """The first screen (like torchdiffeq's and diffrax's): two commands, then a short odeint example that runs
-    as written, then the figure it draws (a file of the repository, so GitHub shows it)."""
+    """The first screen (like torchdiffeq's and diffrax's): two commands, then a short odeint
+    example that runs as written, then the figure it draws (a file of the repository, so GitHub
+    shows it)."""
     readme = (ROOT / "README.md").read_text()
     first = readme[: readme.index("## The report and the docs")]
     block = re.findall(r"```python\n(.*?)```", first, flags=re.S)[0]
@@ -500,8 +504,9 @@ def _code_lines_wider_than_the_column(markdown: str) -> list[str]:
 
 
 def test_the_landing_page_and_the_readme_share_one_example_that_fits_the_code_column():
-    """The README's first example is the landing page's, line for line; no code line on the landing page (nor in
-    the example) is wider than the docs' code column. Planted: a long comment is caught."""
+    """The README's first example is the landing page's, line for line; no code line on the
+    landing page (nor in the example) is wider than the docs' code column. Planted: a long
+    comment is caught."""
     readme, index = (ROOT / "README.md").read_text(), (ROOT / "docs" / "index.md").read_text()
 
     def example(text):

@@ -1,12 +1,14 @@
-"""The docs' layout at 1280 x 800 in headless Chromium: nothing cut off, the notebooks open with their figure.
+"""The docs' layout at 1280 x 800 in headless Chromium: nothing cut off, the notebooks open with
+their figure.
 
-The checks (tests/browser.py, :data:`~browser.LAYOUT_PROBE`) run on the real docs in the slow docs build
-(tests/test_docs.py). Here they run on a small site built with the same theme, the same stylesheet
-(docs/_static/dynkit.css) and the same offline MathJax: a wide display equation (and one as a notebook
-prints it, without furo's wrapper), a wide code block, a ledger-like table of 12 columns and a page that
-opens with a figure. Each check passes there and fails on a planted violation: the stylesheet left out,
-overflow hidden injected, the figure pushed below the first screen. Scrollbars are overlays (they show only
-while scrolling), so a scrolling box passes only where the stylesheet makes its scrollbar stay.
+The checks (tests/browser.py, :data:`~browser.LAYOUT_PROBE`) run on the real docs in the slow docs
+build (tests/test_docs.py). Here they run on a small site built with the same theme, the same
+stylesheet (docs/_static/dynkit.css) and the same offline MathJax: a wide display equation (and one
+as a notebook prints it, without furo's wrapper), a wide code block, a ledger-like table of 12
+columns and a page that opens with a figure. Each check passes there and fails on a planted
+violation: the stylesheet left out, overflow hidden injected, the figure pushed below the first
+screen. Scrollbars are overlays (they show only while scrolling), so a scrolling box passes only
+where the stylesheet makes its scrollbar stay.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ SCREEN = (1280, 800)
 WIDE_TEX = (
     r"\dot a_h = \left[\begin{matrix}"
     + " & ".join(
-        rf"- a_{{v{i}}} \frac{{\partial}}{{\partial h_{{{i}}}}} f_{{{i}}}{{\left(h_{{1}},h_{{2}},v_{{1}},v_{{2}},t \right)}}"
+        rf"- a_{{v{i}}} \frac{{\partial}}{{\partial h_{{{i}}}}} "
+        rf"f_{{{i}}}{{\left(h_{{1}},h_{{2}},v_{{1}},v_{{2}},t \right)}}"
         for i in range(14)
     )
     + r"\end{matrix}\right]"
@@ -55,7 +58,8 @@ LEDGER_ROW = [
     "GHBNODE needs fewer backward NFE per training batch than NODE "
     "(``review.ghbnode_backward_nfe_per_epoch``)",
     "Wang et al., momentum review, Figs. 6, 10 (MNIST/PMNIST; digits here)",
-    "backward NFE GHBNODE / NODE, last training epoch (fashion_mnist_permuted, trained at rtol 1e-5)",
+    "backward NFE GHBNODE / NODE, last training epoch (fashion_mnist_permuted, trained at "
+    "rtol 1e-5)",
     "review · NFE per epoch",
     "paired t on log ratios",
     "5 of 5 negative (p = 0.06)",
@@ -86,7 +90,8 @@ def site(tmp_path_factory) -> Path:
     )
     (src / "conf.py").write_text(
         "extensions = ['sphinx.ext.mathjax']\nhtml_theme = 'furo'\n"
-        f"html_static_path = [{str(ROOT / 'docs' / '_static')!r}, '_mathjax']\nhtml_css_files = ['dynkit.css']\n"
+        f"html_static_path = [{str(ROOT / 'docs' / '_static')!r}, "
+        f"'_mathjax']\nhtml_css_files = ['dynkit.css']\n"
         "mathjax_path = 'mathjax/tex-svg-full.js'\nexclude_patterns = ['_build']\n"
     )
     (src / "index.rst").write_text(

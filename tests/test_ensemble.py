@@ -1,4 +1,5 @@
-"""dk.solve_ensemble: each trajectory as its own dk.solve, validated inputs, the Python loop without numba."""
+"""dk.solve_ensemble: each trajectory as its own dk.solve, validated inputs, the Python loop
+without numba."""
 
 from __future__ import annotations
 
@@ -68,7 +69,8 @@ def test_each_trajectory_is_its_own_solve(compiled, monkeypatch):
         alone = _individual(i)
         assert compiled.results[i] == alone.result
         counts = alone.stats.as_dict()
-        if not alone.success:  # the ensemble counts the step loop's calls: no MaxStepsExceeded diagnosis per trajectory
+        # the ensemble counts the step loop's calls: no MaxStepsExceeded diagnosis per trajectory
+        if not alone.success:
             counts["nfe"] = diagnosis_starts[-1]
         assert {k: int(v[i]) for k, v in compiled.stats.items()} == counts
         n = len(alone.ts)
@@ -97,8 +99,9 @@ def test_the_compiled_ensemble_and_the_python_loop_agree(compiled):
     for key in compiled.stats:
         if key != "nfe":
             np.testing.assert_array_equal(loop.stats[key], compiled.stats[key])
-    # nfe: equal where the trajectory succeeded; a MaxStepsExceeded in the loop adds the Python path's stiffness
-    # diagnosis (the ensemble kernel reports the step loop's own count, no diagnosis)
+    # nfe: equal where the trajectory succeeded; a MaxStepsExceeded in the loop adds the Python
+    # path's stiffness diagnosis (the ensemble kernel reports the step loop's own count, no
+    # diagnosis)
     np.testing.assert_array_equal(loop.stats["nfe"][:5], compiled.stats["nfe"][:5])
     assert loop.stats["nfe"][5] > compiled.stats["nfe"][5]
     np.testing.assert_allclose(loop.t_stop, compiled.t_stop, rtol=1e-9)
@@ -120,7 +123,8 @@ def test_solution_gives_one_trajectory_as_a_solution(compiled):
 
 
 def test_a_planted_kernel_difference_is_seen(monkeypatch, compiled):
-    """The comparison above fails for an ensemble whose kernel has one tableau entry off by 1e-4 of itself."""
+    """The comparison above fails for an ensemble whose kernel has one tableau entry off by 1e-4
+    of itself."""
     honest = KERNELS["tsit5"]
     e = honest.coefficients.e.copy()
     e[3] *= 1 + 1e-4
@@ -239,7 +243,8 @@ def test_threads_do_not_change_the_results(compiled):
 
 
 def test_a_trajectory_whose_f_raises_is_marked_and_the_others_go_on():
-    """numba drops an exception raised inside its parallel loop: the trajectory must not pass for a success."""
+    """numba drops an exception raised inside its parallel loop: the trajectory must not pass for
+    a success."""
 
     def fails_for_large_p(t, y, p):
         if p[0] > 5.0:

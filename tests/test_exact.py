@@ -87,7 +87,8 @@ def test_information_bits_match_log2_inverse_gamma():
         c = buffer.multiply(c) + torch.randint(-(2**32), 2**32, (2000,), generator=g)
     expected = k * math.log2(1 / 0.9)
     assert buffer.expected_bits() == pytest.approx(expected)
-    # log2 of a uniform B-bit integer averages B - log2(e): allow that (per limb) plus 1 bit of slack
+    # log2 of a uniform B-bit integer averages B - log2(e): allow that (per limb) plus 1 bit of
+    # slack
     slack = math.log2(math.e) * len(buffer.limbs) + 1
     assert expected - slack <= buffer.information_bits() <= expected + 1
     assert buffer.allocated_bits() <= 64 * math.ceil(

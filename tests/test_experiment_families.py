@@ -20,7 +20,8 @@ HELPERS = {"node.nfe_tolerance"}
 
 
 def _probe(code: str) -> dict:
-    """Run ``code`` in a fresh interpreter (this one has imported every family) and read its JSON."""
+    """Run ``code`` in a fresh interpreter (this one has imported every family) and read its
+    JSON."""
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

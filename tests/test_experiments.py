@@ -1,4 +1,5 @@
-"""The experiments layer: registry, resumable shards, Ray fan-out (faked), the ledger's verdict rule, the CLI."""
+"""The experiments layer: registry, resumable shards, Ray fan-out (faked), the ledger's verdict
+rule, the CLI."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def test_run_aggregates_mean_and_t_interval_over_seeds(toy, tmp_path):
     res = E.run("toy", scale="smoke", seeds=(0, 1, 2), out=tmp_path)
     assert len(CALLS) == 6 and (tmp_path / "results.json").exists()
     stats = res["metrics"]["a.value"]
-    # values 3.0, 3.1, 3.2: mean 3.1, sd 0.1; t(0.975, 2) = 4.302652729911275 (published table value)
+    # values 3.0, 3.1, 3.2: mean 3.1, sd 0.1; t(0.975, 2) = 4.302652729911275 (published table
+    # value)
     half = 4.302652729911275 * 0.1 / math.sqrt(3)
     assert stats["mean"] == pytest.approx(3.1, abs=1e-12)  # float sums of three numbers
     assert (stats["ci_low"], stats["ci_high"]) == pytest.approx((3.1 - half, 3.1 + half), abs=1e-9)
@@ -99,7 +101,8 @@ class Ref:
 
 
 class FakeRay(types.ModuleType):
-    """Ray's API as `run` uses it, executing tasks in-process (out of order, to test the bookkeeping)."""
+    """Ray's API as `run` uses it, executing tasks in-process (out of order, to test the
+    bookkeeping)."""
 
     def __init__(self):
         super().__init__("ray")
@@ -201,7 +204,8 @@ def _planted(tmp_path: Path, values: list[float], name="toy") -> Path:
     ],
 )
 def test_planted_results_flip_each_outcome(tmp_path, values, outcome):
-    # sesoi 0.01 on the log scale (2.3 %), below the paper's effect, so that every outcome can occur (issue 30)
+    # sesoi 0.01 on the log scale (2.3 %), below the paper's effect, so that every outcome can occur
+    # (issue 30)
     claim = Comparison(
         "t.row",
         "P",
@@ -274,8 +278,9 @@ def test_registered_ledger_covers_the_papers_with_distinct_rows():
 
 
 def test_ledger_finds_the_results_of_record_or_says_it_cannot(tmp_path, monkeypatch):
-    # An installed (non-editable) dynkit has no analysis/results beside it: the ledger must then read
-    # ./analysis/results, and with neither refuse loudly instead of printing "no results" for every row.
+    # An installed (non-editable) dynkit has no analysis/results beside it: the ledger must then
+    # read ./analysis/results, and with neither refuse loudly instead of printing "no results" for
+    # every row.
     L = importlib.import_module(
         "dynkit.experiments.judging.ledger"
     )  # the attribute ``ledger`` is the function
@@ -342,7 +347,8 @@ def test_layers_contract_holds_and_catches_a_planted_violation(tmp_path):
         "from planted.models import x  # measurement imports a model\n"
     )
     (tmp_path / "contract.toml").write_text(
-        '[tool.importlinter]\nroot_package = "planted"\n[[tool.importlinter.contracts]]\nname = "layers"\n'
+        "[tool.importlinter]\nroot_package = "
+        '"planted"\n[[tool.importlinter.contracts]]\nname = "layers"\n'
         'type = "layers"\ncontainers = ["planted"]\nlayers = ["models", "diagnostics"]\n'
     )
     bad = subprocess.run(
@@ -405,7 +411,8 @@ def test_planned_runs_look_by_look_and_records_the_plan(toy, tmp_path, monkeypat
     from dynkit.experiments.judging.ledger import COMPARISONS, metric
     from dynkit.experiments.judging.plans import Plan
 
-    # toy: b.value / a.value = (4 + s/10) / (3 + s/10), about 1.3 on every seed: decided at the first look
+    # toy: b.value / a.value = (4 + s/10) / (3 + s/10), about 1.3 on every seed: decided at the
+    # first look
     clear = Comparison(
         "t.clear",
         "P",
@@ -430,7 +437,8 @@ def test_planned_runs_look_by_look_and_records_the_plan(toy, tmp_path, monkeypat
         7,
     ]  # on disk too
     assert len(CALLS) == 10
-    # a.value = 3 + s/10 against 3.2: its CI holds 3.2 at 5 seeds -> the second look, then it stops at the last
+    # a.value = 3 + s/10 against 3.2: its CI holds 3.2 at 5 seeds -> the second look, then it stops
+    # at the last
     monkeypatch.setitem(
         COMPARISONS,
         "t.open",
@@ -481,10 +489,11 @@ def test_planned_runs_look_by_look_and_records_the_plan(toy, tmp_path, monkeypat
 
 
 def test_implicit_nfe_tells_a_stiff_field_from_a_benign_one():
-    # the control experiment of issue 23 (Sect. 4) on planted linear fields y' = A y over [0, 1]: with
-    # A = diag(-1e4, -1) dopri5 is stability-limited (its step ~3.3/1e4: thousands of evaluations) while radau5
-    # and bdf are not, and auto switches to a stiff method; with A = diag(-1, -0.5) dopri5 is the cheapest and
-    # auto never switches. Bounds: factors of 5, far from the measured ~50x and ~1.3x.
+    # the control experiment of issue 23 (Sect. 4) on planted linear fields y' = A y over [0, 1]:
+    # with A = diag(-1e4, -1) dopri5 is stability-limited (its step ~3.3/1e4: thousands of
+    # evaluations) while radau5 and bdf are not, and auto switches to a stiff method; with A =
+    # diag(-1, -0.5) dopri5 is the cheapest and auto never switches. Bounds: factors of 5, far from
+    # the measured ~50x and ~1.3x.
     from types import SimpleNamespace
 
     import torch

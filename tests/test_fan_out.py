@@ -1,5 +1,6 @@
-"""``analysis.fan_out``: the planned shards of several experiments, claimed by worker processes, the costliest
-first, none started after the deadline, and every finished one reusable by ``dynkit run --planned``."""
+"""``analysis.fan_out``: the planned shards of several experiments, claimed by worker processes,
+the costliest first, none started after the deadline, and every finished one reusable by
+``dynkit run --planned``."""
 
 from __future__ import annotations
 

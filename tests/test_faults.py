@@ -1,10 +1,11 @@
-"""Injected faults that run in CI in seconds (issue 25, section 4): a ``run`` killed mid-sweep resumes to the
-results of an uninterrupted one; a full disk (a small file-size limit, ``RLIMIT_FSIZE``, in a subprocess) ends
-in one clear line naming the file and the OS reason, leaves no partial file, and the run then resumes.
+"""Injected faults that run in CI in seconds (issue 25, section 4): a ``run`` killed mid-sweep
+resumes to the results of an uninterrupted one; a full disk (a small file-size limit,
+``RLIMIT_FSIZE``, in a subprocess) ends in one clear line naming the file and the OS reason, leaves
+no partial file, and the run then resumes.
 
-``RLIMIT_FSIZE`` makes a write past the limit fail with ``EFBIG`` ("File too large") instead of ``ENOSPC``
-("No space left on device"): the same path through the code, a different ``strerror``; SIGXFSZ is ignored
-so that the write fails instead of killing the process.
+``RLIMIT_FSIZE`` makes a write past the limit fail with ``EFBIG`` ("File too large") instead of
+``ENOSPC`` ("No space left on device"): the same path through the code, a different ``strerror``;
+SIGXFSZ is ignored so that the write fails instead of killing the process.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def test_a_run_killed_mid_sweep_resumes_to_the_uninterrupted_results(tmp_path):
 
     while not third_started() and time.time() < deadline and victim.poll() is None:
         time.sleep(0.02)
-    victim.kill()  # SIGKILL: no cleanup, mid-way through the third shard (on a loaded machine, wait for its start)
+    # SIGKILL: no cleanup, mid-way through the third shard (on a loaded machine, wait for its start)
+    victim.kill()
     victim.communicate()
     assert second.exists(), "the run did not get through two shards"
     done_before = {p.parent.name for p in out.glob("shards/*/shard.json")}
@@ -87,7 +89,7 @@ sys.path.insert(0, sys.argv[1])
 import slow_toy  # registers the experiment
 from dynkit.cli import main
 sys.exit(main(["run", "slow_toy", "--scale", "smoke", "--seeds", "0,1", "--out", sys.argv[2], "--quiet"]))
-"""
+"""  # noqa: E501
 
 
 def test_a_full_disk_during_run_names_the_file_leaves_nothing_partial_and_resumes(tmp_path):

@@ -1,6 +1,6 @@
-"""The prepared GPU script (analysis/gpu/paper_rows.py) works on the CPU first: its plan, its bad inputs,
-its data check, its budget, and a dry run that builds every model, loads every data set and takes one
-optimiser step per row, end to end through the same code the device runs."""
+"""The prepared GPU script (analysis/gpu/paper_rows.py) works on the CPU first: its plan, its bad
+inputs, its data check, its budget, and a dry run that builds every model, loads every data set
+and takes one optimiser step per row, end to end through the same code the device runs."""
 
 from __future__ import annotations
 
@@ -142,9 +142,10 @@ def test_the_dry_run_builds_every_row_and_takes_one_step_with_the_devices_packag
 def test_calibration_estimates_from_a_short_run_and_the_budget_leaves_out_what_does_not_fit(
     monkeypatch, tmp_path
 ):
-    """momres_cubic's short run (1/50 of its steps; its prior, 470 s, lies within 4 budgets, so it is
-    calibrated) planted at 3 s: 150 s for a whole seed exceeds what is left of a 120 s budget, so no
-    shard starts and the record says why. (The short run's real seconds depend on the machine.)"""
+    """momres_cubic's short run (1/50 of its steps; its prior, 470 s, lies within 4 budgets, so
+    it is calibrated) planted at 3 s: 150 s for a whole seed exceeds what is left of a 120 s
+    budget, so no shard starts and the record says why. (The short run's real seconds depend on
+    the machine.)"""
     timed = []
 
     def planted_run_direct(experiment, config, seed, out, device):
@@ -210,7 +211,8 @@ def test_shards_run_through_the_runner_resume_and_give_the_paper_scale_ledger_ro
         (2, "done", "cpu"),
     ]
     assert record["commands"]["momres_cubic"] == (
-        f"dynkit run momres_cubic --scale paper --seeds 0,1,2 --device cpu --out {out / 'momres_cubic'}"
+        f"dynkit run momres_cubic --scale paper --seeds 0,1,2 --device cpu --out "
+        f"{out / 'momres_cubic'}"
     )
     results = json.loads((out / "momres_cubic" / "results.json").read_text())
     assert (
@@ -227,8 +229,9 @@ def test_shards_run_through_the_runner_resume_and_give_the_paper_scale_ledger_ro
 
 @pytest.mark.slow
 def test_the_budget_stops_cleanly_between_shards_when_a_shard_ran_long(monkeypatch, tmp_path):
-    """Two of momres_cubic's shards fit 1000 s at 470 s each; the first (planted) takes 600 s of a
-    planted clock, so the second is not started and the record says why; the first stays finished."""
+    """Two of momres_cubic's shards fit 1000 s at 470 s each; the first (planted) takes 600 s of
+    a planted clock, so the second is not started and the record says why; the first stays
+    finished."""
     from dynkit.experiments import registry
 
     exp = registry.get("momres_cubic")

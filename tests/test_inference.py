@@ -1,8 +1,10 @@
-"""The ledger's statistics (issue 30): magnitude floor, intervals fixed by the plan, sign test, deterministic
-measurements, Holm levels within families, alpha spending and the false-decision rate of optional stopping.
+"""The ledger's statistics (issue 30): magnitude floor, intervals fixed by the plan, sign test,
+deterministic measurements, Holm levels within families, alpha spending and the false-decision rate
+of optional stopping.
 
-Reference values come from scipy.stats called here (t.interval, bootstrap, binomtest), from closed forms
-(the O'Brien-Fleming spending function) or from a textbook statement of Holm's procedure written out here.
+Reference values come from scipy.stats called here (t.interval, bootstrap, binomtest), from closed
+forms (the O'Brien-Fleming spending function) or from a textbook statement of Holm's procedure
+written out here.
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ def _x_claim(id="t.x", sesoi=0.5, target=1.0, experiment="toy") -> Comparison:
     )
 
 
-# ---- the rule's table: every cell, for all intervals ---------------------------------------------------------------
+# ---- the rule's table: every cell, for all intervals
+# ---------------------------------------------------------------
 def _table(lo: float, hi: float, d: float, s: float) -> str:
     """The issue's table, written out cell by cell (independently of decide's code)."""
     if lo > 0 and hi >= d:
@@ -181,7 +184,8 @@ def test_an_effect_inside_the_sesoi_that_excludes_zero_is_not_negligible():
         assert -0.5 < row.ci_low and row.ci_high < 0.5
 
 
-# ---- intervals: scipy.stats, the method fixed by the plan ----------------------------------------------------------
+# ---- intervals: scipy.stats, the method fixed by the plan
+# ----------------------------------------------------------
 SKEWED = [
     0.0,
     0.1,
@@ -225,8 +229,9 @@ def test_intervals_are_scipys_t_and_bca():
 
 @pytest.mark.parametrize("method", ["t", "bca"])
 def test_the_interval_method_is_the_plans_whatever_the_skew(method, tmp_path):
-    # the outcome of a row cannot change with a method picked after seeing the data: the ledger takes the plan's,
-    # for skewed and symmetric effects alike (issue 30: r.ghbnode_controls_blowup flipped with the method)
+    # the outcome of a row cannot change with a method picked after seeing the data: the ledger
+    # takes the plan's, for skewed and symmetric effects alike (issue 30: r.ghbnode_controls_blowup
+    # flipped with the method)
     claim = _x_claim(sesoi=0.05, target=0.1)
     plan = Plan("toy", (10,), interval=method, prospective=True)
     for xs in (SKEWED, [0.3, 0.31, 0.29, 0.3, 0.32, 0.28, 0.3, 0.31, 0.29, 0.3]):
@@ -252,7 +257,8 @@ def test_results_that_do_not_follow_their_plan_are_invalid():
     )
 
 
-# ---- deterministic measurements ------------------------------------------------------------------------------------
+# ---- deterministic measurements
+# ------------------------------------------------------------------------------------
 def test_a_zero_spread_metric_renders_as_one_deterministic_measurement(tmp_path):
     # csaode.ark_fewer_nfe: 17 vs 20 NFE in every seed, a count fixed by the method's structure
     claim = E.COMPARISONS["csaode.ark_fewer_nfe"]
@@ -293,7 +299,7 @@ def test_a_zero_spread_metric_renders_as_one_deterministic_measurement(tmp_path)
     )
 
 
-# ---- sign test -----------------------------------------------------------------------------------------------------
+# ---- sign test -----------------------------------------------------------------------------------
 def test_a_sign_count_is_reported_beside_every_interval():
     xs = [0.3, -0.1, 0.2, 0.4, 0.0, 0.5]  # 4 above 0, 1 below, 1 tied
     row = evaluate(_x_claim(), _results([{"x": x} for x in xs]))
@@ -302,9 +308,11 @@ def test_a_sign_count_is_reported_beside_every_interval():
     assert row.sign_text().startswith("4/5 on the paper's side")
 
 
-# ---- families and Holm ---------------------------------------------------------------------------------------------
+# ---- families and Holm
+# ---------------------------------------------------------------------------------------------
 def _holm_rejections(ps, alpha):
-    """Holm (1979) as stated: order the p-values, reject H_(1..k-1) for the first k with p_(k) > alpha/(m-k+1)."""
+    """Holm (1979) as stated: order the p-values, reject H_(1..k-1) for the first k with p_(k) >
+    alpha/(m-k+1)."""
     order = np.argsort(ps, kind="stable")
     rejected = set()
     for k, i in enumerate(order):
@@ -388,7 +396,8 @@ def test_families_of_the_registered_rows():
     )
 
 
-# ---- alpha spending and the false-decision rate of optional stopping -----------------------------------------------
+# ---- alpha spending and the false-decision rate of optional stopping
+# -----------------------------------------------
 def test_obrien_fleming_spending_is_the_closed_form_and_sums_to_alpha():
     for t in (0.2, 0.5, 0.8, 1.0):
         assert spending(t) == pytest.approx(
@@ -424,8 +433,9 @@ def _null_effects(reps):
 
 
 def test_optional_stopping_as_implemented_keeps_the_nominal_false_decision_rate():
-    # the rule as run_planned follows it (follow_plan), on per-seed effects with no effect: a decision of
-    # reproduced / smaller effect / opposite is false; allowed: 5 % plus 3 Monte-Carlo standard errors
+    # the rule as run_planned follows it (follow_plan), on per-seed effects with no effect: a
+    # decision of reproduced / smaller effect / opposite is false; allowed: 5 % plus 3 Monte-Carlo
+    # standard errors
     plan = Plan("sim", LOOKS, rows=("sim.null",))
     false = 0
     for xs in _null_effects(REPS):
@@ -436,7 +446,8 @@ def test_optional_stopping_as_implemented_keeps_the_nominal_false_decision_rate(
 
 
 def test_the_old_rule_inflates_the_false_decision_rate():
-    # issue 21's rule: every look at 95 % (one more seed while inconclusive): 10.6-12.5 % in the issue's simulation
+    # issue 21's rule: every look at 95 % (one more seed while inconclusive): 10.6-12.5 % in the
+    # issue's simulation
     false = sum(
         sequential_outcome(list(xs), LOOKS, [0.05] * len(LOOKS), 0.0, 1.0, 0.5, +1)[0] in DECISIONS
         for xs in _null_effects(REPS)
@@ -450,7 +461,7 @@ def test_the_old_rule_inflates_the_false_decision_rate():
     assert abs(single / REPS - 0.05) <= 3 * MC_SE
 
 
-# ---- plans ---------------------------------------------------------------------------------------------------------
+# ---- plans ---------------------------------------------------------------------------------------
 def test_a_plan_from_a_pilot_takes_the_seeds_that_detect_the_sesoi_or_the_cap():
     rng = np.random.default_rng(0)
     pilot = rng.normal(0.0, 0.3, 5)

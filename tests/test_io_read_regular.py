@@ -1,4 +1,5 @@
-"""dynkit.io.read_regular_bytes: the one rule of every reader, each refusal planted (and instant, never a hang)."""
+"""dynkit.io.read_regular_bytes: the one rule of every reader, each refusal planted (and instant,
+never a hang)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""The ledger decides (issue 21): paired per-seed effects on their scale, validity first, six outcomes.
+"""The ledger decides (issue 21): paired per-seed effects on their scale, validity first, six
+outcomes.
 
-Each outcome and each validity failure the issue lists is planted as per-seed results and must come out as
-promised; reference intervals are recomputed here with scipy.stats.t.interval, not with the ledger's code.
+Each outcome and each validity failure the issue lists is planted as per-seed results and must come
+out as promised; reference intervals are recomputed here with scipy.stats.t.interval, not with the
+ledger's code.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ def _results(per_seed: list[dict], scale: str = "cpu") -> dict:
 
 
 def _ratio_claim(sesoi=None, **kw) -> Comparison:
-    """'x shrinks': x / one, the paper's ratio 0.8 (no effect 1), a trained baseline (one.acc >= 0.5)."""
+    """'x shrinks': x / one, the paper's ratio 0.8 (no effect 1), a trained baseline (one.acc >=
+    0.5)."""
     return Comparison(
         "t.shrinks",
         "P",
@@ -64,9 +67,9 @@ def _seeds(ratios, acc=0.9) -> list[dict]:
     return [{"m.x": r, "base.x": 1.0, "base.acc": acc} for r in ratios]
 
 
-# ---- each outcome: every cell of the rule's table (docs/guide/experiments.md) ---------------------------------------
-# the paper's effect of the ratio claim: log10(1 / 0.8) = 0.097, its sesoi half of it (0.048)
-# unless given
+# ---- each outcome: every cell of the rule's table (docs/guide/experiments.md)
+# --------------------------------------- the paper's effect of the ratio claim: log10(1 / 0.8) =
+# 0.097, its sesoi half of it (0.048) unless given
 @pytest.mark.parametrize(
     "ratios, sesoi, outcome",
     [
@@ -162,9 +165,9 @@ def test_an_effect_that_excludes_zero_is_never_called_negligible():
 
 
 def test_a_linear_ci_that_crosses_zero_is_decided_on_the_log_scale():
-    # momres.lista_revnet_fails: per-seed ratios 8.9e8, 7.6e8, 1.6e8 as committed, and two seeds far smaller
-    # (target 10): a linear CI on the ratio crosses 0 (one huge seed hides a unanimous effect), the log CI lies
-    # above log10(10)
+    # momres.lista_revnet_fails: per-seed ratios 8.9e8, 7.6e8, 1.6e8 as committed, and two seeds far
+    # smaller (target 10): a linear CI on the ratio crosses 0 (one huge seed hides a unanimous
+    # effect), the log CI lies above log10(10)
     claim = COMPARISONS["momres.lista_revnet_fails"]
     ratios = [8.9e8, 7.6e8, 1.6e8, 50.0, 200.0]
     per_seed = [
@@ -197,7 +200,8 @@ def test_a_claim_whose_recipe_needs_full_scale_says_so_whatever_its_cpu_interval
         and "hidden 256" in row.reason
         and row.provisional == "inconclusive"
     )
-    # stated before the results, the rule binds decided rows too (issue 30 §7): never only the undecided ones
+    # stated before the results, the rule binds decided rows too (issue 30 §7): never only the
+    # undecided ones
     decided = evaluate(
         _ratio_claim(full_scale="x"), _results(_seeds([0.70, 0.71, 0.69, 0.72, 0.70]))
     )
@@ -229,18 +233,20 @@ def test_seeds_needed_is_the_smallest_n_whose_detectable_effect_reaches_the_seso
     fraction=st.floats(0.01, 1),
 )
 def test_decide_for_greater_mirrors_less(lo, width, target, fraction):
-    # for all CIs: a claim that x grows by `target` decides on [lo, hi] as a claim that x shrinks by `target`
-    # decides on the mirrored CI [-hi, -lo]
+    # for all CIs: a claim that x grows by `target` decides on [lo, hi] as a claim that x shrinks by
+    # `target` decides on the mirrored CI [-hi, -lo]
     hi, sesoi = lo + width, fraction * target
     assert decide(lo, hi, 0.0, target, sesoi, +1) == decide(-hi, -lo, 0.0, -target, sesoi, -1)
 
 
-# ---- each validity failure ---------------------------------------------------------------------------------------
+# ---- each validity failure
+# ---------------------------------------------------------------------------------------
 WALKER_EPOCHS = E.get("ode_rnn_walker2d").config("cpu").epochs
 
 
 def _walker(s: int, hb: float = 0.5, node: float = 1.0) -> dict:
-    """One valid Walker2D seed: every model plateaued (test MSE flat over the last 3 epochs), NFE off the floor."""
+    """One valid Walker2D seed: every model plateaued (test MSE flat over the last 3 epochs), NFE
+    off the floor."""
     m = {}
     for model, mse in (
         ("node", node),
@@ -280,8 +286,9 @@ def test_a_valid_planted_walker_row_is_decided():
     "row_id", [WALKER, "review.walker2d_hbnode_forward_nfe", "review.walker2d_hbnode_adjoint_own"]
 )
 def test_a_mean_predictor_in_place_of_a_model_makes_its_rows_invalid(row_id):
-    # issue 30: a Walker2D model replaced by the mean predictor (test MSE 0.97, a flat curve) passed every check and
-    # flipped rows; the trained bar holds each model of a row to 0.9 x the better trivial predictor's MSE
+    # issue 30: a Walker2D model replaced by the mean predictor (test MSE 0.97, a flat curve) passed
+    # every check and flipped rows; the trained bar holds each model of a row to 0.9 x the better
+    # trivial predictor's MSE
     seeds = [_walker(s) for s in range(5)]
     for s, m in enumerate(seeds):
         m.update(
@@ -334,10 +341,12 @@ def test_a_diverged_momentum_model_is_invalid_not_dropped():
 
 
 def test_an_exploding_adjoint_is_invalid_not_a_success():
-    # "the adjoint of HBNODE does not vanish": a decay of -15 orders (it grew by 15) would pass "decays by < 1"
+    # "the adjoint of HBNODE does not vanish": a decay of -15 orders (it grew by 15) would pass
+    # "decays by < 1"
     claim = COMPARISONS["review.hbnode_adjoint_own_decay"]
-    # -0.3: 1.3 orders on the right side of the criterion 1, beyond its sesoi of 1 (0.2 would be negligible)
-    # a model that learned: one-step MSE at 0.4x the better trivial predictor's (the trained bar, issue 31 item 7)
+    # -0.3: 1.3 orders on the right side of the criterion 1, beyond its sesoi of 1 (0.2 would be
+    # negligible) a model that learned: one-step MSE at 0.4x the better trivial predictor's (the
+    # trained bar, issue 31 item 7)
     learned = {
         "hbnode.train_mse": 0.02,
         "hbnode.test_mse": 0.03,
@@ -360,8 +369,8 @@ def test_an_exploding_adjoint_is_invalid_not_a_success():
 
 
 def test_a_vanishing_adjoint_is_opposite_on_its_own_numbers():
-    # every model's adjoint vanishing by ~20 orders: the comparison between models says nothing, the absolute row
-    # says the paper's sentence is contradicted
+    # every model's adjoint vanishing by ~20 orders: the comparison between models says nothing, the
+    # absolute row says the paper's sentence is contradicted
     seeds = [_walker(s) for s in range(5)]
     for s, m in enumerate(seeds):
         m["hbnode.adjoint_log10_ratio"] = -20.0 - s
@@ -393,8 +402,8 @@ def test_an_nfe_at_the_solver_floor_is_invalid():
         claim, _results([seed(20.0, 20.0 + s) for s in range(5)])
     )  # 3 dopri5 steps: the floor
     assert row.outcome == "invalid" and "off floor" in row.reason
-    # issue 30 §7: 38 evaluations, the untrained HBNODE's own count, passed the old fixed bound 1.5 x 14 = 21; the
-    # measured floor binds
+    # issue 30 §7: 38 evaluations, the untrained HBNODE's own count, passed the old fixed bound 1.5
+    # x 14 = 21; the measured floor binds
     row = evaluate(claim, _results([seed(38.0, 80.0 + s) for s in range(5)]))
     assert row.outcome == "invalid"
     assert "hbnode.last_epoch.forward_nfe 38 vs floor.hbnode.forward_nfe@train 38" in row.reason
@@ -404,7 +413,8 @@ def test_an_nfe_at_the_solver_floor_is_invalid():
 
 
 def test_a_hybrid_nfe_at_the_solver_floor_is_invalid():
-    # the ODE-RNN NFE rows read the trained model at rtol 1e-6, per interval solve: 2 dopri5 steps (14) is the floor
+    # the ODE-RNN NFE rows read the trained model at rtol 1e-6, per interval solve: 2 dopri5 steps
+    # (14) is the floor
     claim = COMPARISONS["review.walker2d_hbnode_forward_nfe"]
     assert evaluate(claim, _results([_walker(s) for s in range(5)])).outcome == "reproduced"
     seeds = [_walker(s) for s in range(5)]
@@ -484,7 +494,8 @@ def test_every_registered_row_has_a_scale_a_sesoi_and_an_outcome():
     )
 
 
-# ---- results files are validated and named (issue 25 §1) ----------------------------------------------------------
+# ---- results files are validated and named (issue 25 §1)
+# ----------------------------------------------------------
 @pytest.mark.parametrize(
     "content, match",
     [

@@ -1,9 +1,11 @@
-"""The measured time series (issue 31 §3): plane vibration and Silverbox read from the shared files with the review
-authors' preprocessing, split and windows; clear errors for a missing or malformed file; the simulated stand-ins
-still available and labelled; the hybrid experiments' ``source`` setting and the results recorded before it.
+"""The measured time series (issue 31 §3): plane vibration and Silverbox read from the shared files
+with the review authors' preprocessing, split and windows; clear errors for a missing or malformed
+file; the simulated stand-ins still available and labelled; the hybrid experiments' ``source``
+setting and the results recorded before it.
 
-Reference values are computed here from the files with numpy's own readers and the authors' procedure as their
-README/code describes it (legacy ``np.random.RandomState``), not with dynkit's loader.
+Reference values are computed here from the files with numpy's own readers and the authors'
+procedure as their README/code describes it (legacy ``np.random.RandomState``), not with dynkit's
+loader.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from dynkit.tasks.time_series import load_time_series
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "time-series"
 PV_FILE, SB_FILE = SHARED / pv.MEASURED.file.name, SHARED / sb.MEASURED.file.name
 RESULTS = Path(__file__).resolve().parents[1] / "analysis" / "results"
-# the values are float32 in the windows: standardised values reach |z| ~ 20, Silverbox's x100 voltages ~ 30, so
-# rtol 1e-6 (float32's eps is 6e-8) with atol 1e-5 bounds the rounding and nothing else
+# the values are float32 in the windows: standardised values reach |z| ~ 20, Silverbox's x100
+# voltages ~ 30, so rtol 1e-6 (float32's eps is 6e-8) with atol 1e-5 bounds the rounding and nothing
+# else
 CLOSE = dict(rtol=1e-6, atol=1e-5)
 
 
@@ -38,15 +41,17 @@ def _no_user_folder(monkeypatch):
 
 
 def test_the_shared_files_are_there():
-    # the tests below read them; a checkout without ../shared/data/time-series is a setup error, not a skip
+    # the tests below read them; a checkout without ../shared/data/time-series is a setup error, not
+    # a skip
     assert PV_FILE.is_file() and SB_FILE.is_file(), (
         f"the measured series must be in {SHARED} (data README 1b)"
     )
 
 
 def _authors_plane_vibration_split(n_rows: int, n_channels: int):
-    """pvdat.py's draw as its README describes it: seed 1, the zero-variance noise drawn first, 90 % of the start
-    indices 0..n-101 chosen without replacement, sorted, split 2:1:1 by counts truncated to integers."""
+    """pvdat.py's draw as its README describes it: seed 1, the zero-variance noise drawn first,
+    90 % of the start indices 0..n-101 chosen without replacement, sorted, split 2:1:1 by counts
+    truncated to integers."""
     rng = np.random.RandomState(1)
     rng.randn(n_rows, n_channels)
     full = n_rows - 100
@@ -94,7 +99,8 @@ def test_plane_vibration_reads_the_file_with_the_authors_standardisation_split_a
         np.testing.assert_allclose(windows.x.numpy(), z[runs[:, :64]], **CLOSE)
         np.testing.assert_allclose(windows.targets.numpy(), z[runs[:, 1:]], **CLOSE)
         np.testing.assert_allclose(windows.gaps[:, 1:].numpy(), np.diff(runs[:, :64], axis=1))
-        # the forecast: 8 consecutive stamps from the segment's last (65th) stamp on (review Sect. 3.4.3)
+        # the forecast: 8 consecutive stamps from the segment's last (65th) stamp on (review Sect.
+        # 3.4.3)
         np.testing.assert_allclose(windows.future.numpy(), z[runs[:, -1:] + np.arange(8)], **CLOSE)
         np.testing.assert_allclose(windows.future_gaps[:, 0].numpy(), runs[:, -1] - runs[:, -2])
         assert torch.all(windows.future_gaps[:, 1:] == 1)
@@ -139,7 +145,8 @@ def test_max_windows_keeps_the_first_windows_of_each_part():
         torch.testing.assert_close(b.x, a.x[:25], rtol=0, atol=0)
 
 
-# ---- where the files are read from ----------------------------------------------------------------------------
+# ---- where the files are read from
+# ----------------------------------------------------------------------------
 
 
 def test_a_missing_file_names_the_file_the_folder_and_how_to_choose_another(tmp_path, monkeypatch):
@@ -180,7 +187,8 @@ def test_the_environment_variable_and_the_argument_are_honoured(tmp_path, monkey
     )  # the default: shared/data/time-series beside the checkout
 
 
-# ---- malformed files: each names the file and the line (and column) --------------------------------------------
+# ---- malformed files: each names the file and the line (and column)
+# --------------------------------------------
 
 
 def _planted(tmp_path: Path, source: Path, edit) -> Path:
@@ -222,13 +230,15 @@ def _set_field(lines, number, column, value):
             "not finite",
             PV_FILE,
             lambda ls: _set_field(ls, 300, 4, "nan"),
-            r"plane_vibration_f16_gvt\.csv, line 300, column 4 \(Acceleration2\): expected a finite number, got 'nan'",
+            r"plane_vibration_f16_gvt\.csv, line 300, column 4 \(Acceleration2\): expected a "
+            r"finite number, got 'nan'",
         ),
         (
             "missing column",
             PV_FILE,
             lambda ls: [",".join(line.split(",")[1:]) for line in ls],
-            r"plane_vibration_f16_gvt\.csv, line 1: expected the columns Force, Voltage, .*Fs.*got Voltage",
+            r"plane_vibration_f16_gvt\.csv, line 1: expected the columns Force, Voltage, "
+            r".*Fs.*got Voltage",
         ),
         ("empty", SB_FILE, lambda ls: [], r"silverbox\.csv: empty file"),
         (
@@ -253,8 +263,8 @@ def test_a_different_copy_loads_with_verify_false_and_records_its_digest(tmp_pat
 
 
 def test_the_trailing_comma_is_optional(tmp_path):
-    # the authors' files end every row with a comma; a copy without it (one comma less per row: an empty Fs stays
-    # an empty field) reads the same numbers
+    # the authors' files end every row with a comma; a copy without it (one comma less per row: an
+    # empty Fs stays an empty field) reads the same numbers
     folder = _planted(
         tmp_path, PV_FILE, lambda ls: [line[:-1] if line.endswith(",") else line for line in ls]
     )
@@ -284,7 +294,8 @@ def test_bad_options_are_refused_clearly(options, message):
         pv.plane_vibration_measured(**options)
 
 
-# ---- the simulated stand-ins ----------------------------------------------------------------------------------
+# ---- the simulated stand-ins
+# ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -321,7 +332,8 @@ def test_training_without_validation_windows_asks_for_validate_false():
         train_hybrid(ODERNN("node", 2, 1, 2), task, epochs=1, batch_size=2, lr=1e-3, validate=True)
 
 
-# ---- the experiments' setting -----------------------------------------------------------------------------------
+# ---- the experiments' setting
+# -----------------------------------------------------------------------------------
 
 
 def test_the_hybrid_experiments_train_on_the_measured_series_where_they_exist():
@@ -339,9 +351,9 @@ def test_the_hybrid_experiments_train_on_the_measured_series_where_they_exist():
 
 
 def test_results_recorded_before_the_option_are_read_as_simulated(monkeypatch):
-    # every hybrid record of issue 31 says its source itself (Walker2D's: its simulated stand-in); plane vibration's
-    # was rerun on the measured series (issue 31 item 2); a record without one (they predate the option) reads as
-    # the simulated stand-in it trained on
+    # every hybrid record of issue 31 says its source itself (Walker2D's: its simulated stand-in);
+    # plane vibration's was rerun on the measured series (issue 31 item 2); a record without one
+    # (they predate the option) reads as the simulated stand-in it trained on
     walker = json.loads((RESULTS / "ode_rnn_walker2d" / "results.json").read_text())["config"]
     assert hybrids.data_source(walker) == "simulated" and "stand" in hybrids.data_label(walker)
     rerun = json.loads((RESULTS / "ode_rnn_plane_vibration" / "results.json").read_text())["config"]
@@ -366,7 +378,8 @@ def test_results_recorded_before_the_option_are_read_as_simulated(monkeypatch):
         hybrids._task("silverbox", hybrids.task_options(new), 4)
     finally:
         hybrids._task.cache_clear()
-    # the simulation is seeded by the shard; the measured split is the authors' whatever the shard's seed
+    # the simulation is seeded by the shard; the measured split is the authors' whatever the shard's
+    # seed
     assert calls == [
         ("silverbox", {"source": "simulated", "n_points": 3000, "seed": 4}),
         ("silverbox", {"source": "measured"}),
@@ -402,7 +415,8 @@ def test_a_hybrid_shard_records_the_data_it_read(tmp_path):
     )  # smoke: max_windows 2
 
 
-# ---- the blow-up experiment (the review's Fig. 7, the authors' silverbox_init.py) ----------------------------
+# ---- the blow-up experiment (the review's Fig. 7, the authors' silverbox_init.py)
+# ----------------------------
 
 
 def test_the_measured_drive_is_v1_of_the_training_samples_linear_between_them():
@@ -454,7 +468,8 @@ def test_node_blowup_refuses_a_horizon_beyond_the_measured_drive(tmp_path, capsy
     assert not (tmp_path / "x").exists()  # refused before any work
 
 
-# ---- the ledger says what each row's data were, from the config its results record ------------------------------
+# ---- the ledger says what each row's data were, from the config its results record
+# ------------------------------
 
 
 def test_the_rows_of_record_say_what_they_ran_on():
@@ -470,7 +485,8 @@ def test_the_rows_of_record_say_what_they_ran_on():
     assert blowup and all(
         r.data.startswith("the measured Silverbox's input voltage V1") for r in blowup
     )
-    # plane vibration's results of record are the authors' design on the measured series (issue 31 item 2)
+    # plane vibration's results of record are the authors' design on the measured series (issue 31
+    # item 2)
     measured = [r for r in table.rows if r.claim.experiment == "ode_rnn_plane_vibration"]
     assert measured and all(
         r.data.startswith("the measured plane vibration series") for r in measured
@@ -521,8 +537,8 @@ def test_node_blowup_records_its_source_in_every_scale():
     "experiment", ["ode_rnn_plane_vibration"]
 )  # Silverbox: no results of record (issue 31)
 def test_the_committed_baselines_regenerate_from_the_recorded_config(experiment):
-    # the record's config rebuilds its data (the measured series, 64 windows of each part), so the trivial
-    # predictors come out as committed; the simulated stand-in would give other numbers
+    # the record's config rebuilds its data (the measured series, 64 windows of each part), so the
+    # trivial predictors come out as committed; the simulated stand-in would give other numbers
     from dynkit.experiments.judging.baselines import baseline_of
 
     folder = RESULTS / experiment

@@ -1,5 +1,5 @@
-"""Issue 16's experiments at smoke scale: they run through the registry, reuse their shards, and their ledger rows
-turn known per-seed numbers into the outcomes the rules promise."""
+"""Issue 16's experiments at smoke scale: they run through the registry, reuse their shards, and
+their ledger rows turn known per-seed numbers into the outcomes the rules promise."""
 
 import gzip
 import math
@@ -49,7 +49,8 @@ def test_ode_rnn_smoke_run_measures_and_reuses_shards(tmp_path):
         assert (
             m[f"{model}.nfe_forward_per_epoch"]["mean"] > 0 and m[f"{model}.nfe_test"]["mean"] > 0
         )
-        # the authors' 64-stamp windows (their initial state reads the whole window): 64 observations
+        # the authors' 64-stamp windows (their initial state reads the whole window): 64
+        # observations
         assert f"{model}.adjoint_norm@63" in m and f"{model}.adjoint_norm@64" not in m
     assert (tmp_path / "hybrids.png").exists()
     table = (tmp_path / "table.md").read_text()
@@ -77,8 +78,8 @@ def _write_idx(path, array):
 def test_momentum_lstm_fashion_mnist_reads_idx_files_and_names_the_missing_package(
     tmp_path, monkeypatch
 ):
-    # planted IDX files stand in for the Debian package, so the experiment's path runs everywhere; each
-    # class is a distinct constant image, so the 196-step sequences differ between classes
+    # planted IDX files stand in for the Debian package, so the experiment's path runs everywhere;
+    # each class is a distinct constant image, so the 196-step sequences differ between classes
     from dynkit.experiments.momentum_rnn import momentum_lstm
     from dynkit.tasks import images
 
@@ -140,7 +141,8 @@ def test_csaode_cv_table_gives_mean_and_sample_std_beside_the_paper(tmp_path):
 
 @needs_sentence_data
 def test_csaode_cv_ledger_null_is_the_majority_class_rate():
-    # the "learned nothing" accuracy of each set, recounted from the loader (not from the table in the code)
+    # the "learned nothing" accuracy of each set, recounted from the loader (not from the table in
+    # the code)
     from dynkit.experiments.csaode.csaode_cv import DATASETS, MAJORITY
     from dynkit.tasks.text import load_dataset
 
@@ -158,7 +160,8 @@ def _results(per_seed: list[dict]) -> dict:
 
 
 def _hybrid(task: str, values: dict, s: int) -> dict:
-    """A valid seed of an ODE-RNN hybrid run: every model plateaued and off the NFE floor, plus ``values``."""
+    """A valid seed of an ODE-RNN hybrid run: every model plateaued and off the NFE floor, plus
+    ``values``."""
     epochs = E.EXPERIMENTS[f"ode_rnn_{task}"].config("cpu").epochs
     m = {}
     for model in ("node", "anode", "sonode", "hbnode", "ghbnode"):
@@ -205,7 +208,8 @@ def _hybrid(task: str, values: dict, s: int) -> dict:
             ],
             "opposite",
         ),
-        # adjoint: ODE-RNN vanishes by 10 orders, HBNODE-RNN by 0.5 -> difference 9.5 > 1 -> reproduced
+        # adjoint: ODE-RNN vanishes by 10 orders, HBNODE-RNN by 0.5 -> difference 9.5 > 1 ->
+        # reproduced
         (
             "review.silverbox_hbnode_adjoint_not_vanishing",
             [
@@ -221,9 +225,9 @@ def _hybrid(task: str, values: dict, s: int) -> dict:
             ],
             "reproduced",
         ),
-        # CSARK on SUBJ: 70-79 % per fold, above the majority class (50 %, the null) and short of the
-        # paper's 95.9 (its effect d = 45.9 points, the sesoi half of it): a CI from about 22 to 29
-        # points reads smaller effect (the rule before, with the whole gap as sesoi, called it
+        # CSARK on SUBJ: 70-79 % per fold, above the majority class (50 %, the null) and short of
+        # the paper's 95.9 (its effect d = 45.9 points, the sesoi half of it): a CI from about 22 to
+        # 29 points reads smaller effect (the rule before, with the whole gap as sesoi, called it
         # negligible)
         (
             "csaode.subj_rk_accuracy",
@@ -283,7 +287,8 @@ def _training_stopped():
 
 
 def _forecast_ran_out_of_steps():
-    # a solver failure outside a training step (seed 4's SONODE-RNN on Silverbox: the test forecast hit max_steps)
+    # a solver failure outside a training step (seed 4's SONODE-RNN on Silverbox: the test forecast
+    # hit max_steps)
     from dynkit.solvers.errors import MaxStepsExceeded
 
     return MaxStepsExceeded("max_steps=100000 reached at t=0.5 (underflow in float32)")
@@ -314,8 +319,9 @@ def test_a_solver_failure_in_training_is_recorded_not_raised(
 
 
 def test_node_adjoint_norm_smoke_run_measures_every_hybrid(tmp_path):
-    # the Fig. 8 experiment (issue 16 changed the hybrids' update under it): every hybrid trains on windows with
-    # their own irregular times and reports a finite adjoint decay over the held-out window
+    # the Fig. 8 experiment (issue 16 changed the hybrids' update under it): every hybrid trains on
+    # windows with their own irregular times and reports a finite adjoint decay over the held-out
+    # window
     m = E.run("node_adjoint_norm", "smoke", seeds=[0], out=tmp_path)["metrics"]
     models = {key.split(".")[0] for key in m} - {
         "baseline"
@@ -331,9 +337,10 @@ def test_node_adjoint_norm_smoke_run_measures_every_hybrid(tmp_path):
 
 
 def test_momentum_lstm_gradient_ratio_does_not_underflow_over_196_steps():
-    # an untrained LSTM read pixel by pixel over 196 steps: float32 backprop gave dL/dh_1 = 0 exactly on our
-    # machines (a ratio floored at 1e-300 in the first results); gradient_ratio (float64 on a copy) gives the
-    # true ratio, ~3e-38 here, below float32's normal range, and leaves the model and its grads alone
+    # an untrained LSTM read pixel by pixel over 196 steps: float32 backprop gave dL/dh_1 = 0
+    # exactly on our machines (a ratio floored at 1e-300 in the first results); gradient_ratio
+    # (float64 on a copy) gives the true ratio, ~3e-38 here, below float32's normal range, and
+    # leaves the model and its grads alone
     from dynkit.experiments.momentum_rnn.momentum_lstm import CELLS, gradient_ratio
     from dynkit.models.momentum_rnn import SequenceClassifier
 
@@ -349,8 +356,9 @@ def test_momentum_lstm_gradient_ratio_does_not_underflow_over_196_steps():
 
 
 def test_fig8_rows_name_their_stand_in_data_and_design():
-    # node_adjoint_norm runs a simulated oscillator where the review's Fig. 8 has Walker2D, on the authors' residual
-    # cell: every row must say both, whatever the recorded config (a row without them would read as the paper's run)
+    # node_adjoint_norm runs a simulated oscillator where the review's Fig. 8 has Walker2D, on the
+    # authors' residual cell: every row must say both, whatever the recorded config (a row without
+    # them would read as the paper's run)
     from dynkit.experiments.judging.ledger import DATA_NOTES
 
     rows = [c for c in COMPARISONS.values() if c.experiment == "node_adjoint_norm"]
@@ -363,8 +371,9 @@ def test_fig8_rows_name_their_stand_in_data_and_design():
 
 
 def test_the_hybrid_design_notes_read_the_registered_cpu_training(monkeypatch):
-    # the note a plane-vibration row carries is derived from the cpu config, so it cannot describe another scale:
-    # planted, an old config (14 epochs on the first 64 windows of each part) must give that note
+    # the note a plane-vibration row carries is derived from the cpu config, so it cannot describe
+    # another scale: planted, an old config (14 epochs on the first 64 windows of each part) must
+    # give that note
     import dataclasses
     import types
 

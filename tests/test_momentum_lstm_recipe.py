@@ -1,5 +1,6 @@
-"""MomentumLSTM / SRLSTM with the authors' training (issue 31 item 5): their optimiser, learning rate, clipping and
-per-task cell parameters expressible in the config, the recipe naming what the cpu scale cuts."""
+"""MomentumLSTM / SRLSTM with the authors' training (issue 31 item 5): their optimiser, learning
+rate, clipping and per-task cell parameters expressible in the config, the recipe naming what the
+cpu scale cuts."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def _tiny(**changes) -> M.MomentumLSTMConfig:
 
 
 def _built(monkeypatch, config) -> dict:
-    """The keywords train_cell gives the model, and the optimiser it builds (captured, nothing trained long)."""
+    """The keywords train_cell gives the model, and the optimiser it builds (captured, nothing
+    trained long)."""
     seen = {}
     real = M.OPTIMIZERS[config.optimizer]
 
@@ -53,7 +55,8 @@ def _built(monkeypatch, config) -> dict:
 @pytest.mark.parametrize(
     "task, cell, expected",
     [
-        # typed from the authors' recipes.md (Table 1 commands): --epsilon is s, --mus is beta, --restart the period
+        # typed from the authors' recipes.md (Table 1 commands): --epsilon is s, --mus is beta,
+        # --restart the period
         ("digits", "SRLSTM", dict(rule="restart", s=1.0, restart_every=2)),
         ("digits_permuted", "SRLSTM", dict(rule="restart", s=0.9, restart_every=40)),
         ("digits", "AdamLSTM", dict(rule="adam", mu=0.6, s=0.6, beta=0.1)),

@@ -1,4 +1,5 @@
-"""Momentum ResNet, Eq. (2)/(3): exact inversion, memory-free gradients, momentumnet parity, bad input."""
+"""Momentum ResNet, Eq. (2)/(3): exact inversion, memory-free gradients, momentumnet parity, bad
+input."""
 
 import pytest
 from hypothesis import given, settings
@@ -60,8 +61,8 @@ def test_memory_free_gradients_equal_autograd(gamma, dtype):
         grads = torch.autograd.grad(loss, [x] + list(net.parameters()))
         results.append((xL.detach(), grads))
     (x_e, g_e), (x_p, g_p) = results
-    # tolerance: the exact mode rounds to the 2**-40 grid (and gamma*v to < n grid units) at each of the
-    # 12 layers; float32's own rounding (eps 6e-8) dominates in single precision
+    # tolerance: the exact mode rounds to the 2**-40 grid (and gamma*v to < n grid units) at each of
+    # the 12 layers; float32's own rounding (eps 6e-8) dominates in single precision
     rtol = 1e-4 if dtype == torch.float32 else 1e-8
     torch.testing.assert_close(x_e, x_p, rtol=rtol, atol=rtol)
     for a, b in zip(g_e, g_p):
@@ -116,8 +117,9 @@ def test_same_forward_as_momentumnet(gamma, exact):
     with torch.no_grad():
         ref = momentumnet.MomentumNet(functions, gamma, use_backprop=True)(x)
         ours = MomentumResNet(functions, gamma, exact=exact)(x)[0]
-    # float mode: the same float operations; exact mode: grid rounding 2**-40 per layer (and < 10 units
-    # of it for gamma = 9/10) amplified by at most the network's Lipschitz constant over 10 layers
+    # float mode: the same float operations; exact mode: grid rounding 2**-40 per layer (and < 10
+    # units of it for gamma = 9/10) amplified by at most the network's Lipschitz constant over 10
+    # layers
     tol = 1e-13 if not exact else 1e-9
     torch.testing.assert_close(ours, ref, rtol=tol, atol=tol)
 

@@ -1,4 +1,5 @@
-"""MomentumRNN family: one module, parametrised by cell and momentum rule (review Eqs. (10)-(17))."""
+"""MomentumRNN family: one module, parametrised by cell and momentum rule (review Eqs.
+(10)-(17))."""
 
 import pytest
 import torch
@@ -45,8 +46,9 @@ def test_zero_momentum_unit_step_is_plain_cell(cell):
 
 
 def test_momentum_rnn_satisfies_second_order_form():
-    # Review Eq. (14): h_t = sigma(U(h_{t-1} - mu h_{t-2}) + mu sigma^{-1}(h_{t-1}) + s W x_t) (+ (1 - mu) b
-    # with our bias b), a consequence of Eq. (11) checked on the module's outputs in float64.
+    # Review Eq. (14): h_t = sigma(U(h_{t-1} - mu h_{t-2}) + mu sigma^{-1}(h_{t-1}) + s W x_t) (+ (1
+    # - mu) b with our bias b), a consequence of Eq. (11) checked on the module's outputs in
+    # float64.
     mu, s = 0.7, 0.4
     model = rnn("rnn", "momentum", mu=mu, s=s)
     with torch.no_grad():
@@ -117,7 +119,8 @@ def test_momentum_schedules():
 @settings(max_examples=12, deadline=None)
 @given(rule=st.sampled_from(RULES), cell=st.sampled_from(["rnn", "lstm"]), split=st.integers(1, 11))
 def test_state_continues_a_sequence(rule, cell, split):
-    # For all rules: running [0, split) then [split, T) from the returned state equals one run (schedules too).
+    # For all rules: running [0, split) then [split, T) from the returned state equals one run
+    # (schedules too).
     model, x = rnn(cell, rule, restart_every=3), seq()
     whole = model(x)[0]
     first, state = model(x[:, :split])
@@ -171,8 +174,9 @@ def test_bad_inputs():
 
 @pytest.mark.parametrize("rule", ["none", "momentum", "adam"])
 def test_the_authors_initialisation_is_theirs_and_their_input_bias_enters_the_drive(rule):
-    # MomentumRNN's reset_parameters (mnist-timit/momentumnet.py), written out here: x2h orthogonal, h2h the
-    # identity on its first N rows (eye_ on 4N x N), biases 0 but the forget block (rows N..2N) 1.0 in both
+    # MomentumRNN's reset_parameters (mnist-timit/momentumnet.py), written out here: x2h orthogonal,
+    # h2h the identity on its first N rows (eye_ on 4N x N), biases 0 but the forget block (rows
+    # N..2N) 1.0 in both
     torch.manual_seed(0)
     n, d = 5, 3
     rnn = MomentumRNN(d, n, cell="lstm", rule=rule, init="authors")
@@ -185,7 +189,8 @@ def test_the_authors_initialisation_is_theirs_and_their_input_bias_enters_the_dr
     forget[n : 2 * n] = 1.0
     for bias in (rnn.W.bias, rnn.U.bias):
         torch.testing.assert_close(bias.detach(), forget)
-    # the input bias is part of the drive the momentum accumulates: with x = 0 the first step's momentum is s * b_x
+    # the input bias is part of the drive the momentum accumulates: with x = 0 the first step's
+    # momentum is s * b_x
     state = rnn(torch.zeros(1, 1, d))[1]
     if rule == "momentum":
         torch.testing.assert_close(state["v"][0], rnn.s * forget)
@@ -200,9 +205,9 @@ def test_the_authors_initialisation_is_theirs_and_their_input_bias_enters_the_dr
 
 
 def test_nesterov_restart_is_the_authors_srlstm_written_out():
-    # NesterovLSTMCell of MomentumRNN's code, driven as their mnist.py drives it (read, not copied): k counts
-    # 1, 2, ..., F and starts again; y_k = h2h(h) - eps x2h(x); gates = y_k + (k-1)/(k+2) (y_k - y_{k-1}). Float64:
-    # the two computations differ only in round-off (1e-12)
+    # NesterovLSTMCell of MomentumRNN's code, driven as their mnist.py drives it (read, not copied):
+    # k counts 1, 2, ..., F and starts again; y_k = h2h(h) - eps x2h(x); gates = y_k + (k-1)/(k+2)
+    # (y_k - y_{k-1}). Float64: the two computations differ only in round-off (1e-12)
     torch.manual_seed(2)
     n, F_, steps = 4, 3, 8
     rnn = MomentumRNN(

@@ -1,4 +1,5 @@
-"""The gradient measurement behind the vanishing-gradient experiment (MomentumRNN Fig. 2, review (13)-(15))."""
+"""The gradient measurement behind the vanishing-gradient experiment (MomentumRNN Fig. 2, review
+(13)-(15))."""
 
 import pytest
 import torch
@@ -23,8 +24,8 @@ def test_second_order_graph_same_function_different_hidden_sensitivities():
         grads.append([p.grad.clone() for p in model.parameters()])
         hidden.append(torch.stack([h.grad for h in hs]))
         model.zero_grad(set_to_none=True)
-    # same function of the parameters: equal parameter gradients (float64; atanh of |h| < 1 well conditioned
-    # at this initialisation, so agreement to ~1e-10)
+    # same function of the parameters: equal parameter gradients (float64; atanh of |h| < 1 well
+    # conditioned at this initialisation, so agreement to ~1e-10)
     for a, b in zip(*grads):
         torch.testing.assert_close(a, b, rtol=1e-8, atol=1e-10)
     # the last step's hidden gradient is the head's alone in both graphs ...

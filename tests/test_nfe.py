@@ -1,5 +1,5 @@
-"""NFE accounting (forward calls, backward vector-Jacobian products), the NFE-vs-tolerance sweep, and
-training runs that resume exactly and stop cleanly on solver failures."""
+"""NFE accounting (forward calls, backward vector-Jacobian products), the NFE-vs-tolerance sweep,
+and training runs that resume exactly and stop cleanly on solver failures."""
 
 import json
 
@@ -21,9 +21,9 @@ torch.set_num_threads(1)
     [("torchdiffeq", False), ("torchdiffeq", True), ("dynkit", False), ("dynkit", True)],
 )
 def test_rk4_counts_are_four_per_step_forward_and_backward(solver, adjoint):
-    # RK4 with h = 0.25 on [0, 1]: 4 steps of 4 stages = 16 evaluations forward. Backward: every stage
-    # is backpropagated once (direct), or the adjoint RK4 solve takes 4 steps of 4 stages with one
-    # vector-Jacobian product each.
+    # RK4 with h = 0.25 on [0, 1]: 4 steps of 4 stages = 16 evaluations forward. Backward: every
+    # stage is backpropagated once (direct), or the adjoint RK4 solve takes 4 steps of 4 stages with
+    # one vector-Jacobian product each.
     model = HBNODE(MLPField(2, 8), method="rk4", step_size=0.25, solver=solver, adjoint=adjoint)
     with BatchNFE(model) as nfe:
         out = model(torch.randn(3, 2))
@@ -74,7 +74,8 @@ def test_nfe_vs_tolerance_structure_files_and_monotone_forward(tmp_path):
         assert per_tol["1e-06"]["backward_nfe"]["mean"] > per_tol["1e-02"]["backward_nfe"]["mean"]
     saved = json.loads((tmp_path / "nfe_vs_tolerance.json").read_text())
     assert saved["results"]["mine"] == json.loads(json.dumps(res["mine"])) and "versions" in saved
-    # the name was measured as initialised, the module's training is not known: neither is recorded as 0 epochs
+    # the name was measured as initialised, the module's training is not known: neither is recorded
+    # as 0 epochs
     assert (
         saved["training"]["node"]["state"].startswith("UNTRAINED")
         and saved["training"]["node"]["epochs"] == 0
@@ -122,7 +123,8 @@ def test_training_resumes_exactly(tmp_path):
 
 def test_solver_failure_stops_training_naming_batch_and_keeps_checkpoint(tmp_path):
     class Explodes(torch.nn.Module):
-        """Non-finite from call 61 on: 16 rk4 calls a batch, 2 batches an epoch -> epoch 2, batch 2."""
+        """Non-finite from call 61 on: 16 rk4 calls a batch, 2 batches an epoch -> epoch 2, batch
+        2."""
 
         def __init__(self):
             super().__init__()
@@ -164,7 +166,8 @@ def test_run_training_rejects_bad_configuration(kwargs, match):
 
 
 def test_run_training_defaults_to_dynkit_with_its_adjoint_and_keeps_torchdiffeq():
-    # issue 21: dk.solve is every model's engine, its adjoint standing in for torchdiffeq's odeint_adjoint
+    # issue 21: dk.solve is every model's engine, its adjoint standing in for torchdiffeq's
+    # odeint_adjoint
     runs = {
         solver: dk.tasks.run_training(
             "ghbnode",
@@ -190,8 +193,8 @@ def test_run_training_defaults_to_dynkit_with_its_adjoint_and_keeps_torchdiffeq(
 
 
 def test_dynkit_adjoint_backward_count_equals_its_own_statistics():
-    # An independent count of the adjoint's backward work: dk.solve's backward_stats (one VJP per call of f
-    # except the time_calls, none here as t needs no gradient).
+    # An independent count of the adjoint's backward work: dk.solve's backward_stats (one VJP per
+    # call of f except the time_calls, none here as t needs no gradient).
     torch.manual_seed(0)
     field = NFECounter(MLPField(3, 6))
     sol = dk.solve(

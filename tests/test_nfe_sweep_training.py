@@ -1,6 +1,6 @@
-"""nfe-sweep says whether its models were trained: UNTRAINED in the table, the JSON and the figure when measured
-as initialised, the real epochs (or that they are unknown) otherwise, never 0 for trained modules; the command
-and the library write one JSON layout (write_nfe_sweep)."""
+"""nfe-sweep says whether its models were trained: UNTRAINED in the table, the JSON and the
+figure when measured as initialised, the real epochs (or that they are unknown) otherwise, never
+0 for trained modules; the command and the library write one JSON layout (write_nfe_sweep)."""
 
 from __future__ import annotations
 
@@ -117,7 +117,8 @@ def test_a_mixed_figure_labels_the_untrained_lines():
 
 
 def test_nfe_vs_tolerance_records_the_training_of_what_it_measures():
-    """Named models as initialised are UNTRAINED; modules given with trained_epochs keep that number."""
+    """Named models as initialised are UNTRAINED; modules given with trained_epochs keep that
+    number."""
     from dynkit.models.node_paper import from_paper
 
     module = from_paper("node", "point_cloud")

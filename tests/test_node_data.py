@@ -1,4 +1,5 @@
-"""Offline data of the heavy-ball neural ODE experiments: IDX reader, point cloud, simulated Silverbox."""
+"""Offline data of the heavy-ball neural ODE experiments: IDX reader, point cloud, simulated
+Silverbox."""
 
 import gzip
 import struct

@@ -1,4 +1,5 @@
-"""Heavy-ball neural ODE models: sizes (Table 5 of the review), right-hand sides, solvers, bad input."""
+"""Heavy-ball neural ODE models: sizes (Table 5 of the review), right-hand sides, solvers, bad
+input."""
 
 import math
 
@@ -102,8 +103,9 @@ def test_hbnode_without_force_coasts(gamma_raw, h0, m0):
     gamma = 1 / (1 + math.exp(-gamma_raw))
     h = model(torch.tensor([[h0]], dtype=torch.float64))
     expected = h0 + m0 * (1 - math.exp(-gamma)) / gamma
-    # a solve at rtol 1e-10: the global error sums the accepted steps' local errors (measured up to 5.5e-9
-    # relative, gamma_raw=-2.07, m0=2), so the bound is 100x the tolerance relative to the solution
+    # a solve at rtol 1e-10: the global error sums the accepted steps' local errors (measured up to
+    # 5.5e-9 relative, gamma_raw=-2.07, m0=2), so the bound is 100x the tolerance relative to the
+    # solution
     assert abs(float(h) - expected) < 100 * 1e-10 * max(1.0, abs(expected))
 
 
@@ -152,14 +154,14 @@ def _grads(module):
 @pytest.mark.parametrize("model", MODELS)
 def test_solvers_agree_and_both_give_gradients(model, adjoint):
     # The same model (weights copied) solved by torchdiffeq and by dk.solve, both dopri5 at the same
-    # rtol = 1e-7, atol = 1e-9, in float64. The two controllers choose different steps, so the outputs
-    # differ by the two global errors: each step's local error is held below ~1e-7 (|z| ~ 1) and a
-    # [0, 1] solve takes tens of steps, so each global error is ~1e-6 at most; 1e-5 leaves a factor 10,
-    # while a wrong stage coefficient would leave an O(h) error of order 1e-2 (tested in test_solvers).
-    # Gradients: each engine's own adjoint ODE is solved to the same tolerance (error ~1e-6 relative to
-    # the largest entry); backpropagation differentiates each engine's discrete steps, which adds terms
-    # of the local error's size (measured ~5e-6 relative against a 1e-12 adjoint reference). Allowed:
-    # 1e-4 times the largest gradient entry of the model.
+    # rtol = 1e-7, atol = 1e-9, in float64. The two controllers choose different steps, so the
+    # outputs differ by the two global errors: each step's local error is held below ~1e-7 (|z| ~ 1)
+    # and a [0, 1] solve takes tens of steps, so each global error is ~1e-6 at most; 1e-5 leaves a
+    # factor 10, while a wrong stage coefficient would leave an O(h) error of order 1e-2 (tested in
+    # test_solvers). Gradients: each engine's own adjoint ODE is solved to the same tolerance (error
+    # ~1e-6 relative to the largest entry); backpropagation differentiates each engine's discrete
+    # steps, which adds terms of the local error's size (measured ~5e-6 relative against a 1e-12
+    # adjoint reference). Allowed: 1e-4 times the largest gradient entry of the model.
     torch.manual_seed(0)
     ref = from_paper(
         model, "point_cloud", solver="torchdiffeq", rtol=1e-7, atol=1e-9, adjoint=adjoint
@@ -180,9 +182,9 @@ def test_solvers_agree_and_both_give_gradients(model, adjoint):
 
 @pytest.mark.parametrize("method", ["euler", "midpoint"])
 def test_solvers_take_identical_fixed_steps(method):
-    # Same tableau, same four steps of 0.25: the engines do the same arithmetic, so outputs and gradients
-    # agree to float64 round-off (1e-12). (torchdiffeq's "rk4" is Kutta's 3/8 rule, dynkit's the classic
-    # RK4, hence the two methods both implement identically.)
+    # Same tableau, same four steps of 0.25: the engines do the same arithmetic, so outputs and
+    # gradients agree to float64 round-off (1e-12). (torchdiffeq's "rk4" is Kutta's 3/8 rule,
+    # dynkit's the classic RK4, hence the two methods both implement identically.)
     torch.manual_seed(1)
     a = HBNODE(MLPField(2, 8), method=method, step_size=0.25, solver="torchdiffeq").double()
     b = HBNODE(MLPField(2, 8), method=method, step_size=0.25).double()
@@ -197,8 +199,8 @@ def test_solvers_take_identical_fixed_steps(method):
 
 
 def test_fixed_step_agreement_check_tells_two_tableaus_apart():
-    # The planted violation of the check above: "rk4" is Kutta's 3/8 rule in torchdiffeq and the classic
-    # RK4 in dynkit, both fourth order, yet 1e-12 tells them apart after four steps of 0.25.
+    # The planted violation of the check above: "rk4" is Kutta's 3/8 rule in torchdiffeq and the
+    # classic RK4 in dynkit, both fourth order, yet 1e-12 tells them apart after four steps of 0.25.
     torch.manual_seed(1)
     a = HBNODE(MLPField(2, 8), method="rk4", step_size=0.25, solver="torchdiffeq").double()
     b = HBNODE(MLPField(2, 8), method="rk4", step_size=0.25).double()
@@ -260,7 +262,8 @@ def test_ghbnode_position_grows_at_most_linearly(seed, scale):
 
 @pytest.mark.parametrize("method", ["rosenbrock23", "rodas4", "auto"])
 def test_dynkit_adjoint_refuses_the_implicit_methods_before_solving(method):
-    # Their adjoint takes Jacobians inside the model's autograd and fails obscurely (torch.func RuntimeError)
+    # Their adjoint takes Jacobians inside the model's autograd and fails obscurely (torch.func
+    # RuntimeError)
     with pytest.raises(
         ValueError, match=rf"method must be an explicit method with adjoint=True .*got '{method}'"
     ):

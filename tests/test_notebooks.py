@@ -1,7 +1,8 @@
-"""The notebooks of notebooks/: jupytext percent-format scripts (no stored outputs), listed in the docs.
+"""The notebooks of notebooks/: jupytext percent-format scripts (no stored outputs), listed in the
+docs.
 
-Each asserts its own results, so running it is a test: the docs build runs every one at its small size
-(`DYNKIT_NOTEBOOK_SMALL=1`) and renders it with its figures (tests/test_docs.py).
+Each asserts its own results, so running it is a test: the docs build runs every one at its small
+size (`DYNKIT_NOTEBOOK_SMALL=1`) and renders it with its figures (tests/test_docs.py).
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ def test_notebook_is_percent_format(path):
 
 
 def test_the_docs_execute_every_notebook_and_fail_on_an_error():
-    # Running the notebooks is part of the docs build (tests/test_docs.py builds the docs and asserts each
-    # notebook's page with its figures): myst-nb executes them at their small size, and a failing cell (each
-    # notebook asserts its own results) fails the build. So they are not run a second time here.
+    # Running the notebooks is part of the docs build (tests/test_docs.py builds the docs and
+    # asserts each notebook's page with its figures): myst-nb executes them at their small size, and
+    # a failing cell (each notebook asserts its own results) fails the build. So they are not run a
+    # second time here.
     conf = (ROOT / "docs" / "conf.py").read_text()
     assert 'nb_execution_mode = "force"' in conf and "nb_execution_raise_on_error = True" in conf
     assert 'os.environ.setdefault("DYNKIT_NOTEBOOK_SMALL", "1")' in conf
@@ -54,8 +56,9 @@ def test_no_notebook_picks_the_matplotlib_backend():
 
 
 def test_the_nfe_notebook_shows_the_results_of_record_not_the_solvers_floor():
-    # The forced-small run sits at the solver's floor (every value 20.0 ± 0.0): the docs show the committed
-    # results instead, which span the tolerances; the notebook asserts they are off the floor.
+    # The forced-small run sits at the solver's floor (every value 20.0 ± 0.0): the docs show the
+    # committed results instead, which span the tolerances; the notebook asserts they are off the
+    # floor.
     text = (ROOT / "notebooks" / "nfe_vs_tolerance.py").read_text()
     assert '"analysis" / "results" / "node_trained"' in text
     import json
@@ -74,7 +77,8 @@ def test_the_nfe_notebook_shows_the_results_of_record_not_the_solvers_floor():
 
 
 def _visible_code_before_the_first_figure(path: Path) -> list[str]:
-    """The code cells a reader sees (not collapsed by myst-nb's ``hide-input`` tag) above the first figure."""
+    """The code cells a reader sees (not collapsed by myst-nb's ``hide-input`` tag) above the
+    first figure."""
     import jupytext
 
     visible = []
@@ -88,9 +92,9 @@ def _visible_code_before_the_first_figure(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_the_notebook_opens_with_its_figure(path, tmp_path):
-    """Above the first figure there is only text and collapsed code (imports, helpers, the computation it shows),
-    so the page's first screen shows it (tests/test_docs.py measures that in Chromium). Planted: the same
-    notebook with its cells uncollapsed is caught."""
+    """Above the first figure there is only text and collapsed code (imports, helpers, the
+    computation it shows), so the page's first screen shows it (tests/test_docs.py measures that
+    in Chromium). Planted: the same notebook with its cells uncollapsed is caught."""
     assert _visible_code_before_the_first_figure(path) == []
     planted = tmp_path / path.name
     planted.write_text(path.read_text().replace('# %% tags=["hide-input"]', "# %%"))

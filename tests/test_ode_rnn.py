@@ -1,5 +1,5 @@
-"""ODE-RNN hybrids: the ODE between observations against matrix exponentials, the observation update,
-the adjoint read-out, the paper presets' sizes and the input checks."""
+"""ODE-RNN hybrids: the ODE between observations against matrix exponentials, the observation
+update, the adjoint read-out, the paper presets' sizes and the input checks."""
 
 import json
 
@@ -14,7 +14,8 @@ from dynkit.models.ode_rnn import HYBRIDS, ODERNN, adjoint_norms
 
 
 def linear_generator(model: ODERNN) -> np.ndarray:
-    """The matrix G with d[z, 1]/dt = G [z, 1] for a hybrid whose f is one dense layer (sigma = identity)."""
+    """The matrix G with d[z, 1]/dt = G [z, 1] for a hybrid whose f is one dense layer (sigma =
+    identity)."""
     dyn = model.scaled.dynamics
     W = dyn.f.layer.weight.detach().numpy()
     b = dyn.f.layer.bias.detach().numpy()
@@ -37,8 +38,9 @@ def linear_generator(model: ODERNN) -> np.ndarray:
 
 @pytest.mark.parametrize("name", HYBRIDS)
 def test_evolve_matches_matrix_exponential_with_per_sequence_gaps(name):
-    # f linear -> z(dt) = expm(dt G) [z0, 1] exactly; dopri5 at 1e-10 agrees to ~1e-8 (tolerance 1e-6 leaves
-    # margin for the error accumulated over the gap). Each sequence of the batch has its own gap.
+    # f linear -> z(dt) = expm(dt G) [z0, 1] exactly; dopri5 at 1e-10 agrees to ~1e-8 (tolerance
+    # 1e-6 leaves margin for the error accumulated over the gap). Each sequence of the batch has its
+    # own gap.
     torch.manual_seed(0)
     model = ODERNN(
         name,
@@ -76,9 +78,9 @@ def test_evolve_reference_detects_a_wrong_gap():
 @pytest.mark.parametrize("name", HYBRIDS)
 @pytest.mark.parametrize("residual", [False, True])
 def test_update_writes_the_whole_state_and_zeroes_anode_augmentation(name, residual):
-    # the cell maps [z, x] to the new state (tanh) or adds a linear increment to it (residual, the authors'
-    # design), velocity/momentum included; ANODE's augmentation restarts at zero. The by-hand value uses
-    # the cell's own layer.
+    # the cell maps [z, x] to the new state (tanh) or adds a linear increment to it (residual, the
+    # authors' design), velocity/momentum included; ANODE's augmentation restarts at zero. The
+    # by-hand value uses the cell's own layer.
     torch.manual_seed(1)
     model = ODERNN(name, 2, 1, 3, augment=2, residual=residual)
     P, H = model.position, model.hidden
@@ -86,7 +88,8 @@ def test_update_writes_the_whole_state_and_zeroes_anode_augmentation(name, resid
     x = torch.randn(4, 2)
     new = model.update(z, x)
     kept = H if name == "anode" else model.n_states * P
-    if residual:  # the authors' parametrisation: one dense layer per block of [z, x] (position, velocity, input)
+    # the authors' parametrisation: one dense layer per block of [z, x] (position, velocity, input)
+    if residual:
         pieces = torch.cat([z, x], 1).split(model.cell.blocks, dim=1)
         affine = sum(p @ d.weight.T + d.bias for p, d in zip(pieces, model.cell.parts))
     else:
@@ -182,9 +185,10 @@ def test_bad_sequences_are_named(x, gaps, match):
 
 
 def test_tight_nfe_reads_the_trained_model_at_its_own_tolerance_and_restores_the_training_one():
-    # the NFE rows of the hybrids are measured at rtol 1e-6 on the trained model: per interval solve, more than
-    # at 1e-3 on the same model (the check can fail: a measurement left at the training tolerance gives equal
-    # counts), and the block's tolerance is the training one again afterwards
+    # the NFE rows of the hybrids are measured at rtol 1e-6 on the trained model: per interval
+    # solve, more than at 1e-3 on the same model (the check can fail: a measurement left at the
+    # training tolerance gives equal counts), and the block's tolerance is the training one again
+    # afterwards
     from dynkit.tasks.time_series import _tight_nfe
     from dynkit.tasks.windows import TimeSeriesTask, Windows
 
@@ -218,8 +222,9 @@ def test_tight_nfe_reads_the_trained_model_at_its_own_tolerance_and_restores_the
 
 
 def test_the_authors_plane_vibration_hybrids_have_the_review_parameter_counts_exactly():
-    # the review's Sect. 3.4.3 counts (15,986 / 16,730 / 16,649 / 16,127 / 16,127) are the reference; the authors'
-    # sizes reproduce them to the parameter, dynkit's earlier design only within 1 % (planted: the other design)
+    # the review's Sect. 3.4.3 counts (15,986 / 16,730 / 16,649 / 16,127 / 16,127) are the
+    # reference; the authors' sizes reproduce them to the parameter, dynkit's earlier design only
+    # within 1 % (planted: the other design)
     for name in HYBRIDS:
         ours = dk.models.count_parameters(
             dk.models.from_paper(name, "plane_vibration", design="authors")
@@ -231,9 +236,10 @@ def test_the_authors_plane_vibration_hybrids_have_the_review_parameter_counts_ex
 
 @pytest.mark.parametrize("restoring", ["learnable", "fixed"])
 def test_the_restoring_term_matches_the_matrix_exponential(restoring):
-    # the authors' HBNODE: dh = m, dm = -gamma m + f(h) - xi h, xi = softplus(0) = ln 2; with f linear the flow is
-    # expm(dt G) with -xi on the (m, h) block, against which dopri5 at 1e-10 agrees to 1e-6 (as the test above).
-    # Planted: the generator without the restoring term misses it.
+    # the authors' HBNODE: dh = m, dm = -gamma m + f(h) - xi h, xi = softplus(0) = ln 2; with f
+    # linear the flow is expm(dt G) with -xi on the (m, h) block, against which dopri5 at 1e-10
+    # agrees to 1e-6 (as the test above). Planted: the generator without the restoring term misses
+    # it.
     torch.manual_seed(0)
     model = ODERNN(
         "hbnode", 2, 1, 3, restoring=restoring, activation=lambda v: v, rtol=1e-10, atol=1e-10
@@ -251,8 +257,9 @@ def test_the_restoring_term_matches_the_matrix_exponential(restoring):
 
 
 def test_read_window_predicts_after_the_gap_and_reads_back_before_it():
-    # the authors' order: the prediction of observation k + 1 is the state carried across the gap to it; over zero
-    # gaps the prediction is the read-back (the state does not move), over a real gap it is not
+    # the authors' order: the prediction of observation k + 1 is the state carried across the gap to
+    # it; over zero gaps the prediction is the read-back (the state does not move), over a real gap
+    # it is not
     torch.manual_seed(3)
     model = ODERNN(
         "ghbnode",
@@ -275,7 +282,8 @@ def test_read_window_predicts_after_the_gap_and_reads_back_before_it():
 
 
 def test_the_window_initial_state_reads_the_whole_window():
-    # the authors' ic: a dense layer of the flattened window; ANODE's writes its first `hidden` components only
+    # the authors' ic: a dense layer of the flattened window; ANODE's writes its first `hidden`
+    # components only
     torch.manual_seed(4)
     model = ODERNN(
         "anode",
@@ -303,8 +311,9 @@ def test_the_window_initial_state_reads_the_whole_window():
 
 @pytest.mark.parametrize("name", ["sonode", "hbnode"])
 def test_the_adjoint_gradient_is_the_backpropagated_one(name):
-    # dk.solve's adjoint with the gap carried in the state: at 1e-10 in float64 both gradients are the exact
-    # gradient of the same loss to ~1e-8; 1e-5 leaves margin for the error accumulated over 6 solves
+    # dk.solve's adjoint with the gap carried in the state: at 1e-10 in float64 both gradients are
+    # the exact gradient of the same loss to ~1e-8; 1e-5 leaves margin for the error accumulated
+    # over 6 solves
     torch.manual_seed(5)
     x, gaps = torch.randn(2, 4, 2, dtype=torch.float64), torch.rand(2, 4, dtype=torch.float64) + 0.5
     grads = []
@@ -329,7 +338,8 @@ def test_the_adjoint_gradient_is_the_backpropagated_one(name):
 
 
 def test_time_scale_multiplies_every_gap():
-    # evolving over gap g with time_scale s is evolving over s * g (the authors' Walker2D divides by 64)
+    # evolving over gap g with time_scale s is evolving over s * g (the authors' Walker2D divides by
+    # 64)
     torch.manual_seed(7)
     scaled = ODERNN("hbnode", 2, 1, 3, time_scale=1 / 64, rtol=1e-9, atol=1e-9).double()
     plain = ODERNN("hbnode", 2, 1, 3, rtol=1e-9, atol=1e-9).double()
@@ -341,7 +351,8 @@ def test_time_scale_multiplies_every_gap():
 
 
 def test_step_restarts_set_the_rate_and_restart_adam_at_the_epoch():
-    # the authors' lr_dict {0: 1e-3, 2: 0.5}: a fresh Adam at the start of epoch 2 (after 3 batches an epoch)
+    # the authors' lr_dict {0: 1e-3, 2: 0.5}: a fresh Adam at the start of epoch 2 (after 3 batches
+    # an epoch)
     from dynkit.tasks.time_series import StepRestarts
 
     w = torch.nn.Parameter(torch.ones(3))
@@ -367,8 +378,9 @@ def _tiny_task():
 
 
 def test_train_hybrid_clips_shrinks_and_weighs_as_told(monkeypatch):
-    # clip_grad_norm_ is called with the norm before every step (planted: without clip_norm it is never called);
-    # shrink multiplies every parameter once before training; the reconstruction weight enters the loss
+    # clip_grad_norm_ is called with the norm before every step (planted: without clip_norm it is
+    # never called); shrink multiplies every parameter once before training; the reconstruction
+    # weight enters the loss
     from dynkit.tasks import time_series as T
 
     task = _tiny_task()
@@ -425,7 +437,8 @@ def test_the_reconstruction_term_is_the_read_back_mse():
     model = ODERNN(
         "node", 2, 1, 3, residual=True, prediction="after_gap", method="rk4", step_size=1.0
     )
-    # Silverbox reads [u, y] and predicts y: the read-back is compared with the y column (planted: the u column)
+    # Silverbox reads [u, y] and predicts y: the read-back is compared with the y column (planted:
+    # the u column)
     assert task.inputs.index(task.outputs[0]) == 1
     _, _, loss = _losses(model, batch, (0.0, 1.0, 0.0), read_back=(1,))
     _, recon, _, _ = model.read_window(
@@ -444,8 +457,8 @@ def _dense(n_in: int, n_out: int) -> int:
     return n_in * n_out + n_out
 
 
-# counted from the layer sizes of hedixia/HeavyBallNODE walker2d/*_rnn_walker.py (tempf, temprnn, outlayer, IC and
-# the HeavyBallNODE scalars), independently of dynkit's tables
+# counted from the layer sizes of hedixia/HeavyBallNODE walker2d/*_rnn_walker.py (tempf, temprnn,
+# outlayer, IC and the HeavyBallNODE scalars), independently of dynkit's tables
 AUTHORS_WALKER2D_LAYERS = {
     "node": _dense(24, 24) + _dense(17 + 24, 72) + _dense(72, 48) + _dense(48, 24) + _dense(24, 17),
     "anode": _dense(24, 24)
@@ -472,12 +485,14 @@ def test_the_authors_walker2d_hybrids_have_their_layer_counts():
     for name in HYBRIDS:
         model = dk.models.from_paper(name, "walker2d", design="authors")
         assert dk.models.count_parameters(model) == AUTHORS_WALKER2D_LAYERS[name], name
-    # the review's Sect. 3.4.4 counts: ODE-RNN and GHBNODE-RNN to the parameter; HBNODE-RNN's 8,899 counts the frozen
-    # restoring coefficient (a parameter in their code, a constant here); ANODE-RNN's 8,815 is 4 below their layers
+    # the review's Sect. 3.4.4 counts: ODE-RNN and GHBNODE-RNN to the parameter; HBNODE-RNN's 8,899
+    # counts the frozen restoring coefficient (a parameter in their code, a constant here);
+    # ANODE-RNN's 8,815 is 4 below their layers
     assert AUTHORS_WALKER2D_LAYERS["node"] == PAPER_PARAMETERS["walker2d"]["node"]
     assert AUTHORS_WALKER2D_LAYERS["ghbnode"] == PAPER_PARAMETERS["walker2d"]["ghbnode"]
     assert AUTHORS_WALKER2D_LAYERS["hbnode"] + 1 == PAPER_PARAMETERS["walker2d"]["hbnode"]
-    # shapes: ODE-RNN's cell 41 -> 72 -> 48 -> 24 replacing the state, HBNODE-RNN's 65 -> 48 -> 48 -> 48 residual
+    # shapes: ODE-RNN's cell 41 -> 72 -> 48 -> 24 replacing the state, HBNODE-RNN's 65 -> 48 -> 48
+    # -> 48 residual
     node, hb = (dk.models.from_paper(m, "walker2d", design="authors") for m in ("node", "hbnode"))
     assert [tuple(m.weight.shape) for m in node.cell if isinstance(m, torch.nn.Linear)] == [
         (72, 41),
@@ -505,7 +520,8 @@ def test_the_authors_walker2d_hybrids_have_their_layer_counts():
 
 
 def test_the_authors_walker2d_restoring_coefficients():
-    # HBNODE: softplus(0) = ln 2 frozen (corr=0, corrf=True); GHBNODE: softplus(1) learnable (corr=1, corrf=False)
+    # HBNODE: softplus(0) = ln 2 frozen (corr=0, corrf=True); GHBNODE: softplus(1) learnable
+    # (corr=1, corrf=False)
     hb, ghb = (dk.models.from_paper(m, "walker2d", design="authors") for m in ("hbnode", "ghbnode"))
     assert float(hb.scaled.dynamics.xi().detach()) == pytest.approx(
         np.log(2.0), rel=1e-6
@@ -516,8 +532,9 @@ def test_the_authors_walker2d_restoring_coefficients():
 
 
 def test_before_update_predicts_each_target_without_its_observation():
-    # the authors' Walker2D ODE-RNN order: output k is read before observation k, so it does not change when x[:, k]
-    # does, and output k + 1 does; output 0 is the initial state's, which is carried over gaps[:, 0] into output 1
+    # the authors' Walker2D ODE-RNN order: output k is read before observation k, so it does not
+    # change when x[:, k] does, and output k + 1 does; output 0 is the initial state's, which is
+    # carried over gaps[:, 0] into output 1
     torch.manual_seed(5)
     model = ODERNN(
         "node",
@@ -584,8 +601,9 @@ def test_an_unsquashed_replacing_cell_is_its_linear_output_and_first_reads_the_f
 
 
 def test_the_walker2d_smoke_run_trains_the_authors_design(tmp_path):
-    # end to end on the registered smoke config: the authors' skeletons on their loader's windows, every metric the
-    # ledger reads finite, the data recorded as the simulated stand-in cut by the authors' loader
+    # end to end on the registered smoke config: the authors' skeletons on their loader's windows,
+    # every metric the ledger reads finite, the data recorded as the simulated stand-in cut by the
+    # authors' loader
     import math
 
     import dynkit.experiments as E

@@ -59,7 +59,8 @@ CASES = [
 @pytest.mark.parametrize("reverse", [False, True], ids=["forward", "backward-in-time"])
 def test_closed_form_linear(impl, method, options, tol, reverse):
     odeint, _ = IMPLEMENTATIONS[impl]
-    # outputs on the fixed-step grids (torchdiffeq interpolates linearly between grid points, dynkit by cubic Hermite)
+    # outputs on the fixed-step grids (torchdiffeq interpolates linearly between grid points, dynkit
+    # by cubic Hermite)
     t = torch.linspace(0.0, 2.0, 5, **F64)
     if reverse:
         t = t.flip(0)
@@ -102,7 +103,8 @@ def test_grid_options_step_size_not_dividing_the_span_and_grid_constructor(impl)
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 def test_perturb_samples_a_discontinuous_field_inside_each_step(impl):
     """f = 1 for t > 0.5, else 0; Euler with h = 0.5: the second step starts at t = 0.5 exactly.
-    Without perturb f(0.5) = 0 (y(1) = 0); with perturb f is evaluated just after 0.5 (y(1) = 0.5)."""
+    Without perturb f(0.5) = 0 (y(1) = 0); with perturb f is evaluated just after 0.5 (y(1) =
+    0.5)."""
     odeint, _ = IMPLEMENTATIONS[impl]
     t = torch.tensor([0.0, 1.0], **F64)
     y0 = torch.zeros(1, **F64)
@@ -148,8 +150,8 @@ def test_gradients_match_autograd_through_the_closed_form(impl, adjoint, reverse
     ys = odeint(func, y0, t, rtol=1e-10, atol=1e-12, method=method, options=options)
     got = torch.autograd.grad((ys * weights).sum(), (y0, func.W))
     for g, r in zip(got, _reference_gradients(t, weights)):
-        # 1e-7 relative: the solves' errors (rtol 1e-10; rk4 at h = 0.01: ~h^4 = 1e-8) are below it; the
-        # adjoint's backward solve adds its own of the same size
+        # 1e-7 relative: the solves' errors (rtol 1e-10; rk4 at h = 0.01: ~h^4 = 1e-8) are below it;
+        # the adjoint's backward solve adds its own of the same size
         assert float((g - r).norm() / r.norm()) <= 1e-7
 
 
@@ -204,7 +206,8 @@ def test_tuple_state_harmonic_oscillator_and_its_gradient(impl, adjoint):
     assert float((xs.detach()[:, 0] - exact_x).abs().max()) <= 1e-8
     assert float((vs.detach()[:, 0, 0] - exact_v).abs().max()) <= 1e-8
     (grad,) = torch.autograd.grad(xs[-1, 0], k)
-    # d/dk of x(2) with w = sqrt(k): dx/dw * dw/dk, dx/dw = -2 sin(2w) + 0.5 (2 cos(2w)/w - sin(2w)/w^2)
+    # d/dk of x(2) with w = sqrt(k): dx/dw * dw/dk, dx/dw = -2 sin(2w) + 0.5 (2 cos(2w)/w -
+    # sin(2w)/w^2)
     T, wv = 2.0, float(w)
     dxdw = -T * math.sin(wv * T) + 0.5 * (T * math.cos(wv * T) / wv - math.sin(wv * T) / wv**2)
     assert float(grad) == pytest.approx(dxdw / (2 * wv), rel=1e-6)
@@ -217,7 +220,8 @@ def test_tuple_state_harmonic_oscillator_and_its_gradient(impl, adjoint):
 @pytest.mark.parametrize("reverse", [False, True], ids=["forward", "backward-in-time"])
 def test_event_of_a_falling_body(impl, reverse):
     """Height h' = v, v' = -g from h = 10, v = 2 (forward) or v = -2 (backward in time, the same
-    parabola mirrored): h = 0 at t = (v0 + sqrt(v0^2 + 2 g h0)) / g; only t[0] and the direction count."""
+    parabola mirrored): h = 0 at t = (v0 + sqrt(v0^2 + 2 g h0)) / g; only t[0] and the direction
+    count."""
     odeint, _ = IMPLEMENTATIONS[impl]
     g, h0, v0 = 9.81, 10.0, 2.0
     sign = -1.0 if reverse else 1.0
@@ -233,7 +237,8 @@ def test_event_of_a_falling_body(impl, reverse):
     )
     t_hit = (v0 + math.sqrt(v0**2 + 2 * g * h0)) / g
     assert sol.shape == (2, 2) and torch.equal(sol[0], y0)
-    # torchdiffeq bisects to atol (1e-9) on its interpolant; the solution is a quadratic, exact for both
+    # torchdiffeq bisects to atol (1e-9) on its interpolant; the solution is a quadratic, exact for
+    # both
     assert float(event_t) == pytest.approx(sign * t_hit, abs=1e-7)
     assert abs(float(sol[1, 0])) <= 1e-6
 
@@ -249,12 +254,12 @@ class Falling(nn.Module):
 
 @pytest.mark.parametrize("adjoint", [False, True], ids=["autograd", "adjoint"])
 def test_gradients_of_the_event_time_and_state_are_total_derivatives(adjoint):
-    """The falling body h = h0 + v0 T - g T^2/2 stops at h(T*) = 0. The event time moves with the parameters
-    (implicit function theorem): dT*/dh0 = -1/v, dT*/dv0 = -T*/v, dT*/dg = T*^2/(2 v) with v = v0 - g T* < 0;
-    the state there moves with it: h(T*) = 0 for all parameters, so d(h + v)/d(h0, v0, g) = dv/d(...) =
-    (-g dT*/dh0, 1 - g dT*/dv0, -T* - g dT*/dg). dynkit gives these total derivatives on both paths;
-    torchdiffeq's odeint holds T* fixed (its state gradient is (1, T* + 1, -T*^2/2 - T*): a difference the
-    'Coming from torchdiffeq' page lists)."""
+    """The falling body h = h0 + v0 T - g T^2/2 stops at h(T*) = 0. The event time moves with the
+    parameters (implicit function theorem): dT*/dh0 = -1/v, dT*/dv0 = -T*/v, dT*/dg = T*^2/(2 v)
+    with v = v0 - g T* < 0; the state there moves with it: h(T*) = 0 for all parameters, so d(h +
+    v)/d(h0, v0, g) = dv/d(...) = (-g dT*/dh0, 1 - g dT*/dv0, -T* - g dT*/dg). dynkit gives these
+    total derivatives on both paths; torchdiffeq's odeint holds T* fixed (its state gradient is
+    (1, T* + 1, -T*^2/2 - T*): a difference the 'Coming from torchdiffeq' page lists)."""
     odeint = (dk.odeint, dk.odeint_adjoint)[int(adjoint)]
     g = 9.81
     func = Falling(g)
@@ -280,7 +285,8 @@ def test_gradients_of_the_event_time_and_state_are_total_derivatives(adjoint):
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 def test_event_with_a_tuple_state_and_several_components(impl):
-    """Any component's sign change stops the solve: y = e^{-t} reaches 0.5 at ln 2 before 0.2 at ln 5."""
+    """Any component's sign change stops the solve: y = e^{-t} reaches 0.5 at ln 2 before 0.2 at
+    ln 5."""
     odeint, _ = IMPLEMENTATIONS[impl]
     y0 = (torch.ones(1, **F64), torch.ones(1, **F64))
     event_t, (a, b) = odeint(
@@ -297,7 +303,8 @@ def test_event_with_a_tuple_state_and_several_components(impl):
 
 
 def test_dynkit_and_torchdiffeq_dopri5_agree_on_a_neural_field():
-    """Same method (dopri5), same tolerances: outputs within a few times the tolerance of each other."""
+    """Same method (dopri5), same tolerances: outputs within a few times the tolerance of each
+    other."""
     torch.manual_seed(0)
     net = nn.Sequential(nn.Linear(3, 16), nn.Tanh(), nn.Linear(16, 3)).double()
     y0 = torch.randn(4, 3, **F64)
@@ -382,8 +389,8 @@ def test_first_step_and_max_num_steps_reach_dk_solve():
 
 
 def test_adjoint_backward_settings_are_used():
-    """adjoint_rtol coarser than the forward's: the gradient is visibly less accurate (the setting reaches
-    the backward solves), and still close (it is a gradient, not noise)."""
+    """adjoint_rtol coarser than the forward's: the gradient is visibly less accurate (the
+    setting reaches the backward solves), and still close (it is a gradient, not noise)."""
     t = torch.linspace(0.0, 1.5, 4, **F64)
     weights = torch.ones(len(t), 2, **F64)
     ref = _reference_gradients(t, weights)[1]
@@ -406,9 +413,9 @@ def test_adjoint_backward_settings_are_used():
 
 @pytest.mark.parametrize("adjoint", [False, True], ids=["autograd", "adjoint"])
 def test_time_gradients_come_from_odeint_and_odeint_adjoint(adjoint):
-    """dL/dt for y' = A y, L = sum y(t_2): dL/dt_2 = sum A y(t_2) = -dL/dt_0 (the closed form's), dL/dt_1 = 0.
-    Both paths give them (issue 33: the autograd path refused, earlier it returned None silently); 1e-8 absolute
-    is the solve's error at rtol 1e-10 on values of order 1."""
+    """dL/dt for y' = A y, L = sum y(t_2): dL/dt_2 = sum A y(t_2) = -dL/dt_0 (the closed form's),
+    dL/dt_1 = 0. Both paths give them (issue 33: the autograd path refused, earlier it returned
+    None silently); 1e-8 absolute is the solve's error at rtol 1e-10 on values of order 1."""
     t = torch.tensor([0.0, 1.0, 2.0], **F64, requires_grad=True)
     call = (
         (
@@ -426,7 +433,8 @@ def test_time_gradients_come_from_odeint_and_odeint_adjoint(adjoint):
 
 
 def test_odeint_refuses_time_gradients_it_cannot_give():
-    """A non-uniform fixed grid is solved one interval at a time between numpy times: t.grad would stay None."""
+    """A non-uniform fixed grid is solved one interval at a time between numpy times: t.grad
+    would stay None."""
     t = torch.tensor([0.0, 0.3, 1.0], **F64, requires_grad=True)
     with pytest.raises(ValueError, match="no gradient in t"):
         dk.odeint(
@@ -492,8 +500,9 @@ class Counting(nn.Module):
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 def test_the_norm_option_measures_the_error(impl):
-    """A norm 100x the RMS asks for 100x the accuracy: more evaluations, a smaller error; one that ignores
-    the error accepts every step. (Planted: an ignored norm would give the same count three times.)"""
+    """A norm 100x the RMS asks for 100x the accuracy: more evaluations, a smaller error; one
+    that ignores the error accepts every step. (Planted: an ignored norm would give the same
+    count three times.)"""
     odeint, _ = IMPLEMENTATIONS[impl]
     t = torch.linspace(0.0, 5.0, 6, **F64)
     counts, errors = [], []
@@ -509,8 +518,8 @@ def test_the_norm_option_measures_the_error(impl):
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 def test_min_and_max_step_bound_the_steps(impl):
-    """On [1, 8]: min_step=2 leaves at most 4 steps at rtol 1e-10 (about 200 without it); max_step=0.1 forces at
-    least 70 where rtol 1e-3 alone takes larger steps."""
+    """On [1, 8]: min_step=2 leaves at most 4 steps at rtol 1e-10 (about 200 without it);
+    max_step=0.1 forces at least 70 where rtol 1e-3 alone takes larger steps."""
     odeint, _ = IMPLEMENTATIONS[impl]
     t = torch.tensor([1.0, 8.0], **F64)
 
@@ -544,7 +553,8 @@ def test_min_step_says_that_the_tolerance_was_not_met():
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 @pytest.mark.parametrize("method, options", [("rk4", dict(step_size=0.1)), ("dopri5", None)])
 def test_module_callbacks_are_called_per_step(impl, method, options):
-    """torchdiffeq's callback_step before every step; accept/reject after each attempt of an adaptive method."""
+    """torchdiffeq's callback_step before every step; accept/reject after each attempt of an
+    adaptive method."""
     odeint, _ = IMPLEMENTATIONS[impl]
     func, calls = Counting(), {"step": 0, "accept": 0, "reject": 0}
     func.callback_step = lambda t0, y0, dt: calls.__setitem__("step", calls["step"] + 1)
@@ -592,7 +602,8 @@ def test_adjoint_callbacks_are_called_in_the_backward_solves():
 
 
 class Jump(nn.Module):
-    """x' = -x/2 before t = 1/2, x' = x^2 after: x(1/2) = e^{-1/4} x0, then x = 1/(1/x(1/2) - (t - 1/2))."""
+    """x' = -x/2 before t = 1/2, x' = x^2 after: x(1/2) = e^{-1/4} x0, then x = 1/(1/x(1/2) - (t
+    - 1/2))."""
 
     def __init__(self):
         super().__init__()
@@ -642,8 +653,8 @@ def test_step_t_makes_a_step_end_there(impl):
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 def test_the_adjoint_seminorm_saves_backward_work_and_keeps_the_gradient(impl):
-    """Kidger, Chen & Lyons (2021): leaving the parameter gradients out of the backward error test takes fewer
-    steps; the gradients stay within the tolerance of the closed form's."""
+    """Kidger, Chen & Lyons (2021): leaving the parameter gradients out of the backward error
+    test takes fewer steps; the gradients stay within the tolerance of the closed form's."""
     _, odeint_adjoint = IMPLEMENTATIONS[impl]
     t = torch.linspace(0.0, 1.5, 4, **F64)
     weights = torch.ones(len(t), 2, **F64)
@@ -692,8 +703,8 @@ def test_a_tuple_state_may_hold_a_0_d_tensor(impl):
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 def test_the_adjoint_of_a_field_independent_of_y_and_the_parameters(impl):
-    """y' = cos t: y(t) = y0 + sin t, so d sum y(t_i) / d y0 = len(t) (torchdiffeq returns it; dynkit raised
-    'element 0 of tensors does not require grad' from inside the backward field)."""
+    """y' = cos t: y(t) = y0 + sin t, so d sum y(t_i) / d y0 = len(t) (torchdiffeq returns it;
+    dynkit raised 'element 0 of tensors does not require grad' from inside the backward field)."""
     _, odeint_adjoint = IMPLEMENTATIONS[impl]
     y0 = torch.tensor([0.2], **F64, requires_grad=True)
     ys = odeint_adjoint(
@@ -706,7 +717,8 @@ def test_the_adjoint_of_a_field_independent_of_y_and_the_parameters(impl):
     assert float(y0.grad) == pytest.approx(3.0, abs=1e-7)
 
 
-# -- dynkit only: torchdiffeq's implicit methods are named with the nearest stiff dynkit method -----
+# -- dynkit only: torchdiffeq's implicit methods are named with the nearest stiff dynkit method
+# -----
 
 
 @pytest.mark.parametrize(
@@ -755,7 +767,8 @@ SUPPORTED_VALUES = {
 
 
 def test_the_guide_lists_what_odeint_supports_and_what_it_refuses():
-    """Each option in the page's table runs; each option the page calls refused raises a ValueError naming it."""
+    """Each option in the page's table runs; each option the page calls refused raises a
+    ValueError naming it."""
     table = GUIDE[GUIDE.index("## Options and callbacks") : GUIDE.index("## What differs")]
     listed = set(__import__("re").findall(r"\b(\w+)=", table.split("In `dk.solve`")[0])) - {
         "options",
@@ -777,8 +790,8 @@ def test_the_guide_lists_what_odeint_supports_and_what_it_refuses():
             dk.odeint(lambda s, y: -y, Y0, t, options={name: 1.0})
 
 
-# torchdiffeq's fixed-step grid gives interior output times no gradient (measured: 0.0 where the closed form below
-# gives -0.667 and 0.409), so its rk4 case is not a reference here: dynkit only
+# torchdiffeq's fixed-step grid gives interior output times no gradient (measured: 0.0 where the
+# closed form below gives -0.667 and 0.409), so its rk4 case is not a reference here: dynkit only
 @pytest.mark.parametrize(
     "impl, method, options",
     [
@@ -788,9 +801,10 @@ def test_the_guide_lists_what_odeint_supports_and_what_it_refuses():
     ],
 )
 def test_time_gradients_of_every_output_on_the_autograd_path(impl, method, options):
-    """y' = A y, L = sum_i w_i . y(t_i): dL/dt_i = w_i . A y(t_i) for i >= 1 and dL/dt_0 = -sum_i w_i . e^{A(t_i - t_0)} A y0
-    (closed form). The first output is y0 itself and does not move with t_0 (planted by the first dynkit version:
-    it gave y(t_0) a derivative f(t_0, y_0) and dL/dt_0 one term short)."""
+    """y' = A y, L = sum_i w_i . y(t_i): dL/dt_i = w_i . A y(t_i) for i >= 1 and dL/dt_0 = -sum_i
+    w_i . e^{A(t_i - t_0)} A y0 (closed form). The first output is y0 itself and does not move
+    with t_0 (planted by the first dynkit version: it gave y(t_0) a derivative f(t_0, y_0) and
+    dL/dt_0 one term short)."""
     odeint, _ = IMPLEMENTATIONS[impl]
     t = torch.tensor([0.0, 0.5, 1.0, 2.0], **F64, requires_grad=True)
     w = torch.randn(4, 2, generator=torch.Generator().manual_seed(1), **F64)

@@ -1,9 +1,11 @@
-"""Issue 31 item 7: ``node_adjoint_norm`` records its training metric beside its trivial predictors' and holds every
-model of its rows to that bar; ``node_images`` trains and measures its own models, from a seed stream of its own.
+"""Issue 31 item 7: ``node_adjoint_norm`` records its training metric beside its trivial predictors'
+and holds every model of its rows to that bar; ``node_images`` trains and measures its own models,
+from a seed stream of its own.
 
-Planted violations: a constant predictor in place of the hybrids makes the adjoint rows invalid (the real bar binds,
-a model at half the trivial predictor's error passes it); node_trained's results pointed at garbage leave
-node_images' rows unchanged; node_images' values identical to node_trained's are caught.
+Planted violations: a constant predictor in place of the hybrids makes the adjoint rows invalid (the
+real bar binds, a model at half the trivial predictor's error passes it); node_trained's results
+pointed at garbage leave node_images' rows unchanged; node_images' values identical to
+node_trained's are caught.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ C = 0.25  # the planted ramp's step
 
 
 def _ramp(length=6) -> torch.Tensor:
-    """8 windows (length + 1 stamps, channels u and y): y rises by C per stamp, window w starting at 10 w."""
+    """8 windows (length + 1 stamps, channels u and y): y rises by C per stamp, window w starting
+    at 10 w."""
     y = (
         10.0 * torch.arange(adjoint.N_SEQUENCES, dtype=torch.float64)[:, None]
         + C * torch.arange(length + 1)[None]
@@ -38,14 +41,16 @@ def _ramp(length=6) -> torch.Tensor:
     return torch.stack([torch.zeros_like(y), y], -1)
 
 
-# ---- node_adjoint_norm: the trivial predictors and the model's metric --------------------------------------------
+# ---- node_adjoint_norm: the trivial predictors and the model's metric
+# --------------------------------------------
 def test_trivial_forecasts_have_their_closed_form_errors():
     x = _ramp()
     for split in ("train", "test"):
         got = adjoint.trivial_forecasts(x, split)
         # persistence misses every next stamp by exactly C; exact in float64
         assert got[f"baseline.persistence.{split}_mse"] == pytest.approx(C**2, rel=1e-12)
-        # the mean of the training targets (stamps 1..L of windows 0..6), scored on the split's stamps 1..L (numpy)
+        # the mean of the training targets (stamps 1..L of windows 0..6), scored on the split's
+        # stamps 1..L (numpy)
         y = x[..., 1].numpy()
         mean = y[:7, 1:].mean()
         truth = y[:7, 1:] if split == "train" else y[7:, 1:]
@@ -60,8 +65,9 @@ def test_trivial_forecasts_have_their_closed_form_errors():
 
 
 class _Constant(torch.nn.Module):
-    """A model that did not learn: it predicts ``value`` at every stamp, whatever it reads. A real hybrid runs
-    beside it (scaled by 1e-9) so that training and the adjoint go through the same code as for a model."""
+    """A model that did not learn: it predicts ``value`` at every stamp, whatever it reads. A
+    real hybrid runs beside it (scaled by 1e-9) so that training and the adjoint go through the
+    same code as for a model."""
 
     def __init__(self, model, value=0.0):
         super().__init__()
@@ -75,7 +81,8 @@ class _Constant(torch.nn.Module):
 def test_one_step_mse_scores_the_next_stamp():
     x, times = _ramp(), torch.arange(7, dtype=torch.float64)[None].repeat(adjoint.N_SEQUENCES, 1)
     flat = _Constant(adjoint.hybrid("node").double(), value=3.0)
-    # the constant 3 against y at stamps 1..6 (independent: numpy); 1e-9 x the hybrid's output moves it by < 1e-7
+    # the constant 3 against y at stamps 1..6 (independent: numpy); 1e-9 x the hybrid's output moves
+    # it by < 1e-7
     expected = float(((3.0 - x[..., 1].numpy()[:, 1:]) ** 2).mean())
     assert adjoint.one_step_mse(flat, times, x) == pytest.approx(expected, rel=1e-7)
 
@@ -101,7 +108,8 @@ def test_each_shard_records_every_models_metric_beside_its_trivial_predictors(co
     )  # the smoke scale's data (--length 24, seed 0)
     y = x[..., 1].numpy()
     for model in adjoint.HYBRIDS:
-        # the constant 0 (+ 1e-9 x a hybrid): its MSE is the mean of y^2 on the same stamps (numpy, rel 1e-6)
+        # the constant 0 (+ 1e-9 x a hybrid): its MSE is the mean of y^2 on the same stamps (numpy,
+        # rel 1e-6)
         assert m[f"{model}.train_mse"] == pytest.approx(float((y[:7, 1:] ** 2).mean()), rel=1e-6)
         assert m[f"{model}.test_mse"] == pytest.approx(float((y[7:, 1:] ** 2).mean()), rel=1e-6)
     assert m["baseline.persistence.test_mse"] == pytest.approx(
@@ -110,8 +118,9 @@ def test_each_shard_records_every_models_metric_beside_its_trivial_predictors(co
 
 
 def _seeds_like(metrics: dict, n=5) -> dict:
-    """``n`` seeds of a shard's metrics, the decays (orders of magnitude from T to the start) spread a little so that
-    the row has an interval: ODE-RNN's adjoint vanishes by 20 orders, the heavy-ball ones' by half an order."""
+    """``n`` seeds of a shard's metrics, the decays (orders of magnitude from T to the start)
+    spread a little so that the row has an interval: ODE-RNN's adjoint vanishes by 20 orders, the
+    heavy-ball ones' by half an order."""
     shards = []
     for s in range(n):
         m = dict(metrics)
@@ -131,8 +140,8 @@ def test_a_model_that_did_not_learn_makes_every_adjoint_row_invalid(constant_run
         assert "hbnode.train_mse" in row.reason and "baseline.best.train_mse" in row.reason, (
             row.reason
         )
-    # the control: the same shards with every model at half the better trivial predictor's error are decided on
-    # their effect (the bar, not something else, made them invalid)
+    # the control: the same shards with every model at half the better trivial predictor's error are
+    # decided on their effect (the bar, not something else, made them invalid)
     learned = dict(flat)
     for model in adjoint.HYBRIDS:
         for split in ("train", "test"):
@@ -140,7 +149,8 @@ def test_a_model_that_did_not_learn_makes_every_adjoint_row_invalid(constant_run
     for claim in ADJOINT_ROWS:
         row = evaluate(claim, _seeds_like(learned))
         assert row.outcome != "invalid", (claim.id, row.reason)
-    # one model short of the bar (ODE-RNN, which every comparison row reads) invalidates the rows that read it
+    # one model short of the bar (ODE-RNN, which every comparison row reads) invalidates the rows
+    # that read it
     learned["node.test_mse"] = 0.95 * flat["baseline.best.test_mse"]
     row = evaluate(E.COMPARISONS["review.hbnode_adjoint_no_vanishing"], _seeds_like(learned))
     assert row.outcome == "invalid" and "node.test_mse" in row.reason
@@ -170,7 +180,8 @@ def test_results_recorded_before_the_bar_read_invalid_naming_the_missing_metric(
         )
 
 
-# ---- node_images: its own models, its own seeds, its own shards -------------------------------------------------
+# ---- node_images: its own models, its own seeds, its own shards
+# -------------------------------------------------
 def test_model_seeds_are_the_experiments_own():
     seeds = [images.model_seed(s) for s in range(1000)]
     assert (
@@ -229,8 +240,8 @@ def test_node_images_floors_are_measured_on_its_own_models(monkeypatch):
 
 
 def _identical_to_node_trained(img: dict, trained: dict) -> list[str]:
-    """The metrics of HBNODE (the model both experiments train) equal in both, per seed: a row of node_images built
-    from node_trained's models rather than its own."""
+    """The metrics of HBNODE (the model both experiments train) equal in both, per seed: a row of
+    node_images built from node_trained's models rather than its own."""
     own = {s["seed"]: s["metrics"] for s in img["shards"]}
     theirs = {}
     for s in trained["shards"]:
@@ -251,7 +262,8 @@ def test_node_images_results_of_record_are_not_node_trained_s():
     img = json.loads((RESULTS / "node_images" / "results.json").read_text())
     trained = json.loads((RESULTS / "node_trained" / "results.json").read_text())
     assert _identical_to_node_trained(img, trained) == []
-    # planted: node_images' HBNODE copied from node_trained (what the old design amounted to) is caught
+    # planted: node_images' HBNODE copied from node_trained (what the old design amounted to) is
+    # caught
     copied = json.loads(json.dumps(img))
     by_seed = {}
     for s in trained["shards"]:
@@ -272,7 +284,8 @@ def test_node_images_rows_read_only_its_own_shards(tmp_path):
             RESULTS / name, tmp_path / name, ignore=shutil.ignore_patterns("*.png", "shards")
         )
     before = _node_images_rows(tmp_path)
-    # planted: node_trained's results point at garbage, valid in form (absurd HBNODE numbers), then unreadable
+    # planted: node_trained's results point at garbage, valid in form (absurd HBNODE numbers), then
+    # unreadable
     garbage = json.loads((tmp_path / "node_trained" / "results.json").read_text())
     for s in garbage["shards"]:
         s["metrics"] = {k: -1e9 for k in s["metrics"]}
@@ -281,7 +294,8 @@ def test_node_images_rows_read_only_its_own_shards(tmp_path):
     (tmp_path / "node_trained" / "results.json").write_bytes(b"\x00garbage")
     (tmp_path / "node_trained" / "baselines.json").write_text("{}")
     assert _node_images_rows(tmp_path) == before
-    # and every metric the rows and their checks read is in node_images' own shards (with its own baselines)
+    # and every metric the rows and their checks read is in node_images' own shards (with its own
+    # baselines)
     img = json.loads((RESULTS / "node_images" / "results.json").read_text())
     floors = json.loads((RESULTS / "node_images" / "baselines.json").read_text())["seeds"]
     for claim in IMAGE_ROWS:

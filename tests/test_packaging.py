@@ -1,4 +1,5 @@
-"""Packaging: the wheel's metadata (license, the core's dependency list) and importing from next to a clone."""
+"""Packaging: the wheel's metadata (license, the core's dependency list) and importing from next
+to a clone."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def _requirement_name(line: str) -> str:
 
 @pytest.fixture(scope="module")
 def wheel_metadata(tmp_path_factory) -> tuple[str, list[str]]:
-    """Build the wheel offline from a copy of the sources (the worktree stays clean); its METADATA and file names."""
+    """Build the wheel offline from a copy of the sources (the worktree stays clean); its
+    METADATA and file names."""
     src = tmp_path_factory.mktemp("src")
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
@@ -74,8 +76,9 @@ def test_wheel_core_dependencies_carry_no_doc_toolchain(wheel_metadata):
 
 
 def core_closure(requirements: list[str]) -> dict[str, str | None]:
-    """Every distribution a core install pulls in (``requirements`` and theirs, extras off), name -> installed
-    version, resolved against this environment's metadata (None: not installed here)."""
+    """Every distribution a core install pulls in (``requirements`` and theirs, extras off), name
+    -> installed version, resolved against this environment's metadata (None: not installed
+    here)."""
     import importlib.metadata as metadata
 
     from packaging.requirements import Requirement
@@ -98,8 +101,9 @@ def core_closure(requirements: list[str]) -> dict[str, str | None]:
 
 
 def test_a_core_install_pulls_no_doc_toolchain(wheel_metadata):
-    """The whole dependency tree of ``pip install dynkit`` (no extras), as installed here: no Sphinx, docutils,
-    Jupyter. (The issue counted 69 packages, 20 of them the Sphinx stack, when MathJax came from the core.)"""
+    """The whole dependency tree of ``pip install dynkit`` (no extras), as installed here: no
+    Sphinx, docutils, Jupyter. (The issue counted 69 packages, 20 of them the Sphinx stack, when
+    MathJax came from the core.)"""
     metadata, _ = wheel_metadata
     requires = [
         line.split(":", 1)[1].strip()
@@ -153,7 +157,8 @@ def _import_from(folder: Path) -> subprocess.CompletedProcess:
 
 
 def test_a_script_next_to_a_clone_imports_the_package_not_the_folder(tmp_path):
-    """A clone named ``dynkit/`` in the script's folder: ``import dynkit`` gives the package inside it."""
+    """A clone named ``dynkit/`` in the script's folder: ``import dynkit`` gives the package
+    inside it."""
     (tmp_path / "with_guard").mkdir()
     (tmp_path / "with_guard" / "dynkit").symlink_to(ROOT, target_is_directory=True)
     run = _import_from(tmp_path / "with_guard")
@@ -162,7 +167,8 @@ def test_a_script_next_to_a_clone_imports_the_package_not_the_folder(tmp_path):
         str(tmp_path / "with_guard" / "dynkit" / "dynkit" / "__init__.py"),
         "True",
     ]
-    # planted: the same clone without the repository's __init__.py imports as an empty namespace package
+    # planted: the same clone without the repository's __init__.py imports as an empty namespace
+    # package
     clone = tmp_path / "without_guard" / "dynkit"
     clone.mkdir(parents=True)
     (clone / "dynkit").symlink_to(ROOT / "dynkit", target_is_directory=True)
@@ -178,8 +184,9 @@ def test_a_script_next_to_a_clone_imports_the_package_not_the_folder(tmp_path):
 
 
 def test_the_guard_is_inert_under_any_other_name():
-    """pytest collects a clone's folder as a package named after the folder (``dynkit-ci``, ``main``): the root
-    ``__init__.py`` must then import as an empty module, not run the package under a foreign name."""
+    """pytest collects a clone's folder as a package named after the folder (``dynkit-ci``,
+    ``main``): the root ``__init__.py`` must then import as an empty module, not run the package
+    under a foreign name."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("dynkit_ci", ROOT / "__init__.py")

@@ -1,5 +1,6 @@
-"""``python -m analysis.plans --retrospective`` never rewrites a plan that was fixed before its results (issue 31: the
-reruns of csaode_trec and momentum_lstm_digits follow prospective plans committed before them)."""
+"""``python -m analysis.plans --retrospective`` never rewrites a plan that was fixed before its
+results (issue 31: the reruns of csaode_trec and momentum_lstm_digits follow prospective plans
+committed before them)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
-"""The review authors' point-cloud models (``design="authors"``, Sect. 3.4.1) and their MSE objective.
+"""The review authors' point-cloud models (``design="authors"``, Sect. 3.4.1) and their MSE
+objective.
 
 The reference values are written out here from the authors' notebooks (hedixia/HeavyBallNODE,
-``point_cloud/nested_n_spheres_*.ipynb``), never read from the code under test: layer shapes for the counts, their
-right-hand sides in their own sign convention, the best constant predictor found by a scalar minimiser.
+``point_cloud/nested_n_spheres_*.ipynb``), never read from the code under test: layer shapes for the
+counts, their right-hand sides in their own sign convention, the best constant predictor found by a
+scalar minimiser.
 """
 
 import math
@@ -27,8 +29,8 @@ def _linear(n_in, n_out):
 
 
 def _notebook_count(model):
-    """The notebook's trainable parameters: field (+ gamma, made in every second-order field), initial velocity,
-    decoder; widths as their cells set them (nhidden, extra_dim)."""
+    """The notebook's trainable parameters: field (+ gamma, made in every second-order field),
+    initial velocity, decoder; widths as their cells set them (nhidden, extra_dim)."""
     dim, hidden = {
         "node": (2, 20),
         "anode": (3, 20),
@@ -64,8 +66,9 @@ def _elu_mlp(layers, x):
 
 
 def _is_notebook_field(net, xi) -> bool:
-    """Whether ``net``'s right-hand side is the notebook's: dz = -v, dv = f_a(z) - sigmoid(gamma) v + xi z (xi = res: 0
-    for HBNODE, 2 for GHBNODE), at v = -m and f_a = -f (our field), i.e. dz = m, dm = f(z) - sigmoid(gamma) m - xi z."""
+    """Whether ``net``'s right-hand side is the notebook's: dz = -v, dv = f_a(z) - sigmoid(gamma)
+    v + xi z (xi = res: 0 for HBNODE, 2 for GHBNODE), at v = -m and f_a = -f (our field), i.e. dz
+    = m, dm = f(z) - sigmoid(gamma) m - xi z."""
     torch.manual_seed(0)
     z, m = torch.randn(6, 2), torch.randn(6, 2)
     out = net.ode.dynamics(torch.tensor(0.0), torch.cat([z, m], 1))
@@ -213,7 +216,8 @@ def test_point_cloud_nfe_rows_are_held_off_the_untrained_floor(model):
 
 
 def test_point_cloud_floor_is_the_untrained_models_counted_evaluations():
-    """The baseline's floor against the field's calls counted by a forward hook (not dynkit's NFE counter)."""
+    """The baseline's floor against the field's calls counted by a forward hook (not dynkit's NFE
+    counter)."""
     from dynkit.experiments.judging.baselines import baseline_of
     from dynkit.models.ode_block import set_tolerance
     from dynkit.tasks.node_runs import load_task
@@ -248,13 +252,15 @@ def test_point_cloud_loss_row_is_a_difference_that_holds_zero_losses():
     from dynkit.experiments.judging.ledger import COMPARISONS
 
     row = COMPARISONS["review.point_cloud_hbnode_loss"]
-    # HBNODE's MSE reaches exactly 0 (the review's "goes to zero"): the effect must stay finite there
+    # HBNODE's MSE reaches exactly 0 (the review's "goes to zero"): the effect must stay finite
+    # there
     assert row.value(
         {"node.final_loss_median": 0.15, "hbnode.final_loss_median": 0.0}
     ) == pytest.approx(0.15)
     assert row.value(
         {"node.final_loss_median": 0.0, "hbnode.final_loss_median": 0.3}
     ) == pytest.approx(-0.3)
-    # the floor: a tenth of the best constant output's MSE, found here by a scalar search (labels 1/3 -1, 2/3 +1)
+    # the floor: a tenth of the best constant output's MSE, found here by a scalar search (labels
+    # 1/3 -1, 2/3 +1)
     best = minimize_scalar(lambda c: ((c + 1) ** 2 + 2 * (c - 1) ** 2) / 3).fun
     assert row.rule.direction == "greater" and row.rule.sesoi == pytest.approx(best / 10)

@@ -1,5 +1,6 @@
-"""Recipes as data (issue 31 item 1): each experiment's settings against the paper, ours read from its configs, the
-``paper`` scale built from the paper's values or refused while the code lacks a piece of the recipe."""
+"""Recipes as data (issue 31 item 1): each experiment's settings against the paper, ours read
+from its configs, the ``paper`` scale built from the paper's values or refused while the code
+lacks a piece of the recipe."""
 
 from __future__ import annotations
 
@@ -35,8 +36,9 @@ HYBRIDS = ("ode_rnn_plane_vibration", "ode_rnn_silverbox", "ode_rnn_walker2d")
 
 
 def _field_value(config, name: str):
-    """The config's value of ``name`` read independently of the recipes module (``dataclasses.asdict``; a
-    script's config: its module's ``options`` function on the command line)."""
+    """The config's value of ``name`` read independently of the recipes module
+    (``dataclasses.asdict``; a script's config: its module's ``options`` function on the command
+    line)."""
     if isinstance(config, ScriptConfig):
         return sys.modules[config._options.__module__].options(list(config.args))[name]
     d = dataclasses.asdict(config)
@@ -46,7 +48,8 @@ def _field_value(config, name: str):
 
 
 def assert_paper_config_faithful(recipe: Recipe, config) -> None:
-    """Every setting the recipe can express holds the paper's value in ``config`` (the issue's check)."""
+    """Every setting the recipe can express holds the paper's value in ``config`` (the issue's
+    check)."""
     for s in recipe.settings:
         if s.field and s.paper != NOT_STATED and not s.missing:
             value = _field_value(config, s.field)
@@ -98,7 +101,8 @@ def test_paper_values_are_what_the_paper_scale_builds(name):
         ("ode_rnn_plane_vibration", "loss_weights", "loss weights", (1.0, 0.0, 1.0)),
         ("ode_rnn_walker2d", "tol", "solver tolerance", 1e-3),
         ("ode_rnn_walker2d", "time_scale", "time scaling", 1.0),
-        # the authors' Walker2D design (issue 31 item 4), each piece planted back to dynkit's earlier value
+        # the authors' Walker2D design (issue 31 item 4), each piece planted back to dynkit's
+        # earlier value
         ("ode_rnn_walker2d", "design", "model design", "dynkit"),
         ("ode_rnn_walker2d", "restoring", "restoring term", "none"),
         ("ode_rnn_walker2d", "prediction", "prediction order", "skeleton"),
@@ -195,7 +199,8 @@ def test_the_paper_scale_refuses_and_names_the_missing_piece(name, piece, tmp_pa
 
 
 def test_the_paper_scale_of_plane_vibration_is_the_authors_recipe():
-    """Every piece of the authors' plane-vibration design is built: the paper scale runs, and it is their recipe."""
+    """Every piece of the authors' plane-vibration design is built: the paper scale runs, and it
+    is their recipe."""
     exp, recipe = E.get("ode_rnn_plane_vibration"), RECIPES["ode_rnn_plane_vibration"]
     assert recipe.missing() == []
     config = exp.config("paper")
@@ -216,8 +221,9 @@ def test_the_paper_scale_of_plane_vibration_is_the_authors_recipe():
 
 
 def test_the_walker2d_recipe_lacks_only_the_recorded_set():
-    """The authors' Walker2D skeleton is built (issue 31 item 4): the paper scale refuses for the data alone, and every
-    other setting of its full config is the authors' (read from the config, never typed into the recipe)."""
+    """The authors' Walker2D skeleton is built (issue 31 item 4): the paper scale refuses for the
+    data alone, and every other setting of its full config is the authors' (read from the config,
+    never typed into the recipe)."""
     exp, recipe = E.get("ode_rnn_walker2d"), RECIPES["ode_rnn_walker2d"]
     assert [m.split(":")[0] for m in recipe.missing()] == ["data set"]
     config = paper_config(exp, strict=False)
@@ -377,7 +383,8 @@ def test_the_docs_ledger_page_shows_the_setups(tmp_path):
 COUNTED = ("epochs", "iterations", "inits", "batch", "repeats")
 """The config fields the planted change of a cpu config may count up, in order of preference."""
 SCRIPTS = sorted(n for n in RECIPES if isinstance(E.get(n).config("cpu"), ScriptConfig))
-"""The recipes of experiments registered from scripts (their values read from the script's ``options``)."""
+"""The recipes of experiments registered from scripts (their values read from the script's
+``options``)."""
 
 
 @settings(max_examples=40, deadline=None)
@@ -388,7 +395,8 @@ SCRIPTS = sorted(n for n in RECIPES if isinstance(E.get(n).config("cpu"), Script
     data=st.data(),
 )
 def test_a_written_field_reads_back_and_nothing_else_moves(name, scale, value, data):
-    """For all recipes, scales and values: what the paper scale writes into a field is what the table reads."""
+    """For all recipes, scales and values: what the paper scale writes into a field is what the
+    table reads."""
     config = E.get(name).config(scale)
     fields = sorted(
         {
@@ -410,8 +418,9 @@ def test_a_written_field_reads_back_and_nothing_else_moves(name, scale, value, d
 
 
 def test_a_scripts_settings_are_read_from_its_command_line_and_written_onto_it():
-    """A script's config (``momres_cubic``): the recipe reads what its command line runs with, and the paper scale
-    can only write an option the script has; a value fixed in its code is refused, never silently kept."""
+    """A script's config (``momres_cubic``): the recipe reads what its command line runs with,
+    and the paper scale can only write an option the script has; a value fixed in its code is
+    refused, never silently kept."""
     config = E.get("momres_cubic").config("cpu")
     from dynkit.experiments.momres import momres_cubic
 

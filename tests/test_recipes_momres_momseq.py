@@ -1,6 +1,7 @@
-"""The recipes of the Momentum ResNets, Momentum Transformer and MomentumRNN experiments (issue 31 item 1): the
-paper scale writes the authors' values onto each script's command line and the script then runs with them; a planted
-deviation is caught; a value the script fixes in code, or a piece it lacks, is refused by name."""
+"""The recipes of the Momentum ResNets, Momentum Transformer and MomentumRNN experiments (issue
+31 item 1): the paper scale writes the authors' values onto each script's command line and the
+script then runs with them; a planted deviation is caught; a value the script fixes in code, or a
+piece it lacks, is refused by name."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ E.load_all()
 
 
 def test_cubic_paper_scale_is_the_authors_example():
-    """momres_cubic: every setting of the authors' plot_dynamics_1D.py is expressible, so the paper scale runs."""
+    """momres_cubic: every setting of the authors' plot_dynamics_1D.py is expressible, so the
+    paper scale runs."""
     exp, recipe = E.get("momres_cubic"), RECIPES["momres_cubic"]
     assert recipe.missing() == []
     options = exp.config("paper").options()
@@ -75,7 +77,8 @@ def test_rings_paper_scale_is_the_authors_example(name):
 
 
 def test_the_authors_rings_and_schedule():
-    """The authors' rings (radii 3 (k/2 + 0.2 u)) and the ResNet's schedule (their lr_list: 1, 1/2, 1/20)."""
+    """The authors' rings (radii 3 (k/2 + 0.2 u)) and the ResNet's schedule (their lr_list: 1,
+    1/2, 1/20)."""
     from dynkit.experiments.momres.momres_rings import authors_rings, lr_factor
 
     x, y = authors_rings(1000, torch.Generator().manual_seed(0))
@@ -97,7 +100,8 @@ def test_the_authors_rings_and_schedule():
 
 
 def test_rings_runs_the_authors_pieces(tmp_path):
-    """A few iterations with every authors' option: the head-less net classifies by argmax of x_15."""
+    """A few iterations with every authors' option: the head-less net classifies by argmax of
+    x_15."""
     from dynkit.experiments.momres import momres_rings
 
     argv = [
@@ -163,7 +167,8 @@ def test_a_value_fixed_in_the_scripts_code_is_refused(name, field, value):
 
 
 def test_lista_paper_scale_is_appendix_d():
-    """momres_lista: every stated value of Appendix D is expressible; the paper scale writes them all."""
+    """momres_lista: every stated value of Appendix D is expressible; the paper scale writes them
+    all."""
     exp, recipe = E.get("momres_lista"), RECIPES["momres_lista"]
     assert recipe.missing() == []
     options = exp.config("paper").options()
@@ -273,7 +278,8 @@ def test_a_bad_option_is_refused_by_name_before_any_work(module, argv, expected,
 
 
 def test_copy_paper_scale_is_sect_4_1_and_table_1():
-    """momseq_copy: Sect. 4.1's sizes and training, Table 1's momentum values; the paper scale runs them."""
+    """momseq_copy: Sect. 4.1's sizes and training, Table 1's momentum values; the paper scale
+    runs them."""
     exp, recipe = E.get("momseq_copy"), RECIPES["momseq_copy"]
     assert recipe.missing() == []
     options = exp.config("paper").options()
@@ -298,7 +304,8 @@ def test_copy_paper_scale_is_sect_4_1_and_table_1():
 
 
 def test_copy_models_are_built_from_the_recipes_values():
-    """The models the run trains carry the options' Table 1 values (one source): a planted change moves them."""
+    """The models the run trains carry the options' Table 1 values (one source): a planted change
+    moves them."""
     from dynkit.experiments.momseq import momseq_copy
 
     settings = momseq_copy.options([])
@@ -351,7 +358,8 @@ def test_copy_lr_drop_divides_the_rate_by_ten_after_the_given_steps(tmp_path):
         str(tmp_path),
     ]
     results = momseq_copy.main(argv)
-    # 2 steps per epoch: the rate is 0.01 after step 2 and 0.001 from step 3 on (MultiStepLR's closed form)
+    # 2 steps per epoch: the rate is 0.01 after step 2 and 0.001 from step 3 on (MultiStepLR's
+    # closed form)
     assert [e["lr"] for e in results["linear"]["history"]] == pytest.approx(
         [0.01, 0.001], rel=1e-12
     )
@@ -378,7 +386,8 @@ def test_vanishing_cells_follow_the_options():
     assert cells["MomentumRNN"] == dict(cell="rnn", rule="momentum", mu=0.6, s=0.6)
     assert {**momseq_vanishing.MODELS, **momseq_vanishing.FULL_EXTRA} == cells
     assert momseq_vanishing.options(["--full"])["models"] == tuple(cells)  # --full: all seven
-    # the recipe's paper scale writes a tuple space-separated: the same subset as the registered comma form
+    # the recipe's paper scale writes a tuple space-separated: the same subset as the registered
+    # comma form
     assert (
         momseq_vanishing.options(["--models", "RNN", "MomentumRNN"])["models"] == settings["models"]
     )

@@ -1,6 +1,6 @@
-"""The recipes of the review's NODE experiments (node_recipes) and of CSAODE's (csaode_recipes): the settings a script
-runs with are the ones its recipe reads (one source), the paper scale writes the paper's values or refuses, and a
-planted deviation is caught."""
+"""The recipes of the review's NODE experiments (node_recipes) and of CSAODE's (csaode_recipes):
+the settings a script runs with are the ones its recipe reads (one source), the paper scale
+writes the paper's values or refuses, and a planted deviation is caught."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from dynkit.experiments.solver_variants import SUFFIX
 
 
 def _run_keywords(module) -> set[str]:
-    """The keyword-only parameters of ``module.run``: the settings the run takes from ``options``."""
+    """The keyword-only parameters of ``module.run``: the settings the run takes from
+    ``options``."""
     return {
         n for n, p in inspect.signature(module.run).parameters.items() if p.kind is p.KEYWORD_ONLY
     }
@@ -34,15 +35,17 @@ SCRIPTS = [
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_a_scripts_options_are_exactly_what_its_run_takes(name):
-    """One source: every setting ``options`` returns is a keyword of ``run`` and the other way round, so no value the
-    recipe reads can be left unused, and no setting of the run is missing from the recipe's reach."""
+    """One source: every setting ``options`` returns is a keyword of ``run`` and the other way
+    round, so no value the recipe reads can be left unused, and no setting of the run is missing
+    from the recipe's reach."""
     module = importlib.import_module(E.get(name).module or E.get(name).run.__module__)
     for scale in ("smoke", "cpu", "full"):
         assert set(E.get(name).config(scale).options()) == _run_keywords(module), scale
 
 
 def _fake_training(calls):
-    """A stand-in for :func:`dynkit.tasks.node_runs.train_model` that records what it is asked to train with."""
+    """A stand-in for :func:`dynkit.tasks.node_runs.train_model` that records what it is asked to
+    train with."""
 
     def train_model(model, task, **kwargs):
         calls.append({"model": model, "task": task, **kwargs})
@@ -67,8 +70,8 @@ def _fake_training(calls):
 
 @pytest.mark.parametrize("name", ["node_point_cloud", "node_images"])
 def test_a_node_script_trains_with_the_settings_its_recipe_reads(name, monkeypatch, tmp_path):
-    """What the twin's recipe reads (its options) is what every model trains with; a planted tolerance on the command
-    line moves both together, and the recipe names it."""
+    """What the twin's recipe reads (its options) is what every model trains with; a planted
+    tolerance on the command line moves both together, and the recipe names it."""
     module = importlib.import_module(E.get(name).module or E.get(name).run.__module__)
     calls = []
     monkeypatch.setattr(module, "train_model", _fake_training(calls))
@@ -107,7 +110,8 @@ def test_node_point_cloud_paper_scale(name):
     )  # dynkit's earlier models, planted at the paper scale
     assert [m.split(":")[0] for m in recipe.mismatches(planted)] == ["model design", "loss"]
     assert config.options()["solver"] == "torchdiffeq" and config.options()["runs"] == 100
-    # planted: a paper value the script cannot be given on its command line is refused, never silently kept
+    # planted: a paper value the script cannot be given on its command line is refused, never
+    # silently kept
     with pytest.raises(RecipeError, match="no command-line option for lr"):
         write_field(config, "lr", 1e-3)
 
@@ -151,8 +155,8 @@ def test_train_model_clips_exactly_when_asked(clip_calls, clip):
 
 
 def test_node_blowup_paper_scale_is_the_authors_script(monkeypatch, tmp_path):
-    """Nothing of Fig. 7's recipe is missing: the paper scale runs the authors' horizon, inits and tolerance, and the
-    solves get the tolerance the recipe reads."""
+    """Nothing of Fig. 7's recipe is missing: the paper scale runs the authors' horizon, inits
+    and tolerance, and the solves get the tolerance the recipe reads."""
     from dynkit.experiments.node import node_blowup
 
     recipe, config = RECIPES["node_blowup"], E.get("node_blowup").config("paper")
@@ -231,7 +235,7 @@ def test_node_adjoint_norm_trains_with_the_safeguards_its_recipe_reads(
     )
 
 
-# ---- CSAODE ---------------------------------------------------------------------------------------------------------
+# ---- CSAODE --------------------------------------------------------------------------------------
 CV = ["csaode_cv_cr", "csaode_cv_mpqa", "csaode_cv_mr", "csaode_cv_subj"]
 
 
@@ -254,8 +258,8 @@ def test_the_cv_recipes_are_one_builder_over_the_data_set():
 
 @pytest.mark.parametrize("scale", ["smoke", "cpu", "full"])
 def test_a_cv_fold_trains_with_every_value_its_recipe_reads(scale, monkeypatch, tmp_path):
-    """The table's values are what the fold trains with at every scale (before, the full scale showed d = 32 and ran
-    FULL_CONFIG's 300): each recipe field reaches train_csaode unchanged."""
+    """The table's values are what the fold trains with at every scale (before, the full scale
+    showed d = 32 and ran FULL_CONFIG's 300): each recipe field reaches train_csaode unchanged."""
     import dynkit.tasks.text as text
     from dynkit.experiments.csaode.csaode_cv import run_fold
 
@@ -278,7 +282,8 @@ def test_a_cv_fold_trains_with_every_value_its_recipe_reads(scale, monkeypatch, 
     for s in RECIPES["csaode_cv_mr"].settings:
         if s.field and s.field != "solvers":
             assert call[s.field] == read_field(config, s.field), s.name
-    # planted: the full scale's d set back to the cpu's 32 is what would run, not silently FULL_CONFIG's 300
+    # planted: the full scale's d set back to the cpu's 32 is what would run, not silently
+    # FULL_CONFIG's 300
     import dataclasses
 
     calls.clear()
@@ -314,8 +319,8 @@ def test_a_cv_paper_scale_refuses_without_glove_300_and_catches_a_planted_value(
 
 
 def _recorded_csaode(calls):
-    """A stand-in for :func:`dynkit.tasks.text.train_csaode` recording the configuration it would train with, resolved
-    as it resolves it (its base configuration, the overrides, the epochs)."""
+    """A stand-in for :func:`dynkit.tasks.text.train_csaode` recording the configuration it would
+    train with, resolved as it resolves it (its base configuration, the overrides, the epochs)."""
     from dynkit.tasks.text import CPU_CONFIG, FULL_CONFIG
 
     def train_csaode(dataset, data_dir, *, solver, epochs, full, return_model=False, **kwargs):
@@ -326,7 +331,8 @@ def _recorded_csaode(calls):
         }
         calls.append({"dataset": dataset, "solver": solver, "full": full, **config})
         if return_model:
-            raise _Stop  # csaode_attention: the settings are what is checked, not the attention read afterwards
+            # csaode_attention: the settings are what is checked, not the attention read afterwards
+            raise _Stop
         return {
             "test_accuracy": 0.9,
             "best_test_accuracy": 0.9,

@@ -1,4 +1,5 @@
-"""The HTML report: summary first, every section present, self-contained, Markdown twin, truthful statuses.
+"""The HTML report: summary first, every section present, self-contained, Markdown twin, truthful
+statuses.
 
 The steppers section runs the real solver. Sections backed by components from other branches are
 checked with the contract fakes (tests/component_fakes.py), and with each component removed.
@@ -43,7 +44,8 @@ def test_every_section_present_in_html_and_markdown(real_report):
     for key, title in zip([k for k, _, _ in report.SECTIONS] + ["metadata"], TITLES):
         assert f'<a href="#{key}">{title}</a>' in html and f'<h2 id="{key}">{title}' in html, title
         assert re.search(rf"^## {re.escape(title)}( \[\w+\])?$", md, flags=re.M), title
-    # The order a reader meets: summary (one screen), figures, then the details with derivations collapsed.
+    # The order a reader meets: summary (one screen), figures, then the details with derivations
+    # collapsed.
     for text in (html, md):
         assert (
             text.index("Summary")
@@ -52,7 +54,8 @@ def test_every_section_present_in_html_and_markdown(real_report):
         )
     assert html.count('<details class="derivation"') == len(dk.symbolic.DERIVATIONS)
     assert '<details class="derivation" open' not in html
-    # The report must never hide a crash: any section is ok, failed (a check) or unavailable, never error.
+    # The report must never hide a crash: any section is ok, failed (a check) or unavailable, never
+    # error.
     statuses = {k: v["status"] for k, v in _sections(real_report).items()}
     assert set(statuses.values()) <= {"ok", "unavailable", "failed"}, statuses
     assert statuses["steppers"] == "ok" and statuses["metadata"] == "ok"
@@ -133,17 +136,20 @@ def test_sections_with_fake_components(tmp_path, monkeypatch):
     assert re.search(r'<pre class="tex">[^<]*' + re.escape(tex), html)
     assert '<div class="display"><math display="block">' in html and "<mfrac>" in html
     assert re.search(
-        r'<summary><h3>FAKE heavy-ball limit</h3> <span class="source">FAKE paper, Eq. \(99\)</span> '
+        r'<summary><h3>FAKE heavy-ball limit</h3> <span class="source">FAKE paper, Eq. '
+        r"\(99\)</span> "
         r'<span class="badge good">matches the paper</span>',
         html,
     )
-    # steppers, work-precision, NFE of the trained models of record (analysis/results/node_trained) and of untrained ones
+    # steppers, work-precision, NFE of the trained models of record (analysis/results/node_trained)
+    # and of untrained ones
     assert html.count("data:image/png;base64,") == 4
     md = (tmp_path / "report.md").read_text()
     # Summary: counts per verdict and links, no table; details (after the figures): the full table.
     summary = md[md.index("## Summary") : md.index("## Figures")]
     assert (
-        "**1** holds · **0** holds with correction · **0** erratum · **0** false as stated · **0** undecided · **1** did not hold"
+        "**1** holds · **0** holds with correction · **0** erratum · **0** false as stated · "
+        "**0** undecided · **1** did not hold"
         in summary
         and "|" not in summary
     )
@@ -232,7 +238,8 @@ def test_numbers_from_any_library_are_written(tmp_path, monkeypatch):
     assert sec["data"]["table"]["rows"][0]["worst_residual"] == 1e-40
     md = (tmp_path / "report.md").read_text()
     assert re.search(
-        r"\| mp_claim \| P,\ Eq\.\ \(1\) \|[^|]*\| holds\ \|\ 3\ \|\ 3/3\ \|\ 1\.00e\-40\ \|\ 1\.00e\-30 \|",
+        r"\| mp_claim \| P,\ Eq\.\ \(1\) \|[^|]*\| "
+        r"holds\ \|\ 3\ \|\ 3/3\ \|\ 1\.00e\-40\ \|\ 1\.00e\-30 \|",
         md,
     )
 
@@ -246,7 +253,8 @@ def test_claim_verdict_from_bool_or_count(held, instances, expected, text):
     assert report.claim_holds(row) is expected and report.held_text(row) == text
 
 
-# ---- verdicts (theory contract) and the empirical ledger (experiments contract) ---------------------------
+# ---- verdicts (theory contract) and the empirical ledger (experiments contract)
+# ---------------------------
 
 VERDICT_ROWS = [
     {
@@ -306,8 +314,8 @@ def test_claim_verdicts_are_counted_and_an_expected_false_is_not_a_failure(tmp_p
     }
     md = (tmp_path / "report.md").read_text()
     assert (
-        "**1** holds · **0** holds with correction · **0** erratum · **1** false as stated · **0** undecided (2 claims)"
-        in md
+        "**1** holds · **0** holds with correction · **0** erratum · **1** false as stated · "
+        "**0** undecided (2 claims)" in md
     )
     assert "| b | S_b | needs gamma > 1 | gamma = 0.5 |" in md
     html = (tmp_path / "report.html").read_text()
@@ -370,11 +378,13 @@ def test_ledger_section_renders_the_experiments_contract(tmp_path, monkeypatch):
     assert sec["status"] == "ok" and sec["data"]["counts"] == {"reproduced": 1, "inconclusive": 1}
     md = (tmp_path / "report.md").read_text()
     assert (
-        "| hbnode-nfe | Wang et al., momentum review, Fig. 11 | HBNODE needs fewer NFE | NFE ratio | "
+        "| hbnode-nfe | Wang et al., momentum review, Fig. 11 | HBNODE needs fewer NFE | NFE "
+        "ratio | "
         "log -0.21 [-0.26, -0.17] | 5 (5) | reproduced |  |"
     ) in md
     assert (
-        "| difference -0.01 [-0.03, 0.01] | 5 (3) | inconclusive | CI holds 0 and the paper's 0.02; seeds "
+        "| difference -0.01 [-0.03, 0.01] | 5 (3) | inconclusive | CI holds 0 and the "
+        "paper's 0.02; seeds "
         "needed 14 |"
     ) in md
     summary = md[md.index("## Summary") : md.index("## Figures")]
@@ -547,8 +557,9 @@ def test_library_code_never_picks_the_matplotlib_backend(tmp_path):
     )
 )
 def test_jsonable_gives_strict_json_and_keeps_finite_numbers(x):
-    # the one JSON-cleaning function (dynkit.io.jsonable, used by the report, the theory and the CLI): its
-    # output is strict JSON (no NaN/Infinity tokens) and every finite float survives the round trip
+    # the one JSON-cleaning function (dynkit.io.jsonable, used by the report, the theory and the
+    # CLI): its output is strict JSON (no NaN/Infinity tokens) and every finite float survives the
+    # round trip
     import json
     import math
 
@@ -602,7 +613,8 @@ def test_jsonable_converts_numpy_sympy_mpmath_and_torch_leaves():
     }
 
 
-# ---- what a reader sees first, and what they must not see ----------------------------------------------
+# ---- what a reader sees first, and what they must not see
+# ----------------------------------------------
 
 
 def test_the_summary_is_counts_and_links_and_the_tables_come_after_the_figures(
@@ -659,17 +671,18 @@ def test_ledger_rows_with_an_outcome_are_counted_by_it_and_show_their_metric(tmp
     monkeypatch.setitem(sys.modules, "dynkit.experiments", module)
     report.build_report(tmp_path, quick=True)
     sec = _sections(tmp_path)["ledger"]
-    # Counted by the label the rows carry (outcome over verdict), whatever its values: none is hard-coded.
+    # Counted by the label the rows carry (outcome over verdict), whatever its values: none is
+    # hard-coded.
     assert sec["data"]["counted_by"] == "outcome"
     assert sec["data"]["counts"] == {"smaller effect": 1, "needs full scale": 1, "a new label": 1}
     md = (tmp_path / "report.md").read_text()
     assert (
-        "| id | paper | claim | metric | effect [95% CI] | n (agree) | outcome | reason or seeds needed |"
-        in md
+        "| id | paper | claim | metric | effect [95% CI] | n (agree) | outcome | reason or "
+        "seeds needed |" in md
     )
     assert (
-        "| NFE ratio | log -0.21 [-0.26, -0.17] | 5 (5) | smaller effect | effect half the paper's |"
-        in md
+        "| NFE ratio | log -0.21 [-0.26, -0.17] | 5 (5) | smaller effect | effect half the "
+        "paper's |" in md
     )
     summary = md[md.index("## Summary") : md.index("## Figures")]
     assert (
@@ -720,7 +733,8 @@ def test_every_shipped_equation_converts_to_mathml_and_a_bad_one_is_an_error_nod
         for sentence in [s for s, _ in view.steps] + [view.notes, view.title]:
             assert mathml_problem(text_with_math(sentence)) == "", (name, sentence)
     assert n > 100
-    # aligned becomes a two-column table; \text escapes are undone; planted errors become <merror> with the TeX
+    # aligned becomes a two-column table; \text escapes are undone; planted errors become <merror>
+    # with the TeX
     out = to_mathml(r"\begin{aligned}\dot a_h &= x \\ \text{a\_b} &: 1\end{aligned}")
     assert (
         out.count("<mtr>") == 2
@@ -740,7 +754,8 @@ def test_every_shipped_equation_converts_to_mathml_and_a_bad_one_is_an_error_nod
 
 
 def test_every_nfe_figure_runs_the_tolerance_axis_loose_to_tight():
-    # dynkit's figure shares the x axis between its panels: inverting it once per panel undid the inversion.
+    # dynkit's figure shares the x axis between its panels: inverting it once per panel undid the
+    # inversion.
     per_tol = {
         t: {"forward_nfe": {"mean": m, "std": 0.0}, "backward_nfe": {"mean": 2 * m, "std": 0.0}}
         for t, m in (("1e-03", 20.0), ("1e-05", 44.0))
@@ -753,8 +768,9 @@ def test_every_nfe_figure_runs_the_tolerance_axis_loose_to_tight():
 
 
 def test_the_nfe_section_says_which_models_are_trained(tmp_path, monkeypatch):
-    """The trained models' figure comes from the results of record and says so; the live measurement is labelled
-    untrained (planted: without the results of record, only the untrained one remains, and the headline says so)."""
+    """The trained models' figure comes from the results of record and says so; the live
+    measurement is labelled untrained (planted: without the results of record, only the untrained
+    one remains, and the headline says so)."""
     calls = fakes.install(monkeypatch)
     report.build_report(tmp_path, quick=True, seed=5)
     nfe = _sections(tmp_path)["nfe_vs_tolerance"]

@@ -1,4 +1,5 @@
-"""The results of record (issue 21 §4): every ``analysis/results/*/COMMAND`` names something that still runs."""
+"""The results of record (issue 21 §4): every ``analysis/results/*/COMMAND`` names something that
+still runs."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ RESULTS = Path(__file__).resolve().parents[1] / "analysis" / "results"
 
 
 def command_problems(text: str, folder: str) -> list[str]:
-    """What in a COMMAND file no longer runs: an unknown ``dynkit run NAME``, a ``python -m MODULE`` that does not
-    import, a run writing elsewhere than its own folder, or no command at all."""
+    """What in a COMMAND file no longer runs: an unknown ``dynkit run NAME``, a
+    ``python -m MODULE`` that does not import, a run writing elsewhere than its own folder, or no
+    command at all."""
     problems, commands = [], 0
     for line in text.splitlines():
         line = line.split(" #")[0].strip()

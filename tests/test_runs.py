@@ -1,4 +1,5 @@
-"""dk.tasks.run_training dispatches every experiment family and rejects mismatched arguments up front."""
+"""dk.tasks.run_training dispatches every experiment family and rejects mismatched arguments up
+front."""
 
 import json
 import os
@@ -171,8 +172,8 @@ def test_method_the_solver_lacks_fails_before_any_training(monkeypatch, solver, 
 
 
 def test_fixed_step_training_takes_one_step_over_the_interval_with_both_solvers():
-    # dynkit train --method rk4: one RK4 step over [0, 1] (torchdiffeq's fixed-step default), recorded;
-    # 4 evaluations forward for every batch.
+    # dynkit train --method rk4: one RK4 step over [0, 1] (torchdiffeq's fixed-step default),
+    # recorded; 4 evaluations forward for every batch.
     runs = {
         s: dk.tasks.run_training(
             "node", "point_cloud", epochs=1, method="rk4", solver=s, quiet=True
@@ -259,7 +260,8 @@ def test_write_errors_name_the_users_path_and_option_not_the_temporary(tmp_path)
     ) as info:  # a parent that is a file: refused before any write (was "File exists")
         dk.io.write_json(blocker / "r.json", {"a": 1}, option="--json")
     assert (
-        f"--json must be a path inside a folder, got '{blocker / 'r.json'}', but '{blocker}' is a regular file, "
+        f"--json must be a path inside a folder, got '{blocker / 'r.json'}', but '{blocker}' "
+        f"is a regular file, "
         "not a folder" == str(info.value)
     )
 

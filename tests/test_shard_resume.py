@@ -1,9 +1,10 @@
-"""A long shard resumes from its own checkpoints after an interruption, never from another identity's.
+"""A long shard resumes from its own checkpoints after an interruption, never from another
+identity's.
 
-The runner hands each shard ``out / WORK_DIR`` for resumable state. Planted: an interrupted run (it resumes
-and does only the steps left), a work folder of another config, one without an identity, one that is a
-link (each emptied first, so the run starts from step 0); then the hybrids' training through it: an
-interrupted 3-epoch run continues to the same losses as an uninterrupted one.
+The runner hands each shard ``out / WORK_DIR`` for resumable state. Planted: an interrupted run (it
+resumes and does only the steps left), a work folder of another config, one without an identity, one
+that is a link (each emptied first, so the run starts from step 0); then the hybrids' training
+through it: an interrupted 3-epoch run continues to the same losses as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ def test_an_interrupted_shard_resumes_from_its_work_folder_and_counts_the_earlie
 def test_a_work_folder_it_cannot_verify_as_its_own_is_emptied_before_the_run(
     counter, tmp_path, plant
 ):
-    """The scales of one seed and point share a shard folder: the cpu run's state is another config's."""
+    """The scales of one seed and point share a shard folder: the cpu run's state is another
+    config's."""
     STOP_AFTER.append(2)
     scale = "cpu" if plant == "other_config" else "smoke"
     with pytest.raises(KeyboardInterrupt):
@@ -138,8 +140,9 @@ def _model():
 def test_hybrid_training_interrupted_after_an_epoch_continues_to_the_same_losses(
     tmp_path, monkeypatch
 ):
-    """Same code path twice, so the losses agree to float32 rounding of the same operations (rtol 1e-6:
-    a resume that restarted the data order, the schedule or Adam's moments moves them by > 1e-3)."""
+    """Same code path twice, so the losses agree to float32 rounding of the same operations (rtol
+    1e-6: a resume that restarted the data order, the schedule or Adam's moments moves them by >
+    1e-3)."""
     from dynkit.tasks import time_series as T
     from dynkit.tasks import training
 
@@ -169,7 +172,8 @@ def test_hybrid_training_interrupted_after_an_epoch_continues_to_the_same_losses
 
 
 def test_numpy_scalars_in_a_checkpoint_become_python_numbers():
-    """np.float64 is a float subclass, and pickled it needs numpy's global: weights_only refuses it."""
+    """np.float64 is a float subclass, and pickled it needs numpy's global: weights_only refuses
+    it."""
     import numpy as np
 
     from dynkit.tasks.training import plain

@@ -1,12 +1,13 @@
-"""Shards you can trust a year later (issue 25, section 1): a stored ``shard.json`` is reused only when it is
-well-formed, was made by the same code for the same shard, and matches its own content hash; anything else is
-recomputed with one notice line naming the file; concurrent runners on one ``out`` never compute a shard twice.
+"""Shards you can trust a year later (issue 25, section 1): a stored ``shard.json`` is reused only
+when it is well-formed, was made by the same code for the same shard, and matches its own content
+hash; anything else is recomputed with one notice line naming the file; concurrent runners on one
+``out`` never compute a shard twice.
 
-Every case below ends in a correct result (the shard recomputed, the aggregate equal to a clean run's, one
-notice naming the file) or it is counted against the suite: *raw* (a crash), *accepted* (a damaged shard
-reused without a word), *wrong* (a forged or stale number reaching ``results.json``), *terse* (recomputed,
-but the notice does not name the file or the reason). ``python tests/test_shards.py`` runs every case and
-prints the counts.
+Every case below ends in a correct result (the shard recomputed, the aggregate equal to a clean
+run's, one notice naming the file) or it is counted against the suite: *raw* (a crash), *accepted*
+(a damaged shard reused without a word), *wrong* (a forged or stale number reaching
+``results.json``), *terse* (recomputed, but the notice does not name the file or the reason).
+``python tests/test_shards.py`` runs every case and prints the counts.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ class ToyConfig:
 
 
 def toy_run(config: ToyConfig, *, seed: int, out: Path, device: str) -> dict:
-    """value = size + seed/10 (+1 for point b): known in closed form, so a forged 999 cannot pass for it."""
+    """value = size + seed/10 (+1 for point b): known in closed form, so a forged 999 cannot pass
+    for it."""
     CALLS.append((seed, config.point))
     return {"metrics": {f"{config.point}.value": config.size + seed / 10 + (config.point == "b")}}
 
@@ -87,7 +89,8 @@ def _run(out: Path, seeds=(0, 1)) -> tuple[dict, list[str]]:
 
 
 # --------------------------------------------------------------------------------------------------
-# damaged, forged and stale records: (name, how to damage the valid record, expected words of the notice)
+# damaged, forged and stale records: (name, how to damage the valid record, expected words of the
+# notice)
 
 
 def _text(record: dict) -> bytes:
@@ -95,8 +98,8 @@ def _text(record: dict) -> bytes:
 
 
 def _edit(change, rehash: bool = True):
-    """Bytes of the record after ``change(record)``; re-hashed (so only the structural check can catch it)
-    unless ``rehash`` is False (a hand edit: the hash catches it)."""
+    """Bytes of the record after ``change(record)``; re-hashed (so only the structural check can
+    catch it) unless ``rehash`` is False (a hand edit: the hash catches it)."""
 
     def damage(record: dict) -> bytes:
         record = json.loads(json.dumps(record))
@@ -201,7 +204,8 @@ CORRUPTIONS = {
 
 
 def shard_case(name: str, tmp: Path) -> str:
-    """Damage seed 1's point-a shard of a finished run as ``name`` says, rerun, classify what happens."""
+    """Damage seed 1's point-a shard of a finished run as ``name`` says, rerun, classify what
+    happens."""
     damage, words = CORRUPTIONS[name]
     out = tmp / "".join(c if c.isalnum() else "_" for c in name)
     _run(out)
@@ -276,7 +280,8 @@ def test_any_hand_edit_of_a_stored_field_is_caught(toy, tmp_path, key, value):
 
 
 def test_the_suite_sees_a_reused_forgery(toy, tmp_path, monkeypatch):
-    # planted: a finished() that trusts any parsable record lets the forged 999 through -- counted as wrong
+    # planted: a finished() that trusts any parsable record lets the forged 999 through -- counted
+    # as wrong
     import dynkit.experiments.runner as R
 
     monkeypatch.setattr(
@@ -294,7 +299,8 @@ def test_an_intact_shard_is_reused_silently_and_carries_its_identity_and_hash(to
     res, notices = _run(tmp_path)
     assert CALLS == [] and notices == []
     record = json.loads((tmp_path / "shards" / "seed0-point=b" / SHARD_FILE).read_text())
-    # the hash, recomputed here from its definition: SHA-256 of the canonical JSON of the rest of the record
+    # the hash, recomputed here from its definition: SHA-256 of the canonical JSON of the rest of
+    # the record
     body = {k: v for k, v in record.items() if k != "sha256"}
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     assert record["sha256"] == hashlib.sha256(canonical.encode()).hexdigest()
@@ -378,20 +384,22 @@ def test_registered_scripts_hash_the_script_module_not_only_the_adapter():
     assert "dynkit.experiments.momres.momres_lista" not in names  # another script, same adapter
 
 
-# -- issue 34: the code identity covers every module below the experiment; shards are read only inside out --
+# -- issue 34: the code identity covers every module below the experiment; shards are read only
+# inside out --
 
 PLANTED_EXPERIMENT = textwrap.dedent("""
     def run(config, *, seed, out, device):
         from ..tasks.silverbox import silverbox  # noqa: F401 - what the identity must follow, as node_blowup does
         from .scripting import setup  # noqa: F401
         return {"metrics": {"value": float(seed)}}
-""")
+""")  # noqa: E501
 
 
 @pytest.fixture
 def package_copy(tmp_path, monkeypatch):
-    """A copy of the dynkit sources that the code identity hashes (``registry.PACKAGE_ROOT``), with a toy
-    experiment module inside its ``experiments`` folder: planted changes go to the copy, never the package."""
+    """A copy of the dynkit sources that the code identity hashes (``registry.PACKAGE_ROOT``),
+    with a toy experiment module inside its ``experiments`` folder: planted changes go to the
+    copy, never the package."""
     import shutil
 
     import dynkit.experiments.code_closure as closure
@@ -405,7 +413,8 @@ def package_copy(tmp_path, monkeypatch):
     module.__file__ = str(source)
     exec(
         compile(
-            "def run(config, *, seed, out, device):\n    return {'metrics': {'value': float(seed)}}\n",
+            "def run(config, *, seed, out, device):\n    return {'metrics': {'value': "
+            "float(seed)}}\n",
             str(source),
             "exec",
         ),
@@ -640,7 +649,7 @@ def slow_toy(config, *, seed, out, device):
         fh.write(f"{os.getpid()} seed{seed}-point={config.point}\\n")
     time.sleep(float(os.environ.get("SLOW_TOY_SLEEP", "0.4")))
     return {"metrics": {f"{config.point}.value": seed * 10 + ord(config.point)}}
-"""
+"""  # noqa: E501
 
 DRIVER = """
 import contextlib, os, sys, time
@@ -768,7 +777,8 @@ def test_two_concurrent_runs_on_one_out_compute_each_shard_once(tmp_path):
 
 @pytest.mark.slow
 def test_without_claims_the_concurrency_test_sees_duplicates(tmp_path):
-    # planted: the same two runners with claims disabled compute shards twice, so the test above can fail
+    # planted: the same two runners with claims disabled compute shards twice, so the test above can
+    # fail
     counts, _ = concurrent_case(tmp_path, claims=False)
     assert max(counts.values()) >= 2, counts
 

@@ -1,5 +1,5 @@
-"""Small doors: each bad input is a clear error naming the argument, before any work, and nothing written over an
-input; dynkit's own temporaries are recognised exactly."""
+"""Small doors: each bad input is a clear error naming the argument, before any work, and nothing
+written over an input; dynkit's own temporaries are recognised exactly."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from dynkit.cli import main
 from dynkit.experiments import recipes
 
 
-# ---- remove_orphan_temporaries ---------------------------------------------------------------------------------
+# ---- remove_orphan_temporaries
+# ---------------------------------------------------------------------------------
 
 
 def test_only_dynkits_own_temporaries_are_removed(tmp_path):
@@ -56,9 +57,13 @@ def test_atomic_write_and_the_writability_probe_name_their_temporaries_so(tmp_pa
     assert len(made) == 2 and all(dk.io.is_temporary(name) for name in made), made
 
 
-# ---- dynkit solve: no output over an input ---------------------------------------------------------------------
+# ---- dynkit solve: no output over an input
+# ---------------------------------------------------------------------
 
-VICTIM = "import numpy as np\ndef f(t, y):\n    return -y\ny0 = np.array([1.0])\nt = np.linspace(0.0, 1.0, 3)\n"
+VICTIM = (
+    "import numpy as np\ndef f(t, y):\n    return -y\ny0 = np.array([1.0])\nt = np.linspace(0.0, "
+    "1.0, 3)\n"
+)
 
 
 @pytest.mark.parametrize("how", ["same name", "hard link", "symbolic link"])
@@ -98,7 +103,8 @@ def test_solve_refuses_one_file_for_both_outputs(tmp_path, capsys):
     assert not out.exists()
 
 
-# ---- dynkit run: the folder, --plan without --planned ---------------------------------------------------------
+# ---- dynkit run: the folder, --plan without --planned
+# ---------------------------------------------------------
 
 RUN = ["run", "momseq_attention_scaling", "--scale", "smoke", "--seeds", "0"]
 
@@ -132,7 +138,8 @@ def test_run_plan_without_planned_is_a_usage_error(tmp_path, capsys):
     assert code == 2 and "--plan" in capsys.readouterr().err and not out.exists()
 
 
-# ---- solve_ensemble: a wrong f, threads ----------------------------------------------------------------------
+# ---- solve_ensemble: a wrong f, threads
+# ----------------------------------------------------------------------
 
 Y0 = np.array([[1.0, 0.0], [0.5, 0.0]])
 
@@ -174,7 +181,8 @@ def test_solve_ensemble_refuses_more_threads_than_cores():
         dk.solve_ensemble(lambda t, y: -y, Y0, [0.0, 1.0], compile=False, threads=10000)
 
 
-# ---- recipes --------------------------------------------------------------------------------------------------
+# ---- recipes
+# --------------------------------------------------------------------------------------------------
 
 
 def test_setup_table_names_the_experiments_for_a_bad_name():

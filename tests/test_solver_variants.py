@@ -1,5 +1,6 @@
-"""The NFE experiments with torchdiffeq (issue 21, "One engine"): dk.solve is the default engine, and
-each experiment behind an NFE claim group has a ``<name>_torchdiffeq`` twin that differs only in it."""
+"""The NFE experiments with torchdiffeq (issue 21, "One engine"): dk.solve is the default engine,
+and each experiment behind an NFE claim group has a ``<name>_torchdiffeq`` twin that differs only
+in it."""
 
 import dataclasses
 

@@ -60,8 +60,8 @@ def test_fixed_step_methods_reach_their_order(method):
     assert abs(p_system - order) < 0.15, (method, p_system)
 
 
-# a 2nd-order propagated solution (rosenbrock23) has a global error ~ tol^(2/3), not ~ tol: it has its
-# own version of this test in tests/test_solvers_stiff.py
+# a 2nd-order propagated solution (rosenbrock23) has a global error ~ tol^(2/3), not ~ tol: it has
+# its own version of this test in tests/test_solvers_stiff.py
 @pytest.mark.parametrize("method", [m for m in ADAPTIVE if METHODS[m].order >= 3])
 def test_adaptive_error_tracks_tolerance(method):
     # Global error over t in [0, 10] of a closed-form problem: it must fall with the tolerance, stay
@@ -85,8 +85,9 @@ def test_adaptive_error_tracks_tolerance(method):
 @pytest.mark.parametrize("method", sorted(set(ADAPTIVE + FIXED) - {"tsit5", "dop853"}))
 def test_dense_output_as_accurate_as_step_ends(method):
     # Each requested time is reached by interpolation inside a step. Its error is compared with the
-    # error at step ends near it: for adaptive methods the end of a solve stopping exactly there, for
-    # fixed-step methods the two grid points around it. Allowed: 3x that error plus 1e-12 round-off.
+    # error at step ends near it: for adaptive methods the end of a solve stopping exactly there,
+    # for fixed-step methods the two grid points around it. Allowed: 3x that error plus 1e-12
+    # round-off.
     t = np.array([0.0, 0.37, 1.1, 2.9, 3.3, 5.0])
     adaptive = METHODS[method].adaptive
     h = 0.01 if METHODS[method].order >= 3 else 0.001
@@ -111,8 +112,8 @@ def test_dense_output_as_accurate_as_step_ends(method):
 @pytest.mark.parametrize("tol", [1e-4, 1e-6, 1e-8])
 @pytest.mark.parametrize("problem", ["scalar", "oscillator"])
 def test_dopri5_matches_scipy_rk45(problem, tol):
-    # Same pair (Dormand–Prince 5(4)) and tolerance: errors within the same accuracy class (a factor 10
-    # either way) and NFE within 20% of scipy's RK45.
+    # Same pair (Dormand–Prince 5(4)) and tolerance: errors within the same accuracy class (a factor
+    # 10 either way) and NFE within 20% of scipy's RK45.
     if problem == "scalar":
         f, y0, exact = scalar_field, np.array([1.0]), lambda t: scalar_exact(t)[None]
     else:

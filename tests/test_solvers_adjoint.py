@@ -131,7 +131,8 @@ def test_gradients_for_y0_parameters_and_times_match_the_matrix_exponential(meth
 
 
 def test_the_time_gradient_at_t0_has_its_minus_sign():
-    """A planted sign error in dL/dt0 (a distinct term of the adjoint) is caught by the closed form."""
+    """A planted sign error in dL/dt0 (a distinct term of the adjoint) is caught by the closed
+    form."""
     A, y0, t = _linear_problem()
     t_ = t.clone().requires_grad_(True)
     sol = dk.solve(
@@ -192,7 +193,8 @@ def test_float32_gradients_flow_to_float32_parameters():
         (dict(adjoint_params=[torch.ones(1)]), ValueError, "adjoint_params"),
         (dict(adjoint=True, adjoint_params=[1.0]), TypeError, "adjoint_params"),
         (dict(adjoint="yes"), TypeError, "adjoint"),
-        # a plain function's tensors are invisible to the adjoint: refused, not silently left without gradients
+        # a plain function's tensors are invisible to the adjoint: refused, not silently left
+        # without gradients
         (dict(adjoint=True), ValueError, "adjoint_params"),
     ],
 )
@@ -203,7 +205,8 @@ def test_bad_adjoint_arguments(kwargs, error, match):
 
 
 def test_hbnode_trains_with_dynkits_own_adjoint():
-    """ODEBlock(solver="dynkit", adjoint=True): same gradients as backprop, and a few steps lower the loss."""
+    """ODEBlock(solver="dynkit", adjoint=True): same gradients as backprop, and a few steps lower
+    the loss."""
     from dynkit.models.neural_ode import HBNODE, MLPField
 
     def model(adjoint):
@@ -270,12 +273,14 @@ def test_goal_lines_flag_a_missed_goal(capsys, tmp_path):
     assert medians == {"a": 1, "b": 1}  # each timing spans one tick of the fake clock
 
 
-# -- issue 33 (5): the backward solves measure their error part by part ------------------------------------
+# -- issue 33 (5): the backward solves measure their error part by part
+# ------------------------------------
 
 
 def test_partwise_error_norm_is_the_root_sum_of_the_parts_mean_squares():
-    """An error only in a 2-component part of a 2 + 1000 component state: the plain RMS dilutes it by √(1002/2) ≈ 22
-    (the planted failure: it stays below the part's own RMS), the partwise norm is exactly that part's RMS."""
+    """An error only in a 2-component part of a 2 + 1000 component state: the plain RMS dilutes
+    it by √(1002/2) ≈ 22 (the planted failure: it stays below the part's own RMS), the partwise
+    norm is exactly that part's RMS."""
     from dynkit.solvers.adjoint import _PartwiseStepper
     from dynkit.solvers.backend import TorchBackend
 
@@ -302,10 +307,11 @@ def test_partwise_error_norm_is_the_root_sum_of_the_parts_mean_squares():
 
 
 def test_adjoint_gradient_accuracy_with_many_parameters(monkeypatch):
-    """An MLP field (2 states, 2·64 + 64 + 64·2 + 2 = 386 parameters, batch 256) at rtol = atol = 1e-3: the gradient
-    by the adjoint within 1e-5 relative of the one through a solve at 1e-12 (measured 4.3e-6; the forward error is
-    4.9e-6); with the plain RMS over (y, a, g) — the planted failure, the norm before issue 33 — 1.6e-5, 3.7× worse.
-    Both gradients by the same call, so the comparison is of the norms alone."""
+    """An MLP field (2 states, 2·64 + 64 + 64·2 + 2 = 386 parameters, batch 256) at rtol = atol =
+    1e-3: the gradient by the adjoint within 1e-5 relative of the one through a solve at 1e-12
+    (measured 4.3e-6; the forward error is 4.9e-6); with the plain RMS over (y, a, g) — the
+    planted failure, the norm before issue 33 — 1.6e-5, 3.7× worse. Both gradients by the same
+    call, so the comparison is of the norms alone."""
     torch.manual_seed(2)
     net = torch.nn.Sequential(
         torch.nn.Linear(2, 64), torch.nn.Tanh(), torch.nn.Linear(64, 2)

@@ -44,8 +44,8 @@ def test_nfe_counts_rejected_steps_and_the_initial_probe():
 
 @pytest.mark.parametrize("method,per_step,starter", [("ark3", 2, 3), ("ark4", 3, 5)])
 def test_ark_new_evaluations_per_step(method, per_step, starter):
-    # ark3: SSPRK3 starter (3 calls) whose stages are the ARK chain; ark4: RK4 starter (4 calls) + the
-    # one chain stage at t0 it does not share (a_3 = 7/8). Then 2 / 3 calls per step.
+    # ark3: SSPRK3 starter (3 calls) whose stages are the ARK chain; ark4: RK4 starter (4 calls) +
+    # the one chain stage at t0 it does not share (a_3 = 7/8). Then 2 / 3 calls per step.
     f = CountingField(lambda t, y: -y)
     n = 40
     sol = dk.solve(f, np.array([1.0]), [0.0, 1.0], method=method, step_size=1.0 / n)
@@ -78,7 +78,8 @@ def test_torch_in_torch_out_with_batch_shape(dtype, method):
     assert sol.ts.dtype == dtype and sol.ys.device == y0.device
     assert all(isinstance(t, torch.Tensor) and t.dtype == dtype and t.ndim == 0 for t in seen)
     expected = y0 * torch.exp(-torch.sin(torch.tensor(1.0, dtype=dtype)))
-    # float32 round-off over ~20 steps: 1e-4 relative; float64: limited by the method (rtol 1e-6, h=0.1)
+    # float32 round-off over ~20 steps: 1e-4 relative; float64: limited by the method (rtol 1e-6,
+    # h=0.1)
     assert torch.allclose(sol.ys[-1], expected, rtol=1e-4, atol=1e-4)
 
 
@@ -91,9 +92,10 @@ def test_torch_cuda_stays_on_device():
 
 @pytest.mark.parametrize("method", ["dopri5", "rkf45", "rk4", "ark3"])
 def test_autograd_gradient_matches_finite_difference(method):
-    # d y(1) / d(theta) for y' = -theta * y^3 + sin(t): autograd through dk.solve vs a central finite
-    # difference of the same solve. Fixed steps: the discrete map is smooth in theta, so the two agree to
-    # FD accuracy (1e-6 rel). Adaptive: tight tolerance makes step choices locally constant (1e-5 rel).
+    # d y(1) / d(theta) for y' = -theta * y^3 + sin(t): autograd through dk.solve vs a central
+    # finite difference of the same solve. Fixed steps: the discrete map is smooth in theta, so the
+    # two agree to FD accuracy (1e-6 rel). Adaptive: tight tolerance makes step choices locally
+    # constant (1e-5 rel).
     theta = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
     y0 = torch.tensor([1.0, 0.5], dtype=torch.float64)
     kw = dict(rtol=1e-10, atol=1e-12) if METHODS[method].adaptive else dict(step_size=0.01)
@@ -115,7 +117,7 @@ def test_autograd_gradient_matches_finite_difference(method):
     )
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # failures: each provoked, its type, message and partial solution checked
 
 
@@ -235,7 +237,8 @@ def test_throw_false_returns_partial_solution_with_result_code():
 
 
 def test_solution_displays_a_summary_not_its_arrays():
-    # 10,001 outputs: the repr and the notebook table say what was solved and the work done, in one short line
+    # 10,001 outputs: the repr and the notebook table say what was solved and the work done, in one
+    # short line
     sol = dk.solve(lambda t, y: -y, np.ones(2), np.linspace(0, 1, 10_001), "dopri5")
     text = repr(sol)
     assert len(text) < 300 and "dopri5" in text and "10001 times in [0, 1]" in text
@@ -246,8 +249,9 @@ def test_solution_displays_a_summary_not_its_arrays():
     assert "step_size_underflow" in repr(failed) and failed.message[:20] in repr(failed)
 
 
-# ---------------------------------------------------------------------------------------------------
-# issue 25, section 2: no silent reinterpretation, no change to the caller's arrays, messages that say what happened
+# --------------------------------------------------------------------------------------------------
+# issue 25, section 2: no silent reinterpretation, no change to the caller's arrays, messages that
+# say what happened
 
 
 def mutating_numpy(t, y):
@@ -450,7 +454,8 @@ def test_times_beyond_the_resolution_of_float64_are_named():
         dk.solve(lambda t, y: -y, np.ones(1), [1e16, 1e16 + 4])
     sol = dk.solve(lambda t, y: -y, np.ones(1), [0.0, 4.0])  # the same problem, shifted: fine
     assert abs(sol.ys[-1, 0] - np.exp(-4.0)) < 1e-6
-    # planted: an underflow at a singularity (y' = y^2 blows up at t = 1) is not blamed on the time variable
+    # planted: an underflow at a singularity (y' = y^2 blows up at t = 1) is not blamed on the time
+    # variable
     with pytest.raises(dk.StepSizeUnderflow, match="a singularity") as info:
         dk.solve(lambda t, y: y * y, np.ones(1), [0.0, 2.0])
     assert "time resolution" not in str(info.value)
@@ -477,8 +482,8 @@ def test_first_step_with_the_adjoint_starts_the_forward_and_the_reversed_backwar
 
 
 def test_a_raised_rtol_is_said_once_per_process_for_each_rtol_and_dtype():
-    """torchdiffeq's defaults (rtol 1e-7) with a float32 state: one warning for a training loop, not one per
-    call (forward, adjoint and every backward interval would each say it)."""
+    """torchdiffeq's defaults (rtol 1e-7) with a float32 state: one warning for a training loop,
+    not one per call (forward, adjoint and every backward interval would each say it)."""
     f = lambda t, y: -y  # noqa: E731
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -91,7 +91,8 @@ def test_evaluate_any_order_scalar_backward_and_equal_to_outputs(method):
     sol = dk.solve(
         oscillator, np.array([np.cos(5.0), -np.sin(5.0)]), t, method=method, dense=True, **kwargs
     )
-    # the outputs are the same interpolants, filled in blocks: identical to evaluate at the same times
+    # the outputs are the same interpolants, filled in blocks: identical to evaluate at the same
+    # times
     assert np.array_equal(sol.evaluate(t[1:-1]), sol.ys[1:-1])
     tq = np.array([3.3, 0.2, 4.9, 1.7])  # any order
     assert np.abs(sol.evaluate(tq)[:, 0] - np.cos(tq)).max() < 1e-6
@@ -141,7 +142,7 @@ def test_outputs_requested_anywhere_equal_the_dense_output(times, method):
         assert sol.stats.nfe == dense.stats.nfe
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # events
 
 
@@ -156,8 +157,8 @@ def height(t, y):
 height.terminal, height.direction = True, -1
 
 
-# bdf starts at order 1 (implicit Euler), which does not reproduce a quadratic: its zero is as accurate as
-# its solution (1.7e-7 at rtol 1e-6), checked separately below
+# bdf starts at order 1 (implicit Euler), which does not reproduce a quadratic: its zero is as
+# accurate as its solution (1.7e-7 at rtol 1e-6), checked separately below
 @pytest.mark.parametrize("method", [m for m in ADAPTIVE if m != "bdf"] + ["rk4", "heun"])
 def test_terminal_event_at_the_closed_form_time_to_machine_precision(method):
     # y'' = -g from rest at 10 m: lands at t* = sqrt(20 / g). The solution is quadratic, every
@@ -185,7 +186,8 @@ def test_terminal_event_at_the_closed_form_time_to_machine_precision(method):
 
 
 def test_bdf_terminal_event_as_accurate_as_its_solution():
-    # the ballistic zero with bdf: within 1e-5 of t* (its state at rtol 1e-6 is good to ~1e-7 relative)
+    # the ballistic zero with bdf: within 1e-5 of t* (its state at rtol 1e-6 is good to ~1e-7
+    # relative)
     t_star = np.sqrt(2 * 10.0 / 9.81)
     sol = dk.solve(
         ballistic,
@@ -290,8 +292,8 @@ def test_event_arguments_are_validated():
 
 
 def test_every_zero_inside_long_steps_is_found():
-    # issue 25: f = 0 lets dopri5's steps grow to most of the span; g = sin(40 t) has its zeros at
-    # k pi / 40, k = 0..12 in [0, 1] (k = 0 at t0 counts, scipy's convention): all 13, to a few ulps.
+    # issue 25: f = 0 lets dopri5's steps grow to most of the span; g = sin(40 t) has its zeros at k
+    # pi / 40, k = 0..12 in [0, 1] (k = 0 at t0 counts, scipy's convention): all 13, to a few ulps.
     # Reference: the closed form (scipy's solve_ivp finds 3, checking signs at the step ends only).
     sol = dk.solve(lambda t, y: 0 * y, np.ones(1), [0.0, 1.0], events=[lambda t, y: np.sin(40 * t)])
     assert sol.stats.n_accepted < 13  # fewer steps than zeros: some step holds several
@@ -308,7 +310,8 @@ def test_every_zero_inside_long_steps_is_found():
 
 
 def test_several_zeros_per_step_of_a_per_sample_event_function():
-    # one value per sample: sample 0 crosses at k pi / 40 (13 zeros in [0, 1]), sample 1 at k pi / 30 (10)
+    # one value per sample: sample 0 crosses at k pi / 40 (13 zeros in [0, 1]), sample 1 at k pi /
+    # 30 (10)
     freq = np.array([40.0, 30.0])
     sol = dk.solve(
         lambda t, y: 0 * y, np.ones((2, 1)), [0.0, 1.0], events=[lambda t, y: np.sin(freq * t)]
@@ -368,7 +371,7 @@ def test_an_event_function_returning_nan_fails_naming_it(nan_from):
     assert sol.success and len(sol.t_events[0]) == 0
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # per-sample error control
 
 
@@ -380,9 +383,10 @@ def oscillators(omegas):
 
 
 def test_per_sample_error_control_keeps_every_sample_as_accurate_as_alone():
-    # 64 harmonic oscillators: sample 0 of amplitude 1 at ω = 1, sample 1 of amplitude 1e-3 at ω = 5,
-    # the rest at rest. One RMS over the batch lets sample 1 (small, fast) drift to 10x the error it
-    # has when solved alone; per-sample control keeps each within 2x of its own solve (same rtol).
+    # 64 harmonic oscillators: sample 0 of amplitude 1 at ω = 1, sample 1 of amplitude 1e-3 at ω =
+    # 5, the rest at rest. One RMS over the batch lets sample 1 (small, fast) drift to 10x the error
+    # it has when solved alone; per-sample control keeps each within 2x of its own solve (same
+    # rtol).
     n = 64
     omegas, amp = np.ones(n), np.zeros(n)
     amp[0], omegas[1], amp[1] = 1.0, 5.0, 1e-3
@@ -426,7 +430,7 @@ def test_per_sample_torch_matches_numpy_and_validates():
         dk.solve(lambda t, y: -y, np.ones(2), [0, 1], per_sample="yes")
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # many outputs, and the stepper protocol
 
 

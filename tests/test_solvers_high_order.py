@@ -29,7 +29,8 @@ def _mp(x):
 
 
 def extended_tableau(tab: RungeKuttaTableau):
-    """A and c over every stage the continuous extension uses (the slope stage, then the extra ones)."""
+    """A and c over every stage the continuous extension uses (the slope stage, then the extra
+    ones)."""
     A = [[_mp(x) for x in row] for row in tab.A]
     c = [_mp(x) for x in tab.C]
     if tab.p_uses_slope:
@@ -226,7 +227,8 @@ def test_torch_autograd_through_the_new_methods_matches_finite_differences(metho
             .sum()
         )
 
-    e = 1e-6  # central differences: O(e²) truncation, ~1e-10 / e rounding -> agreement to ~1e-6 relative
+    # central differences: O(e²) truncation, ~1e-10 / e rounding -> agreement to ~1e-6 relative
+    e = 1e-6
     fd = [
         (end_sum(np.array([1.0, 0.5]) + e * d) - end_sum(np.array([1.0, 0.5]) - e * d)) / (2 * e)
         for d in np.eye(2)

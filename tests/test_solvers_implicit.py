@@ -1,8 +1,9 @@
-"""radau5, finite-difference and sparse Jacobians, and correctness with no ``jac=`` (issue 23, Sects. 1-2).
+"""radau5, finite-difference and sparse Jacobians, and correctness with no ``jac=`` (issue 23,
+Sects. 1-2).
 
-References are closed forms, the coefficient table of Hairer & Wanner (Solving ODEs II, Table IV.5.6, and
-the error weights of Eq. IV.8.19), the Bari IVP test set's published values, and scipy's Radau at tight
-tolerance; every checker is also run on a planted violation.
+References are closed forms, the coefficient table of Hairer & Wanner (Solving ODEs II, Table
+IV.5.6, and the error weights of Eq. IV.8.19), the Bari IVP test set's published values, and scipy's
+Radau at tight tolerance; every checker is also run on a planted violation.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ class _Field:
 
 
 def test_radau5_coefficients_are_hairer_wanners():
-    # derived from the nodes by collocation; compared with [HW] Table IV.5.6 and the error weights of
-    # Eq. (IV.8.19), (e_1, e_2, e_3) = γ_0 (−13 − 7√6, −13 + 7√6, −1) / 3 with γ_0 = 1/γ̂
+    # derived from the nodes by collocation; compared with [HW] Table IV.5.6 and the error weights
+    # of Eq. (IV.8.19), (e_1, e_2, e_3) = γ_0 (−13 − 7√6, −13 + 7√6, −1) / 3 with γ_0 = 1/γ̂
     s6 = math.sqrt(6.0)
     A = np.array(
         [
@@ -88,8 +89,8 @@ def _observed_order(method, case) -> float:
     return float(np.polyfit(np.log(hs), np.log(errors), 1)[0]) - 1.0
 
 
-# y' = y cos t (y = e^{sin t}: exercises the stage times) and y' = 1 + y² (y = tan t: nonlinear); y' = −y²
-# would not do: its h^6 error term nearly vanishes for Radau IIA (measured order 6.7)
+# y' = y cos t (y = e^{sin t}: exercises the stage times) and y' = 1 + y² (y = tan t: nonlinear); y'
+# = −y² would not do: its h^6 error term nearly vanishes for Radau IIA (measured order 6.7)
 CASES = [
     (
         lambda t, y: y * np.cos(t),
@@ -102,12 +103,14 @@ CASES = [
 
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_radau5_has_order_five(case):
-    # local error of one step ~ h^6: observed order within 0.35 of 5 over h = 0.2 ... 0.025 (measured 5.28-5.3)
+    # local error of one step ~ h^6: observed order within 0.35 of 5 over h = 0.2 ... 0.025
+    # (measured 5.28-5.3)
     assert abs(_observed_order(RADAU5, CASES[case]) - 5) < 0.35
 
 
 def test_order_check_catches_a_wrong_radau_coefficient():
-    # planted: a_31 (a weight of the solution too: b is A's last row) off by 1e-3 gives a first-order method
+    # planted: a_31 (a weight of the solution too: b is A's last row) off by 1e-3 gives a
+    # first-order method
     A = RADAU5.A.copy()
     A[2, 0] += 1e-3
     wrong = RadauIIA("wrong", 5, 3, RADAU5.c, A)
@@ -125,8 +128,8 @@ def test_radau_nodes_and_collocation_reproduce_lower_orders():
 
 
 def test_newton_that_does_not_converge_rejects_the_step():
-    # planted: a Jacobian of the wrong sign on y' = −1e4 (y − cos t): the simplified Newton diverges for
-    # h ≫ 1e-4; the step is rejected (halved), counted, and the solve still ends right
+    # planted: a Jacobian of the wrong sign on y' = −1e4 (y − cos t): the simplified Newton diverges
+    # for h ≫ 1e-4; the step is rejected (halved), counted, and the solve still ends right
     lam = 1e4
     f = lambda t, y: -lam * (y - np.cos(t))  # noqa: E731
     y0 = np.array([1.0])
@@ -169,8 +172,8 @@ def test_radau5_counts_every_call_and_reuses_jacobians():
 
 @pytest.mark.parametrize("method", ["radau5", "bdf"])
 def test_radau5_and_bdf_refuse_torch_states_naming_y0(method):
-    # numpy/LAPACK float64 inside: a torch y0 is refused before any call of f, the message naming y0 and
-    # the torch-capable stiff methods (converting silently would cut the autograd graph)
+    # numpy/LAPACK float64 inside: a torch y0 is refused before any call of f, the message naming y0
+    # and the torch-capable stiff methods (converting silently would cut the autograd graph)
     torch = pytest.importorskip("torch")
     calls = []
 
@@ -213,8 +216,9 @@ def test_radau5_dense_output_inside_long_steps():
 # correct by default: Robertson to 1e11 with no jac= (the case of issue 23)
 
 
-# rosenbrock23 at rtol 1e-4, its documented range: with its tolerance proportionality (θ = 0.5 rtol^{1/2}) it works to
-# 5e-10 at rtol 1e-6 and needs 101,660 steps there (4161 at 1e-4, error ≤ 0.011 atol)
+# rosenbrock23 at rtol 1e-4, its documented range: with its tolerance proportionality (θ = 0.5
+# rtol^{1/2}) it works to 5e-10 at rtol 1e-6 and needs 101,660 steps there (4161 at 1e-4, error ≤
+# 0.011 atol)
 ROBERTSON_RTOL = {"rosenbrock23": 1e-4}
 
 
@@ -234,10 +238,11 @@ def _robertson(method, jac=None):
 
 @pytest.mark.parametrize("method", ["rosenbrock23", "rodas4", "rodas5", "radau5", "bdf", "auto"])
 def test_robertson_right_without_jac(method):
-    # reference: the test set's published values (RADAU5 in quadruple precision), y ≈ (2.08e-8, 8.3e-14, 1.0).
-    # Every method: absolute error ≤ atol / 4 per component (y1 and y2 sit at 2 atol: the tolerance asks
-    # for no more there) and no worse than 2× its own error with the analytic Jacobian (the differences
-    # are as good as the exact J). radau5 and auto (radau5 at this rtol): ≤ 1e-3 relative per component.
+    # reference: the test set's published values (RADAU5 in quadruple precision), y ≈ (2.08e-8,
+    # 8.3e-14, 1.0). Every method: absolute error ≤ atol / 4 per component (y1 and y2 sit at 2 atol:
+    # the tolerance asks for no more there) and no worse than 2× its own error with the analytic
+    # Jacobian (the differences are as good as the exact J). radau5 and auto (radau5 at this rtol):
+    # ≤ 1e-3 relative per component.
     p = TESTSET["robertson"]
     err, sol = _robertson(method)
     assert sol.success
@@ -254,8 +259,8 @@ LOOSE_ATOL = np.array([1e-5, 1e-11, 1e-5])
 
 @pytest.fixture(scope="module")
 def robertson_reference():
-    """Robertson at t = 1e11 by scipy's Radau at rtol 1e-10 with the analytic Jacobian (independent of
-    dynkit), checked against the test set's published values."""
+    """Robertson at t = 1e11 by scipy's Radau at rtol 1e-10 with the analytic Jacobian
+    (independent of dynkit), checked against the test set's published values."""
     p = TESTSET["robertson"]
     ref = scipy.integrate.solve_ivp(
         p.f, (0.0, p.t_end), p.y0, method="Radau", rtol=1e-10, atol=[1e-16, 1e-22, 1e-16], jac=p.jac
@@ -275,13 +280,13 @@ def _wrong_components(y, ref, atol, share=1e-1):
 @pytest.mark.parametrize("rtol", [1e-2, 1e-3, 1e-4])
 @pytest.mark.parametrize("method", STIFF_METHODS)
 def test_robertson_loose_tolerance_never_a_silent_wrong_answer(method, rtol, robertson_reference):
-    # issue 23's report: radau5 at rtol 1e-3, atol (1e-5, 1e-11, 1e-5), no jac= returned y1 = -2e7 with
-    # "success". The cause: Newton stopped at κ = 0.03 of the tolerance on steps whose size was limited by
-    # Newton's convergence (truncation error ~1e-3 of the tolerance), leaving y1 (~1e-8, far below atol)
-    # with an iteration error of its own size; y1 went negative, and from y1 < 0 Robertson's equations
-    # blow up (y1' ≈ -4.8e-4 y1² on the slow manifold). scipy's Radau and BDF do the same at this
-    # tolerance. Every stiff method: success and right within 10 % wherever anything is above atol
-    # (or a reported failure, which none needs here).
+    # issue 23's report: radau5 at rtol 1e-3, atol (1e-5, 1e-11, 1e-5), no jac= returned y1 = -2e7
+    # with "success". The cause: Newton stopped at κ = 0.03 of the tolerance on steps whose size was
+    # limited by Newton's convergence (truncation error ~1e-3 of the tolerance), leaving y1 (~1e-8,
+    # far below atol) with an iteration error of its own size; y1 went negative, and from y1 < 0
+    # Robertson's equations blow up (y1' ≈ -4.8e-4 y1² on the slow manifold). scipy's Radau and BDF
+    # do the same at this tolerance. Every stiff method: success and right within 10 % wherever
+    # anything is above atol (or a reported failure, which none needs here).
     p = TESTSET["robertson"]
     sol = dk.solve(
         p.f, p.y0, [0.0, p.t_end], method=method, rtol=rtol, atol=LOOSE_ATOL, throw=False
@@ -298,13 +303,14 @@ def test_loose_robertson_check_catches_the_tolerance_bound_newton(monkeypatch, r
     assert sol.success and _wrong_components(sol.ys[-1], robertson_reference, LOOSE_ATOL).size > 0
 
 
-# issue 23's done criterion asks 1e-3 relative on every component above atol. y1 ≈ 2.1e-8 sits at 2 atol and
-# y2 ≈ 8.3e-14 at 8 atol: 1e-3 relative there is atol / 500 and atol / 120, far tighter than the tolerance asks
-# (error scale atol_i + rtol |y_i| ≈ atol_i). Measured (bench_stiff --robertson-check), in units of that scale:
-# bdf 0.23, rosenbrock23 0.16, rodas4 0.015 (relative 2.8e-2, 1.9e-2, 1.8e-3), the same with the analytic
-# jac= (so not the difference Jacobian); scipy's BDF 1.8e-2 and LSODA 3.0e-2 relative on the same input (scipy 1.17).
-# Those three are marked as expected failures (strict: a change that makes one pass must say so here). rosenbrock23 now
-# runs at rtol 1e-4 (ROBERTSON_RTOL): 0.011 of the scale, relative 1.4e-3.
+# issue 23's done criterion asks 1e-3 relative on every component above atol. y1 ≈ 2.1e-8 sits at 2
+# atol and y2 ≈ 8.3e-14 at 8 atol: 1e-3 relative there is atol / 500 and atol / 120, far tighter
+# than the tolerance asks (error scale atol_i + rtol |y_i| ≈ atol_i). Measured (bench_stiff
+# --robertson-check), in units of that scale: bdf 0.23, rosenbrock23 0.16, rodas4 0.015 (relative
+# 2.8e-2, 1.9e-2, 1.8e-3), the same with the analytic jac= (so not the difference Jacobian); scipy's
+# BDF 1.8e-2 and LSODA 3.0e-2 relative on the same input (scipy 1.17). Those three are marked as
+# expected failures (strict: a change that makes one pass must say so here). rosenbrock23 now runs
+# at rtol 1e-4 (ROBERTSON_RTOL): 0.011 of the scale, relative 1.4e-3.
 DONE_CRITERION_NOT_MET = {"bdf", "rodas4", "rosenbrock23"}
 
 
@@ -315,7 +321,7 @@ DONE_CRITERION_NOT_MET = {"bdf", "rodas4", "rosenbrock23"}
             m,
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="1e-3 relative at 2 atol is tighter than the tolerance; within it (see above)",
+                reason="1e-3 relative at 2 atol is tighter than the tolerance; within it (see above)",  # noqa: E501
             ),
         )
         if m in DONE_CRITERION_NOT_MET
@@ -324,8 +330,8 @@ DONE_CRITERION_NOT_MET = {"bdf", "rodas4", "rosenbrock23"}
     ],
 )
 def test_robertson_done_criterion(method):
-    # Robertson to 1e11, rtol 1e-6, atol (1e-8, 1e-14, 1e-8), numpy f, no jac=: within 1e-3 relative where the
-    # reference is above atol
+    # Robertson to 1e11, rtol 1e-6, atol (1e-8, 1e-14, 1e-8), numpy f, no jac=: within 1e-3 relative
+    # where the reference is above atol
     p = TESTSET["robertson"]
     err, sol = _robertson(method)
     ref = np.asarray(p.reference, float)
@@ -335,8 +341,8 @@ def test_robertson_done_criterion(method):
 
 @pytest.mark.parametrize("method", STIFF_METHODS)
 def test_robertson_within_its_tolerance(method):
-    # the same solve, every method: success and error ≤ (atol_i + rtol |y_i|) / 2 per component (what the
-    # tolerance asks, with room: measured ≤ 0.23 of it)
+    # the same solve, every method: success and error ≤ (atol_i + rtol |y_i|) / 2 per component
+    # (what the tolerance asks, with room: measured ≤ 0.23 of it)
     p = TESTSET["robertson"]
     err, sol = _robertson(method)
     rtol = ROBERTSON_RTOL.get(method, 1e-6)
@@ -344,7 +350,8 @@ def test_robertson_within_its_tolerance(method):
 
 
 class _UnscaledDifferences(FiniteDifferenceJacobian):
-    """Planted: the old increments √ε max(1, |y_j|), never refined (the behaviour issue 23 reports)."""
+    """Planted: the old increments √ε max(1, |y_j|), never refined (the behaviour issue 23
+    reports)."""
 
     def __init__(self, field, backend, batched, sparsity=None):
         super().__init__(field, backend, batched, sparsity)
@@ -380,14 +387,15 @@ def _fd(f, y, **kw):
 
 
 def test_difference_lost_in_rounding_is_refined():
-    # f_0 = 1e10 + y_1: with δ = √ε the change of f_0 is below its rounding (1e10 + 1.5e-8 == 1e10): the
-    # column is recomputed with larger increments and ∂f_0/∂y_1 = 1 comes out (f is linear: what is left
-    # is the rounding of f_0, ulp(1e10) / δ ≈ 2e-6 / 0.1: 1e-4 is ample)
+    # f_0 = 1e10 + y_1: with δ = √ε the change of f_0 is below its rounding (1e10 + 1.5e-8 == 1e10):
+    # the column is recomputed with larger increments and ∂f_0/∂y_1 = 1 comes out (f is linear: what
+    # is left is the rounding of f_0, ulp(1e10) / δ ≈ 2e-6 / 0.1: 1e-4 is ample)
     f = lambda t, y: np.array([1e10 + y[1], -y[0]])  # noqa: E731
     J, nfe = _fd(f, np.array([1.0, 1.0]))
     assert abs(J[0, 1] - 1.0) < 1e-4 and abs(J[1, 0] + 1.0) < 1e-6 and J[0, 0] == 0.0
-    # two columns, two refinements of one, one re-probe of the other (∂f_0/∂y_0 = 0 cannot be told from f_0's
-    # rounding at δ = 1.5e-8: it is differenced again at 0.1 and stays 0), one ∂f/∂t probe
+    # two columns, two refinements of one, one re-probe of the other (∂f_0/∂y_0 = 0 cannot be told
+    # from f_0's rounding at δ = 1.5e-8: it is differenced again at 0.1 and stays 0), one ∂f/∂t
+    # probe
     assert nfe == 2 + 2 + 1 + 1
 
 
@@ -403,7 +411,8 @@ def test_refinement_check_catches_an_unrefined_provider():
 
 
 def test_increment_follows_a_tiny_component():
-    # Robertson at a late state (y_2 = 1e-13): every column within 1e-5 relative of the analytic Jacobian
+    # Robertson at a late state (y_2 = 1e-13): every column within 1e-5 relative of the analytic
+    # Jacobian
     p = TESTSET["robertson"]
     y = np.array([2e-8, 1e-13, 1.0])
     J, _ = _fd(p.f, y, rtol=1e-6, atol=ROBERTSON_ATOL)
@@ -424,7 +433,8 @@ def _brusselator(N):
 
 
 def _orthogonal(groups, pattern) -> bool:
-    """Every column in exactly one group, and no two columns of a group with a nonzero in the same row."""
+    """Every column in exactly one group, and no two columns of a group with a nonzero in the
+    same row."""
     dense = np.asarray(pattern.todense() if scipy.sparse.issparse(pattern) else pattern) != 0
     cols = np.sort(np.concatenate(groups))
     if not np.array_equal(cols, np.arange(dense.shape[1])):
@@ -462,8 +472,8 @@ def test_grouped_differences_match_the_analytic_sparse_jacobian():
 @pytest.mark.parametrize("method", ["rodas4", "radau5", "auto"])
 @pytest.mark.parametrize("how", ["jac_sparsity", "sparse_jac"])
 def test_sparse_brusselator_end_to_end(method, how):
-    # 200 states, t ∈ [0, 2]: against scipy Radau at rtol 1e-10 (its own sparse Jacobian); error ≤ 1e-4
-    # (rtol 1e-6: global error within 100 rtol)
+    # 200 states, t ∈ [0, 2]: against scipy Radau at rtol 1e-10 (its own sparse Jacobian); error ≤
+    # 1e-4 (rtol 1e-6: global error within 100 rtol)
     f, jac, y0 = _brusselator(100)
     ref = scipy.integrate.solve_ivp(
         f, (0.0, 2.0), y0, method="Radau", rtol=1e-10, atol=1e-12, jac=jac
@@ -517,8 +527,9 @@ def test_auto_logs_why_it_switched():
 
 
 def _fixed_order_error(k: int, h: float, gamma_shift: float = 0.0, gamma_index: int = 1) -> float:
-    """Global error at t = 1.3 of the order-k formula at constant step h on y' = y cos t, started from
-    exact backward differences at t0 = 0.3 (order and step pinned: the order check of each formula)."""
+    """Global error at t = 1.3 of the order-k formula at constant step h on y' = y cos t, started
+    from exact backward differences at t0 = 0.3 (order and step pinned: the order check of each
+    formula)."""
     from dynkit.solvers.bdf import NDF, BDFStepper
 
     exact = lambda t: np.array([np.exp(np.sin(t))])  # noqa: E731
@@ -553,14 +564,16 @@ def test_bdf_formula_of_order_k_has_order_k(k):
 
 
 def test_bdf_order_check_catches_a_wrong_coefficient():
-    # planted: γ_1 off by 1e-2 in the order-3 formula (the weight of ∇y_n ~ h: an O(h) defect per step)
+    # planted: γ_1 off by 1e-2 in the order-3 formula (the weight of ∇y_n ~ h: an O(h) defect per
+    # step)
     hs = np.array([1 / 20, 1 / 40, 1 / 80])
     errors = [_fixed_order_error(3, h, gamma_shift=1e-2, gamma_index=1) for h in hs]
     assert abs(np.polyfit(np.log(hs), np.log(errors), 1)[0] - 3) > 1.5
 
 
 def test_bdf_step_change_resamples_the_interpolating_polynomial():
-    # ∇ of a cubic's samples at t_n − j h, rescaled by ρ, equal ∇ of its samples at t_n − j ρ h (exact)
+    # ∇ of a cubic's samples at t_n − j h, rescaled by ρ, equal ∇ of its samples at t_n − j ρ h
+    # (exact)
     from dynkit.solvers.bdf import rescale_matrix
 
     p = np.polynomial.Polynomial([0.3, -1.0, 2.0, 0.7])
@@ -578,7 +591,8 @@ def test_bdf_step_change_resamples_the_interpolating_polynomial():
 
 
 def test_bdf_newton_failure_rejects_and_recovers():
-    # planted: the Jacobian's sign flipped on y' = −100 (y − cos t): Newton contracts only for h < 1/300
+    # planted: the Jacobian's sign flipped on y' = −100 (y − cos t): Newton contracts only for h <
+    # 1/300
     lam = 1e2
     f = lambda t, y: -lam * (y - np.cos(t))  # noqa: E731
     sol = dk.solve(
@@ -614,7 +628,8 @@ def test_bdf_on_the_test_set(name):
 
 
 def _relative_imports(source: str) -> set[str]:
-    """Modules a source imports relatively inside dynkit.solvers (``from .x import``, anywhere in it)."""
+    """Modules a source imports relatively inside dynkit.solvers (``from .x import``, anywhere in
+    it)."""
     import ast
 
     out = set()
@@ -657,8 +672,9 @@ def _rosenbrock_local_errors(tableau, case, hs):
 
 @pytest.mark.parametrize("case,hs", [(0, (0.4, 0.2, 0.1, 0.05)), (1, (0.2, 0.1, 0.05, 0.025))])
 def test_rodas5_has_order_five(case, hs):
-    # local error ~ h^6 over steps above the rounding floor (measured slopes 5.0-5.1 on y' = y cos t;
-    # 5.8, 5.2, 4.6 on y' = 1 + y², still approaching its asymptote): the fitted order within 0.6 of 5
+    # local error ~ h^6 over steps above the rounding floor (measured slopes 5.0-5.1 on y' = y cos
+    # t; 5.8, 5.2, 4.6 on y' = 1 + y², still approaching its asymptote): the fitted order within 0.6
+    # of 5
     from dynkit.solvers.rosenbrock import RODAS5
 
     hs = np.array(hs)
@@ -704,8 +720,9 @@ def test_rodas5_is_l_stable():
 
 
 def _slow_manifold_jacobian_errors(fac_min=None) -> list[float]:
-    """Relative error of difference Jacobians of y' = Ay (A = −Q diag(λ) Qᵀ, λ ∈ [1, 1e6]) along the exact
-    solution, where |Ay| ≪ |A||y| (the slow manifold), one provider called repeatedly (it adapts φ)."""
+    """Relative error of difference Jacobians of y' = Ay (A = −Q diag(λ) Qᵀ, λ ∈ [1, 1e6]) along
+    the exact solution, where |Ay| ≪ |A||y| (the slow manifold), one provider called repeatedly
+    (it adapts φ)."""
     rng = np.random.default_rng(0)
     Q, _ = np.linalg.qr(rng.standard_normal((10, 10)))
     lam = np.logspace(0, 6, 10)
@@ -727,7 +744,8 @@ def _slow_manifold_jacobian_errors(fac_min=None) -> list[float]:
 
 def test_difference_jacobian_stays_accurate_on_the_slow_manifold():
     # linear f: only rounding; measured ≤ 1.7e-7 relative (bound 1e-6). Planted: letting φ shrink to
-    # ε^{3/4} where |f| is small by cancellation (the earlier rule) gives 1.2e-5 (rodas4 then took 50× the steps)
+    # ε^{3/4} where |f| is small by cancellation (the earlier rule) gives 1.2e-5 (rodas4 then took
+    # 50× the steps)
     assert max(_slow_manifold_jacobian_errors()) < 1e-6
     assert max(_slow_manifold_jacobian_errors(fac_min=np.finfo(float).eps ** 0.75)) > 1e-6
 
@@ -743,8 +761,9 @@ def _robertson_auto_switch(rtol):
 
 
 def test_auto_switches_early_at_a_tight_tolerance():
-    # Robertson at rtol 1e-10: dopri5's error estimate holds h·ρ̂/r at 0.85-0.95, below Hairer's 0.95, and the
-    # first count alone switched at t = 1.26 after ~900 explicit steps; the pinned count switches by t ≈ 0.07
+    # Robertson at rtol 1e-10: dopri5's error estimate holds h·ρ̂/r at 0.85-0.95, below Hairer's
+    # 0.95, and the first count alone switched at t = 1.26 after ~900 explicit steps; the pinned
+    # count switches by t ≈ 0.07
     log = _robertson_auto_switch(1e-10)
     assert log and log[0].t < 0.2 and (log[0].from_method, log[0].to_method) == ("dopri5", "radau5")
     # the threshold 1/2 at rtol 1e-7, falling as (rtol / 1e-7)^(1/5): 0.126 at 1e-10
@@ -764,8 +783,8 @@ def test_early_switch_check_catches_the_first_count_alone(monkeypatch):
 
 @pytest.mark.parametrize("rtol", [1e-2, 1e-8, 1e-11, 1e-13])
 def test_pinned_count_leaves_nonstiff_problems_explicit(rtol):
-    # Lorenz and Van der Pol μ = 5: nonstiff, steps limited by accuracy (at rtol 1e-2 they sit at u ≥ 1/2:
-    # the pinned count is off at crude tolerances)
+    # Lorenz and Van der Pol μ = 5: nonstiff, steps limited by accuracy (at rtol 1e-2 they sit at u
+    # ≥ 1/2: the pinned count is off at crude tolerances)
     problems = [
         (
             lambda t, y: np.array(
@@ -790,8 +809,9 @@ def test_pinned_count_leaves_nonstiff_problems_explicit(rtol):
 
 
 class _ShortOfTheEnd:
-    """An exact stepper for y' = 1 (error 0) whose controller asks for steps ending ``ulps`` ulps before
-    ``t_end`` (as halvings and rounding can): the engine must stretch that step to ``t_end``."""
+    """An exact stepper for y' = 1 (error 0) whose controller asks for steps ending ``ulps`` ulps
+    before ``t_end`` (as halvings and rounding can): the engine must stretch that step to
+    ``t_end``."""
 
     adaptive, name = True, "short_of_the_end"
 
@@ -825,8 +845,9 @@ class _ShortOfTheEnd:
 
 
 def test_engine_steps_over_a_remainder_below_the_smallest_step():
-    # planted: a step ending 3 ulps before t_end left a remainder the engine refused as a StepSizeUnderflow
-    # (radau5 on HIRES at rtol 1e-2 ended so, 5.7e-14 before t = 321.8122); now that step goes to t_end
+    # planted: a step ending 3 ulps before t_end left a remainder the engine refused as a
+    # StepSizeUnderflow (radau5 on HIRES at rtol 1e-2 ended so, 5.7e-14 before t = 321.8122); now
+    # that step goes to t_end
     t_end = 321.8122
     sol = dk.solve(
         lambda t, y: np.ones_like(y),
@@ -846,9 +867,10 @@ def test_engine_steps_over_a_remainder_below_the_smallest_step():
     n=st.integers(1, 12), seed=st.integers(0, 2**31 - 1), shift=st.sampled_from([2.0, 3.5 + 1.5j])
 )
 def test_dense_lu_solves_shifted_systems(n, seed, shift):
-    # the stiff steppers' dense LU (LAPACK getrf/getrs called directly) against numpy's solver, for a real and a
-    # complex shift (radau5's two systems) and real or complex right-hand sides: agreement to 1e-10 relative
-    # (the matrices are diagonally dominant, condition number below ~10, so rounding gives ~1e-15)
+    # the stiff steppers' dense LU (LAPACK getrf/getrs called directly) against numpy's solver, for
+    # a real and a complex shift (radau5's two systems) and real or complex right-hand sides:
+    # agreement to 1e-10 relative (the matrices are diagonally dominant, condition number below ~10,
+    # so rounding gives ~1e-15)
     from dynkit.solvers.linalg import shifted_lu
 
     rng = np.random.default_rng(seed)
@@ -870,8 +892,9 @@ def test_dense_lu_of_a_singular_matrix_is_none():
 
 @pytest.mark.parametrize("no_jac_error, met", [(2e-6, True), (4e-6, False), (74.0, False)])
 def test_bench_stiff_goal_difference_jacobian_harmless(no_jac_error, met):
-    # bench_stiff's goal 3b on made-up runs: the error without jac= against the same method's with the analytic
-    # jac= (1e-6 here), at most 3x; the planted 4x and the report's 74 (relative error 74 against 2e-3) fail it
+    # bench_stiff's goal 3b on made-up runs: the error without jac= against the same method's with
+    # the analytic jac= (1e-6 here), at most 3x; the planted 4x and the report's 74 (relative error
+    # 74 against 2e-3) fail it
     from benchmarks.bench_stiff import report
 
     def runs(err):
@@ -891,7 +914,8 @@ SCALAR_ATOL_CASES = [(1e-6, 1e-6), (1e-5, 1e-6), (1e-4, 1e-6), (1e-3, 1e-6)]
 
 
 def _robertson_scalar_atol(method, rtol, atol):
-    """Robertson to 1e11 with one atol for all components, no jac=: the error in units of the tolerance."""
+    """Robertson to 1e11 with one atol for all components, no jac=: the error in units of the
+    tolerance."""
     p = TESTSET["robertson"]
     sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method=method, rtol=rtol, atol=atol, throw=False)
     ref = np.asarray(p.reference, float)
@@ -901,16 +925,18 @@ def _robertson_scalar_atol(method, rtol, atol):
 @pytest.mark.parametrize("rtol, atol", SCALAR_ATOL_CASES)
 @pytest.mark.parametrize("method", STIFF_METHODS)
 def test_robertson_scalar_atol_right_without_jac(method, rtol, atol):
-    # a scalar atol of 1e-6 is 30x y2's largest value (3.6e-5): the difference increments must follow the
-    # component's size, not the level atol / rtol (1 for y2 at rtol = atol), or the Jacobian is a secant over
-    # 1e5 times y2 and the answer is wrong: rodas5 37 tolerances off, radau5 and bdf at y1 ~ -2e7 (measured with
-    # the earlier rule). Now: at most 0.014 of the tolerance on these cases (measured), asked: within it.
+    # a scalar atol of 1e-6 is 30x y2's largest value (3.6e-5): the difference increments must
+    # follow the component's size, not the level atol / rtol (1 for y2 at rtol = atol), or the
+    # Jacobian is a secant over 1e5 times y2 and the answer is wrong: rodas5 37 tolerances off,
+    # radau5 and bdf at y1 ~ -2e7 (measured with the earlier rule). Now: at most 0.014 of the
+    # tolerance on these cases (measured), asked: within it.
     sol, err = _robertson_scalar_atol(method, rtol, atol)
     assert sol.success and err <= 1.0, (sol.result, err)
 
 
 class _LevelScaledDifferences(FiniteDifferenceJacobian):
-    """Planted: increments scaled to max(|y_j|, atol_j / rtol) (the rule before the component's size counted)."""
+    """Planted: increments scaled to max(|y_j|, atol_j / rtol) (the rule before the component's
+    size counted)."""
 
     def _rescale(self, rows):
         self.threshold = self.level
@@ -925,18 +951,19 @@ def test_scalar_atol_check_catches_level_scaled_increments(monkeypatch):
     assert err > 1.0
 
 
-# rosenbrock23 at rtol 1e-6 (bench_stiff's tightest for it), not 1e-8: with its tolerance proportionality it would work
-# to 5e-12 there (an order-2 method: past 100,000 steps)
+# rosenbrock23 at rtol 1e-6 (bench_stiff's tightest for it), not 1e-8: with its tolerance
+# proportionality it would work to 5e-12 there (an order-2 method: past 100,000 steps)
 @pytest.mark.parametrize(
     "method, rtol",
     [(m, r) for m in STIFF_METHODS for r in (1e-4, 1e-8) if (m, r) != ("rosenbrock23", 1e-8)]
     + [("rosenbrock23", 1e-6)],
 )
 def test_dense_output_of_the_stiff_methods(method, rtol):
-    # y1' = cos t, y2' = -50 (y2 - sin t): dense output over the span against dop853 at rtol 1e-13 (its error
-    # ~1e-14), within 50 rtol (measured at most 2.5 rtol at 1e-4 and 15 rtol at 1e-8, bdf; the interpolants are
-    # of lower order than the steps). bdf's interpolants once shared the difference table that later steps
-    # rescaled in place: its dense output was off by 8.7e-3 at rtol 1e-8 while the outputs at t were right
+    # y1' = cos t, y2' = -50 (y2 - sin t): dense output over the span against dop853 at rtol 1e-13
+    # (its error ~1e-14), within 50 rtol (measured at most 2.5 rtol at 1e-4 and 15 rtol at 1e-8,
+    # bdf; the interpolants are of lower order than the steps). bdf's interpolants once shared the
+    # difference table that later steps rescaled in place: its dense output was off by 8.7e-3 at
+    # rtol 1e-8 while the outputs at t were right
     assert _dense_output_error(method, rtol) <= 50 * rtol
 
 
@@ -951,7 +978,8 @@ def _dense_output_error(method, rtol) -> float:
 
 
 def test_dense_output_check_catches_a_difference_table_rescaled_in_place(monkeypatch):
-    # planted: bdf's rescaling writing into the array the earlier steps' interpolants hold (the first version)
+    # planted: bdf's rescaling writing into the array the earlier steps' interpolants hold (the
+    # first version)
     def rescale_in_place(self, h):
         if h == self.h:
             return
@@ -965,11 +993,11 @@ def test_dense_output_check_catches_a_difference_table_rescaled_in_place(monkeyp
 
 
 def test_radau5_at_rtol_1e_10_does_not_stall_in_rounding():
-    # the bench's dense linear system (n = 10, eigenvalues 1..1e6) at rtol 1e-10, atol 1e-13 with the exact jac=:
-    # radau5's extra Newton iterations (the tighter stop on small-error steps) stall in rounding there; failing
-    # the step on that stall halved it to max_steps (measured at commit 3e148ef: 1.8 million calls of f, t =
-    # 0.82 of 10). Now: success, error 1.9e-11 relative (asked: 1e-9, the tolerance level with room for the
-    # global error's growth)
+    # the bench's dense linear system (n = 10, eigenvalues 1..1e6) at rtol 1e-10, atol 1e-13 with
+    # the exact jac=: radau5's extra Newton iterations (the tighter stop on small-error steps) stall
+    # in rounding there; failing the step on that stall halved it to max_steps (measured at commit
+    # 3e148ef: 1.8 million calls of f, t = 0.82 of 10). Now: success, error 1.9e-11 relative (asked:
+    # 1e-9, the tolerance level with room for the global error's growth)
     assert _linear10_tight_radau5() <= 1e-9
 
 
@@ -1004,10 +1032,11 @@ def test_tight_radau5_check_catches_a_newton_stop_below_rounding(monkeypatch):
 
 
 def test_auto_at_tight_tolerances_costs_no_more_than_radau5_on_robertson(monkeypatch):
-    """Issue 33 (6): auto must not cost over 2x the best method at the requested tolerance. Robertson to 1e11 at rtol
-    1e-11 (atol as the stiff bench's): auto ran dopri5 to t = 8.9 and took 3.1x radau5's calls of f; with the threshold
-    falling with rtol it switches by t = 0.03 and takes no more than radau5 (measured 0.91x; 1.2x allowed for the
-    explicit start). The planted fixed threshold (1/2 at every rtol) fails the same bound."""
+    """Issue 33 (6): auto must not cost over 2x the best method at the requested tolerance.
+    Robertson to 1e11 at rtol 1e-11 (atol as the stiff bench's): auto ran dopri5 to t = 8.9 and
+    took 3.1x radau5's calls of f; with the threshold falling with rtol it switches by t = 0.03
+    and takes no more than radau5 (measured 0.91x; 1.2x allowed for the explicit start). The
+    planted fixed threshold (1/2 at every rtol) fails the same bound."""
     from dynkit.solvers import auto
 
     p = TESTSET["robertson"]
@@ -1026,8 +1055,8 @@ def test_auto_at_tight_tolerances_costs_no_more_than_radau5_on_robertson(monkeyp
 
 
 def _hires_auto_and_radau5_calls(rtol: float = 1e-11) -> tuple[SolverStats, int]:
-    """HIRES at rtol 1e-11 (atol rtol·1e-3, as the stiff bench's), analytic Jacobian: auto's stats and radau5's calls
-    of f."""
+    """HIRES at rtol 1e-11 (atol rtol·1e-3, as the stiff bench's), analytic Jacobian: auto's
+    stats and radau5's calls of f."""
     p = TESTSET["hires"]
     kwargs = dict(rtol=rtol, atol=rtol * 1e-3, jac=p.jac)
     sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method="auto", **kwargs)
@@ -1035,11 +1064,12 @@ def _hires_auto_and_radau5_calls(rtol: float = 1e-11) -> tuple[SolverStats, int]
 
 
 def test_auto_switches_to_the_stiff_method_again_when_the_explicit_one_costs_more():
-    """Issue 33 (6): on HIRES at rtol 1e-11 radau5's step is stable for dopri5 from t ≈ 302 and auto switched back;
-    dopri5's error estimate then held its step at a third of radau5's (4850 calls of f for the last 20 time units,
-    radau5 1920): auto took 1.12x radau5's calls, 2.16x bdf's work. When 15 explicit steps take over 3x the calls per
-    unit time of the stiff run before, auto switches to radau5 again (measured 1.00x radau5's calls). 1.05x: the
-    trials of dopri5 (15 steps each, rarer each time)."""
+    """Issue 33 (6): on HIRES at rtol 1e-11 radau5's step is stable for dopri5 from t ≈ 302 and
+    auto switched back; dopri5's error estimate then held its step at a third of radau5's (4850
+    calls of f for the last 20 time units, radau5 1920): auto took 1.12x radau5's calls, 2.16x
+    bdf's work. When 15 explicit steps take over 3x the calls per unit time of the stiff run
+    before, auto switches to radau5 again (measured 1.00x radau5's calls). 1.05x: the trials of
+    dopri5 (15 steps each, rarer each time)."""
     sol, radau = _hires_auto_and_radau5_calls()
     assert sol.stats.nfe <= 1.05 * radau
     assert any("costlier than radau5" in s.reason for s in sol.switch_log), sol.switch_log
@@ -1055,13 +1085,15 @@ def test_auto_cost_check_catches_the_switch_back_left_unchecked(monkeypatch):
     assert sol.stats.nfe > 1.05 * radau
 
 
-# -- issue 33: an entry lost in the rounding of a row other than its column's largest --------------------------
+# -- issue 33: an entry lost in the rounding of a row other than its column's largest
+# --------------------------
 
 
 def _hires_early_jacobian_error() -> float:
-    """The difference Jacobian of HIRES at t = 4e-5 (y3 ≈ 6e-14 while f1 ≈ −1.7), rtol 1e-9, atol 1e-12, against
-    the test set's analytic Jacobian: the largest error relative to its row's largest entry. The state comes
-    from scipy's Radau with the analytic Jacobian (independent of dynkit)."""
+    """The difference Jacobian of HIRES at t = 4e-5 (y3 ≈ 6e-14 while f1 ≈ −1.7), rtol 1e-9, atol
+    1e-12, against the test set's analytic Jacobian: the largest error relative to its row's
+    largest entry. The state comes from scipy's Radau with the analytic Jacobian (independent of
+    dynkit)."""
     p = TESTSET["hires"]
     y = scipy.integrate.solve_ivp(
         p.f, (0.0, 4e-5), p.y0, method="Radau", rtol=1e-12, atol=1e-16, jac=p.jac
@@ -1075,10 +1107,10 @@ def _hires_early_jacobian_error() -> float:
 
 
 def test_difference_jacobian_resolves_every_row():
-    # ∂f1/∂y3 = 8.32 came out 0 (the increment for y3 ~1e-20, fitted to row 3 where f3 is tiny): rodas5 then
-    # returned HIRES 18-86 tolerances off at rtol 1e-8..1e-10 as a success. Re-probing such columns: measured
-    # 7.7e-9 of its row's scale here; 1e-6: replacing the Jacobians that erred by more than that with the exact ones
-    # brought rodas5's HIRES error to 0.7-1.1 tolerances
+    # ∂f1/∂y3 = 8.32 came out 0 (the increment for y3 ~1e-20, fitted to row 3 where f3 is tiny):
+    # rodas5 then returned HIRES 18-86 tolerances off at rtol 1e-8..1e-10 as a success. Re-probing
+    # such columns: measured 7.7e-9 of its row's scale here; 1e-6: replacing the Jacobians that
+    # erred by more than that with the exact ones brought rodas5's HIRES error to 0.7-1.1 tolerances
     assert _hires_early_jacobian_error() < 1e-6
 
 
@@ -1097,8 +1129,8 @@ def _hires_rodas5_error_in_tolerances(rtol: float) -> float:
 
 
 def test_rodas5_on_hires_without_jac_within_ten_tolerances():
-    # bench_stiff --wrong-as-success: 18 tolerances at rtol 1e-8 before the re-probe, 0.88 with it (the analytic
-    # jac= gives 0.22); 10 is the bench's line between a right answer and a wrong one
+    # bench_stiff --wrong-as-success: 18 tolerances at rtol 1e-8 before the re-probe, 0.88 with it
+    # (the analytic jac= gives 0.22); 10 is the bench's line between a right answer and a wrong one
     assert _hires_rodas5_error_in_tolerances(1e-8) <= 10.0
 
 

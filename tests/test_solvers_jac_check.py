@@ -168,8 +168,9 @@ def test_the_rule_passes_every_right_jacobian_and_refuses_scaled_ones(seed, d, f
     rng = np.random.default_rng(seed)
     M = rng.normal(size=(d, d)) * 10.0 ** rng.uniform(-3, 3, (d, 1))
     c = rng.normal(size=d)
-    # |y| ≤ 3.2: beyond, tanh' < 1e-2 can put J's effect along the probe below f's rounding, where no
-    # difference can tell a wrong J (the rule then rightly says nothing: seed 2003, d = 1 at |y| ≈ 10)
+    # |y| ≤ 3.2: beyond, tanh' < 1e-2 can put J's effect along the probe below f's rounding, where
+    # no difference can tell a wrong J (the rule then rightly says nothing: seed 2003, d = 1 at |y|
+    # ≈ 10)
     y = rng.normal(size=d) * 10.0 ** rng.uniform(-2, 0.5, d)
     f = lambda t, x: np.tanh(x) @ M.T + c  # noqa: E731  (rows (1, d))
     J = M * (1 - np.tanh(y) ** 2)

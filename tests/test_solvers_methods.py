@@ -102,7 +102,8 @@ def test_continuous_extension_is_of_order_4_and_continuous(tab):
 
 
 def ark_local_error_terms(method: TwoStepRK):
-    """Coefficients of the scalar local error (as in dynkit.solvers.ark's docstring) for a quick exact check."""
+    """Coefficients of the scalar local error (as in dynkit.solvers.ark's docstring) for a quick
+    exact check."""
     c = list(method.c)
     a = list(method.a)
     S = method.c_m1 + sum(c)
@@ -167,7 +168,8 @@ def test_methods_registry_describes_every_method():
         "bdf",
         "auto",
     }
-    # Rosenbrock: stages after the first, plus f(t + h, y_new) unless FSAL (rosenbrock23's last stage)
+    # Rosenbrock: stages after the first, plus f(t + h, y_new) unless FSAL (rosenbrock23's last
+    # stage)
     assert (
         METHODS["rodas4"].new_evaluations_per_step == 6
         and METHODS["rosenbrock23"].new_evaluations_per_step == 2
@@ -190,7 +192,7 @@ def test_user_tableau_runs_and_bad_tableau_is_rejected():
         RungeKuttaTableau("implicit", 1, A=((1,),), B=(1,), C=(1,))
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # properties for all linear problems
 
 
@@ -202,9 +204,9 @@ small_matrices = st.integers(1, 4).flatmap(
 @settings(max_examples=25, deadline=None)
 @given(A=small_matrices, method=st.sampled_from(["dopri5", "rkf45", "bosh3", "rk4", "ark4"]))
 def test_batched_solve_equals_separate_solves_for_fixed_steps(A, method):
-    # Fixed-step methods are linear maps on y for linear f: solving a batch of two states at once gives
-    # exactly (to round-off) the separate solves. (Adaptive methods choose steps from the whole batch's
-    # norm, so only fixed steps are compared bit-for-bit-ish: 1e-12.)
+    # Fixed-step methods are linear maps on y for linear f: solving a batch of two states at once
+    # gives exactly (to round-off) the separate solves. (Adaptive methods choose steps from the
+    # whole batch's norm, so only fixed steps are compared bit-for-bit-ish: 1e-12.)
     n = A.shape[0]
     y0 = np.stack([np.ones(n), np.linspace(-1, 1, n)])
     f = lambda t, y: y @ A.T
@@ -223,7 +225,8 @@ def test_batched_solve_equals_separate_solves_for_fixed_steps(A, method):
 @given(A=small_matrices)
 def test_forward_then_backward_returns_to_the_start(A):
     # For all small linear systems: integrating to t = 1 and back must return y0 to ~ the tolerance
-    # (1e-10 requested, 1e-7 allowed: two accumulated global errors, amplified by at most e^{2||A||}).
+    # (1e-10 requested, 1e-7 allowed: two accumulated global errors, amplified by at most
+    # e^{2||A||}).
     y0 = np.linspace(0.5, 1.5, A.shape[0])
     f = lambda t, y: A @ y
     fwd = dk.solve(f, y0, [0.0, 1.0], rtol=1e-10, atol=1e-12).ys[-1]

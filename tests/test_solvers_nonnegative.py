@@ -1,4 +1,5 @@
-"""``dk.solve(..., nonnegative=)``: constrained components kept at or above 0 (dynkit.solvers.constraints)."""
+"""``dk.solve(..., nonnegative=)``: constrained components kept at or above 0
+(dynkit.solvers.constraints)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from dynkit.diagnostics.testset import TESTSET
 from dynkit.solvers import constraints
 
 STIFF_METHODS = ["radau5", "bdf", "rodas4", "rodas5", "rosenbrock23", "auto"]
-# atol at or above y2's largest value (3.6e-5): the tolerance lets y1 and y2 take either sign late in the solve
+# atol at or above y2's largest value (3.6e-5): the tolerance lets y1 and y2 take either sign late
+# in the solve
 CRUDE = [(1e-2, 1e-3), (1e-5, 1e-3), (1e-3, 1e-5), (1e-2, 1e-4)]
 
 
@@ -33,9 +35,10 @@ def _robertson(method, rtol, atol, nonnegative):
 @pytest.mark.parametrize("rtol, atol", CRUDE)
 @pytest.mark.parametrize("method", STIFF_METHODS)
 def test_robertson_at_crude_atol_right_with_nonnegative(method, rtol, atol):
-    # without the constraint radau5, bdf and auto return y1 ~ -1e7 here (a negative y1 the tolerance allowed,
-    # carried by the equations onto a branch where y1 falls linearly), or fail; with it every method is within
-    # 10 tolerances of the reference (measured at most 3.2, auto at rtol 1e-5, atol 1e-3; 0.034 for the others)
+    # without the constraint radau5, bdf and auto return y1 ~ -1e7 here (a negative y1 the tolerance
+    # allowed, carried by the equations onto a branch where y1 falls linearly), or fail; with it
+    # every method is within 10 tolerances of the reference (measured at most 3.2, auto at rtol
+    # 1e-5, atol 1e-3; 0.034 for the others)
     sol, err = _robertson(method, rtol, atol, True)
     assert sol.success and err <= 10.0, (sol.result, err)
     assert (np.asarray(sol.ys) >= 0).all()
@@ -60,9 +63,10 @@ def test_robertson_crude_check_fails_without_clipping(monkeypatch):
     "method", ["dopri5", "tsit5", "radau5", "bdf", "rodas4", "rosenbrock23", "auto"]
 )
 def test_a_component_driven_down_stops_at_zero(method):
-    # y' = -1 from 1 with component 0 constrained: it reaches 0 at t = 1 and stays there (the modified field
-    # max(f, 0) at 0); component 1 is free and follows 1 - t. Outputs, dense output: exact to 1e-9 (the solution
-    # is piecewise linear; every method integrates a linear solution exactly up to rounding)
+    # y' = -1 from 1 with component 0 constrained: it reaches 0 at t = 1 and stays there (the
+    # modified field max(f, 0) at 0); component 1 is free and follows 1 - t. Outputs, dense output:
+    # exact to 1e-9 (the solution is piecewise linear; every method integrates a linear solution
+    # exactly up to rounding)
     sol = dk.solve(
         lambda t, y: -np.ones_like(y),
         np.array([1.0, 1.0]),
@@ -79,7 +83,8 @@ def test_a_component_driven_down_stops_at_zero(method):
 
 
 def test_without_the_modified_field_a_driven_component_stalls(monkeypatch):
-    # planted: the field left as it is: every step from 0 goes negative and is rejected, so the solve runs out
+    # planted: the field left as it is: every step from 0 goes negative and is rejected, so the
+    # solve runs out
     monkeypatch.setattr(constraints.NonNegative, "wrap", lambda self, f, at_zero_only=False: f)
     sol = dk.solve(
         lambda t, y: -np.ones_like(y),
@@ -139,7 +144,8 @@ def test_nonnegative_refused_for_torch_and_the_adjoint():
 
 
 def test_robertson_grid_tells_right_from_silently_wrong():
-    # the bench's grid (32 cases) for bdf: silently wrong cases without the constraint (measured 9), none with it
+    # the bench's grid (32 cases) for bdf: silently wrong cases without the constraint (measured 9),
+    # none with it
     from benchmarks.bench_stiff import robertson_grid
 
     grid = robertson_grid(methods=("bdf",), peers=())

@@ -1,4 +1,5 @@
-"""Rosenbrock methods (rosenbrock23, rodas4), their Jacobians, and method="auto" (issue 13, Sect. 1).
+"""Rosenbrock methods (rosenbrock23, rodas4), their Jacobians, and method="auto" (issue 13, Sect.
+1).
 
 References are closed forms or the Bari IVP test set's published values (checked independently
 against scipy's Radau here for two of them); every checker is also run on a planted violation.
@@ -93,12 +94,14 @@ def test_error_estimate_has_the_embedded_order():
         assert abs(slope - (min(tab.order, tab.error_order) + 1)) < 0.35, (tab.name, slope)
 
 
-# rosenbrock23 without its tolerance proportionality (θ = 1): the planted violation of the two checks below
+# rosenbrock23 without its tolerance proportionality (θ = 1): the planted violation of the two
+# checks below
 ROSENBROCK23_PLAIN = dataclasses.replace(ROSENBROCK23, tolerance_proportionality=None)
 
 
 def _rosenbrock23_error_in_tolerances(method, tols) -> list[float]:
-    """y' = y cos t, y(0) = 1 on [0, 10] (y = e^{sin t}): the largest error at t = 0, 1, …, 10 over ``tol``."""
+    """y' = y cos t, y(0) = 1 on [0, 10] (y = e^{sin t}): the largest error at t = 0, 1, …, 10
+    over ``tol``."""
     t = np.linspace(0.0, 10.0, 11)
     out = []
     for tol in tols:
@@ -110,20 +113,21 @@ def _rosenbrock23_error_in_tolerances(method, tols) -> list[float]:
 
 
 def test_rosenbrock23_global_error_in_proportion_to_the_tolerance():
-    # with θ = 0.5 rtol^{1/2} the global error of the 2nd-order solution falls like tol (measured 0.57, 0.78, 0.87
-    # tolerances); 3 tolerances leaves room for the accumulation of local errors over the span
+    # with θ = 0.5 rtol^{1/2} the global error of the 2nd-order solution falls like tol (measured
+    # 0.57, 0.78, 0.87 tolerances); 3 tolerances leaves room for the accumulation of local errors
+    # over the span
     assert max(_rosenbrock23_error_in_tolerances("rosenbrock23", [1e-3, 1e-5, 1e-7])) <= 3.0
 
 
 def test_rosenbrock23_proportionality_check_fails_without_it():
-    # planted: per-step control of the O(h^3) local error alone gives a global error ∝ tol^{2/3}: 8, 42, 257
-    # tolerances at 1e-3, 1e-5, 1e-7 (the check above can fail)
+    # planted: per-step control of the O(h^3) local error alone gives a global error ∝ tol^{2/3}: 8,
+    # 42, 257 tolerances at 1e-3, 1e-5, 1e-7 (the check above can fail)
     assert max(_rosenbrock23_error_in_tolerances(ROSENBROCK23_PLAIN, [1e-3, 1e-5, 1e-7])) > 3.0
 
 
 def _orego_error_in_tolerances(method, rtol: float) -> float:
-    """OREGO at rtol = atol: ``max_i |y_i − r_i| / (atol + rtol |r_i|)`` at t = 360 against the test set's
-    published reference."""
+    """OREGO at rtol = atol: ``max_i |y_i − r_i| / (atol + rtol |r_i|)`` at t = 360 against the
+    test set's published reference."""
     p = TESTSET["orego"]
     sol = dk.solve(
         p.f, p.y0, [0.0, p.t_end], method=method, rtol=rtol, atol=rtol, max_steps=200_000
@@ -134,9 +138,10 @@ def _orego_error_in_tolerances(method, rtol: float) -> float:
 
 @pytest.mark.parametrize("rtol", [1e-2, 1e-3])
 def test_rosenbrock23_oregonator_within_ten_tolerances(rtol):
-    # issue 33: rosenbrock23 returned OREGO 43 and 92 tolerances off as a success at rtol 1e-2, 1e-3 (its local
-    # errors were ~1e-3 of the tolerance: the oscillator amplifies them); with its tolerance proportionality 5.6, 3.8
-    # (10 tolerances: bench_stiff --wrong-as-success's line between right and wrong)
+    # issue 33: rosenbrock23 returned OREGO 43 and 92 tolerances off as a success at rtol 1e-2, 1e-3
+    # (its local errors were ~1e-3 of the tolerance: the oscillator amplifies them); with its
+    # tolerance proportionality 5.6, 3.8 (10 tolerances: bench_stiff --wrong-as-success's line
+    # between right and wrong)
     assert _orego_error_in_tolerances("rosenbrock23", rtol) <= 10.0
 
 
@@ -284,8 +289,8 @@ def test_user_jacobian_of_wrong_shape_is_refused():
 
 
 def test_counts_every_call_jacobians_and_factorisations():
-    # nfe = every call of f (counted independently here), njev = one per accepted point (+ the first),
-    # nlu = one per attempted step (every stage shares the LU)
+    # nfe = every call of f (counted independently here), njev = one per accepted point (+ the
+    # first), nlu = one per attempted step (every stage shares the LU)
     p = TESTSET["vdpol"]
     calls = []
 
@@ -300,7 +305,8 @@ def test_counts_every_call_jacobians_and_factorisations():
         assert s.nfe == len(calls)
         assert s.nlu == s.n_steps
         assert s.n_accepted <= s.njev <= s.n_accepted + 1
-        # per accepted step: 5 stages + f(t+h, y_new) + 1 for ∂f/∂t (+ 2 for the difference Jacobian)
+        # per accepted step: 5 stages + f(t+h, y_new) + 1 for ∂f/∂t (+ 2 for the difference
+        # Jacobian)
         per = 7 if jac is not None else 9
         assert s.nfe <= per * s.n_steps + 2 * per
 
@@ -318,8 +324,8 @@ def _rel_error(y, ref):
 @pytest.mark.parametrize("method", ["rodas4", "rodas5", "radau5"])
 @pytest.mark.parametrize("with_jac", [True, False], ids=["jac", "no-jac"])
 def test_stiff_methods_reach_the_published_reference(name, method, with_jac):
-    # goal of issues 13 and 23: relative error ≤ 1e-3 at rtol 1e-6 (atol 1e-10), with the analytic Jacobian
-    # and with none (finite differences)
+    # goal of issues 13 and 23: relative error ≤ 1e-3 at rtol 1e-6 (atol 1e-10), with the analytic
+    # Jacobian and with none (finite differences)
     p = TESTSET[name]
     sol = dk.solve(
         p.f,
@@ -336,7 +342,8 @@ def test_stiff_methods_reach_the_published_reference(name, method, with_jac):
 
 @pytest.mark.parametrize("name", ["hires", "robertson"])
 def test_published_reference_agrees_with_scipy_radau(name):
-    # independent check of the data we carry: scipy Radau at rtol 1e-10 within 1e-6 (relative, floored)
+    # independent check of the data we carry: scipy Radau at rtol 1e-10 within 1e-6 (relative,
+    # floored)
     p = TESTSET[name]
     res = scipy.integrate.solve_ivp(
         p.f, (0.0, p.t_end), p.y0, method="Radau", rtol=1e-10, atol=1e-16, jac=p.jac
@@ -345,7 +352,8 @@ def test_published_reference_agrees_with_scipy_radau(name):
 
 
 def test_analytic_jacobians_of_the_test_set_match_differences():
-    # the hand-derived Jacobians against central differences at the initial state and a perturbed one
+    # the hand-derived Jacobians against central differences at the initial state and a perturbed
+    # one
     rng = np.random.default_rng(0)
     for p in TESTSET.values():
         for y in (p.y0, p.y0 * (1 + 0.1 * rng.random(p.y0.shape)) + 0.01):
@@ -379,7 +387,7 @@ def _vdp1000_auto(rtol: float) -> tuple[float, list[float]]:
     ``max_i |y_i − r_i| / (atol + rtol |r_i|)`` against scipy's Radau at rtol 1e-12 (independent of dynkit), and
     the times at which auto switched back to the explicit method *into* a relaxation jump: where the reference's
     |x| < 1.5 (each slow branch runs |x| from 2 down to the fold at 1 over ~800 time units, the steps shrinking
-    near its end; just after a jump |x| ≈ 2, where a switch back is right)."""
+    near its end; just after a jump |x| ≈ 2, where a switch back is right)."""  # noqa: E501
     mu = 1000.0
     f = lambda t, y: np.array([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]])  # noqa: E731
     jac = lambda t, y: np.array([[0.0, 1.0], [-2 * mu * y[0] * y[1] - 1, mu * (1 - y[0] ** 2)]])  # noqa: E731
@@ -398,8 +406,9 @@ def _vdp1000_auto(rtol: float) -> tuple[float, list[float]]:
     return float(np.max(np.abs(sol.ys[-1] - end) / (atol + rtol * np.abs(end)))), into_jumps
 
 
-# Van der Pol μ = 1000's first relaxation jump, at (3/2 − ln 2) μ ≈ 807: up to it the solve is rodas4 on the slow
-# branch, whose steps rounding does not reorder; after a jump crossed by dopri5 the paths may differ
+# Van der Pol μ = 1000's first relaxation jump, at (3/2 − ln 2) μ ≈ 807: up to it the solve is
+# rodas4 on the slow branch, whose steps rounding does not reorder; after a jump crossed by dopri5
+# the paths may differ
 FIRST_JUMP = (1.5 - np.log(2.0)) * 1000.0
 
 
@@ -408,26 +417,27 @@ def _into_the_first_jump(into_jumps: list[float]) -> list[float]:
 
 
 def test_auto_does_not_switch_back_into_a_relaxation_jump():
-    # issue 33: auto switched back to dopri5 as the steps shrank into each jump (no decaying eigenvalue there) and
-    # returned 12.8 tolerances off as a success at rtol 1e-2; now 0.30 (10: the bench's line), and no switch back
-    # into a jump (measured: none at all at this rtol)
+    # issue 33: auto switched back to dopri5 as the steps shrank into each jump (no decaying
+    # eigenvalue there) and returned 12.8 tolerances off as a success at rtol 1e-2; now 0.30 (10:
+    # the bench's line), and no switch back into a jump (measured: none at all at this rtol)
     error, into_jumps = _vdp1000_auto(1e-2)
     assert error <= 10.0
     assert _into_the_first_jump(into_jumps) == [], into_jumps
 
 
 def test_auto_jump_check_fails_when_shrinking_steps_count(monkeypatch):
-    """Planted: every stiff step counts towards the switch back, shrinking or not (as before). The cost test after a
-    switch back is left out too: it also sends dopri5 in a jump back to the stiff method, and this check is of the
-    shrinking-steps rule alone.
+    """Planted: every stiff step counts towards the switch back, shrinking or not (as before). The
+    cost test after a switch back is left out too: it also sends dopri5 in a jump back to the stiff
+    method, and this check is of the shrinking-steps rule alone.
 
-    What the plant does is structural, not a matter of rounding: as the steps shrink into a jump, J's eigenvalues
-    turn positive (h·ρ/r = 0 for the decaying part, far below the threshold), so the run qualifies on every step and
-    auto hands the jump to dopri5 — measured at 806.8, where the reference's x = 1.009, well inside |x| < 1.5 (and
-    806.9-807.0 at rtol 0.7e-2, 1.4e-2 and 1e-3), and at each later jump: a whole switch where the honest test
-    asserts none. The error this causes is not asserted: dopri5 crossing a jump at its stability boundary lands
-    6.75 to 12.8 tolerances off depending on the CPU's rounding (and on the output grid), either side of the
-    honest test's line of 10."""
+    What the plant does is structural, not a matter of rounding: as the steps shrink into a jump,
+    J's eigenvalues turn positive (h·ρ/r = 0 for the decaying part, far below the threshold), so
+    the run qualifies on every step and auto hands the jump to dopri5 — measured at 806.8, where
+    the reference's x = 1.009, well inside |x| < 1.5 (and 806.9-807.0 at rtol 0.7e-2, 1.4e-2 and
+    1e-3), and at each later jump: a whole switch where the honest test asserts none. The error
+    this causes is not asserted: dopri5 crossing a jump at its stability boundary lands 6.75 to
+    12.8 tolerances off depending on the CPU's rounding (and on the output grid), either side of
+    the honest test's line of 10."""
     monkeypatch.setattr(auto, "_steady", lambda h, h_run: True)
     monkeypatch.setattr(auto, "COST_STEPS", 10**9)
     _, into_jumps = _vdp1000_auto(1e-2)
@@ -437,8 +447,8 @@ def test_auto_jump_check_fails_when_shrinking_steps_count(monkeypatch):
 
 
 def _torch_vdp1000_auto(method):
-    """Van der Pol μ = 1000 as a torch state on [0, 1000] (through the first relaxation jump) at rtol 1e-7: the
-    solution and its calls of ``f`` (autograd's Jacobian passes included)."""
+    """Van der Pol μ = 1000 as a torch state on [0, 1000] (through the first relaxation jump) at
+    rtol 1e-7: the solution and its calls of ``f`` (autograd's Jacobian passes included)."""
     f = _torch_vdp(1000.0)
     sol = dk.solve(
         f,
@@ -452,9 +462,10 @@ def _torch_vdp1000_auto(method):
 
 
 def test_auto_takes_rodas5_for_torch_states_at_tight_tolerances():
-    # issue 33: auto must not pick a method far above the best at the requested tolerance. For torch states
-    # (radau5 takes numpy only) it used rodas4 at every rtol; at rtol 1e-7 here rodas4 alone costs 7789 calls,
-    # rodas5 3647, auto with rodas5 3038 (measured). Reference: scipy's Radau at rtol 1e-12, within 1e-4 relative
+    # issue 33: auto must not pick a method far above the best at the requested tolerance. For torch
+    # states (radau5 takes numpy only) it used rodas4 at every rtol; at rtol 1e-7 here rodas4 alone
+    # costs 7789 calls, rodas5 3647, auto with rodas5 3038 (measured). Reference: scipy's Radau at
+    # rtol 1e-12, within 1e-4 relative
     sol, nfe = _torch_vdp1000_auto("auto")
     assert "rodas5" in sol.switch_log[0].reason and sol.switch_log[0].to_method == "rodas5"
     _, nfe_rodas5 = _torch_vdp1000_auto("rodas5")
@@ -511,9 +522,10 @@ def _torch_vdp(mu):
 @pytest.mark.parametrize("method", ["rosenbrock23", "rodas4", "auto"])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_torch_batched_per_sample_matches_numpy(method, dtype):
-    # a batch of 3 Van der Pol oscillators (μ = 10, 100, 1000) solved at once with per-sample Jacobian
-    # blocks (per_sample=True) against scipy Radau at rtol 1e-10 one by one: within 1e-3 (float64,
-    # rtol 1e-6) or 2e-2 (float32, rtol 1e-3: the state's own precision limits the tolerance)
+    # a batch of 3 Van der Pol oscillators (μ = 10, 100, 1000) solved at once with per-sample
+    # Jacobian blocks (per_sample=True) against scipy Radau at rtol 1e-10 one by one: within 1e-3
+    # (float64, rtol 1e-6) or 2e-2 (float32, rtol 1e-3: the state's own precision limits the
+    # tolerance)
     mu = torch.tensor([10.0, 100.0, 1000.0], dtype=dtype)
     y0 = torch.tensor([[2.0, 0.0]] * 3, dtype=dtype)
     rtol = 1e-6 if dtype == torch.float64 else 1e-3
@@ -537,8 +549,9 @@ def test_torch_batched_per_sample_matches_numpy(method, dtype):
 
 
 def test_torch_whole_state_jacobian_and_numpy_agree():
-    # without per_sample the Jacobian is of the whole (flattened) state; the same steps as numpy's with
-    # the analytic Jacobian: equal to 1e-6 relative (differences: round-off in J and ∂f/∂t only)
+    # without per_sample the Jacobian is of the whole (flattened) state; the same steps as numpy's
+    # with the analytic Jacobian: equal to 1e-6 relative (differences: round-off in J and ∂f/∂t
+    # only)
     p = TESTSET["hires"]
     y0 = torch.tensor(p.y0)
     sol_t = dk.solve(_torch_hires, y0, [0.0, 1.0], method="rodas4", rtol=1e-6, atol=1e-10)
@@ -568,8 +581,8 @@ def test_torch_solve_is_differentiable_through_the_stages():
 
 @pytest.mark.parametrize("method", ["rosenbrock23", "rodas4"])
 def test_dense_output_on_a_stiff_problem_within_3x_of_step_end_error(method):
-    # interior points of λ = -1e6 against the closed form, compared with the error of solves that end
-    # exactly there: 3x plus 1e-12 round-off (the issue's dense-output goal)
+    # interior points of λ = -1e6 against the closed form, compared with the error of solves that
+    # end exactly there: 3x plus 1e-12 round-off (the issue's dense-output goal)
     lam = -1e6
     f = lambda t, y: lam * (y - np.cos(t))  # noqa: E731
     tol = dict(rtol=1e-5, atol=1e-8) if method == "rosenbrock23" else dict(rtol=1e-7, atol=1e-10)
@@ -582,7 +595,8 @@ def test_dense_output_on_a_stiff_problem_within_3x_of_step_end_error(method):
 
 
 def test_user_time_derivative_saves_one_call_per_jacobian():
-    # jac returning (J, ∂f/∂t): same steps, one call of f fewer per Jacobian; a wrong pair is refused
+    # jac returning (J, ∂f/∂t): same steps, one call of f fewer per Jacobian; a wrong pair is
+    # refused
     p = TESTSET["vdpol"]
     bare = dk.solve(p.f, p.y0, [0.0, 0.5], method="rodas4", rtol=1e-6, atol=1e-10, jac=p.jac)
     pair = dk.solve(
@@ -598,7 +612,8 @@ def test_user_time_derivative_saves_one_call_per_jacobian():
     assert pair.stats.nfe == bare.stats.nfe - (bare.stats.njev - 1)
     assert pair.stats.n_steps == bare.stats.n_steps
     np.testing.assert_allclose(pair.ys[-1], bare.ys[-1], rtol=1e-6)
-    # non-autonomous: the user's exact ∂f/∂t keeps the order (closed form exp(sin t), 1e-5 at rtol 1e-7)
+    # non-autonomous: the user's exact ∂f/∂t keeps the order (closed form exp(sin t), 1e-5 at rtol
+    # 1e-7)
     f = lambda t, y: y * np.cos(t)  # noqa: E731
     sol = dk.solve(
         f,
@@ -620,10 +635,12 @@ def test_user_time_derivative_saves_one_call_per_jacobian():
         )
 
 
-# -- issue 33 (1): bdf's global error in proportion to the tolerance ----------------------------------------
+# -- issue 33 (1): bdf's global error in proportion to the tolerance
+# ----------------------------------------
 
-# (problem, rtol, atol / rtol): cases where bdf returned 10-300 tolerances as a success before its tolerance
-# transformation (bench_stiff --wrong-as-success: HIRES 32 at 1e-3, OREGO 56 at 1e-6, VDPOL 17 at 1e-9)
+# (problem, rtol, atol / rtol): cases where bdf returned 10-300 tolerances as a success before its
+# tolerance transformation (bench_stiff --wrong-as-success: HIRES 32 at 1e-3, OREGO 56 at 1e-6,
+# VDPOL 17 at 1e-9)
 BDF_CASES = [
     ("hires", 1e-3, 1e-3),
     ("hires", 1e-6, 1e-3),
@@ -635,7 +652,8 @@ BDF_CASES = [
 
 
 def _bdf_error_in_tolerances(name: str, rtol: float, ratio: float) -> float:
-    """``max_i |y_i − r_i| / (atol + rtol |r_i|)`` at the final time against the test set's published reference."""
+    """``max_i |y_i − r_i| / (atol + rtol |r_i|)`` at the final time against the test set's
+    published reference."""
     p = TESTSET[name]
     atol = rtol * ratio
     sol = dk.solve(p.f, p.y0, [0.0, p.t_end], method="bdf", rtol=rtol, atol=atol, max_steps=200_000)
@@ -645,14 +663,14 @@ def _bdf_error_in_tolerances(name: str, rtol: float, ratio: float) -> float:
 
 @pytest.mark.parametrize("name, rtol, ratio", BDF_CASES)
 def test_bdf_global_error_stays_within_ten_tolerances(name, rtol, ratio):
-    """10 tolerances: the bench's line between a right answer and a wrong one reported as success (scipy's BDF
-    exceeds it on these problems too); bdf now lands at 0.2-3 tolerances on them."""
+    """10 tolerances: the bench's line between a right answer and a wrong one reported as success
+    (scipy's BDF exceeds it on these problems too); bdf now lands at 0.2-3 tolerances on them."""
     assert _bdf_error_in_tolerances(name, rtol, ratio) <= 10.0
 
 
 def test_bdf_error_check_fails_without_the_tolerance_transformation(monkeypatch):
-    """The planted violation: with θ = 1 (the local error held to the user's tolerance itself, as before) the same
-    check fails on HIRES at rtol 1e-3 (32 tolerances) — the test above can fail."""
+    """The planted violation: with θ = 1 (the local error held to the user's tolerance itself, as
+    before) the same check fails on HIRES at rtol 1e-3 (32 tolerances) — the test above can fail."""
     import dynkit.solvers.bdf as bdf
 
     monkeypatch.setattr(bdf, "TOLERANCE_FACTOR", 1.0)

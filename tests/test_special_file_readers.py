@@ -1,8 +1,10 @@
-"""Every reader of dynkit's own files refuses a special file before reading (dynkit.io.read_regular_bytes).
+"""Every reader of dynkit's own files refuses a special file before reading
+(dynkit.io.read_regular_bytes).
 
-Each reader meets, where its file should be, a named pipe (opened without a writer, a plain read blocks for
-ever), a symbolic link to /dev/zero (a plain read never ends and fills the memory) and a folder. Each must end at
-once with a clear error naming what it met; a deadline of a few seconds (SIGALRM) turns a hang into a failure.
+Each reader meets, where its file should be, a named pipe (opened without a writer, a plain read
+blocks for ever), a symbolic link to /dev/zero (a plain read never ends and fills the memory) and a
+folder. Each must end at once with a clear error naming what it met; a deadline of a few seconds
+(SIGALRM) turns a hang into a failure.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def test_a_plan(tmp_path, kind):
 
 @pytest.mark.parametrize("kind", SPECIAL)
 def test_dynkit_run_planned_with_a_special_plan_file(tmp_path, kind, capsys):
-    """Was: a hang in plans.py's read_text(); now exit 2 naming --plan, before any folder is made."""
+    """Was: a hang in plans.py's read_text(); now exit 2 naming --plan, before any folder is
+    made."""
     path = plant(tmp_path / "plan.json", kind)
     out = tmp_path / "out"
     with deadline():

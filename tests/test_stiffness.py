@@ -47,7 +47,8 @@ def arenstorf(t, y):
 
 _P = np.array([[1.0, 2.0], [0.5, 1.5]])  # non-normal eigenvectors
 STIFF_LINEAR = _P @ np.diag([-1.0, -1000.0]) @ np.linalg.inv(_P)
-# eigenvalues -1e-3 ± 100i and -10: max|Re|/min|Re| = 1e4, yet resolving the oscillation limits the step
+# eigenvalues -1e-3 ± 100i and -10: max|Re|/min|Re| = 1e4, yet resolving the oscillation limits the
+# step
 OSCILLATORY = np.array([[-1e-3, 100.0, 0.0], [-100.0, -1e-3, 0.0], [0.0, 0.0, -10.0]])
 HARMONIC = np.array([[0.0, 1.0], [-1.0, 0.0]])
 
@@ -145,7 +146,8 @@ def test_user_jacobian_and_decreasing_time():
     "method, boundary", [("euler", 2.0), ("rk4", 2.785293563), ("bosh3", 2.512745327)]
 )
 def test_stability_boundary_matches_the_literature(method, boundary):
-    # [HW] IV.2 Fig. 2.1: explicit RK of order p = s (p = 1, 3, 4) cross the real axis at these values
+    # [HW] IV.2 Fig. 2.1: explicit RK of order p = s (p = 1, 3, 4) cross the real axis at these
+    # values
     assert stability_boundary(method) == pytest.approx(boundary, abs=1e-8)
 
 

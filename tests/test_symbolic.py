@@ -90,7 +90,8 @@ WRONG = {
     "momentum_rnn_unrolled": lambda s: (
         s + sp.MatrixSymbol("U", *s.shape[:1] * 2) * sp.MatrixSymbol("h_{t-2}", s.shape[0], 1)
     ),
-    # the review's (15) as printed: only the top-left block, the path through h_{k-1} (-mu D U) dropped
+    # the review's (15) as printed: only the top-left block, the path through h_{k-1} (-mu D U)
+    # dropped
     "momentum_rnn_jacobian": lambda s: sp.Matrix(
         sp.BlockMatrix(
             [[sp.Matrix(s)[:2, :2], sp.zeros(2)], [sp.Matrix(s)[2:, :2], sp.Matrix(s)[2:, 2:]]]
@@ -139,13 +140,15 @@ def test_equivalent_needs_same_structure():
     assert not equivalent([x, x], [x]) and equivalent(sp.Eq(x, 1), sp.Eq(x - 1, 0))
 
 
-# ---------------------------------------------------------------------------------------------- adjoints
+# ----------------------------------------------------------------------------------------------
+# adjoints
 
 
 @settings(max_examples=10, deadline=None)
 @given(st.lists(st.integers(-3, 3), min_size=4, max_size=4), st.integers(0, 10_000))
 def test_user_system_adjoint_matches_autograd(k, seed):
-    """For all small polynomial-trigonometric systems: -a dF/dz and a dF/dθ agree with torch autograd."""
+    """For all small polynomial-trigonometric systems: -a dF/dz and a dF/dθ agree with torch
+    autograd."""
     x, y, p = sp.symbols("x y p", real=True)
     F = sp.Matrix([k[0] * x * y + sp.sin(k[1] * x + p), k[2] * y**2 - p * sp.exp(x / 3) + k[3] * x])
     d = adjoint_derivation(
@@ -245,7 +248,8 @@ def test_tree_combinatorics():
 
 
 def _ark_step(coeffs, s, f, t, y_now, y_prev, h):
-    """One ARK step from exact past values, written from CSAODE Eq. (9)-(10) (independently of dk.solvers)."""
+    """One ARK step from exact past values, written from CSAODE Eq. (9)-(10) (independently of
+    dk.solvers)."""
 
     def chain(t0, y0):
         k = [f(t0, y0)]
@@ -288,7 +292,8 @@ def test_leading_error_constant_numerically(name, s):
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 10_000), st.floats(0.2, 3.0))
 def test_psi_eps_matrix_series_matches_expm(seed, e):
-    """Prop. 4 for matrices: the top-left block of the block-matrix exponential is the stated series."""
+    """Prop. 4 for matrices: the top-left block of the block-matrix exponential is the stated
+    series."""
     from scipy.linalg import expm
 
     rng = np.random.default_rng(seed)

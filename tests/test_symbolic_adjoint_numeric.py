@@ -1,4 +1,5 @@
-"""The derived HBNODE/GHBNODE adjoints, solved with dk.solve, against autograd through the forward solve."""
+"""The derived HBNODE/GHBNODE adjoints, solved with dk.solve, against autograd through the
+forward solve."""
 
 import numpy as np
 import pytest
@@ -92,8 +93,8 @@ def _rel(a, b):
 @pytest.mark.parametrize("model", ["hbnode", "ghbnode"])
 def test_adjoint_gradient_matches_autograd(model):
     dz0, dtheta, ref_z0, ref_theta = _gradients(model)
-    # both solves at rtol 1e-11: the continuous adjoint and discretise-then-optimise gradients differ by
-    # O(tolerance), far below the 1e-6 the issue asks for
+    # both solves at rtol 1e-11: the continuous adjoint and discretise-then-optimise gradients
+    # differ by O(tolerance), far below the 1e-6 the issue asks for
     assert _rel(dz0, ref_z0) < 1e-6
     assert _rel(dtheta, ref_theta) < 1e-6
 

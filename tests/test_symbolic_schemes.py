@@ -1,7 +1,7 @@
-"""dk.symbolic.continuous_limit on schemes that are not prebuilt: the stated limits are typed here from the
-literature (Su, Boyd & Candes for Nesterov's r/t) or expanded by hand in the docstrings; a
-numerical run of a scheme against its limit's exact solution checks the engine independently of
-sympy."""
+"""dk.symbolic.continuous_limit on schemes that are not prebuilt: the stated limits are typed
+here from the literature (Su, Boyd & Candes for Nesterov's r/t) or expanded by hand in the
+docstrings; a numerical run of a scheme against its limit's exact solution checks the engine
+independently of sympy."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ x = iterate("x")
 
 
 def test_nesterov_with_a_general_r_tends_to_r_over_t():
-    """beta_k = (k - 1)/(k + r - 1), y_k = x_k + beta_k (x_k - x_{k-1}), x_{k+1} = y_k - s grad F(y_k), t = k sqrt(s):
-    x'' + (r/t) x' + grad F(x) = 0 (Su, Boyd & Candes 2016, their (3.1) with r in place of 3)."""
+    """beta_k = (k - 1)/(k + r - 1), y_k = x_k + beta_k (x_k - x_{k-1}), x_{k+1} = y_k - s grad
+    F(y_k), t = k sqrt(s): x'' + (r/t) x' + grad F(x) = 0 (Su, Boyd & Candes 2016, their (3.1)
+    with r in place of 3)."""
     r = sp.Symbol("r", positive=True)
     y = x[k] + (k - 1) / (k + r - 1) * (x[k] - x[k - 1])
     d = continuous_limit(
@@ -50,11 +51,11 @@ THREE_TERM = sp.Eq(
 
 
 def test_a_three_term_recursion():
-    """x_{k+1} - x_k = a (x_k - x_{k-1}) + b2 (x_{k-1} - x_{k-2}) - s grad F, a = 1 - gamma sqrt(s) - b2.
-    By hand with dt = sqrt(s): x_{k+1} - x_k = dt x' + dt^2 x''/2, x_k - x_{k-1} = dt x' - dt^2 x''/2,
-    x_{k-1} - x_{k-2} = dt x' - 3 dt^2 x''/2; order dt: (1 - a - b2) x' = gamma dt x' (moves to order
-    dt^2); order dt^2: x''(1/2 + a/2 + 3 b2/2) + gamma x' + grad F = (1 + b2) x'' + gamma x' +
-    grad F."""
+    """x_{k+1} - x_k = a (x_k - x_{k-1}) + b2 (x_{k-1} - x_{k-2}) - s grad F, a = 1 - gamma
+    sqrt(s) - b2. By hand with dt = sqrt(s): x_{k+1} - x_k = dt x' + dt^2 x''/2, x_k - x_{k-1} =
+    dt x' - dt^2 x''/2, x_{k-1} - x_{k-2} = dt x' - 3 dt^2 x''/2; order dt: (1 - a - b2) x' =
+    gamma dt x' (moves to order dt^2); order dt^2: x''(1/2 + a/2 + 3 b2/2) + gamma x' + grad F =
+    (1 + b2) x'' + gamma x' + grad F."""
     d = continuous_limit(
         THREE_TERM, step=s, stated=sp.Eq((1 + B2) * X.diff(t, 2) + GAMMA * X.diff(t) + grad(X), 0)
     )
@@ -62,10 +63,10 @@ def test_a_three_term_recursion():
 
 
 def test_the_three_term_limit_matches_the_scheme_numerically():
-    """F = x^2 / 2, b2 = 0.5, gamma = 1: the scheme at s = 1e-6 (t = 1 after 1000 steps) against the exact solution
-    of 1.5 x'' + x' + x = 0, x(0) = 1, x'(0) = 0 (roots of 1.5 l^2 + l + 1); the gap is
-    O(sqrt(s)) = 1e-3, so 5e-3 separates it from a wrong limit (with (1 - b2) x'' the solution
-    differs by 0.24 at t = 1; measured gap 7e-5)."""
+    """F = x^2 / 2, b2 = 0.5, gamma = 1: the scheme at s = 1e-6 (t = 1 after 1000 steps) against
+    the exact solution of 1.5 x'' + x' + x = 0, x(0) = 1, x'(0) = 0 (roots of 1.5 l^2 + l + 1);
+    the gap is O(sqrt(s)) = 1e-3, so 5e-3 separates it from a wrong limit (with (1 - b2) x'' the
+    solution differs by 0.24 at t = 1; measured gap 7e-5)."""
     b2, gamma, step = 0.5, 1.0, 1e-6
     dt = np.sqrt(step)
     xs = [1.0, 1.0, 1.0]
@@ -79,8 +80,8 @@ def test_the_three_term_limit_matches_the_scheme_numerically():
 
 
 def test_the_automatic_scaling_picks_the_non_trivial_limit():
-    """Gradient descent x_{k+1} = x_k - h grad F(x_k): at dt = sqrt(h) the leading equation is x' = 0 (trivial,
-    reported in tried); at dt = h it is the gradient flow x' + grad F(x) = 0."""
+    """Gradient descent x_{k+1} = x_k - h grad F(x_k): at dt = sqrt(h) the leading equation is x'
+    = 0 (trivial, reported in tried); at dt = h it is the gradient flow x' + grad F(x) = 0."""
     d = continuous_limit(
         sp.Eq(x[k + 1], x[k] - h * grad(x[k])), step=h, stated=sp.Eq(X.diff(t) + grad(X), 0)
     )
@@ -88,7 +89,8 @@ def test_the_automatic_scaling_picks_the_non_trivial_limit():
 
 
 def test_a_system_in_x_and_v():
-    """Symplectic Euler of x' = v, v' = -gamma v - grad F(x) with step h: the first-order system back."""
+    """Symplectic Euler of x' = v, v' = -gamma v - grad F(x) with step h: the first-order system
+    back."""
     v, gamma = iterate("v"), sp.Symbol("gamma", positive=True)
     V = sp.Function("v")(t)
     scheme = [
@@ -105,8 +107,8 @@ def test_a_system_in_x_and_v():
 
 
 def test_a_divergent_coefficient_is_an_error_naming_the_term():
-    """beta = 1/s in heavy ball at t = k sqrt(s): the momentum term dominates (-x'/sqrt(s) = 0): no limit; the error
-    names x[k - 1]/s and its coefficient."""
+    """beta = 1/s in heavy ball at t = k sqrt(s): the momentum term dominates (-x'/sqrt(s) = 0):
+    no limit; the error names x[k - 1]/s and its coefficient."""
     scheme = sp.Eq(x[k + 1], x[k] - s * grad(x[k]) + (x[k] - x[k - 1]) / s)
     with pytest.raises(NoContinuousLimit, match=r"x\[k - 1\]/s.*diverges as s -> 0"):
         continuous_limit(scheme, step=s, dt=sp.sqrt(s))
@@ -123,7 +125,8 @@ def test_a_wrong_stated_limit_fails_the_check_and_no_statement_does_not_pass():
 
 
 def test_the_prebuilt_limits_are_the_engines():
-    """nesterov_limit's result is continuous_limit's for beta_k = (k - 1)/(k + 2) (the same scheme, eliminated)."""
+    """nesterov_limit's result is continuous_limit's for beta_k = (k - 1)/(k + 2) (the same
+    scheme, eliminated)."""
     y = x[k] + (k - 2) / (k + 1) * (
         x[k] - x[k - 1]
     )  # beta_{k-1}: the review's (4) as nesterov_limit writes it

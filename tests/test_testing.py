@@ -1,6 +1,6 @@
-"""dynkit.testing: the assertions' messages, the strategies' promises, and the docs page's pytest example (run
-here as a user would run it: two tests pass, the planted violation fails with a readable
-message)."""
+"""dynkit.testing: the assertions' messages, the strategies' promises, and the docs page's pytest
+example (run here as a user would run it: two tests pass, the planted violation fails with a
+readable message)."""
 
 from __future__ import annotations
 
@@ -78,9 +78,9 @@ def test_a_bool_is_refused(fn):
 @settings(max_examples=20, deadline=None)
 @given(data=st.data(), n=st.integers(1, 5))
 def test_the_strategies_draw_what_they_promise(data, n):
-    """Eigenvalues of matrices_with_spectrum as asked (to 1e-8 relative: cond(V) <= 10); spd_matrices symmetric
-    with positive eigenvalues and condition number <= 1e3; invertible_matrices cond <= 1e2 (+
-    rounding)."""
+    """Eigenvalues of matrices_with_spectrum as asked (to 1e-8 relative: cond(V) <= 10);
+    spd_matrices symmetric with positive eigenvalues and condition number <= 1e3;
+    invertible_matrices cond <= 1e2 (+ rounding)."""
     values = data.draw(
         st.lists(st.floats(-5, 5).filter(lambda v: abs(v) > 0.1), min_size=n, max_size=n)
     )
@@ -106,8 +106,8 @@ def test_strategy_arguments_are_checked():
 
 
 def test_the_docs_example_fails_readably_on_its_planted_violation(tmp_path):
-    """The pytest example of docs/guide/testing_claims.md, saved and run: 2 passed, 1 failed, and the failure
-    carries the lines the page shows."""
+    """The pytest example of docs/guide/testing_claims.md, saved and run: 2 passed, 1 failed, and
+    the failure carries the lines the page shows."""
     text = (ROOT / "docs" / "guide" / "testing_claims.md").read_text()
     (tmp_path / "test_my_claims.py").write_text(
         re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]

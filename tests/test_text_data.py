@@ -1,4 +1,5 @@
-"""Loaders of the sentence-classification sets (dynkit.tasks.text) on the shared files and on bad input."""
+"""Loaders of the sentence-classification sets (dynkit.tasks.text) on the shared files and on bad
+input."""
 
 from collections import Counter
 from pathlib import Path
@@ -41,8 +42,8 @@ def test_trec_official_split_and_class_counts():
 
 
 @needs_data
-# Kim (2014) Table 1 sizes N: SUBJ 10000, MR 10662, CR 3775, MPQA 10606. CR and MPQA contain blank lines
-# (4 and 3), which we skip and record.
+# Kim (2014) Table 1 sizes N: SUBJ 10000, MR 10662, CR 3775, MPQA 10606. CR and MPQA contain blank
+# lines (4 and 3), which we skip and record.
 @pytest.mark.parametrize(
     "name, n_kim, n_blank",
     [("subj", 10000, 0), ("mr", 10662, 0), ("cr", 3775, 4), ("mpqa", 10606, 3)],

@@ -1,6 +1,7 @@
-"""dk.theory: spectral and linear-algebra claims (review Prop. 4 and (54)-(58); Momentum Transformer
-Thm. 2 / Prop. 3 and (12)-(14); Momentum ResNets Prop. 1). Each check must hold on generated instances
-(hypothesis, sizes 1-12, well- and ill-conditioned) and must say holds=False on planted violations."""
+"""dk.theory: spectral and linear-algebra claims (review Prop. 4 and (54)-(58); Momentum
+Transformer Thm. 2 / Prop. 3 and (12)-(14); Momentum ResNets Prop. 1). Each check must hold on
+generated instances (hypothesis, sizes 1-12, well- and ill-conditioned) and must say holds=False
+on planted violations."""
 
 import numpy as np
 import pytest
@@ -85,9 +86,10 @@ def _eigvals_reference(H):
 
 
 def test_eigen_pairing_substance_is_checked_on_H_own_eigenvalues(monkeypatch):
-    """Issue 22: the pair sums of the roots are -gamma by construction, and the planted flip perturbed only the
-    claimed sum. Here H itself is perturbed (damping block -1.01 gamma I): H's eigenvalues (numpy, computed
-    here independently) no longer pair to -gamma, and the check's eigenvalue and pair-sum parts must both say so."""
+    """Issue 22: the pair sums of the roots are -gamma by construction, and the planted flip
+    perturbed only the claimed sum. Here H itself is perturbed (damping block -1.01 gamma I): H's
+    eigenvalues (numpy, computed here independently) no longer pair to -gamma, and the check's
+    eigenvalue and pair-sum parts must both say so."""
     rng = np.random.default_rng(2)
     J, F, g = rng.uniform(0.1, 1, (3, 4)), rng.standard_normal((3, 4, 4)), np.array([0.5, 1.0, 2.0])
     good = dk.theory.check_eigen_pairing(J, F, g)
@@ -113,8 +115,8 @@ def test_eigen_pairing_substance_is_checked_on_H_own_eigenvalues(monkeypatch):
 
 
 def test_eigen_pairing_eigenvalue_part_fails_on_its_own(monkeypatch):
-    """The eigenvalue part is independent of the roots: eigenvalues off by 1e-6 (the roots and H untouched) fail
-    it while the backward-error and characteristic-polynomial parts still hold."""
+    """The eigenvalue part is independent of the roots: eigenvalues off by 1e-6 (the roots and H
+    untouched) fail it while the backward-error and characteristic-polynomial parts still hold."""
     rng = np.random.default_rng(3)
     J, F = rng.uniform(0.1, 1, (2, 3)), rng.standard_normal((2, 3, 3))
     original = spectra._eigenvalues_with_radius
@@ -150,7 +152,8 @@ def test_eigen_pairing_bad_input(kwargs, match):
         dk.theory.check_eigen_pairing(**kwargs)
 
 
-# ------------------------------------------------------------------------------------ RevNet Prop. 1
+# ------------------------------------------------------------------------------------ RevNet Prop.
+# 1
 
 
 @SETTINGS
@@ -165,8 +168,9 @@ def test_revnet_instability_holds(seed, n, cond):
 
 @pytest.mark.parametrize("s", [1e-7, 1e-8, 1e-10, 1e-4])
 def test_revnet_instability_at_tiny_weights_is_not_a_false_alarm(s):
-    """Issue 22: A = B = 1e-7 I has eigenvalues 1 +- 1e-7 (independently: numpy here); the old check treated
-    everything within 1e-6 of 1 as 1 and reported VIOLATED with shortfall inf on a true instance of Prop. 1."""
+    """Issue 22: A = B = 1e-7 I has eigenvalues 1 +- 1e-7 (independently: numpy here); the old
+    check treated everything within 1e-6 of 1 as 1 and reported VIOLATED with shortfall inf on a
+    true instance of Prop. 1."""
     A = B = s * np.eye(3)
     eig = np.linalg.eigvals(spectra.revnet_jacobian(A, B))
     assert np.abs(eig).max() >= 1 and np.all(np.abs(eig - 1) > s / 2)  # the witness exists
@@ -184,8 +188,8 @@ def test_revnet_instability_holds_at_every_scale(seed, n, log_s):
 
 
 def test_revnet_unstable_part_fails_on_its_own(monkeypatch):
-    """Eigenvalues of J scaled into the disc of radius 0.99 (the roots untouched): the witness |lam| >= 1 is gone
-    and the 'unstable' part must fail."""
+    """Eigenvalues of J scaled into the disc of radius 0.99 (the roots untouched): the witness
+    |lam| >= 1 is gone and the 'unstable' part must fail."""
     original = spectra._eigenvalues_with_radius
     shrink = lambda w: 0.99 * w / np.abs(w).max(axis=-1, keepdims=True)  # noqa: E731
     monkeypatch.setattr(
@@ -201,7 +205,8 @@ def test_revnet_unstable_part_fails_on_its_own(monkeypatch):
 
 
 def test_revnet_instability_detects_a_contracting_jacobian(monkeypatch):
-    """A Momentum-ResNet-like contraction (spectral radius < 1) in place of J(A, B) must be reported."""
+    """A Momentum-ResNet-like contraction (spectral radius < 1) in place of J(A, B) must be
+    reported."""
     rng = np.random.default_rng(3)
     A, B = random_matrices(rng, 2, 4, log10_cond=1), random_matrices(rng, 2, 4, log10_cond=1)
     contraction = lambda A, B: 0.5 * np.eye(2 * A.shape[-1]) * np.ones(A.shape[:-2] + (1, 1))  # noqa: E731
@@ -255,8 +260,9 @@ def test_revnet_singular_is_rejected():
 @settings(max_examples=4, deadline=None)
 @given(seed=seeds)
 def test_adjoint_formula_exact_for_commuting_jacobians(seed):
-    """(54) against autograd (independent: no Jacobian, no exponential) on d = 1 NODEs, where the Jacobians
-    along the trajectory are scalars and commute: agreement to the solver's accuracy (tolerance 1e-6)."""
+    """(54) against autograd (independent: no Jacobian, no exponential) on d = 1 NODEs, where the
+    Jacobians along the trajectory are scalars and commute: agreement to the solver's accuracy
+    (tolerance 1e-6)."""
     rng = np.random.default_rng(seed)
     W, b, h0 = (
         rng.standard_normal((3, 1, 1)) * 1.5,
@@ -268,8 +274,8 @@ def test_adjoint_formula_exact_for_commuting_jacobians(seed):
 
 
 def test_adjoint_formula_wrong_sign_is_caught(monkeypatch):
-    """A wrong sign in the exponent of (54) (a planted error in the formula) must be flagged even where the
-    formula is exact."""
+    """A wrong sign in the exponent of (54) (a planted error in the formula) must be flagged even
+    where the formula is exact."""
     from dynkit.theory import adjoint
 
     rng = np.random.default_rng(1)
@@ -285,8 +291,9 @@ def test_adjoint_formula_wrong_sign_is_caught(monkeypatch):
 
 @pytest.mark.parametrize("n, hb", [(2, False), (3, False), (1, True)])
 def test_adjoint_formula_fails_for_non_commuting_jacobians(n, hb):
-    """The paper's (54)/(55) as stated: false once the Jacobians along the trajectory do not commute (a
-    tanh NODE in d >= 2, any nonlinear HBNODE): the gap is O(1e-2), far above the 1e-6 tolerance."""
+    """The paper's (54)/(55) as stated: false once the Jacobians along the trajectory do not
+    commute (a tanh NODE in d >= 2, any nonlinear HBNODE): the gap is O(1e-2), far above the 1e-6
+    tolerance."""
     rng = np.random.default_rng(n)
     W, b, h0 = (
         rng.standard_normal((2, n, n)) * 1.5,
@@ -339,7 +346,8 @@ def test_gradient_ratio_limit_holds_below_beta_star_and_fails_above():
     A = _spd(1, 5, 30.0, gap=2.0)
     beta_star = dk.theory.optimal_momentum(A)
     assert dk.theory.check_gradient_ratio_limit(A, 0.3 * beta_star).holds
-    # measured finding: with beta > beta* every mode has modulus sqrt(beta) and the ratio does not settle
+    # measured finding: with beta > beta* every mode has modulus sqrt(beta) and the ratio does not
+    # settle
     above = dk.theory.check_gradient_ratio_limit(A, beta_star + 0.5 * (1 - beta_star), n_steps=3000)
     assert not above.details["parts"]["gradient_ratio.limit"].holds
 
@@ -396,12 +404,14 @@ def test_momentum_attention_bad_beta():
         dk.theory.check_momentum_attention(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2)), 1.0)
 
 
-# ------------------------------------------------------------------------------- momentum connection (15)
+# ------------------------------------------------------------------------------- momentum
+# connection (15)
 
 
 def _heavy_ball_by_hand(x0: float, w: list[float], beta: float) -> list[float]:
-    """Independent of dynkit: for one token (N = 1) the linear attention of a layer is its value x w_V, so
-    heavy ball (9) with -gamma grad f(x^k) = w_k x^k is x^{k+1} = x^k + w_k x^k + beta (x^k - x^{k-1}), x^{-1} = x^0."""
+    """Independent of dynkit: for one token (N = 1) the linear attention of a layer is its value
+    x w_V, so heavy ball (9) with -gamma grad f(x^k) = w_k x^k is x^{k+1} = x^k + w_k x^k + beta
+    (x^k - x^{k-1}), x^{-1} = x^0."""
     xs, previous = [x0], x0
     for wk in w:
         previous, x = xs[-1], xs[-1] + wk * xs[-1] + beta * (xs[-1] - previous)
@@ -416,8 +426,8 @@ def _heavy_ball_by_hand(x0: float, w: list[float], beta: float) -> list[float]:
     beta=st.floats(0, 0.99),
 )
 def test_momentum_connection_is_heavy_ball_by_hand(x0, w, beta):
-    """One token, d = 1: (15) with T_{l-1}(X) the previous layer's input equals heavy ball computed by hand
-    (relative 1e-12: both add at most 12 terms of size <= ~30 in float64)."""
+    """One token, d = 1: (15) with T_{l-1}(X) the previous layer's input equals heavy ball
+    computed by hand (relative 1e-12: both add at most 12 terms of size <= ~30 in float64)."""
     W = np.zeros((len(w), 3, 1, 1))
     W[:, :2] = 1.0
     W[:, 2, 0, 0] = w
@@ -429,7 +439,8 @@ def test_momentum_connection_is_heavy_ball_by_hand(x0, w, beta):
 
 @pytest.mark.parametrize("reading", ["layer_applied", "previous_output"])
 def test_momentum_connection_other_readings_are_not_heavy_ball(reading):
-    """The two other readings of T_{l-1}(X) are checked too: neither is the heavy-ball method (planted)."""
+    """The two other readings of T_{l-1}(X) are checked too: neither is the heavy-ball method
+    (planted)."""
     rng = np.random.default_rng(1)
     X, W = rng.standard_normal((3, 6, 4)), rng.standard_normal((3, 5, 3, 4, 4)) * 0.2
     result = attention.check_momentum_connection(X, W, 0.8, reading)
@@ -477,11 +488,12 @@ def test_result_reports_worst_instance():
 
 
 def test_adjoint_nonvanishing_counterexample_breaks_the_papers_own_bound():
-    """Issue 22: the fair counterexample breaks ||a_t|| >= exp(-a(T-t)) ||e_L|| ||a_T|| (the paper's chain after
-    (63), with its ||e_L|| factor), found by the registry's seeded random search (nothing hand-picked). Re-checked
-    here independently: a_t from scipy's solve_ivp of the adjoint ODE a' = -a H (backward from T), e_L from
-    scipy's sorted complex Schur form. Every failure is step 2 (a bound on U_L's eigenvalues read as a bound on
-    its norm) with a 2 x 2, non-normal U_L."""
+    """Issue 22: the fair counterexample breaks ||a_t|| >= exp(-a(T-t)) ||e_L|| ||a_T|| (the
+    paper's chain after (63), with its ||e_L|| factor), found by the registry's seeded random
+    search (nothing hand-picked). Re-checked here independently: a_t from scipy's solve_ivp of
+    the adjoint ODE a' = -a H (backward from T), e_L from scipy's sorted complex Schur form.
+    Every failure is step 2 (a bound on U_L's eigenvalues read as a bound on its norm) with a 2 x
+    2, non-normal U_L."""
     import scipy.integrate
     import scipy.linalg
 
@@ -506,6 +518,6 @@ def test_adjoint_nonvanishing_counterexample_breaks_the_papers_own_bound():
 
 
 def test_adjoint_nonvanishing_bound_holds_where_it_must():
-    """Planted: gamma = 0 and a 1000x larger a make the paper's bound tiny: every instance holds (the check is not
-    a constant 'false')."""
+    """Planted: gamma = 0 and a 1000x larger a make the paper's bound tiny: every instance holds
+    (the check is not a constant 'false')."""
     assert dk.theory.CLAIMS["adjoint_nonvanishing"].flip(np.random.default_rng(3)).holds

@@ -1,5 +1,6 @@
-"""dk.theory: Momentum ResNets (Prop. 4, Thms. 1-2, lambda_eps, Props. 2-8, inversion, memory, App. E)
-and MomentumRNN ((11)-(15)). Holds on generated instances; says holds=False on planted violations."""
+"""dk.theory: Momentum ResNets (Prop. 4, Thms. 1-2, lambda_eps, Props. 2-8, inversion, memory,
+App. E) and MomentumRNN ((11)-(15)). Holds on generated instances; says holds=False on planted
+violations."""
 
 import mpmath
 import numpy as np
@@ -45,8 +46,9 @@ def test_psi_series_complex_eigenvalues_scalar_and_closed_form():
 
 
 def _psi_reference(theta: float, eps: float) -> float:
-    """Independent of dynkit: x(1) of eps x'' + x' = theta x, x(0) = 1, x'(0) = 0, from the characteristic roots
-    r = (-1 +- sqrt(1 + 4 eps theta)) / (2 eps) in 60-digit mpmath: x = (r2 e^{r1} - r1 e^{r2}) / (r2 - r1)."""
+    """Independent of dynkit: x(1) of eps x'' + x' = theta x, x(0) = 1, x'(0) = 0, from the
+    characteristic roots r = (-1 +- sqrt(1 + 4 eps theta)) / (2 eps) in 60-digit mpmath: x = (r2
+    e^{r1} - r1 e^{r2}) / (r2 - r1)."""
     with mpmath.workdps(60):
         t, e = mpmath.mpf(theta), mpmath.mpf(eps)
         root = mpmath.sqrt(mpmath.mpc(1 + 4 * e * t))
@@ -54,8 +56,9 @@ def _psi_reference(theta: float, eps: float) -> float:
         return float(mpmath.re((r2 * mpmath.exp(r1) - r1 * mpmath.exp(r2)) / (r2 - r1)))
 
 
-# issue 22: the plain float64 series lost all digits here (residual 2.3e-4 at theta = -1000, eps = 1; relative
-# error 5e4 at theta = -50, eps = 0.01; inf at theta = 300, eps = 0.01) while Prop. 4 is true
+# issue 22: the plain float64 series lost all digits here (residual 2.3e-4 at theta = -1000, eps =
+# 1; relative error 5e4 at theta = -50, eps = 0.01; inf at theta = 300, eps = 0.01) while Prop. 4 is
+# true
 @pytest.mark.parametrize(
     "theta, eps",
     [
@@ -72,8 +75,8 @@ def _psi_reference(theta: float, eps: float) -> float:
     ],
 )
 def test_psi_series_keeps_its_accuracy_at_large_theta_over_eps(theta, eps):
-    """Tolerance 1e-12 relative: the doubled-back series is good to ~1e-13 here (measured); the old sum's errors
-    were 1e-4 to inf."""
+    """Tolerance 1e-12 relative: the doubled-back series is good to ~1e-13 here (measured); the
+    old sum's errors were 1e-4 to inf."""
     ref = _psi_reference(theta, eps)
     got = dk.theory.psi_eps_series(np.array([[theta]]), eps)[0, 0]
     assert abs(got - ref) <= 1e-12 * abs(ref), (got, ref)
@@ -91,7 +94,8 @@ def test_psi_series_keeps_its_accuracy_at_large_theta_over_eps(theta, eps):
     sign=st.sampled_from([-1.0, 1.0]),
 )
 def test_psi_series_against_mpmath_over_the_range(seed, log_theta, log_eps, sign):
-    """For all eps > 0 and scalar theta where Psi is a float64 number: series = 60-digit x(1) to 1e-11 relative."""
+    """For all eps > 0 and scalar theta where Psi is a float64 number: series = 60-digit x(1) to
+    1e-11 relative."""
     theta, eps = sign * 10**log_theta, 10**log_eps
     ref = _psi_reference(theta, eps)
     if not np.isfinite(ref) or abs(ref) > 1e300 or abs(ref) < 1e-300:
@@ -103,7 +107,8 @@ def test_psi_series_against_mpmath_over_the_range(seed, log_theta, log_eps, sign
 @settings(max_examples=6, deadline=None)
 @given(seed=seeds, n=st.integers(2, 12))
 def test_psi_series_matrices_with_large_theta_over_eps(seed, n):
-    """Non-normal matrices with ||theta / eps|| up to 1e5, negative and positive: the check holds."""
+    """Non-normal matrices with ||theta / eps|| up to 1e5, negative and positive: the check
+    holds."""
     rng = np.random.default_rng(seed)
     eps = 10 ** rng.uniform(-2, 0, 2)
     theta = (
@@ -135,8 +140,9 @@ def test_psi_series_detects_a_dropped_term(monkeypatch):
 
 
 def test_lambda_eps_is_the_global_minimum_by_brute_force():
-    """Independent of the implementation: a 200k-point mpmath-free grid of G_eps over (0, 60] plus
-    mpmath polishing of the best point; for small eps the minimum is not at the first lobe of cos."""
+    """Independent of the implementation: a 200k-point mpmath-free grid of G_eps over (0, 60]
+    plus mpmath polishing of the best point; for small eps the minimum is not at the first lobe
+    of cos."""
     for eps in [0.01, 0.1, 1.0, 100.0]:
         c = 1 / (2 * eps)
         a = np.linspace(1e-6, 60, 200_001)
@@ -168,7 +174,8 @@ def test_lambda_eps_bad_eps():
             dk.theory.lambda_eps(bad)
 
 
-# ------------------------------------------------------------------------------------ Theorems 1 / 2
+# ------------------------------------------------------------------------------------ Theorems 1 /
+# 2
 
 
 def _conj(rng, blocks, n):
@@ -185,8 +192,8 @@ def test_is_representable_theorem_1_and_2(eps):
         (np.diag([below, 0.5, 1.2]), False),  # single eigenvalue below lambda_eps
         (np.diag([below, below, 0.5]), True),  # paired
         (np.diag([lam / 2, 0.5]), True),  # negative but above lambda_eps
-        # lambda_eps to rounding, then a similarity: which side the eigenvalue lies on is within rounding, so
-        # "cannot decide" (issue 32: a confident True could be wrong by 1e-16)
+        # lambda_eps to rounding, then a similarity: which side the eigenvalue lies on is within
+        # rounding, so "cannot decide" (issue 32: a confident True could be wrong by 1e-16)
         (np.diag([lam, 0.5]), None),
         (np.array([[below, 1, 0], [0, below, 0], [0, 0, 1]]), False),  # one Jordan block (Thm. 2)
         (np.kron(np.eye(2), np.array([[below, 1], [0, below]])), True),  # two equal Jordan blocks
@@ -200,9 +207,10 @@ def test_is_representable_theorem_1_and_2(eps):
 
 @pytest.mark.parametrize("delta", [1e-3, 1e-6, 1e-7, 1e-9, 1e-11])
 def test_close_distinct_eigenvalues_below_lambda_eps_are_not_a_pair(delta):
-    """Issue 22: diag(lambda_eps - 0.05, lambda_eps - 0.05 + delta) has two distinct simple eigenvalues below
-    lambda_eps, which Theorem 1 rules out; a fixed 1e-5 clustering called it representable for delta <= 1e-6.
-    The eigenvalues of a diagonal matrix are exact (condition number 1): any delta above ~1e-11 is resolved."""
+    """Issue 22: diag(lambda_eps - 0.05, lambda_eps - 0.05 + delta) has two distinct simple
+    eigenvalues below lambda_eps, which Theorem 1 rules out; a fixed 1e-5 clustering called it
+    representable for delta <= 1e-6. The eigenvalues of a diagonal matrix are exact (condition
+    number 1): any delta above ~1e-11 is resolved."""
     lam = dk.theory.lambda_eps(1.0)
     decision = dk.theory.is_representable(np.diag([lam - 0.05, lam - 0.05 + delta]), 1.0)
     assert decision.representable is False, decision.reason
@@ -214,8 +222,9 @@ def test_close_distinct_eigenvalues_below_lambda_eps_are_not_a_pair(delta):
 
 
 def test_is_representable_says_when_it_cannot_decide():
-    """Eigenvalues 1e-13 apart (within 1000x their rounding uncertainty): distinct or a double eigenvalue cannot be
-    told apart, and the answer depends on it: None, with the reason. Exactly equal: a pair (representable)."""
+    """Eigenvalues 1e-13 apart (within 1000x their rounding uncertainty): distinct or a double
+    eigenvalue cannot be told apart, and the answer depends on it: None, with the reason. Exactly
+    equal: a pair (representable)."""
     lam = dk.theory.lambda_eps(1.0)
     decision = dk.theory.is_representable(np.diag([lam - 0.05, lam - 0.05 + 1e-13]), 1.0)
     assert decision.representable is None and "cannot decide" in decision.reason
@@ -235,8 +244,9 @@ def test_is_representable_says_when_it_cannot_decide():
 def test_jordan_structure_below_lambda_eps_on_adversarial_instances(
     seed, eps, log_delta, kind, extra
 ):
-    """For all conditionings up to 10^1.5 and separations down to 1e-7: distinct close eigenvalues and a single
-    Jordan block below lambda_eps are not representable; an exact pair and two equal Jordan blocks are."""
+    """For all conditionings up to 10^1.5 and separations down to 1e-7: distinct close
+    eigenvalues and a single Jordan block below lambda_eps are not representable; an exact pair
+    and two equal Jordan blocks are."""
     rng = np.random.default_rng(seed)
     lam = dk.theory.lambda_eps(eps)
     x = lam - 0.05 - rng.uniform(0, 1)
@@ -267,7 +277,8 @@ def test_is_representable_eps_zero_is_culver():
 @settings(max_examples=15, deadline=None)
 @given(seed=seeds, n=st.integers(1, 8))
 def test_small_eps_reduces_to_culver(seed, n):
-    """eps -> 0: lambda_eps -> 0-, so away from [lambda_eps, 0] Theorems 1/2 decide like Culver's criterion."""
+    """eps -> 0: lambda_eps -> 0-, so away from [lambda_eps, 0] Theorems 1/2 decide like Culver's
+    criterion."""
     rng = np.random.default_rng(seed)
     kinds = rng.integers(0, 3, n)
     values = np.where(kinds == 0, rng.uniform(0.1, 3, n), -rng.choice([0.5, 1.0, 2.0], n))
@@ -336,8 +347,8 @@ def test_momentum_logarithm_jordan_blocks(eps, case):
 
 
 def test_representation_claim_detects_a_coarse_clustering(monkeypatch):
-    """Planted: disks 1e9 times too wide merge the close distinct eigenvalues into a pair (the old behaviour);
-    the registry's decision part must fail on its close_distinct instances."""
+    """Planted: disks 1e9 times too wide merge the close distinct eigenvalues into a pair (the
+    old behaviour); the registry's decision part must fail on its close_distinct instances."""
     from dynkit.theory.claims import momentum_resnets
 
     monkeypatch.setattr(representation, "RADIUS_FACTOR", 1e10)
@@ -478,10 +489,11 @@ def _float_loss_reference(x0, v0, W, b, gamma):
 
 
 def test_inversion_float_part_tests_the_bits_lost_per_layer(monkeypatch):
-    """Issue 22: at gamma = 0.1, depth 40 the float64 reconstruction error is ~1e23 and the old tolerance
-    (64 eps depth gamma^-depth ~ 1e28) could never fail. Sect. 3.2: about log2(1/gamma) bits lost a layer,
-    40 log2(10) = 133 bits. The measured loss (independent reference above) is within the check's band, and the
-    check fails for an inverse that loses 2^20 times more, or one that loses nothing (the paper says 133 bits)."""
+    """Issue 22: at gamma = 0.1, depth 40 the float64 reconstruction error is ~1e23 and the old
+    tolerance (64 eps depth gamma^-depth ~ 1e28) could never fail. Sect. 3.2: about log2(1/gamma)
+    bits lost a layer, 40 log2(10) = 133 bits. The measured loss (independent reference above) is
+    within the check's band, and the check fails for an inverse that loses 2^20 times more, or
+    one that loses nothing (the paper says 133 bits)."""
     rng = np.random.default_rng(5)
     W, b = rng.standard_normal((40, 3, 4, 4)) / 2, rng.standard_normal((40, 3, 4))
     x0, v0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
@@ -513,8 +525,8 @@ def test_inversion_float_part_tests_the_bits_lost_per_layer(monkeypatch):
     gamma=st.sampled_from([0.1, 0.3, 0.5, 0.9, 0.99]),
 )
 def test_inversion_bits_band_holds_adversarially(seed, n, depth, gamma):
-    """Across depth 1-60, gamma 0.1-0.99, n 1-12, weights up to 2x the registry's: the float band and the
-    bit-exact buffer (Python-integer buffer past 62 bits) both hold."""
+    """Across depth 1-60, gamma 0.1-0.99, n 1-12, weights up to 2x the registry's: the float band
+    and the bit-exact buffer (Python-integer buffer past 62 bits) both hold."""
     rng = np.random.default_rng(seed)
     W = rng.standard_normal((depth, 2, n, n)) * rng.uniform(0.1, 2) / np.sqrt(n)
     b = rng.standard_normal((depth, 2, n))
@@ -525,8 +537,9 @@ def test_inversion_bits_band_holds_adversarially(seed, n, depth, gamma):
 
 @pytest.mark.parametrize("gamma", [0.5, 0.95, 0.99])
 def test_memory_bits_detects_a_buffer_that_keeps_nothing(monkeypatch, gamma):
-    """The old check's slack (2 log2(d) + 2 bits) let a buffer that keeps nothing pass at gamma = 0.95 and 0.99;
-    the primed buffer measures the bits to 1e-9, so an empty one (or one digit short) is caught at any gamma."""
+    """The old check's slack (2 log2(d) + 2 bits) let a buffer that keeps nothing pass at gamma =
+    0.95 and 0.99; the primed buffer measures the bits to 1e-9, so an empty one (or one digit
+    short) is caught at any gamma."""
     rng = np.random.default_rng(4)
     W, b = rng.standard_normal((5, 2, 3, 3)), rng.standard_normal((5, 2, 3))
     x0, v0 = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
@@ -605,8 +618,8 @@ def test_momentum_rnn_detects_perturbed_cell_and_factor(monkeypatch):
 
 
 def test_momentum_rnn_jacobian_product_is_not_the_total_derivative():
-    """Measured: the product of (15)'s factors differs from dh_T/dh_0 of (14) once T >= 2 and mu > 0;
-    it is exact for mu = 0 (then (14) is the plain cell) and for a single step."""
+    """Measured: the product of (15)'s factors differs from dh_T/dh_0 of (14) once T >= 2 and mu
+    > 0; it is exact for mu = 0 (then (14) is the plain cell) and for a single step."""
     rng = np.random.default_rng(0)
     U, W, x = (
         rng.standard_normal((2, 4, 4)) / 2,
@@ -620,10 +633,10 @@ def test_momentum_rnn_jacobian_product_is_not_the_total_derivative():
 
 
 def test_companion_blocks_are_the_sympy_derivation_and_match_autograd():
-    """Issue 22: the correction of (15) is a product of 2n x 2n companion blocks. (i) the block dynkit multiplies
-    (rnn.companion15) equals the sympy Jacobian of (14) evaluated at random numbers (n = 2, tanh); (ii) the
-    top-left block of the product equals autograd's dh_T/dh_0 (tolerance 1e-9: float64, T <= 8) where the
-    paper's product of D^(U + mu Sigma) does not."""
+    """Issue 22: the correction of (15) is a product of 2n x 2n companion blocks. (i) the block
+    dynkit multiplies (rnn.companion15) equals the sympy Jacobian of (14) evaluated at random
+    numbers (n = 2, tanh); (ii) the top-left block of the product equals autograd's dh_T/dh_0
+    (tolerance 1e-9: float64, T <= 8) where the paper's product of D^(U + mu Sigma) does not."""
     import sympy as sp
     import torch
     from dynkit.theory import rnn

@@ -19,8 +19,8 @@ def test_claims_registry_fields():
         for text in (claim.paper, claim.equation, claim.statement, claim.hypotheses, claim.summary):
             assert isinstance(text, str) and text
         assert claim.expected_verdict in dk.theory.VERDICTS
-        # a corrected statement is its own row, naming the correction; an erratum carries the paper's text that
-        # shows the intent, the corrected statement and its own check
+        # a corrected statement is its own row, naming the correction; an erratum carries the
+        # paper's text that shows the intent, the corrected statement and its own check
         assert (claim.correction is not None) == (
             claim.expected_verdict in ("holds with correction", "erratum")
         )
@@ -35,8 +35,9 @@ def test_claims_registry_fields():
 
 
 def test_every_row_quotes_its_sentence_beside_the_reading_checked():
-    """Issue 22: every row carries the paper's sentence (quoted) and the reading that was checked; a corrected row
-    quotes the same sentence as its false-as-stated twin and checks the corrected statement."""
+    """Issue 22: every row carries the paper's sentence (quoted) and the reading that was
+    checked; a corrected row quotes the same sentence as its false-as-stated twin and checks the
+    corrected statement."""
     for cid, claim in dk.theory.CLAIMS.items():
         assert claim.statement and claim.reading and claim.reading != claim.statement, cid
     twins = {
@@ -62,7 +63,8 @@ def test_run_all_every_verdict_is_the_recorded_one(table):
             assert row.held == row.instances and row.worst_residual <= row.tolerance
             assert row.counterexample is None and row.corrected is None
             assert (row.reason is not None) == (row.verdict == "undecided")
-        else:  # false as stated / erratum: the counterexample with the instance, both sides and the gap
+        # false as stated / erratum: the counterexample with the instance, both sides and the gap
+        else:
             assert row.held < row.instances
             assert (
                 set(row.counterexample) >= {"instance", "sides", "gap"}

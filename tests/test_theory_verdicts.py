@@ -1,6 +1,7 @@
-"""dk.theory verdicts: every registered claim's check can flip (a planted violation for a true statement, an
-instance inside the corrected hypotheses for a false one); lambda_eps against an independent 40-digit
-computation; the counterexamples the table reports; the ARK derivation's member comparison can fail."""
+"""dk.theory verdicts: every registered claim's check can flip (a planted violation for a true
+statement, an instance inside the corrected hypotheses for a false one); lambda_eps against an
+independent 40-digit computation; the counterexamples the table reports; the ARK derivation's
+member comparison can fail."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ FAILS_AS_PRINTED = ("erratum", "false as stated")
 
 @pytest.mark.parametrize("cid", list(dk.theory.CLAIMS))
 def test_every_claim_check_can_flip(cid):
-    """The flip of a true claim (or of the checkable content of an informal one) plants a violation (a perturbed
-    formula or an instance outside the hypotheses) that its check must flag; the flip of a false one (or an
-    erratum) is an instance where the printed statement holds, so the check is not a constant 'false' either."""
+    """The flip of a true claim (or of the checkable content of an informal one) plants a
+    violation (a perturbed formula or an instance outside the hypotheses) that its check must
+    flag; the flip of a false one (or an erratum) is an instance where the printed statement
+    holds, so the check is not a constant 'false' either."""
     claim = dk.theory.CLAIMS[cid]
     with _core.single_threaded_blas():
         result = claim.flip(np.random.default_rng(7))
@@ -30,8 +32,8 @@ def test_every_claim_check_can_flip(cid):
     "cid", [c for c, claim in dk.theory.CLAIMS.items() if claim.expected_verdict == "erratum"]
 )
 def test_every_erratum_correction_can_fail(cid):
-    """An erratum's corrected statement is checked too: a planted violation of it must be flagged, and a row
-    whose corrected statement fails is false as stated, not an erratum."""
+    """An erratum's corrected statement is checked too: a planted violation of it must be
+    flagged, and a row whose corrected statement fails is false as stated, not an erratum."""
     claim = dk.theory.CLAIMS[cid]
     with _core.single_threaded_blas():
         planted = claim.corrected_flip(np.random.default_rng(7))
@@ -40,12 +42,14 @@ def test_every_erratum_correction_can_fail(cid):
     assert not printed.holds and claim.verdict_of(printed, planted) == "false as stated"
 
 
-# ------------------------------------------------------------------------------------------ lambda_eps
+# ------------------------------------------------------------------------------------------
+# lambda_eps
 
 
 def _lambda_reference(eps: float) -> mpmath.mpf:
-    """Independent of dynkit: 40-digit mpmath, a scan of G_eps over (0, 6 pi] (wider than the trough the
-    implementation searches), then mpmath's bracketed root finder on G' around the best point."""
+    """Independent of dynkit: 40-digit mpmath, a scan of G_eps over (0, 6 pi] (wider than the
+    trough the implementation searches), then mpmath's bracketed root finder on G' around the
+    best point."""
     with mpmath.workdps(50):
         c = 1 / (2 * mpmath.mpf(eps))
         g = lambda a: mpmath.cos(a) + c * mpmath.sin(a) / a  # noqa: E731
@@ -64,8 +68,9 @@ EPS_GRID = sorted(
 
 
 def test_lambda_eps_to_1e13_against_40_digits():
-    """Tolerance 1e-13 relative (the issue's requirement; float64 G_eps at its minimum is good to a few ulps)
-    over eps in [1e-3, 1e8], log-spaced, with values just above 100 where the old grid skipped the trough."""
+    """Tolerance 1e-13 relative (the issue's requirement; float64 G_eps at its minimum is good to
+    a few ulps) over eps in [1e-3, 1e8], log-spaced, with values just above 100 where the old
+    grid skipped the trough."""
     got = dk.theory.lambda_eps(np.array(EPS_GRID))
     for eps, value in zip(EPS_GRID, got):
         ref = _lambda_reference(eps)
@@ -82,7 +87,8 @@ def test_lambda_eps_known_values():
 
 
 def test_lambda_eps_check_flags_a_wrong_value(monkeypatch):
-    """The reference of check_lambda_eps is no longer seeded from dynkit's argmin: a 1e-12 error is caught."""
+    """The reference of check_lambda_eps is no longer seeded from dynkit's argmin: a 1e-12 error
+    is caught."""
     from dynkit.theory import representation
 
     original = representation._lambda_eps_with_argmin
@@ -94,7 +100,8 @@ def test_lambda_eps_check_flags_a_wrong_value(monkeypatch):
     assert not dk.theory.check_lambda_eps(np.array([0.5, 150.0])).holds
 
 
-# ------------------------------------------------------------------------------------- counterexamples
+# -------------------------------------------------------------------------------------
+# counterexamples
 
 
 @pytest.fixture(scope="module")
@@ -127,8 +134,8 @@ def erratum_rows():
 
 
 def test_errata_carry_intent_correction_and_the_misprint(erratum_rows):
-    """The four errata of issue 22 (and any other): the printed statement fails, the paper's own text shows the
-    intent, and the corrected statement held on every instance of its check."""
+    """The four errata of issue 22 (and any other): the printed statement fails, the paper's own
+    text shows the intent, and the corrected statement held on every instance of its check."""
     assert {"hbnode_adjoint_prop1", "rnn_jacobian_13", "inverse_slope", "restart_rate"} <= set(
         erratum_rows
     )
@@ -143,8 +150,9 @@ def test_errata_carry_intent_correction_and_the_misprint(erratum_rows):
 
 
 def test_caption_is_informal_not_false():
-    """Fig. 4's caption: 'close to -1 for eps >= 2' sets no threshold, so its row is undecided with the reason
-    (and the numbers); its checkable content (nearer -1 than 0 from eps = 2 on) holds."""
+    """Fig. 4's caption: 'close to -1 for eps >= 2' sets no threshold, so its row is undecided
+    with the reason (and the numbers); its checkable content (nearer -1 than 0 from eps = 2 on)
+    holds."""
     row = dk.theory.run_all(5, seed=0, claims="lambda_eps_caption").rows[0]
     assert row.verdict == "undecided" and "informal" in row.reason and row.held == row.instances
     assert row.counterexample is None and "-0.781" in row.reason
@@ -169,12 +177,14 @@ def test_a_check_that_errors_is_undecided_and_a_regression():
     assert ClaimTable([row], 2, 0).regressions == [row]
 
 
-# --------------------------------------------------------------------------------------- symbolic ARK
+# --------------------------------------------------------------------------------------- symbolic
+# ARK
 
 
 def test_ark_member_comparison_can_fail(monkeypatch):
-    """The derivation compares the family's member with the member solved directly from the tree conditions;
-    a wrong direct member (or a wrong family) must make it fail (it compared the member with itself before)."""
+    """The derivation compares the family's member with the member solved directly from the tree
+    conditions; a wrong direct member (or a wrong family) must make it fail (it compared the
+    member with itself before)."""
     from dynkit.symbolic import ark
 
     original = ark._member_direct
@@ -184,15 +194,16 @@ def test_ark_member_comparison_can_fail(monkeypatch):
     assert not ark._ark_derivation(2).check_passed
 
 
-# ------------------------------------------------------------------------------------ ARK family analysis
+# ------------------------------------------------------------------------------------ ARK family
+# analysis
 
 
 @pytest.mark.parametrize(
     "order, values", [(3, ["-1/4", "0", "1/12", "1/3"]), (4, ["1/4", "1/2", "2/3", "9/10"])]
 )
 def test_ark_family_members_are_the_symbolic_family(order, values):
-    """dk.theory.ark_member (theory cannot import symbolic) equals dk.symbolic.ark_family at each parameter, and
-    dynkit's own members are the family's at c_{-1} = 1/12, a_2 = 1/2."""
+    """dk.theory.ark_member (theory cannot import symbolic) equals dk.symbolic.ark_family at each
+    parameter, and dynkit's own members are the family's at c_{-1} = 1/12, a_2 = 1/2."""
     import sympy as sp
     from fractions import Fraction
     from dynkit.solvers.ark import ARK3, ARK4
@@ -219,8 +230,8 @@ def test_ark_family_members_are_the_symbolic_family(order, values):
 
 
 def test_ark_equal_accuracy_is_dynkits_own_analysis():
-    """Issue 22: the row is labelled as dynkit's analysis of the method (not a verdict on CSAODE), quotes the
-    paper's sentence in its reading and covers the coefficient family."""
+    """Issue 22: the row is labelled as dynkit's analysis of the method (not a verdict on
+    CSAODE), quotes the paper's sentence in its reading and covers the coefficient family."""
     claim = dk.theory.CLAIMS["ark_equal_accuracy"]
     assert claim.paper == "dynkit analysis" and "not a verdict on CSAODE" in claim.statement
     assert "similar accuracy" in claim.reading and "family" in claim.statement
@@ -228,12 +239,14 @@ def test_ark_equal_accuracy_is_dynkits_own_analysis():
     assert result.holds and result.n_instances == 6  # three members of each order
 
 
-# ------------------------------------------------------------------------------- review Remark 4 (AdamRNN)
+# ------------------------------------------------------------------------------- review Remark 4
+# (AdamRNN)
 
 
 def _adam_by_hand(u: float, w_hat: float, xs, h0, mu, beta, s):
-    """Independent of dynkit and torch: scalar Adam (betas mu, beta, no bias correction, eps = 0, step
-    s / (1 - mu)) or RMSProp (mu = 0, step s) on (9) h_t = tanh(u (h_{t-1} + w_hat x_t)), gradient -w_hat x_t."""
+    """Independent of dynkit and torch: scalar Adam (betas mu, beta, no bias correction, eps = 0,
+    step s / (1 - mu)) or RMSProp (mu = 0, step s) on (9) h_t = tanh(u (h_{t-1} + w_hat x_t)),
+    gradient -w_hat x_t."""
     h, p, m, out = h0, 0.0, 0.0, []
     for x in xs:
         g = -w_hat * x
@@ -250,8 +263,8 @@ def _adam_by_hand(u: float, w_hat: float, xs, h0, mu, beta, s):
 
 @pytest.mark.parametrize("mu", [0.0, 0.3, 0.9])
 def test_adam_rnn_remark4_is_adam_by_hand(mu):
-    """n = 1 (both readings coincide): Remark 4's cell equals scalar Adam / RMSProp written out here (1e-12: eight
-    steps of O(1) float arithmetic)."""
+    """n = 1 (both readings coincide): Remark 4's cell equals scalar Adam / RMSProp written out
+    here (1e-12: eight steps of O(1) float arithmetic)."""
     from dynkit.theory import rnn
 
     xs = [0.7, -1.2, 0.4, 2.0, -0.3, 0.9, -1.5, 0.2]
@@ -271,7 +284,8 @@ def test_adam_rnn_remark4_is_adam_by_hand(mu):
 
 
 def test_adam_rnn_remark4_readings():
-    """The printed quotient (U v)/sqrt(m) is not Adam for a non-diagonal U (O(1) gap), U (v / sqrt(m)) is (1e-10)."""
+    """The printed quotient (U v)/sqrt(m) is not Adam for a non-diagonal U (O(1) gap), U (v /
+    sqrt(m)) is (1e-10)."""
     from dynkit.theory import rnn
 
     rng = np.random.default_rng(3)

@@ -1,4 +1,5 @@
-"""The time-series tasks: irregular windows, the simulated plane vibration, Walker2D (MuJoCo) and Silverbox."""
+"""The time-series tasks: irregular windows, the simulated plane vibration, Walker2D (MuJoCo) and
+Silverbox."""
 
 import numpy as np
 import pytest
@@ -46,8 +47,8 @@ def test_split_is_chronological_and_standardise_uses_the_reference():
 
 
 def test_plane_vibration_force_follows_the_shaker_lag():
-    # independent check of the simulation: tau dF/dt = g u - F, dF/dt by central differences (dt = 0.1,
-    # O(dt^2) error on a smooth force: 2% of the force's scale is a safe bound)
+    # independent check of the simulation: tau dF/dt = g u - F, dF/dt by central differences (dt =
+    # 0.1, O(dt^2) error on a smooth force: 2% of the force's scale is a safe bound)
     t, values = pv._simulate(600, 0.1, seed=1)
     u, force = values[:, 0], values[:, 1]
     dfdt = (force[2:] - force[:-2]) / 0.2
@@ -86,10 +87,11 @@ def test_walker2d_simulates_mujoco_with_our_fixed_policy():
 
 
 def test_walker2d_the_authors_loader_pairs_each_raw_observation_with_the_next_step():
-    # the authors' odelstm_data.py loop (perturb_sequences, align_sequences) rebuilt step by step from the raw episodes
-    # and the same uniform draws: a kept observation's time counts the steps since the previous kept one, its target
-    # is the raw observation a step later (kept or not), no standardisation, windows of 16 start every 4 (exact
-    # equality: the same float32 values are copied, nothing is computed)
+    # the authors' odelstm_data.py loop (perturb_sequences, align_sequences) rebuilt step by step
+    # from the raw episodes and the same uniform draws: a kept observation's time counts the steps
+    # since the previous kept one, its target is the raw observation a step later (kept or not), no
+    # standardisation, windows of 16 start every 4 (exact equality: the same float32 values are
+    # copied, nothing is computed)
     task = wk.walker2d(n_episodes=7, steps=200, length=16, seed=5, preprocessing="authors")
     rng = np.random.default_rng(5)
     expected = []
@@ -105,7 +107,8 @@ def test_walker2d_the_authors_loader_pairs_each_raw_observation_with_the_next_st
         expected.append(
             [(xs[s : s + 16], ts[s : s + 16], ys[s : s + 16]) for s in range(0, len(ys) - 16, 4)]
         )
-    # 15 % test (1 episode), 10 % validation (int(0.25 * 7) - 1 = 0, at least 1), the rest training (5)
+    # 15 % test (1 episode), 10 % validation (int(0.25 * 7) - 1 = 0, at least 1), the rest training
+    # (5)
     for split, episodes in (
         ("test", expected[:1]),
         ("val", expected[1:2]),
@@ -151,9 +154,9 @@ def test_silverbox_windows_predict_the_next_output_voltage():
 
 
 def test_train_hybrid_moves_the_windows_to_the_models_device():
-    # the loaders build windows on the CPU; a model on another device (a lent GPU) trains on copies there. The
-    # meta device stands in for CUDA on CI: every tensor of every split must land on it, and nothing moves when
-    # the windows are already on the model's device
+    # the loaders build windows on the CPU; a model on another device (a lent GPU) trains on copies
+    # there. The meta device stands in for CUDA on CI: every tensor of every split must land on it,
+    # and nothing moves when the windows are already on the model's device
     from dynkit.tasks.time_series import _on_device
 
     task = load_time_series("silverbox", max_windows=2)

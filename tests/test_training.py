@@ -1,4 +1,5 @@
-"""fit: exact resume with a learning-rate scheduler, step-owned backward, unchanged default behaviour."""
+"""fit: exact resume with a learning-rate scheduler, step-owned backward, unchanged default
+behaviour."""
 
 import pytest
 import torch
@@ -40,8 +41,9 @@ def make(scheduled: bool):
     torch.manual_seed(0)
     model = torch.nn.Linear(2, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    # LambdaLR computes the rate from its own step count (a chainable scheduler such as ExponentialLR
-    # would also continue from the optimiser's restored lr), so only a restored scheduler resumes exactly.
+    # LambdaLR computes the rate from its own step count (a chainable scheduler such as
+    # ExponentialLR would also continue from the optimiser's restored lr), so only a restored
+    # scheduler resumes exactly.
     scheduler = (
         torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: GAMMA**s) if scheduled else None
     )
@@ -90,7 +92,8 @@ def test_without_scheduler_matches_a_plain_loop(tmp_path):
     model, history = train(2, scheduled=False, checkpoint_dir=tmp_path)
     assert "lr" not in history.epochs[0]
     assert load_checkpoint(tmp_path / CHECKPOINT_NAME)["scheduler"] is None
-    # An independent loop doing what fit documents: seed, per-epoch generator, zero_grad/backward/step.
+    # An independent loop doing what fit documents: seed, per-epoch generator,
+    # zero_grad/backward/step.
     ref, optimizer, _ = make(False)
     torch.manual_seed(5)
     losses = []
@@ -165,7 +168,8 @@ def test_csaode_paper_schedule_warms_up_linearly_then_decays():
         optimizer.step()
         scheduler.step()
         rates.append(optimizer.param_groups[0]["lr"])
-    # warm-up of 2 steps: 1/2, 1; then halving every 4 steps: 0.5 ** (k / 4) after k post-warm-up steps.
+    # warm-up of 2 steps: 1/2, 1; then halving every 4 steps: 0.5 ** (k / 4) after k post-warm-up
+    # steps.
     assert rates == pytest.approx([0.5, 1.0] + [0.5 ** (k / 4) for k in range(1, 6)], rel=1e-12)
     for name, bad in (
         ("steps_per_epoch", dict(steps_per_epoch=0)),

@@ -1,13 +1,13 @@
 """The paper-scale rows that fit one lent GPU's minutes, run as ``dynkit run NAME --scale paper``.
 
-The rows, their order and their seeds are fixed by the committed plan ``paper_rows_plan.json`` beside this
-file (written before any result; the seeds are the first look of each experiment's plan in
-``analysis/plans``). Each row is an experiment whose recipe is complete; each of its seeds is one shard,
-run by :func:`dynkit.experiments.run` into ``OUT/<experiment>/`` (finished shards are reused, so a
-second call resumes). Before each shard the script checks the time left against the shard's estimate
-and stops cleanly between shards once the budget is spent; ``OUT/gpu_run.json`` (rewritten after every
-shard) names the device, the commands, the seconds of each shard, what was skipped and why, and the
-ledger's rows of the finished experiments at the paper scale.
+The rows, their order and their seeds are fixed by the committed plan ``paper_rows_plan.json``
+beside this file (written before any result; the seeds are the first look of each experiment's plan
+in ``analysis/plans``). Each row is an experiment whose recipe is complete; each of its seeds is one
+shard, run by :func:`dynkit.experiments.run` into ``OUT/<experiment>/`` (finished shards are reused,
+so a second call resumes). Before each shard the script checks the time left against the shard's
+estimate and stops cleanly between shards once the budget is spent; ``OUT/gpu_run.json`` (rewritten
+after every shard) names the device, the commands, the seconds of each shard, what was skipped and
+why, and the ledger's rows of the finished experiments at the paper scale.
 
     python -m analysis.gpu.paper_rows --plan                # rows, seeds, estimates, what does not fit
     python -m analysis.gpu.paper_rows --dry-run             # every model built, data loaded, one step
@@ -15,9 +15,10 @@ ledger's rows of the finished experiments at the paper scale.
 
 On the lent machine only the repository's tree travels (``../shared`` does not): copy the measured
 series into an ignored folder of the repository and carry it (see :data:`DEVICE_SETUP`, printed by
-``--plan``). The machine has python3 with torch, numpy, scipy, sympy and torchdiffeq only: nothing here
-needs more, and the figures are skipped where matplotlib is missing (the JSON results are complete).
-"""
+``--plan``). The machine has python3 with torch, numpy, scipy, sympy and torchdiffeq only: nothing
+here needs more, and the figures are skipped where matplotlib is missing (the JSON results are
+complete).
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -45,13 +46,16 @@ DEVICE_SETUP = (
     "echo /.device_data/ >> .git/info/exclude\n"
     "then run(carry=['.device_data'], timeout_s=600, command='export PYTHONPATH=. "
     f"PYTHONUNBUFFERED=1 DYNKIT_TIME_SERIES_DIR={DEVICE_DATA}; o=analysis/results/gpu_$(date -u "
-    "+%Y%m%d); timeout 575 python3 -m analysis.gpu.paper_rows --device cuda --calibrate --budget 540 "
+    "+%Y%m%d); timeout 575 python3 -m analysis.gpu.paper_rows --device cuda --calibrate "
+    "--budget 540 "
     "--out $o > $OUT/log.txt 2>&1; tar czf $OUT/gpu_run.tgz $o; tail -40 $OUT/log.txt')"
 )
-"""How to run it on the lent machine: the data folder carried in, the output tarred into ``$OUT``."""
+"""How to run it on the lent machine: the data folder carried in, the output tarred into
+``$OUT``."""
 
 
-# ---- the plan ---------------------------------------------------------------------------------------
+# ---- the plan
+# ---------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class Row:
     """One row of the plan: an experiment at the paper scale, its seeds and what one seed costs."""
@@ -67,7 +71,8 @@ class Row:
 
 
 def load_plan(path: str | Path = PLAN_FILE) -> tuple[dict, list[Row]]:
-    """The plan's header and its rows, checked: each experiment registered with a complete recipe."""
+    """The plan's header and its rows, checked: each experiment registered with a complete
+    recipe."""
     from dynkit.experiments import get, load_all
     from dynkit.experiments.recipes import recipe_of
 
@@ -108,9 +113,9 @@ def choose(rows: list[Row], names: list[str] | None) -> list[Row]:
 
 
 def schedule(rows: list[Row], estimate: dict[str, float], budget: float) -> tuple[list, list]:
-    """``(shards, left_out)``: the (row, seed) shards that fit ``budget`` seconds, taken in the plan's
-    order (a shard that does not fit is left out and the next, cheaper one still tried), and
-    ``[(row, seed, why)]`` for the others."""
+    """``(shards, left_out)``: the (row, seed) shards that fit ``budget`` seconds, taken in the
+    plan's order (a shard that does not fit is left out and the next, cheaper one still tried),
+    and ``[(row, seed, why)]`` for the others."""
     shards, left, used = [], [], 0.0
     for row in rows:
         cost = estimate[row.experiment]
@@ -130,9 +135,11 @@ def schedule(rows: list[Row], estimate: dict[str, float], budget: float) -> tupl
     return shards, left
 
 
-# ---- configs --------------------------------------------------------------------------------------
+# ---- configs
+# --------------------------------------------------------------------------------------
 def config_with(experiment: str, overrides: dict | None) -> Any:
-    """The paper-scale config of ``experiment`` with ``overrides`` (a recipe field each) written in."""
+    """The paper-scale config of ``experiment`` with ``overrides`` (a recipe field each) written
+    in."""
     from dynkit.experiments import get
     from dynkit.experiments.recipes import paper_config, write_field
 
@@ -211,7 +218,8 @@ def run_direct(experiment: str, config: Any, seed: int, out: Path, device: str) 
     return time.perf_counter() - start
 
 
-# ---- the run record -------------------------------------------------------------------------------
+# ---- the run record
+# -------------------------------------------------------------------------------
 def device_description(device: str) -> dict:
     import platform
 
@@ -230,8 +238,9 @@ def device_description(device: str) -> dict:
 
 
 def paper_ledger_rows(out: Path, experiments: list[str]) -> list[dict] | str:
-    """The ledger's rows of ``experiments`` judged on their paper-scale results under ``out`` (each
-    claim read at ``scale="paper"``, the committed plans' levels), or why they could not be computed."""
+    """The ledger's rows of ``experiments`` judged on their paper-scale results under ``out``
+    (each claim read at ``scale="paper"``, the committed plans' levels), or why they could not be
+    computed."""
     from dynkit.experiments import load_all
     from dynkit.experiments.judging import baselines as _baselines
     from dynkit.experiments.judging.ledger import COMPARISONS, ledger
@@ -315,7 +324,8 @@ def print_plan(rows, shards, left, estimate, how, budget) -> None:
     for row in rows:
         fit = [s for r, s in shards if r is row]
         print(
-            f"{row.experiment:26s} seeds {list(row.seeds)}  {estimate[row.experiment]:9.0f} s a seed  "
+            f"{row.experiment:26s} seeds {list(row.seeds)}  {estimate[row.experiment]:9.0f} "
+            f"s a seed  "
             f"runs {fit or 'none'}"
         )
         print(f"{'':26s} basis: {row.basis}")
@@ -410,7 +420,8 @@ def main(argv: list[str] | None = None) -> int:
                     "estimate_s_per_seed": estimate[row.experiment],
                 }
                 say(
-                    f"calibrated {row.experiment}: {seconds:.1f} s, {estimate[row.experiment]:.0f} s a seed"
+                    f"calibrated {row.experiment}: {seconds:.1f} s, "
+                    f"{estimate[row.experiment]:.0f} s a seed"
                 )
                 write_record(out, record)
         left_s = budget - (time.monotonic() - started)
@@ -431,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_shards(shards, estimate, started, budget, device, out, record, say) -> None:
-    """Each shard through the runner (finished ones reused), while its estimate fits the time left."""
+    """Each shard through the runner (finished ones reused), while its estimate fits the time
+    left."""
     from dynkit.experiments import run
 
     seeds_done: dict[str, list[int]] = {}

@@ -1,4 +1,5 @@
-"""Sphinx extension: write the pages that come from dynkit itself, at build time, into docs/generated/.
+"""Sphinx extension: write the pages that come from dynkit itself, at build time, into
+docs/generated/.
 
 - ``generated/derivations/``: one page per entry of ``dynkit.symbolic.DERIVATIONS`` (sympy output,
   never typed by hand) and an index;
@@ -52,8 +53,9 @@ def derivation_pages(
 ) -> None:
     """Write ``out/index.md`` and ``out/<name>.md`` for every derivation.
 
-    A page is the report's own rendering of the derivation (:func:`dynkit.report.derivations.derivation_view`
-    and its Markdown), so the docs and the report show the same left-hand sides and the same paper statement.
+    A page is the report's own rendering of the derivation
+    (:func:`dynkit.report.derivations.derivation_view` and its Markdown), so the docs and the report
+    show the same left-hand sides and the same paper statement.
     """
     from dynkit.report.derivations import derivation_markdown, derivation_view
 
@@ -123,7 +125,8 @@ def _table(headers: list[str], rows: list[list]) -> str:
 
 HOW_CHECKED = (
     "`dynkit.theory.CLAIMS[{id!r}].run(n_instances, seed)` draws random instances that satisfy the "
-    "hypotheses, evaluates both sides of the claim on each and records the worst residual; the claim "
+    "hypotheses, evaluates both sides of the claim on each and records the worst residual; "
+    "the claim "
     "holds when that residual is within the tolerance. Run it yourself with "
     "`dynkit verify {id} --instances 1000`."
 )
@@ -144,7 +147,8 @@ def proposition_pages(
     missing: Exception | None = None,
     warn: Callable[[str], None] = logger.warning,
 ) -> None:
-    """Write ``out/index.md`` (counts per verdict, summary table) and ``out/<id>.md`` for every claim."""
+    """Write ``out/index.md`` (counts per verdict, summary table) and ``out/<id>.md`` for every
+    claim."""
     from dynkit.report import CLAIM_VERDICTS, claim_verdict, held_text
     from dynkit.report.common import count_by, paper_name
 
@@ -232,8 +236,10 @@ def proposition_pages(
         f"# {title}",
         "",
         f"Every claim below was checked when these docs were built, on random instances "
-        f"with seed 0 ({n_instances} asked for; the *held* column gives each check's own count, k of n: some "
-        "draw fewer or more by design). `dynkit verify` runs the same checks with more. The verdict is about "
+        f"with seed 0 ({n_instances} asked for; the *held* column gives each check's own "
+        f"count, k of n: some "
+        "draw fewer or more by design). `dynkit verify` runs the same checks with more. The "
+        "verdict is about "
         "the paper's statement as written.",
         "",
         _counts_line(count_by(verdicts, CLAIM_VERDICTS), "claims"),
@@ -338,10 +344,10 @@ def ledger_page(
 ) -> None:
     """Write ``out`` (one page): the empirical ledger, with counts per outcome (or verdict).
 
-    Rows are counted by the label they carry (``outcome`` where the ledger has one, else ``verdict``;
-    no list of labels is assumed). The table keeps to what a reader needs to read a number: the claim
-    and where the paper makes it, the metric, our mean and CI, the label and its rule; the page's CSS
-    (``_static/dynkit.css``) wraps long cells so the table fits its column.
+    Rows are counted by the label they carry (``outcome`` where the ledger has one, else
+    ``verdict``; no list of labels is assumed). The table keeps to what a reader needs to read a
+    number: the claim and where the paper makes it, the metric, our mean and CI, the label and its
+    rule; the page's CSS (``_static/dynkit.css``) wraps long cells so the table fits its column.
     """
     from dynkit.report import LEDGER_VERDICTS
     from dynkit.report.common import count_by, effect_text, paper_name, reason_text, row_label
@@ -377,10 +383,14 @@ def ledger_page(
         "",
         *opening,
         "Each experimental claim of the papers, the metric dynkit measured, the paired "
-        "per-seed effect on its scale with its 95% confidence interval, n with how many seeds agree in sign "
-        "(from the committed results in `analysis/results`), whether the plan fixing its seeds was written "
-        f"before the results (prospective) or after them (retrospective), and the {label} its rule gives after "
-        "the validity checks; undecided rows say why or how many seeds would decide them. `dynkit ledger` prints "
+        "per-seed effect on its scale with its 95% confidence interval, n with how many "
+        "seeds agree in sign "
+        "(from the committed results in `analysis/results`), whether the plan fixing its "
+        "seeds was written "
+        f"before the results (prospective) or after them (retrospective), and the {label} "
+        f"its rule gives after "
+        "the validity checks; undecided rows say why or how many seeds would decide them. "
+        "`dynkit ledger` prints "
         "the same table.",
         "",
         _counts_line(counts, "results"),
@@ -419,8 +429,10 @@ def ledger_page(
             "## Setup against the paper",
             "",
             "Per experiment with a recipe (`dynkit.experiments.recipes`): "
-            "each setting that can change an outcome, the paper's value and where it is stated, ours at the "
-            "`cpu` scale (read from the experiment's config) and why they differ. `dynkit run NAME --scale "
+            "each setting that can change an outcome, the paper's value and where it is "
+            "stated, ours at the "
+            "`cpu` scale (read from the experiment's config) and why they differ. `dynkit "
+            "run NAME --scale "
             "paper` runs the paper's column, or says which piece of it the code still lacks.",
         ]
         for name, table in setups.items():
@@ -446,7 +458,8 @@ def ledger_page(
 
 
 def notebook_pages(out: Path, sources: Path) -> list[str]:
-    """Convert each percent-format notebook of ``sources`` to ``out/<name>.ipynb`` (executed by myst-nb)."""
+    """Convert each percent-format notebook of ``sources`` to ``out/<name>.ipynb`` (executed by
+    myst-nb)."""
     import jupytext
 
     names = []
@@ -472,7 +485,8 @@ MATHJAX_BUNDLE = (
 
 
 def mathjax_bundle() -> Path:
-    """Path of MathJax 3's ``tex-svg-full.js`` as the ``sphinx-mathjax-offline`` package installs it.
+    """Path of MathJax 3's ``tex-svg-full.js`` as the ``sphinx-mathjax-offline`` package installs
+    it.
 
     Raises
     ------

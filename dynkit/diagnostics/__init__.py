@@ -1,6 +1,7 @@
 """Pure measurement: NFE counting, stiffness and work-precision over any callable or module.
 
-Sweeps that train models to measure them (NFE vs tolerance) are experiments: :mod:`dynkit.experiments`.
+Sweeps that train models to measure them (NFE vs tolerance) are experiments:
+:mod:`dynkit.experiments`.
 """
 
 from .nfe import BatchNFE, NFECounter, backward_nfe, counters, forward_nfe, reset_nfe, tolerance_key

@@ -9,8 +9,9 @@ loss is differentiated. One definition covers both ways of computing gradients:
 * with discretise-then-optimise (``odeint`` or :func:`dynkit.solve`) autograd backpropagates once
   through every recorded evaluation that the output depends on.
 
-This is how the review counts NFEs for Figs. 6, 10 and 11 (Sect. 3.4.2). The sweeps that train models and
-measure them (NFE vs tolerance) are experiments: :func:`dynkit.experiments.nfe_vs_tolerance`.
+This is how the review counts NFEs for Figs. 6, 10 and 11 (Sect. 3.4.2). The sweeps that train
+models and measure them (NFE vs tolerance) are experiments:
+:func:`dynkit.experiments.nfe_vs_tolerance`.
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def forward_nfe(module: nn.Module) -> int:
 
 
 def backward_nfe(module: nn.Module) -> int:
-    """Vector-Jacobian products through every counted vector field inside ``module`` since the last reset."""
+    """Vector-Jacobian products through every counted vector field inside ``module`` since the
+    last reset."""
     return sum(c.vjps for c in counters(module))
 
 

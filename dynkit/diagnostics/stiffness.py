@@ -3,10 +3,11 @@
 A problem is *stiff* for an explicit method when, along the solution, the step-size controller is
 held back by the method's stability region rather than by the local error: the accepted steps ``h``
 sit at ``h |λ| ≈ r``, with ``λ`` a decaying eigenvalue of the Jacobian and ``r`` the radius of the
-stability region ([HW] IV.1-IV.2; the same idea drives the automatic stiffness detection of
-Hairer's DOPRI5 code and OrdinaryDiffEq.jl's ``AutoSwitch``). A large eigenvalue ratio alone is not
+stability region ([HW] IV.1-IV.2; the same idea drives the automatic stiffness detection of Hairer's
+DOPRI5 code and OrdinaryDiffEq.jl's ``AutoSwitch``). A large eigenvalue ratio alone is not
 stiffness: a conservative or oscillatory system has eigenvalues on (or near) the imaginary axis, and
-resolving its oscillations keeps ``h |λ|`` far below ``r`` — accuracy, not stability, limits the step.
+resolving its oscillations keeps ``h |λ|`` far below ``r`` — accuracy, not stability, limits the
+step.
 
 :func:`stiffness_report` therefore runs the solve itself (with :func:`dynkit.solve`), recovers every
 accepted step from the recorded calls of ``f`` (the stages), and for each accepted step computes
@@ -14,12 +15,12 @@ accepted step from the recorded calls of ``f`` (the stages), and for each accept
 * the Jacobian ``J = ∂f/∂y`` at the step's start (``torch.func.jacrev`` for torch states, central
   differences or a user-given ``jac`` for numpy states) and its eigenvalues;
 * the spectral radius ``ρ(J)`` and ``h ρ(J)``;
-* the *stability use* ``u = h max{|λ| : Re λ < 0} / r``, ``r`` the method's stability boundary on the
-  negative real axis computed from its tableau (3.31 for dopri5, 2.51 for bosh3, 3.0 for rkf45's
+* the *stability use* ``u = h max{|λ| : Re λ < 0} / r``, ``r`` the method's stability boundary on
+  the negative real axis computed from its tableau (3.31 for dopri5, 2.51 for bosh3, 3.0 for rkf45's
   propagated 4th-order solution); ``u ≈ 1`` means the step is pinned to the stability boundary;
-* Hairer's per-step estimate of the dominant eigenvalue from two stages at the same time
-  ([HW] IV.2, Eq. (2.11)): ``ρ̂ = ‖k_i − k_j‖ / ‖Y_i − Y_j‖`` for stages ``i ≠ j`` with ``c_i = c_j``
-  (dopri5: stages 6 and 7; rkf45: stage 5 and ``f(t+h, y_{n+1})``; bosh3 has no such pair → NaN).
+* Hairer's per-step estimate of the dominant eigenvalue from two stages at the same time ([HW] IV.2,
+  Eq. (2.11)): ``ρ̂ = ‖k_i − k_j‖ / ‖Y_i − Y_j‖`` for stages ``i ≠ j`` with ``c_i = c_j`` (dopri5:
+  stages 6 and 7; rkf45: stage 5 and ``f(t+h, y_{n+1})``; bosh3 has no such pair → NaN).
 
 Verdict: ``is_stiff`` when at least ``min_run`` consecutive analysed steps have ``u ≥ threshold``
 (defaults 15 and 0.5: Hairer's code declares stiffness after 15 steps with ``h ρ̂`` near the
@@ -79,7 +80,8 @@ class StiffnessReport:
     times : ndarray, shape (n,)
         Start times of the analysed accepted steps (where the Jacobians were taken).
     eigenvalues : ndarray of complex
-        ``(n, d)`` with ``d = y0.size``, or ``(n, B, d)`` with ``d = y0[0].size`` for ``batch=True``.
+        ``(n, d)`` with ``d = y0.size``, or ``(n, B, d)`` with ``d = y0[0].size`` for
+        ``batch=True``.
     stats : SolverStats
         The solve's statistics (the Jacobians' evaluations of ``f`` are not counted in them).
     step_sizes, spectral_radius, h_rho, stability_use, hairer_rho : ndarray, shape (n,)
@@ -132,7 +134,8 @@ class StiffnessReport:
             []
             if self.complete
             else [
-                f"  on the part integrated: the solve stopped at t = {self.t_reached:.6g} of {self.t_end:.6g} "
+                f"  on the part integrated: the solve stopped at t = {self.t_reached:.6g} of "
+                f"{self.t_end:.6g} "
                 f"({self.result}); the verdict needs only {self.min_run} consecutive steps"
             ]
         )
@@ -140,9 +143,11 @@ class StiffnessReport:
             [
                 f"{'STIFF' if self.is_stiff else 'not stiff'} for {self.method}: {self.reason}",
                 *partial,
-                f"  steps: {self.stats.n_accepted} accepted, {self.stats.n_rejected} rejected, nfe {self.stats.nfe}; "
+                f"  steps: {self.stats.n_accepted} accepted, {self.stats.n_rejected} "
+                f"rejected, nfe {self.stats.nfe}; "
                 f"{len(self.times)} analysed, {100 * limited:.0f}% stability-limited",
-                f"  max h·ρ(J) = {_fmax(self.h_rho):.3g} (stability boundary r = {self.stability_boundary:.3g}), "
+                f"  max h·ρ(J) = {_fmax(self.h_rho):.3g} (stability boundary r = "
+                f"{self.stability_boundary:.3g}), "
                 f"max stability use u = {_fmax(self.stability_use):.3g}",
                 f"  stiffness ratio max|Re λ|/min|Re λ| = {self.stiffness_ratio:.3g}",
             ]
@@ -160,7 +165,8 @@ class StiffnessReport:
             ),
             (
                 "steps",
-                f"{self.stats.n_accepted} accepted, {self.stats.n_rejected} rejected, nfe {self.stats.nfe}",
+                f"{self.stats.n_accepted} accepted, {self.stats.n_rejected} rejected, nfe "
+                f"{self.stats.nfe}",
             ),
             (
                 "max h·ρ(J)",
@@ -341,7 +347,8 @@ def _replay(
 def _hairer_estimate(
     points: list[_Call], c: np.ndarray, fsal: bool, h: float, batch: bool
 ) -> float:
-    """``‖k_i − k_j‖ / ‖Y_i − Y_j‖`` for the last pair of evaluations at the same time, NaN if none."""
+    """``‖k_i − k_j‖ / ‖Y_i − Y_j‖`` for the last pair of evaluations at the same time, NaN if
+    none."""
     base_t = points[0].t
     times = [base_t + ci * h for ci in c] + ([base_t + h] if len(points) > len(c) else [])
     for j in range(len(points) - 1, 0, -1):
@@ -415,8 +422,8 @@ def _torch_jacobian(f, y0, batch: bool, d: int):
 
 
 def _finite_difference_jacobian(f, shape, batch: bool, d: int, fd_step: float | None):
-    """Central differences, ``h_j = ε^{1/3} max(1, |y_j|)``: 2d calls of ``f`` (a batch of independent
-    systems is perturbed in the same component of every sample at once)."""
+    """Central differences, ``h_j = ε^{1/3} max(1, |y_j|)``: 2d calls of ``f`` (a batch of
+    independent systems is perturbed in the same component of every sample at once)."""
     eps = fd_step if fd_step is not None else np.finfo(np.float64).eps ** (1 / 3)
 
     def jacobian(t, y):
@@ -483,13 +490,13 @@ def stiffness_report(
         A step is stability-limited when ``u = h max{|λ| : Re λ < 0} / r ≥ threshold``; the solve
         is stiff when ``min_run`` consecutive analysed steps are.
     max_jacobians : int
-        At most this many accepted steps are analysed (evenly spaced when there are more; "consecutive"
-        then means consecutive among those analysed).
+        At most this many accepted steps are analysed (evenly spaced when there are more;
+        "consecutive" then means consecutive among those analysed).
     max_steps : int
-        Most steps of the solve. A diagnosis need not finish the integration: an explicit method
-        on a stiff problem would take millions of steps (Van der Pol μ = 1000), while the verdict needs
-        ``min_run`` of them. When the solve stops at ``max_steps`` (or fails otherwise) the report is
-        on the part integrated: ``complete`` is False and ``t_reached`` says how far it got.
+        Most steps of the solve. A diagnosis need not finish the integration: an explicit method on
+        a stiff problem would take millions of steps (Van der Pol μ = 1000), while the verdict needs
+        ``min_run`` of them. When the solve stops at ``max_steps`` (or fails otherwise) the report
+        is on the part integrated: ``complete`` is False and ``t_reached`` says how far it got.
     fd_step : float, optional
         Relative finite-difference step (default ``ε^{1/3}``).
 
@@ -500,7 +507,8 @@ def stiffness_report(
     Raises
     ------
     ValueError
-        Bad arguments (fixed-step or unknown method, threshold ≤ 0, min_run < 1, batch with a 0-d state).
+        Bad arguments (fixed-step or unknown method, threshold ≤ 0, min_run < 1, batch with a 0-d
+        state).
     SolverError
         Never for a failed solve (see ``max_steps``); ``f``'s own errors still propagate.
     """
@@ -611,7 +619,8 @@ def _solve_part(f, y0, t, tableau, rtol, atol, max_steps):
 
 
 def _real_part_ratio(lam: np.ndarray) -> float:
-    """``max|Re λ| / min|Re λ|`` per system (max over a batch); inf if some but not all Re λ are 0."""
+    """``max|Re λ| / min|Re λ|`` per system (max over a batch); inf if some but not all Re λ are
+    0."""
     re = np.abs(np.atleast_2d(lam.real))
     hi, lo = re.max(axis=-1), re.min(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):

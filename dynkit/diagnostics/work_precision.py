@@ -5,11 +5,11 @@ a closed form or a period given in the literature.
 
 * ``arenstorf`` — the restricted three-body orbit of [HNW] Sect. II.0, Eq. (0.1); the orbit is
   periodic with the period ``T`` given there to 30 digits, so ``y(T) = y(0)``.
-* ``rigid_body`` — Euler's equations of a free rigid body, DETEST problem B5 [DETEST]; the solution is
-  ``(sn, cn, dn)(t | m = 0.51)``, Jacobi's elliptic functions (scipy.special.ellipj).
-* ``kepler`` — the two-body problem with eccentricity 0.5, DETEST problem D3 [DETEST]; the solution is
-  the Kepler ellipse, ``x = cos E − e``, ``y = √(1−e²) sin E``, with ``E − e sin E = t`` solved by
-  Newton's method to round-off.
+* ``rigid_body`` — Euler's equations of a free rigid body, DETEST problem B5 [DETEST]; the solution
+  is ``(sn, cn, dn)(t | m = 0.51)``, Jacobi's elliptic functions (scipy.special.ellipj).
+* ``kepler`` — the two-body problem with eccentricity 0.5, DETEST problem D3 [DETEST]; the solution
+  is the Kepler ellipse, ``x = cos E − e``, ``y = √(1−e²) sin E``, with ``E − e sin E = t`` solved
+  by Newton's method to round-off.
 
 References
 ----------
@@ -17,7 +17,7 @@ References
    Springer 1993.
 .. [DETEST] T. E. Hull, W. H. Enright, B. M. Fellen, A. E. Sedgwick, "Comparing numerical methods for
    ordinary differential equations", SIAM J. Numer. Anal. 9 (1972) 603-637.
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ SCIPY_PEERS = ("RK45", "RK23")
 
 @dataclass(frozen=True)
 class Problem:
-    """A test problem: ``f(t, y)``, ``y0``, ``t_span``, the reference ``y(t_span[1])`` and its source."""
+    """A test problem: ``f(t, y)``, ``y0``, ``t_span``, the reference ``y(t_span[1])`` and its
+    source."""
 
     name: str
     f: Callable[[float, np.ndarray], np.ndarray]
@@ -143,8 +144,9 @@ PROBLEMS: dict[str, Problem] = {
 
 @dataclass
 class WorkPrecisionTable:
-    """Rows ``{problem, solver, tol, error, nfe, seconds}``; ``error`` is the max-norm error at the final
-    time, ``seconds`` the wall-clock time of the one solve (a single run: indicative, not a benchmark).
+    """Rows ``{problem, solver, tol, error, nfe, seconds}``; ``error`` is the max-norm error at the
+    final time, ``seconds`` the wall-clock time of the one solve (a single run: indicative, not a
+    benchmark).
 
     ``solver`` is ``"dynkit.<method>"`` or ``"scipy.<RK45|RK23>"``.
     """
@@ -161,7 +163,8 @@ class WorkPrecisionTable:
         return np.array([r["error"] for r in rows]), np.array([r["nfe"] for r in rows])
 
     def to_markdown(self) -> str:
-        """One table per problem: a row per solver, a column per tolerance, cells ``nfe (error)``."""
+        """One table per problem: a row per solver, a column per tolerance, cells
+        ``nfe (error)``."""
         out = []
         for problem in self.problems:
             tols = list(dict.fromkeys(r["tol"] for r in self.rows if r["problem"] == problem))
@@ -183,14 +186,16 @@ class WorkPrecisionTable:
         return {"rows": [dict(r) for r in self.rows], "problems": dict(self.problems)}
 
     def to_pandas(self):
-        """The rows (problem, solver, tol, error, nfe, seconds) as a ``pandas.DataFrame``; needs pandas."""
+        """The rows (problem, solver, tol, error, nfe, seconds) as a ``pandas.DataFrame``; needs
+        pandas."""
         from ..io import to_pandas
 
         return to_pandas([dict(r) for r in self.rows], "WorkPrecisionTable")
 
     def plot(self, path):
         """Error against NFE, log-log, one panel per problem; written atomically to ``path``."""
-        import matplotlib.pyplot as plt  # no matplotlib.use(): the caller's backend (Jupyter, a script) is kept
+        # no matplotlib.use(): the caller's backend (Jupyter, a script) is kept
+        import matplotlib.pyplot as plt
 
         from ..io import save_figure
 

@@ -1,14 +1,16 @@
-"""Experiments: what to train, sweep and conclude; every empirical claim of the papers with an outcome.
+"""Experiments: what to train, sweep and conclude; every empirical claim of the papers with an
+outcome.
 
 Layer: ``experiments`` imports ``models``, ``tasks``, ``diagnostics``, ``solvers`` and ``io``; only
 ``cli`` and ``report`` import it (the import-linter contract in ``pyproject.toml``).
 
 One experiment, one folder: a *family* (:data:`FAMILIES`: ``node``, ``hybrids``, ``momres``,
-``momseq``, ``momentum_rnn``, ``csaode``) holds its experiments, their recipes (``recipe.py``), their
-ledger rows and validity checks (``comparisons.py``) and their trivial predictors (``baselines.py``)
-side by side; the catalogue :data:`FAMILIES` lists each family's modules. Judging the results (the ledger, the outcome
-rule, plans, evidence) is :mod:`.judging`; what runs every experiment (:mod:`.registry`,
-:mod:`.runner`, :mod:`.recipes`, :mod:`.code_closure`, :mod:`.scripting`) sits here.
+``momseq``, ``momentum_rnn``, ``csaode``) holds its experiments, their recipes (``recipe.py``),
+their ledger rows and validity checks (``comparisons.py``) and their trivial predictors
+(``baselines.py``) side by side; the catalogue :data:`FAMILIES` lists each family's modules. Judging
+the results (the ledger, the outcome rule, plans, evidence) is :mod:`.judging`; what runs every
+experiment (:mod:`.registry`, :mod:`.runner`, :mod:`.recipes`, :mod:`.code_closure`,
+:mod:`.scripting`) sits here.
 
 * :data:`EXPERIMENTS` maps a name to an :class:`Experiment`: a frozen config dataclass at three
   scales (``smoke``: seconds, the tests; ``cpu``: minutes on 2 cores, the results of record;
@@ -17,8 +19,9 @@ rule, plans, evidence) is :mod:`.judging`; what runs every experiment (:mod:`.re
   reused, so an interrupted sweep resumes), locally or through Ray (``backend="ray"``), on
   ``device="cpu"`` or ``"cuda"``, and aggregates ``out/results.json`` (mean ± 95 % CI per metric).
 * :func:`ledger` evaluates every registered :class:`Comparison` on the committed results under
-  ``analysis/results/<experiment>/results.json``: validity checks first (:func:`declare_validity`), then the
-  paired per-seed effect on its scale, its 95 % CI, and one of :data:`OUTCOMES` (see :mod:`.judging.ledger`).
+  ``analysis/results/<experiment>/results.json``: validity checks first (:func:`declare_validity`),
+  then the paired per-seed effect on its scale, its 95 % CI, and one of :data:`OUTCOMES` (see
+  :mod:`.judging.ledger`).
 
 Importing this package imports no experiment: the families are imported when a registry
 (:data:`EXPERIMENTS`, :data:`COMPARISONS`, :data:`RECIPES`) or a function that looks a name up in
@@ -60,12 +63,12 @@ and its rows in the family's ``comparisons.py``::
     declare_validity("my_experiment", at_least("rnn.test_acc", 0.5, "10 classes, chance 0.1"))
 
 Rules: the metric names must be unique across one seed's config points (put the point in the name);
-a comparison's ``value`` is an :class:`Effect` (:func:`ratio`: log10 of a paired ratio; :func:`difference`;
-:func:`metric`: one model's number against an absolute criterion); its :class:`Rule` gives the paper's
-effect, no effect and (where the paper gives no size) the smallest effect of interest; the outcome needs
-≥ :data:`MIN_SEEDS` seeds. Write its plan from a pilot before the main runs (``python -m analysis.plans
-my_experiment --pilot PILOT/results.json``), then run it with ``dynkit run my_experiment --scale cpu --planned --out
-analysis/results/my_experiment``.
+a comparison's ``value`` is an :class:`Effect` (:func:`ratio`: log10 of a paired ratio;
+:func:`difference`; :func:`metric`: one model's number against an absolute criterion); its
+:class:`Rule` gives the paper's effect, no effect and (where the paper gives no size) the smallest
+effect of interest; the outcome needs ≥ :data:`MIN_SEEDS` seeds. Write its plan from a pilot before
+the main runs (``python -m analysis.plans my_experiment --pilot PILOT/results.json``), then run it
+with ``dynkit run my_experiment --scale cpu --planned --out analysis/results/my_experiment``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Argparse types for the experiment scripts' numeric options: the error names the option (argparse adds it) and the
-expected value, before any work starts.
+"""Argparse types for the experiment scripts' numeric options: the error names the option (argparse
+adds it) and the expected value, before any work starts.
 
-Kept out of :mod:`~dynkit.experiments.scripting` so that only the scripts that use them carry them in their code
-identity.
+Kept out of :mod:`~dynkit.experiments.scripting` so that only the scripts that use them carry them
+in their code identity.
 """
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ import argparse
 import math
 from typing import Callable
 
+__all__ = ["bounded"]
+
 
 def bounded(kind: type, expected: str, accept: Callable[[float], bool]) -> Callable[[str], float]:
-    """An argparse type: ``kind(text)`` where ``accept`` holds of it (never for NaN), else an error saying
-    ``expected`` (argparse names the option)."""
+    """An argparse type: ``kind(text)`` where ``accept`` holds of it (never for NaN), else an
+    error saying ``expected`` (argparse names the option)."""
 
     def parse(text: str):
         try:

@@ -16,13 +16,13 @@ Each module carries two digests of its syntax tree, never of its bytes:
     the same tree with each placeholder replaced by the ``code`` of the module imported there:
     taking the same names from another module is a change.
 
-The identity compares the *multiset* of ``(code, links)`` pairs, not the names: moving or renaming
-a file (its importers updated) changes dotted names only, so every shard stays reusable (a module
-with no statement but its docstring, such as a new subfolder's empty ``__init__`` or a family's
+The identity compares the *multiset* of ``(code, links)`` pairs, not the names: moving or renaming a
+file (its importers updated) changes dotted names only, so every shard stays reusable (a module with
+no statement but its docstring, such as a new subfolder's empty ``__init__`` or a family's
 ``__init__``, ``experiments/node/__init__.py``, runs nothing: followed, but left out of the
-multiset; a package ``__init__`` with a statement is code like any module). An edit of code that a run imports changes that module's pair and its importers'
-``links``, so exactly the shards whose closure holds it are recomputed; the names are kept beside
-the digests to say which module changed.
+multiset; a package ``__init__`` with a statement is code like any module). An edit of code that a
+run imports changes that module's pair and its importers' ``links``, so exactly the shards whose
+closure holds it are recomputed; the names are kept beside the digests to say which module changed.
 
 Left out on purpose: the experiments package's ``__init__``, the catalogue (it imports every
 family's experiments by computed name to register them; following it would make every shard depend
@@ -45,6 +45,26 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+__all__ = [
+    "PACKAGE",
+    "PACKAGE_ROOT",
+    "REGISTRATION_INDEX",
+    "IDENTITY",
+    "LAZY_PACKAGES",
+    "MACHINERY",
+    "LIBRARIES",
+    "DIGEST_CHARS",
+    "ModuleCode",
+    "module_name",
+    "read_package",
+    "read_modules",
+    "closure",
+    "library_versions",
+    "code_identity",
+    "same_code",
+    "describe_change",
+]
 
 PACKAGE = "dynkit"
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
@@ -272,7 +292,8 @@ def _unmark(text: str, replace) -> str:
 
 
 def closure(roots: Iterable[str], modules: Mapping[str, ModuleCode]) -> list[str]:
-    """The dotted names (sorted) that running ``roots`` imports (the rules: the module docstring)."""
+    """The dotted names (sorted) that running ``roots`` imports (the rules: the module
+    docstring)."""
     seen: set[str] = set()
     todo = [r for r in roots if r in modules]
     while todo:

@@ -1,19 +1,20 @@
-"""Recipes as data: each setting of an experiment that can change its outcome, the paper's value with its source,
-and ours at each scale with the reason for every difference.
+"""Recipes as data: each setting of an experiment that can change its outcome, the paper's value
+with its source, and ours at each scale with the reason for every difference.
 
-A :class:`Recipe` is attached to a registered experiment by name (:data:`RECIPES`, :func:`add_recipe`). Our values
-are never typed into a recipe: each :class:`Setting` reads them from the experiment's config of that scale
-(``field``, a config attribute or ``data.<option>``), or, for what the config cannot change, states what the code
-does (``fixed``) and which design piece is ``missing`` to express the paper's value. The ``paper`` scale
-(:func:`paper_config`, ``dynkit run NAME --scale paper``) is the ``full`` config with every stated paper value
-written into its fields; it refuses to exist while any setting names a missing piece, rather than run something
+A :class:`Recipe` is attached to a registered experiment by name (:data:`RECIPES`,
+:func:`add_recipe`). Our values are never typed into a recipe: each :class:`Setting` reads them from
+the experiment's config of that scale (``field``, a config attribute or ``data.<option>``), or, for
+what the config cannot change, states what the code does (``fixed``) and which design piece is
+``missing`` to express the paper's value. The ``paper`` scale (:func:`paper_config`,
+``dynkit run NAME --scale paper``) is the ``full`` config with every stated paper value written into
+its fields; it refuses to exist while any setting names a missing piece, rather than run something
 else under the paper's name.
 
 References
 ----------
 The papers in ``shared/papers`` (the review: Wang, Xia, Nguyen, Osher, Sect. 3.4 and Table 4) and the review
 authors' public code, github.com/hedixia/HeavyBallNODE at commit cd1065f (read, never copied).
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -25,21 +26,23 @@ from typing import Any, Mapping
 
 NOT_STATED = "not stated"
 """The paper value of a setting neither the paper nor the authors' code fixes (the ``paper`` scale keeps our
-``full`` value there, and the recipe says so)."""
+``full`` value there, and the recipe says so)."""  # noqa: E501
 ALL = "all"
-"""The value of a ``data.<option>`` field that is absent from the config (the loader's whole set)."""
+"""The value of a ``data.<option>`` field that is absent from the config (the loader's whole set)."""  # noqa: E501
 REPORT_SCALES = ("cpu",)
 """The scales the ledger's and the docs' setup tables show beside the paper."""
 
 
 class RecipeError(ValueError):
-    """A recipe that cannot build the ``paper`` scale (a design piece is missing) or is malformed."""
+    """A recipe that cannot build the ``paper`` scale (a design piece is missing) or is
+    malformed."""
 
 
 def read_field(config: Any, name: str) -> Any:
-    """The value of ``name`` in ``config``: an attribute, ``data.<option>`` of its ``data`` pairs (:data:`ALL`
-    when the option is absent), or, for a script's config (one with ``options()``, see
-    :class:`~dynkit.experiments.scripting.ScriptConfig`), the setting its command line runs with."""
+    """The value of ``name`` in ``config``: an attribute, ``data.<option>`` of its ``data`` pairs
+    (:data:`ALL` when the option is absent), or, for a script's config (one with ``options()``,
+    see :class:`~dynkit.experiments.scripting.ScriptConfig`), the setting its command line runs
+    with."""
     if callable(getattr(config, "options", None)):
         options = config.options()
         if name not in options:
@@ -52,14 +55,16 @@ def read_field(config: Any, name: str) -> Any:
         return dict(config.data).get(name[5:], ALL)
     if not hasattr(config, name):
         raise RecipeError(
-            f"field must name an attribute of {type(config).__name__} or data.<option>, got {name!r}"
+            f"field must name an attribute of {type(config).__name__} or data.<option>, got "
+            f"{name!r}"
         )
     return getattr(config, name)
 
 
 def write_field(config: Any, name: str, value: Any) -> Any:
-    """``config`` with ``name`` set to ``value`` (:data:`ALL` removes a ``data.<option>``; a script's config
-    gets ``--name value`` on its command line, refused unless the script then runs with ``value``)."""
+    """``config`` with ``name`` set to ``value`` (:data:`ALL` removes a ``data.<option>``; a
+    script's config gets ``--name value`` on its command line, refused unless the script then
+    runs with ``value``)."""
     if callable(getattr(config, "with_option", None)):
         if _same(
             read_field(config, name), value
@@ -98,18 +103,22 @@ class Setting:
     name : str
         What it is (``"solver tolerance"``).
     paper : object
-        The paper's value (:data:`NOT_STATED` where neither the paper nor the authors' code fixes one).
+        The paper's value (:data:`NOT_STATED` where neither the paper nor the authors' code fixes
+        one).
     source : str
-        Where the paper's value is read: a section or table of a paper, or a file of the authors' repository.
+        Where the paper's value is read: a section or table of a paper, or a file of the authors'
+        repository.
     field : str, optional
-        The config attribute (or ``data.<option>``) that holds our value at every scale; empty when the config
-        cannot change it.
+        The config attribute (or ``data.<option>``) that holds our value at every scale; empty when
+        the config cannot change it.
     fixed : str
         Without ``field``: what our code does instead (and where), the same at every scale.
     missing : str
-        The design piece our code lacks to express the paper's value; non-empty, the ``paper`` scale refuses.
+        The design piece our code lacks to express the paper's value; non-empty, the ``paper`` scale
+        refuses.
     reasons : mapping
-        ``{scale: why ours differs from the paper there}``; the recipe's ``default_reasons`` fill the rest.
+        ``{scale: why ours differs from the paper there}``; the recipe's ``default_reasons`` fill
+        the rest.
     """
 
     name: str
@@ -125,7 +134,8 @@ class Setting:
             raise RecipeError(f"setting {self.name!r}: name and source must be non-empty")
         if bool(self.field) == bool(self.fixed):
             raise RecipeError(
-                f"setting {self.name!r}: give exactly one of field (read from the config) and fixed "
+                f"setting {self.name!r}: give exactly one of field (read from the config) "
+                f"and fixed "
                 f"(what the code does), got field={self.field!r}, fixed={self.fixed!r}"
             )
 
@@ -134,7 +144,8 @@ class Setting:
         return read_field(config, self.field) if self.field else self.fixed
 
     def as_paper(self, config: Any) -> bool:
-        """Whether ``config`` holds the paper's value (never for a fixed setting with a missing piece)."""
+        """Whether ``config`` holds the paper's value (never for a fixed setting with a missing
+        piece)."""
         if self.paper == NOT_STATED:
             return False
         if self.missing:
@@ -174,14 +185,16 @@ class Recipe:
         return setting.reasons.get(scale) or self.default_reasons.get(scale, "")
 
     def missing(self) -> list[str]:
-        """The design pieces our code lacks to run the paper's recipe (empty: ``paper`` scale runs)."""
+        """The design pieces our code lacks to run the paper's recipe (empty: ``paper`` scale
+        runs)."""
         return ([self.no_paper_run] if self.no_paper_run else []) + [
             f"{s.name}: {s.missing}" for s in self.settings if s.missing
         ]
 
     def rows(self, config: Any, scale: str) -> list[dict]:
-        """One dict per setting: ``setting``, ``paper``, ``source``, ``ours`` (read from ``config``), ``as_paper``
-        and ``why`` (the reason where ours differs; empty where it is as the paper)."""
+        """One dict per setting: ``setting``, ``paper``, ``source``, ``ours`` (read from
+        ``config``), ``as_paper`` and ``why`` (the reason where ours differs; empty where it is
+        as the paper)."""
         out = []
         for s in self.settings:
             same = s.as_paper(config)
@@ -204,12 +217,13 @@ class Recipe:
         return out
 
     def expressible(self) -> list[Setting]:
-        """The settings whose paper value the config can hold: a field, a stated value, no missing piece."""
+        """The settings whose paper value the config can hold: a field, a stated value, no
+        missing piece."""
         return [s for s in self.settings if s.field and s.paper != NOT_STATED and not s.missing]
 
     def mismatches(self, config: Any) -> list[str]:
-        """The :meth:`expressible` settings whose paper value ``config`` does not hold (empty for a faithful
-        ``paper`` config)."""
+        """The :meth:`expressible` settings whose paper value ``config`` does not hold (empty for
+        a faithful ``paper`` config)."""
         return [
             f"{s.name}: paper {_text(s.paper)} ({s.source}), config {_text(s.ours(config))}"
             for s in self.expressible()
@@ -217,8 +231,9 @@ class Recipe:
         ]
 
     def paper_config(self, full: Any, *, strict: bool = True) -> Any:
-        """The ``full`` config with every stated paper value written into its field. ``strict``: a
-        :class:`RecipeError` naming each missing design piece first (the paper scale refuses to run)."""
+        """The ``full`` config with every stated paper value written into its field. ``strict``:
+        a :class:`RecipeError` naming each missing design piece first (the paper scale refuses to
+        run)."""
         if strict and self.missing():
             raise RecipeError(
                 f"{self.experiment}: the paper scale cannot run the authors' recipe yet; missing: "
@@ -239,7 +254,7 @@ def _text(value: Any) -> str:
 
 
 RECIPES: dict[str, Recipe] = {}
-"""Every experiment's recipe by experiment name (filled when :mod:`dynkit.experiments` is imported)."""
+"""Every experiment's recipe by experiment name (filled when :mod:`dynkit.experiments` is imported)."""  # noqa: E501
 
 
 def add_recipe(recipe: Recipe) -> Recipe:
@@ -251,7 +266,8 @@ def add_recipe(recipe: Recipe) -> Recipe:
 
 
 def recipe_of(name: str) -> Recipe:
-    """The recipe of the experiment ``name``; a :class:`RecipeError` lists those that have one otherwise."""
+    """The recipe of the experiment ``name``; a :class:`RecipeError` lists those that have one
+    otherwise."""
     try:
         return RECIPES[name]
     except KeyError:
@@ -261,7 +277,8 @@ def recipe_of(name: str) -> Recipe:
 
 
 def paper_config(experiment: Any, *, strict: bool = True) -> Any:
-    """The ``paper`` scale's config of a registered :class:`~dynkit.experiments.registry.Experiment`."""
+    """The ``paper`` scale's config of a registered
+    :class:`~dynkit.experiments.registry.Experiment`."""
     from .registry import Experiment
 
     if not isinstance(experiment, Experiment):
@@ -273,9 +290,10 @@ def paper_config(experiment: Any, *, strict: bool = True) -> Any:
 
 
 def setup_table(name: str, scales: tuple[str, ...] = REPORT_SCALES) -> list[dict]:
-    """``[{"setting", "paper", "source", <scale>: ours, "why": {scale: reason}}, ...]`` of the experiment ``name``
-    (empty for a registered experiment without a recipe), our values read from its registered configs; a name
-    that is no registered experiment is a ValueError listing those that are."""
+    """``[{"setting", "paper", "source", <scale>: ours, "why": {scale: reason}}, ...]`` of the
+    experiment ``name`` (empty for a registered experiment without a recipe), our values read
+    from its registered configs; a name that is no registered experiment is a ValueError listing
+    those that are."""
     from .registry import get
 
     if not isinstance(name, str):
@@ -305,7 +323,8 @@ def setup_table(name: str, scales: tuple[str, ...] = REPORT_SCALES) -> list[dict
 
 
 def setup_markdown(name: str, scales: tuple[str, ...] = REPORT_SCALES) -> str:
-    """The compact "setup against the paper" table of ``name`` (setting | paper (source) | <scale> | why)."""
+    """The compact "setup against the paper" table of ``name`` (setting | paper (source) |
+    <scale> | why)."""
     rows = setup_table(name, scales)
     if not rows:
         return ""

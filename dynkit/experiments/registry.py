@@ -1,4 +1,5 @@
-"""The registry of experiments: a name, a config dataclass per scale, the config points and a run function."""
+"""The registry of experiments: a name, a config dataclass per scale, the config points and a run
+function."""
 
 from __future__ import annotations
 
@@ -7,21 +8,35 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+__all__ = [
+    "SCALES",
+    "PAPER_SCALE",
+    "RUN_SCALES",
+    "WORK_DIR",
+    "Experiment",
+    "code_identity",
+    "EXPERIMENTS",
+    "register",
+    "register_variant",
+    "get",
+    "point_key",
+]
+
 SCALES = ("smoke", "cpu", "full")
 """``smoke``: seconds (the tests); ``cpu``: minutes on 2 cores (results of record); ``full``: the paper's size
-(a GPU)."""
+(a GPU)."""  # noqa: E501
 PAPER_SCALE = "paper"
 """Not a registered config: the authors' recipe, built from the experiment's recipe
-(:func:`dynkit.experiments.recipes.paper_config`); it refuses while the code lacks a piece of the recipe."""
+(:func:`dynkit.experiments.recipes.paper_config`); it refuses while the code lacks a piece of the recipe."""  # noqa: E501
 RUN_SCALES = (*SCALES, PAPER_SCALE)
 WORK_DIR = "work"
 """A run function's folder for resumable state (``out / WORK_DIR``: checkpoints): the runner keeps it across
 interruptions while the shard's identity (config, code) stays the same, empties it when that changes, and
-removes it once the shard's record is stored."""
+removes it once the shard's record is stored."""  # noqa: E501
 """The scales ``dynkit run`` accepts."""
 
 RunFunction = Callable[..., dict]
-"""``run(config, *, seed: int, out: Path, device: str) -> {"metrics": {name: float}, ...}`` for one shard."""
+"""``run(config, *, seed: int, out: Path, device: str) -> {"metrics": {name: float}, ...}`` for one shard."""  # noqa: E501
 
 
 @dataclass(frozen=True)
@@ -33,10 +48,11 @@ class Experiment:
     name : str
         The registry key (``dynkit run NAME``).
     run : callable
-        ``run(config, *, seed, out, device) -> dict`` runs one shard (one seed, one config point) into
-        the folder ``out`` and returns a JSON-able dict whose ``"metrics"`` maps metric names to floats.
-        Metric names must be unique across the config points of one seed (put the point in the name,
-        e.g. ``"hbnode.forward_nfe@1e-05"``): the ledger merges a seed's shards into one dict.
+        ``run(config, *, seed, out, device) -> dict`` runs one shard (one seed, one config point)
+        into the folder ``out`` and returns a JSON-able dict whose ``"metrics"`` maps metric names
+        to floats. Metric names must be unique across the config points of one seed (put the point
+        in the name, e.g. ``"hbnode.forward_nfe@1e-05"``): the ledger merges a seed's shards into
+        one dict.
     scales : mapping
         ``{"smoke": config, "cpu": config, "full": config}``, instances of one frozen dataclass.
     points : callable, optional
@@ -45,7 +61,8 @@ class Experiment:
     summary : str
         One line: what the experiment measures, with the paper's figure.
     render : callable, optional
-        ``render(results, out)`` draws the figures across seeds from the aggregated ``results.json``.
+        ``render(results, out)`` draws the figures across seeds from the aggregated
+        ``results.json``.
     module : str, optional
         The module whose code the experiment runs (default ``run.__module__``): the root, beside the
         runner's, of the import closure whose code digests are part of every shard's identity.
@@ -78,8 +95,8 @@ class Experiment:
 
     def config(self, scale: str) -> Any:
         """The config dataclass of ``scale``; ``"paper"``: built from the experiment's recipe (a
-        :class:`~dynkit.experiments.recipes.RecipeError` names what the code lacks to run it, or that there is no
-        recipe)."""
+        :class:`~dynkit.experiments.recipes.RecipeError` names what the code lacks to run it, or
+        that there is no recipe)."""
         if scale == PAPER_SCALE:
             from .recipes import paper_config
 
@@ -118,7 +135,8 @@ def register(
     render: Callable[[dict, Path], None] | None = None,
     module: str = "",
 ) -> Callable[[RunFunction], RunFunction]:
-    """Decorator: register ``run`` as the experiment ``name`` with its three scales (see :class:`Experiment`)."""
+    """Decorator: register ``run`` as the experiment ``name`` with its three scales (see
+    :class:`Experiment`)."""
 
     def decorate(run: RunFunction) -> RunFunction:
         if name in EXPERIMENTS and EXPERIMENTS[name].run is not run:

@@ -1,4 +1,5 @@
-"""Running an experiment: one shard per (seed, config point), finished shards reused, local or through Ray.
+"""Running an experiment: one shard per (seed, config point), finished shards reused, local or
+through Ray.
 
 A shard's record (``shard.json``) is self-describing and verifiable: it carries the shard's
 identity (experiment, scale, seed, config point, config and the *code*: the dynkit, Python (minor),
@@ -10,12 +11,12 @@ else is recomputed, with a one-line notice naming the file (and, for other code,
 changed).
 
 What the hashes promise: integrity against *accidents* -- a damaged or hand-edited record, a record
-computed by other code or other library versions is not reused. What they do not: an unkeyed SHA-256 is
-no signature, so a record forged by someone who can write the folder (with its hash recomputed) is
-accepted; keep results you rely on where only you can write, and the results of record under version
-control. A per-shard claim (an advisory ``flock`` on ``.claim`` in the shard's
-folder, released by the kernel if the process dies) keeps concurrent runners on one ``out`` from
-computing the same shard twice.
+computed by other code or other library versions is not reused. What they do not: an unkeyed SHA-256
+is no signature, so a record forged by someone who can write the folder (with its hash recomputed)
+is accepted; keep results you rely on where only you can write, and the results of record under
+version control. A per-shard claim (an advisory ``flock`` on ``.claim`` in the shard's folder,
+released by the kernel if the process dies) keeps concurrent runners on one ``out`` from computing
+the same shard twice.
 """
 
 from __future__ import annotations
@@ -50,6 +51,32 @@ from ..io import (
 from .code_closure import describe_change, same_code
 from .registry import RUN_SCALES, WORK_DIR, Experiment, get, point_key
 
+__all__ = [
+    "SHARD_FILE",
+    "RESULTS_FILE",
+    "RUN_FOLDER_MARKS",
+    "CLAIM_FILE",
+    "WORK_IDENTITY",
+    "BACKENDS",
+    "DEVICES",
+    "SEED_RANGE",
+    "NON_FINITE",
+    "ShardRecomputed",
+    "Shard",
+    "content_hash",
+    "finished",
+    "claimed",
+    "run_shard",
+    "device_name",
+    "own_work_folder",
+    "shards",
+    "check_seeds",
+    "run",
+    "mean_ci",
+    "per_seed_metrics",
+    "aggregate",
+]
+
 SHARD_FILE = "shard.json"
 RESULTS_FILE = "results.json"
 RUN_FOLDER_MARKS = (
@@ -67,12 +94,14 @@ NON_FINITE = ("nan", "inf", "-inf")
 
 
 class ShardRecomputed(UserWarning):
-    """A stored shard could not be reused (damaged, edited, or written by other code) and is recomputed."""
+    """A stored shard could not be reused (damaged, edited, or written by other code) and is
+    recomputed."""
 
 
 @dataclass(frozen=True)
 class Shard:
-    """One unit of work: an experiment at one scale, one seed and one config point, computed by ``code``."""
+    """One unit of work: an experiment at one scale, one seed and one config point, computed by
+    ``code``."""
 
     experiment: str
     scale: str
@@ -92,7 +121,8 @@ class Shard:
         return self.folder / SHARD_FILE
 
     def identity(self) -> dict:
-        """What a finished shard must match to be reused: the config and the code, not the device or the folder."""
+        """What a finished shard must match to be reused: the config and the code, not the device
+        or the folder."""
         return {
             "experiment": self.experiment,
             "scale": self.scale,
@@ -104,7 +134,8 @@ class Shard:
 
 
 def content_hash(record: dict) -> str:
-    """SHA-256 of ``record`` without its ``"sha256"`` entry, over canonical strict JSON (sorted keys)."""
+    """SHA-256 of ``record`` without its ``"sha256"`` entry, over canonical strict JSON (sorted
+    keys)."""
     body = {k: v for k, v in record.items() if k != "sha256"}
     text = json.dumps(
         body, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True
@@ -146,7 +177,8 @@ def _flaw(record: Any, shard: Shard) -> str | None:
 
 
 def _identity_flaw(record: dict, shard: Shard) -> str | None:
-    """Why ``record``'s identity fields are not ``shard``'s (same config, same code); None if they are."""
+    """Why ``record``'s identity fields are not ``shard``'s (same config, same code); None if
+    they are."""
     for key, value in shard.identity().items():
         if key not in record:
             return f"missing {key!r}"
@@ -166,11 +198,11 @@ def _identity_flaw(record: dict, shard: Shard) -> str | None:
 
 
 def finished(shard: Shard, notice: Callable[[str], None] | None = None) -> dict | None:
-    """The stored record of ``shard`` if it is well-formed and matches the shard's identity and its own
-    content hash, else None.
+    """The stored record of ``shard`` if it is well-formed and matches the shard's identity and its
+    own content hash, else None.
 
-    A file that exists but cannot be reused (not UTF-8, not JSON, not a record, written by other code,
-    edited) is reported through ``notice`` in one line naming it, and will be recomputed.
+    A file that exists but cannot be reused (not UTF-8, not JSON, not a record, written by other
+    code, edited) is reported through ``notice`` in one line naming it, and will be recomputed.
     """
     path = shard.path
     try:
@@ -201,28 +233,36 @@ def finished(shard: Shard, notice: Callable[[str], None] | None = None) -> dict 
 
 
 def _outside_flaw(path: Path, mode: int, root: Path) -> str | None:
-    """Why the file at ``path`` (``lstat`` mode ``mode``) is not read as a shard of the run folder ``root``:
-    not a regular file (a link, even to a file inside, is never followed), or reached through a linked folder
-    that leads out of ``root``."""
+    """Why the file at ``path`` (``lstat`` mode ``mode``) is not read as a shard of the run
+    folder ``root``: not a regular file (a link, even to a file inside, is never followed), or
+    reached through a linked folder that leads out of ``root``."""
     from ..io import file_kind
 
     if not stat.S_ISREG(mode):
         what = file_kind(mode) + (f" (to {os.readlink(path)!r})" if stat.S_ISLNK(mode) else "")
-        return f"{what}, not a regular file: shards are read only as regular files inside out, never through a link"
+        return (
+            f"{what}, not a regular file: shards are read only as regular files inside out, "
+            f"never through a link"
+        )
     real, inside = os.path.realpath(path), os.path.realpath(root)
     if os.path.commonpath([real, inside]) != inside:
-        return f"it lies outside out ({real!r} through a linked folder): shards are read only inside out"
+        return (
+            f"it lies outside out ({real!r} through a linked folder): shards are read only "
+            f"inside out"
+        )
     return None
 
 
 def _check_inside(shard: Shard, out: Path) -> None:
-    """A ValueError naming the shard's file if it cannot be read and written as a regular file inside ``out``
-    (a link there, or a linked folder leading out of ``out``): the run refuses rather than replace a link."""
+    """A ValueError naming the shard's file if it cannot be read and written as a regular file
+    inside ``out`` (a link there, or a linked folder leading out of ``out``): the run refuses
+    rather than replace a link."""
     check_output_path(shard.path, "out")
     real, inside = os.path.realpath(shard.folder), os.path.realpath(out)
     if os.path.commonpath([real, inside]) != inside:
         raise ValueError(
-            f"out must hold its shards inside it, got {str(shard.folder)!r}, which leads to {real!r} "
+            f"out must hold its shards inside it, got {str(shard.folder)!r}, which leads to "
+            f"{real!r} "
             f"through a linked folder; remove the link"
         )
 
@@ -240,9 +280,10 @@ def _read_single(path: Path) -> tuple[str | None, bytes]:
 
 @contextlib.contextmanager
 def claimed(shard: Shard, wait: bool) -> Iterator[bool]:
-    """Hold the shard's claim (an exclusive ``flock`` on ``folder/.claim``) inside the block; yields False at
-    once when another process holds it and ``wait`` is False. The kernel releases a dead process's claim,
-    so a crash never leaves a stale one. Without ``fcntl`` (Windows) every claim succeeds."""
+    """Hold the shard's claim (an exclusive ``flock`` on ``folder/.claim``) inside the block;
+    yields False at once when another process holds it and ``wait`` is False. The kernel releases
+    a dead process's claim, so a crash never leaves a stale one. Without ``fcntl`` (Windows)
+    every claim succeeds."""
     try:
         import fcntl
     except (
@@ -266,10 +307,11 @@ def claimed(shard: Shard, wait: bool) -> Iterator[bool]:
 
 
 def run_shard(shard: Shard) -> dict:
-    """Run one shard into its folder and store its record atomically (the marker of a finished shard).
+    """Run one shard into its folder and store its record atomically (the marker of a finished
+    shard).
 
-    Call it holding the shard's claim (:func:`claimed`): it first removes the temporaries that a runner
-    killed while writing into the folder left behind."""
+    Call it holding the shard's claim (:func:`claimed`): it first removes the temporaries that a
+    runner killed while writing into the folder left behind."""
     import torch
 
     from .registry import EXPERIMENTS
@@ -293,7 +335,8 @@ def run_shard(shard: Shard) -> dict:
         isinstance(k, str) and isinstance(v, (int, float)) for k, v in metrics.items()
     ):
         raise TypeError(
-            f"experiment {shard.experiment!r} must return a dict with 'metrics': {{name: float}}, got "
+            f"experiment {shard.experiment!r} must return a dict with 'metrics': {{name: "
+            f"float}}, got "
             f"{type(result).__name__}"
         )
     before = result.get("seconds_before", 0.0)  # spent by earlier runs it resumed from
@@ -303,7 +346,8 @@ def run_shard(shard: Shard) -> dict:
         or not 0 <= before < math.inf
     ):
         raise TypeError(
-            f"experiment {shard.experiment!r} must give 'seconds_before' as a number >= 0, got {before!r}"
+            f"experiment {shard.experiment!r} must give 'seconds_before' as a number >= 0, "
+            f"got {before!r}"
         )
     record = jsonable(
         {
@@ -340,9 +384,10 @@ def device_name(device: str) -> str:
 def own_work_folder(shard: Shard) -> Path:
     """``shard.folder / WORK_DIR``, holding only state that this shard's identity wrote.
 
-    State left by an interrupted run of the same config and code is kept (the run resumes from it); state of
-    another identity (an edited config, other code), or without a readable identity, is removed first, so a
-    run never resumes from checkpoints it cannot verify as its own."""
+    State left by an interrupted run of the same config and code is kept (the run resumes from
+    it); state of another identity (an edited config, other code), or without a readable
+    identity, is removed first, so a run never resumes from checkpoints it cannot verify as its
+    own."""
     work = shard.folder / WORK_DIR
     mark = work / WORK_IDENTITY
     if os.path.islink(work) or (os.path.lexists(work) and not os.path.isdir(work)):
@@ -368,7 +413,8 @@ def own_work_folder(shard: Shard) -> Path:
 
 
 def _run_claimed(shard: Shard) -> tuple[dict, bool]:
-    """(record, computed here): wait for the shard's claim, then reuse what a concurrent runner finished or run it."""
+    """(record, computed here): wait for the shard's claim, then reuse what a concurrent runner
+    finished or run it."""
     with claimed(shard, wait=True):
         record = finished(shard)
         return (record, False) if record is not None else (run_shard(shard), True)
@@ -395,8 +441,8 @@ def shards(
 
 
 def check_seeds(seeds: Any, name: str = "seeds") -> list[int]:
-    """``seeds`` as a list of distinct ints in :data:`SEED_RANGE`, at least one (bools, floats and strings are
-    not seeds: ``"012"`` is not (0, 1, 2))."""
+    """``seeds`` as a list of distinct ints in :data:`SEED_RANGE`, at least one (bools, floats
+    and strings are not seeds: ``"012"`` is not (0, 1, 2))."""
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
         raise TypeError(
             f"{name} must be a sequence of integers, got {type(seeds).__name__} {seeds!r:.60}"
@@ -427,42 +473,46 @@ def run(
     progress: Callable[[str], None] | None = None,
     notice: Callable[[str], None] | None = None,
 ) -> dict:
-    """Run the experiment ``name``: every (seed, config point) shard, then aggregate into ``out/results.json``.
+    """Run the experiment ``name``: every (seed, config point) shard, then aggregate into
+    ``out/results.json``.
 
-    Every argument is checked before any work (``out`` must be a writable folder, ``device`` present).
+    Every argument is checked before any work (``out`` must be a writable folder, ``device``
+    present).
 
     Parameters
     ----------
     name : str
         A key of :data:`EXPERIMENTS`.
     scale : {"smoke", "cpu", "full", "paper"}
-        ``"paper"``: the authors' recipe (:func:`dynkit.experiments.recipes.paper_config`); refused, before any
-        work, with a :class:`~dynkit.experiments.recipes.RecipeError` naming each piece the code still lacks.
+        ``"paper"``: the authors' recipe (:func:`dynkit.experiments.recipes.paper_config`); refused,
+        before any work, with a :class:`~dynkit.experiments.recipes.RecipeError` naming each piece
+        the code still lacks.
     seeds : sequence of int
         Distinct integers in [0, 2**32 - 1].
     out : path, optional
-        Default ``runs/experiments/<name>/<scale>``. Shards go to ``out/shards/<seed[-point]>/``; a shard
-        whose ``shard.json`` is intact and was made with the same config and code is reused, so an
-        interrupted sweep resumes. Several runs may share ``out``: each shard is computed by one of them.
+        Default ``runs/experiments/<name>/<scale>``. Shards go to ``out/shards/<seed[-point]>/``; a
+        shard whose ``shard.json`` is intact and was made with the same config and code is reused,
+        so an interrupted sweep resumes. Several runs may share ``out``: each shard is computed by
+        one of them.
     backend : {"local", "ray"}
-        ``"ray"`` submits the missing shards as Ray tasks (``ray.init(address=address)``: a local cluster
-        by default, or an existing one); needs the ``ray`` extra.
+        ``"ray"`` submits the missing shards as Ray tasks (``ray.init(address=address)``: a local
+        cluster by default, or an existing one); needs the ``ray`` extra.
     device : {"cpu", "cuda", "cuda:N", "mps"}
-        Where the models train (each run function moves its model and data there); one this machine lacks is
-        refused before any work, naming what it has.
+        Where the models train (each run function moves its model and data there); one this machine
+        lacks is refused before any work, naming what it has.
     address : str, optional
         A Ray cluster's address (``backend="ray"`` only).
     progress : callable, optional
         Called with one line per shard (reused, done, with its time).
     notice : callable, optional
-        Called with one line naming each stored shard that cannot be reused and is recomputed (damaged,
-        edited, or from other code); default: a :class:`ShardRecomputed` warning.
+        Called with one line naming each stored shard that cannot be reused and is recomputed
+        (damaged, edited, or from other code); default: a :class:`ShardRecomputed` warning.
 
     Returns
     -------
     dict
-        The aggregate written to ``out/results.json``: config, seeds, per-shard metrics and per-metric
-        mean with 95 % confidence interval over the seeds.
+        The aggregate written to ``out/results.json``: config, seeds, per-shard metrics and
+        per-metric mean with 95 % confidence interval over the seeds.
     """
     exp = get(name)
     if scale not in RUN_SCALES:
@@ -510,7 +560,8 @@ def run(
 
 
 def _run_local(missing: list[Shard], say, n_done: int, n_total: int) -> dict[str, dict]:
-    """Run the missing shards here; one that another runner has claimed is left to it and waited for last."""
+    """Run the missing shards here; one that another runner has claimed is left to it and waited
+    for last."""
     records, later = {}, []
     for shard in missing:
         with claimed(shard, wait=False) as mine:
@@ -579,7 +630,8 @@ def _run_ray(
 
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> dict:
-    """Mean and two-sided Student-t confidence interval of the mean (``ci_low = ci_high = mean`` for one value)."""
+    """Mean and two-sided Student-t confidence interval of the mean (``ci_low = ci_high = mean``
+    for one value)."""
     from scipy import stats
 
     xs = [float(v) for v in values if v is not None and math.isfinite(float(v))]
@@ -595,8 +647,9 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> dict:
 
 
 def per_seed_metrics(results: dict) -> dict[int, dict[str, float]]:
-    """``{seed: {metric: value}}``, a seed's shards merged, from an aggregated ``results.json`` (the strings
-    ``"nan"``, ``"inf"``, ``"-inf"`` that stand for non-finite metrics in JSON back to floats)."""
+    """``{seed: {metric: value}}``, a seed's shards merged, from an aggregated ``results.json``
+    (the strings ``"nan"``, ``"inf"``, ``"-inf"`` that stand for non-finite metrics in JSON back
+    to floats)."""
     merged: dict[int, dict[str, float]] = {}
     for shard in results["shards"]:
         merged.setdefault(int(shard["seed"]), {}).update(
@@ -606,7 +659,8 @@ def per_seed_metrics(results: dict) -> dict[int, dict[str, float]]:
 
 
 def aggregate(exp: Experiment, scale: str, seeds: Sequence[int], records: list[dict]) -> dict:
-    """The ``results.json`` of a run: its shards' metrics and each metric's mean ± 95 % CI over the seeds."""
+    """The ``results.json`` of a run: its shards' metrics and each metric's mean ± 95 % CI over
+    the seeds."""
     results = {
         "experiment": exp.name,
         "scale": scale,

@@ -1,8 +1,9 @@
 """The command line of the experiments that began as analysis scripts, and their registration.
 
-Each such module keeps its ``main(argv)`` (``python -m dynkit.experiments.<name> --help``): its options
-are its config. :func:`register_script` registers it with one :class:`ScriptConfig` (the options) per
-scale and a ``metrics(result)`` function that turns what ``main`` returns into the shard's metrics.
+Each such module keeps its ``main(argv)`` (``python -m dynkit.experiments.<name> --help``): its
+options are its config. :func:`register_script` registers it with one :class:`ScriptConfig` (the
+options) per scale and a ``metrics(result)`` function that turns what ``main`` returns into the
+shard's metrics.
 """
 
 from __future__ import annotations
@@ -16,6 +17,23 @@ from typing import Any, Callable, Mapping
 
 from ..tasks.text import CPU_CONFIG, FULL_CONFIG, SCHEDULES, default_data_dir
 from .registry import register
+
+__all__ = [
+    "MODELS",
+    "COLORS",
+    "DEFAULT_DATA",
+    "experiment_parser",
+    "experiment_config",
+    "command_line",
+    "parser",
+    "add_solver_option",
+    "csaode_parser",
+    "csaode_training",
+    "setup",
+    "pyplot",
+    "ScriptConfig",
+    "register_script",
+]
 
 MODELS = ("node", "anode", "sonode", "hbnode", "ghbnode")
 COLORS = {
@@ -34,8 +52,8 @@ def experiment_parser(
     full_help: str = "the paper's size (slow on a CPU)",
     epochs: bool = False,
 ) -> argparse.ArgumentParser:
-    """``--out``, ``--seed``, ``--quiet``, ``--full`` (and ``--epochs`` if asked), with the first line of ``doc``
-    as description."""
+    """``--out``, ``--seed``, ``--quiet``, ``--full`` (and ``--epochs`` if asked), with the first
+    line of ``doc`` as description."""
     parser = argparse.ArgumentParser(
         description=(doc or "").strip().splitlines()[0] if doc else None
     )
@@ -64,8 +82,8 @@ def experiment_config(args: argparse.Namespace, quick: dict, full: dict) -> dict
 
 
 def command_line(module: str | None = None, argv: list[str] | None = None) -> str:
-    """The exact command that reproduces this run, for the results' provenance (``module`` defaults to the
-    one run with ``python -m``)."""
+    """The exact command that reproduces this run, for the results' provenance (``module``
+    defaults to the one run with ``python -m``)."""
     if module is None:
         spec = getattr(sys.modules["__main__"], "__spec__", None)
         module = spec.name if spec is not None else Path(sys.argv[0]).stem
@@ -81,8 +99,9 @@ def parser(description: str, default_out: str) -> argparse.ArgumentParser:
 
 
 def add_solver_option(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """``--solver``: the neural-ODE models' engine, ``dynkit`` (:func:`dynkit.solve`, the default) or
-    ``torchdiffeq`` (the papers' code), to check that an outcome does not depend on it."""
+    """``--solver``: the neural-ODE models' engine, ``dynkit`` (:func:`dynkit.solve`, the
+    default) or ``torchdiffeq`` (the papers' code), to check that an outcome does not depend on
+    it."""
     from ..models.ode_block import DEFAULT_SOLVER, SOLVERS
 
     p.add_argument(
@@ -95,8 +114,8 @@ def add_solver_option(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def csaode_parser(description: str, default_out: str) -> argparse.ArgumentParser:
-    """The CSAODE experiments' options: the common ones, ``--data-dir`` and the training's ``--schedule`` and
-    ``--weight-norm`` (read by :func:`csaode_training`)."""
+    """The CSAODE experiments' options: the common ones, ``--data-dir`` and the training's
+    ``--schedule`` and ``--weight-norm`` (read by :func:`csaode_training`)."""
     p = experiment_parser(
         description, default_out, full_help="the paper's size (d = 300, 300-d embeddings)"
     )
@@ -121,8 +140,9 @@ def csaode_parser(description: str, default_out: str) -> argparse.ArgumentParser
 
 
 def csaode_training(args: argparse.Namespace) -> dict:
-    """The training settings of a CSAODE script: its base configuration (:data:`dynkit.tasks.text.CPU_CONFIG`,
-    ``FULL_CONFIG`` with ``--full``) but the epochs, with ``--schedule`` and ``--weight-norm`` applied."""
+    """The training settings of a CSAODE script: its base configuration
+    (:data:`dynkit.tasks.text.CPU_CONFIG`, ``FULL_CONFIG`` with ``--full``) but the epochs, with
+    ``--schedule`` and ``--weight-norm`` applied."""
     base = {k: v for k, v in (FULL_CONFIG if args.full else CPU_CONFIG).items() if k != "epochs"}
     if args.schedule is not None:
         base["schedule"] = args.schedule
@@ -130,7 +150,8 @@ def csaode_training(args: argparse.Namespace) -> dict:
 
 
 def setup(args) -> str:
-    """Single-threaded torch (shared CPUs), the output folder; returns the command line for the results."""
+    """Single-threaded torch (shared CPUs), the output folder; returns the command line for the
+    results."""
     import torch
 
     torch.set_num_threads(1)
@@ -146,17 +167,18 @@ def pyplot():
 
 @dataclass(frozen=True)
 class ScriptConfig:
-    """A migrated script's options at one scale (``--out``, ``--seed`` and ``--quiet`` are added per shard)."""
+    """A migrated script's options at one scale (``--out``, ``--seed`` and ``--quiet`` are added
+    per shard)."""
 
     args: tuple[str, ...] = ()
     checkpoints: bool = False  # pass --checkpoints <shard>/checkpoints (kept out of git: *.pt)
 
-    # The script's ``options(argv)`` (what its ``main`` would run with) rides on the instance, not as a field:
-    # the config's JSON (a shard's identity) stays the command line alone.
+    # The script's ``options(argv)`` (what its ``main`` would run with) rides on the instance, not
+    # as a field: the config's JSON (a shard's identity) stays the command line alone.
     def options(self) -> Mapping[str, Any]:
-        """The settings this config's command line runs with, as the script resolves them (its defaults and
-        scale rules applied), e.g. ``{"iterations": 600, "lr": 0.01, ...}``; empty for a script registered
-        without ``options``."""
+        """The settings this config's command line runs with, as the script resolves them (its
+        defaults and scale rules applied), e.g. ``{"iterations": 600, "lr": 0.01, ...}``; empty
+        for a script registered without ``options``."""
         resolve = getattr(self, "_options", None)
         if resolve is None:
             return {}
@@ -165,8 +187,8 @@ class ScriptConfig:
         }
 
     def with_option(self, name: str, value: Any) -> "ScriptConfig":
-        """This config with ``--name value`` on its command line (``name``'s underscores as dashes; ``True`` a
-        bare flag, ``False`` none), replacing an earlier value of that option."""
+        """This config with ``--name value`` on its command line (``name``'s underscores as
+        dashes; ``True`` a bare flag, ``False`` none), replacing an earlier value of that option."""
         flag = "--" + name.replace("_", "-")
         args, i = [], 0
         while i < len(self.args):
@@ -207,14 +229,16 @@ def register_script(
     summary: str = "",
     options: Callable[[list[str]], Mapping[str, Any]] | None = None,
 ) -> None:
-    """Register ``main`` (an argparse entry point) as the experiment ``name``; see the module docstring.
+    """Register ``main`` (an argparse entry point) as the experiment ``name``; see the module
+    docstring.
 
-    ``options(argv)``, when given, returns the settings ``main(argv)`` would run with (its parser's defaults and
-    the scale rules it applies): :meth:`ScriptConfig.options`, which the experiment's recipe reads its values from
-    (:mod:`~dynkit.experiments.recipes`).
+    ``options(argv)``, when given, returns the settings ``main(argv)`` would run with (its parser's
+    defaults and the scale rules it applies): :meth:`ScriptConfig.options`, which the experiment's
+    recipe reads its values from (:mod:`~dynkit.experiments.recipes`).
 
-    Run as ``python -m dynkit.experiments.<name>``, the module executes a second time as ``__main__`` after the
-    package registered it: that copy only serves its command line and registers nothing.
+    Run as ``python -m dynkit.experiments.<name>``, the module executes a second time as
+    ``__main__`` after the package registered it: that copy only serves its command line and
+    registers nothing.
     """
     if main.__module__ == "__main__":
         return

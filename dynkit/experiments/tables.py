@@ -1,4 +1,5 @@
-"""Markdown tables of an experiment's results: each cell the mean ± sample std of one metric over the seeds."""
+"""Markdown tables of an experiment's results: each cell the mean ± sample std of one metric over
+the seeds."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import statistics
 from pathlib import Path
 from typing import Sequence
 
+__all__ = ["mean_std", "cell", "write_table"]
+
 
 def mean_std(values: Sequence[float | None], fmt: str = ".3g") -> str:
-    """``"m ± s"`` (sample std, ``ddof = 1``; both in the format ``fmt``) of the finite ``values``, ``m``
-    alone for one, ``"–"`` for none."""
+    """``"m ± s"`` (sample std, ``ddof = 1``; both in the format ``fmt``) of the finite
+    ``values``, ``m`` alone for one, ``"–"`` for none."""
     xs = [float(v) for v in values if v is not None and float(v) - float(v) == 0]
     if not xs:
         return "–"

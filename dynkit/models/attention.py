@@ -1,7 +1,9 @@
-"""Softmax, linear and momentum attention (Momentum Transformer, Eqs. (5)-(18); review Eqs. (72)-(77)).
+"""Softmax, linear and momentum attention (Momentum Transformer, Eqs. (5)-(18); review Eqs.
+(72)-(77)).
 
-All functions take ``q`` of shape ``(batch, heads, N, dim)``, ``k`` of shape ``(batch, heads, M, dim)``
-and ``v`` of shape ``(batch, heads, M, dim_v)`` and return ``(batch, heads, N, dim_v)``.
+All functions take ``q`` of shape ``(batch, heads, N, dim)``, ``k`` of shape
+``(batch, heads, M, dim)`` and ``v`` of shape ``(batch, heads, M, dim_v)`` and return
+``(batch, heads, N, dim_v)``.
 
 Momentum attention replaces the linear-attention state ``s_i = s_{i-1} + phi(k_i) v_i^T`` by the
 heavy-ball recursion (12)::
@@ -13,23 +15,24 @@ whose closed form (13) weights ``phi(k_j) v_j^T`` by ``gamma g(i - j + 1)`` with
 ``g(n) = (1 - beta^n) / (1 - beta)``.
 
 Numerical stability of the parallel form. The tempting rewrite
-``sum_j beta^{i-j} a_j = beta^i sum_j beta^{-j} a_j`` overflows (``beta^{-j}`` is ``inf`` in float32 for
-``beta = 0.5`` and ``j > 128``), and the split ``g(n) = (1 - beta * beta^{n-1}) / (1 - beta)`` into a plain
-minus a decayed cumulative sum cancels catastrophically when ``beta`` is near 1. We use neither. The
-sequence is cut into chunks of ``chunk`` positions. Inside a chunk the exact weights ``g(i - j + 1)``
-(``0 <= i - j < chunk``) form a small lower-triangular matrix. Across chunks we carry the two heavy-ball
-states in their own scale, ``S = s / gamma`` and ``M = -m``, and use the identity
-``g(n + m) = g(m) + beta^m g(n)``:
+``sum_j beta^{i-j} a_j = beta^i sum_j beta^{-j} a_j`` overflows (``beta^{-j}`` is ``inf`` in float32
+for ``beta = 0.5`` and ``j > 128``), and the split ``g(n) = (1 - beta * beta^{n-1}) / (1 - beta)``
+into a plain minus a decayed cumulative sum cancels catastrophically when ``beta`` is near 1. We use
+neither. The sequence is cut into chunks of ``chunk`` positions. Inside a chunk the exact weights
+``g(i - j + 1)`` (``0 <= i - j < chunk``) form a small lower-triangular matrix. Across chunks we
+carry the two heavy-ball states in their own scale, ``S = s / gamma`` and ``M = -m``, and use the
+identity ``g(n + m) = g(m) + beta^m g(n)``:
 
     contribution of the past to position c0 + n - 1:   S_c + beta g(n) M_c,
     next chunk:  S_{c+1} = S_c + beta g(L) M_c + sum_j g(c1 - j) a_j,   M_{c+1} = beta^L M_c + sum_j beta^{c1-1-j} a_j.
 
-Every power has a non-negative exponent (no overflow; underflow to 0 is the correct limit), every weight
-is non-negative (no cancellation introduced by the algorithm) and the weights are computed in float64
-with ``expm1`` before casting. ``beta`` and ``gamma`` are first rounded to the dtype of the inputs (the
-values the recurrent form multiplies by), so that both forms compute one function. Cost O(N (L + d) d),
-memory O(N (L + d)): linear in N. The only sequential step is a loop over the N / L chunks.
-"""
+Every power has a non-negative exponent (no overflow; underflow to 0 is the correct limit), every
+weight is non-negative (no cancellation introduced by the algorithm) and the weights are computed in
+float64 with ``expm1`` before casting. ``beta`` and ``gamma`` are first rounded to the dtype of the
+inputs (the values the recurrent form multiplies by), so that both forms compute one function. Cost
+O(N (L + d) d), memory O(N (L + d)): linear in N. The only sequential step is a loop over the N / L
+chunks.
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -91,7 +94,8 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) 
     for name, x in (("q", q), ("k", k), ("v", v)):
         if not isinstance(x, torch.Tensor):
             raise ValueError(
-                f"{name} must be a torch.Tensor of shape (batch, heads, N, dim), got {type(x).__name__}"
+                f"{name} must be a torch.Tensor of shape (batch, heads, N, dim), got "
+                f"{type(x).__name__}"
             )
         if x.dim() != 4:
             raise ValueError(
@@ -106,7 +110,8 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) 
         )
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
-            f"q and k must have the same feature dimension; got q dim {q.shape[-1]}, k dim {k.shape[-1]}"
+            f"q and k must have the same feature dimension; got q dim {q.shape[-1]}, k dim "
+            f"{k.shape[-1]}"
         )
     if k.shape[2] != v.shape[2]:
         raise ValueError(
@@ -114,7 +119,8 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) 
         )
     if causal and q.shape[2] != k.shape[2]:
         raise ValueError(
-            f"causal attention needs as many queries as keys; got q N={q.shape[2]}, k N={k.shape[2]}"
+            f"causal attention needs as many queries as keys; got q N={q.shape[2]}, k "
+            f"N={k.shape[2]}"
         )
     if k.shape[2] == 0:
         raise ValueError("k and v must hold at least one position, got sequence length 0")
@@ -142,13 +148,15 @@ def _feature_map(feature_map: FeatureMap) -> Callable[[torch.Tensor], torch.Tens
 
 
 def momentum_weights(n: torch.Tensor, beta: float) -> torch.Tensor:
-    """``g(n) = (1 - beta^n) / (1 - beta) = sum_{r<n} beta^r`` in float64, stable for beta -> 1 and n large.
+    """``g(n) = (1 - beta^n) / (1 - beta) = sum_{r<n} beta^r`` in float64, stable for beta -> 1 and
+    n large.
 
-    ``n`` must be >= 0. ``-expm1(n log beta)`` keeps full relative precision when ``beta^n`` is close to 1,
-    and ``1 - beta`` is exact in float64 for beta in [1/2, 1) (Sterbenz's lemma)."""
+    ``n`` must be >= 0. ``-expm1(n log beta)`` keeps full relative precision when ``beta^n`` is
+    close to 1, and ``1 - beta`` is exact in float64 for beta in [1/2, 1) (Sterbenz's lemma)."""
     if not isinstance(n, torch.Tensor) or n.is_complex() or n.dtype == torch.bool:
         raise TypeError(
-            f"n must be a real torch.Tensor of counts >= 0, got {getattr(n, 'dtype', type(n).__name__)}"
+            f"n must be a real torch.Tensor of counts >= 0, got "
+            f"{getattr(n, 'dtype', type(n).__name__)}"
         )
     if n.numel() and not bool((n >= 0).all()):  # also False for nan
         raise ValueError(f"n must be >= 0 (g(n) sums n powers of beta), got min {float(n.min())}")
@@ -171,7 +179,8 @@ def _powers(n: torch.Tensor, beta: float) -> torch.Tensor:
 def softmax_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True
 ) -> torch.Tensor:
-    """Scaled dot-product softmax attention (Eq. (4) of the Momentum Transformer): O(N^2) time and memory."""
+    """Scaled dot-product softmax attention (Eq. (4) of the Momentum Transformer): O(N^2) time
+    and memory."""
     _check_qkv(q, k, v, causal)
     scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
     if causal:
@@ -192,7 +201,8 @@ def linear_attention(
 ) -> torch.Tensor:
     """Linear attention, Eqs. (5)-(7) of the Momentum Transformer (phi = elu + 1 by default).
 
-    Equal to :func:`momentum_attention` with ``beta = 0`` and ``gamma = 1``; computed chunk-wise in O(N).
+    Equal to :func:`momentum_attention` with ``beta = 0`` and ``gamma = 1``; computed chunk-wise in
+    O(N).
     """
     _check_qkv(q, k, v, causal)
     eps = _check_positive(eps, "eps")
@@ -233,14 +243,17 @@ def momentum_attention(
     gamma : float
         Step size ``gamma > 0``.
     causal : bool
-        Eq. (13) if True (position i sees keys 1..i), else Eq. (14) (all keys, weights ``g(M - j + 1)``).
+        Eq. (13) if True (position i sees keys 1..i), else Eq. (14) (all keys, weights
+        ``g(M - j + 1)``).
     feature_map : {"elu+1", None} or callable
-        ``phi`` applied to q and k inside; None uses q and k as given (they are then already features).
+        ``phi`` applied to q and k inside; None uses q and k as given (they are then already
+        features).
     eps : float
         Added to the denominator ``phi(q_i)^T z_i`` (as in linear transformers), identically in
         :func:`momentum_attention_recurrent`.
     chunk : int
-        Chunk length of the stable evaluation (see the module docstring); any value gives the same result.
+        Chunk length of the stable evaluation (see the module docstring); any value gives the same
+        result.
 
     Returns
     -------
@@ -249,7 +262,8 @@ def momentum_attention(
     Raises
     ------
     ValueError
-        beta outside [0, 1), gamma <= 0, mismatched shapes, non-finite inputs — before any computation.
+        beta outside [0, 1), gamma <= 0, mismatched shapes, non-finite inputs — before any
+        computation.
     """
     beta = _check_beta(beta)
     gamma = _check_positive(gamma, "gamma")
@@ -271,9 +285,10 @@ def _momentum_core(
     chunk: int,
 ) -> torch.Tensor:
     dtype = fq.dtype
-    # Round beta and gamma to the working precision first, as the recurrent form does when it multiplies
-    # its float32 state: a float32 beta = 0.999 is off by 1.3e-8, which g(inf) = 1/(1 - beta) amplifies to
-    # a 1.3e-5 relative change of the output. Both forms then evaluate the same function.
+    # Round beta and gamma to the working precision first, as the recurrent form does when it
+    # multiplies its float32 state: a float32 beta = 0.999 is off by 1.3e-8, which g(inf) = 1/(1 -
+    # beta) amplifies to a 1.3e-5 relative change of the output. Both forms then evaluate the same
+    # function.
     beta, gamma = (float(torch.tensor(x, dtype=dtype)) for x in (beta, gamma))
     if not causal:  # Eq. (14): one weighted sum over all keys, weight g(M - j + 1)
         m = fk.shape[2]
@@ -311,7 +326,8 @@ def _momentum_core(
             sums = fk.transpose(-1, -2) @ (v[..., None, :] * w[:, :, None]).flatten(
                 -2
             )  # (b,h,nc,d,2dv)
-            # views and unbind rather than slices: a slice's backward fills a zero tensor of the full size
+            # views and unbind rather than slices: a slice's backward fills a zero tensor of the
+            # full size
             a_sum, b_sum = sums.unflatten(-1, (2, dv)).unbind(dim=-2)
             # M_{c+1} = beta^L M_c + B_c (one fused op per chunk; the only sequential step)
             carry_p = beta**L
@@ -326,7 +342,8 @@ def _momentum_core(
             carry_g = beta * float(momentum_weights(torch.tensor(L), beta))
             S = _exclusive_cumsum(a_sum + carry_g * M, dim=2)
             past = (beta * momentum_weights(idx + 1, beta)).to(dtype)  # beta g(n), n = 1 .. L
-            # two products rather than one over [phi(q), beta g(n) phi(q)]: nothing of size N is saved
+            # two products rather than one over [phi(q), beta g(n) phi(q)]: nothing of size N is
+            # saved
             num = num + fq @ S + past[:, None] * (fq @ M)
         else:  # linear attention: g = 1, only the plain state S
             num = num + fq @ _exclusive_cumsum(fk.transpose(-1, -2) @ v, dim=2)
@@ -343,7 +360,8 @@ def _exclusive_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
 def _heavy_ball_update(
     state: tuple | None, fk_i: torch.Tensor, v_i: torch.Tensor, beta: float, gamma: float
 ) -> tuple:
-    """Eq. (12): m_i = beta m_{i-1} - phi(k_i) v_i^T, s_i = s_{i-1} - gamma m_i, z_i = z_{i-1} + phi(k_i)."""
+    """Eq. (12): m_i = beta m_{i-1} - phi(k_i) v_i^T, s_i = s_{i-1} - gamma m_i, z_i = z_{i-1} +
+    phi(k_i)."""
     kv = fk_i[..., :, None] * v_i[..., None, :]
     if state is None:  # m_0 = s_0 = z_0 = 0
         return -kv, gamma * kv, fk_i
@@ -353,7 +371,8 @@ def _heavy_ball_update(
 
 
 def _readout(fq: torch.Tensor, s: torch.Tensor, z: torch.Tensor, eps: float) -> torch.Tensor:
-    """phi(q)^T s / (phi(q)^T z + eps) for queries of shape (b, h, dim) (one step) or (b, h, n, dim)."""
+    """phi(q)^T s / (phi(q)^T z + eps) for queries of shape (b, h, dim) (one step) or (b, h, n,
+    dim)."""
     single = fq.dim() == s.dim() - 1
     fq = fq.unsqueeze(-2) if single else fq
     out = (fq @ s) / ((fq @ z.unsqueeze(-1)) + eps)
@@ -372,9 +391,10 @@ def momentum_attention_step(
 ) -> tuple[torch.Tensor, tuple]:
     """One step of the causal recurrent form (12) for autoregressive inference: O(1) state.
 
-    ``q_i, k_i``: ``(batch, heads, dim)``, ``v_i``: ``(batch, heads, dim_v)``; ``state`` is ``(m, s, z)``
-    from the previous step or None at the start. Returns ``(out_i, (m, s, z))``. Arguments are
-    validated as by :func:`momentum_attention` (a few scalar and shape checks per step).
+    ``q_i, k_i``: ``(batch, heads, dim)``, ``v_i``: ``(batch, heads, dim_v)``; ``state`` is
+    ``(m, s, z)`` from the previous step or None at the start. Returns ``(out_i, (m, s, z))``.
+    Arguments are validated as by :func:`momentum_attention` (a few scalar and shape checks per
+    step).
     """
     beta, gamma, eps = (
         _check_beta(beta),
@@ -395,7 +415,8 @@ def momentum_attention_step(
         or not all(isinstance(t, torch.Tensor) for t in state)
     ):
         raise ValueError(
-            f"state must be None or the (m, s, z) tuple of the previous step, got {type(state).__name__}"
+            f"state must be None or the (m, s, z) tuple of the previous step, got "
+            f"{type(state).__name__}"
         )
     phi = _feature_map(feature_map)
     state = _heavy_ball_update(state, phi(k_i), v_i, beta, gamma)
@@ -415,8 +436,8 @@ def momentum_attention_recurrent(
     """Momentum attention computed step by step with the recurrence (12): the same function as
     :func:`momentum_attention` (same arguments, same output), O(1) state per step.
 
-    Causal: ``out_i`` reads the state after step i. Non-causal (14): the recurrence runs over all M keys
-    and every query reads the final state ``(s_M, z_M)``.
+    Causal: ``out_i`` reads the state after step i. Non-causal (14): the recurrence runs over all M
+    keys and every query reads the final state ``(s_M, z_M)``.
     """
     beta = _check_beta(beta)
     gamma = _check_positive(gamma, "gamma")
@@ -451,8 +472,8 @@ def adaptive_momentum(
     """Adaptive heavy-ball momentum, Eq. (17)/(18) of the Momentum Transformer (review (76)/(77)).
 
     With ``x, x_prev`` and ``step`` (gamma): Eq. (17),
-    ``proj_[0,1-delta] (1 - sqrt(gamma ||g_k - g_{k-1}|| / ||x_k - x_{k-1}||))^2``.
-    Without them: Eq. (18), ``x_k - x_{k-1} ~ gamma g_{k-1}`` so the ratio is ``||g_k - g_{k-1}|| / ||g_{k-1}||``.
+    ``proj_[0,1-delta] (1 - sqrt(gamma ||g_k - g_{k-1}|| / ||x_k - x_{k-1}||))^2``. Without them:
+    Eq. (18), ``x_k - x_{k-1} ~ gamma g_{k-1}`` so the ratio is ``||g_k - g_{k-1}|| / ||g_{k-1}||``.
     ``dim`` selects the norm's dimensions (None: all, giving a scalar). A zero denominator gives the
     clamp's upper end (no information on curvature: keep the largest allowed momentum).
     """
@@ -470,7 +491,8 @@ def adaptive_momentum(
             )
     if grad.shape != grad_prev.shape:
         raise ValueError(
-            f"grad and grad_prev must have the same shape, got {tuple(grad.shape)} and {tuple(grad_prev.shape)}"
+            f"grad and grad_prev must have the same shape, got {tuple(grad.shape)} and "
+            f"{tuple(grad_prev.shape)}"
         )
     num = torch.linalg.vector_norm(grad - grad_prev, dim=dim)
     if x is not None or x_prev is not None:
@@ -483,7 +505,8 @@ def adaptive_momentum(
         step = _check_positive(step, "step")
         if x.shape != x_prev.shape:
             raise ValueError(
-                f"x and x_prev must have the same shape, got {tuple(x.shape)} and {tuple(x_prev.shape)}"
+                f"x and x_prev must have the same shape, got {tuple(x.shape)} and "
+                f"{tuple(x_prev.shape)}"
             )
         ratio = step * num / torch.linalg.vector_norm(x - x_prev, dim=dim)
     else:
@@ -492,5 +515,6 @@ def adaptive_momentum(
     beta = torch.where(
         torch.isnan(beta) | (ratio == float("inf")), torch.full_like(beta, 1.0 - delta), beta
     )
-    # (1 - sqrt(r))^2 grows again for r > 1; the projection only clamps (Eq. (17)): keep the paper's formula.
+    # (1 - sqrt(r))^2 grows again for r > 1; the projection only clamps (Eq. (17)): keep the paper's
+    # formula.
     return beta.clamp(0.0, 1.0 - delta)

@@ -178,8 +178,9 @@ class CSAODE(nn.Module):
     dropout : float
         On the embeddings and before the classifier.
     weight_norm : bool
-        Reparametrise every weight matrix by weight normalization (Salimans and Kingma 2016) after its Xavier
-        initialisation, as the paper's training setup does (the function at initialisation is unchanged).
+        Reparametrise every weight matrix by weight normalization (Salimans and Kingma 2016) after
+        its Xavier initialisation, as the paper's training setup does (the function at
+        initialisation is unchanged).
     adjoint : bool
         Differentiate the ODE by the continuous adjoint (:func:`dynkit.solve` with ``adjoint=True``,
         solved backward with the same method): memory independent of the number of steps, gradients
@@ -267,7 +268,8 @@ class CSAODE(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.last_stats = None  # SolverStats of the latest forward solve (NFE)
         self._reset_parameters()
-        if weight_norm:  # the paper's training setup: "all other parameters ... normalized by weight normalization"
+        # the paper's training setup: "all other parameters ... normalized by weight normalization"
+        if weight_norm:
             for module in self.modules():
                 if isinstance(module, nn.Linear):
                     nn.utils.parametrizations.weight_norm(module)
@@ -295,7 +297,8 @@ class CSAODE(nn.Module):
     # -- the pieces --------------------------------------------------------------------------
 
     def local_representation(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """``H^L`` (Eq. (1)-(2)), ``B x M x d``, zero on rows without a full phrase and on padding."""
+        """``H^L`` (Eq. (1)-(2)), ``B x M x d``, zero on rows without a full phrase and on
+        padding."""
         h = self.dropout(self.embedding(tokens)) * mask[..., None]
         if self.conv is None:
             return h
@@ -316,7 +319,8 @@ class CSAODE(nn.Module):
     def global_representation(
         self, h_local: torch.Tensor, mask: torch.Tensor, times: list[float] | None = None
     ):
-        """``H^G = G(t_T)``; with ``times`` also the states ``G(t)`` at those times (``len x B x M x d``)."""
+        """``H^G = G(t_T)``; with ``times`` also the states ``G(t)`` at those times
+        (``len x B x M x d``)."""
         p = position_encoding(h_local.shape[1], self.d).to(h_local)
         if self.architecture == "blocks":
             g = h_local
@@ -325,7 +329,8 @@ class CSAODE(nn.Module):
             return g, None
         t_end = horizon(self.step)
         t = [0.0, t_end] if times is None else sorted(set(times) | {0.0, t_end})
-        # rkf45 is adaptive: the step is only its first one (step_size= would be warned about as reinterpreted)
+        # rkf45 is adaptive: the step is only its first one (step_size= would be warned about as
+        # reinterpreted)
         options = (
             dict(rtol=self.rtol, atol=self.atol, first_step=self.step)
             if self.solver == "rkf"
@@ -349,7 +354,8 @@ class CSAODE(nn.Module):
     def euclidean_attention(
         self, h_local: torch.Tensor, h_global: torch.Tensor, mask: torch.Tensor
     ) -> torch.Tensor:
-        """``E[g, l] ∝ 1/||h^G_g - h^L_l||`` over the sentence's local rows ``l`` (Eq. (11)), rows summing to 1."""
+        """``E[g, l] ∝ 1/||h^G_g - h^L_l||`` over the sentence's local rows ``l`` (Eq. (11)),
+        rows summing to 1."""
         diff = h_global[:, :, None, :] - h_local[:, None, :, :]
         inverse = torch.rsqrt((diff * diff).sum(-1) + EPS_DISTANCE) * mask[:, None, :]
         return inverse / inverse.sum(-1, keepdim=True)
@@ -370,7 +376,8 @@ class CSAODE(nn.Module):
         if mask is not None and (not isinstance(mask, torch.Tensor) or mask.shape != tokens.shape):
             raise ValueError(
                 f"mask must be a tensor of the shape of tokens {tuple(tokens.shape)}, "
-                f"got {tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__}"
+                f"got "
+                f"{tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__}"
             )
         mask = tokens != 0 if mask is None else mask.bool()
         if not bool(mask.any(1).all()):
@@ -402,7 +409,8 @@ class CSAODE(nn.Module):
             for t in times
         ):
             raise ValueError(
-                f"times must be numbers in [0, {horizon(self.step)}] (the horizon), got {times!r:.200}"
+                f"times must be numbers in [0, {horizon(self.step)}] (the horizon), got "
+                f"{times!r:.200}"
             )
         mask = tokens != 0
         h_local = self.local_representation(tokens, mask)
@@ -413,7 +421,8 @@ class CSAODE(nn.Module):
 
 
 def expected_nfe(solver: str, step: float) -> int:
-    """NFE of one forward solve with a fixed-step solver: ``4T`` for RK4, ``3T + 2`` for ARK4 (T > 1).
+    """NFE of one forward solve with a fixed-step solver: ``4T`` for RK4, ``3T + 2`` for ARK4 (T >
+    1).
 
     ARK4's first step is an RK4 step (4 evaluations); the ARK chain at ``t_0`` reuses RK4's first
     two stages and needs one more; each later step costs 3 (``dynkit.solvers.ark``). The ratio

@@ -4,12 +4,12 @@ A float tensor ``t`` is represented by the int64 tensor ``round(t * 2**frac_bits
 subtractions of such integers are exact, so they invert bit for bit. Multiplication by
 ``gamma = n/d`` loses the remainder of a division by ``d``; Algorithm 1 of Appendix C of the
 Momentum ResNets paper (after Maclaurin et al., 2015) keeps that remainder in a per-element
-*information buffer* so that the multiplication can be undone exactly. Each multiplication adds about
-``log2(d/n) = log2(1/gamma)`` bits per element to the buffer (Sect. 3.2 of the paper).
+*information buffer* so that the multiplication can be undone exactly. Each multiplication adds
+about ``log2(d/n) = log2(1/gamma)`` bits per element to the buffer (Sect. 3.2 of the paper).
 
 Integer division here is floor division and the remainder is taken with the sign of the divisor, so
-``a == d * (a // d) + a % d`` with ``0 <= a % d < d`` holds for negative ``a`` too (C-style truncation
-would break the inversion for negative activations).
+``a == d * (a // d) + a % d`` with ``0 <= a % d < d`` holds for negative ``a`` too (C-style
+truncation would break the inversion for negative activations).
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ _VALUE_BOUND = 2**62  # |fixed-point integer| stays below this, so that one sum 
 
 
 class FixedPointOverflow(OverflowError, ValueError):
-    """A value outside the fixed-point range (or not finite): an ``OverflowError`` and a ``ValueError``."""
+    """A value outside the fixed-point range (or not finite): an ``OverflowError`` and a
+    ``ValueError``."""
 
 
 def _check_int_tensor(q, name: str) -> None:
@@ -102,7 +103,8 @@ def to_fixed(t: torch.Tensor, frac_bits: int = FRAC_BITS, name: str = "tensor") 
     check_frac_bits(frac_bits)
     if not isinstance(t, torch.Tensor) or not t.is_floating_point():
         raise TypeError(
-            f"t: expected a floating-point torch.Tensor, got {getattr(t, 'dtype', type(t).__name__)}"
+            f"t: expected a floating-point torch.Tensor, got "
+            f"{getattr(t, 'dtype', type(t).__name__)}"
         )
     t = t.detach()
     scaled = t.to(torch.float64) * 2.0**frac_bits  # exact: scaling by a power of two
@@ -129,14 +131,16 @@ def is_on_grid(t: torch.Tensor, frac_bits: int = FRAC_BITS) -> bool:
     """Whether ``t`` converts to fixed point and back without any change."""
     if not isinstance(t, torch.Tensor) or not t.is_floating_point():
         raise TypeError(
-            f"t: expected a floating-point torch.Tensor, got {getattr(t, 'dtype', type(t).__name__)}"
+            f"t: expected a floating-point torch.Tensor, got "
+            f"{getattr(t, 'dtype', type(t).__name__)}"
         )
     q = to_fixed(t, frac_bits)
     return bool(torch.equal(to_float(q, frac_bits, t.dtype), t.detach()))
 
 
 def floor_divmod(a: torch.Tensor, d: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(a // d, a % d)`` for integer tensors, with floor division: ``0 <= a % d < d`` for ``d > 0``."""
+    """``(a // d, a % d)`` for integer tensors, with floor division: ``0 <= a % d < d`` for
+    ``d > 0``."""
     _check_int_tensor(a, "a")
     if isinstance(d, bool) or not isinstance(d, int) or d < 1:
         raise ValueError(f"d: expected a positive int, got {d!r}")
@@ -153,7 +157,8 @@ def check_no_overflow(q: torch.Tensor, name: str) -> torch.Tensor:
 
 
 def rational(gamma: float, max_denominator: int = MAX_DENOMINATOR) -> Fraction:
-    """The fraction n/d (d <= ``max_denominator``) closest to ``gamma`` that the exact mode multiplies by."""
+    """The fraction n/d (d <= ``max_denominator``) closest to ``gamma`` that the exact mode
+    multiplies by."""
     if (
         isinstance(gamma, bool)
         or not isinstance(gamma, (int, float, Fraction))
@@ -172,11 +177,12 @@ def rational(gamma: float, max_denominator: int = MAX_DENOMINATOR) -> Fraction:
 class InformationBuffer:
     """Per-element integer buffer that makes repeated multiplication by ``ratio = n/d`` reversible.
 
-    ``multiply(c)`` returns ``c * n / d`` (to less than ``n`` units) and pushes the lost digits onto the
-    buffer (Algorithm 1, Appendix C); ``divide(c)`` undoes the last ``multiply`` bit for bit. The buffer is a
-    stack of int64 *limbs*; a fresh limb is opened (for all elements, and the step recorded) whenever
-    the top limb could overflow at the next step, so the buffer grows as needed and never wraps.
-    ``ratio == 0`` (gamma = 0) loses everything: the values are then stored outright.
+    ``multiply(c)`` returns ``c * n / d`` (to less than ``n`` units) and pushes the lost digits onto
+    the buffer (Algorithm 1, Appendix C); ``divide(c)`` undoes the last ``multiply`` bit for bit.
+    The buffer is a stack of int64 *limbs*; a fresh limb is opened (for all elements, and the step
+    recorded) whenever the top limb could overflow at the next step, so the buffer grows as needed
+    and never wraps. ``ratio == 0`` (gamma = 0) loses everything: the values are then stored
+    outright.
 
     Parameters
     ----------
@@ -193,7 +199,8 @@ class InformationBuffer:
             raise ValueError(f"shape: expected a tuple of integers >= 0, got {shape!r}")
         if isinstance(ratio, bool) or not isinstance(ratio, (Fraction, int)):
             raise TypeError(
-                f"ratio: expected a Fraction n/d (see rational()), got {type(ratio).__name__} {ratio!r}"
+                f"ratio: expected a Fraction n/d (see rational()), got "
+                f"{type(ratio).__name__} {ratio!r}"
             )
         if not 0 <= ratio <= 1:
             raise ValueError(f"ratio: expected a fraction in [0, 1], got {ratio}")
@@ -214,10 +221,11 @@ class InformationBuffer:
 
     # -- the two operations -------------------------------------------------------------------
     def multiply(self, c: torch.Tensor) -> torch.Tensor:
-        """Exactly reversible ``c -> c * n / d`` (Algorithm 1 of Appendix C), off by less than ``n`` units.
+        """Exactly reversible ``c -> c * n / d`` (Algorithm 1 of Appendix C), off by less than ``n``
+        units.
 
-        The result is ``(c // d) * n + (i mod n)``: the low digits come from the buffer, which is what
-        makes the map a bijection; hence the rounding error ``|result - c n / d| < n``.
+        The result is ``(c // d) * n + (i mod n)``: the low digits come from the buffer, which is
+        what makes the map a bijection; hence the rounding error ``|result - c n / d| < n``.
         """
         self._check(c)
         self.steps += 1
@@ -234,11 +242,13 @@ class InformationBuffer:
         return c
 
     def divide(self, c: torch.Tensor) -> torch.Tensor:
-        """Undo the last :meth:`multiply`: returns ``c * d / n`` with the digits taken back from the buffer."""
+        """Undo the last :meth:`multiply`: returns ``c * d / n`` with the digits taken back from
+        the buffer."""
         self._check(c)
         if self.steps == 0:
             raise RuntimeError(
-                "InformationBuffer.divide: the buffer is empty (more divisions than multiplications)"
+                "InformationBuffer.divide: the buffer is empty (more divisions than "
+                "multiplications)"
             )
         self.steps -= 1
         if self.n == 0:
@@ -284,8 +294,8 @@ class InformationBuffer:
     def information_bits(self) -> float:
         """Mean number of bits held per element: ``sum_limbs log2(1 + limb)``.
 
-        For a buffer whose content is uniform on ``[0, 2**B)`` this is about ``B - log2(e)`` (the mean
-        of log2 of a uniform integer), i.e. ~1.44 bits below the information stored.
+        For a buffer whose content is uniform on ``[0, 2**B)`` this is about ``B - log2(e)`` (the
+        mean of log2 of a uniform integer), i.e. ~1.44 bits below the information stored.
 
         For ``gamma = 0`` the stored values count 64 bits each.
         """
@@ -319,7 +329,8 @@ class InformationBuffer:
 def _transfer(
     c: torch.Tensor, buf: torch.Tensor, into: int, out: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Multiply ``c`` by ``out/into``: move ``c mod into`` into the buffer, ``buf mod out`` back into ``c``.
+    """Multiply ``c`` by ``out/into``: move ``c mod into`` into the buffer, ``buf mod out`` back
+    into ``c``.
 
     With ``(into, out) = (d, n)`` this is Algorithm 1 of Appendix C; swapping them inverts it.
     """

@@ -1,4 +1,5 @@
-"""Momentum ResNets (Sander et al., 2021, "Momentum Residual Neural Networks"), with memory-free training.
+"""Momentum ResNets (Sander et al., 2021, "Momentum Residual Neural Networks"), with memory-free
+training.
 
 A Momentum ResNet iterates Eq. (2) of the paper,
 
@@ -79,8 +80,8 @@ class _Rule:
         return len(self.phis)
 
     def rng(self, k: int, device: torch.device):
-        """Layer ``k`` draws its random numbers (dropout, ...) from seed ``seed + k``, restored afterwards,
-        so that the backward pass recomputes it with the very same random state."""
+        """Layer ``k`` draws its random numbers (dropout, ...) from seed ``seed + k``, restored
+        afterwards, so that the backward pass recomputes it with the very same random state."""
         if self.seed is None:
             return contextlib.nullcontext()
         devices = (
@@ -104,7 +105,8 @@ class _Rule:
 
 
 def _float_forward(rule: _Rule, x: torch.Tensor, v: torch.Tensor, record: list | None = None):
-    """Plain autograd implementation of the coupled update (activations stored); ``record`` collects states."""
+    """Plain autograd implementation of the coupled update (activations stored); ``record``
+    collects states."""
     for k in range(rule.depth):
         v = rule.gamma * v + rule.alpha * rule.phi(k, x)
         x = x + (rule.psi(k, v) if rule.psis is not None else v)
@@ -133,7 +135,8 @@ def _exact_forward(rule: _Rule, xq: torch.Tensor, vq: torch.Tensor, dtype: torch
 
 
 def _undo_layer(rule: _Rule, k: int, xq, vq, buffer: InformationBuffer, dtype, track: bool):
-    """Invert layer ``k`` exactly (Eq. (3) on the grid). With ``track`` also return the recomputed graph."""
+    """Invert layer ``k`` exactly (Eq. (3) on the grid). With ``track`` also return the
+    recomputed graph."""
     F = rule.frac_bits
     with torch.set_grad_enabled(track):
         v_float = p = None
@@ -231,8 +234,9 @@ def _coupled_forward(rule: _Rule, x: torch.Tensor, v: torch.Tensor, exact: bool)
 def _coupled_inverse(rule: _Rule, x: torch.Tensor, v: torch.Tensor, exact: bool):
     """Run the layers backwards: exact on the grid, or Eq. (3) in floating point."""
     if exact:
-        # The information buffer belongs to one forward pass, so only its outputs can be inverted; we
-        # restart from its exact final state (the float outputs may be rounded: float32, or |x| > 2**12).
+        # The information buffer belongs to one forward pass, so only its outputs can be inverted;
+        # we restart from its exact final state (the float outputs may be rounded: float32, or |x| >
+        # 2**12).
         F, (xq, vq) = rule.frac_bits, rule.end
         for name, t, q in (("x", x, xq), ("v", v, vq)):
             if (
@@ -281,7 +285,8 @@ def _check_functions(functions, name: str) -> nn.ModuleList:
         )
     if isinstance(functions, (str, bytes)) or not hasattr(functions, "__iter__"):
         raise TypeError(
-            f"{name}: expected a sequence of nn.Module (one per layer), got {type(functions).__name__}"
+            f"{name}: expected a sequence of nn.Module (one per layer), got "
+            f"{type(functions).__name__}"
         )
     functions = list(functions)
     if not functions or not all(isinstance(f, nn.Module) for f in functions):
@@ -293,7 +298,8 @@ def _check_functions(functions, name: str) -> nn.ModuleList:
 
 
 def _expected_width(function) -> int | None:
-    """The input width of a residual function when it is readable (a leading ``nn.Linear``), else None."""
+    """The input width of a residual function when it is readable (a leading ``nn.Linear``), else
+    None."""
     while True:
         if isinstance(function, nn.Linear):
             return function.in_features
@@ -378,7 +384,8 @@ class _ReversibleStack(nn.Module):
     def trajectory(
         self, x: torch.Tensor, v: torch.Tensor | None = None, **kwargs
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """All layers' states in floating point: ``(xs, vs)`` of shape ``(depth + 1, *x.shape)`` (for plots)."""
+        """All layers' states in floating point: ``(xs, vs)`` of shape ``(depth + 1, *x.shape)``
+        (for plots)."""
         _check_state(x, v, False, self.frac_bits)
         v = self._initial_velocity(x) if v is None else v
         rule = self._rule(kwargs)
@@ -393,9 +400,9 @@ class _ReversibleStack(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Recover ``(x_0, v_0)`` from the outputs ``(x_L, v_L)`` of the last :meth:`forward`.
 
-        Exact mode: bit-exact (the inputs of that forward rounded to the fixed-point grid), using that
-        forward's final fixed-point state, information buffer and random seeds; ``x`` and ``v`` must be
-        its outputs. Float mode: Eq. (3), approximate.
+        Exact mode: bit-exact (the inputs of that forward rounded to the fixed-point grid), using
+        that forward's final fixed-point state, information buffer and random seeds; ``x`` and ``v``
+        must be its outputs. Float mode: Eq. (3), approximate.
         """
         _check_state(x, v, False, self.frac_bits)
         if v is None or v.shape != x.shape:
@@ -413,7 +420,8 @@ class _ReversibleStack(nn.Module):
 
     @property
     def buffer(self) -> InformationBuffer | None:
-        """The information buffer of the last exact forward pass (its size is the memory cost of Sect. 3.2)."""
+        """The information buffer of the last exact forward pass (its size is the memory cost of
+        Sect. 3.2)."""
         return None if self._last is None else self._last.buffer
 
 
@@ -423,22 +431,26 @@ class MomentumResNet(_ReversibleStack):
     Parameters
     ----------
     functions
-        The residual functions ``f_n``, one ``nn.Module`` per layer, each called as ``f_n(x, **kwargs)``
-        (tie the weights by repeating one module).
+        The residual functions ``f_n``, one ``nn.Module`` per layer, each called as
+        ``f_n(x, **kwargs)`` (tie the weights by repeating one module).
     gamma
-        Momentum term in [0, 1]. The exact mode multiplies by the fraction n/d (d <= 2**16) nearest to
-        gamma (``gamma_ratio``); 0 recovers a ResNet (v is then stored outright), 1 never forgets v.
+        Momentum term in [0, 1]. The exact mode multiplies by the fraction n/d (d <= 2**16) nearest
+        to gamma (``gamma_ratio``); 0 recovers a ResNet (v is then stored outright), 1 never forgets
+        v.
     init_speed
-        ``None``: v_0 = 0; or an ``nn.Module``/callable ``g`` giving v_0 = g(x_0) (e.g. ``functions[0]``,
-        the paper's v_0 = f(x_0, theta_0)). A ``v`` passed to :meth:`forward` overrides it.
+        ``None``: v_0 = 0; or an ``nn.Module``/callable ``g`` giving v_0 = g(x_0) (e.g.
+        ``functions[0]``, the paper's v_0 = f(x_0, theta_0)). A ``v`` passed to :meth:`forward`
+        overrides it.
     exact
-        ``True``: memory-free training, the backward pass reconstructing the activations bit for bit on a
-        fixed-point grid with ``frac_bits`` fractional bits. ``False``: plain autograd (activations stored).
+        ``True``: memory-free training, the backward pass reconstructing the activations bit for bit
+        on a fixed-point grid with ``frac_bits`` fractional bits. ``False``: plain autograd
+        (activations stored).
     frac_bits
-        Resolution 2**-frac_bits of the fixed-point grid; values must stay below 2**(62 - frac_bits).
+        Resolution 2**-frac_bits of the fixed-point grid; values must stay below 2**(62 -
+        frac_bits).
     preserve_rng_state
-        Seed each layer's random draws (dropout) from one seed drawn per forward, so that the backward
-        pass and :meth:`inverse` recompute them identically. Same seeds in both modes.
+        Seed each layer's random draws (dropout) from one seed drawn per forward, so that the
+        backward pass and :meth:`inverse` recompute them identically. Same seeds in both modes.
 
     Notes
     -----
@@ -486,7 +498,8 @@ class MomentumResNet(_ReversibleStack):
     def from_residual_blocks(
         cls, blocks: Iterable[nn.Module], gamma: float, **options
     ) -> "MomentumResNet":
-        """Momentum ResNet with ``f_n(x) = block_n(x) - x``: the same parameters as a ResNet of those blocks.
+        """Momentum ResNet with ``f_n(x) = block_n(x) - x``: the same parameters as a ResNet of
+        those blocks.
 
         With gamma = 0 it computes exactly what the blocks compute in sequence.
         """
@@ -494,7 +507,8 @@ class MomentumResNet(_ReversibleStack):
 
 
 class ResidualBranch(nn.Module):
-    """``f(x) = block(x) - x`` for a block that computes ``x + f(x)`` (possibly followed by an activation)."""
+    """``f(x) = block(x) - x`` for a block that computes ``x + f(x)`` (possibly followed by an
+    activation)."""
 
     def __init__(self, block: nn.Module):
         super().__init__()
@@ -507,7 +521,8 @@ class ResidualBranch(nn.Module):
 
 
 class MomentumStage(nn.Module):
-    """Drop-in replacement for a stage of residual blocks: ``x -> x_L`` (the velocity is dropped)."""
+    """Drop-in replacement for a stage of residual blocks: ``x -> x_L`` (the velocity is
+    dropped)."""
 
     def __init__(self, momentum: MomentumResNet):
         super().__init__()
@@ -524,9 +539,10 @@ def to_momentum_resnet(
 ) -> nn.Sequential:
     """Turn a stage of residual blocks into its Momentum counterpart with the same parameters.
 
-    Blocks that change the shape (torchvision style: a ``downsample`` attribute that is not ``None``)
-    cannot be momentum layers (x and v must keep their shape); the leading ones are kept as they are.
-    The remaining blocks become a :class:`MomentumResNet` with ``f_n(x) = block_n(x) - x``.
+    Blocks that change the shape (torchvision style: a ``downsample`` attribute that is not
+    ``None``) cannot be momentum layers (x and v must keep their shape); the leading ones are kept
+    as they are. The remaining blocks become a :class:`MomentumResNet` with
+    ``f_n(x) = block_n(x) - x``.
 
     Parameters
     ----------

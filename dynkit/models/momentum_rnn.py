@@ -1,7 +1,9 @@
-"""The MomentumRNN family: RNN and LSTM cells whose input drive follows an optimiser's momentum rule.
+"""The MomentumRNN family: RNN and LSTM cells whose input drive follows an optimiser's momentum
+rule.
 
-One recurrent module, :class:`MomentumRNN`, parametrised by the cell (``"rnn"`` or ``"lstm"``) and the
-momentum rule (review Sect. 2, Eqs. (10)-(17); MomentumRNN paper Eqs. (8)-(15)). With ``d_t = W x_t``:
+One recurrent module, :class:`MomentumRNN`, parametrised by the cell (``"rnn"`` or ``"lstm"``) and
+the momentum rule (review Sect. 2, Eqs. (10)-(17); MomentumRNN paper Eqs. (8)-(15)). With
+``d_t = W x_t``:
 
 =============  ==========================================================================================
 rule           update of the cell's pre-activation ``a_t`` (then ``h_t = sigma(a_t)`` or the LSTM gates)
@@ -17,11 +19,12 @@ rule           update of the cell's pre-activation ``a_t`` (then ``h_t = sigma(a
 restart``      1..F and restarting (the MomentumRNN authors' SRLSTM, ``NesterovLSTMCell`` of their code)
 =============  ==========================================================================================
 
-``parametrization="remark"`` is the equivalent form of Remark 1 (Eq. (12)) / Remark 4: ``d_t = W_hat x_t``
-lives in the hidden space and the drive enters through ``U``: ``a_t = U (h_{t-1} + v_t) + b``, and for
-adam/rmsprop ``a_t = U h_{t-1} + (U v_t) / sqrt(m_t + eps) + b`` (``m_t`` from ``(W_hat x_t)^2``, repeated
-over the LSTM's four gates). For the momentum rules it equals the standard form with ``W = U W_hat``.
-"""
+``parametrization="remark"`` is the equivalent form of Remark 1 (Eq. (12)) / Remark 4:
+``d_t = W_hat x_t`` lives in the hidden space and the drive enters through ``U``:
+``a_t = U (h_{t-1} + v_t) + b``, and for adam/rmsprop
+``a_t = U h_{t-1} + (U v_t) / sqrt(m_t + eps) + b`` (``m_t`` from ``(W_hat x_t)^2``, repeated over
+the LSTM's four gates). For the momentum rules it equals the standard form with ``W = U W_hat``.
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -46,7 +49,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MomentumRule:
-    """A momentum rule as data: whether it keeps a velocity, a second moment, and its schedule of mu."""
+    """A momentum rule as data: whether it keeps a velocity, a second moment, and its schedule of
+    mu."""
 
     name: str
     velocity: bool  # keeps v_t (all but "none")
@@ -66,7 +70,8 @@ class MomentumRule:
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
         if self.schedule is not None and not callable(self.schedule):
             raise TypeError(
-                f"schedule must be a callable mu_t(t, mu, F) or None, got {type(self.schedule).__name__}"
+                f"schedule must be a callable mu_t(t, mu, F) or None, got "
+                f"{type(self.schedule).__name__}"
             )
 
 
@@ -92,7 +97,7 @@ PARAMETRIZATIONS = ("standard", "remark")
 INITS = ("uniform", "authors")
 """``uniform``: every parameter in ``±1/sqrt(hidden_size)`` (torch.nn.LSTM's); ``authors``: MomentumRNN's code
 (``mnist-timit/momentumnet.py`` ``reset_parameters``, read not copied): an input bias, orthogonal input weights,
-identity hidden weights (``eye_`` on the gates x hidden matrix), zero biases but the forget gate's 1.0 in both."""
+identity hidden weights (``eye_`` on the gates x hidden matrix), zero biases but the forget gate's 1.0 in both."""  # noqa: E501
 
 
 def _real(value, name: str, low: float, high: float, closed_high: bool = False) -> float:
@@ -105,13 +110,15 @@ def _real(value, name: str, low: float, high: float, closed_high: bool = False) 
 
 
 class MomentumRNN(nn.Module):
-    """A single-layer recurrent module over batch-first sequences with a momentum rule on its input drive.
+    """A single-layer recurrent module over batch-first sequences with a momentum rule on its input
+    drive.
 
     Parameters
     ----------
     input_size, hidden_size : int
     cell : {"rnn", "lstm"}
-        The recurrent cell: ``h_t = tanh(a_t)`` or the LSTM gates (order i, f, g, o as in ``torch.nn.LSTM``).
+        The recurrent cell: ``h_t = tanh(a_t)`` or the LSTM gates (order i, f, g, o as in
+        ``torch.nn.LSTM``).
     rule : {"none", "momentum", "nag", "restart", "adam", "rmsprop"}
         The momentum rule (table in the module docstring).
     mu : float
@@ -127,8 +134,9 @@ class MomentumRNN(nn.Module):
     parametrization : {"standard", "remark"}
         Eq. (11)/(17) or the equivalent Remark 1/4 form.
     init : {"uniform", "authors"}
-        The initialisation (:data:`INITS`); ``"authors"`` adds a bias to the input drive (the authors' ``x2h``,
-        which their momentum accumulates too) and needs ``parametrization="standard"``.
+        The initialisation (:data:`INITS`); ``"authors"`` adds a bias to the input drive (the
+        authors' ``x2h``, which their momentum accumulates too) and needs
+        ``parametrization="standard"``.
 
     Notes
     -----
@@ -137,7 +145,7 @@ class MomentumRNN(nn.Module):
     (``h``, and ``c``, ``v``, ``m`` where used) to continue from. With ``return_states=True`` it returns
     also the list of the hidden tensors ``h_t`` that the recurrence used (call ``retain_grad()`` on them
     to read ``dL/dh_t``, Fig. 2 of MomentumRNN).
-    """
+    """  # noqa: E501
 
     def __init__(
         self,
@@ -170,7 +178,8 @@ class MomentumRNN(nn.Module):
             raise ValueError(f"init must be one of {INITS}, got {init!r}")
         if init == "authors" and parametrization != "standard":
             raise ValueError(
-                f"init='authors' needs parametrization='standard' (their cells), got {parametrization!r}"
+                f"init='authors' needs parametrization='standard' (their cells), got "
+                f"{parametrization!r}"
             )
         self.mu = _real(mu, "mu", 0.0, math.inf)
         self.s = _real(s, "s", 0.0, math.inf)
@@ -217,7 +226,8 @@ class MomentumRNN(nn.Module):
     def extra_repr(self) -> str:
         return (
             f"{self.input_size}, {self.hidden_size}, cell={self.cell!r}, rule={self.rule.name!r}, "
-            f"mu={self.mu}, s={self.s}, parametrization={self.parametrization!r}, init={self.init!r}"
+            f"mu={self.mu}, s={self.s}, parametrization={self.parametrization!r}, "
+            f"init={self.init!r}"
         )
 
     def mu_at(self, t: int) -> float:
@@ -232,7 +242,8 @@ class MomentumRNN(nn.Module):
             )
         if x.shape[-1] != self.input_size:
             raise ValueError(
-                f"x must have {self.input_size} features (last dimension), got shape {tuple(x.shape)}"
+                f"x must have {self.input_size} features (last dimension), got shape "
+                f"{tuple(x.shape)}"
             )
         if x.shape[1] == 0:
             raise ValueError("x must hold at least one time step, got T = 0")
@@ -244,7 +255,8 @@ class MomentumRNN(nn.Module):
             return
         if not isinstance(state, dict):
             raise TypeError(
-                f"state must be None or the dict a previous call returned, got {type(state).__name__}"
+                f"state must be None or the dict a previous call returned, got "
+                f"{type(state).__name__}"
             )
         widths = {
             "h": self.hidden_size,
@@ -328,7 +340,8 @@ class MomentumRNN(nn.Module):
 
 
 class SequenceClassifier(nn.Module):
-    """A :class:`MomentumRNN` followed by a linear read-out of the last hidden state (or of every step)."""
+    """A :class:`MomentumRNN` followed by a linear read-out of the last hidden state (or of every
+    step)."""
 
     def __init__(
         self, input_size: int, hidden_size: int, n_outputs: int, every_step: bool = False, **rnn

@@ -2,15 +2,17 @@
 
 Every model maps an input ``x`` (vectors ``(B, d)`` or images ``(B, C, H, W)``) to an initial state
 ``z0`` (augmented, with momentum or velocity for the second-order models), integrates it with an
-:class:`~dynkit.models.ODEBlock`, and returns the *position* part ``h(T)`` of the final state. States
-are concatenated along dimension 1 (features or channels): ``z = [h, m]``.
+:class:`~dynkit.models.ODEBlock`, and returns the *position* part ``h(T)`` of the final state.
+States are concatenated along dimension 1 (features or channels): ``z = [h, m]``.
 
 The right-hand sides, all from Sect. 3 of the review:
 
 * NODE/ANODE: ``dh/dt = f(t, h)``; ANODE appends ``p`` zero components to ``h`` [Dupont et al.].
 * SONODE: ``dh/dt = v, dv/dt = f(t, [h, v])`` (f sees position and velocity) [Norcliffe et al.].
-* HBNODE, Eq. (25): ``dh/dt = m, dm/dt = -gamma m + f(t, h)``, with ``gamma = eps * sigmoid(omega)``.
-* GHBNODE, Eq. (48): ``dh/dt = sigma(m), dm/dt = -gamma m + f(t, h) - xi h``, ``xi = softplus(chi)``.
+* HBNODE, Eq. (25): ``dh/dt = m, dm/dt = -gamma m + f(t, h)``, with
+  ``gamma = eps * sigmoid(omega)``.
+* GHBNODE, Eq. (48): ``dh/dt = sigma(m), dm/dt = -gamma m + f(t, h) - xi h``,
+  ``xi = softplus(chi)``.
 """
 
 from __future__ import annotations
@@ -96,8 +98,8 @@ class MLPField(nn.Module):
 class ConvField(nn.Module):
     """Three-layer convolutional ``f(t, h)`` on images: 1x1, 3x3, 1x1 convolutions, ReLU in between.
 
-    With ``time=True`` (the default, as in the review's image experiments) a constant channel holding
-    ``t`` is appended to the input of every layer.
+    With ``time=True`` (the default, as in the review's image experiments) a constant channel
+    holding ``t`` is appended to the input of every layer.
     """
 
     def __init__(
@@ -138,8 +140,9 @@ class ConvField(nn.Module):
 
 
 class ConvInitial(nn.Module):
-    """Small network for the initial augmentation and momentum of image models, as in the review's
-    experiments: 1x1, 3x3, 1x1 convolutions with leaky ReLU (slope 0.3), ``in_channels -> out_channels``."""
+    """Small network for the initial augmentation and momentum of image models, as in the
+    review's experiments: 1x1, 3x3, 1x1 convolutions with leaky ReLU (slope 0.3),
+    ``in_channels -> out_channels``."""
 
     def __init__(self, in_channels: int, out_channels: int, hidden: int):
         super().__init__()
@@ -183,7 +186,8 @@ class ConstrainedScalar(nn.Module):
 
 
 def damping(omega: float = -3.0, epsilon: float = 1.0, learnable: bool = True) -> ConstrainedScalar:
-    """``gamma = epsilon * sigmoid(omega)`` (Sect. 3.2.2 of the review); ``omega`` starts at -3 there."""
+    """``gamma = epsilon * sigmoid(omega)`` (Sect. 3.2.2 of the review); ``omega`` starts at -3
+    there."""
     check.real(omega, "omega")
     epsilon = check.real(epsilon, "epsilon", low=0.0, low_open=True)
     check.boolean(learnable, "learnable")
@@ -337,7 +341,8 @@ class _NeuralODE(nn.Module):
         return torch.cat([x, rest], dim=1)
 
     def forward(self, x: torch.Tensor, times=None) -> torch.Tensor:
-        """``h(t1)`` (shape of ``x`` with ``c + augment_dim`` along dim 1), or ``h`` at ``times``."""
+        """``h(t1)`` (shape of ``x`` with ``c + augment_dim`` along dim 1), or ``h`` at
+        ``times``."""
         z = self.block(self.initial_state(x), times)
         return z.narrow(1 if times is None else 2, 0, x.shape[1] + self.augment_dim)
 
@@ -361,7 +366,8 @@ class ANODE(_NeuralODE):
 
 
 class SONODE(_NeuralODE):
-    """Second-order neural ODE ``d2h/dt2 = f(t, h, dh/dt)`` as a first-order system [Norcliffe et al. 2020].
+    """Second-order neural ODE ``d2h/dt2 = f(t, h, dh/dt)`` as a first-order system [Norcliffe et
+    al. 2020].
 
     The initial velocity (and augmentation) is zero, or ``initial(x)``.
     """
@@ -395,7 +401,8 @@ class HBNODE(_NeuralODE):
         ``gamma = epsilon * sigmoid(omega)``; ``omega`` learnable (starting at -3, as in the review)
         unless ``learn_gamma=False``.
     **block_options
-        :class:`~dynkit.models.ODEBlock` options (``solver``, ``method``, ``rtol``, ``atol``, ``adjoint``, ...).
+        :class:`~dynkit.models.ODEBlock` options (``solver``, ``method``, ``rtol``, ``atol``,
+        ``adjoint``, ...).
     """
 
     n_states = 2

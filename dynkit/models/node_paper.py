@@ -98,14 +98,16 @@ POINT_CLOUD = {
     "ghbnode": (1, 20),
 }
 
-# The review authors' point-cloud models (hedixia/HeavyBallNODE, point_cloud/nested_n_spheres_*.ipynb): per model the
-# hidden width of the ELU 3-layer field and of the initial-velocity network (a 3-layer hardtanh(-5, 5) perceptron of
-# the point; SONODE, HBNODE, GHBNODE), the augmented dimensions (ANODE: one zero), and a dense layer to one output
-# bounded by hardtanh(-1, 1). Their HBNODE and GHBNODE integrate dz = -v, dv = f(z) - sigmoid(gamma) v (GHBNODE
-# + 2 z, the identity for sigma): ours with m = -v, the same models (f and the initial network change sign, a
-# symmetric initialisation keeps their law), so GHBNODE is ours with sigma the identity and xi = 2 frozen.
-# Counts: 525, 567, 527, 568, 568 (tests/test_node_models.py); the review's 528 for SONODE counts the notebook's
-# damping parameter, created and never used.
+# The review authors' point-cloud models (hedixia/HeavyBallNODE,
+# point_cloud/nested_n_spheres_*.ipynb): per model the hidden width of the ELU 3-layer field and of
+# the initial-velocity network (a 3-layer hardtanh(-5, 5) perceptron of the point; SONODE, HBNODE,
+# GHBNODE), the augmented dimensions (ANODE: one zero), and a dense layer to one output bounded by
+# hardtanh(-1, 1). Their HBNODE and GHBNODE integrate dz = -v, dv = f(z) - sigmoid(gamma) v (GHBNODE
+# + 2 z, the identity for sigma): ours with m = -v, the same models (f and the initial network
+#   change sign, a
+# symmetric initialisation keeps their law), so GHBNODE is ours with sigma the identity and xi = 2
+# frozen. Counts: 525, 567, 527, 568, 568 (tests/test_node_models.py); the review's 528 for SONODE
+# counts the notebook's damping parameter, created and never used.
 AUTHORS_POINT_CLOUD = {
     "node": (20, 0),
     "anode": (20, 1),
@@ -116,7 +118,7 @@ AUTHORS_POINT_CLOUD = {
 AUTHORS_POINT_CLOUD_XI = 2.0
 """The authors' point-cloud GHBNODE's restoring coefficient (``res = 2``), a constant."""
 AUTHORS_POINT_CLOUD_BOUND = 1.0
-"""Their output's bound: ``hardtanh(-1, 1)`` of the dense layer, trained by MSE against labels -1 and 1."""
+"""Their output's bound: ``hardtanh(-1, 1)`` of the dense layer, trained by MSE against labels -1 and 1."""  # noqa: E501
 
 # Tolerances used by the review: 1e-7 for the point cloud (Sect. 3.4.1); 1e-3 for images (its code).
 PAPER_TOLERANCE = {
@@ -127,8 +129,8 @@ PAPER_TOLERANCE = {
     "digits": 1e-3,
 }
 
-# Time-series tasks: (n_inputs, n_outputs, field is a 3-layer perceptron?, per model (hidden, augment, width)),
-# ``width`` the perceptron's (field or cell) hidden width.
+# Time-series tasks: (n_inputs, n_outputs, field is a 3-layer perceptron?, per model (hidden,
+# augment, width)), ``width`` the perceptron's (field or cell) hidden width.
 TIME_SERIES = {
     "walker2d": (
         17,
@@ -167,12 +169,13 @@ TIME_SERIES = {
         },
     ),
 }
-# The review authors' own hybrids (github.com/hedixia/HeavyBallNODE, plane_vibration/*_rnn_pv.py): per model
-# (hidden, augment, the ReLU perceptron field's hidden widths). Every hybrid there has a residual cell linear in
-# [z, x] block by block, an initial state read by a dense layer from the whole 64-stamp window, predicts after
-# carrying the state across the gap, and its ANODE's 22 augmented components are zero at the start only; their
-# HBNODE has the restoring term -xi h with xi learnable (``HeavyBallNODE(corr=0, corrf=False)``). The counts are
-# the review's 15,986 / 16,730 / 16,649 / 16,127 / 16,127 exactly (tests/test_node_models.py).
+# The review authors' own hybrids (github.com/hedixia/HeavyBallNODE, plane_vibration/*_rnn_pv.py):
+# per model (hidden, augment, the ReLU perceptron field's hidden widths). Every hybrid there has a
+# residual cell linear in [z, x] block by block, an initial state read by a dense layer from the
+# whole 64-stamp window, predicts after carrying the state across the gap, and its ANODE's 22
+# augmented components are zero at the start only; their HBNODE has the restoring term -xi h with xi
+# learnable (``HeavyBallNODE(corr=0, corrf=False)``). The counts are the review's 15,986 / 16,730 /
+# 16,649 / 16,127 / 16,127 exactly (tests/test_node_models.py).
 AUTHORS_PLANE_VIBRATION = {
     "node": (21, 0, (63, 84)),
     "anode": (5, 22, (81, 108)),
@@ -180,15 +183,17 @@ AUTHORS_PLANE_VIBRATION = {
     "hbnode": (20, 0, (20, 20)),
     "ghbnode": (20, 0, (20, 20)),
 }
-# Their Walker2D hybrids (walker2d/*_rnn_walker.py): per model (hidden, augment, cell hidden widths, the cell is
-# residual, initial state, prediction order). Every field is one dense layer without activation; the cell a 3-layer
-# tanh perceptron with a linear output, residual (``+ h``) for SONODE/HBNODE/GHBNODE, replacing the state for
-# ODE-RNN/ANODE-RNN (their ``temprnn`` has no ``+ h`` there), whose prediction is read before the observation
-# (``rnn_out=True``: :data:`~dynkit.models.ode_rnn.PREDICTIONS`); ANODE-RNN starts from a dense layer of the first
-# observation to 5 components, 19 zeros beside them; HBNODE's restoring coefficient is frozen at softplus(0) = ln 2
-# (``corr=0, corrf=True``), GHBNODE's learnable from softplus(1) (``corr=1, corrf=False``), sigma = tanh. Counts:
-# 8,729 / 8,819 / 8,757 / 8,898 / 8,899 (tests/test_ode_rnn.py counts the layers independently); the review gives
-# 8,729 / 8,815 / - / 8,899 / 8,899 (their count includes HBNODE's frozen coefficient; ANODE-RNN's 4 are unexplained).
+# Their Walker2D hybrids (walker2d/*_rnn_walker.py): per model (hidden, augment, cell hidden widths,
+# the cell is residual, initial state, prediction order). Every field is one dense layer without
+# activation; the cell a 3-layer tanh perceptron with a linear output, residual (``+ h``) for
+# SONODE/HBNODE/GHBNODE, replacing the state for ODE-RNN/ANODE-RNN (their ``temprnn`` has no ``+ h``
+# there), whose prediction is read before the observation (``rnn_out=True``:
+# :data:`~dynkit.models.ode_rnn.PREDICTIONS`); ANODE-RNN starts from a dense layer of the first
+# observation to 5 components, 19 zeros beside them; HBNODE's restoring coefficient is frozen at
+# softplus(0) = ln 2 (``corr=0, corrf=True``), GHBNODE's learnable from softplus(1)
+# (``corr=1, corrf=False``), sigma = tanh. Counts: 8,729 / 8,819 / 8,757 / 8,898 / 8,899
+# (tests/test_ode_rnn.py counts the layers independently); the review gives 8,729 / 8,815 / - /
+# 8,899 / 8,899 (their count includes HBNODE's frozen coefficient; ANODE-RNN's 4 are unexplained).
 AUTHORS_WALKER2D = {
     "node": (24, 0, (72, 48), False, "zeros", "before_update"),
     "anode": (5, 19, (72, 48), False, "first", "before_update"),
@@ -197,13 +202,13 @@ AUTHORS_WALKER2D = {
     "ghbnode": (24, 0, 48, True, "zeros", "after_gap"),
 }
 AUTHORS_WALKER2D_CHI = {"hbnode": 0.0, "ghbnode": 1.0}
-"""``xi = softplus(chi)`` at the start in the authors' Walker2D HBNODE (frozen) and GHBNODE (learnable)."""
+"""``xi = softplus(chi)`` at the start in the authors' Walker2D HBNODE (frozen) and GHBNODE (learnable)."""  # noqa: E501
 AUTHORS_WINDOW = 64
-"""The window the authors' initial state reads (``seqlen = 64`` in ``plane_vibration/trainpv.py``)."""
+"""The window the authors' initial state reads (``seqlen = 64`` in ``plane_vibration/trainpv.py``)."""  # noqa: E501
 DESIGNS = ("dynkit", "authors")
 """The hybrids' skeleton: dynkit's earlier one (:data:`TIME_SERIES`) or the authors' (:data:`AUTHORS_PLANE_VIBRATION`;
 Silverbox, which the authors train no hybrid on, takes the same skeleton with its 2 inputs and 1 output;
-:data:`AUTHORS_WALKER2D` for Walker2D)."""
+:data:`AUTHORS_WALKER2D` for Walker2D)."""  # noqa: E501
 # The review's parameter counts (Sect. 3.4.3, 3.4.4); None where it reports none.
 PAPER_PARAMETERS = {
     "walker2d": {"node": 8729, "anode": 8815, "sonode": None, "hbnode": 8899, "ghbnode": 8899},
@@ -223,8 +228,8 @@ TASKS = tuple(IMAGE_TASKS) + ("point_cloud",) + tuple(TIME_SERIES)
 
 
 class Classifier(nn.Module):
-    """``ode`` followed by a dense layer on the flattened position ``h(T)``, bounded by ``hardtanh(-bound, bound)``
-    when ``bound`` is given (the review authors' point-cloud output).
+    """``ode`` followed by a dense layer on the flattened position ``h(T)``, bounded by
+    ``hardtanh(-bound, bound)`` when ``bound`` is given (the review authors' point-cloud output).
 
     Checks the input shape before solving anything, so a wrong image size fails at once.
     """
@@ -283,8 +288,8 @@ def _hardtanh5(x: torch.Tensor) -> torch.Tensor:
 
 
 class MLPInitial(nn.Module):
-    """The review authors' point-cloud initial velocity: a 3-layer ``hardtanh(-5, 5)`` perceptron of the input,
-    ``dim -> hidden -> hidden -> dim`` (``initial_velocity`` in their notebooks)."""
+    """The review authors' point-cloud initial velocity: a 3-layer ``hardtanh(-5, 5)`` perceptron
+    of the input, ``dim -> hidden -> hidden -> dim`` (``initial_velocity`` in their notebooks)."""
 
     def __init__(self, dim: int, hidden: int):
         super().__init__()
@@ -315,10 +320,11 @@ def _identity(v: torch.Tensor) -> torch.Tensor:
 
 
 def _authors_walker2d(name: str, options: dict) -> dict:
-    """The :class:`~dynkit.models.ode_rnn.ODERNN` arguments of the authors' Walker2D ``name`` (:data:`AUTHORS_WALKER2D`)
-    under the caller's ``options``: ``residual`` and ``initial_state`` set the second-order hybrids' cell and start;
-    ODE-RNN's and ANODE-RNN's are their skeleton's (the state replaced, ANODE-RNN's start read from the first
-    observation), whatever the options say."""
+    """The :class:`~dynkit.models.ode_rnn.ODERNN` arguments of the authors' Walker2D ``name``
+    (:data:`AUTHORS_WALKER2D`) under the caller's ``options``: ``residual`` and ``initial_state``
+    set the second-order hybrids' cell and start; ODE-RNN's and ANODE-RNN's are their skeleton's
+    (the state replaced, ANODE-RNN's start read from the first observation), whatever the options
+    say."""
     hidden, augment, cell, residual, initial, prediction = AUTHORS_WALKER2D[name]
     built = {
         "hidden": hidden,
@@ -342,7 +348,8 @@ def _authors_walker2d(name: str, options: dict) -> dict:
 
 
 def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options) -> nn.Module:
-    """``model`` (``"node"``, ``"anode"``, ``"sonode"``, ``"hbnode"``, ``"ghbnode"``) configured for ``task``.
+    """``model`` (``"node"``, ``"anode"``, ``"sonode"``, ``"hbnode"``, ``"ghbnode"``) configured for
+    ``task``.
 
     Parameters
     ----------
@@ -353,19 +360,21 @@ def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options
         ``"point_cloud"`` (2-D points, one logit; Sect. 3.4.1); ``"walker2d"``,
         ``"plane_vibration"``, ``"silverbox"``: the ODE-RNN hybrid (see the module docstring).
     design : {"dynkit", "authors"}
-        For the time-series tasks: the hybrid skeleton (:data:`DESIGNS`); for ``"point_cloud"``: ``"authors"`` is
-        the review authors' notebook models (:data:`AUTHORS_POINT_CLOUD`, a bounded output).
+        For the time-series tasks: the hybrid skeleton (:data:`DESIGNS`); for ``"point_cloud"``:
+        ``"authors"`` is the review authors' notebook models (:data:`AUTHORS_POINT_CLOUD`, a bounded
+        output).
     **block_options
         Override the :class:`~dynkit.models.ODEBlock` options (solver, method, rtol, atol, adjoint);
         the tolerance defaults to the review's for the task (:data:`PAPER_TOLERANCE`). With
-        ``design="authors"`` also the :class:`~dynkit.models.ode_rnn.ODERNN` options of the skeleton (``residual``,
-        ``restoring``, ``initial_state``, ``time_scale``, ...).
+        ``design="authors"`` also the :class:`~dynkit.models.ode_rnn.ODERNN` options of the skeleton
+        (``residual``, ``restoring``, ``initial_state``, ``time_scale``, ...).
 
     Returns
     -------
     Classifier or ODERNN
-        ``Classifier(ode, in_shape, n_outputs)`` (an ``ODERNN`` for the time-series tasks); HBNODE/GHBNODE have gamma = sigmoid(omega) with
-        omega learnable from -3, GHBNODE sigma = tanh and xi = softplus(chi) learnable from ln 2.
+        ``Classifier(ode, in_shape, n_outputs)`` (an ``ODERNN`` for the time-series tasks);
+        HBNODE/GHBNODE have gamma = sigmoid(omega) with omega learnable from -3, GHBNODE sigma =
+        tanh and xi = softplus(chi) learnable from ln 2.
     """
     name = check_model_name(model)
     if design not in DESIGNS:
@@ -432,9 +441,9 @@ def from_paper(model: str, task: str, *, design: str = "dynkit", **block_options
 
 
 def _point_cloud(name: str, design: str, options: dict) -> Classifier:
-    """The point-cloud ``name`` with the block ``options``: dynkit's (:data:`POINT_CLOUD`: zero initial velocity, one
-    logit) or the review authors' (:data:`AUTHORS_POINT_CLOUD`: the initial-velocity network, GHBNODE's restoring term,
-    a bounded output)."""
+    """The point-cloud ``name`` with the block ``options``: dynkit's (:data:`POINT_CLOUD`: zero
+    initial velocity, one logit) or the review authors' (:data:`AUTHORS_POINT_CLOUD`: the
+    initial-velocity network, GHBNODE's restoring term, a bounded output)."""
     authors = design == "authors"
     if authors:
         hidden, augment = AUTHORS_POINT_CLOUD[name]

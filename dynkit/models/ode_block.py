@@ -1,4 +1,5 @@
-"""One ODE block: integrate a right-hand side over [t0, t1] with :func:`dynkit.solve` (default) or torchdiffeq.
+"""One ODE block: integrate a right-hand side over [t0, t1] with :func:`dynkit.solve` (default) or
+torchdiffeq.
 
 Every model and experiment of dynkit solves through :func:`dynkit.solve`, so the NFE they report are
 dynkit's; ``solver="torchdiffeq"`` keeps the papers' own solver selectable (``torchdiffeq.odeint``,
@@ -31,7 +32,8 @@ DEFAULT_SOLVER = "dynkit"
 
 
 def solver_methods(solver: str) -> tuple[str, ...]:
-    """The method names ``solver`` can integrate with (torchdiffeq's own list, or :data:`dynkit.solvers.METHODS`)."""
+    """The method names ``solver`` can integrate with (torchdiffeq's own list, or
+    :data:`dynkit.solvers.METHODS`)."""
     if solver == "torchdiffeq":
         try:
             from torchdiffeq._impl.odeint import SOLVERS as TORCHDIFFEQ_METHODS
@@ -71,10 +73,11 @@ def check_block_options(
     adjoint: bool = False,
     **_,
 ) -> None:
-    """Validate :class:`ODEBlock` options before anything is built or trained (``ValueError``/``TypeError``).
+    """Validate :class:`ODEBlock` options before anything is built or trained
+    (``ValueError``/``TypeError``).
 
-    ``method`` must be one the chosen ``solver`` knows (a dynkit fixed-step method needs ``step_size``);
-    tolerances finite and positive; ``t0``, ``t1`` finite numbers.
+    ``method`` must be one the chosen ``solver`` knows (a dynkit fixed-step method needs
+    ``step_size``); tolerances finite and positive; ``t0``, ``t1`` finite numbers.
     """
     if not isinstance(solver, str):
         raise TypeError(f"solver must be one of {SOLVERS}, got {solver!r}")
@@ -104,8 +107,9 @@ def check_block_options(
                     f"step_size is required by the fixed-step method {method!r} (solver='dynkit'), "
                     f"got None"
                 )
-            # the adjoint's Rosenbrock stages take Jacobians of the augmented field, which fails inside a
-            # torch model's autograd (RuntimeError from torch.func): refused here, clearly, before any solve
+            # the adjoint's Rosenbrock stages take Jacobians of the augmented field, which fails
+            # inside a torch model's autograd (RuntimeError from torch.func): refused here, clearly,
+            # before any solve
             if adjoint and isinstance(
                 METHODS[method].implementation, (RosenbrockTableau, AutoSwitching)
             ):
@@ -130,7 +134,8 @@ def check_block_options(
             )
         if step_size is None and not getattr(method, "adaptive", True):
             raise ValueError(
-                f"step_size is required by the fixed-step method {getattr(method, 'name', method)!r}, "
+                f"step_size is required by the fixed-step method "
+                f"{getattr(method, 'name', method)!r}, "
                 f"got None"
             )
     for name, value in (("rtol", rtol), ("atol", atol)):
@@ -156,7 +161,8 @@ def check_block_options(
 
 
 class ODEBlock(nn.Module):
-    """Solve ``dz/dt = dynamics(t, z)`` from ``z(t0) = z0`` and return ``z(t1)`` (or ``z`` at given times).
+    """Solve ``dz/dt = dynamics(t, z)`` from ``z(t0) = z0`` and return ``z(t1)`` (or ``z`` at given
+    times).
 
     The right-hand side is wrapped in an :class:`~dynkit.diagnostics.NFECounter`, so every block
     counts its forward and backward function evaluations.
@@ -170,7 +176,8 @@ class ODEBlock(nn.Module):
     solver : {"dynkit", "torchdiffeq"}
         ``"dynkit"`` (the default) uses :func:`dynkit.solve` (discretise-then-optimise, or its
         continuous adjoint :mod:`dynkit.solvers.adjoint` when ``adjoint``); ``"torchdiffeq"`` uses
-        ``torchdiffeq.odeint`` (or ``odeint_adjoint`` when ``adjoint``), the solver of the papers' code.
+        ``torchdiffeq.odeint`` (or ``odeint_adjoint`` when ``adjoint``), the solver of the papers'
+        code.
     method : str
         Integration method known to the chosen solver (``"dopri5"``, ``"rk4"``, ...).
     rtol, atol : float
@@ -234,10 +241,12 @@ class ODEBlock(nn.Module):
     def forward(
         self, z0: torch.Tensor, times: Sequence[float] | torch.Tensor | None = None
     ) -> torch.Tensor:
-        """``z(t1)``, or when ``times`` is given (starting at ``t0``) the states at ``times`` stacked on dim 0."""
+        """``z(t1)``, or when ``times`` is given (starting at ``t0``) the states at ``times``
+        stacked on dim 0."""
         if not isinstance(z0, torch.Tensor) or not z0.is_floating_point():
             raise TypeError(
-                f"z0 must be a floating-point torch.Tensor, got {getattr(z0, 'dtype', type(z0).__name__)}"
+                f"z0 must be a floating-point torch.Tensor, got "
+                f"{getattr(z0, 'dtype', type(z0).__name__)}"
             )
         if not bool(
             torch.isfinite(z0).all()

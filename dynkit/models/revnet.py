@@ -59,7 +59,8 @@ class RevNet(_ReversibleStack):
 
     @classmethod
     def tied(cls, phi: nn.Module, psi: nn.Module, depth: int, **options) -> "RevNet":
-        """RevNet whose layers all share ``phi`` and ``psi`` (theta_n = theta, theta'_n = theta')."""
+        """RevNet whose layers all share ``phi`` and ``psi`` (theta_n = theta, theta'_n =
+        theta')."""
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ValueError(f"depth: expected a positive int, got {depth!r}")
         return cls([phi] * depth, [psi] * depth, **options)

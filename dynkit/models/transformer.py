@@ -1,16 +1,17 @@
-"""A small transformer assembling softmax, linear and momentum attention with residual, momentum (15)
-or adaptive-momentum (18) connections (Momentum Transformer Sect. 3; review Eqs. (72)-(77)).
+"""A small transformer assembling softmax, linear and momentum attention with residual, momentum
+(15) or adaptive-momentum (18) connections (Momentum Transformer Sect. 3; review Eqs. (72)-(77)).
 
 ``causal=True`` gives the decoder (autoregressive language model, as used for the copy task);
 ``causal=False`` the encoder (non-causal momentum attention, Eq. (14)).
 
-Momentum connection (15), ``T_l(X) = f_l(V_hat + X + beta~ (X - T_{l-1}(X)))``: read as the heavy-ball step
-``x_{l+1} = x_l + gamma~ V_hat_l + beta~ (x_l - x_{l-1})`` where ``x_l`` is the input of layer ``l`` and
-``V_hat_l`` plays ``-gamma grad f`` (the first layer has no previous input: its momentum term is zero).
-Adaptive momentum sets ``beta~_l`` per token from Eq. (18) with ``grad f`` ~ ``V_hat``, clamped to
-``[0, 1 - delta]``; like a step-size rule it is not differentiated through (detached). Per token, not per
-sequence: a norm over the whole sequence would make an early position depend on later tokens and break
-the decoder's causality (our test caught exactly that).
+Momentum connection (15), ``T_l(X) = f_l(V_hat + X + beta~ (X - T_{l-1}(X)))``: read as the
+heavy-ball step ``x_{l+1} = x_l + gamma~ V_hat_l + beta~ (x_l - x_{l-1})`` where ``x_l`` is the
+input of layer ``l`` and ``V_hat_l`` plays ``-gamma grad f`` (the first layer has no previous input:
+its momentum term is zero). Adaptive momentum sets ``beta~_l`` per token from Eq. (18) with
+``grad f`` ~ ``V_hat``, clamped to ``[0, 1 - delta]``; like a step-size rule it is not
+differentiated through (detached). Per token, not per sequence: a norm over the whole sequence would
+make an early position depend on later tokens and break the decoder's causality (our test caught
+exactly that).
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ class MultiHeadAttention(nn.Module):
 
 
 class TransformerLayer(nn.Module):
-    """Pre-norm layer: attention with a residual / momentum / adaptive connection, then a feed-forward block."""
+    """Pre-norm layer: attention with a residual / momentum / adaptive connection, then a
+    feed-forward block."""
 
     def __init__(
         self,
@@ -123,7 +125,8 @@ class TransformerLayer(nn.Module):
         )
 
     def forward(self, x: torch.Tensor, x_prev: torch.Tensor | None, attn_prev: torch.Tensor | None):
-        """Returns ``(output, x, V_hat)``: the next layer's input, this layer's input and attention."""
+        """Returns ``(output, x, V_hat)``: the next layer's input, this layer's input and
+        attention."""
         check.tensor(x, "x", ndim=3, floating=True, shape_hint="(batch, n, d_model)")
         if x.shape[-1] != self.norm1.normalized_shape[0]:
             raise ValueError(
@@ -138,7 +141,9 @@ class TransformerLayer(nn.Module):
                 beta = torch.zeros((), dtype=x.dtype, device=x.device)
             elif self.connection == "momentum":
                 beta = torch.tensor(self.connection_beta, dtype=x.dtype, device=x.device)
-            else:  # Eq. (18) per token: a norm over the sequence would let later tokens leak into earlier ones
+            # Eq. (18) per token: a norm over the sequence would let later tokens leak into earlier
+            # ones
+            else:
                 beta = adaptive_momentum(a.detach(), attn_prev.detach(), delta=self.delta, dim=-1)[
                     ..., None
                 ]
@@ -218,7 +223,8 @@ class MomentumTransformer(nn.Module):
             )
         if tokens.dim() != 2 or not 0 < tokens.shape[1] <= self.position.shape[0]:
             raise ValueError(
-                f"tokens must have shape (batch, n) with 0 < n <= {self.position.shape[0]} (max_length), "
+                f"tokens must have shape (batch, n) with 0 < n <= {self.position.shape[0]} "
+                f"(max_length), "
                 f"got {tuple(tokens.shape)}"
             )
         x = self.embed(tokens) + self.position[: tokens.shape[1]]

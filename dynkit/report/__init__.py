@@ -2,9 +2,9 @@
 
 :func:`build_report` runs the claim checks (:mod:`dynkit.theory`), reads the empirical ledger
 (:mod:`dynkit.experiments`), renders the symbolic derivations (:mod:`dynkit.symbolic`), measures the
-steppers (:mod:`dynkit.solvers`), compares them with scipy (work-precision, :mod:`dynkit.diagnostics`)
-and runs a small NFE-vs-tolerance experiment (HBNODE vs NODE). It is the job behind ``make demo``
-and ``dynkit report``.
+steppers (:mod:`dynkit.solvers`), compares them with scipy (work-precision,
+:mod:`dynkit.diagnostics`) and runs a small NFE-vs-tolerance experiment (HBNODE vs NODE). It is the
+job behind ``make demo`` and ``dynkit report``.
 
 The page opens with a one-screen summary (one line per part with a link: the claims, the ledger and
 the derivations as counts per verdict or outcome, the measurements as a headline), then the figures,
@@ -135,7 +135,8 @@ def build_report(
     ----------
     out_dir : path
         Folder for ``report.html`` (self-contained), ``report.md`` (Markdown twin), ``report.json``
-        (every section's status and numbers, with versions) and ``figures/*.png``. Created if missing.
+        (every section's status and numbers, with versions) and ``figures/*.png``. Created if
+        missing.
     quick : bool
         Smaller instance counts, tolerance grids and batches (for tests and CI).
     seed : int
@@ -174,7 +175,8 @@ def build_report(
         sec = _run_section(key, title, fn, ctx, debug)
         if not quiet:
             print(
-                f"[report] {title}: {sec.status} ({sec.seconds:.1f} s){' - ' + sec.note if sec.note else ''}",
+                f"[report] {title}: {sec.status} ({sec.seconds:.1f} "
+                f"s){' - ' + sec.note if sec.note else ''}",
                 file=sys.stderr,
                 flush=True,
             )

@@ -1,4 +1,5 @@
-"""What a report section holds: small content blocks, rendered by the templates into HTML and Markdown.
+"""What a report section holds: small content blocks, rendered by the templates into HTML and
+Markdown.
 
 A block is data only (no markup); ``templates/html.j2`` and ``templates/md.j2`` hold one macro per
 ``kind``, and ``templates/report.j2`` lays the page out once for both formats.
@@ -108,8 +109,8 @@ class Section:
     """One part of the report.
 
     ``status`` is ``"ok"``, ``"failed"`` (a check ran and did not hold), ``"unavailable"`` (the
-    component is not in this build) or ``"error"`` (the section raised). ``summary`` blocks go to the
-    one-screen summary at the top, ``figures`` to the figures part, ``blocks`` to the details.
+    component is not in this build) or ``"error"`` (the section raised). ``summary`` blocks go to
+    the one-screen summary at the top, ``figures`` to the figures part, ``blocks`` to the details.
     """
 
     key: str

@@ -1,4 +1,5 @@
-"""Pieces the report, the CLI and the docs share: optional components, JSON-friendly values, verdicts."""
+"""Pieces the report, the CLI and the docs share: optional components, JSON-friendly values,
+verdicts."""
 
 from __future__ import annotations
 
@@ -45,14 +46,17 @@ LEDGER_VERDICTS = (
 
 
 MEANINGS = {
-    # the claims of the papers (dynkit.theory): a verdict about each statement as the paper writes it
+    # the claims of the papers (dynkit.theory): a verdict about each statement as the paper writes
+    # it
     "holds": "the statement as written holds on every instance checked",
     "holds with correction": "holds once the stated correction is made (the row gives it)",
     "erratum": "an evident typo: the statement the authors meant holds",
     "false as stated": "a counterexample refutes the statement as written (the row gives it)",
     "undecided": "the check could not settle it in its budget (the row says why)",
-    # the empirical ledger (dynkit.experiments): an outcome from paired runs with seeds fixed in advance
-    "reproduced": "the effect's confidence interval excludes no effect, on the paper's side, and reaches the "
+    # the empirical ledger (dynkit.experiments): an outcome from paired runs with seeds fixed in
+    # advance
+    "reproduced": "the effect's confidence interval excludes no effect, on the paper's side, and reaches "  # noqa: E501
+    "the "
     "paper's effect",
     "smaller effect": "on the paper's side, short of the paper's effect, reaching the smallest "
     "effect of interest",
@@ -60,9 +64,9 @@ MEANINGS = {
     "negligible": "the interval holds no effect and lies inside ± the smallest effect of interest",
     "opposite (negligible)": "on the other side of no effect, inside the smallest effect of "
     "interest",
-    "pilot agrees": "a pilot (not the paper's experiment) whose interval lies on the paper's side and "
+    "pilot agrees": "a pilot (not the paper's experiment) whose interval lies on the paper's side and "  # noqa: E501
     "reaches the paper's effect",
-    "pilot: smaller effect": "a pilot whose interval lies on the paper's side but short of the paper's "
+    "pilot: smaller effect": "a pilot whose interval lies on the paper's side but short of the paper's "  # noqa: E501
     "effect",
     "pilot disagrees": "a pilot whose interval lies on the other side, beyond the smallest effect "
     "of interest",
@@ -70,21 +74,22 @@ MEANINGS = {
     "pilot inconclusive": "a pilot whose interval decides nothing with the seeds run",
     "pilot invalid": "a pilot in which a model did not learn, or another validity check failed",
     "not run": "no results: the row or the comparison says what it needs",
-    "ruled out": "the interval contains no effect and lies inside ± the smallest effect of interest",
+    "ruled out": "the interval contains no effect and lies inside ± the smallest effect of interest",  # noqa: E501
     "opposite": "the interval lies entirely on the other side of no effect",
     "inconclusive": "none of these with the seeds run; the row says how many seeds would decide it",
     "invalid": "a model did not learn, or another validity check failed; the row says which",
     "deterministic": "the same value in every seed: one measurement, shown as its value",
-    "needs full scale": "the mechanism needs the paper's scale (stated in the recipe before the runs)",
+    "needs full scale": "the mechanism needs the paper's scale (stated in the recipe before the runs)",  # noqa: E501
     # the worked derivations (dynkit.symbolic)
     "matches the paper": "sympy's result equals the paper's equation exactly",
-    "differs from the paper": "sympy's result differs from the paper's equation (the note says how)",
+    "differs from the paper": "sympy's result differs from the paper's equation (the note says how)",  # noqa: E501
 }
 """What each verdict and outcome word of the report means: the legend of its first screen."""
 
 
 def legend(words) -> list[tuple[str, str]]:
-    """``(word, meaning)`` for each word of ``words`` that has one, in the order of :data:`MEANINGS`."""
+    """``(word, meaning)`` for each word of ``words`` that has one, in the order of
+    :data:`MEANINGS`."""
     used = set(words)
     return [(word, meaning) for word, meaning in MEANINGS.items() if word in used]
 
@@ -118,8 +123,9 @@ def require(dotted: str) -> Any:
 
 
 def require_any(*dotted: str) -> Any:
-    """The first of ``dotted`` names that this build has (see :func:`require`); a component that moved
-    between modules (``diagnostics.nfe_vs_tolerance`` -> ``experiments.nfe_vs_tolerance``) keeps working.
+    """The first of ``dotted`` names that this build has (see :func:`require`); a component that
+    moved between modules (``diagnostics.nfe_vs_tolerance`` -> ``experiments.nfe_vs_tolerance``)
+    keeps working.
 
     Raises
     ------
@@ -136,7 +142,8 @@ def require_any(*dotted: str) -> Any:
 
 
 def fmt(x: Any) -> str:
-    """A table cell: booleans as yes/no, numbers (numpy, mpmath, sympy too) to 3 significant digits."""
+    """A table cell: booleans as yes/no, numbers (numpy, mpmath, sympy too) to 3 significant
+    digits."""
     if x is None:
         return ""
     if isinstance(x, bool):
@@ -151,7 +158,8 @@ def fmt(x: Any) -> str:
 
 
 def latex_of(expr: Any) -> str:
-    """Display LaTeX of what a derivation step holds (see :func:`dynkit.symbolic.derivation.to_latex`)."""
+    """Display LaTeX of what a derivation step holds (see
+    :func:`dynkit.symbolic.derivation.to_latex`)."""
     from ..symbolic.derivation import to_latex
 
     return to_latex(expr)
@@ -186,8 +194,8 @@ def held_text(row: Any) -> str:
 
 
 def claim_verdict(row: Any) -> str:
-    """The row's ``verdict`` (one of :data:`CLAIM_VERDICTS`); a row from a build without verdicts gets
-    ``holds`` or ``did not hold`` from its numerical check."""
+    """The row's ``verdict`` (one of :data:`CLAIM_VERDICTS`); a row from a build without verdicts
+    gets ``holds`` or ``did not hold`` from its numerical check."""
     verdict = _field(row, "verdict")
     if verdict:
         return str(verdict)
@@ -195,19 +203,23 @@ def claim_verdict(row: Any) -> str:
 
 
 def count_by(verdicts: list[str], order: tuple[str, ...]) -> list[tuple[str, int]]:
-    """``(verdict, count)`` for every verdict of ``order`` (zeros included), then any other verdict seen."""
+    """``(verdict, count)`` for every verdict of ``order`` (zeros included), then any other
+    verdict seen."""
     extra = [v for v in dict.fromkeys(verdicts) if v not in order]
     return [(v, verdicts.count(v)) for v in (*order, *extra)]
 
 
-# The short names the code gives the papers (/work/shared/papers/README.md), as the ledger cites them.
+# The short names the code gives the papers (/work/shared/papers/README.md), as the ledger cites
+# them.
 def row_label(row: Any) -> str:
-    """The label a ledger row is counted by: its ``outcome`` where rows carry one, else its ``verdict``."""
+    """The label a ledger row is counted by: its ``outcome`` where rows carry one, else its
+    ``verdict``."""
     return str(_field(row, "outcome") or _field(row, "verdict") or "")
 
 
 def effect_text(row: dict) -> str:
-    """A ledger row's effect on its scale with its 95% CI (``log -0.21 [-0.26, -0.17]``); ``–`` without one."""
+    """A ledger row's effect on its scale with its 95% CI (``log -0.21 [-0.26, -0.17]``); ``–``
+    without one."""
     if row.get("effect") is None:
         return (
             ours_text(row.get("ours") or {}) if "effect" not in row else "–"

@@ -40,7 +40,8 @@ def _without_checks(obj: Any) -> Any:
 
 
 def paper_statement(d: Any) -> str:
-    """LaTeX of what the paper states (see the module docstring); ``""`` when the paper states no formula."""
+    """LaTeX of what the paper states (see the module docstring); ``""`` when the paper states no
+    formula."""
     from ..symbolic.derivation import to_latex
 
     stated_latex = getattr(d, "extra", {}).get("stated_latex")
@@ -50,14 +51,16 @@ def paper_statement(d: Any) -> str:
 
 
 def derivation_view(d: Any) -> DerivationView:
-    """The :class:`~dynkit.report.blocks.DerivationView` of a derivation (see the module docstring)."""
+    """The :class:`~dynkit.report.blocks.DerivationView` of a derivation (see the module
+    docstring)."""
     from ..symbolic.derivation import to_latex
 
     labels = getattr(d, "extra", {}).get("labels", {})
     steps = [(s.text, to_latex(s.expr) if s.expr is not None else "") for s in d.steps]
     result = to_latex(d.result, labels) if d.result is not None else ""
     if steps and steps[-1][1] and steps[-1][1] in (result, to_latex(d.result)):
-        # the last step already shows the result: say so there instead of repeating its equation below
+        # the last step already shows the result: say so there instead of repeating its equation
+        # below
         steps[-1] = (steps[-1][0].rstrip() + " This is the result.", steps[-1][1])
         result = ""
     return DerivationView(
@@ -73,8 +76,8 @@ def derivation_view(d: Any) -> DerivationView:
 
 
 def derivation_markdown(view: DerivationView, level: int = 3) -> str:
-    """The Markdown of a derivation view (``$$`` display math), as the report's Markdown twin writes it;
-    ``level`` is the heading level of its title (1 for a page of its own)."""
+    """The Markdown of a derivation view (``$$`` display math), as the report's Markdown twin
+    writes it; ``level`` is the heading level of its title (1 for a page of its own)."""
     from .render import render_block_markdown
 
     return render_block_markdown(view, level=level)

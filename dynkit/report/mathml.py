@@ -29,7 +29,8 @@ _LEFTOVER_COMMAND = re.compile(r">[^<]*\\[A-Za-z]+[^<]*<")  # a text node that s
 
 
 def _character(m: re.Match) -> str:
-    """``&#x0003D;`` -> ``=``: the page is UTF-8, and the characters are a third of the markup's weight."""
+    """``&#x0003D;`` -> ``=``: the page is UTF-8, and the characters are a third of the markup's
+    weight."""
     char = chr(int(m[1], 16))
     return m[0] if char in '<>&"' else char
 
@@ -51,7 +52,8 @@ def _error(latex: str, reason: str, display: bool) -> str:
 
 
 def mathml_problem(mathml: str) -> str:
-    """Why a converted equation is not typeset (``""`` when it is): an ``<merror>`` or a leftover ``\\macro``."""
+    """Why a converted equation is not typeset (``""`` when it is): an ``<merror>`` or a leftover
+    ``\\macro``."""
     if "<merror" in mathml:
         return "TeX error"
     found = _LEFTOVER_COMMAND.search(mathml)
@@ -60,7 +62,8 @@ def mathml_problem(mathml: str) -> str:
 
 @lru_cache(maxsize=4096)
 def to_mathml(latex: str, display: bool = True) -> str:
-    """``<math>`` markup of ``latex`` (display or inline); an ``<merror>`` node when it cannot be typeset.
+    """``<math>`` markup of ``latex`` (display or inline); an ``<merror>`` node when it cannot be
+    typeset.
 
     Parameters
     ----------

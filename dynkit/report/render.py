@@ -19,7 +19,8 @@ from .mathml import text_with_math, to_mathml
 
 __all__ = ["render_html", "render_markdown", "render_block_markdown", "verdict_class"]
 
-# Colours of the labels rows carry. A label not listed (a new outcome, say) is shown uncoloured, not refused.
+# Colours of the labels rows carry. A label not listed (a new outcome, say) is shown uncoloured, not
+# refused.
 _TONE = {
     "good": ("holds", "reproduced", "yes", "matches the paper"),
     "warn": (
@@ -111,7 +112,8 @@ def _render(html: bool, sections: list[Section], generated: str, **extra) -> str
 
 
 def render_html(sections: list[Section], generated: str) -> str:
-    """One self-contained page: CSS, figures (data URIs) and equations (MathML) inline; no script, nothing fetched."""
+    """One self-contained page: CSS, figures (data URIs) and equations (MathML) inline; no
+    script, nothing fetched."""
     css = _environment(True).loader.get_source(_environment(True), "report.css")[0]
     return _render(True, sections, generated, css=css)
 

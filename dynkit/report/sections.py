@@ -1,6 +1,7 @@
-"""The report's sections. Each takes a :class:`Context` and fills a :class:`~dynkit.report.blocks.Section`:
-``summary`` blocks (verdict counts, for the one-screen summary), ``figures`` and
-detail ``blocks``; ``data`` goes to ``report.json`` (``data["headline"]`` is the one-line status).
+"""The report's sections. Each takes a :class:`Context` and fills a
+:class:`~dynkit.report.blocks.Section`: ``summary`` blocks (verdict counts, for the one-screen
+summary), ``figures`` and detail ``blocks``; ``data`` goes to ``report.json`` (``data["headline"]``
+is the one-line status).
 """
 
 from __future__ import annotations
@@ -93,9 +94,12 @@ def section_propositions(ctx: Context, sec: Section) -> None:
     sec.summary.append(Counts(counts, "claims"))
     sec.blocks.append(
         Paragraph(
-            f"Each claim of the papers is checked numerically on random instances (seed {ctx.seed}; {n} asked for, "
-            "and each row says how many its check ran: some checks draw fewer, or more, by design). The verdict is "
-            "about the paper's statement as written: holds, holds with correction, erratum (the intended statement, "
+            f"Each claim of the papers is checked numerically on random instances (seed "
+            f"{ctx.seed}; {n} asked for, "
+            "and each row says how many its check ran: some checks draw fewer, or more, by "
+            "design). The verdict is "
+            "about the paper's statement as written: holds, holds with correction, erratum "
+            "(the intended statement, "
             "evident from the paper's own text, holds), false as stated (with a "
             "counterexample) or undecided."
         )
@@ -153,7 +157,8 @@ def section_propositions(ctx: Context, sec: Section) -> None:
         "table": table.to_dict(),
         "headline": ", ".join(f"{v} {k}" for k, v in counts if v),
     }
-    # The expected verdict is a regression check of dynkit itself: it decides the section's status, never a column.
+    # The expected verdict is a regression check of dynkit itself: it decides the section's status,
+    # never a column.
     if any("verdict" in r for r in rows):
         wrong = [
             r["claim"] for r, v in zip(rows, verdicts) if r.get("expected_verdict") not in (None, v)
@@ -167,7 +172,8 @@ def section_propositions(ctx: Context, sec: Section) -> None:
 
 
 def _excerpt(statement: str | None, limit: int = 170) -> str:
-    """The paper's sentence, cut at a word near ``limit`` characters (the full quote is in the table below)."""
+    """The paper's sentence, cut at a word near ``limit`` characters (the full quote is in the
+    table below)."""
     text = " ".join(str(statement or "").split())
     if len(text) <= limit:
         return text
@@ -284,8 +290,8 @@ def section_ledger(ctx: Context, sec: Section) -> None:
     data = ledger().to_dict()
     rows, setups = data["rows"], data.get("setups") or {}
     labels = [row_label(r) for r in rows]
-    # Rows carry an ``outcome`` (newer ledgers) or a ``verdict``: count by whichever they carry, in the
-    # contract's order for verdicts and in order of appearance for any other set of labels.
+    # Rows carry an ``outcome`` (newer ledgers) or a ``verdict``: count by whichever they carry, in
+    # the contract's order for verdicts and in order of appearance for any other set of labels.
     uses_outcome = any(r.get("outcome") for r in rows)
     counts = count_by(labels, () if uses_outcome else LEDGER_VERDICTS)
     label_name = "outcome" if uses_outcome else "verdict"
@@ -295,11 +301,16 @@ def section_ledger(ctx: Context, sec: Section) -> None:
         sec.summary.append(Counts(counts, "results"))
     sec.blocks.append(
         Paragraph(
-            "The empirical ledger: each of the papers' experimental claims, the metric we measured, the effect per "
-            "seed paired with its baseline on its scale (log10 of a ratio, a difference, or one model's own number "
-            f"against the row's criterion), its mean and 95% confidence interval, n with how many seeds agree in sign, "
-            f"and the {label_name} its rule gives after the validity checks, computed from the committed multi-seed "
-            "results of analysis/results. Undecided rows say why, or how many seeds would decide them."
+            "The empirical ledger: each of the papers' experimental claims, the metric we "
+            "measured, the effect per "
+            "seed paired with its baseline on its scale (log10 of a ratio, a difference, or "
+            "one model's own number "
+            f"against the row's criterion), its mean and 95% confidence interval, n with how "
+            f"many seeds agree in sign, "
+            f"and the {label_name} its rule gives after the validity checks, computed from "
+            f"the committed multi-seed "
+            "results of analysis/results. Undecided rows say why, or how many seeds would "
+            "decide them."
         )
     )
 
@@ -388,8 +399,10 @@ def section_derivations(ctx: Context, sec: Section) -> None:
     derivations = require("symbolic.DERIVATIONS")
     sec.blocks.append(
         Paragraph(
-            "Every equation below is derived by sympy at report time (nothing is typed by hand); the last lines of "
-            "each derivation compare the derived result with the equation as the paper states it. Click a statement "
+            "Every equation below is derived by sympy at report time (nothing is typed by "
+            "hand); the last lines of "
+            "each derivation compare the derived result with the equation as the paper "
+            "states it. Click a statement "
             "to open its derivation."
         )
     )
@@ -489,9 +502,12 @@ def section_steppers(ctx: Context, sec: Section) -> None:
         )
     sec.blocks.append(
         Paragraph(
-            "The steppers of dk.solvers.METHODS. For each fixed-step method the observed order is log2 of the ratio "
-            f"of the errors at the two smallest step sizes (h = {steps[-2]}, {steps[-1]}) on the pendulum "
-            "θ'' = -sin θ, θ(0) = 1, θ'(0) = 0, t in [0, 2]; the reference is scipy's DOP853 at rtol = atol = 1e-13."
+            "The steppers of dk.solvers.METHODS. For each fixed-step method the observed "
+            "order is log2 of the ratio "
+            f"of the errors at the two smallest step sizes (h = {steps[-2]}, {steps[-1]}) on "
+            f"the pendulum "
+            "θ'' = -sin θ, θ(0) = 1, θ'(0) = 0, t in [0, 2]; the reference is scipy's DOP853 "
+            "at rtol = atol = 1e-13."
         )
     )
     sec.blocks.append(
@@ -541,7 +557,7 @@ def section_steppers(ctx: Context, sec: Section) -> None:
     sec.data = {
         "problem": "pendulum, theta(0)=1, theta'(0)=0, t in [0, 2]",
         "fixed_step": curves,
-        "headline": f"observed order within 0.5 of nominal for {len(curves) - len(bad)}/{len(curves)} "
+        "headline": f"observed order within 0.5 of nominal for {len(curves) - len(bad)}/{len(curves)} "  # noqa: E501
         "fixed-step methods",
     }
     if bad:
@@ -552,7 +568,8 @@ def section_steppers(ctx: Context, sec: Section) -> None:
 
 
 def _plot_work_precision(rows: list[dict], path: Path) -> None:
-    """Error vs NFE (top) and vs wall-clock seconds (bottom), one column per problem; one style per solver."""
+    """Error vs NFE (top) and vs wall-clock seconds (bottom), one column per problem; one style
+    per solver."""
     import numpy as np
     from matplotlib.ticker import NullFormatter
 
@@ -597,9 +614,11 @@ def section_work_precision(ctx: Context, sec: Section) -> None:
     table = work_precision(tolerances=tolerances, include_scipy=True)
     sec.blocks.append(
         Paragraph(
-            "Error against a reference solution vs the number of function evaluations and vs wall-clock time, for "
+            "Error against a reference solution vs the number of function evaluations and vs "
+            "wall-clock time, for "
             f"dynkit's adaptive steppers and scipy.integrate.solve_ivp at tolerances "
-            f"{', '.join(f'{t:g}' for t in tolerances)}. Times are single runs: indicative, not a benchmark "
+            f"{', '.join(f'{t:g}' for t in tolerances)}. Times are single runs: indicative, "
+            f"not a benchmark "
             "(`make bench` measures ratios)."
         )
     )
@@ -665,8 +684,9 @@ TRAINED_NFE_EXPERIMENT = "node_trained"
 
 
 def _trained_nfe(models: tuple[str, ...]) -> tuple[dict, dict] | None:
-    """Per model and tolerance, forward/backward NFE (mean, std over seeds) of the *trained* models of the
-    results of record (:data:`TRAINED_NFE_EXPERIMENT`), with the run's description; None when absent."""
+    """Per model and tolerance, forward/backward NFE (mean, std over seeds) of the *trained*
+    models of the results of record (:data:`TRAINED_NFE_EXPERIMENT`), with the run's description;
+    None when absent."""
     import json
 
     try:
@@ -682,7 +702,8 @@ def _trained_nfe(models: tuple[str, ...]) -> tuple[dict, dict] | None:
     config = run.get("config", {})
     metrics = run.get("metrics", {})
     key = require("diagnostics.nfe.tolerance_key")
-    # the run's own aggregates (results.json "metrics": per-seed values), keyed as node_trained writes them
+    # the run's own aggregates (results.json "metrics": per-seed values), keyed as node_trained
+    # writes them
     results = {
         m: {
             f"{t:g}": {
@@ -711,7 +732,8 @@ def _trained_nfe(models: tuple[str, ...]) -> tuple[dict, dict] | None:
 
 
 def _spread(values: list) -> dict:
-    """Mean, sample standard deviation and count of per-seed values (as the nfe_vs_tolerance notebook shows them)."""
+    """Mean, sample standard deviation and count of per-seed values (as the nfe_vs_tolerance
+    notebook shows them)."""
     import numpy as np
 
     v = np.asarray(values, dtype=float)
@@ -745,10 +767,14 @@ def section_nfe(ctx: Context, sec: Section) -> None:
         results_t, about = trained
         sec.blocks.append(
             Paragraph(
-                f"Trained models (the results of record, {about['experiment']} at its {about['scale']} scale): NODE and "
-                f"HBNODE trained {about['epochs']} epochs on {about['task']} at rtol = atol = {about['train_tol']:g}, then "
-                f"forward and backward NFE per batch measured at each tolerance; mean ± std over seeds "
-                f"{', '.join(map(str, about['seeds']))}. Rerun with the COMMAND beside {about['path']}."
+                f"Trained models (the results of record, {about['experiment']} at its "
+                f"{about['scale']} scale): NODE and "
+                f"HBNODE trained {about['epochs']} epochs on {about['task']} at rtol = atol "
+                f"= {about['train_tol']:g}, then "
+                f"forward and backward NFE per batch measured at each tolerance; mean ± std "
+                f"over seeds "
+                f"{', '.join(map(str, about['seeds']))}. Rerun with the COMMAND beside "
+                f"{about['path']}."
             )
         )
         sec.blocks.append(
@@ -767,7 +793,8 @@ def section_nfe(ctx: Context, sec: Section) -> None:
                 ctx.out_dir,
             )
         )
-    # Training and measuring models is an experiment (DESIGN.md): it lives in dk.experiments in builds that have it.
+    # Training and measuring models is an experiment (DESIGN.md): it lives in dk.experiments in
+    # builds that have it.
     nfe_vs_tolerance = require_any("experiments.nfe_vs_tolerance", "diagnostics.nfe_vs_tolerance")
     tolerances = (1e-2, 1e-3) if ctx.quick else (1e-3, 1e-4, 1e-5, 1e-6)
     n_batches = 1 if ctx.quick else 2
@@ -788,9 +815,12 @@ def section_nfe(ctx: Context, sec: Section) -> None:
     }
     sec.blocks.append(
         Paragraph(
-            "Untrained models, measured now: forward and backward NFE (mean ± std over batches) of NODE and HBNODE "
-            f"at their initial weights (no training; seed {ctx.seed}, {n_batches} batch(es) per point) on the digits "
-            "task, per solver tolerance. A smoke measurement of the pipeline: the papers' claim is about trained "
+            "Untrained models, measured now: forward and backward NFE (mean ± std over "
+            "batches) of NODE and HBNODE "
+            f"at their initial weights (no training; seed {ctx.seed}, {n_batches} batch(es) "
+            f"per point) on the digits "
+            "task, per solver tolerance. A smoke measurement of the pipeline: the papers' "
+            "claim is about trained "
             "models"
             + (
                 " (above)."
@@ -821,7 +851,7 @@ def section_nfe(ctx: Context, sec: Section) -> None:
         "n_batches": n_batches,
         "results": results,
         "trained": None if trained is None else {"results": trained[0], **trained[1]},
-        "headline": f"{', '.join(m.upper() for m in results)} at {len(tolerances)} tolerances: {which}",
+        "headline": f"{', '.join(m.upper() for m in results)} at {len(tolerances)} tolerances: {which}",  # noqa: E501
     }
 
 

@@ -2,8 +2,8 @@
 
 :class:`CountedField` calls the user's ``f``, counts every call into the solve's
 :class:`~dynkit.solvers.SolverStats` and checks what comes back; :class:`Recorder` writes the states
-at the requested output times as the loops pass them, and builds the :class:`~dynkit.solvers.Solution`
-(or the failure carrying the partial one).
+at the requested output times as the loops pass them, and builds the
+:class:`~dynkit.solvers.Solution` (or the failure carrying the partial one).
 """
 
 from __future__ import annotations
@@ -117,7 +117,8 @@ class Recorder:
         return self.next >= len(self.t_out)
 
     def advance(self, t_old: float, t_new: float, y_new, interpolate: Callable[[np.ndarray], Any]):
-        """Record every output time in ``(t_old, t_new]`` (with ``t_new`` possibly past the last)."""
+        """Record every output time in ``(t_old, t_new]`` (with ``t_new`` possibly past the
+        last)."""
         h = t_new - t_old
         tol = SAME_TIME_RTOL * abs(h)
         end = self.direction * t_new

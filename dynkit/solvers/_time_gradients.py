@@ -15,18 +15,19 @@ __all__ = ["times_requiring_grad", "with_output_time_gradients", "with_start_tim
 
 
 def times_requiring_grad(t, y0):
-    """``t`` when autograd should differentiate the outputs in it (a torch ``t`` that requires grad, a torch
-    state, grad mode on), else None."""
+    """``t`` when autograd should differentiate the outputs in it (a torch ``t`` that requires
+    grad, a torch state, grad mode on), else None."""
     if not (is_torch(t) and is_torch(y0) and t.requires_grad):
         return None
     return t if sys.modules["torch"].is_grad_enabled() else None
 
 
 def with_start_time_gradient(field, t, y0):
-    """``y0`` unchanged in value, with ``∂/∂t_0 = −f(t_0, y_0)``: the flow carries it to every output, where
-    ``∂y(t_i)/∂t_0 = −Φ(t_i, t_0) f(t_0, y_0)`` (one counted call of ``f``).
+    """``y0`` unchanged in value, with ``∂/∂t_0 = −f(t_0, y_0)``: the flow carries it to every
+    output, where ``∂y(t_i)/∂t_0 = −Φ(t_i, t_0) f(t_0, y_0)`` (one counted call of ``f``).
 
-    ``(t_0 − t_0.detach())`` is exactly 0, so the values are untouched; only the graph gains the term.
+    ``(t_0 − t_0.detach())`` is exactly 0, so the values are untouched; only the graph gains the
+    term.
     """
     torch = sys.modules["torch"]
     with torch.no_grad():
@@ -37,11 +38,12 @@ def with_start_time_gradient(field, t, y0):
 
 
 def with_output_time_gradients(field, t, ys):
-    """Outputs unchanged in value, with ``∂y(t_i)/∂t_i = f(t_i, y_i)`` (one counted call of ``f`` per output).
+    """Outputs unchanged in value, with ``∂y(t_i)/∂t_i = f(t_i, y_i)`` (one counted call of ``f``
+    per output).
 
-    With :func:`with_start_time_gradient` this gives autograd the exact first derivatives in every ``t_i``
-    (the first output is ``y0`` itself: ``∂y(t_0)/∂t_0 = 0``); the slopes are detached, so second derivatives in
-    ``t`` are not included.
+    With :func:`with_start_time_gradient` this gives autograd the exact first derivatives in every
+    ``t_i`` (the first output is ``y0`` itself: ``∂y(t_0)/∂t_0 = 0``); the slopes are detached, so
+    second derivatives in ``t`` are not included.
     """
     torch = sys.modules["torch"]
     n = ys.shape[0]
@@ -50,7 +52,7 @@ def with_output_time_gradients(field, t, ys):
     if not bool(torch.isfinite(slopes).all()):
         return ys
     shift = (t[:n] - t[:n].detach()).to(ys.dtype).reshape((n,) + (1,) * (ys.ndim - 1))
-    # the recorder's first row is the caller's y0 itself, not the start-time-shifted state the steps start from:
-    # y(t_0) = y0 does not move with t_0 (adding f_0 there would give it ∂/∂t_0 = f_0)
+    # the recorder's first row is the caller's y0 itself, not the start-time-shifted state the steps
+    # start from: y(t_0) = y0 does not move with t_0 (adding f_0 there would give it ∂/∂t_0 = f_0)
     shift = torch.cat([torch.zeros_like(shift[:1]), shift[1:]])
     return ys + shift * slopes

@@ -69,7 +69,8 @@ def validate_options(f, y0, max_steps, flags, per_sample, jac, control) -> None:
         or max_steps < 1
     ):
         raise ValueError(
-            f"max_steps must be a positive integer, got {type(max_steps).__name__} {max_steps!r:.60}"
+            f"max_steps must be a positive integer, got {type(max_steps).__name__} "
+            f"{max_steps!r:.60}"
         )
     for name, value in flags:
         if not isinstance(value, (bool, np.bool_)):
@@ -111,7 +112,8 @@ def validate_method(method, methods):
 def validate_method_options(
     method_obj, adaptive: bool, step_size, first_step, per_sample, jac, jac_sparsity=None
 ):
-    """Refuse (or warn about) arguments that the method would ignore or reinterpret; the step to use."""
+    """Refuse (or warn about) arguments that the method would ignore or reinterpret; the step to
+    use."""
     name = getattr(method_obj, "name", "")
     for arg, value in (("jac", jac), ("jac_sparsity", jac_sparsity)):
         if value is not None and isinstance(method_obj, (RungeKuttaTableau, TwoStepRK)):
@@ -123,7 +125,8 @@ def validate_method_options(
     if jac is not None and jac_sparsity is not None:
         raise ValueError(
             f"give jac or jac_sparsity, not both: jac_sparsity only groups the finite differences "
-            f"that replace a missing jac, so with jac= it would be ignored (expected jac_sparsity=None, "
+            f"that replace a missing jac, so with jac= it would be ignored (expected "
+            f"jac_sparsity=None, "
             f"or jac=None to difference f; a sparse pattern of your own jac comes from returning a "
             f"scipy.sparse matrix), got jac={getattr(jac, '__name__', type(jac).__name__)} and a "
             f"jac_sparsity"
@@ -136,7 +139,8 @@ def validate_method_options(
     if first_step is not None:
         if not adaptive:
             raise ValueError(
-                f"first_step is for adaptive methods; the fixed-step method {name!r} takes step_size "
+                f"first_step is for adaptive methods; the fixed-step method {name!r} takes "
+                f"step_size "
                 f"(got first_step={first_step!r:.60})"
             )
         if step_size is not None:
@@ -169,7 +173,8 @@ def validate_state(y0):
         )
     if isinstance(y0, np.matrix):
         raise TypeError(
-            "y0 must be a plain numpy array or torch tensor, got a numpy.matrix (its * is the matrix "
+            "y0 must be a plain numpy array or torch tensor, got a numpy.matrix (its * is "
+            "the matrix "
             "product, so f would compute something else on the states): pass np.asarray(y0)"
         )
     if is_torch(y0):
@@ -280,9 +285,10 @@ def validate_tolerances(rtol, atol, y0):
 
 
 def _warn_large_atol(atol: float, y0) -> None:
-    """A :class:`ToleranceWarning` when ``atol`` (its largest component) exceeds ``max(1, max|y0|)``: errors
-    as large as the state itself then pass the error test (like ``rtol > 1``), so the result may have no
-    correct digit (``atol=1e308`` turns the error control off)."""
+    """A :class:`ToleranceWarning` when ``atol`` (its largest component) exceeds
+    ``max(1, max|y0|)``: errors as large as the state itself then pass the error test (like
+    ``rtol > 1``), so the result may have no correct digit (``atol=1e308`` turns the error
+    control off)."""
     if is_torch(y0):
         with sys.modules["torch"].no_grad():
             size = float(y0.detach().abs().max())
@@ -291,7 +297,8 @@ def _warn_large_atol(atol: float, y0) -> None:
     scale = max(1.0, size)
     if atol > scale:
         warnings.warn(
-            f"atol={atol:.3g} exceeds the size of the state (max(1, max|y0|) = {scale:.3g}): errors as "
+            f"atol={atol:.3g} exceeds the size of the state (max(1, max|y0|) = {scale:.3g}): "
+            f"errors as "
             f"large as the solution pass the error test and the result may have no correct digit "
             f"(expected atol below the size of the components, typically 1e-6 to 1e-12 of it)",
             ToleranceWarning,
@@ -303,13 +310,13 @@ RAISED_RTOLS: set = set()  # (rtol, dtype) pairs already warned about in this pr
 
 
 def _sane_rtol(rtol: float, y0) -> float:
-    """``rtol`` raised to ``max(100 eps_float64, eps_state)`` with a warning (scipy's ``solve_ivp`` does
-    the first: a relative error below the rounding of the state cannot be controlled, the steps would
-    underflow); a warning for ``rtol > 1``, which asks for no correct digit.
+    """``rtol`` raised to ``max(100 eps_float64, eps_state)`` with a warning (scipy's ``solve_ivp``
+    does the first: a relative error below the rounding of the state cannot be controlled, the steps
+    would underflow); a warning for ``rtol > 1``, which asks for no correct digit.
 
-    The raise is announced once per process for each ``(rtol, dtype)``: a training loop (or torchdiffeq's
-    default ``rtol=1e-7`` with a float32 state) calls the solver thousands of times with the same setting,
-    and one line says all there is to say."""
+    The raise is announced once per process for each ``(rtol, dtype)``: a training loop (or
+    torchdiffeq's default ``rtol=1e-7`` with a float32 state) calls the solver thousands of times
+    with the same setting, and one line says all there is to say."""
     eps = float(
         sys.modules["torch"].finfo(y0.dtype).eps if is_torch(y0) else np.finfo(y0.dtype).eps
     )
@@ -320,7 +327,8 @@ def _sane_rtol(rtol: float, y0) -> float:
             RAISED_RTOLS.add(key)
             warnings.warn(
                 f"rtol={rtol:.3g} is below the precision of the state ({y0.dtype}): raised to "
-                f"rtol={smallest:.3g} (expected rtol >= {smallest:.3g}; accuracy beyond it comes from "
+                f"rtol={smallest:.3g} (expected rtol >= {smallest:.3g}; accuracy beyond it "
+                f"comes from "
                 f"atol). Said once per process for this rtol and dtype.",
                 ToleranceWarning,
                 stacklevel=4,

@@ -1,7 +1,8 @@
-"""Gradients of a torch solve by the continuous adjoint (optimise-then-discretise), with any dynkit method.
+"""Gradients of a torch solve by the continuous adjoint (optimise-then-discretise), with any dynkit
+method.
 
-For ``dy/dt = f(t, y; θ)`` and a loss ``L(y(t_0), …, y(t_N))`` the adjoint ``a(t) = ∂L/∂y(t)`` and the
-parameter gradient ``g(t)`` obey, backward in time (Chen et al. 2018, Eqs. (4)-(5) and Alg. 1;
+For ``dy/dt = f(t, y; θ)`` and a loss ``L(y(t_0), …, y(t_N))`` the adjoint ``a(t) = ∂L/∂y(t)`` and
+the parameter gradient ``g(t)`` obey, backward in time (Chen et al. 2018, Eqs. (4)-(5) and Alg. 1;
 the review's Eqs. (13)-(15)),
 
 .. math::
@@ -14,27 +15,29 @@ Then ``∂L/∂y_0 = a(t_0)`` and ``∂L/∂θ = g(t_0)``. Output times do not m
 ``∂L/∂t_i = ∂L/∂y_i · f(t_i, y_i)`` for ``i ≥ 1``, while moving the start moves everything after it:
 ``∂L/∂t_0 = -a_+(t_0) · f(t_0, y_0)`` with ``a_+`` the adjoint before the jump of ``∂L/∂y_0``.
 
-The augmented system ``(y, a, g)`` is one flat tensor solved by :func:`dynkit.solve` itself, so every
-method (adaptive pairs, fixed-step RK, the two-step ARK methods) has an adjoint. The forward and
-backward solves keep no autograd graph: memory is that of a few augmented states, whatever the
+The augmented system ``(y, a, g)`` is one flat tensor solved by :func:`dynkit.solve` itself, so
+every method (adaptive pairs, fixed-step RK, the two-step ARK methods) has an adjoint. The forward
+and backward solves keep no autograd graph: memory is that of a few augmented states, whatever the
 number of steps. ``y`` restarts at each output time from the forward solution (no drift of the
 backward reconstruction across intervals).
 
-The backward solves measure their error part by part (:class:`PartwiseErrorMethod`): one RMS over the
-concatenation ``z = (y, a, g)`` lets the many parameter components (``g``, often thousands) dilute the error of
-the few that carry it (``y`` and ``a``), and the gradient came out 1.5-3.6× less accurate than torchdiffeq's
-at the same forward error (issue 33; ``python -m benchmarks.bench_adjoint --accuracy``). Each part (``y``,
-``a``, each parameter tensor) is weighted so that the norm is ``(Σ_p RMS_p²)^{1/2}``, at least the largest
-part's RMS: the mixed norm of torchdiffeq's adjoint is the maximum of the same RMS values.
+The backward solves measure their error part by part (:class:`PartwiseErrorMethod`): one RMS over
+the concatenation ``z = (y, a, g)`` lets the many parameter components (``g``, often thousands)
+dilute the error of the few that carry it (``y`` and ``a``), and the gradient came out 1.5-3.6× less
+accurate than torchdiffeq's at the same forward error
+(``python -m benchmarks.bench_adjoint --accuracy``). Each part (``y``, ``a``, each parameter tensor)
+is weighted so that the norm is ``(Σ_p RMS_p²)^{1/2}``, at least the largest part's RMS: the mixed
+norm of torchdiffeq's adjoint is the maximum of the same RMS values.
 
-With the backward measured part by part, the gradient error that remains is the forward's: ``y`` is reconstructed
-backward from the forward's final state, and that state's error is carried back along it (the gradient error is
-1.4-1.7× the forward error at dim 16; 1000× tighter backward tolerances leave it unchanged to 3 %, and an exact
-forward at the same backward tolerance cuts it 3-15×; torchdiffeq's adjoint shows the same, 1.4-2.0×:
-``python -m benchmarks.bench_adjoint --attribution``). At matched forward error the two tools' gradient errors then
-differ by how their forward errors project on the gradient (0.76-1.14× over dims 2 and 16, errors 1e-4..1e-5),
-which no choice of the backward's tolerance or norm moves (the maximum over the parts' RMS, torchdiffeq's: 0.80×,
-0.97×, 1.14×).
+With the backward measured part by part, the gradient error that remains is the forward's: ``y`` is
+reconstructed backward from the forward's final state, and that state's error is carried back along
+it (the gradient error is 1.4-1.7× the forward error at dim 16; 1000× tighter backward tolerances
+leave it unchanged to 3 %, and an exact forward at the same backward tolerance cuts it 3-15×;
+torchdiffeq's adjoint shows the same, 1.4-2.0×:
+``python -m benchmarks.bench_adjoint --attribution``). At matched forward error the two tools'
+gradient errors then differ by how their forward errors project on the gradient (0.76-1.14× over
+dims 2 and 16, errors 1e-4..1e-5), which no choice of the backward's tolerance or norm moves (the
+maximum over the parts' RMS, torchdiffeq's: 0.80×, 0.97×, 1.14×).
 
 Checkpoints (``adjoint_checkpoints=N``, :func:`check_adjoint_checkpoints`): the forward solve
 also keeps its states at ``N + 1`` evenly spaced times from ``t[0]`` to ``t[-1]`` (from its dense
@@ -53,7 +56,7 @@ augmented field is one call of ``f`` plus one vector-Jacobian product through it
 :class:`~dynkit.diagnostics.NFECounter` wrapping ``f`` sees ``vjps == backward_stats.nfe -
 backward_stats.time_calls``, where ``time_calls`` (``len(t)`` calls without a product) are the
 evaluations ``f(t_i, y_i)`` needed only when ``t`` requires a gradient.
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -68,13 +71,22 @@ from .errors import SolverError
 from .explicit import make_stepper
 from .methods import METHODS
 
+__all__ = [
+    "BackwardStats",
+    "AdjointSolution",
+    "check_adjoint_checkpoints",
+    "validated_adjoint_call",
+    "solve_adjoint",
+    "PartwiseErrorMethod",
+]
+
 
 @dataclass
 class BackwardStats(SolverStats):
     """Work of the backward pass, summed over the backward solves between output times.
 
-    ``nfe`` counts every call of ``f`` (each with one VJP, except the ``time_calls`` evaluations
-    for time gradients); ``n_steps``, ``n_accepted``, ``n_rejected`` are those of the augmented solves.
+    ``nfe`` counts every call of ``f`` (each with one VJP, except the ``time_calls`` evaluations for
+    time gradients); ``n_steps``, ``n_accepted``, ``n_rejected`` are those of the augmented solves.
     """
 
     time_calls: int = 0
@@ -85,7 +97,8 @@ class BackwardStats(SolverStats):
 
 @dataclass
 class AdjointSolution(Solution):
-    """A :class:`Solution` whose ``ys`` backpropagate by the adjoint; ``backward_stats`` fills in on ``backward``."""
+    """A :class:`Solution` whose ``ys`` backpropagate by the adjoint; ``backward_stats`` fills in
+    on ``backward``."""
 
     backward_stats: BackwardStats = field(default_factory=BackwardStats)
 
@@ -148,7 +161,8 @@ def solve_adjoint(
     adjoint_checkpoints: int = 0,
     **options,
 ) -> AdjointSolution:
-    """:func:`dynkit.solve` with gradients by the continuous adjoint (called by ``solve(..., adjoint=True)``).
+    """:func:`dynkit.solve` with gradients by the continuous adjoint (called by
+    ``solve(..., adjoint=True)``).
 
     Parameters
     ----------
@@ -159,8 +173,9 @@ def solve_adjoint(
     t : 1-D tensor or array-like
         Output times; a tensor that requires grad receives ``∂L/∂t``.
     adjoint_params : sequence of tensors, optional
-        The tensors ``f`` depends on that should receive gradients (replaces the module's parameters;
-        required when ``f`` is not an ``nn.Module``: ``()`` when only ``y0`` and ``t`` need gradients).
+        The tensors ``f`` depends on that should receive gradients (replaces the module's
+        parameters; required when ``f`` is not an ``nn.Module``: ``()`` when only ``y0`` and ``t``
+        need gradients).
     backward_options : dict, optional
         ``method``, ``rtol``, ``atol``, ``step_size`` (signed as the forward step) of the backward
         solves where they differ from the forward's (torchdiffeq's ``adjoint_rtol``, ... in
@@ -170,8 +185,8 @@ def solve_adjoint(
         backward solves restart their ``y`` from each (memory ``O(N · dim)``; ``0``, the default:
         from the output times only). See :func:`check_adjoint_checkpoints`.
     **options
-        ``method``, ``rtol``, ``atol``, ``step_size``, ``first_step``, ``max_steps``, ``throw``: used by the forward
-        solve and, with the step reversed, by every backward solve.
+        ``method``, ``rtol``, ``atol``, ``step_size``, ``first_step``, ``max_steps``, ``throw``:
+        used by the forward solve and, with the step reversed, by every backward solve.
     """
     import torch
 
@@ -183,11 +198,13 @@ def solve_adjoint(
         )
     if adjoint_params is None:
         if not isinstance(f, torch.nn.Module):
-            # A plain function's tensors are invisible here: their gradients would silently stay None.
+            # A plain function's tensors are invisible here: their gradients would silently stay
+            # None.
             raise ValueError(
                 f"adjoint=True with f that is not an nn.Module needs adjoint_params, the tensors f "
                 f"uses that should receive gradients (adjoint_params=() when only y0 and t need "
-                f"them); got f={getattr(f, '__qualname__', type(f).__name__)} and adjoint_params=None"
+                f"them); got f={getattr(f, '__qualname__', type(f).__name__)} and "
+                f"adjoint_params=None"
             )
         params = tuple(p for p in f.parameters() if p.requires_grad)
     else:
@@ -218,11 +235,13 @@ def solve_adjoint(
 
 
 class PartwiseErrorMethod:
-    """A method whose error is measured per part of a flat state: ``(Σ_p RMS_p²)^{1/2}`` over the slices ``sizes``.
+    """A method whose error is measured per part of a flat state: ``(Σ_p RMS_p²)^{1/2}`` over the
+    slices ``sizes``.
 
-    Wraps any adaptive method (a name's implementation, a tableau or a method object): its stepper is the wrapped
-    one, with the error scaled by ``√(N / n_p)`` on part ``p`` (``N`` components in all, ``n_p`` in the part)
-    before the engine's RMS, which then equals the root of the sum of the parts' mean squares.
+    Wraps any adaptive method (a name's implementation, a tableau or a method object): its stepper
+    is the wrapped one, with the error scaled by ``√(N / n_p)`` on part ``p`` (``N`` components in
+    all, ``n_p`` in the part) before the engine's RMS, which then equals the root of the sum of the
+    parts' mean squares.
     """
 
     adaptive = True
@@ -262,7 +281,8 @@ class _PartwiseStepper:
 
 
 def _backward_method(options: dict, n_y: int, sizes: Sequence[int]):
-    """The backward solves' method: the forward's (or ``backward_options``'), part by part if adaptive."""
+    """The backward solves' method: the forward's (or ``backward_options``'), part by part if
+    adaptive."""
     method = options.get("method", "dopri5")
     implementation = (
         METHODS[method].implementation if isinstance(method, str) and method in METHODS else method
@@ -395,7 +415,8 @@ def _outputs_only(sol: Solution, at_output: np.ndarray):
 
 
 def _augmented_field(f, params, shape, dtype):
-    """The backward field of ``z = (y, a, g)`` flattened: ``(f, -a^T f_y, -a^T f_θ)``; one call of f, one VJP."""
+    """The backward field of ``z = (y, a, g)`` flattened: ``(f, -a^T f_y, -a^T f_θ)``; one call
+    of f, one VJP."""
     import torch
 
     n_y = int(np.prod(shape))
@@ -406,7 +427,8 @@ def _augmented_field(f, params, shape, dtype):
             y = z[:n_y].view(shape).detach().requires_grad_(True)
             a = z[n_y : 2 * n_y].view(shape)
             fy = f(tt, y)
-            # a field that depends on neither y nor the parameters (f = const, f(t)) has no graph: zero VJPs
+            # a field that depends on neither y nor the parameters (f = const, f(t)) has no graph:
+            # zero VJPs
             vjps = (
                 torch.autograd.grad(fy, (y, *params), -a, allow_unused=True)
                 if fy.requires_grad

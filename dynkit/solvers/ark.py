@@ -9,9 +9,9 @@ The general form (Eq. (9)-(10) of the CSAODE paper, after Udwadia & Farahani [UF
 
     k_1 = f(t_n, y_n),\\quad k_j = f(t_n + a_j h,\\ y_n + a_j h\\, k_{j-1}),
 
-and ``k_{-j}`` the same chain at ``(t_{n-1}, y_{n-1})`` -- the previous step's stages, reused. A step
-therefore costs ``s`` new evaluations of ``f``. The first step is taken by a one-step RK method of
-the same order (the "starter"); where the starter's stages coincide with the ARK chain at ``t_0``
+and ``k_{-j}`` the same chain at ``(t_{n-1}, y_{n-1})`` -- the previous step's stages, reused. A
+step therefore costs ``s`` new evaluations of ``f``. The first step is taken by a one-step RK method
+of the same order (the "starter"); where the starter's stages coincide with the ARK chain at ``t_0``
 they are reused.
 
 Where the coefficients come from
@@ -55,6 +55,8 @@ from typing import Sequence
 import numpy as np
 
 from .tableaus import RK4, SSPRK3, RungeKuttaTableau
+
+__all__ = ["TwoStepRK", "ARK3", "ARK4"]
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,8 @@ class TwoStepRK:
         )
 
     def starter_reuse(self) -> int:
-        """How many leading chain stages at ``t_0`` equal the starter's stages (1 at least: f(t0, y0))."""
+        """How many leading chain stages at ``t_0`` equal the starter's stages (1 at least: f(t0,
+        y0))."""
         st, n = self.starter, 1
         for j, a_j in enumerate(self.a, start=1):
             if (

@@ -13,6 +13,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+__all__ = ["NumpyBackend", "TorchBackend", "is_torch", "backend_for"]
+
 
 class NumpyBackend:
     name = "numpy"
@@ -38,7 +40,8 @@ class NumpyBackend:
         return atol + rtol * np.maximum(np.abs(y), np.abs(y_new))
 
     def norms(self, err, scale, per_sample: bool) -> np.ndarray:
-        """RMS of ``err / scale``: over everything (a 0-d array), or per leading index (shape (B,))."""
+        """RMS of ``err / scale``: over everything (a 0-d array), or per leading index (shape
+        (B,))."""
         if err.size == 0:
             return np.zeros(err.shape[0] if per_sample else ())
         ratio = err / scale
@@ -49,9 +52,11 @@ class NumpyBackend:
         return np.asarray(math.sqrt(float(np.dot(ratio, ratio)) / ratio.size))
 
     def lincomb_many(self, y, ks, weights: np.ndarray, h: float = 1.0):
-        """``y + h sum_j weights[:, j] * ks[j]`` for each row of ``weights``: shape ``(m, *y.shape)``.
+        """``y + h sum_j weights[:, j] * ks[j]`` for each row of ``weights``: shape
+        ``(m, *y.shape)``.
 
-        ``ks`` is a sequence of arrays or a stage matrix from :meth:`new_stages` (whose ``y`` it is).
+        ``ks`` is a sequence of arrays or a stage matrix from :meth:`new_stages` (whose ``y`` it
+        is).
         """
         if isinstance(ks, _StageMatrix):  # its rows are y, h k_1, h k_2, ...
             out = (
@@ -233,7 +238,8 @@ class _NumpyOutputs:
 
 
 class _TorchOutputs:
-    """Chunks of output states, concatenated once at the end (autograd-friendly, no in-place writes)."""
+    """Chunks of output states, concatenated once at the end (autograd-friendly, no in-place
+    writes)."""
 
     def __init__(self, y0):
         self.chunks = [y0[None]]
@@ -248,7 +254,8 @@ class _TorchOutputs:
 
 
 def is_torch(x: Any) -> bool:
-    # A tensor can only exist once torch is imported: numpy-only users never pay torch's import time.
+    # A tensor can only exist once torch is imported: numpy-only users never pay torch's import
+    # time.
     module = sys.modules.get("torch")
     return module is not None and isinstance(x, module.Tensor)
 

@@ -8,24 +8,26 @@ The method of Shampine & Reichelt's ``ode15s`` as described in [SR] Sect. 2: the
         − κ_k γ_k \\big(y_{n+1} − y^{(0)}_{n+1}\\big) = 0,
     \\qquad γ_k = \\sum_{j=1}^{k} \\frac{1}{j},
 
-with ``κ = (−0.1850, −1/9, −0.0823, −0.0415, 0)`` for ``k = 1 … 5`` ([SR] Table 1: the NDFs of orders
-1-4 are more efficient than the BDFs at about the same stability; order 5 is the BDF), on a
-quasi-constant step: the state is kept as the backward differences ``∇^m y_n``, ``m = 0 … k + 2``, and a
-change of step by ``ρ`` re-samples the interpolating polynomial at ``t_n − jρh`` (derived here from the
-Newton backward form; [SR] Sect. 2.3 writes the same map as a product ``(RU)ᵀ``).
+with ``κ = (−0.1850, −1/9, −0.0823, −0.0415, 0)`` for ``k = 1 … 5`` ([SR] Table 1: the NDFs of
+orders 1-4 are more efficient than the BDFs at about the same stability; order 5 is the BDF), on a
+quasi-constant step: the state is kept as the backward differences ``∇^m y_n``, ``m = 0 … k + 2``,
+and a change of step by ``ρ`` re-samples the interpolating polynomial at ``t_n − jρh`` (derived here
+from the Newton backward form; [SR] Sect. 2.3 writes the same map as a product ``(RU)ᵀ``).
 
 * predictor ``y^{(0)} = Σ_{m=0}^{k} ∇^m y_n``; with ``d = y_{n+1} − y^{(0)}`` the formula is
-  ``(1 − κ_k) γ_k d = h f(y^{(0)} + d) − Σ_{m=1}^{k} γ_m ∇^m y_n`` ([SR] Eq. (2.4)), solved by simplified
-  Newton with ``(α I − J)``, ``α = (1 − κ_k) γ_k / h``; stop when ``ρ/(1 − ρ) ‖Δ‖ ≤ κ_N``
+  ``(1 − κ_k) γ_k d = h f(y^{(0)} + d) − Σ_{m=1}^{k} γ_m ∇^m y_n`` ([SR] Eq. (2.4)), solved by
+  simplified Newton with ``(α I − J)``, ``α = (1 − κ_k) γ_k / h``; stop when ``ρ/(1 − ρ) ‖Δ‖ ≤ κ_N``
   (``ρ`` the contraction, ``κ_N = max(10 ε / rtol, min(0.03, rtol^{1/2}))``), at most 4 iterations;
 * error ``(κ_k γ_k + 1/(k + 1)) d`` (``d = ∇^{k+1} y_{n+1}``: [SR] Eq. (2.5));
-* step and order: after an accepted step the step is kept until ``k + 1`` steps of one size have been
-  taken (quasi-constant steps; a rejection changes it at once); then the estimates at orders ``k − 1``
-  and ``k + 1`` (from ``∇^k`` and ``∇^{k+2}``) and ``k`` each propose a step ``‖err_q‖^{−1/(q+1)}``
-  (times ``0.9 (2·4 + 1)/(2·4 + N_newt)``); the largest wins, and a growth below 1.2 keeps ``h``;
-* Jacobian and LU reuse: ``J`` is kept across steps and refreshed only when Newton fails with a ``J``
-  that is not current (then the same step is retried); the LU is refactorised when ``h`` or ``k`` changes;
-  a Newton failure with a current ``J`` halves the step (rejected, counted in ``newton_failures``);
+* step and order: after an accepted step the step is kept until ``k + 1`` steps of one size have
+  been taken (quasi-constant steps; a rejection changes it at once); then the estimates at orders
+  ``k − 1`` and ``k + 1`` (from ``∇^k`` and ``∇^{k+2}``) and ``k`` each propose a step
+  ``‖err_q‖^{−1/(q+1)}`` (times ``0.9 (2·4 + 1)/(2·4 + N_newt)``); the largest wins, and a growth
+  below 1.2 keeps ``h``;
+* Jacobian and LU reuse: ``J`` is kept across steps and refreshed only when Newton fails with a
+  ``J`` that is not current (then the same step is retried); the LU is refactorised when ``h`` or
+  ``k`` changes; a Newton failure with a current ``J`` halves the step (rejected, counted in
+  ``newton_failures``);
 * dense output: the interpolating polynomial through ``y_{n+1}, y_n, …, y_{n+1−k}``;
 * tolerance proportionality: the steps hold the local error to ``θ · (atol + rtol |y|)`` with
   ``θ = 0.25 rtol^{1/5}`` (0.1 at rtol 1e-2, 0.016 at 1e-6, 0.0025 at 1e-10). A code that controls the error
@@ -45,7 +47,7 @@ References
    Equations*, Lecture Notes in Math. 1386, Springer 1989, 118-136.
 .. [SR] L. F. Shampine, M. W. Reichelt, "The MATLAB ODE Suite", SIAM J. Sci. Comput. 18 (1997) 1-22,
    Sect. 2 (the NDFs, their backward-difference implementation, changing the step size and order).
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -60,13 +62,27 @@ from .stepper import Stepper
 from .jacobian import jacobian_provider, torch_refusal
 from .linalg import shifted_lu
 
+__all__ = [
+    "MAX_ORDER",
+    "NEWTON_MAX_ITERATIONS",
+    "SAFETY",
+    "KEEP_BELOW",
+    "TOLERANCE_FACTOR",
+    "TOLERANCE_EXPONENT",
+    "tolerance_factor",
+    "BDFMethod",
+    "NDF",
+    "rescale_matrix",
+    "BDFStepper",
+]
+
 MAX_ORDER = 5
 NEWTON_MAX_ITERATIONS = 4
 SAFETY = 0.9
 MIN_RATIO, MAX_RATIO = 0.2, 10.0
 KEEP_BELOW = 1.2  # a proposed growth of the step below this factor keeps h (and the LU)
-# tolerance proportionality (module docstring): the local error is held to θ(rtol) times the user's tolerance,
-# θ = TOLERANCE_FACTOR · rtol^TOLERANCE_EXPONENT (at most 1)
+# tolerance proportionality (module docstring): the local error is held to θ(rtol) times the user's
+# tolerance, θ = TOLERANCE_FACTOR · rtol^TOLERANCE_EXPONENT (at most 1)
 TOLERANCE_FACTOR = 0.25
 TOLERANCE_EXPONENT = 0.2
 
@@ -107,12 +123,14 @@ NDF = BDFMethod("bdf", (-0.1850, -1 / 9, -0.0823, -0.0415, 0.0))
 
 
 def _rms(x: np.ndarray) -> float:
-    """Root mean square of a flat array (a dot product: ``np.mean`` costs microseconds on small states)."""
+    """Root mean square of a flat array (a dot product: ``np.mean`` costs microseconds on small
+    states)."""
     return math.sqrt(float(x @ x) / x.size)
 
 
 def _phi(m: int, x: float) -> float:
-    """``∏_{i<m} (x + i) / m!``: the weight of ``∇^m y_n`` in ``p(t_n + x h)`` (Newton backward form)."""
+    """``∏_{i<m} (x + i) / m!``: the weight of ``∇^m y_n`` in ``p(t_n + x h)`` (Newton backward
+    form)."""
     out = 1.0
     for i in range(m):
         out *= (x + i) / (i + 1)
@@ -120,8 +138,9 @@ def _phi(m: int, x: float) -> float:
 
 
 def rescale_matrix(order: int, ratio: float) -> np.ndarray:
-    """``M`` with ``∇_new = M ∇_old`` (rows ``0 … order``) for a step changed by ``ratio``: the polynomial
-    through ``y_{n−j}`` (``j = 0 … order``) re-sampled at ``t_n − j · ratio · h`` and differenced again."""
+    """``M`` with ``∇_new = M ∇_old`` (rows ``0 … order``) for a step changed by ``ratio``: the
+    polynomial through ``y_{n−j}`` (``j = 0 … order``) re-sampled at ``t_n − j · ratio · h`` and
+    differenced again."""
     k = order
     V = np.array([[_phi(m, -j * ratio) for m in range(k + 1)] for j in range(k + 1)])
     B = np.array(
@@ -247,7 +266,8 @@ class BDFStepper(Stepper):
                 y, bad, lambda theta: np.stack([y] * len(theta)), Slope(self.field, t_new, y)
             )
         y_new = y_pred + d
-        # the differences at t_{n+1} ([SR] Sect. 2.2): ∇^{k+1} = d, ∇^{k+2} = d − ∇^{k+1}_old, ∇^j += ∇^{j+1}
+        # the differences at t_{n+1} ([SR] Sect. 2.2): ∇^{k+1} = d, ∇^{k+2} = d − ∇^{k+1}_old, ∇^j
+        # += ∇^{j+1}
         D_new = D.copy()
         D_new[k + 2] = d - D[k + 1]
         D_new[k + 1] = d
@@ -256,7 +276,8 @@ class BDFStepper(Stepper):
         self.pending = (D_new, iterations, t_new)
         error = (self.C[k] / self.theta * d).reshape(self.shape)
         y_new_b = y_new.reshape(self.shape).astype(self.backend.dtype, copy=False)
-        # the engine takes f(t_{n+1}, y_{n+1}) from this Slope for the next step: a lazy one (see _LazySlope)
+        # the engine takes f(t_{n+1}, y_{n+1}) from this Slope for the next step: a lazy one (see
+        # _LazySlope)
         return Trial(
             y_new_b,
             error,
@@ -297,8 +318,9 @@ class BDFStepper(Stepper):
             if norm == 0 or (rate is not None and rate / (1 - rate) * norm < self.newton_tol):
                 return d, True, i + 1
             if rate is None and norm < self.newton_tol * 1e-2:
-                # a first correction below 1% of the Newton tolerance: the next one (smaller, if Newton
-                # contracts at all) is not worth a call of f (our shortcut; [SR] always iterates twice)
+                # a first correction below 1% of the Newton tolerance: the next one (smaller, if
+                # Newton contracts at all) is not worth a call of f (our shortcut; [SR] always
+                # iterates twice)
                 return d, True, i + 1
             norm_prev = norm
         return d, False, NEWTON_MAX_ITERATIONS
@@ -322,8 +344,8 @@ class BDFStepper(Stepper):
         self.J_current = False
 
     def projected(self, y) -> None:
-        """The accepted state was clipped (``nonnegative=``): the predictor starts from it ([SR]'s ode15s keeps
-        the differences as they are)."""
+        """The accepted state was clipped (``nonnegative=``): the predictor starts from it
+        ([SR]'s ode15s keeps the differences as they are)."""
         self.D = self.D.copy()  # the step's interpolant keeps the unclipped differences
         self.D[0] = np.asarray(y, dtype=np.float64).reshape(-1)
 
@@ -339,7 +361,8 @@ class BDFStepper(Stepper):
             self.equal_steps = 0
             return max(MIN_RATIO, fac * max(norm, 1e-10) ** (-1.0 / (k + 1)))
         if self.equal_steps < k + 1:
-            return 1.0  # quasi-constant steps: h (and the LU) change only after k + 1 steps of one size
+            # quasi-constant steps: h (and the LU) change only after k + 1 steps of one size
+            return 1.0
         ratios = {k: fac * max(norm, 1e-10) ** (-1.0 / (k + 1))}
         scale_norm = self._norm_fn()
         if k > 1:

@@ -3,10 +3,10 @@
 Concentrations, populations and probabilities cannot be negative, but a tolerance lets a computed
 component that is smaller than its ``atol`` take either sign, and some equations are unstable once a
 component is negative. Robertson's kinetics at ``rtol = 1e-3``, ``atol = 1e-4`` is the classic case
-(``y_2`` never exceeds 3.6e-5): ``y_1`` (~2e-12 at t = 3e10, below ``atol``) goes negative by a tolerated
-amount, and from there the equations carry the solution onto a branch where ``y_1`` falls linearly, to
-``−1.7e7`` at t = 1e11 (``radau5``): an accurate solution of the equations from a wrong (tolerated) state,
-returned as a success.
+(``y_2`` never exceeds 3.6e-5): ``y_1`` (~2e-12 at t = 3e10, below ``atol``) goes negative by a
+tolerated amount, and from there the equations carry the solution onto a branch where ``y_1`` falls
+linearly, to ``−1.7e7`` at t = 1e11 (``radau5``): an accurate solution of the equations from a wrong
+(tolerated) state, returned as a success.
 
 With ``nonnegative=`` the adaptive loop ([STKB] Sect. 3, for any method):
 
@@ -28,13 +28,15 @@ References
 ----------
 .. [STKB] L. F. Shampine, S. Thompson, J. A. Kierzenka, G. D. Byrne, "Non-negative solutions of ODEs",
    Applied Mathematics and Computation 170 (2005) 556-569.
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+
+__all__ = ["NonNegative"]
 
 
 class NonNegative:
@@ -45,8 +47,8 @@ class NonNegative:
 
     @classmethod
     def from_argument(cls, nonnegative: Any, y0) -> "NonNegative | None":
-        """Validate ``solve``'s ``nonnegative=``: None/False, True (every component), a boolean mask of
-        ``y0``'s shape, or indices into ``y0.ravel()``."""
+        """Validate ``solve``'s ``nonnegative=``: None/False, True (every component), a boolean
+        mask of ``y0``'s shape, or indices into ``y0.ravel()``."""
         if nonnegative is None or nonnegative is False:
             return None
         if not isinstance(y0, np.ndarray):
@@ -57,7 +59,8 @@ class NonNegative:
         if nonnegative is True:
             return cls(np.ones(y0.shape, bool))
         expected = (
-            f"nonnegative must be None, True, a boolean mask of y0's shape, or a non-empty 1-D sequence of "
+            f"nonnegative must be None, True, a boolean mask of y0's shape, or a non-empty "
+            f"1-D sequence of "
             f"indices into y0.ravel(); got {nonnegative!r:.80}"
         )
         try:
@@ -77,7 +80,8 @@ class NonNegative:
             arr.min() < 0 or arr.max() >= y0.size
         ):  # a negative index is refused, as the message says
             raise ValueError(
-                f"nonnegative indices must lie in [0, {y0.size}) (y0 has {y0.size} components), got "
+                f"nonnegative indices must lie in [0, {y0.size}) (y0 has {y0.size} "
+                f"components), got "
                 f"{arr.tolist()!r:.80}"
             )
         mask = np.zeros(y0.size, bool)
@@ -89,20 +93,23 @@ class NonNegative:
         if bad.any():
             i = int(np.flatnonzero(bad.ravel())[0])
             raise ValueError(
-                f"nonnegative: y0 must be >= 0 in the constrained components, got y0.ravel()[{i}] = "
+                f"nonnegative: y0 must be >= 0 in the constrained components, got "
+                f"y0.ravel()[{i}] = "
                 f"{y0.ravel()[i]!r}"
             )
 
     def wrap(self, f, at_zero_only: bool = False):
-        """``f`` with the constrained components at or below 0 kept from falling further: ``f_i`` is replaced by
-        ``max(f_i, 0)`` where ``y_i ≤ 0`` ([STKB] Sect. 3; MATLAB's ``odenonnegative`` does the same). Without it a
-        component driven down (``y' = −1``) is rejected on every step once at 0.
+        """``f`` with the constrained components at or below 0 kept from falling further: ``f_i`` is
+        replaced by ``max(f_i, 0)`` where ``y_i ≤ 0`` ([STKB] Sect. 3; MATLAB's ``odenonnegative``
+        does the same). Without it a component driven down (``y' = −1``) is rejected on every step
+        once at 0.
 
-        ``at_zero_only`` (the Rosenbrock methods, whose order needs a smooth ``f`` and ``J``; MATLAB offers no
-        ``NonNegative`` for its Rosenbrock solver ``ode23s``): only where ``y_i = 0`` exactly, as a clipped
-        component is. With the kink at every negative stage value rodas4 ran out of steps on Robertson at rtol
-        1e-2, atol 1e-3 (100,000 steps by t = 2.4e4); the implicit methods need ``y_i ≤ 0``: their predictors and
-        Newton iterates start below 0 (radau5 and bdf ran out of steps on ``y' = −1`` with ``y_i = 0`` only).
+        ``at_zero_only`` (the Rosenbrock methods, whose order needs a smooth ``f`` and ``J``; MATLAB
+        offers no ``NonNegative`` for its Rosenbrock solver ``ode23s``): only where ``y_i = 0``
+        exactly, as a clipped component is. With the kink at every negative stage value rodas4 ran
+        out of steps on Robertson at rtol 1e-2, atol 1e-3 (100,000 steps by t = 2.4e4); the implicit
+        methods need ``y_i ≤ 0``: their predictors and Newton iterates start below 0 (radau5 and bdf
+        ran out of steps on ``y' = −1`` with ``y_i = 0`` only).
         """
         mask = self.mask
 
@@ -125,12 +132,14 @@ class NonNegative:
         return float(np.max(norm(negative)))
 
     def project(self, y: np.ndarray) -> np.ndarray:
-        """``y`` with its constrained negative components set to 0 (``y`` itself if there are none)."""
+        """``y`` with its constrained negative components set to 0 (``y`` itself if there are
+        none)."""
         below = self.mask & (y < 0)
         return np.where(below, 0.0, y).astype(y.dtype, copy=False) if below.any() else y
 
     def interpolant(self, interp):
-        """The step's interpolant, clipped the same way (a dense output between two clipped states)."""
+        """The step's interpolant, clipped the same way (a dense output between two clipped
+        states)."""
         mask = self.mask
 
         def clipped(theta):

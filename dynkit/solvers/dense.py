@@ -12,6 +12,8 @@ import numpy as np
 
 from .backend import is_torch
 
+__all__ = ["DenseOutput"]
+
 
 class DenseOutput:
     """``dense(tq)``: the states at the times ``tq`` (1-D, any order, or a scalar)."""

@@ -82,7 +82,8 @@ def _grid(t0: float, t_end: float, h: float) -> int:
 
 
 def _grid_time(t0: float, t_end: float, h: float, n: int, n_total: int) -> float:
-    # t0 + n h, not repeated addition (no drift); the last grid point snaps to t_end when it lands on it
+    # t0 + n h, not repeated addition (no drift); the last grid point snaps to t_end when it lands
+    # on it
     t = t0 + n * h
     return t_end if n == n_total and abs(t - t_end) <= SAME_TIME_RTOL * abs(h) else t
 
@@ -116,8 +117,9 @@ def _accept(rec: Recorder, stepper: Stepper, trial: Trial, t: float, t_new: floa
 def _march_constant(
     field, backend, rec, stats, stepper, t0, t_end, y0, h, max_steps, stability=None
 ):
-    """Constant steps ``t0 + n h`` until ``t_end`` is reached or passed (never shortened); ``stability`` is the
-    method's stability function ``R(z)`` (None: not checked against the steps' eigenvalue estimates)."""
+    """Constant steps ``t0 + n h`` until ``t_end`` is reached or passed (never shortened);
+    ``stability`` is the method's stability function ``R(z)`` (None: not checked against the
+    steps' eigenvalue estimates)."""
     n_total = _grid(t0, t_end, h)
     if abs(h) > abs(t_end - t0) * (1 + SAME_TIME_RTOL):
         warnings.warn(
@@ -203,7 +205,8 @@ def _march_adaptive(
     overflow_pending, overflow_stalls = False, 0
     while direction * (t_end - t) > 0:
         if stats.n_steps >= max_steps:
-            # a stepper may hand over its end slope unevaluated (bdf's _LazySlope): the diagnosis needs the array
+            # a stepper may hand over its end slope unevaluated (bdf's _LazySlope): the diagnosis
+            # needs the array
             slope = k1.get() if hasattr(k1, "get") and not hasattr(k1, "shape") else k1
             raise _diagnosis.max_steps_failure(
                 field, backend, rec, stepper, t, y, slope, h, max_steps
@@ -211,8 +214,9 @@ def _march_adaptive(
         if k != stepper.k:
             k = stepper.k
             controller.set_order(k, stepper.safety, stepper.pi_beta)
-        # the last step: one that reaches t_end, or would leave less than the smallest step (16 ulps) before
-        # it (that remainder could not be stepped: a StepSizeUnderflow one ulp-sized step short of t_end)
+        # the last step: one that reaches t_end, or would leave less than the smallest step (16
+        # ulps) before it (that remainder could not be stepped: a StepSizeUnderflow one ulp-sized
+        # step short of t_end)
         last = direction * (t_end - (t + h)) < 16 * np.spacing(max(abs(t), abs(t_end)))
         if last:
             h = t_end - t
@@ -245,7 +249,8 @@ def _march_adaptive(
                 norm, constraint.violation(y_new, lambda e: backend.norms(e, scale, per_sample))
             )
         stats.n_steps += 1
-        # torchdiffeq's min_step rule: a finite error at the smallest allowed step is accepted (and counted)
+        # torchdiffeq's min_step rule: a finite error at the smallest allowed step is accepted (and
+        # counted)
         forced = bounded and 1.0 < norm < math.inf and abs(h) <= control.min_step
         if norm <= 1.0 or forced:
             rec.forced_steps += forced
@@ -287,7 +292,8 @@ def _march_adaptive(
 
 
 def _clip(constraint, trial: Trial) -> bool:
-    """Clip an accepted trial's constrained components at 0 (state and interpolant); True if the state changed."""
+    """Clip an accepted trial's constrained components at 0 (state and interpolant); True if the
+    state changed."""
     trial.interpolant = constraint.interpolant(trial.interpolant)
     projected = constraint.project(trial.y_new)
     if projected is trial.y_new:
@@ -331,8 +337,8 @@ def solve(
     ----------
     f : callable
         ``f(t, y) -> dy/dt`` with the shape of ``y``, in the same array library. For torch states
-        ``t`` is passed as a 0-d tensor of the state's dtype and device, for numpy states as a float.
-        Values of another float dtype are cast to ``y0``'s (a float32 state stays float32).
+        ``t`` is passed as a 0-d tensor of the state's dtype and device, for numpy states as a
+        float. Values of another float dtype are cast to ``y0``'s (a float32 state stays float32).
     y0 : numpy.ndarray or torch.Tensor
         Initial state, float32 or float64, any shape with at least one component (leading batch
         dimensions are just more components of the state; the error norm is taken over all of them
@@ -345,9 +351,9 @@ def solve(
         Strictly increasing or strictly decreasing real output times, at least two.
     method : str, RungeKuttaTableau or TwoStepRK
         A name from :data:`METHODS` (``euler``, ``midpoint``, ``heun``, ``rk4``, ``ark3``, ``ark4``,
-        ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5``, ``dop853``; stiff: ``rosenbrock23``, ``rodas4``,
-        ``rodas5``, ``radau5``, ``bdf``, and ``auto``), or a user-defined tableau, two-step
-        method or any method object whose ``make_stepper`` returns a
+        ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5``, ``dop853``; stiff: ``rosenbrock23``,
+        ``rodas4``, ``rodas5``, ``radau5``, ``bdf``, and ``auto``), or a user-defined tableau,
+        two-step method or any method object whose ``make_stepper`` returns a
         :class:`~dynkit.solvers.stepper.Stepper`.
     rtol, atol : float
         Relative and absolute tolerances of the adaptive methods: a step is accepted when the RMS
@@ -356,18 +362,17 @@ def solve(
         ``max(100 eps_float64, eps_state)`` is raised to it (as scipy does), one above 1 asks for no
         correct digit: both with a :class:`ToleranceWarning`.
     step_size : float, optional
-        The step of a fixed-step method (required). Its sign must be that of ``t[-1] - t[0]``. Given to
-        an adaptive method it is only the first step, with a :class:`StepSizeWarning` (pass
-        ``first_step`` instead).
-        Fixed-step methods never shorten a step: outputs between grid points, and a final time that
-        is not on the grid, are reached by dense output (cubic Hermite) after stepping past them.
-        A step larger than the span, or one beyond the method's stability interval on the first
-        steps, is warned about (:class:`StepSizeWarning`). A solve whose steps amplify instead of
-        following the solution (a decaying mode beyond the stability interval, a finite-time
-        blow-up) fails with :class:`StepTooLarge`: never ``"success"``. The test: ``|h|·|Δf|/|Δy|``
-        above 1 (2 for a growing mode) while ``|Δy|`` and ``|Δf|`` grow over 3 consecutive steps; the
-        last step is checked only when its end slope was computed for an interpolated output (so a
-        blow-up within the last two steps of the span can go unnoticed).
+        The step of a fixed-step method (required). Its sign must be that of ``t[-1] - t[0]``. Given
+        to an adaptive method it is only the first step, with a :class:`StepSizeWarning` (pass
+        ``first_step`` instead). Fixed-step methods never shorten a step: outputs between grid
+        points, and a final time that is not on the grid, are reached by dense output (cubic
+        Hermite) after stepping past them. A step larger than the span, or one beyond the method's
+        stability interval on the first steps, is warned about (:class:`StepSizeWarning`). A solve
+        whose steps amplify instead of following the solution (a decaying mode beyond the stability
+        interval, a finite-time blow-up) fails with :class:`StepTooLarge`: never ``"success"``. The
+        test: ``|h|·|Δf|/|Δy|`` above 1 (2 for a growing mode) while ``|Δy|`` and ``|Δf|`` grow over
+        3 consecutive steps; the last step is checked only when its end slope was computed for an
+        interpolated output (so a blow-up within the last two steps of the span can go unnoticed).
     max_steps : int
         Most steps (accepted and rejected) before :class:`MaxStepsExceeded`.
     throw : bool
@@ -377,31 +382,30 @@ def solve(
         Keep each step's continuous extension: ``sol.evaluate(tq)`` then gives the state at any
         time of the span (the method's own interpolant: 4th order for dopri5/tsit5, 7th for dop853).
     events : callable or sequence of callables, optional
-        Event functions ``g(t, y)`` returning a scalar, or one value per sample (shape ``(B,)`` for a
-        batch on the leading axis). Each is sampled at 17 equally spaced points of every step on the
-        interpolant, and every sign change between samples is located to machine precision
-        (Brent's method): several zeros per step are found unless two fall within 1/16 of a step.
-        A zero exactly at ``t[0]`` counts when ``g`` leaves 0 in an allowed direction during the
-        first step (scipy's convention: a terminal one stops the solve at ``t[0]``). An event
-        function returning NaN fails the solve (:class:`NonFiniteState` naming it); one that raises
-        gives a :class:`VectorFieldError` (its exception as ``__cause__``). Optional attributes as
-        in scipy: ``g.terminal`` (bool, or the number of zeros after which to stop; for per-sample
-        ``g``: the solve stops when every sample has had that many) and ``g.direction`` (+1: only
-        upward crossings, -1: only downward, 0: both).
-        A terminal event ends the solve with ``result == "event"``; ``sol.t_events`` /
-        ``sol.y_events`` / ``sol.event_indices`` hold the zeros.
+        Event functions ``g(t, y)`` returning a scalar, or one value per sample (shape ``(B,)`` for
+        a batch on the leading axis). Each is sampled at 17 equally spaced points of every step on
+        the interpolant, and every sign change between samples is located to machine precision
+        (Brent's method): several zeros per step are found unless two fall within 1/16 of a step. A
+        zero exactly at ``t[0]`` counts when ``g`` leaves 0 in an allowed direction during the first
+        step (scipy's convention: a terminal one stops the solve at ``t[0]``). An event function
+        returning NaN fails the solve (:class:`NonFiniteState` naming it); one that raises gives a
+        :class:`VectorFieldError` (its exception as ``__cause__``). Optional attributes as in scipy:
+        ``g.terminal`` (bool, or the number of zeros after which to stop; for per-sample ``g``: the
+        solve stops when every sample has had that many) and ``g.direction`` (+1: only upward
+        crossings, -1: only downward, 0: both). A terminal event ends the solve with
+        ``result == "event"``; ``sol.t_events`` / ``sol.y_events`` / ``sol.event_indices`` hold the
+        zeros.
     jac : callable, optional
-        ``jac(t, y) -> ∂f/∂y`` for the stiff methods (``rosenbrock23``, ``rodas4``, ``rodas5``, ``radau5``, ``bdf``,
-        ``auto``):
-        shape ``(y0.size, y0.size)``, or ``(B, n, n)`` per sample with ``per_sample=True`` (whose
-        samples must then be independent); or the pair ``(∂f/∂y, ∂f/∂t)`` (``∂f/∂t`` may be ``0``
-        for an autonomous ``f``), which saves the one call of ``f`` per Jacobian that estimates
-        ``∂f/∂t`` otherwise. Default: ``torch.func.jacrev`` for torch states, forward differences
-        for numpy states (see :mod:`dynkit.solvers.jacobian`). A numpy ``jac`` may return a
-        ``scipy.sparse`` matrix: the stiff methods then factorise sparsely (SuperLU). Refused
-        (ValueError) with an explicit method, which would ignore it; an exception raised in ``jac``
-        becomes a :class:`VectorFieldError` like one in ``f``. Checked before the first step
-        (``jac_check``).
+        ``jac(t, y) -> ∂f/∂y`` for the stiff methods (``rosenbrock23``, ``rodas4``, ``rodas5``,
+        ``radau5``, ``bdf``, ``auto``): shape ``(y0.size, y0.size)``, or ``(B, n, n)`` per sample
+        with ``per_sample=True`` (whose samples must then be independent); or the pair
+        ``(∂f/∂y, ∂f/∂t)`` (``∂f/∂t`` may be ``0`` for an autonomous ``f``), which saves the one
+        call of ``f`` per Jacobian that estimates ``∂f/∂t`` otherwise. Default:
+        ``torch.func.jacrev`` for torch states, forward differences for numpy states (see
+        :mod:`dynkit.solvers.jacobian`). A numpy ``jac`` may return a ``scipy.sparse`` matrix: the
+        stiff methods then factorise sparsely (SuperLU). Refused (ValueError) with an explicit
+        method, which would ignore it; an exception raised in ``jac`` becomes a
+        :class:`VectorFieldError` like one in ``f``. Checked before the first step (``jac_check``).
     jac_check : bool
         With a ``jac``: compare ``jac(t0, y0)`` with a central difference of ``f`` along one probe
         direction scaled to each component (two more calls of ``f``, one of ``jac``, counted; the
@@ -411,27 +415,29 @@ def solve(
         ``False`` skips the check (for a deliberately approximate Jacobian, which radau5 and bdf
         tolerate). Default True.
     jac_sparsity : array or scipy.sparse matrix, optional
-        The nonzero structure of ``∂f/∂y`` (``(y0.size, y0.size)``, numpy states): finite differences
-        then perturb structurally orthogonal columns together and the LU is sparse.
+        The nonzero structure of ``∂f/∂y`` (``(y0.size, y0.size)``, numpy states): finite
+        differences then perturb structurally orthogonal columns together and the LU is sparse.
     nonnegative : bool, boolean mask or sequence of int, optional
         Components kept at or above 0 (``True``: all; a mask of ``y0``'s shape; indices into
         ``y0.ravel()``): a step that takes one below 0 by more than the tolerance is rejected, a
-        smaller excursion is set to 0 (:mod:`dynkit.solvers.constraints`, after Shampine et al. 2005).
-        For concentrations and populations whose ``atol`` exceeds their size somewhere. Adaptive
-        methods, numpy states, not with ``adjoint=True``; ``y0`` must satisfy it.
+        smaller excursion is set to 0 (:mod:`dynkit.solvers.constraints`, after Shampine et al.
+        2005). For concentrations and populations whose ``atol`` exceeds their size somewhere.
+        Adaptive methods, numpy states, not with ``adjoint=True``; ``y0`` must satisfy it.
     control : StepControl, optional
         A user's error norm (a seminorm, say), bounds on the step size and per-step callbacks
         (:class:`~dynkit.solvers.StepControl`); default: none of them.
     compile : bool or "auto"
-        Run the whole step loop compiled with numba (:mod:`dynkit.solvers.compiled`; ``pip install dynkit[jit]``):
-        ``f`` written with numba, or plain numpy code that numba compiles, a 1-D float64 numpy ``y0``, a method with
-        a compiled kernel (the adaptive explicit pairs ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5``, ``dop853``, and
-        the stiff ones that have one). Same steps, ``nfe``, :class:`SolverStats`, results and failures as the Python
-        path (``throw=False`` included); the first solve of an ``f`` pays numba's compile time (seconds), later ones
-        reuse it. ``True`` refuses what it cannot compile (:class:`CompilationError`: numba missing, ``f`` not
-        compilable, numba's message condensed; ValueError: ``dense``, ``events``, ``per_sample``, ``control``,
-        ``nonnegative``, ``jac_sparsity``, ``adjoint``, a torch or non-1-D state, a method without a kernel, named);
-        ``"auto"`` then runs the Python path with a :class:`CompileWarning` saying why. Default False.
+        Run the whole step loop compiled with numba (:mod:`dynkit.solvers.compiled`;
+        ``pip install dynkit[jit]``): ``f`` written with numba, or plain numpy code that numba
+        compiles, a 1-D float64 numpy ``y0``, a method with a compiled kernel (the adaptive explicit
+        pairs ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5``, ``dop853``, and the stiff ones that have
+        one). Same steps, ``nfe``, :class:`SolverStats`, results and failures as the Python path
+        (``throw=False`` included); the first solve of an ``f`` pays numba's compile time (seconds),
+        later ones reuse it. ``True`` refuses what it cannot compile (:class:`CompilationError`:
+        numba missing, ``f`` not compilable, numba's message condensed; ValueError: ``dense``,
+        ``events``, ``per_sample``, ``control``, ``nonnegative``, ``jac_sparsity``, ``adjoint``, a
+        torch or non-1-D state, a method without a kernel, named); ``"auto"`` then runs the Python
+        path with a :class:`CompileWarning` saying why. Default False.
     adjoint : bool
         Torch only: gradients by the continuous adjoint solved backward with the same method
         (memory flat in the number of steps); see :mod:`dynkit.solvers.adjoint`. The solution's
@@ -451,8 +457,8 @@ def solve(
         lets an easy sample's error exceed the tolerance when another sample is hard. Adaptive
         methods only (a fixed-step method has no error control: ValueError).
     first_step : float, optional
-        The first step of an adaptive method (chosen automatically when omitted, [HNW] II.4);
-        the sign of ``t[-1] - t[0]`` (with ``adjoint``, the backward solves start with its reverse). Not
+        The first step of an adaptive method (chosen automatically when omitted, [HNW] II.4); the
+        sign of ``t[-1] - t[0]`` (with ``adjoint``, the backward solves start with its reverse). Not
         for fixed-step methods (ValueError).
 
     Returns
@@ -544,8 +550,10 @@ def solve(
     )
     if adaptive and step_size is not None and first_step is None:
         warnings.warn(
-            f"{method_obj.name}: step_size={step_size:.6g} with the adaptive method {method_obj.name!r} "
-            f"is only its first step: rtol/atol choose the others. Pass first_step= to say so, or a "
+            f"{method_obj.name}: step_size={step_size:.6g} with the adaptive method "
+            f"{method_obj.name!r} "
+            f"is only its first step: rtol/atol choose the others. Pass first_step= to say "
+            f"so, or a "
             f"fixed-step method ('rk4', 'euler', ...) for constant steps",
             StepSizeWarning,
             stacklevel=2,
@@ -649,7 +657,8 @@ def solve(
     if rec.forced_steps:
         warnings.warn(
             f"{method_obj.name}: {rec.forced_steps} step(s) accepted at control.min_step="
-            f"{control.min_step:g} with an error above the tolerance (rtol={rtol:g}): the solution is "
+            f"{control.min_step:g} with an error above the tolerance (rtol={rtol:g}): the "
+            f"solution is "
             f"not controlled to it there",
             ToleranceWarning,
             stacklevel=2,
@@ -669,7 +678,8 @@ def _private_copy(y0):
 
 
 def _wrap_user_jacobian(jac, backend, rec):
-    """``jac`` whose exceptions become a :class:`VectorFieldError` with ``t`` and the partial solution."""
+    """``jac`` whose exceptions become a :class:`VectorFieldError` with ``t`` and the partial
+    solution."""
 
     def wrapped(t, y):
         try:

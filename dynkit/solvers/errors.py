@@ -8,6 +8,21 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = [
+    "SolverError",
+    "StepSizeUnderflow",
+    "MaxStepsExceeded",
+    "NonFiniteState",
+    "StepTooLarge",
+    "VectorFieldError",
+    "VectorFieldShapeError",
+    "VectorFieldTypeError",
+    "StepSizeWarning",
+    "ToleranceWarning",
+    "CompilationError",
+    "CompileWarning",
+]
+
 
 class SolverError(RuntimeError):
     """A solve that could not be completed.
@@ -59,7 +74,8 @@ class StepTooLarge(SolverError):
 
 
 class VectorFieldError(SolverError):
-    """``f`` failed: it raised (the user's exception is ``__cause__``) or returned something unusable.
+    """``f`` failed: it raised (the user's exception is ``__cause__``) or returned something
+    unusable.
 
     Also raised when ``jac`` or an event function raises (the message names which)."""
 
@@ -84,15 +100,18 @@ class StepSizeWarning(UserWarning):
 
 
 class ToleranceWarning(UserWarning):
-    """An ``rtol`` outside the range where it means what it says: below the state's precision (raised
-    to the smallest meaningful value, as scipy does) or above 1 (no correct digit is asked for)."""
+    """An ``rtol`` outside the range where it means what it says: below the state's precision
+    (raised to the smallest meaningful value, as scipy does) or above 1 (no correct digit is
+    asked for)."""
 
 
 class CompilationError(ValueError):
-    """``compile=True`` could not compile the solve: numba is not installed (``pip install dynkit[jit]``), or ``f``
-    (or ``jac``) is not code numba compiles (numba's message, condensed), or returns something else than a float64
-    array of the state's shape. A ValueError, like the refusal of an option or method the compiled path lacks."""
+    """``compile=True`` could not compile the solve: numba is not installed
+    (``pip install dynkit[jit]``), or ``f`` (or ``jac``) is not code numba compiles (numba's
+    message, condensed), or returns something else than a float64 array of the state's shape. A
+    ValueError, like the refusal of an option or method the compiled path lacks."""
 
 
 class CompileWarning(UserWarning):
-    """``compile="auto"`` ran the Python path; the message says why the compiled one was not taken."""
+    """``compile="auto"`` ran the Python path; the message says why the compiled one was not
+    taken."""

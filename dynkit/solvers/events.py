@@ -27,6 +27,8 @@ import numpy as np
 
 from .errors import NonFiniteState, VectorFieldError
 
+__all__ = ["EPS", "SAMPLES_PER_STEP", "EventTracker"]
+
 EPS = float(np.finfo(np.float64).eps)
 # Each event function is sampled at this many equal parts of every accepted step (plus the ends).
 SAMPLES_PER_STEP = 16
@@ -104,7 +106,8 @@ class EventTracker:
             raise self.recorder.failure(
                 NonFiniteState,
                 f"events[{i}] returned NaN at t={t:.6g}: an event function must return real "
-                f"numbers (the sign of g locates the event; a NaN has none, so its zeros would be lost)",
+                f"numbers (the sign of g locates the event; a NaN has none, so its zeros "
+                f"would be lost)",
                 t,
             )
         if first:
@@ -163,7 +166,8 @@ class EventTracker:
         return None
 
     def _states_between(self, interpolate, theta: np.ndarray):
-        """The interpolated states at the inner sample points, outside autograd (only their sign is used)."""
+        """The interpolated states at the inner sample points, outside autograd (only their sign
+        is used)."""
         if self.backend.name == "torch":
             import torch
 
@@ -172,8 +176,9 @@ class EventTracker:
         return interpolate(theta)
 
     def _zeros_at_start(self, g: np.ndarray, i: int) -> list[int]:
-        """Components with ``g(t0) == 0`` that count as a zero at ``t0``: ``g`` leaves 0 in an allowed
-        direction (its first non-zero sample's sign: upward if positive), or stays 0 over the step."""
+        """Components with ``g(t0) == 0`` that count as a zero at ``t0``: ``g`` leaves 0 in an
+        allowed direction (its first non-zero sample's sign: upward if positive), or stays 0 over
+        the step."""
         zeros = []
         for comp in np.flatnonzero(g[0] == 0):
             moved = g[1:, comp][g[1:, comp] != 0]
@@ -184,8 +189,8 @@ class EventTracker:
     def _root(
         self, i: int, comp: int, t: float, t_a: float, t_b: float, h: float, interpolate
     ) -> float:
-        """The zero of component ``comp`` of ``events[i]`` in the sample interval ``[t_a, t_b]`` of the
-        step from ``t`` with step ``h``."""
+        """The zero of component ``comp`` of ``events[i]`` in the sample interval ``[t_a, t_b]``
+        of the step from ``t`` with step ``h``."""
         from scipy.optimize import brentq
 
         def g_at(s: float) -> float:
@@ -196,7 +201,8 @@ class EventTracker:
             return float(
                 brentq(g_at, a, b, xtol=max(1e-300, 2 * EPS * abs(h)), rtol=4 * EPS, maxiter=200)
             )
-        except ValueError:  # rounding in the interpolant flipped the sign at the interval's start: the zero is there
+        # rounding in the interpolant flipped the sign at the interval's start: the zero is there
+        except ValueError:
             return t_a
 
     def results(self):

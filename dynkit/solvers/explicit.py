@@ -15,6 +15,8 @@ from .ark import TwoStepRK
 from .stepper import Slope, Stepper, Trial
 from .tableaus import RungeKuttaTableau
 
+__all__ = ["hermite_weights", "hermite", "ExplicitRK", "TwoStep", "make_stepper"]
+
 
 def hermite_weights(theta: np.ndarray, h: float) -> np.ndarray:
     """Weights of ``(y0, f0, y1, f1)`` in the cubic Hermite interpolant, one row per ``theta``."""
@@ -54,10 +56,10 @@ class ExplicitRK(Stepper):
     """The stepper of an explicit Runge–Kutta tableau (fixed step or embedded pair).
 
     One step computes the stages ``k_i = f(t + c_i h, y + h sum_j a_ij k_j)``, the update
-    ``y + h sum b_i k_i``, the error estimate ``h sum e_i k_i`` and an interpolant: the tableau's own
-    continuous extension ``y + h K^T P [θ, θ², ...]`` where it has one (its extra stages, if any,
-    evaluated lazily on the first interpolation), cubic Hermite otherwise. The stage sums are the
-    backend's: one matrix-vector product per stage for numpy, in-place accumulation for torch.
+    ``y + h sum b_i k_i``, the error estimate ``h sum e_i k_i`` and an interpolant: the tableau's
+    own continuous extension ``y + h K^T P [θ, θ², ...]`` where it has one (its extra stages, if
+    any, evaluated lazily on the first interpolation), cubic Hermite otherwise. The stage sums are
+    the backend's: one matrix-vector product per stage for numpy, in-place accumulation for torch.
     """
 
     def __init__(self, tableau: RungeKuttaTableau, field, backend):
@@ -160,7 +162,8 @@ class _DenseRK:
 
 
 class TwoStep(Stepper):
-    """Stepper of a two-step ARK method: the starter first, then Eq. (9) of CSAODE (constant steps)."""
+    """Stepper of a two-step ARK method: the starter first, then Eq. (9) of CSAODE (constant
+    steps)."""
 
     def __init__(self, method: TwoStepRK, field, backend, h: float):
         self.field, self.backend, self.method, self.h = field, backend, method, h
@@ -207,7 +210,8 @@ def _ark_chain(field, backend, method: TwoStepRK, t, y, h, known):
 
 
 def make_stepper(method: Any, field, backend, step_size: float | None):
-    """The stepper for a method object: its own ``make_stepper`` if it has one, else the explicit ones."""
+    """The stepper for a method object: its own ``make_stepper`` if it has one, else the explicit
+    ones."""
     if isinstance(method, TwoStepRK):
         return TwoStep(method, field, backend, step_size)
     if isinstance(method, RungeKuttaTableau):

@@ -1,4 +1,5 @@
-"""Jacobians ``J = ∂f/∂y`` and time derivatives ``∂f/∂t`` for the linearly implicit (Rosenbrock) steppers.
+"""Jacobians ``J = ∂f/∂y`` and time derivatives ``∂f/∂t`` for the linearly implicit (Rosenbrock)
+steppers.
 
 Three providers, one interface ``provider(t, y, f0) -> (J, f_t)``:
 
@@ -7,8 +8,8 @@ Three providers, one interface ``provider(t, y, f0) -> (J, f_t)``:
   vectorised), and ``∂f/∂t`` by ``torch.func.jvp``;
 * :class:`FiniteDifferenceJacobian` — forward differences for numpy states, ``f0 = f(t, y)`` reused.
 
-``J`` is an array of shape ``(d, d)`` with ``d = y.size`` (the state flattened), or ``(B, n, n)`` with
-``n = y[0].size`` when the leading axis holds ``B`` independent samples (``batched=True``: the
+``J`` is an array of shape ``(d, d)`` with ``d = y.size`` (the state flattened), or ``(B, n, n)``
+with ``n = y[0].size`` when the leading axis holds ``B`` independent samples (``batched=True``: the
 Jacobian is block diagonal and only its blocks are formed). ``f_t`` has the state's shape.
 
 Every call of ``f`` is counted in the solve's ``stats.nfe`` (finite-difference calls, the autograd
@@ -22,6 +23,27 @@ from typing import Any, Callable
 
 import numpy as np
 
+__all__ = [
+    "REFINEMENTS",
+    "RESOLVE_ROWS",
+    "ROUNDING_ULPS",
+    "SparsityPattern",
+    "PATTERN_PROBE_SHARE",
+    "PATTERN_ROUNDING_ULPS",
+    "PATTERN_MISSING_SHARE",
+    "check_pattern",
+    "JAC_CHECK_SHARE",
+    "JAC_CHECK_ROUNDING_ULPS",
+    "check_jacobian",
+    "verify_user_jacobian",
+    "UserJacobian",
+    "FiniteDifferenceJacobian",
+    "AutogradJacobian",
+    "jacobian_provider",
+    "torch_refusal",
+    "is_sparse",
+]
+
 
 def _relative_step(backend) -> float:
     """sqrt(eps) of the state's dtype: balances truncation (O(δ)) and round-off (O(eps/δ))."""
@@ -32,11 +54,13 @@ def _relative_step(backend) -> float:
     return math.sqrt(np.finfo(backend.dtype).eps)
 
 
-# the tolerances that bound the increments' scale (atol, atol / rtol) when the field does not carry them
+# the tolerances that bound the increments' scale (atol, atol / rtol) when the field does not carry
+# them
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-6, 1e-8
 # rounds of recomputing the columns whose difference was lost in rounding
 REFINEMENTS = 2
-# re-probe columns with an entry lost in the rounding of a row other than the column's largest (_resolve_rows)
+# re-probe columns with an entry lost in the rounding of a row other than the column's largest
+# (_resolve_rows)
 RESOLVE_ROWS = True
 # rounding units of f in which a re-probed entry may differ from the first value and replace it
 ROUNDING_ULPS = 8.0
@@ -45,8 +69,8 @@ ROUNDING_ULPS = 8.0
 class SparsityPattern:
     """The structure of ``∂f/∂y`` (``jac_sparsity=``): where entries may be nonzero, in CSC order.
 
-    ``indptr`` / ``indices`` as in ``scipy.sparse.csc_matrix``, ``column_of_entry`` the column of each
-    stored entry, ``groups`` the structurally orthogonal column groups ([CPR], see
+    ``indptr`` / ``indices`` as in ``scipy.sparse.csc_matrix``, ``column_of_entry`` the column of
+    each stored entry, ``groups`` the structurally orthogonal column groups ([CPR], see
     :class:`FiniteDifferenceJacobian`).
     """
 
@@ -61,7 +85,8 @@ class SparsityPattern:
                 dense = np.asarray(pattern)
             except (TypeError, ValueError):
                 raise TypeError(
-                    f"jac_sparsity must be a (d, d) array or scipy.sparse matrix of 0/1 (True/False), "
+                    f"jac_sparsity must be a (d, d) array or scipy.sparse matrix of 0/1 "
+                    f"(True/False), "
                     f"got {type(pattern).__name__}"
                 ) from None
             if dense.dtype.kind not in "biuf":
@@ -105,36 +130,42 @@ class SparsityPattern:
 
 
 def _check_zero_one(values: np.ndarray) -> None:
-    """Refuse a pattern holding anything but 0/1 (or booleans): 0.5, 2 or NaN say the caller passed values of a
-    Jacobian, or a weight, where its structure was expected."""
+    """Refuse a pattern holding anything but 0/1 (or booleans): 0.5, 2 or NaN say the caller
+    passed values of a Jacobian, or a weight, where its structure was expected."""
     if values.dtype.kind == "b":
         return
     bad = ~((values == 0) | (values == 1))
     if bad.any():
         raise ValueError(
-            f"jac_sparsity must hold only 0/1 or booleans (the structure of ∂f/∂y, 1 where an entry "
-            f"may be nonzero), got {values[bad].ravel()[0]!r} among its {int(bad.sum())} other values"
+            f"jac_sparsity must hold only 0/1 or booleans (the structure of ∂f/∂y, 1 where "
+            f"an entry "
+            f"may be nonzero), got {values[bad].ravel()[0]!r} among its {int(bad.sum())} "
+            f"other values"
         )
 
 
-# the probe that checks a sparsity pattern: a row's difference that the pattern's entries leave unexplained by
-# more than this share of what they explain (or than the rounding level below) makes the dense check run
+# the probe that checks a sparsity pattern: a row's difference that the pattern's entries leave
+# unexplained by more than this share of what they explain (or than the rounding level below) makes
+# the dense check run
 PATTERN_PROBE_SHARE = 1e-3
 PATTERN_ROUNDING_ULPS = 1e3
-# the dense check names an entry outside the pattern whose difference exceeds this share of its row's largest
+# the dense check names an entry outside the pattern whose difference exceeds this share of its
+# row's largest
 PATTERN_MISSING_SHARE = 1e-6
 
 
 def check_pattern(
     field, t: float, rows: np.ndarray, f_rows: np.ndarray, shape, dtype, pattern, D, delta
 ) -> None:
-    """Verify ``jac_sparsity`` once, at the first Jacobian: a ValueError naming the entries it misses.
+    """Verify ``jac_sparsity`` once, at the first Jacobian: a ValueError naming the entries it
+    misses.
 
-    One probe ``f(y + p) − f(y)`` with ``p_j = ±h_j r_j`` (``r_j`` in [0.5, 1], a fixed seed; ``h_j = √ε
-    max(|y_j|, max_k |y_k|)``, large enough that a component at 0 still moves every ``f_i`` depending on it) is
-    compared with ``Σ_j J_ij p_j`` from the grouped differences: the entries the pattern declares explain every row
-    of it unless the pattern misses some. Only then (a row unexplained by more than :data:`PATTERN_PROBE_SHARE`) a dense difference
-    Jacobian (``d`` more calls of ``f``) names the missing entries; a false alarm of the probe costs those calls and
+    One probe ``f(y + p) − f(y)`` with ``p_j = ±h_j r_j`` (``r_j`` in [0.5, 1], a fixed seed;
+    ``h_j = √ε max(|y_j|, max_k |y_k|)``, large enough that a component at 0 still moves every
+    ``f_i`` depending on it) is compared with ``Σ_j J_ij p_j`` from the grouped differences: the
+    entries the pattern declares explain every row of it unless the pattern misses some. Only then
+    (a row unexplained by more than :data:`PATTERN_PROBE_SHARE`) a dense difference Jacobian (``d``
+    more calls of ``f``) names the missing entries; a false alarm of the probe costs those calls and
     raises nothing. An entry that is zero at the first Jacobian and nonzero later is not seen.
     """
     eps = float(np.finfo(dtype).eps)
@@ -184,7 +215,8 @@ def check_pattern(
     raise ValueError(
         f"jac_sparsity misses nonzero entries of ∂f/∂y at t={t:.6g}: (row, column) = {shown} "
         f"(difference quotients {', '.join(f'{dense[i, j] / step[j]:.3g}' for i, j in missing[:3])}"
-        f"{', ...' if len(missing) > 3 else ''}); the grouped differences would add them into other "
+        f"{', ...' if len(missing) > 3 else ''}); the grouped differences would add them "
+        f"into other "
         f"entries and the solve would be wrong. Add them to the pattern (expected a pattern with 1 "
         f"wherever f_i depends on y_j)"
     )
@@ -290,8 +322,8 @@ def verify_user_jacobian(field, backend, t: float, y) -> None:
 
 
 def _column_groups(indptr: np.ndarray, indices: np.ndarray, d: int) -> list[np.ndarray]:
-    """Greedy grouping of structurally orthogonal columns ([CPR]): column ``j`` joins the first group
-    none of whose columns has a nonzero in a row of ``j``."""
+    """Greedy grouping of structurally orthogonal columns ([CPR]): column ``j`` joins the first
+    group none of whose columns has a nonzero in a row of ``j``."""
     used: list[np.ndarray] = []  # per group: the rows its columns occupy
     members: list[list[int]] = []
     for j in range(d):
@@ -310,8 +342,9 @@ def _column_groups(indptr: np.ndarray, indices: np.ndarray, d: int) -> list[np.n
 
 
 class UserJacobian:
-    """``jac(t, y)`` from the user: ``J``, or the pair ``(J, ∂f/∂t)`` (``∂f/∂t`` may be ``0`` for an
-    autonomous ``f``); for a bare ``J``, ``∂f/∂t`` by one forward difference in ``t`` (one counted call)."""
+    """``jac(t, y)`` from the user: ``J``, or the pair ``(J, ∂f/∂t)`` (``∂f/∂t`` may be ``0`` for
+    an autonomous ``f``); for a bare ``J``, ``∂f/∂t`` by one forward difference in ``t`` (one
+    counted call)."""
 
     with_time = True  # also ∂f/∂t (the Rosenbrock methods need it; Radau does not)
 
@@ -376,41 +409,44 @@ class UserJacobian:
 
 
 class FiniteDifferenceJacobian:
-    """Forward differences with increments scaled to each column's state and tolerance, refined where
-    a column's difference is lost in rounding ([S] and [SR] Sect. 6; [HW] IV.8 for the scaling).
+    """Forward differences with increments scaled to each column's state and tolerance, refined
+    where a column's difference is lost in rounding ([S] and [SR] Sect. 6; [HW] IV.8 for the
+    scaling).
 
-    Column ``j`` is perturbed by ``δ_j = φ_j · max(|y_j|, s_j)`` with the scale ``s_j = max(atol_j,
-    min(atol_j / rtol, m_j))``, ``m_j`` the largest ``|y_j|`` at the Jacobians so far (the component's
-    typical size). Not ``√ε · max(1, |y_j|)``, which is 1e-8 for a component of size 1e-13 and turns its
-    difference quotient into a secant over a range a hundred thousand times its size (Robertson's y2);
-    and not the level ``atol_j / rtol`` where the error control turns absolute on its own: with a scalar
-    ``atol = rtol`` that level is 1 for Robertson's y2, which never exceeds 3.6e-5, and the secant made
-    rodas5 return y1 37 tolerances off (rtol = atol = 1e-6) and radau5 and bdf blow up to y1 ≈ −2e7 as a
-    success (rtol 1e-5, atol 1e-6), where the analytic ``jac=`` is right. ``m_j`` cannot fall, and when
-    ``s_j`` changes ``φ_j`` is scaled inversely, so an increment adapted to rounding is kept. The factor
-    ``φ_j`` starts at ``√ε`` and is kept per column from one Jacobian to the next (Salane's adaptive
-    increments [S]): with ``Δ_j`` the column's largest difference ``|f_i(y + δ_j e_j) − f_i(y)|`` and
+    Column ``j`` is perturbed by ``δ_j = φ_j · max(|y_j|, s_j)`` with the scale
+    ``s_j = max(atol_j, min(atol_j / rtol, m_j))``, ``m_j`` the largest ``|y_j|`` at the Jacobians
+    so far (the component's typical size). Not ``√ε · max(1, |y_j|)``, which is 1e-8 for a component
+    of size 1e-13 and turns its difference quotient into a secant over a range a hundred thousand
+    times its size (Robertson's y2); and not the level ``atol_j / rtol`` where the error control
+    turns absolute on its own: with a scalar ``atol = rtol`` that level is 1 for Robertson's y2,
+    which never exceeds 3.6e-5, and the secant made rodas5 return y1 37 tolerances off (rtol = atol
+    = 1e-6) and radau5 and bdf blow up to y1 ≈ −2e7 as a success (rtol 1e-5, atol 1e-6), where the
+    analytic ``jac=`` is right. ``m_j`` cannot fall, and when ``s_j`` changes ``φ_j`` is scaled
+    inversely, so an increment adapted to rounding is kept. The factor ``φ_j`` starts at ``√ε`` and
+    is kept per column from one Jacobian to the next (Salane's adaptive increments [S]): with
+    ``Δ_j`` the column's largest difference ``|f_i(y + δ_j e_j) − f_i(y)|`` and
     ``F_j = max(|f_i(y)|, |f_i(y + δ_j e_j)|)`` in its row,
 
-    * ``Δ_j ≤ ε^{7/8} F_j`` — the difference is lost in rounding: the column is recomputed at once with
-      ``φ_j`` raised towards ``Δ_j ≈ ε^{1/2} F_j`` (×1e4 if ``Δ_j = 0``; one more call of ``f`` for all
-      such columns of a group; twice at most);
+    * ``Δ_j ≤ ε^{7/8} F_j`` — the difference is lost in rounding: the column is recomputed at once
+      with ``φ_j`` raised towards ``Δ_j ≈ ε^{1/2} F_j`` (×1e4 if ``Δ_j = 0``; one more call of ``f``
+      for all such columns of a group; twice at most);
     * ``Δ_j < ε^{3/4} F_j`` — few digits left: ``φ_j`` ×10 for the next Jacobian;
-    * ``Δ_j > ε^{1/4} F_j`` — a large change of ``f``, truncation error likely: ``φ_j`` ×0.1 next time;
-    * an entry of another row that the increment cannot tell from that row's rounding (``ε F_i / δ_j`` above
-      ``ε^{3/8}`` of the row's largest entry): the column is differenced once more with a larger increment, and
-      those entries are taken from it where they agree with the first within rounding (dense ``J`` only;
-      ``_resolve_rows``).
+    * ``Δ_j > ε^{1/4} F_j`` — a large change of ``f``, truncation error likely: ``φ_j`` ×0.1 next
+      time;
+    * an entry of another row that the increment cannot tell from that row's rounding
+      (``ε F_i / δ_j`` above ``ε^{3/8}`` of the row's largest entry): the column is differenced once
+      more with a larger increment, and those entries are taken from it where they agree with the
+      first within rounding (dense ``J`` only; ``_resolve_rows``).
 
     ``φ`` stays within ``[√ε, 0.1]``: never below its start, because a difference large against
-    ``|f|`` is not evidence of truncation where ``f`` is small by cancellation — on the slow manifold of
-    a stiff problem (``y' = Ay``, ``|Ay| ≪ |A||y|``) shrinking ``φ`` to ``ε^{3/4}`` cost 1e-5 relative
-    accuracy in ``J`` and made rodas4 take 50× the steps (measured on the bench's linear10). With a sparsity pattern (``jac_sparsity=``), structurally
-    orthogonal columns (no row in common) form a group perturbed together, one call of ``f`` per group
-    (Curtis, Powell & Reid's grouping [CPR], greedy in column order), and ``J`` is a
-    ``scipy.sparse.csc_matrix``. For a batch (``batched``, per-sample error control) component ``j`` of
-    every sample is perturbed at once, which is exact for independent samples. One more call of ``f``
-    estimates ``∂f/∂t``.
+    ``|f|`` is not evidence of truncation where ``f`` is small by cancellation — on the slow
+    manifold of a stiff problem (``y' = Ay``, ``|Ay| ≪ |A||y|``) shrinking ``φ`` to ``ε^{3/4}`` cost
+    1e-5 relative accuracy in ``J`` and made rodas4 take 50× the steps (measured on the bench's
+    linear10). With a sparsity pattern (``jac_sparsity=``), structurally orthogonal columns (no row
+    in common) form a group perturbed together, one call of ``f`` per group (Curtis, Powell & Reid's
+    grouping [CPR], greedy in column order), and ``J`` is a ``scipy.sparse.csc_matrix``. For a batch
+    (``batched``, per-sample error control) component ``j`` of every sample is perturbed at once,
+    which is exact for independent samples. One more call of ``f`` estimates ``∂f/∂t``.
 
     References
     ----------
@@ -445,7 +481,8 @@ class FiniteDifferenceJacobian:
         if sparsity is not None:
             if batched:
                 raise ValueError(
-                    "jac_sparsity does not combine with per_sample=True (expected jac_sparsity=None "
+                    "jac_sparsity does not combine with per_sample=True (expected "
+                    "jac_sparsity=None "
                     "for a per-sample solve: its Jacobian is block diagonal already)"
                 )
             self.sparsity = sparsity
@@ -502,17 +539,20 @@ class FiniteDifferenceJacobian:
         return J, (_time_derivative(self.field, self.backend, t, y, f0) if self.with_time else None)
 
     def _resolve_rows(self, t, rows, f_rows, shape, D, delta, J) -> None:
-        """Re-probe the columns with an entry lost in the rounding of another row (dense ``J``, in place).
+        """Re-probe the columns with an entry lost in the rounding of another row (dense ``J``, in
+        place).
 
-        An increment fitted to its column's largest difference can be far too small for a row where ``|f_i|`` is
-        large: at HIRES's start y3 ≈ 1e-13 takes an increment ~1e-20, f3 (tiny) resolves ∂f3/∂y3 well, and in
-        f1 ≈ −1.7 the change 8.32 · 1e-20 is below one rounding unit: ∂f1/∂y3 = 8.32 came out 0. Entry ``(i, j)``
-        can be told apart from rounding down to ``ε F_i / δ_j`` (``F_i = max(|f_i(y)|, |f_i(y + δ_j e_j)|)``);
-        where that exceeds ``ε^{3/8}`` of the row's largest entry, column ``j`` is differenced once more with the
-        increment that resolves every such row to ``√ε`` of its scale, ``√ε F_i / R_i``, at most
-        ``0.1 · max(|y_j|, atol_j / rtol)``, and only those entries are taken from it, and only where the new value
-        lies within the old one's rounding (``ROUNDING_ULPS · ε F_i / δ_j``): the others keep the fitted increment,
-        whose truncation error is smaller."""
+        An increment fitted to its column's largest difference can be far too small for a row
+        where ``|f_i|`` is large: at HIRES's start y3 ≈ 1e-13 takes an increment ~1e-20, f3
+        (tiny) resolves ∂f3/∂y3 well, and in f1 ≈ −1.7 the change 8.32 · 1e-20 is below one
+        rounding unit: ∂f1/∂y3 = 8.32 came out 0. Entry ``(i, j)`` can be told apart from
+        rounding down to ``ε F_i / δ_j`` (``F_i = max(|f_i(y)|, |f_i(y + δ_j e_j)|)``); where
+        that exceeds ``ε^{3/8}`` of the row's largest entry, column ``j`` is differenced once
+        more with the increment that resolves every such row to ``√ε`` of its scale,
+        ``√ε F_i / R_i``, at most ``0.1 · max(|y_j|, atol_j / rtol)``, and only those entries are
+        taken from it, and only where the new value lies within the old one's rounding
+        (``ROUNDING_ULPS · ε F_i / δ_j``): the others keep the fitted increment, whose truncation
+        error is smaller."""
         eps = self.eps
         R = np.abs(J).max(axis=2, keepdims=True)  # (B, n, 1): each row's largest entry
         F = np.maximum(np.abs(f_rows)[:, :, None], np.abs(f_rows[:, :, None] + D))
@@ -544,14 +584,16 @@ class FiniteDifferenceJacobian:
                 - f_rows
             )
             column = df / taken[:, k][:, None]
-            # an entry moves only within the old value's rounding: beyond it the old value stands, and the difference
-            # is the larger increment's truncation error (Robertson's ∂f2/∂y2 = −121.3 became −121.8 without this)
+            # an entry moves only within the old value's rounding: beyond it the old value stands,
+            # and the difference is the larger increment's truncation error (Robertson's ∂f2/∂y2 =
+            # −121.3 became −121.8 without this)
             within = np.abs(column - J[:, :, j]) <= ROUNDING_ULPS * noise[:, :, j]
             J[:, :, j] = np.where(coarse[:, :, j] & within, column, J[:, :, j])
 
     def _rescale(self, rows) -> None:
-        """Update each column's scale ``s_j`` from the component's largest size so far; ``φ_j`` moves the other
-        way, so that an increment adapted at the old scale is kept (class docstring)."""
+        """Update each column's scale ``s_j`` from the component's largest size so far; ``φ_j``
+        moves the other way, so that an increment adapted at the old scale is kept (class
+        docstring)."""
         self.magnitude = np.maximum(self.magnitude, np.abs(rows))
         threshold = np.maximum(self.floor, np.minimum(self.level, self.magnitude))
         if not np.array_equal(threshold, self.threshold):
@@ -561,7 +603,8 @@ class FiniteDifferenceJacobian:
             self.threshold = threshold
 
     def _differences(self, t, rows, f_rows, shape, groups, delta, D):
-        """Perturb each group of columns together (one call of ``f`` a group) and store the differences."""
+        """Perturb each group of columns together (one call of ``f`` a group) and store the
+        differences."""
         if not groups:
             return
         cols = np.concatenate(groups)
@@ -627,10 +670,10 @@ class AutogradJacobian:
     """``torch.func.jacrev`` of ``f`` in ``y`` and ``torch.func.jvp`` in ``t`` (forward mode).
 
     Batched states (``B`` independent samples on the leading axis) differentiate the sum over the
-    samples, ``Σ_b f_b``: its Jacobian with respect to ``y_b`` is the block ``∂f_b/∂y_b`` exactly when
-    samples do not interact, so ``f`` is called on the whole batch (per-sample parameters work) and
-    the cost is ``n`` reverse passes whatever ``B``. ``∂f/∂t`` by one forward-mode pass; if ``f``
-    cannot be differentiated in ``t`` (it converts ``t`` to a Python float, say), by a forward
+    samples, ``Σ_b f_b``: its Jacobian with respect to ``y_b`` is the block ``∂f_b/∂y_b`` exactly
+    when samples do not interact, so ``f`` is called on the whole batch (per-sample parameters work)
+    and the cost is ``n`` reverse passes whatever ``B``. ``∂f/∂t`` by one forward-mode pass; if
+    ``f`` cannot be differentiated in ``t`` (it converts ``t`` to a Python float, say), by a forward
     difference instead. Counted: one call of ``f`` per pass.
     """
 
@@ -700,8 +743,8 @@ def _as_backend_matrix(backend, J: Any, name: str):
 
 
 def jacobian_provider(field, backend, jac: Callable | None, batched: bool):
-    """The provider for a solve: the user's ``jac``, autograd for torch, finite differences for numpy
-    (grouped and sparse with ``field.jac_sparsity``)."""
+    """The provider for a solve: the user's ``jac``, autograd for torch, finite differences for
+    numpy (grouped and sparse with ``field.jac_sparsity``)."""
     pattern = getattr(field, "jac_sparsity", None)
     if pattern is not None and not isinstance(pattern, SparsityPattern):
         if backend.name == "torch":
@@ -719,16 +762,20 @@ def jacobian_provider(field, backend, jac: Callable | None, batched: bool):
 
 
 def torch_refusal(name: str) -> str:
-    """Why ``radau5``/``bdf`` refuse a torch ``y0``, and what to do instead (their arithmetic is numpy/LAPACK
-    in float64; converting a torch state silently would cut the autograd graph the torch solves promise)."""
+    """Why ``radau5``/``bdf`` refuse a torch ``y0``, and what to do instead (their arithmetic is
+    numpy/LAPACK in float64; converting a torch state silently would cut the autograd graph the
+    torch solves promise)."""
     return (
-        f"method {name!r} needs y0 as a numpy array, got a torch.Tensor (its Newton iterations and LU run in "
-        f"numpy float64). For a torch y0 use method='rodas4', 'rodas5', 'rosenbrock23' or 'auto' (torch "
+        f"method {name!r} needs y0 as a numpy array, got a torch.Tensor (its Newton "
+        f"iterations and LU run in "
+        f"numpy float64). For a torch y0 use method='rodas4', 'rodas5', 'rosenbrock23' or "
+        f"'auto' (torch "
         f"arithmetic, autograd Jacobians, differentiable); or solve with numpy yourself: "
         f"y0.detach().cpu().numpy() and an f on numpy arrays (no gradients through the solve)"
     )
 
 
 def is_sparse(J: Any) -> bool:
-    """Whether ``J`` is a ``scipy.sparse`` matrix (without importing scipy.sparse for dense ones)."""
+    """Whether ``J`` is a ``scipy.sparse`` matrix (without importing scipy.sparse for dense
+    ones)."""
     return type(J).__module__.startswith("scipy.sparse")

@@ -1,18 +1,22 @@
-"""Sparse and dense LU of the iteration matrices ``σI − J`` of the stiff steppers (``J`` a ``scipy.sparse`` matrix).
+"""Sparse and dense LU of the iteration matrices ``σI − J`` of the stiff steppers (``J`` a
+``scipy.sparse`` matrix).
 
-``σ`` may be complex (the complex pair of Radau IIA's transformed system, :mod:`dynkit.solvers.radau`).
-Sparse: SuperLU (``scipy.sparse.linalg.splu``); dense: LAPACK. An exactly singular matrix gives ``None``
-(the stepper then rejects the step and the controller shrinks it).
+``σ`` may be complex (the complex pair of Radau IIA's transformed system,
+:mod:`dynkit.solvers.radau`). Sparse: SuperLU (``scipy.sparse.linalg.splu``); dense: LAPACK. An
+exactly singular matrix gives ``None`` (the stepper then rejects the step and the controller shrinks
+it).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["SparseLU", "sparse_lu", "DenseLU", "dense_lu", "shifted_lu"]
+
 
 class _Factor:
-    """A factorised matrix solving for right-hand sides shaped like the state; a complex right-hand side of a
-    real factor is solved as its real and imaginary parts."""
+    """A factorised matrix solving for right-hand sides shaped like the state; a complex
+    right-hand side of a real factor is solved as its real and imaginary parts."""
 
     __slots__ = ("complex",)
 
@@ -51,8 +55,9 @@ def sparse_lu(J, sigma) -> SparseLU | None:
 
 
 class DenseLU(_Factor):
-    """LAPACK LU (``getrf``/``getrs``, called directly: ``scipy.linalg.lu_solve`` costs ~5 µs a call in argument
-    checks, ten times the solve itself for the small systems of the stiff test set) of a dense matrix."""
+    """LAPACK LU (``getrf``/``getrs``, called directly: ``scipy.linalg.lu_solve`` costs ~5 µs a
+    call in argument checks, ten times the solve itself for the small systems of the stiff test
+    set) of a dense matrix."""
 
     __slots__ = ("lu", "piv", "getrs")
 

@@ -105,7 +105,8 @@ METHODS: dict[str, MethodInfo] = {
             "Rosenbrock 5(4), Di Marzo's RODAS5, L-stable, stiffly accurate, stiff, 4th-degree "
             "dense output",
         ),
-        # new evaluations: 3 stages per Newton iteration (typically 1-3) + f(t + h, y_new) for the error estimate
+        # new evaluations: 3 stages per Newton iteration (typically 1-3) + f(t + h, y_new) for the
+        # error estimate
         MethodInfo(
             RADAU5.name,
             RADAU5.order,
@@ -113,7 +114,8 @@ METHODS: dict[str, MethodInfo] = {
             3 * 2 + 1,
             True,
             RADAU5.error_order,
-            "Radau IIA 5(3), 3-stage implicit collocation, L-stable, stiffly accurate, simplified Newton "
+            "Radau IIA 5(3), 3-stage implicit collocation, L-stable, stiffly accurate, "
+            "simplified Newton "
             "with Jacobian and LU reuse (Hairer–Wanner IV.8), 3rd-order dense output; numpy states",
             RADAU5,
         ),
@@ -125,7 +127,8 @@ METHODS: dict[str, MethodInfo] = {
             2,
             True,
             None,
-            "variable-order (1-5) NDFs (Shampine–Reichelt's ode15s), backward differences, simplified Newton, "
+            "variable-order (1-5) NDFs (Shampine–Reichelt's ode15s), backward differences, "
+            "simplified Newton, "
             "Jacobian kept until Newton fails, LU per step size/order; numpy states",
             NDF,
         ),
@@ -137,7 +140,8 @@ METHODS: dict[str, MethodInfo] = {
             True,
             4,
             "dopri5, switching while the steps are limited by stability "
-            "(dynkit's stiffness test) to radau5 (numpy, rtol ≤ 1e-5) or rodas4 (otherwise), and back; "
+            "(dynkit's stiffness test) to radau5 (numpy, rtol ≤ 1e-5) or rodas4 (otherwise), "
+            "and back; "
             "sol.switch_log says when and why",
             AUTO,
         ),

@@ -1,35 +1,36 @@
-"""torchdiffeq's ``odeint`` / ``odeint_adjoint`` calling conventions, on top of :func:`dynkit.solve`.
+"""torchdiffeq's ``odeint`` / ``odeint_adjoint`` calling conventions, on top of
+:func:`dynkit.solve`.
 
 A torchdiffeq user switches by changing one import::
 
     from dynkit import odeint, odeint_adjoint     # was: from torchdiffeq import odeint, odeint_adjoint
 
-Same signature, defaults (``rtol=1e-7``, ``atol=1e-9``, ``method="dopri5"``), tuple states, ``options``,
-``event_fn`` returning ``(event_t, solution)`` and return values (a tensor, or a tuple of tensors, of
-shape ``(len(t), *y0.shape)``). Every integration is a :func:`dynkit.solve` call (no second engine);
-what differs from torchdiffeq is listed in the docs page "Coming from torchdiffeq"
+Same signature, defaults (``rtol=1e-7``, ``atol=1e-9``, ``method="dopri5"``), tuple states,
+``options``, ``event_fn`` returning ``(event_t, solution)`` and return values (a tensor, or a tuple
+of tensors, of shape ``(len(t), *y0.shape)``). Every integration is a :func:`dynkit.solve` call (no
+second engine); what differs from torchdiffeq is listed in the docs page "Coming from torchdiffeq"
 (``docs/guide/torchdiffeq.md``).
 
 Method names (:data:`TORCHDIFFEQ_METHODS`): ``dopri5``, ``bosh3``, ``euler``, ``midpoint``, ``rk4``,
 ``heun2`` (dynkit's ``heun``) and ``dopri8`` (dynkit's ``dop853``: Dormand–Prince of order 8 with
 another error estimator) map to dynkit's methods; the names in :data:`NO_EQUIVALENT` raise a
-ValueError that names the nearest dynkit method; any name of :data:`dynkit.solvers.METHODS` (``tsit5``,
-``rodas4``, ``auto``, ...) is accepted as well.
+ValueError that names the nearest dynkit method; any name of :data:`dynkit.solvers.METHODS`
+(``tsit5``, ``rodas4``, ``auto``, ...) is accepted as well.
 
 Options: adaptive methods take ``first_step`` (dynkit's ``step_size`` of an adaptive method),
 ``max_num_steps`` (``max_steps``, a positive int) and ``dtype`` (a floating torch dtype, checked and
-then ignored: dynkit's times are always float64);
-fixed-step methods take ``step_size``, ``grid_constructor(func, y0, t) -> grid``, ``perturb`` (evaluate
-``func`` just inside each step at its ends, for a ``func`` discontinuous at grid points) and
-``interp="cubic"``. Any other option raises a ValueError naming it.
+then ignored: dynkit's times are always float64); fixed-step methods take ``step_size``,
+``grid_constructor(func, y0, t) -> grid``, ``perturb`` (evaluate ``func`` just inside each step at
+its ends, for a ``func`` discontinuous at grid points) and ``interp="cubic"``. Any other option
+raises a ValueError naming it.
 
 Every argument is checked before any step, with an error naming it; what the user's callables do
 wrong is reported as in :func:`dynkit.solve`: an exception raised in ``func``, ``event_fn`` or
 ``options["grid_constructor"]`` becomes a :class:`~dynkit.VectorFieldError` naming the callable (the
-exception as ``__cause__``); a value of the wrong kind (``event_fn`` returning None, a bool or a string,
-``func`` returning a tensor on another device such as ``meta``) a TypeError naming it. An ``event_fn``
-that is zero at ``t[0]`` is refused: its event would be the initial time itself.
-"""
+exception as ``__cause__``); a value of the wrong kind (``event_fn`` returning None, a bool or a
+string, ``func`` returning a tensor on another device such as ``meta``) a TypeError naming it. An
+``event_fn`` that is zero at ``t[0]`` is refused: its event would be the initial time itself.
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -66,14 +67,14 @@ NO_EQUIVALENT = {
     "fehlberg2": "Runge–Kutta–Fehlberg 2(1); nearest in dynkit: 'bosh3' (3(2)) or 'rkf45'",
     "adaptive_heun": "adaptive Heun 2(1); nearest in dynkit: 'bosh3' (3(2))",
     "heun3": "Heun's third-order method; nearest in dynkit: 'rk4' or the two-step 'ark3'",
-    "explicit_adams": "Adams–Bashforth (multistep); nearest in dynkit: the two-step 'ark3' / 'ark4'",
+    "explicit_adams": "Adams–Bashforth (multistep); nearest in dynkit: the two-step 'ark3' / 'ark4'",  # noqa: E501
     "implicit_adams": "Adams–Bashforth–Moulton (multistep); nearest in dynkit: the two-step 'ark4'",
     "fixed_adams": "Adams–Bashforth–Moulton (multistep); nearest in dynkit: the two-step 'ark4'",
-    "scipy_solver": "torchdiffeq's wrapper of scipy.integrate.solve_ivp; use dk.solve with a numpy y0 "
+    "scipy_solver": "torchdiffeq's wrapper of scipy.integrate.solve_ivp; use dk.solve with a numpy y0 "  # noqa: E501
     "('rodas4', 'auto' for stiff problems) or scipy itself",
 }
-# torchdiffeq's implicit (stiff) methods: dynkit's stiff methods are the linearly implicit Rosenbrock ones (torch and
-# numpy states) and radau5 / bdf (numpy states, through dk.solve)
+# torchdiffeq's implicit (stiff) methods: dynkit's stiff methods are the linearly implicit
+# Rosenbrock ones (torch and numpy states) and radau5 / bdf (numpy states, through dk.solve)
 _STIFF = (
     "nearest in dynkit: {torch} with a torch state (L-stable Rosenbrock, Jacobian by autograd), or "
     "dk.solve(..., method={numpy}) with a numpy state"
@@ -110,9 +111,9 @@ FIXED_OPTIONS = ("step_size", "grid_constructor", "perturb", "interp", "max_num_
 MAX_NUM_STEPS = 100_000  # dk.solve's default max_steps (torchdiffeq's is 2**31 - 1)
 # Two grid steps equal to this relative precision make a uniform grid (one dk.solve call).
 UNIFORM_RTOL = 1e-10
-# Event search: the horizon of each further attempt doubles, up to this many attempts (2**10 - 1 = 1023 times
-# |t[1] - t[0]| in all: an event that never fires ends the search there, in a bounded time, instead of
-# torchdiffeq's endless integration).
+# Event search: the horizon of each further attempt doubles, up to this many attempts (2**10 - 1 =
+# 1023 times |t[1] - t[0]| in all: an event that never fires ends the search there, in a bounded
+# time, instead of torchdiffeq's endless integration).
 EVENT_HORIZONS = 10
 
 
@@ -132,36 +133,40 @@ def odeint(
     Parameters
     ----------
     func : callable
-        ``func(t, y)`` with ``t`` a 0-d tensor and ``y`` a tensor (or a tuple of tensors, like ``y0``).
+        ``func(t, y)`` with ``t`` a 0-d tensor and ``y`` a tensor (or a tuple of tensors, like
+        ``y0``).
     y0 : torch.Tensor or tuple of torch.Tensor
         Initial state, float32 or float64 (all tuple elements of one dtype and device).
     t : 1-D torch.Tensor (or array-like)
         Strictly increasing or decreasing output times; ``t[0]`` is the initial time. With
-        ``event_fn``, exactly two times: ``t[0]`` and any later (or earlier) time that sets the direction.
+        ``event_fn``, exactly two times: ``t[0]`` and any later (or earlier) time that sets the
+        direction.
     rtol, atol : float
         Tolerances of the adaptive methods (dynkit's error test: RMS of
         ``err / (atol + rtol max(|y|, |y_new|))`` at most 1). ``atol`` may be a tuple (one value or
         tensor per element of a tuple state) or a tensor broadcastable to the state.
     method : str, optional
-        A torchdiffeq name (:data:`TORCHDIFFEQ_METHODS`) or any name of :data:`dynkit.solvers.METHODS`;
-        default ``"dopri5"``.
+        A torchdiffeq name (:data:`TORCHDIFFEQ_METHODS`) or any name of
+        :data:`dynkit.solvers.METHODS`; default ``"dopri5"``.
     options : dict, optional
         ``first_step``, ``max_num_steps``, ``dtype`` (adaptive methods); ``step_size``,
-        ``grid_constructor``, ``perturb``, ``interp="cubic"``, ``max_num_steps`` (fixed-step methods).
+        ``grid_constructor``, ``perturb``, ``interp="cubic"``, ``max_num_steps`` (fixed-step
+        methods).
     event_fn : callable, optional
         ``event_fn(t, y) -> tensor``: the solve stops where any component first changes sign (the
         components are made positive at ``t[0]`` and their minimum is located, as in torchdiffeq);
-        the zero is located on the method's interpolant to machine precision (Brent). The search runs
-        over horizons doubling from ``|t[1] - t[0]|``; an event that has not fired by
-        ``t[0] + 1023 (t[1] - t[0])`` ends the solve there (that time is returned, with a ``RuntimeWarning``).
+        the zero is located on the method's interpolant to machine precision (Brent). The search
+        runs over horizons doubling from ``|t[1] - t[0]|``; an event that has not fired by
+        ``t[0] + 1023 (t[1] - t[0])`` ends the solve there (that time is returned, with a
+        ``RuntimeWarning``).
 
     Returns
     -------
     torch.Tensor or tuple of torch.Tensor
         States at ``t``: shape ``(len(t), *y0.shape)`` (per element for a tuple state). With
-        ``event_fn``: ``(event_t, solution)``, ``solution`` holding the states at ``t[0]`` and at the
-        event. Differentiable by autograd through the steps (discretise-then-optimise); the event
-        time itself carries no gradient (as torchdiffeq's ``odeint``).
+        ``event_fn``: ``(event_t, solution)``, ``solution`` holding the states at ``t[0]`` and at
+        the event. Differentiable by autograd through the steps (discretise-then-optimise); the
+        event time itself carries no gradient (as torchdiffeq's ``odeint``).
 
     Raises
     ------
@@ -170,14 +175,15 @@ def odeint(
         option, bad arguments (naming the argument, before any step); ``event_fn`` returning None, a
         bool or a string; an ``event_fn`` that is zero at ``t[0]``.
     dynkit.SolverError
-        Solver failures (step-size underflow, too many steps, non-finite states), as in :func:`dynkit.solve`;
-        :class:`~dynkit.solvers.VectorFieldError` when ``func``, ``event_fn`` or ``grid_constructor`` raises
-        (the exception is its ``__cause__``) or ``func`` returns something unusable.
+        Solver failures (step-size underflow, too many steps, non-finite states), as in
+        :func:`dynkit.solve`; :class:`~dynkit.solvers.VectorFieldError` when ``func``, ``event_fn``
+        or ``grid_constructor`` raises (the exception is its ``__cause__``) or ``func`` returns
+        something unusable.
 
     References
     ----------
     R. T. Q. Chen, *torchdiffeq* (2018), https://github.com/rtqichen/torchdiffeq: the interface followed here.
-    """
+    """  # noqa: E501
     return _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint=None)
 
 
@@ -213,9 +219,10 @@ def odeint_adjoint(
         ``options`` when the method is the same, as in torchdiffeq). Only ``step_size`` and
         ``first_step`` are read from ``adjoint_options``.
     adjoint_params : sequence of torch.Tensor, optional
-        The tensors ``func`` uses that receive gradients. Default: ``func.parameters()``, which needs
-        ``func`` to be an ``nn.Module``: a plain function without ``adjoint_params`` is refused, as in
-        torchdiffeq (pass ``adjoint_params=()`` when only ``y0``/``t`` need gradients).
+        The tensors ``func`` uses that receive gradients. Default: ``func.parameters()``, which
+        needs ``func`` to be an ``nn.Module``: a plain function without ``adjoint_params`` is
+        refused, as in torchdiffeq (pass ``adjoint_params=()`` when only ``y0``/``t`` need
+        gradients).
     adjoint_checkpoints : int
         dynkit's own (not in torchdiffeq): ``N``, the forward keeps its states at ``N + 1`` evenly
         spaced times and the backward restarts its ``y`` from each (memory ``O(N · dim)``; default
@@ -293,7 +300,8 @@ class _State:
             if not isinstance(p, torch.Tensor):
                 where = f"y0[{i}]" if self.is_tuple else "y0"
                 raise TypeError(
-                    f"{where} must be a torch.Tensor (odeint follows torchdiffeq: a tensor or a tuple "
+                    f"{where} must be a torch.Tensor (odeint follows torchdiffeq: a tensor "
+                    f"or a tuple "
                     f"of tensors; dk.solve takes numpy arrays), got {type(p).__name__}"
                 )
             if p.dtype != parts[0].dtype or p.device != parts[0].device:
@@ -331,7 +339,8 @@ class _State:
         return lambda t, y: self.flatten(func(t, self.unflatten(y)), "func")
 
     def tolerance(self, tol, name: str):
-        """``atol`` for the flat state: a scalar, a tensor like the state, or one per tuple element."""
+        """``atol`` for the flat state: a scalar, a tensor like the state, or one per tuple
+        element."""
         import torch
 
         if self.is_tuple and isinstance(tol, (tuple, list)):
@@ -348,8 +357,10 @@ class _State:
             )
         if not self.is_tuple and isinstance(tol, (tuple, list)):
             raise TypeError(
-                f"{name} must be a float or a tensor broadcastable to y0 (a tuple gives one value per "
-                f"element of a tuple y0, and y0 is one tensor), got {type(tol).__name__} {tol!r:.60}"
+                f"{name} must be a float or a tensor broadcastable to y0 (a tuple gives one "
+                f"value per "
+                f"element of a tuple y0, and y0 is one tensor), got {type(tol).__name__} "
+                f"{tol!r:.60}"
             )
         if isinstance(tol, torch.Tensor) and tol.ndim == 0:
             return float(tol)
@@ -366,13 +377,15 @@ def _resolve_method(method) -> tuple[str, bool]:
     if method in NO_EQUIVALENT:
         raise ValueError(
             f"method must be one of {sorted(TORCHDIFFEQ_METHODS)} or a dynkit method "
-            f"({', '.join(METHODS)}), got {method!r} ({NO_EQUIVALENT[method]}), which has no dynkit "
+            f"({', '.join(METHODS)}), got {method!r} ({NO_EQUIVALENT[method]}), which has no "
+            f"dynkit "
             f"equivalent"
         )
     name = TORCHDIFFEQ_METHODS.get(method, method)
     if name not in METHODS:
         raise ValueError(
-            f"method must be a torchdiffeq name ({', '.join(sorted(TORCHDIFFEQ_METHODS))}) or a dynkit "
+            f"method must be a torchdiffeq name ({', '.join(sorted(TORCHDIFFEQ_METHODS))}) "
+            f"or a dynkit "
             f"method ({', '.join(METHODS)}), got {method!r}"
         )
     return name, METHODS[name].adaptive
@@ -393,7 +406,8 @@ def _resolve_options(options, adaptive: bool, method: str) -> dict:
         )
     if options.get("interp", "cubic") != "cubic":
         raise ValueError(
-            f"options['interp'] must be 'cubic' (dynkit's fixed-step outputs between grid points are "
+            f"options['interp'] must be 'cubic' (dynkit's fixed-step outputs between grid "
+            f"points are "
             f"cubic Hermite), got {options['interp']!r}"
         )
     if not isinstance(options.get("perturb", False), bool):
@@ -419,18 +433,21 @@ def _resolve_options(options, adaptive: bool, method: str) -> dict:
         isinstance(steps, bool) or not isinstance(steps, Integral) or steps < 1
     ):
         raise TypeError(
-            f"options['max_num_steps'] must be a positive int, got {type(steps).__name__} {steps!r:.40}"
+            f"options['max_num_steps'] must be a positive int, got {type(steps).__name__} "
+            f"{steps!r:.40}"
         )
     dtype = options.get("dtype")
     if dtype is not None and not _floating_dtype(dtype):
         raise TypeError(
-            f"options['dtype'] must be a floating torch dtype (torch.float32 or torch.float64; dynkit "
+            f"options['dtype'] must be a floating torch dtype (torch.float32 or "
+            f"torch.float64; dynkit "
             f"keeps its times in float64), got {type(dtype).__name__} {dtype!r:.40}"
         )
     grid = options.get("grid_constructor")
     if grid is not None and not callable(grid):
         raise TypeError(
-            f"options['grid_constructor'] must be a callable grid_constructor(func, y0, t) -> grid, got "
+            f"options['grid_constructor'] must be a callable grid_constructor(func, y0, t) "
+            f"-> grid, got "
             f"{type(grid).__name__} {grid!r:.40}"
         )
     options = dict(options)
@@ -519,17 +536,19 @@ def _times(t, state: _State):
 
 
 def _step_key(adaptive: bool) -> str:
-    """The :func:`dynkit.solve` argument a step takes: an adaptive method's is only its first step."""
+    """The :func:`dynkit.solve` argument a step takes: an adaptive method's is only its first
+    step."""
     return "first_step" if adaptive else "step_size"
 
 
 CALLBACKS = ("callback_step", "callback_accept_step", "callback_reject_step")
 """torchdiffeq's per-step callbacks, read from ``func`` (a module) when present; ``NAME_adjoint`` for the
-backward solves of :func:`odeint_adjoint`."""
+backward solves of :func:`odeint_adjoint`."""  # noqa: E501
 
 
 def _callbacks(func, adaptive: bool, name: str, suffix: str = "") -> dict:
-    """``func``'s torchdiffeq callbacks (``callback_step{suffix}``, ...) as ``{"on_step": callable, ...}``."""
+    """``func``'s torchdiffeq callbacks (``callback_step{suffix}``, ...) as
+    ``{"on_step": callable, ...}``."""
     found = {
         key: getattr(func, key + suffix)
         for key in CALLBACKS
@@ -551,7 +570,8 @@ def _callbacks(func, adaptive: bool, name: str, suffix: str = "") -> dict:
 
 
 def _with_tensors(callback, unflatten):
-    """A callback called as torchdiffeq calls it: ``(t0, y0, dt)``, times as tensors, ``y0`` like the state."""
+    """A callback called as torchdiffeq calls it: ``(t0, y0, dt)``, times as tensors, ``y0`` like
+    the state."""
     import torch
 
     def call(t, y, h):
@@ -562,7 +582,8 @@ def _with_tensors(callback, unflatten):
 
 
 def _control(options: dict, callbacks: dict, unflatten, norm=None) -> StepControl | None:
-    """The :class:`StepControl` of a solve: its norm, step bounds and callbacks (None when there are none)."""
+    """The :class:`StepControl` of a solve: its norm, step bounds and callbacks (None when there
+    are none)."""
     kwargs = {key: _with_tensors(callback, unflatten) for key, callback in callbacks.items()}
     if norm is not None:
         kwargs["norm"] = norm
@@ -573,7 +594,8 @@ def _control(options: dict, callbacks: dict, unflatten, norm=None) -> StepContro
 
 
 class _Runner:
-    """One :func:`dynkit.solve` (or :func:`~dynkit.solvers.adjoint.solve_adjoint`) call with fixed settings."""
+    """One :func:`dynkit.solve` (or :func:`~dynkit.solvers.adjoint.solve_adjoint`) call with
+    fixed settings."""
 
     def __init__(
         self, name, adaptive, rtol, atol, max_steps, adjoint, state: _State, func=None, options=None
@@ -656,11 +678,12 @@ class _Runner:
 def _adjoint_norm(norm, state: _State, params):
     """The backward solves' error measure over the flat augmented state ``z = (y, a, g)``.
 
-    ``"seminorm"``: the default's part-by-part measure over ``y`` and ``a`` only (``(RMS_y² + RMS_a²)^{1/2}``),
-    leaving the parameter gradients ``g`` out of the step control (Kidger, Chen & Lyons 2021: they do not feed back into the dynamics, so their error need
-    not limit the step). A callable gets torchdiffeq's tuple ``(t, *y, *a, *g)``, ``t`` a 0-d zero
-    (dynkit's augmented state carries no time; the gradient of ``t`` is formed from ``f`` at the outputs),
-    ``y`` and ``a`` shaped like ``y0``'s elements, each ``g`` like its parameter.
+    ``"seminorm"``: the default's part-by-part measure over ``y`` and ``a`` only
+    (``(RMS_y² + RMS_a²)^{1/2}``), leaving the parameter gradients ``g`` out of the step control
+    (Kidger, Chen & Lyons 2021: they do not feed back into the dynamics, so their error need not
+    limit the step). A callable gets torchdiffeq's tuple ``(t, *y, *a, *g)``, ``t`` a 0-d zero
+    (dynkit's augmented state carries no time; the gradient of ``t`` is formed from ``f`` at the
+    outputs), ``y`` and ``a`` shaped like ``y0``'s elements, each ``g`` like its parameter.
     """
     import torch
 
@@ -744,7 +767,8 @@ def _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint):
         breaks = _breakpoints(options, t_np, direction)
         if breaks and adjoint is None and t.requires_grad and torch.is_grad_enabled():
             raise ValueError(
-                "t requires grad, but dynkit.odeint with step_t/jump_t solves each piece between them "
+                "t requires grad, but dynkit.odeint with step_t/jump_t solves each piece "
+                "between them "
                 "separately and gives no gradient in t; use dynkit.odeint_adjoint, or t.detach()"
             )
         ys = (
@@ -758,9 +782,10 @@ def _odeint(func, y0, t, rtol, atol, method, options, event_fn, adjoint):
 
 
 def _fixed_grid(f, func, state: _State, t, t_np, direction, options, run):
-    """torchdiffeq's fixed grid: from ``step_size`` (last step shortened to end on ``t[-1]``), from
-    ``grid_constructor``, or ``t`` itself. A uniform grid is one dk.solve call; any other grid, or
-    ``perturb``, one dk.solve call of one step per grid interval (outputs inside by cubic Hermite)."""
+    """torchdiffeq's fixed grid: from ``step_size`` (last step shortened to end on ``t[-1]``),
+    from ``grid_constructor``, or ``t`` itself. A uniform grid is one dk.solve call; any other
+    grid, or ``perturb``, one dk.solve call of one step per grid interval (outputs inside by
+    cubic Hermite)."""
     import torch
 
     span = t_np[-1] - t_np[0]
@@ -795,7 +820,8 @@ def _fixed_grid(f, func, state: _State, t, t_np, direction, options, run):
             )
         if not (np.diff(grid) * direction > 0).all():
             raise ValueError(
-                f"options['grid_constructor'] must return a strictly monotone grid in the direction of "
+                f"options['grid_constructor'] must return a strictly monotone grid in the "
+                f"direction of "
                 f"t, got {np.array2string(grid, threshold=8)}"
             )
     else:
@@ -814,7 +840,8 @@ def _fixed_grid(f, func, state: _State, t, t_np, direction, options, run):
 
 
 def _grid_array(raw) -> np.ndarray:
-    """What ``grid_constructor`` returned, as float64 times; a TypeError naming it for anything else."""
+    """What ``grid_constructor`` returned, as float64 times; a TypeError naming it for anything
+    else."""
     import torch
 
     real = isinstance(raw, torch.Tensor) and not (raw.is_complex() or raw.dtype == torch.bool)
@@ -842,7 +869,8 @@ def _grid_array(raw) -> np.ndarray:
 
 
 def _breakpoints(options: dict, t_np, direction: float) -> list[tuple[float, bool]]:
-    """The ``step_t`` and ``jump_t`` strictly inside the span, in the direction of ``t``: ``(time, is_jump)``."""
+    """The ``step_t`` and ``jump_t`` strictly inside the span, in the direction of ``t``:
+    ``(time, is_jump)``."""
     points = [
         (float(p), key == "jump_t")
         for key in ("step_t", "jump_t")
@@ -853,9 +881,9 @@ def _breakpoints(options: dict, t_np, direction: float) -> list[tuple[float, boo
 
 
 def _segmented(f, state: _State, t_np, breaks, first, run):
-    """``step_t`` / ``jump_t``: one solve per segment between them, so that a step ends on each. A segment that
-    starts or ends on a ``jump_t`` samples ``f`` just inside itself there (the side of the step being taken),
-    as torchdiffeq does for a ``func`` discontinuous at that time."""
+    """``step_t`` / ``jump_t``: one solve per segment between them, so that a step ends on each.
+    A segment that starts or ends on a ``jump_t`` samples ``f`` just inside itself there (the
+    side of the step being taken), as torchdiffeq does for a ``func`` discontinuous at that time."""
     edges = [float(t_np[0]), *(p for p, _ in breaks), float(t_np[-1])]
     jumps = {p for p, jump in breaks if jump}
     return _piecewise(
@@ -876,7 +904,8 @@ def _stepwise(f, state: _State, t_np, grid, perturb: bool, run, t_requires_grad:
     if run.adjoint is None and t_requires_grad and torch.is_grad_enabled():
         # one solve per grid interval between numpy times: a gradient in t would silently stay None
         raise ValueError(
-            "t requires grad, but dynkit.odeint on a non-uniform grid or with perturb=True solves each "
+            "t requires grad, but dynkit.odeint on a non-uniform grid or with perturb=True "
+            "solves each "
             "grid interval separately and gives no gradient in t; use a uniform grid "
             "(options['step_size'] dividing the span), dynkit.odeint_adjoint, or t.detach()"
         )
@@ -886,9 +915,9 @@ def _stepwise(f, state: _State, t_np, grid, perturb: bool, run, t_requires_grad:
 
 
 def _piecewise(f, state: _State, t_np, edges, run, nudge, step):
-    """One dk.solve per interval ``[a, b]`` of ``edges`` (the outputs inside it from that solve), chained:
-    ``nudge(a, b)`` says whether ``f`` is sampled just inside the interval at its ends, ``step(a, b)`` gives
-    the solve's (first) step."""
+    """One dk.solve per interval ``[a, b]`` of ``edges`` (the outputs inside it from that solve),
+    chained: ``nudge(a, b)`` says whether ``f`` is sampled just inside the interval at its ends,
+    ``step(a, b)`` gives the solve's (first) step."""
     import torch
 
     direction = 1.0 if edges[-1] > edges[0] else -1.0
@@ -926,7 +955,8 @@ def _nudged(f, a: float, b: float):
 
 
 class _EventFnError(Exception):
-    """Carries the error that ``event_fn`` (or its value) caused through dk.solve's event machinery."""
+    """Carries the error that ``event_fn`` (or its value) caused through dk.solve's event
+    machinery."""
 
     def __init__(self, error: Exception):
         super().__init__(str(error))
@@ -934,8 +964,9 @@ class _EventFnError(Exception):
 
 
 def _event_value(event_fn, t, y):
-    """``event_fn(t, y)`` as a real floating tensor: an exception in it becomes a VectorFieldError naming
-    ``event_fn``, a value of the wrong kind (None, a bool, a string, complex) a TypeError naming it."""
+    """``event_fn(t, y)`` as a real floating tensor: an exception in it becomes a
+    VectorFieldError naming ``event_fn``, a value of the wrong kind (None, a bool, a string,
+    complex) a TypeError naming it."""
     import torch
 
     try:
@@ -977,11 +1008,12 @@ def _event_value(event_fn, t, y):
 def _differentiable_event(f, event_fn, state: _State, signs, event_t, y_event):
     """The event time and state carrying their gradients (implicit function theorem).
 
-    At the event ``g(t*, y(t*)) = 0`` for the component ``g`` that crossed zero, so a change of ``y(t*)``
-    (through ``y0`` or the parameters) moves ``t*`` by ``-∂g/∂y · δy / (dg/dt)``, ``dg/dt = ∂g/∂t + ∂g/∂y · f``,
-    and the state returned at the event moves along ``f`` with it. Both are first-order terms with value 0
-    added to the values found, so the values are unchanged and autograd (or the adjoint behind ``y_event``)
-    gives torchdiffeq's ``odeint_adjoint`` gradients of ``event_t``."""
+    At the event ``g(t*, y(t*)) = 0`` for the component ``g`` that crossed zero, so a change of
+    ``y(t*)`` (through ``y0`` or the parameters) moves ``t*`` by ``-∂g/∂y · δy / (dg/dt)``,
+    ``dg/dt = ∂g/∂t + ∂g/∂y · f``, and the state returned at the event moves along ``f`` with it.
+    Both are first-order terms with value 0 added to the values found, so the values are
+    unchanged and autograd (or the adjoint behind ``y_event``) gives torchdiffeq's
+    ``odeint_adjoint`` gradients of ``event_t``."""
     import torch
 
     if not torch.is_grad_enabled() or not (y_event.requires_grad or event_t.requires_grad):
@@ -1017,8 +1049,8 @@ def _until_event(f, event_fn, state: _State, t, t_np, step, run):
     """The first time where a component of ``event_fn`` changes sign, and the state there.
 
     Solves over ``[t0, t1]``, then over horizons doubling from there, until the event is found
-    (torchdiffeq integrates without an end time), for at most :data:`EVENT_HORIZONS` horizons: an event
-    that never fires ends the solve at the last time reached, ``t0 + 1023 (t1 - t0)``, with a
+    (torchdiffeq integrates without an end time), for at most :data:`EVENT_HORIZONS` horizons: an
+    event that never fires ends the solve at the last time reached, ``t0 + 1023 (t1 - t0)``, with a
     ``RuntimeWarning`` (torchdiffeq's search would not end). Returns ``(event_t, y_event)``.
     """
     import torch
@@ -1033,8 +1065,10 @@ def _until_event(f, event_fn, state: _State, t, t_np, step, run):
     if len(zero):
         where = "" if first.ndim == 0 else f" (component {tuple(int(i) for i in zero[0])})"
         raise ValueError(
-            f"event_fn must be nonzero at t[0] = {float(t0):.6g}, got 0{where}: the event would be the "
-            f"initial time itself (odeint looks for the first sign change after t[0]; start after it or "
+            f"event_fn must be nonzero at t[0] = {float(t0):.6g}, got 0{where}: the event "
+            f"would be the "
+            f"initial time itself (odeint looks for the first sign change after t[0]; start "
+            f"after it or "
             f"shift event_fn)"
         )
     signs = torch.sign(first)

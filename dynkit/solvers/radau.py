@@ -4,52 +4,56 @@ The method as data (:class:`RadauIIA`: nodes ``c``, matrix ``A``, and what the i
 derives from them), the stepper (:class:`RadauStepper`) on the engine's protocol.
 
 One step from ``(t_0, y_0)`` with step ``h`` solves the collocation system for the stage increments
-``Z_i = Y_i − y_0`` ([HW] IV.8, Eq. (8.2)), ``Z = h (A ⊗ I) F(Z)``, ``F_i = f(t_0 + c_i h, y_0 + Z_i)``,
-by simplified Newton iterations with one Jacobian ``J`` ([HW] Eq. (8.4)-(8.5)). In the variables
-``W = (T⁻¹ ⊗ I) Z``, with ``T⁻¹ A⁻¹ T = diag(γ̂, [[α̂, −β̂], [β̂, α̂]])`` (one real and a complex pair of
-eigenvalues of ``A⁻¹``), the ``3n`` linear system splits into one real system with
-``E_1 = γ̂/h I − J`` and one complex with ``E_2 = (α̂ + iβ̂)/h I − J`` ([HW] Eq. (8.14)-(8.16)):
-two LU factorisations per step size (a complex one of size ``n``), counted together as one ``nlu``.
+``Z_i = Y_i − y_0`` ([HW] IV.8, Eq. (8.2)), ``Z = h (A ⊗ I) F(Z)``,
+``F_i = f(t_0 + c_i h, y_0 + Z_i)``, by simplified Newton iterations with one Jacobian ``J`` ([HW]
+Eq. (8.4)-(8.5)). In the variables ``W = (T⁻¹ ⊗ I) Z``, with
+``T⁻¹ A⁻¹ T = diag(γ̂, [[α̂, −β̂], [β̂, α̂]])`` (one real and a complex pair of eigenvalues of
+``A⁻¹``), the ``3n`` linear system splits into one real system with ``E_1 = γ̂/h I − J`` and one
+complex with ``E_2 = (α̂ + iβ̂)/h I − J`` ([HW] Eq. (8.14)-(8.16)): two LU factorisations per step
+size (a complex one of size ``n``), counted together as one ``nlu``.
 
 * Newton: the iteration stops when ``η_k ‖ΔW_k‖ ≤ κ``, ``η_k = θ_k / (1 − θ_k)``,
-  ``θ_k = ‖ΔW_k‖ / ‖ΔW_{k−1}‖`` ([HW] Eq. (8.10)-(8.13)), ``κ = max(10 ε / rtol, min(0.03, rtol^{1/2}))``;
-  it fails (the step is rejected and halved, with a fresh Jacobian if the one in use is old) when
-  ``θ_k ≥ 1``, when the contraction predicts no convergence within ``k_max = 7`` iterations
-  (``θ_k^{k_max − k} / (1 − θ_k) ‖ΔW_k‖ > κ``), or after ``k_max`` iterations. The first iterate is
-  the previous step's collocation polynomial extrapolated ([HW] Eq. (8.12)), zero on the first step.
-  Ours: the iteration goes on (within ``k_max``) until ``η_k ‖ΔW_k‖ ≤ κ · min(1, max(10 ‖err‖, 10⁻²))``
-  with ``‖err‖`` the last accepted step's error estimate, accepting [HW]'s ``κ`` only when the iterations
-  run out (the step size and the Jacobian's reuse go by the iterations to ``κ``; a contraction
-  ``θ ≥ 1`` in the extra iterations fails the step as in [HW]). The tighter stop is never below the
-  rounding level ``10 ε / rtol`` of [HW]'s ``κ``: below it, at rtol 1e-10, the extra iterations stalled in
-  rounding (``θ ≥ 1``), and the failed steps were halved until ``max_steps`` on a 10-state linear system. Where the step size is
-  limited by Newton's convergence, not accuracy, the truncation error is far below the tolerance (1e-3
-  of it on Robertson's late phase), and an iteration stopped at ``κ`` of the tolerance leaves an error
-  larger than the step's own in components far below ``atol``: on Robertson at rtol 1e-3, atol (1e-5,
-  1e-11, 1e-5) it pushed y1 (~1e-8) negative, from where the equations blow up (y1' ≈ −4.8e-4 y1² on the
-  slow manifold), and the solve returned y1 = −2e7 as a success (scipy's Radau, with [HW]'s test,
-  returns −1.3e7). Steps with ``‖err‖ ≥ 0.1`` keep [HW]'s ``κ``; measured cost ≤ 9 % more calls of ``f``
-  at rtol 1e-4 (HIRES, OREGO, Van der Pol), none at 1e-6 and 1e-8.
-* Error estimate ([HW] Eq. (8.19)-(8.20)): the embedded formula ``ŷ_1 = y_0 + h(γ_0 f(y_0) + Σ b̂_i
-  f(Y_i))`` of order 3, ``γ_0 = 1/γ̂``, gives ``ŷ_1 − y_1 = γ_0 h f(y_0) + Σ e_i Z_i``; the estimate is
-  ``err = (I − hγ_0 J)⁻¹ (ŷ_1 − y_1)`` (with ``E_1``: no new factorisation), and on the first step
-  and after a rejection, if ``‖err‖ > 1``, the refined ``(I − hγ_0 J)⁻¹ (γ_0 h f(y_0 + err) + Σ e_i Z_i)``
-  (one more call of ``f``).
+  ``θ_k = ‖ΔW_k‖ / ‖ΔW_{k−1}‖`` ([HW] Eq. (8.10)-(8.13)),
+  ``κ = max(10 ε / rtol, min(0.03, rtol^{1/2}))``; it fails (the step is rejected and halved, with a
+  fresh Jacobian if the one in use is old) when ``θ_k ≥ 1``, when the contraction predicts no
+  convergence within ``k_max = 7`` iterations (``θ_k^{k_max − k} / (1 − θ_k) ‖ΔW_k‖ > κ``), or after
+  ``k_max`` iterations. The first iterate is the previous step's collocation polynomial extrapolated
+  ([HW] Eq. (8.12)), zero on the first step. Ours: the iteration goes on (within ``k_max``) until
+  ``η_k ‖ΔW_k‖ ≤ κ · min(1, max(10 ‖err‖, 10⁻²))`` with ``‖err‖`` the last accepted step's error
+  estimate, accepting [HW]'s ``κ`` only when the iterations run out (the step size and the
+  Jacobian's reuse go by the iterations to ``κ``; a contraction ``θ ≥ 1`` in the extra iterations
+  fails the step as in [HW]). The tighter stop is never below the rounding level ``10 ε / rtol`` of
+  [HW]'s ``κ``: below it, at rtol 1e-10, the extra iterations stalled in rounding (``θ ≥ 1``), and
+  the failed steps were halved until ``max_steps`` on a 10-state linear system. Where the step size
+  is limited by Newton's convergence, not accuracy, the truncation error is far below the tolerance
+  (1e-3 of it on Robertson's late phase), and an iteration stopped at ``κ`` of the tolerance leaves
+  an error larger than the step's own in components far below ``atol``: on Robertson at rtol 1e-3,
+  atol (1e-5, 1e-11, 1e-5) it pushed y1 (~1e-8) negative, from where the equations blow up (y1' ≈
+  −4.8e-4 y1² on the slow manifold), and the solve returned y1 = −2e7 as a success (scipy's Radau,
+  with [HW]'s test, returns −1.3e7). Steps with ``‖err‖ ≥ 0.1`` keep [HW]'s ``κ``; measured cost ≤ 9
+  % more calls of ``f`` at rtol 1e-4 (HIRES, OREGO, Van der Pol), none at 1e-6 and 1e-8.
+* Error estimate ([HW] Eq. (8.19)-(8.20)): the embedded formula
+  ``ŷ_1 = y_0 + h(γ_0 f(y_0) + Σ b̂_i f(Y_i))`` of order 3, ``γ_0 = 1/γ̂``, gives
+  ``ŷ_1 − y_1 = γ_0 h f(y_0) + Σ e_i Z_i``; the estimate is ``err = (I − hγ_0 J)⁻¹ (ŷ_1 − y_1)``
+  (with ``E_1``: no new factorisation), and on the first step and after a rejection, if
+  ``‖err‖ > 1``, the refined ``(I − hγ_0 J)⁻¹ (γ_0 h f(y_0 + err) + Σ e_i Z_i)`` (one more call of
+  ``f``).
 * Step size ([HW] IV.8, "Step size selection"): ``h_new = fac · h · ‖err‖^{−1/4}`` with
-  ``fac = 0.9 (2 k_max + 1) / (2 k_max + N_newt)``, and after an accepted step the smaller of that and
-  Gustafsson's predictive controller ``fac · h · (h_n / h_{n−1}) (‖err_{n−1}‖ / ‖err_n‖)^{1/4}
-  ‖err_n‖^{−1/4}`` ([HW] Eq. (8.25)); ``h_new / h ∈ [1/5, 8]``, no growth right after a rejection.
+  ``fac = 0.9 (2 k_max + 1) / (2 k_max + N_newt)``, and after an accepted step the smaller of that
+  and Gustafsson's predictive controller
+  ``fac · h · (h_n / h_{n−1}) (‖err_{n−1}‖ / ‖err_n‖)^{1/4} ‖err_n‖^{−1/4}`` ([HW] Eq. (8.25));
+  ``h_new / h ∈ [1/5, 8]``, no growth right after a rejection.
 * Reuse: after an accepted step the Jacobian is kept when Newton contracted fast (``θ ≤ 10⁻³``, [HW]
-  IV.8) or converged within two iterations (ours: see :meth:`RadauStepper.step_factor`), and then, if
-  the new step would be within ``[1, 1.2]`` times the old, the step is kept as it is so that the LU
-  can be reused too ([HW] IV.8, "Some implementation details").
+  IV.8) or converged within two iterations (ours: see :meth:`RadauStepper.step_factor`), and then,
+  if the new step would be within ``[1, 1.2]`` times the old, the step is kept as it is so that the
+  LU can be reused too ([HW] IV.8, "Some implementation details").
 * Dense output: the collocation polynomial through ``(0, 0), (c_i, Z_i)`` ([HW] Eq. (8.9)) is of
-  order 3 only, and radau5's steps are long (measured: 7e-4 inside the steps of ``y' = −1e6 (y − cos t)``
-  at rtol 1e-6, 1e-8 at their ends). So each requested time ``t_0 + θh`` inside a step is reached by one
-  step of the method of size ``θh`` from ``y_0`` with the step's Jacobian (a new LU pair and 1-3 Newton
-  iterations, counted; Newton starts from the collocation polynomial, which is also the fallback if it
-  does not converge): order 5, L-stable. Output times inside steps therefore cost work: ask for the
-  times you need.
+  order 3 only, and radau5's steps are long (measured: 7e-4 inside the steps of
+  ``y' = −1e6 (y − cos t)`` at rtol 1e-6, 1e-8 at their ends). So each requested time ``t_0 + θh``
+  inside a step is reached by one step of the method of size ``θh`` from ``y_0`` with the step's
+  Jacobian (a new LU pair and 1-3 Newton iterations, counted; Newton starts from the collocation
+  polynomial, which is also the fallback if it does not converge): order 5, L-stable. Output times
+  inside steps therefore cost work: ask for the times you need.
 
 ``sol.stats``: ``nfe`` (every call of ``f``, the Jacobian's differences included), ``njev``, ``nlu``
 (one per pair ``E_1``, ``E_2``) and ``newton_iterations``; ``newton_failures`` counts the steps
@@ -74,6 +78,21 @@ from .stepper import Stepper
 from .jacobian import is_sparse, jacobian_provider, torch_refusal
 from .linalg import shifted_lu
 
+__all__ = [
+    "NEWTON_MAX_ITERATIONS",
+    "SAFETY",
+    "REUSE_JACOBIAN_THETA",
+    "FIRST_ITERATE_MAX",
+    "KEEP_STEP",
+    "NEWTON_SHARE_FLOOR",
+    "NEWTON_SHARE_ERROR",
+    "radau_nodes",
+    "collocation_matrix",
+    "RadauIIA",
+    "RADAU5",
+    "RadauStepper",
+]
+
 NEWTON_MAX_ITERATIONS = 7
 SAFETY = 0.9
 REUSE_JACOBIAN_THETA = 1e-3  # Newton contraction below which J is kept for the next step
@@ -82,13 +101,15 @@ FIRST_ITERATE_MAX = (
 )
 KEEP_STEP = (1.0, 1.2)  # proposed h_new / h in this range: keep h (and the LU)
 MIN_RATIO, MAX_RATIO = 0.2, 8.0
-# Newton stops at κ times the last accepted step's error norm (not below this share of κ): see _newton
+# Newton stops at κ times the last accepted step's error norm (not below this share of κ): see
+# _newton
 NEWTON_SHARE_FLOOR = 1e-2
 NEWTON_SHARE_ERROR = 0.1  # ... on steps whose error was below this (above it: [HW]'s κ as it is)
 
 
 def radau_nodes(stages: int) -> np.ndarray:
-    """Radau IIA nodes: the zeros of ``d^{s−1}/dx^{s−1} (x^{s−1} (x − 1)^s)`` ([HW] IV.5, Eq. (5.3))."""
+    """Radau IIA nodes: the zeros of ``d^{s−1}/dx^{s−1} (x^{s−1} (x − 1)^s)`` ([HW] IV.5, Eq.
+    (5.3))."""
     p = (
         np.polynomial.Polynomial([0, 1]) ** (stages - 1)
         * np.polynomial.Polynomial([-1, 1]) ** stages
@@ -99,7 +120,8 @@ def radau_nodes(stages: int) -> np.ndarray:
 
 
 def collocation_matrix(c: np.ndarray) -> np.ndarray:
-    """``a_ij = ∫_0^{c_i} ℓ_j(τ) dτ`` with ``ℓ_j`` the Lagrange basis on the nodes (collocation, [HW] IV.5)."""
+    """``a_ij = ∫_0^{c_i} ℓ_j(τ) dτ`` with ``ℓ_j`` the Lagrange basis on the nodes (collocation,
+    [HW] IV.5)."""
     s = len(c)
     V = np.vander(c, s, increasing=True)  # V[i, p] = c_i^p
     coeffs = np.linalg.inv(V)  # ℓ_j(τ) = Σ_p coeffs[p, j] τ^p
@@ -136,14 +158,15 @@ class RadauIIA:
         pair = [i for i in range(3) if i != real and lam[i].imag > 0][0]
         u = V[:, real].real
         w = V[:, pair]
-        # A⁻¹ (x + iy) = (α + iβ)(x + iy): A⁻¹ x = αx − βy, A⁻¹ y = βx + αy, so in the basis (u, x, y)
-        # T⁻¹ A⁻¹ T = diag(γ, [[α, β], [−β, α]])
+        # A⁻¹ (x + iy) = (α + iβ)(x + iy): A⁻¹ x = αx − βy, A⁻¹ y = βx + αy, so in the basis (u, x,
+        # y) T⁻¹ A⁻¹ T = diag(γ, [[α, β], [−β, α]])
         T = np.stack([u, w.real, w.imag], axis=1)
         object.__setattr__(self, "T", T)
         object.__setattr__(self, "T_inv", np.linalg.inv(T))
         object.__setattr__(self, "gamma", float(lam[real].real))
         object.__setattr__(self, "alpha_beta", complex(lam[pair]))
-        # embedded order-3 weights with b̂_0 = γ_0 = 1/γ̂: γ_0 [q = 1] + Σ b̂_i c_i^{q−1} = 1/q, q = 1, 2, 3
+        # embedded order-3 weights with b̂_0 = γ_0 = 1/γ̂: γ_0 [q = 1] + Σ b̂_i c_i^{q−1} = 1/q, q =
+        # 1, 2, 3
         gamma0 = 1.0 / self.gamma
         q = np.arange(1, 4)
         b_hat = np.linalg.solve(self.c[None, :] ** (q[:, None] - 1), 1.0 / q - gamma0 * (q == 1))
@@ -155,7 +178,8 @@ class RadauIIA:
         return len(self.c)
 
     def dense_weights(self, theta: np.ndarray) -> np.ndarray:
-        """Weights ``w[m, i]`` of ``Z_i`` in the collocation polynomial ``u(θ_m) − y_0`` ([HW] Eq. (8.9))."""
+        """Weights ``w[m, i]`` of ``Z_i`` in the collocation polynomial ``u(θ_m) − y_0`` ([HW]
+        Eq. (8.9))."""
         s = self.stages
         V = self.c[:, None] ** np.arange(1, s + 1)  # nodes c_i, powers θ^1..θ^s (zero at θ = 0)
         return (np.asarray(theta, float)[:, None] ** np.arange(1, s + 1)) @ np.linalg.inv(V)
@@ -173,8 +197,9 @@ RADAU5 = _radau5()
 
 
 class RadauStepper(Stepper):
-    """The stepper of a :class:`RadauIIA` (engine protocol: ``attempt``, ``error_norm``, ``accepted``,
-    ``step_factor``); numpy states (the arithmetic in float64, ``f`` called with the state's dtype)."""
+    """The stepper of a :class:`RadauIIA` (engine protocol: ``attempt``, ``error_norm``,
+    ``accepted``, ``step_factor``); numpy states (the arithmetic in float64, ``f`` called with
+    the state's dtype)."""
 
     explicit = False
 
@@ -291,7 +316,8 @@ class RadauStepper(Stepper):
         return trial
 
     def _starting_stages(self, h: float, n: int) -> np.ndarray:
-        """Newton's first iterate: the last collocation polynomial extrapolated ([HW] Eq. (8.12)), or 0."""
+        """Newton's first iterate: the last collocation polynomial extrapolated ([HW] Eq.
+        (8.12)), or 0."""
         if self.previous is None:
             return np.zeros((3, n))
         h_prev, K = self.previous
@@ -302,8 +328,9 @@ class RadauStepper(Stepper):
     def _newton(
         self, t: float, y0: np.ndarray, h: float, Z: np.ndarray, LU1, LU2, record: bool = True
     ):
-        """Simplified Newton on the transformed stages from ``Z``; ``(Z, converged)``. ``record``: keep
-        the contraction (θ, η) for the next step (not for the sub-steps of dense output)."""
+        """Simplified Newton on the transformed stages from ``Z``; ``(Z, converged)``.
+        ``record``: keep the contraction (θ, η) for the next step (not for the sub-steps of dense
+        output)."""
         c = self.c
         W = self.T_inv @ Z
         scale = self.atol + self.rtol * np.abs(y0)
@@ -328,8 +355,8 @@ class RadauStepper(Stepper):
             r2 = TF[1] - (a * W[1] + b * W[2])
             r3 = TF[2] - (-b * W[1] + a * W[2])
             dW1 = LU1.solve(r1)
-            # the 2n real system with the block [[α̂, β̂], [−β̂, α̂]]/h ⊗ I − I ⊗ J is, in v = ΔW_2 − iΔW_3,
-            # (α̂ + iβ̂)/h v − J v = r_2 − i r_3
+            # the 2n real system with the block [[α̂, β̂], [−β̂, α̂]]/h ⊗ I − I ⊗ J is, in v = ΔW_2
+            # − iΔW_3, (α̂ + iβ̂)/h v − J v = r_2 − i r_3
             v = LU2.solve(r2 - 1j * r3)
             dW = np.array([dW1, v.real, -v.imag])
             self.stats.newton_iterations += 1
@@ -351,13 +378,16 @@ class RadauStepper(Stepper):
                 eta = theta / (1.0 - theta)
             W = W + dW
             Z = self.T @ W
-            # after one iteration (no contraction measured yet) η_0 comes from the last step; we also ask
-            # the correction itself to be within tolerance (‖ΔW_0‖ ≤ 1), so that a rate measured on a
-            # nearly linear step cannot pass a first iterate far off (a guard of ours, not in [HW])
+            # after one iteration (no contraction measured yet) η_0 comes from the last step; we
+            # also ask the correction itself to be within tolerance (‖ΔW_0‖ ≤ 1), so that a rate
+            # measured on a nearly linear step cannot pass a first iterate far off (a guard of ours,
+            # not in [HW])
             trusted = norm_prev is not None or norm <= FIRST_ITERATE_MAX
             if trusted and eta * norm <= self.kappa and not met_kappa:
                 met_kappa = True
-                if record:  # the step size and the Jacobian's reuse go by [HW]'s count, not the extra iterations
+                # the step size and the Jacobian's reuse go by [HW]'s count, not the extra
+                # iterations
+                if record:
                     self.kappa_iterations = k + 1
             if norm == 0.0 or (eta * norm <= target and trusted):
                 if record:
@@ -373,7 +403,8 @@ class RadauStepper(Stepper):
         return Z, False
 
     def _interpolant(self, t: float, y0: np.ndarray, h: float, Z: np.ndarray):
-        """Dense output on the step (module docstring): a sub-step of size ``θh`` per requested time."""
+        """Dense output on the step (module docstring): a sub-step of size ``θh`` per requested
+        time."""
         shape, dtype = self.shape, self.backend.dtype
         J = self.J
 
@@ -387,9 +418,10 @@ class RadauStepper(Stepper):
         return interpolate
 
     def _substep(self, t, y0, h, Z, J, theta: float) -> np.ndarray:
-        """``y(t + θh)`` by one step of the method of size ``θh`` from the step's start with the step's
-        Jacobian (its own LU pair and Newton iterations, counted), started from the collocation
-        polynomial; the collocation polynomial itself where that Newton does not converge."""
+        """``y(t + θh)`` by one step of the method of size ``θh`` from the step's start with the
+        step's Jacobian (its own LU pair and Newton iterations, counted), started from the
+        collocation polynomial; the collocation polynomial itself where that Newton does not
+        converge."""
         collocation = y0 + self.method.dense_weights(np.array([theta]))[0] @ Z
         if theta <= 0.0 or theta >= 1.0:
             return y0 if theta <= 0.0 else y0 + Z[2]
@@ -417,7 +449,8 @@ class RadauStepper(Stepper):
         if self.newton_failed:
             return np.asarray(math.inf)
         if float(np.max(value)) > 1.0 and (self.first or self.rejected_last):
-            # refined estimate ([HW] Eq. (8.20)): one more call of f, through the stiff modes' damping
+            # refined estimate ([HW] Eq. (8.20)): one more call of f, through the stiff modes'
+            # damping
             t, y0, Z, h = trial.error2
             err = trial.error.reshape(-1)
             f_pert = self._f(t, y0 + err)
@@ -428,7 +461,8 @@ class RadauStepper(Stepper):
 
     def accepted(self, trial) -> None:
         _, h, _, Z = self._step
-        # the collocation polynomial u(θ) − y_0 = Σ_p θ^p K_p, for the next step's first Newton iterate
+        # the collocation polynomial u(θ) − y_0 = Σ_p θ^p K_p, for the next step's first Newton
+        # iterate
         V = self.c[:, None] ** np.arange(1, 4)
         self.previous = (h, np.linalg.solve(V, Z))
 
@@ -459,9 +493,10 @@ class RadauStepper(Stepper):
             if self.rejected_last:
                 ratio = min(ratio, 1.0)
             self.first = self.rejected_last = False
-            # J is kept unless Newton was slow: more than two iterations at a rate above 1e-3. [HW] refresh
-            # it whenever θ > 1e-3; with difference Jacobians (θ of an approximate J) that meant one per
-            # step or two, and a Jacobian that let Newton converge in two iterations is good enough
+            # J is kept unless Newton was slow: more than two iterations at a rate above 1e-3. [HW]
+            # refresh it whenever θ > 1e-3; with difference Jacobians (θ of an approximate J) that
+            # meant one per step or two, and a Jacobian that let Newton converge in two iterations
+            # is good enough
             if iterations <= 2 or self.theta <= REUSE_JACOBIAN_THETA:
                 if KEEP_STEP[0] <= ratio <= KEEP_STEP[1]:
                     ratio = 1.0  # same h: the LU is reused as well

@@ -49,7 +49,8 @@ class SolverStats:
 
     ``njev`` (Jacobian evaluations), ``nlu`` (LU factorisations), ``switches`` (explicit ↔ stiff
     switches of ``method="auto"``), ``newton_iterations`` and ``newton_failures`` (steps rejected
-    because Newton did not converge; implicit methods such as ``radau5``) stay 0 for the explicit methods.
+    because Newton did not converge; implicit methods such as ``radau5``) stay 0 for the explicit
+    methods.
     """
 
     nfe: int = 0
@@ -94,14 +95,16 @@ class Solution:
     message : str
     method : str
     t_events, y_events : list or None
-        With ``events=[g, ...]``: for each ``g`` the times of its zeros (1-D numpy float64 array) and
-        the states there (stacked like ``ys``); ``event_indices[i]`` holds, for an event function
-        returning one value per sample, the sample index of each zero (``None`` for scalar ``g``).
+        With ``events=[g, ...]``: for each ``g`` the times of its zeros (1-D numpy float64 array)
+        and the states there (stacked like ``ys``); ``event_indices[i]`` holds, for an event
+        function returning one value per sample, the sample index of each zero (``None`` for scalar
+        ``g``).
     dense : DenseOutput or None
         With ``dense=True``: the piecewise continuous extension over the steps taken.
     switch_log : list or None
-        ``method="auto"``: each switch as ``Switch(t, from_method, to_method, reason)`` (``stats.switches``
-        counts them; ``reason`` names the stiffness count that fired and its numbers).
+        ``method="auto"``: each switch as ``Switch(t, from_method, to_method, reason)``
+        (``stats.switches`` counts them; ``reason`` names the stiffness count that fired and its
+        numbers).
     """
 
     ts: Any
@@ -121,7 +124,8 @@ class Solution:
         return self.result in (SUCCESS, EVENT)
 
     def _summary(self) -> list[tuple[str, str]]:
-        """``(label, value)`` lines shared by ``repr`` and the notebook display: never the arrays themselves."""
+        """``(label, value)`` lines shared by ``repr`` and the notebook display: never the arrays
+        themselves."""
         n = len(self.ts)
         span = f"[{float(self.ts[0]):.6g}, {float(self.ts[-1]):.6g}]" if n else "[]"
         lib = "torch" if is_torch(self.ys) else "numpy"

@@ -17,21 +17,21 @@ Dense output is a polynomial in the step fraction θ: ``y(t + θh) = y + Σ_i u_
 Methods:
 
 * ``rosenbrock23`` — Shampine & Reichelt's ode23s pair [SR]: order 2, L-stable, with a 3rd-order
-  error estimate, FSAL (the third stage is ``f(t + h, y_{n+1})``), 2nd-order dense output
-  ([SR] Sect. 2). For crude tolerances (rtol ≳ 1e-4). Given here in the classical form derived from
-  [SR] and transformed by :meth:`RosenbrockTableau.from_classical`. With tolerance proportionality
+  error estimate, FSAL (the third stage is ``f(t + h, y_{n+1})``), 2nd-order dense output ([SR]
+  Sect. 2). For crude tolerances (rtol ≳ 1e-4). Given here in the classical form derived from [SR]
+  and transformed by :meth:`RosenbrockTableau.from_classical`. With tolerance proportionality
   (:data:`ROSENBROCK23_PROPORTIONALITY`): each step's error is held to ``θ = 0.5 rtol^{1/2}`` of the
-  tolerance, so that the global error of its 2nd-order solution falls like the tolerance, not like its 2/3 power.
-  The work at a given *error* is unchanged (OREGO, VDPOL: within 2 % along the work-error curve), at a given rtol
-  it is larger. θ is not applied to the components the step damps (``|h J_ii| ≥``
-  :data:`DAMPED_H_J`), whose error does not accumulate: on Robertson to 1e11 with θ on them the
-  steps stayed tiny (no finish within 100,000 steps at rtol 1e-6).
+  tolerance, so that the global error of its 2nd-order solution falls like the tolerance, not like
+  its 2/3 power. The work at a given *error* is unchanged (OREGO, VDPOL: within 2 % along the
+  work-error curve), at a given rtol it is larger. θ is not applied to the components the step damps
+  (``|h J_ii| ≥`` :data:`DAMPED_H_J`), whose error does not accumulate: on Robertson to 1e11 with θ
+  on them the steps stayed tiny (no finish within 100,000 steps at rtol 1e-6).
 * ``rodas4`` — Hairer & Wanner's RODAS [HW] IV.7 (Table 7.?/the code RODAS): order 4, 3rd-order
-  embedded, L-stable and stiffly accurate (``y_{n+1}`` is the last stage value plus ``u_6``; the error
-  estimate is ``u_6``), 3rd-order dense output from the code's coefficients. For rtol ≲ 1e-4.
-* ``rodas5`` — Di Marzo's RODAS5 [DM]: order 5(4), 8 stages (7 new calls of ``f``), L-stable, stiffly
-  accurate; output times inside a step by sub-steps of the method (its 4th-degree interpolant is
-  of lower order than the step).
+  embedded, L-stable and stiffly accurate (``y_{n+1}`` is the last stage value plus ``u_6``; the
+  error estimate is ``u_6``), 3rd-order dense output from the code's coefficients. For rtol ≲ 1e-4.
+* ``rodas5`` — Di Marzo's RODAS5 [DM]: order 5(4), 8 stages (7 new calls of ``f``), L-stable,
+  stiffly accurate; output times inside a step by sub-steps of the method (its 4th-degree
+  interpolant is of lower order than the step).
 
 References
 ----------
@@ -57,6 +57,18 @@ from .explicit import Slope, Trial
 from .stepper import Stepper
 from .jacobian import is_sparse, jacobian_provider
 from .linalg import shifted_lu
+
+__all__ = [
+    "RosenbrockTableau",
+    "ROSENBROCK23_PROPORTIONALITY",
+    "DAMPED_H_J",
+    "bootstrap_weights",
+    "BOOTSTRAP_H_NORM",
+    "ROSENBROCK23",
+    "RODAS4",
+    "RODAS5",
+    "RosenbrockStepper",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,10 +102,10 @@ class RosenbrockTableau:
         every step: for a method whose ``P`` is of lower order than the method (rodas5: measured 20×
         the step-end error on a harmonic oscillator at rtol 1e-8).
     tolerance_proportionality : (factor, exponent), optional
-        Hold each step's local error to ``θ · (atol + rtol |y|)``, ``θ = min(1, factor · rtol^exponent)``
-        (:func:`dynkit.solvers.control.tolerance_factor`): the error estimate is divided by ``θ``,
-        on the components the step does not damp (``|h J_ii| <`` :data:`DAMPED_H_J`). ``None``:
-        ``θ = 1``.
+        Hold each step's local error to ``θ · (atol + rtol |y|)``,
+        ``θ = min(1, factor · rtol^exponent)`` (:func:`dynkit.solvers.control.tolerance_factor`):
+        the error estimate is divided by ``θ``, on the components the step does not damp
+        (``|h J_ii| <`` :data:`DAMPED_H_J`). ``None``: ``θ = 1``.
     """
 
     name: str
@@ -111,8 +123,8 @@ class RosenbrockTableau:
     adaptive: bool = True
     dense_by_substeps: bool = False
     tolerance_proportionality: tuple[float, float] | None = None
-    # nonnegative=: f is modified only where a constrained component is exactly 0, not wherever it is ≤ 0
-    # (a Rosenbrock step's order needs a smooth f and J; see dynkit.solvers.constraints)
+    # nonnegative=: f is modified only where a constrained component is exactly 0, not wherever it
+    # is ≤ 0 (a Rosenbrock step's order needs a smooth f and J; see dynkit.solvers.constraints)
     smooth_field: bool = True
 
     @property
@@ -121,15 +133,16 @@ class RosenbrockTableau:
 
     @property
     def fsal(self) -> bool:
-        """The last stage is evaluated at ``(t + h, y_{n+1})``: its ``f`` is the next step's first."""
+        """The last stage is evaluated at ``(t + h, y_{n+1})``: its ``f`` is the next step's
+        first."""
         return bool(self.c[-1] == 1.0 and np.array_equal(self.a[-1], self.m))
 
     @classmethod
     def from_classical(cls, name: str, order: int, error_order: int, alpha, Gamma, b, e_k, P_k):
         """From the classical form ``(I − hγJ) k_i = h f(t + α_i h, y + Σ α_ij k_j) + γ_i h² f_t
         + hJ Σ_{j<i} γ_ij k_j`` ([HW] IV.7, Eq. (7.1)) by ``u = Γ k``: ``a = α Γ⁻¹``,
-        ``C = diag(Γ)⁻¹ − Γ⁻¹``, ``m = b Γ⁻¹``, ``d_i = Σ_j Γ_ij`` (Eq. (7.4)); ``e_k`` and the dense
-        weights ``P_k`` (on the ``k_i``) transform like ``b``."""
+        ``C = diag(Γ)⁻¹ − Γ⁻¹``, ``m = b Γ⁻¹``, ``d_i = Σ_j Γ_ij`` (Eq. (7.4)); ``e_k`` and the
+        dense weights ``P_k`` (on the ``k_i``) transform like ``b``."""
         alpha, Gamma = np.asarray(alpha, float), np.asarray(Gamma, float)
         inv = np.linalg.inv(Gamma)
         gamma = float(Gamma[0, 0])
@@ -151,10 +164,11 @@ class RosenbrockTableau:
         return RosenbrockStepper(self, field, backend)
 
 
-# rosenbrock23's tolerance proportionality (factor, exponent): θ = 0.5 rtol^{1/2} (0.05 at rtol 1e-2, 5e-4 at 1e-6).
-# Its 2nd-order solution under per-step control of an O(h^3) local error has a global error ∝ tol^{2/3}; θ ∝ tol^{1/2}
-# makes it ∝ tol. Measured without it (bench_stiff --wrong-as-success): OREGO 43-420 tolerances at rtol 1e-2..1e-6,
-# VDPOL 16 and Van der Pol μ = 1e3 / 1e6 15-32 at 1e-5..1e-6, all reported as success; with it 0.1-5.6.
+# rosenbrock23's tolerance proportionality (factor, exponent): θ = 0.5 rtol^{1/2} (0.05 at rtol
+# 1e-2, 5e-4 at 1e-6). Its 2nd-order solution under per-step control of an O(h^3) local error has a
+# global error ∝ tol^{2/3}; θ ∝ tol^{1/2} makes it ∝ tol. Measured without it (bench_stiff
+# --wrong-as-success): OREGO 43-420 tolerances at rtol 1e-2..1e-6, VDPOL 16 and Van der Pol μ = 1e3
+# / 1e6 15-32 at 1e-5..1e-6, all reported as success; with it 0.1-5.6.
 ROSENBROCK23_PROPORTIONALITY = (0.5, 0.5)
 
 # |h J_ii| from which a component counts as damped by the step: tolerance proportionality's θ is not
@@ -172,8 +186,9 @@ def _rosenbrock23() -> RosenbrockTableau:
     ``k1 = W⁻¹(F0 + h d T)``, ``k2 = W⁻¹(F1 − k1) + k1`` with ``F1 = f(t + h/2, y + h k1/2)``,
     ``y_new = y + h k2``, ``k3 = W⁻¹(F2 − e32 (k2 − F1) − 2 (k1 − F0) + h d T)`` with
     ``F2 = f(t + h, y_new)``, error ``h (k1 − 2 k2 + k3) / 6``, interpolant
-    ``y + h (θ(1−θ) k1 + θ(θ − 2d) k2) / (1 − 2d)``. Eliminating the differences (``k2 − F1 = hdJ(k2 − k1)``,
-    ``k1 − F0 = hdJ k1 + hdT``) gives the classical coefficients below (``k`` scaled by ``h``)."""
+    ``y + h (θ(1−θ) k1 + θ(θ − 2d) k2) / (1 − 2d)``. Eliminating the differences
+    (``k2 − F1 = hdJ(k2 − k1)``, ``k1 − F0 = hdJ k1 + hdT``) gives the classical coefficients
+    below (``k`` scaled by ``h``)."""
     d = 1.0 / (2.0 + math.sqrt(2.0))
     e32 = 6.0 + math.sqrt(2.0)
     alpha = [[0, 0, 0], [0.5, 0, 0], [0, 1, 0]]
@@ -187,9 +202,10 @@ def _rosenbrock23() -> RosenbrockTableau:
 
 def _rodas4() -> RosenbrockTableau:
     """RODAS of [HW] IV.7 in the transformed form of its code (coefficients of the code RODAS4,
-    ``METH = 1``). ``m`` is the last row of ``a`` plus ``u_6`` (stiffly accurate); ``e = (0, …, 0, 1)``.
-    Dense output ([HW] IV.7 / the code's CONTRO): ``y(θ) = (1−θ) y_0 + θ (y_1 + (1−θ)(h_1 + θ h_2))``,
-    ``h_r = Σ_i H_ri u_i``, i.e. ``P = [m + H_1, H_2 − H_1, −H_2]`` on the powers θ, θ², θ³."""
+    ``METH = 1``). ``m`` is the last row of ``a`` plus ``u_6`` (stiffly accurate);
+    ``e = (0, …, 0, 1)``. Dense output ([HW] IV.7 / the code's CONTRO):
+    ``y(θ) = (1−θ) y_0 + θ (y_1 + (1−θ)(h_1 + θ h_2))``, ``h_r = Σ_i H_ri u_i``, i.e.
+    ``P = [m + H_1, H_2 − H_1, −H_2]`` on the powers θ, θ², θ³."""
     a = np.zeros((6, 6))
     a[1, 0] = 1.544
     a[2, :2] = 0.9466785280815826, 0.2557011698983284
@@ -237,12 +253,14 @@ def _rodas4() -> RosenbrockTableau:
 
 
 def _rodas5() -> RosenbrockTableau:
-    """RODAS5 of Di Marzo [DM] (Hairer & Wanner's code RODAS, 5th-order coefficients), 8 stages in the
-    transformed form: order 5 with a 4th-order embedded solution, L-stable, stiffly accurate (the last two
-    stages are evaluated at ``t + h`` and ``y_{n+1}`` is the last stage value plus ``u_8``; the error is
-    ``u_8``). Dense output of 4th degree in θ, ``y(θ) = (1−θ) y_0 + θ (y_1 + (1−θ)(K_1 + θ (K_2 + θ K_3)))``,
-    ``K_r = Σ_i H_ri u_i``, with the ``H`` of OrdinaryDiffEq.jl's Rodas5 (read there for the numbers),
-    i.e. ``P = [m + H_1, H_2 − H_1, H_3 − H_2, −H_3]``. The coefficients are checked by the order tests."""
+    """RODAS5 of Di Marzo [DM] (Hairer & Wanner's code RODAS, 5th-order coefficients), 8 stages
+    in the transformed form: order 5 with a 4th-order embedded solution, L-stable, stiffly
+    accurate (the last two stages are evaluated at ``t + h`` and ``y_{n+1}`` is the last stage
+    value plus ``u_8``; the error is ``u_8``). Dense output of 4th degree in θ,
+    ``y(θ) = (1−θ) y_0 + θ (y_1 + (1−θ)(K_1 + θ (K_2 + θ K_3)))``, ``K_r = Σ_i H_ri u_i``, with
+    the ``H`` of OrdinaryDiffEq.jl's Rodas5 (read there for the numbers), i.e.
+    ``P = [m + H_1, H_2 − H_1, H_3 − H_2, −H_3]``. The coefficients are checked by the order
+    tests."""
     a = np.zeros((8, 8))
     a[1, 0] = 2.0
     a[2, :2] = 3.040894194418781, 1.041747909077569
@@ -347,13 +365,14 @@ def _rodas5() -> RosenbrockTableau:
 
 def bootstrap_weights(theta: np.ndarray, h: float) -> np.ndarray:
     """Weights of ``(y_0, f_0, y_1, f_1, f_⅓)`` in the quartic ``p`` with ``p(0) = y_0``,
-    ``p(1) = y_1``, ``p'(θ) = h f_θ`` at ``θ = 0, ⅓, 1`` (derivatives in θ), one row per θ.
-    (Not θ = ½: a cubic ``p'`` through its values at 0, ½, 1 has Simpson's integral whatever ``p``, so
+    ``p(1) = y_1``, ``p'(θ) = h f_θ`` at ``θ = 0, ⅓, 1`` (derivatives in θ), one row per θ. (Not θ =
+    ½: a cubic ``p'`` through its values at 0, ½, 1 has Simpson's integral whatever ``p``, so
     ``y_1 − y_0`` would not pin the quartic.)
 
-    With ``f_⅓ = f(t + h/3, q(⅓))`` for a dense output ``q`` of local order ``h^4`` (RODAS's), the slope
-    error is ``O(h^4)``, which enters ``p`` multiplied by ``h``: ``p`` has local error ``O(h^5)``, the
-    order of the step itself (the "bootstrapping" of dense output, Enright et al. 1986, and [HW] II.6).
+    With ``f_⅓ = f(t + h/3, q(⅓))`` for a dense output ``q`` of local order ``h^4`` (RODAS's), the
+    slope error is ``O(h^4)``, which enters ``p`` multiplied by ``h``: ``p`` has local error
+    ``O(h^5)``, the order of the step itself (the "bootstrapping" of dense output, Enright et al.
+    1986, and [HW] II.6).
     """
     conditions = np.array(
         [
@@ -384,7 +403,8 @@ RODAS5 = _rodas5()
 
 
 class _NumpyLU:
-    """LU of ``W`` by LAPACK (scipy); a batch ``(B, n, n)`` by one batched inverse (small blocks)."""
+    """LU of ``W`` by LAPACK (scipy); a batch ``(B, n, n)`` by one batched inverse (small
+    blocks)."""
 
     def factor(self, J, scale: float):
         if J.ndim == 3:
@@ -403,7 +423,8 @@ class _NumpyLU:
 
 
 class _TorchLU:
-    """``torch.linalg.lu_factor`` / ``lu_solve``, batched over samples when ``J`` is ``(B, n, n)``."""
+    """``torch.linalg.lu_factor`` / ``lu_solve``, batched over samples when ``J`` is
+    ``(B, n, n)``."""
 
     def factor(self, J, scale: float):
         import torch
@@ -423,7 +444,8 @@ class _TorchLU:
 
 
 class RosenbrockStepper(Stepper):
-    """The stepper of a :class:`RosenbrockTableau` (engine protocol: ``attempt(t, y, h, k1) -> Trial``).
+    """The stepper of a :class:`RosenbrockTableau` (engine protocol:
+    ``attempt(t, y, h, k1) -> Trial``).
 
     The Jacobian comes from ``field.jac`` (the user's ``jac=``), else autograd (torch) or finite
     differences (numpy); with ``field.batched`` (``per_sample=True``) only the diagonal blocks of
@@ -519,7 +541,8 @@ class RosenbrockStepper(Stepper):
         # bootstrapping evaluates f off the solution: its O(h^4) deviation comes back multiplied by
         # h‖J‖, harmless on a nonstiff step, ruinous on a stiff one (h‖J‖ ≫ 1)
         stiff = abs(h) * self.jacobian_norm() > BOOTSTRAP_H_NORM
-        # a stiff step's dense output re-steps with this Jacobian: it keeps a reference (None otherwise)
+        # a stiff step's dense output re-steps with this Jacobian: it keeps a reference (None
+        # otherwise)
         jac = (J, f_t) if stiff or self.tableau.dense_by_substeps else None
         return Trial(y_new, error, _RosenbrockDense(self, t, h, y, k1, u, y_new, slope, jac), slope)
 
@@ -539,8 +562,9 @@ class RosenbrockStepper(Stepper):
         return u, f_last
 
     def substep(self, t, y, h: float, k1, J, f_t):
-        """The state at ``t + h`` by one step of the method from ``(t, y)`` with the Jacobian at hand
-        (for dense output on stiff steps: a new LU and ``s − 1`` calls of ``f``, both counted)."""
+        """The state at ``t + h`` by one step of the method from ``(t, y)`` with the Jacobian at
+        hand (for dense output on stiff steps: a new LU and ``s − 1`` calls of ``f``, both
+        counted)."""
         LU = self.linalg.factor(J, 1.0 / (h * self.tableau.gamma))
         self.field.stats.nlu += 1
         if LU is None:

@@ -18,6 +18,8 @@ import numpy as np
 
 from .tableaus import TABLEAUS, RungeKuttaTableau
 
+__all__ = ["DEFAULT_MIN_RUN", "StiffnessDetector", "stability_polynomial", "stability_boundary"]
+
 # Hairer's DOPRI5 code declares stiffness after 15 steps near the stability boundary
 DEFAULT_MIN_RUN = 15
 
@@ -27,8 +29,8 @@ class StiffnessDetector:
 
     ``update(limited)`` is called once per accepted step with whether that step was limited by
     stability; it returns True once ``min_run`` such steps have occurred without ``forgive``
-    consecutive unlimited steps in between — Hairer's DOPRI5 code counts this way (15 and 6,
-    [HW] IV.2); ``forgive=1`` asks for ``min_run`` consecutive steps, as :func:`stiffness_report` does.
+    consecutive unlimited steps in between — Hairer's DOPRI5 code counts this way (15 and 6, [HW]
+    IV.2); ``forgive=1`` asks for ``min_run`` consecutive steps, as :func:`stiffness_report` does.
     """
 
     def __init__(self, min_run: int = DEFAULT_MIN_RUN, forgive: int = 6):
@@ -59,8 +61,8 @@ class StiffnessDetector:
 
 
 def stability_polynomial(tableau: RungeKuttaTableau) -> np.ndarray:
-    """Coefficients ``γ_0..γ_s`` of ``R(z) = Σ γ_k z^k = 1 + z bᵀ(I − zA)⁻¹𝟙`` ([HW] IV.2, Eq. (2.3)),
-    ``γ_k = bᵀ A^{k-1} 𝟙`` for an explicit method."""
+    """Coefficients ``γ_0..γ_s`` of ``R(z) = Σ γ_k z^k = 1 + z bᵀ(I − zA)⁻¹𝟙`` ([HW] IV.2, Eq.
+    (2.3)), ``γ_k = bᵀ A^{k-1} 𝟙`` for an explicit method."""
     s = tableau.stages
     gamma = [1.0]
     v = np.ones(s)
@@ -71,7 +73,8 @@ def stability_polynomial(tableau: RungeKuttaTableau) -> np.ndarray:
 
 
 def stability_boundary(method: str | RungeKuttaTableau) -> float:
-    """Radius ``r`` of the stability region on the negative real axis: ``|R(−x)| ≤ 1`` for ``0 ≤ x ≤ r``."""
+    """Radius ``r`` of the stability region on the negative real axis: ``|R(−x)| ≤ 1`` for
+    ``0 ≤ x ≤ r``."""
     if isinstance(method, str) and method in TABLEAUS:  # the one-step RK methods of METHODS
         method = TABLEAUS[method]
     if not isinstance(method, RungeKuttaTableau):

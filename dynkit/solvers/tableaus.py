@@ -19,7 +19,7 @@ References
    assumption", Comput. Math. Appl. 62 (2011) 770-775.
 .. [SO] C.-W. Shu, S. Osher, "Efficient implementation of essentially non-oscillatory
    shock-capturing schemes", J. Comput. Phys. 77 (1988) (the 3-stage order-3 method SSPRK3).
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -29,6 +29,21 @@ from dataclasses import dataclass, field
 from fractions import Fraction as Fr
 
 import numpy as np
+
+__all__ = [
+    "RungeKuttaTableau",
+    "EULER",
+    "MIDPOINT",
+    "HEUN",
+    "RK4",
+    "SSPRK3",
+    "BOSH3",
+    "RKF45",
+    "DOPRI5",
+    "TSIT5",
+    "DOP853",
+    "TABLEAUS",
+]
 
 
 def _check_real_rows(name: str, label: str, rows) -> None:
@@ -42,7 +57,8 @@ def _check_real_rows(name: str, label: str, rows) -> None:
     for x in values:
         if isinstance(x, bool) or not isinstance(x, numbers.Real):
             raise TypeError(
-                f"tableau {name!r}: {label} must hold real numbers, got {type(x).__name__} {x!r:.40}"
+                f"tableau {name!r}: {label} must hold real numbers, got {type(x).__name__} "
+                f"{x!r:.40}"
             )
         if not math.isfinite(float(x)):
             raise ValueError(f"tableau {name!r}: {label} must hold finite numbers, got {x!r}")
@@ -80,8 +96,9 @@ class RungeKuttaTableau:
         stepper's error norm.
     A_dense, C_dense : sequences
         Extra stages evaluated only when the continuous extension is used (DOP853's stages 14-16):
-        row ``i`` of ``A_dense`` weighs every stage before it (the step's stages, ``f(t + h, y_new)``
-        when the method is not FSAL and ``P`` uses it, then the earlier extra stages).
+        row ``i`` of ``A_dense`` weighs every stage before it (the step's stages,
+        ``f(t + h, y_new)`` when the method is not FSAL and ``P`` uses it, then the earlier extra
+        stages).
     safety, pi_beta : float or None
         The step-size controller's safety factor and PI coefficient β for this method (None: the
         engine's defaults, 0.9 and 0.2 / k).
@@ -123,8 +140,10 @@ class RungeKuttaTableau:
                 )
         if (self.E is None) != (self.error_order is None):
             raise ValueError(
-                f"tableau {self.name!r}: E and error_order go together (an embedded pair has both), "
-                f"got E={'None' if self.E is None else 'given'} and error_order={self.error_order!r}"
+                f"tableau {self.name!r}: E and error_order go together (an embedded pair has "
+                f"both), "
+                f"got E={'None' if self.E is None else 'given'} and "
+                f"error_order={self.error_order!r}"
             )
         for label, rows in (
             ("A", self.A),
@@ -155,7 +174,8 @@ class RungeKuttaTableau:
             tuple(self.A[-1][:-1]) != tuple(self.B[:-1]) or self.B[-1] != 0 or self.C[-1] != 1
         ):
             raise ValueError(
-                f"tableau {self.name!r}: FSAL needs the last row of A equal to B, B[-1] = 0, C[-1] = 1"
+                f"tableau {self.name!r}: FSAL needs the last row of A equal to B, B[-1] = 0, "
+                f"C[-1] = 1"
             )
         n_dense = len(self.A_dense)
         if len(self.C_dense) != n_dense:
@@ -543,7 +563,8 @@ _DOP_B = _row(
         12: _D("4.47106157277725905176885569043e-2"),
     },
 )
-# the 5th-order error estimator (Hairer's ER) and the 3rd-order one, B minus (BHH1, BHH2, BHH3) on k1, k9, k12
+# the 5th-order error estimator (Hairer's ER) and the 3rd-order one, B minus (BHH1, BHH2, BHH3) on
+# k1, k9, k12
 _DOP_E5 = _row(
     13,
     {
@@ -733,7 +754,7 @@ DOP853 = RungeKuttaTableau(
     # Lotka–Volterra, the same on the rigid body (benchmarks/bench_high_order.py)
     safety=0.8,
     pi_beta=0.0,
-    reference="[HNW] II.10 and the code DOP853 (coefficients, error estimators, dense output CONTD8)",
+    reference="[HNW] II.10 and the code DOP853 (coefficients, error estimators, dense output CONTD8)",  # noqa: E501
 )
 
 

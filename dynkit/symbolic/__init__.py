@@ -1,19 +1,20 @@
 """Symbolic derivations (sympy): continuous limits, adjoints, order conditions, LaTeX.
 
 Every result is computed by sympy from a definition and compared exactly with the paper's stated
-equation. Each derivation is a :class:`Derivation` (steps, result, stated form, verdict) that renders
-itself with :meth:`Derivation.to_latex` / :meth:`Derivation.to_markdown`.
+equation. Each derivation is a :class:`Derivation` (steps, result, stated form, verdict) that
+renders itself with :meth:`Derivation.to_latex` / :meth:`Derivation.to_markdown`.
 
 >>> import dynkit as dk
 >>> d = dk.symbolic.DERIVATIONS["hbnode_adjoint_first_order"]()
 >>> d.equation, d.check_passed
 ('(41), Prop. 2', True)
 
-:data:`DERIVATIONS` maps a name to a zero-argument function returning the (cached) derivation.
-For your own model, :meth:`ODESystem.create` + :func:`adjoint` / :func:`adjoint_derivation`
-(``check_numerically=True`` compares with torch autograd). For your own discrete scheme, :func:`iterate` and
-:data:`k` to write it, and :func:`continuous_limit` for its continuous limit (leading-order ODE, order of the first
-correction, the time scaling that makes the limit non-trivial, an exact check against your stated limit).
+:data:`DERIVATIONS` maps a name to a zero-argument function returning the (cached) derivation. For
+your own model, :meth:`ODESystem.create` + :func:`adjoint` / :func:`adjoint_derivation`
+(``check_numerically=True`` compares with torch autograd). For your own discrete scheme,
+:func:`iterate` and :data:`k` to write it, and :func:`continuous_limit` for its continuous limit
+(leading-order ODE, order of the first correction, the time scaling that makes the limit
+non-trivial, an exact check against your stated limit).
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ DERIVATIONS: dict[str, Callable[[], Derivation]] = DerivationRegistry(
 
 
 def ark_coefficients() -> dict:
-    """The derived ARK3 and ARK4 members (exact Rationals keyed like :class:`dynkit.solvers.TwoStepRK` fields)."""
+    """The derived ARK3 and ARK4 members (exact Rationals keyed like
+    :class:`dynkit.solvers.TwoStepRK` fields)."""
     ark3, ark4 = _ark._members()
     return {"ark3": dict(ark3), "ark4": dict(ark4)}
 

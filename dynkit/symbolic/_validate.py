@@ -1,5 +1,6 @@
-"""Argument checks shared by the symbolic builders: a clear ValueError/TypeError naming the argument, the
-expectation and what was received (never a raw sympy/itertools crash or a silent empty result)."""
+"""Argument checks shared by the symbolic builders: a clear ValueError/TypeError naming the
+argument, the expectation and what was received (never a raw sympy/itertools crash or a silent
+empty result)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ def _describe(x: Any) -> str:
 def positive_int(
     name: str, value: Any, *, minimum: int = 1, maximum: int | None = None, what: str = ""
 ) -> int:
-    """``value`` as an int in ``[minimum, maximum]``; TypeError for non-integers, ValueError out of range."""
+    """``value`` as an int in ``[minimum, maximum]``; TypeError for non-integers, ValueError out
+    of range."""
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError(
             f"{name} must be an integer{' (' + what + ')' if what else ''}; got {_describe(value)}"
@@ -30,13 +32,15 @@ def positive_int(
 def identifier(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value.isidentifier():
         raise ValueError(
-            f"{name} must be a non-empty identifier-like str (a symbol name); got {_describe(value)}"
+            f"{name} must be a non-empty identifier-like str (a symbol name); got "
+            f"{_describe(value)}"
         )
     return value
 
 
 class UnknownDerivation(KeyError, ValueError):
-    """An unknown derivation name: a KeyError (``DERIVATIONS[name]``) and a ValueError, listing the known names."""
+    """An unknown derivation name: a KeyError (``DERIVATIONS[name]``) and a ValueError, listing
+    the known names."""
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""

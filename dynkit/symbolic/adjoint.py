@@ -48,7 +48,8 @@ def state_block(name: str, n: int) -> sp.Matrix:
 
 
 def vector_function(name: str, n: int, args: Sequence) -> sp.Matrix:
-    """A generic (undefined) vector function ``name: args -> R^n`` as a column of applied functions."""
+    """A generic (undefined) vector function ``name: args -> R^n`` as a column of applied
+    functions."""
     name, n = identifier("name", name), positive_int("n", n, what="the function's output dimension")
     if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
         raise TypeError(
@@ -128,9 +129,8 @@ class ODESystem:
             raise ValueError(f"t: expected a sympy Symbol, got {t!r}")
         if isinstance(params, (str, bytes, sp.Basic)) or not hasattr(params, "__iter__"):
             raise TypeError(
-                f"params: expected a sequence of sympy Symbols, got {type(params).__name__} {params!r}"[
-                    :150
-                ]
+                f"params: expected a sequence of sympy Symbols, got {type(params).__name__} "
+                f"{params!r}"[:150]
             )
         params = tuple(params)
         if not all(isinstance(p, sp.Symbol) for p in params):
@@ -218,11 +218,12 @@ class Adjoint:
     def numerical_check(
         self, seed: int = 0, n_points: int = 5, functions: Mapping | None = None
     ) -> float:
-        """Max relative error of ``-a ∂F/∂z`` and ``a ∂F/∂θ`` against torch autograd vector-Jacobian products.
+        """Max relative error of ``-a ∂F/∂z`` and ``a ∂F/∂θ`` against torch autograd vector-Jacobian
+        products.
 
-        Undefined functions in ``F`` are replaced by random smooth ones (``tanh`` of a random affine map of
-        their arguments) unless ``functions`` (name -> sympy Lambda) is given; both sides use the same one.
-        Points are drawn from N(0, 1) with ``seed``.
+        Undefined functions in ``F`` are replaced by random smooth ones (``tanh`` of a random affine
+        map of their arguments) unless ``functions`` (name -> sympy Lambda) is given; both sides use
+        the same one. Points are drawn from N(0, 1) with ``seed``.
         """
         import torch
 
@@ -298,8 +299,9 @@ class Adjoint:
         rtol: float = 1e-10,
         atol: float = 1e-12,
     ):
-        """``(dL/dz0, dL/dθ)`` by solving the forward system and then the adjoint system backwards with
-        :func:`dynkit.solve` (numpy, float64). Needs an explicit ``F`` (no undefined functions) and ``loss``.
+        """``(dL/dz0, dL/dθ)`` by solving the forward system and then the adjoint system backwards
+        with :func:`dynkit.solve` (numpy, float64). Needs an explicit ``F`` (no undefined functions)
+        and ``loss``.
         """
         import dynkit as dk
 
@@ -412,13 +414,14 @@ def adjoint_derivation(
 ) -> Derivation:
     """A worked :class:`Derivation` of the adjoint of ``system``.
 
-    ``paper`` and ``equation`` label the result (its source line reads "``paper``, ``equation``"): a user's own
-    system is labelled as such unless told otherwise (give e.g. ``paper="review (000)", equation="(19)-(20)"`` to
-    cite the review's adjoint equations).
+    ``paper`` and ``equation`` label the result (its source line reads "``paper``, ``equation``"): a
+    user's own system is labelled as such unless told otherwise (give e.g.
+    ``paper="review (000)", equation="(19)-(20)"`` to cite the review's adjoint equations).
 
     ``stated`` (a dict block name -> row, like ``Adjoint.rhs``) is compared exactly; with
     ``check_numerically=True`` the derived equations are also compared with torch autograd at random
-    points (relative error < 1e-10). Without either, ``check_passed`` is False (nothing was checked).
+    points (relative error < 1e-10). Without either, ``check_passed`` is False (nothing was
+    checked).
     """
     adj = adjoint(system, loss)
     known = dict(known or {})
@@ -441,7 +444,8 @@ def adjoint_derivation(
         ),
         Step(r"Its Jacobian $\partial F/\partial z$ (block form):", Jdisp),
         Step(
-            r"Adjoint $\dot a = -a\,\partial F/\partial z$ with $a = \partial L/\partial z(t)$ a row vector, "
+            r"Adjoint $\dot a = -a\,\partial F/\partial z$ with $a = \partial L/\partial "
+            r"z(t)$ a row vector, "
             "componentwise:",
             {rf"\dot a_{{{k}}}": v for k, v in adj.rhs.items()},
         ),
@@ -581,7 +585,8 @@ def node_adjoint() -> Derivation:
     base.extra["stated_latex"] = (  # (20), (19) and (54) as printed
         r"\begin{aligned}\dot a_h &= -a_h\,\frac{\partial f}{\partial h} \\ "
         r"\frac{dL}{d\theta} &= \int_{t_0}^{T} a_h\,\frac{\partial f}{\partial\theta}\,dt \\ "
-        r"a_h(t) &= a_h(T)\exp\left\{-\int_T^t \frac{\partial f}{\partial h}\,ds\right\}\end{aligned}"
+        r"a_h(t) &= a_h(T)\exp\left\{-\int_T^t \frac{\partial f}{\partial "
+        r"h}\,ds\right\}\end{aligned}"
     )
     base.notes = (
         "(54) as written is exact for scalar h, or when the Jacobians at different times commute; "
@@ -628,7 +633,8 @@ def _as_functions(sys_adj: Adjoint):
 
 
 def hbnode_adjoint_second_order() -> Derivation:
-    """Prop. 1, Eq. (26) with terminal conditions (39): the adjoint of HBNODE is again a heavy-ball ODE."""
+    """Prop. 1, Eq. (26) with terminal conditions (39): the adjoint of HBNODE is again a
+    heavy-ball ODE."""
     sys = hbnode_system()
     gamma = sp.Symbol("gamma", positive=True)
     J = _jac_f(sys)
@@ -679,7 +685,7 @@ def hbnode_adjoint_second_order() -> Derivation:
         "proposition's wording 'a = dL/dh' refers to the same quantity only through this proof.",
         labels={"eq26": r"\ddot a_m - \gamma\dot a_m", "aT": r"a_m(T)", "aT_dot": r"\dot a_m(T)"},
         # (26) and (39) as printed (with a := a_m)
-        stated_latex=r"\begin{aligned}\ddot a_m - \gamma\dot a_m &= a_m\,\frac{\partial f}{\partial h} \\ "
+        stated_latex=r"\begin{aligned}\ddot a_m - \gamma\dot a_m &= a_m\,\frac{\partial f}{\partial h} \\ "  # noqa: E501
         r"a_m(T) &= 0 \\ \dot a_m(T) &= -\frac{\partial L}{\partial h_T}\end{aligned}",
     )
 
@@ -697,7 +703,8 @@ def hbnode_adjoint_time_reversed() -> Derivation:
     stated = sp.expand(b.diff(tau, 2) + gamma * b.diff(tau) - b * Jt.subs(t_sym, T - tau))
     steps = [
         Step(
-            r"Residual of (26) for $a(t) = b(T - t)$; $J(t) = \partial f/\partial h(h(t), t, \theta)$:",
+            r"Residual of (26) for $a(t) = b(T - t)$; $J(t) = \partial f/\partial h(h(t), t, "
+            r"\theta)$:",
             res26,
         ),
         Step(r"In the reversed time $\tau = T - t$ (each $d/dt$ becomes $-d/d\tau$):", in_tau),
@@ -710,13 +717,15 @@ def hbnode_adjoint_time_reversed() -> Derivation:
         steps,
         in_tau,
         stated,
-        "Same damping γ, with the sign of the friction term restored: the backward solve is a damped "
+        "Same damping γ, with the sign of the friction term restored: the backward solve is "
+        "a damped "
         "heavy-ball ODE.",
     )
 
 
 def hbnode_remark6() -> Derivation:
-    """Remark 6, Eq. (47): a_m and its derivative form a first-order heavy-ball system; a_h = γ a_m - ã_m."""
+    """Remark 6, Eq. (47): a_m and its derivative form a first-order heavy-ball system; a_h = γ
+    a_m - ã_m."""
     sys = hbnode_system()
     gamma = sp.Symbol("gamma", positive=True)
     J = _jac_f(sys)
@@ -780,7 +789,8 @@ def ghbnode_adjoint() -> Derivation:
 
 
 def sonode_adjoint() -> Derivation:
-    """SONODE second-order adjoint (35) and terminal conditions (36), from the first-order adjoint (29)-(30)."""
+    """SONODE second-order adjoint (35) and terminal conditions (36), from the first-order
+    adjoint (29)-(30)."""
     n = 2
     h, v = state_block("h", n), state_block("v", n)
     f = vector_function("f", n, [*h, *v, t_sym])

@@ -5,15 +5,15 @@ The method (CSAODE Eq. (9)-(10), Udwadia & Farahani's form; see :mod:`dynkit.sol
     y_{n+1} = c0 y_n - c_{-0} y_{n-1} + h [c1 k1 - c_{-1} k_{-1} + Σ_{j=2}^{s} c_j (k_j - k_{-j})],
     k_1 = f(t_n, y_n),  k_j = f(t_n + a_j h, y_n + a_j h k_{j-1}),  k_{-j}: the same chain at t_{n-1}.
 
-1. **Taylor expansion** (:func:`taylor_conditions`) of the local error ``y(t+h) - y_{n+1}`` with exact
-   past values ``y_n = y(t)``, ``y_{n-1} = y(t-h)``, for the scalar autonomous ``y' = f(y)`` and the
-   scalar non-autonomous ``y' = f(t, y)`` test equations: one condition per monomial in the
+1. **Taylor expansion** (:func:`taylor_conditions`) of the local error ``y(t+h) - y_{n+1}`` with
+   exact past values ``y_n = y(t)``, ``y_{n-1} = y(t-h)``, for the scalar autonomous ``y' = f(y)``
+   and the scalar non-autonomous ``y' = f(t, y)`` test equations: one condition per monomial in the
    derivatives of ``f`` and per power of ``h``.
 2. **B-series** (:func:`tree_conditions`): the same local error for *systems*, one condition per
    rooted tree (elementary differential). For scalar problems several trees share one elementary
    differential (at order 4, ``f''(f, f'f)`` and ``f'f''(f, f)``), so the system conditions are
    stronger; :func:`scalar_from_trees` collapses them and must reproduce route 1.
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -70,7 +70,8 @@ def ark_symbols(s: int) -> dict:
 
 
 def coefficients_of(method) -> dict:
-    """Exact (Rational) coefficients of a :class:`dynkit.solvers.TwoStepRK` keyed like :func:`ark_symbols`."""
+    """Exact (Rational) coefficients of a :class:`dynkit.solvers.TwoStepRK` keyed like
+    :func:`ark_symbols`."""
     if not all(hasattr(method, k) for k in ("c0", "c_m0", "c1", "c_m1", "c", "a")):
         raise TypeError(
             f"method must be a dynkit.solvers.TwoStepRK (e.g. dk.solvers.ARK4); got "
@@ -131,7 +132,8 @@ def tree_symmetry(tau) -> int:
 
 
 def tree_elementary_differential(tau):
-    """The tree's elementary differential for a scalar autonomous f, as a monomial in F_k = f^{(k)}."""
+    """The tree's elementary differential for a scalar autonomous f, as a monomial in F_k =
+    f^{(k)}."""
     out = sp.Symbol(f"F_{len(tau)}")
     for c in tau:
         out *= tree_elementary_differential(c)
@@ -159,7 +161,8 @@ def _lin(*terms) -> dict:
 
 
 def ark_tree_coefficients(s: int, order: int, coeffs: dict | None = None) -> dict:
-    """B-series coefficients φ(τ) of one ARK step from exact past values, for every tree up to ``order``.
+    """B-series coefficients φ(τ) of one ARK step from exact past values, for every tree up to
+    ``order``.
 
     ``φ[None]`` is the coefficient of ``y(t)`` itself. ``coeffs`` (name -> value) substitutes values
     for the symbols of :func:`ark_symbols`.
@@ -191,7 +194,8 @@ def ark_tree_coefficients(s: int, order: int, coeffs: dict | None = None) -> dic
 def tree_conditions(
     s: int, order: int, coeffs: dict | None = None, exact_order: bool = False
 ) -> dict:
-    """Residuals ``φ(τ) - 1/γ(τ)`` (and ``φ(∅) - 1``) for systems; all zero <=> order ``order`` for systems.
+    """Residuals ``φ(τ) - 1/γ(τ)`` (and ``φ(∅) - 1``) for systems; all zero <=> order ``order`` for
+    systems.
 
     With ``exact_order`` only the trees with exactly ``order`` nodes are returned.
     """
@@ -209,7 +213,8 @@ def tree_conditions(
 
 
 def scalar_from_trees(s: int, order: int, coeffs: dict | None = None) -> dict:
-    """Collapse the tree residuals at ``order`` onto scalar elementary differentials: monomial -> condition."""
+    """Collapse the tree residuals at ``order`` onto scalar elementary differentials: monomial ->
+    condition."""
     res = tree_conditions(s, order, coeffs, exact_order=True)
     out = {}
     for tau, r in res.items():
@@ -282,7 +287,8 @@ def _exact(N, sign, autonomous):
 
 
 def _f_at(tau: _Series, delta: _Series, N, autonomous):
-    """f(t + τ, y(t) + δ) with τ, δ = O(h), as a truncated series (two-variable Taylor expansion)."""
+    """f(t + τ, y(t) + δ) with τ, δ = O(h), as a truncated series (two-variable Taylor
+    expansion)."""
     out = _Series([0], N)
     dpow = [_Series([1], N)]
     for _ in range(N):
@@ -298,7 +304,8 @@ def _f_at(tau: _Series, delta: _Series, N, autonomous):
 
 @lru_cache(maxsize=None)
 def _taylor_error(s: int, order: int, autonomous: bool):
-    """Coefficients of h^q (q <= order) of the local error y(t+h) - y_{n+1}, in the F_ij and the method symbols."""
+    """Coefficients of h^q (q <= order) of the local error y(t+h) - y_{n+1}, in the F_ij and the
+    method symbols."""
     c = ark_symbols(s)
     N = order
     zero = _Series([0], N)
@@ -327,10 +334,12 @@ def taylor_conditions(
     coeffs: dict | None = None,
     exact_order: bool = False,
 ) -> dict:
-    """Order conditions by Taylor expansion for the scalar test equation ``y' = f(y)`` (or ``f(t, y)``).
+    """Order conditions by Taylor expansion for the scalar test equation ``y' = f(y)`` (or
+    ``f(t, y)``).
 
     Returns ``{(q, monomial): residual}``: the local error's coefficient of ``h^q · monomial``, for
-    ``q <= order`` (or ``q == order`` with ``exact_order``); all zero <=> order ``order`` on that class.
+    ``q <= order`` (or ``q == order`` with ``exact_order``); all zero <=> order ``order`` on that
+    class.
     """
     s, order = (
         positive_int("s", s, what="ARK stages"),
@@ -385,7 +394,8 @@ ARK4_PARAMETER = "a2"
 
 @lru_cache(maxsize=None)
 def ark_family(s: int) -> dict:
-    """The coefficient family of order s + 1 (s = 2: ARK3, s = 3: ARK4) for the scalar autonomous problem.
+    """The coefficient family of order s + 1 (s = 2: ARK3, s = 3: ARK4) for the scalar autonomous
+    problem.
 
     Solves :func:`taylor_conditions` (orders 1..s+1) with c0 = 1, c_{-0} = 0; the free parameter is
     ``c_{-1}`` for s = 2 and ``a_2`` for s = 3. Returns name -> expression in that parameter.
@@ -415,8 +425,9 @@ ARK4_COEFFICIENTS = None
 
 
 def _member_direct(s, value):
-    """The member solved directly from the order conditions with the free parameter fixed (not through
-    :func:`ark_family`): the independent route the derivation compares the family's member with."""
+    """The member solved directly from the order conditions with the free parameter fixed (not
+    through :func:`ark_family`): the independent route the derivation compares the family's
+    member with."""
     syms = ark_symbols(s)
     free = syms[ARK3_PARAMETER if s == 2 else ARK4_PARAMETER]
     fixed = {
@@ -447,10 +458,10 @@ def _members():
 def error_constants(s: int, coeffs: dict, p: int) -> dict:
     """Leading local-error constants at h^{p+1} of a member of order p.
 
-    Returns ``trees``: {tree: (1/γ - φ)/σ} (coefficient of h^{p+1} F(τ) in y(t+h) - y_{n+1} for systems),
-    ``scalar``: the h^{p+1} coefficient for y' = f(y) as a polynomial in F_k, and ``linear``: the constant C
-    for y' = λy (local error C (hλ)^{p+1} y). ρ(ζ) = ζ² - ζ has ρ'(1) = 1, so these are also the
-    normalised error constants.
+    Returns ``trees``: {tree: (1/γ - φ)/σ} (coefficient of h^{p+1} F(τ) in y(t+h) - y_{n+1} for
+    systems), ``scalar``: the h^{p+1} coefficient for y' = f(y) as a polynomial in F_k, and
+    ``linear``: the constant C for y' = λy (local error C (hλ)^{p+1} y). ρ(ζ) = ζ² - ζ has ρ'(1) =
+    1, so these are also the normalised error constants.
     """
     p = positive_int("p", p, maximum=7, what="the order of the member")
     res = tree_conditions(s, p + 1, coeffs, exact_order=True)
@@ -489,7 +500,8 @@ def _ark_derivation(s: int) -> Derivation:
         ),
         "family_order_p_for_systems": satisfies(tree_conditions(s, p, fam)),
     }
-    # the two derivations agree: collapsing the tree conditions gives the Taylor ones (same monomials)
+    # the two derivations agree: collapsing the tree conditions gives the Taylor ones (same
+    # monomials)
     agree = True
     for q in range(1, p + 1):
         ts = scalar_from_trees(s, q)
@@ -504,7 +516,8 @@ def _ark_derivation(s: int) -> Derivation:
     consts = error_constants(s, member, p)
     steps = [
         Step(
-            r"Local error $y(t+h) - y_{n+1}$ with exact past values, expanded in $h$ for $y' = f(y)$; with "
+            r"Local error $y(t+h) - y_{n+1}$ with exact past values, expanded in $h$ for $y' "
+            r"= f(y)$; with "
             r"$c_0 = 1$, $c_{-0} = 0$ the nonzero conditions up to order "
             + str(p)
             + " are (coefficient of "
@@ -520,9 +533,8 @@ def _ark_derivation(s: int) -> Derivation:
         Step("The member dk.solve uses:", [sp.Eq(syms[k], v) for k, v in member.items()]),
         Step("Checks on that member: " + ", ".join(f"{k} = {v}" for k, v in checks.items()), None),
         Step(
-            r"Systems (B-series): residuals $\varphi(\tau) - 1/\gamma(\tau)$ of the member for the trees of order "
-            + str(p)
-            + ":",
+            r"Systems (B-series): residuals $\varphi(\tau) - 1/\gamma(\tau)$ of the member "
+            r"for the trees of order " + str(p) + ":",
             [
                 sp.Eq(sp.Symbol(_tree_latex(tau)), r)
                 for tau, r in tree_conditions(s, p, member, exact_order=True).items()
@@ -560,8 +572,10 @@ def _ark_derivation(s: int) -> Derivation:
         stated,
         "The coefficients are not printed in the papers; the 'stated' values are those in "
         "dynkit/solvers/ark.py, and the check asserts they equal the derived member and satisfy "
-        "every condition (scalar, non-autonomous, systems) exactly while failing the next order; the "
-        "'member' row compares the family's member with the member solved directly from the systems "
+        "every condition (scalar, non-autonomous, systems) exactly while failing the next "
+        "order; the "
+        "'member' row compares the family's member with the member solved directly from the "
+        "systems "
         "(tree) conditions at the same parameter, an independent route.",
         family=fam,
         member=member,
@@ -583,5 +597,6 @@ def ark3_order_conditions() -> Derivation:
 
 
 def ark4_order_conditions() -> Derivation:
-    """ARK4 (s = 3): conditions, family in a_2, the member a_2 = 1/2, system check, error constants."""
+    """ARK4 (s = 3): conditions, family in a_2, the member a_2 = 1/2, system check, error
+    constants."""
     return _ark_derivation(3)

@@ -51,7 +51,8 @@ def _as_bool(value, what: str) -> bool:
 
 
 def _is_boolean(x) -> bool:
-    """A Python, numpy or sympy truth value (``sp.true``/``sp.false``, e.g. an ``Eq`` sympy decided)."""
+    """A Python, numpy or sympy truth value (``sp.true``/``sp.false``, e.g. an ``Eq`` sympy
+    decided)."""
     return isinstance(x, (bool, np.bool_, sp.logic.boolalg.BooleanAtom))
 
 
@@ -59,9 +60,12 @@ def _reject_booleans(obj, where: str) -> None:
     """Raise TypeError if ``obj`` (or anything nested in it) is a bare truth value."""
     if _is_boolean(obj):
         raise TypeError(
-            f"{where}: a bare boolean ({obj!r}) cannot be shown as a derivation step; sympy evaluates "
-            "Eq(a, b) to False when the sides cannot be equal as objects (e.g. a Symbol against a matrix): "
-            "use Eq(..., evaluate=False) with a matching left-hand side, or record the fact as Check(label, passed)"
+            f"{where}: a bare boolean ({obj!r}) cannot be shown as a derivation step; sympy "
+            f"evaluates "
+            "Eq(a, b) to False when the sides cannot be equal as objects (e.g. a Symbol "
+            "against a matrix): "
+            "use Eq(..., evaluate=False) with a matching left-hand side, or record the fact "
+            "as Check(label, passed)"
         )
     if isinstance(obj, dict):
         for k, v in obj.items():
@@ -248,7 +252,10 @@ def _latex_rhs(obj) -> str:
     if isinstance(obj, (list, tuple)):
         return ",\\ ".join(_latex_rhs(o) for o in obj)
     if isinstance(obj, Check):
-        return rf"\text{{{_text_escape(obj.label)}: {'verified exactly' if obj.passed else 'does not hold'}}}"
+        return (
+            rf"\text{{{_text_escape(obj.label)}: "
+            rf"{'verified exactly' if obj.passed else 'does not hold'}}}"
+        )
     return sp.latex(obj)
 
 
@@ -276,8 +283,8 @@ def to_latex(obj, labels: dict | None = None) -> str:
     """Display LaTeX of what a step, a result or a stated form holds.
 
     A sympy object, an equation (``lhs &= rhs``), a :class:`Check` (a sentence), a string (taken as
-    LaTeX), a list/tuple (one aligned line each) or a dict (``key &= value`` lines; ``labels`` maps a
-    key to its LaTeX), wrapped in ``aligned``.
+    LaTeX), a list/tuple (one aligned line each) or a dict (``key &= value`` lines; ``labels`` maps
+    a key to its LaTeX), wrapped in ``aligned``.
 
     Raises
     ------
@@ -289,7 +296,8 @@ def to_latex(obj, labels: dict | None = None) -> str:
     if isinstance(obj, str):
         return obj
     lines = _lines(obj, labels)
-    # "{}" keeps a line that starts with "[" from being read as an optional argument ([t] of aligned, [2pt] of \\).
+    # "{}" keeps a line that starts with "[" from being read as an optional argument ([t] of
+    # aligned, [2pt] of \\).
     lines = ["{}" + line if line.startswith("[") else line for line in lines]
     return r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}"
 
@@ -368,8 +376,9 @@ _MACROS = {
 
 
 def plain(text: str) -> str:
-    """LaTeX in a sentence or a symbol's name made readable as plain Unicode (``$`` dropped, ``\\nabla``
-    -> ∇, ``\\dot a`` -> ȧ, ``x^{k+1}`` -> ``x^(k+1)``); what it does not know stays as written."""
+    """LaTeX in a sentence or a symbol's name made readable as plain Unicode (``$`` dropped,
+    ``\\nabla`` -> ∇, ``\\dot a`` -> ȧ, ``x^{k+1}`` -> ``x^(k+1)``); what it does not know stays
+    as written."""
     text = text.replace("$", "")
     for pattern, repl in _PLAIN:
         text = re.sub(pattern, repl, text)
@@ -377,16 +386,16 @@ def plain(text: str) -> str:
 
 
 def _plain_name(name: str) -> str:
-    """A symbol's name for a terminal: LaTeX made plain, a sequence index ``x^{k+1}`` written ``x[k+1]``
-    (sympy would draw it as ``x__(k+1)``), ``varepsilon`` as ε."""
+    """A symbol's name for a terminal: LaTeX made plain, a sequence index ``x^{k+1}`` written
+    ``x[k+1]`` (sympy would draw it as ``x__(k+1)``), ``varepsilon`` as ε."""
     name = re.sub(r"^([A-Za-z])\^\{([^{}]*)\}$", r"\1[\2]", name)
     name = re.sub(r"^([A-Za-z])\^([A-Za-z0-9])$", r"\1[\2]", name)
     return {"varepsilon": "ε"}.get(name, plain(name))
 
 
 def _plain_names(obj):
-    """``obj`` with its symbols, matrix symbols and undefined functions renamed by :func:`_plain_name`
-    (before drawing, so the columns of a multi-line drawing stay aligned)."""
+    """``obj`` with its symbols, matrix symbols and undefined functions renamed by
+    :func:`_plain_name` (before drawing, so the columns of a multi-line drawing stay aligned)."""
     from sympy.core.function import AppliedUndef
 
     renames = {}
@@ -406,7 +415,8 @@ def _plain_names(obj):
 
 
 def _pretty(obj, width: int) -> str:
-    """One sympy object drawn in Unicode (``sympy.pretty``), a Check as its sentence, a string as given."""
+    """One sympy object drawn in Unicode (``sympy.pretty``), a Check as its sentence, a string as
+    given."""
     if isinstance(obj, Check):
         return f"{plain(obj.label)}: {'verified exactly' if obj.passed else 'does not hold'}"
     if isinstance(obj, str):
@@ -419,7 +429,8 @@ def _pretty(obj, width: int) -> str:
 
 
 def _keyed(key: str, drawing: str) -> str:
-    """``key = drawing`` on one line, or ``key =`` above a drawing of several lines (kept aligned)."""
+    """``key = drawing`` on one line, or ``key =`` above a drawing of several lines (kept
+    aligned)."""
     if "\n" not in drawing:
         return f"{key} = {drawing}"
     return f"{key} =\n" + "\n".join("    " + line for line in drawing.splitlines())
@@ -428,8 +439,8 @@ def _keyed(key: str, drawing: str) -> str:
 def to_text(obj, labels: dict | None = None, width: int = 100) -> str:
     """What a step, a result or a stated form holds, drawn for a terminal (Unicode, no LaTeX).
 
-    The same shapes as :func:`to_latex`: one block per equation of a list, ``key = value`` for a dict
-    (``labels`` maps a key to its text), each block indented by four spaces.
+    The same shapes as :func:`to_latex`: one block per equation of a list, ``key = value`` for a
+    dict (``labels`` maps a key to its text), each block indented by four spaces.
     """
     if obj is None:
         return ""
@@ -482,12 +493,13 @@ class Derivation:
         return equivalent(self.result, stated)
 
     def to_latex(self) -> str:
-        r"""A LaTeX fragment that compiles with ``amsmath`` and ``amssymb`` loaded (``dynkit derive --latex``).
+        r"""A LaTeX fragment that compiles with ``amsmath`` and ``amssymb`` loaded
+        (``dynkit derive --latex``).
 
-        A ``\subsection*`` with the title, the source, the steps as an ``enumerate`` (each equation in
-        ``\[ \begin{aligned} ... \end{aligned} \]``), the result, the paper's form and the check. Text
-        is escaped for LaTeX (``_``, ``^``, ``&``, ... and Greek letters outside ``$...$``); the math
-        spans of the sentences are kept.
+        A ``\subsection*`` with the title, the source, the steps as an ``enumerate`` (each equation
+        in ``\[ \begin{aligned} ... \end{aligned} \]``), the result, the paper's form and the check.
+        Text is escaped for LaTeX (``_``, ``^``, ``&``, ... and Greek letters outside ``$...$``);
+        the math spans of the sentences are kept.
         """
         labels = self.extra.get("labels", {})
 
@@ -496,7 +508,8 @@ class Derivation:
             return [rf"\[ {body} \]"] if body else []
 
         out = [
-            f"% dynkit derivation {self.name}: a LaTeX fragment (needs \\usepackage{{amsmath,amssymb}})",
+            f"% dynkit derivation {self.name}: a LaTeX fragment (needs "
+            f"\\usepackage{{amsmath,amssymb}})",
             rf"\subsection*{{{latex_text(self.title)}}}",
             rf"\noindent\emph{{{latex_text(paper_name(self.paper))}, {latex_text(self.equation)}}}",
         ]
@@ -522,11 +535,12 @@ class Derivation:
     def to_markdown(self) -> str:
         """Markdown with ``$$ ... $$`` display math.
 
-        In a notebook, showing the derivation itself (``d`` as a cell's last line, or ``display(d)``) is typeset
-        everywhere: Jupyter and Sphinx's myst-nb pick its HTML (:meth:`_repr_html_`, MathJax's own markup).
-        ``Markdown(d.to_markdown())`` is typeset by Jupyter, and by myst-nb only with
-        ``nb_render_markdown_format = "myst"`` and the ``dollarmath`` extension in ``conf.py`` (dynkit's docs set
-        both; myst-nb's default, commonmark, leaves the ``$$`` as raw text without a warning)."""
+        In a notebook, showing the derivation itself (``d`` as a cell's last line, or
+        ``display(d)``) is typeset everywhere: Jupyter and Sphinx's myst-nb pick its HTML
+        (:meth:`_repr_html_`, MathJax's own markup). ``Markdown(d.to_markdown())`` is typeset by
+        Jupyter, and by myst-nb only with ``nb_render_markdown_format = "myst"`` and the
+        ``dollarmath`` extension in ``conf.py`` (dynkit's docs set both; myst-nb's default,
+        commonmark, leaves the ``$$`` as raw text without a warning)."""
         out = [f"### {self.title}", f"*{paper_name(self.paper)}, {self.equation}*", ""]
         for i, step in enumerate(self.steps, 1):
             out.append(f"{i}. {step.text}")
@@ -538,15 +552,16 @@ class Derivation:
             f"$${to_latex(self.result, labels)}$$",
             "**Stated in the paper**",
             f"$${to_latex(self.stated, labels)}$$",
-            f"**Check** (`simplify(derived - stated) == 0`): {'passed' if self.check_passed else 'FAILED'}",
+            f"**Check** (`simplify(derived - stated) == 0`): "
+            f"{'passed' if self.check_passed else 'FAILED'}",
         ]
         if self.notes:
             out += ["", f"*Note:* {self.notes}"]
         return "\n\n".join(out) + "\n"
 
     def to_text(self, width: int = 100) -> str:
-        """Plain text for a terminal (``dynkit derive NAME``): the steps with their equations drawn in
-        Unicode by ``sympy.pretty``, the result, the paper's form and the check."""
+        """Plain text for a terminal (``dynkit derive NAME``): the steps with their equations
+        drawn in Unicode by ``sympy.pretty``, the result, the paper's form and the check."""
         labels = self.extra.get("labels", {})
         out = [self.title, "=" * len(self.title), f"{paper_name(self.paper)}, {self.equation}", ""]
         for i, step in enumerate(self.steps, 1):
@@ -563,7 +578,8 @@ class Derivation:
             "",
             to_text(self.stated, labels, width),
             "",
-            f"Check (simplify(derived - stated) == 0): {'passed' if self.check_passed else 'FAILED'}",
+            f"Check (simplify(derived - stated) == 0): "
+            f"{'passed' if self.check_passed else 'FAILED'}",
         ]
         if self.notes:
             out += ["", f"Note: {plain(self.notes)}"]
@@ -585,7 +601,10 @@ class Derivation:
         def math(
             obj, labels=None
         ) -> str:  # Sphinx's markup, which Jupyter's and Sphinx's MathJax both typeset
-            return f'<div class="math notranslate nohighlight">\\[{html.escape(to_latex(obj, labels))}\\]</div>'
+            return (
+                f'<div class="math notranslate '
+                f'nohighlight">\\[{html.escape(to_latex(obj, labels))}\\]</div>'
+            )
 
         def text(
             sentence: str,

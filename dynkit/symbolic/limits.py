@@ -1,10 +1,12 @@
 """Continuous limits and closed (unrolled) forms of discrete momentum schemes.
 
-Each limit is taken from the discrete update and the stated scaling by :func:`dynkit.symbolic.continuous_limit`
-(the public engine for any scheme): the iterates are written as samples ``x^k = X(t)``, ``x^{k±1} = X(t ± h)`` of
-smooth curves, the update is expanded in a series in the step ``h`` and the leading term is kept (``h -> 0``). The
-gradient/residual function is an undefined sympy function, so each result holds for every (componentwise) vector
-field. The functions here add the paper's steps (how the scheme is rewritten, the elimination of the momentum).
+Each limit is taken from the discrete update and the stated scaling by
+:func:`dynkit.symbolic.continuous_limit` (the public engine for any scheme): the iterates are
+written as samples ``x^k = X(t)``, ``x^{k±1} = X(t ± h)`` of smooth curves, the update is expanded
+in a series in the step ``h`` and the leading term is kept (``h -> 0``). The gradient/residual
+function is an undefined sympy function, so each result holds for every (componentwise) vector
+field. The functions here add the paper's steps (how the scheme is rewritten, the elimination of the
+momentum).
 """
 
 from __future__ import annotations
@@ -65,24 +67,29 @@ def heavy_ball_limit() -> Derivation:
     ]
     steps = [
         Step(
-            "Heavy-ball update, Eq. (1) of the review (componentwise; the gradient is an arbitrary function).",
+            "Heavy-ball update, Eq. (1) of the review (componentwise; the gradient is an "
+            "arbitrary function).",
             hb,
         ),
         Step(
-            r"Introduce the momentum $m^{k+1} = (x^{k+1}-x^k)/\sqrt{s}$ and $\beta = 1-\gamma\sqrt{s}$ "
+            r"Introduce the momentum $m^{k+1} = (x^{k+1}-x^k)/\sqrt{s}$ and $\beta = "
+            r"1-\gamma\sqrt{s}$ "
             r"and solve for $m^{k+1}$: this is Eq. (21).",
             eq21,
         ),
         Step(
-            r"Write $h=\sqrt{s}$, $x^k = x(t)$, $m^k = m(t)$, $x^{k+1} = x(t+h)$, $m^{k+1}=m(t+h)$, divide by "
+            r"Write $h=\sqrt{s}$, $x^k = x(t)$, $m^k = m(t)$, $x^{k+1} = x(t+h)$, "
+            r"$m^{k+1}=m(t+h)$, divide by "
             r"$h$ and keep the leading term of the series in $h$ (the limit $s\to 0$): Eq. (22).",
             eq22,
         ),
         Step(r"Eliminate $m = \dot x$: the heavy-ball ODE (23).", eq23),
     ]
     notes = (
-        r"The review writes (21) with $m^k := (x^{k+1}-x^k)/\sqrt{s}$; the update (21) as printed holds for the "
-        r"backward difference $m^{k+1} = (x^{k+1}-x^k)/\sqrt{s}$, which is what is used here. The index shift "
+        r"The review writes (21) with $m^k := (x^{k+1}-x^k)/\sqrt{s}$; the update (21) as "
+        r"printed holds for the "
+        r"backward difference $m^{k+1} = (x^{k+1}-x^k)/\sqrt{s}$, which is what is used "
+        r"here. The index shift "
         "does not change the limit."
     )
     return finish(
@@ -158,7 +165,8 @@ def momentum_resnet_eps_limits() -> Derivation:
         sp.Symbol("xd"), X(t).diff(t)
     )
     second_order = sp.Eq(lhs_inf, fr(X(t)))
-    # linear check of both limits: solve the linear problems exactly and take the limits of the solutions
+    # linear check of both limits: solve the linear problems exactly and take the limits of the
+    # solutions
     tp = sp.Symbol("t", positive=True)
     lin0 = sp.dsolve(
         sp.Eq(eps * X(tp).diff(tp, 2) + X(tp).diff(tp), theta_pos * X(tp)),
@@ -175,21 +183,25 @@ def momentum_resnet_eps_limits() -> Derivation:
     steps = [
         Step("The second-order model, Eq. (6) of the Momentum-ResNet paper.", ode),
         Step(
-            r"$\varepsilon \to 0$ (Prop. 2): the inertial term drops, leaving the first-order model (5).",
+            r"$\varepsilon \to 0$ (Prop. 2): the inertial term drops, leaving the "
+            r"first-order model (5).",
             first_order,
         ),
         Step(
-            r"$\varepsilon\to\infty$ needs $f = \varepsilon\tilde f$ (rescaling); dividing by $\varepsilon$:",
+            r"$\varepsilon\to\infty$ needs $f = \varepsilon\tilde f$ (rescaling); dividing "
+            r"by $\varepsilon$:",
             rescaled,
         ),
         Step(r"and letting $\varepsilon\to\infty$ (Prop. 5):", second_order),
         Step(
             r"Linear check of Prop. 2: exact solution of $\varepsilon\ddot x+\dot x=\theta x$, "
-            r"$x(0)=x_0$, $\dot x(0)=v_0$, and its limit $\varepsilon\to 0^+$ for $t>0$ (any $v_0$):",
+            r"$x(0)=x_0$, $\dot x(0)=v_0$, and its limit $\varepsilon\to 0^+$ for $t>0$ (any "
+            r"$v_0$):",
             sp.Eq(sp.Symbol("x_\\varepsilon(t)"), lin0),
         ),
         Step(
-            r"Linear check of Prop. 5: solution of $\ddot x + \dot x/\varepsilon = -\omega^2 x$ and its limit "
+            r"Linear check of Prop. 5: solution of $\ddot x + \dot x/\varepsilon = -\omega^2 "
+            r"x$ and its limit "
             r"$\varepsilon\to\infty$:",
             sp.Eq(sp.Symbol("x_\\varepsilon(t)"), lininf),
         ),
@@ -237,7 +249,8 @@ def nesterov_limit() -> Derivation:
         Step(r"Nesterov's method, Eq. (4) of the review, with $\beta_k = (k-1)/(k+2)$.", scheme),
         Step(r"Eliminate $x^k$: one recurrence for $m^k$.", one_seq),
         Step(
-            r"Ansatz $m^k = x(k\sqrt s)$, $h=\sqrt s$, $k = t/h$; the gradient's argument tends to:",
+            r"Ansatz $m^k = x(k\sqrt s)$, $h=\sqrt s$, $k = t/h$; the gradient's argument "
+            r"tends to:",
             arg_lim,
         ),
         Step(r"Divide by $s = h^2$ and keep the leading term of the series in $h$:", sp.Eq(ode, 0)),
@@ -250,7 +263,8 @@ def nesterov_limit() -> Derivation:
         steps,
         sp.Eq(ode, 0),
         sp.Eq(stated, 0),
-        r"The ODE $\ddot x + \frac{3}{t}\dot x + \nabla F(x) = 0$ is Su, Boyd and Candès' limit, cited in the review.",
+        r"The ODE $\ddot x + \frac{3}{t}\dot x + \nabla F(x) = 0$ is Su, Boyd and Candès' "
+        r"limit, cited in the review.",
     )
 
 
@@ -274,7 +288,8 @@ def momentum_rnn_unrolled() -> Derivation:
     stated = U * (h1 - mu * h2) + mu * sinv_h1 + s * W * x_t
     steps = [
         Step(
-            r"MomentumRNN cell (11): $v_t = \mu v_{t-1} + s W x_t$, $h_t = \sigma(U h_{t-1} + v_t)$; "
+            r"MomentumRNN cell (11): $v_t = \mu v_{t-1} + s W x_t$, $h_t = \sigma(U h_{t-1} "
+            r"+ v_t)$; "
             r"the argument of $\sigma$ is",
             arg,
         ),
@@ -319,7 +334,8 @@ def momentum_attention_unrolled() -> Derivation:
         m_prev, s_prev = m_now, s_now
     steps = [
         Step(
-            r"Recurrence (72): $m_i = \beta m_{i-1} - \phi(k_i)v_i^\top$, $s_i = s_{i-1} - \gamma m_i$, "
+            r"Recurrence (72): $m_i = \beta m_{i-1} - \phi(k_i)v_i^\top$, $s_i = s_{i-1} - "
+            r"\gamma m_i$, "
             r"$m_0 = s_0 = 0$; write $g_j = \phi(k_j)v_j^\top$. Unrolling $m$:",
             sp.Eq(sp.Symbol("m_i"), m_closed),
         ),
@@ -356,14 +372,17 @@ def momentum_attention_unrolled() -> Derivation:
 
 
 def momentum_rnn_jacobian() -> Derivation:
-    """The Jacobian of the MomentumRNN recurrence (14) as a product of 2n x 2n companion blocks (the correction of
-    the review's (15), which keeps only the top-left block).
+    """The Jacobian of the MomentumRNN recurrence (14) as a product of 2n x 2n companion blocks (the
+    correction of the review's (15), which keeps only the top-left block).
 
-    (14) is a second-order recurrence, ``h_{k+1} = sigma(a_k)`` with ``a_k = U(h_k - mu h_{k-1}) + mu sigma^{-1}(h_k)
-    + s W x_{k+1}``: its state is ``z_k = (h_k, h_{k-1})`` and ``dz_{k+1}/dz_k`` is computed here by sympy,
-    entry by entry, for n = 2 with sigma and sigma^{-1} undefined functions (the block structure - diagonal
-    ``D^_k``, ``Sigma_k`` - does not depend on n). Then ``dh_T/dh_t`` (at fixed ``h_{t-1}``) is the top-left
-    n x n block of ``prod_{k=t}^{T-1} B_k``, ``B_k = [[D^_k (U + mu Sigma_k), -mu D^_k U], [I, 0]]``."""
+    (14) is a second-order recurrence, ``h_{k+1} = sigma(a_k)`` with ``a_k = U(h_k - mu h_{k-1}) +
+    mu sigma^{-1}(h_k)
+    + s W x_{k+1}``: its state is ``z_k = (h_k, h_{k-1})`` and ``dz_{k+1}/dz_k`` is computed here by
+      sympy,
+    entry by entry, for n = 2 with sigma and sigma^{-1} undefined functions (the block structure
+    - diagonal ``D^_k``, ``Sigma_k`` - does not depend on n). Then ``dh_T/dh_t`` (at fixed
+    ``h_{t-1}``) is the top-left n x n block of ``prod_{k=t}^{T-1} B_k``,
+    ``B_k = [[D^_k (U + mu Sigma_k), -mu D^_k U], [I, 0]]``."""
     n = 2
     mu, s = sp.symbols("mu s", positive=True)
     U = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"U_{i + 1}{j + 1}"))
@@ -384,15 +403,18 @@ def momentum_rnn_jacobian() -> Derivation:
     ).as_explicit()
     steps = [
         Step(
-            r"(14): $h_{k+1} = \sigma(a_k)$, $a_k = U(h_k - \mu h_{k-1}) + \mu\sigma^{-1}(h_k) + s W x_{k+1}$; a "
+            r"(14): $h_{k+1} = \sigma(a_k)$, $a_k = U(h_k - \mu h_{k-1}) + "
+            r"\mu\sigma^{-1}(h_k) + s W x_{k+1}$; a "
             r"second-order recurrence, state $z_k = (h_k, h_{k-1})$. Argument of $\sigma$ (n = 2):",
             a,
         ),
         Step(r"$\partial z_{k+1} / \partial z_k$, differentiated by sympy entry by entry:", jac),
         Step(
             r"Read as blocks, with $\hat D_k = \mathrm{diag}(\sigma'(a_k))$ and "
-            r"$\Sigma_k = \mathrm{diag}((\sigma^{-1})'(h_k))$: $B_k = [[\hat D_k(U + \mu\Sigma_k), -\mu\hat D_k U], "
-            r"[I, 0]]$, so $dh_T/dh_t = [I\ 0] \prod_{k=t}^{T-1} B_k [I; 0]$ (later factors on the left). The "
+            r"$\Sigma_k = \mathrm{diag}((\sigma^{-1})'(h_k))$: $B_k = [[\hat D_k(U + "
+            r"\mu\Sigma_k), -\mu\hat D_k U], "
+            r"[I, 0]]$, so $dh_T/dh_t = [I\ 0] \prod_{k=t}^{T-1} B_k [I; 0]$ (later factors "
+            r"on the left). The "
             r"review's (15) keeps only the top-left blocks: it drops the path through $h_{k-1}$ "
             r"($-\mu \hat D_k U$), and writes $U^\top$ for $U$.",
             None,
@@ -407,6 +429,7 @@ def momentum_rnn_jacobian() -> Derivation:
         jac,
         stated,
         "Entry-by-entry for n = 2 with sigma, sigma^{-1} undefined functions; the numerical check "
-        "dk.theory.check_momentum_jacobian_product(..., form='companion') compares the product with "
+        "dk.theory.check_momentum_jacobian_product(..., form='companion') compares the "
+        "product with "
         "torch autograd for any n.",
     )

@@ -33,13 +33,15 @@ def _stated_series(u):
 
 
 def psi_closed_form(theta_=theta):
-    """e^{-1/(2ε)} (cosh ω + sinh ω / (2εω)), ω² = θ/ε + 1/(4ε²): the scalar Ψ_ε(θ) in closed form."""
+    """e^{-1/(2ε)} (cosh ω + sinh ω / (2εω)), ω² = θ/ε + 1/(4ε²): the scalar Ψ_ε(θ) in closed
+    form."""
     w = sp.sqrt(theta_ / eps + 1 / (4 * eps**2))
     return sp.exp(-1 / (2 * eps)) * (sp.cosh(w) + sp.sinh(w) / (2 * eps * w))
 
 
 def _same_function(a, b, var, points=(sp.Rational(3, 7), sp.Rational(-5, 3), 2)) -> bool:
-    """Exact equality of two closed forms: symbolic simplification, else exact rational samples of eps."""
+    """Exact equality of two closed forms: symbolic simplification, else exact rational samples
+    of eps."""
     d = sp.simplify((a - b).rewrite(sp.exp))
     if d == 0:
         return True
@@ -65,7 +67,8 @@ def psi_eps() -> Derivation:
         for i in range(2)
         for j in range(2)
     )
-    # hence C^{2k} = diag(Ω^k, Ω^k), C^{2k+1} = diag(Ω^k, Ω^k) C; the (1,1) block of C^{2k+1} is Ω^k/(2ε)
+    # hence C^{2k} = diag(Ω^k, Ω^k), C^{2k+1} = diag(Ω^k, Ω^k) C; the (1,1) block of C^{2k+1} is
+    # Ω^k/(2ε)
     top_left_odd = sp.block_collapse(
         sp.BlockMatrix([[Om, sp.ZeroMatrix(d, d)], [sp.ZeroMatrix(d, d), Om]]) * C
     ).blocks[0, 0]
@@ -78,13 +81,16 @@ def psi_eps() -> Derivation:
             series,
         ),
         Step(
-            r"Matrix θ: $\exp\begin{pmatrix}0 & I\\ \theta/\varepsilon & -I/\varepsilon\end{pmatrix} = "
-            r"e^{-1/(2\varepsilon)}\exp C$ with $C$ squaring to a block diagonal (block algebra, symbolic size d):",
+            r"Matrix θ: $\exp\begin{pmatrix}0 & I\\ \theta/\varepsilon & "
+            r"-I/\varepsilon\end{pmatrix} = "
+            r"e^{-1/(2\varepsilon)}\exp C$ with $C$ squaring to a block diagonal (block "
+            r"algebra, symbolic size d):",
             sp.Eq(sp.MatPow(sp.MatrixSymbol("C", 2 * d, 2 * d), 2), C2, evaluate=False),
         ),
         Step(
             r"so $C^{2k} = \mathrm{diag}(\Omega^k, \Omega^k)$ and the (1,1) block of $C^{2k+1}$ is "
-            r"$\Omega^k/(2\varepsilon)$: the top-left block of $e^{-1/(2\varepsilon)}\exp C$ is Prop. 4's series.",
+            r"$\Omega^k/(2\varepsilon)$: the top-left block of $e^{-1/(2\varepsilon)}\exp C$ "
+            r"is Prop. 4's series.",
             top_left_odd,
         ),
     ]
@@ -103,14 +109,16 @@ def psi_eps() -> Derivation:
         [Check(label, True) for label in labels],
         "The scalar comparison is exact (simplification, or exact rational sample points of θ).",
         psi=psi_scalar,
-        stated_latex=r"\Psi_\varepsilon(\theta) = e^{-\frac{1}{2\varepsilon}} \sum_{n=0}^{\infty} "  # Prop. 4
+        # Prop. 4
+        stated_latex=r"\Psi_\varepsilon(\theta) = e^{-\frac{1}{2\varepsilon}} \sum_{n=0}^{\infty} "
         r"\left(\frac{1}{(2n)!} + \frac{1}{2\varepsilon(2n+1)!}\right)"
         r"\left(\frac{\theta}{\varepsilon} + \frac{I_d}{4\varepsilon^2}\right)^n",
     )
 
 
 def psi_eps_appendix() -> Derivation:
-    """Appendix A.4: f_ε(θ) = Ψ_ε(εθ - I/(4ε)), F_ε(z) = f_ε(z²), G_ε(α) = f_ε(-α²), and Prop. 8 (x(1) = -x0 e^{-1/(2ε)})."""
+    """Appendix A.4: f_ε(θ) = Ψ_ε(εθ - I/(4ε)), F_ε(z) = f_ε(z²), G_ε(α) = f_ε(-α²), and Prop. 8
+    (x(1) = -x0 e^{-1/(2ε)})."""
     alpha = sp.Symbol("alpha", positive=True)
     psi = psi_closed_form(theta)
     f_eps = sp.simplify(psi.subs(theta, eps * theta - 1 / (4 * eps)))
@@ -136,8 +144,10 @@ def psi_eps_appendix() -> Derivation:
     )
     steps = [
         Step(
-            r"$f_\varepsilon(\theta) = \Psi_\varepsilon(\varepsilon\theta - 1/(4\varepsilon))$ from the closed "
-            r"form of $\Psi_\varepsilon$; it equals the series $e^{-1/(2\varepsilon)}\sum(\frac{1}{(2n)!} + "
+            r"$f_\varepsilon(\theta) = \Psi_\varepsilon(\varepsilon\theta - "
+            r"1/(4\varepsilon))$ from the closed "
+            r"form of $\Psi_\varepsilon$; it equals the series "
+            r"$e^{-1/(2\varepsilon)}\sum(\frac{1}{(2n)!} + "
             r"\frac{1}{2\varepsilon(2n+1)!})\theta^n$: " + ("exact" if f_ok else "MISMATCH"),
             f_eps,
         ),
@@ -165,7 +175,8 @@ def _generic(name, k):
 
 
 def heavy_ball_block_charpoly(J, F, gamma, lam=sp.Symbol("lambda")):
-    """``(det(λI - H), ch_JF(λ(λ + γ)))`` for ``H = [[0, J], [F, -γI]]`` (Eq. (59)-(60) of the review).
+    """``(det(λI - H), ch_JF(λ(λ + γ)))`` for ``H = [[0, J], [F, -γI]]`` (Eq. (59)-(60) of the
+    review).
 
     Raises
     ------
@@ -188,7 +199,8 @@ def heavy_ball_block_charpoly(J, F, gamma, lam=sp.Symbol("lambda")):
 
 
 def eigen_pairing_charpoly(sizes=(1, 2)) -> Derivation:
-    """(60)-(62) of the review: ch_H(λ) = ch_JF(λ(λ + γ)) for H = [[0, J], [F, -γI]]; roots pair with sum -γ."""
+    """(60)-(62) of the review: ch_H(λ) = ch_JF(λ(λ + γ)) for H = [[0, J], [F, -γI]]; roots pair
+    with sum -γ."""
     lam, gamma, mu = sp.symbols("lambda gamma mu")
     results, stated, steps = [], [], []
     for k in sizes:
@@ -219,17 +231,19 @@ def eigen_pairing_charpoly(sizes=(1, 2)) -> Derivation:
         [*results, pair_sum],
         [*stated, -gamma],
         "Eq. (60) as printed reads ch_H(λ) = -ch_JF(λ(λ+γ)); both sides are monic of degree 2n, so "
-        "the minus sign is a typo: the identity holds without it (the roots, hence the pairing, are "
+        "the minus sign is a typo: the identity holds without it (the roots, hence the "
+        "pairing, are "
         "unaffected). The printed form is rejected by the exact check.",
     )
 
 
 def revnet_jacobian(k: int = 2) -> Derivation:
-    """Prop. 1 of the Momentum-ResNet paper: J(A, B) = [[I, A], [B, I + BA]] and λ² - (2 + μ)λ + 1 = 0."""
+    """Prop. 1 of the Momentum-ResNet paper: J(A, B) = [[I, A], [B, I + BA]] and λ² - (2 + μ)λ +
+    1 = 0."""
     A, B = _generic("A", k), _generic("B", k)
     d = sp.Matrix(sp.symbols(f"delta_1:{k + 1}"))
     e = sp.Matrix(sp.symbols(f"epsilon_1:{k + 1}"))
-    # first-order expansion at the fixed point: φ(x* + e) = A e, ψ(v* + w) = B w  (φ(x*) = ψ(v*) = 0)
+    # first-order expansion at the fixed point: φ(x* + e) = A e, ψ(v* + w) = B w (φ(x*) = ψ(v*) = 0)
     v_new = d + A * e
     x_new = e + B * v_new
     Jac = sp.Matrix.vstack(v_new, x_new).jacobian(sp.Matrix.vstack(d, e))
@@ -244,12 +258,14 @@ def revnet_jacobian(k: int = 2) -> Derivation:
     scalar_quad = sp.expand((lam * sp.eye(2) - sp.Matrix([[1, a], [b, 1 + b * a]])).det())
     steps = [
         Step(
-            r"Linearise $\Psi(v, x) = (v + \varphi(x), x + \psi(v + \varphi(x)))$ at the fixed point "
+            r"Linearise $\Psi(v, x) = (v + \varphi(x), x + \psi(v + \varphi(x)))$ at the "
+            r"fixed point "
             r"($\varphi \approx A\,\epsilon$, $\psi \approx B\,\delta$) and differentiate:",
             Jac,
         ),
         Step(
-            r"Characteristic polynomial: $\det(\lambda I - J) = \lambda^d\,ch_{AB}((\lambda-1)^2/\lambda)$, "
+            r"Characteristic polynomial: $\det(\lambda I - J) = "
+            r"\lambda^d\,ch_{AB}((\lambda-1)^2/\lambda)$, "
             r"checked exactly for generic A, B of size " + str(k) + ".",
             None,
         ),

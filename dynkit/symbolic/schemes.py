@@ -4,10 +4,10 @@ A scheme is a recursion in iterates ``x[k + j]`` (any number of past iterates, o
 sequences such as ``x`` and ``v``), with coefficients that may depend on the iteration ``k`` and on
 a step parameter (``h`` or ``s``), and a time scaling ``t = k dt`` with ``dt`` a power of the step
 (``dt = h``, ``dt = sqrt(s)``). The iterates are read as samples of smooth curves,
-``x[k + j] = x(t + j dt)``, ``k = t / dt``; each equation's residual is expanded in ``dt`` (undefined functions such
-as ``grad F`` by Taylor's formula around the limit of their argument), and the first nonzero
-coefficient is the leading-order ODE. The next nonzero coefficient gives the order of the first
-correction.
+``x[k + j] = x(t + j dt)``, ``k = t / dt``; each equation's residual is expanded in ``dt``
+(undefined functions such as ``grad F`` by Taylor's formula around the limit of their argument), and
+the first nonzero coefficient is the leading-order ODE. The next nonzero coefficient gives the order
+of the first correction.
 
 >>> import sympy as sp
 >>> from dynkit.symbolic import continuous_limit, iterate, k
@@ -21,7 +21,7 @@ correction.
 >>> d = continuous_limit([sp.Eq(x[k + 1], y - s * grad(y))], step=s, dt=sp.sqrt(s), stated=[stated])
 >>> d.check_passed, d.extra["limit"].correction_orders
 (True, [1])
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -44,12 +44,13 @@ _MAX_ORDER = 8  # series terms tried before a residual is called consistent to a
 
 
 class NoContinuousLimit(ValueError):
-    """The scheme has no non-trivial continuous limit at the time scaling asked; the message names the term."""
+    """The scheme has no non-trivial continuous limit at the time scaling asked; the message
+    names the term."""
 
 
 def iterate(name: str) -> sp.IndexedBase:
-    """A sequence of iterates, indexed like ``x[k + 1]``, ``x[k]``, ``x[k - 1]`` (its limit is the curve
-    ``Function(name)(t)``)."""
+    """A sequence of iterates, indexed like ``x[k + 1]``, ``x[k]``, ``x[k - 1]`` (its limit is
+    the curve ``Function(name)(t)``)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be an identifier such as 'x' or 'v'; got {name!r}")
     return sp.IndexedBase(name)
@@ -114,7 +115,8 @@ def _as_equations(equations) -> list[sp.Eq]:
 
 
 def _iterates(eqs: list[sp.Eq]) -> dict:
-    """Every ``x[k + j]`` of the scheme -> the curve ``x(t + j dt)``; refuses an index that is not ``k + integer``."""
+    """Every ``x[k + j]`` of the scheme -> the curve ``x(t + j dt)``; refuses an index that is
+    not ``k + integer``."""
     found = {}
     for e in eqs:
         for item in (e.lhs - e.rhs).atoms(sp.Indexed):
@@ -132,14 +134,16 @@ def _iterates(eqs: list[sp.Eq]) -> dict:
             found[item] = sp.Function(str(item.base))(t + int(shift) * _H)
     if not found:
         raise ValueError(
-            "equations: the scheme has no iterate: write the sequences with dk.symbolic.iterate('x') "
+            "equations: the scheme has no iterate: write the sequences with "
+            "dk.symbolic.iterate('x') "
             "and index them as x[k + 1], x[k], ..."
         )
     return found
 
 
 def _series_terms(expr, order: int) -> dict:
-    """``{power: coefficient}`` of the series of ``expr`` in ``_H`` up to ``_H**order`` (nonzero ones only)."""
+    """``{power: coefficient}`` of the series of ``expr`` in ``_H`` up to ``_H**order`` (nonzero
+    ones only)."""
     ser = sp.series(expr, _H, 0, order).removeO().doit()
     ser = sp.expand(ser)
     if ser.has(sp.log(_H)) or any(isinstance(a, sp.Order) for a in sp.preorder_traversal(ser)):
@@ -164,10 +168,10 @@ def _vanishes(c) -> bool:
 
 
 def _taylor_functions(expr, curves: set, depth: int = 3):
-    """Undefined functions of an argument that depends on dt (``grad F(x(t) + beta (x(t) - x(t - h)))``) expanded by
-    Taylor's formula around the argument's limit: ``g(a0) + g'(a0)(a - a0) + ...`` (``g'`` a new
-    undefined function), so the series in dt needs no derivative of an undefined function at a
-    composite argument."""
+    """Undefined functions of an argument that depends on dt
+    (``grad F(x(t) + beta (x(t) - x(t - h)))``) expanded by Taylor's formula around the
+    argument's limit: ``g(a0) + g'(a0)(a - a0) + ...`` (``g'`` a new undefined function), so the
+    series in dt needs no derivative of an undefined function at a composite argument."""
 
     def expand(call):
         if call.func in curves or not call.has(_H):
@@ -197,7 +201,8 @@ def _expand(eqs, step, dt):
     solved = sp.solve(sp.Eq(_H, dt), step, dict=True)
     if not solved:
         raise ValueError(
-            f"dt must be an invertible expression of step {step} (e.g. {step} or sqrt({step})); got {dt}"
+            f"dt must be an invertible expression of step {step} (e.g. {step} or "
+            f"sqrt({step})); got {dt}"
         )
     step_of_h = solved[0][step]
     curves = _iterates(eqs)
@@ -224,9 +229,9 @@ def _expand(eqs, step, dt):
 
 
 def _nontrivial(c, funcs) -> bool:
-    """The leading equation moves the curves (a time derivative of one) and is driven by something besides its
-    derivatives (a field, a force, the state itself): ``x' = 0`` or ``x'' = 0`` alone are trivial
-    limits."""
+    """The leading equation moves the curves (a time derivative of one) and is driven by
+    something besides its derivatives (a field, a force, the state itself): ``x' = 0`` or
+    ``x'' = 0`` alone are trivial limits."""
     derivs = [d for d in c.atoms(sp.Derivative) if d.expr.func in funcs]
     if not derivs:
         return False
@@ -235,7 +240,8 @@ def _nontrivial(c, funcs) -> bool:
 
 
 def _divergent_terms(eqs, step, dt) -> list[str]:
-    """The coefficients of the scheme that diverge as dt -> 0 at this scaling (named in the error)."""
+    """The coefficients of the scheme that diverge as dt -> 0 at this scaling (named in the
+    error)."""
     step_of_h = sp.solve(sp.Eq(_H, dt), step, dict=True)[0][step]
     named = []
     for e in eqs:
@@ -288,8 +294,8 @@ def continuous_limit(
     -------
     Derivation
         ``result`` is the list of leading-order ODEs (``Eq(c_q, 0)`` per equation);
-        ``extra["limit"]`` the
-        :class:`SchemeLimit` (orders of the leading term and of the first correction, the scaling used).
+        ``extra["limit"]`` the :class:`SchemeLimit` (orders of the leading term and of the first
+        correction, the scaling used).
 
     Raises
     ------
@@ -352,7 +358,8 @@ def continuous_limit(
         Step("The scheme:", eqs),
         Step(
             rf"Samples of smooth curves, $t = k\,\Delta t$ with $\Delta t = {sp.latex(chosen)}$: "
-            rf"$x_{{k+j}} = x(t + j\Delta t)$, $k = t/\Delta t$; undefined functions expanded around the limit of "
+            rf"$x_{{k+j}} = x(t + j\Delta t)$, $k = t/\Delta t$; undefined functions "
+            rf"expanded around the limit of "
             r"their argument; the series of each residual in $\Delta t$ starts at:",
             [sp.Eq(sp.Symbol(f"q_{i}"), q) for i, (q, _, _, _) in enumerate(expanded)],
         ),
@@ -362,7 +369,8 @@ def continuous_limit(
     if corr:
         steps.append(
             Step(
-                r"First correction: the next nonzero coefficient, of relative order $\Delta t^{m}$:",
+                r"First correction: the next nonzero coefficient, of relative order $\Delta "
+                r"t^{m}$:",
                 [sp.Eq(sp.Symbol(f"m_{i}"), m) for i, m, _ in corr],
             )
         )

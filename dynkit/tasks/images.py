@@ -64,7 +64,8 @@ def load_idx_images(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """(x_train, y_train, x_test, y_test) from the standard IDX files in ``directory``.
 
-    Images are float32 in [0, 1] with shape ``(N, 1, 28, 28)``; ``n_train``/``n_test`` keep the first N.
+    Images are float32 in [0, 1] with shape ``(N, 1, 28, 28)``; ``n_train``/``n_test`` keep the
+    first N.
     """
     directory = check.path(directory, "directory")
     for name, n in (("n_train", n_train), ("n_test", n_test)):
@@ -92,7 +93,8 @@ def fashion_mnist_available(directory: str | Path = FASHION_MNIST_DIR) -> bool:
 
 
 def load_digits_split(test_fraction: float = 0.25, seed: int = 0):
-    """scikit-learn's 1797 8x8 digits, scaled to [0, 1], shape ``(N, 1, 8, 8)``, split by a seeded permutation."""
+    """scikit-learn's 1797 8x8 digits, scaled to [0, 1], shape ``(N, 1, 8, 8)``, split by a
+    seeded permutation."""
     check.real(test_fraction, "test_fraction", low=0.0, high=1.0, low_open=True, high_open=True)
     check.integer(seed, "seed", 0)
     from sklearn.datasets import load_digits

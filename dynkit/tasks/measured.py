@@ -1,22 +1,24 @@
-"""Measured series read from files: where they live, what a file must look like, and the review authors'
-preprocessing, split and windows as data (one :class:`MeasuredProtocol` per data set).
+"""Measured series read from files: where they live, what a file must look like, and the review
+authors' preprocessing, split and windows as data (one :class:`MeasuredProtocol` per data set).
 
-The review (Sect. 3.4.3, Fig. 7) trains on two measured benchmark recordings that its authors distribute beside
-their code (hedixia/HeavyBallNODE, ``data/pv.csv`` and ``data/sb.csv``): the F-16 ground vibration test
-(Noël & Schoukens 2017) and the Silverbox circuit (Wigren & Schoukens 2013). dynkit reads them from a folder:
+The review (Sect. 3.4.3, Fig. 7) trains on two measured benchmark recordings that its authors
+distribute beside their code (hedixia/HeavyBallNODE, ``data/pv.csv`` and ``data/sb.csv``): the F-16
+ground vibration test (Noël & Schoukens 2017) and the Silverbox circuit (Wigren & Schoukens 2013).
+dynkit reads them from a folder:
 
 1. the ``directory`` argument of a loader, else
 2. the environment variable :data:`DIRECTORY_VARIABLE` (``DYNKIT_TIME_SERIES_DIR``), else
-3. ``shared/data/time-series`` beside the checkout dynkit runs from (``../shared/data/time-series`` from the
-   checkout's root), else beside (or in) the working directory.
+3. ``shared/data/time-series`` beside the checkout dynkit runs from (``../shared/data/time-series``
+   from the checkout's root), else beside (or in) the working directory.
 
-A missing file, a malformed file (its line and column named) and a file whose SHA-256 differs from the authors'
-(:attr:`SeriesFile.sha256_prefix`) are errors: the authors' split is defined on their exact series, so a different
-file would silently cut different windows. ``verify=False`` accepts a different copy; its digest is then recorded
-in the task's ``config``.
+A missing file, a malformed file (its line and column named) and a file whose SHA-256 differs from
+the authors' (:attr:`SeriesFile.sha256_prefix`) are errors: the authors' split is defined on their
+exact series, so a different file would silently cut different windows. ``verify=False`` accepts a
+different copy; its digest is then recorded in the task's ``config``.
 
-The data sets' protocols live beside their simulated stand-ins (:data:`dynkit.tasks.plane_vibration.MEASURED`,
-:data:`dynkit.tasks.silverbox.MEASURED`); this module is their one engine (:func:`load_measured`).
+The data sets' protocols live beside their simulated stand-ins
+(:data:`dynkit.tasks.plane_vibration.MEASURED`, :data:`dynkit.tasks.silverbox.MEASURED`); this
+module is their one engine (:func:`load_measured`).
 """
 
 from __future__ import annotations
@@ -40,11 +42,12 @@ SCALINGS = ("standardise", "centre")
 
 
 def default_directory() -> tuple[Path, str]:
-    """The folder the measured series are read from when no ``directory`` is given, and how it was chosen.
+    """The folder the measured series are read from when no ``directory`` is given, and how it was
+    chosen.
 
-    ``$DYNKIT_TIME_SERIES_DIR`` when set, else ``shared/data/time-series`` beside the checkout dynkit runs from,
-    else beside (or in) the working directory; the first candidate when none exists (the loader then names it in
-    its error).
+    ``$DYNKIT_TIME_SERIES_DIR`` when set, else ``shared/data/time-series`` beside the checkout
+    dynkit runs from, else beside (or in) the working directory; the first candidate when none
+    exists (the loader then names it in its error).
     """
     from_env = os.environ.get(DIRECTORY_VARIABLE, "")
     if from_env:
@@ -61,10 +64,12 @@ def default_directory() -> tuple[Path, str]:
 
 @dataclass(frozen=True)
 class SeriesFile:
-    """One comma-separated file: a header row of ``columns``, then one sample per row (a trailing comma allowed).
+    """One comma-separated file: a header row of ``columns``, then one sample per row (a trailing
+    comma allowed).
 
-    ``first_row_only`` are columns filled on the first data row only (the sampling rate ``Fs``): they may be empty
-    and are dropped on reading. ``sha256_prefix`` is the start of the hex SHA-256 of the authors' file.
+    ``first_row_only`` are columns filled on the first data row only (the sampling rate ``Fs``):
+    they may be empty and are dropped on reading. ``sha256_prefix`` is the start of the hex SHA-256
+    of the authors' file.
     """
 
     name: str
@@ -86,7 +91,8 @@ class SeriesFile:
             or any(ch not in "0123456789abcdef" for ch in self.sha256_prefix)
         ):
             raise ValueError(
-                f"sha256_prefix must be at least 8 lower-case hex digits, got {self.sha256_prefix!r:.80}"
+                f"sha256_prefix must be at least 8 lower-case hex digits, got "
+                f"{self.sha256_prefix!r:.80}"
             )
         if not isinstance(self.first_row_only, tuple) or not set(self.first_row_only) < set(
             self.columns
@@ -116,8 +122,9 @@ def _names(value, name: str, among: tuple[str, ...] | None = None) -> tuple[str,
 
 
 def _fields(line: str, n: int) -> list[str]:
-    """The comma-separated fields of ``line`` (``n`` expected), whitespace and quotes stripped; a trailing comma
-    (one empty field more than ``n``) dropped, so that a row may end with one or not."""
+    """The comma-separated fields of ``line`` (``n`` expected), whitespace and quotes stripped; a
+    trailing comma (one empty field more than ``n``) dropped, so that a row may end with one or
+    not."""
     parts = [p.strip().strip('"').strip() for p in line.split(",")]
     return parts[:-1] if len(parts) == n + 1 and parts[-1] == "" else parts
 
@@ -146,9 +153,11 @@ def read_series(
     Raises
     ------
     FileNotFoundError
-        No such file (the message names the file, the folder, how it was chosen and how to choose another).
+        No such file (the message names the file, the folder, how it was chosen and how to choose
+        another).
     ValueError
-        A malformed file, naming the file, the line and (for a value) the column; too few rows; a different digest.
+        A malformed file, naming the file, the line and (for a value) the column; too few rows; a
+        different digest.
     """
     if not isinstance(file, SeriesFile):
         raise TypeError(f"file must be a SeriesFile, got {type(file).__name__}")
@@ -161,9 +170,12 @@ def read_series(
     path = folder / file.name
     if not path.exists() and not path.is_symlink():
         raise FileNotFoundError(
-            f"the measured series {file.name!r} is missing: no file {str(path)!r} (folder {how}). Pass "
-            f"directory=... (a data option of the experiment) or set ${DIRECTORY_VARIABLE} to a folder holding "
-            f"{file.name} (the review authors' file, see docs/guide/experiments.md, 'Measured time series'), or "
+            f"the measured series {file.name!r} is missing: no file {str(path)!r} (folder "
+            f"{how}). Pass "
+            f"directory=... (a data option of the experiment) or set ${DIRECTORY_VARIABLE} "
+            f"to a folder holding "
+            f"{file.name} (the review authors' file, see docs/guide/experiments.md, "
+            f"'Measured time series'), or "
             f"use source='simulated' for the simulated stand-in"
         )
     from ..io import read_regular_bytes
@@ -231,13 +243,15 @@ def read_series(
 class MeasuredProtocol:
     """The authors' preprocessing, split and windows of one measured series, as data.
 
-    Preprocessing: ``scaling`` each kept column over the whole series (``"standardise"``: mean 0 and standard
-    deviation 1, ``"centre"``: mean 0), then times ``factor``. Start indices: the first ``span`` samples (``None``:
-    all but the last ``margin``, room for the forecast), of which the fraction ``keep`` is drawn at random with
-    ``split_seed`` (legacy ``numpy.random.RandomState``, as the authors; ``noise_draw``: after drawing one normal
-    per value, as their loader does for its zero-variance noise) and sorted; split in time order by the ratio
-    ``split`` (train : validation : test). Windows: consecutive runs of ``length + 1`` kept indices, the model reads
-    the first ``length`` and predicts each next one; ``forecast`` stamps from the last index on, one stamp apart.
+    Preprocessing: ``scaling`` each kept column over the whole series (``"standardise"``: mean 0 and
+    standard deviation 1, ``"centre"``: mean 0), then times ``factor``. Start indices: the first
+    ``span`` samples (``None``: all but the last ``margin``, room for the forecast), of which the
+    fraction ``keep`` is drawn at random with ``split_seed`` (legacy ``numpy.random.RandomState``,
+    as the authors; ``noise_draw``: after drawing one normal per value, as their loader does for its
+    zero-variance noise) and sorted; split in time order by the ratio ``split`` (train : validation
+    : test). Windows: consecutive runs of ``length + 1`` kept indices, the model reads the first
+    ``length`` and predicts each next one; ``forecast`` stamps from the last index on, one stamp
+    apart.
     """
 
     name: str
@@ -282,7 +296,8 @@ class MeasuredProtocol:
             or self.split[2] < 1
         ):
             raise ValueError(
-                f"split must be a tuple of 3 integer ratios (train, validation, test), train and test "
+                f"split must be a tuple of 3 integer ratios (train, validation, test), train "
+                f"and test "
                 f">= 1, got {self.split!r:.80}"
             )
         check.integer(self.split_seed, "split_seed", 0)
@@ -290,8 +305,9 @@ class MeasuredProtocol:
         check.integer(self.forecast, "forecast", 1)
 
     def min_rows(self, length: int, forecast: int) -> int:
-        """The fewest samples this protocol can cut windows of ``length`` and ``forecast`` from: ``span`` plus
-        the forecast's reach, or one window in the smallest part plus the ``margin``."""
+        """The fewest samples this protocol can cut windows of ``length`` and ``forecast`` from:
+        ``span`` plus the forecast's reach, or one window in the smallest part plus the
+        ``margin``."""
         if self.span is not None:
             return self.span + forecast - 1
         smallest = min(r for r in self.split if r > 0)
@@ -308,7 +324,8 @@ def _scale(values: np.ndarray, protocol: MeasuredProtocol) -> np.ndarray:
 
 
 def _start_indices(n_rows: int, protocol: MeasuredProtocol, split_seed: int) -> list[np.ndarray]:
-    """The sorted start indices of the train, validation and test parts (the authors' draw and split)."""
+    """The sorted start indices of the train, validation and test parts (the authors' draw and
+    split)."""
     pool = protocol.span if protocol.span is not None else n_rows - protocol.margin
     n_kept = int(pool * protocol.keep)
     if protocol.keep < 1.0:
@@ -332,8 +349,9 @@ def _cut(
     forecast: int,
     max_windows: int | None = None,
 ) -> Windows:
-    """Windows of consecutive runs of ``length + 1`` of the sorted ``labels`` (time in samples): inputs at the
-    first ``length``, targets at the next ones, ``forecast`` stamps one sample apart from the last label on."""
+    """Windows of consecutive runs of ``length + 1`` of the sorted ``labels`` (time in samples):
+    inputs at the first ``length``, targets at the next ones, ``forecast`` stamps one sample
+    apart from the last label on."""
     n = len(labels) // (length + 1)
     if max_windows is not None:
         n = min(n, max_windows)
@@ -364,9 +382,9 @@ def load_measured(
     max_windows: int | None = None,
     verify: bool = True,
 ) -> TimeSeriesTask:
-    """The measured series of ``protocol`` read from ``directory``, preprocessed, split and windowed as the
-    authors do; ``length``, ``forecast`` and ``split_seed`` default to theirs (``protocol``), ``max_windows``
-    keeps the first windows of each part (a scale's cut; ``None``: all).
+    """The measured series of ``protocol`` read from ``directory``, preprocessed, split and windowed
+    as the authors do; ``length``, ``forecast`` and ``split_seed`` default to theirs (``protocol``),
+    ``max_windows`` keeps the first windows of each part (a scale's cut; ``None``: all).
 
     The returned task's ``source`` is ``"measured"``; its ``config`` records the file's digest.
     """
@@ -381,7 +399,8 @@ def load_measured(
         check.integer(max_windows, "max_windows", 1)
     if protocol.span is None and forecast - 1 > protocol.margin:
         raise ValueError(
-            f"forecast must be at most {protocol.margin + 1} (the {protocol.margin} samples held back "
+            f"forecast must be at most {protocol.margin + 1} (the {protocol.margin} samples "
+            f"held back "
             f"after the last start index), got {forecast}"
         )
     values, digest = read_series(

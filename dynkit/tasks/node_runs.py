@@ -44,7 +44,7 @@ __all__ = [
 TRAINING_TASKS = ("point_cloud", "digits", "fashion_mnist")
 OBJECTIVES = ("cross_entropy", "mse")
 """``"cross_entropy"``: logits (one for two classes); ``"mse"``: one bounded output against the labels mapped to -1
-and 1 (the review authors' point cloud, ``nn.MSELoss`` on a ``hardtanh(-1, 1)`` output), positive read as class 1."""
+and 1 (the review authors' point cloud, ``nn.MSELoss`` on a ``hardtanh(-1, 1)`` output), positive read as class 1."""  # noqa: E501
 DESIGN_OBJECTIVES = {"dynkit": "cross_entropy", "authors": "mse"}
 """The objective each model design trains (``design="authors"`` exists for the point cloud only)."""
 RESULT_NAME = "result.json"
@@ -52,7 +52,8 @@ RESULT_NAME = "result.json"
 
 @dataclass(frozen=True)
 class TaskSettings:
-    """Budget of one task: the review's batch size and learning rate (Table 4) and our epoch counts."""
+    """Budget of one task: the review's batch size and learning rate (Table 4) and our epoch
+    counts."""
 
     batch_size: int
     lr: float
@@ -85,7 +86,8 @@ SETTINGS = {
 
 
 def load_task(task: str, *, seed: int = 0, full: bool = False):
-    """(x_train, y_train, x_test, y_test) of ``task`` (the point cloud is its own test set, as in the review)."""
+    """(x_train, y_train, x_test, y_test) of ``task`` (the point cloud is its own test set, as in
+    the review)."""
     if task not in TRAINING_TASKS:
         raise ValueError(f"task must be one of {TRAINING_TASKS}, got {task!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -126,15 +128,17 @@ def _check_objective(objective: str) -> str:
 def loss_and_accuracy(
     logits: torch.Tensor, y: torch.Tensor, objective: str = "cross_entropy"
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Binary (one logit, BCE) or multi-class (cross-entropy) loss and accuracy; with ``objective="mse"`` the mean
-    squared error of one output against ``2 y - 1`` (:data:`OBJECTIVES`)."""
+    """Binary (one logit, BCE) or multi-class (cross-entropy) loss and accuracy; with
+    ``objective="mse"`` the mean squared error of one output against ``2 y - 1``
+    (:data:`OBJECTIVES`)."""
     _check_objective(objective)
     check.tensor(
         logits, "logits", ndim=2, floating=True, finite=True, shape_hint="(batch, classes)"
     )
     if objective == "mse" and logits.shape[-1] != 1:
         raise ValueError(
-            f"logits must have one output per row with objective 'mse', got shape {tuple(logits.shape)}"
+            f"logits must have one output per row with objective 'mse', got shape "
+            f"{tuple(logits.shape)}"
         )
     check.tensor(y, "y", ndim=1, shape_hint="(batch,)")
     if len(y) != len(logits):
@@ -159,8 +163,9 @@ def loss_and_accuracy(
 
 
 def trivial_loss(y: torch.Tensor, objective: str = "cross_entropy") -> float:
-    """The loss of the best constant predictor of the labels ``y``: the entropy of their frequencies (cross-entropy),
-    or the variance of ``2 y - 1`` (``"mse"``, whose best constant is their mean)."""
+    """The loss of the best constant predictor of the labels ``y``: the entropy of their
+    frequencies (cross-entropy), or the variance of ``2 y - 1`` (``"mse"``, whose best constant
+    is their mean)."""
     _check_objective(objective)
     check.tensor(y, "y", ndim=1, shape_hint="(batch,)")
     if len(y) == 0 or not bool(torch.all(y == y.round())) or float(y.min()) < 0:
@@ -192,7 +197,8 @@ def batches_of(x: torch.Tensor, y: torch.Tensor, batch_size: int):
 def nfe_step(
     model: torch.nn.Module, batch, objective: str = "cross_entropy"
 ) -> tuple[torch.Tensor, dict]:
-    """One training batch with its forward and backward NFE (the loss of ``objective``, :data:`OBJECTIVES`).
+    """One training batch with its forward and backward NFE (the loss of ``objective``,
+    :data:`OBJECTIVES`).
 
     The backward NFE has to be read right after ``loss.backward()``, so this step differentiates
     the loss itself: pass it to :func:`fit` with ``backward=False``.
@@ -219,8 +225,9 @@ def nfe_step(
 
 
 def _clipped(step, max_norm: float):
-    """``step`` (a :func:`fit` step that differentiates itself, such as :func:`nfe_step`), then the gradients'
-    global norm clipped to ``max_norm`` (``torch.nn.utils.clip_grad_norm_``) before the optimiser's step."""
+    """``step`` (a :func:`fit` step that differentiates itself, such as :func:`nfe_step`), then
+    the gradients' global norm clipped to ``max_norm`` (``torch.nn.utils.clip_grad_norm_``)
+    before the optimiser's step."""
 
     def clipped_step(model: torch.nn.Module, batch):
         loss, metrics = step(model, batch)
@@ -242,7 +249,8 @@ def _check_data(x, y) -> None:
 def evaluator(
     x: torch.Tensor, y: torch.Tensor, batch_size: int = 256, objective: str = "cross_entropy"
 ):
-    """``evaluate(model)`` for :func:`fit`: test loss (of ``objective``), accuracy and forward NFE over ``(x, y)``."""
+    """``evaluate(model)`` for :func:`fit`: test loss (of ``objective``), accuracy and forward
+    NFE over ``(x, y)``."""
     _check_data(x, y)
     _check_objective(objective)
     check.integer(batch_size, "batch_size", 1)
@@ -273,8 +281,8 @@ def _one_step_over_interval(solver: str, method: str) -> dict:
     """``{"step_size": 1.0}`` for a fixed-step dynkit method, else ``{}``.
 
     The models integrate over [0, 1]. Given no step size, torchdiffeq's fixed-step methods take one
-    step per output interval; :func:`dynkit.solve` asks for the step, so ``dynkit train --method rk4``
-    gets that same single step, recorded in the run's config.
+    step per output interval; :func:`dynkit.solve` asks for the step, so
+    ``dynkit train --method rk4`` gets that same single step, recorded in the run's config.
     """
     from ..solvers import METHODS
 
@@ -303,13 +311,15 @@ def run_training(
     device: str | torch.device = "cpu",
     design: str = "dynkit",
 ) -> dict:
-    """Train ``model`` on ``task``; checkpoint each epoch under ``out``; return final metrics and history.
+    """Train ``model`` on ``task``; checkpoint each epoch under ``out``; return final metrics and
+    history.
 
     Parameters
     ----------
     model : {"node", "anode", "sonode", "hbnode", "ghbnode"}
     task : {"point_cloud", "digits", "fashion_mnist"}
-        ``fashion_mnist`` runs the MNIST-size models of Table 5 and needs the Debian package's IDX files.
+        ``fashion_mnist`` runs the MNIST-size models of Table 5 and needs the Debian package's IDX
+        files.
     epochs : int, optional
         Defaults to the task's CPU budget (:data:`SETTINGS`), or its full budget with ``full=True``.
     out : path, optional
@@ -327,15 +337,16 @@ def run_training(
     full : bool
         The task's full budget (all of Fashion-MNIST, more epochs).
     clip_norm : float, optional
-        Clip the gradients' global norm to this before each step (the review authors' MNIST runs: 10.0); None: no
-        clipping.
+        Clip the gradients' global norm to this before each step (the review authors' MNIST runs:
+        10.0); None: no clipping.
     device : str or torch.device
-        Where the model and the data live while training: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``, one
-        this machine has (else a ``ValueError`` naming what it has, before any data is loaded).
+        Where the model and the data live while training: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or
+        ``"mps"``, one this machine has (else a ``ValueError`` naming what it has, before any data
+        is loaded).
     design : {"dynkit", "authors"}
-        The models (:func:`~dynkit.models.node_paper.from_paper`); ``"authors"`` (the point cloud only): the review
-        authors' notebook models, trained by the mean squared error of their bounded output
-        (:data:`DESIGN_OBJECTIVES`).
+        The models (:func:`~dynkit.models.node_paper.from_paper`); ``"authors"`` (the point cloud
+        only): the review authors' notebook models, trained by the mean squared error of their
+        bounded output (:data:`DESIGN_OBJECTIVES`).
 
     Returns
     -------
@@ -422,7 +433,8 @@ def train_model(
         raise ValueError(f"clip_norm must be a positive finite number or None, got {clip_norm!r}")
     if design not in DESIGN_OBJECTIVES or (design == "authors" and task != "point_cloud"):
         raise ValueError(
-            f"design must be 'dynkit', or 'authors' for task 'point_cloud', got {design!r} for task "
+            f"design must be 'dynkit', or 'authors' for task 'point_cloud', got {design!r} "
+            f"for task "
             f"{task!r}"
         )
     objective = DESIGN_OBJECTIVES[design]
@@ -453,7 +465,8 @@ def train_model(
         "lr": lr or settings.lr,
         "batch_size": batch_size or settings.batch_size,
         "settings": asdict(settings),
-        # recorded only when set: the manifests (and resumes) of runs from before the option stay the same
+        # recorded only when set: the manifests (and resumes) of runs from before the option stay
+        # the same
         **({"clip_norm": float(clip_norm)} if clip_norm is not None else {}),
         **({"design": design} if design != "dynkit" else {}),
     }
@@ -466,7 +479,8 @@ def train_model(
             f"task {task!r} gives inputs of shape {tuple(x_train.shape[1:])}, "
             f"model expects {net.in_shape}"
         )
-    # every option that changes the numbers, and the data it trains on: a resume must match all of them
+    # every option that changes the numbers, and the data it trains on: a resume must match all of
+    # them
     manifest = {
         **{k: v for k, v in config.items() if k != "epochs"},
         "kind": "neural_ode",
@@ -507,7 +521,8 @@ def train_model(
     if not quiet:
         final = result["final"]
         print(
-            f"{name}/{task}: test_acc={final['test_acc']:.4f} forward_nfe={final['forward_nfe']:.1f} "
+            f"{name}/{task}: test_acc={final['test_acc']:.4f} "
+            f"forward_nfe={final['forward_nfe']:.1f} "
             f"backward_nfe={final['backward_nfe']:.1f}"
         )
     return net, result

@@ -1,17 +1,19 @@
-"""The review's plane-vibration data (Sect. 3.4.3): the measured F-16 series, and a simulated stand-in.
+"""The review's plane-vibration data (Sect. 3.4.3): the measured F-16 series, and a simulated
+stand-in.
 
 :func:`plane_vibration_measured` reads the measured series (:data:`MEASURED`: the file, the authors'
-preprocessing, split and windows, each setting with its source). :func:`plane_vibration` simulates a structure
-with the same observables, the stand-in used before the measured series were available offline.
+preprocessing, split and windows, each setting with its source). :func:`plane_vibration` simulates a
+structure with the same observables, the stand-in used before the measured series were available
+offline.
 
 The review's data (Noël & Schoukens, F-16 ground vibration test) records 5 attributes per stamp: the
 shaker's input voltage, the force applied to the aircraft and the accelerations at 3 spots. The
-simulation is a structure with the same observables: a
-chain of masses (fuselage, wing root, mid-wing, wing tip) joined by damped springs, one connection
-with a cubic stiffness (the nonlinearity of the real test), excited at the wing by a shaker whose
-force follows the input voltage (a random multisine) through a first-order lag. The 5 observed
-channels are ``[voltage, force, a_root, a_mid, a_tip]``. Its results say that a simulated system stands in
-for the measured benchmark.
+simulation is a structure with the same observables: a chain of masses (fuselage, wing root,
+mid-wing, wing tip) joined by damped springs, one connection with a cubic stiffness (the
+nonlinearity of the real test), excited at the wing by a shaker whose force follows the input
+voltage (a random multisine) through a first-order lag. The 5 observed channels are
+``[voltage, force, a_root, a_mid, a_tip]``. Its results say that a simulated system stands in for
+the measured benchmark.
 """
 
 from __future__ import annotations
@@ -45,15 +47,16 @@ SHAKER_LAG, SHAKER_GAIN = 0.3, 1.5  # force lag (time units) and gain
 
 MEASURED = MeasuredProtocol(
     name="plane_vibration",
-    # the authors' data/pv.csv (hedixia/HeavyBallNODE, commit cd1065f), unchanged (sha256 as their file's at
-    # cd1065f); shared/data/README.md 1b
+    # the authors' data/pv.csv (hedixia/HeavyBallNODE, commit cd1065f), unchanged (sha256 as their
+    # file's at cd1065f); shared/data/README.md 1b
     file=SeriesFile(
         "plane_vibration_f16_gvt.csv",
         ("Force", "Voltage", "Acceleration1", "Acceleration2", "Acceleration3", "Fs"),
         sha256_prefix="b72a9d063e39",
         first_row_only=("Fs",),
     ),  # pvdat.py drops Fs (data[:, :-2])
-    # every channel is read and predicted (review Sect. 3.4.3: "5 attributes are recorded per time stamp")
+    # every channel is read and predicted (review Sect. 3.4.3: "5 attributes are recorded per time
+    # stamp")
     inputs=("Force", "Voltage", "Acceleration1", "Acceleration2", "Acceleration3"),
     outputs=("Force", "Voltage", "Acceleration1", "Acceleration2", "Acceleration3"),
     scaling="standardise",
@@ -70,7 +73,7 @@ MEASURED = MeasuredProtocol(
     description="F-16 ground vibration test (Noël & Schoukens 2017), 5 channels, 400 Hz",
     sources="hedixia/HeavyBallNODE pvdat.py, plane_vibration/trainpv.py; review Sect. 3.4.3",
 )
-"""The measured series and the authors' protocol (``pvdat.py`` with ``trainpv.py``'s window and forecast)."""
+"""The measured series and the authors' protocol (``pvdat.py`` with ``trainpv.py``'s window and forecast)."""  # noqa: E501
 
 
 def _chain_forces(x: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -119,12 +122,14 @@ def plane_vibration_measured(
     max_windows: int | None = None,
     verify: bool = True,
 ) -> TimeSeriesTask:
-    """The measured F-16 series with the authors' preprocessing, split and windows (:data:`MEASURED`).
+    """The measured F-16 series with the authors' preprocessing, split and windows
+    (:data:`MEASURED`).
 
-    Each channel standardised over the whole series; 90% of the start indices 0..n-101 drawn at random (seed 1,
-    as the authors) and split in time order 2:1:1 into train, validation and test; windows of 65 consecutive
-    kept indices (64 read, each one's next predicted) and an 8-stamp forecast from the 65th on. About 509 / 254 /
-    254 windows; ``max_windows`` keeps the first of each part. ``directory``: see :mod:`dynkit.tasks.measured`.
+    Each channel standardised over the whole series; 90% of the start indices 0..n-101 drawn at
+    random (seed 1, as the authors) and split in time order 2:1:1 into train, validation and test;
+    windows of 65 consecutive kept indices (64 read, each one's next predicted) and an 8-stamp
+    forecast from the 65th on. About 509 / 254 / 254 windows; ``max_windows`` keeps the first of
+    each part. ``directory``: see :mod:`dynkit.tasks.measured`.
     """
     return load_measured(
         MEASURED,
@@ -140,8 +145,9 @@ def plane_vibration_measured(
 def plane_vibration(
     n_points: int = 4000, *, length: int = 64, forecast: int = 8, drop: float = 0.1, seed: int = 0
 ) -> TimeSeriesTask:
-    """The simulated stand-in, cut by the review's protocol: 10% removed, 50/25/25% chronological split, windows of
-    64 inputs + 8 forecast stamps (the measured series: :func:`plane_vibration_measured`).
+    """The simulated stand-in, cut by the review's protocol: 10% removed, 50/25/25% chronological
+    split, windows of 64 inputs + 8 forecast stamps (the measured series:
+    :func:`plane_vibration_measured`).
 
     All 5 channels are inputs and outputs (one-step-ahead targets and the 8-stamp forecast).
     """
@@ -162,7 +168,8 @@ def plane_vibration(
         for tp, vp in parts
     )
     note = (
-        "a simulated 4-mass vibrating structure with a shaker (5 channels: voltage, force, 3 accelerations) "
+        "a simulated 4-mass vibrating structure with a shaker (5 channels: voltage, force, 3 "
+        "accelerations) "
         "stands in for the measured aircraft vibration data of the review"
     )
     return TimeSeriesTask(

@@ -33,8 +33,9 @@ def point_cloud(
     outer_radii: tuple[float, float] = (0.85, 1.0),
     seed: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n_inner`` points uniform in ``|r| < inner_radius`` (label 0) and ``n_outer`` uniform in the annulus
-    ``outer_radii`` (label 1); the review uses 40 and 80 points, radii 0.5 and (0.85, 1.0)."""
+    """``n_inner`` points uniform in ``|r| < inner_radius`` (label 0) and ``n_outer`` uniform in
+    the annulus ``outer_radii`` (label 1); the review uses 40 and 80 points, radii 0.5 and (0.85,
+    1.0)."""
     check.real(inner_radius, "inner_radius", low=0.0, low_open=True)
     if not isinstance(outer_radii, (tuple, list)) or len(outer_radii) != 2:
         raise ValueError(f"outer_radii must be a pair (r_min, r_max), got {outer_radii!r}")
@@ -43,7 +44,8 @@ def point_cloud(
     check.integer(seed, "seed", 0)
     if not (0 < inner_radius < outer_radii[0] < outer_radii[1]):
         raise ValueError(
-            f"need 0 < inner_radius < outer_radii[0] < outer_radii[1], got {inner_radius}, {outer_radii}"
+            f"need 0 < inner_radius < outer_radii[0] < outer_radii[1], got {inner_radius}, "
+            f"{outer_radii}"
         )
     for name, n in (("n_inner", n_inner), ("n_outer", n_outer)):
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:

@@ -35,15 +35,17 @@ def run_training(
     device: str = "cpu",
     **options,
 ) -> dict:
-    """Train ``model`` on ``task`` with checkpoints every epoch (``resume`` continues); return the metrics.
+    """Train ``model`` on ``task`` with checkpoints every epoch (``resume`` continues); return the
+    metrics.
 
     ``method`` and ``tol`` set the ODE solver of the neural-ODE models (default ``"dopri5"`` and the
-    task's tolerance); a CSAODE model's solver is its name (CSARK: RK4, CSARKF: RKF45, CSAARK: ARK4),
-    so ``method``, ``tol`` and a ``solver`` other than ``"dynkit"`` are refused there, and ``data_dir`` is
-    the folder of the standard sentence-classification files. ``solver`` is the neural-ODE models' engine
-    (``"dynkit"``, the default, or ``"torchdiffeq"``). ``device`` is where the model and its data train
-    (``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"``): one this machine lacks is a ``ValueError`` naming it and what
-    the machine has, before any data is loaded. Other ``options`` go to the task's own trainer.
+    task's tolerance); a CSAODE model's solver is its name (CSARK: RK4, CSARKF: RKF45, CSAARK:
+    ARK4), so ``method``, ``tol`` and a ``solver`` other than ``"dynkit"`` are refused there, and
+    ``data_dir`` is the folder of the standard sentence-classification files. ``solver`` is the
+    neural-ODE models' engine (``"dynkit"``, the default, or ``"torchdiffeq"``). ``device`` is where
+    the model and its data train (``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"``): one this machine
+    lacks is a ``ValueError`` naming it and what the machine has, before any data is loaded. Other
+    ``options`` go to the task's own trainer.
     """
     device = _checks.device(device)
     if not isinstance(task, str):
@@ -52,7 +54,8 @@ def run_training(
         variant = CSAODE_SOLVERS.get(str(model).lower())
         if variant is None:
             raise ValueError(
-                f"model for the text task {task!r} must be one of {sorted(CSAODE_SOLVERS)}, got {model!r}"
+                f"model for the text task {task!r} must be one of {sorted(CSAODE_SOLVERS)}, "
+                f"got {model!r}"
             )
         if tol is not None:
             raise ValueError(

@@ -28,9 +28,10 @@ def _tensors(record, **expected) -> None:
 class CopyData:
     """Copy-task sequences ``0 w 0 w`` padded to ``max_length`` and the next-token training pairs.
 
-    ``tokens``: (n, max_length) with 0 the separator, 1..symbols the alphabet, ``pad`` after the sequence.
-    ``inputs = tokens[:, :-1]``, ``targets = tokens[:, 1:]``; ``mask`` marks the targets that are the copy
-    (the second ``w``): the only predictable part, on which loss and accuracy are measured.
+    ``tokens``: (n, max_length) with 0 the separator, 1..symbols the alphabet, ``pad`` after the
+    sequence. ``inputs = tokens[:, :-1]``, ``targets = tokens[:, 1:]``; ``mask`` marks the targets
+    that are the copy (the second ``w``): the only predictable part, on which loss and accuracy are
+    measured.
     """
 
     tokens: torch.Tensor
@@ -51,8 +52,8 @@ def copy_task(
 ) -> CopyData:
     """The synthetic copy task of the Momentum Transformer (Sect. 4.1): sequences ``0 w 0 w``.
 
-    ``|w|`` is drawn uniformly in ``[1, (max_length - 2) // 2]`` (or fixed at the maximum), symbols of ``w``
-    uniformly from ``1..symbols``. Vocabulary: ``symbols + 2`` (separator 0 and padding).
+    ``|w|`` is drawn uniformly in ``[1, (max_length - 2) // 2]`` (or fixed at the maximum), symbols
+    of ``w`` uniformly from ``1..symbols``. Vocabulary: ``symbols + 2`` (separator 0 and padding).
     """
     n = integer(n, "n", 1)
     max_length = integer(max_length, "max_length", 4)
@@ -74,10 +75,11 @@ def copy_task(
 
 
 def adding_task(n: int, length: int, *, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """The adding problem (Hochreiter & Schmidhuber): ``x`` of shape (n, length, 2), ``y`` of shape (n,).
+    """The adding problem (Hochreiter & Schmidhuber): ``x`` of shape (n, length, 2), ``y`` of shape
+    (n,).
 
-    Channel 0: values uniform in [0, 1]; channel 1: two markers, one in each half. ``y`` is the sum of the
-    two marked values (mean-squared error of a constant predictor: about 1/6).
+    Channel 0: values uniform in [0, 1]; channel 1: two markers, one in each half. ``y`` is the sum
+    of the two marked values (mean-squared error of a constant predictor: about 1/6).
     """
     n = integer(n, "n", 1)
     length = integer(length, "length", 2)
@@ -119,8 +121,9 @@ def digit_sequences(
 ) -> DigitSequences:
     """scikit-learn's ``load_digits`` (1797 images, offline) as sequences of 64 pixels, row by row.
 
-    ``permuted=True`` applies one fixed pixel permutation drawn from ``seed`` to every image (the PMNIST
-    protocol of MomentumRNN Sect. 3.1, at 8x8). The train/test split is stratified and seeded.
+    ``permuted=True`` applies one fixed pixel permutation drawn from ``seed`` to every image (the
+    PMNIST protocol of MomentumRNN Sect. 3.1, at 8x8). The train/test split is stratified and
+    seeded.
     """
     if (
         isinstance(test_fraction, bool)

@@ -1,10 +1,12 @@
-"""Silverbox, the Duffing-like electronic circuit of the review's Fig. 7: the measured series and a simulation.
+"""Silverbox, the Duffing-like electronic circuit of the review's Fig. 7: the measured series and a
+simulation.
 
-:func:`silverbox_measured` reads the measured benchmark (Wigren & Schoukens 2013; :data:`MEASURED`: the file,
-the authors' preprocessing and split, each setting with its source). :func:`silverbox` simulates
-the system it realises, ``y'' + 2 zeta w y' + w^2 y + a y^3 = b u(t)``, driven by a random multisine
-``u(t)`` (input voltage V1) with output ``y`` (voltage V2): the stand-in used before the measured series were
-available offline, and the driven system of the blow-up experiment (:mod:`dynkit.experiments.node.node_blowup`).
+:func:`silverbox_measured` reads the measured benchmark (Wigren & Schoukens 2013; :data:`MEASURED`:
+the file, the authors' preprocessing and split, each setting with its source). :func:`silverbox`
+simulates the system it realises, ``y'' + 2 zeta w y' + w^2 y + a y^3 = b u(t)``, driven by a random
+multisine ``u(t)`` (input voltage V1) with output ``y`` (voltage V2): the stand-in used before the
+measured series were available offline, and the driven system of the blow-up experiment
+(:mod:`dynkit.experiments.node.node_blowup`).
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ __all__ = [
 
 MEASURED = MeasuredProtocol(
     name="silverbox",
-    # the authors' data/sb.csv (hedixia/HeavyBallNODE, commit cd1065f), unchanged; shared/data/README.md 1b.
-    # The digest is that of their file at cd1065f (sha256 e7076735427b0b9b...); the README's "e70767354271" is a
-    # typo of it (11 digits agree, the 12th is "b")
+    # the authors' data/sb.csv (hedixia/HeavyBallNODE, commit cd1065f), unchanged;
+    # shared/data/README.md 1b. The digest is that of their file at cd1065f (sha256
+    # e7076735427b0b9b...); the README's "e70767354271" is a typo of it (11 digits agree, the 12th
+    # is "b")
     file=SeriesFile("silverbox.csv", ("V1", "V2"), sha256_prefix="e7076735427b"),
-    # review Sect. 3.2.3 (Fig. 7): "the input voltage V1(t) is used to predict the output V2(t)"; the hybrids
-    # read both voltages and predict the next V2 (one step ahead, as the review's Walker2D task, Sect. 3.4.4)
+    # review Sect. 3.2.3 (Fig. 7): "the input voltage V1(t) is used to predict the output V2(t)";
+    # the hybrids read both voltages and predict the next V2 (one step ahead, as the review's
+    # Walker2D task, Sect. 3.4.4)
     inputs=("V1", "V2"),
     outputs=("V2",),
     scaling="centre",
@@ -52,10 +56,12 @@ MEASURED = MeasuredProtocol(
     # evaluates 64 stamps, evaluation_times=arange(64); SONODE's Silverbox
     # trains on the 1,000 samples as one series); 65-sample runs give 15 / 61
     forecast=1,  # one step ahead: the next V2 (as dynkit's simulated Silverbox windows)
-    description="Silverbox electronic Duffing oscillator (Wigren & Schoukens 2013), voltages V1 (input), V2",
-    sources="hedixia/HeavyBallNODE sonode_data_loader.py, silverbox_init.py; review Sect. 3.2.3, Fig. 7",
+    description="Silverbox electronic Duffing oscillator (Wigren & Schoukens 2013), voltages V1 (input), "  # noqa: E501
+    "V2",
+    sources="hedixia/HeavyBallNODE sonode_data_loader.py, silverbox_init.py; review Sect. 3.2.3, "
+    "Fig. 7",
 )
-"""The measured series and the authors' scaling and split (their ``silverbox_init.py``); windows are dynkit's."""
+"""The measured series and the authors' scaling and split (their ``silverbox_init.py``); windows are dynkit's."""  # noqa: E501
 
 
 @dataclass(frozen=True)
@@ -118,7 +124,8 @@ def silverbox(
     gain: float = 1.0,
     seed: int = 0,
 ):
-    """Simulate the Duffing oscillator from rest; returns ``(t, u, y, input)`` with ``input`` the multisine."""
+    """Simulate the Duffing oscillator from rest; returns ``(t, u, y, input)`` with ``input`` the
+    multisine."""
     from ..solvers import solve
 
     check.real(t_end, "t_end", low=0.0, low_open=True)
@@ -144,23 +151,26 @@ def silverbox_measured(
     max_windows: int | None = None,
     verify: bool = True,
 ) -> TimeSeriesTask:
-    """The measured Silverbox with the authors' scaling and split (:data:`MEASURED`), cut into windows.
+    """The measured Silverbox with the authors' scaling and split (:data:`MEASURED`), cut into
+    windows.
 
-    Both voltages centred on their means over the whole series and multiplied by 100; samples 0..999 train,
-    1000..4999 test (no validation part: ``val`` holds no windows); windows of 65 consecutive samples (64 read,
-    each one's next V2 predicted): 15 training and 61 test windows. ``max_windows`` keeps the first of each part.
-    ``directory``: see :mod:`dynkit.tasks.measured`.
+    Both voltages centred on their means over the whole series and multiplied by 100; samples 0..999
+    train, 1000..4999 test (no validation part: ``val`` holds no windows); windows of 65 consecutive
+    samples (64 read, each one's next V2 predicted): 15 training and 61 test windows.
+    ``max_windows`` keeps the first of each part. ``directory``: see :mod:`dynkit.tasks.measured`.
     """
     return load_measured(MEASURED, directory, length=length, max_windows=max_windows, verify=verify)
 
 
 def silverbox_measured_drive(directory: str | os.PathLike | None = None, *, verify: bool = True):
-    """The measured Silverbox's training part as a driven system, like :func:`silverbox`: ``(t, u, y, input)``.
+    """The measured Silverbox's training part as a driven system, like :func:`silverbox`:
+    ``(t, u, y, input)``.
 
-    ``t`` the 1,000 training samples' times (in samples, 0..999), ``u`` and ``y`` the voltages V1 and V2 with the
-    authors' scaling (:data:`MEASURED`: centred, times 100), ``input`` V1 as a function of time, linear between
-    samples and held at the ends (the authors' ``v1_func`` in ``silverbox_init.py``, the drive of their Fig. 3, the
-    review's Fig. 7). ``directory``: see :mod:`dynkit.tasks.measured`.
+    ``t`` the 1,000 training samples' times (in samples, 0..999), ``u`` and ``y`` the voltages V1
+    and V2 with the authors' scaling (:data:`MEASURED`: centred, times 100), ``input`` V1 as a
+    function of time, linear between samples and held at the ends (the authors' ``v1_func`` in
+    ``silverbox_init.py``, the drive of their Fig. 3, the review's Fig. 7). ``directory``: see
+    :mod:`dynkit.tasks.measured`.
     """
     values, _ = read_series(
         MEASURED.file,
@@ -181,9 +191,11 @@ def silverbox_measured_drive(directory: str | os.PathLike | None = None, *, veri
 def silverbox_windows(
     n_points: int = 4000, *, length: int = 64, drop: float = 0.1, seed: int = 0
 ) -> TimeSeriesTask:
-    """The simulated stand-in (:func:`silverbox`) cut by the review's protocol (:mod:`dynkit.tasks.windows`).
+    """The simulated stand-in (:func:`silverbox`) cut by the review's protocol
+    (:mod:`dynkit.tasks.windows`).
 
-    Inputs ``[u, y]`` (voltages V1, V2), output the next ``y``; times in samples (0.15 time units each).
+    Inputs ``[u, y]`` (voltages V1, V2), output the next ``y``; times in samples (0.15 time units
+    each).
     """
     check.integer(n_points, "n_points", 2)
     check.integer(length, "length", 2)
@@ -200,7 +212,10 @@ def silverbox_windows(
     train, val, test = (
         _cut_windows(tp, _standardise(vp, reference), (0, 1), (1,), length, 1) for tp, vp in parts
     )
-    note = "the simulated Duffing circuit of dk.tasks.silverbox stands in for the measured Silverbox benchmark"
+    note = (
+        "the simulated Duffing circuit of dk.tasks.silverbox stands in for the measured "
+        "Silverbox benchmark"
+    )
     return TimeSeriesTask(
         "silverbox",
         train,

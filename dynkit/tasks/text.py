@@ -15,9 +15,9 @@ name       files                                    split
 
 Decoding is tolerant and never silent about labels: files are split on ``\\n`` as bytes (so a
 Latin-1 ``\\x85`` is never a line break), each line is decoded as UTF-8, else as cp1252, else as
-Latin-1 (which cannot fail). Blank lines are skipped and recorded in ``TextDataset.skipped``. A
-TREC line without a known coarse label (``ABBR DESC ENTY HUM LOC NUM``) or without question text
-raises ``ValueError`` naming the file and line. Tokens are the file's whitespace tokens, lower-cased.
+Latin-1 (which cannot fail). Blank lines are skipped and recorded in ``TextDataset.skipped``. A TREC
+line without a known coarse label (``ABBR DESC ENTY HUM LOC NUM``) or without question text raises
+``ValueError`` naming the file and line. Tokens are the file's whitespace tokens, lower-cased.
 """
 
 from __future__ import annotations
@@ -172,7 +172,8 @@ class TextDataset:
             )
         if (self.is_test is None) == (self.folds is None):
             raise ValueError(
-                "exactly one of is_test (official split) and folds (cross-validation) must be given, "
+                "exactly one of is_test (official split) and folds (cross-validation) must "
+                "be given, "
                 f"got is_test={self.is_test is not None}, folds={self.folds is not None}"
             )
         split = self.is_test if self.is_test is not None else self.folds
@@ -235,7 +236,8 @@ def _check_not_empty(path: Path, n_sentences: int) -> None:
 def load_dataset(
     name: str, data_dir: str | Path, *, seed: int = 0, n_folds: int = 10
 ) -> TextDataset:
-    """Load one of :data:`DATASETS` from ``data_dir`` (the standard files, see the module docstring).
+    """Load one of :data:`DATASETS` from ``data_dir`` (the standard files, see the module
+    docstring).
 
     Parameters
     ----------
@@ -320,7 +322,8 @@ def _check_sentences(sentences, name: str = "sentences") -> None:
 
 
 class Vocabulary:
-    """Token ids: 0 is padding, 1 unknown, then the tokens of the training sentences by frequency."""
+    """Token ids: 0 is padding, 1 unknown, then the tokens of the training sentences by
+    frequency."""
 
     def __init__(self, sentences: Sequence[Sequence[str]], min_count: int = 1):
         _check_sentences(sentences)
@@ -345,7 +348,8 @@ class Vocabulary:
 
 
 def pad_batch(encoded: Sequence[Sequence[int]], max_len: int | None = None) -> torch.Tensor:
-    """``B x M`` token ids padded with 0 (``M`` the longest, at most ``max_len``); the mask is ``!= 0``."""
+    """``B x M`` token ids padded with 0 (``M`` the longest, at most ``max_len``); the mask is
+    ``!= 0``."""
     if isinstance(encoded, (str, bytes)) or not isinstance(encoded, Sequence) or not encoded:
         raise ValueError(f"encoded must be a non-empty list of token-id lists, got {encoded!r:.80}")
     for i, s in enumerate(encoded):
@@ -473,7 +477,8 @@ def paper_schedule(
     warmup_epochs: float = 1.0,
     lr_decay: float = 0.9,
 ) -> torch.optim.lr_scheduler.LambdaLR:
-    """The CSAODE paper's "exponentially decaying learning rate with a linear warm up" (Experiments, training setup).
+    """The CSAODE paper's "exponentially decaying learning rate with a linear warm up" (Experiments,
+    training setup).
 
     The paper names the shape only (no warm-up length, decay rate or decay unit), so this is our
     reading, giving the rate of optimiser step ``s`` (0-based; the scheduler is stepped after each
@@ -550,8 +555,9 @@ def _check_training_arguments(dataset, solver, seed, fold, config: dict, **flags
 def training_split(
     data: TextDataset, fold: int, seed: int, train_subset: int | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(training, test)`` indices of ``data`` for ``fold``, the training part cut to ``train_subset`` sentences
-    drawn with ``seed`` (``None``: all): the split :func:`train_csaode` trains and builds its vocabulary on."""
+    """``(training, test)`` indices of ``data`` for ``fold``, the training part cut to
+    ``train_subset`` sentences drawn with ``seed`` (``None``: all): the split
+    :func:`train_csaode` trains and builds its vocabulary on."""
     if not isinstance(data, TextDataset):
         raise TypeError(f"data must be a TextDataset (load_dataset), got {type(data).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -603,14 +609,14 @@ def train_csaode(
     return_model : bool
         Also return the trained ``model`` and its ``vocab`` (not JSON-serialisable).
     device : {"cpu", "cuda", "cuda:N", "mps"}
-        Where the model and its batches train; one this machine lacks is a ``ValueError`` naming what it has,
-        before any data is read.
+        Where the model and its batches train; one this machine lacks is a ``ValueError`` naming
+        what it has, before any data is read.
     **overrides
         Any key of ``CPU_CONFIG`` (``d``, ``embed_dim``, ``window``, ``step``, ``batch_size``,
         ``lr``, ``weight_decay``, ``max_len``, ``schedule`` -- ``"constant"`` (default) or
         ``"paper"``, :func:`paper_schedule` with ``warmup_epochs`` and ``lr_decay``) or a
-        :class:`~dynkit.models.csaode.CSAODE` keyword
-        (``architecture``, ``n_blocks``, ``convolution``, ``ffn_hidden``, ``dropout``, ``weight_norm``).
+        :class:`~dynkit.models.csaode.CSAODE` keyword (``architecture``, ``n_blocks``,
+        ``convolution``, ``ffn_hidden``, ``dropout``, ``weight_norm``).
 
     Returns
     -------
@@ -667,7 +673,8 @@ def train_csaode(
     for part, idx in (("training", train_idx), ("test", test_idx)):
         if len(idx) == 0:
             raise ValueError(
-                f"data_dir must give {dataset!r} at least one {part} sentence for fold {fold}, got none"
+                f"data_dir must give {dataset!r} at least one {part} sentence for fold "
+                f"{fold}, got none"
             )
     vocab = Vocabulary([data.sentences[i] for i in train_idx])
     encoded = [vocab.encode(s) for s in data.sentences]
@@ -725,7 +732,8 @@ def train_csaode(
             correct += int((model(tokens.to(device)).argmax(1) == labels.to(device)).sum())
         return {"epoch_seconds": seconds, "test_accuracy": correct / len(test_y)}
 
-    # every option that changes the numbers, and the data trained on: a resume must match all of them
+    # every option that changes the numbers, and the data trained on: a resume must match all of
+    # them
     manifest = {
         "kind": "csaode",
         "dataset": dataset,

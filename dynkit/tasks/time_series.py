@@ -1,8 +1,9 @@
 """Training the ODE-RNN hybrids on the time-series tasks, and loading those tasks by name.
 
 The windows and the protocol that cuts them are :mod:`dynkit.tasks.windows`; the data sets are
-:mod:`~dynkit.tasks.walker2d`, :mod:`~dynkit.tasks.plane_vibration` and :mod:`~dynkit.tasks.silverbox`
-(each imports only the windows: no import goes back up to this module).
+:mod:`~dynkit.tasks.walker2d`, :mod:`~dynkit.tasks.plane_vibration` and
+:mod:`~dynkit.tasks.silverbox` (each imports only the windows: no import goes back up to this
+module).
 """
 
 from __future__ import annotations
@@ -37,20 +38,20 @@ LOADERS = {
 
 LOSS_WEIGHTS = (1.0, 0.0, 1.0)
 """dynkit's earlier loss weights (one-step, reconstruction, forecast); the authors' are (0.1, 0.1, 1.0)
-(``plane_vibration/trainpv.py``: ``0.1 * (one-step + reconstruction) + forecast``)."""
+(``plane_vibration/trainpv.py``: ``0.1 * (one-step + reconstruction) + forecast``)."""  # noqa: E501
 
 
 def _ahead(batch: Windows) -> torch.Tensor:
-    """The interval from each read observation to its target: the windows' ``ahead`` where they carry one, else the
-    gap to the next read observation, then the last target's."""
+    """The interval from each read observation to its target: the windows' ``ahead`` where they
+    carry one, else the gap to the next read observation, then the last target's."""
     if batch.ahead is not None:
         return batch.ahead
     return torch.cat([batch.gaps[:, 1:], batch.future_gaps[:, :1]], dim=1)
 
 
 def _predict(model, batch: Windows, keep_states: bool = False):
-    """``(one-step predictions, reconstructions or None, forecast, states)`` of ``model`` on ``batch``, in the
-    model's order (:data:`~dynkit.models.ode_rnn.PREDICTIONS`)."""
+    """``(one-step predictions, reconstructions or None, forecast, states)`` of ``model`` on
+    ``batch``, in the model's order (:data:`~dynkit.models.ode_rnn.PREDICTIONS`)."""
     if (
         model.prediction == "after_gap"
     ):  # the state sits at the last target's time: forecast[0] is read there
@@ -65,20 +66,22 @@ def _predict(model, batch: Windows, keep_states: bool = False):
 
 
 def _read_back(task: TimeSeriesTask) -> tuple[int, ...]:
-    """The input column of each output channel of ``task``: what the reconstruction term compares the read-back
-    with (an error naming the channel when an output is not observed)."""
+    """The input column of each output channel of ``task``: what the reconstruction term compares
+    the read-back with (an error naming the channel when an output is not observed)."""
     missing = [c for c in task.outputs if c not in task.inputs]
     if missing:
         raise ValueError(
-            f"loss_weights must give the reconstruction weight 0 for task {task.name!r}: its outputs "
+            f"loss_weights must give the reconstruction weight 0 for task {task.name!r}: its "
+            f"outputs "
             f"{missing} are not among its inputs {task.inputs}, so there is nothing to read back"
         )
     return tuple(task.inputs.index(c) for c in task.outputs)
 
 
 def _losses(model, batch: Windows, weights=LOSS_WEIGHTS, read_back: tuple[int, ...] | None = None):
-    """``(one-step MSE, forecast MSE, weighted loss)``; the reconstruction MSE (the read-back of each observation
-    against its input columns ``read_back``, the authors' ``init`` term) enters the loss with ``weights[1]``."""
+    """``(one-step MSE, forecast MSE, weighted loss)``; the reconstruction MSE (the read-back of
+    each observation against its input columns ``read_back``, the authors' ``init`` term) enters
+    the loss with ``weights[1]``."""
     pred, recon, forecast, _ = _predict(model, batch)
     one_step = (pred - batch.targets).pow(2).mean()
     future = (forecast - batch.future).pow(2).mean()
@@ -118,9 +121,10 @@ def _check_steps(steps) -> None:
 
 
 class StepRestarts:
-    """The authors' step schedule (``lr_dict`` in their ``trainpv.py``): at the start of epoch ``e`` of
-    ``steps`` (``((e, lr), ...)``) the rate becomes ``lr`` and Adam restarts (its moments and step count cleared,
-    as their fresh ``torch.optim.Adam``). Stepped once per batch; ``batches_per_epoch`` converts."""
+    """The authors' step schedule (``lr_dict`` in their ``trainpv.py``): at the start of epoch
+    ``e`` of ``steps`` (``((e, lr), ...)``) the rate becomes ``lr`` and Adam restarts (its
+    moments and step count cleared, as their fresh ``torch.optim.Adam``). Stepped once per batch;
+    ``batches_per_epoch`` converts."""
 
     def __init__(self, optimizer: torch.optim.Optimizer, steps, batches_per_epoch: int):
         if not isinstance(optimizer, torch.optim.Optimizer):
@@ -151,8 +155,9 @@ class StepRestarts:
 
 
 def shrink_parameters(model: torch.nn.Module, factor: float) -> torch.nn.Module:
-    """Every parameter of ``model`` times ``factor``, in place (the authors' ``shrink_parameters(model, 0.01)``
-    before training; buffers, e.g. a fixed coefficient, are left as they are)."""
+    """Every parameter of ``model`` times ``factor``, in place (the authors'
+    ``shrink_parameters(model, 0.01)`` before training; buffers, e.g. a fixed coefficient, are
+    left as they are)."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     check.real(factor, "factor", low=0.0, low_open=True)
@@ -163,10 +168,12 @@ def shrink_parameters(model: torch.nn.Module, factor: float) -> torch.nn.Module:
 
 
 def _adjoint_profile(model, data: Windows, n: int = 16) -> list[float]:
-    """Mean over ``n`` windows of ``||dL/dz_k||`` for a loss on the last one-step prediction only (Fig. 8)."""
+    """Mean over ``n`` windows of ``||dL/dz_k||`` for a loss on the last one-step prediction only
+    (Fig. 8)."""
     from ..models.ode_rnn import adjoint_norms
 
-    # in float64 on a copy: a gradient that decays below float32's range (~1e-38) is measured, not floored
+    # in float64 on a copy: a gradient that decays below float32's range (~1e-38) is measured, not
+    # floored
     probe = copy.deepcopy(model).double()
     batch = data.subset(slice(0, n)).map(torch.Tensor.double)
     pred, _, _, states = _predict(probe, batch, keep_states=True)
@@ -175,8 +182,9 @@ def _adjoint_profile(model, data: Windows, n: int = 16) -> list[float]:
 
 
 def _tight_nfe(model, task: TimeSeriesTask, tol: float, weights, n: int = 64) -> dict:
-    """NFE per interval solve of the trained ``model`` at ``rtol = atol = tol``: the forward and backward
-    pass of one training step over ``n`` training windows, and the forward pass over ``n`` test windows.
+    """NFE per interval solve of the trained ``model`` at ``rtol = atol = tol``: the forward and
+    backward pass of one training step over ``n`` training windows, and the forward pass over ``n``
+    test windows.
 
     Per interval solve, so that the floor is the solver's (14 evaluations for 2 accepted dopri5
     steps) whatever the window length; the tolerance is restored afterwards.
@@ -247,7 +255,8 @@ def train_hybrid(
     nfe_tol: float | None = None,
     checkpoint_dir: str | Path | None = None,
 ) -> dict:
-    """Train ``model`` (an :class:`~dynkit.models.ode_rnn.ODERNN`) with Adam via :func:`~dynkit.tasks.training.fit`.
+    """Train ``model`` (an :class:`~dynkit.models.ode_rnn.ODERNN`) with Adam via
+    :func:`~dynkit.tasks.training.fit`.
 
     Each epoch records the training loss, the forward and backward NFE summed over the epoch's
     batches, the epoch's wall time, and the test (and with ``validate`` the validation) one-step and
@@ -258,17 +267,18 @@ def train_hybrid(
     the NFE measure the tolerance, not the model).
 
     ``lr_schedule`` is ``"constant"``, ``"cosine"`` (the rate decays to 0 over the run, per batch,
-    so that the last epochs settle on a plateau) or ``"step"`` (the authors' ``lr_dict``: ``lr`` from the start,
-    then at the start of each epoch ``e`` of ``lr_steps = ((e, rate), ...)`` that rate with Adam restarted,
-    :class:`StepRestarts`). ``loss_weights`` weigh the one-step, reconstruction and forecast MSE (the authors':
-    ``(0.1, 0.1, 1.0)``); ``clip_norm`` clips the gradients' global norm before each step (the authors': 1.0);
-    ``shrink`` multiplies every parameter once before training (the authors': 0.01). The windows train on the
-    model's device (moved there once).
+    so that the last epochs settle on a plateau) or ``"step"`` (the authors' ``lr_dict``: ``lr``
+    from the start, then at the start of each epoch ``e`` of ``lr_steps = ((e, rate), ...)`` that
+    rate with Adam restarted, :class:`StepRestarts`). ``loss_weights`` weigh the one-step,
+    reconstruction and forecast MSE (the authors': ``(0.1, 0.1, 1.0)``); ``clip_norm`` clips the
+    gradients' global norm before each step (the authors': 1.0); ``shrink`` multiplies every
+    parameter once before training (the authors': 0.01). The windows train on the model's device
+    (moved there once).
 
-    With ``checkpoint_dir``, a checkpoint after every epoch goes there and a call finding one resumes
-    from it (exactly: the batches, the schedule and the random states continue where they stopped; a
-    checkpoint written with other options is refused, naming them); ``resumed_epochs`` in the result
-    says how many epochs came from it.
+    With ``checkpoint_dir``, a checkpoint after every epoch goes there and a call finding one
+    resumes from it (exactly: the batches, the schedule and the random states continue where they
+    stopped; a checkpoint written with other options is refused, naming them); ``resumed_epochs`` in
+    the result says how many epochs came from it.
     """
     from ..diagnostics.nfe import BatchNFE
     from ..models.ode_rnn import ODERNN
@@ -286,7 +296,8 @@ def train_hybrid(
     check.integer(seed, "seed", 0)
     if not isinstance(loss_weights, (tuple, list)) or len(loss_weights) != 3:
         raise ValueError(
-            f"loss_weights must be 3 weights (one-step, reconstruction, forecast), got {loss_weights!r}"
+            f"loss_weights must be 3 weights (one-step, reconstruction, forecast), got "
+            f"{loss_weights!r}"
         )
     weights = tuple(check.real(w, "loss_weights", low=0.0) for w in loss_weights)
     check.boolean(validate, "validate")
@@ -399,19 +410,24 @@ def train_hybrid(
 
 
 def load_time_series(name: str, source: str = "measured", **options) -> TimeSeriesTask:
-    """``"walker2d"``, ``"plane_vibration"`` or ``"silverbox"`` from ``source`` with its loader's ``options``.
+    """``"walker2d"``, ``"plane_vibration"`` or ``"silverbox"`` from ``source`` with its loader's
+    ``options``.
 
-    ``source="measured"`` reads the recorded series (:func:`~dynkit.tasks.plane_vibration.plane_vibration_measured`,
-    :func:`~dynkit.tasks.silverbox.silverbox_measured`; options such as ``directory`` and ``max_windows``);
-    ``"simulated"`` generates the stand-in (:func:`~dynkit.tasks.plane_vibration.plane_vibration`,
-    :func:`~dynkit.tasks.silverbox.silverbox_windows`, :func:`~dynkit.tasks.walker2d.walker2d`; options such as
-    ``n_points`` and ``seed``). Walker2D exists only simulated. The task's ``source`` says which.
+    ``source="measured"`` reads the recorded series
+    (:func:`~dynkit.tasks.plane_vibration.plane_vibration_measured`,
+    :func:`~dynkit.tasks.silverbox.silverbox_measured`; options such as ``directory`` and
+    ``max_windows``); ``"simulated"`` generates the stand-in
+    (:func:`~dynkit.tasks.plane_vibration.plane_vibration`,
+    :func:`~dynkit.tasks.silverbox.silverbox_windows`, :func:`~dynkit.tasks.walker2d.walker2d`;
+    options such as ``n_points`` and ``seed``). Walker2D exists only simulated. The task's
+    ``source`` says which.
     """
     check.one_of(name, "name", ("walker2d", "plane_vibration", "silverbox"))
     check.one_of(source, "source", SOURCES)
     if (name, source) not in LOADERS:
         raise ValueError(
-            f"source must be 'simulated' for {name!r} (its recorded data are not available offline: a "
+            f"source must be 'simulated' for {name!r} (its recorded data are not available "
+            f"offline: a "
             f"simulation stands in), got {source!r}"
         )
     return LOADERS[name, source](**options)

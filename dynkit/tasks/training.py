@@ -76,7 +76,8 @@ class TrainingError(RuntimeError):
 
 
 class CheckpointError(ValueError):
-    """A checkpoint that cannot be loaded safely, or a run folder that does not match the request."""
+    """A checkpoint that cannot be loaded safely, or a run folder that does not match the
+    request."""
 
 
 @dataclass
@@ -110,10 +111,12 @@ _SCALARS = (str, int, float, bool, type(None))
 
 
 def plain(value: Any, where: str = "value") -> Any:
-    """``value`` as tensors and plain data only (dict with str/int keys, list, tuple, str, number, None).
+    """``value`` as tensors and plain data only (dict with str/int keys, list, tuple, str, number,
+    None).
 
     numpy scalars and arrays become Python numbers and tensors. Anything else raises ``TypeError``
-    naming ``where`` (the key path): a checkpoint that could not be reloaded safely is never written.
+    naming ``where`` (the key path): a checkpoint that could not be reloaded safely is never
+    written.
     """
     if isinstance(value, np.generic):  # first: np.float64 is also a float, and pickles as numpy's
         return value.item()
@@ -218,8 +221,9 @@ def save_checkpoint(
         "manifest": manifest or {},
     }
     state = plain(state, "checkpoint")
-    # Serialise in memory, then write the bytes ourselves: torch's writer turns a failed write (a full disk)
-    # into "unexpected pos"; ours says "cannot write checkpoint PATH: No space left on device".
+    # Serialise in memory, then write the bytes ourselves: torch's writer turns a failed write (a
+    # full disk) into "unexpected pos"; ours says "cannot write checkpoint PATH: No space left on
+    # device".
     buffer = io.BytesIO()
     torch.save(state, buffer)
     return atomic_write(
@@ -265,9 +269,12 @@ def load_checkpoint(path: str | Path) -> dict:
         ).strip()  # torch's message carries terminal colours
         first = text.splitlines()[0] if text else type(err).__name__
         raise CheckpointError(
-            f"checkpoint {str(path)!r} refused: expected a file of tensors and plain data that loads safely "
-            f"(weights_only=True), got one that does not ({type(err).__name__}: {first[:200]}); it may hold code "
-            f"and was not loaded. Only checkpoints written by dynkit's save_checkpoint are accepted."
+            f"checkpoint {str(path)!r} refused: expected a file of tensors and plain data "
+            f"that loads safely "
+            f"(weights_only=True), got one that does not ({type(err).__name__}: "
+            f"{first[:200]}); it may hold code "
+            f"and was not loaded. Only checkpoints written by dynkit's save_checkpoint are "
+            f"accepted."
         ) from None
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
         found = state.get("format") if isinstance(state, dict) else type(state).__name__
@@ -300,7 +307,8 @@ def run_manifest(
     backward: bool = True,
     options: dict | None = None,
 ) -> dict:
-    """The options of a run that change its numbers: the caller's ``options`` and what :func:`fit` sees."""
+    """The options of a run that change its numbers: the caller's ``options`` and what
+    :func:`fit` sees."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(optimizer, torch.optim.Optimizer):
@@ -366,7 +374,8 @@ def read_manifest(folder: str | Path) -> dict | None:
 
 
 def check_resume(folder: str | Path, options: dict, recorded: dict | None) -> None:
-    """Refuse to continue the run in ``folder`` with ``options`` other than its ``recorded`` ones."""
+    """Refuse to continue the run in ``folder`` with ``options`` other than its ``recorded``
+    ones."""
     if not isinstance(options, dict):
         raise TypeError(f"options must be a dict, got {type(options).__name__}")
     if recorded is None:
@@ -507,7 +516,8 @@ def fit(
             if recorded is not None and recorded.get("versions") != versions():
                 warnings.warn(
                     f"resuming {str(folder)!r} with other versions than it was started with "
-                    f"({recorded.get('versions')} vs {versions()}): the result may differ in the last "
+                    f"({recorded.get('versions')} vs {versions()}): the result may differ in "
+                    f"the last "
                     f"bits from an uninterrupted run",
                     RuntimeWarning,
                     stacklevel=2,
@@ -537,12 +547,13 @@ def fit(
     if progress:
         from tqdm.auto import tqdm
 
-        # One bar over the whole run (total, rate, ETA, last loss); the per-epoch bar below counts batches.
+        # One bar over the whole run (total, rate, ETA, last loss); the per-epoch bar below counts
+        # batches.
         bar = tqdm(total=epochs, initial=start, desc=description, unit="epoch", dynamic_ncols=True)
         if start:
             bar.write(f"{description}: resumed from {ckpt} after epoch {start} of {epochs}")
-    # The per-epoch bar's total: len() of the epoch's batches, else batches.batches_per_epoch, else the
-    # count of the previous epoch (epochs of one run have the same number of batches).
+    # The per-epoch bar's total: len() of the epoch's batches, else batches.batches_per_epoch, else
+    # the count of the previous epoch (epochs of one run have the same number of batches).
     per_epoch = getattr(batches, "batches_per_epoch", None)
     for epoch in range(start, epochs):
         model.train()

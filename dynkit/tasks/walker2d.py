@@ -1,11 +1,11 @@
 """Walker2D kinematic trajectories (Sect. 3.4.4 of the review), simulated offline with MuJoCo.
 
-The review uses recorded Walker2D kinematics from a pre-trained policy (Lechner & Hasani 2020).
-Here gymnasium's ``Walker2d-v5`` (its model ships in the wheel; nothing is downloaded) is driven by a
+The review uses recorded Walker2D kinematics from a pre-trained policy (Lechner & Hasani 2020). Here
+gymnasium's ``Walker2d-v5`` (its model ships in the wheel; nothing is downloaded) is driven by a
 fixed policy of our own -- a central pattern generator (phase-shifted sines per joint) plus a fixed,
-seeded linear feedback on the observation -- with the episode's start randomised by its seed. The
-17 observed quantities (joint positions and velocities) form the series. A simulated walker stands
-in for the recorded data set.
+seeded linear feedback on the observation -- with the episode's start randomised by its seed. The 17
+observed quantities (joint positions and velocities) form the series. A simulated walker stands in
+for the recorded data set.
 
 Needs the optional extra ``dynkit[timeseries]`` (``gymnasium[mujoco]``).
 """
@@ -43,7 +43,8 @@ def _mujoco_available() -> bool:
 
 
 def _policy(observation: np.ndarray, t: float) -> np.ndarray:
-    """Our fixed policy: a 1.25 Hz gait pattern with left/right legs in anti-phase plus small feedback."""
+    """Our fixed policy: a 1.25 Hz gait pattern with left/right legs in anti-phase plus small
+    feedback."""
     rng = np.random.default_rng(POLICY_SEED)
     feedback = 0.05 * rng.standard_normal((ACTIONS, OBSERVATIONS))
     phases = np.array([0.0, 0.6, 1.2, np.pi, np.pi + 0.6, np.pi + 1.2])
@@ -53,7 +54,8 @@ def _policy(observation: np.ndarray, t: float) -> np.ndarray:
 
 
 def _simulate(n_steps: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """One episode of ``n_steps`` control steps (dt = 0.008 s): times (n,) and observations (n, 17)."""
+    """One episode of ``n_steps`` control steps (dt = 0.008 s): times (n,) and observations (n,
+    17)."""
     if not _mujoco_available():
         raise ValueError(
             "the Walker2D task needs gymnasium[mujoco]: pip install 'dynkit[timeseries]'"
@@ -75,17 +77,18 @@ def _simulate(n_steps: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 PREPROCESSING = ("dynkit", "authors")
 """How episodes become windows: dynkit's earlier protocol (:mod:`~dynkit.tasks.windows`: standardised, split
-50/25/25, non-overlapping windows, the target the next kept stamp) or the review authors' (:func:`_authors_windows`)."""
+50/25/25, non-overlapping windows, the target the next kept stamp) or the review authors' (:func:`_authors_windows`)."""  # noqa: E501
 
 
 def _authors_windows(
     observations: np.ndarray, length: int, drop: float, rng: np.random.Generator
 ) -> Windows:
     """One episode as the review authors' loader cuts it (hedixia/HeavyBallNODE ``odelstm_data.py``,
-    ``Walker2dImitationData``): the raw observations (no standardisation), each paired with the one a control step
-    after it (the target, kept whatever is dropped); each pair dropped with probability ``drop``, a kept one's time
-    the number of steps since the previous kept one; windows of ``length`` kept pairs starting every ``length // 4``.
-    The authors' model integrates each prediction over that time, the gap *before* its observation: ``ahead`` is it.
+    ``Walker2dImitationData``): the raw observations (no standardisation), each paired with the one
+    a control step after it (the target, kept whatever is dropped); each pair dropped with
+    probability ``drop``, a kept one's time the number of steps since the previous kept one; windows
+    of ``length`` kept pairs starting every ``length // 4``. The authors' model integrates each
+    prediction over that time, the gap *before* its observation: ``ahead`` is it.
     """
     x, y = observations[:-1], observations[1:]
     kept = np.flatnonzero(rng.random(len(x)) >= drop)
@@ -100,7 +103,8 @@ def _authors_windows(
     idx = starts[:, None] + np.arange(length)[None]
     as_t = lambda a: torch.tensor(np.ascontiguousarray(a), dtype=torch.float32)  # noqa: E731
     gaps, targets = times[idx], y[kept][idx]
-    # no forecast in their task: the "future" stamp is the last target (its loss weight is 0), after its interval
+    # no forecast in their task: the "future" stamp is the last target (its loss weight is 0), after
+    # its interval
     return Windows(
         as_t(x[kept][idx]),
         as_t(gaps),
@@ -120,14 +124,16 @@ def walker2d(
     seed: int = 0,
     preprocessing: str = "dynkit",
 ) -> TimeSeriesTask:
-    """Windows of ``length`` (+ 1) stamps of simulated Walker2D episodes, 10% of the samples removed.
+    """Windows of ``length`` (+ 1) stamps of simulated Walker2D episodes, 10% of the samples
+    removed.
 
-    ``preprocessing="dynkit"``: episodes are assigned to train/validation/test as 50/25/25% (whole episodes; at
-    least one each), standardised with the training part's statistics, cut into non-overlapping windows; the target
-    is the input shifted by one stamp (auto-regressive forecast, as in the review). ``"authors"``: the review
-    authors' loader (:func:`_authors_windows`), the first 15 % of the episodes for testing, the next 10 % for
-    validation, the rest for training (at least one each); time in control steps either way (the authors' model
-    divides it by 64: the hybrid's ``time_scale``).
+    ``preprocessing="dynkit"``: episodes are assigned to train/validation/test as 50/25/25% (whole
+    episodes; at least one each), standardised with the training part's statistics, cut into
+    non-overlapping windows; the target is the input shifted by one stamp (auto-regressive forecast,
+    as in the review). ``"authors"``: the review authors' loader (:func:`_authors_windows`), the
+    first 15 % of the episodes for testing, the next 10 % for validation, the rest for training (at
+    least one each); time in control steps either way (the authors' model divides it by 64: the
+    hybrid's ``time_scale``).
     """
     check.integer(n_episodes, "n_episodes", 3)  # train, validation, test
     check.integer(length, "length", 2)
@@ -142,7 +148,8 @@ def walker2d(
         )
     rng = np.random.default_rng(seed)
     note = (
-        "simulated Walker2d-v5 (MuJoCo via gymnasium) driven by dynkit's fixed policy stands in for the "
+        "simulated Walker2d-v5 (MuJoCo via gymnasium) driven by dynkit's fixed policy stands "
+        "in for the "
         "recorded Walker2D kinematics of the review"
     )
     config = {

@@ -1,15 +1,16 @@
 """Irregularly sampled windows of a multivariate series: the review's time-series protocol.
 
-The protocol (Sect. 3.4.3-3.4.4 of the review): remove 10% of the samples at random (the series becomes
-irregularly sampled), split it chronologically (50% train, 25% validation, 25% test), cut each part into
-non-overlapping windows of ``length + forecast`` stamps. The first ``length`` stamps are read by the
-hybrid; the target of each is the next stamp (one-step-ahead); the last ``forecast`` stamps are
-predicted from the final state by the ODE alone (Sect. 3.4.3: "by changing the time duration of the
-last step of the ODE integration").
+The protocol (Sect. 3.4.3-3.4.4 of the review): remove 10% of the samples at random (the series
+becomes irregularly sampled), split it chronologically (50% train, 25% validation, 25% test), cut
+each part into non-overlapping windows of ``length + forecast`` stamps. The first ``length`` stamps
+are read by the hybrid; the target of each is the next stamp (one-step-ahead); the last ``forecast``
+stamps are predicted from the final state by the ODE alone (Sect. 3.4.3: "by changing the time
+duration of the last step of the ODE integration").
 
-This module is below the data sets (:mod:`~dynkit.tasks.walker2d`, :mod:`~dynkit.tasks.plane_vibration`,
-:mod:`~dynkit.tasks.silverbox`), which build a :class:`TimeSeriesTask` from it, and they are below
-:mod:`~dynkit.tasks.time_series` (loading them by name, training the hybrids on them).
+This module is below the data sets (:mod:`~dynkit.tasks.walker2d`,
+:mod:`~dynkit.tasks.plane_vibration`, :mod:`~dynkit.tasks.silverbox`), which build a
+:class:`TimeSeriesTask` from it, and they are below :mod:`~dynkit.tasks.time_series` (loading them
+by name, training the hybrids on them).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import torch
 from .. import _checks as check
 
 SOURCES = ("measured", "simulated")
-"""What a task's data are: a recorded benchmark series, or a simulated system standing in for one."""
+"""What a task's data are: a recorded benchmark series, or a simulated system standing in for one."""  # noqa: E501
 
 
 FIELDS = ("x", "gaps", "targets", "future", "future_gaps", "ahead")
@@ -31,11 +32,12 @@ FIELDS = ("x", "gaps", "targets", "future", "future_gaps", "ahead")
 
 @dataclass
 class Windows:
-    """``x`` (N, L, d_in) observations after ``gaps`` (N, L); ``targets`` (N, L, d_out) the next stamp;
-    ``future`` (N, F, d_out) the forecast stamps after ``future_gaps`` (N, F). ``ahead`` (N, L), optional: the
-    interval a model that predicts after the gap integrates from each observation to its target; ``None``: the gap
-    to the next observation, then the first forecast stamp's (the authors' Walker2D loader feeds the gap before each
-    observation instead, :func:`~dynkit.tasks.walker2d.walker2d`)."""
+    """``x`` (N, L, d_in) observations after ``gaps`` (N, L); ``targets`` (N, L, d_out) the next
+    stamp; ``future`` (N, F, d_out) the forecast stamps after ``future_gaps`` (N, F). ``ahead``
+    (N, L), optional: the interval a model that predicts after the gap integrates from each
+    observation to its target; ``None``: the gap to the next observation, then the first forecast
+    stamp's (the authors' Walker2D loader feeds the gap before each observation instead,
+    :func:`~dynkit.tasks.walker2d.walker2d`)."""
 
     x: torch.Tensor
     gaps: torch.Tensor
@@ -65,14 +67,16 @@ class Windows:
             )
         if self.ahead is not None and tuple(self.ahead.shape) != tuple(self.gaps.shape):
             raise ValueError(
-                f"ahead must have the shape of gaps {tuple(self.gaps.shape)}, got {tuple(self.ahead.shape)}"
+                f"ahead must have the shape of gaps {tuple(self.gaps.shape)}, got "
+                f"{tuple(self.ahead.shape)}"
             )
 
     def __len__(self) -> int:
         return self.x.shape[0]
 
     def map(self, fn) -> "Windows":
-        """These windows with ``fn`` applied to every tensor (``ahead`` stays ``None`` when it is)."""
+        """These windows with ``fn`` applied to every tensor (``ahead`` stays ``None`` when it
+        is)."""
         return Windows(
             *(None if getattr(self, k) is None else fn(getattr(self, k)) for k in FIELDS)
         )
@@ -85,8 +89,8 @@ class Windows:
 class TimeSeriesTask:
     """A windowed task: splits, channel names and the note saying what stands in for what.
 
-    ``source`` labels the data: ``"measured"`` (a recorded benchmark series, :mod:`~dynkit.tasks.measured`) or
-    ``"simulated"`` (a generated system standing in for one).
+    ``source`` labels the data: ``"measured"`` (a recorded benchmark series,
+    :mod:`~dynkit.tasks.measured`) or ``"simulated"`` (a generated system standing in for one).
     """
 
     name: str
@@ -122,7 +126,8 @@ class TimeSeriesTask:
 
 
 def _drop_samples(t: np.ndarray, values: np.ndarray, fraction: float, rng: np.random.Generator):
-    """Remove ``fraction`` of the samples at random (kept in time order): an irregularly sampled series."""
+    """Remove ``fraction`` of the samples at random (kept in time order): an irregularly sampled
+    series."""
     check.real(fraction, "drop", low=0.0, high=1.0, high_open=True)
     keep = np.sort(rng.permutation(len(t))[: len(t) - int(round(fraction * len(t)))])
     return t[keep], values[keep]
@@ -180,7 +185,8 @@ def _split_series(t: np.ndarray, values: np.ndarray, fractions=(0.5, 0.25, 0.25)
 
 
 def _standardise(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """Zero mean, unit variance per channel, with the statistics of ``reference`` (the training part)."""
+    """Zero mean, unit variance per channel, with the statistics of ``reference`` (the training
+    part)."""
     mean, std = reference.mean(0), reference.std(0)
     return (values - mean) / np.where(std > 0, std, 1.0)
 

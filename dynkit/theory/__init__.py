@@ -2,20 +2,22 @@
 
 Each ``check_*`` function takes one instance or a batch (leading axes) and returns a
 :class:`CheckResult` — ``holds``, the worst ``residual`` against its ``tolerance``, the worst
-``instance`` and a ``message`` — so a user's test can ``assert dk.theory.check_eigen_pairing(J, F, g).holds``.
-:data:`CLAIMS` lists the claims; :func:`run_all` checks them on random instances and
-returns a :class:`ClaimTable` (``print(dk.theory.run_all(100))``). Each row carries a ``verdict`` about the
-paper's statement *as written* (:data:`VERDICTS`: holds, holds with correction, erratum, false as stated, undecided),
-the verdict recorded in the code (``expected_verdict``), the paper's text, and for a false statement the
+``instance`` and a ``message`` — so a user's test can
+``assert dk.theory.check_eigen_pairing(J, F, g).holds``. :data:`CLAIMS` lists the claims;
+:func:`run_all` checks them on random instances and returns a :class:`ClaimTable`
+(``print(dk.theory.run_all(100))``). Each row carries a ``verdict`` about the paper's statement *as
+written* (:data:`VERDICTS`: holds, holds with correction, erratum, false as stated, undecided), the
+verdict recorded in the code (``expected_verdict``), the paper's text, and for a false statement the
 smallest counterexample found; a corrected statement is a separate row.
 
-The claims live in :mod:`.claims`, one module per paper. Modules of checks: :mod:`.spectra` (review Prop. 4; Momentum ResNets Prop. 1), :mod:`.adjoint` (review (54)-(58)),
-:mod:`.rnn` (MomentumRNN (11)-(15), review Remark 4), :mod:`.heavy_ball` (Momentum Transformer Thm. 2, Prop. 3),
-:mod:`.attention` (Momentum Transformer (12)-(15)), :mod:`.representation` (Momentum ResNets Prop. 4,
-Thms. 1-2, Lemmas 1-2, Fig. 4), :mod:`.momentum_resnet` (Momentum ResNets Props. 2-8, (3), Sect. 3.2, App. E),
-:mod:`.first_order` (Momentum ResNets Props. 9-10, Thm. 3, Sect. 4.2 example), :mod:`.optimizers` (MomentumRNN
-(3), NAG / scheduled-restart / constant-momentum rates), :mod:`.accelerated_rk` (CSAODE Claim 1, (10), T = ceil(1/r)
-and ARK cost).
+The claims live in :mod:`.claims`, one module per paper. Modules of checks: :mod:`.spectra` (review
+Prop. 4; Momentum ResNets Prop. 1), :mod:`.adjoint` (review (54)-(58)), :mod:`.rnn` (MomentumRNN
+(11)-(15), review Remark 4), :mod:`.heavy_ball` (Momentum Transformer Thm. 2, Prop. 3),
+:mod:`.attention` (Momentum Transformer (12)-(15)), :mod:`.representation` (Momentum ResNets Prop.
+4, Thms. 1-2, Lemmas 1-2, Fig. 4), :mod:`.momentum_resnet` (Momentum ResNets Props. 2-8, (3), Sect.
+3.2, App. E), :mod:`.first_order` (Momentum ResNets Props. 9-10, Thm. 3, Sect. 4.2 example),
+:mod:`.optimizers` (MomentumRNN (3), NAG / scheduled-restart / constant-momentum rates),
+:mod:`.accelerated_rk` (CSAODE Claim 1, (10), T = ceil(1/r) and ARK cost).
 """
 
 from ._core import VERDICTS, CheckResult, Claim, ClaimRow, ClaimTable

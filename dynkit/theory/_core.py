@@ -37,10 +37,10 @@ class CheckResult:
     message : str
         One line saying what was measured and the verdict.
     residuals : numpy.ndarray
-        Per-instance residuals, flattened over the batch dimensions (one per instance: ``residuals.size ==
-        n_instances``). For a claim of several parts (:func:`combine`) they are those of the part reported in
-        ``residual`` and ``tolerance`` (the worst relative to its own tolerance); each part's own result, with its
-        residuals, is in ``details["parts"]``.
+        Per-instance residuals, flattened over the batch dimensions (one per instance:
+        ``residuals.size == n_instances``). For a claim of several parts (:func:`combine`) they are
+        those of the part reported in ``residual`` and ``tolerance`` (the worst relative to its own
+        tolerance); each part's own result, with its residuals, is in ``details["parts"]``.
     passed : numpy.ndarray
         Per instance: did every part hold.
     details : dict
@@ -65,8 +65,9 @@ class CheckResult:
 
     @property
     def is_undecided(self) -> bool:
-        """Not every instance held, but none was violated: the failing ones could not be settled (a limit still
-        converging at the end of the budget, say). Neither "holds" nor a counterexample."""
+        """Not every instance held, but none was violated: the failing ones could not be settled
+        (a limit still converging at the end of the budget, say). Neither "holds" nor a
+        counterexample."""
         return (
             (not self.holds)
             and self.undecided.size == self.passed.size
@@ -89,14 +90,15 @@ def verdict(
     undecided: np.ndarray | None = None,
     **details: Any,
 ) -> CheckResult:
-    """Build a :class:`CheckResult` from per-instance residuals (batch axes leading in ``instances``).
+    """Build a :class:`CheckResult` from per-instance residuals (batch axes leading in
+    ``instances``).
 
     ``sides`` maps the names of the two sides of the claimed relation (e.g. ``{"(54)": ..., "autograd":
     ...}``) to per-instance values; the worst instance's values are kept in ``CheckResult.sides`` so a
     counterexample can show both. NaN residuals count as failures (a check that cannot measure must not
     say "holds"). ``undecided`` marks the instances a check could not settle (they do not hold, and are not
     violations either: :attr:`CheckResult.is_undecided`).
-    """
+    """  # noqa: E501
     res = np.asarray(residuals, dtype=float)
     batch_shape = res.shape
     flat = res.reshape(-1)
@@ -185,8 +187,9 @@ def combine(claim: str, results: Sequence[CheckResult], *, disjoint: bool = Fals
             [r.passed | o for r, o in zip(results, opens)]
         )
     message = "; ".join(r.message for r in results)
-    # per instance, like a single check: the worst part's residuals (comparable with the reported tolerance);
-    # parts that saw other instances contribute theirs in their own units (each part: details["parts"])
+    # per instance, like a single check: the worst part's residuals (comparable with the reported
+    # tolerance); parts that saw other instances contribute theirs in their own units (each part:
+    # details["parts"])
     residuals = np.concatenate([r.residuals for r in results]) if disjoint else worst.residuals
     return CheckResult(
         claim,
@@ -208,25 +211,27 @@ def combine(claim: str, results: Sequence[CheckResult], *, disjoint: bool = Fals
 
 
 VERDICTS = ("holds", "holds with correction", "erratum", "false as stated", "undecided")
-"""``holds``: the statement as printed holds on every instance. ``holds with correction``: a corrected statement
-(its own row, beside the ``false as stated`` row of the printed one) holds. ``erratum``: the statement as printed
-fails, but the intended statement is evident from the paper's own text (quoted in ``intent``: its proof or the
-surrounding argument) and that corrected statement (``correction``) is checked in the same row and holds.
-``false as stated``: the printed statement fails and no evident reading rescues it (a counterexample comes with
-it). ``undecided``: nothing to decide (no instance, or an informal wording: ``reason`` says which)."""
+"""``holds``: the statement as printed holds on every instance. ``holds with correction``: a
+corrected statement (its own row, beside the ``false as stated`` row of the printed one) holds.
+``erratum``: the statement as printed fails, but the intended statement is evident from the
+paper's own text (quoted in ``intent``: its proof or the surrounding argument) and that corrected
+statement (``correction``) is checked in the same row and holds. ``false as stated``: the printed
+statement fails and no evident reading rescues it (a counterexample comes with it).
+``undecided``: nothing to decide (no instance, or an informal wording: ``reason`` says which)."""
 
 
 @dataclass(frozen=True)
 class ClaimRow:
     """One line of the claim table: a claim's verdict over ``instances`` random instances.
 
-    ``verdict`` is about the paper's statement *as written* (:data:`VERDICTS`); ``expected_verdict`` is the
-    one recorded in the code for that claim, so a change is a regression. ``counterexample`` (for
-    ``false as stated`` and ``erratum``) holds the smallest violating instance of the printed statement, the two
-    sides and the gap. ``statement`` quotes the paper; ``reading`` is the statement as checked (where the quote
-    needs a formal reading). An ``erratum`` row also carries ``intent`` (the paper's text that shows what was
-    meant), ``correction`` (the intended statement) and ``corrected`` (its check: instances, held, worst
-    residual, tolerance); an ``undecided`` row carries its ``reason``.
+    ``verdict`` is about the paper's statement *as written* (:data:`VERDICTS`); ``expected_verdict``
+    is the one recorded in the code for that claim, so a change is a regression. ``counterexample``
+    (for ``false as stated`` and ``erratum``) holds the smallest violating instance of the printed
+    statement, the two sides and the gap. ``statement`` quotes the paper; ``reading`` is the
+    statement as checked (where the quote needs a formal reading). An ``erratum`` row also carries
+    ``intent`` (the paper's text that shows what was meant), ``correction`` (the intended statement)
+    and ``corrected`` (its check: instances, held, worst residual, tolerance); an ``undecided`` row
+    carries its ``reason``.
     """
 
     claim: str
@@ -300,18 +305,19 @@ def _counterexample(result: CheckResult) -> dict:
 class Claim:
     """A statement of one of the papers and the way to check it on random instances.
 
-    ``statement`` is the paper's own text (the claim *as stated*, quoted); ``reading`` the statement as checked
-    where the quote needs a formal reading (empty: checked word for word); ``summary`` says in a line what is
-    measured; ``hypotheses`` the set the instances are drawn from (the paper's whole hypothesis set).
-    ``correction`` is None for a claim checked as stated, else the corrected statement: with ``intent`` (the
-    paper's text showing that the correction is what was meant) and ``corrected_check`` (a check of the
-    corrected statement on the same hypotheses) the claim is an *erratum* candidate, without them the row
-    checks the corrected statement itself (``holds with correction``). ``informal`` says why a statement's
-    wording sets no threshold to decide (its verdict is then ``undecided`` while its precise content holds).
-    ``expected_verdict`` is the verdict recorded in the code. ``flip(rng)`` returns a :class:`CheckResult` of
-    the same check on an instance where the verdict must flip (a planted violation for a true claim, an
-    instance inside the corrected hypotheses for a false one); ``corrected_flip(rng)`` plants a violation of
-    the corrected statement of an erratum. Tests use both to show the checks can fail.
+    ``statement`` is the paper's own text (the claim *as stated*, quoted); ``reading`` the statement
+    as checked where the quote needs a formal reading (empty: checked word for word); ``summary``
+    says in a line what is measured; ``hypotheses`` the set the instances are drawn from (the
+    paper's whole hypothesis set). ``correction`` is None for a claim checked as stated, else the
+    corrected statement: with ``intent`` (the paper's text showing that the correction is what was
+    meant) and ``corrected_check`` (a check of the corrected statement on the same hypotheses) the
+    claim is an *erratum* candidate, without them the row checks the corrected statement itself
+    (``holds with correction``). ``informal`` says why a statement's wording sets no threshold to
+    decide (its verdict is then ``undecided`` while its precise content holds). ``expected_verdict``
+    is the verdict recorded in the code. ``flip(rng)`` returns a :class:`CheckResult` of the same
+    check on an instance where the verdict must flip (a planted violation for a true claim, an
+    instance inside the corrected hypotheses for a false one); ``corrected_flip(rng)`` plants a
+    violation of the corrected statement of an erratum. Tests use both to show the checks can fail.
     ``number`` is the claim's place in :data:`dynkit.theory.CLAIMS` (``run_all`` draws its instances
     with ``seed + number``, so a new claim takes the next number and every other claim keeps its
     instances); None for a claim outside the registry.
@@ -363,7 +369,8 @@ class Claim:
             return self.check(n_instances, np.random.default_rng(seed))
 
     def sample_corrected(self, n_instances: int = 100, seed: int = 0) -> CheckResult | None:
-        """The corrected statement's check (an erratum's), on its own stream of instances (``seed`` + 10**6)."""
+        """The corrected statement's check (an erratum's), on its own stream of instances
+        (``seed`` + 10**6)."""
         if self.corrected_check is None:
             return None
         n_instances = check_count("n_instances", n_instances)
@@ -372,8 +379,8 @@ class Claim:
             return self.corrected_check(n_instances, np.random.default_rng(seed + 10**6))
 
     def verdict_of(self, result: CheckResult, corrected: CheckResult | None = None) -> str:
-        """The verdict about the printed statement from its check (and, for an erratum candidate, the corrected
-        statement's): see :data:`VERDICTS`."""
+        """The verdict about the printed statement from its check (and, for an erratum candidate,
+        the corrected statement's): see :data:`VERDICTS`."""
         if result.n_instances == 0 or result.is_undecided:
             return "undecided"
         if result.holds:
@@ -436,7 +443,8 @@ class Claim:
                 else (
                     "no instance was checked"
                     if not result.n_instances
-                    else f"{int(result.undecided.sum())} instance(s) could not be settled within the check's budget (none "
+                    else f"{int(result.undecided.sum())} instance(s) could not be settled within "
+                    f"the check's budget (none "
                     f"violated): {result.message}"
                 )
             )
@@ -465,7 +473,8 @@ class Claim:
 
 @dataclass
 class ClaimTable:
-    """Rows of :func:`run_all`; ``str(table)`` is an aligned text table with one summary line per verdict."""
+    """Rows of :func:`run_all`; ``str(table)`` is an aligned text table with one summary line per
+    verdict."""
 
     rows: list[ClaimRow]
     n_instances: int
@@ -503,7 +512,8 @@ class ClaimTable:
         )
 
     def to_pandas(self):
-        """The rows as a ``pandas.DataFrame`` (one row per claim, the fields of ``ClaimRow.to_dict``); needs pandas."""
+        """The rows as a ``pandas.DataFrame`` (one row per claim, the fields of
+        ``ClaimRow.to_dict``); needs pandas."""
         from ..io import to_pandas
 
         return to_pandas([row.to_dict() for row in self.rows], "ClaimTable")
@@ -552,11 +562,13 @@ class ClaimTable:
                 out.append(f"{count} {v}: {names}")
         regress = self.regressions
         counts = sorted(r.instances for r in self.rows)
-        # each row ran its own count (some checks draw fewer or more instances by design): say so, not one number
+        # each row ran its own count (some checks draw fewer or more instances by design): say so,
+        # not one number
         ran = (
             f"{counts[0]} instances each"
             if counts and counts[0] == counts[-1]
-            else f"{self.n_instances} instances asked, {counts[0]}-{counts[-1]} run per row (column 'instances')"
+            else f"{self.n_instances} instances asked, {counts[0]}-{counts[-1]} run per row "
+            f"(column 'instances')"
             if counts
             else "no rows"
         )
@@ -606,9 +618,10 @@ class ClaimTable:
         return "\n".join(out)
 
     def counterexample_lines(self, width: int = 240) -> list[str]:
-        """One line per row that is not plainly true: an erratum's intended statement and the paper's text that
-        shows it; an undecided row's reason; the counterexample (two sides, gap, instance) of a printed statement
-        that fails (false as stated, erratum). Lines are shortened to ``width``."""
+        """One line per row that is not plainly true: an erratum's intended statement and the
+        paper's text that shows it; an undecided row's reason; the counterexample (two sides,
+        gap, instance) of a printed statement that fails (false as stated, erratum). Lines are
+        shortened to ``width``."""
 
         def short(x) -> str:
             return json.dumps(jsonable(x), separators=(",", ":"))
@@ -629,7 +642,8 @@ class ClaimTable:
             if r.counterexample:
                 ce = r.counterexample
                 line = (
-                    f"counterexample {r.claim}: {short(ce['sides'])}; gap {ce['gap']:.3g} > tolerance "
+                    f"counterexample {r.claim}: {short(ce['sides'])}; gap {ce['gap']:.3g} > "
+                    f"tolerance "
                     f"{ce['tolerance']:.3g}; instance {short(ce['instance'])}"
                     if isinstance(ce["gap"], float)
                     else f"counterexample {r.claim}: {short(ce)}"
@@ -644,8 +658,9 @@ def _shorten(line: str, width: int) -> str:
 
 @contextlib.contextmanager
 def single_threaded_blas():
-    """Limit BLAS to one thread while checking: the batches are many tiny matrices, for which threaded
-    OpenBLAS only adds contention (measured 15x slower for batched expm on a shared 2-core machine)."""
+    """Limit BLAS to one thread while checking: the batches are many tiny matrices, for which
+    threaded OpenBLAS only adds contention (measured 15x slower for batched expm on a shared
+    2-core machine)."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
@@ -769,8 +784,8 @@ def rng_from(seed: int | np.random.Generator | None) -> np.random.Generator:
 def split_by_size(
     n_instances: int, rng: np.random.Generator, sizes: Sequence[int] = range(1, 13)
 ) -> list[tuple[int, int]]:
-    """Draw a size for each of ``n_instances`` instances; return ``[(size, count), ...]`` so that each
-    size is checked in one batch."""
+    """Draw a size for each of ``n_instances`` instances; return ``[(size, count), ...]`` so that
+    each size is checked in one batch."""
     drawn = rng.choice(np.asarray(sizes), size=n_instances)
     return [(int(s), int(np.count_nonzero(drawn == s))) for s in sizes if np.any(drawn == s)]
 
@@ -778,8 +793,9 @@ def split_by_size(
 def random_matrices(
     rng: np.random.Generator, count: int, n: int, *, log10_cond: float = 4.0, scale: float = 1.0
 ) -> np.ndarray:
-    """``count`` real ``n x n`` matrices ``U diag(s) V^T`` with singular values spread log-uniformly over
-    a random number of decades in ``[0, log10_cond]`` (so batches mix well- and ill-conditioned)."""
+    """``count`` real ``n x n`` matrices ``U diag(s) V^T`` with singular values spread
+    log-uniformly over a random number of decades in ``[0, log10_cond]`` (so batches mix well-
+    and ill-conditioned)."""
     u = np.linalg.qr(rng.standard_normal((count, n, n)))[0]
     v = np.linalg.qr(rng.standard_normal((count, n, n)))[0]
     decades = rng.uniform(0, log10_cond, size=(count, 1))

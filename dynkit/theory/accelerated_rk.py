@@ -1,10 +1,11 @@
-"""CSAODE's claims about the accelerated Runge-Kutta (ARK) solver, measured with :func:`dynkit.solve`'s
-statistics: Claim 1 (local truncation error ``O(r**5)``, the order of RK4), "fewer evaluations" (per step
-and per unit time at a fixed step) and "similar accuracy ... while the training speed is higher" read as
-fewer evaluations at equal accuracy.
+"""CSAODE's claims about the accelerated Runge-Kutta (ARK) solver, measured with
+:func:`dynkit.solve`'s statistics: Claim 1 (local truncation error ``O(r**5)``, the order of RK4),
+"fewer evaluations" (per step and per unit time at a fixed step) and "similar accuracy ... while the
+training speed is higher" read as fewer evaluations at equal accuracy.
 
-Problems: ``y' = W y + tanh(y + b)`` (any d; ``W = None`` gives the linear test equation ``y' = -y``), integrated
-over [0, 1] with fixed steps ``1/N``; the reference is dopri5 at rtol 1e-13.
+Problems: ``y' = W y + tanh(y + b)`` (any d; ``W = None`` gives the linear test equation
+``y' = -y``), integrated over [0, 1] with fixed steps ``1/N``; the reference is dopri5 at rtol
+1e-13.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ ORDER_STEPS = (
     128,
 )  # the order is read from the two finest steps whose error is above rounding
 REFINE_STEPS = (256, 512)  # for an instance whose slope is still pre-asymptotic at 1/128
-# errors below this are the reference's (dopri5 at rtol 1e-13) or rounding: they carry no order information
+# errors below this are the reference's (dopri5 at rtol 1e-13) or rounding: they carry no order
+# information
 ERROR_FLOOR = 1e-12
 
 
@@ -64,8 +66,9 @@ def _problem(W, b, y0, context, omega=0.0):
 
 
 def _runs(f, y0, method, steps=STEPS):
-    """Errors over t in [0, 1] (max over the times k/8 and the components, per instance: a global error that
-    happens to cross zero at t = 1 must not fake an order) and NFE for each number of steps."""
+    """Errors over t in [0, 1] (max over the times k/8 and the components, per instance: a global
+    error that happens to cross zero at t = 1 must not fake an order) and NFE for each number of
+    steps."""
     times = np.linspace(0.0, 1.0, 9)  # on every step grid 1/N, N a multiple of 8
     ref = np.asarray(solve(f, y0, times, method="dopri5", rtol=1e-13, atol=1e-15).ys)
     errors, nfe, n_steps = [], [], []
@@ -99,11 +102,12 @@ def _order(order: int):
 
 
 def check_ark_order(W, b, y0, *, order: int = 4, method=None, omega: float = 0.0) -> CheckResult:
-    """CSAODE Claim 1: the ARK solver's local truncation error is ``O(r**(p+1))`` like RK's (p = 4; ARK3: p = 3),
-    so its global error (max over t = k/8) falls like ``r**p``. Residual: ``|measured log-log slope - p|`` between
-    the two finest of ``r = 1/8 ... 1/128`` whose errors are above rounding (tolerance 0.35).
-    ``method`` replaces the ARK method (a perturbed coefficient plants a violation); ``omega`` adds the forcing
-    ``sin(omega t)`` (a field that depends on t, as CSAODE's F does: the stages' times then matter)."""
+    """CSAODE Claim 1: the ARK solver's local truncation error is ``O(r**(p+1))`` like RK's (p =
+    4; ARK3: p = 3), so its global error (max over t = k/8) falls like ``r**p``. Residual:
+    ``|measured log-log slope - p|`` between the two finest of ``r = 1/8 ... 1/128`` whose errors
+    are above rounding (tolerance 0.35). ``method`` replaces the ARK method (a perturbed
+    coefficient plants a violation); ``omega`` adds the forcing ``sin(omega t)`` (a field that
+    depends on t, as CSAODE's F does: the stages' times then matter)."""
     context = "CSAODE Claim 1"
     ark, _ = _order(order)
     f, y0 = _problem(W, b, y0, context, omega)
@@ -111,9 +115,10 @@ def check_ark_order(W, b, y0, *, order: int = 4, method=None, omega: float = 0.0
     errors, _, _ = _runs(f, y0, method, ORDER_STEPS)
     steps = ORDER_STEPS
     slope = _finest_slope(errors, steps)
-    # pre-asymptotic errors can bend the slope at r = 1/64..1/128 (a stiff-ish W at scale 3: 0.36 off at
-    # 1/128, seed-dependent); an instance off by more than the tolerance is refined until its error reaches
-    # rounding, so the verdict is the asymptotic order, not the instance's distance from its asymptote
+    # pre-asymptotic errors can bend the slope at r = 1/64..1/128 (a stiff-ish W at scale 3: 0.36
+    # off at 1/128, seed-dependent); an instance off by more than the tolerance is refined until its
+    # error reaches rounding, so the verdict is the asymptotic order, not the instance's distance
+    # from its asymptote
     if np.any(np.abs(slope - order) > 0.35) and np.any(errors[-1] > ERROR_FLOOR):
         finer, _, _ = _runs(f, y0, method, REFINE_STEPS)
         steps = ORDER_STEPS + REFINE_STEPS
@@ -130,8 +135,8 @@ def check_ark_order(W, b, y0, *, order: int = 4, method=None, omega: float = 0.0
 
 
 def _finest_slope(errors: np.ndarray, steps) -> np.ndarray:
-    """Log-log slope of the error between the two finest steps whose error is above rounding (NaN, a failure,
-    where fewer than two are)."""
+    """Log-log slope of the error between the two finest steps whose error is above rounding
+    (NaN, a failure, where fewer than two are)."""
     x = np.log(np.array(steps, dtype=float))
     flat = errors.reshape(len(steps), -1)
     slope = np.full(flat.shape[1], np.nan)
@@ -143,11 +148,12 @@ def _finest_slope(errors: np.ndarray, steps) -> np.ndarray:
 
 
 def check_ark_evaluations(W, b, y0, *, order: int = 4, peer=None) -> CheckResult:
-    """CSAODE (ARKNet "reduces computing costs"; Udwadia & Farahani): an ARK method of order p needs fewer
-    function evaluations than the RK method of order p, per step (new evaluations per step, measured from
-    dk.solve's ``stats.nfe`` between two step counts) and per unit time at the same fixed step (NFE over
-    [0, 1], the ARK starter step included). Residual: ``max(ratio) - 1 + 1e-9`` clipped at 0 (holds when every
-    ARK/RK ratio is < 1). ``peer`` replaces the RK method (a cheaper one, e.g. ``"heun"``, plants a violation)."""
+    """CSAODE (ARKNet "reduces computing costs"; Udwadia & Farahani): an ARK method of order p
+    needs fewer function evaluations than the RK method of order p, per step (new evaluations per
+    step, measured from dk.solve's ``stats.nfe`` between two step counts) and per unit time at
+    the same fixed step (NFE over [0, 1], the ARK starter step included). Residual:
+    ``max(ratio) - 1 + 1e-9`` clipped at 0 (holds when every ARK/RK ratio is < 1). ``peer``
+    replaces the RK method (a cheaper one, e.g. ``"heun"``, plants a violation)."""
     context = "CSAODE ARK evaluations"
     ark, rk = _order(order)
     rk = rk if peer is None else _method("peer", peer, context)
@@ -187,12 +193,13 @@ def check_ark_evaluations(W, b, y0, *, order: int = 4, peer=None) -> CheckResult
 
 
 def check_ark_equal_accuracy(W, b, y0, *, order: int = 4) -> CheckResult:
-    """CSAODE after Claim 1: "the same truncation error means ARKNet and RKNet have similar accuracy, while the
-    training speed of ARKNet is higher", read as: to reach the same error at t = 1 the ARK method needs fewer
-    evaluations than RK of the same order. From the fixed-step runs, ``error ~ C N**-p`` for each method, so at
-    equal error the NFE ratio is ``(e_A / e_R)**(1/p) (nfe_A / nfe_R)`` at the same N (finest step). Residual:
-    that ratio minus 1, clipped at 0. False for the linear test equation ``y' = -y`` (ARK4: 1.14, ARK3: 1.06):
-    ARK's larger error constant outweighs its saved evaluations."""
+    """CSAODE after Claim 1: "the same truncation error means ARKNet and RKNet have similar
+    accuracy, while the training speed of ARKNet is higher", read as: to reach the same error at
+    t = 1 the ARK method needs fewer evaluations than RK of the same order. From the fixed-step
+    runs, ``error ~ C N**-p`` for each method, so at equal error the NFE ratio is
+    ``(e_A / e_R)**(1/p) (nfe_A / nfe_R)`` at the same N (finest step). Residual: that ratio
+    minus 1, clipped at 0. False for the linear test equation ``y' = -y`` (ARK4: 1.14, ARK3:
+    1.06): ARK's larger error constant outweighs its saved evaluations."""
     context = "CSAODE ARK cost at equal accuracy"
     ark, rk = _order(order)
     f, y0 = _problem(W, b, y0, context)
@@ -209,17 +216,17 @@ def check_ark_equal_accuracy(W, b, y0, *, order: int = 4) -> CheckResult:
     )
 
 
-# The one-parameter families of coefficients (CSAODE: "c_0, c_{-0} and other coefficients are hyper-parameters")
-# that satisfy the order conditions with c_0 = 1, c_{-0} = 0: ARK3 in c_{-1}, ARK4 in a_2. The closed forms are
-# those dk.symbolic.ark_family derives (a test compares them; theory cannot import symbolic, a sibling layer);
-# dynkit's members are c_{-1} = 1/12 and a_2 = 1/2. The members compared span the family away from its poles
-# (ARK3: c_{-1} = 1/2; ARK4: a_2 = 0, 6/5).
+# The one-parameter families of coefficients (CSAODE: "c_0, c_{-0} and other coefficients are
+# hyper-parameters") that satisfy the order conditions with c_0 = 1, c_{-0} = 0: ARK3 in c_{-1},
+# ARK4 in a_2. The closed forms are those dk.symbolic.ark_family derives (a test compares them;
+# theory cannot import symbolic, a sibling layer); dynkit's members are c_{-1} = 1/12 and a_2 = 1/2.
+# The members compared span the family away from its poles (ARK3: c_{-1} = 1/2; ARK4: a_2 = 0, 6/5).
 ARK_FAMILY = {3: ("c_m1", ("-1/4", "1/12", "1/3")), 4: ("a2", ("1/4", "1/2", "9/10"))}
 
 
 def ark_member(order: int, parameter) -> "TwoStepRK":
-    """The member of the ARK family of ``order`` (3: parameter ``c_{-1}``, 4: parameter ``a_2``) as a
-    :class:`dynkit.solvers.TwoStepRK` (exact fractions)."""
+    """The member of the ARK family of ``order`` (3: parameter ``c_{-1}``, 4: parameter ``a_2``)
+    as a :class:`dynkit.solvers.TwoStepRK` (exact fractions)."""
     import dataclasses
     from fractions import Fraction as Fr
 
@@ -236,7 +243,8 @@ def ark_member(order: int, parameter) -> "TwoStepRK":
     if order == 3:
         if x == Fr(1, 2):
             raise ValueError(
-                "parameter c_{-1} = 1/2 is a pole of the ARK3 family (a_2 = 5/(6 - 12 c_{-1})); got 1/2"
+                "parameter c_{-1} = 1/2 is a pole of the ARK3 family (a_2 = 5/(6 - 12 "
+                "c_{-1})); got 1/2"
             )
         return dataclasses.replace(
             base,
@@ -265,19 +273,23 @@ def _equal_error_ratio(f, y0, method, peer, order):
     return (e_a[-1] / np.maximum(e_r[-1], 1e-300)) ** (1 / order) * nfe_a[-1] / nfe_r[-1]
 
 
-# on y' = -y every member needs >= 1.06x RK's evaluations at equal error (measured: ARK3 1.06-1.07, ARK4 1.14)
+# on y' = -y every member needs >= 1.06x RK's evaluations at equal error (measured: ARK3 1.06-1.07,
+# ARK4 1.14)
 LINEAR_MARGIN = 0.02
 
 
 def check_ark_family_equal_accuracy(W, b, y0, *, members=None) -> CheckResult:
-    """dynkit's own analysis of CSAODE's ARK method (not a statement of the paper, whose sentence - "the same
-    truncation error means ARKNet and RKNNet have similar accuracy, while the training speed of ARKNet is higher"
-    - is about the networks, tested by the experiments ledger): is "fewer evaluations at equal ODE error" a property
-    of the ARK family? For every member (``members``: ``[(order, parameter), ...]``, default the three of each
-    order in :data:`ARK_FAMILY`), the equal-error NFE ratio ARK / RK of the same order (SSPRK3, RK4; fixed steps,
-    ``(e_A/e_R)**(1/p) nfe_A/nfe_R`` at the finest step) must be at least ``1 + LINEAR_MARGIN`` on the linear test
-    equation ``y' = -y`` and above 1 on at least one of the problems ``y' = W y + tanh(y + b)`` given. Residual:
-    the larger shortfall, over members."""
+    """dynkit's own analysis of CSAODE's ARK method (not a statement of the paper, whose sentence -
+    "the same truncation error means ARKNet and RKNNet have similar accuracy, while the training
+    speed of ARKNet is higher"
+    - is about the networks, tested by the experiments ledger): is "fewer evaluations at equal ODE
+      error" a property
+    of the ARK family? For every member (``members``: ``[(order, parameter), ...]``, default the
+    three of each order in :data:`ARK_FAMILY`), the equal-error NFE ratio ARK / RK of the same
+    order (SSPRK3, RK4; fixed steps, ``(e_A/e_R)**(1/p) nfe_A/nfe_R`` at the finest step) must be
+    at least ``1 + LINEAR_MARGIN`` on the linear test equation ``y' = -y`` and above 1 on at
+    least one of the problems ``y' = W y + tanh(y + b)`` given. Residual: the larger shortfall,
+    over members."""
     context = "dynkit analysis of the ARK family at equal error"
     f_lin, y_lin = _problem(None, None, np.ones((1, 1)), context)
     f, y0 = _problem(W, b, y0, context)
@@ -288,7 +300,8 @@ def check_ark_family_equal_accuracy(W, b, y0, *, members=None) -> CheckResult:
             members = [(o, p) for o, p in members]
         except (TypeError, ValueError):
             raise ValueError(
-                f"members must be a list of (order, parameter) pairs, e.g. [(3, '1/12'), (4, '1/2')]; "
+                f"members must be a list of (order, parameter) pairs, e.g. [(3, '1/12'), (4, "
+                f"'1/2')]; "
                 f"got {members!r}"[:160]
             ) from None
         if not members:
@@ -315,20 +328,22 @@ def check_ark_family_equal_accuracy(W, b, y0, *, members=None) -> CheckResult:
         shortfall,
         0.0,
         dict(member=np.array(names)),
-        "per ARK member: equal-error NFE ratio vs RK on y' = -y (>= 1.02) and its largest value on the "
+        "per ARK member: equal-error NFE ratio vs RK on y' = -y (>= 1.02) and its largest "
+        "value on the "
         "nonlinear problems (> 1)",
         sides={"ratio on y' = -y": lin, "largest ratio on y' = W y + tanh(y + b)": worst_nonlin},
     )
 
 
 def check_ark_start(W, b, y0, *, order: int = 4, r: float = 0.25, method=None) -> CheckResult:
-    """CSAODE after (9)-(10): "the self-attention ARK solver shown as Equation (9) cannot be self-started, that is,
-    G(t_1) is computed by Equation (8). When the step size r = 1.0, the Equation (9) will not be calculated" (and
-    Sect. 5: "when the step size r is 1.0, the computation of CSAARK is equivalent to CSARK"). Measured with
-    dk.solve at fixed steps: the ARK solution at t_1 = r equals one step of RK of the same order (its starter), and
-    over [0, 1] with r = 1 the ARK and RK solutions are equal. Residual: the larger relative difference
-    (tolerance 1e-14: the same arithmetic). ``method`` replaces the ARK method (one with another starter plants a
-    violation)."""
+    """CSAODE after (9)-(10): "the self-attention ARK solver shown as Equation (9) cannot be
+    self-started, that is, G(t_1) is computed by Equation (8). When the step size r = 1.0, the
+    Equation (9) will not be calculated" (and Sect. 5: "when the step size r is 1.0, the
+    computation of CSAARK is equivalent to CSARK"). Measured with dk.solve at fixed steps: the
+    ARK solution at t_1 = r equals one step of RK of the same order (its starter), and over [0,
+    1] with r = 1 the ARK and RK solutions are equal. Residual: the larger relative difference
+    (tolerance 1e-14: the same arithmetic). ``method`` replaces the ARK method (one with another
+    starter plants a violation)."""
     context = "CSAODE (9) start, r = 1"
     ark, rk = _order(order)
     ark = ark if method is None else _method("method", method, context)
@@ -360,8 +375,8 @@ def check_ark_start(W, b, y0, *, order: int = 4, r: float = 0.25, method=None) -
 
 
 def perturbed(method, delta: float = 1e-2):
-    """A copy of a two-step method with ``c1`` and ``c_{-1}`` moved by ``delta`` (consistent, but of order 1: a
-    planted violation of its order)."""
+    """A copy of a two-step method with ``c1`` and ``c_{-1}`` moved by ``delta`` (consistent, but
+    of order 1: a planted violation of its order)."""
     import dataclasses
     from fractions import Fraction
 
@@ -371,18 +386,21 @@ def perturbed(method, delta: float = 1e-2):
     )
 
 
-# ------------------------------------------------------------------------------ CSAODE (10) as printed; T = ceil(1/r)
+# ------------------------------------------------------------------------------ CSAODE (10) as
+# printed; T = ceil(1/r)
 
 ARK_STAGE_FORMS = ("printed", "printed_factor", "printed_times", "udwadia_farahani")
-"""CSAODE (10)'s stages. As printed, ``Z_j = r F(t_i + a_j r, G(t_i) + a_j r Z_{j-1})`` and ``Z_{-j} = r F(t_i + a_j r,
-G(t_{i-1}) + a_j r Z_{-j+1})``: two slips, r applied twice (Z already carries r) and Z_{-j} evaluated at t_i + a_j r
-instead of t_{i-1} + a_j r (visible only when F depends on t). ``printed_factor`` and ``printed_times`` keep one slip
-each; ``udwadia_farahani`` is the form dynkit implements (``k_j = F(t + a_j h, y + a_j h k_{j-1})``, Z = h k, the
-previous step's stages at the previous step's times)."""
+"""CSAODE (10)'s stages. As printed, ``Z_j = r F(t_i + a_j r, G(t_i) + a_j r Z_{j-1})`` and
+``Z_{-j} = r F(t_i + a_j r, G(t_{i-1}) + a_j r Z_{-j+1})``: two slips, r applied twice (Z already
+carries r) and Z_{-j} evaluated at t_i + a_j r instead of t_{i-1} + a_j r (visible only when F
+depends on t). ``printed_factor`` and ``printed_times`` keep one slip each; ``udwadia_farahani``
+is the form dynkit implements (``k_j = F(t + a_j h, y + a_j h k_{j-1})``, Z = h k, the previous
+step's stages at the previous step's times)."""
 
 
 def _ark_by_hand(f, y0, method, r: float, n_steps: int, form: str) -> np.ndarray:
-    """(9) with the stages (10) in ``form``, written out here (not dk.solve's loop): G(t_1) from one starter step
+    """(9) with the stages (10) in ``form``, written out here (not dk.solve's loop): G(t_1) from one
+        starter step
     (8), then n_steps - 1 two-step updates from t_1 = r. P = 0."""
     coef = [float(x) for x in (method.c0, method.c_m0, method.c1, method.c_m1)]
     c, a = [float(x) for x in method.c], [float(x) for x in method.a]
@@ -419,15 +437,18 @@ def _ark_by_hand(f, y0, method, r: float, n_steps: int, form: str) -> np.ndarray
 def check_ark_stage_form(
     W, b, y0, *, order: int = 4, form: str = "printed", omega: float = 0.0
 ) -> CheckResult:
-    """CSAODE (10), ``Z_j = r F(t_i + a_j r, G(t_i) + P + a_j r Z_{j-1})``, ``Z_{-j} = r F(t_i + a_j r, G(t_{i-1}) + P +
-    a_j r Z_{-j+1})``, with (9) and Claim 1 ("local truncation error O(r^5)", ARK of Udwadia & Farahani 2008): the
-    global error at t = 1 of (9)-(10) over r = 1/16 .. 1/128 falls like r^p (p = 4; ARK3: 3). Residual
-    ``|slope - p|`` from the two finest steps whose error is above rounding (tolerance 0.35, as ark_claim1_order).
-    ``form`` (:data:`ARK_STAGE_FORMS`): as printed (both slips), one slip, or the Udwadia-Farahani form; the latter
-    also equals dk.solve's ARK (to 1e-12, a second part). ``omega`` adds ``sin(omega t)`` to the field: with
-    omega = 0 the field is autonomous and the time slip is invisible (as printed: order 2; with omega > 0: order 1).
+    """CSAODE (10), ``Z_j = r F(t_i + a_j r, G(t_i) + P + a_j r Z_{j-1})``,
+    ``Z_{-j} = r F(t_i + a_j r, G(t_{i-1}) + P + a_j r Z_{-j+1})``, with (9) and Claim 1 ("local
+    truncation error O(r^5)", ARK of Udwadia & Farahani 2008): the global error at t = 1 of (9)-(10)
+    over r = 1/16 .. 1/128 falls like r^p (p = 4; ARK3: 3). Residual ``|slope - p|`` from the two
+    finest steps whose error is above rounding (tolerance 0.35, as ark_claim1_order). ``form``
+    (:data:`ARK_STAGE_FORMS`): as printed (both slips), one slip, or the Udwadia-Farahani form; the
+    latter also equals dk.solve's ARK (to 1e-12, a second part). ``omega`` adds ``sin(omega t)`` to
+    the field: with omega = 0 the field is autonomous and the time slip is invisible (as printed:
+    order 2; with omega > 0: order 1).
 
-    Range: y' = W y + tanh(y + b) + sin(omega t), any real W (n <= 6), b, y0, omega; P = 0; dynkit's ARK3 / ARK4."""
+    Range: y' = W y + tanh(y + b) + sin(omega t), any real W (n <= 6), b, y0, omega; P = 0;
+    dynkit's ARK3 / ARK4."""
     context = "CSAODE (10)"
     if form not in ARK_STAGE_FORMS:
         raise ValueError(f"form must be one of {ARK_STAGE_FORMS} ({context}); got {form!r}")
@@ -486,15 +507,16 @@ def check_ark_stage_form(
 
 
 def check_ark_final_time(W, b, y0, r, *, order: int = 4, at: str = "r_ceil") -> CheckResult:
-    """CSAODE after (8) and (9): "the output is H^G = G(t_T) (T = ceil(1/r))", t_i - t_{i-1} = r from t_0 = 0. T is
-    the number of steps (CSAODE's (6) calls the final time T and never says the run ends at t = 1), so the output is
-    the solution at ``t_T = r ceil(1/r)``, in ``[1, 1 + r)``: 1 only when r divides 1 (r = 0.4, 0.6, 0.8 end at
-    t = 1.2, 1.2, 1.6).
+    """CSAODE after (8) and (9): "the output is H^G = G(t_T) (T = ceil(1/r))", t_i - t_{i-1} = r
+    from t_0 = 0. T is the number of steps (CSAODE's (6) calls the final time T and never says the
+    run ends at t = 1), so the output is the solution at ``t_T = r ceil(1/r)``, in ``[1, 1 + r)``: 1
+    only when r divides 1 (r = 0.4, 0.6, 0.8 end at t = 1.2, 1.2, 1.6).
 
-    ``at="r_ceil"`` (the reading checked): G(t_T) from T = ceil(1/r) steps of (9) written out by hand equals
-    dk.solve's ARK solution at ``t = r ceil(1/r)`` (relative 1e-12: an independent loop), and ``1 <= t_T < 1 + r``.
-    ``at="one"`` holds G(t_T) to dk.solve's ARK solution at t = 1 instead (an output at t = 1: it fails unless r
-    divides 1, the planted violation). Sides: t_T and ``|G(t_T) - y(1)|`` (dopri5).
+    ``at="r_ceil"`` (the reading checked): G(t_T) from T = ceil(1/r) steps of (9) written out by
+    hand equals dk.solve's ARK solution at ``t = r ceil(1/r)`` (relative 1e-12: an independent
+    loop), and ``1 <= t_T < 1 + r``. ``at="one"`` holds G(t_T) to dk.solve's ARK solution at t = 1
+    instead (an output at t = 1: it fails unless r divides 1, the planted violation). Sides: t_T and
+    ``|G(t_T) - y(1)|`` (dopri5).
 
     Range: r in (0, 1); y' = W y + tanh(y + b), any real W, b, y0."""
     context = "CSAODE T = ceil(1/r)"
@@ -530,7 +552,8 @@ def check_ark_final_time(W, b, y0, r, *, order: int = 4, at: str = "r_ceil") -> 
                 np.array(gap),
                 1e-12,
                 instances,
-                f"|G(t_T) - ARK solution at t = {'r ceil(1/r)' if at == 'r_ceil' else '1'}| (relative)",
+                f"|G(t_T) - ARK solution at t = {'r ceil(1/r)' if at == 'r_ceil' else '1'}| "
+                f"(relative)",
                 sides={"t_T": t_T, "|G(t_T) - y(1)|": to_one},
             ),
             verdict(

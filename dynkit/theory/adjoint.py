@@ -1,8 +1,9 @@
 """Adjoints of NODE and HBNODE in the review: the closed form (54)/(55), Prop. 1's equation (26),
 Remark 8 and the decay argument after (63).
 
-References are independent of the formulas checked: torch autograd through :func:`dynkit.solve` for (54)/(55),
-and the first-order adjoint ODE ``a' = -a dF/dz`` (Chen et al.) with finite differences for (26).
+References are independent of the formulas checked: torch autograd through :func:`dynkit.solve` for
+(54)/(55), and the first-order adjoint ODE ``a' = -a dF/dz`` (Chen et al.) with finite differences
+for (26).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def hbnode_jacobian(dfdh, gamma, *, J=None, xi: float = 0.0) -> np.ndarray:
     Jd = np.ones(F.shape[:-2] + (n,)) if J is None else as_real_array("J", J, context=context)
     if Jd.ndim < 1 or Jd.shape[-1] != n:
         raise ValueError(
-            f"J must have shape (..., {n}) (the diagonal of dsigma/dm) to match dfdh ({context}); got "
+            f"J must have shape (..., {n}) (the diagonal of dsigma/dm) to match dfdh "
+            f"({context}); got "
             f"shape {Jd.shape}"
         )
     batch = np.broadcast_shapes(F.shape[:-2], g.shape, Jd.shape[:-1])
@@ -85,7 +87,8 @@ def _check_T(T, context):
 
 
 def _first_order_inputs(W, b, h0, grad_T, gamma, T, context: str):
-    """The validated inputs of the first-order HBNODE adjoint checks: ``W, b, h0, batch, n, T, gamma, a_T``."""
+    """The validated inputs of the first-order HBNODE adjoint checks:
+    ``W, b, h0, batch, n, T, gamma, a_T``."""
     W, b, h0, batch, n = _tanh_inputs(W, b, h0, grad_T, context)
     T = _check_T(T, context)
     g = np.broadcast_to(as_scalar_batch("gamma", gamma, context=context, low=0.0), batch)
@@ -98,16 +101,17 @@ def _first_order_inputs(W, b, h0, grad_T, gamma, T, context: str):
 
 
 def check_adjoint_norm(W, b, h0, grad_T, *, T: float = 1.0, gamma=None) -> CheckResult:
-    """Review (54) (NODE) and (55) (HBNODE, ``gamma`` given): ``dL/dz_0 = dL/dz_T exp(-int_T^0 K(s) ds)``
-    with ``K`` the Jacobian of the field along the trajectory, against torch autograd of ``L = grad_T . z_T``
-    through a tight dk.solve of the NODE ``h' = tanh(W h + b)`` (or the HBNODE ``h'' + gamma h' =
-    tanh(W h + b)``, ``z = (h, m)``, ``m(0) = 0``).
+    """Review (54) (NODE) and (55) (HBNODE, ``gamma`` given):
+    ``dL/dz_0 = dL/dz_T exp(-int_T^0 K(s) ds)`` with ``K`` the Jacobian of the field along the
+    trajectory, against torch autograd of ``L = grad_T . z_T`` through a tight dk.solve of the NODE
+    ``h' = tanh(W h + b)`` (or the HBNODE ``h'' + gamma h' = tanh(W h + b)``, ``z = (h, m)``,
+    ``m(0) = 0``).
 
-    The formula is exact when the Jacobians along the trajectory commute (d = 1, or a linear field); for a
-    nonlinear field in d >= 2 they do not, and the formula is false as stated (the propagator is the
-    time-ordered exponential). Residual: ``||formula - autograd|| / ||autograd||`` (the norms themselves,
-    the paper's use of (54)-(58), differ by the same order). The Schur-form norm of (56)-(58) is compared
-    with the exponential (exact linear algebra, must agree to rounding).
+    The formula is exact when the Jacobians along the trajectory commute (d = 1, or a linear field);
+    for a nonlinear field in d >= 2 they do not, and the formula is false as stated (the propagator
+    is the time-ordered exponential). Residual: ``||formula - autograd|| / ||autograd||`` (the norms
+    themselves, the paper's use of (54)-(58), differ by the same order). The Schur-form norm of
+    (56)-(58) is compared with the exponential (exact linear algebra, must agree to rounding).
     """
     import torch
 
@@ -205,9 +209,10 @@ def check_adjoint_norm(W, b, h0, grad_T, *, T: float = 1.0, gamma=None) -> Check
 
 
 def _hbnode_adjoint_path(W, b, h0, grad_T, gamma_of, T, n_points):
-    """Adjoint ``(a_h, a_m) = (dL/dh(t), dL/dm(t))`` of ``h' = m, m' = -gamma(t) m + tanh(W h + b)``, ``m(0) = 0``
-    on a uniform grid of [0, T], from the first-order adjoint ODE ``a' = -a dF/dz`` (Chen et al.) solved
-    backward together with the state; and the field's Jacobian ``J(t)`` on the grid."""
+    """Adjoint ``(a_h, a_m) = (dL/dh(t), dL/dm(t))`` of
+    ``h' = m, m' = -gamma(t) m + tanh(W h + b)``, ``m(0) = 0`` on a uniform grid of [0, T], from
+    the first-order adjoint ODE ``a' = -a dF/dz`` (Chen et al.) solved backward together with the
+    state; and the field's Jacobian ``J(t)`` on the grid."""
     n = W.shape[-1]
     batch = W.shape[:-2]
     z0 = np.concatenate([h0, np.zeros_like(h0)], axis=-1)
@@ -254,9 +259,9 @@ def _hb_field(t, z, W, b, gamma_of):
 
 
 def _eq26_residual(W, b, h0, grad_T, gamma_of, T, which, n_points=257):
-    """max_t |a'' - gamma(t) a' - a J(t)| / (1 + max|a| (1 + ||J||)) for ``a = a_h`` or ``a_m``, with the
-    derivatives from 5-point central differences of the adjoint path (step T/(n_points-1): truncation
-    ~1e-8, rounding ~1e-12/step**2 ~ 1e-7)."""
+    """max_t |a'' - gamma(t) a' - a J(t)| / (1 + max|a| (1 + ||J||)) for ``a = a_h`` or ``a_m``,
+    with the derivatives from 5-point central differences of the adjoint path (step
+    T/(n_points-1): truncation ~1e-8, rounding ~1e-12/step**2 ~ 1e-7)."""
     ts, a_h, a_m, hs = _hbnode_adjoint_path(W, b, h0, grad_T, gamma_of, T, n_points)
     a = a_h if which == "h" else a_m
     dt = ts[1] - ts[0]  # negative: the grid runs from T to 0
@@ -271,8 +276,9 @@ def _eq26_residual(W, b, h0, grad_T, gamma_of, T, which, n_points=257):
     return np.abs(res).max(axis=(0, -1)) / scale, np.abs(d2).max(axis=(0, -1)) / scale
 
 
-# 5-point differences of a dopri5 path at rtol 1e-12: the residual of an exact second-order equation stays
-# below ~1e-6 relative; a missing term of size |a_m J'| (O(1e-2) and more on these instances) is far above.
+# 5-point differences of a dopri5 path at rtol 1e-12: the residual of an exact second-order equation
+# stays below ~1e-6 relative; a missing term of size |a_m J'| (O(1e-2) and more on these instances)
+# is far above.
 EQ26_TOL = 1e-5
 
 
@@ -280,10 +286,11 @@ def check_hbnode_adjoint_equation(
     W, b, h0, grad_T, gamma, *, adjoint: str = "h", T: float = 1.0
 ) -> CheckResult:
     """Review Prop. 1, (26): the adjoint ``a(t)`` of the HBNODE (24) satisfies
-    ``a'' - gamma a' = a df/dh``. The paper defines ``a := dL/dh(t)`` (``adjoint="h"``); the derivation
-    holds for ``a = dL/dm(t)`` (``adjoint="m"``): for a = dL/dh an extra term ``-a_m (df/dh)'`` appears
-    whenever the Jacobian varies in time. Field ``f(h) = tanh(W h + b)``, ``m(0) = 0``, ``L = grad_T . (h_T, m_T)``.
-    Residual: (26)'s residual along [0, T] relative to its terms (see :func:`_eq26_residual`)."""
+    ``a'' - gamma a' = a df/dh``. The paper defines ``a := dL/dh(t)`` (``adjoint="h"``); the
+    derivation holds for ``a = dL/dm(t)`` (``adjoint="m"``): for a = dL/dh an extra term
+    ``-a_m (df/dh)'`` appears whenever the Jacobian varies in time. Field
+    ``f(h) = tanh(W h + b)``, ``m(0) = 0``, ``L = grad_T . (h_T, m_T)``. Residual: (26)'s
+    residual along [0, T] relative to its terms (see :func:`_eq26_residual`)."""
     context = "review Prop. 1, (26)"
     if adjoint not in ("h", "m"):
         raise ValueError(
@@ -304,10 +311,11 @@ def check_hbnode_adjoint_equation(
 def check_adaptive_damping_breaks_adjoint(
     W, b, h0, grad_T, gamma0, gamma1, *, T: float = 1.0, omega: float = 2 * np.pi
 ) -> CheckResult:
-    """Review Remark 8: a time-varying (adaptive) damping ``gamma(t) = gamma0 + gamma1 sin(omega t)`` destroys
-    the adjoint property: ``a = dL/dm`` then no longer solves (26) with the damping ``gamma(t)`` (the
-    derivation leaves ``-gamma'(t) a``). Holds when the (26) residual exceeds ``10 EQ26_TOL`` on every
-    instance (``gamma1 = 0`` plants the violation: the property survives)."""
+    """Review Remark 8: a time-varying (adaptive) damping
+    ``gamma(t) = gamma0 + gamma1 sin(omega t)`` destroys the adjoint property: ``a = dL/dm`` then
+    no longer solves (26) with the damping ``gamma(t)`` (the derivation leaves ``-gamma'(t) a``).
+    Holds when the (26) residual exceeds ``10 EQ26_TOL`` on every instance (``gamma1 = 0`` plants
+    the violation: the property survives)."""
     context = "review Remark 8"
     W, b, h0, batch, n = _tanh_inputs(W, b, h0, grad_T, context)
     T = _check_T(T, context)
@@ -332,8 +340,8 @@ def check_adaptive_damping_breaks_adjoint(
 
 
 def _schur_split(K: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray, int]:
-    """Complex Schur form ``K = Q U Q^H`` with the eigenvalues of real part >= threshold first (the paper's (56),
-    (63): U_L top-left); returns ``(U, Q, m)``, m = size of U_L."""
+    """Complex Schur form ``K = Q U Q^H`` with the eigenvalues of real part >= threshold first
+    (the paper's (56), (63): U_L top-left); returns ``(U, Q, m)``, m = size of U_L."""
     U, Q, m = scipy.linalg.schur(
         K.astype(complex), output="complex", sort=lambda z: z.real >= threshold
     )
@@ -341,17 +349,19 @@ def _schur_split(K: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarra
 
 
 def check_adjoint_nonvanishing(F, gamma, a, grad_T, tau) -> CheckResult:
-    """Review, after (63), the paper's own bound: with ``0 <= gamma <= 2a``, "``||e^T exp{U}|| >= ||e_L^T exp{U_L}||``
-    [...] ``exp{U_L}`` decays at a rate at most ``(t - T)a``", i.e. ``||a_t|| >= exp(-a (T - t)) ||e_L|| ||a_T||`` for the
-    HBNODE adjoint ``a_t = a_T exp(-M)``, ``-M = (T - t) H``, ``H = [[0, I], [F, -gamma I]]`` (constant F),
-    ``tau = T - t > 0``, with ``-M = Q U Q^H`` (Schur, eigenvalues of real part >= (t - T) a first: U_L),
-    ``e = a_T Q / ||a_T||`` and ``e_L`` its first m entries.
+    """Review, after (63), the paper's own bound: with ``0 <= gamma <= 2a``,
+    "``||e^T exp{U}|| >= ||e_L^T exp{U_L}||`` [...] ``exp{U_L}`` decays at a rate at most
+    ``(t - T)a``", i.e. ``||a_t|| >= exp(-a (T - t)) ||e_L|| ||a_T||`` for the HBNODE adjoint
+    ``a_t = a_T exp(-M)``, ``-M = (T - t) H``, ``H = [[0, I], [F, -gamma I]]`` (constant F),
+    ``tau = T - t > 0``, with ``-M = Q U Q^H`` (Schur, eigenvalues of real part >= (t - T) a first:
+    U_L), ``e = a_T Q / ||a_T||`` and ``e_L`` its first m entries.
 
-    Residual: the shortfall ``1 - ||a_t|| / (exp(-a tau) ||e_L|| ||a_T||)`` (must be <= 1e-12). The two steps of the
-    argument are measured apart (``sides``): step 1, ``||e^T exp U|| >= ||e_L^T exp U_L||``, is exact (exp U is
-    block upper triangular); step 2, ``||e_L^T exp U_L|| >= exp(-a tau) ||e_L||``, reads a bound on U_L's
-    eigenvalues as a bound on its norm: false when U_L is non-normal (two or more eigenvalues), where exp U_L can
-    shrink a vector far faster than its slowest eigenvalue."""
+    Residual: the shortfall ``1 - ||a_t|| / (exp(-a tau) ||e_L|| ||a_T||)`` (must be <= 1e-12).
+    The two steps of the argument are measured apart (``sides``): step 1,
+    ``||e^T exp U|| >= ||e_L^T exp U_L||``, is exact (exp U is block upper triangular); step 2,
+    ``||e_L^T exp U_L|| >= exp(-a tau) ||e_L||``, reads a bound on U_L's eigenvalues as a bound
+    on its norm: false when U_L is non-normal (two or more eigenvalues), where exp U_L can shrink
+    a vector far faster than its slowest eigenvalue."""
     context = "review after (63), adjoint decay"
     F = as_square("F", F, context=context)
     n = F.shape[-1]
@@ -411,7 +421,8 @@ def check_adjoint_nonvanishing(F, gamma, a, grad_T, tau) -> CheckResult:
 
 
 def _ghb_field(z, W, b, gamma, xi, lib=np):
-    """(48) with f = tanh(W h + b) and sigma = tanh (xi = None: HBNODE (25), sigma = identity, xi = 0)."""
+    """(48) with f = tanh(W h + b) and sigma = tanh (xi = None: HBNODE (25), sigma = identity, xi
+    = 0)."""
     n = W.shape[-1]
     h, m = z[..., :n], z[..., n:]
     f = lib.tanh(lib.einsum("...ij,...j->...i", W, h) + b)
@@ -436,7 +447,8 @@ def first_order_adjoint_rhs(a_h, a_m, h, m, W, b, gamma, xi):
 
 
 def _first_order_path(W, b, h0, m0, a_T, gamma, xi, T, ts):
-    """(41)/(49) integrated backward from T with the state; returns (a_h, a_m, h, m) at the times ``ts``."""
+    """(41)/(49) integrated backward from T with the state; returns (a_h, a_m, h, m) at the times
+    ``ts``."""
     n = W.shape[-1]
     z0 = np.concatenate([h0, m0], axis=-1)
     zT = np.asarray(
@@ -468,10 +480,11 @@ def _first_order_path(W, b, h0, m0, a_T, gamma, xi, T, ts):
 def check_first_order_adjoint(
     W, b, h0, m0, grad_T, gamma, *, xi=None, T: float = 1.0
 ) -> CheckResult:
-    """Review Prop. 2 (41) (``xi=None``: HBNODE (25)) and Prop. 3 (49) (GHBNODE (48), sigma = tanh, ``xi > 0``):
-    the adjoint ``(a_h, a_m)(0)`` from the stated system, integrated backward from ``(dL/dh_T, dL/dm_T) = grad_T``,
-    equals torch autograd's ``dL/d(h_0, m_0)`` of ``L = grad_T . z_T`` through a tight dk.solve (an independent
-    route: no adjoint equation). Residual: relative difference (tolerance ADJOINT_TOL)."""
+    """Review Prop. 2 (41) (``xi=None``: HBNODE (25)) and Prop. 3 (49) (GHBNODE (48), sigma =
+    tanh, ``xi > 0``): the adjoint ``(a_h, a_m)(0)`` from the stated system, integrated backward
+    from ``(dL/dh_T, dL/dm_T) = grad_T``, equals torch autograd's ``dL/d(h_0, m_0)`` of
+    ``L = grad_T . z_T`` through a tight dk.solve (an independent route: no adjoint equation).
+    Residual: relative difference (tolerance ADJOINT_TOL)."""
     import torch
 
     context = "review Prop. 2 (41) / Prop. 3 (49)"
@@ -523,10 +536,11 @@ def check_first_order_adjoint(
 def check_adjoint_remarks(
     W, b, h0, grad_T, gamma, *, T: float = 1.0, n_points: int = 257
 ) -> CheckResult:
-    """Review Remark 6 (47) and Remark 5 (40) on the HBNODE adjoint from (41) (an exact adjoint: Prop. 2 row):
-    with ``a~_m := da_m/dt`` (5-point differences of the path), (47) ``da~_m/dt = a_m df/dh + gamma a~_m`` and
-    ``a_h = gamma a_m - a~_m``; and Remark 5's time reversal ``b(tau) = a_m(T - tau)`` solves
-    ``b'' + gamma b' = b df/dh(h(T - tau))`` (40). Residuals relative to ``1 + max|a| (1 + ||W||)`` (EQ26_TOL)."""
+    """Review Remark 6 (47) and Remark 5 (40) on the HBNODE adjoint from (41) (an exact adjoint:
+    Prop. 2 row): with ``a~_m := da_m/dt`` (5-point differences of the path), (47)
+    ``da~_m/dt = a_m df/dh + gamma a~_m`` and ``a_h = gamma a_m - a~_m``; and Remark 5's time
+    reversal ``b(tau) = a_m(T - tau)`` solves ``b'' + gamma b' = b df/dh(h(T - tau))`` (40).
+    Residuals relative to ``1 + max|a| (1 + ||W||)`` (EQ26_TOL)."""
     context = "review Remarks 5-6, (40), (47)"
     W, b, h0, batch, n, T, g, a_T = _first_order_inputs(W, b, h0, grad_T, gamma, T, context)
     ts = np.linspace(T, 0.0, n_points)
@@ -547,7 +561,8 @@ def check_adjoint_remarks(
     )
     eq47 = np.abs(dtilde - aJ - g[..., None] * tilde)
     identity = np.abs(a_h[2:-2] - (g[..., None] * a_m[2:-2] - tilde))
-    # Remark 5: tau = T - t, b(tau) = a_m(T - tau): on the same grid db/dtau = -da_m/dt, d2b/dtau2 = d2a_m/dt2
+    # Remark 5: tau = T - t, b(tau) = a_m(T - tau): on the same grid db/dtau = -da_m/dt, d2b/dtau2 =
+    # d2a_m/dt2
     b1, b2 = derivatives(a_m, -dt)
     eq40 = np.abs(b2 + g[..., None] * b1 - aJ)
     instances = dict(W=W, b=b, h0=h0, grad_T=a_T, gamma=g)
@@ -582,18 +597,20 @@ def check_adjoint_remarks(
 def check_ghbnode_adjoint_not_heavy_ball(
     W, b, h0, m0, grad_T, gamma, xi, *, T: float = 1.0, n_points: int = 257, plant: bool = False
 ) -> CheckResult:
-    """Review after Prop. 3: "the adjoint state of the GHBNODE (49) does not satisfy the exact heavy-ball ODE".
-    Reading: along the GHBNODE (48) (sigma = tanh, xi > 0), a_m from (49) does not solve the heavy-ball adjoint
-    equation ``a'' - gamma a' = a (df/dh - xi I)`` (the analogue of (26)/(47)): differentiating (49) leaves
-    ``-a_h sigma''(m) m'`` and ``sigma'(m)`` factors. Holds when that residual (5-point differences of the path,
-    relative as in :func:`check_adjoint_remarks`) exceeds ``10 EQ26_TOL`` on every instance.
+    """Review after Prop. 3: "the adjoint state of the GHBNODE (49) does not satisfy the exact
+    heavy-ball ODE". Reading: along the GHBNODE (48) (sigma = tanh, xi > 0), a_m from (49) does not
+    solve the heavy-ball adjoint equation ``a'' - gamma a' = a (df/dh - xi I)`` (the analogue of
+    (26)/(47)): differentiating (49) leaves ``-a_h sigma''(m) m'`` and ``sigma'(m)`` factors. Holds
+    when that residual (5-point differences of the path, relative as in
+    :func:`check_adjoint_remarks`) exceeds ``10 EQ26_TOL`` on every instance.
 
-    Range: f = tanh(W h + b), any W, b, h0, m0, grad_T, gamma >= 0, xi > 0, T > 0. The deviation from the
-    heavy-ball equation is ``a_m (J - xi I)(sigma'(m) - 1) - a_h sigma''(m) m'``, ``O(|m|^2)``: where the momentum
-    stays near 0 (m0 = 0 with W, b, h0 at 1e-2) it falls below what the differences resolve, and such an instance is
-    *undecided* (:attr:`CheckResult.is_undecided`), not a counterexample: the statement is true there, the check
-    cannot show it. ``plant=True`` runs the HBNODE (sigma = identity, xi = 0), whose a_m does solve it (review
-    Remark 6; deviation exactly 0): the statement then fails."""
+    Range: f = tanh(W h + b), any W, b, h0, m0, grad_T, gamma >= 0, xi > 0, T > 0. The deviation
+    from the heavy-ball equation is ``a_m (J - xi I)(sigma'(m) - 1) - a_h sigma''(m) m'``,
+    ``O(|m|^2)``: where the momentum stays near 0 (m0 = 0 with W, b, h0 at 1e-2) it falls below
+    what the differences resolve, and such an instance is *undecided*
+    (:attr:`CheckResult.is_undecided`), not a counterexample: the statement is true there, the
+    check cannot show it. ``plant=True`` runs the HBNODE (sigma = identity, xi = 0), whose a_m
+    does solve it (review Remark 6; deviation exactly 0): the statement then fails."""
     context = "review after Prop. 3, (49)"
     W, b, h0, batch, n = _tanh_inputs(W, b, h0, grad_T, context)
     m0 = np.broadcast_to(_shape_like("m0", m0, h0, context), batch + (n,))
@@ -619,9 +636,10 @@ def check_ghbnode_adjoint_not_heavy_ball(
         1 + np.abs(W).sum(-1).max(-1)
     )
     res = np.abs(d2 - g[..., None] * d1 - aK).max(axis=(0, -1)) / scale
-    # differentiating (49): a_m'' - gamma a_m' - a_m (J - xi I) = a_m (J - xi I) (sigma'(m) - 1) - a_h sigma''(m) m',
-    # computed on the path without differences: exactly 0 for sigma = identity (the plant), O(|m|^2 + |m m'|) for
-    # tanh, so below the differences' resolution when the momentum stays near 0 (m0 = 0 and small W, b, h0)
+    # differentiating (49): a_m'' - gamma a_m' - a_m (J - xi I) = a_m (J - xi I) (sigma'(m) - 1) -
+    # a_h sigma''(m) m', computed on the path without differences: exactly 0 for sigma = identity
+    # (the plant), O(|m|^2 + |m m'|) for tanh, so below the differences' resolution when the
+    # momentum stays near 0 (m0 = 0 and small W, b, h0)
     m_mid, a_h_mid = ms[2:-2], a_h[2:-2]
     if plant:
         deviation = np.zeros(batch)
@@ -636,16 +654,18 @@ def check_ghbnode_adjoint_not_heavy_ball(
             np.abs(-aK * th**2 + a_h_mid * 2 * th * (1 - th**2) * m_dot).max(axis=(0, -1)) / scale
         )
     margin = 10 * EQ26_TOL
-    # an instance whose residual falls short because the equation fails by less than the differences resolve is
-    # not a counterexample (the statement is true there): undecided; a shortfall where the equation holds
-    # exactly (deviation 0) or where the analysis predicts a resolvable gap is a violation
+    # an instance whose residual falls short because the equation fails by less than the differences
+    # resolve is not a counterexample (the statement is true there): undecided; a shortfall where
+    # the equation holds exactly (deviation 0) or where the analysis predicts a resolvable gap is a
+    # violation
     unresolved = (res <= margin) & (deviation > 0) & (deviation <= 2 * margin)
     return verdict(
         "ghbnode_not_heavy_ball",
         np.maximum(margin - res, 0) / margin,
         0.0,
         dict(W=W, b=b, h0=h0, m0=m0, grad_T=a_T, gamma=g, xi=x),
-        "the heavy-ball adjoint equation must FAIL for a_m of (49): shortfall of its residual below 10x "
+        "the heavy-ball adjoint equation must FAIL for a_m of (49): shortfall of its "
+        "residual below 10x "
         "the tolerance",
         undecided=unresolved,
         sides={

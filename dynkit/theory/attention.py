@@ -1,9 +1,9 @@
 """Momentum attention of the Momentum Transformer: the recurrence (12) and the closed forms (13)
-(causal) and (14) (non-causal) compute the same outputs; the momentum connection (15) is the heavy-ball
-method (9)/(10) run over the layers.
+(causal) and (14) (non-causal) compute the same outputs; the momentum connection (15) is the
+heavy-ball method (9)/(10) run over the layers.
 
-The closed forms weight ``phi(k_j) v_j^T`` by ``gamma (1 - beta**(i - j + 1)) / (1 - beta)`` (``i`` the
-query's position for (13), ``N`` for (14)). Batched over any leading axes of ``q, k, v``.
+The closed forms weight ``phi(k_j) v_j^T`` by ``gamma (1 - beta**(i - j + 1)) / (1 - beta)`` (``i``
+the query's position for (13), ``N`` for (14)). Batched over any leading axes of ``q, k, v``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ ATTENTION_TOL = 1e-10
 
 
 def elu_feature_map(x: np.ndarray) -> np.ndarray:
-    """``phi(x) = elu(x) + 1 > 0``, the feature map of linear transformers (Katharopoulos et al.)."""
+    """``phi(x) = elu(x) + 1 > 0``, the feature map of linear transformers (Katharopoulos et
+    al.)."""
     return np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))
 
 
@@ -49,7 +50,8 @@ def _inputs(q, k, v, beta, gamma, context="Momentum Transformer (12)-(14)"):
 
 
 def momentum_attention_recurrent(q, k, v, beta: float, gamma: float, phi=elu_feature_map):
-    """Run (12) over the sequence axis (-2). Returns ``(causal outputs, final states (s_N, z_N))``."""
+    """Run (12) over the sequence axis (-2). Returns
+    ``(causal outputs, final states (s_N, z_N))``."""
     q, k, v, beta, gamma = _inputs(q, k, v, beta, gamma)
     fq, fk = phi(q), phi(k)
     batch, N = q.shape[:-2], q.shape[-2]
@@ -79,7 +81,8 @@ def _weights(N: int, beta: float, causal: bool) -> np.ndarray:
 def momentum_attention_closed(
     q, k, v, beta: float, gamma: float, *, causal: bool = True, phi=elu_feature_map
 ) -> np.ndarray:
-    """(13) (``causal=True``) or (14): ``gamma phi(q_i)^T sum_j w_ij phi(k_j) v_j^T / phi(q_i)^T z``."""
+    """(13) (``causal=True``) or (14):
+    ``gamma phi(q_i)^T sum_j w_ij phi(k_j) v_j^T / phi(q_i)^T z``."""
     q, k, v, beta, gamma = _inputs(q, k, v, beta, gamma)
     fq, fk = phi(q), phi(k)
     N = q.shape[-2]
@@ -144,11 +147,13 @@ def check_momentum_attention(q, k, v, beta: float, gamma: float = 1.0) -> CheckR
     )
 
 
-# ------------------------------------------------------------------------------ linear attention (7) <=> (8)
+# ------------------------------------------------------------------------------ linear attention
+# (7) <=> (8)
 
 
 def _linear_attention_closed(fq: np.ndarray, fk: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """(7): ``phi(q_i)^T sum_{j<=i} phi(k_j) v_j^T / phi(q_i)^T sum_{j<=i} phi(k_j)`` with a causal mask."""
+    """(7): ``phi(q_i)^T sum_{j<=i} phi(k_j) v_j^T / phi(q_i)^T sum_{j<=i} phi(k_j)`` with a
+    causal mask."""
     N = fq.shape[-2]
     scores = np.einsum("...ia,...ja->...ij", fq, fk) * np.tril(np.ones((N, N)))
     return np.einsum("...ij,...jb->...ib", scores, v) / scores.sum(axis=-1)[..., None]
@@ -157,8 +162,8 @@ def _linear_attention_closed(fq: np.ndarray, fk: np.ndarray, v: np.ndarray) -> n
 def _linear_attention_rnn(
     fq: np.ndarray, fk: np.ndarray, v: np.ndarray, *, z_weight: float = 1.0
 ) -> np.ndarray:
-    """(8): ``s_i = s_{i-1} + phi(k_i) v_i^T, z_i = z_{i-1} + phi(k_i)``, ``s_0 = z_0 = 0``, step by step
-    (``z_weight`` scales the z update: anything but 1 plants a violation)."""
+    """(8): ``s_i = s_{i-1} + phi(k_i) v_i^T, z_i = z_{i-1} + phi(k_i)``, ``s_0 = z_0 = 0``, step
+    by step (``z_weight`` scales the z update: anything but 1 plants a violation)."""
     batch, N = fq.shape[:-2], fq.shape[-2]
     s = np.zeros(batch + (fk.shape[-1], v.shape[-1]))
     z = np.zeros(batch + (fk.shape[-1],))
@@ -174,10 +179,12 @@ def _linear_attention_rnn(
 
 
 def check_linear_attention_rnn(q, k, v, *, z_weight: float = 1.0) -> CheckResult:
-    """Momentum Transformer (7) <=> (8) (and the review's (70) <=> (71)): causal linear attention in closed form
-    equals its RNN form at every position (feature map elu + 1), to relative ``ATTENTION_TOL``.
+    """Momentum Transformer (7) <=> (8) (and the review's (70) <=> (71)): causal linear attention in
+    closed form equals its RNN form at every position (feature map elu + 1), to relative
+    ``ATTENTION_TOL``.
 
-    Range: any real q, k (..., N, d), v (..., N, e), N >= 1. ``z_weight`` != 1 plants a wrong normaliser."""
+    Range: any real q, k (..., N, d), v (..., N, e), N >= 1. ``z_weight`` != 1 plants a wrong
+    normaliser."""
     q, k, v, _, _ = _inputs(q, k, v, 0.0, 1.0, context="Momentum Transformer (7)-(8)")
     z_weight = float(
         as_scalar_batch(
@@ -198,19 +205,22 @@ def check_linear_attention_rnn(q, k, v, *, z_weight: float = 1.0) -> CheckResult
     )
 
 
-# ------------------------------------------------------------------------------- momentum connection (15)
+# ------------------------------------------------------------------------------- momentum
+# connection (15)
 
 CONNECTION_READINGS = ("previous_input", "layer_applied", "previous_output")
-"""Readings of ``T_{l-1}(X)`` in (15), X the input of layer l: the input of layer l - 1 (heavy ball's x^{k-1}),
-layer l - 1 applied to X itself, or the output of layer l - 1 (which is X)."""
+"""Readings of ``T_{l-1}(X)`` in (15), X the input of layer l: the input of layer l - 1 (heavy
+ball's x^{k-1}), layer l - 1 applied to X itself, or the output of layer l - 1 (which is X)."""
 
-# The stack and the heavy-ball recursion add the same O(L) terms in another order; float64 rounding is
-# ~L * eps * (growth) ~ 1e-13 for L <= 24 layers, so 1e-10 (relative) separates rounding from another rule.
+# The stack and the heavy-ball recursion add the same O(L) terms in another order; float64 rounding
+# is ~L * eps * (growth) ~ 1e-13 for L <= 24 layers, so 1e-10 (relative) separates rounding from
+# another rule.
 CONNECTION_TOL = 1e-10
 
 
 def _layer_attention(X: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """V^ of one layer: non-causal linear attention (6) of X (..., N, d) with W (..., 3, d, d) = (W_Q, W_K, W_V)."""
+    """V^ of one layer: non-causal linear attention (6) of X (..., N, d) with W (..., 3, d, d) =
+    (W_Q, W_K, W_V)."""
     q, k, v = (np.einsum("...nd,...ed->...ne", X, W[..., i, :, :]) for i in range(3))
     return momentum_attention_closed(q, k, v, 0.0, 1.0, causal=False)
 
@@ -230,7 +240,8 @@ def _connection_inputs(X, W, beta_tilde, reading, context="Momentum Transformer 
         or W.shape[-4] == 0
     ):
         raise ValueError(
-            f"X must have shape (..., N, d) and W shape (..., L, 3, d, d) with the same leading axes, "
+            f"X must have shape (..., N, d) and W shape (..., L, 3, d, d) with the same "
+            f"leading axes, "
             f"L >= 1 ({context}); got X {X.shape}, W {W.shape}"
         )
     beta_tilde = float(
@@ -244,10 +255,11 @@ def _connection_inputs(X, W, beta_tilde, reading, context="Momentum Transformer 
 def momentum_connection_stack(
     X, W, beta_tilde: float, reading: str = "previous_input"
 ) -> np.ndarray:
-    """Run L layers of (15) with f_l = identity from the input ``X`` (..., N, d); ``W`` (..., L, 3, d, d) holds
-    each layer's (W_Q, W_K, W_V). ``reading`` (one of :data:`CONNECTION_READINGS`) says what ``T_{l-1}(X)`` is;
-    the first layer has no predecessor and uses ``T_0(X) := X`` (no momentum yet, as m_0 = 0 in (12)).
-    Returns the inputs of layers 1..L+1, shape (..., L + 1, N, d) (the last is the stack's output)."""
+    """Run L layers of (15) with f_l = identity from the input ``X`` (..., N, d); ``W`` (..., L,
+    3, d, d) holds each layer's (W_Q, W_K, W_V). ``reading`` (one of :data:`CONNECTION_READINGS`)
+    says what ``T_{l-1}(X)`` is; the first layer has no predecessor and uses ``T_0(X) := X`` (no
+    momentum yet, as m_0 = 0 in (12)). Returns the inputs of layers 1..L+1, shape (..., L + 1, N,
+    d) (the last is the stack's output)."""
     X, W, beta_tilde = _connection_inputs(X, W, beta_tilde, reading)
     states, previous = [X], X
     for layer in range(W.shape[-4]):
@@ -266,13 +278,14 @@ def momentum_connection_stack(
 def check_momentum_connection(
     X, W, beta_tilde: float, reading: str = "previous_input"
 ) -> CheckResult:
-    """Momentum Transformer (15) is the heavy-ball method over the layers: the stack of L layers of (15)
-    (f_l = identity, ``T_{l-1}(X)`` read as ``reading``) equals, at every layer, (i) the heavy-ball recursion in
-    its momentum form (10), ``m^{k+1} = beta~ m^k + grad_k``, ``x^{k+1} = x^k - gamma m^{k+1}`` with
-    ``gamma grad_k := -V^_k(x^k)`` and ``m^0 = 0``, and (ii) its unrolled form ``x^{k+1} = x^1 + sum_{j<=k}
-    (1 - beta~^{k-j+1}) / (1 - beta~) V^_j(x^j)`` (the reweighting of (13)), both computed here from their own
-    recursions, to relative ``CONNECTION_TOL``. ``details['other_readings']`` holds the distance from (i) of the
-    two other readings of ``T_{l-1}(X)``.
+    """Momentum Transformer (15) is the heavy-ball method over the layers: the stack of L layers of
+    (15) (f_l = identity, ``T_{l-1}(X)`` read as ``reading``) equals, at every layer, (i) the
+    heavy-ball recursion in its momentum form (10), ``m^{k+1} = beta~ m^k + grad_k``,
+    ``x^{k+1} = x^k - gamma m^{k+1}`` with ``gamma grad_k := -V^_k(x^k)`` and ``m^0 = 0``, and (ii)
+    its unrolled form ``x^{k+1} = x^1 + sum_{j<=k} (1 - beta~^{k-j+1}) / (1 - beta~) V^_j(x^j)``
+    (the reweighting of (13)), both computed here from their own recursions, to relative
+    ``CONNECTION_TOL``. ``details['other_readings']`` holds the distance from (i) of the two other
+    readings of ``T_{l-1}(X)``.
 
     Parameters
     ----------
@@ -325,7 +338,8 @@ def check_momentum_connection(
                 distance(stack, hb),
                 CONNECTION_TOL,
                 instances,
-                f"(15) (T_(l-1)(X) as {reading}) vs heavy ball (10), max relative difference over layers",
+                f"(15) (T_(l-1)(X) as {reading}) vs heavy ball (10), max relative difference "
+                f"over layers",
                 sides={"(15)": stack[..., -1, :, :], "heavy ball (10)": hb[..., -1, :, :]},
                 beta_tilde=beta_tilde,
                 reading=reading,
@@ -345,16 +359,17 @@ def check_momentum_connection(
 
 
 def check_attention_reweighting(beta, N: int, gamma: float = 1.0) -> CheckResult:
-    """Momentum Transformer Remark 1 / review Remark 7: momentum reweights the terms phi(k_j) v_j^T of linear
-    attention, "opposite to that used for reweighting the local attention" (which weighs near tokens more). Read as:
-    in the causal form (13)/(73) the weight of phi(k_j) v_j^T in the i-th output grows with the distance i - j.
-    Measured from the recurrence (12)/(72) itself: with a unit impulse g_j = 1 at one position j (scalar keys and
-    values, the recurrences are linear), s_N / gamma is the weight at distance N - j, for every j. Residual: the
-    largest decrease from one distance to the next (relative to the largest weight), or 1 when the farthest weight
-    does not exceed the nearest one (no growth at all); tolerance 1e-13 (rounding of the recurrence).
+    """Momentum Transformer Remark 1 / review Remark 7: momentum reweights the terms phi(k_j) v_j^T
+    of linear attention, "opposite to that used for reweighting the local attention" (which weighs
+    near tokens more). Read as: in the causal form (13)/(73) the weight of phi(k_j) v_j^T in the
+    i-th output grows with the distance i - j. Measured from the recurrence (12)/(72) itself: with a
+    unit impulse g_j = 1 at one position j (scalar keys and values, the recurrences are linear), s_N
+    / gamma is the weight at distance N - j, for every j. Residual: the largest decrease from one
+    distance to the next (relative to the largest weight), or 1 when the farthest weight does not
+    exceed the nearest one (no growth at all); tolerance 1e-13 (rounding of the recurrence).
 
-    Range: beta in (0, 1), N >= 2, gamma > 0. beta = 0 (equal weights: plain linear attention) or beta < 0
-    (alternating weights) plant violations."""
+    Range: beta in (0, 1), N >= 2, gamma > 0. beta = 0 (equal weights: plain linear attention) or
+    beta < 0 (alternating weights) plant violations."""
     context = "Momentum Transformer Remark 1 / review Remark 7"
     beta = np.atleast_1d(
         as_scalar_batch("beta", beta, context=context, high=1.0, high_open=True)

@@ -1,9 +1,9 @@
-"""What first-order autonomous ODEs ``x' = f(x)`` can represent (Momentum ResNets, Sect. 4.1 and appendix
-B.5-B.7), and the example of Sect. 4.2 of a second-order flow that is not a homeomorphism.
+"""What first-order autonomous ODEs ``x' = f(x)`` can represent (Momentum ResNets, Sect. 4.1 and
+appendix B.5-B.7), and the example of Sect. 4.2 of a second-order flow that is not a homeomorphism.
 
-Prop. 9 (flows preserve orientation), Theorem 3 (a 1-D flow that is linear at time 1 has a linear field),
-Prop. 10 (``diag(-1, -lambda)`` is not a real square, so no flow of (15) gives it) and the crossing example
-``x(t) = x0 exp(-t/2) cos(t/2)``. Flows are integrated with :func:`dynkit.solve`.
+Prop. 9 (flows preserve orientation), Theorem 3 (a 1-D flow that is linear at time 1 has a linear
+field), Prop. 10 (``diag(-1, -lambda)`` is not a real square, so no flow of (15) gives it) and the
+crossing example ``x(t) = x0 exp(-t/2) cos(t/2)``. Flows are integrated with :func:`dynkit.solve`.
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ FLOW_TOL = 1e-7
 
 
 def check_flow_orientation(W, b, x0, *, reflect: bool = False) -> CheckResult:
-    """Prop. 9: a homeomorphism represented by ``x' = f(x)`` (here ``f = tanh(W x + b)``) is connected to the
-    identity: along the flow ``det D Phi_t(x0) = exp(int_0^t div f) > 0`` for every t (Liouville). Measured:
-    ``D Phi_t`` from the variational equation at 21 times, its determinant against Liouville's formula
-    (relative) and its sign. ``reflect=True`` composes ``Phi_1`` with a reflection (a map outside the
-    identity's component: the planted violation)."""
+    """Prop. 9: a homeomorphism represented by ``x' = f(x)`` (here ``f = tanh(W x + b)``) is
+    connected to the identity: along the flow ``det D Phi_t(x0) = exp(int_0^t div f) > 0`` for
+    every t (Liouville). Measured: ``D Phi_t`` from the variational equation at 21 times, its
+    determinant against Liouville's formula (relative) and its sign. ``reflect=True`` composes
+    ``Phi_1`` with a reflection (a map outside the identity's component: the planted violation)."""
     context = _CTX + " Prop. 9"
     W = as_square("W", W, context=context)
     n = W.shape[-1]
@@ -112,10 +112,11 @@ def check_flow_orientation(W, b, x0, *, reflect: bool = False) -> CheckResult:
 
 
 def log_periodic_field(a: float, delta: float):
-    """``f(x) = c x (1 + delta sin(2 pi ln|x| / ln a))``, ``c = ln a / sqrt(1 - delta**2)``, ``f(0) = 0``: globally
-    Lipschitz (``|f'| <= |c| (1 + delta (1 + 2 pi / |ln a|))``) and, for ``delta != 0``, not linear, yet its flow at
-    time 1 is exactly ``x -> a x``: ``u = ln|x|`` obeys ``u' = c (1 + delta sin(2 pi u / ln a))``, whose time to
-    advance by ``ln a`` is ``ln a / (c sqrt(1 - delta**2)) = 1`` from every start."""
+    """``f(x) = c x (1 + delta sin(2 pi ln|x| / ln a))``, ``c = ln a / sqrt(1 - delta**2)``,
+    ``f(0) = 0``: globally Lipschitz (``|f'| <= |c| (1 + delta (1 + 2 pi / |ln a|))``) and, for
+    ``delta != 0``, not linear, yet its flow at time 1 is exactly ``x -> a x``: ``u = ln|x|``
+    obeys ``u' = c (1 + delta sin(2 pi u / ln a))``, whose time to advance by ``ln a`` is
+    ``ln a / (c sqrt(1 - delta**2)) = 1`` from every start."""
     context = _CTX + " Theorem 3 counterexample"
     a = float(as_scalar_batch("a", a, context=context, low=0.0, low_open=True))
     if abs(np.log(a)) < 1e-3:
@@ -134,7 +135,8 @@ def log_periodic_field(a: float, delta: float):
 
 
 def smooth_field(a: float, delta: float):
-    """``f(x) = ln(a) x + delta x**3 / (1 + x**2)``: C^1 (smooth), globally Lipschitz, linear iff delta = 0."""
+    """``f(x) = ln(a) x + delta x**3 / (1 + x**2)``: C^1 (smooth), globally Lipschitz, linear iff
+    delta = 0."""
     context = _CTX + " Theorem 3, smooth fields"
     a = float(as_scalar_batch("a", a, context=context, low=0.0, low_open=True))
     delta = float(
@@ -145,13 +147,14 @@ def smooth_field(a: float, delta: float):
 
 
 def check_linear_flow_field(a, delta, x0, *, family: str = "log_periodic") -> CheckResult:
-    """Theorem 3 (appendix B.6): in d = 1, if ``x' = f(x)`` represents ``x -> a x`` at time 1, f is linear.
-    Tested on the Lipschitz fields of :func:`log_periodic_field`: the statement is violated by an instance
-    when its flow maps every ``x0`` to ``a x0`` (relative error <= 1e-7, dk.solve at rtol 1e-12) while f is not
-    linear (``f(x)/x`` varies by more than 1e-3). Residual 1 for such an instance. (The proof's last step
-    uses ``f'(0)``: with f differentiable at 0 the theorem holds; ``delta = 0`` gives such instances.)
-    ``family="smooth"`` uses the C^1 fields of :func:`smooth_field` instead (the corrected hypothesis): a
-    nonlinear one must not have a linear time-1 map."""
+    """Theorem 3 (appendix B.6): in d = 1, if ``x' = f(x)`` represents ``x -> a x`` at time 1, f
+    is linear. Tested on the Lipschitz fields of :func:`log_periodic_field`: the statement is
+    violated by an instance when its flow maps every ``x0`` to ``a x0`` (relative error <= 1e-7,
+    dk.solve at rtol 1e-12) while f is not linear (``f(x)/x`` varies by more than 1e-3). Residual
+    1 for such an instance. (The proof's last step uses ``f'(0)``: with f differentiable at 0 the
+    theorem holds; ``delta = 0`` gives such instances.) ``family="smooth"`` uses the C^1 fields
+    of :func:`smooth_field` instead (the corrected hypothesis): a nonlinear one must not have a
+    linear time-1 map."""
     if family not in ("log_periodic", "smooth"):
         raise ValueError(f"family must be 'log_periodic' or 'smooth'; got {family!r}")
     context = _CTX + " Theorem 3"
@@ -197,11 +200,12 @@ def check_linear_flow_field(a, delta, x0, *, family: str = "log_periodic") -> Ch
 
 
 def check_not_a_real_square(lam, *, n_starts: int = 8, seed: int = 0) -> CheckResult:
-    """Prop. 10 (appendix B.7): ``A = diag(-1, -lam)``, ``lam > 0``, ``lam != 1``, has ``det A > 0`` and is not the
-    square of a real 2 x 2 matrix (hence not ``exp(M)`` of a real M, nor the time-1 map of a linear field).
-    Measured: least squares ``min ||B**2 - A||_F / ||A||_F`` from ``n_starts`` random real starts must stay above
-    ``1e-3 |lam - 1| / (1 + lam)`` (an instance with ``lam = 1``, ``A = -I`` = a rotation squared, plants the
-    violation)."""
+    """Prop. 10 (appendix B.7): ``A = diag(-1, -lam)``, ``lam > 0``, ``lam != 1``, has
+    ``det A > 0`` and is not the square of a real 2 x 2 matrix (hence not ``exp(M)`` of a real M,
+    nor the time-1 map of a linear field). Measured: least squares
+    ``min ||B**2 - A||_F / ||A||_F`` from ``n_starts`` random real starts must stay above
+    ``1e-3 |lam - 1| / (1 + lam)`` (an instance with ``lam = 1``, ``A = -I`` = a rotation
+    squared, plants the violation)."""
     context = _CTX + " Prop. 10"
     lam = np.atleast_1d(
         as_scalar_batch("lam", lam, context=context, low=0.0, low_open=True)
@@ -244,10 +248,11 @@ def check_not_a_real_square(lam, *, n_starts: int = 8, seed: int = 0) -> CheckRe
 
 
 def check_crossing_example(x0, *, v0_factor: float = -0.5) -> CheckResult:
-    """Sect. 4.2: ``x(t) = x0 exp(-t/2) cos(t/2)`` solves ``x'' + x' = -x/2`` with ``(x(0), x'(0)) = (x0, -x0/2)``,
-    so all trajectories meet at ``t = pi`` (the flow is not a homeomorphism). Measured with dk.solve: the
-    solution against the closed form on [0, 4] and ``|x(pi)|`` (must vanish). ``v0_factor`` sets
-    ``x'(0) = v0_factor x0`` (another value plants a violation)."""
+    """Sect. 4.2: ``x(t) = x0 exp(-t/2) cos(t/2)`` solves ``x'' + x' = -x/2`` with
+    ``(x(0), x'(0)) = (x0, -x0/2)``, so all trajectories meet at ``t = pi`` (the flow is not a
+    homeomorphism). Measured with dk.solve: the solution against the closed form on [0, 4] and
+    ``|x(pi)|`` (must vanish). ``v0_factor`` sets ``x'(0) = v0_factor x0`` (another value plants
+    a violation)."""
     context = _CTX + " Sect. 4.2 example"
     x0 = as_real_array("x0", x0, context=context).reshape(-1)
     k = float(as_scalar_batch("v0_factor", v0_factor, context=context))

@@ -1,12 +1,12 @@
-"""Optimal heavy-ball momentum on quadratics: Theorem 2 and Prop. 3 of the Momentum Transformer paper
-(after Sun et al. 2021), and the adaptive momentum (17)/(18).
+"""Optimal heavy-ball momentum on quadratics: Theorem 2 and Prop. 3 of the Momentum Transformer
+paper (after Sun et al. 2021), and the adaptive momentum (17)/(18).
 
-Heavy ball (9)/(10) on ``f(x) = x^T A x / 2`` (``b = 0`` without loss: the error ``x - x*`` obeys the same
-linear recursion) is linear: on each eigenvector of A with eigenvalue ``lam`` the error follows
-``r**2 - (1 + beta - step lam) r + beta = 0``. The spectral radius of the iteration is therefore the largest
-root modulus over Sp(A) — computed batched, for the stated ``beta`` and for a fine grid of ``beta``.
-The measured rate comes from running the iteration itself (renormalised every step so that thousands of
-steps neither underflow nor lose the direction).
+Heavy ball (9)/(10) on ``f(x) = x^T A x / 2`` (``b = 0`` without loss: the error ``x - x*`` obeys
+the same linear recursion) is linear: on each eigenvector of A with eigenvalue ``lam`` the error
+follows ``r**2 - (1 + beta - step lam) r + beta = 0``. The spectral radius of the iteration is
+therefore the largest root modulus over Sp(A) — computed batched, for the stated ``beta`` and for a
+fine grid of ``beta``. The measured rate comes from running the iteration itself (renormalised every
+step so that thousands of steps neither underflow nor lose the direction).
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ RATE_TOL = 2e-3
 # Prop. 3's ratio converges geometrically with factor r(lam_2)/r(nu); instances keep that < ~0.99,
 # so after 4000 steps the relative error is far below 1e-6.
 RATIO_TOL = 1e-6
-# an unsettled ratio whose distance to nu still shrinks (late-half max <= SHRINK x the quarter before; 1/k: 0.5,
-# an oscillation that does not decay: ~1) is undecided, not violated
+# an unsettled ratio whose distance to nu still shrinks (late-half max <= SHRINK x the quarter
+# before; 1/k: 0.5, an oscillation that does not decay: ~1) is undecided, not violated
 SHRINK = 0.75
 
 
@@ -146,9 +146,10 @@ def _iterate(
     same_start: bool = False,
     record_ratio: bool = False,
 ) -> dict:
-    """Run heavy ball (9) on x^T A x / 2 from random (x^0, x^1), renormalising the pair each step.
-    Returns log-norm history of the error and the last two iterates and gradients (``record_ratio``: also
-    Prop. 3's ratio ``||A (x^k - x^{k-1})|| / ||x^k - x^{k-1}||`` at every step, ``ratio_history``)."""
+    """Run heavy ball (9) on x^T A x / 2 from random (x^0, x^1), renormalising the pair each
+    step. Returns log-norm history of the error and the last two iterates and gradients
+    (``record_ratio``: also Prop. 3's ratio ``||A (x^k - x^{k-1})|| / ||x^k - x^{k-1}||`` at
+    every step, ``ratio_history``)."""
     batch, n = A.shape[:-2], A.shape[-1]
     x_prev = rng.standard_normal(batch + (n,))
     x = x_prev.copy() if same_start else rng.standard_normal(batch + (n,))
@@ -188,14 +189,15 @@ def _iterate(
 def check_heavy_ball_rate(
     A, step=None, beta=None, *, n_steps: int = 4000, n_grid: int = 400, seed: int = 0
 ) -> CheckResult:
-    """Theorem 2: with ``step <= 1/L`` and ``beta* = (1 - sqrt(step nu))**2`` heavy ball converges at rate
-    ``1 - sqrt(step nu)``, and no ``beta`` in ``[0, 1)`` does better.
+    """Theorem 2: with ``step <= 1/L`` and ``beta* = (1 - sqrt(step nu))**2`` heavy ball converges
+    at rate ``1 - sqrt(step nu)``, and no ``beta`` in ``[0, 1)`` does better.
 
     Three parts: (i) the spectral radius of the iteration with ``beta`` equals the predicted rate
     (one-sided: larger is a violation); (ii) the rate measured by running ``n_steps`` iterations,
     ``exp(mean d log||e_k||)`` over the second half, equals the predicted rate within ``RATE_TOL``;
-    (iii) the smallest radius over a grid of ``n_grid`` values of ``beta`` is not below the predicted rate.
-    ``beta`` defaults to ``beta*``; passing another value (or ``step > 1/L``) plants a violation.
+    (iii) the smallest radius over a grid of ``n_grid`` values of ``beta`` is not below the
+    predicted rate. ``beta`` defaults to ``beta*``; passing another value (or ``step > 1/L``) plants
+    a violation.
     """
     context = _context("Theorem 2")
     A, eig = _spd(A, context)
@@ -242,7 +244,8 @@ def check_heavy_ball_rate(
                 radius=radius,
                 predicted=predicted,
             ),
-            # two-sided: with step <= 1/L every mode has modulus sqrt(beta*), so the rate is attained too
+            # two-sided: with step <= 1/L every mode has modulus sqrt(beta*), so the rate is
+            # attained too
             verdict(
                 "heavy_ball_rate.measured",
                 np.abs(measured - predicted),
@@ -268,7 +271,7 @@ def check_heavy_ball_contraction(A, step=None, *, n_steps: int = 300, seed: int 
     ||x^k - x*||`` at every k with ``beta = beta*``. Measured finding: this does NOT hold — the iteration
     matrix is not normal (and has a Jordan block at ``nu``), so single steps can expand the error; only
     the asymptotic rate (:func:`check_heavy_ball_rate`) is ``1 - sqrt(step nu)``. Residual: the largest
-    per-step ratio divided by the predicted rate, minus 1 (<= 0 would mean the literal statement holds)."""
+    per-step ratio divided by the predicted rate, minus 1 (<= 0 would mean the literal statement holds)."""  # noqa: E501
     context = _context("Theorem 2, per-step inequality")
     A, eig = _spd(A, context)
     n_steps, seed = check_count("n_steps", n_steps), check_seed("seed", seed)
@@ -281,7 +284,8 @@ def check_heavy_ball_contraction(A, step=None, *, n_steps: int = 300, seed: int 
     )
     predicted = 1 - np.sqrt(np.clip(step * eig[..., 0], 0, 1))
     beta = predicted**2
-    # the usual start x^1 = x^0 (x* = 0): the expansion is not an artefact of an arbitrary pair (x^0, x^1)
+    # the usual start x^1 = x^0 (x* = 0): the expansion is not an artefact of an arbitrary pair
+    # (x^0, x^1)
     run = _iterate(A, step, beta, n_steps, np.random.default_rng(seed), same_start=True)
     with np.errstate(invalid="ignore"):
         # fmax skips the NaN of (-inf) - (-inf): steps after the error became exactly 0
@@ -300,20 +304,22 @@ def check_heavy_ball_contraction(A, step=None, *, n_steps: int = 300, seed: int 
 
 
 HEAVY_BALL_FORM_INITS = ("matched", "zero")
-"""Initial momentum of (10) against (9) from (x^0, x^1): ``m^1 = (x^0 - x^1) / gamma`` (what makes the forms
-equal) or ``m^1 = 0`` (the usual start; equal only when x^1 = x^0)."""
+"""Initial momentum of (10) against (9) from (x^0, x^1): ``m^1 = (x^0 - x^1) / gamma`` (what
+makes the forms equal) or ``m^1 = 0`` (the usual start; equal only when x^1 = x^0)."""
 
 
 def check_heavy_ball_forms(
     A, x0, x1, step, beta, *, n_steps: int = 50, init: str = "matched"
 ) -> CheckResult:
-    """Momentum Transformer (9) <=> (10): heavy ball ``x^{k+1} = x^k - gamma grad f(x^k) + beta (x^k - x^{k-1})`` and
-    its momentum form ``m^{k+1} = beta m^k + grad f(x^k), x^{k+1} = x^k - gamma m^{k+1}`` give the same iterates on
+    """Momentum Transformer (9) <=> (10): heavy ball
+    ``x^{k+1} = x^k - gamma grad f(x^k) + beta (x^k - x^{k-1})`` and its momentum form
+    ``m^{k+1} = beta m^k + grad f(x^k), x^{k+1} = x^k - gamma m^{k+1}`` give the same iterates on
     ``f(x) = x^T A x / 2`` from (x^0, x^1) when ``m^1 = (x^0 - x^1) / gamma`` (``init``, see
-    :data:`HEAVY_BALL_FORM_INITS`). Residual: max over k <= n_steps of ``|x^k (9) - x^k (10)|`` relative to the
-    largest iterate (1e-12: both forms add the same terms in another order).
+    :data:`HEAVY_BALL_FORM_INITS`). Residual: max over k <= n_steps of ``|x^k (9) - x^k (10)|``
+    relative to the largest iterate (1e-12: both forms add the same terms in another order).
 
-    Range: A symmetric (any sign: the identity is algebraic), gamma > 0, beta in [0, 1), any x^0, x^1."""
+    Range: A symmetric (any sign: the identity is algebraic), gamma > 0, beta in [0, 1), any x^0,
+    x^1."""
     context = _context("(9)-(10)")
     A = as_square("A", A, context=context)
     if np.any(np.abs(A - np.swapaxes(A, -1, -2)) > 1e-12 * (1 + np.abs(A).max())):
@@ -322,7 +328,8 @@ def check_heavy_ball_forms(
     x1 = as_real_array("x1", x1, context=context)
     if x0.shape[-1:] != A.shape[-1:] or x1.shape != x0.shape:
         raise ValueError(
-            f"x0 and x1 must have shape (..., {A.shape[-1]}) to match A ({context}); got {x0.shape}, "
+            f"x0 and x1 must have shape (..., {A.shape[-1]}) to match A ({context}); got "
+            f"{x0.shape}, "
             f"{x1.shape}"
         )
     step = float(as_scalar_batch("step", step, context=context, low=0.0, low_open=True))
@@ -378,18 +385,20 @@ def check_gradient_ratio_limit(
 
     Measured finding: the limit needs ``beta <= beta*``. For ``beta > beta*`` every mode of the
     iteration decays at the same modulus ``sqrt(beta)``, no mode dominates and the ratio keeps
-    oscillating; at ``beta = beta*`` the nu mode is a Jordan block and the ratio converges only like 1/k.
+    oscillating; at ``beta = beta*`` the nu mode is a Jordan block and the ratio converges only like
+    1/k.
 
-    The limit is tested as a limit: an instance holds when the ratio has settled within ``RATIO_TOL`` of nu; when
-    it has not, but the distance ``|ratio - nu|`` is still shrinking (its maximum over the last half of the run is
-    at most ``SHRINK`` times its maximum over the quarter before: 1/k gives 1/2), the instance is *undecided*
-    (:attr:`CheckResult.is_undecided`), never VIOLATED: near ``beta*`` the run cannot tell a 1/k convergence
-    (``beta = beta*``, true) from a rotation too slow to show within the budget (``beta = beta* (1 + 1e-9)``,
-    false). Only a distance that stopped shrinking is a violation (``beta = beta*`` and
-    ``beta* (1 - 1e-9)`` were reported VIOLATED).
+    The limit is tested as a limit: an instance holds when the ratio has settled within
+    ``RATIO_TOL`` of nu; when it has not, but the distance ``|ratio - nu|`` is still shrinking (its
+    maximum over the last half of the run is at most ``SHRINK`` times its maximum over the quarter
+    before: 1/k gives 1/2), the instance is *undecided* (:attr:`CheckResult.is_undecided`), never
+    VIOLATED: near ``beta*`` the run cannot tell a 1/k convergence (``beta = beta*``, true) from a
+    rotation too slow to show within the budget (``beta = beta* (1 + 1e-9)``, false). Only a
+    distance that stopped shrinking is a violation (``beta = beta*`` and ``beta* (1 - 1e-9)`` were
+    reported VIOLATED).
 
-    Range: A SPD, step in (0, 1/L], beta in [0, 1); ``n_steps`` defaults to what the geometric factor
-    :func:`ratio_convergence_factor` needs for 1e-9, capped at 25 000.
+    Range: A SPD, step in (0, 1/L], beta in [0, 1); ``n_steps`` defaults to what the geometric
+    factor :func:`ratio_convergence_factor` needs for 1e-9, capped at 25 000.
     """
     context = _context("Prop. 3")
     A, eig = _spd(A, context)
@@ -474,8 +483,9 @@ def check_gradient_ratio_limit(
 
 
 HB_MOMENTUM_INDICES = ("printed", "backward")
-"""The review's (21): ``m^k := (x^{k+1} - x^k)/sqrt(s)`` as printed, or the backward difference ``m^k := (x^k -
-x^{k-1})/sqrt(s)`` that (21)'s own second equation, ``x^{k+1} = x^k + sqrt(s) m^{k+1}``, defines."""
+"""The review's (21): ``m^k := (x^{k+1} - x^k)/sqrt(s)`` as printed, or the backward difference
+``m^k := (x^k - x^{k-1})/sqrt(s)`` that (21)'s own second equation,
+``x^{k+1} = x^k + sqrt(s) m^{k+1}``, defines."""
 
 
 def check_heavy_ball_momentum_index(
@@ -490,16 +500,18 @@ def check_heavy_ball_momentum_index(
     n_steps: int = 30,
     reference_gamma: float | None = None,
 ) -> CheckResult:
-    """Review (21): with ``m^k := (x^{k+1} - x^k)/sqrt(s)`` and ``beta := 1 - gamma sqrt(s)``, "we can rewrite (1) as
-    m^{k+1} = (1 - gamma sqrt(s)) m^k - sqrt(s) grad F(x^k); x^{k+1} = x^k + sqrt(s) m^{k+1}" (21). The heavy-ball
-    iterates of (1) are run here on ``F(x) = x^T A x / 2 + b^T x + sum(1 - cos x)`` (a nonlinear gradient
-    ``A x + b + sin x``) from (x^0, x^1); m^k is formed from them with the chosen ``index``
-    (:data:`HB_MOMENTUM_INDICES`), and both equations of (21) are measured for every k. Residual: the largest gap of
-    either equation relative to ``1 + max |x|`` (1e-12). As printed the m-equation needs grad F(x^{k+1}) and the
+    """Review (21): with ``m^k := (x^{k+1} - x^k)/sqrt(s)`` and ``beta := 1 - gamma sqrt(s)``, "we
+    can rewrite (1) as m^{k+1} = (1 - gamma sqrt(s)) m^k - sqrt(s) grad F(x^k); x^{k+1} = x^k +
+    sqrt(s) m^{k+1}" (21). The heavy-ball iterates of (1) are run here on
+    ``F(x) = x^T A x / 2 + b^T x + sum(1 - cos x)`` (a nonlinear gradient ``A x + b + sin x``) from
+    (x^0, x^1); m^k is formed from them with the chosen ``index`` (:data:`HB_MOMENTUM_INDICES`), and
+    both equations of (21) are measured for every k. Residual: the largest gap of either equation
+    relative to ``1 + max |x|`` (1e-12). As printed the m-equation needs grad F(x^{k+1}) and the
     x-equation x^{k+2} - x^{k+1} = x^{k+1} - x^k; with the backward difference both hold exactly.
 
-    Range: A symmetric, any b, x0, x1, s > 0, gamma in [0, 1/sqrt(s)] (beta in [0, 1]). ``reference_gamma`` replaces
-    gamma in (21) (a wrong coefficient: the planted violation of the corrected reading)."""
+    Range: A symmetric, any b, x0, x1, s > 0, gamma in [0, 1/sqrt(s)] (beta in [0, 1]).
+    ``reference_gamma`` replaces gamma in (21) (a wrong coefficient: the planted violation of the
+    corrected reading)."""
     context = "review (21)"
     if index not in HB_MOMENTUM_INDICES:
         raise ValueError(f"index must be one of {HB_MOMENTUM_INDICES} ({context}); got {index!r}")

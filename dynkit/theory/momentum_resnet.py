@@ -1,9 +1,9 @@
-"""Momentum ResNets: continuous limits and representation results of appendix B (Props. 2, 3, 5, 6, 7,
-8) and the discrete network's exact inversion (3), memory cost (Sect. 3.2, appendix C) and backprop
-formula (appendix E).
+"""Momentum ResNets: continuous limits and representation results of appendix B (Props. 2, 3, 5, 6,
+7, 8) and the discrete network's exact inversion (3), memory cost (Sect. 3.2, appendix C) and
+backprop formula (appendix E).
 
-The nonlinear residual function of the limits is ``f(x) = tanh(W x + b)``; everything is batched over a
-leading axis and integrated with :func:`dynkit.solve`.
+The nonlinear residual function of the limits is ``f(x) = tanh(W x + b)``; everything is batched
+over a leading axis and integrated with :func:`dynkit.solve`.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ def _v0(v0, x0, context):
 
 
 def _second_order(f, x0, v0, t, eps, *, inverse_eps: bool = False):
-    """Solve ``eps x'' + x' = f(x)`` (or ``x'' + x'/eps = f(x)`` with ``inverse_eps``) and return x on t."""
+    """Solve ``eps x'' + x' = f(x)`` (or ``x'' + x'/eps = f(x)`` with ``inverse_eps``) and return
+    x on t."""
     y0 = np.stack([x0, v0], axis=-2)
     if inverse_eps:
         field = lambda s, y: np.stack([y[..., 1, :], f(y[..., 0, :]) - y[..., 1, :] / eps], axis=-2)  # noqa
@@ -95,27 +96,29 @@ def _slope(eps_values: np.ndarray, errors: np.ndarray) -> np.ndarray:
     return np.tensordot(x, y - y.mean(axis=0), axes=(0, 0)) / (x @ x)
 
 
-# limit rates: x_eps - x* = O(eps) (resp. O(1/eps)); a measured log-log slope within 0.25 of 1 over the
-# eps values used confirms the rate; a non-convergent family has slope ~ 0.
+# limit rates: x_eps - x* = O(eps) (resp. O(1/eps)); a measured log-log slope within 0.25 of 1 over
+# the eps values used confirms the rate; a non-convergent family has slope ~ 0.
 RATE_SLOPE_TOL = 0.25
 
 
 def check_small_eps_limit(
     W, b, x0, v0, *, eps_values=(0.08, 0.04, 0.02), T: float = 1.0, max_halvings: int = 4
 ) -> CheckResult:
-    """Prop. 2: the solution of ``eps x'' + x' = f(x)``, ``x'(0) = v0``, converges uniformly on [0, T] to that
-    of ``x' = f(x)`` as eps -> 0. Measured: sup-norm errors on 41 times for each eps, and the local log-log
-    slope between the two smallest eps (the asymptotic rate, expected 1). Residual: ``|slope - 1|``.
+    """Prop. 2: the solution of ``eps x'' + x' = f(x)``, ``x'(0) = v0``, converges uniformly on [0,
+    T] to that of ``x' = f(x)`` as eps -> 0. Measured: sup-norm errors on 41 times for each eps, and
+    the local log-log slope between the two smallest eps (the asymptotic rate, expected 1).
+    Residual: ``|slope - 1|``.
 
-    The limit is tested as a limit, not on a pre-asymptotic window: while some instance's local slope is not yet
-    within ``RATE_SLOPE_TOL`` of 1, eps is halved again (at most ``max_halvings`` times). An instance whose error
-    still falls (local slope above ``RATE_SLOPE_TOL``) when the budget is spent is *undecided*
-    (:attr:`CheckResult.is_undecided`), not violated; only an error that stopped falling is a violation (with
-    W scaled x6 a three-eps fit failed 4 of 20 true instances while the errors fell 0.925 -> 0.024 as eps went
-    0.08 -> 0.00125).
+    The limit is tested as a limit, not on a pre-asymptotic window: while some instance's local
+    slope is not yet within ``RATE_SLOPE_TOL`` of 1, eps is halved again (at most ``max_halvings``
+    times). An instance whose error still falls (local slope above ``RATE_SLOPE_TOL``) when the
+    budget is spent is *undecided* (:attr:`CheckResult.is_undecided`), not violated; only an error
+    that stopped falling is a violation (with W scaled x6 a three-eps fit failed 4 of 20 true
+    instances while the errors fell 0.925 -> 0.024 as eps went 0.08 -> 0.00125).
 
-    Range: tanh fields ``f(x) = tanh(W x + b)`` (any real W, b), any x0, v0, T > 0; eps_values decreasing and
-    positive (sorted here). Cost: one stiff-ish dopri5 solve per eps (steps ~ T / eps)."""
+    Range: tanh fields ``f(x) = tanh(W x + b)`` (any real W, b), any x0, v0, T > 0; eps_values
+    decreasing and positive (sorted here). Cost: one stiff-ish dopri5 solve per eps (steps ~ T /
+    eps)."""
     context = _CTX + " Prop. 2 (eps -> 0)"
     W, b, x0 = _inputs(W, b, x0, context)
     v0 = _v0(v0, x0, context)
@@ -158,7 +161,8 @@ def check_small_eps_limit(
         np.abs(slope - 1),
         RATE_SLOPE_TOL,
         dict(W=W, b=b, x0=x0, v0=v0),
-        f"|local log-log slope of sup|x_eps - x*| at eps={eps_list[-2]:.3g}, {eps_list[-1]:.3g} minus 1| "
+        f"|local log-log slope of sup|x_eps - x*| at eps={eps_list[-2]:.3g}, "
+        f"{eps_list[-1]:.3g} minus 1| "
         f"(undecided where the error still falls)",
         slope=slope,
         errors=np.stack(errors),
@@ -170,8 +174,8 @@ def check_small_eps_limit(
 def check_large_eps_limit(
     W, b, x0, v0, *, eps_values=(25.0, 50.0, 100.0), T: float = 1.0
 ) -> CheckResult:
-    """Prop. 5: ``x'' + x'/eps = f(x)`` converges uniformly to ``x'' = f(x)`` (same ``x0, v0``) as eps -> inf,
-    measured rate ``1/eps`` (slope -1 in eps). Residual: ``|slope + 1|``."""
+    """Prop. 5: ``x'' + x'/eps = f(x)`` converges uniformly to ``x'' = f(x)`` (same ``x0, v0``)
+    as eps -> inf, measured rate ``1/eps`` (slope -1 in eps). Residual: ``|slope + 1|``."""
     context = _CTX + " Prop. 5 (eps -> inf)"
     W, b, x0 = _inputs(W, b, x0, context)
     v0 = _v0(v0, x0, context)
@@ -203,9 +207,10 @@ ODE_TOL = 1e-7
 
 
 def check_first_order_embedding(W, b, x0, eps, v0=None) -> CheckResult:
-    """Prop. 3: with ``f_hat(x) = eps f'(x) f(x) + f(x)`` (autonomous f) and ``x'(0) = f(x0)``, the solution of
-    ``eps x'' + x' = f_hat(x)`` is the solution of ``x' = f(x)``. Residual: sup-norm difference on [0, 1].
-    ``v0`` overrides the initial velocity (the hypothesis is ``v0 = f(x0)``; another v0 breaks the claim)."""
+    """Prop. 3: with ``f_hat(x) = eps f'(x) f(x) + f(x)`` (autonomous f) and ``x'(0) = f(x0)``,
+    the solution of ``eps x'' + x' = f_hat(x)`` is the solution of ``x' = f(x)``. Residual:
+    sup-norm difference on [0, 1]. ``v0`` overrides the initial velocity (the hypothesis is
+    ``v0 = f(x0)``; another v0 breaks the claim)."""
     context = _CTX + " Prop. 3"
     W, b, x0 = _inputs(W, b, x0, context)
     eps = float(as_scalar_batch("eps", eps, context=context, low=0, low_open=True))
@@ -235,8 +240,9 @@ def check_first_order_embedding(W, b, x0, eps, v0=None) -> CheckResult:
 
 
 def check_free_velocity(h, x0) -> CheckResult:
-    """Prop. 6: ``x'' + x' = 0`` with ``x'(0) = (h(x0) - x0) / (1 - 1/e)`` gives ``x(1) = h(x0)``, for any map h
-    (a callable on arrays (..., d)). Residual: relative error of x(1) from :func:`dynkit.solve`."""
+    """Prop. 6: ``x'' + x' = 0`` with ``x'(0) = (h(x0) - x0) / (1 - 1/e)`` gives
+    ``x(1) = h(x0)``, for any map h (a callable on arrays (..., d)). Residual: relative error of
+    x(1) from :func:`dynkit.solve`."""
     context = _CTX + " Prop. 6"
     x0 = as_real_array("x0", x0, context=context)
     check_callable("h", h, context=context)
@@ -248,7 +254,8 @@ def check_free_velocity(h, x0) -> CheckResult:
         ) from None
     if target.shape != x0.shape:
         raise ValueError(
-            f"h must map x0 {x0.shape} to an array of the same shape ({context}); got {target.shape}"
+            f"h must map x0 {x0.shape} to an array of the same shape ({context}); got "
+            f"{target.shape}"
         )
     v0 = (target - x0) / (1 - math.exp(-1))
     x1 = _second_order(lambda x: np.zeros_like(x), x0, v0, np.array([0.0, 1.0]), 1.0)[-1]
@@ -257,8 +264,8 @@ def check_free_velocity(h, x0) -> CheckResult:
 
 
 def check_prop8_closed_form(x0, eps) -> CheckResult:
-    """Prop. 8: ``x'' + x'/eps = (-pi**2 - 1/(4 eps**2)) x``, ``(x0, 0)`` gives ``x(1) = -x0 exp(-1/(2 eps))``
-    (solved with :func:`dynkit.solve`, batched over eps)."""
+    """Prop. 8: ``x'' + x'/eps = (-pi**2 - 1/(4 eps**2)) x``, ``(x0, 0)`` gives
+    ``x(1) = -x0 exp(-1/(2 eps))`` (solved with :func:`dynkit.solve`, batched over eps)."""
     context = _CTX + " Prop. 8"
     x0 = as_real_array("x0", x0, context=context)
     e = as_scalar_batch("eps", eps, context=context, low=0, low_open=True)
@@ -287,13 +294,15 @@ def check_prop8_closed_form(x0, eps) -> CheckResult:
 def check_negative_scaling_obstruction(
     lam, eps, *, n_linear: int = 4001, n_cubic: int = 400, seed: int = 0
 ) -> CheckResult:
-    """Prop. 7: in 1-D, with ``x'(0) = 0``, no autonomous f maps ``x -> lam x`` for ``lam <= -1`` at time 1.
+    """Prop. 7: in 1-D, with ``x'(0) = 0``, no autonomous f maps ``x -> lam x`` for ``lam <= -1`` at
+    time 1.
 
-    Search: (i) all linear ``f = theta x`` — ``x(1) = Psi_eps(theta) x0 = f_eps(z) x0`` over a dense z grid
-    covering ``[lambda_eps, inf)``; (ii) ``n_cubic`` random odd cubics ``f = a x + c x**3`` integrated from
-    ``x0 = 1`` with :func:`dynkit.solve`. The margin is the smallest ``x(1) - lam`` found (for odd f,
-    ``x(1) >= -1`` at ``x0 = 1`` already excludes ``h(-1) >= 1``). Holds iff no candidate reaches ``lam``
-    (margin > 0); with ``lam > lambda_eps`` the linear search finds one and the check reports it.
+    Search: (i) all linear ``f = theta x`` — ``x(1) = Psi_eps(theta) x0 = f_eps(z) x0`` over a dense
+    z grid covering ``[lambda_eps, inf)``; (ii) ``n_cubic`` random odd cubics ``f = a x + c x**3``
+    integrated from ``x0 = 1`` with :func:`dynkit.solve`. The margin is the smallest ``x(1) - lam``
+    found (for odd f, ``x(1) >= -1`` at ``x0 = 1`` already excludes ``h(-1) >= 1``). Holds iff no
+    candidate reaches ``lam`` (margin > 0); with ``lam > lambda_eps`` the linear search finds one
+    and the check reports it.
     """
     context = _CTX + " Prop. 7"
     n_linear, n_cubic, seed = (
@@ -336,19 +345,22 @@ def check_negative_scaling_obstruction(
 def check_prop7_criterion(
     x0, eps, *, n_fields: int = 200, n_rounds: int = 4, seed: int = 0, free_velocity: bool = False
 ) -> CheckResult:
-    """Prop. 7's general criterion: in 1-D with ``x'(0) = 0``, "if there exists x0 in R+ such that h(x0) <= -x0 and
-    x0 <= h(-x0) then h cannot be represented" by the autonomous ``eps x'' + x' = f(x)``. Equivalently: for every
-    autonomous f the time-1 map phi never has both ``phi(x0) <= -x0`` and ``phi(-x0) >= x0``, i.e. the margin
+    """Prop. 7's general criterion: in 1-D with ``x'(0) = 0``, "if there exists x0 in R+ such that
+    h(x0) <= -x0 and x0 <= h(-x0) then h cannot be represented" by the autonomous
+    ``eps x'' + x' = f(x)``. Equivalently: for every autonomous f the time-1 map phi never has both
+    ``phi(x0) <= -x0`` and ``phi(-x0) >= x0``, i.e. the margin
     ``min(-x0 - phi(x0), phi(-x0) - x0) / x0`` stays negative.
 
-    Searched adversarially, per instance: ``n_fields`` random fields ``f(x) = a x + b x^2 + c x^3 + d sin(k x)`` (not
-    odd: the criterion is about any h, not only the lambda x corollary's odd ones), then ``n_rounds`` rounds that
-    keep the best tenth and mutate it (log-normal steps on every coefficient) towards a larger margin; all fields
-    integrated from +-x0 with :func:`dynkit.solve` (dopri5, rtol 1e-9). ``details['closest']`` is the best margin
-    reached (the energy argument of the proof says it stays below 0).
+    Searched adversarially, per instance: ``n_fields`` random fields
+    ``f(x) = a x + b x^2 + c x^3 + d sin(k x)`` (not odd: the criterion is about any h, not only the
+    lambda x corollary's odd ones), then ``n_rounds`` rounds that keep the best tenth and mutate it
+    (log-normal steps on every coefficient) towards a larger margin; all fields integrated from +-x0
+    with :func:`dynkit.solve` (dopri5, rtol 1e-9). ``details['closest']`` is the best margin reached
+    (the energy argument of the proof says it stays below 0).
 
-    Range: x0 > 0, eps > 0. ``free_velocity=True`` starts from Prop. 6's velocity ``(h(x0) - x0) / (1 - 1/e)`` for
-    h = -2 x (f = 0, outside the hypothesis v0 = 0): both conditions are met, the planted violation."""
+    Range: x0 > 0, eps > 0. ``free_velocity=True`` starts from Prop. 6's velocity
+    ``(h(x0) - x0) / (1 - 1/e)`` for h = -2 x (f = 0, outside the hypothesis v0 = 0): both
+    conditions are met, the planted violation."""
     context = _CTX + " Prop. 7 (criterion)"
     x0 = as_scalar_batch("x0", x0, context=context, low=0, low_open=True)
     e = as_scalar_batch("eps", eps, context=context, low=0, low_open=True)
@@ -403,7 +415,8 @@ def check_prop7_criterion(
             * np.exp(0.3 * rng.standard_normal(children.shape))
             * np.where(rng.uniform(size=children.shape) < 0.1, -1.0, 1.0)
         )
-        # c <= 0 keeps every field confining (no finite-time blow-up); |coefficients| <= 1e3 keeps dopri5's cost bounded
+        # c <= 0 keeps every field confining (no finite-time blow-up); |coefficients| <= 1e3 keeps
+        # dopri5's cost bounded
         children = np.clip(children, -1e3, 1e3)
         children[2], children[4] = -np.abs(children[2]), np.clip(np.abs(children[4]), 0.1, 20)
         child_margin = margins(children)
@@ -429,7 +442,8 @@ def check_prop7_criterion(
 
 
 def momentum_forward(x0, v0, W, b, gamma: float):
-    """Momentum ResNet (2) with ``f_n(x) = tanh(W_n x + b_n)``: W (depth, ..., d, d), b (depth, ..., d)."""
+    """Momentum ResNet (2) with ``f_n(x) = tanh(W_n x + b_n)``: W (depth, ..., d, d), b (depth,
+    ..., d)."""
     x0, v0, W, b, gamma = _net_inputs(x0, v0, W, b, gamma, _CTX + " (2)")
     x, v = x0, v0
     for Wn, bn in zip(W, b):
@@ -439,7 +453,8 @@ def momentum_forward(x0, v0, W, b, gamma: float):
 
 
 def momentum_inverse(xK, vK, W, b, gamma: float):
-    """Inversion (3): ``x_n = x_{n+1} - v_{n+1}``, ``v_n = (v_{n+1} - (1 - gamma) f(x_n)) / gamma``."""
+    """Inversion (3): ``x_n = x_{n+1} - v_{n+1}``,
+    ``v_n = (v_{n+1} - (1 - gamma) f(x_n)) / gamma``."""
     xK, vK, W, b, gamma = _net_inputs(xK, vK, W, b, gamma, _CTX + " (3)", names=("xK", "vK"))
     x, v = xK, vK
     for Wn, bn in zip(W[::-1], b[::-1]):
@@ -465,9 +480,9 @@ def _ratio(gamma: float) -> tuple[int, int]:
 
 
 def exact_momentum_forward(x0, v0, W, b, gamma: float):
-    """Forward (2) in fixed point with Maclaurin et al.'s reversible multiplication by ``gamma = n/d``
-    (appendix C): the remainders of the division by d go into an integer buffer (one per coordinate).
-    Returns integer states ``(x, v, buffer)``."""
+    """Forward (2) in fixed point with Maclaurin et al.'s reversible multiplication by
+    ``gamma = n/d`` (appendix C): the remainders of the division by d go into an integer buffer
+    (one per coordinate). Returns integer states ``(x, v, buffer)``."""
     x0, v0, W, b, gamma = _net_inputs(x0, v0, W, b, gamma, _CTX + " appendix C")
     x, v = _fixed(np.asarray(x0, float)), _fixed(np.asarray(v0, float))
     n, d = _ratio(gamma)
@@ -481,8 +496,9 @@ def exact_momentum_forward(x0, v0, W, b, gamma: float):
 
 
 def _exact_layers(x, v, W, b, gamma: float, buf=None):
-    """The fixed-point layers of :func:`exact_momentum_forward`, yielding ``(x, v, buffer)`` after each.
-    ``buf`` is the initial buffer (default 0; an object array of Python ints may exceed int64)."""
+    """The fixed-point layers of :func:`exact_momentum_forward`, yielding ``(x, v, buffer)``
+    after each. ``buf`` is the initial buffer (default 0; an object array of Python ints may
+    exceed int64)."""
     n, d = _ratio(gamma)
     buf = np.zeros_like(v) if buf is None else buf
     for Wn, bn in zip(W, b):
@@ -549,9 +565,9 @@ def _net_inputs(x0, v0, W, b, gamma, context, names=("x0", "v0")):
 
 
 def float_bits_lost(x0, v0, W, b, gamma: float) -> np.ndarray:
-    """Bits the float64 inversion (3) loses over a forward pass (2): ``log2(err / u)`` per instance, ``err`` the
-    largest reconstruction error of ``(x0, v0)`` relative to ``1 + max(|x0|, |v0|)``, ``u`` = machine epsilon
-    (an error below one ulp counts as 0 bits)."""
+    """Bits the float64 inversion (3) loses over a forward pass (2): ``log2(err / u)`` per
+    instance, ``err`` the largest reconstruction error of ``(x0, v0)`` relative to
+    ``1 + max(|x0|, |v0|)``, ``u`` = machine epsilon (an error below one ulp counts as 0 bits)."""
     xK, vK = momentum_forward(x0, v0, W, b, gamma)
     xr, vr = momentum_inverse(xK, vK, W, b, gamma)
     scale = 1 + np.maximum(np.abs(x0).max(axis=-1), np.abs(v0).max(axis=-1))
@@ -561,17 +577,20 @@ def float_bits_lost(x0, v0, W, b, gamma: float) -> np.ndarray:
 
 
 def check_inversion(x0, v0, W, b, gamma: float) -> CheckResult:
-    """(3) inverts (2), and Sect. 3.2's account of float inversion: the finite-precision multiplication by gamma
-    loses about ``log2(1/gamma)`` bits per layer, ``k log2(1/gamma)`` over depth k ("storing log2((1/gamma)^k)"),
-    which is why the buffer of appendix C is needed.
+    """(3) inverts (2), and Sect. 3.2's account of float inversion: the finite-precision
+        multiplication by gamma
+    loses about ``log2(1/gamma)`` bits per layer, ``k log2(1/gamma)`` over depth k ("storing
+    log2((1/gamma)^k)"), which is why the buffer of appendix C is needed.
 
     Float part: the bits lost by float64 (3) after (2) (:func:`float_bits_lost`) must be at most
-    ``k log2(1/gamma) + log2(16 k)`` (rounding accumulated over k layers: measured at most +6.2 bits over 10 000
-    instances, depth 5-60, gamma 0.1-0.99) and at least ``k log2(1/gamma) / 2 - log2(16 k)`` ("about": f's Jacobian
-    can slow the growth, by up to 0.4 bits a layer measured at gamma 0.3-0.5). It fails when (3) loses more than the
-    paper accounts for (a wrong inverse) or far less (then no buffer would be needed). The count is exact as a
-    volume: each inverse layer's Jacobian has determinant gamma**-d, whatever f. Exact part: the fixed-point version
-    with the information buffer of appendix C reconstructs ``(x0, v0)`` bit for bit (tolerance 0)."""
+    ``k log2(1/gamma) + log2(16 k)`` (rounding accumulated over k layers: measured at most +6.2
+    bits over 10 000 instances, depth 5-60, gamma 0.1-0.99) and at least
+    ``k log2(1/gamma) / 2 - log2(16 k)`` ("about": f's Jacobian can slow the growth, by up to 0.4
+    bits a layer measured at gamma 0.3-0.5). It fails when (3) loses more than the paper accounts
+    for (a wrong inverse) or far less (then no buffer would be needed). The count is exact as a
+    volume: each inverse layer's Jacobian has determinant gamma**-d, whatever f. Exact part: the
+    fixed-point version with the information buffer of appendix C reconstructs ``(x0, v0)`` bit
+    for bit (tolerance 0)."""
     context = _CTX + " inversion (3)"
     x0, v0, W, b, gamma = _net_inputs(x0, v0, W, b, gamma, context)
     depth = W.shape[0]
@@ -596,7 +615,8 @@ def check_inversion(x0, v0, W, b, gamma: float) -> CheckResult:
                 off,
                 0.0,
                 instances,
-                f"float64 (3) after (2): bits lost outside [k log2(1/gamma) / 2 - {slack:.3g}, k log2(1/gamma) + "
+                f"float64 (3) after (2): bits lost outside [k log2(1/gamma) / 2 - "
+                f"{slack:.3g}, k log2(1/gamma) + "
                 f"{slack:.3g}], k log2(1/gamma) = {predicted:.3g}",
                 sides={"bits lost (float64)": lost, "k log2(1/gamma)": np.full(batch, predicted)},
             ),
@@ -611,16 +631,17 @@ def check_inversion(x0, v0, W, b, gamma: float) -> CheckResult:
     )
 
 
-# the buffer starts at 2**64 (Maclaurin et al.'s algorithm works from any initial buffer): each layer then
-# multiplies it by d/n up to a relative 1/(n 2**64) from the floor, so over <= 10**4 layers the measured bits
-# agree with k log2(1/gamma) to ~1e-12; 1e-9 bits is the tolerance.
+# the buffer starts at 2**64 (Maclaurin et al.'s algorithm works from any initial buffer): each
+# layer then multiplies it by d/n up to a relative 1/(n 2**64) from the floor, so over <= 10**4
+# layers the measured bits agree with k log2(1/gamma) to ~1e-12; 1e-9 bits is the tolerance.
 MEMORY_TOL = 1e-9
 _BUFFER_START = 2**64
 
 
 def buffer_bits(x0, v0, W, b, gamma: float) -> np.ndarray:
-    """Bits each coordinate's appendix C buffer gains over the exact forward pass: ``log2(i_k / i_0)`` with the
-    buffer started at ``i_0 = 2**64`` (so the leading digits it receives are never zeros an integer hides)."""
+    """Bits each coordinate's appendix C buffer gains over the exact forward pass:
+    ``log2(i_k / i_0)`` with the buffer started at ``i_0 = 2**64`` (so the leading digits it
+    receives are never zeros an integer hides)."""
     start = np.full(np.shape(v0), _BUFFER_START, dtype=object)
     buf = start
     for _, _, buf in _exact_layers(
@@ -631,11 +652,12 @@ def buffer_bits(x0, v0, W, b, gamma: float) -> np.ndarray:
 
 
 def check_memory_bits(x0, v0, W, b, gamma: float) -> CheckResult:
-    """Sect. 3.2: a depth-k network stores ``log2((1/gamma)**k)`` bits per coordinate (``k (1 - gamma) / ln 2`` if
-    gamma is close to 1). Measured (:func:`buffer_bits`): the bits the appendix C buffer gains, per coordinate,
-    against ``k log2(d/n)`` for ``gamma = n/d`` (tolerance ``MEMORY_TOL``: a buffer that keeps nothing, or one
-    digit too little, is caught at any gamma); and the paper's approximation ``k (1 - gamma)/ln 2``, whose relative
-    error must be at most ``1 - gamma`` (first order: it is ``(1 - gamma)/2 + O((1 - gamma)**2)``)."""
+    """Sect. 3.2: a depth-k network stores ``log2((1/gamma)**k)`` bits per coordinate
+    (``k (1 - gamma) / ln 2`` if gamma is close to 1). Measured (:func:`buffer_bits`): the bits
+    the appendix C buffer gains, per coordinate, against ``k log2(d/n)`` for ``gamma = n/d``
+    (tolerance ``MEMORY_TOL``: a buffer that keeps nothing, or one digit too little, is caught at
+    any gamma); and the paper's approximation ``k (1 - gamma)/ln 2``, whose relative error must
+    be at most ``1 - gamma`` (first order: it is ``(1 - gamma)/2 + O((1 - gamma)**2)``)."""
     context = _CTX + " Sect. 3.2 memory"
     x0, v0, W, b, gamma = _net_inputs(x0, v0, W, b, gamma, context)
     n, d = _ratio(gamma)
@@ -679,8 +701,8 @@ BACKPROP_TOL = 1e-10
 
 
 def backprop_formula(x0, v0, W, b, gamma: float, grad_xK, grad_vK):
-    """Appendix E's backward recursion for ``f_n(x) = tanh(W_n x + b_n)``: gradients of the loss with
-    respect to ``x0, v0, W, b`` given ``dL/dx_K = grad_xK`` and ``dL/dv_K = grad_vK``."""
+    """Appendix E's backward recursion for ``f_n(x) = tanh(W_n x + b_n)``: gradients of the loss
+    with respect to ``x0, v0, W, b`` given ``dL/dx_K = grad_xK`` and ``dL/dv_K = grad_vK``."""
     xs, pre = [x0], []
     x, v = x0, v0
     for Wn, bn in zip(W, b):
@@ -703,9 +725,10 @@ def backprop_formula(x0, v0, W, b, gamma: float, grad_xK, grad_vK):
 
 
 def check_backprop_formula(x0, v0, W, b, gamma: float, seed: int = 0) -> CheckResult:
-    """Appendix E: ``grad_{z_{k-1}} L = [[I + (1-g) df, g I], [(1-g) df, g I]]^T grad_{z_k} L`` and
-    ``grad_{theta_{k-1}} L = (1-g) [d_theta f; d_theta f]^T grad_{z_k} L`` equal torch autograd for a random
-    linear loss of (x_K, v_K). Residual: max relative difference over x0, v0, every W_n and b_n."""
+    """Appendix E: ``grad_{z_{k-1}} L = [[I + (1-g) df, g I], [(1-g) df, g I]]^T grad_{z_k} L``
+    and ``grad_{theta_{k-1}} L = (1-g) [d_theta f; d_theta f]^T grad_{z_k} L`` equal torch
+    autograd for a random linear loss of (x_K, v_K). Residual: max relative difference over x0,
+    v0, every W_n and b_n."""
     import torch
 
     context = _CTX + " appendix E"

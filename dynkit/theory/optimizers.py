@@ -1,6 +1,6 @@
-"""Convergence rates of the momentum schemes behind the MomentumRNN cells (MomentumRNN paper, Sect. 2.4):
-NAG with ``mu_t = (t - 1)/(t + 2)`` converges at ``O(1/t**2)`` on convex problems, and the scheduled restart
-``mu_t = (t mod F)/(t mod F + 3)`` converges linearly.
+"""Convergence rates of the momentum schemes behind the MomentumRNN cells (MomentumRNN paper, Sect.
+2.4): NAG with ``mu_t = (t - 1)/(t + 2)`` converges at ``O(1/t**2)`` on convex problems, and the
+scheduled restart ``mu_t = (t mod F)/(t mod F + 3)`` converges linearly.
 
 Iterations run on quadratics ``f(x) = x^T A x / 2`` (A symmetric positive semi-definite: convex and
 L-smooth, L = max eig A), batched, with step ``s = 1/L``: ``y = x_t + mu_t (x_t - x_{t-1})``,
@@ -61,16 +61,17 @@ def _psd(A, context):
 
 
 def _run(A, x0, mu: Callable[[int], float], n_steps: int) -> tuple[np.ndarray, np.ndarray]:
-    """``log(f(x_t) - f*)`` for t = 0..n_steps (the iteration is linear in (x_t, x_{t-1}): the pair is
-    renormalised each step and the log scale accumulated), and ``||x_0 - x*||**2``."""
+    """``log(f(x_t) - f*)`` for t = 0..n_steps (the iteration is linear in (x_t, x_{t-1}): the
+    pair is renormalised each step and the log scale accumulated), and ``||x_0 - x*||**2``."""
     w, V = np.linalg.eigh(A)
     L = w[..., -1]
     s = 1 / L
     z = np.einsum("...ji,...j->...i", V, x0)  # eigen-coordinates; null directions do not move f
     z = np.where(w > 1e-14 * L[..., None], z, 0.0)
     dist2 = np.sum(z * z, axis=-1)
-    # the loop is overhead-bound (a few numpy calls per step on small arrays): keep (x_t, x_{t-1}) in one array,
-    # reduce with einsum, and take the logs once at the end (log of a product = sum of logs)
+    # the loop is overhead-bound (a few numpy calls per step on small arrays): keep (x_t, x_{t-1})
+    # in one array, reduce with einsum, and take the logs once at the end (log of a product = sum of
+    # logs)
     pair = np.stack([z, z])  # (2, ..., n): x_t, x_{t-1}
     step_w = (
         s[..., None] * w
@@ -113,9 +114,10 @@ def _inputs(A, x0, n_steps, context):
 def check_nag_rate(
     A, x0, *, n_steps: int = 500, momentum: Callable[[int], float] = nag_momentum
 ) -> CheckResult:
-    """MomentumRNN paper, Sect. 2.4: "for convex optimization, NAG has a convergence rate O(1/t**2)". Checked
-    with Su-Boyd-Candes' constant: ``max_t (t + 1)**2 s (f(x_t) - f*) / (2 ||x_0 - x*||**2) <= 1``. ``momentum``
-    replaces the schedule (``lambda t: 0.0``, gradient descent, is only O(1/t) and plants a violation on
+    """MomentumRNN paper, Sect. 2.4: "for convex optimization, NAG has a convergence rate
+    O(1/t**2)". Checked with Su-Boyd-Candes' constant:
+    ``max_t (t + 1)**2 s (f(x_t) - f*) / (2 ||x_0 - x*||**2) <= 1``. ``momentum`` replaces the
+    schedule (``lambda t: 0.0``, gradient descent, is only O(1/t) and plants a violation on
     ill-conditioned A)."""
     context = "MomentumRNN Sect. 2.4, NAG rate"
     A, x0, eig, n_steps = _inputs(A, x0, n_steps, context)
@@ -138,7 +140,8 @@ def check_nag_rate(
     )
 
 
-# restarted NAG's linear rate per step of f, alpha <= exp(-c / sqrt(kappa)): measured c >= 0.56 for kappa <= 3e4
+# restarted NAG's linear rate per step of f, alpha <= exp(-c / sqrt(kappa)): measured c >= 0.56 for
+# kappa <= 3e4
 RESTART_RATE_CONSTANT = 0.4
 
 
@@ -151,21 +154,23 @@ def check_restart_rate(
     momentum: Callable[[int], float] | None = None,
     literal: bool = False,
 ) -> CheckResult:
-    """MomentumRNN paper, Sect. 2.4: scheduled restart accelerates NAG "to a linear convergence rate" on
-    strongly convex problems (the paper writes ``O(alpha**-t)`` with ``0 < alpha < 1``, which grows: read as
-    ``O(alpha**t)``). With ``F = restart`` (default ``ceil(2 sqrt(kappa))``) the measured rate
-    ``alpha = (f(x_N) / f(x_{N/2}))**(2/N)`` over ``N = n_cycles F`` steps must be an *accelerated* linear rate,
-    ``alpha <= exp(-RESTART_RATE_CONSTANT / sqrt(kappa))``.
+    """MomentumRNN paper, Sect. 2.4: scheduled restart accelerates NAG "to a linear convergence
+    rate" on strongly convex problems (the paper writes ``O(alpha**-t)`` with ``0 < alpha < 1``,
+    which grows: read as ``O(alpha**t)``). With ``F = restart`` (default ``ceil(2 sqrt(kappa))``)
+    the measured rate ``alpha = (f(x_N) / f(x_{N/2}))**(2/N)`` over ``N = n_cycles F`` steps must be
+    an *accelerated* linear rate, ``alpha <= exp(-RESTART_RATE_CONSTANT / sqrt(kappa))``.
 
-    Range and power: strongly convex quadratics with kappa in [1, 3e4] (the measured exponent ``-sqrt(kappa)
-    log(alpha)`` of the schedule falls from 6.4 at kappa = 1.01 to 0.56 at kappa = 3e4 and levels off near 0.55;
-    the constant 0.4 keeps a margin). Gradient descent's rate ``(1 - 1/kappa)**2`` lies above this bound for every
-    kappa > 30, so ``momentum=lambda t: 0.0`` (no acceleration) fails there (the former bound
-    ``1 - 1/(4 kappa)`` was weaker than gradient descent's and a planted momentum = 0 "held" at kappa = 1e3); for
-    kappa <= 30 this bound does not separate the two rates (the check then has no power against GD).
-    ``momentum`` replaces the schedule (``lambda t: 1.0`` never damps, ``lambda t: 0.0`` is gradient descent).
-    ``literal=True`` checks the rate as printed, ``O(alpha**-t)`` with ``0 < alpha < 1``: a per-step factor
-    ``1/alpha > 1``; residual ``max(1 - factor, 0)`` (a converging run violates it)."""
+    Range and power: strongly convex quadratics with kappa in [1, 3e4] (the measured exponent
+    ``-sqrt(kappa) log(alpha)`` of the schedule falls from 6.4 at kappa = 1.01 to 0.56 at kappa =
+    3e4 and levels off near 0.55; the constant 0.4 keeps a margin). Gradient descent's rate
+    ``(1 - 1/kappa)**2`` lies above this bound for every kappa > 30, so
+    ``momentum=lambda t: 0.0`` (no acceleration) fails there (the former bound
+    ``1 - 1/(4 kappa)`` was weaker than gradient descent's and a planted momentum = 0 "held" at
+    kappa = 1e3); for kappa <= 30 this bound does not separate the two rates (the check then has
+    no power against GD). ``momentum`` replaces the schedule (``lambda t: 1.0`` never damps,
+    ``lambda t: 0.0`` is gradient descent). ``literal=True`` checks the rate as printed,
+    ``O(alpha**-t)`` with ``0 < alpha < 1``: a per-step factor ``1/alpha > 1``; residual
+    ``max(1 - factor, 0)`` (a converging run violates it)."""
     context = "MomentumRNN Sect. 2.4, scheduled restart"
     A, x0, eig, _ = _inputs(A, x0, 1, context)
     if momentum is not None:
@@ -214,15 +219,16 @@ def check_restart_rate(
 def check_momentum_gd_rate(
     A, x0, mu: float, *, step: float | None = None, n_steps: int = 500
 ) -> CheckResult:
-    """MomentumRNN Sect. 2.4 (and the review's Sect. 2.4): "GD or GD with constant momentum whose convergence rate is
-    O(1/t)". Heavy ball ``x_{t+1} = x_t - s grad f(x_t) + mu (x_t - x_{t-1})`` (x_{-1} = x_0) on convex quadratics
-    (A PSD, possibly singular), checked with an explicit constant: ``max_t t s (f(x_t) - f*) / ||x_0 - x*||**2 <=
-    1 / (2 (1 - mu))`` (gradient descent's 1/2 at mu = 0; each mode decays like GD with step s / (1 - mu), so the
-    constant grows like 1 / (1 - mu): measured at most 0.23 / (1 - mu) for mu <= 0.99 on random spectra over 8
-    decades).
+    """MomentumRNN Sect. 2.4 (and the review's Sect. 2.4): "GD or GD with constant momentum whose
+    convergence rate is O(1/t)". Heavy ball ``x_{t+1} = x_t - s grad f(x_t) + mu (x_t - x_{t-1})``
+    (x_{-1} = x_0) on convex quadratics (A PSD, possibly singular), checked with an explicit
+    constant: ``max_t t s (f(x_t) - f*) / ||x_0 - x*||**2 <= 1 / (2 (1 - mu))`` (gradient descent's
+    1/2 at mu = 0; each mode decays like GD with step s / (1 - mu), so the constant grows like 1 /
+    (1 - mu): measured at most 0.23 / (1 - mu) for mu <= 0.99 on random spectra over 8 decades).
 
-    Range: A symmetric PSD, mu in [0, 1), step in (0, 1/L] (default 1/L). ``step`` above ``2 (1 + mu) / L`` (outside
-    the hypotheses) makes the iteration diverge: the planted violation."""
+    Range: A symmetric PSD, mu in [0, 1), step in (0, 1/L] (default 1/L). ``step`` above
+    ``2 (1 + mu) / L`` (outside the hypotheses) makes the iteration diverge: the planted
+    violation."""
     context = "MomentumRNN Sect. 2.4, GD with constant momentum"
     A, x0, eig, n_steps = _inputs(A, x0, n_steps, context)
     mu = float(as_scalar_batch("mu", mu, context=context, low=0.0, high=1.0, high_open=True))
@@ -263,7 +269,8 @@ def check_momentum_gd_rate(
 
 
 GRADIENT_POINTS = ("x_t", "x_{t-1}")
-"""Where (3)'s gradient is evaluated: at x_t as printed (an implicit step) or at x_{t-1} (Polyak's heavy ball)."""
+"""Where (3)'s gradient is evaluated: at x_t as printed (an implicit step) or at x_{t-1}
+(Polyak's heavy ball)."""
 
 
 def check_momentum_gd_form(
@@ -278,18 +285,21 @@ def check_momentum_gd_form(
     n_steps: int = 30,
     reference_mu: float | None = None,
 ) -> CheckResult:
-    """MomentumRNN (3): ``p_0 = x_0; p_t = mu p_{t-1} + s grad f(x_t); x_t = x_{t-1} - p_t`` is presented as GD
-    "significantly accelerated by using the momentum [55]" (Polyak's heavy ball). Checked on ``f(x) = x^T A x / 2 +
-    b^T x``: the iterates of (3) satisfy the heavy-ball recurrence ``x_t = x_{t-1} - s grad f(x_{t-1}) + mu (x_{t-1} -
-    x_{t-2})`` for every t >= 1, started at rest (``x_{-1} = x_0``: Polyak's first step is a gradient step). As
-    printed (``gradient_at="x_t"``) every step is implicit, ``(I + s A) x_t = x_{t-1} - mu p_{t-1} - s b`` (the same
-    slip as the paper's GD sentence, ``x_t = x_{t-1} - s grad f(x_t)``, and its LMC update (4)); with ``"x_{t-1}"`` it
-    is heavy ball from t = 2 on. ``p0``: ``"x0"`` as printed (then x_1 = (1 - mu) x_0 - s grad f(x_0): the first step
-    pulls x towards the coordinate origin, off heavy ball by ``mu |x_0|``) or ``"zero"`` (at rest). Residual: the
-    largest gap relative to the largest iterate (1e-12).
+    """MomentumRNN (3): ``p_0 = x_0; p_t = mu p_{t-1} + s grad f(x_t); x_t = x_{t-1} - p_t`` is
+    presented as GD "significantly accelerated by using the momentum [55]" (Polyak's heavy ball).
+    Checked on ``f(x) = x^T A x / 2 + b^T x``: the iterates of (3) satisfy the heavy-ball recurrence
+    ``x_t = x_{t-1} - s grad f(x_{t-1}) + mu (x_{t-1} - x_{t-2})`` for every t >= 1, started at rest
+    (``x_{-1} = x_0``: Polyak's first step is a gradient step). As printed (``gradient_at="x_t"``)
+    every step is implicit, ``(I + s A) x_t = x_{t-1} - mu p_{t-1} - s b`` (the same slip as the
+    paper's GD sentence, ``x_t = x_{t-1} - s grad f(x_t)``, and its LMC update (4)); with
+    ``"x_{t-1}"`` it is heavy ball from t = 2 on. ``p0``: ``"x0"`` as printed (then x_1 = (1 - mu)
+    x_0 - s grad f(x_0): the first step pulls x towards the coordinate origin, off heavy ball by
+    ``mu |x_0|``) or ``"zero"`` (at rest). Residual: the largest gap relative to the largest iterate
+    (1e-12).
 
-    Range: A symmetric PSD (A = 0: a linear f, where both gradient points coincide), any b, x0, mu >= 0, s > 0.
-    ``reference_mu`` replaces mu in the heavy-ball recurrence (a wrong reference: the planted violation)."""
+    Range: A symmetric PSD (A = 0: a linear f, where both gradient points coincide), any b, x0,
+    mu >= 0, s > 0. ``reference_mu`` replaces mu in the heavy-ball recurrence (a wrong reference:
+    the planted violation)."""
     context = "MomentumRNN (3)"
     if gradient_at not in GRADIENT_POINTS:
         raise ValueError(
@@ -341,7 +351,8 @@ def check_momentum_gd_form(
         gap,
         1e-12,
         dict(A=A, b=b, x0=x0),
-        f"(3) with grad f({gradient_at}), p_0 = {'x_0' if p0 == 'x0' else '0'}, vs Polyak's heavy ball "
+        f"(3) with grad f({gradient_at}), p_0 = {'x_0' if p0 == 'x0' else '0'}, vs Polyak's "
+        f"heavy ball "
         f"from rest, t >= 1, max relative gap",
         sides={"x_T (3)": xs[-1], "heavy ball step from (x_{T-1}, x_{T-2})": heavy_ball[-1]},
     )

@@ -1,11 +1,13 @@
-"""Linear maps represented by a Momentum ResNet in the continuous limit: Prop. 4 (Psi_eps), Theorems 1
-and 2 (representable maps, lambda_eps) of the Momentum ResNets paper, and the eps -> 0 limit (Culver's
-real-logarithm criterion).
+"""Linear maps represented by a Momentum ResNet in the continuous limit: Prop. 4 (Psi_eps), Theorems
+1 and 2 (representable maps, lambda_eps) of the Momentum ResNets paper, and the eps -> 0 limit
+(Culver's real-logarithm criterion).
 
-``eps x'' + x' = theta x`` with ``(x(0), x'(0)) = (x0, 0)`` maps ``x0`` to ``Psi_eps(theta) x0`` at ``t = 1``
-(Prop. 4). With ``f_eps(z) = exp(-1/(2 eps)) (cosh(sqrt z) + sinh(sqrt z) / (2 eps sqrt z))`` one has
-``Psi_eps(theta) = f_eps(theta / eps + I / (4 eps**2))`` (appendix A.4); ``f_eps(R) = [lambda_eps, inf)`` with
-``lambda_eps = min_alpha G_eps(alpha)``, ``G_eps(alpha) = exp(-1/(2 eps)) (cos alpha + sin(alpha) / (2 eps alpha))``.
+``eps x'' + x' = theta x`` with ``(x(0), x'(0)) = (x0, 0)`` maps ``x0`` to ``Psi_eps(theta) x0`` at
+``t = 1`` (Prop. 4). With
+``f_eps(z) = exp(-1/(2 eps)) (cosh(sqrt z) + sinh(sqrt z) / (2 eps sqrt z))`` one has
+``Psi_eps(theta) = f_eps(theta / eps + I / (4 eps**2))`` (appendix A.4);
+``f_eps(R) = [lambda_eps, inf)`` with ``lambda_eps = min_alpha G_eps(alpha)``,
+``G_eps(alpha) = exp(-1/(2 eps)) (cos alpha + sin(alpha) / (2 eps alpha))``.
 """
 
 from __future__ import annotations
@@ -72,17 +74,19 @@ def _eps(eps, *, allow_zero: bool = False) -> np.ndarray:
 
 
 def psi_eps_series(theta, eps, *, max_terms: int = 60) -> np.ndarray:
-    """Prop. 4's series ``exp(-1/(2 eps)) sum_n (1/(2n)! + 1/(2 eps (2n+1)!)) X**n``, ``X = theta/eps + I/(4 eps**2)``
-    (batched over leading axes of ``theta``/``eps``), summed in a form that keeps its accuracy for any ``eps`` and
-    ``||theta / eps||``.
+    """Prop. 4's series ``exp(-1/(2 eps)) sum_n (1/(2n)! + 1/(2 eps (2n+1)!)) X**n``,
+    ``X = theta/eps + I/(4 eps**2)`` (batched over leading axes of ``theta``/``eps``), summed in a
+    form that keeps its accuracy for any ``eps`` and ``||theta / eps||``.
 
-    The series is ``C(X) + S(X) / (2 eps)`` with ``C = sum X**n/(2n)!`` and ``S = sum X**n/(2n+1)!`` (``cosh(sqrt X)``
-    and ``sinh(sqrt X)/sqrt X``). Summed directly in float64 it cancels catastrophically for large negative
-    ``theta/eps`` (terms ``|X|**n/(2n)!`` up to ``e**sqrt|X|`` for a sum of size 1) and overflows ``(2n)!``. Here both
-    series are summed term by term at ``X / 4**k`` with ``||X|| / 4**k <= 1/4`` (about 20 terms, no cancellation),
-    then brought back with the exact doubling identities of the series, ``C(4Y) = 2 C(Y)**2 - I`` and
-    ``S(4Y) = S(Y) C(Y)`` (``cosh 2s = 2 cosh**2 s - 1``, ``sinh 2s / 2s = (sinh s / s) cosh s``), carrying scalar
-    scale factors in log form so that ``exp(-1/(2 eps))`` and ``cosh(sqrt X)`` never overflow separately."""
+    The series is ``C(X) + S(X) / (2 eps)`` with ``C = sum X**n/(2n)!`` and
+    ``S = sum X**n/(2n+1)!`` (``cosh(sqrt X)`` and ``sinh(sqrt X)/sqrt X``). Summed directly in
+    float64 it cancels catastrophically for large negative ``theta/eps`` (terms ``|X|**n/(2n)!``
+    up to ``e**sqrt|X|`` for a sum of size 1) and overflows ``(2n)!``. Here both series are
+    summed term by term at ``X / 4**k`` with ``||X|| / 4**k <= 1/4`` (about 20 terms, no
+    cancellation), then brought back with the exact doubling identities of the series,
+    ``C(4Y) = 2 C(Y)**2 - I`` and ``S(4Y) = S(Y) C(Y)`` (``cosh 2s = 2 cosh**2 s - 1``,
+    ``sinh 2s / 2s = (sinh s / s) cosh s``), carrying scalar scale factors in log form so that
+    ``exp(-1/(2 eps))`` and ``cosh(sqrt X)`` never overflow separately."""
     theta = as_square("theta", theta, context=_CTX)
     e = _eps(eps)
     max_terms = check_count("max_terms", max_terms)
@@ -130,7 +134,8 @@ def psi_eps_series(theta, eps, *, max_terms: int = 60) -> np.ndarray:
 
 
 def psi_eps(theta, eps) -> np.ndarray:
-    """``Psi_eps(theta)`` as the top-left block of ``expm([[0, I], [theta/eps, -I/eps]])`` (appendix A.3)."""
+    """``Psi_eps(theta)`` as the top-left block of ``expm([[0, I], [theta/eps, -I/eps]])``
+    (appendix A.3)."""
     theta = as_square("theta", theta, context=_CTX)
     e = _eps(eps)
     d = theta.shape[-1]
@@ -144,8 +149,8 @@ def psi_eps(theta, eps) -> np.ndarray:
 
 
 def psi_eps_ode(theta, eps, *, rtol: float = 1e-10, atol: float = 1e-12) -> np.ndarray:
-    """``Psi_eps(theta)``: solve ``eps X'' + X' = theta X``, ``X(0) = I``, ``X'(0) = 0`` to ``t = 1`` with
-    :func:`dynkit.solve` (dopri5), all columns and the whole batch in one solve."""
+    """``Psi_eps(theta)``: solve ``eps X'' + X' = theta X``, ``X(0) = I``, ``X'(0) = 0`` to
+    ``t = 1`` with :func:`dynkit.solve` (dopri5), all columns and the whole batch in one solve."""
     theta = as_square("theta", theta, context=_CTX)
     e = _eps(eps)
     rtol = float(as_scalar_batch("rtol", rtol, context=_CTX, low=0.0, low_open=True))
@@ -166,7 +171,8 @@ def psi_eps_ode(theta, eps, *, rtol: float = 1e-10, atol: float = 1e-12) -> np.n
 
 
 def f_eps(z, eps) -> np.ndarray:
-    """Scalar ``f_eps(z) = exp(-1/(2 eps)) (cosh w + sinh(w) / (2 eps w))``, ``w = sqrt(z)`` (complex ok)."""
+    """Scalar ``f_eps(z) = exp(-1/(2 eps)) (cosh w + sinh(w) / (2 eps w))``, ``w = sqrt(z)``
+    (complex ok)."""
     z = np.asarray(z)
     if z.dtype.kind not in "biufc" or not np.all(np.isfinite(z)):
         raise ValueError(
@@ -201,27 +207,29 @@ def _g2(alpha, c):
 
 
 def _lambda_eps_with_argmin(eps: np.ndarray, n_grid: int = 2048) -> tuple[np.ndarray, np.ndarray]:
-    """``lambda_eps`` and the argmin of G_eps, vectorised over eps (:func:`_scaled_min_g` times ``exp(-1/(2 eps))``;
-    0 or subnormal where that factor underflows, see :func:`lambda_eps`)."""
+    """``lambda_eps`` and the argmin of G_eps, vectorised over eps (:func:`_scaled_min_g` times
+    ``exp(-1/(2 eps))``; 0 or subnormal where that factor underflows, see :func:`lambda_eps`)."""
     best, alpha = _scaled_min_g(eps, n_grid)
     return np.exp(-1 / (2 * eps)) * best, alpha
 
 
-# below this |lambda_eps| a float64 value is subnormal (fewer than 53 bits) or 0: lambda_eps raises there
+# below this |lambda_eps| a float64 value is subnormal (fewer than 53 bits) or 0: lambda_eps raises
+# there
 _LAMBDA_FLOOR = np.finfo(float).tiny
 
 
 def _scaled_min_g(eps: np.ndarray, n_grid: int = 2048) -> tuple[np.ndarray, np.ndarray]:
-    """``exp(1/(2 eps)) lambda_eps`` (the minimum of ``cos a + c sin(a) / a``, c = 1/(2 eps), which never under- or
-    overflows) and its argmin, vectorised over eps.
+    """``exp(1/(2 eps)) lambda_eps`` (the minimum of ``cos a + c sin(a) / a``, c = 1/(2 eps), which
+    never under- or overflows) and its argmin, vectorised over eps.
 
-    Why the minimum lies in (pi, 2 pi): on (0, pi] ``G(alpha) >= cos(alpha) >= -1`` (sin >= 0 there) while
-    ``G(pi) = -1`` and ``G'(pi) = -c/pi < 0``, so min G < -1 is attained beyond pi. Write
-    ``G(alpha) = A(alpha) cos(alpha - phi(alpha))`` with amplitude ``A = sqrt(1 + c**2/alpha**2)`` decreasing and
-    ``phi = arctan(c/alpha)`` in (0, pi/2): the point ``alpha_1 < 3 pi/2`` with ``alpha_1 - phi(alpha_1) = pi``
-    has ``G = -A(alpha_1) < -A(2 pi) <= G(alpha)`` for every ``alpha >= 2 pi``. So a dense grid of (pi, 2 pi] and
-    Newton on G' from its best point give the global minimum; the first trough sits near ``pi + c/pi`` for
-    small c (large eps) and near 4.493 (``tan alpha = alpha``) for large c.
+    Why the minimum lies in (pi, 2 pi): on (0, pi] ``G(alpha) >= cos(alpha) >= -1`` (sin >= 0 there)
+    while ``G(pi) = -1`` and ``G'(pi) = -c/pi < 0``, so min G < -1 is attained beyond pi. Write
+    ``G(alpha) = A(alpha) cos(alpha - phi(alpha))`` with amplitude ``A = sqrt(1 + c**2/alpha**2)``
+    decreasing and ``phi = arctan(c/alpha)`` in (0, pi/2): the point ``alpha_1 < 3 pi/2`` with
+    ``alpha_1 - phi(alpha_1) = pi`` has ``G = -A(alpha_1) < -A(2 pi) <= G(alpha)`` for every
+    ``alpha >= 2 pi``. So a dense grid of (pi, 2 pi] and Newton on G' from its best point give the
+    global minimum; the first trough sits near ``pi + c/pi`` for small c (large eps) and near 4.493
+    (``tan alpha = alpha``) for large c.
     """
     c = 1 / (2 * eps)
     spacing = np.pi / n_grid
@@ -244,8 +252,8 @@ def _lambda_scalar(eps: float) -> tuple[float, float]:
 
 
 def lambda_eps(eps):
-    """``lambda_eps = min_alpha G_eps(alpha)`` (Theorem 1 of the Momentum ResNets paper): the lower end of
-    ``Psi_eps(R) = [lambda_eps, inf)``.
+    """``lambda_eps = min_alpha G_eps(alpha)`` (Theorem 1 of the Momentum ResNets paper): the lower
+    end of ``Psi_eps(R) = [lambda_eps, inf)``.
 
     Vectorised float64: the minimum lies in the first trough, ``alpha`` in (pi, 2 pi) (proof in
     :func:`_lambda_eps_with_argmin`), found on a grid and polished by Newton. Accuracy: within 1e-13
@@ -256,8 +264,9 @@ def lambda_eps(eps):
     Raises
     ------
     ValueError
-        For eps below ~7.1e-4, where ``|lambda_eps| < 2.2e-308`` (``exp(-1/(2 eps))`` underflows float64: eps = 1e-4
-        gives -3.7e-2169). :func:`lambda_eps_mp` returns those values as mpmath numbers.
+        For eps below ~7.1e-4, where ``|lambda_eps| < 2.2e-308`` (``exp(-1/(2 eps))`` underflows
+        float64: eps = 1e-4 gives -3.7e-2169). :func:`lambda_eps_mp` returns those values as mpmath
+        numbers.
     """
     e = _eps(eps)
     value = (
@@ -269,23 +278,26 @@ def lambda_eps(eps):
     if np.any(tiny):
         worst = float(np.max(np.where(tiny, e, 0)))
         raise ValueError(
-            f"eps = {worst:.6g}: lambda_eps = -exp(-1/(2 eps)) x O(1/eps) underflows float64 for eps "
+            f"eps = {worst:.6g}: lambda_eps = -exp(-1/(2 eps)) x O(1/eps) underflows float64 "
+            f"for eps "
             f"below ~7.1e-4 ({_CTX}); use lambda_eps_mp(eps) for its mpmath value"
         )
     return value
 
 
 def _threshold(eps: float) -> float | mpmath.mpf:
-    """``lambda_eps`` as a float where float64 holds it, else (eps below ~7.1e-4) as a 30-digit mpmath number: the
-    threshold Theorem 1/2's decisions compare eigenvalues with (an mpf compares with floats exactly)."""
+    """``lambda_eps`` as a float where float64 holds it, else (eps below ~7.1e-4) as a 30-digit
+    mpmath number: the threshold Theorem 1/2's decisions compare eigenvalues with (an mpf
+    compares with floats exactly)."""
     value = _lambda_scalar(float(eps))[0]
     return value if abs(value) >= _LAMBDA_FLOOR else lambda_eps_mp(float(eps), 30)
 
 
 def lambda_eps_mp(eps: float, dps: int = 40) -> mpmath.mpf:
-    """``lambda_eps`` to ``dps`` digits with mpmath, independently of the float64 code: scan G_eps on
-    (pi, 2 pi) at ``dps`` digits (where the global minimum lies, see :func:`_lambda_eps_with_argmin`),
-    then bisect G' between the neighbours of the best scan point."""
+    """``lambda_eps`` to ``dps`` digits with mpmath, independently of the float64 code: scan
+    G_eps on (pi, 2 pi) at ``dps`` digits (where the global minimum lies, see
+    :func:`_lambda_eps_with_argmin`), then bisect G' between the neighbours of the best scan
+    point."""
     e = float(_eps(eps))
     if isinstance(dps, bool) or not isinstance(dps, (int, np.integer)) or not 15 <= dps <= 1000:
         raise ValueError(f"dps must be an integer in [15, 1000] (mpmath digits); got {dps!r}")
@@ -311,18 +323,20 @@ def lambda_eps_mp(eps: float, dps: int = 40) -> mpmath.mpf:
 
 @dataclass(frozen=True)
 class Representability:
-    """Decision of :func:`is_representable`: ``representable`` is True, False, or None where Theorem 2
-    leaves the case open (Jordan blocks of size >= 2 at exactly ``lambda_eps`` occurring an odd number of
-    times) or where the matrix's conditioning cannot decide its Jordan structure below the threshold. ``reason`` says which condition decided; ``blocks`` maps each real eigenvalue below the
-    threshold to its Jordan block sizes."""
+    """Decision of :func:`is_representable`: ``representable`` is True, False, or None where
+    Theorem 2 leaves the case open (Jordan blocks of size >= 2 at exactly ``lambda_eps``
+    occurring an odd number of times) or where the matrix's conditioning cannot decide its Jordan
+    structure below the threshold. ``reason`` says which condition decided; ``blocks`` maps each
+    real eigenvalue below the threshold to its Jordan block sizes."""
 
     representable: bool | None
     reason: str
     theorem: str
     threshold: float
     blocks: dict = field(default_factory=dict)
-    # None only because some eigenvalue with unpaired simple blocks is lambda_eps to rounding: D is then within
-    # rounding of a representable matrix (its eigenvalue moved onto lambda_eps), which momentum_logarithm constructs
+    # None only because some eigenvalue with unpaired simple blocks is lambda_eps to rounding: D is
+    # then within rounding of a representable matrix (its eigenvalue moved onto lambda_eps), which
+    # momentum_logarithm constructs
     within_rounding: bool = False
 
     def __bool__(self) -> bool:  # pragma: no cover - convenience; None counts as False
@@ -330,26 +344,29 @@ class Representability:
 
 
 # clustering of computed eigenvalues: a Jordan block of size s perturbs them by ~eps**(1/s) * ||D||;
-# 1e-5 groups blocks up to size 3 in float64 while keeping distinct eigenvalues of test matrices apart.
+# 1e-5 groups blocks up to size 3 in float64 while keeping distinct eigenvalues of test matrices
+# apart.
 CLUSTER_TOL = 1e-5
-# momentum_logarithm: an eigenvalue within THRESHOLD_TOL * max(1, ||D||) of lambda_eps is inverted on the real branch
+# momentum_logarithm: an eigenvalue within THRESHOLD_TOL * max(1, ||D||) of lambda_eps is inverted
+# on the real branch
 THRESHOLD_TOL = 1e-10
-# is_representable's gray zone around lambda_eps: the eigenvalue's own rounding uncertainty (its cluster radius, scaled
-# by ||D||, not by max(1, ||D||): D and c D have the same structure) plus LAMBDA_RTOL |lambda_eps| (lambda_eps's float64
-# accuracy is 1e-13 relative). Outside it the side of lambda_eps is decided; inside it an eigenvalue whose Jordan blocks
-# are not paired makes the answer "cannot decide" (an absolute band 1e-10 max(1, ||D||) answered
-# "representable" for diag(1e6, lambda_eps - 1e-5) and for a lone -1e-20 at eps = 1e-3).
+# is_representable's gray zone around lambda_eps: the eigenvalue's own rounding uncertainty (its
+# cluster radius, scaled by ||D||, not by max(1, ||D||): D and c D have the same structure) plus
+# LAMBDA_RTOL |lambda_eps| (lambda_eps's float64 accuracy is 1e-13 relative). Outside it the side of
+# lambda_eps is decided; inside it an eigenvalue whose Jordan blocks are not paired makes the answer
+# "cannot decide" (an absolute band 1e-10 max(1, ||D||) answered "representable" for diag(1e6,
+# lambda_eps - 1e-5) and for a lone -1e-20 at eps = 1e-3).
 LAMBDA_RTOL = 1e-12
 
 
 def _norm_scale(D: np.ndarray) -> float:
-    """||D||_2 (at least the smallest normal float): the scale of D's eigenvalues' rounding errors."""
+    """||D||_2 (at least the smallest normal float): the scale of D's eigenvalues' rounding errors."""  # noqa: E501
     return max(float(np.linalg.norm(D, 2)), np.finfo(float).tiny)
 
 
 def _jordan_block_sizes(D: np.ndarray, lam: float, mult: int) -> list[int]:
-    """Sizes of the Jordan blocks of the real matrix D at real eigenvalue lam (algebraic multiplicity
-    mult), from the numerical ranks of (D - lam I)^k."""
+    """Sizes of the Jordan blocks of the real matrix D at real eigenvalue lam (algebraic
+    multiplicity mult), from the numerical ranks of (D - lam I)^k."""
     n = D.shape[-1]
     N = D - lam * np.eye(n)
     scale = max(1.0, np.linalg.norm(D, 2))
@@ -379,12 +396,13 @@ def _real_clusters(eig: np.ndarray, scale: float) -> list[tuple[float, int]]:
     return [(float(np.mean(c)), len(c)) for c in clusters]
 
 
-# Jordan structure from the matrix's own conditioning (a fixed 1e-5 clustering merged two distinct simple
-# eigenvalues 1e-6 apart into one "pair"). A computed eigenvalue lambda_i with condition number kappa_i (left/right
-# eigenvectors) is uncertain by ~ kappa_i * u * ||D|| (first order; near-defective eigenvalues have huge kappa_i, so
-# a Jordan block's computed spread u**(1/s) stays inside). RADIUS_FACTOR * n widens that to a safe bound; two
-# eigenvalues whose disks overlap are one eigenvalue, two more than GAP_FACTOR times their radii apart are distinct,
-# and in between the decision is "cannot decide".
+# Jordan structure from the matrix's own conditioning (a fixed 1e-5 clustering merged two distinct
+# simple eigenvalues 1e-6 apart into one "pair"). A computed eigenvalue lambda_i with condition
+# number kappa_i (left/right eigenvectors) is uncertain by ~ kappa_i * u * ||D|| (first order;
+# near-defective eigenvalues have huge kappa_i, so a Jordan block's computed spread u**(1/s) stays
+# inside). RADIUS_FACTOR * n widens that to a safe bound; two eigenvalues whose disks overlap are
+# one eigenvalue, two more than GAP_FACTOR times their radii apart are distinct, and in between the
+# decision is "cannot decide".
 RADIUS_FACTOR = 10.0
 GAP_FACTOR = 1e3
 # a rank decision needs its nonzero singular values RANK_GAP times above what the noise can reach
@@ -396,22 +414,25 @@ class _Cluster:
     value: float  # the cluster's mean (real)
     size: int  # algebraic multiplicity
     members: np.ndarray  # computed eigenvalues
-    radius: float  # the cluster's own uncertainty (spread plus rounding, or the first-order radius if simple)
+    # the cluster's own uncertainty (spread plus rounding, or the first-order radius if simple)
+    radius: float
     ambiguous: bool  # some member is within GAP_FACTOR radii of an eigenvalue outside the cluster
 
 
 def _eigen_clusters(D: np.ndarray) -> tuple[list[_Cluster], np.ndarray]:
     """Real eigenvalue clusters of D, grouped by overlapping rounding disks (see RADIUS_FACTOR).
 
-    A disk's radius is the first-order bound ``RADIUS_FACTOR n u ||D|| kappa_i``, capped by the Hoelder bound of a
-    Jordan block of size n, ``(RADIUS_FACTOR n u)**(1/n) ||D||`` (a computed double eigenvalue that happens to split by
-    1e-16 has kappa ~ 1e16, whose first-order radius means nothing). Whether a cluster is too close to another to
-    tell distinct from multiple uses the clusters' own spread (plus rounding) for multiple clusters and the
-    first-order radius for simple eigenvalues."""
+    A disk's radius is the first-order bound ``RADIUS_FACTOR n u ||D|| kappa_i``, capped by the
+    Hoelder bound of a Jordan block of size n, ``(RADIUS_FACTOR n u)**(1/n) ||D||`` (a computed
+    double eigenvalue that happens to split by 1e-16 has kappa ~ 1e16, whose first-order radius
+    means nothing). Whether a cluster is too close to another to tell distinct from multiple uses
+    the clusters' own spread (plus rounding) for multiple clusters and the first-order radius for
+    simple eigenvalues."""
     n = D.shape[-1]
     scale = _norm_scale(D)
     unit = RADIUS_FACTOR * n * np.finfo(float).eps
-    # eigenvalues of D / ||D|| (LAPACK loses tiny matrices to underflow: eig([[-7e-216]]) gave -6.7e-139)
+    # eigenvalues of D / ||D|| (LAPACK loses tiny matrices to underflow: eig([[-7e-216]]) gave
+    # -6.7e-139)
     w, vl, vr = scipy.linalg.eig(D / scale, left=True, right=True)
     w = w * scale
     dots = np.abs(np.einsum("ij,ij->j", vl.conj(), vr))
@@ -434,7 +455,8 @@ def _eigen_clusters(D: np.ndarray) -> tuple[list[_Cluster], np.ndarray]:
     roots = np.array([find(i) for i in range(n)])
     groups = [np.flatnonzero(roots == r) for r in dict.fromkeys(roots)]
     means = [complex(np.mean(w[idx])) for idx in groups]
-    # a cluster's own uncertainty: its spread plus rounding (multiple), the first-order radius (simple)
+    # a cluster's own uncertainty: its spread plus rounding (multiple), the first-order radius
+    # (simple)
     fuzz = [
         float(np.abs(w[idx] - mu).max()) + unit * scale if idx.size > 1 else float(radius[idx[0]])
         for idx, mu in zip(groups, means)
@@ -453,13 +475,15 @@ def _eigen_clusters(D: np.ndarray) -> tuple[list[_Cluster], np.ndarray]:
 
 
 def _cluster_jordan_sizes(D: np.ndarray, cluster: _Cluster) -> list[int] | None:
-    """Jordan block sizes of D at a cluster of multiplicity m, or None when the numbers cannot decide.
+    """Jordan block sizes of D at a cluster of multiplicity m, or None when the numbers cannot
+    decide.
 
-    The cluster is moved to the top-left of an ordered complex Schur form (a unitary similarity: no loss of
-    conditioning), ``T11 = mu I + S + Delta`` with ``S`` strictly upper triangular (exactly nilpotent) and
-    ``||Delta|| <= eta`` = the cluster's spread plus rounding. The block sizes are those of S, from the ranks of
-    ``(T11 - mu I)**k``: a singular value at most ``tau_k = (||S|| + eta)**k - ||S||**k`` (what Delta can move a
-    zero one to) is zero, one above ``RANK_GAP * tau_k`` is not, and one in between leaves the rank undecided."""
+    The cluster is moved to the top-left of an ordered complex Schur form (a unitary similarity:
+    no loss of conditioning), ``T11 = mu I + S + Delta`` with ``S`` strictly upper triangular
+    (exactly nilpotent) and ``||Delta|| <= eta`` = the cluster's spread plus rounding. The block
+    sizes are those of S, from the ranks of ``(T11 - mu I)**k``: a singular value at most
+    ``tau_k = (||S|| + eta)**k - ||S||**k`` (what Delta can move a zero one to) is zero, one
+    above ``RANK_GAP * tau_k`` is not, and one in between leaves the rank undecided."""
     m = cluster.size
     if m == 1:
         return [1]
@@ -477,9 +501,10 @@ def _cluster_jordan_sizes(D: np.ndarray, cluster: _Cluster) -> list[int] | None:
             return None
     N = T[:m, :m] - mu * np.eye(m)
     S_norm = float(np.linalg.norm(np.triu(N, 1), 2))
-    # the norm of the cluster's spectral projector, sqrt(1 + ||X||^2) with T11 X - X T22 = -T12: how much the
-    # rounding of D (u ||D||) is amplified in T11 (a derogatory multiple eigenvalue of V diag V^-1 carries noise
-    # ~ u kappa(V) ||D|| in its off-diagonal Schur entries, not only in its diagonal)
+    # the norm of the cluster's spectral projector, sqrt(1 + ||X||^2) with T11 X - X T22 = -T12: how
+    # much the rounding of D (u ||D||) is amplified in T11 (a derogatory multiple eigenvalue of V
+    # diag V^-1 carries noise ~ u kappa(V) ||D|| in its off-diagonal Schur entries, not only in its
+    # diagonal)
     projector = 1.0
     if m < n:
         X = scipy.linalg.solve_sylvester(T[:m, :m], -T[m:, m:], -T[:m, m:])
@@ -504,21 +529,24 @@ def _cluster_jordan_sizes(D: np.ndarray, cluster: _Cluster) -> list[int] | None:
 
 def is_representable(D, eps) -> Representability:
     """Whether the real matrix ``D`` is ``Psi_eps(theta)`` for some real ``theta`` (Theorem 1 for
-    diagonalisable D, Theorem 2 with Jordan blocks). ``eps = 0`` is the first-order model (8): Culver's
-    criterion (D non-singular, every Jordan block at a negative eigenvalue occurring an even number of
-    times).
+    diagonalisable D, Theorem 2 with Jordan blocks). ``eps = 0`` is the first-order model (8):
+    Culver's criterion (D non-singular, every Jordan block at a negative eigenvalue occurring an
+    even number of times).
 
-    Numerical: computed eigenvalues whose rounding disks (radius ``RADIUS_FACTOR n u ||D|| kappa_i``, ``kappa_i`` the
-    eigenvalue's condition number) overlap are one eigenvalue; its Jordan blocks come from an ordered Schur form
-    (:func:`_cluster_jordan_sizes`). Where the numbers cannot separate distinct eigenvalues from a multiple one below
-    the threshold (eigenvalues within ``GAP_FACTOR`` radii of each other, or a singular value in the gray zone of the
-    rank decision) and the answer depends on it, ``representable`` is None and ``reason`` says so.
+    Numerical: computed eigenvalues whose rounding disks (radius
+    ``RADIUS_FACTOR n u ||D|| kappa_i``, ``kappa_i`` the eigenvalue's condition number) overlap are
+    one eigenvalue; its Jordan blocks come from an ordered Schur form
+    (:func:`_cluster_jordan_sizes`). Where the numbers cannot separate distinct eigenvalues from a
+    multiple one below the threshold (eigenvalues within ``GAP_FACTOR`` radii of each other, or a
+    singular value in the gray zone of the rank decision) and the answer depends on it,
+    ``representable`` is None and ``reason`` says so.
 
-    Range: any real square D (any scale: the decisions are invariant under D -> c D for c > 0 at eps = 0 and use
-    ``||D||``-relative rounding radii) and any eps >= 0 (below eps ~ 7.1e-4, where lambda_eps underflows float64, the
-    threshold is its mpmath value). An eigenvalue's side of ``lambda_eps`` is decided when it lies outside its gray
-    zone, its rounding radius plus ``LAMBDA_RTOL |lambda_eps|``; inside it, unpaired Jordan blocks give ``None``
-    ("cannot decide"), never a confident answer that rounding could reverse.
+    Range: any real square D (any scale: the decisions are invariant under D -> c D for c > 0 at eps
+    = 0 and use ``||D||``-relative rounding radii) and any eps >= 0 (below eps ~ 7.1e-4, where
+    lambda_eps underflows float64, the threshold is its mpmath value). An eigenvalue's side of
+    ``lambda_eps`` is decided when it lies outside its gray zone, its rounding radius plus
+    ``LAMBDA_RTOL |lambda_eps|``; inside it, unpaired Jordan blocks give ``None`` ("cannot decide"),
+    never a confident answer that rounding could reverse.
     """
     D = as_square("D", D, context=_CTX)
     if D.ndim != 2:
@@ -538,15 +566,17 @@ def is_representable(D, eps) -> Representability:
     undecided, cannot, gray = [], [], []
     for cluster in clusters:
         lam = cluster.value
-        # the gray zone: the cluster's rounding radius (the mean of a Jordan block's computed eigenvalues is more
-        # accurate than its spread, so this is safe) plus lambda_eps's own accuracy
+        # the gray zone: the cluster's rounding radius (the mean of a Jordan block's computed
+        # eigenvalues is more accurate than its spread, so this is safe) plus lambda_eps's own
+        # accuracy
         band = float(cluster.radius + LAMBDA_RTOL * abs(threshold))
         if lam - threshold > band:
             continue
         sizes = _cluster_jordan_sizes(D, cluster)
         if sizes is None:
             cannot.append(
-                f"the Jordan structure at {lam:.6g} (multiplicity {cluster.size}) is not decidable at this "
+                f"the Jordan structure at {lam:.6g} (multiplicity {cluster.size}) is not "
+                f"decidable at this "
                 f"conditioning"
             )
             continue
@@ -555,7 +585,8 @@ def is_representable(D, eps) -> Representability:
         if cluster.ambiguous:
             cannot.append(
                 f"eigenvalue {lam:.6g} is within {GAP_FACTOR:g}x its rounding uncertainty "
-                f"({cluster.radius:.3g}) of another eigenvalue: distinct or multiple cannot be decided"
+                f"({cluster.radius:.3g}) of another eigenvalue: distinct or multiple cannot "
+                f"be decided"
             )
             continue
         if not odd:
@@ -573,10 +604,12 @@ def is_representable(D, eps) -> Representability:
             )
         if any(s > 1 for s in odd):
             undecided.append(lam)
-        else:  # simple blocks: representable at or above lambda_eps, not below; rounding cannot tell which
+        # simple blocks: representable at or above lambda_eps, not below; rounding cannot tell which
+        else:
             gray.append(lam)
             cannot.append(
-                f"eigenvalue {lam:.6g} (unpaired Jordan blocks {odd}) is within its gray zone {band:.3g} "
+                f"eigenvalue {lam:.6g} (unpaired Jordan blocks {odd}) is within its gray "
+                f"zone {band:.3g} "
                 f"(rounding radius + {LAMBDA_RTOL:g} |lambda_eps|) of lambda_eps = "
                 f"{mpmath.nstr(threshold, 7)}: which side it lies on cannot be decided"
             )
@@ -593,7 +626,8 @@ def is_representable(D, eps) -> Representability:
     if undecided:
         return Representability(
             None,
-            f"eigenvalue {undecided[0]:.6g} = lambda_eps (to rounding) has an odd number of Jordan blocks of a "
+            f"eigenvalue {undecided[0]:.6g} = lambda_eps (to rounding) has an odd number of "
+            f"Jordan blocks of a "
             f"size >= 2: Theorem 2 decides neither way",
             theorem,
             threshold,
@@ -619,7 +653,8 @@ def _f_inverse(y: np.ndarray, eps: float, threshold: float) -> np.ndarray:
     c = 1 / (2 * eps)
     y = np.asarray(y, dtype=complex)
     z = np.empty_like(y)
-    # lambda_eps itself (to rounding) is on the real branch: its root is the real minimiser -alpha*^2
+    # lambda_eps itself (to rounding) is on the real branch: its root is the real minimiser
+    # -alpha*^2
     real = (np.abs(y.imag) <= 1e-12 * (1 + np.abs(y))) & (
         y.real >= threshold - 1e-12 * (1 + abs(threshold))
     )
@@ -662,7 +697,8 @@ def _f_inverse(y: np.ndarray, eps: float, threshold: float) -> np.ndarray:
 
 
 def _has_jordan_block(D: np.ndarray, eig: np.ndarray, scale: float) -> bool:
-    """Whether some eigenvalue cluster has geometric multiplicity below its algebraic multiplicity."""
+    """Whether some eigenvalue cluster has geometric multiplicity below its algebraic
+    multiplicity."""
     n = D.shape[-1]
     for lam, mult in _clusters(eig, scale):
         if mult > 1:
@@ -673,8 +709,8 @@ def _has_jordan_block(D: np.ndarray, eig: np.ndarray, scale: float) -> bool:
 
 
 def _clusters(eig: np.ndarray, scale: float) -> list[tuple[complex, int]]:
-    """Eigenvalue clusters (mean, algebraic multiplicity): real ones, and complex ones with Im > 0 (their
-    conjugates are implied)."""
+    """Eigenvalue clusters (mean, algebraic multiplicity): real ones, and complex ones with Im >
+    0 (their conjugates are implied)."""
     tol = CLUSTER_TOL * scale
     out: list[tuple[complex, int]] = [(complex(lam), m) for lam, m in _real_clusters(eig, scale)]
     upper = list(eig[eig.imag > tol])
@@ -705,7 +741,8 @@ def _jordan_chains(D: np.ndarray, lam: complex, mult: int, scale: float) -> list
         )
     chains: list[np.ndarray] = []
     for s in range(len(kernels) - 1, 0, -1):
-        # level-s vectors already produced by longer chains, plus ker A^(s-1), span what we must avoid
+        # level-s vectors already produced by longer chains, plus ker A^(s-1), span what we must
+        # avoid
         known = [c[:, s - 1] for c in chains] + list(kernels[s - 1].T)
         Q = np.linalg.qr(np.array(known).T)[0] if known else np.zeros((n, 0), dtype=A.dtype)
         rest = kernels[s] - Q @ (Q.conj().T @ kernels[s])
@@ -721,8 +758,9 @@ def _jordan_chains(D: np.ndarray, lam: complex, mult: int, scale: float) -> list
 
 
 def _inverse_taylor(z: complex, eps: float, order: int) -> np.ndarray:
-    """Taylor coefficients g_0..g_order of the local inverse g of f_eps at f_eps(z) (g_0 = z): Taylor
-    coefficients of f_eps at z by FFT on the unit circle, then series reversion by fixed-point iteration."""
+    """Taylor coefficients g_0..g_order of the local inverse g of f_eps at f_eps(z) (g_0 = z):
+    Taylor coefficients of f_eps at z by FFT on the unit circle, then series reversion by
+    fixed-point iteration."""
     m = 64
     points = z + np.exp(2j * np.pi * np.arange(m) / m)
     a = np.fft.fft(f_eps(points, eps)) / m  # a_j = f^(j)(z) / j!, radius 1
@@ -749,10 +787,11 @@ def _inverse_taylor(z: complex, eps: float, order: int) -> np.ndarray:
 
 
 def _momentum_logarithm_jordan(D: np.ndarray, e: float, decision: Representability) -> np.ndarray:
-    """Theorem 2's construction (appendix A.4.4) for D with Jordan blocks: in a real Jordan basis,
-    each block gets ``g(lam + N) = sum_j g_j N^j`` with g the local inverse of f_eps; complex g_j act through
-    x + iy -> [[x, -y], [y, x]] on (Re v, -Im v) pairs of a complex chain, or on two paired real chains of
-    an eigenvalue below lambda_eps (non-real branch z, conj(z))."""
+    """Theorem 2's construction (appendix A.4.4) for D with Jordan blocks: in a real Jordan
+    basis, each block gets ``g(lam + N) = sum_j g_j N^j`` with g the local inverse of f_eps;
+    complex g_j act through x + iy -> [[x, -y], [y, x]] on (Re v, -Im v) pairs of a complex
+    chain, or on two paired real chains of an eigenvalue below lambda_eps (non-real branch z,
+    conj(z))."""
     n = D.shape[-1]
     threshold = decision.threshold
     scale = _norm_scale(D)  # D's own scale (max(1, ||D||) merged the eigenvalues of a tiny D)
@@ -815,27 +854,29 @@ def _momentum_logarithm_jordan(D: np.ndarray, e: float, decision: Representabili
 
 
 def momentum_logarithm(D, eps) -> np.ndarray:
-    """A real ``theta`` with ``Psi_eps(theta) = D`` for a representable real matrix D (:func:`is_representable`):
-    the constructions of Theorem 1 (diagonalisable D) and Theorem 2 (Jordan blocks).
+    """A real ``theta`` with ``Psi_eps(theta) = D`` for a representable real matrix D
+    (:func:`is_representable`): the constructions of Theorem 1 (diagonalisable D) and Theorem 2
+    (Jordan blocks).
 
     ``f_eps`` is inverted eigenvalue by eigenvalue: a real root on the monotone branch for real
     eigenvalues >= lambda_eps, conjugate roots for conjugate pairs, and for each pair of equal real
     eigenvalues below lambda_eps the pair ``z, conj(z)`` on eigenvectors ``u1 +- i u2``, so that
-    ``X = V Z V^-1`` is real; then ``theta = eps X - I / (4 eps)`` (as ``Psi_eps(theta) = f_eps(theta/eps +
-    I/(4 eps**2))``).
+    ``X = V Z V^-1`` is real; then ``theta = eps X - I / (4 eps)`` (as
+    ``Psi_eps(theta) = f_eps(theta/eps + I/(4 eps**2))``).
 
-    D with Jordan blocks (Theorem 2) goes through :func:`_momentum_logarithm_jordan`: numerical Jordan
-    chains (ranks of powers of ``D - lam I``, so eigenvalues must be separated by more than
+    D with Jordan blocks (Theorem 2) goes through :func:`_momentum_logarithm_jordan`: numerical
+    Jordan chains (ranks of powers of ``D - lam I``, so eigenvalues must be separated by more than
     ``CLUSTER_TOL * ||D||``) and the local inverse of f_eps as a power series in the nilpotent part.
 
-    Raises ValueError when D is not representable (or Theorem 2 leaves it undecided); an eigenvalue equal to
-    lambda_eps to rounding (``Representability.within_rounding``) is inverted at the real minimiser.
+    Raises ValueError when D is not representable (or Theorem 2 leaves it undecided); an eigenvalue
+    equal to lambda_eps to rounding (``Representability.within_rounding``) is inverted at the real
+    minimiser.
     """
     D = as_square("D", D, context=_CTX)
     e = float(_eps(eps))
     decision = is_representable(D, e)
-    # an eigenvalue at lambda_eps to rounding (is_representable cannot tell its side) is inverted at the real
-    # minimiser: theta then gives D to rounding, the best any float64 construction can do
+    # an eigenvalue at lambda_eps to rounding (is_representable cannot tell its side) is inverted at
+    # the real minimiser: theta then gives D to rounding, the best any float64 construction can do
     if decision.representable is not True and not decision.within_rounding:
         raise ValueError(
             f"D is not representable by eps x'' + x' = theta x with eps={e:g} "
@@ -909,23 +950,27 @@ def momentum_logarithm(D, eps) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------
 # checks
 
-# Series (summed at X/4^k and doubled back) vs expm, relative to max|Psi|: 5e-13 at worst over 400 random instances
-# with ||theta|| in [1e-2, 1e3], eps in [1e-2, 1e2] (||theta/eps|| to 1e5, non-normal, cond <= 1e4); 1e-9 leaves
-# three decades for conditioning and still sees a 1e-6 error of the series.
+# Series (summed at X/4^k and doubled back) vs expm, relative to max|Psi|: 5e-13 at worst over 400
+# random instances with ||theta|| in [1e-2, 1e3], eps in [1e-2, 1e2] (||theta/eps|| to 1e5,
+# non-normal, cond <= 1e4); 1e-9 leaves three decades for conditioning and still sees a 1e-6 error
+# of the series.
 PSI_TOL = 1e-9
-# dopri5 at rtol 1e-10 / atol 1e-12 over t in [0, 1]: 3e-9 relative at worst for ||theta / eps|| <= 1e4.
+# dopri5 at rtol 1e-10 / atol 1e-12 over t in [0, 1]: 3e-9 relative at worst for ||theta / eps|| <=
+# 1e4.
 PSI_ODE_TOL = 1e-7
-# the ODE reference's absolute floor: x(t) starts at I and is controlled to atol = 1e-12, so a Psi far below 1 (eps
-# = 0.01, theta = -30: 3.4e-22) is known to ~1e-15 absolute only (relative residuals up to 1e202). The ODE
-# part is relative to max(max |Psi|, PSI_ODE_FLOOR); the series is held to its relative accuracy there by expm and,
-# for 1 x 1 instances, the 50-digit closed form.
+# the ODE reference's absolute floor: x(t) starts at I and is controlled to atol = 1e-12, so a Psi
+# far below 1 (eps = 0.01, theta = -30: 3.4e-22) is known to ~1e-15 absolute only (relative
+# residuals up to 1e202). The ODE part is relative to max(max |Psi|, PSI_ODE_FLOOR); the series is
+# held to its relative accuracy there by expm and, for 1 x 1 instances, the 50-digit closed form.
 PSI_ODE_FLOOR = 1e-12 / PSI_ODE_TOL
 
 
 def psi_eps_scalar_mp(theta: float, eps: float, dps: int = 50) -> float:
-    """Independent reference for a scalar ``theta``: the solution ``x(1)`` of ``eps x'' + x' = theta x``,
-    ``x(0) = 1``, ``x'(0) = 0`` in closed form, ``exp(-1/(2 eps)) (cosh s + sinh(s) / (2 eps s))`` with
-    ``s = sqrt(1 + 4 eps theta) / (2 eps)`` (complex when ``theta < -1/(4 eps)``), in ``dps``-digit mpmath."""
+    """Independent reference for a scalar ``theta``: the solution ``x(1)`` of
+    ``eps x'' + x' = theta x``, ``x(0) = 1``, ``x'(0) = 0`` in closed form,
+    ``exp(-1/(2 eps)) (cosh s + sinh(s) / (2 eps s))`` with
+    ``s = sqrt(1 + 4 eps theta) / (2 eps)`` (complex when ``theta < -1/(4 eps)``), in
+    ``dps``-digit mpmath."""
     with mpmath.workdps(dps):
         t, e = mpmath.mpf(float(theta)), mpmath.mpf(float(eps))
         s = mpmath.sqrt(mpmath.mpc(1 + 4 * e * t)) / (2 * e)
@@ -934,16 +979,17 @@ def psi_eps_scalar_mp(theta: float, eps: float, dps: int = 50) -> float:
 
 
 def check_psi_series(theta, eps, *, ode: bool = True) -> CheckResult:
-    """Prop. 4: the series Psi_eps(theta) equals x(1) of ``eps x'' + x' = theta x``, ``x'(0) = 0``, from the
-    block-matrix exponential and (``ode=True``) from :func:`dynkit.solve` (scalar or matrix, symmetric or not),
-    relative to ``max |Psi|``. For 1 x 1 instances the 50-digit closed form :func:`psi_eps_scalar_mp` is a third,
-    independent reference.
+    """Prop. 4: the series Psi_eps(theta) equals x(1) of ``eps x'' + x' = theta x``, ``x'(0) = 0``,
+    from the block-matrix exponential and (``ode=True``) from :func:`dynkit.solve` (scalar or
+    matrix, symmetric or not), relative to ``max |Psi|``. For 1 x 1 instances the 50-digit closed
+    form :func:`psi_eps_scalar_mp` is a third, independent reference.
 
-    Range: eps > 0 and any real theta whose Psi fits float64 (where the series overflows, a ValueError names theta
-    before the references are computed: eps = 1e-3, theta = 1e4 gives Psi ~ e^2700). The expm and mpmath parts are
-    relative to ``max |Psi|`` however small Psi is (eps = 1e-3, theta = -1e4: Psi = 6.6e-218); the ODE part is
-    relative to ``max(max |Psi|, 1e-5)`` (``PSI_ODE_FLOOR``: dopri5 at atol 1e-12 knows a Psi far below 1 to ~1e-15
-    absolute only) and costs steps in proportion to ``sqrt(||theta / eps||) + 1/eps``: ``ode=True`` is meant for
+    Range: eps > 0 and any real theta whose Psi fits float64 (where the series overflows, a
+    ValueError names theta before the references are computed: eps = 1e-3, theta = 1e4 gives Psi ~
+    e^2700). The expm and mpmath parts are relative to ``max |Psi|`` however small Psi is (eps =
+    1e-3, theta = -1e4: Psi = 6.6e-218); the ODE part is relative to ``max(max |Psi|, 1e-5)``
+    (``PSI_ODE_FLOOR``: dopri5 at atol 1e-12 knows a Psi far below 1 to ~1e-15 absolute only) and
+    costs steps in proportion to ``sqrt(||theta / eps||) + 1/eps``: ``ode=True`` is meant for
     ``||theta / eps|| <= 1e4``, eps >= 1e-3.
     """
     theta = as_square("theta", theta, context=_CTX)
@@ -999,21 +1045,23 @@ def check_psi_series(theta, eps, *, ode: bool = True) -> CheckResult:
 
 
 def check_lambda_eps(eps, *, dps: int = 40) -> CheckResult:
-    """Theorem 1's ``lambda_eps``: (i) float value = independent 40-digit mpmath value (relative 1e-13); (ii) it is the
-    global minimum: a 10x finer offset grid of G_eps never goes below it; (iii) the range
-    ``f_eps(R) = [lambda_eps, inf)``: f_eps on a wide real grid stays >= lambda_eps, attains it, and grows past
-    ``1/lambda``-sized targets; (iv) across the given eps (sorted), lambda_eps is non-increasing; (v) the
-    limits: ``lambda_eps -> 0`` as eps -> 0 and ``-> -1`` as eps -> inf (values at eps = 1e-3 and 1e4).
+    """Theorem 1's ``lambda_eps``: (i) float value = independent 40-digit mpmath value (relative
+    1e-13); (ii) it is the global minimum: a 10x finer offset grid of G_eps never goes below it;
+    (iii) the range ``f_eps(R) = [lambda_eps, inf)``: f_eps on a wide real grid stays >= lambda_eps,
+    attains it, and grows past ``1/lambda``-sized targets; (iv) across the given eps (sorted),
+    lambda_eps is non-increasing; (v) the limits: ``lambda_eps -> 0`` as eps -> 0 and ``-> -1`` as
+    eps -> inf (values at eps = 1e-3 and 1e4).
 
-    Range: every eps > 0. All five parts are relative, so they are computed on the scaled quantities
-    ``exp(1/(2 eps)) lambda_eps`` and ``log |f_eps|``: for eps below ~7.1e-4, where lambda_eps itself underflows
-    float64 (:func:`lambda_eps` raises there), the check still measures the float64 minimum of G_eps against mpmath
-    (it reported VIOLATED at eps = 1e-4 from an underflowed -0.0)."""
+    Range: every eps > 0. All five parts are relative, so they are computed on the scaled
+    quantities ``exp(1/(2 eps)) lambda_eps`` and ``log |f_eps|``: for eps below ~7.1e-4, where
+    lambda_eps itself underflows float64 (:func:`lambda_eps` raises there), the check still
+    measures the float64 minimum of G_eps against mpmath (it reported VIOLATED at eps = 1e-4 from
+    an underflowed -0.0)."""
     e = np.atleast_1d(_eps(eps)).reshape(-1)
     lam, alpha = _lambda_eps_with_argmin(e)
     c = 1 / (2 * e)
-    # exp(c) lambda_eps: from the float value where it is a normal float (so a wrong float value is seen), else from
-    # the scaled minimum (the float value is then 0 or subnormal)
+    # exp(c) lambda_eps: from the float value where it is a normal float (so a wrong float value is
+    # seen), else from the scaled minimum (the float value is then 0 or subnormal)
     scaled = _scaled_min_g(e)[0]
     normal = np.abs(lam) >= _LAMBDA_FLOOR
     with mpmath.workdps(30):
@@ -1030,8 +1078,9 @@ def check_lambda_eps(eps, *, dps: int = 40) -> CheckResult:
     span = np.maximum(8 * np.pi, 4 * alpha)
     fine = _g(span[:, None] * u, c[:, None])
     below = np.maximum(scaled - fine.min(axis=1), 0) / np.abs(scaled)
-    # range on the real line: x = -alpha^2 side is G, x >= 0 side is increasing and unbounded, in log form:
-    # log f_eps(x) = -c + log(cosh w + c sinh(w)/w), w = sqrt(x) up to c + 20 (f_eps > e^19 there)
+    # range on the real line: x = -alpha^2 side is G, x >= 0 side is increasing and unbounded, in
+    # log form: log f_eps(x) = -c + log(cosh w + c sinh(w)/w), w = sqrt(x) up to c + 20 (f_eps >
+    # e^19 there)
     w = (c[:, None] + 20) * np.linspace(0, 1, 2001)
     log_cosh = w + np.log1p(np.exp(-2 * w)) - np.log(2)
     log_sinhc = np.where(
@@ -1040,7 +1089,8 @@ def check_lambda_eps(eps, *, dps: int = 40) -> CheckResult:
         0.0,
     )
     log_f = -c[:, None] + np.logaddexp(log_cosh, np.log(c)[:, None] + log_sinhc)
-    # f_eps >= 0 > lambda_eps on x >= 0 (cosh, sinh(w)/w > 0): the range part asks for the growth past 1e8
+    # f_eps >= 0 > lambda_eps on x >= 0 (cosh, sinh(w)/w > 0): the range part asks for the growth
+    # past 1e8
     range_gap = np.maximum(np.log(1e8) - log_f[:, -1], 0)
     order = np.argsort(e)
     log_abs = np.log(np.abs(scaled)) - c  # log |lambda_eps|, non-decreasing in eps
@@ -1100,9 +1150,10 @@ def check_lambda_eps(eps, *, dps: int = 40) -> CheckResult:
 
 
 def check_momentum_logarithm(D, eps) -> CheckResult:
-    """Theorems 1/2 (sufficiency): for representable D, :func:`momentum_logarithm` returns a real theta with
-    ``Psi_eps(theta) = D`` (checked with the block exponential). Tolerance scales with the eigenvector
-    condition number of D (the construction's forward error), between 1e-9 and 1e-6."""
+    """Theorems 1/2 (sufficiency): for representable D, :func:`momentum_logarithm` returns a real
+    theta with ``Psi_eps(theta) = D`` (checked with the block exponential). Tolerance scales with
+    the eigenvector condition number of D (the construction's forward error), between 1e-9 and
+    1e-6."""
     D = as_square("D", D, context=_CTX)
     e = np.broadcast_to(_eps(eps), D.shape[:-2])
     flatD = D.reshape((-1,) + D.shape[-2:])
@@ -1129,8 +1180,9 @@ def check_momentum_logarithm(D, eps) -> CheckResult:
 
 
 def check_representability(D, eps, expected) -> CheckResult:
-    """``is_representable(D, eps)`` agrees with the known answer ``expected`` (bool per instance), e.g. D
-    built with a chosen multiset of eigenvalues below lambda_eps; residual 1 per disagreement."""
+    """``is_representable(D, eps)`` agrees with the known answer ``expected`` (bool per
+    instance), e.g. D built with a chosen multiset of eigenvalues below lambda_eps; residual 1
+    per disagreement."""
     D = as_square("D", D, context=_CTX)
     batch = D.shape[:-2]
     e = np.broadcast_to(_eps(eps, allow_zero=True), batch)
@@ -1172,8 +1224,9 @@ def check_representability(D, eps, expected) -> CheckResult:
 
 
 def _f_eps_prime(z, c):
-    """``f_eps'(z)`` up to the factor ``exp(-c)``: ``F'(w) / (2 w)``, ``w = sqrt(z)``, ``F(w) = cosh w + c sinh(w)/w``
-    (even in w, so entire in z); the series ``1/6 + c/60 + ...`` near 0."""
+    """``f_eps'(z)`` up to the factor ``exp(-c)``: ``F'(w) / (2 w)``, ``w = sqrt(z)``,
+    ``F(w) = cosh w + c sinh(w)/w`` (even in w, so entire in z); the series ``1/6 + c/60 + ...``
+    near 0."""
     z = np.asarray(z, dtype=complex)
     w = np.sqrt(z)
     small = np.abs(w) < 1e-3
@@ -1186,14 +1239,16 @@ def _f_eps_prime(z, c):
 
 
 def check_f_eps_surjective(w, eps, *, f=None) -> CheckResult:
-    """Lemma 1 (Momentum ResNets, A.4.1): for eps > 0, ``f_eps`` is surjective on C. For each target ``w``,
-    Newton (with numerical derivative) from a grid of starts looks for ``z`` with ``f(z) = w``; the residual
-    is ``min |f(z) - w| / (1 + |w|)``, re-evaluated at 30 digits with mpmath for the default f, over the starts
-    whose last Newton step is below ``NEWTON_STEP_TOL (1 + |z|)`` (a second part: a residual that only decays as
-    Newton runs off to ``|z| -> oo`` is no root). ``f`` replaces f_eps (a map that misses a value, e.g. ``exp``
-    or ``1/(1 + z^2)`` at 0, plants a violation).
+    """Lemma 1 (Momentum ResNets, A.4.1): for eps > 0, ``f_eps`` is surjective on C. For each target
+    ``w``, Newton (with numerical derivative) from a grid of starts looks for ``z`` with
+    ``f(z) = w``; the residual is ``min |f(z) - w| / (1 + |w|)``, re-evaluated at 30 digits with
+    mpmath for the default f, over the starts whose last Newton step is below
+    ``NEWTON_STEP_TOL (1 + |z|)`` (a second part: a residual that only decays as Newton runs off to
+    ``|z| -> oo`` is no root). ``f`` replaces f_eps (a map that misses a value, e.g. ``exp`` or
+    ``1/(1 + z^2)`` at 0, plants a violation).
 
-    Range: eps > 0 (checked for eps in [0.1, 100]), w any finite complex number (``|w|`` up to 1e3 checked)."""
+    Range: eps > 0 (checked for eps in [0.1, 100]), w any finite complex number (``|w|`` up to
+    1e3 checked)."""
     context = _CTX + " Lemma 1"
     e = float(_eps(eps))
     if f is not None:
@@ -1222,9 +1277,10 @@ def check_f_eps_surjective(w, eps, *, f=None) -> CheckResult:
             step = np.where(np.isfinite(step), step, 0)
             z = z - step * np.minimum(1, 10 * (1 + np.abs(z)) / np.maximum(np.abs(step), 1e-300))
         err = np.abs(fn(z) - w[:, None])
-        # a root, not a run-off: Newton's last step must be small against |z| (at a simple root it falls
-        # quadratically; where |f - w| only decays as |z| -> oo, as exp at w = 0 or 1/(1 + z^2) at w = 0, it
-        # stays of the size of z's own scale: step 1 for exp, |z|/2 for 1/(1 + z^2))
+        # a root, not a run-off: Newton's last step must be small against |z| (at a simple root it
+        # falls quadratically; where |f - w| only decays as |z| -> oo, as exp at w = 0 or 1/(1 +
+        # z^2) at w = 0, it stays of the size of z's own scale: step 1 for exp, |z|/2 for 1/(1 +
+        # z^2))
         h = 1e-7 * (1 + np.abs(z))
         slope = np.abs((fn(z + h) - fn(z - h)) / (2 * h))
         newton = np.where(slope > 0, err / np.where(slope > 0, slope, 1), np.inf) / (1 + np.abs(z))
@@ -1275,22 +1331,24 @@ def check_f_eps_surjective(w, eps, *, f=None) -> CheckResult:
 
 
 NEWTON_STEP_TOL = 1e-6
-"""Largest Newton step, relative to ``1 + |z|``, at which a zero of ``f - w`` counts as found (at a simple root of
-f_eps the step is ~1e-12 and below; a run-off to infinity keeps it of order 1)."""
+"""Largest Newton step, relative to ``1 + |z|``, at which a zero of ``f - w`` counts as found (at
+a simple root of f_eps the step is ~1e-12 and below; a run-off to infinity keeps it of order 1)."""
 
 
 def _winding(values: np.ndarray) -> tuple[float, float]:
-    """Winding number of a closed sampled curve around 0, and the largest angle step (must be small)."""
+    """Winding number of a closed sampled curve around 0, and the largest angle step (must be
+    small)."""
     steps = np.angle(np.roll(values, -1) / values)
     return float(np.sum(steps) / (2 * np.pi)), float(np.max(np.abs(steps)))
 
 
 def check_f_eps_prime_zeros_real(eps, k, x_right, height, *, fprime=None) -> CheckResult:
     """Lemma 2 (A.4.3): ``f_eps'(z) != 0`` for ``z`` in C - R. In the rectangle
-    ``[-((k + 1/2) pi)**2, x_right] x [-height, height]`` the number of zeros of f_eps' (argument principle:
-    the winding number of f_eps' along the boundary) must equal the number of its real zeros there (sign
-    changes on the real segment). Residual: the difference (an integer; 0 holds). ``fprime`` replaces
-    f_eps' (a factor ``(z - z0)(z - conj z0)`` with z0 inside plants non-real zeros)."""
+    ``[-((k + 1/2) pi)**2, x_right] x [-height, height]`` the number of zeros of f_eps' (argument
+    principle: the winding number of f_eps' along the boundary) must equal the number of its real
+    zeros there (sign changes on the real segment). Residual: the difference (an integer; 0
+    holds). ``fprime`` replaces f_eps' (a factor ``(z - z0)(z - conj z0)`` with z0 inside plants
+    non-real zeros)."""
     context = _CTX + " Lemma 2"
     if fprime is not None:
         check_callable("fprime", fprime, context=context)
@@ -1337,12 +1395,14 @@ def check_f_eps_prime_zeros_real(eps, k, x_right, height, *, fprime=None) -> Che
 
 
 def check_representable_set_grows(eps1, eps2, *, dps: int = 40) -> CheckResult:
-    """Theorem 1's consequence (Momentum ResNets, Sect. 4.2): the set of representable linear maps is strictly
-    increasing with eps. By Theorem 1 it is decided by lambda_eps, so for ``eps1 < eps2`` the claim is
-    ``lambda_eps2 < lambda_eps1`` (then ``diag(x)``, ``lambda_eps2 <= x < lambda_eps1``, is representable at eps2
-    only). Checked with the independent mpmath value (:func:`lambda_eps_mp`) and, where the gap exceeds 1e-6,
-    by constructing theta for the witness at eps2 (``Psi_eps2(theta) = x``). Residual: 1 where
-    ``lambda_eps2 >= lambda_eps1`` or the witness fails (passing ``eps2 <= eps1`` plants a violation)."""
+    """Theorem 1's consequence (Momentum ResNets, Sect. 4.2): the set of representable linear
+    maps is strictly increasing with eps. By Theorem 1 it is decided by lambda_eps, so for
+    ``eps1 < eps2`` the claim is ``lambda_eps2 < lambda_eps1`` (then ``diag(x)``,
+    ``lambda_eps2 <= x < lambda_eps1``, is representable at eps2 only). Checked with the
+    independent mpmath value (:func:`lambda_eps_mp`) and, where the gap exceeds 1e-6, by
+    constructing theta for the witness at eps2 (``Psi_eps2(theta) = x``). Residual: 1 where
+    ``lambda_eps2 >= lambda_eps1`` or the witness fails (passing ``eps2 <= eps1`` plants a
+    violation)."""
     context = _CTX + " Theorem 1, growth in eps"
     e1, e2 = np.broadcast_arrays(
         np.atleast_1d(
@@ -1382,13 +1442,15 @@ def check_lambda_eps_closeness(
     closeness: float = 0.1,
     dps: int = 40,
 ) -> CheckResult:
-    """Fig. 4's caption (Momentum ResNets): "lambda_eps is non increasing, stays close to 0 when eps << 1 and
-    close to -1 when eps >= 2". "Close" is read as within ``closeness`` (0.1, a tenth of the range [-1, 0])
-    and "eps << 1" as eps <= ``near_zero_below``. Residual per eps: the excess of ``|lambda_eps + 1|``
-    (eps >= ``near_minus_one_from``) or ``|lambda_eps|`` (eps <= ``near_zero_below``) over ``closeness``,
-    with lambda_eps from the independent mpmath computation. The caption sets no threshold (the registry's row is
-    ``undecided``: informal wording) and reads "close" as nearer to -1 than to 0 (``closeness=0.5``), which holds from
-    eps = 2 on (lambda_2 = -0.781); within 0.1 of -1 it holds only from eps ~ 5 on (lambda_5 = -0.9053)."""
+    """Fig. 4's caption (Momentum ResNets): "lambda_eps is non increasing, stays close to 0 when
+    eps << 1 and close to -1 when eps >= 2". "Close" is read as within ``closeness`` (0.1, a
+    tenth of the range [-1, 0]) and "eps << 1" as eps <= ``near_zero_below``. Residual per eps:
+    the excess of ``|lambda_eps + 1|`` (eps >= ``near_minus_one_from``) or ``|lambda_eps|`` (eps
+    <= ``near_zero_below``) over ``closeness``, with lambda_eps from the independent mpmath
+    computation. The caption sets no threshold (the registry's row is ``undecided``: informal
+    wording) and reads "close" as nearer to -1 than to 0 (``closeness=0.5``), which holds from
+    eps = 2 on (lambda_2 = -0.781); within 0.1 of -1 it holds only from eps ~ 5 on (lambda_5 =
+    -0.9053)."""
     context = _CTX + " Fig. 4 caption"
     e = np.atleast_1d(_eps(eps)).reshape(-1)
     for name, value in (
@@ -1414,17 +1476,20 @@ def check_lambda_eps_closeness(
 
 
 def check_threshold_boundary(eps, V, *, shift: float = 0.0) -> CheckResult:
-    """Theorem 2 at the boundary ``lambda = lambda_eps``, which it leaves open (necessity is stated for
-    ``lambda < lambda_eps``, sufficiency asks even Jordan blocks for ``lambda <= lambda_eps``). What dynkit finds:
-    ``f_eps`` has the real critical point ``z* = -alpha*^2`` with ``f_eps(z*) = lambda_eps``, ``f'_eps(z*) = 0``,
-    ``f''_eps(z*) != 0``, so ``theta = eps X - I/(4 eps)`` with ``X = V J_3(z*) V^-1`` (a size-3 Jordan block) gives
-    ``Psi_eps(theta) = f_eps(X)`` with Jordan blocks of sizes {2, 1} at lambda_eps: one block of size 2 (an odd
-    number) is representable next to a 1 x 1 block. (A lone 2 x 2 block at lambda_eps is not: a real 2 x 2 preimage
-    would need a real eigenvalue z with f_eps(z) = lambda_eps and f'_eps(z) != 0, and there is none.)
+    """Theorem 2 at the boundary ``lambda = lambda_eps``, which it leaves open (necessity is stated
+    for ``lambda < lambda_eps``, sufficiency asks even Jordan blocks for ``lambda <= lambda_eps``).
+    What dynkit finds: ``f_eps`` has the real critical point ``z* = -alpha*^2`` with
+    ``f_eps(z*) = lambda_eps``, ``f'_eps(z*) = 0``, ``f''_eps(z*) != 0``, so
+    ``theta = eps X - I/(4 eps)`` with ``X = V J_3(z*) V^-1`` (a size-3 Jordan block) gives
+    ``Psi_eps(theta) = f_eps(X)`` with Jordan blocks of sizes {2, 1} at lambda_eps: one block of
+    size 2 (an odd number) is representable next to a 1 x 1 block. (A lone 2 x 2 block at lambda_eps
+    is not: a real 2 x 2 preimage would need a real eigenvalue z with f_eps(z) = lambda_eps and
+    f'_eps(z) != 0, and there is none.)
 
-    Residuals per instance (``V``: (..., 3, 3) invertible): ``|eigenvalues of Psi - lambda_eps|`` (relative),
-    ``sigma_2(N) / sigma_1(N)`` (N = Psi - lambda_eps I has rank 1) and ``||N^2|| / ||N||^2`` (N is nilpotent of
-    index 2: blocks {2, 1}). ``shift`` moves z off z* (a planted violation: one block of size 3 elsewhere)."""
+    Residuals per instance (``V``: (..., 3, 3) invertible): ``|eigenvalues of Psi - lambda_eps|``
+    (relative), ``sigma_2(N) / sigma_1(N)`` (N = Psi - lambda_eps I has rank 1) and
+    ``||N^2|| / ||N||^2`` (N is nilpotent of index 2: blocks {2, 1}). ``shift`` moves z off z* (a
+    planted violation: one block of size 3 elsewhere)."""
     context = _CTX + " Theorem 2 at lambda_eps"
     e = np.atleast_1d(_eps(eps)).reshape(-1)
     V = as_square("V", V, context=context)
@@ -1447,7 +1512,8 @@ def check_threshold_boundary(eps, V, *, shift: float = 0.0) -> CheckResult:
         res_nil[i] = np.linalg.norm(N @ N, 2) / max(sv[0] ** 2, 1e-300)
         lams[i] = lam
     instances = dict(eps=e, V=V)
-    # a double/triple eigenvalue: computed eigenvalues spread by ~u^(1/2); 1e-6 leaves room for cond(V) <= 1e2
+    # a double/triple eigenvalue: computed eigenvalues spread by ~u^(1/2); 1e-6 leaves room for
+    # cond(V) <= 1e2
     return combine(
         "threshold_boundary",
         [
@@ -1482,8 +1548,8 @@ def check_threshold_boundary(eps, V, *, shift: float = 0.0) -> CheckResult:
 
 
 def _logarithm_residual(D: np.ndarray, e: float) -> float:
-    """``||Psi_eps(theta) - D|| / (1 + ||D||)`` for theta = momentum_logarithm(D, eps) (block expm), inf when D is
-    not representable (momentum_logarithm refuses it)."""
+    """``||Psi_eps(theta) - D|| / (1 + ||D||)`` for theta = momentum_logarithm(D, eps) (block
+    expm), inf when D is not representable (momentum_logarithm refuses it)."""
     try:
         theta = momentum_logarithm(D, e)
     except ValueError:
@@ -1492,16 +1558,18 @@ def _logarithm_residual(D: np.ndarray, e: float) -> float:
 
 
 def check_representable_up_to_scale(D, eps, *, alpha=None) -> CheckResult:
-    """Momentum ResNets Sect. 4.3 after Theorem 1: "one can learn any mapping up to scale using the ODE (7): if D is
-    diagonalizable in C, there exists alpha_eps > 0 such that for all lambda in Sp(alpha_eps D), lambda >
-    lambda_eps" and alpha_eps D is represented. Checked with ``alpha_eps = |lambda_eps| / (2 rho(D))`` (every
-    eigenvalue of alpha D inside the disk of radius ``|lambda_eps| / 2``): (i) the real eigenvalues of alpha D exceed
-    lambda_eps (margin relative to ``|lambda_eps|``); (ii) momentum_logarithm(alpha D) gives a real theta with
-    Psi_eps(theta) = alpha D (block exponential, relative to ``max |alpha D|``: 1e-8 x cond of the eigenvectors).
+    """Momentum ResNets Sect. 4.3 after Theorem 1: "one can learn any mapping up to scale using the
+    ODE (7): if D is diagonalizable in C, there exists alpha_eps > 0 such that for all lambda in
+    Sp(alpha_eps D), lambda > lambda_eps" and alpha_eps D is represented. Checked with
+    ``alpha_eps = |lambda_eps| / (2 rho(D))`` (every eigenvalue of alpha D inside the disk of radius
+    ``|lambda_eps| / 2``): (i) the real eigenvalues of alpha D exceed lambda_eps (margin relative to
+    ``|lambda_eps|``); (ii) momentum_logarithm(alpha D) gives a real theta with Psi_eps(theta) =
+    alpha D (block exponential, relative to ``max |alpha D|``: 1e-8 x cond of the eigenvectors).
 
-    Range: real n x n D != 0 with cond(eigenvectors) <= 1e4, eps in [0.1, 100] (for smaller eps alpha_eps D is
-    tiny, about ``|lambda_eps|``, and the block-expm reference is accurate only to ~1e-16 absolute). ``alpha``
-    overrides alpha_eps (a large alpha on a D with a lone negative eigenvalue plants a violation)."""
+    Range: real n x n D != 0 with cond(eigenvectors) <= 1e4, eps in [0.1, 100] (for smaller eps
+    alpha_eps D is tiny, about ``|lambda_eps|``, and the block-expm reference is accurate only to
+    ~1e-16 absolute). ``alpha`` overrides alpha_eps (a large alpha on a D with a lone negative
+    eigenvalue plants a violation)."""
     D = as_square("D", D, context=_CTX + ", up to scale")
     e = np.broadcast_to(_eps(eps), D.shape[:-2])
     flatD, flate = D.reshape((-1,) + D.shape[-2:]), e.reshape(-1)
@@ -1545,7 +1613,8 @@ def check_representable_up_to_scale(D, eps, *, alpha=None) -> CheckResult:
                 (construct / tol).reshape(shape),
                 1.0,
                 instances,
-                "max |Psi_eps(momentum_logarithm(alpha D)) - alpha D| / max |alpha D| over 1e-8 cond(V)",
+                "max |Psi_eps(momentum_logarithm(alpha D)) - alpha D| / max |alpha D| over "
+                "1e-8 cond(V)",
                 sides={
                     "alpha_eps": alphas.reshape(shape),
                     "relative residual": construct.reshape(shape),
@@ -1556,14 +1625,16 @@ def check_representable_up_to_scale(D, eps, *, alpha=None) -> CheckResult:
 
 
 def check_scaling_representable(lam, *, eps_max: float = 1e8) -> CheckResult:
-    """Momentum ResNets Sect. 4.2 (after Prop. 3; App. B.4): "even with the restrictive initial condition v_0 = 0,
-    x -> lambda x for lambda > -1 can always be represented by a second-order model (6)". Reading: for every
-    lambda > -1 some eps > 0 and a linear f(x) = theta x give x(1) = lambda x0 from (x0, 0). Constructed: the
-    smallest eps in 1e-2 * 2^k (up to ``eps_max``) with lambda_eps < lambda (lambda_eps decreases to -1), theta from
-    f_eps's inverse (momentum_logarithm of the 1 x 1 matrix); verified by :func:`dynkit.solve` of
-    eps x'' + x' = theta x from (1, 0) (dopri5, rtol 1e-11), relative 1e-7.
+    """Momentum ResNets Sect. 4.2 (after Prop. 3; App. B.4): "even with the restrictive initial
+    condition v_0 = 0, x -> lambda x for lambda > -1 can always be represented by a second-order
+    model (6)". Reading: for every lambda > -1 some eps > 0 and a linear f(x) = theta x give x(1) =
+    lambda x0 from (x0, 0). Constructed: the smallest eps in 1e-2 * 2^k (up to ``eps_max``) with
+    lambda_eps < lambda (lambda_eps decreases to -1), theta from f_eps's inverse (momentum_logarithm
+    of the 1 x 1 matrix); verified by :func:`dynkit.solve` of eps x'' + x' = theta x from (1, 0)
+    (dopri5, rtol 1e-11), relative 1e-7.
 
-    Range: lambda in (-1 + 1e-7, 1e3]. For lambda <= -1 no eps exists (lambda_eps > -1 for all eps): residual inf."""
+    Range: lambda in (-1 + 1e-7, 1e3]. For lambda <= -1 no eps exists (lambda_eps > -1 for all
+    eps): residual inf."""
     context = _CTX + ", x -> lambda x with v0 = 0"
     lam = np.atleast_1d(as_scalar_batch("lam", lam, context=context)).reshape(-1)
     eps_max = float(as_scalar_batch("eps_max", eps_max, context=context, low=1.0))
@@ -1599,7 +1670,8 @@ def check_scaling_representable(lam, *, eps_max: float = 1e8) -> CheckResult:
         gap,
         1e-7,
         dict(lam=lam),
-        "|x(1) - lambda| / |lambda| for the constructed (eps, theta), dk.solve from (1, 0) (inf: no eps)",
+        "|x(1) - lambda| / |lambda| for the constructed (eps, theta), dk.solve from (1, 0) "
+        "(inf: no eps)",
         sides={"x(1) (dk.solve)": x1, "lambda": lam},
         eps=eps_found,
         theta=thetas,
@@ -1607,17 +1679,19 @@ def check_scaling_representable(lam, *, eps_max: float = 1e8) -> CheckResult:
 
 
 def check_first_order_range(M, *, singular_ok: bool = False) -> CheckResult:
-    """Momentum ResNets Sect. 4.3: "Psi_0(R^{dxd}) = exp(R^{dxd}) = {M^2 | M in GL_d(R)}" (Andrica & Rohan). The
-    inclusion exp(X) = (exp(X / 2))^2 is an identity; the check is the other one: D = M^2 for invertible M (the
-    registry includes M with purely imaginary eigenvalue pairs, where D has negative eigenvalues in pairs) passes
-    Culver's test (``is_representable(D, 0)``) and has a real logarithm, built here (eigenvectors of D's real Schur
-    form; each pair of equal negative eigenvalues gets the conjugate logarithms log|l| +- i pi on a conjugate basis
-    u +- i v of its eigenspace) and verified by expm(log D) = D (relative 1e-8).
+    """Momentum ResNets Sect. 4.3: "Psi_0(R^{dxd}) = exp(R^{dxd}) = {M^2 | M in GL_d(R)}" (Andrica &
+    Rohan). The inclusion exp(X) = (exp(X / 2))^2 is an identity; the check is the other one: D =
+    M^2 for invertible M (the registry includes M with purely imaginary eigenvalue pairs, where D
+    has negative eigenvalues in pairs) passes Culver's test (``is_representable(D, 0)``) and has a
+    real logarithm, built here (eigenvectors of D's real Schur form; each pair of equal negative
+    eigenvalues gets the conjugate logarithms log|l| +- i pi on a conjugate basis u +- i v of its
+    eigenspace) and verified by expm(log D) = D (relative 1e-8).
 
-    Range: real n x n diagonalisable M (n <= 12), invertible with the eigenvalues of M^2 above ``CLUSTER_TOL ||M^2||``
-    (1e-5: Culver's test reads smaller ones as 0; roughly cond(M) <= 300); outside it a ValueError names M.
-    ``singular_ok=True`` accepts a singular M (outside
-    GL_d): M^2 is then singular and has no logarithm, which the check flags (the planted violation)."""
+    Range: real n x n diagonalisable M (n <= 12), invertible with the eigenvalues of M^2 above
+    ``CLUSTER_TOL ||M^2||`` (1e-5: Culver's test reads smaller ones as 0; roughly cond(M) <=
+    300); outside it a ValueError names M. ``singular_ok=True`` accepts a singular M (outside
+    GL_d): M^2 is then singular and has no logarithm, which the check flags (the planted
+    violation)."""
     context = _CTX + ", Psi_0 = exp = squares"
     M = as_square("M", M, context=context)
     flat = M.reshape((-1,) + M.shape[-2:])
@@ -1627,21 +1701,25 @@ def check_first_order_range(M, *, singular_ok: bool = False) -> CheckResult:
             raise ValueError(
                 f"M must be invertible (GL_d) ({context}); got cond {np.linalg.cond(Mi):.3g}{where}"
             )
-        # a defective eigenvalue (a Jordan block) leaves the eigenvector basis singular: the logarithm built from
-        # it does not exist, so such an M is outside the check's range, not a counterexample
+        # a defective eigenvalue (a Jordan block) leaves the eigenvector basis singular: the
+        # logarithm built from it does not exist, so such an M is outside the check's range, not a
+        # counterexample
         basis = np.linalg.cond(np.linalg.eig(Mi)[1])
         if not np.isfinite(basis) or basis > 1e10:
             raise ValueError(
-                f"M must be diagonalisable (the check's range; a Jordan block, e.g. [[1, 1], [0, 1]], is "
+                f"M must be diagonalisable (the check's range; a Jordan block, e.g. [[1, 1], "
+                f"[0, 1]], is "
                 f"not) ({context}); got an eigenvector basis of condition number {basis:.3g}{where}"
             )
-        # Culver's test (is_representable at eps = 0) reads an eigenvalue of M^2 within CLUSTER_TOL ||M^2|| of 0 as 0
-        # (rounding): such an M is beyond what the check can decide, not a counterexample
+        # Culver's test (is_representable at eps = 0) reads an eigenvalue of M^2 within CLUSTER_TOL
+        # ||M^2|| of 0 as 0 (rounding): such an M is beyond what the check can decide, not a
+        # counterexample
         D = Mi @ Mi
         smallest = float(np.min(np.abs(np.linalg.eigvals(D))))
         if not singular_ok and smallest <= CLUSTER_TOL * _norm_scale(D):
             raise ValueError(
-                f"M must be far enough from singular that M^2's eigenvalues exceed {CLUSTER_TOL:g} ||M^2|| "
+                f"M must be far enough from singular that M^2's eigenvalues exceed "
+                f"{CLUSTER_TOL:g} ||M^2|| "
                 f"(the rounding radius of Culver's test; roughly cond(M) <= 300) ({context}); got "
                 f"|lambda|min = {smallest:.3g} against ||M^2|| = {_norm_scale(D):.3g}{where}"
             )
@@ -1652,7 +1730,8 @@ def check_first_order_range(M, *, singular_ok: bool = False) -> CheckResult:
         if decision.representable is not True:
             res[i] = np.inf
             continue
-        # a real logarithm of D: 2 x (a real logarithm of M where M has one; else via D's own real Schur form)
+        # a real logarithm of D: 2 x (a real logarithm of M where M has one; else via D's own real
+        # Schur form)
         T, Z = scipy.linalg.schur(D, output="real")
         L = _real_log_quasi_triangular(T)
         logD = Z @ L @ Z.T
@@ -1667,10 +1746,11 @@ def check_first_order_range(M, *, singular_ok: bool = False) -> CheckResult:
 
 
 def _real_log_quasi_triangular(T: np.ndarray) -> np.ndarray:
-    """A real logarithm of a real quasi-triangular T: scipy's logm where no eigenvalue is real and negative, else
-    from an eigendecomposition whose equal negative eigenvalues are paired (Culver: they come in pairs) and given the
-    conjugate logarithms log|l| +- i pi on the conjugate basis u +- i v of their eigenspace (the result is real).
-    The caller verifies expm of the result."""
+    """A real logarithm of a real quasi-triangular T: scipy's logm where no eigenvalue is real
+    and negative, else from an eigendecomposition whose equal negative eigenvalues are paired
+    (Culver: they come in pairs) and given the conjugate logarithms log|l| +- i pi on the
+    conjugate basis u +- i v of their eigenspace (the result is real). The caller verifies expm
+    of the result."""
     w = np.linalg.eigvals(T)
     if np.all((w.real > 0) | (np.abs(w.imag) > 1e-12 * (1 + np.abs(w)))):
         with (

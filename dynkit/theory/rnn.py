@@ -1,14 +1,15 @@
-"""MomentumRNN (review Sect. 2.2-2.3; MomentumRNN paper): the momentum cell (11), its rewrite (14) and
-the Jacobian factors (13) and (15), checked against torch autograd (float64, batched).
+"""MomentumRNN (review Sect. 2.2-2.3; MomentumRNN paper): the momentum cell (11), its rewrite (14)
+and the Jacobian factors (13) and (15), checked against torch autograd (float64, batched).
 
 Conventions measured here:
 
-* Jacobians are in numerator layout, ``dh_{k+1}/dh_k = D_k U`` for (8). Eq. (13) of the review writes the
-  factor as ``D_k U^T`` (a row-vector convention); the literal product with ``U^T`` agrees with autograd
-  only for symmetric U — :func:`check_rnn_jacobian` reports that mismatch in ``details``.
-* (15)'s factor ``D^_k (U + mu Sigma_k)`` is the partial derivative of (14) with respect to ``h_k`` at fixed
-  ``h_{k-1}``. (14) is a *two-step* recurrence, so the product of these factors is not the total
-  ``dh_T/dh_t``; :func:`check_momentum_jacobian_product` measures that gap (it is not small).
+* Jacobians are in numerator layout, ``dh_{k+1}/dh_k = D_k U`` for (8). Eq. (13) of the review
+  writes the factor as ``D_k U^T`` (a row-vector convention); the literal product with ``U^T``
+  agrees with autograd only for symmetric U — :func:`check_rnn_jacobian` reports that mismatch in
+  ``details``.
+* (15)'s factor ``D^_k (U + mu Sigma_k)`` is the partial derivative of (14) with respect to ``h_k``
+  at fixed ``h_{k-1}``. (14) is a *two-step* recurrence, so the product of these factors is not the
+  total ``dh_T/dh_t``; :func:`check_momentum_jacobian_product` measures that gap (it is not small).
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ __all__ = [
 ]
 
 ACTIVATIONS = ("tanh", "sigmoid")
-# float64 through <= 30 steps of a smooth cell: agreement ~1e-13; sigma^{-1} near the saturated ends of
-# the range loses digits, so inputs keep |pre-activations| moderate and the tolerance is 1e-9.
+# float64 through <= 30 steps of a smooth cell: agreement ~1e-13; sigma^{-1} near the saturated ends
+# of the range loses digits, so inputs keep |pre-activations| moderate and the tolerance is 1e-9.
 RNN_TOL = 1e-9
 
 
@@ -81,13 +82,14 @@ def _mv(M, v):
 
 
 def cell14(U, Wx, h_prev, h_cur, mu: float, s: float, sig, inv):
-    """The rewritten momentum cell (14): ``sigma(U (h_{t-1} - mu h_{t-2}) + mu sigma^{-1}(h_{t-1}) + s W x_t)``
-    (``Wx`` is ``W x_t``)."""
+    """The rewritten momentum cell (14):
+    ``sigma(U (h_{t-1} - mu h_{t-2}) + mu sigma^{-1}(h_{t-1}) + s W x_t)`` (``Wx`` is ``W x_t``)."""
     return sig(_mv(U, h_cur - mu * h_prev) + mu * inv(h_cur) + s * Wx)
 
 
 def factor15(dsig, dinv, U, mu: float):
-    """(15)'s factor ``D^_k (U + mu Sigma_k)`` from the diagonals ``dsig = sigma'(.)``, ``dinv = (sigma^{-1})'(h_k)``."""
+    """(15)'s factor ``D^_k (U + mu Sigma_k)`` from the diagonals ``dsig = sigma'(.)``,
+    ``dinv = (sigma^{-1})'(h_k)``."""
     torch = _torch()
     return dsig.unsqueeze(-1) * (U + mu * torch.diag_embed(dinv))
 
@@ -100,8 +102,8 @@ def _batched_jacobian(fn, h):
 
 
 def _momentum_cell(U, W, x, h_init, v0, mu, s, activation, context):
-    """Validated inputs of the MomentumRNN cell checks and the one-step map ``step14(h_{k-1}, h_k, k)``
-    of review (14)."""
+    """Validated inputs of the MomentumRNN cell checks and the one-step map
+    ``step14(h_{k-1}, h_k, k)`` of review (14)."""
     torch = _torch()
     mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
     s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
@@ -143,7 +145,7 @@ def check_momentum_rnn(
     U : (..., n, n); W : (..., n, m); x : (..., T, m) inputs x_1..x_T
     h_init : (..., n) ``h_{-1}``; v0 : (..., n) ``v_0``; the cell (11) starts from ``h_0 = sigma(U h_{-1} + v_0)``
     mu >= 0, s > 0; activation: "tanh" or "sigmoid".
-    """
+    """  # noqa: E501
     torch = _torch()
     mu, s, Ut, Wt, xt, sig, inv, h_m1, v, step14 = _momentum_cell(
         U, W, x, h_init, v0, mu, s, activation, "review (11)/(14)/(15), MomentumRNN cell"
@@ -204,10 +206,11 @@ def check_momentum_rnn(
 def check_rnn_jacobian(
     U, W, x, h0, *, activation: str = "tanh", literal: bool = False
 ) -> CheckResult:
-    """Review (13) for the plain cell (8): ``dh_T/dh_0 = D_{T-1} U ... D_0 U`` (numerator layout),
-    ``D_k = diag(sigma'(U h_k + W x_{k+1}))``, equals autograd. ``details['literal_mismatch']`` is the
-    relative difference when the factors are taken literally as ``D_k U^T``; ``literal=True`` makes that the
-    residual (the review's (13) as written: it agrees with autograd only for symmetric U)."""
+    """Review (13) for the plain cell (8): ``dh_T/dh_0 = D_{T-1} U ... D_0 U`` (numerator
+    layout), ``D_k = diag(sigma'(U h_k + W x_{k+1}))``, equals autograd.
+    ``details['literal_mismatch']`` is the relative difference when the factors are taken
+    literally as ``D_k U^T``; ``literal=True`` makes that the residual (the review's (13) as
+    written: it agrees with autograd only for symmetric U)."""
     torch = _torch()
     context = "review (8)/(13), recurrent cell"
     Ut, Wt, xt = _inputs(U, W, x, context)
@@ -259,8 +262,9 @@ def check_rnn_jacobian(
 
 
 def companion15(dsig, dinv, U, mu: float):
-    """The companion block ``B_k = [[D^_k (U + mu Sigma_k), -mu D^_k U], [I, 0]]`` of (14) (derived by sympy in
-    ``dk.symbolic.DERIVATIONS["momentum_rnn_jacobian"]``): ``d(h_{k+1}, h_k) / d(h_k, h_{k-1})``."""
+    """The companion block ``B_k = [[D^_k (U + mu Sigma_k), -mu D^_k U], [I, 0]]`` of (14)
+    (derived by sympy in ``dk.symbolic.DERIVATIONS["momentum_rnn_jacobian"]``):
+    ``d(h_{k+1}, h_k) / d(h_k, h_{k-1})``."""
     torch = _torch()
     top = torch.cat([factor15(dsig, dinv, U, mu), -mu * dsig.unsqueeze(-1) * U], dim=-1)
     n = U.shape[-1]
@@ -273,10 +277,11 @@ def check_momentum_jacobian_product(
 ) -> CheckResult:
     """Review (15) against autograd's ``dh_T/dh_0`` of (14) at fixed ``h_{-1}``.
 
-    ``form="paper"``: (15) read as a total derivative, ``prod_k D^_k (U + mu Sigma_k)``. Expected to FAIL for
-    T >= 2 and mu > 0 (the product omits the path through ``h_{k-1}``); exact for ``T = 1`` or ``mu = 0``.
-    ``form="companion"``: the correction, the top-left n x n block of ``prod_k B_k`` with the 2n x 2n companion
-    blocks of :func:`companion15` (must hold for any T, mu)."""
+    ``form="paper"``: (15) read as a total derivative, ``prod_k D^_k (U + mu Sigma_k)``. Expected
+    to FAIL for T >= 2 and mu > 0 (the product omits the path through ``h_{k-1}``); exact for
+    ``T = 1`` or ``mu = 0``. ``form="companion"``: the correction, the top-left n x n block of
+    ``prod_k B_k`` with the 2n x 2n companion blocks of :func:`companion15` (must hold for any T,
+    mu)."""
     torch = _torch()
     if form not in ("paper", "companion"):
         raise ValueError(
@@ -327,9 +332,10 @@ def check_momentum_jacobian_product(
 def check_inverse_activation_slope(
     y, *, activation: str = "tanh", strict: bool = False
 ) -> CheckResult:
-    """Review Sect. 2.3: the paper states ``(sigma^{-1})'(.) > 1`` for sigmoid and tanh (``strict=True``); what
-    holds is ``>= 1``: sigmoid's slope ``1/(y(1-y)) >= 4`` is > 1 everywhere, tanh's ``1/(1-y**2)`` equals 1 at
-    ``y = 0``. Residual: ``max(0, 1 - slope)`` (``>= 1``), or 1 where ``slope <= 1`` (``strict``)."""
+    """Review Sect. 2.3: the paper states ``(sigma^{-1})'(.) > 1`` for sigmoid and tanh
+    (``strict=True``); what holds is ``>= 1``: sigmoid's slope ``1/(y(1-y)) >= 4`` is > 1
+    everywhere, tanh's ``1/(1-y**2)`` equals 1 at ``y = 0``. Residual: ``max(0, 1 - slope)``
+    (``>= 1``), or 1 where ``slope <= 1`` (``strict``)."""
     torch = _torch()
     _, inv = _act(activation)
     y = as_real_array("y", y, context="review Sect. 2.3, (sigma^{-1})' on the range of sigma")
@@ -355,10 +361,11 @@ def check_inverse_activation_slope(
 
 def check_reparametrisation(U, W, x, h0, v0, mu: float, s: float, *, w_hat=None) -> CheckResult:
     """MomentumRNN Remark 1 (review Remark 1, and Remark 4's use of it): with ``v_t = -p_t`` and
-    ``W^ := U^{-1} W`` the cell (9) ``v_t = mu v_{t-1} + s W x_t, h_t = sigma(U h_{t-1} + v_t)`` and (10)
-    ``v_t = mu v_{t-1} + s W^ x_t, h_t = sigma(U h_{t-1} + U v_t)`` are "mathematically equivalent": from the same
-    h_0 and v_0^{(10)} = U^{-1} v_0^{(9)} they give the same h_t (tanh). Residual: the largest ``|h_t(9) - h_t(10)|``
-    (tolerance 1e-10; U is well conditioned here). ``w_hat`` replaces U^{-1} W (``W`` itself plants a violation)."""
+    ``W^ := U^{-1} W`` the cell (9) ``v_t = mu v_{t-1} + s W x_t, h_t = sigma(U h_{t-1} + v_t)``
+    and (10) ``v_t = mu v_{t-1} + s W^ x_t, h_t = sigma(U h_{t-1} + U v_t)`` are "mathematically
+    equivalent": from the same h_0 and v_0^{(10)} = U^{-1} v_0^{(9)} they give the same h_t
+    (tanh). Residual: the largest ``|h_t(9) - h_t(10)|`` (tolerance 1e-10; U is well conditioned
+    here). ``w_hat`` replaces U^{-1} W (``W`` itself plants a violation)."""
     context = "MomentumRNN Remark 1, (9) vs (10)"
     U = as_square("U", U, context=context)
     W = as_real_array("W", W, context=context)
@@ -400,23 +407,26 @@ def check_reparametrisation(U, W, x, h0, v0, mu: float, s: float, *, w_hat=None)
     )
 
 
-# ---------------------------------------------------------------- MomentumRNN (6) <=> (7) and (8) <=> (9)
+# ---------------------------------------------------------------- MomentumRNN (6) <=> (7) and (8)
+# <=> (9)
 
 GD_ANALOGY_PAIRS = ("(6)-(7)", "(8)-(9)")
-"""The rewrites of MomentumRNN Sect. 2.2: the recurrent cell (6) as the 'gradient step' (7) with phi = sigma(U .) and
-u_t = U^{-1} W x_t; the accelerated system (8) as the momentum cell (9) with v_t := -U p_t."""
+"""The rewrites of MomentumRNN Sect. 2.2: the recurrent cell (6) as the 'gradient step' (7) with
+phi = sigma(U .) and u_t = U^{-1} W x_t; the accelerated system (8) as the momentum cell (9) with
+v_t := -U p_t."""
 
 
 def check_gd_analogy(
     U, W, x, h0, *, pair: str = "(6)-(7)", mu: float = 0.5, s: float = 1.0, plant: bool = False
 ) -> CheckResult:
-    """MomentumRNN Sect. 2.2: "let phi(.) := sigma(U(.)) and u_t := U^{-1} W x_t, we can rewrite (6) as (7)" and
-    "let v_t := -U p_t, we arrive at" (9) from (8): from the same h_0 (and p_0 = v_0 = 0) both sides give the same
-    h_t at every step (tanh). Residual: the largest ``|h_t - h_t|`` (tolerance 1e-10; U with cond <= 1e3 here, the
-    rewrite solves with U once per step).
+    """MomentumRNN Sect. 2.2: "let phi(.) := sigma(U(.)) and u_t := U^{-1} W x_t, we can rewrite (6)
+    as (7)" and "let v_t := -U p_t, we arrive at" (9) from (8): from the same h_0 (and p_0 = v_0 =
+    0) both sides give the same h_t at every step (tanh). Residual: the largest ``|h_t - h_t|``
+    (tolerance 1e-10; U with cond <= 1e3 here, the rewrite solves with U once per step).
 
-    Range: U invertible (any real n x n), any W (n, m), inputs x (T, m), h0 (n); mu >= 0, s > 0 for (8)-(9).
-    ``plant=True`` uses U^T for U^{-1} in u_t ((6)-(7)) or v_t := -p_t ((8)-(9)): a wrong rewrite the check flags."""
+    Range: U invertible (any real n x n), any W (n, m), inputs x (T, m), h0 (n); mu >= 0, s > 0
+    for (8)-(9). ``plant=True`` uses U^T for U^{-1} in u_t ((6)-(7)) or v_t := -p_t ((8)-(9)): a
+    wrong rewrite the check flags."""
     context = f"MomentumRNN Sect. 2.2, {pair}"
     if pair not in GD_ANALOGY_PAIRS:
         raise ValueError(f"pair must be one of {GD_ANALOGY_PAIRS}; got {pair!r}")
@@ -467,14 +477,16 @@ def check_gd_analogy(
     )
 
 
-# ------------------------------------------------------------------------ review Remark 4 (AdamRNN, RMSPropRNN)
+# ------------------------------------------------------------------------ review Remark 4 (AdamRNN,
+# RMSPropRNN)
 
 ADAM_PRODUCTS = ("U(v/r)", "(Uv)/r")
-"""Readings of Remark 4's ``U v_t / sqrt(m_t + eps)``: U times the entry-wise quotient, or the entry-wise quotient
-of the vector ``U v_t``."""
+"""Readings of Remark 4's ``U v_t / sqrt(m_t + eps)``: U times the entry-wise quotient, or the
+entry-wise quotient of the vector ``U v_t``."""
 
-# Both sides run <= 12 steps of the same elementwise arithmetic in another order (torch's optimizer keeps its
-# own moments); float64 agreement is ~1e-14, so 1e-10 on h (tanh, |h| < 1) separates rounding from another rule.
+# Both sides run <= 12 steps of the same elementwise arithmetic in another order (torch's optimizer
+# keeps its own moments); float64 agreement is ~1e-14, so 1e-10 on h (tanh, |h| < 1) separates
+# rounding from another rule.
 ADAM_TOL = 1e-10
 
 
@@ -497,7 +509,7 @@ def adam_rnn_remark4(
         h_t = tanh(U h_{t-1} + U v_t / sqrt(m_t + eps))
 
     ``product`` reads the last quotient (:data:`ADAM_PRODUCTS`); ``relaxed_moment`` uses (17)'s ``W x_t = U W^ x_t``
-    in ``m_t`` instead (the relaxation Remark 4 says it avoids). Returns h_1..h_T, shape (..., T, n)."""
+    in ``m_t`` instead (the relaxation Remark 4 says it avoids). Returns h_1..h_T, shape (..., T, n)."""  # noqa: E501
     if product not in ADAM_PRODUCTS:
         raise ValueError(f"product must be one of {ADAM_PRODUCTS}; got {product!r}")
     mv = lambda M, v: np.einsum("...ij,...j->...i", M, v)  # noqa: E731
@@ -514,12 +526,14 @@ def adam_rnn_remark4(
 
 
 def _optimizer_on_cell(U, W_hat, x, h0, mu: float, beta: float, s: float) -> np.ndarray:
-    """The optimizer the cells come from, run by torch.optim (not by the formulas above): (9) ``h_t = phi(h_{t-1}
-    + u_t)`` with ``phi = tanh(U .)``, ``u_t = W^ x_t`` and gradient ``-u_t`` (review Sect. 2.2), accelerated by
-    Adam (``mu > 0``: betas (mu, beta), step s / (1 - mu), the (1 - mu) of (16) relaxed to s) or RMSProp
-    (``mu = 0``: alpha = beta, step s); eps = 0, and Adam's bias correction undone through its learning rate
-    (footnote 3: p_t, m_t are not normalised). One torch parameter holds the whole batch: both optimizers act
-    entry-wise."""
+    """The optimizer the cells come from, run by torch.optim (not by the formulas above): (9) ``h_t
+    = phi(h_{t-1}
+    + u_t)`` with ``phi = tanh(U .)``, ``u_t = W^ x_t`` and gradient ``-u_t`` (review Sect. 2.2),
+      accelerated by
+    Adam (``mu > 0``: betas (mu, beta), step s / (1 - mu), the (1 - mu) of (16) relaxed to s) or
+    RMSProp (``mu = 0``: alpha = beta, step s); eps = 0, and Adam's bias correction undone
+    through its learning rate (footnote 3: p_t, m_t are not normalised). One torch parameter
+    holds the whole batch: both optimizers act entry-wise."""
     torch = _torch()
     y = torch.tensor(h0, dtype=torch.float64, requires_grad=True)
     Ut = torch.as_tensor(U, dtype=torch.float64)
@@ -556,16 +570,17 @@ def check_adam_rnn_remark4(
     product: str = "U(v/r)",
     relaxed_moment: bool = False,
 ) -> CheckResult:
-    """Review Remark 4: AdamRNN (RMSPropRNN for ``mu = 0``) written with ``v_t = -p_t`` and ``W^ = U^{-1} W`` is
-    Adam (RMSProp) applied to (9) "without any relaxation": :func:`adam_rnn_remark4` (eps = 0) equals, at every
-    step, torch.optim's Adam / RMSprop run on (9) (:func:`_optimizer_on_cell`), to ``ADAM_TOL``.
+    """Review Remark 4: AdamRNN (RMSPropRNN for ``mu = 0``) written with ``v_t = -p_t`` and
+    ``W^ = U^{-1} W`` is Adam (RMSProp) applied to (9) "without any relaxation":
+    :func:`adam_rnn_remark4` (eps = 0) equals, at every step, torch.optim's Adam / RMSprop run on
+    (9) (:func:`_optimizer_on_cell`), to ``ADAM_TOL``.
 
     Parameters
     ----------
     U : array (..., n, n)
     W_hat : array (..., n, k)
-        At least 2-D (one input column is (n, 1)); a 1-D W_hat is a ValueError naming it (it raised a
-        bare IndexError).
+        At least 2-D (one input column is (n, 1)); a 1-D W_hat is a ValueError naming it (it raised
+        a bare IndexError).
     x : array (..., T, k)
     h0 : array (..., n)
     mu : float in [0, 1)
@@ -618,7 +633,8 @@ def check_adam_rnn_remark4(
         gap,
         ADAM_TOL,
         dict(U=U, W_hat=W_hat, x=x, h0=h0),
-        f"Remark 4's {name}RNN ({product}) vs torch.optim.{'Adam' if mu > 0 else 'RMSprop'} on (9), "
+        f"Remark 4's {name}RNN ({product}) vs torch.optim.{'Adam' if mu > 0 else 'RMSprop'} "
+        f"on (9), "
         f"max |h_t - h_t|",
         sides={"h_T (Remark 4)": cell[..., -1, :], f"h_T ({name})": reference[..., -1, :]},
         mu=mu,

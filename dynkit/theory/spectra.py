@@ -1,5 +1,6 @@
-"""Spectral claims: eigenvalue pairing of HBNODE's adjoint matrix (review, Prop. 4, (59)-(63)) and the
-instability of tied-weight RevNet fixed points (Momentum ResNets, Prop. 1 and its continuous remark).
+"""Spectral claims: eigenvalue pairing of HBNODE's adjoint matrix (review, Prop. 4, (59)-(63)) and
+the instability of tied-weight RevNet fixed points (Momentum ResNets, Prop. 1 and its continuous
+remark).
 
 Both have the same shape: the eigenvalues of a 2n x 2n block matrix are the roots of n quadratics,
 one per eigenvalue ``mu`` of an n x n product. A check verifies it two independent ways, batched:
@@ -49,7 +50,8 @@ CHARPOLY_TOL = 1e-8
 
 
 def _quadratic_roots(b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Both roots of ``r**2 + b r + c = 0`` (complex), stacked on a new last axis; stable formula."""
+    """Both roots of ``r**2 + b r + c = 0`` (complex), stacked on a new last axis; stable
+    formula."""
     b = b.astype(complex)
     c = np.asarray(c, dtype=complex)
     disc = np.sqrt(b * b - 4 * c)
@@ -129,8 +131,8 @@ def hbnode_adjoint_matrix(J, F, gamma) -> np.ndarray:
 
 
 def _match(eig: np.ndarray, radius: np.ndarray, roots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each batch member, the eigenvalues (and their radii) reordered to match ``roots`` one to one (minimal
-    total distance, scipy's linear_sum_assignment)."""
+    """For each batch member, the eigenvalues (and their radii) reordered to match ``roots`` one
+    to one (minimal total distance, scipy's linear_sum_assignment)."""
     from scipy.optimize import linear_sum_assignment
 
     flat_e, flat_r, flat_z = (x.reshape(-1, x.shape[-1]) for x in (eig, radius, roots))
@@ -142,8 +144,9 @@ def _match(eig: np.ndarray, radius: np.ndarray, roots: np.ndarray) -> tuple[np.n
 
 
 def pairing_roots(J, F, gamma) -> np.ndarray:
-    """The constructive pairing of Prop. 4 of the review: for each eigenvalue ``mu`` of ``JF`` the two
-    roots of ``lam (lam + gamma) = mu`` (Eq. (62)). Shape ``(..., n, 2)``; each pair sums to ``-gamma``.
+    """The constructive pairing of Prop. 4 of the review: for each eigenvalue ``mu`` of ``JF`` the
+    two roots of ``lam (lam + gamma) = mu`` (Eq. (62)). Shape ``(..., n, 2)``; each pair sums to
+    ``-gamma``.
     """
     context = "review Prop. 4, H = [[0, J], [F, -gamma I]]"
     F = as_square("F", F, context=context)
@@ -174,20 +177,21 @@ def check_eigen_pairing(
         ``t - T``: also checks the statement for ``-M = -(t - T) H`` of (55), whose pairs sum to
         ``(t - T) gamma``.
     a : float, optional
-        If given, also checks the consequence stated after (63): with ``0 <= gamma <= 2a`` every pair
-        has an eigenvalue with real part ``>= -a``. (With ``gamma > 2a`` this may fail: that is the
-        hypothesis.)
+        If given, also checks the consequence stated after (63): with ``0 <= gamma <= 2a`` every
+        pair has an eigenvalue with real part ``>= -a``. (With ``gamma > 2a`` this may fail: that is
+        the hypothesis.)
     claimed_sum : float or array, optional
         The pair sum being claimed; defaults to ``-gamma``. A wrong value is detected.
 
     Returns
     -------
     CheckResult
-        ``residual`` is the worst of the relative backward error of the constructed roots, the relative mismatch
-        of the characteristic polynomials (60), the distance of H's own eigenvalues (``numpy.linalg.eig``, matched
-        one to one with the roots) from the roots beyond their rounding radii, and the error of the pair sums of
-        those eigenvalues (the pairing is a statement about H's eigenvalues: it is checked on them, not on the
-        roots, whose pairs sum to ``-gamma`` by construction).
+        ``residual`` is the worst of the relative backward error of the constructed roots, the
+        relative mismatch of the characteristic polynomials (60), the distance of H's own
+        eigenvalues (``numpy.linalg.eig``, matched one to one with the roots) from the roots beyond
+        their rounding radii, and the error of the pair sums of those eigenvalues (the pairing is a
+        statement about H's eigenvalues: it is checked on them, not on the roots, whose pairs sum to
+        ``-gamma`` by construction).
     """
     context = "review Prop. 4, H = [[0, J], [F, -gamma I]]"
     F = as_square("F", F, context=context)
@@ -210,9 +214,9 @@ def check_eigen_pairing(
     roots_M = -scale * roots
     backward = _roots_backward_error(Ms, roots_M.reshape(batch + (2 * n,)))
     charpoly = _charpoly_mismatch(H, JF, lambda z: z * (z + g[..., None]))
-    # the substance, on H's own eigenvalues (numpy.linalg.eig, independent of the roots): match them one to one
-    # with the roots; each must lie within its rounding radius of its root, and the pairs of *eigenvalues* must sum
-    # to (t - T) gamma within their radii
+    # the substance, on H's own eigenvalues (numpy.linalg.eig, independent of the roots): match them
+    # one to one with the roots; each must lie within its rounding radius of its root, and the pairs
+    # of *eigenvalues* must sum to (t - T) gamma within their radii
     eig, radius = _eigenvalues_with_radius(Ms)
     matched, matched_radius = _match(eig, radius, roots_M.reshape(batch + (2 * n,)))
     match_error = (
@@ -268,7 +272,8 @@ def check_eigen_pairing(
     ]
     if a is not None:
         a_val = float(as_scalar_batch("a", a, context=context, low=0.0, low_open=True))
-        # margin: for each pair of H's eigenvalues the larger real part must be >= -a (in H's units), up to rounding
+        # margin: for each pair of H's eigenvalues the larger real part must be >= -a (in H's
+        # units), up to rounding
         in_H = pairs / -scale
         best = (
             (in_H.real + matched_radius.reshape(batch + (n, 2)) / abs(scale))
@@ -298,7 +303,8 @@ INSTABILITY_TOL = 1e-9
 
 
 def revnet_jacobian(A, B) -> np.ndarray:
-    """``J(A, B) = [[I, A], [B, I + BA]]``: Jacobian of the tied-weight RevNet map (4) at a fixed point."""
+    """``J(A, B) = [[I, A], [B, I + BA]]``: Jacobian of the tied-weight RevNet map (4) at a fixed
+    point."""
     context = "Momentum ResNets Prop. 1"
     A = as_square("A", A, context=context)
     B = same_size(
@@ -322,9 +328,9 @@ def _require_invertible(name: str, M: np.ndarray, context: str) -> None:
 
 
 def _eigenvalues_with_radius(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenvalues of a batch of matrices and each one's rounding radius ``10 m u ||M|| kappa_i`` (``kappa_i`` =
-    ``||x_i|| ||y_i||`` from the right eigenvectors and the rows of their inverse), capped by the Hoelder bound
-    ``(10 m u)**(1/m) ||M||`` of a size-m Jordan block."""
+    """Eigenvalues of a batch of matrices and each one's rounding radius ``10 m u ||M|| kappa_i``
+    (``kappa_i`` = ``||x_i|| ||y_i||`` from the right eigenvectors and the rows of their
+    inverse), capped by the Hoelder bound ``(10 m u)**(1/m) ||M||`` of a size-m Jordan block."""
     m = M.shape[-1]
     w, X = np.linalg.eig(M)
     norm = np.linalg.norm(M, ord=2, axis=(-2, -1))[..., None]
@@ -343,9 +349,10 @@ def check_revnet_instability(A, B) -> CheckResult:
     ``lam**2 - (2 + mu) lam + 1 = 0`` for some ``mu`` in Sp(AB) (Eq. (11) of its appendix A.0).
 
     The residual is the worst of: the backward error of the roots built from Sp(AB), the mismatch of
-    ``det(zI - J) = det((z - 1)**2 I - z AB)``, and the shortfall ``1 - max |lam|`` over J's own eigenvalues
-    (``numpy.linalg.eigvals``) that are decidably ``!= 1``, i.e. farther from 1 than their rounding radius
-    (:func:`_eigenvalues_with_radius`; ``A = B = 1e-7 I`` gives ``1 +- 1e-7``, a radius of ~1e-14).
+    ``det(zI - J) = det((z - 1)**2 I - z AB)``, and the shortfall ``1 - max |lam|`` over J's own
+    eigenvalues (``numpy.linalg.eigvals``) that are decidably ``!= 1``, i.e. farther from 1 than
+    their rounding radius (:func:`_eigenvalues_with_radius`; ``A = B = 1e-7 I`` gives ``1 +- 1e-7``,
+    a radius of ~1e-14).
     """
     context = "Momentum ResNets Prop. 1"
     A = as_square("A", A, context=context)
@@ -358,14 +365,15 @@ def check_revnet_instability(A, B) -> CheckResult:
     batch, n = Jm.shape[:-2], A.shape[-1]
     AB = np.broadcast_to(A, batch + (n, n)) @ np.broadcast_to(B, batch + (n, n))
     mu = np.linalg.eigvals(AB)
-    # lam = 1 + delta with delta^2 - mu delta - mu = 0: the form lam^2 - (2 + mu) lam + 1 loses mu's digits to
-    # 2 + mu when |mu| is small (roots near the double root 1 are then off by ~sqrt(u))
+    # lam = 1 + delta with delta^2 - mu delta - mu = 0: the form lam^2 - (2 + mu) lam + 1 loses mu's
+    # digits to 2 + mu when |mu| is small (roots near the double root 1 are then off by ~sqrt(u))
     roots = 1 + _quadratic_roots(-mu, -mu).reshape(batch + (2 * n,))
     backward = _roots_backward_error(Jm, roots)
     # det(zI - J) = det((z-1)^2 I - z AB) = z^n det(((z-1)^2/z) I - AB)
     charpoly = _charpoly_mismatch(Jm, AB, lambda z: (z - 1) ** 2 / z, z_power=n)
-    # the substance on J's own eigenvalues (computed independently of Sp(AB)): which are decidably != 1? Within
-    # the rounding radius of 1 they are not (a fixed 1e-6 treated 1 +- 1e-7 as 1 and found no witness)
+    # the substance on J's own eigenvalues (computed independently of Sp(AB)): which are decidably
+    # != 1? Within the rounding radius of 1 they are not (a fixed 1e-6 treated 1 +- 1e-7 as 1 and
+    # found no witness)
     eig, radius = _eigenvalues_with_radius(Jm)
     away = np.abs(eig - 1) > radius
     top = np.where(away, np.abs(eig), -np.inf).max(axis=-1)
@@ -400,9 +408,9 @@ def check_revnet_instability(A, B) -> CheckResult:
 
 
 def check_revnet_continuous(A, B) -> CheckResult:
-    """The continuous remark after Prop. 1: ``[[0, A], [B, 0]]`` has eigenvalues ``+-sqrt(mu)``, mu in
-    Sp(AB), so they cannot all have negative real part. Residual: backward error of ``+-sqrt(mu)`` and
-    the shortfall ``-max Re(lam)`` (must be <= 0)."""
+    """The continuous remark after Prop. 1: ``[[0, A], [B, 0]]`` has eigenvalues ``+-sqrt(mu)``,
+    mu in Sp(AB), so they cannot all have negative real part. Residual: backward error of
+    ``+-sqrt(mu)`` and the shortfall ``-max Re(lam)`` (must be <= 0)."""
     context = "Momentum ResNets Prop. 1, continuous remark"
     A = as_square("A", A, context=context)
     B = same_size(
@@ -471,19 +479,19 @@ def _log_growth(Jm: np.ndarray, n_steps: int, rng: np.random.Generator) -> np.nd
     return log
 
 
-# a converging linear iteration loses >= 3 digits per 100 steps once rho <= 0.93; a RevNet one (rho >= 1)
-# can only shrink by the conditioning of its eigenvector basis, far less than 6 digits here.
+# a converging linear iteration loses >= 3 digits per 100 steps once rho <= 0.93; a RevNet one (rho
+# >= 1) can only shrink by the conditioning of its eigenvector basis, far less than 6 digits here.
 NO_CONVERGENCE_DIGITS = 6.0
 
 
 def check_fixed_point_iterations(
     A, B, S, gamma, *, n_steps: int = 400, seed: int = 0
 ) -> CheckResult:
-    """The consequence of Prop. 1 (Momentum ResNets Sect. 3.3): tied-weight RevNet iterations linearised at
-    a fixed point (Jacobian J(A, B)) do not converge — ``||z_n|| / ||z_0||`` stays above ``1e-6`` over
-    ``n_steps`` from a random start — while Momentum ResNet iterations with ``gamma < 1`` and
-    ``f'(x*) = -S`` (S SPD, eigenvalues in (0, 1]) do: the ratio falls below ``1e-6``.
-    Residual: the shortfall in decades (0 when both behave as claimed)."""
+    """The consequence of Prop. 1 (Momentum ResNets Sect. 3.3): tied-weight RevNet iterations
+    linearised at a fixed point (Jacobian J(A, B)) do not converge — ``||z_n|| / ||z_0||`` stays
+    above ``1e-6`` over ``n_steps`` from a random start — while Momentum ResNet iterations with
+    ``gamma < 1`` and ``f'(x*) = -S`` (S SPD, eigenvalues in (0, 1]) do: the ratio falls below
+    ``1e-6``. Residual: the shortfall in decades (0 when both behave as claimed)."""
     context = "Momentum ResNets Prop. 1 consequence"
     A = as_square("A", A, context=context)
     B = same_size(
@@ -526,7 +534,8 @@ def check_fixed_point_iterations(
                 np.broadcast_to(np.maximum(mom + NO_CONVERGENCE_DIGITS, 0), batch),
                 0.0,
                 instances,
-                f"Momentum ResNet iterations fail to shrink below 1e-6 in {n_steps} steps (decades)",
+                f"Momentum ResNet iterations fail to shrink below 1e-6 in {n_steps} steps "
+                f"(decades)",
             ),
         ],
     )

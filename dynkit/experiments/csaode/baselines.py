@@ -9,10 +9,11 @@ from ..judging.baselines import BASELINES
 
 
 def _attention_pair_in_vocabulary(config: Mapping, seed: int) -> dict:
-    """csaode_attention (a migrated script): ``data.pair_in_vocabulary``, 1 when both words of the pair the row reads
-    (:data:`~dynkit.experiments.csaode.csaode_attention.PAIR`) are in the vocabulary the seed's model was trained with (TREC's
-    training split, built as :func:`~dynkit.tasks.text.train_csaode` builds it), else 0: a word outside it is the
-    unknown token, and its attention score is not the paper's."""
+    """csaode_attention (a migrated script): ``data.pair_in_vocabulary``, 1 when both words of
+    the pair the row reads (:data:`~dynkit.experiments.csaode.csaode_attention.PAIR`) are in the
+    vocabulary the seed's model was trained with (TREC's training split, built as
+    :func:`~dynkit.tasks.text.train_csaode` builds it), else 0: a word outside it is the unknown
+    token, and its attention score is not the paper's."""
     from ...tasks.text import Vocabulary, load_dataset, training_split
     from .csaode_attention import PAIR, build_parser, options
 

@@ -16,7 +16,7 @@ from ..judging.ledger import (
 from ..judging.papers import CSAODE
 from .csaode_cv import DATASETS, MAJORITY, PAPER as CSAODE_TABLE, VARIANTS
 
-# ---- CSAODE ----------------------------------------------------------------------------------------------------------
+# ---- CSAODE --------------------------------------------------------------------------------------
 add_comparison(
     "csaode.ark_fewer_nfe",
     paper=CSAODE,
@@ -88,8 +88,8 @@ add_comparison(
     value=metric("pair_score_rise"),
     rule=greater(0.1, null=0.0),
 )
-# both solvers' models, for every row (the NFE and time rows too: issue 30 §1, a trained bar for every model of every
-# row; an NFE of an untrained model is a count of the method's structure, not the claim's)
+# both solvers' models, for every row (the NFE and time rows too: a trained bar for every model of
+# every row; an NFE of an untrained model is a count of the method's structure, not the claim's)
 for _solver in ("CSARK", "CSAARK"):
     declare_validity(
         "csaode_trec",
@@ -118,8 +118,9 @@ declare_validity(
         subject="",
     ),
 )
-# the row reads A[state, bighorn]: a word outside the model's vocabulary is the unknown token, not the paper's word
-# (the paper's GloVe vectors know "bighorn"; TREC's training questions never use it): measured, not assumed
+# the row reads A[state, bighorn]: a word outside the model's vocabulary is the unknown token, not
+# the paper's word (the paper's GloVe vectors know "bighorn"; TREC's training questions never use
+# it): measured, not assumed
 declare_validity(
     "csaode_attention",
     at_least(
@@ -133,10 +134,11 @@ declare_validity(
     ),
 )
 
-# ---- CSAODE Table 1 on the four cross-validated sets -----------------------------------------------------------
-# One value per CV fold. A criterion row: the paper's figure P is its effect, the majority-class
-# accuracy (what a model that learned nothing scores: 50% on SUBJ and MR, 63.8% on CR, 68.8% on
-# MPQA) its null, so a CI above the null that falls short of P reads "smaller effect".
+# ---- CSAODE Table 1 on the four cross-validated sets
+# ----------------------------------------------------------- One value per CV fold. A criterion
+# row: the paper's figure P is its effect, the majority-class accuracy (what a model that learned
+# nothing scores: 50% on SUBJ and MR, 63.8% on CR, 68.8% on MPQA) its null, so a CI above the null
+# that falls short of P reads "smaller effect".
 for dataset in DATASETS:
     for solver, name in VARIANTS.items():
         paper = CSAODE_TABLE[name][dataset]
@@ -159,12 +161,14 @@ for dataset in DATASETS:
         experiment=f"csaode_cv_{dataset}",
         metric="accuracy CSARK - CSAARK (points) per fold",
         value=difference("CSARK.accuracy", "CSAARK.accuracy"),
-        # the paper's own gap where it is positive, else (MR, MPQA: no loss in the paper) half a point, stated
+        # the paper's own gap where it is positive, else (MR, MPQA: no loss in the paper) half a
+        # point, stated
         rule=greater(gap, null=0.0)
         if (gap := round(CSAODE_TABLE["CSARK"][dataset] - CSAODE_TABLE["CSAARK"][dataset], 2)) > 0
         else greater(0.0, sesoi=0.5),
     )
-    # every variant a row speaks of must have learned (the ARK/RKF rows are about their own accuracy)
+    # every variant a row speaks of must have learned (the ARK/RKF rows are about their own
+    # accuracy)
     declare_validity(
         f"csaode_cv_{dataset}",
         *(

@@ -1,10 +1,11 @@
-"""Continuity analysis (Fig. 4 of the CSAODE paper): a self-attention score over ODE time t in [0, 1].
+"""Continuity analysis (Fig. 4 of the CSAODE paper): a self-attention score over ODE time t in [0,
+1].
 
-``python -m dynkit.experiments.csaode.csaode_attention --out analysis/results/csaode_attention`` trains CSAARK with
-window 1 (so attention rows are words) and ``r = 0.2`` on TREC at CPU size, then follows the
-self-attention matrix ``A(t)`` of Eq. (5), evaluated on the ODE state ``G(t) + P``, for the TREC
-test question "What state did the Battle of Bighorn take place in ?" on a fine grid of t (grid
-points and the solver's interpolation between them). Writes ``results.json`` (``A(t)`` for the
+``python -m dynkit.experiments.csaode.csaode_attention --out analysis/results/csaode_attention``
+trains CSAARK with window 1 (so attention rows are words) and ``r = 0.2`` on TREC at CPU size, then
+follows the self-attention matrix ``A(t)`` of Eq. (5), evaluated on the ODE state ``G(t) + P``, for
+the TREC test question "What state did the Battle of Bighorn take place in ?" on a fine grid of t
+(grid points and the solver's interpolation between them). Writes ``results.json`` (``A(t)`` for the
 pair state -> bighorn and the whole matrix at t = 1) and ``attention.png`` (heat map at t = 1, the
 pair's score over t, and its rate of change). "bighorn" never occurs in TREC's training questions,
 so with a vocabulary built from the training split it is the unknown token (recorded in the JSON).
@@ -35,8 +36,9 @@ def build_parser():
 
 
 def options(argv: list[str] | None = None) -> dict:
-    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.csaode.recipe`): the
-    base configuration (:data:`dynkit.tasks.text.CPU_CONFIG`, ``FULL_CONFIG`` with ``--full``) with Fig. 4's window
+    """The settings ``main(argv)`` runs with (the recipe reads them:
+    :mod:`~dynkit.experiments.csaode.recipe`): the base configuration
+    (:data:`dynkit.tasks.text.CPU_CONFIG`, ``FULL_CONFIG`` with ``--full``) with Fig. 4's window
     1 and step 0.2, CSAARK, the epochs and the times the attention is read at."""
     args = build_parser().parse_args(argv)
     return {
@@ -75,9 +77,9 @@ def run(
     n_times: int,
     weight_norm: bool,
 ) -> tuple[dict, tuple]:
-    """CSAODE trained on TREC with these settings (:func:`~dynkit.tasks.text.train_csaode`), then ``A(t)`` of
-    :data:`SENTENCE` at ``n_times`` times on ``[0, 1]``: ``(data, figure)``, what ``results.json`` records and the
-    arguments of the figure after its path."""
+    """CSAODE trained on TREC with these settings (:func:`~dynkit.tasks.text.train_csaode`), then
+    ``A(t)`` of :data:`SENTENCE` at ``n_times`` times on ``[0, 1]``: ``(data, figure)``, what
+    ``results.json`` records and the arguments of the figure after its path."""
     trained = train_csaode(
         "trec",
         data_dir,
@@ -129,7 +131,8 @@ def run(
         "max_score_t1_per_row": scores[-1].max(-1).tolist(),
         "test_accuracy": trained["test_accuracy"],
         "training": trained,
-        "paper": "Fig. 4: state -> Bighorn rises from 0.0023 to 0.57 (d=300, GloVe, trained to convergence)",
+        "paper": "Fig. 4: state -> Bighorn rises from 0.0023 to 0.57 (d=300, GloVe, trained to "
+        "convergence)",
     }
     if not quiet:
         print(

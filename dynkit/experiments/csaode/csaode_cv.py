@@ -1,4 +1,5 @@
-"""CSAODE's Table 1 on SUBJ, MR, CR and MPQA: CSARK, CSARKF, CSAARK with the paper's 10-fold cross-validation.
+"""CSAODE's Table 1 on SUBJ, MR, CR and MPQA: CSARK, CSARKF, CSAARK with the paper's 10-fold
+cross-validation.
 
 Registered as ``csaode_cv_subj``, ``csaode_cv_mr``, ``csaode_cv_cr``, ``csaode_cv_mpqa``. The
 experiment's *seed* is the held-out fold: one fold partition (seed 0 of
@@ -13,7 +14,8 @@ the embeddings), 50-d GloVe embeddings, sentences cut at 32 tokens, 3 epochs ove
 folds (batch 64, Adam 2e-3, constant rate); the accuracy of record is the last epoch's (no choice of
 epoch on the test fold). About 35 s per fold and solver on MR on one core.
 
-    dynkit run csaode_cv_mr --scale cpu --seeds 0 1 2 3 4 5 6 7 8 9 --out analysis/results/csaode_cv_mr
+    dynkit run csaode_cv_mr --scale cpu --seeds 0 1 2 3 4 5 6 7 8 9 --out
+    analysis/results/csaode_cv_mr
 """
 
 from __future__ import annotations
@@ -32,18 +34,20 @@ PAPER = {
     "CSARK": {"cr": 87.0, "mr": 81.6, "mpqa": 90.5, "subj": 95.9},
     "CSAARK": {"cr": 86.2, "mr": 82.2, "mpqa": 90.5, "subj": 95.2},
 }
-# Majority-class test accuracy (%) of each set over all its sentences -- the accuracy of a model that
-# learned nothing: CR has 2405 of 3771 positive, MPQA 7292 of 10603 negative (tests recount them).
+# Majority-class test accuracy (%) of each set over all its sentences -- the accuracy of a model
+# that learned nothing: CR has 2405 of 3771 positive, MPQA 7292 of 10603 negative (tests recount
+# them).
 MAJORITY = {"subj": 50.0, "mr": 50.0, "cr": 63.78, "mpqa": 68.77}
 DEFAULT_DATA = default_data_dir()
 
 
 @dataclass(frozen=True)
 class CVConfig:
-    """``solver`` is the config point; the seed is the held-out fold (0..9). Every training setting is a field (the
-    recipe reads them: :mod:`~dynkit.experiments.csaode.recipe`); the defaults after ``train_subset`` are
-    :data:`dynkit.tasks.text.CPU_CONFIG`'s and the model's. ``full`` records the scale (the base configuration
-    :func:`~dynkit.tasks.text.train_csaode` starts from; every field overrides it)."""
+    """``solver`` is the config point; the seed is the held-out fold (0..9). Every training
+    setting is a field (the recipe reads them: :mod:`~dynkit.experiments.csaode.recipe`); the
+    defaults after ``train_subset`` are :data:`dynkit.tasks.text.CPU_CONFIG`'s and the model's.
+    ``full`` records the scale (the base configuration :func:`~dynkit.tasks.text.train_csaode`
+    starts from; every field overrides it)."""
 
     dataset: str = "mr"
     solvers: tuple[str, ...] = tuple(VARIANTS)
@@ -68,7 +72,8 @@ class CVConfig:
     weight_norm: bool = False  # the paper's weight normalization of every weight matrix
 
     def training(self) -> dict:
-        """The keyword arguments of :func:`~dynkit.tasks.text.train_csaode` besides the data, solver, seed and fold."""
+        """The keyword arguments of :func:`~dynkit.tasks.text.train_csaode` besides the data,
+        solver, seed and fold."""
         names = (
             "d",
             "embed_dim",
@@ -124,7 +129,8 @@ def run_fold(config: CVConfig, *, seed: int, out: Path, device: str) -> dict:
 
 
 def render_table(results: dict, out: Path) -> None:
-    """``table.md``: each variant's test accuracy, mean ± sample std over the folds, beside Table 1's figure."""
+    """``table.md``: each variant's test accuracy, mean ± sample std over the folds, beside Table
+    1's figure."""
     from ..tables import cell, write_table
 
     dataset = results["config"]["dataset"]
@@ -148,7 +154,8 @@ def render_table(results: dict, out: Path) -> None:
         f"CSAODE Table 1 on {dataset.upper()}: test accuracy (%), 10-fold CV",
         ["model", "ours: mean ± std over folds", "folds", "paper"],
         rows,
-        note=f"Scale {results['scale']}; folds {results['seeds']}; majority class {MAJORITY[dataset]}%.",
+        note=f"Scale {results['scale']}; folds {results['seeds']}; majority class "
+        f"{MAJORITY[dataset]}%.",
     )
 
 
@@ -163,7 +170,8 @@ for _name in DATASETS:
             _name, ("rk", "ark"), d=16, max_len=16, epochs=1, train_subset=200, glove=False
         ),
         cpu=CVConfig(_name),
-        # full: FULL_CONFIG's sizes and rates (dynkit.tasks.text), 50-d GloVe (the offline stand-in), 30 epochs
+        # full: FULL_CONFIG's sizes and rates (dynkit.tasks.text), 50-d GloVe (the offline
+        # stand-in), 30 epochs
         full=CVConfig(
             _name,
             full=True,
@@ -177,5 +185,6 @@ for _name in DATASETS:
         ),
         points=_points,
         render=render_table,
-        summary=f"CSAODE Table 1 on {_name.upper()}: CSARK/CSARKF/CSAARK accuracy over the 10 CV folds",
+        summary=f"CSAODE Table 1 on {_name.upper()}: CSARK/CSARKF/CSAARK accuracy over the 10 CV "
+        f"folds",
     )(run_fold)

@@ -1,12 +1,14 @@
-"""Tables 3 and 2 of the CSAODE paper at CPU size: CSAARK's TREC accuracy and size against d, window, r.
+"""Tables 3 and 2 of the CSAODE paper at CPU size: CSAARK's TREC accuracy and size against d,
+window, r.
 
-``python -m dynkit.experiments.csaode.csaode_sensitivity --out analysis/results/csaode_sensitivity`` trains CSAARK on
-TREC for each configuration below (one seed, ``--epochs`` epochs each) and writes ``results.json``
-and ``sensitivity.png``. The CPU grid scales the paper's d in {50, 200, 300} to {16, 32, 64} (with
-64-d embeddings); windows {1, 2, 3} and steps {0.1, 0.2, 0.5} are the paper's; then Table 2's
-ablations (one block or five residual blocks instead of the ODE, no convolution). ``--full`` uses
-the paper's d and 300-d embeddings. The default (3 epochs, 10 runs) takes about 10 minutes on a
-loaded 2-core machine; ``--epochs 8 --resume`` continues the same runs (exact resume) to 8 epochs.
+``python -m dynkit.experiments.csaode.csaode_sensitivity --out analysis/results/csaode_sensitivity``
+trains CSAARK on TREC for each configuration below (one seed, ``--epochs`` epochs each) and writes
+``results.json`` and ``sensitivity.png``. The CPU grid scales the paper's d in {50, 200, 300} to
+{16, 32, 64} (with 64-d embeddings); windows {1, 2, 3} and steps {0.1, 0.2, 0.5} are the paper's;
+then Table 2's ablations (one block or five residual blocks instead of the ODE, no convolution).
+``--full`` uses the paper's d and 300-d embeddings. The default (3 epochs, 10 runs) takes about 10
+minutes on a loaded 2-core machine; ``--epochs 8 --resume`` continues the same runs (exact resume)
+to 8 epochs.
 """
 
 from __future__ import annotations
@@ -46,9 +48,10 @@ def build_parser():
 
 
 def options(argv: list[str] | None = None) -> dict:
-    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.csaode.recipe`): the
-    base configuration every row starts from (:data:`dynkit.tasks.text.CPU_CONFIG`, ``FULL_CONFIG`` with
-    ``--full``), the epochs, and the hidden sizes standing for Table 3's d = 50 and 200."""
+    """The settings ``main(argv)`` runs with (the recipe reads them:
+    :mod:`~dynkit.experiments.csaode.recipe`): the base configuration every row starts from
+    (:data:`dynkit.tasks.text.CPU_CONFIG`, ``FULL_CONFIG`` with ``--full``), the epochs, and the
+    hidden sizes standing for Table 3's d = 50 and 200."""
     args = build_parser().parse_args(argv)
     return {
         "solver": "ark",
@@ -103,9 +106,9 @@ def run(
     lr_decay: float,
     weight_norm: bool,
 ) -> list[dict]:
-    """One row per configuration of :data:`PAPER_TABLE3`: the base configuration (the keywords after ``d_grid``)
-    with the row's change, Table 3's d = 50 and 200 as ``d_grid``; each trained on TREC by ``solver`` for ``epochs``
-    epochs (checkpoints under ``checkpoints``)."""
+    """One row per configuration of :data:`PAPER_TABLE3`: the base configuration (the keywords
+    after ``d_grid``) with the row's change, Table 3's d = 50 and 200 as ``d_grid``; each trained
+    on TREC by ``solver`` for ``epochs`` epochs (checkpoints under ``checkpoints``)."""
     base = dict(
         d=d,
         embed_dim=embed_dim,
@@ -154,7 +157,8 @@ def run(
         )
         if not quiet:
             print(
-                f"{label:9s} {ours}: acc {100 * trained['test_accuracy']:.1f}% |θ| {trained['n_parameters']} "
+                f"{label:9s} {ours}: acc {100 * trained['test_accuracy']:.1f}% |θ| "
+                f"{trained['n_parameters']} "
                 f"(paper {paper_acc}%, {paper_params / 1e6:.3g}M)"
             )
     return rows

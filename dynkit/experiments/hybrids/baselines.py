@@ -1,5 +1,5 @@
-"""The ODE-RNN hybrids' trivial predictors: persistence and the training mean on the same test windows
-(:mod:`dynkit.experiments.judging.baselines` reads them beside the results)."""
+"""The ODE-RNN hybrids' trivial predictors: persistence and the training mean on the same test
+windows (:mod:`dynkit.experiments.judging.baselines` reads them beside the results)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from ..judging.baselines import BASELINES
 
 
 def _forecast_baselines(config: Mapping, seed: int) -> dict:
-    """Persistence and mean predictors on the test windows of one ODE-RNN task, scored like the models'
-    ``test_mse`` (:data:`~dynkit.experiments.hybrids.time_series_hybrids.TEST_METRIC`)."""
+    """Persistence and mean predictors on the test windows of one ODE-RNN task, scored like the
+    models' ``test_mse`` (:data:`~dynkit.experiments.hybrids.time_series_hybrids.TEST_METRIC`)."""
     from .time_series_hybrids import TEST_METRIC, _task, task_options
 
-    # the data the shard trained on: a config recorded before the measured series is read as simulated
+    # the data the shard trained on: a config recorded before the measured series is read as
+    # simulated
     task = _task(config["task"], task_options(dict(config)), seed)
     test, train = task.test, task.train
     out_idx = [task.inputs.index(c) for c in task.outputs]  # the outputs' channels among the inputs

@@ -1,10 +1,12 @@
 """The recipes (:mod:`~dynkit.experiments.recipes`) of the review's ODE-RNN hybrid experiments
 (``ode_rnn_plane_vibration``, ``ode_rnn_walker2d``, ``ode_rnn_silverbox``; Sect. 3.3-3.4, Table 4).
 
-The paper's values are read from the review and from its authors' code, github.com/hedixia/HeavyBallNODE at
-commit cd1065f (``plane_vibration/trainpv.py`` and ``hbnode_rnn_pv.py``, ``walker2d/hbnode_rnn_walker.py``,
-``misc.py``, ``silverbox_init.py``); where the two disagree the recipe names both. Kept apart from
-:mod:`~dynkit.experiments.hybrids.time_series_hybrids` so that a recipe's wording is not part of the shards' code identity.
+The paper's values are read from the review and from its authors' code,
+github.com/hedixia/HeavyBallNODE at commit cd1065f (``plane_vibration/trainpv.py`` and
+``hbnode_rnn_pv.py``, ``walker2d/hbnode_rnn_walker.py``, ``misc.py``, ``silverbox_init.py``); where
+the two disagree the recipe names both. Kept apart from
+:mod:`~dynkit.experiments.hybrids.time_series_hybrids` so that a recipe's wording is not part of the
+shards' code identity.
 """
 
 from __future__ import annotations
@@ -21,21 +23,28 @@ OPTIMISER = Setting(
     "optimiser", "Adam", "review Sect. 3.4 (all experiments use Adam)", fixed="Adam"
 )  # dynkit.tasks.time_series.train_hybrid
 ENGINE_WHY = {
-    "cpu": "dynkit's own solver counts every evaluation; ode_rnn_*_torchdiffeq runs the authors' engine",
-    "full": "dynkit's own solver counts every evaluation; ode_rnn_*_torchdiffeq runs the authors' engine",
+    "cpu": "dynkit's own solver counts every evaluation; ode_rnn_*_torchdiffeq runs the authors' "
+    "engine",
+    "full": "dynkit's own solver counts every evaluation; ode_rnn_*_torchdiffeq runs the authors' "
+    "engine",
 }
 COST = (
-    "measured on this 2-core CPU (shared, niced), HBNODE-RNN on the 509 measured windows, an epoch of 8 training "
+    "measured on this 2-core CPU (shared, niced), HBNODE-RNN on the 509 measured windows, an "
+    "epoch of 8 training "
     "steps at batch 64 with the adjoint and a test pass"
 )
 TOLERANCE_WHY = (
-    f"CPU time: {COST}: 6.5 s at 1e-3, 9.3 s at 1e-5, 15.8 s at 1e-7 with the untrained model (more as "
-    "it trains); 1e-3 buys 2.4 times the Adam steps of 1e-7. The NFE rows are measured on the trained "
+    f"CPU time: {COST}: 6.5 s at 1e-3, 9.3 s at 1e-5, 15.8 s at 1e-7 with the untrained "
+    f"model (more as "
+    "it trains); 1e-3 buys 2.4 times the Adam steps of 1e-7. The NFE rows are measured on "
+    "the trained "
     "model at nfe_tol 1e-6"
 )
 LR_WHY = (
-    "the cpu run affords 240 Adam steps where the authors take 4,000 (400 at 1e-3, then 1e-4): measured on "
-    "HBNODE-RNN (pilot seed 100, all windows, batch 64), 80 steps at 1e-3 end at test forecast MSE 0.83 "
+    "the cpu run affords 240 Adam steps where the authors take 4,000 (400 at 1e-3, then "
+    "1e-4): measured on "
+    "HBNODE-RNN (pilot seed 100, all windows, batch 64), 80 steps at 1e-3 end at test "
+    "forecast MSE 0.83 "
     "(persistence 0.52, the mean 0.98: not learned), at 1e-2 at 0.33-0.60 (still moving)"
 )
 CPU_WHY = {
@@ -69,13 +78,15 @@ PV_MODEL = f"{REPO} plane_vibration/hbnode_rnn_pv.py"
 
 
 def _authors_design(reasons: dict | None = None) -> tuple[Setting, ...]:
-    """The settings of the authors' plane-vibration design and training (Silverbox takes the same)."""
+    """The settings of the authors' plane-vibration design and training (Silverbox takes the
+    same)."""
     return (
         Setting(
             "model design",
             "authors",
             f"{PV_MODELS}: hidden 21 / 27 / 19 / 20 / 20, a ReLU perceptron field, "
-            "ANODE's 22 augmented components zero at the start, predictions after the gap (review Sect. 3.4.3: "
+            "ANODE's 22 augmented components zero at the start, predictions after the gap "
+            "(review Sect. 3.4.3: "
             "15,986 / 16,730 / 16,649 / 16,127 / 16,127 parameters)",
             field="design",
             reasons=reasons or {},
@@ -185,8 +196,10 @@ def _authors_design(reasons: dict | None = None) -> tuple[Setting, ...]:
 
 
 CPU_EPOCHS = (
-    "CPU time: 30 epochs of 8 batches (240 Adam steps); at about 7 s an epoch for HBNODE-RNN and 9 s for "
-    "SONODE-RNN (pilot seed 100) the authors' 500 epochs would take about 75 CPU-minutes a shard, 30 hours "
+    "CPU time: 30 epochs of 8 batches (240 Adam steps); at about 7 s an epoch for HBNODE-RNN "
+    "and 9 s for "
+    "SONODE-RNN (pilot seed 100) the authors' 500 epochs would take about 75 CPU-minutes a "
+    "shard, 30 hours "
     "for the 25 shards of one look"
 )
 add_recipe(
@@ -218,16 +231,24 @@ WK = f"{REPO} walker2d/hbnode_rnn_walker.py"
 WK_MODELS = f"{REPO} walker2d/*_rnn_walker.py"
 WK_DATA = f"{REPO} odelstm_data.py Walker2dImitationData"
 WK_COST = (
-    "measured on this 2-core CPU (shared, niced), 8 simulated episodes of 1,000 steps (317 training windows), "
-    "pilot seed 100 (analysis/results/ode_rnn_walker2d/PILOT.md): ODE-RNN 101 s for 24 epochs at 1e-3"
+    "measured on this 2-core CPU (shared, niced), 8 simulated episodes of 1,000 steps (317 "
+    "training windows), "
+    "pilot seed 100 (analysis/results/ode_rnn_walker2d/PILOT.md): ODE-RNN 101 s for 24 "
+    "epochs at 1e-3"
 )
 WK_STEPS_WHY = (
-    "the cpu run is 24 epochs where the authors' is 500: their step to 3e-3 at a tenth of the run (epoch 3), "
-    "then a fresh Adam at a tenth of the rate for epochs 21-22 and at a hundredth for the last 2, so that "
-    "the run ends on a plateau (the ledger's check allows 2 % over the last 3 epochs); pilot seed 100: "
+    "the cpu run is 24 epochs where the authors' is 500: their step to 3e-3 at a tenth of "
+    "the run (epoch 3), "
+    "then a fresh Adam at a tenth of the rate for epochs 21-22 and at a hundredth for the "
+    "last 2, so that "
+    "the run ends on a plateau (the ledger's check allows 2 % over the last 3 epochs); pilot "
+    "seed 100: "
     "dropping at epoch 16 of 20 left ODE-RNN at test MSE 1.92 (the bar 1.81), at 21 of 24 at 1.67"
 )
-WK_EPOCHS_WHY = f"CPU time: 24 epochs of 10 batches (240 Adam steps) where the authors take 500 epochs; {WK_COST}"
+WK_EPOCHS_WHY = (
+    f"CPU time: 24 epochs of 10 batches (240 Adam steps) where the authors take 500 epochs; "
+    f"{WK_COST}"
+)
 add_recipe(
     Recipe(
         "ode_rnn_walker2d",
@@ -238,17 +259,19 @@ add_recipe(
                 "measured",
                 "review Sect. 3.4.4: the recorded walker kinematics of its ref. [8]",
                 field="source",
-                missing="the recorded walker set (not available offline; a MuJoCo simulation stands in)",
+                missing="the recorded walker set (not available offline; a MuJoCo simulation stands "  # noqa: E501
+                "in)",
                 reasons={
-                    "cpu": "the recorded set is not available offline: a simulated walker stands in",
-                    "full": "the recorded set is not available offline: a simulated walker stands in",
+                    "cpu": "the recorded set is not available offline: a simulated walker stands in",  # noqa: E501
+                    "full": "the recorded set is not available offline: a simulated walker stands in",  # noqa: E501
                 },
             ),
             Setting(
                 "preprocessing",
                 "authors",
                 f"{WK_DATA}: raw observations (no standardisation), each paired with the "
-                "next one, 10 % of the pairs dropped (a kept one's time: the steps since the previous), windows of 64 "
+                "next one, 10 % of the pairs dropped (a kept one's time: the steps since the "
+                "previous), windows of 64 "
                 "starting every 16; files split 15 % test, 10 % validation, the rest training",
                 field="data.preprocessing",
             ),
@@ -262,7 +285,8 @@ add_recipe(
                 "model design",
                 "authors",
                 f"{WK_MODELS}: hidden 24 (SONODE 23; ANODE 5 + 19 zeros), a linear field, "
-                "a 3-layer tanh cell (review Sect. 3.4.4: 8,729 / 8,815 / - / 8,899 / 8,899 parameters)",
+                "a 3-layer tanh cell (review Sect. 3.4.4: 8,729 / 8,815 / - / 8,899 / 8,899 "
+                "parameters)",
                 field="design",
             ),
             Setting(
@@ -276,9 +300,12 @@ add_recipe(
                 "prediction order",
                 "after_gap",
                 "review Sect. 3.4.4: every model's output is 'the input sequence "
-                "shifted one time stamp to the right', read after the observation, as their HBNODE/GHBNODE/SONODE code "
-                f"does; their ODE-RNN and ANODE-RNN code ({REPO} walker2d/node_rnn_walker.py, anode_rnn_walker.py: "
-                "rnn_out=True) reads the output before the observation, two stamps ahead of the last one read "
+                "shifted one time stamp to the right', read after the observation, as their "
+                "HBNODE/GHBNODE/SONODE code "
+                f"does; their ODE-RNN and ANODE-RNN code ({REPO} "
+                f"walker2d/node_rnn_walker.py, anode_rnn_walker.py: "
+                "rnn_out=True) reads the output before the observation, two stamps ahead of "
+                "the last one read "
                 "(prediction='skeleton')",
                 field="prediction",
             ),
@@ -292,7 +319,8 @@ add_recipe(
                 "initial state",
                 "zeros",
                 f"{REPO} base.py ODE_RNN_with_Grad_Listener(..., ic=None); ANODE-RNN's IC (a "
-                "dense layer of the first observation, anode_rnn_walker.py) is part of its skeleton",
+                "dense layer of the first observation, anode_rnn_walker.py) is part of its "
+                "skeleton",
                 field="initial_state",
             ),
             Setting("time scaling", 1 / 64, f"{WK} (train_times / 64.0)", field="time_scale"),
@@ -309,7 +337,8 @@ add_recipe(
                 f"{WK} (ODE_RNN_with_Grad_Listener tol=1e-7)",
                 field="tol",
                 reasons={
-                    "cpu": "as the authors' (1e-7) in training; the NFE rows are measured on the trained model at "
+                    "cpu": "as the authors' (1e-7) in training; the NFE rows are measured on the "
+                    "trained model at "
                     "nfe_tol 1e-6"
                 },
             ),
@@ -364,7 +393,8 @@ add_recipe(
                 f"{WK} batchsize=256; review Table 4",
                 field="batch_size",
                 reasons={
-                    "cpu": "32: 10 Adam steps an epoch on the cpu scale's 317 training windows (at 256, 2)"
+                    "cpu": "32: 10 Adam steps an epoch on the cpu scale's 317 training windows (at "
+                    "256, 2)"
                 },
             ),
             _seeds(f"{WK} torch.manual_seed(0)"),
@@ -375,19 +405,24 @@ add_recipe(
 
 SB = f"{REPO} silverbox_init.py"
 NO_TRAINING = (
-    "the review trains no Silverbox hybrid: its Silverbox run (Sect. 3.3, GHBNODE) integrates untrained "
+    "the review trains no Silverbox hybrid: its Silverbox run (Sect. 3.3, GHBNODE) "
+    "integrates untrained "
     f"models, {SB}"
 )
 SB_DESIGN = (
-    "ours: the authors' plane-vibration design and training (their closest hybrid), the review trains "
+    "ours: the authors' plane-vibration design and training (their closest hybrid), the "
+    "review trains "
     "no Silverbox hybrid"
 )
-SB_CPU = {  # the cpu reasons of Silverbox's own training (time_series_hybrids.SILVERBOX_CPU_TRAINING)
+# the cpu reasons of Silverbox's own training (time_series_hybrids.SILVERBOX_CPU_TRAINING)
+SB_CPU = {
     "batch size": "batch 4: 4 Adam steps an epoch on Silverbox's 15 training windows (at 64, one)",
-    "learning rate": "3e-3 (pilot seed 100, analysis/results/ode_rnn_silverbox/PILOT.md): at plane vibration's 1e-2 "
+    "learning rate": "3e-3 (pilot seed 100, analysis/results/ode_rnn_silverbox/PILOT.md): at plane "
+    "vibration's 1e-2 "
     "GHBNODE-RNN's test MSE blew up (to 4e7 in epoch 2) and ended at 0.10-0.12 after 48-60 epochs, "
     "at 3e-3 at 0.025",
-    "learning-rate steps": "a fresh Adam at each drop to a tenth (the authors' drop): 1e-3 for epochs 25-42, 1e-4 for "
+    "learning-rate steps": "a fresh Adam at each drop to a tenth (the authors' drop): 1e-3 for epochs 25-42, 1e-4 "  # noqa: E501
+    "for "
     "the last 38 of 80, meant to end the run on a plateau (the ledger's check allows 2 % over "
     "the last 3 epochs): with plane vibration's 6 epochs at 1e-4, HBNODE-RNN's and "
     "GHBNODE-RNN's test MSE still moved 2.2-6.5 % in 6 of 10 runs (seeds 0-4, an earlier cpu "
@@ -434,8 +469,10 @@ add_recipe(
                 NO_TRAINING,
                 field="model_lr",
                 reasons={
-                    "cpu": "ours: 1e-2 with the same drops (pilot seed 100: ODE-RNN's test MSE 0.036 at 1e-2); at the "
-                    "others' 3e-3, ODE-RNN did not learn in any of seeds 0-4 (test MSE 0.63-0.69, the training "
+                    "cpu": "ours: 1e-2 with the same drops (pilot seed 100: ODE-RNN's test MSE "
+                    "0.036 at 1e-2); at the "
+                    "others' 3e-3, ODE-RNN did not learn in any of seeds 0-4 (test MSE "
+                    "0.63-0.69, the training "
                     "mean's 0.65; analysis/results/ode_rnn_silverbox/PILOT.md)"
                 },
             ),
@@ -445,8 +482,10 @@ add_recipe(
                 NO_TRAINING,
                 field="epochs",
                 reasons={
-                    "cpu": "ours: 80 (320 Adam steps on 15 windows at batch 4); 60 left ODE-RNN's test MSE moving "
-                    "2.23 % over the last 3 epochs in seed 0, 80 left it drifting up 2.78 % in seed 1"
+                    "cpu": "ours: 80 (320 Adam steps on 15 windows at batch 4); 60 left ODE-RNN's "
+                    "test MSE moving "
+                    "2.23 % over the last 3 epochs in seed 0, 80 left it drifting up 2.78 % "
+                    "in seed 1"
                 },
             ),
         ),

@@ -1,29 +1,31 @@
-"""The review's time-series experiments (Sect. 3.4.3-3.4.4, Figs. 8, 12, 13): five ODE-RNN hybrids on
-Walker2D, plane vibration and Silverbox, registered as ``ode_rnn_walker2d``, ``ode_rnn_plane_vibration``
-and ``ode_rnn_silverbox``.
+"""The review's time-series experiments (Sect. 3.4.3-3.4.4, Figs. 8, 12, 13): five ODE-RNN hybrids
+on Walker2D, plane vibration and Silverbox, registered as ``ode_rnn_walker2d``,
+``ode_rnn_plane_vibration`` and ``ode_rnn_silverbox``.
 
 One shard trains one hybrid (the config point) on one seed with Adam
 (:func:`~dynkit.tasks.time_series.train_hybrid`) and records the test MSE, the training loss, the
 forward/backward NFE per epoch, the NFE of the trained model over the test windows, the seconds per
-epoch and of the whole training, and the adjoint norm ``||dL/dz_k||`` through the 64 observations
-of test windows (loss on the last prediction). Data (config key ``source``): plane vibration and Silverbox
-train on the measured series with the review authors' preprocessing and split (``"measured"``, the default,
-:mod:`dynkit.tasks.measured`; the folder: ``$DYNKIT_TIME_SERIES_DIR`` or a ``directory`` data option); Walker2D on
-a MuJoCo simulation (``"simulated"``: the recorded walker set is not available offline). Results recorded before
-the option existed (no ``source`` in their config) were trained on the simulated stand-ins and are read as such
-(:func:`data_source`). Each shard records its task's ``note`` and ``data`` (its source, options and, for a
-measured file, its SHA-256).
+epoch and of the whole training, and the adjoint norm ``||dL/dz_k||`` through the 64 observations of
+test windows (loss on the last prediction). Data (config key ``source``): plane vibration and
+Silverbox train on the measured series with the review authors' preprocessing and split
+(``"measured"``, the default, :mod:`dynkit.tasks.measured`; the folder: ``$DYNKIT_TIME_SERIES_DIR``
+or a ``directory`` data option); Walker2D on a MuJoCo simulation (``"simulated"``: the recorded
+walker set is not available offline). Results recorded before the option existed (no ``source`` in
+their config) were trained on the simulated stand-ins and are read as such (:func:`data_source`).
+Each shard records its task's ``note`` and ``data`` (its source, options and, for a measured file,
+its SHA-256).
 
-Design: plane vibration and Silverbox run the review authors' hybrids at every scale (:data:`AUTHORS`: their
-sizes, residual cell, restoring term, initial state read from the window, adjoint, clipping, step schedule,
-parameter shrink, loss weights; the recipe in :mod:`~dynkit.experiments.hybrids.recipe` names each source);
-Walker2D runs the authors' Walker2D design (:data:`WALKER2D_AUTHORS`) on the simulated walker cut by their loader;
-dynkit's earlier design stays as ``design="dynkit"``. Scales: ``cpu`` cuts the training (:data:`CPU_TRAINING`: 30
-epochs, 240 Adam steps on plane vibration's 509 windows, 120 on Silverbox's 15, at tolerance 1e-3; Walker2D: 8
-simulated episodes of 1,000 steps, 24 epochs of batch 32, :data:`WALKER2D_CPU_STEPS`), never the design; its NFE
-rows are measured on the trained model at rtol 1e-6.
-``full`` (and ``paper``) is the authors' run: 500 epochs, batch 64 (Walker2D 256), tolerance 1e-7.
-``table.md`` sums a run up.
+Design: plane vibration and Silverbox run the review authors' hybrids at every scale
+(:data:`AUTHORS`: their sizes, residual cell, restoring term, initial state read from the window,
+adjoint, clipping, step schedule, parameter shrink, loss weights; the recipe in
+:mod:`~dynkit.experiments.hybrids.recipe` names each source); Walker2D runs the authors' Walker2D
+design (:data:`WALKER2D_AUTHORS`) on the simulated walker cut by their loader; dynkit's earlier
+design stays as ``design="dynkit"``. Scales: ``cpu`` cuts the training (:data:`CPU_TRAINING`: 30
+epochs, 240 Adam steps on plane vibration's 509 windows, 120 on Silverbox's 15, at tolerance 1e-3;
+Walker2D: 8 simulated episodes of 1,000 steps, 24 epochs of batch 32, :data:`WALKER2D_CPU_STEPS`),
+never the design; its NFE rows are measured on the trained model at rtol 1e-6. ``full`` (and
+``paper``) is the authors' run: 500 epochs, batch 64 (Walker2D 256), tolerance 1e-7. ``table.md``
+sums a run up.
 
     dynkit run ode_rnn_walker2d --scale cpu --out analysis/results/ode_rnn_walker2d
 """
@@ -43,8 +45,8 @@ from ...io import save_figure
 from ...models.ode_rnn import HYBRIDS, LABELS
 from ..registry import WORK_DIR, register
 
-# The metric each task's test MSE means: plane vibration forecasts 8 stamps (Sect. 3.4.3), the others
-# one stamp ahead (auto-regressive, Sect. 3.4.4).
+# The metric each task's test MSE means: plane vibration forecasts 8 stamps (Sect. 3.4.3), the
+# others one stamp ahead (auto-regressive, Sect. 3.4.4).
 TEST_METRIC = {
     "walker2d": "test_one_step_mse",
     "plane_vibration": "test_forecast_mse",
@@ -56,8 +58,9 @@ LOG10_FLOOR = -300.0
 
 @dataclass(frozen=True)
 class HybridConfig:
-    """One task's run; ``model`` is the config point. ``source`` is ``"measured"`` or ``"simulated"``
-    (:func:`~dynkit.tasks.time_series.load_time_series`), ``data`` that loader's options."""
+    """One task's run; ``model`` is the config point. ``source`` is ``"measured"`` or
+    ``"simulated"`` (:func:`~dynkit.tasks.time_series.load_time_series`), ``data`` that loader's
+    options."""
 
     task: str = "silverbox"
     models: tuple[str, ...] = HYBRIDS
@@ -79,7 +82,7 @@ class HybridConfig:
     source: str = (
         "measured"  # the recorded series where they exist; "simulated": the stand-in systems
     )
-    # the design (issue 31 item 2); the defaults are dynkit's earlier one, the registered scales set the authors'
+    # the design; the defaults are dynkit's earlier one, the registered scales set the authors'
     design: str = (
         "dynkit"  # the skeleton: sizes, field, prediction order (dynkit.models.node_paper.DESIGNS)
     )
@@ -100,7 +103,8 @@ class HybridConfig:
         0.0,
         1.0,
     )  # one-step, reconstruction, forecast MSE (the authors': 0.1, 0.1, 1)
-    model_lr: tuple = ()  # ((model, lr, lr_steps), ...): that model's own rate and steps (the authors' Walker2D)
+    # ((model, lr, lr_steps), ...): that model's own rate and steps (the authors' Walker2D)
+    model_lr: tuple = ()
     prediction: str = (
         "skeleton"  # each model's order as its skeleton has it; "after_gap": every model's the same
     )
@@ -129,30 +133,34 @@ class HybridConfig:
             )
         if self.task == "walker2d" and self.source != "simulated":
             raise ValueError(
-                f"source must be 'simulated' for walker2d (the recorded walker set is not available "
+                f"source must be 'simulated' for walker2d (the recorded walker set is not "
+                f"available "
                 f"offline), got {self.source!r}"
             )
 
 
 def data_source(config) -> str:
-    """The ``source`` of a :class:`HybridConfig` or of a recorded config (a dict from ``results.json``): a record
-    without one predates the measured series, its runs trained on the simulated stand-ins."""
+    """The ``source`` of a :class:`HybridConfig` or of a recorded config (a dict from
+    ``results.json``): a record without one predates the measured series, its runs trained on the
+    simulated stand-ins."""
     recorded = config.get("source") if isinstance(config, dict) else config.source
     return "simulated" if recorded is None else recorded
 
 
 def task_options(config) -> tuple:
-    """The hashable options :func:`_task` builds the data set of ``config`` (a :class:`HybridConfig` or a recorded
-    config) from: its ``data`` with its :func:`data_source` first."""
+    """The hashable options :func:`_task` builds the data set of ``config`` (a
+    :class:`HybridConfig` or a recorded config) from: its ``data`` with its :func:`data_source`
+    first."""
     data = config["data"] if isinstance(config, dict) else config.data
     return (("source", data_source(config)), *(tuple(p) for p in data))
 
 
 @functools.lru_cache(maxsize=4)
 def _task(name: str, data: tuple, seed: int):
-    """The data set of task ``name`` from the loader options ``data`` (:func:`task_options`; no ``source``: the
-    simulated stand-in). A simulated system is generated with the shard's ``seed``; a measured series is split by
-    the authors' fixed seed (the shard's seed varies the model and the batch order, never the data)."""
+    """The data set of task ``name`` from the loader options ``data`` (:func:`task_options`; no
+    ``source``: the simulated stand-in). A simulated system is generated with the shard's
+    ``seed``; a measured series is split by the authors' fixed seed (the shard's seed varies the
+    model and the batch order, never the data)."""
     from ...tasks.time_series import load_time_series
 
     options = dict(data)
@@ -163,7 +171,8 @@ def _task(name: str, data: tuple, seed: int):
 
 
 def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> dict:
-    """Train one ODE-RNN hybrid on one seed: test MSE, NFE per epoch, time, adjoint norm through time."""
+    """Train one ODE-RNN hybrid on one seed: test MSE, NFE per epoch, time, adjoint norm through
+    time."""
     from ...models import count_parameters
     from ...models.node_paper import from_paper
     from ...solvers.errors import SolverError
@@ -224,7 +233,8 @@ def run_hybrid(config: HybridConfig, *, seed: int, out: Path, device: str) -> di
         TrainingError,
         SolverError,
     ) as err:  # a solver failure (blow-up) is a result: recorded, the other
-        # shards go on; one outside a training step (the test forecast, the NFE probe) counts at the last epoch
+        # shards go on; one outside a training step (the test forecast, the NFE probe) counts at the
+        # last epoch
         epoch = err.epoch if isinstance(err, TrainingError) else config.epochs - 1
         return {
             "metrics": {f"{name}.failed": 1.0, f"{name}.failed_epoch": float(epoch + 1)},
@@ -327,7 +337,8 @@ def render_hybrids(results: dict, out: Path) -> None:
 
 
 def _table(results: dict, out: Path) -> None:
-    """``table.md``: what the review's Figs. 8, 12, 13 show, per hybrid, mean ± std over the seeds."""
+    """``table.md``: what the review's Figs. 8, 12, 13 show, per hybrid, mean ± std over the
+    seeds."""
     from ..tables import cell, write_table
 
     cfg = results["config"]
@@ -349,18 +360,24 @@ def _table(results: dict, out: Path) -> None:
         f"ODE-RNN hybrids on {cfg['task']} (review Sect. 3.4, Figs. 8, 12, 13)",
         ["model"] + [c for c, _ in columns],
         rows,
-        note=f"Scale {results['scale']}, seeds {results['seeds']}, {cfg['epochs']} epochs, tolerance "
-        f"{cfg['tol']}. Test MSE: {TEST_METRIC[cfg['task']]}. log10 adjoint ratio: log10 ||dL/dz(t_1)|| / "
+        note=f"Scale {results['scale']}, seeds {results['seeds']}, {cfg['epochs']} epochs, "
+        f"tolerance "
+        f"{cfg['tol']}. Test MSE: {TEST_METRIC[cfg['task']]}. log10 adjoint ratio: log10 "
+        f"||dL/dz(t_1)|| / "
         f"||dL/dz(T)|| over 64 observations (0: no decay). The review gives these only as figures. "
         f"Data: {data_label(cfg)}.",
     )
 
 
 def data_label(config) -> str:
-    """What the data of ``config`` (a :class:`HybridConfig` or a recorded config) are, for a table or a report."""
+    """What the data of ``config`` (a :class:`HybridConfig` or a recorded config) are, for a
+    table or a report."""
     task = config["task"] if isinstance(config, dict) else config.task
     if data_source(config) == "measured":
-        return f"the measured {task.replace('_', ' ')} series with the review authors' preprocessing and split"
+        return (
+            f"the measured {task.replace('_', ' ')} series with the review authors' "
+            f"preprocessing and split"
+        )
     stand_in = (
         "the recorded walker set"
         if task == "walker2d"
@@ -390,7 +407,7 @@ AUTHORS = dict(
 """The review authors' design and training of the plane-vibration hybrids (hedixia/HeavyBallNODE,
 ``plane_vibration/trainpv.py`` and ``*_rnn_pv.py``; :mod:`~dynkit.experiments.hybrid_recipes` gives each value's
 source): the default of plane vibration and Silverbox at every scale, their step to 1e-4 at epoch 50 included (a
-run of fewer epochs is the start of theirs, every step at 1e-3)."""
+run of fewer epochs is the start of theirs, every step at 1e-3)."""  # noqa: E501
 
 
 def _authors(task: str, **options) -> HybridConfig:
@@ -402,7 +419,7 @@ CPU_TRAINING = dict(epochs=30, lr=1e-2, lr_steps=((18, 1e-3), (24, 1e-4)), tol=1
 epochs, then a fresh Adam at each drop to a tenth (the authors' drop): 1e-3 for 6 epochs, 1e-4 for the last 6 (the
 ledger's plateau check looks at the last 3), tolerance 1e-3; each choice's measured reason is in
 :mod:`~dynkit.experiments.hybrid_recipes`. Plane vibration trains on all 509 windows at the authors' batch 64 (240
-Adam steps where they take 4,000); Silverbox's is :data:`SILVERBOX_CPU_TRAINING`."""
+Adam steps where they take 4,000); Silverbox's is :data:`SILVERBOX_CPU_TRAINING`."""  # noqa: E501
 
 SILVERBOX_STEPS = ((24, 1e-3), (42, 1e-4))
 SILVERBOX_CPU_TRAINING = dict(
@@ -418,7 +435,7 @@ left Silverbox's HBNODE-RNN and GHBNODE-RNN off the plateau (still moving 2-7 % 
 and GHBNODE-RNN unstable at 1e-2 on batches of 4; at 3e-3 throughout, ODE-RNN did not learn (test MSE 0.63-0.69, the
 training mean's 0.65; seeds 0-4, 2026-11-27 21:43 UTC) where 1e-2 takes it to 0.036 (pilots in
 ``analysis/results/ode_rnn_silverbox/PILOT.md``); with 18 epochs at 1e-4 (60 in all) ODE-RNN's test MSE still moved
-2.23 % over the last 3 epochs in seed 0 (2026-11-27 23:51 UTC), hence the 38."""
+2.23 % over the last 3 epochs in seed 0 (2026-11-27 23:51 UTC), hence the 38."""  # noqa: E501
 
 
 WALKER2D_AUTHORS = dict(
@@ -444,12 +461,13 @@ and ``odelstm_data.py``; :mod:`~dynkit.experiments.hybrid_recipes` gives each va
 the review's Sect. 3.4.4 states it (their ODE-RNN and ANODE-RNN code reads it before the observation, two stamps
 ahead: ``prediction="skeleton"``, measured in ``analysis/results/ode_rnn_walker2d/PILOT.md``), HBNODE's frozen restoring
 term, gaps divided by 64, the adjoint, clipping at 1.0, HBNODE/GHBNODE/SONODE at 1e-3 then a fresh Adam at 3e-3 from
-epoch 50, ODE-RNN/ANODE-RNN at 3e-3 throughout, the one-step MSE alone, no parameter shrink."""
+epoch 50, ODE-RNN/ANODE-RNN at 3e-3 throughout, the one-step MSE alone, no parameter shrink."""  # noqa: E501
 
 
 def _walker2d(epochs: int, data: tuple, **options) -> HybridConfig:
     """A Walker2D run of the authors' design on the simulated walker, cut by the authors' loader
-    (``preprocessing="authors"``, :func:`~dynkit.tasks.walker2d.walker2d`) from ``data``'s episodes."""
+    (``preprocessing="authors"``, :func:`~dynkit.tasks.walker2d.walker2d`) from ``data``'s
+    episodes."""
     return HybridConfig(
         "walker2d",
         epochs=epochs,
@@ -462,12 +480,12 @@ WALKER2D_CPU_STEPS = ((2, 3e-3), (20, 3e-4), (22, 3e-5))
 """The cpu scale's steps, the authors' shape cut to 24 epochs: 1e-3, then 3e-3 from a tenth of the run (epoch 3);
 then a fresh Adam at a tenth of the rate for epochs 21-22 and at a hundredth for the last 2, so that the run ends on a
 plateau; ODE-RNN/ANODE-RNN: 3e-3 (theirs), the same last drops (measured in
-``analysis/results/ode_rnn_walker2d/PILOT.md``)."""
+``analysis/results/ode_rnn_walker2d/PILOT.md``)."""  # noqa: E501
 
-# plane vibration and Silverbox read the measured series (source "measured", the HybridConfig default), every window
-# of the authors' split at the cpu scale (``max_windows``, the smoke scale's cut, keeps the first of each part).
-# Walker2D exists only simulated (issue 31 item 4: the authors' design and loader on the simulated walker; dynkit's
-# earlier design stays as design="dynkit").
+# plane vibration and Silverbox read the measured series (source "measured", the HybridConfig
+# default), every window of the authors' split at the cpu scale (``max_windows``, the smoke scale's
+# cut, keeps the first of each part). Walker2D exists only simulated (the authors' design and loader
+# on the simulated walker; dynkit's earlier design stays as design="dynkit").
 SCALES = {
     "walker2d": dict(
         smoke=_walker2d(
@@ -518,6 +536,7 @@ for _task_name, _scales in SCALES.items():
         **_scales,
         points=_points,
         render=render_hybrids,
-        summary=f"ODE-RNN hybrids on {_task_name}: test MSE, NFE per epoch, time, adjoint norm (review "
+        summary=f"ODE-RNN hybrids on {_task_name}: test MSE, NFE per epoch, time, adjoint norm "
+        f"(review "
         f"Sect. 3.4, Figs. 8, 12, 13)",
     )(run_hybrid)

@@ -1,5 +1,5 @@
-"""The ODE-RNN hybrids behind the ledger's NFE rows, once more with torchdiffeq (review Figs. 12, 13):
-see :mod:`dynkit.experiments.solver_variants`."""
+"""The ODE-RNN hybrids behind the ledger's NFE rows, once more with torchdiffeq (review Figs. 12,
+13): see :mod:`dynkit.experiments.solver_variants`."""
 
 from __future__ import annotations
 

@@ -1,16 +1,18 @@
-"""Trivial predictors beside every trained model (issue 30 §1): what a model must beat to count as trained.
+"""Trivial predictors beside every trained model: what a model must beat to count as trained.
 
-A trivial predictor depends only on the data, so its metric is computed from a shard's recorded config and seed
-(the data are regenerated deterministically) without retraining anything: ``python -m analysis.baselines`` writes
-``analysis/results/<experiment>/baselines.json`` (``{"seeds": {seed: {metric: value}}}``) and the ledger reads it
-beside ``results.json``. A row whose experiment declares a trained bar (:func:`beats_baseline`) and has no
-baseline for a seed is ``invalid`` (incomplete), never decided without it.
+A trivial predictor depends only on the data, so its metric is computed from a shard's recorded
+config and seed (the data are regenerated deterministically) without retraining anything:
+``python -m analysis.baselines`` writes ``analysis/results/<experiment>/baselines.json``
+(``{"seeds": {seed: {metric: value}}}``) and the ledger reads it beside ``results.json``. A row
+whose experiment declares a trained bar (:func:`beats_baseline`) and has no baseline for a seed is
+``invalid`` (incomplete), never decided without it.
 
 Each family registers its experiments' predictors in :data:`BASELINES` beside its comparisons
-(``<family>/baselines.py``), e.g. the NFE floors of the neural ODEs (``node``: each model's forward NFE
-as initialised, untrained, at the tolerance a row reads; a trained model's NFE at or below it measures
-the tolerance, not the model) and the forecasts of the ODE-RNN hybrids (``hybrids``: **persistence**
-and the training **mean**, scored with the model's own test metric on the same test windows).
+(``<family>/baselines.py``), e.g. the NFE floors of the neural ODEs (``node``: each model's forward
+NFE as initialised, untrained, at the tolerance a row reads; a trained model's NFE at or below it
+measures the tolerance, not the model) and the forecasts of the ODE-RNN hybrids (``hybrids``:
+**persistence** and the training **mean**, scored with the model's own test metric on the same test
+windows).
 """
 
 from __future__ import annotations
@@ -20,7 +22,18 @@ import os
 from pathlib import Path
 from typing import Callable, Mapping
 
-from .ledger import Check
+from .checks import Check
+
+__all__ = [
+    "BASELINES_FILE",
+    "BASELINES",
+    "above_measured_floor",
+    "baseline_of",
+    "compute",
+    "load",
+    "above_baseline",
+    "beats_baseline",
+]
 
 BASELINES_FILE = "baselines.json"
 BaselineFunction = Callable[[Mapping, int], dict]
@@ -32,8 +45,9 @@ BASELINES: dict[str, BaselineFunction] = {}
 def above_measured_floor(
     metric_name: str, floor: str, why: str, subject: str | None = None, when: str | None = "nfe"
 ) -> Check:
-    """Off the floor: valid when an NFE metric exceeds ``floor``, the same model's NFE as initialised at the same
-    tolerance (:func:`untrained_forward_nfe`), so the check binds where a fixed solver count cannot."""
+    """Off the floor: valid when an NFE metric exceeds ``floor``, the same model's NFE as
+    initialised at the same tolerance (:func:`untrained_forward_nfe`), so the check binds where a
+    fixed solver count cannot."""
     return Check(
         "off floor",
         metric_name.split(".", 1)[0] if subject is None else subject,
@@ -56,8 +70,8 @@ def baseline_of(experiment: str) -> BaselineFunction:
 
 
 def compute(experiment: str, results: Mapping) -> dict:
-    """``{"experiment", "config", "seeds": {seed: {metric: value}}}`` for every seed of ``results`` (an
-    aggregated ``results.json``), from its recorded ``config``."""
+    """``{"experiment", "config", "seeds": {seed: {metric: value}}}`` for every seed of
+    ``results`` (an aggregated ``results.json``), from its recorded ``config``."""
     predict = baseline_of(experiment)
     config = results.get("config")
     if not isinstance(config, Mapping):
@@ -119,8 +133,8 @@ def beats_baseline(
     subject: str | None = None,
     when: str | None = None,
 ) -> Check:
-    """A trained bar: valid when ``metric <= (1 - margin) * baseline`` (a loss at least ``margin`` below the
-    trivial predictor's on the same data).
+    """A trained bar: valid when ``metric <= (1 - margin) * baseline`` (a loss at least ``margin``
+    below the trivial predictor's on the same data).
 
     The reason of a failing seed names the model's metric and the baseline's value.
     """

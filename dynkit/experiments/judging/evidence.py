@@ -17,6 +17,18 @@ import dataclasses
 import json
 from typing import Mapping
 
+__all__ = [
+    "EVIDENCE",
+    "PILOT_WORDS",
+    "PILOT_OUTCOMES",
+    "NEUTRAL",
+    "OTHER_TASK",
+    "other_task",
+    "question",
+    "evidence_of",
+    "label",
+]
+
 EVIDENCE = ("replication", "pilot", "not run")
 PILOT_WORDS = {
     "reproduced": "pilot agrees",
@@ -29,7 +41,8 @@ PILOT_WORDS = {
     "needs full scale": "pilot inconclusive",
     "invalid": "pilot invalid",
 }
-"""A pilot's outcome from what its interval reads (:func:`~dynkit.experiments.judging.inference.decide`)."""
+"""A pilot's outcome from what its interval reads
+(:func:`~dynkit.experiments.judging.inference.decide`)."""
 PILOT_OUTCOMES = tuple(dict.fromkeys(PILOT_WORDS.values()))
 NEUTRAL = {
     "seeds": "we run the seeds our plan fixes, at least the authors' one run: more independent "

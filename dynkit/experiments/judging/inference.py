@@ -2,9 +2,9 @@
 partition the line, :func:`decide`), Holm levels over a family and the alpha spent at each look of a
 group-sequential plan.
 
-Every interval comes from :mod:`scipy.stats` (Student t by :func:`scipy.stats.t.interval`, the BCa bootstrap
-by :func:`scipy.stats.bootstrap`); which one a row uses is fixed by the experiment's plan before the results
-(:mod:`dynkit.experiments.judging.plans`), never chosen from the data's skew.
+Every interval comes from :mod:`scipy.stats` (Student t by :func:`scipy.stats.t.interval`, the BCa
+bootstrap by :func:`scipy.stats.bootstrap`); which one a row uses is fixed by the experiment's plan
+before the results (:mod:`dynkit.experiments.judging.plans`), never chosen from the data's skew.
 
 References
 ----------
@@ -15,7 +15,7 @@ Holm, S. (1979). A simple sequentially rejective multiple test procedure. *Scand
 Lan, K. K. G. and DeMets, D. L. (1983). Discrete sequential boundaries for clinical trials. *Biometrika* 70,
 659-663 (alpha-spending functions of the O'Brien-Fleming and Pocock type).
 Efron, B. (1987). Better bootstrap confidence intervals. *JASA* 82, 171-185 (BCa).
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -26,23 +26,51 @@ from typing import Sequence
 
 import numpy as np
 
+__all__ = [
+    "ALPHA",
+    "POWER",
+    "INTERVAL_METHODS",
+    "SPENDING",
+    "BOOTSTRAP_RESAMPLES",
+    "DETERMINISTIC_RTOL",
+    "Interval",
+    "is_deterministic",
+    "interval",
+    "sign_test",
+    "p_value",
+    "SESOI_FRACTION",
+    "RULE_FIXED",
+    "REPLICATION_OUTCOMES",
+    "decide",
+    "holm_levels",
+    "spending",
+    "look_levels",
+    "detectable",
+    "seeds_needed",
+    "DECISIONS",
+    "sequential_outcome",
+]
+
 ALPHA = 0.05
-"""The family-wise error rate of each family of rows (its primary row is judged at ``1 - ALPHA``)."""
+"""The family-wise error rate of each family of rows (its primary row is judged at
+``1 - ALPHA``)."""
 POWER = 0.80
 INTERVAL_METHODS = ("t", "bca")
-"""The intervals a plan may fix: ``"t"`` (Student t of the mean) or ``"bca"`` (BCa bootstrap of the mean)."""
+"""The intervals a plan may fix: ``"t"`` (Student t of the mean) or ``"bca"`` (BCa bootstrap of
+the mean)."""
 SPENDING = ("obrien-fleming", "pocock")
 BOOTSTRAP_RESAMPLES = 9999
 DETERMINISTIC_RTOL = 1e-12
-"""Per-seed effects whose range is at most this times max(1, |mean|) are one deterministic measurement."""
+"""Per-seed effects whose range is at most this times max(1, |mean|) are one deterministic
+measurement."""
 
 
 @dataclass(frozen=True)
 class Interval:
     """A ``level`` interval of the mean of per-seed effects, and how it was computed.
 
-    ``method`` is ``"t"``, ``"bca"``, ``"deterministic"`` (zero spread: one measurement, low = high = its
-    value) or ``"none"`` (one seed).
+    ``method`` is ``"t"``, ``"bca"``, ``"deterministic"`` (zero spread: one measurement, low = high
+    = its value) or ``"none"`` (one seed).
     """
 
     mean: float
@@ -53,8 +81,8 @@ class Interval:
 
 
 def is_deterministic(xs: Sequence[float]) -> bool:
-    """Whether the per-seed values have zero spread (a count fixed by a method's structure, say): then they are
-    one measurement, not ``n`` replications."""
+    """Whether the per-seed values have zero spread (a count fixed by a method's structure, say):
+    then they are one measurement, not ``n`` replications."""
     x = np.asarray(xs, dtype=float)
     if len(x) < 2:
         return False
@@ -66,9 +94,10 @@ def interval(
 ) -> Interval:
     """The ``level`` interval of the mean of ``xs`` by ``method`` (see :data:`INTERVAL_METHODS`).
 
-    Zero spread gives a ``"deterministic"`` interval whatever ``method`` (there is nothing to resample and no
-    standard error); one value gives ``"none"``. The bootstrap uses :data:`BOOTSTRAP_RESAMPLES` resamples from
-    the fixed ``seed``, so a row renders the same every time.
+    Zero spread gives a ``"deterministic"`` interval whatever ``method`` (there is nothing to
+    resample and no standard error); one value gives ``"none"``. The bootstrap uses
+    :data:`BOOTSTRAP_RESAMPLES` resamples from the fixed ``seed``, so a row renders the same every
+    time.
     """
     from scipy import stats
 
@@ -102,8 +131,9 @@ def interval(
 
 
 def sign_test(xs: Sequence[float], null: float, sign: int) -> tuple[int, int, float]:
-    """``(k, m, p)``: ``k`` of the ``m`` seeds whose effect differs from ``null`` lie on the paper's side
-    (``sign``), and the two-sided exact binomial p-value (:func:`scipy.stats.binomtest`, p = 1/2)."""
+    """``(k, m, p)``: ``k`` of the ``m`` seeds whose effect differs from ``null`` lie on the
+    paper's side (``sign``), and the two-sided exact binomial p-value
+    (:func:`scipy.stats.binomtest`, p = 1/2)."""
     from scipy import stats
 
     d = [sign * (x - null) for x in xs]
@@ -112,8 +142,8 @@ def sign_test(xs: Sequence[float], null: float, sign: int) -> tuple[int, int, fl
 
 
 def p_value(xs: Sequence[float], null: float) -> float:
-    """Two-sided one-sample t-test p-value of ``mean(xs) == null`` (the order of Holm's steps); a deterministic
-    measurement has p = 0 off ``null`` and 1 on it."""
+    """Two-sided one-sample t-test p-value of ``mean(xs) == null`` (the order of Holm's steps); a
+    deterministic measurement has p = 0 off ``null`` and 1 on it."""
     from scipy import stats
 
     x = np.asarray(xs, dtype=float)
@@ -185,10 +215,10 @@ def decide(low: float, high: float, null: float, target: float, sesoi: float, si
 def holm_levels(p_values: Sequence[float], alpha: float = ALPHA) -> list[float]:
     """The significance level each of ``m`` hypotheses is judged at by Holm's step-down procedure.
 
-    The ``i``-th smallest p-value (``i = 0, 1, ...``) is judged at ``alpha / (m - i)`` until the first one that
-    fails its level; that one and every later one are judged at the level where the procedure stopped (so none
-    of them is rejected, as Holm's procedure requires). Deciding a row by whether its ``1 - level`` interval
-    excludes no effect is then Holm's procedure for t intervals.
+    The ``i``-th smallest p-value (``i = 0, 1, ...``) is judged at ``alpha / (m - i)`` until the
+    first one that fails its level; that one and every later one are judged at the level where the
+    procedure stopped (so none of them is rejected, as Holm's procedure requires). Deciding a row by
+    whether its ``1 - level`` interval excludes no effect is then Holm's procedure for t intervals.
     """
     m = len(p_values)
     order = sorted(range(m), key=lambda i: (p_values[i], i))
@@ -205,7 +235,8 @@ def holm_levels(p_values: Sequence[float], alpha: float = ALPHA) -> list[float]:
 def spending(t: float, alpha: float = ALPHA, kind: str = "obrien-fleming") -> float:
     """The Lan-DeMets alpha spent by information fraction ``t`` in (0, 1] (two-sided).
 
-    ``obrien-fleming``: ``2 - 2 Phi(z_{1-alpha/2} / sqrt(t))``; ``pocock``: ``alpha log(1 + (e - 1) t)``.
+    ``obrien-fleming``: ``2 - 2 Phi(z_{1-alpha/2} / sqrt(t))``; ``pocock``:
+    ``alpha log(1 + (e - 1) t)``.
     """
     from scipy import special
 
@@ -221,12 +252,12 @@ def spending(t: float, alpha: float = ALPHA, kind: str = "obrien-fleming") -> fl
 def look_levels(
     looks: Sequence[int], alpha: float = ALPHA, kind: str = "obrien-fleming"
 ) -> list[float]:
-    """The significance level of each look of a group-sequential plan: the increment of the spending function
-    at the look's information fraction ``n_k / n_K``.
+    """The significance level of each look of a group-sequential plan: the increment of the spending
+    function at the look's information fraction ``n_k / n_K``.
 
-    The increments sum to ``alpha``; judging look ``k`` at its increment alone keeps the chance of any false
-    decision over all looks at most ``alpha`` by the union bound (conservative: it ignores the correlation
-    between looks, which the exact Lan-DeMets boundaries would spend).
+    The increments sum to ``alpha``; judging look ``k`` at its increment alone keeps the chance of
+    any false decision over all looks at most ``alpha`` by the union bound (conservative: it ignores
+    the correlation between looks, which the exact Lan-DeMets boundaries would spend).
     """
     return list(_look_levels(tuple(looks), alpha, kind))
 
@@ -291,13 +322,14 @@ def sequential_outcome(
     sign: int,
     method: str = "t",
 ) -> tuple[str, int]:
-    """``(outcome, n)`` of a row under a group-sequential plan: at each look ``n_k`` the first ``n_k`` per-seed
-    effects are judged at ``1 - levels[k]``; the row stops at the first look that decides it (any outcome but
-    ``inconclusive``), else it is ``inconclusive`` at the last look. This is the rule
-    :func:`dynkit.experiments.judging.planned.run_planned` follows."""
+    """``(outcome, n)`` of a row under a group-sequential plan: at each look ``n_k`` the first
+    ``n_k`` per-seed effects are judged at ``1 - levels[k]``; the row stops at the first look
+    that decides it (any outcome but ``inconclusive``), else it is ``inconclusive`` at the last
+    look. This is the rule :func:`dynkit.experiments.judging.planned.run_planned` follows."""
     if len(looks) != len(levels):
         raise ValueError(
-            f"looks and levels must have one entry each per look, got {len(looks)} and {len(levels)}"
+            f"looks and levels must have one entry each per look, got {len(looks)} and "
+            f"{len(levels)}"
         )
     if len(xs) < looks[-1]:
         raise ValueError(

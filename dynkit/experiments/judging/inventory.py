@@ -13,6 +13,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+__all__ = [
+    "REVIEW",
+    "MOMTR",
+    "MOMRNN",
+    "MOMRES",
+    "CSAODE",
+    "PAPER_FILES",
+    "NEEDS",
+    "Comparison",
+    "COMPARISONS",
+    "NOT_COMPARISONS",
+    "not_run",
+]
+
 REVIEW = "Wang et al., momentum review"
 MOMTR = "Nguyen et al., Momentum Transformer"
 MOMRNN = "Nguyen et al., MomentumRNN"

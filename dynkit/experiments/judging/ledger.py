@@ -2,25 +2,28 @@
 
 A row is computed, in code, in six steps:
 
-1. **Completeness.** Every metric the row's effect and its validity checks read must be present in every
-   seed; a missing metric makes the row ``invalid`` naming the metric and the seeds (never a skip).
-2. **Validity.** Every metric the effect reads must be finite (a diverged run is reported with its seed,
-   never dropped, never turned into 0), positive where the effect takes a logarithm, and pass the checks
-   its experiment declares (:func:`declare_validity`): a trained bar (each model beats the trivial
-   predictor on the same data by a stated margin, :func:`~dynkit.experiments.judging.baselines.beats_baseline`, or
-   chance by a stated margin), plateaued, off the solver's floor, and any absolute bound (an adjoint that
-   explodes). One invalid seed makes the row ``invalid``.
-3. **The paired effect per seed** on the row's scale (:class:`Effect`): ``log`` (log10) for ratios and
-   norms spanning orders of magnitude, ``difference`` for accuracies, ``linear`` for a single number held
-   against an absolute criterion. Then the mean and its interval by the method the experiment's plan fixes
-   (:mod:`dynkit.experiments.judging.plans`: Student t or BCa bootstrap, from :mod:`scipy.stats`), at the row's
-   level, and a sign test (how many seeds lie on the paper's side). Per-seed effects with zero spread are one
-   **deterministic** measurement: shown as its value, not as a replicated effect with an interval.
+1. **Completeness.** Every metric the row's effect and its validity checks read must be present in
+   every seed; a missing metric makes the row ``invalid`` naming the metric and the seeds (never a
+   skip).
+2. **Validity.** Every metric the effect reads must be finite (a diverged run is reported with its
+   seed, never dropped, never turned into 0), positive where the effect takes a logarithm, and pass
+   the checks its experiment declares (:func:`declare_validity`): a trained bar (each model beats
+   the trivial predictor on the same data by a stated margin,
+   :func:`~dynkit.experiments.judging.baselines.beats_baseline`, or chance by a stated margin),
+   plateaued, off the solver's floor, and any absolute bound (an adjoint that explodes). One invalid
+   seed makes the row ``invalid``.
+3. **The paired effect per seed** on the row's scale (:class:`Effect`): ``log`` (log10) for ratios
+   and norms spanning orders of magnitude, ``difference`` for accuracies, ``linear`` for a single
+   number held against an absolute criterion. Then the mean and its interval by the method the
+   experiment's plan fixes (:mod:`dynkit.experiments.judging.plans`: Student t or BCa bootstrap,
+   from :mod:`scipy.stats`), at the row's level, and a sign test (how many seeds lie on the paper's
+   side). Per-seed effects with zero spread are one **deterministic** measurement: shown as its
+   value, not as a replicated effect with an interval.
 4. **The level.** Rows of one experiment that measure the same kind of metric form a *family*
    (:func:`family_of`); the whole family, its primary row included, is judged at Holm's step-down
-   levels (:func:`~dynkit.experiments.judging.inference.holm_levels`) from the plan's level for the look its
-   results are at (``alpha`` = 0.05 for one look): the chance of any false decision in a family is
-   at most ``alpha`` (``python -m analysis.sequential_null`` simulates it).
+   levels (:func:`~dynkit.experiments.judging.inference.holm_levels`) from the plan's level for the
+   look its results are at (``alpha`` = 0.05 for one look): the chance of any false decision in a
+   family is at most ``alpha`` (``python -m analysis.sequential_null`` simulates it).
 5. **The outcome** (:func:`~dynkit.experiments.judging.inference.decide`) from the interval of
    ``x = s * (effect - null)`` (``s = +1`` when the paper's effect lies above no effect, ``-1``
    below), the paper's effect ``d`` and the smallest effect of interest (half of ``d`` unless
@@ -31,11 +34,11 @@ A row is computed, in code, in six steps:
    follow the plan); ``deterministic`` for zero spread (one measurement, what it reads kept as
    ``provisional``); ``needs full scale`` where the claim's recipe states, before any result, that
    its mechanism needs the paper's scale.
-6. **The evidence** (:mod:`dynkit.experiments.judging.evidence`): ``replication`` only for the paper's
-   experiment (task, data, design, budget, tolerance: its recipe); otherwise ``pilot``, whose
-   outcome reads ``pilot agrees``, ``pilot: smaller effect``, ``pilot disagrees``, ``pilot: no
-   effect``, ``pilot inconclusive`` or ``pilot invalid``; ``not run`` without results. The comparisons no row tests
-   yet are listed in :mod:`dynkit.experiments.judging.inventory`.
+6. **The evidence** (:mod:`dynkit.experiments.judging.evidence`): ``replication`` only for the
+   paper's experiment (task, data, design, budget, tolerance: its recipe); otherwise ``pilot``,
+   whose outcome reads ``pilot agrees``, ``pilot: smaller effect``, ``pilot disagrees``,
+   ``pilot: no effect``, ``pilot inconclusive`` or ``pilot invalid``; ``not run`` without results.
+   The comparisons no row tests yet are listed in :mod:`dynkit.experiments.judging.inventory`.
 """
 
 from __future__ import annotations
@@ -50,9 +53,63 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from . import inference as _inference
+from . import baselines as _baselines
+from .checks import Check
 from .evidence import EVIDENCE, PILOT_OUTCOMES, label as evidence_label
 from .inference import ALPHA, REPLICATION_OUTCOMES, decide, holm_levels, p_value, sign_test
 from ..runner import NON_FINITE, RESULTS_FILE
+
+__all__ = [
+    "OUTCOMES",
+    "DECIDED",
+    "MIN_SEEDS",
+    "MAX_SEEDS",
+    "LEVEL",
+    "POWER",
+    "RESULTS_ROOT",
+    "SCALE_KINDS",
+    "LedgerError",
+    "Effect",
+    "ratio",
+    "difference",
+    "metric",
+    "ratio_of_ratios",
+    "at_least",
+    "at_most",
+    "off_floor",
+    "plateau",
+    "VALIDITY",
+    "declare_validity",
+    "DATA_NOTES",
+    "declare_data",
+    "Rule",
+    "greater",
+    "less",
+    "Comparison",
+    "COMPARISONS",
+    "add_comparison",
+    "METRIC_FORMS",
+    "family_of",
+    "interval",
+    "detectable",
+    "seeds_needed",
+    "LedgerRow",
+    "plan_kind",
+    "effect_text",
+    "NAME_WORDS",
+    "metric_words",
+    "words",
+    "summary_words",
+    "Ledger",
+    "evaluate",
+    "metrics_and_baselines",
+    "validate_results",
+    "verify_shards",
+    "load_results",
+    "default_results_root",
+    "ledger",
+    "judge",
+]
 
 OUTCOMES = (
     *REPLICATION_OUTCOMES,
@@ -66,9 +123,11 @@ OUTCOMES = (
 (:data:`~dynkit.experiments.judging.evidence.PILOT_WORDS`) and ``not run``."""
 DECIDED = tuple(o for o in REPLICATION_OUTCOMES if o != "inconclusive")
 MIN_SEEDS = 5
-"""Seeds a row needs before it is decided (fewer: ``inconclusive``, with the provisional outcome)."""
+"""Seeds a row needs before it is decided (fewer: ``inconclusive``, with the provisional
+outcome)."""
 MAX_SEEDS = 10
-"""The default cap of a plan's seeds at the ``cpu`` scale (:data:`dynkit.experiments.judging.plans.CAP`)."""
+"""The default cap of a plan's seeds at the ``cpu`` scale
+(:data:`dynkit.experiments.judging.plans.CAP`)."""
 LEVEL = 1 - ALPHA
 """The interval level of a primary row at a single look (secondary rows and early looks: higher)."""
 POWER = 0.80
@@ -81,7 +140,7 @@ class LedgerError(ValueError):
     """A results file the ledger cannot read (the message names the file)."""
 
 
-# ---- effects ------------------------------------------------------------------------------------------------------
+# ---- effects -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Effect:
     """A row's per-seed effect: ``natural(values of metrics)`` mapped to the row's scale.
@@ -91,10 +150,11 @@ class Effect:
     metrics : tuple of str
         The per-seed metrics the effect reads (one seed's merged metrics).
     natural : callable
-        ``natural(*values) -> float`` on the paper's natural scale (a ratio, a difference, a number).
+        ``natural(*values) -> float`` on the paper's natural scale (a ratio, a difference, a
+        number).
     scale : {"log", "difference", "linear"}
-        ``log``: the effect is ``log10(natural)`` (ratios, norms over orders of magnitude; every metric must
-        be positive); ``difference`` and ``linear``: the natural value itself.
+        ``log``: the effect is ``log10(natural)`` (ratios, norms over orders of magnitude; every
+        metric must be positive); ``difference`` and ``linear``: the natural value itself.
     name : str
         How the effect reads, e.g. ``"log10(hbnode.x / node.x)"``.
     """
@@ -129,7 +189,8 @@ def difference(a: str, b: str, scale: str = "difference") -> Effect:
 
 
 def metric(name: str, scale: str = "linear") -> Effect:
-    """One model's own number per seed, against an absolute criterion (``scale="log"`` for norms)."""
+    """One model's own number per seed, against an absolute criterion (``scale="log"`` for
+    norms)."""
     return Effect((name,), lambda x: x, scale, f"log10({name})" if scale == "log" else name)
 
 
@@ -143,40 +204,7 @@ def ratio_of_ratios(a: str, b: str, c: str, d: str) -> Effect:
     )
 
 
-# ---- validity -----------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Check:
-    """One validity condition on one seed's metrics, declared by an experiment (:func:`declare_validity`).
-
-    Parameters
-    ----------
-    kind : {"trained", "plateau", "off floor", "bounded"}
-        What the check guards against (printed in the reason of an ``invalid`` row).
-    subject : str
-        The model (metric prefix, e.g. ``"hbnode"`` or ``"digits.LSTM"``) the check is about: it applies to
-        a row whose effect reads a metric starting with ``subject + "."``.
-    metrics : tuple of str
-        The metrics it reads (each must be present: completeness).
-    test : callable
-        ``test(*values) -> (ok, value)``: whether the seed passes, and the number to report.
-    why : str
-        The stated criterion, e.g. ``"test accuracy >= 0.5 (chance 0.1)"``.
-    when : str, optional
-        A regular expression: the check applies only to rows whose effect metrics match it (e.g. ``"nfe"``).
-    """
-
-    kind: str
-    subject: str
-    metrics: tuple[str, ...]
-    test: Callable[..., tuple[bool, float]]
-    why: str
-    when: str | None = None
-
-    def applies(self, effect_metrics: Sequence[str]) -> bool:
-        about = self.subject == "" or any(m.startswith(self.subject + ".") for m in effect_metrics)
-        return about and (self.when is None or any(re.search(self.when, m) for m in effect_metrics))
-
-
+# ---- validity ------------------------------------------------------------------------------------
 def _subject(metric_name: str, subject: str | None) -> str:
     return metric_name.rsplit(".", 1)[0] if subject is None else subject
 
@@ -212,7 +240,8 @@ def at_most(
     when: str | None = None,
     subject: str | None = None,
 ) -> Check:
-    """Valid when ``metric <= bound`` (e.g. a loss below the trivial predictor's); see :func:`at_least`."""
+    """Valid when ``metric <= bound`` (e.g. a loss below the trivial predictor's); see
+    :func:`at_least`."""
     return Check(
         kind,
         _subject(metric_name, subject),
@@ -231,10 +260,12 @@ def off_floor(
     when: str | None = "nfe",
     subject: str | None = None,
 ) -> Check:
-    """Valid when an NFE metric exceeds ``margin * floor``, the solver's minimum evaluations at its tolerance.
+    """Valid when an NFE metric exceeds ``margin * floor``, the solver's minimum evaluations at its
+    tolerance.
 
-    ``floor`` is stated per experiment: for dopri5 with torchdiffeq's initial-step selection, one solve
-    costs at least 2 + 6 k evaluations for k accepted steps (FSAL), so 2 accepted steps give 14.
+    ``floor`` is stated per experiment: for dopri5 with torchdiffeq's initial-step selection, one
+    solve costs at least 2 + 6 k evaluations for k accepted steps (FSAL), so 2 accepted steps give
+    14.
     """
     bound = margin * floor
     return Check(
@@ -250,10 +281,11 @@ def off_floor(
 def plateau(
     pattern: str, epochs: int, k: int = 3, rtol: float = 0.02, when: str | None = None
 ) -> Check:
-    """Valid when the loss has plateaued: ``|L[-1] - L[-1-k]| / |L[-1-k]| <= rtol`` over the last ``k`` epochs.
+    """Valid when the loss has plateaued: ``|L[-1] - L[-1-k]| / |L[-1-k]| <= rtol`` over the last
+    ``k`` epochs.
 
-    ``pattern`` holds ``{epoch}`` (1-based), e.g. ``"hbnode.epoch{epoch}.test_mse"``; ``epochs`` is the
-    run's number of epochs.
+    ``pattern`` holds ``{epoch}`` (1-based), e.g. ``"hbnode.epoch{epoch}.test_mse"``; ``epochs`` is
+    the run's number of epochs.
     """
     if epochs <= k:
         raise ValueError(f"plateau needs more than k={k} epochs, got epochs={epochs}")
@@ -278,7 +310,8 @@ VALIDITY: dict[str, list[Check]] = {}
 
 
 def declare_validity(experiment: str, *checks: Check) -> None:
-    """Declare what makes a run of ``experiment`` valid for its claims (added to :data:`VALIDITY`)."""
+    """Declare what makes a run of ``experiment`` valid for its claims (added to
+    :data:`VALIDITY`)."""
     for c in checks:
         if not isinstance(c, Check):
             raise TypeError(
@@ -288,8 +321,8 @@ def declare_validity(experiment: str, *checks: Check) -> None:
 
 
 DATA_NOTES: dict[str, Callable[[Mapping], str]] = {}
-"""What the data of a run were (measured, or a simulated stand-in), from the config its results record, by
-experiment name: each of the experiment's rows says it (:func:`declare_data`)."""
+"""What the data of a run were (measured, or a simulated stand-in), from the config its results
+record, by experiment name: each of the experiment's rows says it (:func:`declare_data`)."""
 
 
 def declare_data(experiment: str, describe: Callable[[Mapping], str]) -> None:
@@ -301,7 +334,7 @@ def declare_data(experiment: str, describe: Callable[[Mapping], str]) -> None:
     DATA_NOTES[experiment] = describe
 
 
-# ---- rules --------------------------------------------------------------------------------------------------------
+# ---- rules ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Rule:
     """The paper's effect and no effect of a claim, on the claim's natural scale.
@@ -313,14 +346,15 @@ class Rule:
     target : float
         The paper's effect (e.g. a ratio of 0.8) or the stated criterion of a one-model claim.
     null : float
-        No effect (a ratio of 1, a difference of 0), or for a one-model claim the criterion's boundary.
+        No effect (a ratio of 1, a difference of 0), or for a one-model claim the criterion's
+        boundary.
     sesoi : float, optional
         The smallest effect of interest **on the row's scale** (log10 units for ratios); default
-        :data:`~dynkit.experiments.judging.inference.SESOI_FRACTION` of the paper's effect ``d`` (the
-        distance from ``null`` to ``target`` on that scale), and never ``d`` or more. Must be stated
-        where the paper gives no effect size (``target == null``): the paper's effect is then taken
-        as ``sesoi`` itself (a direction only: the row reads ``reproduced`` or ``smaller effect
-        (negligible)``, never ``smaller effect``).
+        :data:`~dynkit.experiments.judging.inference.SESOI_FRACTION` of the paper's effect ``d``
+        (the distance from ``null`` to ``target`` on that scale), and never ``d`` or more. Must be
+        stated where the paper gives no effect size (``target == null``): the paper's effect is then
+        taken as ``sesoi`` itself (a direction only: the row reads ``reproduced`` or
+        ``smaller effect (negligible)``, never ``smaller effect``).
     """
 
     direction: str
@@ -338,7 +372,8 @@ class Rule:
             )
         if self.target == self.null and self.sesoi is None:
             raise ValueError(
-                f"the paper gives no effect size (target == null == {self.null}): state the smallest "
+                f"the paper gives no effect size (target == null == {self.null}): state the "
+                f"smallest "
                 f"effect of interest, sesoi="
             )
         if self.sesoi is not None and not self.sesoi > 0:
@@ -363,18 +398,19 @@ def less(target: float, null: float | None = None, sesoi: float | None = None) -
     return Rule("less", target, target if null is None else null, sesoi)
 
 
-# ---- claims -------------------------------------------------------------------------------------------------------
+# ---- claims --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Comparison:
-    """One row of the ledger: a paper's empirical claim, the experiment that tests it, its effect and rule.
+    """One row of the ledger: a paper's empirical claim, the experiment that tests it, its effect
+    and rule.
 
-    ``full_scale`` (a sentence, part of the experiment's recipe and stated before its results) marks a claim whose
-    mechanism needs the paper's scale: the row reads ``needs full scale`` with that reason whatever the ``cpu``
-    interval says (shown as the provisional outcome). ``family`` overrides the default family (:func:`family_of`);
-    ``primary=True`` makes the row its family's primary one (default: the family's first registered row).
-    ``design_note`` says
-    where our model or setting differs from the authors' (so that a reader can tell a failure of the
-    method from one of ours).
+    ``full_scale`` (a sentence, part of the experiment's recipe and stated before its results) marks
+    a claim whose mechanism needs the paper's scale: the row reads ``needs full scale`` with that
+    reason whatever the ``cpu`` interval says (shown as the provisional outcome). ``family``
+    overrides the default family (:func:`family_of`); ``primary=True`` makes the row its family's
+    primary one (default: the family's first registered row). ``design_note`` says where our model
+    or setting differs from the authors' (so that a reader can tell a failure of the method from one
+    of ours).
     """
 
     id: str
@@ -398,9 +434,10 @@ class Comparison:
 
     def bounds(self) -> tuple[float, float, float]:
         """``(null, target, sesoi)`` on the row's scale: ``sesoi`` below the paper's effect
-        ``|target - null|`` (:data:`~dynkit.experiments.judging.inference.SESOI_FRACTION` of it unless
-        stated); a claim of a direction only (``target == null``) has ``target = null ± sesoi``. A
-        ValueError when a stated sesoi is not below the paper's effect."""
+        ``|target - null|`` (:data:`~dynkit.experiments.judging.inference.SESOI_FRACTION` of it
+        unless stated); a claim of a direction only (``target == null``) has
+        ``target = null ± sesoi``. A ValueError when a stated sesoi is not below the paper's
+        effect."""
         null, target = self.value.to_scale(self.rule.null), self.value.to_scale(self.rule.target)
         d = abs(target - null)
         if d == 0:
@@ -447,7 +484,8 @@ def add_comparison(
         raise ValueError(f"a claim with id {id!r} is already registered")
     if not isinstance(value, Effect):
         raise TypeError(
-            f"claim {id!r}: value must be an Effect (ratio, difference, metric, ratio_of_ratios), got "
+            f"claim {id!r}: value must be an Effect (ratio, difference, metric, "
+            f"ratio_of_ratios), got "
             f"{type(value).__name__}"
         )
     row = Comparison(
@@ -480,16 +518,18 @@ METRIC_FORMS = (
     ("decay", "gradient"),
     ("grad", "gradient"),
 )
-"""(substring of a metric name, the form it belongs to), first match wins: the kinds of metric a family shares."""
+"""(substring of a metric name, the form it belongs to), first match wins: the kinds of metric a
+family shares."""
 
 
 def family_of(claim: Comparison) -> str:
     """The family of a row: ``<experiment>/<metric form>`` unless the claim states one.
 
-    Rows of one experiment share their models (they are computed from the same shards); rows that also measure
-    the same form of metric (NFE of any pass or at any tolerance, a loss, an accuracy, a gradient's decay) test
-    one hypothesis from several sides and form a family (forward/backward/test NFE; "vs NODE" and "vs ANODE";
-    one comparison at several points). A metric of no listed form is its own form (its last name part).
+    Rows of one experiment share their models (they are computed from the same shards); rows that
+    also measure the same form of metric (NFE of any pass or at any tolerance, a loss, an accuracy,
+    a gradient's decay) test one hypothesis from several sides and form a family
+    (forward/backward/test NFE; "vs NODE" and "vs ANODE"; one comparison at several points). A
+    metric of no listed form is its own form (its last name part).
     """
     if claim.family:
         return claim.family
@@ -500,18 +540,21 @@ def family_of(claim: Comparison) -> str:
     return f"{claim.experiment}/{names[0].rsplit('.', 1)[-1]}"
 
 
-# ---- statistics (issue 30: dynkit.experiments.judging.inference) -----------------------------------------------------------
+# ---- statistics (dynkit.experiments.judging.inference)
+# -----------------------------------------------------------
 def interval(
     xs: Sequence[float], level: float = LEVEL, method: str = "t", seed: int = 0
 ) -> tuple[float, float, float, str]:
-    """``(mean, low, high, method)`` of :func:`dynkit.experiments.judging.inference.interval` (scipy.stats: Student t or
-    BCa bootstrap, ``method`` fixed by the plan; ``"deterministic"`` for zero spread, ``"none"`` for one seed)."""
+    """``(mean, low, high, method)`` of :func:`dynkit.experiments.judging.inference.interval`
+    (scipy.stats: Student t or BCa bootstrap, ``method`` fixed by the plan; ``"deterministic"``
+    for zero spread, ``"none"`` for one seed)."""
     ci = _inference.interval(xs, level, method, seed)
     return ci.mean, ci.low, ci.high, ci.method
 
 
 def detectable(sd: float, n: int, level: float = LEVEL, power: float = POWER) -> float:
-    """Minimal detectable effect of a paired mean with ``n`` seeds: ``(t_{1-a/2} + t_{power}) sd / sqrt(n)``."""
+    """Minimal detectable effect of a paired mean with ``n`` seeds:
+    ``(t_{1-a/2} + t_{power}) sd / sqrt(n)``."""
     return _inference.detectable(sd, n, 1 - level, power)
 
 
@@ -522,10 +565,11 @@ def seeds_needed(
     return _inference.seeds_needed(sd, sesoi, 1 - level, power, cap)
 
 
-# ---- rows ---------------------------------------------------------------------------------------------------------
+# ---- rows ----------------------------------------------------------------------------------------
 @dataclass
 class LedgerRow:
-    """One computed row. ``effect``, ``ci_low``, ``ci_high``, ``paper_effect`` and ``sesoi`` are on ``scale``."""
+    """One computed row. ``effect``, ``ci_low``, ``ci_high``, ``paper_effect`` and ``sesoi`` are
+    on ``scale``."""
 
     claim: Comparison
     outcome: str
@@ -553,13 +597,14 @@ class LedgerRow:
     evidence: str = "replication"
     evidence_why: str = ""
     reading: str = ""
-    """What the interval reads under the rule (:func:`~dynkit.experiments.judging.inference.decide`), before
-    a pilot's words replace it in ``outcome``."""
+    """What the interval reads under the rule
+    (:func:`~dynkit.experiments.judging.inference.decide`), before a pilot's words replace it in
+    ``outcome``."""
     question: str = ""
     rule_plan: str = "none"
     """Whether the row's plan was written before the rule it is judged by
-    (:data:`~dynkit.experiments.judging.inference. RULE_FIXED`): ``prospective``, ``retrospective`` (the
-    results were seen before the rule) or ``none``."""
+    (:data:`~dynkit.experiments.judging.inference.RULE_FIXED`): ``prospective``,
+    ``retrospective`` (the results were seen before the rule) or ``none``."""
 
     @property
     def scale(self) -> str:
@@ -567,7 +612,8 @@ class LedgerRow:
 
     @property
     def level(self) -> float:
-        """The interval's level, ``1 - alpha`` (alpha: the plan's look, Holm's step within the family)."""
+        """The interval's level, ``1 - alpha`` (alpha: the plan's look, Holm's step within the
+        family)."""
         return 1 - self.alpha
 
     def sign_text(self) -> str:
@@ -583,7 +629,7 @@ class LedgerRow:
         )
 
     @property
-    def verdict(self) -> str:  # the field's name before issue 21
+    def verdict(self) -> str:  # the field's former name, still read by old reports
         return self.outcome
 
     def to_dict(self) -> dict:
@@ -645,7 +691,7 @@ class LedgerRow:
             "rule_plan": self.rule_plan,
             "summary": summary_words(self),
             "reason_words": words(self.reason),
-            # the fields the report read before issue 21
+            # the fields older reports read
             "verdict": self.outcome,
             "note": self.reason,
             "ours": {
@@ -662,9 +708,10 @@ def _fmt(x) -> str:
 
 
 def plan_kind(plan: str | None) -> str:
-    """A row's plan (:meth:`~dynkit.experiments.judging.plans.Plan.describe`, or ``None``/``"none ..."`` without one) in one
-    word: ``prospective`` (committed before the results it governs), ``retrospective`` (written after them: the row's
-    seeds were not fixed blind) or ``none``."""
+    """A row's plan (:meth:`~dynkit.experiments.judging.plans.Plan.describe`, or
+    ``None``/``"none ..."`` without one) in one word: ``prospective`` (committed before the
+    results it governs), ``retrospective`` (written after them: the row's seeds were not fixed
+    blind) or ``none``."""
     from .plans import KIND_TEXT
 
     if not plan or plan.startswith("none"):
@@ -673,14 +720,16 @@ def plan_kind(plan: str | None) -> str:
         if plan.endswith(text):
             return "prospective" if prospective else "retrospective"
     raise ValueError(
-        f"plan must be a Plan.describe() text (ending {' or '.join(map(repr, KIND_TEXT.values()))}) "
+        f"plan must be a Plan.describe() text (ending "
+        f"{' or '.join(map(repr, KIND_TEXT.values()))}) "
         f"or None, got {plan!r}"
     )
 
 
 def effect_text(row: LedgerRow) -> str:
-    """``log -0.52 [-0.61, -0.43] (t, 95%)`` (the effect on its scale with its interval, method and level);
-    a deterministic measurement reads ``log -0.05, deterministic (identical in 5 seeds)``; ``–`` without one."""
+    """``log -0.52 [-0.61, -0.43] (t, 95%)`` (the effect on its scale with its interval, method
+    and level); a deterministic measurement reads
+    ``log -0.05, deterministic (identical in 5 seeds)``; ``–`` without one."""
     if row.effect is None:
         return "–"
     if row.deterministic:
@@ -791,11 +840,11 @@ def _cell(x) -> str:
 class Ledger:
     rows: list[LedgerRow]
     recorded: dict[str, dict] = field(default_factory=dict)
-    """``{experiment: the config its results of record were run with}`` (from ``results.json``), to say where they
-    differ from the registered ``cpu`` config the setup tables read."""
+    """``{experiment: the config its results of record were run with}`` (from ``results.json``),
+    to say where they differ from the registered ``cpu`` config the setup tables read."""
     not_run: list = field(default_factory=list)
-    """The papers' comparisons no row tests (:class:`~dynkit.experiments.judging.inventory.Comparison`, each
-    with what it needs)."""
+    """The papers' comparisons no row tests
+    (:class:`~dynkit.experiments.judging.inventory.Comparison`, each with what it needs)."""
 
     def to_dict(self) -> dict:
         return {
@@ -812,19 +861,20 @@ class Ledger:
         }
 
     def setups(self) -> dict[str, list[dict]]:
-        """``{experiment: setup table}`` of every experiment of the rows that has a recipe: each setting's paper
-        value and source, ours at the ``cpu`` scale read from its config, and why they differ
-        (:func:`dynkit.experiments.recipes.setup_table`)."""
+        """``{experiment: setup table}`` of every experiment of the rows that has a recipe: each
+        setting's paper value and source, ours at the ``cpu`` scale read from its config, and why
+        they differ (:func:`dynkit.experiments.recipes.setup_table`)."""
         from ..recipes import RECIPES, setup_table
 
         names = dict.fromkeys(r.claim.experiment for r in self.rows)
         return {name: setup_table(name) for name in names if name in RECIPES}
 
     def stale_setups(self) -> dict[str, dict[str, list]]:
-        """``{experiment: {config key: [recorded, registered]}}`` where the results of record were run with another
-        config than the registered ``cpu`` one the setup table shows (their rerun is pending; a key the record
-        lacks predates the option: it reads as the option's default, the behaviour before the option, else
-        ``None``); experiments without a difference are left out."""
+        """``{experiment: {config key: [recorded, registered]}}`` where the results of record
+        were run with another config than the registered ``cpu`` one the setup table shows (their
+        rerun is pending; a key the record lacks predates the option: it reads as the option's
+        default, the behaviour before the option, else ``None``); experiments without a
+        difference are left out."""
         from ...io import jsonable
         from ..registry import get
 
@@ -858,8 +908,9 @@ class Ledger:
 
     def counts(self) -> dict[str, dict[str, int]]:
         """``{evidence: {outcome: rows}}`` (outcomes with rows only): the headline counts are the
-        replications', the pilots counted apart; ``not run`` counts the rows without results and the
-        comparisons of the papers no experiment tests yet (:mod:`dynkit.experiments.judging.inventory`)."""
+        replications', the pilots counted apart; ``not run`` counts the rows without results and
+        the comparisons of the papers no experiment tests yet
+        (:mod:`dynkit.experiments.judging.inventory`)."""
         out: dict[str, dict[str, int]] = {e: {} for e in EVIDENCE}
         for r in self.rows:
             out[r.evidence][r.outcome] = out[r.evidence].get(r.outcome, 0) + 1
@@ -867,11 +918,12 @@ class Ledger:
             out["not run"]["not run"] = out["not run"].get("not run", 0) + len(self.not_run)
         return out
 
-    verdict_counts = outcome_counts  # the name before issue 21
+    verdict_counts = outcome_counts  # the former name
 
     def records(self) -> list[dict]:
-        """One flat dict per row (the outcome with the effect on its scale, its CI, n and sign agreement, the
-        reason or the seeds needed): the rows of ``dynkit ledger --format csv`` and of :meth:`to_pandas`."""
+        """One flat dict per row (the outcome with the effect on its scale, its CI, n and sign
+        agreement, the reason or the seeds needed): the rows of ``dynkit ledger --format csv``
+        and of :meth:`to_pandas`."""
         from .paper_runs import paper_effect_text
 
         keys = (
@@ -924,7 +976,8 @@ class Ledger:
         return out
 
     def to_pandas(self):
-        """The ledger as a ``pandas.DataFrame`` (one row per claim, :meth:`records`); needs pandas."""
+        """The ledger as a ``pandas.DataFrame`` (one row per claim, :meth:`records`); needs
+        pandas."""
         from ...io import to_pandas
 
         return to_pandas(self.records(), "Ledger")
@@ -997,7 +1050,8 @@ class Ledger:
         from .paper_runs import paper_effect_text
 
         lines = [
-            "| id | paper | claim | paper figure | metric | effect on its scale [CI] (method, level) | n | plan "
+            "| id | paper | claim | paper figure | metric | effect on its scale [CI] "
+            "(method, level) | n | plan "
             "| sign test | family (level) | trained bar | paper's effect / sesoi | evidence "
             "| outcome | reason or seeds needed | authors' runs |",
             "|" + " --- |" * 16,
@@ -1055,7 +1109,8 @@ class Ledger:
         )
 
     def setups_markdown(self) -> str:
-        """The "setup against the paper" table of each experiment with a recipe (see :meth:`setups`)."""
+        """The "setup against the paper" table of each experiment with a recipe (see
+        :meth:`setups`)."""
         from ..recipes import setup_markdown
 
         stale = self.stale_setups()
@@ -1076,8 +1131,10 @@ class Ledger:
         ]
         return (
             (
-                "\n## Setup against the paper\n\nPer experiment with a recipe: each setting that can change an "
-                "outcome, the paper's value and its source, ours at the cpu scale (read from its config) and why "
+                "\n## Setup against the paper\n\nPer experiment with a recipe: each setting "
+                "that can change an "
+                "outcome, the paper's value and its source, ours at the cpu scale (read from "
+                "its config) and why "
                 "they differ.\n" + "".join(parts)
             )
             if parts
@@ -1089,7 +1146,8 @@ class Ledger:
 
 
 def _missing(by_seed: dict[int, dict], names: Sequence[str]) -> str:
-    """Which metrics are missing in which seeds; a model whose run failed (``<model>.failed``) says so."""
+    """Which metrics are missing in which seeds; a model whose run failed (``<model>.failed``)
+    says so."""
     gaps: dict[str, list[int]] = {}
     for seed, m in by_seed.items():
         for k in names:
@@ -1111,8 +1169,8 @@ def _finite(x) -> bool:
 
 
 def _bar_text(claim: Comparison, checks: Sequence[Check], by_seed: dict[int, dict]) -> str:
-    """The trained bars of a row: each model's metric beside its trivial predictor's (means over seeds), or the
-    stated bound of a chance-level bar."""
+    """The trained bars of a row: each model's metric beside its trivial predictor's (means over
+    seeds), or the stated bound of a chance-level bar."""
     parts = []
     for c in checks:
         if c.kind == "trained bar":
@@ -1143,8 +1201,8 @@ def evaluate(
     Parameters
     ----------
     alpha : float
-        The row's significance level (its interval's level is ``1 - alpha``): the plan's look, Holm's step
-        (:func:`ledger` sets it).
+        The row's significance level (its interval's level is ``1 - alpha``): the plan's look,
+        Holm's step (:func:`ledger` sets it).
     method : {"t", "bca"}
         The interval, fixed by the experiment's plan.
     baselines : mapping, optional
@@ -1153,9 +1211,9 @@ def evaluate(
     plan : str
         How the plan reads (shown in the row).
     evidence, evidence_why : str
-        The row's evidence (:data:`~dynkit.experiments.judging.evidence.EVIDENCE`; :func:`judge` sets it by
-        :func:`~dynkit.experiments.judging.evidence.evidence_of`) and why: a pilot's outcome reads in a
-        pilot's words, a row not run reads ``not run``.
+        The row's evidence (:data:`~dynkit.experiments.judging.evidence.EVIDENCE`; :func:`judge`
+        sets it by :func:`~dynkit.experiments.judging.evidence.evidence_of`) and why: a pilot's
+        outcome reads in a pilot's words, a row not run reads ``not run``.
     question : str
         The question the row answers (default the paper's claim).
     """
@@ -1324,13 +1382,15 @@ def _evaluate(
     ):  # one measurement, not n replications: its value against the bounds, not an interval
         row.outcome, row.seeds_needed = "deterministic", None
         row.reason = (
-            f"one deterministic measurement (zero spread over {n} seeds): held against the paper's effect "
+            f"one deterministic measurement (zero spread over {n} seeds): held against the "
+            f"paper's effect "
             f"and ±{sesoi:.3g} it reads {row.provisional}"
         )
         return _undecided(claim, row)
     if row.outcome == "inconclusive":
         row.reason = (
-            f"the CI holds no effect and effects beyond ±{sesoi:.3g}; minimal detectable effect at n = {n}: "
+            f"the CI holds no effect and effects beyond ±{sesoi:.3g}; minimal detectable "
+            f"effect at n = {n}: "
             f"{row.mde:.3g}"
             + ("" if row.seeds_needed is not None else "; more than 1000 seeds needed")
         )
@@ -1340,8 +1400,8 @@ def _evaluate(
 
 
 def _undecided(claim: Comparison, row: LedgerRow) -> LedgerRow:
-    """A claim whose recipe states that it needs the paper's scale reads ``needs full scale`` whatever its
-    ``cpu`` interval (kept as ``provisional``); ``invalid`` stays ``invalid``."""
+    """A claim whose recipe states that it needs the paper's scale reads ``needs full scale``
+    whatever its ``cpu`` interval (kept as ``provisional``); ``invalid`` stays ``invalid``."""
     if claim.full_scale and row.outcome != "invalid":
         if row.outcome != "inconclusive" or not row.provisional:
             row.provisional = row.outcome
@@ -1350,12 +1410,13 @@ def _undecided(claim: Comparison, row: LedgerRow) -> LedgerRow:
     return row
 
 
-# ---- reading results ----------------------------------------------------------------------------------------------
+# ---- reading results
+# ----------------------------------------------------------------------------------------------
 def metrics_and_baselines(
     results: dict, baselines: Mapping[int, Mapping[str, float]] | None = None
 ) -> dict[int, dict[str, float]]:
-    """``{seed: {metric: value}}``, a seed's shards merged (validated by :func:`load_results`), with the trivial
-    predictors' metrics of that seed (``baselines``) beside them."""
+    """``{seed: {metric: value}}``, a seed's shards merged (validated by :func:`load_results`),
+    with the trivial predictors' metrics of that seed (``baselines``) beside them."""
     merged: dict[int, dict[str, float]] = {}
     for shard in results["shards"]:
         merged.setdefault(int(shard["seed"]), {}).update(
@@ -1370,10 +1431,11 @@ def metrics_and_baselines(
 
 
 def validate_results(results, path: str | Path) -> dict:
-    """Raise :class:`LedgerError` naming ``path`` unless ``results`` is an aggregated ``results.json``:
-    a dict with ``scale`` (str) and ``shards``, a list of ``{"seed": int, "metrics": {str: number or null}}``
-    (``null`` and the strings :data:`~dynkit.experiments.runner.NON_FINITE` that stand for non-finite
-    numbers are kept: the ledger reports them as diverged)."""
+    """Raise :class:`LedgerError` naming ``path`` unless ``results`` is an aggregated
+    ``results.json``: a dict with ``scale`` (str) and ``shards``, a list of
+    ``{"seed": int, "metrics": {str: number or null}}`` (``null`` and the strings
+    :data:`~dynkit.experiments.runner.NON_FINITE` that stand for non-finite numbers are kept: the
+    ledger reports them as diverged)."""
 
     def bad(what):
         return LedgerError(f"{path}: not a valid results file: {what}")
@@ -1557,23 +1619,24 @@ def ledger(
     Parameters
     ----------
     results : path, optional
-        A folder holding ``<experiment>/results.json`` as written by :func:`dynkit.experiments.run` (and the
-        trivial predictors' ``<experiment>/baselines.json``); default the committed results of record,
-        ``analysis/results``.
+        A folder holding ``<experiment>/results.json`` as written by :func:`dynkit.experiments.run`
+        (and the trivial predictors' ``<experiment>/baselines.json``); default the committed results
+        of record, ``analysis/results``.
     claims : sequence of Comparison, optional
         Default: every registered claim (:data:`COMPARISONS`).
     plans : path or mapping, optional
-        The plans (:mod:`dynkit.experiments.judging.plans`): a folder of ``<experiment>.json`` or ``{experiment: Plan}``;
-        default ``plans/`` beside the results folder (``analysis/plans`` for the results of record). An
-        experiment without a plan is judged as one look at its n with a t interval, and its rows say so.
+        The plans (:mod:`dynkit.experiments.judging.plans`): a folder of ``<experiment>.json`` or
+        ``{experiment: Plan}``; default ``plans/`` beside the results folder (``analysis/plans`` for
+        the results of record). An experiment without a plan is judged as one look at its n with a t
+        interval, and its rows say so.
 
     Raises
     ------
     LedgerError
-        A results file is unreadable (truncated, binary) or not a results file; the message names it.
+        A results file is unreadable (truncated, binary) or not a results file; the message names
+        it.
     """
     from .. import load_all
-    from . import baselines as _baselines
     from .plans import load_plans
 
     load_all()

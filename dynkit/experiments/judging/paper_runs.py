@@ -1,9 +1,10 @@
-"""The authors' own runs beside ours: figures read from their published raw training logs (issue 21 §3).
+"""The authors' own runs beside ours: figures read from their published raw training logs.
 
-``analysis/results/paper_runs/hbnode_logs.json`` (written by ``python -m analysis.paper_runs`` from the public
-repository ``hedixia/HeavyBallNODE``, folder ``hbnode_data/``, commit recorded in the file) maps a ledger row id to
-the paper's own effect on the row's scale with its spread across their five runs. Where the file is absent (an
-installed dynkit without the results of record), the rows say ``–``.
+``analysis/results/paper_runs/hbnode_logs.json`` (written by ``python -m analysis.paper_runs`` from
+the public repository ``hedixia/HeavyBallNODE``, folder ``hbnode_data/``, commit recorded in the
+file) maps a ledger row id to the paper's own effect on the row's scale with its spread across their
+five runs. Where the file is absent (an installed dynkit without the results of record), the rows
+say ``–``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+__all__ = ["LOGS", "paper_runs", "paper_effect", "paper_effect_text"]
+
 LOGS = (
     Path(__file__).resolve().parents[3] / "analysis" / "results" / "paper_runs" / "hbnode_logs.json"
 )
@@ -19,7 +22,7 @@ LOGS = (
 
 @lru_cache(maxsize=1)
 def paper_runs() -> dict:
-    """``{"source": {...}, "rows": {claim_id: {"scale", "mean", "min", "max", "n", "values", "note"}}}``."""
+    """``{"source": {...}, "rows": {claim_id: {"scale", "mean", "min", "max", "n", "values", "note"}}}``."""  # noqa: E501
     if not LOGS.exists() and not LOGS.is_symlink():
         return {"source": {}, "rows": {}}
     from ...io import read_regular_text
@@ -33,8 +36,12 @@ def paper_effect(claim_id: str) -> dict | None:
 
 
 def paper_effect_text(claim_id: str) -> str:
-    """``"log -0.31 (runs -0.35..-0.27, n=5); note"`` for a row the authors' logs speak to, else ``"–"``."""
+    """``"log -0.31 (runs -0.35..-0.27, n=5); note"`` for a row the authors' logs speak to, else
+    ``"–"``."""
     r = paper_effect(claim_id)
     if r is None:
         return "–"
-    return f"{r['scale']} {r['mean']:.3g} (runs {r['min']:.3g}..{r['max']:.3g}, n={r['n']}); {r['note']}"
+    return (
+        f"{r['scale']} {r['mean']:.3g} (runs {r['min']:.3g}..{r['max']:.3g}, n={r['n']}); "
+        f"{r['note']}"
+    )

@@ -1,5 +1,5 @@
-"""The papers whose claims the ledger's comparisons test, and the chance level that several families'
-validity checks state."""
+"""The papers whose claims the ledger's comparisons test, and the chance level that several
+families' validity checks state."""
 
 __all__ = ["REVIEW", "MOMRES", "CSAODE", "MOMRNN", "MOMTR", "DIGIT_CHANCE"]
 

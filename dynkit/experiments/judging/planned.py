@@ -1,12 +1,13 @@
-"""Seeds by a plan fixed before the results: ``dynkit run NAME --planned`` (issue 30 §3).
+"""Seeds by a plan fixed before the results: ``dynkit run NAME --planned``.
 
-Issue 21's ``--until-decided`` added one seed at a time while a row was inconclusive and judged every look at
-95 %: under a true null that decides falsely in about 11 % of rows instead of 5 % (tests/test_inference.py
-simulates it). It is replaced by a group-sequential design: the experiment's committed plan
-(:mod:`dynkit.experiments.judging.plans`) names its looks (seed counts) and the alpha each look spends (Lan-DeMets
-O'Brien-Fleming or Pocock); :func:`run_planned` runs the seeds of the first look (finished shards reused),
-judges the experiment's rows at that look's level (families and Holm's levels as in the ledger), and goes on to
-the next look only while a row is ``inconclusive``. The results record the plan they followed.
+Issue 21's ``--until-decided`` added one seed at a time while a row was inconclusive and judged
+every look at 95 %: under a true null that decides falsely in about 11 % of rows instead of 5 %
+(tests/test_inference.py simulates it). It is replaced by a group-sequential design: the
+experiment's committed plan (:mod:`dynkit.experiments.judging.plans`) names its looks (seed counts)
+and the alpha each look spends (Lan-DeMets O'Brien-Fleming or Pocock); :func:`run_planned` runs the
+seeds of the first look (finished shards reused), judges the experiment's rows at that look's level
+(families and Holm's levels as in the ledger), and goes on to the next look only while a row is
+``inconclusive``. The results record the plan they followed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from .ledger import COMPARISONS, Comparison, judge
 from .plans import Plan, load_plan, PLANS_ROOT
 from ..registry import get
 from ..runner import run
+
+__all__ = ["UNDECIDED", "run_planned", "follow_plan"]
 
 UNDECIDED = ("inconclusive",)
 
@@ -31,23 +34,24 @@ def run_planned(
     progress: Callable[[str], None] | None = None,
     **run_kwargs,
 ) -> dict:
-    """Run ``name`` look by look of its plan until every ledger row of it is decided or the last look is done.
+    """Run ``name`` look by look of its plan until every ledger row of it is decided or the last
+    look is done.
 
     Parameters
     ----------
     name, scale, out
         As :func:`dynkit.experiments.run` (``out`` default ``runs/experiments/<name>/<scale>``).
     plan : Plan or path, optional
-        Default the committed plan ``analysis/plans/<name>.json``; a ValueError names the file when it is
-        missing (seeds are not chosen after the results).
+        Default the committed plan ``analysis/plans/<name>.json``; a ValueError names the file when
+        it is missing (seeds are not chosen after the results).
     **run_kwargs
         Passed to :func:`dynkit.experiments.run` (backend, device, address).
 
     Returns
     -------
     dict
-        The last ``results.json``, with ``"plan"`` (the plan followed, the look stopped at and its level)
-        and ``"rows"`` (``{id: outcome}``) added.
+        The last ``results.json``, with ``"plan"`` (the plan followed, the look stopped at and its
+        level) and ``"rows"`` (``{id: outcome}``) added.
     """
     from . import baselines as _baselines
     from ...io import write_json
@@ -57,7 +61,8 @@ def run_planned(
         path = Path(plan) if plan is not None else PLANS_ROOT / f"{name}.json"
         if not path.exists():
             raise ValueError(
-                f"plan must be a committed plan file, got {str(path)!r}, which does not exist (write it "
+                f"plan must be a committed plan file, got {str(path)!r}, which does not "
+                f"exist (write it "
                 f"before the runs: python -m analysis.plans {name} ...)"
             )
         plan = load_plan(path)
@@ -99,9 +104,10 @@ def follow_plan(
     baselines_at: Callable[[int], Mapping] | None = None,
     say: Callable[[str], None] | None = None,
 ) -> tuple[int, dict, dict]:
-    """The stopping rule of a plan: at each look ``n``, ``results_at(n)`` (the results of seeds ``0 .. n-1``)
-    judged at the look's level (:func:`~dynkit.experiments.judging.ledger.judge`); stop at the first look where no row
-    is ``inconclusive``, else at the last. Returns ``(n, {id: LedgerRow}, results)``.
+    """The stopping rule of a plan: at each look ``n``, ``results_at(n)`` (the results of seeds
+    ``0 .. n-1``) judged at the look's level (:func:`~dynkit.experiments.judging.ledger.judge`);
+    stop at the first look where no row is ``inconclusive``, else at the last. Returns
+    ``(n, {id: LedgerRow}, results)``.
     """
     say = say or (lambda line: None)
     for n in plan.looks:

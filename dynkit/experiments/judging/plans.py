@@ -1,15 +1,16 @@
-"""Seeds fixed before the results (issue 30 §3): one committed plan per experiment.
+"""Seeds fixed before the results: one committed plan per experiment.
 
-A plan says, before the main runs, how many seeds the experiment runs and when its rows are looked at (the
-looks of a group-sequential design, or one look), how much of the error rate each look spends (Lan-DeMets
-O'Brien-Fleming or Pocock spending, :func:`~dynkit.experiments.judging.inference.look_levels`), which interval every
-row uses (``t`` or ``bca``: fixed here, never chosen from the data), which rows it decides, and the basis of
-the seed count: the pilot's per-seed spread of each row and the row's smallest effect of interest at 80 %
+A plan says, before the main runs, how many seeds the experiment runs and when its rows are looked
+at (the looks of a group-sequential design, or one look), how much of the error rate each look
+spends (Lan-DeMets O'Brien-Fleming or Pocock spending,
+:func:`~dynkit.experiments.judging.inference.look_levels`), which interval every row uses (``t`` or
+``bca``: fixed here, never chosen from the data), which rows it decides, and the basis of the seed
+count: the pilot's per-seed spread of each row and the row's smallest effect of interest at 80 %
 power (:func:`~dynkit.experiments.judging.inference.seeds_needed`), or the cap.
 
-Plans live in ``analysis/plans/<experiment>.json``; the ledger reads the plan of each row's experiment and
-judges the row at the level of the look its results are at. A plan written after the results it governs says
-so (``prospective: false``) and the ledger shows it.
+Plans live in ``analysis/plans/<experiment>.json``; the ledger reads the plan of each row's
+experiment and judges the row at the level of the look its results are at. A plan written after the
+results it governs says so (``prospective: false``) and the ledger shows it.
 
     python -m analysis.plans NAME --pilot analysis/results/NAME/results.json [--cap 10] [--looks 2]
 """
@@ -33,13 +34,16 @@ from .inference import (
     seeds_needed,
 )
 
+__all__ = ["PLANS_ROOT", "KIND_TEXT", "CAP", "Plan", "plan_from_pilot", "load_plan", "load_plans"]
+
 PLANS_ROOT = Path(__file__).resolve().parents[3] / "analysis" / "plans"
 """The committed plans (``analysis/plans/<experiment>.json``)."""
 KIND_TEXT = {True: "prospective", False: "written after the results"}
 """How :meth:`Plan.describe` ends, by ``prospective`` (the ledger's plan column reads it back:
 :func:`~dynkit.experiments.judging.ledger.plan_kind`)."""
 CAP = 10
-"""The most seeds a plan runs at the ``cpu`` scale (a row needing more is inconclusive at the cap)."""
+"""The most seeds a plan runs at the ``cpu`` scale (a row needing more is inconclusive at the
+cap)."""
 
 
 @dataclass(frozen=True)
@@ -50,14 +54,15 @@ class Plan:
     ----------
     experiment : str
     looks : tuple of int
-        Seed counts at which the rows are judged, increasing; the last is the planned number of seeds (seeds
-        ``0 .. looks[-1] - 1``). One look is a fixed-n design.
+        Seed counts at which the rows are judged, increasing; the last is the planned number of
+        seeds (seeds ``0 .. looks[-1] - 1``). One look is a fixed-n design.
     interval : {"t", "bca"}
     spending : {"obrien-fleming", "pocock"}
     rows : tuple of str
         The ledger rows the plan decides.
     basis : dict
-        ``{row: {"pilot_sd", "sesoi", "seeds_needed", "pilot_n"}}``: where the seed count comes from.
+        ``{row: {"pilot_sd", "sesoi", "seeds_needed", "pilot_n"}}``: where the seed count comes
+        from.
     prospective : bool
         Whether the plan was committed before the results it governs.
     written : str
@@ -88,8 +93,8 @@ class Plan:
     @property
     def under_rule(self) -> bool:
         """Whether the plan was written under the ledger's present rule (on or after
-        :data:`~dynkit.experiments.judging.inference.RULE_FIXED`): a plan written before it is retrospective
-        for the rule, whatever it was for its own results."""
+        :data:`~dynkit.experiments.judging.inference.RULE_FIXED`): a plan written before it is
+        retrospective for the rule, whatever it was for its own results."""
         return self.written[:10] >= RULE_FIXED
 
     @property
@@ -97,7 +102,8 @@ class Plan:
         return tuple(range(self.looks[-1]))
 
     def level_at(self, n: int) -> float:
-        """The significance level of the look with ``n`` seeds; a ValueError when ``n`` is not a look."""
+        """The significance level of the look with ``n`` seeds; a ValueError when ``n`` is not a
+        look."""
         if n not in self.looks:
             raise ValueError(
                 f"the results hold {n} seeds, not a look of {self.experiment}'s plan (looks "
@@ -132,9 +138,10 @@ def plan_from_pilot(
 ) -> Plan:
     """A plan from a pilot: ``per_row = {row: (pilot per-seed effects, sesoi)}``.
 
-    The planned n is the largest over the rows of the seeds that detect the row's ``sesoi`` at 80 % power
-    (from the pilot's standard deviation), at least ``min_seeds``, at most ``cap`` (a row needing more is
-    inconclusive at the cap, and its basis says so); ``n_looks`` looks are spread evenly up to it.
+    The planned n is the largest over the rows of the seeds that detect the row's ``sesoi`` at 80 %
+    power (from the pilot's standard deviation), at least ``min_seeds``, at most ``cap`` (a row
+    needing more is inconclusive at the cap, and its basis says so); ``n_looks`` looks are spread
+    evenly up to it.
     """
     basis, wanted = {}, min_seeds
     for row, (effects, sesoi) in per_row.items():
@@ -160,8 +167,8 @@ def plan_from_pilot(
 
 
 def load_plan(path: str | Path, option: str = "plan") -> Plan:
-    """The :class:`Plan` in the JSON file ``path`` (a regular file: :func:`dynkit.io.read_regular_text`); errors
-    name ``option``."""
+    """The :class:`Plan` in the JSON file ``path`` (a regular file:
+    :func:`dynkit.io.read_regular_text`); errors name ``option``."""
     from ...io import read_regular_text
 
     text = read_regular_text(path, option)
@@ -178,7 +185,8 @@ def load_plan(path: str | Path, option: str = "plan") -> Plan:
 
 
 def load_plans(root: str | Path | None = None) -> dict[str, Plan]:
-    """Every committed plan under ``root`` (default :data:`PLANS_ROOT`), by experiment; ``{}`` without one."""
+    """Every committed plan under ``root`` (default :data:`PLANS_ROOT`), by experiment; ``{}``
+    without one."""
     root = Path(root) if root is not None else PLANS_ROOT
     if not root.is_dir():
         return {}

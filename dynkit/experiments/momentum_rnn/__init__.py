@@ -1,4 +1,5 @@
-"""MomentumRNN (Nguyen et al.) Table 1: the momentum LSTM on pixel-by-pixel digits and Fashion-MNIST.
+"""MomentumRNN (Nguyen et al.) Table 1: the momentum LSTM on pixel-by-pixel digits and
+Fashion-MNIST.
 
 Its modules, in the order they register, are listed in the catalogue
 (:data:`dynkit.experiments.FAMILIES`); this file holds only its docstring, so that a shard's code

@@ -7,9 +7,9 @@ from ..judging.ledger import add_comparison, at_least, declare_validity, differe
 from ..judging.papers import MOMRNN
 from .momentum_lstm import PAPER as MOMRNN_TABLE, PAPER_COLUMN
 
-# ---- MomentumRNN Table 1 (digits and Fashion-MNIST as the CPU stand-ins for MNIST) ------------------------------
-# (task, what it stands for, experiment, data in the metric); the effect size is the gain in the Table 1 column
-# the task stands in for (PAPER_COLUMN)
+# ---- MomentumRNN Table 1 (digits and Fashion-MNIST as the CPU stand-ins for MNIST)
+# ------------------------------ (task, what it stands for, experiment, data in the metric); the
+# effect size is the gain in the Table 1 column the task stands in for (PAPER_COLUMN)
 MOMRNN_TASKS = (
     ("digits", "pixel-by-pixel digits (MNIST)", "momentum_lstm_digits", "8x8 digits"),
     ("digits_permuted", "permuted digits (PMNIST)", "momentum_lstm_digits", "8x8 digits"),
@@ -57,12 +57,13 @@ for task, label, experiment, data in MOMRNN_TASKS:
             value=difference(f"{task}.{cell}.best_accuracy", f"{task}.LSTM.best_accuracy"),
             rule=greater(gain, null=0.0),
         )
-        # no full_scale here (issue 30 §7): "needs full scale" was set after the results, for the rows that came
+        # no full_scale here: "needs full scale" was set after the results, for the rows that came
         # out inconclusive; a row is marked only by its recipe, before its results
     add_comparison(
         f"momentum_rnn.{task}_momentum_lstm_gradient_ratio",
         paper=MOMRNN,
-        claim="Momentum alleviates vanishing gradients: ||dL/dh_1||/||dL/dh_T|| is larger for MomentumLSTM than "
+        claim="Momentum alleviates vanishing gradients: ||dL/dh_1||/||dL/dh_T|| is larger for "
+        "MomentumLSTM than "
         "for the LSTM during training",
         paper_figure="Sect. 2 Eq. (13) (argument; Fig. 2 for the RNN)",
         experiment=experiment,

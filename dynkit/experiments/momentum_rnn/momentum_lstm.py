@@ -1,23 +1,25 @@
-"""MomentumRNN's Table 1 at CPU size: pixel-by-pixel and permuted images, LSTM vs the momentum LSTM cells.
+"""MomentumRNN's Table 1 at CPU size: pixel-by-pixel and permuted images, LSTM vs the momentum LSTM
+cells.
 
 Six cells (:class:`~dynkit.models.momentum_rnn.MomentumRNN` with ``cell="lstm"``): the plain LSTM,
 MomentumLSTM, NAG-LSTM, scheduled-restart SRLSTM, AdamLSTM and RMSPropLSTM, each read pixel by pixel
 and with one fixed pixel permutation (the PMNIST protocol). Registered as
 
 * ``momentum_lstm_digits``: scikit-learn's 8x8 digits (64 steps; the offline stand-in for MNIST's
-  784), the authors' training (RMSprop 1e-3, clipping 1.0, batch 128, 150 epochs, their cell parameters) at
-  N = 32 hidden units;
+  784), the authors' training (RMSprop 1e-3, clipping 1.0, batch 128, 150 epochs, their cell
+  parameters) at N = 32 hidden units;
 * ``momentum_lstm_fashion_mnist``: Fashion-MNIST average-pooled to 7x7 (49 steps; ``pool=2`` gives
-  14x14, 196 steps, where 5 epochs left the LSTM below 50 %), 4000 training and 1000 test images, the
-  authors' training, initialisation and SRLSTM cell at N = 32; needs the Debian package
-  ``dataset-fashion-mnist``. The paper has no Fashion-MNIST row: these are real 28x28
-  images standing in for its MNIST/PMNIST.
+  14x14, 196 steps, where 5 epochs left the LSTM below 50 %), 4000 training and 1000 test images,
+  the authors' training, initialisation and SRLSTM cell at N = 32; needs the Debian package
+  ``dataset-fashion-mnist``. The paper has no Fashion-MNIST row: these are real 28x28 images
+  standing in for its MNIST/PMNIST.
 
 Recorded per (task, cell) and seed: the best and final test accuracy and the gradient-norm ratio
 ``||dL/dh_1|| / ||dL/dh_T||`` (MomentumRNN Sect. 2, Eq. (13)) on a fixed training batch at
 initialisation and after every epoch.
 
-    dynkit run momentum_lstm_digits --scale cpu --planned --out analysis/results/momentum_lstm_digits
+    dynkit run momentum_lstm_digits --scale cpu --planned --out
+    analysis/results/momentum_lstm_digits
 """
 
 from __future__ import annotations
@@ -43,9 +45,10 @@ CELLS = {
     "AdamLSTM": dict(rule="adam", mu=0.6, s=0.6, beta=0.9),
     "RMSPropLSTM": dict(rule="rmsprop", s=0.6, beta=0.9),
 }
-# The authors' settings of each cell for Table 1 (github.com/minhtannguyen/MomentumRNN, mnist-timit/recipes.md, read
-# not copied): their epsilon is our s, their mus our beta; SRLSTM restarts its NAG schedule every `restart` steps of the
-# sequence. They differ between MNIST ("pixel") and PMNIST ("permuted"); NAG-LSTM has no command there (ours kept).
+# The authors' settings of each cell for Table 1 (github.com/minhtannguyen/MomentumRNN,
+# mnist-timit/recipes.md, read not copied): their epsilon is our s, their mus our beta; SRLSTM
+# restarts its NAG schedule every `restart` steps of the sequence. They differ between MNIST
+# ("pixel") and PMNIST ("permuted"); NAG-LSTM has no command there (ours kept).
 AUTHORS_CELLS = {
     "pixel": {
         **CELLS,
@@ -63,7 +66,8 @@ AUTHORS_CELLS = {
     },
 }
 CELL_SETTINGS = {"ours": {"pixel": CELLS, "permuted": CELLS}, "authors": AUTHORS_CELLS}
-"""The cells' parameters by name: ``"ours"`` (one setting for every task, :data:`CELLS`) or ``"authors"``."""
+"""The cells' parameters by name: ``"ours"`` (one setting for every task, :data:`CELLS`) or
+``"authors"``."""
 OPTIMIZERS = {
     "adam": lambda params, lr: torch.optim.Adam(params, lr=lr),
     # the authors' mnist.py: RMSprop with smoothing constant alpha = 0.9
@@ -72,7 +76,8 @@ OPTIMIZERS = {
 
 
 def cell_kwargs(config: "MomentumLSTMConfig") -> dict:
-    """The :class:`~dynkit.models.momentum_rnn.MomentumRNN` keywords of ``config.cell`` on ``config.task``."""
+    """The :class:`~dynkit.models.momentum_rnn.MomentumRNN` keywords of ``config.cell`` on
+    ``config.task``."""
     kind = "permuted" if config.task.endswith("permuted") else "pixel"
     kwargs = dict(CELL_SETTINGS[config.cell_settings][kind][config.cell])
     if (
@@ -82,7 +87,8 @@ def cell_kwargs(config: "MomentumLSTMConfig") -> dict:
     return kwargs
 
 
-# Table 1 of MomentumRNN: best test accuracy (%), N = 256 hidden units; LSTM is the baseline of [22].
+# Table 1 of MomentumRNN: best test accuracy (%), N = 256 hidden units; LSTM is the baseline of
+# [22].
 PAPER = {
     "digits": {
         "LSTM": 98.90,
@@ -112,8 +118,8 @@ PAPER_COLUMN = {
 def load_task(task: str, seed: int, train_subset: int | None = None, pool: int = 2):
     """``(x_train, y_train, x_test, y_test)``, sequences of shape (n, T, 1).
 
-    Fashion-MNIST images are average-pooled by ``pool`` (2: 14x14, T = 196; 4: 7x7, T = 49) before being read
-    pixel by pixel."""
+    Fashion-MNIST images are average-pooled by ``pool`` (2: 14x14, T = 196; 4: 7x7, T = 49)
+    before being read pixel by pixel."""
     from ...tasks.sequences import digit_sequences
 
     if task not in TASKS:
@@ -128,7 +134,8 @@ def load_task(task: str, seed: int, train_subset: int | None = None, pool: int =
 
         if not images.fashion_mnist_available(images.FASHION_MNIST_DIR):
             raise ValueError(
-                f"task {task!r} needs Fashion-MNIST's IDX files in {str(images.FASHION_MNIST_DIR)!r}: "
+                f"task {task!r} needs Fashion-MNIST's IDX files in "
+                f"{str(images.FASHION_MNIST_DIR)!r}: "
                 f"apt-get install -y dataset-fashion-mnist"
             )
         x_tr, y_tr, x_te, y_te = images.load_idx_images(
@@ -159,7 +166,8 @@ def load_task(task: str, seed: int, train_subset: int | None = None, pool: int =
 
 
 def gradient_ratio(model, x: torch.Tensor, y: torch.Tensor) -> float:
-    """``||dL/dh_1|| / ||dL/dh_T||`` of the cross-entropy on ``(x, y)`` (total derivatives through the recurrence).
+    """``||dL/dh_1|| / ||dL/dh_T||`` of the cross-entropy on ``(x, y)`` (total derivatives through
+    the recurrence).
 
     Computed in float64 on a copy of the model: over 196 steps an untrained LSTM's ``dL/dh_1`` falls
     below float32's range (it read exactly 0, a ratio of "1e-300", before this was done)."""
@@ -194,8 +202,10 @@ class MomentumLSTMConfig:
     cell_settings: str = (
         "ours"  # a key of CELL_SETTINGS ("authors": their per-task mu, s, beta and restart)
     )
-    init: str = "uniform"  # dynkit.models.momentum_rnn.INITS ("authors": their orthogonal/identity/forget-bias one)
-    srlstm: str = "ours"  # SRLSTM's cell: "ours" (rule "restart") or "authors" (rule "nesterov_restart", theirs)
+    # dynkit.models.momentum_rnn.INITS ("authors": their orthogonal/identity/forget-bias one)
+    init: str = "uniform"
+    # SRLSTM's cell: "ours" (rule "restart") or "authors" (rule "nesterov_restart", theirs)
+    srlstm: str = "ours"
 
     def __post_init__(self):
         if self.optimizer not in OPTIMIZERS:
@@ -226,7 +236,8 @@ def _data(task: str, seed: int, train_subset, pool: int = 2):
 
 
 def train_cell(config: MomentumLSTMConfig, seed: int, data) -> dict:
-    """Train ``config.cell``; test accuracy per epoch and the gradient ratio at init and after each epoch."""
+    """Train ``config.cell``; test accuracy per epoch and the gradient ratio at init and after
+    each epoch."""
     from ...models.momentum_rnn import SequenceClassifier
     from ...tasks.training import fit
 
@@ -317,7 +328,8 @@ def render_momentum_lstm(results: dict, out: Path) -> None:
 
 
 def _table(results: dict, out: Path) -> None:
-    """``table.md``: per task and cell, best and final accuracy and the gradient ratio, mean ± std over seeds."""
+    """``table.md``: per task and cell, best and final accuracy and the gradient ratio, mean ±
+    std over seeds."""
     from ..tables import cell, write_table
 
     cfg = results["config"]
@@ -351,7 +363,8 @@ def _table(results: dict, out: Path) -> None:
         ],
         rows,
         note=f"Scale {results['scale']}, seeds {results['seeds']}, hidden {cfg['hidden']}, "
-        f"{cfg['epochs']} epochs; ratio = ||dL/dh_1|| / ||dL/dh_T||. The paper's column is its MNIST "
+        f"{cfg['epochs']} epochs; ratio = ||dL/dh_1|| / ||dL/dh_T||. The paper's column is "
+        f"its MNIST "
         f"(PMNIST for permuted tasks) figure at N = 256: it has no digits or Fashion-MNIST row.",
     )
 
@@ -369,7 +382,8 @@ AUTHORS_TRAINING = dict(
     clip=1.0,
     cell_settings="authors",
 )
-"""The authors' training of Table 1 (``mnist-timit/recipes.md`` and ``mnist.py``; the recipe names each source)."""
+"""The authors' training of Table 1 (``mnist-timit/recipes.md`` and ``mnist.py``; the recipe
+names each source)."""
 
 
 @register(
@@ -384,10 +398,11 @@ AUTHORS_TRAINING = dict(
         train_subset=256,
         eval_batch=64,
     ),
-    # cpu (issue 31 item 5): the authors' training, cells, initialisation and SRLSTM at N = 32 on 7x7 images
-    # (T = 49; at 14x14 for 5 epochs of Adam the LSTM stayed at 18-48 %); pilot seed 100: 150 epochs in about
-    # 100 s a shard, the LSTM's best accuracy 70.5 % (pixel), SRLSTM's 75.3 % (permuted). Was: Adam 3e-3,
-    # batch 64, 30 epochs, no clipping, dynkit's cell settings, uniform initialisation, six cells
+    # cpu: the authors' training, cells, initialisation and SRLSTM at N = 32 on 7x7 images (T = 49;
+    # at 14x14 for 5 epochs of Adam the LSTM stayed at 18-48 %); pilot seed 100: 150 epochs in about
+    # 100 s a shard, the LSTM's best accuracy 70.5 % (pixel), SRLSTM's 75.3 % (permuted). Was: Adam
+    # 3e-3, batch 64, 30 epochs, no clipping, dynkit's cell settings, uniform initialisation, six
+    # cells
     cpu=MomentumLSTMConfig(
         tasks=FASHION,
         task=FASHION[0],
@@ -406,7 +421,8 @@ AUTHORS_TRAINING = dict(
     ),
     points=_points,
     render=render_momentum_lstm,
-    summary="MomentumRNN Table 1's cells on pixel-by-pixel (and permuted) Fashion-MNIST, 7x7 at cpu scale",
+    summary="MomentumRNN Table 1's cells on pixel-by-pixel (and permuted) Fashion-MNIST, 7x7 at cpu "  # noqa: E501
+    "scale",
 )
 @register(
     "momentum_lstm_digits",
@@ -419,17 +435,19 @@ AUTHORS_TRAINING = dict(
         train_subset=256,
         eval_batch=64,
     ),
-    # cpu (issue 31 item 5): the authors' training (RMSprop 1e-3, clipping 1.0, batch 128, 150 epochs, their
-    # per-task cells and restart periods), initialisation and SRLSTM cell at N = 32 (timed: 0.27 s an epoch
-    # against 4.4 s at N = 128), the five cells of Table 1 (NAG-LSTM has no row); was Adam 1e-2, batch 64, 30
-    # epochs, one cell setting for all, then (until 2026-11-28) torch's uniform initialisation and dynkit's SRLSTM
+    # cpu: the authors' training (RMSprop 1e-3, clipping 1.0, batch 128, 150 epochs, their per-task
+    # cells and restart periods), initialisation and SRLSTM cell at N = 32 (timed: 0.27 s an epoch
+    # against 4.4 s at N = 128), the five cells of Table 1 (NAG-LSTM has no row); was Adam 1e-2,
+    # batch 64, 30 epochs, one cell setting for all, then (until 2026-11-28) torch's uniform
+    # initialisation and dynkit's SRLSTM
     cpu=MomentumLSTMConfig(init="authors", srlstm="authors", **{**AUTHORS_TRAINING, "hidden": 32}),
     full=MomentumLSTMConfig(eval_batch=256, init="authors", srlstm="authors", **AUTHORS_TRAINING),
     points=_points,
     render=render_momentum_lstm,
 )
 def momentum_lstm(config: MomentumLSTMConfig, *, seed: int, out: Path, device: str) -> dict:
-    """MomentumRNN Table 1 at CPU size: best test accuracy and ||dL/dh_1||/||dL/dh_T|| of six LSTM cells."""
+    """MomentumRNN Table 1 at CPU size: best test accuracy and ||dL/dh_1||/||dL/dh_T|| of six
+    LSTM cells."""
     r = train_cell(config, seed, _data(config.task, seed, config.train_subset, config.pool))
     key = f"{config.task}.{config.cell}"
     ratios = np.log10(np.maximum(r["grad_ratio"], 1e-300))

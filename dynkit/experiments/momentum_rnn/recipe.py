@@ -1,10 +1,12 @@
-"""The recipes (:mod:`~dynkit.experiments.recipes`) of ``momentum_lstm_digits`` and ``momentum_lstm_fashion_mnist``:
-MomentumRNN's Table 1 (pixel-by-pixel MNIST and PMNIST, LSTM against MomentumLSTM, AdamLSTM, RMSPropLSTM, SRLSTM).
+"""The recipes (:mod:`~dynkit.experiments.recipes`) of ``momentum_lstm_digits`` and
+``momentum_lstm_fashion_mnist``: MomentumRNN's Table 1 (pixel-by-pixel MNIST and PMNIST, LSTM
+against MomentumLSTM, AdamLSTM, RMSPropLSTM, SRLSTM).
 
-The paper's values are read from the MomentumRNN paper (Sect. 4.1, Table 1) and from its authors' public code,
-github.com/minhtannguyen/MomentumRNN (``mnist-timit/recipes.md``: the Table 1 commands; ``mnist-timit/mnist.py``:
-optimiser and clipping; ``mnist-timit/momentumnet.py``: the cells), read, never copied. Kept apart from
-:mod:`~dynkit.experiments.momentum_rnn.momentum_lstm` so that a recipe's wording is not part of the shards' code identity.
+The paper's values are read from the MomentumRNN paper (Sect. 4.1, Table 1) and from its authors'
+public code, github.com/minhtannguyen/MomentumRNN (``mnist-timit/recipes.md``: the Table 1 commands;
+``mnist-timit/mnist.py``: optimiser and clipping; ``mnist-timit/momentumnet.py``: the cells), read,
+never copied. Kept apart from :mod:`~dynkit.experiments.momentum_rnn.momentum_lstm` so that a
+recipe's wording is not part of the shards' code identity.
 """
 
 from __future__ import annotations
@@ -16,20 +18,22 @@ MNIST_PY = "MomentumRNN mnist-timit/mnist.py"
 CELLS_PY = "MomentumRNN mnist-timit/momentumnet.py"
 SMOKE = {"smoke": "smoke: seconds for the tests, nothing is decided from it"}
 SEQUENCE_CUT = (
-    "CPU time: a 784-step LSTM costs about 12x a 64-step one per image, and the five cells x two tasks x "
+    "CPU time: a 784-step LSTM costs about 12x a 64-step one per image, and the five cells x "
+    "two tasks x "
     "the plan's seeds are trained one after another on 2 shared cores"
 )
 
 
 HIDDEN_CUT = (
-    "CPU time: timed on the shared machine, one thread, 64 steps, N = 128 trains an epoch in 4.4 s and N = 32 "
+    "CPU time: timed on the shared machine, one thread, 64 steps, N = 128 trains an epoch in "
+    "4.4 s and N = 32 "
     "in 0.27 s; 150 epochs x 5 cells x 2 tasks x 5 seeds at N = 128 would take about 9 hours"
 )
 
 
 def _common(cpu: dict) -> tuple[Setting, ...]:
-    """The training settings both experiments share; ``cpu``: the reason per setting name where the cpu scale
-    differs from the authors'."""
+    """The training settings both experiments share; ``cpu``: the reason per setting name where
+    the cpu scale differs from the authors'."""
 
     def why(name: str) -> dict:
         return {"cpu": cpu[name]} if name in cpu else {}
@@ -83,10 +87,12 @@ def _common(cpu: dict) -> tuple[Setting, ...]:
         Setting(
             "cell parameters (mu, s, beta; SRLSTM restart period)",
             "authors",
-            RECIPES_MD
-            + ": MNIST MomentumLSTM mu 0.6, s 0.6; AdamLSTM mu 0.6, s 0.6, beta 0.1; RMSPropLSTM s 0.6, "
-            "beta 0.9; SRLSTM s 1.0, restart every 2 steps. PMNIST: s 1.0 (SRLSTM 0.9), AdamLSTM and RMSPropLSTM "
-            "beta 0.01, SRLSTM restart every 40 steps (dynkit.experiments.momentum_rnn.momentum_lstm.AUTHORS_CELLS)",
+            RECIPES_MD + ": MNIST MomentumLSTM mu 0.6, s 0.6; AdamLSTM mu 0.6, s 0.6, beta 0.1; "
+            "RMSPropLSTM s 0.6, "
+            "beta 0.9; SRLSTM s 1.0, restart every 2 steps. PMNIST: s 1.0 (SRLSTM 0.9), "
+            "AdamLSTM and RMSPropLSTM "
+            "beta 0.01, SRLSTM restart every 40 steps "
+            "(dynkit.experiments.momentum_rnn.momentum_lstm.AUTHORS_CELLS)",
             field="cell_settings",
             reasons=why("cell parameters (mu, s, beta; SRLSTM restart period)"),
         ),
@@ -94,7 +100,8 @@ def _common(cpu: dict) -> tuple[Setting, ...]:
             "initialisation",
             "authors",
             CELLS_PY + " (reset_parameters of every cell: input weights orthogonal_, "
-            "hidden weights eye_ on the 4N x N matrix, biases 0 but the forget gate's 1.0 (fg_init) in both the "
+            "hidden weights eye_ on the 4N x N matrix, biases 0 but the forget gate's 1.0 "
+            "(fg_init) in both the "
             "input and the hidden bias; dynkit.models.momentum_rnn.INITS)",
             field="init",
             reasons=why("initialisation"),
@@ -103,7 +110,8 @@ def _common(cpu: dict) -> tuple[Setting, ...]:
             "SRLSTM cell",
             "authors",
             CELLS_PY + " (NesterovLSTMCell: gates = y + (k-1)/(k+2) (y - v_prev), "
-            "y = h2h(h) - s x2h(x), k = 1..F restarted by mnist.py; dynkit's rule 'nesterov_restart'; ours: "
+            "y = h2h(h) - s x2h(x), k = 1..F restarted by mnist.py; dynkit's rule "
+            "'nesterov_restart'; ours: "
             "momentum on the input drive with mu_t = (t mod F)/(t mod F + 3), rule 'restart')",
             field="srlstm",
             reasons=why("SRLSTM cell"),
@@ -144,7 +152,8 @@ DIGITS = add_recipe(
                 field="tasks",
                 missing=MNIST_MISSING,
                 reasons={
-                    "cpu": "MNIST is not available offline: scikit-learn's 8x8 digits stand in, pixel by pixel and "
+                    "cpu": "MNIST is not available offline: scikit-learn's 8x8 digits stand in, "
+                    "pixel by pixel and "
                     "permuted",
                     "full": "MNIST is not available offline: scikit-learn's 8x8 digits stand in",
                 },
@@ -160,9 +169,11 @@ DIGITS = add_recipe(
                 "training images",
                 60000,
                 "MomentumRNN paper, Sect. 4.1 (MNIST's training set)",
-                fixed="1347 of scikit-learn's 1797 8x8 digits, 450 test images (dynkit.tasks.sequences.digit_sequences)",
+                fixed="1347 of scikit-learn's 1797 8x8 digits, 450 test images "
+                "(dynkit.tasks.sequences.digit_sequences)",
                 reasons={
-                    scale: "the stand-in's size: at batch 128 an epoch is 11 optimiser steps against MNIST's 469, so "
+                    scale: "the stand-in's size: at batch 128 an epoch is 11 optimiser steps "
+                    "against MNIST's 469, so "
                     "the authors' 150 epochs are 1650 steps against about 70000"
                     for scale in ("cpu", "full")
                 },
@@ -185,7 +196,8 @@ FASHION = add_recipe(
                 field="tasks",
                 missing=MNIST_MISSING,
                 reasons={
-                    "cpu": "MNIST is not available offline: Fashion-MNIST (real 28x28 images) stands in, pixel by "
+                    "cpu": "MNIST is not available offline: Fashion-MNIST (real 28x28 images) "
+                    "stands in, pixel by "
                     "pixel and permuted; the paper has no Fashion-MNIST row",
                     "full": "MNIST is not available offline: Fashion-MNIST stands in",
                 },
@@ -204,7 +216,8 @@ FASHION = add_recipe(
                 "training images",
                 60000,
                 "MomentumRNN paper, Sect. 4.1 (MNIST's training set)",
-                fixed="4000 of Fashion-MNIST's 60000, 1000 test images (dynkit.experiments.momentum_rnn.momentum_lstm.load_task)",
+                fixed="4000 of Fashion-MNIST's 60000, 1000 test images "
+                "(dynkit.experiments.momentum_rnn.momentum_lstm.load_task)",
                 reasons={"cpu": "CPU time", "full": "CPU time"},
             ),
             *_common(FASHION_CPU),

@@ -9,8 +9,8 @@ from ..judging.baselines import BASELINES
 
 
 def _cubic_zero_predictor(config: Mapping, seed: int) -> dict:
-    """momres_cubic: the zero predictor's MSE on the script's training points (200 on [-1, 1], target -x^3): the
-    floor a fit must beat; it depends on neither the seed nor the model."""
+    """momres_cubic: the zero predictor's MSE on the script's training points (200 on [-1, 1],
+    target -x^3): the floor a fit must beat; it depends on neither the seed nor the model."""
     import torch
 
     x = torch.linspace(-1, 1, 200).unsqueeze(1)
@@ -18,10 +18,10 @@ def _cubic_zero_predictor(config: Mapping, seed: int) -> dict:
 
 
 def _rings_majority_class(config: Mapping, seed: int) -> dict:
-    """momres_rings(_tied): the majority class's test accuracy on the seed's test points, from the
-    labels the run scored (regenerated as :func:`dynkit.experiments.momres.momres_rings.run` draws them:
-    training points, then test points, from one generator seeded ``seed``): the rings' labels are
-    ``ring % 2``, two classes, whatever the number of rings."""
+    """momres_rings(_tied): the majority class's test accuracy on the seed's test points, from
+    the labels the run scored (regenerated as :func:`dynkit.experiments.momres.momres_rings.run`
+    draws them: training points, then test points, from one generator seeded ``seed``): the
+    rings' labels are ``ring % 2``, two classes, whatever the number of rings."""
     import torch
 
     from .momres_rings import make_rings, options
@@ -41,8 +41,8 @@ def _lista_zero_code(config: Mapping, seed: int) -> dict:
     """momres_lista: the zero code's test Lasso loss minus the optimum on the seed's test samples
     (the loss of predicting x = 0: ``0.5 ||y||^2`` on average), the gap a trained LISTA-style
     network must close; the optimum by FISTA
-    (:func:`~dynkit.experiments.momres.momres_lista.lasso_optimum`), the data regenerated as the run draws
-    them."""
+    (:func:`~dynkit.experiments.momres.momres_lista.lasso_optimum`), the data regenerated as the
+    run draws them."""
     import torch
 
     from .momres_lista import lasso, lasso_optimum, make_problem, options

@@ -26,7 +26,8 @@ GAMMAS = (0.1, 0.5, 0.9, 0.99, 1 - 1 / 50000)
 
 
 def options(argv: list[str] | None = None) -> dict:
-    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres.recipe`)."""
+    """The settings ``main(argv)`` runs with (the recipe reads them:
+    :mod:`~dynkit.experiments.momres.recipe`)."""
     args = build_parser().parse_args(argv)
     return {
         "width": 8,
@@ -134,16 +135,18 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"{'gamma':>10} {'depth':>6} {'k log2(1/g)':>12} {'measured':>10} {'allocated':>10}")
     for r in result["rows"]:
         print(
-            f"{r['gamma']:>10.6g} {r['depth']:>6d} {r['expected_bits']:>12.2f} {r['information_bits']:>10.2f} "
+            f"{r['gamma']:>10.6g} {r['depth']:>6d} {r['expected_bits']:>12.2f} "
+            f"{r['information_bits']:>10.2f} "
             f"{r['allocated_bits']:>10d}"
         )
     return result
 
 
 def _metrics(result: dict) -> dict:
-    # Sect. 3.2 predicts the rate, k log2(1/gamma) bits: compare the bits gained between the two deepest
-    # depths with (k2 - k1) log2(1/gamma), which removes the O(1) offset of log2 of the buffer's content;
-    # gammas that gain less than one bit over that span are too close to 1 to measure a rate
+    # Sect. 3.2 predicts the rate, k log2(1/gamma) bits: compare the bits gained between the two
+    # deepest depths with (k2 - k1) log2(1/gamma), which removes the O(1) offset of log2 of the
+    # buffer's content; gammas that gain less than one bit over that span are too close to 1 to
+    # measure a rate
     rates = []
     for gamma in sorted({r["gamma"] for r in result["rows"]}):
         rows = sorted((r for r in result["rows"] if r["gamma"] == gamma), key=lambda r: r["depth"])

@@ -3,9 +3,10 @@
 A ResNet (Eq. (1)) with tied weights approximates a first-order ODE flow, whose 1-D maps are
 increasing, so it cannot fit the decreasing -x^3; a Momentum ResNet (Eq. (2), gamma = 0.9) can,
 because its velocity lets trajectories cross. Both use f(x) = W2^T tanh(W1 x + b) with the same
-parameters shared by all 15 layers. By default both train with Adam on a fixed grid of points; the options
-give the authors' example instead (plain SGD, fresh uniform points every iteration, fewer iterations for the
-Momentum ResNet than for the ResNet; see :mod:`~dynkit.experiments.momres.recipe`).
+parameters shared by all 15 layers. By default both train with Adam on a fixed grid of points; the
+options give the authors' example instead (plain SGD, fresh uniform points every iteration, fewer
+iterations for the Momentum ResNet than for the ResNet; see
+:mod:`~dynkit.experiments.momres.recipe`).
 
     python -m dynkit.experiments.momres.momres_cubic --out analysis/results/momres_cubic
 """
@@ -43,7 +44,8 @@ SAMPLINGS = ("grid", "uniform")
 
 
 def options(argv: list[str] | None = None) -> dict:
-    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres.recipe`)."""
+    """The settings ``main(argv)`` runs with (the recipe reads them:
+    :mod:`~dynkit.experiments.momres.recipe`)."""
     args = build_parser().parse_args(argv)
     iterations = args.iterations or (3000 if args.full else 1200)
     return {
@@ -61,7 +63,8 @@ def options(argv: list[str] | None = None) -> dict:
 
 
 def training_points(sampling: str, n: int, generator: torch.Generator) -> torch.Tensor:
-    """``n`` inputs on [-1, 1] as a column: the fixed ``grid`` (the same every call) or ``uniform`` draws."""
+    """``n`` inputs on [-1, 1] as a column: the fixed ``grid`` (the same every call) or
+    ``uniform`` draws."""
     if sampling == "grid":
         return torch.linspace(-1, 1, n).unsqueeze(1)
     draws = torch.rand(n, generator=generator, device=generator.device)  # the same on every device
@@ -201,7 +204,8 @@ def main(argv: list[str] | None = None) -> dict:
     write_json(f"{args.out}/cubic.json", result, command=command)
     plot(result, f"{args.out}/cubic.png")
     print(
-        f"final MSE fitting -x^3 with tied weights, depth 15: ResNet {result['resnet']['final_mse']:.3e}, "
+        f"final MSE fitting -x^3 with tied weights, depth 15: ResNet "
+        f"{result['resnet']['final_mse']:.3e}, "
         f"Momentum ResNet {result['momentum']['final_mse']:.3e}"
     )
     return result

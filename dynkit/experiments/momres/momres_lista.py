@@ -1,20 +1,21 @@
-"""Fig. 10 of the Momentum ResNets paper: Learned-ISTA, test Lasso loss vs depth for LISTA, RevNet and
-Momentum ResNet (Sect. 5.3, Appendix D).
+"""Fig. 10 of the Momentum ResNets paper: Learned-ISTA, test Lasso loss vs depth for LISTA, RevNet
+and Momentum ResNet (Sect. 5.3, Appendix D).
 
-D is 16 x 32 Gaussian with unit-norm columns, lambda = 0.1, samples y = y~ / ||D^T y~||_inf. One layer
-of LISTA is g_n(x) = ST(W1_n x + W2_n y, eta lambda), initialised at ISTA (W1 = I - eta D^T D,
-W2 = eta D^T, eta = 1/||D||_2^2) and trained unsupervised on the Lasso loss of the output x_L.
-With the residual r_n(x) = g_n(x) - x:
+D is 16 x 32 Gaussian with unit-norm columns, lambda = 0.1, samples y = y~ / ||D^T y~||_inf. One
+layer of LISTA is g_n(x) = ST(W1_n x + W2_n y, eta lambda), initialised at ISTA (W1 = I - eta D^T D,
+W2 = eta D^T, eta = 1/||D||_2^2) and trained unsupervised on the Lasso loss of the output x_L. With
+the residual r_n(x) = g_n(x) - x:
 
 * LISTA: x_{n+1} = x_n + r_n(x_n) (a ResNet: Eq. (2) with gamma = 0);
-* Momentum ResNet: Eq. (2) with f_n = r_n / (1 - gamma), gamma = 0.5, v_0 = 0 (so that at initialisation it
-  is ISTA with heavy-ball momentum gamma; the parameters are those of LISTA); ``--momentum-residual plain``
-  takes f_n = r_n;
-* RevNet: Eq. (4) with phi_n = r_n, psi_n = r'_n (twice the parameters), activations duplicated x_0 = v_0 = 0.
+* Momentum ResNet: Eq. (2) with f_n = r_n / (1 - gamma), gamma = 0.5, v_0 = 0 (so that at
+  initialisation it is ISTA with heavy-ball momentum gamma; the parameters are those of LISTA);
+  ``--momentum-residual plain`` takes f_n = r_n;
+* RevNet: Eq. (4) with phi_n = r_n, psi_n = r'_n (twice the parameters), activations duplicated x_0
+  = v_0 = 0.
 
-y is passed to every block as a keyword argument. The options also give the paper's Appendix D recipe
-(plain SGD, 10000 iterations, gamma, columns of unit variance; see :mod:`~dynkit.experiments.momres.recipe`).
-Reported: mean test Lasso loss minus the optimum
+y is passed to every block as a keyword argument. The options also give the paper's Appendix D
+recipe (plain SGD, 10000 iterations, gamma, columns of unit variance; see
+:mod:`~dynkit.experiments.momres.recipe`). Reported: mean test Lasso loss minus the optimum
 (computed by 3000 FISTA iterations), per depth.
 
     python -m dynkit.experiments.momres.momres_lista --out analysis/results/momres_lista
@@ -42,9 +43,10 @@ EXPLODED = 1e30  # a gap beyond it has exploded: left out of the figure, which n
 
 
 def make_problem(n_train: int, n_test: int, generator: torch.Generator, columns: str = "unit-norm"):
-    """The dictionary (16 x 32 Gaussian, ``columns`` normalised to unit Euclidean norm or to unit variance, i.e.
-    norm sqrt(16)) and the normalised train and test samples."""
-    # drawn where the generator lives (the same numbers on every device), then moved to the run's device
+    """The dictionary (16 x 32 Gaussian, ``columns`` normalised to unit Euclidean norm or to unit
+    variance, i.e. norm sqrt(16)) and the normalised train and test samples."""
+    # drawn where the generator lives (the same numbers on every device), then moved to the run's
+    # device
     here = torch.get_default_device()
     D = torch.randn(16, 32, generator=generator, dtype=torch.float64, device=generator.device)
     D = (D / D.norm(dim=0, keepdim=True)).to(here)
@@ -110,7 +112,8 @@ def make_model(
 
 
 def options(argv: list[str] | None = None) -> dict:
-    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres.recipe`)."""
+    """The settings ``main(argv)`` runs with (the recipe reads them:
+    :mod:`~dynkit.experiments.momres.recipe`)."""
     args = build_parser().parse_args(argv)
     return {
         "dictionary": (16, 32),
@@ -145,7 +148,8 @@ def run(
 ) -> dict:
     if tuple(dictionary) != (16, 32) or lasso_lambda != LAMBDA:
         raise ValueError(
-            f"dictionary must be (16, 32) and lasso_lambda {LAMBDA} (the script builds nothing else), "
+            f"dictionary must be (16, 32) and lasso_lambda {LAMBDA} (the script builds "
+            f"nothing else), "
             f"got {dictionary!r}, {lasso_lambda!r}"
         )
     g = torch.Generator().manual_seed(seed)

@@ -7,7 +7,8 @@ depth k, we compare the output x_k and the gradient of ||x_k||^2 w.r.t. W1 from 
 activations in the backward pass instead of storing them. Reported: max |forward difference| and the
 relative gradient error ||g - g_autograd|| / ||g_autograd||.
 
-    python -m dynkit.experiments.momres.momres_reference_accuracy --out analysis/results/momres_reference_accuracy
+    python -m dynkit.experiments.momres.momres_reference_accuracy --out
+    analysis/results/momres_reference_accuracy
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from dynkit.models.momentum_resnet import MomentumResNet
 
 
 def options(argv: list[str] | None = None) -> dict:
-    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres.recipe`)."""
+    """The settings ``main(argv)`` runs with (the recipe reads them:
+    :mod:`~dynkit.experiments.momres.recipe`)."""
     args = build_parser().parse_args(argv)
     return {
         "width": 4,
@@ -138,7 +140,8 @@ def main(argv: list[str] | None = None) -> dict:
     write_json(f"{args.out}/reference_accuracy.json", result, command=command)
     plot(result, f"{args.out}/reference_accuracy.png")
     print(
-        f"{'gamma':>6} {'depth':>6} {'momentumnet fwd':>16} {'ours fwd':>10} {'momentumnet grad':>17} {'ours grad':>10}"
+        f"{'gamma':>6} {'depth':>6} {'momentumnet fwd':>16} {'ours fwd':>10} "
+        f"{'momentumnet grad':>17} {'ours grad':>10}"
     )
     for r in result["rows"]:
         print(

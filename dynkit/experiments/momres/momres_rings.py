@@ -1,11 +1,11 @@
 """Fig. 5 of the Momentum ResNets paper: separate four nested rings (two alternating classes).
 
-Both models use f_n(x) = W2_n^T tanh(W1_n x + b_n), W1_n, W2_n in R^{16x2}, depth 15 (own weights per
-layer by default; ``--tied`` shares them), followed by a logistic classifier on the final 2-D activations x_15:
-a ResNet (gamma = 0 in Eq. (2), i.e. Eq. (1)) and a Momentum ResNet (gamma = 0.9, v_0 = 0).
-The plot shows the point clouds at layers 0, 3, ..., 15. The options give the authors' example instead
-(their rings, fresh points every iteration, cross-entropy on x_15 itself, the ResNet's own learning rate and
-schedule; see :mod:`~dynkit.experiments.momres.recipe`).
+Both models use f_n(x) = W2_n^T tanh(W1_n x + b_n), W1_n, W2_n in R^{16x2}, depth 15 (own weights
+per layer by default; ``--tied`` shares them), followed by a logistic classifier on the final 2-D
+activations x_15: a ResNet (gamma = 0 in Eq. (2), i.e. Eq. (1)) and a Momentum ResNet (gamma = 0.9,
+v_0 = 0). The plot shows the point clouds at layers 0, 3, ..., 15. The options give the authors'
+example instead (their rings, fresh points every iteration, cross-entropy on x_15 itself, the
+ResNet's own learning rate and schedule; see :mod:`~dynkit.experiments.momres.recipe`).
 
     python -m dynkit.experiments.momres.momres_rings --out analysis/results/momres_rings
 """
@@ -43,8 +43,8 @@ def nested_rings(n_per_ring: int, generator: torch.Generator, noise: float = 0.0
 
 
 def authors_rings(n_per_ring: int, generator: torch.Generator):
-    """The authors' rings (their ``toy_datasets.make_data``, described, not copied): ring k = 1..4 at radius
-    3 (k/2 + 0.2 u), u uniform on [0, 1), angle uniform; label = (k - 1) mod 2."""
+    """The authors' rings (their ``toy_datasets.make_data``, described, not copied): ring k =
+    1..4 at radius 3 (k/2 + 0.2 u), u uniform on [0, 1), angle uniform; label = (k - 1) mod 2."""
     xs, ys = [], []
     for ring in range(4):
         angle = 2 * math.pi * torch.rand(n_per_ring, generator=generator, device=generator.device)
@@ -67,8 +67,8 @@ def make_rings(rings: str, n_per_ring: int, generator: torch.Generator):
 
 
 class Classifier(nn.Module):
-    """The body and, with ``head="logistic"``, a logistic layer on x_15 (one logit); ``head="none"``: x_15's two
-    coordinates are the two classes' logits."""
+    """The body and, with ``head="logistic"``, a logistic layer on x_15 (one logit);
+    ``head="none"``: x_15's two coordinates are the two classes' logits."""
 
     def __init__(
         self, gamma: float, tied: bool, depth: int = 15, hidden: int = 16, head: str = "logistic"
@@ -97,15 +97,16 @@ class Classifier(nn.Module):
 
 
 def lr_factor(schedule: str, iteration: int, iterations: int) -> float:
-    """The learning rate's factor at ``iteration``: 1 (``constant``), or the authors' ResNet schedule: 1/2 from
-    half the iterations on, 1/20 from three quarters on."""
+    """The learning rate's factor at ``iteration``: 1 (``constant``), or the authors' ResNet
+    schedule: 1/2 from half the iterations on, 1/20 from three quarters on."""
     if schedule == "constant":
         return 1.0
     return 1.0 if iteration < iterations // 2 else 0.5 if iteration < 3 * iterations // 4 else 0.05
 
 
 def options(argv: list[str] | None = None) -> dict:
-    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momres.recipe`)."""
+    """The settings ``main(argv)`` runs with (the recipe reads them:
+    :mod:`~dynkit.experiments.momres.recipe`)."""
     args = build_parser().parse_args(argv)
     iterations = args.iterations or (3000 if args.full else 1000)
     return {
@@ -155,7 +156,8 @@ def run(
     ):
         raise ValueError(
             f"optimiser must be 'Adam', rings one of {RINGS}, head one of {HEADS} and "
-            f"resnet_lr_schedule one of {SCHEDULES} (the script builds nothing else), got {optimiser!r}, "
+            f"resnet_lr_schedule one of {SCHEDULES} (the script builds nothing else), got "
+            f"{optimiser!r}, "
             f"{rings!r}, {head!r}, {resnet_lr_schedule!r}"
         )
     g = torch.Generator().manual_seed(seed)
@@ -292,7 +294,8 @@ def build_parser():
         "--rings",
         choices=RINGS,
         default="dynkit",
-        help="the rings: dynkit's (radii 0.5 to 2, Gaussian noise; default) or the authors' (radii 1.5 "
+        help="the rings: dynkit's (radii 0.5 to 2, Gaussian noise; default) or the authors' "
+        "(radii 1.5 "
         "to 6, uniform radial noise)",
     )
     parser.add_argument(
@@ -331,7 +334,8 @@ def main(argv: list[str] | None = None) -> dict:
     plot(result, f"{args.out}/rings.png")
     print(
         f"four nested rings, depth 15, {'tied' if args.tied else 'untied'} weights: test accuracy "
-        f"ResNet {result['resnet']['test_accuracy']:.3f}, Momentum ResNet {result['momentum']['test_accuracy']:.3f}"
+        f"ResNet {result['resnet']['test_accuracy']:.3f}, Momentum ResNet "
+        f"{result['momentum']['test_accuracy']:.3f}"
     )
     return result
 
@@ -371,7 +375,7 @@ AUTHORS_ARGS = (
 :mod:`~dynkit.experiments.momres_recipes`): gamma 0.99, their rings, 2000 fresh points a ring every iteration, no head,
 Adam at 0.2 for 1500 iterations (the ResNet at 0.01 with their schedule for 5000). The cpu scale runs it whole: a tied
 shard took 85 s on the shared machine (pilot seed 100, 2026-11-28); until then it ran 600 iterations of dynkit's rings.
-A first run of it at gamma 0.9 (2026-11-28 01:39-02:00 UTC, in git history) left the untied Momentum ResNet at 0.53."""
+A first run of it at gamma 0.9 (2026-11-28 01:39-02:00 UTC, in git history) left the untied Momentum ResNet at 0.53."""  # noqa: E501
 
 register_script(
     "momres_rings",

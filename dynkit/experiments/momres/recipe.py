@@ -1,14 +1,16 @@
-"""The recipes (:mod:`~dynkit.experiments.recipes`) of the Momentum ResNets experiments (Sander, Ablin, Blondel,
-Peyré, ``shared/papers/003``): ``momres_cubic`` (Fig. 1), ``momres_rings`` and ``momres_rings_tied`` (Fig. 5),
-``momres_lista`` (Fig. 10, Appendix D), ``momres_buffer_bits`` (Sect. 3.2, Appendix C) and
-``momres_reference_accuracy`` (Sect. 3.2, Appendix E).
+"""The recipes (:mod:`~dynkit.experiments.recipes`) of the Momentum ResNets experiments (Sander,
+Ablin, Blondel, Peyré, ``shared/papers/003``): ``momres_cubic`` (Fig. 1), ``momres_rings`` and
+``momres_rings_tied`` (Fig. 5), ``momres_lista`` (Fig. 10, Appendix D), ``momres_buffer_bits``
+(Sect. 3.2, Appendix C) and ``momres_reference_accuracy`` (Sect. 3.2, Appendix E).
 
-The paper's values are read from the paper and from its authors' public code, github.com/michaelsdr/momentumnet
-(``examples/plot_dynamics_1D.py``, ``examples/run_separation_nested_rings.py``, ``momentumnet/toy_datasets.py``,
-``examples/plot_memory.py``; read, never copied; their values are the same from the first commit, a410930 of
-February 2021, the paper's, to the last). Where the paper and the code disagree, the paper's text wins and
-the source names both. Our values are read from each script's ``options`` (what its command line runs with).
-Kept apart from the experiment modules so that a recipe's wording is not part of the shards' code identity.
+The paper's values are read from the paper and from its authors' public code,
+github.com/michaelsdr/momentumnet (``examples/plot_dynamics_1D.py``,
+``examples/run_separation_nested_rings.py``, ``momentumnet/toy_datasets.py``,
+``examples/plot_memory.py``; read, never copied; their values are the same from the first commit,
+a410930 of February 2021, the paper's, to the last). Where the paper and the code disagree, the
+paper's text wins and the source names both. Our values are read from each script's ``options``
+(what its command line runs with). Kept apart from the experiment modules so that a recipe's wording
+is not part of the shards' code identity.
 """
 
 from __future__ import annotations
@@ -23,14 +25,17 @@ SEEDS = {
 }
 RECORD = {
     "cpu": "kept as the results of record ran it (their registered arguments stay)",
-    "full": "the registered full scale predates the recipe and stays (the paper scale writes the authors')",
+    "full": "the registered full scale predates the recipe and stays (the paper scale writes the "
+    "authors')",
 }
 NONE_STATED = {s: "the paper states none: ours" for s in ("smoke", "cpu", "full")}
 FIG1 = f"{PAPER}, Fig. 1"
 CUBIC_KEPT = (
-    "kept as the results of record ran it: with the authors' plain SGD on fresh uniform points our ResNet "
+    "kept as the results of record ran it: with the authors' plain SGD on fresh uniform "
+    "points our ResNet "
     "diverged (MSE 93 at the start, NaN from iteration 300; pilot seed 100, "
-    "analysis/results/momres_cubic/PILOT.md), and a row decided against a diverged baseline says nothing"
+    "analysis/results/momres_cubic/PILOT.md), and a row decided against a diverged baseline "
+    "says nothing"
 )
 DYNAMICS_1D = "momentumnet examples/plot_dynamics_1D.py"
 
@@ -105,7 +110,8 @@ TOY_DATA = "momentumnet momentumnet/toy_datasets.py (make_data)"
 
 
 def _rings(name: str, tied_reason: dict) -> Recipe:
-    """Fig. 5 (the authors tie the weights); ``tied_reason``: why the experiment's tied setting differs, per scale."""
+    """Fig. 5 (the authors tie the weights); ``tied_reason``: why the experiment's tied setting
+    differs, per scale."""
     return add_recipe(
         Recipe(
             name,
@@ -128,8 +134,10 @@ def _rings(name: str, tied_reason: dict) -> Recipe:
                     "momentum gamma",
                     0.99,
                     f"{RINGS_RUN} (gamma = 0.99 with the rate 0.2); Sect. 5.1 states none for "
-                    "Fig. 5 (Sect. 5.2's 'gamma = 0.9 in the experiments' is the image experiments'; read as Fig. 5's "
-                    "until 2026-11-28: at 0.9 the authors' rate 0.2 left the untied Momentum ResNet at 0.53 test accuracy)",
+                    "Fig. 5 (Sect. 5.2's 'gamma = 0.9 in the experiments' is the image "
+                    "experiments'; read as Fig. 5's "
+                    "until 2026-11-28: at 0.9 the authors' rate 0.2 left the untied Momentum "
+                    "ResNet at 0.53 test accuracy)",
                     field="gamma",
                 ),
                 Setting(
@@ -256,7 +264,8 @@ add_recipe(
                 f"{PAPER}, Sect. 3.1 (gamma = 0.9 in the experiments; Sect. 5.3 names none)",
                 field="gamma",
                 reasons={
-                    s: "dynkit's choice since the first version (commit 1c46acb, no reason recorded): "
+                    s: "dynkit's choice since the first version (commit 1c46acb, no reason "
+                    "recorded): "
                     "at initialisation the net is ISTA with heavy-ball momentum 0.5"
                     for s in ("smoke", "cpu", "full")
                 },
@@ -334,7 +343,8 @@ MEMORY_PY = "momentumnet examples/plot_memory.py"
 
 
 def _measurement(name: str, no_paper_run: str, settings: tuple[Setting, ...]) -> Recipe:
-    """A deterministic measurement of a statement the paper makes without a run of its own (``no_paper_run``)."""
+    """A deterministic measurement of a statement the paper makes without a run of its own
+    (``no_paper_run``)."""
     return add_recipe(
         Recipe(
             name,
@@ -349,7 +359,8 @@ def _measurement(name: str, no_paper_run: str, settings: tuple[Setting, ...]) ->
 _measurement(
     "momres_buffer_bits",
     "the paper measures no buffer sizes: Sect. 3.2 states k log2(1/gamma) bits per "
-    "element, and Fig. 2 profiles the memory of a whole backward pass (dynkit's memory benchmark, not this "
+    "element, and Fig. 2 profiles the memory of a whole backward pass (dynkit's memory "
+    "benchmark, not this "
     "experiment)",
     (
         Setting(
@@ -389,7 +400,8 @@ _measurement(
 _measurement(
     "momres_reference_accuracy",
     "the paper reports no gradient-accuracy measurement: Appendix E gives the "
-    "backward formula and Sect. 3.1 notes a small loss of floating-point precision; this experiment "
+    "backward formula and Sect. 3.1 notes a small loss of floating-point precision; this "
+    "experiment "
     "compares dynkit's exact mode with the authors' package on the same net",
     (
         Setting(

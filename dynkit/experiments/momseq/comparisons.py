@@ -14,7 +14,8 @@ from ..judging.ledger import (
 )
 from ..judging.papers import DIGIT_CHANCE, MOMRNN, MOMTR
 
-# ---- Momentum Transformer / MomentumRNN -----------------------------------------------------------------------------
+# ---- Momentum Transformer / MomentumRNN
+# -----------------------------------------------------------------------------
 for model, label in (("momentum", "momentum"), ("adaptive", "adaptive-momentum")):
     add_comparison(
         f"momtr.copy_{model}_vs_linear",
@@ -22,7 +23,8 @@ for model, label in (("momentum", "momentum"), ("adaptive", "adaptive-momentum")
         claim=f"On the copy task the {label} transformer learns faster than the linear one",
         paper_figure="Fig. 1",
         experiment="momseq_copy",
-        metric=f"mean test accuracy over the epochs (area under the learning curve), {label} - linear",
+        metric=f"mean test accuracy over the epochs (area under the learning curve), {label} - "
+        f"linear",
         value=difference(f"{model}.mean_test_accuracy", "linear.mean_test_accuracy"),
         rule=greater(0.0, sesoi=0.05),
     )  # sesoi chosen: 5 points of token accuracy
@@ -63,7 +65,8 @@ for task in ("digits", "digits_permuted"):
         claim="MomentumRNN's gradient reaches early steps better than the RNN's (less vanishing)",
         paper_figure="Fig. 2",
         experiment="momseq_vanishing",
-        metric=f"log10 ‖dL/dh_1‖ / ‖dL/dh_T‖ after training, MomentumRNN - RNN ({task.replace('_', ' ')})",
+        metric=f"log10 ‖dL/dh_1‖ / ‖dL/dh_T‖ after training, MomentumRNN - RNN "
+        f"({task.replace('_', ' ')})",
         value=difference(
             f"{task}.MomentumRNN.log10_first_over_last", f"{task}.RNN.log10_first_over_last"
         ),

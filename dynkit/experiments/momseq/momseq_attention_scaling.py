@@ -1,4 +1,5 @@
-"""How attention's cost grows with the sequence length N (Momentum Transformer, Sect. 3; review Eqs. (72)-(77)).
+"""How attention's cost grows with the sequence length N (Momentum Transformer, Sect. 3; review Eqs.
+(72)-(77)).
 
 Softmax attention stores ``N x N`` scores for the backward pass and does ``O(N^2)`` work; linear and
 momentum attention keep ``O(N)``. Measured per method: the bytes autograd saves for backward

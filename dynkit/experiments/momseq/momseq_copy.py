@@ -1,9 +1,10 @@
-"""Copy task 0w0w (Momentum Transformer Sect. 4.1, Fig. 1) at CPU size: loss curves of softmax, linear,
-momentum, momentum + momentum connection and adaptive-momentum transformers.
+"""Copy task 0w0w (Momentum Transformer Sect. 4.1, Fig. 1) at CPU size: loss curves of softmax,
+linear, momentum, momentum + momentum connection and adaptive-momentum transformers.
 
-Every model sees the same batches (fresh sequences drawn from the epoch's seed) and starts from the same
-seed; the loss is next-token cross-entropy on the copy (the second w: the only predictable part).
-Hyper-parameters from Table 1 (copy task): beta = 0.1, gamma = 0.6; connection beta~ = 0.99, step 0.99.
+Every model sees the same batches (fresh sequences drawn from the epoch's seed) and starts from the
+same seed; the loss is next-token cross-entropy on the copy (the second w: the only predictable
+part). Hyper-parameters from Table 1 (copy task): beta = 0.1, gamma = 0.6; connection beta~ = 0.99,
+step 0.99.
 
     python -m dynkit.experiments.momseq.momseq_copy [--out DIR] [--seed S] [--quiet] [--full]
 """
@@ -24,13 +25,14 @@ from dynkit.tasks.training import fit
 
 MOMENTUM = dict(beta=0.1, step=0.6, connection_beta=0.99, connection_step=0.99, adaptive_step=0.99)
 """Table 1 (copy task): momentum attention's beta and step (gamma), the momentum connection's beta~ and step, the
-adaptive connection's step."""
+adaptive connection's step."""  # noqa: E501
 
 
 def model_settings(
     beta: float, step: float, connection_beta: float, connection_step: float, adaptive_step: float
 ) -> dict:
-    """The five transformers of Fig. 1 (those dynkit has), each as :class:`MomentumTransformer` keywords."""
+    """The five transformers of Fig. 1 (those dynkit has), each as :class:`MomentumTransformer`
+    keywords."""
     momentum = dict(attention="momentum", beta=beta, gamma=step)
     return {
         "softmax": dict(attention="softmax"),
@@ -99,7 +101,8 @@ def train_one(name: str, config: dict, seed: int, progress: bool) -> dict:
         **config["models"][name],
     )
     optimizer = OPTIMISERS[config["optimiser"]](model.parameters(), lr=config["lr"])
-    # the paper's schedule: the rate divided by 10 after lr_drop_after optimiser steps (fit steps it per batch)
+    # the paper's schedule: the rate divided by 10 after lr_drop_after optimiser steps (fit steps it
+    # per batch)
     scheduler = (
         None
         if config["lr_drop_after"] is None
@@ -197,7 +200,8 @@ def build_parser():
 
 
 def options(argv: list[str] | None = None) -> dict:
-    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momseq.recipe`)."""
+    """The settings ``main(argv)`` runs with (the recipe reads them:
+    :mod:`~dynkit.experiments.momseq.recipe`)."""
     args = build_parser().parse_args(argv)
     config = experiment_config(args, QUICK, FULL)
     for key in ("max_length", *(k for k in QUICK if k not in ("epochs", "max_length"))):
@@ -237,7 +241,8 @@ def main(argv=None) -> dict:
         if not args.quiet:
             last = results[name]["history"][-1]
             print(
-                f"{name:20s} train loss {last['train_loss']:.4f}  test loss {last['test_loss']:.4f}  "
+                f"{name:20s} train loss {last['train_loss']:.4f}  test loss "
+                f"{last['test_loss']:.4f}  "
                 f"test acc {last['test_accuracy']:.3f}  ({results[name]['seconds']:.0f} s)",
                 flush=True,
             )
@@ -258,8 +263,8 @@ def main(argv=None) -> dict:
 
 
 def _metrics(results: dict) -> dict:
-    """The last test accuracy and, for "learns faster", the mean test accuracy over the epochs (the area under the
-    learning curve, normalised)."""
+    """The last test accuracy and, for "learns faster", the mean test accuracy over the epochs
+    (the area under the learning curve, normalised)."""
     out = {}
     for n, r in results.items():
         acc = [e["test_accuracy"] for e in r["history"]]
@@ -267,8 +272,9 @@ def _metrics(results: dict) -> dict:
     return out
 
 
-# cpu: sequences of at most 12 stamps (|w| <= 5), short enough that softmax attention solves the task (issue 21), with
-# the paper's model and training (PAPER_TRAINING: softmax 0.975 in the pilot, about 11 s per model)
+# cpu: sequences of at most 12 stamps (|w| <= 5), short enough that softmax attention solves the
+# task, with the paper's model and training (PAPER_TRAINING: softmax 0.975 in the pilot, about 11 s
+# per model)
 PAPER_TRAINING = (
     "--layers",
     "4",
@@ -287,7 +293,7 @@ PAPER_TRAINING = (
 64, the rate divided by 10 after 3000 iterations. At the cpu scale's 600 iterations the drop is never reached; a pilot
 (seed 100, 2026-11-28) took 54 s for the five models and left the linear-attention ones at test accuracy 0.90-0.94
 after 30 epochs (softmax 0.975). Until then the cpu scale trained 2 layers of 2 heads by Adam at 2e-3 on batches of
-32."""
+32."""  # noqa: E501
 
 register_script(
     "momseq_copy",

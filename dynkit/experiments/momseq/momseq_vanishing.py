@@ -2,13 +2,14 @@
 review Eqs. (13)-(15)), on tasks that run offline on CPU: pixel-by-pixel 8x8 digits (plain and
 permuted, T = 64) and the adding task.
 
-For each task and model (same seed, same data order, same number of epochs) we record after every epoch
-``||dL/dh_t||_2`` for every step t on a fixed evaluation batch (L the mean loss of that batch; the norm
-over batch and hidden units), the training loss, and the test accuracy (digits) or test MSE (adding).
-The figure shows ``log10 ||dL/dh_t||`` over (epoch, t) for each model, as in Fig. 2, and the test metric
-per epoch.
+For each task and model (same seed, same data order, same number of epochs) we record after every
+epoch ``||dL/dh_t||_2`` for every step t on a fixed evaluation batch (L the mean loss of that batch;
+the norm over batch and hidden units), the training loss, and the test accuracy (digits) or test MSE
+(adding). The figure shows ``log10 ||dL/dh_t||`` over (epoch, t) for each model, as in Fig. 2, and
+the test metric per epoch.
 
-    python -m dynkit.experiments.momseq.momseq_vanishing [--out DIR] [--seed S] [--quiet] [--full] [--tasks T,...]
+    python -m dynkit.experiments.momseq.momseq_vanishing [--out DIR] [--seed S] [--quiet] [--full]
+    [--tasks T,...]
         [--models M,...]
 """
 
@@ -27,11 +28,12 @@ from dynkit.tasks.sequences import adding_task, digit_sequences
 from dynkit.tasks.training import fit
 
 CELL = dict(mu=0.6, s=0.6, beta=0.9, restart_every=16)
-"""The momentum cells' settings: momentum mu, step s, the Adam/RMSProp cells' beta, SRLSTM's restart period."""
+"""The momentum cells' settings: momentum mu, step s, the Adam/RMSProp cells' beta, SRLSTM's restart period."""  # noqa: E501
 
 
 def model_settings(mu: float, s: float, beta: float, restart_every: int) -> dict:
-    """Every cell the script trains, as :class:`SequenceClassifier` keywords (the last three only with --full)."""
+    """Every cell the script trains, as :class:`SequenceClassifier` keywords (the last three only
+    with --full)."""
     return {
         "RNN": dict(cell="rnn", rule="none"),
         "MomentumRNN": dict(cell="rnn", rule="momentum", mu=mu, s=s),
@@ -105,12 +107,14 @@ def loss_fn(task: dict, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 
 def hidden_gradient_norms(model, task: dict, x: torch.Tensor, y: torch.Tensor) -> list[float]:
-    """``||dL/dh_t||_2`` for t = 1..T: the total derivative through the whole recurrence (Eq. (13)/(15))."""
+    """``||dL/dh_t||_2`` for t = 1..T: the total derivative through the whole recurrence (Eq.
+    (13)/(15))."""
     return _state_gradient_norms(model, task, y, lambda: model(x, return_states=True))
 
 
 def _state_gradient_norms(model, task: dict, y: torch.Tensor, forward) -> list[float]:
-    """``||dL/dh_t||`` of the states ``hs`` that ``forward() -> (out, hs)`` builds, in that graph."""
+    """``||dL/dh_t||`` of the states ``hs`` that ``forward() -> (out, hs)`` builds, in that
+    graph."""
     with torch.enable_grad():
         out, hs = forward()
         for h in hs:
@@ -124,11 +128,12 @@ def _state_gradient_norms(model, task: dict, y: torch.Tensor, forward) -> list[f
 def second_order_forward(model, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
     """The MomentumRNN classifier's forward through the second-order form (review Eq. (14)).
 
-    ``h_t = tanh(U (h_{t-1} - mu h_{t-2}) + mu atanh(h_{t-1}) + s W x_t + (1 - mu) b)`` computes the same
-    h_t as Eq. (11) (``atanh(h_{t-1}) = U h_{t-2} + v_{t-1} + b``), but in this graph a perturbation of h_t
-    also moves the implied velocity, so dL/dh_t picks up the ``mu Sigma_k`` term of Eq. (15). In the graph
-    of Eq. (11), v_t does not depend on h and dL/dh_t obeys the RNN's product of ``D_k U^T``. The two graphs
-    compute one function of the parameters, so parameter gradients agree.
+    ``h_t = tanh(U (h_{t-1} - mu h_{t-2}) + mu atanh(h_{t-1}) + s W x_t + (1 - mu) b)`` computes the
+    same h_t as Eq. (11) (``atanh(h_{t-1}) = U h_{t-2} + v_{t-1} + b``), but in this graph a
+    perturbation of h_t also moves the implied velocity, so dL/dh_t picks up the ``mu Sigma_k`` term
+    of Eq. (15). In the graph of Eq. (11), v_t does not depend on h and dL/dh_t obeys the RNN's
+    product of ``D_k U^T``. The two graphs compute one function of the parameters, so parameter
+    gradients agree.
     """
     rnn = model.rnn
     mu, U, b = rnn.mu, rnn.U.weight, rnn.U.bias
@@ -154,7 +159,8 @@ def second_order_forward(model, x: torch.Tensor) -> tuple[torch.Tensor, list[tor
 def second_order_gradient_norms(
     model, task: dict, x: torch.Tensor, y: torch.Tensor
 ) -> list[float] | None:
-    """``||dL/dh_t||`` in the graph of Eq. (14) (MomentumRNN with the standard parametrisation only)."""
+    """``||dL/dh_t||`` in the graph of Eq. (14) (MomentumRNN with the standard parametrisation
+    only)."""
     rnn = model.rnn
     if rnn.cell != "rnn" or rnn.rule.name != "momentum" or rnn.parametrization != "standard":
         return None
@@ -258,7 +264,8 @@ def plot(results: dict, path: Path) -> None:
 
 def build_parser():
     parser = experiment_parser(__doc__, "analysis/results/momseq_vanishing", epochs=True)
-    # comma-separated (the registered scales' form) or space-separated (how the recipe's paper scale writes a tuple)
+    # comma-separated (the registered scales' form) or space-separated (how the recipe's paper scale
+    # writes a tuple)
     parser.add_argument(
         "--tasks",
         nargs="+",
@@ -273,8 +280,9 @@ def build_parser():
 
 
 def options(argv: list[str] | None = None) -> dict:
-    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.momseq.recipe`);
-    a subset of ``--tasks`` or ``--models`` outside the scale's is refused (argparse's exit, status 2)."""
+    """The settings ``main(argv)`` runs with (the recipe reads them:
+    :mod:`~dynkit.experiments.momseq.recipe`); a subset of ``--tasks`` or ``--models`` outside
+    the scale's is refused (argparse's exit, status 2)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     config = experiment_config(args, QUICK, FULL)
@@ -286,7 +294,8 @@ def options(argv: list[str] | None = None) -> dict:
             unknown = [x for x in picked if x not in known]
             if unknown or not picked:
                 parser.error(
-                    f"--{option} must be a comma-separated subset of {','.join(known)}, got {chosen!r}"
+                    f"--{option} must be a comma-separated subset of {','.join(known)}, got "
+                    f"{chosen!r}"
                 )
             if option == "tasks":
                 config = {**config, "tasks": picked}
@@ -360,8 +369,8 @@ def _metrics(results: dict) -> dict:
     return out
 
 
-# cpu: the two tasks and two models the ledger's rows compare, 60 epochs (at 2 epochs the RNN stayed at 25-36 %,
-# below the validity bar of 50 %)
+# cpu: the two tasks and two models the ledger's rows compare, 60 epochs (at 2 epochs the RNN stayed
+# at 25-36 %, below the validity bar of 50 %)
 register_script(
     "momseq_vanishing",
     main,

@@ -1,11 +1,13 @@
-"""The recipes (:mod:`~dynkit.experiments.recipes`) of the sequence experiments: ``momseq_copy`` (Momentum
-Transformer, Sect. 4.1, Fig. 1, Table 1), ``momseq_attention_scaling`` (Momentum Transformer, Sect. 3.1, the cost
-of attention in the sequence length) and ``momseq_vanishing`` (MomentumRNN, Sect. 3, Fig. 2).
+"""The recipes (:mod:`~dynkit.experiments.recipes`) of the sequence experiments: ``momseq_copy``
+(Momentum Transformer, Sect. 4.1, Fig. 1, Table 1), ``momseq_attention_scaling`` (Momentum
+Transformer, Sect. 3.1, the cost of attention in the sequence length) and ``momseq_vanishing``
+(MomentumRNN, Sect. 3, Fig. 2).
 
-The paper's values are read from the Momentum Transformer paper (``shared/papers/001``), the MomentumRNN paper
-(``shared/papers/002``) and the MomentumRNN authors' public code, github.com/minhtannguyen/MomentumRNN (read, never
-copied). Our values are read from each script's ``options`` (what its command line runs with) or from the config
-dataclass. Kept apart from the experiment modules so that a recipe's wording is not part of the shards' code identity.
+The paper's values are read from the Momentum Transformer paper (``shared/papers/001``), the
+MomentumRNN paper (``shared/papers/002``) and the MomentumRNN authors' public code,
+github.com/minhtannguyen/MomentumRNN (read, never copied). Our values are read from each script's
+``options`` (what its command line runs with) or from the config dataclass. Kept apart from the
+experiment modules so that a recipe's wording is not part of the shards' code identity.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ SMOKE = {"smoke": "smoke: seconds for the tests, nothing is decided from it"}
 NONE_STATED = {s: "the paper states none: ours" for s in SCALES}
 RECORD = {
     "cpu": "kept as the results of record ran it (their registered arguments stay)",
-    "full": "the registered full scale predates the recipe and stays (the paper scale writes the authors')",
+    "full": "the registered full scale predates the recipe and stays (the paper scale writes the "
+    "authors')",
 }
 SEEDS = {
     "cpu": "a decision needs the seeds its plan fixes in advance",
@@ -29,9 +32,12 @@ SEEDS = {
 S41 = f"{MT}, Sect. 4.1"
 TABLE1 = f"{MT}, Table 1 (copy task)"
 COPY_CPU = (
-    "CPU time: at most 12 stamps (|w| <= 5) where the paper's go to 128 (the cost of a step grows with the "
-    "length); at the paper's 4 layers of 8 heads and its training a shard of the five models took 54 s (pilot "
-    "seed 100, 2026-11-28: softmax 0.975, the linear-attention models 0.90-0.94 test accuracy after 30 epochs)"
+    "CPU time: at most 12 stamps (|w| <= 5) where the paper's go to 128 (the cost of a step "
+    "grows with the "
+    "length); at the paper's 4 layers of 8 heads and its training a shard of the five models "
+    "took 54 s (pilot "
+    "seed 100, 2026-11-28: softmax 0.975, the linear-attention models 0.90-0.94 test "
+    "accuracy after 30 epochs)"
 )
 SIZE_CUT = {"cpu": COPY_CPU, "full": RECORD["full"]}
 
@@ -93,9 +99,11 @@ add_recipe(
                 "models",
                 "softmax, Reformer, linear, momentum, momentum + connection, adaptive",
                 f"{S41}, Fig. 1",
-                fixed="softmax, linear, momentum, momentum + connection, adaptive (momseq_copy.model_settings)",
+                fixed="softmax, linear, momentum, momentum + connection, adaptive "
+                "(momseq_copy.model_settings)",
                 reasons={
-                    s: "dynkit has no Reformer; no row compares it and it changes no other model's run"
+                    s: "dynkit has no Reformer; no row compares it and it changes no other "
+                    "model's run"
                     for s in SCALES
                 },
             ),
@@ -169,7 +177,8 @@ add_recipe(
                 field="tasks",
                 missing="MNIST (not available offline)",
                 reasons={
-                    s: "MNIST is not available offline: scikit-learn's 8x8 digits stand in, pixel by pixel, plain "
+                    s: "MNIST is not available offline: scikit-learn's 8x8 digits stand in, "
+                    "pixel by pixel, plain "
                     "and permuted"
                     for s in SCALES
                 },
@@ -187,7 +196,8 @@ add_recipe(
                 f"{S3} (an RNN and its MomentumRNN)",
                 field="models",
                 reasons={
-                    "full": "the full scale adds the LSTM cells of Sect. 2.3 to the figure (no row compares them)"
+                    "full": "the full scale adds the LSTM cells of Sect. 2.3 to the figure (no row "
+                    "compares them)"
                 },
             ),
             Setting(

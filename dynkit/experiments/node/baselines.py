@@ -1,5 +1,6 @@
-"""The neural ODEs' NFE floors: each model's forward NFE as initialised, untrained, at the tolerance a
-row reads (:mod:`dynkit.experiments.judging.baselines` reads them beside the results)."""
+"""The neural ODEs' NFE floors: each model's forward NFE as initialised, untrained, at the
+tolerance a row reads (:mod:`dynkit.experiments.judging.baselines` reads them beside the
+results)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,12 @@ def untrained_forward_nfe(
     solver: str = "dynkit",
     design: str = "dynkit",
 ) -> float:
-    """Mean forward NFE per batch of ``model`` as initialised (``torch.manual_seed(seed)``, no training) at
-    ``rtol = atol = tol`` over ``n_batches`` test batches of ``batch_size``: the NFE the tolerance and the
-    architecture cost before the model learned anything, the floor a trained model's NFE is held against.
-    ``design``: :func:`~dynkit.models.node_paper.from_paper`'s (``"authors"``: the point-cloud notebooks' models)."""
+    """Mean forward NFE per batch of ``model`` as initialised (``torch.manual_seed(seed)``, no
+    training) at ``rtol = atol = tol`` over ``n_batches`` test batches of ``batch_size``: the NFE
+    the tolerance and the architecture cost before the model learned anything, the floor a
+    trained model's NFE is held against. ``design``:
+    :func:`~dynkit.models.node_paper.from_paper`'s (``"authors"``: the point-cloud notebooks'
+    models)."""
     import torch
 
     from ...diagnostics.nfe import BatchNFE
@@ -48,8 +51,8 @@ def untrained_forward_nfe(
 
 
 def _node_trained_floors(config: Mapping, seed: int) -> dict:
-    """Each model's forward NFE as initialised at the training tolerance (training batch size: the per-epoch
-    rows) and at 1e-7 (the sweep's batch size: the tolerance rows)."""
+    """Each model's forward NFE as initialised at the training tolerance (training batch size:
+    the per-epoch rows) and at 1e-7 (the sweep's batch size: the tolerance rows)."""
     from ...diagnostics.nfe import tolerance_key
     from ...tasks.node_runs import SETTINGS
 
@@ -66,9 +69,10 @@ def _node_trained_floors(config: Mapping, seed: int) -> dict:
 
 
 def _node_images_floors(config: Mapping, seed: int) -> dict:
-    """node_images (a migrated script: its config is its argument list): each model's forward NFE as initialised at
-    the training tolerance and batch size (the rows read the last epoch's forward NFE per batch), from the seed the
-    models of run ``seed`` train with (:func:`dynkit.experiments.node.node_images.model_seed`)."""
+    """node_images (a migrated script: its config is its argument list): each model's forward NFE
+    as initialised at the training tolerance and batch size (the rows read the last epoch's
+    forward NFE per batch), from the seed the models of run ``seed`` train with
+    (:func:`dynkit.experiments.node.node_images.model_seed`)."""
     from ...tasks.node_runs import SETTINGS
     from .node_images import model_seed
 
@@ -98,9 +102,10 @@ def _node_images_floors(config: Mapping, seed: int) -> dict:
 
 
 def _node_point_cloud_floors(config: Mapping, seed: int) -> dict:
-    """node_point_cloud (a migrated script): each model's forward NFE as initialised at the training tolerance and
-    batch size, in the design the script trains, mean over the seed's runs (run ``r`` draws its cloud and model from
-    ``10_000 seed + r``, :func:`dynkit.experiments.node.node_point_cloud.run`); the rows read the mean forward NFE per
+    """node_point_cloud (a migrated script): each model's forward NFE as initialised at the
+    training tolerance and batch size, in the design the script trains, mean over the seed's runs
+    (run ``r`` draws its cloud and model from ``10_000 seed + r``,
+    :func:`dynkit.experiments.node.node_point_cloud.run`); the rows read the mean forward NFE per
     batch over training."""
     from .node_point_cloud import options
 

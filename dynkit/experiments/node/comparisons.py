@@ -22,7 +22,8 @@ from ..judging.ledger import (
 from ..judging.papers import DIGIT_CHANCE, REVIEW
 from .node_blowup import data_label as blowup_data_label
 
-# ---- trained heavy-ball neural ODEs (review Sect. 3.4), experiment node_trained --------------------------------
+# ---- trained heavy-ball neural ODEs (review Sect. 3.4), experiment node_trained
+# --------------------------------
 for model, label in (("hbnode", "HBNODE"), ("ghbnode", "GHBNODE")):
     for kind in ("forward", "backward"):
         add_comparison(
@@ -58,7 +59,8 @@ add_comparison(
 add_comparison(
     "review.hbnode_field_less_stiff",
     paper=REVIEW,
-    claim="Heavy-ball damping keeps the learned dynamics benign: HBNODE's trained field is less stiff than "
+    claim="Heavy-ball damping keeps the learned dynamics benign: HBNODE's trained field is less "
+    "stiff than "
     "NODE's",
     paper_figure="Sect. 3.3-3.4 (argument, no figure)",
     experiment="node_trained",
@@ -69,7 +71,8 @@ add_comparison(
 
 
 GROWTH_SESOI = 0.079
-"""log10(1.2): a 20 % change of the NFE over training is the smallest of interest (stated; the review gives none)."""
+"""log10(1.2): a 20 % change of the NFE over training is the smallest of interest (stated; the
+review gives none)."""
 
 
 add_comparison(
@@ -100,7 +103,8 @@ add_comparison(
 add_comparison(
     "review.hbnode_trained_not_stiff",
     paper=REVIEW,
-    claim="The trained HBNODE field is not stiff (its step is accuracy-limited; Sect. 3.3's motivation)",
+    claim="The trained HBNODE field is not stiff (its step is accuracy-limited; Sect. 3.3's "
+    "motivation)",
     paper_figure="Sect. 3.3 (no figure)",
     experiment="node_trained",
     metric="fraction of seeds whose trained HBNODE field is stiff (stiffness_report)",
@@ -108,7 +112,8 @@ add_comparison(
     rule=less(0.5, sesoi=0.25),
 )
 
-# ---- point cloud (review Sect. 3.4.1, Fig. 9), experiment node_point_cloud ------------------------------------
+# ---- point cloud (review Sect. 3.4.1, Fig. 9), experiment node_point_cloud
+# ------------------------------------
 for model, label in (("hbnode", "HBNODE"), ("ghbnode", "GHBNODE")):
     add_comparison(
         f"review.point_cloud_{model}_forward_nfe",
@@ -130,10 +135,11 @@ add_comparison(
     value=ratio("hbnode.backward_nfe_mean", "node.backward_nfe_mean"),
     rule=less(0.8, null=1.0),
 )
-# A difference of MSEs, not a log ratio: the authors' models train by the MSE against labels -1 and 1, which HBNODE
-# drives to exactly 0 (seeds 4, 7, 9 of look 2), where a log ratio is undefined. Changed after look 2 had been seen
-# (the plan says so: analysis/plans/node_point_cloud.json); the floor is a tenth of the best constant output's loss
-# (8/9), fixed from the objective, not from the data.
+# A difference of MSEs, not a log ratio: the authors' models train by the MSE against labels -1 and
+# 1, which HBNODE drives to exactly 0 (seeds 4, 7, 9 of look 2), where a log ratio is undefined.
+# Changed after look 2 had been seen (the plan says so: analysis/plans/node_point_cloud.json); the
+# floor is a tenth of the best constant output's loss (8/9), fixed from the objective, not from the
+# data.
 POINT_CLOUD_LOSS_FLOOR = 0.1 * 8 / 9
 add_comparison(
     "review.point_cloud_hbnode_loss",
@@ -146,7 +152,8 @@ add_comparison(
     rule=greater(0.0, sesoi=POINT_CLOUD_LOSS_FLOOR),
 )
 
-# ---- image classification, the other baselines (Figs. 6, 10), experiment node_images --------------------------
+# ---- image classification, the other baselines (Figs. 6, 10), experiment node_images
+# --------------------------
 for ref, label in (("anode", "ANODE"), ("sonode", "SONODE")):
     add_comparison(
         f"review.images_hbnode_vs_{ref}_forward_nfe",
@@ -154,7 +161,7 @@ for ref, label in (("anode", "ANODE"), ("sonode", "SONODE")):
         claim=f"HBNODE needs fewer forward NFE than {label} on image classification",
         paper_figure="Figs. 6, 10",
         experiment="node_images",
-        metric=f"forward NFE per batch, last epoch, HBNODE / {label} (digits, trained at rtol 1e-5)",
+        metric=f"forward NFE per batch, last epoch, HBNODE / {label} (digits, trained at rtol 1e-5)",  # noqa: E501
         value=ratio("hbnode.forward_nfe", f"{ref}.forward_nfe"),
         rule=less(0.8, null=1.0),
     )
@@ -169,7 +176,8 @@ add_comparison(
     rule=greater(0.0, null=-0.02),
 )
 
-# ---- blow-up and adjoint decay (Figs. 7, 8) -----------------------------------------------------------------------
+# ---- blow-up and adjoint decay (Figs. 7, 8)
+# -----------------------------------------------------------------------
 add_comparison(
     "review.ghbnode_controls_blowup",
     paper=REVIEW,
@@ -183,7 +191,7 @@ add_comparison(
 add_comparison(
     "review.ghbnode_blowup_fraction",
     paper=REVIEW,
-    claim="HBNODE's state blows up from some initialisations, GHBNODE's from none (blow-up control)",
+    claim="HBNODE's state blows up from some initialisations, GHBNODE's from none (blow-up control)",  # noqa: E501
     paper_figure="Fig. 7",
     experiment="node_blowup",
     metric="fraction of inits with ‖h(T)‖ > 1e8, HBNODE - GHBNODE",
@@ -223,39 +231,47 @@ ADJOINT_NORM_DESIGN = (
 
 
 def _adjoint_norm_data(config) -> str:
-    """node_adjoint_norm's data, whatever its recorded config: always the simulated stand-in (Fig. 8 is Walker2D)."""
+    """node_adjoint_norm's data, whatever its recorded config: always the simulated stand-in
+    (Fig. 8 is Walker2D)."""
     return (
-        "a simulated Duffing oscillator (Silverbox-like, 10 % of the samples dropped) standing in for the review's "
+        "a simulated Duffing oscillator (Silverbox-like, 10 % of the samples dropped) "
+        "standing in for the review's "
         "Walker2D kinematics (a stand-in, not the paper's data)"
     )
 
 
 declare_data("node_adjoint_norm", _adjoint_norm_data)
 
-# ---- one-model claims against an absolute criterion (issue 21): the adjoint of (G)HBNODE does not vanish -----------
-# Fig. 8 shows the heavy-ball adjoint staying within about an order of magnitude over the horizon; a difference
-# between models cannot say that (both may vanish by 20 orders). Criterion stated here: it decays by less than one
-# order of magnitude (log10 decay < 1); an adjoint that grows by more than 3 orders (explodes) is not "not
-# vanishing": such a run is invalid, not a success.
+# ---- one-model claims against an absolute criterion: the adjoint of (G)HBNODE does not vanish
+# ----------- Fig. 8 shows the heavy-ball adjoint staying within about an order of magnitude over
+# the horizon; a difference between models cannot say that (both may vanish by 20 orders). Criterion
+# stated here: it decays by less than one order of magnitude (log10 decay < 1); an adjoint that
+# grows by more than 3 orders (explodes) is not "not vanishing": such a run is invalid, not a
+# success.
 for model, label in (("hbnode", "HBNODE"), ("ghbnode", "GHBNODE")):
     add_comparison(
         f"review.{model}_adjoint_own_decay",
         paper=REVIEW,
-        claim=f"The adjoint of {label} does not vanish over a long horizon (its own decay, absolute)",
+        claim=f"The adjoint of {label} does not vanish over a long horizon (its own decay, "
+        f"absolute)",
         paper_figure="Fig. 8",
         experiment="node_adjoint_norm",
-        metric=f"log10 ‖dL/dz‖ decay from T to the start, {label} alone (orders of magnitude; criterion < 1)",
+        metric=f"log10 ‖dL/dz‖ decay from T to the start, {label} alone (orders of magnitude; "
+        f"criterion < 1)",
         value=metric(f"{model}.decay_orders_of_magnitude"),
         rule=less(1.0, sesoi=1.0),
     )
-# ---- what makes a run valid for its claims (issue 21) -----------------------------------------------------------
-# NFE floors: torchdiffeq's dopri5 spends 2 evaluations choosing the first step and 6 per accepted step (FSAL),
-# so one solve of 2 accepted steps costs 14; an NFE within 1.5x that floor measures the tolerance, not the model.
-# node_adjoint_norm's trained bar: the one-step-ahead MSE at least 10 % below the better of persistence and the
-# training mean on the same stamps (the margin of the ODE-RNN forecasting rows, dynkit.experiments.hybrids.comparisons)
+# ---- what makes a run valid for its claims
+# ----------------------------------------------------------- NFE floors: torchdiffeq's dopri5
+# spends 2 evaluations choosing the first step and 6 per accepted step (FSAL), so one solve of 2
+# accepted steps costs 14; an NFE within 1.5x that floor measures the tolerance, not the model.
+# node_adjoint_norm's trained bar: the one-step-ahead MSE at least 10 % below the better of
+# persistence and the training mean on the same stamps (the margin of the ODE-RNN forecasting rows,
+# dynkit.experiments.hybrids.comparisons)
 ADJOINT_BAR_MARGIN = 0.1
 ADJOINT_BAR_WHY = (
-    "the better of persistence and the training mean on the same {split} stamps, a stated margin of "
+    "the better of persistence and the training mean on the same {split} stamps, a stated "
+    "margin of "
     "10 %"
 )
 # node_point_cloud's trained bar: the final training loss at most half the trivial predictor's on
@@ -292,9 +308,9 @@ for model in (
         ),
     )
 for model in ("node", "hbnode", "ghbnode"):
-    # off the floor (issue 30 §7): above the same model's NFE as initialised at the same tolerance, measured
-    # (dynkit.experiments.judging.baselines.untrained_forward_nfe; 38-44 per batch at rtol 1e-5), not a solver count of 14 x
-    # 1.5 that no model of this size comes near
+    # off the floor: above the same model's NFE as initialised at the same tolerance, measured
+    # (dynkit.experiments.judging.baselines.untrained_forward_nfe; 38-44 per batch at rtol 1e-5),
+    # not a solver count of 14 x 1.5 that no model of this size comes near
     declare_validity(
         "node_trained",
         at_least(f"{model}.test_acc", 0.5, DIGIT_CHANCE),
@@ -321,9 +337,9 @@ for model in ("node", "hbnode", "ghbnode"):
             "an adjoint that grows by more than 3 orders of magnitude explodes",
             kind="bounded",
         ),
-        # trained bar (issue 30 §1, issue 31 item 7): the adjoint of a model that did not learn to
-        # forecast is not Fig. 8's; held on the windows it trained on and on the held-out window whose
-        # adjoint is measured, the shard records both and its trivial predictors' on the same stamps
+        # trained bar: the adjoint of a model that did not learn to forecast is not Fig. 8's; held
+        # on the windows it trained on and on the held-out window whose adjoint is measured, the
+        # shard records both and its trivial predictors' on the same stamps
         *(
             beats_baseline(
                 f"{model}.{split}_mse",
@@ -346,8 +362,6 @@ for model in ("anode", "sonode", "hbnode"):
         ),
     )
 
-for _id, _claim in list(
-    COMPARISONS.items()
-):  # every Fig. 8 row names the design it ran (issue 31 item 7)
+for _id, _claim in list(COMPARISONS.items()):  # every Fig. 8 row names the design it ran
     if _claim.experiment == "node_adjoint_norm":
         COMPARISONS[_id] = replace(_claim, design_note=ADJOINT_NORM_DESIGN)

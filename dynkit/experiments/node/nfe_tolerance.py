@@ -1,7 +1,8 @@
-"""NFE vs solver tolerance of trained neural ODEs (Fig. 11 of the review): an experiment, since it trains.
+"""NFE vs solver tolerance of trained neural ODEs (Fig. 11 of the review): an experiment, since it
+trains.
 
-The counting itself is :mod:`dynkit.diagnostics.nfe` (pure measurement); this module builds or trains
-the models (:mod:`dynkit.models`, :mod:`dynkit.tasks`) and sweeps the tolerance.
+The counting itself is :mod:`dynkit.diagnostics.nfe` (pure measurement); this module builds or
+trains the models (:mod:`dynkit.models`, :mod:`dynkit.tasks`) and sweeps the tolerance.
 """
 
 from __future__ import annotations
@@ -19,15 +20,15 @@ from ...models.ode_block import DEFAULT_SOLVER, set_tolerance
 from ...tasks.node_runs import load_task, loss_and_accuracy, train_model
 
 UNTRAINED = "UNTRAINED"
-"""The label of a model measured as initialised (``train_epochs=0``): in the table, the JSON and the figure."""
+"""The label of a model measured as initialised (``train_epochs=0``): in the table, the JSON and the figure."""  # noqa: E501
 GIVEN_MODULES = "unknown (given trained modules)"
-"""The epochs recorded for modules passed in without ``trained_epochs``: never 0, which they need not be."""
+"""The epochs recorded for modules passed in without ``trained_epochs``: never 0, which they need not be."""  # noqa: E501
 
 
 class SweepResults(dict):
-    """:func:`nfe_vs_tolerance`'s results, ``{model: {tolerance_key: {...}}}``, with :attr:`training`:
-    ``{model: {"epochs": int or GIVEN_MODULES, "state": str}}`` (``state`` starts with ``UNTRAINED`` for a
-    model measured as initialised)."""
+    """:func:`nfe_vs_tolerance`'s results, ``{model: {tolerance_key: {...}}}``, with
+    :attr:`training`: ``{model: {"epochs": int or GIVEN_MODULES, "state": str}}`` (``state``
+    starts with ``UNTRAINED`` for a model measured as initialised)."""
 
     def __init__(self, results: dict, training: dict):
         super().__init__(results)
@@ -128,7 +129,8 @@ def nfe_vs_tolerance(
     train_epochs: int = 0,
     trained_epochs: int | dict | None = None,
 ) -> SweepResults:
-    """Forward and backward NFE per batch against the solver tolerance ``rtol = atol`` (Fig. 11 of the review).
+    """Forward and backward NFE per batch against the solver tolerance ``rtol = atol`` (Fig. 11 of
+    the review).
 
     Parameters
     ----------
@@ -149,11 +151,11 @@ def nfe_vs_tolerance(
     solver : {"dynkit", "torchdiffeq"}
         The engine of the models given by name (:class:`~dynkit.models.ODEBlock`'s ``solver``).
     train_epochs : int
-        Epochs to train the models given by name first; 0 (default): measured as initialised, labelled
-        :data:`UNTRAINED` in the results' ``training``, the JSON and the figure.
+        Epochs to train the models given by name first; 0 (default): measured as initialised,
+        labelled :data:`UNTRAINED` in the results' ``training``, the JSON and the figure.
     trained_epochs : int or dict, optional
-        The epochs the modules given were trained for (one number, or by result name), recorded as given;
-        default: recorded as :data:`GIVEN_MODULES` (never 0).
+        The epochs the modules given were trained for (one number, or by result name), recorded as
+        given; default: recorded as :data:`GIVEN_MODULES` (never 0).
 
     Returns
     -------
@@ -162,7 +164,7 @@ def nfe_vs_tolerance(
         "per_batch": {"forward": [...], "backward": [...]}}``, keys like ``"1e-05"``, whose ``training`` says
         how each model was trained. ``out`` gets them through :func:`write_nfe_sweep` (one layout for this
         function and ``dynkit nfe-sweep``).
-    """
+    """  # noqa: E501
     tolerances = [float(t) for t in tolerances]
     if not tolerances or not all(t > 0 for t in tolerances):
         raise ValueError(f"tolerances must be positive numbers, got {tolerances!r}")
@@ -234,8 +236,8 @@ def nfe_vs_tolerance(
 
 
 def sweep_training(results: dict, config: dict | None = None) -> dict:
-    """Each model's training record: the results' own (:class:`SweepResults`, or a loaded JSON's), else from
-    ``config["train_epochs"]`` (results of a sweep of named models)."""
+    """Each model's training record: the results' own (:class:`SweepResults`, or a loaded
+    JSON's), else from ``config["train_epochs"]`` (results of a sweep of named models)."""
     training = getattr(results, "training", None) or (
         results.get("training") if isinstance(results, dict) else None
     )
@@ -255,7 +257,7 @@ def write_nfe_sweep(
 ) -> tuple[Path, Path]:
     """Write a sweep's ``OUT/STEM.json`` and ``OUT/STEM.png``: the one layout of :func:`nfe_vs_tolerance` and
     ``dynkit nfe-sweep``, ``{"results": {model: {tol: ...}}, "training": {model: {"epochs", "state"}}, "config",
-    "versions", "command"}``; the figure's title says when the models are UNTRAINED."""
+    "versions", "command"}``; the figure's title says when the models are UNTRAINED."""  # noqa: E501
     from ...io import jsonable, write_json
 
     entries = _model_entries(results)
@@ -278,7 +280,8 @@ def _progress(total: int):
 
 
 def _model_entries(results: dict) -> dict:
-    # results loaded from JSON hold them under "results", beside "training", "config", "versions", "command"
+    # results loaded from JSON hold them under "results", beside "training", "config", "versions",
+    # "command"
     if isinstance(results.get("results"), dict):
         results = results["results"]
     return {
@@ -291,8 +294,10 @@ def _model_entries(results: dict) -> dict:
 
 
 def plot_nfe_vs_tolerance(results: dict, path: str | Path | None = None):
-    """Forward and backward NFE against tolerance, one line per model, as in Fig. 11 of the review."""
-    import matplotlib.pyplot as plt  # no matplotlib.use(): the caller's backend (Jupyter, a script) is kept
+    """Forward and backward NFE against tolerance, one line per model, as in Fig. 11 of the
+    review."""
+    # no matplotlib.use(): the caller's backend (Jupyter, a script) is kept
+    import matplotlib.pyplot as plt
 
     entries = _model_entries(results)
     training = sweep_training(results)
@@ -312,7 +317,8 @@ def plot_nfe_vs_tolerance(results: dict, path: str | Path | None = None):
             ax.errorbar(xs, mean, yerr=std, marker="o", capsize=3, label=label)
     axes[
         0
-    ].invert_xaxis()  # loose to tight tolerance, left to right; once: the two panels share their x axis
+        # loose to tight tolerance, left to right; once: the two panels share their x axis
+    ].invert_xaxis()
     for ax, title in zip(axes, ("forward NFE", "backward NFE")):
         ax.set_xscale("log")
         ax.set_xlabel("tolerance (rtol = atol)")

@@ -8,11 +8,12 @@ one-step-ahead forecasting of a simulated driven Duffing oscillator (Silverbox-l
 samples removed at random). After a short training, ``||dL/dz_t||`` is measured for a loss on the
 last output only, ``z = h`` (ODE-RNN) or ``z = [h, m]`` ((G)HBNODE-RNN), and plotted against T - t.
 
-Did the models learn (issue 30 §1, issue 31 item 7)? Each shard records every model's one-step-ahead MSE after
-training on the windows it trained on (``<model>.train_mse``) and on the held-out window whose adjoint is measured
-(``<model>.test_mse``), and beside them the trivial predictors' on the same stamps (:func:`trivial_forecasts`):
-persistence (the next output is the last observed one) and the training targets' mean, and the better of the two
-(``baseline.best.<metric>``). The ledger holds every model of a row to that bar.
+Did the models learn? Each shard records every model's one-step-ahead MSE after training on the
+windows it trained on (``<model>.train_mse``) and on the held-out window whose adjoint is measured
+(``<model>.test_mse``), and beside them the trivial predictors' on the same stamps
+(:func:`trivial_forecasts`): persistence (the next output is the last observed one) and the training
+targets' mean, and the better of the two (``baseline.best.<metric>``). The ledger holds every model
+of a row to that bar.
 
     python -m dynkit.experiments.node.node_adjoint_norm --out analysis/results/node_adjoint_norm
 """
@@ -36,13 +37,14 @@ CELLS = ("residual", "overwrite")
 """The observation update: ``"residual"``, the authors' ``z + cell([z, x])`` (their Walker2D hybrids of Fig. 8, with
 HBNODE-RNN's restoring term, the 0.01 parameter shrink and gradient clipping at 1.0); ``"overwrite"``, the tanh cell
 of dynkit 0.1 that replaces the state at every observation (kept as an option: it cuts the adjoint of every model at
-each observation, whatever its ODE)."""
+each observation, whatever its ODE)."""  # noqa: E501
 
 
 def hybrid(
     name: str, hidden: int = 16, width: int = 32, n_inputs: int = 2, cell: str = "residual"
 ) -> ODERNN:
-    """An ODE-RNN hybrid with a tanh 3-layer field and one RK4 step per gap; ``cell`` from :data:`CELLS`."""
+    """An ODE-RNN hybrid with a tanh 3-layer field and one RK4 step per gap; ``cell`` from
+    :data:`CELLS`."""
     if cell not in CELLS:
         raise ValueError(f"cell must be one of {CELLS}, got {cell!r}")
     residual = cell == "residual"
@@ -78,28 +80,31 @@ def make_data(length: int, n_sequences: int, seed: int):
 
 
 def gaps(t: torch.Tensor) -> torch.Tensor:
-    """The gaps before each observation of the time grids ``t`` (batch, length); 0 before the first."""
+    """The gaps before each observation of the time grids ``t`` (batch, length); 0 before the
+    first."""
     return torch.diff(t, dim=1, prepend=t[:, :1])
 
 
 N_SEQUENCES = 8
-"""Windows of the simulated run: the first ``N_SEQUENCES - 1`` train, the last is held out (its adjoint is measured)."""
+"""Windows of the simulated run: the first ``N_SEQUENCES - 1`` train, the last is held out (its adjoint is measured)."""  # noqa: E501
 TRAIN_WINDOWS = slice(0, N_SEQUENCES - 1)
 HELD_OUT = N_SEQUENCES - 1
 
 
 def one_step_mse(model: torch.nn.Module, times: torch.Tensor, x: torch.Tensor) -> float:
-    """The model's one-step-ahead MSE over windows ``x`` (batch, length + 1, 2): each output after observation ``k``
-    against the output channel at ``k + 1`` (the loss it trains on, over every stamp of the windows)."""
+    """The model's one-step-ahead MSE over windows ``x`` (batch, length + 1, 2): each output
+    after observation ``k`` against the output channel at ``k + 1`` (the loss it trains on, over
+    every stamp of the windows)."""
     with torch.no_grad():
         pred, _, _ = model(x[:, :-1], gaps(times[:, :-1]))
     return float((pred[..., 0] - x[:, 1:, 1]).pow(2).mean())
 
 
 def trivial_forecasts(x: torch.Tensor, split: str) -> dict:
-    """The trivial predictors' one-step-ahead MSE on the stamps :func:`one_step_mse` scores (``split``: ``"train"``,
-    the training windows, or ``"test"``, the held-out one): ``baseline.persistence.<split>_mse`` (the next output is
-    the last observed one), ``baseline.mean.<split>_mse`` (every output is the training targets' mean) and
+    """The trivial predictors' one-step-ahead MSE on the stamps :func:`one_step_mse` scores
+    (``split``: ``"train"``, the training windows, or ``"test"``, the held-out one):
+    ``baseline.persistence.<split>_mse`` (the next output is the last observed one),
+    ``baseline.mean.<split>_mse`` (every output is the training targets' mean) and
     ``baseline.best.<split>_mse``, the better of the two."""
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
@@ -137,15 +142,17 @@ def build_parser():
         "--shrink",
         type=float,
         default=None,
-        help="every parameter times this before training (default 0.01 with the residual cell, as the "
+        help="every parameter times this before training (default 0.01 with the residual cell, as "
+        "the "
         "authors' plane-vibration script; 1, none, with the overwrite cell)",
     )
     return p
 
 
 def options(argv: list[str] | None = None) -> dict:
-    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.node.recipe`): the
-    command line's, the hybrids' sizes, and the safeguards of the residual cell (shrink 0.01, clipping at 1.0)."""
+    """The settings ``main(argv)`` runs with (the recipe reads them:
+    :mod:`~dynkit.experiments.node.recipe`): the command line's, the hybrids' sizes, and the
+    safeguards of the residual cell (shrink 0.01, clipping at 1.0)."""
     args = build_parser().parse_args(argv)
     residual = args.cell == "residual"
     return {
@@ -203,8 +210,9 @@ def run(
     shrink: float,
     clip_norm: float | None,
 ) -> dict:
-    """Train each hybrid on the training windows (Adam, ``batch_windows`` consecutive windows a step), then measure
-    its one-step MSE and ``||dL/dz_t||`` on the held-out window: ``{"models": {...}, "baseline": {...}}``."""
+    """Train each hybrid on the training windows (Adam, ``batch_windows`` consecutive windows a
+    step), then measure its one-step MSE and ``||dL/dz_t||`` on the held-out window:
+    ``{"models": {...}, "baseline": {...}}``."""
     if not 1 <= batch_windows < N_SEQUENCES:
         raise ValueError(
             f"batch_windows must lie in [1, {N_SEQUENCES - 1}] (the training windows), got "
@@ -259,8 +267,10 @@ def run(
         }
         if not quiet:
             print(
-                f"{name:8s} loss {losses[0]:.3f} -> {losses[-1]:.3f}; one-step MSE train {train_mse:.4g} "
-                f"(best trivial {baseline['baseline.best.train_mse']:.4g}), held out {test_mse:.4g} (best trivial "
+                f"{name:8s} loss {losses[0]:.3f} -> {losses[-1]:.3f}; one-step MSE train "
+                f"{train_mse:.4g} "
+                f"(best trivial {baseline['baseline.best.train_mse']:.4g}), held out "
+                f"{test_mse:.4g} (best trivial "
                 f"{baseline['baseline.best.test_mse']:.4g}); ||dL/dz|| at T {norms[-1]:.3e}, "
                 f"at T-{t_seq[-1]:.0f} {norms[0]:.3e}",
                 flush=True,
@@ -283,7 +293,7 @@ def plot(results: dict, path) -> None:
 
 
 SUMMARY = ("norm_at_T", "norm_at_start", "decay_orders_of_magnitude", "train_mse", "test_mse")
-"""What a shard records per model (``<model>.<key>``), beside the trivial predictors' ``baseline.*``."""
+"""What a shard records per model (``<model>.<key>``), beside the trivial predictors' ``baseline.*``."""  # noqa: E501
 
 
 def _metrics(result: dict) -> dict:

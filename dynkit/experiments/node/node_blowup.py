@@ -1,14 +1,16 @@
-"""Blow-up control (Fig. 7 of the review): log ||h(t)|| of the five models on a driven Duffing oscillator.
+"""Blow-up control (Fig. 7 of the review): log ||h(t)|| of the five models on a driven Duffing
+oscillator.
 
-As in the review's Silverbox setting: the right-hand side is one dense layer of ``[h, V1(t)]``; ANODE
-is augmented by one zero dimension, SONODE/HBNODE/GHBNODE get their initial velocity/momentum from a
-dense layer of ``h(0)``; gamma = sigmoid(-3) for (G)HBNODE, and GHBNODE has sigma = hardtanh on
-[-5, 5] and xi = ln 2. Each model is integrated over a long horizon from many random
-initialisations (untrained), driven by the input voltage V1 of the measured Silverbox (``--source measured``,
-the default: its first 1,000 samples, centred and times 100, linear between samples, time in samples, from
-``h(0) = V2(0)``, as the authors' ``silverbox_init.py``; :func:`dynkit.tasks.silverbox.silverbox_measured_drive`)
-or of the simulated one (``--source simulated``, the stand-in of the results recorded before the option, whose
-config has no ``source``: :func:`dynkit.tasks.silverbox.silverbox`, from ``h(0) = y(0) + 0.1``), and
+As in the review's Silverbox setting: the right-hand side is one dense layer of ``[h, V1(t)]``;
+ANODE is augmented by one zero dimension, SONODE/HBNODE/GHBNODE get their initial velocity/momentum
+from a dense layer of ``h(0)``; gamma = sigmoid(-3) for (G)HBNODE, and GHBNODE has sigma = hardtanh
+on [-5, 5] and xi = ln 2. Each model is integrated over a long horizon from many random
+initialisations (untrained), driven by the input voltage V1 of the measured Silverbox
+(``--source measured``, the default: its first 1,000 samples, centred and times 100, linear between
+samples, time in samples, from ``h(0) = V2(0)``, as the authors' ``silverbox_init.py``;
+:func:`dynkit.tasks.silverbox.silverbox_measured_drive`) or of the simulated one
+(``--source simulated``, the stand-in of the results recorded before the option, whose config has no
+``source``: :func:`dynkit.tasks.silverbox.silverbox`, from ``h(0) = y(0) + 0.1``), and
 ``log10 ||h(t)||`` is recorded.
 
     python -m dynkit.experiments.node.node_blowup --out analysis/results/node_blowup
@@ -69,7 +71,8 @@ def build(name: str, drive) -> nn.Module:
 def trajectory_norms(
     model, y0: float, t: np.ndarray, rtol: float = 1e-6, atol: float = 1e-8
 ) -> np.ndarray:
-    """``||h(t)||`` on ``t`` (NaN after a solver failure), solved by dopri5 at ``rtol``, ``atol``."""
+    """``||h(t)||`` on ``t`` (NaN after a solver failure), solved by dopri5 at ``rtol``,
+    ``atol``."""
     x = torch.tensor([[y0]], dtype=torch.float64)
     with torch.no_grad():
         z0 = model.initial_state(x)
@@ -94,7 +97,8 @@ def build_parser():
         "--source",
         choices=("measured", "simulated"),
         default="measured",
-        help="the drive: the measured Silverbox's V1 (default; folder: $DYNKIT_TIME_SERIES_DIR) or the "
+        help="the drive: the measured Silverbox's V1 (default; folder: $DYNKIT_TIME_SERIES_DIR) "
+        "or the "
         "simulated stand-in",
     )
     p.add_argument(
@@ -107,7 +111,8 @@ def build_parser():
 
 
 def options(argv: list[str] | None = None) -> dict:
-    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.node.recipe`)."""
+    """The settings ``main(argv)`` runs with (the recipe reads them:
+    :mod:`~dynkit.experiments.node.recipe`)."""
     args = build_parser().parse_args(argv)
     return {
         "models": tuple(args.models),
@@ -120,14 +125,15 @@ def options(argv: list[str] | None = None) -> dict:
 
 
 def drive_of(source: str, t_end: float, seed: int):
-    """``(t, y0, drive, data)``: the output times on ``[0, t_end]``, ``h(0)``, the input voltage ``V1(t)`` and what
-    the data are (``source``: ``"measured"`` or ``"simulated"``, drawn from ``seed``); a ``ValueError`` for a horizon
-    beyond the measured drive."""
+    """``(t, y0, drive, data)``: the output times on ``[0, t_end]``, ``h(0)``, the input voltage
+    ``V1(t)`` and what the data are (``source``: ``"measured"`` or ``"simulated"``, drawn from
+    ``seed``); a ``ValueError`` for a horizon beyond the measured drive."""
     if source == "measured":
         samples, _, v2, drive = silverbox_measured_drive()
         if not 0 < t_end <= samples[-1]:
             raise ValueError(
-                f"--t-end must lie in (0, {samples[-1]:g}] (the measured drive's training samples), got "
+                f"--t-end must lie in (0, {samples[-1]:g}] (the measured drive's training "
+                f"samples), got "
                 f"{t_end:g}"
             )
         return (
@@ -135,7 +141,8 @@ def drive_of(source: str, t_end: float, seed: int):
             float(v2[0]),
             drive,
             (
-                "the measured Silverbox's V1 (silverbox.csv, first 1,000 samples, centred x100, linear between samples; "
+                "the measured Silverbox's V1 (silverbox.csv, first 1,000 samples, centred "
+                "x100, linear between samples; "
                 "the authors' silverbox_init.py), h(0) = V2(0)"
             ),
         )
@@ -200,8 +207,9 @@ def run(
     rtol: float,
     atol: float,
 ) -> tuple[np.ndarray, dict, str]:
-    """``(t, results, data)``: each model integrated from ``inits`` random initialisations (init ``i`` of seed ``s``
-    from torch seed ``100,003 s + i``) on the drive of ``source`` (:func:`drive_of`), with ``log10 ||h(t)||``."""
+    """``(t, results, data)``: each model integrated from ``inits`` random initialisations (init
+    ``i`` of seed ``s`` from torch seed ``100,003 s + i``) on the drive of ``source``
+    (:func:`drive_of`), with ``log10 ||h(t)||``."""
     t, y0, drive, data = drive_of(source, t_end, seed)
     results = {}
     for name in models:
@@ -229,7 +237,8 @@ def run(
         if not quiet:
             r = results[name]
             print(
-                f"{name:8s} median log10||h(T)|| {r['median_final_log10_norm']:7.2f}  max {r['max_final_log10_norm']:7.2f}"
+                f"{name:8s} median log10||h(T)|| {r['median_final_log10_norm']:7.2f}  max "
+                f"{r['max_final_log10_norm']:7.2f}"
                 f"  ||h(T)||>1e8: {r['blow_up_fraction']:.2f}  >10: {r['growth_fraction']:.2f}"
             )
     return t, results, data
@@ -258,13 +267,19 @@ def _metrics(results: dict) -> dict:
 
 
 def data_label(config) -> str:
-    """What the drive of a run was, from the config its results record (the scale's arguments): a record without
-    ``--source`` predates the measured drive and ran on the simulated stand-in."""
+    """What the drive of a run was, from the config its results record (the scale's arguments): a
+    record without ``--source`` predates the measured drive and ran on the simulated stand-in."""
     args = list(config.get("args", ()))
     source = args[args.index("--source") + 1] if "--source" in args[:-1] else "simulated"
     if source == "measured":
-        return "the measured Silverbox's input voltage V1 drives the models (the review authors' setting)"
-    return "a simulated Duffing oscillator's input drives the models (a stand-in for the measured Silverbox)"
+        return (
+            "the measured Silverbox's input voltage V1 drives the models (the review authors' "
+            "setting)"
+        )
+    return (
+        "a simulated Duffing oscillator's input drives the models (a stand-in for the measured "
+        "Silverbox)"
+    )
 
 
 # each scale names its source, so that its record says which drive it ran on

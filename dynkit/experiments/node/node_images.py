@@ -1,14 +1,15 @@
 """Image classification with the five ODE models (Figs. 6/10 of the review, on offline data).
 
-Trains NODE, ANODE, SONODE, HBNODE and GHBNODE with the same budget on scikit-learn's 8x8 digits (the
-CPU stand-in for MNIST; ``--task fashion_mnist`` runs the MNIST-size models of Table 5 on
+Trains NODE, ANODE, SONODE, HBNODE and GHBNODE with the same budget on scikit-learn's 8x8 digits
+(the CPU stand-in for MNIST; ``--task fashion_mnist`` runs the MNIST-size models of Table 5 on
 Fashion-MNIST) and records per epoch the test accuracy, forward/backward NFE per batch (adjoint
 method, as in the review) and the training time.
 
-Its own models (issue 31 item 7): every model its rows compare is trained here, from a seed of this experiment's own
-stream (:func:`model_seed`), never the seed another experiment trains with. ``node_trained`` trains HBNODE on the same
-digits with the same budget: with the run's seed passed through, its HBNODE was the very model this experiment
-reported (identical numbers in every seed), so its rows were no independent confirmation.
+Its own models: every model its rows compare is trained here, from a seed of this experiment's own
+stream (:func:`model_seed`), never the seed another experiment trains with. ``node_trained`` trains
+HBNODE on the same digits with the same budget: with the run's seed passed through, its HBNODE was
+the very model this experiment reported (identical numbers in every seed), so its rows were no
+independent confirmation.
 
     python -m dynkit.experiments.node.node_images --out analysis/results/node_images
 """
@@ -32,9 +33,10 @@ SEED_STREAM = "node_images"
 
 
 def model_seed(seed: int) -> int:
-    """The seed the models of run ``seed`` train with (data split and initialisation): the first 31 bits of
-    SHA-256 of ``"node_images:<seed>"``, a stream of this experiment's own, disjoint in practice from the small seeds
-    (0, 1, ...) the other experiments pass straight through (:func:`dynkit.tasks.node_runs.train_model`)."""
+    """The seed the models of run ``seed`` train with (data split and initialisation): the first
+    31 bits of SHA-256 of ``"node_images:<seed>"``, a stream of this experiment's own, disjoint
+    in practice from the small seeds (0, 1, ...) the other experiments pass straight through
+    (:func:`dynkit.tasks.node_runs.train_model`)."""
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     digest = hashlib.sha256(f"{SEED_STREAM}:{seed}".encode()).digest()
@@ -54,7 +56,8 @@ def build_parser():
         "--clip-norm",
         type=bounded(float, "a positive finite number", lambda v: 0 < v < math.inf),
         default=None,
-        help="clip the gradients' global norm to this (the review authors' MNIST runs: 10); default none",
+        help="clip the gradients' global norm to this (the review authors' MNIST runs: 10); "
+        "default none",
     )
     p.add_argument(
         "--checkpoints",
@@ -67,9 +70,10 @@ def build_parser():
 
 
 def options(argv: list[str] | None = None) -> dict:
-    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.node.recipe`): the
-    command line's, with the task's budget (:data:`dynkit.tasks.node_runs.SETTINGS`: epochs, batch size, learning
-    rate) and tolerance (:data:`dynkit.models.node_paper.PAPER_TOLERANCE`) where it gives none."""
+    """The settings ``main(argv)`` runs with (the recipe reads them:
+    :mod:`~dynkit.experiments.node.recipe`): the command line's, with the task's budget
+    (:data:`dynkit.tasks.node_runs.SETTINGS`: epochs, batch size, learning rate) and tolerance
+    (:data:`dynkit.models.node_paper.PAPER_TOLERANCE`) where it gives none."""
     args = build_parser().parse_args(argv)
     task = SETTINGS[args.task]
     return {
@@ -102,7 +106,8 @@ def main(argv=None) -> dict:
                 f"{name:8s} acc {s['test_acc']:.4f}  forward NFE {s['forward_nfe']:6.1f}  "
                 f"backward NFE {s['backward_nfe']:6.1f}  s/batch {s['batch_time']:.3f}"
             )
-    # the command line's values, as recorded before the options were resolved here (None: the task's default)
+    # the command line's values, as recorded before the options were resolved here (None: the task's
+    # default)
     write_json(
         args.out / "node_images.json",
         {"summary": summary, "models": results},
@@ -139,8 +144,8 @@ def run(
     lr: float,
     clip_norm: float | None,
 ) -> dict:
-    """Train each of ``models`` on ``task`` from the model seed ``seed`` (:func:`model_seed`); per model its history,
-    final metrics and config."""
+    """Train each of ``models`` on ``task`` from the model seed ``seed`` (:func:`model_seed`);
+    per model its history, final metrics and config."""
     results = {}
     for name in models:
         ckpt = checkpoints / name if checkpoints is not None else None
@@ -229,9 +234,9 @@ register_script(
     main,
     metrics=_metrics,
     smoke=("--epochs", "1", "--models", "node", "hbnode", "--tol", "1e-2"),
-    # cpu: 3 epochs at rtol 1e-5 (1 epoch at 1e-3 left every model on dopri5's floor of 20 evaluations
-    # per batch and ANODE/HBNODE below 50 % in one seed); the authors' clipping at 10 (until 2026-11-28
-    # the cpu scale trained unclipped)
+    # cpu: 3 epochs at rtol 1e-5 (1 epoch at 1e-3 left every model on dopri5's floor of 20
+    # evaluations per batch and ANODE/HBNODE below 50 % in one seed); the authors' clipping at 10
+    # (until 2026-11-28 the cpu scale trained unclipped)
     cpu=(
         "--epochs",
         "3",

@@ -1,13 +1,15 @@
 """Point-cloud separation (Sect. 3.4.1, Fig. 9 of the review): independent runs of the five models.
 
-40 points in |r| < 0.5 (class 0) and 80 in 0.85 < |r| < 1 (class 1), dopri5 at tolerance 1e-7, Adam (lr 0.01,
-batch 50). The models are the review authors' (``--design authors``, the default: their notebooks' ELU field, the
-initial velocity a hardtanh perceptron of the point, an output bounded by hardtanh(-1, 1) trained by MSE against labels
--1 and 1; 525-568 parameters, :data:`dynkit.models.node_paper.AUTHORS_POINT_CLOUD`) or dynkit's earlier ones
-(``--design dynkit``: zero initial velocity, one logit, binary cross-entropy). Each run draws a new cloud and a new
-initialisation; a run *separates* the clouds when it classifies all 120 points correctly at the end. Records loss
-curves, forward/backward NFE, the separated fraction, and the trivial predictor's loss on the run's cloud (the best
-constant output: the labels' mean under MSE, the class prior under cross-entropy).
+40 points in |r| < 0.5 (class 0) and 80 in 0.85 < |r| < 1 (class 1), dopri5 at tolerance 1e-7, Adam
+(lr 0.01, batch 50). The models are the review authors' (``--design authors``, the default: their
+notebooks' ELU field, the initial velocity a hardtanh perceptron of the point, an output bounded by
+hardtanh(-1, 1) trained by MSE against labels -1 and 1; 525-568 parameters,
+:data:`dynkit.models.node_paper.AUTHORS_POINT_CLOUD`) or dynkit's earlier ones (``--design dynkit``:
+zero initial velocity, one logit, binary cross-entropy). Each run draws a new cloud and a new
+initialisation; a run *separates* the clouds when it classifies all 120 points correctly at the end.
+Records loss curves, forward/backward NFE, the separated fraction, and the trivial predictor's loss
+on the run's cloud (the best constant output: the labels' mean under MSE, the class prior under
+cross-entropy).
 
     python -m dynkit.experiments.node.node_point_cloud --out analysis/results/node_point_cloud
 """
@@ -43,8 +45,9 @@ def build_parser():
 
 
 def options(argv: list[str] | None = None) -> dict:
-    """The settings ``main(argv)`` runs with (the recipe reads them: :mod:`~dynkit.experiments.node.recipe`):
-    the command line's, and the task's batch size and learning rate (:data:`dynkit.tasks.node_runs.SETTINGS`)."""
+    """The settings ``main(argv)`` runs with (the recipe reads them:
+    :mod:`~dynkit.experiments.node.recipe`): the command line's, and the task's batch size and
+    learning rate (:data:`dynkit.tasks.node_runs.SETTINGS`)."""
     args = build_parser().parse_args(argv)
     task = SETTINGS["point_cloud"]
     return {
@@ -107,9 +110,10 @@ def run(
     design: str = "authors",
     objective: str | None = None,
 ) -> dict:
-    """``runs`` independent runs of each model (run ``r`` of seed ``s`` draws its cloud and initialisation from
-    ``10_000 s + r``); per model the runs' curves and the summary :func:`_metrics` reads. ``objective``, when given,
-    must be the one ``design`` trains (:data:`~dynkit.tasks.node_runs.DESIGN_OBJECTIVES`): the recipe reads it."""
+    """``runs`` independent runs of each model (run ``r`` of seed ``s`` draws its cloud and
+    initialisation from ``10_000 s + r``); per model the runs' curves and the summary
+    :func:`_metrics` reads. ``objective``, when given, must be the one ``design`` trains
+    (:data:`~dynkit.tasks.node_runs.DESIGN_OBJECTIVES`): the recipe reads it."""
     if design not in DESIGN_OBJECTIVES:
         raise ValueError(f"design must be one of {tuple(DESIGN_OBJECTIVES)}, got {design!r}")
     if objective not in (None, DESIGN_OBJECTIVES[design]):
@@ -202,8 +206,8 @@ def plot(results: dict, path) -> None:
 
 
 def _metrics(results: dict) -> dict:
-    """Per model its summary; ``baseline.final_loss``: the trivial predictor's training loss on the clouds (the same
-    for every model: run ``r`` of a seed draws one cloud for all of them)."""
+    """Per model its summary; ``baseline.final_loss``: the trivial predictor's training loss on
+    the clouds (the same for every model: run ``r`` of a seed draws one cloud for all of them)."""
     metrics = {
         f"{n}.{k}": r[k]
         for n, r in results.items()

@@ -1,9 +1,11 @@
-"""Trained heavy-ball neural ODEs (review Sect. 3.4): NFE vs tolerance, NFE per epoch, stiffness of the fields.
+"""Trained heavy-ball neural ODEs (review Sect. 3.4): NFE vs tolerance, NFE per epoch, stiffness of
+the fields.
 
 One shard trains one model on one seed, then measures on the trained module:
 
 * forward/backward NFE per batch against ``rtol = atol`` (Fig. 11 of the review);
-* forward/backward NFE of every training epoch (Figs. 6 and 10; at ``cpu`` scale trained at rtol 1e-5);
+* forward/backward NFE of every training epoch (Figs. 6 and 10; at ``cpu`` scale trained at rtol
+  1e-5);
 * the stiffness report of the learned vector field before and after training (is the learned
   field stiff? the review argues HBNODE's damping keeps its dynamics benign, Sect. 3.3);
 * the NFE of solving the trained field with dopri5 and with the implicit ``radau5``, ``bdf`` and
@@ -85,7 +87,7 @@ def field_stiffness(net: torch.nn.Module, x: torch.Tensor) -> dict:
 IMPLICIT_METHODS = ("dopri5", "radau5", "bdf", "auto")
 """The methods the trained fields are solved with (issue 23, Sect. 4): an implicit method is the control
 experiment for "HBNODE's field is less stiff" (an explicit method's NFE grow with stiffness, an implicit one's
-do not)."""
+do not)."""  # noqa: E501
 
 
 def implicit_nfe(
@@ -95,10 +97,11 @@ def implicit_nfe(
     atol: float = 1e-7,
     methods: tuple[str, ...] = IMPLICIT_METHODS,
 ) -> dict:
-    """Mean evaluations of ``f`` (the finite-difference Jacobians' included), ``njev`` and ``nlu`` of solving
-    the learned field of ``net`` over the model's interval from the initial states of ``x``, one system per
-    input, with each of ``methods`` (float64 numpy): ``{method: {"nfe", "njev", "nlu", "switched_fraction"}}``,
-    the last the fraction of solves in which ``auto`` switched to a stiff method.
+    """Mean evaluations of ``f`` (the finite-difference Jacobians' included), ``njev`` and ``nlu``
+    of solving the learned field of ``net`` over the model's interval from the initial states of
+    ``x``, one system per input, with each of ``methods`` (float64 numpy):
+    ``{method: {"nfe", "njev", "nlu", "switched_fraction"}}``, the last the fraction of solves in
+    which ``auto`` switched to a stiff method.
     """
     import numpy as np
 
@@ -213,9 +216,9 @@ def render_node_trained(results: dict, out: Path) -> None:
         batch_size=8,
         stiffness_samples=1,
     ),
-    # cpu: trained at rtol 1e-5 — at the paper's 1e-3 every model on 8x8 digits sat on dopri5's floor (20
-    # evaluations per batch), so the per-epoch NFE rows measured the tolerance, not the model; the authors'
-    # clipping at 10 (until 2026-11-28 the cpu scale trained unclipped)
+    # cpu: trained at rtol 1e-5 — at the paper's 1e-3 every model on 8x8 digits sat on dopri5's
+    # floor (20 evaluations per batch), so the per-epoch NFE rows measured the tolerance, not the
+    # model; the authors' clipping at 10 (until 2026-11-28 the cpu scale trained unclipped)
     cpu=TrainedNODEConfig(train_tol=1e-5, clip_norm=10.0),
     full=TrainedNODEConfig(
         models=("node", "anode", "sonode", "hbnode", "ghbnode"),
@@ -228,7 +231,8 @@ def render_node_trained(results: dict, out: Path) -> None:
     render=render_node_trained,
 )
 def node_trained(config: TrainedNODEConfig, *, seed: int, out: Path, device: str) -> dict:
-    """Trained NODE/HBNODE/GHBNODE: NFE vs tolerance (Fig. 11), NFE per epoch (Figs. 6, 10), field stiffness."""
+    """Trained NODE/HBNODE/GHBNODE: NFE vs tolerance (Fig. 11), NFE per epoch (Figs. 6, 10),
+    field stiffness."""
     name = config.model
     torch.manual_seed(seed)
     _, _, x_test, _ = load_task(config.task, seed=seed)
@@ -277,7 +281,7 @@ def node_trained(config: TrainedNODEConfig, *, seed: int, out: Path, device: str
     for (
         method,
         entry,
-    ) in implicit.items():  # the trained field through explicit and implicit methods (issue 23)
+    ) in implicit.items():  # the trained field through explicit and implicit methods
         for key, value in entry.items():
             metrics[f"{name}.field@1e-05.{method}.{key}"] = value
     for epoch in history:

@@ -1,13 +1,16 @@
-"""The recipes (:mod:`~dynkit.experiments.recipes`) of the review's NODE experiments (Sect. 3.3-3.4, Table 4):
-``node_trained`` (image classification, Sect. 3.4.2, Figs. 10-11, Tables 4-5), ``node_images`` (Figs. 6 and 10),
-``node_point_cloud`` (Sect. 3.4.1, Fig. 9), their torchdiffeq twins (the same recipe), ``node_blowup`` (Sect. 3.2.3,
-Fig. 7) and ``node_adjoint_norm`` (Sect. 3.3, Fig. 8: Walker2D, run on a simulated stand-in).
+"""The recipes (:mod:`~dynkit.experiments.recipes`) of the review's NODE experiments (Sect. 3.3-3.4,
+Table 4): ``node_trained`` (image classification, Sect. 3.4.2, Figs. 10-11, Tables 4-5),
+``node_images`` (Figs. 6 and 10), ``node_point_cloud`` (Sect. 3.4.1, Fig. 9), their torchdiffeq
+twins (the same recipe), ``node_blowup`` (Sect. 3.2.3, Fig. 7) and ``node_adjoint_norm`` (Sect. 3.3,
+Fig. 8: Walker2D, run on a simulated stand-in).
 
-The paper's values are read from the review and from its authors' code, github.com/hedixia/HeavyBallNODE at commit
-cd1065f (``mnist/mnist_hbnode.py``, ``mnist/mnist_train.py``, ``point_cloud/nested_n_spheres_*.ipynb``,
-``silverbox_init.py``, ``walker2d/*_rnn_walker.py``); where the two disagree the recipe names both. Our values of a
-script-registered experiment are read from its ``options`` (what its command line runs with). Kept apart from the
-experiment modules so that a recipe's wording is not part of the shards' code identity.
+The paper's values are read from the review and from its authors' code,
+github.com/hedixia/HeavyBallNODE at commit cd1065f (``mnist/mnist_hbnode.py``,
+``mnist/mnist_train.py``, ``point_cloud/nested_n_spheres_*.ipynb``, ``silverbox_init.py``,
+``walker2d/*_rnn_walker.py``); where the two disagree the recipe names both. Our values of a
+script-registered experiment are read from its ``options`` (what its command line runs with). Kept
+apart from the experiment modules so that a recipe's wording is not part of the shards' code
+identity.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ def _optimiser(source: str) -> Setting:
 
 
 def _engine(source: str, twin: str) -> Setting:
-    """The ODE engine: the authors' torchdiffeq (``source``); ours dynkit's, ``twin`` runs theirs."""
+    """The ODE engine: the authors' torchdiffeq (``source``); ours dynkit's, ``twin`` runs
+    theirs."""
     why = f"dynkit's own solver counts every evaluation; {twin + SUFFIX} runs the authors' engine"
     return Setting("ODE engine", "torchdiffeq", source, field="solver", reasons=_both(why))
 
@@ -50,16 +54,19 @@ IMAGE_DATA = Setting(
     "mnist",
     "review Sect. 3.4.2 (MNIST and CIFAR10, Figs. 10-11)",
     field="task",
-    missing="an MNIST training task (dynkit.tasks.node_runs trains point_cloud, digits, fashion_mnist; MNIST is not "
+    missing="an MNIST training task (dynkit.tasks.node_runs trains point_cloud, digits, "
+    "fashion_mnist; MNIST is not "
     "available offline)",
     reasons={
         "cpu": "CPU time: scikit-learn's 8x8 digits stand in for MNIST",
-        "full": "Fashion-MNIST (1x28x28, the MNIST-size models of Table 5) stands in: MNIST is not available "
+        "full": "Fashion-MNIST (1x28x28, the MNIST-size models of Table 5) stands in: MNIST is not "
+        "available "
         "offline",
     },
 )
 DIGITS_FLOOR_WHY = (
-    "1e-5: at 1e-3 every model on 8x8 digits sat on dopri5's floor (20 evaluations per batch), so the "
+    "1e-5: at 1e-3 every model on 8x8 digits sat on dopri5's floor (20 evaluations per "
+    "batch), so the "
     "per-epoch NFE rows measured the tolerance, not the model"
 )
 IMAGE_CLIPPING = Setting(
@@ -178,7 +185,8 @@ PC_DATA = "120 points: 40 uniform in |r| < 0.5, 80 uniform in 0.85 < |r| < 1"
 
 
 def _point_cloud_counts() -> tuple[int, ...]:
-    """Our point-cloud models' parameter counts, counted (NODE, ANODE, SONODE, HBNODE, GHBNODE; the authors' design)."""
+    """Our point-cloud models' parameter counts, counted (NODE, ANODE, SONODE, HBNODE, GHBNODE;
+    the authors' design)."""
     from ...models.node_paper import count_parameters, from_paper
 
     return tuple(
@@ -188,7 +196,8 @@ def _point_cloud_counts() -> tuple[int, ...]:
 
 
 PC_COUNTS_WHY = (
-    "the authors' widths (20, 20, 13, 14, 14): the review's 528 for SONODE counts the notebook's damping "
+    "the authors' widths (20, 20, 13, 14, 14): the review's 528 for SONODE counts the "
+    "notebook's damping "
     "parameter, created in every second-order model's field and used by HBNODE's and GHBNODE's only"
 )
 add_recipe(
@@ -220,8 +229,10 @@ add_recipe(
                 "model design",
                 "authors",
                 f"{PC}: an ELU 3-layer field (hidden 20; SONODE 13; HBNODE, GHBNODE 14), "
-                "ANODE one zero dimension, SONODE/HBNODE/GHBNODE's initial velocity a 3-layer hardtanh(-5, 5) network of "
-                "the point, GHBNODE's restoring term 2 z with sigma the identity, a dense layer to one output bounded by "
+                "ANODE one zero dimension, SONODE/HBNODE/GHBNODE's initial velocity a "
+                "3-layer hardtanh(-5, 5) network of "
+                "the point, GHBNODE's restoring term 2 z with sigma the identity, a dense "
+                "layer to one output bounded by "
                 "hardtanh(-1, 1) (dynkit.models.node_paper.AUTHORS_POINT_CLOUD)",
                 field="design",
             ),
@@ -257,7 +268,8 @@ add_recipe(
             Setting(
                 "epochs",
                 100,
-                f"{PC} (--niters 300: 300 Adam steps; at Table 4's batch 50, the 120 points make 3 steps "
+                f"{PC} (--niters 300: 300 Adam steps; at Table 4's batch 50, the 120 points "
+                f"make 3 steps "
                 "an epoch, so 100 epochs)",
                 field="epochs",
             ),
@@ -267,7 +279,8 @@ add_recipe(
                 f"{PC_SECT} (100 independent runs); {PC} (range(100))",
                 field="runs",
                 reasons={
-                    "cpu": "CPU time (about 2 min a run): one run per seed, the plan's seeds are the runs"
+                    "cpu": "CPU time (about 2 min a run): one run per seed, the plan's seeds are "
+                    "the runs"
                 },
             ),
             _seeds(
@@ -294,7 +307,8 @@ add_recipe(
                 "data set",
                 "measured",
                 f"{BLOWUP_SECT} (the Silverbox task of its ref. [65]); {SB} (data/sb.csv: V1 "
-                "of the first 1,000 samples x100, linear between samples, time in samples; h(0) = V2(0))",
+                "of the first 1,000 samples x100, linear between samples, time in samples; "
+                "h(0) = V2(0))",
                 field="source",
             ),
             Setting(
@@ -312,8 +326,10 @@ add_recipe(
             Setting(
                 "initial state",
                 "ANODE: one zero dimension; SONODE/HBNODE/GHBNODE: velocity from a dense network",
-                f"{BLOWUP_SECT}; {SB} (initial_velocity: a dense layer without bias, of a constant 1)",
-                fixed="ANODE: one zero dimension; SONODE/HBNODE/GHBNODE: velocity from a dense network",
+                f"{BLOWUP_SECT}; {SB} (initial_velocity: a dense layer without bias, of a "
+                f"constant 1)",
+                fixed="ANODE: one zero dimension; SONODE/HBNODE/GHBNODE: velocity from a dense "
+                "network",
             ),
             # ours: node_blowup.build, nn.Linear(1, 1) of h(0), in the review's words
             Setting("damping gamma", "sigmoid(-3)", BLOWUP_SECT, fixed="sigmoid(-3)"),
@@ -329,7 +345,8 @@ add_recipe(
                 f"{SB} (for r in range(10))",
                 field="inits",
                 reasons={
-                    "full": "100: the rows compare fractions of inits (one in ten is the smallest effect of "
+                    "full": "100: the rows compare fractions of inits (one in ten is the smallest "
+                    "effect of "
                     "interest)"
                 },
             ),
@@ -350,7 +367,8 @@ add_recipe(
                 f"{SB} (NODEintegrate: torchdiffeq, dopri5)",
                 fixed="dynkit (dk.solve)",
                 reasons=_both(
-                    "dk.solve: an engine moves an untrained trajectory by the tolerance only, and no row here "
+                    "dk.solve: an engine moves an untrained trajectory by the tolerance "
+                    "only, and no row here "
                     "counts evaluations"
                 ),
             ),
@@ -362,7 +380,8 @@ add_recipe(
                     f"{SB} (NODEintegrate tol=1e-7)",
                     field=field,
                     reasons=_both(
-                        "ours (relative 1e-6, absolute 1e-8: the script's defaults); the authors' 1e-7 is one "
+                        "ours (relative 1e-6, absolute 1e-8: the script's defaults); the "
+                        "authors' 1e-7 is one "
                         "option away (--rtol, --atol), not yet rerun"
                     ),
                 )
@@ -381,7 +400,8 @@ add_recipe(
                 f"{SB} (np.log10(np.mean(odesizelist, axis=0)))",
                 fixed="per init: log10 ||h(T)||, its median, the fractions above 1e8 and 10",
                 reasons=_both(
-                    "the rows compare medians and fractions over inits (a mean is one init's blow-up)"
+                    "the rows compare medians and fractions over inits (a mean is one init's "
+                    "blow-up)"
                 ),
             ),
             Setting(
@@ -403,16 +423,19 @@ add_recipe(
 WK = "HeavyBallNODE walker2d/*_rnn_walker.py"
 WK_SECT = "review Sect. 3.3 (Fig. 8) and Sect. 3.4.4"
 WALKER_DATA = (
-    "Walker2D's recorded training sequences (not available offline; this experiment runs a simulated "
+    "Walker2D's recorded training sequences (not available offline; this experiment runs a "
+    "simulated "
     "oscillator in their place)"
 )
 STAND_IN = (
-    "the recorded Walker2D set is not available offline: 8 windows of a simulated driven Duffing oscillator "
+    "the recorded Walker2D set is not available offline: 8 windows of a simulated driven "
+    "Duffing oscillator "
     "(Silverbox-like) stand in, 7 to train, 1 held out whose adjoint is measured"
 )
 STAND_IN_WHY = _both(STAND_IN)
 DESIGN_WHY = _both(
-    "dynkit's hybrid with the authors' residual cell and safeguards from their plane-vibration script "
+    "dynkit's hybrid with the authors' residual cell and safeguards from their "
+    "plane-vibration script "
     "(node_adjoint_norm.hybrid), sized for the stand-in's 2 inputs"
 )
 add_recipe(
@@ -441,7 +464,8 @@ add_recipe(
                 f"review Sect. 3.4.4 (64 time stamps); {WK} (seqlen = 64)",
                 field="length",
                 reasons=_both(
-                    "ours: longer windows than the paper's 64 stamps, so that the adjoint is followed over a "
+                    "ours: longer windows than the paper's 64 stamps, so that the adjoint is "
+                    "followed over a "
                     "larger gap T - t"
                 ),
             ),
@@ -455,7 +479,8 @@ add_recipe(
                 "model design",
                 "authors",
                 f"{WK}: hidden 24, the ODE a dense layer of h, a 3-layer tanh cell, zero "
-                "initial state; HBNODE's restoring term fixed at softplus(0) h (corr=0, frozen), GHBNODE's learnable "
+                "initial state; HBNODE's restoring term fixed at softplus(0) h (corr=0, "
+                "frozen), GHBNODE's learnable "
                 "from softplus(1) with tanh on dh",
                 fixed="hidden 16, a tanh 3-layer field of width 32, HBNODE's "
                 "restoring term learnable (node_adjoint_norm.hybrid)",
@@ -470,7 +495,8 @@ add_recipe(
                 field="cell",
                 missing="a jump cell per model (the script's --cell applies to every model)",
                 reasons=_both(
-                    "one cell for every model (the script's --cell): the residual one of the authors' two "
+                    "one cell for every model (the script's --cell): the residual one of the "
+                    "authors' two "
                     "heavy-ball hybrids, so that the models differ in their ODE alone"
                 ),
             ),
@@ -482,7 +508,8 @@ add_recipe(
                 "the steps (node_adjoint_norm.hybrid)",
                 missing="an adaptive solver with the adjoint in this script",
                 reasons=_both(
-                    "CPU time: one RK4 step per gap (ours; dL/dz_t is read at the same observation states)"
+                    "CPU time: one RK4 step per gap (ours; dL/dz_t is read at the same "
+                    "observation states)"
                 ),
             ),
             Setting(
@@ -515,7 +542,8 @@ add_recipe(
                 f"{WK} (no shrink_parameters: torch's default initialisation)",
                 field="shrink",
                 reasons=_both(
-                    "ours: every parameter times 0.01 (the authors' plane-vibration pre_shrink), the residual "
+                    "ours: every parameter times 0.01 (the authors' plane-vibration "
+                    "pre_shrink), the residual "
                     "cell's safeguard; --shrink 1 is the walker scripts'"
                 ),
             ),

@@ -1,5 +1,5 @@
-"""The neural-ODE experiments behind the ledger's NFE rows, once more with torchdiffeq (review Figs. 6,
-9, 10, 11): see :mod:`dynkit.experiments.solver_variants`."""
+"""The neural-ODE experiments behind the ledger's NFE rows, once more with torchdiffeq (review
+Figs. 6, 9, 10, 11): see :mod:`dynkit.experiments.solver_variants`."""
 
 from __future__ import annotations
 

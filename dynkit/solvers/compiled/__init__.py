@@ -1,4 +1,5 @@
-"""The compiled path: whole stepping loops in numba for numpy problems (``dk.solve(..., compile=True)``).
+"""The compiled path: whole stepping loops in numba for numpy problems
+(``dk.solve(..., compile=True)``).
 
 Why
 ---
@@ -19,9 +20,9 @@ coefficients are read from the methods' data (:mod:`dynkit.solvers.tableaus`), a
 :mod:`.common`'s twins of :mod:`dynkit.solvers.engine`'s, so both paths take the same steps (tests/
 test_compiled_explicit.py checks the accepted step times, the counters and the states).
 
-numba is optional (``pip install dynkit[jit]``): this module imports it only inside its functions, so that
-``import dynkit`` never does.
-"""
+numba is optional (``pip install dynkit[jit]``): this module imports it only inside its functions,
+so that ``import dynkit`` never does.
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ __all__ = [
 
 JIT_HINT = "pip install dynkit[jit]"
 
-# method name -> driver(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> CompiledResult
+# method name -> driver(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) ->
+# CompiledResult
 KERNELS: dict[str, Callable] = {}
 # the modules that register kernels when imported (a module not present in this checkout is not one)
 _KERNEL_MODULES = ("explicit", "radau", "bdf", "rosenbrock")
@@ -78,7 +80,8 @@ def numba_available() -> bool:
 
 
 def register_kernel(name: str, driver: Callable) -> None:
-    """Make ``driver`` the compiled kernel of the method ``name`` (called by the kernel modules on import)."""
+    """Make ``driver`` the compiled kernel of the method ``name`` (called by the kernel modules
+    on import)."""
     if not isinstance(name, str) or not name:
         raise TypeError(f"register_kernel: name must be a method name (str), got {name!r}")
     if not callable(driver):
@@ -100,13 +103,15 @@ def kernel_names() -> list[str]:
 # ---------------------------------------------------------------------------------------------
 # compiling the user's problem
 
-# user function -> its wrapper in the kernels' convention, so that solving the same f again reuses the kernels
-# numba compiled for it (a new wrapper would be a new type, and every kernel would compile again)
+# user function -> its wrapper in the kernels' convention, so that solving the same f again reuses
+# the kernels numba compiled for it (a new wrapper would be a new type, and every kernel would
+# compile again)
 _WRAPPERS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
 
 def _condensed(exc: BaseException, limit: int = 400) -> str:
-    """numba's error message in a few lines: its boilerplate, source listings and ANSI colours left out."""
+    """numba's error message in a few lines: its boilerplate, source listings and ANSI colours
+    left out."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
     keep = []
     for line in text.splitlines():
@@ -145,8 +150,9 @@ def _compiled_function(
     p: np.ndarray,
     shape: tuple,
 ):
-    """``user`` test-compiled on ``(t0, y0[, p])`` and wrapped as ``g(t, y, p)`` of the kernels' function type
-    (:data:`.common.FIELD_SIGNATURE` or ``JACOBIAN_SIGNATURE``); a :class:`CompilationError` saying why not."""
+    """``user`` test-compiled on ``(t0, y0[, p])`` and wrapped as ``g(t, y, p)`` of the kernels'
+    function type (:data:`.common.FIELD_SIGNATURE` or ``JACOBIAN_SIGNATURE``); a
+    :class:`CompilationError` saying why not."""
     import numba
     import numba.core.errors
     from numba.core.dispatcher import Dispatcher
@@ -234,11 +240,12 @@ def compile_problem(
     Parameters
     ----------
     f : callable
-        ``f(t, y)`` — or ``f(t, y, p)`` when ``params`` is given — returning ``dy/dt`` as a float64 array of ``y``'s
-        shape: a numba function (used as it is) or plain numpy code (compiled here with ``numba.njit``).
+        ``f(t, y)`` — or ``f(t, y, p)`` when ``params`` is given — returning ``dy/dt`` as a float64
+        array of ``y``'s shape: a numba function (used as it is) or plain numpy code (compiled here
+        with ``numba.njit``).
     y0 : float64 array ``(n,)``
-        A state to test-compile ``f`` on (``f`` is called once at ``(t0, y0)``; the call is not counted in a solve's
-        ``nfe``).
+        A state to test-compile ``f`` on (``f`` is called once at ``(t0, y0)``; the call is not
+        counted in a solve's ``nfe``).
     t0 : float
     params : 1-D float array, optional
         The parameter vector passed to ``f(t, y, p)`` (and ``jac(t, y, p)``).
@@ -253,10 +260,12 @@ def compile_problem(
     Raises
     ------
     CompilationError
-        numba is not installed (``pip install dynkit[jit]``), or ``f`` / ``jac`` cannot be compiled (numba's
-        message condensed), or returns something else than a float64 array of the right shape.
+        numba is not installed (``pip install dynkit[jit]``), or ``f`` / ``jac`` cannot be compiled
+        (numba's message condensed), or returns something else than a float64 array of the right
+        shape.
     VectorFieldError
-        ``f`` / ``jac`` compiled but raised when called on ``(t0, y0)`` (the user's exception is ``__cause__``).
+        ``f`` / ``jac`` compiled but raised when called on ``(t0, y0)`` (the user's exception is
+        ``__cause__``).
     """
     if not numba_available():
         raise CompilationError(f"the compiled path needs numba, which is not installed: {JIT_HINT}")
@@ -300,10 +309,14 @@ def unsupported_reason(method: Any, y0: Any, options: dict[str, bool]) -> str | 
             f"{'it' if len(used) == 1 else 'them'})"
         )
     if not isinstance(y0, np.ndarray):
-        return f"the compiled path takes numpy states, got a {type(y0).__module__}.{type(y0).__name__} y0"
+        return (
+            f"the compiled path takes numpy states, got a "
+            f"{type(y0).__module__}.{type(y0).__name__} y0"
+        )
     if y0.dtype != np.float64 or y0.ndim != 1:
         return (
-            f"the compiled path takes a 1-D float64 y0, got shape {tuple(y0.shape)} dtype {y0.dtype} (flatten "
+            f"the compiled path takes a 1-D float64 y0, got shape {tuple(y0.shape)} dtype "
+            f"{y0.dtype} (flatten "
             f"the state and cast it with y0.astype(np.float64).ravel(), f reshaping inside)"
         )
     if not isinstance(method, str):
@@ -338,9 +351,9 @@ def solve_or_fallback(
 ):
     """``dk.solve``'s compiled branch: the :class:`Solution`, or None to run the Python path.
 
-    With ``mode=True`` anything that prevents compiling raises (:class:`CompilationError` for numba missing or an
-    ``f`` numba cannot compile, ValueError for an option or method the compiled path lacks); with ``"auto"`` the
-    reason is warned about (:class:`CompileWarning`) and None returned.
+    With ``mode=True`` anything that prevents compiling raises (:class:`CompilationError` for numba
+    missing or an ``f`` numba cannot compile, ValueError for an option or method the compiled path
+    lacks); with ``"auto"`` the reason is warned about (:class:`CompileWarning`) and None returned.
     """
     reason, error = unsupported_reason(method, y0, options), ValueError
     if reason is None and not numba_available():
@@ -384,7 +397,8 @@ def check_problem_jacobian(problem, method: str, t0: float, y0: np.ndarray, atol
 
 
 def refuse_or_warn(mode, reason: str, error: type = ValueError, stacklevel: int = 3) -> None:
-    """``compile=True``: raise ``error`` with the reason; ``"auto"``: warn (:class:`CompileWarning`) and return."""
+    """``compile=True``: raise ``error`` with the reason; ``"auto"``: warn
+    (:class:`CompileWarning`) and return."""
     if mode is True:
         raise error(f"compile=True: {reason}")
     warnings.warn(
@@ -404,7 +418,8 @@ class _FailureRecorder:
 
 
 class _PythonField:
-    """The compiled ``f`` called from Python and counted into ``stats.nfe`` (the failure diagnoses)."""
+    """The compiled ``f`` called from Python and counted into ``stats.nfe`` (the failure
+    diagnoses)."""
 
     def __init__(self, problem, stats):
         self.problem, self.stats = problem, stats
@@ -451,14 +466,16 @@ def solve_compiled(
     Returns
     -------
     Solution
-        ``ts``, ``ys``, ``stats`` (:class:`SolverStats`), ``result``, ``message``, ``method``, as the Python path.
+        ``ts``, ``ys``, ``stats`` (:class:`SolverStats`), ``result``, ``message``, ``method``, as
+        the Python path.
     """
     from . import common
 
     kernel_names()
     if method not in KERNELS:
         raise ValueError(method_reason(method))
-    # fresh writable C-ordered float64 arrays: what the kernels' signatures take (a caller's read-only y0 included)
+    # fresh writable C-ordered float64 arrays: what the kernels' signatures take (a caller's
+    # read-only y0 included)
     y0 = np.array(y0, dtype=np.float64, order="C")
     t_out = np.array(t_out, dtype=np.float64, order="C")
     atol_vec = np.array(np.broadcast_to(np.asarray(atol, dtype=np.float64), y0.shape), order="C")
@@ -500,7 +517,8 @@ def solve_compiled(
     t, h = float(result.t_fail), float(result.h_last)
     if result.status == common.MAX_STEPS:
         if result.y_last is not None and result.f_last is not None:
-            # the Python path's diagnosis (stiffness, chattering), with its calls of f counted the same way
+            # the Python path's diagnosis (stiffness, chattering), with its calls of f counted the
+            # same way
             stepper = type("CompiledStepper", (), {"explicit": _is_explicit(method)})()
             error = _diagnosis.max_steps_failure(
                 _PythonField(problem, stats),
@@ -553,7 +571,8 @@ def solve_compiled(
 
 
 def _is_explicit(method: str) -> bool:
-    """Whether ``method`` is an explicit method (a MaxStepsExceeded then may suggest a stiff one)."""
+    """Whether ``method`` is an explicit method (a MaxStepsExceeded then may suggest a stiff
+    one)."""
     info = METHODS.get(method)
     implementation = getattr(info, "implementation", None)
     return bool(getattr(implementation, "explicit", True)) and not hasattr(
@@ -562,7 +581,8 @@ def _is_explicit(method: str) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# ensembles (the public entry is dynkit.solve_ensemble); imported last: ensemble.py uses the names above
+# ensembles (the public entry is dynkit.solve_ensemble); imported last: ensemble.py uses the names
+# above
 
 from .ensemble import EnsembleSolution, solve_ensemble  # noqa: E402
 

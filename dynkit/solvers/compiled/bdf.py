@@ -1,14 +1,16 @@
 """``bdf`` compiled: the variable-order NDF loop of :class:`dynkit.solvers.bdf.BDFStepper`.
 
-Loops only: ``κ_k``, ``γ_k``, the error constants and the maximum order come from :data:`dynkit.solvers.bdf.NDF`,
-the controller's constants (Newton's iteration limit, safety, step-ratio bounds, the keep-``h`` band, the
-tolerance proportionality) from :mod:`dynkit.solvers.bdf`. As the Python stepper: backward differences re-sampled
-when ``h`` changes, the predictor and the simplified Newton iteration with its stopping rules, the Jacobian kept
-across steps and refreshed only when Newton fails with a Jacobian that is not current (then the same step is
-retried), the LU refactorised when ``h`` or the order changes, quasi-constant steps (``k + 1`` steps of one size
-before a change), the order chosen from the estimates at ``k − 1``, ``k``, ``k + 1``, the end slope evaluated only
-when a difference Jacobian needs it as its base point, and output times inside a step from the interpolating
-polynomial. See :mod:`dynkit.solvers.bdf` for the method and references.
+Loops only: ``κ_k``, ``γ_k``, the error constants and the maximum order come from
+:data:`dynkit.solvers.bdf.NDF`, the controller's constants (Newton's iteration limit, safety,
+step-ratio bounds, the keep-``h`` band, the tolerance proportionality) from
+:mod:`dynkit.solvers.bdf`. As the Python stepper: backward differences re-sampled when ``h``
+changes, the predictor and the simplified Newton iteration with its stopping rules, the Jacobian
+kept across steps and refreshed only when Newton fails with a Jacobian that is not current (then the
+same step is retried), the LU refactorised when ``h`` or the order changes, quasi-constant steps
+(``k + 1`` steps of one size before a change), the order chosen from the estimates at ``k − 1``,
+``k``, ``k + 1``, the end slope evaluated only when a difference Jacobian needs it as its base
+point, and output times inside a step from the interpolating polynomial. See
+:mod:`dynkit.solvers.bdf` for the method and references.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ from .linalg import lu_solve, shifted_lu
 from .addresses import user_functions
 from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
 
+__all__ = ["EPS", "coefficients", "KERNEL", "run"]
+
 EPS = float(np.finfo(np.float64).eps)
 
 
@@ -63,7 +67,8 @@ def _method_arrays(method) -> tuple:
 
 
 def coefficients(method, rtol: float) -> tuple:
-    """The numbers the kernel reads: the method's ``κ``, ``γ``, error constants, and the stepper's constants."""
+    """The numbers the kernel reads: the method's ``κ``, ``γ``, error constants, and the
+    stepper's constants."""
     kappa, gamma, error_constants, binomial = _method_arrays(method)
     controls = np.array(
         [
@@ -81,7 +86,8 @@ def coefficients(method, rtol: float) -> tuple:
 
 @numba.njit(cache=CACHE)
 def _phi(m, x) -> float:
-    """``∏_{i<m} (x + i) / m!``: the weight of ``∇^m y_n`` in ``p(t_n + x h)`` (Newton backward form)."""
+    """``∏_{i<m} (x + i) / m!``: the weight of ``∇^m y_n`` in ``p(t_n + x h)`` (Newton backward
+    form)."""
     out = 1.0
     for i in range(m):
         out *= (x + i) / (i + 1)
@@ -90,8 +96,8 @@ def _phi(m, x) -> float:
 
 @numba.njit(cache=CACHE)
 def _rescale(D, k, ratio, binomial) -> None:
-    """``∇_new = M ∇_old`` for rows ``0 … k`` (the polynomial re-sampled at ``t_n − j · ratio · h``); the
-    differences beyond the order are dropped."""
+    """``∇_new = M ∇_old`` for rows ``0 … k`` (the polynomial re-sampled at
+    ``t_n − j · ratio · h``); the differences beyond the order are dropped."""
     n = D.shape[1]
     V = np.empty((k + 1, k + 1))
     for j in range(k + 1):
@@ -165,8 +171,8 @@ def _scaled_rms(v, y, atol_s, rtol_s) -> float:
 def _bdf_kernel_loop(
     addresses, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
 ):
-    """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the accepted steps'
-    end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
+    """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the
+    accepted steps' end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
     f, jac = user_functions(addresses)  # .addresses: the user's compiled f and jac
     kappa, gamma, C, controls, binomial = co
     max_order = int(controls[0])
@@ -393,7 +399,8 @@ kernel = KERNEL.kernel
 
 
 def run(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
-    """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple (:class:`.StiffDriver`)."""
+    """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple
+    (:class:`.StiffDriver`)."""
     return KERNEL(
         f,
         jac,

@@ -37,6 +37,19 @@ from typing import Any
 
 import numpy as np
 
+__all__ = [
+    "CACHE_ENV",
+    "PACKAGE",
+    "cache_root",
+    "private_folder",
+    "kernel_folder",
+    "code_tree",
+    "imported_constants",
+    "kernel_stamp",
+    "function_key",
+    "install_locator",
+]
+
 CACHE_ENV = "DYNKIT_CACHE_DIR"
 PACKAGE = __name__.rsplit(".", 1)[0]  # dynkit.solvers.compiled
 _PARENT = PACKAGE.rsplit(".", 1)[0]  # dynkit.solvers

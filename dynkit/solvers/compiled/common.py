@@ -1,26 +1,30 @@
-"""Pieces every compiled kernel shares: status codes, the result record, and the controller's rules in numba.
+"""Pieces every compiled kernel shares: status codes, the result record, and the controller's rules
+in numba.
 
-Each function here is the compiled twin of a piece of :mod:`dynkit.solvers.engine`, with the same constants (read
-from the engine, one source of truth) and the same arithmetic, so that a kernel built from them takes the steps the
-Python loop takes:
+Each function here is the compiled twin of a piece of :mod:`dynkit.solvers.engine`, with the same
+constants (read from the engine, one source of truth) and the same arithmetic, so that a kernel
+built from them takes the steps the Python loop takes:
 
 * :func:`initial_step` — ``engine._initial_step`` ([HNW] II.4, one probe evaluation of ``f``);
 * :func:`pi_coefficients`, :func:`accepted_factor`, :func:`rejected_factor` — the PI controller of
-  ``engine._march_adaptive`` (safety 0.9, ``β = 0.2 / k``, ``α = 1/k − 0.75 β``, factors clipped to [0.2, 10], no
-  growth right after a rejection, 0.25 after a non-finite trial);
-* :func:`last_step`, :func:`step_underflowed` — the last-step rule (a step that would leave less than 16 ulps of
-  ``t`` before ``t_end`` is stretched to it) and the underflow test (``|h|`` below 16 ulps of ``t``);
+  ``engine._march_adaptive`` (safety 0.9, ``β = 0.2 / k``, ``α = 1/k − 0.75 β``, factors clipped to
+  [0.2, 10], no growth right after a rejection, 0.25 after a non-finite trial);
+* :func:`last_step`, :func:`step_underflowed` — the last-step rule (a step that would leave less
+  than 16 ulps of ``t`` before ``t_end`` is stretched to it) and the underflow test (``|h|`` below
+  16 ulps of ``t``);
 * :func:`rms_error_norm` — the RMS of ``err / (atol + rtol max(|y|, |y_new|))``;
-* :func:`outputs_due`, :func:`hermite_into` — the output recorder's rule (output times within ``1e-9 |h|`` of a step's
-  end are that end, the ones inside are interpolated) and cubic Hermite interpolation.
+* :func:`outputs_due`, :func:`hermite_into` — the output recorder's rule (output times within
+  ``1e-9 |h|`` of a step's end are that end, the ones inside are interpolated) and cubic Hermite
+  interpolation.
 
-This module imports numba: import it only once :func:`dynkit.solvers.compiled.numba_available` said yes.
+This module imports numba: import it only once :func:`dynkit.solvers.compiled.numba_available` said
+yes.
 
 References
 ----------
 .. [HNW] E. Hairer, S. P. Nørsett, G. Wanner, *Solving Ordinary Differential Equations I*, 2nd ed., Springer 1993,
    Sects. II.4 (initial step, step-size control) and II.6 (Hermite interpolation).
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -36,6 +40,48 @@ from .. import _diagnosis, _recorder, stepsize
 from ..errors import CompileWarning
 from . import cache as _cache
 
+__all__ = [
+    "CACHE",
+    "FIELD_SIGNATURE",
+    "JACOBIAN_SIGNATURE",
+    "FIELD_TYPE",
+    "JACOBIAN_TYPE",
+    "SUCCESS",
+    "MAX_STEPS",
+    "STEP_UNDERFLOW",
+    "NONFINITE",
+    "NEWTON_FAILURE",
+    "NONFINITE_START",
+    "RANGE_EDGE",
+    "ABORTED",
+    "STATUS_RESULTS",
+    "STAT_FIELDS",
+    "SAFETY",
+    "MIN_FACTOR",
+    "MAX_FACTOR",
+    "NONFINITE_FACTOR",
+    "PI_BETA_TIMES_K",
+    "SAME_TIME_RTOL",
+    "OVERFLOW_STALLS",
+    "ERR_PREV_FLOOR",
+    "CompiledProblem",
+    "CompiledResult",
+    "min_step",
+    "last_step",
+    "step_underflowed",
+    "pi_coefficients",
+    "accepted_factor",
+    "rejected_factor",
+    "rms_error_norm",
+    "safe_rms",
+    "initial_step",
+    "all_finite",
+    "same_state",
+    "overflow_stall",
+    "outputs_due",
+    "hermite_into",
+]
+
 # -- numba's on-disk cache: a private per-user folder, keyed on the kernels' code and the constants
 # they read (dynkit.solvers.compiled.cache); off, with a warning, where the folder is not private to
 # the user
@@ -50,9 +96,10 @@ if CACHE_REASON is not None:
         stacklevel=2,
     )
 
-# -- the types of the compiled problem: f(t, y, p) -> dy/dt and jac(t, y, p) -> ∂f/∂y, as numba first-class function
-# types. A kernel declared with them compiles once per process (and is cached on disk), not once per user f: the
-# user's f is then compiled alone (a fraction of a second) and called through a function pointer.
+# -- the types of the compiled problem: f(t, y, p) -> dy/dt and jac(t, y, p) -> ∂f/∂y, as numba
+# first-class function types. A kernel declared with them compiles once per process (and is cached
+# on disk), not once per user f: the user's f is then compiled alone (a fraction of a second) and
+# called through a function pointer.
 FIELD_SIGNATURE = numba.types.float64[::1](
     numba.types.float64, numba.types.float64[::1], numba.types.float64[::1]
 )
@@ -66,14 +113,16 @@ JACOBIAN_TYPE = numba.types.FunctionType(JACOBIAN_SIGNATURE)
 SUCCESS = 0
 MAX_STEPS = 1  # MaxStepsExceeded
 STEP_UNDERFLOW = 2  # StepSizeUnderflow
-NONFINITE = 3  # NonFiniteState: NaN/Inf in f at the start, on every trial down to the smallest step, or range edge
+# NonFiniteState: NaN/Inf in f at the start, on every trial down to the smallest step, or range edge
+NONFINITE = 3
 NEWTON_FAILURE = (
     4  # implicit kernels: Newton failed down to the smallest step (reported as StepSizeUnderflow)
 )
 NONFINITE_START = 5  # NonFiniteState: f returned NaN/Inf at the initial state
-RANGE_EDGE = 6  # NonFiniteState: the state sits at the edge of float64's range (accepted steps change nothing)
-# a trajectory of a parallel kernel that never returned: f raised inside a prange, where numba drops the exception
-# (the status array starts with this code, march overwrites it when it returns)
+# NonFiniteState: the state sits at the edge of float64's range (accepted steps change nothing)
+RANGE_EDGE = 6
+# a trajectory of a parallel kernel that never returned: f raised inside a prange, where numba drops
+# the exception (the status array starts with this code, march overwrites it when it returns)
 ABORTED = 7
 
 STATUS_RESULTS = {
@@ -117,7 +166,8 @@ ERR_PREV_FLOOR = stepsize.ERR_PREV_FLOOR
 
 @dataclass
 class CompiledProblem:
-    """What :func:`dynkit.solvers.compiled.compile_problem` returns: the problem in the kernels' calling convention.
+    """What :func:`dynkit.solvers.compiled.compile_problem` returns: the problem in the kernels'
+    calling convention.
 
     Attributes
     ----------
@@ -128,8 +178,8 @@ class CompiledProblem:
     n : int
         Number of state components.
     jac : numba dispatcher
-        ``jac(t, y, p) -> float64[:, :]``; a placeholder returning a ``(0, 0)`` array when ``has_jac`` is False
-        (numba needs a function of that type either way).
+        ``jac(t, y, p) -> float64[:, :]``; a placeholder returning a ``(0, 0)`` array when
+        ``has_jac`` is False (numba needs a function of that type either way).
     has_jac : bool
     source : callable
         The user's ``f`` as given (for messages).
@@ -150,7 +200,8 @@ class CompiledResult:
     Attributes
     ----------
     status : int
-        One of the codes of this module (``SUCCESS``, ``MAX_STEPS``, ``STEP_UNDERFLOW``, ``NONFINITE``, ...).
+        One of the codes of this module (``SUCCESS``, ``MAX_STEPS``, ``STEP_UNDERFLOW``,
+        ``NONFINITE``, ...).
     t_fail : float
         Where the solve stopped (``t_end`` on success).
     ys : float64 array ``(n_eval, n)``
@@ -164,7 +215,8 @@ class CompiledResult:
     h_last : float
         The step size when the solve stopped (for the failure messages).
     y_last, f_last : float64 arrays or None
-        The state at ``t_fail`` and ``f`` there (an explicit kernel's ``MaxStepsExceeded`` diagnosis uses them).
+        The state at ``t_fail`` and ``f`` there (an explicit kernel's ``MaxStepsExceeded`` diagnosis
+        uses them).
     """
 
     status: int
@@ -191,8 +243,8 @@ def min_step(t_a: float, t_b: float) -> float:
 
 @numba.njit
 def last_step(t: float, h: float, t_end: float, direction: float):
-    """``(h, last)``: a step that reaches ``t_end`` or would leave less than 16 ulps before it becomes
-    ``t_end - t`` (``engine._march_adaptive``'s rule)."""
+    """``(h, last)``: a step that reaches ``t_end`` or would leave less than 16 ulps before it
+    becomes ``t_end - t`` (``engine._march_adaptive``'s rule)."""
     last = direction * (t_end - (t + h)) < 16.0 * np.spacing(max(abs(t), abs(t_end)))
     if last:
         h = t_end - t
@@ -201,14 +253,16 @@ def last_step(t: float, h: float, t_end: float, direction: float):
 
 @numba.njit
 def step_underflowed(t: float, h: float) -> bool:
-    """Whether ``|h|`` is below 16 ulps of ``t`` (and of ``t + h``): a :class:`StepSizeUnderflow`."""
+    """Whether ``|h|`` is below 16 ulps of ``t`` (and of ``t + h``): a
+    :class:`StepSizeUnderflow`."""
     return abs(h) < 16.0 * np.spacing(max(abs(t), abs(t + h)))
 
 
 @numba.njit
 def pi_coefficients(k: int, pi_beta: float, safety: float):
-    """``(alpha, beta, safety)`` of the PI controller for error exponent ``k``; ``pi_beta`` NaN and ``safety`` NaN
-    or 0 mean the engine's defaults (a method's own values otherwise, like ``RungeKuttaTableau.pi_beta``)."""
+    """``(alpha, beta, safety)`` of the PI controller for error exponent ``k``; ``pi_beta`` NaN
+    and ``safety`` NaN or 0 mean the engine's defaults (a method's own values otherwise, like
+    ``RungeKuttaTableau.pi_beta``)."""
     beta = PI_BETA_TIMES_K / k if pi_beta != pi_beta else pi_beta
     alpha = 1.0 / k - 0.75 * beta
     if safety != safety or safety == 0.0:
@@ -220,7 +274,8 @@ def pi_coefficients(k: int, pi_beta: float, safety: float):
 def accepted_factor(
     norm: float, err_prev: float, alpha: float, beta: float, safety: float, rejected_last: bool
 ) -> float:
-    """The step factor after an accepted step (PI control, [HNW] IV.2; no growth right after a rejection)."""
+    """The step factor after an accepted step (PI control, [HNW] IV.2; no growth right after a
+    rejection)."""
     if norm == 0.0:
         factor = MAX_FACTOR
     else:
@@ -241,7 +296,8 @@ def rejected_factor(norm: float, safety: float, k: int) -> float:
 
 @numba.njit
 def rms_error_norm(err, y, y_new, rtol: float, atol) -> float:
-    """RMS of ``err / (atol + rtol max(|y|, |y_new|))`` (NaN stays NaN: the caller treats it as Inf)."""
+    """RMS of ``err / (atol + rtol max(|y|, |y_new|))`` (NaN stays NaN: the caller treats it as
+    Inf)."""
     total = 0.0
     for j in range(err.shape[0]):
         ratio = err[j] / (atol[j] + rtol * max(abs(y[j]), abs(y_new[j])))
@@ -272,7 +328,8 @@ def safe_rms(x) -> float:
 def initial_step(
     f, p, t0: float, t_end: float, y0, f0, rtol: float, atol, direction: float, k: int
 ) -> float:
-    """Automatic initial step of [HNW] II.4, as ``engine._initial_step`` (one call of ``f``: the caller counts it)."""
+    """Automatic initial step of [HNW] II.4, as ``engine._initial_step`` (one call of ``f``: the
+    caller counts it)."""
     n = y0.shape[0]
     span = abs(t_end - t0)
     scale = np.empty(n)
@@ -327,9 +384,10 @@ def same_state(a, b) -> bool:
 
 @numba.njit
 def overflow_stall(pending: bool, stalls: int, y, y_new):
-    """The engine's range-edge watch after an accepted step: ``(pending, stalls, at_edge)``. Pending since an
-    overflowed trial, it is cleared by a step that changes the state; ``OVERFLOW_STALLS`` accepted steps in a row that
-    change nothing put the solve at the edge of float64's range (``RANGE_EDGE``)."""
+    """The engine's range-edge watch after an accepted step: ``(pending, stalls, at_edge)``.
+    Pending since an overflowed trial, it is cleared by a step that changes the state;
+    ``OVERFLOW_STALLS`` accepted steps in a row that change nothing put the solve at the edge of
+    float64's range (``RANGE_EDGE``)."""
     if not pending:
         return False, stalls, False
     stalled = same_state(y, y_new)
@@ -345,9 +403,10 @@ def overflow_stall(pending: bool, stalls: int, y, y_new):
 def outputs_due(signed_times, next_index: int, t_old: float, t_new: float, direction: float):
     """The output times a step from ``t_old`` to ``t_new`` passes (``engine._Recorder.advance``).
 
-    Returns ``(inner, stop, exact)``: rows ``next_index .. inner - 1`` are to be interpolated inside the step; with
-    ``exact`` the row ``stop - 1`` is the step's end (its time within ``1e-9 |h|`` of ``t_new``); ``stop`` is the
-    next row to fill. ``signed_times`` is ``direction * t_eval`` (increasing).
+    Returns ``(inner, stop, exact)``: rows ``next_index .. inner - 1`` are to be interpolated inside
+    the step; with ``exact`` the row ``stop - 1`` is the step's end (its time within ``1e-9 |h|`` of
+    ``t_new``); ``stop`` is the next row to fill. ``signed_times`` is ``direction * t_eval``
+    (increasing).
     """
     m = signed_times.shape[0]
     if next_index >= m:
@@ -365,7 +424,8 @@ def outputs_due(signed_times, next_index: int, t_old: float, t_new: float, direc
 
 @numba.njit
 def hermite_into(out, theta: float, h: float, y0, f0, y1, f1) -> None:
-    """Cubic Hermite interpolation on one step at the fraction ``theta`` ([HNW] II.6), written into ``out``."""
+    """Cubic Hermite interpolation on one step at the fraction ``theta`` ([HNW] II.6), written
+    into ``out``."""
     t2 = theta * theta
     t3 = t2 * theta
     w0 = 2 * t3 - 3 * t2 + 1

@@ -1,11 +1,12 @@
-"""Ensembles: one problem from many initial states or parameter sets in one call, each trajectory with its own steps.
+"""Ensembles: one problem from many initial states or parameter sets in one call, each trajectory
+with its own steps.
 
-What users of diffrax's ``vmap`` over ``diffeqsolve`` and DifferentialEquations.jl's ``EnsembleProblem`` expect, with
-one difference: a trajectory here is an independent solve (its own step sizes, rejections and failure), not one
-lane of a batched solve that shares steps. Compiled, the trajectories run in a numba ``prange`` over the explicit
-loop of :mod:`.explicit` (each exactly the steps ``dk.solve(..., compile=True)`` takes for it); without numba the
-same results come from a Python loop over :func:`dynkit.solve`. The kernel is
-:func:`.explicit_ensemble.march_many`.
+What users of diffrax's ``vmap`` over ``diffeqsolve`` and DifferentialEquations.jl's
+``EnsembleProblem`` expect, with one difference: a trajectory here is an independent solve (its own
+step sizes, rejections and failure), not one lane of a batched solve that shares steps. Compiled,
+the trajectories run in a numba ``prange`` over the explicit loop of :mod:`.explicit` (each exactly
+the steps ``dk.solve(..., compile=True)`` takes for it); without numba the same results come from a
+Python loop over :func:`dynkit.solve`. The kernel is :func:`.explicit_ensemble.march_many`.
 
 This module imports numba only when it compiles.
 """
@@ -55,16 +56,19 @@ class EnsembleSolution:
     ts : float64 array ``(n_t,)``
         The output times.
     ys : float64 array ``(m, n_t, n)``
-        ``ys[i, j]`` is trajectory ``i``'s state at ``ts[j]``; NaN past a failed trajectory's last output.
+        ``ys[i, j]`` is trajectory ``i``'s state at ``ts[j]``; NaN past a failed trajectory's last
+        output.
     stats : dict of int64 arrays ``(m,)``
-        Per trajectory, the counters of :class:`~dynkit.solvers.SolverStats` (``stats["nfe"][i]`` ...). Compiled, a
-        trajectory that ran out of steps counts the step loop's evaluations only: :func:`dynkit.solve` adds those of
-        its diagnosis (stiffness, chattering) to the ``MaxStepsExceeded`` it raises, which an ensemble does not run.
+        Per trajectory, the counters of :class:`~dynkit.solvers.SolverStats` (``stats["nfe"][i]``
+        ...). Compiled, a trajectory that ran out of steps counts the step loop's evaluations only:
+        :func:`dynkit.solve` adds those of its diagnosis (stiffness, chattering) to the
+        ``MaxStepsExceeded`` it raises, which an ensemble does not run.
     results : array of str ``(m,)``
         ``"success"`` or the failure's code (``"max_steps_exceeded"``, ``"step_size_underflow"``,
         ``"non_finite_state"``, ...), as :attr:`Solution.result <dynkit.solvers.Solution.result>`;
-        ``"vector_field_error"`` for a trajectory whose compiled ``f`` raised (numba drops the exception inside its
-        parallel loop, so its message is lost: rerun that trajectory with :func:`dynkit.solve` to see it).
+        ``"vector_field_error"`` for a trajectory whose compiled ``f`` raised (numba drops the
+        exception inside its parallel loop, so its message is lost: rerun that trajectory with
+        :func:`dynkit.solve` to see it).
     t_stop : float64 array ``(m,)``
         Where each trajectory stopped (``ts[-1]`` on success).
     method : str
@@ -114,7 +118,8 @@ class EnsembleSolution:
         m, n_t, n = self.ys.shape
         failed = int((~self.success).sum())
         return (
-            f"EnsembleSolution(method: {self.method}, {m} trajectories of {n} states at {n_t} times, "
+            f"EnsembleSolution(method: {self.method}, {m} trajectories of {n} states at "
+            f"{n_t} times, "
             f"{'compiled' if self.compiled else 'Python loop'}, {failed} failed, nfe total "
             f"{int(self.stats['nfe'].sum())})"
         )
@@ -125,7 +130,8 @@ def _float_matrix(value, name: str, what: str) -> np.ndarray:
 
 
 def _validate(f, y0s, t, params, method, rtol, atol, first_step, max_steps, threads):
-    """Everything checked before any work: ``(Y0 (m, n), P (m, n_p) or None, t_out, rtol, atol, first_step)``."""
+    """Everything checked before any work:
+    ``(Y0 (m, n), P (m, n_p) or None, t_out, rtol, atol, first_step)``."""
     if not callable(f):
         raise TypeError(
             f"f must be a callable f(t, y) (or f(t, y, p) with params), got {type(f).__name__}"
@@ -157,7 +163,8 @@ def _validate(f, y0s, t, params, method, rtol, atol, first_step, max_steps, thre
         )
         if P.ndim not in (1, 2) or P.shape[-1] == 0:
             raise ValueError(
-                f"params must be a (m, n_p) array of parameter sets with n_p >= 1, or one (n_p,) set, "
+                f"params must be a (m, n_p) array of parameter sets with n_p >= 1, or one "
+                f"(n_p,) set, "
                 f"got shape {P.shape}"
             )
         if not np.isfinite(P).all():
@@ -165,8 +172,10 @@ def _validate(f, y0s, t, params, method, rtol, atol, first_step, max_steps, thre
     m = Y.shape[0] if Y.ndim == 2 else (P.shape[0] if P is not None and P.ndim == 2 else None)
     if m is None:
         raise ValueError(
-            f"y0s of shape {Y.shape} is one state and params {'is None' if P is None else 'one set'}: "
-            f"give several initial states (y0s of shape (m, n)) or several parameter sets (params of "
+            f"y0s of shape {Y.shape} is one state and params "
+            f"{'is None' if P is None else 'one set'}: "
+            f"give several initial states (y0s of shape (m, n)) or several parameter sets "
+            f"(params of "
             f"shape (m, n_p)); for one trajectory use dk.solve"
         )
     if P is not None and P.ndim == 2 and Y.ndim == 2 and P.shape[0] != Y.shape[0]:
@@ -192,7 +201,8 @@ def _validate(f, y0s, t, params, method, rtol, atol, first_step, max_steps, thre
         or max_steps < 1
     ):
         raise ValueError(
-            f"max_steps must be a positive integer, got {type(max_steps).__name__} {max_steps!r:.60}"
+            f"max_steps must be a positive integer, got {type(max_steps).__name__} "
+            f"{max_steps!r:.60}"
         )
     direction = 1.0 if t_out[-1] > t_out[0] else -1.0
     if first_step is not None:
@@ -217,10 +227,10 @@ def _validate(f, y0s, t, params, method, rtol, atol, first_step, max_steps, thre
 def _probe(f, Y, P, t0: float) -> None:
     """One call of ``f`` on the first trajectory's start, as :func:`dynkit.solve` makes it first.
 
-    An ``f`` that cannot be called so (arity), indexes past ``y`` or ``p``, or returns no array of
-    ``y``'s shape (``None``, a list, another shape or a non-real dtype) is a programming error of ``f``,
-    raised here naming it, not a failure of every trajectory. Any other exception is left to the loop:
-    it may belong to that trajectory's values."""
+    An ``f`` that cannot be called so (arity), indexes past ``y`` or ``p``, or returns no array
+    of ``y``'s shape (``None``, a list, another shape or a non-real dtype) is a programming error
+    of ``f``, raised here naming it, not a failure of every trajectory. Any other exception is
+    left to the loop: it may belong to that trajectory's values."""
     call = "f(t, y, p)" if P is not None else "f(t, y)"
     args = (t0, Y[0].copy()) if P is None else (t0, Y[0].copy(), P[0].copy())
     try:
@@ -261,13 +271,15 @@ def solve_ensemble(
     compile: bool | str = "auto",
     threads: int | None = None,
 ) -> EnsembleSolution:
-    """Solve one ODE from many initial states and/or parameter sets, each trajectory with its own adaptive steps.
+    """Solve one ODE from many initial states and/or parameter sets, each trajectory with its own
+    adaptive steps.
 
     Parameters
     ----------
     f : callable
-        ``f(t, y)``, or ``f(t, y, p)`` when ``params`` is given, returning ``dy/dt`` as a float64 array of ``y``'s
-        shape: numba code or plain numpy code numba can compile (see :func:`dynkit.solve`'s ``compile``).
+        ``f(t, y)``, or ``f(t, y, p)`` when ``params`` is given, returning ``dy/dt`` as a float64
+        array of ``y``'s shape: numba code or plain numpy code numba can compile (see
+        :func:`dynkit.solve`'s ``compile``).
     y0s : array ``(m, n)`` or ``(n,)``
         The initial states, one row per trajectory (one state shared by every parameter set).
     t : 1-D array
@@ -275,13 +287,16 @@ def solve_ensemble(
     params : array ``(m, n_p)`` or ``(n_p,)``, optional
         The parameter vector ``p`` of each trajectory (one set shared by every initial state).
     method : str
-        An adaptive explicit method: ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5`` (default) or ``dop853``.
+        An adaptive explicit method: ``bosh3``, ``rkf45``, ``dopri5``, ``tsit5`` (default) or
+        ``dop853``.
     rtol, atol, first_step, max_steps
-        As in :func:`dynkit.solve`, for each trajectory (``atol`` a float or one value per component).
+        As in :func:`dynkit.solve`, for each trajectory (``atol`` a float or one value per
+        component).
     compile : bool or "auto"
-        ``"auto"`` (default): compiled when numba is installed and compiles ``f``, else the Python loop with a
-        :class:`~dynkit.solvers.CompileWarning`; ``True``: compiled or :class:`~dynkit.solvers.CompilationError`;
-        ``False``: a Python loop over :func:`dynkit.solve` (the reference the compiled path is tested against).
+        ``"auto"`` (default): compiled when numba is installed and compiles ``f``, else the Python
+        loop with a :class:`~dynkit.solvers.CompileWarning`; ``True``: compiled or
+        :class:`~dynkit.solvers.CompilationError`; ``False``: a Python loop over
+        :func:`dynkit.solve` (the reference the compiled path is tested against).
     threads : int, optional
         numba threads for the trajectories (default numba's, the number of cores), at most
         ``os.cpu_count()``; restored afterwards.
@@ -290,14 +305,15 @@ def solve_ensemble(
     ------
     TypeError, ValueError
         Before any work, for bad arguments, and for an ``f`` that is wrong on the first trajectory's
-        start (it cannot be called as ``f(t, y[, p])``, indexes past ``y`` or ``p``, or returns no real
-        array of ``y``'s shape): a programming error, not a failure of every trajectory.
+        start (it cannot be called as ``f(t, y[, p])``, indexes past ``y`` or ``p``, or returns no
+        real array of ``y``'s shape): a programming error, not a failure of every trajectory.
 
     Returns
     -------
     EnsembleSolution
-        ``ys`` ``(m, len(t), n)``, per-trajectory ``stats``, ``results`` and ``t_stop``; a failed trajectory does not
-        stop the others (its ``results`` entry says why, its rows past the failure are NaN).
+        ``ys`` ``(m, len(t), n)``, per-trajectory ``stats``, ``results`` and ``t_stop``; a failed
+        trajectory does not stop the others (its ``results`` entry says why, its rows past the
+        failure are NaN).
 
     Examples
     --------
@@ -314,7 +330,7 @@ def solve_ensemble(
     Each trajectory takes exactly the steps :func:`dynkit.solve` takes for it with the same method and tolerances
     (tests/test_ensemble.py compares them), so an ensemble is many solves' work without many solves' interpreter
     cost: for a 2-state problem the Python loop spends nearly all its time in the interpreter, once per step.
-    """
+    """  # noqa: E501
     mode = validate_compile(compile)
     Y, P, t_out, rtol, atol, first_step = _validate(
         f, y0s, t, params, method, rtol, atol, first_step, max_steps, threads
@@ -464,10 +480,12 @@ def _one_by_one(
     status,
     t_stop,
 ) -> None:
-    """The trajectories in turn with the single-solve kernel, those whose ``f`` raises marked ``ABORTED``.
+    """The trajectories in turn with the single-solve kernel, those whose ``f`` raises marked
+    ``ABORTED``.
 
-    numba drops an exception raised inside its parallel loop, or leaves it set and raises a SystemError, depending on
-    the threads' timing; one by one, each trajectory's exception is caught where it happens.
+    numba drops an exception raised inside its parallel loop, or leaves it set and raises a
+    SystemError, depending on the threads' timing; one by one, each trajectory's exception is caught
+    where it happens.
     """
     import dataclasses
 

@@ -1,17 +1,19 @@
-"""The compiled embedded explicit Runge–Kutta loop: one kernel for every adaptive tableau, methods as data.
+"""The compiled embedded explicit Runge–Kutta loop: one kernel for every adaptive tableau, methods
+as data.
 
-:func:`march` is ``engine._march_adaptive`` driving ``explicit.ExplicitRK`` (the Python path), written as one numba
-loop over a tableau given as arrays (:class:`ExplicitCoefficients`, read from
-:class:`~dynkit.solvers.tableaus.RungeKuttaTableau`): the stages stored as rows ``h k_i``, FSAL, the error estimate
-``h Σ e_i k_i`` (and DOP853's second estimator), the PI controller and the output rule of :mod:`.common`, and at the
-output times the tableau's own continuous extension (its extra stages, and ``f(t + h, y_new)`` where ``P`` weighs
-it, evaluated only on the steps that interpolate, as the Python path does) or cubic Hermite.
+:func:`march` is ``engine._march_adaptive`` driving ``explicit.ExplicitRK`` (the Python path),
+written as one numba loop over a tableau given as arrays (:class:`ExplicitCoefficients`, read from
+:class:`~dynkit.solvers.tableaus.RungeKuttaTableau`): the stages stored as rows ``h k_i``, FSAL, the
+error estimate ``h Σ e_i k_i`` (and DOP853's second estimator), the PI controller and the output
+rule of :mod:`.common`, and at the output times the tableau's own continuous extension (its extra
+stages, and ``f(t + h, y_new)`` where ``P`` weighs it, evaluated only on the steps that interpolate,
+as the Python path does) or cubic Hermite.
 
-Evaluations of ``f`` happen where the Python path makes them, so ``nfe`` agrees: the stages of every trial (FSAL's
-last one included), the probe of the initial step, the end slope of an accepted step when another step follows or
-an output inside the step needs it. Importing this module registers a kernel for every adaptive explicit method in
-:data:`dynkit.solvers.METHODS`. The fixed-step methods have none: their loop's stability monitor
-(``engine._AmplificationMonitor``) has no compiled twin.
+Evaluations of ``f`` happen where the Python path makes them, so ``nfe`` agrees: the stages of every
+trial (FSAL's last one included), the probe of the initial step, the end slope of an accepted step
+when another step follows or an output inside the step needs it. Importing this module registers a
+kernel for every adaptive explicit method in :data:`dynkit.solvers.METHODS`. The fixed-step methods
+have none: their loop's stability monitor (``engine._AmplificationMonitor``) has no compiled twin.
 """
 
 from __future__ import annotations
@@ -52,6 +54,14 @@ from .common import (
     step_underflowed,
 )
 
+__all__ = [
+    "SECOND_ESTIMATE_WEIGHT",
+    "ExplicitCoefficients",
+    "MARCH_SIGNATURE",
+    "march",
+    "ExplicitDriver",
+]
+
 # flags (an int64 array handed to the kernel)
 FSAL, HAS_P, P_USES_SLOPE, HAS_E2, EXPONENT = range(5)
 # DOP853's combination of its two error estimates ([HNW] II.10): |e5|² / sqrt(|e5|² + 0.01 |e3|²)
@@ -62,10 +72,11 @@ SECOND_ESTIMATE_WEIGHT = 0.01
 class ExplicitCoefficients:
     """A tableau as the arrays the kernel reads (all float64 unless said).
 
-    ``a`` (s, s), ``b`` (s,) (zero past the stages before ``y_new``), ``c`` (s,), ``e`` and ``e2`` (s,) (zeros
-    when absent), ``p`` (rows, m) the dense-output matrix (``(0, 0)`` without one), ``a_dense`` (extra stages,
-    padded rows over every earlier stage row) and ``c_dense``, ``flags`` (int64: FSAL, has P, P weighs
-    ``f(t + h, y_new)``, has E2, the controller's exponent k), ``control`` (pi_beta, safety; NaN: the defaults).
+    ``a`` (s, s), ``b`` (s,) (zero past the stages before ``y_new``), ``c`` (s,), ``e`` and ``e2``
+    (s,) (zeros when absent), ``p`` (rows, m) the dense-output matrix (``(0, 0)`` without one),
+    ``a_dense`` (extra stages, padded rows over every earlier stage row) and ``c_dense``, ``flags``
+    (int64: FSAL, has P, P weighs ``f(t + h, y_new)``, has E2, the controller's exponent k),
+    ``control`` (pi_beta, safety; NaN: the defaults).
     """
 
     name: str
@@ -84,7 +95,8 @@ class ExplicitCoefficients:
     def from_tableau(cls, tableau: RungeKuttaTableau) -> "ExplicitCoefficients":
         if not isinstance(tableau, RungeKuttaTableau) or not tableau.adaptive:
             raise ValueError(
-                f"the compiled explicit loop runs adaptive RungeKuttaTableau methods, got {tableau!r:.60}"
+                f"the compiled explicit loop runs adaptive RungeKuttaTableau methods, got "
+                f"{tableau!r:.60}"
             )
         s = tableau.stages
         last = s - 1 if tableau.fsal else s
@@ -163,8 +175,9 @@ def _scaled_rms(weights, hK, rows: int, y, y_new, rtol: float, atol, err) -> flo
 # the kernels' argument types (C-ordered float64 / int64 vectors and matrices)
 F8, I8 = numba.types.float64, numba.types.int64
 VEC, MAT, IVEC = F8[::1], F8[:, ::1], I8[::1]
-# march compiles on import, once (then loads from the disk cache, keyed on the package's sources: common.CACHE): f is a
-# first-class function of FIELD_TYPE, not a type of its own, so a user's f is compiled alone
+# march compiles on import, once (then loads from the disk cache, keyed on the package's sources:
+# common.CACHE): f is a first-class function of FIELD_TYPE, not a type of its own, so a user's f is
+# compiled alone
 MARCH_SIGNATURE = numba.types.Tuple((I8, F8, F8, I8, VEC, I8))(
     FIELD_TYPE,
     VEC,
@@ -218,11 +231,13 @@ def march(
     f_last,
     steps,
 ):
-    """Integrate from ``t_out[0]`` to ``t_out[-1]``, writing ``ys[i]`` at ``t_out[i]`` and counting into ``stats``.
+    """Integrate from ``t_out[0]`` to ``t_out[-1]``, writing ``ys[i]`` at ``t_out[i]`` and counting
+    into ``stats``.
 
-    ``first_step`` 0 means automatic; ``steps`` (float64, length 0 to not record) receives the accepted steps' end
-    times, grown as needed. Returns ``(status, t_stop, h, n_filled, steps, n_recorded)``; on a ``MAX_STEPS`` or
-    ``RANGE_EDGE`` failure ``y_last`` and ``f_last`` hold the state and ``f`` at ``t_stop``.
+    ``first_step`` 0 means automatic; ``steps`` (float64, length 0 to not record) receives the
+    accepted steps' end times, grown as needed. Returns
+    ``(status, t_stop, h, n_filled, steps, n_recorded)``; on a ``MAX_STEPS`` or ``RANGE_EDGE``
+    failure ``y_last`` and ``f_last`` hold the state and ``f`` at ``t_stop``.
     """
     fsal, has_p, p_uses_slope, has_e2 = (
         flags[FSAL] != 0,
@@ -395,10 +410,11 @@ def march(
 
 
 class ExplicitDriver:
-    """The compiled kernel of one tableau, in the drivers' calling convention (see :mod:`dynkit.solvers.compiled`).
+    """The compiled kernel of one tableau, in the drivers' calling convention (see
+    :mod:`dynkit.solvers.compiled`).
 
-    ``ExplicitDriver(tableau)(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)``; with
-    ``record_steps=True`` the result's ``steps`` holds the accepted steps' end times.
+    ``ExplicitDriver(tableau)(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)``;
+    with ``record_steps=True`` the result's ``steps`` holds the accepted steps' end times.
     """
 
     def __init__(self, tableau: RungeKuttaTableau | ExplicitCoefficients):

@@ -1,7 +1,7 @@
 """The ensemble kernel: :func:`.explicit.march` for many trajectories in a numba ``prange``.
 
-A module of its own so that the parallel kernel compiles (or loads from the disk cache) only when an ensemble is
-solved, not with every compiled ``dk.solve``.
+A module of its own so that the parallel kernel compiles (or loads from the disk cache) only when an
+ensemble is solved, not with every compiled ``dk.solve``.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import numpy as np
 
 from .common import CACHE, FIELD_TYPE
 from .explicit import F8, I8, IVEC, MAT, VEC, march
+
+__all__ = ["march_many"]
 
 
 @numba.njit(
@@ -65,9 +67,11 @@ def march_many(
     status,
     t_stop,
 ):
-    """:func:`march` for each row of ``Y`` (initial states) and ``P`` (parameter vectors), in a ``prange``.
+    """:func:`march` for each row of ``Y`` (initial states) and ``P`` (parameter vectors), in a
+    ``prange``.
 
-    Trajectory ``i`` writes ``ys[i]``, ``stats[i]``, ``status[i]`` and ``t_stop[i]``; each has its own steps.
+    Trajectory ``i`` writes ``ys[i]``, ``stats[i]``, ``status[i]`` and ``t_stop[i]``; each has its
+    own steps.
     """
     no_steps = np.empty(0)
     for i in numba.prange(Y.shape[0]):

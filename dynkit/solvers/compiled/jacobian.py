@@ -1,21 +1,25 @@
-"""``∂f/∂y`` (and ``∂f/∂t``) for the compiled stiff kernels: the user's ``jac`` or forward differences.
+"""``∂f/∂y`` (and ``∂f/∂t``) for the compiled stiff kernels: the user's ``jac`` or forward
+differences.
 
-The compiled counterpart of :class:`dynkit.solvers.jacobian.FiniteDifferenceJacobian` (dense, one sample) and
-:class:`~dynkit.solvers.jacobian.UserJacobian`: the same rule, step by step, so that both paths take the same
-increments and count the same calls of ``f``:
+The compiled counterpart of :class:`dynkit.solvers.jacobian.FiniteDifferenceJacobian` (dense, one
+sample) and :class:`~dynkit.solvers.jacobian.UserJacobian`: the same rule, step by step, so that
+both paths take the same increments and count the same calls of ``f``:
 
-* per column ``j`` the increment ``δ_j = φ_j max(|y_j|, s_j)`` with the scale ``s_j`` in ``[atol_j, atol_j/rtol]``
-  following the largest ``|y_j|`` seen so far, and ``φ_j`` (from ``√ε``, within ``[√ε, 0.1]``) adapted after each
-  Jacobian to the size of the column's largest difference; the increment actually taken after rounding (the next
-  float where ``y_j + δ_j`` rounds back to ``y_j``);
-* up to :data:`~dynkit.solvers.jacobian.REFINEMENTS` rounds recomputing the columns lost in rounding;
-* with :data:`~dynkit.solvers.jacobian.RESOLVE_ROWS`, columns with an entry lost in the rounding of another row
-  are re-probed with a larger increment, an entry taken from the re-probe only within the old value's rounding.
+* per column ``j`` the increment ``δ_j = φ_j max(|y_j|, s_j)`` with the scale ``s_j`` in
+  ``[atol_j, atol_j/rtol]`` following the largest ``|y_j|`` seen so far, and ``φ_j`` (from ``√ε``,
+  within ``[√ε, 0.1]``) adapted after each Jacobian to the size of the column's largest difference;
+  the increment actually taken after rounding (the next float where ``y_j + δ_j`` rounds back to
+  ``y_j``);
+* up to :data:`~dynkit.solvers.jacobian.REFINEMENTS` rounds recomputing the columns lost in
+  rounding;
+* with :data:`~dynkit.solvers.jacobian.RESOLVE_ROWS`, columns with an entry lost in the rounding of
+  another row are re-probed with a larger increment, an entry taken from the re-probe only within
+  the old value's rounding.
 
-The persistent state of the rule (``φ``, the largest ``|y|``, the scale and its bounds, and the rule's constants) is
-an ``(8, n)`` array
-made by :func:`difference_state`, kept by the kernel for the whole solve as the Python provider keeps its
-attributes. Every call of ``f`` is counted in ``stats[NFE]``, every Jacobian in ``stats[NJEV]``.
+The persistent state of the rule (``φ``, the largest ``|y|``, the scale and its bounds, and the
+rule's constants) is an ``(8, n)`` array made by :func:`difference_state`, kept by the kernel for
+the whole solve as the Python provider keeps its attributes. Every call of ``f`` is counted in
+``stats[NFE]``, every Jacobian in ``stats[NJEV]``.
 """
 
 from __future__ import annotations
@@ -29,20 +33,31 @@ from ..jacobian import REFINEMENTS, RESOLVE_ROWS, ROUNDING_ULPS
 from .addresses import is_present
 from .common import CACHE, NFE, NJEV
 
+__all__ = [
+    "EPS",
+    "SQRT_EPS",
+    "difference_state",
+    "difference_jacobian",
+    "time_derivative",
+    "jacobian",
+]
+
 
 EPS = float(np.finfo(np.float64).eps)
 SQRT_EPS = math.sqrt(EPS)
 FAC_MIN, FAC_MAX = SQRT_EPS, 0.1  # FiniteDifferenceJacobian's fac_min, fac_max
-# the difference-Jacobian state rows: φ, the largest |y| so far, the scale s and its bounds, then the rule's constants
-# (each a row of one value: read at run time, so that the compiled kernels, cached on disk, follow the Python module)
+# the difference-Jacobian state rows: φ, the largest |y| so far, the scale s and its bounds, then
+# the rule's constants (each a row of one value: read at run time, so that the compiled kernels,
+# cached on disk, follow the Python module)
 FAC, MAGNITUDE, THRESHOLD, LEVEL, FLOOR, RULE_REFINEMENTS, RULE_RESOLVE_ROWS, RULE_ROUNDING_ULPS = (
     range(8)
 )
 
 
 def difference_state(atol: np.ndarray, rtol: float) -> np.ndarray:
-    """The rule's state at the start of a solve: ``φ = √ε``, no magnitude seen, scale ``atol``, bounds
-    ``[atol, atol/rtol]`` (as :class:`~dynkit.solvers.jacobian.FiniteDifferenceJacobian` starts)."""
+    """The rule's state at the start of a solve: ``φ = √ε``, no magnitude seen, scale ``atol``,
+    bounds ``[atol, atol/rtol]`` (as :class:`~dynkit.solvers.jacobian.FiniteDifferenceJacobian`
+    starts)."""
     atol = np.asarray(atol, dtype=np.float64)
     st = np.empty((8, atol.size))
     st[FAC] = SQRT_EPS
@@ -75,7 +90,8 @@ def _rescale(y, st) -> None:
 
 @numba.njit(cache=CACHE)
 def _differences(f, t, y, f0, p, st, cols, D, delta, stats) -> None:
-    """Column ``j`` (``cols[j]`` True) of ``D = f(y + δ_j e_j) − f(y)``, one counted call of ``f`` each."""
+    """Column ``j`` (``cols[j]`` True) of ``D = f(y + δ_j e_j) − f(y)``, one counted call of
+    ``f`` each."""
     n = y.size
     probe = y.copy()
     for j in range(n):
@@ -95,7 +111,8 @@ def _differences(f, t, y, f0, p, st, cols, D, delta, stats) -> None:
 
 @numba.njit(cache=CACHE)
 def _adapt(f0, D, st, only, lost) -> bool:
-    """Update ``φ`` of the columns ``only`` from their largest difference; mark the columns lost in rounding."""
+    """Update ``φ`` of the columns ``only`` from their largest difference; mark the columns lost
+    in rounding."""
     n = f0.size
     any_lost = False
     for j in range(n):
@@ -122,7 +139,8 @@ def _adapt(f0, D, st, only, lost) -> bool:
 
 @numba.njit(cache=CACHE)
 def _resolve_rows(f, t, y, f0, p, st, D, delta, J, stats) -> None:
-    """Re-probe the columns with an entry lost in another row's rounding (the Python ``_resolve_rows``)."""
+    """Re-probe the columns with an entry lost in another row's rounding (the Python
+    ``_resolve_rows``)."""
     n = y.size
     R = np.zeros(n)
     for i in range(n):
@@ -165,7 +183,8 @@ def _resolve_rows(f, t, y, f0, p, st, D, delta, J, stats) -> None:
 
 @numba.njit(cache=CACHE)
 def difference_jacobian(f, t, y, f0, p, st, J, stats) -> None:
-    """``J ← ∂f/∂y(t, y)`` by forward differences (``f0 = f(t, y)``), the rule of the module docstring."""
+    """``J ← ∂f/∂y(t, y)`` by forward differences (``f0 = f(t, y)``), the rule of the module
+    docstring."""
     n = y.size
     stats[NJEV] += 1
     _rescale(y, st)

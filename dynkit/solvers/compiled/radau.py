@@ -1,14 +1,17 @@
-"""``radau5`` compiled: the loop of :class:`dynkit.solvers.radau.RadauStepper` and the engine's adaptive loop.
+"""``radau5`` compiled: the loop of :class:`dynkit.solvers.radau.RadauStepper` and the engine's
+adaptive loop.
 
-Loops only: the method's numbers (nodes ``c``, the transformation ``T``, ``T⁻¹``, the eigenvalues ``γ̂`` and
-``α̂ + iβ̂`` of ``A⁻¹``, the error weights ``e``) are read from :data:`dynkit.solvers.radau.RADAU5`, and the
-controller's constants (``k_max``, the safety factor, the Jacobian-reuse contraction, the keep-the-step band, the
-Newton stopping share) from :mod:`dynkit.solvers.radau`. The kernel decides exactly as the Python stepper: the
-simplified Newton iteration on the transformed stages with its stopping and failure tests, the Jacobian taken
-anew only where the Python stepper takes it (``refresh_jacobian``), the LU pair refactorised only when ``h``
-changes, the refined error estimate on the first step and after a rejection, Gustafsson's predictive step
-factor, and output times inside a step reached by a sub-step of the method with the step's Jacobian (its own
-LU pair and Newton iterations, counted). See :mod:`dynkit.solvers.radau` for the method and its references.
+Loops only: the method's numbers (nodes ``c``, the transformation ``T``, ``T⁻¹``, the eigenvalues
+``γ̂`` and ``α̂ + iβ̂`` of ``A⁻¹``, the error weights ``e``) are read from
+:data:`dynkit.solvers.radau.RADAU5`, and the controller's constants (``k_max``, the safety factor,
+the Jacobian-reuse contraction, the keep-the-step band, the Newton stopping share) from
+:mod:`dynkit.solvers.radau`. The kernel decides exactly as the Python stepper: the simplified Newton
+iteration on the transformed stages with its stopping and failure tests, the Jacobian taken anew
+only where the Python stepper takes it (``refresh_jacobian``), the LU pair refactorised only when
+``h`` changes, the refined error estimate on the first step and after a rejection, Gustafsson's
+predictive step factor, and output times inside a step reached by a sub-step of the method with the
+step's Jacobian (its own LU pair and Newton iterations, counted). See :mod:`dynkit.solvers.radau`
+for the method and its references.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ from .linalg import lu_solve, shifted_lu
 from .addresses import user_functions
 from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
 
+__all__ = ["EPS", "coefficients", "KERNEL", "run"]
+
 EPS = float(np.finfo(np.float64).eps)
 
 
@@ -69,7 +74,8 @@ def _method_arrays(method) -> tuple:
 
 
 def coefficients(method=py.RADAU5) -> tuple:
-    """The numbers the kernel reads, from the method object and the stepper's constants (one source of truth)."""
+    """The numbers the kernel reads, from the method object and the stepper's constants (one
+    source of truth)."""
     controls = np.array(
         [
             py.NEWTON_MAX_ITERATIONS,
@@ -91,7 +97,8 @@ def coefficients(method=py.RADAU5) -> tuple:
 
 @numba.njit(cache=CACHE)
 def _factor(J, h, gamma, alpha_beta, LU1, piv1, LU2, piv2) -> bool:
-    """The LU pair ``γ̂/h I − J`` and ``(α̂ + iβ̂)/h I − J``; False if either is singular or not finite."""
+    """The LU pair ``γ̂/h I − J`` and ``(α̂ + iβ̂)/h I − J``; False if either is singular or not
+    finite."""
     ok1 = shifted_lu(J, gamma / h, LU1, piv1)
     ok2 = shifted_lu(J, alpha_beta / h, LU2, piv2)
     return ok1 and ok2
@@ -122,8 +129,8 @@ def _newton(
 ):
     """Simplified Newton on the transformed stages from ``Z`` (updated in place); True if converged.
 
-    ``memory = [η, θ, iterations to κ (−1: none), iterations recorded]``: read (η) and, when ``record``,
-    written as the Python stepper keeps them for the step-size and Jacobian decisions.
+    ``memory = [η, θ, iterations to κ (−1: none), iterations recorded]``: read (η) and, when
+    ``record``, written as the Python stepper keeps them for the step-size and Jacobian decisions.
     """
     c, T, T_inv, gamma, alpha_beta, _, _, controls, _ = co
     k_max = int(controls[0])
@@ -265,8 +272,9 @@ def _substep(
     stats,
     work,
 ) -> None:
-    """``out ← y(t + θh)``: one step of size ``θh`` from ``y0`` with the step's ``J`` (own LU pair, Newton from
-    the collocation polynomial, all counted), or the collocation polynomial where that Newton fails."""
+    """``out ← y(t + θh)``: one step of size ``θh`` from ``y0`` with the step's ``J`` (own LU
+    pair, Newton from the collocation polynomial, all counted), or the collocation polynomial
+    where that Newton fails."""
     c = co[0]
     n = y0.size
     w = _dense_weights(theta, V_inv)
@@ -314,8 +322,8 @@ def _substep(
 def _radau_kernel_loop(
     addresses, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
 ):
-    """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the accepted steps'
-    end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
+    """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the
+    accepted steps' end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
     f, jac = user_functions(addresses)  # .addresses: the user's compiled f and jac
     c, T, T_inv, gamma, alpha_beta, dd, V, controls, V_inv = co
     k_max = controls[0]
@@ -550,7 +558,8 @@ kernel = KERNEL.kernel
 
 
 def run(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
-    """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple (:class:`.StiffDriver`)."""
+    """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple
+    (:class:`.StiffDriver`)."""
     return KERNEL(
         f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients()
     )

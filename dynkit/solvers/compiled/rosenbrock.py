@@ -1,14 +1,16 @@
 """``rosenbrock23``, ``rodas4``, ``rodas5`` compiled: one loop over a
 :class:`~dynkit.solvers.rosenbrock.RosenbrockTableau`.
 
-Loops only: ``γ``, ``a``, ``C``, ``c``, ``d``, ``m``, ``e``, the dense-output weights ``P``, FSAL, the
-bootstrapped and sub-step dense outputs and the tolerance proportionality are read from the tableau objects of
-:mod:`dynkit.solvers.rosenbrock` (one source of truth). As :class:`~dynkit.solvers.rosenbrock.RosenbrockStepper`:
-one Jacobian and ``∂f/∂t`` per step start (a rejected step reuses them), one LU of ``W = I/(hγ) − J`` per new
-``h``, the stages of [HW] IV.7 Eq. (7.4), and the engine's PI controller. Output times inside a step: on a stiff
-step (``|h| ‖J‖_∞ > 1``) or for a tableau with ``dense_by_substeps`` a sub-step of the method per time (an LU and
-``s − 1`` calls of ``f``, counted); otherwise the bootstrapped quartic (one more call of ``f`` per step) or the
-tableau's interpolant. See :mod:`dynkit.solvers.rosenbrock` for the methods and references.
+Loops only: ``γ``, ``a``, ``C``, ``c``, ``d``, ``m``, ``e``, the dense-output weights ``P``, FSAL,
+the bootstrapped and sub-step dense outputs and the tolerance proportionality are read from the
+tableau objects of :mod:`dynkit.solvers.rosenbrock` (one source of truth). As
+:class:`~dynkit.solvers.rosenbrock.RosenbrockStepper`: one Jacobian and ``∂f/∂t`` per step start (a
+rejected step reuses them), one LU of ``W = I/(hγ) − J`` per new ``h``, the stages of [HW] IV.7 Eq.
+(7.4), and the engine's PI controller. Output times inside a step: on a stiff step
+(``|h| ‖J‖_∞ > 1``) or for a tableau with ``dense_by_substeps`` a sub-step of the method per time
+(an LU and ``s − 1`` calls of ``f``, counted); otherwise the bootstrapped quartic (one more call of
+``f`` per step) or the tableau's interpolant. See :mod:`dynkit.solvers.rosenbrock` for the methods
+and references.
 """
 
 from __future__ import annotations
@@ -50,12 +52,15 @@ from .linalg import lu_solve, shifted_lu
 from .addresses import user_functions
 from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
 
+__all__ = ["TABLEAUS", "coefficients", "KERNEL", "run"]
+
 TABLEAUS = {"rosenbrock23": py.ROSENBROCK23, "rodas4": py.RODAS4, "rodas5": py.RODAS5}
 
 
 @functools.cache
 def _bootstrap_basis() -> np.ndarray:
-    """``B`` with ``bootstrap_weights(θ, 1)[m] = Σ_q θ_m^q B[q]`` (rows: powers 0-4), from the Python function."""
+    """``B`` with ``bootstrap_weights(θ, 1)[m] = Σ_q θ_m^q B[q]`` (rows: powers 0-4), from the
+    Python function."""
     theta = np.linspace(0.1, 0.9, 5)
     weights = py.bootstrap_weights(theta, 1.0)  # (5 θ, 5 data)
     powers = theta[:, None] ** np.arange(5)
@@ -63,7 +68,8 @@ def _bootstrap_basis() -> np.ndarray:
 
 
 def coefficients(tableau, rtol: float) -> tuple:
-    """The numbers the kernel reads, from the tableau (and ``θ(rtol)`` of its tolerance proportionality)."""
+    """The numbers the kernel reads, from the tableau (and ``θ(rtol)`` of its tolerance
+    proportionality)."""
     rule = tableau.tolerance_proportionality
     theta = 1.0 if rule is None else tolerance_factor(float(rtol), *rule)
     flags = np.array(
@@ -93,7 +99,8 @@ def coefficients(tableau, rtol: float) -> tuple:
 
 @numba.njit(cache=CACHE)
 def _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, stats):
-    """The ``u_i`` of one step of size ``h`` into ``u`` (Eq. (7.4)); returns ``f`` at the last stage."""
+    """The ``u_i`` of one step of size ``h`` into ``u`` (Eq. (7.4)); returns ``f`` at the last
+    stage."""
     a, C, c, d = co[0], co[1], co[2], co[3]
     s = c.size
     n = y.size
@@ -140,8 +147,8 @@ def _combine(y, u, weights, out) -> None:
 def _rosenbrock_kernel_loop(
     addresses, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
 ):
-    """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the accepted steps'
-    end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
+    """The whole solve: ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` (``steps``: the
+    accepted steps' end times; ``t``, ``h``, ``y``, ``k1`` where the solve stopped)."""
     f, jac = user_functions(addresses)  # .addresses: the user's compiled f and jac
     a, C, c, d, m, e, P, flags, B = co
     gamma, k = flags[0], flags[1]
@@ -340,8 +347,8 @@ kernel = KERNEL.kernel
 
 
 def run(name, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
-    """The compiled solve with the tableau ``name`` (``jac`` None: difference Jacobians); the kernel's tuple
-    (:class:`.StiffDriver`)."""
+    """The compiled solve with the tableau ``name`` (``jac`` None: difference Jacobians); the
+    kernel's tuple (:class:`.StiffDriver`)."""
     return KERNEL(
         f,
         jac,

@@ -1,4 +1,5 @@
-"""What the compiled stiff kernels (radau5, bdf, the Rosenbrock methods) share beyond :mod:`.common`.
+"""What the compiled stiff kernels (radau5, bdf, the Rosenbrock methods) share beyond
+:mod:`.common`.
 
 The controller's rules (initial step, last step, underflow, error norm, output times) are
 :mod:`.common`'s; here: how a stiff kernel is compiled (:func:`compile_kernel`: once per method and
@@ -15,6 +16,15 @@ import numpy as np
 from .addresses import function_addresses
 from .common import CACHE, NFE, CompiledResult, initial_step
 from .jacobian import difference_state
+
+__all__ = [
+    "compile_kernel",
+    "StiffKernel",
+    "push_step",
+    "output_buffers",
+    "first_slope_and_step",
+    "StiffDriver",
+]
 
 
 def compile_kernel(loop, coefficients_example: tuple):
@@ -50,8 +60,9 @@ def compile_kernel(loop, coefficients_example: tuple):
 
 
 class StiffKernel:
-    """A stiff method's loop, compiled on first use (:func:`compile_kernel`; ``example``: coefficients of the type
-    every call passes), and its call with the arguments cast (``atol`` a per-component array)."""
+    """A stiff method's loop, compiled on first use (:func:`compile_kernel`; ``example``:
+    coefficients of the type every call passes), and its call with the arguments cast (``atol`` a
+    per-component array)."""
 
     def __init__(self, loop, example):
         self.loop, self.example, self._compiled = loop, example, None
@@ -65,7 +76,8 @@ class StiffKernel:
     def __call__(
         self, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients
     ) -> tuple:
-        """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple (:class:`StiffDriver`)."""
+        """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple
+        (:class:`StiffDriver`)."""
         y0 = _vector(y0)
         atol = _vector(np.broadcast_to(np.asarray(atol, dtype=np.float64), y0.shape))
         return self.kernel()(
@@ -95,7 +107,8 @@ def _vector(x) -> np.ndarray:
 
 @numba.njit(cache=CACHE)
 def push_step(steps, count, t):
-    """Append ``t`` to the accepted step times (doubling the buffer when full); the buffer and the new count."""
+    """Append ``t`` to the accepted step times (doubling the buffer when full); the buffer and
+    the new count."""
     if count == steps.size:
         bigger = np.empty(2 * steps.size)
         bigger[:count] = steps
@@ -106,9 +119,10 @@ def push_step(steps, count, t):
 
 @numba.njit(cache=CACHE)
 def output_buffers(y0, t0, t_end, t_eval):
-    """A kernel's records before its first step: ``(stats, ys, direction, signed, steps)`` (the counters in
-    :class:`~dynkit.solvers.SolverStats` order, the outputs with ``y0`` in the first row and NaN after it, the
-    direction of time, the output times times it, an empty buffer of accepted step times)."""
+    """A kernel's records before its first step: ``(stats, ys, direction, signed, steps)`` (the
+    counters in :class:`~dynkit.solvers.SolverStats` order, the outputs with ``y0`` in the first
+    row and NaN after it, the direction of time, the output times times it, an empty buffer of
+    accepted step times)."""
     stats = np.zeros(9, dtype=np.int64)
     ys = np.full((t_eval.size, y0.size), np.nan)
     ys[0] = y0
@@ -118,10 +132,10 @@ def output_buffers(y0, t0, t_end, t_eval):
 
 @numba.njit(cache=CACHE)
 def first_slope_and_step(f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, k, stats):
-    """``(k1, h, finite)``: the slope ``f(t0, y)`` at the start (``y``: the kernel's copy of ``y0``; counted) and
-    the first step, ``first_step`` or the engine's
-    automatic one for order ``k`` (its probe counted); ``finite`` is False (and ``h`` 0) when ``f(t0, y0)`` has a
-    NaN or an infinity, which ends the solve before any step."""
+    """``(k1, h, finite)``: the slope ``f(t0, y)`` at the start (``y``: the kernel's copy of
+    ``y0``; counted) and the first step, ``first_step`` or the engine's automatic one for order
+    ``k`` (its probe counted); ``finite`` is False (and ``h`` 0) when ``f(t0, y0)`` has a NaN or
+    an infinity, which ends the solve before any step."""
     k1 = f(t0, y, p)
     stats[NFE] += 1
     for i in range(k1.size):
@@ -135,9 +149,10 @@ def first_slope_and_step(f, p, t0, t_end, y, y0, rtol, atol, direction, first_st
 
 
 class StiffDriver:
-    """A registered kernel driver (``driver(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)``):
-    ``run(f, jac_or_None, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)`` returns the kernel's tuple
-    ``(status, t, h, ys, n_filled, stats, steps, y, k1)``."""
+    """A registered kernel driver
+    (``driver(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)``):
+    ``run(f, jac_or_None, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)`` returns
+    the kernel's tuple ``(status, t, h, ys, n_filled, stats, steps, y, k1)``."""
 
     def __init__(self, name: str, run):
         self.name, self.run = name, run
