@@ -111,7 +111,7 @@ def test_a_full_disk_during_run_names_the_file_leaves_nothing_partial_and_resume
     assert (
         last.startswith("dynkit run: error: OSError")
         and "cannot write" in last
-        # the first file past the limit: the shard's work identity (written before training) or its record
+        # the first file past the limit: the work identity (written before training) or the record
         and ("shard.json" in last or "identity.json" in last)
     )
     assert (
