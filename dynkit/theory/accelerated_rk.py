@@ -279,17 +279,15 @@ LINEAR_MARGIN = 0.02
 
 
 def check_ark_family_equal_accuracy(W, b, y0, *, members=None) -> CheckResult:
-    """dynkit's own analysis of CSAODE's ARK method (not a statement of the paper, whose sentence -
-    "the same truncation error means ARKNet and RKNNet have similar accuracy, while the training
-    speed of ARKNet is higher"
-    - is about the networks, tested by the experiments ledger): is "fewer evaluations at equal ODE
-      error" a property
-    of the ARK family? For every member (``members``: ``[(order, parameter), ...]``, default the
-    three of each order in :data:`ARK_FAMILY`), the equal-error NFE ratio ARK / RK of the same
-    order (SSPRK3, RK4; fixed steps, ``(e_A/e_R)**(1/p) nfe_A/nfe_R`` at the finest step) must be
-    at least ``1 + LINEAR_MARGIN`` on the linear test equation ``y' = -y`` and above 1 on at
-    least one of the problems ``y' = W y + tanh(y + b)`` given. Residual: the larger shortfall,
-    over members."""
+    """dynkit's own analysis of CSAODE's ARK method (not a statement of the paper, whose sentence —
+    "the same truncation error means ARKNet and RKNNet have similar accuracy, while the
+    training speed of ARKNet is higher" — is about the networks, tested by the experiments
+    ledger): is "fewer evaluations at equal ODE error" a property of the ARK family? For every
+    member (``members``: ``[(order, parameter), ...]``, default the three of each order in
+    :data:`ARK_FAMILY`), the equal-error NFE ratio ARK / RK of the same order (SSPRK3, RK4; fixed
+    steps, ``(e_A/e_R)**(1/p) nfe_A/nfe_R`` at the finest step) must be at least
+    ``1 + LINEAR_MARGIN`` on the linear test equation ``y' = -y`` and above 1 on at least one of
+    the problems ``y' = W y + tanh(y + b)`` given. Residual: the larger shortfall, over members."""
     context = "dynkit analysis of the ARK family at equal error"
     f_lin, y_lin = _problem(None, None, np.ones((1, 1)), context)
     f, y0 = _problem(W, b, y0, context)

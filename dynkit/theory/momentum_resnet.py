@@ -578,9 +578,8 @@ def float_bits_lost(x0, v0, W, b, gamma: float) -> np.ndarray:
 
 def check_inversion(x0, v0, W, b, gamma: float) -> CheckResult:
     """(3) inverts (2), and Sect. 3.2's account of float inversion: the finite-precision
-        multiplication by gamma
-    loses about ``log2(1/gamma)`` bits per layer, ``k log2(1/gamma)`` over depth k ("storing
-    log2((1/gamma)^k)"), which is why the buffer of appendix C is needed.
+    multiplication by gamma loses about ``log2(1/gamma)`` bits per layer, ``k log2(1/gamma)`` over
+    depth k ("storing log2((1/gamma)^k)"), which is why the buffer of appendix C is needed.
 
     Float part: the bits lost by float64 (3) after (2) (:func:`float_bits_lost`) must be at most
     ``k log2(1/gamma) + log2(16 k)`` (rounding accumulated over k layers: measured at most +6.2
