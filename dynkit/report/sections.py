@@ -760,38 +760,45 @@ def _nfe_rows(results: dict) -> list[list]:
     return rows
 
 
+def _add_nfe_results(
+    ctx: Context, sec: Section, results: dict, text: str, caption: str, plot: tuple[str, str]
+) -> None:
+    """One set of NFE measurements in the section: the paragraph ``text`` about them, their table
+    (``caption``) and their figure (file name and caption ``plot``)."""
+    sec.blocks.append(Paragraph(text))
+    sec.blocks.append(
+        Table(
+            ["model", "tolerance", "forward NFE", "backward NFE"],
+            _nfe_rows(results),
+            caption=caption,
+        )
+    )
+    sec.figures.append(figure(*plot, lambda p: _plot_nfe(results, p), ctx.out_dir))
+
+
 def section_nfe(ctx: Context, sec: Section) -> None:
     models = ("node", "hbnode")
     trained = _trained_nfe(models)
     if trained is not None:
         results_t, about = trained
-        sec.blocks.append(
-            Paragraph(
-                f"Trained models (the results of record, {about['experiment']} at its "
-                f"{about['scale']} scale): NODE and "
-                f"HBNODE trained {about['epochs']} epochs on {about['task']} at rtol = atol "
-                f"= {about['train_tol']:g}, then "
-                f"forward and backward NFE per batch measured at each tolerance; mean ± std "
-                f"over seeds "
-                f"{', '.join(map(str, about['seeds']))}. Rerun with the COMMAND beside "
-                f"{about['path']}."
-            )
-        )
-        sec.blocks.append(
-            Table(
-                ["model", "tolerance", "forward NFE", "backward NFE"],
-                _nfe_rows(results_t),
-                caption="Trained models (results of record)",
-            )
-        )
-        sec.figures.append(
-            figure(
+        _add_nfe_results(
+            ctx,
+            sec,
+            results_t,
+            f"Trained models (the results of record, {about['experiment']} at its "
+            f"{about['scale']} scale): NODE and "
+            f"HBNODE trained {about['epochs']} epochs on {about['task']} at rtol = atol "
+            f"= {about['train_tol']:g}, then "
+            f"forward and backward NFE per batch measured at each tolerance; mean ± std "
+            f"over seeds "
+            f"{', '.join(map(str, about['seeds']))}. Rerun with the COMMAND beside "
+            f"{about['path']}.",
+            "Trained models (results of record)",
+            (
                 "nfe_vs_tolerance_trained.png",
                 "NFE vs tolerance of trained NODE and HBNODE "
                 f"(results of record, {len(about['seeds'])} seeds; forward and backward pass).",
-                lambda p: _plot_nfe(results_t, p),
-                ctx.out_dir,
-            )
+            ),
         )
     # Training and measuring models is an experiment (DESIGN.md): it lives in dk.experiments in
     # builds that have it.
@@ -813,37 +820,28 @@ def section_nfe(ctx: Context, sec: Section) -> None:
         if isinstance(v, dict)
         and all(isinstance(e, dict) and "forward_nfe" in e for e in v.values())
     }
-    sec.blocks.append(
-        Paragraph(
-            "Untrained models, measured now: forward and backward NFE (mean ± std over "
-            "batches) of NODE and HBNODE "
-            f"at their initial weights (no training; seed {ctx.seed}, {n_batches} batch(es) "
-            f"per point) on the digits "
-            "task, per solver tolerance. A smoke measurement of the pipeline: the papers' "
-            "claim is about trained "
-            "models"
-            + (
-                " (above)."
-                if trained is not None
-                else "; no results of record were found to show them."
-            )
-        )
-    )
-    sec.blocks.append(
-        Table(
-            ["model", "tolerance", "forward NFE", "backward NFE"],
-            _nfe_rows(results),
-            caption="Untrained models (initial weights), measured now",
-        )
-    )
-    sec.figures.append(
-        figure(
+    _add_nfe_results(
+        ctx,
+        sec,
+        results,
+        "Untrained models, measured now: forward and backward NFE (mean ± std over "
+        "batches) of NODE and HBNODE "
+        f"at their initial weights (no training; seed {ctx.seed}, {n_batches} batch(es) "
+        f"per point) on the digits "
+        "task, per solver tolerance. A smoke measurement of the pipeline: the papers' "
+        "claim is about trained "
+        "models"
+        + (
+            " (above)."
+            if trained is not None
+            else "; no results of record were found to show them."
+        ),
+        "Untrained models (initial weights), measured now",
+        (
             "nfe_vs_tolerance.png",
             "NFE vs tolerance of UNTRAINED NODE and HBNODE (initial "
             "weights, measured now; forward and backward pass).",
-            lambda p: _plot_nfe(results, p),
-            ctx.out_dir,
-        )
+        ),
     )
     which = "trained (results of record) and untrained" if trained is not None else "untrained only"
     sec.data = {

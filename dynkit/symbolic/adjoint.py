@@ -411,6 +411,7 @@ def adjoint_derivation(
     equation: str = "adjoint of the stated system",
     seed: int = 0,
     notes: str = "",
+    stated_latex: str | None = None,
 ) -> Derivation:
     """A worked :class:`Derivation` of the adjoint of ``system``.
 
@@ -421,7 +422,8 @@ def adjoint_derivation(
     ``stated`` (a dict block name -> row, like ``Adjoint.rhs``) is compared exactly; with
     ``check_numerically=True`` the derived equations are also compared with torch autograd at random
     points (relative error < 1e-10). Without either, ``check_passed`` is False (nothing was
-    checked).
+    checked). ``stated_latex``, when given, is the statement as printed in the paper (shown beside
+    the derived form in the report).
     """
     adj = adjoint(system, loss)
     known = dict(known or {})
@@ -481,19 +483,10 @@ def adjoint_derivation(
         )
         ok = passed if ok is None else (ok and passed)
     labels = {k: rf"\dot a_{{{k}}}" for k in system.state}
-    d = Derivation(
-        name,
-        title,
-        paper,
-        equation,
-        steps,
-        adj.rhs,
-        stated,
-        bool(ok),
-        notes,
-        {"adjoint": adj, "block_rhs": block_rhs, "labels": labels},
-    )
-    return d
+    extra = {"adjoint": adj, "block_rhs": block_rhs, "labels": labels}
+    if stated_latex is not None:
+        extra["stated_latex"] = stated_latex
+    return Derivation(name, title, paper, equation, steps, adj.rhs, stated, bool(ok), notes, extra)
 
 
 # --------------------------------------------------------------------------------------------
@@ -602,7 +595,7 @@ def hbnode_adjoint_first_order() -> Derivation:
     J = _jac_f(sys)
     a = adjoint(sys).a
     stated = {"h": -a["m"] * J, "m": -a["h"] + gamma * a["m"]}
-    d = adjoint_derivation(
+    return adjoint_derivation(
         sys,
         stated=stated,
         known={r"\partial f/\partial h": J},
@@ -610,12 +603,11 @@ def hbnode_adjoint_first_order() -> Derivation:
         name="hbnode_adjoint_first_order",
         title="Adjoint of the first-order HBNODE system",
         equation="(41), Prop. 2",
+        stated_latex=(  # (41), as printed
+            r"\begin{aligned}\dot a_h &= -a_m\,\frac{\partial f}{\partial h} \\ "
+            r"\dot a_m &= -a_h + \gamma a_m\end{aligned}"
+        ),
     )
-    d.extra["stated_latex"] = (
-        r"\begin{aligned}\dot a_h &= -a_m\,\frac{\partial f}{\partial h} \\ "
-        r"\dot a_m &= -a_h + \gamma a_m\end{aligned}"
-    )  # (41), as printed
-    return d
 
 
 def _as_functions(sys_adj: Adjoint):
@@ -772,7 +764,7 @@ def ghbnode_adjoint() -> Derivation:
     sig_p = sp.diag(*[sp.Function("sigma")(x).diff(x) for x in m])
     a = adjoint(sys).a
     stated = {"h": -a["m"] * (J - xi * sp.eye(2)), "m": -a["h"] * sig_p + gamma * a["m"]}
-    d = adjoint_derivation(
+    return adjoint_derivation(
         sys,
         stated=stated,
         known={r"\partial f/\partial h": J, r"\sigma'(m)": sig_p},
@@ -780,12 +772,11 @@ def ghbnode_adjoint() -> Derivation:
         name="ghbnode_adjoint",
         title="Adjoint of GHBNODE",
         equation="(49), (53), Prop. 3",
+        stated_latex=(  # (49), as printed
+            r"\begin{aligned}\dot a_h &= -a_m\left(\frac{\partial f}{\partial h} - \xi I\right) \\ "
+            r"\dot a_m &= -a_h\,\sigma'(m) + \gamma a_m\end{aligned}"
+        ),
     )
-    d.extra["stated_latex"] = (
-        r"\begin{aligned}\dot a_h &= -a_m\left(\frac{\partial f}{\partial h} - \xi I\right) \\ "
-        r"\dot a_m &= -a_h\,\sigma'(m) + \gamma a_m\end{aligned}"
-    )  # (49), as printed
-    return d
 
 
 def sonode_adjoint() -> Derivation:

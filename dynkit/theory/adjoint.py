@@ -208,44 +208,47 @@ def check_adjoint_norm(W, b, h0, grad_T, *, T: float = 1.0, gamma=None) -> Check
     )
 
 
+def _state_and_adjoint_path(field, adjoint_rhs, z0, a_T, T, ts):
+    """The state of ``z' = field(t, z)`` solved forward from ``z0`` to T, then state and adjoint
+    (``adjoint_rhs(t, z, a)`` returns the adjoint's two halves) solved backward together from
+    ``(z(T), a_T)``; returns ``[z, a]`` at the times ``ts`` (dopri5, rtol 1e-12, atol 1e-14)."""
+    width = z0.shape[-1]
+    zT = np.asarray(
+        solve(field, z0, np.array([0.0, T]), method="dopri5", rtol=1e-12, atol=1e-14).ys[-1]
+    )
+
+    def joint(t, y):
+        z, a = y[..., :width], y[..., width:]
+        return np.concatenate([field(t, z), *adjoint_rhs(t, z, a)], axis=-1)
+
+    return np.asarray(
+        solve(
+            joint, np.concatenate([zT, a_T], axis=-1), ts, method="dopri5", rtol=1e-12, atol=1e-14
+        ).ys
+    )
+
+
 def _hbnode_adjoint_path(W, b, h0, grad_T, gamma_of, T, n_points):
     """Adjoint ``(a_h, a_m) = (dL/dh(t), dL/dm(t))`` of
     ``h' = m, m' = -gamma(t) m + tanh(W h + b)``, ``m(0) = 0`` on a uniform grid of [0, T], from
     the first-order adjoint ODE ``a' = -a dF/dz`` (Chen et al.) solved backward together with the
     state; and the field's Jacobian ``J(t)`` on the grid."""
     n = W.shape[-1]
-    batch = W.shape[:-2]
-    z0 = np.concatenate([h0, np.zeros_like(h0)], axis=-1)
-    zT = np.asarray(
-        solve(
-            lambda t, z: _hb_field(t, z, W, b, gamma_of),
-            z0,
-            np.array([0.0, T]),
-            method="dopri5",
-            rtol=1e-12,
-            atol=1e-14,
-        ).ys[-1]
-    )
 
-    def joint(t, y):
-        z, a = y[..., : 2 * n], y[..., 2 * n :]
-        h = z[..., :n]
-        s_ = 1 - np.tanh(np.einsum("...ij,...j->...i", W, h) + b) ** 2
+    def adjoint_rhs(t, z, a):
+        s_ = 1 - np.tanh(np.einsum("...ij,...j->...i", W, z[..., :n]) + b) ** 2
         a_h, a_m = a[..., :n], a[..., n:]
         da_h = -np.einsum("...i,...ij->...j", a_m * s_, W)  # -a_m J
-        da_m = -a_h + gamma_of(t)[..., None] * a_m
-        return np.concatenate([_hb_field(t, z, W, b, gamma_of), da_h, da_m], axis=-1)
+        return da_h, -a_h + gamma_of(t)[..., None] * a_m
 
     ts = np.linspace(T, 0.0, n_points)
-    y = np.asarray(
-        solve(
-            joint,
-            np.concatenate([zT, grad_T], axis=-1),
-            ts,
-            method="dopri5",
-            rtol=1e-12,
-            atol=1e-14,
-        ).ys
+    y = _state_and_adjoint_path(
+        lambda t, z: _hb_field(t, z, W, b, gamma_of),
+        adjoint_rhs,
+        np.concatenate([h0, np.zeros_like(h0)], axis=-1),
+        grad_T,
+        T,
+        ts,
     )
     return ts, y[..., 2 * n : 3 * n], y[..., 3 * n :], y[..., :n]
 
@@ -450,29 +453,15 @@ def _first_order_path(W, b, h0, m0, a_T, gamma, xi, T, ts):
     """(41)/(49) integrated backward from T with the state; returns (a_h, a_m, h, m) at the times
     ``ts``."""
     n = W.shape[-1]
-    z0 = np.concatenate([h0, m0], axis=-1)
-    zT = np.asarray(
-        solve(
-            lambda t, z: _ghb_field(z, W, b, gamma, xi),
-            z0,
-            np.array([0.0, T]),
-            method="dopri5",
-            rtol=1e-12,
-            atol=1e-14,
-        ).ys[-1]
-    )
-
-    def joint(t, y):
-        z, a = y[..., : 2 * n], y[..., 2 * n :]
-        da_h, da_m = first_order_adjoint_rhs(
+    y = _state_and_adjoint_path(
+        lambda t, z: _ghb_field(z, W, b, gamma, xi),
+        lambda t, z, a: first_order_adjoint_rhs(
             a[..., :n], a[..., n:], z[..., :n], z[..., n:], W, b, gamma, xi
-        )
-        return np.concatenate([_ghb_field(z, W, b, gamma, xi), da_h, da_m], axis=-1)
-
-    y = np.asarray(
-        solve(
-            joint, np.concatenate([zT, a_T], axis=-1), ts, method="dopri5", rtol=1e-12, atol=1e-14
-        ).ys
+        ),
+        np.concatenate([h0, m0], axis=-1),
+        a_T,
+        T,
+        ts,
     )
     return y[..., 2 * n : 3 * n], y[..., 3 * n :], y[..., :n], y[..., n : 2 * n]
 
