@@ -81,6 +81,39 @@ def _mv(M, v):
     return (M @ v.unsqueeze(-1)).squeeze(-1)
 
 
+def _np_mv(M, v):
+    """Batched matrix-vector product ``M v`` of numpy arrays."""
+    return np.einsum("...ij,...j->...i", M, v)
+
+
+def _cell_arrays(context, U, W, x, *, w_name="W", cols="m", **vectors):
+    """Validated float arrays of a recurrent cell's inputs: ``U`` (..., n, n), the input weights
+    ``W`` (..., n, cols) (its argument name ``w_name``), ``x`` (..., T, cols) and the state
+    ``vectors`` (..., n), in that order; a mismatch is a ValueError naming the arguments."""
+    U = as_square("U", U, context=context)
+    W = as_real_array(w_name, W, context=context)
+    x = as_real_array("x", x, context=context)
+    vectors = {name: as_real_array(name, v, context=context) for name, v in vectors.items()}
+    n = U.shape[-1]
+    if W.ndim < 2:  # a 1-D W (one input column) would index a missing axis below
+        raise ValueError(
+            f"{w_name} must be a matrix (..., {n}, {cols}) ({context}; a single input column is "
+            f"shape ({n}, 1)); got shape {W.shape}"
+        )
+    if (
+        W.shape[-2] != n
+        or x.ndim < 2
+        or x.shape[-1] != W.shape[-1]
+        or any(v.shape[-1:] != (n,) for v in vectors.values())
+    ):
+        raise ValueError(
+            f"{w_name} must be (..., {n}, {cols}), x (..., T, {cols}), {' and '.join(vectors)} "
+            f"(..., {n}) to match U ({context}); got {w_name} {W.shape}, x {x.shape}, "
+            + ", ".join(f"{name} {v.shape}" for name, v in vectors.items())
+        )
+    return U, W, x, *vectors.values()
+
+
 def cell14(U, Wx, h_prev, h_cur, mu: float, s: float, sig, inv):
     """The rewritten momentum cell (14):
     ``sigma(U (h_{t-1} - mu h_{t-2}) + mu sigma^{-1}(h_{t-1}) + s W x_t)`` (``Wx`` is ``W x_t``)."""
@@ -367,27 +400,12 @@ def check_reparametrisation(U, W, x, h0, v0, mu: float, s: float, *, w_hat=None)
     (tanh). Residual: the largest ``|h_t(9) - h_t(10)|`` (tolerance 1e-10; U is well conditioned
     here). ``w_hat`` replaces U^{-1} W (``W`` itself plants a violation)."""
     context = "MomentumRNN Remark 1, (9) vs (10)"
-    U = as_square("U", U, context=context)
-    W = as_real_array("W", W, context=context)
-    x = as_real_array("x", x, context=context)
-    h0 = as_real_array("h0", h0, context=context)
-    v0 = as_real_array("v0", v0, context=context)
-    n = U.shape[-1]
-    if (
-        W.shape[-2] != n
-        or x.shape[-1] != W.shape[-1]
-        or h0.shape[-1:] != (n,)
-        or v0.shape[-1:] != (n,)
-    ):
-        raise ValueError(
-            f"W must be (..., {n}, m), x (..., T, m), h0 and v0 (..., {n}) to match U ({context}); "
-            f"got W {W.shape}, x {x.shape}, h0 {h0.shape}, v0 {v0.shape}"
-        )
+    U, W, x, h0, v0 = _cell_arrays(context, U, W, x, h0=h0, v0=v0)
     mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
     s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
     Uinv = np.linalg.inv(U)
     What = Uinv @ W if w_hat is None else as_real_array("w_hat", w_hat, context=context)
-    mv = lambda M, v: np.einsum("...ij,...j->...i", M, v)  # noqa: E731
+    mv = _np_mv
     h9, v9 = h0, v0
     h10, v10 = h0, mv(Uinv, v0)
     worst = np.zeros(h0.shape[:-1])
@@ -430,25 +448,10 @@ def check_gd_analogy(
     context = f"MomentumRNN Sect. 2.2, {pair}"
     if pair not in GD_ANALOGY_PAIRS:
         raise ValueError(f"pair must be one of {GD_ANALOGY_PAIRS}; got {pair!r}")
-    U = as_square("U", U, context=context)
-    W = as_real_array("W", W, context=context)
-    x = as_real_array("x", x, context=context)
-    h0 = as_real_array("h0", h0, context=context)
-    n = U.shape[-1]
-    if (
-        W.ndim < 2
-        or W.shape[-2] != n
-        or x.ndim < 2
-        or x.shape[-1] != W.shape[-1]
-        or h0.shape[-1:] != (n,)
-    ):
-        raise ValueError(
-            f"W must be (..., {n}, m), x (..., T, m), h0 (..., {n}) to match U ({context}); "
-            f"got W {W.shape}, x {x.shape}, h0 {h0.shape}"
-        )
+    U, W, x, h0 = _cell_arrays(context, U, W, x, h0=h0)
     mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
     s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
-    mv = lambda M, v: np.einsum("...ij,...j->...i", M, v)  # noqa: E731
+    mv = _np_mv
     Uinv = np.swapaxes(U, -1, -2) if (plant and pair == "(6)-(7)") else np.linalg.inv(U)
     phi = lambda y: np.tanh(mv(U, y))  # noqa: E731
     h_left, h_right, p, v = h0, h0, np.zeros_like(h0), np.zeros_like(h0)
@@ -512,7 +515,7 @@ def adam_rnn_remark4(
     in ``m_t`` instead (the relaxation Remark 4 says it avoids). Returns h_1..h_T, shape (..., T, n)."""  # noqa: E501
     if product not in ADAM_PRODUCTS:
         raise ValueError(f"product must be one of {ADAM_PRODUCTS}; got {product!r}")
-    mv = lambda M, v: np.einsum("...ij,...j->...i", M, v)  # noqa: E731
+    mv = _np_mv
     h, v, m, out = h0, np.zeros_like(h0), np.zeros_like(h0), []
     for t in range(x.shape[-2]):
         u = mv(W_hat, x[..., t, :])
@@ -593,26 +596,7 @@ def check_adam_rnn_remark4(
         Plant (17)'s relaxed second moment (a violation of Remark 4's formulas).
     """
     context = "review Remark 4, AdamRNN / RMSPropRNN"
-    U = as_square("U", U, context=context)
-    W_hat = as_real_array("W_hat", W_hat, context=context)
-    x = as_real_array("x", x, context=context)
-    h0 = as_real_array("h0", h0, context=context)
-    n = U.shape[-1]
-    if W_hat.ndim < 2:  # a 1-D W_hat (one input column) would index a missing axis below
-        raise ValueError(
-            f"W_hat must be a matrix (..., {n}, k) ({context}; a single input column is shape "
-            f"({n}, 1)); got shape {W_hat.shape}"
-        )
-    if (
-        W_hat.shape[-2] != n
-        or x.ndim < 2
-        or x.shape[-1] != W_hat.shape[-1]
-        or h0.shape[-1:] != (n,)
-    ):
-        raise ValueError(
-            f"W_hat must be (..., {n}, k), x (..., T, k), h0 (..., {n}) to match U ({context}); "
-            f"got W_hat {W_hat.shape}, x {x.shape}, h0 {h0.shape}"
-        )
+    U, W_hat, x, h0 = _cell_arrays(context, U, W_hat, x, w_name="W_hat", cols="k", h0=h0)
     mu = float(as_scalar_batch("mu", mu, context=context, low=0.0, high=1.0, high_open=True))
     beta = float(
         as_scalar_batch(
