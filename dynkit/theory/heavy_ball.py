@@ -69,6 +69,17 @@ def _spd(A, context: str) -> tuple[np.ndarray, np.ndarray]:
     return A, eig
 
 
+def _step_batch(step, eig: np.ndarray, context: str) -> np.ndarray:
+    """``step`` broadcast over the instances whose Hessian eigenvalues are ``eig`` (..., n), in
+    ascending order; None gives each instance's ``1 / L``."""
+    return np.broadcast_to(
+        1 / eig[..., -1]
+        if step is None
+        else as_scalar_batch("step", step, context=context, low=0, low_open=True),
+        eig.shape[:-1],
+    )
+
+
 def heavy_ball_radius(eigenvalues: np.ndarray, step, beta) -> np.ndarray:
     """Spectral radius of heavy ball with ``step``/``beta`` on a quadratic with Hessian eigenvalues
     ``eigenvalues`` (..., n); ``step``/``beta`` broadcast against the batch shape (...,) plus any
@@ -207,13 +218,8 @@ def check_heavy_ball_rate(
         check_seed("seed", seed),
     )
     batch = A.shape[:-2]
-    nu, L = eig[..., 0], eig[..., -1]
-    step = np.broadcast_to(
-        1 / L
-        if step is None
-        else as_scalar_batch("step", step, context=context, low=0, low_open=True),
-        batch,
-    )
+    nu = eig[..., 0]
+    step = _step_batch(step, eig, context)
     predicted = 1 - np.sqrt(np.clip(step * nu, 0, 1))
     beta = np.broadcast_to(
         (1 - np.sqrt(np.clip(step * nu, 0, 1))) ** 2
@@ -275,13 +281,7 @@ def check_heavy_ball_contraction(A, step=None, *, n_steps: int = 300, seed: int 
     context = _context("Theorem 2, per-step inequality")
     A, eig = _spd(A, context)
     n_steps, seed = check_count("n_steps", n_steps), check_seed("seed", seed)
-    batch = A.shape[:-2]
-    step = np.broadcast_to(
-        1 / eig[..., -1]
-        if step is None
-        else as_scalar_batch("step", step, context=context, low=0, low_open=True),
-        batch,
-    )
+    step = _step_batch(step, eig, context)
     predicted = 1 - np.sqrt(np.clip(step * eig[..., 0], 0, 1))
     beta = predicted**2
     # the usual start x^1 = x^0 (x* = 0): the expansion is not an artefact of an arbitrary pair
@@ -411,13 +411,8 @@ def check_gradient_ratio_limit(
     )
     seed = check_seed("seed", seed)
     batch = A.shape[:-2]
-    nu, L = eig[..., 0], eig[..., -1]
-    step = np.broadcast_to(
-        1 / L
-        if step is None
-        else as_scalar_batch("step", step, context=context, low=0, low_open=True),
-        batch,
-    )
+    nu = eig[..., 0]
+    step = _step_batch(step, eig, context)
     beta = np.broadcast_to(
         as_scalar_batch("beta", beta, context=context, low=0, high=1, high_open=True), batch
     )

@@ -302,18 +302,22 @@ def check_eigen_pairing(
 INSTABILITY_TOL = 1e-9
 
 
-def revnet_jacobian(A, B) -> np.ndarray:
-    """``J(A, B) = [[I, A], [B, I + BA]]``: Jacobian of the tied-weight RevNet map (4) at a fixed
-    point."""
-    context = "Momentum ResNets Prop. 1"
+def _square_pair(A, B, context: str) -> tuple[np.ndarray, np.ndarray]:
+    """``A`` and ``B`` validated as square matrices of one size, broadcast to one batch shape."""
     A = as_square("A", A, context=context)
     B = same_size(
         "B", as_square("B", B, context=context), A.shape[-1], context=context, against="A"
     )
     n = A.shape[-1]
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    A, B = np.broadcast_to(A, batch + (n, n)), np.broadcast_to(B, batch + (n, n))
-    eye = np.broadcast_to(np.eye(n), batch + (n, n))
+    return np.broadcast_to(A, batch + (n, n)), np.broadcast_to(B, batch + (n, n))
+
+
+def revnet_jacobian(A, B) -> np.ndarray:
+    """``J(A, B) = [[I, A], [B, I + BA]]``: Jacobian of the tied-weight RevNet map (4) at a fixed
+    point."""
+    A, B = _square_pair(A, B, "Momentum ResNets Prop. 1")
+    eye = np.broadcast_to(np.eye(A.shape[-1]), A.shape)
     return np.block([[eye, A], [B, eye + B @ A]])
 
 
@@ -355,15 +359,12 @@ def check_revnet_instability(A, B) -> CheckResult:
     a radius of ~1e-14).
     """
     context = "Momentum ResNets Prop. 1"
-    A = as_square("A", A, context=context)
-    B = same_size(
-        "B", as_square("B", B, context=context), A.shape[-1], context=context, against="A"
-    )
+    A, B = _square_pair(A, B, context)
     _require_invertible("A", A, context)
     _require_invertible("B", B, context)
     Jm = revnet_jacobian(A, B)
     batch, n = Jm.shape[:-2], A.shape[-1]
-    AB = np.broadcast_to(A, batch + (n, n)) @ np.broadcast_to(B, batch + (n, n))
+    AB = A @ B
     mu = np.linalg.eigvals(AB)
     # lam = 1 + delta with delta^2 - mu delta - mu = 0: the form lam^2 - (2 + mu) lam + 1 loses mu's
     # digits to 2 + mu when |mu| is small (roots near the double root 1 are then off by ~sqrt(u))
@@ -378,7 +379,7 @@ def check_revnet_instability(A, B) -> CheckResult:
     away = np.abs(eig - 1) > radius
     top = np.where(away, np.abs(eig), -np.inf).max(axis=-1)
     shortfall = np.maximum(1 - top, 0.0)
-    instances = dict(A=np.broadcast_to(A, batch + (n, n)), B=np.broadcast_to(B, batch + (n, n)))
+    instances = dict(A=A, B=B)
     return combine(
         "revnet_instability",
         [
@@ -411,15 +412,8 @@ def check_revnet_continuous(A, B) -> CheckResult:
     """The continuous remark after Prop. 1: ``[[0, A], [B, 0]]`` has eigenvalues ``+-sqrt(mu)``,
     mu in Sp(AB), so they cannot all have negative real part. Residual: backward error of
     ``+-sqrt(mu)`` and the shortfall ``-max Re(lam)`` (must be <= 0)."""
-    context = "Momentum ResNets Prop. 1, continuous remark"
-    A = as_square("A", A, context=context)
-    B = same_size(
-        "B", as_square("B", B, context=context), A.shape[-1], context=context, against="A"
-    )
-    n = A.shape[-1]
-    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    A, B = np.broadcast_to(A, batch + (n, n)), np.broadcast_to(B, batch + (n, n))
-    zero = np.zeros(batch + (n, n))
+    A, B = _square_pair(A, B, "Momentum ResNets Prop. 1, continuous remark")
+    zero = np.zeros(A.shape)
     K = np.block([[zero, A], [B, zero]])
     mu = np.linalg.eigvals(A @ B)
     root = np.sqrt(mu.astype(complex))
@@ -493,10 +487,7 @@ def check_fixed_point_iterations(
     ``gamma < 1`` and ``f'(x*) = -S`` (S SPD, eigenvalues in (0, 1]) do: the ratio falls below
     ``1e-6``. Residual: the shortfall in decades (0 when both behave as claimed)."""
     context = "Momentum ResNets Prop. 1 consequence"
-    A = as_square("A", A, context=context)
-    B = same_size(
-        "B", as_square("B", B, context=context), A.shape[-1], context=context, against="A"
-    )
+    A, B = _square_pair(A, B, context)
     S = same_size(
         "S", as_square("S", S, context=context), A.shape[-1], context=context, against="A"
     )
