@@ -249,6 +249,15 @@ def _say(args, *lines: str) -> None:
         print(line, file=stream)
 
 
+def _check_status(problems: dict[str, list[str]]) -> int:
+    """:data:`EXIT_OK` when every list in ``problems`` (what went wrong -> the names it concerns) is
+    empty; else each non-empty one said on standard error and :data:`EXIT_CHECK_FAILED`."""
+    for what, names in problems.items():
+        if names:
+            print(f"dynkit: {what}: {', '.join(names)}", file=sys.stderr)
+    return EXIT_CHECK_FAILED if any(problems.values()) else EXIT_OK
+
+
 def _progress(args, line: str) -> None:
     if not args.quiet:
         print(line, file=sys.stderr, flush=True)
@@ -357,16 +366,12 @@ def cmd_verify(args) -> int:
         if not getattr(r, "error", None)
         and _verdict_of(r) != getattr(r, "expected_verdict", "holds")
     ]
-    if errored or changed:
-        if errored:
-            print(f"dynkit: check(s) that errored: {', '.join(errored)}", file=sys.stderr)
-        if changed:
-            print(
-                f"dynkit: verdict(s) that differ from the recorded ones: {', '.join(changed)}",
-                file=sys.stderr,
-            )
-        return 1
-    return 0
+    return _check_status(
+        {
+            "check(s) that errored": errored,
+            "verdict(s) that differ from the recorded ones": changed,
+        }
+    )
 
 
 def _first_line(fn: Callable) -> str:
@@ -422,13 +427,7 @@ def cmd_derive(args) -> int:
         )
         if not d.check_passed:
             failed.append(name)
-    if failed:
-        print(
-            f"dynkit: derived result differs from the paper's for: {', '.join(failed)}",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+    return _check_status({"derived result differs from the paper's for": failed})
 
 
 def _solve_options(args) -> dict:
@@ -733,13 +732,7 @@ def cmd_report(args) -> int:
     bad = {k: v for k, v in status.items() if v in ("failed", "error")}
     if args.strict:
         bad.update({k: v for k, v in status.items() if v == "unavailable"})
-    if bad:
-        print(
-            f"dynkit: report sections not ok: {', '.join(f'{k} ({v})' for k, v in bad.items())}",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+    return _check_status({"report sections not ok": [f"{k} ({v})" for k, v in bad.items()]})
 
 
 def cmd_run(args) -> int:

@@ -736,10 +736,14 @@ def as_scalar_batch(
     return arr
 
 
+def _integer_at_least(name: str, value: Any, minimum: int, kind: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be a {kind} integer; got {_describe(value)}")
+    return int(value)
+
+
 def check_count(name: str, n: Any) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{name} must be a positive integer; got {_describe(n)}")
-    return int(n)
+    return _integer_at_least(name, n, 1, "positive")
 
 
 def check_callable(name: str, f: Any, *, context: str) -> Any:
@@ -757,6 +761,18 @@ def check_last_dim(name: str, x: np.ndarray, n: int, *, context: str, against: s
     return x
 
 
+def matching_vectors(n: int, against: str, *, context: str, **vectors: Any) -> list[np.ndarray]:
+    """The ``vectors`` (name -> value) as real finite arrays of shape (..., n), ``n`` being the size
+    of ``against``; a ValueError naming them all otherwise."""
+    arrays = {name: as_real_array(name, v, context=context) for name, v in vectors.items()}
+    if any(a.shape[-1:] != (n,) for a in arrays.values()):
+        raise ValueError(
+            f"{' and '.join(arrays)} must have shape (..., {n}) to match {against} ({context}); "
+            "got " + ", ".join(f"{name} {a.shape}" for name, a in arrays.items())
+        )
+    return list(arrays.values())
+
+
 def same_size(name: str, M: np.ndarray, n: int, *, context: str, against: str) -> np.ndarray:
     if M.shape[-1] != n:
         raise ValueError(
@@ -766,9 +782,7 @@ def same_size(name: str, M: np.ndarray, n: int, *, context: str, against: str) -
 
 
 def check_seed(name: str, seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{name} must be a non-negative integer; got {_describe(seed)}")
-    return int(seed)
+    return _integer_at_least(name, seed, 0, "non-negative")
 
 
 def rng_from(seed: int | np.random.Generator | None) -> np.random.Generator:

@@ -15,7 +15,15 @@ import numpy as np
 from ..solvers import solve
 from ..solvers.ark import ARK3, ARK4, SSPRK3
 from ..solvers.tableaus import RungeKuttaTableau
-from ._core import CheckResult, as_real_array, as_scalar_batch, as_square, combine, verdict
+from ._core import (
+    CheckResult,
+    as_real_array,
+    as_scalar_batch,
+    as_square,
+    combine,
+    matching_vectors,
+    verdict,
+)
 
 __all__ = [
     "ARK_PEERS",
@@ -54,12 +62,7 @@ def _problem(W, b, y0, context, omega=0.0):
     if W is None:
         return (lambda t, y: -y + np.sin(omega * t)), y0
     W = as_square("W", W, context=context)
-    b = as_real_array("b", b, context=context)
-    if b.shape[-1:] != W.shape[-1:] or y0.shape[-1:] != W.shape[-1:]:
-        raise ValueError(
-            f"b and y0 must have shape (..., {W.shape[-1]}) to match W ({context}); got "
-            f"{b.shape}, {y0.shape}"
-        )
+    b, y0 = matching_vectors(W.shape[-1], "W", context=context, b=b, y0=y0)
     return (
         lambda t, y: np.einsum("...ij,...j->...i", W, y) + np.tanh(y + b) + np.sin(omega * t)
     ), y0

@@ -20,6 +20,7 @@ from ._core import (
     as_square,
     check_count,
     combine,
+    matching_vectors,
     verdict,
 )
 
@@ -64,13 +65,7 @@ def hbnode_jacobian(dfdh, gamma, *, J=None, xi: float = 0.0) -> np.ndarray:
 def _tanh_inputs(W, b, h0, grad_T, context):
     W = as_square("W", W, context=context)
     n = W.shape[-1]
-    b = as_real_array("b", b, context=context)
-    h0 = as_real_array("h0", h0, context=context)
-    if b.shape[-1:] != (n,) or h0.shape[-1:] != (n,):
-        raise ValueError(
-            f"b and h0 must have shape (..., {n}) to match W ({context}); got b {b.shape}, "
-            f"h0 {h0.shape}"
-        )
+    b, h0 = matching_vectors(n, "W", context=context, b=b, h0=h0)
     batch = np.broadcast_shapes(W.shape[:-2], b.shape[:-1], h0.shape[:-1])
     return (
         np.broadcast_to(W, batch + (n, n)),
@@ -79,6 +74,16 @@ def _tanh_inputs(W, b, h0, grad_T, context):
         batch,
         n,
     )
+
+
+def _terminal_gradient(grad_T, batch, n, context) -> np.ndarray:
+    """``grad_T = (dL/dh_T, dL/dm_T)`` validated and broadcast to shape ``batch + (2 n,)``."""
+    a_T = as_real_array("grad_T", grad_T, context=context)
+    if a_T.shape[-1:] != (2 * n,):
+        raise ValueError(
+            f"grad_T must have shape (..., {2 * n}) (dL/dh_T, dL/dm_T) ({context}); got {a_T.shape}"
+        )
+    return np.broadcast_to(a_T, batch + (2 * n,))
 
 
 def _check_T(T, context):
@@ -92,12 +97,7 @@ def _first_order_inputs(W, b, h0, grad_T, gamma, T, context: str):
     W, b, h0, batch, n = _tanh_inputs(W, b, h0, grad_T, context)
     T = _check_T(T, context)
     g = np.broadcast_to(as_scalar_batch("gamma", gamma, context=context, low=0.0), batch)
-    a_T = as_real_array("grad_T", grad_T, context=context)
-    if a_T.shape[-1:] != (2 * n,):
-        raise ValueError(
-            f"grad_T must have shape (..., {2 * n}) (dL/dh_T, dL/dm_T) ({context}); got {a_T.shape}"
-        )
-    return W, b, h0, batch, n, T, g, np.broadcast_to(a_T, batch + (2 * n,))
+    return W, b, h0, batch, n, T, g, _terminal_gradient(grad_T, batch, n, context)
 
 
 def check_adjoint_norm(W, b, h0, grad_T, *, T: float = 1.0, gamma=None) -> CheckResult:
@@ -324,12 +324,7 @@ def check_adaptive_damping_breaks_adjoint(
     T = _check_T(T, context)
     g0 = np.broadcast_to(as_scalar_batch("gamma0", gamma0, context=context, low=0.0), batch)
     g1 = np.broadcast_to(as_scalar_batch("gamma1", gamma1, context=context), batch)
-    a_T = as_real_array("grad_T", grad_T, context=context)
-    if a_T.shape[-1:] != (2 * n,):
-        raise ValueError(
-            f"grad_T must have shape (..., {2 * n}) (dL/dh_T, dL/dm_T) ({context}); got {a_T.shape}"
-        )
-    a_T = np.broadcast_to(a_T, batch + (2 * n,))
+    a_T = _terminal_gradient(grad_T, batch, n, context)
     res, _ = _eq26_residual(W, b, h0, a_T, lambda t: g0 + g1 * np.sin(omega * t), T, "m")
     margin = 10 * EQ26_TOL
     return verdict(
@@ -379,10 +374,7 @@ def check_adjoint_nonvanishing(F, gamma, a, grad_T, tau) -> CheckResult:
     tau = np.broadcast_to(
         as_scalar_batch("tau", tau, context=context, low=0.0, low_open=True), batch
     )
-    a_T = as_real_array("grad_T", grad_T, context=context)
-    if a_T.shape[-1:] != (2 * n,):
-        raise ValueError(f"grad_T must have shape (..., {2 * n}) ({context}); got {a_T.shape}")
-    a_T = np.broadcast_to(a_T, batch + (2 * n,))
+    a_T = _terminal_gradient(grad_T, batch, n, context)
     if np.any(np.linalg.norm(a_T, axis=-1) == 0):
         raise ValueError(f"grad_T must be non-zero ({context}); got a zero vector")
     H = hbnode_jacobian(F, g)
@@ -486,12 +478,7 @@ def check_first_order_adjoint(
         if xi is None
         else np.broadcast_to(as_scalar_batch("xi", xi, context=context, low=0.0), batch)
     )
-    a_T = as_real_array("grad_T", grad_T, context=context)
-    if a_T.shape[-1:] != (2 * n,):
-        raise ValueError(
-            f"grad_T must have shape (..., {2 * n}) (dL/dh_T, dL/dm_T) ({context}); got {a_T.shape}"
-        )
-    a_T = np.broadcast_to(a_T, batch + (2 * n,))
+    a_T = _terminal_gradient(grad_T, batch, n, context)
     a_h, a_m, _, _ = _first_order_path(W, b, h0, m0, a_T, g, x, T, np.array([T, 0.0]))
     formula = np.concatenate([a_h[-1], a_m[-1]], axis=-1)
     Wt, bt, gt = (
@@ -607,12 +594,7 @@ def check_ghbnode_adjoint_not_heavy_ball(
     n_points = check_count("n_points", n_points)
     g = np.broadcast_to(as_scalar_batch("gamma", gamma, context=context, low=0.0), batch)
     x = np.broadcast_to(as_scalar_batch("xi", xi, context=context, low=0.0, low_open=True), batch)
-    a_T = as_real_array("grad_T", grad_T, context=context)
-    if a_T.shape[-1:] != (2 * n,):
-        raise ValueError(
-            f"grad_T must have shape (..., {2 * n}) (dL/dh_T, dL/dm_T) ({context}); got {a_T.shape}"
-        )
-    a_T = np.broadcast_to(a_T, batch + (2 * n,))
+    a_T = _terminal_gradient(grad_T, batch, n, context)
     ts = np.linspace(T, 0.0, n_points)
     a_h, a_m, hs, ms = _first_order_path(W, b, h0, m0, a_T, g, None if plant else x, T, ts)
     xi_used = np.zeros(batch) if plant else x

@@ -21,6 +21,7 @@ from ._core import (
     check_count,
     check_seed,
     combine,
+    matching_vectors,
     verdict,
 )
 
@@ -47,12 +48,7 @@ def check_flow_orientation(W, b, x0, *, reflect: bool = False) -> CheckResult:
     context = _CTX + " Prop. 9"
     W = as_square("W", W, context=context)
     n = W.shape[-1]
-    b = as_real_array("b", b, context=context)
-    x0 = as_real_array("x0", x0, context=context)
-    if b.shape[-1:] != (n,) or x0.shape[-1:] != (n,):
-        raise ValueError(
-            f"b and x0 must have shape (..., {n}) ({context}); got {b.shape}, {x0.shape}"
-        )
+    b, x0 = matching_vectors(n, "W", context=context, b=b, x0=x0)
     batch = np.broadcast_shapes(W.shape[:-2], b.shape[:-1], x0.shape[:-1])
     W, b, x0 = (
         np.broadcast_to(a, batch + a.shape[len(a.shape) - (2 if a is W else 1) :])

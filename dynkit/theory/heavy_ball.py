@@ -21,6 +21,7 @@ from ._core import (
     check_count,
     check_seed,
     combine,
+    matching_vectors,
     verdict,
 )
 
@@ -512,14 +513,7 @@ def check_heavy_ball_momentum_index(
         raise ValueError(f"index must be one of {HB_MOMENTUM_INDICES} ({context}); got {index!r}")
     A = as_square("A", A, context=context)
     n = A.shape[-1]
-    b, x0, x1 = (
-        as_real_array(name, v, context=context) for name, v in (("b", b), ("x0", x0), ("x1", x1))
-    )
-    for name, v in (("b", b), ("x0", x0), ("x1", x1)):
-        if v.shape[-1:] != (n,):
-            raise ValueError(
-                f"{name} must have shape (..., {n}) to match A ({context}); got {v.shape}"
-            )
+    b, x0, x1 = matching_vectors(n, "A", context=context, b=b, x0=x0, x1=x1)
     s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
     gamma = float(as_scalar_batch("gamma", gamma, context=context, low=0.0, high=1 / np.sqrt(s)))
     g_ref = (

@@ -24,6 +24,7 @@ from ._core import (
     check_count,
     check_seed,
     combine,
+    matching_vectors,
     verdict,
 )
 from .representation import f_eps, lambda_eps
@@ -56,13 +57,7 @@ def _tanh_field(W: np.ndarray, b: np.ndarray):
 
 def _inputs(W, b, x0, context):
     W = as_square("W", W, context=context)
-    d = W.shape[-1]
-    b = as_real_array("b", b, context=context)
-    x0 = as_real_array("x0", x0, context=context)
-    if b.shape[-1:] != (d,) or x0.shape[-1:] != (d,):
-        raise ValueError(
-            f"b and x0 must have shape (..., {d}) to match W ({context}); got {b.shape}, {x0.shape}"
-        )
+    b, x0 = matching_vectors(W.shape[-1], "W", context=context, b=b, x0=x0)
     return W, b, x0
 
 

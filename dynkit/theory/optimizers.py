@@ -21,6 +21,7 @@ from ._core import (
     as_square,
     check_callable,
     check_count,
+    matching_vectors,
     verdict,
 )
 
@@ -313,12 +314,7 @@ def check_momentum_gd_form(
     ):
         raise ValueError(f"A must be symmetric positive semi-definite ({context})")
     n = A.shape[-1]
-    b = as_real_array("b", b, context=context)
-    x0 = as_real_array("x0", x0, context=context)
-    if b.shape[-1:] != (n,) or x0.shape[-1:] != (n,):
-        raise ValueError(
-            f"b and x0 must have shape (..., {n}) to match A ({context}); got {b.shape}, {x0.shape}"
-        )
+    b, x0 = matching_vectors(n, "A", context=context, b=b, x0=x0)
     mu = float(as_scalar_batch("mu", mu, context=context, low=0.0))
     s = float(as_scalar_batch("s", s, context=context, low=0.0, low_open=True))
     ref_mu = (
