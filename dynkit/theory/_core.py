@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -264,28 +264,27 @@ class ClaimRow:
         return self.error is not None or self.verdict != self.expected_verdict
 
     def to_dict(self) -> dict:
-        return dict(
-            claim=self.claim,
-            paper=self.paper,
-            equation=self.equation,
-            instances=self.instances,
-            held=self.held,
-            holds=self.holds,
-            worst_residual=jsonable(self.worst_residual),
-            tolerance=self.tolerance,
-            seconds=round(self.seconds, 4),
-            note=self.note,
-            verdict=self.verdict,
-            expected_verdict=self.expected_verdict,
-            statement=self.statement,
-            counterexample=jsonable(self.counterexample),
-            correction=self.correction,
-            error=self.error,
-            reading=self.reading,
-            intent=self.intent,
-            corrected=jsonable(self.corrected),
-            reason=self.reason,
-        )
+        """JSON-ready, every field in order with ``holds`` after ``held``."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = _ROW_JSON.get(f.name, _unchanged)(value)
+            if f.name == "held":
+                out["holds"] = self.holds
+        return out
+
+
+def _unchanged(value: Any) -> Any:
+    return value
+
+
+_ROW_JSON: dict[str, Callable[[Any], Any]] = {
+    "worst_residual": jsonable,
+    "seconds": lambda seconds: round(seconds, 4),
+    "counterexample": jsonable,
+    "corrected": jsonable,
+}
+"""How a :class:`ClaimRow` field becomes JSON where it is not already (the others: as they are)."""
 
 
 def _counterexample(result: CheckResult) -> dict:

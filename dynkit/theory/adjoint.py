@@ -76,6 +76,23 @@ def _tanh_inputs(W, b, h0, grad_T, context):
     )
 
 
+def _autograd_gradient(torch_field, z0, a_T, T) -> np.ndarray:
+    """The reference ``dL/dz_0`` of ``L = a_T . z(T)`` for ``z' = torch_field(t, z)``: torch
+    autograd through :func:`dynkit.solve` (dopri5, rtol 1e-11, atol 1e-13) from ``z0`` to T."""
+    import torch
+
+    z0t = torch.tensor(np.ascontiguousarray(z0), dtype=torch.float64, requires_grad=True)
+    zT = solve(
+        torch_field,
+        z0t,
+        torch.tensor([0.0, T], dtype=torch.float64),
+        method="dopri5",
+        rtol=1e-11,
+        atol=1e-13,
+    ).ys[-1]
+    return torch.autograd.grad((zT * torch.tensor(np.array(a_T))).sum(), z0t)[0].numpy()
+
+
 def _terminal_gradient(grad_T, batch, n, context) -> np.ndarray:
     """``grad_T = (dL/dh_T, dL/dm_T)`` validated and broadcast to shape ``batch + (2 n,)``."""
     a_T = as_real_array("grad_T", grad_T, context=context)
@@ -149,16 +166,7 @@ def check_adjoint_norm(W, b, h0, grad_T, *, T: float = 1.0, gamma=None) -> Check
     gl = lambda lib: gt if lib is torch else g  # noqa: E731
     z0 = np.concatenate([h0, np.zeros_like(h0)], axis=-1) if hb else h0
     # reference: autograd through the solver (an independent route: no Jacobian, no exponential)
-    z0t = torch.tensor(np.ascontiguousarray(z0), dtype=torch.float64, requires_grad=True)
-    zT = solve(
-        lambda t, z: field(t, z, torch),
-        z0t,
-        torch.tensor([0.0, T], dtype=torch.float64),
-        method="dopri5",
-        rtol=1e-11,
-        atol=1e-13,
-    ).ys[-1]
-    auto = torch.autograd.grad((zT * torch.tensor(np.array(a_T))).sum(), z0t)[0].numpy()
+    auto = _autograd_gradient(lambda t, z: field(t, z, torch), z0, a_T, T)
     # the formula: K(s) at Gauss-Legendre nodes of [0, T] along the trajectory
     nodes = T * (_GAUSS_NODES + 1) / 2
     zs = np.asarray(
@@ -485,16 +493,12 @@ def check_first_order_adjoint(
         torch.tensor(np.array(v)) for v in (W, b, g)
     )  # np.array keeps 0-d (ascontiguousarray would not)
     xt = None if x is None else torch.tensor(np.array(x))
-    z0 = torch.tensor(np.concatenate([h0, m0], axis=-1), requires_grad=True)
-    zT = solve(
+    auto = _autograd_gradient(
         lambda t, z: _ghb_field(z, Wt, bt, gt, xt, lib=torch),
-        z0,
-        torch.tensor([0.0, T], dtype=torch.float64),
-        method="dopri5",
-        rtol=1e-11,
-        atol=1e-13,
-    ).ys[-1]
-    auto = torch.autograd.grad((zT * torch.tensor(np.array(a_T))).sum(), z0)[0].numpy()
+        np.concatenate([h0, m0], axis=-1),
+        a_T,
+        T,
+    )
     residual = np.linalg.norm(formula - auto, axis=-1) / np.maximum(
         np.linalg.norm(auto, axis=-1), 1e-300
     )
