@@ -12,9 +12,9 @@ seed's test NFE and test (forecast) MSE after the epoch are printed beside those
 trained alone with ``dk.solve`` (the same model, data and order). In float32 at the recipe's
 tolerance (1e-7, the float32 floor) the error estimates are rounding noise, so a seed's steps
 follow the rounding of its products, which a batched product does not reproduce bit for bit: the
-per-seed NFE differ from the lone runs' by a few tenths of a per cent (a one-ulp change of one
-solve's start moves ``dk.solve`` itself from 38 to 44 evaluations there); in float64 they are equal
-(``tests/test_seed_batch.py``).
+per-seed NFE differ from the lone runs' by a few tenths of a per cent (one solve's start differing
+by 2e-8, rounding, moves ``dk.solve`` itself from 38 to 44 evaluations there); in float64 they are
+equal (``tests/test_seed_batch.py``).
 
     OMP_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_training_batched [--quick]
     [--seeds 1,4,8] [--alone N]

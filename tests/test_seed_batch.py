@@ -88,12 +88,14 @@ def test_each_seeds_loss_gradients_and_nfe_are_its_own_models(name, adjoint):
         ref_one, ref_future, ref_loss = _losses(model, alone[s], WEIGHTS, READ_BACK)
         assert forward_nfe(model) == forward[s]
         ref_loss.backward()
-        # the same steps with the same coefficients: only the rounding of a batched product
-        # against one seed's (float64; 3e-16 seen), far below the solver's tolerance 1e-6
+        # the same steps: only rounding differs (a batched product against one seed's, and the
+        # stage sums formed as h · sum(a_j k_j) against dk.solve's sum((h a_j) k_j)); float64,
+        # 3e-16 seen on the loss, 2e-10 on a gradient through autograd of the steps: far below
+        # the solver's tolerance 1e-6, which another step sequence would show
         assert _relative(loss[s], ref_loss) < 1e-12
         assert _relative(one_step[s], ref_one) < 1e-12 and _relative(future[s], ref_future) < 1e-12
         for grad, param in batched.seed_gradients(s, model):
-            assert _relative(grad, param.grad) < 1e-10, (s, tuple(param.shape))
+            assert _relative(grad, param.grad) < 1e-8, (s, tuple(param.shape))
         if adjoint:
             assert backward_nfe(model) > 0
 

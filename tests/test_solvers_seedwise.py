@@ -97,9 +97,10 @@ def test_each_seed_takes_its_own_solves_steps_and_gradients(method):
     # the check means something: the seeds' own counts differ (and dopri5's backward rejects steps)
     assert len(set(separate["n_steps"])) > 1
     assert method != "dopri5" or sol.backward_stats.n_rejected.sum() > 0
-    # the same steps with the same coefficients: only the rounding of one batched product against
-    # a single seed's differs (float64, ~30 steps: 1e-13 measured; 1e-10 leaves room, and is 1e3
-    # below the tolerance, which an independent step sequence would show)
+    # the same steps: only rounding differs (a batched product against a single seed's, the
+    # stage sums formed as h · sum(a_j k_j) against dk.solve's sum((h a_j) k_j)); float64, ~30
+    # steps: 1e-13 seen, 1e-10 leaves room and is 1e3 below the tolerance, which another step
+    # sequence would show
     assert worst["state"] < 1e-10 and worst["grad"] < 1e-10, worst
     assert sol.stats.calls == sol.stats.nfe.max()  # every call serves every seed still running
 

@@ -139,14 +139,18 @@ class _Seeds:
         shape = (len(values),) + (1,) * (like.dim() - 1)
         return torch.as_tensor(values, dtype=like.dtype, device=like.device).view(shape)
 
-    def combine(self, y, ks, coefficients: Sequence[float], h: np.ndarray):
-        """``y + h_s sum_j coefficients[j] ks[j]`` per seed (``y`` may be None)."""
-        out = y
+    def combine(self, y, ks, coefficients: Sequence[float], h):
+        """``y + h_s sum_j coefficients[j] ks[j]`` per seed (``y`` may be None; ``h``: the steps
+        as from :meth:`per_seed`): the sum with scalar coefficients, then one product with the
+        steps, so that the operations do not grow with the seeds."""
+        import torch
+
+        total = None
         for k, c in zip(ks, coefficients):
             if c != 0.0:
-                term = k * self.per_seed(h * c, k)
-                out = term if out is None else out + term
-        return out
+                # a fresh tensor first, then in place: add/mul save no inputs for backward
+                total = k * c if total is None else total.add_(k, alpha=c)
+        return total * h if y is None else torch.addcmul(y, total, h)
 
     def first_steps(self, t0, t_end, y0, f0, stats, direction) -> np.ndarray:
         """[HNW] II.4's first step per seed, as :func:`~dynkit.solvers.stepsize.initial_step`."""
@@ -164,7 +168,7 @@ class _Seeds:
             h0 = np.where(h0 > 0, h0, min(1e-6, span) * 1e-6)
             probe = self.call(
                 np.full(n_seeds, t0) + direction * h0,
-                self.combine(y0, (f0,), (1.0,), direction * h0),
+                self.combine(y0, (f0,), (1.0,), self.per_seed(direction * h0, y0)),
                 stats,
                 np.ones(n_seeds, dtype=np.int64),
             )
@@ -227,13 +231,16 @@ class _Seeds:
             t_new = np.where(last, t_end, t + h)
             step = np.where(active, h, 0.0)  # finished seeds stand still, uncounted
             counted = active.astype(np.int64)
+            h_seeds = self.per_seed(step, y)
             ks = [k1]
             for i in range(1, self.last):
-                y_i = self.combine(y, ks, self.a[i], step)
+                y_i = self.combine(y, ks, self.a[i], h_seeds)
                 ks.append(self.call(t + self.c[i] * step, y_i, stats, counted))
-            y_new = self.combine(y, ks, self.b, step)
+            y_new = self.combine(y, ks, self.b, h_seeds)
             k_last = self.call(t + step, y_new, stats, counted) if self.tableau.fsal else None
-            error = self.combine(None, ks + ([k_last] if k_last is not None else []), self.e, step)
+            error = self.combine(
+                None, ks + ([k_last] if k_last is not None else []), self.e, h_seeds
+            )
             with torch.no_grad():
                 scale = torch.maximum(y.abs(), y_new.abs()) * self.rtol + self.atol
             norm = self.norms(error, scale)
@@ -248,17 +255,20 @@ class _Seeds:
                 np.where(accepted, np.maximum(norm, ERR_PREV_FLOOR), err_prev),
                 np.where(active, ~accepted, rejected_last),
             )
-            keep = self.per_seed(accepted.astype(np.float64), y) > 0
-            y = torch.where(keep, y_new, y)
+            # a seed that has finished steps by 0 and stays where it is (y + 0 · k = y); only a
+            # rejected seed must be held back
+            held = (active & ~accepted).any()
+            keep = self.per_seed(accepted.astype(np.float64), y) > 0 if held else None
+            y = torch.where(keep, y_new, y) if held else y_new
             t = np.where(accepted, t_new, t)
             h = np.where(active, h * np.where(active, factor, 1.0), h)
             active = direction * (t_end - t) > 0
             if k_last is None:  # the next first stage, where a seed goes on
                 if (accepted & active).any():
                     fresh = self.call(t, y, stats, (accepted & active).astype(np.int64))
-                    k1 = torch.where(keep, fresh, k1)
+                    k1 = torch.where(keep, fresh, k1) if held else fresh
             else:
-                k1 = torch.where(keep, k_last, k1)
+                k1 = torch.where(keep, k_last, k1) if held else k_last
         return y
 
 
