@@ -160,3 +160,16 @@ def test_bad_arguments_are_named(kwargs, match):
     kwargs = {"t": [0.0, 1.0], **kwargs}
     with pytest.raises(ValueError, match=match):
         solve_seeds(lambda t, y: -y, torch.ones(3, 2), **kwargs)
+
+
+def test_solve_with_adjoint_and_per_sample_points_to_solve_seeds():
+    # per_sample shares one step among the samples (the hardest one's): its adjoint is refused
+    with pytest.raises(ValueError, match=r"per_sample=False.*seedwise\.solve_seeds"):
+        dk.solve(
+            lambda t, y: -y,
+            torch.ones(3, 2),
+            [0.0, 1.0],
+            adjoint=True,
+            per_sample=True,
+            adjoint_params=(),
+        )
