@@ -173,3 +173,12 @@ def test_solve_with_adjoint_and_per_sample_points_to_solve_seeds():
             per_sample=True,
             adjoint_params=(),
         )
+
+
+def test_a_failing_seed_is_named():
+    # seed 1's field is 1000 times stiffer: it alone runs out of steps
+    rates = torch.tensor([[1.0], [1000.0], [1.0]], dtype=torch.float64)
+    with pytest.raises(dk.solvers.MaxStepsExceeded, match="seed 1: max_steps=20"):
+        solve_seeds(
+            lambda t, y: -rates * y, torch.ones(3, 1, dtype=torch.float64), [0.0, 1.0], max_steps=20
+        )

@@ -323,6 +323,13 @@ def solve_seeds(
     -------
     SeedSolution
         ``ys`` (2, S, ...) at ``t``; ``stats`` per seed; ``backward_stats`` after ``backward``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad arguments, named, before any work.
+    MaxStepsExceeded, StepSizeUnderflow, NonFiniteState
+        When any one seed fails (the message names the first such seed); no partial solution.
     """
     import torch
 
@@ -344,7 +351,8 @@ def solve_seeds(
     if not isinstance(adjoint, bool):
         raise TypeError(f"adjoint must be True or False, got {adjoint!r}")
     if first_step is not None and (
-        not isinstance(first_step, (int, float))
+        isinstance(first_step, bool)
+        or not isinstance(first_step, (int, float))
         or not math.isfinite(first_step)
         or first_step == 0
         or math.copysign(1.0, first_step) != np.sign(times[1] - times[0])
