@@ -11,7 +11,9 @@ models, whose training time is the per-operation overhead of torch, ``S`` seeds 
 than one.
 
 The seeds never mix: each seed's loss, gradients, NFE and optimiser step are those of its own model
-(``tests/test_seed_batch.py`` compares them), as long as the optimiser is elementwise (Adam) and
+to rounding (``tests/test_seed_batch.py`` compares them in float64; in float32 at the recipe's
+tolerance 1e-7 rounding tips a few step-size decisions, ``benchmarks/bench_training_batched.py``
+prints the NFE either way), as long as the optimiser is elementwise (Adam) and
 gradient clipping is per seed (:meth:`SeedBatchedODERNN.clip_grad_norms_`).
 """
 

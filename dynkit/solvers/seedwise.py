@@ -3,13 +3,14 @@
 ``y0`` carries a leading seed axis of size ``S``: seed ``s`` is the ODE ``dy_s/dt = f_s(t, y_s)``,
 and ``f(t, y)`` evaluates every seed at once (``t``: shape ``(S,)``, each seed's own time; ``y``:
 ``(S, ...)``). Seeds must not interact: seed ``s``'s output may depend only on ``t[s]``, ``y[s]``
-and seed ``s``'s parameters. Each seed then takes exactly the steps that :func:`dynkit.solve` would
-take on it alone (the same first-step estimate, error test, PI controller and last-step rule, with
-that seed's own RMS error), in lockstep with the others: every call of ``f`` advances every seed
-that has not yet reached the end, so ``S`` seeds cost about one seed's number of calls. This is how
-``S`` training runs of a small model share the per-call overhead of torch (one dispatch per
-operation for all seeds), where ``solve(per_sample=True)`` would give every sample the step of the
-hardest one.
+and seed ``s``'s parameters. Each seed then takes the steps that :func:`dynkit.solve` would take on
+it alone (the same first-step estimate, error test, PI controller and last-step rule, with that
+seed's own RMS error; the same decisions up to rounding, which can tip one where the error
+estimate is itself rounding noise, float32 at rtol 1e-7), in lockstep with the others: every call
+of ``f`` advances every seed that has not yet reached the end, so ``S`` seeds cost about one seed's
+number of calls. This is how ``S`` training runs of a small model share the per-call overhead of
+torch (one dispatch per operation for all seeds), where ``solve(per_sample=True)`` would give every
+sample the step of the hardest one.
 
 With ``adjoint=True`` the gradients come from the continuous adjoint (as
 :mod:`dynkit.solvers.adjoint`, whose conventions it keeps): the backward solve of ``(y, a, g)``
