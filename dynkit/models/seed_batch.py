@@ -84,7 +84,6 @@ class SeededHeavyBall(nn.Module):
         self.xi = SeededScalar([d.xi for d in dynamics]) if self.generalized else None
         self.sigma = first.activation if self.generalized else None
         self.gap: torch.Tensor | None = None
-        self.calls = 0
 
     def field(self, h: torch.Tensor) -> torch.Tensor:
         for i, layer in enumerate(self.layers):
@@ -102,7 +101,6 @@ class SeededHeavyBall(nn.Module):
         return torch.cat([m, -self.gamma() * m + self.field(h)], dim=-1)
 
     def forward(self, s: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
-        self.calls += 1
         if self.gap is not None:
             return self.gap * self.dynamics(z)
         gap = z[..., -1:]
