@@ -175,6 +175,13 @@ def test_solve_with_adjoint_and_per_sample_points_to_solve_seeds():
         )
 
 
+def test_a_field_of_the_wrong_shape_is_named():
+    with pytest.raises(
+        dk.solvers.VectorFieldShapeError, match=r"state's shape \(3, 2\), got \(3,\)"
+    ):
+        solve_seeds(lambda t, y: y.sum(1), torch.ones(3, 2), [0.0, 1.0])
+
+
 def test_a_failing_seed_is_named():
     # seed 1's field is 1000 times stiffer: it alone runs out of steps
     rates = torch.tensor([[1.0], [1000.0], [1.0]], dtype=torch.float64)

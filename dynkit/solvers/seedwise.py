@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ._validation import validate_state, validate_times, validate_tolerances
-from .errors import MaxStepsExceeded, NonFiniteState, StepSizeUnderflow
+from .errors import MaxStepsExceeded, NonFiniteState, StepSizeUnderflow, VectorFieldShapeError
 from .methods import METHODS
 from .results import Solution
 from .stepsize import (
@@ -120,7 +120,14 @@ class _Seeds:
 
         stats.nfe += counted
         stats.calls += 1
-        return self.f(torch.as_tensor(t, dtype=y.dtype, device=y.device), y)
+        out = self.f(torch.as_tensor(t, dtype=y.dtype, device=y.device), y)
+        if not isinstance(out, torch.Tensor) or out.shape != y.shape:
+            got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+            raise VectorFieldShapeError(
+                f"f must return a tensor of the state's shape {tuple(y.shape)}, got {got}",
+                t=float(t[0]),
+            )
+        return out
 
     def norms(self, err, scale) -> np.ndarray:
         """Each seed's RMS of ``err / scale`` (weighted part by part with ``weights``)."""
