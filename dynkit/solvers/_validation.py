@@ -57,6 +57,12 @@ def refuse_adjoint_options(dense, events, per_sample, jac, jac_sparsity, nonnega
             f"adjoint=True does not combine with {', '.join(unsupported)} (expected "
             f"{', '.join(n + '=' + ('None' if n in nones else 'False') for n in unsupported)}); "
             f"solve with autograd (adjoint=False) for those"
+            + (
+                " (independent samples, each with its own steps and adjoint: "
+                "dynkit.solvers.seedwise.solve_seeds)"
+                if per_sample is not False
+                else ""
+            )
         )
 
 
