@@ -23,7 +23,10 @@ from dynkit.io import write_json
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
-        "names", nargs="*", help="experiments (default: every one with a trivial predictor)"
+        "names",
+        nargs="*",
+        help="results folders (default: every experiment with a trivial predictor); a folder "
+        "named apart from its experiment (a pilot) is read as the experiment its results name",
     )
     p.add_argument("--results", type=Path, default=Path(__file__).resolve().parent / "results")
     args = p.parse_args(argv)
@@ -34,7 +37,12 @@ def main(argv: list[str] | None = None) -> dict:
         if not path.exists():
             print(f"{name}: no results at {path}, skipped")
             continue
-        data = compute(name, json.loads(path.read_text()))
+        results = json.loads(path.read_text())
+        experiment = results.get("experiment", name)  # a pilot's folder is named apart
+        if experiment not in BASELINES:
+            print(f"{name}: {experiment} has no trivial predictor, skipped")
+            continue
+        data = compute(experiment, results)
         write_json(
             args.results / name / BASELINES_FILE,
             data,

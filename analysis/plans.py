@@ -26,6 +26,7 @@ import json
 from pathlib import Path
 
 from dynkit.experiments import COMPARISONS, load_all
+from dynkit.experiments.judging.baselines import load as load_baselines
 from dynkit.experiments.judging.ledger import evaluate, load_results
 from dynkit.experiments.judging.plans import CAP, PLANS_ROOT, Plan, load_plan, plan_from_pilot
 from dynkit.io import write_json
@@ -55,11 +56,16 @@ LOOKS_OF_RECORD = {
 """Looks of the results of record other than a single look at their n."""
 
 
-def _pilot(name: str, results: dict) -> dict:
+def _pilot(name: str, results: dict, baselines: dict | None = None) -> dict:
+    """``{row: (per-seed effects, sesoi)}`` of ``name``'s rows in ``results`` (with the trivial
+    predictors' ``baselines`` per seed, which the rows' validity checks read)."""
     rows = {}
     for c in COMPARISONS.values():
         if c.experiment == name:
-            r = evaluate(c, results)
+            r = evaluate(c, results, baselines=baselines)
+            if not r.per_seed and r.invalid_seeds:  # sized on the pilot's valid seeds
+                valid = [s for s in results["shards"] if int(s["seed"]) not in r.invalid_seeds]
+                r = evaluate(c, {**results, "shards": valid}, baselines=baselines)
             if r.per_seed:
                 rows[c.id] = (list(r.per_seed.values()), c.bounds()[2])
     return rows
@@ -85,7 +91,7 @@ def retrospective(out: Path = PLANS_ROOT) -> dict[str, Plan]:
             looks = tuple(sorted({*(k for k in looks if k < n), n}))
         base = plan_from_pilot(
             name,
-            _pilot(name, results),
+            _pilot(name, results, load_baselines(RESULTS / name)),
             cap=CAP,
             prospective=False,
             note="written after the results (issue 30): the looks the results of record had",
@@ -126,12 +132,12 @@ def main(argv: list[str] | None = None):
     load_all()
     plan = plan_from_pilot(
         args.name,
-        _pilot(args.name, json.loads(args.pilot.read_text())),
+        _pilot(args.name, json.loads(args.pilot.read_text()), load_baselines(args.pilot.parent)),
         cap=args.cap,
         n_looks=args.looks,
         interval=args.interval,
         spending=args.spending,
-        note=f"pilot {args.pilot}",
+        note=f"written before its runs (prospective), from the pilot {args.pilot}",
     )
     write_json(args.out / f"{args.name}.json", plan.to_dict(), command="python -m analysis.plans")
     print(plan.describe())

@@ -102,6 +102,7 @@ PROSPECTIVE = (
     "node_images",
     "csaode_attention",
     "momseq_copy",
+    "momres_cubic",  # the authors' recipe: plan from the pilot momres_cubic_pilot, before seeds 0-9
 )
 
 

@@ -47,7 +47,9 @@ def test_the_plan_prints_rows_seeds_estimates_and_what_does_not_fit(capsys):
     )
     # under the priors only momseq_copy's first seed fits 540 s
     assert re.search(r"momseq_copy +seeds \[0, 1, 2, 3, 4\] +360 s a seed +runs \[0\]\n", out)
-    assert re.search(r"momres_cubic +seeds \[0, 1, 2\] +470 s a seed +runs none\n", out)
+    assert re.search(
+        r"momres_cubic +seeds \[0, 1, 2, 3, 4, 5, 6, 7, 8, 9\] +470 s a seed +runs none\n", out
+    )
     assert "DYNKIT_TIME_SERIES_DIR=.device_data/time-series" in out and "$OUT" in out
 
 
@@ -162,7 +164,7 @@ def test_calibration_estimates_from_a_short_run_and_the_budget_leaves_out_what_d
     cal = record["calibration"]["momres_cubic"]
     assert cal["factor"] == 50 and cal["estimate_s_per_seed"] == 150.0
     assert record["estimates"]["used"]["momres_cubic"] == 150.0
-    assert record["shards"] == [] and [n["seed"] for n in record["not_run"]] == [0, 1, 2]
+    assert record["shards"] == [] and [n["seed"] for n in record["not_run"]] == list(range(10))
     assert all("does not fit: 150 s a seed" in n["why"] for n in record["not_run"])
     assert record["ledger_rows_paper_scale"] == [] and record["device_name"] == "cpu"
 
@@ -181,8 +183,8 @@ def test_shards_run_through_the_runner_resume_and_give_the_paper_scale_ledger_ro
     monkeypatch, tmp_path
 ):
     """momres_cubic's paper row with its training planted (seed 1's ResNet diverged, stored "nan"):
-    three shards through dynkit's runner, the record names them, the second call reuses them, and
-    the ledger reads the row at the paper scale as invalid, naming the diverged seed."""
+    the plan's ten shards through dynkit's runner, the record names them, the second call reuses
+    them, and the ledger reads the row at the paper scale as invalid, naming the diverged seed."""
     from dynkit.experiments import registry
 
     exp = registry.get("momres_cubic")
@@ -199,19 +201,17 @@ def test_shards_run_through_the_runner_resume_and_give_the_paper_scale_ledger_ro
         dataclasses.replace(exp, run=planted, module=exp.module or exp.run.__module__),
     )
     out = tmp_path / "gpu"
-    argv = ["--rows", "momres_cubic", "--budget", "2000", "--out", str(out)]
-    assert P.main(argv) == 0 and calls == [0, 1, 2]
+    argv = ["--rows", "momres_cubic", "--budget", "5000", "--out", str(out)]  # 10 seeds of 470 s
+    assert P.main(argv) == 0 and calls == list(range(10))
     assert (out / "COMMAND").read_text() == "python -m analysis.gpu.paper_rows " + " ".join(
         argv
     ) + "\n"
     record = json.loads((out / P.RUN_FILE).read_text())
     assert [(s["seed"], s["status"], s["device_name"]) for s in record["shards"]] == [
-        (0, "done", "cpu"),
-        (1, "done", "cpu"),
-        (2, "done", "cpu"),
+        (seed, "done", "cpu") for seed in range(10)
     ]
     assert record["commands"]["momres_cubic"] == (
-        f"dynkit run momres_cubic --scale paper --seeds 0,1,2 --device cpu --out "
+        f"dynkit run momres_cubic --scale paper --seeds 0,1,2,3,4,5,6,7,8,9 --device cpu --out "
         f"{out / 'momres_cubic'}"
     )
     results = json.loads((out / "momres_cubic" / "results.json").read_text())
@@ -219,12 +219,12 @@ def test_shards_run_through_the_runner_resume_and_give_the_paper_scale_ledger_ro
         results["scale"] == "paper" and results["shards"][1]["metrics"]["resnet.final_mse"] == "nan"
     )
     (row,) = record["ledger_rows_paper_scale"]
-    assert row["id"] == "momres.cubic" and row["run_scale"] == "paper" and row["n"] == 3
+    assert row["id"] == "momres.cubic" and row["run_scale"] == "paper" and row["n"] == 10
     assert row["outcome"] == "invalid" and "resnet.final_mse diverged" in row["reason"]
     assert "seed 1" in row["reason"]
-    assert P.main(argv) == 0 and calls == [0, 1, 2]  # resumed: every shard reused
+    assert P.main(argv) == 0 and calls == list(range(10))  # resumed: every shard reused
     again = json.loads((out / P.RUN_FILE).read_text())
-    assert [s["seed"] for s in again["shards"]] == [0, 1, 2]
+    assert [s["seed"] for s in again["shards"]] == list(range(10))
 
 
 @pytest.mark.slow

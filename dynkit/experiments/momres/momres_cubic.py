@@ -223,7 +223,16 @@ register_script(
     main,
     metrics=_metrics,
     smoke=("--iterations", "5"),
-    cpu=("--iterations", "600"),
+    cpu=(
+        "--optimiser",
+        "SGD",
+        "--sampling",
+        "uniform",
+        "--iterations",
+        "301",
+        "--resnet-iterations",
+        "2001",
+    ),
     full=("--full",),
     options=options,
 )
