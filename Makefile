@@ -56,4 +56,4 @@ docs: $(STAMP)
 	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis report docs/_build docs/generated
+	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .hypothesis report docs/_build docs/generated

@@ -57,6 +57,10 @@ def git(*args: str) -> str:
     ).stdout
 
 
+PACKAGE_PATHS = ("dynkit", "src/dynkit")
+"""Where the package stood in the tree, before and since the src layout."""
+
+
 @lru_cache(maxsize=None)
 def blob(sha: str) -> bytes:
     return subprocess.run(
@@ -70,13 +74,14 @@ def blob_sha256(sha: str) -> str:
 
 
 def tree_files(commit: str) -> dict[str, str]:
-    """``{path below dynkit/: blob id}`` of the ``.py`` files of ``commit``."""
+    """``{path below the package: blob id}`` of the ``.py`` files of ``commit`` (the package at
+    ``dynkit/`` before the src layout, at ``src/dynkit/`` since)."""
     files = {}
-    for line in git("ls-tree", "-r", commit, "--", "dynkit").splitlines():
+    for line in git("ls-tree", "-r", commit, "--", *PACKAGE_PATHS).splitlines():
         meta, path = line.split("\t", 1)
         kind, sha = meta.split()[1:3]
         if path.endswith(".py") and kind == "blob":
-            files[path.removeprefix("dynkit/")] = sha
+            files[path.removeprefix("src/").removeprefix("dynkit/")] = sha
     return files
 
 
@@ -148,13 +153,13 @@ def whole_file_identity(files: dict[str, str], module: str) -> tuple[str | None,
 
 
 def _commits() -> list[str]:
-    """The commits that changed ``dynkit/``, oldest first, from :data:`FIRST` where it is there."""
+    """The commits that changed the package, oldest first, from :data:`FIRST` where it is there."""
     try:
         git("rev-parse", "--verify", "--quiet", f"{FIRST}^")
         span = f"{FIRST}^..HEAD"
     except subprocess.CalledProcessError:
         span = "HEAD"
-    return git("rev-list", "--reverse", span, "--", "dynkit").split()
+    return git("rev-list", "--reverse", span, "--", *PACKAGE_PATHS).split()
 
 
 def computed_with(stored: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], str]:

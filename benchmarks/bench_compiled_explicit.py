@@ -203,7 +203,11 @@ def bench_compile(repeats: int) -> tuple[dict, list]:
             os.environ,
             NUMBA_CACHE_DIR=cache,
             PYTHONPATH=os.pathsep.join(
-                [str(RESULTS.parent.parent), os.environ.get("PYTHONPATH", "")]
+                [
+                    str(RESULTS.parent.parent / "src"),
+                    str(RESULTS.parent.parent),
+                    os.environ.get("PYTHONPATH", ""),
+                ]
             ),
         )
         probes = [

@@ -12,10 +12,11 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE / "_ext"))
 # A build from the source tree works without installing dynkit (the generated pages import it).
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent / "src"))
+sys.path.insert(1, str(HERE.parent))
 # The notebook kernels inherit this environment: the source tree, small sizes, one thread.
 os.environ["PYTHONPATH"] = os.pathsep.join(
-    filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")])
+    filter(None, [str(HERE.parent / "src"), str(HERE.parent), os.environ.get("PYTHONPATH")])
 )
 os.environ.setdefault("DYNKIT_NOTEBOOK_SMALL", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")

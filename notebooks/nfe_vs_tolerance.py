@@ -33,7 +33,7 @@ import torch
 import dynkit as dk
 
 torch.set_num_threads(1)
-RECORD = Path(dk.__file__).resolve().parent.parent / "analysis" / "results" / "node_trained"
+RECORD = Path(dk.__file__).resolve().parents[2] / "analysis" / "results" / "node_trained"
 
 
 def per_model_per_tolerance(record: dict) -> dict:

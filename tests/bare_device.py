@@ -2,7 +2,7 @@
 sympy and torchdiffeq only: every other package of this environment is made absent first
 (``sys.modules[name] = None``: ``import name`` raises ImportError, ``find_spec(name)`` is None).
 
-    python tests/bare_device.py --dry-run --out DIR    (from the repository root, PYTHONPATH=.)
+    python tests/bare_device.py --dry-run --out DIR    (from the repository root, PYTHONPATH=src:.)
 """
 
 import importlib.metadata as metadata

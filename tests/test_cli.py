@@ -157,7 +157,10 @@ def test_debug_shows_the_exception(capsys, decay_file):
 def test_console_entry_point_no_traceback(decay_file):
     # The real process, as a user runs it: a solver failure is one line and exit code 3 (2 is for
     # usage errors).
-    env = dict(os.environ, PYTHONPATH=os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.path.join(os.getcwd(), "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "dynkit.cli", "solve", str(decay_file), "--max-steps", "2"],
         capture_output=True,

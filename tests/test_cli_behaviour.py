@@ -29,7 +29,10 @@ def f(t, y):
 y0 = np.array([2.0, 0.0])
 t = np.array([0.0, 20.0])
 """
-ENV = dict(os.environ, PYTHONPATH=os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+ENV = dict(
+    os.environ,
+    PYTHONPATH=os.path.join(os.getcwd(), "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+)
 
 
 def run(capsys, *argv):

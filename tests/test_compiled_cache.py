@@ -37,7 +37,7 @@ print(json.dumps({"cache": bool(common.CACHE), "reason": common.CACHE_REASON,
 """
 
 
-def run_probe(folder: Path, package_root: Path = ROOT) -> dict:
+def run_probe(folder: Path, package_root: Path = ROOT / "src") -> dict:
     env = {**os.environ, "DYNKIT_CACHE_DIR": str(folder), "PYTHONPATH": str(package_root)}
     done = subprocess.run(
         [sys.executable, "-c", PROBE],
@@ -53,7 +53,9 @@ def run_probe(folder: Path, package_root: Path = ROOT) -> dict:
 
 def package_copy(tmp_path: Path, edit=None) -> Path:
     root = tmp_path / f"copy{len(list(tmp_path.glob('copy*')))}"
-    shutil.copytree(ROOT / "dynkit", root / "dynkit", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "src" / "dynkit", root / "dynkit", ignore=shutil.ignore_patterns("__pycache__")
+    )
     if edit is not None:
         edit(root / "dynkit" / "solvers")
     return root
@@ -128,7 +130,7 @@ def test_the_default_folder_is_per_user_and_never_in_the_package(monkeypatch, tm
     monkeypatch.setenv("DYNKIT_CACHE_DIR", str(tmp_path / "mine"))
     folder, reason = cache.kernel_folder()
     assert reason is None and folder == tmp_path / "mine" / "numba"
-    assert ROOT / "dynkit" not in folder.parents
+    assert ROOT / "src" / "dynkit" not in folder.parents
 
 
 def test_a_docstring_edit_reuses_the_kernels_and_a_code_edit_does_not(tmp_path):

@@ -72,7 +72,14 @@ def test_a_derivation_is_typeset_in_a_myst_nb_page(tmp_path):
         "nb_execution_raise_on_error = True\n"
     )
     (src / "index.md").write_text(PAGE)
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT / "src")
+        + os.pathsep
+        + str(ROOT)
+        + os.pathsep
+        + os.environ.get("PYTHONPATH", ""),
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(src), str(tmp_path / "out")],
         capture_output=True,

@@ -50,7 +50,11 @@ def test_docs_build_from_fresh_copy_with_warnings_as_errors(tmp_path):
     shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
     env = dict(
         os.environ,
-        PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        PYTHONPATH=str(ROOT / "src")
+        + os.pathsep
+        + str(ROOT)
+        + os.pathsep
+        + os.environ.get("PYTHONPATH", ""),
         DYNKIT_DOCS_INSTANCES="5",
     )
     out = tmp_path / "html"
@@ -417,8 +421,8 @@ def test_readme_and_pyproject_agree_and_the_package_is_typed():
     )  # how to get the CPU torch elsewhere
     assert "make demo" in readme and "make test" in readme
     data = meta["tool"]["setuptools"]["package-data"]["dynkit"]
-    assert "py.typed" in data and (ROOT / "dynkit" / "py.typed").exists()
-    templates = ROOT / "dynkit" / "report" / "templates"
+    assert "py.typed" in data and (ROOT / "src" / "dynkit" / "py.typed").exists()
+    templates = ROOT / "src" / "dynkit" / "report" / "templates"
     assert any(pattern == "report/templates/*" for pattern in data) and sorted(
         p.name for p in templates.iterdir()
     ) == ["html.j2", "md.j2", "report.css", "report.j2"]

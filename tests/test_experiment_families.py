@@ -114,7 +114,7 @@ def test_the_sub_layer_contracts_catch_a_planted_import(tmp_path, importer, line
     )
     path = tmp_path / "dynkit" / "experiments" / importer
     path.write_text(path.read_text() + line)
-    shutil.copy(repo / "pyproject.toml", tmp_path / "pyproject.toml")
+    shutil.copy(repo.parent / "pyproject.toml", tmp_path / "pyproject.toml")
     lint = Path(sys.executable).parent / "lint-imports"
     bad = subprocess.run(
         [str(lint), "--config", str(tmp_path / "pyproject.toml"), "--no-cache"],

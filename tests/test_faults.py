@@ -143,7 +143,11 @@ def test_a_full_disk_while_checkpointing_says_which_file_and_why(tmp_path):
     script = tmp_path / "checkpoint.py"
     script.write_text(CHECKPOINT)
     path = tmp_path / "run" / "checkpoint.pt"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     done = subprocess.run(
         [sys.executable, str(script), str(path)],
         env=env,
@@ -166,7 +170,7 @@ def test_a_full_disk_during_train_ends_in_one_line_naming_the_checkpoint(tmp_pat
     out = tmp_path / "run"
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}",
         "PYTHONDONTWRITEBYTECODE": "1",
         "OMP_NUM_THREADS": "1",
     }

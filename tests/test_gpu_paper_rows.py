@@ -118,7 +118,11 @@ def test_the_dry_run_builds_every_row_and_takes_one_step_with_the_devices_packag
     python where only the lent machine's packages import (tests/bare_device.py: no matplotlib, no
     pandas, no ray...); about 2 minutes on one shared core."""
     out = tmp_path / "gpu"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "DYNKIT_TIME_SERIES_DIR": str(TIME_SERIES)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{REPO}",
+        "DYNKIT_TIME_SERIES_DIR": str(TIME_SERIES),
+    }
     done = subprocess.run(
         [sys.executable, str(REPO / "tests" / "bare_device.py"), "--dry-run", "--out", str(out)],
         cwd=REPO,

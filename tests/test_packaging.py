@@ -3,6 +3,7 @@ to a clone."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -33,7 +34,11 @@ def wheel_metadata(tmp_path_factory) -> tuple[str, list[str]]:
     src = tmp_path_factory.mktemp("src")
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
-    shutil.copytree(ROOT / "dynkit", src / "dynkit", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "src" / "dynkit",
+        src / "src" / "dynkit",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     out = src / "wheel"
     subprocess.run(
         [
@@ -146,50 +151,57 @@ def test_wheel_license_is_spdx_bsd_3_clause_with_its_text(wheel_metadata):
     ]
 
 
-def _import_from(folder: Path) -> subprocess.CompletedProcess:
+def _import_from(folder: Path, path: str | None = None) -> subprocess.CompletedProcess:
     code = (
         "import dynkit as dk, numpy as np; print(dk.__file__); "
         "print(dk.solve(lambda t, y: -y, np.ones(1), [0, 1]).success)"
     )
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if path is not None:
+        env["PYTHONPATH"] = path
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
+def test_the_package_lives_in_src_and_the_clone_root_is_no_package():
+    """The src layout: ``make install``'s editable install puts ``src/`` on ``sys.path`` (a static
+    path entry), and the clone's root holds no ``__init__.py`` that could pose as the package."""
+    assert (ROOT / "src" / "dynkit" / "__init__.py").is_file()
+    assert not (ROOT / "__init__.py").exists() and not (ROOT / "dynkit").exists()
+
+
 def test_a_script_next_to_a_clone_imports_the_package_not_the_folder(tmp_path):
-    """A clone named ``dynkit/`` in the script's folder: ``import dynkit`` gives the package
-    inside it."""
-    (tmp_path / "with_guard").mkdir()
-    (tmp_path / "with_guard" / "dynkit").symlink_to(ROOT, target_is_directory=True)
-    run = _import_from(tmp_path / "with_guard")
+    """A clone named ``dynkit/`` in the script's folder is a namespace-package candidate only; a
+    regular package on any later path entry wins over it (the import system's rule), so
+    ``import dynkit`` from beside the clone gives the package in ``src/``."""
+    (tmp_path / "dynkit").symlink_to(ROOT, target_is_directory=True)
+    run = _import_from(tmp_path, path=str(tmp_path / "dynkit" / "src"))
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == [
-        str(tmp_path / "with_guard" / "dynkit" / "dynkit" / "__init__.py"),
+        str(tmp_path / "dynkit" / "src" / "dynkit" / "__init__.py"),
         "True",
     ]
-    # planted: the same clone without the repository's __init__.py imports as an empty namespace
-    # package
-    clone = tmp_path / "without_guard" / "dynkit"
-    clone.mkdir(parents=True)
-    (clone / "dynkit").symlink_to(ROOT / "dynkit", target_is_directory=True)
-    # (-S: no site-packages, so that an installed dynkit cannot stand in for the missing guard)
+    # with the environment's own install (no PYTHONPATH): the package, not the folder
+    (tmp_path / "elsewhere").mkdir()
+    installed = _import_from(tmp_path / "elsewhere")
+    beside = _import_from(tmp_path)
+    assert beside.returncode == 0, beside.stderr
+    assert beside.stdout == installed.stdout and beside.stdout.split()[-1] == "True"
+    # planted: the package on no path entry at all (-S: not even the environment's install) -- the
+    # folder binds as an empty namespace package
     run = subprocess.run(
         [sys.executable, "-S", "-c", "import dynkit; dynkit.solve"],
-        cwd=clone.parent,
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert run.returncode != 0 and "has no attribute 'solve'" in run.stderr
-
-
-def test_the_guard_is_inert_under_any_other_name():
-    """pytest collects a clone's folder as a package named after the folder (``dynkit-ci``,
-    ``main``): the root ``__init__.py`` must then import as an empty module, not run the package
-    under a foreign name."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("dynkit_ci", ROOT / "__init__.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert not hasattr(module, "solve") and module.__name__ == "dynkit_ci"

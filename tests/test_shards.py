@@ -678,7 +678,7 @@ def slow_toy(tmp: Path) -> tuple[Path, dict]:
     env = {
         **os.environ,
         "SLOW_TOY_LOG": str(tmp / "log"),
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}",
         "OMP_NUM_THREADS": "1",
     }
     return tmp, env

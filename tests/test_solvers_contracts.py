@@ -24,7 +24,7 @@ from dynkit.solvers.stepsize import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-SOLVERS = ROOT / "dynkit" / "solvers"
+SOLVERS = ROOT / "src" / "dynkit" / "solvers"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def test_the_solvers_layers_hold_and_catch_a_planted_cycle(tmp_path):
         [str(lint), "--config", str(config)], cwd=ROOT, capture_output=True, text=True
     )
     assert ok.returncode == 0, ok.stdout
-    shutil.copytree(ROOT / "dynkit", tmp_path / "dynkit")
+    shutil.copytree(ROOT / "src" / "dynkit", tmp_path / "dynkit")
     engine = tmp_path / "dynkit" / "solvers" / "engine.py"
     # planted: the engine reaching the compiled path by a function-local import (a hidden cycle)
     engine.write_text(

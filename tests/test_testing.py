@@ -118,7 +118,7 @@ def test_the_docs_example_fails_readably_on_its_planted_violation(tmp_path):
         capture_output=True,
         text=True,
         timeout=300,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
     out = proc.stdout
     assert proc.returncode == 1 and "1 failed, 2 passed" in out, out[-3000:]

@@ -252,10 +252,10 @@ def test_the_claims_import_contract_holds_and_catches_a_planted_import(
             env={"PYTHONPATH": str(where), "PATH": "/usr/bin:/bin"},
         )
 
-    ok = lint_at(root)
+    ok = lint_at(root / "src")
     assert ok.returncode == 0 and "1 kept, 0 broken" in ok.stdout, ok.stdout
     shutil.copytree(
-        root / "dynkit", tmp_path / "dynkit", ignore=shutil.ignore_patterns("__pycache__")
+        root / "src" / "dynkit", tmp_path / "dynkit", ignore=shutil.ignore_patterns("__pycache__")
     )
     path = tmp_path / "dynkit" / "theory" / "claims" / f"{module}.py"
     path.write_text(path.read_text() + f"\n{planted}  # noqa: E402\n")

@@ -44,7 +44,7 @@ DEVICE_DATA = ".device_data/time-series"
 DEVICE_SETUP = (
     "here, once: mkdir -p .device_data && cp -r ../shared/data/time-series .device_data/ && "
     "echo /.device_data/ >> .git/info/exclude\n"
-    "then run(carry=['.device_data'], timeout_s=600, command='export PYTHONPATH=. "
+    "then run(carry=['.device_data'], timeout_s=600, command='export PYTHONPATH=src:. "
     f"PYTHONUNBUFFERED=1 DYNKIT_TIME_SERIES_DIR={DEVICE_DATA}; o=analysis/results/gpu_$(date -u "
     "+%Y%m%d); timeout 575 python3 -m analysis.gpu.paper_rows --device cuda --calibrate "
     "--budget 540 "

@@ -33,10 +33,11 @@ from .inference import (
     look_levels,
     seeds_needed,
 )
+from dynkit._checkout import PLANS
 
 __all__ = ["PLANS_ROOT", "KIND_TEXT", "CAP", "Plan", "plan_from_pilot", "load_plan", "load_plans"]
 
-PLANS_ROOT = Path(__file__).resolve().parents[3] / "analysis" / "plans"
+PLANS_ROOT = PLANS
 """The committed plans (``analysis/plans/<experiment>.json``)."""
 KIND_TEXT = {True: "prospective", False: "written after the results"}
 """How :meth:`Plan.describe` ends, by ``prospective`` (the ledger's plan column reads it back:

@@ -34,6 +34,7 @@ import torch
 
 from .. import _checks as check
 from .windows import TimeSeriesTask, Windows
+from dynkit._checkout import BESIDE
 
 DIRECTORY_VARIABLE = "DYNKIT_TIME_SERIES_DIR"
 """The environment variable naming a folder that holds the measured series (a user's own copy)."""
@@ -53,7 +54,7 @@ def default_directory() -> tuple[Path, str]:
     if from_env:
         return Path(from_env), f"from ${DIRECTORY_VARIABLE}"
     candidates = [
-        Path(__file__).resolve().parents[3] / _SHARED,
+        BESIDE / _SHARED,
         Path.cwd().parent / _SHARED,
         Path.cwd() / _SHARED,
     ]

@@ -58,6 +58,7 @@ from .checks import Check
 from .evidence import EVIDENCE, PILOT_OUTCOMES, label as evidence_label
 from .inference import ALPHA, REPLICATION_OUTCOMES, decide, holm_levels, p_value, sign_test
 from ..runner import NON_FINITE, RESULTS_FILE
+from dynkit._checkout import RESULTS
 
 __all__ = [
     "OUTCOMES",
@@ -131,7 +132,7 @@ MAX_SEEDS = 10
 LEVEL = 1 - ALPHA
 """The interval level of a primary row at a single look (secondary rows and early looks: higher)."""
 POWER = 0.80
-RESULTS_ROOT = Path(__file__).resolve().parents[3] / "analysis" / "results"
+RESULTS_ROOT = RESULTS
 """Where the results of record live (``analysis/results/<experiment>/results.json``)."""
 SCALE_KINDS = ("log", "difference", "linear")
 

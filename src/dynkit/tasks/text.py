@@ -31,6 +31,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 import torch
+from dynkit._checkout import BESIDE
 
 __all__ = [
     "TREC_CLASSES",
@@ -72,7 +73,7 @@ def default_data_dir() -> Path:
     checkout dynkit runs from, else beside (or in) the working directory; the first candidate when
     none exists (a loader then names it in its error)."""
     candidates = [
-        Path(__file__).resolve().parents[3] / _SHARED,
+        BESIDE / _SHARED,
         Path.cwd().parent / _SHARED,
         Path.cwd() / _SHARED,
     ]

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from pathlib import Path
+from dynkit._checkout import RESULTS
 
 __all__ = ["LOGS", "paper_runs", "paper_effect", "paper_effect_text"]
 
-LOGS = (
-    Path(__file__).resolve().parents[3] / "analysis" / "results" / "paper_runs" / "hbnode_logs.json"
-)
+LOGS = RESULTS / "paper_runs" / "hbnode_logs.json"
 
 
 @lru_cache(maxsize=1)
