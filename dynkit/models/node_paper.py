@@ -53,39 +53,13 @@ __all__ = [
 # Image tasks: input shape, classes, and per model (p, hidden width). p and widths of mnist/cifar10
 # reproduce Table 5 of the review within 0.1% (tests/test_node_models.py counts them).
 IMAGE_TASKS = {
-    "mnist": (
-        (1, 28, 28),
-        10,
-        {
-            "node": (0, 92),
-            "anode": (5, 64),
-            "sonode": (4, 50),
-            "hbnode": (4, 50),
-            "ghbnode": (5, 45),
-        },
-    ),
-    "cifar10": (
-        (3, 32, 32),
-        10,
-        {
-            "node": (0, 125),
-            "anode": (10, 64),
-            "sonode": (9, 50),
-            "hbnode": (9, 51),
-            "ghbnode": (9, 51),
-        },
-    ),
-    "digits": (
-        (1, 8, 8),
-        10,
-        {
-            "node": (0, 32),
-            "anode": (5, 20),
-            "sonode": (4, 16),
-            "hbnode": (4, 16),
-            "ghbnode": (5, 14),
-        },
-    ),
+    task: (in_shape, n_classes, dict(zip(MODELS, sizes)))
+    for task, in_shape, n_classes, sizes in (
+        # task, input shape, classes, (p, hidden width) of node, anode, sonode, hbnode, ghbnode
+        ("mnist", (1, 28, 28), 10, ((0, 92), (5, 64), (4, 50), (4, 50), (5, 45))),
+        ("cifar10", (3, 32, 32), 10, ((0, 125), (10, 64), (9, 50), (9, 51), (9, 51))),
+        ("digits", (1, 8, 8), 10, ((0, 32), (5, 20), (4, 16), (4, 16), (5, 14))),
+    )
 }
 IMAGE_TASKS["fashion_mnist"] = IMAGE_TASKS["mnist"]  # same 1x28x28 inputs, same models
 
