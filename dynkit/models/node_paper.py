@@ -106,42 +106,25 @@ PAPER_TOLERANCE = {
 # Time-series tasks: (n_inputs, n_outputs, field is a 3-layer perceptron?, per model (hidden,
 # augment, width)), ``width`` the perceptron's (field or cell) hidden width.
 TIME_SERIES = {
-    "walker2d": (
-        17,
-        17,
-        False,
-        {
-            "node": (27, 7, 50),
-            "anode": (26, 7, 54),
-            "sonode": (23, 7, 37),
-            "hbnode": (28, 7, 36),
-            "ghbnode": (28, 7, 36),
-        },
-    ),
-    "plane_vibration": (
-        5,
-        5,
-        True,
-        {
-            "node": (35, 16, 73),
-            "anode": (38, 22, 72),
-            "sonode": (32, 14, 41),
-            "hbnode": (36, 15, 35),
-            "ghbnode": (36, 15, 35),
-        },
-    ),
-    "silverbox": (
-        2,
-        1,
-        True,
-        {
-            "node": (16, 0, 32),
-            "anode": (16, 1, 32),
-            "sonode": (16, 0, 32),
-            "hbnode": (16, 0, 32),
-            "ghbnode": (16, 0, 32),
-        },
-    ),
+    task: (n_inputs, n_outputs, field_mlp, dict(zip(MODELS, sizes)))
+    for task, (n_inputs, n_outputs, field_mlp), sizes in (
+        # task, inputs, outputs, MLP field?, sizes of node, anode, sonode, hbnode, ghbnode
+        (
+            "walker2d",
+            (17, 17, False),
+            ((27, 7, 50), (26, 7, 54), (23, 7, 37), (28, 7, 36), (28, 7, 36)),
+        ),
+        (
+            "plane_vibration",
+            (5, 5, True),
+            ((35, 16, 73), (38, 22, 72), (32, 14, 41), (36, 15, 35), (36, 15, 35)),
+        ),
+        (
+            "silverbox",
+            (2, 1, True),
+            ((16, 0, 32), (16, 1, 32), (16, 0, 32), (16, 0, 32), (16, 0, 32)),
+        ),
+    )
 }
 # The review authors' own hybrids (github.com/hedixia/HeavyBallNODE, plane_vibration/*_rnn_pv.py):
 # per model (hidden, augment, the ReLU perceptron field's hidden widths). Every hybrid there has a
