@@ -49,7 +49,51 @@ __all__ = [
 # learned vector fields f(t, h)
 
 
-class MLPField(nn.Module):
+class _ThreeLayerField(nn.Module):
+    """Three layers ``f(t, h)`` with ``activation`` between them; with ``time=True`` the time is
+    appended to the input of every layer. Subclasses build the layers and append the time."""
+
+    def __init__(
+        self,
+        in_name: str,
+        in_width: int,
+        hidden: int,
+        out_name: str,
+        out_width: int | None,
+        time: bool,
+        activation: Callable[[torch.Tensor], torch.Tensor],
+        in_ndim: int,
+    ):
+        super().__init__()
+        _check_positive(**{in_name: in_width, "hidden": hidden})
+        out_width = in_width if out_width is None else out_width
+        _check_positive(**{out_name: out_width})
+        check.boolean(time, "time")
+        _check_callable(activation, "activation")
+        extra = int(time)
+        self.time, self.activation = time, activation
+        # what forward's h must have, checked by the models up front
+        self.in_width, self.in_ndim = in_width, in_ndim
+        self.layers = nn.ModuleList(self._layers(in_width + extra, hidden, extra, out_width))
+
+    def _layers(self, n_in: int, hidden: int, extra: int, n_out: int) -> list[nn.Module]:
+        raise NotImplementedError
+
+    def _with_time(self, t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def forward(self, t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        _check_field_input(self, h)
+        for i, layer in enumerate(self.layers):
+            if self.time:
+                h = self._with_time(t, h)
+            h = layer(h)
+            if i < len(self.layers) - 1:
+                h = self.activation(h)
+        return h
+
+
+class MLPField(_ThreeLayerField):
     """Three-layer perceptron ``f(t, h)``: ``in_dim -> hidden -> hidden -> out_dim``.
 
     With ``time=True`` the time is appended to the input of every layer.
@@ -64,38 +108,20 @@ class MLPField(nn.Module):
         time: bool = False,
         activation: Callable[[torch.Tensor], torch.Tensor] = F.elu,
     ):
-        super().__init__()
-        _check_positive(in_dim=in_dim, hidden=hidden)
-        out_dim = in_dim if out_dim is None else out_dim
-        _check_positive(out_dim=out_dim)
-        check.boolean(time, "time")
-        _check_callable(activation, "activation")
-        extra = int(time)
-        self.time, self.activation = time, activation
-        self.in_width, self.in_ndim = (
-            in_dim,
-            2,
-        )  # what forward's h must have, checked by the models up front
-        self.layers = nn.ModuleList(
-            [
-                nn.Linear(in_dim + extra, hidden),
-                nn.Linear(hidden + extra, hidden),
-                nn.Linear(hidden + extra, out_dim),
-            ]
-        )
+        super().__init__("in_dim", in_dim, hidden, "out_dim", out_dim, time, activation, 2)
 
-    def forward(self, t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-        _check_field_input(self, h)
-        for i, layer in enumerate(self.layers):
-            if self.time:
-                h = torch.cat([h, t.expand(*h.shape[:-1], 1)], dim=-1)
-            h = layer(h)
-            if i < len(self.layers) - 1:
-                h = self.activation(h)
-        return h
+    def _layers(self, n_in: int, hidden: int, extra: int, n_out: int) -> list[nn.Module]:
+        return [
+            nn.Linear(n_in, hidden),
+            nn.Linear(hidden + extra, hidden),
+            nn.Linear(hidden + extra, n_out),
+        ]
+
+    def _with_time(self, t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        return torch.cat([h, t.expand(*h.shape[:-1], 1)], dim=-1)
 
 
-class ConvField(nn.Module):
+class ConvField(_ThreeLayerField):
     """Three-layer convolutional ``f(t, h)`` on images: 1x1, 3x3, 1x1 convolutions, ReLU in between.
 
     With ``time=True`` (the default, as in the review's image experiments) a constant channel
@@ -111,32 +137,19 @@ class ConvField(nn.Module):
         time: bool = True,
         activation: Callable[[torch.Tensor], torch.Tensor] = F.relu,
     ):
-        super().__init__()
-        _check_positive(in_channels=in_channels, hidden=hidden)
-        out_channels = in_channels if out_channels is None else out_channels
-        _check_positive(out_channels=out_channels)
-        check.boolean(time, "time")
-        _check_callable(activation, "activation")
-        extra = int(time)
-        self.time, self.activation = time, activation
-        self.in_width, self.in_ndim = in_channels, 4
-        self.layers = nn.ModuleList(
-            [
-                nn.Conv2d(in_channels + extra, hidden, kernel_size=1),
-                nn.Conv2d(hidden + extra, hidden, kernel_size=3, padding=1),
-                nn.Conv2d(hidden + extra, out_channels, kernel_size=1),
-            ]
+        super().__init__(
+            "in_channels", in_channels, hidden, "out_channels", out_channels, time, activation, 4
         )
 
-    def forward(self, t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-        _check_field_input(self, h)
-        for i, layer in enumerate(self.layers):
-            if self.time:
-                h = torch.cat([h, t.expand(h.shape[0], 1, *h.shape[2:])], dim=1)
-            h = layer(h)
-            if i < len(self.layers) - 1:
-                h = self.activation(h)
-        return h
+    def _layers(self, n_in: int, hidden: int, extra: int, n_out: int) -> list[nn.Module]:
+        return [
+            nn.Conv2d(n_in, hidden, kernel_size=1),
+            nn.Conv2d(hidden + extra, hidden, kernel_size=3, padding=1),
+            nn.Conv2d(hidden + extra, n_out, kernel_size=1),
+        ]
+
+    def _with_time(self, t: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        return torch.cat([h, t.expand(h.shape[0], 1, *h.shape[2:])], dim=1)
 
 
 class ConvInitial(nn.Module):

@@ -53,39 +53,13 @@ __all__ = [
 # Image tasks: input shape, classes, and per model (p, hidden width). p and widths of mnist/cifar10
 # reproduce Table 5 of the review within 0.1% (tests/test_node_models.py counts them).
 IMAGE_TASKS = {
-    "mnist": (
-        (1, 28, 28),
-        10,
-        {
-            "node": (0, 92),
-            "anode": (5, 64),
-            "sonode": (4, 50),
-            "hbnode": (4, 50),
-            "ghbnode": (5, 45),
-        },
-    ),
-    "cifar10": (
-        (3, 32, 32),
-        10,
-        {
-            "node": (0, 125),
-            "anode": (10, 64),
-            "sonode": (9, 50),
-            "hbnode": (9, 51),
-            "ghbnode": (9, 51),
-        },
-    ),
-    "digits": (
-        (1, 8, 8),
-        10,
-        {
-            "node": (0, 32),
-            "anode": (5, 20),
-            "sonode": (4, 16),
-            "hbnode": (4, 16),
-            "ghbnode": (5, 14),
-        },
-    ),
+    task: (in_shape, n_classes, dict(zip(MODELS, sizes)))
+    for task, in_shape, n_classes, sizes in (
+        # task, input shape, classes, (p, hidden width) of node, anode, sonode, hbnode, ghbnode
+        ("mnist", (1, 28, 28), 10, ((0, 92), (5, 64), (4, 50), (4, 50), (5, 45))),
+        ("cifar10", (3, 32, 32), 10, ((0, 125), (10, 64), (9, 50), (9, 51), (9, 51))),
+        ("digits", (1, 8, 8), 10, ((0, 32), (5, 20), (4, 16), (4, 16), (5, 14))),
+    )
 }
 IMAGE_TASKS["fashion_mnist"] = IMAGE_TASKS["mnist"]  # same 1x28x28 inputs, same models
 
@@ -132,42 +106,25 @@ PAPER_TOLERANCE = {
 # Time-series tasks: (n_inputs, n_outputs, field is a 3-layer perceptron?, per model (hidden,
 # augment, width)), ``width`` the perceptron's (field or cell) hidden width.
 TIME_SERIES = {
-    "walker2d": (
-        17,
-        17,
-        False,
-        {
-            "node": (27, 7, 50),
-            "anode": (26, 7, 54),
-            "sonode": (23, 7, 37),
-            "hbnode": (28, 7, 36),
-            "ghbnode": (28, 7, 36),
-        },
-    ),
-    "plane_vibration": (
-        5,
-        5,
-        True,
-        {
-            "node": (35, 16, 73),
-            "anode": (38, 22, 72),
-            "sonode": (32, 14, 41),
-            "hbnode": (36, 15, 35),
-            "ghbnode": (36, 15, 35),
-        },
-    ),
-    "silverbox": (
-        2,
-        1,
-        True,
-        {
-            "node": (16, 0, 32),
-            "anode": (16, 1, 32),
-            "sonode": (16, 0, 32),
-            "hbnode": (16, 0, 32),
-            "ghbnode": (16, 0, 32),
-        },
-    ),
+    task: (n_inputs, n_outputs, field_mlp, dict(zip(MODELS, sizes)))
+    for task, (n_inputs, n_outputs, field_mlp), sizes in (
+        # task, inputs, outputs, MLP field?, sizes of node, anode, sonode, hbnode, ghbnode
+        (
+            "walker2d",
+            (17, 17, False),
+            ((27, 7, 50), (26, 7, 54), (23, 7, 37), (28, 7, 36), (28, 7, 36)),
+        ),
+        (
+            "plane_vibration",
+            (5, 5, True),
+            ((35, 16, 73), (38, 22, 72), (32, 14, 41), (36, 15, 35), (36, 15, 35)),
+        ),
+        (
+            "silverbox",
+            (2, 1, True),
+            ((16, 0, 32), (16, 1, 32), (16, 0, 32), (16, 0, 32), (16, 0, 32)),
+        ),
+    )
 }
 # The review authors' own hybrids (github.com/hedixia/HeavyBallNODE, plane_vibration/*_rnn_pv.py):
 # per model (hidden, augment, the ReLU perceptron field's hidden widths). Every hybrid there has a

@@ -276,26 +276,16 @@ class ODEBlock(nn.Module):
             import torchdiffeq
 
             options = {"step_size": self.step_size} if self.step_size is not None else None
-            if self.adjoint:
-                ys = torchdiffeq.odeint_adjoint(
-                    self.field,
-                    z0,
-                    t,
-                    method=self.method,
-                    rtol=self.rtol,
-                    atol=self.atol,
-                    options=options,
-                )
-            else:
-                ys = torchdiffeq.odeint(
-                    self.field,
-                    z0,
-                    t,
-                    method=self.method,
-                    rtol=self.rtol,
-                    atol=self.atol,
-                    options=options,
-                )
+            odeint = torchdiffeq.odeint_adjoint if self.adjoint else torchdiffeq.odeint
+            ys = odeint(
+                self.field,
+                z0,
+                t,
+                method=self.method,
+                rtol=self.rtol,
+                atol=self.atol,
+                options=options,
+            )
         return ys[-1] if times is None else ys
 
     def extra_repr(self) -> str:

@@ -191,6 +191,13 @@ def _callable(value, name: str):
     return value
 
 
+def _check_forward_in_time(gaps: torch.Tensor, name: str) -> None:
+    if bool((gaps < 0).any()):
+        raise ValueError(
+            f"{name} must be >= 0 (time must not run backwards), got minimum {float(gaps.min())!r}"
+        )
+
+
 def _identity(m: torch.Tensor) -> torch.Tensor:
     return m
 
@@ -432,11 +439,7 @@ class ODERNN(nn.Module):
                 f"{name} must have shape {tuple(x.shape[:2])} (batch, length), got "
                 f"{tuple(gaps.shape)}"
             )
-        if bool((gaps < 0).any()):
-            raise ValueError(
-                f"{name} must be >= 0 (time must not run backwards), got minimum "
-                f"{float(gaps.min())!r}"
-            )
+        _check_forward_in_time(gaps, name)
 
     def forward(self, x: torch.Tensor, gaps: torch.Tensor, keep_states: bool = False):
         """Read the sequence ``x`` (B, L, n_inputs) observed after ``gaps`` (B, L; ``gaps[:, 0]`` is
@@ -528,11 +531,7 @@ class ODERNN(nn.Module):
                 f"z must have shape (batch, {width}) and gaps (batch, forecast), got z "
                 f"{tuple(z.shape)} and gaps {tuple(gaps.shape)}"
             )
-        if bool((gaps < 0).any()):
-            raise ValueError(
-                f"gaps must be >= 0 (time must not run backwards), got minimum "
-                f"{float(gaps.min())!r}"
-            )
+        _check_forward_in_time(gaps, "gaps")
         outputs = []
         for k in range(gaps.shape[1]):
             z = self.evolve(z, gaps[:, k])

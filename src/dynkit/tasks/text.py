@@ -443,19 +443,6 @@ def embedding_matrix(
 # train_subset: train on that many training sentences (a seeded draw) -- for quick tests only
 # schedule: "constant" (lr throughout) or "paper" (see paper_schedule; warmup_epochs, lr_decay)
 SCHEDULE = dict(schedule="constant", warmup_epochs=1.0, lr_decay=0.9)
-CPU_CONFIG = dict(
-    d=64,
-    embed_dim=64,
-    window=2,
-    step=0.2,
-    batch_size=64,
-    lr=2e-3,
-    weight_decay=1e-5,
-    max_len=40,
-    epochs=10,
-    train_subset=None,
-    **SCHEDULE,
-)
 FULL_CONFIG = dict(
     d=300,
     embed_dim=300,
@@ -469,6 +456,8 @@ FULL_CONFIG = dict(
     train_subset=None,
     **SCHEDULE,
 )
+# the CPU configuration differs only in size, so it shares FULL_CONFIG's keys and their order
+CPU_CONFIG = dict(FULL_CONFIG, d=64, embed_dim=64, batch_size=64, lr=2e-3, max_len=40, epochs=10)
 SCHEDULES = ("constant", "paper")
 
 
