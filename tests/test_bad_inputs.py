@@ -1528,6 +1528,28 @@ def _submodules(tmp: Path):
             },
         )
 
+    def seed_batched():
+        from dynkit.models import seed_batch
+
+        authors = M.from_paper("hbnode", "plane_vibration", design="authors", window=3)
+        other = M.from_paper("ghbnode", "plane_vibration", design="authors", window=3)
+        fuzz(
+            "SeedBatchedODERNN",
+            "models",
+            seed_batch.SeedBatchedODERNN,
+            st.sampled_from(
+                [
+                    None,
+                    [],
+                    3,
+                    "hbnode",
+                    [torch.nn.Linear(1, 1)],
+                    [M.from_paper("hbnode", "plane_vibration")],  # dynkit's own design
+                    [authors, other],  # two configurations
+                ]
+            ),
+        )
+
     def model_name():
         fuzz("check_model_name", "model", node_paper.check_model_name, bad_choice(tuple(M.MODELS)))
 
@@ -1981,6 +2003,7 @@ def _submodules(tmp: Path):
         },
         "dynkit.models.neural_ode.ConstrainedScalar": constrained_scalar,
         "dynkit.models.node_paper.check_model_name": model_name,
+        "dynkit.models.seed_batch.SeedBatchedODERNN": seed_batched,
         "dynkit.models.node_paper.MLPInitial": mlp_initial,
         "dynkit.models.ode_block.solver_methods": block_helpers,
         "dynkit.models.ode_block.check_block_options": block_helpers,

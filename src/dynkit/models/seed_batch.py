@@ -29,10 +29,10 @@ from ..solvers.seedwise import solve_seeds
 from .neural_ode import ConstrainedScalar, GeneralizedHeavyBall, HeavyBall
 from .ode_rnn import ODERNN, _BlockLinear, _Perceptron
 
-__all__ = ["SeededLinear", "SeededScalar", "SeededHeavyBall", "SeedBatchedODERNN"]
+__all__ = ["SeedBatchedODERNN"]
 
 
-class SeededLinear(nn.Module):
+class _SeededLinear(nn.Module):
     """``S`` dense layers as one: ``x (S, B, in) -> x W_s + b_s`` (``weight``: (S, in, out),
     ``bias``: (S, 1, out))."""
 
@@ -50,7 +50,7 @@ class SeededLinear(nn.Module):
         layer.bias.copy_(self.bias[s, 0])
 
 
-class SeededScalar(nn.Module):
+class _SeededScalar(nn.Module):
     """``S`` :class:`~dynkit.models.neural_ode.ConstrainedScalar` as one, shaped ``(S, 1, 1)``."""
 
     def __init__(self, scalars: Sequence[ConstrainedScalar]):
@@ -66,7 +66,7 @@ class SeededScalar(nn.Module):
         return self.transform(self.raw).view(-1, 1, 1)
 
 
-class SeededHeavyBall(nn.Module):
+class _SeededHeavyBall(nn.Module):
     """The hybrids' gap field for ``S`` seeds: ``dz/ds = gap · (dh/dt, dm/dt)`` with HBNODE's or
     GHBNODE's ``(dh/dt, dm/dt)`` (:class:`~dynkit.models.neural_ode.HeavyBall`,
     :class:`~dynkit.models.neural_ode.GeneralizedHeavyBall`), the gap in the state's last column
@@ -77,11 +77,11 @@ class SeededHeavyBall(nn.Module):
         first = dynamics[0]
         self.generalized = isinstance(first, GeneralizedHeavyBall)
         self.layers = nn.ModuleList(
-            SeededLinear([d.f.layers[i] for d in dynamics]) for i in range(len(first.f.layers))
+            _SeededLinear([d.f.layers[i] for d in dynamics]) for i in range(len(first.f.layers))
         )
         self.activation = first.f.activation
-        self.gamma = SeededScalar([d.gamma for d in dynamics])
-        self.xi = SeededScalar([d.xi for d in dynamics]) if self.generalized else None
+        self.gamma = _SeededScalar([d.gamma for d in dynamics])
+        self.xi = _SeededScalar([d.xi for d in dynamics]) if self.generalized else None
         self.sigma = first.activation if self.generalized else None
         self.gap: torch.Tensor | None = None
 
@@ -174,13 +174,13 @@ class SeedBatchedODERNN(nn.Module):
         self.blocks = first.cell.blocks
         self.method, self.rtol, self.atol = first.block.method, first.block.rtol, first.block.atol
         self.adjoint = first.block.adjoint
-        self.encoder = SeededLinear([m.encoder for m in models])
+        self.encoder = _SeededLinear([m.encoder for m in models])
         self.initial_width = first.initial_width
         self.cell = nn.ModuleList(
-            SeededLinear([m.cell.parts[i] for m in models]) for i in range(len(self.blocks))
+            _SeededLinear([m.cell.parts[i] for m in models]) for i in range(len(self.blocks))
         )
-        self.readout = SeededLinear([m.readout for m in models])
-        self.ode = SeededHeavyBall([m.scaled.dynamics for m in models])
+        self.readout = _SeededLinear([m.readout for m in models])
+        self.ode = _SeededHeavyBall([m.scaled.dynamics for m in models])
         self._solutions: list = []
         self.nfe_forward = np.zeros(self.n_seeds, dtype=np.int64)
 
