@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     torch.set_num_threads(1)
     result = run(args.seed, args.quiet, **options(argv))
-    command = command_line("dynkit.experiments.momres_buffer_bits", argv)
+    command = command_line("dynkit.experiments.momres.momres_buffer_bits", argv)
     write_json(f"{args.out}/buffer_bits.json", result, command=command)
     plot(result, f"{args.out}/buffer_bits.png")
     print(f"{'gamma':>10} {'depth':>6} {'k log2(1/g)':>12} {'measured':>10} {'allocated':>10}")

@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     torch.set_num_threads(1)
     result = run(args.seed, args.quiet, **options(argv))
-    command = command_line("dynkit.experiments.momres_cubic", argv)
+    command = command_line("dynkit.experiments.momres.momres_cubic", argv)
     write_json(f"{args.out}/cubic.json", result, command=command)
     plot(result, f"{args.out}/cubic.png")
     print(

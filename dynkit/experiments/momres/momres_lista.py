@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     torch.set_num_threads(1)
     result = run(args.seed, args.quiet, **options(argv))
-    command = command_line("dynkit.experiments.momres_lista", argv)
+    command = command_line("dynkit.experiments.momres.momres_lista", argv)
     write_json(f"{args.out}/lista.json", result, command=command)
     plot(result, f"{args.out}/lista.png")
     print("depth " + " ".join(f"{d:>9d}" for d in result["config"]["depths"]))

@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     torch.set_num_threads(1)
     result = run(args.seed, args.quiet, **options(argv))
-    command = command_line("dynkit.experiments.momres_reference_accuracy", argv)
+    command = command_line("dynkit.experiments.momres.momres_reference_accuracy", argv)
     write_json(f"{args.out}/reference_accuracy.json", result, command=command)
     plot(result, f"{args.out}/reference_accuracy.png")
     print(

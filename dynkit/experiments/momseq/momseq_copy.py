@@ -247,7 +247,7 @@ def main(argv=None) -> dict:
                 flush=True,
             )
     out = Path(args.out)
-    command = command_line("dynkit.experiments.momseq_copy", argv)
+    command = command_line("dynkit.experiments.momseq.momseq_copy", argv)
     recorded = {k: settings[k] for k in QUICK}
     recorded.update(
         {k: settings[k] for k, default in TRAINING_DEFAULTS.items() if settings[k] != default}
