@@ -134,14 +134,16 @@ def test_the_sub_layer_contracts_catch_a_planted_import(tmp_path, importer, line
 
 def _wrong_command_lines(module: str, source: str) -> list[str]:
     """The literal module paths that ``source`` (the code of ``module``) passes to
-    ``command_line(...)`` and that are not ``module`` itself or cannot be imported."""
+    ``command_line(...)`` or ``run_script(...)`` (which builds the command line from it) and that
+    are not ``module`` itself or cannot be imported."""
     import importlib.util
 
     wrong = []
     for node in ast.walk(ast.parse(source)):
         if (
             isinstance(node, ast.Call)
-            and getattr(node.func, "id", getattr(node.func, "attr", None)) == "command_line"
+            and getattr(node.func, "id", getattr(node.func, "attr", None))
+            in ("command_line", "run_script")
             and node.args
             and isinstance(node.args[0], ast.Constant)
         ):
@@ -179,6 +181,6 @@ def test_a_planted_command_line_path_is_caught(planted):
     module = "dynkit.experiments.momres.momres_cubic"
     source = Path(ROOT / "momres" / "momres_cubic.py").read_text()
     assert _wrong_command_lines(module, source) == []
-    planted_source = source.replace(f'command_line("{module}"', f'command_line("{planted}"')
+    planted_source = source.replace(f'"{module}"', f'"{planted}"')
     assert planted_source != source
     assert _wrong_command_lines(module, planted_source) == [planted]
