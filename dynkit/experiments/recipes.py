@@ -244,6 +244,26 @@ class Recipe:
         return config
 
 
+PLAN_SEEDS = "the plan's seeds (analysis/plans)"
+"""Our seeds in every experiment: those its plan fixes before the results."""
+PLAN_SEEDS_WHY = dict.fromkeys(
+    ("cpu", "full"), "a decision needs the seeds its plan fixes in advance"
+)
+"""Why our seeds differ from the paper's runs, at the scales that decide."""
+
+
+def plan_seeds(
+    paper: Any,
+    source: str,
+    reasons: Mapping[str, str] | None = None,
+    ours: str = PLAN_SEEDS,
+) -> Setting:
+    """The ``seeds`` setting: the paper's runs ``paper`` (read in ``source``) against ours, the
+    plan's (``ours`` says how an experiment maps them to its runs, where it does); ``reasons`` as
+    :class:`Setting`'s (e.g. :data:`PLAN_SEEDS_WHY`)."""
+    return Setting("seeds", paper, source, fixed=ours, reasons=dict(reasons or {}))
+
+
 def _text(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
@@ -334,7 +354,10 @@ __all__ = [
     "RecipeError",
     "Setting",
     "add_recipe",
+    "PLAN_SEEDS",
+    "PLAN_SEEDS_WHY",
     "paper_config",
+    "plan_seeds",
     "read_field",
     "recipe_of",
     "setup_markdown",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping
 
-from ..recipes import ALL, NOT_STATED, RECIPES, Recipe, Setting, add_recipe
+from ..recipes import ALL, NOT_STATED, RECIPES, Recipe, Setting, add_recipe, plan_seeds
 from ..solver_variants import SUFFIX
 
 
@@ -80,12 +80,10 @@ CPU_WHY = {
 
 
 def _seeds(source: str) -> Setting:
-    return Setting(
-        "seeds",
+    return plan_seeds(
         "one run, torch.manual_seed(0)",
         source,
-        fixed="the plan's seeds (analysis/plans)",
-        reasons={
+        {
             "cpu": "a decision needs several seeds (the plan fixes them in advance)",
             "full": "a decision needs several seeds (the plan fixes them in advance)",
         },

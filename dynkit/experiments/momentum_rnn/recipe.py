@@ -11,7 +11,7 @@ recipe's wording is not part of the shards' code identity.
 
 from __future__ import annotations
 
-from ..recipes import Recipe, Setting, add_recipe
+from ..recipes import PLAN_SEEDS_WHY, Recipe, Setting, add_recipe, plan_seeds
 
 RECIPES_MD = "MomentumRNN mnist-timit/recipes.md (Table 1 commands)"
 MNIST_PY = "MomentumRNN mnist-timit/mnist.py"
@@ -116,15 +116,10 @@ def _common(cpu: dict) -> tuple[Setting, ...]:
             field="srlstm",
             reasons=why("SRLSTM cell"),
         ),
-        Setting(
-            "seeds",
+        plan_seeds(
             "one run per command (--manualSeed 0)",
             RECIPES_MD,
-            fixed="the plan's seeds (analysis/plans)",
-            reasons={
-                "cpu": "a decision needs the seeds its plan fixes in advance",
-                "full": "a decision needs the seeds its plan fixes in advance",
-            },
+            PLAN_SEEDS_WHY,
         ),
     )
 
