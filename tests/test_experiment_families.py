@@ -4,6 +4,7 @@ lookup is read."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -79,8 +80,6 @@ def test_the_public_surface_is_the_declared_one():
 @pytest.mark.parametrize("family", E.FAMILIES)
 def test_a_family_s_init_holds_only_its_docstring(family):
     # so that a shard's code identity follows it and finds nothing to digest (code_closure)
-    import ast
-
     tree = ast.parse((ROOT / family / "__init__.py").read_text())
     assert len(tree.body) == 1 and ast.get_docstring(tree)
 
@@ -102,6 +101,12 @@ def test_a_family_s_init_holds_only_its_docstring(family):
             "scripting.py",
             "from .judging import papers  # planted\n",
             "dynkit.experiments.scripting -> dynkit.experiments.judging.papers",
+        ),
+        (  # the recipes read the registry, never the reverse (a function-local import counts)
+            "registry.py",
+            "\n\ndef _planted():\n    from .recipes import paper_config  # planted\n\n"
+            "    return paper_config\n",
+            "dynkit.experiments.registry -> dynkit.experiments.recipes",
         ),
     ],
 )
@@ -125,3 +130,57 @@ def test_the_sub_layer_contracts_catch_a_planted_import(tmp_path, importer, line
         timeout=600,
     )
     assert bad.returncode == 1 and broken in bad.stdout, bad.stdout[-2000:]  # the chain is named
+
+
+def _wrong_command_lines(module: str, source: str) -> list[str]:
+    """The literal module paths that ``source`` (the code of ``module``) passes to
+    ``command_line(...)`` or ``run_script(...)`` (which builds the command line from it) and that
+    are not ``module`` itself or cannot be imported."""
+    import importlib.util
+
+    wrong = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", getattr(node.func, "attr", None))
+            in ("command_line", "run_script")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            path = node.args[0].value
+            try:
+                found = importlib.util.find_spec(path) is not None
+            except ModuleNotFoundError:
+                found = False
+            if path != module or not found:
+                wrong.append(path)
+    return wrong
+
+
+def _experiment_modules() -> dict[str, str]:
+    return {name: exp.module or exp.run.__module__ for name, exp in E.EXPERIMENTS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(_experiment_modules()))
+def test_a_script_names_its_own_module_in_its_command_line(name):
+    import importlib
+
+    module = _experiment_modules()[name]
+    source = Path(importlib.import_module(module).__file__).read_text()
+    assert _wrong_command_lines(module, source) == []
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "dynkit.experiments.momres_cubic",  # the path from before the family folders
+        "dynkit.experiments.momres.momres_rings",  # importable, but another experiment's
+    ],
+)
+def test_a_planted_command_line_path_is_caught(planted):
+    module = "dynkit.experiments.momres.momres_cubic"
+    source = Path(ROOT / "momres" / "momres_cubic.py").read_text()
+    assert _wrong_command_lines(module, source) == []
+    planted_source = source.replace(f'"{module}"', f'"{planted}"')
+    assert planted_source != source
+    assert _wrong_command_lines(module, planted_source) == [planted]

@@ -24,6 +24,10 @@ import io
 from dataclasses import dataclass, field as _field
 from typing import Any, Mapping
 
+# The tables of experiments and their recipes live in the registry, which builds an experiment's
+# ``paper`` config from its recipe; this module only reads them (the dependency runs one way).
+from .registry import RECIPES, Experiment, RecipeError, get, recipe_of
+
 NOT_STATED = "not stated"
 """The paper value of a setting neither the paper nor the authors' code fixes (the ``paper`` scale keeps our
 ``full`` value there, and the recipe says so)."""  # noqa: E501
@@ -31,11 +35,6 @@ ALL = "all"
 """The value of a ``data.<option>`` field that is absent from the config (the loader's whole set)."""  # noqa: E501
 REPORT_SCALES = ("cpu",)
 """The scales the ledger's and the docs' setup tables show beside the paper."""
-
-
-class RecipeError(ValueError):
-    """A recipe that cannot build the ``paper`` scale (a design piece is missing) or is
-    malformed."""
 
 
 def read_field(config: Any, name: str) -> Any:
@@ -245,16 +244,32 @@ class Recipe:
         return config
 
 
+PLAN_SEEDS = "the plan's seeds (analysis/plans)"
+"""Our seeds in every experiment: those its plan fixes before the results."""
+PLAN_SEEDS_WHY = dict.fromkeys(
+    ("cpu", "full"), "a decision needs the seeds its plan fixes in advance"
+)
+"""Why our seeds differ from the paper's runs, at the scales that decide."""
+
+
+def plan_seeds(
+    paper: Any,
+    source: str,
+    reasons: Mapping[str, str] | None = None,
+    ours: str = PLAN_SEEDS,
+) -> Setting:
+    """The ``seeds`` setting: the paper's runs ``paper`` (read in ``source``) against ours, the
+    plan's (``ours`` says how an experiment maps them to its runs, where it does); ``reasons`` as
+    :class:`Setting`'s (e.g. :data:`PLAN_SEEDS_WHY`)."""
+    return Setting("seeds", paper, source, fixed=ours, reasons=dict(reasons or {}))
+
+
 def _text(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, tuple):
         return ", ".join(map(_text, value)) or "–"
     return str(value)
-
-
-RECIPES: dict[str, Recipe] = {}
-"""Every experiment's recipe by experiment name (filled when :mod:`dynkit.experiments` is imported)."""  # noqa: E501
 
 
 def add_recipe(recipe: Recipe) -> Recipe:
@@ -265,22 +280,9 @@ def add_recipe(recipe: Recipe) -> Recipe:
     return recipe
 
 
-def recipe_of(name: str) -> Recipe:
-    """The recipe of the experiment ``name``; a :class:`RecipeError` lists those that have one
-    otherwise."""
-    try:
-        return RECIPES[name]
-    except KeyError:
-        raise RecipeError(
-            f"experiment must be one with a recipe, one of {sorted(RECIPES)}, got {name!r}"
-        ) from None
-
-
 def paper_config(experiment: Any, *, strict: bool = True) -> Any:
     """The ``paper`` scale's config of a registered
     :class:`~dynkit.experiments.registry.Experiment`."""
-    from .registry import Experiment
-
     if not isinstance(experiment, Experiment):
         raise TypeError(
             f"experiment must be a registered Experiment (dk.experiments.get(NAME)), got "
@@ -294,8 +296,6 @@ def setup_table(name: str, scales: tuple[str, ...] = REPORT_SCALES) -> list[dict
     experiment ``name`` (empty for a registered experiment without a recipe), our values read
     from its registered configs; a name that is no registered experiment is a ValueError listing
     those that are."""
-    from .registry import get
-
     if not isinstance(name, str):
         raise TypeError(
             f"name must be an experiment's name (a str), got {type(name).__name__} {name!r:.60}"
@@ -354,7 +354,10 @@ __all__ = [
     "RecipeError",
     "Setting",
     "add_recipe",
+    "PLAN_SEEDS",
+    "PLAN_SEEDS_WHY",
     "paper_config",
+    "plan_seeds",
     "read_field",
     "recipe_of",
     "setup_markdown",

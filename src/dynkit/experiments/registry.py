@@ -20,6 +20,9 @@ __all__ = [
     "register_variant",
     "get",
     "point_key",
+    "RECIPES",
+    "RecipeError",
+    "recipe_of",
 ]
 
 SCALES = ("smoke", "cpu", "full")
@@ -98,9 +101,7 @@ class Experiment:
         :class:`~dynkit.experiments.recipes.RecipeError` names what the code lacks to run it, or
         that there is no recipe)."""
         if scale == PAPER_SCALE:
-            from .recipes import paper_config
-
-            return paper_config(self)
+            return recipe_of(self.name).paper_config(self.scales["full"])
         if scale not in SCALES:
             raise ValueError(f"scale must be one of {RUN_SCALES}, got {scale!r}")
         return self.scales[scale]
@@ -185,6 +186,28 @@ def get(name: str) -> Experiment:
         return EXPERIMENTS[name]
     except KeyError:
         raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}") from None
+
+
+class RecipeError(ValueError):
+    """A recipe that cannot build the ``paper`` scale (a design piece is missing) or is
+    malformed."""
+
+
+RECIPES: dict[str, Any] = {}
+"""Every experiment's recipe (a :class:`~dynkit.experiments.recipes.Recipe`) by experiment name
+(filled by :func:`~dynkit.experiments.recipes.add_recipe` when :mod:`dynkit.experiments` is
+imported)."""
+
+
+def recipe_of(name: str) -> Any:
+    """The recipe (:class:`~dynkit.experiments.recipes.Recipe`) of the experiment ``name``; a
+    :class:`RecipeError` lists those that have one otherwise."""
+    try:
+        return RECIPES[name]
+    except KeyError:
+        raise RecipeError(
+            f"experiment must be one with a recipe, one of {sorted(RECIPES)}, got {name!r}"
+        ) from None
 
 
 def point_key(seed: int, point: Mapping[str, Any]) -> str:

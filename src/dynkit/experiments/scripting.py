@@ -25,6 +25,7 @@ __all__ = [
     "experiment_parser",
     "experiment_config",
     "command_line",
+    "run_script",
     "parser",
     "add_solver_option",
     "csaode_parser",
@@ -89,6 +90,37 @@ def command_line(module: str | None = None, argv: list[str] | None = None) -> st
         module = spec.name if spec is not None else Path(sys.argv[0]).stem
     args = sys.argv[1:] if argv is None else argv
     return " ".join(["python -m", module, *(shlex.quote(str(a)) for a in args)])
+
+
+def run_script(
+    module: str,
+    argv: list[str] | None,
+    build_parser: Callable[[], argparse.ArgumentParser],
+    options: Callable[[list[str] | None], Mapping[str, Any]],
+    run: Callable[..., dict],
+    plot: Callable[[dict, str], None],
+    stem: str,
+) -> tuple[argparse.Namespace, dict]:
+    """The body of ``main(argv)`` of a script whose work is ``run(seed, quiet, **options(argv))``:
+    single-threaded torch (shared CPUs), the result written to ``OUT/<stem>.json`` with the
+    command that reproduces it (``module``: the script's dotted path) and its figure to
+    ``OUT/<stem>.png``.
+
+    Returns
+    -------
+    (args, result)
+        The parsed command line and what ``run`` returned, for the script's printed summary.
+    """
+    import torch
+
+    from ..io import write_json
+
+    args = build_parser().parse_args(argv)
+    torch.set_num_threads(1)
+    result = run(args.seed, args.quiet, **options(argv))
+    write_json(f"{args.out}/{stem}.json", result, command=command_line(module, argv))
+    plot(result, f"{args.out}/{stem}.png")
+    return args, result
 
 
 def parser(description: str, default_out: str) -> argparse.ArgumentParser:

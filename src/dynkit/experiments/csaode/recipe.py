@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..recipes import NOT_STATED, Recipe, Setting, add_recipe
+from ..recipes import NOT_STATED, Recipe, Setting, add_recipe, plan_seeds
 
 PAPER = "CSAODE paper"
 SETUP = f"{PAPER}, Experiments (training setup)"
@@ -226,12 +226,8 @@ TREC = add_recipe(
             *PAPER_INITIALISATION,
             MAX_LEN,
             _epochs(),
-            Setting(
-                "seeds",
-                "10 runs (timing)",
-                f"{PAPER}, Performance analysis (average of 10 runs)",
-                fixed="the plan's seeds (analysis/plans)",
-                reasons=PLAN_WHY,
+            plan_seeds(
+                "10 runs (timing)", f"{PAPER}, Performance analysis (average of 10 runs)", PLAN_WHY
             ),
         ),
         default_reasons=SMOKE,
@@ -373,12 +369,7 @@ add_recipe(
                 f"{PAPER}, Table 2 and Ablation Experiments",
                 fixed="one block, five residual blocks, no N-gram convolution",
             ),
-            Setting(
-                "seeds",
-                NOT_STATED,
-                f"{PAPER}, Tables 2-3 (no repetitions stated)",
-                fixed="the plan's seeds (analysis/plans)",
-            ),
+            plan_seeds(NOT_STATED, f"{PAPER}, Tables 2-3 (no repetitions stated)"),
         ),
         default_reasons=SMOKE,
     )
@@ -416,12 +407,7 @@ add_recipe(
                 f'{CONTINUITY} ("some time steps from 0.0 to 1.0")',
                 field="n_times",
             ),
-            Setting(
-                "seeds",
-                NOT_STATED,
-                f"{CONTINUITY} (one sentence of one trained model)",
-                fixed="the plan's seeds (analysis/plans)",
-            ),
+            plan_seeds(NOT_STATED, f"{CONTINUITY} (one sentence of one trained model)"),
         ),
         default_reasons=SMOKE,
     )

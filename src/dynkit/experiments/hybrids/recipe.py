@@ -12,8 +12,9 @@ shards' code identity.
 from __future__ import annotations
 
 import dataclasses
+from typing import Mapping
 
-from ..recipes import ALL, NOT_STATED, RECIPES, Recipe, Setting, add_recipe
+from ..recipes import ALL, NOT_STATED, RECIPES, Recipe, Setting, add_recipe, plan_seeds
 from ..solver_variants import SUFFIX
 
 
@@ -22,12 +23,31 @@ SMOKE = {"smoke": "smoke: seconds for the tests, nothing is decided from it"}
 OPTIMISER = Setting(
     "optimiser", "Adam", "review Sect. 3.4 (all experiments use Adam)", fixed="Adam"
 )  # dynkit.tasks.time_series.train_hybrid
-ENGINE_WHY = {
-    "cpu": "dynkit's own solver counts every evaluation; ode_rnn_*_torchdiffeq runs the authors' "
-    "engine",
-    "full": "dynkit's own solver counts every evaluation; ode_rnn_*_torchdiffeq runs the authors' "
-    "engine",
-}
+ENGINE_WHY = dict.fromkeys(
+    ("cpu", "full"),
+    "dynkit's own solver counts every evaluation; ode_rnn_*_torchdiffeq runs the authors' engine",
+)
+ENGINE = Setting(
+    "ODE engine",
+    "torchdiffeq",
+    f"{REPO} misc.py (torchdiffeq, dopri5 by default)",
+    field="solver",
+    reasons=ENGINE_WHY,
+)
+
+
+def authors_tolerance(script: str, reasons: Mapping[str, str]) -> Setting:
+    """The authors' solver tolerance, 1e-7, as ``script`` (a file of theirs) passes it to
+    ``ODE_RNN_with_Grad_Listener``."""
+    return Setting(
+        "solver tolerance",
+        1e-7,
+        f"{script} (ODE_RNN_with_Grad_Listener tol=1e-7)",
+        field="tol",
+        reasons=reasons,
+    )
+
+
 COST = (
     "measured on this 2-core CPU (shared, niced), HBNODE-RNN on the 509 measured windows, an "
     "epoch of 8 training "
@@ -60,12 +80,10 @@ CPU_WHY = {
 
 
 def _seeds(source: str) -> Setting:
-    return Setting(
-        "seeds",
+    return plan_seeds(
         "one run, torch.manual_seed(0)",
         source,
-        fixed="the plan's seeds (analysis/plans)",
-        reasons={
+        {
             "cpu": "a decision needs several seeds (the plan fixes them in advance)",
             "full": "a decision needs several seeds (the plan fixes them in advance)",
         },
@@ -119,20 +137,8 @@ def _authors_design(reasons: dict | None = None) -> tuple[Setting, ...]:
             field="time_scale",
             reasons=reasons or {},
         ),
-        Setting(
-            "ODE engine",
-            "torchdiffeq",
-            f"{REPO} misc.py (torchdiffeq, dopri5 by default)",
-            field="solver",
-            reasons=ENGINE_WHY,
-        ),
-        Setting(
-            "solver tolerance",
-            1e-7,
-            f"{PV_MODEL} (ODE_RNN_with_Grad_Listener tol=1e-7)",
-            field="tol",
-            reasons={"cpu": TOLERANCE_WHY, **(reasons or {})},
-        ),
+        ENGINE,
+        authors_tolerance(PV_MODEL, {"cpu": TOLERANCE_WHY, **(reasons or {})}),
         Setting(
             "adjoint",
             True,
@@ -324,19 +330,10 @@ add_recipe(
                 field="initial_state",
             ),
             Setting("time scaling", 1 / 64, f"{WK} (train_times / 64.0)", field="time_scale"),
-            Setting(
-                "ODE engine",
-                "torchdiffeq",
-                f"{REPO} misc.py (torchdiffeq, dopri5 by default)",
-                field="solver",
-                reasons=ENGINE_WHY,
-            ),
-            Setting(
-                "solver tolerance",
-                1e-7,
-                f"{WK} (ODE_RNN_with_Grad_Listener tol=1e-7)",
-                field="tol",
-                reasons={
+            ENGINE,
+            authors_tolerance(
+                WK,
+                {
                     "cpu": "as the authors' (1e-7) in training; the NFE rows are measured on the "
                     "trained model at "
                     "nfe_tol 1e-6"

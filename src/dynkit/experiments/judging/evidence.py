@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Mapping
+from typing import Any, Mapping
 
 __all__ = [
     "EVIDENCE",
@@ -27,6 +27,7 @@ __all__ = [
     "question",
     "evidence_of",
     "label",
+    "config_differences",
 ]
 
 EVIDENCE = ("replication", "pilot", "not run")
@@ -93,16 +94,13 @@ def question(claim) -> str:
     return f"Ours, on {ours}: {text}? (the paper's claim is about {paper})"
 
 
-def _recorded_differs(experiment: str, results: Mapping) -> list[str]:
-    """The config keys the results were run with that differ from the registered config of their
-    scale."""
+def config_differences(recorded: Mapping, config: Any) -> dict[str, list]:
+    """``{config key: [recorded, registered]}``, sorted by key, where results recorded with the
+    config ``recorded`` were run with another value than the dataclass ``config`` holds; a key the
+    record lacks predates the option: it reads as the field's default (the behaviour before the
+    option), else ``None``."""
     from ...io import jsonable
-    from ..registry import get
 
-    recorded = results.get("config")
-    if not isinstance(recorded, Mapping):
-        return ["config (not recorded)"]
-    config = get(experiment).config(results["scale"])
     now = json.loads(json.dumps(jsonable(dataclasses.asdict(config))))
     defaults = json.loads(
         json.dumps(
@@ -116,7 +114,19 @@ def _recorded_differs(experiment: str, results: Mapping) -> list[str]:
         )
     )
     run_with = {**{k: v for k, v in defaults.items() if k not in recorded}, **recorded}
-    return sorted(k for k in set(now) | set(run_with) if now.get(k) != run_with.get(k))
+    keys = sorted(k for k in set(now) | set(run_with) if now.get(k) != run_with.get(k))
+    return {k: [run_with.get(k), now.get(k)] for k in keys}
+
+
+def _recorded_differs(experiment: str, results: Mapping) -> list[str]:
+    """The config keys the results were run with that differ from the registered config of their
+    scale."""
+    from ..registry import get
+
+    recorded = results.get("config")
+    if not isinstance(recorded, Mapping):
+        return ["config (not recorded)"]
+    return list(config_differences(recorded, get(experiment).config(results["scale"])))
 
 
 def evidence_of(claim, results: Mapping | None) -> tuple[str, str]:

@@ -43,7 +43,6 @@ A row is computed, in code, in six steps:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
@@ -55,7 +54,7 @@ from typing import Callable, Mapping, Sequence
 from . import inference as _inference
 from . import baselines as _baselines
 from .checks import Check
-from .evidence import EVIDENCE, PILOT_OUTCOMES, label as evidence_label
+from .evidence import EVIDENCE, PILOT_OUTCOMES, config_differences, label as evidence_label
 from .inference import ALPHA, REPLICATION_OUTCOMES, decide, holm_levels, p_value, sign_test
 from ..runner import NON_FINITE, RESULTS_FILE
 from dynkit._checkout import RESULTS
@@ -876,7 +875,6 @@ class Ledger:
         rerun is pending; a key the record lacks predates the option: it reads as the option's
         default, the behaviour before the option, else ``None``); experiments without a
         difference are left out."""
-        from ...io import jsonable
         from ..registry import get
 
         out = {}
@@ -884,23 +882,9 @@ class Ledger:
             run_with = self.recorded.get(name)
             if run_with is None:
                 continue
-            config = get(name).config("cpu")
-            now = json.loads(json.dumps(jsonable(dataclasses.asdict(config))))
-            defaults = json.loads(
-                json.dumps(
-                    jsonable(
-                        {
-                            f.name: f.default
-                            for f in dataclasses.fields(config)
-                            if f.default is not dataclasses.MISSING
-                        }
-                    )
-                )
-            )
-            run_with = {**{k: v for k, v in defaults.items() if k not in run_with}, **run_with}
-            keys = sorted(k for k in set(now) | set(run_with) if now.get(k) != run_with.get(k))
-            if keys:
-                out[name] = {k: [run_with.get(k), now.get(k)] for k in keys}
+            changed = config_differences(run_with, get(name).config("cpu"))
+            if changed:
+                out[name] = changed
         return out
 
     def outcome_counts(self) -> dict[str, int]:

@@ -11,7 +11,7 @@ recipe's wording is not part of the shards' code identity.
 
 from __future__ import annotations
 
-from ..recipes import Recipe, Setting, add_recipe
+from ..recipes import PLAN_SEEDS_WHY, Recipe, Setting, add_recipe, plan_seeds
 
 RECIPES_MD = "MomentumRNN mnist-timit/recipes.md (Table 1 commands)"
 MNIST_PY = "MomentumRNN mnist-timit/mnist.py"
@@ -116,15 +116,10 @@ def _common(cpu: dict) -> tuple[Setting, ...]:
             field="srlstm",
             reasons=why("SRLSTM cell"),
         ),
-        Setting(
-            "seeds",
+        plan_seeds(
             "one run per command (--manualSeed 0)",
             RECIPES_MD,
-            fixed="the plan's seeds (analysis/plans)",
-            reasons={
-                "cpu": "a decision needs the seeds its plan fixes in advance",
-                "full": "a decision needs the seeds its plan fixes in advance",
-            },
+            PLAN_SEEDS_WHY,
         ),
     )
 
@@ -140,88 +135,92 @@ FASHION_CPU = {
 }
 
 
-DIGITS = add_recipe(
-    Recipe(
-        "momentum_lstm_digits",
-        "MomentumRNN paper, Table 1",
-        (
-            Setting(
-                "data set",
-                ("MNIST", "PMNIST"),
-                "MomentumRNN paper, Table 1",
-                field="tasks",
-                missing=MNIST_MISSING,
-                reasons={
-                    "cpu": "MNIST is not available offline: scikit-learn's 8x8 digits stand in, "
-                    "pixel by pixel and "
-                    "permuted",
-                    "full": "MNIST is not available offline: scikit-learn's 8x8 digits stand in",
-                },
+def _table1_recipe(
+    experiment: str,
+    stand_in: dict[str, str],
+    length: Setting,
+    images: str,
+    images_why: dict[str, str],
+    cpu: dict,
+) -> Recipe:
+    """The recipe of one stand-in for Table 1's MNIST and PMNIST: ``stand_in``, per scale, the
+    data set that stands in for MNIST (not available offline); ``length``, how the sequence length
+    is set; ``images``, our training and test images, ``images_why`` why they differ; ``cpu``: as
+    for :func:`_common`."""
+    return add_recipe(
+        Recipe(
+            experiment,
+            "MomentumRNN paper, Table 1",
+            (
+                Setting(
+                    "data set",
+                    ("MNIST", "PMNIST"),
+                    "MomentumRNN paper, Table 1",
+                    field="tasks",
+                    missing=MNIST_MISSING,
+                    reasons=stand_in,
+                ),
+                length,
+                Setting(
+                    "training images",
+                    60000,
+                    "MomentumRNN paper, Sect. 4.1 (MNIST's training set)",
+                    fixed=images,
+                    reasons=images_why,
+                ),
+                *_common(cpu),
             ),
-            Setting(
-                "sequence length",
-                784,
-                "MomentumRNN paper, Sect. 4.1 (28x28 pixels, one per step)",
-                fixed="64 (8x8 digits)",
-                reasons={"cpu": SEQUENCE_CUT, "full": "8x8 digits have 64 pixels"},
-            ),
-            Setting(
-                "training images",
-                60000,
-                "MomentumRNN paper, Sect. 4.1 (MNIST's training set)",
-                fixed="1347 of scikit-learn's 1797 8x8 digits, 450 test images "
-                "(dynkit.tasks.sequences.digit_sequences)",
-                reasons={
-                    scale: "the stand-in's size: at batch 128 an epoch is 11 optimiser steps "
-                    "against MNIST's 469, so "
-                    "the authors' 150 epochs are 1650 steps against about 70000"
-                    for scale in ("cpu", "full")
-                },
-            ),
-            *_common(DIGITS_CPU),
-        ),
-        default_reasons=SMOKE,
+            default_reasons=SMOKE,
+        )
     )
+
+
+DIGITS = _table1_recipe(
+    "momentum_lstm_digits",
+    {
+        "cpu": "MNIST is not available offline: scikit-learn's 8x8 digits stand in, "
+        "pixel by pixel and "
+        "permuted",
+        "full": "MNIST is not available offline: scikit-learn's 8x8 digits stand in",
+    },
+    Setting(
+        "sequence length",
+        784,
+        "MomentumRNN paper, Sect. 4.1 (28x28 pixels, one per step)",
+        fixed="64 (8x8 digits)",
+        reasons={"cpu": SEQUENCE_CUT, "full": "8x8 digits have 64 pixels"},
+    ),
+    "1347 of scikit-learn's 1797 8x8 digits, 450 test images "
+    "(dynkit.tasks.sequences.digit_sequences)",
+    {
+        scale: "the stand-in's size: at batch 128 an epoch is 11 optimiser steps "
+        "against MNIST's 469, so "
+        "the authors' 150 epochs are 1650 steps against about 70000"
+        for scale in ("cpu", "full")
+    },
+    DIGITS_CPU,
 )
 
-FASHION = add_recipe(
-    Recipe(
-        "momentum_lstm_fashion_mnist",
-        "MomentumRNN paper, Table 1",
-        (
-            Setting(
-                "data set",
-                ("MNIST", "PMNIST"),
-                "MomentumRNN paper, Table 1",
-                field="tasks",
-                missing=MNIST_MISSING,
-                reasons={
-                    "cpu": "MNIST is not available offline: Fashion-MNIST (real 28x28 images) "
-                    "stands in, pixel by "
-                    "pixel and permuted; the paper has no Fashion-MNIST row",
-                    "full": "MNIST is not available offline: Fashion-MNIST stands in",
-                },
-            ),
-            Setting(
-                "pooling before reading (sequence length 784 / pool^2)",
-                1,
-                "MomentumRNN paper, Sect. 4.1 (28x28 pixels, 784 steps)",
-                field="pool",
-                reasons={
-                    "cpu": SEQUENCE_CUT + " (pool 4: 7x7, 49 steps)",
-                    "full": "14x14 (196 steps): CPU time",
-                },
-            ),
-            Setting(
-                "training images",
-                60000,
-                "MomentumRNN paper, Sect. 4.1 (MNIST's training set)",
-                fixed="4000 of Fashion-MNIST's 60000, 1000 test images "
-                "(dynkit.experiments.momentum_rnn.momentum_lstm.load_task)",
-                reasons={"cpu": "CPU time", "full": "CPU time"},
-            ),
-            *_common(FASHION_CPU),
-        ),
-        default_reasons=SMOKE,
-    )
+FASHION = _table1_recipe(
+    "momentum_lstm_fashion_mnist",
+    {
+        "cpu": "MNIST is not available offline: Fashion-MNIST (real 28x28 images) "
+        "stands in, pixel by "
+        "pixel and permuted; the paper has no Fashion-MNIST row",
+        "full": "MNIST is not available offline: Fashion-MNIST stands in",
+    },
+    Setting(
+        "pooling before reading (sequence length 784 / pool^2)",
+        1,
+        "MomentumRNN paper, Sect. 4.1 (28x28 pixels, 784 steps)",
+        field="pool",
+        reasons={
+            "cpu": SEQUENCE_CUT + " (pool 4: 7x7, 49 steps)",
+            "full": "14x14 (196 steps): CPU time",
+        },
+    ),
+    "4000 of Fashion-MNIST's 60000, 1000 test images "
+    "(dynkit.experiments.momentum_rnn.momentum_lstm.load_task)",
+    {"cpu": "CPU time", "full": "CPU time"},
+    FASHION_CPU,
 )

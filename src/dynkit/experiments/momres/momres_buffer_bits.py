@@ -18,8 +18,8 @@ import torch
 from torch import nn
 
 from ..arg_types import positive_int
-from ..scripting import register_script, command_line, experiment_parser
-from dynkit.io import save_figure, write_json
+from ..scripting import experiment_parser, register_script, run_script
+from dynkit.io import save_figure
 from dynkit.models.momentum_resnet import MomentumResNet
 
 GAMMAS = (0.1, 0.5, 0.9, 0.99, 1 - 1 / 50000)
@@ -126,12 +126,15 @@ def build_parser():
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
-    torch.set_num_threads(1)
-    result = run(args.seed, args.quiet, **options(argv))
-    command = command_line("dynkit.experiments.momres_buffer_bits", argv)
-    write_json(f"{args.out}/buffer_bits.json", result, command=command)
-    plot(result, f"{args.out}/buffer_bits.png")
+    _, result = run_script(
+        "dynkit.experiments.momres.momres_buffer_bits",
+        argv,
+        build_parser,
+        options,
+        run,
+        plot,
+        "buffer_bits",
+    )
     print(f"{'gamma':>10} {'depth':>6} {'k log2(1/g)':>12} {'measured':>10} {'allocated':>10}")
     for r in result["rows"]:
         print(

@@ -30,8 +30,8 @@ import torch
 from torch import nn
 
 from ..arg_types import momentum_float, positive_float, positive_int
-from ..scripting import register_script, command_line, experiment_parser
-from dynkit.io import save_figure, write_json
+from ..scripting import experiment_parser, register_script, run_script
+from dynkit.io import save_figure
 from dynkit.models.momentum_resnet import MomentumResNet
 from dynkit.models.revnet import RevNet
 
@@ -276,12 +276,9 @@ def build_parser():
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
-    torch.set_num_threads(1)
-    result = run(args.seed, args.quiet, **options(argv))
-    command = command_line("dynkit.experiments.momres_lista", argv)
-    write_json(f"{args.out}/lista.json", result, command=command)
-    plot(result, f"{args.out}/lista.png")
+    _, result = run_script(
+        "dynkit.experiments.momres.momres_lista", argv, build_parser, options, run, plot, "lista"
+    )
     print("depth " + " ".join(f"{d:>9d}" for d in result["config"]["depths"]))
     for kind in ("lista", "revnet", "momentum"):
         print(

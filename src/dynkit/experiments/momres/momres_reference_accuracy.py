@@ -19,8 +19,8 @@ import torch
 from torch import nn
 
 from ..arg_types import positive_int
-from ..scripting import register_script, command_line, experiment_parser
-from dynkit.io import save_figure, write_json
+from ..scripting import experiment_parser, register_script, run_script
+from dynkit.io import save_figure
 from dynkit.models.momentum_resnet import MomentumResNet
 
 
@@ -133,12 +133,15 @@ def build_parser():
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
-    torch.set_num_threads(1)
-    result = run(args.seed, args.quiet, **options(argv))
-    command = command_line("dynkit.experiments.momres_reference_accuracy", argv)
-    write_json(f"{args.out}/reference_accuracy.json", result, command=command)
-    plot(result, f"{args.out}/reference_accuracy.png")
+    _, result = run_script(
+        "dynkit.experiments.momres.momres_reference_accuracy",
+        argv,
+        build_parser,
+        options,
+        run,
+        plot,
+        "reference_accuracy",
+    )
     print(
         f"{'gamma':>6} {'depth':>6} {'momentumnet fwd':>16} {'ours fwd':>10} "
         f"{'momentumnet grad':>17} {'ours grad':>10}"

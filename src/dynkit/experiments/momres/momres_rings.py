@@ -19,8 +19,8 @@ import torch
 from torch import nn
 
 from ..arg_types import momentum_float, positive_float, positive_int
-from ..scripting import register_script, command_line, experiment_parser
-from dynkit.io import save_figure, write_json
+from ..scripting import experiment_parser, register_script, run_script
+from dynkit.io import save_figure
 from dynkit.models.momentum_resnet import MomentumResNet
 
 
@@ -326,12 +326,9 @@ def build_parser():
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
-    torch.set_num_threads(1)
-    result = run(args.seed, args.quiet, **options(argv))
-    command = command_line("dynkit.experiments.momres_rings", argv)
-    write_json(f"{args.out}/rings.json", result, command=command)
-    plot(result, f"{args.out}/rings.png")
+    args, result = run_script(
+        "dynkit.experiments.momres.momres_rings", argv, build_parser, options, run, plot, "rings"
+    )
     print(
         f"four nested rings, depth 15, {'tied' if args.tied else 'untied'} weights: test accuracy "
         f"ResNet {result['resnet']['test_accuracy']:.3f}, Momentum ResNet "
@@ -372,7 +369,7 @@ AUTHORS_ARGS = (
     "authors",
 )
 """The authors' training (momentumnet ``examples/run_separation_nested_rings.py``, read in
-:mod:`~dynkit.experiments.momres_recipes`): gamma 0.99, their rings, 2000 fresh points a ring every iteration, no head,
+:mod:`~dynkit.experiments.momres.recipe`): gamma 0.99, their rings, 2000 fresh points a ring every iteration, no head,
 Adam at 0.2 for 1500 iterations (the ResNet at 0.01 with their schedule for 5000). The cpu scale runs it whole: a tied
 shard took 85 s on the shared machine (pilot seed 100, 2026-11-28); until then it ran 600 iterations of dynkit's rings.
 A first run of it at gamma 0.9 (2026-11-28 01:39-02:00 UTC, in git history) left the untied Momentum ResNet at 0.53."""  # noqa: E501

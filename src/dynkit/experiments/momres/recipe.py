@@ -15,7 +15,7 @@ is not part of the shards' code identity.
 
 from __future__ import annotations
 
-from ..recipes import NOT_STATED, Recipe, Setting, add_recipe
+from ..recipes import NOT_STATED, Recipe, Setting, add_recipe, plan_seeds
 
 PAPER = "Momentum ResNets"
 SMOKE = {"smoke": "smoke: seconds for the tests, nothing is decided from it"}
@@ -84,13 +84,7 @@ add_recipe(
                 f"{DYNAMICS_1D} (the ResNet: range(2001))",
                 field="resnet_iterations",
             ),
-            Setting(
-                "seeds",
-                "one run (torch.manual_seed(1))",
-                DYNAMICS_1D,
-                fixed="the plan's seeds (analysis/plans)",
-                reasons=SEEDS,
-            ),
+            plan_seeds("one run (torch.manual_seed(1))", DYNAMICS_1D, SEEDS),
         ),
         default_reasons={**SMOKE, "full": RECORD["full"]},
     )
@@ -200,13 +194,7 @@ def _rings(name: str, tied_reason: dict) -> Recipe:
                     f"{RINGS_RUN} (the ResNet: n_epochs = 5000)",
                     field="resnet_iterations",
                 ),
-                Setting(
-                    "seeds",
-                    "one run (torch.manual_seed(1))",
-                    RINGS_RUN,
-                    fixed="the plan's seeds (analysis/plans)",
-                    reasons=SEEDS,
-                ),
+                plan_seeds("one run (torch.manual_seed(1))", RINGS_RUN, SEEDS),
             ),
             default_reasons={**SMOKE, **RECORD},
         )
@@ -318,13 +306,7 @@ add_recipe(
                 field="n_test",
                 reasons=NONE_STATED,
             ),
-            Setting(
-                "seeds",
-                NOT_STATED,
-                f"{SECT53} ({NO_LISTA_CODE})",
-                fixed="the plan's seeds (analysis/plans)",
-                reasons=NONE_STATED,
-            ),
+            plan_seeds(NOT_STATED, f"{SECT53} ({NO_LISTA_CODE})", NONE_STATED),
         ),
         default_reasons={**SMOKE, **RECORD},
     )

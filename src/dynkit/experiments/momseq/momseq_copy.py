@@ -62,18 +62,7 @@ QUICK = dict(
     lr=2e-3,
     test_size=256,
 )
-FULL = dict(
-    max_length=128,
-    d_model=32,
-    heads=2,
-    layers=2,
-    d_ff=64,
-    batch=32,
-    steps_per_epoch=25,
-    epochs=40,
-    lr=2e-3,
-    test_size=256,
-)
+FULL = {**QUICK, "max_length": 128, "steps_per_epoch": 25, "epochs": 40}  # the same models, longer
 TRAINING_DEFAULTS = dict(
     optimiser="Adam", lr_drop_after=None
 )  # written to the results only where they differ
@@ -247,7 +236,7 @@ def main(argv=None) -> dict:
                 flush=True,
             )
     out = Path(args.out)
-    command = command_line("dynkit.experiments.momseq_copy", argv)
+    command = command_line("dynkit.experiments.momseq.momseq_copy", argv)
     recorded = {k: settings[k] for k in QUICK}
     recorded.update(
         {k: settings[k] for k, default in TRAINING_DEFAULTS.items() if settings[k] != default}

@@ -348,7 +348,7 @@ def main(argv=None) -> dict:
                     flush=True,
                 )
     out = Path(args.out)
-    command = command_line("dynkit.experiments.momseq_vanishing", argv)
+    command = command_line("dynkit.experiments.momseq.momseq_vanishing", argv)
     write_json(
         out / "vanishing.json",
         {"models": models, "results": results},

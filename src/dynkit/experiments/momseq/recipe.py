@@ -12,7 +12,7 @@ experiment modules so that a recipe's wording is not part of the shards' code id
 
 from __future__ import annotations
 
-from ..recipes import NOT_STATED, Recipe, Setting, add_recipe
+from ..recipes import NOT_STATED, Recipe, Setting, add_recipe, plan_seeds
 
 MT = "Momentum Transformer"
 MRNN = "MomentumRNN"
@@ -107,13 +107,7 @@ add_recipe(
                     for s in SCALES
                 },
             ),
-            Setting(
-                "seeds",
-                NOT_STATED,
-                S41,
-                fixed="the plan's seeds (analysis/plans)",
-                reasons=NONE_STATED,
-            ),
+            plan_seeds(NOT_STATED, S41, NONE_STATED),
         ),
         default_reasons={**SMOKE, **RECORD},
     )
@@ -220,13 +214,7 @@ add_recipe(
             Setting("gradient clipping", NOT_STATED, APPA, field="clip", reasons=NONE_STATED),
             Setting("batch size", NOT_STATED, APPA, field="batch", reasons=NONE_STATED),
             Setting("epochs", NOT_STATED, APPA, field="epochs", reasons=NONE_STATED),
-            Setting(
-                "seeds",
-                NOT_STATED,
-                APPA,
-                fixed="the plan's seeds (analysis/plans)",
-                reasons=NONE_STATED,
-            ),
+            plan_seeds(NOT_STATED, APPA, NONE_STATED),
         ),
         default_reasons={**SMOKE, **RECORD},
     )

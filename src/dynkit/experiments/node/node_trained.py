@@ -28,14 +28,7 @@ from ...models.node_paper import from_paper
 from ...tasks.node_runs import load_task, train_model
 from .nfe_tolerance import nfe_vs_tolerance
 from ..registry import register
-
-COLORS = {
-    "node": "tab:blue",
-    "anode": "tab:orange",
-    "sonode": "tab:green",
-    "hbnode": "tab:red",
-    "ghbnode": "tab:purple",
-}
+from ..scripting import COLORS
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..recipes import NOT_STATED, RECIPES, Recipe, Setting, add_recipe
+from ..recipes import NOT_STATED, PLAN_SEEDS, RECIPES, Recipe, Setting, add_recipe, plan_seeds
 from ..solver_variants import SUFFIX
 
 MNIST = "HeavyBallNODE mnist/mnist_hbnode.py"
 SMOKE = {"smoke": "smoke: seconds for the tests, nothing is decided from it"}
-PLAN_SEEDS = "the plan's seeds (analysis/plans)"
 
 
 def _both(why: str) -> dict:
@@ -46,7 +45,7 @@ def _engine(source: str, twin: str) -> Setting:
 
 
 def _seeds(paper: str, source: str, ours: str = PLAN_SEEDS) -> Setting:
-    return Setting("seeds", paper, source, fixed=ours, reasons=PLAN_WHY)
+    return plan_seeds(paper, source, PLAN_WHY, ours)
 
 
 IMAGE_DATA = Setting(
