@@ -74,7 +74,10 @@ def _relative(a, b) -> float:
     return float((a.detach() - b.detach()).abs().max() / b.detach().abs().max().clamp_min(1e-300))
 
 
-@pytest.mark.parametrize("name, adjoint", [("hbnode", True), ("ghbnode", True), ("hbnode", False)])
+@pytest.mark.parametrize(
+    "name, adjoint",
+    [(m, True) for m in ("node", "anode", "sonode", "hbnode", "ghbnode")] + [("hbnode", False)],
+)
 def test_each_seeds_loss_gradients_and_nfe_are_its_own_models(name, adjoint):
     singles = models(name, adjoint)
     batched = SeedBatchedODERNN(singles)

@@ -1,7 +1,7 @@
-"""Several seeds of one heavy-ball ODE-RNN hybrid trained as one batched model.
+"""Several seeds of one ODE-RNN hybrid trained as one batched model.
 
 :class:`SeedBatchedODERNN` takes ``S`` :class:`~dynkit.models.ode_rnn.ODERNN` models of the same
-configuration (the review authors' plane-vibration design: HBNODE-RNN or GHBNODE-RNN with the
+configuration (the review authors' plane-vibration design: any of the five hybrids with the
 perceptron field, the block-linear residual cell and the initial state read from the window) and
 stacks each of their parameters along a leading seed axis. Every dense layer becomes one batched
 product (``torch.baddbmm``) for all seeds, and every gap is one :func:`~dynkit.solvers.seedwise.
@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from ..solvers.seedwise import solve_seeds
-from .neural_ode import ConstrainedScalar, GeneralizedHeavyBall, HeavyBall
+from .neural_ode import ConstrainedScalar, FirstOrder, GeneralizedHeavyBall, HeavyBall, SecondOrder
 from .ode_rnn import ODERNN, _BlockLinear, _Perceptron
 
 __all__ = ["SeedBatchedODERNN"]
@@ -66,23 +66,30 @@ class _SeededScalar(nn.Module):
         return self.transform(self.raw).view(-1, 1, 1)
 
 
-class _SeededHeavyBall(nn.Module):
-    """The hybrids' gap field for ``S`` seeds: ``dz/ds = gap · (dh/dt, dm/dt)`` with HBNODE's or
-    GHBNODE's ``(dh/dt, dm/dt)`` (:class:`~dynkit.models.neural_ode.HeavyBall`,
+KINDS = {FirstOrder: "first", SecondOrder: "second", HeavyBall: "heavy_ball"}
+"""The gap fields a seed batch carries (:class:`GeneralizedHeavyBall`: ``"generalized"``)."""
+
+
+class _SeededField(nn.Module):
+    """The hybrids' gap field for ``S`` seeds: ``dz/ds = gap · g(z)`` with ``g`` the ODE-RNN's,
+    ANODE-RNN's (:class:`~dynkit.models.neural_ode.FirstOrder`), SONODE-RNN's
+    (:class:`~dynkit.models.neural_ode.SecondOrder`), HBNODE-RNN's or GHBNODE-RNN's
+    (:class:`~dynkit.models.neural_ode.HeavyBall`,
     :class:`~dynkit.models.neural_ode.GeneralizedHeavyBall`), the gap in the state's last column
     (as :class:`~dynkit.models.ode_rnn._TimeScaled` under the adjoint) or in ``gap``."""
 
     def __init__(self, dynamics: Sequence[nn.Module]):
         super().__init__()
         first = dynamics[0]
-        self.generalized = isinstance(first, GeneralizedHeavyBall)
+        self.kind = KINDS.get(type(first), "generalized")
         self.layers = nn.ModuleList(
             _SeededLinear([d.f.layers[i] for d in dynamics]) for i in range(len(first.f.layers))
         )
         self.activation = first.f.activation
-        self.gamma = _SeededScalar([d.gamma for d in dynamics])
-        self.xi = _SeededScalar([d.xi for d in dynamics]) if self.generalized else None
-        self.sigma = first.activation if self.generalized else None
+        momentum = self.kind in ("heavy_ball", "generalized")
+        self.gamma = _SeededScalar([d.gamma for d in dynamics]) if momentum else None
+        self.xi = _SeededScalar([d.xi for d in dynamics]) if self.kind == "generalized" else None
+        self.sigma = first.activation if self.kind == "generalized" else None
         self.gap: torch.Tensor | None = None
 
     def field(self, h: torch.Tensor) -> torch.Tensor:
@@ -93,12 +100,14 @@ class _SeededHeavyBall(nn.Module):
         return h
 
     def dynamics(self, z: torch.Tensor) -> torch.Tensor:
+        if self.kind == "first":
+            return self.field(z)
         h, m = z.chunk(2, dim=-1)
-        if self.generalized:
-            return torch.cat(
-                [self.sigma(m), -self.gamma() * m + self.field(h) - self.xi() * h], dim=-1
-            )
-        return torch.cat([m, -self.gamma() * m + self.field(h)], dim=-1)
+        if self.kind == "second":  # f reads the whole state [h, v]
+            return torch.cat([m, self.field(z)], dim=-1)
+        if self.kind == "heavy_ball":
+            return torch.cat([m, -self.gamma() * m + self.field(h)], dim=-1)
+        return torch.cat([self.sigma(m), -self.gamma() * m + self.field(h) - self.xi() * h], dim=-1)
 
     def forward(self, s: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
         if self.gap is not None:
@@ -119,19 +128,19 @@ def _check_models(models: Sequence[ODERNN]) -> ODERNN:
             raise TypeError(f"models[{i}] must be an ODERNN, got {type(m).__name__}")
         dynamics = m.scaled.dynamics
         supported = (
-            m.model in ("hbnode", "ghbnode")
-            and isinstance(dynamics, (HeavyBall, GeneralizedHeavyBall))
+            isinstance(dynamics, (FirstOrder, SecondOrder, HeavyBall, GeneralizedHeavyBall))
             and isinstance(dynamics.f, _Perceptron)
             and m.residual
             and isinstance(m.cell, _BlockLinear)
             and m.initial == "window"
+            and not m.resets_augmentation
             and m.prediction == "after_gap"
             and m.block.solver == "dynkit"
         )
         if not supported:
             raise ValueError(
-                f"models[{i}] must be the authors' plane-vibration design (hbnode or ghbnode, "
-                f"perceptron field, residual block cell, initial_state='window', "
+                f"models[{i}] must be the authors' plane-vibration design (perceptron field, "
+                f"residual block cell, initial_state='window', augmentation='initial', "
                 f"prediction='after_gap', solver='dynkit'), got {m.model!r} with "
                 f"{type(dynamics.f).__name__} field, prediction={m.prediction!r}"
             )
@@ -148,7 +157,7 @@ def _check_models(models: Sequence[ODERNN]) -> ODERNN:
 
 
 class SeedBatchedODERNN(nn.Module):
-    """``S`` heavy-ball ODE-RNN hybrids (one per seed) as one model: every tensor carries a leading
+    """``S`` ODE-RNN hybrids of one kind (one per seed) as one model: every tensor carries a leading
     seed axis; :meth:`read_window`, :meth:`forecast` and :meth:`losses` are
     :class:`~dynkit.models.ode_rnn.ODERNN`'s and the training loss's, for all seeds at once.
 
@@ -180,7 +189,7 @@ class SeedBatchedODERNN(nn.Module):
             _SeededLinear([m.cell.parts[i] for m in models]) for i in range(len(self.blocks))
         )
         self.readout = _SeededLinear([m.readout for m in models])
-        self.ode = _SeededHeavyBall([m.scaled.dynamics for m in models])
+        self.ode = _SeededField([m.scaled.dynamics for m in models])
         self._solutions: list = []
         self.nfe_forward = np.zeros(self.n_seeds, dtype=np.int64)
 
@@ -321,7 +330,7 @@ class SeedBatchedODERNN(nn.Module):
 
     def _scalar_pairs(self, model: ODERNN):
         dynamics = model.scaled.dynamics
-        pairs = [(self.ode.gamma, dynamics.gamma)]
+        pairs = [] if self.ode.gamma is None else [(self.ode.gamma, dynamics.gamma)]
         if self.ode.xi is not None:
             pairs.append((self.ode.xi, dynamics.xi))
         return pairs
