@@ -103,6 +103,7 @@ PROSPECTIVE = (
     "csaode_attention",
     "momseq_copy",
     "momres_cubic",  # the authors' recipe: plan from the pilot momres_cubic_pilot, before seeds 0-9
+    "momres_rings_tied",  # plan from its 5-seed run (momres_rings_tied_pilot), before seeds 0-62
 )
 
 

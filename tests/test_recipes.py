@@ -32,6 +32,10 @@ from dynkit.experiments.recipes import (
 from dynkit.experiments.registry import Experiment
 from dynkit.experiments.scripting import ScriptConfig
 
+# the recipes register with their families: loaded before the parametrisations below read
+# RECIPES, so that this file alone sees them all
+E.load_all()
+
 HYBRIDS = ("ode_rnn_plane_vibration", "ode_rnn_silverbox", "ode_rnn_walker2d")
 
 
@@ -382,7 +386,6 @@ def test_the_docs_ledger_page_shows_the_setups(tmp_path):
 
 COUNTED = ("epochs", "iterations", "inits", "batch", "repeats")
 """The config fields the planted change of a cpu config may count up, in order of preference."""
-E.load_all()  # the recipes register with their families: this file alone must see them all
 SCRIPTS = sorted(n for n in RECIPES if isinstance(E.get(n).config("cpu"), ScriptConfig))
 """The recipes of experiments registered from scripts (their values read from the script's
 ``options``)."""

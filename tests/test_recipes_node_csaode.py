@@ -172,13 +172,40 @@ def test_node_blowup_paper_scale_is_the_authors_script(monkeypatch, tmp_path):
     monkeypatch.setattr(
         node_blowup,
         "trajectory_norms",
-        lambda model, y0, t, rtol, atol: solves.append((rtol, atol, t[-1])) or t * 0 + 1.0,
+        lambda model, y0, t, rtol, atol, solver: (
+            solves.append((rtol, atol, t[-1], solver)) or t * 0 + 1.0
+        ),
     )
     node_blowup.main([*config.args, "--inits", "1", "--out", str(tmp_path), "--quiet"])
-    assert set(solves) == {(1e-7, 1e-7, 63.0)} and len(solves) == 5
-    # planted: the script's own tolerance at the paper scale is caught, by name
+    assert set(solves) == {(1e-7, 1e-7, 63.0, "torchdiffeq")} and len(solves) == 5
+    # the cpu scale is the authors' run itself (its results are a replication's)
+    assert config.options() == E.get("node_blowup").config("cpu").options()
+    # planted: the script's own tolerance, and its own engine, at the paper scale are caught
     planted = config.with_option("rtol", 1e-6)
     assert [m.split(":")[0] for m in recipe.mismatches(planted)] == ["relative tolerance"]
+    planted = config.with_option("solver", "dynkit")
+    assert [m.split(":")[0] for m in recipe.mismatches(planted)] == ["ODE engine"]
+
+
+def test_node_blowup_norms_agree_between_the_authors_engine_and_dynkits():
+    """One HBNODE init on the measured drive (it grows by orders of magnitude over 63 samples):
+    torchdiffeq's and dk.solve's dopri5 at 1e-7 give the same log10 ||h(t)|| to 1e-4 (two
+    implementations of one method, each within its own tolerance: a relative 1e-7 per step
+    accumulates over some hundred steps, far below the rows' thresholds of one order of
+    magnitude)."""
+    import numpy as np
+    import torch
+
+    from dynkit.experiments.node import node_blowup
+
+    t, y0, drive, _ = node_blowup.drive_of("measured", 63.0, 100)
+    curves = {}
+    for solver in ("torchdiffeq", "dynkit"):
+        torch.manual_seed(100 * 100_003)  # seed 100's first init, as the run draws it
+        model = node_blowup.build("hbnode", drive).double()
+        curves[solver] = np.log10(node_blowup.trajectory_norms(model, y0, t, 1e-7, 1e-7, solver))
+    assert np.all(np.isfinite(curves["dynkit"])) and curves["dynkit"][-1] > 2  # it grew
+    assert np.max(np.abs(curves["torchdiffeq"] - curves["dynkit"])) < 1e-4
 
 
 def test_node_adjoint_norm_names_its_stand_in_and_refuses_the_paper_scale():
