@@ -1,7 +1,8 @@
-"""Training throughput of several seeds at once: the plane-vibration HBNODE hybrid as one
-seed-batched model.
+"""Training throughput of several seeds at once: a plane-vibration hybrid as one seed-batched
+model.
 
-One epoch of the review's plane-vibration HBNODE-RNN at the authors' recipe (the ``paper`` config
+One epoch of one of the review's five plane-vibration hybrids (``--models``, HBNODE-RNN by
+default) at the authors' recipe (the ``paper`` config
 of ``ode_rnn_plane_vibration``, as :mod:`benchmarks.bench_training`: batch 64, tolerance 1e-7,
 adjoint, clipping at 1.0, Adam at 1e-3, parameters shrunk by 0.01) for ``S`` seeds trained together
 by :class:`~dynkit.models.seed_batch.SeedBatchedODERNN` (``S`` in 1, 4, 8; every seed its own
@@ -17,7 +18,11 @@ by 2e-8, rounding, moves ``dk.solve`` itself from 38 to 44 evaluations there); i
 equal (``tests/test_seed_batch.py``).
 
     OMP_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_training_batched [--quick]
-    [--seeds 1,4,8] [--alone N]
+    [--seeds 1,4,8] [--alone N] [--models node,anode,sonode,hbnode,ghbnode]
+
+Each batched run also prints the CPU time of its test pass (the 254 test windows, forward only,
+every seed), which a training epoch of ``train_hybrid`` adds: the two together are what an epoch
+of a paper-scale campaign costs a seed.
 
 ``--alone N``: only seeds 0..N-1 are also trained alone for the comparison. ``--quick``: the
 first 64 windows of each part, nothing recorded. Goal: batched / torchdiffeq
@@ -35,13 +40,12 @@ from benchmarks._goals import check_goal, record
 from benchmarks.bench_training import paper_config
 
 NAME = "bench_training_batched"
-MODEL = "hbnode"
 
 
-def load(windows: int | None):
+def load(model: str, windows: int | None):
     from dynkit.experiments.hybrids.time_series_hybrids import _task, task_options
 
-    config = paper_config(MODEL, "dynkit", windows)
+    config = paper_config(model, "dynkit", windows)
     return config, _task(config.task, task_options(config), 0)
 
 
@@ -54,8 +58,9 @@ def build(config, task, seed: int, solver: str):
     from dynkit.tasks.time_series import shrink_parameters
 
     torch.manual_seed(seed)
+    options = {"restoring": config.restoring} if config.model == "hbnode" else {}
     model = from_paper(
-        MODEL,
+        config.model,
         config.task,
         design=config.design,
         rtol=config.tol,
@@ -65,8 +70,8 @@ def build(config, task, seed: int, solver: str):
         initial_state=config.initial_state,
         time_scale=config.time_scale,
         adjoint=config.adjoint,
-        restoring=config.restoring,
         window=task.train.x.shape[1],
+        **options,
     )
     return shrink_parameters(model, config.shrink)
 
@@ -138,17 +143,26 @@ def train_together(config, task, seeds: list[int]) -> dict:
         model.take_nfe()
     seconds = time.process_time() - start
     sums = np.zeros(len(seeds))
+    start = time.process_time()
     with torch.no_grad():  # _test_mse's sample-weighted mean over batches of 256
         for i in range(0, len(task.test), 256):
             batch = task.test.subset(slice(i, i + 256))
             future = model.losses(stacked([batch] * len(seeds)), config.loss_weights, read_back)[1]
             sums += len(batch) * future.double().numpy()
+    test_seconds = time.process_time() - start
     test_nfe = model.take_nfe()[0]
-    return {"cpu_s": seconds, "test_nfe": test_nfe.tolist(), "test_mse": (sums / len(task.test))}
+    return {
+        "cpu_s": seconds,
+        "test_cpu_s": test_seconds,
+        "test_nfe": test_nfe.tolist(),
+        "test_mse": (sums / len(task.test)),
+    }
 
 
 def main(argv=None) -> None:
     import torch
+
+    from dynkit.models.ode_rnn import HYBRIDS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="64 windows a part, nothing recorded")
@@ -156,27 +170,53 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--alone", type=int, default=None, help="seeds also trained alone (default: all)"
     )
+    parser.add_argument("--models", default="hbnode", help=f"comma-separated, among {HYBRIDS}")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.seeds.split(",")]
+    models = args.models.split(",")
+    unknown = [m for m in models if m not in HYBRIDS]
+    if unknown:
+        parser.error(f"--models must be among {HYBRIDS}, got {unknown}")
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")  # float32's rtol floor at 1e-7, said once per run
-    config, task = load(64 if args.quick else None)
+    recorded, goals = {}, []
+    for model in models:
+        config, task = load(model, 64 if args.quick else None)
+        out = measure(config, task, sizes, args.alone)
+        recorded[model] = out
+        for n, batched in out["batched"].items():
+            goals.append(
+                check_goal(
+                    f"training {model} plane vibration (paper recipe), {n} seeds batched: CPU "
+                    f"per seed-epoch / torchdiffeq's epoch",
+                    batched["ratio"],
+                    0.25,
+                )
+            )
+    if not args.quick:
+        record(NAME, {"windows": "all", "models": recorded}, goals)
+
+
+def measure(config, task, sizes: list[int], n_alone: int | None) -> dict:
+    """torchdiffeq's epoch, ``n_alone`` seeds alone and each batch size ``sizes`` of one model,
+    printed as they finish."""
+    model = config.model
     peer = train_alone(config, task, 0, "torchdiffeq")
     print(
-        f"torchdiffeq 1 seed   {peer['cpu_s']:7.1f} s CPU  test NFE {peer['test_nfe']:6.0f}  "
-        f"test MSE {peer['test_mse']:.4g}",
+        f"{model}: torchdiffeq 1 seed   {peer['cpu_s']:7.1f} s CPU  test NFE "
+        f"{peer['test_nfe']:6.0f}  test MSE {peer['test_mse']:.4g}",
         flush=True,
     )
     alone = {}
-    for seed in range(max(sizes) if args.alone is None else max(1, args.alone)):
+    for seed in range(max(sizes) if n_alone is None else max(1, n_alone)):
         alone[seed] = train_alone(config, task, seed, "dynkit")
         r = alone[seed]
         print(
-            f"dynkit seed {seed} alone {r['cpu_s']:7.1f} s CPU  test NFE {r['test_nfe']:6.0f}  "
-            f"test MSE {r['test_mse']:.4g}",
+            f"{model}: dynkit seed {seed} alone {r['cpu_s']:7.1f} s CPU  test NFE "
+            f"{r['test_nfe']:6.0f}  test MSE {r['test_mse']:.4g}",
             flush=True,
         )
-    out, goals = {"torchdiffeq": peer, "alone": alone, "batched": {}}, []
+    out = {"torchdiffeq": peer, "alone": alone, "batched": {}}
     for n in sizes:
         together = train_together(config, task, list(range(n)))
         per_seed = together["cpu_s"] / n
@@ -192,24 +232,15 @@ def main(argv=None) -> None:
             for s in compared
         )
         print(
-            f"batched S={n:<2d} {together['cpu_s']:7.1f} s CPU, {per_seed:6.1f} s a seed-epoch: "
-            f"{ratio:.3f} of torchdiffeq's epoch ({per_seed / alone[0]['cpu_s']:.3f} of dynkit "
-            f"alone); test NFE {together['test_nfe']} (equal to alone: "
-            f"{nfe_equal}/{len(compared)}, largest relative gap {nfe_gap:.2g}); test MSE largest "
-            f"relative gap to alone {mse_gap:.2g}",
+            f"{model}: batched S={n:<2d} {together['cpu_s']:7.1f} s CPU, {per_seed:6.1f} s a "
+            f"seed-epoch: {ratio:.3f} of torchdiffeq's epoch ({per_seed / alone[0]['cpu_s']:.3f} "
+            f"of dynkit alone), test pass {together['test_cpu_s'] / n:.1f} s a seed; test NFE "
+            f"{together['test_nfe']} (equal to alone: {nfe_equal}/{len(compared)}, largest "
+            f"relative gap {nfe_gap:.2g}); test MSE largest relative gap to alone {mse_gap:.2g}",
             flush=True,
         )
         out["batched"][n] = {**together, "test_mse": list(together["test_mse"]), "ratio": ratio}
-        goals.append(
-            check_goal(
-                f"training {MODEL} plane vibration (paper recipe), {n} seeds batched: CPU per "
-                f"seed-epoch / torchdiffeq's epoch",
-                ratio,
-                0.25,
-            )
-        )
-    if not args.quick:
-        record(NAME, {"model": MODEL, "windows": "all", **out}, goals)
+    return out
 
 
 if __name__ == "__main__":
