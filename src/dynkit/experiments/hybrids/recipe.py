@@ -206,7 +206,9 @@ CPU_EPOCHS = (
     "and 9 s for "
     "SONODE-RNN (pilot seed 100) the authors' 500 epochs would take about 75 CPU-minutes a "
     "shard, 30 hours "
-    "for the 25 shards of one look"
+    "for the 25 shards of one look; at 1e-7 with the adjoint, even with 8 seeds trained as one "
+    "batched model (12.1 s a seed-epoch), at least 9.7 core-hours a seed of the five models "
+    "(analysis/results/ode_rnn_plane_vibration/PAPER_SCALE.md), against a budget of 24 in all"
 )
 add_recipe(
     Recipe(
