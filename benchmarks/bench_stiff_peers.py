@@ -30,7 +30,9 @@ needs a Fortran compiler, Debian's ``gfortran``): a part whose peer is missing i
 message naming the package.
 
 Run ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_stiff_peers``
-(``--quick``: fewer rtols, the sparse part at 1k and 10k states only, nothing recorded).
+(``--quick``: fewer rtols, the sparse part at 1k and 10k states only; ``--part sparse``, ``--states
+1000 100000``: one part, chosen sizes; only a full run is recorded). The sparse rows also print
+each contender's calls of ``f`` at matched error (counted by one wrapper around ``f`` for both).
 
 References
 ----------
@@ -181,9 +183,20 @@ def ladder(problem, solvers, rtols, log) -> dict:
                 alive.remove(s)
             else:
                 runs[s].append(dict(rtol=rtol, error=rel_error(ys[s], problem.ref), time=best[s]))
+                if s in getattr(problem, "calls", {}):
+                    runs[s][-1]["nfe"] = problem.calls[s]  # calls of f in the last run
         log(
             f"  {problem.name} rtol {rtol:.0e}: "
-            + "  ".join(f"{s} {1e3 * best[s]:.2f}ms" for s in contenders if ys[s] is not None)
+            + "  ".join(
+                f"{s} {1e3 * best[s]:.2f}ms"
+                + (
+                    f" err {runs[s][-1]['error']:.1e} nfe {runs[s][-1]['nfe']}"
+                    if "nfe" in runs[s][-1]
+                    else ""
+                )
+                for s in contenders
+                if ys[s] is not None
+            )
         )
     return runs
 
@@ -200,15 +213,18 @@ def matched(runs: dict, levels, ours: str, peer: str) -> list[dict]:
         if not mine or at.get(peer) is None:
             continue
         best = min(mine, key=mine.get)
-        rows.append(
-            dict(
-                level=level,
-                dynkit=best,
-                dynkit_s=mine[best],
-                peer_s=at[peer],
-                ratio=mine[best] / at[peer],
-            )
+        row = dict(
+            level=level,
+            dynkit=best,
+            dynkit_s=mine[best],
+            peer_s=at[peer],
+            ratio=mine[best] / at[peer],
         )
+        for s, key in ((best, "dynkit_nfe"), (peer, "peer_nfe")):
+            pts = [p for p in runs[s] if "nfe" in p]
+            if pts:  # calls of f at matched error, interpolated as the time is
+                row[key] = at_level(pts, level, "nfe")
+        rows.append(row)
     return rows
 
 
@@ -246,6 +262,7 @@ class Sparse:
     def __init__(self, states: int):
         self.f, _, self.y0, self.t_end, self.sparsity = _brusselator(states // 2)
         self.name, self.states = f"brusselator{states}", states
+        self.calls: dict[str, int] = {}  # per contender: the calls of f in its last run
         self.ref = self._cvode(1e-10, 1e-10)
         if self.ref is None:
             raise RuntimeError(f"{self.name}: the CVODE reference at 1e-10 failed")
@@ -270,13 +287,34 @@ class Sparse:
         sol = solver.solve(np.array([0.0, self.t_end]), self.y0)
         return np.asarray(sol.y)[-1] if sol.success else None
 
+    def _counted(self, solver: str):
+        """``f`` counting its calls into ``self.calls[solver]`` (the same wrapper for both
+        contenders, so its cost is shared)."""
+        f, calls = self.f, self.calls
+        calls[solver] = 0
+
+        def counted(t, y):
+            calls[solver] += 1
+            return f(t, y)
+
+        return counted
+
     def runner(self, solver: str, rtol: float):
         if solver == "cvode":
-            return lambda: self._cvode(rtol, rtol)
+
+            def run_cvode():
+                f = self.f
+                self.f = self._counted(solver)
+                try:
+                    return self._cvode(rtol, rtol)
+                finally:
+                    self.f = f
+
+            return run_cvode
 
         def run():
             sol = dk.solve(
-                self.f,
+                self._counted(solver),
                 self.y0,
                 [0.0, self.t_end],
                 method=solver,
@@ -332,9 +370,14 @@ def report(small: dict | None, sparse: dict | None) -> list:
         print("\ndynkit bdf / CVODE (sparse), CPU time at matched error")
         for name, data in sparse.items():
             for row in data["rows"]:
+                calls = (
+                    f", f calls dynkit {row['dynkit_nfe']:.0f} CVODE {row['peer_nfe']:.0f}"
+                    if "dynkit_nfe" in row and "peer_nfe" in row
+                    else ""
+                )
                 print(
                     f"{name:20} {row['level']:7.0e}  {row['ratio']:.2f}  "
-                    f"(dynkit {row['dynkit_s']:.3f} s, CVODE {row['peer_s']:.3f} s)"
+                    f"(dynkit {row['dynkit_s']:.3f} s, CVODE {row['peer_s']:.3f} s{calls})"
                 )
         largest = max(sparse, key=lambda k: int(k.removeprefix("brusselator")))
         rows = sparse[largest]["rows"]
@@ -354,22 +397,31 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--quick", action="store_true", help="fewer rtols, 1k and 10k states; nothing recorded"
     )
+    parser.add_argument(
+        "--part", choices=("all", "small", "sparse"), default="all", help="run one part only"
+    )
+    parser.add_argument(
+        "--states", type=int, nargs="+", help="the sparse part's sizes (default 1k, 10k, 100k)"
+    )
     args = parser.parse_args(argv)
     log = lambda line: print(line, flush=True)  # noqa: E731
     small = (
-        None if _missing("numbalsoda") else small_systems(RTOLS[:5] if args.quick else RTOLS, log)
+        None
+        if args.part == "sparse" or _missing("numbalsoda")
+        else small_systems(RTOLS[:5] if args.quick else RTOLS, log)
     )
+    states = args.states or (SPARSE_STATES[:2] if args.quick else SPARSE_STATES)
     sparse = (
         None
-        if _missing("sksundae")
+        if args.part == "small" or _missing("sksundae")
         else sparse_systems(
-            SPARSE_STATES[:2] if args.quick else SPARSE_STATES,
+            states,
             SPARSE_RTOLS[:3] if args.quick else SPARSE_RTOLS,
             log,
         )
     )
     goals = report(small, sparse)
-    if not args.quick and goals:
+    if not args.quick and args.part == "all" and args.states is None and goals:
         record(NAME, {"small": small, "sparse": sparse}, goals)
 
 

@@ -106,14 +106,19 @@ class SparsityPattern:
         self.indptr, self.indices = S.indptr.copy(), S.indices.copy()
         self.column_of_entry = np.repeat(np.arange(d), np.diff(self.indptr))
         self.groups = _column_groups(self.indptr, self.indices, d)
+        # each group's stored entries, found once: a Jacobian reads them per group
+        self.group_entries = [self.entries_of(cols) for cols in self.groups]
 
     def entries_of(self, cols: np.ndarray) -> np.ndarray:
-        """Positions of the stored entries of the columns ``cols``."""
-        return (
-            np.concatenate([np.arange(self.indptr[j], self.indptr[j + 1]) for j in cols])
-            if len(cols)
-            else np.zeros(0, int)
-        )
+        """Positions of the stored entries of the columns ``cols`` (vectorised: a loop over the
+        columns cost 35 ms a Jacobian at 10k states)."""
+        cols = np.asarray(cols, dtype=np.intp)
+        starts, lengths = self.indptr[cols], np.diff(self.indptr)[cols]
+        if lengths.sum() == 0:
+            return np.zeros(0, np.intp)
+        # entry k of the output: starts[c] + (k − offset of column c among the output's runs)
+        offsets = np.cumsum(lengths) - lengths
+        return np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()))
 
     def column_argmax(self, values: np.ndarray) -> np.ndarray:
         """Per column, the position of its largest stored value (−1 for an empty column)."""
@@ -323,22 +328,39 @@ def verify_user_jacobian(field, backend, t: float, y) -> None:
 
 def _column_groups(indptr: np.ndarray, indices: np.ndarray, d: int) -> list[np.ndarray]:
     """Greedy grouping of structurally orthogonal columns ([CPR]): column ``j`` joins the first
-    group none of whose columns has a nonzero in a row of ``j``."""
-    used: list[np.ndarray] = []  # per group: the rows its columns occupy
-    members: list[list[int]] = []
+    group none of whose columns has a nonzero in a row of ``j``.
+
+    The same groups as trying each group's occupied rows in turn, found on the column intersection
+    graph ``SᵀS`` instead (columns ``j`` and ``k`` are adjacent when they share a row): ``j`` takes
+    the smallest group number no adjacent earlier column holds, a greedy colouring of that graph in
+    column order ([CPR]; Coleman & Moré 1983 for the graph view). One pass over plain Python lists:
+    the row-mask test per group cost 0.3 s at 10k states, linear in ``d`` times the groups, with a
+    numpy call per test.
+
+    References
+    ----------
+    .. [CM] T. F. Coleman, J. J. Moré, "Estimation of sparse Jacobian matrices and graph coloring
+       problems", SIAM J. Numer. Anal. 20 (1983) 187-209.
+    """
+    import scipy.sparse
+
+    if d == 0:
+        return []
+    S = scipy.sparse.csc_matrix((np.ones(len(indices)), indices, indptr), shape=(d, d))
+    adjacency = (S.T @ S).tocsr()  # (j, k) stored iff columns j and k share a row
+    adjacency.sort_indices()
+    starts, neighbours = adjacency.indptr.tolist(), adjacency.indices.tolist()
+    colour = [0] * d
     for j in range(d):
-        rows = indices[indptr[j] : indptr[j + 1]]
-        for g, occupied in enumerate(used):
-            if not occupied[rows].any():
-                occupied[rows] = True
-                members[g].append(j)
-                break
-        else:
-            occupied = np.zeros(d, bool)
-            occupied[rows] = True
-            used.append(occupied)
-            members.append([j])
-    return [np.array(m) for m in members]
+        taken = {colour[k] for k in neighbours[starts[j] : starts[j + 1]] if k < j}
+        c = 0
+        while c in taken:
+            c += 1
+        colour[j] = c
+    colours = np.asarray(colour)
+    order = np.argsort(colours, kind="stable")  # columns by group, in column order within one
+    bounds = np.searchsorted(colours[order], np.arange(colours.max() + 2))
+    return [order[bounds[g] : bounds[g + 1]] for g in range(colours.max() + 1)]
 
 
 class UserJacobian:
@@ -632,8 +654,16 @@ class FiniteDifferenceJacobian:
             if self.sparsity is None:
                 D[:, :, group[0]] = df  # a dense group is one column
             else:
-                entries = self.sparsity.entries_of(group)
+                entries = self._entries(group)
                 D[entries] = df[0, self.sparsity.indices[entries]]
+
+    def _entries(self, group: np.ndarray) -> np.ndarray:
+        """The stored entries of ``group``: precomputed for a whole group of the pattern, found
+        afresh for a part of one (a refinement's columns)."""
+        for g, cols in enumerate(self.groups):
+            if cols is group:
+                return self.sparsity.group_entries[g]
+        return self.sparsity.entries_of(group)
 
     def _adapt(self, f_rows, D, delta, only):
         """Update ``φ`` from the differences (class docstring) for the columns ``only``; return the
