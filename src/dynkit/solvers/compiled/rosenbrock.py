@@ -27,30 +27,28 @@ from . import register_kernel
 from .common import (
     CACHE,
     ERR_PREV_FLOOR,
-    MAX_STEPS,
     NFE,
     NLU,
-    NONFINITE,
     NONFINITE_START,
     N_ACCEPTED,
-    N_REJECTED,
     N_STEPS,
     RANGE_EDGE,
-    STEP_UNDERFLOW,
-    SUCCESS,
+    RUNNING,
     accepted_factor,
-    last_step,
-    outputs_due,
+    accepted_outputs,
+    first_slope_and_step,
     overflow_stall,
     pi_coefficients,
+    push_step,
     rejected_factor,
+    rejected_trial,
     rms_error_norm,
-    step_underflowed,
+    step_head,
 )
 from .jacobian import jacobian, time_derivative
 from .linalg import lu_solve, shifted_lu
 from .addresses import user_functions
-from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
+from .stiff_loop import StiffDriver, StiffKernel, output_buffers
 
 __all__ = ["TABLEAUS", "coefficients", "KERNEL", "run"]
 
@@ -191,23 +189,12 @@ def _rosenbrock_kernel_loop(
         return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
     err_prev, rejected_last, nonfinite_last = ERR_PREV_FLOOR, False, False
     overflow_pending, overflow_stalls = False, 0
-    while direction * (t_end - t) > 0:
-        if stats[N_STEPS] >= max_steps:
-            return MAX_STEPS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
-        h, last = last_step(t, h, t_end, direction)
-        if step_underflowed(t, h):
-            return (
-                (NONFINITE if nonfinite_last else STEP_UNDERFLOW),
-                t,
-                h,
-                ys,
-                nxt,
-                stats,
-                steps[:n_steps_out],
-                y,
-                k1,
-            )
-        t_new = t_end if last else t + h
+    while True:
+        status, h, t_new = step_head(
+            t, h, t_end, direction, stats[N_STEPS], max_steps, nonfinite_last
+        )
+        if status != RUNNING:
+            return status, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
         # -- attempt: J and ∂f/∂t once per step start, the LU once per h
         if not (J_t == t and J_at == stats[N_ACCEPTED]):
             jacobian(f, jac, t, y, k1, p, fd_state, J, stats)
@@ -249,8 +236,7 @@ def _rosenbrock_kernel_loop(
             norm = math.inf
         stats[N_STEPS] += 1
         if norm <= 1.0:
-            stats[N_ACCEPTED] += 1
-            inner, stop, exact = outputs_due(signed, nxt, t, t_new, direction)
+            inner, stop, exact = accepted_outputs(stats, signed, nxt, t, t_new, direction)
             if inner > nxt:
                 stiff = abs(h) * J_norm > bootstrap_h_norm
                 if stiff or by_substeps:
@@ -333,13 +319,10 @@ def _rosenbrock_kernel_loop(
                     stats[NFE] += 1
             rejected_last = nonfinite_last = False
         else:
-            stats[N_REJECTED] += 1
-            nonfinite_last = not math.isfinite(norm)
-            overflow_pending = overflow_pending or nonfinite_last
+            nonfinite_last, overflow_pending = rejected_trial(stats, norm, overflow_pending)
             factor = rejected_factor(norm, safety, int(k))
             rejected_last = True
         h = h * factor
-    return SUCCESS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
 
 
 KERNEL = StiffKernel(_rosenbrock_kernel_loop, lambda: coefficients(py.RODAS4, 1e-6))
