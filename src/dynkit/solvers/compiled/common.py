@@ -42,6 +42,7 @@ import numpy as np
 
 from .. import _diagnosis, _recorder, stepsize
 from ..errors import CompileWarning
+from ..results import STAT_FIELDS
 from . import cache as _cache
 
 __all__ = [
@@ -148,20 +149,9 @@ STATUS_RESULTS = {
     ABORTED: "vector_field_error",
 }
 
-# -- positions in the stats vector: the order of SolverStats' fields
-STAT_FIELDS = (
-    "nfe",
-    "n_steps",
-    "n_accepted",
-    "n_rejected",
-    "njev",
-    "nlu",
-    "switches",
-    "newton_iterations",
-    "newton_failures",
-)
+# -- positions in the stats vector: the order of SolverStats' fields (STAT_FIELDS)
 NFE, N_STEPS, N_ACCEPTED, N_REJECTED, NJEV, NLU, SWITCHES, NEWTON_ITERATIONS, NEWTON_FAILURES = (
-    range(9)
+    range(len(STAT_FIELDS))
 )
 
 # -- the engine's constants, frozen into the kernels when they compile
