@@ -53,6 +53,7 @@ from .common import (
 __all__ = [
     "SECOND_ESTIMATE_WEIGHT",
     "ExplicitCoefficients",
+    "COEFFICIENT_TYPES",
     "MARCH_SIGNATURE",
     "march",
     "ExplicitDriver",
@@ -171,22 +172,16 @@ def _scaled_rms(weights, hK, rows: int, y, y_new, rtol: float, atol, err) -> flo
 # the kernels' argument types (C-ordered float64 / int64 vectors and matrices)
 F8, I8 = numba.types.float64, numba.types.int64
 VEC, MAT, IVEC = F8[::1], F8[:, ::1], I8[::1]
+# the types of ExplicitCoefficients.arrays(), in its order: a, b, c, e, e2, p, a_dense, c_dense,
+# flags, control (the single and the ensemble kernel take them alike)
+COEFFICIENT_TYPES = (MAT, VEC, VEC, VEC, VEC, MAT, MAT, VEC, IVEC, VEC)
 # march compiles on import, once (then loads from the disk cache, keyed on the package's sources:
 # common.CACHE): f is a first-class function of FIELD_TYPE, not a type of its own, so a user's f is
 # compiled alone
 MARCH_SIGNATURE = numba.types.Tuple((I8, F8, F8, I8, VEC, I8))(
     FIELD_TYPE,
     VEC,
-    MAT,
-    VEC,
-    VEC,
-    VEC,
-    VEC,
-    MAT,
-    MAT,
-    VEC,
-    IVEC,
-    VEC,
+    *COEFFICIENT_TYPES,
     VEC,
     VEC,
     F8,
