@@ -47,7 +47,7 @@ from .linalg import lu_solve, shifted_lu
 from .addresses import user_functions
 from .stiff_loop import StiffDriver, StiffKernel, output_buffers
 
-__all__ = ["EPS", "coefficients", "KERNEL", "run"]
+__all__ = ["EPS", "coefficients", "KERNEL"]
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -379,23 +379,4 @@ KERNEL = StiffKernel(_bdf_kernel_loop, lambda: coefficients(py.NDF, 1e-6))
 kernel = KERNEL.kernel
 
 
-def run(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
-    """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple
-    (:class:`.StiffDriver`)."""
-    return KERNEL(
-        f,
-        jac,
-        p,
-        t0,
-        t_end,
-        y0,
-        t_eval,
-        rtol,
-        atol,
-        first_step,
-        max_steps,
-        coefficients(py.NDF, rtol),
-    )
-
-
-register_kernel("bdf", StiffDriver("bdf", run))
+register_kernel("bdf", StiffDriver("bdf", KERNEL, functools.partial(coefficients, py.NDF)))

@@ -48,7 +48,7 @@ from .linalg import lu_solve, shifted_lu
 from .addresses import user_functions
 from .stiff_loop import StiffDriver, StiffKernel, output_buffers
 
-__all__ = ["EPS", "coefficients", "KERNEL", "run"]
+__all__ = ["EPS", "coefficients", "KERNEL"]
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -540,12 +540,4 @@ KERNEL = StiffKernel(_radau_kernel_loop, coefficients)
 kernel = KERNEL.kernel
 
 
-def run(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
-    """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple
-    (:class:`.StiffDriver`)."""
-    return KERNEL(
-        f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients()
-    )
-
-
-register_kernel("radau5", StiffDriver("radau5", run))
+register_kernel("radau5", StiffDriver("radau5", KERNEL, lambda rtol: coefficients()))

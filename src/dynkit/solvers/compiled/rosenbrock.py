@@ -50,7 +50,7 @@ from .linalg import lu_solve, shifted_lu
 from .addresses import user_functions
 from .stiff_loop import StiffDriver, StiffKernel, output_buffers
 
-__all__ = ["TABLEAUS", "coefficients", "KERNEL", "run"]
+__all__ = ["TABLEAUS", "coefficients", "KERNEL"]
 
 TABLEAUS = {"rosenbrock23": py.ROSENBROCK23, "rodas4": py.RODAS4, "rodas5": py.RODAS5}
 
@@ -142,6 +142,17 @@ def _combine(y, u, weights, out) -> None:
                 out[q] = out[q] + u[j, q] * weights[j]
 
 
+@numba.njit(cache=CACHE)
+def _interpolant(y, u, P, theta, w, out) -> None:
+    """``out ← y + Σ_i w_i u_i`` with ``w_i = Σ_q θ^(q+1) P[i, q]``: the tableau's interpolant at
+    ``θ`` (``w``: scratch of the stages' size)."""
+    for i in range(w.size):
+        w[i] = 0.0
+        for q in range(P.shape[1]):
+            w[i] += theta ** (q + 1) * P[i, q]
+    _combine(y, u, w, out)
+
+
 def _rosenbrock_kernel_loop(
     addresses, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
 ):
@@ -158,7 +169,6 @@ def _rosenbrock_kernel_loop(
     )
     inv_theta, damped_h_j = flags[6], flags[7]
     s = c.size
-    q_dense = P.shape[1]
     n = y0.size
     stats, ys, direction, signed, steps = output_buffers(y0, t0, t_end, t_eval)
     nxt = 1
@@ -251,29 +261,16 @@ def _rosenbrock_kernel_loop(
                             _stages(f, p, t, y, hs, k1, f_t, sLU, spiv, co, us, stats)
                             _combine(y, us, m, out)
                         else:
-                            for i in range(s):
-                                w[i] = 0.0
-                                for q in range(q_dense):
-                                    w[i] += th ** (q + 1) * P[i, q]
-                            _combine(y, u, w, out)
+                            _interpolant(y, u, P, th, w, out)
                         ys[row] = out
                 elif not bootstrap:
                     for row in range(nxt, inner):
                         th = (t_eval[row] - t) / h
-                        for i in range(s):
-                            w[i] = 0.0
-                            for q in range(q_dense):
-                                w[i] += th ** (q + 1) * P[i, q]
-                        _combine(y, u, w, out)
+                        _interpolant(y, u, P, th, w, out)
                         ys[row] = out
                 else:
-                    for i in range(
-                        s
-                    ):  # P's interpolant at θ = 1/3, and f there (one call per step)
-                        w[i] = 0.0
-                        for q in range(q_dense):
-                            w[i] += (1.0 / 3.0) ** (q + 1) * P[i, q]
-                    _combine(y, u, w, out)
+                    # P's interpolant at θ = 1/3, and f there (one call per step)
+                    _interpolant(y, u, P, 1.0 / 3.0, w, out)
                     f_mid = f(t + h / 3, out, p)
                     stats[NFE] += 1
                     if not have_end_slope:
@@ -329,24 +326,5 @@ KERNEL = StiffKernel(_rosenbrock_kernel_loop, lambda: coefficients(py.RODAS4, 1e
 kernel = KERNEL.kernel
 
 
-def run(name, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
-    """The compiled solve with the tableau ``name`` (``jac`` None: difference Jacobians); the
-    kernel's tuple (:class:`.StiffDriver`)."""
-    return KERNEL(
-        f,
-        jac,
-        p,
-        t0,
-        t_end,
-        y0,
-        t_eval,
-        rtol,
-        atol,
-        first_step,
-        max_steps,
-        coefficients(TABLEAUS[name], rtol),
-    )
-
-
-for _name in TABLEAUS:
-    register_kernel(_name, StiffDriver(_name, functools.partial(run, _name)))
+for _name, _tableau in TABLEAUS.items():
+    register_kernel(_name, StiffDriver(_name, KERNEL, functools.partial(coefficients, _tableau)))

@@ -11,6 +11,8 @@ first step (:func:`output_buffers`), and the driver that hands a kernel's tuple 
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numba
 import numpy as np
 
@@ -119,21 +121,31 @@ def output_buffers(y0, t0, t_end, t_eval):
 
 class StiffDriver:
     """A registered kernel driver
-    (``driver(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)``):
-    ``run(f, jac_or_None, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)`` returns
-    the kernel's tuple ``(status, t, h, ys, n_filled, stats, steps, y, k1)``."""
+    (``driver(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)``): ``kernel``
+    (a :class:`StiffKernel`) run with the numbers ``coefficients(rtol)`` of the method, its tuple
+    ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` as a :class:`~.common.CompiledResult`."""
 
-    def __init__(self, name: str, run):
-        self.name, self.run = name, run
+    def __init__(self, name: str, kernel: StiffKernel, coefficients: Callable[[float], tuple]):
+        self.name, self.kernel, self.coefficients = name, kernel, coefficients
 
     def __call__(
         self, problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps
     ) -> CompiledResult:
-        jac = (
-            problem.jac if problem.has_jac else None
-        )  # (compile_problem's functions return C-contiguous arrays)
-        status, t, h, ys, n_filled, stats, steps, y, k1 = self.run(
-            problem.f, jac, problem.p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps
+        # None: difference Jacobians (compile_problem's functions return C-contiguous arrays)
+        jac = problem.jac if problem.has_jac else None
+        status, t, h, ys, n_filled, stats, steps, y, k1 = self.kernel(
+            problem.f,
+            jac,
+            problem.p,
+            t0,
+            t_end,
+            y0,
+            t_eval,
+            rtol,
+            atol,
+            first_step,
+            max_steps,
+            self.coefficients(rtol),
         )
         return CompiledResult(
             status=int(status),
