@@ -10,7 +10,7 @@ its class). The Python loops (:mod:`dynkit.solvers.engine`) and the compiled one
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from .backend import is_torch
@@ -24,7 +24,7 @@ from .errors import (
     VectorFieldShapeError,
 )
 
-__all__ = ["EVENT", "FAILURES", "SUCCESS", "Solution", "SolverStats"]
+__all__ = ["EVENT", "FAILURES", "SUCCESS", "STAT_FIELDS", "Solution", "SolverStats"]
 
 SUCCESS = "success"  # every output time reached
 EVENT = "event"  # a terminal event ended the solve
@@ -75,6 +75,10 @@ class SolverStats:
             newton_iterations=self.newton_iterations,
             newton_failures=self.newton_failures,
         )
+
+
+# the counters' names in SolverStats' order (the compiled kernels count into a vector in this order)
+STAT_FIELDS = tuple(field.name for field in fields(SolverStats))
 
 
 @dataclass

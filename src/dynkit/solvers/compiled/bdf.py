@@ -30,26 +30,24 @@ from .common import (
     NEWTON_ITERATIONS,
     NFE,
     NLU,
-    NONFINITE,
     NONFINITE_START,
-    N_ACCEPTED,
-    N_REJECTED,
     N_STEPS,
     RANGE_EDGE,
-    STEP_UNDERFLOW,
-    SUCCESS,
-    last_step,
-    outputs_due,
+    RUNNING,
+    accepted_outputs,
+    first_slope_and_step,
     overflow_stall,
+    push_step,
+    rejected_trial,
     rms_error_norm,
-    step_underflowed,
+    step_head,
 )
 from .jacobian import jacobian
 from .linalg import lu_solve, shifted_lu
 from .addresses import user_functions
-from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
+from .stiff_loop import StiffDriver, StiffKernel, output_buffers
 
-__all__ = ["EPS", "coefficients", "KERNEL", "run"]
+__all__ = ["EPS", "coefficients", "KERNEL"]
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -219,28 +217,16 @@ def _bdf_kernel_loop(
         return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
     nonfinite_last = False
     overflow_pending, overflow_stalls = False, 0
-    while direction * (t_end - t) > 0:
-        if stats[N_STEPS] >= max_steps:
-            if (
-                not k1_ready
-            ):  # the failure's diagnosis needs f here (the Python path evaluates it, counted)
+    while True:
+        status, h, t_new = step_head(
+            t, h, t_end, direction, stats[N_STEPS], max_steps, nonfinite_last
+        )
+        if status != RUNNING:
+            if status == MAX_STEPS and not k1_ready:
+                # the failure's diagnosis needs f here (the Python path evaluates it, counted)
                 k1 = f(t, y, p)
                 stats[NFE] += 1
-            return MAX_STEPS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
-        h, last = last_step(t, h, t_end, direction)
-        if step_underflowed(t, h):
-            return (
-                (NONFINITE if nonfinite_last else STEP_UNDERFLOW),
-                t,
-                h,
-                ys,
-                nxt,
-                stats,
-                steps[:n_steps_out],
-                y,
-                k1,
-            )
-        t_new = t_end if last else t + h
+            return status, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
         # -- attempt
         if not have_D:
             D[0] = y
@@ -321,8 +307,7 @@ def _bdf_kernel_loop(
         stats[N_STEPS] += 1
         accepted = norm <= 1.0
         if accepted:
-            stats[N_ACCEPTED] += 1
-            inner, stop, exact = outputs_due(signed, nxt, t, t_new, direction)
+            inner, stop, exact = accepted_outputs(stats, signed, nxt, t, t_new, direction)
             for row in range(nxt, inner):
                 x = (t_eval[row] - t) / h - 1.0  # p(t_{n+1} + x h), x in [-1, 0]
                 for q in range(n):
@@ -345,14 +330,11 @@ def _bdf_kernel_loop(
             steps, n_steps_out = push_step(steps, n_steps_out, t_new)
             t = t_new
             y[:] = y_new
-            k1_ready = (
-                False  # f at the step's end is evaluated only if a difference Jacobian needs it
-            )
+            # f at the step's end is evaluated only if a difference Jacobian needs it
+            k1_ready = False
             nonfinite_last = False
         else:
-            stats[N_REJECTED] += 1
-            nonfinite_last = not math.isfinite(norm)
-            overflow_pending = overflow_pending or nonfinite_last
+            nonfinite_last, overflow_pending = rejected_trial(stats, norm, overflow_pending)
         # -- the stepper's step factor and order
         if newton_failed:
             stats[NEWTON_FAILURES] += 1
@@ -391,30 +373,10 @@ def _bdf_kernel_loop(
                 else:
                     ratio = max(min_ratio, ratio)
         h = h * ratio
-    return SUCCESS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
 
 
 KERNEL = StiffKernel(_bdf_kernel_loop, lambda: coefficients(py.NDF, 1e-6))
 kernel = KERNEL.kernel
 
 
-def run(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
-    """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple
-    (:class:`.StiffDriver`)."""
-    return KERNEL(
-        f,
-        jac,
-        p,
-        t0,
-        t_end,
-        y0,
-        t_eval,
-        rtol,
-        atol,
-        first_step,
-        max_steps,
-        coefficients(py.NDF, rtol),
-    )
-
-
-register_kernel("bdf", StiffDriver("bdf", run))
+register_kernel("bdf", StiffDriver("bdf", KERNEL, functools.partial(coefficients, py.NDF)))

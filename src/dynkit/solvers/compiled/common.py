@@ -15,7 +15,11 @@ built from them takes the steps the Python loop takes:
 * :func:`rms_error_norm` — the RMS of ``err / (atol + rtol max(|y|, |y_new|))``;
 * :func:`outputs_due`, :func:`hermite_into` — the output recorder's rule (output times within
   ``1e-9 |h|`` of a step's end are that end, the ones inside are interpolated) and cubic Hermite
-  interpolation.
+  interpolation;
+* :func:`first_slope_and_step`, :func:`step_head`, :func:`accepted_outputs`,
+  :func:`rejected_trial`, :func:`push_step` — the adaptive loop itself around a method's trial step (``engine._march_adaptive``): the start, the checks before each trial (the
+  result codes, :data:`RUNNING` while none applies), and the bookkeeping of an accepted or rejected
+  trial, so that a kernel holds only its method's own arithmetic.
 
 This module imports numba: import it only once :func:`dynkit.solvers.compiled.numba_available` said
 yes.
@@ -38,6 +42,7 @@ import numpy as np
 
 from .. import _diagnosis, _recorder, stepsize
 from ..errors import CompileWarning
+from ..results import STAT_FIELDS
 from . import cache as _cache
 
 __all__ = [
@@ -54,6 +59,7 @@ __all__ = [
     "NONFINITE_START",
     "RANGE_EDGE",
     "ABORTED",
+    "RUNNING",
     "STATUS_RESULTS",
     "STAT_FIELDS",
     "SAFETY",
@@ -80,6 +86,11 @@ __all__ = [
     "overflow_stall",
     "outputs_due",
     "hermite_into",
+    "first_slope_and_step",
+    "step_head",
+    "accepted_outputs",
+    "rejected_trial",
+    "push_step",
 ]
 
 # -- numba's on-disk cache: a private per-user folder, keyed on the kernels' code and the constants
@@ -124,6 +135,8 @@ RANGE_EDGE = 6
 # a trajectory of a parallel kernel that never returned: f raised inside a prange, where numba drops
 # the exception (the status array starts with this code, march overwrites it when it returns)
 ABORTED = 7
+# step_head's answer while none of the codes above applies: the loop goes on with a trial step
+RUNNING = -1
 
 STATUS_RESULTS = {
     SUCCESS: "success",
@@ -136,20 +149,9 @@ STATUS_RESULTS = {
     ABORTED: "vector_field_error",
 }
 
-# -- positions in the stats vector: the order of SolverStats' fields
-STAT_FIELDS = (
-    "nfe",
-    "n_steps",
-    "n_accepted",
-    "n_rejected",
-    "njev",
-    "nlu",
-    "switches",
-    "newton_iterations",
-    "newton_failures",
-)
+# -- positions in the stats vector: the order of SolverStats' fields (STAT_FIELDS)
 NFE, N_STEPS, N_ACCEPTED, N_REJECTED, NJEV, NLU, SWITCHES, NEWTON_ITERATIONS, NEWTON_FAILURES = (
-    range(9)
+    range(len(STAT_FIELDS))
 )
 
 # -- the engine's constants, frozen into the kernels when they compile
@@ -434,3 +436,100 @@ def hermite_into(out, theta: float, h: float, y0, f0, y1, f1) -> None:
     w3 = h * (t3 - t2)
     for j in range(out.shape[0]):
         out[j] = w0 * y0[j] + w1 * f0[j] + w2 * y1[j] + w3 * f1[j]
+
+
+# ---------------------------------------------------------------------------------------------
+# the adaptive loop around a method's trial step
+
+
+@numba.njit(cache=CACHE)
+def first_slope_and_step(f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, k, stats):
+    """``(k1, h, finite)``: the slope ``f(t0, y)`` at the start (``y``: the kernel's copy of
+    ``y0``; counted) and the first step, ``first_step`` or the engine's automatic one for order
+    ``k`` (its probe counted); ``finite`` is False (and ``h`` 0) when ``f(t0, y0)`` has a NaN or
+    an infinity, which ends the solve before any step."""
+    k1 = f(t0, y, p)
+    stats[NFE] += 1
+    for i in range(k1.size):
+        if not np.isfinite(k1[i]):
+            return k1, 0.0, False
+    if first_step != 0.0:
+        return k1, first_step, True
+    h = initial_step(f, p, t0, t_end, y0, k1, rtol, atol, direction, k)
+    stats[NFE] += 1
+    return k1, h, True
+
+
+@numba.njit
+def step_head(
+    t: float,
+    h: float,
+    t_end: float,
+    direction: float,
+    n_steps: int,
+    max_steps: int,
+    nonfinite_last: bool,
+):
+    """What every kernel checks before a trial step, in ``engine._march_adaptive``'s order.
+
+    Parameters
+    ----------
+    t, h : float
+        The current time and the step to try.
+    t_end, direction : float
+        The end of the span and the sign of time's direction.
+    n_steps, max_steps : int
+        The trials so far and their limit.
+    nonfinite_last : bool
+        Whether the last trial was rejected for a NaN or an infinity.
+
+    Returns
+    -------
+    status : int
+        :data:`RUNNING` when a trial follows; :data:`SUCCESS` at ``t_end``; :data:`MAX_STEPS` when
+        the trials are used up; :data:`NONFINITE` or :data:`STEP_UNDERFLOW` when the step is below
+        the smallest step (the former after a non-finite trial).
+    h : float
+        The step, stretched to ``t_end`` on the last step (:func:`last_step`); as given with
+        :data:`SUCCESS` and :data:`MAX_STEPS`, which report the step the loop would have tried.
+    t_new : float
+        The trial's end (``t_end`` itself on the last step, no rounding); ``t`` when not running.
+    """
+    if not direction * (t_end - t) > 0:
+        return SUCCESS, h, t
+    if n_steps >= max_steps:
+        return MAX_STEPS, h, t
+    h, last = last_step(t, h, t_end, direction)
+    if step_underflowed(t, h):
+        return (NONFINITE if nonfinite_last else STEP_UNDERFLOW), h, t
+    return RUNNING, h, (t_end if last else t + h)
+
+
+@numba.njit
+def accepted_outputs(stats, signed_times, next_index: int, t: float, t_new: float, direction):
+    """Count an accepted step and return the output rows it passes, :func:`outputs_due`'s
+    ``(inner, stop, exact)``: the kernel interpolates rows ``next_index .. inner - 1`` its own
+    way and writes its new state to row ``inner`` when ``exact``."""
+    stats[N_ACCEPTED] += 1
+    return outputs_due(signed_times, next_index, t, t_new, direction)
+
+
+@numba.njit
+def rejected_trial(stats, norm: float, pending: bool):
+    """Count a rejected trial: ``(nonfinite_last, pending)``, whether its error was not finite
+    (then a step underflow reports a :data:`NONFINITE`), and the range-edge watch armed by it."""
+    stats[N_REJECTED] += 1
+    nonfinite = not math.isfinite(norm)
+    return nonfinite, pending or nonfinite
+
+
+@numba.njit(cache=CACHE)
+def push_step(steps, count, t):
+    """Append ``t`` to the accepted step times (doubling the buffer when full); the buffer and
+    the new count."""
+    if count == steps.size:
+        bigger = np.empty(2 * steps.size)
+        bigger[:count] = steps
+        steps = bigger
+    steps[count] = t
+    return steps, count + 1

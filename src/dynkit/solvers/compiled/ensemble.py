@@ -28,23 +28,11 @@ from .._validation import validate_tolerances as _validate_tolerances
 from ..engine import solve
 from ..errors import CompilationError, CompileWarning, SolverError
 from ..methods import METHODS
-from ..results import Solution, SolverStats
+from ..results import STAT_FIELDS, Solution, SolverStats
 from ..tableaus import RungeKuttaTableau
 from . import JIT_HINT, compile_problem, numba_available, validate_compile
 
 __all__ = ["solve_ensemble", "EnsembleSolution"]
-
-STAT_FIELDS = (
-    "nfe",
-    "n_steps",
-    "n_accepted",
-    "n_rejected",
-    "njev",
-    "nlu",
-    "switches",
-    "newton_iterations",
-    "newton_failures",
-)
 
 
 @dataclass

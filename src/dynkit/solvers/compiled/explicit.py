@@ -33,30 +33,27 @@ from .common import (
     FIELD_TYPE,
     MAX_STEPS,
     NFE,
-    NONFINITE,
     NONFINITE_START,
-    N_ACCEPTED,
-    N_REJECTED,
     N_STEPS,
     RANGE_EDGE,
-    STEP_UNDERFLOW,
-    SUCCESS,
+    RUNNING,
     CompiledResult,
     accepted_factor,
-    all_finite,
+    accepted_outputs,
+    first_slope_and_step,
     hermite_into,
-    initial_step,
-    last_step,
-    outputs_due,
     overflow_stall,
     pi_coefficients,
+    push_step,
     rejected_factor,
-    step_underflowed,
+    rejected_trial,
+    step_head,
 )
 
 __all__ = [
     "SECOND_ESTIMATE_WEIGHT",
     "ExplicitCoefficients",
+    "COEFFICIENT_TYPES",
     "MARCH_SIGNATURE",
     "march",
     "ExplicitDriver",
@@ -175,22 +172,16 @@ def _scaled_rms(weights, hK, rows: int, y, y_new, rtol: float, atol, err) -> flo
 # the kernels' argument types (C-ordered float64 / int64 vectors and matrices)
 F8, I8 = numba.types.float64, numba.types.int64
 VEC, MAT, IVEC = F8[::1], F8[:, ::1], I8[::1]
+# the types of ExplicitCoefficients.arrays(), in its order: a, b, c, e, e2, p, a_dense, c_dense,
+# flags, control (the single and the ensemble kernel take them alike)
+COEFFICIENT_TYPES = (MAT, VEC, VEC, VEC, VEC, MAT, MAT, VEC, IVEC, VEC)
 # march compiles on import, once (then loads from the disk cache, keyed on the package's sources:
 # common.CACHE): f is a first-class function of FIELD_TYPE, not a type of its own, so a user's f is
 # compiled alone
 MARCH_SIGNATURE = numba.types.Tuple((I8, F8, F8, I8, VEC, I8))(
     FIELD_TYPE,
     VEC,
-    MAT,
-    VEC,
-    VEC,
-    VEC,
-    VEC,
-    MAT,
-    MAT,
-    VEC,
-    IVEC,
-    VEC,
+    *COEFFICIENT_TYPES,
     VEC,
     VEC,
     F8,
@@ -269,15 +260,11 @@ def march(
     err = np.empty(n)
     t = t0
 
-    k1 = f(t0, y, p)
-    stats[NFE] += 1
-    if not all_finite(k1):
+    k1, h, finite = first_slope_and_step(
+        f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, k, stats
+    )
+    if not finite:
         return NONFINITE_START, t0, 0.0, n_filled, steps, n_recorded
-    if first_step == 0.0:
-        h = initial_step(f, p, t0, t_end, y, k1, rtol, atol, direction, k)
-        stats[NFE] += 1
-    else:
-        h = first_step
     alpha, beta, safety = pi_coefficients(k, control[0], control[1])
     err_prev = ERR_PREV_FLOOR
     rejected_last = False
@@ -285,22 +272,15 @@ def march(
     overflow_pending = False
     overflow_stalls = 0
     k_end = k1
-    while direction * (t_end - t) > 0:
-        if stats[N_STEPS] >= max_steps:
-            y_last[:] = y
-            f_last[:] = k1
-            return MAX_STEPS, t, h, n_filled, steps, n_recorded
-        h, is_last = last_step(t, h, t_end, direction)
-        if step_underflowed(t, h):
-            return (
-                (NONFINITE if nonfinite_last else STEP_UNDERFLOW),
-                t,
-                h,
-                n_filled,
-                steps,
-                n_recorded,
-            )
-        t_new = t_end if is_last else t + h
+    while True:
+        status, h, t_new = step_head(
+            t, h, t_end, direction, stats[N_STEPS], max_steps, nonfinite_last
+        )
+        if status != RUNNING:
+            if status == MAX_STEPS:  # the failure's diagnosis starts from the state and slope here
+                y_last[:] = y
+                f_last[:] = k1
+            return status, t, h, n_filled, steps, n_recorded
 
         # one trial step: rows h k_i, y_new, the error estimate
         for j in range(n):
@@ -329,15 +309,9 @@ def march(
         stats[N_STEPS] += 1
 
         if norm <= 1.0:
-            stats[N_ACCEPTED] += 1
-            if record:
-                if n_recorded == steps.shape[0]:
-                    grown = np.empty(2 * steps.shape[0])
-                    grown[:n_recorded] = steps
-                    steps = grown
-                steps[n_recorded] = t_new
-                n_recorded += 1
-            inner, stop, exact = outputs_due(signed, n_filled, t, t_new, direction)
+            inner, stop, exact = accepted_outputs(stats, signed, n_filled, t, t_new, direction)
+            if record:  # recorded before the range-edge test, as the Python recorder does
+                steps, n_recorded = push_step(steps, n_recorded, t_new)
             if (
                 inner > n_filled
             ):  # outputs inside the step: the interpolant (and what it needs) on first use
@@ -400,13 +374,10 @@ def march(
             rejected_last = False
             nonfinite_last = False
         else:
-            stats[N_REJECTED] += 1
-            nonfinite_last = not math.isfinite(norm)
-            overflow_pending = overflow_pending or nonfinite_last
+            nonfinite_last, overflow_pending = rejected_trial(stats, norm, overflow_pending)
             factor = rejected_factor(norm, safety, k)
             rejected_last = True
         h = h * factor
-    return SUCCESS, t, h, n_filled, steps, n_recorded
 
 
 class ExplicitDriver:

@@ -10,7 +10,7 @@ import numba
 import numpy as np
 
 from .common import CACHE, FIELD_TYPE
-from .explicit import F8, I8, IVEC, MAT, VEC, march
+from .explicit import COEFFICIENT_TYPES, F8, I8, IVEC, MAT, VEC, march
 
 __all__ = ["march_many"]
 
@@ -19,16 +19,7 @@ __all__ = ["march_many"]
     numba.types.void(
         FIELD_TYPE,
         MAT,
-        MAT,
-        VEC,
-        VEC,
-        VEC,
-        VEC,
-        MAT,
-        MAT,
-        VEC,
-        IVEC,
-        VEC,
+        *COEFFICIENT_TYPES,
         VEC,
         MAT,
         F8,

@@ -26,31 +26,29 @@ from .. import radau as py
 from . import register_kernel
 from .common import (
     CACHE,
-    MAX_STEPS,
     NEWTON_FAILURES,
     NEWTON_ITERATIONS,
     NFE,
     NLU,
-    NONFINITE,
     NONFINITE_START,
     N_ACCEPTED,
-    N_REJECTED,
     N_STEPS,
     RANGE_EDGE,
-    STEP_UNDERFLOW,
-    SUCCESS,
-    last_step,
-    outputs_due,
+    RUNNING,
+    accepted_outputs,
+    first_slope_and_step,
     overflow_stall,
+    push_step,
+    rejected_trial,
     rms_error_norm,
-    step_underflowed,
+    step_head,
 )
 from .jacobian import jacobian
 from .linalg import lu_solve, shifted_lu
 from .addresses import user_functions
-from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
+from .stiff_loop import StiffDriver, StiffKernel, output_buffers
 
-__all__ = ["EPS", "coefficients", "KERNEL", "run"]
+__all__ = ["EPS", "coefficients", "KERNEL"]
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -379,23 +377,12 @@ def _radau_kernel_loop(
         return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
     nonfinite_last = False
     overflow_pending, overflow_stalls = False, 0
-    while direction * (t_end - t) > 0:
-        if stats[N_STEPS] >= max_steps:
-            return MAX_STEPS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
-        h, last = last_step(t, h, t_end, direction)
-        if step_underflowed(t, h):
-            return (
-                (NONFINITE if nonfinite_last else STEP_UNDERFLOW),
-                t,
-                h,
-                ys,
-                nxt,
-                stats,
-                steps[:n_steps_out],
-                y,
-                k1,
-            )
-        t_new = t_end if last else t + h
+    while True:
+        status, h, t_new = step_head(
+            t, h, t_end, direction, stats[N_STEPS], max_steps, nonfinite_last
+        )
+        if status != RUNNING:
+            return status, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
         # -- attempt
         accepted_so_far = stats[N_ACCEPTED]
         if refresh or not have_J:
@@ -463,8 +450,7 @@ def _radau_kernel_loop(
         stats[N_STEPS] += 1
         accepted = norm <= 1.0
         if accepted:
-            stats[N_ACCEPTED] += 1
-            inner, stop, exact = outputs_due(signed, nxt, t, t_new, direction)
+            inner, stop, exact = accepted_outputs(stats, signed, nxt, t, t_new, direction)
             for row in range(nxt, inner):
                 _substep(
                     f,
@@ -512,9 +498,7 @@ def _radau_kernel_loop(
                 stats[NFE] += 1
             nonfinite_last = False
         else:
-            stats[N_REJECTED] += 1
-            nonfinite_last = not math.isfinite(norm)
-            overflow_pending = overflow_pending or nonfinite_last
+            nonfinite_last, overflow_pending = rejected_trial(stats, norm, overflow_pending)
         # -- the stepper's step factor
         if newton_failed:
             rejected_last = True
@@ -550,19 +534,10 @@ def _radau_kernel_loop(
                 if not J_fresh:
                     refresh = True
         h = h * ratio
-    return SUCCESS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
 
 
 KERNEL = StiffKernel(_radau_kernel_loop, coefficients)
 kernel = KERNEL.kernel
 
 
-def run(f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
-    """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple
-    (:class:`.StiffDriver`)."""
-    return KERNEL(
-        f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients()
-    )
-
-
-register_kernel("radau5", StiffDriver("radau5", run))
+register_kernel("radau5", StiffDriver("radau5", KERNEL, lambda rtol: coefficients()))

@@ -27,32 +27,30 @@ from . import register_kernel
 from .common import (
     CACHE,
     ERR_PREV_FLOOR,
-    MAX_STEPS,
     NFE,
     NLU,
-    NONFINITE,
     NONFINITE_START,
     N_ACCEPTED,
-    N_REJECTED,
     N_STEPS,
     RANGE_EDGE,
-    STEP_UNDERFLOW,
-    SUCCESS,
+    RUNNING,
     accepted_factor,
-    last_step,
-    outputs_due,
+    accepted_outputs,
+    first_slope_and_step,
     overflow_stall,
     pi_coefficients,
+    push_step,
     rejected_factor,
+    rejected_trial,
     rms_error_norm,
-    step_underflowed,
+    step_head,
 )
 from .jacobian import jacobian, time_derivative
 from .linalg import lu_solve, shifted_lu
 from .addresses import user_functions
-from .stiff_loop import StiffDriver, StiffKernel, first_slope_and_step, output_buffers, push_step
+from .stiff_loop import StiffDriver, StiffKernel, output_buffers
 
-__all__ = ["TABLEAUS", "coefficients", "KERNEL", "run"]
+__all__ = ["TABLEAUS", "coefficients", "KERNEL"]
 
 TABLEAUS = {"rosenbrock23": py.ROSENBROCK23, "rodas4": py.RODAS4, "rodas5": py.RODAS5}
 
@@ -144,6 +142,17 @@ def _combine(y, u, weights, out) -> None:
                 out[q] = out[q] + u[j, q] * weights[j]
 
 
+@numba.njit(cache=CACHE)
+def _interpolant(y, u, P, theta, w, out) -> None:
+    """``out ← y + Σ_i w_i u_i`` with ``w_i = Σ_q θ^(q+1) P[i, q]``: the tableau's interpolant at
+    ``θ`` (``w``: scratch of the stages' size)."""
+    for i in range(w.size):
+        w[i] = 0.0
+        for q in range(P.shape[1]):
+            w[i] += theta ** (q + 1) * P[i, q]
+    _combine(y, u, w, out)
+
+
 def _rosenbrock_kernel_loop(
     addresses, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, co, fd_state
 ):
@@ -160,7 +169,6 @@ def _rosenbrock_kernel_loop(
     )
     inv_theta, damped_h_j = flags[6], flags[7]
     s = c.size
-    q_dense = P.shape[1]
     n = y0.size
     stats, ys, direction, signed, steps = output_buffers(y0, t0, t_end, t_eval)
     nxt = 1
@@ -191,23 +199,12 @@ def _rosenbrock_kernel_loop(
         return NONFINITE_START, t0, 0.0, ys, nxt, stats, steps[:0], y, k1
     err_prev, rejected_last, nonfinite_last = ERR_PREV_FLOOR, False, False
     overflow_pending, overflow_stalls = False, 0
-    while direction * (t_end - t) > 0:
-        if stats[N_STEPS] >= max_steps:
-            return MAX_STEPS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
-        h, last = last_step(t, h, t_end, direction)
-        if step_underflowed(t, h):
-            return (
-                (NONFINITE if nonfinite_last else STEP_UNDERFLOW),
-                t,
-                h,
-                ys,
-                nxt,
-                stats,
-                steps[:n_steps_out],
-                y,
-                k1,
-            )
-        t_new = t_end if last else t + h
+    while True:
+        status, h, t_new = step_head(
+            t, h, t_end, direction, stats[N_STEPS], max_steps, nonfinite_last
+        )
+        if status != RUNNING:
+            return status, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
         # -- attempt: J and ∂f/∂t once per step start, the LU once per h
         if not (J_t == t and J_at == stats[N_ACCEPTED]):
             jacobian(f, jac, t, y, k1, p, fd_state, J, stats)
@@ -249,8 +246,7 @@ def _rosenbrock_kernel_loop(
             norm = math.inf
         stats[N_STEPS] += 1
         if norm <= 1.0:
-            stats[N_ACCEPTED] += 1
-            inner, stop, exact = outputs_due(signed, nxt, t, t_new, direction)
+            inner, stop, exact = accepted_outputs(stats, signed, nxt, t, t_new, direction)
             if inner > nxt:
                 stiff = abs(h) * J_norm > bootstrap_h_norm
                 if stiff or by_substeps:
@@ -265,29 +261,16 @@ def _rosenbrock_kernel_loop(
                             _stages(f, p, t, y, hs, k1, f_t, sLU, spiv, co, us, stats)
                             _combine(y, us, m, out)
                         else:
-                            for i in range(s):
-                                w[i] = 0.0
-                                for q in range(q_dense):
-                                    w[i] += th ** (q + 1) * P[i, q]
-                            _combine(y, u, w, out)
+                            _interpolant(y, u, P, th, w, out)
                         ys[row] = out
                 elif not bootstrap:
                     for row in range(nxt, inner):
                         th = (t_eval[row] - t) / h
-                        for i in range(s):
-                            w[i] = 0.0
-                            for q in range(q_dense):
-                                w[i] += th ** (q + 1) * P[i, q]
-                        _combine(y, u, w, out)
+                        _interpolant(y, u, P, th, w, out)
                         ys[row] = out
                 else:
-                    for i in range(
-                        s
-                    ):  # P's interpolant at θ = 1/3, and f there (one call per step)
-                        w[i] = 0.0
-                        for q in range(q_dense):
-                            w[i] += (1.0 / 3.0) ** (q + 1) * P[i, q]
-                    _combine(y, u, w, out)
+                    # P's interpolant at θ = 1/3, and f there (one call per step)
+                    _interpolant(y, u, P, 1.0 / 3.0, w, out)
                     f_mid = f(t + h / 3, out, p)
                     stats[NFE] += 1
                     if not have_end_slope:
@@ -333,37 +316,15 @@ def _rosenbrock_kernel_loop(
                     stats[NFE] += 1
             rejected_last = nonfinite_last = False
         else:
-            stats[N_REJECTED] += 1
-            nonfinite_last = not math.isfinite(norm)
-            overflow_pending = overflow_pending or nonfinite_last
+            nonfinite_last, overflow_pending = rejected_trial(stats, norm, overflow_pending)
             factor = rejected_factor(norm, safety, int(k))
             rejected_last = True
         h = h * factor
-    return SUCCESS, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
 
 
 KERNEL = StiffKernel(_rosenbrock_kernel_loop, lambda: coefficients(py.RODAS4, 1e-6))
 kernel = KERNEL.kernel
 
 
-def run(name, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps) -> tuple:
-    """The compiled solve with the tableau ``name`` (``jac`` None: difference Jacobians); the
-    kernel's tuple (:class:`.StiffDriver`)."""
-    return KERNEL(
-        f,
-        jac,
-        p,
-        t0,
-        t_end,
-        y0,
-        t_eval,
-        rtol,
-        atol,
-        first_step,
-        max_steps,
-        coefficients(TABLEAUS[name], rtol),
-    )
-
-
-for _name in TABLEAUS:
-    register_kernel(_name, StiffDriver(_name, functools.partial(run, _name)))
+for _name, _tableau in TABLEAUS.items():
+    register_kernel(_name, StiffDriver(_name, KERNEL, functools.partial(coefficients, _tableau)))

@@ -1,28 +1,29 @@
 """What the compiled stiff kernels (radau5, bdf, the Rosenbrock methods) share beyond
 :mod:`.common`.
 
-The controller's rules (initial step, last step, underflow, error norm, output times) are
-:mod:`.common`'s; here: how a stiff kernel is compiled (:func:`compile_kernel`: once per method and
-for both Jacobian modes, with ``f`` and ``jac`` as addresses of compiled code, :mod:`.addresses`),
-the record of accepted step times (:func:`push_step`), and the driver that hands a kernel's tuple to
+The controller's rules and the loop around a trial step (initial step, loop head, accept and
+reject bookkeeping, output times, the record of accepted step times) are :mod:`.common`'s; here:
+how a stiff kernel is compiled (:func:`compile_kernel`: once per method and for both Jacobian modes,
+with ``f`` and ``jac`` as addresses of compiled code, :mod:`.addresses`), its records before the
+first step (:func:`output_buffers`), and the driver that hands a kernel's tuple to
 :class:`~.common.CompiledResult` (:class:`StiffDriver`).
 """
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numba
 import numpy as np
 
 from .addresses import function_addresses
-from .common import CACHE, NFE, CompiledResult, initial_step
+from .common import CACHE, CompiledResult
 from .jacobian import difference_state
 
 __all__ = [
     "compile_kernel",
     "StiffKernel",
-    "push_step",
     "output_buffers",
-    "first_slope_and_step",
     "StiffDriver",
 ]
 
@@ -106,18 +107,6 @@ def _vector(x) -> np.ndarray:
 
 
 @numba.njit(cache=CACHE)
-def push_step(steps, count, t):
-    """Append ``t`` to the accepted step times (doubling the buffer when full); the buffer and
-    the new count."""
-    if count == steps.size:
-        bigger = np.empty(2 * steps.size)
-        bigger[:count] = steps
-        steps = bigger
-    steps[count] = t
-    return steps, count + 1
-
-
-@numba.njit(cache=CACHE)
 def output_buffers(y0, t0, t_end, t_eval):
     """A kernel's records before its first step: ``(stats, ys, direction, signed, steps)`` (the
     counters in :class:`~dynkit.solvers.SolverStats` order, the outputs with ``y0`` in the first
@@ -130,41 +119,33 @@ def output_buffers(y0, t0, t_end, t_eval):
     return stats, ys, direction, direction * t_eval, np.empty(64)
 
 
-@numba.njit(cache=CACHE)
-def first_slope_and_step(f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, k, stats):
-    """``(k1, h, finite)``: the slope ``f(t0, y)`` at the start (``y``: the kernel's copy of
-    ``y0``; counted) and the first step, ``first_step`` or the engine's automatic one for order
-    ``k`` (its probe counted); ``finite`` is False (and ``h`` 0) when ``f(t0, y0)`` has a NaN or
-    an infinity, which ends the solve before any step."""
-    k1 = f(t0, y, p)
-    stats[NFE] += 1
-    for i in range(k1.size):
-        if not np.isfinite(k1[i]):
-            return k1, 0.0, False
-    if first_step != 0.0:
-        return k1, first_step, True
-    h = initial_step(f, p, t0, t_end, y0, k1, rtol, atol, direction, k)
-    stats[NFE] += 1
-    return k1, h, True
-
-
 class StiffDriver:
     """A registered kernel driver
-    (``driver(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)``):
-    ``run(f, jac_or_None, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)`` returns
-    the kernel's tuple ``(status, t, h, ys, n_filled, stats, steps, y, k1)``."""
+    (``driver(problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps)``): ``kernel``
+    (a :class:`StiffKernel`) run with the numbers ``coefficients(rtol)`` of the method, its tuple
+    ``(status, t, h, ys, n_filled, stats, steps, y, k1)`` as a :class:`~.common.CompiledResult`."""
 
-    def __init__(self, name: str, run):
-        self.name, self.run = name, run
+    def __init__(self, name: str, kernel: StiffKernel, coefficients: Callable[[float], tuple]):
+        self.name, self.kernel, self.coefficients = name, kernel, coefficients
 
     def __call__(
         self, problem, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps
     ) -> CompiledResult:
-        jac = (
-            problem.jac if problem.has_jac else None
-        )  # (compile_problem's functions return C-contiguous arrays)
-        status, t, h, ys, n_filled, stats, steps, y, k1 = self.run(
-            problem.f, jac, problem.p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps
+        # None: difference Jacobians (compile_problem's functions return C-contiguous arrays)
+        jac = problem.jac if problem.has_jac else None
+        status, t, h, ys, n_filled, stats, steps, y, k1 = self.kernel(
+            problem.f,
+            jac,
+            problem.p,
+            t0,
+            t_end,
+            y0,
+            t_eval,
+            rtol,
+            atol,
+            first_step,
+            max_steps,
+            self.coefficients(rtol),
         )
         return CompiledResult(
             status=int(status),
