@@ -66,7 +66,7 @@ class _SeededScalar(nn.Module):
         return self.transform(self.raw).view(-1, 1, 1)
 
 
-KINDS = {FirstOrder: "first", SecondOrder: "second", HeavyBall: "heavy_ball"}
+_KINDS = {FirstOrder: "first", SecondOrder: "second", HeavyBall: "heavy_ball"}
 """The gap fields a seed batch carries (:class:`GeneralizedHeavyBall`: ``"generalized"``)."""
 
 
@@ -81,7 +81,7 @@ class _SeededField(nn.Module):
     def __init__(self, dynamics: Sequence[nn.Module]):
         super().__init__()
         first = dynamics[0]
-        self.kind = KINDS.get(type(first), "generalized")
+        self.kind = _KINDS.get(type(first), "generalized")
         self.layers = nn.ModuleList(
             _SeededLinear([d.f.layers[i] for d in dynamics]) for i in range(len(first.f.layers))
         )
