@@ -15,12 +15,13 @@ from dynkit.cli import main
 from dynkit.experiments.judging.ledger import LedgerError
 
 RECORD = Path(__file__).resolve().parents[1] / "analysis" / "results"
-NAME = "momres_rings_tied"  # 5 shards, each with its content hash
+NAME = "momres_rings_tied"
+SOURCE = "momres_rings_tied_pilot"  # its 5-seed run of record, each shard with its content hash
 
 
 def _copy(tmp_path: Path) -> Path:
     root = tmp_path / "results"
-    shutil.copytree(RECORD / NAME, root / NAME, ignore=shutil.ignore_patterns("*.png"))
+    shutil.copytree(RECORD / SOURCE, root / NAME, ignore=shutil.ignore_patterns("*.png"))
     return root
 
 

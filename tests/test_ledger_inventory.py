@@ -67,7 +67,8 @@ def test_at_least_fifty_comparisons_each_with_a_row_or_a_need():
     # the ledger lists them as not-run rows, counted apart
     table = E.ledger()
     assert [n.location for n in table.not_run] == [c.location for c in gone]
-    assert table.counts()["not run"]["not run"] == len(gone)
+    unrun_rows = sum(r.outcome == "not run" for r in table.rows)  # e.g. a campaign before its look
+    assert table.counts()["not run"]["not run"] == len(gone) + unrun_rows
     assert len(table.to_dict()["not_run"]) == len(gone)
 
 
