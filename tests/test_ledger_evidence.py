@@ -13,7 +13,8 @@ from dynkit.experiments.judging.evidence import PILOT_WORDS, evidence_of, questi
 from dynkit.experiments.judging.ledger import evaluate
 
 RECORD = Path(__file__).resolve().parents[1] / "analysis" / "results"
-TIED = "momres_rings_tied_pilot"  # the tied rings' 5-seed record (its planned campaign has no look yet)
+# the tied rings' 5-seed record (their planned campaign has no look yet)
+TIED = "momres_rings_tied_pilot"
 
 
 def _results(name: str) -> dict:
