@@ -208,6 +208,30 @@ def test_node_blowup_norms_agree_between_the_authors_engine_and_dynkits():
     assert np.max(np.abs(curves["torchdiffeq"] - curves["dynkit"])) < 1e-4
 
 
+def test_node_blowup_counts_a_failed_solve_as_blown_up_on_either_engine():
+    """Planted: y' = y^2 from y(0) = 1 leaves float range before t = 1. Neither engine may hand
+    back a finite norm at T (torchdiffeq's underflow assertion, dynkit's failure code), so the run
+    counts the init as blown up."""
+    import numpy as np
+    import torch
+
+    from dynkit.experiments.node import node_blowup
+
+    class Quadratic(torch.nn.Module):
+        augment_dim = 0
+
+        def initial_state(self, x):
+            return x
+
+        def dynamics(self, t, z):
+            return z**2
+
+    t = np.linspace(0.0, 3.0, 7)
+    for solver in ("torchdiffeq", "dynkit"):
+        norms = node_blowup.trajectory_norms(Quadratic(), 1.0, t, 1e-7, 1e-7, solver)
+        assert np.isnan(norms[-1]), solver
+
+
 def test_node_adjoint_norm_names_its_stand_in_and_refuses_the_paper_scale():
     recipe = RECIPES["node_adjoint_norm"]
     with pytest.raises(

@@ -12,6 +12,7 @@ import torch
 
 from dynkit.diagnostics.nfe import backward_nfe, forward_nfe, reset_nfe
 from dynkit.models.node_paper import from_paper
+from dynkit.models.ode_rnn import HYBRIDS
 from dynkit.models.seed_batch import SeedBatchedODERNN
 from dynkit.tasks.time_series import _losses, shrink_parameters
 from dynkit.tasks.windows import Windows
@@ -76,7 +77,7 @@ def _relative(a, b) -> float:
 
 @pytest.mark.parametrize(
     "name, adjoint",
-    [(m, True) for m in ("node", "anode", "sonode", "hbnode", "ghbnode")] + [("hbnode", False)],
+    [(m, True) for m in HYBRIDS] + [("hbnode", False)],
 )
 def test_each_seeds_loss_gradients_and_nfe_are_its_own_models(name, adjoint):
     singles = models(name, adjoint)
