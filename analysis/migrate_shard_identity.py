@@ -1,6 +1,7 @@
 """Re-stamp stored shards with the per-module code identity, once, where git proves it unchanged.
 
     PYTHONPATH=$PWD python -m analysis.migrate_shard_identity [--write] [RESULTS_FOLDER]
+    PYTHONPATH=$PWD python -m analysis.migrate_shard_identity --since PARENT [--write]
     PYTHONPATH=$PWD python -m analysis.migrate_shard_identity --verify node_blowup:5 [--verify ...]
 
 Shards recorded before :mod:`dynkit.experiments.code_closure` carry the whole-file identity: a
@@ -18,6 +19,21 @@ every package file below the experiments layer and the experiments modules it im
 Then ``code`` becomes today's identity and the content hash is recomputed; nothing else in the
 record changes. Every other shard is left as it is (stale: a rerun recomputes it). Without
 ``--write`` it only counts. Printed per result: how many were re-stamped, and why not the others.
+
+``--since PARENT`` re-stamps shards whose per-module identity was taken by the closure rule before
+the lazy re-exports (the commit after ``PARENT``): ``dynkit``, ``dynkit.models``, ``dynkit.tasks``
+imported every submodule eagerly, so every closure held all of ``solvers/`` and most of ``models/``
+and ``tasks/``, and an edit of a solver made every shard stale. A shard is re-stamped only when
+
+1. its content hash is intact and its versions are today's (as above);
+2. every module of today's (narrower) closure is in the stored identity with today's ``code``
+   digest: the shard was computed by exactly the code that today's run executes;
+3. except the modules of :data:`LAYOUT_EDITS`, which that change edited on purpose without changing
+   what they compute (re-exports made lazy, constants moved): each is stored with ``PARENT``'s
+   version of it, or is new.
+
+Modules the stored run imported beyond today's closure (the eager re-exports) are not run today;
+they defined functions at import and computed nothing of the shard. ``--verify`` samples check it.
 
 ``--verify RESULT:SEED`` recomputes that stored shard (every config point of the seed) with today's
 runner in a temporary folder and prints each metric beside the stored one with their relative
@@ -185,6 +201,67 @@ def identity_at(commit: str, module: str) -> dict:
     return code_closure.code_identity(module, sources=sources)
 
 
+LAYOUT_EDITS = {
+    "dynkit": "its re-exports made lazy (dynkit._lazy)",
+    "dynkit.models": "its re-exports made lazy",
+    "dynkit.tasks": "its re-exports made lazy",
+    "dynkit._lazy": "new: the lazy re-export helper",
+    "dynkit.models.engines": "new: SOLVERS and DEFAULT_SOLVER moved here from models.ode_block",
+    "dynkit.models.ode_block": "imports SOLVERS and DEFAULT_SOLVER from models.engines",
+    "dynkit.experiments.scripting": "the CSAODE options moved to experiments.csaode.options",
+    "dynkit.experiments.csaode.options": "new: the CSAODE options moved here from scripting",
+}
+"""The modules the lazy re-export change edited or added, and why each computes what it did."""
+
+
+def migrate_since(folder: Path, parent: str, write: bool) -> dict[str, Counter]:
+    """``{result: Counter(migrated=..., <why not>=...)}`` of the ``--since`` migration."""
+    import dynkit.experiments as E
+
+    then = code_closure.read_modules({path: blob(sha) for path, sha in tree_files(parent).items()})
+    today: dict[str, dict] = {}
+    table: dict[str, Counter] = {}
+    for path in sorted(folder.glob("*/shards/*/shard.json")):
+        record = json.loads(read_regular_bytes(path, "shard", single_link=True))
+        counts = table.setdefault(path.parents[2].name, Counter())
+        code = record.get("code") if isinstance(record, dict) else None
+        if not isinstance(code, dict) or not isinstance(code.get("modules"), dict):
+            counts["no per-module identity recorded"] += 1
+            continue
+        if record.get("sha256") != content_hash(record):
+            counts["content hash broken"] += 1
+            continue
+        if flaw := _versions_flaw(record):
+            counts[flaw] += 1
+            continue
+        experiment = E.EXPERIMENTS.get(record.get("experiment"))
+        if experiment is None:
+            counts["experiment no longer registered"] += 1
+            continue
+        module = experiment.module or experiment.run.__module__
+        now = today.setdefault(module, code_closure.code_identity(module))
+        if code_closure.same_code(code, now):
+            counts["already today's"] += 1
+            continue
+        stored = {name: digests[0] for name, digests in code["modules"].items()}
+        changed = sorted(
+            name
+            for name, (digest, _) in now["modules"].items()
+            if stored.get(name)
+            != (digest if name not in LAYOUT_EDITS else then[name].code if name in then else None)
+        )
+        if changed:
+            more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
+            counts[f"code changed in {', '.join(changed[:4])}{more}"] += 1
+            continue
+        counts["migrated"] += 1
+        if write:
+            stamped = {**record, "code": now}
+            stamped["sha256"] = content_hash(stamped)
+            write_json(path, stamped)
+    return table
+
+
 def _whole_file(record: dict) -> tuple[str, str, str] | None:
     code = record.get("code")
     if isinstance(code, dict) and {"module", "source_sha256", "package_sha256"} <= set(code):
@@ -289,15 +366,30 @@ def main(argv: list[str] | None = None) -> int:
         metavar="RESULT:SEED",
         help="recompute a stored shard and compare its metrics",
     )
+    parser.add_argument(
+        "--since",
+        metavar="PARENT",
+        help="re-stamp per-module identities of PARENT's closure rule (see the module docstring)",
+    )
     args = parser.parse_args(argv)
     if args.verify:
         for sample in args.verify:
             print(f"{sample}: largest relative difference {verify(args.folder, sample):.1e}")
         return 0
     total: Counter = Counter()
-    for name, counts in migrate(args.folder, args.write).items():
+    table = (
+        migrate_since(args.folder, args.since, args.write)
+        if args.since
+        else migrate(args.folder, args.write)
+    )
+    for name, counts in table.items():
         total.update(
-            {"code differs" if k.startswith("computed at") else k: v for k, v in counts.items()}
+            {
+                "code differs"
+                if k.startswith(("computed at", "code changed", "stale at"))
+                else k: v
+                for k, v in counts.items()
+            }
         )
         print(f"{name:30s} " + "; ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     print(f"{'all':30s} " + ", ".join(f"{k}: {v}" for k, v in sorted(total.items())))

@@ -28,7 +28,7 @@ import torch
 from benchmarks._goals import RESULTS, check_goal, record
 
 STEPS = (0.1, 0.2, 0.4, 0.6, 0.8, 1.0)
-from dynkit.experiments.scripting import DEFAULT_DATA as DATA  # noqa: E402
+from dynkit.experiments.csaode.options import DEFAULT_DATA as DATA  # noqa: E402
 
 
 def _setup(data_dir: Path, seed: int):

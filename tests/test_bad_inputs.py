@@ -2816,7 +2816,8 @@ def cases(tmp: Path) -> dict:
 
 
 def _public_callables(module, defined_in=None):
-    for name, obj in vars(module).items():
+    for name in dir(module):  # dir, not vars: a lazy package's names load on first use
+        obj = getattr(module, name)
         if name.startswith("_") or isinstance(obj, types.ModuleType) or not callable(obj):
             continue
         if isinstance(obj, type) and issubclass(obj, BaseException):

@@ -15,9 +15,10 @@ import pytest
 import dynkit.experiments as E
 
 ROOT = Path(E.__file__).parent
-HELPERS = {"node.nfe_tolerance"}
+HELPERS = {"node.nfe_tolerance", "csaode.options"}
 """Family modules that register nothing and are imported by one that does (read off the sources:
-``node_trained`` imports the NFE sweep)."""
+``node_trained`` imports the NFE sweep, ``csaode_sensitivity`` and ``csaode_attention`` their
+options)."""
 
 
 def _probe(code: str) -> dict:

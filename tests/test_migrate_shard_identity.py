@@ -172,3 +172,102 @@ def test_only_shards_whose_code_equals_today_s_are_re_stamped(today):
             assert rest[0] == rest[1]  # nothing else changed
         else:
             assert path.read_bytes() == data  # left as it was: stale
+
+
+# ---------------------------------------------------------------------------------------------
+# --since: per-module identities taken before the lazy re-exports narrowed every closure
+
+RINGS = "dynkit.experiments.momres.momres_rings"
+PARENT_ONLY = "\nPARENT_ONLY = 1\n"  # the parent's models/__init__ differs from today's
+
+
+def shard(name: str, code: dict, **libraries) -> dict:
+    body = {
+        "experiment": name,
+        "scale": "cpu",
+        "seed": 0,
+        "point": {},
+        "config": {},
+        "code": {**code, "libraries": {**code["libraries"], **libraries}},
+        "device": "cpu",
+        "seconds": 1.0,
+        "metrics": {"x": 1.0},
+        "result": {},
+        "versions": {"python": sys.version.split()[0]},
+    }
+    return {**body, "sha256": content_hash(body)}
+
+
+@pytest.fixture
+def since(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    root = repo / "dynkit"
+    shutil.copytree(C.PACKAGE_ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    models = root / "models" / "__init__.py"
+    today_text = models.read_text()
+    models.write_text(today_text + PARENT_ONLY)
+    commit(repo, "P")
+    parent = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    parent_models = C.read_modules(C.read_package(root))["dynkit.models"]
+    models.write_text(today_text)
+    commit(repo, "today")
+    monkeypatch.setattr(M, "REPO", repo)
+    monkeypatch.setattr(C, "PACKAGE_ROOT", root)
+    now = C.code_identity(RINGS)
+    modules = now["modules"]
+    assert "dynkit.models" in modules and "dynkit.models.momentum_resnet" in modules
+
+    def stored(**changes) -> dict:
+        return {**now, "modules": {**modules, **changes}}
+
+    eager = {"dynkit.solvers.bdf": ["a" * 32, "b" * 32]}  # what the eager re-exports imported
+    with_parent = {"dynkit.models": [parent_models.code, parent_models.links]}
+    cases = {
+        "today": shard("momres_rings_tied", now),
+        "eager": shard("momres_rings_tied", stored(**eager, **with_parent)),
+        "eager, today's models": shard("momres_rings_tied", stored(**eager)),
+        "edited": shard(
+            "momres_rings_tied",
+            stored(**eager, **with_parent, **{"dynkit.models.momentum_resnet": ["c" * 32] * 2}),
+        ),
+        "other torch": shard("momres_rings_tied", stored(**eager, **with_parent), torch="1.0.0"),
+        "unregistered": shard("no_such_experiment", stored(**eager, **with_parent)),
+    }
+    broken = shard("momres_rings_tied", stored(**eager, **with_parent))
+    broken["metrics"] = {"x": 2.0}
+    cases["broken"] = broken
+    results = tmp_path / "results"
+    for case, body in cases.items():
+        path = results / case.replace(" ", "_").replace(",", "") / "shards" / "seed0" / "shard.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(body))
+    return results, parent, now
+
+
+def test_since_re_stamps_a_shard_whose_run_executed_today_s_code_and_more(since):
+    results, parent, now = since
+    assert M.LAYOUT_EDITS.keys() >= {"dynkit", "dynkit.models", "dynkit.tasks"}
+    before = {p: p.read_bytes() for p in results.glob("*/shards/*/shard.json")}
+    table = M.migrate_since(results, parent, write=True)
+    assert table["today"] == {"already today's": 1}
+    assert table["eager"] == {"migrated": 1}  # extra modules and the parent's lazified package
+    # a lazified package is held to the parent's version: today's is not what the stored run ran
+    assert table["eager_today's_models"] == {"code changed in dynkit.models": 1}
+    assert table["edited"] == {"code changed in dynkit.models.momentum_resnet": 1}
+    assert table["other_torch"] == {"other library versions": 1}
+    assert table["unregistered"] == {"experiment no longer registered": 1}
+    assert table["broken"] == {"content hash broken": 1}
+    for path, data in before.items():
+        stamped, stored = json.loads(path.read_text()), json.loads(data)
+        if table[path.parents[2].name] == {"migrated": 1}:
+            assert stamped["code"] == now and stamped["sha256"] == content_hash(stamped)
+            rest = [
+                {k: v for k, v in r.items() if k not in ("code", "sha256")}
+                for r in (stamped, stored)
+            ]
+            assert rest[0] == rest[1]
+        else:
+            assert path.read_bytes() == data

@@ -136,8 +136,8 @@ def _stale_source(r):  # an honest record written by another version of the expe
 
 def _stale_package(
     r,
-):  # an honest record written when a module below the experiment (a task, a solver) differed
-    r["code"]["modules"]["dynkit.solvers.engine"][0] = "0" * 32
+):  # an honest record written when a module below the experiment (here io, which it imports)
+    r["code"]["modules"]["dynkit.io"][0] = "0" * 32
 
 
 def _stale_library(r):  # an honest record written under another torch
@@ -185,9 +185,9 @@ CORRUPTIONS = {
     ),
     "stale dynkit version": (_edit(_stale_version), "written by other code (dynkit 0.0.1"),
     "stale experiment source": (_edit(_stale_source), f"code changed in {toy_run.__module__}"),
-    "stale package (a task or solver changed)": (
+    "stale package (a module below the experiment changed)": (
         _edit(_stale_package),
-        "code changed in dynkit.solvers.engine",
+        "code changed in dynkit.io",
     ),
     "stale library version": (_edit(_stale_library), "torch 1.0.0"),
     "recorded with whole-file hashes": (

@@ -8,62 +8,39 @@ papers' empirical claims are registered, seeded experiments with verdicts
 (:mod:`dynkit.experiments`).
 """
 
-from importlib import import_module as _import_module
-
-from .solvers import (
-    CompilationError,
-    CompileWarning,
-    MaxStepsExceeded,
-    NonFiniteState,
-    Solution,
-    SolverError,
-    SolverStats,
-    StepSizeUnderflow,
-    StepSizeWarning,
-    StepTooLarge,
-    ToleranceWarning,
-    VectorFieldError,
-    odeint,
-    odeint_adjoint,
-    solve,
-    solve_ensemble,
-)
+from ._lazy import exports as _exports
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "solve",
-    "solve_ensemble",
-    "odeint",
-    "odeint_adjoint",
-    "Solution",
-    "SolverStats",
-    "CompilationError",
-    "CompileWarning",
-    "SolverError",
-    "StepSizeUnderflow",
-    "MaxStepsExceeded",
-    "NonFiniteState",
-    "VectorFieldError",
-    "StepSizeWarning",
-    "StepTooLarge",
-    "ToleranceWarning",
-    "solvers",
-    "symbolic",
-    "theory",
-    "diagnostics",
-    "models",
-    "tasks",
-    "experiments",
-]
+_LAZY = {
+    "solvers": (
+        "solve",
+        "solve_ensemble",
+        "odeint",
+        "odeint_adjoint",
+        "Solution",
+        "SolverStats",
+        "CompilationError",
+        "CompileWarning",
+        "SolverError",
+        "StepSizeUnderflow",
+        "MaxStepsExceeded",
+        "NonFiniteState",
+        "VectorFieldError",
+        "StepSizeWarning",
+        "StepTooLarge",
+        "ToleranceWarning",
+    ),
+    "symbolic": (),
+    "theory": (),
+    "diagnostics": (),
+    "models": (),
+    "tasks": (),
+    "experiments": (),
+}
+"""What each submodule provides, loaded on first use (:mod:`dynkit._lazy`): ``import dynkit`` is
+fast, and a result's identity holds only the submodules its run uses."""
 
-_LAZY_SUBMODULES = {"symbolic", "theory", "diagnostics", "models", "tasks", "experiments"}
+__all__ = [*_LAZY["solvers"], *_LAZY]
 
-
-def __getattr__(name: str):
-    # Heavy submodules (sympy, torch models) load on first use: `import dynkit` stays fast.
-    if name in _LAZY_SUBMODULES:
-        module = _import_module(f".{name}", __name__)
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'dynkit' has no attribute {name!r}")
+__getattr__, __dir__ = _exports(__name__, _LAZY)

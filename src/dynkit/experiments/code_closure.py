@@ -4,8 +4,11 @@ A shard's identity names the modules of its *import closure*: the experiment's m
 runner's, every dynkit module they import (at the top or inside functions, absolute or relative,
 ``from . import name`` of a submodule, a submodule reached as an attribute such as ``dk.models``,
 ``import_module`` of a literal name), the packages above each of them (Python runs a package's
-``__init__`` first), transitively. It is read from the syntax trees, so it is known before the run,
-is the same in every process, and does not depend on what else a process imported first.
+``__init__`` first), transitively. A package that re-exports lazily declares a literal table
+``_LAZY = {"submodule": ("Name", ...)}`` (:mod:`dynkit._lazy`): a name taken from it
+(``from dynkit.models import HBNODE``, ``dk.models.HBNODE``, ``dk.solve``) reaches the submodule
+that provides it, and only that one. It is read from the syntax trees, so it is known before the
+run, is the same in every process, and does not depend on what else a process imported first.
 
 Each module carries two digests of its syntax tree, never of its bytes:
 
@@ -28,11 +31,12 @@ Left out on purpose: the experiments package's ``__init__``, the catalogue (it i
 family's experiments by computed name to register them; following it would make every shard depend
 on every experiment) and this module (it decides
 reuse and computes nothing; a change to how digests are taken changes the digests anyway). A module
-importing by a computed name (``import_module(f".{name}", __name__)``) is taken to reach every
-module of its package, except ``dynkit`` itself, whose lazy submodules are followed where they are
-used. A module reached only through ``getattr`` with a computed string is not seen. The closure is
-of modules, not functions: ``tasks/__init__`` imports ``tasks.time_series``, which imports
-``tasks.silverbox``, so every run that imports ``dynkit.tasks`` runs (and depends on) silverbox.
+importing by a computed name relative to its package (``import_module(f".{name}", __name__)``) is
+taken to reach every module of its package; ``dynkit._lazy`` imports the names its callers' tables
+give, which are followed where they are used. A module reached only through ``getattr`` with a
+computed string is not seen. The closure is of modules, not functions: ``tasks/time_series.py``
+imports ``tasks.silverbox``, so every run that imports ``dynkit.tasks.time_series`` runs (and
+depends on) silverbox.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ __all__ = [
     "PACKAGE_ROOT",
     "REGISTRATION_INDEX",
     "IDENTITY",
-    "LAZY_PACKAGES",
+    "LAZY_TABLE",
     "MACHINERY",
     "LIBRARIES",
     "DIGEST_CHARS",
@@ -73,8 +77,8 @@ REGISTRATION_INDEX = "dynkit.experiments"
 """The package whose ``__init__`` imports every experiment to register them: in no closure."""
 IDENTITY = "dynkit.experiments.code_closure"
 """This module: it decides reuse and computes nothing of a shard, so it is in no closure."""
-LAZY_PACKAGES = ("dynkit",)
-"""Packages whose computed imports are their lazy attributes, followed where the code uses them."""
+LAZY_TABLE = "_LAZY"
+"""The module-level name of a package's lazy re-exports, ``{submodule: names}`` (a literal)."""
 MACHINERY = ("dynkit.experiments.registry", "dynkit.experiments.runner")
 """Modules that run every shard, roots of every closure beside the experiment's module."""
 LIBRARIES = ("numpy", "scipy", "torch")
@@ -98,6 +102,11 @@ class ModuleCode:
     computed_import: bool
     empty: bool = False
     """No statement besides its docstring (an empty ``__init__``): it runs nothing."""
+    lazy: tuple[tuple[str, str], ...] = ()
+    """``(name, module providing it)`` of its :data:`LAZY_TABLE` (a package that declares one)."""
+    taken: frozenset[tuple[str, str]] = frozenset()
+    """``(module, name)`` of each name it takes from a package module that is not a submodule
+    (``from dynkit.models import HBNODE``, ``dk.models.HBNODE``): reaches a lazy provider."""
 
 
 def module_name(relative: str, package: str = PACKAGE) -> str:
@@ -140,6 +149,8 @@ class _Reader:
         self.reaches: set[str] = set()
         self.aliases: dict[str, str] = {}
         self.computed_import = False
+        self.taken: set[tuple[str, str]] = set()
+        self.lazy: dict[str, str] = {}
 
     def _absolute(self, module: str | None, level: int) -> str | None:
         if level == 0:
@@ -179,13 +190,34 @@ class _Reader:
                     if dotted in self.modules and (sub := self._reach(dotted)):
                         self.aliases[alias.asname or alias.name] = sub
                         alias.name, alias.asname = _MARK + sub, alias.asname or alias.name
+                    elif target == base:
+                        self.taken.add((base, alias.name))
                 node.module, node.level = _MARK + target, 0
             elif isinstance(node, ast.Call) and _called(node.func) in _IMPORTERS:
                 self._computed(node)
         for node in ast.walk(tree):  # dk.models.neural_ode.X: a submodule reached as an attribute
             chain = _chain(node) if isinstance(node, ast.Attribute) else None
             if chain and chain[0] in self.aliases:
-                self._reach(".".join([self.aliases[chain[0]], *chain[1:]]))
+                parts = [*self.aliases[chain[0]].split("."), *chain[1:]]
+                deepest = self._reach(".".join(parts))
+                depth = len(deepest.split(".")) if deepest else 0
+                if deepest and depth < len(parts):  # dk.solve, dk.models.HBNODE
+                    self.taken.add((deepest, parts[depth]))
+        self._read_table(tree)
+
+    def _read_table(self, tree: ast.Module) -> None:
+        """The package's :data:`LAZY_TABLE`: ``{"submodule": ("Name", ...)}``, literals only."""
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else ()
+            if [getattr(t, "id", None) for t in targets] != [LAZY_TABLE]:
+                continue
+            try:
+                table = ast.literal_eval(node.value)
+            except ValueError as error:
+                raise ValueError(f"{self.name}.{LAZY_TABLE} must be a literal dict") from error
+            for submodule, provided in table.items():
+                dotted = f"{self.package}.{submodule}"
+                self.lazy.update({name: dotted for name in (submodule, *provided)})
 
     def _computed(self, call: ast.Call) -> None:
         """``import_module("...")``: the module named. A computed name relative to this package
@@ -256,11 +288,11 @@ class _Modules(Mapping):
 
     def __getitem__(self, name: str) -> ModuleCode:
         if name not in self._read:
-            text, reaches, computed, empty = self._tree(name)
+            text, reaches, computed, empty, lazy, taken = self._tree(name)
             links = _digest(_unmark(text, lambda target: self._code(target)))
             is_package = Path(self._paths[name]).name == "__init__.py"
             self._read[name] = ModuleCode(
-                name, is_package, self._code(name), links, reaches, computed, empty
+                name, is_package, self._code(name), links, reaches, computed, empty, lazy, taken
             )
         return self._read[name]
 
@@ -268,15 +300,23 @@ class _Modules(Mapping):
 @functools.lru_cache(maxsize=4096)
 def _read_one(name: str, is_package: bool, source: bytes, modules: frozenset[str]):
     """(the dumped tree with its imports marked, the modules it reaches, whether it imports by a
-    computed name, whether it is empty) of one module; cached: a run parses each source once."""
+    computed name, whether it is empty, its lazy table, the names it takes from package modules)
+    of one module; cached: a run parses each source once."""
     reader = _Reader(name, is_package, modules)
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):  # a module that cannot run: its bytes stand for it
-        return "<unparsable>" + source.hex(), frozenset(), False, False
+        return "<unparsable>" + source.hex(), frozenset(), False, False, (), frozenset()
     _strip_docstrings(tree)
     reader.read(tree)
-    return ast.dump(tree), frozenset(reader.reaches - {name}), reader.computed_import, not tree.body
+    return (
+        ast.dump(tree),
+        frozenset(reader.reaches - {name}),
+        reader.computed_import,
+        not tree.body,
+        tuple(sorted(reader.lazy.items())),
+        frozenset(reader.taken),
+    )
 
 
 def _unmark(text: str, replace) -> str:
@@ -305,7 +345,10 @@ def closure(roots: Iterable[str], modules: Mapping[str, ModuleCode]) -> list[str
         parts = name.split(".")
         todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # packages above run first
         todo.extend(module.reaches)
-        if module.computed_import and name not in LAZY_PACKAGES:
+        for owner, attribute in module.taken:  # a lazy re-export: the submodule providing it
+            if owner not in (REGISTRATION_INDEX, IDENTITY):
+                todo.extend(m for a, m in modules[owner].lazy if a == attribute)
+        if module.computed_import:
             package = name if module.is_package else name.rpartition(".")[0]
             todo.extend(m for m in modules if m.rpartition(".")[0] == package)
     return sorted(seen)

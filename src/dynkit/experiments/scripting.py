@@ -15,21 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..tasks.text import CPU_CONFIG, FULL_CONFIG, SCHEDULES, default_data_dir
+from ..models.engines import DEFAULT_SOLVER, SOLVERS
 from .registry import register
 
 __all__ = [
     "MODELS",
     "COLORS",
-    "DEFAULT_DATA",
     "experiment_parser",
     "experiment_config",
     "command_line",
     "run_script",
     "parser",
     "add_solver_option",
-    "csaode_parser",
-    "csaode_training",
     "setup",
     "pyplot",
     "ScriptConfig",
@@ -44,7 +41,6 @@ COLORS = {
     "hbnode": "tab:red",
     "ghbnode": "tab:purple",
 }
-DEFAULT_DATA = default_data_dir()
 
 
 def experiment_parser(
@@ -134,8 +130,6 @@ def add_solver_option(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """``--solver``: the neural-ODE models' engine, ``dynkit`` (:func:`dynkit.solve`, the
     default) or ``torchdiffeq`` (the papers' code), to check that an outcome does not depend on
     it."""
-    from ..models.ode_block import DEFAULT_SOLVER, SOLVERS
-
     p.add_argument(
         "--solver",
         default=DEFAULT_SOLVER,
@@ -143,42 +137,6 @@ def add_solver_option(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help=f"ODE solver of the models (default {DEFAULT_SOLVER})",
     )
     return p
-
-
-def csaode_parser(description: str, default_out: str) -> argparse.ArgumentParser:
-    """The CSAODE experiments' options: the common ones, ``--data-dir`` and the training's
-    ``--schedule`` and ``--weight-norm`` (read by :func:`csaode_training`)."""
-    p = experiment_parser(
-        description, default_out, full_help="the paper's size (d = 300, 300-d embeddings)"
-    )
-    p.add_argument(
-        "--data-dir",
-        type=Path,
-        default=DEFAULT_DATA,
-        help=f"folder of the standard sentence-classification files (default {DEFAULT_DATA})",
-    )
-    p.add_argument(
-        "--schedule",
-        choices=SCHEDULES,
-        default=None,
-        help="the learning-rate schedule (default: the base configuration's, constant)",
-    )
-    p.add_argument(
-        "--weight-norm",
-        action="store_true",
-        help="weight normalization of every weight matrix (the paper's training setup)",
-    )
-    return p
-
-
-def csaode_training(args: argparse.Namespace) -> dict:
-    """The training settings of a CSAODE script: its base configuration
-    (:data:`dynkit.tasks.text.CPU_CONFIG`, ``FULL_CONFIG`` with ``--full``) but the epochs, with
-    ``--schedule`` and ``--weight-norm`` applied."""
-    base = {k: v for k, v in (FULL_CONFIG if args.full else CPU_CONFIG).items() if k != "epochs"}
-    if args.schedule is not None:
-        base["schedule"] = args.schedule
-    return {**base, "weight_norm": args.weight_norm}
 
 
 def setup(args) -> str:

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from ..diagnostics.nfe import NFECounter
+from .engines import DEFAULT_SOLVER, SOLVERS
 
 __all__ = [
     "SOLVERS",
@@ -25,10 +26,6 @@ __all__ = [
     "ode_blocks",
     "set_tolerance",
 ]
-
-SOLVERS = ("torchdiffeq", "dynkit")
-DEFAULT_SOLVER = "dynkit"
-"""The engine of every :class:`ODEBlock` unless ``solver`` says otherwise."""
 
 
 def solver_methods(solver: str) -> tuple[str, ...]:

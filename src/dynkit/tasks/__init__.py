@@ -1,7 +1,18 @@
-"""Offline data sets and training loops for the experiments."""
+"""Offline data sets and training loops for the experiments.
 
-from .node_runs import TRAINING_TASKS, load_task
-from .runs import CSAODE_SOLVERS, TASKS, run_training
-from .sequences import CopyData, DigitSequences, adding_task, copy_task, digit_sequences
-from .text import DATASETS, TextDataset, Vocabulary, load_dataset, train_csaode
-from .time_series import TimeSeriesTask, Windows, load_time_series, train_hybrid
+Each name loads its submodule on first use (:mod:`dynkit._lazy`).
+"""
+
+from .._lazy import exports as _exports, names as _names
+
+_LAZY = {
+    "node_runs": ("TRAINING_TASKS", "load_task"),
+    "runs": ("CSAODE_SOLVERS", "TASKS", "run_training"),
+    "sequences": ("CopyData", "DigitSequences", "adding_task", "copy_task", "digit_sequences"),
+    "text": ("DATASETS", "TextDataset", "Vocabulary", "load_dataset", "train_csaode"),
+    "time_series": ("TimeSeriesTask", "Windows", "load_time_series", "train_hybrid"),
+}
+
+__all__ = _names(_LAZY)
+
+__getattr__, __dir__ = _exports(__name__, _LAZY)

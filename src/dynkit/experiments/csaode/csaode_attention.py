@@ -21,7 +21,8 @@ import torch
 from dynkit.io import save_figure, write_json
 from dynkit.tasks.text import pad_batch, train_csaode
 
-from ..scripting import command_line, csaode_parser as parser, csaode_training, register_script
+from ..scripting import command_line, register_script
+from .options import csaode_parser as parser, csaode_training
 
 SENTENCE = "what state did the battle of bighorn take place in ?".split()
 PAIR = ("state", "bighorn")

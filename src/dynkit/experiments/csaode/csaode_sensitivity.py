@@ -20,7 +20,8 @@ import torch
 from dynkit.io import save_figure, write_json
 from dynkit.tasks.text import train_csaode
 
-from ..scripting import command_line, csaode_parser as parser, csaode_training, register_script
+from ..scripting import command_line, register_script
+from .options import csaode_parser as parser, csaode_training
 
 # (label, overrides, paper test accuracy %, paper |θ|) -- Table 3, rows in the paper's order
 PAPER_TABLE3 = [
