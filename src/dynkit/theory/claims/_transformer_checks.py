@@ -114,3 +114,28 @@ def reweighting_check(n_inst, rng, beta_low=0.01, beta_high=0.99):
     return attention.check_attention_reweighting(
         rng.uniform(beta_low, beta_high, n), int(rng.integers(2, 65)), float(rng.uniform(0.1, 2))
     )
+
+
+# The planted flips that a statement's row in each paper uses, declared once.
+
+
+def linear_attention_wrong(rng: np.random.Generator) -> CheckResult:
+    """The RNN form with its normaliser z_i weighted 1.001: no longer the causal closed form."""
+    return linear_attention_check(3, rng, z_weight=1.001)
+
+
+def connection_layer_applied(rng: np.random.Generator) -> CheckResult:
+    """(15) with T_{l-1}(X) read as layer l - 1 applied to X, which is not heavy ball."""
+    return connection_check(3, rng, reading="layer_applied", beta_low=0.1)
+
+
+def reweighting_negative_momentum(rng: np.random.Generator) -> CheckResult:
+    """Momentum in (-0.9, -0.1), where the weights alternate instead of growing with the
+    distance."""
+    return reweighting_check(20, rng, beta_low=-0.9, beta_high=-0.1)
+
+
+def hb_forms_zero_momentum(rng: np.random.Generator) -> CheckResult:
+    """The momentum form started from m^1 = 0, which differs from the two-step form unless
+    x^1 = x^0."""
+    return hb_forms_check(3, rng, init="zero")
