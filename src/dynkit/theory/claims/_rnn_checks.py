@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import optimizers, rnn
 from .._core import CheckResult, random_matrices, split_by_size
-from ._sampling import by_size, patched, stack_groups
+from ._sampling import by_size, patched, random_signed_matrices, scaled_result, stack_groups
 
 
 # The words that the review quotes from the MomentumRNN paper, and the readings that both papers'
@@ -51,9 +51,7 @@ def adam_rnn_check(
     U well conditioned (cond <= 10) so that W^ = U^-1 W is a fair trainable matrix; T = 8 steps."""
     out = []
     for n, count in split_by_size(min(n_inst, 400), rng, range(1, 9)):
-        U = random_matrices(rng, count, n, log10_cond=1) * rng.choice(
-            [-1.0, 1.0], size=(count, 1, 1)
-        )
+        U = random_signed_matrices(rng, count, n, log10_cond=1)
         if diagonal:  # where both readings of U v / sqrt(m + eps) coincide
             U = np.eye(n) * rng.uniform(0.3, 1.5, (count, n, 1))
         k = int(rng.integers(1, 6))
@@ -157,13 +155,13 @@ def restart_check(n_inst, rng, momentum=None, literal=False):
 
 
 def perturbed_rewrite(rng):
-    with patched(rnn, "cell14", lambda f: lambda *a: f(*a) * (1 + 1e-6)):
+    with patched(rnn, "cell14", scaled_result(1 + 1e-6)):
         return rnn_check(2, rng, part="rewrite")
 
 
 def rnn_jacobian_wrong(rng):
     """The autograd reference perturbed by 1e-6 relative: the corrected (13) must fail."""
-    with patched(rnn, "_batched_jacobian", lambda f: lambda *a: f(*a) * (1 + 1e-6)):
+    with patched(rnn, "_batched_jacobian", scaled_result(1 + 1e-6)):
         return rnn_check(2, rng, part="jacobian13")
 
 
@@ -196,9 +194,7 @@ def reparam_check(n_inst, rng, *, wrong: bool = False):
 
 def gd_analogy_check(n_inst, rng, pair, plant=False):
     def make(n, c):
-        U = random_matrices(rng, c, n, log10_cond=3, scale=1.0) * rng.choice(
-            [-1.0, 1.0], size=(c, 1, 1)
-        )
+        U = random_signed_matrices(rng, c, n, log10_cond=3, scale=1.0)
         m = int(rng.integers(1, 6))
         return rnn.check_gd_analogy(
             U,

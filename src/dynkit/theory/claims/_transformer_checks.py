@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import attention, heavy_ball
 from .._core import CheckResult, combine, random_matrices, split_by_size
-from ._sampling import by_size, patched, random_spd, stack_groups
+from ._sampling import by_size, patched, random_spd, scaled_result, stack_groups
 
 
 def attention_check(n_inst: int, rng: np.random.Generator) -> CheckResult:
@@ -55,7 +55,7 @@ def prop3_above(rng):
 
 
 def attention_wrong(rng):
-    with patched(attention, "_weights", lambda f: lambda *a: f(*a) * (1 + 1e-6)):
+    with patched(attention, "_weights", scaled_result(1 + 1e-6)):
         return attention_check(3, rng)
 
 

@@ -12,7 +12,14 @@ from .. import adjoint, heavy_ball, optimizers, rnn, spectra
 from .._core import CheckResult, Claim, random_matrices, split_by_size
 from . import _rnn_checks as rnn_checks
 from . import _transformer_checks as transformer_checks
-from ._sampling import by_size, patched, random_nets, random_psd, stack_groups
+from ._sampling import (
+    by_size,
+    patched,
+    random_nets,
+    random_psd,
+    random_signed_matrices,
+    stack_groups,
+)
 
 __all__ = ["CLAIMS"]
 
@@ -20,9 +27,7 @@ __all__ = ["CLAIMS"]
 def _eigen_pairing(n_inst: int, rng: np.random.Generator) -> CheckResult:
     out = []
     for n, count in split_by_size(n_inst, rng):
-        F = random_matrices(
-            rng, count, n, log10_cond=6, scale=10 ** rng.uniform(-1, 1)
-        ) * rng.choice([-1.0, 1.0], size=(count, 1, 1))
+        F = random_signed_matrices(rng, count, n, log10_cond=6, scale=10 ** rng.uniform(-1, 1))
         J = 10 ** rng.uniform(-3, 0, size=(count, n))
         gamma = rng.uniform(0, 4, size=count)
         out.append(spectra.check_eigen_pairing(J, F, gamma, scale=-rng.uniform(0.1, 5), a=2.0))
@@ -90,9 +95,7 @@ def _nonvanishing(n_inst, rng, big_a: bool = False):
     (the bound becomes tiny: must hold)."""
 
     def make(n, c):
-        F = random_matrices(rng, c, n, log10_cond=3, scale=10 ** rng.uniform(-1, 1)) * rng.choice(
-            [-1.0, 1.0], size=(c, 1, 1)
-        )
+        F = random_signed_matrices(rng, c, n, log10_cond=3, scale=10 ** rng.uniform(-1, 1))
         a = rng.uniform(0.05, 2, c) * (1e3 if big_a else 1)
         gamma = a * rng.uniform(0, 2, c) * (0 if big_a else 1)
         return adjoint.check_adjoint_nonvanishing(
@@ -107,37 +110,38 @@ def _nonvanishing(n_inst, rng, big_a: bool = False):
     return stack_groups("adjoint_nonvanishing", groups)
 
 
+def _block_scaled(factor: float, row: int, col: int):
+    """A ``make`` for :func:`patched`: the original, whose result is a 2n x 2n matrix of n x n
+    blocks, with its block (``row``, ``col``) (each 0 or 1) multiplied by ``factor`` in place."""
+
+    def make(original):
+        def scaled(*args):
+            M = original(*args)
+            n = M.shape[-1] // 2
+            M[..., row * n : (row + 1) * n, col * n : (col + 1) * n] *= factor
+            return M
+
+        return scaled
+
+    return make
+
+
+def _damping_off(gamma):
+    """A damping 5% (+0.05) off ``gamma``: the planted adjoint paths integrate with it."""
+    return 1.05 * gamma + 0.05
+
+
 def _companion_wrong(rng):
     """The companion block with its -mu D^_k U coupling scaled by 0.999: the corrected (15) must
     fail."""
-
-    def make(f):
-        def wrong(dsig, dinv, U, mu):
-            B = f(dsig, dinv, U, mu)
-            n = U.shape[-1]
-            B[..., :n, n:] *= 0.999
-            return B
-
-        return wrong
-
-    with patched(rnn, "companion15", make):
+    with patched(rnn, "companion15", _block_scaled(0.999, 0, 1)):
         return rnn_checks.rnn_check(2, rng, part="companion15", mu=0.5)
 
 
 def _eigen_pairing_wrong(rng):
     """H's damping block off by 1% (-1.01 gamma I): its eigenvalues no longer match the roots built
     from gamma, nor pair to sums (t - T) gamma; the check must see it on H's own eigenvalues."""
-
-    def make(f):
-        def wrong(J, F, gamma):
-            H = f(J, F, gamma)
-            n = F.shape[-1]
-            H[..., n:, n:] *= 1.01
-            return H
-
-        return wrong
-
-    with patched(spectra, "hbnode_adjoint_matrix", make):
+    with patched(spectra, "hbnode_adjoint_matrix", _block_scaled(1.01, 1, 1)):
         return _eigen_pairing(4, rng)
 
 
@@ -147,7 +151,7 @@ def _eq26_wrong_damping(rng):
 
     def make(f):
         return lambda W, b, h0, a_T, gamma_of, *a: f(
-            W, b, h0, a_T, lambda t: 1.05 * gamma_of(t) + 0.05, *a
+            W, b, h0, a_T, lambda t: _damping_off(gamma_of(t)), *a
         )
 
     with patched(adjoint, "_hbnode_adjoint_path", make):
@@ -179,7 +183,7 @@ def _first_order_adjoint_wrong(rng, *, ghb: bool):
 
     def make(f):
         return lambda a_h, a_m, h, m, W, b, gamma, xi: f(
-            a_h, a_m, h, m, W, b, 1.05 * gamma + 0.05, xi
+            a_h, a_m, h, m, W, b, _damping_off(gamma), xi
         )
 
     with patched(adjoint, "first_order_adjoint_rhs", make):
@@ -204,7 +208,7 @@ def _remarks_wrong(rng):
     with."""
 
     def make(f):
-        return lambda W, b, h0, m0, a_T, gamma, *a: f(W, b, h0, m0, a_T, 1.05 * gamma + 0.05, *a)
+        return lambda W, b, h0, m0, a_T, gamma, *a: f(W, b, h0, m0, a_T, _damping_off(gamma), *a)
 
     with patched(adjoint, "_first_order_path", make):
         return _remarks(2, rng)
