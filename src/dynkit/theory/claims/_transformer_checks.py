@@ -54,6 +54,20 @@ def prop3_above(rng):
     )
 
 
+def prop3_quadratics(rng, count, n):
+    """Prop. 3's instances: A SPD (kappa <= 100, every eigenvalue but the smallest at least twice
+    it) and a step in [0.5, 1]/L."""
+    A = random_spd(rng, count, n, 100.0, 2.0)
+    return A, rng.uniform(0.5, 1.0, count) / np.linalg.eigvalsh(A)[:, -1]
+
+
+def gradient_ratio_below(rng, count, n):
+    """Prop. 3's gradient ratio on its instances with beta in [0, beta~/2], where it converges."""
+    A, step = prop3_quadratics(rng, count, n)
+    beta = heavy_ball.optimal_momentum(A, step) * rng.uniform(0, 0.5, count)
+    return heavy_ball.check_gradient_ratio_limit(A, beta, step, seed=int(rng.integers(2**31)))
+
+
 def attention_wrong(rng):
     with patched(attention, "_weights", scaled_result(1 + 1e-6)):
         return attention_check(3, rng)
@@ -72,15 +86,12 @@ def adaptive_check(n_inst, rng):
     check about the adaptive momenta, (17) -> beta~ = (1 - sqrt(step nu))^2 and (17), (18) in [0, 1
     - delta]."""
 
-    def make(n, count):
-        A = random_spd(rng, count, n, 100.0, 2.0)
-        step = rng.uniform(0.5, 1.0, count) / np.linalg.eigvalsh(A)[:, -1]
-        beta = heavy_ball.optimal_momentum(A, step) * rng.uniform(0, 0.5, count)
-        return _adaptive_parts(
-            heavy_ball.check_gradient_ratio_limit(A, beta, step, seed=int(rng.integers(2**31)))
-        )
-
-    return by_size("adaptive_momentum", min(n_inst, 400), rng, make)
+    return by_size(
+        "adaptive_momentum",
+        min(n_inst, 400),
+        rng,
+        lambda n, count: _adaptive_parts(gradient_ratio_below(rng, count, n)),
+    )
 
 
 def adaptive_above(rng):

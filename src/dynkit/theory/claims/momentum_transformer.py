@@ -40,21 +40,17 @@ def _thm2(n_inst, rng, *, literal: bool, scaled_identity: bool = False):
 
 def _prop3(n_inst, rng, *, all_beta: bool):
     def make(n, count):
-        A = random_spd(rng, count, n, 100.0, 2.0)
-        L = np.linalg.eigvalsh(A)[:, -1]
-        step = rng.uniform(0.5, 1.0, count) / L
-        if (
-            all_beta
-        ):  # the paper: "for any fixed 0 <= beta < 1": stratified over [0, beta*) and [beta*, 1)
-            beta_star = heavy_ball.optimal_momentum(A, step)
-            upper = np.arange(count) % 2 == 0
-            u = rng.uniform(0, 1, count)
-            beta = np.where(upper, beta_star + (1 - beta_star) * u, beta_star * u)
-            return heavy_ball.check_gradient_ratio_limit(
-                A, beta, step, n_steps=3000, seed=int(rng.integers(2**31))
-            )
-        beta = heavy_ball.optimal_momentum(A, step) * rng.uniform(0, 0.5, count)
-        return heavy_ball.check_gradient_ratio_limit(A, beta, step, seed=int(rng.integers(2**31)))
+        if not all_beta:
+            return transformer_checks.gradient_ratio_below(rng, count, n)
+        # the paper: "for any fixed 0 <= beta < 1": stratified over [0, beta*) and [beta*, 1)
+        A, step = transformer_checks.prop3_quadratics(rng, count, n)
+        beta_star = heavy_ball.optimal_momentum(A, step)
+        upper = np.arange(count) % 2 == 0
+        u = rng.uniform(0, 1, count)
+        beta = np.where(upper, beta_star + (1 - beta_star) * u, beta_star * u)
+        return heavy_ball.check_gradient_ratio_limit(
+            A, beta, step, n_steps=3000, seed=int(rng.integers(2**31))
+        )
 
     # n = 1 is trivial (the ratio is nu at every k); the statement can only fail for n >= 2
     return by_size("gradient_ratio", min(n_inst, 400), rng, make, range(2 if all_beta else 1, 13))
