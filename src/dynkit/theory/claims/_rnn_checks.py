@@ -1,7 +1,8 @@
 """Checks that the review and the MomentumRNN paper share: both state the momentum cell, its
 Jacobian products, the inverse-activation slope, the Adam/RMSProp cells, scheduled restart and the
 gradient-descent analogy (the review repeats the MomentumRNN paper's results under its own
-numbering), so their rows draw the same instances through these functions.
+numbering), so their rows draw the same instances through these functions. Where the review quotes
+the MomentumRNN paper word for word, the quote and the reading both rows check are here too.
 """
 
 from __future__ import annotations
@@ -10,7 +11,32 @@ import numpy as np
 
 from .. import optimizers, rnn
 from .._core import CheckResult, random_matrices, split_by_size
-from ._sampling import by_size, patched, stack_groups
+from ._sampling import by_size, patched, random_signed_matrices, scaled_result, stack_groups
+
+
+# The words that the review quotes from the MomentumRNN paper, and the readings that both papers'
+# rows check.
+NAG_RATE_STATEMENT = (
+    "For convex optimization, NAG has a convergence rate O(1/t^2), which is significantly faster "
+    "than GD or GD with constant momentum whose convergence rate is O(1/t)."
+)
+INVERSE_SLOPE_STATEMENT = (
+    "For mostly used sigma, e.g., sigmoid and tanh, (sigma^{-1}(.))' > 1 and mu Sigma_k dominates "
+    "U^T."
+)
+INVERSE_SLOPE_CORRECTION = (
+    "(sigma^{-1})' >= 1 on the range of sigmoid (> 4 there) and tanh (equality only at y = 0)."
+)
+INVERSE_SLOPE_READING = (
+    "(sigma^{-1})'(y) > 1 for every y in the range of sigma, sigma in {sigmoid, tanh}"
+)
+RESTART_READING = (
+    "f(x_t) - f* behaves as alpha^{-t} with 0 < alpha < 1: the per-step factor alpha^{-1} exceeds 1"
+)
+RESTART_INTENT = (
+    "accelerates NAG to a linear convergence rate [...] but also stabilizes the NAG iteration (a "
+    "rate that grows, alpha^{-t} with alpha < 1, is neither linear convergence nor stable)"
+)
 
 
 def adam_rnn_check(
@@ -25,9 +51,7 @@ def adam_rnn_check(
     U well conditioned (cond <= 10) so that W^ = U^-1 W is a fair trainable matrix; T = 8 steps."""
     out = []
     for n, count in split_by_size(min(n_inst, 400), rng, range(1, 9)):
-        U = random_matrices(rng, count, n, log10_cond=1) * rng.choice(
-            [-1.0, 1.0], size=(count, 1, 1)
-        )
+        U = random_signed_matrices(rng, count, n, log10_cond=1)
         if diagonal:  # where both readings of U v / sqrt(m + eps) coincide
             U = np.eye(n) * rng.uniform(0.3, 1.5, (count, n, 1))
         k = int(rng.integers(1, 6))
@@ -131,13 +155,13 @@ def restart_check(n_inst, rng, momentum=None, literal=False):
 
 
 def perturbed_rewrite(rng):
-    with patched(rnn, "cell14", lambda f: lambda *a: f(*a) * (1 + 1e-6)):
+    with patched(rnn, "cell14", scaled_result(1 + 1e-6)):
         return rnn_check(2, rng, part="rewrite")
 
 
 def rnn_jacobian_wrong(rng):
     """The autograd reference perturbed by 1e-6 relative: the corrected (13) must fail."""
-    with patched(rnn, "_batched_jacobian", lambda f: lambda *a: f(*a) * (1 + 1e-6)):
+    with patched(rnn, "_batched_jacobian", scaled_result(1 + 1e-6)):
         return rnn_check(2, rng, part="jacobian13")
 
 
@@ -170,9 +194,7 @@ def reparam_check(n_inst, rng, *, wrong: bool = False):
 
 def gd_analogy_check(n_inst, rng, pair, plant=False):
     def make(n, c):
-        U = random_matrices(rng, c, n, log10_cond=3, scale=1.0) * rng.choice(
-            [-1.0, 1.0], size=(c, 1, 1)
-        )
+        U = random_signed_matrices(rng, c, n, log10_cond=3, scale=1.0)
         m = int(rng.integers(1, 6))
         return rnn.check_gd_analogy(
             U,
@@ -186,3 +208,109 @@ def gd_analogy_check(n_inst, rng, pair, plant=False):
         )
 
     return by_size("gd_analogy", min(n_inst, 400), rng, make)
+
+
+# The checks and planted flips that a statement's row in each paper uses, declared once.
+
+
+def rewrite_check(n_inst: int, rng: np.random.Generator) -> CheckResult:
+    """The momentum cell's second-order rewrite ((12) of the MomentumRNN paper, (14) of the review)
+    against the cell, step by step."""
+    return rnn_check(n_inst, rng, part="rewrite")
+
+
+def jacobian_literal_check(n_inst: int, rng: np.random.Generator) -> CheckResult:
+    """The plain cell's Jacobian product as printed, with U^T, against autograd."""
+    return rnn_check(n_inst, rng, part="literal13")
+
+
+def jacobian_literal_symmetric(rng: np.random.Generator) -> CheckResult:
+    """The printed product on symmetric U, where U^T = U makes it right."""
+    return rnn_check(2, rng, part="literal13", symmetric=True)
+
+
+def jacobian_check(n_inst: int, rng: np.random.Generator) -> CheckResult:
+    """The corrected product of D_k U against autograd."""
+    return rnn_check(n_inst, rng, part="jacobian13")
+
+
+def momentum_product_check(n_inst: int, rng: np.random.Generator) -> CheckResult:
+    """The momentum cell's printed product of D^_k (U^T + mu Sigma_k) against autograd."""
+    return rnn_check(n_inst, rng, part="product15")
+
+
+def momentum_product_without_momentum(rng: np.random.Generator) -> CheckResult:
+    """The printed product at mu = 0, where the cell is the plain one."""
+    return rnn_check(2, rng, part="product15", mu=0.0)
+
+
+def slope_strict_check(n_inst: int, rng: np.random.Generator) -> CheckResult:
+    """(sigma^-1)' > 1 as printed, on the whole range of sigma (tanh's 0 included)."""
+    return slope_check(n_inst, rng, strict=True)
+
+
+def slope_strict_off_zero(rng: np.random.Generator) -> CheckResult:
+    """(sigma^-1)' > 1 away from tanh's 0, where it holds."""
+    return slope_check(8, rng, strict=True, avoid_zero=True)
+
+
+def slope_corrected_check(n_inst: int, rng: np.random.Generator) -> CheckResult:
+    """The corrected (sigma^-1)' >= 1 on the whole range of sigma."""
+    return slope_check(n_inst, rng, strict=False)
+
+
+def restart_literal_check(n_inst: int, rng: np.random.Generator) -> CheckResult:
+    """Scheduled restart's rate read as printed, alpha^{-t} with 0 < alpha < 1 (a growing
+    factor)."""
+    return restart_check(n_inst, rng, literal=True)
+
+
+def restart_growing(rng: np.random.Generator) -> CheckResult:
+    """The printed reading on a momentum of 1.2, whose iterates do grow."""
+    return restart_check(2, rng, momentum=lambda t: 1.2, literal=True)
+
+
+def restart_unit_momentum(rng: np.random.Generator) -> CheckResult:
+    """The corrected (accelerated) rate on a constant momentum of 1, which never damps."""
+    return restart_check(2, rng, momentum=lambda t: 1.0)
+
+
+def plain_analogy_check(n_inst: int, rng: np.random.Generator) -> CheckResult:
+    """The plain cell rewritten as a gradient step, h_t = phi(h_{t-1} + u_t)."""
+    return gd_analogy_check(n_inst, rng, "(6)-(7)")
+
+
+def plain_analogy_planted(rng: np.random.Generator) -> CheckResult:
+    """The plain cell's rewrite with U^T in place of U^-1."""
+    return gd_analogy_check(3, rng, "(6)-(7)", plant=True)
+
+
+def momentum_analogy_check(n_inst: int, rng: np.random.Generator) -> CheckResult:
+    """The momentum cell from the heavy-ball step on that rewrite, v_t := -U p_t."""
+    return gd_analogy_check(n_inst, rng, "(8)-(9)")
+
+
+def momentum_analogy_planted(rng: np.random.Generator) -> CheckResult:
+    """The momentum cell's derivation with v_t := -p_t in place of -U p_t."""
+    return gd_analogy_check(3, rng, "(8)-(9)", plant=True)
+
+
+def reparam_wrong(rng: np.random.Generator) -> CheckResult:
+    """The reparametrised cell with W in place of W^ = U^-1 W."""
+    return reparam_check(3, rng, wrong=True)
+
+
+def adam_rnn_diagonal(rng: np.random.Generator) -> CheckResult:
+    """Remark 4's cells on diagonal U, where both readings of U v / sqrt(m + eps) coincide."""
+    return adam_rnn_check(3, rng, diagonal=True)
+
+
+def adam_rnn_corrected_check(n_inst: int, rng: np.random.Generator) -> CheckResult:
+    """The corrected cell, U applied after the entry-wise quotient, against torch.optim."""
+    return adam_rnn_check(n_inst, rng, product="U(v/r)")
+
+
+def adam_rnn_relaxed_moment(rng: np.random.Generator) -> CheckResult:
+    """The corrected cell with (17)'s second moment of W x_t = U W^ x_t, the relaxation Remark 4
+    says it avoids."""
+    return adam_rnn_check(3, rng, product="U(v/r)", relaxed_moment=True)

@@ -77,6 +77,12 @@ def random_nets(rng, count, n):
     return W, rng.standard_normal((count, n)), rng.standard_normal((count, n))
 
 
+def random_signed_matrices(rng, count, n, *, log10_cond, scale=1.0):
+    """:func:`random_matrices`, each times a random sign (so that both orientations are drawn)."""
+    matrices = random_matrices(rng, count, n, log10_cond=log10_cond, scale=scale)
+    return matrices * rng.choice([-1.0, 1.0], size=(count, 1, 1))
+
+
 def by_size(name, n_inst, rng, make, sizes=range(1, 13)):
     """``make(n, count)`` for each size group of ``n_inst`` instances, stacked under ``name``."""
     return stack_groups(name, [make(n, count) for n, count in split_by_size(n_inst, rng, sizes)])
@@ -104,6 +110,22 @@ def patched(module, name, make):
         yield
     finally:
         setattr(module, name, original)
+
+
+def scaled_result(factor):
+    """A ``make`` for :func:`patched`: the original with its result multiplied by ``factor`` (each
+    item, where it returns a tuple)."""
+
+    def make(original):
+        def scaled(*args, **kwargs):
+            result = original(*args, **kwargs)
+            if isinstance(result, tuple):
+                return tuple(item * factor for item in result)
+            return result * factor
+
+        return scaled
+
+    return make
 
 
 def scaled_solve(factor):

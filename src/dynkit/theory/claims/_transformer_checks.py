@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import attention, heavy_ball
 from .._core import CheckResult, combine, random_matrices, split_by_size
-from ._sampling import by_size, patched, random_spd, stack_groups
+from ._sampling import by_size, patched, random_spd, scaled_result, stack_groups
 
 
 def attention_check(n_inst: int, rng: np.random.Generator) -> CheckResult:
@@ -54,8 +54,22 @@ def prop3_above(rng):
     )
 
 
+def prop3_quadratics(rng, count, n):
+    """Prop. 3's instances: A SPD (kappa <= 100, every eigenvalue but the smallest at least twice
+    it) and a step in [0.5, 1]/L."""
+    A = random_spd(rng, count, n, 100.0, 2.0)
+    return A, rng.uniform(0.5, 1.0, count) / np.linalg.eigvalsh(A)[:, -1]
+
+
+def gradient_ratio_below(rng, count, n):
+    """Prop. 3's gradient ratio on its instances with beta in [0, beta~/2], where it converges."""
+    A, step = prop3_quadratics(rng, count, n)
+    beta = heavy_ball.optimal_momentum(A, step) * rng.uniform(0, 0.5, count)
+    return heavy_ball.check_gradient_ratio_limit(A, beta, step, seed=int(rng.integers(2**31)))
+
+
 def attention_wrong(rng):
-    with patched(attention, "_weights", lambda f: lambda *a: f(*a) * (1 + 1e-6)):
+    with patched(attention, "_weights", scaled_result(1 + 1e-6)):
         return attention_check(3, rng)
 
 
@@ -72,15 +86,12 @@ def adaptive_check(n_inst, rng):
     check about the adaptive momenta, (17) -> beta~ = (1 - sqrt(step nu))^2 and (17), (18) in [0, 1
     - delta]."""
 
-    def make(n, count):
-        A = random_spd(rng, count, n, 100.0, 2.0)
-        step = rng.uniform(0.5, 1.0, count) / np.linalg.eigvalsh(A)[:, -1]
-        beta = heavy_ball.optimal_momentum(A, step) * rng.uniform(0, 0.5, count)
-        return _adaptive_parts(
-            heavy_ball.check_gradient_ratio_limit(A, beta, step, seed=int(rng.integers(2**31)))
-        )
-
-    return by_size("adaptive_momentum", min(n_inst, 400), rng, make)
+    return by_size(
+        "adaptive_momentum",
+        min(n_inst, 400),
+        rng,
+        lambda n, count: _adaptive_parts(gradient_ratio_below(rng, count, n)),
+    )
 
 
 def adaptive_above(rng):
@@ -114,3 +125,28 @@ def reweighting_check(n_inst, rng, beta_low=0.01, beta_high=0.99):
     return attention.check_attention_reweighting(
         rng.uniform(beta_low, beta_high, n), int(rng.integers(2, 65)), float(rng.uniform(0.1, 2))
     )
+
+
+# The planted flips that a statement's row in each paper uses, declared once.
+
+
+def linear_attention_wrong(rng: np.random.Generator) -> CheckResult:
+    """The RNN form with its normaliser z_i weighted 1.001: no longer the causal closed form."""
+    return linear_attention_check(3, rng, z_weight=1.001)
+
+
+def connection_layer_applied(rng: np.random.Generator) -> CheckResult:
+    """(15) with T_{l-1}(X) read as layer l - 1 applied to X, which is not heavy ball."""
+    return connection_check(3, rng, reading="layer_applied", beta_low=0.1)
+
+
+def reweighting_negative_momentum(rng: np.random.Generator) -> CheckResult:
+    """Momentum in (-0.9, -0.1), where the weights alternate instead of growing with the
+    distance."""
+    return reweighting_check(20, rng, beta_low=-0.9, beta_high=-0.1)
+
+
+def hb_forms_zero_momentum(rng: np.random.Generator) -> CheckResult:
+    """The momentum form started from m^1 = 0, which differs from the two-step form unless
+    x^1 = x^0."""
+    return hb_forms_check(3, rng, init="zero")

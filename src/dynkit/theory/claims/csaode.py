@@ -11,10 +11,16 @@ import numpy as np
 
 from ..._papers import CSAODE, DYNKIT_ANALYSIS
 from .. import accelerated_rk
-from .._core import Claim, random_matrices, split_by_size
-from ._sampling import patched, stack_groups
+from .._core import Claim, split_by_size
+from ._sampling import patched, random_signed_matrices, stack_groups
 
 __all__ = ["CLAIMS"]
+
+
+def _field_weights(rng, count, d):
+    """W of the test fields y' = W y + tanh(y + b): norm ~1-3, either sign, so that solutions move
+    and the errors stay above rounding at r = 1/64."""
+    return random_signed_matrices(rng, count, d, log10_cond=1, scale=3.0)
 
 
 def _ark(kind, n_inst, rng, **kw):
@@ -27,11 +33,7 @@ def _ark(kind, n_inst, rng, **kw):
             )
         )
     for d, count in split_by_size(n, rng, range(1, 7)):
-        # y' = W y + tanh(y + b), W of norm ~1-3: solutions that move, errors above rounding at
-        # r = 1/64
-        W = random_matrices(rng, count, d, log10_cond=1, scale=3.0) * rng.choice(
-            [-1.0, 1.0], size=(count, 1, 1)
-        )
+        W = _field_weights(rng, count, d)
         b, y0 = rng.standard_normal((count, d)), rng.standard_normal((count, d))
         order = int(rng.choice([3, 4]))
         if kind == "order":  # half the groups with a field that depends on t (CSAODE's F takes t)
@@ -47,9 +49,7 @@ def _ark(kind, n_inst, rng, **kw):
 def _ark_family(n_inst, rng):
     n = min(n_inst, 8)  # 6 members x 2 methods x 3 fixed-step solves per problem
     d = int(rng.integers(1, 7))
-    W = random_matrices(rng, n, d, log10_cond=1, scale=3.0) * rng.choice(
-        [-1.0, 1.0], size=(n, 1, 1)
-    )
+    W = _field_weights(rng, n, d)
     return accelerated_rk.check_ark_family_equal_accuracy(
         W, rng.standard_normal((n, d)), rng.standard_normal((n, d))
     )
@@ -74,9 +74,7 @@ def _ark_start(n_inst, rng, method=None):
     n = min(n_inst, 60)
     out = []
     for d, count in split_by_size(n, rng, range(1, 7)):
-        W = random_matrices(rng, count, d, log10_cond=1, scale=3.0) * rng.choice(
-            [-1.0, 1.0], size=(count, 1, 1)
-        )
+        W = _field_weights(rng, count, d)
         order = int(rng.choice([3, 4]))
         out.append(
             accelerated_rk.check_ark_start(
@@ -109,9 +107,7 @@ def _ark_family_order(n_inst, rng, perturb: bool = False):
     n = min(n_inst, 30)  # five fixed-step solves per member and problem
     out = []
     for d, count in split_by_size(n, rng, range(1, 7)):
-        W = random_matrices(rng, count, d, log10_cond=1, scale=3.0) * rng.choice(
-            [-1.0, 1.0], size=(count, 1, 1)
-        )
+        W = _field_weights(rng, count, d)
         order = int(rng.choice([3, 4]))
         param = rng.choice(accelerated_rk.ARK_FAMILY[order][1])
         method = accelerated_rk.ark_member(order, param)

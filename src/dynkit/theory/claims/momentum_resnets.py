@@ -11,7 +11,16 @@ import numpy as np
 from ..._papers import MOMENTUM_RESNETS
 from .. import first_order, momentum_resnet, representation, spectra
 from .._core import CheckResult, Claim, combine, random_matrices, split_by_size, verdict
-from ._sampling import by_size, join_parts, patched, random_nets, scaled_solve, stack_groups
+from ._sampling import (
+    by_size,
+    join_parts,
+    patched,
+    random_nets,
+    random_signed_matrices,
+    scaled_result,
+    scaled_solve,
+    stack_groups,
+)
 
 __all__ = ["CLAIMS"]
 
@@ -242,26 +251,17 @@ def _representation(n_inst: int, rng: np.random.Generator) -> CheckResult:
     )
 
 
-def _small_eps(n_inst, rng):
-    return by_size(
-        "small_eps_limit",
-        n_inst,
-        rng,
-        lambda n, c: momentum_resnet.check_small_eps_limit(
-            *random_nets(rng, c, n), rng.standard_normal((c, n))
-        ),
-        range(1, 13, 3),
+def _eps_limit(n_inst, rng, *, large: bool = False):
+    """Prop. 2's limit eps -> 0 (``large``: Prop. 5's eps -> +inf) on tanh fields, n in {1, 4, 7,
+    10}."""
+    check = (
+        momentum_resnet.check_large_eps_limit if large else momentum_resnet.check_small_eps_limit
     )
-
-
-def _large_eps(n_inst, rng):
     return by_size(
-        "large_eps_limit",
+        "large_eps_limit" if large else "small_eps_limit",
         n_inst,
         rng,
-        lambda n, c: momentum_resnet.check_large_eps_limit(
-            *random_nets(rng, c, n), rng.standard_normal((c, n))
-        ),
+        lambda n, c: check(*random_nets(rng, c, n), rng.standard_normal((c, n))),
         range(1, 13, 3),
     )
 
@@ -420,14 +420,12 @@ def _crossing(n_inst, rng, v0_factor=-0.5):
 
 
 def _revnet_contracting(rng):
-    with patched(spectra, "revnet_jacobian", lambda f: lambda A, B: 0.5 * f(A, B)):
+    with patched(spectra, "revnet_jacobian", scaled_result(0.5)):
         return _revnet(3, rng)
 
 
 def _psi_wrong(rng):
-    with patched(
-        representation, "psi_eps_series", lambda f: lambda *a, **k: f(*a, **k) * (1 + 1e-6)
-    ):
+    with patched(representation, "psi_eps_series", scaled_result(1 + 1e-6)):
         return _psi(3, rng)
 
 
@@ -452,13 +450,11 @@ def _limit_wrong(rng, large=False):
         )
 
     with patched(momentum_resnet, "_second_order", make):
-        return (_large_eps if large else _small_eps)(2, rng)
+        return _eps_limit(2, rng, large=large)
 
 
 def _free_velocity_wrong(rng):
-    with patched(
-        momentum_resnet, "_second_order", lambda f: lambda *a, **k: f(*a, **k) * (1 + 1e-5)
-    ):
+    with patched(momentum_resnet, "_second_order", scaled_result(1 + 1e-5)):
         return _free_velocity(3, rng)
 
 
@@ -473,11 +469,7 @@ def _inversion_wrong(rng):
     part a wrong inverse."""
     W, b = rng.standard_normal((20, 2, 3, 3)) / np.sqrt(3), rng.standard_normal((20, 2, 3))
     x0, v0 = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
-    with patched(
-        momentum_resnet,
-        "momentum_inverse",
-        lambda f: lambda *a: tuple(x * (1 + 1e-9) for x in f(*a)),
-    ):
+    with patched(momentum_resnet, "momentum_inverse", scaled_result(1 + 1e-9)):
         return momentum_resnet.check_inversion(x0, v0, W, b, 0.9)
 
 
@@ -505,11 +497,7 @@ def _memory_empty(rng):
 
 
 def _backprop_wrong(rng):
-    with patched(
-        momentum_resnet,
-        "backprop_formula",
-        lambda f: lambda *a: tuple(x * (1 + 1e-7) for x in f(*a)),
-    ):
+    with patched(momentum_resnet, "backprop_formula", scaled_result(1 + 1e-7)):
         return _network_part("backprop")(2, rng)
 
 
@@ -524,9 +512,7 @@ def _boundary(n_inst, rng, shift=0.0):
 
 def _up_to_scale(n_inst, rng, alpha=None):
     def make(n, c):
-        D = random_matrices(rng, c, n, log10_cond=2, scale=10 ** rng.uniform(-1, 2)) * rng.choice(
-            [-1.0, 1.0], size=(c, 1, 1)
-        )
+        D = random_signed_matrices(rng, c, n, log10_cond=2, scale=10 ** rng.uniform(-1, 2))
         if (
             alpha is not None
         ):  # planted: a lone eigenvalue -1 (scaled by alpha = 1 it stays below lambda_eps)
@@ -570,9 +556,7 @@ def _prop7_general(n_inst, rng, free=False):
 
 def _first_order_range(n_inst, rng, singular=False):
     def make(n, c):
-        M = random_matrices(rng, c, n, log10_cond=2, scale=1.0) * rng.choice(
-            [-1.0, 1.0], size=(c, 1, 1)
-        )
+        M = random_signed_matrices(rng, c, n, log10_cond=2, scale=1.0)
         if n >= 2:  # half: a purely imaginary eigenvalue pair (M^2 then has a negative pair)
             q = np.linalg.qr(rng.standard_normal((c, n, n)))[0]
             J = np.zeros((c, n, n))
@@ -728,7 +712,7 @@ CLAIMS: tuple[Claim, ...] = (
         statement="Proposition 2 (Continuity of the solutions). [...] Then ||x_eps - x*||_inf -> "
         "0 as eps -> 0.",
         hypotheses="f = tanh(W x + b), any v0, n in {1, 4, 7, 10}.",
-        check=_small_eps,
+        check=_eps_limit,
         summary="log-log slope of the error (rate eps)",
         expected_verdict="holds",
         flip=lambda rng: _limit_wrong(rng),
@@ -758,7 +742,7 @@ CLAIMS: tuple[Claim, ...] = (
         statement="Proposition 5 (Convergence of the solution when eps -> +inf). [...] Then x_eps "
         "converges uniformly to x* as eps -> +inf.",
         hypotheses="f = tanh(W x + b), any v0.",
-        check=_large_eps,
+        check=lambda n, rng: _eps_limit(n, rng, large=True),
         summary="log-log slope (rate 1/eps)",
         expected_verdict="holds",
         flip=lambda rng: _limit_wrong(rng, large=True),

@@ -10,18 +10,8 @@ import numpy as np
 from ..._papers import MOMENTUM_RNN
 from .. import optimizers
 from .._core import Claim
+from . import _rnn_checks as rnn_checks
 from ._sampling import by_size, random_psd
-from ._rnn_checks import (
-    adam_rnn_check,
-    gd_analogy_check,
-    perturbed_rewrite,
-    reparam_check,
-    restart_check,
-    rnn_check,
-    rnn_jacobian_wrong,
-    slope_check,
-    slope_wrong,
-)
 
 __all__ = ["CLAIMS"]
 
@@ -71,15 +61,13 @@ CLAIMS: tuple[Claim, ...] = (
         id="nag_rate",
         paper=MOMENTUM_RNN,
         equation="Sect. 2.4",
-        statement="For convex optimization, NAG has a convergence rate O(1/t^2), which is "
-        "significantly faster than GD or GD with constant momentum whose convergence rate is "
-        "O(1/t).",
+        statement=rnn_checks.NAG_RATE_STATEMENT,
         hypotheses="Convex quadratics (PSD A, possibly singular, eigenvalues over 6 decades), "
         "step 1/L, mu_t = (t-1)/(t+2), constant 2 ||x0 - x*||^2 / s (Su, Boyd, Candes), 500 steps.",
         check=_nag,
         summary="(t+1)^2 (f(x_t) - f*) s / (2 ||x0 - x*||^2) <= 1",
         expected_verdict="holds",
-        flip=lambda rng: _nag_gd(rng),
+        flip=_nag_gd,
         reading="f(x_t) - f* <= 2 ||x0 - x*||^2 / (s (t + 1)^2) (Su, Boyd, Candes' constant) for "
         "t <= 500",
         number=16,
@@ -93,21 +81,18 @@ CLAIMS: tuple[Claim, ...] = (
         "iteration.",
         hypotheses="Strongly convex quadratics (kappa <= 1e3), mu_t = (t mod F)/(t mod F + 3), F "
         "= ceil(2 sqrt(kappa)).",
-        check=lambda n, rng: restart_check(n, rng, literal=True),
+        check=rnn_checks.restart_literal_check,
         summary="measured per-step factor vs alpha^{-1} > 1; corrected: factor <= exp(-0.4 / "
         "sqrt(kappa)) (accelerated)",
         expected_verdict="erratum",
         correction="Scheduled restart accelerates NAG to a linear convergence rate O(alpha^t), 0 "
         "< alpha < 1 (measured: alpha <= exp(-0.4 / sqrt(kappa)), an accelerated rate that "
         "gradient descent's (1 - 1/kappa)^2 misses for kappa > 30) on strongly convex quadratics.",
-        flip=lambda rng: restart_check(2, rng, momentum=lambda t: 1.2, literal=True),
-        reading="f(x_t) - f* behaves as alpha^{-t} with 0 < alpha < 1: the per-step factor "
-        "alpha^{-1} exceeds 1",
-        intent="accelerates NAG to a linear convergence rate [...] but also stabilizes the NAG "
-        "iteration (a rate that grows, alpha^{-t} with alpha < 1, is neither linear convergence "
-        "nor stable)",
-        corrected_check=restart_check,
-        corrected_flip=lambda rng: restart_check(2, rng, momentum=lambda t: 1.0),
+        flip=rnn_checks.restart_growing,
+        reading=rnn_checks.RESTART_READING,
+        intent=rnn_checks.RESTART_INTENT,
+        corrected_check=rnn_checks.restart_check,
+        corrected_flip=rnn_checks.restart_unit_momentum,
         number=17,
     ),
     Claim(
@@ -120,10 +105,10 @@ CLAIMS: tuple[Claim, ...] = (
         "trainable weight matrix. Even though (9) and (10) are mathematically equivalent [...]",
         hypotheses="U well conditioned (cond <= 10), n <= 12, T = 8, mu in [0, 0.95), s in [0.1, "
         "1], tanh; the review's Remarks 1 and 4 use the same reparametrisation.",
-        check=reparam_check,
+        check=rnn_checks.reparam_check,
         summary="(10) with W^ = U^-1 W vs (9), h_t step by step",
         expected_verdict="holds",
-        flip=lambda rng: reparam_check(3, rng, wrong=True),
+        flip=rnn_checks.reparam_wrong,
         reading="from the same h_0 and v_0^(10) = U^-1 v_0^(9), (9) and (10) with W^ = U^-1 W "
         "give the same h_t",
         number=45,
@@ -137,18 +122,18 @@ CLAIMS: tuple[Claim, ...] = (
         "h_k + W x_{k+1})).",
         hypotheses="As the review's rnn_jacobian_13 (the same content, the MomentumRNN paper's "
         "own numbering).",
-        check=lambda n, rng: rnn_check(n, rng, part="literal13"),
+        check=rnn_checks.jacobian_literal_check,
         summary="(11) with U^T vs autograd; corrected: D_k U",
         expected_verdict="erratum",
         correction="dh_T/dh_t = prod_k D_k U (numerator layout; U^T D_k in the gradient's row "
         "layout): a layout typo.",
-        flip=lambda rng: rnn_check(2, rng, part="literal13", symmetric=True),
+        flip=rnn_checks.jacobian_literal_symmetric,
         reading="dh_T/dh_t (numerator layout) equals the product of D_k U^T",
         intent="dL/dh_t = dL/dh_T . prod_{k=t}^{T-1} dh_{k+1}/dh_k: the chain rule's own factor "
         "dh_{k+1}/dh_k of h_{k+1} = sigma(U h_k + W x_{k+1}) is D_k U; ||prod (D_k U^T)||_2 tends "
         "to either vanish or explode (the argument uses only norms, unchanged)",
-        corrected_check=lambda n, rng: rnn_check(n, rng, part="jacobian13"),
-        corrected_flip=lambda rng: rnn_jacobian_wrong(rng),
+        corrected_check=rnn_checks.jacobian_check,
+        corrected_flip=rnn_checks.rnn_jacobian_wrong,
         number=46,
     ),
     Claim(
@@ -158,10 +143,10 @@ CLAIMS: tuple[Claim, ...] = (
         statement="We can rewrite (9) as h_t = sigma(U(h_{t-1} - mu h_{t-2}) + mu "
         "sigma^{-1}(h_{t-1}) + s W x_t), (12)",
         hypotheses="As the review's momentum_rnn_rewrite.",
-        check=lambda n, rng: rnn_check(n, rng, part="rewrite"),
+        check=rnn_checks.rewrite_check,
         summary="(12) vs (9)",
         expected_verdict="holds",
-        flip=lambda rng: perturbed_rewrite(rng),
+        flip=rnn_checks.perturbed_rewrite,
         reading="(12) and (9) give the same h_t at every step from the same (h_{-1}, v_0)",
         number=47,
     ),
@@ -172,10 +157,10 @@ CLAIMS: tuple[Claim, ...] = (
         statement="dL/dh_t = dL/dh_T . prod_{k=t}^{T-1} dh_{k+1}/dh_k = dL/dh_T . "
         "prod_{k=t}^{T-1} D^_k [U^T + mu Sigma_k], (13)",
         hypotheses="As the review's momentum_rnn_eq15.",
-        check=lambda n, rng: rnn_check(n, rng, part="product15"),
+        check=rnn_checks.momentum_product_check,
         summary="product of (13)'s factors vs the total dh_T/dh_0",
         expected_verdict="false as stated",
-        flip=lambda rng: rnn_check(2, rng, part="product15", mu=0.0),
+        flip=rnn_checks.momentum_product_without_momentum,
         reading="the product of D^_k (U^T + mu Sigma_k) equals dh_T/dh_t of (12) (autograd); the "
         "correct product is of 2n x 2n companion blocks (row momentum_rnn_eq15_companion)",
         number=48,
@@ -184,21 +169,19 @@ CLAIMS: tuple[Claim, ...] = (
         id="momentum_rnn_paper_inverse_slope",
         paper=MOMENTUM_RNN,
         equation="Sect. 2.3",
-        statement="For mostly used sigma, e.g., sigmoid and tanh, (sigma^{-1}(.))' > 1 and mu "
-        "Sigma_k dominates U^T.",
+        statement=rnn_checks.INVERSE_SLOPE_STATEMENT,
         hypotheses="As the review's inverse_slope.",
-        check=lambda n, rng: slope_check(n, rng, strict=True),
+        check=rnn_checks.slope_strict_check,
         summary="(sigma^-1)' > 1 (strict); corrected: >= 1",
         expected_verdict="erratum",
-        correction="(sigma^{-1})' >= 1 on the range of sigmoid (> 4 there) and tanh (equality "
-        "only at y = 0).",
-        flip=lambda rng: slope_check(8, rng, strict=True, avoid_zero=True),
-        reading="(sigma^{-1})'(y) > 1 for every y in the range of sigma, sigma in {sigmoid, tanh}",
+        correction=rnn_checks.INVERSE_SLOPE_CORRECTION,
+        flip=rnn_checks.slope_strict_off_zero,
+        reading=rnn_checks.INVERSE_SLOPE_READING,
         intent="[...] and mu Sigma_k dominates U^T. Therefore, with an appropriate choice of mu, "
         "the momentum cell can alleviate vanishing gradient: the argument needs Sigma_k >= I "
         "(equality only at tanh's y = 0)",
-        corrected_check=lambda n, rng: slope_check(n, rng, strict=False),
-        corrected_flip=lambda rng: slope_wrong(rng),
+        corrected_check=rnn_checks.slope_corrected_check,
+        corrected_flip=rnn_checks.slope_wrong,
         number=49,
     ),
     Claim(
@@ -208,10 +191,10 @@ CLAIMS: tuple[Claim, ...] = (
         statement="Moreover, let phi(.) := sigma(U(.)) and u_t := U^{-1} W x_t, we can rewrite "
         "(6) as h_t = phi(h_{t-1} + u_t). (7)",
         hypotheses="U invertible (cond <= 1e3), W, x any, T <= 8, tanh.",
-        check=lambda n, rng: gd_analogy_check(n, rng, "(6)-(7)"),
+        check=rnn_checks.plain_analogy_check,
         summary="(7) vs (6) step by step",
         expected_verdict="holds",
-        flip=lambda rng: gd_analogy_check(3, rng, "(6)-(7)", plant=True),
+        flip=rnn_checks.plain_analogy_planted,
         reading="from the same h_0, (6) h_t = sigma(U h_{t-1} + W x_t) and (7) with phi = sigma(U "
         ".), u_t = U^-1 W x_t give the same h_t (1e-10)",
         number=58,
@@ -224,10 +207,10 @@ CLAIMS: tuple[Claim, ...] = (
         "p_t, we arrive at the following dynamical system: v_t = mu v_{t-1} + s W x_t; h_t = "
         "sigma(U h_{t-1} + v_t). (9)",
         hypotheses="U invertible (cond <= 1e3), mu in [0, 0.95), s in [0.1, 1], T <= 8, tanh.",
-        check=lambda n, rng: gd_analogy_check(n, rng, "(8)-(9)"),
+        check=rnn_checks.momentum_analogy_check,
         summary="(9) vs (8) step by step",
         expected_verdict="holds",
-        flip=lambda rng: gd_analogy_check(3, rng, "(8)-(9)", plant=True),
+        flip=rnn_checks.momentum_analogy_planted,
         reading="from the same h_0 and p_0 = v_0 = 0, (8) with phi = sigma(U .), u_t = U^-1 W x_t "
         "and (9) give the same h_t (1e-10)",
         number=59,
@@ -278,14 +261,14 @@ CLAIMS: tuple[Claim, ...] = (
         hypotheses="As adam_rnn_remark4 (the review repeats this Remark): tanh, U with cond <= 10 "
         "(n <= 8), T = 8, mu = 0 (RMSPropRNN) or in [0.05, 0.95), beta in [0.5, 0.999), s in "
         "[0.1, 1], eps = 0.",
-        check=adam_rnn_check,
+        check=rnn_checks.adam_rnn_check,
         summary="the printed cell (U v_t, then the entry-wise quotient) vs torch.optim Adam / "
         "RMSprop on (7)",
         expected_verdict="erratum",
         correction="h_t = sigma(U h_{t-1} + U (v_t / sqrt(m_t + eps))) (U applied after the "
         "entry-wise quotient): Adam / RMSProp applied to (7) h_t = phi(h_{t-1} + u_t), phi = "
         "sigma(U .), as (14) does.",
-        flip=lambda rng: adam_rnn_check(3, rng, diagonal=True),
+        flip=rnn_checks.adam_rnn_diagonal,
         reading="the printed U v_t / sqrt(m_t + eps) is the entry-wise quotient of the vector U "
         "v_t; the cell then equals, step by step (1e-10), Adam (mu > 0) / RMSProp (mu = 0) run by "
         "torch.optim on (7) with gradient -u_t = -W^ x_t (step s / (1 - mu), bias correction "
@@ -294,8 +277,8 @@ CLAIMS: tuple[Claim, ...] = (
         "= sigma(U(.)); letting v_t = -p_t 'without any relaxation' gives sigma(U h_{t-1} + s U "
         "(v_t / sqrt(m_t + eps))): the entry-wise quotient does not commute with U unless U is "
         "diagonal",
-        corrected_check=lambda n, rng: adam_rnn_check(n, rng, product="U(v/r)"),
-        corrected_flip=lambda rng: adam_rnn_check(3, rng, product="U(v/r)", relaxed_moment=True),
+        corrected_check=rnn_checks.adam_rnn_corrected_check,
+        corrected_flip=rnn_checks.adam_rnn_relaxed_moment,
         number=77,
     ),
 )

@@ -10,18 +10,8 @@ import numpy as np
 from ..._papers import MOMENTUM_TRANSFORMER
 from .. import heavy_ball
 from .._core import Claim
+from . import _transformer_checks as transformer_checks
 from ._sampling import by_size, random_spd
-from ._transformer_checks import (
-    adaptive_above,
-    adaptive_check,
-    attention_check,
-    attention_wrong,
-    connection_check,
-    hb_forms_check,
-    linear_attention_check,
-    prop3_above,
-    reweighting_check,
-)
 
 __all__ = ["CLAIMS"]
 
@@ -50,21 +40,17 @@ def _thm2(n_inst, rng, *, literal: bool, scaled_identity: bool = False):
 
 def _prop3(n_inst, rng, *, all_beta: bool):
     def make(n, count):
-        A = random_spd(rng, count, n, 100.0, 2.0)
-        L = np.linalg.eigvalsh(A)[:, -1]
-        step = rng.uniform(0.5, 1.0, count) / L
-        if (
-            all_beta
-        ):  # the paper: "for any fixed 0 <= beta < 1": stratified over [0, beta*) and [beta*, 1)
-            beta_star = heavy_ball.optimal_momentum(A, step)
-            upper = np.arange(count) % 2 == 0
-            u = rng.uniform(0, 1, count)
-            beta = np.where(upper, beta_star + (1 - beta_star) * u, beta_star * u)
-            return heavy_ball.check_gradient_ratio_limit(
-                A, beta, step, n_steps=3000, seed=int(rng.integers(2**31))
-            )
-        beta = heavy_ball.optimal_momentum(A, step) * rng.uniform(0, 0.5, count)
-        return heavy_ball.check_gradient_ratio_limit(A, beta, step, seed=int(rng.integers(2**31)))
+        if not all_beta:
+            return transformer_checks.gradient_ratio_below(rng, count, n)
+        # the paper: "for any fixed 0 <= beta < 1": stratified over [0, beta*) and [beta*, 1)
+        A, step = transformer_checks.prop3_quadratics(rng, count, n)
+        beta_star = heavy_ball.optimal_momentum(A, step)
+        upper = np.arange(count) % 2 == 0
+        u = rng.uniform(0, 1, count)
+        beta = np.where(upper, beta_star + (1 - beta_star) * u, beta_star * u)
+        return heavy_ball.check_gradient_ratio_limit(
+            A, beta, step, n_steps=3000, seed=int(rng.integers(2**31))
+        )
 
     # n = 1 is trivial (the ratio is nu at every k); the statement can only fail for n >= 2
     return by_size("gradient_ratio", min(n_inst, 400), rng, make, range(2 if all_beta else 1, 13))
@@ -116,7 +102,7 @@ CLAIMS: tuple[Claim, ...] = (
         expected_verdict="holds with correction",
         correction="an asymptotic rate (spectral radius), not a per-step contraction: the "
         "iteration matrix is not normal",
-        flip=lambda rng: _thm2_bad_beta(rng),
+        flip=_thm2_bad_beta,
         reading="With step <= 1/L and beta = (1 - sqrt(step nu))^2 heavy ball converges at the "
         "asymptotic rate 1 - sqrt(step nu) (spectral radius, and measured), and no beta in [0, 1) "
         "does better.",
@@ -151,7 +137,7 @@ CLAIMS: tuple[Claim, ...] = (
         "decays like sqrt(beta) and the ratio oscillates; at beta = beta~ it still converges, "
         "like 1/k (a Jordan block of the nu mode: 6e-8 at k = 3e4), which the row's budget "
         "reports as undecided, not violated",
-        flip=lambda rng: prop3_above(rng),
+        flip=transformer_checks.prop3_above,
         reading="For beta <= (1 - sqrt(gamma nu))^2 the ratio tends to nu, and the adaptive "
         "momenta (17)-(18) tend to beta~ and stay in [0, 1 - delta].",
         number=14,
@@ -164,10 +150,10 @@ CLAIMS: tuple[Claim, ...] = (
         "give the same outputs.",
         hypotheses="0 <= beta < 0.99, gamma in [0.1, 2], positive feature map elu + 1, N <= 32, d "
         "<= 12.",
-        check=attention_check,
+        check=transformer_checks.attention_check,
         summary="(13)/(14) vs (12)",
         expected_verdict="holds",
-        flip=lambda rng: attention_wrong(rng),
+        flip=transformer_checks.attention_wrong,
         reading="outputs of the recurrence (12) equal those of the closed forms (13) (causal) and "
         "(14) (non-causal)",
         number=15,
@@ -182,10 +168,10 @@ CLAIMS: tuple[Claim, ...] = (
         "sqrt(||grad f(x^k) - grad f(x^{k-1})|| / ||grad f(x^{k-1})||))^2. (18)",
         hypotheses="A SPD (kappa <= 100), step in [0.5, 1]/L, beta in [0, beta~/2], delta = 1e-3 "
         "(as heavy_ball_prop3_below).",
-        check=adaptive_check,
+        check=transformer_checks.adaptive_check,
         summary="(17) -> beta~ and (17), (18) in [0, 1 - delta]",
         expected_verdict="holds",
-        flip=adaptive_above,
+        flip=transformer_checks.adaptive_above,
         reading="(17) along the heavy-ball iterates tends to Theorem 2's beta~ = (1 - sqrt(gamma "
         "nu))^2 (through Prop. 3, for beta below beta~), and (17) and (18) stay in [0, 1 - delta]",
         number=50,
@@ -201,10 +187,10 @@ CLAIMS: tuple[Claim, ...] = (
         hypotheses="f_l = identity (the paper's footnote 1 omits the feed-forward nonlinearity), "
         "V^ the linear attention (6) of the layer's input with its own W_Q, W_K, W_V, 1..24 "
         "layers, N <= 16, d <= 8, beta~ in [0, 0.99).",
-        check=connection_check,
+        check=transformer_checks.connection_check,
         summary="stack of (15) vs heavy ball (10) and its unrolled sum, every layer",
         expected_verdict="holds",
-        flip=lambda rng: connection_check(3, rng, reading="layer_applied", beta_low=0.1),
+        flip=transformer_checks.connection_layer_applied,
         reading="T_{l-1}(X) is the input of layer l - 1 (X being the output of layer l - 1): "
         "heavy ball's x^{k-1}. Why: (15) is 'derived' by integrating the heavy-ball momentum (9) "
         "into (4), with X as x^k, T_l(X) as x^{k+1} and V^ as -gamma grad f(x^k), so beta~(X - "
@@ -225,10 +211,10 @@ CLAIMS: tuple[Claim, ...] = (
         "in (7) into the following RNN form s_i = s_{i-1} + phi(k_i) v_i^T; z_i = z_{i-1} + "
         "phi(k_i); v^_i = phi(q_i)^T s_i / phi(q_i)^T z_i, (8) where s_0 = 0 and z_0 = 0.",
         hypotheses="phi = elu + 1, N <= 32, d <= 12, any real q, k, v.",
-        check=linear_attention_check,
+        check=transformer_checks.linear_attention_check,
         summary="(8) vs (7) at every position",
         expected_verdict="holds",
-        flip=lambda rng: linear_attention_check(3, rng, z_weight=1.001),
+        flip=transformer_checks.linear_attention_wrong,
         reading="the RNN (8) from s_0 = z_0 = 0 gives, at every position i, the causal closed "
         "form (7) phi(q_i)^T sum_{j<=i} phi(k_j) v_j^T / phi(q_i)^T sum_{j<=i} phi(k_j) (relative "
         "1e-10)",
@@ -244,10 +230,10 @@ CLAIMS: tuple[Claim, ...] = (
         "- gamma m^{k+1}. (10)",
         hypotheses="Quadratics x^T A x / 2 with A symmetric (any sign), gamma in [0.01, 0.5], "
         "beta in [0, 0.99), 40 steps.",
-        check=hb_forms_check,
+        check=transformer_checks.hb_forms_check,
         summary="(10) vs (9), every iterate",
         expected_verdict="holds",
-        flip=lambda rng: hb_forms_check(3, rng, init="zero"),
+        flip=transformer_checks.hb_forms_zero_momentum,
         reading="(9) from (x^0, x^1) and (10) from x^1 with m^1 = (x^0 - x^1) / gamma (the "
         "momentum state that 'rewrites' the pair) give the same iterates (relative 1e-12); with "
         "the usual m^1 = 0 they differ unless x^1 = x^0",
@@ -263,10 +249,10 @@ CLAIMS: tuple[Claim, ...] = (
         "2019).",
         hypotheses="beta in [0.01, 0.99), N in 2..64, gamma in [0.1, 2]: the weights of (13), "
         "measured from the recurrence (12).",
-        check=reweighting_check,
+        check=transformer_checks.reweighting_check,
         summary="largest decrease of the weight with the distance i - j",
         expected_verdict="holds",
-        flip=lambda rng: reweighting_check(20, rng, beta_low=-0.9, beta_high=-0.1),
+        flip=transformer_checks.reweighting_negative_momentum,
         reading="in (13) the weight (1 - beta^{i-j+1})/(1 - beta) of phi(k_j) v_j^T, measured "
         "from (12) by unit impulses, grows with the distance i - j (local attention weighs near "
         "tokens more): non-decreasing at every distance (1e-13) and larger at the farthest token "

@@ -10,27 +10,15 @@ import numpy as np
 from ..._papers import REVIEW
 from .. import adjoint, heavy_ball, optimizers, rnn, spectra
 from .._core import CheckResult, Claim, random_matrices, split_by_size
-from ._sampling import by_size, patched, random_nets, random_psd, stack_groups
-from ._rnn_checks import (
-    adam_rnn_check,
-    gd_analogy_check,
-    perturbed_rewrite,
-    reparam_check,
-    restart_check,
-    rnn_check,
-    rnn_jacobian_wrong,
-    slope_check,
-    slope_wrong,
-)
-from ._transformer_checks import (
-    adaptive_above,
-    adaptive_check,
-    attention_check,
-    attention_wrong,
-    connection_check,
-    hb_forms_check,
-    linear_attention_check,
-    reweighting_check,
+from . import _rnn_checks as rnn_checks
+from . import _transformer_checks as transformer_checks
+from ._sampling import (
+    by_size,
+    patched,
+    random_nets,
+    random_psd,
+    random_signed_matrices,
+    stack_groups,
 )
 
 __all__ = ["CLAIMS"]
@@ -39,9 +27,7 @@ __all__ = ["CLAIMS"]
 def _eigen_pairing(n_inst: int, rng: np.random.Generator) -> CheckResult:
     out = []
     for n, count in split_by_size(n_inst, rng):
-        F = random_matrices(
-            rng, count, n, log10_cond=6, scale=10 ** rng.uniform(-1, 1)
-        ) * rng.choice([-1.0, 1.0], size=(count, 1, 1))
+        F = random_signed_matrices(rng, count, n, log10_cond=6, scale=10 ** rng.uniform(-1, 1))
         J = 10 ** rng.uniform(-3, 0, size=(count, n))
         gamma = rng.uniform(0, 4, size=count)
         out.append(spectra.check_eigen_pairing(J, F, gamma, scale=-rng.uniform(0.1, 5), a=2.0))
@@ -109,9 +95,7 @@ def _nonvanishing(n_inst, rng, big_a: bool = False):
     (the bound becomes tiny: must hold)."""
 
     def make(n, c):
-        F = random_matrices(rng, c, n, log10_cond=3, scale=10 ** rng.uniform(-1, 1)) * rng.choice(
-            [-1.0, 1.0], size=(c, 1, 1)
-        )
+        F = random_signed_matrices(rng, c, n, log10_cond=3, scale=10 ** rng.uniform(-1, 1))
         a = rng.uniform(0.05, 2, c) * (1e3 if big_a else 1)
         gamma = a * rng.uniform(0, 2, c) * (0 if big_a else 1)
         return adjoint.check_adjoint_nonvanishing(
@@ -126,37 +110,38 @@ def _nonvanishing(n_inst, rng, big_a: bool = False):
     return stack_groups("adjoint_nonvanishing", groups)
 
 
+def _block_scaled(factor: float, row: int, col: int):
+    """A ``make`` for :func:`patched`: the original, whose result is a 2n x 2n matrix of n x n
+    blocks, with its block (``row``, ``col``) (each 0 or 1) multiplied by ``factor`` in place."""
+
+    def make(original):
+        def scaled(*args):
+            M = original(*args)
+            n = M.shape[-1] // 2
+            M[..., row * n : (row + 1) * n, col * n : (col + 1) * n] *= factor
+            return M
+
+        return scaled
+
+    return make
+
+
+def _damping_off(gamma):
+    """A damping 5% (+0.05) off ``gamma``: the planted adjoint paths integrate with it."""
+    return 1.05 * gamma + 0.05
+
+
 def _companion_wrong(rng):
     """The companion block with its -mu D^_k U coupling scaled by 0.999: the corrected (15) must
     fail."""
-
-    def make(f):
-        def wrong(dsig, dinv, U, mu):
-            B = f(dsig, dinv, U, mu)
-            n = U.shape[-1]
-            B[..., :n, n:] *= 0.999
-            return B
-
-        return wrong
-
-    with patched(rnn, "companion15", make):
-        return rnn_check(2, rng, part="companion15", mu=0.5)
+    with patched(rnn, "companion15", _block_scaled(0.999, 0, 1)):
+        return rnn_checks.rnn_check(2, rng, part="companion15", mu=0.5)
 
 
 def _eigen_pairing_wrong(rng):
     """H's damping block off by 1% (-1.01 gamma I): its eigenvalues no longer match the roots built
     from gamma, nor pair to sums (t - T) gamma; the check must see it on H's own eigenvalues."""
-
-    def make(f):
-        def wrong(J, F, gamma):
-            H = f(J, F, gamma)
-            n = F.shape[-1]
-            H[..., n:, n:] *= 1.01
-            return H
-
-        return wrong
-
-    with patched(spectra, "hbnode_adjoint_matrix", make):
+    with patched(spectra, "hbnode_adjoint_matrix", _block_scaled(1.01, 1, 1)):
         return _eigen_pairing(4, rng)
 
 
@@ -166,7 +151,7 @@ def _eq26_wrong_damping(rng):
 
     def make(f):
         return lambda W, b, h0, a_T, gamma_of, *a: f(
-            W, b, h0, a_T, lambda t: 1.05 * gamma_of(t) + 0.05, *a
+            W, b, h0, a_T, lambda t: _damping_off(gamma_of(t)), *a
         )
 
     with patched(adjoint, "_hbnode_adjoint_path", make):
@@ -198,7 +183,7 @@ def _first_order_adjoint_wrong(rng, *, ghb: bool):
 
     def make(f):
         return lambda a_h, a_m, h, m, W, b, gamma, xi: f(
-            a_h, a_m, h, m, W, b, 1.05 * gamma + 0.05, xi
+            a_h, a_m, h, m, W, b, _damping_off(gamma), xi
         )
 
     with patched(adjoint, "first_order_adjoint_rhs", make):
@@ -223,7 +208,7 @@ def _remarks_wrong(rng):
     with."""
 
     def make(f):
-        return lambda W, b, h0, m0, a_T, gamma, *a: f(W, b, h0, m0, a_T, 1.05 * gamma + 0.05, *a)
+        return lambda W, b, h0, m0, a_T, gamma, *a: f(W, b, h0, m0, a_T, _damping_off(gamma), *a)
 
     with patched(adjoint, "_first_order_path", make):
         return _remarks(2, rng)
@@ -314,7 +299,7 @@ CLAIMS: tuple[Claim, ...] = (
         summary="roots of lam(lam+gamma) = mu, mu in Sp(JF), are Sp(H) with multiplicity; H's own "
         "eigenvalues match them and pair to sums (t - T) gamma",
         expected_verdict="holds",
-        flip=lambda rng: _eigen_pairing_wrong(rng),
+        flip=_eigen_pairing_wrong,
         reading="Sp(-M), M = (t - T) H, H = [[0, J], [F, -gamma I]]: H's eigenvalues (computed "
         "independently) are the roots of lam (lam + gamma) = mu, mu in Sp(JF), with multiplicity; "
         "paired that way each pair sums to (t - T) gamma; for gamma <= 2a each pair has a real "
@@ -395,7 +380,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Therefore, we are only interested in a_v. [...] a(T) = 0, da(T)/dt = -dL/dh_T, (39) "
         "which concludes the proof of Proposition 1.",
         corrected_check=lambda n, rng: _hb_eq26(n, rng, which="m"),
-        corrected_flip=lambda rng: _eq26_wrong_damping(rng),
+        corrected_flip=_eq26_wrong_damping,
         number=4,
     ),
     Claim(
@@ -422,10 +407,10 @@ CLAIMS: tuple[Claim, ...] = (
         statement="We can rewrite (11) as h_t = sigma(U(h_{t-1} - mu h_{t-2}) + mu "
         "sigma^{-1}(h_{t-1}) + s W x_t). (14)",
         hypotheses="sigma in {tanh, sigmoid}, mu in [0, 0.95), s in [0.1, 1], n <= 12, T <= 8.",
-        check=lambda n, rng: rnn_check(n, rng, part="rewrite"),
+        check=rnn_checks.rewrite_check,
         summary="(14) vs (11) step by step",
         expected_verdict="holds",
-        flip=lambda rng: perturbed_rewrite(rng),
+        flip=rnn_checks.perturbed_rewrite,
         reading="(14) and (11) give the same h_t at every step from the same (h_{-1}, v_0)",
         number=6,
     ),
@@ -437,21 +422,21 @@ CLAIMS: tuple[Claim, ...] = (
         "U^T is the transpose of U and D_k = diag(sigma'(U h_k + W x_{k+1})). (13)",
         hypotheses="Plain recurrent cell (8), sigma in {tanh, sigmoid}, any U, n in 2..12 (for n "
         "= 1, U^T = U).",
-        check=lambda n, rng: rnn_check(n, rng, part="literal13"),
+        check=rnn_checks.jacobian_literal_check,
         summary="(13) with U^T vs autograd; corrected: D_k U",
         expected_verdict="erratum",
         correction="dh_T/dh_t = prod_{k=t}^{T-1} D_k U (numerator layout; transposed as a whole, "
         "U^T D_k ... in the gradient's row layout): a layout typo, the vanishing/exploding "
         "argument is unchanged.",
-        flip=lambda rng: rnn_check(2, rng, part="literal13", symmetric=True),
+        flip=rnn_checks.jacobian_literal_symmetric,
         reading="dh_T/dh_t (numerator layout, dh_{k+1}/dh_k = d(h_{k+1})_i/d(h_k)_j) equals the "
         "product of D_k U^T",
         intent="dL/dh_t = dL/dh_T dh_T/dh_t = dL/dh_T prod_{k=t}^{T-1} dh_{k+1}/dh_k [...] "
         "||prod_{k=t}^{T-1} (D_k U^T)||_2 tends to either vanish or explode. (The chain rule's "
         "own factor dh_{k+1}/dh_k of (8) is D_k U; the argument uses only norms of the product, "
         "unchanged by the layout.)",
-        corrected_check=lambda n, rng: rnn_check(n, rng, part="jacobian13"),
-        corrected_flip=lambda rng: rnn_jacobian_wrong(rng),
+        corrected_check=rnn_checks.jacobian_check,
+        corrected_flip=rnn_checks.rnn_jacobian_wrong,
         number=7,
     ),
     Claim(
@@ -460,10 +445,10 @@ CLAIMS: tuple[Claim, ...] = (
         equation="(15)",
         statement=_MOMENTUM_RNN_EQ15_STATEMENT,
         hypotheses="Momentum cell (14), mu in (0, 0.95), T >= 2.",
-        check=lambda n, rng: rnn_check(n, rng, part="product15"),
+        check=rnn_checks.momentum_product_check,
         summary="product of (15)'s factors vs the total dh_T/dh_0",
         expected_verdict="false as stated",
-        flip=lambda rng: rnn_check(2, rng, part="product15", mu=0.0),
+        flip=rnn_checks.momentum_product_without_momentum,
         reading="the product of (15)'s factors D^_k (U^T + mu Sigma_k) over k = t..T-1 equals the "
         "total derivative dh_T/dh_t of (14) (autograd)",
         number=8,
@@ -474,13 +459,13 @@ CLAIMS: tuple[Claim, ...] = (
         equation="(15), corrected",
         statement=_MOMENTUM_RNN_EQ15_STATEMENT,
         hypotheses="As momentum_rnn_eq15 (mu in [0, 0.95), T <= 8, n <= 12).",
-        check=lambda n, rng: rnn_check(n, rng, part="companion15"),
+        check=lambda n, rng: rnn_checks.rnn_check(n, rng, part="companion15"),
         summary="top-left block of the companion product vs autograd dh_T/dh_0",
         expected_verdict="holds with correction",
         correction="(15) keeps only the top-left block D^_k(U + mu Sigma_k) of each companion "
         "block (and writes U^T): it drops the path through h_{k-1}, -mu D^_k U; the product of "
         "the full 2n x 2n blocks is dh_T/dh_t",
-        flip=lambda rng: _companion_wrong(rng),
+        flip=_companion_wrong,
         reading="dh_T/dh_t = [I 0] prod_{k=t}^{T-1} [[D^_k (U + mu Sigma_k), -mu D^_k U], [I, 0]] "
         "[I; 0] (at fixed h_{t-1}): (14) is a second-order recurrence, its Jacobian a product of "
         "2n x 2n companion blocks (derived by sympy: "
@@ -491,23 +476,21 @@ CLAIMS: tuple[Claim, ...] = (
         id="inverse_slope",
         paper=REVIEW,
         equation="Sect. 2.3",
-        statement="For mostly used sigma, e.g., sigmoid and tanh, (sigma^{-1}(.))' > 1 and mu "
-        "Sigma_k dominates U^T.",
+        statement=rnn_checks.INVERSE_SLOPE_STATEMENT,
         hypotheses="y on the whole range of sigma: (0, 1) for sigmoid, (-1, 1) for tanh (y = 0 "
         "included).",
-        check=lambda n, rng: slope_check(n, rng, strict=True),
+        check=rnn_checks.slope_strict_check,
         summary="(sigma^-1)' > 1 (strict); corrected: >= 1",
         expected_verdict="erratum",
-        correction="(sigma^{-1})' >= 1 on the range of sigmoid (> 4 there) and tanh (equality "
-        "only at y = 0).",
-        flip=lambda rng: slope_check(8, rng, strict=True, avoid_zero=True),
-        reading="(sigma^{-1})'(y) > 1 for every y in the range of sigma, sigma in {sigmoid, tanh}",
+        correction=rnn_checks.INVERSE_SLOPE_CORRECTION,
+        flip=rnn_checks.slope_strict_off_zero,
+        reading=rnn_checks.INVERSE_SLOPE_READING,
         intent="[...] (sigma^{-1}(.))' > 1 and mu Sigma_k dominates U^T. Therefore, with an "
         "appropriate choice of mu, the momentum cell can alleviate vanishing gradient: the "
         "argument needs Sigma_k >= I, which holds with equality only at the single point y = 0 of "
         "tanh.",
-        corrected_check=lambda n, rng: slope_check(n, rng, strict=False),
-        corrected_flip=lambda rng: slope_wrong(rng),
+        corrected_check=rnn_checks.slope_corrected_check,
+        corrected_flip=rnn_checks.slope_wrong,
         number=10,
     ),
     Claim(
@@ -578,14 +561,14 @@ CLAIMS: tuple[Claim, ...] = (
         hypotheses="tanh, U any real n x n with cond <= 10 (n <= 8), W^ any, T = 8, mu = 0 "
         "(RMSPropRNN) or in [0.05, 0.95) (AdamRNN), beta in [0.5, 0.999), s in [0.1, 1], eps = 0 "
         "(torch's optimizers then divide by the same sqrt(m_t)).",
-        check=adam_rnn_check,
+        check=rnn_checks.adam_rnn_check,
         summary="Remark 4's cell vs torch.optim Adam / RMSprop on (9), every step",
         expected_verdict="erratum",
         correction="h_t = sigma(U h_{t-1} + U (v_t / sqrt(m_t + eps))) (U applied after the "
         "entry-wise quotient), with v_t, m_t as printed: Adam (betas mu, beta; step s / (1 - mu), "
         "no bias correction) or RMSProp (mu = 0, step s) applied to (9) h_t = sigma(U(h_{t-1} + "
         "W^ x_t)) with gradient -W^ x_t.",
-        flip=lambda rng: adam_rnn_check(3, rng, diagonal=True),
+        flip=rnn_checks.adam_rnn_diagonal,
         reading="the printed quotient U v_t / sqrt(m_t + eps) is the entry-wise quotient of the "
         "vector U v_t; the cell then equals, step by step (1e-10), Adam (mu > 0) / RMSProp (mu = "
         "0) run by torch.optim on (9) with gradient -u_t = -W^ x_t, phi = sigma(U .), eps = 0, "
@@ -597,8 +580,8 @@ CLAIMS: tuple[Claim, ...] = (
         "be derived by letting v_t = -p_t and W^ := U^{-1} W [...] without any relaxation: with "
         "phi = sigma(U .) (Sect. 2.2, (9)) the derivation gives sigma(U h_{t-1} + s U (v_t / "
         "sqrt(m_t + eps))); the entry-wise quotient does not commute with U unless U is diagonal",
-        corrected_check=lambda n, rng: adam_rnn_check(n, rng, product="U(v/r)"),
-        corrected_flip=lambda rng: adam_rnn_check(3, rng, product="U(v/r)", relaxed_moment=True),
+        corrected_check=rnn_checks.adam_rnn_corrected_check,
+        corrected_flip=rnn_checks.adam_rnn_relaxed_moment,
         number=55,
     ),
     Claim(
@@ -610,10 +593,10 @@ CLAIMS: tuple[Claim, ...] = (
         "phi(k_i); v^_i = phi(q_i)^T s_i / phi(q_i)^T z_i, (71) where s_0 = 0 and z_0 = 0.",
         hypotheses="As linear_attention_rnn (the review's (70)-(71) repeat the Momentum "
         "Transformer's (7)-(8)).",
-        check=linear_attention_check,
+        check=transformer_checks.linear_attention_check,
         summary="(71) vs (70) at every position",
         expected_verdict="holds",
-        flip=lambda rng: linear_attention_check(3, rng, z_weight=1.001),
+        flip=transformer_checks.linear_attention_wrong,
         reading="the RNN (71) from s_0 = z_0 = 0 gives, at every position i, the causal closed "
         "form (70) (relative 1e-10); the same formulas as the Momentum Transformer's (7)-(8)",
         number=61,
@@ -627,10 +610,10 @@ CLAIMS: tuple[Claim, ...] = (
         "mathematically equivalent to (72) [...] we obtain the following momentum attention (74)",
         hypotheses="As momentum_attention (the review's (72)-(74) repeat the Momentum "
         "Transformer's (12)-(14)).",
-        check=attention_check,
+        check=transformer_checks.attention_check,
         summary="(73)/(74) vs (72)",
         expected_verdict="holds",
-        flip=lambda rng: attention_wrong(rng),
+        flip=transformer_checks.attention_wrong,
         reading="outputs of the recurrence (72) equal those of the closed forms (73) (causal) and "
         "(74) (non-causal, from (72)'s final states); the same formulas as the Momentum "
         "Transformer's (12)-(14)",
@@ -646,10 +629,10 @@ CLAIMS: tuple[Claim, ...] = (
         "0 <= beta~ < 1. (75)",
         hypotheses="As momentum_connection (the review's (75) repeats the Momentum Transformer's "
         "(15)).",
-        check=connection_check,
+        check=transformer_checks.connection_check,
         summary="stack of (75) vs heavy ball, every layer",
         expected_verdict="holds",
-        flip=lambda rng: connection_check(3, rng, reading="layer_applied", beta_low=0.1),
+        flip=transformer_checks.connection_layer_applied,
         reading="as momentum_connection: T_{l-1}(X) is the input of layer l - 1, and the stack of "
         "(75) (f_l = id) is heavy ball with gamma grad_k = -V^_k at every layer (relative 1e-10)",
         number=63,
@@ -664,10 +647,10 @@ CLAIMS: tuple[Claim, ...] = (
         "(77)",
         hypotheses="As adaptive_momentum (the review's (76)-(77) repeat the Momentum "
         "Transformer's (17)-(18)).",
-        check=adaptive_check,
+        check=transformer_checks.adaptive_check,
         summary="(76) -> beta~ and (76), (77) in [0, 1 - delta]",
         expected_verdict="holds",
-        flip=adaptive_above,
+        flip=transformer_checks.adaptive_above,
         reading="(76) along the heavy-ball iterates tends to beta~ = (1 - sqrt(gamma nu))^2 (for "
         "beta below beta~) and (76), (77) stay in [0, 1 - delta]",
         number=64,
@@ -681,28 +664,23 @@ CLAIMS: tuple[Claim, ...] = (
         "iteration [106].",
         hypotheses="As restart_rate (the review repeats the MomentumRNN paper's sentence, with "
         "the same alpha^{-t}).",
-        check=lambda n, rng: restart_check(n, rng, literal=True),
+        check=rnn_checks.restart_literal_check,
         summary="measured per-step factor vs alpha^{-1} > 1; corrected: accelerated linear rate",
         expected_verdict="erratum",
         correction="Scheduled restart accelerates NAG to a linear convergence rate O(alpha^t), 0 "
         "< alpha < 1 (measured: alpha <= exp(-0.4 / sqrt(kappa))) on strongly convex quadratics.",
-        flip=lambda rng: restart_check(2, rng, momentum=lambda t: 1.2, literal=True),
-        reading="f(x_t) - f* behaves as alpha^{-t} with 0 < alpha < 1: the per-step factor "
-        "alpha^{-1} exceeds 1",
-        intent="accelerates NAG to a linear convergence rate [...] but also stabilizes the NAG "
-        "iteration (a rate that grows, alpha^{-t} with alpha < 1, is neither linear convergence "
-        "nor stable)",
-        corrected_check=restart_check,
-        corrected_flip=lambda rng: restart_check(2, rng, momentum=lambda t: 1.0),
+        flip=rnn_checks.restart_growing,
+        reading=rnn_checks.RESTART_READING,
+        intent=rnn_checks.RESTART_INTENT,
+        corrected_check=rnn_checks.restart_check,
+        corrected_flip=rnn_checks.restart_unit_momentum,
         number=65,
     ),
     Claim(
         id="momentum_gd_rate",
         paper=REVIEW,
         equation="Sect. 2.4 (NAG-principled RNNs)",
-        statement="For convex optimization, NAG has a convergence rate O(1/t^2), which is "
-        "significantly faster than GD or GD with constant momentum whose convergence rate is "
-        "O(1/t).",
+        statement=rnn_checks.NAG_RATE_STATEMENT,
         hypotheses="Convex quadratics (PSD A, possibly singular, eigenvalues over 6 decades), "
         "step 1/L, constant mu in [0, 0.95), 500 steps.",
         check=_gd_momentum_rate,
@@ -769,10 +747,10 @@ CLAIMS: tuple[Claim, ...] = (
         "reweighting is opposite to that used for reweighting the local attention [19].",
         hypotheses="beta in [0.01, 0.99), N in 2..64, gamma in [0.1, 2]: the weights of (73), "
         "measured from the recurrence (72).",
-        check=reweighting_check,
+        check=transformer_checks.reweighting_check,
         summary="largest decrease of the weight with the distance i - j",
         expected_verdict="holds",
-        flip=lambda rng: reweighting_check(20, rng, beta_low=-0.9, beta_high=-0.1),
+        flip=transformer_checks.reweighting_negative_momentum,
         reading="in (73) the weight (1 - beta^{i-j+1})/(1 - beta) of phi(k_j) v_j^T, measured "
         "from (72) by unit impulses, grows with the distance i - j: non-decreasing at every "
         "distance (1e-13) and larger at the farthest token than at the nearest",
@@ -788,10 +766,10 @@ CLAIMS: tuple[Claim, ...] = (
         "m^{k+1}. (2)",
         hypotheses="Quadratics x^T A x / 2 with A symmetric (any sign), s in [0.01, 0.5], beta in "
         "[0, 0.99), 40 steps.",
-        check=hb_forms_check,
+        check=transformer_checks.hb_forms_check,
         summary="(2) vs (1), every iterate",
         expected_verdict="holds",
-        flip=lambda rng: hb_forms_check(3, rng, init="zero"),
+        flip=transformer_checks.hb_forms_zero_momentum,
         reading="(1) from (x^0, x^1) and (2) from x^1 with m^1 = (x^0 - x^1) / s (the momentum "
         "state that 'rewrites' the pair) give the same iterates (relative 1e-12); with m^1 = 0 "
         "they differ unless x^1 = x^0",
@@ -804,10 +782,10 @@ CLAIMS: tuple[Claim, ...] = (
         statement="Moreover, let phi(.) := sigma(U(.)) and u_t := U^{-1} W x_t, we can rewrite "
         "(8) as h_t = phi(h_{t-1} + u_t). (9)",
         hypotheses="U invertible (cond <= 1e3), W, x any, T <= 8, tanh.",
-        check=lambda n, rng: gd_analogy_check(n, rng, "(6)-(7)"),
+        check=rnn_checks.plain_analogy_check,
         summary="(9) vs (8) step by step",
         expected_verdict="holds",
-        flip=lambda rng: gd_analogy_check(3, rng, "(6)-(7)", plant=True),
+        flip=rnn_checks.plain_analogy_planted,
         reading="from the same h_0, (8) h_t = sigma(U h_{t-1} + W x_t) and (9) with phi = sigma(U "
         ".), u_t = U^-1 W x_t give the same h_t (1e-10)",
         number=79,
@@ -820,10 +798,10 @@ CLAIMS: tuple[Claim, ...] = (
         "p_t; we arrive at the following dynamical system: v_t = mu v_{t-1} + s W x_t; h_t = "
         "sigma(U h_{t-1} + v_t). (11)",
         hypotheses="U invertible (cond <= 1e3), mu in [0, 0.95), s in [0.1, 1], T <= 8, tanh.",
-        check=lambda n, rng: gd_analogy_check(n, rng, "(8)-(9)"),
+        check=rnn_checks.momentum_analogy_check,
         summary="(11) vs (10) step by step",
         expected_verdict="holds",
-        flip=lambda rng: gd_analogy_check(3, rng, "(8)-(9)", plant=True),
+        flip=rnn_checks.momentum_analogy_planted,
         reading="from the same h_0 and p_0 = v_0 = 0, (10) with phi = sigma(U .), u_t = U^-1 W "
         "x_t and (11) give the same h_t (1e-10)",
         number=80,
@@ -839,10 +817,10 @@ CLAIMS: tuple[Claim, ...] = (
         "mathematically equivalent [...]",
         hypotheses="U well conditioned (cond <= 10), n <= 12, T = 8, mu in [0, 0.95), s in [0.1, "
         "1], tanh.",
-        check=reparam_check,
+        check=rnn_checks.reparam_check,
         summary="(12) with W^ = U^-1 W vs (11), h_t step by step",
         expected_verdict="holds",
-        flip=lambda rng: reparam_check(3, rng, wrong=True),
+        flip=rnn_checks.reparam_wrong,
         reading="from the same h_0 and v_0^(12) = U^-1 v_0^(11), (11) and (12) with W^ = U^-1 W "
         "give the same h_t",
         number=81,
