@@ -15,9 +15,9 @@ import pytest
 import dynkit.experiments as E
 
 ROOT = Path(E.__file__).parent
-HELPERS = {"node.nfe_tolerance"}
+HELPERS = {"node.nfe_tolerance", "momres.measurements"}
 """Family modules that register nothing and are imported by one that does (read off the sources:
-``node_trained`` imports the NFE sweep)."""
+``node_trained`` imports the NFE sweep, the two momres measurement scripts their shared parts)."""
 
 
 def _probe(code: str) -> dict:
