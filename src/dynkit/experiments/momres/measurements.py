@@ -9,14 +9,19 @@ It registers nothing: each script registers its own experiment.
 from __future__ import annotations
 
 import argparse
-from typing import Callable, Iterable
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 from torch import nn
 
 from ..arg_types import positive_int
 from ..scripting import experiment_parser
 
-__all__ = ["residual_function", "measurement_parser", "print_table"]
+__all__ = [
+    "residual_function",
+    "measurement_parser",
+    "Column",
+    "print_table",
+]
 
 
 def residual_function(width: int, hidden: int) -> nn.Sequential:
@@ -65,18 +70,26 @@ def measurement_parser(doc: str, default_out: str, batch: int) -> argparse.Argum
     return parser
 
 
-def print_table(header: str, rows: Iterable[dict], row_text: Callable[[dict], str]) -> None:
-    """Print a measurement's rows to stdout: ``header``, then ``row_text(row)`` for each row.
+class Column(NamedTuple):
+    """One column of a measurement's printed table: its ``title``, the row's ``key`` it shows, its
+    ``width`` (right-aligned) and the format ``spec`` of the value (none: ``str``'s)."""
+
+    title: str
+    key: str
+    width: int
+    spec: str = ""
+
+
+def print_table(columns: Sequence[Column], rows: Iterable[Mapping[str, Any]]) -> None:
+    """Print a measurement's rows to stdout: a line of the columns' titles, then a line a row.
 
     Parameters
     ----------
-    header : str
-        The table's first line (the columns' names).
-    rows : iterable of dict
+    columns : sequence of Column
+        What each column shows and how.
+    rows : iterable of mapping
         The rows a script's ``run`` measured.
-    row_text : callable
-        One row's line of the table.
     """
-    print(header)
+    print(" ".join(f"{c.title:>{c.width}}" for c in columns))
     for row in rows:
-        print(row_text(row))
+        print(" ".join(f"{row[c.key]:>{c.width}{c.spec}}" for c in columns))

@@ -18,12 +18,25 @@ import sys
 import torch
 
 from ..scripting import register_script, run_script
-from .measurements import measurement_parser, print_table, residual_function
+from .measurements import (
+    Column,
+    measurement_parser,
+    print_table,
+    residual_function,
+)
 from dynkit.io import save_figure
 from dynkit.models.momentum_resnet import MomentumResNet
 
 MODULE = "dynkit.experiments.momres.momres_buffer_bits"
 GAMMAS = (0.1, 0.5, 0.9, 0.99, 1 - 1 / 50000)
+TABLE = (
+    Column("gamma", "gamma", 10, ".6g"),
+    Column("depth", "depth", 6, "d"),
+    Column("k log2(1/g)", "expected_bits", 12, ".2f"),
+    Column("measured", "information_bits", 10, ".2f"),
+    Column("allocated", "allocated_bits", 10, "d"),
+)
+"""What ``main`` prints of each row."""
 
 
 def options(argv: list[str] | None = None) -> dict:
@@ -119,20 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     return measurement_parser(__doc__, "runs/momres_buffer_bits", batch=256)
 
 
-TABLE_HEADER = f"{'gamma':>10} {'depth':>6} {'k log2(1/g)':>12} {'measured':>10} {'allocated':>10}"
-
-
-def _table_row(r: dict) -> str:
-    return (
-        f"{r['gamma']:>10.6g} {r['depth']:>6d} {r['expected_bits']:>12.2f} "
-        f"{r['information_bits']:>10.2f} "
-        f"{r['allocated_bits']:>10d}"
-    )
-
-
 def main(argv: list[str] | None = None) -> dict:
     _, result = run_script(MODULE, argv, build_parser, options, run, plot, "buffer_bits")
-    print_table(TABLE_HEADER, result["rows"], _table_row)
+    print_table(TABLE, result["rows"])
     return result
 
 

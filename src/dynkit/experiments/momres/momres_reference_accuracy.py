@@ -19,11 +19,25 @@ import sys
 import torch
 
 from ..scripting import register_script, run_script
-from .measurements import measurement_parser, print_table, residual_function
+from .measurements import (
+    Column,
+    measurement_parser,
+    print_table,
+    residual_function,
+)
 from dynkit.io import save_figure
 from dynkit.models.momentum_resnet import MomentumResNet
 
 MODULE = "dynkit.experiments.momres.momres_reference_accuracy"
+TABLE = (
+    Column("gamma", "gamma", 6),
+    Column("depth", "depth", 6),
+    Column("momentumnet fwd", "momentumnet_forward_max_abs_diff", 16, ".2e"),
+    Column("ours fwd", "ours_forward_max_abs_diff", 10, ".2e"),
+    Column("momentumnet grad", "momentumnet_grad_rel_error", 17, ".2e"),
+    Column("ours grad", "ours_grad_rel_error", 10, ".2e"),
+)
+"""What ``main`` prints of each row."""
 
 
 def options(argv: list[str] | None = None) -> dict:
@@ -128,23 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     return measurement_parser(__doc__, "runs/momres_reference_accuracy", batch=8)
 
 
-TABLE_HEADER = (
-    f"{'gamma':>6} {'depth':>6} {'momentumnet fwd':>16} {'ours fwd':>10} "
-    f"{'momentumnet grad':>17} {'ours grad':>10}"
-)
-
-
-def _table_row(r: dict) -> str:
-    return (
-        f"{r['gamma']:>6} {r['depth']:>6} {r['momentumnet_forward_max_abs_diff']:>16.2e} "
-        f"{r['ours_forward_max_abs_diff']:>10.2e} {r['momentumnet_grad_rel_error']:>17.2e} "
-        f"{r['ours_grad_rel_error']:>10.2e}"
-    )
-
-
 def main(argv: list[str] | None = None) -> dict:
     _, result = run_script(MODULE, argv, build_parser, options, run, plot, "reference_accuracy")
-    print_table(TABLE_HEADER, result["rows"], _table_row)
+    print_table(TABLE, result["rows"])
     return result
 
 
