@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..judging.baselines import beats_baseline
+from ..judging.checks import Check
 from ..judging.ledger import (
     COMPARISONS,
     RowValues,
@@ -233,19 +234,38 @@ BAR_WHY = (
     "the better of persistence and the training mean on the same test windows, a stated margin "
     "of 10 %"
 )
+
+
+def _plateaued_off_floor(model: str, epochs: int) -> tuple[Check, Check]:
+    """The checks that a hybrid ``model`` trained for ``epochs`` epochs has learned: its test error
+    plateaued (relative change <= 2 % over the last 3 epochs) and its forward NFE at rtol 1e-6 off
+    the solver's floor (:data:`NFE_FLOOR`)."""
+    return (
+        plateau(f"{model}.epoch{{epoch}}.test_mse", epochs, k=3, rtol=0.02),
+        off_floor(
+            f"{model}.tight.forward_nfe_per_solve",
+            NFE_FLOOR,
+            "dopri5 at rtol 1e-6, 2 accepted steps per interval solve",
+            subject=model,
+            when="tight",
+        ),
+    )
+
+
+def _beats_trivial_predictor(model: str) -> Check:
+    """The trained bar of a hybrid ``model``: its test MSE :data:`BAR_MARGIN` below the better
+    trivial predictor's on the same test windows."""
+    return beats_baseline(
+        f"{model}.test_mse", "baseline.best.test_mse", BAR_MARGIN, BAR_WHY, subject=model
+    )
+
+
 for task in ("walker2d", "silverbox", "plane_vibration"):
     epochs = get(f"ode_rnn_{task}").config("cpu").epochs
     for model in ("node", "anode", "sonode", "hbnode", "ghbnode"):
         declare_validity(
             f"ode_rnn_{task}",
-            plateau(f"{model}.epoch{{epoch}}.test_mse", epochs, k=3, rtol=0.02),
-            off_floor(
-                f"{model}.tight.forward_nfe_per_solve",
-                NFE_FLOOR,
-                "dopri5 at rtol 1e-6, 2 accepted steps per interval solve",
-                subject=model,
-                when="tight",
-            ),
+            *_plateaued_off_floor(model, epochs),
             at_most(
                 f"{model}.adjoint_log10_ratio",
                 3.0,
@@ -253,9 +273,7 @@ for task in ("walker2d", "silverbox", "plane_vibration"):
                 kind="bounded",
                 when="adjoint",
             ),
-            beats_baseline(
-                f"{model}.test_mse", "baseline.best.test_mse", BAR_MARGIN, BAR_WHY, subject=model
-            ),
+            _beats_trivial_predictor(model),
         )
 
 # the same NFE claim with torchdiffeq, the papers' solver (the twin experiment of solver_variants):
@@ -281,22 +299,8 @@ add_comparisons(
 for model in ("node", "hbnode"):
     declare_validity(
         "ode_rnn_walker2d_torchdiffeq",
-        plateau(
-            f"{model}.epoch{{epoch}}.test_mse",
-            get("ode_rnn_walker2d").config("cpu").epochs,
-            k=3,
-            rtol=0.02,
-        ),
-        off_floor(
-            f"{model}.tight.forward_nfe_per_solve",
-            NFE_FLOOR,
-            "dopri5 at rtol 1e-6, 2 accepted steps per interval solve",
-            subject=model,
-            when="tight",
-        ),
-        beats_baseline(
-            f"{model}.test_mse", "baseline.best.test_mse", BAR_MARGIN, BAR_WHY, subject=model
-        ),
+        *_plateaued_off_floor(model, get("ode_rnn_walker2d").config("cpu").epochs),
+        _beats_trivial_predictor(model),
     )
 
 for _id, _claim in list(COMPARISONS.items()):
