@@ -15,10 +15,10 @@ import pytest
 import dynkit.experiments as E
 
 ROOT = Path(E.__file__).parent
-HELPERS = {"node.nfe_tolerance", "csaode.options"}
+HELPERS = {"node.nfe_tolerance", "csaode.options", "momres.measurements"}
 """Family modules that register nothing and are imported by one that does (read off the sources:
 ``node_trained`` imports the NFE sweep, ``csaode_sensitivity`` and ``csaode_attention`` their
-options)."""
+options, the two momres measurement scripts their shared parts)."""
 
 
 def _probe(code: str) -> dict:

@@ -18,12 +18,16 @@ from scipy import stats
 
 import dynkit.experiments as E
 from dynkit.cli import main
+from dynkit.experiments.judging import ledger
 from dynkit.experiments.judging.ledger import (
     COMPARISONS,
     MIN_SEEDS,
     OUTCOMES,
     Comparison,
     LedgerError,
+    RowValues,
+    add_comparison,
+    add_comparisons,
     at_least,
     at_most,
     decide,
@@ -477,6 +481,32 @@ def test_checks_state_their_criteria_and_refuse_bad_declarations():
     assert at_most("m.loss", 0.5, "why").applies(["m.loss", "b.loss"]) and not at_most(
         "m.loss", 0.5, "w"
     ).applies(["b.loss"])
+
+
+def test_add_comparisons_registers_its_rows_in_order_as_add_comparison_would(monkeypatch):
+    monkeypatch.setattr(ledger, "COMPARISONS", {})
+    rows = [
+        RowValues(f"toy.{i}", f"claim {i}", "Fig. 1", "a / b", ratio("a", "b"), less(0.8, null=1.0))
+        for i in range(3)
+    ]
+    registered = add_comparisons("a paper", "toy", rows)
+    assert [c.id for c in registered] == list(ledger.COMPARISONS) == ["toy.0", "toy.1", "toy.2"]
+    many = dict(ledger.COMPARISONS)
+    ledger.COMPARISONS.clear()
+    for row in rows:
+        add_comparison(
+            row.id,
+            paper="a paper",
+            claim=row.claim,
+            paper_figure=row.paper_figure,
+            experiment="toy",
+            metric=row.metric,
+            value=row.value,
+            rule=row.rule,
+        )
+    assert many == ledger.COMPARISONS
+    with pytest.raises(ValueError, match="already registered"):
+        add_comparisons("a paper", "toy", rows[:1])
 
 
 def test_every_registered_row_has_a_scale_a_sesoi_and_an_outcome():

@@ -4,7 +4,9 @@ four cross-validated sets) and their validity checks."""
 from __future__ import annotations
 
 from ..judging.ledger import (
+    RowValues,
     add_comparison,
+    add_comparisons,
     at_least,
     declare_validity,
     difference,
@@ -17,77 +19,72 @@ from ..judging.papers import CSAODE
 from .csaode_cv import DATASETS, MAJORITY, PAPER as CSAODE_TABLE, VARIANTS
 
 # ---- CSAODE --------------------------------------------------------------------------------------
-add_comparison(
-    "csaode.ark_fewer_nfe",
-    paper=CSAODE,
-    claim="The accelerated RK solver (CSAARK) needs fewer function evaluations than RK (CSARK)",
-    paper_figure="Fig. 5, Eq. (9)",
-    experiment="csaode_trec",
-    metric="forward NFE per batch, CSAARK / CSARK (TREC)",
-    value=ratio("CSAARK.forward_nfe_per_batch", "CSARK.forward_nfe_per_batch"),
-    rule=less(0.9, null=1.0),
-)
-add_comparison(
-    "csaode.ark_faster",
-    paper=CSAODE,
-    claim="CSAARK trains faster than CSARK (1.21x at r = 0.2)",
-    paper_figure="Fig. 5",
-    experiment="csaode_trec",
-    metric="epoch time, CSAARK / CSARK (TREC)",
-    value=ratio("CSAARK.mean_epoch_seconds", "CSARK.mean_epoch_seconds"),
-    rule=less(1 / 1.213, null=1.0),
-)
-add_comparison(
-    "csaode.ark_accuracy",
-    paper=CSAODE,
-    claim="CSAARK is as accurate as CSARK on TREC",
-    paper_figure="Table 1",
-    experiment="csaode_trec",
-    metric="test accuracy, CSAARK - CSARK",
-    value=difference("CSAARK.test_accuracy", "CSARK.test_accuracy"),
-    rule=greater(0.0, null=-0.02),
-)
-add_comparison(
-    "csaode.conv_helps",
-    paper=CSAODE,
-    claim="Removing the N-gram convolution lowers accuracy (95.2 -> 92.8)",
-    paper_figure="Table 2",
-    experiment="csaode_sensitivity",
-    metric="TREC test accuracy, base - w/o conv",
-    value=difference("base.test_accuracy", "w/o_conv.test_accuracy"),
-    rule=greater(0.02, null=0.0),
-)
-add_comparison(
-    "csaode.ode_vs_one_block",
-    paper=CSAODE,
-    claim="The ODE block beats a single self-attention block (95.2 vs 93.7)",
-    paper_figure="Table 2",
-    experiment="csaode_sensitivity",
-    metric="TREC test accuracy, base - 1 block",
-    value=difference("base.test_accuracy", "1_block.test_accuracy"),
-    rule=greater(0.015, null=0.0),
-)
-add_comparison(
-    "csaode.larger_d",
-    paper=CSAODE,
-    claim="A larger hidden size d is more accurate (91.6 -> 94.3 -> 95.2)",
-    paper_figure="Table 3",
-    experiment="csaode_sensitivity",
-    metric="TREC test accuracy, d medium - d small",
-    value=difference("d_medium.test_accuracy", "d_small.test_accuracy"),
-    rule=greater(0.02, null=0.0),
-)
-add_comparison(
-    "csaode.attention_evolves",
-    paper=CSAODE,
-    claim="Self-attention scores change continuously with ODE time: "
-    "state -> Bighorn rises from 0.0023 to 0.57",
-    paper_figure="Fig. 4",
-    experiment="csaode_attention",
-    metric="A[state, bighorn](t = 1) - A(t = 0)",
-    value=metric("pair_score_rise"),
-    rule=greater(0.1, null=0.0),
-)
+for experiment, rows in {
+    "csaode_trec": [
+        RowValues(
+            "csaode.ark_fewer_nfe",
+            "The accelerated RK solver (CSAARK) needs fewer function evaluations than RK (CSARK)",
+            "Fig. 5, Eq. (9)",
+            "forward NFE per batch, CSAARK / CSARK (TREC)",
+            ratio("CSAARK.forward_nfe_per_batch", "CSARK.forward_nfe_per_batch"),
+            less(0.9, null=1.0),
+        ),
+        RowValues(
+            "csaode.ark_faster",
+            "CSAARK trains faster than CSARK (1.21x at r = 0.2)",
+            "Fig. 5",
+            "epoch time, CSAARK / CSARK (TREC)",
+            ratio("CSAARK.mean_epoch_seconds", "CSARK.mean_epoch_seconds"),
+            less(1 / 1.213, null=1.0),
+        ),
+        RowValues(
+            "csaode.ark_accuracy",
+            "CSAARK is as accurate as CSARK on TREC",
+            "Table 1",
+            "test accuracy, CSAARK - CSARK",
+            difference("CSAARK.test_accuracy", "CSARK.test_accuracy"),
+            greater(0.0, null=-0.02),
+        ),
+    ],
+    "csaode_sensitivity": [
+        RowValues(
+            "csaode.conv_helps",
+            "Removing the N-gram convolution lowers accuracy (95.2 -> 92.8)",
+            "Table 2",
+            "TREC test accuracy, base - w/o conv",
+            difference("base.test_accuracy", "w/o_conv.test_accuracy"),
+            greater(0.02, null=0.0),
+        ),
+        RowValues(
+            "csaode.ode_vs_one_block",
+            "The ODE block beats a single self-attention block (95.2 vs 93.7)",
+            "Table 2",
+            "TREC test accuracy, base - 1 block",
+            difference("base.test_accuracy", "1_block.test_accuracy"),
+            greater(0.015, null=0.0),
+        ),
+        RowValues(
+            "csaode.larger_d",
+            "A larger hidden size d is more accurate (91.6 -> 94.3 -> 95.2)",
+            "Table 3",
+            "TREC test accuracy, d medium - d small",
+            difference("d_medium.test_accuracy", "d_small.test_accuracy"),
+            greater(0.02, null=0.0),
+        ),
+    ],
+    "csaode_attention": [
+        RowValues(
+            "csaode.attention_evolves",
+            "Self-attention scores change continuously with ODE time: "
+            "state -> Bighorn rises from 0.0023 to 0.57",
+            "Fig. 4",
+            "A[state, bighorn](t = 1) - A(t = 0)",
+            metric("pair_score_rise"),
+            greater(0.1, null=0.0),
+        ),
+    ],
+}.items():
+    add_comparisons(CSAODE, experiment, rows)
 # both solvers' models, for every row (the NFE and time rows too: a trained bar for every model of
 # every row; an NFE of an untrained model is a count of the method's structure, not the claim's)
 for _solver in ("CSARK", "CSAARK"):

@@ -49,7 +49,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from . import inference as _inference
 from . import baselines as _baselines
@@ -88,6 +88,8 @@ __all__ = [
     "Comparison",
     "COMPARISONS",
     "add_comparison",
+    "RowValues",
+    "add_comparisons",
     "METRIC_FORMS",
     "family_of",
     "interval",
@@ -507,6 +509,50 @@ def add_comparison(
     row.bounds()  # the paper's ratio must be positive on a log scale
     COMPARISONS[id] = row
     return row
+
+
+class RowValues(NamedTuple):
+    """What one ledger row states besides its paper and experiment (the fields of
+    :func:`add_comparison` of the same names), for :func:`add_comparisons`."""
+
+    id: str
+    claim: str
+    paper_figure: str
+    metric: str
+    value: Effect
+    rule: Rule
+
+
+def add_comparisons(paper: str, experiment: str, rows: Iterable[RowValues]) -> list[Comparison]:
+    """Register ledger rows of one paper and one experiment, in the order given.
+
+    Parameters
+    ----------
+    paper : str
+        The paper every row tests (:class:`Comparison`'s ``paper``).
+    experiment : str
+        The experiment whose results every row reads.
+    rows : iterable of RowValues
+        Each row's id, claim, paper figure, metric, effect and rule.
+
+    Returns
+    -------
+    list of Comparison
+        The registered rows (see :func:`add_comparison`).
+    """
+    return [
+        add_comparison(
+            row.id,
+            paper=paper,
+            claim=row.claim,
+            paper_figure=row.paper_figure,
+            experiment=experiment,
+            metric=row.metric,
+            value=row.value,
+            rule=row.rule,
+        )
+        for row in rows
+    ]
 
 
 METRIC_FORMS = (

@@ -3,7 +3,14 @@ and their validity checks."""
 
 from __future__ import annotations
 
-from ..judging.ledger import add_comparison, at_least, declare_validity, difference, greater
+from ..judging.ledger import (
+    RowValues,
+    add_comparisons,
+    at_least,
+    declare_validity,
+    difference,
+    greater,
+)
 from ..judging.papers import MOMRNN
 from .momentum_lstm import PAPER as MOMRNN_TABLE, PAPER_COLUMN
 
@@ -45,29 +52,38 @@ for task, label, experiment, data in MOMRNN_TASKS:
         if task.startswith("digits")
         else "Table 1 (MNIST/PMNIST; the paper has no Fashion-MNIST row)"
     )
-    for cell in ("MomentumLSTM", "AdamLSTM", "RMSPropLSTM", "SRLSTM"):
-        gain = round(table[cell] - table["LSTM"], 2)
-        add_comparison(
-            f"momentum_rnn.{task}_{cell}_beats_lstm",
-            paper=MOMRNN,
-            claim=f"{cell} has a better best test accuracy than the LSTM on {label}",
-            paper_figure=f"{where}: {table[cell]}% vs {table['LSTM']}% (+{gain} points)",
-            experiment=experiment,
-            metric=f"best test accuracy {cell} - LSTM (points), {data}",
-            value=difference(f"{task}.{cell}.best_accuracy", f"{task}.LSTM.best_accuracy"),
-            rule=greater(gain, null=0.0),
-        )
-        # no full_scale here: "needs full scale" was set after the results, for the rows that came
-        # out inconclusive; a row is marked only by its recipe, before its results
-    add_comparison(
-        f"momentum_rnn.{task}_momentum_lstm_gradient_ratio",
-        paper=MOMRNN,
-        claim="Momentum alleviates vanishing gradients: ||dL/dh_1||/||dL/dh_T|| is larger for "
-        "MomentumLSTM than "
-        "for the LSTM during training",
-        paper_figure="Sect. 2 Eq. (13) (argument; Fig. 2 for the RNN)",
-        experiment=experiment,
-        metric=f"log10 gradient ratio MomentumLSTM - LSTM, mean over epochs, {task}",
-        value=difference(f"{task}.MomentumLSTM.log10_grad_ratio", f"{task}.LSTM.log10_grad_ratio"),
-        rule=greater(1.0, null=0.0),
+    gains = {
+        cell: round(table[cell] - table["LSTM"], 2)
+        for cell in ("MomentumLSTM", "AdamLSTM", "RMSPropLSTM", "SRLSTM")
+    }
+    add_comparisons(
+        MOMRNN,
+        experiment,
+        [
+            *(
+                RowValues(
+                    f"momentum_rnn.{task}_{cell}_beats_lstm",
+                    f"{cell} has a better best test accuracy than the LSTM on {label}",
+                    f"{where}: {table[cell]}% vs {table['LSTM']}% (+{gain} points)",
+                    f"best test accuracy {cell} - LSTM (points), {data}",
+                    difference(f"{task}.{cell}.best_accuracy", f"{task}.LSTM.best_accuracy"),
+                    greater(gain, null=0.0),
+                )
+                for cell, gain in gains.items()
+            ),
+            # no full_scale here: "needs full scale" was set after the results, for the rows that
+            # came out inconclusive; a row is marked only by its recipe, before its results
+            RowValues(
+                f"momentum_rnn.{task}_momentum_lstm_gradient_ratio",
+                "Momentum alleviates vanishing gradients: ||dL/dh_1||/||dL/dh_T|| is larger for "
+                "MomentumLSTM than "
+                "for the LSTM during training",
+                "Sect. 2 Eq. (13) (argument; Fig. 2 for the RNN)",
+                f"log10 gradient ratio MomentumLSTM - LSTM, mean over epochs, {task}",
+                difference(
+                    f"{task}.MomentumLSTM.log10_grad_ratio", f"{task}.LSTM.log10_grad_ratio"
+                ),
+                greater(1.0, null=0.0),
+            ),
+        ],
     )

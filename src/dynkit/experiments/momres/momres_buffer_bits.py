@@ -11,18 +11,32 @@ bits it allocates (64 per int64 limb), against the k log2(1/gamma) bits per elem
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 
 import torch
-from torch import nn
 
-from ..arg_types import positive_int
-from ..scripting import experiment_parser, register_script, run_script
+from ..scripting import register_script, run_script
+from .measurements import (
+    Column,
+    measurement_parser,
+    print_table,
+    residual_function,
+)
 from dynkit.io import save_figure
 from dynkit.models.momentum_resnet import MomentumResNet
 
+MODULE = "dynkit.experiments.momres.momres_buffer_bits"
 GAMMAS = (0.1, 0.5, 0.9, 0.99, 1 - 1 / 50000)
+TABLE = (
+    Column("gamma", "gamma", 10, ".6g"),
+    Column("depth", "depth", 6, "d"),
+    Column("k log2(1/g)", "expected_bits", 12, ".2f"),
+    Column("measured", "information_bits", 10, ".2f"),
+    Column("allocated", "allocated_bits", 10, "d"),
+)
+"""What ``main`` prints of each row."""
 
 
 def options(argv: list[str] | None = None) -> dict:
@@ -54,10 +68,7 @@ def run(
         raise ValueError(f"dtype must be 'float64' (the script builds nothing else), got {dtype!r}")
     depths = list(depths)
     torch.manual_seed(seed)
-    layers = [
-        nn.Sequential(nn.Linear(width, hidden), nn.Tanh(), nn.Linear(hidden, width)).double()
-        for _ in range(max(depths))
-    ]
+    layers = [residual_function(width, hidden) for _ in range(max(depths))]
     x = 2 * torch.randn(batch, width, dtype=torch.float64)
     rows = []
     for gamma in gammas:
@@ -117,31 +128,13 @@ def plot(result: dict, path) -> None:
     save_figure(fig, path, dpi=120)
 
 
-def build_parser():
-    parser = experiment_parser(__doc__, "runs/momres_buffer_bits")
-    parser.add_argument(
-        "--batch", type=positive_int, default=256, help="inputs per forward pass (default 256)"
-    )
-    return parser
+def build_parser() -> argparse.ArgumentParser:
+    return measurement_parser(__doc__, "runs/momres_buffer_bits", batch=256)
 
 
 def main(argv: list[str] | None = None) -> dict:
-    _, result = run_script(
-        "dynkit.experiments.momres.momres_buffer_bits",
-        argv,
-        build_parser,
-        options,
-        run,
-        plot,
-        "buffer_bits",
-    )
-    print(f"{'gamma':>10} {'depth':>6} {'k log2(1/g)':>12} {'measured':>10} {'allocated':>10}")
-    for r in result["rows"]:
-        print(
-            f"{r['gamma']:>10.6g} {r['depth']:>6d} {r['expected_bits']:>12.2f} "
-            f"{r['information_bits']:>10.2f} "
-            f"{r['allocated_bits']:>10d}"
-        )
+    _, result = run_script(MODULE, argv, build_parser, options, run, plot, "buffer_bits")
+    print_table(TABLE, result["rows"])
     return result
 
 

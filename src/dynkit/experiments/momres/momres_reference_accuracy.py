@@ -13,15 +13,31 @@ relative gradient error ||g - g_autograd|| / ||g_autograd||.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import torch
-from torch import nn
 
-from ..arg_types import positive_int
-from ..scripting import experiment_parser, register_script, run_script
+from ..scripting import register_script, run_script
+from .measurements import (
+    Column,
+    measurement_parser,
+    print_table,
+    residual_function,
+)
 from dynkit.io import save_figure
 from dynkit.models.momentum_resnet import MomentumResNet
+
+MODULE = "dynkit.experiments.momres.momres_reference_accuracy"
+TABLE = (
+    Column("gamma", "gamma", 6),
+    Column("depth", "depth", 6),
+    Column("momentumnet fwd", "momentumnet_forward_max_abs_diff", 16, ".2e"),
+    Column("ours fwd", "ours_forward_max_abs_diff", 10, ".2e"),
+    Column("momentumnet grad", "momentumnet_grad_rel_error", 17, ".2e"),
+    Column("ours grad", "ours_grad_rel_error", 10, ".2e"),
+)
+"""What ``main`` prints of each row."""
 
 
 def options(argv: list[str] | None = None) -> dict:
@@ -63,9 +79,7 @@ def run(
     for gamma in gammas:
         for depth in depths:
             torch.manual_seed(seed)
-            f = nn.Sequential(
-                nn.Linear(width, hidden), nn.Tanh(), nn.Linear(hidden, width)
-            ).double()
+            f = residual_function(width, hidden)
             x = torch.randn(batch, width, dtype=torch.float64)
             results = {}
             for name, net in (
@@ -124,34 +138,13 @@ def plot(result: dict, path) -> None:
     save_figure(fig, path, dpi=120)
 
 
-def build_parser():
-    parser = experiment_parser(__doc__, "runs/momres_reference_accuracy")
-    parser.add_argument(
-        "--batch", type=positive_int, default=8, help="inputs per forward pass (default 8)"
-    )
-    return parser
+def build_parser() -> argparse.ArgumentParser:
+    return measurement_parser(__doc__, "runs/momres_reference_accuracy", batch=8)
 
 
 def main(argv: list[str] | None = None) -> dict:
-    _, result = run_script(
-        "dynkit.experiments.momres.momres_reference_accuracy",
-        argv,
-        build_parser,
-        options,
-        run,
-        plot,
-        "reference_accuracy",
-    )
-    print(
-        f"{'gamma':>6} {'depth':>6} {'momentumnet fwd':>16} {'ours fwd':>10} "
-        f"{'momentumnet grad':>17} {'ours grad':>10}"
-    )
-    for r in result["rows"]:
-        print(
-            f"{r['gamma']:>6} {r['depth']:>6} {r['momentumnet_forward_max_abs_diff']:>16.2e} "
-            f"{r['ours_forward_max_abs_diff']:>10.2e} {r['momentumnet_grad_rel_error']:>17.2e} "
-            f"{r['ours_grad_rel_error']:>10.2e}"
-        )
+    _, result = run_script(MODULE, argv, build_parser, options, run, plot, "reference_accuracy")
+    print_table(TABLE, result["rows"])
     return result
 
 
