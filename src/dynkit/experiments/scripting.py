@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..models.engines import DEFAULT_SOLVER, SOLVERS
-from .registry import register
+from .registry import WORK_DIR, register
 
 __all__ = [
     "MODELS",
@@ -161,7 +161,7 @@ class ScriptConfig:
     per shard)."""
 
     args: tuple[str, ...] = ()
-    checkpoints: bool = False  # pass --checkpoints <shard>/checkpoints (kept out of git: *.pt)
+    checkpoints: bool = False  # pass --checkpoints <shard>/work/checkpoints (state of its identity)
 
     # The script's ``options(argv)`` (what its ``main`` would run with) rides on the instance, not
     # as a field: the config's JSON (a shard's identity) stays the command line alone.
@@ -236,7 +236,9 @@ def register_script(
     def run(config: ScriptConfig, *, seed: int, out: Path, device: str) -> dict:
         argv = [*config.args, "--out", str(out), "--seed", str(seed), "--quiet"]
         if config.checkpoints:
-            argv += ["--checkpoints", str(Path(out) / "checkpoints")]
+            # in the runner's work folder: emptied when the shard's identity changes, so a run
+            # never resumes from another code's or config's state, and removed with the record
+            argv += ["--checkpoints", str(Path(out) / WORK_DIR / "checkpoints")]
         result = main(argv)
         return {"metrics": {k: float(v) for k, v in metrics(result).items()}}
 

@@ -18,20 +18,27 @@ recipe (plain SGD, 10000 iterations, gamma, columns of unit variance; see
 :mod:`~dynkit.experiments.momres.recipe`). Reported: mean test Lasso loss minus the optimum
 (computed by 3000 FISTA iterations), per depth.
 
+``--checkpoints DIR`` keeps each trained (model, depth)'s result in ``DIR`` as JSON as soon as it is
+done; a rerun with the same folder and settings takes them instead of training again (each depth is
+trained from its own seeded start, so a resumed run's numbers are those of an uninterrupted one).
+
     python -m dynkit.experiments.momres.momres_lista --out analysis/results/momres_lista
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import sys
+from pathlib import Path
 
 import torch
 from torch import nn
 
 from ..arg_types import momentum_float, positive_float, positive_int
 from ..scripting import experiment_parser, register_script, run_script
-from dynkit.io import save_figure
+from dynkit.io import read_regular_text, save_figure, write_json
 from dynkit.models.momentum_resnet import MomentumResNet
 from dynkit.models.revnet import RevNet
 
@@ -127,7 +134,35 @@ def options(argv: list[str] | None = None) -> dict:
         "n_test": 1000,
         "depths": tuple(range(1, 21)) if args.full else (1, 2, 4, 6, 8, 12, 16),
         "iterations": args.iterations or (2000 if args.full else 300),
+        "checkpoints": args.checkpoints,
     }
+
+
+def _settings_digest(settings: dict) -> str:
+    """What one (model, depth) was trained with, as a digest its checkpoint must carry."""
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _trained(path: Path | None, digest: str, train) -> tuple[float, float, int | None]:
+    """``(test gap, gap at initialisation, diverged at)`` of one (model, depth): read from its
+    checkpoint ``path`` when it holds these settings' result, else ``train()`` and kept there."""
+    if path is not None and path.exists():
+        kept = json.loads(read_regular_text(path, "checkpoint"))
+        if kept.get("settings") != digest:
+            raise ValueError(
+                f"checkpoint {path} was written with other settings (expected settings digest "
+                f"{digest[:12]}..., got {str(kept.get('settings'))[:12]}...): remove it or use "
+                "another --checkpoints folder"
+            )
+        return float(kept["gap"]), float(kept["at_initialisation"]), kept["diverged_at"]
+    gap, at_init, diverged = train()
+    if path is not None:
+        write_json(
+            path,
+            {"settings": digest, "gap": gap, "at_initialisation": at_init, "diverged_at": diverged},
+        )
+    return gap, at_init, diverged
 
 
 def run(
@@ -145,6 +180,7 @@ def run(
     n_test: int,
     depths: tuple[int, ...],
     iterations: int,
+    checkpoints: Path | None = None,
 ) -> dict:
     if tuple(dictionary) != (16, 32) or lasso_lambda != LAMBDA:
         raise ValueError(
@@ -170,33 +206,46 @@ def run(
     }
     if momentum_residual != "scaled":  # recorded where it leaves the default
         out["config"]["momentum_residual"] = momentum_residual
+    settings = {
+        "seed": seed,
+        "columns": columns,
+        "gamma": gamma,
+        "momentum_residual": momentum_residual,
+        "optimiser": optimiser,
+        "lr": lr,
+        "n_train": n_train,
+        "n_test": n_test,
+        "iterations": iterations,
+    }
+
+    def train(kind: str, depth: int) -> tuple[float, float, int | None]:
+        torch.manual_seed(seed)
+        model = make_model(kind, D, depth, gamma, momentum_residual)
+        x0 = torch.zeros(len(y_train), D.shape[1], dtype=D.dtype)
+        with torch.no_grad():
+            at_init = float(lasso(D, y_test, model(torch.zeros_like(x0), y=y_test)[0])) - optimum
+        opt = OPTIMISERS[optimiser](model.parameters(), lr=lr)
+        for step in range(iterations):
+            opt.zero_grad()
+            loss = lasso(D, y_train, model(x0, y=y_train)[0])
+            if not torch.isfinite(loss):  # diverged: no later step can come back
+                return math.nan, at_init, step
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            zero = torch.zeros(len(y_test), 32, dtype=D.dtype)
+            test = float(lasso(D, y_test, model(zero, y=y_test)[0]))
+        return test - optimum, at_init, None
+
     for kind in ("lista", "revnet", "momentum"):
         losses, at_init, diverged = [], [], []
         for depth in depths:
-            torch.manual_seed(seed)
-            model = make_model(kind, D, depth, gamma, momentum_residual)
-            x0 = torch.zeros(len(y_train), D.shape[1], dtype=D.dtype)
-            with torch.no_grad():
-                at_init.append(
-                    float(lasso(D, y_test, model(torch.zeros_like(x0), y=y_test)[0])) - optimum
-                )
-            opt = OPTIMISERS[optimiser](model.parameters(), lr=lr)
-            diverged.append(None)
-            for step in range(iterations):
-                opt.zero_grad()
-                loss = lasso(D, y_train, model(x0, y=y_train)[0])
-                if not torch.isfinite(loss):  # diverged: no later step can come back
-                    diverged[-1] = step
-                    break
-                loss.backward()
-                opt.step()
-            with torch.no_grad():
-                test = float(
-                    lasso(
-                        D, y_test, model(torch.zeros(len(y_test), 32, dtype=D.dtype), y=y_test)[0]
-                    )
-                )
-            losses.append(test - optimum if diverged[-1] is None else math.nan)
+            path = None if checkpoints is None else Path(checkpoints) / f"{kind}-depth{depth}.json"
+            digest = _settings_digest({**settings, "kind": kind, "depth": depth})
+            gap, start, at = _trained(path, digest, lambda: train(kind, depth))
+            losses.append(gap)
+            at_init.append(start)
+            diverged.append(at)
             if not quiet:
                 print(
                     f"{kind:9s} depth {depth:3d} test loss - optimum {losses[-1]:.3e} "
@@ -272,6 +321,12 @@ def build_parser():
         default=1000,
         help="training samples, one full batch per iteration (default 1000)",
     )
+    parser.add_argument(
+        "--checkpoints",
+        type=Path,
+        default=None,
+        help="folder for each trained (model, depth)'s result; a rerun resumes from it",
+    )
     return parser
 
 
@@ -308,6 +363,7 @@ register_script(
     smoke=("--iterations", "3"),
     cpu=(),
     full=("--full",),
+    checkpoints=True,
     options=options,
 )
 
