@@ -124,6 +124,7 @@ def main(argv: list[str] | None = None):
     p.add_argument("--spending", default="obrien-fleming", choices=["obrien-fleming", "pocock"])
     p.add_argument("--retrospective", action="store_true")
     p.add_argument("--out", type=Path, default=PLANS_ROOT)
+    p.add_argument("--note", default="", help="what the plan's reader must know of its pilot")
     args = p.parse_args(argv)
     if args.retrospective:
         return retrospective(args.out)
@@ -137,7 +138,8 @@ def main(argv: list[str] | None = None):
         n_looks=args.looks,
         interval=args.interval,
         spending=args.spending,
-        note=f"written before its runs (prospective), from the pilot {args.pilot}",
+        note=f"written before its runs (prospective), from the pilot {args.pilot}"
+        + (f": {args.note}" if args.note else ""),
     )
     write_json(args.out / f"{args.name}.json", plan.to_dict(), command="python -m analysis.plans")
     print(plan.describe())
