@@ -16,10 +16,14 @@ each into
   config);
 * **running**: another process holds the shard's claim now (``dynkit run`` computing it);
 * **stale**: a record is there but the runner would recompute it (the reason is printed);
+* **resumable**: not finished, but its work folder (``shards/<key>/work/``) holds state written
+  by the shard's own identity, which a rerun resumes from (the files kept are counted; a running
+  shard's are shown beside it);
 * **left**: nothing there yet;
 
 with the core-hours spent on the done shards and an estimate of those left (their mean time per
-shard times the shards not done). It only reads: nothing is computed, claimed or written.
+shard times the shards not done). It only reads: nothing is computed, claimed or written. Run it
+with the campaign's code (a pinned worktree first on ``PYTHONPATH``): identities are today's.
 """
 
 from __future__ import annotations
@@ -69,10 +73,22 @@ class Status:
     running: list[str] = field(default_factory=list)
     stale: dict[str, str] = field(default_factory=dict)
     left: list[str] = field(default_factory=list)
+    kept: dict[str, int] = field(default_factory=dict)
+    """Files of resumable state in the work folder of each shard not done that has some."""
+
+    @property
+    def resumable(self) -> list[str]:
+        return [key for key in self.kept if key not in self.running]
 
     @property
     def total(self) -> int:
-        return len(self.done) + len(self.running) + len(self.stale) + len(self.left)
+        return (
+            len(self.done)
+            + len(self.running)
+            + len(self.stale)
+            + len(self.resumable)
+            + len(self.left)
+        )
 
     @property
     def core_hours_done(self) -> float:
@@ -97,7 +113,8 @@ class Status:
         out = [
             f"{self.experiment} at scale {self.scale!r} in {self.out}: {self.total} shards",
             f"  done     {len(self.done):4d}   {self.core_hours_done:.2f} core-hours",
-            f"  running  {len(self.running):4d}   {', '.join(self.running)}",
+            f"  running  {len(self.running):4d}   {self._keys(self.running)}",
+            f"  resumable {len(self.resumable):3d}   {self._keys(self.resumable)}",
             f"  stale    {len(self.stale):4d}",
             *(
                 f"             {len(keys)} "
@@ -109,6 +126,9 @@ class Status:
         ]
         return [line.rstrip() for line in out]
 
+    def _keys(self, keys: list[str]) -> str:
+        return ", ".join(f"{k} ({self.kept[k]} files kept)" if k in self.kept else k for k in keys)
+
 
 def _held_elsewhere(shard) -> bool:
     """Whether another process holds ``shard``'s claim (probed without waiting, released at
@@ -119,6 +139,26 @@ def _held_elsewhere(shard) -> bool:
         return False
     with claimed(shard, wait=False) as mine:
         return not mine
+
+
+def _kept_state(shard) -> int | None:
+    """How many files of state the shard's work folder holds, when the shard's own identity wrote
+    it (what a rerun resumes from); None when there is none or another identity's."""
+    from dynkit.experiments.registry import WORK_DIR
+    from dynkit.experiments.runner import WORK_IDENTITY, _identity_flaw
+    from dynkit.io import read_regular_text
+
+    work = shard.folder / WORK_DIR
+    mark = work / WORK_IDENTITY
+    if work.is_symlink() or not mark.is_file():
+        return None
+    try:
+        stored = json.loads(read_regular_text(mark, "work identity", follow_links=False))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stored, dict) or _identity_flaw(stored, shard) is not None:
+        return None
+    return sum(1 for p in work.rglob("*") if p.is_file() and p != mark)
 
 
 def status(
@@ -157,8 +197,14 @@ def status(
         record = finished(shard, notice=reasons.append) if shard.path.exists() else None
         if record is not None:
             result.done[shard.key] = float(record["seconds"])
-        elif _held_elsewhere(shard):
+            continue
+        kept = _kept_state(shard)
+        if kept is not None:
+            result.kept[shard.key] = kept
+        if _held_elsewhere(shard):
             result.running.append(shard.key)
+        elif kept is not None:
+            pass  # resumable
         elif reasons:
             result.stale[shard.key] = reasons[0].split(": ", 1)[-1]
         else:

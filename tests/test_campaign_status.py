@@ -99,3 +99,23 @@ def test_status_cli_names_an_unknown_experiment(capsys):
     with pytest.raises(SystemExit) as exit_info:
         campaign.main(["status", "no_such_experiment", "--seeds", "0"])
     assert exit_info.value.code == 2 and "no_such_experiment" in capsys.readouterr().err
+
+
+def test_status_counts_a_shard_s_own_resumable_state_and_no_other(camp):
+    from dynkit.experiments.runner import WORK_IDENTITY, own_work_folder, shards
+
+    own, foreign = shards("camp_toy", "smoke", (0,), camp)  # seed 0's two config points
+    for shard in (own, foreign):
+        shard.folder.mkdir(parents=True)
+        work = own_work_folder(shard)  # the runner's: marked with the shard's identity
+        (work / "checkpoints").mkdir()
+        for name in ("a.json", "b.json"):
+            (work / "checkpoints" / name).write_text("{}")
+    # planted: the foreign folder's mark names another config, so a rerun would empty it
+    mark = foreign.folder / "work" / WORK_IDENTITY
+    identity = json.loads(mark.read_text())
+    mark.write_text(json.dumps({**identity, "config": {"points": ["z"], "point": "z"}}))
+    state = campaign.status("camp_toy", "smoke", (0, 1), camp)
+    assert state.resumable == [own.key] and state.kept == {own.key: 2}
+    assert foreign.key in state.left and state.total == 4
+    assert f"resumable   1   {own.key} (2 files kept)" in "\n".join(state.lines())
