@@ -204,7 +204,7 @@ def status(
         if _held_elsewhere(shard):
             result.running.append(shard.key)
         elif kept is not None:
-            pass  # resumable
+            continue  # resumable (Status.resumable: state kept, not running)
         elif reasons:
             result.stale[shard.key] = reasons[0].split(": ", 1)[-1]
         else:

@@ -228,10 +228,7 @@ def migrate_since(folder: Path, parent: str, write: bool) -> dict[str, Counter]:
         if not isinstance(code, dict) or not isinstance(code.get("modules"), dict):
             counts["no per-module identity recorded"] += 1
             continue
-        if record.get("sha256") != content_hash(record):
-            counts["content hash broken"] += 1
-            continue
-        if flaw := _versions_flaw(record):
+        if flaw := _record_flaw(record):
             counts[flaw] += 1
             continue
         experiment = E.EXPERIMENTS.get(record.get("experiment"))
@@ -269,6 +266,14 @@ def _whole_file(record: dict) -> tuple[str, str, str] | None:
     return None
 
 
+def _record_flaw(record: dict) -> str | None:
+    """Why a stored record cannot be re-stamped whatever its code: a broken content hash or
+    versions other than today's; None if neither."""
+    if record.get("sha256") != content_hash(record):
+        return "content hash broken"
+    return _versions_flaw(record)
+
+
 def _versions_flaw(record: dict) -> str | None:
     code = record["code"]
     python = ".".join(str(record.get("versions", {}).get("python", "")).split(".")[:2])
@@ -300,10 +305,7 @@ def migrate(folder: Path, write: bool) -> dict[str, Counter]:
                     else "no package hash recorded (nothing to verify)"
                 ] += 1
             continue
-        if record.get("sha256") != content_hash(record):
-            counts["content hash broken"] += 1
-            continue
-        if flaw := _versions_flaw(record):
+        if flaw := _record_flaw(record):
             counts[flaw] += 1
             continue
         module, commit = old[path][0], commits.get(old[path])

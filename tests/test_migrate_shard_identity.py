@@ -68,21 +68,16 @@ def old_identity_on_disk(root: Path, module: str) -> tuple[str, str]:
     return sha(source), digest.hexdigest()
 
 
-def record(name: str, module: str, root: Path, **libraries) -> dict:
-    source, package = old_identity_on_disk(root, module)
+def shard(name: str, code: dict, **libraries) -> dict:
+    """A stored shard of ``name`` with the identity ``code`` (``libraries`` override its
+    versions), its content hash intact."""
     body = {
         "experiment": name,
         "scale": "cpu",
         "seed": 0,
         "point": {},
         "config": {},
-        "code": {
-            "dynkit": dynkit.__version__,
-            "module": module,
-            "source_sha256": source,
-            "package_sha256": package,
-            "libraries": {**C.library_versions(), **libraries},
-        },
+        "code": {**code, "libraries": {**code["libraries"], **libraries}},
         "device": "cpu",
         "seconds": 1.0,
         "metrics": {"x": 1.0},
@@ -90,6 +85,18 @@ def record(name: str, module: str, root: Path, **libraries) -> dict:
         "versions": {"python": sys.version.split()[0]},
     }
     return {**body, "sha256": content_hash(body)}
+
+
+def record(name: str, module: str, root: Path, **libraries) -> dict:
+    source, package = old_identity_on_disk(root, module)
+    code = {
+        "dynkit": dynkit.__version__,
+        "module": module,
+        "source_sha256": source,
+        "package_sha256": package,
+        "libraries": C.library_versions(),
+    }
+    return shard(name, code, **libraries)
 
 
 def commit(repo: Path, message: str) -> None:
@@ -179,23 +186,6 @@ def test_only_shards_whose_code_equals_today_s_are_re_stamped(today):
 
 RINGS = "dynkit.experiments.momres.momres_rings"
 PARENT_ONLY = "\nPARENT_ONLY = 1\n"  # the parent's models/__init__ differs from today's
-
-
-def shard(name: str, code: dict, **libraries) -> dict:
-    body = {
-        "experiment": name,
-        "scale": "cpu",
-        "seed": 0,
-        "point": {},
-        "config": {},
-        "code": {**code, "libraries": {**code["libraries"], **libraries}},
-        "device": "cpu",
-        "seconds": 1.0,
-        "metrics": {"x": 1.0},
-        "result": {},
-        "versions": {"python": sys.version.split()[0]},
-    }
-    return {**body, "sha256": content_hash(body)}
 
 
 @pytest.fixture

@@ -47,7 +47,7 @@ import hashlib
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
@@ -102,8 +102,8 @@ class ModuleCode:
     computed_import: bool
     empty: bool = False
     """No statement besides its docstring (an empty ``__init__``): it runs nothing."""
-    lazy: tuple[tuple[str, str], ...] = ()
-    """``(name, module providing it)`` of its :data:`LAZY_TABLE` (a package that declares one)."""
+    lazy: Mapping[str, str] = field(default_factory=dict)
+    """``{name: module providing it}`` of its :data:`LAZY_TABLE` (a package that declares one)."""
     taken: frozenset[tuple[str, str]] = frozenset()
     """``(module, name)`` of each name it takes from a package module that is not a submodule
     (``from dynkit.models import HBNODE``, ``dk.models.HBNODE``): reaches a lazy provider."""
@@ -306,7 +306,7 @@ def _read_one(name: str, is_package: bool, source: bytes, modules: frozenset[str
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):  # a module that cannot run: its bytes stand for it
-        return "<unparsable>" + source.hex(), frozenset(), False, False, (), frozenset()
+        return "<unparsable>" + source.hex(), frozenset(), False, False, {}, frozenset()
     _strip_docstrings(tree)
     reader.read(tree)
     return (
@@ -314,7 +314,7 @@ def _read_one(name: str, is_package: bool, source: bytes, modules: frozenset[str
         frozenset(reader.reaches - {name}),
         reader.computed_import,
         not tree.body,
-        tuple(sorted(reader.lazy.items())),
+        reader.lazy,
         frozenset(reader.taken),
     )
 
@@ -346,8 +346,9 @@ def closure(roots: Iterable[str], modules: Mapping[str, ModuleCode]) -> list[str
         todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # packages above run first
         todo.extend(module.reaches)
         for owner, attribute in module.taken:  # a lazy re-export: the submodule providing it
-            if owner not in (REGISTRATION_INDEX, IDENTITY):
-                todo.extend(m for a, m in modules[owner].lazy if a == attribute)
+            # (the registration index and this module are in no closure: never read as owners)
+            if owner not in (REGISTRATION_INDEX, IDENTITY) and attribute in modules[owner].lazy:
+                todo.append(modules[owner].lazy[attribute])
         if module.computed_import:
             package = name if module.is_package else name.rpartition(".")[0]
             todo.extend(m for m in modules if m.rpartition(".")[0] == package)
