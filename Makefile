@@ -8,9 +8,9 @@ CORE   := $(VENV)/.dynkit-core
 STAMP  := $(VENV)/.dynkit-installed
 PYTEST_WORKERS ?= 2
 
-.PHONY: install demo test bench docs clean browser
+.PHONY: install kernels demo test bench docs clean browser
 
-install: $(STAMP)
+install: $(STAMP) kernels
 
 # The core alone (what `import dynkit` and the demo's report need): `make demo` installs no more.
 $(CORE): pyproject.toml constraints.txt
@@ -28,10 +28,16 @@ $(STAMP): $(CORE)
 	$(PIP) install -q --no-deps momentumnet==0.10
 	touch $(STAMP)
 
+# The compiled path's kernels into numba's on-disk cache once (about a minute of CPU), so that no
+# first `compile=True` solve compiles them; a second when the cache is up to date (numba's cache key
+# is the kernels' code and versions: an edit or an upgrade recompiles, as on first use).
+kernels: $(STAMP)
+	$(VENV)/bin/dynkit build-kernels
+
 demo: $(CORE)
 	$(VENV)/bin/dynkit report --out report
 
-test: $(STAMP) browser
+test: $(STAMP) kernels browser
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/ruff check --quiet .

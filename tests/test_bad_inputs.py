@@ -2738,9 +2738,15 @@ def _cli(tmp: Path):
             str(blocker),
         )
 
+    def build_kernels():
+        cli_attempt("build-kernels", "methods", ["--methods", "rodas9"], "rodas9")
+        cli_attempt("build-kernels", "--methods", ["--methods", ""])
+        cli_attempt("build-kernels", "--methods", ["--methods", "rodas5,,bdf"])
+
     return {
         "verify": verify,
         "derive": derive,
+        "build-kernels": build_kernels,
         "solve": solve_like("solve"),
         "stiffness": solve_like("stiffness"),
         "nfe-sweep": nfe_sweep,

@@ -243,7 +243,7 @@ def test_the_disk_cache_is_keyed_on_every_source_the_kernels_compile_in():
     from dynkit.solvers.compiled import cache, common, explicit
 
     assert common.CACHE
-    locator = explicit.march._cache._impl._locator
+    locator = explicit.march_kernel()._cache._impl._locator
     assert type(locator).__name__ == "KernelCacheLocator"
     assert locator.get_source_stamp() == cache.kernel_stamp()
     assert locator.get_cache_path() == str(common.CACHE_FOLDER)

@@ -24,6 +24,7 @@ import numpy as np
 from .. import bdf as py
 from . import register_kernel
 from .common import (
+    copy_into,
     CACHE,
     MAX_STEPS,
     NEWTON_FAILURES,
@@ -229,7 +230,7 @@ def _bdf_kernel_loop(
             return status, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
         # -- attempt
         if not have_D:
-            D[0] = y
+            copy_into(D[0], y)
             for q in range(n):
                 D[1, q] = h * k1[q]
             h_D, have_D = h, True
@@ -293,7 +294,7 @@ def _bdf_kernel_loop(
             for q in range(n):
                 y_new[q] = y_pred[q] + d[q]
                 err[q] = C[k] / theta * d[q]
-            D_new[:] = D
+            copy_into(D_new.ravel(), D.ravel())  # both C-contiguous: views
             for q in range(n):
                 D_new[k + 2, q] = d[q] - D[k + 1, q]
                 D_new[k + 1, q] = d[q]
@@ -317,7 +318,7 @@ def _bdf_kernel_loop(
                     for q in range(n):
                         ys[row, q] += w * D_new[m, q]
             if exact:
-                ys[inner] = y_new
+                copy_into(ys[inner], y_new)
             nxt = stop
             D, D_new = D_new, D
             equal_steps += 1
@@ -329,7 +330,7 @@ def _bdf_kernel_loop(
                 return RANGE_EDGE, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
             steps, n_steps_out = push_step(steps, n_steps_out, t_new)
             t = t_new
-            y[:] = y_new
+            copy_into(y, y_new)
             # f at the step's end is evaluated only if a difference Jacobian needs it
             k1_ready = False
             nonfinite_last = False

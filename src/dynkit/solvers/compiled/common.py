@@ -58,6 +58,7 @@ __all__ = [
     "NEWTON_FAILURE",
     "NONFINITE_START",
     "RANGE_EDGE",
+    "copy_into",
     "ABORTED",
     "RUNNING",
     "STATUS_RESULTS",
@@ -442,6 +443,14 @@ def hermite_into(out, theta: float, h: float, y0, f0, y1, f1) -> None:
 # the adaptive loop around a method's trial step
 
 
+@numba.njit
+def copy_into(dst, src) -> None:
+    """``dst[:] = src`` for 1-D arrays of one length, as a loop: numba's slice assignment brings a
+    shape-mismatch error with a formatted message that costs seconds of compile time per kernel."""
+    for i in range(dst.shape[0]):
+        dst[i] = src[i]
+
+
 @numba.njit(cache=CACHE)
 def first_slope_and_step(f, p, t0, t_end, y, y0, rtol, atol, direction, first_step, k, stats):
     """``(k1, h, finite)``: the slope ``f(t0, y)`` at the start (``y``: the kernel's copy of
@@ -529,7 +538,7 @@ def push_step(steps, count, t):
     the new count."""
     if count == steps.size:
         bigger = np.empty(2 * steps.size)
-        bigger[:count] = steps
+        copy_into(bigger[:count], steps)
         steps = bigger
     steps[count] = t
     return steps, count + 1

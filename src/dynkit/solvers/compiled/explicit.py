@@ -18,7 +18,9 @@ have none: their loop's stability monitor (``engine._AmplificationMonitor``) has
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 from dataclasses import dataclass
 
 import numba
@@ -56,6 +58,7 @@ __all__ = [
     "COEFFICIENT_TYPES",
     "MARCH_SIGNATURE",
     "march",
+    "march_kernel",
     "ExplicitDriver",
 ]
 
@@ -175,9 +178,9 @@ VEC, MAT, IVEC = F8[::1], F8[:, ::1], I8[::1]
 # the types of ExplicitCoefficients.arrays(), in its order: a, b, c, e, e2, p, a_dense, c_dense,
 # flags, control (the single and the ensemble kernel take them alike)
 COEFFICIENT_TYPES = (MAT, VEC, VEC, VEC, VEC, MAT, MAT, VEC, IVEC, VEC)
-# march compiles on import, once (then loads from the disk cache, keyed on the package's sources:
-# common.CACHE): f is a first-class function of FIELD_TYPE, not a type of its own, so a user's f is
-# compiled alone
+# march compiles once, on first use (march_kernel; then it loads from the disk cache, keyed on the
+# package's sources: common.CACHE): f is a first-class function of FIELD_TYPE, not a type of its
+# own, so a user's f is compiled alone
 MARCH_SIGNATURE = numba.types.Tuple((I8, F8, F8, I8, VEC, I8))(
     FIELD_TYPE,
     VEC,
@@ -196,7 +199,6 @@ MARCH_SIGNATURE = numba.types.Tuple((I8, F8, F8, I8, VEC, I8))(
 )
 
 
-@numba.njit(MARCH_SIGNATURE, cache=CACHE)
 def march(
     f,
     p,
@@ -415,7 +417,7 @@ class ExplicitDriver:
         stats = np.zeros(9, dtype=np.int64)
         y_last, f_last = np.full(n, np.nan), np.full(n, np.nan)
         steps = np.empty(64 if record_steps else 0)
-        status, t_stop, h, n_filled, steps, n_recorded = march(
+        status, t_stop, h, n_filled, steps, n_recorded = march_kernel()(
             problem.f,
             problem.p,
             *self.coefficients.arrays(),
@@ -442,6 +444,15 @@ class ExplicitDriver:
             y_last=y_last,
             f_last=f_last,
         )
+
+
+@functools.cache
+def march_kernel():
+    """:func:`march` compiled for :data:`MARCH_SIGNATURE` (or loaded from numba's cache) on first
+    use, not on import: a stiff solve does not pay for it."""
+    with warnings.catch_warnings():  # the kernel's own use of first-class functions
+        warnings.simplefilter("ignore", numba.NumbaExperimentalFeatureWarning)
+        return numba.njit(MARCH_SIGNATURE, cache=CACHE)(march)
 
 
 def _register() -> None:

@@ -10,7 +10,9 @@ import numba
 import numpy as np
 
 from .common import CACHE, FIELD_TYPE
-from .explicit import COEFFICIENT_TYPES, F8, I8, IVEC, MAT, VEC, march
+from .explicit import COEFFICIENT_TYPES, F8, I8, IVEC, MAT, VEC, march_kernel
+
+_march = march_kernel()  # compiled before march_many, which calls it
 
 __all__ = ["march_many"]
 
@@ -68,7 +70,7 @@ def march_many(
     for i in numba.prange(Y.shape[0]):
         y_last = np.empty(Y.shape[1])
         f_last = np.empty(Y.shape[1])
-        code, t_end, h, n_filled, steps, n_recorded = march(
+        code, t_end, h, n_filled, steps, n_recorded = _march(
             f,
             P[i],
             a,

@@ -25,6 +25,7 @@ import numpy as np
 from .. import radau as py
 from . import register_kernel
 from .common import (
+    copy_into,
     CACHE,
     NEWTON_FAILURES,
     NEWTON_ITERATIONS,
@@ -433,7 +434,7 @@ def _radau_kernel_loop(
             for i in range(n):
                 y_new[i] = y[i] + Z[2, i]
                 rhs[i] = k1[i] + (dd[0] * Z[0, i] + dd[1] * Z[1, i] + dd[2] * Z[2, i]) / h
-            err[:] = rhs
+            copy_into(err, rhs)
             lu_solve(LU1, piv1, err)
             norm = rms_error_norm(err, y, y_new, rtol, atol)
             if norm > 1.0 and (first or rejected_last):  # the refined estimate ([HW] Eq. (8.20))
@@ -477,9 +478,9 @@ def _radau_kernel_loop(
                     stats,
                     work,
                 )
-                ys[row] = out
+                copy_into(ys[row], out)
             if exact:
-                ys[inner] = y_new
+                copy_into(ys[inner], y_new)
             nxt = stop
             for r in range(3):  # the collocation polynomial V⁻¹ Z, for the next Newton start
                 for i in range(n):
@@ -492,7 +493,7 @@ def _radau_kernel_loop(
                 return RANGE_EDGE, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
             steps, n_steps_out = push_step(steps, n_steps_out, t_new)
             t = t_new
-            y[:] = y_new
+            copy_into(y, y_new)
             if direction * (t_end - t) > 0:
                 k1 = f(t_new, y, p)
                 stats[NFE] += 1

@@ -25,6 +25,7 @@ from .. import rosenbrock as py
 from ..control import tolerance_factor
 from . import register_kernel
 from .common import (
+    copy_into,
     CACHE,
     ERR_PREV_FLOOR,
     NFE,
@@ -108,7 +109,7 @@ def _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, stats):
         if i == 0:
             fi = k1
         else:
-            arg[:] = y
+            copy_into(arg, y)
             for j in range(i):
                 if a[i, j] != 0.0:
                     for q in range(n):
@@ -135,7 +136,7 @@ def _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, stats):
 @numba.njit(cache=CACHE)
 def _combine(y, u, weights, out) -> None:
     """``out ← y + Σ_j weights_j u_j`` (zero weights skipped, in the Python ``lincomb``'s order)."""
-    out[:] = y
+    copy_into(out, y)
     for j in range(weights.size):
         if weights[j] != 0.0:
             for q in range(out.size):
@@ -242,7 +243,7 @@ def _rosenbrock_kernel_loop(
             if norm != norm:
                 norm = math.inf
         else:  # W singular or not finite: a trial the controller rejects as non-finite
-            y_new[:] = y
+            copy_into(y_new, y)
             norm = math.inf
         stats[N_STEPS] += 1
         if norm <= 1.0:
@@ -262,12 +263,12 @@ def _rosenbrock_kernel_loop(
                             _combine(y, us, m, out)
                         else:
                             _interpolant(y, u, P, th, w, out)
-                        ys[row] = out
+                        copy_into(ys[row], out)
                 elif not bootstrap:
                     for row in range(nxt, inner):
                         th = (t_eval[row] - t) / h
                         _interpolant(y, u, P, th, w, out)
-                        ys[row] = out
+                        copy_into(ys[row], out)
                 else:
                     # P's interpolant at θ = 1/3, and f there (one call per step)
                     _interpolant(y, u, P, 1.0 / 3.0, w, out)
@@ -294,9 +295,9 @@ def _rosenbrock_kernel_loop(
                                 + end_slope[i] * bw[3]
                                 + f_mid[i] * bw[4]
                             )
-                        ys[row] = out
+                        copy_into(ys[row], out)
             if exact:
-                ys[inner] = y_new
+                copy_into(ys[inner], y_new)
             nxt = stop
             overflow_pending, overflow_stalls, at_edge = overflow_stall(
                 overflow_pending, overflow_stalls, y, y_new
@@ -307,7 +308,7 @@ def _rosenbrock_kernel_loop(
             err_prev = max(norm, ERR_PREV_FLOOR)
             steps, n_steps_out = push_step(steps, n_steps_out, t_new)
             t = t_new
-            y[:] = y_new
+            copy_into(y, y_new)
             if direction * (t_end - t) > 0:
                 if have_end_slope:
                     k1 = end_slope

@@ -11,13 +11,14 @@ first step (:func:`output_buffers`), and the driver that hands a kernel's tuple 
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable
 
 import numba
 import numpy as np
 
 from .addresses import function_addresses
-from .common import CACHE, CompiledResult
+from .common import CACHE, CompiledResult, copy_into
 from .jacobian import difference_state
 
 __all__ = [
@@ -71,8 +72,14 @@ class StiffKernel:
     def kernel(self):
         """The compiled loop (compiled, or loaded from numba's cache, on first use)."""
         if self._compiled is None:
-            self._compiled = compile_kernel(self.loop, self.example())
+            with warnings.catch_warnings():  # the kernels' own use of first-class functions
+                warnings.simplefilter("ignore", numba.NumbaExperimentalFeatureWarning)
+                self._compiled = compile_kernel(self.loop, self.example())
         return self._compiled
+
+    def is_built(self) -> bool:
+        """Whether this process has the compiled loop already (compiled or loaded)."""
+        return self._compiled is not None
 
     def __call__(
         self, f, jac, p, t0, t_end, y0, t_eval, rtol, atol, first_step, max_steps, coefficients
@@ -114,7 +121,7 @@ def output_buffers(y0, t0, t_end, t_eval):
     accepted step times)."""
     stats = np.zeros(9, dtype=np.int64)
     ys = np.full((t_eval.size, y0.size), np.nan)
-    ys[0] = y0
+    copy_into(ys[0], y0)
     direction = 1.0 if t_end > t0 else -1.0
     return stats, ys, direction, direction * t_eval, np.empty(64)
 
