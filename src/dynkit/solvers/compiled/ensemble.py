@@ -411,7 +411,7 @@ def _compiled(
         march_many(
             problem.f,
             params,
-            *driver.coefficients.arrays(),
+            driver.coefficients.arrays(),
             t_out,
             Y,
             float(rtol),

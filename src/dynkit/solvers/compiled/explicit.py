@@ -30,6 +30,7 @@ from ..methods import METHODS
 from ..tableaus import RungeKuttaTableau
 from . import register_kernel
 from .common import (
+    copy_into,
     CACHE,
     ERR_PREV_FLOOR,
     FIELD_TYPE,
@@ -55,7 +56,7 @@ from .common import (
 __all__ = [
     "SECOND_ESTIMATE_WEIGHT",
     "ExplicitCoefficients",
-    "COEFFICIENT_TYPES",
+    "COEFFICIENTS",
     "MARCH_SIGNATURE",
     "march",
     "march_kernel",
@@ -175,16 +176,16 @@ def _scaled_rms(weights, hK, rows: int, y, y_new, rtol: float, atol, err) -> flo
 # the kernels' argument types (C-ordered float64 / int64 vectors and matrices)
 F8, I8 = numba.types.float64, numba.types.int64
 VEC, MAT, IVEC = F8[::1], F8[:, ::1], I8[::1]
-# the types of ExplicitCoefficients.arrays(), in its order: a, b, c, e, e2, p, a_dense, c_dense,
-# flags, control (the single and the ensemble kernel take them alike)
-COEFFICIENT_TYPES = (MAT, VEC, VEC, VEC, VEC, MAT, MAT, VEC, IVEC, VEC)
+# the type of ExplicitCoefficients.arrays(), in its order: a, b, c, e, e2, p, a_dense, c_dense,
+# flags, control (the single and the ensemble kernel take them alike, as one tuple)
+COEFFICIENTS = numba.types.Tuple((MAT, VEC, VEC, VEC, VEC, MAT, MAT, VEC, IVEC, VEC))
 # march compiles once, on first use (march_kernel; then it loads from the disk cache, keyed on the
 # package's sources: common.CACHE): f is a first-class function of FIELD_TYPE, not a type of its
 # own, so a user's f is compiled alone
 MARCH_SIGNATURE = numba.types.Tuple((I8, F8, F8, I8, VEC, I8))(
     FIELD_TYPE,
     VEC,
-    *COEFFICIENT_TYPES,
+    COEFFICIENTS,
     VEC,
     VEC,
     F8,
@@ -202,16 +203,7 @@ MARCH_SIGNATURE = numba.types.Tuple((I8, F8, F8, I8, VEC, I8))(
 def march(
     f,
     p,
-    a,
-    b,
-    c,
-    e,
-    e2,
-    pd,
-    a_dense,
-    c_dense,
-    flags,
-    control,
+    coefficients,
     t_out,
     y0,
     rtol,
@@ -231,7 +223,9 @@ def march(
     accepted steps' end times, grown as needed. Returns
     ``(status, t_stop, h, n_filled, steps, n_recorded)``; on a ``MAX_STEPS`` or ``RANGE_EDGE``
     failure ``y_last`` and ``f_last`` hold the state and ``f`` at ``t_stop``.
+    ``coefficients`` is :meth:`ExplicitCoefficients.arrays`.
     """
+    a, b, c, e, e2, pd, a_dense, c_dense, flags, control = coefficients
     fsal, has_p, p_uses_slope, has_e2 = (
         flags[FSAL] != 0,
         flags[HAS_P] != 0,
@@ -254,7 +248,7 @@ def march(
     t0, t_end = t_out[0], t_out[-1]
     direction = 1.0 if t_end > t0 else -1.0
     signed = direction * t_out
-    ys[0, :] = y0
+    copy_into(ys[0], y0)
     n_filled = 1
     y = y0.copy()
     y_new = np.empty(n)
@@ -280,8 +274,8 @@ def march(
         )
         if status != RUNNING:
             if status == MAX_STEPS:  # the failure's diagnosis starts from the state and slope here
-                y_last[:] = y
-                f_last[:] = k1
+                copy_into(y_last, y)
+                copy_into(f_last, k1)
             return status, t, h, n_filled, steps, n_recorded
 
         # one trial step: rows h k_i, y_new, the error estimate
@@ -355,14 +349,14 @@ def march(
                     else:
                         hermite_into(ys[i], theta, h, y, k1, y_new, k_end)
             if exact:
-                ys[stop - 1, :] = y_new
+                copy_into(ys[stop - 1], y_new)
             n_filled = stop
             overflow_pending, overflow_stalls, at_edge = overflow_stall(
                 overflow_pending, overflow_stalls, y, y_new
             )
             if at_edge:
-                y_last[:] = y
-                f_last[:] = k1
+                copy_into(y_last, y)
+                copy_into(f_last, k1)
                 return RANGE_EDGE, t, h, n_filled, steps, n_recorded
             factor = accepted_factor(norm, err_prev, alpha, beta, safety, rejected_last)
             err_prev = max(norm, ERR_PREV_FLOOR)
@@ -420,7 +414,7 @@ class ExplicitDriver:
         status, t_stop, h, n_filled, steps, n_recorded = march_kernel()(
             problem.f,
             problem.p,
-            *self.coefficients.arrays(),
+            self.coefficients.arrays(),
             t_eval,
             y0,
             rtol,

@@ -10,7 +10,7 @@ import numba
 import numpy as np
 
 from .common import CACHE, FIELD_TYPE
-from .explicit import COEFFICIENT_TYPES, F8, I8, IVEC, MAT, VEC, march_kernel
+from .explicit import COEFFICIENTS, F8, I8, IVEC, MAT, VEC, march_kernel
 
 _march = march_kernel()  # compiled before march_many, which calls it
 
@@ -21,7 +21,7 @@ __all__ = ["march_many"]
     numba.types.void(
         FIELD_TYPE,
         MAT,
-        *COEFFICIENT_TYPES,
+        COEFFICIENTS,
         VEC,
         MAT,
         F8,
@@ -39,16 +39,7 @@ __all__ = ["march_many"]
 def march_many(
     f,
     P,
-    a,
-    b,
-    c,
-    e,
-    e2,
-    pd,
-    a_dense,
-    c_dense,
-    flags,
-    control,
+    coefficients,
     t_out,
     Y,
     rtol,
@@ -73,16 +64,7 @@ def march_many(
         code, t_end, h, n_filled, steps, n_recorded = _march(
             f,
             P[i],
-            a,
-            b,
-            c,
-            e,
-            e2,
-            pd,
-            a_dense,
-            c_dense,
-            flags,
-            control,
+            coefficients,
             t_out,
             Y[i],
             rtol,
