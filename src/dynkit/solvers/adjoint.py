@@ -65,7 +65,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .backend import is_torch
+from .backend import LazyAutogradFunction, is_torch
 from .engine import Solution, SolverStats, register_adjoint, solve
 from .errors import SolverError
 from .explicit import make_stepper
@@ -320,18 +320,6 @@ def _adjoint_options(options: dict, shape, n_params: int) -> dict:
     return backward
 
 
-class _AdjointFunction:
-    """``torch.autograd.Function`` (built lazily: numpy-only users never import torch)."""
-
-    _cls = None
-
-    @classmethod
-    def apply(cls, *args):
-        if cls._cls is None:
-            cls._cls = _make_function()
-        return cls._cls.apply(*args)
-
-
 def _make_function():
     import torch
 
@@ -376,6 +364,9 @@ def _make_function():
             return (None, None, None, grad_y0, grad_t, *grad_params)
 
     return AdjointFunction
+
+
+_AdjointFunction = LazyAutogradFunction(_make_function)
 
 
 def _checkpoint_grid(t, n_checkpoints: int):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -251,6 +251,26 @@ class _TorchOutputs:
 
     def result(self):
         return torch.cat(self.chunks) if len(self.chunks) > 1 else self.chunks[0]
+
+
+class LazyAutogradFunction:
+    """A ``torch.autograd.Function`` built on first use (numpy-only users never import torch).
+
+    Parameters
+    ----------
+    build : callable
+        Returns the ``torch.autograd.Function`` subclass; called once, by the first :meth:`apply`.
+    """
+
+    def __init__(self, build: Callable[[], Any]):
+        self._build = build
+        self._cls = None
+
+    def apply(self, *args: Any) -> Any:
+        """``build().apply(*args)``, building the class on the first call."""
+        if self._cls is None:
+            self._cls = self._build()
+        return self._cls.apply(*args)
 
 
 def is_torch(x: Any) -> bool:

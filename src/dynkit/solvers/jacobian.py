@@ -598,19 +598,19 @@ class FiniteDifferenceJacobian:
                 continue  # no larger increment allowed: nothing to gain
             probe = rows.copy()
             probe[:, j] = moved[:, k]
-            df = (
-                np.asarray(
-                    self.field(t, probe.reshape(shape).astype(self.backend.dtype, copy=False)),
-                    dtype=np.float64,
-                ).reshape(rows.shape)
-                - f_rows
-            )
+            df = self._field_change(t, probe, shape, f_rows)
             column = df / taken[:, k][:, None]
             # an entry moves only within the old value's rounding: beyond it the old value stands,
             # and the difference is the larger increment's truncation error (Robertson's ∂f2/∂y2 =
             # −121.3 became −121.8 without this)
             within = np.abs(column - J[:, :, j]) <= ROUNDING_ULPS * noise[:, :, j]
             J[:, :, j] = np.where(coarse[:, :, j] & within, column, J[:, :, j])
+
+    def _field_change(self, t, probe, shape, f_rows):
+        """``f(t, probe) - f_rows`` in float64, ``probe`` and the result as rows (one call of
+        ``f``)."""
+        f_probe = self.field(t, probe.reshape(shape).astype(self.backend.dtype, copy=False))
+        return np.asarray(f_probe, dtype=np.float64).reshape(probe.shape) - f_rows
 
     def _rescale(self, rows) -> None:
         """Update each column's scale ``s_j`` from the component's largest size so far; ``φ_j``
@@ -644,13 +644,7 @@ class FiniteDifferenceJacobian:
             probe = rows.copy()
             probe[:, group] = moved[:, start : start + group.size]
             start += group.size
-            df = (
-                np.asarray(
-                    self.field(t, probe.reshape(shape).astype(self.backend.dtype, copy=False)),
-                    dtype=np.float64,
-                ).reshape(rows.shape)
-                - f_rows
-            )
+            df = self._field_change(t, probe, shape, f_rows)
             if self.sparsity is None:
                 D[:, :, group[0]] = df  # a dense group is one column
             else:

@@ -32,6 +32,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ._validation import validate_state, validate_times, validate_tolerances
+from .backend import LazyAutogradFunction
 from .errors import MaxStepsExceeded, NonFiniteState, StepSizeUnderflow, VectorFieldShapeError
 from .methods import METHODS
 from .results import Solution
@@ -414,18 +415,6 @@ def _seeded_params(f, adjoint_params, n_seeds: int) -> tuple:
     return params
 
 
-class _SeedAdjoint:
-    """``torch.autograd.Function`` (built lazily)."""
-
-    _cls = None
-
-    @classmethod
-    def apply(cls, *args):
-        if cls._cls is None:
-            cls._cls = _make_function()
-        return cls._cls.apply(*args)
-
-
 def _make_function():
     import torch
 
@@ -448,6 +437,9 @@ def _make_function():
             return (None, None, None, grad_y0, *grad_params)
 
     return SeedAdjoint
+
+
+_SeedAdjoint = LazyAutogradFunction(_make_function)
 
 
 def _backward(loop: _Seeds, span, y1, params, grad_ys, holder):
