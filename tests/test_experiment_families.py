@@ -15,10 +15,11 @@ import pytest
 import dynkit.experiments as E
 
 ROOT = Path(E.__file__).parent
-HELPERS = {"node.nfe_tolerance", "csaode.options", "momres.measurements"}
+HELPERS = {"node.nfe_tolerance", "csaode.options", "momres.measurements", "momres.options"}
 """Family modules that register nothing and are imported by one that does (read off the sources:
 ``node_trained`` imports the NFE sweep, ``csaode_sensitivity`` and ``csaode_attention`` their
-options, the two momres measurement scripts their shared parts)."""
+options, the two momres measurement scripts their shared parts, ``momres_cubic`` and
+``momres_rings`` their shared options)."""
 
 
 def _probe(code: str) -> dict:

@@ -22,18 +22,14 @@ from dynkit.io import save_figure, write_json
 from dynkit.tasks.text import pad_batch, train_csaode
 
 from ..scripting import command_line, register_script
-from .options import csaode_parser as parser, csaode_training
+from .options import trec_parser, trec_settings
 
 SENTENCE = "what state did the battle of bighorn take place in ?".split()
 PAIR = ("state", "bighorn")
 
 
 def build_parser():
-    p = parser(__doc__.splitlines()[0], "analysis/results/csaode_attention")
-    p.add_argument("--epochs", type=int, default=4)
-    p.add_argument("--checkpoints", type=Path, default=Path("runs/csaode_attention"))
-    p.add_argument("--resume", action="store_true")
-    return p
+    return trec_parser(__doc__, "csaode_attention", epochs=4)
 
 
 def options(argv: list[str] | None = None) -> dict:
@@ -43,10 +39,7 @@ def options(argv: list[str] | None = None) -> dict:
     1 and step 0.2, CSAARK, the epochs and the times the attention is read at."""
     args = build_parser().parse_args(argv)
     return {
-        "solver": "ark",
-        "epochs": args.epochs,
-        "full": args.full,
-        **csaode_training(args),
+        **trec_settings(args),
         "window": 1,
         "step": 0.2,
         "n_times": 51,

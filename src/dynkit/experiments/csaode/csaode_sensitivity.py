@@ -21,7 +21,7 @@ from dynkit.io import save_figure, write_json
 from dynkit.tasks.text import train_csaode
 
 from ..scripting import command_line, register_script
-from .options import csaode_parser as parser, csaode_training
+from .options import trec_parser, trec_settings
 
 # (label, overrides, paper test accuracy %, paper |θ|) -- Table 3, rows in the paper's order
 PAPER_TABLE3 = [
@@ -41,11 +41,7 @@ CPU_D = {50: 16, 200: 32}
 
 
 def build_parser():
-    p = parser(__doc__.splitlines()[0], "analysis/results/csaode_sensitivity")
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--checkpoints", type=Path, default=Path("runs/csaode_sensitivity"))
-    p.add_argument("--resume", action="store_true")
-    return p
+    return trec_parser(__doc__, "csaode_sensitivity", epochs=3)
 
 
 def options(argv: list[str] | None = None) -> dict:
@@ -55,10 +51,7 @@ def options(argv: list[str] | None = None) -> dict:
     hidden sizes standing for Table 3's d = 50 and 200."""
     args = build_parser().parse_args(argv)
     return {
-        "solver": "ark",
-        "epochs": args.epochs,
-        "full": args.full,
-        **csaode_training(args),
+        **trec_settings(args),
         "d_grid": (50, 200) if args.full else (CPU_D[50], CPU_D[200]),
     }
 

@@ -9,18 +9,20 @@ It registers nothing: each script registers its own experiment.
 from __future__ import annotations
 
 import argparse
-from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from torch import nn
 
 from ..arg_types import positive_int
-from ..scripting import experiment_parser
+from ..scripting import experiment_parser, register_script, run_script
 
 __all__ = [
     "residual_function",
     "measurement_parser",
     "Column",
     "print_table",
+    "measurement_main",
+    "register_measurement",
 ]
 
 
@@ -93,3 +95,32 @@ def print_table(columns: Sequence[Column], rows: Iterable[Mapping[str, Any]]) ->
     print(" ".join(f"{c.title:>{c.width}}" for c in columns))
     for row in rows:
         print(" ".join(f"{row[c.key]:>{c.width}{c.spec}}" for c in columns))
+
+
+def measurement_main(columns: Sequence[Column], *script: Any) -> dict:
+    """The body of a measurement script's ``main(argv)``:
+    :func:`~dynkit.experiments.scripting.run_script` with the arguments ``script``, then the rows
+    it ran printed as ``columns`` (:func:`print_table`).
+
+    Returns
+    -------
+    dict
+        What the script's ``run`` returned.
+    """
+    _, result = run_script(*script)
+    print_table(columns, result["rows"])
+    return result
+
+
+def register_measurement(
+    name: str,
+    main: Callable[[list[str]], dict],
+    metrics: Callable[[dict], dict],
+    options: Callable[[list[str]], Mapping[str, Any]],
+) -> None:
+    """Register a measurement script's ``main`` as the experiment ``name``
+    (:func:`~dynkit.experiments.scripting.register_script`): its smoke and cpu scales run the
+    defaults, its full scale ``--full``."""
+    register_script(
+        name, main, metrics=metrics, smoke=(), cpu=(), full=("--full",), options=options
+    )

@@ -17,11 +17,11 @@ import sys
 
 import torch
 
-from ..scripting import register_script, run_script
 from .measurements import (
     Column,
+    measurement_main,
     measurement_parser,
-    print_table,
+    register_measurement,
     residual_function,
 )
 from dynkit.io import save_figure
@@ -133,9 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    _, result = run_script(MODULE, argv, build_parser, options, run, plot, "buffer_bits")
-    print_table(TABLE, result["rows"])
-    return result
+    return measurement_main(TABLE, MODULE, argv, build_parser, options, run, plot, "buffer_bits")
 
 
 def _metrics(result: dict) -> dict:
@@ -158,15 +156,7 @@ def _metrics(result: dict) -> dict:
     }
 
 
-register_script(
-    "momres_buffer_bits",
-    main,
-    metrics=_metrics,
-    smoke=(),
-    cpu=(),
-    full=("--full",),
-    options=options,
-)
+register_measurement("momres_buffer_bits", main, _metrics, options)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..arg_types import momentum_float, positive_float, positive_int
+from ..arg_types import positive_float, positive_int
 from ..scripting import experiment_parser, register_script, run_script
+from .options import add_gamma_option, add_iterations_option, add_resnet_iterations_option
 from dynkit.io import save_figure
 from dynkit.models.momentum_resnet import MomentumResNet
 
@@ -156,24 +157,9 @@ def plot(result: dict, path) -> None:
 
 def build_parser():
     parser = experiment_parser(__doc__, "runs/momres_cubic")
-    parser.add_argument(
-        "--iterations",
-        type=int,
-        default=None,
-        help="training iterations (default 1200, 3000 with --full)",
-    )
-    parser.add_argument(
-        "--resnet-iterations",
-        type=positive_int,
-        default=None,
-        help="the ResNet's training iterations (default: --iterations)",
-    )
-    parser.add_argument(
-        "--gamma",
-        type=momentum_float,
-        default=0.9,
-        help="the Momentum ResNet's gamma (default 0.9, the paper's)",
-    )
+    add_iterations_option(parser, 1200, 3000)
+    add_resnet_iterations_option(parser)
+    add_gamma_option(parser)
     parser.add_argument(
         "--optimiser", choices=sorted(OPTIMISERS), default="Adam", help="optimiser (default Adam)"
     )

@@ -18,11 +18,11 @@ import sys
 
 import torch
 
-from ..scripting import register_script, run_script
 from .measurements import (
     Column,
+    measurement_main,
     measurement_parser,
-    print_table,
+    register_measurement,
     residual_function,
 )
 from dynkit.io import save_figure
@@ -143,9 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    _, result = run_script(MODULE, argv, build_parser, options, run, plot, "reference_accuracy")
-    print_table(TABLE, result["rows"])
-    return result
+    return measurement_main(
+        TABLE, MODULE, argv, build_parser, options, run, plot, "reference_accuracy"
+    )
 
 
 def _metrics(result: dict) -> dict:
@@ -158,15 +158,7 @@ def _metrics(result: dict) -> dict:
     }
 
 
-register_script(
-    "momres_reference_accuracy",
-    main,
-    metrics=_metrics,
-    smoke=(),
-    cpu=(),
-    full=("--full",),
-    options=options,
-)
+register_measurement("momres_reference_accuracy", main, _metrics, options)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ import sys
 import torch
 from torch import nn
 
-from ..arg_types import momentum_float, positive_float, positive_int
+from ..arg_types import positive_float, positive_int
 from ..scripting import experiment_parser, register_script, run_script
+from .options import add_gamma_option, add_iterations_option, add_resnet_iterations_option
 from dynkit.io import save_figure
 from dynkit.models.momentum_resnet import MomentumResNet
 
@@ -256,25 +257,10 @@ def plot(result: dict, path) -> None:
 
 def build_parser():
     parser = experiment_parser(__doc__, "runs/momres_rings")
-    parser.add_argument(
-        "--iterations",
-        type=int,
-        default=None,
-        help="training iterations (default 1000, 3000 with --full)",
-    )
-    parser.add_argument(
-        "--gamma",
-        type=momentum_float,
-        default=0.9,
-        help="the Momentum ResNet's gamma (default 0.9, the paper's)",
-    )
+    add_iterations_option(parser, 1000, 3000)
+    add_gamma_option(parser)
     parser.add_argument("--tied", action="store_true", help="share one f across the 15 layers")
-    parser.add_argument(
-        "--resnet-iterations",
-        type=positive_int,
-        default=None,
-        help="the ResNet's training iterations (default: --iterations)",
-    )
+    add_resnet_iterations_option(parser)
     parser.add_argument(
         "--lr", type=positive_float, default=1e-2, help="Adam's learning rate (default 0.01)"
     )
