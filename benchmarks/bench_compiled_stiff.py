@@ -19,9 +19,10 @@ Contenders: dynkit's ``radau5``, ``bdf``, ``rodas4``, ``rodas5`` through
 with ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``), every contender of a (problem, rtol) run
 interleaved round robin with the order rotated each round, the minimum of ``--repeats`` rounds (a
 solver slower than 1 s is timed once). The compile time is measured apart (:func:`compile_times`):
-each kernel's loading in this process (from numba's cache; ``--cold-compile`` measures their
-compilation from nothing) and, per problem, numba compiling the user's ``f`` and ``jac`` with a
-first solve of every method, never inside the timed runs.
+each kernel's loading in this process (from numba's cache; ``--cold-compile`` measures a user's
+first solves in fresh processes, from an empty cache and after ``dynkit build-kernels``, with two
+goals of their own, recorded in ``cold_start.json``) and, per problem, numba compiling the user's
+``f`` and ``jac`` with a first solve of every method, never inside the timed runs.
 
 Goal (printed ``GOAL … met | NOT met``): at every problem and level both reach, the best compiled
 dynkit method's CPU time ≤ 1.0× LSODA's. Printed beside it: the same ratio for the Python path
