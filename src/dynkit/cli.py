@@ -1272,7 +1272,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_csv(str, "methods"),
         default=None,
         metavar="M[,M...]",
-        help="only the kernels of these methods (default: every stiff kernel)",
+        help="only the kernels of these methods (default: every kernel)",
     )
 
     p = add(

@@ -44,7 +44,7 @@ class KernelBuild:
         names = (
             ", ".join(self.methods)
             if len(self.methods) <= 3
-            else (f"{self.methods[0]} and {len(self.methods) - 1} other explicit methods")
+            else f"{self.methods[0]} and {len(self.methods) - 1} more methods"
         )
         return f"{names}: {self.outcome} in {self.cpu_seconds:.1f} s CPU"
 
