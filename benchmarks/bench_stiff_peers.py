@@ -27,7 +27,11 @@ numbalsoda's ``cfunc``) is measured apart and printed, never inside a timed run.
 
 The peers are optional (``pip install numbalsoda scikit-sundae``; numbalsoda builds from source and
 needs a Fortran compiler, Debian's ``gfortran``): a part whose peer is missing is skipped with a
-message naming the package.
+message naming the package. Without ``gfortran``, LSODA alone (C++; only numbalsoda's ``dop853``
+and ``solve_ivp`` are Fortran) builds from the sdist with the flags of its CMake release build,
+``g++ -O3 -DNDEBUG -fPIC -std=c++11 -shared src/LSODA.cpp src/wrapper.cpp -o liblsoda.so``, beside
+a copy of ``numbalsoda/driver.py`` and an ``__init__.py`` importing only ``lsoda`` from it, on
+``PYTHONPATH`` (how the record of 2026-12-07 was made).
 
 Run ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 python -m benchmarks.bench_stiff_peers``
 (``--quick``: fewer rtols, the sparse part at 1k and 10k states only; ``--part sparse``, ``--states
