@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 from dynkit.experiments import ledger
+from dynkit.experiments.judging.ledger import rule_plan_words
 from dynkit.io import atomic_write, write_json
 
 
@@ -36,6 +37,8 @@ def why_changed(old: dict | None, new: dict) -> str:
     parts = []
     if new["evidence"] == "pilot":
         parts.append(f"a pilot ({new['evidence_why']})")
+    elif new["evidence"] == "replication" and old and old.get("evidence") == "pilot":
+        parts.append(f"now a replication ({new['evidence_why']})")
     before, reading = (_label(old) if old else ""), new["reading"]
     if reading == "invalid" and before != "invalid":
         parts.append("invalid: " + new["reason_words"])
@@ -64,13 +67,19 @@ def changes(before: dict, after: dict) -> str:
     whose label changed (the old label against the new one) with the reason."""
     old = {r["id"]: r for r in before["rows"]}
     rows = after["rows"]
-    lines = [
-        "# Ledger changes: evidence levels, a rule that can say what it saw, bars from the data",
-        "",
-        f"Before: {len(before['rows'])} rows, no evidence level (every row read as if it "
-        f"replicated the paper): {_counts(before['rows'])}.",
-        "",
-    ]
+    had_levels = all("evidence" in r for r in before["rows"])
+    lines = ["# Ledger changes", ""]
+    if had_levels:
+        for evidence in ("replication", "pilot", "not run"):
+            these = [r for r in before["rows"] if r["evidence"] == evidence]
+            tail = f" — {_counts(these)}" if these else ""
+            lines += [f"Before, {evidence}: {len(these)} rows{tail}.", ""]
+    else:
+        lines += [
+            f"Before: {len(before['rows'])} rows, no evidence level (every row read as if it "
+            f"replicated the paper): {_counts(before['rows'])}.",
+            "",
+        ]
     for evidence in ("replication", "pilot", "not run"):
         these = [r for r in rows if r["evidence"] == evidence]
         lines += [
@@ -86,9 +95,7 @@ def changes(before: dict, after: dict) -> str:
         f"Comparisons of the papers no experiment tests yet (not run): "
         f"{len(after.get('not_run', []))}.",
         "",
-        "Every plan was written before this rule was fixed (the SESOI at half the paper's effect, "
-        "the seven outcomes, Holm over the whole family): the rule is retrospective for every row. "
-        "The plans are kept as they were written; none is rewritten.",
+        rule_plan_words(rows) + " The plans are kept as they were written; none is rewritten.",
         "",
         "| id | before | after | reads | evidence | why |",
         "| --- | --- | --- | --- | --- | --- |",

@@ -43,6 +43,7 @@ A row is computed, in code, in six steps:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -102,6 +103,7 @@ __all__ = [
     "metric_words",
     "words",
     "summary_words",
+    "rule_plan_words",
     "Ledger",
     "evaluate",
     "metrics_and_baselines",
@@ -111,6 +113,9 @@ __all__ = [
     "default_results_root",
     "ledger",
     "judge",
+    "with_replications",
+    "PAPER_PLANS",
+    "PAPER_RESULTS",
 ]
 
 OUTCOMES = (
@@ -647,6 +652,9 @@ class LedgerRow:
     (:func:`~dynkit.experiments.judging.inference.decide`), before a pilot's words replace it in
     ``outcome``."""
     question: str = ""
+    pilot: str = ""
+    """A row judged on a campaign at the paper scale (:func:`with_replications`): what the pilot
+    of record (the cpu scale) read, kept beside the replication's look."""
     rule_plan: str = "none"
     """Whether the row's plan was written before the rule it is judged by
     (:data:`~dynkit.experiments.judging.inference.RULE_FIXED`): ``prospective``,
@@ -735,6 +743,7 @@ class LedgerRow:
             "reading": self.reading,
             "question": self.question or c.claim,
             "rule_plan": self.rule_plan,
+            "pilot": self.pilot,
             "summary": summary_words(self),
             "reason_words": words(self.reason),
             # the fields older reports read
@@ -848,6 +857,11 @@ def summary_words(row: "LedgerRow") -> str:
     """What a row measured, in words: the metric, its value with its interval, the paper's effect
     and the smallest of interest, and the bar each model was held to (or, for an invalid row, what
     failed)."""
+    pilot = f"; the pilot at the cpu scale read: {row.pilot}" if row.pilot else ""
+    return _measured_words(row) + pilot
+
+
+def _measured_words(row: "LedgerRow") -> str:
     c = row.claim
     if row.reading == "invalid":
         return words(row.reason)
@@ -876,6 +890,17 @@ def summary_words(row: "LedgerRow") -> str:
     elif row.reading == "inconclusive" and row.reason:
         parts.append(f"; {words(row.reason)}")
     return "".join(parts)
+
+
+def rule_plan_words(rows: Sequence[LedgerRow | Mapping]) -> str:
+    """How many rows' plans were written before the rule they are judged by (its SESOI half the
+    paper's effect, its seven outcomes), and how many after it was fixed (``rule_plan``)."""
+    kinds = [r["rule_plan"] if isinstance(r, Mapping) else r.rule_plan for r in rows]
+    before, after = kinds.count("retrospective"), kinds.count("prospective")
+    return (
+        f"For the rule (its SESOI half the paper's effect, its seven outcomes), {before} rows are "
+        f"retrospective (their plans were written before it) and {after} prospective."
+    )
 
 
 def _cell(x) -> str:
@@ -1027,9 +1052,7 @@ class Ledger:
             f"stand-in, a smaller budget or another setup than the authors', their outcomes in "
             f"words of their own and never counted as replications: {pilots}. Not run: "
             f"{no_rows} rows without results and {len(self.not_run)} comparisons of the papers "
-            f"that no experiment here tests yet. Every plan was written before this rule (its "
-            f"SESOI half the paper's effect, its seven outcomes): for the rule, every row is "
-            f"retrospective."
+            f"that no experiment here tests yet. {rule_plan_words(self.rows)}"
         )
 
     def to_markdown(self) -> str:
@@ -1101,7 +1124,7 @@ class Ledger:
                 why = (why + ". " if why else "") + f"Design: {c.design_note}"
             if r.data:
                 why = (why + ". " if why else "") + f"Data: {r.data}"
-            if differs.get(
+            if c.scale == "cpu" and differs.get(
                 c.experiment
             ):  # what could explain the row, from the recipe (its table below)
                 why = (
@@ -1597,14 +1620,17 @@ def verify_shards(results: dict, folder: str | Path, path: str | Path) -> None:
         )
 
 
-def load_results(root: str | Path, experiment: str, scale: str) -> dict | None:
-    """``root/<experiment>/results.json`` if it holds ``scale``'s run, else None;
-    :class:`LedgerError` naming the file if it is not a regular file inside ``root/<experiment>`` (a
-    device, a pipe, a link out of the folder), not strict JSON, not a results file, a results file
-    of another experiment, or not what the shards beside it hold (:func:`verify_shards`)."""
+def load_results(
+    root: str | Path, experiment: str, scale: str, folder: str | None = None
+) -> dict | None:
+    """``root/<folder>/results.json`` (``folder`` default ``experiment``) if it holds ``scale``'s
+    run, else None; :class:`LedgerError` naming the file if it is not a regular file inside
+    ``root/<folder>`` (a device, a pipe, a link out of the folder), not strict JSON, not a results
+    file, a results file of another experiment, or not what the shards beside it hold
+    (:func:`verify_shards`)."""
     from ...io import read_regular_bytes
 
-    folder = Path(root) / experiment
+    folder = Path(root) / (folder or experiment)
     path = folder / RESULTS_FILE
     if not os.path.lexists(path):
         return None
@@ -1644,6 +1670,7 @@ def ledger(
     results: str | Path | None = None,
     claims: Sequence[Comparison] | None = None,
     plans: str | Path | Mapping | None = None,
+    paper_plans: str | Path | Mapping | None = None,
 ) -> Ledger:
     """The ledger of every registered claim, computed from the results under ``results``.
 
@@ -1660,6 +1687,10 @@ def ledger(
         ``{experiment: Plan}``; default ``plans/`` beside the results folder (``analysis/plans`` for
         the results of record). An experiment without a plan is judged as one look at its n with a t
         interval, and its rows say so.
+    paper_plans : path or mapping, optional
+        The plans of campaigns at the paper scale, default ``paper/`` inside a plans folder (none
+        when ``plans`` is a mapping): an experiment with one and results in
+        ``<results>/<experiment>_paper`` has its rows judged there (:func:`with_replications`).
 
     Raises
     ------
@@ -1676,11 +1707,14 @@ def ledger(
         raise ValueError(
             f"results must be a folder holding <experiment>/results.json, got {str(results)!r}"
         )
-    plan_of = (
-        dict(plans)
-        if isinstance(plans, Mapping)
-        else load_plans(plans if plans is not None else root.parent / "plans")
-    )
+    plans_root = None if isinstance(plans, Mapping) else Path(plans or root.parent / "plans")
+    plan_of = dict(plans) if plans_root is None else load_plans(plans_root)
+    if isinstance(paper_plans, Mapping):
+        paper_plan_of = dict(paper_plans)
+    elif paper_plans is not None or plans_root is not None:
+        paper_plan_of = load_plans(paper_plans or plans_root / PAPER_PLANS)
+    else:
+        paper_plan_of = {}
     cache: dict = {}
 
     def lookup(claim: Comparison):
@@ -1696,12 +1730,65 @@ def ledger(
     from .inventory import not_run
 
     rows = judge(list(claims if claims is not None else COMPARISONS.values()), lookup, plan_of)
+    rows = with_replications(rows, root, paper_plan_of)
     recorded = {
         exp: found["config"]
         for (exp, scale), (found, _) in cache.items()
         if scale == "cpu" and found is not None and isinstance(found.get("config"), dict)
     }
     return Ledger(rows, recorded, not_run(COMPARISONS) if claims is None else [])
+
+
+PAPER_PLANS = "paper"
+"""The folder, inside a plans folder, of the plans of campaigns at the paper scale."""
+PAPER_RESULTS = "{experiment}_paper"
+"""The results folder of an experiment's campaign at the paper scale, inside a results folder."""
+
+
+def with_replications(
+    rows: Sequence[LedgerRow], root: str | Path, plan_of: Mapping
+) -> list[LedgerRow]:
+    """``rows`` with each row of an experiment that has a campaign at the paper scale (a plan in
+    ``plan_of`` and results at ``root/<experiment>_paper``) judged on that campaign's latest look
+    at its plan's level, whatever that look reads (an interim look that did not decide reads
+    ``inconclusive``): the authors' recipe outranks a pilot. The pilot's own outcome and what it
+    measured stay in the row (``pilot``), so a reader sees when it does not carry over."""
+    cache: dict = {}
+
+    def lookup(claim: Comparison):
+        if claim.experiment not in cache:
+            folder = PAPER_RESULTS.format(experiment=claim.experiment)
+            found = load_results(root, claim.experiment, "paper", folder=folder)
+            base = _baselines.load(Path(root) / folder) if found is not None else {}
+            cache[claim.experiment] = (found, base)
+        return cache[claim.experiment]
+
+    chosen = [
+        dataclasses.replace(r.claim, scale="paper")
+        for r in rows
+        if r.claim.experiment in plan_of and lookup(r.claim)[0] is not None
+    ]
+    if not chosen:
+        return list(rows)
+    judged = {r.claim.id: r for r in judge(chosen, lookup, plan_of)}
+    out = []
+    for row in rows:
+        paper = judged.get(row.claim.id)
+        if paper is not None:
+            paper.pilot = f"{row.outcome} ({_measured_words(row)})"
+            paper.evidence_why += "; " + _look_text(paper, plan_of[row.claim.experiment])
+        out.append(paper or row)
+    return out
+
+
+def _look_text(row: LedgerRow, plan) -> str:
+    looks = list(plan.looks)
+    at = looks.index(row.n) + 1 if row.n in looks else None
+    where = PAPER_RESULTS.format(experiment=row.claim.experiment)
+    if at is None:
+        return f"{row.n} seeds in {where}, at none of the plan's looks {looks}"
+    left = "" if at == len(looks) else f", the next at {looks[at]} seeds not run"
+    return f"look {at} of {len(looks)} ({row.n} seeds) of the plan, in {where}{left}"
 
 
 def judge(
