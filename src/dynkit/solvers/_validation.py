@@ -236,6 +236,8 @@ def real_array(value, name: str, what: str) -> np.ndarray:
 
 def validate_times(t) -> np.ndarray:
     t_out = real_array(t, "t", "a 1-D array of real times")
+    if t_out.ndim == 1 and 2 <= t_out.size <= _FEW_TIMES and _monotone_finite(t_out.tolist()):
+        return t_out  # the checks below, in Python floats: numpy's per-call cost dominates here
     if t_out.ndim != 1 or len(t_out) < 2:
         raise ValueError(f"t must be a 1-D array of at least 2 times, got shape {t_out.shape}")
     if not np.isfinite(t_out).all():
@@ -257,6 +259,17 @@ def validate_times(t) -> np.ndarray:
     return t_out
 
 
+_FEW_TIMES = 64
+
+
+def _monotone_finite(times: list) -> bool:
+    """Whether ``times`` are finite, strictly monotone and span a finite interval."""
+    steps = [b - a for a, b in zip(times, times[1:])]
+    if not all(math.isfinite(x) for x in times) or not all(math.isfinite(d) for d in steps):
+        return False
+    return all(d > 0 for d in steps) or all(d < 0 for d in steps)
+
+
 def validate_tolerances(rtol, atol, y0):
     if isinstance(rtol, (bool, np.bool_)) or not isinstance(
         rtol, (int, float, np.integer, np.floating)
@@ -268,6 +281,9 @@ def validate_tolerances(rtol, atol, y0):
     rtol = _sane_rtol(rtol, y0)
     if isinstance(atol, (bool, np.bool_)):
         raise TypeError(f"atol must be a positive float or array, got {atol!r}")
+    if type(atol) is float and atol > 0 and math.isfinite(atol):  # the common case, at once
+        _warn_large_atol(atol, y0)
+        return rtol, atol
     atol_np = real_array(atol, "atol", "a positive float or an array of them")
     if atol_np.ndim == 0 and not is_torch(atol):
         atol = float(atol_np)
@@ -295,6 +311,8 @@ def _warn_large_atol(atol: float, y0) -> None:
     ``max(1, max|y0|)``: errors as large as the state itself then pass the error test (like
     ``rtol > 1``), so the result may have no correct digit (``atol=1e308`` turns the error
     control off)."""
+    if atol <= 1.0:  # the scale below is at least 1: no state needs looking at
+        return
     if is_torch(y0):
         with sys.modules["torch"].no_grad():
             size = float(y0.detach().abs().max())
@@ -312,6 +330,7 @@ def _warn_large_atol(atol: float, y0) -> None:
         )
 
 
+_NUMPY_EPS = {np.dtype(d): float(np.finfo(d).eps) for d in (np.float32, np.float64)}
 RAISED_RTOLS: set = set()  # (rtol, dtype) pairs already warned about in this process
 
 
@@ -323,10 +342,12 @@ def _sane_rtol(rtol: float, y0) -> float:
     The raise is announced once per process for each ``(rtol, dtype)``: a training loop (or
     torchdiffeq's default ``rtol=1e-7`` with a float32 state) calls the solver thousands of times
     with the same setting, and one line says all there is to say."""
-    eps = float(
-        sys.modules["torch"].finfo(y0.dtype).eps if is_torch(y0) else np.finfo(y0.dtype).eps
-    )
-    smallest = max(100 * float(np.finfo(np.float64).eps), eps)
+    eps = _NUMPY_EPS.get(y0.dtype) if isinstance(y0, np.ndarray) else None
+    if eps is None:
+        eps = float(
+            sys.modules["torch"].finfo(y0.dtype).eps if is_torch(y0) else np.finfo(y0.dtype).eps
+        )
+    smallest = max(100 * _NUMPY_EPS[np.dtype(np.float64)], eps)
     if rtol < smallest:
         key = (rtol, str(y0.dtype))
         if key not in RAISED_RTOLS:

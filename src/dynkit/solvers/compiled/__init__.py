@@ -152,7 +152,18 @@ def _compiled_function(
 ):
     """``user`` test-compiled on ``(t0, y0[, p])`` and wrapped as ``g(t, y, p)`` of the kernels'
     function type (:data:`.common.FIELD_SIGNATURE` or ``JACOBIAN_SIGNATURE``); a
-    :class:`CompilationError` saying why not."""
+    :class:`CompilationError` saying why not.
+
+    The test call runs once per ``(user, kind, takes_params, shape)``: once it has returned an
+    array of the right shape, later solves go straight to the kernel, where an error of ``user``
+    raises :class:`VectorFieldError` as the test call would (a solve of a small system would
+    otherwise spend a sixth of its time here)."""
+    try:
+        checked = _WRAPPERS.get(user, {}).get((kind, takes_params, shape))
+    except TypeError:  # not weak-referenceable: never cached
+        checked = None
+    if checked is not None:
+        return checked
     import numba
     import numba.core.errors
     from numba.core.dispatcher import Dispatcher
@@ -212,6 +223,7 @@ def _compiled_function(
                 f"{kind} ({label}) could not be compiled by numba in the kernels' convention "
                 f"({type(exc).__name__}): {_condensed(exc)}"
             ) from exc
+    cache[(kind, takes_params, shape)] = cache[key]
     return cache[key]
 
 
@@ -478,7 +490,11 @@ def solve_compiled(
     # read-only y0 included)
     y0 = np.array(y0, dtype=np.float64, order="C")
     t_out = np.array(t_out, dtype=np.float64, order="C")
-    atol_vec = np.array(np.broadcast_to(np.asarray(atol, dtype=np.float64), y0.shape), order="C")
+    atol_vec = (
+        np.full(y0.shape, float(atol))
+        if isinstance(atol, float)
+        else np.array(np.broadcast_to(np.asarray(atol, dtype=np.float64), y0.shape), order="C")
+    )
     t0, t_end = float(t_out[0]), float(t_out[-1])
     try:
         result = KERNELS[method](
@@ -500,7 +516,7 @@ def solve_compiled(
         message = f"{method}: f raised {type(exc).__name__} in compiled code: {exc}"
         error = VectorFieldError(message, solution=None, t=None)
         raise error from exc
-    stats = SolverStats(*(int(x) for x in result.stats))
+    stats = SolverStats(*result.stats.tolist())
     if jac_checked:
         stats.nfe, stats.njev = stats.nfe + 2, stats.njev + 1
 

@@ -96,8 +96,5 @@ def function_addresses(f, jac=None) -> np.ndarray:
     :data:`.common.FIELD_SIGNATURE` / ``JACOBIAN_SIGNATURE`` (what
     :func:`~dynkit.solvers.compiled.compile_problem` makes); ``jac`` None: difference Jacobians.
     The caller keeps ``f`` and ``jac`` alive while the kernel runs."""
-    out = np.zeros(ADDRESSES, dtype=np.int64)
-    out[0:2] = _addresses(f, FIELD_SIGNATURE)
-    if jac is not None:
-        out[2:4] = _addresses(jac, JACOBIAN_SIGNATURE)
-    return out
+    of_jac = (0, 0) if jac is None else _addresses(jac, JACOBIAN_SIGNATURE)
+    return np.array((*_addresses(f, FIELD_SIGNATURE), *of_jac), dtype=np.int64)

@@ -17,8 +17,9 @@ both paths take the same increments and count the same calls of ``f``:
   the old value's rounding.
 
 The persistent state of the rule (``φ``, the largest ``|y|``, the scale and its bounds, and the
-rule's constants) is an ``(8, n)`` array made by :func:`difference_state`, kept by the kernel for
-the whole solve as the Python provider keeps its attributes. Every call of ``f`` is counted in
+rule's constants) is the first 8 rows of an array made by :func:`difference_state`, kept by the
+kernel for the whole solve as the Python provider keeps its attributes; its other rows are the
+rule's scratch (the differences, increments, masks), so that a Jacobian allocates nothing. Every call of ``f`` is counted in
 ``stats[NFE]``, every Jacobian in ``stats[NJEV]``.
 """
 
@@ -52,22 +53,43 @@ FAC_MIN, FAC_MAX = SQRT_EPS, 0.1  # FiniteDifferenceJacobian's fac_min, fac_max
 FAC, MAGNITUDE, THRESHOLD, LEVEL, FLOOR, RULE_REFINEMENTS, RULE_RESOLVE_ROWS, RULE_ROUNDING_ULPS = (
     range(8)
 )
+# the scratch rows: vectors, then three (n, n) blocks (masks as 0.0 / 1.0)
+DELTA, PROBE, RESCALED, ROW_SIZE, WANTED, ONLY, LOST, VECTORS = range(8, 16)
+
+
+def _block(st, k: int):
+    """Scratch block ``k`` (0: the differences ``D``, 1: their rounding noise, 2: the coarse
+    entries) of a state ``st`` of ``n`` columns."""
+    n = st.shape[1]
+    return st[VECTORS + k * n : VECTORS + (k + 1) * n]
+
+
+_block = numba.njit(cache=CACHE, inline="always")(_block)
 
 
 def difference_state(atol: np.ndarray, rtol: float) -> np.ndarray:
-    """The rule's state at the start of a solve: ``φ = √ε``, no magnitude seen, scale ``atol``,
-    bounds ``[atol, atol/rtol]`` (as :class:`~dynkit.solvers.jacobian.FiniteDifferenceJacobian`
-    starts)."""
-    atol = np.asarray(atol, dtype=np.float64)
-    st = np.empty((8, atol.size))
-    st[FAC] = SQRT_EPS
-    st[MAGNITUDE] = 0.0
-    st[THRESHOLD] = atol
-    st[LEVEL] = atol / rtol
-    st[FLOOR] = atol
-    st[RULE_REFINEMENTS] = REFINEMENTS
-    st[RULE_RESOLVE_ROWS] = float(RESOLVE_ROWS)
-    st[RULE_ROUNDING_ULPS] = ROUNDING_ULPS
+    """The rule's state at the start of a solve, ``(16 + 3n, n)``: ``φ = √ε``, no magnitude seen,
+    scale ``atol``, bounds ``[atol, atol/rtol]`` (as
+    :class:`~dynkit.solvers.jacobian.FiniteDifferenceJacobian` starts), the rule's constants, then
+    its scratch rows (see the module docstring)."""
+    atol = np.ascontiguousarray(atol, dtype=np.float64).reshape(-1)
+    rule = (float(REFINEMENTS), float(RESOLVE_ROWS), float(ROUNDING_ULPS))
+    return _start_state(atol, float(rtol), *rule)
+
+
+@numba.njit(cache=CACHE)
+def _start_state(atol, rtol, refinements, resolve_rows, rounding_ulps):
+    # compiled: a solve of a small system pays this once, and numpy's row writes cost more
+    st = np.empty((VECTORS + 3 * atol.size, atol.size))
+    for j in range(atol.size):
+        st[FAC, j] = SQRT_EPS
+        st[MAGNITUDE, j] = 0.0
+        st[THRESHOLD, j] = atol[j]
+        st[LEVEL, j] = atol[j] / rtol
+        st[FLOOR, j] = atol[j]
+        st[RULE_REFINEMENTS, j] = refinements
+        st[RULE_RESOLVE_ROWS, j] = resolve_rows
+        st[RULE_ROUNDING_ULPS, j] = rounding_ulps
     return st
 
 
@@ -75,7 +97,7 @@ def difference_state(atol: np.ndarray, rtol: float) -> np.ndarray:
 def _rescale(y, st) -> None:
     n = y.size
     changed = False
-    new = np.empty(n)
+    new = st[RESCALED]
     for j in range(n):
         st[MAGNITUDE, j] = max(st[MAGNITUDE, j], abs(y[j]))
         new[j] = max(st[FLOOR, j], min(st[LEVEL, j], st[MAGNITUDE, j]))
@@ -93,7 +115,8 @@ def _differences(f, t, y, f0, p, st, cols, D, delta, stats) -> None:
     """Column ``j`` (``cols[j]`` True) of ``D = f(y + δ_j e_j) − f(y)``, one counted call of
     ``f`` each."""
     n = y.size
-    probe = y.copy()
+    probe = st[PROBE]
+    probe[:] = y
     for j in range(n):
         if not cols[j]:
             continue
@@ -116,7 +139,7 @@ def _adapt(f0, D, st, only, lost) -> bool:
     n = f0.size
     any_lost = False
     for j in range(n):
-        lost[j] = False
+        lost[j] = 0.0
         if not only[j]:
             continue
         row, big = 0, abs(D[0, j])
@@ -129,7 +152,8 @@ def _adapt(f0, D, st, only, lost) -> bool:
         if big <= EPS**0.875 * scale and fac < FAC_MAX and scale > 0:
             raised = fac * SQRT_EPS * scale / big if big > 0 else fac * 1e4
             st[FAC, j] = min(raised, FAC_MAX)
-            lost[j] = any_lost = True
+            lost[j] = 1.0
+            any_lost = True
         elif big < EPS**0.75 * scale:
             st[FAC, j] = min(10 * fac, FAC_MAX)
         elif big > EPS**0.25 * scale:
@@ -142,28 +166,31 @@ def _resolve_rows(f, t, y, f0, p, st, D, delta, J, stats) -> None:
     """Re-probe the columns with an entry lost in another row's rounding (the Python
     ``_resolve_rows``)."""
     n = y.size
-    R = np.zeros(n)
+    R, wanted = st[ROW_SIZE], st[WANTED]
+    noise, coarse = _block(st, 1), _block(st, 2)
     for i in range(n):
+        R[i] = 0.0
+        wanted[i] = 0.0
         for j in range(n):
             R[i] = max(R[i], abs(J[i, j]))
-    coarse = np.zeros((n, n), dtype=np.bool_)
-    noise = np.empty((n, n))
-    wanted = np.zeros(n)
     any_coarse = False
     for i in range(n):
         for j in range(n):
             F = max(abs(f0[i]), abs(f0[i] + D[i, j]))
             noise[i, j] = EPS * F / delta[j]
+            coarse[i, j] = 0.0
             if noise[i, j] > EPS**0.375 * R[i] and R[i] > 0:
-                coarse[i, j] = any_coarse = True
+                coarse[i, j] = 1.0
+                any_coarse = True
                 wanted[j] = max(wanted[j], SQRT_EPS * F / R[i])
     if not any_coarse:
         return
-    probe = y.copy()
+    probe = st[PROBE]
+    probe[:] = y
     for j in range(n):
         has = False
         for i in range(n):
-            has = has or coarse[i, j]
+            has = has or coarse[i, j] != 0.0
         if not has:
             continue
         step = min(max(wanted[j], delta[j]), 0.1 * max(abs(y[j]), st[LEVEL, j]))
@@ -177,7 +204,8 @@ def _resolve_rows(f, t, y, f0, p, st, D, delta, J, stats) -> None:
         probe[j] = y[j]
         for i in range(n):
             column = (fj[i] - f0[i]) / taken
-            if coarse[i, j] and abs(column - J[i, j]) <= st[RULE_ROUNDING_ULPS, 0] * noise[i, j]:
+            near = abs(column - J[i, j]) <= st[RULE_ROUNDING_ULPS, 0] * noise[i, j]
+            if coarse[i, j] != 0.0 and near:
                 J[i, j] = column
 
 
@@ -188,10 +216,8 @@ def difference_jacobian(f, t, y, f0, p, st, J, stats) -> None:
     n = y.size
     stats[NJEV] += 1
     _rescale(y, st)
-    D = np.empty((n, n))
-    delta = np.empty(n)
-    only = np.ones(n, dtype=np.bool_)
-    lost = np.zeros(n, dtype=np.bool_)
+    D, delta, only, lost = _block(st, 0), st[DELTA], st[ONLY], st[LOST]
+    only[:] = 1.0
     _differences(f, t, y, f0, p, st, only, D, delta, stats)
     any_lost = _adapt(f0, D, st, only, lost)
     for _ in range(int(st[RULE_REFINEMENTS, 0])):

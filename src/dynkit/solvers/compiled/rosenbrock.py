@@ -69,8 +69,13 @@ def _bootstrap_basis() -> np.ndarray:
 def coefficients(tableau, rtol: float) -> tuple:
     """The numbers the kernel reads, from the tableau (and ``θ(rtol)`` of its tolerance
     proportionality)."""
+    return _coefficients(tableau, float(rtol), py.BOOTSTRAP_H_NORM, py.DAMPED_H_J)
+
+
+@functools.lru_cache(maxsize=256)  # the kernels only read these arrays; constants in the key
+def _coefficients(tableau, rtol: float, bootstrap_h_norm: float, damped_h_j: float) -> tuple:
     rule = tableau.tolerance_proportionality
-    theta = 1.0 if rule is None else tolerance_factor(float(rtol), *rule)
+    theta = 1.0 if rule is None else tolerance_factor(rtol, *rule)
     flags = np.array(
         [
             float(tableau.gamma),
@@ -78,22 +83,19 @@ def coefficients(tableau, rtol: float) -> tuple:
             float(tableau.fsal),
             float(tableau.bootstrap_dense),
             float(tableau.dense_by_substeps),
-            py.BOOTSTRAP_H_NORM,
+            bootstrap_h_norm,
             1.0 / theta,  # the error's factor on the components the step does not damp
-            py.DAMPED_H_J,
+            damped_h_j,
         ]
     )
-    return (
-        np.ascontiguousarray(tableau.a, dtype=np.float64),
-        np.ascontiguousarray(tableau.C, dtype=np.float64),
-        np.ascontiguousarray(tableau.c, dtype=np.float64),
-        np.ascontiguousarray(tableau.d, dtype=np.float64),
-        np.ascontiguousarray(tableau.m, dtype=np.float64),
-        np.ascontiguousarray(tableau.e, dtype=np.float64),
-        np.ascontiguousarray(tableau.P, dtype=np.float64),
-        flags,
-        _bootstrap_basis(),
-    )
+    a, C, c, d, m, e, P, B = _tableau_arrays(tableau)
+    return a, C, c, d, m, e, P, flags, B
+
+
+@functools.cache  # a tableau is frozen (hashed by identity); the kernels only read these arrays
+def _tableau_arrays(tableau) -> tuple:
+    arrays = [tableau.a, tableau.C, tableau.c, tableau.d, tableau.m, tableau.e, tableau.P]
+    return (*(np.ascontiguousarray(x, dtype=np.float64) for x in arrays), _bootstrap_basis())
 
 
 @numba.njit(cache=CACHE)

@@ -87,7 +87,9 @@ class StiffKernel:
         """The compiled solve (``jac`` None: difference Jacobians); the kernel's tuple
         (:class:`StiffDriver`)."""
         y0 = _vector(y0)
-        atol = _vector(np.broadcast_to(np.asarray(atol, dtype=np.float64), y0.shape))
+        if np.shape(atol) != y0.shape:
+            atol = np.broadcast_to(np.asarray(atol, dtype=np.float64), y0.shape)
+        atol = _vector(atol)
         return self.kernel()(
             function_addresses(f, jac),
             p,
