@@ -117,12 +117,14 @@ def _rescale(D, k, ratio, binomial) -> None:
 
 
 @numba.njit(cache=CACHE)
-def _newton(f, p, t_new, y_pred, psi, alpha, scale, LU, piv, max_iterations, newton_tol, d, stats):
-    """Simplified Newton for the correction ``d`` (in place); ``(converged, iterations)``."""
+def _newton(
+    f, p, t_new, y_pred, psi, alpha, scale, LU, piv, max_iterations, newton_tol, d, y, delta, stats
+):
+    """Simplified Newton for the correction ``d`` (in place; ``y``, ``delta``: scratch of its
+    size); ``(converged, iterations)``."""
     n = y_pred.size
     d[:] = 0.0
-    y = y_pred.copy()
-    delta = np.empty(n)
+    copy_into(y, y_pred)
     norm_prev = -1.0
     for i in range(max_iterations):
         fy = f(t_new, y, p)
@@ -208,6 +210,8 @@ def _bdf_kernel_loop(
     d = np.empty(n)
     y_new = np.empty(n)
     err = np.empty(n)
+    y_iterate = np.empty(n)
+    delta = np.empty(n)
     t = t0
     y = y0.copy()
     k1, h, finite = first_slope_and_step(
@@ -279,6 +283,8 @@ def _bdf_kernel_loop(
                     max_iterations,
                     newton_tol,
                     d,
+                    y_iterate,
+                    delta,
                     stats,
                 )
             else:
@@ -294,7 +300,8 @@ def _bdf_kernel_loop(
             for q in range(n):
                 y_new[q] = y_pred[q] + d[q]
                 err[q] = C[k] / theta * d[q]
-            copy_into(D_new.ravel(), D.ravel())  # both C-contiguous: views
+            for r in range(D.shape[0]):  # row by row: a ravel() view costs a reshape call
+                copy_into(D_new[r], D[r])
             for q in range(n):
                 D_new[k + 2, q] = d[q] - D[k + 1, q]
                 D_new[k + 1, q] = d[q]

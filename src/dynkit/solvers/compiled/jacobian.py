@@ -19,8 +19,8 @@ both paths take the same increments and count the same calls of ``f``:
 The persistent state of the rule (``φ``, the largest ``|y|``, the scale and its bounds, and the
 rule's constants) is the first 8 rows of an array made by :func:`difference_state`, kept by the
 kernel for the whole solve as the Python provider keeps its attributes; its other rows are the
-rule's scratch (the differences, increments, masks), so that a Jacobian allocates nothing. Every call of ``f`` is counted in
-``stats[NFE]``, every Jacobian in ``stats[NJEV]``.
+rule's scratch (the differences, increments, masks), so that a Jacobian allocates nothing. Every
+call of ``f`` is counted in ``stats[NFE]``, every Jacobian in ``stats[NJEV]``.
 """
 
 from __future__ import annotations

@@ -99,14 +99,13 @@ def _tableau_arrays(tableau) -> tuple:
 
 
 @numba.njit(cache=CACHE)
-def _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, stats):
-    """The ``u_i`` of one step of size ``h`` into ``u`` (Eq. (7.4)); returns ``f`` at the last
-    stage."""
+def _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, arg, stats):
+    """The ``u_i`` of one step of size ``h`` into ``u`` (Eq. (7.4); ``arg``: scratch of ``y``'s
+    size); returns ``f`` at the last stage."""
     a, C, c, d = co[0], co[1], co[2], co[3]
     s = c.size
     n = y.size
     f_last = k1
-    arg = np.empty(n)
     for i in range(s):
         if i == 0:
             fi = k1
@@ -188,6 +187,7 @@ def _rosenbrock_kernel_loop(
     y_new = np.empty(n)
     err = np.empty(n)
     out = np.empty(n)
+    arg = np.empty(n)
     w = np.empty(s)
     J_t, J_at = math.nan, -1
     lu_h = math.nan
@@ -226,7 +226,7 @@ def _rosenbrock_kernel_loop(
         have_end_slope = False
         end_slope = k1
         if lu_ok:
-            f_last = _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, stats)
+            f_last = _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, arg, stats)
             _combine(y, u, m, y_new)
             err[:] = 0.0
             started = False
@@ -261,7 +261,7 @@ def _rosenbrock_kernel_loop(
                         hs = th * h
                         stats[NLU] += 1
                         if shifted_lu(J, 1.0 / (hs * gamma), sLU, spiv):
-                            _stages(f, p, t, y, hs, k1, f_t, sLU, spiv, co, us, stats)
+                            _stages(f, p, t, y, hs, k1, f_t, sLU, spiv, co, us, arg, stats)
                             _combine(y, us, m, out)
                         else:
                             _interpolant(y, u, P, th, w, out)
