@@ -1,4 +1,4 @@
-"""The shortcuts that keep a small solve's fixed cost low decide exactly what the full checks decide:
+"""The shortcuts that keep a small solve's fixed cost low decide what the full checks decide:
 the times' check in Python floats, the scalar ``atol``'s, and the compiled path's test call of
 ``f`` made once per function and shape (a later solve whose ``f`` fails still fails clearly)."""
 
