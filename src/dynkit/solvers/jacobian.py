@@ -18,6 +18,7 @@ pass and the time-derivative probe included); each provider call counts one ``st
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable
 
@@ -259,10 +260,8 @@ def check_jacobian(
     the probe is not seen.
     """
     eps = float(np.finfo(dtype).eps)
-    rng = np.random.default_rng(20240533)
     scale = np.maximum(np.abs(y), atol)
-    signs = rng.choice((-1.0, 1.0), y.shape)
-    step = eps ** (1 / 3) * scale * rng.uniform(0.5, 1.0, y.shape) * signs
+    step = eps ** (1 / 3) * scale * _probe_pattern(tuple(y.shape))
     up = (y + step).astype(dtype).astype(np.float64)  # the states f sees, in the state's type
     down = (y - step).astype(dtype).astype(np.float64)
     f_up, f_down = f(t, up), f(t, down)
@@ -276,9 +275,10 @@ def check_jacobian(
         sizes = (abs(J) @ np.abs(y.ravel())).reshape(y.shape)
     else:
         blocks = np.asarray(J, dtype=np.float64).reshape(y.shape[0], y.shape[1], y.shape[1])
-        predicted = np.einsum("bij,bj->bi", blocks, q)
-        terms = np.einsum("bij,bj->bi", np.abs(blocks), np.abs(q))
-        sizes = np.einsum("bij,bj->bi", np.abs(blocks), np.abs(y))
+        magnitudes = np.abs(blocks)
+        predicted = np.matmul(blocks, q[..., None])[..., 0]
+        terms = np.matmul(magnitudes, np.abs(q)[..., None])[..., 0]
+        sizes = np.matmul(magnitudes, np.abs(y)[..., None])[..., 0]
     residual = np.abs(change - predicted)
     floor = JAC_CHECK_ROUNDING_ULPS * eps * (np.abs(f_up) + np.abs(f_down) + 2 * sizes)
     bad = residual > JAC_CHECK_SHARE * np.maximum(terms, np.abs(change)) + floor
@@ -299,6 +299,17 @@ def check_jacobian(
         f"transposed); pass jac_check=False only for a deliberately approximate Jacobian (radau5 "
         f"and bdf converge with one, the Rosenbrock methods lose their order)"
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _probe_pattern(shape: tuple) -> np.ndarray:
+    """``±r_j`` of :func:`check_jacobian`'s probe (fixed seed: the same for every call of this
+    shape), read-only."""
+    rng = np.random.default_rng(20240533)
+    signs = rng.choice((-1.0, 1.0), shape)
+    pattern = rng.uniform(0.5, 1.0, shape) * signs
+    pattern.flags.writeable = False
+    return pattern
 
 
 def verify_user_jacobian(field, backend, t: float, y) -> None:

@@ -403,7 +403,11 @@ def check_problem_jacobian(problem, method: str, t0: float, y0: np.ndarray, atol
 
     rows = np.asarray(y0, dtype=np.float64).reshape(1, -1)
     J = call("jac", problem.jac, t0, rows[0])
-    atol_rows = np.broadcast_to(np.asarray(atol, dtype=np.float64), rows.shape)
+    atol_rows = (
+        np.full(rows.shape, atol)
+        if isinstance(atol, float)
+        else np.broadcast_to(np.asarray(atol, dtype=np.float64), rows.shape)
+    )
     field = lambda t, y: call("f", problem.f, t, y[0]).reshape(1, -1)  # noqa: E731
     check_jacobian(field, J, t0, rows, atol_rows)
 
