@@ -85,16 +85,23 @@ def paired_medians(
 
 
 def interleaved_minimum(
-    contenders: dict[str, Callable[[], Any]], rounds: int = 3, slow_s: float = 0.1
+    contenders: dict[str, Callable[[], Any]],
+    rounds: int = 3,
+    slow_s: float = 0.1,
+    batch_s: float = 0.0,
 ) -> tuple[dict[str, float], dict[str, Any]]:
     """``(best CPU seconds, last output)`` of each contender, timed interleaved with the order
     rotated each round.
 
     A contender slower than ``slow_s`` (its noise is small in relative terms) or whose output is
-    None (a failed run) is timed once. CPU time of this process (``time.process_time``): the load of
-    other processes is left out.
+    None (a failed run) is timed once. With ``batch_s``, each round times a batch of runs lasting
+    about ``batch_s`` (its size fixed from the first run, as ``timeit``'s autorange) and takes the
+    mean of the batch: a run of a fraction of a millisecond timed alone is at the mercy of one
+    interrupt. CPU time of this process (``time.process_time``): the load of other processes is
+    left out.
     """
     best = {name: float("inf") for name in contenders}
+    batch = dict.fromkeys(contenders, 1)
     outputs: dict[str, Any] = {}
     names = list(contenders)
     for r in range(rounds):
@@ -102,8 +109,11 @@ def interleaved_minimum(
             if r > 0 and (best[name] > slow_s or outputs.get(name) is None):
                 continue
             start = time.process_time()
-            outputs[name] = contenders[name]()
-            best[name] = min(best[name], time.process_time() - start)
+            for _ in range(batch[name]):
+                outputs[name] = contenders[name]()
+            best[name] = min(best[name], (time.process_time() - start) / batch[name])
+            if r == 0 and batch_s > 0 and outputs[name] is not None:
+                batch[name] = max(1, min(1000, round(batch_s / max(best[name], 1e-6))))
     return best, outputs
 
 

@@ -19,8 +19,10 @@ Two parts, each ratio dynkit / peer from one run of this process:
 
 Each contender runs a ladder of rtols; its log CPU time is interpolated in log achieved error at the
 levels (:func:`benchmarks.bench_stiff.at_level`, no extrapolation). Timing: ``time.process_time``,
-contenders of one rtol interleaved with the order rotated each round, the minimum of the rounds (one
-round for a run slower than 0.1 s). Compile time (numba compiling dynkit's kernels and each ``f``,
+contenders of one rtol interleaved with the order rotated each round, the minimum over 5 rounds of
+the mean of a batch of runs lasting about 20 ms (a sub-millisecond run timed alone moved the small
+systems' ratios by half between runs of this script; one round for a run slower than 0.1 s; the
+sparse part's runs are all slower). Compile time (numba compiling dynkit's kernels and each ``f``,
 numbalsoda's ``cfunc``) is measured apart and printed, never inside a timed run. Goals
 (``GOAL … met | NOT met``): dynkit / numbalsoda ≤ 1.0 at every problem and level both reach
 (difference Jacobians), dynkit / CVODE ≤ 1.0 at 100k states.
@@ -65,6 +67,7 @@ SPARSE_STATES = (1_000, 10_000, 100_000)
 SPARSE_RTOLS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 SPARSE_LEVELS = (1e-4, 1e-5, 1e-6)
 SLOW_S = 0.1
+ROUNDS, BATCH_S = 5, 0.02  # five rounds of about 20 ms each: a sub-millisecond run alone is noise
 
 
 def _missing(package: str) -> bool:
@@ -180,7 +183,7 @@ def ladder(problem, solvers, rtols, log) -> dict:
     alive = list(solvers)
     for rtol in rtols:
         contenders = {s: problem.runner(s, rtol) for s in alive}
-        best, ys = interleaved_minimum(contenders, 3, SLOW_S)
+        best, ys = interleaved_minimum(contenders, ROUNDS, SLOW_S, BATCH_S)
         for s in contenders:
             if ys[s] is None:
                 runs[s].append(dict(rtol=rtol, failed=True))

@@ -68,3 +68,32 @@ def test_interleaved_minimum_times_failed_and_slow_contenders_once():
     assert calls.count("fast") == 3 and calls.count("failed") == 1 and calls.count("slow") == 1
     assert outputs == {"fast": 1, "failed": None, "slow": 2}
     assert best["slow"] >= 0.02 - 1e-3  # process_time's resolution is far finer than 1 ms on Linux
+
+
+def test_interleaved_minimum_batches_fast_runs_and_reports_one_runs_time():
+    from benchmarks._goals import interleaved_minimum
+
+    calls = []
+
+    def run(name, seconds):
+        def go():
+            calls.append(name)
+            end = time.process_time() + seconds
+            while time.process_time() < end:
+                pass
+            return name
+
+        return go
+
+    best, outputs = interleaved_minimum(
+        {"quick": run("quick", 0.001), "slow": run("slow", 0.03)},
+        rounds=3,
+        slow_s=0.02,
+        batch_s=0.01,
+    )
+    # the first round sizes the batch (about 10 runs of 1 ms), the next two run it
+    assert 1 + 2 * 5 <= calls.count("quick") <= 1 + 2 * 20
+    assert calls.count("slow") == 1  # slower than slow_s: timed once, never batched
+    # a batch's mean is one run's time, not the batch's
+    assert 0.001 - 2e-4 <= best["quick"] < 0.003
+    assert outputs == {"quick": "quick", "slow": "slow"}
