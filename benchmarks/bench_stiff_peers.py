@@ -18,7 +18,9 @@ Two parts, each ratio dynkit / peer from one run of this process:
    tolerance where that fits (1k states).
 
 Each contender runs a ladder of rtols; its log CPU time is interpolated in log achieved error at the
-levels (:func:`benchmarks.bench_stiff.at_level`, no extrapolation). Timing: ``time.process_time``,
+levels (:func:`benchmarks.bench_stiff.at_level`, no extrapolation). The small systems' ladders run
+3 times in the process and each level reports the median ratio with the range (this shared machine
+moved one ladder's ratios by a third between runs). Timing: ``time.process_time``,
 contenders of one rtol interleaved with the order rotated each round, the minimum over 5 rounds of
 the mean of a batch of runs lasting about 20 ms (a sub-millisecond run timed alone moved the small
 systems' ratios by half between runs of this script; one round for a run slower than 0.1 s; the
@@ -68,6 +70,7 @@ SPARSE_RTOLS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 SPARSE_LEVELS = (1e-4, 1e-5, 1e-6)
 SLOW_S = 0.1
 ROUNDS, BATCH_S = 5, 0.02  # five rounds of about 20 ms each: a sub-millisecond run alone is noise
+LADDERS = 3  # the small systems' ladders run this often; each level reports the median ratio
 
 
 def _missing(package: str) -> bool:
@@ -235,7 +238,7 @@ def matched(runs: dict, levels, ours: str, peer: str) -> list[dict]:
     return rows
 
 
-def small_systems(rtols, log) -> dict:
+def small_systems(rtols, log, repeats: int = LADDERS) -> dict:
     start = time.perf_counter()
     rhs = _numbalsoda_rhs()
     compile_s = {"numbalsoda cfuncs": time.perf_counter() - start}
@@ -249,13 +252,33 @@ def small_systems(rtols, log) -> dict:
         ):  # compiling, loading the kernels, numba compiling f and jac: kept out of the timing
             problem.runner(s, 1e-3)()
         compile_s[f"{name}: first solves"] = time.perf_counter() - start
-        runs = ladder(problem, solvers, rtols, log)
+        ladders = [ladder(problem, solvers, rtols, log) for _ in range(repeats)]
         out[name] = dict(
-            runs=runs,
-            diff=matched(runs, LEVELS, tuple(f"{m}:diff" for m in DYNKIT), "numbalsoda"),
-            jac=matched(runs, LEVELS, tuple(f"{m}:jac" for m in DYNKIT), "numbalsoda"),
+            ladders=ladders,
+            **{
+                mode: median_rows([matched(runs, LEVELS, prefix, "numbalsoda") for runs in ladders])
+                for mode, prefix in (
+                    ("diff", tuple(f"{m}:diff" for m in DYNKIT)),
+                    ("jac", tuple(f"{m}:jac" for m in DYNKIT)),
+                )
+            },
         )
     out["compile_s"] = compile_s
+    return out
+
+
+def median_rows(per_ladder: list[list[dict]]) -> list[dict]:
+    """Per level every ladder reaches: the row of the ladder with the median ratio (for an even
+    count the upper middle, the one less kind to dynkit), with every ladder's ratio in
+    ``ratios``."""
+    levels = [{row["level"]: row for row in rows} for rows in per_ladder]
+    common = [lv for lv in LEVELS if all(lv in by for by in levels)]
+    out = []
+    for level in common:
+        rows = sorted((by[level] for by in levels), key=lambda row: row["ratio"])
+        middle = dict(rows[len(rows) // 2])
+        middle["ratios"] = [by[level]["ratio"] for by in levels]
+        out.append(middle)
     return out
 
 
@@ -349,7 +372,10 @@ def report(small: dict | None, sparse: dict | None) -> list:
     goals = []
     if small is not None:
         print("\ndynkit (compiled) / numbalsoda, CPU time at matched error")
-        print(f"{'problem':10} {'level':>7}  {'diff Jacobians':>24}  {'analytic jac':>24}")
+        print(
+            f"{'problem':10} {'level':>7}  {'diff Jacobians: median [range]':>30}"
+            f"  {'analytic jac (median)':>24}"
+        )
         worst = 0.0
         for name, data in small.items():
             if name == "compile_s":
@@ -359,8 +385,9 @@ def report(small: dict | None, sparse: dict | None) -> list:
                 worst = max(worst, row["ratio"])
                 j = jac.get(row["level"])
                 jtext = f"{j['ratio']:.2f} ({j['dynkit'].split(':')[0]})" if j else "-"
+                spread = f"[{min(row['ratios']):.2f}-{max(row['ratios']):.2f}]"
                 print(
-                    f"{name:10} {row['level']:7.0e}  {row['ratio']:>15.2f} "
+                    f"{name:10} {row['level']:7.0e}  {row['ratio']:>6.2f} {spread:>11} "
                     f"({row['dynkit'].split(':')[0]:>6})"
                     f"  {jtext:>24}"
                 )

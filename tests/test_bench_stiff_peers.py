@@ -97,3 +97,23 @@ def test_interleaved_minimum_batches_fast_runs_and_reports_one_runs_time():
     # a batch's mean is one run's time, not the batch's
     assert 0.001 - 2e-4 <= best["quick"] < 0.003
     assert outputs == {"quick": "quick", "slow": "slow"}
+
+
+def test_median_rows_takes_each_levels_middle_ladder_and_drops_levels_one_ladder_missed():
+    from benchmarks.bench_stiff_peers import median_rows
+
+    def row(level, ratio, who):
+        return dict(level=level, ratio=ratio, dynkit=who)
+
+    ladders = [
+        [row(1e-4, 1.5, "a"), row(1e-5, 2.0, "a")],
+        [row(1e-4, 0.9, "b"), row(1e-5, 1.0, "b")],
+        [row(1e-4, 1.2, "c")],  # this ladder never reached 1e-5
+    ]
+    rows = median_rows(ladders)
+    assert [r["level"] for r in rows] == [1e-4]
+    assert rows[0]["ratio"] == 1.2 and rows[0]["dynkit"] == "c"
+    assert rows[0]["ratios"] == [1.5, 0.9, 1.2]
+    # an even count takes the upper middle: the one less kind to dynkit
+    assert median_rows(ladders[:2])[0]["ratio"] == 1.5
+    assert median_rows(ladders[:2])[1]["ratios"] == [2.0, 1.0]
