@@ -1777,8 +1777,25 @@ def with_replications(
         if paper is not None:
             paper.pilot = f"{row.outcome} ({_measured_words(row)})"
             paper.evidence_why += "; " + _look_text(paper, plan_of[row.claim.experiment])
+            ours = _unstated_settings(row.claim.experiment)
+            if ours:
+                paper.evidence_why += "; where the paper states no value, ours: " + ours
         out.append(paper or row)
     return out
+
+
+def _unstated_settings(experiment: str) -> str:
+    """The settings of ``experiment``'s paper scale that are not the paper's, each with our value
+    and the paper's (by the recipe's construction, those the paper does not state)."""
+    from ..recipes import RECIPES
+    from ..registry import get
+
+    if experiment not in RECIPES:
+        return ""
+    rows = RECIPES[experiment].rows(get(experiment).config("paper"), "paper")
+    return "; ".join(
+        f"{r['setting']} {r['ours']} (paper: {r['paper']})" for r in rows if not r["as_paper"]
+    )
 
 
 def _look_text(row: LedgerRow, plan) -> str:
