@@ -67,20 +67,23 @@ def _block(st, k: int):
 _block = numba.njit(cache=CACHE, inline="always")(_block)
 
 
-def difference_state(atol: np.ndarray, rtol: float) -> np.ndarray:
+def difference_state(atol: np.ndarray, rtol: float, scratch: bool = True) -> np.ndarray:
     """The rule's state at the start of a solve, ``(16 + 3n, n)``: ``φ = √ε``, no magnitude seen,
     scale ``atol``, bounds ``[atol, atol/rtol]`` (as
     :class:`~dynkit.solvers.jacobian.FiniteDifferenceJacobian` starts), the rule's constants, then
-    its scratch rows (see the module docstring)."""
+    its scratch rows (see the module docstring: 8 vectors, three ``(n, n)`` blocks).
+    ``scratch=False`` leaves the blocks out, ``(16, n)``: for a solve with the user's ``jac``,
+    which never differences."""
     atol = np.ascontiguousarray(atol, dtype=np.float64).reshape(-1)
     rule = (float(REFINEMENTS), float(RESOLVE_ROWS), float(ROUNDING_ULPS))
-    return _start_state(atol, float(rtol), *rule)
+    rows = VECTORS + 3 * atol.size if scratch else VECTORS
+    return _start_state(atol, float(rtol), *rule, rows)
 
 
 @numba.njit(cache=CACHE)
-def _start_state(atol, rtol, refinements, resolve_rows, rounding_ulps):
+def _start_state(atol, rtol, refinements, resolve_rows, rounding_ulps, rows):
     # compiled: a solve of a small system pays this once, and numpy's row writes cost more
-    st = np.empty((VECTORS + 3 * atol.size, atol.size))
+    st = np.empty((rows, atol.size))
     for j in range(atol.size):
         st[FAC, j] = SQRT_EPS
         st[MAGNITUDE, j] = 0.0

@@ -102,7 +102,7 @@ class StiffKernel:
             float(first_step),
             int(max_steps),
             coefficients,
-            difference_state(atol, float(rtol)),
+            difference_state(atol, float(rtol), scratch=jac is None),
         )
 
 
