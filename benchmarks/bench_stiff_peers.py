@@ -147,12 +147,15 @@ class Small:
         self.name, self.rhs = name, rhs
         self.ref = reference(self)
 
-    def runner(self, solver: str, rtol: float):
+    def runner(self, solver: str, rtol: float, t_end: float | None = None):
+        """A run of ``solver`` to ``t_end`` (default the problem's), returning the final state
+        (None on failure)."""
         atol = rtol * ATOL_RATIO[self.name]
+        t_end = self.t_end if t_end is None else t_end
         if solver == "numbalsoda":
             from numbalsoda import lsoda
 
-            address, t_eval = self.rhs.address, np.array([0.0, self.t_end])
+            address, t_eval = self.rhs.address, np.array([0.0, t_end])
 
             def run():
                 usol, ok = lsoda(address, self.y0, t_eval, rtol=rtol, atol=atol, mxstep=500_000)
@@ -166,7 +169,7 @@ class Small:
             sol = dk.solve(
                 self.f,
                 self.y0,
-                [0.0, self.t_end],
+                [0.0, t_end],
                 method=method,
                 rtol=rtol,
                 atol=atol,
@@ -254,6 +257,7 @@ def small_systems(rtols, log, repeats: int = LADDERS) -> dict:
         compile_s[f"{name}: first solves"] = time.perf_counter() - start
         ladders = [ladder(problem, solvers, rtols, log) for _ in range(repeats)]
         out[name] = dict(
+            fixed_us=fixed_costs(problem),
             ladders=ladders,
             **{
                 mode: median_rows([matched(runs, LEVELS, prefix, "numbalsoda") for runs in ladders])
@@ -265,6 +269,18 @@ def small_systems(rtols, log, repeats: int = LADDERS) -> dict:
         )
     out["compile_s"] = compile_s
     return out
+
+
+def fixed_costs(problem) -> dict[str, float]:
+    """Microseconds of CPU per solve over a span of ``1e-30 · t_end`` (one step): what a solve
+    costs before its steps (validation, arguments, the result; with ``jac=`` its check: one call
+    of ``jac`` and two of ``f``), numbalsoda's beside dynkit's."""
+    who = ("numbalsoda", "rodas5:diff", "rodas5:jac")
+    span = 1e-30 * problem.t_end
+    best, _ = interleaved_minimum(
+        {s: problem.runner(s, 1e-6, span) for s in who}, ROUNDS, SLOW_S, BATCH_S
+    )
+    return {s: 1e6 * best[s] for s in who}
 
 
 def median_rows(per_ladder: list[list[dict]]) -> list[dict]:
@@ -390,6 +406,14 @@ def report(small: dict | None, sparse: dict | None) -> list:
                     f"{name:10} {row['level']:7.0e}  {row['ratio']:>6.2f} {spread:>11} "
                     f"({row['dynkit'].split(':')[0]:>6})"
                     f"  {jtext:>24}"
+                )
+        for name, data in small.items():
+            if name != "compile_s":
+                fixed = data["fixed_us"]
+                print(
+                    f"  fixed cost per solve, {name}: numbalsoda {fixed['numbalsoda']:.0f} µs, "
+                    f"dynkit rodas5 {fixed['rodas5:diff']:.0f} µs ({fixed['rodas5:jac']:.0f} µs "
+                    f"with jac= and its check)"
                 )
         for what, seconds in small["compile_s"].items():
             print(f"  compile, apart: {what} {seconds:.1f} s")

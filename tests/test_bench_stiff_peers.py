@@ -117,3 +117,29 @@ def test_median_rows_takes_each_levels_middle_ladder_and_drops_levels_one_ladder
     # an even count takes the upper middle: the one less kind to dynkit
     assert median_rows(ladders[:2])[0]["ratio"] == 1.5
     assert median_rows(ladders[:2])[1]["ratios"] == [2.0, 1.0]
+
+
+def test_fixed_costs_time_a_one_step_span_of_each_contender_in_microseconds():
+    from benchmarks.bench_stiff_peers import fixed_costs
+
+    asked = []
+
+    class Fake:
+        t_end = 1e11
+
+        def runner(self, solver, rtol, t_end=None):
+            asked.append((solver, t_end))
+            seconds = {"numbalsoda": 0.0005, "rodas5:diff": 0.001, "rodas5:jac": 0.002}[solver]
+
+            def run():
+                end = time.process_time() + seconds
+                while time.process_time() < end:
+                    pass
+                return 0.0
+
+            return run
+
+    fixed = fixed_costs(Fake())
+    assert {t for _, t in asked} == {1e-30 * 1e11}  # the span, not the problem's
+    assert 450 <= fixed["numbalsoda"] < 1500 and 950 <= fixed["rodas5:diff"] < 2500
+    assert fixed["rodas5:jac"] > fixed["rodas5:diff"]
