@@ -65,8 +65,9 @@ def test_a_scalar_atol_is_judged_as_before(atol):
             V.validate_tolerances(1e-6, atol, y0)
 
 
-def test_the_compiled_test_call_runs_once_and_a_later_failure_of_f_is_still_clear():
+def test_the_compiled_test_call_is_kept_per_shape_and_a_later_failure_of_f_is_still_clear():
     pytest.importorskip("numba")
+    from dynkit.solvers.compiled import _WRAPPERS
 
     def f(t, y):  # fails for a negative first component only
         if y[0] < 0:
@@ -77,6 +78,7 @@ def test_the_compiled_test_call_runs_once_and_a_later_failure_of_f_is_still_clea
     first = dk.solve(f, y0, [0.0, 1.0], method="rodas5", compile=True)
     again = dk.solve(f, y0, [0.0, 1.0], method="rodas5", compile=True)
     np.testing.assert_array_equal(first.ys, again.ys)  # same kernel, same inputs
+    assert ("f", False, (2,)) in _WRAPPERS[f]  # the checked shape, which the next solve skips
     assert first.stats.nfe == again.stats.nfe
     # a new y0 on which f raises: no test call now, the kernel's first call raises it
     with pytest.raises(dk.VectorFieldError, match="f raised ValueError") as info:

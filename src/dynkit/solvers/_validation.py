@@ -281,12 +281,12 @@ def validate_tolerances(rtol, atol, y0):
     rtol = _sane_rtol(rtol, y0)
     if isinstance(atol, (bool, np.bool_)):
         raise TypeError(f"atol must be a positive float or array, got {atol!r}")
-    if type(atol) is float and atol > 0 and math.isfinite(atol):  # the common case, at once
-        _warn_large_atol(atol, y0)
-        return rtol, atol
-    atol_np = real_array(atol, "atol", "a positive float or an array of them")
-    if atol_np.ndim == 0 and not is_torch(atol):
-        atol = float(atol_np)
+    scalar = type(atol) is float  # the common case: judged without making an array
+    if not scalar:
+        atol_np = real_array(atol, "atol", "a positive float or an array of them")
+        scalar = atol_np.ndim == 0 and not is_torch(atol)
+        atol = float(atol_np) if scalar else atol
+    if scalar:
         if not atol > 0 or not math.isfinite(atol):
             raise ValueError(f"atol must be a positive finite float (or array), got {atol!r}")
         _warn_large_atol(atol, y0)

@@ -1715,17 +1715,7 @@ def ledger(
         paper_plan_of = load_plans(paper_plans or plans_root / PAPER_PLANS)
     else:
         paper_plan_of = {}
-    cache: dict = {}
-
-    def lookup(claim: Comparison):
-        key = (claim.experiment, claim.scale)
-        if key not in cache:
-            found = load_results(root, *key)
-            cache[key] = (
-                found,
-                _baselines.load(root / claim.experiment) if found is not None else {},
-            )
-        return cache[key]
+    lookup, cache = _results_lookup(root)
 
     from .inventory import not_run
 
@@ -1745,6 +1735,23 @@ PAPER_RESULTS = "{experiment}_paper"
 """The results folder of an experiment's campaign at the paper scale, inside a results folder."""
 
 
+def _results_lookup(root: str | Path, folder: str = "{experiment}") -> tuple[Callable, dict]:
+    """``(lookup, cache)``: ``lookup(claim) -> (results or None, {seed: baselines})`` of the
+    claim's experiment and scale from ``root/<folder>`` (read once per experiment and scale, kept
+    in ``cache``)."""
+    cache: dict = {}
+
+    def lookup(claim: Comparison):
+        key = (claim.experiment, claim.scale)
+        if key not in cache:
+            where = folder.format(experiment=claim.experiment)
+            found = load_results(root, *key, folder=where)
+            cache[key] = (found, _baselines.load(Path(root) / where) if found is not None else {})
+        return cache[key]
+
+    return lookup, cache
+
+
 def with_replications(
     rows: Sequence[LedgerRow], root: str | Path, plan_of: Mapping
 ) -> list[LedgerRow]:
@@ -1753,20 +1760,11 @@ def with_replications(
     at its plan's level, whatever that look reads (an interim look that did not decide reads
     ``inconclusive``): the authors' recipe outranks a pilot. The pilot's own outcome and what it
     measured stay in the row (``pilot``), so a reader sees when it does not carry over."""
-    cache: dict = {}
-
-    def lookup(claim: Comparison):
-        if claim.experiment not in cache:
-            folder = PAPER_RESULTS.format(experiment=claim.experiment)
-            found = load_results(root, claim.experiment, "paper", folder=folder)
-            base = _baselines.load(Path(root) / folder) if found is not None else {}
-            cache[claim.experiment] = (found, base)
-        return cache[claim.experiment]
-
+    lookup, _ = _results_lookup(root, PAPER_RESULTS)
     chosen = [
-        dataclasses.replace(r.claim, scale="paper")
-        for r in rows
-        if r.claim.experiment in plan_of and lookup(r.claim)[0] is not None
+        claim
+        for claim in (dataclasses.replace(r.claim, scale="paper") for r in rows)
+        if claim.experiment in plan_of and lookup(claim)[0] is not None
     ]
     if not chosen:
         return list(rows)

@@ -403,13 +403,17 @@ def check_problem_jacobian(problem, method: str, t0: float, y0: np.ndarray, atol
 
     rows = np.asarray(y0, dtype=np.float64).reshape(1, -1)
     J = call("jac", problem.jac, t0, rows[0])
-    atol_rows = (
-        np.full(rows.shape, atol)
-        if isinstance(atol, float)
-        else np.broadcast_to(np.asarray(atol, dtype=np.float64), rows.shape)
-    )
+    atol_rows = _per_component(atol, rows.shape)
     field = lambda t, y: call("f", problem.f, t, y[0]).reshape(1, -1)  # noqa: E731
     check_jacobian(field, J, t0, rows, atol_rows)
+
+
+def _per_component(atol: Any, shape: tuple) -> np.ndarray:
+    """``atol`` (a float or an array broadcastable to ``shape``) as a fresh C-ordered float64 array
+    of ``shape`` (a float without numpy's broadcasting, which costs more than the solve's check)."""
+    if isinstance(atol, float):
+        return np.full(shape, atol)
+    return np.array(np.broadcast_to(np.asarray(atol, dtype=np.float64), shape), order="C")
 
 
 def refuse_or_warn(mode, reason: str, error: type = ValueError, stacklevel: int = 3) -> None:
@@ -494,11 +498,7 @@ def solve_compiled(
     # read-only y0 included)
     y0 = np.array(y0, dtype=np.float64, order="C")
     t_out = np.array(t_out, dtype=np.float64, order="C")
-    atol_vec = (
-        np.full(y0.shape, float(atol))
-        if isinstance(atol, float)
-        else np.array(np.broadcast_to(np.asarray(atol, dtype=np.float64), y0.shape), order="C")
-    )
+    atol_vec = _per_component(atol, y0.shape)
     t0, t_end = float(t_out[0]), float(t_out[-1])
     try:
         result = KERNELS[method](

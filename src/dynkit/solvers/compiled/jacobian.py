@@ -57,14 +57,12 @@ FAC, MAGNITUDE, THRESHOLD, LEVEL, FLOOR, RULE_REFINEMENTS, RULE_RESOLVE_ROWS, RU
 DELTA, PROBE, RESCALED, ROW_SIZE, WANTED, ONLY, LOST, VECTORS = range(8, 16)
 
 
+@numba.njit(cache=CACHE, inline="always")
 def _block(st, k: int):
     """Scratch block ``k`` (0: the differences ``D``, 1: their rounding noise, 2: the coarse
     entries) of a state ``st`` of ``n`` columns."""
     n = st.shape[1]
     return st[VECTORS + k * n : VECTORS + (k + 1) * n]
-
-
-_block = numba.njit(cache=CACHE, inline="always")(_block)
 
 
 def difference_state(atol: np.ndarray, rtol: float, scratch: bool = True) -> np.ndarray:

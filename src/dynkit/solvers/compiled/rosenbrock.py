@@ -72,7 +72,9 @@ def coefficients(tableau, rtol: float) -> tuple:
     return _coefficients(tableau, float(rtol), py.BOOTSTRAP_H_NORM, py.DAMPED_H_J)
 
 
-@functools.lru_cache(maxsize=256)  # the kernels only read these arrays; constants in the key
+# a tableau is frozen (hashed by identity), the constants tests plant are in the key, and the
+# kernels only read these arrays
+@functools.lru_cache(maxsize=256)
 def _coefficients(tableau, rtol: float, bootstrap_h_norm: float, damped_h_j: float) -> tuple:
     rule = tableau.tolerance_proportionality
     theta = 1.0 if rule is None else tolerance_factor(rtol, *rule)
@@ -88,14 +90,11 @@ def _coefficients(tableau, rtol: float, bootstrap_h_norm: float, damped_h_j: flo
             damped_h_j,
         ]
     )
-    a, C, c, d, m, e, P, B = _tableau_arrays(tableau)
-    return a, C, c, d, m, e, P, flags, B
-
-
-@functools.cache  # a tableau is frozen (hashed by identity); the kernels only read these arrays
-def _tableau_arrays(tableau) -> tuple:
-    arrays = [tableau.a, tableau.C, tableau.c, tableau.d, tableau.m, tableau.e, tableau.P]
-    return (*(np.ascontiguousarray(x, dtype=np.float64) for x in arrays), _bootstrap_basis())
+    a, C, c, d, m, e, P = (
+        np.ascontiguousarray(x, dtype=np.float64)
+        for x in (tableau.a, tableau.C, tableau.c, tableau.d, tableau.m, tableau.e, tableau.P)
+    )
+    return a, C, c, d, m, e, P, flags, _bootstrap_basis()
 
 
 @numba.njit(cache=CACHE)
