@@ -293,7 +293,7 @@ def test_compile_problem_hands_the_kernels_c_contiguous_arrays():
 
     problem = compile_problem(strided_field, Y0, 0.0, jac=transposed_jacobian)
     y = np.array([1.0, 2.0])
-    np.testing.assert_array_equal(problem.f(0.0, y, problem.p), strided_field(0.0, y))
+    np.testing.assert_array_equal(problem.field(0.0, y), strided_field(0.0, y))
     np.testing.assert_array_equal(problem.jac(0.0, y, problem.p), [[0.0, 1.0], [-1.0, 0.0]])
     python = dk.solve(strided_field, Y0, T)
     compiled = dk.solve(strided_field, Y0, T, compile=True)

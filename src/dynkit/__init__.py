@@ -16,6 +16,7 @@ _LAZY = {
     "solvers": (
         "solve",
         "solve_ensemble",
+        "in_place",
         "odeint",
         "odeint_adjoint",
         "Solution",

@@ -13,6 +13,7 @@ from .auto import AUTO, AutoSwitching
 from .ark import ARK3, ARK4, TwoStepRK
 from .control import StepControl
 from .engine import Solution, SolverStats, solve
+from .in_place_field import InPlace, in_place
 from .methods import METHODS, MethodInfo
 from .bdf import NDF, BDFMethod
 from .odeint import odeint, odeint_adjoint
@@ -52,6 +53,8 @@ __all__ = [
     "solve",
     "solve_ensemble",
     "EnsembleSolution",
+    "in_place",
+    "InPlace",
     "odeint",
     "odeint_adjoint",
     "Solution",

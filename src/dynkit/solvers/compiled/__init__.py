@@ -10,7 +10,8 @@ A compiled loop pays that once per solve instead of once per step.
 How it fits together
 --------------------
 :func:`compile_problem` turns the user's ``f(t, y)`` (a numba function as it is, or plain numpy code compiled with
-``numba.njit`` and test-compiled on ``y0``) into the kernels' calling convention ``f(t, y, p) -> float64[:]``.
+``numba.njit`` and test-compiled on ``y0``) into the kernels' calling convention ``f(t, y, p, out)``, writing into
+the kernel's array (:func:`~dynkit.solvers.in_place` marks an ``f`` that does so itself).
 :data:`KERNELS` maps a method name to a *driver* ``driver(problem, t0, t_end, y0, t_eval, rtol, atol, first_step,
 max_steps) -> CompiledResult`` (:mod:`.common`); each kernel module registers its methods with
 :func:`register_kernel` when imported (:mod:`.explicit`: the embedded explicit pairs; the stiff modules theirs).
@@ -150,16 +151,23 @@ def _compiled_function(
     p: np.ndarray,
     shape: tuple,
 ):
-    """``user`` test-compiled on ``(t0, y0[, p])`` and wrapped as ``g(t, y, p)`` of the kernels'
-    function type (:data:`.common.FIELD_SIGNATURE` or ``JACOBIAN_SIGNATURE``); a
-    :class:`CompilationError` saying why not.
+    """``user`` test-compiled on ``(t0, y0[, p])`` and wrapped in the kernels' convention
+    (:data:`.common.FIELD_SIGNATURE`: ``g(t, y, p, out)``, or ``JACOBIAN_SIGNATURE``); a
+    :class:`CompilationError` saying why not. An ``f`` marked :func:`~dynkit.solvers.in_place`
+    is called on the kernel's array; any other ``f`` returns its value, copied into it.
 
-    The test call runs once per ``(user, kind, takes_params, shape)``: once it has returned an
+    The test call runs once per ``(user, kind, takes_params, shape)``: once it has given an
     array of the right shape, later solves go straight to the kernel, where an error of ``user``
     raises :class:`VectorFieldError` as the test call would (a solve of a small system would
     otherwise spend a sixth of its time here)."""
+    from ..in_place_field import InPlace
+
+    writes = kind == "f" and isinstance(user, InPlace)
+    if writes:  # the cache is the user's function's, whichever InPlace object marks it
+        user = user.f
+    tag = "f in place" if writes else kind  # the convention the wrapper calls user in
     try:
-        checked = _WRAPPERS.get(user, {}).get((kind, takes_params, shape))
+        checked = _WRAPPERS.get(user, {}).get((tag, takes_params, shape))
     except TypeError:  # not weak-referenceable: never cached
         checked = None
     if checked is not None:
@@ -168,18 +176,19 @@ def _compiled_function(
     import numba.core.errors
     from numba.core.dispatcher import Dispatcher
 
-    from .common import FIELD_SIGNATURE, JACOBIAN_SIGNATURE
-
     label = getattr(user, "__name__", type(user).__name__)
     try:
         cache = _WRAPPERS.setdefault(user, {})
     except TypeError:  # not weak-referenceable (a builtin, a callable object without __weakref__)
         cache = {}
-    inner = cache.get((kind, "inner"))
+    inner = cache.get("inner")
     if inner is None:
-        inner = cache[(kind, "inner")] = user if isinstance(user, Dispatcher) else numba.njit(user)
-    try:  # compiles inner for these argument types, and shows what it returns
-        out = inner(float(t0), y0.copy(), p) if takes_params else inner(float(t0), y0.copy())
+        inner = cache["inner"] = user if isinstance(user, Dispatcher) else numba.njit(user)
+    args = (float(t0), y0.copy(), p) if takes_params else (float(t0), y0.copy())
+    try:  # compiles inner for these argument types, and shows what it gives
+        out = _written(inner, args, shape, label) if writes else inner(*args)
+    except CompilationError:
+        raise
     except (
         numba.core.errors.NumbaError
     ) as exc:  # TypingError, UnsupportedError, ...: numba cannot compile it
@@ -205,8 +214,56 @@ def _compiled_function(
             f"{kind} ({label}) must return a float64 array of shape {shape} in compiled code, "
             f"got {what}"
         )
-    key = (kind, takes_params)
+    key = (tag, takes_params)
     if key not in cache:
+        try:
+            cache[key] = _in_convention(inner, tag, takes_params)
+        except Exception as exc:
+            raise CompilationError(
+                f"{kind} ({label}) could not be compiled by numba in the kernels' convention "
+                f"({type(exc).__name__}): {_condensed(exc)}"
+            ) from exc
+    cache[(tag, takes_params, shape)] = cache[key]
+    return cache[key]
+
+
+# what out holds before the two test calls of an in-place f: a component that keeps either, or whose
+# value differs between them, was not overwritten
+_SENTINELS = (1.2345678901234567e300, -9.876543210987654e299)
+
+
+def _written(inner, args: tuple, shape: tuple, label: str) -> np.ndarray:
+    """``out`` after ``inner(*args, out)``, called twice on two prefilled arrays; a
+    :class:`CompilationError` when ``inner`` returns a value or leaves a component (or adds to
+    it)."""
+    outs = []
+    for sentinel in _SENTINELS:
+        out = np.full(shape, sentinel)
+        returned = inner(*args[:1], args[1].copy(), *args[2:], out)
+        if returned is not None:
+            raise CompilationError(
+                f"f ({label}), marked in_place, must write into out and return None, got "
+                f"{type(returned).__name__}"
+            )
+        outs.append(out)
+    kept = ~((outs[0] == outs[1]) | (np.isnan(outs[0]) & np.isnan(outs[1])))
+    if kept.any():
+        where = ", ".join(str(int(i)) for i in np.flatnonzero(kept)[:5])
+        raise CompilationError(
+            f"f ({label}), marked in_place, must overwrite every component of out: component(s) "
+            f"{where} kept (or added to) what out held before the call"
+        )
+    return outs[0]
+
+
+def _in_convention(inner, tag: str, takes_params: bool):
+    """``inner`` wrapped as the kernels' ``f(t, y, p, out)`` or ``jac(t, y, p)``, compiled
+    (``tag``: "f", "f in place" or "jac")."""
+    import numba
+
+    from .common import FIELD_SIGNATURE, JACOBIAN_SIGNATURE
+
+    if tag == "jac":
         if takes_params:
 
             def wrapped(t, y, p):
@@ -216,15 +273,30 @@ def _compiled_function(
             def wrapped(t, y, p):
                 return np.ascontiguousarray(inner(t, y))
 
-        try:
-            cache[key] = numba.njit(FIELD_SIGNATURE if kind == "f" else JACOBIAN_SIGNATURE)(wrapped)
-        except Exception as exc:
-            raise CompilationError(
-                f"{kind} ({label}) could not be compiled by numba in the kernels' convention "
-                f"({type(exc).__name__}): {_condensed(exc)}"
-            ) from exc
-    cache[(kind, takes_params, shape)] = cache[key]
-    return cache[key]
+        return numba.njit(JACOBIAN_SIGNATURE)(wrapped)
+    if tag == "f in place":
+        if takes_params:
+
+            def wrapped(t, y, p, out):
+                inner(t, y, p, out)
+        else:
+
+            def wrapped(t, y, p, out):
+                inner(t, y, out)
+    elif takes_params:
+
+        def wrapped(t, y, p, out):
+            value = inner(t, y, p)
+            for i in range(out.shape[0]):
+                out[i] = value[i]
+    else:
+
+        def wrapped(t, y, p, out):
+            value = inner(t, y)
+            for i in range(out.shape[0]):
+                out[i] = value[i]
+
+    return numba.njit(FIELD_SIGNATURE)(wrapped)
 
 
 _NO_JACOBIAN: list = []  # the placeholder jac(t, y, p) of problems without one, made once
@@ -254,10 +326,11 @@ def compile_problem(
     f : callable
         ``f(t, y)`` — or ``f(t, y, p)`` when ``params`` is given — returning ``dy/dt`` as a float64
         array of ``y``'s shape: a numba function (used as it is) or plain numpy code (compiled here
-        with ``numba.njit``).
+        with ``numba.njit``); or such a function ``f(t, y[, p], out)`` marked
+        :func:`~dynkit.solvers.in_place`, writing ``dy/dt`` into ``out``.
     y0 : float64 array ``(n,)``
-        A state to test-compile ``f`` on (``f`` is called once at ``(t0, y0)``; the call is not
-        counted in a solve's ``nfe``).
+        A state to test-compile ``f`` on (``f`` is called once at ``(t0, y0)``, an in-place ``f``
+        twice; the calls are not counted in a solve's ``nfe``).
     t0 : float
     params : 1-D float array, optional
         The parameter vector passed to ``f(t, y, p)`` (and ``jac(t, y, p)``).
@@ -283,8 +356,15 @@ def compile_problem(
         raise CompilationError(f"the compiled path needs numba, which is not installed: {JIT_HINT}")
     from .common import CompiledProblem
 
-    kernel_names()  # KERNELS filled for whoever uses the problem next
     y0 = np.array(y0, dtype=np.float64, order="C")
+    if params is None:  # dk.solve's problems: made once per (f, jac, size)
+        try:
+            problem = _WRAPPERS.get(f, {}).get(("problem", jac, y0.shape))
+        except TypeError:  # f not weak-referenceable or jac unhashable: never cached
+            problem = None
+        if problem is not None:
+            return problem
+    kernel_names()  # KERNELS filled for whoever uses the problem next
     takes_params = params is not None
     p = np.empty(0) if params is None else np.array(params, dtype=np.float64, order="C")
     n = y0.shape[0]
@@ -293,7 +373,13 @@ def compile_problem(
         wrapped_jac, has_jac = _no_jacobian(), False
     else:
         wrapped_jac, has_jac = _compiled_function(jac, takes_params, "jac", t0, y0, p, (n, n)), True
-    return CompiledProblem(f=wrapped_f, p=p, n=n, jac=wrapped_jac, has_jac=has_jac, source=f)
+    problem = CompiledProblem(f=wrapped_f, p=p, n=n, jac=wrapped_jac, has_jac=has_jac, source=f)
+    if params is None:
+        try:
+            _WRAPPERS.setdefault(f, {})[("problem", jac, y0.shape)] = problem
+        except TypeError:
+            pass
+    return problem
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,16 +481,17 @@ def check_problem_jacobian(problem, method: str, t0: float, y0: np.ndarray, atol
 
     def call(name: str, function, t: float, y: np.ndarray):
         try:
-            return function(float(t), np.ascontiguousarray(y, dtype=np.float64), problem.p)
+            return function(float(t), y)
         except Exception as exc:  # the user's error, raised in compiled code
             where = f"in compiled code at t={t:.6g}"
             message = f"{method}: {name} raised {type(exc).__name__} {where}: {exc}"
             raise VectorFieldError(message, solution=None, t=t) from exc
 
     rows = np.asarray(y0, dtype=np.float64).reshape(1, -1)
-    J = call("jac", problem.jac, t0, rows[0])
+    jac = lambda t, y: problem.jac(t, np.ascontiguousarray(y), problem.p)  # noqa: E731
+    J = call("jac", jac, t0, rows[0])
     atol_rows = _per_component(atol, rows.shape)
-    field = lambda t, y: call("f", problem.f, t, y[0]).reshape(1, -1)  # noqa: E731
+    field = lambda t, y: call("f", problem.field, t, y[0]).reshape(1, -1)  # noqa: E731
     check_jacobian(field, J, t0, rows, atol_rows)
 
 
@@ -446,7 +533,7 @@ class _PythonField:
 
     def __call__(self, t: float, y):
         self.stats.nfe += 1
-        return self.problem.f(float(t), np.ascontiguousarray(y, dtype=np.float64), self.problem.p)
+        return self.problem.field(t, y)
 
 
 def solve_compiled(

@@ -127,13 +127,13 @@ def _newton(
     copy_into(y, y_pred)
     norm_prev = -1.0
     for i in range(max_iterations):
-        fy = f(t_new, y, p)
+        f(t_new, y, p, delta)  # f's value first, then the residual in place
         stats[NFE] += 1
         for q in range(n):
-            if not math.isfinite(fy[q]):
+            if not math.isfinite(delta[q]):
                 return False, i + 1
         for q in range(n):
-            delta[q] = fy[q] - alpha * (psi[q] + d[q])
+            delta[q] = delta[q] - alpha * (psi[q] + d[q])
         lu_solve(LU, piv, delta)
         stats[NEWTON_ITERATIONS] += 1
         s = 0.0
@@ -229,7 +229,7 @@ def _bdf_kernel_loop(
         if status != RUNNING:
             if status == MAX_STEPS and not k1_ready:
                 # the failure's diagnosis needs f here (the Python path evaluates it, counted)
-                k1 = f(t, y, p)
+                f(t, y, p, k1)
                 stats[NFE] += 1
             return status, t, h, ys, nxt, stats, steps[:n_steps_out], y, k1
         # -- attempt
@@ -259,7 +259,7 @@ def _bdf_kernel_loop(
         while True:
             if not have_J:
                 if not k1_ready:
-                    k1 = f(t, y, p)
+                    f(t, y, p, k1)
                     stats[NFE] += 1
                     k1_ready = True
                 jacobian(f, jac, t, y, k1, p, fd_state, J, stats)

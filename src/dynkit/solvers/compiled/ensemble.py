@@ -267,7 +267,8 @@ def solve_ensemble(
     f : callable
         ``f(t, y)``, or ``f(t, y, p)`` when ``params`` is given, returning ``dy/dt`` as a float64
         array of ``y``'s shape: numba code or plain numpy code numba can compile (see
-        :func:`dynkit.solve`'s ``compile``).
+        :func:`dynkit.solve`'s ``compile``); or ``f(t, y[, p], out)`` writing it into ``out``,
+        marked :func:`~dynkit.solvers.in_place`.
     y0s : array ``(m, n)`` or ``(n,)``
         The initial states, one row per trajectory (one state shared by every parameter set).
     t : 1-D array

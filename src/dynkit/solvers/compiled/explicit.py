@@ -267,7 +267,7 @@ def march(
     nonfinite_last = False
     overflow_pending = False
     overflow_stalls = 0
-    k_end = k1
+    k_end = np.empty(n)  # f at the trial's end (FSAL or for the outputs)
     while True:
         status, h, t_new = step_head(
             t, h, t_end, direction, stats[N_STEPS], max_steps, nonfinite_last
@@ -283,14 +283,14 @@ def march(
             hK[0, j] = k1[j] * h
         for i in range(1, last):
             _stage_sum(stage, y, a[i], hK, i)
-            ki = f(t + c[i] * h, stage, p)
+            f(t + c[i] * h, stage, p, hK[i])
             stats[NFE] += 1
             for j in range(n):
-                hK[i, j] = ki[j] * h
+                hK[i, j] = hK[i, j] * h
         _stage_sum(y_new, y, b, hK, last)
         slope_known = False
         if fsal:
-            k_end = f(t + h, y_new, p)
+            f(t + h, y_new, p, k_end)
             stats[NFE] += 1
             for j in range(n):
                 hK[last, j] = k_end[j] * h
@@ -314,7 +314,7 @@ def march(
                 if has_p:
                     if p_uses_slope:
                         if not slope_known:
-                            k_end = f(t + h, y_new, p)
+                            f(t + h, y_new, p, k_end)
                             stats[NFE] += 1
                             slope_known = True
                         for j in range(n):
@@ -322,12 +322,12 @@ def march(
                     for r in range(n_dense):
                         row = first_dense + r
                         _stage_sum(stage, y, a_dense[r], hK, row)
-                        kr = f(t + c_dense[r] * h, stage, p)
+                        f(t + c_dense[r] * h, stage, p, hK[row])
                         stats[NFE] += 1
                         for j in range(n):
-                            hK[row, j] = kr[j] * h
+                            hK[row, j] = hK[row, j] * h
                 elif not slope_known:
-                    k_end = f(t + h, y_new, p)
+                    f(t + h, y_new, p, k_end)
                     stats[NFE] += 1
                     slope_known = True
                 h_step = t_new - t  # the recorder's step (the interpolants' own h is the trial's)
@@ -364,9 +364,9 @@ def march(
             y, y_new = y_new, y
             if direction * (t_end - t) > 0:
                 if not slope_known:
-                    k_end = f(t_new, y, p)
+                    f(t_new, y, p, k_end)
                     stats[NFE] += 1
-                k1 = k_end
+                k1, k_end = k_end, k1  # the step's end slope is the next start's
             rejected_last = False
             nonfinite_last = False
         else:

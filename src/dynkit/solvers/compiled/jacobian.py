@@ -53,8 +53,9 @@ FAC_MIN, FAC_MAX = SQRT_EPS, 0.1  # FiniteDifferenceJacobian's fac_min, fac_max
 FAC, MAGNITUDE, THRESHOLD, LEVEL, FLOOR, RULE_REFINEMENTS, RULE_RESOLVE_ROWS, RULE_ROUNDING_ULPS = (
     range(8)
 )
-# the scratch rows: vectors, then three (n, n) blocks (masks as 0.0 / 1.0)
-DELTA, PROBE, RESCALED, ROW_SIZE, WANTED, ONLY, LOST, VECTORS = range(8, 16)
+# the scratch rows: vectors (FIELD: f's value at a probe), then three (n, n) blocks (masks as
+# 0.0 / 1.0)
+DELTA, PROBE, RESCALED, ROW_SIZE, WANTED, ONLY, LOST, FIELD, VECTORS = range(8, 17)
 
 
 @numba.njit(cache=CACHE, inline="always")
@@ -66,11 +67,11 @@ def _block(st, k: int):
 
 
 def difference_state(atol: np.ndarray, rtol: float, scratch: bool = True) -> np.ndarray:
-    """The rule's state at the start of a solve, ``(16 + 3n, n)``: ``φ = √ε``, no magnitude seen,
+    """The rule's state at the start of a solve, ``(17 + 3n, n)``: ``φ = √ε``, no magnitude seen,
     scale ``atol``, bounds ``[atol, atol/rtol]`` (as
     :class:`~dynkit.solvers.jacobian.FiniteDifferenceJacobian` starts), the rule's constants, then
-    its scratch rows (see the module docstring: 8 vectors, three ``(n, n)`` blocks).
-    ``scratch=False`` leaves the blocks out, ``(16, n)``: for a solve with the user's ``jac``,
+    its scratch rows (see the module docstring: 9 vectors, three ``(n, n)`` blocks).
+    ``scratch=False`` leaves the blocks out, ``(17, n)``: for a solve with the user's ``jac``,
     which never differences."""
     atol = np.ascontiguousarray(atol, dtype=np.float64).reshape(-1)
     rule = (float(REFINEMENTS), float(RESOLVE_ROWS), float(ROUNDING_ULPS))
@@ -126,7 +127,8 @@ def _differences(f, t, y, f0, p, st, cols, D, delta, stats) -> None:
             moved = np.nextafter(y[j], np.inf)
         delta[j] = moved - y[j]
         probe[j] = moved
-        fj = f(t, probe, p)
+        fj = st[FIELD]
+        f(t, probe, p, fj)
         stats[NFE] += 1
         probe[j] = y[j]
         for i in range(n):
@@ -200,7 +202,8 @@ def _resolve_rows(f, t, y, f0, p, st, D, delta, J, stats) -> None:
         if not taken > delta[j]:
             continue  # no larger increment allowed: nothing to gain
         probe[j] = moved
-        fj = f(t, probe, p)
+        fj = st[FIELD]
+        f(t, probe, p, fj)
         stats[NFE] += 1
         probe[j] = y[j]
         for i in range(n):
@@ -239,10 +242,10 @@ def time_derivative(f, t, y, f0, p, out, stats) -> None:
     """``out ← ∂f/∂t`` by one forward difference in ``t`` (one counted call), as the Python path."""
     dt = SQRT_EPS * max(1.0, abs(t))
     dt = (t + dt) - t  # the step actually taken, after rounding
-    f1 = f(t + dt, y, p)
+    f(t + dt, y, p, out)  # f(t + dt, y) first, then the difference in place
     stats[NFE] += 1
     for i in range(y.size):
-        out[i] = f1[i] * (1.0 / dt) + f0[i] * (-1.0 / dt)
+        out[i] = out[i] * (1.0 / dt) + f0[i] * (-1.0 / dt)
 
 
 @numba.njit(cache=CACHE)

@@ -156,10 +156,8 @@ def _newton(
         for r in range(3):
             for i in range(n):
                 stage[i] = y0[i] + Z[r, i]
-            Fr = f(t + c[r] * h, stage, p)
+            f(t + c[r] * h, stage, p, F[r])
             stats[NFE] += 1
-            for i in range(n):
-                F[r, i] = Fr[i]
         for r in range(3):
             for i in range(n):
                 if not math.isfinite(F[r, i]):
@@ -440,10 +438,10 @@ def _radau_kernel_loop(
             if norm > 1.0 and (first or rejected_last):  # the refined estimate ([HW] Eq. (8.20))
                 for i in range(n):
                     out[i] = y[i] + err[i]
-                f_pert = f(t, out, p)
+                f(t, out, p, err)  # f's value first, then the estimate in place
                 stats[NFE] += 1
                 for i in range(n):
-                    err[i] = f_pert[i] + (dd[0] * Z[0, i] + dd[1] * Z[1, i] + dd[2] * Z[2, i]) / h
+                    err[i] = err[i] + (dd[0] * Z[0, i] + dd[1] * Z[1, i] + dd[2] * Z[2, i]) / h
                 lu_solve(LU1, piv1, err)
                 norm = rms_error_norm(err, y, y_new, rtol, atol)
             if norm != norm:  # NaN: treated like an overflow
@@ -495,7 +493,7 @@ def _radau_kernel_loop(
             t = t_new
             copy_into(y, y_new)
             if direction * (t_end - t) > 0:
-                k1 = f(t_new, y, p)
+                f(t_new, y, p, k1)
                 stats[NFE] += 1
             nonfinite_last = False
         else:

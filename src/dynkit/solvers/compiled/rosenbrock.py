@@ -98,28 +98,29 @@ def _coefficients(tableau, rtol: float, bootstrap_h_norm: float, damped_h_j: flo
 
 
 @numba.njit(cache=CACHE)
-def _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, arg, stats):
+def _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, arg, last, stats) -> None:
     """The ``u_i`` of one step of size ``h`` into ``u`` (Eq. (7.4); ``arg``: scratch of ``y``'s
-    size); returns ``f`` at the last stage."""
+    size), and ``f`` at the last stage into ``last``."""
     a, C, c, d = co[0], co[1], co[2], co[3]
     s = c.size
     n = y.size
-    f_last = k1
+    if s == 1:
+        copy_into(last, k1)
     for i in range(s):
         if i == 0:
-            fi = k1
+            copy_into(u[0], k1)
         else:
             copy_into(arg, y)
             for j in range(i):
                 if a[i, j] != 0.0:
                     for q in range(n):
                         arg[q] = arg[q] + u[j, q] * a[i, j]
-            fi = f(t + c[i] * h, arg, p)
-            stats[NFE] += 1
             if i == s - 1:
-                f_last = fi
-        for q in range(n):
-            u[i, q] = fi[q]
+                f(t + c[i] * h, arg, p, last)
+                copy_into(u[i], last)
+            else:
+                f(t + c[i] * h, arg, p, u[i])
+            stats[NFE] += 1
         for j in range(i):
             if C[i, j] != 0.0:
                 w = C[i, j] / h
@@ -130,7 +131,6 @@ def _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, arg, stats):
             for q in range(n):
                 u[i, q] = u[i, q] + f_t[q] * w
         lu_solve(LU, piv, u[i])
-    return f_last
 
 
 @numba.njit(cache=CACHE)
@@ -187,6 +187,9 @@ def _rosenbrock_kernel_loop(
     err = np.empty(n)
     out = np.empty(n)
     arg = np.empty(n)
+    last = np.empty(n)  # f at the last stage, or at the step's end: the next k1 when accepted
+    mid = np.empty(n)
+    sub_last = np.empty(n)
     w = np.empty(s)
     J_t, J_at = math.nan, -1
     lu_h = math.nan
@@ -225,7 +228,7 @@ def _rosenbrock_kernel_loop(
         have_end_slope = False
         end_slope = k1
         if lu_ok:
-            f_last = _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, arg, stats)
+            _stages(f, p, t, y, h, k1, f_t, LU, piv, co, u, arg, last, stats)
             _combine(y, u, m, y_new)
             err[:] = 0.0
             started = False
@@ -239,7 +242,7 @@ def _rosenbrock_kernel_loop(
                     if abs(h * J[q, q]) < damped_h_j:
                         err[q] = err[q] * inv_theta
             if fsal:
-                have_end_slope, end_slope = True, f_last
+                have_end_slope, end_slope = True, last
             norm = rms_error_norm(err, y, y_new, rtol, atol)
             if norm != norm:
                 norm = math.inf
@@ -260,7 +263,9 @@ def _rosenbrock_kernel_loop(
                         hs = th * h
                         stats[NLU] += 1
                         if shifted_lu(J, 1.0 / (hs * gamma), sLU, spiv):
-                            _stages(f, p, t, y, hs, k1, f_t, sLU, spiv, co, us, arg, stats)
+                            _stages(
+                                f, p, t, y, hs, k1, f_t, sLU, spiv, co, us, arg, sub_last, stats
+                            )
                             _combine(y, us, m, out)
                         else:
                             _interpolant(y, u, P, th, w, out)
@@ -273,10 +278,11 @@ def _rosenbrock_kernel_loop(
                 else:
                     # P's interpolant at θ = 1/3, and f there (one call per step)
                     _interpolant(y, u, P, 1.0 / 3.0, w, out)
-                    f_mid = f(t + h / 3, out, p)
+                    f(t + h / 3, out, p, mid)
                     stats[NFE] += 1
                     if not have_end_slope:
-                        end_slope = f(t + h, y_new, p)
+                        f(t + h, y_new, p, last)
+                        end_slope = last
                         stats[NFE] += 1
                         have_end_slope = True
                     for row in range(nxt, inner):
@@ -294,7 +300,7 @@ def _rosenbrock_kernel_loop(
                                 + k1[i] * bw[1]
                                 + y_new[i] * bw[2]
                                 + end_slope[i] * bw[3]
-                                + f_mid[i] * bw[4]
+                                + mid[i] * bw[4]
                             )
                         copy_into(ys[row], out)
             if exact:
@@ -311,10 +317,10 @@ def _rosenbrock_kernel_loop(
             t = t_new
             copy_into(y, y_new)
             if direction * (t_end - t) > 0:
-                if have_end_slope:
-                    k1 = end_slope
+                if have_end_slope:  # end_slope is last: the two arrays trade places
+                    k1, last = last, k1
                 else:
-                    k1 = f(t_new, y, p)
+                    f(t_new, y, p, k1)
                     stats[NFE] += 1
             rejected_last = nonfinite_last = False
         else:
