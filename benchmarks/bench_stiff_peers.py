@@ -8,8 +8,10 @@ Two parts, each ratio dynkit / peer from one run of this process:
    Pol μ = 1000 on [0, 3000] (reference: scipy Radau at 1e-12), as in :mod:`benchmarks.bench_stiff`.
    numbalsoda takes no Jacobian (LSODA differences its own) and one scalar ``atol``; every contender
    gets the same scalar ``atol = rtol · ATOL_RATIO[problem]``. dynkit runs ``radau5``, ``bdf``,
-   ``rodas4``, ``rodas5`` with ``compile=True``, in two modes: difference Jacobians (like for like
-   with LSODA, the goal) and the analytic ``jac=`` (printed beside it).
+   ``rodas4``, ``rodas5`` with ``compile=True``, in three modes: the same in-place formulas as
+   numbalsoda's ``cfunc`` (:data:`IN_PLACE`, marked :func:`dynkit.in_place`) with difference
+   Jacobians (like for like with LSODA, the goal); the test set's ``f`` returning its value; and
+   that ``f`` with the analytic ``jac=`` (both printed beside it).
 2. **Large sparse systems against CVODE** (SUNDIALS through scikit-sundae, BDF with its sparse
    direct solver and its own grouped-difference Jacobian from the same sparsity pattern): the 1-D
    Brusselator of [HW] IV.1 with 1k, 10k and 100k states, dynkit's ``bdf`` with ``jac_sparsity=``.
@@ -71,6 +73,9 @@ SPARSE_LEVELS = (1e-4, 1e-5, 1e-6)
 SLOW_S = 0.1
 ROUNDS, BATCH_S = 5, 0.02  # five rounds of about 20 ms each: a sub-millisecond run alone is noise
 LADDERS = 3  # the small systems' ladders run this often; each level reports the median ratio
+# dynkit's contenders per method: f written in place with difference Jacobians (like for like with
+# numbalsoda's cfunc: the goal), the test set's f returning its value, and that f with its jac
+MODES = ("inplace", "diff", "jac")
 
 
 def _missing(package: str) -> bool:
@@ -87,44 +92,57 @@ def _missing(package: str) -> bool:
 # --------------------------------------------------------------------
 
 
+def robertson(t, u, du):
+    a, b, c = 0.04 * u[0], 1e4 * u[1] * u[2], 3e7 * u[1] * u[1]
+    du[0] = -a + b
+    du[1] = a - b - c
+    du[2] = c
+
+
+def hires(t, y, d):
+    r = 280.0 * y[5] * y[7]
+    d[0] = -1.71 * y[0] + 0.43 * y[1] + 8.32 * y[2] + 0.0007
+    d[1] = 1.71 * y[0] - 8.75 * y[1]
+    d[2] = -10.03 * y[2] + 0.43 * y[3] + 0.035 * y[4]
+    d[3] = 8.32 * y[1] + 1.71 * y[2] - 1.12 * y[3]
+    d[4] = -1.745 * y[4] + 0.43 * y[5] + 0.43 * y[6]
+    d[5] = -r + 0.69 * y[3] + 1.71 * y[4] - 0.43 * y[5] + 0.69 * y[6]
+    d[6] = r - 1.81 * y[6]
+    d[7] = -r + 1.81 * y[6]
+
+
+def orego(t, y, d):
+    s, q, w = 77.27, 8.375e-6, 0.161
+    d[0] = s * (y[1] + y[0] * (1.0 - q * y[0] - y[1]))
+    d[1] = (y[2] - (1.0 + y[0]) * y[1]) / s
+    d[2] = w * (y[0] - y[2])
+
+
+def vdp1000(t, y, d):
+    d[0] = y[1]
+    d[1] = 1000.0 * (1.0 - y[0] * y[0]) * y[1] - y[0]
+
+
+# the problems' formulas written in place, once: numbalsoda's cfunc and dynkit's in_place f call
+# the same function (tests/test_bench_stiff_peers checks them against the test set's f)
+IN_PLACE = {"robertson": robertson, "hires": hires, "orego": orego, "vdp1000": vdp1000}
+
+
 def _numbalsoda_rhs() -> dict:
-    """In-place ``cfunc`` right-hand sides (numbalsoda's ``lsoda_sig``), written out from the
-    problems' formulas."""
-    from numba import cfunc
+    """numbalsoda's ``cfunc`` right-hand sides (its ``lsoda_sig``) calling :data:`IN_PLACE`."""
+    import numba
     from numbalsoda import lsoda_sig
 
-    @cfunc(lsoda_sig)
-    def robertson(t, u, du, p):
-        a, b, c = 0.04 * u[0], 1e4 * u[1] * u[2], 3e7 * u[1] * u[1]
-        du[0] = -a + b
-        du[1] = a - b - c
-        du[2] = c
+    def rhs(field):
+        compiled = numba.njit(field)
 
-    @cfunc(lsoda_sig)
-    def hires(t, y, d, p):
-        r = 280.0 * y[5] * y[7]
-        d[0] = -1.71 * y[0] + 0.43 * y[1] + 8.32 * y[2] + 0.0007
-        d[1] = 1.71 * y[0] - 8.75 * y[1]
-        d[2] = -10.03 * y[2] + 0.43 * y[3] + 0.035 * y[4]
-        d[3] = 8.32 * y[1] + 1.71 * y[2] - 1.12 * y[3]
-        d[4] = -1.745 * y[4] + 0.43 * y[5] + 0.43 * y[6]
-        d[5] = -r + 0.69 * y[3] + 1.71 * y[4] - 0.43 * y[5] + 0.69 * y[6]
-        d[6] = r - 1.81 * y[6]
-        d[7] = -r + 1.81 * y[6]
+        @numba.cfunc(lsoda_sig)
+        def on_pointers(t, u, du, p):
+            compiled(t, u, du)
 
-    @cfunc(lsoda_sig)
-    def orego(t, y, d, p):
-        s, q, w = 77.27, 8.375e-6, 0.161
-        d[0] = s * (y[1] + y[0] * (1.0 - q * y[0] - y[1]))
-        d[1] = (y[2] - (1.0 + y[0]) * y[1]) / s
-        d[2] = w * (y[0] - y[2])
+        return on_pointers
 
-    @cfunc(lsoda_sig)
-    def vdp1000(t, y, d, p):
-        d[0] = y[1]
-        d[1] = 1000.0 * (1.0 - y[0] * y[0]) * y[1] - y[0]
-
-    return {"robertson": robertson, "hires": hires, "orego": orego, "vdp1000": vdp1000}
+    return {name: rhs(field) for name, field in IN_PLACE.items()}
 
 
 class Small:
@@ -164,10 +182,11 @@ class Small:
             return run
         method, mode = solver.split(":")
         jac = self.jac if mode == "jac" else None
+        f = dk.in_place(IN_PLACE[self.name]) if mode == "inplace" else self.f
 
         def run():
             sol = dk.solve(
-                self.f,
+                f,
                 self.y0,
                 [0.0, t_end],
                 method=method,
@@ -248,7 +267,7 @@ def small_systems(rtols, log, repeats: int = LADDERS) -> dict:
     out = {}
     for name in ("robertson", "hires", "orego", "vdp1000"):
         problem = Small(name, rhs[name])
-        solvers = ["numbalsoda"] + [f"{m}:{mode}" for mode in ("diff", "jac") for m in DYNKIT]
+        solvers = ["numbalsoda"] + [f"{m}:{mode}" for mode in MODES for m in DYNKIT]
         start = time.perf_counter()
         for s in (
             solvers
@@ -261,10 +280,7 @@ def small_systems(rtols, log, repeats: int = LADDERS) -> dict:
             ladders=ladders,
             **{
                 mode: median_rows([matched(runs, LEVELS, prefix, "numbalsoda") for runs in ladders])
-                for mode, prefix in (
-                    ("diff", tuple(f"{m}:diff" for m in DYNKIT)),
-                    ("jac", tuple(f"{m}:jac" for m in DYNKIT)),
-                )
+                for mode, prefix in ((mode, tuple(f"{m}:{mode}" for m in DYNKIT)) for mode in MODES)
             },
         )
     out["compile_s"] = compile_s
@@ -275,7 +291,7 @@ def fixed_costs(problem) -> dict[str, float]:
     """Microseconds of CPU per solve over a span of ``1e-30 · t_end`` (one step): what a solve
     costs before its steps (validation, arguments, the result; with ``jac=`` its check: one call
     of ``jac`` and two of ``f``), numbalsoda's beside dynkit's."""
-    who = ("numbalsoda", "rodas5:diff", "rodas5:jac")
+    who = ("numbalsoda", *(f"rodas5:{mode}" for mode in MODES))
     span = 1e-30 * problem.t_end
     best, _ = interleaved_minimum(
         {s: problem.runner(s, 1e-6, span) for s in who}, ROUNDS, SLOW_S, BATCH_S
@@ -389,37 +405,41 @@ def report(small: dict | None, sparse: dict | None) -> list:
     if small is not None:
         print("\ndynkit (compiled) / numbalsoda, CPU time at matched error")
         print(
-            f"{'problem':10} {'level':>7}  {'diff Jacobians: median [range]':>30}"
-            f"  {'analytic jac (median)':>24}"
+            f"{'problem':10} {'level':>7}  {'in-place f: median [range]':>30}"
+            f"  {'returning f (median)':>22}  {'analytic jac (median)':>22}"
         )
         worst = 0.0
         for name, data in small.items():
             if name == "compile_s":
                 continue
-            jac = {r["level"]: r for r in data["jac"]}
-            for row in data["diff"]:
+            others = [{r["level"]: r for r in data[mode]} for mode in ("diff", "jac")]
+            for row in data["inplace"]:
                 worst = max(worst, row["ratio"])
-                j = jac.get(row["level"])
-                jtext = f"{j['ratio']:.2f} ({j['dynkit'].split(':')[0]})" if j else "-"
+                texts = [
+                    f"{o['ratio']:.2f} ({o['dynkit'].split(':')[0]})" if o else "-"
+                    for o in (by.get(row["level"]) for by in others)
+                ]
                 spread = f"[{min(row['ratios']):.2f}-{max(row['ratios']):.2f}]"
                 print(
                     f"{name:10} {row['level']:7.0e}  {row['ratio']:>6.2f} {spread:>11} "
                     f"({row['dynkit'].split(':')[0]:>6})"
-                    f"  {jtext:>24}"
+                    f"  {texts[0]:>22}  {texts[1]:>22}"
                 )
         for name, data in small.items():
             if name != "compile_s":
                 fixed = data["fixed_us"]
                 print(
                     f"  fixed cost per solve, {name}: numbalsoda {fixed['numbalsoda']:.0f} µs, "
-                    f"dynkit rodas5 {fixed['rodas5:diff']:.0f} µs ({fixed['rodas5:jac']:.0f} µs "
-                    f"with jac= and its check)"
+                    f"dynkit rodas5 {fixed['rodas5:inplace']:.0f} µs in place, "
+                    f"{fixed['rodas5:diff']:.0f} µs returning f, {fixed['rodas5:jac']:.0f} µs "
+                    f"with jac= and its check"
                 )
         for what, seconds in small["compile_s"].items():
             print(f"  compile, apart: {what} {seconds:.1f} s")
         goals.append(
             check_goal(
-                "stiff small systems: dynkit/numbalsoda, worst level (difference Jacobians)",
+                "stiff small systems: dynkit/numbalsoda, worst level (in-place f, difference "
+                "Jacobians)",
                 worst,
                 1.0,
             )

@@ -129,7 +129,12 @@ def test_fixed_costs_time_a_one_step_span_of_each_contender_in_microseconds():
 
         def runner(self, solver, rtol, t_end=None):
             asked.append((solver, t_end))
-            seconds = {"numbalsoda": 0.0005, "rodas5:diff": 0.001, "rodas5:jac": 0.002}[solver]
+            seconds = {
+                "numbalsoda": 0.0005,
+                "rodas5:inplace": 0.0008,
+                "rodas5:diff": 0.001,
+                "rodas5:jac": 0.002,
+            }[solver]
 
             def run():
                 end = time.process_time() + seconds
@@ -143,3 +148,43 @@ def test_fixed_costs_time_a_one_step_span_of_each_contender_in_microseconds():
     assert {t for _, t in asked} == {1e-30 * 1e11}  # the span, not the problem's
     assert 450 <= fixed["numbalsoda"] < 1500 and 950 <= fixed["rodas5:diff"] < 2500
     assert fixed["rodas5:jac"] > fixed["rodas5:diff"]
+
+
+def _in_place_gap(name, field) -> float:
+    """Largest relative gap between ``field`` written in place and the problem's own ``f``, on
+    states scattered around its start."""
+    import numpy as np
+
+    from benchmarks.bench_stiff import _vdp
+    from dynkit.diagnostics.testset import TESTSET
+
+    if name == "vdp1000":
+        f, y0 = _vdp()[0], np.array([2.0, 0.0])
+    else:
+        f, y0 = TESTSET[name].f, TESTSET[name].y0
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for _ in range(20):
+        y = y0 * rng.uniform(0.5, 1.5, y0.size) + rng.uniform(0.0, 0.1, y0.size)
+        out = np.full(y.size, np.nan)
+        field(0.0, y, out)
+        expected = f(0.0, y)
+        worst = max(worst, float(np.max(np.abs(out - expected) / (np.abs(expected) + 1e-300))))
+    return worst
+
+
+def test_the_in_place_formulas_are_the_problems():
+    """numbalsoda and dynkit's in-place contender run IN_PLACE: the same f as the problem's,
+    to rounding (the formulas group terms differently: 1e-12 relative, cancellation aside)."""
+    from benchmarks.bench_stiff_peers import IN_PLACE
+
+    for name, field in IN_PLACE.items():
+        assert _in_place_gap(name, field) < 1e-9, name
+
+
+def test_a_mistyped_in_place_formula_is_seen():
+    def wrong_vdp(t, y, d):
+        d[0] = y[1]
+        d[1] = 100.0 * (1.0 - y[0] * y[0]) * y[1] - y[0]
+
+    assert _in_place_gap("vdp1000", wrong_vdp) > 0.1
