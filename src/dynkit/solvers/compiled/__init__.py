@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import _diagnosis, _seam
 from ..backend import backend_for
+from ..in_place_field import InPlace
 from ..errors import (
     CompilationError,
     CompileWarning,
@@ -160,8 +161,6 @@ def _compiled_function(
     array of the right shape, later solves go straight to the kernel, where an error of ``user``
     raises :class:`VectorFieldError` as the test call would (a solve of a small system would
     otherwise spend a sixth of its time here)."""
-    from ..in_place_field import InPlace
-
     writes = kind == "f" and isinstance(user, InPlace)
     if writes:  # the cache is the user's function's, whichever InPlace object marks it
         user = user.f
