@@ -4,6 +4,9 @@ written over an input; dynkit's own temporaries are recognised exactly."""
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -186,14 +189,24 @@ def test_solve_ensemble_refuses_more_threads_than_cores():
 
 
 def test_setup_table_names_the_experiments_for_a_bad_name():
-    """Was: [] for any name."""
-    with pytest.raises(
-        ValueError, match=r"experiment must be one of \[.*'node_trained'.*got 'nosuch'"
-    ):
-        recipes.setup_table("nosuch")
+    """Was: [] for any name; then [] when it was a process's first use of the registry (the
+    public door now loads the families first, as ``get`` does)."""
+    code = (
+        "import dynkit.experiments as E\n"
+        "try:\n"
+        "    E.setup_table('nosuch')\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n"
+    )
+    fresh = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300
+    )
+    assert re.search(r"experiment must be one of \[.*'node_trained'.*got 'nosuch'", fresh.stdout), (
+        fresh.stdout + fresh.stderr
+    )
     with pytest.raises(TypeError, match="name must be an experiment's name"):
         recipes.setup_table(None)
-    assert recipes.setup_table("node_trained")  # a registered one with a recipe: its rows
+    assert dk.experiments.setup_table("node_trained")  # a registered one with a recipe
 
 
 def test_paper_config_of_none_is_a_clear_type_error():

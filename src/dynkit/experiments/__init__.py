@@ -175,7 +175,16 @@ _NAMES = {  # public name -> the module defining it (imported on first use)
         ".judging.ledger",
     ),
 }
-_LOADING = ("EXPERIMENTS", "COMPARISONS", "VALIDITY", "RECIPES", "get", "run", "shards")
+_LOADING = (
+    "EXPERIMENTS",
+    "COMPARISONS",
+    "VALIDITY",
+    "RECIPES",
+    "get",
+    "run",
+    "shards",
+    "setup_table",
+)
 """The registries the families fill, and the functions that look a name up in them: reading one
 imports the families first (:func:`load_all`)."""
 
