@@ -75,8 +75,9 @@ def user_functions(addresses):
     return f, jac
 
 
-# compiled function -> its (jit, C wrapper) addresses
+# compiled function -> its (jit, C wrapper) addresses; compiled f -> {jac: the kernel's array}
 _CACHE: "weakref.WeakKeyDictionary[object, tuple[int, int]]" = weakref.WeakKeyDictionary()
+_ARRAYS: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
 
 
 def _addresses(function, signature) -> tuple[int, int]:
@@ -96,5 +97,17 @@ def function_addresses(f, jac=None) -> np.ndarray:
     :data:`.common.FIELD_SIGNATURE` / ``JACOBIAN_SIGNATURE`` (what
     :func:`~dynkit.solvers.compiled.compile_problem` makes); ``jac`` None: difference Jacobians.
     The caller keeps ``f`` and ``jac`` alive while the kernel runs."""
-    of_jac = (0, 0) if jac is None else _addresses(jac, JACOBIAN_SIGNATURE)
-    return np.array((*_addresses(f, FIELD_SIGNATURE), *of_jac), dtype=np.int64)
+    try:
+        found = _ARRAYS.get(f, {}).get(jac)
+    except TypeError:  # jac unhashable: never cached
+        found = None
+    if found is None:
+        of_jac = (0, 0) if jac is None else _addresses(jac, JACOBIAN_SIGNATURE)
+        found = np.array((*_addresses(f, FIELD_SIGNATURE), *of_jac), dtype=np.int64)
+        # shared by every solve of (f, jac): the kernels only read it (left writable: numba types a
+        # read-only array apart, and the kernels' signatures take a writable one)
+        try:
+            _ARRAYS.setdefault(f, {})[jac] = found
+        except TypeError:
+            pass
+    return found

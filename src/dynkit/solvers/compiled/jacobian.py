@@ -25,6 +25,7 @@ call of ``f`` is counted in ``stats[NFE]``, every Jacobian in ``stats[NJEV]``.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
@@ -74,9 +75,20 @@ def difference_state(atol: np.ndarray, rtol: float, scratch: bool = True) -> np.
     ``scratch=False`` leaves the blocks out, ``(17, n)``: for a solve with the user's ``jac``,
     which never differences."""
     atol = np.ascontiguousarray(atol, dtype=np.float64).reshape(-1)
-    rule = (float(REFINEMENTS), float(RESOLVE_ROWS), float(ROUNDING_ULPS))
+    rule = (float(REFINEMENTS), float(RESOLVE_ROWS), float(ROUNDING_ULPS))  # read now: see above
+    return _state_at_start(atol.tobytes(), float(rtol), rule, bool(scratch)).copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _state_at_start(atol_bytes: bytes, rtol: float, rule: tuple, scratch: bool) -> np.ndarray:
+    """The start state of :func:`difference_state`, made once per (atol, rtol, rule constants,
+    scratch): a solve copies it (a small solve would otherwise spend a twentieth of its time
+    here)."""
+    atol = np.frombuffer(atol_bytes, dtype=np.float64)
     rows = VECTORS + 3 * atol.size if scratch else VECTORS
-    return _start_state(atol, float(rtol), *rule, rows)
+    state = _start_state(atol.copy(), rtol, *rule, rows)
+    state.flags.writeable = False  # the template: only its copies are handed to kernels
+    return state
 
 
 @numba.njit(cache=CACHE)
