@@ -19,7 +19,7 @@ from .bdf import NDF, BDFMethod
 from .odeint import odeint, odeint_adjoint
 from .radau import RADAU5, RadauIIA
 from .rosenbrock import RODAS4, RODAS5, ROSENBROCK23, RosenbrockTableau
-from .compiled import EnsembleSolution, solve_ensemble
+from .compiled import EnsembleSolution, PreparedSolve, prepare, solve_ensemble
 from .errors import (
     CompilationError,
     CompileWarning,
@@ -55,6 +55,8 @@ __all__ = [
     "EnsembleSolution",
     "in_place",
     "InPlace",
+    "prepare",
+    "PreparedSolve",
     "odeint",
     "odeint_adjoint",
     "Solution",

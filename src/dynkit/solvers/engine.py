@@ -72,7 +72,7 @@ from .stepper import Stepper, Trial, as_stepper
 from .stepsize import PIController, initial_step
 from .tableaus import RungeKuttaTableau
 
-__all__ = ["Solution", "SolverStats", "register_adjoint", "solve"]
+__all__ = ["Solution", "SolverStats", "register_adjoint", "solve", "validated_arguments"]
 
 
 def _grid(t0: float, t_end: float, h: float) -> int:
@@ -302,6 +302,67 @@ def _clip(constraint, trial: Trial) -> bool:
     return True
 
 
+def validated_arguments(
+    f,
+    y0,
+    t,
+    method,
+    rtol,
+    atol,
+    step_size,
+    max_steps,
+    first_step,
+    throw,
+    dense,
+    per_sample,
+    jac,
+    jac_sparsity,
+    control,
+    jac_check,
+) -> tuple:
+    """:func:`solve`'s checks of its arguments before any work, in its order:
+    ``(method_obj, y0, t_out, rtol, atol, step_size)`` validated (``step_size``: the fixed step,
+    or an adaptive method's first one). Shared with
+    :func:`dynkit.solvers.compiled.prepare`, which must refuse what ``solve`` refuses."""
+    method_obj = validate_method(method, METHODS)
+    y0 = validate_state(y0)
+    t_out = validate_times(t)
+    rtol, atol = validate_tolerances(rtol, atol, y0)
+    flags = (
+        ("throw", throw),
+        ("dense", dense),
+        ("per_sample", per_sample),
+        ("jac_check", jac_check),
+    )
+    validate_options(f, y0, max_steps, flags, per_sample, jac, control)
+    t0, t_end = float(t_out[0]), float(t_out[-1])
+    direction = 1.0 if t_end > t0 else -1.0
+    adaptive = bool(getattr(method_obj, "adaptive", False))
+    step_size = validate_method_options(
+        method_obj, adaptive, step_size, first_step, per_sample, jac, jac_sparsity
+    )
+    step_size = validate_step_size(
+        step_size,
+        direction,
+        adaptive,
+        method_obj.name,
+        t0,
+        t_end,
+        "first_step" if first_step is not None else "step_size",
+    )
+    if adaptive and step_size is not None and first_step is None:
+        warnings.warn(
+            f"{method_obj.name}: step_size={step_size:.6g} with the adaptive method "
+            f"{method_obj.name!r} "
+            f"is only its first step: rtol/atol choose the others. Pass first_step= to say "
+            f"so, or a "
+            f"fixed-step method ('rk4', 'euler', ...) for constant steps",
+            StepSizeWarning,
+            stacklevel=3,
+        )
+    return method_obj, y0, t_out, rtol, atol, step_size
+
+
 # ---------------------------------------------------------------------------------------------
 # the public entry point
 
@@ -522,42 +583,28 @@ def solve(
             **first,
         )
 
-    method_obj = validate_method(method, METHODS)
-    y0 = validate_state(y0)
-    t_out = validate_times(t)
-    rtol, atol = validate_tolerances(rtol, atol, y0)
-    flags = (
-        ("throw", throw),
-        ("dense", dense),
-        ("per_sample", per_sample),
-        ("jac_check", jac_check),
+    checked = validated_arguments(
+        f,
+        y0,
+        t,
+        method,
+        rtol,
+        atol,
+        step_size,
+        max_steps,
+        first_step,
+        throw,
+        dense,
+        per_sample,
+        jac,
+        jac_sparsity,
+        control,
+        jac_check,
     )
-    validate_options(f, y0, max_steps, flags, per_sample, jac, control)
+    method_obj, y0, t_out, rtol, atol, step_size = checked
     t0, t_end = float(t_out[0]), float(t_out[-1])
     direction = 1.0 if t_end > t0 else -1.0
     adaptive = bool(getattr(method_obj, "adaptive", False))
-    step_size = validate_method_options(
-        method_obj, adaptive, step_size, first_step, per_sample, jac, jac_sparsity
-    )
-    step_size = validate_step_size(
-        step_size,
-        direction,
-        adaptive,
-        method_obj.name,
-        t0,
-        t_end,
-        "first_step" if first_step is not None else "step_size",
-    )
-    if adaptive and step_size is not None and first_step is None:
-        warnings.warn(
-            f"{method_obj.name}: step_size={step_size:.6g} with the adaptive method "
-            f"{method_obj.name!r} "
-            f"is only its first step: rtol/atol choose the others. Pass first_step= to say "
-            f"so, or a "
-            f"fixed-step method ('rk4', 'euler', ...) for constant steps",
-            StepSizeWarning,
-            stacklevel=2,
-        )
     constraint = NonNegative.from_argument(nonnegative, y0)
     if constraint is not None:
         if not adaptive:
