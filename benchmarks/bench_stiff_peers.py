@@ -8,10 +8,12 @@ Two parts, each ratio dynkit / peer from one run of this process:
    Pol μ = 1000 on [0, 3000] (reference: scipy Radau at 1e-12), as in :mod:`benchmarks.bench_stiff`.
    numbalsoda takes no Jacobian (LSODA differences its own) and one scalar ``atol``; every contender
    gets the same scalar ``atol = rtol · ATOL_RATIO[problem]``. dynkit runs ``radau5``, ``bdf``,
-   ``rodas4``, ``rodas5`` with ``compile=True``, in three modes: the same in-place formulas as
+   ``rodas4``, ``rodas5`` with ``compile=True``, in four modes: the same in-place formulas as
    numbalsoda's ``cfunc`` (:data:`IN_PLACE`, marked :func:`dynkit.in_place`) with difference
-   Jacobians (like for like with LSODA, the goal); the test set's ``f`` returning its value; and
-   that ``f`` with the analytic ``jac=`` (both printed beside it).
+   Jacobians (like for like with LSODA, the goal); the test set's ``f`` returning its value; that
+   ``f`` with the analytic ``jac=``; and the in-place ``f`` as a prepared solve
+   (:func:`dynkit.solvers.prepare`, checked once outside the timed runs as numbalsoda's ``cfunc``
+   is compiled once; the last three printed beside the goal's).
 2. **Large sparse systems against CVODE** (SUNDIALS through scikit-sundae, BDF with its sparse
    direct solver and its own grouped-difference Jacobian from the same sparsity pattern): the 1-D
    Brusselator of [HW] IV.1 with 1k, 10k and 100k states, dynkit's ``bdf`` with ``jac_sparsity=``.
@@ -74,8 +76,9 @@ SLOW_S = 0.1
 ROUNDS, BATCH_S = 5, 0.02  # five rounds of about 20 ms each: a sub-millisecond run alone is noise
 LADDERS = 3  # the small systems' ladders run this often; each level reports the median ratio
 # dynkit's contenders per method: f written in place with difference Jacobians (like for like with
-# numbalsoda's cfunc: the goal), the test set's f returning its value, and that f with its jac
-MODES = ("inplace", "diff", "jac")
+# numbalsoda's cfunc: the goal), the test set's f returning its value, that f with its jac, and the
+# in-place f as a prepared solve (dk.solvers.prepare: checked once, like numbalsoda's cfunc address)
+MODES = ("inplace", "diff", "jac", "prepared")
 
 
 def _missing(package: str) -> bool:
@@ -182,7 +185,17 @@ class Small:
             return run
         method, mode = solver.split(":")
         jac = self.jac if mode == "jac" else None
-        f = dk.in_place(IN_PLACE[self.name]) if mode == "inplace" else self.f
+        f = dk.in_place(IN_PLACE[self.name]) if mode in ("inplace", "prepared") else self.f
+        if mode == "prepared":  # checked and compiled here, outside the timed run
+            prepared = dk.solvers.prepare(
+                f, self.y0, [0.0, t_end], method, rtol, atol, max_steps=500_000, throw=False
+            )
+
+            def run():
+                sol = prepared()
+                return sol.ys[-1] if sol.success else None
+
+            return run
 
         def run():
             sol = dk.solve(
@@ -407,12 +420,13 @@ def report(small: dict | None, sparse: dict | None) -> list:
         print(
             f"{'problem':10} {'level':>7}  {'in-place f: median [range]':>30}"
             f"  {'returning f (median)':>22}  {'analytic jac (median)':>22}"
+            f"  {'prepared (median)':>20}"
         )
         worst = 0.0
         for name, data in small.items():
             if name == "compile_s":
                 continue
-            others = [{r["level"]: r for r in data[mode]} for mode in ("diff", "jac")]
+            others = [{r["level"]: r for r in data[mode]} for mode in ("diff", "jac", "prepared")]
             for row in data["inplace"]:
                 worst = max(worst, row["ratio"])
                 texts = [
@@ -423,7 +437,7 @@ def report(small: dict | None, sparse: dict | None) -> list:
                 print(
                     f"{name:10} {row['level']:7.0e}  {row['ratio']:>6.2f} {spread:>11} "
                     f"({row['dynkit'].split(':')[0]:>6})"
-                    f"  {texts[0]:>22}  {texts[1]:>22}"
+                    f"  {texts[0]:>22}  {texts[1]:>22}  {texts[2]:>20}"
                 )
         for name, data in small.items():
             if name != "compile_s":
@@ -432,7 +446,7 @@ def report(small: dict | None, sparse: dict | None) -> list:
                     f"  fixed cost per solve, {name}: numbalsoda {fixed['numbalsoda']:.0f} µs, "
                     f"dynkit rodas5 {fixed['rodas5:inplace']:.0f} µs in place, "
                     f"{fixed['rodas5:diff']:.0f} µs returning f, {fixed['rodas5:jac']:.0f} µs "
-                    f"with jac= and its check"
+                    f"with jac= and its check, {fixed['rodas5:prepared']:.0f} µs prepared"
                 )
         for what, seconds in small["compile_s"].items():
             print(f"  compile, apart: {what} {seconds:.1f} s")

@@ -134,6 +134,7 @@ def test_fixed_costs_time_a_one_step_span_of_each_contender_in_microseconds():
                 "rodas5:inplace": 0.0008,
                 "rodas5:diff": 0.001,
                 "rodas5:jac": 0.002,
+                "rodas5:prepared": 0.0003,
             }[solver]
 
             def run():
