@@ -303,6 +303,7 @@ def _clip(constraint, trial: Trial) -> bool:
 
 
 def validated_arguments(
+    *,
     f,
     y0,
     t,
@@ -584,22 +585,22 @@ def solve(
         )
 
     checked = validated_arguments(
-        f,
-        y0,
-        t,
-        method,
-        rtol,
-        atol,
-        step_size,
-        max_steps,
-        first_step,
-        throw,
-        dense,
-        per_sample,
-        jac,
-        jac_sparsity,
-        control,
-        jac_check,
+        f=f,
+        y0=y0,
+        t=t,
+        method=method,
+        rtol=rtol,
+        atol=atol,
+        step_size=step_size,
+        max_steps=max_steps,
+        first_step=first_step,
+        throw=throw,
+        dense=dense,
+        per_sample=per_sample,
+        jac=jac,
+        jac_sparsity=jac_sparsity,
+        control=control,
+        jac_check=jac_check,
     )
     method_obj, y0, t_out, rtol, atol, step_size = checked
     t0, t_end = float(t_out[0]), float(t_out[-1])

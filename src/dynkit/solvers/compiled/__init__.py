@@ -728,22 +728,22 @@ def prepare(
     [0.367879, 0.735759]
     """
     method_obj, y0, t_out, rtol, atol, step_size = validated_arguments(
-        f,
-        y0,
-        t,
-        method,
-        rtol,
-        atol,
-        None,
-        max_steps,
-        first_step,
-        throw,
-        False,
-        False,
-        jac,
-        None,
-        None,
-        jac_check,
+        f=f,
+        y0=y0,
+        t=t,
+        method=method,
+        rtol=rtol,
+        atol=atol,
+        step_size=None,
+        max_steps=max_steps,
+        first_step=first_step,
+        throw=throw,
+        dense=False,
+        per_sample=False,
+        jac=jac,
+        jac_sparsity=None,
+        control=None,
+        jac_check=jac_check,
     )
     reason, error = unsupported_reason(method, y0, {}), ValueError
     if reason is None and not numba_available():
