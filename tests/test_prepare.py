@@ -113,3 +113,28 @@ def test_a_failure_is_returned_or_raised_as_solve_does():
     )
     with pytest.raises(dk.MaxStepsExceeded):
         prepare(van_der_pol, Y0, T, method="rodas5", max_steps=3)()
+
+
+def test_the_argument_warnings_name_the_callers_line():
+    """solve's checks moved into a helper once and their warnings then named engine.py: each
+    warning must point at the line that called dk.solve or prepare (this file)."""
+    import warnings
+
+    from dynkit.solvers._validation import RAISED_RTOLS
+
+    field = lambda t, y: -y  # noqa: E731
+    calls = [
+        lambda: dk.solve(field, np.ones(2), [0.0, 1.0], rtol=5.0),
+        lambda: dk.solve(field, np.ones(2), [0.0, 1.0], atol=50.0),
+        lambda: dk.solve(field, np.ones(2), [0.0, 1.0], rtol=1e-300),
+        lambda: dk.solve(field, np.ones(2), [0.0, 1.0], step_size=0.1),
+        lambda: prepare(field, np.ones(2), [0.0, 1.0], rtol=7.0),
+    ]
+    for call in calls:
+        RAISED_RTOLS.clear()  # the raise of a tiny rtol is said once per process
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert caught and all(w.filename == __file__ for w in caught), [
+            (w.filename, w.lineno) for w in caught
+        ]

@@ -10,6 +10,7 @@ same arguments with the same words.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import warnings
 
@@ -27,6 +28,7 @@ __all__ = [
     "real_array",
     "refuse_adjoint_options",
     "sparsity_pattern",
+    "user_stacklevel",
     "validate_method",
     "validate_method_options",
     "validate_options",
@@ -326,8 +328,21 @@ def _warn_large_atol(atol: float, y0) -> None:
             f"large as the solution pass the error test and the result may have no correct digit "
             f"(expected atol below the size of the components, typically 1e-6 to 1e-12 of it)",
             ToleranceWarning,
-            stacklevel=5,
+            stacklevel=user_stacklevel(),
         )
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../dynkit
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of a warning raised where this is called that names the first caller
+    outside dynkit (the user's line, however many of dynkit's frames lie between: fixed levels went
+    wrong whenever a check moved into a helper)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 _NUMPY_EPS = {np.dtype(d): float(np.finfo(d).eps) for d in (np.float32, np.float64)}
@@ -358,7 +373,7 @@ def _sane_rtol(rtol: float, y0) -> float:
                 f"comes from "
                 f"atol). Said once per process for this rtol and dtype.",
                 ToleranceWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
         return smallest
     if rtol > 1:
@@ -366,7 +381,7 @@ def _sane_rtol(rtol: float, y0) -> float:
             f"rtol={rtol:.3g} > 1 accepts errors larger than the state itself: the result has no "
             f"correct digit (expected 0 < rtol <= 1, typically 1e-3 to 1e-10)",
             ToleranceWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
     return rtol
 

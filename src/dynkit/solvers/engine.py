@@ -41,6 +41,7 @@ from ._time_gradients import (
 from ._validation import (
     refuse_adjoint_options,
     sparsity_pattern,
+    user_stacklevel,
     validate_method,
     validate_method_options,
     validate_options,
@@ -359,7 +360,7 @@ def validated_arguments(
             f"so, or a "
             f"fixed-step method ('rk4', 'euler', ...) for constant steps",
             StepSizeWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     return method_obj, y0, t_out, rtol, atol, step_size
 
