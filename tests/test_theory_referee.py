@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import dynkit as dk
@@ -143,6 +143,9 @@ def test_csaode_eq10_time_slip_shows_with_a_time_dependent_field(order):
     d=st.integers(1, 4),
     seed=st.integers(0, 2**16),
 )
+# found by hypothesis on a fresh clone: a nearly constant field whose error at r = 1/128 is within a
+# factor 3 of the reference's (slope 3.58 read there before the floor was measured)
+@example(order=4, omega=0.0, d=1, seed=264)
 def test_ark_order_with_time_dependent_fields(order, omega, d, seed):
     """Claim 1 over fields that depend on t: dk.solve's ARK keeps its order; a perturbed
     coefficient does not."""
