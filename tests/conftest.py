@@ -4,6 +4,37 @@ import pytest
 
 from dynkit.solvers import _validation
 
+QUICK_REPORT_MODULES = ("tests/test_report.py", "tests/test_browser.py")
+"""The modules that read the shared quick report: xdist sends them to one worker (below), so that
+it is built once (about a minute of CPU)."""
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's ``load`` distribution, except that the quick report's readers go to one worker.
+
+    (xdist's own ``--dist loadgroup`` does not group under pytest 9, whose items no longer take the
+    group's suffix on their ``_nodeid``.)"""
+    if config.getvalue("dist") != "load":
+        return None  # another distribution asked for by name
+    from xdist.scheduler import LoadScopeScheduling
+
+    class QuickReportOnOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "quick_report" if nodeid.startswith(QUICK_REPORT_MODULES) else nodeid
+
+    return QuickReportOnOneWorker(config, log)
+
+
+@pytest.fixture(scope="session")
+def quick_report(tmp_path_factory):
+    """The whole quick report (``report.build_report(quick=True, seed=0)``) with whatever this build
+    holds, built once per worker and only read by the tests that take it."""
+    from dynkit import report
+
+    out = tmp_path_factory.mktemp("quick_report")
+    report.build_report(out, quick=True, seed=0)
+    return out
+
 
 @pytest.fixture(autouse=True)
 def _fresh_once_per_process_warnings():

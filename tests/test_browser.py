@@ -1,9 +1,9 @@
 """The report in a real headless browser (Chromium), offline: a short first screen and every
 equation drawn.
 
-The report is built with the real derivations (every equation dynkit ships), the real claim table,
-the real ledger and the steppers' figure; the slower measurement sections are left out
-(tests/test_report.py covers them). Its equations are MathML made at generation time: the page has
+The report is the whole quick one that tests/test_report.py reads (conftest's ``quick_report``,
+built once per worker): the real derivations (every equation dynkit ships), the real claim table,
+the real ledger and every figure. Its equations are MathML made at generation time: the page has
 no script, and the probe (tests/browser.py) proves that Chromium lays out every <math> element
 natively, that none is an error and that no raw TeX is left. Each check is also run on a planted
 violation and must fail there.
@@ -20,33 +20,18 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from browser import mathml_problems, probe, remote_references  # noqa: E402
 
-from dynkit import report  # noqa: E402
 
 SCREEN = (1280, 800)  # a laptop screen: the first figure must start within two of them
 
 
 @pytest.fixture(scope="module")
-def small_report(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("browser")
-    mp = pytest.MonkeyPatch()
-    mp.setattr(
-        report,
-        "SECTIONS",
-        [
-            s
-            for s in report.SECTIONS
-            if s[0] in ("propositions", "ledger", "derivations", "steppers")
-        ],
-    )
-    try:
-        return report.build_report(out, quick=True)
-    finally:
-        mp.undo()
+def report_page(quick_report) -> Path:
+    return quick_report / "report.html"
 
 
 @pytest.fixture(scope="module")
-def probed(small_report, tmp_path_factory):
-    return probe(small_report, tmp_path_factory.mktemp("probe"), *SCREEN)
+def probed(report_page, tmp_path_factory):
+    return probe(report_page, tmp_path_factory.mktemp("probe"), *SCREEN)
 
 
 def _equations(html: str) -> int:
@@ -54,14 +39,14 @@ def _equations(html: str) -> int:
     return len(re.findall(r"<math\b", html))
 
 
-def test_report_has_no_script_and_fetches_nothing(small_report):
-    html = small_report.read_text()
+def test_report_has_no_script_and_fetches_nothing(report_page):
+    html = report_page.read_text()
     assert "<script" not in html.lower()  # no JavaScript math engine (nor any other script)
     assert remote_references(html) == []
 
 
-def test_every_equation_is_drawn_natively(small_report, probed):
-    html = small_report.read_text()
+def test_every_equation_is_drawn_natively(report_page, probed):
+    html = report_page.read_text()
     assert (
         html.count('<div class="display">') > 100
     )  # every step of every derivation (about 120 display equations)
@@ -78,11 +63,11 @@ def test_the_first_figure_is_within_two_screens(probed):
     ), found
 
 
-def test_the_checks_catch_raw_tex_errors_and_a_figure_pushed_down(small_report, tmp_path):
+def test_the_checks_catch_raw_tex_errors_and_a_figure_pushed_down(report_page, tmp_path):
     from dynkit.report.blocks import Math, Paragraph, Section
     from dynkit.report.render import render_html
 
-    html = small_report.read_text()
+    html = report_page.read_text()
     # Planted 1: the same page with its equations left as TeX (what it was before MathML) and a long
     # table before the first figure.
     raw = re.sub(
@@ -137,8 +122,8 @@ def test_the_verdict_and_outcome_columns_are_visible_at_1280_px(probed):
     assert all(c["right"] <= found["width"] for c in columns), columns
 
 
-def test_the_legend_of_the_words_is_on_the_first_screen(small_report):
-    html = small_report.read_text()
+def test_the_legend_of_the_words_is_on_the_first_screen(report_page):
+    html = report_page.read_text()
     legend = html[
         html.index('<details class="legend"') : html.index(
             "</details>", html.index('<details class="legend"')
@@ -149,7 +134,7 @@ def test_the_legend_of_the_words_is_on_the_first_screen(small_report):
         assert f">{word}</span></dt>" in legend
 
 
-def test_matrix_brackets_stretch_to_the_matrix(small_report, probed, tmp_path):
+def test_matrix_brackets_stretch_to_the_matrix(report_page, probed, tmp_path):
     """A matrix's brackets are as tall as the matrix (they need a font with a MATH table, which
     the report's CSS names). Planted: the same page with a text font for math draws them one line
     high, and the check fails."""
@@ -159,9 +144,7 @@ def test_matrix_brackets_stretch_to_the_matrix(small_report, probed, tmp_path):
     )[:5]
     planted = tmp_path / "serif_math.html"
     planted.write_text(
-        small_report.read_text().replace(
-            "</style>", "math{font-family:serif !important}</style>", 1
-        )
+        report_page.read_text().replace("</style>", "math{font-family:serif !important}</style>", 1)
     )
     bad, _ = probe(planted, tmp_path, *SCREEN)
     assert min(bad["fence_ratios"]) < 0.8

@@ -27,11 +27,17 @@ TITLES = [title for _, title, _ in report.SECTIONS] + ["Run metadata"]
 
 
 @pytest.fixture(scope="module")
-def real_report(tmp_path_factory):
+def real_report(quick_report):
     """The report with whatever this build holds (absent components -> 'unavailable')."""
-    out = tmp_path_factory.mktemp("real")
-    report.build_report(out, quick=True, seed=0)
-    return out
+    return quick_report
+
+
+def _only(monkeypatch, *keys: str) -> None:
+    """Build only the sections a test is about (a whole report with the fakes takes about 7 s,
+    mostly the real ledger and the figures)."""
+    kept = [s for s in report.SECTIONS if s[0] in keys]
+    assert kept and [s[0] for s in kept] == [k for k, _, _ in report.SECTIONS if k in keys]
+    monkeypatch.setattr(report, "SECTIONS", kept)
 
 
 def _sections(out) -> dict:
@@ -170,6 +176,7 @@ def test_sections_with_fake_components(tmp_path, monkeypatch):
 
 def test_a_raising_section_is_recorded_not_fatal(tmp_path, monkeypatch):
     fakes.install(monkeypatch)
+    _only(monkeypatch, "work_precision")
 
     def broken(**kwargs):
         raise RuntimeError("boom in work_precision")
@@ -221,6 +228,7 @@ def test_numbers_from_any_library_are_written(tmp_path, monkeypatch):
     import sympy
 
     fakes.install(monkeypatch)
+    _only(monkeypatch, "propositions")
     row = fakes.ClaimRow(
         "mp_claim",
         "P",
@@ -302,6 +310,7 @@ class _Table:
 
 def test_claim_verdicts_are_counted_and_an_expected_false_is_not_a_failure(tmp_path, monkeypatch):
     fakes.install(monkeypatch)
+    _only(monkeypatch, "propositions")
     monkeypatch.setattr(dk.theory, "run_all", lambda **kw: _Table(VERDICT_ROWS))
     report.build_report(tmp_path, quick=True)
     sec = _sections(tmp_path)["propositions"]
@@ -423,6 +432,7 @@ def test_ledger_section_shows_each_setup_against_the_paper(tmp_path, monkeypatch
             return {"rows": self.rows, "setups": SETUPS}
 
     fakes.install(monkeypatch)
+    _only(monkeypatch, "ledger")
     module = types.ModuleType("dynkit.experiments")
     module.ledger = lambda: WithSetups(LEDGER_ROWS)
     monkeypatch.setitem(sys.modules, "dynkit.experiments", module)
@@ -643,6 +653,7 @@ def test_the_summary_is_counts_and_links_and_the_tables_come_after_the_figures(
 
 def test_each_claim_row_shows_its_own_instance_count(tmp_path, monkeypatch):
     fakes.install(monkeypatch)
+    _only(monkeypatch, "propositions")
     rows = [
         dict(VERDICT_ROWS[0], instances=100, held=100),
         dict(VERDICT_ROWS[1], instances=7, held=3),
@@ -661,6 +672,7 @@ def test_ledger_rows_with_an_outcome_are_counted_by_it_and_show_their_metric(tmp
     import types
 
     fakes.install(monkeypatch)
+    _only(monkeypatch, "ledger")
     rows = [
         dict(LEDGER_ROWS[0], outcome="smaller effect", reason="effect half the paper's"),
         dict(LEDGER_ROWS[1], outcome="needs full scale"),
@@ -772,6 +784,7 @@ def test_the_nfe_section_says_which_models_are_trained(tmp_path, monkeypatch):
     measurement is labelled untrained (planted: without the results of record, only the untrained
     one remains, and the headline says so)."""
     calls = fakes.install(monkeypatch)
+    _only(monkeypatch, "nfe_vs_tolerance")
     report.build_report(tmp_path, quick=True, seed=5)
     nfe = _sections(tmp_path)["nfe_vs_tolerance"]
     html = (tmp_path / "report.html").read_text()
