@@ -9,6 +9,7 @@ QUICK_REPORT_MODULES = ("tests/test_report.py", "tests/test_browser.py")
 it is built once (about a minute of CPU)."""
 
 
+@pytest.hookimpl(optionalhook=True)  # a run without pytest-xdist has no such hook
 def pytest_xdist_make_scheduler(config, log):
     """xdist's ``load`` distribution, except that the quick report's readers go to one worker.
 
