@@ -37,6 +37,23 @@ def quick_report(tmp_path_factory):
     return out
 
 
+@pytest.fixture
+def only_sections(monkeypatch):
+    """``only_sections(*keys)``: the report builds only these sections, in its order, for the rest
+    of the test (a whole report with the component fakes takes about 7 s, mostly the real ledger
+    and the figures)."""
+    from dynkit import report
+
+    def keep(*keys: str) -> None:
+        kept = [s for s in report.SECTIONS if s[0] in keys]
+        assert [s[0] for s in kept] == [k for k, _, _ in report.SECTIONS if k in keys] and len(
+            kept
+        ) == len(keys), keys
+        monkeypatch.setattr(report, "SECTIONS", kept)
+
+    return keep
+
+
 @pytest.fixture(autouse=True)
 def _fresh_once_per_process_warnings():
     """Some warnings are said once per process (a raised rtol); each test starts as a fresh

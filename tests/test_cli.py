@@ -352,15 +352,11 @@ def test_train_wiring(capsys, fake, tmp_path):
     assert code == 2 and "--model" in err
 
 
-def test_report_exit_codes(capsys, fake, monkeypatch, tmp_path):
+def test_report_exit_codes(capsys, fake, monkeypatch, tmp_path, only_sections):
     # With the fakes, one claim and one derivation fail: the report is written and the exit code
     # says so. Only the two sections the exit codes are about are built (the others' real work
     # is tests/test_report.py's: three whole reports here took half a minute).
-    from dynkit import report
-
-    kept = [s for s in report.SECTIONS if s[0] in ("propositions", "derivations")]
-    assert len(kept) == 2
-    monkeypatch.setattr(report, "SECTIONS", kept)
+    only_sections("propositions", "derivations")
     code, out, err = run(capsys, "report", "--out", str(tmp_path / "r"), "--quick", "--quiet")
     assert code == 1 and "propositions (failed)" in err and "derivations (failed)" in err
     assert (tmp_path / "r" / "report.html").exists() and err.count("\n") == 1

@@ -32,14 +32,6 @@ def real_report(quick_report):
     return quick_report
 
 
-def _only(monkeypatch, *keys: str) -> None:
-    """Build only the sections a test is about (a whole report with the fakes takes about 7 s,
-    mostly the real ledger and the figures)."""
-    kept = [s for s in report.SECTIONS if s[0] in keys]
-    assert kept and [s[0] for s in kept] == [k for k, _, _ in report.SECTIONS if k in keys]
-    monkeypatch.setattr(report, "SECTIONS", kept)
-
-
 def _sections(out) -> dict:
     return json.loads((out / "report.json").read_text())["sections"]
 
@@ -174,9 +166,9 @@ def test_sections_with_fake_components(tmp_path, monkeypatch):
     assert re.search(r"\$\$\n[^$]*" + re.escape(tex), md)
 
 
-def test_a_raising_section_is_recorded_not_fatal(tmp_path, monkeypatch):
+def test_a_raising_section_is_recorded_not_fatal(tmp_path, monkeypatch, only_sections):
     fakes.install(monkeypatch)
-    _only(monkeypatch, "work_precision")
+    only_sections("work_precision")
 
     def broken(**kwargs):
         raise RuntimeError("boom in work_precision")
@@ -221,14 +213,14 @@ def test_require_names_the_missing_piece(monkeypatch):
     assert report.require("solvers.METHODS") is dk.solvers.METHODS
 
 
-def test_numbers_from_any_library_are_written(tmp_path, monkeypatch):
+def test_numbers_from_any_library_are_written(tmp_path, monkeypatch, only_sections):
     # Checks may report residuals as mpmath / numpy / sympy numbers: tables and JSON must take them.
     import mpmath
     import numpy as np
     import sympy
 
     fakes.install(monkeypatch)
-    _only(monkeypatch, "propositions")
+    only_sections("propositions")
     row = fakes.ClaimRow(
         "mp_claim",
         "P",
@@ -308,9 +300,11 @@ class _Table:
         return {"rows": self.rows}
 
 
-def test_claim_verdicts_are_counted_and_an_expected_false_is_not_a_failure(tmp_path, monkeypatch):
+def test_claim_verdicts_are_counted_and_an_expected_false_is_not_a_failure(
+    tmp_path, monkeypatch, only_sections
+):
     fakes.install(monkeypatch)
-    _only(monkeypatch, "propositions")
+    only_sections("propositions")
     monkeypatch.setattr(dk.theory, "run_all", lambda **kw: _Table(VERDICT_ROWS))
     report.build_report(tmp_path, quick=True)
     sec = _sections(tmp_path)["propositions"]
@@ -424,7 +418,7 @@ SETUPS = {
 }
 
 
-def test_ledger_section_shows_each_setup_against_the_paper(tmp_path, monkeypatch):
+def test_ledger_section_shows_each_setup_against_the_paper(tmp_path, monkeypatch, only_sections):
     import types
 
     class WithSetups(_Table):
@@ -432,7 +426,7 @@ def test_ledger_section_shows_each_setup_against_the_paper(tmp_path, monkeypatch
             return {"rows": self.rows, "setups": SETUPS}
 
     fakes.install(monkeypatch)
-    _only(monkeypatch, "ledger")
+    only_sections("ledger")
     module = types.ModuleType("dynkit.experiments")
     module.ledger = lambda: WithSetups(LEDGER_ROWS)
     monkeypatch.setitem(sys.modules, "dynkit.experiments", module)
@@ -651,9 +645,9 @@ def test_the_summary_is_counts_and_links_and_the_tables_come_after_the_figures(
     assert planted.count("<table") != 1
 
 
-def test_each_claim_row_shows_its_own_instance_count(tmp_path, monkeypatch):
+def test_each_claim_row_shows_its_own_instance_count(tmp_path, monkeypatch, only_sections):
     fakes.install(monkeypatch)
-    _only(monkeypatch, "propositions")
+    only_sections("propositions")
     rows = [
         dict(VERDICT_ROWS[0], instances=100, held=100),
         dict(VERDICT_ROWS[1], instances=7, held=3),
@@ -668,11 +662,13 @@ def test_each_claim_row_shows_its_own_instance_count(tmp_path, monkeypatch):
     assert _sections(tmp_path)["propositions"]["data"]["instances"] == {"a": 100, "b": 7}
 
 
-def test_ledger_rows_with_an_outcome_are_counted_by_it_and_show_their_metric(tmp_path, monkeypatch):
+def test_ledger_rows_with_an_outcome_are_counted_by_it_and_show_their_metric(
+    tmp_path, monkeypatch, only_sections
+):
     import types
 
     fakes.install(monkeypatch)
-    _only(monkeypatch, "ledger")
+    only_sections("ledger")
     rows = [
         dict(LEDGER_ROWS[0], outcome="smaller effect", reason="effect half the paper's"),
         dict(LEDGER_ROWS[1], outcome="needs full scale"),
@@ -779,12 +775,12 @@ def test_every_nfe_figure_runs_the_tolerance_axis_loose_to_tight():
     plt.close(fig)
 
 
-def test_the_nfe_section_says_which_models_are_trained(tmp_path, monkeypatch):
+def test_the_nfe_section_says_which_models_are_trained(tmp_path, monkeypatch, only_sections):
     """The trained models' figure comes from the results of record and says so; the live
     measurement is labelled untrained (planted: without the results of record, only the untrained
     one remains, and the headline says so)."""
     calls = fakes.install(monkeypatch)
-    _only(monkeypatch, "nfe_vs_tolerance")
+    only_sections("nfe_vs_tolerance")
     report.build_report(tmp_path, quick=True, seed=5)
     nfe = _sections(tmp_path)["nfe_vs_tolerance"]
     html = (tmp_path / "report.html").read_text()

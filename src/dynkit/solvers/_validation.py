@@ -332,7 +332,7 @@ def _warn_large_atol(atol: float, y0) -> None:
         )
 
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../dynkit
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # .../dynkit/
 
 
 def user_stacklevel() -> int:
